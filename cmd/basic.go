@@ -1,0 +1,186 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// withClient connects to the server after "--", runs fn and closes the
+// session, shutting the server down.
+func (g *globalOptions) withClient(ctx context.Context, server []string, fn func(*client) error) error {
+	c, err := g.connect(ctx, server)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(c)
+}
+
+// emit prints a result: exactly the raw JSON with --json, else human.
+func (g *globalOptions) emit(c *client, raw json.RawMessage, human func()) {
+	if g.json {
+		c.out.JSON(raw)
+		return
+	}
+	human()
+}
+
+func wantArgs(c *cobra.Command, own []string, min, max int) error {
+	if len(own) < min || (max >= 0 && len(own) > max) {
+		return usageErrorf("%s: wrong number of arguments; usage: %s", c.CommandPath(), c.UseLine())
+	}
+	return nil
+}
+
+// readJSONArg reads a JSON argument given inline or as @file.
+func readJSONArg(flag, v string) (json.RawMessage, error) {
+	data := []byte(v)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, usageErrorf("%s: %v", flag, err)
+		}
+		data = b
+	}
+	if !json.Valid(data) {
+		return nil, usageErrorf("%s: not valid JSON: %s", flag, excerptArg(string(data)))
+	}
+	return data, nil
+}
+
+func excerptArg(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+type infoOptions struct{ g *globalOptions }
+
+func newInfoCmd(g *globalOptions) *cobra.Command {
+	o := &infoOptions{g: g}
+	return &cobra.Command{
+		Use:   "info -- <server command>",
+		Short: "Show the server's name, version, protocol, capabilities and instructions",
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			return o.run(c.Context(), server)
+		},
+	}
+}
+
+func (o *infoOptions) run(ctx context.Context, server []string) error {
+	return o.g.withClient(ctx, server, func(c *client) error {
+		info := c.sess.Server()
+		o.g.emit(c, info.Raw, func() { c.out.Info(info, c.describe) })
+		return nil
+	})
+}
+
+type pingOptions struct{ g *globalOptions }
+
+func newPingCmd(g *globalOptions) *cobra.Command {
+	o := &pingOptions{g: g}
+	return &cobra.Command{
+		Use:   "ping -- <server command>",
+		Short: "Check that the server answers (ping)",
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			return o.run(c.Context(), server)
+		},
+	}
+}
+
+func (o *pingOptions) run(ctx context.Context, server []string) error {
+	return o.g.withClient(ctx, server, func(c *client) error {
+		start := time.Now()
+		res, err := c.sess.Call(ctx, "ping", nil)
+		if err != nil {
+			return err
+		}
+		rtt := time.Since(start)
+		o.g.emit(c, res, func() { fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt.Round(10*time.Microsecond)) })
+		return nil
+	})
+}
+
+type rawCallOptions struct {
+	g      *globalOptions
+	notify bool
+}
+
+func newCallCmd(g *globalOptions) *cobra.Command {
+	o := &rawCallOptions{g: g}
+	return &cobra.Command{
+		Use:   "call METHOD [JSON-params | @file.json] -- <server command>",
+		Short: "Send any request and print its result",
+		Example: `  mcpx call tools/list '{}' -- node server.js
+  mcpx call resources/read '{"uri":"file:///tmp/x"}' --json -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 2); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own, server)
+		},
+	}
+}
+
+func newNotifyCmd(g *globalOptions) *cobra.Command {
+	o := &rawCallOptions{g: g, notify: true}
+	return &cobra.Command{
+		Use:   "notify METHOD [JSON-params | @file.json] -- <server command>",
+		Short: "Send any notification",
+		Example: `  mcpx notify notifications/roots/list_changed -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 2); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own, server)
+		},
+	}
+}
+
+func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
+	method := own[0]
+	var params json.RawMessage
+	if len(own) == 2 {
+		p, err := readJSONArg("params", own[1])
+		if err != nil {
+			return err
+		}
+		params = p
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		if o.notify {
+			if err := c.sess.Notify(ctx, method, params); err != nil {
+				return err
+			}
+			if o.g.verbose {
+				c.console.Note("sent " + method)
+			}
+			return nil
+		}
+		// The params go out as given: no progress token is added.
+		res, err := c.sess.Call(ctx, method, params)
+		if err != nil {
+			return err
+		}
+		c.out.JSON(res)
+		return nil
+	})
+}

@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+func latestVersion() string { return inspector.LatestHandshakeVersion }
+
+// client is an open session plus what renders around it.
+type client struct {
+	sess     *inspector.Session
+	console  *inspector.Console
+	out      *inspector.Printer
+	describe string
+	closers  []func()
+	once     sync.Once
+}
+
+// Close ends the session (shutting the server down) and releases files.
+func (c *client) Close() {
+	c.once.Do(func() {
+		if c.sess != nil {
+			c.sess.Close()
+		}
+		for _, f := range c.closers {
+			f()
+		}
+	})
+}
+
+// console returns the stderr console for this run.
+func (g *globalOptions) newConsole() *inspector.Console {
+	return inspector.NewConsole(g.io.ErrOut, g.io.ErrTTY, g.io.colorEnabled(g.color, g.io.ErrTTY))
+}
+
+// printer returns the stdout printer for this run.
+func (g *globalOptions) printer() *inspector.Printer {
+	return inspector.NewPrinter(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+}
+
+// connect starts the server given after "--" and opens an MCP session.
+func (g *globalOptions) connect(ctx context.Context, server []string) (*client, error) {
+	if len(server) == 0 {
+		return nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js")
+	}
+	c := &client{console: g.newConsole(), out: g.printer()}
+	g.open = append(g.open, c)
+
+	stderrSink, err := g.stderrSink(c)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := transport.StartStdio(transport.StdioOptions{
+		Command:  server[0],
+		Args:     server[1:],
+		Env:      g.env,
+		Dir:      g.cwd,
+		Observer: stderrSink,
+	})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.describe = conn.Describe()
+	if g.verbose {
+		c.console.Note("started " + c.describe + fmt.Sprintf(" (pid %d)", conn.PID()))
+	}
+	var tc transport.Conn = conn
+	if g.wire {
+		tc = transport.Tap(tc, c.console.Wire)
+	}
+	life := &inspector.Legacy{
+		ProtocolVersion: g.protocolVersion,
+		ClientInfo:      inspector.Implementation{Name: "mcpx", Version: Version()},
+		Capabilities:    json.RawMessage("{}"),
+	}
+	sess, err := inspector.Connect(ctx, tc, inspector.Options{
+		Lifecycle:       life,
+		OnNotification:  c.console.Notification,
+		OnServerRequest: c.console.ServerRequest,
+		OnWarning:       c.console.Warn,
+		Timeout:         orNone(g.timeout),
+		MaxTimeout:      orNone(g.maxTimeout),
+	})
+	if err != nil {
+		conn.Close()
+		c.Close()
+		return nil, err
+	}
+	c.sess = sess
+	if g.verbose {
+		info := sess.Server()
+		c.console.Note(fmt.Sprintf("initialized: %s %s, protocol %s", info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))
+	}
+	return c, nil
+}
+
+// orNone maps a flag's 0 ("disabled") to the session's "none" (-1).
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// stderrSink decides where the server's stderr goes (--server-stderr).
+func (g *globalOptions) stderrSink(c *client) (transport.Observer, error) {
+	switch g.serverStderr {
+	case "show":
+		return c.console.Event, nil
+	case "hide":
+		return func(ev transport.Event) {
+			if ev.Kind != transport.EventStderr {
+				c.console.Event(ev)
+			}
+		}, nil
+	}
+	f, err := os.OpenFile(g.serverStderr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, usageErrorf("--server-stderr: %v", err)
+	}
+	var mu sync.Mutex
+	c.closers = append(c.closers, func() { f.Close() })
+	return func(ev transport.Event) {
+		if ev.Kind != transport.EventStderr {
+			c.console.Event(ev)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(f, ev.Text)
+	}, nil
+}
+
+// withProgress returns the call option that shows progress for label.
+func (c *client) withProgress(label string) inspector.CallOption {
+	return inspector.WithProgress(func(p inspector.Progress) { c.console.Progress(label, p) })
+}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Exit codes. They are stable and documented in the README.
+const (
+	ExitOK          = 0   // success
+	ExitError       = 1   // unexpected error
+	ExitUsage       = 2   // bad command line
+	ExitAuth        = 3   // authorization required or failed
+	ExitConnect     = 4   // cannot connect, server exited, transport failure
+	ExitServerError = 5   // JSON-RPC error, or a tool result with isError
+	ExitTimeout     = 6   // a request timed out
+	ExitInterrupted = 130 // interrupted (Ctrl-C)
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// toolError reports a tool result with isError: true; the result itself has
+// already been printed.
+type toolError struct{ name string }
+
+func (e *toolError) Error() string {
+	return fmt.Sprintf("tool %q reported an error (isError: true)", e.name)
+}
+
+// classify maps an error to its exit code and a stable machine-readable kind.
+func classify(err error) (int, string) {
+	var ue *usageError
+	var te *toolError
+	var rpcErr *inspector.RPCError
+	var exitErr *transport.PeerExitError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage, "usage"
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted, "interrupted"
+	case errors.Is(err, inspector.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return ExitTimeout, "timeout"
+	case errors.As(err, &te):
+		return ExitServerError, "tool_error"
+	case errors.As(err, &rpcErr):
+		return ExitServerError, "server_error"
+	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),
+		errors.Is(err, transport.ErrClosed), errors.Is(err, inspector.ErrUnsupportedVersion),
+		errors.Is(err, io.EOF):
+		return ExitConnect, "connection"
+	}
+	return ExitError, "error"
+}
+
+// report prints err on stderr — one line, or one JSON line with --json —
+// and returns the exit code.
+func (g *globalOptions) report(err error) int {
+	code, kind := classify(err)
+	msg := errorMessage(err)
+	if g.json {
+		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
+		var rpcErr *inspector.RPCError
+		if errors.As(err, &rpcErr) {
+			out["rpcError"] = rpcErr
+		}
+		b, _ := json.Marshal(map[string]any{"error": out})
+		fmt.Fprintln(g.io.ErrOut, string(b))
+		return code
+	}
+	line := "mcpx: " + msg
+	if code == ExitUsage {
+		line += " (see mcpx --help)"
+	}
+	fmt.Fprintln(g.io.ErrOut, line)
+	return code
+}
+
+// errorMessage renders err on one line, adding what the error chain knows
+// (JSON-RPC error data, the server's last stderr line).
+func errorMessage(err error) string {
+	msg := err.Error()
+	var rpcErr *inspector.RPCError
+	if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && string(rpcErr.Data) != "null" {
+		msg += " (data: " + compact(rpcErr.Data) + ")"
+	}
+	var exitErr *transport.PeerExitError
+	if errors.As(err, &exitErr) && len(exitErr.LastStderr) > 0 {
+		msg += "; its last stderr line: " + exitErr.LastStderr[len(exitErr.LastStderr)-1]
+	}
+	if errors.Is(err, context.Canceled) {
+		msg = "interrupted"
+	}
+	return inspector.EscapeLine(strings.TrimSpace(msg))
+}
+
+func compact(raw json.RawMessage) string {
+	s := string(raw)
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }

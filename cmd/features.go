@@ -1,0 +1,346 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// listOptions serve every paginated list command.
+type listOptions struct {
+	g      *globalOptions
+	method string
+	cursor string
+	// render prints the merged items for people.
+	render func(p *inspector.Printer, items []json.RawMessage)
+}
+
+func newListCmd(g *globalOptions, use, short, method string, render func(*inspector.Printer, []json.RawMessage)) *cobra.Command {
+	o := &listOptions{g: g, method: method, render: render}
+	c := &cobra.Command{
+		Use:   use + " -- <server command>",
+		Short: short,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			var cursor *string
+			if c.Flags().Changed("cursor") {
+				cursor = &o.cursor
+			}
+			return o.run(c.Context(), server, cursor)
+		},
+	}
+	c.Flags().StringVar(&o.cursor, "cursor", "", "fetch one page starting at `CURSOR` (\"\" for the first page) instead of all pages")
+	return c
+}
+
+func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
+	return o.g.withClient(ctx, server, func(c *client) error {
+		list, err := c.sess.List(ctx, o.method, cursor)
+		if err != nil {
+			return err
+		}
+		o.g.emit(c, list.Raw, func() { o.render(c.out, list.Items) })
+		if list.NextCursor != "" && !o.g.json {
+			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
+		}
+		return nil
+	})
+}
+
+func newToolsCmd(g *globalOptions) *cobra.Command {
+	return groupCmd("tools", "List and call tools",
+		newListCmd(g, "list", "List the server's tools (all pages)", "tools/list", (*inspector.Printer).Tools),
+		newToolsCallCmd(g),
+	)
+}
+
+type toolsCallOptions struct {
+	g    *globalOptions
+	args string
+}
+
+func newToolsCallCmd(g *globalOptions) *cobra.Command {
+	o := &toolsCallOptions{g: g}
+	c := &cobra.Command{
+		Use:   "call NAME [key=value ...] -- <server command>",
+		Short: "Call a tool",
+		Long: `Call a tool with key=value arguments, typed by the tool's input schema:
+a=2 is a number where the schema says number, zip=012 stays a string where it
+says string, and arrays and objects take JSON (tags='["a","b"]'). --args gives
+the whole arguments object as JSON (or @file.json); key=value pairs override it.`,
+		Example: `  mcpx tools call echo message=hi -- node server.js
+  mcpx tools call get-sum a=2 b=3 --json -- node server.js
+  mcpx tools call search --args @query.json -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, -1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], own[1:], server)
+		},
+	}
+	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
+	return c
+}
+
+func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
+	var base json.RawMessage
+	if o.args != "" {
+		b, err := readJSONArg("--args", o.args)
+		if err != nil {
+			return err
+		}
+		base = b
+	}
+	for _, p := range pairs {
+		if k, _, ok := strings.Cut(p, "="); !ok || k == "" {
+			return usageErrorf("argument %q: expected key=value", p)
+		}
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
+		if err != nil {
+			var ae *inspector.ArgumentError
+			if errorsAs(err, &ae) {
+				return &usageError{err: err}
+			}
+			return err
+		}
+		for _, w := range warnings {
+			c.console.Warn(w)
+		}
+		res, err := c.sess.CallTool(ctx, name, args, c.withProgress(name))
+		c.console.ClearProgress()
+		if err != nil {
+			return fmt.Errorf("tools/call %q: %w", name, err)
+		}
+		isErr := false
+		o.g.emit(c, res, func() { isErr = c.out.ToolResult(res) })
+		if o.g.json {
+			isErr = inspector.ToolResultIsError(res)
+		}
+		if isErr {
+			var err error = &toolError{name: name}
+			if nf := c.sess.CheckListed(ctx, "tool", name, err); nf != nil {
+				err = nf
+			}
+			return err
+		}
+		return nil
+	})
+}
+
+func newResourcesCmd(g *globalOptions) *cobra.Command {
+	return groupCmd("resources", "List and read resources",
+		newListCmd(g, "list", "List the server's resources (all pages)", "resources/list", (*inspector.Printer).Resources),
+		newListCmd(g, "templates", "List the server's resource templates (all pages)", "resources/templates/list", (*inspector.Printer).Templates),
+		newResourcesReadCmd(g),
+	)
+}
+
+type resourcesReadOptions struct {
+	g      *globalOptions
+	output string
+}
+
+func newResourcesReadCmd(g *globalOptions) *cobra.Command {
+	o := &resourcesReadOptions{g: g}
+	c := &cobra.Command{
+		Use:   "read URI -- <server command>",
+		Short: "Read a resource",
+		Long: `Read a resource. Text is printed; binary contents are summarised (type and
+size) unless -o writes them to a file (-o - writes them to stdout when it is
+not a terminal).`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], server)
+		},
+	}
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the contents to `FILE` (- for stdout)")
+	return c
+}
+
+func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []string) error {
+	if o.output == "-" && o.g.json {
+		return usageErrorf("-o - and --json both write to stdout; choose one")
+	}
+	if o.output == "-" && o.g.io.OutTTY {
+		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))
+		c.console.ClearProgress()
+		if err != nil {
+			return fmt.Errorf("resources/read %q: %w", uri, err)
+		}
+		if o.output == "" {
+			o.g.emit(c, res, func() { c.out.ReadResult(res) })
+			return nil
+		}
+		contents, err := inspector.DecodeContents(res)
+		if err != nil {
+			return fmt.Errorf("resources/read %q: %w", uri, err)
+		}
+		if len(contents) == 0 {
+			return fmt.Errorf("resources/read %q: the result has no contents to write", uri)
+		}
+		if len(contents) > 1 {
+			c.console.Warn(fmt.Sprintf("the resource has %d contents; writing the first (%s); see --json for all", len(contents), contents[0].URI))
+		}
+		data := contents[0].Data
+		if o.output == "-" {
+			_, err = o.g.io.Out.Write(data)
+			return err
+		}
+		if err := writeFileAtomic(o.output, data); err != nil {
+			return fmt.Errorf("-o %s: %w", o.output, err)
+		}
+		o.g.emit(c, res, func() {
+			fmt.Fprintf(o.g.io.Out, "wrote %s (%s) to %s\n", inspector.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
+		})
+		return nil
+	})
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// writeFileAtomic writes data to a temporary file beside name and renames it
+// into place, so an interrupted write never leaves a half-written file.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func newPromptsCmd(g *globalOptions) *cobra.Command {
+	return groupCmd("prompts", "List and get prompts",
+		newListCmd(g, "list", "List the server's prompts (all pages)", "prompts/list", (*inspector.Printer).Prompts),
+		newPromptsGetCmd(g),
+	)
+}
+
+type promptsGetOptions struct{ g *globalOptions }
+
+func newPromptsGetCmd(g *globalOptions) *cobra.Command {
+	o := &promptsGetOptions{g: g}
+	return &cobra.Command{
+		Use:     "get NAME [key=value ...] -- <server command>",
+		Short:   "Get a prompt with arguments",
+		Example: `  mcpx prompts get args-prompt city=Paris -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, -1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], own[1:], server)
+		},
+	}
+}
+
+func (o *promptsGetOptions) run(ctx context.Context, name string, pairs, server []string) error {
+	args, err := inspector.StringArguments(pairs)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		res, err := c.sess.GetPrompt(ctx, name, args, c.withProgress(name))
+		c.console.ClearProgress()
+		if err != nil {
+			return fmt.Errorf("prompts/get %q: %w", name, err)
+		}
+		o.g.emit(c, res, func() { c.out.PromptResult(res) })
+		return nil
+	})
+}
+
+type completeOptions struct {
+	g        *globalOptions
+	prompt   string
+	resource string
+	context  []string
+}
+
+func newCompleteCmd(g *globalOptions) *cobra.Command {
+	o := &completeOptions{g: g}
+	c := &cobra.Command{
+		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL -- <server command>",
+		Short: "Ask the server to complete a prompt argument or a template variable",
+		Example: `  mcpx complete --prompt code-review language=py -- node server.js
+  mcpx complete --resource 'file:///{path}' path=src/ -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], server)
+		},
+	}
+	c.Flags().StringVar(&o.prompt, "prompt", "", "complete an argument of prompt `NAME`")
+	c.Flags().StringVar(&o.resource, "resource", "", "complete a variable of resource template `URI`")
+	c.Flags().StringArrayVar(&o.context, "context", nil, "an already-chosen argument value `k=v` (repeatable)")
+	return c
+}
+
+func (o *completeOptions) run(ctx context.Context, arg string, server []string) error {
+	if (o.prompt == "") == (o.resource == "") {
+		return usageErrorf("complete: give exactly one of --prompt NAME or --resource TEMPLATE")
+	}
+	name, partial, ok := strings.Cut(arg, "=")
+	if !ok || name == "" {
+		return usageErrorf("complete: expected ARG=PARTIAL, got %q", arg)
+	}
+	ctxArgs := map[string]string{}
+	for _, kv := range o.context {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageErrorf("--context %q: expected k=v", kv)
+		}
+		ctxArgs[k] = v
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		res, err := c.sess.Complete(ctx, inspector.CompletionRef{Prompt: o.prompt, URI: o.resource}, name, partial, ctxArgs)
+		if err != nil {
+			return err
+		}
+		o.g.emit(c, res, func() { c.out.Completion(res) })
+		return nil
+	})
+}

@@ -1,0 +1,206 @@
+// Package cmd holds mcpx's cobra commands. Commands only wire: they parse
+// flags into options structs, call transport/ and inspector/, and render.
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the mcpx release; builds from a checkout add the VCS revision.
+const version = "0.1.0"
+
+// Version returns mcpx's version string.
+func Version() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return strings.TrimPrefix(bi.Main.Version, "v")
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += "+" + rev + dirty
+		}
+	}
+	return v
+}
+
+// globalOptions are the flags every command shares: how to reach the
+// server, how the session behaves, and how output looks.
+type globalOptions struct {
+	io *IOStreams
+
+	// Server selection (stdio now; --url and named servers later).
+	env          []string
+	cwd          string
+	serverStderr string
+
+	// Session.
+	timeout         time.Duration
+	maxTimeout      time.Duration
+	protocolVersion string
+
+	// Output.
+	json    bool
+	wire    bool
+	verbose bool
+	color   string
+
+	// started is set once flag parsing and argument checks passed, so that
+	// earlier errors are reported as usage errors.
+	started bool
+	// open holds the clients to close if mcpx panics.
+	open []*client
+}
+
+// Main runs mcpx with the process's arguments and streams and returns the
+// exit code.
+func Main() int {
+	return Run(context.Background(), os.Args[1:], SystemIO())
+}
+
+// Run executes mcpx with args and returns the exit code. Interrupts
+// (SIGINT, SIGTERM, SIGHUP) cancel ctx: the in-flight request is cancelled
+// and the server shut down before Run returns.
+func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	root, g := newRootCmd(ios)
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range g.open {
+				c.Close()
+			}
+			fmt.Fprintf(ios.ErrOut, "mcpx: internal error: %v (please report this bug)\n", r)
+			if ios.Getenv("MCPX_DEBUG") != "" {
+				fmt.Fprintf(ios.ErrOut, "%s\n", debug.Stack())
+			}
+			code = ExitError
+		}
+	}()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if !g.started {
+		err = &usageError{err: err}
+	}
+	return g.report(err)
+}
+
+func newRootCmd(ios *IOStreams) (*cobra.Command, *globalOptions) {
+	g := &globalOptions{io: ios}
+	root := &cobra.Command{
+		Use:   "mcpx <command> [flags] -- <server command> [args...]",
+		Short: "Talk to, debug and test MCP servers",
+		Long: `mcpx is a command-line client for the Model Context Protocol.
+
+It launches a server (everything after --) and calls one protocol method,
+printing the result for people, or exactly the JSON-RPC result with --json.`,
+		Example: `  mcpx tools list -- node server.js
+  mcpx tools call echo message=hi -- node server.js
+  mcpx info --json -- python -m my_server`,
+		Version:       Version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			g.started = true
+			return g.validate()
+		},
+	}
+	root.SetVersionTemplate("mcpx version {{.Version}}\n")
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+
+	f := root.PersistentFlags()
+	f.StringArrayVar(&g.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
+	f.StringVar(&g.cwd, "cwd", "", "run the server in `DIR`")
+	f.StringVar(&g.serverStderr, "server-stderr", "show", "the server's stderr: show, hide, or append it to `FILE`")
+	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
+	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
+	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+")")
+	f.BoolVar(&g.json, "json", false, "print exactly the JSON-RPC result on stdout")
+	f.BoolVar(&g.wire, "wire", false, "print every frame in both directions on stderr")
+	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
+	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
+
+	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
+	for _, c := range []*cobra.Command{
+		newInfoCmd(g), newPingCmd(g), newToolsCmd(g), newResourcesCmd(g),
+		newPromptsCmd(g), newCompleteCmd(g), newCallCmd(g), newNotifyCmd(g),
+	} {
+		c.GroupID = "methods"
+		root.AddCommand(c)
+	}
+	return root, g
+}
+
+func (g *globalOptions) validate() error {
+	switch g.color {
+	case "auto", "always", "never":
+	default:
+		return usageErrorf("--color must be auto, always or never, not %q", g.color)
+	}
+	for _, e := range g.env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return usageErrorf("--env %q: expected KEY=VALUE", e)
+		}
+	}
+	if g.timeout < 0 || g.maxTimeout < 0 {
+		return usageErrorf("--timeout and --max-timeout must not be negative")
+	}
+	return nil
+}
+
+// splitServer separates a command's own arguments from the server command
+// line that follows "--".
+func splitServer(c *cobra.Command, args []string) (own, server []string) {
+	if i := c.ArgsLenAtDash(); i >= 0 {
+		return args[:i], args[i:]
+	}
+	return args, nil
+}
+
+// groupCmd returns a command that only holds subcommands.
+func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			var names []string
+			for _, s := range c.Commands() {
+				names = append(names, s.Name())
+			}
+			if len(args) > 0 && c.ArgsLenAtDash() != 0 {
+				return usageErrorf("unknown command %q for %q (choose one of: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+			}
+			return usageErrorf("%s needs a subcommand: %s", c.CommandPath(), strings.Join(names, ", "))
+		},
+	}
+	c.AddCommand(subs...)
+	return c
+}

@@ -1,0 +1,295 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ArgumentError reports a key=value argument that cannot be used.
+type ArgumentError struct {
+	Key, Value string
+	Reason     string
+}
+
+func (e *ArgumentError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("argument %q: %s", e.Value, e.Reason)
+	}
+	return fmt.Sprintf("argument %s=%s: %s", e.Key, e.Value, e.Reason)
+}
+
+// BuildArguments turns key=value pairs into a JSON arguments object, typing
+// each value by the property's JSON Schema in schema (a tool's inputSchema):
+// a=2 is a number where the schema says number, zip=012 stays a string where
+// it says string, arrays and objects take JSON. Without a schema for a key,
+// the value is parsed as JSON with a fallback to a string. base is an
+// optional JSON object (from --args) that pairs are merged into. Warnings
+// name keys the schema does not know.
+func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage) (json.RawMessage, []string, error) {
+	obj, err := ParseObject(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--args must be a JSON object: %w", err)
+	}
+	props, known := schemaProperties(schema)
+	var warnings []string
+	for _, pair := range pairs {
+		key, value, ok := strings.Cut(pair, "=")
+		if !ok || key == "" {
+			return nil, nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
+		}
+		prop, has := props[key]
+		if known && !has {
+			names := make([]string, 0, len(props))
+			for n := range props {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			w := fmt.Sprintf("the schema has no argument %q", key)
+			if len(names) > 0 {
+				w += " (it has: " + strings.Join(names, ", ") + ")"
+			}
+			warnings = append(warnings, w)
+		}
+		v, err := typeValue(value, prop)
+		if err != nil {
+			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}
+		}
+		obj.Set(key, v)
+	}
+	return obj.Marshal(), warnings, nil
+}
+
+// StringArguments builds an object of string values (prompt arguments are
+// always strings: spec server/prompts, GetPromptRequest).
+func StringArguments(pairs []string) (json.RawMessage, error) {
+	obj := &Object{vals: map[string]json.RawMessage{}}
+	for _, pair := range pairs {
+		key, value, ok := strings.Cut(pair, "=")
+		if !ok || key == "" {
+			return nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
+		}
+		v, _ := json.Marshal(value)
+		obj.Set(key, v)
+	}
+	return obj.Marshal(), nil
+}
+
+// schemaProperties returns the properties of an object schema; known is
+// false when the schema does not describe its properties.
+func schemaProperties(schema json.RawMessage) (map[string]json.RawMessage, bool) {
+	if len(schema) == 0 {
+		return nil, false
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil || s.Properties == nil {
+		return nil, false
+	}
+	return s.Properties, true
+}
+
+// schemaTypes collects the JSON types a property schema allows, looking
+// through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf".
+// Nil means the schema does not say.
+func schemaTypes(prop json.RawMessage) []string {
+	if len(prop) == 0 {
+		return nil
+	}
+	var s struct {
+		Type  json.RawMessage   `json:"type"`
+		Enum  []json.RawMessage `json:"enum"`
+		Const json.RawMessage   `json:"const"`
+		AnyOf []json.RawMessage `json:"anyOf"`
+		OneOf []json.RawMessage `json:"oneOf"`
+	}
+	if json.Unmarshal(prop, &s) != nil {
+		return nil
+	}
+	var types []string
+	if len(s.Type) > 0 {
+		var one string
+		if json.Unmarshal(s.Type, &one) == nil {
+			types = append(types, one)
+		} else {
+			var many []string
+			if json.Unmarshal(s.Type, &many) == nil {
+				types = append(types, many...)
+			}
+		}
+	}
+	for _, v := range append(s.Enum, s.Const) {
+		if t := jsonType(v); t != "" {
+			types = append(types, t)
+		}
+	}
+	for _, sub := range append(s.AnyOf, s.OneOf...) {
+		types = append(types, schemaTypes(sub)...)
+	}
+	slices.Sort(types)
+	return slices.Compact(types)
+}
+
+func jsonType(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return ""
+	}
+	switch v[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// typeValue converts one value by its property schema.
+func typeValue(value string, prop json.RawMessage) (json.RawMessage, error) {
+	types := schemaTypes(prop)
+	if len(types) == 0 {
+		if json.Valid([]byte(value)) && strings.TrimSpace(value) != "" {
+			var b bytes.Buffer
+			_ = json.Compact(&b, []byte(value))
+			return b.Bytes(), nil
+		}
+		return json.Marshal(value)
+	}
+	// Prefer a non-string reading when the value parses as one of the
+	// allowed types; fall back to a string when strings are allowed.
+	var firstErr error
+	for _, t := range orderTypes(types) {
+		v, err := asType(value, t)
+		if err == nil {
+			return v, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if len(types) > 1 {
+		return nil, fmt.Errorf("expected %s", strings.Join(types, " or "))
+	}
+	return nil, firstErr
+}
+
+// orderTypes tries specific types before "string", which accepts anything.
+func orderTypes(types []string) []string {
+	out := make([]string, 0, len(types))
+	for _, t := range types {
+		if t != "string" {
+			out = append(out, t)
+		}
+	}
+	if slices.Contains(types, "string") {
+		out = append(out, "string")
+	}
+	return out
+}
+
+func asType(value, t string) (json.RawMessage, error) {
+	switch t {
+	case "string":
+		return json.Marshal(value)
+	case "integer":
+		if i, err := strconv.ParseInt(value, 10, 64); err == nil {
+			return json.RawMessage(strconv.FormatInt(i, 10)), nil
+		}
+		if f, err := strconv.ParseFloat(value, 64); err == nil && f == math.Trunc(f) && !math.IsInf(f, 0) {
+			return json.RawMessage(strconv.FormatFloat(f, 'f', -1, 64)), nil
+		}
+		return nil, fmt.Errorf("expected an integer")
+	case "number":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("expected a number")
+		}
+		if json.Valid([]byte(value)) {
+			return json.RawMessage(value), nil
+		}
+		return json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	case "boolean":
+		switch strings.ToLower(value) {
+		case "true":
+			return json.RawMessage("true"), nil
+		case "false":
+			return json.RawMessage("false"), nil
+		}
+		return nil, fmt.Errorf("expected true or false")
+	case "null":
+		if value == "null" {
+			return json.RawMessage("null"), nil
+		}
+		return nil, fmt.Errorf("expected null")
+	case "array", "object":
+		v := bytes.TrimSpace([]byte(value))
+		if !json.Valid(v) || jsonType(v) != t {
+			return nil, fmt.Errorf("expected a JSON %s, e.g. %s", t, map[string]string{"array": `'[1,2]'`, "object": `'{"k":"v"}'`}[t])
+		}
+		var b bytes.Buffer
+		_ = json.Compact(&b, v)
+		return b.Bytes(), nil
+	}
+	return nil, fmt.Errorf("unsupported schema type %q", t)
+}
+
+// Suggest returns the candidates closest to name (by edit distance, or
+// sharing a prefix or substring), best first, at most n.
+func Suggest(name string, candidates []string, n int) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	var out []scored
+	lname := strings.ToLower(name)
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := editDistance(lname, lc)
+		limit := max(2, len(name)/3)
+		if strings.Contains(lc, lname) || strings.Contains(lname, lc) || strings.HasPrefix(lc, lname[:min(len(lname), 3)]) {
+			d = min(d, limit)
+		}
+		if d <= limit {
+			out = append(out, scored{c, d})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].d < out[j].d })
+	var names []string
+	for i := 0; i < len(out) && i < n; i++ {
+		names = append(names, out[i].s)
+	}
+	return names
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

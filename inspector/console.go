@@ -1,0 +1,248 @@
+package inspector
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Console writes what happens around a request on stderr: warnings, the
+// server's stderr, log messages, notifications, progress and wire frames.
+// On a terminal, progress is a bar redrawn in place and every other line is
+// printed above it; elsewhere each event is one line.
+type Console struct {
+	mu     sync.Mutex
+	w      io.Writer
+	tty    bool
+	color  bool
+	st     styles
+	status string
+	levels map[string]func(a ...any) string
+}
+
+// NewConsole returns a Console on w. tty enables the in-place progress bar,
+// color enables colours.
+func NewConsole(w io.Writer, tty, colorOn bool) *Console {
+	mk := func(attrs ...color.Attribute) func(a ...any) string {
+		c := color.New(attrs...)
+		if colorOn {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c.SprintFunc()
+	}
+	return &Console{
+		w: w, tty: tty, color: colorOn, st: newStyles(colorOn),
+		levels: map[string]func(a ...any) string{
+			"debug":     mk(color.Faint),
+			"info":      mk(color.FgBlue),
+			"notice":    mk(color.FgCyan),
+			"warning":   mk(color.FgYellow),
+			"error":     mk(color.FgRed),
+			"critical":  mk(color.FgRed, color.Bold),
+			"alert":     mk(color.FgRed, color.Bold),
+			"emergency": mk(color.FgRed, color.Bold, color.ReverseVideo),
+		},
+	}
+}
+
+// Writer returns the underlying writer.
+func (c *Console) Writer() io.Writer { return c.w }
+
+// Println prints a line, keeping a progress bar below it.
+func (c *Console) Println(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	fmt.Fprintln(c.w, s)
+	c.drawStatus()
+}
+
+func (c *Console) clearStatus() {
+	if c.status != "" {
+		fmt.Fprint(c.w, "\r\x1b[K")
+	}
+}
+
+func (c *Console) drawStatus() {
+	if c.status != "" {
+		fmt.Fprint(c.w, c.status)
+	}
+}
+
+// Warn prints a protocol warning.
+func (c *Console) Warn(msg string) {
+	c.Println(c.st.warn("warning: ") + EscapeLine(msg))
+}
+
+// Note prints an informational line (transport decisions, -v output).
+func (c *Console) Note(msg string) {
+	c.Println(c.st.dim("mcpx: " + EscapeLine(msg)))
+}
+
+// ServerStderr prints one line of the server's stderr, marked as the
+// server's so it is never mistaken for mcpx's own output.
+func (c *Console) ServerStderr(line string) {
+	c.Println(c.st.dim("server| ") + EscapeLine(line))
+}
+
+// Progress shows one progress update for the request labelled label.
+func (c *Console) Progress(label string, p Progress) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msg := ""
+	if p.Message != "" {
+		msg = " " + EscapeLine(p.Message)
+	}
+	if !c.tty {
+		fmt.Fprintf(c.w, "progress: %s%s\n", progressNumbers(p), msg)
+		return
+	}
+	const width = 24
+	bar := strings.Repeat("·", width)
+	if p.Total != nil && *p.Total > 0 {
+		n := int(p.Progress / *p.Total * width)
+		n = max(0, min(width, n))
+		bar = strings.Repeat("█", n) + strings.Repeat("·", width-n)
+	}
+	c.clearStatus()
+	c.status = fmt.Sprintf("%s [%s] %s%s", EscapeLine(label), bar, progressNumbers(p), msg)
+	c.drawStatus()
+}
+
+// ClearProgress removes the progress bar.
+func (c *Console) ClearProgress() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	c.status = ""
+}
+
+func progressNumbers(p Progress) string {
+	if p.Total != nil && *p.Total > 0 {
+		return fmt.Sprintf("%s/%s (%.0f%%)", num(p.Progress), num(*p.Total), p.Progress / *p.Total * 100)
+	}
+	return num(p.Progress)
+}
+
+func num(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
+
+// LogMessage prints a notifications/message with its level (spec:
+// server/utilities/logging); structured data is pretty-printed.
+func (c *Console) LogMessage(params json.RawMessage) {
+	var m struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(params, &m); err != nil {
+		c.Warn("notifications/message with malformed params: " + string(params))
+		return
+	}
+	style := c.levels[m.Level]
+	if style == nil {
+		style = c.st.warn
+	}
+	head := style(fmt.Sprintf("[%s]", EscapeLine(m.Level)))
+	if m.Logger != "" {
+		head += " " + c.st.dim(EscapeLine(m.Logger)+":")
+	}
+	var text string
+	if err := json.Unmarshal(m.Data, &text); err == nil {
+		c.Println(head + " " + EscapeLine(text))
+		return
+	}
+	p := &Printer{color: c.color}
+	body := strings.TrimRight(p.prettyJSON(m.Data, "  "), "\n")
+	if !strings.Contains(body, "\n") {
+		c.Println(head + " " + strings.TrimSpace(body))
+		return
+	}
+	c.Println(head + "\n" + body)
+}
+
+// Notification prints a notification by method, with its params.
+func (c *Console) Notification(m *Message) {
+	if m.Method == "notifications/message" {
+		c.LogMessage(m.Params)
+		return
+	}
+	line := c.st.key("notification") + " " + EscapeLine(m.Method)
+	if len(m.Params) > 0 && string(m.Params) != "{}" {
+		line += " " + c.st.dim(EscapeLine(compactString(m.Params)))
+	}
+	c.Println(line)
+}
+
+// ServerRequest prints a server-to-client request and the answer sent.
+func (c *Console) ServerRequest(req *Message, result json.RawMessage, rpcErr *RPCError) {
+	answer := "answered"
+	if rpcErr != nil {
+		answer = "answered with error: " + rpcErr.Error()
+	}
+	c.Println(c.st.key("server request") + " " + EscapeLine(req.Method) + " " + c.st.dim("→ "+EscapeLine(answer)))
+}
+
+// Wire prints one frame as it crossed the wire, with time and direction.
+func (c *Console) Wire(t time.Time, dir transport.Direction, f transport.Frame) {
+	arrow := c.st.name("→ send")
+	if dir == transport.Incoming {
+		arrow = c.st.key("← recv")
+	}
+	line := c.st.dim(t.Format("15:04:05.000")) + " " + arrow
+	if f.Meta != nil {
+		line += " " + c.st.dim(metaSummary(f.Meta))
+	}
+	c.Println(line + " " + EscapeLine(string(f.Data)))
+}
+
+// Event prints a transport event (a server's stderr line, a note).
+func (c *Console) Event(ev transport.Event) {
+	switch ev.Kind {
+	case transport.EventStderr:
+		c.ServerStderr(ev.Text)
+	case transport.EventHTTP:
+		c.Println(c.st.dim(ev.Time.Format("15:04:05.000")+" http ") + EscapeLine(ev.Text))
+	default:
+		c.Note(ev.Text)
+	}
+}
+
+func metaSummary(m *transport.Meta) string {
+	var parts []string
+	if m.HTTPMethod != "" {
+		parts = append(parts, m.HTTPMethod)
+	}
+	if m.HTTPStatus != 0 {
+		parts = append(parts, fmt.Sprint(m.HTTPStatus))
+	}
+	if m.StreamID != "" {
+		parts = append(parts, "stream="+m.StreamID)
+	}
+	if m.EventID != "" {
+		parts = append(parts, "event="+m.EventID)
+	}
+	if m.SessionID != "" {
+		parts = append(parts, "session="+m.SessionID)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[" + EscapeLine(strings.Join(parts, " ")) + "]"
+}
+
+func compactString(raw json.RawMessage) string {
+	if len(raw) > 300 {
+		return string(raw[:300]) + "…"
+	}
+	return string(raw)
+}

@@ -1,0 +1,95 @@
+package inspector
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Escape makes server-supplied text safe to print on a terminal: C0 and C1
+// control characters and DEL are shown as visible escapes (\x1b, \u009b)
+// instead of being interpreted, so a server cannot move the cursor, change
+// colours or retitle the window. Newlines and tabs are kept. Invalid UTF-8
+// bytes are shown as \xNN.
+func Escape(s string) string {
+	if isPlain(s, true) {
+		return s
+	}
+	return escape(s, true)
+}
+
+// EscapeLine is Escape for single-line contexts (table cells, log lines):
+// newlines and tabs are escaped too.
+func EscapeLine(s string) string {
+	if isPlain(s, false) {
+		return s
+	}
+	return escape(s, false)
+}
+
+func isPlain(s string, keepNL bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if keepNL && (c == '\n' || c == '\t') {
+			continue
+		}
+		// Bytes >= 0x80 start multi-byte runes; escape decides rune by rune.
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func escape(s string, keepNL bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepNL && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// escapeJSONText escapes the C1 controls and DEL that JSON allows raw inside
+// strings, as \u escapes, so pretty-printed JSON is terminal-safe and still
+// the same JSON. (C0 controls cannot appear raw in valid JSON.)
+func escapeJSONText(s string) string {
+	needs := false
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

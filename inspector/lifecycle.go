@@ -1,0 +1,144 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Protocol revisions of the handshake era that mcpx speaks, newest first
+// (spec: basic/lifecycle, "Version Negotiation").
+var HandshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// LatestHandshakeVersion is offered in initialize unless pinned otherwise.
+const LatestHandshakeVersion = "2025-11-25"
+
+// Implementation names a client or server (clientInfo / serverInfo).
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// ServerInfo is what a lifecycle learned about the server when it opened
+// the session.
+type ServerInfo struct {
+	// Era is "legacy" for handshake-era sessions.
+	Era             string
+	ProtocolVersion string
+	Implementation  Implementation
+	// Capabilities is the server's capabilities object as received.
+	Capabilities json.RawMessage
+	Instructions string
+	// Raw is the result that described the server (the initialize result),
+	// exactly as received.
+	Raw json.RawMessage
+}
+
+// HasCapability reports whether the server declared a top-level capability
+// (e.g. "tools", "logging", "completions").
+func (i *ServerInfo) HasCapability(name string) bool {
+	if i == nil {
+		return false
+	}
+	obj, err := ParseObject(i.Capabilities)
+	return err == nil && obj.Has(name) && string(obj.Get(name)) != "null"
+}
+
+// Lifecycle is a protocol era's strategy: how a session opens and what every
+// outgoing request carries. The handshake era (Legacy) opens with
+// initialize; the 2026-07-28 era has no handshake and puts the version,
+// capabilities and client identity into each request's _meta. Swapping the
+// lifecycle is all a session needs to change era.
+type Lifecycle interface {
+	// Open runs before any other request on s.
+	Open(ctx context.Context, s *Session) error
+	// Decorate returns the params to send with a request or notification
+	// (for example with _meta added). Params may be nil.
+	Decorate(method string, params json.RawMessage) (json.RawMessage, error)
+	// Server returns what was learned about the server, nil before Open.
+	Server() *ServerInfo
+}
+
+// Legacy is the handshake-era lifecycle (revisions 2024-11-05 to 2025-11-25):
+// initialize, version check, notifications/initialized
+// (spec 2025-11-25: basic/lifecycle, "Initialization").
+type Legacy struct {
+	// ProtocolVersion is offered in initialize; empty means the latest.
+	ProtocolVersion string
+	ClientInfo      Implementation
+	// Capabilities is the client capabilities object; nil means {}.
+	Capabilities json.RawMessage
+
+	info *ServerInfo
+}
+
+// VersionError reports a server that answered initialize with a protocol
+// version mcpx does not speak.
+type VersionError struct {
+	Offered, Got string
+}
+
+// ErrUnsupportedVersion is matched by *VersionError.
+var ErrUnsupportedVersion = errors.New("unsupported protocol version")
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s); try --protocol-version with one the server supports",
+		e.Got, e.Offered, strings.Join(HandshakeVersions, ", "))
+}
+
+// Is makes errors.Is(err, ErrUnsupportedVersion) true.
+func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// Open performs the initialize handshake.
+func (l *Legacy) Open(ctx context.Context, s *Session) error {
+	offered := l.ProtocolVersion
+	if offered == "" {
+		offered = LatestHandshakeVersion
+	}
+	caps := l.Capabilities
+	if len(caps) == 0 {
+		caps = json.RawMessage("{}")
+	}
+	params := map[string]any{
+		"protocolVersion": offered,
+		"capabilities":    caps,
+		"clientInfo":      l.ClientInfo,
+	}
+	raw, err := s.Call(ctx, "initialize", params)
+	if err != nil {
+		return err
+	}
+	var res struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("initialize: result is not an InitializeResult: %w", err)
+	}
+	if res.ProtocolVersion != offered && !slices.Contains(HandshakeVersions, res.ProtocolVersion) {
+		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion})
+	}
+	l.info = &ServerInfo{
+		Era:             "legacy",
+		ProtocolVersion: res.ProtocolVersion,
+		Implementation:  res.ServerInfo,
+		Capabilities:    res.Capabilities,
+		Instructions:    res.Instructions,
+		Raw:             raw,
+	}
+	return s.Notify(ctx, "notifications/initialized", nil)
+}
+
+// Decorate leaves params untouched: handshake-era requests carry nothing extra.
+func (l *Legacy) Decorate(_ string, params json.RawMessage) (json.RawMessage, error) {
+	return params, nil
+}
+
+// Server returns the initialize result's description of the server.
+func (l *Legacy) Server() *ServerInfo { return l.info }

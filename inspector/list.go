@@ -1,0 +1,113 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// listKeys maps each paginated method to the result member holding its items
+// (spec: server/utilities/pagination, "Operations Supporting Pagination").
+var listKeys = map[string]string{
+	"tools/list":               "tools",
+	"resources/list":           "resources",
+	"resources/templates/list": "resourceTemplates",
+	"prompts/list":             "prompts",
+	"tasks/list":               "tasks",
+}
+
+// ListKey returns the result member that holds the items of a list method,
+// or "" when the method is not a paginated list.
+func ListKey(method string) string { return listKeys[method] }
+
+// ListResult is a list method's result with every page merged.
+type ListResult struct {
+	// Raw is the first page's result object as received, with the items of
+	// every page merged into its list and nextCursor removed — or, for a
+	// single requested page, exactly as received.
+	Raw json.RawMessage
+	// Items are the raw list elements, in order.
+	Items []json.RawMessage
+	// NextCursor is set when a single page was asked for and more exist.
+	NextCursor string
+	// Pages is how many requests it took.
+	Pages int
+}
+
+// maxPages bounds pagination so a server that never stops cannot hang mcpx.
+const maxPages = 10000
+
+// List calls a paginated list method. With cursor == nil it follows
+// nextCursor to the end; otherwise it fetches the single page at *cursor
+// (an empty string asks for the first page only).
+func (s *Session) List(ctx context.Context, method string, cursor *string, opts ...CallOption) (*ListResult, error) {
+	key := ListKey(method)
+	if key == "" {
+		return nil, fmt.Errorf("%s is not a paginated list method", method)
+	}
+	var first *Object
+	var firstRaw json.RawMessage
+	out := &ListResult{}
+	seen := map[string]bool{}
+	next := ""
+	if cursor != nil {
+		next = *cursor
+	}
+	for {
+		var params any
+		if next != "" {
+			params = map[string]string{"cursor": next}
+		}
+		raw, err := s.Call(ctx, method, params, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out.Pages++
+		page, err := ParseObject(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: result is not an object: %w", method, err)
+		}
+		var items []json.RawMessage
+		if v := page.Get(key); len(v) > 0 && string(v) != "null" {
+			if err := json.Unmarshal(v, &items); err != nil {
+				return nil, fmt.Errorf("%s: result member %q is not an array: %w", method, key, err)
+			}
+		}
+		out.Items = append(out.Items, items...)
+		next = ""
+		if v := page.Get("nextCursor"); len(v) > 0 && string(v) != "null" {
+			if err := json.Unmarshal(v, &next); err != nil {
+				return nil, fmt.Errorf("%s: nextCursor is not a string: %s", method, v)
+			}
+		}
+		if cursor != nil {
+			out.Raw, out.NextCursor = raw, next
+			return out, nil
+		}
+		if first == nil {
+			first, firstRaw = page, raw
+		}
+		if next == "" {
+			break
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("%s: server returned cursor %q twice; stopping to avoid a loop (use --cursor to fetch pages one by one)", method, next)
+		}
+		seen[next] = true
+		if out.Pages >= maxPages {
+			return nil, fmt.Errorf("%s: more than %d pages; stopping (use --cursor to fetch pages one by one)", method, maxPages)
+		}
+	}
+	if out.Pages == 1 {
+		out.Raw = firstRaw
+		return out, nil
+	}
+	merged, _ := json.Marshal(out.Items)
+	if out.Items == nil {
+		merged = json.RawMessage("[]")
+	}
+	first.Set(key, merged)
+	first.Delete("nextCursor")
+	out.Raw = first.Marshal()
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Object is a JSON object that keeps its members in their original order and
+// their values as raw bytes. mcpx edits server results (merging list pages)
+// and request params (adding _meta) through it, so everything it does not
+// touch stays exactly as it was.
+type Object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+// ParseObject parses a JSON object. Empty input gives an empty object.
+func ParseObject(data []byte) (*Object, error) {
+	o := &Object{vals: map[string]json.RawMessage{}}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("expected a JSON object, got %s", excerpt(data, 40))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		o.Set(key, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Get returns the raw value of key, or nil.
+func (o *Object) Get(key string) json.RawMessage { return o.vals[key] }
+
+// Has reports whether key is present.
+func (o *Object) Has(key string) bool {
+	_, ok := o.vals[key]
+	return ok
+}
+
+// Keys returns the member names in order.
+func (o *Object) Keys() []string { return o.keys }
+
+// Set sets key to value, keeping its position when it already exists.
+func (o *Object) Set(key string, value json.RawMessage) {
+	if _, ok := o.vals[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.vals[key] = value
+}
+
+// Delete removes key.
+func (o *Object) Delete(key string) {
+	if _, ok := o.vals[key]; !ok {
+		return
+	}
+	delete(o.vals, key)
+	for i, k := range o.keys {
+		if k == key {
+			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// Marshal encodes the object compactly, members in order.
+func (o *Object) Marshal() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, k)
+		b.WriteByte(':')
+		v := o.vals[k]
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -1,0 +1,228 @@
+package inspector
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// NotFoundError wraps a server's refusal of an unknown tool or prompt with
+// the names the server does list that come closest.
+type NotFoundError struct {
+	Kind        string // "tool" or "prompt"
+	Name        string
+	Suggestions []string
+	Err         error
+}
+
+func (e *NotFoundError) Error() string {
+	msg := e.Err.Error()
+	if len(e.Suggestions) > 0 {
+		msg += fmt.Sprintf(" (the server has no %s %q; did you mean %s?)", e.Kind, e.Name, strings.Join(e.Suggestions, ", "))
+	} else {
+		msg += fmt.Sprintf(" (the server lists no %s %q; see `mcpx %ss list`)", e.Kind, e.Name, e.Kind)
+	}
+	return msg
+}
+
+func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// ToolArguments builds the arguments object for a call to tool name from
+// key=value pairs and an optional base JSON object. When there are pairs
+// it fetches tools/list to type them by the tool's inputSchema; a tool that
+// is not listed is not an error here (the server decides), its pairs are
+// typed without a schema. Warnings are for the person.
+func (s *Session) ToolArguments(ctx context.Context, name string, pairs []string, base json.RawMessage) (json.RawMessage, []string, error) {
+	var schema json.RawMessage
+	var warnings []string
+	if len(pairs) > 0 {
+		list, err := s.List(ctx, "tools/list", nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fetching tool schemas to type the arguments: %w", err)
+		}
+		tool := findByName(list.Items, name)
+		if tool == nil {
+			warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; arguments are typed without its schema", name))
+		} else {
+			var t struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			}
+			_ = json.Unmarshal(tool, &t)
+			schema = t.InputSchema
+		}
+	}
+	args, w, err := BuildArguments(pairs, base, schema)
+	return args, append(warnings, w...), err
+}
+
+// CallTool calls tools/call. A JSON-RPC error for an unknown tool comes back
+// as a *NotFoundError carrying close names from tools/list.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
+	params := map[string]any{"name": name}
+	if len(args) > 0 {
+		params["arguments"] = args
+	}
+	res, err := s.Call(ctx, "tools/call", params, opts...)
+	if err != nil {
+		return nil, s.explainUnknown(ctx, err, "tool", name)
+	}
+	return res, nil
+}
+
+// GetPrompt calls prompts/get with string arguments.
+func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
+	params := map[string]any{"name": name}
+	if len(args) > 0 && string(args) != "{}" {
+		params["arguments"] = args
+	}
+	res, err := s.Call(ctx, "prompts/get", params, opts...)
+	if err != nil {
+		return nil, s.explainUnknown(ctx, err, "prompt", name)
+	}
+	return res, nil
+}
+
+// CheckListed returns a *NotFoundError wrapping err when the server's list
+// (tools/list for kind "tool", prompts/list for "prompt") does not have
+// name, and nil otherwise. Servers often report an unknown tool as a tool
+// result with isError rather than a JSON-RPC error; this explains both.
+func (s *Session) CheckListed(ctx context.Context, kind, name string, err error) *NotFoundError {
+	method := map[string]string{"tool": "tools/list", "prompt": "prompts/list"}[kind]
+	list, lerr := s.List(ctx, method, nil)
+	if lerr != nil || findByName(list.Items, name) != nil {
+		return nil
+	}
+	return &NotFoundError{Kind: kind, Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3), Err: err}
+}
+
+// explainUnknown turns a JSON-RPC error about name into a *NotFoundError
+// when the server's own list does not have name.
+func (s *Session) explainUnknown(ctx context.Context, err error, kind, name string) error {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
+		return err
+	}
+	if nf := s.CheckListed(ctx, kind, name, err); nf != nil {
+		return nf
+	}
+	return err
+}
+
+func findByName(items []json.RawMessage, name string) json.RawMessage {
+	for _, it := range items {
+		var n struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(it, &n) == nil && n.Name == name {
+			return it
+		}
+	}
+	return nil
+}
+
+func itemNames(items []json.RawMessage) []string {
+	var names []string
+	for _, it := range items {
+		var n struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(it, &n) == nil {
+			names = append(names, n.Name)
+		}
+	}
+	return names
+}
+
+// ToolResultIsError reports whether a CallToolResult has isError: true.
+func ToolResultIsError(raw json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.IsError
+}
+
+// CompletionRef is what completion/complete completes for
+// (spec: server/utilities/completion).
+type CompletionRef struct {
+	// Prompt names a prompt (ref/prompt); URI names a resource template
+	// (ref/resource). Exactly one is set.
+	Prompt, URI string
+}
+
+// Complete calls completion/complete for one argument, with the values of
+// other arguments as context (context.arguments, since 2025-06-18).
+func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, partial string, context map[string]string) (json.RawMessage, error) {
+	var r map[string]string
+	switch {
+	case ref.Prompt != "" && ref.URI == "":
+		r = map[string]string{"type": "ref/prompt", "name": ref.Prompt}
+	case ref.URI != "" && ref.Prompt == "":
+		r = map[string]string{"type": "ref/resource", "uri": ref.URI}
+	default:
+		return nil, errors.New("complete: give exactly one of a prompt name or a resource template URI")
+	}
+	params := map[string]any{
+		"ref":      r,
+		"argument": map[string]string{"name": argName, "value": partial},
+	}
+	if len(context) > 0 {
+		params["context"] = map[string]any{"arguments": context}
+	}
+	return s.Call(ctx, "completion/complete", params)
+}
+
+// ReadResource calls resources/read.
+func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
+	return s.Call(ctx, "resources/read", map[string]string{"uri": uri}, opts...)
+}
+
+// ResourceContent is one decoded item of a ReadResourceResult.
+type ResourceContent struct {
+	URI      string
+	MimeType string
+	// Data is the text, or the decoded blob.
+	Data   []byte
+	Binary bool
+}
+
+// DecodeContents decodes the contents of a ReadResourceResult.
+func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
+	var r struct {
+		Contents []struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     *string `json:"blob"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("result is not a ReadResourceResult: %w", err)
+	}
+	var out []ResourceContent
+	for _, c := range r.Contents {
+		rc := ResourceContent{URI: c.URI, MimeType: c.MimeType}
+		switch {
+		case c.Text != nil:
+			rc.Data = []byte(*c.Text)
+		case c.Blob != nil:
+			b, err := decodeBase64(*c.Blob)
+			if err != nil {
+				return nil, fmt.Errorf("content %q: blob is not valid base64: %w", c.URI, err)
+			}
+			rc.Data, rc.Binary = b, true
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// decodeBase64 accepts standard base64 with or without padding.
+func decodeBase64(s string) ([]byte, error) {
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+}

@@ -1,0 +1,490 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fatih/color"
+	"github.com/tidwall/pretty"
+)
+
+// Printer renders MCP results for people. Everything a server supplied is
+// escaped before it reaches the terminal.
+type Printer struct {
+	w     io.Writer
+	color bool
+	st    styles
+}
+
+type styles struct {
+	head, name, dim, err, warn, key func(a ...any) string
+}
+
+func newStyles(enabled bool) styles {
+	mk := func(attrs ...color.Attribute) func(a ...any) string {
+		c := color.New(attrs...)
+		if enabled {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c.SprintFunc()
+	}
+	return styles{
+		head: mk(color.Bold),
+		name: mk(color.FgCyan, color.Bold),
+		dim:  mk(color.Faint),
+		err:  mk(color.FgRed, color.Bold),
+		warn: mk(color.FgYellow),
+		key:  mk(color.FgGreen),
+	}
+}
+
+// NewPrinter returns a Printer writing to w, with colour when color is true.
+func NewPrinter(w io.Writer, color bool) *Printer {
+	return &Printer{w: w, color: color, st: newStyles(color)}
+}
+
+// JSON prints raw pretty-printed (and coloured when enabled), keeping the
+// member order and values exactly as received.
+func (p *Printer) JSON(raw json.RawMessage) {
+	fmt.Fprint(p.w, p.prettyJSON(raw, ""))
+}
+
+func (p *Printer) prettyJSON(raw json.RawMessage, indent string) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("null")
+	}
+	out := pretty.PrettyOptions(raw, &pretty.Options{Width: 80, Prefix: indent, Indent: "  ", SortKeys: false})
+	out = []byte(escapeJSONText(string(out)))
+	if p.color {
+		out = pretty.Color(out, nil)
+	}
+	return string(out)
+}
+
+// Info describes the server a session is connected to.
+func (p *Printer) Info(info *ServerInfo, transport string) {
+	impl := info.Implementation
+	name := EscapeLine(impl.Name)
+	if impl.Version != "" {
+		name += " " + EscapeLine(impl.Version)
+	}
+	if impl.Title != "" {
+		name += " (" + EscapeLine(impl.Title) + ")"
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Server:"), p.st.name(name))
+	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Protocol:"), EscapeLine(info.ProtocolVersion))
+	if transport != "" {
+		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Transport:"), EscapeLine(transport))
+	}
+	tw.Flush()
+	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
+	caps, err := ParseObject(info.Capabilities)
+	if err != nil || len(caps.Keys()) == 0 {
+		fmt.Fprintln(p.w, "  (none)")
+	} else {
+		tw = tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+		for _, k := range caps.Keys() {
+			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(capabilityDetails(caps.Get(k), ""), ", ")))
+		}
+		tw.Flush()
+	}
+	if info.Instructions != "" {
+		fmt.Fprintln(p.w, p.st.head("Instructions:"))
+		p.indented(info.Instructions, "  ")
+	}
+}
+
+// capabilityDetails flattens a capability object into dotted names of its
+// set flags ("listChanged", "requests.tools.call").
+func capabilityDetails(raw json.RawMessage, prefix string) []string {
+	obj, err := ParseObject(raw)
+	if err != nil {
+		if s := strings.TrimSpace(string(raw)); s != "" && s != "true" && s != "{}" {
+			return []string{strings.TrimSuffix(prefix, ".") + "=" + s}
+		}
+		if prefix != "" {
+			return []string{strings.TrimSuffix(prefix, ".")}
+		}
+		return nil
+	}
+	if len(obj.Keys()) == 0 {
+		if prefix != "" {
+			return []string{strings.TrimSuffix(prefix, ".")}
+		}
+		return nil
+	}
+	var out []string
+	for _, k := range obj.Keys() {
+		v := obj.Get(k)
+		if string(v) == "false" || string(v) == "null" {
+			continue
+		}
+		out = append(out, capabilityDetails(v, prefix+k+".")...)
+	}
+	return out
+}
+
+func (p *Printer) indented(text, indent string) {
+	for _, line := range strings.Split(strings.TrimRight(Escape(text), "\n"), "\n") {
+		fmt.Fprintln(p.w, indent+line)
+	}
+}
+
+// firstLine returns the first line of s, escaped for a table cell.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	return EscapeLine(s)
+}
+
+type toolEntry struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// Tools lists tools with their arguments (required ones marked with *).
+func (p *Printer) Tools(items []json.RawMessage) {
+	if len(items) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no tools)"))
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	for _, it := range items {
+		var t toolEntry
+		_ = json.Unmarshal(it, &t)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(t.Name)), p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title)))
+	}
+	tw.Flush()
+}
+
+func orString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// SchemaSignature summarises an object schema's properties as
+// "a:number* b:string", required ones starred.
+func SchemaSignature(schema json.RawMessage) string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+		return ""
+	}
+	req := map[string]bool{}
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	// Properties order is not kept by the map; use the raw order instead.
+	names := propertyOrder(schema)
+	var parts []string
+	for _, n := range names {
+		t := strings.Join(schemaTypes(s.Properties[n]), "|")
+		part := EscapeLine(n)
+		if t != "" {
+			part += ":" + t
+		}
+		if req[n] {
+			part += "*"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, " ")
+}
+
+func propertyOrder(schema json.RawMessage) []string {
+	obj, err := ParseObject(schema)
+	if err != nil {
+		return nil
+	}
+	props, err := ParseObject(obj.Get("properties"))
+	if err != nil {
+		return nil
+	}
+	return props.Keys()
+}
+
+// Resources lists resources: name, URI, MIME type.
+func (p *Printer) Resources(items []json.RawMessage) {
+	if len(items) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no resources)"))
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	for _, it := range items {
+		var r struct {
+			Name, Title, URI, MimeType, Description string
+			Size                                    *int64
+		}
+		_ = json.Unmarshal(it, &r)
+		extra := EscapeLine(r.MimeType)
+		if r.Size != nil {
+			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URI), p.st.dim(extra))
+	}
+	tw.Flush()
+}
+
+// Templates lists resource templates.
+func (p *Printer) Templates(items []json.RawMessage) {
+	if len(items) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no resource templates)"))
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	for _, it := range items {
+		var r struct {
+			Name, Title, URITemplate, MimeType, Description string
+		}
+		_ = json.Unmarshal(it, &r)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URITemplate), firstLine(r.Description))
+	}
+	tw.Flush()
+}
+
+// Prompts lists prompts with their arguments (required ones starred).
+func (p *Printer) Prompts(items []json.RawMessage) {
+	if len(items) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no prompts)"))
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	for _, it := range items {
+		var r struct {
+			Name, Title, Description string
+			Arguments                []struct {
+				Name     string
+				Required bool
+			}
+		}
+		_ = json.Unmarshal(it, &r)
+		var args []string
+		for _, a := range r.Arguments {
+			s := EscapeLine(a.Name)
+			if a.Required {
+				s += "*"
+			}
+			args = append(args, s)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(r.Name)), p.st.dim(strings.Join(args, " ")), firstLine(orString(r.Description, r.Title)))
+	}
+	tw.Flush()
+}
+
+// ToolResult renders a CallToolResult: its content blocks, then its
+// structured content. It reports whether the result has isError set.
+func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
+	var r struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		p.JSON(raw)
+		return false
+	}
+	if r.IsError {
+		fmt.Fprintln(p.w, p.st.err("Tool error:"))
+	}
+	for _, c := range r.Content {
+		p.Content(c)
+	}
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		fmt.Fprintln(p.w, p.st.head("Structured content:"))
+		p.JSON(r.StructuredContent)
+	}
+	if len(r.Content) == 0 && len(r.StructuredContent) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
+	}
+	return r.IsError
+}
+
+// Content renders one content block (spec: server/tools, "Tool Result").
+func (p *Printer) Content(raw json.RawMessage) {
+	var c struct {
+		Type        string          `json:"type"`
+		Text        string          `json:"text"`
+		Data        string          `json:"data"`
+		MimeType    string          `json:"mimeType"`
+		URI         string          `json:"uri"`
+		Name        string          `json:"name"`
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		Size        *int64          `json:"size"`
+		Resource    json.RawMessage `json:"resource"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		p.JSON(raw)
+		return
+	}
+	switch c.Type {
+	case "text":
+		p.text(c.Text)
+	case "image", "audio":
+		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s]", c.Type, EscapeLine(c.MimeType), HumanSize(int64(base64.StdEncoding.DecodedLen(len(c.Data)))))))
+	case "resource_link":
+		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(c.Name, c.Title)), EscapeLine(c.URI))
+		if c.MimeType != "" {
+			line += " (" + EscapeLine(c.MimeType) + ")"
+		}
+		fmt.Fprintln(p.w, p.st.dim(line))
+		if c.Description != "" {
+			fmt.Fprintln(p.w, "  "+firstLine(c.Description))
+		}
+	case "resource":
+		p.ResourceContents(c.Resource, true)
+	default:
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(c.Type))))
+		p.JSON(raw)
+	}
+}
+
+func (p *Printer) text(s string) {
+	s = Escape(s)
+	fmt.Fprint(p.w, s)
+	if !strings.HasSuffix(s, "\n") {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// ResourceContents renders one TextResourceContents or BlobResourceContents.
+// Binary data is summarised, never dumped on the terminal.
+func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
+	var c struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		p.JSON(raw)
+		return
+	}
+	if header {
+		h := "[resource] " + EscapeLine(c.URI)
+		if c.MimeType != "" {
+			h += " (" + EscapeLine(c.MimeType) + ")"
+		}
+		fmt.Fprintln(p.w, p.st.dim(h))
+	}
+	switch {
+	case c.Text != nil:
+		p.text(*c.Text)
+	case c.Blob != nil:
+		n := int64(base64.StdEncoding.DecodedLen(len(*c.Blob)))
+		if b, err := decodeBase64(*c.Blob); err == nil {
+			n = int64(len(b))
+		}
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; use -o FILE to save it]", orString(EscapeLine(c.MimeType), "unknown type"), HumanSize(n))))
+	default:
+		fmt.Fprintln(p.w, p.st.dim("(no text or blob)"))
+	}
+}
+
+// ReadResult renders a ReadResourceResult.
+func (p *Printer) ReadResult(raw json.RawMessage) {
+	var r struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		p.JSON(raw)
+		return
+	}
+	if len(r.Contents) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no contents)"))
+	}
+	for _, c := range r.Contents {
+		p.ResourceContents(c, len(r.Contents) > 1)
+	}
+}
+
+// PromptResult renders a GetPromptResult: description, then each message.
+func (p *Printer) PromptResult(raw json.RawMessage) {
+	var r struct {
+		Description string `json:"description"`
+		Messages    []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		p.JSON(raw)
+		return
+	}
+	if r.Description != "" {
+		fmt.Fprintln(p.w, p.st.dim(EscapeLine(r.Description)))
+	}
+	for _, m := range r.Messages {
+		fmt.Fprintln(p.w, p.st.head("["+EscapeLine(m.Role)+"]"))
+		if len(m.Content) > 0 && m.Content[0] == '[' {
+			var blocks []json.RawMessage
+			_ = json.Unmarshal(m.Content, &blocks)
+			for _, b := range blocks {
+				p.Content(b)
+			}
+		} else {
+			p.Content(m.Content)
+		}
+	}
+}
+
+// Completion renders a CompleteResult's values.
+func (p *Printer) Completion(raw json.RawMessage) {
+	var r struct {
+		Completion struct {
+			Values  []string `json:"values"`
+			Total   *int     `json:"total"`
+			HasMore bool     `json:"hasMore"`
+		} `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		p.JSON(raw)
+		return
+	}
+	for _, v := range r.Completion.Values {
+		fmt.Fprintln(p.w, EscapeLine(v))
+	}
+	if len(r.Completion.Values) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no completions)"))
+	}
+	var notes []string
+	if r.Completion.Total != nil {
+		notes = append(notes, fmt.Sprintf("%d in total", *r.Completion.Total))
+	}
+	if r.Completion.HasMore {
+		notes = append(notes, "more available")
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(p.w, p.st.dim("("+strings.Join(notes, ", ")+")"))
+	}
+}
+
+// HumanSize formats a byte count ("512 B", "1.5 KiB").
+func HumanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,618 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Defaults for request timeouts (spec: basic/lifecycle, "Timeouts").
+const (
+	DefaultTimeout    = 60 * time.Second
+	DefaultMaxTimeout = 10 * time.Minute
+)
+
+// RequestHandler answers one server-to-client request. It returns the result
+// (any JSON-marshalable value or json.RawMessage) or an error; a *RPCError is
+// sent as is, any other error as an internal error.
+type RequestHandler func(ctx context.Context, req *Message) (any, error)
+
+// Options configure a Session.
+type Options struct {
+	// Lifecycle opens the session and decorates requests for the protocol
+	// era in use. Nil means a handshake-era Legacy lifecycle with defaults.
+	Lifecycle Lifecycle
+	// Handlers answer server-to-client requests by method. ping is always
+	// answered; unknown methods get "method not found".
+	Handlers map[string]RequestHandler
+	// OnNotification receives every notification except progress for our
+	// own requests (delivered to the call's progress callback) — called on
+	// the read loop, in arrival order, so it must not block for long.
+	OnNotification func(*Message)
+	// OnServerRequest is told about each server-to-client request and the
+	// answer we sent, for display.
+	OnServerRequest func(req *Message, result json.RawMessage, err *RPCError)
+	// OnWarning receives protocol warnings: frames that are not JSON-RPC,
+	// responses nobody waits for, and other departures from the spec.
+	OnWarning func(string)
+	// Timeout is the default per-request timeout, reset by progress; zero
+	// means DefaultTimeout, negative means none.
+	Timeout time.Duration
+	// MaxTimeout caps a request's total time even while progress arrives;
+	// zero means DefaultMaxTimeout, negative means none.
+	MaxTimeout time.Duration
+}
+
+// Session is one MCP session over a transport connection. It owns the
+// connection's read loop; Call and Notify may be used concurrently.
+type Session struct {
+	conn transport.Conn
+	opts Options
+	life Lifecycle
+
+	nextID atomic.Int64
+
+	mu        sync.Mutex
+	pending   map[string]*pendingCall
+	progress  map[string]*pendingCall // by progress token key
+	retired   map[string]string       // id key -> description, for late or duplicate responses
+	serverReq map[string]context.CancelFunc
+
+	done     chan struct{} // closed when the read loop ends
+	err      error         // why the read loop ended; valid after done
+	closeMu  sync.Once
+	closeErr error
+
+	handlerWG sync.WaitGroup
+}
+
+type pendingCall struct {
+	id       int64
+	method   string
+	resp     chan *Message
+	onProg   func(Progress)
+	progress chan struct{}
+}
+
+// Progress is one notifications/progress update for a request of ours.
+type Progress struct {
+	Progress float64
+	Total    *float64
+	Message  string
+}
+
+// NewSession starts a session's read loop on conn without running the
+// lifecycle; most callers want Connect.
+func NewSession(conn transport.Conn, opts Options) *Session {
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = &Legacy{}
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxTimeout == 0 {
+		opts.MaxTimeout = DefaultMaxTimeout
+	}
+	s := &Session{
+		conn:      conn,
+		opts:      opts,
+		life:      opts.Lifecycle,
+		pending:   map[string]*pendingCall{},
+		progress:  map[string]*pendingCall{},
+		retired:   map[string]string{},
+		serverReq: map[string]context.CancelFunc{},
+		done:      make(chan struct{}),
+	}
+	go s.readLoop()
+	return s
+}
+
+// Connect starts a session on conn and runs its lifecycle (the initialize
+// handshake for the handshake era). On failure the connection is closed.
+func Connect(ctx context.Context, conn transport.Conn, opts Options) (*Session, error) {
+	s := NewSession(conn, opts)
+	if err := s.life.Open(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Server returns what the lifecycle learned about the server.
+func (s *Session) Server() *ServerInfo { return s.life.Server() }
+
+// Lifecycle returns the session's lifecycle.
+func (s *Session) Lifecycle() Lifecycle { return s.life }
+
+// Done is closed when the connection has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err reports why the connection ended, once Done is closed.
+func (s *Session) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// Close ends the session and its connection. It is idempotent.
+func (s *Session) Close() error {
+	s.closeMu.Do(func() {
+		s.closeErr = s.conn.Close()
+		<-s.done
+		s.mu.Lock()
+		for _, cancel := range s.serverReq {
+			cancel()
+		}
+		s.mu.Unlock()
+	})
+	return s.closeErr
+}
+
+func (s *Session) warn(format string, args ...any) {
+	if s.opts.OnWarning != nil {
+		s.opts.OnWarning(fmt.Sprintf(format, args...))
+	}
+}
+
+// CallOption adjusts one Call.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	onProgress func(Progress)
+	timeout    time.Duration
+	maxTimeout time.Duration
+	raw        bool
+}
+
+// WithProgress asks the server for progress (a progressToken in the
+// request's _meta, spec: basic/utilities/progress) and delivers each update
+// to fn on the read loop. Progress also resets the request's timeout.
+func WithProgress(fn func(Progress)) CallOption {
+	return func(c *callConfig) { c.onProgress = fn }
+}
+
+// WithTimeout overrides the session's timeouts for one call.
+func WithTimeout(idle, max time.Duration) CallOption {
+	return func(c *callConfig) { c.timeout, c.maxTimeout = idle, max }
+}
+
+// Raw sends params exactly as given: the lifecycle does not decorate them.
+// It is for `mcpx call`, where the person controls every byte.
+func Raw() CallOption { return func(c *callConfig) { c.raw = true } }
+
+// TimeoutError reports a request that got no answer in time.
+type TimeoutError struct {
+	Method string
+	After  time.Duration
+	// Max is true when the hard cap, not the idle timeout, expired.
+	Max bool
+}
+
+// ErrTimeout is matched by every *TimeoutError.
+var ErrTimeout = errors.New("timed out")
+
+func (e *TimeoutError) Error() string {
+	if e.Max {
+		return fmt.Sprintf("no response after %s (the maximum total time, even with progress)", e.After)
+	}
+	return fmt.Sprintf("no response after %s", e.After)
+}
+
+// Is makes errors.Is(err, ErrTimeout) true.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Call sends a request and waits for its response, returning the raw result
+// exactly as received. A JSON-RPC error comes back as an error wrapping
+// *RPCError. When ctx ends or the timeout expires the server is told with
+// notifications/cancelled (spec: basic/utilities/cancellation).
+func (s *Session) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
+	cfg := callConfig{timeout: s.opts.Timeout, maxTimeout: s.opts.MaxTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p, err := compactJSON(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+	}
+	if !cfg.raw {
+		if p, err = s.life.Decorate(method, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	id := s.nextID.Add(1)
+	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress}
+	key := "n:" + strconv.FormatInt(id, 10)
+	if cfg.onProgress != nil {
+		pc.progress = make(chan struct{}, 1)
+		if p, err = setMeta(p, "progressToken", json.RawMessage(strconv.FormatInt(id, 10))); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	s.mu.Lock()
+	s.pending[key] = pc
+	if pc.progress != nil {
+		s.progress[key] = pc
+	}
+	s.mu.Unlock()
+	defer s.forget(key)
+
+	if err := s.conn.Write(ctx, transport.Frame{Data: encodeRequest(id, method, p)}); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		}
+		return nil, fmt.Errorf("%s: %w", method, s.sendError(err))
+	}
+
+	var idle, hard <-chan time.Time
+	var idleTimer *time.Timer
+	if cfg.timeout > 0 {
+		idleTimer = time.NewTimer(cfg.timeout)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	if cfg.maxTimeout > 0 {
+		t := time.NewTimer(cfg.maxTimeout)
+		defer t.Stop()
+		hard = t.C
+	}
+	for {
+		select {
+		case m := <-pc.resp:
+			if m.Error != nil {
+				return nil, fmt.Errorf("%s: %w", method, m.Error)
+			}
+			return m.Result, nil
+		case <-pc.progress:
+			if idleTimer != nil {
+				idleTimer.Reset(cfg.timeout)
+			}
+		case <-idle:
+			s.abandon(key, method, "timeout")
+			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: cfg.timeout})
+		case <-hard:
+			s.abandon(key, method, "timeout")
+			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: cfg.maxTimeout, Max: true})
+		case <-ctx.Done():
+			s.abandon(key, method, "cancelled by the user")
+			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		case <-s.done:
+			// A response may have been delivered just before the end.
+			select {
+			case m := <-pc.resp:
+				if m.Error != nil {
+					return nil, fmt.Errorf("%s: %w", method, m.Error)
+				}
+				return m.Result, nil
+			default:
+			}
+			return nil, fmt.Errorf("%s: %w", method, s.err)
+		}
+	}
+}
+
+// sendError explains a failed write, preferring the reason the connection
+// ended when it has.
+func (s *Session) sendError(err error) error {
+	select {
+	case <-s.done:
+		return s.err
+	case <-time.After(50 * time.Millisecond):
+		// A write usually fails because the peer just went away; give the
+		// read loop a moment to learn why.
+		select {
+		case <-s.done:
+			return s.err
+		default:
+		}
+	}
+	return err
+}
+
+// retire remembers a finished request id so that a response arriving later
+// is reported for what it is. Called with s.mu held.
+func (s *Session) retire(key, why string) {
+	if len(s.retired) > 1000 {
+		clear(s.retired)
+	}
+	s.retired[key] = why
+}
+
+func (s *Session) forget(key string) {
+	s.mu.Lock()
+	delete(s.pending, key)
+	delete(s.progress, key)
+	s.mu.Unlock()
+}
+
+// abandon stops waiting for a request and tells the server so. initialize
+// is never cancelled (spec: basic/utilities/cancellation).
+func (s *Session) abandon(key, method, reason string) {
+	s.mu.Lock()
+	delete(s.pending, key)
+	delete(s.progress, key)
+	s.retire(key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", method, key[2:]))
+	s.mu.Unlock()
+	if method == "initialize" {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"requestId": json.RawMessage(key[2:]), "reason": reason})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification("notifications/cancelled", params)})
+}
+
+// Notify sends a notification.
+func (s *Session) Notify(ctx context.Context, method string, params any, opts ...CallOption) error {
+	cfg := callConfig{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p, err := compactJSON(params)
+	if err != nil {
+		return fmt.Errorf("%s: encoding params: %w", method, err)
+	}
+	if !cfg.raw {
+		if p, err = s.life.Decorate(method, p); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	if err := s.conn.Write(ctx, transport.Frame{Data: encodeNotification(method, p)}); err != nil {
+		return fmt.Errorf("%s: %w", method, s.sendError(err))
+	}
+	return nil
+}
+
+// readLoop is the connection's only reader.
+func (s *Session) readLoop() {
+	defer close(s.done)
+	defer s.recoverPanic()
+	for {
+		f, err := s.conn.Read(context.Background())
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.handleFrame(f)
+	}
+}
+
+// recoverPanic makes sure a bug in mcpx never leaves the server process
+// behind: the connection is closed before the panic continues.
+func (s *Session) recoverPanic() {
+	if r := recover(); r != nil {
+		s.conn.Close()
+		panic(r)
+	}
+}
+
+func (s *Session) handleFrame(f transport.Frame) {
+	msgs, batch, err := DecodeFrame(f.Data)
+	if err != nil {
+		s.warn("server sent a frame that is %s (ignored): %s", err, excerpt(f.Data, 200))
+		return
+	}
+	if batch {
+		if v := s.protocolVersion(); v != "" && v != "2025-03-26" {
+			s.warn("server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
+		}
+	}
+	var batchReqs []*Message
+	for _, m := range msgs {
+		for _, p := range m.Problems {
+			s.warn("server message departs from JSON-RPC 2.0: %s: %s", p, excerpt(m.Raw, 200))
+		}
+		switch {
+		case m.IsRequest():
+			if batch {
+				batchReqs = append(batchReqs, m)
+			} else {
+				s.serve(m)
+			}
+		case m.IsNotification():
+			s.handleNotification(m)
+		case m.IsResponse() && m.ID != nil:
+			s.handleResponse(m)
+		}
+	}
+	if len(batchReqs) > 0 {
+		s.serveBatch(batchReqs)
+	}
+}
+
+func (s *Session) protocolVersion() string {
+	if info := s.life.Server(); info != nil {
+		return info.ProtocolVersion
+	}
+	return ""
+}
+
+func (s *Session) handleResponse(m *Message) {
+	key := idKey(m.ID)
+	retyped := false
+	s.mu.Lock()
+	pc, ok := s.pending[key]
+	if !ok {
+		// Some servers echo a numeric id back as a string (or the reverse).
+		if pc, ok = s.pending[otherTypeKey(m.ID)]; ok {
+			key, retyped = otherTypeKey(m.ID), true
+		}
+	}
+	if ok {
+		delete(s.pending, key)
+		delete(s.progress, key)
+		s.retire(key, fmt.Sprintf("second response to %s request %d, which was already answered", pc.method, pc.id))
+	}
+	why, late := s.retired[key]
+	s.mu.Unlock()
+	switch {
+	case ok:
+		if retyped {
+			s.warn("server answered request %d with id %s: the id's JSON type changed (accepted)", pc.id, string(m.ID))
+		}
+		pc.resp <- m
+	case late:
+		s.warn("%s (ignored)", why)
+	case string(m.ID) == "null" && m.Error != nil:
+		s.warn("server reported an error not tied to a request: %s", m.Error)
+	default:
+		s.warn("response to unknown request id %s (ignored): %s", string(m.ID), excerpt(m.Raw, 200))
+	}
+}
+
+func (s *Session) handleNotification(m *Message) {
+	switch m.Method {
+	case "notifications/progress":
+		var p struct {
+			Token    json.RawMessage `json:"progressToken"`
+			Progress float64         `json:"progress"`
+			Total    *float64        `json:"total"`
+			Message  string          `json:"message"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err == nil && len(p.Token) > 0 {
+			s.mu.Lock()
+			pc := s.progress[idKey(p.Token)]
+			if pc == nil {
+				pc = s.progress[otherTypeKey(p.Token)]
+			}
+			s.mu.Unlock()
+			if pc != nil {
+				select {
+				case pc.progress <- struct{}{}:
+				default:
+				}
+				pc.onProg(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+				return
+			}
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			s.mu.Lock()
+			cancel := s.serverReq[idKey(p.RequestID)]
+			s.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	}
+	if s.opts.OnNotification != nil {
+		s.opts.OnNotification(m)
+	}
+}
+
+// serve answers one server-to-client request concurrently with the read
+// loop, so a handler that waits (on a person, on a file) never blocks the
+// response the server's request is part of.
+func (s *Session) serve(m *Message) {
+	s.handlerWG.Add(1)
+	go func() {
+		defer s.handlerWG.Done()
+		defer s.recoverPanic()
+		frame := s.answer(m)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.conn.Write(ctx, transport.Frame{Data: frame}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			s.warn("could not answer the server's %s request: %v", m.Method, err)
+		}
+	}()
+}
+
+// serveBatch answers the requests of one batch with one batch response.
+func (s *Session) serveBatch(reqs []*Message) {
+	s.handlerWG.Add(1)
+	go func() {
+		defer s.handlerWG.Done()
+		defer s.recoverPanic()
+		out := make([]json.RawMessage, len(reqs))
+		var wg sync.WaitGroup
+		for i, m := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = s.answer(m)
+			}()
+		}
+		wg.Wait()
+		frame, _ := json.Marshal(out)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.conn.Write(ctx, transport.Frame{Data: frame}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			s.warn("could not answer the server's batch: %v", err)
+		}
+	}()
+}
+
+// answer runs the handler for m and returns the encoded response.
+func (s *Session) answer(m *Message) []byte {
+	key := idKey(m.ID)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.mu.Lock()
+	s.serverReq[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.serverReq, key)
+		s.mu.Unlock()
+	}()
+
+	var result json.RawMessage
+	var rpcErr *RPCError
+	h := s.opts.Handlers[m.Method]
+	switch {
+	case h != nil:
+		v, err := h(ctx, m)
+		if err != nil {
+			if !errors.As(err, &rpcErr) {
+				rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+			}
+		} else if result, err = compactJSON(v); err != nil {
+			rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
+		}
+	case m.Method == "ping":
+		// spec: basic/utilities/ping — answer promptly with an empty result.
+		result = json.RawMessage("{}")
+	default:
+		rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
+	}
+	if s.opts.OnServerRequest != nil {
+		s.opts.OnServerRequest(m, result, rpcErr)
+	}
+	return encodeResponse(m.ID, result, rpcErr)
+}
+
+// setMeta returns params (a JSON object, possibly empty) with _meta[key] set.
+func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	obj, err := ParseObject(params)
+	if err != nil {
+		return nil, fmt.Errorf("params must be a JSON object: %w", err)
+	}
+	meta, err := ParseObject(obj.Get("_meta"))
+	if err != nil {
+		return nil, fmt.Errorf("params._meta must be a JSON object: %w", err)
+	}
+	meta.Set(key, value)
+	obj.Set("_meta", meta.Marshal())
+	return obj.Marshal(), nil
+}
+
+// excerpt returns data as a quoted, shortened string for warnings.
+func excerpt(data []byte, max int) string {
+	s := string(data)
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + fmt.Sprintf("… (%d bytes)", len(data))
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,362 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StdioOptions describes a server to launch as a child process and talk to
+// over its standard streams (spec: basic/transports, "stdio").
+type StdioOptions struct {
+	// Command is the program to run; Args are its arguments.
+	Command string
+	Args    []string
+	// Env holds extra KEY=VALUE entries added to mcpx's own environment
+	// (later entries win).
+	Env []string
+	// Dir is the working directory of the server; empty means mcpx's own.
+	Dir string
+	// Observer receives the server's stderr lines and transport notes.
+	Observer Observer
+	// CloseGrace is how long Close waits for the server to exit after its
+	// stdin is closed before sending SIGTERM. One-shot commands keep it short
+	// so they never wait on a server's idle timers. Zero means 20ms.
+	CloseGrace time.Duration
+	// TermGrace is how long Close waits after SIGTERM before SIGKILL.
+	// Zero means 500ms.
+	TermGrace time.Duration
+}
+
+// stderrTail is how many of the server's last stderr lines are kept for
+// error reports.
+const stderrTail = 10
+
+// StdioConn is a Conn to a child process speaking newline-delimited JSON-RPC
+// on stdin/stdout. The child runs in its own process group so that Close can
+// end it together with any children it spawned.
+type StdioConn struct {
+	opts   StdioOptions
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+
+	writeMu sync.Mutex
+
+	frames  chan Frame
+	readErr error         // set before readDone is closed
+	readDone chan struct{} // closed when stdout reached EOF or failed
+
+	exited   chan struct{} // closed when the process has been waited for
+	exitErr  error         // result of cmd.Wait, valid after exited
+	stderrWG sync.WaitGroup
+
+	tailMu sync.Mutex
+	tail   []string
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartStdio launches the server described by opts. The returned connection
+// owns the process: Close ends it. Failures to start wrap ErrConnect.
+func StartStdio(opts StdioOptions) (*StdioConn, error) {
+	if opts.Command == "" {
+		return nil, fmt.Errorf("%w: no server command given", ErrConnect)
+	}
+	if opts.CloseGrace == 0 {
+		opts.CloseGrace = 20 * time.Millisecond
+	}
+	if opts.TermGrace == 0 {
+		opts.TermGrace = 500 * time.Millisecond
+	}
+	cmd := exec.Command(opts.Command, opts.Args...)
+	cmd.Dir = opts.Dir
+	if len(opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), opts.Env...)
+	}
+	setProcAttr(cmd)
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConnect, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("%w: %v", ErrConnect, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("%w: %v", ErrConnect, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, unwrapExec(err))
+	}
+	// The child has its copies; ours must go so that EOF is seen.
+	closeAll(inR, outW, errW)
+
+	c := &StdioConn{
+		opts:     opts,
+		cmd:      cmd,
+		stdin:    inW,
+		stdout:   outR,
+		stderr:   errR,
+		frames:   make(chan Frame, 16),
+		readDone: make(chan struct{}),
+		exited:   make(chan struct{}),
+		closing:  make(chan struct{}),
+	}
+	go func() {
+		c.exitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	c.stderrWG.Add(1)
+	go c.readStderr()
+	go c.readStdout()
+	return c, nil
+}
+
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// Describe reports the server command line.
+func (c *StdioConn) Describe() string {
+	return "stdio: " + strings.Join(append([]string{c.opts.Command}, c.opts.Args...), " ")
+}
+
+// PID returns the server process id.
+func (c *StdioConn) PID() int { return c.cmd.Process.Pid }
+
+func (c *StdioConn) observe(ev Event) {
+	if c.opts.Observer != nil {
+		ev.Time = time.Now()
+		c.opts.Observer(ev)
+	}
+}
+
+// readStdout splits the server's stdout into frames, one per line, with no
+// size limit short of memory.
+func (c *StdioConn) readStdout() {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.stdout, 64*1024)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			select {
+			case c.frames <- Frame{Data: line}:
+			case <-c.closing:
+				c.readErr = ErrClosed
+				return
+			}
+		}
+		if err != nil {
+			c.readErr = c.endError(err)
+			return
+		}
+	}
+}
+
+// endError explains why stdout ended: usually because the process exited.
+func (c *StdioConn) endError(readErr error) error {
+	select {
+	case <-c.closing:
+		return ErrClosed
+	default:
+	}
+	if !errors.Is(readErr, io.EOF) && !errors.Is(readErr, os.ErrClosed) {
+		return fmt.Errorf("reading server stdout: %w", readErr)
+	}
+	// The server closed stdout; it is normally exiting. Give it a moment so
+	// the error can carry its exit status and last stderr lines.
+	select {
+	case <-c.exited:
+	case <-c.closing:
+		return ErrClosed
+	case <-time.After(2 * time.Second):
+		return errors.New("server closed its stdout but is still running")
+	}
+	waitTimeout(&c.stderrWG, 500*time.Millisecond)
+	return c.exitError()
+}
+
+func (c *StdioConn) exitError() *PeerExitError {
+	e := &PeerExitError{Status: "exit status 0", Code: 0}
+	if c.cmd.ProcessState != nil {
+		e.Status = c.cmd.ProcessState.String()
+		e.Code = c.cmd.ProcessState.ExitCode()
+	}
+	c.tailMu.Lock()
+	e.LastStderr = append([]string(nil), c.tail...)
+	c.tailMu.Unlock()
+	return e
+}
+
+func (c *StdioConn) readStderr() {
+	defer c.stderrWG.Done()
+	r := bufio.NewReaderSize(c.stderr, 16*1024)
+	for {
+		line, err := r.ReadString('\n')
+		if line != "" {
+			line = strings.TrimRight(line, "\r\n")
+			c.tailMu.Lock()
+			c.tail = append(c.tail, line)
+			if len(c.tail) > stderrTail {
+				c.tail = c.tail[len(c.tail)-stderrTail:]
+			}
+			c.tailMu.Unlock()
+			c.observe(Event{Kind: EventStderr, Text: line})
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Read returns the next line the server wrote on stdout.
+func (c *StdioConn) Read(ctx context.Context) (Frame, error) {
+	select {
+	case f := <-c.frames:
+		return f, nil
+	default:
+	}
+	select {
+	case f := <-c.frames:
+		return f, nil
+	case <-c.readDone:
+		// Drain frames that were queued before the end.
+		select {
+		case f := <-c.frames:
+			return f, nil
+		default:
+		}
+		return Frame{}, c.readErr
+	case <-c.closing:
+		return Frame{}, ErrClosed
+	case <-ctx.Done():
+		return Frame{}, ctx.Err()
+	}
+}
+
+// Write sends one frame followed by a newline. Frames must not contain a
+// newline: stdio framing forbids it (spec: basic/transports, stdio).
+func (c *StdioConn) Write(ctx context.Context, f Frame) error {
+	if bytes.IndexByte(f.Data, '\n') >= 0 {
+		return errors.New("frame contains a newline, which stdio framing forbids")
+	}
+	select {
+	case <-c.closing:
+		return ErrClosed
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.stdin.SetWriteDeadline(time.Now()) })
+	defer func() {
+		if !stop() {
+			c.stdin.SetWriteDeadline(time.Time{})
+		}
+	}()
+	var err error
+	if len(f.Data) < 64*1024 {
+		buf := make([]byte, 0, len(f.Data)+1)
+		buf = append(append(buf, f.Data...), '\n')
+		_, err = c.stdin.Write(buf)
+	} else if _, err = c.stdin.Write(f.Data); err == nil {
+		_, err = c.stdin.Write([]byte{'\n'})
+	}
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	select {
+	case <-c.closing:
+		return ErrClosed
+	case <-c.exited:
+		return c.exitError()
+	case <-time.After(100 * time.Millisecond):
+	}
+	return fmt.Errorf("writing to server stdin: %w", err)
+}
+
+// Close ends the session as the spec describes for stdio (basic/lifecycle,
+// "Shutdown"): close the server's stdin, give it a brief grace period to
+// exit, then SIGTERM, then SIGKILL. Anything left in the server's process
+// group is killed too, so no process outlives mcpx. Close is idempotent.
+func (c *StdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closing)
+		c.stdin.Close()
+		if !c.waitExit(c.opts.CloseGrace) {
+			signalGroup(c.cmd, sigTerm)
+			if !c.waitExit(c.opts.TermGrace) {
+				signalGroup(c.cmd, sigKill)
+				if !c.waitExit(5 * time.Second) {
+					c.closeErr = fmt.Errorf("server process %d did not exit after SIGKILL", c.cmd.Process.Pid)
+				}
+			}
+		}
+		// Children the server left behind in its group must not survive it.
+		signalGroup(c.cmd, sigKill)
+		c.stdout.Close()
+		c.stderr.Close()
+		waitTimeout(&c.stderrWG, time.Second)
+	})
+	return c.closeErr
+}
+
+// Exited is closed once the server process has ended.
+func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
+
+func (c *StdioConn) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}

@@ -1,0 +1,111 @@
+// Package transport moves whole JSON-RPC frames between mcpx and an MCP server.
+//
+// A transport knows framing (newline-delimited stdio, HTTP bodies, SSE events),
+// HTTP headers, session ids and process management, and nothing about MCP
+// methods. Frames are kept as the exact bytes that crossed the wire so that
+// the layers above can show, record and replay malformed traffic faithfully.
+package transport
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Frame is one message as it crossed the wire. Data holds the raw bytes,
+// without the transport's delimiter (the stdio newline, the SSE "data:"
+// prefix); it is not guaranteed to be valid JSON.
+type Frame struct {
+	Data []byte
+	// Meta carries transport details about how the frame travelled, when the
+	// transport has any (HTTP status, SSE event id, ...). Nil for stdio.
+	Meta *Meta
+}
+
+// Meta is transport-level information attached to a frame. Fields are
+// optional; zero values mean "not applicable".
+type Meta struct {
+	HTTPMethod  string `json:"httpMethod,omitempty"`
+	URL         string `json:"url,omitempty"`
+	HTTPStatus  int    `json:"httpStatus,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
+	SessionID   string `json:"sessionId,omitempty"`
+	// StreamID names the SSE stream the frame arrived on (e.g. "post-3", "get").
+	StreamID string `json:"streamId,omitempty"`
+	EventID  string `json:"eventId,omitempty"`
+}
+
+// Conn is a bidirectional, frame-oriented connection to one MCP peer.
+//
+// Read is called by a single goroutine (the session's read loop). Write may
+// be called concurrently. Close is idempotent, unblocks Read and releases
+// every resource the connection owns (including a child process).
+type Conn interface {
+	// Read returns the next frame from the peer. It returns an error wrapping
+	// ErrClosed after Close, or a *PeerExitError / other transport error
+	// when the peer goes away.
+	Read(ctx context.Context) (Frame, error)
+	// Write sends one frame to the peer.
+	Write(ctx context.Context, f Frame) error
+	// Close shuts the connection down.
+	Close() error
+}
+
+// Describer is implemented by connections that can say what they are
+// connected to, for display ("stdio: node server.js", "streamable-http: ...").
+type Describer interface {
+	Describe() string
+}
+
+// Event is out-of-band transport information that is not a frame: a line the
+// server wrote on stderr, a note about a transport decision, an HTTP exchange.
+// Observers receive events to display or record them.
+type Event struct {
+	Time time.Time
+	Kind EventKind
+	// Text is the event's human-readable content (a stderr line, a note).
+	Text string
+	// Meta carries HTTP details for EventHTTP.
+	Meta *Meta
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventStderr is one line of the server process's standard error.
+	EventStderr EventKind = "stderr"
+	// EventNote is a transport decision worth telling the person about
+	// ("falling back to HTTP+SSE", "session re-initialized", "server exited").
+	EventNote EventKind = "note"
+	// EventHTTP describes one HTTP request or response at the HTTP layer.
+	EventHTTP EventKind = "http"
+)
+
+// Observer receives transport events. It must not block for long; it is
+// called from the transport's own goroutines.
+type Observer func(Event)
+
+// Errors that callers match with errors.Is.
+var (
+	// ErrClosed is returned by Read and Write after Close.
+	ErrClosed = errors.New("connection closed")
+	// ErrConnect marks failures to establish the connection (a server binary
+	// that cannot be started, a refused TCP connection).
+	ErrConnect = errors.New("cannot connect")
+)
+
+// PeerExitError reports that a stdio server process ended.
+type PeerExitError struct {
+	// Status is the process's exit description ("exit status 1", "signal: killed").
+	Status string
+	// Code is the exit code, or -1 when the process was killed by a signal.
+	Code int
+	// LastStderr holds the last lines the server wrote on stderr, newest last.
+	LastStderr []string
+}
+
+func (e *PeerExitError) Error() string {
+	return "server exited (" + e.Status + ")"
+}
