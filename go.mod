@@ -1,6 +1,6 @@
 module github.com/mcpx-dev/mcpx
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/fatih/color v1.19.0

@@ -142,8 +142,8 @@ func newCallCmd(g *globalOptions) *cobra.Command {
 func newNotifyCmd(g *globalOptions) *cobra.Command {
 	o := &rawCallOptions{g: g, notify: true}
 	return &cobra.Command{
-		Use:   "notify METHOD [JSON-params | @file.json] -- <server command>",
-		Short: "Send any notification",
+		Use:     "notify METHOD [JSON-params | @file.json] -- <server command>",
+		Short:   "Send any notification",
 		Example: `  mcpx notify notifications/roots/list_changed -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)

@@ -52,8 +52,8 @@ type StdioConn struct {
 
 	writeMu sync.Mutex
 
-	frames  chan Frame
-	readErr error         // set before readDone is closed
+	frames   chan Frame
+	readErr  error         // set before readDone is closed
 	readDone chan struct{} // closed when stdout reached EOF or failed
 
 	exited   chan struct{} // closed when the process has been waited for
