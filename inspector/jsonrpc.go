@@ -75,6 +75,11 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 func decodeMessage(raw json.RawMessage) *Message {
 	m := &Message{Raw: raw}
 	var w wireMessage
+	// Unmarshal accepts null for a struct, so check for an object first.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		m.Problems = append(m.Problems, "not a JSON object")
+		return m
+	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m

@@ -45,6 +45,9 @@ func ParseObject(data []byte) (*Object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return nil, fmt.Errorf("unexpected data after the JSON object: %s", excerpt(rest, 40))
+	}
 	return o, nil
 }
 

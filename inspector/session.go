@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -453,6 +454,10 @@ func (s *Session) handleResponse(m *Message) {
 		s.retire(key, fmt.Sprintf("second response to %s request %d, which was already answered", pc.method, pc.id))
 	}
 	why, late := s.retired[key]
+	if !late {
+		// A late answer whose id changed JSON type is still late.
+		why, late = s.retired[otherTypeKey(m.ID)]
+	}
 	s.mu.Unlock()
 	switch {
 	case ok:
@@ -521,6 +526,9 @@ func (s *Session) serve(m *Message) {
 		defer s.handlerWG.Done()
 		defer s.recoverPanic()
 		frame := s.answer(m)
+		if frame == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.conn.Write(ctx, transport.Frame{Data: frame}); err != nil && !errors.Is(err, transport.ErrClosed) {
@@ -545,6 +553,10 @@ func (s *Session) serveBatch(reqs []*Message) {
 			}()
 		}
 		wg.Wait()
+		out = slices.DeleteFunc(out, func(r json.RawMessage) bool { return r == nil })
+		if len(out) == 0 {
+			return
+		}
 		frame, _ := json.Marshal(out)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -554,13 +566,19 @@ func (s *Session) serveBatch(reqs []*Message) {
 	}()
 }
 
-// answer runs the handler for m and returns the encoded response.
+// errCancelledByServer is the cause of a handler's context ending because
+// the server sent notifications/cancelled for its request.
+var errCancelledByServer = errors.New("cancelled by the server")
+
+// answer runs the handler for m and returns the encoded response, or nil
+// when the server cancelled the request: receivers of a cancellation SHOULD
+// NOT respond (spec: basic/utilities/cancellation, "Behavior Requirements").
 func (s *Session) answer(m *Message) []byte {
 	key := idKey(m.ID)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	s.mu.Lock()
-	s.serverReq[key] = cancel
+	s.serverReq[key] = func() { cancel(errCancelledByServer) }
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -586,6 +604,9 @@ func (s *Session) answer(m *Message) []byte {
 		result = json.RawMessage("{}")
 	default:
 		rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
+	}
+	if errors.Is(context.Cause(ctx), errCancelledByServer) {
+		return nil
 	}
 	if s.opts.OnServerRequest != nil {
 		s.opts.OnServerRequest(m, result, rpcErr)

@@ -51,6 +51,10 @@ type StdioConn struct {
 	stderr *os.File
 
 	writeMu sync.Mutex
+	// partial is set when a write was cut short (its context ended) after
+	// some bytes of the frame went out: the next write first ends that
+	// broken line so the frames after it stay intact. Guarded by writeMu.
+	partial bool
 
 	frames   chan Frame
 	readErr  error         // set before readDone is closed
@@ -280,22 +284,43 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	stop := context.AfterFunc(ctx, func() { c.stdin.SetWriteDeadline(time.Now()) })
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.stdin.SetWriteDeadline(time.Now())
+		close(fired)
+	})
 	defer func() {
 		if !stop() {
+			// The deadline may still be being set: wait, then clear it, so
+			// that it cannot fail the next write.
+			<-fired
 			c.stdin.SetWriteDeadline(time.Time{})
 		}
 	}()
 	var err error
-	if len(f.Data) < 64*1024 {
+	var n, m int
+	if c.partial {
+		if _, err = c.stdin.Write([]byte{'\n'}); err == nil {
+			c.partial = false
+		}
+	}
+	switch {
+	case err != nil:
+		// The broken line could not be ended; nothing of f was written.
+	case len(f.Data) < 64*1024:
 		buf := make([]byte, 0, len(f.Data)+1)
 		buf = append(append(buf, f.Data...), '\n')
-		_, err = c.stdin.Write(buf)
-	} else if _, err = c.stdin.Write(f.Data); err == nil {
-		_, err = c.stdin.Write([]byte{'\n'})
+		n, err = c.stdin.Write(buf)
+	default:
+		if n, err = c.stdin.Write(f.Data); err == nil {
+			m, err = c.stdin.Write([]byte{'\n'})
+		}
 	}
 	if err == nil {
 		return nil
+	}
+	if n+m > 0 {
+		c.partial = true
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -1,0 +1,306 @@
+package inspector
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testSchema = `{
+  "type": "object",
+  "properties": {
+    "a": {"type": "number"},
+    "n": {"type": "integer"},
+    "zip": {"type": "string"},
+    "flag": {"type": "boolean"},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "opts": {"type": "object"},
+    "color": {"enum": ["red", "green"]},
+    "level": {"enum": [1, 2, 3]},
+    "maybe": {"type": ["integer", "null"]},
+    "either": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+    "choice": {"oneOf": [{"type": "boolean"}, {"type": "array"}]},
+    "fixed": {"const": "v1"},
+    "free": {"description": "no type"},
+    "nothing": {"type": "null"}
+  },
+  "required": ["a"]
+}`
+
+func TestBuildArgumentsTyping(t *testing.T) {
+	tests := []struct {
+		pair string
+		want string // the value as JSON
+	}{
+		{"a=2", `2`},
+		{"a=-2.5e3", `-2.5e3`},
+		{"a=.5", `0.5`},
+		{"a=007", `7`},
+		{"n=42", `42`},
+		{"n=-7", `-7`},
+		{"n=1e3", `1000`},
+		{"n=3.0", `3`},
+		{"zip=012", `"012"`},
+		{"zip=true", `"true"`},
+		{"zip=", `""`},
+		{`zip={"a":1}`, `"{\"a\":1}"`},
+		{"zip=a=b", `"a=b"`},
+		{"flag=true", `true`},
+		{"flag=FALSE", `false`},
+		{`tags=["x", "y"]`, `["x","y"]`},
+		{"tags=[]", `[]`},
+		{`opts={"k": {"v": 1}}`, `{"k":{"v":1}}`},
+		{"color=red", `"red"`},
+		{"level=2", `2`},
+		{"maybe=5", `5`},
+		{"maybe=null", `null`},
+		{"either=3", `3`},
+		{"either=three", `"three"`},
+		{"choice=true", `true`},
+		{"choice=[1]", `[1]`},
+		{"fixed=v1", `"v1"`},
+		{"free=12", `12`},
+		{"free=012", `"012"`},
+		{"free=hello", `"hello"`},
+		{`free={"x": [1, 2]}`, `{"x":[1,2]}`},
+		{"free=", `""`},
+		{"nothing=null", `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pair, func(t *testing.T) {
+			got, warnings, err := BuildArguments([]string{tt.pair}, nil, json.RawMessage(testSchema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("warnings: %q", warnings)
+			}
+			key, _, _ := strings.Cut(tt.pair, "=")
+			obj, err := ParseObject(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := string(obj.Get(key)); v != tt.want {
+				t.Errorf("%s → %s, want %s (whole object %s)", tt.pair, v, tt.want, got)
+			}
+		})
+	}
+}
+
+func TestBuildArgumentsErrors(t *testing.T) {
+	tests := []struct {
+		pair    string
+		wantKey string
+		words   []string
+	}{
+		{"a=two", "a", []string{"number"}},
+		{"a=1e400", "a", []string{"number"}},
+		{"a=NaN", "a", []string{"number"}},
+		{"a=", "a", []string{"number"}},
+		{"n=2.5", "n", []string{"integer"}},
+		{"flag=yes", "flag", []string{"true or false"}},
+		{"tags=x", "tags", []string{"array"}},
+		{`tags={"a":1}`, "tags", []string{"array"}},
+		{"opts=[1]", "opts", []string{"object"}},
+		{"level=high", "level", []string{"number"}},
+		{"maybe=x", "maybe", []string{"integer", "null"}},
+		{"choice=maybe", "choice", []string{"array", "boolean"}},
+		{"noequals", "", []string{"key=value"}},
+		{"=value", "", []string{"key=value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pair, func(t *testing.T) {
+			_, _, err := BuildArguments([]string{tt.pair}, nil, json.RawMessage(testSchema))
+			var ae *ArgumentError
+			if !errors.As(err, &ae) {
+				t.Fatalf("err = %v, want an *ArgumentError", err)
+			}
+			if ae.Key != tt.wantKey {
+				t.Errorf("Key = %q, want %q", ae.Key, tt.wantKey)
+			}
+			if !containsAll(err.Error(), tt.words...) {
+				t.Errorf("message %q lacks %q", err, tt.words)
+			}
+			if tt.wantKey != "" && !strings.Contains(err.Error(), tt.pair) {
+				t.Errorf("message %q does not name the argument %q", err, tt.pair)
+			}
+		})
+	}
+}
+
+func TestBuildArgumentsMergeAndWarnings(t *testing.T) {
+	tests := []struct {
+		name         string
+		pairs        []string
+		base         string
+		schema       string
+		want         string
+		wantWarnings [][]string
+		wantErr      bool
+	}{
+		{
+			name:  "pairs merge into --args, order kept",
+			pairs: []string{"a=1", "zip=9"}, base: `{"zip":"x","other":true}`, schema: testSchema,
+			want: `{"zip":"9","other":true,"a":1}`,
+		},
+		{
+			name:  "later pair wins",
+			pairs: []string{"a=1", "a=2"}, schema: testSchema,
+			want: `{"a":2}`,
+		},
+		{
+			name:  "unknown key warns and is typed without schema",
+			pairs: []string{"nmae=5"}, schema: `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}}}`,
+			want:         `{"nmae":5}`,
+			wantWarnings: [][]string{{`"nmae"`, "age, name"}},
+		},
+		{
+			name:  "schema without properties: no warnings",
+			pairs: []string{"x=1", "y=z"}, schema: `{"type":"object"}`,
+			want: `{"x":1,"y":"z"}`,
+		},
+		{
+			name:  "empty properties: every key warns",
+			pairs: []string{"x=1"}, schema: `{"type":"object","properties":{}}`,
+			want:         `{"x":1}`,
+			wantWarnings: [][]string{{`"x"`}},
+		},
+		{
+			name:  "no schema at all",
+			pairs: []string{"n=1.5", "b=false", "s=text", "l=[1]", "q=\"quoted\"", "z=012"},
+			want:  `{"n":1.5,"b":false,"s":"text","l":[1],"q":"quoted","z":"012"}`,
+		},
+		{
+			name: "only --args", base: `{"a": [1, 2]}`,
+			want: `{"a":[1, 2]}`, // member values kept byte for byte
+		},
+		{
+			name: "nothing", want: `{}`,
+		},
+		{name: "--args not an object", base: `[1]`, wantErr: true},
+		{name: "--args with trailing data", base: `{} x`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warnings, err := BuildArguments(tt.pairs, json.RawMessage(tt.base), json.RawMessage(tt.schema))
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("got %s, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if len(warnings) != len(tt.wantWarnings) {
+				t.Fatalf("warnings %q, want %d", warnings, len(tt.wantWarnings))
+			}
+			for i, words := range tt.wantWarnings {
+				if !containsAll(warnings[i], words...) {
+					t.Errorf("warning %q lacks %q", warnings[i], words)
+				}
+			}
+		})
+	}
+}
+
+func TestStringArguments(t *testing.T) {
+	got, err := StringArguments([]string{"city=Paris", "n=3", "empty=", "eq=a=b", "json={\"x\":1}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"city":"Paris","n":"3","empty":"","eq":"a=b","json":"{\"x\":1}"}`
+	if string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got, err := StringArguments(nil); err != nil || string(got) != `{}` {
+		t.Errorf("no pairs: %s, %v", got, err)
+	}
+	var ae *ArgumentError
+	if _, err := StringArguments([]string{"novalue"}); !errors.As(err, &ae) {
+		t.Errorf("bad pair: err = %v, want *ArgumentError", err)
+	}
+}
+
+func TestSchemaTypes(t *testing.T) {
+	tests := []struct {
+		schema string
+		want   []string
+	}{
+		{`{"type":"string"}`, []string{"string"}},
+		{`{"type":["string","null"]}`, []string{"null", "string"}},
+		{`{"enum":["a",1,null]}`, []string{"null", "number", "string"}},
+		{`{"anyOf":[{"type":"integer"},{"oneOf":[{"type":"boolean"}]}]}`, []string{"boolean", "integer"}},
+		{`{"const":{"a":1}}`, []string{"object"}},
+		{`{"description":"x"}`, nil},
+		{``, nil},
+		{`"not a schema"`, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, schemaTypes(json.RawMessage(tt.schema))); diff != "" {
+			t.Errorf("schemaTypes(%s) (-want +got):\n%s", tt.schema, diff)
+		}
+	}
+}
+
+func TestSchemaSignature(t *testing.T) {
+	schema := `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"e":{"enum":["x"]},"f":{}},"required":["a"]}`
+	if got, want := SchemaSignature(json.RawMessage(schema)), "z:string a:number* e:string f"; got != want {
+		t.Errorf("SchemaSignature = %q, want %q", got, want)
+	}
+	if got := SchemaSignature(json.RawMessage(`{"type":"object"}`)); got != "" {
+		t.Errorf("no properties: %q", got)
+	}
+	if got := SchemaSignature(json.RawMessage(`{"properties":{"a\u001b[31m":{}}}`)); strings.ContainsRune(got, 0x1b) {
+		t.Errorf("signature not escaped: %q", got)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	candidates := []string{"get-sum", "echo", "add", "getTinyImage", "longRunningOperation", "printEnv"}
+	tests := []struct {
+		name string
+		n    int
+		want []string
+	}{
+		{"get_sum", 3, []string{"get-sum", "getTinyImage"}},
+		{"ecoh", 3, []string{"echo"}},
+		{"ECHO", 3, []string{"echo"}},
+		{"long", 3, []string{"longRunningOperation"}},
+		{"get-sum", 1, []string{"get-sum"}},
+		{"zzzzzz", 3, nil},
+		{"printenv", 3, []string{"printEnv"}},
+	}
+	for _, tt := range tests {
+		got := Suggest(tt.name, candidates, tt.n)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Suggest(%q) (-want +got):\n%s", tt.name, diff)
+		}
+		if len(got) > tt.n {
+			t.Errorf("Suggest(%q, n=%d) returned %d", tt.name, tt.n, len(got))
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"héllo", "hello", 1}, {"same", "same", 0},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := editDistance(tt.b, tt.a); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetry)", tt.b, tt.a, got, tt.want)
+		}
+	}
+}

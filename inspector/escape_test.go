@@ -1,0 +1,94 @@
+package inspector
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func TestEscape(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		escape     string // Escape
+		escapeLine string // EscapeLine
+	}{
+		{"plain", "hello, world", "hello, world", "hello, world"},
+		{"unicode kept", "héllo ✓ 日本", "héllo ✓ 日本", "héllo ✓ 日本"},
+		{"ESC sequence", "a\x1b[31mred\x1b[0m", `a\x1b[31mred\x1b[0m`, `a\x1b[31mred\x1b[0m`},
+		{"OSC title", "\x1b]0;pwned\x07", `\x1b]0;pwned\x07`, `\x1b]0;pwned\x07`},
+		{"C1 CSI", "x\u009b2Jy", `x\u009b2Jy`, `x\u009b2Jy`},
+		{"C1 range ends", "\u0080\u009f\u00a0", `\u0080\u009f` + "\u00a0", `\u0080\u009f` + "\u00a0"},
+		{"DEL", "a\x7fb", `a\x7fb`, `a\x7fb`},
+		{"NUL and BEL", "\x00\x07", `\x00\x07`, `\x00\x07`},
+		{"CR", "over\rwrite", `over\rwrite`, `over\rwrite`},
+		{"newline and tab", "a\nb\tc", "a\nb\tc", `a\nb\tc`},
+		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`, `a\xffb\xc3`},
+		{"raw C1 byte is invalid UTF-8", "\x9b", `\x9b`, `\x9b`},
+		{"empty", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Escape(tt.in); got != tt.escape {
+				t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.escape)
+			}
+			if got := EscapeLine(tt.in); got != tt.escapeLine {
+				t.Errorf("EscapeLine(%q) = %q, want %q", tt.in, got, tt.escapeLine)
+			}
+		})
+	}
+}
+
+// Whatever the input, the output has no byte a terminal interprets: no C0
+// control but newline and tab (Escape) or none at all (EscapeLine), no DEL,
+// no C1 control, and it is valid UTF-8.
+func TestEscapeOutputIsTerminalSafe(t *testing.T) {
+	var inputs []string
+	for b := range 256 {
+		inputs = append(inputs, "x"+string([]byte{byte(b)})+"y")
+	}
+	for r := rune(0x80); r <= 0x9f; r++ {
+		inputs = append(inputs, string(r))
+	}
+	inputs = append(inputs, "\xe2\x82", "\xf0\x9f\x98", "ok\x1b[2J\u009b\r\n\t\x7f")
+	check := func(name, in, out string, keepNL bool) {
+		if !utf8.ValidString(out) {
+			t.Errorf("%s(%q) = %q: invalid UTF-8", name, in, out)
+		}
+		for _, r := range out {
+			if keepNL && (r == '\n' || r == '\t') {
+				continue
+			}
+			if unicode.IsControl(r) {
+				t.Errorf("%s(%q) = %q: contains control %U", name, in, out, r)
+			}
+		}
+	}
+	for _, in := range inputs {
+		check("Escape", in, Escape(in), true)
+		check("EscapeLine", in, EscapeLine(in), false)
+	}
+}
+
+func TestEscapeJSONText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":"b"}`, `{"a":"b"}`},
+		{"{\"a\":\"x\u009by\"}", `{"a":"x\u009by"}`},
+		{"{\"a\":\"\x7f\"}", `{"a":"\u007f"}`},
+		{`{"a":"é"}`, `{"a":"é"}`},
+	}
+	for _, tt := range tests {
+		if got := escapeJSONText(tt.in); got != tt.want {
+			t.Errorf("escapeJSONText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// The escaped text is the same JSON.
+	in := "{\"k\":\"a\u0085b\x7f\"}"
+	if !jsonEqual(t, []byte(in), []byte(escapeJSONText(in))) {
+		t.Errorf("escaping changed the JSON value")
+	}
+	if strings.ContainsRune(escapeJSONText(in), 0x85) {
+		t.Errorf("C1 control left in %q", escapeJSONText(in))
+	}
+}

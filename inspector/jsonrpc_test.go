@@ -1,0 +1,270 @@
+package inspector
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// msgView is the part of a Message the decoding tests compare.
+type msgView struct {
+	Kind     string // request, notification, response
+	ID       string
+	Method   string
+	Params   string
+	Result   string
+	Error    *RPCError
+	Problems []string // words each problem must contain, in order
+}
+
+func view(m *Message) msgView {
+	v := msgView{ID: string(m.ID), Method: m.Method, Params: string(m.Params), Result: string(m.Result), Error: m.Error}
+	switch {
+	case m.IsRequest():
+		v.Kind = "request"
+	case m.IsNotification():
+		v.Kind = "notification"
+	case m.IsResponse():
+		v.Kind = "response"
+	}
+	return v
+}
+
+func TestDecodeFrame(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		want      []msgView
+		wantBatch bool
+		wantErr   string
+	}{
+		{
+			name: "request",
+			in:   `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			want: []msgView{{Kind: "request", ID: "1", Method: "ping"}},
+		},
+		{
+			name: "request with string id and params, surrounding space",
+			in:   "  {\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"roots/list\",\"params\":{\"x\": 1}}\r",
+			want: []msgView{{Kind: "request", ID: `"abc"`, Method: "roots/list", Params: `{"x": 1}`}},
+		},
+		{
+			name: "notification",
+			in:   `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`,
+			want: []msgView{{Kind: "notification", Method: "notifications/message", Params: `{"level":"info"}`}},
+		},
+		{
+			name: "result",
+			in:   `{"jsonrpc":"2.0","id":-3,"result":{"b":2,"a":1}}`,
+			want: []msgView{{Kind: "response", ID: "-3", Result: `{"b":2,"a":1}`}},
+		},
+		{
+			name: "error",
+			in:   `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"nope","data":[1]}}`,
+			want: []msgView{{Kind: "response", ID: "2", Error: &RPCError{Code: -32601, Message: "nope", Data: json.RawMessage(`[1]`)}}},
+		},
+		{
+			name: "error with null id",
+			in:   `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`,
+			want: []msgView{{Kind: "response", ID: "null", Error: &RPCError{Code: -32700, Message: "parse"}}},
+		},
+		{
+			name:      "batch",
+			in:        `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"n"}]`,
+			wantBatch: true,
+			want:      []msgView{{Kind: "response", ID: "1", Result: "{}"}, {Kind: "notification", Method: "n"}},
+		},
+		{name: "empty batch", in: ` [ ] `, wantBatch: true, wantErr: "empty batch"},
+		{name: "invalid JSON", in: `{"jsonrpc":`, wantErr: "not valid JSON"},
+		{name: "two values", in: `{} {}`, wantErr: "not valid JSON"},
+		{name: "empty", in: "", wantErr: "empty"},
+		{name: "blank", in: " \t\r", wantErr: "empty"},
+		{
+			name: "missing jsonrpc",
+			in:   `{"id":1,"result":{}}`,
+			want: []msgView{{Kind: "response", ID: "1", Result: "{}", Problems: []string{`"jsonrpc": "2.0"`}}},
+		},
+		{
+			name: "wrong jsonrpc version",
+			in:   `{"jsonrpc":"1.0","method":"x"}`,
+			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc": "2.0"`}}},
+		},
+		{
+			name: "fractional id",
+			in:   `{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+			want: []msgView{{Kind: "response", ID: "1.5", Result: "{}", Problems: []string{"id must be a string or an integer, got 1.5"}}},
+		},
+		{
+			name: "boolean id",
+			in:   `{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+			want: []msgView{{Kind: "request", ID: "true", Method: "ping", Problems: []string{"id must be"}}},
+		},
+		{
+			name: "null id on a request",
+			in:   `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+			want: []msgView{{Kind: "request", ID: "null", Method: "ping", Problems: []string{"id must be"}}},
+		},
+		{
+			name: "id beyond int64",
+			in:   `{"jsonrpc":"2.0","id":99999999999999999999,"result":{}}`,
+			want: []msgView{{Kind: "response", ID: "99999999999999999999", Result: "{}", Problems: []string{"id must be"}}},
+		},
+		{
+			name: "result and error",
+			in:   `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`,
+			want: []msgView{{Kind: "response", ID: "1", Result: "{}", Error: &RPCError{Code: 1, Message: "m"}, Problems: []string{"both result and error"}}},
+		},
+		{
+			name: "neither",
+			in:   `{"jsonrpc":"2.0","id":1}`,
+			want: []msgView{{Kind: "response", ID: "1", Problems: []string{"neither"}}},
+		},
+		{
+			name: "response without id",
+			in:   `{"jsonrpc":"2.0","result":{}}`,
+			want: []msgView{{Kind: "response", Result: "{}", Problems: []string{"without an id"}}},
+		},
+		{
+			name: "malformed error member",
+			in:   `{"jsonrpc":"2.0","id":1,"error":"oops"}`,
+			want: []msgView{{Kind: "response", ID: "1", Error: &RPCError{Code: CodeInternalError, Message: `malformed error: "oops"`}, Problems: []string{"error member"}}},
+		},
+		{
+			name: "not an object",
+			in:   `42`,
+			want: []msgView{{Kind: "response", Problems: []string{"not a JSON object"}}},
+		},
+		{
+			name: "null",
+			in:   `null`,
+			want: []msgView{{Kind: "response", Problems: []string{"not a JSON object"}}},
+		},
+		{
+			name:      "batch with a non-object",
+			in:        `[null,"x",{"jsonrpc":"2.0","method":"n"}]`,
+			wantBatch: true,
+			want: []msgView{
+				{Kind: "response", Problems: []string{"not a JSON object"}},
+				{Kind: "response", Problems: []string{"not a JSON object"}},
+				{Kind: "notification", Method: "n"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs, batch, err := DecodeFrame([]byte(tt.in))
+			if batch != tt.wantBatch {
+				t.Errorf("batch = %v, want %v", batch, tt.wantBatch)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []msgView
+			for i, m := range msgs {
+				v := view(m)
+				// Problems: check the words, then compare the rest.
+				var want []string
+				if i < len(tt.want) {
+					want = tt.want[i].Problems
+				}
+				if len(m.Problems) != len(want) {
+					t.Errorf("message %d problems = %q, want %d matching %q", i, m.Problems, len(want), want)
+				} else {
+					for j := range want {
+						if !strings.Contains(m.Problems[j], want[j]) {
+							t.Errorf("message %d problem %q lacks %q", i, m.Problems[j], want[j])
+						}
+					}
+				}
+				v.Problems = want
+				got = append(got, v)
+				if !json.Valid(m.Raw) {
+					t.Errorf("message %d Raw %q is not the message's JSON", i, m.Raw)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+			if !batch && len(msgs) == 1 && string(msgs[0].Raw) != strings.TrimSpace(tt.in) {
+				t.Errorf("Raw = %q, want the frame's bytes %q", msgs[0].Raw, strings.TrimSpace(tt.in))
+			}
+		})
+	}
+}
+
+func TestIDKey(t *testing.T) {
+	tests := []struct {
+		a, b string
+		same bool
+	}{
+		{`1`, `1`, true},
+		{`1`, `"1"`, false},
+		{`"x"`, `"x"`, true},
+		{`"ab"`, `"a\u0062"`, true},
+		{`" 1"`, `"1"`, false},
+		{`-5`, `-5`, true},
+		{`10`, `1`, false},
+		{`"n:1"`, `1`, false},
+	}
+	for _, tt := range tests {
+		ka, kb := idKey(json.RawMessage(tt.a)), idKey(json.RawMessage(tt.b))
+		if (ka == kb) != tt.same {
+			t.Errorf("idKey(%s)=%q, idKey(%s)=%q: same = %v, want %v", tt.a, ka, tt.b, kb, ka == kb, tt.same)
+		}
+	}
+	// otherTypeKey bridges a number and the same digits as a string.
+	for _, pair := range [][2]string{{`7`, `"7"`}, {`"7"`, `7`}, {`-12`, `"-12"`}} {
+		if otherTypeKey(json.RawMessage(pair[0])) != idKey(json.RawMessage(pair[1])) {
+			t.Errorf("otherTypeKey(%s) != idKey(%s)", pair[0], pair[1])
+		}
+	}
+}
+
+func TestEncodeFrames(t *testing.T) {
+	tests := []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"request", encodeRequest(3, "tools/list", json.RawMessage(`{"cursor":"c"}`)), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}`},
+		{"request without params", encodeRequest(4, "ping", nil), `{"jsonrpc":"2.0","id":4,"method":"ping"}`},
+		{"method needing escapes", encodeRequest(5, "a\"b\n", nil), `{"jsonrpc":"2.0","id":5,"method":"a\"b\n"}`},
+		{"notification", encodeNotification("notifications/initialized", nil), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"result", encodeResponse(json.RawMessage(`"s"`), json.RawMessage(`{"a":1}`), nil), `{"jsonrpc":"2.0","id":"s","result":{"a":1}}`},
+		{"empty result", encodeResponse(json.RawMessage(`1`), nil, nil), `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"error", encodeResponse(json.RawMessage(`2`), nil, &RPCError{Code: -32601, Message: "m"}), `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if string(tt.got) != tt.want {
+				t.Errorf("got  %s\nwant %s", tt.got, tt.want)
+			}
+			msgs, _, err := DecodeFrame(tt.got)
+			if err != nil || len(msgs) != 1 || len(msgs[0].Problems) > 0 {
+				t.Errorf("encoded frame does not decode cleanly: %v %v", err, msgs)
+			}
+		})
+	}
+}
+
+func TestRPCErrorText(t *testing.T) {
+	for _, e := range []*RPCError{{Code: CodeMethodNotFound, Message: "x"}, {Code: 12345, Message: "custom"}} {
+		s := e.Error()
+		if !strings.Contains(s, e.Message) || !strings.Contains(s, itoa(e.Code)) {
+			t.Errorf("%q lacks code or message", s)
+		}
+		if name := CodeName(e.Code); name != "" && !strings.Contains(s, name) {
+			t.Errorf("%q lacks the code's name %q", s, name)
+		}
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }

@@ -1,0 +1,165 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type opResult struct {
+	res  json.RawMessage
+	warn []string
+	err  error
+}
+
+func goOp(f func() (json.RawMessage, []string, error)) <-chan opResult {
+	ch := make(chan opResult, 1)
+	go func() {
+		res, warn, err := f()
+		ch <- opResult{res, warn, err}
+	}()
+	return ch
+}
+
+func opDone(t *testing.T, ch <-chan opResult) opResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(wait):
+		t.Fatal("operation did not return")
+	}
+	panic("unreachable")
+}
+
+const toolsPage = `{"tools":[{"name":"get-sum","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"label":{"type":"string"}}}},{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}]}`
+
+func TestToolArgumentsUsesTheToolsSchema(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ctx := context.Background()
+	ch := goOp(func() (json.RawMessage, []string, error) {
+		return s.ToolArguments(ctx, "get-sum", []string{"a=2", "b=3", "label=007"}, nil)
+	})
+	srv.reply(srv.nextRequest("tools/list"), toolsPage)
+	r := opDone(t, ch)
+	if r.err != nil || len(r.warn) != 0 || string(r.res) != `{"a":2,"b":3,"label":"007"}` {
+		t.Errorf("ToolArguments = %s, %q, %v", r.res, r.warn, r.err)
+	}
+
+	// A tool the server does not list: typed without a schema, with a warning.
+	ch = goOp(func() (json.RawMessage, []string, error) {
+		return s.ToolArguments(ctx, "missing", []string{"a=2", "z=012"}, nil)
+	})
+	srv.reply(srv.nextRequest("tools/list"), toolsPage)
+	r = opDone(t, ch)
+	if r.err != nil || string(r.res) != `{"a":2,"z":"012"}` || len(r.warn) != 1 || !containsAll(r.warn[0], "missing", "tools/list") {
+		t.Errorf("ToolArguments for an unlisted tool = %s, %q, %v", r.res, r.warn, r.err)
+	}
+
+	// No pairs: no tools/list round trip.
+	args, warn, err := s.ToolArguments(ctx, "echo", nil, json.RawMessage(`{"message":"hi"}`))
+	if err != nil || len(warn) != 0 || string(args) != `{"message":"hi"}` {
+		t.Errorf("ToolArguments with --args only = %s, %q, %v", args, warn, err)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+func TestCallToolUnknownSuggestsNames(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ch := goOp(func() (json.RawMessage, []string, error) {
+		res, err := s.CallTool(context.Background(), "get_sum", json.RawMessage(`{"a":1}`))
+		return res, nil, err
+	})
+	req := srv.nextRequest("tools/call")
+	if !jsonEqual(t, req.Params, []byte(`{"name":"get_sum","arguments":{"a":1}}`)) {
+		t.Errorf("tools/call params = %s", req.Params)
+	}
+	srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"Unknown tool: get_sum"}}`)
+	srv.reply(srv.nextRequest("tools/list"), toolsPage)
+	r := opDone(t, ch)
+	var nf *NotFoundError
+	if !errors.As(r.err, &nf) {
+		t.Fatalf("err = %v, want *NotFoundError", r.err)
+	}
+	if diff := cmp.Diff([]string{"get-sum"}, nf.Suggestions); diff != "" {
+		t.Errorf("suggestions (-want +got):\n%s", diff)
+	}
+	var rpcErr *RPCError
+	if !errors.As(r.err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		t.Errorf("the server's error is not reachable through the NotFoundError: %v", r.err)
+	}
+	if !containsAll(r.err.Error(), "Unknown tool", "get-sum", "did you mean") {
+		t.Errorf("message %q", r.err)
+	}
+}
+
+func TestCallToolListedToolErrorStaysRPCError(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ch := goOp(func() (json.RawMessage, []string, error) {
+		res, err := s.CallTool(context.Background(), "echo", nil)
+		return res, nil, err
+	})
+	req := srv.nextRequest("tools/call")
+	if string(req.Params) != `{"name":"echo"}` {
+		t.Errorf("params = %s", req.Params)
+	}
+	srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32603,"message":"crashed"}}`)
+	srv.reply(srv.nextRequest("tools/list"), toolsPage)
+	r := opDone(t, ch)
+	var nf *NotFoundError
+	var rpcErr *RPCError
+	if errors.As(r.err, &nf) || !errors.As(r.err, &rpcErr) {
+		t.Errorf("err = %v (%T): want the plain RPC error for a listed tool", r.err, r.err)
+	}
+}
+
+func TestGetPromptAndComplete(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		method  string
+		call    func() (json.RawMessage, error)
+		want    string
+		wantErr bool
+	}{
+		{"prompt with arguments", "prompts/get", func() (json.RawMessage, error) {
+			return s.GetPrompt(ctx, "greet", json.RawMessage(`{"city":"Paris"}`))
+		}, `{"name":"greet","arguments":{"city":"Paris"}}`, false},
+		{"prompt without arguments", "prompts/get", func() (json.RawMessage, error) {
+			return s.GetPrompt(ctx, "greet", json.RawMessage(`{}`))
+		}, `{"name":"greet"}`, false},
+		{"complete a prompt argument", "completion/complete", func() (json.RawMessage, error) {
+			return s.Complete(ctx, CompletionRef{Prompt: "greet"}, "city", "Pa", nil)
+		}, `{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"city","value":"Pa"}}`, false},
+		{"complete a template argument with context", "completion/complete", func() (json.RawMessage, error) {
+			return s.Complete(ctx, CompletionRef{URI: "file:///{path}"}, "path", "", map[string]string{"root": "/"})
+		}, `{"ref":{"type":"ref/resource","uri":"file:///{path}"},"argument":{"name":"path","value":""},"context":{"arguments":{"root":"/"}}}`, false},
+		{"read a resource", "resources/read", func() (json.RawMessage, error) {
+			return s.ReadResource(ctx, "file:///a")
+		}, `{"uri":"file:///a"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := goOp(func() (json.RawMessage, []string, error) { r, err := tt.call(); return r, nil, err })
+			req := srv.nextRequest(tt.method)
+			if !jsonEqual(t, req.Params, []byte(tt.want)) {
+				t.Errorf("params = %s, want %s", req.Params, tt.want)
+			}
+			srv.reply(req, `{"ok":1}`)
+			if r := opDone(t, ch); r.err != nil || string(r.res) != `{"ok":1}` {
+				t.Errorf("result = %s, %v", r.res, r.err)
+			}
+		})
+	}
+	for _, ref := range []CompletionRef{{}, {Prompt: "p", URI: "u"}} {
+		if _, err := s.Complete(ctx, ref, "a", "", nil); err == nil {
+			t.Errorf("Complete(%+v) succeeded", ref)
+		}
+	}
+	srv.quietUntil(mark(t, s))
+}

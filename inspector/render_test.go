@@ -1,0 +1,373 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// assertTerminalSafe fails when out holds a byte a terminal would act on:
+// any C0 control but newline and tab, DEL, or a C1 control.
+func assertTerminalSafe(t *testing.T, out string) {
+	t.Helper()
+	for i, r := range out {
+		if r == '\n' || r == '\t' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			t.Fatalf("output has control %U at byte %d: %q", r, i, out)
+		}
+	}
+}
+
+func printed(f func(p *Printer)) string {
+	var b bytes.Buffer
+	f(NewPrinter(&b, false))
+	return b.String()
+}
+
+func TestToolResultText(t *testing.T) {
+	text := "line one\n\x1b[2Jcleared?\u009b\x07 done"
+	raw, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+	var isErr bool
+	out := printed(func(p *Printer) { isErr = p.ToolResult(raw) })
+	assertTerminalSafe(t, out)
+	want := "line one\n" + `\x1b[2Jcleared?\u009b\x07 done` + "\n"
+	if out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if isErr {
+		t.Error("isError reported for a normal result")
+	}
+}
+
+func TestToolResultIsError(t *testing.T) {
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"no such city"}],"isError":true}`)
+	var isErr bool
+	out := printed(func(p *Printer) { isErr = p.ToolResult(raw) })
+	if !isErr || !ToolResultIsError(raw) {
+		t.Error("isError not reported")
+	}
+	if !strings.HasPrefix(out, "Tool error:") || !strings.Contains(out, "no such city") {
+		t.Errorf("output %q", out)
+	}
+	if ToolResultIsError(json.RawMessage(`{"content":[]}`)) || ToolResultIsError(json.RawMessage(`nonsense`)) {
+		t.Error("isError reported for results without it")
+	}
+}
+
+func TestBinaryContentIsSummarised(t *testing.T) {
+	data := bytes.Repeat([]byte{0x1b, 0x00, 0x9b, 0xff, 'P', 'N', 'G'}, 300)
+	blob := base64.StdEncoding.EncodeToString(data)
+	size := HumanSize(int64(len(data)))
+	tests := []struct {
+		name   string
+		render func(p *Printer)
+		words  []string
+	}{
+		{
+			"image content",
+			func(p *Printer) {
+				p.ToolResult(json.RawMessage(fmt.Sprintf(`{"content":[{"type":"image","data":%q,"mimeType":"image/png"}]}`, blob)))
+			},
+			[]string{"image", "image/png", size},
+		},
+		{
+			"audio content",
+			func(p *Printer) {
+				p.Content(json.RawMessage(fmt.Sprintf(`{"type":"audio","data":%q,"mimeType":"audio/wav"}`, blob)))
+			},
+			[]string{"audio", "audio/wav", size},
+		},
+		{
+			"blob resource",
+			func(p *Printer) {
+				p.ReadResult(json.RawMessage(fmt.Sprintf(`{"contents":[{"uri":"file:///x.bin","mimeType":"application/octet-stream","blob":%q}]}`, blob)))
+			},
+			[]string{"binary", "application/octet-stream", size, "-o"},
+		},
+		{
+			"embedded blob resource in a tool result",
+			func(p *Printer) {
+				p.ToolResult(json.RawMessage(fmt.Sprintf(`{"content":[{"type":"resource","resource":{"uri":"mem://b","blob":%q}}]}`, blob)))
+			},
+			[]string{"mem://b", "binary", "unknown type", size},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := printed(tt.render)
+			assertTerminalSafe(t, out)
+			if strings.Contains(out, blob[:32]) {
+				t.Errorf("base64 data dumped: %q", out)
+			}
+			if !containsAll(out, tt.words...) {
+				t.Errorf("output %q lacks %q", out, tt.words)
+			}
+		})
+	}
+}
+
+func TestDecodeContents(t *testing.T) {
+	data := []byte{0, 1, 2, 0x1b, 0xff}
+	raw := fmt.Sprintf(`{"contents":[{"uri":"a","mimeType":"text/plain","text":"hi"},{"uri":"b","blob":%q},{"uri":"c","blob":%q}]}`,
+		base64.StdEncoding.EncodeToString(data), base64.RawStdEncoding.EncodeToString(data))
+	got, err := DecodeContents(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || string(got[0].Data) != "hi" || got[0].Binary || !bytes.Equal(got[1].Data, data) || !got[1].Binary || !bytes.Equal(got[2].Data, data) {
+		t.Errorf("DecodeContents = %+v", got)
+	}
+	if _, err := DecodeContents(json.RawMessage(`{"contents":[{"uri":"x","blob":"!!!"}]}`)); err == nil {
+		t.Error("invalid base64 accepted")
+	}
+}
+
+func TestStructuredContentAndJSON(t *testing.T) {
+	structured := `{"zeta":1,"alpha":{"nested":[1,2,3]},"text":"x\u009by"}`
+	out := printed(func(p *Printer) {
+		p.ToolResult(json.RawMessage(`{"content":[],"structuredContent":` + structured + `}`))
+	})
+	assertTerminalSafe(t, out)
+	head, body, ok := strings.Cut(out, "Structured content:\n")
+	if !ok || head != "" {
+		t.Fatalf("output %q", out)
+	}
+	if !jsonEqual(t, []byte(body), []byte(structured)) {
+		t.Errorf("pretty JSON %q is not the structured content", body)
+	}
+	if strings.Index(body, "zeta") > strings.Index(body, "alpha") {
+		t.Errorf("member order changed: %q", body)
+	}
+	if !strings.Contains(body, "\n") {
+		t.Errorf("not pretty-printed: %q", body)
+	}
+	if out := printed(func(p *Printer) { p.ToolResult(json.RawMessage(`{"content":[]}`)) }); !strings.Contains(out, "empty") {
+		t.Errorf("empty result: %q", out)
+	}
+}
+
+func TestContentKinds(t *testing.T) {
+	tests := []struct {
+		name  string
+		raw   string
+		words []string
+	}{
+		{"resource link", `{"type":"resource_link","uri":"file:///a.txt","name":"a\u001b.txt","mimeType":"text/plain","description":"first\nsecond"}`, []string{"file:///a.txt", `a\x1b.txt`, "text/plain", "first …"}},
+		{"embedded text resource", `{"type":"resource","resource":{"uri":"mem://t","mimeType":"text/plain","text":"body\u001b"}}`, []string{"mem://t", `body\x1b`}},
+		{"unknown type", `{"type":"hologram","x":1}`, []string{"hologram", `"x"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := printed(func(p *Printer) { p.Content(json.RawMessage(tt.raw)) })
+			assertTerminalSafe(t, out)
+			if !containsAll(out, tt.words...) {
+				t.Errorf("output %q lacks %q", out, tt.words)
+			}
+		})
+	}
+}
+
+func TestListRendering(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"get-sum","description":"Adds\nnumbers","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a"]}}`),
+		json.RawMessage(`{"name":"evil\u001b]0;x\u0007","description":"\u009b2J"}`),
+	}
+	out := printed(func(p *Printer) { p.Tools(tools) })
+	assertTerminalSafe(t, out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(tools) {
+		t.Fatalf("%d lines for %d tools: %q", len(lines), len(tools), out)
+	}
+	if !containsAll(lines[0], "get-sum", "a:number*", "b:number", "Adds …") || !containsAll(lines[1], `evil\x1b]0;x\x07`, `\u009b2J`) {
+		t.Errorf("tools output %q", out)
+	}
+	for name, render := range map[string]func(p *Printer){
+		"tools":     func(p *Printer) { p.Tools(nil) },
+		"resources": func(p *Printer) { p.Resources(nil) },
+		"prompts":   func(p *Printer) { p.Prompts(nil) },
+		"templates": func(p *Printer) { p.Templates(nil) },
+	} {
+		if out := printed(render); !strings.Contains(out, "(no "+strings.TrimSuffix(name, "s")) && !strings.Contains(out, "(no resource templates)") {
+			t.Errorf("empty %s list: %q", name, out)
+		}
+	}
+	out = printed(func(p *Printer) {
+		p.Resources([]json.RawMessage{json.RawMessage(`{"name":"r","uri":"file:///r","mimeType":"text/plain","size":2048}`)})
+		p.Prompts([]json.RawMessage{json.RawMessage(`{"name":"greet","arguments":[{"name":"who","required":true},{"name":"tone"}]}`)})
+	})
+	if !containsAll(out, "file:///r", "text/plain", HumanSize(2048), "greet", "who*", "tone") {
+		t.Errorf("resources/prompts output %q", out)
+	}
+}
+
+func TestInfoRendering(t *testing.T) {
+	info := &ServerInfo{
+		ProtocolVersion: "2025-06-18",
+		Implementation:  Implementation{Name: "srv\x1b[1m", Version: "2.0", Title: "Nice"},
+		Capabilities:    json.RawMessage(`{"tools":{"listChanged":true},"logging":{},"prompts":{"listChanged":false},"experimental":{"x":{"y":1}}}`),
+		Instructions:    "Line one.\n\x1b[31mLine two.",
+	}
+	out := printed(func(p *Printer) { p.Info(info, "stdio: srv") })
+	assertTerminalSafe(t, out)
+	if !containsAll(out, `srv\x1b[1m 2.0 (Nice)`, "2025-06-18", "stdio: srv", "listChanged", "logging", "experimental", "x.y=1", "  Line one.\n", `\x1b[31mLine two.`) {
+		t.Errorf("info output:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "prompts") && strings.Contains(line, "listChanged") {
+			t.Errorf("a false flag shown as set: %q", line)
+		}
+	}
+}
+
+func TestPromptAndCompletionRendering(t *testing.T) {
+	out := printed(func(p *Printer) {
+		p.PromptResult(json.RawMessage(`{"description":"Weather","messages":[{"role":"user","content":{"type":"text","text":"Weather in Paris?"}},{"role":"assistant","content":[{"type":"text","text":"Sunny\u001b"}]}]}`))
+	})
+	assertTerminalSafe(t, out)
+	if !containsAll(out, "Weather", "[user]", "Weather in Paris?", "[assistant]", `Sunny\x1b`) {
+		t.Errorf("prompt output %q", out)
+	}
+	out = printed(func(p *Printer) {
+		p.Completion(json.RawMessage(`{"completion":{"values":["paris","pa\u001bx"],"total":10,"hasMore":true}}`))
+	})
+	assertTerminalSafe(t, out)
+	if !containsAll(out, "paris\n", `pa\x1bx`, "10 in total", "more available") {
+		t.Errorf("completion output %q", out)
+	}
+}
+
+func TestHumanSize(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"}, {1 << 20, "1.0 MiB"}, {50 << 20, "50.0 MiB"}, {3 << 30, "3.0 GiB"},
+	}
+	for _, tt := range tests {
+		if got := HumanSize(tt.n); got != tt.want {
+			t.Errorf("HumanSize(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestPrinterColour(t *testing.T) {
+	var plain, coloured bytes.Buffer
+	NewPrinter(&plain, false).JSON(json.RawMessage(`{"a":1}`))
+	NewPrinter(&coloured, true).JSON(json.RawMessage(`{"a":1}`))
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Errorf("colour without colour: %q", plain.String())
+	}
+	if !strings.Contains(coloured.String(), "\x1b[") {
+		t.Errorf("no colour with colour: %q", coloured.String())
+	}
+}
+
+func TestConsoleProgressLines(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		p    Progress
+		want string
+	}{
+		{Progress{Progress: 3, Total: f(10), Message: "step"}, "progress: 3/10 (30%) step\n"},
+		{Progress{Progress: 2.5}, "progress: 2.5\n"},
+		{Progress{Progress: 0.1256, Total: f(1)}, "progress: 0.126/1 (13%)\n"},
+		{Progress{Progress: 7, Total: f(0)}, "progress: 7\n"},
+		{Progress{Progress: 1, Message: "evil\x1b[2J\r"}, `progress: 1 evil\x1b[2J\r` + "\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		NewConsole(&b, false, false).Progress("tools/call", tt.p)
+		if b.String() != tt.want {
+			t.Errorf("Progress(%+v) = %q, want %q", tt.p, b.String(), tt.want)
+		}
+	}
+}
+
+func TestConsoleProgressBarOnTerminal(t *testing.T) {
+	var b bytes.Buffer
+	c := NewConsole(&b, true, false)
+	total := 4.0
+	c.Progress("call", Progress{Progress: 1, Total: &total})
+	first := b.String()
+	if strings.Contains(first, "\n") || !containsAll(first, "call", "1/4 (25%)", "█") {
+		t.Errorf("first bar %q", first)
+	}
+	b.Reset()
+	c.Println("a line above the bar")
+	if !strings.HasPrefix(b.String(), "\r\x1b[K") || !strings.Contains(b.String(), "a line above the bar\n") || !strings.HasSuffix(b.String(), first) {
+		t.Errorf("Println with a bar: %q", b.String())
+	}
+	b.Reset()
+	c.Progress("call", Progress{Progress: 4, Total: &total})
+	if !strings.HasPrefix(b.String(), "\r\x1b[K") || !strings.Contains(b.String(), "4/4 (100%)") {
+		t.Errorf("redraw %q", b.String())
+	}
+	b.Reset()
+	c.ClearProgress()
+	c.Println("after")
+	if b.String() != "\r\x1b[K"+"after\n" {
+		t.Errorf("after ClearProgress: %q", b.String())
+	}
+}
+
+func TestConsoleLines(t *testing.T) {
+	ts := time.Date(2025, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	tests := []struct {
+		name  string
+		do    func(c *Console)
+		words []string
+	}{
+		{"warning", func(c *Console) { c.Warn("bad\x1b[0m frame") }, []string{"warning: ", `bad\x1b[0m frame`}},
+		{"server stderr", func(c *Console) { c.ServerStderr("oops\x07") }, []string{"server| ", `oops\x07`}},
+		{"stderr event", func(c *Console) { c.Event(transport.Event{Kind: transport.EventStderr, Text: "from server"}) }, []string{"server| from server"}},
+		{"note event", func(c *Console) { c.Event(transport.Event{Kind: transport.EventNote, Text: "fell back"}) }, []string{"mcpx: fell back"}},
+		{"log text", func(c *Console) {
+			c.LogMessage(json.RawMessage(`{"level":"error","logger":"db","data":"conn\u001b lost"}`))
+		}, []string{"[error]", "db:", `conn\x1b lost`}},
+		{"log structured", func(c *Console) {
+			c.LogMessage(json.RawMessage(`{"level":"info","data":{"a":1,"b":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28]}}`))
+		}, []string{"[info]", `"a": 1`}},
+		{"log malformed", func(c *Console) { c.LogMessage(json.RawMessage(`[1]`)) }, []string{"warning", "malformed"}},
+		{"notification", func(c *Console) {
+			c.Notification(&Message{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"file:///\u001b"}`)})
+		}, []string{"notification notifications/resources/updated", `file:///\u001b`}},
+		{"notification message goes to the log view", func(c *Console) {
+			c.Notification(&Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"debug","data":"hi"}`)})
+		}, []string{"[debug] hi"}},
+		{"server request", func(c *Console) {
+			c.ServerRequest(&Message{Method: "roots/list"}, nil, &RPCError{Code: CodeMethodNotFound, Message: "no"})
+		}, []string{"server request roots/list", "error", "no"}},
+		{"wire send", func(c *Console) {
+			c.Wire(ts, transport.Outgoing, transport.Frame{Data: []byte(`{"x":"\u001b"}` + "\x1b")})
+		}, []string{"03:04:05.006", "send", `{"x":"\u001b"}\x1b`}},
+		{"wire recv with meta", func(c *Console) {
+			c.Wire(ts, transport.Incoming, transport.Frame{Data: []byte(`{}`), Meta: &transport.Meta{HTTPMethod: "POST", HTTPStatus: 200, SessionID: "s1"}})
+		}, []string{"recv", "[POST 200 session=s1]", "{}"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			c := NewConsole(&b, false, false)
+			tt.do(c)
+			out := b.String()
+			assertTerminalSafe(t, out)
+			if !strings.HasSuffix(out, "\n") {
+				t.Errorf("output %q does not end a line", out)
+			}
+			if !containsAll(out, tt.words...) {
+				t.Errorf("output %q lacks %q", out, tt.words)
+			}
+			if c.Writer() != &b {
+				t.Error("Writer() is not the writer given")
+			}
+		})
+	}
+}

@@ -1,0 +1,221 @@
+//go:build unix
+
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the stdio server: when helperEnv is set,
+// TestMain runs the named behaviour instead of the tests. This gives the
+// tests a real child process with exactly the misbehaviour they need.
+const (
+	helperEnv       = "MCPX_TRANSPORT_HELPER"
+	helperStdoutEnv = "MCPX_HELPER_STDOUT" // base64 bytes the "script" mode writes on stdout
+	helperStderrEnv = "MCPX_HELPER_STDERR" // base64 bytes the "script" mode writes on stderr
+	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(mode string) int {
+	switch mode {
+	case "script":
+		// Write the given bytes on stdout and stderr, then exit as told.
+		for _, p := range []struct {
+			env string
+			f   *os.File
+		}{{helperStderrEnv, os.Stderr}, {helperStdoutEnv, os.Stdout}} {
+			b, err := base64.StdEncoding.DecodeString(os.Getenv(p.env))
+			if err != nil {
+				return 100
+			}
+			if _, err := p.f.Write(b); err != nil {
+				return 101
+			}
+		}
+		switch code := os.Getenv(helperExitEnv); code {
+		case "kill":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		default:
+			n, _ := strconv.Atoi(code)
+			return n
+		}
+	case "echo":
+		// Echo every stdin line back on stdout; exit on EOF.
+		r := bufio.NewReaderSize(os.Stdin, 1<<20)
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				w.Write(line)
+				if err := w.Flush(); err != nil {
+					return 102
+				}
+			}
+			if err != nil {
+				return 0
+			}
+		}
+	case "echo-after-usr1":
+		// Read nothing until SIGUSR1 arrives, then echo like "echo".
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGUSR1)
+		fmt.Println("ready")
+		<-sig
+		return runHelper("echo")
+	case "env":
+		wd, _ := os.Getwd()
+		fmt.Printf("%s\n%s\n", os.Getenv("MCPX_HELPER_VALUE"), wd)
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "noread":
+		// Never read stdin, so a writer fills the pipe and blocks.
+		fmt.Println("ready")
+		select {}
+	case "exit-on-eof":
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "ignore-eof":
+		// Keep running after stdin closes; SIGTERM (default action) ends it.
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		select {}
+	case "ignore-term":
+		// Survive stdin EOF and SIGTERM; only SIGKILL ends it.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		select {}
+	case "spawn":
+		// Start a grandchild that ignores SIGTERM, report its pid, and exit
+		// on stdin EOF, leaving the grandchild behind in the process group.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		gc := exec.Command(exe)
+		gc.Env = append(os.Environ(), helperEnv+"=ignore-term")
+		out, err := gc.StdoutPipe()
+		if err != nil {
+			return 104
+		}
+		if err := gc.Start(); err != nil {
+			return 105
+		}
+		// Wait until the grandchild has its SIGTERM handler in place.
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+			return 106
+		}
+		fmt.Println(gc.Process.Pid)
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
+	return 99
+}
+
+// helperOptions returns options that run this test binary as a helper.
+func helperOptions(t *testing.T, mode string, extraEnv ...string) StdioOptions {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StdioOptions{
+		Command: exe,
+		// A race-enabled binary otherwise sleeps a second before exiting.
+		Env: append([]string{helperEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}, extraEnv...),
+	}
+}
+
+// startHelper starts a helper and closes it when the test ends.
+func startHelper(t *testing.T, opts StdioOptions) *StdioConn {
+	t.Helper()
+	c, err := StartStdio(opts)
+	if err != nil {
+		t.Fatalf("StartStdio: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readFrame reads one frame, failing the test if none arrives in time.
+func readFrame(t *testing.T, c Conn) Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return f
+}
+
+// readEnd reads until Read fails and returns that error; frames before it
+// are returned too.
+func readEnd(t *testing.T, c Conn) ([]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var frames []string
+	for {
+		f, err := c.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("no end of stream within the bound; got %q so far", frames)
+			}
+			return frames, err
+		}
+		frames = append(frames, string(f.Data))
+	}
+}
+
+// processGone reports whether pid no longer runs. A zombie (exited, not yet
+// reaped by whoever inherited it) counts as gone.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the parenthesised command name.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z' || stat[i+2] == 'X'
+	}
+	return false
+}
+
+// waitGone polls, with a bound, until pid is gone.
+func waitGone(t *testing.T, pid int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running %s after Close", pid, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

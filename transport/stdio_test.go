@@ -1,0 +1,543 @@
+//go:build unix
+
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func scriptOptions(t *testing.T, stdout, stderr, exit string) StdioOptions {
+	return helperOptions(t, "script",
+		helperStdoutEnv+"="+base64.StdEncoding.EncodeToString([]byte(stdout)),
+		helperStderrEnv+"="+base64.StdEncoding.EncodeToString([]byte(stderr)),
+		helperExitEnv+"="+exit)
+}
+
+func TestStdioFraming(t *testing.T) {
+	tests := []struct {
+		name   string
+		stdout string
+		want   []string
+	}{
+		{"one line", `{"jsonrpc":"2.0"}` + "\n", []string{`{"jsonrpc":"2.0"}`}},
+		{"several lines in order", "a\nb\nc\n", []string{"a", "b", "c"}},
+		{"final line without newline", "a\nlast", []string{"a", "last"}},
+		{"only an unterminated line", `{"x":1}`, []string{`{"x":1}`}},
+		{"CRLF kept raw", "one\r\ntwo\r\n", []string{"one\r", "two\r"}},
+		{"non-JSON lines are frames", "not json\n{\"ok\":true}\n[1,\n", []string{"not json", `{"ok":true}`, "[1,"}},
+		{"empty line is an empty frame", "a\n\nb\n", []string{"a", "", "b"}},
+		{"invalid UTF-8 kept", "\xff\xfe\n", []string{"\xff\xfe"}},
+		{"nothing at all", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := startHelper(t, scriptOptions(t, tt.stdout, "", "0"))
+			got, err := readEnd(t, c)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+			var pe *PeerExitError
+			if !errors.As(err, &pe) {
+				t.Fatalf("end of stream error = %v (%T), want *PeerExitError", err, err)
+			}
+			if pe.Code != 0 {
+				t.Errorf("exit code = %d, want 0", pe.Code)
+			}
+		})
+	}
+}
+
+func TestStdioStderrAndExit(t *testing.T) {
+	var lines []string
+	for i := range 13 {
+		lines = append(lines, fmt.Sprintf("stderr line %d", i))
+	}
+	// The last line has a CRLF and no final newline; both must be handled.
+	stderr := strings.Join(lines[:12], "\n") + "\r\n" + lines[12]
+
+	tests := []struct {
+		name       string
+		exit       string
+		wantCode   int
+		wantStatus string
+	}{
+		{"exit code", "3", 3, "exit status 3"},
+		{"killed by a signal", "kill", -1, "signal: killed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			opts := scriptOptions(t, "out\n", stderr, tt.exit)
+			opts.Observer = func(ev Event) {
+				if ev.Kind != EventStderr {
+					return
+				}
+				if ev.Time.IsZero() {
+					t.Errorf("event without time: %+v", ev)
+				}
+				mu.Lock()
+				got = append(got, ev.Text)
+				mu.Unlock()
+			}
+			c := startHelper(t, opts)
+			frames, err := readEnd(t, c)
+			if diff := cmp.Diff([]string{"out"}, frames); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+			var pe *PeerExitError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error = %v (%T), want *PeerExitError", err, err)
+			}
+			want := &PeerExitError{Status: tt.wantStatus, Code: tt.wantCode, LastStderr: lines[len(lines)-stderrTail:]}
+			if diff := cmp.Diff(want, pe); diff != "" {
+				t.Errorf("PeerExitError (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(pe.Error(), tt.wantStatus) {
+				t.Errorf("Error() = %q, want it to mention %q", pe.Error(), tt.wantStatus)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(lines, got); diff != "" {
+				t.Errorf("observed stderr lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// pattern returns n bytes without a newline that vary enough to catch
+// reordering or truncation.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'a' + byte((i/7+i)%26)
+	}
+	return b
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func TestStdioLargeLineBothWays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MiB round trip")
+	}
+	c := startHelper(t, helperOptions(t, "echo"))
+	big := pattern(50 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Write(ctx, Frame{Data: big}); err != nil {
+		t.Fatalf("Write 50 MiB: %v", err)
+	}
+	if err := c.Write(ctx, Frame{Data: []byte("after")}); err != nil {
+		t.Fatalf("Write after the big frame: %v", err)
+	}
+	f := readFrame(t, c)
+	if !bytes.Equal(f.Data, big) {
+		t.Fatalf("echoed frame: %d bytes, want %d; first difference at byte %d", len(f.Data), len(big), firstDifference(f.Data, big))
+	}
+	if f := readFrame(t, c); string(f.Data) != "after" {
+		t.Fatalf("frame after the big one = %q, want %q", f.Data, "after")
+	}
+}
+
+func TestStdioManyFramesKeepOrder(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo"))
+	const n = 500
+	errc := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for i := range n {
+			if err := c.Write(ctx, Frame{Data: []byte(strconv.Itoa(i))}); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	for i := range n {
+		if f := readFrame(t, c); string(f.Data) != strconv.Itoa(i) {
+			t.Fatalf("frame %d = %q", i, f.Data)
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStdioWriteRejectsNewline(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo"))
+	ctx := context.Background()
+	for _, data := range []string{"a\nb", "trailing\n", "\n"} {
+		if err := c.Write(ctx, Frame{Data: []byte(data)}); err == nil {
+			t.Errorf("Write(%q) succeeded, want an error", data)
+		}
+	}
+	// Nothing of the refused frames reached the server.
+	if err := c.Write(ctx, Frame{Data: []byte("ok")}); err != nil {
+		t.Fatal(err)
+	}
+	if f := readFrame(t, c); string(f.Data) != "ok" {
+		t.Fatalf("first echoed frame = %q, want %q", f.Data, "ok")
+	}
+}
+
+func TestStdioWriteHonoursContext(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "noread"))
+	readFrame(t, c) // ready
+	// Far more than a pipe holds: the write blocks until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Write(ctx, Frame{Data: pattern(8 << 20)}) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Write = %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Write ignored its context")
+	}
+	// A write with a context that is already done does not block either.
+	done, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	go func() { errc <- c.Write(done, Frame{Data: pattern(8 << 20)}) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Write = %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Write ignored its cancelled context")
+	}
+}
+
+// A write cut short by its context after part of the frame went out must
+// not glue that fragment to the next frame: the next write ends the broken
+// line first, so the server sees one bad line and then intact frames.
+func TestStdioPartialWriteDoesNotCorruptNextFrame(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo-after-usr1"))
+	readFrame(t, c) // ready
+	big := pattern(8 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Write(ctx, Frame{Data: big}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Write = %v, want context.DeadlineExceeded", err)
+	}
+	if err := syscall.Kill(c.PID(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(context.Background(), Frame{Data: []byte("next")}); err != nil {
+		t.Fatalf("Write after a partial write: %v", err)
+	}
+	fragment := readFrame(t, c)
+	if len(fragment.Data) == 0 || len(fragment.Data) >= len(big) || !bytes.HasPrefix(big, fragment.Data) {
+		t.Errorf("first echoed line: %d bytes, want a strict prefix of the cut frame (%d bytes)", len(fragment.Data), len(big))
+	}
+	if f := readFrame(t, c); string(f.Data) != "next" {
+		t.Errorf("frame after the fragment = %q..., want %q", f.Data[:min(len(f.Data), 20)], "next")
+	}
+}
+
+// A write whose context ends around the time the write completes must not
+// leave a deadline behind that fails the next write.
+func TestStdioWriteAfterCancelledWrite(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo"))
+	for i := range 2000 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go cancel()
+		_ = c.Write(ctx, Frame{Data: []byte("maybe")})
+		want := "sure" + strconv.Itoa(i)
+		if err := c.Write(context.Background(), Frame{Data: []byte(want)}); err != nil {
+			t.Fatalf("iteration %d: Write with a live context after a cancelled one: %v", i, err)
+		}
+		for {
+			f := readFrame(t, c)
+			if string(f.Data) == want {
+				break
+			}
+			if string(f.Data) != "maybe" {
+				t.Fatalf("unexpected frame %q", f.Data)
+			}
+		}
+	}
+}
+
+func TestStdioConcurrentWritesDoNotInterleave(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo"))
+	const writers, each = 4, 20
+	frames := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		payload := bytes.Repeat([]byte{byte('A' + w)}, 200<<10) // larger than a pipe's buffer
+		for i := range each {
+			frames[fmt.Sprintf("%d-%d-", w, i)+string(payload[:8])] = false
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				data := append([]byte(fmt.Sprintf("%d-%d-", w, i)), payload...)
+				if err := c.Write(context.Background(), Frame{Data: data}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range writers * each {
+		f := readFrame(t, c)
+		parts := strings.SplitN(string(f.Data), "-", 3)
+		if len(parts) != 3 || len(parts[2]) != 200<<10 || strings.Trim(parts[2], parts[2][:1]) != "" {
+			t.Fatalf("mangled frame of %d bytes starting %q", len(f.Data), f.Data[:min(len(f.Data), 20)])
+		}
+		frames[parts[0]+"-"+parts[1]+"-"+parts[2][:8]] = true
+	}
+	wg.Wait()
+	for k, seen := range frames {
+		if !seen {
+			t.Errorf("frame %s never echoed", k)
+		}
+	}
+}
+
+func TestStdioEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	opts := helperOptions(t, "env", "MCPX_HELPER_VALUE=from-env")
+	opts.Dir = dir
+	c := startHelper(t, opts)
+	wantDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := readFrame(t, c); string(f.Data) != "from-env" {
+		t.Errorf("env value = %q", f.Data)
+	}
+	f := readFrame(t, c)
+	if gotDir, _ := filepath.EvalSymlinks(string(f.Data)); gotDir != wantDir {
+		t.Errorf("working directory = %q, want %q", f.Data, wantDir)
+	}
+	if !strings.Contains(c.Describe(), opts.Command) {
+		t.Errorf("Describe() = %q, want the command in it", c.Describe())
+	}
+}
+
+func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts StdioOptions
+	}{
+		{"no command", StdioOptions{}},
+		{"missing binary", StdioOptions{Command: filepath.Join(t.TempDir(), "no-such-server")}},
+		{"not executable", StdioOptions{Command: t.TempDir()}},
+		{"missing working directory", StdioOptions{Command: exe, Dir: filepath.Join(t.TempDir(), "gone")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := StartStdio(tt.opts)
+			if err == nil {
+				c.Close()
+				t.Fatal("StartStdio succeeded")
+			}
+			if !errors.Is(err, ErrConnect) {
+				t.Errorf("error %v does not wrap ErrConnect", err)
+			}
+		})
+	}
+}
+
+func TestStdioCloseUnblocksReadAndIsIdempotent(t *testing.T) {
+	opts := helperOptions(t, "noread")
+	opts.CloseGrace = 10 * time.Millisecond
+	c := startHelper(t, opts)
+	readFrame(t, c) // ready
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		errc <- err
+	}()
+	closed := make(chan error, 2)
+	go func() { closed <- c.Close() }()
+	go func() { closed <- c.Close() }()
+	for range 2 {
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("Close did not return")
+		}
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("blocked Read returned %v, want ErrClosed", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not unblock Read")
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("third Close = %v", err)
+	}
+	if _, err := c.Read(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after Close = %v, want ErrClosed", err)
+	}
+	if err := c.Write(context.Background(), Frame{Data: []byte("{}")}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Write after Close = %v, want ErrClosed", err)
+	}
+	if !processGone(c.PID()) {
+		t.Errorf("server %d still running after Close", c.PID())
+	}
+}
+
+func TestStdioCloseUnblocksWrite(t *testing.T) {
+	opts := helperOptions(t, "noread")
+	opts.CloseGrace = 10 * time.Millisecond
+	c := startHelper(t, opts)
+	readFrame(t, c) // ready
+	errc := make(chan error, 1)
+	go func() { errc <- c.Write(context.Background(), Frame{Data: pattern(8 << 20)}) }()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("blocked Write returned %v, want ErrClosed", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not unblock Write")
+	}
+}
+
+func TestStdioReadHonoursContext(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "noread"))
+	readFrame(t, c) // ready
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Read = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func TestStdioShutdownEscalation(t *testing.T) {
+	tests := []struct {
+		mode       string
+		closeGrace time.Duration
+		termGrace  time.Duration
+		// wantSignal is the signal that ended the server, 0 for a normal exit.
+		wantSignal syscall.Signal
+	}{
+		// Generous grace: the server exits by itself on EOF, Close returns
+		// as soon as it does.
+		{"exit-on-eof", 10 * time.Second, 10 * time.Second, 0},
+		{"ignore-eof", 20 * time.Millisecond, 10 * time.Second, syscall.SIGTERM},
+		{"ignore-term", 20 * time.Millisecond, 50 * time.Millisecond, syscall.SIGKILL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			opts := helperOptions(t, tt.mode)
+			opts.CloseGrace, opts.TermGrace = tt.closeGrace, tt.termGrace
+			c := startHelper(t, opts)
+			readFrame(t, c) // ready: signal handling is in place
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			select {
+			case <-c.Exited():
+			default:
+				t.Fatal("Close returned before the server exited")
+			}
+			if !processGone(c.PID()) {
+				t.Fatalf("server %d still running", c.PID())
+			}
+			ws := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+			switch {
+			case tt.wantSignal == 0 && (!ws.Exited() || ws.ExitStatus() != 0):
+				t.Errorf("server ended with %v, want a clean exit", c.cmd.ProcessState)
+			case tt.wantSignal != 0 && (!ws.Signaled() || ws.Signal() != tt.wantSignal):
+				t.Errorf("server ended with %v, want signal %v", c.cmd.ProcessState, tt.wantSignal)
+			}
+		})
+	}
+}
+
+func TestStdioCloseKillsProcessGroup(t *testing.T) {
+	for _, mode := range []string{"spawn"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := helperOptions(t, mode)
+			opts.CloseGrace, opts.TermGrace = 5*time.Second, 100*time.Millisecond
+			c := startHelper(t, opts)
+			f := readFrame(t, c)
+			gpid, err := strconv.Atoi(string(f.Data))
+			if err != nil {
+				t.Fatalf("grandchild pid line %q: %v", f.Data, err)
+			}
+			t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
+			if processGone(gpid) {
+				t.Fatalf("grandchild %d not running before Close", gpid)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			if !processGone(c.PID()) {
+				t.Errorf("server %d still running", c.PID())
+			}
+			waitGone(t, gpid, 10*time.Second)
+		})
+	}
+}
+
+// The server's own exit (not Close) is reported with its status even when
+// nothing was read yet.
+func TestStdioServerExitWhileReading(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "echo"))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		errc <- err
+	}()
+	// Closing only stdin (what Close does first) makes echo exit 0.
+	c.stdin.Close()
+	select {
+	case err := <-errc:
+		var pe *PeerExitError
+		if !errors.As(err, &pe) || pe.Code != 0 {
+			t.Fatalf("Read = %v, want *PeerExitError with code 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Read did not report the server's exit")
+	}
+	// Writing to a server that has exited fails with a clear error.
+	if err := c.Write(context.Background(), Frame{Data: []byte("{}")}); err == nil {
+		t.Error("Write to an exited server succeeded")
+	}
+}
