@@ -59,7 +59,7 @@ func escape(s string, keepNL bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
+		case r >= 0x80 && r <= 0x9f, isBidiControl(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -67,6 +67,13 @@ func escape(s string, keepNL bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// isBidiControl reports the Unicode bidirectional embedding, override and
+// isolate controls, which can make text display in a different order than
+// it is stored ("Trojan Source"); they are shown as escapes.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // escapeJSONText escapes the C1 controls and DEL that JSON allows raw inside

@@ -26,6 +26,7 @@ func TestEscape(t *testing.T) {
 		{"newline and tab", "a\nb\tc", "a\nb\tc", `a\nb\tc`},
 		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`, `a\xffb\xc3`},
 		{"raw C1 byte is invalid UTF-8", "\x9b", `\x9b`, `\x9b`},
+		{"bidi override", "a\u202eb\u2066c", `a\u202eb\u2066c`, `a\u202eb\u2066c`},
 		{"empty", "", "", ""},
 	}
 	for _, tt := range tests {

@@ -266,38 +266,46 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 		defer t.Stop()
 		hard = t.C
 	}
+	finish := func(m *Message) (json.RawMessage, error) {
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %w", method, m.Error)
+		}
+		return m.Result, nil
+	}
 	for {
+		var giveUp error
 		select {
 		case m := <-pc.resp:
-			if m.Error != nil {
-				return nil, fmt.Errorf("%s: %w", method, m.Error)
-			}
-			return m.Result, nil
+			return finish(m)
 		case <-pc.progress:
 			if idleTimer != nil {
 				idleTimer.Reset(cfg.timeout)
 			}
+			continue
 		case <-idle:
-			s.abandon(key, method, "timeout")
-			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: cfg.timeout})
+			giveUp = &TimeoutError{Method: method, After: cfg.timeout}
 		case <-hard:
-			s.abandon(key, method, "timeout")
-			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: cfg.maxTimeout, Max: true})
+			giveUp = &TimeoutError{Method: method, After: cfg.maxTimeout, Max: true}
 		case <-ctx.Done():
-			s.abandon(key, method, "cancelled by the user")
-			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+			giveUp = ctx.Err()
 		case <-s.done:
 			// A response may have been delivered just before the end.
 			select {
 			case m := <-pc.resp:
-				if m.Error != nil {
-					return nil, fmt.Errorf("%s: %w", method, m.Error)
-				}
-				return m.Result, nil
+				return finish(m)
 			default:
 			}
 			return nil, fmt.Errorf("%s: %w", method, s.err)
 		}
+		reason := "timeout"
+		if ctx.Err() != nil {
+			reason = "cancelled by the user"
+		}
+		if !s.abandon(key, method, reason) {
+			// The response won the race; it is already on its way.
+			return finish(<-pc.resp)
+		}
+		return nil, fmt.Errorf("%s: %w", method, giveUp)
 	}
 }
 
@@ -337,19 +345,26 @@ func (s *Session) forget(key string) {
 
 // abandon stops waiting for a request and tells the server so. initialize
 // is never cancelled (spec: basic/utilities/cancellation).
-func (s *Session) abandon(key, method, reason string) {
+// It reports false when the response had already arrived (it is then in the
+// call's resp channel), in which case nothing is cancelled.
+func (s *Session) abandon(key, method, reason string) bool {
 	s.mu.Lock()
+	if _, ok := s.pending[key]; !ok {
+		s.mu.Unlock()
+		return false
+	}
 	delete(s.pending, key)
 	delete(s.progress, key)
 	s.retire(key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", method, key[2:]))
 	s.mu.Unlock()
 	if method == "initialize" {
-		return
+		return true
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": json.RawMessage(key[2:]), "reason": reason})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification("notifications/cancelled", params)})
+	return true
 }
 
 // Notify sends a notification.

@@ -130,6 +130,21 @@ func runHelper(mode string) int {
 		fmt.Println(gc.Process.Pid)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "orphan-stdout":
+		// Leave a grandchild holding our stdout, then exit 3: stdout never
+		// reaches EOF although the server is gone.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		gc := exec.Command(exe)
+		gc.Env = append(os.Environ(), helperEnv+"=ignore-term")
+		gc.Stdout = os.Stdout
+		if err := gc.Start(); err != nil {
+			return 105
+		}
+		fmt.Println(gc.Process.Pid)
+		return 3
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 	return 99

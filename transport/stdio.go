@@ -127,6 +127,17 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
+		// A process the server left behind may still hold its stdout, so EOF
+		// never comes. The server is gone: end the connection after a moment
+		// for the last frames to drain.
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-c.readDone:
+		case <-c.closing:
+		case <-t.C:
+			c.stdout.Close()
+		}
 	}()
 	c.stderrWG.Add(1)
 	go c.readStderr()

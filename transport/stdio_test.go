@@ -541,3 +541,22 @@ func TestStdioServerExitWhileReading(t *testing.T) {
 		t.Error("Write to an exited server succeeded")
 	}
 }
+
+// A server that exits while a process it left behind holds its stdout is
+// still reported as exited, instead of leaving Read blocked until a timeout.
+func TestStdioServerExitWithStdoutHeldOpen(t *testing.T) {
+	c := startHelper(t, helperOptions(t, "orphan-stdout"))
+	f := readFrame(t, c)
+	gpid, err := strconv.Atoi(string(f.Data))
+	if err != nil {
+		t.Fatalf("grandchild pid line %q: %v", f.Data, err)
+	}
+	t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
+	_, err = readEnd(t, c)
+	var pe *PeerExitError
+	if !errors.As(err, &pe) || pe.Code != 3 {
+		t.Fatalf("Read = %v, want *PeerExitError with code 3", err)
+	}
+	c.Close()
+	waitGone(t, gpid, 10*time.Second)
+}
