@@ -46,32 +46,46 @@ func (g *globalOptions) printer() *inspector.Printer {
 	return inspector.NewPrinter(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
 }
 
-// connect starts the server given after "--" and opens an MCP session.
+// connect starts the server given after "--", or reaches the one at --url,
+// and opens an MCP session.
 func (g *globalOptions) connect(ctx context.Context, server []string) (*client, error) {
-	if len(server) == 0 {
-		return nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js")
+	if g.url != "" && len(server) > 0 {
+		return nil, usageErrorf("give either --url URL or a server command after --, not both")
+	}
+	if g.url == "" && len(server) == 0 {
+		return nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js, or give --url URL")
 	}
 	c := &client{console: g.newConsole(), out: g.printer()}
 	g.open = append(g.open, c)
 
-	stderrSink, err := g.stderrSink(c)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := transport.StartStdio(transport.StdioOptions{
-		Command:  server[0],
-		Args:     server[1:],
-		Env:      g.env,
-		Dir:      g.cwd,
-		Observer: stderrSink,
-	})
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	c.describe = conn.Describe()
-	if g.verbose {
-		c.console.Note("started " + c.describe + fmt.Sprintf(" (pid %d)", conn.PID()))
+	var conn transport.Conn
+	if g.url != "" {
+		hc, err := g.dialHTTP(c)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		conn = hc
+	} else {
+		stderrSink, err := g.stderrSink(c)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := transport.StartStdio(transport.StdioOptions{
+			Command:  server[0],
+			Args:     server[1:],
+			Env:      g.env,
+			Dir:      g.cwd,
+			Observer: stderrSink,
+		})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if g.verbose {
+			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
+		}
+		conn = sc
 	}
 	var tc transport.Conn = conn
 	if g.wire {
@@ -87,6 +101,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		OnNotification:  c.console.Notification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
+		OnNote:          c.console.Note,
 		Timeout:         orNone(g.timeout),
 		MaxTimeout:      orNone(g.maxTimeout),
 	})
@@ -96,6 +111,14 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		return nil, err
 	}
 	c.sess = sess
+	if d, ok := conn.(transport.Describer); ok {
+		// Described after the handshake: over HTTP the transport is chosen
+		// by the first request.
+		c.describe = d.Describe()
+	}
+	if g.verbose && g.url != "" {
+		c.console.Note("connected: " + c.describe)
+	}
 	if g.verbose {
 		info := sess.Server()
 		c.console.Note(fmt.Sprintf("initialized: %s %s, protocol %s", info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))

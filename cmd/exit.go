@@ -59,9 +59,11 @@ func classify(err error) (int, string) {
 		return ExitServerError, "tool_error"
 	case errors.As(err, &rpcErr):
 		return ExitServerError, "server_error"
+	case errors.Is(err, transport.ErrUnauthorized):
+		return ExitAuth, "auth"
 	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),
-		errors.Is(err, transport.ErrClosed), errors.Is(err, inspector.ErrUnsupportedVersion),
-		errors.Is(err, io.EOF):
+		errors.Is(err, transport.ErrClosed), errors.Is(err, transport.ErrTransport),
+		errors.Is(err, inspector.ErrUnsupportedVersion), errors.Is(err, io.EOF):
 		return ExitConnect, "connection"
 	}
 	return ExitError, "error"
@@ -71,7 +73,7 @@ func classify(err error) (int, string) {
 // and returns the exit code.
 func (g *globalOptions) report(err error) int {
 	code, kind := classify(err)
-	msg := errorMessage(err)
+	msg := errorMessage(err) + g.httpHint(err)
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
 		var rpcErr *inspector.RPCError

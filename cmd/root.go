@@ -51,10 +51,18 @@ func Version() string {
 type globalOptions struct {
 	io *IOStreams
 
-	// Server selection (stdio now; --url and named servers later).
+	// Server selection: a command after -- (stdio) or --url (HTTP).
 	env          []string
 	cwd          string
 	serverStderr string
+
+	// HTTP servers (--url).
+	url       string
+	transport string
+	headers   []string
+	bearer    string
+	caCert    string
+	insecure  bool
 
 	// Session.
 	timeout         time.Duration
@@ -117,11 +125,14 @@ func newRootCmd(ios *IOStreams) (*cobra.Command, *globalOptions) {
 		Short: "Talk to, debug and test MCP servers",
 		Long: `mcpx is a command-line client for the Model Context Protocol.
 
-It launches a server (everything after --) and calls one protocol method,
-printing the result for people, or exactly the JSON-RPC result with --json.`,
+It launches a server (everything after --) or connects to one over HTTP
+(--url), calls one protocol method, and prints the result for people, or
+exactly the JSON-RPC result with --json.`,
 		Example: `  mcpx tools list -- node server.js
   mcpx tools call echo message=hi -- node server.js
-  mcpx info --json -- python -m my_server`,
+  mcpx info --json -- python -m my_server
+  mcpx tools list --url http://127.0.0.1:3001/mcp
+  mcpx info --url https://mcp.example.com/mcp --bearer "$TOKEN"`,
 		Version:       Version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -139,6 +150,12 @@ printing the result for people, or exactly the JSON-RPC result with --json.`,
 	f.StringArrayVar(&g.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
 	f.StringVar(&g.cwd, "cwd", "", "run the server in `DIR`")
 	f.StringVar(&g.serverStderr, "server-stderr", "show", "the server's stderr: show, hide, or append it to `FILE`")
+	f.StringVar(&g.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
+	f.StringVar(&g.transport, "transport", "auto", "HTTP transport: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
+	f.StringArrayVarP(&g.headers, "header", "H", nil, "send the HTTP header `'Name: value'` with every request (repeatable)")
+	f.StringVar(&g.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
+	f.StringVar(&g.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
+	f.BoolVar(&g.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
 	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
 	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
 	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+")")
@@ -172,7 +189,7 @@ func (g *globalOptions) validate() error {
 	if g.timeout < 0 || g.maxTimeout < 0 {
 		return usageErrorf("--timeout and --max-timeout must not be negative")
 	}
-	return nil
+	return g.validateHTTP()
 }
 
 // splitServer separates a command's own arguments from the server command

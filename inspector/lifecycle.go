@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Protocol revisions of the handshake era that mcpx speaks, newest first
@@ -131,6 +133,13 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		Capabilities:    res.Capabilities,
 		Instructions:    res.Instructions,
 		Raw:             raw,
+	}
+	// Transports that care (HTTP: the MCP-Protocol-Version header, the GET
+	// stream) learn the version before anything else is sent.
+	if n, ok := transport.Find[transport.Negotiator](s.conn); ok {
+		if err := n.Negotiated(ctx, res.ProtocolVersion); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
 	}
 	return s.Notify(ctx, "notifications/initialized", nil)
 }

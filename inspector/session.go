@@ -43,6 +43,10 @@ type Options struct {
 	// OnWarning receives protocol warnings: frames that are not JSON-RPC,
 	// responses nobody waits for, and other departures from the spec.
 	OnWarning func(string)
+	// OnNote receives what the session did on its own that the person
+	// should know about (a new session after the server ended the old one).
+	// Nil sends notes to OnWarning.
+	OnNote func(string)
 	// Timeout is the default per-request timeout, reset by progress; zero
 	// means DefaultTimeout, negative means none.
 	Timeout time.Duration
@@ -72,6 +76,9 @@ type Session struct {
 	closeErr error
 
 	handlerWG sync.WaitGroup
+
+	renewMu sync.Mutex   // serializes re-opening an expired session
+	gen     atomic.Int64 // counts re-opened sessions
 }
 
 type pendingCall struct {
@@ -165,6 +172,51 @@ func (s *Session) warn(format string, args ...any) {
 	}
 }
 
+func (s *Session) note(format string, args ...any) {
+	if s.opts.OnNote != nil {
+		s.opts.OnNote(fmt.Sprintf(format, args...))
+		return
+	}
+	s.warn(format, args...)
+}
+
+// renewingKey marks the context of a lifecycle Open that re-opens an
+// expired session, so that its own writes never try to renew again.
+type renewingKey struct{}
+
+// send writes one frame. When the transport reports that the server ended
+// the session (transport.ErrSessionExpired: HTTP 404 to a request that
+// carried Mcp-Session-Id), the lifecycle opens a new session and the frame
+// is sent once more (spec: basic/transports, "Session Management": the
+// client MUST start a new session).
+func (s *Session) send(ctx context.Context, method string, frame []byte) error {
+	gen := s.gen.Load()
+	err := s.conn.Write(ctx, transport.Frame{Data: frame})
+	if err == nil || !errors.Is(err, transport.ErrSessionExpired) || ctx.Value(renewingKey{}) != nil {
+		return err
+	}
+	if err := s.renew(ctx, gen, method, err); err != nil {
+		return err
+	}
+	return s.conn.Write(ctx, transport.Frame{Data: frame})
+}
+
+// renew re-runs the lifecycle's Open after the session expired, unless a
+// concurrent call already did since generation gen.
+func (s *Session) renew(ctx context.Context, gen int64, method string, cause error) error {
+	s.renewMu.Lock()
+	defer s.renewMu.Unlock()
+	if s.gen.Load() != gen {
+		return nil
+	}
+	if err := s.life.Open(context.WithValue(ctx, renewingKey{}, true), s); err != nil {
+		return fmt.Errorf("%w; starting a new session failed: %w", cause, err)
+	}
+	s.gen.Add(1)
+	s.note("%v; re-initialized a new session and sent %s again", cause, method)
+	return nil
+}
+
 // CallOption adjusts one Call.
 type CallOption func(*callConfig)
 
@@ -247,9 +299,24 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	s.mu.Unlock()
 	defer s.forget(key)
 
-	if err := s.conn.Write(ctx, transport.Frame{Data: encodeRequest(id, method, p)}); err != nil {
-		if ctx.Err() != nil {
+	// The timeout counts from here: over HTTP, Write can take as long as the
+	// server takes to answer (a JSON response comes with its headers).
+	start := time.Now()
+	wctx, wcancel := ctx, context.CancelFunc(func() {})
+	if d, _ := firstDeadline(cfg); d > 0 {
+		wctx, wcancel = context.WithTimeout(ctx, d)
+	}
+	err = s.send(wctx, method, encodeRequest(id, method, p))
+	wcancel()
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			s.abandon(key, method, "cancelled by the user")
 			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+			s.abandon(key, method, "timeout")
+			d, max := firstDeadline(cfg)
+			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: d, Max: max})
 		}
 		return nil, fmt.Errorf("%s: %w", method, s.sendError(err))
 	}
@@ -257,12 +324,12 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	var idle, hard <-chan time.Time
 	var idleTimer *time.Timer
 	if cfg.timeout > 0 {
-		idleTimer = time.NewTimer(cfg.timeout)
+		idleTimer = time.NewTimer(cfg.timeout - time.Since(start))
 		defer idleTimer.Stop()
 		idle = idleTimer.C
 	}
 	if cfg.maxTimeout > 0 {
-		t := time.NewTimer(cfg.maxTimeout)
+		t := time.NewTimer(cfg.maxTimeout - time.Since(start))
 		defer t.Stop()
 		hard = t.C
 	}
@@ -307,6 +374,18 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 		}
 		return nil, fmt.Errorf("%s: %w", method, giveUp)
 	}
+}
+
+// firstDeadline returns the earlier of a call's idle timeout and its hard
+// cap (0 when neither is set), and whether it is the cap.
+func firstDeadline(cfg callConfig) (time.Duration, bool) {
+	switch {
+	case cfg.timeout > 0 && (cfg.maxTimeout <= 0 || cfg.timeout <= cfg.maxTimeout):
+		return cfg.timeout, false
+	case cfg.maxTimeout > 0:
+		return cfg.maxTimeout, true
+	}
+	return 0, false
 }
 
 // sendError explains a failed write, preferring the reason the connection
@@ -382,7 +461,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
-	if err := s.conn.Write(ctx, transport.Frame{Data: encodeNotification(method, p)}); err != nil {
+	if err := s.send(ctx, method, encodeNotification(method, p)); err != nil {
 		return fmt.Errorf("%s: %w", method, s.sendError(err))
 	}
 	return nil

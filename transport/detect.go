@@ -1,0 +1,194 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// HTTPConn is a Conn to an MCP server over HTTP: Streamable HTTP, the
+// legacy HTTP+SSE transport, or (in auto mode) whichever of the two the
+// server answers to. Nothing goes over the network until the first Write,
+// which in auto mode is where the transport is chosen: the first POST
+// (the initialize request) either succeeds, making this Streamable HTTP, or
+// is refused with a status the spec names, and the same frame is sent
+// again over HTTP+SSE (spec: basic/transports, "Backwards Compatibility").
+type HTTPConn struct {
+	b    *httpBase
+	mode HTTPMode
+	url  string
+
+	st  *streamable
+	sse *legacySSE
+
+	decideMu sync.Mutex // held while the first Write chooses the transport
+
+	mu      sync.Mutex
+	active  HTTPMode // ModeStreamable or ModeSSE once chosen, "" before
+	why     string   // how the transport was chosen, for Describe
+	closeMu sync.Once
+}
+
+// NewHTTP returns an HTTP connection for opts. It validates the options
+// but does not connect.
+func NewHTTP(opts HTTPOptions) (*HTTPConn, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL %q: %w", opts.URL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid URL %q: expected http:// or https:// followed by a host", opts.URL)
+	}
+	switch opts.Mode {
+	case "":
+		opts.Mode = ModeAuto
+	case ModeAuto, ModeStreamable, ModeSSE:
+	default:
+		return nil, fmt.Errorf("unknown HTTP transport %q (choose auto, http or sse)", opts.Mode)
+	}
+	b, err := newHTTPBase(opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &HTTPConn{b: b, mode: opts.Mode, url: u.String()}
+	c.st = newStreamable(b, c.url)
+	c.sse = newLegacySSE(b, c.url)
+	return c, nil
+}
+
+func (c *HTTPConn) chosen() HTTPMode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
+}
+
+func (c *HTTPConn) choose(m HTTPMode, why string) {
+	c.mu.Lock()
+	c.active, c.why = m, why
+	c.mu.Unlock()
+}
+
+// Write sends one frame: a POST to the MCP endpoint (Streamable HTTP) or to
+// the endpoint the SSE stream named (HTTP+SSE). It returns once the server
+// answered the POST's headers (and, for a JSON answer, its body), so HTTP
+// failures surface here; frames that answer it are queued for Read.
+func (c *HTTPConn) Write(ctx context.Context, f Frame) error {
+	if c.b.isClosed() {
+		return ErrClosed
+	}
+	m := c.chosen()
+	if m == "" {
+		c.decideMu.Lock()
+		if m = c.chosen(); m == "" {
+			err := c.first(ctx, f)
+			c.decideMu.Unlock()
+			return err
+		}
+		c.decideMu.Unlock()
+	}
+	if m == ModeSSE {
+		return c.sse.post(ctx, f)
+	}
+	return c.st.post(ctx, f, false)
+}
+
+// first sends the first frame and settles the transport.
+func (c *HTTPConn) first(ctx context.Context, f Frame) error {
+	switch c.mode {
+	case ModeSSE:
+		if err := c.sse.open(ctx); err != nil {
+			return err
+		}
+		c.choose(ModeSSE, "chosen with --transport sse")
+		return c.sse.post(ctx, f)
+	case ModeStreamable:
+		if err := c.st.post(ctx, f, false); err != nil {
+			return err
+		}
+		c.choose(ModeStreamable, "chosen with --transport http")
+		return nil
+	}
+	err := c.st.post(ctx, f, true)
+	var fb *fallbackError
+	if !errors.As(err, &fb) {
+		if err == nil {
+			c.choose(ModeStreamable, "auto-detected: the first POST was accepted")
+			c.b.note("Streamable HTTP: the server accepted the first POST to %s", c.url)
+		}
+		return err
+	}
+	c.b.note("POST %s answered HTTP %d %s; trying the HTTP+SSE transport of protocol 2024-11-05 (GET %s)",
+		c.url, fb.status, http.StatusText(fb.status), c.url)
+	if err := c.sse.open(ctx); err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
+			return err
+		}
+		msg := fmt.Sprintf("POST %s: HTTP %d %s", c.url, fb.status, http.StatusText(fb.status))
+		if fb.body != "" {
+			msg += ": " + fb.body
+		}
+		return fmt.Errorf("%w: %s; and it is not an HTTP+SSE server either: %w", ErrTransport, msg, err)
+	}
+	c.choose(ModeSSE, fmt.Sprintf("auto-detected: POST answered HTTP %d %s, so mcpx fell back to HTTP+SSE (2024-11-05)",
+		fb.status, http.StatusText(fb.status)))
+	return c.sse.post(ctx, f)
+}
+
+// Read returns the next frame from any of the connection's streams.
+func (c *HTTPConn) Read(ctx context.Context) (Frame, error) {
+	return c.b.read(ctx)
+}
+
+// Negotiated tells the connection the protocol version the session agreed
+// on (see Negotiator). Over Streamable HTTP it sets MCP-Protocol-Version
+// and opens the GET stream; over HTTP+SSE there is nothing to do.
+func (c *HTTPConn) Negotiated(ctx context.Context, version string) error {
+	if c.chosen() == ModeStreamable {
+		return c.st.Negotiated(ctx, version)
+	}
+	return nil
+}
+
+// Close ends every request and stream, then ends the session on the
+// server with DELETE when there is one. It is idempotent.
+func (c *HTTPConn) Close() error {
+	c.closeMu.Do(func() {
+		c.b.shutdown()
+		if c.chosen() == ModeStreamable {
+			c.st.deleteSession()
+		}
+		c.b.release()
+	})
+	return nil
+}
+
+// SessionID returns the Mcp-Session-Id in use, "" when there is none.
+func (c *HTTPConn) SessionID() string { return c.st.SessionID() }
+
+// Transport returns the transport in use (ModeStreamable or ModeSSE), ""
+// before the first Write.
+func (c *HTTPConn) Transport() HTTPMode { return c.chosen() }
+
+// Describe says which transport is in use, why, and where.
+func (c *HTTPConn) Describe() string {
+	c.mu.Lock()
+	m, why := c.active, c.why
+	c.mu.Unlock()
+	switch m {
+	case ModeStreamable:
+		d := "streamable-http: " + c.url
+		var extra []string
+		if id := c.SessionID(); id != "" {
+			extra = append(extra, "session "+id)
+		}
+		extra = append(extra, why)
+		return d + " (" + strings.Join(extra, "; ") + ")"
+	case ModeSSE:
+		return fmt.Sprintf("http+sse: %s (messages to %s; %s)", c.url, c.sse.Endpoint(), why)
+	}
+	return fmt.Sprintf("http (%s): %s (not connected yet)", c.mode, c.url)
+}

@@ -1,0 +1,754 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// fake is a hand-written Streamable HTTP server whose misbehaviour each
+// test scripts. By default it answers initialize (with session id "s1"
+// unless sessionless), accepts notifications and responses with 202,
+// refuses GET with 405, answers other requests with an empty result, and
+// allows DELETE.
+type fake struct {
+	log       *reqLog
+	version   string
+	sessions  atomic.Int32
+	stateless bool
+	// post handles a POST before the defaults; it returns true when it did.
+	post func(w http.ResponseWriter, r *http.Request, s seen) bool
+	// get handles a GET before the default 405; it returns true when it did.
+	get func(w http.ResponseWriter, r *http.Request, s seen) bool
+}
+
+func startFake(t *testing.T, f *fake) string {
+	t.Helper()
+	if f.log == nil {
+		f.log = newLog()
+	}
+	ts := httptest.NewServer(f)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := f.log.record(r)
+	switch r.Method {
+	case "GET":
+		if f.get != nil && f.get(w, r, s) {
+			return
+		}
+		http.Error(w, "no GET stream", http.StatusMethodNotAllowed)
+	case "DELETE":
+		w.WriteHeader(http.StatusOK)
+	case "POST":
+		if f.post != nil && f.post(w, r, s) {
+			return
+		}
+		switch {
+		case s.RPC == "initialize":
+			id := ""
+			if !f.stateless {
+				id = fmt.Sprintf("s%d", f.sessions.Add(1))
+			}
+			v := f.version
+			if v == "" {
+				v = "2025-11-25"
+			}
+			writeJSON(w, id, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`, s.ID, v))
+		case s.RPC == "" || s.ID == "":
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			writeJSON(w, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, s.ID))
+		}
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, sessionID, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	if sessionID != "" {
+		w.Header().Set("Mcp-Session-Id", sessionID)
+	}
+	w.Write([]byte(body))
+}
+
+// startSSE sends the headers of an SSE answer.
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+func sendSSE(w http.ResponseWriter, raw string) {
+	w.Write([]byte(raw))
+	w.(http.Flusher).Flush()
+}
+
+// dropConnection cuts the TCP connection under a handler, mid-stream.
+func dropConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+func response(id, text string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, id, text)
+}
+
+// A POST's SSE stream is cut in the middle of an event; mcpx waits the
+// server's retry time, resumes with GET and Last-Event-ID, drops the torn
+// event, and gets the response without sending the request again.
+func TestResumeAfterDroppedStream(t *testing.T) {
+	var cut atomic.Int64 // when the stream was cut, unix nanos
+	var callID atomic.Value
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		callID.Store(s.ID)
+		startSSE(w)
+		sendSSE(w, "id: p1\nretry: 150\ndata: \n\n")
+		sendSSE(w, fmt.Sprintf("id: p2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":1}}\n\n", s.ID))
+		sendSSE(w, "id: p3\ndata: {\"jsonrpc\":\"2.0\",\"id\":")
+		cut.Store(time.Now().UnixNano())
+		dropConnection(w)
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.LastEvent == "" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, "id: p4\ndata: "+response(callID.Load().(string), "resumed")+"\n\n")
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	var progress atomic.Int32
+	res, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"},
+		inspector.WithProgress(func(inspector.Progress) { progress.Add(1) }))
+	if err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	if !strings.Contains(string(res), "resumed") {
+		t.Errorf("result %s", res)
+	}
+	if n := f.log.count("POST", "tools/call"); n != 1 {
+		t.Errorf("tools/call POSTed %d times, want exactly 1", n)
+	}
+	resumes := f.log.find("GET", "*")
+	var got []string
+	for _, s := range resumes {
+		if s.LastEvent != "" {
+			got = append(got, s.LastEvent)
+			if wait := s.Time.Sub(time.Unix(0, cut.Load())); wait < 150*time.Millisecond {
+				t.Errorf("resumed %s after the cut, before the server's retry: 150ms", wait)
+			}
+			if s.Header.Get("Mcp-Session-Id") != "s1" {
+				t.Errorf("resume GET without the session id")
+			}
+		}
+	}
+	if len(got) != 1 || got[0] != "p2" {
+		t.Errorf("Last-Event-ID sent: %v, want [p2] (the torn event p3 never completed)", got)
+	}
+	if progress.Load() != 1 {
+		t.Errorf("progress delivered %d times, want 1", progress.Load())
+	}
+}
+
+// The server ends a POST stream gracefully after a priming event with
+// retry: (SEP-1699 polling); mcpx reconnects, and keeps polling while the
+// server keeps doing so, until the answer comes.
+func TestStreamClosedEarlyWithRetry(t *testing.T) {
+	var callID atomic.Value
+	var polls atomic.Int32
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		callID.Store(s.ID)
+		startSSE(w)
+		sendSSE(w, "id: a1\nretry: 40\ndata:\n\n")
+		return true // graceful end of the stream
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.LastEvent == "" {
+			return false
+		}
+		startSSE(w)
+		n := polls.Add(1)
+		if n < 8 { // more polls than MaxReconnects: polling that delivers events is not a failure
+			sendSSE(w, fmt.Sprintf("id: a%d\ndata:\n\n", n+1))
+			return true
+		}
+		sendSSE(w, "data: "+response(callID.Load().(string), "done")+"\n\n")
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u, MaxReconnects: 3}, nil)
+	if got := toolText(t, sess, "x", map[string]any{}); got != "done" {
+		t.Errorf("result %q", got)
+	}
+	gets := f.log.find("GET", "*")
+	var ids []string
+	for _, g := range gets {
+		if g.LastEvent != "" {
+			ids = append(ids, g.LastEvent)
+		}
+	}
+	if len(ids) != 8 || ids[0] != "a1" || ids[7] != "a8" {
+		t.Errorf("resumed with Last-Event-IDs %v", ids)
+	}
+	for i := 1; i < len(gets); i++ {
+		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) < 40*time.Millisecond {
+			t.Errorf("polled again after %s, before retry: 40ms", gets[i].Time.Sub(gets[i-1].Time))
+		}
+	}
+	if n := f.log.count("POST", "tools/call"); n != 1 {
+		t.Errorf("tools/call POSTed %d times", n)
+	}
+}
+
+// A stream that ends before the response, with no event id to resume from,
+// fails the connection with a clear error rather than hanging.
+func TestStreamEndsWithoutEventID(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "no event id") {
+		t.Fatalf("err = %v, want a transport failure about the missing event id", err)
+	}
+	for _, g := range f.log.find("GET", "*") {
+		if g.LastEvent != "" {
+			t.Errorf("tried to resume without an event id")
+		}
+	}
+}
+
+// Resuming is capped: a server that keeps failing the GET is given up on.
+func TestResumeGivesUp(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, "id: z1\nretry: 10\ndata:\n\n")
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.LastEvent == "" {
+			return false
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u, MaxReconnects: 3}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("err = %v", err)
+	}
+	n := 0
+	for _, g := range f.log.find("GET", "*") {
+		if g.LastEvent == "z1" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d resume attempts, want 3", n)
+	}
+}
+
+// A server that refuses to resume (405) fails the request at once.
+func TestResumeRefused(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, "id: q1\nretry: 10\ndata:\n\n")
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "405") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(f.log.find("GET", "*")); n != 2 { // the GET stream at start, one resume
+		t.Errorf("%d GETs: %s", n, f.log.summary())
+	}
+}
+
+// The server forgets the session in the middle of a run: the next request
+// gets 404, the session re-initializes (without the old id) and the
+// request is retried once, and the person is told.
+func TestSessionExpiredMidRun(t *testing.T) {
+	f := &fake{}
+	var expired atomic.Bool
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC == "tools/list" && s.Header.Get("Mcp-Session-Id") == "s1" && expired.Load() {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return true
+		}
+		return false
+	}
+	u := startFake(t, f)
+	rec := newRecorder()
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: u}, rec)
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	expired.Store(true)
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatalf("tools/list after expiry: %v", err)
+	}
+	inits := f.log.find("POST", "initialize")
+	if len(inits) != 2 || inits[1].Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize requests: %d (second with session %q)", len(inits), inits[len(inits)-1].Header.Get("Mcp-Session-Id"))
+	}
+	lists := f.log.find("POST", "tools/list")
+	if len(lists) != 3 || lists[2].Header.Get("Mcp-Session-Id") != "s2" {
+		t.Errorf("tools/list requests: %s", f.log.summary())
+	}
+	if conn.SessionID() != "s2" {
+		t.Errorf("session %q", conn.SessionID())
+	}
+	if notes := rec.allNotes(); !strings.Contains(notes, "session expired") || !strings.Contains(notes, "tools/list") {
+		t.Errorf("notes %q", notes)
+	}
+	// The new session got its own initialized notification and GET stream.
+	if n := f.log.count("POST", "notifications/initialized"); n != 2 {
+		t.Errorf("initialized sent %d times", n)
+	}
+}
+
+// A session that expires again right after re-initializing is not retried
+// forever: the error comes back.
+func TestSessionExpiredTwice(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC == "tools/list" && s.Header.Get("Mcp-Session-Id") != "" {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return true
+		}
+		return false
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	if !errors.Is(err, transport.ErrSessionExpired) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := f.log.count("POST", "tools/list"); n != 2 {
+		t.Errorf("tools/list sent %d times, want 2 (the request and one retry)", n)
+	}
+}
+
+func TestServerError(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		http.Error(w, "the database\nis on fire", http.StatusInternalServerError)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != 500 || !errors.Is(err, transport.ErrTransport) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "500 Internal Server Error: the database is on fire") {
+		t.Errorf("message %q lacks the status and body excerpt", err)
+	}
+}
+
+// 401 and 403 carry the challenge and never cause a fallback to HTTP+SSE.
+func TestUnauthorized(t *testing.T) {
+	for _, status := range []int{401, 403} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			l := newLog()
+			ts := httptest.NewServer(l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://example.test/.well-known/oauth-protected-resource"`)
+				http.Error(w, "no", status)
+			})))
+			t.Cleanup(ts.Close)
+			_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp"}, nil)
+			var ue *transport.UnauthorizedError
+			if !errors.As(err, &ue) || !errors.Is(err, transport.ErrUnauthorized) {
+				t.Fatalf("err = %v", err)
+			}
+			if ue.Status != status || !strings.Contains(ue.Challenge, "resource_metadata=") {
+				t.Errorf("error %+v", ue)
+			}
+			if n := l.count("GET", "*"); n != 0 {
+				t.Errorf("fell back to GET after %d", status)
+			}
+		})
+	}
+}
+
+// renewingAuth refuses its first token and succeeds with the second.
+type renewingAuth struct {
+	mu     sync.Mutex
+	token  string
+	asked  int
+	challs []string
+}
+
+func (a *renewingAuth) Authorization(context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return "Bearer " + a.token, nil
+}
+
+func (a *renewingAuth) Unauthorized(_ context.Context, e *transport.UnauthorizedError) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked++
+	a.challs = append(a.challs, e.Challenge)
+	a.token = "fresh"
+	return true, nil
+}
+
+// The Authorizer hook (where OAuth will plug in) can renew credentials
+// after a 401; the request is sent once more.
+func TestAuthorizerRetry(t *testing.T) {
+	f := &fake{log: newLog()}
+	inner := f
+	l := newLog()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer fresh" {
+			l.record(r)
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "expired token", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	auth := &renewingAuth{token: "stale"}
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Authorizer: auth}, nil)
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	if auth.asked != 1 || !strings.Contains(auth.challs[0], "invalid_token") {
+		t.Errorf("authorizer asked %d times, challenges %v", auth.asked, auth.challs)
+	}
+	if n := inner.log.count("POST", "initialize"); n != 1 {
+		t.Errorf("initialize reached the server %d times", n)
+	}
+}
+
+// In auto mode, only the statuses the offered revision names lead to the
+// HTTP+SSE fallback.
+func TestNoFallbackOnOtherStatus(t *testing.T) {
+	l := newLog()
+	ts := httptest.NewServer(l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unsupported media", http.StatusUnsupportedMediaType)
+	})))
+	t.Cleanup(ts.Close)
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL, ProtocolVersion: "2025-11-25"}, nil)
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != 415 {
+		t.Fatalf("err = %v", err)
+	}
+	if l.count("GET", "*") != 0 {
+		t.Error("fell back on 415 while offering 2025-11-25")
+	}
+	// Offering an older revision, any 4xx means "try HTTP+SSE".
+	l2 := newLog()
+	ts2 := httptest.NewServer(l2.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unsupported media", http.StatusUnsupportedMediaType)
+	})))
+	t.Cleanup(ts2.Close)
+	_, _, err = dial(t, transport.HTTPOptions{URL: ts2.URL, ProtocolVersion: "2025-03-26"}, nil)
+	if err == nil || l2.count("GET", "*") != 1 {
+		t.Errorf("err = %v; GETs %d, want the fallback attempt", err, l2.count("GET", "*"))
+	}
+	if !strings.Contains(err.Error(), "not an HTTP+SSE server either") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// legacyServer is a hand-written HTTP+SSE server: GET /sse sends the
+// endpoint event named by endpoint, POST /msg queues an answer on the
+// stream; end closes the stream.
+type legacyServer struct {
+	endpoint string
+	out      chan string
+	end      chan struct{}
+}
+
+func (s *legacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == "GET" && r.URL.Path == "/sse":
+		startSSE(w)
+		sendSSE(w, "event: endpoint\ndata: "+s.endpoint+"\n\n")
+		for {
+			select {
+			case m := <-s.out:
+				sendSSE(w, "event: message\ndata: "+m+"\n\n")
+			case <-s.end:
+				return
+			case <-r.Context().Done():
+				return
+			}
+		}
+	case r.Method == "POST" && r.URL.Path == "/msg":
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
+		w.WriteHeader(http.StatusAccepted)
+		if m.Method == "initialize" {
+			s.out <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}}`, m.ID)
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func TestLegacyEndpointOnOtherOrigin(t *testing.T) {
+	s := &legacyServer{endpoint: "http://evil.example/msg", out: make(chan string, 8), end: make(chan struct{})}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() { close(s.end); ts.Close() })
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/sse", Mode: transport.ModeSSE}, nil)
+	if err == nil || !strings.Contains(err.Error(), "different origin") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The 2024-11-05 session lives on one stream: when it ends, so does the
+// connection, with a clear error.
+func TestLegacyStreamEnds(t *testing.T) {
+	s := &legacyServer{endpoint: "/msg?session=1", out: make(chan string, 8), end: make(chan struct{})}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/sse"}, nil)
+	if !strings.Contains(conn.Describe(), ts.URL+"/msg?session=1") {
+		t.Errorf("Describe = %q", conn.Describe())
+	}
+	close(s.end)
+	select {
+	case <-sess.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("session did not end with the stream")
+	}
+	if err := sess.Err(); !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "ended") {
+		t.Errorf("Err = %v", err)
+	}
+}
+
+// A server that never answers: the request's timeout applies whether the
+// server holds back its headers (JSON mode) or its events (SSE mode), and
+// the server is told with notifications/cancelled.
+func TestSlowServerTimeout(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[sse], func(t *testing.T) {
+			release := make(chan struct{})
+			f := &fake{}
+			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+				if s.RPC != "tools/call" {
+					return false
+				}
+				if sse {
+					startSSE(w)
+				}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return true
+			}
+			u := startFake(t, f)
+			t.Cleanup(func() { close(release) })
+			sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+			_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "slow"}, inspector.WithTimeout(200*time.Millisecond, time.Minute))
+			var te *inspector.TimeoutError
+			if !errors.As(err, &te) || te.After != 200*time.Millisecond {
+				t.Fatalf("err = %v, want a timeout after 200ms", err)
+			}
+			f.log.waitFor(t, "notifications/cancelled", func() bool { return f.log.count("POST", "notifications/cancelled") == 1 })
+		})
+	}
+}
+
+// MCP-Protocol-Version goes on every request after initialize for the
+// revisions that define it (2025-06-18 on), and not for 2025-03-26.
+func TestProtocolVersionHeader(t *testing.T) {
+	for version, want := range map[string]string{"2025-03-26": "", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			f := &fake{version: version}
+			u := startFake(t, f)
+			sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+			if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+				t.Fatal(err)
+			}
+			sess.Close()
+			for _, s := range f.log.all() {
+				if s.RPC == "initialize" {
+					continue
+				}
+				if got := s.Header.Get("Mcp-Protocol-Version"); got != want {
+					t.Errorf("%s %s: MCP-Protocol-Version %q, want %q", s.Method, s.RPC, got, want)
+				}
+			}
+			if n := f.log.count("DELETE", "*"); n != 1 {
+				t.Errorf("DELETE sent %d times", n)
+			}
+		})
+	}
+}
+
+// The GET stream is reopened (with Last-Event-ID) when the server closes
+// it, and what arrives on the new one is delivered.
+func TestGETStreamReconnects(t *testing.T) {
+	var gets atomic.Int32
+	f := &fake{}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		startSSE(w)
+		if gets.Add(1) == 1 {
+			sendSSE(w, "id: g1\nretry: 30\ndata:\n\n")
+			return true
+		}
+		sendSSE(w, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")
+		<-r.Context().Done()
+		return true
+	}
+	u := startFake(t, f)
+	rec := newRecorder()
+	mustDial(t, transport.HTTPOptions{URL: u}, rec)
+	select {
+	case <-rec.notified:
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing arrived on the reopened GET stream")
+	}
+	gs := f.log.find("GET", "*")
+	if len(gs) < 2 || gs[0].LastEvent != "" || gs[1].LastEvent != "g1" {
+		t.Errorf("GETs: %+v", gs)
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, _, err = dial(t, transport.HTTPOptions{URL: "http://" + addr + "/mcp"}, nil)
+	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Headers, credentials and cookies reach the server; what the observer
+// shows (--wire) has the secrets redacted.
+func TestHeadersAndRedaction(t *testing.T) {
+	f := &fake{}
+	u := startFake(t, f)
+	rec := newRecorder()
+	hdr := http.Header{}
+	hdr.Set("Cookie", "session=cookie-secret")
+	hdr.Set("X-Tenant", "acme")
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u, Header: hdr, Authorizer: transport.BearerToken("token-secret"), UserAgent: "mcpx/9"}, rec)
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	sess.Close()
+	for _, s := range f.log.all() {
+		if s.Header.Get("Authorization") != "Bearer token-secret" || s.Header.Get("Cookie") != "session=cookie-secret" || s.Header.Get("X-Tenant") != "acme" {
+			t.Errorf("%s %s headers %v", s.Method, s.RPC, s.Header)
+		}
+	}
+	text := rec.eventText(transport.EventHTTP) + rec.eventText(transport.EventNote)
+	if strings.Contains(text, "secret") {
+		t.Errorf("a secret was shown:\n%s", text)
+	}
+	for _, want := range []string{"Authorization: [redacted]", "Cookie: [redacted]", "X-Tenant: acme", "POST " + u, "200 OK application/json", "Mcp-Session-Id: s1", "DELETE " + u} {
+		if !strings.Contains(text, want) {
+			t.Errorf("wire output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Close is idempotent, unblocks Read, ends in-flight requests and streams,
+// and leaves no goroutine behind.
+func TestCloseUnblocks(t *testing.T) {
+	f := &fake{}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		startSSE(w)
+		<-r.Context().Done()
+		return true
+	}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		startSSE(w)
+		<-r.Context().Done()
+		return true
+	}
+	u := startFake(t, f)
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := sess.Call(context.Background(), "tools/call", map[string]any{"name": "slow"})
+		callErr <- err
+	}()
+	f.log.waitFor(t, "the tools/call POST", func() bool { return f.log.count("POST", "tools/call") == 1 })
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	select {
+	case err := <-callErr:
+		if !errors.Is(err, transport.ErrClosed) {
+			t.Errorf("call ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the in-flight call")
+	}
+	if _, err := conn.Read(context.Background()); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Read after Close: %v", err)
+	}
+	if err := conn.Write(context.Background(), transport.Frame{Data: []byte(`{}`)}); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Write after Close: %v", err)
+	}
+	checkNoLeaks(t)
+}

@@ -1,0 +1,392 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// httpBase is what the Streamable HTTP and HTTP+SSE transports share: the
+// HTTP client, the queue of incoming frames that Read drains, the fatal
+// error that ends the connection, and the goroutines that Close waits for.
+type httpBase struct {
+	opts   HTTPOptions
+	client *http.Client
+	ownTr  *http.Transport // dropped on Close when we built it
+
+	ctx    context.Context // ends every request and stream on Close
+	cancel context.CancelFunc
+
+	inbox chan Frame
+
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{}
+
+	goMu   sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newHTTPBase(opts HTTPOptions) (*httpBase, error) {
+	client, own, err := newHTTPClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &httpBase{
+		opts:   opts,
+		client: client,
+		ownTr:  own,
+		ctx:    ctx,
+		cancel: cancel,
+		inbox:  make(chan Frame, 64),
+		failed: make(chan struct{}),
+	}, nil
+}
+
+func (b *httpBase) observe(kind EventKind, text string, meta *Meta) {
+	if b.opts.Observer != nil {
+		b.opts.Observer(Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta})
+	}
+}
+
+func (b *httpBase) note(format string, args ...any) {
+	b.observe(EventNote, fmt.Sprintf(format, args...), nil)
+}
+
+// spawn runs fn in a goroutine that Close waits for. It reports false (and
+// does not run fn) once the connection is closing.
+func (b *httpBase) spawn(fn func()) bool {
+	b.goMu.Lock()
+	defer b.goMu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// shutdown stops new goroutines, ends every request and stream, and waits
+// for the goroutines to finish. It reports false when already shut down.
+func (b *httpBase) shutdown() bool {
+	b.goMu.Lock()
+	if b.closed {
+		b.goMu.Unlock()
+		return false
+	}
+	b.closed = true
+	b.goMu.Unlock()
+	b.cancel()
+	b.wg.Wait()
+	return true
+}
+
+func (b *httpBase) isClosed() bool {
+	b.goMu.Lock()
+	defer b.goMu.Unlock()
+	return b.closed
+}
+
+// release drops idle keep-alive connections of a client we built.
+func (b *httpBase) release() {
+	if b.ownTr != nil {
+		b.ownTr.CloseIdleConnections()
+	}
+}
+
+// deliver queues a frame for Read. It reports false when the connection is
+// closing.
+func (b *httpBase) deliver(f Frame) bool {
+	select {
+	case b.inbox <- f:
+		return true
+	case <-b.ctx.Done():
+		return false
+	}
+}
+
+// fail ends the connection with err: Read returns it once the frames that
+// arrived before are drained.
+func (b *httpBase) fail(err error) {
+	b.failOnce.Do(func() {
+		b.failErr = err
+		close(b.failed)
+	})
+}
+
+func (b *httpBase) read(ctx context.Context) (Frame, error) {
+	select {
+	case f := <-b.inbox:
+		return f, nil
+	default:
+	}
+	select {
+	case f := <-b.inbox:
+		return f, nil
+	case <-b.failed:
+		select {
+		case f := <-b.inbox:
+			return f, nil
+		default:
+		}
+		return Frame{}, b.failErr
+	case <-b.ctx.Done():
+		return Frame{}, ErrClosed
+	case <-ctx.Done():
+		return Frame{}, ctx.Err()
+	}
+}
+
+// exchange is one HTTP request whose response headers have arrived.
+type exchange struct {
+	resp *http.Response
+	// cancel aborts the request and its body.
+	cancel context.CancelFunc
+	// stop detaches the request from the caller's context, so that its body
+	// can be read after the caller returned; false means the caller's
+	// context already ended it.
+	stop func() bool
+}
+
+// release closes the body and lets go of the request.
+func (x *exchange) release() {
+	x.resp.Body.Close()
+	x.stop()
+	x.cancel()
+}
+
+// close closes the body and releases the request. A short body of known
+// length is drained first so the connection can be reused; a stream is
+// not (draining it could block).
+func (x *exchange) close() {
+	if n := x.resp.ContentLength; n >= 0 && n <= 4096 {
+		io.CopyN(io.Discard, x.resp.Body, n)
+	}
+	x.release()
+}
+
+// newRequest builds a request with the headers every request carries: the
+// user's extra headers, User-Agent and credentials.
+func (b *httpBase) newRequest(ctx context.Context, method, u string, body []byte) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	if b.opts.UserAgent != "" {
+		req.Header.Set("User-Agent", b.opts.UserAgent)
+	}
+	for k, vs := range b.opts.Header {
+		if strings.EqualFold(k, "Host") && len(vs) > 0 {
+			req.Host = vs[0]
+			continue
+		}
+		req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	return req, nil
+}
+
+// authorize sets the Authorization header from the Authorizer.
+func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
+	if b.opts.Authorizer == nil {
+		return nil
+	}
+	v, err := b.opts.Authorizer.Authorization(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, req.URL, err)
+	}
+	if v != "" {
+		req.Header.Set("Authorization", v)
+	}
+	return nil
+}
+
+// wireHeaders are the request headers shown in --wire output.
+var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization", "Cookie"}
+
+// send performs req (built by newRequest with any context; it is rebound
+// here) until its response headers arrive. The request lives on the
+// connection's context, and the caller's ctx aborts it until the returned
+// exchange is stopped. 401 and 403 come back as *UnauthorizedError after
+// the Authorizer had its chance to retry once; other statuses are for the
+// caller to judge.
+func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, error) {
+	for attempt := 0; ; attempt++ {
+		reqCtx, cancel := context.WithCancel(b.ctx)
+		stop := context.AfterFunc(ctx, cancel)
+		r := req.WithContext(reqCtx)
+		if attempt > 0 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				stop()
+				cancel()
+				return nil, err
+			}
+			r.Body = body
+		}
+		if err := b.authorize(ctx, r); err != nil {
+			stop()
+			cancel()
+			return nil, err
+		}
+		extra := append(append([]string(nil), wireHeaders...), extraHeaderNames(b.opts.Header)...)
+		text := r.Method + " " + r.URL.String()
+		if h := headerSummary(r.Header, dedupe(extra)...); h != "" {
+			text += " (" + h + ")"
+		}
+		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), SessionID: r.Header.Get("Mcp-Session-Id")})
+		resp, err := b.client.Do(r)
+		if err != nil {
+			stop()
+			cancel()
+			if b.ctx.Err() != nil {
+				return nil, ErrClosed
+			}
+			return nil, classifyDoError(ctx, r.Method, r.URL.String(), err)
+		}
+		ct := resp.Header.Get("Content-Type")
+		text = resp.Status
+		if ct != "" {
+			text += " " + ct
+		}
+		text += " ← " + r.Method + " " + r.URL.String()
+		if h := headerSummary(resp.Header, "Mcp-Session-Id", "WWW-Authenticate", "Set-Cookie"); h != "" {
+			text += " (" + h + ")"
+		}
+		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,
+			ContentType: ct, SessionID: resp.Header.Get("Mcp-Session-Id")})
+		x := &exchange{resp: resp, cancel: cancel, stop: stop}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			return x, nil
+		}
+		ue := &UnauthorizedError{
+			Method:    r.Method,
+			URL:       r.URL.String(),
+			Status:    resp.StatusCode,
+			Challenge: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+			Body:      bodyExcerpt(resp.Body),
+		}
+		x.close()
+		if b.opts.Authorizer == nil || attempt > 0 {
+			return nil, ue
+		}
+		retry, err := b.opts.Authorizer.Unauthorized(ctx, ue)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ue, err)
+		}
+		if !retry {
+			return nil, ue
+		}
+	}
+}
+
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		k := http.CanonicalHeaderKey(n)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// mediaType returns the response's content type without parameters,
+// lower-cased.
+func mediaType(resp *http.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil {
+		return mt
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// JSON-RPC framing, just enough to follow requests and their responses
+// across HTTP streams. It knows ids, not methods.
+
+type rpcEnvelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+// envelopes decodes the top-level messages of a frame (one object or a
+// batch), ignoring what does not parse.
+func envelopes(data []byte) []rpcEnvelope {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil
+	}
+	if data[0] == '[' {
+		var batch []rpcEnvelope
+		if json.Unmarshal(data, &batch) != nil {
+			return nil
+		}
+		return batch
+	}
+	var one rpcEnvelope
+	if json.Unmarshal(data, &one) != nil {
+		return nil
+	}
+	return []rpcEnvelope{one}
+}
+
+// requestIDs returns the ids of the requests in an outgoing frame.
+func requestIDs(data []byte) []string {
+	var ids []string
+	for _, e := range envelopes(data) {
+		if e.Method != nil && len(e.ID) > 0 && string(e.ID) != "null" {
+			ids = append(ids, idString(e.ID))
+		}
+	}
+	return ids
+}
+
+// responseIDs returns the ids that an incoming frame answers.
+func responseIDs(data []byte) []string {
+	var ids []string
+	for _, e := range envelopes(data) {
+		if e.Method == nil && len(e.ID) > 0 && string(e.ID) != "null" {
+			ids = append(ids, idString(e.ID))
+		}
+	}
+	return ids
+}
+
+// idString normalizes an id so that 7 and "7" compare equal (servers that
+// retype ids are the session's business to report, not the transport's).
+func idString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
+}

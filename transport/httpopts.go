@@ -1,0 +1,292 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// HTTPMode chooses how an HTTP connection talks to the server.
+type HTTPMode string
+
+// HTTP modes.
+const (
+	// ModeAuto tries Streamable HTTP and falls back to the legacy HTTP+SSE
+	// transport when the first POST is refused with the status codes the
+	// spec names (basic/transports, "Backwards Compatibility").
+	ModeAuto HTTPMode = "auto"
+	// ModeStreamable is the Streamable HTTP transport (2025-03-26 and later).
+	ModeStreamable HTTPMode = "http"
+	// ModeSSE is the HTTP+SSE transport of protocol revision 2024-11-05.
+	ModeSSE HTTPMode = "sse"
+)
+
+// HTTPOptions describe how to reach an MCP server over HTTP.
+type HTTPOptions struct {
+	// URL is the MCP endpoint (Streamable HTTP) or the SSE endpoint (HTTP+SSE).
+	URL string
+	// Mode is auto (the default), http or sse.
+	Mode HTTPMode
+	// Header holds extra request headers sent on every request (-H).
+	Header http.Header
+	// UserAgent is sent as User-Agent unless Header sets one.
+	UserAgent string
+	// Authorizer supplies the Authorization header and reacts to 401/403.
+	// Nil sends no credentials (beyond any Authorization in Header).
+	Authorizer Authorizer
+	// CACertFile names a PEM file of extra certificate authorities to trust.
+	CACertFile string
+	// Insecure disables TLS certificate verification.
+	Insecure bool
+	// Proxy chooses a proxy per request; nil means http.ProxyFromEnvironment
+	// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
+	Proxy func(*http.Request) (*url.URL, error)
+	// Client, when set, is used as is (tests); CACertFile, Insecure and Proxy
+	// are then ignored.
+	Client *http.Client
+	// ProtocolVersion is the protocol revision mcpx offers in initialize. It
+	// decides which refusals of the first POST mean "try HTTP+SSE" in auto
+	// mode: 400, 404 and 405 from 2025-11-25 on, any 4xx before.
+	ProtocolVersion string
+	// Observer receives HTTP exchanges (EventHTTP) and transport decisions
+	// (EventNote).
+	Observer Observer
+	// MaxReconnects caps consecutive failed attempts to resume a broken SSE
+	// stream. Zero means 5.
+	MaxReconnects int
+	// ReconnectDelay is the wait before resuming a stream when the server
+	// set no retry field. Zero means 1s.
+	ReconnectDelay time.Duration
+}
+
+// Authorizer is the hook through which credentials reach HTTP requests. A
+// fixed token (--bearer) implements it with BearerToken; the OAuth flow
+// (a later addition) implements it by obtaining and refreshing tokens.
+type Authorizer interface {
+	// Authorization returns the Authorization header value for the next
+	// request, or "" to send none.
+	Authorization(ctx context.Context) (string, error)
+	// Unauthorized is told that the server refused a request with 401 or 403.
+	// It returns true when the request should be sent once more (with a
+	// fresh Authorization), false to fail with the UnauthorizedError.
+	Unauthorized(ctx context.Context, e *UnauthorizedError) (retry bool, err error)
+}
+
+// BearerToken is an Authorizer that sends one fixed bearer token and never
+// retries.
+type BearerToken string
+
+// Authorization returns "Bearer <token>".
+func (t BearerToken) Authorization(context.Context) (string, error) {
+	if t == "" {
+		return "", nil
+	}
+	return "Bearer " + string(t), nil
+}
+
+// Unauthorized gives up: a fixed token cannot be refreshed.
+func (t BearerToken) Unauthorized(context.Context, *UnauthorizedError) (bool, error) {
+	return false, nil
+}
+
+// Errors of the HTTP transports, matched with errors.Is.
+var (
+	// ErrTransport marks a failure of the transport after connecting: an
+	// HTTP error status, a malformed answer, a stream that ended without the
+	// response.
+	ErrTransport = errors.New("transport failure")
+	// ErrSessionExpired is returned by Write when the server answered 404 to
+	// a request that carried an Mcp-Session-Id: the server ended the session
+	// (spec: basic/transports, "Session Management"). The connection has
+	// forgotten the session id; the next initialize starts a new session.
+	ErrSessionExpired = errors.New("session expired")
+	// ErrUnauthorized is matched by *UnauthorizedError.
+	ErrUnauthorized = errors.New("authorization required")
+)
+
+// UnauthorizedError reports an HTTP 401 or 403 answer.
+type UnauthorizedError struct {
+	Method string
+	URL    string
+	Status int
+	// Challenge is the WWW-Authenticate header, as sent.
+	Challenge string
+	// Body is a short excerpt of the response body.
+	Body string
+}
+
+func (e *UnauthorizedError) Error() string {
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	if e.Challenge != "" {
+		msg += "; WWW-Authenticate: " + e.Challenge
+	} else if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrUnauthorized) true.
+func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthorized }
+
+// HTTPError reports an HTTP status mcpx cannot continue after.
+type HTTPError struct {
+	Method string
+	URL    string
+	Status int
+	// Body is a short, single-line excerpt of the response body.
+	Body string
+}
+
+func (e *HTTPError) Error() string {
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrTransport) true.
+func (e *HTTPError) Is(target error) bool { return target == ErrTransport }
+
+// newHTTPClient builds the client for opts: proxies from the environment,
+// extra CAs, optional insecure TLS. ownTransport is set when Close should
+// drop its idle connections.
+func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err error) {
+	if o.Client != nil {
+		return o.Client, nil, nil
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = http.ProxyFromEnvironment
+	if o.Proxy != nil {
+		tr.Proxy = o.Proxy
+	}
+	if o.CACertFile != "" || o.Insecure {
+		conf := &tls.Config{}
+		if o.CACertFile != "" {
+			pem, err := os.ReadFile(o.CACertFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading the CA certificates: %w", err)
+			}
+			pool, err := x509.SystemCertPool()
+			if err != nil || pool == nil {
+				pool = x509.NewCertPool()
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, nil, fmt.Errorf("%s holds no PEM certificate", o.CACertFile)
+			}
+			conf.RootCAs = pool
+		}
+		conf.InsecureSkipVerify = o.Insecure
+		tr.TLSClientConfig = conf
+	}
+	return &http.Client{Transport: tr}, tr, nil
+}
+
+// classifyDoError turns an error from http.Client.Do into one that says
+// what went wrong: failures to reach the server wrap ErrConnect (refused,
+// DNS, TLS); everything else wraps ErrTransport. Cancellation is returned
+// as the context's error.
+func classifyDoError(ctx context.Context, method, u string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidErr x509.CertificateInvalidError
+	var recErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dnsErr), errors.As(err, &certErr), errors.As(err, &unknownCA),
+		errors.As(err, &hostErr), errors.As(err, &invalidErr), errors.As(err, &recErr):
+		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
+	case errors.As(err, &opErr) && opErr.Op == "dial", errors.As(err, &opErr) && opErr.Op == "proxyconnect":
+		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
+	}
+	return fmt.Errorf("%w: %s %s: %w", ErrTransport, method, u, err)
+}
+
+// bodyExcerpt reads at most a little of body and returns it on one line.
+func bodyExcerpt(body io.Reader) string {
+	if body == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(body, 512))
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// sensitiveHeader reports headers whose values must never be shown.
+func sensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"authorization", "cookie", "token", "secret", "password", "api-key", "apikey", "x-api-key"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerSummary renders the headers worth showing in --wire output, with
+// secrets redacted.
+func headerSummary(h http.Header, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			if sensitiveHeader(n) {
+				v = "[redacted]"
+			}
+			parts = append(parts, n+": "+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// extraHeaderNames lists the user-supplied header names, canonicalized.
+func extraHeaderNames(h http.Header) []string {
+	var names []string
+	for k := range h {
+		names = append(names, k)
+	}
+	return names
+}
+
+// sameOrigin reports whether a and b share scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}

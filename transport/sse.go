@@ -1,0 +1,168 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// legacySSE is the HTTP+SSE transport of protocol revision 2024-11-05
+// (spec 2024-11-05: basic/transports, "HTTP with SSE"): a GET opens an SSE
+// stream whose first event, "endpoint", names the URL to POST messages to;
+// every server message arrives on the stream as a "message" event.
+type legacySSE struct {
+	b   *httpBase
+	url string
+
+	mu       sync.Mutex
+	endpoint string
+}
+
+func newLegacySSE(b *httpBase, u string) *legacySSE {
+	return &legacySSE{b: b, url: u}
+}
+
+// Endpoint returns the URL messages are POSTed to, "" before open.
+func (l *legacySSE) Endpoint() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.endpoint
+}
+
+// open GETs the SSE stream and waits (bounded by ctx) for the endpoint
+// event. Then a goroutine reads the stream for the connection's life.
+func (l *legacySSE) open(ctx context.Context) error {
+	req, err := l.b.newRequest(ctx, http.MethodGet, l.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	x, err := l.b.send(ctx, req)
+	if err != nil {
+		return err
+	}
+	resp := x.resp
+	if resp.StatusCode != http.StatusOK {
+		e := &HTTPError{Method: "GET", URL: l.url, Status: resp.StatusCode, Body: bodyExcerpt(resp.Body)}
+		x.close()
+		return e
+	}
+	if mediaType(resp) != "text/event-stream" {
+		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not an SSE stream (text/event-stream)",
+			ErrTransport, l.url, resp.Header.Get("Content-Type"))
+		x.close()
+		return e
+	}
+	p := newSSEReader(resp.Body, "")
+	base, _ := url.Parse(l.url)
+	for {
+		ev, err := p.Next()
+		if err != nil {
+			x.close()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if l.b.ctx.Err() != nil {
+				return ErrClosed
+			}
+			return fmt.Errorf("%w: GET %s: the SSE stream ended before its endpoint event", ErrTransport, l.url)
+		}
+		if ev.Type != "endpoint" {
+			// Nothing should come first, but a message is still a message.
+			l.handle(resp, ev)
+			continue
+		}
+		ref := strings.TrimSpace(string(ev.Data))
+		u, err := base.Parse(ref)
+		if err != nil {
+			x.close()
+			return fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.url, ref, err)
+		}
+		if !sameOrigin(base, u) {
+			x.close()
+			return fmt.Errorf("%w: GET %s: the endpoint event names %s, on a different origin; mcpx refuses to send messages there",
+				ErrTransport, l.url, u.Redacted())
+		}
+		l.mu.Lock()
+		l.endpoint = u.String()
+		l.mu.Unlock()
+		l.b.note("HTTP+SSE: the server's endpoint for messages is %s", u.String())
+		break
+	}
+	if !x.stop() {
+		x.close()
+		return ctx.Err()
+	}
+	if !l.b.spawn(func() { l.run(x, p) }) {
+		x.close()
+		return ErrClosed
+	}
+	return nil
+}
+
+// handle delivers one event from the stream.
+func (l *legacySSE) handle(resp *http.Response, ev sseEvent) bool {
+	meta := &Meta{HTTPMethod: "GET", URL: l.url, HTTPStatus: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), StreamID: "sse"}
+	if ev.HasID {
+		meta.EventID = ev.ID
+	}
+	switch {
+	case len(ev.Data) == 0:
+		l.b.observe(EventHTTP, fmt.Sprintf("SSE sse: event %q id=%q with no data", ev.Type, ev.ID), meta)
+		return true
+	case ev.Type != "message":
+		l.b.note("HTTP+SSE: ignored an event of type %q", ev.Type)
+		return true
+	}
+	return l.b.deliver(Frame{Data: ev.Data, Meta: meta})
+}
+
+// run reads the stream until it ends, which ends the connection: the
+// 2024-11-05 transport ties the session to this one stream.
+func (l *legacySSE) run(x *exchange, p *sseReader) {
+	defer x.release()
+	for {
+		ev, err := p.Next()
+		if err != nil {
+			if l.b.ctx.Err() != nil {
+				return
+			}
+			why := "ended"
+			if !errors.Is(err, io.EOF) {
+				why = "broke: " + err.Error()
+			}
+			l.b.fail(fmt.Errorf("%w: the server's SSE stream (GET %s) %s", ErrTransport, l.url, why))
+			return
+		}
+		if !l.handle(x.resp, ev) {
+			return
+		}
+	}
+}
+
+// post sends one frame to the endpoint. Answers arrive on the stream; the
+// POST's own body (usually "Accepted") is ignored.
+func (l *legacySSE) post(ctx context.Context, f Frame) error {
+	ep := l.Endpoint()
+	req, err := l.b.newRequest(ctx, http.MethodPost, ep, f.Data)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	x, err := l.b.send(ctx, req)
+	if err != nil {
+		return err
+	}
+	if s := x.resp.StatusCode; s < 200 || s > 299 {
+		e := &HTTPError{Method: "POST", URL: ep, Status: s, Body: bodyExcerpt(x.resp.Body)}
+		x.close()
+		return e
+	}
+	x.close()
+	return nil
+}

@@ -1,0 +1,546 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// streamable is the Streamable HTTP transport (spec 2025-03-26 and later:
+// basic/transports, "Streamable HTTP"). Every outgoing frame is one POST;
+// answers come back as a JSON body or an SSE stream on that POST, or on the
+// GET stream opened after initialization.
+type streamable struct {
+	b   *httpBase
+	url string
+
+	mu        sync.Mutex
+	sessionID string
+	version   string             // MCP-Protocol-Version to send, "" for none
+	getCancel context.CancelFunc // ends the current GET stream
+	seq       int                // numbers streams for display
+}
+
+func newStreamable(b *httpBase, u string) *streamable {
+	return &streamable{b: b, url: u}
+}
+
+// fallbackError reports that the first POST was refused in a way that, in
+// auto mode, means "this may be an HTTP+SSE server".
+type fallbackError struct {
+	status int
+	body   string
+}
+
+func (e *fallbackError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
+}
+
+// sessionExpiredError reports HTTP 404 to a request carrying a session id.
+type sessionExpiredError struct {
+	method, url, id string
+}
+
+func (e *sessionExpiredError) Error() string {
+	return fmt.Sprintf("session expired: the server answered %s %s with HTTP 404 for session %s", e.method, e.url, e.id)
+}
+
+func (e *sessionExpiredError) Is(target error) bool {
+	return target == ErrSessionExpired || target == ErrTransport
+}
+
+// fallbackStatus reports whether status, answering the first POST, means
+// the server may speak the older HTTP+SSE transport. From 2025-11-25 on the
+// spec names 400, 404 and 405; earlier revisions said any 4xx. 401 and 403
+// never do: they ask for credentials.
+func fallbackStatus(offered string, status int) bool {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return false
+	}
+	if offered == "" || offered >= "2025-11-25" {
+		return status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusMethodNotAllowed
+	}
+	return status >= 400 && status < 500
+}
+
+// versionHeader reports whether protocol revision v defines the
+// MCP-Protocol-Version header (added in 2025-06-18).
+func versionHeader(v string) bool { return v >= "2025-06-18" }
+
+func (s *streamable) nextStream(kind string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return kind + "-" + strconv.Itoa(s.seq)
+}
+
+func (s *streamable) session() (id, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessionID, s.version
+}
+
+// SessionID returns the current Mcp-Session-Id, "" when there is none.
+func (s *streamable) SessionID() string {
+	id, _ := s.session()
+	return id
+}
+
+// adoptSession keeps the session id the server assigned (at initialize).
+func (s *streamable) adoptSession(resp *http.Response) {
+	v := resp.Header.Get("Mcp-Session-Id")
+	if v == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessionID == "" {
+		s.sessionID = v
+	}
+}
+
+// forgetSession drops session id (if it is still the current one) and
+// everything tied to it, so the next initialize starts afresh.
+func (s *streamable) forgetSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessionID != id {
+		return
+	}
+	s.sessionID = ""
+	s.version = ""
+	if s.getCancel != nil {
+		s.getCancel()
+		s.getCancel = nil
+	}
+}
+
+// setHeaders adds the session headers to req.
+func (s *streamable) setHeaders(req *http.Request) (sessionID string) {
+	id, v := s.session()
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	if v != "" {
+		req.Header.Set("Mcp-Protocol-Version", v)
+	}
+	return id
+}
+
+// post sends one frame. It returns once the response headers arrived (and,
+// for a JSON answer, its body): HTTP failures are returned here, while an
+// SSE answer is read by a goroutine that delivers its frames. With detect,
+// refusals that suggest an HTTP+SSE server come back as *fallbackError.
+func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
+	ids := requestIDs(f.Data)
+	req, err := s.b.newRequest(ctx, http.MethodPost, s.url, f.Data)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	sid := s.setHeaders(req)
+	x, err := s.b.send(ctx, req)
+	if err != nil {
+		return err
+	}
+	resp := x.resp
+	status := resp.StatusCode
+	switch {
+	case status == http.StatusNotFound && sid != "":
+		x.close()
+		s.forgetSession(sid)
+		s.b.note("the server ended session %s (HTTP 404); it must be initialized again", sid)
+		return &sessionExpiredError{method: "POST", url: s.url, id: sid}
+	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
+		fb := &fallbackError{status: status, body: bodyExcerpt(resp.Body)}
+		x.close()
+		return fb
+	case status < 200 || status > 299:
+		e := &HTTPError{Method: "POST", URL: s.url, Status: status, Body: bodyExcerpt(resp.Body)}
+		x.close()
+		return e
+	}
+	s.adoptSession(resp)
+	mt := mediaType(resp)
+	switch {
+	case mt == "text/event-stream":
+		if !x.stop() {
+			x.close()
+			return ctx.Err()
+		}
+		st := &streamState{name: s.nextStream("post"), method: "POST"}
+		if len(ids) > 0 {
+			st.pending = map[string]bool{}
+			for _, id := range ids {
+				st.pending[id] = true
+			}
+		}
+		if !s.b.spawn(func() { s.runPostStream(x, st) }) {
+			x.close()
+			return ErrClosed
+		}
+		return nil
+	case status == http.StatusAccepted || resp.ContentLength == 0 && len(ids) == 0:
+		// A notification or response was accepted (202, or an empty 200).
+		x.close()
+		return nil
+	}
+	// A JSON body: read it whole, still under the caller's context so that a
+	// slow body counts against the request's timeout.
+	body, err := io.ReadAll(resp.Body)
+	x.close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if s.b.ctx.Err() != nil {
+			return ErrClosed
+		}
+		return fmt.Errorf("%w: POST %s: reading the response body: %w", ErrTransport, s.url, err)
+	}
+	if len(body) == 0 {
+		if len(ids) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: POST %s: HTTP %d with an empty body, but the request needs a response", ErrTransport, s.url, status)
+	}
+	if mt != "application/json" {
+		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
+			ErrTransport, s.url, resp.Header.Get("Content-Type"), excerptString(body))
+	}
+	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type"), SessionID: s.SessionID()}
+	if !s.b.deliver(Frame{Data: body, Meta: meta}) {
+		return ErrClosed
+	}
+	return nil
+}
+
+func excerptString(b []byte) string {
+	return bodyExcerpt(bytes.NewReader(b))
+}
+
+// streamState follows one logical SSE stream across reconnections.
+type streamState struct {
+	name   string
+	method string // how the stream was first opened: POST or GET
+	// pending holds the ids of the requests whose responses are still due
+	// on this stream; nil for the GET stream and for a stream that answers
+	// a notification (read to its end, never resumed).
+	pending map[string]bool
+	lastID  string
+	retry   time.Duration
+}
+
+// errAnswered ends reading a POST stream once every response arrived.
+var errAnswered = errors.New("all responses arrived")
+
+// consume reads SSE events from resp and delivers their frames. It returns
+// how many events arrived and why reading stopped.
+func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
+	p := newSSEReader(resp.Body, st.lastID)
+	n := 0
+	defer func() {
+		st.lastID = p.LastEventID()
+		if r := p.Retry(); r > 0 {
+			st.retry = r
+		}
+	}()
+	for {
+		ev, err := p.Next()
+		if err != nil {
+			return n, err
+		}
+		n++
+		st.lastID = p.LastEventID()
+		if r := p.Retry(); r > 0 {
+			st.retry = r
+		}
+		meta := &Meta{HTTPMethod: method, URL: s.url, HTTPStatus: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+			SessionID: s.SessionID(), StreamID: st.name}
+		if ev.HasID {
+			meta.EventID = ev.ID
+		}
+		if len(ev.Data) == 0 {
+			// A priming event: an id (and perhaps retry) to resume from.
+			text := fmt.Sprintf("SSE %s: event id=%q with no data (priming)", st.name, ev.ID)
+			if st.retry > 0 {
+				text += fmt.Sprintf(", retry %s", st.retry)
+			}
+			s.b.observe(EventHTTP, text, meta)
+			continue
+		}
+		if ev.Type != "message" {
+			s.b.note("SSE %s: ignored an event of type %q", st.name, ev.Type)
+			continue
+		}
+		if !s.b.deliver(Frame{Data: ev.Data, Meta: meta}) {
+			return n, ErrClosed
+		}
+		if st.pending != nil {
+			for _, id := range responseIDs(ev.Data) {
+				delete(st.pending, id)
+			}
+			if len(st.pending) == 0 {
+				return n, errAnswered
+			}
+		}
+	}
+}
+
+func (s *streamable) maxReconnects() int {
+	if s.b.opts.MaxReconnects > 0 {
+		return s.b.opts.MaxReconnects
+	}
+	return 5
+}
+
+func (s *streamable) delay(st *streamState) time.Duration {
+	if st.retry > 0 {
+		return st.retry
+	}
+	if s.b.opts.ReconnectDelay > 0 {
+		return s.b.opts.ReconnectDelay
+	}
+	return time.Second
+}
+
+// runPostStream reads a POST's SSE stream until every response it owes has
+// arrived. When the stream breaks first, it resumes it with GET and
+// Last-Event-ID after the server's retry delay (spec 2025-11-25:
+// basic/transports, "Resumability and Redelivery"), never re-sending the
+// request. When it cannot, the connection fails: the response is lost.
+func (s *streamable) runPostStream(x *exchange, st *streamState) {
+	failures := 0
+	method := "POST"
+	for {
+		n, err := s.consume(x.resp, st, method)
+		x.release()
+		if errors.Is(err, errAnswered) || s.b.ctx.Err() != nil {
+			return
+		}
+		if n > 0 {
+			failures = 0
+		}
+		why := "ended"
+		if err != nil && !errors.Is(err, io.EOF) {
+			why = "broke (" + err.Error() + ")"
+		}
+		if st.pending == nil {
+			// Nothing was owed (a notification that got a stream).
+			return
+		}
+		if st.lastID == "" {
+			s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and the server gave no event id to resume it from",
+				ErrTransport, s.url, why))
+			return
+		}
+		for {
+			failures++
+			if failures > s.maxReconnects() {
+				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived; gave up resuming it after %d attempts",
+					ErrTransport, s.url, why, s.maxReconnects()))
+				return
+			}
+			d := s.delay(st)
+			s.b.note("SSE %s %s before the response; resuming in %s with GET Last-Event-ID: %s (attempt %d of %d)",
+				st.name, why, d, st.lastID, failures, s.maxReconnects())
+			if !sleepCtx(s.b.ctx, d) {
+				return
+			}
+			nx, err := s.get(s.b.ctx, st.lastID)
+			if err == nil {
+				x, method = nx, "GET"
+				break
+			}
+			if s.b.ctx.Err() != nil {
+				return
+			}
+			var he *HTTPError
+			var ue *UnauthorizedError
+			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) || errors.Is(err, ErrSessionExpired) {
+				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
+					ErrTransport, s.url, why, err))
+				return
+			}
+			why = "could not be resumed (" + err.Error() + ")"
+		}
+	}
+}
+
+// get opens an SSE stream with GET, resuming after lastID when it is set.
+// The stream stays bound to ctx. Statuses other than 200 with text/event-stream are errors: *HTTPError
+// (405 means the server offers no such stream), a session expiry for 404
+// with a session id.
+func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) {
+	req, err := s.b.newRequest(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	sid := s.setHeaders(req)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	x, err := s.b.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	status := x.resp.StatusCode
+	switch {
+	case status == http.StatusNotFound && sid != "" && lastID != "":
+		x.close()
+		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
+	case status != http.StatusOK:
+		e := &HTTPError{Method: "GET", URL: s.url, Status: status, Body: bodyExcerpt(x.resp.Body)}
+		x.close()
+		return nil, e
+	case mediaType(x.resp) != "text/event-stream":
+		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not text/event-stream",
+			ErrTransport, s.url, x.resp.Header.Get("Content-Type"))
+		x.close()
+		return nil, e
+	}
+	return x, nil
+}
+
+// Negotiated is told the protocol version the session agreed on: later
+// requests carry it as MCP-Protocol-Version (from 2025-06-18), and the GET
+// stream for server-initiated messages is opened before this returns, so
+// that nothing the server sends early is lost (spec: basic/transports,
+// "Listening for Messages from the Server").
+func (s *streamable) Negotiated(ctx context.Context, version string) error {
+	s.mu.Lock()
+	if versionHeader(version) {
+		s.version = version
+	} else {
+		s.version = ""
+	}
+	if s.getCancel != nil {
+		s.getCancel()
+		s.getCancel = nil
+	}
+	s.mu.Unlock()
+
+	x, err := s.get(ctx, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, ErrClosed) {
+			return err
+		}
+		var he *HTTPError
+		if errors.As(err, &he) && he.Status == http.StatusMethodNotAllowed {
+			s.b.note("the server offers no GET stream for server-initiated messages (HTTP 405)")
+		} else {
+			s.b.note("no GET stream for server-initiated messages: %v", err)
+		}
+		return nil
+	}
+	// Rebind the stream from the caller's context to one that lives until
+	// the session ends (or is replaced).
+	if !x.stop() {
+		x.close()
+		return ctx.Err()
+	}
+	st := &streamState{name: s.nextStream("get"), method: "GET"}
+	streamCtx, cancel := context.WithCancel(s.b.ctx)
+	x.stop = context.AfterFunc(streamCtx, x.cancel)
+	s.mu.Lock()
+	s.getCancel = cancel
+	s.mu.Unlock()
+	if !s.b.spawn(func() {
+		defer cancel()
+		s.runGetStream(streamCtx, x, st)
+	}) {
+		cancel()
+		x.close()
+		return ErrClosed
+	}
+	return nil
+}
+
+// runGetStream reads the GET stream for as long as the connection lives,
+// reconnecting (with Last-Event-ID when the server gave event ids) when
+// the server closes it; it stops quietly when the server refuses.
+func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamState) {
+	failures := 0
+	for {
+		n, err := s.consume(x.resp, st, "GET")
+		x.release()
+		if ctx.Err() != nil {
+			return
+		}
+		if n > 0 {
+			failures = 0
+		}
+		why := "ended"
+		if err != nil && !errors.Is(err, io.EOF) {
+			why = "broke (" + err.Error() + ")"
+		}
+		for {
+			failures++
+			if failures > s.maxReconnects() {
+				s.b.note("SSE %s (GET stream) %s; gave up reconnecting after %d attempts", st.name, why, s.maxReconnects())
+				return
+			}
+			d := s.delay(st)
+			s.b.note("SSE %s (GET stream) %s; reconnecting in %s", st.name, why, d)
+			if !sleepCtx(ctx, d) {
+				return
+			}
+			nx, err := s.get(ctx, st.lastID)
+			if err == nil {
+				x = nx
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			var he *HTTPError
+			if errors.As(err, &he) && he.Status < 500 || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrSessionExpired) {
+				s.b.note("SSE %s (GET stream) %s and could not be reopened: %v", st.name, why, err)
+				return
+			}
+			why = "could not be reopened (" + err.Error() + ")"
+		}
+	}
+}
+
+// deleteSession ends the session on the server (spec: basic/transports,
+// "Session Management"); 405 means the server does not allow it, which is
+// fine. It runs on its own short deadline, after the streams are closed.
+func (s *streamable) deleteSession() {
+	id, _ := s.session()
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, err := s.b.newRequest(ctx, http.MethodDelete, s.url, nil)
+	if err != nil {
+		return
+	}
+	s.setHeaders(req)
+	if err := s.b.authorize(ctx, req); err != nil {
+		return
+	}
+	s.b.observe(EventHTTP, "DELETE "+s.url+" ("+headerSummary(req.Header, dedupe(wireHeaders)...)+")",
+		&Meta{HTTPMethod: "DELETE", URL: s.url, SessionID: id})
+	resp, err := s.b.client.Do(req)
+	if err != nil {
+		s.b.note("DELETE %s (ending session %s) failed: %v", s.url, id, err)
+		return
+	}
+	s.b.observe(EventHTTP, fmt.Sprintf("%s ← DELETE %s", resp.Status, s.url),
+		&Meta{HTTPMethod: "DELETE", URL: s.url, HTTPStatus: resp.StatusCode, SessionID: id})
+	io.CopyN(io.Discard, resp.Body, 4096)
+	resp.Body.Close()
+}
