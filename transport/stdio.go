@@ -218,7 +218,8 @@ func (c *StdioConn) endError(readErr error) error {
 	case <-c.closing:
 		return ErrClosed
 	case <-time.After(2 * time.Second):
-		return errors.New("server closed its stdout but is still running")
+		// Still a transport failure for the caller: wrap io.EOF.
+		return fmt.Errorf("server closed its stdout but is still running (%w)", io.EOF)
 	}
 	waitTimeout(&c.stderrWG, 500*time.Millisecond)
 	return c.exitError()

