@@ -102,7 +102,7 @@ func errorMessage(err error) string {
 	}
 	var exitErr *transport.PeerExitError
 	if errors.As(err, &exitErr) && len(exitErr.LastStderr) > 0 {
-		msg += "; its last stderr line: " + exitErr.LastStderr[len(exitErr.LastStderr)-1]
+		msg += "; its last stderr lines: " + strings.Join(lastLines(exitErr.LastStderr, 3), " | ")
 	}
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
@@ -119,3 +119,14 @@ func compact(raw json.RawMessage) string {
 }
 
 func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }
+
+// lastLines returns the last n non-blank lines, trimmed.
+func lastLines(lines []string, n int) []string {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			out = append([]string{l}, out...)
+		}
+	}
+	return out
+}

@@ -125,7 +125,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		res, err := c.sess.CallTool(ctx, name, args, c.withProgress(name))
 		c.console.ClearProgress()
 		if err != nil {
-			return fmt.Errorf("tools/call %q: %w", name, err)
+			return err
 		}
 		isErr := false
 		o.g.emit(c, res, func() { isErr = c.out.ToolResult(res) })
@@ -187,7 +187,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))
 		c.console.ClearProgress()
 		if err != nil {
-			return fmt.Errorf("resources/read %q: %w", uri, err)
+			return err
 		}
 		if o.output == "" {
 			o.g.emit(c, res, func() { c.out.ReadResult(res) })
@@ -287,7 +287,7 @@ func (o *promptsGetOptions) run(ctx context.Context, name string, pairs, server 
 		res, err := c.sess.GetPrompt(ctx, name, args, c.withProgress(name))
 		c.console.ClearProgress()
 		if err != nil {
-			return fmt.Errorf("prompts/get %q: %w", name, err)
+			return err
 		}
 		o.g.emit(c, res, func() { c.out.PromptResult(res) })
 		return nil

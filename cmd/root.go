@@ -85,6 +85,10 @@ type globalOptions struct {
 // Main runs mcpx with the process's arguments and streams and returns the
 // exit code.
 func Main() int {
+	// A closed stdout (mcpx ... | head -1) must not kill mcpx before it shuts
+	// the server down. Catching SIGPIPE (rather than ignoring it, which
+	// children would inherit) makes such writes fail with EPIPE instead.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Run(context.Background(), os.Args[1:], SystemIO())
 }
 

@@ -65,7 +65,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	if len(args) > 0 {
 		params["arguments"] = args
 	}
-	res, err := s.Call(ctx, "tools/call", params, opts...)
+	res, err := s.Call(ctx, "tools/call", params, append(opts, withLabel(fmt.Sprintf("tools/call %q", name)))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "tool", name)
 	}
@@ -78,7 +78,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 	if len(args) > 0 && string(args) != "{}" {
 		params["arguments"] = args
 	}
-	res, err := s.Call(ctx, "prompts/get", params, opts...)
+	res, err := s.Call(ctx, "prompts/get", params, append(opts, withLabel(fmt.Sprintf("prompts/get %q", name)))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
 	}
@@ -176,7 +176,7 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 
 // ReadResource calls resources/read.
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
-	return s.Call(ctx, "resources/read", map[string]string{"uri": uri}, opts...)
+	return s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
 }
 
 // ResourceContent is one decoded item of a ReadResourceResult.

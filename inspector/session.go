@@ -225,6 +225,7 @@ type callConfig struct {
 	timeout    time.Duration
 	maxTimeout time.Duration
 	raw        bool
+	label      string
 }
 
 // WithProgress asks the server for progress (a progressToken in the
@@ -238,6 +239,10 @@ func WithProgress(fn func(Progress)) CallOption {
 func WithTimeout(idle, max time.Duration) CallOption {
 	return func(c *callConfig) { c.timeout, c.maxTimeout = idle, max }
 }
+
+// withLabel names the request in errors ("tools/call \"echo\"") instead
+// of the bare method.
+func withLabel(label string) CallOption { return func(c *callConfig) { c.label = label } }
 
 // Raw sends params exactly as given: the lifecycle does not decorate them.
 // It is for `mcpx call`, where the person controls every byte.
@@ -273,13 +278,17 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	for _, o := range opts {
 		o(&cfg)
 	}
+	label := method
+	if cfg.label != "" {
+		label = cfg.label
+	}
 	p, err := compactJSON(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	if !cfg.raw {
 		if p, err = s.life.Decorate(method, p); err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
+			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}
 	id := s.nextID.Add(1)
@@ -288,7 +297,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	if cfg.onProgress != nil {
 		pc.progress = make(chan struct{}, 1)
 		if p, err = setMeta(p, "progressToken", json.RawMessage(strconv.FormatInt(id, 10))); err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
+			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}
 	s.mu.Lock()
@@ -312,13 +321,13 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 		switch {
 		case ctx.Err() != nil:
 			s.abandon(key, method, "cancelled by the user")
-			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+			return nil, fmt.Errorf("%s: %w", label, ctx.Err())
 		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			s.abandon(key, method, "timeout")
 			d, max := firstDeadline(cfg)
-			return nil, fmt.Errorf("%s: %w", method, &TimeoutError{Method: method, After: d, Max: max})
+			return nil, fmt.Errorf("%s: %w", label, &TimeoutError{Method: method, After: d, Max: max})
 		}
-		return nil, fmt.Errorf("%s: %w", method, s.sendError(err))
+		return nil, fmt.Errorf("%s: %w", label, s.sendError(err))
 	}
 
 	var idle, hard <-chan time.Time
@@ -335,7 +344,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	}
 	finish := func(m *Message) (json.RawMessage, error) {
 		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %w", method, m.Error)
+			return nil, fmt.Errorf("%s: %w", label, m.Error)
 		}
 		return m.Result, nil
 	}
@@ -362,7 +371,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 				return finish(m)
 			default:
 			}
-			return nil, fmt.Errorf("%s: %w", method, s.err)
+			return nil, fmt.Errorf("%s: %w", label, s.err)
 		}
 		reason := "timeout"
 		if ctx.Err() != nil {
@@ -372,7 +381,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 			// The response won the race; it is already on its way.
 			return finish(<-pc.resp)
 		}
-		return nil, fmt.Errorf("%s: %w", method, giveUp)
+		return nil, fmt.Errorf("%s: %w", label, giveUp)
 	}
 }
 
@@ -493,7 +502,7 @@ func (s *Session) recoverPanic() {
 func (s *Session) handleFrame(f transport.Frame) {
 	msgs, batch, err := DecodeFrame(f.Data)
 	if err != nil {
-		s.warn("server sent a frame that is %s (ignored): %s", err, excerpt(f.Data, 200))
+		s.warn("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
 		return
 	}
 	if batch {
