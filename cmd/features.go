@@ -152,6 +152,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			var err error = &toolError{name: name}
 			if nf := c.sess.CheckListed(ctx, "tool", name, err); nf != nil {
 				err = nf
+			} else if !o.task && c.sess.ToolTaskSupport(ctx, name) == "required" {
+				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)
 			}
 			return err
 		}
