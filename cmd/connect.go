@@ -90,6 +90,9 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		ClientInfo:      inspector.Implementation{Name: "mcpx", Version: Version()},
 		Capabilities:    c.feats.Capabilities(),
 	}
+	if g.verbose {
+		c.console.Note("offering client capabilities " + string(life.Capabilities))
+	}
 	sess, err := inspector.Connect(ctx, tc, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        c.feats.Handlers(),

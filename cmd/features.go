@@ -130,13 +130,20 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		for _, w := range warnings {
 			c.console.Warn(w)
 		}
-		var res json.RawMessage
-		if o.task {
-			res, err = o.callAsTask(ctx, c, name, args)
-		} else {
-			res, err = c.sess.CallTool(ctx, name, args, c.withProgress(name))
+		call := func() (json.RawMessage, error) {
+			if o.task {
+				return o.callAsTask(ctx, c, name, args)
+			}
+			return c.sess.CallTool(ctx, name, args, c.withProgress(name))
 		}
+		res, err := call()
 		c.console.ClearProgress()
+		if err != nil && c.feats.Elicitor != nil && c.feats.Elicitor.Required(ctx, err) {
+			// The server needed a URL elicitation first (-32042) and the
+			// person finished it: retry once.
+			res, err = call()
+			c.console.ClearProgress()
+		}
 		if err != nil {
 			if !o.task && c.sess.ToolNeedsTask(ctx, name, err) {
 				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)

@@ -170,3 +170,25 @@ func TestEverythingClientTasks(t *testing.T) {
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, `"action": "decline"`)
 }
+
+// The URLElicitationRequiredError path: consent, the browser, retry; the
+// retry then goes through the request path, asked for consent again.
+func TestEverythingURLElicitationRequired(t *testing.T) {
+	srv := everything(t)
+	dir := t.TempDir()
+	opened := filepath.Join(dir, "opened")
+	script := filepath.Join(dir, "browser.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1\" >> "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BROWSER", script)
+	r := run(t, "y\ny\ny\n", args("tools", "call", "trigger-url-elicitation", "url=https://example.com/pay", "errorPath=true", "--on-elicit", "prompt", srv)...)
+	r.wantCode(t, cmd.ExitOK)
+	wantContains(t, "stdout", r.stdout, "User completed the URL elicitation flow", "URL: https://example.com/pay")
+	wantContains(t, "stderr", r.stderr, "URL:  https://modelcontextprotocol.io", "retry the request?", "URL:  https://example.com/pay")
+
+	// Declined by policy: the error is reported as it is.
+	r = run(t, "", args("tools", "call", "trigger-url-elicitation", "url=https://example.com/other", "errorPath=true", "--on-elicit", "decline", srv)...)
+	r.wantCode(t, cmd.ExitServerError)
+	wantContains(t, "stderr", r.stderr, "-32042", "→ decline")
+}

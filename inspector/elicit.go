@@ -775,3 +775,59 @@ func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.Ra
 		return v, nil
 	}
 }
+
+// URLElicitationsRequired returns the URL elicitations a
+// URLElicitationRequiredError (-32042) carries, or nil for any other error
+// (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
+func URLElicitationsRequired(err error) []json.RawMessage {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeURLElicitationRequired {
+		return nil
+	}
+	var data struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if json.Unmarshal(rpcErr.Data, &data) != nil {
+		return nil
+	}
+	return data.Elicitations
+}
+
+// Required handles a URLElicitationRequiredError: each URL elicitation it
+// carries goes through the policy as if the server had sent it as a request
+// (consent, then the browser, for prompt). It reports whether to retry the
+// failed request: only when a person took part and asks for it, since the
+// out-of-band interaction has to happen first.
+func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
+	list := URLElicitationsRequired(err)
+	if len(list) == 0 || !e.URL {
+		return false
+	}
+	accepted := 0
+	for _, raw := range list {
+		res, herr := e.Handle(ctx, "elicitation/create", raw)
+		if herr != nil {
+			e.note("URL elicitation required by the server: " + herr.Error())
+			continue
+		}
+		var r struct {
+			Action string `json:"action"`
+		}
+		_ = json.Unmarshal(res, &r)
+		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest("elicitation/create", raw), r.Action))
+		if r.Action == "accept" {
+			accepted++
+		}
+	}
+	if accepted == 0 || e.Policy.Mode != PolicyPrompt {
+		return false
+	}
+	p := e.Prompter
+	end, berr := p.Begin(ctx)
+	if berr != nil {
+		return false
+	}
+	defer end()
+	choice, cerr := p.Choose(ctx, "When you are done in the browser, retry the request? [y]es, [n]o: ", []string{"yes", "no"}, "yes")
+	return cerr == nil && choice == "yes"
+}

@@ -354,3 +354,38 @@ func TestParseElicitPolicy(t *testing.T) {
 		t.Error("prompt without a terminal must be refused")
 	}
 }
+
+func TestURLElicitationRequired(t *testing.T) {
+	err := fmtErr(&RPCError{Code: CodeURLElicitationRequired, Message: "needs auth",
+		Data: json.RawMessage(`{"elicitations":[{"mode":"url","elicitationId":"p-1","url":"https://example.com/auth","message":"Authorize first"}]}`)})
+	if got := URLElicitationsRequired(err); len(got) != 1 {
+		t.Fatalf("elicitations: %v", got)
+	}
+	if URLElicitationsRequired(fmtErr(&RPCError{Code: CodeInternalError})) != nil {
+		t.Error("other errors carry no elicitations")
+	}
+
+	var opened []string
+	e, out := elicitor(t, "prompt", "y\ny\n") // consent, then retry
+	e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+	if !e.Required(testCtx(t), err) {
+		t.Errorf("want a retry\n%s", out)
+	}
+	if len(opened) != 1 || opened[0] != "https://example.com/auth" {
+		t.Errorf("opened %q", opened)
+	}
+	if _, _, known := e.Complete(json.RawMessage(`{"elicitationId":"p-1"}`)); !known {
+		t.Error("the accepted elicitation must be awaited for completion")
+	}
+
+	e, _ = elicitor(t, "prompt", "n\n") // no consent: no retry
+	if e.Required(testCtx(t), err) {
+		t.Error("declined: no retry")
+	}
+	e, _ = elicitor(t, "accept-defaults", "")
+	if e.Required(testCtx(t), err) {
+		t.Error("a policy cannot complete a browser flow: no retry")
+	}
+}
+
+func fmtErr(e *RPCError) error { return errors.Join(errors.New("tools/call"), e) }
