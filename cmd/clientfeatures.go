@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -191,13 +190,4 @@ func (c *client) onNotification(m *inspector.Message) {
 		return
 	}
 	c.console.Notification(m)
-}
-
-// interruptedOK turns an interrupt into a normal end, for commands whose job
-// is to run until interrupted (watch, subscribe).
-func interruptedOK(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
 }

@@ -14,11 +14,7 @@ import (
 // callAsTask runs tools/call as a task (--task), showing status changes on
 // stderr.
 func (o *toolsCallOptions) callAsTask(ctx context.Context, c *client, name string, args json.RawMessage) (json.RawMessage, error) {
-	caps, _ := inspector.ParseObject(c.sess.Server().Capabilities)
-	tasks, _ := inspector.ParseObject(caps.Get("tasks"))
-	reqs, _ := inspector.ParseObject(tasks.Get("requests"))
-	tools, _ := inspector.ParseObject(reqs.Get("tools"))
-	if !tools.Has("call") {
+	if !c.sess.Server().Declares("tasks", "requests", "tools", "call") {
 		c.console.Warn("the server does not declare tasks.requests.tools.call; sending a task-augmented call anyway")
 	} else if ts := c.sess.ToolTaskSupport(ctx, name); ts != "required" && ts != "optional" {
 		c.console.Warn(fmt.Sprintf("tool %q does not declare task support (execution.taskSupport); sending a task-augmented call anyway", name))

@@ -131,8 +131,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 			}
 			c.console.Notification(m)
 		})
-		caps, _ := inspector.ParseObject(c.sess.Server().Capabilities)
-		if res, _ := inspector.ParseObject(caps.Get("resources")); string(res.Get("subscribe")) != "true" {
+		if !c.sess.Server().Declares("resources", "subscribe") {
 			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 		}
 		if err := c.sess.Subscribe(ctx, uri); err != nil {

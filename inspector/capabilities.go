@@ -133,3 +133,22 @@ func (f *ClientFeatures) Close() {
 		f.Tasks.Close()
 	}
 }
+
+// Declares reports whether the server's capabilities contain the given
+// path of members, e.g. ("tasks", "requests", "tools", "call") or
+// ("resources", "subscribe"); a boolean member must be true.
+func (i *ServerInfo) Declares(path ...string) bool {
+	if i == nil {
+		return false
+	}
+	raw := i.Capabilities
+	for _, name := range path {
+		obj, err := ParseObject(raw)
+		if err != nil || !obj.Has(name) {
+			return false
+		}
+		raw = obj.Get(name)
+	}
+	s := string(raw)
+	return s != "null" && s != "false"
+}

@@ -213,3 +213,18 @@ func TestSummaries(t *testing.T) {
 		}
 	}
 }
+
+func TestServerDeclares(t *testing.T) {
+	info := &ServerInfo{Capabilities: json.RawMessage(`{"resources":{"subscribe":true,"listChanged":false},"tasks":{"requests":{"tools":{"call":{}}}}}`)}
+	for path, want := range map[string]bool{
+		"resources/subscribe": true, "resources/listChanged": false, "tasks/requests/tools/call": true,
+		"tasks/list": false, "tools": false, "resources": true,
+	} {
+		if got := info.Declares(strings.Split(path, "/")...); got != want {
+			t.Errorf("%s: got %v", path, got)
+		}
+	}
+	if (*ServerInfo)(nil).Declares("tools") {
+		t.Error("nil info declares nothing")
+	}
+}
