@@ -165,8 +165,11 @@ func TestSDKSubscribe(t *testing.T) {
 	wantContains(t, "stdout", r.stdout, "counter value ")
 	wantContains(t, "stderr", r.stderr, "subscribed to test://counter", "server| unsubscribed test://counter")
 
-	r = run(t, "", args("resources", "subscribe", "test://counter", "--json", "--for", "500ms", "--server-stderr", "hide", sdkServer())...)
+	r = run(t, "", args("resources", "subscribe", "test://counter", "--json", "--for", "1s", "--server-stderr", "hide", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
+	if strings.TrimSpace(r.stdout) == "" {
+		t.Fatal("no update in a second")
+	}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		if line != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://counter"}}` {
 			t.Errorf("--json line %q", line)
@@ -177,10 +180,34 @@ func TestSDKSubscribe(t *testing.T) {
 // An interrupt ends watching normally (exit 0), unsubscribing first.
 func TestSDKSubscribeInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
-	r := runCtx(ctx, t, "", args("resources", "subscribe", "test://counter", sdkServer())...)
-	r.wantCode(t, cmd.ExitOK)
-	wantContains(t, "stderr", r.stderr, "server| unsubscribed test://counter")
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cmd.Run(ctx, args("resources", "subscribe", "test://counter", sdkServer()), &cmd.IOStreams{
+			In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" },
+		})
+	}()
+	// Interrupt once the first update has been shown.
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(out.String(), "resource updated: test://counter") {
+		select {
+		case <-deadline:
+			t.Fatalf("no update arrived:\n%s", errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		t.Logf("stderr:\n%s", errOut.String())
+		if code != cmd.ExitOK {
+			t.Errorf("exit %d, want 0", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mcpx did not end after the interrupt")
+	}
+	wantContains(t, "stderr", errOut.String(), "server| unsubscribed test://counter")
 }
 
 func TestSDKWatch(t *testing.T) {

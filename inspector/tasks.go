@@ -327,11 +327,17 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 			return nil, fmt.Errorf("%s: %w", method, s.err)
 		case <-timer.C:
 		}
-		next, err := s.GetTask(ctx, cur.TaskID)
+		// Polls run detached from ctx: an interrupt cancels the task with
+		// tasks/cancel, never a poll with notifications/cancelled.
+		var next *Task
+		err := detached(ctx, func(dctx context.Context) (err error) {
+			next, err = s.GetTask(dctx, cur.TaskID)
+			return err
+		})
+		if ctx.Err() != nil {
+			return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
-			}
 			return nil, err
 		}
 		if next.Status != cur.Status || next.StatusMessage != cur.StatusMessage {
@@ -342,25 +348,33 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	// tasks/result blocks until the task is terminal; while it waits, the
 	// server may send its requests (input_required). It runs detached so
 	// that an interrupt cancels the task, not just this request.
-	type outcome struct {
-		raw json.RawMessage
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		r, err := s.TaskResult(context.WithoutCancel(ctx), cur.TaskID)
-		done <- outcome{r, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err == nil && !cur.Terminal() && run.OnStatus != nil {
-			if final, err := s.GetTask(ctx, cur.TaskID); err == nil && final.Status != cur.Status {
-				report(*final)
-			}
-		}
-		return o.raw, o.err
-	case <-ctx.Done():
+	var res json.RawMessage
+	err = detached(ctx, func(dctx context.Context) (err error) {
+		res, err = s.TaskResult(dctx, cur.TaskID)
+		return err
+	})
+	if ctx.Err() != nil {
 		return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+	}
+	if err == nil && !cur.Terminal() && run.OnStatus != nil {
+		if final, gerr := s.GetTask(ctx, cur.TaskID); gerr == nil && final.Status != cur.Status {
+			report(*final)
+		}
+	}
+	return res, err
+}
+
+// detached runs fn with a context that ctx's cancellation does not reach,
+// returning early (with ctx's error) when ctx ends; fn's request then
+// finishes or ends with the session, unobserved.
+func detached(ctx context.Context, fn func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn(context.WithoutCancel(ctx)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -124,6 +124,7 @@ type fakeTaskServer struct {
 	methods []string
 	polls   int
 	hold    bool // never complete (for cancellation)
+	stall   bool // never answer tasks/get (an interrupt during a poll)
 }
 
 func (f *fakeTaskServer) seen() []string {
@@ -165,6 +166,9 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 			}
 			result = `{"task":` + task(TaskWorking) + `}`
 		case "tasks/get":
+			if f.stall {
+				continue
+			}
 			f.mu.Lock()
 			f.polls++
 			status := TaskWorking
@@ -263,4 +267,44 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// An interrupt while a tasks/get is in flight cancels the task, and sends
+// no notifications/cancelled for the poll.
+func TestCallAsTaskCancelDuringPoll(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{stall: true}
+	go srv.serve(b)
+	s, err := Connect(testCtx(t), a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallAsTask(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{TTL: 5 * time.Second, MinPoll: time.Millisecond})
+		done <- err
+	}()
+	deadline := time.After(5 * time.Second)
+	for !contains(srv.seen(), "tasks/get") {
+		select {
+		case <-deadline:
+			t.Fatal("no poll")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("CallAsTask did not end")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v", err)
+	}
+	seen := srv.seen()
+	if !contains(seen, "tasks/cancel") || contains(seen, "notifications/cancelled") {
+		t.Errorf("want tasks/cancel and no notifications/cancelled, got %v", seen)
+	}
 }
