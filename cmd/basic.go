@@ -19,7 +19,9 @@ func (g *globalOptions) withClient(ctx context.Context, server []string, fn func
 		return err
 	}
 	defer c.Close()
-	return fn(c)
+	err = fn(c)
+	g.lingerAfter(ctx, c)
+	return err
 }
 
 // emit prints a result: exactly the raw JSON with --json, else human.

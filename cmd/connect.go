@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -22,6 +22,10 @@ type client struct {
 	describe string
 	closers  []func()
 	once     sync.Once
+
+	feats      *inspector.ClientFeatures
+	sink       notifySink   // where notifications go (default: console)
+	serverName atomic.Value // string, once initialized
 }
 
 // Close ends the session (shutting the server down) and releases files.
@@ -29,6 +33,9 @@ func (c *client) Close() {
 	c.once.Do(func() {
 		if c.sess != nil {
 			c.sess.Close()
+		}
+		if c.feats != nil {
+			c.feats.Close()
 		}
 		for _, f := range c.closers {
 			f()
@@ -91,14 +98,19 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	if g.wire {
 		tc = transport.Tap(tc, c.console.Wire)
 	}
+	c.feats = g.features(c)
 	life := &inspector.Legacy{
 		ProtocolVersion: g.protocolVersion,
 		ClientInfo:      inspector.Implementation{Name: "mcpx", Version: Version()},
-		Capabilities:    json.RawMessage("{}"),
+		Capabilities:    c.feats.Capabilities(),
+	}
+	if g.verbose {
+		c.console.Note("offering client capabilities " + string(life.Capabilities))
 	}
 	sess, err := inspector.Connect(ctx, tc, inspector.Options{
 		Lifecycle:       life,
-		OnNotification:  c.console.Notification,
+		Handlers:        c.feats.Handlers(),
+		OnNotification:  c.onNotification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          c.console.Note,
@@ -123,6 +135,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		info := sess.Server()
 		c.console.Note(fmt.Sprintf("initialized: %s %s, protocol %s", info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))
 	}
+	g.afterConnect(ctx, c)
 	return c, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,8 @@ func newToolsCmd(g *globalOptions) *cobra.Command {
 type toolsCallOptions struct {
 	g    *globalOptions
 	args string
+	task bool
+	ttl  time.Duration
 }
 
 func newToolsCallCmd(g *globalOptions) *cobra.Command {
@@ -90,6 +93,8 @@ the whole arguments object as JSON (or @file.json); key=value pairs override it.
 		},
 	}
 	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
+	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
+	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
 	return c
 }
 
@@ -110,6 +115,12 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			return usageErrorf("argument %q: expected key=value", p)
 		}
 	}
+	if o.ttl != 0 && !o.task {
+		return usageErrorf("--ttl only applies with --task")
+	}
+	if o.ttl < 0 {
+		return usageErrorf("--ttl must not be negative")
+	}
 	return o.g.withClient(ctx, server, func(c *client) error {
 		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
 		if err != nil {
@@ -122,9 +133,24 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		for _, w := range warnings {
 			c.console.Warn(w)
 		}
-		res, err := c.sess.CallTool(ctx, name, args, c.withProgress(name))
+		call := func() (json.RawMessage, error) {
+			if o.task {
+				return o.callAsTask(ctx, c, name, args)
+			}
+			return c.sess.CallTool(ctx, name, args, c.withProgress(name))
+		}
+		res, err := call()
 		c.console.ClearProgress()
+		if err != nil && c.feats.Elicitor != nil && c.feats.Elicitor.Required(ctx, err) {
+			// The server needed a URL elicitation first (-32042) and the
+			// person finished it: retry once.
+			res, err = call()
+			c.console.ClearProgress()
+		}
 		if err != nil {
+			if !o.task && c.sess.ToolNeedsTask(ctx, name, err) {
+				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)
+			}
 			return err
 		}
 		isErr := false
@@ -136,6 +162,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			var err error = &toolError{name: name}
 			if nf := c.sess.CheckListed(ctx, "tool", name, err); nf != nil {
 				err = nf
+			} else if !o.task && c.sess.ToolTaskSupport(ctx, name) == "required" {
+				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)
 			}
 			return err
 		}
@@ -148,6 +176,7 @@ func newResourcesCmd(g *globalOptions) *cobra.Command {
 		newListCmd(g, "list", "List the server's resources (all pages)", "resources/list", (*inspector.Printer).Resources),
 		newListCmd(g, "templates", "List the server's resource templates (all pages)", "resources/templates/list", (*inspector.Printer).Templates),
 		newResourcesReadCmd(g),
+		newResourcesSubscribeCmd(g),
 	)
 }
 

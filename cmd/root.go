@@ -69,6 +69,9 @@ type globalOptions struct {
 	maxTimeout      time.Duration
 	protocolVersion string
 
+	// What mcpx offers the server, and what happens around the command.
+	feat featureOptions
+
 	// Output.
 	json    bool
 	wire    bool
@@ -167,11 +170,13 @@ exactly the JSON-RPC result with --json.`,
 	f.BoolVar(&g.wire, "wire", false, "print every frame in both directions on stderr")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
+	g.feat.addFlags(f)
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
 	for _, c := range []*cobra.Command{
 		newInfoCmd(g), newPingCmd(g), newToolsCmd(g), newResourcesCmd(g),
 		newPromptsCmd(g), newCompleteCmd(g), newCallCmd(g), newNotifyCmd(g),
+		newTasksCmd(g), newWatchCmd(g),
 	} {
 		c.GroupID = "methods"
 		root.AddCommand(c)
@@ -193,7 +198,10 @@ func (g *globalOptions) validate() error {
 	if g.timeout < 0 || g.maxTimeout < 0 {
 		return usageErrorf("--timeout and --max-timeout must not be negative")
 	}
-	return g.validateHTTP()
+	if err := g.validateHTTP(); err != nil {
+		return err
+	}
+	return g.validateFeatures()
 }
 
 // splitServer separates a command's own arguments from the server command

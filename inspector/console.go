@@ -172,9 +172,24 @@ func (c *Console) LogMessage(params json.RawMessage) {
 
 // Notification prints a notification by method, with its params.
 func (c *Console) Notification(m *Message) {
-	if m.Method == "notifications/message" {
+	switch m.Method {
+	case "notifications/message":
 		c.LogMessage(m.Params)
 		return
+	case "notifications/tasks/status":
+		var t Task
+		if json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
+			c.Println(c.st.key("notification") + " " + DescribeTask(t))
+			return
+		}
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.URI != "" {
+			c.Println(c.st.key("notification") + " resource updated: " + EscapeLine(p.URI))
+			return
+		}
 	}
 	line := c.st.key("notification") + " " + EscapeLine(m.Method)
 	if len(m.Params) > 0 && string(m.Params) != "{}" {
@@ -183,13 +198,20 @@ func (c *Console) Notification(m *Message) {
 	c.Println(line)
 }
 
-// ServerRequest prints a server-to-client request and the answer sent.
+// ServerRequest prints a server-to-client request and the answer sent, one
+// line each (the full messages are on --wire).
 func (c *Console) ServerRequest(req *Message, result json.RawMessage, rpcErr *RPCError) {
-	answer := "answered"
-	if rpcErr != nil {
-		answer = "answered with error: " + rpcErr.Error()
+	line := c.st.key("server request") + " " + EscapeLine(req.Method)
+	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
+		line += ": " + sum
 	}
-	c.Println(c.st.key("server request") + " " + EscapeLine(req.Method) + " " + c.st.dim("→ "+EscapeLine(answer)))
+	answer := SummarizeAnswer(req.Method, result, rpcErr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	fmt.Fprintln(c.w, line)
+	fmt.Fprintln(c.w, "  "+c.st.dim("→ answered: ")+answer)
+	c.drawStatus()
 }
 
 // Wire prints one frame as it crossed the wire, with time and direction.

@@ -488,3 +488,6 @@ func HumanSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// Writer returns the writer the printer prints to.
+func (p *Printer) Writer() io.Writer { return p.w }

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// featureOptions are the flags for what mcpx offers the server (roots,
+// sampling, elicitation, tasks) and for what happens around the command
+// (log level, linger). They only wire flags to inspector.ClientFeatures.
+type featureOptions struct {
+	roots         []string
+	onSampling    string
+	onElicit      string
+	noSampling    bool
+	noElicitation bool
+	logLevel      string
+	linger        time.Duration
+
+	// Built by validate.
+	prompter *inspector.Prompter
+	rootList []inspector.Root
+	sampler  *inspector.Sampler
+	elicitor *inspector.Elicitor
+}
+
+func (o *featureOptions) addFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&o.roots, "root", nil, "offer `PATH` (or a file:// URI) to the server as a root (repeatable); declares the roots capability")
+	f.StringVar(&o.onSampling, "on-sampling", "", "answer sampling requests: prompt, decline or file:`PATH` (default prompt on a terminal, else decline)")
+	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests: prompt, decline, cancel, accept-defaults or file:`PATH` (default prompt on a terminal, else decline)")
+	f.BoolVar(&o.noSampling, "no-sampling", false, "do not declare the sampling capability")
+	f.BoolVar(&o.noElicitation, "no-elicitation", false, "do not declare the elicitation capability")
+	f.StringVar(&o.logLevel, "log-level", "", "send logging/setLevel `LEVEL` after initialization (debug, info, notice, warning, error, critical, alert, emergency)")
+	f.DurationVar(&o.linger, "linger", 0, "keep the connection open for `DURATION` after the result to show later notifications")
+}
+
+// validate checks the feature flags and builds the policies, reading any
+// reply file now so that a mistake is a usage error before a server starts.
+func (g *globalOptions) validateFeatures() error {
+	o := &g.feat
+	interactive := g.io.InTTY && g.io.ErrTTY
+	o.prompter = inspector.NewPrompter(g.io.In, g.io.ErrOut, interactive)
+	def := inspector.PolicyDecline
+	if interactive {
+		def = inspector.PolicyPrompt
+	}
+	for _, r := range o.roots {
+		root, err := inspector.RootFromPath(r)
+		if err != nil {
+			return usageErrorf("--root: %v", err)
+		}
+		o.rootList = append(o.rootList, root)
+	}
+	if o.noSampling && o.onSampling != "" {
+		return usageErrorf("--no-sampling and --on-sampling contradict each other; choose one")
+	}
+	if o.noElicitation && o.onElicit != "" {
+		return usageErrorf("--no-elicitation and --on-elicit contradict each other; choose one")
+	}
+	if !o.noSampling {
+		p, err := inspector.ParseSamplingPolicy(orDefault(o.onSampling, def))
+		if err != nil {
+			return usageErrorf("--on-sampling: %v", err)
+		}
+		if o.sampler, err = inspector.NewSampler(p, o.prompter); err != nil {
+			return usageErrorf("--on-sampling: %v", err)
+		}
+	}
+	if !o.noElicitation {
+		p, err := inspector.ParseElicitPolicy(orDefault(o.onElicit, def))
+		if err != nil {
+			return usageErrorf("--on-elicit: %v", err)
+		}
+		if o.elicitor, err = inspector.NewElicitor(p, o.prompter); err != nil {
+			return usageErrorf("--on-elicit: %v", err)
+		}
+	}
+	if o.logLevel != "" && !inspector.ValidLogLevel(o.logLevel) {
+		return usageErrorf("--log-level %q: use one of %s", o.logLevel, strings.Join(inspector.LogLevels, ", "))
+	}
+	if o.linger < 0 {
+		return usageErrorf("--linger must not be negative")
+	}
+	return nil
+}
+
+// features returns the client features for one connection, wired to its
+// console. Each connection gets its own task store and pending URL
+// elicitations.
+func (g *globalOptions) features(c *client) *inspector.ClientFeatures {
+	o := &g.feat
+	f := &inspector.ClientFeatures{Version: g.protocolVersion, Tasks: inspector.NewTaskStore()}
+	who := func() string {
+		if s, _ := c.serverName.Load().(string); s != "" {
+			return s
+		}
+		return "the server"
+	}
+	if o.rootList != nil {
+		f.Roots = inspector.NewRoots(o.rootList)
+	}
+	if o.sampler != nil {
+		s := o.sampler.Clone()
+		s.Who = who
+		f.Sampler = s
+	}
+	if o.elicitor != nil {
+		e := o.elicitor.Clone()
+		e.Who = who
+		e.Note = c.console.Note
+		f.Elicitor = e
+	}
+	return f
+}
+
+// afterConnect runs what the feature flags ask for once the session is open.
+func (g *globalOptions) afterConnect(ctx context.Context, c *client) {
+	info := c.sess.Server()
+	name := info.Implementation.Name
+	if info.Implementation.Version != "" {
+		name += " " + info.Implementation.Version
+	}
+	c.serverName.Store(name)
+	if c.feats.Roots != nil {
+		c.feats.Roots.Notify = func(ctx context.Context, method string) error { return c.sess.Notify(ctx, method, nil) }
+	}
+	if lvl := g.feat.logLevel; lvl != "" {
+		if !info.HasCapability("logging") {
+			c.console.Warn("the server does not declare the logging capability; sending logging/setLevel anyway")
+		}
+		if err := c.sess.SetLogLevel(ctx, lvl); err != nil {
+			c.console.Warn(err.Error())
+		}
+	}
+}
+
+// linger keeps the connection open after the command's result
+// (--linger), showing notifications that arrive meanwhile. An interrupt
+// ends it normally; a server that goes away is reported but does not undo
+// the command's result.
+func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
+	d := g.feat.linger
+	if d <= 0 || ctx.Err() != nil || c.sess.Err() != nil {
+		return
+	}
+	if g.verbose {
+		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
+	}
+	if err := c.sess.Wait(ctx, d); err != nil {
+		c.console.Warn(err.Error())
+	}
+}
+
+// notifySink routes notifications: commands that print notifications as
+// their output (watch, subscribe) replace the default, the stderr console.
+type notifySink struct {
+	mu sync.Mutex
+	fn func(*inspector.Message)
+}
+
+func (n *notifySink) set(fn func(*inspector.Message)) {
+	n.mu.Lock()
+	n.fn = fn
+	n.mu.Unlock()
+}
+
+func (n *notifySink) get() func(*inspector.Message) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.fn
+}
+
+// onNotification is the session's notification callback for c.
+func (c *client) onNotification(m *inspector.Message) {
+	if c.feats != nil {
+		if note := c.feats.Notice(m); note != "" {
+			c.console.Note(note)
+			return
+		}
+	}
+	if fn := c.sink.get(); fn != nil {
+		fn(m)
+		return
+	}
+	c.console.Notification(m)
+}

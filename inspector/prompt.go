@@ -1,0 +1,155 @@
+package inspector
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Prompter asks a person questions, one line at a time. Its reader and
+// writer are injected (the terminal in mcpx, buffers in tests), so every
+// interactive flow is testable without a terminal.
+//
+// Server requests are answered concurrently, but a person can answer only
+// one at a time: Begin serialises whole conversations, so the questions of
+// two elicitations never interleave.
+type Prompter struct {
+	out         io.Writer
+	interactive bool
+
+	conv sync.Mutex // held for a whole conversation (Begin/end)
+
+	start sync.Once
+	in    io.Reader
+	lines chan lineResult
+	want  chan struct{}
+
+	mu          sync.Mutex
+	outstanding bool  // the reader was asked for a line not yet taken
+	readErr     error // the reader's final error (io.EOF): every later read gets it
+}
+
+type lineResult struct {
+	text string
+	err  error
+}
+
+// NewPrompter returns a Prompter that reads answers from in and writes
+// questions to out. interactive says whether a person is there to answer
+// (stdin and stderr are terminals); policies that need one refuse
+// otherwise.
+func NewPrompter(in io.Reader, out io.Writer, interactive bool) *Prompter {
+	return &Prompter{in: in, out: out, interactive: interactive}
+}
+
+// Interactive reports whether a person can be asked.
+func (p *Prompter) Interactive() bool { return p != nil && p.interactive }
+
+// Begin starts a conversation: it waits until no other conversation is in
+// progress (or ctx ends) and returns the function that ends it.
+func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
+	got := make(chan struct{})
+	go func() {
+		p.conv.Lock()
+		close(got)
+	}()
+	select {
+	case <-got:
+		return p.conv.Unlock, nil
+	case <-ctx.Done():
+		// Take and release the lock once it comes so it is not lost.
+		go func() {
+			<-got
+			p.conv.Unlock()
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// Printf writes to the person.
+func (p *Prompter) Printf(format string, args ...any) {
+	fmt.Fprintf(p.out, format, args...)
+}
+
+// Println writes one line to the person.
+func (p *Prompter) Println(s string) { fmt.Fprintln(p.out, s) }
+
+// reader runs in its own goroutine: a read from a terminal cannot be
+// interrupted, so it reads a line only when one is wanted and hands it over;
+// the asker stops waiting when its context ends.
+func (p *Prompter) reader() {
+	br := bufio.NewReader(p.in)
+	for range p.want {
+		s, err := br.ReadString('\n')
+		if err != nil && s != "" && errors.Is(err, io.EOF) {
+			err = nil // a last line without a newline
+		}
+		p.lines <- lineResult{text: strings.TrimRight(s, "\r\n"), err: err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// ReadLine shows prompt and returns the line the person typed, without its
+// newline. At end of input it returns io.EOF.
+func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
+	if !p.Interactive() {
+		return "", ErrNoTerminal
+	}
+	p.start.Do(func() {
+		p.lines = make(chan lineResult, 1)
+		p.want = make(chan struct{}, 1)
+		go p.reader()
+	})
+	fmt.Fprint(p.out, prompt)
+	// A line asked for by an asker that gave up is the answer to this
+	// question; otherwise ask the reader for one.
+	p.mu.Lock()
+	if p.readErr != nil {
+		p.mu.Unlock()
+		fmt.Fprintln(p.out)
+		return "", p.readErr
+	}
+	if !p.outstanding {
+		p.outstanding = true
+		p.want <- struct{}{}
+	}
+	p.mu.Unlock()
+	select {
+	case r := <-p.lines:
+		p.mu.Lock()
+		p.outstanding = false
+		p.readErr = r.err
+		p.mu.Unlock()
+		return r.text, r.err
+	case <-ctx.Done():
+		fmt.Fprintln(p.out)
+		return "", ctx.Err()
+	}
+}
+
+// Choose asks for one of the given single-letter choices (case-insensitive);
+// an empty answer picks def. Unknown answers are asked again.
+func (p *Prompter) Choose(ctx context.Context, question string, choices []string, def string) (string, error) {
+	for {
+		line, err := p.ReadLine(ctx, question)
+		if err != nil {
+			return "", err
+		}
+		a := strings.ToLower(strings.TrimSpace(line))
+		if a == "" {
+			return def, nil
+		}
+		for _, c := range choices {
+			if a == c || (len(c) > 0 && a == c[:1]) {
+				return c, nil
+			}
+		}
+		p.Printf("  please answer %s\n", strings.Join(choices, ", "))
+	}
+}

@@ -1,0 +1,93 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Root is one filesystem root offered to the server
+// (spec 2025-11-25: client/roots, "Root").
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// RootFromPath makes a Root from a local path or a file:// URI. Paths are
+// made absolute and must exist (spec: clients SHOULD validate root
+// accessibility before exposing it); the name is the last path element.
+func RootFromPath(p string) (Root, error) {
+	if strings.HasPrefix(p, "file://") {
+		u, err := url.Parse(p)
+		if err != nil || u.Path == "" {
+			return Root{}, fmt.Errorf("root %q is not a valid file:// URI", p)
+		}
+		return Root{URI: u.String(), Name: filepath.Base(u.Path)}, nil
+	}
+	if strings.Contains(p, "://") {
+		return Root{}, fmt.Errorf("root %q: roots must be local paths or file:// URIs", p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return Root{}, fmt.Errorf("root %q: %w", p, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return Root{}, fmt.Errorf("root %q: %w", p, err)
+	}
+	slash := filepath.ToSlash(abs)
+	if !strings.HasPrefix(slash, "/") {
+		slash = "/" + slash // a Windows drive path: file:///C:/x
+	}
+	u := url.URL{Scheme: "file", Path: slash}
+	return Root{URI: u.String(), Name: filepath.Base(abs)}, nil
+}
+
+// Roots answers roots/list with the roots it holds. Set changes them and
+// tells the server (notifications/roots/list_changed), which the declared
+// listChanged capability promises.
+type Roots struct {
+	mu    sync.Mutex
+	roots []Root
+	// Notify sends a notification to the server; set once the session
+	// exists. Nil means changes are not announced.
+	Notify func(ctx context.Context, method string) error
+}
+
+// NewRoots returns a handler for the given roots.
+func NewRoots(roots []Root) *Roots { return &Roots{roots: append([]Root(nil), roots...)} }
+
+// List returns the current roots.
+func (r *Roots) List() []Root {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Root(nil), r.roots...)
+}
+
+// Set replaces the roots and announces the change.
+func (r *Roots) Set(ctx context.Context, roots []Root) error {
+	r.mu.Lock()
+	r.roots = append([]Root(nil), roots...)
+	notify := r.Notify
+	r.mu.Unlock()
+	if notify == nil {
+		return nil
+	}
+	return notify(ctx, "notifications/roots/list_changed")
+}
+
+// Handle answers roots/list (spec 2025-11-25: client/roots, "Listing Roots").
+func (r *Roots) Handle(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	if method != "roots/list" {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	}
+	roots := r.List()
+	if roots == nil {
+		roots = []Root{}
+	}
+	return marshalRaw(map[string]any{"roots": roots}), nil
+}

@@ -1,0 +1,172 @@
+package inspector
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// SummarizeRequest describes a server-to-client request on one line: what
+// the server asks for, in a few words (the full params are on --wire).
+func SummarizeRequest(method string, params json.RawMessage) string {
+	task := ""
+	if obj, err := ParseObject(params); err == nil && obj.Has("task") {
+		task = " (as a task)"
+	}
+	switch method {
+	case "sampling/createMessage":
+		var req SamplingRequest
+		if json.Unmarshal(params, &req) != nil {
+			break
+		}
+		parts := []string{plural(len(req.Messages), "message")}
+		if n := len(req.Messages); n > 0 {
+			blocks := contentBlocks(req.Messages[n-1].Content)
+			if len(blocks) > 0 {
+				parts = append(parts, "last: "+quoteShort(describeBlock(blocks[0]), 60))
+			}
+		}
+		if req.MaxTokens != nil {
+			parts = append(parts, fmt.Sprintf("max %d tokens", *req.MaxTokens))
+		}
+		if len(req.Tools) > 0 {
+			parts = append(parts, plural(len(req.Tools), "tool"))
+		}
+		return strings.Join(parts, ", ") + task
+	case "elicitation/create":
+		var req ElicitRequest
+		if json.Unmarshal(params, &req) != nil {
+			break
+		}
+		if req.Mode == "url" {
+			return fmt.Sprintf("url %s, %s%s", EscapeLine(req.URL), quoteShort(req.Message, 60), task)
+		}
+		n := 0
+		if form, err := ParseForm(req.RequestedSchema); err == nil {
+			n = len(form.Fields)
+		}
+		return fmt.Sprintf("form with %s, %s%s", plural(n, "field"), quoteShort(req.Message, 60), task)
+	case "roots/list", "ping":
+		return ""
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(params, &p)
+		return "task " + EscapeLine(p.TaskID)
+	}
+	if len(params) == 0 || string(params) == "{}" {
+		return ""
+	}
+	return EscapeLine(compactString(params))
+}
+
+// SummarizeAnswer describes mcpx's answer to a server request on one line.
+func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) string {
+	if rpcErr != nil {
+		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(rpcErr.Message))
+	}
+	if obj, err := ParseObject(result); err == nil && obj.Has("task") {
+		var c struct {
+			Task Task `json:"task"`
+		}
+		if json.Unmarshal(result, &c) == nil {
+			return "created " + DescribeTask(c.Task)
+		}
+	}
+	switch method {
+	case "roots/list":
+		var r struct {
+			Roots []Root `json:"roots"`
+		}
+		if json.Unmarshal(result, &r) == nil {
+			var uris []string
+			for _, x := range r.Roots {
+				uris = append(uris, EscapeLine(x.URI))
+			}
+			if len(uris) == 0 {
+				return "no roots"
+			}
+			return plural(len(uris), "root") + ": " + strings.Join(uris, ", ")
+		}
+	case "sampling/createMessage", "tasks/result":
+		var r struct {
+			Role       string          `json:"role"`
+			Model      string          `json:"model"`
+			StopReason string          `json:"stopReason"`
+			Content    json.RawMessage `json:"content"`
+			Action     string          `json:"action"`
+		}
+		if json.Unmarshal(result, &r) != nil {
+			break
+		}
+		if r.Action != "" {
+			return summarizeElicitResult(result)
+		}
+		if r.Model != "" || r.Role != "" {
+			var parts []string
+			for _, b := range contentBlocks(r.Content) {
+				parts = append(parts, quoteShort(describeBlock(b), 60))
+			}
+			s := EscapeLine(r.Role) + " " + strings.Join(parts, " ")
+			if r.Model != "" {
+				s += " (model " + EscapeLine(r.Model)
+				if r.StopReason != "" {
+					s += ", " + EscapeLine(r.StopReason)
+				}
+				s += ")"
+			}
+			return s
+		}
+	case "elicitation/create":
+		return summarizeElicitResult(result)
+	case "tasks/get", "tasks/cancel":
+		var t Task
+		if json.Unmarshal(result, &t) == nil && t.TaskID != "" {
+			return DescribeTask(t)
+		}
+	case "tasks/list":
+		var l struct {
+			Tasks []Task `json:"tasks"`
+		}
+		if json.Unmarshal(result, &l) == nil {
+			return plural(len(l.Tasks), "task")
+		}
+	}
+	if len(result) == 0 || string(result) == "{}" {
+		return "ok"
+	}
+	return EscapeLine(compactString(result))
+}
+
+func summarizeElicitResult(result json.RawMessage) string {
+	var r struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return EscapeLine(compactString(result))
+	}
+	s := EscapeLine(r.Action)
+	if len(r.Content) > 0 && string(r.Content) != "null" {
+		s += " " + EscapeLine(compactString(r.Content))
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// quoteShort quotes s on one line, shortened to about max runes.
+func quoteShort(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return EscapeLine(fmt.Sprintf("%q", s))
+}

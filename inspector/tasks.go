@@ -1,0 +1,466 @@
+package inspector
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Tasks (spec 2025-11-25: basic/utilities/tasks, experimental). mcpx is a
+// requestor (tools/call --task, `mcpx tasks ...`) and a receiver (the server
+// may ask for sampling or elicitation as a task).
+
+// Task statuses.
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// Task is the state of one task as the receiver reports it.
+type Task struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	// TTL is the retention in milliseconds; nil means unlimited.
+	TTL          *int64 `json:"ttl"`
+	PollInterval *int64 `json:"pollInterval,omitempty"`
+}
+
+// Terminal reports whether the status is final.
+func (t *Task) Terminal() bool { return TerminalStatus(t.Status) }
+
+// TerminalStatus reports whether a task status is final
+// (spec: "Task Status Lifecycle").
+func TerminalStatus(s string) bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
+
+// --- receiver --------------------------------------------------------------
+
+// TaskStore runs the task-augmented requests a server sends mcpx and answers
+// tasks/get, tasks/result, tasks/list and tasks/cancel about them. Tasks
+// live as long as the session; their ids are random (128 bits), since a
+// stdio session has no authorization context to bind them to.
+type TaskStore struct {
+	// PollInterval is suggested to the server; zero means one second.
+	PollInterval time.Duration
+
+	mu    sync.Mutex
+	tasks map[string]*storedTask
+	order []string
+	ctx   context.Context
+	stop  context.CancelFunc
+}
+
+type storedTask struct {
+	Task
+	method string
+	result json.RawMessage
+	err    *RPCError
+	done   chan struct{}
+	cancel context.CancelFunc
+}
+
+// NewTaskStore returns an empty store. Close cancels the work of every task.
+func NewTaskStore() *TaskStore {
+	ctx, stop := context.WithCancel(context.Background())
+	return &TaskStore{tasks: map[string]*storedTask{}, ctx: ctx, stop: stop}
+}
+
+// Close cancels the work still running for tasks.
+func (t *TaskStore) Close() { t.stop() }
+
+func timestamp(tm time.Time) string { return tm.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func newTaskID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Wrap returns h extended with task augmentation: a request whose params
+// carry "task" creates a task, runs h in the background and is answered at
+// once with a CreateTaskResult; any other request goes straight to h
+// (spec: "Creating Tasks").
+func (t *TaskStore) Wrap(h Handler) Handler {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		obj, err := ParseObject(params)
+		if err != nil || !obj.Has("task") || string(obj.Get("task")) == "null" {
+			return h(ctx, method, params)
+		}
+		var meta struct {
+			TTL *int64 `json:"ttl"`
+		}
+		if err := json.Unmarshal(obj.Get("task"), &meta); err != nil {
+			return nil, invalidParams("%s: task must be an object with an optional integer ttl: %v", method, err)
+		}
+		st := t.create(method, meta.TTL)
+		runCtx, cancel := context.WithCancel(t.ctx)
+		st.cancel = cancel
+		go func() {
+			defer cancel()
+			res, err := h(runCtx, method, params)
+			t.finish(st, res, err)
+		}()
+		t.mu.Lock()
+		snapshot := st.Task
+		t.mu.Unlock()
+		return marshalRaw(map[string]any{"task": snapshot}), nil
+	}
+}
+
+func (t *TaskStore) create(method string, ttl *int64) *storedTask {
+	now := timestamp(time.Now())
+	poll := t.PollInterval
+	if poll <= 0 {
+		poll = time.Second
+	}
+	pi := poll.Milliseconds()
+	st := &storedTask{
+		Task: Task{
+			TaskID: newTaskID(), Status: TaskWorking, CreatedAt: now, LastUpdatedAt: now,
+			TTL: ttl, PollInterval: &pi,
+		},
+		method: method,
+		done:   make(chan struct{}),
+	}
+	t.mu.Lock()
+	t.tasks[st.TaskID] = st
+	t.order = append(t.order, st.TaskID)
+	t.mu.Unlock()
+	return st
+}
+
+func (t *TaskStore) finish(st *storedTask, res json.RawMessage, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st.Status != TaskCancelled {
+		if err != nil {
+			st.Status = TaskFailed
+			st.StatusMessage = err.Error()
+		} else {
+			st.Status = TaskCompleted
+		}
+		st.LastUpdatedAt = timestamp(time.Now())
+	}
+	switch {
+	case st.Status == TaskCancelled:
+		st.err = &RPCError{Code: CodeInternalError, Message: "the task was cancelled"}
+	case err != nil:
+		var rpcErr *RPCError
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+		}
+		st.err = rpcErr
+	default:
+		st.result = res
+	}
+	close(st.done)
+}
+
+// Handle answers tasks/get, tasks/result, tasks/list and tasks/cancel.
+func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		TaskID string  `json:"taskId"`
+		Cursor *string `json:"cursor"`
+	}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams("%s params: %v", method, err)
+		}
+	}
+	if method == "tasks/list" {
+		if p.Cursor != nil && *p.Cursor != "" {
+			return nil, invalidParams("tasks/list: unknown cursor %q", *p.Cursor)
+		}
+		t.mu.Lock()
+		list := make([]Task, 0, len(t.order))
+		for _, id := range t.order {
+			list = append(list, t.tasks[id].Task)
+		}
+		t.mu.Unlock()
+		return marshalRaw(map[string]any{"tasks": list}), nil
+	}
+	t.mu.Lock()
+	st := t.tasks[p.TaskID]
+	t.mu.Unlock()
+	if st == nil {
+		return nil, invalidParams("%s: no task %q", method, p.TaskID)
+	}
+	switch method {
+	case "tasks/get":
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return marshalRaw(st.Task), nil
+	case "tasks/cancel":
+		t.mu.Lock()
+		if TerminalStatus(st.Status) {
+			status := st.Status
+			t.mu.Unlock()
+			return nil, invalidParams("Cannot cancel task: already in terminal status '%s'", status)
+		}
+		st.Status = TaskCancelled
+		st.StatusMessage = "The task was cancelled by request."
+		st.LastUpdatedAt = timestamp(time.Now())
+		snapshot := st.Task
+		cancel := st.cancel
+		t.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		return marshalRaw(snapshot), nil
+	case "tasks/result":
+		// Block until the task is terminal (spec: "Result Retrieval").
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		t.mu.Lock()
+		res, rpcErr := st.result, st.err
+		t.mu.Unlock()
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		return setMeta(res, RelatedTaskKey, marshalRaw(map[string]string{"taskId": st.TaskID}))
+	}
+	return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+}
+
+// --- requestor -------------------------------------------------------------
+
+// TaskRun configures CallAsTask.
+type TaskRun struct {
+	// TTL is the requested retention; zero requests none in particular.
+	TTL time.Duration
+	// OnStatus is told the task's state when it is created and whenever
+	// its status or status message changes.
+	OnStatus func(Task)
+	// OnNote receives remarks for the person (a server that ignored the
+	// task, cancellation results).
+	OnNote func(string)
+	// MinPoll bounds the poll interval from below when the server suggests
+	// none or a tiny one; zero means 100ms.
+	MinPoll time.Duration
+}
+
+// TaskCancelledError reports that the person interrupted a task and mcpx
+// sent tasks/cancel. It wraps the context's error.
+type TaskCancelledError struct {
+	TaskID string
+	Err    error
+}
+
+func (e *TaskCancelledError) Error() string {
+	return fmt.Sprintf("task %s cancelled (tasks/cancel sent)", e.TaskID)
+}
+
+func (e *TaskCancelledError) Unwrap() error { return e.Err }
+
+// CallAsTask sends a task-augmented request, polls tasks/get honouring the
+// suggested pollInterval, calls tasks/result when the task is terminal or
+// needs input (the server delivers its own requests on that call), and
+// returns the underlying request's result. When ctx ends, the task is
+// cancelled with tasks/cancel — not notifications/cancelled, which does
+// not apply to tasks (spec 2025-11-25: basic/utilities/tasks,
+// "Cancelling Tasks"). A server that answers with a plain result instead
+// of a CreateTaskResult (it does not support tasks) has its result returned
+// as it is.
+func (s *Session) CallAsTask(ctx context.Context, method string, params json.RawMessage, run TaskRun) (json.RawMessage, error) {
+	task := map[string]any{}
+	if run.TTL > 0 {
+		task["ttl"] = run.TTL.Milliseconds()
+	}
+	obj, err := ParseObject(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params must be a JSON object: %w", method, err)
+	}
+	obj.Set("task", marshalRaw(task))
+	raw, err := s.Call(ctx, method, obj.Marshal())
+	if err != nil {
+		return nil, err
+	}
+	var created struct {
+		Task *Task `json:"task"`
+	}
+	if err := json.Unmarshal(raw, &created); err != nil || created.Task == nil || created.Task.TaskID == "" {
+		if run.OnNote != nil {
+			run.OnNote(method + ": the server answered directly instead of creating a task")
+		}
+		return raw, nil
+	}
+	cur := *created.Task
+	report := func(t Task) {
+		if run.OnStatus != nil {
+			run.OnStatus(t)
+		}
+	}
+	report(cur)
+	minPoll := run.MinPoll
+	if minPoll <= 0 {
+		minPoll = 100 * time.Millisecond
+	}
+	for !cur.Terminal() && cur.Status != TaskInputRequired {
+		wait := time.Second
+		if cur.PollInterval != nil {
+			wait = time.Duration(*cur.PollInterval) * time.Millisecond
+		}
+		wait = max(wait, minPoll)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+		case <-s.done:
+			timer.Stop()
+			return nil, fmt.Errorf("%s: %w", method, s.err)
+		case <-timer.C:
+		}
+		// Polls run detached from ctx: an interrupt cancels the task with
+		// tasks/cancel, never a poll with notifications/cancelled.
+		var next *Task
+		err := detached(ctx, func(dctx context.Context) (err error) {
+			next, err = s.GetTask(dctx, cur.TaskID)
+			return err
+		})
+		if ctx.Err() != nil {
+			return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if next.Status != cur.Status || next.StatusMessage != cur.StatusMessage {
+			report(*next)
+		}
+		cur = *next
+	}
+	// tasks/result blocks until the task is terminal; while it waits, the
+	// server may send its requests (input_required). It runs detached so
+	// that an interrupt cancels the task, not just this request.
+	var res json.RawMessage
+	err = detached(ctx, func(dctx context.Context) (err error) {
+		res, err = s.TaskResult(dctx, cur.TaskID)
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+	}
+	if err == nil && !cur.Terminal() && run.OnStatus != nil {
+		if final, gerr := s.GetTask(ctx, cur.TaskID); gerr == nil && final.Status != cur.Status {
+			report(*final)
+		}
+	}
+	return res, err
+}
+
+// detached runs fn with a context that ctx's cancellation does not reach,
+// returning early (with ctx's error) when ctx ends; fn's request then
+// finishes or ends with the session, unobserved.
+func detached(ctx context.Context, fn func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn(context.WithoutCancel(ctx)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cancelTask sends tasks/cancel on behalf of an interrupted CallAsTask.
+func (s *Session) cancelTask(id string, cause error, run TaskRun) error {
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t, err := s.CancelTask(cctx, id)
+	switch {
+	case err != nil && run.OnNote != nil:
+		run.OnNote(fmt.Sprintf("tasks/cancel %s: %v", id, err))
+	case err == nil && run.OnStatus != nil:
+		run.OnStatus(*t)
+	}
+	return &TaskCancelledError{TaskID: id, Err: cause}
+}
+
+// GetTask calls tasks/get.
+func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
+	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	if err != nil {
+		return nil, err
+	}
+	var t Task
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("tasks/get: result is not a Task: %w", err)
+	}
+	return &t, nil
+}
+
+// TaskResult calls tasks/result, which blocks until the task is terminal:
+// no idle timeout applies, only the session's hard cap.
+func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, error) {
+	return s.Call(ctx, "tasks/result", map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
+}
+
+// CancelTask calls tasks/cancel.
+func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
+	raw, err := s.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
+	if err != nil {
+		return nil, err
+	}
+	var t Task
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("tasks/cancel: result is not a Task: %w", err)
+	}
+	return &t, nil
+}
+
+// DescribeTask renders a task's state on one line.
+func DescribeTask(t Task) string {
+	s := "task " + EscapeLine(t.TaskID) + ": " + EscapeLine(t.Status)
+	if t.StatusMessage != "" {
+		s += " — " + EscapeLine(t.StatusMessage)
+	}
+	return s
+}
+
+// ToolTaskSupport returns a tool's execution.taskSupport from tools/list
+// ("required", "optional", "forbidden" or "" when absent or unknown).
+func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
+	list, err := s.List(ctx, "tools/list", nil)
+	if err != nil {
+		return ""
+	}
+	var t struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if it := findByName(list.Items, name); it != nil && json.Unmarshal(it, &t) == nil {
+		return strings.TrimSpace(t.Execution.TaskSupport)
+	}
+	return ""
+}
+
+// ToolNeedsTask reports whether err is the refusal of a plain call to a
+// tool that requires task execution (spec 2025-11-25: basic/utilities/tasks,
+// "Tool-Level Negotiation": -32601, or -32600 "task augmentation required").
+func (s *Session) ToolNeedsTask(ctx context.Context, name string, err error) bool {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
+		return false
+	}
+	if rpcErr.Code != CodeMethodNotFound && rpcErr.Code != CodeInvalidRequest {
+		return false
+	}
+	return s.ToolTaskSupport(ctx, name) == "required"
+}

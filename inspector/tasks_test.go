@@ -1,0 +1,310 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+func TestTaskStoreReceiver(t *testing.T) {
+	store := NewTaskStore()
+	defer store.Close()
+	release := make(chan struct{})
+	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		select {
+		case <-release:
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	ctx := testCtx(t)
+
+	// Without "task" the handler answers directly.
+	close(release)
+	raw, err := h(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[]}`))
+	if err != nil || !strings.Contains(string(raw), `"text":"hi"`) {
+		t.Fatalf("plain request: %s %v", raw, err)
+	}
+	release = make(chan struct{})
+
+	raw, err = h(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[],"task":{"ttl":60000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ Task Task }
+	if err := json.Unmarshal(raw, &created); err != nil || created.Task.TaskID == "" || created.Task.Status != TaskWorking {
+		t.Fatalf("CreateTaskResult: %s %v", raw, err)
+	}
+	id := created.Task.TaskID
+	if len(id) != 32 || created.Task.TTL == nil || *created.Task.TTL != 60000 || created.Task.CreatedAt == "" || created.Task.PollInterval == nil {
+		t.Errorf("task fields: %s", raw)
+	}
+
+	get := func() Task {
+		raw, err := store.Handle(ctx, "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tk Task
+		_ = json.Unmarshal(raw, &tk)
+		return tk
+	}
+	if s := get().Status; s != TaskWorking {
+		t.Errorf("status %s, want working", s)
+	}
+
+	// tasks/result blocks until the task is done.
+	result := make(chan json.RawMessage, 1)
+	go func() {
+		raw, err := store.Handle(ctx, "tasks/result", json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Error(err)
+		}
+		result <- raw
+	}()
+	select {
+	case <-result:
+		t.Fatal("tasks/result returned before the task finished")
+	default:
+	}
+	close(release)
+	select {
+	case raw := <-result:
+		if !strings.Contains(string(raw), `"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}}`) || !strings.Contains(string(raw), `"text":"hi"`) {
+			t.Errorf("tasks/result: %s", raw)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("tasks/result did not return")
+	}
+	if s := get().Status; s != TaskCompleted {
+		t.Errorf("status %s, want completed", s)
+	}
+
+	var rpcErr *RPCError
+	if _, err := store.Handle(ctx, "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		t.Errorf("cancelling a completed task: want -32602, got %v", err)
+	}
+	if _, err := store.Handle(ctx, "tasks/get", json.RawMessage(`{"taskId":"nope"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		t.Errorf("unknown task: want -32602, got %v", err)
+	}
+
+	// Cancelling a running task stops its handler and keeps it cancelled.
+	release = make(chan struct{})
+	raw, _ = h(ctx, "elicitation/create", json.RawMessage(`{"task":{}}`))
+	_ = json.Unmarshal(raw, &created)
+	id2 := created.Task.TaskID
+	if created.Task.TTL != nil {
+		t.Errorf("no ttl requested: want null, got %d", *created.Task.TTL)
+	}
+	raw, err = store.Handle(ctx, "tasks/cancel", json.RawMessage(`{"taskId":"`+id2+`"}`))
+	if err != nil || !strings.Contains(string(raw), `"status":"cancelled"`) {
+		t.Fatalf("tasks/cancel: %s %v", raw, err)
+	}
+	if _, err := store.Handle(ctx, "tasks/result", json.RawMessage(`{"taskId":"`+id2+`"}`)); err == nil {
+		t.Error("the result of a cancelled task must be an error")
+	}
+
+	raw, err = store.Handle(ctx, "tasks/list", nil)
+	if err != nil || strings.Count(string(raw), `"taskId"`) != 2 {
+		t.Errorf("tasks/list: %s %v", raw, err)
+	}
+}
+
+// fakeTaskServer answers a task-augmented tools/call over a pipe: the task
+// is working for two polls, then completed. It records the methods it saw.
+type fakeTaskServer struct {
+	mu      sync.Mutex
+	methods []string
+	polls   int
+	hold    bool // never complete (for cancellation)
+	stall   bool // never answer tasks/get (an interrupt during a poll)
+}
+
+func (f *fakeTaskServer) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.methods...)
+}
+
+func (f *fakeTaskServer) serve(conn transport.Conn) {
+	ctx := context.Background()
+	task := func(status string) string {
+		return `{"taskId":"t-1","status":"` + status + `","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":60000,"pollInterval":10}`
+	}
+	for {
+		fr, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(fr.Data, &m)
+		f.mu.Lock()
+		f.methods = append(f.methods, m.Method)
+		f.mu.Unlock()
+		if m.ID == nil {
+			continue
+		}
+		var result string
+		switch m.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"fake","version":"1"}}`
+		case "tools/call":
+			if !strings.Contains(string(m.Params), `"task":{"ttl":5000}`) {
+				result = `{"content":[{"type":"text","text":"no task param"}]}`
+				break
+			}
+			result = `{"task":` + task(TaskWorking) + `}`
+		case "tasks/get":
+			if f.stall {
+				continue
+			}
+			f.mu.Lock()
+			f.polls++
+			status := TaskWorking
+			if f.polls >= 2 && !f.hold {
+				status = TaskCompleted
+			}
+			f.mu.Unlock()
+			result = task(status)
+		case "tasks/result":
+			result = `{"content":[{"type":"text","text":"done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`
+		case "tasks/cancel":
+			result = task(TaskCancelled)
+		default:
+			result = `{}`
+		}
+		_ = conn.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)})
+	}
+}
+
+func TestCallAsTask(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{}
+	go srv.serve(b)
+	ctx := testCtx(t)
+	s, err := Connect(ctx, a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var statuses []string
+	raw, err := s.CallAsTask(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{
+		TTL:      5 * time.Second,
+		MinPoll:  time.Millisecond,
+		OnStatus: func(t Task) { statuses = append(statuses, t.Status) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"text":"done"`) {
+		t.Errorf("result %s", raw)
+	}
+	if strings.Join(statuses, ",") != "working,completed" {
+		t.Errorf("status changes %v", statuses)
+	}
+	if got := strings.Join(srv.seen(), ","); got != "initialize,notifications/initialized,tools/call,tasks/get,tasks/get,tasks/result" {
+		t.Errorf("methods %s", got)
+	}
+}
+
+func TestCallAsTaskCancel(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{hold: true}
+	go srv.serve(b)
+	s, err := Connect(testCtx(t), a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	var last Task
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallAsTask(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{
+			TTL: 5 * time.Second, MinPoll: time.Millisecond,
+			OnStatus: func(t Task) {
+				last = t
+				if t.Status == TaskWorking {
+					cancel() // the person presses Ctrl-C
+				}
+			},
+		})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("CallAsTask did not end after cancellation")
+	}
+	var tc *TaskCancelledError
+	if !errors.As(err, &tc) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("want a TaskCancelledError wrapping context.Canceled, got %v", err)
+	}
+	if last.Status != TaskCancelled {
+		t.Errorf("last status %s, want cancelled", last.Status)
+	}
+	seen := srv.seen()
+	if !contains(seen, "tasks/cancel") || contains(seen, "notifications/cancelled") {
+		t.Errorf("want tasks/cancel and no notifications/cancelled, got %v", seen)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// An interrupt while a tasks/get is in flight cancels the task, and sends
+// no notifications/cancelled for the poll.
+func TestCallAsTaskCancelDuringPoll(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{stall: true}
+	go srv.serve(b)
+	s, err := Connect(testCtx(t), a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallAsTask(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{TTL: 5 * time.Second, MinPoll: time.Millisecond})
+		done <- err
+	}()
+	deadline := time.After(5 * time.Second)
+	for !contains(srv.seen(), "tasks/get") {
+		select {
+		case <-deadline:
+			t.Fatal("no poll")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("CallAsTask did not end")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v", err)
+	}
+	seen := srv.seen()
+	if !contains(seen, "tasks/cancel") || contains(seen, "notifications/cancelled") {
+		t.Errorf("want tasks/cancel and no notifications/cancelled, got %v", seen)
+	}
+}
