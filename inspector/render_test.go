@@ -338,7 +338,10 @@ func TestConsoleLines(t *testing.T) {
 		{"log malformed", func(c *Console) { c.LogMessage(json.RawMessage(`[1]`)) }, []string{"warning", "malformed"}},
 		{"notification", func(c *Console) {
 			c.Notification(&Message{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"file:///\u001b"}`)})
-		}, []string{"notification notifications/resources/updated", `file:///\u001b`}},
+		}, []string{"notification resource updated: ", `file:///\x1b`}},
+		{"generic notification", func(c *Console) {
+			c.Notification(&Message{Method: "notifications/custom", Params: json.RawMessage(`{"k":"\u001b"}`)})
+		}, []string{"notification notifications/custom", `{"k":"\u001b"}`}},
 		{"notification message goes to the log view", func(c *Console) {
 			c.Notification(&Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"debug","data":"hi"}`)})
 		}, []string{"[debug] hi"}},
