@@ -150,6 +150,7 @@ func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 	if d <= 0 || ctx.Err() != nil || c.sess.Err() != nil {
 		return
 	}
+	c.showLists.Store(true)
 	if g.verbose {
 		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
 	}
@@ -187,6 +188,9 @@ func (c *client) onNotification(m *inspector.Message) {
 	}
 	if fn := c.sink.get(); fn != nil {
 		fn(m)
+		return
+	}
+	if strings.HasSuffix(m.Method, "/list_changed") && !c.showLists.Load() {
 		return
 	}
 	c.console.Notification(m)

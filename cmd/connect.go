@@ -23,8 +23,12 @@ type client struct {
 	closers  []func()
 	once     sync.Once
 
-	feats      *inspector.ClientFeatures
-	sink       notifySink   // where notifications go (default: console)
+	feats *inspector.ClientFeatures
+	sink  notifySink // where notifications go (default: console)
+	// showLists shows list_changed notifications on the console: with -v
+	// and while lingering. Servers often announce their lists at start-up,
+	// which is noise in a one-shot command's output.
+	showLists  atomic.Bool
 	serverName atomic.Value // string, once initialized
 }
 
@@ -63,6 +67,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		return nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js, or give --url URL")
 	}
 	c := &client{console: g.newConsole(), out: g.printer()}
+	c.showLists.Store(g.verbose)
 	g.open = append(g.open, c)
 
 	var conn transport.Conn
