@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -20,8 +21,10 @@ type client struct {
 	console  *inspector.Console
 	out      *inspector.Printer
 	describe string
-	closers  []func()
-	once     sync.Once
+	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
+	oauth   *oauthflow.Authorizer
+	closers []func()
+	once    sync.Once
 }
 
 // Close ends the session (shutting the server down) and releases files.
