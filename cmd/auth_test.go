@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,9 @@ func noSecrets(t *testing.T, srv *testservers.OAuthServer, outputs ...string) {
 // checkPrivate checks the store's modes: directory 0700, files 0600.
 func checkPrivate(t *testing.T, dir string) int {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		return 2
+	}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +123,24 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: again" || srv.Count("authorize") != 1 {
 		t.Fatalf("exit %d, %d authorizations, stdout %q stderr %s", r.code, srv.Count("authorize"), r.stdout, r.stderr)
 	}
+
+	// The token goes to no other server, not even one on the same host.
+	var sawAuth []string
+	var mu sync.Mutex
+	other := sdkURL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			mu.Lock()
+			sawAuth = append(sawAuth, req.Header.Get("Authorization"))
+			mu.Unlock()
+			h.ServeHTTP(w, req)
+		})
+	})
+	r = run(env, "ping", "--url", other)
+	mu.Lock()
+	if r.code != 0 || len(sawAuth) == 0 || strings.Join(sawAuth, "") != "" {
+		t.Errorf("another server got Authorization %q (exit %d)", sawAuth, r.code)
+	}
+	mu.Unlock()
 
 	r = run(env, "auth", "status")
 	for _, want := range []string{srv.MCPURL, "authorization server: " + srv.Issuer, "(dynamic registration)", "grant:         authorization_code",

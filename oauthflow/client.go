@@ -216,12 +216,15 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 }
 
 // registeredMethod decides how a registered client authenticates when the
-// registration response does not say: what was asked for, unless a secret
-// came back for a public client — then a secret method the server
-// supports, or RFC 7591's default (client_secret_basic) when it says
-// nothing, or none when none is all it supports.
+// registration response does not say: none without a secret; with one,
+// what was asked for, unless that was none — then a secret method the
+// server supports, or RFC 7591's default (client_secret_basic) when it
+// says nothing, or none when none is all it supports.
 func registeredMethod(asked string, hasSecret bool, d *Discovery) string {
-	if asked != "none" || !hasSecret {
+	if !hasSecret {
+		return "none"
+	}
+	if asked != "none" {
 		return asked
 	}
 	if d.Defaults {
