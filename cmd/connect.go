@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -30,6 +31,8 @@ type client struct {
 	// which is noise in a one-shot command's output.
 	showLists  atomic.Bool
 	serverName atomic.Value // string, once initialized
+	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
+	oauth *oauthflow.Authorizer
 }
 
 // Close ends the session (shutting the server down) and releases files.

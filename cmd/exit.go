@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -59,7 +60,7 @@ func classify(err error) (int, string) {
 		return ExitServerError, "tool_error"
 	case errors.As(err, &rpcErr):
 		return ExitServerError, "server_error"
-	case errors.Is(err, transport.ErrUnauthorized):
+	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, oauthflow.ErrAuthorization):
 		return ExitAuth, "auth"
 	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),
 		errors.Is(err, transport.ErrClosed), errors.Is(err, transport.ErrTransport),

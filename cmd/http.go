@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -9,8 +10,16 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 )
+
+// mustHeaders parses -H flags already validated.
+func mustHeaders(flags []string) http.Header {
+	h, _ := parseHeaders(flags)
+	return h
+}
 
 // validateHTTP checks the HTTP flags before anything connects.
 func (g *globalOptions) validateHTTP() error {
@@ -65,10 +74,34 @@ func parseHeaders(flags []string) (http.Header, error) {
 	return h, nil
 }
 
-// dialHTTP builds the HTTP connection for --url. Nothing is sent until the
-// session's first request.
-func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
+// httpOptions are the transport options for --url (without credentials).
+func (g *globalOptions) httpOptions(console *inspector.Console) (transport.HTTPOptions, error) {
 	header, err := parseHeaders(g.headers)
+	if err != nil {
+		return transport.HTTPOptions{}, err
+	}
+	offered := g.protocolVersion
+	if offered == "" {
+		offered = latestVersion()
+	}
+	return transport.HTTPOptions{
+		URL:             g.url,
+		Mode:            transport.HTTPMode(g.transport),
+		Header:          header,
+		UserAgent:       "mcpx/" + Version(),
+		CACertFile:      g.caCert,
+		Insecure:        g.insecure,
+		ProtocolVersion: offered,
+		Observer:        g.httpObserverFor(console),
+	}, nil
+}
+
+// dialHTTP builds the HTTP connection for --url. Nothing is sent until the
+// session's first request. Credentials: --bearer (or MCPX_BEARER_TOKEN) is
+// a fixed token; an Authorization header given with -H is sent as is;
+// otherwise OAuth (package oauthflow) answers the server's 401s.
+func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
+	opts, err := g.httpOptions(c.console)
 	if err != nil {
 		return nil, err
 	}
@@ -76,60 +109,75 @@ func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
 	if bearer == "" {
 		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
 	}
-	var auth transport.Authorizer
-	if bearer != "" {
-		auth = transport.BearerToken(bearer)
-	}
 	if g.insecure {
 		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
 	}
-	offered := g.protocolVersion
-	if offered == "" {
-		offered = latestVersion()
+	switch why := g.oauthDisabled(opts.Header); {
+	case bearer != "":
+		opts.Authorizer = transport.BearerToken(bearer)
+	case why != "":
+		if g.verbose || g.wire {
+			c.console.Note("OAuth is off: " + why)
+		}
+	default:
+		client, err := transport.NewHTTPClient(opts)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		az, err := g.newAuthorizer(c.console, opts.Observer, client, false)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		c.oauth = az
+		opts.Authorizer = az
 	}
-	conn, err := transport.NewHTTP(transport.HTTPOptions{
-		URL:             g.url,
-		Mode:            transport.HTTPMode(g.transport),
-		Header:          header,
-		UserAgent:       "mcpx/" + Version(),
-		Authorizer:      auth,
-		CACertFile:      g.caCert,
-		Insecure:        g.insecure,
-		ProtocolVersion: offered,
-		Observer:        g.httpObserver(c),
-	})
+	conn, err := transport.NewHTTP(opts)
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
 	return conn, nil
 }
 
-// httpObserver shows the HTTP layer with --wire and the transport's
-// decisions with --wire or -v.
-func (g *globalOptions) httpObserver(c *client) transport.Observer {
+// httpObserverFor shows the HTTP layer with --wire and the transport's
+// (and OAuth's) decisions with --wire or -v.
+func (g *globalOptions) httpObserverFor(console *inspector.Console) transport.Observer {
 	return func(ev transport.Event) {
 		switch ev.Kind {
 		case transport.EventHTTP:
 			if g.wire {
-				c.console.Event(ev)
+				console.Event(ev)
 			}
 		case transport.EventNote:
 			if g.wire || g.verbose {
-				c.console.Event(ev)
+				console.Event(ev)
 			}
 		default:
-			c.console.Event(ev)
+			console.Event(ev)
 		}
 	}
 }
 
 // httpHint says what to do about an HTTP failure, after its message.
 func (g *globalOptions) httpHint(err error) string {
-	if errors.Is(err, transport.ErrUnauthorized) {
-		if g.bearer != "" || g.io.Getenv("MCPX_BEARER_TOKEN") != "" {
+	if errors.Is(err, oauthflow.ErrNoResponse) && errors.Is(err, context.DeadlineExceeded) {
+		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
+	}
+	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {
+		switch {
+		case g.bearer != "" || g.io.Getenv("MCPX_BEARER_TOKEN") != "":
 			return " (the server refused the bearer token)"
+		case g.url != "" && g.oauthDisabled(mustHeaders(g.headers)) != "":
+			return " (the server refused the Authorization header given with -H)"
+		case errors.Is(err, oauthflow.ErrInteraction), g.verbose, g.wire:
+			return ""
+		case errors.Is(err, oauthflow.ErrAuthorization):
+			return " (-v shows every authorization step)"
 		}
-		return " (the server wants credentials: pass a token with --bearer TOKEN or MCPX_BEARER_TOKEN)"
+		var ue *transport.UnauthorizedError
+		if errors.As(err, &ue) && ue.Status == http.StatusForbidden {
+			return " (the server refuses this request to the authorized client; -v shows the authorization steps)"
+		}
+		return " (-v shows the authorization steps; --bearer TOKEN sends a token of your own)"
 	}
 	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
 		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"

@@ -29,9 +29,17 @@ type runResult struct {
 }
 
 // runMcpx runs mcpx in-process with buffers for its streams and env for
-// its environment (nothing from the real one).
+// its environment (nothing from the real one; MCPX_CONFIG_DIR is a fresh
+// directory unless env sets it, so no test touches the real token store).
 func runMcpx(t *testing.T, env map[string]string, args ...string) runResult {
 	t.Helper()
+	if _, ok := env["MCPX_CONFIG_DIR"]; !ok {
+		e := map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}
+		for k, v := range env {
+			e[k] = v
+		}
+		env = e
+	}
 	var out, errOut bytes.Buffer
 	ios := &IOStreams{
 		In: strings.NewReader(""), Out: &out, ErrOut: &errOut,

@@ -63,6 +63,7 @@ type globalOptions struct {
 	bearer    string
 	caCert    string
 	insecure  bool
+	auth      authFlags
 
 	// Session.
 	timeout         time.Duration
@@ -163,6 +164,7 @@ exactly the JSON-RPC result with --json.`,
 	f.StringVar(&g.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
 	f.StringVar(&g.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	f.BoolVar(&g.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
+	g.auth.register(f)
 	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
 	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
 	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+")")
@@ -181,6 +183,7 @@ exactly the JSON-RPC result with --json.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newAuthCmd(g))
 	return root, g
 }
 
@@ -201,7 +204,10 @@ func (g *globalOptions) validate() error {
 	if err := g.validateHTTP(); err != nil {
 		return err
 	}
-	return g.validateFeatures()
+	if err := g.validateFeatures(); err != nil {
+		return err
+	}
+	return g.validateAuth()
 }
 
 // splitServer separates a command's own arguments from the server command

@@ -15,7 +15,12 @@
 //	jsonerr KIND CODE         stderr holds exactly one {"error":...} line
 //	waitfile FILE REGEXP      poll, bounded, until FILE matches
 //	[!] gone PIDFILE...       that process no longer runs (bounded wait)
+//	envfile VAR FILE          set VAR to FILE's content, trimmed (a URL a
+//	                          server wrote, a token mcpx printed)
+//	perm MODE PATH...         each path (globs allowed) has mode MODE (octal)
 //
+// and the program fakebrowser URL, a browser that follows an authorization
+// server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
 // and the condition [everything]: server-everything is installed (when
 // MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead).
 package e2e
@@ -40,6 +45,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 )
 
 // raceEnabled is set when the tests are built with -race (race_test.go);
@@ -55,7 +62,8 @@ var (
 
 func TestMain(m *testing.M) {
 	testscript.Main(buildFirst{m}, map[string]func(){
-		"exits": exitsMain,
+		"exits":       exitsMain,
+		"fakebrowser": fakeBrowserMain,
 	})
 }
 
@@ -238,6 +246,8 @@ func TestScripts(t *testing.T) {
 			"jsonerr":  cmdJSONErr,
 			"waitfile": cmdWaitFile,
 			"gone":     cmdGone,
+			"envfile":  cmdEnvFile,
+			"perm":     cmdPerm,
 		},
 	})
 }
@@ -522,4 +532,55 @@ func alive(pid int) bool {
 		return stat[i+2] != 'Z'
 	}
 	return true
+}
+
+// fakeBrowserMain is the fakebrowser program: BROWSER=fakebrowser makes
+// mcpx run it with the authorization URL.
+func fakeBrowserMain() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: fakebrowser URL")
+		os.Exit(2)
+	}
+	if err := testservers.FakeBrowser(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "fakebrowser:", err)
+		os.Exit(1)
+	}
+}
+
+// cmdEnvFile is `envfile VAR FILE`.
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile VAR FILE")
+	}
+	v := strings.TrimSpace(ts.ReadFile(args[1]))
+	if v == "" {
+		ts.Fatalf("%s is empty", args[1])
+	}
+	ts.Setenv(args[0], v)
+}
+
+// cmdPerm is `perm MODE PATH...`: every path (a glob matching at least one
+// file) has exactly the permission bits MODE.
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: perm MODE PATH...")
+	}
+	want, err := strconv.ParseUint(args[0], 8, 32)
+	if err != nil {
+		ts.Fatalf("bad mode %q", args[0])
+	}
+	for _, pat := range args[1:] {
+		matches, err := filepath.Glob(ts.MkAbs(pat))
+		ts.Check(err)
+		if len(matches) == 0 {
+			ts.Fatalf("%s matches nothing", pat)
+		}
+		for _, m := range matches {
+			fi, err := os.Stat(m)
+			ts.Check(err)
+			if got := fi.Mode().Perm(); got != os.FileMode(want) {
+				ts.Fatalf("%s has mode %04o, want %04o", m, got, want)
+			}
+		}
+	}
 }

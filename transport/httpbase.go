@@ -219,12 +219,18 @@ func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 // wireHeaders are the request headers shown in --wire output.
 var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization", "Cookie"}
 
+// maxAuthRetries caps how often one request is sent again because the
+// Authorizer asked for it: enough for a 401 (authorize) followed by a 403
+// (step-up to more scopes), never an endless loop with a server that keeps
+// refusing.
+const maxAuthRetries = 3
+
 // send performs req (built by newRequest with any context; it is rebound
 // here) until its response headers arrive. The request lives on the
 // connection's context, and the caller's ctx aborts it until the returned
-// exchange is stopped. 401 and 403 come back as *UnauthorizedError after
-// the Authorizer had its chance to retry once; other statuses are for the
-// caller to judge.
+// exchange is stopped. 401 and 403 come back as *UnauthorizedError once
+// the Authorizer declines to retry (or after maxAuthRetries retries); other
+// statuses are for the caller to judge.
 func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, error) {
 	for attempt := 0; ; attempt++ {
 		reqCtx, cancel := context.WithCancel(b.ctx)
@@ -275,14 +281,15 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			return x, nil
 		}
 		ue := &UnauthorizedError{
-			Method:    r.Method,
-			URL:       r.URL.String(),
-			Status:    resp.StatusCode,
-			Challenge: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
-			Body:      bodyExcerpt(resp.Body),
+			Method:       r.Method,
+			URL:          r.URL.String(),
+			Status:       resp.StatusCode,
+			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+			Body:         bodyExcerpt(resp.Body),
+			CredentialID: CredentialID(r.Header.Get("Authorization")),
 		}
 		x.close()
-		if b.opts.Authorizer == nil || attempt > 0 {
+		if b.opts.Authorizer == nil || attempt >= maxAuthRetries {
 			return nil, ue
 		}
 		retry, err := b.opts.Authorizer.Unauthorized(ctx, ue)

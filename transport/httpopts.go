@@ -2,8 +2,10 @@ package transport
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -70,14 +72,17 @@ type HTTPOptions struct {
 
 // Authorizer is the hook through which credentials reach HTTP requests. A
 // fixed token (--bearer) implements it with BearerToken; the OAuth flow
-// (a later addition) implements it by obtaining and refreshing tokens.
+// (package oauthflow) implements it by obtaining and refreshing tokens.
 type Authorizer interface {
 	// Authorization returns the Authorization header value for the next
 	// request, or "" to send none.
 	Authorization(ctx context.Context) (string, error)
 	// Unauthorized is told that the server refused a request with 401 or 403.
 	// It returns true when the request should be sent once more (with a
-	// fresh Authorization), false to fail with the UnauthorizedError.
+	// fresh Authorization), false to fail with the UnauthorizedError. One
+	// request is retried at most a few times (a 401 then a 403 step-up);
+	// the Authorizer enforces its own limits too. It may be called
+	// concurrently, from any request or stream.
 	Unauthorized(ctx context.Context, e *UnauthorizedError) (retry bool, err error)
 }
 
@@ -122,6 +127,23 @@ type UnauthorizedError struct {
 	Challenge string
 	// Body is a short excerpt of the response body.
 	Body string
+	// CredentialID identifies the Authorization header the refused request
+	// carried (see CredentialID), "" when it carried none. It lets an
+	// Authorizer tell a refusal of its current credentials from a late
+	// refusal of ones it already replaced, without the error ever holding
+	// a secret.
+	CredentialID string
+}
+
+// CredentialID returns a short fingerprint of an Authorization header
+// value (a truncated SHA-256), "" for "". It identifies a credential
+// without revealing it.
+func CredentialID(authorization string) string {
+	if authorization == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(authorization))
+	return hex.EncodeToString(sum[:8])
 }
 
 func (e *UnauthorizedError) Error() string {
@@ -156,6 +178,15 @@ func (e *HTTPError) Error() string {
 
 // Is makes errors.Is(err, ErrTransport) true.
 func (e *HTTPError) Is(target error) bool { return target == ErrTransport }
+
+// NewHTTPClient returns the HTTP client a connection with opts uses
+// (opts.Client, or one built from CACertFile, Insecure and Proxy), so that
+// requests made beside the MCP connection — OAuth discovery and token
+// requests — trust the same certificates and go through the same proxy.
+func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
+	c, _, err := newHTTPClient(opts)
+	return c, err
+}
 
 // newHTTPClient builds the client for opts: proxies from the environment,
 // extra CAs, optional insecure TLS. ownTransport is set when Close should

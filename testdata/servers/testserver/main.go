@@ -19,6 +19,10 @@
 //	exit         exits at once with status 7 after a line on stderr
 //	print-blob N writes the N bytes of the rich server's binary resource on
 //	             stdout (not a server: tests compare files with it)
+//	oauth-http URLFILE
+//	             an HTTP server protected by OAuth (see oauth.go), with its
+//	             authorization server, on 127.0.0.1; writes the MCP URL to
+//	             URLFILE (atomically) and serves until SIGINT or SIGTERM
 //
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
@@ -48,6 +52,14 @@ func main() {
 			os.Exit(2)
 		}
 		_, _ = os.Stdout.Write(blob(n))
+		return
+	}
+	if mode == "oauth-http" && len(os.Args) == 3 {
+		recordPID()
+		if err := runOAuthHTTP(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	recordPID()

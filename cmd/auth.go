@@ -1,0 +1,503 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// authFlags are the OAuth flags every command that reaches an HTTP server
+// shares.
+type authFlags struct {
+	clientID          string
+	clientSecret      string
+	clientMetadataURL string
+	grant             string
+	privateKey        string
+	callbackURL       string
+	noBrowser         bool
+	storedOnly        bool
+	idTokenFile       string
+	idpTokenURL       string
+	idpClientID       string
+	idpClientSecret   string
+
+	// Parsed by validateAuth.
+	key      *oauthflow.PrivateKey
+	callback *url.URL
+	idToken  string
+	// fresh makes the authorizer ignore stored tokens (auth login).
+	fresh bool
+}
+
+func (a *authFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&a.clientID, "client-id", "", "OAuth: use the pre-registered client `ID`")
+	f.StringVar(&a.clientSecret, "client-secret", "", "OAuth: the pre-registered client's `SECRET` (default $MCPX_CLIENT_SECRET)")
+	f.StringVar(&a.clientMetadataURL, "client-metadata-url", "", "OAuth: use the Client ID Metadata Document at `URL` as client id where the server supports it")
+	f.StringVar(&a.grant, "grant", "", "OAuth `GRANT`: authorization_code (browser, default), client_credentials or id-jag")
+	f.StringVar(&a.privateKey, "private-key", "", "OAuth: authenticate the client with private_key_jwt signed by the PEM key in `FILE` (ES256/RS256)")
+	f.StringVar(&a.callbackURL, "callback-url", "", "OAuth: receive the browser's redirect at this loopback `URL` (default http://127.0.0.1:<free port>/callback)")
+	f.BoolVar(&a.noBrowser, "no-browser", false, "OAuth: print the authorization URL instead of opening a browser; a pasted redirect URL is read on stdin")
+	f.BoolVar(&a.storedOnly, "stored-auth-only", false, "OAuth: never start a browser authorization; use stored tokens (refreshed as needed) only")
+	f.StringVar(&a.idTokenFile, "id-token-file", "", "OAuth id-jag grant: the enterprise IdP's ID token, read from `FILE`")
+	f.StringVar(&a.idpTokenURL, "idp-token-url", "", "OAuth id-jag grant: the IdP's token endpoint `URL` (token exchange)")
+	f.StringVar(&a.idpClientID, "idp-client-id", "", "OAuth id-jag grant: mcpx's client `ID` at the IdP")
+	f.StringVar(&a.idpClientSecret, "idp-client-secret", "", "OAuth id-jag grant: mcpx's client `SECRET` at the IdP (default $MCPX_IDP_CLIENT_SECRET)")
+}
+
+// set reports the OAuth flags given, by name.
+func (a *authFlags) set() []string {
+	var names []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{
+		{a.clientID != "", "--client-id"}, {a.clientSecret != "", "--client-secret"}, {a.clientMetadataURL != "", "--client-metadata-url"},
+		{a.grant != "", "--grant"}, {a.privateKey != "", "--private-key"}, {a.callbackURL != "", "--callback-url"},
+		{a.noBrowser, "--no-browser"}, {a.storedOnly, "--stored-auth-only"}, {a.idTokenFile != "", "--id-token-file"},
+		{a.idpTokenURL != "", "--idp-token-url"}, {a.idpClientID != "", "--idp-client-id"}, {a.idpClientSecret != "", "--idp-client-secret"},
+	} {
+		if f.on {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
+// validateAuth checks the OAuth flags before anything connects.
+func (g *globalOptions) validateAuth() error {
+	a := &g.auth
+	given := a.set()
+	// Secrets may also come from the environment, which is not "giving a
+	// flag": a stdio command must not fail because they are set.
+	if a.clientSecret == "" && a.clientID != "" {
+		a.clientSecret = g.io.Getenv("MCPX_CLIENT_SECRET")
+	}
+	if a.idpClientSecret == "" && a.grant == string(oauthflow.GrantIDJAG) {
+		a.idpClientSecret = g.io.Getenv("MCPX_IDP_CLIENT_SECRET")
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	if g.url == "" {
+		return usageErrorf("%s applies to HTTP servers; give the server with --url URL", given[0])
+	}
+	if g.bearer != "" {
+		return usageErrorf("--bearer sends a fixed token, so OAuth flags such as %s do not apply; drop one or the other", given[0])
+	}
+	switch oauthflow.Grant(a.grant) {
+	case "", oauthflow.GrantAuthorizationCode:
+	case oauthflow.GrantClientCredentials:
+		if a.clientID == "" || (a.clientSecret == "" && a.privateKey == "") {
+			return usageErrorf("--grant client_credentials needs a pre-registered client: --client-id ID with --client-secret SECRET or --private-key FILE")
+		}
+	case oauthflow.GrantIDJAG:
+		if a.idTokenFile == "" || a.idpTokenURL == "" {
+			return usageErrorf("--grant id-jag needs --id-token-file FILE (the IdP's ID token) and --idp-token-url URL")
+		}
+		if a.clientID == "" && a.clientMetadataURL == "" {
+			return usageErrorf("--grant id-jag needs the client registered with the MCP server's authorization server: --client-id ID (or --client-metadata-url URL)")
+		}
+	default:
+		return usageErrorf("--grant must be authorization_code, client_credentials or id-jag, not %q", a.grant)
+	}
+	if oauthflow.Grant(a.grant) != oauthflow.GrantIDJAG {
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{a.idTokenFile != "", "--id-token-file"}, {a.idpTokenURL != "", "--idp-token-url"}, {a.idpClientID != "", "--idp-client-id"}} {
+			if f.on {
+				return usageErrorf("%s applies to --grant id-jag", f.name)
+			}
+		}
+	}
+	if a.clientSecret != "" && a.clientID == "" {
+		return usageErrorf("--client-secret goes with --client-id (the pre-registered client it belongs to)")
+	}
+	if a.clientMetadataURL != "" {
+		u, err := url.Parse(a.clientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return usageErrorf("--client-metadata-url %q: a Client ID Metadata Document URL must be https with a path, e.g. https://example.com/mcpx-client.json", a.clientMetadataURL)
+		}
+	}
+	if a.privateKey != "" {
+		if a.clientID == "" && a.clientMetadataURL == "" {
+			return usageErrorf("--private-key authenticates a client: give it with --client-id ID")
+		}
+		key, err := oauthflow.LoadPrivateKey(a.privateKey)
+		if err != nil {
+			return usageErrorf("--private-key: %v", err)
+		}
+		a.key = key
+	}
+	if a.callbackURL != "" {
+		u, err := oauthflow.ParseCallbackURL(a.callbackURL)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		a.callback = u
+	}
+	if a.idTokenFile != "" {
+		b, err := os.ReadFile(a.idTokenFile)
+		if err != nil {
+			return usageErrorf("--id-token-file: %v", err)
+		}
+		if a.idToken = strings.TrimSpace(string(b)); a.idToken == "" {
+			return usageErrorf("--id-token-file %s is empty", a.idTokenFile)
+		}
+	}
+	if a.idpTokenURL != "" {
+		if u, err := url.Parse(a.idpTokenURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return usageErrorf("--idp-token-url %q: expected an http(s) URL", a.idpTokenURL)
+		}
+	}
+	return nil
+}
+
+// oauthDisabled says why mcpx must not run OAuth for this connection, ""
+// when it may: credentials given by hand take precedence.
+func (g *globalOptions) oauthDisabled(header http.Header) string {
+	if header.Get("Authorization") != "" {
+		return "-H gives an Authorization header"
+	}
+	return ""
+}
+
+// tokenStore opens the token store, or returns nil (tokens kept for this
+// run only) with a note when there is no place for it.
+func (g *globalOptions) tokenStore(c *inspector.Console) *oauthflow.Store {
+	dir, err := oauthflow.StoreDir(g.io.Getenv)
+	if err != nil {
+		c.Warn(err.Error())
+		return nil
+	}
+	s := oauthflow.NewStore(dir)
+	s.Warn = c.Warn
+	return s
+}
+
+// newAuthorizer builds the OAuth authorizer for the server at g.url.
+func (g *globalOptions) newAuthorizer(console *inspector.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
+	a := &g.auth
+	offered := g.protocolVersion
+	if offered == "" {
+		offered = latestVersion()
+	}
+	cfg := oauthflow.Config{
+		ServerURL:         g.url,
+		HTTPClient:        client,
+		Store:             g.tokenStore(console),
+		UserAgent:         "mcpx/" + Version(),
+		ProtocolVersion:   offered,
+		ClientName:        "mcpx",
+		ClientVersion:     Version(),
+		Grant:             oauthflow.Grant(a.grant),
+		ClientID:          a.clientID,
+		ClientSecret:      a.clientSecret,
+		ClientMetadataURL: a.clientMetadataURL,
+		PrivateKey:        a.key,
+		IDToken:           a.idToken,
+		IDPTokenURL:       a.idpTokenURL,
+		IDPClientID:       a.idpClientID,
+		IDPClientSecret:   a.idpClientSecret,
+		CallbackURL:       a.callback,
+		StoredOnly:        a.storedOnly || storedOnly,
+		Fresh:             a.fresh,
+		Observer:          obs,
+		Notify: func(msg string) {
+			for _, line := range strings.Split(msg, "\n") {
+				if line == "" {
+					console.Println("")
+					continue
+				}
+				console.Println("mcpx: " + inspector.EscapeLine(line))
+			}
+		},
+	}
+	browser := g.io.Getenv("BROWSER")
+	switch {
+	case a.noBrowser:
+		cfg.Stdin = g.io.In
+	case browser != "":
+		cfg.Browser = oauthflow.CommandBrowser(browser)
+	case g.io.InTTY || g.io.ErrTTY:
+		cfg.Browser = oauthflow.SystemBrowser()
+		if g.io.InTTY {
+			cfg.Stdin = g.io.In
+		}
+	default:
+		cfg.NoInteraction = fmt.Sprintf("mcpx cannot ask anyone to authorize in a browser here: there is no terminal and BROWSER is not set "+
+			"(run `mcpx auth login --url %s` in a terminal first, set BROWSER, use --grant client_credentials, or pass a token with --bearer)", g.url)
+	}
+	return oauthflow.New(cfg)
+}
+
+func newAuthCmd(g *globalOptions) *cobra.Command {
+	c := groupCmd("auth", "Authorize mcpx with an HTTP server's OAuth authorization server, and manage stored tokens",
+		newAuthLoginCmd(g), newAuthStatusCmd(g), newAuthLogoutCmd(g), newAuthTokenCmd(g))
+	c.Long = `mcpx authorizes itself with OAuth whenever an HTTP server answers 401 (or 403
+insufficient_scope), following the server's protocol revision: protected resource
+metadata, authorization server discovery, client registration, the browser with
+PKCE, and a token stored for the next run. -v narrates every step.
+
+Tokens are stored under the user configuration directory (mcpx/auth, or
+$MCPX_CONFIG_DIR/auth), in private files (0600), keyed by the resource and the
+authorization server, and refreshed before they expire. They are sent only to
+the server they were issued for, and never printed — except by "mcpx auth token".`
+	return c
+}
+
+func newAuthLoginCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "login --url URL",
+		Short: "Authorize mcpx for the server at --url now, and store the token",
+		Long: `Connects to the server at --url without using a stored token, so that it asks for
+authorization, runs the authorization (a browser, unless --grant says otherwise),
+stores the token and checks that the server accepts it. The wait for the
+browser is bounded by --timeout, 5 minutes unless given.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if g.url == "" {
+				return usageErrorf("auth login needs the server: --url URL")
+			}
+			if !c.Flags().Changed("timeout") {
+				g.timeout = 5 * time.Minute
+			}
+			g.auth.fresh = true
+			return g.withClient(c.Context(), nil, func(cl *client) error {
+				if cl.oauth == nil {
+					return usageErrorf("OAuth is off for this server (-H gives an Authorization header)")
+				}
+				rec := cl.oauth.Current()
+				if rec == nil {
+					// Some servers take initialize without a token and want
+					// one for everything else: ask them something.
+					if _, err := cl.sess.Call(c.Context(), "ping", nil); err != nil {
+						return err
+					}
+					rec = cl.oauth.Current()
+				}
+				if rec == nil {
+					cl.console.Note("the server did not ask for authorization (initialize and ping succeeded without a token); nothing was stored")
+					if g.json {
+						cl.out.JSON(json.RawMessage(`{"authorized":false}`))
+					}
+					return nil
+				}
+				st := statusOf(rec, time.Now())
+				if g.json {
+					b, _ := json.Marshal(st)
+					cl.out.JSON(b)
+					return nil
+				}
+				fmt.Fprintf(g.io.Out, "Authorized mcpx for %s with %s.\n", inspector.EscapeLine(st.Resource), inspector.EscapeLine(st.Issuer))
+				printStatusDetails(g, st)
+				return nil
+			})
+		},
+	}
+}
+
+// tokenStatus is what mcpx shows about a stored token: never the token.
+type tokenStatus struct {
+	Resource     string    `json:"resource"`
+	Issuer       string    `json:"issuer"`
+	Grant        string    `json:"grant"`
+	ClientID     string    `json:"clientId"`
+	ClientSource string    `json:"clientSource"`
+	Scopes       []string  `json:"scopes"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Expired      bool      `json:"expired"`
+	RefreshToken bool      `json:"refreshToken"`
+	Updated      time.Time `json:"updated"`
+	File         string    `json:"file,omitempty"`
+}
+
+func statusOf(r *oauthflow.TokenRecord, now time.Time) tokenStatus {
+	s := tokenStatus{
+		Resource: r.Resource, Issuer: r.Issuer, Grant: r.Grant, ClientID: r.Client.ID, ClientSource: r.Client.Source,
+		Scopes: r.Scopes, Expiry: r.Expiry, RefreshToken: r.RefreshToken != "", Updated: r.Updated, File: r.File(),
+	}
+	if s.Scopes == nil {
+		s.Scopes = []string{}
+	}
+	s.Expired = !r.Expiry.IsZero() && !now.Before(r.Expiry)
+	return s
+}
+
+func printStatusDetails(g *globalOptions, st tokenStatus) {
+	w := g.io.Out
+	esc := inspector.EscapeLine
+	fmt.Fprintf(w, "  client:        %s (%s)\n", esc(st.ClientID), esc(st.ClientSource))
+	fmt.Fprintf(w, "  grant:         %s\n", esc(st.Grant))
+	scopes := strings.Join(st.Scopes, " ")
+	if scopes == "" {
+		scopes = "(none)"
+	}
+	fmt.Fprintf(w, "  scopes:        %s\n", esc(scopes))
+	switch {
+	case st.Expiry.IsZero():
+		fmt.Fprintf(w, "  expires:       never said\n")
+	case st.Expired:
+		fmt.Fprintf(w, "  expires:       expired %s ago (%s)\n", time.Since(st.Expiry).Round(time.Second), st.Expiry.Local().Format(time.RFC3339))
+	default:
+		fmt.Fprintf(w, "  expires:       in %s (%s)\n", time.Until(st.Expiry).Round(time.Second), st.Expiry.Local().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "  refresh token: %s\n", map[bool]string{true: "yes", false: "no"}[st.RefreshToken])
+	if st.File != "" {
+		fmt.Fprintf(w, "  stored in:     %s\n", st.File)
+	}
+}
+
+func newAuthStatusCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [--url URL]",
+		Short: "Show the stored tokens (for --url, or all): server, authorization server, scopes, expiry — never the token",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			console := g.newConsole()
+			store := g.tokenStore(console)
+			if store == nil {
+				return errors.New("no token store")
+			}
+			var recs []*oauthflow.TokenRecord
+			var err error
+			if g.url != "" {
+				recs, err = store.Matching(g.url)
+			} else {
+				recs, err = store.Tokens()
+			}
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			if g.json {
+				list := make([]tokenStatus, 0, len(recs))
+				for _, r := range recs {
+					list = append(list, statusOf(r, now))
+				}
+				b, _ := json.Marshal(map[string]any{"store": store.Dir(), "tokens": list})
+				g.printer().JSON(b)
+				return nil
+			}
+			if len(recs) == 0 {
+				if g.url != "" {
+					fmt.Fprintf(g.io.Out, "No stored token for %s (store: %s).\n", g.url, store.Dir())
+				} else {
+					fmt.Fprintf(g.io.Out, "No stored tokens (store: %s).\n", store.Dir())
+				}
+				return nil
+			}
+			for i, r := range recs {
+				if i > 0 {
+					fmt.Fprintln(g.io.Out)
+				}
+				st := statusOf(r, now)
+				fmt.Fprintf(g.io.Out, "%s\n  authorization server: %s\n", inspector.EscapeLine(st.Resource), inspector.EscapeLine(st.Issuer))
+				printStatusDetails(g, st)
+			}
+			return nil
+		},
+	}
+}
+
+func newAuthLogoutCmd(g *globalOptions) *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "logout --url URL | --all",
+		Short: "Delete the stored token for --url, or every stored token and client registration with --all",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if all == (g.url != "") {
+				return usageErrorf("auth logout needs exactly one of --url URL or --all")
+			}
+			console := g.newConsole()
+			store := g.tokenStore(console)
+			if store == nil {
+				return errors.New("no token store")
+			}
+			if all {
+				n, err := store.DeleteAll()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.io.Out, "Removed %d stored file(s) from %s.\n", n, store.Dir())
+				return nil
+			}
+			recs, err := store.Matching(g.url)
+			if err != nil {
+				return err
+			}
+			if len(recs) == 0 {
+				fmt.Fprintf(g.io.Out, "No stored token for %s.\n", g.url)
+				return nil
+			}
+			for _, r := range recs {
+				if err := store.DeleteToken(r); err != nil {
+					return err
+				}
+				fmt.Fprintf(g.io.Out, "Removed the token for %s (authorization server %s).\n", inspector.EscapeLine(r.Resource), inspector.EscapeLine(r.Issuer))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "delete every stored token and client registration")
+	return c
+}
+
+func newAuthTokenCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "token --url URL",
+		Short: "Print the stored access token for --url (refreshed if needed), for scripts",
+		Long: `Prints the access token stored for the server at --url on stdout — the only
+command that ever shows a token. It is refreshed first when it is about to
+expire; no new authorization is started (use mcpx auth login for that).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if g.url == "" {
+				return usageErrorf("auth token needs the server: --url URL")
+			}
+			console := g.newConsole()
+			opts, err := g.httpOptions(console)
+			if err != nil {
+				return err
+			}
+			client, err := transport.NewHTTPClient(opts)
+			if err != nil {
+				return &usageError{err: err}
+			}
+			az, err := g.newAuthorizer(console, g.httpObserverFor(console), client, true)
+			if err != nil {
+				return &usageError{err: err}
+			}
+			ctx, cancel := context.WithTimeout(c.Context(), durationOr(g.timeout, time.Minute))
+			defer cancel()
+			tok, _, err := az.Token(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(g.io.Out, tok)
+			return nil
+		},
+	}
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,572 @@
+// Package oauthflow authorizes mcpx with the OAuth authorization server of
+// an MCP server reached over HTTP, for every protocol revision that defines
+// authorization (2025-03-26 and later; see basic/authorization in the spec).
+//
+// It plugs into the HTTP transport only through transport.Authorizer:
+// Authorization supplies the bearer token of every request, and
+// Unauthorized reacts to a 401 (obtain a token, then the request is sent
+// again) or a 403 insufficient_scope (step up to more scopes). Discovery
+// (protected resource metadata, authorization server metadata, the
+// 2025-03-26 fallbacks), client identity (pre-registered, Client ID Metadata
+// Document, dynamic registration), PKCE, the loopback redirect and the
+// token store are here; golang.org/x/oauth2 does the OAuth mechanics.
+//
+// Every step is narrated to the Observer (transport.EventNote, and
+// transport.EventHTTP for each request, without headers or bodies), so a
+// server author can see why an authorization setup fails. Tokens, client
+// secrets and authorization codes never appear in that narration, in
+// errors or in events.
+package oauthflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Grant is how mcpx obtains tokens.
+type Grant string
+
+// Grants.
+const (
+	// GrantAuthorizationCode is the authorization code flow with PKCE: a
+	// person authorizes in a browser.
+	GrantAuthorizationCode Grant = "authorization_code"
+	// GrantClientCredentials is machine-to-machine (the MCP OAuth client
+	// credentials extension): a pre-registered client with a secret or a
+	// private key.
+	GrantClientCredentials Grant = "client_credentials"
+	// GrantIDJAG is Enterprise-Managed Authorization (the MCP extension,
+	// also called Cross-App Access): an ID token from the enterprise IdP is
+	// exchanged there for an ID-JAG (RFC 8693), which the MCP server's
+	// authorization server takes as a JWT bearer grant (RFC 7523).
+	GrantIDJAG Grant = "id-jag"
+)
+
+// Config configures an Authorizer.
+type Config struct {
+	// ServerURL is the MCP endpoint being authorized for.
+	ServerURL string
+	// HTTPClient makes discovery, registration and token requests (it
+	// should trust the same certificates as the MCP connection).
+	HTTPClient *http.Client
+	// Store keeps tokens and registrations; nil keeps them for this run only.
+	Store *Store
+	// UserAgent is sent on OAuth requests.
+	UserAgent string
+	// ProtocolVersion is sent as MCP-Protocol-Version on discovery
+	// requests (2025-03-26: basic/authorization).
+	ProtocolVersion string
+	// ClientName and ClientVersion describe mcpx in dynamic registration.
+	ClientName, ClientVersion string
+
+	// Grant is the grant to use ("" means the authorization code flow).
+	Grant Grant
+	// ClientID and ClientSecret are a pre-registered client.
+	ClientID, ClientSecret string
+	// ClientMetadataURL is mcpx's Client ID Metadata Document, used as the
+	// client id where the authorization server supports it.
+	ClientMetadataURL string
+	// PrivateKey authenticates the client with private_key_jwt.
+	PrivateKey *PrivateKey
+	// IDToken, IDPTokenURL, IDPClientID and IDPClientSecret drive the
+	// id-jag grant: the ID token exchanged at the IdP's token endpoint.
+	IDToken, IDPTokenURL, IDPClientID, IDPClientSecret string
+
+	// CallbackURL fixes the loopback redirect URI; nil picks a free port.
+	CallbackURL *url.URL
+	// Browser shows the authorization URL; nil prints it through Notify
+	// for the person to open (--no-browser).
+	Browser Browser
+	// Stdin, when set, is read for a pasted redirect URL (a browser on
+	// another machine).
+	Stdin io.Reader
+	// NoInteraction, when set, says why no person can complete a browser
+	// authorization here; such an authorization then fails at once.
+	NoInteraction string
+	// StoredOnly forbids starting a browser authorization: only stored
+	// tokens (refreshed as needed) and non-interactive grants are used.
+	StoredOnly bool
+	// Fresh ignores stored tokens (mcpx auth login) and authorizes anew.
+	Fresh bool
+
+	// Observer receives the narration (EventNote) and the OAuth HTTP
+	// requests (EventHTTP).
+	Observer transport.Observer
+	// Notify shows what the person must see or do (open this URL).
+	Notify func(string)
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Limits on how often mcpx authorizes in one run, so that a server that
+// keeps refusing cannot loop it (spec: basic/authorization, "Step-Up
+// Authorization Flow": retry limits).
+const (
+	maxFlows   = 4
+	maxStepUps = 2
+	// refreshMargin is how long before its expiry a token is refreshed.
+	refreshMargin = 30 * time.Second
+)
+
+// ErrAuthorization is matched by every authorization failure this package
+// reports (exit code 3).
+var ErrAuthorization = errors.New("authorization failed")
+
+// ErrInteraction is matched when an authorization needs a person in a
+// browser but none can be asked (--stored-auth-only, no terminal).
+var ErrInteraction = errors.New("authorization needs a person")
+
+// ErrNoResponse is matched when the wait for the browser's authorization
+// response ended without one (cancelled or timed out).
+var ErrNoResponse = errors.New("no authorization response")
+
+type authError struct{ err error }
+
+func (e *authError) Error() string        { return e.err.Error() }
+func (e *authError) Unwrap() error        { return e.err }
+func (e *authError) Is(target error) bool { return target == ErrAuthorization }
+
+func authErrorf(format string, args ...any) error {
+	return &authError{err: fmt.Errorf(format, args...)}
+}
+
+// tokenOrigin says where the current token came from.
+type tokenOrigin int
+
+const (
+	fromStore   tokenOrigin = iota // loaded from the store
+	fromRefresh                    // refreshed in this run
+	fromFlow                       // obtained by a grant in this run
+)
+
+// Authorizer obtains, refreshes and stores the tokens of one MCP server. It
+// implements transport.Authorizer and is safe for concurrent use.
+type Authorizer struct {
+	cfg  Config
+	http *http.Client
+
+	// flowMu serializes reactions to refusals: one authorization at a time.
+	flowMu  sync.Mutex
+	flows   int
+	stepUps int
+	disc    *Discovery
+	discKey string
+
+	mu        sync.Mutex // guards the fields below
+	rec       *TokenRecord
+	origin    tokenOrigin
+	loaded    bool
+	requested []string // scopes asked for so far, for step-up unions
+}
+
+// New returns an Authorizer for cfg.ServerURL.
+func New(cfg Config) (*Authorizer, error) {
+	if _, err := CanonicalResource(cfg.ServerURL); err != nil {
+		return nil, err
+	}
+	if cfg.Grant == "" {
+		cfg.Grant = GrantAuthorizationCode
+	}
+	switch cfg.Grant {
+	case GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.PrivateKey == nil) {
+			return nil, errors.New("the client_credentials grant needs a pre-registered client: --client-id with --client-secret or --private-key")
+		}
+	case GrantIDJAG:
+		if cfg.IDToken == "" || cfg.IDPTokenURL == "" {
+			return nil, errors.New("the id-jag grant needs the IdP's ID token and token endpoint")
+		}
+		if cfg.ClientID == "" && cfg.ClientMetadataURL == "" {
+			return nil, errors.New("the id-jag grant needs a client registered with the MCP server's authorization server: --client-id or --client-metadata-url")
+		}
+	default:
+		return nil, fmt.Errorf("unknown grant %q", cfg.Grant)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "mcpx"
+	}
+	return &Authorizer{cfg: cfg, http: loggingClient(cfg.HTTPClient, cfg.Observer)}, nil
+}
+
+func (a *Authorizer) note(format string, args ...any) {
+	if a.cfg.Observer != nil {
+		a.cfg.Observer(transport.Event{Time: time.Now(), Kind: transport.EventNote, Text: "auth: " + fmt.Sprintf(format, args...)})
+	}
+}
+
+func (a *Authorizer) notify(msg string) {
+	if a.cfg.Notify != nil {
+		a.cfg.Notify(msg)
+	}
+}
+
+// loadLocked picks the stored token for the server, once.
+func (a *Authorizer) loadLocked() {
+	if a.loaded {
+		return
+	}
+	a.loaded = true
+	if a.cfg.Fresh || a.cfg.Store == nil {
+		return
+	}
+	recs, err := a.cfg.Store.Matching(a.cfg.ServerURL)
+	if err != nil {
+		a.note("cannot read the token store: %v", err)
+		return
+	}
+	if len(recs) == 0 {
+		a.note("no stored token for %s (store: %s)", a.cfg.ServerURL, a.cfg.Store.Dir())
+		return
+	}
+	r := recs[0]
+	a.rec, a.origin, a.requested = r, fromStore, r.RequestedScopes
+	a.note("using the stored token for resource %s from %s (scopes %s, %s) in %s",
+		r.Resource, r.Issuer, scopeString(r.Scopes), a.expiryText(r), r.File())
+}
+
+func (a *Authorizer) expiryText(r *TokenRecord) string {
+	if r.Expiry.IsZero() {
+		return "no expiry"
+	}
+	d := r.Expiry.Sub(a.cfg.Now()).Round(time.Second)
+	if d <= 0 {
+		return fmt.Sprintf("expired %s ago", -d)
+	}
+	return fmt.Sprintf("expires in %s", d)
+}
+
+func (a *Authorizer) expiring(r *TokenRecord) bool {
+	return !r.Expiry.IsZero() && !a.cfg.Now().Add(refreshMargin).Before(r.Expiry)
+}
+
+func (a *Authorizer) expired(r *TokenRecord) bool {
+	return !r.Expiry.IsZero() && !a.cfg.Now().Before(r.Expiry)
+}
+
+// Authorization returns the Authorization header for the next request:
+// the current token, refreshed first when it is about to expire, or ""
+// when there is none yet (the server's 401 starts the authorization).
+func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	r := a.rec
+	if r == nil {
+		return "", nil
+	}
+	if a.expiring(r) {
+		if r.RefreshToken != "" {
+			a.note("the token %s; refreshing it", a.expiryText(r))
+			if err := a.refreshLocked(ctx); err == nil {
+				return "Bearer " + a.rec.AccessToken, nil
+			} else if ctx.Err() != nil {
+				return "", ctx.Err()
+			} else {
+				a.note("refreshing failed: %v", err)
+			}
+		}
+		if a.expired(r) {
+			a.note("the token %s and cannot be refreshed; sending none", a.expiryText(r))
+			a.rec = nil
+			return "", nil
+		}
+	}
+	return "Bearer " + r.AccessToken, nil
+}
+
+// currentID is the transport.CredentialID of the current token.
+func (a *Authorizer) currentLocked() (*TokenRecord, string) {
+	if a.rec == nil {
+		return nil, ""
+	}
+	return a.rec, transport.CredentialID("Bearer " + a.rec.AccessToken)
+}
+
+// Unauthorized reacts to a refusal. A 401 refreshes the token or runs a
+// new authorization (the request is then sent again); a 403 with
+// insufficient_scope re-authorizes for the union of the scopes asked so
+// far and the challenge's (step-up). A refusal of a token already replaced
+// is simply retried. Limits keep a server that keeps refusing from
+// looping mcpx.
+func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.UnauthorizedError) (bool, error) {
+	a.flowMu.Lock()
+	defer a.flowMu.Unlock()
+	ch, _ := Bearer(ParseChallenges(e.Challenge))
+	a.mu.Lock()
+	a.loadLocked()
+	cur, curID := a.currentLocked()
+	origin := a.origin
+	a.mu.Unlock()
+	if cur != nil && e.CredentialID != curID {
+		a.note("%s %s was refused with a token since replaced; sending it again with the current one", e.Method, e.URL)
+		return true, nil
+	}
+	switch e.Status {
+	case http.StatusForbidden:
+		if ch.Param("error") != "insufficient_scope" {
+			return false, nil
+		}
+		a.note("%s %s: HTTP 403 insufficient_scope; the server asks for scopes %s", e.Method, e.URL, scopeString(ch.Scopes()))
+		return a.stepUp(ctx, ch, cur)
+	case http.StatusUnauthorized:
+	default:
+		return false, nil
+	}
+	if cur == nil {
+		a.note("%s %s: HTTP 401; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
+	} else {
+		a.note("%s %s: HTTP 401 with the current token; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
+		switch origin {
+		case fromFlow:
+			return false, authErrorf("the server refused the token %s just issued for resource %s; check that the server accepts tokens from that authorization server for that resource",
+				cur.Issuer, cur.Resource)
+		case fromStore:
+			if cur.RefreshToken != "" {
+				a.mu.Lock()
+				err := a.refreshLocked(ctx)
+				a.mu.Unlock()
+				if err == nil {
+					return true, nil
+				}
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				a.note("refreshing failed: %v", err)
+			}
+		}
+		a.mu.Lock()
+		if a.rec == cur {
+			a.rec = nil
+		}
+		a.mu.Unlock()
+	}
+	return a.authorize(ctx, ch)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// cannotInteract reports why a browser authorization cannot run, nil
+// when it can (or the grant needs no person).
+func (a *Authorizer) cannotInteract() error {
+	if a.cfg.Grant != GrantAuthorizationCode {
+		return nil
+	}
+	if a.cfg.StoredOnly {
+		return &authError{err: fmt.Errorf("%w: no usable stored token for %s, and --stored-auth-only forbids a new authorization (run `mcpx auth login --url %s` first)",
+			ErrInteraction, a.cfg.ServerURL, a.cfg.ServerURL)}
+	}
+	if a.cfg.NoInteraction != "" {
+		return &authError{err: fmt.Errorf("%w, but %s", ErrInteraction, a.cfg.NoInteraction)}
+	}
+	return nil
+}
+
+// authorize runs a full authorization after a 401.
+func (a *Authorizer) authorize(ctx context.Context, ch Challenge) (bool, error) {
+	if err := a.cannotInteract(); err != nil {
+		return false, err
+	}
+	if a.flows >= maxFlows {
+		return false, authErrorf("gave up after %d authorizations in this run: the server keeps refusing", a.flows)
+	}
+	d, err := a.discovery(ctx, ch)
+	if err != nil {
+		return false, err
+	}
+	scopes, why := SelectScopes(ch, d.PRM)
+	a.mu.Lock()
+	prev := a.requested
+	a.mu.Unlock()
+	if len(prev) > 0 && !Subset(prev, scopes) {
+		scopes, why = Union(prev, scopes), why+", plus those asked for before"
+	}
+	return a.obtain(ctx, d, scopes, why)
+}
+
+// stepUp re-authorizes for more scopes after a 403 insufficient_scope
+// (spec draft: basic/authorization, "Step-Up Authorization Flow").
+func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord) (bool, error) {
+	need := ch.Scopes()
+	if cur == nil {
+		return a.authorize(ctx, ch)
+	}
+	held := cur.Scopes
+	if len(held) == 0 {
+		held = cur.RequestedScopes
+	}
+	if len(need) == 0 {
+		return false, authErrorf("the server answered insufficient_scope without saying which scopes it needs")
+	}
+	if Subset(need, held) {
+		return false, authErrorf("the server still answers insufficient_scope, asking for %s, which the token already has; authorizing again cannot help",
+			scopeString(need))
+	}
+	if a.stepUps >= maxStepUps {
+		return false, authErrorf("gave up after %d step-up authorizations in this run: the server keeps asking for more scopes", a.stepUps)
+	}
+	if err := a.cannotInteract(); err != nil {
+		return false, err
+	}
+	if a.flows >= maxFlows {
+		return false, authErrorf("gave up after %d authorizations in this run: the server keeps refusing", a.flows)
+	}
+	a.stepUps++
+	d, err := a.discovery(ctx, ch)
+	if err != nil {
+		return false, err
+	}
+	prev := cur.RequestedScopes
+	if len(prev) == 0 {
+		prev = held
+	}
+	return a.obtain(ctx, d, Union(prev, need), "step-up: the scopes asked for before plus the challenge's")
+}
+
+// discovery returns the discovery for the challenge, reusing the last one
+// when the challenge points at the same metadata.
+func (a *Authorizer) discovery(ctx context.Context, ch Challenge) (*Discovery, error) {
+	key := ch.Param("resource_metadata")
+	if a.disc != nil && a.discKey == key {
+		return a.disc, nil
+	}
+	d, err := a.discover(ctx, ch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ae *authError
+		if !errors.As(err, &ae) {
+			err = &authError{err: err}
+		}
+		return nil, err
+	}
+	a.disc, a.discKey = d, key
+	return d, nil
+}
+
+// obtain runs the configured grant for scopes and makes its token current.
+func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, why string) (bool, error) {
+	a.flows++
+	var (
+		res *grantResult
+		err error
+	)
+	switch a.cfg.Grant {
+	case GrantClientCredentials:
+		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
+		res, err = a.clientCredentials(ctx, d, scopes)
+	case GrantIDJAG:
+		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
+		res, err = a.idJAG(ctx, d, scopes)
+	default:
+		var added bool
+		if scopes, added = WithOfflineAccess(scopes, &d.AS); added {
+			why += "; offline_access added, as the authorization server supports it (for a refresh token)"
+		}
+		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
+		res, err = a.authorizationCode(ctx, d, scopes)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("%w: %w", ErrNoResponse, ctx.Err())
+		}
+		var ae *authError
+		if !errors.As(err, &ae) && !errors.Is(err, ErrNoResponse) {
+			err = &authError{err: err}
+		}
+		return false, err
+	}
+	now := a.cfg.Now()
+	rec := &TokenRecord{
+		Resource:        d.Resource,
+		Issuer:          d.Issuer,
+		TokenEndpoint:   d.AS.TokenEndpoint,
+		Grant:           string(a.cfg.Grant),
+		Client:          *res.client,
+		RequestedScopes: scopes,
+		Obtained:        now,
+		Updated:         now,
+	}
+	res.apply(rec, scopes, now)
+	a.note("token obtained from %s: scopes granted %s; %s; refresh token: %s", d.Issuer, scopeString(rec.Scopes), a.expiryText(rec), yesNo(rec.RefreshToken != ""))
+	a.save(rec)
+	a.mu.Lock()
+	a.rec, a.origin, a.requested = rec, fromFlow, scopes
+	a.mu.Unlock()
+	return true, nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// save stores rec, saying where; a store that cannot be written leaves the
+// token usable for this run.
+func (a *Authorizer) save(rec *TokenRecord) {
+	if a.cfg.Store == nil {
+		return
+	}
+	if err := a.cfg.Store.SaveToken(rec); err != nil {
+		a.notify(fmt.Sprintf("warning: cannot store the token (%v); it is used for this run only", err))
+		return
+	}
+	a.note("token stored in %s", rec.File())
+}
+
+// refreshLocked refreshes the current token with its refresh token (RFC
+// 6749 section 6, with the resource indicator of RFC 8707). a.mu is held.
+func (a *Authorizer) refreshLocked(ctx context.Context) error {
+	r := a.rec
+	nr, err := a.refresh(ctx, r)
+	if err != nil {
+		return err
+	}
+	a.rec, a.origin = nr, fromRefresh
+	a.save(nr)
+	return nil
+}
+
+// Token returns the access token for the server, from the store,
+// refreshed when it is about to expire. It never starts an authorization
+// (mcpx auth token).
+func (a *Authorizer) Token(ctx context.Context) (string, *TokenRecord, error) {
+	h, err := a.Authorization(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if h == "" || a.rec == nil {
+		return "", nil, authErrorf("no usable stored token for %s (run `mcpx auth login --url %s`)", a.cfg.ServerURL, a.cfg.ServerURL)
+	}
+	return strings.TrimPrefix(h, "Bearer "), a.rec, nil
+}
+
+// Current returns the current token record (nil when there is none). The
+// record holds secrets: show it with Summary.
+func (a *Authorizer) Current() *TokenRecord {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rec
+}

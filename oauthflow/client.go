@@ -1,0 +1,249 @@
+package oauthflow
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Client identity, in the spec's priority order (2025-11-25 and later:
+// basic/authorization, "Client Registration Approaches"): pre-registered
+// credentials; a Client ID Metadata Document where the authorization server
+// supports them; dynamic client registration (RFC 7591); else an error
+// saying how to pre-register.
+
+// staticClient returns the pre-registered client, or the Client ID
+// Metadata Document client where the server supports it, nil otherwise.
+func (a *Authorizer) staticClient(d *Discovery) *Client {
+	if a.cfg.ClientID != "" {
+		return a.preRegistered(d)
+	}
+	if a.cfg.ClientMetadataURL == "" {
+		return nil
+	}
+	if !d.AS.ClientIDMetadataDocumentSupported {
+		a.note("the authorization server does not advertise client_id_metadata_document_supported, so --client-metadata-url is not used")
+		return nil
+	}
+	c := &Client{ID: a.cfg.ClientMetadataURL, AuthMethod: "none", Source: "client ID metadata document"}
+	if a.cfg.PrivateKey != nil {
+		c.AuthMethod, c.PrivateKeyFile = "private_key_jwt", a.cfg.PrivateKey.File
+	}
+	a.note("client: the client ID metadata document %s (the authorization server fetches it; token endpoint auth %s)", c.ID, c.AuthMethod)
+	return c
+}
+
+// preRegistered returns the client given with --client-id, authenticating
+// with the method the server supports for what it has (a key, a secret,
+// or nothing).
+func (a *Authorizer) preRegistered(d *Discovery) *Client {
+	c := &Client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret, Source: "pre-registered"}
+	supported := d.AS.authMethods()
+	if d.Defaults {
+		supported = nil
+	}
+	switch {
+	case a.cfg.PrivateKey != nil:
+		c.AuthMethod, c.PrivateKeyFile = "private_key_jwt", a.cfg.PrivateKey.File
+		if supported != nil && !slices.Contains(supported, "private_key_jwt") {
+			a.note("warning: token_endpoint_auth_methods_supported (%s) does not list private_key_jwt; using it anyway, as --private-key asks", strings.Join(supported, " "))
+		}
+		if algs := d.AS.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.cfg.PrivateKey.Alg) {
+			a.note("warning: token_endpoint_auth_signing_alg_values_supported (%s) does not list %s, the algorithm of %s", strings.Join(algs, " "), a.cfg.PrivateKey.Alg, a.cfg.PrivateKey.File)
+		}
+	case c.Secret != "":
+		c.AuthMethod = secretMethod(supported)
+	default:
+		c.AuthMethod = "none"
+	}
+	a.note("client: pre-registered client_id %s (token endpoint auth %s)", c.ID, c.AuthMethod)
+	return c
+}
+
+// secretMethod picks how to send a client secret: client_secret_basic
+// where supported (or nothing is said), else client_secret_post.
+func secretMethod(supported []string) string {
+	if supported == nil || slices.Contains(supported, "client_secret_basic") || !slices.Contains(supported, "client_secret_post") {
+		return "client_secret_basic"
+	}
+	return "client_secret_post"
+}
+
+// registeredClient returns a dynamically registered client for redirect:
+// the stored registration when it was made for this redirect URI, else a
+// new registration; without a registration endpoint, an error that says
+// how to register mcpx by hand.
+func (a *Authorizer) registeredClient(ctx context.Context, d *Discovery, reg *Registration, redirect string) (*Client, error) {
+	if d.AS.RegistrationEndpoint == "" {
+		msg := fmt.Sprintf("mcpx cannot register itself with the authorization server %s: it offers no dynamic client registration (no registration_endpoint)", d.Issuer)
+		if d.AS.ClientIDMetadataDocumentSupported {
+			msg += " but supports client ID metadata documents: pass --client-metadata-url with the HTTPS URL of a document you host,"
+		}
+		return nil, fmt.Errorf("%s; register a client there with the redirect URI %s and pass --client-id ID (with --client-secret SECRET for a confidential client; --callback-url fixes the redirect URI)",
+			msg, redirect)
+	}
+	if err := checkEndpoint("registration endpoint", d.AS.RegistrationEndpoint, a.cfg.ServerURL); err != nil {
+		return nil, err
+	}
+	if reg != nil && slices.Contains(reg.Client.RedirectURIs, redirect) && reg.RegistrationEndpoint == d.AS.RegistrationEndpoint &&
+		(reg.Client.SecretExpiresAt == 0 || a.cfg.Now().Unix() < reg.Client.SecretExpiresAt) {
+		c := reg.Client
+		a.note("client: registered dynamically on %s (stored), client_id %s (token endpoint auth %s)", reg.Registered.Format("2006-01-02"), c.ID, c.AuthMethod)
+		return &c, nil
+	}
+	return a.register(ctx, d, redirect)
+}
+
+// registrationRequest is the client metadata sent to the registration
+// endpoint (RFC 7591 section 2).
+type registrationRequest struct {
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	// ApplicationType "native" suits a CLI with a loopback redirect (spec
+	// draft: basic/authorization/client-registration, "Application Type").
+	ApplicationType string `json:"application_type"`
+	SoftwareID      string `json:"software_id,omitempty"`
+	SoftwareVersion string `json:"software_version,omitempty"`
+}
+
+type registrationResponse struct {
+	ClientID                string   `json:"client_id"`
+	ClientSecret            string   `json:"client_secret"`
+	ClientSecretExpiresAt   int64    `json:"client_secret_expires_at"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	Error                   string   `json:"error"`
+	ErrorDescription        string   `json:"error_description"`
+}
+
+// register performs dynamic client registration (RFC 7591) as a public
+// native client where the server allows it, asking for the refresh_token
+// grant too (spec draft: basic/authorization, "Refresh Tokens").
+func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string) (*Client, error) {
+	method := "none"
+	if !d.Defaults {
+		supported := d.AS.authMethods()
+		switch {
+		case slices.Contains(supported, "none"):
+		case slices.Contains(supported, "client_secret_basic"):
+			method = "client_secret_basic"
+		case slices.Contains(supported, "client_secret_post"):
+			method = "client_secret_post"
+		default:
+			return nil, fmt.Errorf("the authorization server %s authenticates clients only with %s at its token endpoint; mcpx registers with none, client_secret_basic or client_secret_post (pre-register a client and use --client-id with --private-key for private_key_jwt)",
+				d.Issuer, strings.Join(supported, ", "))
+		}
+	}
+	body, err := json.Marshal(registrationRequest{
+		ClientName:              a.cfg.ClientName,
+		RedirectURIs:            []string{redirect},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: method,
+		ApplicationType:         "native",
+		SoftwareID:              a.cfg.ClientName,
+		SoftwareVersion:         a.cfg.ClientVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if a.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", a.cfg.UserAgent)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("dynamic client registration at %s failed: %w", d.AS.RegistrationEndpoint, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client registration at %s: reading the answer: %w", d.AS.RegistrationEndpoint, err)
+	}
+	var rr registrationResponse
+	jerr := json.Unmarshal(data, &rr)
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		msg := fmt.Sprintf("dynamic client registration at %s was refused: HTTP %d", d.AS.RegistrationEndpoint, resp.StatusCode)
+		if jerr == nil && rr.Error != "" {
+			msg += ": " + rr.Error
+			if rr.ErrorDescription != "" {
+				msg += ": " + rr.ErrorDescription
+			}
+		}
+		return nil, errors.New(msg + " (register a client by hand and pass --client-id instead)")
+	}
+	if jerr != nil || rr.ClientID == "" {
+		return nil, fmt.Errorf("dynamic client registration at %s: the answer has no client_id", d.AS.RegistrationEndpoint)
+	}
+	c := &Client{ID: rr.ClientID, Secret: rr.ClientSecret, AuthMethod: rr.TokenEndpointAuthMethod, Source: "dynamic registration",
+		RedirectURIs: rr.RedirectURIs, SecretExpiresAt: rr.ClientSecretExpiresAt}
+	if len(c.RedirectURIs) == 0 {
+		c.RedirectURIs = []string{redirect}
+	}
+	if c.AuthMethod == "" {
+		c.AuthMethod = registeredMethod(method, c.Secret != "", d)
+	}
+	if c.AuthMethod != "none" && c.Secret == "" {
+		return nil, fmt.Errorf("dynamic client registration at %s: the client must authenticate with %s but got no client_secret", d.AS.RegistrationEndpoint, c.AuthMethod)
+	}
+	a.note("client: registered dynamically at %s: client_id %s (token endpoint auth %s%s)", d.AS.RegistrationEndpoint, c.ID, c.AuthMethod,
+		map[bool]string{true: ", with a client secret", false: ""}[c.Secret != ""])
+	if a.cfg.Store != nil {
+		reg := &Registration{Issuer: d.Issuer, RegistrationEndpoint: d.AS.RegistrationEndpoint, Client: *c, Registered: a.cfg.Now()}
+		if err := a.cfg.Store.SaveRegistration(reg); err != nil {
+			a.note("cannot store the registration: %v", err)
+		}
+	}
+	return c, nil
+}
+
+// registeredMethod decides how a registered client authenticates when the
+// registration response does not say: none without a secret; with one,
+// what was asked for, unless that was none — then a secret method the
+// server supports, or RFC 7591's default (client_secret_basic) when it
+// says nothing, or none when none is all it supports.
+func registeredMethod(asked string, hasSecret bool, d *Discovery) string {
+	if !hasSecret {
+		return "none"
+	}
+	if asked != "none" {
+		return asked
+	}
+	if d.Defaults {
+		return "client_secret_basic"
+	}
+	supported := d.AS.authMethods()
+	switch {
+	case slices.Contains(supported, "client_secret_basic"):
+		return "client_secret_basic"
+	case slices.Contains(supported, "client_secret_post"):
+		return "client_secret_post"
+	}
+	return "none"
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,291 @@
+package oauthflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// metaServer serves JSON documents at fixed paths (404 elsewhere) and logs
+// every GET, so tests can check the order discovery probes in.
+type metaServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	docs map[string]any
+	log  []string
+	hdrs []http.Header
+}
+
+func newMetaServer(t *testing.T) *metaServer {
+	m := &metaServer{docs: map[string]any{}}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		m.log = append(m.log, r.Method+" "+r.URL.Path)
+		m.hdrs = append(m.hdrs, r.Header.Clone())
+		doc, ok := m.docs[r.URL.Path]
+		m.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(doc)
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *metaServer) set(path string, doc any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.docs[path] = doc
+}
+
+func (m *metaServer) requests() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.log...)
+}
+
+// asDoc is authorization server metadata for issuer.
+func asDoc(issuer string) map[string]any {
+	return map[string]any{
+		"issuer":                           issuer,
+		"authorization_endpoint":           issuer + "/authorize",
+		"token_endpoint":                   issuer + "/token",
+		"registration_endpoint":            issuer + "/register",
+		"code_challenge_methods_supported": []string{"S256"},
+	}
+}
+
+type noteLog struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (n *noteLog) observe(ev transport.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notes = append(n.notes, string(ev.Kind)+": "+ev.Text)
+}
+
+func (n *noteLog) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.notes, "\n")
+}
+
+func newTestAuthorizer(t *testing.T, serverURL string, mod func(*Config)) (*Authorizer, *noteLog) {
+	t.Helper()
+	nl := &noteLog{}
+	cfg := Config{ServerURL: serverURL, Observer: nl.observe, ProtocolVersion: "2025-11-25"}
+	if mod != nil {
+		mod(&cfg)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, nl
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func challenge(s string) Challenge {
+	c, _ := Bearer(ParseChallenges(s))
+	return c
+}
+
+// The resource_metadata of the challenge is used first and alone; the
+// authorization server (an issuer without a path) is probed RFC 8414 first.
+func TestDiscoveryFromChallenge(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/custom/prm.json", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL}, "scopes_supported": []string{"a"}})
+	m.set("/.well-known/oauth-authorization-server", asDoc(m.URL))
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	d, err := a.discover(ctxT(t), challenge(`Bearer resource_metadata="`+m.URL+`/custom/prm.json"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"GET /custom/prm.json", "GET /.well-known/oauth-authorization-server"}
+	if diff := cmp.Diff(want, m.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if d.Resource != m.URL+"/mcp" || d.Issuer != m.URL || d.Legacy || d.AS.TokenEndpoint != m.URL+"/token" {
+		t.Errorf("discovery = %+v", d)
+	}
+	// Discovery requests say the protocol version (2025-03-26: SHOULD).
+	if v := m.hdrs[0].Get("MCP-Protocol-Version"); v != "2025-11-25" {
+		t.Errorf("MCP-Protocol-Version = %q", v)
+	}
+	for _, want := range []string{"protected resource metadata: GET " + m.URL + "/custom/prm.json → HTTP 200 OK (named by the WWW-Authenticate resource_metadata)",
+		"issuer " + m.URL + " matches", "http: oauth: GET " + m.URL + "/custom/prm.json"} {
+		if !strings.Contains(notes.String(), want) {
+			t.Errorf("narration lacks %q:\n%s", want, notes)
+		}
+	}
+}
+
+// Without resource_metadata, the path-specific well-known location comes
+// before the root one; an issuer with a path is probed in the spec's three
+// forms and never at the root RFC 8414 location.
+func TestDiscoveryWellKnownOrder(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/.well-known/oauth-protected-resource", map[string]any{"resource": m.URL, "authorization_servers": []string{m.URL + "/tenant1"}})
+	m.set("/tenant1/.well-known/openid-configuration", asDoc(m.URL+"/tenant1"))
+	a, _ := newTestAuthorizer(t, m.URL+"/api/mcp", nil)
+	d, err := a.discover(ctxT(t), challenge(`Bearer error="invalid_token"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"GET /.well-known/oauth-protected-resource/api/mcp",
+		"GET /.well-known/oauth-protected-resource",
+		"GET /.well-known/oauth-authorization-server/tenant1",
+		"GET /.well-known/openid-configuration/tenant1",
+		"GET /tenant1/.well-known/openid-configuration",
+	}
+	if diff := cmp.Diff(want, m.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	// The root resource covers the server, and is the resource asked for.
+	if d.Resource != m.URL || d.Issuer != m.URL+"/tenant1" {
+		t.Errorf("resource %q, issuer %q", d.Resource, d.Issuer)
+	}
+}
+
+// A metadata document whose issuer is not the one the URL was built from
+// is not used (RFC 8414 section 3.3); probing goes on.
+func TestDiscoveryIssuerMismatch(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL}})
+	m.set("/.well-known/oauth-authorization-server", asDoc("https://honest.example"))
+	m.set("/.well-known/openid-configuration", asDoc(m.URL))
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	d, err := a.discover(ctxT(t), Challenge{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ASMetadataURL != m.URL+"/.well-known/openid-configuration" {
+		t.Errorf("used %s", d.ASMetadataURL)
+	}
+	if !strings.Contains(notes.String(), `its issuer "https://honest.example" is not "`+m.URL+`"; not using it`) {
+		t.Errorf("narration:\n%s", notes)
+	}
+	// With only the bad document there is nothing to use.
+	m.set("/.well-known/openid-configuration", asDoc("https://honest.example"))
+	a, _ = newTestAuthorizer(t, m.URL+"/mcp", nil)
+	if _, err := a.discover(ctxT(t), Challenge{}); err == nil || !strings.Contains(err.Error(), "no usable authorization server metadata") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Metadata naming another resource is refused before anything else.
+func TestDiscoveryResourceMismatch(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": "https://evil.example.com/mcp", "authorization_servers": []string{m.URL}})
+	m.set("/.well-known/oauth-authorization-server", asDoc(m.URL))
+	a, _ := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	_, err := a.discover(ctxT(t), Challenge{})
+	if err == nil || !strings.Contains(err.Error(), `names the resource "https://evil.example.com/mcp", which is not this server`) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(m.requests()); n != 1 {
+		t.Errorf("went on after the mismatch: %q", m.requests())
+	}
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp"})
+	a, _ = newTestAuthorizer(t, m.URL+"/mcp", nil)
+	if _, err := a.discover(ctxT(t), Challenge{}); err == nil || !strings.Contains(err.Error(), "names no authorization_servers") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// A 2025-03-26 server: no protected resource metadata, so the metadata is
+// looked for at the server's origin (its issuer need not match), and
+// without it the default endpoints there are used.
+func TestDiscoveryLegacy(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/.well-known/oauth-authorization-server", asDoc(m.URL+"/oauth"))
+	a, notes := newTestAuthorizer(t, m.URL+"/v1/mcp", nil)
+	d, err := a.discover(ctxT(t), challenge(`Bearer error="invalid_token"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"GET /.well-known/oauth-protected-resource/v1/mcp", "GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-authorization-server"}
+	if diff := cmp.Diff(want, m.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if !d.Legacy || d.Defaults || d.Issuer != m.URL+"/oauth" || d.Resource != m.URL+"/v1/mcp" || d.AS.AuthorizationEndpoint != m.URL+"/oauth/authorize" {
+		t.Errorf("discovery = %+v", d)
+	}
+	if !strings.Contains(notes.String(), "2025-03-26 does not require them to match") {
+		t.Errorf("narration:\n%s", notes)
+	}
+
+	m2 := newMetaServer(t)
+	a, _ = newTestAuthorizer(t, m2.URL+"/v1/mcp", nil)
+	d, err = a.discover(ctxT(t), Challenge{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Defaults || d.AS.AuthorizationEndpoint != m2.URL+"/authorize" || d.AS.TokenEndpoint != m2.URL+"/token" ||
+		d.AS.RegistrationEndpoint != m2.URL+"/register" || d.Issuer != m2.URL {
+		t.Errorf("defaults = %+v", d)
+	}
+}
+
+// PKCE support must be advertised (S256) or the flow is refused before
+// anything is shown to the person.
+func TestPKCERequired(t *testing.T) {
+	m := newMetaServer(t)
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL}})
+	doc := asDoc(m.URL)
+	delete(doc, "code_challenge_methods_supported")
+	m.set("/.well-known/oauth-authorization-server", doc)
+	opened := false
+	a, _ := newTestAuthorizer(t, m.URL+"/mcp", func(c *Config) {
+		c.Browser = func(string) (<-chan error, error) { opened = true; return nil, nil }
+	})
+	ok, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Method: "POST", URL: m.URL + "/mcp", Status: 401, Challenge: `Bearer`})
+	if ok || err == nil || !strings.Contains(err.Error(), "does not advertise PKCE with S256") || !errors.Is(err, ErrAuthorization) {
+		t.Errorf("ok %v, err %v", ok, err)
+	}
+	if opened {
+		t.Error("the browser was opened")
+	}
+}
+
+// With nobody to authorize, a 401 fails at once, before any discovery.
+func TestNoInteractionFailsAtOnce(t *testing.T) {
+	m := newMetaServer(t)
+	a, _ := newTestAuthorizer(t, m.URL+"/mcp", func(c *Config) { c.NoInteraction = "there is no terminal" })
+	ok, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Method: "POST", URL: m.URL + "/mcp", Status: 401, Challenge: `Bearer`})
+	if ok || err == nil || !strings.Contains(err.Error(), "there is no terminal") || !errors.Is(err, ErrAuthorization) {
+		t.Errorf("ok %v, err %v", ok, err)
+	}
+	if len(m.requests()) != 0 {
+		t.Errorf("discovery ran: %q", m.requests())
+	}
+	a, _ = newTestAuthorizer(t, m.URL+"/mcp", func(c *Config) { c.StoredOnly = true })
+	if _, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 401}); err == nil || !strings.Contains(err.Error(), "--stored-auth-only") {
+		t.Errorf("stored-only: %v", err)
+	}
+	// A plain 403 (no insufficient_scope) is not for OAuth to fix.
+	if ok, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 403, Challenge: `Bearer error="forbidden"`}); ok || err != nil {
+		t.Errorf("403: %v %v", ok, err)
+	}
+}

@@ -1,0 +1,404 @@
+package oauthflow
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// Token types and grant identifiers of the extensions.
+const (
+	grantTokenExchange  = "urn:ietf:params:oauth:grant-type:token-exchange"
+	grantJWTBearer      = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	tokenTypeIDJAG      = "urn:ietf:params:oauth:token-type:id-jag"
+	tokenTypeIDToken    = "urn:ietf:params:oauth:token-type:id_token"
+	clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+)
+
+// grantResult is a token response and the client that obtained it.
+type grantResult struct {
+	tok    *oauth2.Token
+	client *Client
+}
+
+// apply copies the token into rec. The granted scopes are the response's
+// scope, or the requested ones when it has none (RFC 6749 section 5.1).
+// The expiry is the token's lifetime counted on the Authorizer's clock.
+func (g *grantResult) apply(rec *TokenRecord, requested []string, now time.Time) {
+	rec.AccessToken = g.tok.AccessToken
+	rec.TokenType = g.tok.TokenType
+	rec.RefreshToken = g.tok.RefreshToken
+	rec.Expiry = time.Time{}
+	if !g.tok.Expiry.IsZero() {
+		rec.Expiry = now.Add(time.Until(g.tok.Expiry)).Round(time.Second)
+	}
+	rec.Scopes = requested
+	if s, ok := g.tok.Extra("scope").(string); ok && s != "" {
+		rec.Scopes = strings.Fields(s)
+	}
+}
+
+func randomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// authorizationCode runs the authorization code flow with PKCE S256
+// (spec: basic/authorization, "Authorization Flow Steps" and
+// "Authorization Code Protection"): choose the client, send the person's
+// browser to the authorization endpoint with the resource indicator,
+// receive the redirect on the loopback callback (state and iss checked),
+// and exchange the code.
+func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+	as := &d.AS
+	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
+		return nil, fmt.Errorf("the authorization server metadata at %s lacks an authorization_endpoint or token_endpoint", d.ASMetadataURL)
+	}
+	for _, e := range []struct{ name, u string }{{"authorization endpoint", as.AuthorizationEndpoint}, {"token endpoint", as.TokenEndpoint}} {
+		if err := checkEndpoint(e.name, e.u, a.cfg.ServerURL); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case d.Defaults:
+		a.note("PKCE: S256 (the default endpoints come with no metadata to check support against)")
+	case slices.Contains(as.CodeChallengeMethodsSupported, "S256"):
+		a.note("PKCE: S256 (code_challenge_methods_supported: %s)", strings.Join(as.CodeChallengeMethodsSupported, " "))
+	case len(as.CodeChallengeMethodsSupported) == 0 && d.Legacy:
+		a.note("PKCE: S256 (the 2025-03-26 metadata does not list code_challenge_methods_supported; PKCE is required anyway)")
+	default:
+		return nil, fmt.Errorf("the authorization server %s does not advertise PKCE with S256 (code_challenge_methods_supported: %s), so mcpx must refuse to proceed (spec: basic/authorization, \"Authorization Code Protection\")",
+			d.Issuer, scopeString(as.CodeChallengeMethodsSupported))
+	}
+	if len(as.ResponseTypesSupported) > 0 && !slices.Contains(as.ResponseTypesSupported, "code") {
+		a.note("warning: response_types_supported (%s) does not list code; trying anyway", strings.Join(as.ResponseTypesSupported, " "))
+	}
+
+	client := a.staticClient(d)
+	var reg *Registration
+	if client == nil && as.RegistrationEndpoint != "" && a.cfg.Store != nil {
+		var err error
+		if reg, err = a.cfg.Store.Registration(d.Issuer); err != nil {
+			a.note("ignoring the stored registration: %v", err)
+		}
+	}
+	prefer := 0
+	if reg != nil && len(reg.Client.RedirectURIs) > 0 {
+		if u, err := url.Parse(reg.Client.RedirectURIs[0]); err == nil && u.Hostname() == "127.0.0.1" {
+			fmt.Sscan(u.Port(), &prefer)
+		}
+	}
+	cb, err := listenCallback(a.cfg.CallbackURL, prefer)
+	if err != nil {
+		return nil, err
+	}
+	defer cb.close()
+	if client == nil {
+		if client, err = a.registeredClient(ctx, d, reg, cb.redirect); err != nil {
+			return nil, err
+		}
+	}
+
+	state, err := randomString(32)
+	if err != nil {
+		return nil, err
+	}
+	verifier := oauth2.GenerateVerifier()
+	conf := a.oauthConfig(d, client, cb.redirect, scopes)
+	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
+	check := &responseCheck{state: state, issuer: d.Issuer, issRequired: as.AuthorizationResponseIssParameterSupported}
+	if d.Defaults {
+		check.issuer = ""
+	}
+	cb.start(check)
+	a.note("authorization request to %s: client_id %s, redirect_uri %s, resource %s, scope %s, PKCE S256, state",
+		as.AuthorizationEndpoint, client.ID, cb.redirect, d.Resource, scopeString(scopes))
+
+	var exited <-chan error
+	var pasted <-chan authResponse
+	paste := func(msg string) {
+		a.notify(msg)
+		if a.cfg.Stdin != nil && pasted == nil {
+			pasted = readPasted(a.cfg.Stdin, check, a.notify)
+		}
+	}
+	if a.cfg.Browser == nil {
+		paste(fmt.Sprintf("Open this URL in a browser to authorize mcpx with %s:\n\n  %s\n\nmcpx is waiting for the browser to be sent to %s. If the browser runs on another machine, paste here the address it ends up on.",
+			d.Issuer, authURL, cb.redirect))
+	} else {
+		a.notify(fmt.Sprintf("Opening a browser to authorize mcpx with %s (for %s)…", d.Issuer, d.Resource))
+		if exited, err = a.cfg.Browser(authURL); err != nil {
+			paste(fmt.Sprintf("%v. Open this URL in a browser to authorize mcpx:\n\n  %s\n", err, authURL))
+		}
+	}
+	var res authResponse
+	select {
+	case res = <-cb.results:
+		a.note("authorization response received on %s (state matches%s)", cb.redirect, a.issNote(check))
+	case res = <-pasted:
+		a.note("authorization response pasted (state matches%s)", a.issNote(check))
+	case err := <-exited:
+		return nil, err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for the browser to be sent to %s: %w", ErrNoResponse, cb.redirect, ctx.Err())
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
+	extra, err := a.clientAssertion(client, d.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v[0]))
+	}
+	a.note("token request: POST %s (authorization_code, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
+	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.http), res.code, opts...)
+	if err != nil {
+		return nil, tokenError(as.TokenEndpoint, err)
+	}
+	if err := checkTokenType(tok); err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, client: client}, nil
+}
+
+func (a *Authorizer) issNote(c *responseCheck) string {
+	switch {
+	case c.issuer == "":
+		return "; no validated issuer to check iss against"
+	case c.issRequired:
+		return "; iss matches the issuer, as the server advertises"
+	}
+	return "; iss, when present, matches the issuer"
+}
+
+// oauthConfig is the x/oauth2 configuration for a client of d's server.
+func (a *Authorizer) oauthConfig(d *Discovery, c *Client, redirect string, scopes []string) *oauth2.Config {
+	conf := &oauth2.Config{
+		ClientID:    c.ID,
+		Endpoint:    oauth2.Endpoint{AuthURL: d.AS.AuthorizationEndpoint, TokenURL: d.AS.TokenEndpoint},
+		RedirectURL: redirect,
+		Scopes:      scopes,
+	}
+	conf.ClientSecret, conf.Endpoint.AuthStyle = clientAuth(c)
+	return conf
+}
+
+// clientAuth maps a token endpoint authentication method to x/oauth2's
+// secret and style: client_secret_basic in the Authorization header,
+// client_secret_post in the body, none and private_key_jwt with only the
+// client_id in the body.
+func clientAuth(c *Client) (secret string, style oauth2.AuthStyle) {
+	switch c.AuthMethod {
+	case "client_secret_basic":
+		return c.Secret, oauth2.AuthStyleInHeader
+	case "client_secret_post":
+		return c.Secret, oauth2.AuthStyleInParams
+	}
+	return "", oauth2.AuthStyleInParams
+}
+
+// clientAssertion returns the private_key_jwt parameters for a client
+// that authenticates that way (RFC 7523 section 2.2), with the
+// authorization server's issuer as the audience.
+func (a *Authorizer) clientAssertion(c *Client, audience string) (url.Values, error) {
+	if c.AuthMethod != "private_key_jwt" {
+		return nil, nil
+	}
+	key := a.cfg.PrivateKey
+	if key == nil || (c.PrivateKeyFile != "" && key.File != c.PrivateKeyFile) {
+		var err error
+		if key, err = LoadPrivateKey(c.PrivateKeyFile); err != nil {
+			return nil, fmt.Errorf("loading the private key for private_key_jwt: %w", err)
+		}
+	}
+	jwt, err := key.assertion(c.ID, audience, a.cfg.Now())
+	if err != nil {
+		return nil, fmt.Errorf("signing the client assertion: %w", err)
+	}
+	return url.Values{"client_assertion_type": {clientAssertionType}, "client_assertion": {jwt}}, nil
+}
+
+// tokenRequest POSTs a token request with params (grant_type among them,
+// or client_credentials by default) and the client's authentication.
+func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string, c *Client, params url.Values, scopes []string) (*oauth2.Token, error) {
+	p := url.Values{}
+	for k, v := range params {
+		p[k] = v
+	}
+	extra, err := a.clientAssertion(c, audience)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	conf := &clientcredentials.Config{ClientID: c.ID, TokenURL: tokenURL, Scopes: scopes, EndpointParams: p}
+	conf.ClientSecret, conf.AuthStyle = clientAuth(c)
+	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.http))
+	if err != nil {
+		return nil, tokenError(tokenURL, err)
+	}
+	return tok, nil
+}
+
+// tokenError describes a failed token request by the OAuth error it
+// carries, never by the request (which holds credentials).
+func tokenError(endpoint string, err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		msg := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, status)
+		switch {
+		case re.ErrorCode != "":
+			msg += ": " + re.ErrorCode
+			if re.ErrorDescription != "" {
+				msg += ": " + re.ErrorDescription
+			}
+		case len(re.Body) > 0:
+			b := strings.Join(strings.Fields(string(re.Body)), " ")
+			if len(b) > 200 {
+				b = b[:200] + "…"
+			}
+			msg += ": " + b
+		}
+		return errors.New(msg)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("token request to %s failed: %w", endpoint, ue.Err)
+	}
+	return fmt.Errorf("token request to %s: %w", endpoint, err)
+}
+
+// checkTokenType accepts bearer tokens (the only kind mcpx can send).
+func checkTokenType(tok *oauth2.Token) error {
+	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "bearer") {
+		return fmt.Errorf("the authorization server issued a %q token; mcpx sends bearer tokens only", tok.TokenType)
+	}
+	return nil
+}
+
+// clientCredentials obtains a token for a pre-registered client on its own
+// behalf (the MCP OAuth client credentials extension): client_secret_basic
+// or client_secret_post with a secret, private_key_jwt with a key.
+func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+	as := &d.AS
+	if as.TokenEndpoint == "" {
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", d.ASMetadataURL)
+	}
+	if err := checkEndpoint("token endpoint", as.TokenEndpoint, a.cfg.ServerURL); err != nil {
+		return nil, err
+	}
+	if len(as.GrantTypesSupported) > 0 && !slices.Contains(as.GrantTypesSupported, "client_credentials") {
+		a.note("warning: grant_types_supported (%s) does not list client_credentials; trying anyway", strings.Join(as.GrantTypesSupported, " "))
+	}
+	client := a.preRegistered(d)
+	a.note("token request: POST %s (client_credentials, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
+	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{"resource": {d.Resource}}, scopes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTokenType(tok); err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, client: client}, nil
+}
+
+// idJAG is Enterprise-Managed Authorization: the ID token is exchanged at
+// the IdP for an ID-JAG naming the authorization server as audience and
+// the MCP server as resource (RFC 8693), then presented to the
+// authorization server as a JWT bearer grant (RFC 7523).
+func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+	as := &d.AS
+	if as.TokenEndpoint == "" {
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", d.ASMetadataURL)
+	}
+	for _, e := range []struct{ name, u string }{{"IdP token endpoint", a.cfg.IDPTokenURL}, {"token endpoint", as.TokenEndpoint}} {
+		if err := checkEndpoint(e.name, e.u, a.cfg.ServerURL); err != nil {
+			return nil, err
+		}
+	}
+	idp := &Client{ID: a.cfg.IDPClientID, Secret: a.cfg.IDPClientSecret, AuthMethod: "none"}
+	if idp.Secret != "" {
+		idp.AuthMethod = "client_secret_post"
+	}
+	a.note("token exchange at the IdP: POST %s (ID token for an ID-JAG; audience %s, resource %s)", a.cfg.IDPTokenURL, d.Issuer, d.Resource)
+	jag, err := a.tokenRequest(ctx, a.cfg.IDPTokenURL, "", idp, url.Values{
+		"grant_type":           {grantTokenExchange},
+		"requested_token_type": {tokenTypeIDJAG},
+		"audience":             {d.Issuer},
+		"resource":             {d.Resource},
+		"subject_token":        {a.cfg.IDToken},
+		"subject_token_type":   {tokenTypeIDToken},
+	}, scopes)
+	if err != nil {
+		return nil, fmt.Errorf("exchanging the ID token at the IdP: %w", err)
+	}
+	if t, _ := jag.Extra("issued_token_type").(string); t != "" && t != tokenTypeIDJAG {
+		return nil, fmt.Errorf("the IdP issued a %q, not an ID-JAG", t)
+	}
+	client := a.staticClient(d)
+	if client == nil {
+		return nil, fmt.Errorf("no client for %s: give --client-id (or --client-metadata-url where it supports client ID metadata documents)", d.Issuer)
+	}
+	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
+	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
+		"grant_type": {grantJWTBearer},
+		"assertion":  {jag.AccessToken},
+		"resource":   {d.Resource},
+	}, scopes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTokenType(tok); err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, client: client}, nil
+}
+
+// refresh uses r's refresh token (RFC 6749 section 6) with the resource
+// indicator, and returns the updated record (the old refresh token kept
+// when the server issues no new one).
+func (a *Authorizer) refresh(ctx context.Context, r *TokenRecord) (*TokenRecord, error) {
+	if r.TokenEndpoint == "" {
+		return nil, errors.New("the stored token has no token endpoint to refresh it at")
+	}
+	a.note("refreshing the token: POST %s (refresh_token, client auth %s, resource %s)", r.TokenEndpoint, r.Client.AuthMethod, r.Resource)
+	tok, err := a.tokenRequest(ctx, r.TokenEndpoint, r.Issuer, &r.Client, url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {r.RefreshToken},
+		"resource":      {r.Resource},
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTokenType(tok); err != nil {
+		return nil, err
+	}
+	nr := *r
+	(&grantResult{tok: tok}).apply(&nr, r.Scopes, a.cfg.Now())
+	if nr.RefreshToken == "" {
+		nr.RefreshToken = r.RefreshToken
+	}
+	nr.Updated = a.cfg.Now()
+	a.note("token refreshed: scopes %s; %s; refresh token rotated: %s", scopeString(nr.Scopes), a.expiryText(&nr), yesNo(nr.RefreshToken != r.RefreshToken))
+	return &nr, nil
+}

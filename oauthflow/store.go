@@ -1,0 +1,328 @@
+package oauthflow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Client is how mcpx identifies itself to an authorization server.
+type Client struct {
+	ID string `json:"client_id"`
+	// Secret is the client secret, "" for a public client.
+	Secret string `json:"client_secret,omitempty"`
+	// AuthMethod is the token endpoint authentication method: none,
+	// client_secret_basic, client_secret_post or private_key_jwt.
+	AuthMethod string `json:"token_endpoint_auth_method"`
+	// PrivateKeyFile is the key signing private_key_jwt assertions (the
+	// path, never the key).
+	PrivateKeyFile string `json:"private_key_file,omitempty"`
+	// Source says how the client was obtained: "pre-registered",
+	// "client ID metadata document" or "dynamic registration".
+	Source string `json:"source"`
+	// RedirectURIs are the registered redirect URIs (dynamic registration).
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
+	// SecretExpiresAt is the registration's client_secret_expires_at
+	// (seconds since the epoch, 0 for never).
+	SecretExpiresAt int64 `json:"client_secret_expires_at,omitempty"`
+}
+
+// TokenRecord is a stored token with what is needed to use and refresh it.
+// It is keyed by the resource and the authorization server's issuer.
+type TokenRecord struct {
+	Version       int    `json:"version"`
+	Resource      string `json:"resource"`
+	Issuer        string `json:"issuer"`
+	TokenEndpoint string `json:"token_endpoint"`
+	// Grant is how the token was obtained: authorization_code,
+	// client_credentials or id-jag.
+	Grant           string    `json:"grant"`
+	Client          Client    `json:"client"`
+	AccessToken     string    `json:"access_token"`
+	TokenType       string    `json:"token_type,omitempty"`
+	RefreshToken    string    `json:"refresh_token,omitempty"`
+	Expiry          time.Time `json:"expiry,omitzero"`
+	Scopes          []string  `json:"scopes,omitempty"`
+	RequestedScopes []string  `json:"requested_scopes,omitempty"`
+	Obtained        time.Time `json:"obtained"`
+	Updated         time.Time `json:"updated"`
+
+	file string
+}
+
+// File is where the record is stored, "" when it is not.
+func (r *TokenRecord) File() string { return r.file }
+
+// Registration is a client registered dynamically (RFC 7591), kept per
+// authorization server (spec draft: basic/authorization/client-registration,
+// "Authorization Server Binding").
+type Registration struct {
+	Version              int       `json:"version"`
+	Issuer               string    `json:"issuer"`
+	RegistrationEndpoint string    `json:"registration_endpoint"`
+	Client               Client    `json:"client"`
+	Registered           time.Time `json:"registered"`
+}
+
+// Store keeps tokens and client registrations as JSON files in one
+// directory: the directory is 0700, every file 0600 and written atomically
+// (a temporary file renamed over the old one), so a crash never leaves a
+// half-written token.
+type Store struct {
+	dir string
+	// Warn is told about stored files that had to be fixed or skipped.
+	Warn func(string)
+}
+
+// StoreDir returns the directory mcpx keeps authorization state in:
+// $MCPX_CONFIG_DIR/auth when MCPX_CONFIG_DIR is set, else
+// <user config dir>/mcpx/auth (os.UserConfigDir: $XDG_CONFIG_HOME or
+// ~/.config on Linux).
+func StoreDir(getenv func(string) string) (string, error) {
+	if d := getenv("MCPX_CONFIG_DIR"); d != "" {
+		return filepath.Join(d, "auth"), nil
+	}
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no configuration directory to keep tokens in (%v); set MCPX_CONFIG_DIR", err)
+	}
+	return filepath.Join(cfg, "mcpx", "auth"), nil
+}
+
+// NewStore returns the store in dir. Nothing is created until something
+// is saved.
+func NewStore(dir string) *Store { return &Store{dir: dir} }
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) warn(format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+func hashKey(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:10])
+}
+
+func (s *Store) tokenFile(resource, issuer string) string {
+	return filepath.Join(s.dir, "token-"+hashKey(resource, issuer)+".json")
+}
+
+func (s *Store) clientFile(issuer string) string {
+	return filepath.Join(s.dir, "client-"+hashKey(issuer)+".json")
+}
+
+// ensureDir creates the directory (and missing parents) with mode 0700,
+// and tightens it to 0700 if it exists with a looser mode.
+func (s *Store) ensureDir() error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("creating the token store %s: %w", s.dir, err)
+	}
+	fi, err := os.Stat(s.dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(s.dir, 0o700); err != nil {
+			return fmt.Errorf("making %s private: %w", s.dir, err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes v as JSON to name atomically with mode 0600.
+func (s *Store) writeFile(name string, v any) error {
+	if err := s.ensureDir(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing to the token store: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	ok = true
+	return nil
+}
+
+// readFile decodes the JSON file name into v. A file readable by others
+// is made private first.
+func (s *Store) readFile(name string, v any) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(name, 0o600); err != nil {
+			return fmt.Errorf("%s is readable by others and cannot be made private: %w", name, err)
+		}
+		s.warn("%s was readable by others (mode %04o); made it 0600", name, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s is not a valid mcpx token file: %v", name, err)
+	}
+	return nil
+}
+
+// SaveToken stores rec (replacing the record for the same resource and
+// issuer).
+func (s *Store) SaveToken(rec *TokenRecord) error {
+	rec.Version = 1
+	name := s.tokenFile(rec.Resource, rec.Issuer)
+	if err := s.writeFile(name, rec); err != nil {
+		return err
+	}
+	rec.file = name
+	return nil
+}
+
+// Tokens returns every stored token record, most recently updated first.
+// Unreadable files are skipped with a warning.
+func (s *Store) Tokens() ([]*TokenRecord, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the token store: %w", err)
+	}
+	var out []*TokenRecord
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasPrefix(n, "token-") || !strings.HasSuffix(n, ".json") {
+			continue
+		}
+		rec := &TokenRecord{}
+		p := filepath.Join(s.dir, n)
+		if err := s.readFile(p, rec); err != nil {
+			s.warn("skipping %v", err)
+			continue
+		}
+		if rec.Resource == "" || rec.AccessToken == "" {
+			s.warn("skipping %s: it holds no resource or token", p)
+			continue
+		}
+		rec.file = p
+		out = append(out, rec)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
+	return out, nil
+}
+
+// Matching returns the records whose resource covers serverURL, the most
+// specific resource first, then the most recently updated.
+func (s *Store) Matching(serverURL string) ([]*TokenRecord, error) {
+	all, err := s.Tokens()
+	if err != nil {
+		return nil, err
+	}
+	var out []*TokenRecord
+	for _, r := range all {
+		if Covers(r.Resource, serverURL) {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].Resource) > len(out[j].Resource) })
+	return out, nil
+}
+
+// DeleteToken removes a stored record.
+func (s *Store) DeleteToken(rec *TokenRecord) error {
+	name := rec.file
+	if name == "" {
+		name = s.tokenFile(rec.Resource, rec.Issuer)
+	}
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Registration returns the stored dynamic registration for issuer, nil
+// when there is none.
+func (s *Store) Registration(issuer string) (*Registration, error) {
+	reg := &Registration{}
+	err := s.readFile(s.clientFile(issuer), reg)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if reg.Issuer != issuer || reg.Client.ID == "" {
+		return nil, nil
+	}
+	return reg, nil
+}
+
+// SaveRegistration stores a dynamic registration.
+func (s *Store) SaveRegistration(reg *Registration) error {
+	reg.Version = 1
+	return s.writeFile(s.clientFile(reg.Issuer), reg)
+}
+
+// DeleteAll removes every token and registration mcpx stored, and reports
+// how many files it removed.
+func (s *Store) DeleteAll() (int, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".tmp-") {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil {
+			return n, err
+		}
+		if strings.HasSuffix(name, ".json") {
+			n++
+		}
+	}
+	return n, nil
+}

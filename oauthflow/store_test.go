@@ -1,0 +1,220 @@
+package oauthflow
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes are POSIX")
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+// Tokens live in a 0700 directory, in 0600 files written atomically (no
+// temporary file left), keyed by resource and issuer.
+func TestStore(t *testing.T) {
+	root := t.TempDir()
+	dir, err := StoreDir(func(k string) string { return map[string]string{"MCPX_CONFIG_DIR": root}[k] })
+	if err != nil || dir != filepath.Join(root, "auth") {
+		t.Fatalf("StoreDir = %q, %v", dir, err)
+	}
+	s := NewStore(dir)
+	if recs, err := s.Tokens(); err != nil || len(recs) != 0 {
+		t.Fatalf("empty store: %v %v", recs, err)
+	}
+	now := time.Now()
+	a := &TokenRecord{Resource: "https://mcp.example.com", Issuer: "https://as1", AccessToken: "A", Updated: now.Add(-time.Hour)}
+	b := &TokenRecord{Resource: "https://mcp.example.com/team/mcp", Issuer: "https://as1", AccessToken: "B", Updated: now.Add(-2 * time.Hour)}
+	c := &TokenRecord{Resource: "https://mcp.example.com", Issuer: "https://as2", AccessToken: "C", Updated: now}
+	for _, r := range []*TokenRecord{a, b, c} {
+		if err := s.SaveToken(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := mode(t, dir); m != 0o700 {
+		t.Errorf("directory mode %04o", m)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Errorf("files: %v", entries)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+		if m := mode(t, filepath.Join(dir, e.Name())); m != 0o600 {
+			t.Errorf("%s mode %04o", e.Name(), m)
+		}
+	}
+	// The most specific resource first, then the most recent.
+	recs, err := s.Matching("https://mcp.example.com/team/mcp")
+	if err != nil || len(recs) != 3 || recs[0].AccessToken != "B" || recs[1].AccessToken != "C" || recs[2].AccessToken != "A" {
+		t.Fatalf("Matching = %v, %v", tokensOf(recs), err)
+	}
+	if recs, _ := s.Matching("https://mcp.example.com/other"); len(recs) != 2 {
+		t.Errorf("other path: %v", tokensOf(recs))
+	}
+	if recs, _ := s.Matching("https://elsewhere.example.com/team/mcp"); len(recs) != 0 {
+		t.Errorf("another origin got tokens: %v", tokensOf(recs))
+	}
+	// Saving the same resource and issuer replaces the record.
+	a.AccessToken = "A2"
+	if err := s.SaveToken(a); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.Tokens(); len(all) != 3 {
+		t.Errorf("after replacing: %v", tokensOf(all))
+	}
+	// A file others can read is made private.
+	os.Chmod(a.File(), 0o644)
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	s.Tokens()
+	if m := mode(t, a.File()); m != 0o600 || len(warned) != 1 {
+		t.Errorf("mode %04o after reading, warnings %q", m, warned)
+	}
+	if err := s.DeleteToken(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRegistration(&Registration{Issuer: "https://as1", Client: Client{ID: "cid"}}); err != nil {
+		t.Fatal(err)
+	}
+	if reg, err := s.Registration("https://as1"); err != nil || reg == nil || reg.Client.ID != "cid" {
+		t.Errorf("Registration = %+v, %v", reg, err)
+	}
+	if reg, _ := s.Registration("https://as2"); reg != nil {
+		t.Errorf("registration for another issuer: %+v", reg)
+	}
+	n, err := s.DeleteAll()
+	if err != nil || n != 3 {
+		t.Errorf("DeleteAll = %d, %v", n, err)
+	}
+	if all, _ := s.Tokens(); len(all) != 0 {
+		t.Errorf("after DeleteAll: %v", tokensOf(all))
+	}
+}
+
+func tokensOf(recs []*TokenRecord) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.AccessToken)
+	}
+	return out
+}
+
+// A directory that exists with a looser mode is tightened before use.
+func TestStoreTightensDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	os.MkdirAll(dir, 0o755)
+	s := NewStore(dir)
+	if err := s.SaveToken(&TokenRecord{Resource: "https://x", Issuer: "https://y", AccessToken: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(t, dir); m != 0o700 {
+		t.Errorf("mode %04o", m)
+	}
+}
+
+func writePEM(t *testing.T, typ string, der []byte) string {
+	p := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func decodeJWT(t *testing.T, jwt string) (header, claims map[string]any, signing string, sig []byte) {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWS: %q", jwt)
+	}
+	dec := func(s string, v any) {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != nil {
+			if err := json.Unmarshal(b, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dec(parts[0], &header)
+	dec(parts[1], &claims)
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return header, claims, parts[0] + "." + parts[1], sig
+}
+
+// private_key_jwt assertions (RFC 7523 section 2.2) verify with the public
+// key: ES256 as R||S, RS256 as PKCS #1 v1.5.
+func TestClientAssertion(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec)
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	now := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		file string
+		alg  string
+	}{
+		{writePEM(t, "PRIVATE KEY", der), "ES256"},
+		{writePEM(t, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rk)), "RS256"},
+	} {
+		k, err := LoadPrivateKey(tc.file)
+		if err != nil || k.Alg != tc.alg {
+			t.Fatalf("LoadPrivateKey: %v %v", k, err)
+		}
+		jwt, err := k.assertion("client-1", "https://as.example", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, c, signing, sig := decodeJWT(t, jwt)
+		if h["alg"] != tc.alg || c["iss"] != "client-1" || c["sub"] != "client-1" || c["aud"] != "https://as.example" ||
+			c["iat"] != float64(now.Unix()) || c["exp"] != float64(now.Add(5*time.Minute).Unix()) || c["jti"] == "" {
+			t.Errorf("%s: header %v claims %v", tc.alg, h, c)
+		}
+		sum := sha256.Sum256([]byte(signing))
+		switch tc.alg {
+		case "ES256":
+			if len(sig) != 64 || !ecdsa.Verify(&ec.PublicKey, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+				t.Error("ES256 signature does not verify")
+			}
+		case "RS256":
+			if err := rsa.VerifyPKCS1v15(&rk.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+				t.Errorf("RS256 signature: %v", err)
+			}
+		}
+	}
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	der384, _ := x509.MarshalPKCS8PrivateKey(p384)
+	for _, bad := range []string{writePEM(t, "PRIVATE KEY", der384), writePEM(t, "PRIVATE KEY", []byte("junk")), filepath.Join(t.TempDir(), "missing.pem")} {
+		if _, err := LoadPrivateKey(bad); err == nil {
+			t.Errorf("%s loaded", bad)
+		}
+	}
+}
