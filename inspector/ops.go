@@ -226,3 +226,33 @@ func decodeBase64(s string) ([]byte, error) {
 	}
 	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 }
+
+// ToolSchema returns tool name's inputSchema (or outputSchema) exactly as
+// tools/list carried it: mcpx never rewrites a schema or resolves its
+// $refs (spec 2026-07-28: basic/index, "JSON Schema Usage").
+func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (json.RawMessage, error) {
+	list, err := s.List(ctx, "tools/list", nil)
+	if err != nil {
+		return nil, err
+	}
+	tool := findByName(list.Items, name)
+	if tool == nil {
+		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3),
+			Err: fmt.Errorf("tools/list has no tool %q", name)}
+	}
+	var t struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(tool, &t); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	schema, which := t.InputSchema, "inputSchema"
+	if output {
+		schema, which = t.OutputSchema, "outputSchema"
+	}
+	if len(schema) == 0 {
+		return nil, fmt.Errorf("tool %q has no %s", name, which)
+	}
+	return schema, nil
+}

@@ -244,7 +244,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			cancel()
 			return nil, err
 		}
-		extra := append(append([]string(nil), wireHeaders...), extraHeaderNames(b.opts.Header)...)
+		extra := append(append(append([]string(nil), wireHeaders...), routeHeaderNames(r.Header)...), extraHeaderNames(b.opts.Header)...)
 		text := r.Method + " " + r.URL.String()
 		if h := headerSummary(r.Header, dedupe(extra)...); h != "" {
 			text += " (" + h + ")"
