@@ -141,13 +141,12 @@ func (m *Modern) Stateless() bool { return true }
 // probably speaking the handshake era.
 func (m *Modern) Open(ctx context.Context, s *Session) error {
 	err := m.open(ctx, s)
-	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) {
-		return &EraError{Looks: "legacy", Err: err}
-	}
 	var uv *UnsupportedVersionError
-	if errors.As(err, &uv) && !uv.speaksModern() {
+	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) {
 		return &EraError{Looks: "legacy", Err: err}
 	}
+	// An UnsupportedVersionError that names only handshake-era versions
+	// says so itself.
 	return err
 }
 

@@ -138,7 +138,7 @@ func cacheHint(ttlMs *int64, scope string) string {
 		case ms <= 0:
 			parts = append(parts, "ttl 0 (stale at once)")
 		default:
-			parts = append(parts, fmt.Sprintf("ttl %s", (time.Duration(ms) * time.Millisecond).String()))
+			parts = append(parts, fmt.Sprintf("ttl %s", (time.Duration(ms)*time.Millisecond).String()))
 		}
 	}
 	if scope != "" {

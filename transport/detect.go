@@ -176,9 +176,9 @@ func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) 
 // OnRequestLost registers fn to learn about routed requests whose response
 // stream ended before the response (see LossReporter).
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {
-	c.st.mu.Lock()
-	c.st.onLost = fn
-	c.st.mu.Unlock()
+	c.b.lostMu.Lock()
+	c.b.onLost = fn
+	c.b.lostMu.Unlock()
 }
 
 // Read returns the next frame from any of the connection's streams.

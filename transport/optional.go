@@ -58,7 +58,8 @@ type RequestCanceller interface {
 // that request, and streams are not resumable (spec 2026-07-28:
 // basic/transports/streamable-http, "Receiving Messages"). The session
 // registers fn before the first Write; fn is called with the request's id
-// (normalized: a JSON string's contents, a number's digits) and the reason.
+// (normalized: a JSON string's contents, a number's digits) and the reason,
+// from Read, after every frame that arrived before the loss was returned.
 type LossReporter interface {
 	OnRequestLost(fn func(id string, err error))
 }

@@ -661,16 +661,11 @@ func (s *streamable) cancelRouted(id string) bool {
 
 // lost reports the requests a routed stream still owed as lost.
 func (s *streamable) lost(st *streamState, err error) {
-	s.mu.Lock()
-	fn := s.onLost
-	s.mu.Unlock()
-	if fn == nil {
-		s.b.fail(err)
-		return
-	}
+	ids := make([]string, 0, len(st.pending))
 	for id := range st.pending {
-		fn(id, err)
+		ids = append(ids, id)
 	}
+	s.b.reportLost(ids, err)
 }
 
 // answersAny reports whether a frame holds a response to one of ids.
