@@ -162,6 +162,15 @@ func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 	if g.verbose {
 		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
 	}
+	if c.isModern() {
+		// 2026-07-28 servers send change notifications only on a
+		// subscription: listen for list changes while lingering.
+		filter := inspector.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
+		if err := g.listen(ctx, c, filter, d); err != nil {
+			c.console.Warn(err.Error())
+		}
+		return
+	}
 	if err := c.sess.Wait(ctx, d); err != nil {
 		c.console.Warn(err.Error())
 	}

@@ -115,6 +115,22 @@ func TestModernCommands(t *testing.T) {
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, "the document")
 
+			r = run(t, "", m("resources", "templates")...)
+			r.wantCode(t, cmd.ExitOK)
+			wantContains(t, "stdout", r.stdout, "test://items/{id}")
+			r = run(t, "", m("resources", "read", "test://items/7")...)
+			r.wantCode(t, cmd.ExitOK)
+			wantContains(t, "stdout", r.stdout, "item test://items/7")
+			r = run(t, "", m("complete", "--prompt", "greet", "name=Ad")...)
+			r.wantCode(t, cmd.ExitOK)
+			wantContains(t, "stdout", r.stdout, "Ad-done")
+			r = run(t, "", m("notify", "notifications/cancelled", `{"requestId":99}`, "-v")...)
+			r.wantCode(t, cmd.ExitOK)
+			wantContains(t, "stderr", r.stderr, "sent notifications/cancelled")
+			r = run(t, "", m("tools", "schema", "region")...)
+			r.wantCode(t, cmd.ExitOK)
+			wantContains(t, "stdout", r.stdout, `"x-mcp-header":"Region"`)
+
 			// Any method, raw: the _meta goes in, the result comes out.
 			r = run(t, "", m("call", "tools/call", `{"name":"echo","arguments":{"message":"raw"}}`)...)
 			r.wantCode(t, cmd.ExitOK)
@@ -198,6 +214,8 @@ func TestAutoEra(t *testing.T) {
 		{"legacy stdio", everything(t), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
 		{"legacy http", []string{"--url", legacyURL}, []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
 		{"legacy sse", []string{"--url", sseURL}, []string{"Era:        legacy", "auto-detected", "http+sse"}},
+		{"everything http", []string{"--url", testservers.Everything(t, "streamableHttp")}, []string{"Era:        legacy", "auto-detected: server/discover"}},
+		{"everything sse", []string{"--url", testservers.Everything(t, "sse")}, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

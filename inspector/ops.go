@@ -174,9 +174,38 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 	return s.Call(ctx, "completion/complete", params)
 }
 
-// ReadResource calls resources/read.
+// ReadResource calls resources/read. A refusal that says the resource was
+// not found — -32602 since 2026-07-28, -32002 before (spec 2026-07-28:
+// server/resources, "Error Handling") — names close URIs from
+// resources/list when the server does not list uri.
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
-	return s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	res, err := s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	if err != nil {
+		return nil, s.explainResource(ctx, err, uri)
+	}
+	return res, nil
+}
+
+func (s *Session) explainResource(ctx context.Context, err error, uri string) error {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != CodeResourceNotFound && rpcErr.Code != CodeInvalidParams) {
+		return err
+	}
+	list, lerr := s.List(ctx, "resources/list", nil)
+	if lerr != nil {
+		return err
+	}
+	for _, it := range list.Items {
+		var r struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(it, &r) == nil && r.URI == uri {
+			return err
+		}
+	}
+	// URIs are not names: no "did you mean" (an edit distance between URIs
+	// says little), only where to look.
+	return &NotFoundError{Kind: "resource", Name: uri, Err: err}
 }
 
 // ResourceContent is one decoded item of a ReadResourceResult.

@@ -88,7 +88,10 @@ func NewModernServer(rec *Recorder, versions []string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "modern-test-server", Version: "2.0.0"}, &mcp.ServerOptions{
 		Instructions:              "A server for mcpx's 2026-07-28 tests.",
 		SupportedProtocolVersions: versions,
-		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}}}, nil
+		},
+		SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the message"},
@@ -199,6 +202,10 @@ func NewModernServer(rec *Recorder, versions []string) *mcp.Server {
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://secret", MIMEType: "text/plain",
 				Text: fmt.Sprintf("secret unlocked with %v", code.Content["code"])}}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://items/{id}", Name: "item"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "item " + req.Params.URI}}}, nil
 		})
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
 		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
