@@ -91,8 +91,8 @@ func NewModernServer(rec *Recorder, versions []string) *mcp.Server {
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}}}, nil
 		},
-		SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the message"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, any, error) {
