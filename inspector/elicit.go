@@ -257,8 +257,15 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 		}
 		if err := open(req.URL); err != nil {
 			p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
-		} else {
+		} else if !e.stateless {
 			p.Println("opened in your browser; the server will carry on when you finish there")
+		}
+		if e.stateless {
+			// 2026-07-28: the outcome is learnt by retrying the request,
+			// so wait until the person is done before mcpx retries.
+			if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
 		}
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
