@@ -412,7 +412,8 @@ func (r *RawModern) ServeStdio(in io.Reader) error {
 	return sc.Err()
 }
 
-// waitLog waits (bounded) until the server logged a line containing sub.
+// WaitLog waits (bounded by d) until the server logged a line containing
+// sub, and reports whether it did.
 func (r *RawModern) WaitLog(sub string, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
