@@ -108,13 +108,28 @@ func newPingCmd(g *globalOptions) *cobra.Command {
 
 func (o *pingOptions) run(ctx context.Context, server []string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
+		method := "ping"
+		if c.isModern() {
+			// 2026-07-28 removed ping; server/discover is the cheapest
+			// request every server must answer.
+			method = "server/discover"
+			if o.g.verbose {
+				c.console.Note("the modern era has no ping; timing server/discover instead")
+			}
+		}
 		start := time.Now()
-		res, err := c.sess.Call(ctx, "ping", nil)
+		res, err := c.sess.Call(ctx, method, nil)
 		if err != nil {
 			return err
 		}
 		rtt := time.Since(start)
-		o.g.emit(c, res, func() { fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt.Round(10*time.Microsecond)) })
+		o.g.emit(c, res, func() {
+			if method != "ping" {
+				fmt.Fprintf(o.g.io.Out, "pong (%s, server/discover: the modern era has no ping)\n", rtt.Round(10*time.Microsecond))
+				return
+			}
+			fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt.Round(10*time.Microsecond))
+		})
 		return nil
 	})
 }

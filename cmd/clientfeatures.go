@@ -37,7 +37,7 @@ func (o *featureOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests: prompt, decline, cancel, accept-defaults or file:`PATH` (default prompt on a terminal, else decline)")
 	f.BoolVar(&o.noSampling, "no-sampling", false, "do not declare the sampling capability")
 	f.BoolVar(&o.noElicitation, "no-elicitation", false, "do not declare the elicitation capability")
-	f.StringVar(&o.logLevel, "log-level", "", "send logging/setLevel `LEVEL` after initialization (debug, info, notice, warning, error, critical, alert, emergency)")
+	f.StringVar(&o.logLevel, "log-level", "", "ask for log messages at `LEVEL` and above: logging/setLevel after initialization, or in every request's _meta in the modern era (debug, info, notice, warning, error, critical, alert, emergency)")
 	f.DurationVar(&o.linger, "linger", 0, "keep the connection open for `DURATION` after the result to show later notifications")
 }
 
@@ -128,6 +128,14 @@ func (g *globalOptions) afterConnect(ctx context.Context, c *client) {
 		name += " " + info.Implementation.Version
 	}
 	c.serverName.Store(name)
+	if info.Era == eraModern {
+		// 2026-07-28 has no roots list_changed notification, and the log
+		// level travels in every request's _meta (logging/setLevel is gone).
+		if g.feat.logLevel != "" && !info.HasCapability("logging") {
+			c.console.Warn("the server does not declare the logging capability; asking for log messages at " + g.feat.logLevel + " anyway")
+		}
+		return
+	}
 	if c.feats.Roots != nil {
 		c.feats.Roots.Notify = func(ctx context.Context, method string) error { return c.sess.Notify(ctx, method, nil) }
 	}
@@ -153,6 +161,15 @@ func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 	c.showLists.Store(true)
 	if g.verbose {
 		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
+	}
+	if c.isModern() {
+		// 2026-07-28 servers send change notifications only on a
+		// subscription: listen for list changes while lingering.
+		filter := inspector.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
+		if err := g.listen(ctx, c, filter, d); err != nil {
+			c.console.Warn(err.Error())
+		}
+		return
 	}
 	if err := c.sess.Wait(ctx, d); err != nil {
 		c.console.Warn(err.Error())

@@ -107,17 +107,26 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		tc = transport.Tap(tc, c.console.Wire)
 	}
 	c.feats = g.features(c)
-	life := &inspector.Legacy{
-		ProtocolVersion: g.protocolVersion,
-		ClientInfo:      inspector.Implementation{Name: "mcpx", Version: Version()},
-		Capabilities:    c.feats.Capabilities(),
-	}
+	life := g.lifecycle(c, server)
 	if g.verbose {
-		c.console.Note("offering client capabilities " + string(life.Capabilities))
+		switch l := life.(type) {
+		case *inspector.Legacy:
+			c.console.Note("offering client capabilities " + string(l.Capabilities))
+		case *inspector.Modern:
+			c.console.Note("declaring client capabilities " + string(l.Capabilities) + " in every request (protocol era modern)")
+		case *inspector.Auto:
+			c.console.Note("protocol era auto: probing with server/discover before anything else")
+		}
+	}
+	handlers := c.feats.Handlers()
+	if g.era != eraLegacy && c.feats.Elicitor != nil && handlers["elicitation/create"] == nil {
+		// Embedded elicitations of 2026-07-28 are answered whatever
+		// handshake-era version is configured for a fallback.
+		handlers["elicitation/create"] = inspector.Adapt(c.feats.Elicitor.Handle)
 	}
 	sess, err := inspector.Connect(ctx, tc, inspector.Options{
 		Lifecycle:       life,
-		Handlers:        c.feats.Handlers(),
+		Handlers:        handlers,
 		OnNotification:  c.onNotification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
@@ -141,7 +150,12 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	if g.verbose {
 		info := sess.Server()
-		c.console.Note(fmt.Sprintf("initialized: %s %s, protocol %s", info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))
+		verb := "initialized"
+		if info.Era == eraModern {
+			verb = "discovered"
+		}
+		c.console.Note(fmt.Sprintf("%s: %s %s, protocol %s", verb, info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))
+		c.console.Note(fmt.Sprintf("protocol era %s (%s)", info.Era, orDefault(info.EraReason, "the default")))
 	}
 	g.afterConnect(ctx, c)
 	return c, nil

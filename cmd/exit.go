@@ -49,17 +49,25 @@ func classify(err error) (int, string) {
 	var te *toolError
 	var rpcErr *inspector.RPCError
 	var exitErr *transport.PeerExitError
+	var invalidTool *inspector.InvalidToolError
+	var uv *inspector.UnsupportedVersionError
+	var sc *inspector.ServerCancelledError
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage, "usage"
+	case errors.As(err, &invalidTool):
+		// The server's tool definition is at fault; mcpx refused to call it.
+		return ExitServerError, "invalid_tool"
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted, "interrupted"
 	case errors.Is(err, inspector.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout, "timeout"
 	case errors.As(err, &te):
 		return ExitServerError, "tool_error"
-	case errors.As(err, &rpcErr):
+	case errors.As(err, &rpcErr), errors.As(err, &sc):
 		return ExitServerError, "server_error"
+	case errors.As(err, &uv):
+		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, oauthflow.ErrAuthorization):
 		return ExitAuth, "auth"
 	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),

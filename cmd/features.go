@@ -46,11 +46,19 @@ func newListCmd(g *globalOptions, use, short, method string, render func(*inspec
 
 func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
+		if o.method == "tasks/list" && c.isModern() {
+			return usageErrorf("the tasks extension of the modern era (2026-07-28) has no tasks/list; look a task up with mcpx tasks get ID")
+		}
 		list, err := c.sess.List(ctx, o.method, cursor)
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, list.Raw, func() { o.render(c.out, list.Items) })
+		o.g.emit(c, list.Raw, func() {
+			o.render(c.out, list.Items)
+			if h := inspector.CacheHint(list.Raw); h != "" {
+				c.console.Note(h)
+			}
+		})
 		if list.NextCursor != "" && !o.g.json {
 			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
 		}
@@ -62,7 +70,54 @@ func newToolsCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("tools", "List and call tools",
 		newListCmd(g, "list", "List the server's tools (all pages)", "tools/list", (*inspector.Printer).Tools),
 		newToolsCallCmd(g),
+		newToolsSchemaCmd(g),
 	)
+}
+
+type toolsSchemaOptions struct {
+	g      *globalOptions
+	output bool
+}
+
+func newToolsSchemaCmd(g *globalOptions) *cobra.Command {
+	o := &toolsSchemaOptions{g: g}
+	c := &cobra.Command{
+		Use:   "schema NAME -- <server command>",
+		Short: "Print a tool's input schema exactly as the server sent it",
+		Long: `Print a tool's inputSchema (or, with --output, its outputSchema) exactly as
+the server sent it in tools/list: the same members in the same order, $ref and
+$defs untouched. mcpx never dereferences or fetches a schema.`,
+		Example: `  mcpx tools schema search -- node server.js > search.schema.json`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], server)
+		},
+	}
+	c.Flags().BoolVar(&o.output, "output", false, "print the outputSchema instead")
+	return c
+}
+
+func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []string) error {
+	return o.g.withClient(ctx, server, func(c *client) error {
+		schema, err := c.sess.ToolSchema(ctx, name, o.output)
+		var nf *inspector.NotFoundError
+		if errorsAs(err, &nf) {
+			return &usageError{err: err}
+		}
+		if err != nil {
+			return err
+		}
+		if o.g.json || !o.g.io.OutTTY {
+			// The bytes as received, one line: what a script wants.
+			fmt.Fprintln(o.g.io.Out, string(schema))
+			return nil
+		}
+		c.out.JSON(schema)
+		return nil
+	})
 }
 
 type toolsCallOptions struct {
@@ -122,6 +177,13 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		return usageErrorf("--ttl must not be negative")
 	}
 	return o.g.withClient(ctx, server, func(c *client) error {
+		if o.task && c.isModern() {
+			c.console.Note("--task: in the modern era the server decides whether a call runs as a task (mcpx declares the tasks extension and follows any task it gets)")
+			if o.ttl != 0 {
+				c.console.Warn("--ttl has no effect in the modern era: the tasks extension has no way to ask for one")
+			}
+			o.task = false
+		}
 		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
 		if err != nil {
 			var ae *inspector.ArgumentError
@@ -219,7 +281,12 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 			return err
 		}
 		if o.output == "" {
-			o.g.emit(c, res, func() { c.out.ReadResult(res) })
+			o.g.emit(c, res, func() {
+				c.out.ReadResult(res)
+				if h := inspector.CacheHint(res); h != "" {
+					c.console.Note(h)
+				}
+			})
 			return nil
 		}
 		contents, err := inspector.DecodeContents(res)

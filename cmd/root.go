@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 // version is the mcpx release; builds from a checkout add the VCS revision.
@@ -69,6 +71,13 @@ type globalOptions struct {
 	timeout         time.Duration
 	maxTimeout      time.Duration
 	protocolVersion string
+	protocolEra     string // --protocol-era as given
+
+	// The protocol era settled by validate: legacy, auto or modern, and
+	// what chose it; eraCache remembers auto-detected eras for the run.
+	era       string
+	eraSource string
+	eraCache  inspector.EraCache
 
 	// What mcpx offers the server, and what happens around the command.
 	feat featureOptions
@@ -144,9 +153,12 @@ exactly the JSON-RPC result with --json.`,
 		Version:       Version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			g.started = true
-			return g.validate()
+			if err := g.validate(); err != nil {
+				return err
+			}
+			return g.resolveEra(c.Flags().Changed("protocol-era"))
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")
@@ -167,7 +179,8 @@ exactly the JSON-RPC result with --json.`,
 	g.auth.register(f)
 	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
 	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
-	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+")")
+	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")
+	f.StringVar(&g.protocolEra, "protocol-era", "", "protocol era: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
 	f.BoolVar(&g.json, "json", false, "print exactly the JSON-RPC result on stdout")
 	f.BoolVar(&g.wire, "wire", false, "print every frame in both directions on stderr")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")

@@ -94,6 +94,9 @@ started for a single command knows no tasks from earlier runs.`
 
 func (o *tasksOptions) one(ctx context.Context, method, id string, server []string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
+		if c.isModern() {
+			return o.oneModern(ctx, c, method, id)
+		}
 		var res json.RawMessage
 		var err error
 		if method == "tasks/result" {
@@ -122,6 +125,74 @@ func (o *tasksOptions) one(ctx context.Context, method, id string, server []stri
 		})
 		return nil
 	})
+}
+
+// oneModern runs a tasks command against the tasks extension of
+// 2026-07-28: tasks/get carries the result (so "result" follows the task
+// with tasks/get until it ends) and tasks/cancel answers with an empty
+// acknowledgement (so "cancel" then shows the task's state).
+func (o *tasksOptions) oneModern(ctx context.Context, c *client, method, id string) error {
+	if !c.sess.Server().Declares("extensions", inspector.TasksExtension) {
+		c.console.Warn("the server does not declare the " + inspector.TasksExtension + " extension; sending " + method + " anyway")
+	}
+	switch method {
+	case "tasks/result":
+		res, err := c.sess.FollowTask(ctx, id)
+		if err != nil {
+			return err
+		}
+		o.g.emit(c, res, func() { c.out.ToolResult(res) })
+		return nil
+	case "tasks/cancel":
+		res, err := c.sess.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
+		if err != nil {
+			return fmt.Errorf("tasks/cancel %q: %w", id, err)
+		}
+		if o.g.json {
+			c.out.JSON(res)
+			return nil
+		}
+		fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", inspector.EscapeLine(id))
+		if t, err := c.sess.GetTaskExt(ctx, id); err == nil {
+			renderDetailedTask(c.out, t)
+		}
+		return nil
+	}
+	res, err := c.sess.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	if err != nil {
+		return fmt.Errorf("tasks/get %q: %w", id, err)
+	}
+	o.g.emit(c, res, func() {
+		t, err := inspector.ParseDetailedTask(res)
+		if err != nil {
+			c.out.JSON(res)
+			return
+		}
+		renderDetailedTask(c.out, t)
+	})
+	return nil
+}
+
+// renderDetailedTask shows a task of the tasks extension: its state, what
+// it waits for, and its result or error once it has one.
+func renderDetailedTask(p *inspector.Printer, t *inspector.DetailedTask) {
+	w := p.Writer()
+	renderTasks(p, []json.RawMessage{mustJSON(t.Task())})
+	if len(t.InputRequests) > 0 {
+		fmt.Fprintf(w, "  waiting for input: %d request(s)\n", len(t.InputRequests))
+	}
+	if t.Error != nil {
+		fmt.Fprintln(w, "  error: "+inspector.EscapeLine(t.Error.Error()))
+	}
+	if len(t.Result) > 0 {
+		fmt.Fprintln(w, "  result:")
+		p.ToolResult(t.Result)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // renderTasks lists tasks: id, status, message, times.

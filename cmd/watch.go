@@ -17,8 +17,9 @@ import (
 // JSON message per line (JSON Lines).
 
 type watchOptions struct {
-	g   *globalOptions
-	dur time.Duration
+	g         *globalOptions
+	dur       time.Duration
+	resources []string
 }
 
 func newWatchCmd(g *globalOptions) *cobra.Command {
@@ -29,7 +30,12 @@ func newWatchCmd(g *globalOptions) *cobra.Command {
 		Long: `Connect and print every notification the server sends, one per line on
 stdout (with --json, each notification message as one JSON line), until
 Ctrl-C or until --for has passed. Either is a normal end: exit status 0.
-Server requests (roots, sampling, elicitation) are answered as usual.`,
+Server requests (roots, sampling, elicitation) are answered as usual.
+
+In the modern era (2026-07-28) notifications come only on a subscription:
+watch opens subscriptions/listen for tools, prompts and resources list
+changes (and updates of each --resource URI), shows what the server
+acknowledged, and listens again if the stream drops.`,
 		Example: `  mcpx watch --log-level debug -- node server.js
   mcpx watch --for 30s --json -- node server.js > notifications.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -41,6 +47,7 @@ Server requests (roots, sampling, elicitation) are answered as usual.`,
 		},
 	}
 	c.Flags().DurationVar(&o.dur, "for", 0, "stop after `DURATION` (default: until interrupted)")
+	c.Flags().StringArrayVar(&o.resources, "resource", nil, "also subscribe to updates of resource `URI` (repeatable)")
 	return c
 }
 
@@ -79,8 +86,62 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 			until = o.dur.String() + " or Ctrl-C"
 		}
 		c.console.Note(fmt.Sprintf("watching notifications from %s (until %s)", c.serverName.Load(), until))
+		if c.isModern() {
+			filter := inspector.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true,
+				ResourceSubscriptions: o.resources}
+			return o.g.listen(ctx, c, filter, o.dur)
+		}
+		for _, uri := range o.resources {
+			if err := c.sess.Subscribe(ctx, uri); err != nil {
+				return err
+			}
+			defer o.g.unsubscribe(ctx, c, uri)
+		}
 		return c.sess.Wait(ctx, o.dur)
 	})
+}
+
+// listen keeps a subscriptions/listen stream open for d (until ctx ends
+// when d <= 0), showing the acknowledgement. The server ending the
+// subscription ends the command normally, with a note.
+func (g *globalOptions) listen(ctx context.Context, c *client, filter inspector.ListenFilter, d time.Duration) error {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	err := c.sess.Listen(ctx, filter, g.listenOptions(c, filter))
+	var ended *inspector.ListenEndedError
+	if errorsAs(err, &ended) {
+		c.console.Note(ended.Error())
+		return nil
+	}
+	return err
+}
+
+// listenOptions shows a subscription's acknowledgement and what it left
+// out of the filter asked for.
+func (g *globalOptions) listenOptions(c *client, asked inspector.ListenFilter) inspector.ListenOptions {
+	return inspector.ListenOptions{
+		OnAck: func(granted inspector.ListenFilter, m *inspector.Message) {
+			c.console.Note("subscription acknowledged: " + granted.Describe())
+			if missing := asked.Missing(granted); !missing.Empty() {
+				c.console.Warn("the server did not agree to: " + missing.Describe())
+			}
+		},
+		OnNote: c.console.Warn,
+	}
+}
+
+// unsubscribe ends a handshake-era resource subscription on the way out.
+func (g *globalOptions) unsubscribe(ctx context.Context, c *client, uri string) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if c.sess.Err() == nil {
+		if err := c.sess.Unsubscribe(uctx, uri); err != nil {
+			c.console.Warn(err.Error())
+		}
+	}
 }
 
 type subscribeOptions struct {
@@ -134,18 +195,27 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		if !c.sess.Server().Declares("resources", "subscribe") {
 			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 		}
-		if err := c.sess.Subscribe(ctx, uri); err != nil {
-			return err
-		}
-		defer func() {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer cancel()
-			if c.sess.Err() == nil {
-				if err := c.sess.Unsubscribe(uctx, uri); err != nil {
-					c.console.Warn(err.Error())
+		var listenDone chan error
+		if c.isModern() {
+			// 2026-07-28: a subscriptions/listen stream for this resource;
+			// ending it (Ctrl-C, --for) cancels the request.
+			lctx, cancel := context.WithCancel(ctx)
+			listenDone = make(chan error, 1)
+			filter := inspector.ListenFilter{ResourceSubscriptions: []string{uri}}
+			go func() { listenDone <- c.sess.Listen(lctx, filter, o.g.listenOptions(c, filter)) }()
+			defer func() {
+				cancel()
+				select {
+				case <-listenDone:
+				case <-time.After(2 * time.Second):
 				}
+			}()
+		} else {
+			if err := c.sess.Subscribe(ctx, uri); err != nil {
+				return err
 			}
-		}()
+			defer o.g.unsubscribe(ctx, c, uri)
+		}
 		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", inspector.EscapeLine(uri), untilText(o.dur)))
 		print := o.g.notificationPrinter(c)
 		var deadline <-chan time.Time
@@ -179,6 +249,14 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 				return nil
 			case <-ctx.Done():
 				return nil
+			case err := <-listenDone:
+				listenDone <- err // for the deferred wait
+				var ended *inspector.ListenEndedError
+				if errorsAs(err, &ended) {
+					c.console.Note(ended.Error())
+					return nil
+				}
+				return err
 			case <-c.sess.Done():
 				return fmt.Errorf("%w while subscribed: %w", inspector.ErrServerGone, c.sess.Err())
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/cmd"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 )
 
 // TestMain doubles as the test servers: started with serverEnv set, the test
@@ -22,6 +23,19 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "sdk":
 		if err := runSDKServer(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "modern":
+		if err := testservers.ServeStdio(testservers.NewModernServer(nil, nil), nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "raw-modern":
+		srv := &testservers.RawModern{ListenEnd: os.Getenv("RAW_LISTEN_END")}
+		if err := srv.ServeStdio(os.Stdin); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -73,7 +87,20 @@ func run(t *testing.T, stdin string, args ...string) result {
 	return runCtx(ctx, t, stdin, args...)
 }
 
+// runEnv runs mcpx with extra environment variables.
+func runEnv(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return runWith(ctx, t, "", env, args...)
+}
+
 func runCtx(ctx context.Context, t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return runWith(ctx, t, stdin, nil, args...)
+}
+
+func runWith(ctx context.Context, t *testing.T, stdin string, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errOut syncBuffer
 	tty := stdin != ""
@@ -84,12 +111,51 @@ func runCtx(ctx context.Context, t *testing.T, stdin string, args ...string) res
 			if k == "NO_COLOR" {
 				return "1"
 			}
-			return ""
+			return env[k]
 		},
 	}
 	code := cmd.Run(ctx, args, ios)
 	r := result{code: code, stdout: out.String(), stderr: errOut.String()}
 	t.Logf("mcpx %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	return r
+}
+
+// runInterrupted runs mcpx and interrupts it (cancels its context, as
+// Ctrl-C does) once its stderr contains marker; waiting for the marker is
+// bounded.
+func runInterrupted(t *testing.T, marker string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	ios := &cmd.IOStreams{
+		In: strings.NewReader(""), Out: &out, ErrOut: &errOut,
+		Getenv: func(k string) string {
+			if k == "NO_COLOR" {
+				return "1"
+			}
+			return ""
+		},
+	}
+	done := make(chan int, 1)
+	go func() { done <- cmd.Run(ctx, args, ios) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errOut.String(), marker) {
+		if time.Now().After(deadline) {
+			t.Errorf("stderr never showed %q", marker)
+			break
+		}
+		select {
+		case code := <-done:
+			done <- code
+			deadline = time.Now() // it ended on its own
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	code := <-done
+	r := result{code: code, stdout: out.String(), stderr: errOut.String()}
+	t.Logf("mcpx %s (interrupted)\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	return r
 }
 

@@ -59,6 +59,7 @@ func (f *ClientFeatures) Capabilities() json.RawMessage {
 	}
 	if f.elicitOn() {
 		e := f.Elicitor
+		e.stateless = false
 		if f.has("2025-11-25") {
 			e.Form, e.URL = true, true
 			form := `{}`
@@ -83,6 +84,34 @@ func (f *ClientFeatures) Capabilities() json.RawMessage {
 		}
 		caps.Set("tasks", json.RawMessage(`{"list":{},"cancel":{},"requests":`+string(reqs.Marshal())+`}`))
 	}
+	return caps.Marshal()
+}
+
+// ModernCapabilities returns the client capabilities object of the
+// 2026-07-28 revision, sent in every request's _meta: roots (without
+// listChanged, whose notification is gone), sampling with tools,
+// elicitation in form and URL modes, and the tasks extension, which mcpx
+// supports as a requestor (spec 2026-07-28: schema ClientCapabilities,
+// basic/versioning "Extension Negotiation"). Like Capabilities it tells
+// the handlers what was declared.
+func (f *ClientFeatures) ModernCapabilities() json.RawMessage {
+	caps := &Object{vals: map[string]json.RawMessage{}}
+	if f.Roots != nil {
+		caps.Set("roots", json.RawMessage(`{}`))
+	}
+	if f.Sampler != nil {
+		f.Sampler.Tools = true
+		caps.Set("sampling", json.RawMessage(`{"tools":{}}`))
+	}
+	if e := f.Elicitor; e != nil {
+		e.Form, e.URL, e.stateless = true, true, true
+		form := `{}`
+		if e.Policy.Mode == PolicyAcceptDefaults {
+			form = `{"applyDefaults":true}`
+		}
+		caps.Set("elicitation", json.RawMessage(fmt.Sprintf(`{"form":%s,"url":{}}`, form)))
+	}
+	caps.Set("extensions", json.RawMessage(`{"`+TasksExtension+`":{}}`))
 	return caps.Marshal()
 }
 

@@ -69,6 +69,22 @@ func TestCapabilities(t *testing.T) {
 	}
 }
 
+// The 2026-07-28 capabilities: no roots.listChanged (its notification is
+// gone), no core tasks capability but the tasks extension.
+func TestModernCapabilities(t *testing.T) {
+	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
+	f := &ClientFeatures{Roots: NewRoots([]Root{{URI: "file:///tmp"}}), Tasks: NewTaskStore()}
+	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
+	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, prompter)
+	want := `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{"applyDefaults":true},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	if got := string(f.ModernCapabilities()); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := string((&ClientFeatures{}).ModernCapabilities()); got != `{"extensions":{"io.modelcontextprotocol/tasks":{}}}` {
+		t.Errorf("nothing enabled: %s", got)
+	}
+}
+
 func TestRoots(t *testing.T) {
 	dir := t.TempDir()
 	r, err := RootFromPath(dir)

@@ -61,6 +61,11 @@ type Elicitor struct {
 
 	mu      sync.Mutex
 	pending map[string]string // URL elicitations accepted: elicitationId -> URL
+
+	// stateless is set for the 2026-07-28 revision, whose URL
+	// elicitations carry no elicitationId (the client learns the outcome by
+	// retrying; spec 2026-07-28: changelog, minor change 11).
+	stateless bool
 }
 
 // NewElicitor checks the policy and, for file:PATH, reads the file now so a
@@ -94,7 +99,7 @@ func (e *Elicitor) Clone() *Elicitor {
 	return &Elicitor{
 		Policy: e.Policy, Prompter: e.Prompter, Form: e.Form, URL: e.URL,
 		OpenURL: e.OpenURL, Note: e.Note, Who: e.Who,
-		fileContent: e.fileContent, pending: map[string]string{},
+		fileContent: e.fileContent, pending: map[string]string{}, stateless: e.stateless,
 	}
 }
 
@@ -196,7 +201,7 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 	if err != nil || u.Scheme == "" {
 		return nil, invalidParams("elicitation/create: url %q is not a valid absolute URL", req.URL)
 	}
-	if req.ElicitationID == "" {
+	if req.ElicitationID == "" && !e.stateless {
 		return nil, invalidParams("elicitation/create: url mode needs an elicitationId")
 	}
 	web := (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
@@ -252,8 +257,15 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 		}
 		if err := open(req.URL); err != nil {
 			p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
-		} else {
+		} else if !e.stateless {
 			p.Println("opened in your browser; the server will carry on when you finish there")
+		}
+		if e.stateless {
+			// 2026-07-28: the outcome is learnt by retrying the request,
+			// so wait until the person is done before mcpx retries.
+			if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
 		}
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
@@ -288,6 +300,9 @@ func urlWarnings(u *url.URL) []string {
 }
 
 func (e *Elicitor) remember(req *ElicitRequest) {
+	if req.ElicitationID == "" {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.pending[req.ElicitationID] = req.URL

@@ -389,3 +389,28 @@ func TestURLElicitationRequired(t *testing.T) {
 }
 
 func fmtErr(e *RPCError) error { return errors.Join(errors.New("tools/call"), e) }
+
+// In the 2026-07-28 era URL elicitations carry no elicitationId, and mcpx
+// waits for the person to finish before the request is retried.
+func TestURLModeModern(t *testing.T) {
+	params := json.RawMessage(`{"mode":"url","url":"https://example.com/pay","message":"Pay"}`)
+	// Without the modern capabilities the id is required.
+	e, _ := elicitor(t, "prompt", "y\n\n")
+	if _, err := e.Handle(testCtx(t), "elicitation/create", params); err == nil {
+		t.Error("handshake era: a URL elicitation without elicitationId was accepted")
+	}
+	e, out := elicitor(t, "prompt", "y\n\n")
+	(&ClientFeatures{Elicitor: e}).ModernCapabilities()
+	var opened []string
+	e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+	raw, err := e.Handle(testCtx(t), "elicitation/create", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := decodeAnswer(t, raw); a != "accept" || len(opened) != 1 {
+		t.Errorf("got %s, opened %q", raw, opened)
+	}
+	if !strings.Contains(out.String(), "Press Enter when you have finished in the browser") {
+		t.Errorf("no wait for the person:\n%s", out)
+	}
+}

@@ -207,9 +207,15 @@ func (e *RPCError) Error() string {
 
 // encodeRequest builds a request frame. Params must be a JSON object or nil.
 func encodeRequest(id int64, method string, params json.RawMessage) []byte {
+	return encodeRequestID(json.RawMessage(strconv.FormatInt(id, 10)), method, params)
+}
+
+// encodeRequestID builds a request frame with a raw id (a JSON string or
+// integer).
+func encodeRequestID(id json.RawMessage, method string, params json.RawMessage) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.WriteString(strconv.FormatInt(id, 10))
+	b.Write(id)
 	b.WriteString(`,"method":`)
 	writeJSONString(&b, method)
 	if len(params) > 0 {

@@ -28,16 +28,26 @@ type Implementation struct {
 // ServerInfo is what a lifecycle learned about the server when it opened
 // the session.
 type ServerInfo struct {
-	// Era is "legacy" for handshake-era sessions.
-	Era             string
+	// Era is "legacy" for handshake-era sessions and "modern" for the
+	// stateless 2026-07-28 revision.
+	Era string
+	// EraReason says how the era was chosen, for people ("--protocol-era
+	// modern", "auto-detected: server/discover answered").
+	EraReason       string
 	ProtocolVersion string
 	Implementation  Implementation
 	// Capabilities is the server's capabilities object as received.
 	Capabilities json.RawMessage
 	Instructions string
-	// Raw is the result that described the server (the initialize result),
-	// exactly as received.
+	// Raw is the result that described the server (the initialize or
+	// server/discover result), exactly as received.
 	Raw json.RawMessage
+	// SupportedVersions lists the versions server/discover named (modern).
+	SupportedVersions []string
+	// TTLMs and CacheScope are the server/discover result's caching hints
+	// (modern; spec 2026-07-28: server/utilities/caching).
+	TTLMs      *int64
+	CacheScope string
 }
 
 // HasCapability reports whether the server declared a top-level capability
@@ -65,6 +75,51 @@ type Lifecycle interface {
 	Server() *ServerInfo
 }
 
+// The optional parts of a lifecycle. The session uses them when the
+// lifecycle implements them; the handshake era needs none.
+
+// Router is implemented by lifecycles whose requests carry routing
+// metadata beside the message (2026-07-28: HTTP headers mirroring the
+// method, the name and designated tool arguments). Route is called for
+// every outgoing message with its final params; nil means none.
+type Router interface {
+	Route(ctx context.Context, s *Session, method string, params json.RawMessage) (*transport.Route, error)
+}
+
+// Finisher is implemented by lifecycles whose results are not always final
+// (2026-07-28: a result may ask for input and be retried, or hand back a
+// task to poll; an error may ask for another protocol version). Finish
+// sees the raw outcome of every Call and returns what the caller gets; it
+// may send the request again with Session.Resend.
+type Finisher interface {
+	Finish(ctx context.Context, s *Session, req *Request, res json.RawMessage, err error) (json.RawMessage, error)
+}
+
+// Stateless is implemented by lifecycles that send every request in the
+// independent, per-request style of 2026-07-28: cancellation closes the
+// request's stream where the transport has one, and a server's
+// notifications/cancelled ends a request of ours (a subscription).
+type Stateless interface {
+	Stateless() bool
+}
+
+// EraError wraps an opening failure that suggests the server speaks the
+// other protocol era, naming the flag that fixes it.
+type EraError struct {
+	// Looks is the era the server appears to speak: "legacy" or "modern".
+	Looks string
+	Err   error
+}
+
+func (e *EraError) Error() string {
+	if e.Looks == "modern" {
+		return fmt.Sprintf("%v; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern (or auto)", e.Err)
+	}
+	return fmt.Sprintf("%v; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)", e.Err)
+}
+
+func (e *EraError) Unwrap() error { return e.Err }
+
 // Legacy is the handshake-era lifecycle (revisions 2024-11-05 to 2025-11-25):
 // initialize, version check, notifications/initialized
 // (spec 2025-11-25: basic/lifecycle, "Initialization").
@@ -74,6 +129,8 @@ type Legacy struct {
 	ClientInfo      Implementation
 	// Capabilities is the client capabilities object; nil means {}.
 	Capabilities json.RawMessage
+	// Reason says how the era was chosen, for ServerInfo.EraReason.
+	Reason string
 
 	info *ServerInfo
 }
@@ -112,6 +169,9 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	}
 	raw, err := s.Call(ctx, "initialize", params)
 	if err != nil {
+		if looksModern(err) {
+			return &EraError{Looks: "modern", Err: err}
+		}
 		return err
 	}
 	var res struct {
@@ -128,6 +188,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	}
 	l.info = &ServerInfo{
 		Era:             "legacy",
+		EraReason:       l.Reason,
 		ProtocolVersion: res.ProtocolVersion,
 		Implementation:  res.ServerInfo,
 		Capabilities:    res.Capabilities,

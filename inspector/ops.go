@@ -174,9 +174,38 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 	return s.Call(ctx, "completion/complete", params)
 }
 
-// ReadResource calls resources/read.
+// ReadResource calls resources/read. A refusal that says the resource was
+// not found — -32602 since 2026-07-28, -32002 before (spec 2026-07-28:
+// server/resources, "Error Handling") — names close URIs from
+// resources/list when the server does not list uri.
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
-	return s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	res, err := s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	if err != nil {
+		return nil, s.explainResource(ctx, err, uri)
+	}
+	return res, nil
+}
+
+func (s *Session) explainResource(ctx context.Context, err error, uri string) error {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != CodeResourceNotFound && rpcErr.Code != CodeInvalidParams) {
+		return err
+	}
+	list, lerr := s.List(ctx, "resources/list", nil)
+	if lerr != nil {
+		return err
+	}
+	for _, it := range list.Items {
+		var r struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(it, &r) == nil && r.URI == uri {
+			return err
+		}
+	}
+	// URIs are not names: no "did you mean" (an edit distance between URIs
+	// says little), only where to look.
+	return &NotFoundError{Kind: "resource", Name: uri, Err: err}
 }
 
 // ResourceContent is one decoded item of a ReadResourceResult.
@@ -225,4 +254,34 @@ func decodeBase64(s string) ([]byte, error) {
 		return b, nil
 	}
 	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+// ToolSchema returns tool name's inputSchema (or outputSchema) exactly as
+// tools/list carried it: mcpx never rewrites a schema or resolves its
+// $refs (spec 2026-07-28: basic/index, "JSON Schema Usage").
+func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (json.RawMessage, error) {
+	list, err := s.List(ctx, "tools/list", nil)
+	if err != nil {
+		return nil, err
+	}
+	tool := findByName(list.Items, name)
+	if tool == nil {
+		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3),
+			Err: fmt.Errorf("tools/list has no tool %q", name)}
+	}
+	var t struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(tool, &t); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	schema, which := t.InputSchema, "inputSchema"
+	if output {
+		schema, which = t.OutputSchema, "outputSchema"
+	}
+	if len(schema) == 0 {
+		return nil, fmt.Errorf("tool %q has no %s", name, which)
+	}
+	return schema, nil
 }

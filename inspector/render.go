@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
@@ -81,8 +82,17 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Server:"), p.st.name(name))
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Protocol:"), EscapeLine(info.ProtocolVersion))
+	if era := describeEra(info); era != "" {
+		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Era:"), era)
+	}
+	if len(info.SupportedVersions) > 0 {
+		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Supported:"), EscapeLine(strings.Join(info.SupportedVersions, ", ")))
+	}
 	if transport != "" {
 		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Transport:"), EscapeLine(transport))
+	}
+	if hint := cacheHint(info.TTLMs, info.CacheScope); hint != "" {
+		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Cache:"), hint)
 	}
 	tw.Flush()
 	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
@@ -100,6 +110,57 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 		fmt.Fprintln(p.w, p.st.head("Instructions:"))
 		p.indented(info.Instructions, "  ")
 	}
+}
+
+// describeEra says which protocol era a session speaks and why.
+func describeEra(info *ServerInfo) string {
+	var s string
+	switch info.Era {
+	case "modern":
+		s = "modern (stateless, per-request _meta)"
+	case "legacy":
+		s = "legacy (initialize handshake)"
+	default:
+		return ""
+	}
+	if info.EraReason != "" {
+		s += "; " + EscapeLine(info.EraReason)
+	}
+	return s
+}
+
+// cacheHint renders a result's caching hints (spec 2026-07-28:
+// server/utilities/caching), "" when it has none.
+func cacheHint(ttlMs *int64, scope string) string {
+	var parts []string
+	if ttlMs != nil {
+		switch ms := *ttlMs; {
+		case ms <= 0:
+			parts = append(parts, "ttl 0 (stale at once)")
+		default:
+			parts = append(parts, fmt.Sprintf("ttl %s", (time.Duration(ms)*time.Millisecond).String()))
+		}
+	}
+	if scope != "" {
+		parts = append(parts, "scope "+EscapeLine(scope))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CacheHint describes a result's caching hints (ttlMs, cacheScope; spec
+// 2026-07-28: server/utilities/caching) on one line, "" when it has none.
+func CacheHint(raw json.RawMessage) string {
+	var r struct {
+		TTLMs      *int64 `json:"ttlMs"`
+		CacheScope string `json:"cacheScope"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return ""
+	}
+	if h := cacheHint(r.TTLMs, r.CacheScope); h != "" {
+		return "cache hint: " + h
+	}
+	return ""
 }
 
 // capabilityDetails flattens a capability object into dotted names of its
@@ -161,12 +222,22 @@ func (p *Printer) Tools(items []json.RawMessage) {
 		return
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	var invalid []string
 	for _, it := range items {
 		var t toolEntry
 		_ = json.Unmarshal(it, &t)
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(t.Name)), p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title)))
+		name := p.st.name(EscapeLine(t.Name))
+		if _, err := ToolHeaderParams(t.InputSchema); err != nil {
+			// An inspector shows what a client must exclude, and why.
+			name += " " + p.st.warn("[invalid x-mcp-header]")
+			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title)))
 	}
 	tw.Flush()
+	for _, w := range invalid {
+		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
+	}
 }
 
 func orString(a, b string) string {

@@ -79,6 +79,10 @@ type Session struct {
 
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
+
+	hookMu sync.Mutex
+	hooks  map[int]func(*Message) bool // see addNotificationHook
+	hookID int
 }
 
 type pendingCall struct {
@@ -87,6 +91,10 @@ type pendingCall struct {
 	resp     chan *Message
 	onProg   func(Progress)
 	progress chan struct{}
+	// ended receives why the request ended without a response: the server
+	// cancelled it (2026-07-28 allows that for subscriptions/listen) or the
+	// transport lost its response stream.
+	ended chan error
 }
 
 // Progress is one notifications/progress update for a request of ours.
@@ -117,6 +125,9 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		retired:   map[string]string{},
 		serverReq: map[string]context.CancelFunc{},
 		done:      make(chan struct{}),
+	}
+	if lr, ok := transport.Find[transport.LossReporter](conn); ok {
+		lr.OnRequestLost(s.requestLost)
 	}
 	go s.readLoop()
 	return s
@@ -189,16 +200,16 @@ type renewingKey struct{}
 // carried Mcp-Session-Id), the lifecycle opens a new session and the frame
 // is sent once more (spec: basic/transports, "Session Management": the
 // client MUST start a new session).
-func (s *Session) send(ctx context.Context, method string, frame []byte) error {
+func (s *Session) send(ctx context.Context, method string, frame []byte, route *transport.Route) error {
 	gen := s.gen.Load()
-	err := s.conn.Write(ctx, transport.Frame{Data: frame})
+	err := s.conn.Write(ctx, transport.Frame{Data: frame, Route: route})
 	if err == nil || !errors.Is(err, transport.ErrSessionExpired) || ctx.Value(renewingKey{}) != nil {
 		return err
 	}
 	if err := s.renew(ctx, gen, method, err); err != nil {
 		return err
 	}
-	return s.conn.Write(ctx, transport.Frame{Data: frame})
+	return s.conn.Write(ctx, transport.Frame{Data: frame, Route: route})
 }
 
 // renew re-runs the lifecycle's Open after the session expired, unless a
@@ -226,6 +237,12 @@ type callConfig struct {
 	maxTimeout time.Duration
 	raw        bool
 	label      string
+	// probe marks a request whose failure is expected and handled (an era
+	// probe): it is never cancelled with notifications/cancelled, and a late
+	// answer to it is ignored silently.
+	probe bool
+	// onID learns the request's id before it is sent.
+	onID func(int64)
 }
 
 // WithProgress asks the server for progress (a progressToken in the
@@ -244,9 +261,51 @@ func WithTimeout(idle, max time.Duration) CallOption {
 // of the bare method.
 func withLabel(label string) CallOption { return func(c *callConfig) { c.label = label } }
 
-// Raw sends params exactly as given: the lifecycle does not decorate them.
-// It is for `mcpx call`, where the person controls every byte.
+// Raw sends params exactly as given: the lifecycle does not decorate them
+// and does not post-process the result (no multi-round retries). It is for
+// callers that control every byte.
 func Raw() CallOption { return func(c *callConfig) { c.raw = true } }
+
+// asProbe marks a probing request (see callConfig.probe).
+func asProbe() CallOption { return func(c *callConfig) { c.probe = true } }
+
+// Request is one request as its caller made it, before the lifecycle
+// decorated it: what a Finisher needs to send it again.
+type Request struct {
+	Method string
+	// Params are the caller's params (a JSON object, or nil).
+	Params json.RawMessage
+	cfg    callConfig
+}
+
+// Label names the request in errors (`tools/call "echo"`).
+func (r *Request) Label() string {
+	if r.cfg.label != "" {
+		return r.cfg.label
+	}
+	return r.Method
+}
+
+// Resend sends r once more as a new request (a new id, the same options)
+// with params in place of its own, and returns the raw outcome without
+// the lifecycle's Finish: the Finisher that resends owns the loop.
+func (s *Session) Resend(ctx context.Context, r *Request, params json.RawMessage) (json.RawMessage, error) {
+	return s.callOnce(ctx, r.Method, params, r.cfg)
+}
+
+// ServerCancelledError reports a request of ours that the server ended with
+// notifications/cancelled, which 2026-07-28 servers do to close a
+// subscriptions/listen stream (spec 2026-07-28: basic/patterns/cancellation).
+type ServerCancelledError struct {
+	Reason string
+}
+
+func (e *ServerCancelledError) Error() string {
+	if e.Reason != "" {
+		return "the server cancelled the request: " + e.Reason
+	}
+	return "the server cancelled the request"
+}
 
 // TimeoutError reports a request that got no answer in time.
 type TimeoutError struct {
@@ -273,26 +332,49 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // exactly as received. A JSON-RPC error comes back as an error wrapping
 // *RPCError. When ctx ends or the timeout expires the server is told with
 // notifications/cancelled (spec: basic/utilities/cancellation).
+//
+// A lifecycle that implements Finisher sees every result and error before
+// the caller does (2026-07-28: multi-round requests, task results, retries
+// with another version).
 func (s *Session) Call(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
 	cfg := callConfig{timeout: s.opts.Timeout, maxTimeout: s.opts.MaxTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	label := method
-	if cfg.label != "" {
-		label = cfg.label
-	}
 	p, err := compactJSON(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
+	res, err := s.callOnce(ctx, method, p, cfg)
+	if f, ok := s.life.(Finisher); ok && !cfg.raw {
+		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+	}
+	return res, err
+}
+
+// callOnce sends one request and waits for its response.
+func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage, cfg callConfig) (json.RawMessage, error) {
+	label := method
+	if cfg.label != "" {
+		label = cfg.label
+	}
+	var err error
 	if !cfg.raw {
 		if p, err = s.life.Decorate(method, p); err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}
+	var route *transport.Route
+	if r, ok := s.life.(Router); ok {
+		if route, err = r.Route(ctx, s, method, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+	}
 	id := s.nextID.Add(1)
-	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress}
+	if cfg.onID != nil {
+		cfg.onID(id)
+	}
+	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress, ended: make(chan error, 1)}
 	key := "n:" + strconv.FormatInt(id, 10)
 	if cfg.onProgress != nil {
 		pc.progress = make(chan struct{}, 1)
@@ -315,15 +397,15 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	if d, _ := firstDeadline(cfg); d > 0 {
 		wctx, wcancel = context.WithTimeout(ctx, d)
 	}
-	err = s.send(wctx, method, encodeRequest(id, method, p))
+	err = s.send(wctx, method, encodeRequest(id, method, p), route)
 	wcancel()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			s.abandon(key, method, "cancelled by the user")
+			s.abandon(key, method, "cancelled by the user", cfg.probe)
 			return nil, fmt.Errorf("%s: %w", label, ctx.Err())
 		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
-			s.abandon(key, method, "timeout")
+			s.abandon(key, method, "timeout", cfg.probe)
 			d, max := firstDeadline(cfg)
 			return nil, fmt.Errorf("%s: %w", label, &TimeoutError{Method: method, After: d, Max: max})
 		}
@@ -364,6 +446,16 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 			giveUp = &TimeoutError{Method: method, After: cfg.maxTimeout, Max: true}
 		case <-ctx.Done():
 			giveUp = ctx.Err()
+		case why := <-pc.ended:
+			// The request is over without a response; there is nothing to
+			// cancel.
+			s.forgetEnded(key, method)
+			select {
+			case m := <-pc.resp:
+				return finish(m)
+			default:
+			}
+			return nil, fmt.Errorf("%s: %w", label, why)
 		case <-s.done:
 			// A response may have been delivered just before the end.
 			select {
@@ -377,7 +469,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 		if ctx.Err() != nil {
 			reason = "cancelled by the user"
 		}
-		if !s.abandon(key, method, reason) {
+		if !s.abandon(key, method, reason, cfg.probe) {
 			// The response won the race; it is already on its way.
 			return finish(<-pc.resp)
 		}
@@ -432,10 +524,14 @@ func (s *Session) forget(key string) {
 }
 
 // abandon stops waiting for a request and tells the server so. initialize
-// is never cancelled (spec: basic/utilities/cancellation).
+// is never cancelled (spec: basic/utilities/cancellation), and neither is
+// a probe. In the 2026-07-28 era a transport with per-request streams
+// (Streamable HTTP) cancels by closing the request's stream instead of
+// sending notifications/cancelled (spec 2026-07-28: basic/transports,
+// "Cancellation").
 // It reports false when the response had already arrived (it is then in the
 // call's resp channel), in which case nothing is cancelled.
-func (s *Session) abandon(key, method, reason string) bool {
+func (s *Session) abandon(key, method, reason string, probe bool) bool {
 	s.mu.Lock()
 	if _, ok := s.pending[key]; !ok {
 		s.mu.Unlock()
@@ -443,16 +539,62 @@ func (s *Session) abandon(key, method, reason string) bool {
 	}
 	delete(s.pending, key)
 	delete(s.progress, key)
-	s.retire(key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", method, key[2:]))
+	if probe {
+		s.retire(key, "")
+	} else {
+		s.retire(key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", method, key[2:]))
+	}
 	s.mu.Unlock()
-	if method == "initialize" {
+	if method == "initialize" || probe {
 		return true
+	}
+	if s.stateless() {
+		if rc, ok := transport.Find[transport.RequestCanceller](s.conn); ok && rc.CancelRequest(key[2:]) {
+			return true
+		}
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": json.RawMessage(key[2:]), "reason": reason})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification("notifications/cancelled", params)})
 	return true
+}
+
+// forgetEnded drops a request that ended without a response.
+func (s *Session) forgetEnded(key, method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, key)
+	delete(s.progress, key)
+	s.retire(key, fmt.Sprintf("late response to %s request %s, which had already ended", method, key[2:]))
+}
+
+// requestLost is the transport's report that the response to one of our
+// requests can no longer arrive (see transport.LossReporter).
+func (s *Session) requestLost(id string, err error) {
+	s.endPending("n:"+id, err)
+}
+
+// endPending ends a pending request of ours without a response.
+func (s *Session) endPending(key string, err error) bool {
+	s.mu.Lock()
+	pc := s.pending[key]
+	s.mu.Unlock()
+	if pc == nil {
+		return false
+	}
+	select {
+	case pc.ended <- err:
+	default:
+	}
+	return true
+}
+
+// stateless reports whether the lifecycle sends requests in the
+// per-request style of 2026-07-28 (see Stateless).
+func (s *Session) stateless() bool {
+	st, ok := s.life.(Stateless)
+	return ok && st.Stateless()
 }
 
 // Notify sends a notification.
@@ -470,7 +612,13 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
-	if err := s.send(ctx, method, encodeNotification(method, p)); err != nil {
+	var route *transport.Route
+	if r, ok := s.life.(Router); ok {
+		if route, err = r.Route(ctx, s, method, p); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	if err := s.send(ctx, method, encodeNotification(method, p), route); err != nil {
 		return fmt.Errorf("%s: %w", method, s.sendError(err))
 	}
 	return nil
@@ -569,7 +717,9 @@ func (s *Session) handleResponse(m *Message) {
 		}
 		pc.resp <- m
 	case late:
-		s.warn("%s (ignored)", why)
+		if why != "" {
+			s.warn("%s (ignored)", why)
+		}
 	case string(m.ID) == "null" && m.Error != nil:
 		s.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
@@ -605,6 +755,7 @@ func (s *Session) handleNotification(m *Message) {
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			s.mu.Lock()
@@ -613,10 +764,45 @@ func (s *Session) handleNotification(m *Message) {
 			if cancel != nil {
 				cancel()
 			}
+			// 2026-07-28 servers send no requests; their cancellations end
+			// a request of ours (a subscriptions/listen stream).
+			if s.stateless() {
+				s.endPending(idKey(p.RequestID), &ServerCancelledError{Reason: p.Reason})
+			}
+		}
+	}
+	s.hookMu.Lock()
+	hooks := make([]func(*Message) bool, 0, len(s.hooks))
+	for _, h := range s.hooks {
+		hooks = append(hooks, h)
+	}
+	s.hookMu.Unlock()
+	for _, h := range hooks {
+		if h(m) {
+			return
 		}
 	}
 	if s.opts.OnNotification != nil {
 		s.opts.OnNotification(m)
+	}
+}
+
+// addNotificationHook lets fn see every notification (on the read loop)
+// before OnNotification; a notification fn reports true for is consumed.
+// It returns the function that removes the hook.
+func (s *Session) addNotificationHook(fn func(*Message) bool) (remove func()) {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	if s.hooks == nil {
+		s.hooks = map[int]func(*Message) bool{}
+	}
+	s.hookID++
+	id := s.hookID
+	s.hooks[id] = fn
+	return func() {
+		s.hookMu.Lock()
+		delete(s.hooks, id)
+		s.hookMu.Unlock()
 	}
 }
 

@@ -91,6 +91,9 @@ func (c *HTTPConn) Write(ctx context.Context, f Frame) error {
 		c.decideMu.Unlock()
 	}
 	if m == ModeSSE {
+		if f.Route != nil {
+			return fmt.Errorf("%w: protocol revision 2026-07-28 runs over Streamable HTTP only; this server speaks the HTTP+SSE transport", ErrTransport)
+		}
 		return c.sse.post(ctx, f)
 	}
 	return c.st.post(ctx, f, false)
@@ -98,6 +101,9 @@ func (c *HTTPConn) Write(ctx context.Context, f Frame) error {
 
 // first sends the first frame and settles the transport.
 func (c *HTTPConn) first(ctx context.Context, f Frame) error {
+	if f.Route != nil {
+		return c.firstRouted(ctx, f)
+	}
 	switch c.mode {
 	case ModeSSE:
 		if err := c.sse.open(ctx); err != nil {
@@ -136,6 +142,43 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 	c.choose(ModeSSE, fmt.Sprintf("auto-detected: POST answered HTTP %d %s, so mcpx fell back to HTTP+SSE (2024-11-05)",
 		fb.status, http.StatusText(fb.status)))
 	return c.sse.post(ctx, f)
+}
+
+// firstRouted sends a first frame of the stateless 2026-07-28 style, which
+// exists only on Streamable HTTP. An answer (a result, or a JSON-RPC error
+// that came with a 4xx status) settles the transport as Streamable HTTP;
+// a refusal without one settles nothing, so that a handshake-era initialize
+// sent next still goes through the usual detection (spec 2026-07-28:
+// basic/transports/streamable-http, "Backward Compatibility").
+func (c *HTTPConn) firstRouted(ctx context.Context, f Frame) error {
+	if c.mode == ModeSSE {
+		return fmt.Errorf("%w: protocol revision 2026-07-28 runs over Streamable HTTP only, not the HTTP+SSE transport chosen with --transport sse", ErrTransport)
+	}
+	if err := c.st.post(ctx, f, false); err != nil {
+		return err
+	}
+	why := "chosen with --transport http"
+	if c.mode == ModeAuto {
+		why = "auto-detected: the server answered a 2026-07-28 request"
+	}
+	c.choose(ModeStreamable, why)
+	return nil
+}
+
+// CarriesRoutes reports true: Streamable HTTP mirrors a Frame's Route into
+// headers (see RouteCarrier).
+func (c *HTTPConn) CarriesRoutes() bool { return true }
+
+// CancelRequest closes the response stream of a request sent with a Route
+// (see RequestCanceller).
+func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) }
+
+// OnRequestLost registers fn to learn about routed requests whose response
+// stream ended before the response (see LossReporter).
+func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {
+	c.b.lostMu.Lock()
+	c.b.onLost = fn
+	c.b.lostMu.Unlock()
 }
 
 // Read returns the next frame from any of the connection's streams.

@@ -24,7 +24,12 @@ type httpBase struct {
 	ctx    context.Context // ends every request and stream on Close
 	cancel context.CancelFunc
 
-	inbox chan Frame
+	inbox chan inboxItem
+	// onLost learns about lost requests (see LossReporter), called from
+	// read in the order of the frames, so that everything that arrived for
+	// a request is handled before its loss is.
+	lostMu sync.Mutex
+	onLost func(id string, err error)
 
 	failOnce sync.Once
 	failErr  error
@@ -47,7 +52,7 @@ func newHTTPBase(opts HTTPOptions) (*httpBase, error) {
 		ownTr:  own,
 		ctx:    ctx,
 		cancel: cancel,
-		inbox:  make(chan Frame, 64),
+		inbox:  make(chan inboxItem, 64),
 		failed: make(chan struct{}),
 	}, nil
 }
@@ -106,11 +111,29 @@ func (b *httpBase) release() {
 	}
 }
 
+// inboxItem is a queued incoming frame, or (lost set) the point where
+// requests were lost (see LossReporter), which Read reports in order and
+// never returns.
+type inboxItem struct {
+	f    Frame
+	lost *lossEvent
+}
+
+// lossEvent is a queued LossReporter report.
+type lossEvent struct {
+	ids []string
+	err error
+}
+
 // deliver queues a frame for Read. It reports false when the connection is
 // closing.
 func (b *httpBase) deliver(f Frame) bool {
+	return b.enqueue(inboxItem{f: f})
+}
+
+func (b *httpBase) enqueue(it inboxItem) bool {
 	select {
-	case b.inbox <- f:
+	case b.inbox <- it:
 		return true
 	case <-b.ctx.Done():
 		return false
@@ -127,26 +150,57 @@ func (b *httpBase) fail(err error) {
 }
 
 func (b *httpBase) read(ctx context.Context) (Frame, error) {
+	for {
+		it, err := b.next(ctx)
+		if err != nil || it.lost == nil {
+			return it.f, err
+		}
+		b.lostMu.Lock()
+		fn := b.onLost
+		b.lostMu.Unlock()
+		for _, id := range it.lost.ids {
+			if fn != nil {
+				fn(id, it.lost.err)
+			}
+		}
+	}
+}
+
+// next takes the next queued item.
+func (b *httpBase) next(ctx context.Context) (inboxItem, error) {
 	select {
-	case f := <-b.inbox:
-		return f, nil
+	case it := <-b.inbox:
+		return it, nil
 	default:
 	}
 	select {
-	case f := <-b.inbox:
-		return f, nil
+	case it := <-b.inbox:
+		return it, nil
 	case <-b.failed:
 		select {
-		case f := <-b.inbox:
-			return f, nil
+		case it := <-b.inbox:
+			return it, nil
 		default:
 		}
-		return Frame{}, b.failErr
+		return inboxItem{}, b.failErr
 	case <-b.ctx.Done():
-		return Frame{}, ErrClosed
+		return inboxItem{}, ErrClosed
 	case <-ctx.Done():
-		return Frame{}, ctx.Err()
+		return inboxItem{}, ctx.Err()
 	}
+}
+
+// reportLost queues the loss of requests ids behind the frames that
+// arrived before it. Without a LossReporter listener the connection fails.
+func (b *httpBase) reportLost(ids []string, err error) {
+	b.lostMu.Lock()
+	fn := b.onLost
+	b.lostMu.Unlock()
+	if fn == nil {
+		b.fail(err)
+		return
+	}
+	b.enqueue(inboxItem{lost: &lossEvent{ids: ids, err: err}})
 }
 
 // exchange is one HTTP request whose response headers have arrived.
@@ -250,7 +304,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			cancel()
 			return nil, err
 		}
-		extra := append(append([]string(nil), wireHeaders...), extraHeaderNames(b.opts.Header)...)
+		extra := append(append(append([]string(nil), wireHeaders...), routeHeaderNames(r.Header)...), extraHeaderNames(b.opts.Header)...)
 		text := r.Method + " " + r.URL.String()
 		if h := headerSummary(r.Header, dedupe(extra)...); h != "" {
 			text += " (" + h + ")"

@@ -116,6 +116,10 @@ var (
 	ErrSessionExpired = errors.New("session expired")
 	// ErrUnauthorized is matched by *UnauthorizedError.
 	ErrUnauthorized = errors.New("authorization required")
+	// ErrStreamLost marks a request whose response stream ended before its
+	// response (2026-07-28 Streamable HTTP, where streams are not resumed):
+	// that request is lost, the connection is not. It wraps ErrTransport.
+	ErrStreamLost = fmt.Errorf("%w: response stream lost", ErrTransport)
 )
 
 // UnauthorizedError reports an HTTP 401 or 403 answer.

@@ -31,3 +31,35 @@ func Find[T any](c Conn) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// RouteCarrier is implemented by connections whose binding carries a
+// Frame's Route outside the message (Streamable HTTP: as headers). The
+// session asks so it can apply rules that exist only there: tools whose
+// x-mcp-header annotations are invalid cannot be called over such a
+// connection (spec 2026-07-28: basic/transports/streamable-http, "Custom
+// Headers from Tool Parameters").
+type RouteCarrier interface {
+	CarriesRoutes() bool
+}
+
+// RequestCanceller is implemented by connections on which a request sent
+// with a Route is cancelled by closing its response stream rather than by
+// a notifications/cancelled message (spec 2026-07-28: basic/transports,
+// "Cancellation"). CancelRequest reports whether id names such a request
+// (whatever its stream's state); the caller sends notifications/cancelled
+// otherwise.
+type RequestCanceller interface {
+	CancelRequest(id string) bool
+}
+
+// LossReporter is implemented by connections on which the response to one
+// request can be lost while the connection lives on: in 2026-07-28
+// Streamable HTTP, a response stream that ends before its response loses
+// that request, and streams are not resumable (spec 2026-07-28:
+// basic/transports/streamable-http, "Receiving Messages"). The session
+// registers fn before the first Write; fn is called with the request's id
+// (normalized: a JSON string's contents, a number's digits) and the reason,
+// from Read, after every frame that arrived before the loss was returned.
+type LossReporter interface {
+	OnRequestLost(fn func(id string, err error))
+}

@@ -25,6 +25,13 @@ type streamable struct {
 	version   string             // MCP-Protocol-Version to send, "" for none
 	getCancel context.CancelFunc // ends the current GET stream
 	seq       int                // numbers streams for display
+
+	// Requests sent with a Route (the stateless 2026-07-28 style): their
+	// open response streams, to close on cancellation, and every id seen,
+	// so that cancelling one whose stream already ended is still known.
+	routed     map[string]context.CancelFunc
+	routedSeen map[string]bool
+	onLost     func(id string, err error)
 }
 
 func newStreamable(b *httpBase, u string) *streamable {
@@ -145,7 +152,18 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	sid := s.setHeaders(req)
+	routed := f.Route != nil
+	sid := ""
+	if routed {
+		// The stateless style of 2026-07-28: no session, the route mirrored
+		// into headers.
+		if err := setRouteHeaders(req.Header, f.Route); err != nil {
+			return fmt.Errorf("%w: POST %s: %w", ErrTransport, s.url, err)
+		}
+		s.markRouted(ids)
+	} else {
+		sid = s.setHeaders(req)
+	}
 	x, err := s.b.send(ctx, req)
 	if err != nil {
 		return err
@@ -158,6 +176,27 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		s.forgetSession(sid)
 		s.b.note("the server ended session %s (HTTP 404); it must be initialized again", sid)
 		return &sessionExpiredError{method: "POST", url: s.url, id: sid}
+	case status >= 400 && status < 500 && len(ids) > 0:
+		// A JSON-RPC error answering the request may come with a 4xx status
+		// (2026-07-28: 400 for an unsupported version, a missing capability
+		// or mismatched headers, 404 for an unknown method). Such an answer
+		// is the server's, not a transport failure, and it is not a reason
+		// to try the HTTP+SSE transport either (spec 2026-07-28:
+		// basic/transports/streamable-http, "Backward Compatibility").
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		x.close()
+		if answersAny(body, ids) && mediaTypeOf(resp.Header.Get("Content-Type")) == "application/json" {
+			meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
+			if !s.b.deliver(Frame{Data: body, Meta: meta}) {
+				return ErrClosed
+			}
+			return nil
+		}
+		excerpt := excerptString(body)
+		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
+			return &fallbackError{status: status, body: excerpt}
+		}
+		return &HTTPError{Method: "POST", URL: s.url, Status: status, Body: excerpt}
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
 		fb := &fallbackError{status: status, body: bodyExcerpt(resp.Body)}
 		x.close()
@@ -167,7 +206,9 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		x.close()
 		return e
 	}
-	s.adoptSession(resp)
+	if !routed {
+		s.adoptSession(resp)
+	}
 	mt := mediaType(resp)
 	switch {
 	case mt == "text/event-stream":
@@ -175,14 +216,22 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			x.close()
 			return ctx.Err()
 		}
-		st := &streamState{name: s.nextStream("post"), method: "POST"}
+		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed}
 		if len(ids) > 0 {
 			st.pending = map[string]bool{}
 			for _, id := range ids {
 				st.pending[id] = true
 			}
 		}
-		if !s.b.spawn(func() { s.runPostStream(x, st) }) {
+		if routed {
+			s.trackRouted(ids, x.cancel)
+		}
+		if !s.b.spawn(func() {
+			if routed {
+				defer s.untrackRouted(ids)
+			}
+			s.runPostStream(x, st)
+		}) {
 			x.close()
 			return ErrClosed
 		}
@@ -215,7 +264,10 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
 			ErrTransport, s.url, resp.Header.Get("Content-Type"), excerptString(body))
 	}
-	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type"), SessionID: s.SessionID()}
+	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
+	if !routed {
+		meta.SessionID = s.SessionID()
+	}
 	if !s.b.deliver(Frame{Data: body, Meta: meta}) {
 		return ErrClosed
 	}
@@ -236,6 +288,9 @@ type streamState struct {
 	pending map[string]bool
 	lastID  string
 	retry   time.Duration
+	// routed marks the response stream of a request sent with a Route
+	// (2026-07-28): it carries no session and is never resumed.
+	routed bool
 }
 
 // errAnswered ends reading a POST stream once every response arrived.
@@ -334,6 +389,13 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 		}
 		if st.pending == nil {
 			// Nothing was owed (a notification that got a stream).
+			return
+		}
+		if st.routed {
+			// 2026-07-28 streams are not resumable: the requests still owed
+			// a response are lost, the connection lives on (spec 2026-07-28:
+			// basic/transports/streamable-http, "Receiving Messages").
+			s.lost(st, fmt.Errorf("%w: the response stream of POST %s %s before the response arrived", ErrStreamLost, s.url, why))
 			return
 		}
 		if st.lastID == "" {
@@ -543,4 +605,81 @@ func (s *streamable) deleteSession() {
 		&Meta{HTTPMethod: "DELETE", URL: s.url, HTTPStatus: resp.StatusCode, SessionID: id})
 	io.CopyN(io.Discard, resp.Body, 4096)
 	resp.Body.Close()
+}
+
+// markRouted remembers ids as requests of the stateless style.
+func (s *streamable) markRouted(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.routedSeen == nil || len(s.routedSeen) > 10000 {
+		s.routedSeen = map[string]bool{}
+	}
+	for _, id := range ids {
+		s.routedSeen[id] = true
+	}
+}
+
+// trackRouted registers the open response stream of routed requests.
+func (s *streamable) trackRouted(ids []string, cancel context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.routed == nil {
+		s.routed = map[string]context.CancelFunc{}
+	}
+	for _, id := range ids {
+		s.routed[id] = cancel
+	}
+}
+
+func (s *streamable) untrackRouted(ids []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.routed, id)
+	}
+}
+
+// cancelRouted closes the response stream of routed request id, which is
+// how 2026-07-28 Streamable HTTP cancels it (spec 2026-07-28:
+// basic/transports/streamable-http, "Cancellation").
+func (s *streamable) cancelRouted(id string) bool {
+	s.mu.Lock()
+	cancel, open := s.routed[id]
+	seen := s.routedSeen[id]
+	if open {
+		delete(s.routed, id)
+	}
+	s.mu.Unlock()
+	if open {
+		cancel()
+	}
+	return open || seen
+}
+
+// lost reports the requests a routed stream still owed as lost.
+func (s *streamable) lost(st *streamState, err error) {
+	ids := make([]string, 0, len(st.pending))
+	for id := range st.pending {
+		ids = append(ids, id)
+	}
+	s.b.reportLost(ids, err)
+}
+
+// answersAny reports whether a frame holds a response to one of ids.
+func answersAny(data []byte, ids []string) bool {
+	for _, got := range responseIDs(data) {
+		for _, id := range ids {
+			if got == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mediaTypeOf(ct string) string {
+	return mediaType(&http.Response{Header: http.Header{"Content-Type": []string{ct}}})
 }

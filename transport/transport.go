@@ -20,6 +20,37 @@ type Frame struct {
 	// Meta carries transport details about how the frame travelled, when the
 	// transport has any (HTTP status, SSE event id, ...). Nil for stdio.
 	Meta *Meta
+	// Route, on an outgoing frame, asks for the stateless request style of
+	// protocol revision 2026-07-28: the frame stands alone (no session), and
+	// a transport with an envelope (HTTP) mirrors the route into it. Nil for
+	// everything of the handshake era. See Route.
+	Route *Route
+}
+
+// Route is neutral routing metadata for one outgoing message of the
+// 2026-07-28 protocol revision, set by the session, which knows MCP. The
+// transport does not interpret it beyond its binding: Streamable HTTP sends
+// it as the MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-{Name}
+// headers, encoding unsafe values (spec 2026-07-28:
+// basic/transports/streamable-http, "Request Metadata"); stdio has no
+// envelope and ignores it. A frame with a Route carries no session id and
+// is cancelled by closing its response stream, where the binding has one.
+type Route struct {
+	// ProtocolVersion is the version the message's _meta declares.
+	ProtocolVersion string
+	// Method is the JSON-RPC method.
+	Method string
+	// Name is the name-shaped identifier of the request (a tool or prompt
+	// name, a resource URI, a task id); "" for none.
+	Name string
+	// Params are values mirrored from the request's arguments, in order.
+	Params []RouteParam
+}
+
+// RouteParam is one mirrored argument: Name is the header name's suffix
+// (Mcp-Param-{Name}), Value its plain value before any encoding.
+type RouteParam struct {
+	Name, Value string
 }
 
 // Meta is transport-level information attached to a frame. Fields are

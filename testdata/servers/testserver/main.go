@@ -17,6 +17,14 @@
 //	badlist      answers tools/list with a result that is not a list
 //	badversion   answers initialize with a protocol version nobody speaks
 //	exit         exits at once with status 7 after a line on stderr
+//	modern       the dual-era Go SDK server of internal/testservers for the
+//	             2026-07-28 tests (multi-round tools, x-mcp-header, ...)
+//	modern-only  the same server, speaking only 2026-07-28
+//	legacy-only  the same server, speaking only the handshake revisions
+//	silent-legacy a handshake-era server that ignores every request before
+//	             initialize (answers nothing), like some real servers do
+//	tasks        a raw 2026-07-28 server with the tasks extension and
+//	             subscriptions (see tasks.go)
 //	print-blob N writes the N bytes of the rich server's binary resource on
 //	             stdout (not a server: tests compare files with it)
 //	oauth-http URLFILE
@@ -38,6 +46,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 )
 
 func main() {
@@ -85,6 +95,16 @@ func main() {
 	switch mode {
 	case "rich":
 		err = runRich(in)
+	case "modern":
+		err = testservers.ServeStdio(testservers.NewModernServer(nil, nil), in)
+	case "modern-only":
+		err = testservers.ServeStdio(testservers.NewModernServer(nil, testservers.ModernVersions), in)
+	case "legacy-only":
+		err = testservers.ServeStdio(testservers.NewModernServer(nil, testservers.LegacyVersions), in)
+	case "silent-legacy":
+		err = runSilentLegacy(in)
+	case "tasks":
+		err = runTasks(in)
 	case "crash", "garbage", "disorder", "batch", "badlist", "badversion":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -1,0 +1,216 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Subscriptions of 2026-07-28: subscriptions/listen is one long-lived
+// request whose stream carries the change notifications the client opted
+// in to (spec 2026-07-28: basic/patterns/subscriptions). It replaces
+// resources/subscribe and the HTTP GET stream.
+
+// ListenFilter is the notifications filter of subscriptions/listen
+// (spec: "Notification Filter").
+type ListenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// Describe lists what the filter asks for, for people.
+func (f ListenFilter) Describe() string {
+	var parts []string
+	if f.ToolsListChanged {
+		parts = append(parts, "tools list changes")
+	}
+	if f.PromptsListChanged {
+		parts = append(parts, "prompts list changes")
+	}
+	if f.ResourcesListChanged {
+		parts = append(parts, "resources list changes")
+	}
+	for _, u := range f.ResourceSubscriptions {
+		parts = append(parts, "updates of "+EscapeLine(u))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Missing returns what f asks for that granted does not include.
+func (f ListenFilter) Missing(granted ListenFilter) ListenFilter {
+	var m ListenFilter
+	m.ToolsListChanged = f.ToolsListChanged && !granted.ToolsListChanged
+	m.PromptsListChanged = f.PromptsListChanged && !granted.PromptsListChanged
+	m.ResourcesListChanged = f.ResourcesListChanged && !granted.ResourcesListChanged
+	for _, u := range f.ResourceSubscriptions {
+		if !slices.Contains(granted.ResourceSubscriptions, u) {
+			m.ResourceSubscriptions = append(m.ResourceSubscriptions, u)
+		}
+	}
+	return m
+}
+
+// Empty reports whether the filter asks for nothing.
+func (f ListenFilter) Empty() bool {
+	return !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0
+}
+
+// ListenOptions configure Listen.
+type ListenOptions struct {
+	// OnAck is told each acknowledgement: what the server agreed to honour
+	// (a subset of what was asked), with the notification as received.
+	OnAck func(granted ListenFilter, m *Message)
+	// OnNote receives what Listen does on its own (re-listening after a
+	// drop).
+	OnNote func(string)
+	// MaxReconnects caps consecutive attempts to listen again after the
+	// stream dropped; zero means 5.
+	MaxReconnects int
+	// ReconnectDelay is the wait before listening again; zero means 1s.
+	ReconnectDelay time.Duration
+}
+
+// ListenEndedError reports that the server ended a subscription: with a
+// result (a graceful end) or with notifications/cancelled.
+type ListenEndedError struct {
+	// Graceful is true when the server answered subscriptions/listen.
+	Graceful bool
+	// Reason is the server's reason for a cancellation, if it gave one.
+	Reason string
+}
+
+func (e *ListenEndedError) Error() string {
+	if e.Graceful {
+		return "the server ended the subscription (it answered subscriptions/listen)"
+	}
+	if e.Reason != "" {
+		return "the server cancelled the subscription: " + e.Reason
+	}
+	return "the server cancelled the subscription (notifications/cancelled)"
+}
+
+// Listen opens a subscriptions/listen stream with filter and keeps it until
+// ctx ends (a normal end: nil). Notifications on the stream go to the
+// session's OnNotification like any other. When the stream drops without
+// the server ending it, Listen listens again (the server keeps no
+// subscription state); when the server ends it, Listen returns a
+// *ListenEndedError; when the connection ends, an error wrapping
+// ErrServerGone.
+func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptions) error {
+	maxRe := o.MaxReconnects
+	if maxRe <= 0 {
+		maxRe = 5
+	}
+	delay := o.ReconnectDelay
+	if delay <= 0 {
+		delay = time.Second
+	}
+	failures := 0
+	for {
+		acked, err := s.listenOnce(ctx, filter, o)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var sc *ServerCancelledError
+		switch {
+		case err == nil:
+			return &ListenEndedError{Graceful: true}
+		case errors.As(err, &sc):
+			return &ListenEndedError{Reason: sc.Reason}
+		case s.Err() != nil:
+			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.Err())
+		case !errors.Is(err, transport.ErrStreamLost):
+			return err
+		}
+		if acked {
+			failures = 0
+		}
+		failures++
+		if failures > maxRe {
+			return fmt.Errorf("subscriptions/listen: the stream dropped %d times in a row; giving up: %w", maxRe, err)
+		}
+		if o.OnNote != nil {
+			o.OnNote(fmt.Sprintf("the subscription stream dropped (%v); listening again in %s (attempt %d of %d)", err, delay, failures, maxRe))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-s.done:
+			t.Stop()
+			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.err)
+		case <-t.C:
+		}
+	}
+}
+
+// listenOnce runs one subscriptions/listen request to its end. It reports
+// whether the server acknowledged it.
+func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenOptions) (acked bool, err error) {
+	var idKeyVal atomic.Value // string: the request's idKey
+	ackCh := make(chan struct{}, 1)
+	remove := s.addNotificationHook(func(m *Message) bool {
+		idKeyStr, _ := idKeyVal.Load().(string)
+		if m.Method != "notifications/subscriptions/acknowledged" || idKeyStr == "" {
+			return false
+		}
+		if sid := subscriptionID(m.Params); sid != idKeyStr && sid != "s:"+strings.TrimPrefix(idKeyStr, "n:") {
+			return false
+		}
+		var p struct {
+			Notifications ListenFilter `json:"notifications"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		select {
+		case ackCh <- struct{}{}:
+		default:
+		}
+		if o.OnAck != nil {
+			o.OnAck(p.Notifications, m)
+		}
+		return true
+	})
+	defer remove()
+	params := map[string]any{"notifications": filter}
+	// The id is known before the request is sent, so the hook can match
+	// the acknowledgement that may come before anything else.
+	setID := func(c *callConfig) {
+		c.onID = func(id int64) { idKeyVal.Store("n:" + strconv.FormatInt(id, 10)) }
+	}
+	_, err = s.Call(ctx, "subscriptions/listen", params, WithTimeout(-1, -1), setID)
+	select {
+	case <-ackCh:
+		acked = true
+	default:
+	}
+	return acked, err
+}
+
+// subscriptionID returns the idKey of params._meta's subscription id, or "".
+func subscriptionID(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	v := p.Meta[MetaSubscriptionID]
+	if len(v) == 0 {
+		return ""
+	}
+	return idKey(v)
+}

@@ -1,0 +1,820 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// The 2026-07-28 revision ("modern"): no handshake; every request carries
+// its protocol version, the client's capabilities and identity in _meta;
+// results carry a resultType; server-to-client requests come back embedded
+// in results and the client retries (spec 2026-07-28: basic/versioning,
+// basic/index "_meta", basic/patterns/mrtr).
+
+// ModernVersions are the stateless protocol revisions mcpx speaks, newest
+// first.
+var ModernVersions = []string{"2026-07-28"}
+
+// LatestModernVersion is the version modern requests declare unless pinned.
+const LatestModernVersion = "2026-07-28"
+
+// IsModernVersion reports whether v names a stateless revision
+// (2026-07-28 or later; revision names are ISO dates).
+func IsModernVersion(v string) bool { return v >= "2026-07-28" }
+
+// Reserved _meta keys of 2026-07-28 (spec: basic/index, "_meta").
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// TasksExtension identifies the tasks extension of 2026-07-28 (SEP-2663),
+// declared under capabilities.extensions.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// Error codes of 2026-07-28 (spec: basic/index, "Error Codes").
+const (
+	CodeHeaderMismatch                  = -32020
+	CodeMissingRequiredClientCapability = -32021
+	CodeUnsupportedProtocolVersion      = -32022
+)
+
+func init() {
+	codeNames[CodeHeaderMismatch] = "HeaderMismatch"
+	codeNames[CodeMissingRequiredClientCapability] = "MissingRequiredClientCapability"
+	codeNames[CodeUnsupportedProtocolVersion] = "UnsupportedProtocolVersion"
+}
+
+// Result types (spec 2026-07-28: basic/index, "ResultType"; "task" comes
+// from the tasks extension).
+const (
+	ResultComplete      = "complete"
+	ResultInputRequired = "input_required"
+	ResultTask          = "task"
+)
+
+// DefaultMaxRounds caps the retries of one multi-round request.
+const DefaultMaxRounds = 10
+
+// Modern is the lifecycle of the stateless 2026-07-28 revision. Open asks
+// server/discover what the server is (which also makes a handshake-era
+// server fail at once and clearly); every request then carries the
+// per-request _meta, and results are finished here: input requests are
+// answered through the session's handlers and the request retried, task
+// handles are polled, an unsupported version is retried with one the
+// server names.
+type Modern struct {
+	// ProtocolVersion is declared in every request; empty means the latest.
+	ProtocolVersion string
+	ClientInfo      Implementation
+	// Capabilities is the client capabilities object sent with every
+	// request; nil means {}.
+	Capabilities json.RawMessage
+	// LogLevel, when set, asks for notifications/message at that level on
+	// every request (replacing logging/setLevel).
+	LogLevel string
+	// MaxRounds caps the rounds of one multi-round request; zero means
+	// DefaultMaxRounds.
+	MaxRounds int
+	// Reason says how the era was chosen, for ServerInfo.EraReason.
+	Reason string
+	// OnNote tells the person what the lifecycle did on its own (a retry,
+	// an input round, a task's progress). Nil uses the session's notes.
+	OnNote func(string)
+
+	mu      sync.Mutex
+	version string
+	info    *ServerInfo
+	routes  bool // the connection carries routes (HTTP): x-mcp-header applies
+	tools   map[string]*toolHeaders
+	listed  bool // tools/list was seen complete
+}
+
+// toolHeaders is what Route needs to know about one tool.
+type toolHeaders struct {
+	params  []HeaderParam
+	invalid error
+}
+
+func (m *Modern) note(s *Session, msg string) {
+	if m.OnNote != nil {
+		m.OnNote(msg)
+		return
+	}
+	s.note("%s", msg)
+}
+
+func (m *Modern) currentVersion() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version == "" {
+		m.version = m.ProtocolVersion
+		if m.version == "" {
+			m.version = LatestModernVersion
+		}
+	}
+	return m.version
+}
+
+func (m *Modern) setVersion(v string) {
+	m.mu.Lock()
+	m.version = v
+	m.mu.Unlock()
+}
+
+// Stateless reports true: every request stands alone.
+func (m *Modern) Stateless() bool { return true }
+
+// Open calls server/discover (spec 2026-07-28: server/discover). A server
+// that does not answer it as a modern server would is reported as
+// probably speaking the handshake era.
+func (m *Modern) Open(ctx context.Context, s *Session) error {
+	err := m.open(ctx, s)
+	var uv *UnsupportedVersionError
+	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) {
+		return &EraError{Looks: "legacy", Err: err}
+	}
+	// An UnsupportedVersionError that names only handshake-era versions
+	// says so itself.
+	return err
+}
+
+// open runs server/discover with opts and adopts its result.
+func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error {
+	m.mu.Lock()
+	m.routes = carriesRoutes(s.conn)
+	m.mu.Unlock()
+	raw, err := s.Call(ctx, "server/discover", nil, opts...)
+	if err != nil {
+		return err
+	}
+	return m.adopt(raw)
+}
+
+// DiscoverResult is a server/discover result (spec 2026-07-28:
+// server/discover, "DiscoverResult").
+type DiscoverResult struct {
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+	Instructions      string          `json:"instructions"`
+	TTLMs             *int64          `json:"ttlMs"`
+	CacheScope        string          `json:"cacheScope"`
+	Meta              struct {
+		ServerInfo *Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+	// ServerInfo at the top level is not in the schema; some servers send
+	// it there, so it is accepted as a fallback.
+	ServerInfo *Implementation `json:"serverInfo"`
+}
+
+// ParseDiscoverResult decodes a server/discover result.
+func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
+	var d DiscoverResult
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("server/discover: result is not a DiscoverResult: %w", err)
+	}
+	if d.SupportedVersions == nil {
+		return nil, errors.New("server/discover: the result lists no supportedVersions")
+	}
+	return &d, nil
+}
+
+// adopt takes what the discover result says about the server, and picks a
+// version it supports.
+func (m *Modern) adopt(raw json.RawMessage) error {
+	d, err := ParseDiscoverResult(raw)
+	if err != nil {
+		return err
+	}
+	cur := m.currentVersion()
+	if !slices.Contains(d.SupportedVersions, cur) {
+		v := commonModern(d.SupportedVersions)
+		if v == "" {
+			return fmt.Errorf("server/discover: %w", &UnsupportedVersionError{Requested: cur, Supported: d.SupportedVersions})
+		}
+		m.setVersion(v)
+	}
+	info := &ServerInfo{
+		Era:               "modern",
+		EraReason:         m.Reason,
+		ProtocolVersion:   m.currentVersion(),
+		Capabilities:      d.Capabilities,
+		Instructions:      d.Instructions,
+		Raw:               raw,
+		SupportedVersions: d.SupportedVersions,
+		TTLMs:             d.TTLMs,
+		CacheScope:        d.CacheScope,
+	}
+	if d.Meta.ServerInfo != nil {
+		info.Implementation = *d.Meta.ServerInfo
+	} else if d.ServerInfo != nil {
+		info.Implementation = *d.ServerInfo
+	}
+	m.mu.Lock()
+	m.info = info
+	m.mu.Unlock()
+	return nil
+}
+
+// Server returns a copy of what server/discover (and the serverInfo of
+// later results) said about the server.
+func (m *Modern) Server() *ServerInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.info == nil {
+		return nil
+	}
+	c := *m.info
+	return &c
+}
+
+// Decorate adds the per-request _meta fields to a request's params
+// (spec 2026-07-28: basic/index, "Per-request protocol fields"). Fields
+// the caller already set are kept. Notifications carry none.
+func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessage, error) {
+	if strings.HasPrefix(method, "notifications/") {
+		return params, nil
+	}
+	caps := m.Capabilities
+	if len(caps) == 0 {
+		caps = json.RawMessage("{}")
+	}
+	fields := []struct {
+		key   string
+		value json.RawMessage
+	}{
+		{MetaProtocolVersion, marshalRaw(m.currentVersion())},
+		{MetaClientInfo, marshalRaw(m.ClientInfo)},
+		{MetaClientCapabilities, caps},
+	}
+	if m.LogLevel != "" {
+		fields = append(fields, struct {
+			key   string
+			value json.RawMessage
+		}{MetaLogLevel, marshalRaw(m.LogLevel)})
+	}
+	obj, err := ParseObject(params)
+	if err != nil {
+		return nil, fmt.Errorf("params must be a JSON object: %w", err)
+	}
+	meta, err := ParseObject(obj.Get("_meta"))
+	if err != nil {
+		return nil, fmt.Errorf("params._meta must be a JSON object: %w", err)
+	}
+	for _, f := range fields {
+		if !meta.Has(f.key) {
+			meta.Set(f.key, f.value)
+		}
+	}
+	obj.Set("_meta", meta.Marshal())
+	return obj.Marshal(), nil
+}
+
+// nameField is the params member each method mirrors into Mcp-Name
+// (spec 2026-07-28: basic/transports/streamable-http, "Standard Request
+// Headers"; the tasks extension adds its methods).
+var nameField = map[string]string{
+	"tools/call":     "name",
+	"prompts/get":    "name",
+	"resources/read": "uri",
+	"tasks/get":      "taskId",
+	"tasks/update":   "taskId",
+	"tasks/cancel":   "taskId",
+}
+
+// Route describes a message for the transport: version, method, name, and
+// for tools/call over HTTP the arguments its tool designates with
+// x-mcp-header (looked up in tools/list, fetched when not yet known).
+func (m *Modern) Route(ctx context.Context, s *Session, method string, params json.RawMessage) (*transport.Route, error) {
+	r := &transport.Route{ProtocolVersion: m.currentVersion(), Method: method}
+	obj, err := ParseObject(params)
+	if err != nil {
+		return r, nil
+	}
+	if meta, err := ParseObject(obj.Get("_meta")); err == nil {
+		var v string
+		if json.Unmarshal(meta.Get(MetaProtocolVersion), &v) == nil && v != "" {
+			r.ProtocolVersion = v // the header must match the body
+		}
+	}
+	if field := nameField[method]; field != "" {
+		_ = json.Unmarshal(obj.Get(field), &r.Name)
+	}
+	if method != "tools/call" || r.Name == "" {
+		return r, nil
+	}
+	m.mu.Lock()
+	routes := m.routes
+	m.mu.Unlock()
+	if !routes {
+		// Only bindings with headers mirror arguments (stdio MAY ignore
+		// x-mcp-header entirely).
+		return r, nil
+	}
+	th := m.toolHeaders(ctx, s, r.Name)
+	if th == nil {
+		return r, nil
+	}
+	if th.invalid != nil {
+		return nil, th.invalid
+	}
+	if r.Params, err = HeaderValues(th.params, obj.Get("arguments")); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// toolHeaders returns what tools/list said about tool name, listing the
+// tools first when they are not known yet; nil when the server does not
+// list it (or listing fails: the call goes out without Mcp-Param headers
+// and the server judges).
+func (m *Modern) toolHeaders(ctx context.Context, s *Session, name string) *toolHeaders {
+	m.mu.Lock()
+	th, listed := m.tools[name], m.listed
+	m.mu.Unlock()
+	if th != nil || listed {
+		return th
+	}
+	if _, err := s.List(ctx, "tools/list", nil); err != nil {
+		m.note(s, fmt.Sprintf("tools/list (to find the headers tool %q needs) failed: %v", name, err))
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tools[name]
+}
+
+// recordTools learns the x-mcp-header annotations of a tools/list page.
+// A first page (no cursor in the request) starts afresh.
+func (m *Modern) recordTools(req *Request, raw json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if json.Unmarshal(raw, &page) != nil {
+		return
+	}
+	first := true
+	if obj, err := ParseObject(req.Params); err == nil && obj.Has("cursor") {
+		first = false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if first || m.tools == nil {
+		m.tools = map[string]*toolHeaders{}
+		m.listed = false
+	}
+	for _, t := range page.Tools {
+		params, err := ToolHeaderParams(t.InputSchema)
+		th := &toolHeaders{params: params}
+		if err != nil {
+			th.invalid = &InvalidToolError{Tool: t.Name, Reason: err.Error()}
+		}
+		m.tools[t.Name] = th
+	}
+	if page.NextCursor == "" {
+		m.listed = true
+	}
+}
+
+// forgetTools drops what is known about the tools (they changed).
+func (m *Modern) forgetTools() {
+	m.mu.Lock()
+	m.tools, m.listed = nil, false
+	m.mu.Unlock()
+}
+
+// noteServer takes the server's identity from a result's _meta
+// (spec 2026-07-28: basic/index, "Per-response protocol fields").
+func (m *Modern) noteServer(raw json.RawMessage) {
+	var r struct {
+		Meta struct {
+			ServerInfo *Implementation `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Meta.ServerInfo == nil || r.Meta.ServerInfo.Name == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.info != nil && m.info.Implementation.Name == "" {
+		m.info.Implementation = *r.Meta.ServerInfo
+	}
+}
+
+// ResultType returns a result's resultType; an absent one means complete
+// (spec 2026-07-28: basic/index, "ResultType").
+func ResultType(raw json.RawMessage) string {
+	var r struct {
+		ResultType *string `json:"resultType"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.ResultType == nil {
+		return ResultComplete
+	}
+	return *r.ResultType
+}
+
+// mrtrMethods may answer with input_required (spec 2026-07-28:
+// basic/patterns/mrtr, "Supported Requests").
+var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// Finish completes a request: it retries once with a version the server
+// supports after UnsupportedProtocolVersion, re-lists tools and retries
+// once after HeaderMismatch on tools/call, answers input requests and
+// retries until the result is complete (at most MaxRounds rounds), and
+// polls a task handle to its end.
+func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.RawMessage, err error) (json.RawMessage, error) {
+	maxRounds := m.MaxRounds
+	if maxRounds <= 0 {
+		maxRounds = DefaultMaxRounds
+	}
+	versionRetried, headersRetried := false, false
+	round := 0
+	var unanswered map[string]bool
+	for {
+		if err != nil {
+			var rpcErr *RPCError
+			if !errors.As(err, &rpcErr) || ctx.Err() != nil {
+				return nil, err
+			}
+			switch rpcErr.Code {
+			case CodeUnsupportedProtocolVersion:
+				uv := unsupportedVersion(rpcErr)
+				if v := commonModern(uv.Supported); v != "" && !versionRetried {
+					versionRetried = true
+					m.setVersion(v)
+					m.note(s, fmt.Sprintf("%s: the server does not accept protocol version %s (it supports %s); retrying with %s",
+						req.Label(), orString(uv.Requested, "mcpx's"), strings.Join(uv.Supported, ", "), v))
+					res, err = s.Resend(ctx, req, req.Params)
+					continue
+				}
+				uv.Err = err
+				return nil, uv
+			case CodeHeaderMismatch:
+				m.mu.Lock()
+				routes := m.routes
+				m.mu.Unlock()
+				if req.Method == "tools/call" && routes && !headersRetried {
+					// The tool's x-mcp-header annotations may have changed
+					// (spec 2026-07-28: basic/transports/streamable-http,
+					// "Client Behavior").
+					headersRetried = true
+					m.forgetTools()
+					m.note(s, fmt.Sprintf("%s: the server reports mismatched headers (%s); listing the tools again and retrying once", req.Label(), EscapeLine(rpcErr.Message)))
+					res, err = s.Resend(ctx, req, req.Params)
+					continue
+				}
+			case CodeMissingRequiredClientCapability:
+				return nil, missingCapability(rpcErr, err)
+			}
+			return nil, err
+		}
+		m.noteServer(res)
+		if req.Method == "tools/list" {
+			m.recordTools(req, res)
+		}
+		switch rt := ResultType(res); rt {
+		case ResultComplete:
+			return res, nil
+		case ResultInputRequired:
+			if !mrtrMethods[req.Method] {
+				return nil, fmt.Errorf("%s: the server answered input_required, which the spec allows only for tools/call, prompts/get and resources/read (basic/patterns/mrtr)", req.Label())
+			}
+			round++
+			if round > maxRounds {
+				return nil, fmt.Errorf("%s: the server still needs input after %d rounds; giving up", req.Label(), maxRounds)
+			}
+			params, missing, ierr := m.answerRound(ctx, s, req, res, round, maxRounds, unanswered)
+			if ierr != nil {
+				return nil, ierr
+			}
+			unanswered = missing
+			res, err = s.Resend(ctx, req, params)
+		case ResultTask:
+			return m.awaitTask(ctx, s, req, res)
+		default:
+			return nil, fmt.Errorf("%s: the server answered with resultType %q, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), EscapeLine(rt))
+		}
+	}
+}
+
+// InputRequired is an InputRequiredResult (spec 2026-07-28:
+// basic/patterns/mrtr).
+type InputRequired struct {
+	// InputRequests maps the server's keys to the requests, raw.
+	InputRequests map[string]json.RawMessage
+	// RequestState is the opaque state exactly as received (the JSON
+	// string token), nil when absent.
+	RequestState json.RawMessage
+}
+
+// ParseInputRequired decodes an InputRequiredResult.
+func ParseInputRequired(raw json.RawMessage) (*InputRequired, error) {
+	obj, err := ParseObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("an input_required result is not an object: %w", err)
+	}
+	ir := &InputRequired{}
+	if v := obj.Get("inputRequests"); len(v) > 0 && string(v) != "null" {
+		if err := json.Unmarshal(v, &ir.InputRequests); err != nil {
+			return nil, fmt.Errorf("inputRequests is not a map of requests: %w", err)
+		}
+	}
+	if v := obj.Get("requestState"); len(v) > 0 {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("requestState is not a string: %s", excerpt(v, 60))
+		}
+		ir.RequestState = v
+	}
+	return ir, nil
+}
+
+// answerRound answers one InputRequiredResult and returns the params of
+// the retry: the caller's params with inputResponses and, when the server
+// sent one, the exact requestState. Requests mcpx cannot answer (a policy
+// refused, the capability is not declared) are left out; a request left
+// out in the previous round and asked again ends the call.
+func (m *Modern) answerRound(ctx context.Context, s *Session, req *Request, res json.RawMessage, round, maxRounds int, unanswered map[string]bool) (json.RawMessage, map[string]bool, error) {
+	ir, err := ParseInputRequired(res)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", req.Label(), err)
+	}
+	keys := make([]string, 0, len(ir.InputRequests))
+	for k := range ir.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	what := make([]string, 0, len(keys))
+	for _, k := range keys {
+		what = append(what, inputMethod(ir.InputRequests[k])+" ("+EscapeLine(k)+")")
+	}
+	msg := fmt.Sprintf("%s: the server needs input (round %d of at most %d)", req.Label(), round, maxRounds)
+	switch {
+	case len(what) > 0:
+		msg += ": " + strings.Join(what, ", ")
+	default:
+		msg += ": no input requests, only request state"
+	}
+	m.note(s, msg+"; retrying as a new request")
+	responses, failed, err := s.answerInputs(ctx, ir.InputRequests)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", req.Label(), err)
+	}
+	for k := range failed {
+		if unanswered[k] {
+			return nil, nil, fmt.Errorf("%s: the server asked again for input %q, which mcpx could not provide: %v", req.Label(), k, failed[k])
+		}
+	}
+	obj, err := ParseObject(req.Params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", req.Label(), err)
+	}
+	obj.Delete("inputResponses")
+	obj.Delete("requestState")
+	if len(ir.InputRequests) > 0 {
+		obj.Set("inputResponses", responses.Marshal())
+	}
+	if ir.RequestState != nil {
+		obj.Set("requestState", ir.RequestState)
+	}
+	missing := map[string]bool{}
+	for k := range failed {
+		missing[k] = true
+	}
+	return obj.Marshal(), missing, nil
+}
+
+// inputMethod returns the method of an embedded input request.
+func inputMethod(raw json.RawMessage) string {
+	var r struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Method == "" {
+		return "(no method)"
+	}
+	return EscapeLine(r.Method)
+}
+
+// answerInputs answers embedded input requests (elicitation/create,
+// sampling/createMessage, roots/list) through the same handlers and
+// policies that answer server-to-client requests in the handshake era,
+// one at a time (a person may be asked), and shows each like a server
+// request. It returns the responses by key and, by key, why a request got
+// none. Only a context that ended, or a policy that needs a terminal and
+// has none, is an error.
+func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMessage) (*Object, map[string]error, error) {
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := &Object{vals: map[string]json.RawMessage{}}
+	failed := map[string]error{}
+	for _, k := range keys {
+		var r struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(reqs[k], &r); err != nil || r.Method == "" {
+			failed[k] = fmt.Errorf("input request %q is not a request object", k)
+			s.warn("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
+			continue
+		}
+		msg := &Message{Raw: reqs[k], ID: marshalRaw(k), Method: r.Method, Params: r.Params}
+		var result json.RawMessage
+		var rpcErr *RPCError
+		h := s.opts.Handlers[r.Method]
+		if h == nil {
+			rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
+		} else {
+			v, err := h(ctx, msg)
+			switch {
+			case ctx.Err() != nil:
+				return nil, nil, ctx.Err()
+			case errors.Is(err, ErrNoTerminal):
+				return nil, nil, err
+			case err != nil:
+				if !errors.As(err, &rpcErr) {
+					rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+				}
+			default:
+				if result, err = compactJSON(v); err != nil {
+					rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
+				}
+			}
+		}
+		if s.opts.OnServerRequest != nil {
+			s.opts.OnServerRequest(msg, result, rpcErr)
+		}
+		if rpcErr != nil {
+			failed[k] = rpcErr
+			continue
+		}
+		if len(result) == 0 {
+			result = json.RawMessage("{}")
+		}
+		out.Set(k, result)
+	}
+	return out, failed, nil
+}
+
+// UnsupportedVersionError is a server's UnsupportedProtocolVersionError
+// (-32022) that mcpx could not get past: none of the versions it supports
+// is one mcpx speaks in this era.
+type UnsupportedVersionError struct {
+	Requested string
+	Supported []string
+	// Err is the error as received, when there was one.
+	Err error
+}
+
+func (e *UnsupportedVersionError) Error() string {
+	msg := fmt.Sprintf("the server does not support protocol version %s", orString(e.Requested, "requested"))
+	if len(e.Supported) > 0 {
+		msg += " (it supports " + strings.Join(e.Supported, ", ") + ")"
+	}
+	if e.Err != nil {
+		msg = e.Err.Error() + ": " + msg
+	}
+	if !e.speaksModern() && len(e.Supported) > 0 {
+		msg += "; those are handshake-era versions: use --protocol-era legacy (or auto)"
+	}
+	return msg
+}
+
+func (e *UnsupportedVersionError) Unwrap() error { return e.Err }
+
+// speaksModern reports whether the server named a stateless version.
+func (e *UnsupportedVersionError) speaksModern() bool {
+	return slices.ContainsFunc(e.Supported, IsModernVersion)
+}
+
+// unsupportedVersion decodes the data of a -32022 error.
+func unsupportedVersion(e *RPCError) *UnsupportedVersionError {
+	var d struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	return &UnsupportedVersionError{Requested: d.Requested, Supported: d.Supported}
+}
+
+// commonModern returns the newest stateless version mcpx speaks that
+// supported lists, or "".
+func commonModern(supported []string) string {
+	for _, v := range ModernVersions {
+		if slices.Contains(supported, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// MissingCapabilityError is a server's MissingRequiredClientCapability
+// error (-32021), naming what it needs.
+type MissingCapabilityError struct {
+	// Required is data.requiredCapabilities as received.
+	Required json.RawMessage
+	Err      error
+}
+
+func (e *MissingCapabilityError) Error() string {
+	names := capabilityDetails(e.Required, "")
+	msg := e.Err.Error()
+	if len(names) > 0 {
+		msg += "; the request needs the client capabilities " + strings.Join(names, ", ")
+	}
+	return msg + hintForCapabilities(names)
+}
+
+func (e *MissingCapabilityError) Unwrap() error { return e.Err }
+
+func missingCapability(rpcErr *RPCError, err error) error {
+	var d struct {
+		Required json.RawMessage `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(rpcErr.Data, &d)
+	return &MissingCapabilityError{Required: d.Required, Err: err}
+}
+
+// hintForCapabilities says which flag declares the named capabilities.
+func hintForCapabilities(names []string) string {
+	var hints []string
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "roots"):
+			hints = append(hints, "--root PATH declares roots")
+		case strings.HasPrefix(n, "sampling"):
+			hints = append(hints, "sampling is declared unless --no-sampling")
+		case strings.HasPrefix(n, "elicitation"):
+			hints = append(hints, "elicitation is declared unless --no-elicitation")
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
+}
+
+// isModernError reports whether err carries an error only a 2026-07-28
+// server sends (spec 2026-07-28: basic/versioning, "Backward
+// Compatibility with Initialization-Based Versions").
+func isModernError(err error) bool {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) {
+		return false
+	}
+	switch rpcErr.Code {
+	case CodeHeaderMismatch, CodeMissingRequiredClientCapability, CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
+}
+
+// looksModern reports whether a failed initialize suggests a 2026-07-28
+// server: a modern error code whose data names a stateless version, or a
+// message that mentions one.
+func looksModern(err error) bool {
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) {
+		if rpcErr.Code == CodeUnsupportedProtocolVersion {
+			return unsupportedVersion(rpcErr).speaksModern()
+		}
+		if rpcErr.Code == CodeHeaderMismatch || rpcErr.Code == CodeMissingRequiredClientCapability {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "2026-07-28") || strings.Contains(msg, MetaProtocolVersion)
+}
+
+// isConnectionFailure reports errors that say nothing about the era: the
+// server could not be reached or went away, credentials were refused, or
+// the person gave up.
+func isConnectionFailure(ctx context.Context, err error) bool {
+	var exit *transport.PeerExitError
+	return ctx.Err() != nil || errors.As(err, &exit) ||
+		errors.Is(err, transport.ErrConnect) || errors.Is(err, transport.ErrClosed) ||
+		errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, context.Canceled)
+}
+
+// carriesRoutes reports whether conn mirrors routes outside the message.
+func carriesRoutes(conn transport.Conn) bool {
+	rc, ok := transport.Find[transport.RouteCarrier](conn)
+	return ok && rc.CarriesRoutes()
+}

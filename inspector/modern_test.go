@@ -1,0 +1,528 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// routedConn is a connection with headers, as Streamable HTTP is: it
+// records the routes and the cancellations it is asked for.
+type routedConn struct {
+	transport.Conn
+	mu        sync.Mutex
+	routes    []*transport.Route
+	cancelled []string
+}
+
+func (c *routedConn) Write(ctx context.Context, f transport.Frame) error {
+	c.mu.Lock()
+	c.routes = append(c.routes, f.Route)
+	c.mu.Unlock()
+	return c.Conn.Write(ctx, f)
+}
+
+func (c *routedConn) CarriesRoutes() bool { return true }
+
+func (c *routedConn) CancelRequest(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelled = append(c.cancelled, id)
+	return true
+}
+
+func (c *routedConn) lastRoute() *transport.Route {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.routes[len(c.routes)-1]
+}
+
+// newModernSession starts a session with lifecycle life on a pipe, routed
+// (like HTTP) when routed is set.
+func newModernSession(t *testing.T, life Lifecycle, routed bool, opts Options) (*Session, *fakeServer, *warnings, *routedConn) {
+	t.Helper()
+	client, server := transport.Pipe()
+	var rc *routedConn
+	conn := client
+	if routed {
+		rc = &routedConn{Conn: client}
+		conn = rc
+	}
+	w := &warnings{t: t, ch: make(chan string, 1000)}
+	opts.OnWarning = w.add
+	opts.Lifecycle = life
+	s := NewSession(conn, opts)
+	srv := newFakeServer(t, server)
+	t.Cleanup(func() { s.Close() })
+	return s, srv, w, rc
+}
+
+func metaOf(t *testing.T, m *Message) map[string]json.RawMessage {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Meta
+}
+
+const discoverOK = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":1000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}`
+
+// openModern runs Open against the fake server's discover answer.
+func openModern(t *testing.T, s *Session, srv *fakeServer) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- s.life.Open(context.Background(), s) }()
+	srv.reply(srv.nextRequest("server/discover"), discoverOK)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestModernDecorate(t *testing.T) {
+	m := &Modern{ClientInfo: Implementation{Name: "mcpx", Version: "1"}, Capabilities: json.RawMessage(`{"roots":{}}`), LogLevel: "info"}
+	got, err := m.Decorate("tools/list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"mcpx","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/logLevel":"info"}}`
+	if !jsonEqual(t, got, []byte(want)) {
+		t.Errorf("got %s", got)
+	}
+	// What the caller put in _meta stays.
+	got, _ = m.Decorate("tools/call", json.RawMessage(`{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","progressToken":7}}`))
+	if !strings.Contains(string(got), `"io.modelcontextprotocol/protocolVersion":"2099-01-01"`) || !strings.Contains(string(got), `"progressToken":7`) {
+		t.Errorf("caller's _meta lost: %s", got)
+	}
+	// Notifications carry no per-request fields.
+	got, _ = m.Decorate("notifications/cancelled", json.RawMessage(`{"requestId":1}`))
+	if string(got) != `{"requestId":1}` {
+		t.Errorf("notification decorated: %s", got)
+	}
+}
+
+func TestModernOpen(t *testing.T) {
+	s, srv, _, _ := newModernSession(t, &Modern{Reason: "test"}, false, Options{})
+	openModern(t, s, srv)
+	info := s.Server()
+	if info.Era != "modern" || info.Implementation.Name != "fake" || info.ProtocolVersion != "2026-07-28" ||
+		info.TTLMs == nil || *info.TTLMs != 1000 || info.CacheScope != "public" || info.EraReason != "test" {
+		t.Errorf("server info: %+v", info)
+	}
+}
+
+// A multi-round request: the embedded request is answered by the handler,
+// the retry is a new request with inputResponses and the exact request
+// state, and it ends when the result is complete.
+func TestModernMultiRound(t *testing.T) {
+	asked := make(chan *Message, 4)
+	handlers := map[string]RequestHandler{
+		"elicitation/create": func(ctx context.Context, req *Message) (any, error) {
+			asked <- req
+			return json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`), nil
+		},
+	}
+	var shown []string
+	var mu sync.Mutex
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(n string) { mu.Lock(); shown = append(shown, n); mu.Unlock() }}, false, Options{
+		Handlers: handlers,
+		OnServerRequest: func(req *Message, res json.RawMessage, err *RPCError) {
+			mu.Lock()
+			shown = append(shown, "answered "+req.Method+" "+string(res))
+			mu.Unlock()
+		},
+	})
+	openModern(t, s, srv)
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "greet", "arguments": map[string]string{"x": "1"}})
+	first := srv.nextRequest("tools/call")
+	// The state is opaque: escapes and all, it must come back byte for byte.
+	const state = `"st\u0061te <&> \"q\""`
+	srv.reply(first, `{"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":`+state+`}`)
+	if m := <-asked; m.Method != "elicitation/create" || !strings.Contains(string(m.Params), "Name?") {
+		t.Errorf("handler got %s", m.Raw)
+	}
+	retry := srv.nextRequest("tools/call")
+	if string(retry.ID) == string(first.ID) {
+		t.Errorf("the retry reused id %s", retry.ID)
+	}
+	var p struct {
+		Name           string                     `json:"name"`
+		Arguments      json.RawMessage            `json:"arguments"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage            `json:"requestState"`
+	}
+	if err := json.Unmarshal(retry.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "greet" || string(p.Arguments) != `{"x":"1"}` || string(p.RequestState) != state ||
+		string(p.InputResponses["who"]) != `{"action":"accept","content":{"name":"Ada"}}` {
+		t.Errorf("retry params: %s", retry.Params)
+	}
+	if len(metaOf(t, retry)) == 0 {
+		t.Error("the retry has no _meta")
+	}
+	srv.reply(retry, `{"resultType":"complete","content":[{"type":"text","text":"hi Ada"}]}`)
+	r := result(t, ch)
+	if r.err != nil || !strings.Contains(string(r.res), "hi Ada") {
+		t.Fatalf("result %s, %v", r.res, r.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !containsAll(strings.Join(shown, "\n"), `tools/call: the server needs input (round 1 of at most 10): elicitation/create (who)`, `answered elicitation/create {"action":"accept"`) {
+		t.Errorf("rounds not shown: %q", shown)
+	}
+}
+
+// Without inputRequests the retry carries only the state; without a state
+// it carries none. The rounds are capped.
+func TestModernRoundsCapped(t *testing.T) {
+	s, srv, _, _ := newModernSession(t, &Modern{MaxRounds: 2, OnNote: func(string) {}}, false, Options{})
+	openModern(t, s, srv)
+	ch := goCall(context.Background(), s, "prompts/get", map[string]any{"name": "p"})
+	for i := 0; i < 3; i++ {
+		m := srv.nextRequest("prompts/get")
+		if i > 0 && (!strings.Contains(string(m.Params), `"requestState":"s"`) || strings.Contains(string(m.Params), "inputResponses")) {
+			t.Errorf("retry %d params: %s", i, m.Params)
+		}
+		srv.reply(m, `{"resultType":"input_required","requestState":"s"}`)
+	}
+	r := result(t, ch)
+	if r.err == nil || !strings.Contains(r.err.Error(), "still needs input after 2 rounds") {
+		t.Fatalf("err %v", r.err)
+	}
+}
+
+func TestModernResultTypes(t *testing.T) {
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+	openModern(t, s, srv)
+	// input_required is allowed only on tools/call, prompts/get and
+	// resources/read.
+	ch := goCall(context.Background(), s, "tools/list", nil)
+	srv.reply(srv.nextRequest("tools/list"), `{"resultType":"input_required","requestState":"x"}`)
+	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "allows only for tools/call") {
+		t.Errorf("err %v", r.err)
+	}
+	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
+	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"mystery"}`)
+	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `resultType "mystery"`) {
+		t.Errorf("err %v", r.err)
+	}
+	// No resultType: complete.
+	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
+	srv.reply(srv.nextRequest("tools/call"), `{"content":[]}`)
+	if r := result(t, ch); r.err != nil {
+		t.Errorf("err %v", r.err)
+	}
+}
+
+// UnsupportedProtocolVersion: one retry with a version the server names,
+// as a new request; a second refusal is final.
+func TestModernVersionRetry(t *testing.T) {
+	s, srv, _, rc := newModernSession(t, &Modern{ProtocolVersion: "2099-01-01", OnNote: func(string) {}}, true, Options{})
+	errc := make(chan error, 1)
+	go func() { errc <- s.life.Open(context.Background(), s) }()
+	m := srv.nextRequest("server/discover")
+	if v := string(metaOf(t, m)[MetaProtocolVersion]); v != `"2099-01-01"` {
+		t.Errorf("version %s", v)
+	}
+	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25"],"requested":"2099-01-01"}}}`)
+	m2 := srv.nextRequest("server/discover")
+	if v := string(metaOf(t, m2)[MetaProtocolVersion]); v != `"2026-07-28"` || string(m2.ID) == string(m.ID) {
+		t.Errorf("retry %s", m2.Raw)
+	}
+	if r := rc.lastRoute(); r.ProtocolVersion != "2026-07-28" {
+		t.Errorf("the header version %q does not follow the body", r.ProtocolVersion)
+	}
+	srv.reply(m2, discoverOK)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	ch := goCall(context.Background(), s, "tools/list", nil)
+	for i := 0; i < 2; i++ {
+		m := srv.nextRequest("tools/list")
+		srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
+	}
+	r := result(t, ch)
+	var uv *UnsupportedVersionError
+	var rpcErr *RPCError
+	if !errors.As(r.err, &uv) || !errors.As(r.err, &rpcErr) || !strings.Contains(r.err.Error(), "UnsupportedProtocolVersion") {
+		t.Fatalf("err %v", r.err)
+	}
+}
+
+// Over a connection with headers: routes name the method and the tool, and
+// carry x-mcp-header arguments; a tool with an invalid annotation is never
+// called; HeaderMismatch re-lists the tools and retries once.
+func TestModernRoutes(t *testing.T) {
+	s, srv, _, rc := newModernSession(t, &Modern{OnNote: func(string) {}}, true, Options{})
+	openModern(t, s, srv)
+	tools := `{"resultType":"complete","tools":[
+		{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"flag":{"type":"boolean","x-mcp-header":"Flag"},"nested":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}}}}},
+		{"name":"bad","inputSchema":{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"},"x-mcp-header":"A"}}}}]}`
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "geo", "arguments": map[string]any{"region": "eu", "n": 42, "flag": false, "nested": map[string]any{"zone": "z 1 "}}})
+	srv.reply(srv.nextRequest("tools/list"), tools)
+	call := srv.nextRequest("tools/call")
+	r := rc.lastRoute()
+	want := []transport.RouteParam{{Name: "Region", Value: "eu"}, {Name: "N", Value: "42"}, {Name: "Flag", Value: "false"}, {Name: "Zone", Value: "z 1 "}}
+	if r.Method != "tools/call" || r.Name != "geo" || r.ProtocolVersion != "2026-07-28" || len(r.Params) != len(want) {
+		t.Fatalf("route %+v", r)
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range r.Params {
+			found = found || p == w
+		}
+		if !found {
+			t.Errorf("route lacks %+v: %+v", w, r.Params)
+		}
+	}
+	// Mismatch: the tools are listed again and the call retried once.
+	srv.send(`{"jsonrpc":"2.0","id":` + string(call.ID) + `,"error":{"code":-32020,"message":"Header mismatch"}}`)
+	srv.reply(srv.nextRequest("tools/list"), tools)
+	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"complete","content":[]}`)
+	if res := result(t, ch); res.err != nil {
+		t.Fatal(res.err)
+	}
+	// The invalid tool: refused before anything is sent.
+	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "bad"})
+	res := result(t, ch)
+	var it *InvalidToolError
+	if !errors.As(res.err, &it) || it.Tool != "bad" {
+		t.Fatalf("err %v", res.err)
+	}
+	// Names of the other routed methods.
+	for method, params := range map[string]string{"resources/read": `{"uri":"file:///a b"}`, "prompts/get": `{"name":"p"}`, "tasks/get": `{"taskId":"t1"}`} {
+		ch := goCall(context.Background(), s, method, json.RawMessage(params))
+		srv.reply(srv.nextRequest(method), `{"resultType":"complete","taskId":"t1","status":"working","contents":[],"messages":[]}`)
+		result(t, ch)
+		if r := rc.lastRoute(); r.Method != method || r.Name == "" {
+			t.Errorf("%s route %+v", method, r)
+		}
+	}
+}
+
+// In the stateless era a cancelled request is cancelled by the transport
+// when it can (closing the stream) and with notifications/cancelled when it
+// cannot (stdio).
+func TestModernCancellation(t *testing.T) {
+	for _, routed := range []bool{true, false} {
+		s, srv, _, rc := newModernSession(t, &Modern{OnNote: func(string) {}}, routed, Options{})
+		openModern(t, s, srv)
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := goCall(ctx, s, "tools/call", map[string]any{"name": "slow"})
+		if routed {
+			// Over headers, the tools are listed first (x-mcp-header).
+			srv.reply(srv.nextRequest("tools/list"), `{"tools":[]}`)
+		}
+		m := srv.nextRequest("tools/call")
+		cancel()
+		if r := result(t, ch); !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("err %v", r.err)
+		}
+		if routed {
+			srv.quietUntil(mark(t, s))
+			rc.mu.Lock()
+			if len(rc.cancelled) != 1 || rc.cancelled[0] != string(m.ID) {
+				t.Errorf("cancelled %v, want [%s]", rc.cancelled, m.ID)
+			}
+			rc.mu.Unlock()
+			continue
+		}
+		n := srv.next()
+		if n.Method != "notifications/cancelled" || !strings.Contains(string(n.Params), `"requestId":`+string(m.ID)) {
+			t.Errorf("sent %s", n.Raw)
+		}
+	}
+}
+
+// Both ways a server ends a subscription, and the acknowledgement.
+func TestListenEnds(t *testing.T) {
+	var notes []*Message
+	var nmu sync.Mutex
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
+		OnNotification: func(m *Message) { nmu.Lock(); notes = append(notes, m); nmu.Unlock() },
+	})
+	openModern(t, s, srv)
+	acks := make(chan ListenFilter, 4)
+	filter := ListenFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"a://b"}}
+	opts := ListenOptions{OnAck: func(g ListenFilter, _ *Message) { acks <- g }}
+
+	errc := make(chan error, 1)
+	go func() { errc <- s.Listen(context.Background(), filter, opts) }()
+	m := srv.nextRequest("subscriptions/listen")
+	if !strings.Contains(string(m.Params), `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["a://b"]}`) {
+		t.Errorf("filter: %s", m.Params)
+	}
+	sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(m.ID) + `}`
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{` + sub + `,"notifications":{"toolsListChanged":true}}}`)
+	if g := <-acks; !g.ToolsListChanged || len(filter.Missing(g).ResourceSubscriptions) != 1 {
+		t.Errorf("ack %+v", g)
+	}
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + sub + `}}`)
+	srv.reply(m, `{"resultType":"complete",`+sub+`}`)
+	var ended *ListenEndedError
+	if err := <-errc; !errors.As(err, &ended) || !ended.Graceful {
+		t.Fatalf("err %v", err)
+	}
+
+	go func() { errc <- s.Listen(context.Background(), filter, opts) }()
+	m = srv.nextRequest("subscriptions/listen")
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(m.ID) + `,"reason":"bye"}}`)
+	if err := <-errc; !errors.As(err, &ended) || ended.Graceful || ended.Reason != "bye" {
+		t.Fatalf("err %v", err)
+	}
+
+	// The person ends it: nil, and the server is told.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { errc <- s.Listen(ctx, filter, opts) }()
+	m = srv.nextRequest("subscriptions/listen")
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.next(); n.Method != "notifications/cancelled" {
+		t.Errorf("sent %s", n.Raw)
+	}
+	nmu.Lock()
+	defer nmu.Unlock()
+	var methods []string
+	for _, n := range notes {
+		methods = append(methods, n.Method)
+	}
+	if got := strings.Join(methods, ","); !strings.HasPrefix(got, "notifications/tools/list_changed") || strings.Contains(got, "acknowledged") {
+		t.Errorf("notifications delivered: %s", got)
+	}
+}
+
+// A task handle is polled with tasks/get, honouring pollIntervalMs, until
+// it ends; its inlined result is the call's result.
+func TestModernTaskPolling(t *testing.T) {
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
+		Handlers: map[string]RequestHandler{"elicitation/create": func(ctx context.Context, req *Message) (any, error) {
+			return json.RawMessage(`{"action":"accept","content":{"ok":true}}`), nil
+		}},
+	})
+	openModern(t, s, srv)
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "job"})
+	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"task","taskId":"t1","status":"working","pollIntervalMs":10}`)
+	start := time.Now()
+	g := srv.nextRequest("tasks/get")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("poll after %s", d)
+	}
+	srv.reply(g, `{"resultType":"complete","taskId":"t1","status":"input_required","pollIntervalMs":10,"inputRequests":{"k":{"method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}}}`)
+	u := srv.nextRequest("tasks/update")
+	if !strings.Contains(string(u.Params), `"taskId":"t1"`) || !strings.Contains(string(u.Params), `"inputResponses":{"k":{"action":"accept","content":{"ok":true}}}`) {
+		t.Errorf("update %s", u.Params)
+	}
+	srv.reply(u, `{"resultType":"complete"}`)
+	srv.reply(srv.nextRequest("tasks/get"), `{"resultType":"complete","taskId":"t1","status":"completed","result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`)
+	r := result(t, ch)
+	if r.err != nil || !strings.Contains(string(r.res), `"done"`) {
+		t.Fatalf("%s %v", r.res, r.err)
+	}
+}
+
+// Auto probes with server/discover and picks the era from the answer.
+func TestAutoProbe(t *testing.T) {
+	legacyInit := `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`
+	cases := []struct {
+		name    string
+		answer  func(srv *fakeServer, m *Message)
+		era     string
+		version string
+	}{
+		{"discover answers", func(srv *fakeServer, m *Message) { srv.reply(m, discoverOK) }, "modern", ""},
+		{"method not found", func(srv *fakeServer, m *Message) {
+			srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		}, "legacy", "2025-11-25"},
+		{"silence", func(srv *fakeServer, m *Message) {}, "legacy", "2025-11-25"},
+		{"only legacy versions", func(srv *fakeServer, m *Message) {
+			srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"no","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`)
+		}, "legacy", "2025-06-18"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cache := &EraCache{}
+			a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}, Cache: cache, Target: "x", ProbeTimeout: 100 * time.Millisecond}
+			s, srv, _, _ := newModernSession(t, a, false, Options{})
+			errc := make(chan error, 1)
+			go func() { errc <- a.Open(context.Background(), s) }()
+			c.answer(srv, srv.nextRequest("server/discover"))
+			if c.era == "legacy" {
+				init := srv.nextRequest("initialize")
+				if !strings.Contains(string(init.Params), `"protocolVersion":"`+c.version+`"`) {
+					t.Errorf("initialize %s", init.Params)
+				}
+				if _, ok := metaOf(t, init)[MetaProtocolVersion]; ok {
+					t.Error("initialize carries modern _meta")
+				}
+				srv.reply(init, strings.Replace(legacyInit, "2025-11-25", c.version, 1))
+				if n := srv.next(); n.Method != "notifications/initialized" {
+					t.Errorf("sent %s", n.Raw)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			info := s.Server()
+			if info.Era != c.era || !strings.HasPrefix(info.EraReason, "auto-detected") {
+				t.Errorf("info %+v", info)
+			}
+			if d, ok := cache.Get("x"); !ok || d.Era != c.era {
+				t.Errorf("cache %+v %v", d, ok)
+			}
+			// No cancellation for the probe, even when it timed out.
+			srv.quietUntil(mark(t, s))
+		})
+	}
+}
+
+func TestToolHeaderParams(t *testing.T) {
+	valid := []string{
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":["integer","null"],"x-mcp-header":"B"}}}`,
+		`{"type":"object","properties":{"o":{"type":"object","properties":{"c":{"type":"boolean","x-mcp-header":"C"}}}}}`,
+		`{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}`, // a property named so
+		`{"type":"object","properties":{"d":{"type":"string","default":{"x-mcp-header":"data"}}}}`,
+		`{"type":"object"}`,
+	}
+	for _, s := range valid {
+		if _, err := ToolHeaderParams(json.RawMessage(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	invalid := map[string]string{
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`:                                                                "is empty",
+		`{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`:                                                               "type number",
+		`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`:                                                               "type object",
+		`{"type":"object","properties":{"a":{"x-mcp-header":"A"}}}`:                                                                               "declares no type",
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"My Region"}}}`:                                                       "not a valid header name",
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`:                      "repeats",
+		`{"type":"object","properties":{"l":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}}}}`: "not reachable",
+		`{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`:                                                   "not reachable",
+		`{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"A"}}}`:                                                                    "not reachable",
+		`{"type":"object","x-mcp-header":"Root"}`:                                                                                                 "not reachable",
+	}
+	for s, want := range invalid {
+		_, err := ToolHeaderParams(json.RawMessage(s))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", s, err, want)
+		}
+	}
+	params, _ := ToolHeaderParams(json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"},"s":{"type":"string","x-mcp-header":"S"}}}`))
+	if _, err := HeaderValues(params, json.RawMessage(`{"i":9007199254740993}`)); err == nil {
+		t.Error("an unsafe integer was mirrored")
+	}
+	got, err := HeaderValues(params, json.RawMessage(`{"i":42.0,"s":null}`))
+	if err != nil || len(got) != 1 || got[0].Value != "42" {
+		t.Errorf("%+v %v", got, err)
+	}
+}

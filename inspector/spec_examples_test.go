@@ -1,0 +1,287 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// specDir finds the 2026-07-28 spec beside the repository: the first
+// ancestor of the working directory that has shared/spec/2026-07-28.
+func specDir(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "spec", "2026-07-28")
+		if st, err := os.Stat(filepath.Join(p, "examples")); err == nil && st.IsDir() {
+			return p
+		}
+		if filepath.Dir(d) == d {
+			t.Skip("the 2026-07-28 spec (a sibling shared/spec/2026-07-28) is not present")
+		}
+	}
+}
+
+// specSchemas compiles the spec's schema.json; def returns the schema of
+// one $defs entry, nil when there is none.
+func specSchemas(t *testing.T, dir string) func(name string) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	const url = "mcpx:///spec/2026-07-28/schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	defs := doc.(map[string]any)["$defs"].(map[string]any)
+	return func(name string) *jsonschema.Schema {
+		if _, ok := defs[name]; !ok {
+			return nil
+		}
+		s, err := c.Compile(url + "#/$defs/" + name)
+		if err != nil {
+			t.Fatalf("compiling $defs/%s: %v", name, err)
+		}
+		return s
+	}
+}
+
+// TestSpecExamples decodes every example message of the 2026-07-28 spec
+// with mcpx's own code and encodes it again: JSON-RPC messages through
+// DecodeFrame and the frame encoders the session uses, every other example
+// through the ordered Object that params and results pass through. The
+// result must be the same JSON value, and valid against the spec's schema
+// for its type. Types mcpx interprets also go through their parsers.
+func TestSpecExamples(t *testing.T) {
+	dir := specDir(t)
+	def := specSchemas(t, dir)
+	files, err := filepath.Glob(filepath.Join(dir, "examples", "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no examples found")
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		typ := filepath.Base(filepath.Dir(file))
+		t.Run(typ+"/"+strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			orig, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := reencode(t, orig)
+			if !jsonEqual(t, orig, again) {
+				t.Fatalf("re-encoding changed the example:\n%s\nbecame\n%s", orig, again)
+			}
+			if s := def(typ); s != nil {
+				v, err := jsonschema.UnmarshalJSON(bytes.NewReader(again))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Validate(v); err != nil {
+					t.Errorf("re-encoded %s is not a valid %s: %v", file, typ, err)
+				}
+			}
+			interpret(t, typ, again)
+		})
+	}
+}
+
+// reencode decodes raw the way mcpx receives or sends it and encodes it
+// again.
+func reencode(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	obj, err := ParseObject(raw)
+	if err != nil {
+		// Schemas for scalar values and the like: JSON in, JSON out.
+		c, err := compactJSON(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if !obj.Has("jsonrpc") {
+		return obj.Marshal()
+	}
+	msgs, batch, err := DecodeFrame(raw)
+	if err != nil || batch || len(msgs) != 1 {
+		t.Fatalf("DecodeFrame: %v (batch %v, %d messages)", err, batch, len(msgs))
+	}
+	m := msgs[0]
+	if len(m.Problems) > 0 {
+		t.Fatalf("the example departs from JSON-RPC: %v", m.Problems)
+	}
+	params := reobject(t, m.Params)
+	switch {
+	case m.IsRequest():
+		return encodeRequestID(m.ID, m.Method, params)
+	case m.IsNotification():
+		return encodeNotification(m.Method, params)
+	}
+	if m.Error != nil {
+		return encodeResponse(m.ID, nil, m.Error)
+	}
+	return encodeResponse(m.ID, reobject(t, m.Result), nil)
+}
+
+// reobject passes an object through Object, as Decorate and the MRTR
+// retries do.
+func reobject(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	if len(raw) == 0 {
+		return nil
+	}
+	obj, err := ParseObject(raw)
+	if err != nil {
+		t.Fatalf("not an object: %s", raw)
+	}
+	return obj.Marshal()
+}
+
+// interpret runs the parsers mcpx has for the example's type.
+func interpret(t *testing.T, typ string, raw []byte) {
+	t.Helper()
+	payload := json.RawMessage(raw)
+	// For whole messages, look at their params, result or error.
+	var msg struct {
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *RPCError       `json:"error"`
+	}
+	if strings.HasSuffix(typ, "Response") || strings.HasSuffix(typ, "Request") || strings.HasSuffix(typ, "Notification") || strings.HasSuffix(typ, "Error") {
+		if err := json.Unmarshal(raw, &msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	switch typ {
+	case "DiscoverResult", "DiscoverResultResponse":
+		if msg.Result != nil {
+			payload = msg.Result
+		}
+		d, err := ParseDiscoverResult(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &Modern{}
+		if err := m.adopt(payload); err != nil {
+			t.Fatal(err)
+		}
+		if info := m.Server(); info.Implementation.Name == "" || len(info.SupportedVersions) == 0 || d.TTLMs == nil {
+			t.Errorf("discover result not understood: %+v", info)
+		}
+	case "InputRequiredResult":
+		ir, err := ParseInputRequired(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want struct {
+			RequestState *string `json:"requestState"`
+		}
+		_ = json.Unmarshal(payload, &want)
+		if want.RequestState != nil {
+			var got string
+			if err := json.Unmarshal(ir.RequestState, &got); err != nil || got != *want.RequestState {
+				t.Errorf("requestState %s, want %q", ir.RequestState, *want.RequestState)
+			}
+		}
+		for k, r := range ir.InputRequests {
+			if inputMethod(r) == "(no method)" {
+				t.Errorf("input request %q has no method", k)
+			}
+		}
+	case "SubscriptionsListenRequest":
+		var p struct {
+			Notifications ListenFilter `json:"notifications"`
+		}
+		if err := json.Unmarshal(msg.Params, &p); err != nil || p.Notifications.Empty() {
+			t.Fatalf("filter not understood: %s (%v)", msg.Params, err)
+		}
+		out, _ := json.Marshal(p.Notifications)
+		var orig struct {
+			Notifications json.RawMessage `json:"notifications"`
+		}
+		_ = json.Unmarshal(msg.Params, &orig)
+		if !jsonEqual(t, out, orig.Notifications) {
+			t.Errorf("filter re-encoded as %s, want %s", out, orig.Notifications)
+		}
+		if ResultType(msg.Params) != ResultComplete {
+			t.Error("params without resultType must read as complete")
+		}
+	case "SubscriptionsAcknowledgedNotification":
+		if subscriptionID(msg.Params) == "" {
+			t.Error("no subscription id found")
+		}
+	case "SubscriptionsListenResult", "SubscriptionsListenResultResponse":
+		if msg.Result != nil {
+			payload = msg.Result
+		}
+		if ResultType(payload) != ResultComplete || subscriptionID(payload) == "" {
+			t.Errorf("listen result not understood: %s", payload)
+		}
+	case "UnsupportedProtocolVersionError":
+		uv := unsupportedVersion(msg.Error)
+		if len(uv.Supported) == 0 || uv.Requested == "" || !isModernError(msg.Error) {
+			t.Errorf("error data not understood: %+v", uv)
+		}
+		if commonModern(uv.Supported) != LatestModernVersion {
+			t.Errorf("no modern version picked from %v", uv.Supported)
+		}
+	case "MissingRequiredClientCapabilityError":
+		e := missingCapability(msg.Error, msg.Error)
+		if !strings.Contains(e.Error(), "needs the client capabilities") {
+			t.Errorf("missing capabilities not named: %v", e)
+		}
+	case "HeaderMismatchError":
+		if CodeName(msg.Error.Code) != "HeaderMismatch" {
+			t.Errorf("code %d not named", msg.Error.Code)
+		}
+	case "Tool":
+		var tool struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		_ = json.Unmarshal(payload, &tool)
+		if _, err := ToolHeaderParams(tool.InputSchema); err != nil {
+			t.Errorf("x-mcp-header check rejected a valid tool: %v", err)
+		}
+	case "ListToolsResult", "ListToolsResultResponse":
+		if msg.Result != nil {
+			payload = msg.Result
+		}
+		if CacheHint(payload) == "" {
+			t.Error("no cache hint shown for a list result")
+		}
+	case "ReadResourceResult", "ReadResourceResultResponse":
+		if msg.Result != nil {
+			payload = msg.Result
+		}
+		if _, err := DecodeContents(payload); err != nil {
+			t.Fatal(err)
+		}
+	case "ElicitRequestFormParams":
+		var p struct {
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		}
+		_ = json.Unmarshal(payload, &p)
+		if _, err := ParseForm(p.RequestedSchema); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
