@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -21,6 +22,7 @@ const (
 	ExitConnect     = 4   // cannot connect, server exited, transport failure
 	ExitServerError = 5   // JSON-RPC error, or a tool result with isError
 	ExitTimeout     = 6   // a request timed out
+	ExitMismatch    = 7   // verify (or a strict replay) found a difference from the trace
 	ExitInterrupted = 130 // interrupted (Ctrl-C)
 )
 
@@ -51,6 +53,8 @@ func classify(err error) (int, string) {
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage, "usage"
+	case errors.Is(err, record.ErrMismatch):
+		return ExitMismatch, "mismatch"
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted, "interrupted"
 	case errors.Is(err, inspector.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -67,7 +68,7 @@ func parseHeaders(flags []string) (http.Header, error) {
 
 // dialHTTP builds the HTTP connection for --url. Nothing is sent until the
 // session's first request.
-func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
+func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HTTPConn, error) {
 	header, err := parseHeaders(g.headers)
 	if err != nil {
 		return nil, err
@@ -96,7 +97,7 @@ func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
 		CACertFile:      g.caCert,
 		Insecure:        g.insecure,
 		ProtocolVersion: offered,
-		Observer:        g.httpObserver(c),
+		Observer:        teeObserver(g.httpObserver(c), rec),
 	})
 	if err != nil {
 		return nil, &usageError{err: err}

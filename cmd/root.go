@@ -69,6 +69,11 @@ type globalOptions struct {
 	maxTimeout      time.Duration
 	protocolVersion string
 
+	// Recording (--record) and what it leaves out.
+	record   string
+	redact   []string
+	noRedact bool
+
 	// Output.
 	json    bool
 	wire    bool
@@ -167,6 +172,9 @@ exactly the JSON-RPC result with --json.`,
 	f.BoolVar(&g.wire, "wire", false, "print every frame in both directions on stderr")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
+	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines)")
+	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
+	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
 	for _, c := range []*cobra.Command{
@@ -174,6 +182,11 @@ exactly the JSON-RPC result with --json.`,
 		newPromptsCmd(g), newCompleteCmd(g), newCallCmd(g), newNotifyCmd(g),
 	} {
 		c.GroupID = "methods"
+		root.AddCommand(c)
+	}
+	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
+	for _, c := range []*cobra.Command{newProxyCmd(g), newReplayCmd(g), newVerifyCmd(g), newTraceCmd(g)} {
+		c.GroupID = "record"
 		root.AddCommand(c)
 	}
 	return root, g
@@ -192,6 +205,9 @@ func (g *globalOptions) validate() error {
 	}
 	if g.timeout < 0 || g.maxTimeout < 0 {
 		return usageErrorf("--timeout and --max-timeout must not be negative")
+	}
+	if err := g.validateRecord(); err != nil {
+		return err
 	}
 	return g.validateHTTP()
 }
