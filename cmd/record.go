@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -71,6 +72,25 @@ func (g *globalOptions) recordOptions(transportName, target string) record.Recor
 	}
 }
 
+// secretFlag matches a command-line option whose value looks secret:
+// --token X, --api-key=X, -password X.
+var secretFlag = regexp.MustCompile(`(?i)^--?[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*$`)
+
+// commandLine renders a server command line for a trace header, with the
+// values of options that look secret removed.
+func commandLine(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if name, _, ok := strings.Cut(a, "="); ok && secretFlag.MatchString(name) {
+			out[i] = name + "=" + record.Placeholder
+		} else if i > 0 && secretFlag.MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
+			out[i] = record.Placeholder
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // credentialHeader reports header names whose values are secrets.
 func credentialHeader(name string) bool {
 	n := strings.ToLower(strings.TrimSpace(name))
@@ -88,7 +108,7 @@ func (g *globalOptions) recorder(c *client, server []string) (*record.Recorder, 
 	if g.record == "" {
 		return nil, nil
 	}
-	name, target := "stdio", "stdio: "+strings.Join(server, " ")
+	name, target := "stdio", "stdio: "+commandLine(server)
 	if g.url != "" {
 		name, target = "http", "http: "+record.RedactURL(g.url)
 	}
@@ -164,8 +184,8 @@ HTTP: "mcpx proxy --listen 127.0.0.1:PORT --url UPSTREAM" is a reverse proxy for
 Streamable HTTP (POST, GET, DELETE; SSE streamed through as it comes) and for
 the older HTTP+SSE transport (its endpoint event is rewritten to point at the
 proxy). Point the host at http://127.0.0.1:PORT/ (or the upstream's path). The
-proxy listens on loopback unless ADDR names another interface. Stop it with
-Ctrl-C.`,
+host's headers are passed on; -H and --bearer add to them. The proxy listens on
+loopback unless ADDR names another interface. Stop it with Ctrl-C.`,
 		Example: `  mcpx proxy --record session.jsonl -- node server.js
   mcpx proxy --listen 127.0.0.1:7000 --url https://mcp.example.com/mcp --record session.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -197,7 +217,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) error {
 	}
 	var rec *record.Recorder
 	if g.record != "" {
-		r, err := record.Create(g.record, g.recordOptions("stdio", "stdio: "+strings.Join(server, " ")))
+		r, err := record.Create(g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
 		if err != nil {
 			return usageErrorf("--record: %v", err)
 		}
@@ -296,7 +316,18 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console) erro
 		rec = r
 		defer g.closeRecorder(con, rec)
 	}
-	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec}
+	header, err := parseHeaders(g.headers)
+	if err != nil {
+		return err
+	}
+	bearer := g.bearer
+	if bearer == "" {
+		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if bearer != "" {
+		header.Set("Authorization", "Bearer "+bearer)
+	}
+	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header}
 	if g.wire {
 		po.OnFrame = con.Wire
 		po.OnEvent = con.Event
@@ -455,6 +486,9 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) e
 		timeout = g.maxTimeout
 	}
 	res, err := record.Verify(ctx, tr, conn, record.VerifyOptions{Ignore: o.ignore, Timeout: timeout})
+	if err == nil && res.Exchanges == 0 {
+		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
+	}
 	if res != nil {
 		if g.json {
 			c.out.JSON(verifyJSON(res))

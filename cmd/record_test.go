@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -294,4 +295,45 @@ func TestProxyHTTPAndReplayHTTP(t *testing.T) {
 		t.Fatalf("replayed: exit %d\n%s\nwant %s\n%s", r2.code, r2.stdout, r.stdout, r2.stderr)
 	}
 	stop()
+}
+
+func TestCommandLineRedactsSecretOptions(t *testing.T) {
+	got := commandLine([]string{"node", "server.js", "--api-key", "K1", "--token=T2", "-password", "P3", "--port", "80", "--verbose"})
+	want := "node server.js --api-key [redacted] --token=[redacted] -password [redacted] --port 80 --verbose"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
+	u := sdkURL(t, nil)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	errOut := &lockedWriter{&buf, &mu}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"replay", trace, "--strict", "--listen", addr}, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut, Getenv: func(string) string { return "" }})
+	}()
+	waitListening(t, addr)
+	r := runMcpx(t, nil, "tools", "list", "--url", "http://"+addr+"/mcp")
+	if r.code != ExitServerError || !strings.Contains(r.stderr, "the recording has no tools/list request") {
+		t.Errorf("client: exit %d, %s", r.code, r.stderr)
+	}
+	select {
+	case code := <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		if code != ExitMismatch || !strings.Contains(buf.String(), "mcpx: replay: the recording has no tools/list request") {
+			t.Errorf("replay: exit %d, stderr %s", code, buf.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("the strict replay did not stop")
+	}
 }

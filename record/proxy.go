@@ -71,8 +71,9 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	host := transport.NewStream(o.In, o.Out)
 	defer host.Close()
 
-	hostDone := make(chan error, 1)
-	serverDone := make(chan error, 1)
+	// Each pump reports at most once on each channel, and both may.
+	hostDone := make(chan error, 2)
+	serverDone := make(chan error, 2)
 	go func() {
 		for {
 			f, err := host.Read(ctx)

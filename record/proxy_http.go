@@ -28,6 +28,9 @@ type HTTPProxyOptions struct {
 	// honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and never times out (streams
 	// last as long as the session).
 	Client *http.Client
+	// Header holds headers added to (or replacing those of) every upstream
+	// request, such as credentials the host cannot send itself.
+	Header http.Header
 	// OnFrame and OnEvent, when set, are told about every frame forwarded
 	// and every HTTP exchange (for --wire).
 	OnFrame transport.FrameFunc
@@ -174,6 +177,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	copyHeaders(up.Header, r.Header)
+	for k, vs := range p.o.Header {
+		up.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
 	resp, err := p.client.Do(up)
 	if err != nil {
 		if r.Context().Err() == nil {

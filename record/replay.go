@@ -145,6 +145,7 @@ type replaySession struct {
 	used   []bool
 	cursor map[string]int             // per key: first possibly unused position in byKey[key]
 	idMap  map[string]json.RawMessage // recorded request id key -> live id
+	tokMap map[string]json.RawMessage // recorded progress token key -> live token
 	next   int                        // first possibly unused request or notification, for strict order
 	err    *DeviationError            // the first deviation, in strict mode
 }
@@ -156,6 +157,7 @@ func (r *Replayer) newSession() *replaySession {
 		used:   make([]bool, len(r.sc.steps)),
 		cursor: map[string]int{},
 		idMap:  map[string]json.RawMessage{},
+		tokMap: map[string]json.RawMessage{},
 	}
 }
 
@@ -267,6 +269,9 @@ func (s *replaySession) handleMsg(m message) []output {
 		}
 		s.checkOrder(i)
 		s.idMap[s.sc.steps[i].msg.idKey()] = m.id
+		if rec, live := progressToken(s.sc.steps[i].msg.raw), progressToken(m.raw); rec != nil && live != nil {
+			s.tokMap[idKey(rec)] = live
+		}
 		return s.emit(i)
 	case kindNotification:
 		i, repeat := s.pick(canonical(lm, s.sc.ignore))
@@ -372,11 +377,41 @@ func (s *replaySession) emit(i int) []output {
 	return outs
 }
 
+// progressToken returns a request's params._meta.progressToken, or nil.
+func progressToken(msg []byte) json.RawMessage {
+	spans := findSpans(msg, isProgressTokenParam)
+	if len(spans) != 1 {
+		return nil
+	}
+	return msg[spans[0].start:spans[0].end]
+}
+
+func isProgressTokenParam(p []elem) bool {
+	return len(p) == 3 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "_meta" &&
+		p[2].index < 0 && p[2].key == "progressToken"
+}
+
+func isProgressNotificationToken(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "progressToken"
+}
+
 // liveID rewrites the id of a recorded response to the id the live client
-// used for the matching request.
+// used for the matching request, and the token of a recorded progress
+// notification to the token the live client asked for.
 func (s *replaySession) liveID(msg []byte) []byte {
 	if _, isReq := topMember(msg, "method"); isReq {
-		return msg
+		if len(s.tokMap) == 0 || !bytes.Contains(msg, []byte(`"notifications/progress"`)) {
+			return msg
+		}
+		spans := findSpans(msg, isProgressNotificationToken)
+		if len(spans) != 1 {
+			return msg
+		}
+		live, ok := s.tokMap[idKey(msg[spans[0].start:spans[0].end])]
+		if !ok {
+			return msg
+		}
+		return splice(msg, spans, func([]byte) []byte { return live })
 	}
 	sp, ok := topMember(msg, "id")
 	if !ok {

@@ -142,6 +142,37 @@ func TestReplayAnswersByMethodAndParams(t *testing.T) {
 	}
 }
 
+func TestReplayRemapsProgressTokens(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":"r-7","method":"tools/call","params":{"name":"a","_meta":{"progressToken":"tok-7"}}}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok-7","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"r-7","result":{}}`,
+	)
+}
+
+// A live request with a token the recorded one lacked gets the recorded
+// notifications unchanged.
+func TestReplayProgressWithoutRecordedToken(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"A"}]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"params":{"arguments":{"x":1},"name":"a","_meta":{"progressToken":99}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"A"}]}}`,
+	)
+	c.sync()
+}
+
 func TestReplayUnmatchedRequestSaysWhatItExpected(t *testing.T) {
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`,
