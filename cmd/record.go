@@ -491,7 +491,11 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) e
 	}
 	if res != nil {
 		if g.json {
-			c.out.JSON(verifyJSON(res))
+			b, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			c.out.JSON(b)
 		} else {
 			res.WriteReport(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
 		}
@@ -500,42 +504,6 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) e
 		return err
 	}
 	return res.Err()
-}
-
-func verifyJSON(res *record.VerifyResult) json.RawMessage {
-	type diff struct {
-		Path     string          `json:"path"`
-		Recorded json.RawMessage `json:"recorded,omitempty"`
-		Live     json.RawMessage `json:"live,omitempty"`
-	}
-	type mismatch struct {
-		Method    string          `json:"method"`
-		Params    json.RawMessage `json:"params,omitempty"`
-		Problem   string          `json:"problem"`
-		Diffs     []diff          `json:"diffs,omitempty"`
-		MoreDiffs int             `json:"moreDiffs,omitempty"`
-	}
-	out := struct {
-		OK             bool       `json:"ok"`
-		Exchanges      int        `json:"exchanges"`
-		Mismatches     []mismatch `json:"mismatches"`
-		ServerRequests int        `json:"serverRequests"`
-	}{OK: res.OK(), Exchanges: res.Exchanges, Mismatches: []mismatch{}, ServerRequests: res.ServerRequests}
-	raw := func(s string) json.RawMessage {
-		if s == "" || !json.Valid([]byte(s)) {
-			return nil
-		}
-		return json.RawMessage(s)
-	}
-	for _, m := range res.Mismatches {
-		mm := mismatch{Method: m.Method, Params: m.Request, Problem: m.Problem, MoreDiffs: m.MoreDiffs}
-		for _, d := range m.Diffs {
-			mm.Diffs = append(mm.Diffs, diff{Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
-		}
-		out.Mismatches = append(out.Mismatches, mm)
-	}
-	b, _ := json.Marshal(out)
-	return b
 }
 
 // ---- mcpx trace show ----

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 
@@ -20,8 +21,8 @@ import (
 type Difference struct {
 	// Path is the JSONPath of the differing value in the message.
 	Path string
-	// Recorded and Live are the values as compact JSON; "" means the value
-	// is absent on that side.
+	// Recorded and Live are the values as compact JSON (in full); "" means
+	// the value is absent on that side.
 	Recorded, Live string
 }
 
@@ -132,11 +133,18 @@ func encodeValue(v any) string {
 	if enc.Encode(v) != nil {
 		return fmt.Sprint(v)
 	}
-	s := strings.TrimSuffix(b.String(), "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// shorten cuts a long text for display, at a character boundary.
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return s
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
 }
 
 // normalize replaces values that legitimately change from run to run:
@@ -201,7 +209,7 @@ func newReportStyles(on bool) reportStyles {
 func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []Difference, more int) {
 	for _, d := range diffs {
 		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
-		rec, live := d.Recorded, d.Live
+		rec, live := shorten(d.Recorded, 300), shorten(d.Live, 300)
 		if rec == "" {
 			rec = "(absent)"
 		}

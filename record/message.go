@@ -159,9 +159,5 @@ func excerptJSON(raw []byte, max int) string {
 		b.Reset()
 		b.Write(raw)
 	}
-	s := b.String()
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
+	return shorten(b.String(), max)
 }

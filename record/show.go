@@ -221,9 +221,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 			if r.Content[0].Type != "text" {
 				s = "[" + r.Content[0].Type + "]"
 			}
-			if len(s) > 120 {
-				s = s[:120] + "…"
-			}
+			s = shorten(s, 120)
 			if len(r.Content) > 1 {
 				s += fmt.Sprintf(" (+%d more)", len(r.Content)-1)
 			}

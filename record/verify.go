@@ -94,10 +94,7 @@ func orAbsent(s string) string {
 	if s == "" {
 		return "absent"
 	}
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return s
+	return shorten(s, 80)
 }
 
 func (m *Mismatch) label() string {
@@ -131,6 +128,49 @@ func (r *VerifyResult) WriteReport(w io.Writer, color bool) {
 		mark = st.bad("✗")
 	}
 	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
+}
+
+// MarshalJSON gives the result the form `mcpx verify --json` prints:
+// {"ok", "exchanges", "mismatches": [{"method", "params", "problem",
+// "diffs": [{"path", "recorded", "live"}], "moreDiffs"}], "serverRequests"},
+// where an absent value has no recorded or live member.
+func (r *VerifyResult) MarshalJSON() ([]byte, error) {
+	type diff struct {
+		Path     string          `json:"path"`
+		Recorded json.RawMessage `json:"recorded,omitempty"`
+		Live     json.RawMessage `json:"live,omitempty"`
+	}
+	type mismatch struct {
+		Method    string          `json:"method"`
+		Params    json.RawMessage `json:"params,omitempty"`
+		Problem   string          `json:"problem"`
+		Diffs     []diff          `json:"diffs,omitempty"`
+		MoreDiffs int             `json:"moreDiffs,omitempty"`
+	}
+	out := struct {
+		OK             bool       `json:"ok"`
+		Exchanges      int        `json:"exchanges"`
+		Mismatches     []mismatch `json:"mismatches"`
+		Notifications  int        `json:"notifications"`
+		ServerRequests int        `json:"serverRequests"`
+	}{OK: r.OK(), Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
+	raw := func(s string) json.RawMessage {
+		if s == "" || !json.Valid([]byte(s)) {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	for _, m := range r.Mismatches {
+		mm := mismatch{Method: m.Method, Problem: m.Problem, MoreDiffs: m.MoreDiffs}
+		if len(m.Request) > 0 && json.Valid(m.Request) {
+			mm.Params = m.Request
+		}
+		for _, d := range m.Diffs {
+			mm.Diffs = append(mm.Diffs, diff{Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
+		}
+		out.Mismatches = append(out.Mismatches, mm)
+	}
+	return json.Marshal(out)
 }
 
 // exchange is one recorded request, its recorded response and, once it
