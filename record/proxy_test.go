@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -167,8 +166,8 @@ func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
 }
 
 // startHTTPProxy serves a recording proxy for upstream and returns its
-// URL and the trace file.
-func startHTTPProxy(t *testing.T, upstream string) (string, string) {
+// URL and the trace file; readTrace flushes the recording and reads it.
+func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {
 	t.Helper()
 	name := t.TempDir() + "/h.jsonl"
 	rec, err := Create(name, RecorderOptions{Header: Header{Transport: "http"}})
@@ -184,12 +183,17 @@ func startHTTPProxy(t *testing.T, upstream string) (string, string) {
 		srv.Close()
 		rec.Close()
 	})
-	return srv.URL, name
+	return srv.URL, func() (*Trace, error) {
+		if err := rec.Flush(); err != nil {
+			return nil, err
+		}
+		return ReadFile(name)
+	}
 }
 
 func TestHTTPProxyStreamable(t *testing.T) {
 	up := testservers.Streamable(t, newTestServer(""), nil, nil)
-	proxyURL, traceFile := startHTTPProxy(t, up)
+	proxyURL, readTrace := startHTTPProxy(t, up)
 	direct, err := transport.NewHTTP(transport.HTTPOptions{URL: up})
 	if err != nil {
 		t.Fatal(err)
@@ -209,13 +213,14 @@ func TestHTTPProxyStreamable(t *testing.T) {
 	if len(got.progress) != 3 || len(got.serverRequests) != 1 {
 		t.Errorf("progress %q, server requests %q through the proxy", got.progress, got.serverRequests)
 	}
-	raw, _ := os.ReadFile(traceFile)
-	if bytes.Contains(raw, []byte("SECRET-BEARER")) {
-		t.Error("the bearer token is in the trace")
-	}
-	tr, err := ReadFile(traceFile)
+	tr, err := readTrace()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	tr.WriteTo(&all)
+	if bytes.Contains(all.Bytes(), []byte("SECRET-BEARER")) {
+		t.Error("the bearer token is in the trace")
 	}
 	var methods []string
 	sessions := map[string]bool{}
@@ -245,7 +250,7 @@ func TestHTTPProxyStreamable(t *testing.T) {
 
 func TestHTTPProxyLegacySSE(t *testing.T) {
 	up := testservers.SSE(t, testservers.NewServer(), nil)
-	proxyURL, traceFile := startHTTPProxy(t, up)
+	proxyURL, readTrace := startHTTPProxy(t, up)
 	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/sse", Mode: transport.ModeSSE})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +262,7 @@ func TestHTTPProxyLegacySSE(t *testing.T) {
 	if d, ok := any(conn).(transport.Describer); ok && !strings.Contains(d.Describe(), proxyURL) {
 		t.Errorf("the client does not post to the proxy: %s", d.Describe())
 	}
-	tr, err := ReadFile(traceFile)
+	tr, err := readTrace()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +294,7 @@ func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 		fmt.Fprint(w, "id: 2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{}}\r\n\r\n")
 	}))
 	defer upstream.Close()
-	proxyURL, traceFile := startHTTPProxy(t, upstream.URL+"/mcp")
+	proxyURL, readTrace := startHTTPProxy(t, upstream.URL+"/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", proxyURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
@@ -312,7 +317,7 @@ func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 	// The multi-line event is one frame, its lines joined with \n.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		tr, err := ReadFile(traceFile)
+		tr, err := readTrace()
 		if err == nil && len(tr.Frames()) == 3 {
 			if got := string(tr.Frames()[2].Data); got != "{\"jsonrpc\":\"2.0\",\n\"id\":1,\"result\":{}}" || tr.Frames()[2].Meta.EventID != "2" {
 				t.Errorf("last frame %q meta %+v", got, tr.Frames()[2].Meta)
@@ -328,7 +333,7 @@ func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 
 func TestHTTPProxyEverything(t *testing.T) {
 	up := testservers.Everything(t, "streamableHttp")
-	proxyURL, traceFile := startHTTPProxy(t, up)
+	proxyURL, readTrace := startHTTPProxy(t, up)
 	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp"})
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +342,7 @@ func TestHTTPProxyEverything(t *testing.T) {
 	if !strings.Contains(res.results[1], "5") {
 		t.Errorf("result %s", res.results[1])
 	}
-	if tr, err := ReadFile(traceFile); err != nil || len(tr.Frames()) < 4 {
+	if tr, err := readTrace(); err != nil || len(tr.Frames()) < 4 {
 		t.Errorf("trace: %v", err)
 	}
 }
