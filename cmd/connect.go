@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -18,6 +19,7 @@ func latestVersion() string { return inspector.LatestHandshakeVersion }
 // client is an open session plus what renders around it.
 type client struct {
 	sess     *inspector.Session
+	conn     transport.Conn // the connection, when there is no session (verify)
 	console  *inspector.Console
 	out      *inspector.Printer
 	describe string
@@ -35,11 +37,14 @@ type client struct {
 	oauth *oauthflow.Authorizer
 }
 
-// Close ends the session (shutting the server down) and releases files.
+// Close ends the session (shutting the server down) and releases files;
+// a recording is closed last, so that it holds everything.
 func (c *client) Close() {
 	c.once.Do(func() {
 		if c.sess != nil {
 			c.sess.Close()
+		} else if c.conn != nil {
+			c.conn.Close()
 		}
 		if c.feats != nil {
 			c.feats.Close()
@@ -63,48 +68,9 @@ func (g *globalOptions) printer() *inspector.Printer {
 // connect starts the server given after "--", or reaches the one at --url,
 // and opens an MCP session.
 func (g *globalOptions) connect(ctx context.Context, server []string) (*client, error) {
-	if g.url != "" && len(server) > 0 {
-		return nil, usageErrorf("give either --url URL or a server command after --, not both")
-	}
-	if g.url == "" && len(server) == 0 {
-		return nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js, or give --url URL")
-	}
-	c := &client{console: g.newConsole(), out: g.printer()}
-	c.showLists.Store(g.verbose)
-	g.open = append(g.open, c)
-
-	var conn transport.Conn
-	if g.url != "" {
-		hc, err := g.dialHTTP(c)
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		conn = hc
-	} else {
-		stderrSink, err := g.stderrSink(c)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := transport.StartStdio(transport.StdioOptions{
-			Command:  server[0],
-			Args:     server[1:],
-			Env:      g.env,
-			Dir:      g.cwd,
-			Observer: stderrSink,
-		})
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		if g.verbose {
-			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
-		}
-		conn = sc
-	}
-	var tc transport.Conn = conn
-	if g.wire {
-		tc = transport.Tap(tc, c.console.Wire)
+	c, conn, rec, err := g.dial(ctx, server)
+	if err != nil {
+		return nil, err
 	}
 	c.feats = g.features(c)
 	life := g.lifecycle(c, server)
@@ -124,13 +90,17 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		// handshake-era version is configured for a fallback.
 		handlers["elicitation/create"] = inspector.Adapt(c.feats.Elicitor.Handle)
 	}
-	sess, err := inspector.Connect(ctx, tc, inspector.Options{
+	onNote := c.console.Note
+	if rec != nil {
+		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
+	}
+	sess, err := inspector.Connect(ctx, conn, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        handlers,
 		OnNotification:  c.onNotification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
-		OnNote:          c.console.Note,
+		OnNote:          onNote,
 		Timeout:         orNone(g.timeout),
 		MaxTimeout:      orNone(g.maxTimeout),
 	})
@@ -140,6 +110,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		return nil, err
 	}
 	c.sess = sess
+	c.conn = nil
 	if d, ok := conn.(transport.Describer); ok {
 		// Described after the handshake: over HTTP the transport is chosen
 		// by the first request.
@@ -159,6 +130,63 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	g.afterConnect(ctx, c)
 	return c, nil
+}
+
+// dial starts the server given after "--", or prepares the connection to
+// the one at --url, without opening a session: the connection carries the
+// --record and --wire decorators. The client owns the connection until a
+// session takes it over. rec is the recorder, nil without --record.
+func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
+	if g.url != "" && len(server) > 0 {
+		return nil, nil, nil, usageErrorf("give either --url URL or a server command after --, not both")
+	}
+	if g.url == "" && len(server) == 0 {
+		return nil, nil, nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js, or give --url URL")
+	}
+	c = &client{console: g.newConsole(), out: g.printer()}
+	c.showLists.Store(g.verbose)
+	g.open = append(g.open, c)
+	if rec, err = g.recorder(c, server); err != nil {
+		return nil, nil, nil, err
+	}
+
+	if g.url != "" {
+		hc, err := g.dialHTTP(c, rec)
+		if err != nil {
+			c.Close()
+			return nil, nil, nil, err
+		}
+		conn = hc
+	} else {
+		stderrSink, err := g.stderrSink(c)
+		if err != nil {
+			c.Close()
+			return nil, nil, nil, err
+		}
+		sc, err := transport.StartStdio(transport.StdioOptions{
+			Command:  server[0],
+			Args:     server[1:],
+			Env:      g.env,
+			Dir:      g.cwd,
+			Observer: teeObserver(stderrSink, rec),
+		})
+		if err != nil {
+			c.Close()
+			return nil, nil, nil, err
+		}
+		if g.verbose {
+			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
+		}
+		conn = sc
+	}
+	if rec != nil {
+		conn = rec.Wrap(conn)
+	}
+	if g.wire {
+		conn = transport.Tap(conn, c.console.Wire)
+	}
+	c.conn = conn
+	return c, conn, rec, nil
 }
 
 // orNone maps a flag's 0 ("disabled") to the session's "none" (-1).

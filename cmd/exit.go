@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -22,6 +23,7 @@ const (
 	ExitConnect     = 4   // cannot connect, server exited, transport failure
 	ExitServerError = 5   // JSON-RPC error, or a tool result with isError
 	ExitTimeout     = 6   // a request timed out
+	ExitMismatch    = 7   // verify (or a strict replay) found a difference from the trace
 	ExitInterrupted = 130 // interrupted (Ctrl-C)
 )
 
@@ -58,6 +60,8 @@ func classify(err error) (int, string) {
 	case errors.As(err, &invalidTool):
 		// The server's tool definition is at fault; mcpx refused to call it.
 		return ExitServerError, "invalid_tool"
+	case errors.Is(err, record.ErrMismatch):
+		return ExitMismatch, "mismatch"
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted, "interrupted"
 	case errors.Is(err, inspector.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

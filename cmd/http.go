@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -100,11 +101,12 @@ func (g *globalOptions) httpOptions(console *inspector.Console) (transport.HTTPO
 // session's first request. Credentials: --bearer (or MCPX_BEARER_TOKEN) is
 // a fixed token; an Authorization header given with -H is sent as is;
 // otherwise OAuth (package oauthflow) answers the server's 401s.
-func (g *globalOptions) dialHTTP(c *client) (*transport.HTTPConn, error) {
+func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HTTPConn, error) {
 	opts, err := g.httpOptions(c.console)
 	if err != nil {
 		return nil, err
 	}
+	opts.Observer = teeObserver(opts.Observer, rec)
 	bearer := g.bearer
 	if bearer == "" {
 		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")

@@ -82,6 +82,11 @@ type globalOptions struct {
 	// What mcpx offers the server, and what happens around the command.
 	feat featureOptions
 
+	// Recording (--record) and what it leaves out.
+	record   string
+	redact   []string
+	noRedact bool
+
 	// Output.
 	json    bool
 	wire    bool
@@ -186,6 +191,9 @@ exactly the JSON-RPC result with --json.`,
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
 	g.feat.addFlags(f)
+	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines)")
+	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
+	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
 	for _, c := range []*cobra.Command{
@@ -197,6 +205,11 @@ exactly the JSON-RPC result with --json.`,
 		root.AddCommand(c)
 	}
 	root.AddCommand(newAuthCmd(g))
+	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
+	for _, c := range []*cobra.Command{newProxyCmd(g), newReplayCmd(g), newVerifyCmd(g), newTraceCmd(g)} {
+		c.GroupID = "record"
+		root.AddCommand(c)
+	}
 	return root, g
 }
 
@@ -213,6 +226,9 @@ func (g *globalOptions) validate() error {
 	}
 	if g.timeout < 0 || g.maxTimeout < 0 {
 		return usageErrorf("--timeout and --max-timeout must not be negative")
+	}
+	if err := g.validateRecord(); err != nil {
+		return err
 	}
 	if err := g.validateHTTP(); err != nil {
 		return err

@@ -14,6 +14,8 @@
 //	                          stdout as path=value lines (see cmdJSON)
 //	jsonerr KIND CODE         stderr holds exactly one {"error":...} line
 //	waitfile FILE REGEXP      poll, bounded, until FILE matches
+//	replace FILE OLD NEW OUT  write FILE to OUT with every OLD replaced by NEW
+//	                          (which must occur)
 //	[!] gone PIDFILE...       that process no longer runs (bounded wait)
 //	envfile VAR FILE          set VAR to FILE's content, trimmed (a URL a
 //	                          server wrote, a token mcpx printed)
@@ -245,6 +247,7 @@ func TestScripts(t *testing.T) {
 			"json":     cmdJSON,
 			"jsonerr":  cmdJSONErr,
 			"waitfile": cmdWaitFile,
+			"replace":  cmdReplace,
 			"gone":     cmdGone,
 			"envfile":  cmdEnvFile,
 			"perm":     cmdPerm,
@@ -481,6 +484,19 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// cmdReplace is `replace FILE OLD NEW OUT`: OUT gets FILE's content with
+// every OLD replaced by NEW; OLD must occur in FILE.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: replace FILE OLD NEW OUT")
+	}
+	b := readArg(ts, args[0])
+	if !bytes.Contains(b, []byte(args[1])) {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[3]), bytes.ReplaceAll(b, []byte(args[1]), []byte(args[2])), 0o644))
 }
 
 // cmdGone is `gone PIDFILE...`: the process whose PID each file holds must

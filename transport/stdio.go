@@ -373,6 +373,15 @@ func (c *StdioConn) Close() error {
 	return c.closeErr
 }
 
+// CloseWrite closes the server's stdin, telling it no more input comes,
+// while its output can still be read. The stdio recording proxy uses it to
+// pass on the end of its host's input; Close still ends the process.
+func (c *StdioConn) CloseWrite() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return c.stdin.Close()
+}
+
 // Exited is closed once the server process has ended.
 func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
 

@@ -1,0 +1,560 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// validateRecord checks --record, --redact and --no-redact.
+func (g *globalOptions) validateRecord() error {
+	if g.noRedact && len(g.redact) > 0 {
+		return usageErrorf("--redact and --no-redact contradict each other; give one")
+	}
+	if _, err := record.ParsePaths(g.redact); err != nil {
+		return usageErrorf("--redact: %v", err)
+	}
+	if g.record != "" {
+		if fi, err := os.Stat(g.record); err == nil && fi.IsDir() {
+			return usageErrorf("--record %s: that is a directory; give a file name", g.record)
+		}
+	}
+	return nil
+}
+
+// noRecord rejects --record for commands that are not a client session.
+func (g *globalOptions) noRecord(c *cobra.Command) error {
+	if g.record != "" {
+		return usageErrorf("--record does not apply to %s", c.CommandPath())
+	}
+	return nil
+}
+
+// recordOptions describe the trace for --record: its header and what to
+// redact (the bearer token and credential headers given on the command
+// line are removed wherever they appear).
+func (g *globalOptions) recordOptions(transportName, target string) record.RecorderOptions {
+	var secrets []string
+	bearer := g.bearer
+	if bearer == "" {
+		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if bearer != "" {
+		secrets = append(secrets, bearer)
+	}
+	for _, h := range g.headers {
+		name, value, _ := strings.Cut(h, ":")
+		if credentialHeader(name) {
+			value = strings.TrimSpace(value)
+			secrets = append(secrets, value)
+			if _, tok, ok := strings.Cut(value, " "); ok {
+				secrets = append(secrets, strings.TrimSpace(tok))
+			}
+		}
+	}
+	return record.RecorderOptions{
+		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target},
+		Redact: record.RedactOptions{Disabled: g.noRedact, Paths: g.redact, Secrets: secrets},
+	}
+}
+
+// secretFlag matches a command-line option whose value looks secret:
+// --token X, --api-key=X, -password X.
+var secretFlag = regexp.MustCompile(`(?i)^--?[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*$`)
+
+// commandLine renders a server command line for a trace header, with the
+// values of options that look secret removed.
+func commandLine(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if name, _, ok := strings.Cut(a, "="); ok && secretFlag.MatchString(name) {
+			out[i] = name + "=" + record.Placeholder
+		} else if i > 0 && secretFlag.MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
+			out[i] = record.Placeholder
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// credentialHeader reports header names whose values are secrets.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, s := range []string{"authorization", "cookie", "token", "secret", "password", "key"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// recorder opens the trace for --record (nil without it). It is closed
+// with the client, after the session, so that it holds everything.
+func (g *globalOptions) recorder(c *client, server []string) (*record.Recorder, error) {
+	if g.record == "" {
+		return nil, nil
+	}
+	name, target := "stdio", "stdio: "+commandLine(server)
+	if g.url != "" {
+		name, target = "http", "http: "+record.RedactURL(g.url)
+	}
+	rec, err := record.Create(g.record, g.recordOptions(name, target))
+	if err != nil {
+		return nil, usageErrorf("--record: %v", err)
+	}
+	c.closers = append(c.closers, func() { g.closeRecorder(c.console, rec) })
+	return rec, nil
+}
+
+// closeRecorder finishes a trace and says when it could not be kept.
+func (g *globalOptions) closeRecorder(con *inspector.Console, rec *record.Recorder) {
+	n := rec.Events()
+	if err := rec.Close(); err != nil {
+		con.Warn(fmt.Sprintf("the trace %s is incomplete: %v", g.record, err))
+		return
+	}
+	if n == 0 {
+		con.Note(fmt.Sprintf("nothing was recorded; %s was left as it was", g.record))
+	} else if g.verbose {
+		con.Note(fmt.Sprintf("recorded %d events to %s", n, g.record))
+	}
+}
+
+// teeObserver sends transport events to show and, when recording, to rec.
+func teeObserver(show transport.Observer, rec *record.Recorder) transport.Observer {
+	if rec == nil {
+		return show
+	}
+	return func(ev transport.Event) {
+		rec.Observe(ev)
+		if show != nil {
+			show(ev)
+		}
+	}
+}
+
+// readTrace reads a trace named on the command line; a file that cannot
+// be read as a trace is the user's to fix (a usage error).
+func (g *globalOptions) readTrace(con *inspector.Console, name string) (*record.Trace, error) {
+	tr, err := record.ReadFile(name)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	for _, w := range tr.Warnings {
+		con.Warn(name + ": " + w)
+	}
+	return tr, nil
+}
+
+// ---- mcpx proxy ----
+
+type proxyOptions struct {
+	g      *globalOptions
+	listen string
+}
+
+func newProxyCmd(g *globalOptions) *cobra.Command {
+	o := &proxyOptions{g: g}
+	c := &cobra.Command{
+		Use:   "proxy [--record FILE] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE]",
+		Short: "Stand in for a server and record a host's session with it",
+		Long: `proxy sits between an MCP host (an IDE, a desktop assistant) and a server and
+records their session with --record FILE.
+
+stdio: configure the host to launch "mcpx proxy --record FILE -- <server command>"
+instead of the server. Every line is forwarded unchanged in both directions and
+the server's stderr is passed through; the proxy ends when either side does,
+and never leaves the server running.
+
+HTTP: "mcpx proxy --listen 127.0.0.1:PORT --url UPSTREAM" is a reverse proxy for
+Streamable HTTP (POST, GET, DELETE; SSE streamed through as it comes) and for
+the older HTTP+SSE transport (its endpoint event is rewritten to point at the
+proxy). Point the host at http://127.0.0.1:PORT/ (or the upstream's path). The
+host's headers are passed on; -H and --bearer add to them. The proxy listens on
+loopback unless ADDR names another interface. Stop it with Ctrl-C.`,
+		Example: `  mcpx proxy --record session.jsonl -- node server.js
+  mcpx proxy --listen 127.0.0.1:7000 --url https://mcp.example.com/mcp --record session.jsonl`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			return o.run(c.Context(), server)
+		},
+	}
+	c.Flags().StringVar(&o.listen, "listen", "", "serve an HTTP reverse proxy for --url on `ADDR` (host:port; the host defaults to 127.0.0.1)")
+	return c
+}
+
+func (o *proxyOptions) run(ctx context.Context, server []string) error {
+	g := o.g
+	con := g.newConsole()
+	if o.listen != "" || g.url != "" {
+		if o.listen == "" || g.url == "" {
+			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")
+		}
+		if len(server) > 0 {
+			return usageErrorf("give either --listen with --url, or a server command after --, not both")
+		}
+		return o.runHTTP(ctx, con)
+	}
+	if len(server) == 0 {
+		return usageErrorf("no server given: put the server command after --, e.g. mcpx proxy --record t.jsonl -- node server.js")
+	}
+	var rec *record.Recorder
+	if g.record != "" {
+		r, err := record.Create(g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+		if err != nil {
+			return usageErrorf("--record: %v", err)
+		}
+		rec = r
+		defer g.closeRecorder(con, rec)
+	}
+	var stderr io.Writer = g.io.ErrOut
+	switch g.serverStderr {
+	case "show":
+	case "hide":
+		stderr = nil
+	default:
+		f, err := os.OpenFile(g.serverStderr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return usageErrorf("--server-stderr: %v", err)
+		}
+		defer f.Close()
+		stderr = f
+	}
+	po := record.StdioProxyOptions{
+		Server:   transport.StdioOptions{Command: server[0], Args: server[1:], Env: g.env, Dir: g.cwd},
+		In:       g.io.In,
+		Out:      g.io.Out,
+		Stderr:   stderr,
+		Recorder: rec,
+	}
+	if g.wire {
+		po.OnFrame = con.Wire
+	}
+	return record.ProxyStdio(ctx, po)
+}
+
+// loopbackAddr completes a --listen address: a bare port or ":port"
+// listens on 127.0.0.1.
+func loopbackAddr(addr string) (string, error) {
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", usageErrorf("--listen %q: expected host:port, e.g. 127.0.0.1:7000", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHTTP serves h on addr until ctx ends, saying where on stderr.
+func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, addr string, h http.Handler, what string) error {
+	addr, err := loopbackAddr(addr)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w: listening on %s: %v", transport.ErrConnect, addr, err)
+	}
+	if !isLoopback(addr) {
+		con.Warn("listening on " + addr + ", which is not a loopback address: other machines can reach it")
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	con.Note(fmt.Sprintf("%s on http://%s/ (Ctrl-C to stop)", what, l.Addr()))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		srv.Close()
+	}
+	return context.Cause(ctx)
+}
+
+func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console) error {
+	g := o.g
+	var rec *record.Recorder
+	if g.record != "" {
+		r, err := record.Create(g.record, g.recordOptions("http", "http: "+record.RedactURL(g.url)))
+		if err != nil {
+			return usageErrorf("--record: %v", err)
+		}
+		rec = r
+		defer g.closeRecorder(con, rec)
+	}
+	header, err := parseHeaders(g.headers)
+	if err != nil {
+		return err
+	}
+	bearer := g.bearer
+	if bearer == "" {
+		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if bearer != "" {
+		header.Set("Authorization", "Bearer "+bearer)
+	}
+	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header}
+	if g.wire {
+		po.OnFrame = con.Wire
+		po.OnEvent = con.Event
+	}
+	p, err := record.NewHTTPProxy(po)
+	if err != nil {
+		return usageErrorf("--url: %v", err)
+	}
+	what := "proxying " + record.RedactURL(g.url)
+	if rec != nil {
+		what += ", recording to " + g.record + ","
+	}
+	return g.serveHTTP(ctx, con, o.listen, p, what)
+}
+
+// ---- mcpx replay ----
+
+type replayOptions struct {
+	g      *globalOptions
+	listen string
+	ignore []string
+	strict bool
+}
+
+func newReplayCmd(g *globalOptions) *cobra.Command {
+	o := &replayOptions{g: g}
+	c := &cobra.Command{
+		Use:   "replay FILE [--listen ADDR] [--ignore JSONPATH]... [--strict]",
+		Short: "Serve a recorded server from a trace (a mock server)",
+		Long: `replay plays the server side of a trace back to a live client, over stdio
+(launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
+--listen ADDR, over Streamable HTTP.
+
+Each request is answered with the recorded response to the request with the
+same method and params (ids do not matter; --ignore JSONPATH, evaluated against
+the whole message, relaxes the match), and the notifications and requests the
+server sent after it are sent again at the same point. A request the trace has
+no answer for gets a JSON-RPC error that says what the trace expected. With
+--strict, any departure from the recording ends the replay with exit code 7.`,
+		Example: `  mcpx tools list -- mcpx replay session.jsonl
+  mcpx replay session.jsonl --listen 127.0.0.1:7001
+  mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			if len(server) > 0 || g.url != "" {
+				return usageErrorf("replay serves the server recorded in %s; it takes no server command or --url", own[0])
+			}
+			if err := g.noRecord(c); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0])
+		},
+	}
+	c.Flags().StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
+	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
+	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
+	return c
+}
+
+func (o *replayOptions) run(ctx context.Context, file string) error {
+	g := o.g
+	con := g.newConsole()
+	if _, err := record.ParsePaths(o.ignore); err != nil {
+		return usageErrorf("--ignore: %v", err)
+	}
+	tr, err := g.readTrace(con, file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	opts := record.ReplayOptions{
+		Ignore: o.ignore,
+		Strict: o.strict,
+		OnDeviation: func(d record.Deviation) {
+			switch {
+			case !o.strict:
+				con.Warn("replay: " + d.Message)
+			case o.listen != "":
+				// Over HTTP the server stops; over stdio Serve returns it.
+				cancel(&record.DeviationError{Deviation: d})
+			}
+		},
+		OnStderr: func(line string) {
+			// The recorded server's stderr, as it wrote it.
+			fmt.Fprintln(g.io.ErrOut, inspector.EscapeLine(line))
+		},
+	}
+	rp, err := record.NewReplayer(tr, opts)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if o.listen != "" {
+		return g.serveHTTP(ctx, con, o.listen, rp.Handler(), "replaying "+file)
+	}
+	conn := transport.NewStream(g.io.In, g.io.Out)
+	defer conn.Close()
+	err = rp.Serve(ctx, conn)
+	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, record.ErrMismatch) {
+		return cause
+	}
+	return err
+}
+
+// ---- mcpx verify ----
+
+type verifyOptions struct {
+	g      *globalOptions
+	ignore []string
+}
+
+func newVerifyCmd(g *globalOptions) *cobra.Command {
+	o := &verifyOptions{g: g}
+	c := &cobra.Command{
+		Use:   "verify FILE [--ignore JSONPATH]... -- <server command> | --url URL",
+		Short: "Check a live server against a trace (exit 7 on any difference)",
+		Long: `verify re-sends the client side of a trace to a live server, answers the
+server's own requests with the recorded answers, and compares every response
+with the recorded one. Ids, session ids and timestamps are normalized;
+--ignore JSONPATH (evaluated against the whole response message, e.g.
+'$.result.serverInfo.version' or '$..timestamp') leaves more out. Each
+difference is printed with its path; the exit code is 7 when anything differs.`,
+		Example: `  mcpx verify session.jsonl -- node server.js
+  mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0], server)
+		},
+	}
+	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not compare the values `JSONPATH` selects (repeatable)")
+	return c
+}
+
+func (o *verifyOptions) run(ctx context.Context, file string, server []string) error {
+	g := o.g
+	if _, err := record.ParsePaths(o.ignore); err != nil {
+		return usageErrorf("--ignore: %v", err)
+	}
+	tr, err := g.readTrace(g.newConsole(), file)
+	if err != nil {
+		return err
+	}
+	c, conn, _, err := g.dial(ctx, server)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	timeout := g.timeout
+	if timeout == 0 {
+		timeout = g.maxTimeout
+	}
+	res, err := record.Verify(ctx, tr, conn, record.VerifyOptions{Ignore: o.ignore, Timeout: timeout})
+	if err == nil && res.Exchanges == 0 {
+		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
+	}
+	if res != nil {
+		if g.json {
+			b, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			c.out.JSON(b)
+		} else {
+			res.WriteReport(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return res.Err()
+}
+
+// ---- mcpx trace show ----
+
+type traceShowOptions struct{ g *globalOptions }
+
+func newTraceCmd(g *globalOptions) *cobra.Command {
+	o := &traceShowOptions{g: g}
+	show := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print a trace as a timeline (--json for tools)",
+		Long: `show prints a trace as a readable timeline: time since the start, direction
+(→ client to server, ← server to client), method, each response with its
+request's method and latency, errors in red, notifications, the server's stderr
+lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			if len(server) > 0 || g.url != "" {
+				return usageErrorf("trace show reads a file; it takes no server")
+			}
+			if err := g.noRecord(c); err != nil {
+				return err
+			}
+			return o.run(own[0])
+		},
+	}
+	return groupCmd("trace", "Inspect recorded traces", show)
+}
+
+func (o *traceShowOptions) run(file string) error {
+	g := o.g
+	con := g.newConsole()
+	tr, err := g.readTrace(con, file)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		doc := record.TimelineJSON{Header: tr.Header, Events: record.Timeline(tr), Warnings: tr.Warnings}
+		if doc.Events == nil {
+			doc.Events = []record.Entry{}
+		}
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		g.printer().JSON(b)
+		return nil
+	}
+	record.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
+	return nil
+}

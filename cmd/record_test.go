@@ -1,0 +1,339 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/record"
+)
+
+func readTraceFile(t *testing.T, name string) (*record.Trace, string) {
+	t.Helper()
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := record.Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, string(raw)
+}
+
+func TestRecordHTTPRedactsCredentials(t *testing.T) {
+	u := sdkURL(t, nil)
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"header": {"-H", "Authorization: Bearer SECRET-123", "-H", "X-Api-Key: KEY-456"},
+		"bearer": {"--bearer", "SECRET-123"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, name+".jsonl")
+			r := runMcpx(t, nil, append([]string{"tools", "call", "echo", "message=hi", "--url", u + "?token=QUERY-789", "--record", file}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			tr, raw := readTraceFile(t, file)
+			for _, secret := range []string{"SECRET-123", "KEY-456", "QUERY-789"} {
+				if strings.Contains(raw, secret) {
+					t.Errorf("the trace holds %s", secret)
+				}
+			}
+			var frames, httpEvents int
+			for _, e := range tr.Events {
+				switch e.Kind {
+				case record.KindFrame:
+					frames++
+				case record.KindHTTP:
+					httpEvents++
+				}
+			}
+			if frames < 5 || httpEvents < 4 || tr.Header.Transport != "http" || !strings.HasPrefix(tr.Header.Target, "http: ") || !tr.Header.Redacted {
+				t.Errorf("%d frames, %d http events, header %+v", frames, httpEvents, tr.Header)
+			}
+		})
+	}
+	// --no-redact keeps them: only when asked.
+	file := filepath.Join(dir, "plain.jsonl")
+	r := runMcpx(t, nil, "ping", "--url", u, "--bearer", "SECRET-123", "--no-redact", "--record", file)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if tr, _ := readTraceFile(t, file); tr.Header.Redacted {
+		t.Error("--no-redact trace says it is redacted")
+	}
+}
+
+func TestRecordFailedStartLeavesFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(file, []byte("old trace\n"), 0o644)
+	r := runMcpx(t, nil, "tools", "list", "--record", file, "--", "/no/such/server")
+	if r.code != ExitConnect {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "old trace\n" {
+		t.Errorf("the old file was clobbered: %q", b)
+	}
+	if !strings.Contains(r.stderr, "nothing was recorded; "+file+" was left as it was") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}
+
+func TestRecordUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	os.WriteFile(good, []byte(`{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","redacted":true}`+"\n"), 0o644)
+	newer := filepath.Join(dir, "newer.jsonl")
+	os.WriteFile(newer, []byte(`{"format":"mcpx-trace","version":3}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ping", "--redact", "params.x", "--", "x"}, "--redact: JSONPath \"params.x\" must start with $"},
+		{[]string{"ping", "--redact", "$.x", "--no-redact", "--", "x"}, "--redact and --no-redact contradict each other"},
+		{[]string{"ping", "--record", dir, "--", "x"}, "that is a directory"},
+		{[]string{"replay", good, "--", "x"}, "it takes no server command or --url"},
+		{[]string{"replay", good, "--record", "x.jsonl"}, "--record does not apply to mcpx replay"},
+		{[]string{"replay", good, "--ignore", "nope"}, "--ignore: JSONPath \"nope\" must start with $"},
+		{[]string{"replay", filepath.Join(dir, "missing.jsonl")}, "no such file"},
+		{[]string{"verify", newer, "--", "x"}, "trace format version 3 is newer than this mcpx understands (version 1); upgrade mcpx"},
+		{[]string{"verify", good}, "no server given"},
+		{[]string{"trace", "show"}, "wrong number of arguments"},
+		{[]string{"trace", "show", good, "--", "x"}, "takes no server"},
+		{[]string{"proxy", "--listen", "127.0.0.1:0"}, "needs both --listen ADDR and --url UPSTREAM"},
+		{[]string{"proxy"}, "no server given"},
+	} {
+		r := runMcpx(t, nil, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestVerifyHTTP(t *testing.T) {
+	u := sdkURL(t, nil)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.jsonl")
+	if r := runMcpx(t, nil, "tools", "call", "add", "a=2", "b=3", "--url", u, "--record", file); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	r := runMcpx(t, nil, "verify", file, "--url", u)
+	if r.code != 0 || !strings.Contains(r.stdout, "✓ 3 exchange(s) verified, 0 mismatch(es)") {
+		t.Fatalf("verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Another server instance with a different answer.
+	raw, _ := os.ReadFile(file)
+	edited := filepath.Join(dir, "edited.jsonl")
+	os.WriteFile(edited, bytes.Replace(raw, []byte(`"text":"5"`), []byte(`"text":"6"`), 1), 0o644)
+	r = runMcpx(t, nil, "verify", edited, "--json", "--url", u)
+	if r.code != ExitMismatch {
+		t.Fatalf("verify edited: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var out struct {
+		OK         bool `json:"ok"`
+		Mismatches []struct {
+			Method string `json:"method"`
+			Diffs  []struct {
+				Path     string          `json:"path"`
+				Recorded json.RawMessage `json:"recorded"`
+				Live     json.RawMessage `json:"live"`
+			} `json:"diffs"`
+		} `json:"mismatches"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.OK || len(out.Mismatches) != 1 || len(out.Mismatches[0].Diffs) != 1 {
+		t.Fatalf("--json output %v: %s", err, r.stdout)
+	}
+	if d := out.Mismatches[0].Diffs[0]; d.Path != "$.result.content[0].text" || string(d.Recorded) != `"6"` || string(d.Live) != `"5"` {
+		t.Errorf("diff %+v", d)
+	}
+	if !strings.Contains(r.stderr, `"code":"mismatch","exitCode":7`) {
+		t.Errorf("stderr %s", r.stderr)
+	}
+}
+
+func TestTraceShow(t *testing.T) {
+	u := sdkURL(t, nil)
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "tools", "call", "nope", "--url", u, "--record", file); r.code != ExitServerError {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	r := runMcpx(t, nil, "trace", "show", file)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #2  nope", "error -32602: unknown tool", "http POST "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runMcpx(t, nil, "trace", "show", "--json", file)
+	var doc struct {
+		Header struct{ Format string } `json:"header"`
+		Events []struct {
+			Kind      string   `json:"kind"`
+			Method    string   `json:"method"`
+			LatencyMS *float64 `json:"latencyMs"`
+			Error     *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+			ToolError bool `json:"toolError"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Header.Format != "mcpx-trace" {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	paired := false
+	for _, e := range doc.Events {
+		if e.Kind == "response" && e.Method == "tools/list" && e.LatencyMS != nil {
+			paired = true
+		}
+	}
+	if !paired {
+		t.Errorf("no tools/list response paired with its request: %s", r.stdout)
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on (for a moment).
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// background runs mcpx until the test cancels it and returns its result.
+func background(t *testing.T, args ...string) (cancel func() runResult) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	var mu sync.Mutex
+	ios := &IOStreams{In: strings.NewReader(""), Out: &lockedWriter{&out, &mu}, ErrOut: &lockedWriter{&errOut, &mu}, Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, args, ios) }()
+	return func() runResult {
+		stop()
+		select {
+		case code := <-done:
+			mu.Lock()
+			defer mu.Unlock()
+			return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
+		case <-time.After(10 * time.Second):
+			t.Fatal("mcpx did not stop within 10s")
+		}
+		return runResult{}
+	}
+}
+
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// waitListening polls (bounded) until addr accepts connections.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s after 10s", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestProxyHTTPAndReplayHTTP(t *testing.T) {
+	up := sdkURL(t, nil)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "p.jsonl")
+	addr := freeAddr(t)
+	stop := background(t, "proxy", "--listen", addr, "--url", up, "--record", trace)
+	waitListening(t, addr)
+	r := runMcpx(t, nil, "tools", "call", "echo", "message=through the proxy", "--json", "--url", "http://"+addr+"/mcp", "-H", "Authorization: Bearer SECRET-PROXY")
+	if r.code != 0 || !strings.Contains(r.stdout, "Echo: through the proxy") {
+		t.Fatalf("through the proxy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	pr := stop()
+	if pr.code != ExitInterrupted || !strings.Contains(pr.stderr, "proxying "+up) {
+		t.Errorf("proxy: exit %d, stderr %s", pr.code, pr.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, "SECRET-PROXY") {
+		t.Error("the proxy recorded the bearer token")
+	}
+	if len(tr.Frames()) < 5 {
+		t.Errorf("%d frames recorded", len(tr.Frames()))
+	}
+
+	// The proxy's trace, replayed over HTTP, answers the same.
+	addr2 := freeAddr(t)
+	stop = background(t, "replay", trace, "--listen", addr2)
+	waitListening(t, addr2)
+	r2 := runMcpx(t, nil, "tools", "call", "echo", "message=through the proxy", "--json", "--url", "http://"+addr2+"/mcp")
+	if r2.code != 0 || r2.stdout != r.stdout {
+		t.Fatalf("replayed: exit %d\n%s\nwant %s\n%s", r2.code, r2.stdout, r.stdout, r2.stderr)
+	}
+	stop()
+}
+
+func TestCommandLineRedactsSecretOptions(t *testing.T) {
+	got := commandLine([]string{"node", "server.js", "--api-key", "K1", "--token=T2", "-password", "P3", "--port", "80", "--verbose"})
+	want := "node server.js --api-key [redacted] --token=[redacted] -password [redacted] --port 80 --verbose"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
+	u := sdkURL(t, nil)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	errOut := &lockedWriter{&buf, &mu}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"replay", trace, "--strict", "--listen", addr}, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut, Getenv: func(string) string { return "" }})
+	}()
+	waitListening(t, addr)
+	r := runMcpx(t, nil, "tools", "list", "--url", "http://"+addr+"/mcp")
+	if r.code != ExitServerError || !strings.Contains(r.stderr, "the recording has no tools/list request") {
+		t.Errorf("client: exit %d, %s", r.code, r.stderr)
+	}
+	select {
+	case code := <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		if code != ExitMismatch || !strings.Contains(buf.String(), "mcpx: replay: the recording has no tools/list request") {
+			t.Errorf("replay: exit %d, stderr %s", code, buf.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("the strict replay did not stop")
+	}
+}

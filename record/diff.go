@@ -1,0 +1,225 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fatih/color"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// Difference is one place where a live message differs from the recorded
+// one.
+type Difference struct {
+	// Path is the JSONPath of the differing value in the message.
+	Path string
+	// Recorded and Live are the values as compact JSON (in full); "" means
+	// the value is absent on that side.
+	Recorded, Live string
+}
+
+// maxDiffs bounds the differences reported for one message.
+const maxDiffs = 20
+
+// diffJSON compares two decoded messages and returns their differences
+// (at most maxDiffs, and how many more there were).
+func diffJSON(recorded, live any) ([]Difference, int) {
+	d := &differ{}
+	d.diff(nil, recorded, live)
+	return d.out, d.more
+}
+
+type differ struct {
+	out  []Difference
+	more int
+}
+
+func (d *differ) add(path []elem, a, b any, aok, bok bool) {
+	if len(d.out) >= maxDiffs {
+		d.more++
+		return
+	}
+	diff := Difference{Path: pathString(path)}
+	if aok {
+		diff.Recorded = encodeValue(a)
+	}
+	if bok {
+		diff.Live = encodeValue(b)
+	}
+	d.out = append(d.out, diff)
+}
+
+func (d *differ) diff(path []elem, a, b any) {
+	if s, ok := a.(string); ok && s == Placeholder {
+		return // redacted when recorded: anything goes
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			d.add(path, a, b, true, true)
+			return
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			av, aok := x[k]
+			bv, bok := y[k]
+			p := append(path, elem{key: k, index: -1})
+			if aok && bok {
+				d.diff(p, av, bv)
+			} else {
+				d.add(p, av, bv, aok, bok)
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			d.add(path, a, b, true, true)
+			return
+		}
+		for i := 0; i < max(len(x), len(y)); i++ {
+			p := append(path, elem{index: i})
+			switch {
+			case i < len(x) && i < len(y):
+				d.diff(p, x[i], y[i])
+			case i < len(x):
+				d.add(p, x[i], nil, true, false)
+			default:
+				d.add(p, nil, y[i], false, true)
+			}
+		}
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok || !sameNumber(x, y) {
+			d.add(path, a, b, true, true)
+		}
+	default:
+		if a != b {
+			d.add(path, a, b, true, true)
+		}
+	}
+}
+
+func sameNumber(a, b json.Number) bool {
+	if a == b {
+		return true
+	}
+	x, err1 := strconv.ParseFloat(string(a), 64)
+	y, err2 := strconv.ParseFloat(string(b), 64)
+	return err1 == nil && err2 == nil && x == y
+}
+
+func encodeValue(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// shorten cuts a long text for display, at a character boundary.
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
+}
+
+// normalize replaces values that legitimately change from run to run:
+// strings that are timestamps (RFC 3339) become "<time>", and the given
+// session ids "<session-id>".
+func normalize(v any, sessionIDs map[string]bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			x[k] = normalize(c, sessionIDs)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = normalize(c, sessionIDs)
+		}
+	case string:
+		if sessionIDs[x] {
+			return "<session-id>"
+		}
+		if isTimestamp(x) {
+			return "<time>"
+		}
+	}
+	return v
+}
+
+func isTimestamp(s string) bool {
+	if len(s) < 20 || len(s) > 40 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, strings.Replace(s, " ", "T", 1))
+	return err == nil
+}
+
+// reportStyles colour a verification report.
+type reportStyles struct {
+	bad, good, minus, plus, dim, head func(a ...any) string
+}
+
+func newReportStyles(on bool) reportStyles {
+	mk := func(attrs ...color.Attribute) func(a ...any) string {
+		c := color.New(attrs...)
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c.SprintFunc()
+	}
+	return reportStyles{
+		bad:   mk(color.FgRed, color.Bold),
+		good:  mk(color.FgGreen),
+		minus: mk(color.FgRed),
+		plus:  mk(color.FgGreen),
+		dim:   mk(color.Faint),
+		head:  mk(color.Bold),
+	}
+}
+
+// writeDiffs prints differences as a readable, coloured diff, one path per
+// entry: the recorded value in red (-), the live one in green (+).
+func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []Difference, more int) {
+	for _, d := range diffs {
+		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
+		rec, live := shorten(d.Recorded, 300), shorten(d.Live, 300)
+		if rec == "" {
+			rec = "(absent)"
+		}
+		if live == "" {
+			live = "(absent)"
+		}
+		fmt.Fprintf(w, "%s  %s\n", indent, st.minus("- recorded: "+inspector.EscapeLine(rec)))
+		fmt.Fprintf(w, "%s  %s\n", indent, st.plus("+ live:     "+inspector.EscapeLine(live)))
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "%s%s\n", indent, st.dim(fmt.Sprintf("… and %d more difference(s)", more)))
+	}
+}

@@ -1,0 +1,281 @@
+package record
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// The test binary doubles as the stdio servers the tests launch:
+// RECORD_TEST_HELPER picks one.
+func TestMain(m *testing.M) {
+	switch os.Getenv("RECORD_TEST_HELPER") {
+	case "":
+		os.Exit(m.Run())
+	case "sdk":
+		srv := newTestServer(os.Getenv("RECORD_TEST_VARIANT"))
+		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "sdk helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "echo-lines":
+		runEchoLines()
+		os.Exit(0)
+	case "exit3":
+		fmt.Fprintln(os.Stderr, "exit3: giving up")
+		os.Exit(3)
+	}
+	fmt.Fprintln(os.Stderr, "unknown RECORD_TEST_HELPER")
+	os.Exit(2)
+}
+
+// helper returns the options that launch this test binary as a helper.
+func helper(mode string, env ...string) transport.StdioOptions {
+	return transport.StdioOptions{
+		Command: os.Args[0],
+		Args:    []string{"-test.run=^$"},
+		Env:     append([]string{"RECORD_TEST_HELPER=" + mode}, env...),
+	}
+}
+
+// serverOddFrames are what the echo-lines helper writes before anything
+// else: valid but unusual frames a proxy must not touch.
+var serverOddFrames = []string{
+	`{ "jsonrpc" : "2.0" , "method" : "notifications/message" , "params" : { "level" : "info" , "data" : "spaced out" } }`,
+	`{"params":{"data":"caf\u00e9 \ud83d\ude00 \u003cb\u003e","level":"info"},"method":"notifications/message","jsonrpc":"2.0"}`,
+	"{\"jsonrpc\":\"2.0\",\t\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"tab\"}}\r",
+}
+
+// runEchoLines writes serverOddFrames, then echoes every line it reads,
+// byte for byte, and a line on stderr for each.
+func runEchoLines() {
+	fmt.Fprintf(os.Stderr, "echo-lines: pid %d\n", os.Getpid())
+	w := bufio.NewWriter(os.Stdout)
+	for _, f := range serverOddFrames {
+		w.WriteString(f + "\n")
+	}
+	w.Flush()
+	r := bufio.NewReader(os.Stdin)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			os.Stdout.Write(line)
+			fmt.Fprintf(os.Stderr, "echo-lines: %d bytes\n", len(line))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// newTestServer is a Go SDK server with tools, resources, prompts,
+// progress and a server-to-client request. The "changed" variant answers
+// echo differently, as a regression would.
+func newTestServer(variant string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "record-test-server", Version: "1.0.0"}, nil)
+	type echoArgs struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the message"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			prefix := "Echo: "
+			if variant == "changed" {
+				prefix = "Echo! "
+			}
+			return textResult(prefix + in.Message), nil, nil
+		})
+	type addArgs struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
+			return textResult(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	type progressArgs struct {
+		Steps int `json:"steps"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "report progress, then answer"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in progressArgs) (*mcp.CallToolResult, any, error) {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= in.Steps; i++ {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
+				}
+			}
+			return textResult(fmt.Sprintf("done after %d steps", in.Steps)), nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "roots", Description: "ask the client for its roots", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return textResult("roots: " + strings.Join(uris, ", ")), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "now", Description: "the time, which changes every run", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: "the time"}},
+				StructuredContent: map[string]any{"at": time.Now().UTC().Format(time.RFC3339Nano)},
+			}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://readme", MIMEType: "text/plain", Text: "Hello from the readme."}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Greet " + req.Params.Arguments["name"]}}}}, nil
+		})
+	return s
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// call is one request a test session makes.
+type call struct {
+	method, params string
+	progress       bool
+}
+
+// sdkCalls exercise everything newTestServer has.
+var sdkCalls = []call{
+	{method: "tools/list", params: `{}`},
+	{method: "tools/call", params: `{"name":"echo","arguments":{"message":"hello"}}`},
+	{method: "tools/call", params: `{"name":"add","arguments":{"a":2,"b":3}}`},
+	{method: "tools/call", params: `{"name":"progress","arguments":{"steps":3}}`, progress: true},
+	{method: "tools/call", params: `{"name":"roots","arguments":{}}`},
+	{method: "tools/call", params: `{"name":"now","arguments":{}}`},
+	{method: "resources/list", params: `{}`},
+	{method: "resources/read", params: `{"uri":"test://readme"}`},
+	{method: "prompts/list", params: `{}`},
+	{method: "prompts/get", params: `{"name":"greet","arguments":{"name":"Ada"}}`},
+	{method: "ping"},
+}
+
+// sessionResult is what a test session saw: each result exactly as
+// received, the progress updates and the server's requests.
+type sessionResult struct {
+	results        []string
+	progress       []string
+	serverRequests []string
+}
+
+// exercise opens a session on conn (declaring roots, which it answers),
+// makes the calls, and closes the session.
+func exercise(t *testing.T, conn transport.Conn, calls []call) sessionResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var res sessionResult
+	sess, err := inspector.Connect(ctx, conn, inspector.Options{
+		Lifecycle: &inspector.Legacy{
+			ClientInfo:   inspector.Implementation{Name: "record-test", Version: "1.0"},
+			Capabilities: json.RawMessage(`{"roots":{}}`),
+		},
+		Handlers: map[string]inspector.RequestHandler{
+			"roots/list": func(ctx context.Context, m *inspector.Message) (any, error) {
+				mu.Lock()
+				res.serverRequests = append(res.serverRequests, m.Method)
+				mu.Unlock()
+				return json.RawMessage(`{"roots":[{"uri":"file:///tmp/project","name":"project"}]}`), nil
+			},
+		},
+		OnWarning: func(s string) { t.Logf("session warning: %s", s) },
+		Timeout:   30 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer sess.Close()
+	res.results = append(res.results, string(sess.Server().Raw))
+	for _, c := range calls {
+		var opts []inspector.CallOption
+		if c.progress {
+			opts = append(opts, inspector.WithProgress(func(p inspector.Progress) {
+				mu.Lock()
+				res.progress = append(res.progress, fmt.Sprintf("%v/%v %s", p.Progress, *p.Total, p.Message))
+				mu.Unlock()
+			}))
+		}
+		var params any
+		if c.params != "" {
+			params = json.RawMessage(c.params)
+		}
+		out, err := sess.Call(ctx, c.method, params, opts...)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.method, c.params, err)
+		}
+		res.results = append(res.results, string(out))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return res
+}
+
+// recordSession records a session with calls into a temporary trace file
+// and reads it back. dial connects, sending transport events to obs.
+func recordSession(t *testing.T, dial func(obs transport.Observer) transport.Conn, transportName string, calls []call) (*Trace, sessionResult) {
+	t.Helper()
+	name := t.TempDir() + "/trace.jsonl"
+	rec, err := Create(name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := exercise(t, rec.Wrap(dial(rec.Observe)), calls)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, res
+}
+
+// stdioDialer launches o for recordSession.
+func stdioDialer(t *testing.T, o transport.StdioOptions) func(transport.Observer) transport.Conn {
+	return func(obs transport.Observer) transport.Conn {
+		o.Observer = obs
+		return startStdio(t, o)
+	}
+}
+
+func startStdio(t *testing.T, o transport.StdioOptions) *transport.StdioConn {
+	t.Helper()
+	c, err := transport.StartStdio(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func readAllLines(r io.Reader) []string {
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

@@ -1,0 +1,282 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Path is a compiled JSONPath expression. mcpx implements a small,
+// documented subset of RFC 9535, enough to name parts of JSON-RPC
+// messages:
+//
+//	$              the whole message
+//	.key  ['key']  ["key"]   a member of an object
+//	[n]            element n of an array (from 0)
+//	.*  [*]        every member or element
+//	..key  ..*  ..[n]  ..['key']   descendants at any depth
+//
+// Filters, slices and unions are not supported and are rejected with an
+// error. Paths are matched against the whole JSON-RPC message, so a tool
+// call's arguments are $.params.arguments and a result's field is
+// $.result.field.
+type Path struct {
+	src  string
+	segs []segment
+}
+
+type segKind int
+
+const (
+	segName segKind = iota
+	segIndex
+	segWild
+)
+
+type segment struct {
+	descend bool // ".." before the selector
+	kind    segKind
+	name    string
+	index   int
+}
+
+// elem is one step of a concrete path: an object key or an array index.
+type elem struct {
+	key   string
+	index int // -1 for object members
+}
+
+// ParsePath compiles a JSONPath expression of the supported subset.
+func ParsePath(s string) (*Path, error) {
+	p := &Path{src: s}
+	src := strings.TrimSpace(s)
+	if !strings.HasPrefix(src, "$") {
+		return nil, fmt.Errorf("JSONPath %q must start with $ (e.g. $.result.tools[0].name or $..timestamp)", s)
+	}
+	i := 1
+	fail := func(why string) (*Path, error) {
+		return nil, fmt.Errorf("JSONPath %q: %s at offset %d (supported: $, .key, ['key'], [n], [*], .*, ..key)", s, why, i)
+	}
+	for i < len(src) {
+		var seg segment
+		if strings.HasPrefix(src[i:], "..") {
+			seg.descend = true
+			i += 2
+		} else if src[i] == '.' {
+			i++
+		} else if src[i] != '[' {
+			return fail("expected . or [")
+		}
+		if i < len(src) && src[i] != '[' {
+			// The dot forms: .name and .*
+			if seg.descend || src[i-1] == '.' {
+				if src[i] == '*' {
+					seg.kind = segWild
+					i++
+					p.segs = append(p.segs, seg)
+					continue
+				}
+				j := i
+				for j < len(src) && !strings.ContainsRune(".[]*$ '\"", rune(src[j])) {
+					j++
+				}
+				if j == i {
+					return fail("expected a member name")
+				}
+				seg.kind, seg.name = segName, src[i:j]
+				i = j
+				p.segs = append(p.segs, seg)
+				continue
+			}
+		}
+		if i >= len(src) || src[i] != '[' {
+			return fail("expected a member name, * or [")
+		}
+		i++
+		switch {
+		case i < len(src) && src[i] == '*':
+			seg.kind = segWild
+			i++
+		case i < len(src) && (src[i] == '\'' || src[i] == '"'):
+			q := src[i]
+			j := i + 1
+			var b strings.Builder
+			for j < len(src) && src[j] != q {
+				if src[j] == '\\' && j+1 < len(src) {
+					j++
+				}
+				b.WriteByte(src[j])
+				j++
+			}
+			if j >= len(src) {
+				return fail("unterminated quoted name")
+			}
+			seg.kind, seg.name = segName, b.String()
+			i = j + 1
+		default:
+			j := i
+			for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+				j++
+			}
+			n, err := strconv.Atoi(src[i:j])
+			if err != nil {
+				return fail("expected an index, * or a quoted name inside []")
+			}
+			seg.kind, seg.index = segIndex, n
+			i = j
+		}
+		if i >= len(src) || src[i] != ']' {
+			return fail("expected ]")
+		}
+		i++
+		p.segs = append(p.segs, seg)
+	}
+	return p, nil
+}
+
+// MustParsePath is ParsePath for expressions known to be valid; it panics
+// on an error.
+func MustParsePath(s string) *Path {
+	p, err := ParsePath(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// String returns the expression as written.
+func (p *Path) String() string { return p.src }
+
+// ParsePaths compiles several expressions.
+func ParsePaths(exprs []string) ([]*Path, error) {
+	var out []*Path
+	for _, e := range exprs {
+		p, err := ParsePath(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (s segment) matches(e elem) bool {
+	switch s.kind {
+	case segWild:
+		return true
+	case segName:
+		return e.index < 0 && e.key == s.name
+	case segIndex:
+		return e.index >= 0 && e.index == s.index
+	}
+	return false
+}
+
+// match reports whether the concrete path is selected by p.
+func (p *Path) match(path []elem) bool { return matchSegs(p.segs, path) }
+
+func matchSegs(segs []segment, path []elem) bool {
+	if len(segs) == 0 {
+		return len(path) == 0
+	}
+	s := segs[0]
+	if !s.descend {
+		return len(path) > 0 && s.matches(path[0]) && matchSegs(segs[1:], path[1:])
+	}
+	for k := range path {
+		if s.matches(path[k]) && matchSegs(segs[1:], path[k+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatch(paths []*Path, path []elem) bool {
+	for _, p := range paths {
+		if p.match(path) {
+			return true
+		}
+	}
+	return false
+}
+
+// removePaths removes from a decoded JSON value (as produced by
+// json.Unmarshal into any) every node that one of paths selects: object
+// members are deleted, array elements replaced by the string "<ignored>"
+// so that the other elements keep their indexes. It returns the new value
+// (the root itself is replaced when $ is selected).
+func removePaths(v any, paths []*Path) any {
+	if len(paths) == 0 {
+		return v
+	}
+	if anyMatch(paths, nil) {
+		return ignoredValue
+	}
+	var path []elem
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				path = append(path, elem{key: k, index: -1})
+				if anyMatch(paths, path) {
+					delete(x, k)
+				} else {
+					walk(c)
+				}
+				path = path[:len(path)-1]
+			}
+		case []any:
+			for i, c := range x {
+				path = append(path, elem{index: i})
+				if anyMatch(paths, path) {
+					x[i] = ignoredValue
+				} else {
+					walk(c)
+				}
+				path = path[:len(path)-1]
+			}
+		}
+	}
+	walk(v)
+	return v
+}
+
+// ignoredValue replaces array elements removed by --ignore.
+const ignoredValue = "<ignored>"
+
+// pathString renders a concrete path as JSONPath, for diffs.
+func pathString(path []elem) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, e := range path {
+		if e.index >= 0 {
+			fmt.Fprintf(&b, "[%d]", e.index)
+			continue
+		}
+		if isPlainName(e.key) {
+			b.WriteString(".")
+			b.WriteString(e.key)
+			continue
+		}
+		q, _ := json.Marshal(e.key)
+		b.WriteString("[")
+		b.Write(q)
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+func isPlainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '/')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

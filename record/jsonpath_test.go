@@ -1,0 +1,102 @@
+package record
+
+import (
+	"strings"
+	"testing"
+)
+
+func path(keys ...any) []elem {
+	var p []elem
+	for _, k := range keys {
+		switch x := k.(type) {
+		case string:
+			p = append(p, elem{key: x, index: -1})
+		case int:
+			p = append(p, elem{index: x})
+		}
+	}
+	return p
+}
+
+func TestParsePathAndMatch(t *testing.T) {
+	for _, tc := range []struct {
+		expr  string
+		path  []elem
+		match bool
+	}{
+		{"$", nil, true},
+		{"$", path("a"), false},
+		{"$.result", path("result"), true},
+		{"$.result.tools[0].name", path("result", "tools", 0, "name"), true},
+		{"$.result.tools[0].name", path("result", "tools", 1, "name"), false},
+		{"$.result.tools[*].name", path("result", "tools", 5, "name"), true},
+		{"$.result.*", path("result", "x"), true},
+		{"$.result.*", path("result", "x", "y"), false},
+		{"$['result']['odd key']", path("result", "odd key"), true},
+		{`$["result"]["a.b"]`, path("result", "a.b"), true},
+		{`$['it\'s']`, path("it's"), true},
+		{"$..timestamp", path("timestamp"), true},
+		{"$..timestamp", path("result", "items", 3, "timestamp"), true},
+		{"$..timestamp", path("result", "timestamp", "x"), false},
+		{"$..[0]", path("a", 0), true},
+		{"$..['x y']", path("a", "x y"), true},
+		{"$.params..token", path("params", "a", "token"), true},
+		{"$.params..token", path("result", "a", "token"), false},
+		{"$..*", path("a", "b"), true},
+		{"$.params._meta.progressToken", path("params", "_meta", "progressToken"), true},
+		{"$[*]", path(0), true},
+		{"$[*]", path("k"), true},
+		{"$.a[1]", path("a", "1"), false}, // an index never matches a key
+	} {
+		p, err := ParsePath(tc.expr)
+		if err != nil {
+			t.Errorf("ParsePath(%q): %v", tc.expr, err)
+			continue
+		}
+		if got := p.match(tc.path); got != tc.match {
+			t.Errorf("%s vs %s: match %v, want %v", tc.expr, pathString(tc.path), got, tc.match)
+		}
+	}
+}
+
+func TestParsePathErrors(t *testing.T) {
+	for expr, want := range map[string]string{
+		"result.x":         "must start with $",
+		"":                 "must start with $",
+		"$.":               "expected a member name",
+		"$.a[":             "expected an index",
+		"$.a[1":            "expected ]",
+		"$.a['x":           "unterminated quoted name",
+		"$.a[?(@.x)]":      "expected an index",
+		"$.a[1:2]":         "expected ]",
+		"$a":               "expected . or [",
+		"$.tools[-1].name": "expected an index",
+	} {
+		_, err := ParsePath(expr)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParsePath(%q) = %v, want an error containing %q", expr, err, want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "supported:") && !strings.Contains(err.Error(), "must start with $") {
+			t.Errorf("ParsePath(%q) error does not say what is supported: %v", expr, err)
+		}
+	}
+}
+
+func TestRemovePaths(t *testing.T) {
+	v, _ := decode([]byte(`{"result":{"a":1,"list":[{"t":"x","k":1},{"t":"y","k":2}],"deep":{"t":3}},"id":1}`))
+	got := removePaths(v, []*Path{MustParsePath("$.result.list[0]"), MustParsePath("$..t"), MustParsePath("$.id")})
+	b := encodeValue(got)
+	want := `{"result":{"a":1,"deep":{},"list":["<ignored>",{"k":2}]}}`
+	if b != want {
+		t.Errorf("got %s\nwant %s", b, want)
+	}
+	if removePaths(v, []*Path{MustParsePath("$")}) != ignoredValue {
+		t.Error("$ did not replace the whole value")
+	}
+}
+
+func TestPathString(t *testing.T) {
+	if s := pathString(path("result", "tools", 3, "name", "odd key", "x-y")); s != `$.result.tools[3].name["odd key"].x-y` {
+		t.Errorf("pathString = %s", s)
+	}
+}

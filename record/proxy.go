@@ -1,0 +1,152 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// StdioProxyOptions configure ProxyStdio.
+type StdioProxyOptions struct {
+	// Server is the server to launch. Its Observer, if any, still receives
+	// the server's events.
+	Server transport.StdioOptions
+	// In and Out are the host's side: the proxy reads the host's frames
+	// from In and writes the server's to Out (normally mcpx's own stdin and
+	// stdout).
+	In  io.Reader
+	Out io.Writer
+	// Stderr receives the server's stderr lines as they are; nil drops them.
+	Stderr io.Writer
+	// Recorder records the traffic; nil records nothing.
+	Recorder *Recorder
+	// OnFrame, when set, is told about every frame forwarded (for --wire).
+	OnFrame transport.FrameFunc
+	// DrainGrace is how long the proxy keeps forwarding the server's output
+	// after the host closed its input, before it shuts the server down.
+	// Zero means 2s.
+	DrainGrace time.Duration
+}
+
+// ProxyStdio stands in for a stdio server: a host (an IDE, a desktop
+// assistant) launches it in place of the server, and it launches the real
+// one and forwards every line in both directions unchanged, recording
+// each. The server's stderr is passed through. It returns when either side
+// ends, never leaving the server running: nil when the host closed its
+// input (the server then gets DrainGrace to finish, as when the host talks
+// to it directly), the server's *transport.PeerExitError when the server
+// ended first, ctx's error when ctx ended.
+//
+// Lines are forwarded exactly, except that a last line the host sends
+// without a newline reaches the server with one.
+func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
+	if o.DrainGrace <= 0 {
+		o.DrainGrace = 2 * time.Second
+	}
+	rec := o.Recorder
+	var errMu sync.Mutex
+	obs := o.Server.Observer
+	o.Server.Observer = func(ev transport.Event) {
+		if ev.Kind == transport.EventStderr && o.Stderr != nil {
+			errMu.Lock()
+			_, _ = io.WriteString(o.Stderr, ev.Text+"\n")
+			errMu.Unlock()
+		}
+		if rec != nil {
+			rec.Observe(ev)
+		}
+		if obs != nil {
+			obs(ev)
+		}
+	}
+	child, err := transport.StartStdio(o.Server)
+	if err != nil {
+		return err
+	}
+	defer child.Close()
+	host := transport.NewStream(o.In, o.Out)
+	defer host.Close()
+
+	// Each pump reports at most once on each channel, and both may.
+	hostDone := make(chan error, 2)
+	serverDone := make(chan error, 2)
+	go func() {
+		for {
+			f, err := host.Read(ctx)
+			if err != nil {
+				hostDone <- err
+				return
+			}
+			if rec != nil {
+				rec.Frame(ClientToServer, f.Data, nil)
+			}
+			if o.OnFrame != nil {
+				o.OnFrame(time.Now(), transport.Outgoing, f)
+			}
+			if err := child.Write(ctx, f); err != nil {
+				serverDone <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			f, err := child.Read(ctx)
+			if err != nil {
+				serverDone <- err
+				return
+			}
+			if rec != nil {
+				rec.Frame(ServerToClient, f.Data, nil)
+			}
+			if o.OnFrame != nil {
+				o.OnFrame(time.Now(), transport.Incoming, f)
+			}
+			if err := host.Write(ctx, f); err != nil {
+				// The host stopped reading: the session is over.
+				hostDone <- err
+				return
+			}
+		}
+	}()
+
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-serverDone:
+		return serverEnd(err)
+	case err := <-hostDone:
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	// The host is done sending: pass that on, and let the server finish
+	// what it was saying.
+	child.CloseWrite()
+	if rec != nil {
+		rec.Note("the host closed its input; closed the server's stdin")
+	}
+	t := time.NewTimer(o.DrainGrace)
+	defer t.Stop()
+	select {
+	case <-serverDone:
+	case <-t.C:
+	case <-ctx.Done():
+		// Hosts end a server by closing its input and then signalling it:
+		// that is the session's normal end, not an interruption.
+	}
+	return nil
+}
+
+// serverEnd explains why the server side ended.
+func serverEnd(err error) error {
+	var pe *transport.PeerExitError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return err
+}

@@ -1,0 +1,322 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// HTTPProxyOptions configure NewHTTPProxy.
+type HTTPProxyOptions struct {
+	// Upstream is the server's MCP endpoint (Streamable HTTP) or SSE
+	// endpoint (HTTP+SSE).
+	Upstream string
+	// Recorder records the traffic; nil records nothing.
+	Recorder *Recorder
+	// Client performs the upstream requests; nil means a client that
+	// honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and never times out (streams
+	// last as long as the session).
+	Client *http.Client
+	// Header holds headers added to (or replacing those of) every upstream
+	// request, such as credentials the host cannot send itself.
+	Header http.Header
+	// OnFrame and OnEvent, when set, are told about every frame forwarded
+	// and every HTTP exchange (for --wire).
+	OnFrame transport.FrameFunc
+	OnEvent transport.Observer
+}
+
+// HTTPProxy is a recording reverse proxy for an MCP server over HTTP. It
+// forwards Streamable HTTP (POST, GET and DELETE, with every header
+// including Mcp-Session-Id, and SSE streams event by event as they come,
+// never buffered whole) and the legacy HTTP+SSE transport, whose endpoint
+// event it rewrites to point at the proxy.
+//
+// A request for "/" or for the upstream URL's path goes to the upstream
+// URL; any other path (such as the message endpoint of an HTTP+SSE server)
+// goes to that path on the upstream origin.
+type HTTPProxy struct {
+	o        HTTPProxyOptions
+	upstream *url.URL
+	client   *http.Client
+	streams  atomic.Int64
+}
+
+// NewHTTPProxy returns a proxy for o.Upstream.
+func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
+	u, err := url.Parse(o.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: expected an http:// or https:// URL", o.Upstream)
+	}
+	c := o.Client
+	if c == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = http.ProxyFromEnvironment
+		// Bodies must reach the recorder as the server meant them, not
+		// compressed: ask for identity.
+		tr.DisableCompression = true
+		c = &http.Client{Transport: tr}
+	}
+	return &HTTPProxy{o: o, upstream: u, client: c}, nil
+}
+
+// hopHeaders are connection-level headers a proxy must not forward (RFC
+// 9110, section 7.6.1), plus Accept-Encoding: the recorder wants bodies
+// uncompressed.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Accept-Encoding"}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, c := range src.Values("Connection") {
+		for _, f := range strings.Split(c, ",") {
+			dst.Del(strings.TrimSpace(f))
+		}
+	}
+	for _, h := range hopHeaders {
+		dst.Del(h)
+	}
+}
+
+// target maps a request to the proxy onto the upstream server.
+func (p *HTTPProxy) target(r *http.Request) *url.URL {
+	t := *p.upstream
+	if r.URL.Path == "/" || r.URL.Path == "" || r.URL.Path == p.upstream.Path {
+		if r.URL.RawQuery != "" {
+			t.RawQuery = r.URL.RawQuery
+		}
+		return &t
+	}
+	t.Path, t.RawPath, t.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	return &t
+}
+
+func (p *HTTPProxy) event(kind transport.EventKind, text string, meta *transport.Meta) {
+	ev := transport.Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta}
+	if p.o.Recorder != nil {
+		p.o.Recorder.Observe(ev)
+	}
+	if p.o.OnEvent != nil {
+		p.o.OnEvent(ev)
+	}
+}
+
+func (p *HTTPProxy) frame(dir Direction, data []byte, meta *transport.Meta) {
+	if p.o.Recorder != nil {
+		p.o.Recorder.Frame(dir, data, meta)
+	}
+	if p.o.OnFrame != nil {
+		d := transport.Outgoing
+		if dir == ServerToClient {
+			d = transport.Incoming
+		}
+		p.o.OnFrame(time.Now(), d, transport.Frame{Data: data, Meta: meta})
+	}
+}
+
+// shownHeaders are the request headers named in recorded HTTP events;
+// credentials are only said to be there.
+var shownHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id"}
+
+func headerText(h http.Header) string {
+	var parts []string
+	for _, n := range shownHeaders {
+		if v := h.Get(n); v != "" {
+			parts = append(parts, n+": "+v)
+		}
+	}
+	for _, n := range []string{"Authorization", "Cookie"} {
+		if h.Get(n) != "" {
+			parts = append(parts, n+": "+Placeholder)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := p.target(r)
+	tu := target.String()
+	var body []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "mcpx proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = b
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	p.event(transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
+	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
+		p.frame(ClientToServer, body, &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
+	}
+
+	var rb io.Reader
+	if body != nil {
+		rb = bytes.NewReader(body)
+	}
+	up, err := http.NewRequestWithContext(r.Context(), r.Method, tu, rb)
+	if err != nil {
+		http.Error(w, "mcpx proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	copyHeaders(up.Header, r.Header)
+	for k, vs := range p.o.Header {
+		up.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	resp, err := p.client.Do(up)
+	if err != nil {
+		if r.Context().Err() == nil {
+			p.event(transport.EventNote, fmt.Sprintf("%s %s failed: %v", r.Method, tu, err), nil)
+			http.Error(w, "mcpx proxy: the upstream server cannot be reached: "+err.Error(), http.StatusBadGateway)
+		}
+		return
+	}
+	defer resp.Body.Close()
+	ct := resp.Header.Get("Content-Type")
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		sid = s
+	}
+	meta := &transport.Meta{HTTPMethod: r.Method, URL: tu, HTTPStatus: resp.StatusCode, ContentType: ct, SessionID: sid}
+	p.event(transport.EventHTTP, fmt.Sprintf("%s %s ← %s %s", resp.Status, ct, r.Method, tu), meta)
+
+	copyHeaders(w.Header(), resp.Header)
+	mt, _, _ := mime.ParseMediaType(ct)
+	if mt == "text/event-stream" {
+		w.Header().Del("Content-Length")
+		w.WriteHeader(resp.StatusCode)
+		flush(w)
+		kind := "post"
+		if r.Method == http.MethodGet {
+			kind = "get"
+		}
+		p.stream(w, r, resp, meta, kind+"-"+strconv.FormatInt(p.streams.Add(1), 10))
+		return
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil && r.Context().Err() == nil {
+		p.event(transport.EventNote, fmt.Sprintf("reading the answer to %s %s: %v", r.Method, tu, err), nil)
+	}
+	if mt == "application/json" && len(bytes.TrimSpace(data)) > 0 {
+		p.frame(ServerToClient, data, meta)
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(data)
+}
+
+// stream forwards an SSE body event by event, flushing after each, and
+// records the messages it carries. The endpoint event of an HTTP+SSE
+// server is rewritten to name the proxy.
+func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string) {
+	br := bufio.NewReaderSize(resp.Body, 64*1024)
+	var ev [][]byte // the lines of the event being read, with their endings
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			ev = append(ev, line)
+			if len(bytes.TrimRight(line, "\r\n")) == 0 {
+				if _, werr := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); werr != nil {
+					return
+				}
+				flush(w)
+				ev = ev[:0]
+			}
+		}
+		if err != nil {
+			if len(ev) > 0 {
+				w.Write(bytes.Join(ev, nil))
+				flush(w)
+			}
+			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
+				p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
+			}
+			return
+		}
+	}
+}
+
+// event1 handles one complete SSE event: it records it and returns the
+// lines to forward (rewritten for an endpoint event).
+func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta, name string) [][]byte {
+	var typ, id string
+	var data [][]byte
+	hasID, hasData := false, false
+	dataIdx := -1
+	for i, l := range lines {
+		l = bytes.TrimRight(l, "\r\n")
+		if len(l) == 0 || l[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(l, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			typ = string(value)
+		case "data":
+			data = append(data, value)
+			hasData = true
+			dataIdx = i
+		case "id":
+			id, hasID = string(value), true
+		}
+	}
+	m := *meta
+	m.StreamID = name
+	if hasID {
+		m.EventID = id
+	}
+	payload := bytes.Join(data, []byte("\n"))
+	switch {
+	case !hasData:
+		if hasID {
+			p.event(transport.EventHTTP, fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id), &m)
+		}
+	case typ == "endpoint":
+		proxied := p.rewriteEndpoint(r, string(payload))
+		p.event(transport.EventNote, fmt.Sprintf("SSE %s: endpoint event %q, rewritten to %q", name, string(payload), proxied), &m)
+		if proxied != string(payload) && len(data) == 1 {
+			out := make([][]byte, len(lines))
+			copy(out, lines)
+			ending := lines[dataIdx][len(bytes.TrimRight(lines[dataIdx], "\r\n")):]
+			out[dataIdx] = append([]byte("data: "+proxied), ending...)
+			return out
+		}
+	case typ == "" || typ == "message":
+		p.frame(ServerToClient, payload, &m)
+	default:
+		p.event(transport.EventNote, fmt.Sprintf("SSE %s: event of type %q passed through", name, typ), &m)
+	}
+	return lines
+}
+
+// rewriteEndpoint points an HTTP+SSE endpoint event at the proxy: a URL on
+// the upstream origin becomes the same path and query on the proxy.
+func (p *HTTPProxy) rewriteEndpoint(r *http.Request, ref string) string {
+	base := p.target(r)
+	u, err := base.Parse(strings.TrimSpace(ref))
+	if err != nil || !strings.EqualFold(u.Host, p.upstream.Host) || !strings.EqualFold(u.Scheme, p.upstream.Scheme) {
+		return ref
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	proxied := url.URL{Scheme: scheme, Host: r.Host, Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
+	return proxied.String()
+}

@@ -1,0 +1,363 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// stdioProxy runs ProxyStdio with the host's ends returned.
+type stdioProxy struct {
+	hostIn  *io.PipeWriter // what the host writes
+	hostOut *bufio.Reader  // what the host reads
+	stderr  *lockedBuffer
+	done    chan error
+	trace   string
+}
+
+func startStdioProxy(t *testing.T, ctx context.Context, server transport.StdioOptions) *stdioProxy {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioProxy{hostIn: inW, hostOut: bufio.NewReader(outR), stderr: &lockedBuffer{}, done: make(chan error, 1), trace: t.TempDir() + "/p.jsonl"}
+	rec, err := Create(p.trace, RecorderOptions{Header: Header{Transport: "stdio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := ProxyStdio(ctx, StdioProxyOptions{Server: server, In: inR, Out: outW, Stderr: p.stderr, Recorder: rec, DrainGrace: 5 * time.Second})
+		rec.Close()
+		outW.Close()
+		p.done <- err
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return p
+}
+
+func (p *stdioProxy) readLine(t *testing.T) string {
+	t.Helper()
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := p.hostOut.ReadString('\n')
+		ch <- res{s, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("reading from the proxy: %v", r.err)
+		}
+		return r.s
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy sent nothing within 10s")
+	}
+	return ""
+}
+
+func (p *stdioProxy) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(15 * time.Second):
+		t.Fatal("the proxy did not end within 15s")
+	}
+	return nil
+}
+
+func TestStdioProxyIsByteTransparent(t *testing.T) {
+	p := startStdioProxy(t, context.Background(), helper("echo-lines"))
+	// What the server says first arrives exactly as it said it.
+	for _, f := range serverOddFrames {
+		if got := p.readLine(t); got != f+"\n" {
+			t.Fatalf("server frame changed:\n got %q\nwant %q", got, f+"\n")
+		}
+	}
+	// What the host sends reaches the server exactly (it echoes it back).
+	hostFrames := append([]string(nil), oddFrames...)
+	hostFrames = append(hostFrames, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"crlf\"}\r")
+	for _, f := range hostFrames {
+		if _, err := io.WriteString(p.hostIn, f+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.readLine(t); got != f+"\n" {
+			t.Fatalf("host frame changed on the way:\n got %q\nwant %q", got, f+"\n")
+		}
+	}
+	p.hostIn.Close()
+	if err := p.wait(t); err != nil {
+		t.Fatalf("the host closed its input: ProxyStdio = %v, want nil", err)
+	}
+	if !strings.Contains(p.stderr.String(), "echo-lines: pid ") || strings.Count(p.stderr.String(), "echo-lines: ") != len(hostFrames)+1 {
+		t.Errorf("server stderr not passed through:\n%s", p.stderr.String())
+	}
+	tr, err := ReadFile(p.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c2s, s2c []string
+	for _, e := range tr.Frames() {
+		if e.Dir == ClientToServer {
+			c2s = append(c2s, string(e.Data))
+		} else {
+			s2c = append(s2c, string(e.Data))
+		}
+	}
+	if strings.Join(c2s, "\n") != strings.Join(hostFrames, "\n") {
+		t.Errorf("recorded client frames differ:\n%q\n%q", c2s, hostFrames)
+	}
+	if want := append(append([]string(nil), serverOddFrames...), hostFrames...); strings.Join(s2c, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recorded server frames differ:\n%q\n%q", s2c, want)
+	}
+	stderrLines := 0
+	for _, e := range tr.Events {
+		if e.Kind == KindStderr {
+			stderrLines++
+		}
+	}
+	if stderrLines != len(hostFrames)+1 {
+		t.Errorf("%d stderr lines in the trace", stderrLines)
+	}
+}
+
+func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
+	p := startStdioProxy(t, context.Background(), helper("exit3"))
+	err := p.wait(t)
+	var pe *transport.PeerExitError
+	if !errors.As(err, &pe) || pe.Code != 3 {
+		t.Fatalf("ProxyStdio = %v, want the server's exit", err)
+	}
+	if !strings.Contains(p.stderr.String(), "exit3: giving up") {
+		t.Errorf("stderr %q", p.stderr.String())
+	}
+}
+
+// startHTTPProxy serves a recording proxy for upstream and returns its
+// URL and the trace file; readTrace flushes the recording and reads it.
+func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {
+	t.Helper()
+	name := t.TempDir() + "/h.jsonl"
+	rec, err := Create(name, RecorderOptions{Header: Header{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() {
+		srv.Close()
+		rec.Close()
+	})
+	return srv.URL, func() (*Trace, error) {
+		if err := rec.Flush(); err != nil {
+			return nil, err
+		}
+		return ReadFile(name)
+	}
+}
+
+func TestHTTPProxyStreamable(t *testing.T) {
+	up := testservers.Streamable(t, newTestServer(""), nil, nil)
+	proxyURL, readTrace := startHTTPProxy(t, up)
+	direct, err := transport.NewHTTP(transport.HTTPOptions{URL: up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exercise(t, direct, sdkCalls)
+	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp", Mode: transport.ModeStreamable, Authorizer: transport.BearerToken("SECRET-BEARER")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := exercise(t, conn, sdkCalls)
+	// The "now" tool's time differs; everything else is the same.
+	for i := range want.results {
+		if !strings.Contains(want.results[i], `"at"`) && want.results[i] != got.results[i] {
+			t.Errorf("result %d through the proxy:\n%s\nwant %s", i, got.results[i], want.results[i])
+		}
+	}
+	if len(got.progress) != 3 || len(got.serverRequests) != 1 {
+		t.Errorf("progress %q, server requests %q through the proxy", got.progress, got.serverRequests)
+	}
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	tr.WriteTo(&all)
+	if bytes.Contains(all.Bytes(), []byte("SECRET-BEARER")) {
+		t.Error("the bearer token is in the trace")
+	}
+	var methods []string
+	sessions := map[string]bool{}
+	for _, e := range tr.Events {
+		if e.Meta != nil && e.Meta.SessionID != "" {
+			sessions[e.Meta.SessionID] = true
+		}
+		if e.Kind == KindFrame {
+			for _, m := range func() []message { ms, _ := parseFrame(e.Data); return ms }() {
+				if m.method != "" {
+					methods = append(methods, string(e.Dir)+" "+m.method)
+				}
+			}
+		}
+	}
+	for _, w := range []string{"c2s initialize", "c2s tools/call", "s2c notifications/progress", "s2c roots/list", "c2s prompts/get"} {
+		if !strings.Contains(strings.Join(methods, "\n"), w) {
+			t.Errorf("the trace lacks %q: %q", w, methods)
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("session ids in the trace: %v", sessions)
+	}
+	// And the trace replays to the same results.
+	checkSameSession(t, got, replayOverPipe(t, tr, sdkCalls))
+}
+
+func TestHTTPProxyLegacySSE(t *testing.T) {
+	up := testservers.SSE(t, testservers.NewServer(), nil)
+	proxyURL, readTrace := startHTTPProxy(t, up)
+	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/sse", Mode: transport.ModeSSE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := exercise(t, conn, []call{{method: "tools/call", params: `{"name":"echo","arguments":{"message":"via sse"}}`}})
+	if !strings.Contains(res.results[1], "Echo: via sse") {
+		t.Errorf("result %s", res.results[1])
+	}
+	if d, ok := any(conn).(transport.Describer); ok && !strings.Contains(d.Describe(), proxyURL) {
+		t.Errorf("the client does not post to the proxy: %s", d.Describe())
+	}
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := false
+	frames := 0
+	for _, e := range tr.Events {
+		rewritten = rewritten || e.Kind == KindNote && strings.Contains(e.Text, "endpoint event") && strings.Contains(e.Text, proxyURL)
+		if e.Kind == KindFrame {
+			frames++
+		}
+	}
+	if !rewritten || frames < 4 {
+		t.Errorf("rewritten %v, %d frames", rewritten, frames)
+	}
+}
+
+func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
+	release := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release: // sent only once the first event went through the proxy
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "id: 2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{}}\r\n\r\n")
+	}))
+	defer upstream.Close()
+	proxyURL, readTrace := startHTTPProxy(t, upstream.URL+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", proxyURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	first, err := br.ReadString('\n')
+	if err != nil || first != "id: 1\n" {
+		t.Fatalf("first line %q, %v (the proxy buffered the stream?)", first, err)
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	if want := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\nid: 2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{}}\r\n\r\n"; string(rest) != want {
+		t.Errorf("stream changed:\n got %q\nwant %q", rest, want)
+	}
+	cancel()
+	// The multi-line event is one frame, its lines joined with \n.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tr, err := readTrace()
+		if err == nil && len(tr.Frames()) == 3 {
+			if got := string(tr.Frames()[2].Data); got != "{\"jsonrpc\":\"2.0\",\n\"id\":1,\"result\":{}}" || tr.Frames()[2].Meta.EventID != "2" {
+				t.Errorf("last frame %q meta %+v", got, tr.Frames()[2].Meta)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("trace: %v %+v", err, tr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestHTTPProxyEverything(t *testing.T) {
+	up := testservers.Everything(t, "streamableHttp")
+	proxyURL, readTrace := startHTTPProxy(t, up)
+	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := exercise(t, conn, []call{{method: "tools/call", params: `{"name":"get-sum","arguments":{"a":2,"b":3}}`}})
+	if !strings.Contains(res.results[1], "5") {
+		t.Errorf("result %s", res.results[1])
+	}
+	if tr, err := readTrace(); err != nil || len(tr.Frames()) < 4 {
+		t.Errorf("trace: %v", err)
+	}
+}
+
+func TestHTTPProxyBadUpstream(t *testing.T) {
+	if _, err := NewHTTPProxy(HTTPProxyOptions{Upstream: "ftp://x"}); err == nil {
+		t.Error("ftp upstream accepted")
+	}
+	proxyURL, _ := startHTTPProxy(t, "http://127.0.0.1:1/mcp")
+	resp, err := http.Post(proxyURL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+}

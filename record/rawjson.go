@@ -1,0 +1,260 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
+
+// Raw JSON surgery: finding values by path in a frame's bytes and
+// replacing them without touching anything else, so that a redacted or
+// re-numbered frame keeps the member order, spacing and escapes the peer
+// chose. The input must be valid JSON (callers check with json.Valid); on
+// anything else these functions stop early rather than panic.
+
+// span is a value's byte range in a frame.
+type span struct{ start, end int }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just after the string starting at i.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(data)
+}
+
+// skipValue returns the index just after the value starting at i.
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = skipString(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	for i < len(data) && !isSpace(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// rawWalker visits the values of a frame with their paths. For every value
+// it asks match; a matched value's span is collected and not descended into.
+type rawWalker struct {
+	data  []byte
+	path  []elem
+	match func([]elem) bool
+	spans []span
+}
+
+// findSpans returns the spans of the values in data that match selects,
+// in order.
+func findSpans(data []byte, match func([]elem) bool) []span {
+	w := &rawWalker{data: data, match: match}
+	i := skipSpace(data, 0)
+	if match(nil) {
+		return []span{{i, skipValue(data, i)}}
+	}
+	w.value(i)
+	return w.spans
+}
+
+func (w *rawWalker) visit(i int) int {
+	if w.match(w.path) {
+		end := skipValue(w.data, i)
+		w.spans = append(w.spans, span{i, end})
+		return end
+	}
+	return w.value(i)
+}
+
+func (w *rawWalker) value(i int) int {
+	data := w.data
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '{':
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == '}' {
+			return i + 1
+		}
+		for i < len(data) {
+			if data[i] != '"' {
+				return len(data)
+			}
+			ks := i
+			i = skipString(data, i)
+			key := decodeKey(data[ks:i])
+			i = skipSpace(data, i)
+			if i >= len(data) || data[i] != ':' {
+				return len(data)
+			}
+			i = skipSpace(data, i+1)
+			w.path = append(w.path, elem{key: key, index: -1})
+			i = w.visit(i)
+			w.path = w.path[:len(w.path)-1]
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == '}' {
+				return i + 1
+			}
+			return len(data)
+		}
+		return i
+	case '[':
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			return i + 1
+		}
+		for n := 0; i < len(data); n++ {
+			w.path = append(w.path, elem{index: n})
+			i = w.visit(i)
+			w.path = w.path[:len(w.path)-1]
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == ']' {
+				return i + 1
+			}
+			return len(data)
+		}
+		return i
+	}
+	return skipValue(data, i)
+}
+
+// decodeKey returns a member name from its quoted form.
+func decodeKey(q []byte) string {
+	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
+		return string(q[1 : len(q)-1])
+	}
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		return string(q)
+	}
+	return s
+}
+
+// splice returns data with each span replaced by what repl returns for
+// the bytes it held. Spans must not overlap.
+func splice(data []byte, spans []span, repl func(old []byte) []byte) []byte {
+	if len(spans) == 0 {
+		return data
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	out := make([]byte, 0, len(data))
+	prev := 0
+	for _, s := range spans {
+		out = append(out, data[prev:s.start]...)
+		out = append(out, repl(data[s.start:s.end])...)
+		prev = s.end
+	}
+	return append(out, data[prev:]...)
+}
+
+// topMember returns the span of member key of the object starting data
+// (or ok=false when data is not an object or has no such member). Only the
+// top level is scanned: values are skipped, not walked.
+func topMember(data []byte, key string) (span, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return span{}, false
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		ks := i
+		i = skipString(data, i)
+		k := decodeKey(data[ks:i])
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return span{}, false
+		}
+		i = skipSpace(data, i+1)
+		end := skipValue(data, i)
+		if k == key {
+			return span{i, end}, true
+		}
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+			continue
+		}
+		break
+	}
+	return span{}, false
+}
+
+// elements returns the spans of the elements of the array starting data.
+func elements(data []byte) []span {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil
+	}
+	var out []span
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != ']' {
+		end := skipValue(data, i)
+		out = append(out, span{i, end})
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return out
+}
+
+// replaceTop returns a message (an object) with the value of its top-level
+// member key replaced by value; unchanged when it has no such member.
+func replaceTop(msg []byte, key string, value []byte) []byte {
+	s, ok := topMember(msg, key)
+	if !ok {
+		return msg
+	}
+	return splice(msg, []span{s}, func([]byte) []byte { return value })
+}
+
+// mapMessages applies fn to each message of a frame: the frame itself, or
+// each element of a batch, keeping everything between them.
+func mapMessages(frame []byte, fn func(msg []byte) []byte) []byte {
+	i := skipSpace(frame, 0)
+	if i < len(frame) && frame[i] == '[' {
+		return splice(frame, elements(frame), fn)
+	}
+	return fn(frame)
+}

@@ -1,0 +1,310 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// RecorderOptions configure a Recorder.
+type RecorderOptions struct {
+	// Header describes the recording (Transport, Target, Mcpx); Format,
+	// Version, Created and the redaction fields are filled in.
+	Header Header
+	// Redact says what to remove before anything is written.
+	Redact RedactOptions
+}
+
+// Recorder writes a session's traffic to a trace as it happens: frames in
+// both directions (Wrap), and transport events such as a server's stderr
+// lines, HTTP exchanges and notes (Observe). Every event is redacted and
+// encoded at once, in the order the events happen, then written with one
+// write call by a goroutine of the recorder's own, so that the session
+// never waits for the disk. The file is thus readable up to its last event
+// at any moment; Close writes whatever is still queued, so an ordinary
+// exit, an error or Ctrl-C loses nothing, and a process killed outright
+// (SIGKILL) loses at most the events of its last moments. It is safe for
+// concurrent use.
+type Recorder struct {
+	red   *Redactor
+	start time.Time
+
+	mu      sync.Mutex
+	w       io.Writer
+	n       int
+	err     error
+	closed  bool
+	onFirst func() error // run before the first event is queued (Create)
+	close   func(wrote bool) error
+
+	queue   [][]byte   // encoded events waiting to be written
+	writing bool       // a writer goroutine is running
+	drained *sync.Cond // signalled when the writer took or finished a batch
+	enc     Writer     // encodes events (its own writer is unused)
+}
+
+// maxQueued bounds the events waiting for the disk: past it, recording
+// waits for the writer (a slow disk slows the session, it never grows
+// memory without bound).
+const maxQueued = 4096
+
+// NewRecorder starts a trace on w, writing its header at once.
+func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
+	red, err := NewRedactor(o.Redact)
+	if err != nil {
+		return nil, err
+	}
+	h := o.Header
+	h.Redacted = red.Enabled()
+	if h.Redacted {
+		h.Redact = o.Redact.Paths
+	} else {
+		h.Redact = nil
+	}
+	h.Target = red.Text(h.Target)
+	if h.Created.IsZero() {
+		h.Created = time.Now()
+	}
+	if _, err := NewWriter(w, h); err != nil {
+		return nil, err
+	}
+	r := &Recorder{red: red, start: time.Now(), w: w}
+	r.drained = sync.NewCond(&r.mu)
+	return r, nil
+}
+
+// Create records to the named file. The trace is written to a temporary
+// file next to it that replaces name when the first event is recorded, so
+// an existing file is never left half-overwritten: if nothing is recorded
+// (the server could not be started), name is left as it was. The file is
+// readable by its owner only: traces show everything a session said.
+// Close syncs and closes it.
+func Create(name string, o RecorderOptions) (*Recorder, error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", name)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Recorder, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return fail(err)
+	}
+	r, err := NewRecorder(f, o)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	r.onFirst = func() error {
+		if err := os.Rename(tmp, name); err != nil {
+			return fmt.Errorf("replacing %s with the new trace: %w", name, err)
+		}
+		return nil
+	}
+	r.close = func(wrote bool) error {
+		if !wrote {
+			f.Close()
+			os.Remove(tmp)
+			return nil
+		}
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if d, derr := os.Open(dir); derr == nil {
+			d.Sync()
+			d.Close()
+		}
+		return err
+	}
+	return r, nil
+}
+
+// Redactor returns the redactor the recorder applies.
+func (r *Recorder) Redactor() *Redactor { return r.red }
+
+func (r *Recorder) write(e Event) { r.writeScanned(e, nil) }
+
+// writeScanned queues one event (encoded now, so its time and place in the
+// trace are those of the moment it happened) for the writer goroutine.
+func (r *Recorder) writeScanned(e Event, scan *scanResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.queue) >= maxQueued && r.err == nil && !r.closed {
+		r.drained.Wait()
+	}
+	if r.closed || r.err != nil {
+		return
+	}
+	if r.n == 0 && r.onFirst != nil {
+		if err := r.onFirst(); err != nil {
+			r.err = err
+			return
+		}
+	}
+	e.Time = time.Since(r.start)
+	buf := make([]byte, 0, len(e.Data)+len(e.Text)+96)
+	r.queue = append(r.queue, r.enc.appendEvent(buf, e, scan))
+	r.n++
+	if !r.writing {
+		r.writing = true
+		go r.writeQueued()
+	}
+}
+
+// writeQueued writes the queued events, one write call each, until the
+// queue is empty.
+func (r *Recorder) writeQueued() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.queue) > 0 && r.err == nil {
+		batch := r.queue
+		r.queue = nil
+		r.drained.Broadcast()
+		r.mu.Unlock()
+		var err error
+		for _, line := range batch {
+			if _, err = r.w.Write(line); err != nil {
+				err = fmt.Errorf("writing the trace: %w", err)
+				break
+			}
+		}
+		r.mu.Lock()
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	r.queue = nil
+	r.writing = false
+	r.drained.Broadcast()
+}
+
+// Frame records one frame travelling in dir.
+func (r *Recorder) Frame(dir Direction, data []byte, meta *transport.Meta) {
+	data, res := r.red.frame(data)
+	r.writeScanned(Event{Kind: KindFrame, Dir: dir, Data: data, Meta: r.red.Meta(meta)}, &res)
+}
+
+// Stderr records one line of the server's stderr.
+func (r *Recorder) Stderr(line string) {
+	r.write(Event{Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(line)})
+}
+
+// Note records a note about the session or transport.
+func (r *Recorder) Note(text string) {
+	r.write(Event{Kind: KindNote, Text: r.red.Text(text)})
+}
+
+// Observe records a transport event; it is a transport.Observer.
+func (r *Recorder) Observe(ev transport.Event) {
+	switch ev.Kind {
+	case transport.EventStderr:
+		r.Stderr(ev.Text)
+	case transport.EventHTTP:
+		r.write(Event{Kind: KindHTTP, Text: r.red.Text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+	default:
+		r.write(Event{Kind: KindNote, Text: r.red.Text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+	}
+}
+
+// Flush waits until every event recorded so far is written (not synced:
+// in the file as far as other processes are concerned).
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.writing {
+		r.drained.Wait()
+	}
+	return r.err
+}
+
+// Events returns how many events have been recorded.
+func (r *Recorder) Events() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// Err returns the first error writing the trace, if any.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Close ends the recording: it waits until every queued event is written,
+// drops later events, and syncs and closes a file made by Create. It returns the first error the recording
+// met. It is idempotent.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return r.err
+	}
+	r.closed = true
+	for r.writing {
+		r.drained.Wait()
+	}
+	if r.close != nil {
+		if err := r.close(r.n > 0); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	return r.err
+}
+
+// Wrap returns c decorated so that every frame read or written is
+// recorded (a frame written is recorded just before it goes out, as with
+// transport.Tap). Closing the returned Conn closes c, not the recorder.
+func (r *Recorder) Wrap(c transport.Conn) transport.Conn {
+	return &recConn{Conn: c, r: r}
+}
+
+type recConn struct {
+	transport.Conn
+	r *Recorder
+}
+
+func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
+	f, err := c.Conn.Read(ctx)
+	if err == nil {
+		c.r.Frame(ServerToClient, f.Data, f.Meta)
+	}
+	return f, err
+}
+
+func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
+	c.r.Frame(ClientToServer, f.Data, f.Meta)
+	err := c.Conn.Write(ctx, f)
+	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
+		c.r.Note("the frame above could not be sent: " + err.Error())
+	}
+	return err
+}
+
+// Describe forwards to the wrapped connection.
+func (c *recConn) Describe() string {
+	if d, ok := c.Conn.(transport.Describer); ok {
+		return d.Describe()
+	}
+	return ""
+}
+
+// Unwrap returns the wrapped connection.
+func (c *recConn) Unwrap() transport.Conn { return c.Conn }

@@ -1,0 +1,209 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(name, []byte("precious\n"), 0o644)
+
+	// Nothing recorded (the server never started): the old file stays.
+	rec, err := Create(name, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "precious\n" {
+		t.Fatalf("Create touched the file: %q", b)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "precious\n" {
+		t.Fatalf("an empty recording replaced the file: %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+
+	// The first event replaces it with a whole trace at once.
+	rec, err = Create(name, RecorderOptions{Header: Header{Target: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Frame(ClientToServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Readable while still recording, as after a kill.
+	tr, err := ReadFile(name)
+	if err != nil || len(tr.Events) != 1 {
+		t.Fatalf("mid-recording: %v, %+v", err, tr)
+	}
+	rec.Stderr("a stderr line")
+	rec.Note("a note")
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Note("after close: dropped")
+	tr, err = ReadFile(name)
+	if err != nil || len(tr.Events) != 3 || tr.Header.Target != "x" {
+		t.Fatalf("after close: %v, %+v", err, tr)
+	}
+	if fi, _ := os.Stat(name); fi.Mode().Perm() != 0o600 {
+		t.Errorf("trace mode %v, want 0600", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Create(dir, RecorderOptions{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: %v", err)
+	}
+	if _, err := Create(filepath.Join(dir, "no", "such", "dir", "t.jsonl"), RecorderOptions{}); err == nil {
+		t.Error("a missing directory was accepted")
+	}
+	if _, err := Create(filepath.Join(dir, "t.jsonl"), RecorderOptions{Redact: RedactOptions{Paths: []string{"bad"}}}); err == nil {
+		t.Error("a bad redaction path was accepted")
+	}
+}
+
+func TestRecorderConcurrentAndTimesMonotonic(t *testing.T) {
+	var buf safeBuffer
+	rec, err := NewRecorder(&buf, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				rec.Frame(ServerToClient, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"g":%d,"i":%d}}`, g, i)), nil)
+				rec.Observe(transport.Event{Kind: transport.EventStderr, Text: "line"})
+			}
+		}()
+	}
+	wg.Wait()
+	rec.Close()
+	tr, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 8*200*2 {
+		t.Fatalf("%d events", len(tr.Events))
+	}
+	for i := 1; i < len(tr.Events); i++ {
+		if tr.Events[i].Time < tr.Events[i-1].Time {
+			t.Fatalf("event %d goes back in time", i)
+		}
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.Write(p)
+}
+
+func TestRecorderWrapRecordsBothWaysAndRedacts(t *testing.T) {
+	var buf safeBuffer
+	rec, err := NewRecorder(&buf, RecorderOptions{
+		Header: Header{Target: "http: https://h/mcp?token=abc"},
+		Redact: RedactOptions{Secrets: []string{"s3cr3t-value"}, Paths: []string{"$.params.pin"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := transport.Pipe()
+	conn := rec.Wrap(a)
+	if u, ok := conn.(interface{ Unwrap() transport.Conn }); !ok || u.Unwrap() != a {
+		t.Error("the recorder does not unwrap to the connection it wraps")
+	}
+	if d, ok := conn.(transport.Describer); !ok || d.Describe() != "in-memory pipe" {
+		t.Error("the recorder hides the connection's description")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() {
+		f, _ := b.Read(ctx)
+		b.Write(ctx, transport.Frame{Data: append([]byte(nil), f.Data...)})
+	}()
+	conn.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"login","params":{"pin":1234,"access_token":"tok","note":"s3cr3t-value"}}`)})
+	conn.Read(ctx)
+	rec.Observe(transport.Event{Kind: transport.EventHTTP, Text: "POST https://h/mcp (Authorization: Bearer s3cr3t-value)", Meta: &transport.Meta{URL: "https://h/mcp?access_token=zzz"}})
+	conn.Close()
+	rec.Close()
+	out := buf.String()
+	for _, secret := range []string{"1234", "tok\"", "s3cr3t-value", "token=abc", "zzz"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the trace holds %q:\n%s", secret, out)
+		}
+	}
+	tr, err := Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Frames()) != 2 || tr.Frames()[0].Dir != ClientToServer || tr.Frames()[1].Dir != ServerToClient {
+		t.Errorf("frames %+v", tr.Frames())
+	}
+	if !tr.Header.Redacted || len(tr.Header.Redact) != 1 || tr.Header.Redact[0] != "$.params.pin" {
+		t.Errorf("header %+v", tr.Header)
+	}
+}
+
+func TestRecorderNoRedact(t *testing.T) {
+	var buf safeBuffer
+	rec, _ := NewRecorder(&buf, RecorderOptions{Redact: RedactOptions{Disabled: true, Paths: []string{"$.x"}}})
+	rec.Frame(ClientToServer, []byte(`{"access_token":"tok"}`), nil)
+	rec.Close()
+	tr, _ := Read(strings.NewReader(buf.String()))
+	if tr.Header.Redacted || tr.Header.Redact != nil || string(tr.Events[0].Data) != `{"access_token":"tok"}` {
+		t.Errorf("--no-redact: header %+v, frame %s", tr.Header, tr.Events[0].Data)
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.n++; f.n > 2 {
+		return 0, fmt.Errorf("disk full")
+	}
+	return len(p), nil
+}
+
+func TestRecorderWriteErrors(t *testing.T) {
+	rec, err := NewRecorder(&failingWriter{}, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		rec.Note("note")
+	}
+	if err := rec.Flush(); err == nil || !strings.Contains(err.Error(), "writing the trace: disk full") {
+		t.Errorf("Flush = %v", err)
+	}
+	if err := rec.Close(); err == nil {
+		t.Error("Close hid the write error")
+	}
+}

@@ -1,0 +1,541 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// ErrMismatch is matched by every error that reports live traffic
+// departing from a recording: a strict replay's deviation, a failed
+// verification.
+var ErrMismatch = errors.New("traffic does not match the recording")
+
+// ReplayOptions configure a Replayer.
+type ReplayOptions struct {
+	// Ignore lists JSONPath expressions, evaluated against each whole
+	// message, that do not count when a live message is matched with the
+	// recording (e.g. $.params._meta). $.params._meta.progressToken is
+	// always ignored: it usually repeats the request id.
+	Ignore []string
+	// Strict makes every departure from the recording an error: requests
+	// out of the recorded order, repeated or unrecorded messages, answers
+	// that differ, requests the client never sent.
+	Strict bool
+	// OnDeviation is told about each departure from the recording (in
+	// strict mode too, before Serve returns it). Without Strict, only
+	// departures the replay could not paper over are reported.
+	OnDeviation func(Deviation)
+	// OnStderr receives the stderr lines the recorded server wrote, at the
+	// points where it wrote them. Nil drops them.
+	OnStderr func(line string)
+}
+
+// Deviation is a departure of the live client from the recording.
+type Deviation struct {
+	// Message says what happened and what the recording expected.
+	Message string
+}
+
+// DeviationError is returned by a strict replay on the first deviation.
+type DeviationError struct{ Deviation }
+
+func (e *DeviationError) Error() string { return "replay: " + e.Message }
+
+// Is makes errors.Is(err, ErrMismatch) true.
+func (e *DeviationError) Is(target error) bool { return target == ErrMismatch }
+
+// Replayer serves the server side of a recorded session: it answers each
+// request of a live client with the recorded response to the request with
+// the same method and params (ids do not matter), and sends the
+// notifications and server-to-client requests the server sent after that
+// request, in the recorded order. The initialize handshake is replayed
+// like any other exchange. A request the recording has no answer for gets
+// a JSON-RPC error that says what the recording expected.
+//
+// One Replayer can serve any number of sessions, each from the start of
+// the recording.
+type Replayer struct {
+	opts ReplayOptions
+	sc   *script
+}
+
+// NewReplayer prepares tr for replay.
+func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
+	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken"}, opts.Ignore...))
+	if err != nil {
+		return nil, err
+	}
+	red, err := NewRedactor(RedactOptions{Disabled: !tr.Header.Redacted, Paths: tr.Header.Redact})
+	if err != nil {
+		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+	}
+	return &Replayer{opts: opts, sc: buildScript(tr, ignore, red)}, nil
+}
+
+// output is something the replayed server does: send a frame, or write a
+// line on its stderr.
+type output struct {
+	frame    []byte
+	stderr   string
+	isStderr bool
+}
+
+// step is one message the recorded client sent, with what the server did
+// between it and the client's next frame.
+type step struct {
+	msg    message
+	key    string
+	follow []output
+}
+
+// script is a recording prepared for replay. It is read-only once built;
+// each session keeps its own progress through it.
+type script struct {
+	prelude []output // what the server did before the client said anything
+	steps   []step
+	byKey   map[string][]int
+	ignore  []*Path
+	red     *Redactor
+}
+
+func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
+	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red}
+	attach := func(o output) {
+		if n := len(sc.steps); n > 0 {
+			sc.steps[n-1].follow = append(sc.steps[n-1].follow, o)
+		} else {
+			sc.prelude = append(sc.prelude, o)
+		}
+	}
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == KindStderr:
+			attach(output{stderr: e.Text, isStderr: true})
+		case e.Kind != KindFrame:
+		case e.Dir == ServerToClient:
+			attach(output{frame: e.Data})
+		case e.Dir == ClientToServer:
+			msgs, _ := parseFrame(e.Data)
+			for _, m := range msgs {
+				key := canonical(m, ignore)
+				if m.kind == kindResponse {
+					key = "response-id:" + m.idKey()
+				}
+				sc.byKey[key] = append(sc.byKey[key], len(sc.steps))
+				sc.steps = append(sc.steps, step{msg: m, key: key})
+			}
+		}
+	}
+	return sc
+}
+
+// replaySession is one client's progress through a script.
+type replaySession struct {
+	sc     *script
+	opts   *ReplayOptions
+	used   []bool
+	cursor map[string]int             // per key: first possibly unused position in byKey[key]
+	idMap  map[string]json.RawMessage // recorded request id key -> live id
+	tokMap map[string]json.RawMessage // recorded progress token key -> live token
+	next   int                        // first possibly unused request or notification, for strict order
+	err    *DeviationError            // the first deviation, in strict mode
+}
+
+func (r *Replayer) newSession() *replaySession {
+	return &replaySession{
+		sc:     r.sc,
+		opts:   &r.opts,
+		used:   make([]bool, len(r.sc.steps)),
+		cursor: map[string]int{},
+		idMap:  map[string]json.RawMessage{},
+		tokMap: map[string]json.RawMessage{},
+	}
+}
+
+// deviate reports a departure from the recording. Lenient ones are only
+// reported in strict mode.
+func (s *replaySession) deviate(lenient bool, format string, args ...any) {
+	if lenient && !s.opts.Strict {
+		return
+	}
+	d := Deviation{Message: fmt.Sprintf(format, args...)}
+	if s.opts.OnDeviation != nil {
+		s.opts.OnDeviation(d)
+	}
+	if s.opts.Strict && s.err == nil {
+		s.err = &DeviationError{d}
+	}
+}
+
+// pick returns the first unused step with key, or the last used one (a
+// repeated message, answered again), or -1.
+func (s *replaySession) pick(key string) (i int, repeat bool) {
+	list := s.sc.byKey[key]
+	if len(list) == 0 {
+		return -1, false
+	}
+	c := s.cursor[key]
+	for c < len(list) && s.used[list[c]] {
+		c++
+	}
+	s.cursor[key] = c
+	if c < len(list) {
+		return list[c], false
+	}
+	return list[len(list)-1], true
+}
+
+// firstUnused returns the first unused request with method, or -1.
+func (s *replaySession) firstUnused(method string) int {
+	for i, st := range s.sc.steps {
+		if !s.used[i] && st.msg.kind == kindRequest && st.msg.method == method {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkOrder reports, in strict mode, a request or notification that
+// skips one recorded before it.
+func (s *replaySession) checkOrder(i int) {
+	if !s.opts.Strict {
+		return
+	}
+	for s.next < len(s.sc.steps) && (s.used[s.next] || s.sc.steps[s.next].msg.kind == kindResponse) {
+		s.next++
+	}
+	if s.next < i {
+		s.deviate(false, "expected %s next, got %s", describe(s.sc.steps[s.next].msg), describe(s.sc.steps[i].msg))
+	}
+}
+
+func describe(m message) string {
+	switch m.kind {
+	case kindRequest:
+		if len(m.params) > 0 {
+			return fmt.Sprintf("request %s %s", m.method, excerptJSON(m.params, 120))
+		}
+		return "request " + m.method
+	case kindNotification:
+		return "notification " + m.method
+	case kindResponse:
+		return "a response to request " + string(m.id)
+	}
+	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(excerptJSON(m.raw, 80)))
+}
+
+// handle answers one frame from the client.
+func (s *replaySession) handle(frame []byte) []output {
+	msgs, _ := parseFrame(frame)
+	var outs []output
+	for _, m := range msgs {
+		outs = append(outs, s.handleMsg(m)...)
+	}
+	return outs
+}
+
+func (s *replaySession) handleMsg(m message) []output {
+	lm := m
+	if s.sc.red.Enabled() && m.kind != kindInvalid {
+		lm = parseMessage(s.sc.red.Frame(m.raw))
+	}
+	switch m.kind {
+	case kindRequest:
+		i, repeat := s.pick(canonical(lm, s.sc.ignore))
+		if i >= 0 && repeat {
+			s.deviate(true, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
+		}
+		if i < 0 && m.method == "initialize" {
+			if i = s.firstUnused("initialize"); i >= 0 {
+				s.deviate(false, "initialize params differ from the recording (got %s, recorded %s); answered with the recorded result",
+					excerptJSON(m.params, 200), excerptJSON(s.sc.steps[i].msg.params, 200))
+			}
+		}
+		if i < 0 {
+			if m.method == "ping" {
+				s.deviate(true, "ping was not in the recording (answered it anyway)")
+				return []output{{frame: responseFrame(m.id, []byte("{}"), nil)}}
+			}
+			return []output{{frame: s.unmatched(m)}}
+		}
+		s.checkOrder(i)
+		s.idMap[s.sc.steps[i].msg.idKey()] = m.id
+		if rec, live := progressToken(s.sc.steps[i].msg.raw), progressToken(m.raw); rec != nil && live != nil {
+			s.tokMap[idKey(rec)] = live
+		}
+		return s.emit(i)
+	case kindNotification:
+		i, repeat := s.pick(canonical(lm, s.sc.ignore))
+		if i < 0 {
+			s.deviate(true, "%s is not in the recording (ignored)", describe(m))
+			return nil
+		}
+		if repeat {
+			s.deviate(true, "%s was sent again; the recording has it only %d time(s)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
+		}
+		s.checkOrder(i)
+		return s.emit(i)
+	case kindResponse:
+		i, repeat := s.pick("response-id:" + m.idKey())
+		if i < 0 || repeat {
+			s.deviate(false, "%s, which the replayed server never sent (ignored)", describe(m))
+			return nil
+		}
+		if s.opts.Strict {
+			got, want := canonical(lm, s.sc.ignore), canonical(s.sc.steps[i].msg, s.sc.ignore)
+			if got != want {
+				s.deviate(false, "the client answered request %s with %s, but the recording has %s",
+					string(m.id), excerptJSON(m.raw, 200), excerptJSON(s.sc.steps[i].msg.raw, 200))
+			}
+		}
+		return s.emit(i)
+	}
+	i, repeat := s.pick(canonical(m, nil))
+	if i < 0 || repeat && s.opts.Strict {
+		s.deviate(false, "the client sent %s, which is not in the recording", describe(m))
+		if i < 0 {
+			return []output{{frame: responseFrame(json.RawMessage("null"), nil,
+				&rpcError{Code: -32700, Message: "mcpx replay: parse error: the frame is not a JSON-RPC message, and the recording has no such frame"})}}
+		}
+	}
+	return s.emit(i)
+}
+
+// unmatched builds the error for a request the recording cannot answer,
+// saying what it has instead, and reports the deviation.
+func (s *replaySession) unmatched(m message) []byte {
+	var same []message
+	nextReq := ""
+	for i, st := range s.sc.steps {
+		if st.msg.kind != kindRequest {
+			continue
+		}
+		if st.msg.method == m.method {
+			same = append(same, st.msg)
+		} else if nextReq == "" && !s.used[i] {
+			nextReq = st.msg.method
+		}
+	}
+	data := map[string]any{"received": rawOrNull(m.params)}
+	var msg string
+	code := -32601
+	if len(same) == 0 {
+		msg = fmt.Sprintf("mcpx replay: the recording has no %s request", m.method)
+		if nextReq != "" {
+			msg += "; the next recorded request is " + nextReq
+		}
+	} else {
+		code = -32602
+		var exp []json.RawMessage
+		var desc []string
+		for _, x := range same {
+			exp = append(exp, rawOrNull(x.params))
+			if len(desc) < 3 {
+				desc = append(desc, excerptJSON(x.params, 160))
+			}
+		}
+		data["expected"] = exp
+		msg = fmt.Sprintf("mcpx replay: no recorded %s request has these params; the recording has %s with %s",
+			m.method, m.method, strings.Join(desc, " or "))
+		if len(same) > len(desc) {
+			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
+		}
+	}
+	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+excerptJSON(m.params, 160)+")")
+	d, _ := json.Marshal(data)
+	return responseFrame(m.id, nil, &rpcError{Code: code, Message: msg, Data: d})
+}
+
+func rawOrNull(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// emit marks step i used and returns what the server did after it, with
+// the ids of responses changed to the live client's.
+func (s *replaySession) emit(i int) []output {
+	s.used[i] = true
+	st := s.sc.steps[i]
+	outs := make([]output, 0, len(st.follow))
+	for _, o := range st.follow {
+		if !o.isStderr {
+			o.frame = mapMessages(o.frame, s.liveID)
+		}
+		outs = append(outs, o)
+	}
+	return outs
+}
+
+// progressToken returns a request's params._meta.progressToken, or nil.
+func progressToken(msg []byte) json.RawMessage {
+	spans := findSpans(msg, isProgressTokenParam)
+	if len(spans) != 1 {
+		return nil
+	}
+	return msg[spans[0].start:spans[0].end]
+}
+
+func isProgressTokenParam(p []elem) bool {
+	return len(p) == 3 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "_meta" &&
+		p[2].index < 0 && p[2].key == "progressToken"
+}
+
+func isProgressNotificationToken(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "progressToken"
+}
+
+// liveID rewrites the id of a recorded response to the id the live client
+// used for the matching request, and the token of a recorded progress
+// notification to the token the live client asked for.
+func (s *replaySession) liveID(msg []byte) []byte {
+	if _, isReq := topMember(msg, "method"); isReq {
+		if len(s.tokMap) == 0 || !bytes.Contains(msg, []byte(`"notifications/progress"`)) {
+			return msg
+		}
+		spans := findSpans(msg, isProgressNotificationToken)
+		if len(spans) != 1 {
+			return msg
+		}
+		live, ok := s.tokMap[idKey(msg[spans[0].start:spans[0].end])]
+		if !ok {
+			return msg
+		}
+		return splice(msg, spans, func([]byte) []byte { return live })
+	}
+	sp, ok := topMember(msg, "id")
+	if !ok {
+		return msg
+	}
+	live, ok := s.idMap[idKey(msg[sp.start:sp.end])]
+	if !ok || bytes.Equal(live, msg[sp.start:sp.end]) {
+		return msg
+	}
+	return splice(msg, []span{sp}, func([]byte) []byte { return live })
+}
+
+// finish reports, in strict mode, recorded client messages never sent.
+func (s *replaySession) finish() {
+	if !s.opts.Strict {
+		return
+	}
+	var missing []string
+	for i, st := range s.sc.steps {
+		if !s.used[i] && st.msg.kind != kindResponse {
+			missing = append(missing, describe(st.msg))
+		}
+	}
+	if len(missing) > 0 {
+		s.deviate(false, "the client ended the session without sending %d recorded message(s), first %s", len(missing), missing[0])
+	}
+}
+
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// responseFrame encodes a JSON-RPC response.
+func responseFrame(id json.RawMessage, result json.RawMessage, e *rpcError) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(rawOrNull(id))
+	if e != nil {
+		enc, _ := json.Marshal(e)
+		b.WriteString(`,"error":`)
+		b.Write(enc)
+	} else {
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Serve replays the recorded server on conn, the server's end of a
+// connection (the other end of a transport.Pipe in tests, stdin and stdout
+// for `mcpx replay`), until the client closes it or ctx ends. It returns
+// nil when the client ended the session, and in strict mode a
+// *DeviationError on the first departure from the recording (after
+// answering the message that caused it).
+func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
+	s := r.newSession()
+	if err := r.send(ctx, conn, s.sc.prelude); err != nil {
+		return err
+	}
+	for {
+		f, err := conn.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, transport.ErrClosed) {
+				s.finish()
+				if s.err != nil {
+					return s.err
+				}
+				return nil
+			}
+			return err
+		}
+		if err := r.send(ctx, conn, s.handle(f.Data)); err != nil {
+			return err
+		}
+		if s.err != nil {
+			return s.err
+		}
+	}
+}
+
+func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output) error {
+	for _, o := range outs {
+		if o.isStderr {
+			if r.opts.OnStderr != nil {
+				r.opts.OnStderr(o.stderr)
+			}
+			continue
+		}
+		data := o.frame
+		if bytes.IndexByte(data, '\n') >= 0 {
+			// Recorded over HTTP with line breaks; stdio framing has none.
+			var b bytes.Buffer
+			if json.Compact(&b, data) == nil {
+				data = b.Bytes()
+			} else {
+				data = bytes.ReplaceAll(data, []byte("\n"), []byte(" "))
+			}
+		}
+		if err := conn.Write(ctx, transport.Frame{Data: data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ServePipe starts serving one session in the background and returns the
+// client's end of an in-memory connection to it: the replayed server for
+// a test. Closing the returned Conn ends the session. The replay's result
+// (nil, or the first deviation in strict mode) is sent on the channel when
+// the session ends.
+func (r *Replayer) ServePipe(ctx context.Context) (transport.Conn, <-chan error) {
+	client, server := transport.Pipe()
+	done := make(chan error, 1)
+	var once sync.Once
+	go func() {
+		err := r.Serve(ctx, server)
+		once.Do(func() { server.Close() })
+		done <- err
+	}()
+	return client, done
+}

@@ -1,0 +1,323 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// mkTrace builds a trace from lines: "> frame" (client to server),
+// "< frame" (server to client), "! text" (a stderr line).
+func mkTrace(lines ...string) *Trace {
+	tr := &Trace{Header: Header{Format: Format, Version: Version, Redacted: true}}
+	for i, l := range lines {
+		e := Event{Time: time.Duration(i) * time.Millisecond, Kind: KindFrame, Data: []byte(l[2:])}
+		switch l[:2] {
+		case "> ":
+			e.Dir = ClientToServer
+		case "< ":
+			e.Dir = ServerToClient
+		case "! ":
+			e = Event{Time: e.Time, Kind: KindStderr, Dir: ServerToClient, Text: l[2:]}
+		default:
+			panic("mkTrace: bad line " + l)
+		}
+		tr.Events = append(tr.Events, e)
+	}
+	return tr
+}
+
+// rawClient drives a replay frame by frame.
+type rawClient struct {
+	t    *testing.T
+	conn transport.Conn
+	done <-chan error
+	devs []string
+	mu   *sync.Mutex
+	errs []string
+}
+
+func replayRaw(t *testing.T, tr *Trace, opts ReplayOptions) *rawClient {
+	t.Helper()
+	c := &rawClient{t: t, mu: &sync.Mutex{}}
+	opts.OnDeviation = func(d Deviation) {
+		c.mu.Lock()
+		c.devs = append(c.devs, d.Message)
+		c.mu.Unlock()
+	}
+	opts.OnStderr = func(s string) {
+		c.mu.Lock()
+		c.errs = append(c.errs, s)
+		c.mu.Unlock()
+	}
+	rp, err := NewReplayer(tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	c.conn, c.done = rp.ServePipe(ctx)
+	t.Cleanup(func() { c.conn.Close() })
+	return c
+}
+
+func (c *rawClient) send(s string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.conn.Write(ctx, transport.Frame{Data: []byte(s)}); err != nil {
+		c.t.Fatalf("send %s: %v", s, err)
+	}
+}
+
+func (c *rawClient) recv() string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, err := c.conn.Read(ctx)
+	if err != nil {
+		c.t.Fatalf("recv: %v", err)
+	}
+	return string(f.Data)
+}
+
+func (c *rawClient) expect(want ...string) {
+	c.t.Helper()
+	for _, w := range want {
+		if got := c.recv(); got != w {
+			c.t.Fatalf("got  %s\nwant %s", got, w)
+		}
+	}
+}
+
+// sync proves nothing else is queued: an unrecorded ping is answered
+// after everything sent before it.
+func (c *rawClient) sync() {
+	c.t.Helper()
+	c.send(`{"jsonrpc":"2.0","id":"sync","method":"ping"}`)
+	c.expect(`{"jsonrpc":"2.0","id":"sync","result":{}}`)
+}
+
+func (c *rawClient) deviations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.devs...)
+}
+
+func TestReplayAnswersByMethodAndParams(t *testing.T) {
+	tr := mkTrace(
+		"! server starting",
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		"! working on a",
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"A"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`,
+		`< {"result" : {"content":[]}, "id" : 2, "jsonrpc":"2.0"}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	// Out of order, with other ids and member order: still matched, and
+	// answered with the recorded bytes under the live id.
+	c.send(`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"b"}}`)
+	c.expect(`{"result" : {"content":[]}, "id" : "two", "jsonrpc":"2.0"}`)
+	c.send(`{"params":{"arguments":{"x":1},"name":"a","_meta":{"progressToken":99}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"A"}]}}`,
+	)
+	c.sync()
+	if got := strings.Join(c.errs, "|"); got != "server starting|working on a" {
+		t.Errorf("stderr lines %q", got)
+	}
+	if d := c.deviations(); len(d) != 0 {
+		t.Errorf("deviations without --strict: %q", d)
+	}
+	c.conn.Close()
+	if err := <-c.done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+func TestReplayRemapsProgressTokens(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":"r-7","method":"tools/call","params":{"name":"a","_meta":{"progressToken":"tok-7"}}}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok-7","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"r-7","result":{}}`,
+	)
+}
+
+// A live request with a token the recorded one lacked gets the recorded
+// notifications unchanged.
+func TestReplayProgressWithoutRecordedToken(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"A"}]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"params":{"arguments":{"x":1},"name":"a","_meta":{"progressToken":99}},"method":"tools/call","id":7,"jsonrpc":"2.0"}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"A"}]}}`,
+	)
+	c.sync()
+}
+
+func TestReplayUnmatchedRequestSaysWhatItExpected(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	got := c.recv()
+	for _, want := range []string{`"id":5`, `"code":-32602`, `no recorded tools/call request has these params`, `{\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}`, `"expected":[{"name":"echo"`, `"received":{"name":"echo","arguments":{"message":"bye"}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer lacks %s:\n%s", want, got)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"prompts/list"}`)
+	got = c.recv()
+	for _, want := range []string{`"id":6`, `"code":-32601`, `the recording has no prompts/list request; the next recorded request is tools/call`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer lacks %s:\n%s", want, got)
+		}
+	}
+	if d := c.deviations(); len(d) != 2 {
+		t.Errorf("deviations %q, want 2", d)
+	}
+	// Not JSON-RPC at all: a parse error.
+	c.send(`garbage`)
+	if got := c.recv(); !strings.Contains(got, `"id":null`) || !strings.Contains(got, `-32700`) {
+		t.Errorf("garbage answered with %s", got)
+	}
+}
+
+func TestReplayServerRequestAndIgnore(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots","arguments":{"at":"2026-01-01"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"got roots"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0 roots"}]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{Ignore: []string{"$.params.arguments.at"}})
+	c.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"roots","arguments":{"at":"2027-06-06"}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
+	c.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file:///x"}]}}`)
+	c.expect(
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"got roots"}}`,
+		`{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"0 roots"}]}}`,
+	)
+	// A response the replayed server never asked for is a deviation.
+	c.send(`{"jsonrpc":"2.0","id":42,"result":{}}`)
+	c.sync()
+	if d := c.deviations(); len(d) != 1 || !strings.Contains(d[0], "response to request 42, which the replayed server never sent") {
+		t.Errorf("deviations %q", d)
+	}
+}
+
+func TestReplayRepeatedRequest(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	for _, id := range []string{"1", "2", "3"} {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
+		c.expect(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`)
+	}
+	if d := c.deviations(); len(d) != 0 {
+		t.Errorf("deviations %q", d)
+	}
+}
+
+func TestReplayInitializeWithOtherParams(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpx","version":"0.1.0"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"ide","version":"9"}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+	c.sync()
+	if d := c.deviations(); len(d) != 1 || !strings.Contains(d[0], "initialize params differ from the recording") {
+		t.Errorf("deviations %q", d)
+	}
+}
+
+func TestReplayStrict(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"a"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"b"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	t.Run("order", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"b"}`)
+		c.expect(`{"jsonrpc":"2.0","id":2,"result":{}}`) // answered first, then the replay ends
+		err := <-c.done
+		var de *DeviationError
+		if !errors.As(err, &de) || !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "expected request a next, got request b") {
+			t.Fatalf("Serve = %v", err)
+		}
+	})
+	t.Run("unsent", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		c.conn.Close()
+		err := <-c.done
+		if err == nil || !strings.Contains(err.Error(), "the client ended the session without sending 1 recorded message(s), first request b") {
+			t.Fatalf("Serve = %v", err)
+		}
+	})
+	t.Run("repeat", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		c.send(`{"jsonrpc":"2.0","id":3,"method":"a"}`)
+		c.expect(`{"jsonrpc":"2.0","id":3,"result":{}}`)
+		if err := <-c.done; err == nil || !strings.Contains(err.Error(), "was sent again") {
+			t.Fatalf("Serve = %v", err)
+		}
+	})
+	t.Run("exact", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"b"}`)
+		c.expect(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+		c.conn.Close()
+		if err := <-c.done; err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+	})
+}
+
+func TestReplayRedactedTraceMatchesLiveSecrets(t *testing.T) {
+	// The trace was recorded with redaction: the live client sends the
+	// real value, which replay redacts the same way before matching.
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"login","params":{"user":"ada","password":"[redacted]","pin":"[redacted]"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
+	)
+	tr.Header.Redact = []string{"$.params.pin"}
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"login","params":{"user":"ada","password":"hunter2","pin":1234}}`)
+	c.expect(`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`)
+}

@@ -1,0 +1,458 @@
+// Package record turns MCP sessions into traces and traces back into
+// sessions: the trace format (JSON Lines, documented in
+// docs/trace-format.md), a Recorder that wraps a transport.Conn, a replay
+// server that plays the recorded server back (over a transport.Conn or as
+// an http.Handler), Verify, which re-sends a trace's client traffic to a
+// live server and compares the answers, and recording proxies for stdio
+// and HTTP.
+//
+// The package is meant to be imported by other projects too, typically
+// from tests: record a session once, check the trace in, and verify the
+// server against it in `go test` (see the package examples and the
+// recordtest helper).
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Format is the name every trace's header line carries.
+const Format = "mcpx-trace"
+
+// Version is the trace format version this package writes and the newest
+// it reads. Readers reject newer versions rather than misread them.
+const Version = 1
+
+// Header is the first line of a trace: what it is and where it came from.
+type Header struct {
+	// Format is always "mcpx-trace".
+	Format string `json:"format"`
+	// Version is the format version (see Version).
+	Version int `json:"version"`
+	// Mcpx is the version of mcpx (or of the program using this package)
+	// that wrote the trace.
+	Mcpx string `json:"mcpx,omitempty"`
+	// Created is when recording began (wall clock, UTC).
+	Created time.Time `json:"created"`
+	// Transport is how the recorded client reached the server: "stdio",
+	// "http" (Streamable HTTP or HTTP+SSE, see the events' metadata), or
+	// "pipe" for in-process sessions.
+	Transport string `json:"transport,omitempty"`
+	// Target says which server was recorded (a command line, a URL), with
+	// secrets removed.
+	Target string `json:"target,omitempty"`
+	// Redacted is false only when the trace was recorded with redaction
+	// turned off (--no-redact): it may then hold secrets.
+	Redacted bool `json:"redacted"`
+	// Redact lists the JSONPath expressions redacted in addition to the
+	// default sensitive keys (--redact), so that replay and verify can
+	// redact live traffic the same way before comparing it.
+	Redact []string `json:"redact,omitempty"`
+}
+
+// Kind says what an Event records.
+type Kind string
+
+// Event kinds.
+const (
+	// KindFrame is one JSON-RPC frame, exactly as it crossed the wire.
+	KindFrame Kind = "frame"
+	// KindStderr is one line the server process wrote on its stderr.
+	KindStderr Kind = "stderr"
+	// KindNote is a decision of the transport or session worth knowing
+	// about ("session re-initialized", "falling back to HTTP+SSE").
+	KindNote Kind = "note"
+	// KindHTTP is one HTTP request or response at the HTTP layer.
+	KindHTTP Kind = "http"
+)
+
+// Direction says which way a frame travelled.
+type Direction string
+
+// Directions.
+const (
+	// ClientToServer is a frame the client sent ("c2s").
+	ClientToServer Direction = "c2s"
+	// ServerToClient is a frame the server sent ("s2c").
+	ServerToClient Direction = "s2c"
+)
+
+// Event is one line of a trace after the header.
+type Event struct {
+	// Time is the offset from the start of the recording, measured on the
+	// monotonic clock (so it never goes backwards).
+	Time time.Duration
+	Kind Kind
+	// Dir is set for frames; stderr lines are ServerToClient.
+	Dir Direction
+	// Data holds a frame's bytes exactly as they crossed the wire (after
+	// redaction, when something had to be redacted).
+	Data []byte
+	// Text is the content of stderr, note and http events.
+	Text string
+	// Meta carries transport details (HTTP method, status, session id, SSE
+	// stream and event id) when there are some.
+	Meta *transport.Meta
+}
+
+// Trace is a whole trace file in memory.
+type Trace struct {
+	Header Header
+	Events []Event
+	// Warnings lists what the reader tolerated, such as a last line cut
+	// short because the recording process was killed.
+	Warnings []string
+}
+
+// Frames returns the trace's frame events, in order.
+func (t *Trace) Frames() []Event {
+	var out []Event
+	for _, e := range t.Events {
+		if e.Kind == KindFrame {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// wireEvent is the JSON form of an Event. A frame is stored in one of
+// three ways, so that reading it back yields exactly the bytes recorded:
+//
+//   - msg: the frame itself, as JSON, when it is valid, compact JSON (the
+//     usual case): the line holds the frame's bytes verbatim;
+//   - msg and raw: valid JSON that is not compact (extra whitespace): msg
+//     is the compacted JSON for tools, raw the exact text;
+//   - raw alone: not JSON; b64 alone: not valid UTF-8 either.
+type wireEvent struct {
+	T    int64           `json:"t"`
+	Kind Kind            `json:"kind"`
+	Dir  Direction       `json:"dir,omitempty"`
+	Msg  json.RawMessage `json:"msg,omitempty"`
+	Raw  *string         `json:"raw,omitempty"`
+	B64  string          `json:"b64,omitempty"`
+	Text string          `json:"text,omitempty"`
+	Meta *transport.Meta `json:"meta,omitempty"`
+}
+
+// Writer writes a trace incrementally: the header when it is created, then
+// each event as one line with a single Write call, so that a process that
+// dies mid-session leaves a trace that is readable up to its last event.
+// It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	buf  []byte
+	cbuf bytes.Buffer
+	err  error
+}
+
+// NewWriter writes h (with Format and Version filled in) to w and returns a
+// Writer for the events.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Format, h.Version = Format, Version
+	if h.Created.IsZero() {
+		h.Created = time.Now()
+	}
+	h.Created = h.Created.UTC()
+	line, err := marshalLine(h)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(line); err != nil {
+		return nil, fmt.Errorf("writing the trace header: %w", err)
+	}
+	return &Writer{w: w}, nil
+}
+
+// marshalLine encodes v as one JSON line without HTML escaping.
+func marshalLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write appends one event. After a failed write every later Write fails
+// with the same error.
+func (w *Writer) Write(e Event) error {
+	return w.write(e, nil)
+}
+
+// write is Write with the frame's scan result when the caller has it.
+func (w *Writer) write(e Event, scan *scanResult) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = w.appendEvent(w.buf[:0], e, scan)
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("writing the trace: %w", err)
+	}
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not keep a huge frame's buffer around
+	}
+	return w.err
+}
+
+// appendEvent encodes e as one line. It is written by hand, not with
+// encoding/json, because it runs for every frame of a recorded session
+// and must store the frame's bytes verbatim.
+func (w *Writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
+	b = append(b, `{"t":`...)
+	b = strconv.AppendInt(b, e.Time.Microseconds(), 10)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, string(e.Kind))
+	if e.Dir != "" {
+		b = append(b, `,"dir":`...)
+		b = appendString(b, string(e.Dir))
+	}
+	if e.Kind == KindFrame {
+		b = w.appendFrame(b, e.Data, scan)
+	}
+	if e.Text != "" {
+		b = append(b, `,"text":`...)
+		b = appendString(b, e.Text)
+	}
+	if e.Meta != nil && *e.Meta != (transport.Meta{}) {
+		m, _ := json.Marshal(e.Meta)
+		b = append(b, `,"meta":`...)
+		b = append(b, m...)
+	}
+	return append(b, '}', '\n')
+}
+
+func (w *Writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
+	if !utf8.Valid(data) {
+		b = append(b, `,"b64":"`...)
+		b = base64.StdEncoding.AppendEncode(b, data)
+		return append(b, '"')
+	}
+	var res scanResult
+	if scan != nil {
+		res = *scan
+	} else {
+		res = scanJSON(data, nil)
+	}
+	switch {
+	case !res.valid:
+		b = append(b, `,"raw":`...)
+		return appendString(b, string(data))
+	case res.compact:
+		// The usual case: the frame's bytes are the JSON, verbatim.
+		b = append(b, `,"msg":`...)
+		return append(b, data...)
+	}
+	w.cbuf.Reset()
+	json.Compact(&w.cbuf, data)
+	b = append(b, `,"msg":`...)
+	b = append(b, w.cbuf.Bytes()...)
+	b = append(b, `,"raw":`...)
+	b = appendString(b, string(data))
+	if w.cbuf.Cap() > 1<<20 {
+		w.cbuf = bytes.Buffer{}
+	}
+	return b
+}
+
+// appendString appends s as a JSON string, escaping only what JSON
+// requires (and the line separators U+2028 and U+2029, harmlessly).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			// Not reached for frames (they go to b64); text is made valid.
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// ErrNotTrace is matched by errors about input that is not an mcpx trace.
+var ErrNotTrace = errors.New("not an mcpx trace")
+
+// VersionError reports a trace written in a format version this package
+// does not know.
+type VersionError struct{ Got int }
+
+func (e *VersionError) Error() string {
+	if e.Got > Version {
+		return fmt.Sprintf("trace format version %d is newer than this mcpx understands (version %d); upgrade mcpx to read it", e.Got, Version)
+	}
+	return fmt.Sprintf("trace format version %d is not a valid version (this mcpx reads version %d)", e.Got, Version)
+}
+
+// Read reads a whole trace. A last line cut short (the recording process
+// was killed mid-write) is dropped with a warning in Trace.Warnings; any
+// other malformed line is an error naming its line number.
+func Read(r io.Reader) (*Trace, error) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	first, err := br.ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(first)) == 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrNotTrace)
+	}
+	var h Header
+	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
+		return nil, fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
+	}
+	if h.Version != Version {
+		return nil, &VersionError{Got: h.Version}
+	}
+	t := &Trace{Header: h}
+	for line := 2; ; line++ {
+		data, err := br.ReadBytes('\n')
+		if len(data) > 0 {
+			torn := data[len(data)-1] != '\n'
+			if len(bytes.TrimSpace(data)) > 0 {
+				e, perr := parseEvent(data)
+				switch {
+				case perr == nil:
+					t.Events = append(t.Events, e)
+				case torn:
+					t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", line))
+				default:
+					return nil, fmt.Errorf("trace line %d: %w", line, perr)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return t, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func parseEvent(line []byte) (Event, error) {
+	var w wireEvent
+	if err := json.Unmarshal(line, &w); err != nil {
+		return Event{}, fmt.Errorf("not a trace event: %w", err)
+	}
+	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta}
+	switch w.Kind {
+	case KindFrame:
+		switch {
+		case w.B64 != "":
+			d, err := base64.StdEncoding.DecodeString(w.B64)
+			if err != nil {
+				return Event{}, fmt.Errorf("b64: %w", err)
+			}
+			e.Data = d
+		case w.Raw != nil:
+			e.Data = []byte(*w.Raw)
+		case len(w.Msg) > 0:
+			e.Data = []byte(w.Msg)
+		default:
+			e.Data = []byte{}
+		}
+		if e.Dir != ClientToServer && e.Dir != ServerToClient {
+			return Event{}, fmt.Errorf("frame with direction %q (want c2s or s2c)", w.Dir)
+		}
+	case KindStderr, KindNote, KindHTTP:
+	case "":
+		return Event{}, errors.New("event without a kind")
+	default:
+		// Unknown kinds from a compatible writer are kept, not rejected:
+		// readers skip what they do not understand.
+	}
+	return e, nil
+}
+
+// ReadFile reads the trace in the named file.
+func ReadFile(name string) (*Trace, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
+}
+
+// WriteTo writes the whole trace to w (header, then events).
+func (t *Trace) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	tw, err := NewWriter(cw, t.Header)
+	if err != nil {
+		return cw.n, err
+	}
+	for _, e := range t.Events {
+		if err := tw.Write(e); err != nil {
+			return cw.n, err
+		}
+	}
+	return cw.n, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

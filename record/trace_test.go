@@ -1,0 +1,199 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// oddFrames are frames a peer may legitimately (or not) send, which a
+// trace must give back byte for byte.
+var oddFrames = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	`{ "jsonrpc" : "2.0", "id" : 1, "method" : "ping" }`,               // extra whitespace
+	"{\"jsonrpc\":\"2.0\",\t\"id\":2,\r\"method\":\"x\"}",              // tabs, CR
+	`{"method":"x","id":3,"jsonrpc":"2.0"}`,                            // key order
+	`{"jsonrpc":"2.0","id":4,"result":{"t":"caf\u00e9 \ud83d\ude00"}}`, // unicode escapes
+	`{"jsonrpc":"2.0","id":5,"result":{"t":"café 😀 <b>&amp;</b>"}}`,    // raw unicode and HTML
+	"{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"t\":\"a\u2028b\u2029c\"}}",
+	`{"jsonrpc":"2.0","id":7,"result":{"n":1.0e+2,"m":-0.0,"big":123456789012345678901234567890}}`,
+	`[{"jsonrpc":"2.0","id":8,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`,
+	`not json at all`,
+	`{"jsonrpc":"2.0","id":9`, // truncated JSON
+	"\x1b[31mred\x1b[0m",      // control characters
+	"bad utf-8: \xff\xfe",     // not UTF-8
+	"",                        // an empty line
+	`"just a string"`,
+	`  {"jsonrpc":"2.0","id":10,"result":{}}  `, // leading and trailing space
+}
+
+func TestTraceRoundTripIsByteExact(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Mcpx: "test", Transport: "stdio", Target: "stdio: x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range oddFrames {
+		dir := ClientToServer
+		if i%2 == 1 {
+			dir = ServerToClient
+		}
+		if err := w.Write(Event{Time: time.Duration(i) * time.Millisecond, Kind: KindFrame, Dir: dir, Data: []byte(f)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Write(Event{Kind: KindStderr, Dir: ServerToClient, Text: "stderr \x1b[1m <line> & \u2028"})
+	w.Write(Event{Kind: KindHTTP, Text: "POST /mcp", Meta: &transport.Meta{HTTPMethod: "POST", HTTPStatus: 200, SessionID: "abc", StreamID: "post-1", EventID: "7"}})
+	w.Write(Event{Kind: KindNote, Text: "session re-initialized"})
+
+	// Every line is one JSON object.
+	for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if !strings.HasPrefix(line, "{") || !strings.HasSuffix(line, "}") {
+			t.Errorf("line %d is not a JSON object: %s", i+1, line)
+		}
+	}
+	tr, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Header.Format != Format || tr.Header.Version != Version || tr.Header.Mcpx != "test" || tr.Header.Target != "stdio: x" {
+		t.Errorf("header = %+v", tr.Header)
+	}
+	if len(tr.Events) != len(oddFrames)+3 {
+		t.Fatalf("read %d events, want %d", len(tr.Events), len(oddFrames)+3)
+	}
+	for i, f := range oddFrames {
+		e := tr.Events[i]
+		if string(e.Data) != f {
+			t.Errorf("frame %d: got %q, want %q", i, e.Data, f)
+		}
+		if e.Time != time.Duration(i)*time.Millisecond || e.Kind != KindFrame {
+			t.Errorf("frame %d: time %v kind %q", i, e.Time, e.Kind)
+		}
+	}
+	if e := tr.Events[len(oddFrames)]; e.Text != "stderr \x1b[1m <line> & \u2028" || e.Kind != KindStderr || e.Dir != ServerToClient {
+		t.Errorf("stderr event = %+v", e)
+	}
+	if e := tr.Events[len(oddFrames)+1]; e.Meta == nil || *e.Meta != (transport.Meta{HTTPMethod: "POST", HTTPStatus: 200, SessionID: "abc", StreamID: "post-1", EventID: "7"}) {
+		t.Errorf("http event meta = %+v", e.Meta)
+	}
+	// Compact JSON frames are stored as JSON (readable with jq), others
+	// as strings.
+	if !strings.Contains(buf.String(), `"msg":{"jsonrpc":"2.0","id":1,"method":"ping"}`) {
+		t.Error("a compact frame is not stored as JSON")
+	}
+	if !strings.Contains(buf.String(), `"msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"raw":"{ \"jsonrpc\" : \"2.0\"`) {
+		t.Error("a frame with whitespace is not stored as JSON plus its exact text")
+	}
+
+	// Writing the trace again gives the same file.
+	var again bytes.Buffer
+	if _, err := tr.WriteTo(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != buf.String() {
+		t.Errorf("rewriting the trace changed it:\n%s\nvs\n%s", again.String(), buf.String())
+	}
+}
+
+// countingWriter counts Write calls.
+type countingWriter struct {
+	bytes.Buffer
+	calls int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.calls++
+	return c.Buffer.Write(p)
+}
+
+func TestWriterOneWritePerEvent(t *testing.T) {
+	cw := &countingWriter{}
+	w, err := NewWriter(cw, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("x", 3<<20) + `"}}`
+	for _, f := range []string{`{"a":1}`, big, "not json"} {
+		before := cw.calls
+		if err := w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(f)}); err != nil {
+			t.Fatal(err)
+		}
+		if cw.calls != before+1 {
+			t.Errorf("event took %d writes, want 1", cw.calls-before)
+		}
+	}
+	tr, err := Read(&cw.Buffer)
+	if err != nil || len(tr.Events) != 3 || string(tr.Events[1].Data) != big {
+		t.Fatalf("reading back: %v, %d events", err, len(tr.Events))
+	}
+}
+
+func TestReadTornLastLine(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{})
+	w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+	w.Write(Event{Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)})
+	whole := buf.Bytes()
+	// Cut the last line in the middle, as a kill during a write would.
+	torn := whole[:len(whole)-10]
+	tr, err := Read(bytes.NewReader(torn))
+	if err != nil {
+		t.Fatalf("a torn last line must be tolerated: %v", err)
+	}
+	if len(tr.Events) != 1 || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "line 3 is cut short") {
+		t.Errorf("events %d, warnings %q", len(tr.Events), tr.Warnings)
+	}
+	// A last line complete but for its newline is fine.
+	tr, err = Read(bytes.NewReader(whole[:len(whole)-1]))
+	if err != nil || len(tr.Events) != 2 || len(tr.Warnings) != 0 {
+		t.Errorf("without the final newline: %v, %d events, %q", err, len(tr.Events), tr.Warnings)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	header := `{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","redacted":true}` + "\n"
+	for name, tc := range map[string]struct {
+		in   string
+		want string
+		is   error
+	}{
+		"empty":        {"", "the file is empty", ErrNotTrace},
+		"not a trace":  {`{"hello":"world"}` + "\n", `not an "mcpx-trace" header`, ErrNotTrace},
+		"not json":     {"hello\n", "not an mcpx trace", ErrNotTrace},
+		"newer":        {`{"format":"mcpx-trace","version":2}` + "\n", "version 2 is newer than this mcpx understands (version 1); upgrade mcpx", nil},
+		"zero version": {`{"format":"mcpx-trace"}` + "\n", "version 0 is not a valid version", nil},
+		"bad middle":   {header + "garbage\n" + `{"t":1,"kind":"note","text":"x"}` + "\n", "trace line 2: not a trace event", nil},
+		"bad dir":      {header + `{"t":1,"kind":"frame","dir":"up","msg":{}}` + "\n", `trace line 2: frame with direction "up"`, nil},
+		"no kind":      {header + `{"t":1}` + "\n", "trace line 2: event without a kind", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v is not %v", err, tc.is)
+			}
+		})
+	}
+	var ve *VersionError
+	if _, err := Read(strings.NewReader(`{"format":"mcpx-trace","version":9}` + "\n")); !errors.As(err, &ve) || ve.Got != 9 {
+		t.Errorf("want a *VersionError, got %v", err)
+	}
+}
+
+func TestReadFileNamesTheFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(name, []byte("nope\n"), 0o644)
+	_, err := ReadFile(name)
+	if err == nil || !strings.HasPrefix(err.Error(), name+": ") {
+		t.Errorf("error %v does not name the file", err)
+	}
+}

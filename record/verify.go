@@ -1,0 +1,608 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	// Ignore lists JSONPath expressions, evaluated against each whole
+	// response message, whose values are not compared (e.g.
+	// $.result.serverInfo.version, or $..timestamp).
+	Ignore []string
+	// Timeout bounds the wait for each response; zero means 30s.
+	Timeout time.Duration
+}
+
+// Mismatch is one recorded exchange the live server did not reproduce.
+type Mismatch struct {
+	// Method is the request's method; Request its recorded params.
+	Method  string
+	Request json.RawMessage
+	// Problem says what went wrong in a few words ("the response differs",
+	// "no response within 30s").
+	Problem string
+	// Diffs lists the differences when both responses exist.
+	Diffs []Difference
+	// MoreDiffs counts differences beyond those listed.
+	MoreDiffs int
+	// Recorded and Live are the responses (nil when absent).
+	Recorded, Live json.RawMessage
+}
+
+// VerifyResult is what Verify found.
+type VerifyResult struct {
+	// Exchanges counts the recorded requests whose responses were compared.
+	Exchanges int
+	// Mismatches lists the exchanges that differ, in recorded order.
+	Mismatches []Mismatch
+	// Notifications counts the notifications the live server sent.
+	Notifications int
+	// ServerRequests counts the requests the live server sent, answered
+	// from the recording.
+	ServerRequests int
+}
+
+// OK reports whether every exchange matched.
+func (r *VerifyResult) OK() bool { return len(r.Mismatches) == 0 }
+
+// Summary is a one-line account of the result.
+func (r *VerifyResult) Summary() string {
+	s := fmt.Sprintf("%d exchange(s) verified, %d mismatch(es)", r.Exchanges, len(r.Mismatches))
+	if r.ServerRequests > 0 {
+		s += fmt.Sprintf("; answered %d server request(s) from the recording", r.ServerRequests)
+	}
+	return s
+}
+
+// Err returns nil when every exchange matched, else a *VerifyError.
+func (r *VerifyResult) Err() error {
+	if r.OK() {
+		return nil
+	}
+	return &VerifyError{Result: r}
+}
+
+// VerifyError reports a failed verification; it matches ErrMismatch.
+type VerifyError struct{ Result *VerifyResult }
+
+func (e *VerifyError) Error() string {
+	m := e.Result.Mismatches[0]
+	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.label(), m.Problem)
+	if len(m.Diffs) > 0 {
+		d := m.Diffs[0]
+		msg += fmt.Sprintf(" at %s (recorded %s, live %s)", d.Path, orAbsent(d.Recorded), orAbsent(d.Live))
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrMismatch) true.
+func (e *VerifyError) Is(target error) bool { return target == ErrMismatch }
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return shorten(s, 80)
+}
+
+func (m *Mismatch) label() string {
+	var name struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(m.Request, &name)
+	switch {
+	case name.Name != "":
+		return fmt.Sprintf("%s %q", m.Method, name.Name)
+	case name.URI != "":
+		return fmt.Sprintf("%s %s", m.Method, name.URI)
+	}
+	return m.Method
+}
+
+// WriteReport prints each mismatch with a readable diff, then the summary.
+// Server-supplied text is escaped; colour is used when color is true.
+func (r *VerifyResult) WriteReport(w io.Writer, color bool) {
+	st := newReportStyles(color)
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.label())), inspector.EscapeLine(m.Problem))
+		if len(m.Request) > 0 && string(m.Request) != "null" {
+			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(excerptJSON(m.Request, 200))))
+		}
+		writeDiffs(w, st, "    ", m.Diffs, m.MoreDiffs)
+	}
+	mark := st.good("✓")
+	if !r.OK() {
+		mark = st.bad("✗")
+	}
+	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
+}
+
+// MarshalJSON gives the result the form `mcpx verify --json` prints:
+// {"ok", "exchanges", "mismatches": [{"method", "params", "problem",
+// "diffs": [{"path", "recorded", "live"}], "moreDiffs"}], "serverRequests"},
+// where an absent value has no recorded or live member.
+func (r *VerifyResult) MarshalJSON() ([]byte, error) {
+	type diff struct {
+		Path     string          `json:"path"`
+		Recorded json.RawMessage `json:"recorded,omitempty"`
+		Live     json.RawMessage `json:"live,omitempty"`
+	}
+	type mismatch struct {
+		Method    string          `json:"method"`
+		Params    json.RawMessage `json:"params,omitempty"`
+		Problem   string          `json:"problem"`
+		Diffs     []diff          `json:"diffs,omitempty"`
+		MoreDiffs int             `json:"moreDiffs,omitempty"`
+	}
+	out := struct {
+		OK             bool       `json:"ok"`
+		Exchanges      int        `json:"exchanges"`
+		Mismatches     []mismatch `json:"mismatches"`
+		Notifications  int        `json:"notifications"`
+		ServerRequests int        `json:"serverRequests"`
+	}{OK: r.OK(), Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
+	raw := func(s string) json.RawMessage {
+		if s == "" || !json.Valid([]byte(s)) {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	for _, m := range r.Mismatches {
+		mm := mismatch{Method: m.Method, Problem: m.Problem, MoreDiffs: m.MoreDiffs}
+		if len(m.Request) > 0 && json.Valid(m.Request) {
+			mm.Params = m.Request
+		}
+		for _, d := range m.Diffs {
+			mm.Diffs = append(mm.Diffs, diff{Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
+		}
+		out.Mismatches = append(out.Mismatches, mm)
+	}
+	return json.Marshal(out)
+}
+
+// exchange is one recorded request, its recorded response and, once it
+// arrives, the live one.
+type exchange struct {
+	req      message
+	resp     *message // recorded; nil when the recording has none
+	live     *message
+	liveID   json.RawMessage
+	arrived  chan struct{}
+	sent     bool
+	timedOut bool
+}
+
+// vItem is one recorded client frame to re-send, with the exchanges whose
+// responses the recording shows arriving before it was sent.
+type vItem struct {
+	frame   []byte
+	after   []*exchange
+	reqs    []*exchange // requests in this frame, in order
+	cancels bool        // holds notifications/cancelled (request ids to remap)
+}
+
+// serverReq is a request the recorded server sent, with the client's
+// recorded answer.
+type serverReq struct {
+	key    string
+	method string
+	answer []byte // the recorded response message, nil when none
+	used   bool
+}
+
+// verifier is one run of Verify.
+type verifier struct {
+	conn    transport.Conn
+	opts    VerifyOptions
+	ignore  []*Path
+	red     *Redactor
+	items   []*vItem
+	exch    []*exchange
+	srvReqs []*serverReq
+	ids     map[string]bool // session ids seen in the recording
+
+	mu      sync.Mutex
+	byLive  map[string]*exchange
+	nextID  int64
+	res     VerifyResult
+	extra   []Mismatch // unexpected server requests
+	readErr error
+	writeWG sync.WaitGroup
+}
+
+// Verify re-sends the client side of a recorded session to a live server
+// over conn and compares each response with the recorded one. Requests get
+// fresh ids (and notifications/cancelled the matching ones); everything
+// else goes out exactly as recorded. Requests the server sends are
+// answered with the recorded answers to the same method and params.
+// Responses are compared as JSON after normalizing what legitimately
+// changes between runs (ids, session ids, timestamps) and dropping what
+// opts.Ignore selects.
+//
+// Frames are sent in the recorded order, each once the responses the
+// recording shows arriving before it have arrived. Verify does not close
+// conn. It returns an error only when the connection failed; the result
+// then holds what was compared before.
+func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	ignore, err := ParsePaths(opts.Ignore)
+	if err != nil {
+		return nil, err
+	}
+	red, err := NewRedactor(RedactOptions{Disabled: !tr.Header.Redacted, Paths: tr.Header.Redact})
+	if err != nil {
+		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+	}
+	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{}}
+	v.prepare(tr)
+
+	rctx, stop := context.WithCancel(ctx)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		v.readLoop(rctx)
+	}()
+	err = v.run(ctx)
+	stop()
+	<-readDone
+	v.writeWG.Wait()
+	v.compare()
+	return &v.res, err
+}
+
+func (v *verifier) prepare(tr *Trace) {
+	pending := map[string]*exchange{} // recorded request id -> exchange awaiting its response
+	srvPending := map[string]*serverReq{}
+	var arrived []*exchange
+	for _, e := range tr.Events {
+		if e.Meta != nil && e.Meta.SessionID != "" {
+			v.ids[e.Meta.SessionID] = true
+		}
+		if e.Kind != KindFrame {
+			continue
+		}
+		msgs, _ := parseFrame(e.Data)
+		if e.Dir == ServerToClient {
+			for _, m := range msgs {
+				switch m.kind {
+				case kindResponse:
+					if x := pending[m.idKey()]; x != nil {
+						mm := m
+						x.resp = &mm
+						delete(pending, m.idKey())
+						arrived = append(arrived, x)
+					}
+				case kindRequest:
+					sr := &serverReq{key: canonical(m, nil), method: m.method}
+					v.srvReqs = append(v.srvReqs, sr)
+					srvPending[m.idKey()] = sr
+				}
+			}
+			continue
+		}
+		it := &vItem{frame: e.Data, after: arrived}
+		arrived = nil
+		onlyResponses := true
+		for _, m := range msgs {
+			switch m.kind {
+			case kindResponse:
+				if sr := srvPending[m.idKey()]; sr != nil {
+					sr.answer = m.raw
+					delete(srvPending, m.idKey())
+				}
+				continue
+			case kindRequest:
+				x := &exchange{req: m, arrived: make(chan struct{})}
+				pending[m.idKey()] = x
+				v.exch = append(v.exch, x)
+				it.reqs = append(it.reqs, x)
+			case kindNotification:
+				if m.method == "notifications/cancelled" {
+					it.cancels = true
+				}
+			}
+			onlyResponses = false
+		}
+		if onlyResponses {
+			// Answers to the server's requests are sent when it asks.
+			if len(it.after) > 0 {
+				arrived = it.after
+			}
+			continue
+		}
+		v.items = append(v.items, it)
+	}
+}
+
+// run sends the recorded client frames in order.
+func (v *verifier) run(ctx context.Context) error {
+	for _, it := range v.items {
+		for _, x := range it.after {
+			if !v.await(ctx, x) {
+				if err := v.failure(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			if x.req.method == "initialize" {
+				if err := v.negotiate(ctx, x); err != nil {
+					return err
+				}
+			}
+		}
+		frame := mapMessages(it.frame, func(msg []byte) []byte { return v.rewrite(msg, it) })
+		if err := v.conn.Write(ctx, transport.Frame{Data: frame}); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("sending the recorded %s: %w", describeFrame(it.frame), v.cause(err))
+		}
+	}
+	for _, x := range v.exch {
+		if x.sent && x.resp != nil && !v.await(ctx, x) {
+			if err := v.failure(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func describeFrame(frame []byte) string {
+	msgs, _ := parseFrame(frame)
+	if len(msgs) == 1 {
+		return describe(msgs[0])
+	}
+	return fmt.Sprintf("batch of %d messages", len(msgs))
+}
+
+// failure returns the error that ended the connection, if it did.
+func (v *verifier) failure(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.readErr != nil {
+		return fmt.Errorf("the connection ended: %w", v.readErr)
+	}
+	return nil
+}
+
+func (v *verifier) cause(err error) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.readErr != nil && !errors.Is(v.readErr, transport.ErrClosed) {
+		return v.readErr
+	}
+	return err
+}
+
+// await waits for x's live response; false when it did not come in time
+// or the connection ended.
+func (v *verifier) await(ctx context.Context, x *exchange) bool {
+	if !x.sent {
+		return false
+	}
+	t := time.NewTimer(v.opts.Timeout)
+	defer t.Stop()
+	select {
+	case <-x.arrived:
+		return true
+	case <-t.C:
+		x.timedOut = true
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// negotiate tells the transport the protocol version the live server
+// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream).
+func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
+	n, ok := transport.Find[transport.Negotiator](v.conn)
+	if !ok || x.live == nil {
+		return nil
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(x.live.result, &res) != nil || res.ProtocolVersion == "" {
+		return nil
+	}
+	return n.Negotiated(ctx, res.ProtocolVersion)
+}
+
+// rewrite gives a recorded request a fresh id, and points a recorded
+// notifications/cancelled at the live id of the request it cancels.
+func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
+	m := parseMessage(msg)
+	switch m.kind {
+	case kindRequest:
+		for _, x := range it.reqs {
+			if x.sent || x.req.idKey() != m.idKey() {
+				continue
+			}
+			v.mu.Lock()
+			v.nextID++
+			id := json.RawMessage(strconv.FormatInt(v.nextID, 10))
+			x.liveID, x.sent = id, true
+			v.byLive[idKey(id)] = x
+			v.mu.Unlock()
+			return replaceTop(msg, "id", id)
+		}
+	case kindNotification:
+		if !it.cancels || m.method != "notifications/cancelled" {
+			return msg
+		}
+		spans := findSpans(msg, func(p []elem) bool {
+			return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "requestId"
+		})
+		if len(spans) != 1 {
+			return msg
+		}
+		old := idKey(msg[spans[0].start:spans[0].end])
+		for i := len(v.exch) - 1; i >= 0; i-- {
+			if x := v.exch[i]; x.sent && x.req.idKey() == old {
+				return splice(msg, spans, func([]byte) []byte { return x.liveID })
+			}
+		}
+	}
+	return msg
+}
+
+// readLoop receives the live server's frames: responses are filed with
+// their exchanges, requests answered from the recording.
+func (v *verifier) readLoop(ctx context.Context) {
+	for {
+		f, err := v.conn.Read(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				v.mu.Lock()
+				v.readErr = err
+				v.mu.Unlock()
+			}
+			return
+		}
+		msgs, _ := parseFrame(f.Data)
+		for _, m := range msgs {
+			switch m.kind {
+			case kindResponse:
+				v.mu.Lock()
+				x := v.byLive[m.idKey()]
+				if x != nil && x.live == nil {
+					mm := m
+					x.live = &mm
+					close(x.arrived)
+				}
+				v.mu.Unlock()
+			case kindNotification:
+				v.mu.Lock()
+				v.res.Notifications++
+				v.mu.Unlock()
+			case kindRequest:
+				v.answer(ctx, m)
+			}
+		}
+	}
+}
+
+// answer replies to a request of the live server with the recorded answer
+// to the same request.
+func (v *verifier) answer(ctx context.Context, m message) {
+	key := canonical(m, nil)
+	var sr *serverReq
+	v.mu.Lock()
+	for _, c := range v.srvReqs {
+		if c.key == key && !c.used && c.answer != nil {
+			sr = c
+			break
+		}
+	}
+	if sr == nil {
+		for _, c := range v.srvReqs {
+			if c.key == key && c.answer != nil {
+				sr = c
+			}
+		}
+	}
+	var frame []byte
+	switch {
+	case sr != nil:
+		sr.used = true
+		v.res.ServerRequests++
+		frame = replaceTop(sr.answer, "id", m.id)
+	case m.method == "ping":
+		frame = responseFrame(m.id, []byte("{}"), nil)
+	default:
+		v.extra = append(v.extra, Mismatch{
+			Method:  m.method,
+			Request: m.params,
+			Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
+		})
+		frame = responseFrame(m.id, nil, &rpcError{Code: -32601, Message: "mcpx verify: the recording has no answer to this " + m.method + " request"})
+	}
+	v.mu.Unlock()
+	v.writeWG.Add(1)
+	go func() {
+		defer v.writeWG.Done()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = v.conn.Write(wctx, transport.Frame{Data: frame})
+	}()
+}
+
+// compare fills in the result.
+func (v *verifier) compare() {
+	live := map[string]bool{}
+	if s, ok := transport.Find[interface{ SessionID() string }](v.conn); ok && s.SessionID() != "" {
+		live[s.SessionID()] = true
+	}
+	for id := range v.ids {
+		live[id] = true
+	}
+	for _, x := range v.exch {
+		if x.resp == nil {
+			continue // the recording ended before this response
+		}
+		v.res.Exchanges++
+		mm := Mismatch{Method: x.req.method, Request: x.req.params, Recorded: x.resp.raw}
+		if x.live == nil {
+			switch {
+			case !x.sent:
+				mm.Problem = "not sent: the connection ended first"
+			case x.timedOut:
+				mm.Problem = fmt.Sprintf("no response within %s", v.opts.Timeout)
+			default:
+				mm.Problem = "no response: the connection ended first"
+			}
+			v.res.Mismatches = append(v.res.Mismatches, mm)
+			continue
+		}
+		mm.Live = x.live.raw
+		rec := v.comparable(*x.resp, nil)
+		got := v.comparable(*x.live, v.red)
+		rec = normalize(rec, live)
+		got = normalize(got, live)
+		if diffs, more := diffJSON(rec, got); len(diffs) > 0 {
+			mm.Problem = "the response differs"
+			if x.resp.err != nil && x.live.err == nil || x.resp.err == nil && x.live.err != nil {
+				mm.Problem = "the response differs (result vs error)"
+			}
+			mm.Diffs, mm.MoreDiffs = diffs, more
+			v.res.Mismatches = append(v.res.Mismatches, mm)
+		}
+	}
+	v.res.Mismatches = append(v.res.Mismatches, v.extra...)
+}
+
+// comparable decodes a response for comparison: without its id and
+// jsonrpc members, redacted like the recording, minus what is ignored.
+func (v *verifier) comparable(m message, red *Redactor) any {
+	raw := m.raw
+	if red.Enabled() {
+		raw = red.Frame(raw)
+	}
+	val, ok := decode(raw)
+	obj, isObj := val.(map[string]any)
+	if !ok || !isObj {
+		return strings.TrimSpace(string(raw))
+	}
+	delete(obj, "id")
+	delete(obj, "jsonrpc")
+	return removePaths(obj, v.ignore)
+}

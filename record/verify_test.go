@@ -1,0 +1,170 @@
+package record
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// liveReplay serves tr as the "live" server for a verification.
+func liveReplay(t *testing.T, tr *Trace) transport.Conn {
+	t.Helper()
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	conn, _ := rp.ServePipe(ctx)
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func runVerify(t *testing.T, tr *Trace, live transport.Conn, opts VerifyOptions) *VerifyResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := Verify(ctx, tr, live, opts)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	return res
+}
+
+var verifyTrace = []string{
+	`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1.0"}}}`,
+	`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"},{"name":"clock"}]}}`,
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock"}}`,
+	`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+	`> {"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file:///r"}]}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"at":"2026-01-02T03:04:05.123Z","n":1.0}}`,
+}
+
+func TestVerifyAgainstItself(t *testing.T) {
+	tr := mkTrace(verifyTrace...)
+	res := runVerify(t, tr, liveReplay(t, tr), VerifyOptions{})
+	if !res.OK() || res.Exchanges != 3 || res.ServerRequests != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if res.Err() != nil {
+		t.Error("Err() on a clean result")
+	}
+	if s := res.Summary(); s != "3 exchange(s) verified, 0 mismatch(es); answered 1 server request(s) from the recording" {
+		t.Errorf("summary %q", s)
+	}
+}
+
+func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
+	live := append([]string(nil), verifyTrace...)
+	live[len(live)-1] = `< {"jsonrpc":"2.0","id":3,"result":{"n":1,"at":"2030-12-31T23:59:59+01:00"}}`
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	if !res.OK() {
+		t.Fatalf("mismatches %+v", res.Mismatches)
+	}
+}
+
+func TestVerifyReportsDifferences(t *testing.T) {
+	live := append([]string(nil), verifyTrace...)
+	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo2"},{"name":"clock","extra":true}]}}`
+	live[8] = `< {"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}}`
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	if len(res.Mismatches) != 2 {
+		t.Fatalf("mismatches %+v", res.Mismatches)
+	}
+	m := res.Mismatches[0]
+	want := []Difference{
+		{Path: "$.result.tools[0].name", Recorded: `"echo"`, Live: `"echo2"`},
+		{Path: "$.result.tools[1].extra", Live: "true"},
+	}
+	if len(m.Diffs) != 2 || m.Diffs[0] != want[0] || m.Diffs[1] != want[1] {
+		t.Errorf("diffs %+v, want %+v", m.Diffs, want)
+	}
+	if m2 := res.Mismatches[1]; m2.Problem != "the response differs (result vs error)" {
+		t.Errorf("second mismatch %+v", m2)
+	}
+	err := res.Err()
+	if err == nil || !strings.Contains(err.Error(), `2 of 3 exchange(s) differ from the recording; first: tools/list: the response differs at $.result.tools[0].name (recorded "echo", live "echo2")`) {
+		t.Errorf("Err() = %v", err)
+	}
+	var b strings.Builder
+	res.WriteReport(&b, true)
+	if !strings.Contains(b.String(), "\x1b[31m- recorded: \"echo\"") || !strings.Contains(b.String(), "\x1b[32m+ live:     \"echo2\"") {
+		t.Errorf("coloured report:\n%q", b.String())
+	}
+	// --ignore leaves them out.
+	res = runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)),
+		VerifyOptions{Ignore: []string{"$.result.tools", "$.error", "$.result"}})
+	if !res.OK() {
+		t.Errorf("with --ignore: %+v", res.Mismatches)
+	}
+}
+
+func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
+	live := append([]string(nil), verifyTrace[:5]...)
+	live = append(live,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock"}}`,
+		`< {"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{}}`,
+	)
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{Timeout: 200 * time.Millisecond})
+	if len(res.Mismatches) != 2 {
+		t.Fatalf("mismatches %+v", res.Mismatches)
+	}
+	if p := res.Mismatches[0].Problem; p != "no response within 200ms" {
+		t.Errorf("first problem %q", p)
+	}
+	if m := res.Mismatches[1]; m.Method != "sampling/createMessage" || !strings.Contains(m.Problem, "the recorded server never did") {
+		t.Errorf("second mismatch %+v", m)
+	}
+}
+
+func TestVerifyConnectionEnds(t *testing.T) {
+	client, server := transport.Pipe()
+	go func() {
+		ctx := context.Background()
+		server.Read(ctx) // initialize
+		server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`)})
+		server.Read(ctx) // notifications/initialized
+		server.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Verify(ctx, mkTrace(verifyTrace...), client, VerifyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "connection closed") {
+		t.Fatalf("err = %v", err)
+	}
+	if res == nil || res.Exchanges != 3 || len(res.Mismatches) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestVerifyRemapsCancelledRequestIDs(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":"a","method":"slow"}`,
+		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"x"}}`,
+	)
+	client, server := transport.Pipe()
+	got := make(chan string, 2)
+	go func() {
+		for i := 0; i < 2; i++ {
+			f, err := server.Read(context.Background())
+			if err != nil {
+				return
+			}
+			got <- string(f.Data)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := Verify(ctx, tr, client, VerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := <-got, <-got; a != `{"jsonrpc":"2.0","id":1,"method":"slow"}` || b != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"x"}}` {
+		t.Errorf("sent %s and %s", a, b)
+	}
+}
