@@ -34,6 +34,8 @@ type authFlags struct {
 	idpTokenURL       string
 	idpClientID       string
 	idpClientSecret   string
+	assertionFile     string
+	noDPoP            bool
 
 	// Parsed by validateAuth.
 	key      *oauthflow.PrivateKey
@@ -47,7 +49,7 @@ func (a *authFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.clientID, "client-id", "", "OAuth: use the pre-registered client `ID`")
 	f.StringVar(&a.clientSecret, "client-secret", "", "OAuth: the pre-registered client's `SECRET` (default $MCPX_CLIENT_SECRET)")
 	f.StringVar(&a.clientMetadataURL, "client-metadata-url", "", "OAuth: use the Client ID Metadata Document at `URL` as client id where the server supports it")
-	f.StringVar(&a.grant, "grant", "", "OAuth `GRANT`: authorization_code (browser, default), client_credentials or id-jag")
+	f.StringVar(&a.grant, "grant", "", "OAuth `GRANT`: authorization_code (browser, default), client_credentials, id-jag or jwt-bearer")
 	f.StringVar(&a.privateKey, "private-key", "", "OAuth: authenticate the client with private_key_jwt signed by the PEM key in `FILE` (ES256/RS256)")
 	f.StringVar(&a.callbackURL, "callback-url", "", "OAuth: receive the browser's redirect at this loopback `URL` (default http://127.0.0.1:<free port>/callback)")
 	f.BoolVar(&a.noBrowser, "no-browser", false, "OAuth: print the authorization URL instead of opening a browser; a pasted redirect URL is read on stdin")
@@ -56,6 +58,8 @@ func (a *authFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.idpTokenURL, "idp-token-url", "", "OAuth id-jag grant: the IdP's token endpoint `URL` (token exchange)")
 	f.StringVar(&a.idpClientID, "idp-client-id", "", "OAuth id-jag grant: mcpx's client `ID` at the IdP")
 	f.StringVar(&a.idpClientSecret, "idp-client-secret", "", "OAuth id-jag grant: mcpx's client `SECRET` at the IdP (default $MCPX_IDP_CLIENT_SECRET)")
+	f.StringVar(&a.assertionFile, "assertion-file", "", "OAuth jwt-bearer grant: the workload's JWT from its platform (workload identity federation), read from `FILE` whenever a token is needed")
+	f.BoolVar(&a.noDPoP, "no-dpop", false, "OAuth: ask for bearer tokens even where the authorization server offers DPoP-bound ones (RFC 9449)")
 }
 
 // set reports the OAuth flags given, by name.
@@ -69,6 +73,7 @@ func (a *authFlags) set() []string {
 		{a.grant != "", "--grant"}, {a.privateKey != "", "--private-key"}, {a.callbackURL != "", "--callback-url"},
 		{a.noBrowser, "--no-browser"}, {a.storedOnly, "--stored-auth-only"}, {a.idTokenFile != "", "--id-token-file"},
 		{a.idpTokenURL != "", "--idp-token-url"}, {a.idpClientID != "", "--idp-client-id"}, {a.idpClientSecret != "", "--idp-client-secret"},
+		{a.assertionFile != "", "--assertion-file"}, {a.noDPoP, "--no-dpop"},
 	} {
 		if f.on {
 			names = append(names, f.name)
@@ -111,8 +116,20 @@ func (g *globalOptions) validateAuth() error {
 		if a.clientID == "" && a.clientMetadataURL == "" {
 			return usageErrorf("--grant id-jag needs the client registered with the MCP server's authorization server: --client-id ID (or --client-metadata-url URL)")
 		}
+	case oauthflow.GrantJWTBearer:
+		if a.assertionFile == "" {
+			return usageErrorf("--grant jwt-bearer needs --assertion-file FILE (the workload's JWT)")
+		}
 	default:
-		return usageErrorf("--grant must be authorization_code, client_credentials or id-jag, not %q", a.grant)
+		return usageErrorf("--grant must be authorization_code, client_credentials, id-jag or jwt-bearer, not %q", a.grant)
+	}
+	if a.assertionFile != "" {
+		if oauthflow.Grant(a.grant) != oauthflow.GrantJWTBearer {
+			return usageErrorf("--assertion-file applies to --grant jwt-bearer")
+		}
+		if _, err := oauthflow.ReadAssertion(a.assertionFile); err != nil {
+			return usageErrorf("--assertion-file: %v", err)
+		}
 	}
 	if oauthflow.Grant(a.grant) != oauthflow.GrantIDJAG {
 		for _, f := range []struct {
@@ -213,6 +230,8 @@ func (g *globalOptions) newAuthorizer(console *inspector.Console, obs transport.
 		IDPTokenURL:       a.idpTokenURL,
 		IDPClientID:       a.idpClientID,
 		IDPClientSecret:   a.idpClientSecret,
+		AssertionFile:     a.assertionFile,
+		NoDPoP:            a.noDPoP,
 		CallbackURL:       a.callback,
 		StoredOnly:        a.storedOnly || storedOnly,
 		Fresh:             a.fresh,
@@ -322,6 +341,7 @@ type tokenStatus struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 	Expired      bool      `json:"expired"`
 	RefreshToken bool      `json:"refreshToken"`
+	DPoP         bool      `json:"dpop"`
 	Updated      time.Time `json:"updated"`
 	File         string    `json:"file,omitempty"`
 }
@@ -329,7 +349,7 @@ type tokenStatus struct {
 func statusOf(r *oauthflow.TokenRecord, now time.Time) tokenStatus {
 	s := tokenStatus{
 		Resource: r.Resource, Issuer: r.Issuer, Grant: r.Grant, ClientID: r.Client.ID, ClientSource: r.Client.Source,
-		Scopes: r.Scopes, Expiry: r.Expiry, RefreshToken: r.RefreshToken != "", Updated: r.Updated, File: r.File(),
+		Scopes: r.Scopes, Expiry: r.Expiry, RefreshToken: r.RefreshToken != "", DPoP: r.DPoPBound(), Updated: r.Updated, File: r.File(),
 	}
 	if s.Scopes == nil {
 		s.Scopes = []string{}
@@ -357,6 +377,9 @@ func printStatusDetails(g *globalOptions, st tokenStatus) {
 		fmt.Fprintf(w, "  expires:       in %s (%s)\n", time.Until(st.Expiry).Round(time.Second), st.Expiry.Local().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "  refresh token: %s\n", map[bool]string{true: "yes", false: "no"}[st.RefreshToken])
+	if st.DPoP {
+		fmt.Fprintf(w, "  DPoP-bound:    yes (RFC 9449; the key is stored with the token)\n")
+	}
 	if st.File != "" {
 		fmt.Fprintf(w, "  stored in:     %s\n", st.File)
 	}
@@ -485,9 +508,12 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 			}
 			ctx, cancel := context.WithTimeout(c.Context(), durationOr(g.timeout, time.Minute))
 			defer cancel()
-			tok, _, err := az.Token(ctx)
+			tok, rec, err := az.Token(ctx)
 			if err != nil {
 				return err
+			}
+			if rec.DPoPBound() {
+				console.Warn("this token is DPoP-bound (RFC 9449): the server takes it only with a DPoP proof signed by the key mcpx keeps, which it does not export")
 			}
 			fmt.Fprintln(g.io.Out, tok)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -346,7 +347,7 @@ func TestOAuthUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"ping", "--client-id", "x", "--", "node", "x.js"}, "--client-id applies to HTTP servers"},
-		{[]string{"ping", "--url", u, "--grant", "password"}, "--grant must be authorization_code, client_credentials or id-jag"},
+		{[]string{"ping", "--url", u, "--grant", "password"}, "--grant must be authorization_code, client_credentials, id-jag or jwt-bearer"},
 		{[]string{"ping", "--url", u, "--grant", "client_credentials"}, "needs a pre-registered client"},
 		{[]string{"ping", "--url", u, "--grant", "client_credentials", "--client-id", "c"}, "needs a pre-registered client"},
 		{[]string{"ping", "--url", u, "--client-secret", "s"}, "--client-secret goes with --client-id"},
@@ -356,6 +357,9 @@ func TestOAuthUsageErrors(t *testing.T) {
 		{[]string{"ping", "--url", u, "--client-id", "c", "--private-key", "/nonexistent/key.pem"}, "--private-key"},
 		{[]string{"ping", "--url", u, "--grant", "id-jag", "--client-id", "c"}, "--grant id-jag needs --id-token-file"},
 		{[]string{"ping", "--url", u, "--idp-token-url", "https://idp.example/token"}, "--idp-token-url applies to --grant id-jag"},
+		{[]string{"ping", "--url", u, "--grant", "jwt-bearer"}, "--grant jwt-bearer needs --assertion-file FILE"},
+		{[]string{"ping", "--url", u, "--assertion-file", "/nonexistent/jwt"}, "--assertion-file applies to --grant jwt-bearer"},
+		{[]string{"ping", "--url", u, "--grant", "jwt-bearer", "--assertion-file", "/nonexistent/jwt"}, "--assertion-file: open /nonexistent/jwt"},
 		{[]string{"auth", "logout"}, "exactly one of --url URL or --all"},
 		{[]string{"auth", "token"}, "auth token needs the server: --url URL"},
 		{[]string{"auth", "login"}, "auth login needs the server"},
@@ -371,4 +375,125 @@ func TestOAuthUsageErrors(t *testing.T) {
 	if r.code == ExitUsage {
 		t.Errorf("MCPX_CLIENT_SECRET made a stdio command a usage error: %s", r.stderr)
 	}
+}
+
+// DPoP through mcpx: where the authorization server offers it, the token
+// is DPoP-bound, its key stored with it privately; --wire shows the proof
+// header redacted; status says the token is bound; auth token prints it
+// with a warning; neither token nor key ever appears in the output.
+func TestOAuthDPoP(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{DPoP: true, DPoPNonce: true, ListScopes: []string{"mcp:tools"}})
+	cfg := t.TempDir()
+	env := map[string]string{"MCPX_CONFIG_DIR": cfg}
+	var outputs []string
+	run := func(env map[string]string, args ...string) runResult {
+		r := runMcpx(t, env, args...)
+		outputs = append(outputs, r.stdout, r.stderr)
+		return r
+	}
+	r := run(withBrowser(env), "tools", "list", "-v", "--wire", "--url", srv.MCPURL)
+	if r.code != 0 || !strings.Contains(r.stdout, "echo") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s\nserver:\n%s", r.code, r.stdout, r.stderr, strings.Join(srv.Events(), "\n"))
+	}
+	for _, want := range []string{"DPoP: the authorization server takes DPoP proofs (dpop_signing_alg_values_supported: ES256)",
+		"answered use_dpop_nonce: sending the request again", "DPoP: the token is bound to the key", "HTTP 401 use_dpop_nonce; sending it again",
+		"Authorization: [redacted], DPoP: [redacted]", "DPoP-Nonce: rs-nonce-"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := checkPrivate(t, filepath.Join(cfg, "auth")); n != 2 {
+		t.Errorf("%d files in the store", n)
+	}
+	r = run(env, "auth", "status", "--url", srv.MCPURL)
+	if r.code != 0 || !strings.Contains(r.stdout, "DPoP-bound:    yes") {
+		t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(env, "auth", "status", "--json")
+	if r.code != 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), ""), `"dpop":true`) {
+		t.Errorf("status --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, env, "auth", "token", "--url", srv.MCPURL)
+	secrets := srv.Secrets()
+	if r.code != 0 || strings.TrimSpace(r.stdout) != secrets[len(secrets)-1] || !strings.Contains(r.stderr, "this token is DPoP-bound") {
+		t.Errorf("auth token: exit %d, stderr %s", r.code, r.stderr)
+	}
+	noSecrets(t, srv, outputs...)
+	entries, _ := os.ReadDir(filepath.Join(cfg, "auth"))
+	for _, e := range entries {
+		var rec struct {
+			Key string `json:"dpop_key"`
+		}
+		b, _ := os.ReadFile(filepath.Join(cfg, "auth", e.Name()))
+		if json.Unmarshal(b, &rec) == nil && rec.Key != "" {
+			for _, o := range append(outputs, r.stdout, r.stderr) {
+				if strings.Contains(o, rec.Key) {
+					t.Fatal("the DPoP key was printed")
+				}
+			}
+		}
+	}
+}
+
+// The jwt-bearer grant through mcpx's flags: the workload's JWT from a
+// file goes to the token endpoint as the assertion; a refusal exits 3.
+func TestOAuthJWTBearerFlags(t *testing.T) {
+	var mu sync.Mutex
+	var forms []map[string][]string
+	asURL := serveOn(t, func(base string) http.Handler {
+		as := http.NewServeMux()
+		as.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"issuer": base, "token_endpoint": base + "/token",
+				"grant_types_supported": []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}})
+		})
+		as.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+			r.ParseForm()
+			mu.Lock()
+			forms = append(forms, r.PostForm)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":"invalid_grant","error_description":"JWT assertion is expired"}`)
+		})
+		return as
+	})
+	// The MCP server answers 401 naming that authorization server.
+	mcpBase := serveOn(t, func(base string) http.Handler {
+		mcp := http.NewServeMux()
+		mcp.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"resource": base + "/mcp", "authorization_servers": []string{asURL}})
+		})
+		mcp.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, "no", http.StatusUnauthorized)
+		})
+		return mcp
+	})
+	jwtFile := filepath.Join(t.TempDir(), "token")
+	const jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2ln"
+	os.WriteFile(jwtFile, []byte(jwt+"\n"), 0o600)
+	r := runMcpx(t, map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}, "tools", "list", "--url", mcpBase+"/mcp",
+		"--grant", "jwt-bearer", "--assertion-file", jwtFile, "--client-id", "wl")
+	if r.code != ExitAuth || !strings.Contains(r.stderr, "invalid_grant: JWT assertion is expired") || strings.Contains(r.stderr, jwt) {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forms) != 1 || forms[0]["assertion"][0] != jwt || forms[0]["grant_type"][0] != "urn:ietf:params:oauth:grant-type:jwt-bearer" ||
+		forms[0]["client_id"][0] != "wl" || forms[0]["resource"][0] != mcpBase+"/mcp" {
+		t.Errorf("token requests: %v", forms)
+	}
+}
+
+// serveOn serves the handler build makes for its own base URL on 127.0.0.1
+// until the test ends, and returns that URL.
+func serveOn(t *testing.T, build func(base string) http.Handler) string {
+	s := httptest.NewUnstartedServer(nil)
+	base := "http://" + s.Listener.Addr().String()
+	s.Config.Handler = build(base)
+	s.Start()
+	t.Cleanup(s.Close)
+	return base
 }

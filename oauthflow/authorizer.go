@@ -3,7 +3,8 @@
 // authorization (2025-03-26 and later; see basic/authorization in the spec).
 //
 // It plugs into the HTTP transport only through transport.Authorizer:
-// Authorization supplies the bearer token of every request, and
+// Authorization (or AuthorizeRequest, for DPoP-bound tokens, whose proofs
+// sign each request) supplies the credentials of every request, and
 // Unauthorized reacts to a 401 (obtain a token, then the request is sent
 // again) or a 403 insufficient_scope (step up to more scopes). Discovery
 // (protected resource metadata, authorization server metadata, the
@@ -25,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +51,11 @@ const (
 	// exchanged there for an ID-JAG (RFC 8693), which the MCP server's
 	// authorization server takes as a JWT bearer grant (RFC 7523).
 	GrantIDJAG Grant = "id-jag"
+	// GrantJWTBearer is workload identity federation (the MCP extension,
+	// SEP-1933): a JWT the workload's platform issued it (a Kubernetes
+	// service account token, a cloud or CI identity token) is presented as
+	// an RFC 7523 authorization grant.
+	GrantJWTBearer Grant = "jwt-bearer"
 )
 
 // Config configures an Authorizer.
@@ -80,6 +87,12 @@ type Config struct {
 	// IDToken, IDPTokenURL, IDPClientID and IDPClientSecret drive the
 	// id-jag grant: the ID token exchanged at the IdP's token endpoint.
 	IDToken, IDPTokenURL, IDPClientID, IDPClientSecret string
+	// AssertionFile holds the workload's JWT for the jwt-bearer grant. It
+	// is read each time a token is needed, since platforms rotate it.
+	AssertionFile string
+	// NoDPoP asks for bearer tokens even where the authorization server
+	// supports DPoP-bound ones (RFC 9449).
+	NoDPoP bool
 
 	// CallbackURL fixes the loopback redirect URI; nil picks a free port.
 	CallbackURL *url.URL
@@ -161,6 +174,12 @@ type Authorizer struct {
 	disc    *Discovery
 	discKey string
 
+	// dpopOnly is set once the server challenged with the DPoP scheme and
+	// not Bearer: it takes DPoP-bound tokens only. Guarded by flowMu.
+	dpopOnly bool
+	// nonces are the DPoP nonces servers supplied.
+	nonces dpopNonces
+
 	mu        sync.Mutex // guards the fields below
 	rec       *TokenRecord
 	origin    tokenOrigin
@@ -188,6 +207,10 @@ func New(cfg Config) (*Authorizer, error) {
 		}
 		if cfg.ClientID == "" && cfg.ClientMetadataURL == "" {
 			return nil, errors.New("the id-jag grant needs a client registered with the MCP server's authorization server: --client-id or --client-metadata-url")
+		}
+	case GrantJWTBearer:
+		if cfg.AssertionFile == "" {
+			return nil, errors.New("the jwt-bearer grant needs the file holding the workload's JWT")
 		}
 	default:
 		return nil, fmt.Errorf("unknown grant %q", cfg.Grant)
@@ -227,14 +250,38 @@ func (a *Authorizer) loadLocked() {
 		a.note("cannot read the token store: %v", err)
 		return
 	}
-	if len(recs) == 0 {
-		a.note("no stored token for %s (store: %s)", a.cfg.ServerURL, a.cfg.Store.Dir())
+	for _, r := range recs {
+		if !a.keyed(r) {
+			continue
+		}
+		a.rec, a.origin, a.requested = r, fromStore, r.RequestedScopes
+		a.note("using the stored token for resource %s from %s (scopes %s, %s) in %s",
+			r.Resource, r.Issuer, scopeString(r.Scopes), a.expiryText(r), r.File())
 		return
 	}
-	r := recs[0]
-	a.rec, a.origin, a.requested = r, fromStore, r.RequestedScopes
-	a.note("using the stored token for resource %s from %s (scopes %s, %s) in %s",
-		r.Resource, r.Issuer, scopeString(r.Scopes), a.expiryText(r), r.File())
+	a.note("no stored token for %s (store: %s)", a.cfg.ServerURL, a.cfg.Store.Dir())
+}
+
+// keyed reports whether the stored r can be used: a DPoP-bound token needs
+// its key (then parsed into r). One that lost it is useless and removed,
+// and a new token is obtained when the server asks.
+func (a *Authorizer) keyed(r *TokenRecord) bool {
+	if !r.DPoPBound() {
+		return true
+	}
+	key, err := parseDPoPKey(r.DPoPKey)
+	if r.DPoPKey == "" {
+		err = errors.New("the DPoP key is missing")
+	}
+	if err != nil {
+		a.note("the stored DPoP-bound token for %s cannot be used (%v); removing it from %s", r.Resource, err, r.File())
+		if err := a.cfg.Store.DeleteToken(r); err != nil {
+			a.note("cannot remove it: %v", err)
+		}
+		return false
+	}
+	r.dpop = key
+	return true
 }
 
 func (a *Authorizer) expiryText(r *TokenRecord) string {
@@ -256,24 +303,23 @@ func (a *Authorizer) expired(r *TokenRecord) bool {
 	return !r.Expiry.IsZero() && !a.cfg.Now().Before(r.Expiry)
 }
 
-// Authorization returns the Authorization header for the next request:
-// the current token, refreshed first when it is about to expire, or ""
-// when there is none yet (the server's 401 starts the authorization).
-func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// usableLocked returns the token to send with the next request: the
+// current one, refreshed first when it is about to expire, or nil when
+// there is none yet (the server's 401 starts the authorization). a.mu is
+// held.
+func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 	a.loadLocked()
 	r := a.rec
 	if r == nil {
-		return "", nil
+		return nil, nil
 	}
 	if a.expiring(r) {
 		if r.RefreshToken != "" {
 			a.note("the token %s; refreshing it", a.expiryText(r))
 			if err := a.refreshLocked(ctx); err == nil {
-				return "Bearer " + a.rec.AccessToken, nil
+				return a.rec, nil
 			} else if ctx.Err() != nil {
-				return "", ctx.Err()
+				return nil, ctx.Err()
 			} else {
 				a.note("refreshing failed: %v", err)
 			}
@@ -281,18 +327,65 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 		if a.expired(r) {
 			a.note("the token %s and cannot be refreshed; sending none", a.expiryText(r))
 			a.rec = nil
-			return "", nil
+			return nil, nil
 		}
 	}
-	return "Bearer " + r.AccessToken, nil
+	return r, nil
 }
 
-// currentID is the transport.CredentialID of the current token.
+// authHeader is the Authorization header value that presents r: the DPoP
+// scheme for a DPoP-bound token (RFC 9449 section 7.1), else Bearer.
+func authHeader(r *TokenRecord) string {
+	if r.dpop != nil {
+		return tokenTypeDPoP + " " + r.AccessToken
+	}
+	return "Bearer " + r.AccessToken
+}
+
+// Authorization returns the Authorization header for the next request, ""
+// when there is no token yet. A DPoP-bound token also needs the proof
+// AuthorizeRequest adds; the HTTP transport calls that instead.
+func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, err := a.usableLocked(ctx)
+	if r == nil || err != nil {
+		return "", err
+	}
+	return authHeader(r), nil
+}
+
+// AuthorizeRequest sets req's credentials (transport.RequestAuthorizer):
+// the Authorization header and, for a DPoP-bound token, a DPoP proof for
+// req's method and URL with the token's hash and the server's latest
+// nonce (RFC 9449 sections 4.2 and 7.1).
+func (a *Authorizer) AuthorizeRequest(ctx context.Context, req *http.Request) error {
+	a.mu.Lock()
+	r, err := a.usableLocked(ctx)
+	a.mu.Unlock()
+	req.Header.Del("Authorization")
+	req.Header.Del("DPoP")
+	if r == nil || err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", authHeader(r))
+	if r.dpop != nil {
+		proof, err := r.dpop.proof(req.Method, req.URL, time.Now(), a.nonces.get(req.URL), r.AccessToken)
+		if err != nil {
+			return fmt.Errorf("signing the DPoP proof: %w", err)
+		}
+		req.Header.Set("DPoP", proof)
+	}
+	return nil
+}
+
+// currentLocked returns the current token and the transport.CredentialID
+// of the Authorization header that presents it.
 func (a *Authorizer) currentLocked() (*TokenRecord, string) {
 	if a.rec == nil {
 		return nil, ""
 	}
-	return a.rec, transport.CredentialID("Bearer " + a.rec.AccessToken)
+	return a.rec, transport.CredentialID(authHeader(a.rec))
 }
 
 // Unauthorized reacts to a refusal. A 401 refreshes the token or runs a
@@ -304,7 +397,16 @@ func (a *Authorizer) currentLocked() (*TokenRecord, string) {
 func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.UnauthorizedError) (bool, error) {
 	a.flowMu.Lock()
 	defer a.flowMu.Unlock()
-	ch, _ := Bearer(ParseChallenges(e.Challenge))
+	challenges := ParseChallenges(e.Challenge)
+	ch, bearer := Bearer(challenges)
+	dch, dpop := DPoP(challenges)
+	if !bearer {
+		ch = dch
+	}
+	if dpop && !bearer && !a.dpopOnly && !a.cfg.NoDPoP {
+		a.dpopOnly = true
+		a.note("the server challenges with the DPoP scheme only: it takes DPoP-bound tokens (RFC 9449)")
+	}
 	a.mu.Lock()
 	a.loadLocked()
 	cur, curID := a.currentLocked()
@@ -313,6 +415,16 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 	if cur != nil && e.CredentialID != curID {
 		a.note("%s %s was refused with a token since replaced; sending it again with the current one", e.Method, e.URL)
 		return true, nil
+	}
+	if e.Status == http.StatusUnauthorized && cur != nil && cur.dpop != nil && dpop && dch.Param("error") == "use_dpop_nonce" {
+		// RFC 9449 section 9: the resource server wants a nonce of its
+		// own in the proof; the transport bounds how often one request is
+		// sent again.
+		if u, err := url.Parse(e.URL); err == nil && a.nonces.set(u, e.Header.Get("DPoP-Nonce")) {
+			a.note("%s %s: HTTP 401 use_dpop_nonce; sending it again with a proof carrying the nonce the server supplied", e.Method, e.URL)
+			return true, nil
+		}
+		a.note("%s %s: HTTP 401 use_dpop_nonce without a usable DPoP-Nonce header", e.Method, e.URL)
 	}
 	switch e.Status {
 	case http.StatusForbidden:
@@ -329,10 +441,19 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		a.note("%s %s: HTTP 401; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
 	} else {
 		a.note("%s %s: HTTP 401 with the current token; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
+		// The refused token may mean that the server moved to another
+		// authorization server: discover anew.
+		a.disc = nil
 		switch origin {
 		case fromFlow:
-			return false, authErrorf("the server refused the token %s just issued for resource %s; check that the server accepts tokens from that authorization server for that resource",
-				cur.Issuer, cur.Resource)
+			d, err := a.discovery(ctx, ch)
+			if err != nil {
+				return false, err
+			}
+			if d.Issuer == cur.Issuer {
+				return false, authErrorf("the server refused the token %s just issued for resource %s; check that the server accepts tokens from that authorization server for that resource",
+					cur.Issuer, cur.Resource)
+			}
 		case fromStore:
 			if cur.RefreshToken != "" {
 				a.mu.Lock()
@@ -353,7 +474,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		}
 		a.mu.Unlock()
 	}
-	return a.authorize(ctx, ch)
+	return a.authorize(ctx, ch, cur)
 }
 
 func orNone(s string) string {
@@ -379,8 +500,9 @@ func (a *Authorizer) cannotInteract() error {
 	return nil
 }
 
-// authorize runs a full authorization after a 401.
-func (a *Authorizer) authorize(ctx context.Context, ch Challenge) (bool, error) {
+// authorize runs a full authorization after a 401; refused is the token
+// the server refused, nil when it was sent none.
+func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *TokenRecord) (bool, error) {
 	if err := a.cannotInteract(); err != nil {
 		return false, err
 	}
@@ -390,6 +512,11 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge) (bool, error) 
 	d, err := a.discovery(ctx, ch)
 	if err != nil {
 		return false, err
+	}
+	if refused != nil && d.Issuer != refused.Issuer {
+		if err := a.migrated(d, refused); err != nil {
+			return false, err
+		}
 	}
 	scopes, why := SelectScopes(ch, d.PRM)
 	a.mu.Lock()
@@ -406,7 +533,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge) (bool, error) 
 func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord) (bool, error) {
 	need := ch.Scopes()
 	if cur == nil {
-		return a.authorize(ctx, ch)
+		return a.authorize(ctx, ch, nil)
 	}
 	held := cur.Scopes
 	if len(held) == 0 {
@@ -469,20 +596,27 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 		res *grantResult
 		err error
 	)
+	key, err := a.dpopFor(d)
+	if err != nil {
+		return false, &authError{err: err}
+	}
 	switch a.cfg.Grant {
 	case GrantClientCredentials:
 		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
-		res, err = a.clientCredentials(ctx, d, scopes)
+		res, err = a.clientCredentials(ctx, d, scopes, key)
 	case GrantIDJAG:
 		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
-		res, err = a.idJAG(ctx, d, scopes)
+		res, err = a.idJAG(ctx, d, scopes, key)
+	case GrantJWTBearer:
+		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
+		res, err = a.jwtBearer(ctx, d, scopes, key)
 	default:
 		var added bool
 		if scopes, added = WithOfflineAccess(scopes, &d.AS); added {
 			why += "; offline_access added, as the authorization server supports it (for a refresh token)"
 		}
 		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
-		res, err = a.authorizationCode(ctx, d, scopes)
+		res, err = a.authorizationCode(ctx, d, scopes, key)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -506,12 +640,87 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 		Updated:         now,
 	}
 	res.apply(rec, scopes, now)
+	if err := a.bind(rec, key); err != nil {
+		return false, &authError{err: err}
+	}
 	a.note("token obtained from %s: scopes granted %s; %s; refresh token: %s", d.Issuer, scopeString(rec.Scopes), a.expiryText(rec), yesNo(rec.RefreshToken != ""))
 	a.save(rec)
 	a.mu.Lock()
 	a.rec, a.origin, a.requested = rec, fromFlow, scopes
 	a.mu.Unlock()
 	return true, nil
+}
+
+// migrated handles a server whose protected resource metadata now names
+// another authorization server than the one that issued the refused token
+// (spec 2026-07-28: basic/authorization/client-registration,
+// "Authorization Server Binding"): tokens and client registrations belong
+// to the server that issued them, so mcpx forgets the refused token and
+// authorizes with the new server, registering anew there. A pre-registered
+// client belongs to the old server: mcpx stops and says so rather than
+// presenting it to another.
+func (a *Authorizer) migrated(d *Discovery, refused *TokenRecord) error {
+	a.note("the server moved to another authorization server: its protected resource metadata now names %s, and it refused the token from %s. Tokens and client registrations belong to the server that issued them: mcpx authorizes anew with %s (registering there), using nothing of %s's",
+		d.Issuer, refused.Issuer, d.Issuer, refused.Issuer)
+	if a.cfg.Store != nil && refused.File() != "" {
+		if err := a.cfg.Store.DeleteToken(refused); err != nil {
+			a.note("cannot remove the refused token: %v", err)
+		} else {
+			a.note("removed the token from %s, which the server no longer accepts", refused.Issuer)
+		}
+	}
+	if refused.Client.Source == "pre-registered" && a.cfg.ClientID == refused.Client.ID {
+		return authErrorf("the server's authorization server changed from %s to %s, and the pre-registered client %s was registered with %s: register mcpx with %s and pass that client's --client-id",
+			refused.Issuer, d.Issuer, refused.Client.ID, refused.Issuer, d.Issuer)
+	}
+	return nil
+}
+
+// dpopFor decides whether to ask d's authorization server for a
+// DPoP-bound token (RFC 9449), and returns a new key to bind it to if so:
+// where the server lists ES256 in dpop_signing_alg_values_supported, or
+// where the MCP server challenged with the DPoP scheme only.
+func (a *Authorizer) dpopFor(d *Discovery) (*dpopKey, error) {
+	if a.cfg.NoDPoP {
+		return nil, nil
+	}
+	algs := d.AS.DPoPSigningAlgValuesSupported
+	switch {
+	case slices.Contains(algs, dpopAlg):
+		a.note("DPoP: the authorization server takes DPoP proofs (dpop_signing_alg_values_supported: %s); asking for a token bound to a new %s key (RFC 9449)",
+			strings.Join(algs, " "), dpopAlg)
+	case len(algs) > 0 && !a.dpopOnly:
+		a.note("DPoP: the authorization server takes DPoP proofs signed with %s only, and mcpx signs with %s; asking for a bearer token",
+			strings.Join(algs, " "), dpopAlg)
+		return nil, nil
+	case a.dpopOnly:
+		a.note("DPoP: the server takes DPoP-bound tokens only; asking for a token bound to a new %s key (RFC 9449)", dpopAlg)
+	default:
+		return nil, nil
+	}
+	return newDPoPKey()
+}
+
+// bind keeps key with rec when the authorization server bound the token to
+// it (token_type DPoP, RFC 9449 section 5). A server that issued a bearer
+// token despite the proof does not support DPoP: the token is sent as a
+// bearer token.
+func (a *Authorizer) bind(rec *TokenRecord, key *dpopKey) error {
+	rec.DPoPKey, rec.dpop = "", nil
+	if key == nil {
+		return nil
+	}
+	if !rec.DPoPBound() {
+		a.note("DPoP: the authorization server issued a %s token despite the proof; sending it as a bearer token", orNone(rec.TokenType))
+		return nil
+	}
+	enc, err := key.marshal()
+	if err != nil {
+		return err
+	}
+	rec.DPoPKey, rec.dpop = enc, key
+	a.note("DPoP: the token is bound to the key (thumbprint %s); every request carries a proof signed with it", key.jkt)
+	return nil
 }
 
 func yesNo(b bool) string {
@@ -560,7 +769,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, *TokenRecord, error) {
 	if h == "" || a.rec == nil {
 		return "", nil, authErrorf("no usable stored token for %s (run `mcpx auth login --url %s`)", a.cfg.ServerURL, a.cfg.ServerURL)
 	}
-	return strings.TrimPrefix(h, "Bearer "), a.rec, nil
+	return a.rec.AccessToken, a.rec, nil
 }
 
 // Current returns the current token record (nil when there is none). The

@@ -77,6 +77,17 @@ func Bearer(cs []Challenge) (Challenge, bool) {
 	return Challenge{}, false
 }
 
+// DPoP returns the first DPoP challenge (RFC 9449 section 7.1), and
+// whether there is one.
+func DPoP(cs []Challenge) (Challenge, bool) {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "DPoP") {
+			return c, true
+		}
+	}
+	return Challenge{}, false
+}
+
 // Param returns the named parameter ("" when absent).
 func (c Challenge) Param(name string) string { return c.Params[strings.ToLower(name)] }
 

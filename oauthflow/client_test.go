@@ -166,7 +166,7 @@ func TestTokenEndpointAuth(t *testing.T) {
 		{ID: "id3", AuthMethod: "none"},
 		{ID: "id4", AuthMethod: "private_key_jwt", PrivateKeyFile: keyFile},
 	} {
-		if _, err := a.tokenRequest(ctxT(t), s.URL+"/token", s.URL, c, params, []string{"a", "b"}); err != nil {
+		if _, err := a.tokenRequest(ctxT(t), s.URL+"/token", s.URL, c, params, []string{"a", "b"}, nil); err != nil {
 			t.Fatalf("%s: %v", c.AuthMethod, err)
 		}
 	}

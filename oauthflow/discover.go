@@ -375,6 +375,7 @@ func (a *Authorizer) describeServer(d *Discovery) {
 	if m.AuthorizationResponseIssParameterSupported {
 		parts = append(parts, "iss in responses")
 	}
+	add("DPoP proofs:", m.DPoPSigningAlgValuesSupported)
 	if len(parts) > 0 {
 		a.note("authorization server %s offers %s", d.Issuer, strings.Join(parts, "; "))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ func randomString(n int) (string, error) {
 // browser to the authorization endpoint with the resource indicator,
 // receive the redirect on the loopback callback (state and iss checked),
 // and exchange the code.
-func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
 		return nil, fmt.Errorf("the authorization server metadata at %s lacks an authorization_endpoint or token_endpoint", d.ASMetadataURL)
@@ -165,12 +166,12 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	for k, v := range extra {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v[0]))
 	}
-	a.note("token request: POST %s (authorization_code, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
-	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.http), res.code, opts...)
+	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
+	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)), res.code, opts...)
 	if err != nil {
 		return nil, tokenError(as.TokenEndpoint, err)
 	}
-	if err := checkTokenType(tok); err != nil {
+	if err := checkTokenType(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -233,9 +234,29 @@ func (a *Authorizer) clientAssertion(c *Client, audience string) (url.Values, er
 	return url.Values{"client_assertion_type": {clientAssertionType}, "client_assertion": {jwt}}, nil
 }
 
+// tokenClient is the HTTP client of token requests: with a DPoP key, each
+// carries a proof of it (RFC 9449 section 5).
+func (a *Authorizer) tokenClient(key *dpopKey) *http.Client {
+	if key == nil {
+		return a.http
+	}
+	c := *a.http
+	c.Transport = &dpopTransport{base: a.http.Transport, key: key, nonces: &a.nonces, note: a.note}
+	return &c
+}
+
+// dpopText narrates a token request's DPoP proof.
+func dpopText(key *dpopKey) string {
+	if key == nil {
+		return ""
+	}
+	return ", DPoP proof"
+}
+
 // tokenRequest POSTs a token request with params (grant_type among them,
-// or client_credentials by default) and the client's authentication.
-func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string, c *Client, params url.Values, scopes []string) (*oauth2.Token, error) {
+// or client_credentials by default) and the client's authentication, with
+// a DPoP proof of key when it is not nil.
+func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string, c *Client, params url.Values, scopes []string, key *dpopKey) (*oauth2.Token, error) {
 	p := url.Values{}
 	for k, v := range params {
 		p[k] = v
@@ -249,7 +270,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	}
 	conf := &clientcredentials.Config{ClientID: c.ID, TokenURL: tokenURL, Scopes: scopes, EndpointParams: p}
 	conf.ClientSecret, conf.AuthStyle = clientAuth(c)
-	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.http))
+	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)))
 	if err != nil {
 		return nil, tokenError(tokenURL, err)
 	}
@@ -288,18 +309,25 @@ func tokenError(endpoint string, err error) error {
 	return fmt.Errorf("token request to %s: %w", endpoint, err)
 }
 
-// checkTokenType accepts bearer tokens (the only kind mcpx can send).
-func checkTokenType(tok *oauth2.Token) error {
-	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "bearer") {
-		return fmt.Errorf("the authorization server issued a %q token; mcpx sends bearer tokens only", tok.TokenType)
+// checkTokenType accepts the tokens mcpx can send: bearer tokens, and
+// DPoP-bound tokens when it asked for one with a proof of key.
+func checkTokenType(tok *oauth2.Token, key *dpopKey) error {
+	switch {
+	case tok.TokenType == "", strings.EqualFold(tok.TokenType, "bearer"):
+		return nil
+	case strings.EqualFold(tok.TokenType, tokenTypeDPoP):
+		if key != nil {
+			return nil
+		}
+		return errors.New("the authorization server issued a DPoP-bound token, but mcpx sent no DPoP proof to bind it to")
 	}
-	return nil
+	return fmt.Errorf("the authorization server issued a %q token; mcpx sends bearer and DPoP-bound tokens only", tok.TokenType)
 }
 
 // clientCredentials obtains a token for a pre-registered client on its own
 // behalf (the MCP OAuth client credentials extension): client_secret_basic
 // or client_secret_post with a secret, private_key_jwt with a key.
-func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.TokenEndpoint == "" {
 		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", d.ASMetadataURL)
@@ -311,12 +339,12 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 		a.note("warning: grant_types_supported (%s) does not list client_credentials; trying anyway", strings.Join(as.GrantTypesSupported, " "))
 	}
 	client := a.preRegistered(d)
-	a.note("token request: POST %s (client_credentials, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
-	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{"resource": {d.Resource}}, scopes)
+	a.note("token request: POST %s (client_credentials, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
+	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{"resource": {d.Resource}}, scopes, key)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok); err != nil {
+	if err := checkTokenType(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -326,7 +354,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 // the IdP for an ID-JAG naming the authorization server as audience and
 // the MCP server as resource (RFC 8693), then presented to the
 // authorization server as a JWT bearer grant (RFC 7523).
-func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string) (*grantResult, error) {
+func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.TokenEndpoint == "" {
 		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", d.ASMetadataURL)
@@ -348,7 +376,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string) (
 		"resource":             {d.Resource},
 		"subject_token":        {a.cfg.IDToken},
 		"subject_token_type":   {tokenTypeIDToken},
-	}, scopes)
+	}, scopes, nil)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging the ID token at the IdP: %w", err)
 	}
@@ -359,16 +387,16 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string) (
 	if client == nil {
 		return nil, fmt.Errorf("no client for %s: give --client-id (or --client-metadata-url where it supports client ID metadata documents)", d.Issuer)
 	}
-	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s)", as.TokenEndpoint, client.AuthMethod, d.Resource)
+	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
 		"grant_type": {grantJWTBearer},
 		"assertion":  {jag.AccessToken},
 		"resource":   {d.Resource},
-	}, scopes)
+	}, scopes, key)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok); err != nil {
+	if err := checkTokenType(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -381,20 +409,27 @@ func (a *Authorizer) refresh(ctx context.Context, r *TokenRecord) (*TokenRecord,
 	if r.TokenEndpoint == "" {
 		return nil, errors.New("the stored token has no token endpoint to refresh it at")
 	}
-	a.note("refreshing the token: POST %s (refresh_token, client auth %s, resource %s)", r.TokenEndpoint, r.Client.AuthMethod, r.Resource)
+	// A DPoP-bound token is refreshed with a proof of its key: a refresh
+	// token issued to a public client is bound to it too (RFC 9449
+	// section 5).
+	key := r.dpop
+	a.note("refreshing the token: POST %s (refresh_token, client auth %s, resource %s%s)", r.TokenEndpoint, r.Client.AuthMethod, r.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, r.TokenEndpoint, r.Issuer, &r.Client, url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {r.RefreshToken},
 		"resource":      {r.Resource},
-	}, nil)
+	}, nil, key)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok); err != nil {
+	if err := checkTokenType(tok, key); err != nil {
 		return nil, err
 	}
 	nr := *r
 	(&grantResult{tok: tok}).apply(&nr, r.Scopes, a.cfg.Now())
+	if err := a.bind(&nr, key); err != nil {
+		return nil, err
+	}
 	if nr.RefreshToken == "" {
 		nr.RefreshToken = r.RefreshToken
 	}

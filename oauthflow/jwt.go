@@ -69,24 +69,36 @@ func LoadPrivateKey(file string) (*PrivateKey, error) {
 // client id, audience the authorization server's issuer identifier, valid
 // for a few minutes, with a unique jti.
 func (k *PrivateKey) assertion(clientID, audience string, now time.Time) (string, error) {
-	jti := make([]byte, 16)
-	if _, err := rand.Read(jti); err != nil {
+	jti, err := randomString(16)
+	if err != nil {
 		return "", err
 	}
-	header, _ := json.Marshal(map[string]string{"alg": k.Alg, "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{
+	return signJWT(k.signer, map[string]any{"alg": k.Alg, "typ": "JWT"}, map[string]any{
 		"iss": clientID,
 		"sub": clientID,
 		"aud": audience,
 		"iat": now.Unix(),
 		"exp": now.Add(5 * time.Minute).Unix(),
-		"jti": base64.RawURLEncoding.EncodeToString(jti),
+		"jti": jti,
 	})
+}
+
+// signJWT returns the compact JWS of claims with header, signed by an
+// ECDSA P-256 key (ES256) or an RSA key (RS256), as header["alg"] says.
+func signJWT(signer crypto.Signer, header, claims map[string]any) (string, error) {
+	h, err := json.Marshal(header)
+	if err != nil {
+		return "", err
+	}
+	c, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
 	enc := base64.RawURLEncoding
-	signing := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
+	signing := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
 	sum := sha256.Sum256([]byte(signing))
 	var sig []byte
-	switch key := k.signer.(type) {
+	switch key := signer.(type) {
 	case *ecdsa.PrivateKey:
 		r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
 		if err != nil {
@@ -97,7 +109,6 @@ func (k *PrivateKey) assertion(clientID, audience string, now time.Time) (string
 		r.FillBytes(sig[:32])
 		s.FillBytes(sig[32:])
 	case *rsa.PrivateKey:
-		var err error
 		if sig, err = rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:]); err != nil {
 			return "", err
 		}

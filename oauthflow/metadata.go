@@ -38,6 +38,9 @@ type ServerMetadata struct {
 	// AuthorizationResponseIssParameterSupported advertises the iss
 	// parameter in authorization responses (RFC 9207 section 2.3).
 	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported lists the algorithms the server takes
+	// DPoP proofs signed with (RFC 9449 section 5.1): it supports DPoP.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // authMethods returns the token endpoint authentication methods the server

@@ -44,10 +44,16 @@ type TokenRecord struct {
 	TokenEndpoint string `json:"token_endpoint"`
 	// Grant is how the token was obtained: authorization_code,
 	// client_credentials or id-jag.
-	Grant           string    `json:"grant"`
-	Client          Client    `json:"client"`
-	AccessToken     string    `json:"access_token"`
-	TokenType       string    `json:"token_type,omitempty"`
+	Grant       string `json:"grant"`
+	Client      Client `json:"client"`
+	AccessToken string `json:"access_token"`
+	// TokenType is the token_type the authorization server issued: Bearer,
+	// or DPoP for a token bound to DPoPKey.
+	TokenType string `json:"token_type,omitempty"`
+	// DPoPKey is the private key a DPoP-bound token is bound to (RFC 9449;
+	// PKCS #8, base64): the token is useless without it, so it is kept
+	// with it, in the same private file.
+	DPoPKey         string    `json:"dpop_key,omitempty"`
 	RefreshToken    string    `json:"refresh_token,omitempty"`
 	Expiry          time.Time `json:"expiry,omitzero"`
 	Scopes          []string  `json:"scopes,omitempty"`
@@ -56,7 +62,12 @@ type TokenRecord struct {
 	Updated         time.Time `json:"updated"`
 
 	file string
+	dpop *dpopKey // DPoPKey, parsed
 }
+
+// DPoPBound reports whether the token is DPoP-bound (RFC 9449): a server
+// takes it only with a proof signed by the key stored with it.
+func (r *TokenRecord) DPoPBound() bool { return strings.EqualFold(r.TokenType, tokenTypeDPoP) }
 
 // File is where the record is stored, "" when it is not.
 func (r *TokenRecord) File() string { return r.file }

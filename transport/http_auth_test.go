@@ -5,10 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -70,5 +74,77 @@ func TestAuthorizerRetryCap(t *testing.T) {
 	}
 	if transport.CredentialID("") != "" || transport.CredentialID("a") == transport.CredentialID("b") {
 		t.Error("CredentialID is not a fingerprint")
+	}
+}
+
+// proofAuth is a RequestAuthorizer: it signs (here: spells out) each
+// request's method and URL into a per-request header, and takes a nonce
+// from a refusal's headers.
+type proofAuth struct {
+	mu      sync.Mutex
+	nonce   string
+	refused []*transport.UnauthorizedError
+}
+
+func (a *proofAuth) Authorization(context.Context) (string, error) {
+	panic("Authorization called on a RequestAuthorizer")
+}
+
+func (a *proofAuth) AuthorizeRequest(_ context.Context, r *http.Request) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r.Header.Set("Authorization", "DPoP secret-token")
+	r.Header.Set("DPoP", "proof-secret "+r.Method+" "+r.URL.String()+" nonce="+a.nonce)
+	return nil
+}
+
+func (a *proofAuth) Unauthorized(_ context.Context, e *transport.UnauthorizedError) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refused = append(a.refused, e)
+	a.nonce = e.Header.Get("DPoP-Nonce")
+	return a.nonce != "", nil
+}
+
+// A RequestAuthorizer sets the credentials of every request itself, once
+// its method and URL are final; a refusal hands it the response headers
+// (a DPoP-Nonce) but no cookie; --wire shows the proof header redacted.
+func TestRequestAuthorizer(t *testing.T) {
+	l := newLog()
+	u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{Stateless: true}, func(h http.Handler) http.Handler {
+		return l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.Header.Get("DPoP"), "nonce=n-1") {
+				w.Header().Set("DPoP-Nonce", "n-1")
+				w.Header().Set("Set-Cookie", "session=secret-cookie")
+				w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+				http.Error(w, "nonce please", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+	})
+	auth := &proofAuth{}
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u + "?x=1", Authorizer: auth}, rec)
+	if got := toolText(t, sess, "echo", map[string]any{"message": "hi"}); got != "Echo: hi" {
+		t.Errorf("echo = %q", got)
+	}
+	auth.mu.Lock()
+	refused := auth.refused
+	auth.mu.Unlock()
+	if len(refused) != 1 || refused[0].Header.Get("DPoP-Nonce") != "n-1" || refused[0].Header.Get("Set-Cookie") != "" ||
+		refused[0].CredentialID != transport.CredentialID("DPoP secret-token") {
+		t.Fatalf("refusals: %+v", refused)
+	}
+	if strings.Contains(refused[0].Error(), "n-1") {
+		t.Errorf("the error shows the headers: %v", refused[0])
+	}
+	posts := l.find("POST", "tools/call")
+	if len(posts) != 1 || posts[0].Header.Get("DPoP") != "proof-secret POST "+u+"?x=1 nonce=n-1" {
+		t.Errorf("tools/call requests: %+v", posts)
+	}
+	wire := rec.eventText(transport.EventHTTP)
+	if strings.Contains(wire, "secret") || !strings.Contains(wire, "Authorization: [redacted], DPoP: [redacted]") || !strings.Contains(wire, "DPoP-Nonce: n-1") {
+		t.Errorf("wire events:\n%s", wire)
 	}
 }

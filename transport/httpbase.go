@@ -255,9 +255,16 @@ func (b *httpBase) newRequest(ctx context.Context, method, u string, body []byte
 	return req, nil
 }
 
-// authorize sets the Authorization header from the Authorizer.
+// authorize sets the Authorization header from the Authorizer, or lets a
+// RequestAuthorizer set the credential headers of req.
 func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 	if b.opts.Authorizer == nil {
+		return nil
+	}
+	if ra, ok := b.opts.Authorizer.(RequestAuthorizer); ok {
+		if err := ra.AuthorizeRequest(ctx, req); err != nil {
+			return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, req.URL, err)
+		}
 		return nil
 	}
 	v, err := b.opts.Authorizer.Authorization(ctx)
@@ -271,7 +278,7 @@ func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 }
 
 // wireHeaders are the request headers shown in --wire output.
-var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization", "Cookie"}
+var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization", "DPoP", "Cookie"}
 
 // maxAuthRetries caps how often one request is sent again because the
 // Authorizer asked for it: enough for a 401 (authorize) followed by a 403
@@ -325,7 +332,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			text += " " + ct
 		}
 		text += " ← " + r.Method + " " + r.URL.String()
-		if h := headerSummary(resp.Header, "Mcp-Session-Id", "WWW-Authenticate", "Set-Cookie"); h != "" {
+		if h := headerSummary(resp.Header, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
 		}
 		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,
@@ -341,7 +348,9 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
 			Body:         bodyExcerpt(resp.Body),
 			CredentialID: CredentialID(r.Header.Get("Authorization")),
+			Header:       resp.Header.Clone(),
 		}
+		ue.Header.Del("Set-Cookie")
 		x.close()
 		if b.opts.Authorizer == nil || attempt >= maxAuthRetries {
 			return nil, ue
@@ -363,7 +372,7 @@ func dedupe(names []string) []string {
 		k := http.CanonicalHeaderKey(n)
 		if !seen[k] {
 			seen[k] = true
-			out = append(out, k)
+			out = append(out, n)
 		}
 	}
 	return out

@@ -86,6 +86,17 @@ type Authorizer interface {
 	Unauthorized(ctx context.Context, e *UnauthorizedError) (retry bool, err error)
 }
 
+// RequestAuthorizer is an optional extension of Authorizer for credentials
+// bound to each request rather than sent as they are, such as DPoP proofs
+// (RFC 9449), which sign the request's method and URL. When the Authorizer
+// implements it, AuthorizeRequest is called instead of Authorization for
+// every request, once its method, URL and other headers are final; it sets
+// the credential headers itself (Authorization, DPoP). --wire output shows
+// both redacted.
+type RequestAuthorizer interface {
+	AuthorizeRequest(ctx context.Context, req *http.Request) error
+}
+
 // BearerToken is an Authorizer that sends one fixed bearer token and never
 // retries.
 type BearerToken string
@@ -137,6 +148,10 @@ type UnauthorizedError struct {
 	// refusal of ones it already replaced, without the error ever holding
 	// a secret.
 	CredentialID string
+	// Header holds the response's headers (without Set-Cookie), for what a
+	// challenge may come with besides WWW-Authenticate, such as a DPoP-Nonce
+	// (RFC 9449 section 9). Error never shows it.
+	Header http.Header
 }
 
 // CredentialID returns a short fingerprint of an Authorization header
@@ -274,6 +289,10 @@ func bodyExcerpt(body io.Reader) string {
 // sensitiveHeader reports headers whose values must never be shown.
 func sensitiveHeader(name string) bool {
 	n := strings.ToLower(name)
+	if n == "dpop" {
+		// A DPoP proof (RFC 9449) is a credential for one request.
+		return true
+	}
 	for _, s := range []string{"authorization", "cookie", "token", "secret", "password", "api-key", "apikey", "x-api-key"} {
 		if strings.Contains(n, s) {
 			return true

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +43,21 @@ type OAuthOptions struct {
 	// initialize) fail with 403 insufficient_scope for ListScopes, however
 	// many the token has: a server that cannot be satisfied.
 	AlwaysInsufficient bool
+	// DPoP makes the authorization server offer DPoP (RFC 9449): it lists
+	// ES256 in dpop_signing_alg_values_supported, checks the proof of a
+	// token request that has one and binds the token (and the refresh
+	// token: its clients are public) to the proof's key (token_type DPoP).
+	// The MCP server then checks bound tokens: the DPoP scheme, and a
+	// proof for the request with the token's hash, the token's key and a
+	// jti not seen before. Bearer tokens stay accepted. (DPoP replaces the
+	// SDK's bearer middleware: step-up is not offered.)
+	DPoP bool
+	// DPoPNonce makes both servers ask for nonces of their own
+	// (use_dpop_nonce, RFC 9449 sections 8 and 9); RotateNonces changes them.
+	DPoPNonce bool
+	// SecondIssuer starts a second authorization server (Issuer2), which
+	// MoveAuthorizationServer makes the one the MCP server trusts.
+	SecondIssuer bool
 }
 
 // OAuthServer is an MCP server (official Go SDK, behind the SDK's bearer
@@ -51,8 +67,9 @@ type OAuthOptions struct {
 // checks PKCE, redirect URI and resource indicator, and issues opaque
 // tokens. It records what happened for the tests to check.
 type OAuthServer struct {
-	// MCPURL is the protected MCP endpoint; Issuer the authorization server.
-	MCPURL, Issuer string
+	// MCPURL is the protected MCP endpoint; Issuer the authorization server;
+	// Issuer2 the second one (SecondIssuer).
+	MCPURL, Issuer, Issuer2 string
 
 	opts OAuthOptions
 	mu   sync.Mutex
@@ -60,16 +77,25 @@ type OAuthServer struct {
 	// decisions, one line each ("authorize scope=...", "token
 	// grant=refresh_token", "mcp 401", ...).
 	events  []string
-	clients map[string]string // client_id → redirect URI
+	clients map[string]regClient // client_id → registration
 	codes   map[string]*pendingCode
 	tokens  map[string]*issuedToken
 	refresh map[string]*issuedToken
 	secrets []string // every token issued, to check none leaks
+	// current is the authorization server the MCP server trusts.
+	current string
+	// jtis are the DPoP proof ids the MCP server has seen.
+	jtis             map[string]bool
+	asNonce, rsNonce string
+}
+
+type regClient struct {
+	redirect, issuer string
 }
 
 type pendingCode struct {
-	client, redirect, challenge, resource string
-	scopes                                []string
+	client, redirect, challenge, resource, issuer string
+	scopes                                        []string
 }
 
 type issuedToken struct {
@@ -77,6 +103,8 @@ type issuedToken struct {
 	expiry   time.Time
 	resource string
 	client   string
+	issuer   string
+	jkt      string // the DPoP key the token is bound to, "" for bearer
 }
 
 // StartOAuth serves an OAuth-protected MCP server (the tools of NewServer)
@@ -97,18 +125,27 @@ func ServeOAuth(opts OAuthOptions) (*OAuthServer, func(), error) {
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = time.Hour
 	}
-	s := &OAuthServer{opts: opts, clients: map[string]string{}, codes: map[string]*pendingCode{},
-		tokens: map[string]*issuedToken{}, refresh: map[string]*issuedToken{}}
-	asLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
+	s := &OAuthServer{opts: opts, clients: map[string]regClient{}, codes: map[string]*pendingCode{},
+		tokens: map[string]*issuedToken{}, refresh: map[string]*issuedToken{}, jtis: map[string]bool{},
+		asNonce: randomToken("as-nonce-"), rsNonce: randomToken("rs-nonce-")}
+	n := 2
+	if opts.SecondIssuer {
+		n = 3
 	}
-	rsLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		asLn.Close()
-		return nil, nil, err
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, nil, err
+		}
+		lns = append(lns, ln)
 	}
+	asLn, rsLn := lns[0], lns[1]
 	s.Issuer = "http://" + asLn.Addr().String()
+	s.current = s.Issuer
 	rsBase := "http://" + rsLn.Addr().String()
 	s.MCPURL = rsBase + "/mcp"
 
@@ -121,26 +158,37 @@ func ServeOAuth(opts OAuthOptions) (*OAuthServer, func(), error) {
 	prmURL := rsBase + "/.well-known/oauth-protected-resource/mcp"
 	rs := http.NewServeMux()
 	rs.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		current := s.current
+		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]any{
-			"resource": s.MCPURL, "authorization_servers": []string{s.Issuer}, "scopes_supported": opts.ScopesSupported,
+			"resource": s.MCPURL, "authorization_servers": []string{current}, "scopes_supported": opts.ScopesSupported,
 		})
 	})
 	srv := NewServer()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL, Scopes: opts.ListScopes})
-	rs.Handle("/mcp", s.logMCP(bearer(s.stepUp(prmURL, mcpHandler))))
+	if opts.DPoP {
+		rs.Handle("/mcp", s.logMCP(s.requireToken(prmURL, mcpHandler)))
+	} else {
+		bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL, Scopes: opts.ListScopes})
+		rs.Handle("/mcp", s.logMCP(bearer(s.stepUp(prmURL, mcpHandler))))
+	}
 
-	asSrv := &http.Server{Handler: as, ReadHeaderTimeout: 10 * time.Second}
-	rsSrv := &http.Server{Handler: rs, ReadHeaderTimeout: 10 * time.Second}
-	go asSrv.Serve(asLn)
-	go rsSrv.Serve(rsLn)
+	servers := []*http.Server{{Handler: rs, ReadHeaderTimeout: 10 * time.Second}, {Handler: as, ReadHeaderTimeout: 10 * time.Second}}
+	go servers[0].Serve(rsLn)
+	go servers[1].Serve(asLn)
+	if opts.SecondIssuer {
+		s.Issuer2 = "http://" + lns[2].Addr().String()
+		servers = append(servers, &http.Server{Handler: as, ReadHeaderTimeout: 10 * time.Second})
+		go servers[2].Serve(lns[2])
+	}
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		rsSrv.Shutdown(ctx)
-		asSrv.Shutdown(ctx)
-		rsSrv.Close()
-		asSrv.Close()
+		for _, srv := range servers {
+			srv.Shutdown(ctx)
+			srv.Close()
+		}
 	}
 	return s, stop, nil
 }
@@ -174,6 +222,39 @@ func (s *OAuthServer) Secrets() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.secrets)
+}
+
+// MoveAuthorizationServer makes the MCP server trust the second
+// authorization server (SecondIssuer) instead of the first: its protected
+// resource metadata names Issuer2, and it refuses the first one's tokens.
+func (s *OAuthServer) MoveAuthorizationServer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = s.Issuer2
+	s.events = append(s.events, "moved to the second authorization server")
+}
+
+// RotateNonces gives both servers new DPoP nonces (DPoPNonce).
+func (s *OAuthServer) RotateNonces() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asNonce, s.rsNonce = randomToken("as-nonce-"), randomToken("rs-nonce-")
+}
+
+// issuerOf returns the issuer of the authorization server r reached.
+func (s *OAuthServer) issuerOf(r *http.Request) string {
+	if iss := "http://" + r.Host; iss == s.Issuer2 {
+		return iss
+	}
+	return s.Issuer
+}
+
+// asNumber names an authorization server in events: 1 or 2.
+func (s *OAuthServer) asNumber(issuer string) int {
+	if issuer == s.Issuer2 {
+		return 2
+	}
+	return 1
 }
 
 // ExpireAll makes every access token issued so far expired, as if time
@@ -210,18 +291,23 @@ func (s *OAuthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		scopes = append(scopes, "offline_access")
 		grants = append(grants, "refresh_token")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                         s.Issuer,
-		"authorization_endpoint":                         s.Issuer + "/authorize",
-		"token_endpoint":                                 s.Issuer + "/token",
-		"registration_endpoint":                          s.Issuer + "/register",
+	iss := s.issuerOf(r)
+	m := map[string]any{
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/authorize",
+		"token_endpoint":                                 iss + "/token",
+		"registration_endpoint":                          iss + "/register",
 		"response_types_supported":                       []string{"code"},
 		"grant_types_supported":                          grants,
 		"token_endpoint_auth_methods_supported":          []string{"none"},
 		"code_challenge_methods_supported":               []string{"S256"},
 		"scopes_supported":                               scopes,
 		"authorization_response_iss_parameter_supported": true,
-	})
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	writeJSON(w, http.StatusOK, m)
 }
 
 func (s *OAuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
@@ -235,10 +321,11 @@ func (s *OAuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := randomToken("client-")
+	iss := s.issuerOf(r)
 	s.mu.Lock()
-	s.clients[id] = req.RedirectURIs[0]
+	s.clients[id] = regClient{redirect: req.RedirectURIs[0], issuer: iss}
 	s.mu.Unlock()
-	s.event("register auth=%s grants=%s", req.TokenEndpointAuthMethod, strings.Join(req.GrantTypes, ","))
+	s.event("register auth=%s grants=%s as=%d", req.TokenEndpointAuthMethod, strings.Join(req.GrantTypes, ","), s.asNumber(iss))
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none",
 	})
@@ -246,10 +333,16 @@ func (s *OAuthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 
 func (s *OAuthServer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	iss := s.issuerOf(r)
 	s.mu.Lock()
-	redirect, known := s.clients[q.Get("client_id")]
+	c, known := s.clients[q.Get("client_id")]
 	s.mu.Unlock()
+	redirect := c.redirect
 	switch {
+	case known && c.issuer != iss:
+		s.event("authorize refused: a client of another authorization server")
+		http.Error(w, "that client is registered with another authorization server", http.StatusBadRequest)
+		return
 	case !known || redirect != q.Get("redirect_uri"):
 		http.Error(w, "unknown client or redirect URI", http.StatusBadRequest)
 		return
@@ -261,11 +354,11 @@ func (s *OAuthServer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	scopes := strings.Fields(q.Get("scope"))
 	s.mu.Lock()
 	s.codes[code] = &pendingCode{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
-		resource: q.Get("resource"), scopes: scopes}
+		resource: q.Get("resource"), scopes: scopes, issuer: iss}
 	s.mu.Unlock()
 	s.event("authorize scope=%s resource=%s", strings.Join(scopes, " "), q.Get("resource"))
 	u, _ := url.Parse(redirect)
-	v := url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {s.Issuer}}
+	v := url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {iss}}
 	u.RawQuery = v.Encode()
 	http.Redirect(w, r, u.String(), http.StatusFound)
 }
@@ -276,8 +369,34 @@ func (s *OAuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
+	iss := s.issuerOf(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// DPoP (RFC 9449 section 5): a token request with a proof gets a
+	// token bound to the proof's key, once the proof carries the nonce.
+	jkt := ""
+	if proof := r.Header.Values("DPoP"); s.opts.DPoP && len(proof) > 0 {
+		p, err := checkDPoPProof(proof[0], http.MethodPost, iss+"/token", time.Now())
+		if err == nil && len(proof) > 1 {
+			err = fmt.Errorf("%d DPoP headers", len(proof))
+		}
+		if err == nil && s.jtis[p.jti] {
+			err = fmt.Errorf("jti replayed")
+		}
+		if err != nil {
+			s.events = append(s.events, "token invalid_dpop_proof: "+err.Error())
+			oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())
+			return
+		}
+		s.jtis[p.jti] = true
+		if s.opts.DPoPNonce && p.nonce != s.asNonce {
+			s.events = append(s.events, "token use_dpop_nonce")
+			w.Header().Set("DPoP-Nonce", s.asNonce)
+			oauthError(w, http.StatusBadRequest, "use_dpop_nonce", "the authorization server wants a nonce in the proof")
+			return
+		}
+		jkt = p.jkt
+	}
 	var tok *issuedToken
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -297,15 +416,25 @@ func (s *OAuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		case f.Get("resource") != pc.resource || pc.resource != s.MCPURL:
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs")
 			return
+		case pc.issuer != iss:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "a code of another authorization server")
+			return
 		}
 		tok = &issuedToken{scopes: pc.scopes, resource: pc.resource, client: pc.client}
 	case "refresh_token":
 		old := s.refresh[f.Get("refresh_token")]
-		delete(s.refresh, f.Get("refresh_token"))
-		if old == nil || f.Get("client_id") != old.client {
+		if old == nil || f.Get("client_id") != old.client || old.issuer != iss {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
 			return
 		}
+		if old.jkt != "" && jkt != old.jkt {
+			// RFC 9449 section 5: a public client's refresh token is bound
+			// to its DPoP key.
+			s.events = append(s.events, "token refresh refused: not a proof of the bound key")
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to another DPoP key")
+			return
+		}
+		delete(s.refresh, f.Get("refresh_token"))
 		if f.Get("resource") != old.resource {
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs")
 			return
@@ -316,10 +445,15 @@ func (s *OAuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok.expiry = time.Now().Add(s.opts.TokenTTL)
+	tok.issuer, tok.jkt = iss, jkt
 	access := randomToken("at-")
 	s.tokens[access] = tok
 	s.secrets = append(s.secrets, access)
-	resp := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.opts.TokenTTL.Seconds()),
+	typ := "Bearer"
+	if jkt != "" {
+		typ = "DPoP"
+	}
+	resp := map[string]any{"access_token": access, "token_type": typ, "expires_in": int(s.opts.TokenTTL.Seconds()),
 		"scope": strings.Join(tok.scopes, " ")}
 	if s.opts.RefreshTokens {
 		rt := randomToken("rt-")
@@ -327,7 +461,11 @@ func (s *OAuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		s.secrets = append(s.secrets, rt)
 		resp["refresh_token"] = rt
 	}
-	s.events = append(s.events, fmt.Sprintf("token grant=%s resource=%s scope=%s", f.Get("grant_type"), f.Get("resource"), strings.Join(tok.scopes, " ")))
+	ev := fmt.Sprintf("token grant=%s resource=%s scope=%s", f.Get("grant_type"), f.Get("resource"), strings.Join(tok.scopes, " "))
+	if jkt != "" {
+		ev += " dpop"
+	}
+	s.events = append(s.events, ev)
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -336,10 +474,86 @@ func (s *OAuthServer) verify(_ context.Context, token string, _ *http.Request) (
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tokens[token]
-	if t == nil || t.resource != s.MCPURL {
+	if t == nil || t.resource != s.MCPURL || t.issuer != s.current {
 		return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
 	}
 	return &auth.TokenInfo{Scopes: t.scopes, Expiration: t.expiry}, nil
+}
+
+// requireToken is the MCP server's token check with DPoP (RFC 9449
+// section 7): a bearer token as RFC 6750 says; a DPoP-bound token only with
+// the DPoP scheme and a proof for this request, made with the token's key,
+// carrying its hash, never seen before, and with the server's nonce
+// (DPoPNonce).
+func (s *OAuthServer) requireToken(prmURL string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		challenge, nonce := s.checkToken(r, prmURL)
+		if challenge != "" {
+			if nonce != "" {
+				w.Header().Set("DPoP-Nonce", nonce)
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkToken returns the challenge refusing r ("" to accept it), with the
+// nonce to send along; it records what it decided.
+func (s *OAuthServer) checkToken(r *http.Request, prmURL string) (challenge, nonce string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	scope := ""
+	if len(s.opts.ListScopes) > 0 {
+		scope = fmt.Sprintf(", scope=%q", strings.Join(s.opts.ListScopes, " "))
+	}
+	plain := fmt.Sprintf(`Bearer resource_metadata=%q%s, DPoP algs="ES256"`, prmURL, scope)
+	invalid := fmt.Sprintf(`Bearer error="invalid_token", resource_metadata=%q%s, DPoP algs="ES256", error="invalid_token"`, prmURL, scope)
+	badProof := `DPoP error="invalid_dpop_proof", algs="ES256"`
+	refuse := func(event, challenge string) (string, string) {
+		s.events = append(s.events, event)
+		return challenge, ""
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	t := s.tokens[token]
+	switch {
+	case token == "":
+		return refuse("mcp no token", plain)
+	case t == nil || t.resource != s.MCPURL || t.issuer != s.current || time.Now().After(t.expiry) || !subset(s.opts.ListScopes, t.scopes):
+		return refuse("mcp invalid token", invalid)
+	case t.jkt == "" && strings.EqualFold(scheme, "Bearer"):
+		return "", ""
+	case t.jkt == "":
+		return refuse("mcp bearer token with the "+scheme+" scheme", invalid)
+	case !strings.EqualFold(scheme, "DPoP"):
+		return refuse("mcp DPoP-bound token with the "+scheme+" scheme", invalid)
+	}
+	proofs := r.Header.Values("DPoP")
+	if len(proofs) != 1 {
+		return refuse(fmt.Sprintf("mcp %d DPoP proofs", len(proofs)), badProof)
+	}
+	p, err := checkDPoPProof(proofs[0], r.Method, s.MCPURL, time.Now())
+	switch {
+	case err != nil:
+	case p.jkt != t.jkt:
+		err = errors.New("the proof's key is not the token's")
+	case p.ath != tokenHash(token):
+		err = errors.New("ath is not the token's hash")
+	case s.jtis[p.jti]:
+		err = errors.New("jti replayed")
+	}
+	if err != nil {
+		return refuse("mcp invalid_dpop_proof: "+err.Error(), badProof)
+	}
+	s.jtis[p.jti] = true
+	if s.opts.DPoPNonce && p.nonce != s.rsNonce {
+		s.events = append(s.events, "mcp use_dpop_nonce")
+		return fmt.Sprintf(`DPoP error="use_dpop_nonce", algs="ES256", resource_metadata=%q`, prmURL), s.rsNonce
+	}
+	s.events = append(s.events, "mcp dpop "+r.Method)
+	return "", ""
 }
 
 // logMCP records the resource server's refusals.

@@ -1,0 +1,243 @@
+package oauthflow
+
+// DPoP, OAuth 2.0 Demonstrating Proof of Possession (RFC 9449), as the MCP
+// DPoP extension (SEP-1932) adopts it unchanged: where the authorization
+// server supports it, mcpx asks for an access token bound to a key it
+// generates, and proves possession of that key on every request with a
+// proof JWT signed for the request's method and URL. A stolen DPoP-bound
+// token is useless without the key.
+//
+// The key is an ephemeral ECDSA P-256 key (proofs are ES256), made for
+// each new token and kept with it in the token store (a 0600 file), since
+// the token (and a refresh token issued to a public client) only works
+// with it. It is never shown; proofs are redacted in --wire output.
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// dpopAlg is the JWS algorithm of mcpx's DPoP proofs.
+const dpopAlg = "ES256"
+
+// tokenTypeDPoP is the token_type of a DPoP-bound access token (RFC 9449
+// section 5), and the authorization scheme it is sent with (section 7.1).
+const tokenTypeDPoP = "DPoP"
+
+// dpopKey is the key a DPoP-bound token is bound to.
+type dpopKey struct {
+	priv *ecdsa.PrivateKey
+	// jwk is the public key as a JWK, sent in every proof's header.
+	jwk map[string]string
+	// jkt is the JWK SHA-256 thumbprint (RFC 7638) the authorization server
+	// binds the token to (its cnf.jkt claim).
+	jkt string
+}
+
+// newDPoPKey generates a new key.
+func newDPoPKey() (*dpopKey, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating a DPoP key: %w", err)
+	}
+	return dpopKeyFrom(priv)
+}
+
+func dpopKeyFrom(priv *ecdsa.PrivateKey) (*dpopKey, error) {
+	if priv.Curve != elliptic.P256() {
+		return nil, errors.New("a DPoP key must use P-256")
+	}
+	// The uncompressed point: 0x04 || X || Y, 32 bytes each.
+	b, err := priv.PublicKey.Bytes()
+	if err != nil || len(b) != 65 {
+		return nil, errors.New("a DPoP key must be a valid P-256 key")
+	}
+	enc := base64.RawURLEncoding
+	k := &dpopKey{priv: priv, jwk: map[string]string{
+		"kty": "EC",
+		"crv": "P-256",
+		"x":   enc.EncodeToString(b[1:33]),
+		"y":   enc.EncodeToString(b[33:65]),
+	}}
+	k.jkt = jwkThumbprint(k.jwk["x"], k.jwk["y"])
+	return k, nil
+}
+
+// jwkThumbprint is the RFC 7638 SHA-256 thumbprint of the P-256 public key
+// with base64url coordinates x and y: the hash of the required members in
+// lexicographic order, without whitespace (section 3).
+func jwkThumbprint(x, y string) string {
+	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// marshal encodes the private key for the token store (PKCS #8, base64).
+func (k *dpopKey) marshal() (string, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k.priv)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(der), nil
+}
+
+// parseDPoPKey decodes a key stored by marshal.
+func parseDPoPKey(s string) (*dpopKey, error) {
+	der, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("the stored DPoP key is not base64")
+	}
+	key, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, errors.New("the stored DPoP key is not a PKCS #8 private key")
+	}
+	ec, ok := key.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("the stored DPoP key is not an ECDSA key")
+	}
+	return dpopKeyFrom(ec)
+}
+
+// proof returns a DPoP proof JWT (RFC 9449 section 4.2) for a request with
+// method to u: typ dpop+jwt, the public key in the jwk header, a unique
+// jti, htm, htu (u without query and fragment), iat; the server's nonce
+// when it supplied one (sections 8 and 9); and ath, the hash of the access
+// token, on requests that carry one (section 4.2, for resource servers).
+func (k *dpopKey) proof(method string, u *url.URL, now time.Time, nonce, accessToken string) (string, error) {
+	jti, err := randomString(18)
+	if err != nil {
+		return "", err
+	}
+	claims := map[string]any{
+		"jti": jti,
+		"htm": method,
+		"htu": dpopHTU(u),
+		"iat": now.Unix(),
+	}
+	if nonce != "" {
+		claims["nonce"] = nonce
+	}
+	if accessToken != "" {
+		claims["ath"] = accessTokenHash(accessToken)
+	}
+	return signJWT(k.priv, map[string]any{"typ": "dpop+jwt", "alg": dpopAlg, "jwk": k.jwk}, claims)
+}
+
+// dpopHTU is the htu claim for a request to u: the target URI without its
+// query and fragment (RFC 9449 section 4.2), scheme and host lower-cased.
+func dpopHTU(u *url.URL) string {
+	c := url.URL{Scheme: strings.ToLower(u.Scheme), Host: strings.ToLower(u.Host), Path: u.Path, RawPath: u.RawPath}
+	return c.String()
+}
+
+// accessTokenHash is the ath claim: the base64url SHA-256 of the access
+// token's ASCII bytes (RFC 9449 section 4.2).
+func accessTokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// dpopNonces are the nonces servers supplied (DPoP-Nonce, RFC 9449
+// sections 8 and 9), by origin: each is sent back in proofs to the server
+// that gave it, until it gives another.
+type dpopNonces struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func nonceOrigin(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+func (n *dpopNonces) get(u *url.URL) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[nonceOrigin(u)]
+}
+
+// set remembers a nonce from u's server; a value that is not a valid nonce
+// (RFC 9449 section 8.1: printable ASCII without space, '"' or '\') is
+// ignored. It reports whether the nonce was taken.
+func (n *dpopNonces) set(u *url.URL, nonce string) bool {
+	if nonce == "" {
+		return false
+	}
+	for i := 0; i < len(nonce); i++ {
+		if c := nonce[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]string{}
+	}
+	n.m[nonceOrigin(u)] = nonce
+	return true
+}
+
+// dpopTransport adds a DPoP proof to every token request, keeps the nonces
+// the authorization server supplies, and answers its use_dpop_nonce error
+// by sending the request once more with the nonce (RFC 9449 section 8).
+type dpopTransport struct {
+	base   http.RoundTripper
+	key    *dpopKey
+	nonces *dpopNonces
+	note   func(format string, args ...any)
+}
+
+func (t *dpopTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req := r.Clone(r.Context())
+		if attempt > 0 {
+			body, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req.Body = body
+		}
+		proof, err := t.key.proof(req.Method, req.URL, time.Now(), t.nonces.get(req.URL), "")
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, fmt.Errorf("signing the DPoP proof: %w", err)
+		}
+		req.Header.Set("DPoP", proof)
+		resp, err := t.base.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		took := t.nonces.set(req.URL, resp.Header.Get("DPoP-Nonce"))
+		if attempt > 0 || !took || resp.StatusCode != http.StatusBadRequest || r.GetBody == nil {
+			return resp, nil
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Error != "use_dpop_nonce" {
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			return resp, nil
+		}
+		t.note("%s %s answered use_dpop_nonce: sending the request again with a proof carrying the nonce it supplied (RFC 9449 section 8)",
+			req.Method, redactURL(req.URL))
+	}
+}

@@ -1,0 +1,152 @@
+package oauthflow
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Workload identity federation (the MCP extension, SEP-1933): a workload
+// (a CI job, a pod, a cloud function) holds a JWT its platform issued it,
+// and presents it to the MCP server's authorization server as an RFC 7523
+// authorization grant (section 2.1) instead of a person authorizing in a
+// browser or a stored client secret.
+
+// ReadAssertion reads the JWT in file (surrounding whitespace trimmed), and
+// checks that it looks like a JWT: three base64url parts.
+func ReadAssertion(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	jwt := strings.TrimSpace(string(b))
+	if jwt == "" {
+		return "", fmt.Errorf("%s is empty", file)
+	}
+	if _, err := jwtClaims(jwt); err != nil {
+		return "", fmt.Errorf("%s does not hold a JWT: %v", file, err)
+	}
+	return jwt, nil
+}
+
+// assertionClaims are the claims of a workload JWT that mcpx narrates.
+type assertionClaims struct {
+	Issuer   string          `json:"iss"`
+	Subject  string          `json:"sub"`
+	Audience json.RawMessage `json:"aud"`
+	Expiry   *float64        `json:"exp"`
+}
+
+// audiences returns aud, a string or an array of strings.
+func (c *assertionClaims) audiences() []string {
+	var one string
+	if json.Unmarshal(c.Audience, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	json.Unmarshal(c.Audience, &many)
+	return many
+}
+
+// jwtClaims decodes a JWT's claims without verifying it (the authorization
+// server does that).
+func jwtClaims(jwt string) (*assertionClaims, error) {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("a JWT has three dot-separated parts, this has %d", len(parts))
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return nil, fmt.Errorf("its claims are not base64url")
+	}
+	var c assertionClaims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, fmt.Errorf("its claims are not a JSON object")
+	}
+	return &c, nil
+}
+
+// describeAssertion narrates the workload JWT (never the JWT itself) and
+// warns about what will make the authorization server refuse it: an
+// expiry in the past, an audience that is not this authorization server.
+func (a *Authorizer) describeAssertion(jwt string, d *Discovery) {
+	c, err := jwtClaims(jwt)
+	if err != nil {
+		return
+	}
+	aud := c.audiences()
+	exp := "no expiry"
+	expired := false
+	if c.Expiry != nil {
+		t := time.Unix(int64(*c.Expiry), 0)
+		if left := t.Sub(a.cfg.Now()).Round(time.Second); left > 0 {
+			exp = fmt.Sprintf("expires in %s", left)
+		} else {
+			exp, expired = fmt.Sprintf("expired %s ago", -left), true
+		}
+	}
+	a.note("the workload's JWT from %s: issuer %s, subject %s, audience %s, %s", a.cfg.AssertionFile, orNone(c.Issuer), orNone(c.Subject), orNone(strings.Join(aud, " ")), exp)
+	if expired {
+		a.note("warning: the workload's JWT has expired; the authorization server will likely refuse it (get a fresh one from the workload's platform)")
+	}
+	ok := false
+	for _, x := range aud {
+		x = strings.TrimSuffix(x, "/")
+		if x == strings.TrimSuffix(d.Issuer, "/") || x == d.AS.TokenEndpoint {
+			ok = true
+		}
+	}
+	if !ok {
+		a.note("warning: the workload's JWT is not addressed to this authorization server (its issuer %s or token endpoint %s); it will likely be refused",
+			d.Issuer, d.AS.TokenEndpoint)
+	}
+}
+
+// jwtBearer obtains a token with the workload's JWT as the grant (RFC 7523
+// section 2.1): grant_type jwt-bearer, the JWT as assertion, the resource
+// indicator and scopes. The client is the one given with --client-id (the
+// authorization server may want one), else none: the assertion identifies
+// the workload. Errors (invalid_grant, invalid_scope, unauthorized_client)
+// are reported as they are; mcpx neither retries nor falls back to
+// another grant.
+func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
+	as := &d.AS
+	if as.TokenEndpoint == "" {
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", d.ASMetadataURL)
+	}
+	if err := checkEndpoint("token endpoint", as.TokenEndpoint, a.cfg.ServerURL); err != nil {
+		return nil, err
+	}
+	if len(as.GrantTypesSupported) > 0 && !slices.Contains(as.GrantTypesSupported, grantJWTBearer) {
+		a.note("warning: grant_types_supported (%s) does not list %s; trying anyway", strings.Join(as.GrantTypesSupported, " "), grantJWTBearer)
+	}
+	assertion, err := ReadAssertion(a.cfg.AssertionFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the workload's JWT: %w", err)
+	}
+	a.describeAssertion(assertion, d)
+	client := a.staticClient(d)
+	if client == nil {
+		client = &Client{AuthMethod: "none", Source: "none"}
+		a.note("client: none (the workload's JWT identifies it; give --client-id where the authorization server wants a client)")
+	}
+	a.note("token request: POST %s (jwt-bearer with the workload's JWT, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
+	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
+		"grant_type": {grantJWTBearer},
+		"assertion":  {assertion},
+		"resource":   {d.Resource},
+	}, scopes, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTokenType(tok, key); err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, client: client}, nil
+}
