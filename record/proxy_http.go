@@ -149,6 +149,8 @@ func headerText(h http.Header) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
+// ServeHTTP forwards one request to the upstream server and streams its
+// answer back, recording both; it makes the proxy an http.Handler.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := p.target(r)
 	tu := target.String()
