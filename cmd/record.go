@@ -366,7 +366,12 @@ same method and params (ids do not matter; --ignore JSONPATH, evaluated against
 the whole message, relaxes the match), and the notifications and requests the
 server sent after it are sent again at the same point. A request the trace has
 no answer for gets a JSON-RPC error that says what the trace expected. With
---strict, any departure from the recording ends the replay with exit code 7.`,
+--strict, any departure from the recording ends the replay with exit code 7.
+
+A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
+over HTTP as such a server would: without sessions, each request's
+MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers checked
+against its body, server/discover answered from the recording.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
   mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
@@ -452,7 +457,11 @@ server's own requests with the recorded answers, and compares every response
 with the recorded one. Ids, session ids and timestamps are normalized;
 --ignore JSONPATH (evaluated against the whole response message, e.g.
 '$.result.serverInfo.version' or '$..timestamp') leaves more out. Each
-difference is printed with its path; the exit code is 7 when anything differs.`,
+difference is printed with its path; the exit code is 7 when anything differs.
+
+Requests of the stateless 2026-07-28 era go out with the headers they were
+recorded with (the route in the trace), and a multi-round request is retried
+with the requestState the live server gave.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -544,7 +553,7 @@ func (o *traceShowOptions) run(file string) error {
 		return err
 	}
 	if g.json {
-		doc := record.TimelineJSON{Header: tr.Header, Events: record.Timeline(tr), Warnings: tr.Warnings}
+		doc := record.TimelineJSON{Header: tr.Header, Era: record.Era(tr), Events: record.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
 			doc.Events = []record.Entry{}
 		}

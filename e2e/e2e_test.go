@@ -19,6 +19,8 @@
 //	[!] gone PIDFILE...       that process no longer runs (bounded wait)
 //	envfile VAR FILE          set VAR to FILE's content, trimmed (a URL a
 //	                          server wrote, a token mcpx printed)
+//	envmatch VAR FILE REGEXP  set VAR to REGEXP's first group in FILE (the
+//	                          address a listening mcpx announced)
 //	perm MODE PATH...         each path (globs allowed) has mode MODE (octal)
 //
 // and the program fakebrowser URL, a browser that follows an authorization
@@ -250,6 +252,7 @@ func TestScripts(t *testing.T) {
 			"replace":  cmdReplace,
 			"gone":     cmdGone,
 			"envfile":  cmdEnvFile,
+			"envmatch": cmdEnvMatch,
 			"perm":     cmdPerm,
 		},
 	})
@@ -573,6 +576,21 @@ func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s is empty", args[1])
 	}
 	ts.Setenv(args[0], v)
+}
+
+// cmdEnvMatch is `envmatch VAR FILE REGEXP`: VAR gets the first group of
+// REGEXP's first match in FILE, which must match.
+func cmdEnvMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: envmatch VAR FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[2])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile(args[1]))
+	if len(m) < 2 {
+		ts.Fatalf("%s does not match %q (with a group)", args[1], args[2])
+	}
+	ts.Setenv(args[0], m[1])
 }
 
 // cmdPerm is `perm MODE PATH...`: every path (a glob matching at least one

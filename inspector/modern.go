@@ -293,14 +293,18 @@ var nameField = map[string]string{
 	"tasks/cancel":   "taskId",
 }
 
-// Route describes a message for the transport: version, method, name, and
-// for tools/call over HTTP the arguments its tool designates with
-// x-mcp-header (looked up in tools/list, fetched when not yet known).
-func (m *Modern) Route(ctx context.Context, s *Session, method string, params json.RawMessage) (*transport.Route, error) {
-	r := &transport.Route{ProtocolVersion: m.currentVersion(), Method: method}
+// StandardRoute derives the standard part of a message's route from the
+// message itself: the protocol version its _meta declares ("" when it
+// declares none), the method, and the name-shaped identifier the method
+// mirrors into Mcp-Name (spec 2026-07-28: basic/transports/streamable-http,
+// "Standard Request Headers"). Mcp-Param values need the tool's schema and
+// are not derived here. Replay and verify use it for recorded messages
+// that carry no route.
+func StandardRoute(method string, params json.RawMessage) *transport.Route {
+	r := &transport.Route{Method: method}
 	obj, err := ParseObject(params)
 	if err != nil {
-		return r, nil
+		return r
 	}
 	if meta, err := ParseObject(obj.Get("_meta")); err == nil {
 		var v string
@@ -311,7 +315,22 @@ func (m *Modern) Route(ctx context.Context, s *Session, method string, params js
 	if field := nameField[method]; field != "" {
 		_ = json.Unmarshal(obj.Get(field), &r.Name)
 	}
+	return r
+}
+
+// Route describes a message for the transport: version, method, name, and
+// for tools/call over HTTP the arguments its tool designates with
+// x-mcp-header (looked up in tools/list, fetched when not yet known).
+func (m *Modern) Route(ctx context.Context, s *Session, method string, params json.RawMessage) (*transport.Route, error) {
+	r := StandardRoute(method, params)
+	if r.ProtocolVersion == "" {
+		r.ProtocolVersion = m.currentVersion()
+	}
 	if method != "tools/call" || r.Name == "" {
+		return r, nil
+	}
+	obj, err := ParseObject(params)
+	if err != nil {
 		return r, nil
 	}
 	m.mu.Lock()

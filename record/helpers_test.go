@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -28,6 +29,12 @@ func TestMain(m *testing.M) {
 		srv := newTestServer(os.Getenv("RECORD_TEST_VARIANT"))
 		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "sdk helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "modern":
+		if err := testservers.ServeStdio(testservers.NewModernServer(nil, nil), nil); err != nil {
+			fmt.Fprintln(os.Stderr, "modern helper:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -184,21 +191,34 @@ type sessionResult struct {
 // makes the calls, and closes the session.
 func exercise(t *testing.T, conn transport.Conn, calls []call) sessionResult {
 	t.Helper()
+	return exerciseEra(t, conn, calls, &inspector.Legacy{
+		ClientInfo:   inspector.Implementation{Name: "record-test", Version: "1.0"},
+		Capabilities: json.RawMessage(`{"roots":{}}`),
+	})
+}
+
+// exerciseEra is exercise with a lifecycle of choice. Besides roots, the
+// session answers elicitation/create with {"name":"Ada"}.
+func exerciseEra(t *testing.T, conn transport.Conn, calls []call, life inspector.Lifecycle) sessionResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var res sessionResult
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
-		Lifecycle: &inspector.Legacy{
-			ClientInfo:   inspector.Implementation{Name: "record-test", Version: "1.0"},
-			Capabilities: json.RawMessage(`{"roots":{}}`),
-		},
+		Lifecycle: life,
 		Handlers: map[string]inspector.RequestHandler{
 			"roots/list": func(ctx context.Context, m *inspector.Message) (any, error) {
 				mu.Lock()
 				res.serverRequests = append(res.serverRequests, m.Method)
 				mu.Unlock()
 				return json.RawMessage(`{"roots":[{"uri":"file:///tmp/project","name":"project"}]}`), nil
+			},
+			"elicitation/create": func(ctx context.Context, m *inspector.Message) (any, error) {
+				mu.Lock()
+				res.serverRequests = append(res.serverRequests, m.Method)
+				mu.Unlock()
+				return json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`), nil
 			},
 		},
 		OnWarning: func(s string) { t.Logf("session warning: %s", s) },
@@ -237,12 +257,24 @@ func exercise(t *testing.T, conn transport.Conn, calls []call) sessionResult {
 // and reads it back. dial connects, sending transport events to obs.
 func recordSession(t *testing.T, dial func(obs transport.Observer) transport.Conn, transportName string, calls []call) (*Trace, sessionResult) {
 	t.Helper()
+	return recordSessionWith(t, dial, transportName, calls, nil, RedactOptions{})
+}
+
+// recordSessionWith is recordSession with a lifecycle (nil: the handshake
+// era, as exercise) and redaction options.
+func recordSessionWith(t *testing.T, dial func(obs transport.Observer) transport.Conn, transportName string, calls []call, life inspector.Lifecycle, red RedactOptions) (*Trace, sessionResult) {
+	t.Helper()
 	name := t.TempDir() + "/trace.jsonl"
-	rec, err := Create(name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}})
+	rec, err := Create(name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}, Redact: red})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := exercise(t, rec.Wrap(dial(rec.Observe)), calls)
+	var res sessionResult
+	if life == nil {
+		res = exercise(t, rec.Wrap(dial(rec.Observe)), calls)
+	} else {
+		res = exerciseEra(t, rec.Wrap(dial(rec.Observe)), calls, life)
+	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -115,16 +116,49 @@ func (p *HTTPProxy) event(kind transport.EventKind, text string, meta *transport
 }
 
 func (p *HTTPProxy) frame(dir Direction, data []byte, meta *transport.Meta) {
+	p.frameRoute(dir, transport.Frame{Data: data, Meta: meta})
+}
+
+func (p *HTTPProxy) frameRoute(dir Direction, f transport.Frame) {
 	if p.o.Recorder != nil {
-		p.o.Recorder.Frame(dir, data, meta)
+		p.o.Recorder.WriteFrame(dir, f)
 	}
 	if p.o.OnFrame != nil {
 		d := transport.Outgoing
 		if dir == ServerToClient {
 			d = transport.Incoming
 		}
-		p.o.OnFrame(time.Now(), d, transport.Frame{Data: data, Meta: meta})
+		p.o.OnFrame(time.Now(), d, f)
 	}
+}
+
+// requestRoute reads the route a client of the stateless 2026-07-28 era
+// sent in a POST's headers (spec 2026-07-28: basic/transports/
+// streamable-http, "Request Metadata"), with encoded values decoded; nil
+// for a request without Mcp-Method (every handshake-era request).
+func requestRoute(h http.Header) *transport.Route {
+	method := h.Get("Mcp-Method")
+	if method == "" {
+		return nil
+	}
+	dec := func(v string) string {
+		if d, err := transport.DecodeHeaderValue(v); err == nil {
+			return d
+		}
+		return v // recorded as sent
+	}
+	r := &transport.Route{ProtocolVersion: h.Get("Mcp-Protocol-Version"), Method: method, Name: dec(h.Get("Mcp-Name"))}
+	var names []string
+	for k := range h {
+		if len(k) > len("Mcp-Param-") && strings.EqualFold(k[:len("Mcp-Param-")], "Mcp-Param-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		r.Params = append(r.Params, transport.RouteParam{Name: k[len("Mcp-Param-"):], Value: dec(h.Get(k))})
+	}
+	return r
 }
 
 // shownHeaders are the request headers named in recorded HTTP events;
@@ -166,7 +200,8 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	p.event(transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
 	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
-		p.frame(ClientToServer, body, &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
+		p.frameRoute(ClientToServer, transport.Frame{Data: body, Meta: &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid},
+			Route: requestRoute(r.Header)})
 	}
 
 	var rb io.Reader

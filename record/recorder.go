@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +50,14 @@ type Recorder struct {
 	writing bool       // a writer goroutine is running
 	drained *sync.Cond // signalled when the writer took or finished a batch
 	enc     Writer     // encodes events (its own writer is unused)
+
+	hmu    sync.Mutex
+	hidden []string // "Header: value" texts of route values redacted lately (see hide)
 }
+
+// maxHidden bounds the redacted route headers remembered for the HTTP
+// events that follow their frames.
+const maxHidden = 64
 
 // maxQueued bounds the events waiting for the disk: past it, recording
 // waits for the writer (a slow disk slows the session, it never grows
@@ -197,8 +206,56 @@ func (r *Recorder) writeQueued() {
 
 // Frame records one frame travelling in dir.
 func (r *Recorder) Frame(dir Direction, data []byte, meta *transport.Meta) {
-	data, res := r.red.frame(data)
-	r.writeScanned(Event{Kind: KindFrame, Dir: dir, Data: data, Meta: r.red.Meta(meta)}, &res)
+	r.WriteFrame(dir, transport.Frame{Data: data, Meta: meta})
+}
+
+// WriteFrame records one frame travelling in dir, with its metadata and,
+// for a frame the client sent in the stateless 2026-07-28 style, its
+// route, redacted like the frame (see Redactor.FrameRoute).
+func (r *Recorder) WriteFrame(dir Direction, f transport.Frame) {
+	data, res, route := r.red.frameRoute(f.Data, f.Route)
+	if route != f.Route && route != nil {
+		r.hide(f.Route, route)
+	}
+	r.writeScanned(Event{Kind: KindFrame, Dir: dir, Data: data, Meta: r.red.Meta(f.Meta), Route: route}, &res)
+}
+
+// hide remembers the header lines of route values that were redacted:
+// the transport names the headers of each request in an HTTP event
+// (as --wire shows them), which must not give the values away.
+func (r *Recorder) hide(orig, red *transport.Route) {
+	var lines []string
+	if orig.Name != red.Name {
+		lines = append(lines, "Mcp-Name: "+transport.EncodeHeaderValue(orig.Name))
+	}
+	for i, p := range orig.Params {
+		if i < len(red.Params) && red.Params[i].Value != p.Value {
+			lines = append(lines, http.CanonicalHeaderKey("Mcp-Param-"+p.Name)+": "+transport.EncodeHeaderValue(p.Value))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	r.hidden = append(r.hidden, lines...)
+	if n := len(r.hidden); n > maxHidden {
+		r.hidden = append([]string(nil), r.hidden[n-maxHidden:]...)
+	}
+}
+
+// text redacts the text of a transport event.
+func (r *Recorder) text(s string) string {
+	s = r.red.Text(s)
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	for _, line := range r.hidden {
+		if strings.Contains(s, line) {
+			name, _, _ := strings.Cut(line, ": ")
+			s = strings.ReplaceAll(s, line, name+": "+Placeholder)
+		}
+	}
+	return s
 }
 
 // Stderr records one line of the server's stderr.
@@ -208,7 +265,7 @@ func (r *Recorder) Stderr(line string) {
 
 // Note records a note about the session or transport.
 func (r *Recorder) Note(text string) {
-	r.write(Event{Kind: KindNote, Text: r.red.Text(text)})
+	r.write(Event{Kind: KindNote, Text: r.text(text)})
 }
 
 // Observe records a transport event; it is a transport.Observer.
@@ -217,9 +274,9 @@ func (r *Recorder) Observe(ev transport.Event) {
 	case transport.EventStderr:
 		r.Stderr(ev.Text)
 	case transport.EventHTTP:
-		r.write(Event{Kind: KindHTTP, Text: r.red.Text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Kind: KindHTTP, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
 	default:
-		r.write(Event{Kind: KindNote, Text: r.red.Text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Kind: KindNote, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
 	}
 }
 
@@ -290,7 +347,7 @@ func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
 }
 
 func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
-	c.r.Frame(ClientToServer, f.Data, f.Meta)
+	c.r.WriteFrame(ClientToServer, f)
 	err := c.Conn.Write(ctx, f)
 	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
 		c.r.Note("the frame above could not be sent: " + err.Error())

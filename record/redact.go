@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
@@ -105,8 +106,16 @@ func (r *Redactor) Frame(data []byte) []byte {
 // frame is Frame, also returning what a scan of the result found (so the
 // writer need not scan it again).
 func (r *Redactor) frame(data []byte) ([]byte, scanResult) {
+	out, res, _ := r.frameValues(data, false)
+	return out, res
+}
+
+// frameValues is frame; with values, it also returns the values it
+// replaced, in the form a route header mirrors them (strings as they
+// are, numbers as written, booleans as true or false).
+func (r *Redactor) frameValues(data []byte, values bool) ([]byte, scanResult, map[string]bool) {
 	if !r.Enabled() {
-		return data, scanJSON(data, nil)
+		return data, scanJSON(data, nil), nil
 	}
 	for _, s := range r.secrets {
 		if bytes.Contains(data, s) {
@@ -125,15 +134,103 @@ func (r *Redactor) frame(data []byte) ([]byte, scanResult) {
 	if !res.valid {
 		if t := r.Text(string(data)); t != string(data) {
 			data = []byte(t)
-			return data, scanJSON(data, nil)
+			return data, scanJSON(data, nil), nil
 		}
-		return data, res
+		return data, res, nil
 	}
 	if len(res.spans) == 0 {
-		return data, res
+		return data, res, nil
+	}
+	var replaced map[string]bool
+	if values {
+		replaced = map[string]bool{}
+		for _, sp := range res.spans {
+			if v, ok := headerForm(data[sp.start:sp.end]); ok {
+				replaced[v] = true
+			}
+		}
 	}
 	data = splice(data, res.spans, func([]byte) []byte { return placeholderJSON })
-	return data, scanJSON(data, nil)
+	return data, scanJSON(data, nil), replaced
+}
+
+// headerForm returns a JSON scalar as a route header mirrors it (spec
+// 2026-07-28: basic/transports/streamable-http, "Value Encoding", before
+// encoding): a string as it is, a number as written, a boolean as true or
+// false. Objects, arrays and null are never mirrored.
+func headerForm(raw []byte) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	case c == 't' || c == 'f' || c == '-' || c >= '0' && c <= '9':
+		return string(raw), true
+	}
+	return "", false
+}
+
+// FrameRoute redacts a frame and the route it was sent with. A route
+// mirrors parts of its frame (the method, a tool's name or a resource's
+// URI, tool arguments designated with x-mcp-header), so a mirrored value
+// is replaced wherever the same value was redacted from the frame
+// (sensitive member names, --redact paths); an Mcp-Param-{Name} value is
+// also replaced when its Name is one of SensitiveKeys (with "-" read as
+// "_": Api-Key is api_key), and known secrets are removed from every
+// value. The route returned is a copy when anything changed.
+func (r *Redactor) FrameRoute(data []byte, route *transport.Route) ([]byte, *transport.Route) {
+	out, _, rt := r.frameRoute(data, route)
+	return out, rt
+}
+
+func (r *Redactor) frameRoute(data []byte, route *transport.Route) ([]byte, scanResult, *transport.Route) {
+	if route == nil || !r.Enabled() {
+		out, res := r.frame(data)
+		return out, res, route
+	}
+	out, res, replaced := r.frameValues(data, true)
+	return out, res, r.route(route, replaced)
+}
+
+// route redacts a route given the values redacted from its frame.
+func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *transport.Route {
+	c := *route
+	changed := false
+	value := func(v string, sensitiveName bool) string {
+		if v == "" {
+			return v
+		}
+		if sensitiveName || replaced[v] {
+			changed = true
+			return Placeholder
+		}
+		for _, s := range r.secrets {
+			if strings.Contains(v, string(s)) {
+				changed = true
+				v = strings.ReplaceAll(v, string(s), Placeholder)
+			}
+		}
+		return v
+	}
+	// The version and the method are the protocol's, not the user's data.
+	c.Name = value(c.Name, false)
+	if len(route.Params) > 0 {
+		c.Params = make([]transport.RouteParam, len(route.Params))
+		for i, p := range route.Params {
+			name := []byte(strings.ReplaceAll(p.Name, "-", "_"))
+			c.Params[i] = transport.RouteParam{Name: p.Name, Value: value(p.Value, r.sensitive([]byte(p.Name)) || r.sensitive(name))}
+		}
+	}
+	if !changed {
+		return route
+	}
+	return &c
 }
 
 // credential patterns in free text (stderr lines, HTTP summaries, frames

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -24,7 +26,13 @@ type ReplayOptions struct {
 	// Ignore lists JSONPath expressions, evaluated against each whole
 	// message, that do not count when a live message is matched with the
 	// recording (e.g. $.params._meta). $.params._meta.progressToken is
-	// always ignored: it usually repeats the request id.
+	// always ignored: it usually repeats the request id. So are the
+	// protocol version, client capabilities and client identity that
+	// every 2026-07-28-era request carries in _meta (what initialize
+	// carries once in the handshake era): a client that differs there
+	// gets the recorded answers, and the difference is reported once per
+	// session (the identity only with Strict), as a different initialize
+	// is.
 	Ignore []string
 	// Strict makes every departure from the recording an error: requests
 	// out of the recorded order, repeated or unrecorded messages, answers
@@ -58,8 +66,11 @@ func (e *DeviationError) Is(target error) bool { return target == ErrMismatch }
 // the same method and params (ids do not matter), and sends the
 // notifications and server-to-client requests the server sent after that
 // request, in the recorded order. The initialize handshake is replayed
-// like any other exchange. A request the recording has no answer for gets
-// a JSON-RPC error that says what the recording expected.
+// like any other exchange, and so is the server/discover of the stateless
+// 2026-07-28 era (answered from the recording even when its params
+// differ, or made up from the recording when it has none). A request the
+// recording has no answer for gets a JSON-RPC error that says what the
+// recording expected.
 //
 // One Replayer can serve any number of sessions, each from the start of
 // the recording.
@@ -70,7 +81,8 @@ type Replayer struct {
 
 // NewReplayer prepares tr for replay.
 func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
-	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken"}, opts.Ignore...))
+	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken",
+		metaPath(inspector.MetaProtocolVersion), metaPath(inspector.MetaClientCapabilities), metaPath(inspector.MetaClientInfo)}, opts.Ignore...))
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +93,22 @@ func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
 	return &Replayer{opts: opts, sc: buildScript(tr, ignore, red)}, nil
 }
 
+// metaPath selects a member of a request's params._meta.
+func metaPath(key string) string { return "$.params._meta['" + key + "']" }
+
 // output is something the replayed server does: send a frame, or write a
 // line on its stderr.
 type output struct {
 	frame    []byte
 	stderr   string
 	isStderr bool
+	// status is the HTTP status a recorded JSON answer came with, when it
+	// was an error status (a 2026-07-28 server answers an unsupported
+	// version or header mismatch with 400, an unknown method with 404).
+	status int
+	// refused, set alone, is an HTTP error status the request got instead
+	// of an answer (see step.refused).
+	refused int
 }
 
 // step is one message the recorded client sent, with what the server did
@@ -95,6 +117,13 @@ type step struct {
 	msg    message
 	key    string
 	follow []output
+	// modern marks a message of the stateless 2026-07-28 era: recorded
+	// with a route, or declaring such a version in its _meta.
+	modern bool
+	// refused is the HTTP error status the recorded server refused this
+	// stateless request with, without a JSON-RPC answer (a handshake-era
+	// server refusing an era probe); 0 otherwise.
+	refused int
 }
 
 // script is a recording prepared for replay. It is read-only once built;
@@ -105,10 +134,20 @@ type script struct {
 	byKey   map[string][]int
 	ignore  []*Path
 	red     *Redactor
+	// modern says the recorded client spoke the stateless 2026-07-28 era
+	// (a request's _meta declares such a version); legacy that it sent
+	// initialize. A trace can show both (a probe, then a handshake).
+	modern, legacy bool
+	// xheaders holds the x-mcp-header annotations of the tools the
+	// recorded server listed, by tool name.
+	xheaders map[string][]inspector.HeaderParam
+	// discover answers server/discover when the recording has none.
+	discover []byte
 }
 
 func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
-	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red}
+	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]inspector.HeaderParam{}}
+	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 	attach := func(o output) {
 		if n := len(sc.steps); n > 0 {
 			sc.steps[n-1].follow = append(sc.steps[n-1].follow, o)
@@ -116,26 +155,138 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 			sc.prelude = append(sc.prelude, o)
 		}
 	}
+	// lastFrame is the first step of the last client frame while nothing
+	// the server sent followed it; -1 otherwise.
+	lastFrame := -1
 	for _, e := range tr.Events {
 		switch {
 		case e.Kind == KindStderr:
 			attach(output{stderr: e.Text, isStderr: true})
+		case e.Kind == KindHTTP && lastFrame >= 0 && e.Meta != nil && e.Meta.HTTPMethod == "POST" && e.Meta.HTTPStatus >= 400:
+			// The POST of a lone stateless request was refused without an
+			// answer: the replay refuses it the same way.
+			if st := &sc.steps[lastFrame]; lastFrame == len(sc.steps)-1 && st.modern && st.msg.kind == kindRequest {
+				st.refused = e.Meta.HTTPStatus
+			}
+			lastFrame = -1
 		case e.Kind != KindFrame:
 		case e.Dir == ServerToClient:
-			attach(output{frame: e.Data})
+			lastFrame = -1
+			o := output{frame: e.Data}
+			if e.Meta != nil && e.Meta.HTTPStatus >= 400 {
+				o.status = e.Meta.HTTPStatus
+			}
+			attach(o)
+			if len(toolLists) > 0 {
+				msgs, _ := parseFrame(e.Data)
+				for _, m := range msgs {
+					if m.kind == kindResponse && toolLists[m.idKey()] {
+						delete(toolLists, m.idKey())
+						learnToolHeaders(m.result, sc.xheaders)
+					}
+				}
+			}
 		case e.Dir == ClientToServer:
+			lastFrame = len(sc.steps)
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
+				modern := e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion)
+				switch {
+				case m.kind == kindRequest && m.method == "initialize":
+					sc.legacy = true
+				case m.kind == kindRequest && modern:
+					sc.modern = true
+				}
+				if m.kind == kindRequest && m.method == "tools/list" {
+					toolLists[m.idKey()] = true
+				}
 				key := canonical(m, ignore)
 				if m.kind == kindResponse {
 					key = "response-id:" + m.idKey()
 				}
 				sc.byKey[key] = append(sc.byKey[key], len(sc.steps))
-				sc.steps = append(sc.steps, step{msg: m, key: key})
+				sc.steps = append(sc.steps, step{msg: m, key: key, modern: modern})
 			}
 		}
 	}
+	if sc.modern && sc.firstRequest("server/discover") < 0 {
+		sc.discover = synthesizeDiscover(sc)
+	}
 	return sc
+}
+
+// firstRequest returns the index of the first recorded request with
+// method, or -1.
+func (sc *script) firstRequest(method string) int {
+	for i, st := range sc.steps {
+		if st.msg.kind == kindRequest && st.msg.method == method {
+			return i
+		}
+	}
+	return -1
+}
+
+// learnToolHeaders adds the x-mcp-header annotations of a tools/list
+// result to into (spec 2026-07-28: server/tools, "x-mcp-header").
+func learnToolHeaders(result json.RawMessage, into map[string][]inspector.HeaderParam) {
+	var page struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	for _, t := range page.Tools {
+		if params, err := inspector.ToolHeaderParams(t.InputSchema); err == nil && len(params) > 0 {
+			into[t.Name] = params
+		}
+	}
+}
+
+// synthesizeDiscover makes a server/discover result for a stateless-era
+// recording without one (a proxy recorded a client that never asked):
+// the versions the client declared, the capabilities its requests imply,
+// and the server's identity from a result's _meta (spec 2026-07-28:
+// server/discover).
+func synthesizeDiscover(sc *script) []byte {
+	versions := []string{}
+	caps := map[string]any{}
+	for _, st := range sc.steps {
+		if st.msg.kind != kindRequest {
+			continue
+		}
+		if v := inspector.StandardRoute(st.msg.method, st.msg.params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
+		switch prefix, _, _ := strings.Cut(st.msg.method, "/"); prefix {
+		case "tools", "resources", "prompts":
+			caps[prefix] = map[string]any{}
+		case "completion":
+			caps["completions"] = map[string]any{}
+		}
+	}
+	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps}
+	for _, st := range sc.steps {
+		for _, o := range st.follow {
+			var r struct {
+				Result struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				} `json:"result"`
+			}
+			if o.isStderr || json.Unmarshal(o.frame, &r) != nil {
+				continue
+			}
+			if info, ok := r.Result.Meta[inspector.MetaServerInfo]; ok {
+				result["_meta"] = map[string]json.RawMessage{inspector.MetaServerInfo: info}
+				b, _ := json.Marshal(result)
+				return b
+			}
+		}
+	}
+	b, _ := json.Marshal(result)
+	return b
 }
 
 // replaySession is one client's progress through a script.
@@ -148,9 +299,34 @@ type replaySession struct {
 	tokMap map[string]json.RawMessage // recorded progress token key -> live token
 	next   int                        // first possibly unused request or notification, for strict order
 	err    *DeviationError            // the first deviation, in strict mode
+	// noted holds the per-request protocol fields (_meta keys) whose
+	// difference from the recording was reported (once per session).
+	noted map[string]bool
 }
 
 func (r *Replayer) newSession() *replaySession {
+	return r.newEraSession("")
+}
+
+// newEraSession starts a session that replays only the messages of one
+// era ("modern" or "legacy"; "" for all) of a recording that holds both
+// (a client that probed with server/discover, then sent initialize): over
+// HTTP each era's requests reach their own session, and what the other
+// era's did is not this one's to repeat, in order or at all.
+func (r *Replayer) newEraSession(era string) *replaySession {
+	s := r.newAllSession()
+	if era == "" || !r.sc.modern || !r.sc.legacy {
+		return s
+	}
+	for i, st := range r.sc.steps {
+		if st.modern != (era == "modern") {
+			s.used[i] = true
+		}
+	}
+	return s
+}
+
+func (r *Replayer) newAllSession() *replaySession {
 	return &replaySession{
 		sc:     r.sc,
 		opts:   &r.opts,
@@ -251,21 +427,44 @@ func (s *replaySession) handleMsg(m message) []output {
 	switch m.kind {
 	case kindRequest:
 		i, repeat := s.pick(canonical(lm, s.sc.ignore))
-		if i >= 0 && repeat {
+		if i >= 0 && repeat && m.method != "server/discover" {
 			s.deviate(true, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
 		}
-		if i < 0 && m.method == "initialize" {
-			if i = s.firstUnused("initialize"); i >= 0 {
-				s.deviate(false, "initialize params differ from the recording (got %s, recorded %s); answered with the recorded result",
-					excerptJSON(m.params, 200), excerptJSON(s.sc.steps[i].msg.params, 200))
+		if i < 0 && (m.method == "initialize" || m.method == "server/discover") {
+			// Opening a session (or asking what the server is) with other
+			// params still gets the recorded answer.
+			if i = s.firstUnused(m.method); i < 0 && m.method == "server/discover" {
+				if i = s.sc.firstRequest(m.method); i >= 0 {
+					repeat = true
+				}
+			}
+			if i >= 0 {
+				s.deviate(false, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
+					m.method, excerptJSON(m.params, 200), excerptJSON(s.sc.steps[i].msg.params, 200))
 			}
 		}
 		if i < 0 {
-			if m.method == "ping" {
+			switch {
+			case m.method == "ping":
 				s.deviate(true, "ping was not in the recording (answered it anyway)")
 				return []output{{frame: responseFrame(m.id, []byte("{}"), nil)}}
+			case m.method == "server/discover" && s.sc.discover != nil:
+				s.deviate(true, "the recording has no server/discover; answered with a result made from the recording")
+				return []output{{frame: responseFrame(m.id, s.sc.discover, nil)}}
 			}
-			return []output{{frame: s.unmatched(m)}}
+			frame, code := s.unmatched(m)
+			o := output{frame: frame}
+			if code == -32601 && s.sc.modern {
+				o.status = 404 // 2026-07-28: an unknown method is 404 over HTTP
+			}
+			return []output{o}
+		}
+		s.noteClient(m, s.sc.steps[i].msg)
+		if repeat && m.method == "server/discover" {
+			// Asked again (a client refreshing what it knows): answered
+			// again, in any order.
+			s.idMap[s.sc.steps[i].msg.idKey()] = m.id
+			return s.emit(i)
 		}
 		s.checkOrder(i)
 		s.idMap[s.sc.steps[i].msg.idKey()] = m.id
@@ -310,9 +509,68 @@ func (s *replaySession) handleMsg(m message) []output {
 	return s.emit(i)
 }
 
+// noteClient reports, once per session and field, per-request protocol
+// fields of a 2026-07-28-era request that differ from the recorded
+// request's (they do not count for matching): another protocol version or
+// other client capabilities, as a different initialize would be; another
+// client identity only in strict mode.
+func (s *replaySession) noteClient(live, recorded message) {
+	for _, f := range []struct {
+		key, what string
+		lenient   bool
+	}{
+		{inspector.MetaProtocolVersion, "declares protocol version", false},
+		{inspector.MetaClientCapabilities, "declares the capabilities", false},
+		{inspector.MetaClientInfo, "identifies itself as", true},
+	} {
+		if s.noted[f.key] || f.lenient && !s.opts.Strict {
+			continue
+		}
+		l, r := metaValue(live.raw, f.key), metaValue(recorded.raw, f.key)
+		if l == nil && r == nil || l != nil && r != nil && canonicalJSON(l) == canonicalJSON(r) {
+			continue
+		}
+		if s.noted == nil {
+			s.noted = map[string]bool{}
+		}
+		s.noted[f.key] = true
+		s.deviate(f.lenient, "the client %s %s, the recorded one %s %s (answered as recorded)",
+			f.what, orNone(l), f.what, orNone(r))
+	}
+}
+
+func orNone(v json.RawMessage) string {
+	if v == nil {
+		return "nothing"
+	}
+	return excerptJSON(v, 120)
+}
+
+// metaValue returns a member of a request's params._meta, or nil.
+func metaValue(msg []byte, key string) json.RawMessage {
+	spans := findSpans(msg, func(p []elem) bool {
+		return len(p) == 3 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "_meta" &&
+			p[2].index < 0 && p[2].key == key
+	})
+	if len(spans) != 1 {
+		return nil
+	}
+	return msg[spans[0].start:spans[0].end]
+}
+
+// canonicalJSON re-encodes JSON with sorted keys, for comparison.
+func canonicalJSON(raw []byte) string {
+	v, ok := decode(raw)
+	if !ok {
+		return string(raw)
+	}
+	return encodeValue(v)
+}
+
 // unmatched builds the error for a request the recording cannot answer,
-// saying what it has instead, and reports the deviation.
-func (s *replaySession) unmatched(m message) []byte {
+// saying what it has instead, and reports the deviation; it returns the
+// error's code too.
+func (s *replaySession) unmatched(m message) ([]byte, int) {
 	var same []message
 	nextReq := ""
 	for i, st := range s.sc.steps {
@@ -352,7 +610,7 @@ func (s *replaySession) unmatched(m message) []byte {
 	}
 	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+excerptJSON(m.params, 160)+")")
 	d, _ := json.Marshal(data)
-	return responseFrame(m.id, nil, &rpcError{Code: code, Message: msg, Data: d})
+	return responseFrame(m.id, nil, &rpcError{Code: code, Message: msg, Data: d}), code
 }
 
 func rawOrNull(raw json.RawMessage) json.RawMessage {
@@ -367,7 +625,10 @@ func rawOrNull(raw json.RawMessage) json.RawMessage {
 func (s *replaySession) emit(i int) []output {
 	s.used[i] = true
 	st := s.sc.steps[i]
-	outs := make([]output, 0, len(st.follow))
+	outs := make([]output, 0, len(st.follow)+1)
+	if st.refused != 0 {
+		outs = append(outs, output{refused: st.refused})
+	}
 	for _, o := range st.follow {
 		if !o.isStderr {
 			o.frame = mapMessages(o.frame, s.liveID)
@@ -505,6 +766,9 @@ func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output)
 				r.opts.OnStderr(o.stderr)
 			}
 			continue
+		}
+		if o.refused != 0 {
+			continue // HTTP only
 		}
 		data := o.frame
 		if bytes.IndexByte(data, '\n') >= 0 {

@@ -4,13 +4,22 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Handler returns an http.Handler that serves the recorded server over
-// Streamable HTTP (spec 2025-03-26 and later: basic/transports): each
+// Streamable HTTP, in the protocol era the recording shows.
+//
+// Handshake era (spec 2025-03-26 to 2025-11-25: basic/transports): each
 // initialize POST starts a session (with its own Mcp-Session-Id) that
 // replays the recording from the start. A request's answer comes back as
 // a JSON body when the recording has nothing else to send with it, as an
@@ -18,14 +27,30 @@ import (
 // server sent while handling it). Messages the recorded server sent
 // outside any request go to the session's GET stream. DELETE ends a
 // session.
+//
+// Stateless era (spec 2026-07-28: basic/transports/streamable-http): a
+// POST without a session (any POST, when the recording has no initialize)
+// stands alone. Its request is matched like any other, after its
+// MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-{Name} headers
+// are checked against its body as a server must (400 with a HeaderMismatch
+// error otherwise; Mcp-Param headers per the x-mcp-header annotations of
+// the recorded tools/list). The answer comes as a JSON body (with the
+// recorded HTTP status) or as an SSE stream scoped to the request; change
+// notifications go to an open subscriptions/listen stream. No session id
+// is minted or echoed, and GET and DELETE without a session are refused
+// with 405. Such requests share one replay of the recording, which starts
+// over when a client asks server/discover again after every recorded
+// server/discover was answered (a new client, as initialize is in the
+// handshake era).
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}}
 }
 
 type replayHandler struct {
-	r        *Replayer
-	mu       sync.Mutex
-	sessions map[string]*httpSession
+	r         *Replayer
+	mu        sync.Mutex
+	sessions  map[string]*httpSession
+	stateless *httpSession // the replay stateless requests share
 }
 
 // httpSession is one replayed session and the streams its frames go to.
@@ -33,7 +58,10 @@ type httpSession struct {
 	id   string
 	mu   sync.Mutex
 	s    *replaySession
-	gone chan struct{} // closed by DELETE
+	gone chan struct{} // closed by DELETE; nil (never) for the stateless one
+	// stateless marks the replay of 2026-07-28-era requests: no GET
+	// stream, and what a request's stream may carry is restricted.
+	stateless bool
 
 	waiting map[string]*sseQueue // live request id key -> the stream owing its response
 	streams []*sseQueue          // open request streams, oldest first
@@ -48,6 +76,8 @@ type sseQueue struct {
 	wake    chan struct{}
 	pending map[string]bool // ids whose responses are still due
 	closed  bool
+	status  int  // the recorded HTTP error status of the answer, if any
+	listen  bool // answers subscriptions/listen (stateless era)
 }
 
 func newQueue() *sseQueue { return &sseQueue{wake: make(chan struct{}, 1), pending: map[string]bool{}} }
@@ -77,6 +107,14 @@ func newSessionID() string {
 }
 
 func (h *replayHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost && h.r.sc.modern && (!h.r.sc.legacy || req.Header.Get("Mcp-Session-Id") == "") {
+		// 2026-07-28 has neither the GET stream nor sessions to end (spec
+		// 2026-07-28: basic/transports/streamable-http, "Backward
+		// Compatibility").
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed: this (replayed) server speaks protocol revision 2026-07-28, which has no GET stream and no sessions", http.StatusMethodNotAllowed)
+		return
+	}
 	switch req.Method {
 	case http.MethodPost:
 		h.post(w, req)
@@ -126,9 +164,14 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	msgs, batch := parseFrame(body)
+	sc := h.r.sc
+	if sc.modern && (!sc.legacy || req.Header.Get("Mcp-Session-Id") == "" && !hasInitialize(msgs)) {
+		h.postStateless(w, req, body, msgs, batch)
+		return
+	}
 	var sess *httpSession
 	if req.Header.Get("Mcp-Session-Id") == "" && hasInitialize(msgs) {
-		sess = &httpSession{id: newSessionID(), s: h.r.newSession(), gone: make(chan struct{}), waiting: map[string]*sseQueue{}}
+		sess = &httpSession{id: newSessionID(), s: h.r.newEraSession("legacy"), gone: make(chan struct{}), waiting: map[string]*sseQueue{}}
 		h.mu.Lock()
 		h.sessions[sess.id] = sess
 		h.mu.Unlock()
@@ -244,7 +287,7 @@ func hasInitialize(msgs []message) bool {
 // being handled (own), else the newest open request stream, else the GET
 // stream, else it is parked until a GET stream opens. Called with s.mu held.
 func (s *httpSession) route(o output, own *sseQueue) {
-	if o.isStderr {
+	if o.isStderr || o.refused != 0 {
 		return
 	}
 	msgs, _ := parseFrame(o.frame)
@@ -253,10 +296,15 @@ func (s *httpSession) route(o output, own *sseQueue) {
 			delete(s.waiting, msgs[0].idKey())
 			q.mu.Lock()
 			delete(q.pending, msgs[0].idKey())
+			q.status = o.status
 			q.mu.Unlock()
 			q.push(o.frame)
 			return
 		}
+	}
+	if s.stateless {
+		s.routeStateless(o, msgs, own)
+		return
 	}
 	switch {
 	case own != nil:
@@ -268,6 +316,42 @@ func (s *httpSession) route(o output, own *sseQueue) {
 	default:
 		s.parked = append(s.parked, o.frame)
 	}
+}
+
+// routeStateless sends what is not a response to a waiting request where
+// 2026-07-28 allows it (spec 2026-07-28: basic/transports/streamable-http,
+// "Receiving Messages"): messages about the request being handled to its
+// stream; change notifications to the newest subscriptions/listen stream.
+// Anything else has nowhere to go (there is no GET stream) and is dropped.
+// Called with s.mu held.
+func (s *httpSession) routeStateless(o output, msgs []message, own *sseQueue) {
+	var target *sseQueue
+	switch {
+	case len(msgs) != 1 || msgs[0].kind != kindNotification || requestScoped(msgs[0].method):
+		target = own
+	case own != nil && own.listen:
+		target = own
+	default:
+		for i := len(s.streams) - 1; i >= 0; i-- {
+			if s.streams[i].listen {
+				target = s.streams[i]
+				break
+			}
+		}
+	}
+	if target != nil {
+		target.push(o.frame)
+	}
+}
+
+// requestScoped reports notifications that belong to the request whose
+// stream carries them, not to a subscriptions/listen stream.
+func requestScoped(method string) bool {
+	switch method {
+	case "notifications/progress", "notifications/message", "notifications/cancelled":
+		return true
+	}
+	return false
 }
 
 // removeStream forgets a request stream. Called with s.mu held.
@@ -291,6 +375,10 @@ func (s *httpSession) dropStream(q *sseQueue) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.removeStream(q)
+	if s.stateless {
+		q.take() // no GET stream to take them later
+		return
+	}
 	for _, f := range q.take() {
 		if s.get != nil {
 			s.get.push(f)
@@ -360,6 +448,261 @@ func writeEvent(w io.Writer, f []byte) error {
 	b.WriteByte('\n')
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// postStateless serves one POST of the stateless 2026-07-28 era (spec
+// 2026-07-28: basic/transports/streamable-http, "Sending Messages").
+func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, body []byte, msgs []message, batch bool) {
+	if batch || len(msgs) != 1 || msgs[0].kind != kindRequest && msgs[0].kind != kindNotification {
+		what := "a JSON-RPC batch"
+		if !batch && len(msgs) == 1 {
+			what = "a " + msgs[0].kind.String()
+		}
+		h.refuse(w, nil, http.StatusBadRequest, -32600, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request or notification, not "+what)
+		return
+	}
+	m := msgs[0]
+	if m.kind == kindRequest {
+		if err := h.r.sc.checkRoute(req.Header, m); err != nil {
+			h.refuse(w, m.id, http.StatusBadRequest, inspector.CodeHeaderMismatch, "Header mismatch: "+err.Error())
+			return
+		}
+	}
+	sess := h.statelessSession(m)
+
+	var q *sseQueue
+	if m.kind == kindRequest {
+		q = newQueue()
+		q.pending[m.idKey()] = true
+		q.listen = m.method == "subscriptions/listen"
+	}
+	sess.mu.Lock()
+	outs := sess.s.handle(body)
+	for _, o := range outs {
+		if o.refused != 0 {
+			if sess.s.err != nil && h.r.opts.Strict {
+				sess.s.err = nil
+			}
+			sess.mu.Unlock()
+			http.Error(w, fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d", o.refused), o.refused)
+			return
+		}
+	}
+	if q != nil {
+		sess.waiting[m.idKey()] = q
+		sess.streams = append(sess.streams, q)
+	}
+	for _, o := range outs {
+		sess.route(o, q)
+	}
+	if sess.s.err != nil && h.r.opts.Strict {
+		sess.s.err = nil // reported; the owner decides
+	}
+	var frames [][]byte
+	if q != nil {
+		q.mu.Lock()
+		answered := len(q.pending) == 0 && len(q.frames) == 1
+		q.mu.Unlock()
+		if answered {
+			frames = q.take()
+			sess.removeStream(q)
+		}
+	}
+	sess.mu.Unlock()
+
+	switch {
+	case q == nil:
+		w.WriteHeader(http.StatusAccepted)
+		return
+	case frames != nil:
+		w.Header().Set("Content-Type", "application/json")
+		if q.status >= 400 {
+			w.WriteHeader(q.status)
+		}
+		w.Write(frames[0])
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+	defer sess.dropStream(q)
+	for {
+		for _, f := range q.take() {
+			if writeEvent(w, f) != nil {
+				return
+			}
+		}
+		flush(w)
+		q.mu.Lock()
+		done := len(q.pending) == 0 && len(q.frames) == 0
+		q.mu.Unlock()
+		if done {
+			return
+		}
+		// A request whose response the recording lacks (the recorded
+		// client cancelled it, or listened until it left) stays open until
+		// the client closes it, as the server's did.
+		select {
+		case <-q.wake:
+		case <-req.Context().Done():
+			return
+		}
+	}
+}
+
+// refuse answers a POST with an HTTP error status and a JSON-RPC error,
+// and reports the deviation.
+func (h *replayHandler) refuse(w http.ResponseWriter, id json.RawMessage, status, code int, msg string) {
+	h.mu.Lock()
+	sess := h.stateless
+	h.mu.Unlock()
+	if sess == nil {
+		sess = &httpSession{s: h.r.newEraSession("modern")}
+	}
+	sess.mu.Lock()
+	sess.s.deviate(false, "%s", msg)
+	if h.r.opts.Strict {
+		sess.s.err = nil
+	}
+	sess.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(responseFrame(id, nil, &rpcError{Code: code, Message: "mcpx replay: " + msg}))
+}
+
+// statelessSession returns the replay stateless requests share, starting
+// a new one when m opens a new client's session: a server/discover after
+// every recorded one was answered, when the recording begins with one.
+func (h *replayHandler) statelessSession(m message) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old := h.stateless; old != nil {
+		old.mu.Lock()
+		over := old.s.startsOver(m)
+		if over {
+			old.s.finish()
+			if h.r.opts.Strict {
+				old.s.err = nil
+			}
+		}
+		old.mu.Unlock()
+		if !over {
+			return old
+		}
+	}
+	h.stateless = &httpSession{s: h.r.newEraSession("modern"), waiting: map[string]*sseQueue{}, stateless: true}
+	return h.stateless
+}
+
+// startsOver reports whether request m begins a new client's session: it
+// asks server/discover, the recording's first request, and every
+// recorded server/discover was answered.
+func (s *replaySession) startsOver(m message) bool {
+	if m.kind != kindRequest || m.method != "server/discover" {
+		return false
+	}
+	first := -1
+	for i, st := range s.sc.steps {
+		if st.msg.kind == kindRequest {
+			first = i
+			break
+		}
+	}
+	return first >= 0 && s.sc.steps[first].msg.method == m.method && s.used[first] && s.firstUnused(m.method) < 0
+}
+
+// checkRoute checks the route headers of a stateless request against its
+// body, as a 2026-07-28 server must (spec 2026-07-28: basic/transports/
+// streamable-http, "Server Validation"): MCP-Protocol-Version, Mcp-Method
+// and, where the method has one, Mcp-Name are required and must match the
+// body; an Mcp-Param-{Name} header must be present exactly when a
+// recorded x-mcp-header annotation of the tool finds a value in the
+// arguments, and match it. Encoded values are decoded first.
+func (sc *script) checkRoute(h http.Header, m message) error {
+	want := inspector.StandardRoute(m.method, m.params)
+	got := h.Get("Mcp-Protocol-Version")
+	switch {
+	case got == "":
+		return errors.New("the MCP-Protocol-Version header is missing")
+	case want.ProtocolVersion == "":
+		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares no %s", got, inspector.MetaProtocolVersion)
+	case got != want.ProtocolVersion:
+		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares %q", got, want.ProtocolVersion)
+	}
+	switch got := h.Get("Mcp-Method"); {
+	case got == "":
+		return errors.New("the Mcp-Method header is missing")
+	case got != m.method:
+		return fmt.Errorf("Mcp-Method is %q, but the body's method is %q", got, m.method)
+	}
+	if want.Name != "" {
+		raw := h.Get("Mcp-Name")
+		got, err := transport.DecodeHeaderValue(raw)
+		switch {
+		case raw == "":
+			return fmt.Errorf("the Mcp-Name header is missing (the body names %q)", want.Name)
+		case err != nil:
+			return fmt.Errorf("Mcp-Name: %w", err)
+		case !validHeaderValue(raw):
+			return fmt.Errorf("Mcp-Name %q holds characters a header value may not", raw)
+		case got != want.Name:
+			return fmt.Errorf("Mcp-Name is %q, but the body names %q", got, want.Name)
+		}
+	}
+	params := sc.xheaders[want.Name]
+	if m.method != "tools/call" || len(params) == 0 {
+		return nil
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(m.params, &p)
+	values, err := inspector.HeaderValues(params, p.Arguments)
+	if err != nil {
+		return fmt.Errorf("tool %q: %w", want.Name, err)
+	}
+	for _, hp := range params {
+		name := "Mcp-Param-" + hp.Header
+		raw, present := h[http.CanonicalHeaderKey(name)]
+		var expected *transport.RouteParam
+		for i := range values {
+			if strings.EqualFold(values[i].Name, hp.Header) {
+				expected = &values[i]
+			}
+		}
+		switch {
+		case expected == nil && !present:
+		case expected == nil:
+			return fmt.Errorf("%s is sent, but the arguments have no value for it", name)
+		case !present:
+			return fmt.Errorf("the %s header is missing (the arguments hold %q)", name, expected.Value)
+		default:
+			got, err := transport.DecodeHeaderValue(raw[0])
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if !validHeaderValue(raw[0]) {
+				return fmt.Errorf("%s %q holds characters a header value may not", name, raw[0])
+			}
+			if got != expected.Value && !(hp.Type == "integer" && sameNumber(json.Number(got), json.Number(expected.Value))) {
+				return fmt.Errorf("%s is %q, but the arguments hold %q", name, got, expected.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// validHeaderValue reports whether v holds only what an HTTP field value
+// may: visible ASCII, space and tab (RFC 9110, section 5.5).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func flush(w http.ResponseWriter) {

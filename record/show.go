@@ -1,9 +1,11 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -41,6 +43,80 @@ type Entry struct {
 	Meta *transport.Meta `json:"meta,omitempty"`
 	// Batch is set for messages that travelled in a JSON-RPC batch.
 	Batch bool `json:"batch,omitempty"`
+	// Route is the route a stateless-era (2026-07-28) message was sent
+	// with, as recorded (Streamable HTTP mirrors it into headers).
+	Route *RouteEntry `json:"route,omitempty"`
+}
+
+// RouteEntry is a recorded route: the values of the MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name and Mcp-Param-{Name} headers, before encoding.
+type RouteEntry struct {
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	Method          string            `json:"method,omitempty"`
+	Name            string            `json:"name,omitempty"`
+	Params          []RouteParamEntry `json:"params,omitempty"`
+	// Mismatch says how the route disagrees with its message's body (a
+	// server rejects such a request with HeaderMismatch).
+	Mismatch string `json:"mismatch,omitempty"`
+}
+
+// RouteParamEntry is one Mcp-Param-{Name} header.
+type RouteParamEntry struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+func routeEntry(r *transport.Route, m message) *RouteEntry {
+	en := &RouteEntry{ProtocolVersion: r.ProtocolVersion, Method: r.Method, Name: r.Name}
+	for _, p := range r.Params {
+		en.Params = append(en.Params, RouteParamEntry{Name: p.Name, Value: p.Value})
+	}
+	body := inspector.StandardRoute(m.method, m.params)
+	var bad []string
+	if r.Method != m.method {
+		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.method))
+	}
+	if r.ProtocolVersion != body.ProtocolVersion && m.kind == kindRequest {
+		bad = append(bad, fmt.Sprintf("MCP-Protocol-Version %q, body %q", r.ProtocolVersion, body.ProtocolVersion))
+	}
+	if r.Name != body.Name && r.Name != Placeholder {
+		bad = append(bad, fmt.Sprintf("Mcp-Name %q, body %q", r.Name, body.Name))
+	}
+	en.Mismatch = strings.Join(bad, "; ")
+	return en
+}
+
+// Era says which protocol era a trace's client spoke: "modern" (the
+// stateless 2026-07-28 era: its requests declare such a version in _meta),
+// "legacy" (the handshake era: it sent initialize), both joined with "+"
+// when it tried both (an era probe, then the other), or "" when the trace
+// shows neither.
+func Era(tr *Trace) string {
+	modern, legacy := false, false
+	for _, e := range tr.Events {
+		if e.Kind != KindFrame || e.Dir != ClientToServer {
+			continue
+		}
+		msgs, _ := parseFrame(e.Data)
+		for _, m := range msgs {
+			switch {
+			case m.kind != kindRequest:
+			case m.method == "initialize":
+				legacy = true
+			case e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion):
+				modern = true
+			}
+		}
+	}
+	switch {
+	case modern && legacy:
+		return "modern+legacy"
+	case modern:
+		return "modern"
+	case legacy:
+		return "legacy"
+	}
+	return ""
 }
 
 // EntryError is a JSON-RPC error object.
@@ -69,6 +145,9 @@ func Timeline(tr *Trace) []Entry {
 		msgs, batch := parseFrame(e.Data)
 		for _, m := range msgs {
 			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.kind.String(), Method: m.method, ID: m.id, Meta: e.Meta, Batch: batch}
+			if e.Route != nil && len(msgs) == 1 {
+				en.Route = routeEntry(e.Route, m)
+			}
 			switch m.kind {
 			case kindRequest:
 				en.Summary = paramsSummary(m.method, m.params)
@@ -106,8 +185,51 @@ func Timeline(tr *Trace) []Entry {
 	return out
 }
 
+// withoutProtocolMeta returns params without the _meta members the
+// protocol reserves (io.modelcontextprotocol/*: version, client info and
+// capabilities, which every 2026-07-28-era request repeats) and the
+// progress token, for summaries.
+func withoutProtocolMeta(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"_meta"`)) {
+		return params
+	}
+	obj, err := inspector.ParseObject(params)
+	if err != nil || !obj.Has("_meta") {
+		return params
+	}
+	meta, err := inspector.ParseObject(obj.Get("_meta"))
+	if err != nil {
+		return params
+	}
+	for _, k := range append([]string(nil), meta.Keys()...) {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") || k == "progressToken" {
+			meta.Delete(k)
+		}
+	}
+	if len(meta.Keys()) == 0 {
+		obj.Delete("_meta")
+	} else {
+		obj.Set("_meta", meta.Marshal())
+	}
+	return obj.Marshal()
+}
+
 // paramsSummary names what a request is about.
 func paramsSummary(method string, params json.RawMessage) string {
+	if method == "server/discover" {
+		var p struct {
+			Meta struct {
+				Version    string `json:"io.modelcontextprotocol/protocolVersion"`
+				ClientInfo struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+				} `json:"io.modelcontextprotocol/clientInfo"`
+			} `json:"_meta"`
+		}
+		_ = json.Unmarshal(params, &p)
+		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", p.Meta.ClientInfo.Name, p.Meta.ClientInfo.Version, p.Meta.Version))
+	}
+	params = withoutProtocolMeta(params)
 	var p struct {
 		Name string          `json:"name"`
 		URI  string          `json:"uri"`
@@ -132,9 +254,9 @@ func paramsSummary(method string, params json.RawMessage) string {
 		if len(p.Args) > 0 && string(p.Args) != "{}" && string(p.Args) != "null" {
 			s += " " + excerptJSON(p.Args, 120)
 		}
-		return s
+		return s + retrySummary(params)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		return p.URI
+		return p.URI + retrySummary(params)
 	case "completion/complete":
 		return strings.TrimSpace(p.Ref.Name + p.Ref.URI)
 	}
@@ -189,14 +311,74 @@ func notificationSummary(method string, params json.RawMessage) string {
 	return ""
 }
 
+// retrySummary describes the retry of a multi-round request (spec
+// 2026-07-28: basic/patterns/mrtr): the input responses it carries.
+func retrySummary(params json.RawMessage) string {
+	var p struct {
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.InputResponses == nil && p.RequestState == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(p.InputResponses))
+	for k := range p.InputResponses {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := " (retry with input " + strings.Join(keys, ", ")
+	if p.RequestState != nil {
+		s += " and the request state"
+	}
+	return s + ")"
+}
+
 // resultSummary describes a result: list lengths, a tool's first text,
-// the server's name after initialize.
+// the server's name after initialize or server/discover, the input a
+// multi-round request needs.
 func resultSummary(method string, result json.RawMessage) (string, bool) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(result, &obj) != nil {
 		return excerptJSON(result, 120), false
 	}
+	var rt struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		Task *struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"task"`
+	}
+	_ = json.Unmarshal(result, &rt)
+	switch rt.ResultType {
+	case inspector.ResultInputRequired:
+		keys := make([]string, 0, len(rt.InputRequests))
+		for k, r := range rt.InputRequests {
+			keys = append(keys, k+" ("+r.Method+")")
+		}
+		sort.Strings(keys)
+		return "input required: " + strings.Join(keys, ", "), false
+	case inspector.ResultTask:
+		if rt.Task != nil {
+			return strings.TrimSpace("task " + rt.Task.TaskID + " " + rt.Task.Status), false
+		}
+		return "task", false
+	}
 	switch method {
+	case "server/discover":
+		var r struct {
+			SupportedVersions []string `json:"supportedVersions"`
+			Meta              struct {
+				ServerInfo struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+				} `json:"io.modelcontextprotocol/serverInfo"`
+			} `json:"_meta"`
+		}
+		_ = json.Unmarshal(result, &r)
+		return strings.TrimSpace(fmt.Sprintf("%s %s, versions %s", r.Meta.ServerInfo.Name, r.Meta.ServerInfo.Version, strings.Join(r.SupportedVersions, ", "))), false
 	case "initialize":
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -241,10 +423,16 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 			}
 		}
 	}
+	// The protocol's own members of a 2026-07-28-era result say nothing
+	// about what it is about.
+	for _, k := range []string{"_meta", "resultType", "ttlMs", "cacheScope"} {
+		delete(obj, k)
+	}
 	if len(obj) == 0 {
 		return "{}", false
 	}
-	return excerptJSON(result, 120), false
+	b, _ := json.Marshal(obj)
+	return excerptJSON(b, 120), false
 }
 
 // WriteTimeline prints a trace as a readable timeline: time, direction,
@@ -271,6 +459,14 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 	fmt.Fprintln(w, bold(esc(head)))
 	if h.Target != "" {
 		fmt.Fprintln(w, dim(esc(h.Target)))
+	}
+	switch Era(tr) {
+	case "modern":
+		fmt.Fprintln(w, dim("era: modern (2026-07-28: stateless, per-request _meta, no handshake)"))
+	case "modern+legacy":
+		fmt.Fprintln(w, dim("era: modern and legacy (the client tried both)"))
+	case "legacy":
+		fmt.Fprintln(w, dim("era: legacy (initialize handshake)"))
 	}
 	if !h.Redacted {
 		fmt.Fprintln(w, yellow("recorded with --no-redact: this trace may contain secrets"))
@@ -332,6 +528,18 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 			if en.Batch {
 				line += " " + dim("[batch]")
 			}
+			if r := en.Route; r != nil && h.Transport == "http" {
+				var hs []string
+				for _, p := range r.Params {
+					hs = append(hs, "Mcp-Param-"+p.Name+": "+p.Value)
+				}
+				if len(hs) > 0 {
+					line += " " + dim(esc("["+strings.Join(hs, ", ")+"]"))
+				}
+			}
+			if en.Route != nil && en.Route.Mismatch != "" {
+				line += " " + red(esc("headers differ from the body: "+en.Route.Mismatch))
+			}
 		}
 		fmt.Fprintf(w, "%s %s %s\n", t, arrow, line)
 	}
@@ -339,7 +547,9 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 
 // TimelineJSON is the document `mcpx trace show --json` prints.
 type TimelineJSON struct {
-	Header   Header   `json:"header"`
+	Header Header `json:"header"`
+	// Era is the protocol era the client spoke (see Era).
+	Era      string   `json:"era,omitempty"`
 	Events   []Entry  `json:"events"`
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -36,12 +36,22 @@ const Format = "mcpx-trace"
 // it reads. Readers reject newer versions rather than misread them.
 const Version = 1
 
+// Minor is the format's minor version this package writes: additions that
+// readers of the same Version may ignore (docs/trace-format.md,
+// "Compatibility"). Minor 1 added the route of client-to-server frames, so
+// a frame of a minor-1 trace without one was sent without one, while in an
+// older trace its route was simply not recorded.
+const Minor = 1
+
 // Header is the first line of a trace: what it is and where it came from.
 type Header struct {
 	// Format is always "mcpx-trace".
 	Format string `json:"format"`
 	// Version is the format version (see Version).
 	Version int `json:"version"`
+	// Minor is the minor version (see Minor); 0 for traces written before
+	// there was one.
+	Minor int `json:"minor,omitempty"`
 	// Mcpx is the version of mcpx (or of the program using this package)
 	// that wrote the trace.
 	Mcpx string `json:"mcpx,omitempty"`
@@ -106,6 +116,12 @@ type Event struct {
 	// Meta carries transport details (HTTP method, status, session id, SSE
 	// stream and event id) when there are some.
 	Meta *transport.Meta
+	// Route is the routing metadata a client-to-server frame of the
+	// stateless 2026-07-28 era was sent with (Streamable HTTP mirrors it
+	// into the MCP-Protocol-Version, Mcp-Method, Mcp-Name and
+	// Mcp-Param-{Name} headers), redacted like the frame; nil for frames of
+	// the handshake era and for traces older than Minor 1.
+	Route *transport.Route
 }
 
 // Trace is a whole trace file in memory.
@@ -137,14 +153,37 @@ func (t *Trace) Frames() []Event {
 //     is the compacted JSON for tools, raw the exact text;
 //   - raw alone: not JSON; b64 alone: not valid UTF-8 either.
 type wireEvent struct {
-	T    int64           `json:"t"`
-	Kind Kind            `json:"kind"`
-	Dir  Direction       `json:"dir,omitempty"`
-	Msg  json.RawMessage `json:"msg,omitempty"`
-	Raw  *string         `json:"raw,omitempty"`
-	B64  string          `json:"b64,omitempty"`
-	Text string          `json:"text,omitempty"`
-	Meta *transport.Meta `json:"meta,omitempty"`
+	T     int64           `json:"t"`
+	Kind  Kind            `json:"kind"`
+	Dir   Direction       `json:"dir,omitempty"`
+	Msg   json.RawMessage `json:"msg,omitempty"`
+	Raw   *string         `json:"raw,omitempty"`
+	B64   string          `json:"b64,omitempty"`
+	Text  string          `json:"text,omitempty"`
+	Route *wireRoute      `json:"route,omitempty"`
+	Meta  *transport.Meta `json:"meta,omitempty"`
+}
+
+// wireRoute is the JSON form of a transport.Route. Values are stored
+// plain, as the session meant them, not in their header encoding.
+type wireRoute struct {
+	ProtocolVersion string      `json:"protocolVersion,omitempty"`
+	Method          string      `json:"method,omitempty"`
+	Name            string      `json:"name,omitempty"`
+	Params          []wireParam `json:"params,omitempty"`
+}
+
+type wireParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+func (w *wireRoute) route() *transport.Route {
+	r := &transport.Route{ProtocolVersion: w.ProtocolVersion, Method: w.Method, Name: w.Name}
+	for _, p := range w.Params {
+		r.Params = append(r.Params, transport.RouteParam{Name: p.Name, Value: p.Value})
+	}
+	return r
 }
 
 // Writer writes a trace incrementally: the header when it is created, then
@@ -162,7 +201,14 @@ type Writer struct {
 // NewWriter writes h (with Format and Version filled in) to w and returns a
 // Writer for the events.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	h.Format, h.Version = Format, Version
+	h.Minor = Minor
+	return newWriter(w, h)
+}
+
+// newWriter is NewWriter keeping h.Minor (at most Minor): a trace copied
+// from an older one must not claim what it does not hold.
+func newWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
@@ -230,12 +276,55 @@ func (w *Writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 		b = append(b, `,"text":`...)
 		b = appendString(b, e.Text)
 	}
+	if e.Route != nil && e.Kind == KindFrame {
+		b = appendRoute(b, e.Route)
+	}
 	if e.Meta != nil && *e.Meta != (transport.Meta{}) {
 		m, _ := json.Marshal(e.Meta)
 		b = append(b, `,"meta":`...)
 		b = append(b, m...)
 	}
 	return append(b, '}', '\n')
+}
+
+// appendRoute appends a frame's route member.
+func appendRoute(b []byte, r *transport.Route) []byte {
+	b = append(b, `,"route":{`...)
+	comma := false
+	field := func(name, v string) {
+		if v == "" {
+			return
+		}
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		b = appendString(b, v)
+	}
+	field("protocolVersion", r.ProtocolVersion)
+	field("method", r.Method)
+	field("name", r.Name)
+	if len(r.Params) > 0 {
+		if comma {
+			b = append(b, ',')
+		}
+		b = append(b, `"params":[`...)
+		for i, p := range r.Params {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendString(b, p.Name)
+			b = append(b, `,"value":`...)
+			b = appendString(b, p.Value)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 func (w *Writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
@@ -407,6 +496,9 @@ func parseEvent(line []byte) (Event, error) {
 		if e.Dir != ClientToServer && e.Dir != ServerToClient {
 			return Event{}, fmt.Errorf("frame with direction %q (want c2s or s2c)", w.Dir)
 		}
+		if w.Route != nil {
+			e.Route = w.Route.route()
+		}
 	case KindStderr, KindNote, KindHTTP:
 	case "":
 		return Event{}, errors.New("event without a kind")
@@ -434,7 +526,7 @@ func ReadFile(name string) (*Trace, error) {
 // WriteTo writes the whole trace to w (header, then events).
 func (t *Trace) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	tw, err := NewWriter(cw, t.Header)
+	tw, err := newWriter(cw, t.Header)
 	if err != nil {
 		return cw.n, err
 	}

@@ -183,12 +183,16 @@ type exchange struct {
 	arrived  chan struct{}
 	sent     bool
 	timedOut bool
+	// refused is the HTTP error a stateless-era request got instead of an
+	// answer (the recording may show the same: an era probe refused).
+	refused error
 }
 
 // vItem is one recorded client frame to re-send, with the exchanges whose
 // responses the recording shows arriving before it was sent.
 type vItem struct {
 	frame   []byte
+	route   *transport.Route // as recorded; nil when none was
 	after   []*exchange
 	reqs    []*exchange // requests in this frame, in order
 	cancels bool        // holds notifications/cancelled (request ids to remap)
@@ -213,6 +217,16 @@ type verifier struct {
 	exch    []*exchange
 	srvReqs []*serverReq
 	ids     map[string]bool // session ids seen in the recording
+	// derive says that a stateless-era message without a recorded route
+	// gets one derived from its body: the trace's routes were not recorded
+	// (older than Minor 1), or not on the wire (stdio). offWire says the
+	// routes were not on the wire, so no Mcp-Param values were mirrored.
+	derive, offWire bool
+	// xheaders holds the x-mcp-header annotations of the tools the
+	// recorded server listed, by tool name, to fill in Mcp-Param values
+	// the recording redacted or never had.
+	xheaders map[string][]inspector.HeaderParam
+	states   map[string]json.RawMessage // recorded requestState (as an idKey) -> live one
 
 	mu      sync.Mutex
 	byLive  map[string]*exchange
@@ -248,7 +262,10 @@ func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOpti
 	if err != nil {
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
-	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{}}
+	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{},
+		derive:   tr.Header.Minor < 1 || tr.Header.Transport != "http",
+		offWire:  tr.Header.Transport != "http",
+		xheaders: map[string][]inspector.HeaderParam{}, states: map[string]json.RawMessage{}}
 	v.prepare(tr)
 
 	rctx, stop := context.WithCancel(ctx)
@@ -286,6 +303,9 @@ func (v *verifier) prepare(tr *Trace) {
 						x.resp = &mm
 						delete(pending, m.idKey())
 						arrived = append(arrived, x)
+						if x.req.method == "tools/list" {
+							learnToolHeaders(m.result, v.xheaders)
+						}
 					}
 				case kindRequest:
 					sr := &serverReq{key: canonical(m, nil), method: m.method}
@@ -295,7 +315,7 @@ func (v *verifier) prepare(tr *Trace) {
 			}
 			continue
 		}
-		it := &vItem{frame: e.Data, after: arrived}
+		it := &vItem{frame: e.Data, route: e.Route, after: arrived}
 		arrived = nil
 		onlyResponses := true
 		for _, m := range msgs {
@@ -344,11 +364,23 @@ func (v *verifier) run(ctx context.Context) error {
 					return err
 				}
 			}
+			v.carryState(x)
 		}
 		frame := mapMessages(it.frame, func(msg []byte) []byte { return v.rewrite(msg, it) })
-		if err := v.conn.Write(ctx, transport.Frame{Data: frame}); err != nil {
+		route := v.route(it)
+		if err := v.conn.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			var he *transport.HTTPError
+			if route != nil && errors.As(err, &he) && he.Status >= 400 && he.Status < 500 {
+				// A stateless request stands alone: its refusal ends
+				// nothing else (spec 2026-07-28: basic/transports/
+				// streamable-http).
+				for _, x := range it.reqs {
+					x.refused = err
+				}
+				continue
 			}
 			return fmt.Errorf("sending the recorded %s: %w", describeFrame(it.frame), v.cause(err))
 		}
@@ -396,7 +428,7 @@ func (v *verifier) cause(err error) error {
 // await waits for x's live response; false when it did not come in time
 // or the connection ended.
 func (v *verifier) await(ctx context.Context, x *exchange) bool {
-	if !x.sent {
+	if !x.sent || x.refused != nil {
 		return false
 	}
 	t := time.NewTimer(v.opts.Timeout)
@@ -443,7 +475,7 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 			x.liveID, x.sent = id, true
 			v.byLive[idKey(id)] = x
 			v.mu.Unlock()
-			return replaceTop(msg, "id", id)
+			return v.liveState(replaceTop(msg, "id", id))
 		}
 	case kindNotification:
 		if !it.cancels || m.method != "notifications/cancelled" {
@@ -563,6 +595,8 @@ func (v *verifier) compare() {
 		mm := Mismatch{Method: x.req.method, Request: x.req.params, Recorded: x.resp.raw}
 		if x.live == nil {
 			switch {
+			case x.refused != nil:
+				mm.Problem = "refused: " + x.refused.Error()
 			case !x.sent:
 				mm.Problem = "not sent: the connection ended first"
 			case x.timedOut:
@@ -605,4 +639,132 @@ func (v *verifier) comparable(m message, red *Redactor) any {
 	delete(obj, "id")
 	delete(obj, "jsonrpc")
 	return removePaths(obj, v.ignore)
+}
+
+// route returns the route to send a recorded frame with: the recorded
+// one, with values the recording redacted taken from the frame again
+// (the frame holds "[redacted]" too when the argument was redacted, and
+// header and body must agree); or, where the trace could not record
+// routes, one derived from a stateless-era message (its _meta declares a
+// 2026-07-28-era version); else none (the handshake era). Mcp-Param
+// values that were not on the wire (a stdio recording) are taken from the
+// arguments per the x-mcp-header annotations of the recorded tools/list,
+// so a trace recorded over stdio can be verified over HTTP.
+func (v *verifier) route(it *vItem) *transport.Route {
+	msgs, batch := parseFrame(it.frame)
+	if batch || len(msgs) != 1 || msgs[0].kind != kindRequest && msgs[0].kind != kindNotification {
+		return it.route
+	}
+	m := msgs[0]
+	if it.route == nil {
+		if !v.derive {
+			return nil
+		}
+		r := inspector.StandardRoute(m.method, m.params)
+		if !inspector.IsModernVersion(r.ProtocolVersion) {
+			return nil
+		}
+		r.Params = v.mirrored(m, r.Name)
+		return r
+	}
+	r := *it.route
+	if r.Name == Placeholder {
+		r.Name = inspector.StandardRoute(m.method, m.params).Name
+	}
+	if v.offWire && len(r.Params) == 0 {
+		// Recorded where nothing is mirrored (stdio): the arguments an
+		// HTTP server wants in headers are found as a client would.
+		r.Params = v.mirrored(m, r.Name)
+		return &r
+	}
+	var fresh []transport.RouteParam
+	for i, p := range r.Params {
+		if p.Value != Placeholder {
+			continue
+		}
+		if fresh == nil {
+			fresh = v.mirrored(m, r.Name)
+			r.Params = append([]transport.RouteParam(nil), r.Params...)
+		}
+		for _, f := range fresh {
+			if strings.EqualFold(f.Name, p.Name) {
+				r.Params[i].Value = f.Value
+			}
+		}
+	}
+	return &r
+}
+
+// mirrored returns the Mcp-Param values of a tools/call, from the
+// recorded x-mcp-header annotations of the tool.
+func (v *verifier) mirrored(m message, tool string) []transport.RouteParam {
+	params := v.xheaders[tool]
+	if m.method != "tools/call" || len(params) == 0 {
+		return nil
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(m.params, &p) != nil {
+		return nil
+	}
+	out, err := inspector.HeaderValues(params, p.Arguments)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// carryState notes the requestState the live server put in its answer
+// to x where the recorded server put another: a multi-round request
+// retried later must carry the live server's state, exactly (spec
+// 2026-07-28: basic/patterns/mrtr). The states themselves are compared
+// as recorded, like everything else in a result.
+func (v *verifier) carryState(x *exchange) {
+	if x.resp == nil || x.live == nil {
+		return
+	}
+	rec, live := requestState(x.resp.raw, isResultRequestState), requestState(x.live.raw, isResultRequestState)
+	if rec == nil || live == nil || idKey(rec) == idKey(live) {
+		return
+	}
+	v.mu.Lock()
+	v.states[idKey(rec)] = live
+	v.mu.Unlock()
+}
+
+// liveState replaces a recorded request's params.requestState with the
+// live server's, when it gave another.
+func (v *verifier) liveState(msg []byte) []byte {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.states) == 0 {
+		return msg
+	}
+	spans := findSpans(msg, isParamsRequestState)
+	if len(spans) != 1 {
+		return msg
+	}
+	live, ok := v.states[idKey(msg[spans[0].start:spans[0].end])]
+	if !ok {
+		return msg
+	}
+	return splice(msg, spans, func([]byte) []byte { return live })
+}
+
+// requestState returns the value at the path match selects, or nil.
+func requestState(msg []byte, match func([]elem) bool) json.RawMessage {
+	spans := findSpans(msg, match)
+	if len(spans) != 1 {
+		return nil
+	}
+	return msg[spans[0].start:spans[0].end]
+}
+
+func isResultRequestState(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "result" && p[1].index < 0 && p[1].key == "requestState"
+}
+
+func isParamsRequestState(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "requestState"
 }

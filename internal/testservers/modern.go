@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -242,6 +244,31 @@ func Modern(t testing.TB, srv *mcp.Server) string {
 	// basic/transports/streamable-http, "Cancellation"); the SDK does that
 	// for tool calls only when asked to.
 	return Streamable(t, srv, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}, nil)
+}
+
+// ChangeEcho replaces srv's echo tool with one that answers "Echo! "
+// instead of "Echo: ", as a regression would: verify must notice.
+func ChangeEcho(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo the message"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, any, error) {
+			return text("Echo! " + in.Message), nil, nil
+		})
+}
+
+// ServeModern serves srv as Modern does, outside a test: on 127.0.0.1, at
+// path /mcp. It returns the URL and a function that stops the server.
+func ServeModern(srv *mcp.Server) (url string, stop func(), err error) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(l)
+	return "http://" + l.Addr().String() + "/mcp", func() { hs.Close() }, nil
 }
 
 // ChangeTools adds then removes a tool, so list subscribers get

@@ -27,6 +27,11 @@
 //	             subscriptions (see tasks.go)
 //	print-blob N writes the N bytes of the rich server's binary resource on
 //	             stdout (not a server: tests compare files with it)
+//	modern-http URLFILE [changed]
+//	             the modern server over stateless Streamable HTTP (as a
+//	             2026-07-28 server serves it) on 127.0.0.1; "changed" answers
+//	             echo with "Echo! " (a regression for verify to find). Writes
+//	             the URL to URLFILE (atomically), serves until SIGINT or SIGTERM
 //	oauth-http URLFILE
 //	             an HTTP server protected by OAuth (see oauth.go), with its
 //	             authorization server, on 127.0.0.1; writes the MCP URL to
@@ -62,6 +67,14 @@ func main() {
 			os.Exit(2)
 		}
 		_, _ = os.Stdout.Write(blob(n))
+		return
+	}
+	if mode == "modern-http" && (len(os.Args) == 3 || len(os.Args) == 4) {
+		recordPID()
+		if err := runModernHTTP(os.Args[2], len(os.Args) == 4 && os.Args[3] == "changed"); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if mode == "oauth-http" && len(os.Args) == 3 {

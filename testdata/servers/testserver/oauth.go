@@ -24,10 +24,31 @@ func runOAuthHTTP(urlFile string) error {
 		return err
 	}
 	defer stop()
+	return serveUntilSignal(urlFile, srv.MCPURL)
+}
+
+// runModernHTTP serves the modern Go SDK server over stateless Streamable
+// HTTP (changed: with the regressed echo tool).
+func runModernHTTP(urlFile string, changed bool) error {
+	srv := testservers.NewModernServer(nil, nil)
+	if changed {
+		testservers.ChangeEcho(srv)
+	}
+	u, stop, err := testservers.ServeModern(srv)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return serveUntilSignal(urlFile, u)
+}
+
+// serveUntilSignal writes url to urlFile (atomically) and waits for
+// SIGINT or SIGTERM.
+func serveUntilSignal(urlFile, url string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	tmp := filepath.Join(filepath.Dir(urlFile), "."+filepath.Base(urlFile)+".tmp")
-	if err := os.WriteFile(tmp, []byte(srv.MCPURL+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(url+"\n"), 0o644); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, urlFile); err != nil {
