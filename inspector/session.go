@@ -863,6 +863,15 @@ var errCancelledByServer = errors.New("cancelled by the server")
 // when the server cancelled the request: receivers of a cancellation SHOULD
 // NOT respond (spec: basic/utilities/cancellation, "Behavior Requirements").
 func (s *Session) answer(m *Message) []byte {
+	if !validID(m.ID) {
+		// JSON-RPC 2.0: a request whose id is neither a string nor a number
+		// is an invalid request, answered with a null id.
+		rpcErr := &RPCError{Code: CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + string(m.ID)}
+		if s.opts.OnServerRequest != nil {
+			s.opts.OnServerRequest(m, nil, rpcErr)
+		}
+		return encodeResponse(json.RawMessage("null"), nil, rpcErr)
+	}
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,12 +167,21 @@ func TestMalformedFramesAreWarnedNotFatal(t *testing.T) {
 		// ping after the bad frame is answered every warning is queued.
 		id := `"sync-` + strconv.Itoa(i) + `"`
 		srv.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
-		for {
-			// The bad frame may be answered too (a ping with an invalid id
-			// is answered with that id), so skip what is not ours.
+		// A request with an invalid id is answered with an invalid-request
+		// error and a null id, concurrently with the ping: wait for both.
+		wantInvalid := strings.Contains(tt.frame, `"method":"ping"`)
+		for gotSync := false; !gotSync || wantInvalid; {
 			msgs, _, _ := DecodeFrame(srv.nextFrame().Data)
-			if len(msgs) == 1 && string(msgs[0].ID) == id {
-				break
+			if len(msgs) != 1 {
+				t.Fatalf("frame %q: unexpected answer", tt.frame)
+			}
+			switch {
+			case string(msgs[0].ID) == id:
+				gotSync = true
+			case wantInvalid && string(msgs[0].ID) == "null" && msgs[0].Error != nil && msgs[0].Error.Code == CodeInvalidRequest:
+				wantInvalid = false
+			default:
+				t.Fatalf("frame %q: unexpected answer %s", tt.frame, msgs[0].Raw)
 			}
 		}
 		var got []string
