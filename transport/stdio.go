@@ -56,9 +56,7 @@ type StdioConn struct {
 	// broken line so the frames after it stay intact. Guarded by writeMu.
 	partial bool
 
-	frames   chan Frame
-	readErr  error         // set before readDone is closed
-	readDone chan struct{} // closed when stdout reached EOF or failed
+	lines *lineReader // the server's stdout, as frames
 
 	exited   chan struct{} // closed when the process has been waited for
 	exitErr  error         // result of cmd.Wait, valid after exited
@@ -114,16 +112,18 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	closeAll(inR, outW, errW)
 
 	c := &StdioConn{
-		opts:     opts,
-		cmd:      cmd,
-		stdin:    inW,
-		stdout:   outR,
-		stderr:   errR,
-		frames:   make(chan Frame, 16),
-		readDone: make(chan struct{}),
-		exited:   make(chan struct{}),
-		closing:  make(chan struct{}),
+		opts:    opts,
+		cmd:     cmd,
+		stdin:   inW,
+		stdout:  outR,
+		stderr:  errR,
+		exited:  make(chan struct{}),
+		closing: make(chan struct{}),
 	}
+	// Everything the readers use is in place before they start.
+	c.stderrWG.Add(1)
+	go c.readStderr()
+	c.lines = startLineReader(c.stdout, c.closing, c.endError)
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
@@ -133,15 +133,12 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		t := time.NewTimer(time.Second)
 		defer t.Stop()
 		select {
-		case <-c.readDone:
+		case <-c.lines.done:
 		case <-c.closing:
 		case <-t.C:
 			c.stdout.Close()
 		}
 	}()
-	c.stderrWG.Add(1)
-	go c.readStderr()
-	go c.readStdout()
 	return c, nil
 }
 
@@ -175,29 +172,6 @@ func (c *StdioConn) observe(ev Event) {
 	if c.opts.Observer != nil {
 		ev.Time = time.Now()
 		c.opts.Observer(ev)
-	}
-}
-
-// readStdout splits the server's stdout into frames, one per line, with no
-// size limit short of memory.
-func (c *StdioConn) readStdout() {
-	defer close(c.readDone)
-	r := bufio.NewReaderSize(c.stdout, 64*1024)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			line = bytes.TrimSuffix(line, []byte("\n"))
-			select {
-			case c.frames <- Frame{Data: line}:
-			case <-c.closing:
-				c.readErr = ErrClosed
-				return
-			}
-		}
-		if err != nil {
-			c.readErr = c.endError(err)
-			return
-		}
 	}
 }
 
@@ -259,35 +233,13 @@ func (c *StdioConn) readStderr() {
 }
 
 // Read returns the next line the server wrote on stdout.
-func (c *StdioConn) Read(ctx context.Context) (Frame, error) {
-	select {
-	case f := <-c.frames:
-		return f, nil
-	default:
-	}
-	select {
-	case f := <-c.frames:
-		return f, nil
-	case <-c.readDone:
-		// Drain frames that were queued before the end.
-		select {
-		case f := <-c.frames:
-			return f, nil
-		default:
-		}
-		return Frame{}, c.readErr
-	case <-c.closing:
-		return Frame{}, ErrClosed
-	case <-ctx.Done():
-		return Frame{}, ctx.Err()
-	}
-}
+func (c *StdioConn) Read(ctx context.Context) (Frame, error) { return c.lines.read(ctx) }
 
 // Write sends one frame followed by a newline. Frames must not contain a
 // newline: stdio framing forbids it (spec: basic/transports, stdio).
 func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 	if bytes.IndexByte(f.Data, '\n') >= 0 {
-		return errors.New("frame contains a newline, which stdio framing forbids")
+		return errNewline
 	}
 	select {
 	case <-c.closing:
@@ -320,9 +272,7 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 	case err != nil:
 		// The broken line could not be ended; nothing of f was written.
 	case len(f.Data) < 64*1024:
-		buf := make([]byte, 0, len(f.Data)+1)
-		buf = append(append(buf, f.Data...), '\n')
-		n, err = c.stdin.Write(buf)
+		n, err = c.stdin.Write(frameLine(f))
 	default:
 		if n, err = c.stdin.Write(f.Data); err == nil {
 			m, err = c.stdin.Write([]byte{'\n'})

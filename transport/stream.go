@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,9 +18,7 @@ type StreamConn struct {
 	w       io.Writer
 	writeMu sync.Mutex
 
-	frames   chan Frame
-	readErr  error
-	readDone chan struct{}
+	lines *lineReader
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -32,70 +29,24 @@ type StreamConn struct {
 // usually the process's own stdin and stdout), so a Read blocked in r
 // returns only when r ends or the process exits.
 func NewStream(r io.Reader, w io.Writer) *StreamConn {
-	c := &StreamConn{
-		w:        w,
-		frames:   make(chan Frame, 16),
-		readDone: make(chan struct{}),
-		closing:  make(chan struct{}),
-	}
-	go c.readLoop(r)
+	c := &StreamConn{w: w, closing: make(chan struct{})}
+	c.lines = startLineReader(r, c.closing, func(err error) error {
+		if errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		return fmt.Errorf("reading frames: %w", err)
+	})
 	return c
 }
 
-func (c *StreamConn) readLoop(r io.Reader) {
-	defer close(c.readDone)
-	br := bufio.NewReaderSize(r, 64*1024)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			line = bytes.TrimSuffix(line, []byte("\n"))
-			select {
-			case c.frames <- Frame{Data: line}:
-			case <-c.closing:
-				c.readErr = ErrClosed
-				return
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				c.readErr = io.EOF
-			} else {
-				c.readErr = fmt.Errorf("reading frames: %w", err)
-			}
-			return
-		}
-	}
-}
-
 // Read returns the next line. At the end of the input it returns io.EOF.
-func (c *StreamConn) Read(ctx context.Context) (Frame, error) {
-	select {
-	case f := <-c.frames:
-		return f, nil
-	default:
-	}
-	select {
-	case f := <-c.frames:
-		return f, nil
-	case <-c.readDone:
-		select {
-		case f := <-c.frames:
-			return f, nil
-		default:
-		}
-		return Frame{}, c.readErr
-	case <-c.closing:
-		return Frame{}, ErrClosed
-	case <-ctx.Done():
-		return Frame{}, ctx.Err()
-	}
-}
+func (c *StreamConn) Read(ctx context.Context) (Frame, error) { return c.lines.read(ctx) }
 
 // Write writes the frame and a newline in one call. Frames must not
 // contain a newline.
 func (c *StreamConn) Write(ctx context.Context, f Frame) error {
 	if bytes.IndexByte(f.Data, '\n') >= 0 {
-		return errors.New("frame contains a newline, which stdio framing forbids")
+		return errNewline
 	}
 	select {
 	case <-c.closing:
@@ -105,11 +56,9 @@ func (c *StreamConn) Write(ctx context.Context, f Frame) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, len(f.Data)+1)
-	buf = append(append(buf, f.Data...), '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if _, err := c.w.Write(buf); err != nil {
+	if _, err := c.w.Write(frameLine(f)); err != nil {
 		return fmt.Errorf("writing a frame: %w", err)
 	}
 	return nil
