@@ -22,20 +22,25 @@ type Printer struct {
 	st    styles
 }
 
+// Style returns a function that renders its arguments with attrs when
+// enabled is true and plainly otherwise, whatever fatih/color's global
+// detection says: mcpx decides colour per stream (--color, NO_COLOR, TTY).
+func Style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
+	c := color.New(attrs...)
+	if enabled {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return c.SprintFunc()
+}
+
 type styles struct {
 	head, name, dim, err, warn, key func(a ...any) string
 }
 
 func newStyles(enabled bool) styles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string {
-		c := color.New(attrs...)
-		if enabled {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-		return c.SprintFunc()
-	}
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(enabled, attrs...) }
 	return styles{
 		head: mk(color.Bold),
 		name: mk(color.FgCyan, color.Bold),

@@ -185,15 +185,7 @@ type reportStyles struct {
 }
 
 func newReportStyles(on bool) reportStyles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string {
-		c := color.New(attrs...)
-		if on {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-		return c.SprintFunc()
-	}
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(on, attrs...) }
 	return reportStyles{
 		bad:   mk(color.FgRed, color.Bold),
 		good:  mk(color.FgGreen),

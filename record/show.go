@@ -439,15 +439,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 // method, requests paired with their responses (with latency), errors in
 // red. Everything from the trace is escaped for the terminal.
 func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
-	mk := func(attrs ...color.Attribute) func(a ...any) string {
-		c := color.New(attrs...)
-		if colorOn {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-		return c.SprintFunc()
-	}
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(colorOn, attrs...) }
 	dim, bold, red, yellow, cyan, green := mk(color.Faint), mk(color.Bold), mk(color.FgRed, color.Bold), mk(color.FgYellow), mk(color.FgCyan), mk(color.FgGreen)
 	esc := inspector.EscapeLine
 
