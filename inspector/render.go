@@ -220,15 +220,25 @@ type toolEntry struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// Tools lists tools with their arguments (required ones marked with *).
-func (p *Printer) Tools(items []json.RawMessage) {
+// table prints one row of three columns per item, aligned, or the
+// placeholder when there are none.
+func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]string) {
 	if len(items) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("(no tools)"))
+		fmt.Fprintln(p.w, p.st.dim(none))
 		return
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	var invalid []string
 	for _, it := range items {
+		r := row(it)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
+	}
+	tw.Flush()
+}
+
+// Tools lists tools with their arguments (required ones marked with *).
+func (p *Printer) Tools(items []json.RawMessage) {
+	var invalid []string
+	p.table(items, "(no tools)", func(it json.RawMessage) [3]string {
 		var t toolEntry
 		_ = json.Unmarshal(it, &t)
 		name := p.st.name(EscapeLine(t.Name))
@@ -237,9 +247,8 @@ func (p *Printer) Tools(items []json.RawMessage) {
 			name += " " + p.st.warn("[invalid x-mcp-header]")
 			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title)))
-	}
-	tw.Flush()
+		return [3]string{name, p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title))}
+	})
 	for _, w := range invalid {
 		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
 	}
@@ -297,12 +306,7 @@ func propertyOrder(schema json.RawMessage) []string {
 
 // Resources lists resources: name, URI, MIME type.
 func (p *Printer) Resources(items []json.RawMessage) {
-	if len(items) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("(no resources)"))
-		return
-	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	for _, it := range items {
+	p.table(items, "(no resources)", func(it json.RawMessage) [3]string {
 		var r struct {
 			Name, Title, URI, MimeType, Description string
 			Size                                    *int64
@@ -312,36 +316,24 @@ func (p *Printer) Resources(items []json.RawMessage) {
 		if r.Size != nil {
 			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URI), p.st.dim(extra))
-	}
-	tw.Flush()
+		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URI), p.st.dim(extra)}
+	})
 }
 
 // Templates lists resource templates.
 func (p *Printer) Templates(items []json.RawMessage) {
-	if len(items) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("(no resource templates)"))
-		return
-	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	for _, it := range items {
+	p.table(items, "(no resource templates)", func(it json.RawMessage) [3]string {
 		var r struct {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URITemplate), firstLine(r.Description))
-	}
-	tw.Flush()
+		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URITemplate), firstLine(r.Description)}
+	})
 }
 
 // Prompts lists prompts with their arguments (required ones starred).
 func (p *Printer) Prompts(items []json.RawMessage) {
-	if len(items) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("(no prompts)"))
-		return
-	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	for _, it := range items {
+	p.table(items, "(no prompts)", func(it json.RawMessage) [3]string {
 		var r struct {
 			Name, Title, Description string
 			Arguments                []struct {
@@ -358,9 +350,8 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 			}
 			args = append(args, s)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.st.name(EscapeLine(r.Name)), p.st.dim(strings.Join(args, " ")), firstLine(orString(r.Description, r.Title)))
-	}
-	tw.Flush()
+		return [3]string{p.st.name(EscapeLine(r.Name)), p.st.dim(strings.Join(args, " ")), firstLine(orString(r.Description, r.Title))}
+	})
 }
 
 // ToolResult renders a CallToolResult: its content blocks, then its
