@@ -33,6 +33,8 @@ type client struct {
 	serverName atomic.Value // string, once initialized
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
+	// observe, when set (the REPL), sees every notification first.
+	observe func(*inspector.Message)
 }
 
 // Close ends the session (shutting the server down) and releases files.
@@ -107,6 +109,10 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		tc = transport.Tap(tc, c.console.Wire)
 	}
 	c.feats = g.features(c)
+	if g.live != nil {
+		g.live.prepare(c)
+		tc = g.live.wrapConn(c, tc)
+	}
 	life := g.lifecycle(c, server)
 	if g.verbose {
 		switch l := life.(type) {
