@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,6 +102,7 @@ type replSession struct {
 	c       *client
 	catalog *inspector.Catalog
 	closing bool            // the session is being closed on purpose
+	ended   bool            // the end of the session was reported
 	subs    map[string]bool // resource subscriptions
 	listen  func()          // stops the modern era's background listen
 	trace   traceWriter     // :record
@@ -318,7 +320,7 @@ func (s *replSession) open(ctx context.Context) error {
 	}
 	cat := inspector.NewCatalog(c.sess)
 	s.mu.Lock()
-	s.c, s.catalog, s.closing, s.subs = c, cat, false, map[string]bool{}
+	s.c, s.catalog, s.closing, s.ended, s.subs = c, cat, false, false, map[string]bool{}
 	s.mu.Unlock()
 	if s.interactive {
 		cat.AutoRefresh(s.ctx)
@@ -381,16 +383,20 @@ func (s *replSession) observe(m *inspector.Message) {
 func (s *replSession) watchEnd(c *client) {
 	select {
 	case <-c.sess.Done():
+		s.reportEnd(c)
 	case <-s.ctx.Done():
-		return
 	}
+}
+
+// reportEnd says, once, that c's session ended on its own.
+func (s *replSession) reportEnd(c *client) {
 	s.mu.Lock()
-	closing := s.closing || s.c != c
+	quiet := s.closing || s.c != c || s.ended
+	s.ended = true
 	s.mu.Unlock()
-	if closing {
-		return
+	if !quiet {
+		c.console.Warn("the session ended: " + errorMessage(c.sess.Err()) + " (:reconnect starts a new session)")
 	}
-	c.console.Warn("the session ended: " + errorMessage(c.sess.Err()) + " (:reconnect starts a new session)")
 }
 
 // current returns the open client, or why there is none.
@@ -402,6 +408,7 @@ func (s *replSession) current() (*client, error) {
 		return nil, fmt.Errorf("%w: no session (:reconnect starts one)", transport.ErrClosed)
 	}
 	if err := c.sess.Err(); err != nil {
+		s.reportEnd(c)
 		return nil, fmt.Errorf("the session has ended (:reconnect starts a new one): %w", err)
 	}
 	return c, nil
@@ -969,8 +976,14 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 	case "remove":
 		want := args[1]
 		if !strings.Contains(want, "://") {
+			// The URI RootFromPath made, without asking that the path
+			// still exists.
 			if abs, err := filepath.Abs(want); err == nil {
-				want = "file://" + filepath.ToSlash(abs)
+				slash := filepath.ToSlash(abs)
+				if !strings.HasPrefix(slash, "/") {
+					slash = "/" + slash
+				}
+				want = (&url.URL{Scheme: "file", Path: slash}).String()
 			}
 		}
 		kept := list[:0:0]
@@ -1087,6 +1100,7 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 		return fmt.Errorf(":wait %s: %w", pattern, &inspector.TimeoutError{Method: pattern, After: timeout})
 	default:
 		if serr := c.sess.Err(); serr != nil {
+			s.reportEnd(c)
 			return fmt.Errorf(":wait %s: %w: %w", pattern, inspector.ErrServerGone, serr)
 		}
 		return err

@@ -38,17 +38,21 @@ func runScript(t *testing.T, script string, args ...string) result {
 }
 
 func TestReplScriptEveryCommand(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), "my root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootURI := "file://" + strings.ReplaceAll(root, " ", "%20")
 	script := strings.Join([]string{
 		"ping",
 		"tools list",
 		"# a comment, and an empty line",
 		"",
 		"tools call roots",
-		":roots add " + root,
+		":roots add '" + root + "'",
 		":roots",
 		"tools call roots",
-		":roots remove " + root,
+		":roots remove '" + root + "'",
 		"tools call roots",
 		":json on",
 		"ping",
@@ -82,9 +86,9 @@ func TestReplScriptEveryCommand(t *testing.T) {
 		"mcpx> ping\npong (",
 		"mcpx> tools list\n",
 		"mcpx> tools call roots\nroots: \n",
-		"mcpx> :roots\nfile://"+root+"\n",
-		"roots: file://"+root+" ("+filepath.Base(root)+")",
-		"mcpx> :roots remove "+root+"\n(no roots)\nmcpx> tools call roots\nroots: \n",
+		"mcpx> :roots\n"+rootURI+"\n",
+		"roots: "+rootURI+" (my root)",
+		"mcpx> :roots remove '"+root+"'\n(no roots)\nmcpx> tools call roots\nroots: \n",
 		"mcpx> :json on\n",
 		"mcpx> :wait notifications/message 10s\n[debug] sdk: a debug line\n",
 		"mcpx> :wait notifications/resources/updated 10s\nnotification resource updated: test://counter\n",
@@ -218,14 +222,19 @@ func TestReplServerDies(t *testing.T) {
 	if err := os.WriteFile(server, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := runScript(t, ":sleep 1s\nping\n", "repl", "--", server)
+	// (:wait ends when the session does.)
+	r := runScript(t, ":wait notifications/never 30s\nping\n", "repl", "--keep-going", "--", server)
 	r.wantCode(t, cmd.ExitConnect)
 	wantContains(t, "stderr", r.stderr, "the session ended: server exited (exit status 3); its last stderr lines: fragile: giving up now (:reconnect starts a new session)",
-		"the session has ended (:reconnect starts a new one)")
+		":wait notifications/never: the connection ended: server exited (exit status 3)",
+		"the session has ended (:reconnect starts a new one): server exited (exit status 3)")
+	if n := strings.Count(r.stderr, "the session ended:"); n != 1 {
+		t.Errorf("the end was reported %d times", n)
+	}
 
 	os.Remove(flag)
-	r = runScript(t, ":sleep 1s\n:reconnect\nping\n", "repl", "--env", serverEnv+"=sdk", "--", server)
-	r.wantCode(t, cmd.ExitOK)
+	r = runScript(t, ":wait notifications/never 30s\n:reconnect\nping\n", "repl", "--keep-going", "--env", serverEnv+"=sdk", "--", server)
+	r.wantCode(t, cmd.ExitConnect) // the :wait
 	wantContains(t, "stdout", r.stdout, "mcpx> ping\npong")
 	wantContains(t, "stderr", r.stderr, "server exited (exit status 3)", "connected to sdk-features 1.0.0")
 }
