@@ -3,6 +3,7 @@ module github.com/mcpx-dev/mcpx
 go 1.26.0
 
 require (
+	github.com/chzyer/readline v1.5.1
 	github.com/fatih/color v1.19.0
 	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0

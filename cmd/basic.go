@@ -14,6 +14,10 @@ import (
 // withClient connects to the server after "--", runs fn and closes the
 // session, shutting the server down.
 func (g *globalOptions) withClient(ctx context.Context, server []string, fn func(*client) error) error {
+	if g.repl != nil {
+		// A command typed in the REPL: its session stays open.
+		return g.repl.with(server, fn)
+	}
 	c, err := g.connect(ctx, server)
 	if err != nil {
 		return err

@@ -197,6 +197,9 @@ func (n *notifySink) get() func(*inspector.Message) {
 
 // onNotification is the session's notification callback for c.
 func (c *client) onNotification(m *inspector.Message) {
+	if c.observe != nil {
+		c.observe(m)
+	}
 	if c.feats != nil {
 		if note := c.feats.Notice(m); note != "" {
 			c.console.Note(note)

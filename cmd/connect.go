@@ -35,6 +35,8 @@ type client struct {
 	serverName atomic.Value // string, once initialized
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
+	// observe, when set (the REPL), sees every notification first.
+	observe func(*inspector.Message)
 }
 
 // Close ends the session (shutting the server down) and releases files;
@@ -73,6 +75,10 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		return nil, err
 	}
 	c.feats = g.features(c)
+	if g.live != nil {
+		g.live.prepare(c)
+		conn = g.live.wrapConn(c, conn)
+	}
 	life := g.lifecycle(c, server)
 	if g.verbose {
 		switch l := life.(type) {

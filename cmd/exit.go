@@ -85,6 +85,10 @@ func classify(err error) (int, string) {
 // report prints err on stderr — one line, or one JSON line with --json —
 // and returns the exit code.
 func (g *globalOptions) report(err error) int {
+	var st *exitStatus
+	if errors.As(err, &st) {
+		return st.code // reported already
+	}
 	code, kind := classify(err)
 	msg := errorMessage(err) + g.httpHint(err)
 	if g.json {
@@ -99,7 +103,11 @@ func (g *globalOptions) report(err error) int {
 	}
 	line := "mcpx: " + msg
 	if code == ExitUsage {
-		line += " (see mcpx --help)"
+		if g.repl != nil {
+			line += " (see help)"
+		} else {
+			line += " (see mcpx --help)"
+		}
 	}
 	fmt.Fprintln(g.io.ErrOut, line)
 	return code

@@ -146,17 +146,23 @@ func (g *globalOptions) httpObserverFor(console *inspector.Console) transport.Ob
 	return func(ev transport.Event) {
 		switch ev.Kind {
 		case transport.EventHTTP:
-			if g.wire {
+			if g.wireOn() {
 				console.Event(ev)
 			}
 		case transport.EventNote:
-			if g.wire || g.verbose {
+			if g.wireOn() || g.verbose {
 				console.Event(ev)
 			}
 		default:
 			console.Event(ev)
 		}
 	}
+}
+
+// wireOn reports whether frames and HTTP exchanges are shown: --wire, or
+// :wire on in the REPL.
+func (g *globalOptions) wireOn() bool {
+	return g.wire || (g.live != nil && g.live.wire.Load())
 }
 
 // httpHint says what to do about an HTTP failure, after its message.

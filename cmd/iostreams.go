@@ -17,6 +17,9 @@ type IOStreams struct {
 	InTTY, OutTTY, ErrTTY bool
 	// Getenv reads the environment (NO_COLOR, MCPX_*).
 	Getenv func(string) string
+	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
+	// in place of the process's own signals: tests press Ctrl-C with it.
+	Signals <-chan os.Signal
 }
 
 // SystemIO returns the process's standard streams.

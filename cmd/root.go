@@ -4,11 +4,13 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,6 +100,16 @@ type globalOptions struct {
 	started bool
 	// open holds the clients to close if mcpx panics.
 	open []*client
+
+	// The REPL. live is set on the REPL's own options: connect prepares
+	// its clients for a long session. repl is set on the options of each
+	// command typed in the REPL: withClient then uses the REPL's client.
+	live *replSession
+	repl *replSession
+	// onInterrupt, when set, handles SIGINT instead of cancelling the run
+	// (the REPL cancels only the command in flight); it reports whether
+	// it did.
+	onInterrupt atomic.Pointer[func() bool]
 }
 
 // Main runs mcpx with the process's arguments and streams and returns the
@@ -114,9 +126,10 @@ func Main() int {
 // (SIGINT, SIGTERM, SIGHUP) cancel ctx: the in-flight request is cancelled
 // and the server shut down before Run returns.
 func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	root, g := newRootCmd(ios)
+	defer g.handleSignals(cancel)()
 	defer func() {
 		if r := recover(); r != nil {
 			for _, c := range g.open {
@@ -140,8 +153,42 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	return g.report(err)
 }
 
+// handleSignals makes SIGINT, SIGTERM and SIGHUP (or, in tests, what
+// ios.Signals delivers) cancel the run, except that a SIGINT goes to
+// onInterrupt when it is set. It returns the function that stops it.
+func (g *globalOptions) handleSignals(cancel context.CancelFunc) (stop func()) {
+	sigs := g.io.Signals
+	var ch chan os.Signal
+	if sigs == nil {
+		ch = make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		sigs = ch
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				if h := g.onInterrupt.Load(); s == os.Interrupt && h != nil && (*h)() {
+					continue
+				}
+				cancel()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		if ch != nil {
+			signal.Stop(ch)
+		}
+	}
+}
+
 func newRootCmd(ios *IOStreams) (*cobra.Command, *globalOptions) {
 	g := &globalOptions{io: ios}
+	ro := &replOptions{g: g}
 	root := &cobra.Command{
 		Use:   "mcpx <command> [flags] -- <server command> [args...]",
 		Short: "Talk to, debug and test MCP servers",
@@ -149,17 +196,42 @@ func newRootCmd(ios *IOStreams) (*cobra.Command, *globalOptions) {
 
 It launches a server (everything after --) or connects to one over HTTP
 (--url), calls one protocol method, and prints the result for people, or
-exactly the JSON-RPC result with --json.`,
+exactly the JSON-RPC result with --json. Without a command it opens the
+REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		Example: `  mcpx tools list -- node server.js
   mcpx tools call echo message=hi -- node server.js
   mcpx info --json -- python -m my_server
   mcpx tools list --url http://127.0.0.1:3001/mcp
-  mcpx info --url https://mcp.example.com/mcp --bearer "$TOKEN"`,
+  mcpx info --url https://mcp.example.com/mcp --bearer "$TOKEN"
+  mcpx -- node server.js    (the REPL)`,
 		Version:       Version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 && c.ArgsLenAtDash() != 0 {
+				msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+					msg += " (did you mean " + strings.Join(s, ", ") + "?)"
+				}
+				return &usageError{err: errors.New(msg)}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			// No command: with a server, the REPL.
+			if g.repl != nil {
+				return usageErrorf("no command given; type help for the list")
+			}
+			if len(args) == 0 && g.url == "" {
+				return c.Help()
+			}
+			return ro.run(c.Context(), args)
+		},
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			g.started = true
+			if g.repl != nil {
+				return g.repl.checkLine(c, g)
+			}
 			if err := g.validate(); err != nil {
 				return err
 			}
@@ -194,6 +266,7 @@ exactly the JSON-RPC result with --json.`,
 	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines)")
 	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
 	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
+	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
 	for _, c := range []*cobra.Command{
@@ -204,6 +277,7 @@ exactly the JSON-RPC result with --json.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newReplCmd(g))
 	root.AddCommand(newAuthCmd(g))
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
 	for _, c := range []*cobra.Command{newProxyCmd(g), newReplayCmd(g), newVerifyCmd(g), newTraceCmd(g)} {

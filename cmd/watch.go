@@ -177,6 +177,14 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
+	if o.g.repl != nil && o.dur == 0 {
+		// In the REPL a subscription lasts while the session does: its
+		// updates are shown as they come, and :wait waits for one.
+		if o.read {
+			return usageErrorf("--read needs --for DURATION in the REPL (a subscription without --for stays open and shows updates as notifications)")
+		}
+		return o.g.withClient(ctx, server, func(c *client) error { return o.g.repl.subscribe(ctx, c, uri) })
+	}
 	return o.g.withClient(ctx, server, func(c *client) error {
 		// The read loop delivers notifications; reading the resource again
 		// is a request, so it happens here, never on the read loop.

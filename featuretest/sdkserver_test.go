@@ -121,6 +121,18 @@ func runSDKServer() error {
 		}
 		return text("url elicitation: " + res.Action), nil
 	})
+	// slow runs until it is cancelled (or for a minute), and says on
+	// stderr that it was: how a test sees that the server was told.
+	server.AddTool(&mcp.Tool{Name: "slow", InputSchema: empty}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "slow: started")
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "slow: cancelled by the client")
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return text("slow: done"), nil
+		}
+	})
 	server.AddTool(&mcp.Tool{Name: "log", InputSchema: empty}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		for _, lvl := range []mcp.LoggingLevel{"debug", "error"} {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: lvl, Logger: "sdk", Data: "a " + string(lvl) + " line"})

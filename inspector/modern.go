@@ -115,6 +115,20 @@ func (m *Modern) note(s *Session, msg string) {
 	s.note("%s", msg)
 }
 
+// SetLogLevel changes the log level later requests ask for (the REPL's
+// :log); "" asks for none.
+func (m *Modern) SetLogLevel(level string) {
+	m.mu.Lock()
+	m.LogLevel = level
+	m.mu.Unlock()
+}
+
+func (m *Modern) logLevel() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.LogLevel
+}
+
 func (m *Modern) currentVersion() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -258,11 +272,11 @@ func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessag
 		{MetaClientInfo, marshalRaw(m.ClientInfo)},
 		{MetaClientCapabilities, caps},
 	}
-	if m.LogLevel != "" {
+	if level := m.logLevel(); level != "" {
 		fields = append(fields, struct {
 			key   string
 			value json.RawMessage
-		}{MetaLogLevel, marshalRaw(m.LogLevel)})
+		}{MetaLogLevel, marshalRaw(level)})
 	}
 	obj, err := ParseObject(params)
 	if err != nil {

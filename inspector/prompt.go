@@ -31,6 +31,40 @@ type Prompter struct {
 	mu          sync.Mutex
 	outstanding bool  // the reader was asked for a line not yet taken
 	readErr     error // the reader's final error (io.EOF): every later read gets it
+	src         LineSource
+}
+
+// ErrDismissed is returned by a LineSource when the person dismissed the
+// question (Ctrl-C in the REPL). It matches io.EOF, so every conversation
+// ends as at the end of input: an elicitation is cancelled.
+var ErrDismissed error = dismissed{}
+
+type dismissed struct{}
+
+func (dismissed) Error() string        { return "dismissed" }
+func (dismissed) Is(target error) bool { return target == io.EOF }
+
+// LineSource reads answers for a Prompter that shares the terminal with a
+// line editor (the REPL), so that one reader owns the terminal: it shows
+// the prompt itself and returns the line typed.
+type LineSource interface {
+	ReadLine(ctx context.Context, prompt string) (string, error)
+	// Hold gives the terminal to one conversation until release is
+	// called; the editor's own prompt waits meanwhile.
+	Hold(ctx context.Context) (release func(), err error)
+}
+
+// UseLineSource makes p read its answers from src instead of its reader.
+func (p *Prompter) UseLineSource(src LineSource) {
+	p.mu.Lock()
+	p.src = src
+	p.mu.Unlock()
+}
+
+func (p *Prompter) source() LineSource {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.src
 }
 
 type lineResult struct {
@@ -59,7 +93,16 @@ func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
 	}()
 	select {
 	case <-got:
-		return p.conv.Unlock, nil
+		src := p.source()
+		if src == nil {
+			return p.conv.Unlock, nil
+		}
+		release, err := src.Hold(ctx)
+		if err != nil {
+			p.conv.Unlock()
+			return nil, err
+		}
+		return func() { release(); p.conv.Unlock() }, nil
 	case <-ctx.Done():
 		// Take and release the lock once it comes so it is not lost.
 		go func() {
@@ -100,6 +143,9 @@ func (p *Prompter) reader() {
 func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
 	if !p.Interactive() {
 		return "", ErrNoTerminal
+	}
+	if src := p.source(); src != nil {
+		return src.ReadLine(ctx, prompt)
 	}
 	p.start.Do(func() {
 		p.lines = make(chan lineResult, 1)

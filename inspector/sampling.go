@@ -270,7 +270,7 @@ func (s *Sampler) prompt(ctx context.Context, req *SamplingRequest) (json.RawMes
 	for {
 		line, err := p.ReadLine(ctx, "> ")
 		if err != nil {
-			if errors.Is(err, ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if errors.Is(err, ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDismissed) {
 				return nil, err
 			}
 			break // end of input ends the reply

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReplTerminal drives the REPL in a real terminal: tmux runs mcpx repl
+// against server-everything, keys are sent with send-keys and the screen
+// is read with capture-pane. It needs tmux and server-everything; it skips
+// without them in a quick run and fails when MCPX_REQUIRE_INTEROP=1 (the
+// test command installs both).
+func TestReplTerminal(t *testing.T) {
+	trackSources(t)
+	require := os.Getenv("MCPX_REQUIRE_INTEROP") == "1"
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if require {
+			t.Fatal("MCPX_REQUIRE_INTEROP=1 but tmux is not installed (./scripts/test installs it)")
+		}
+		t.Skip("tmux is not installed (./scripts/test installs it)")
+	}
+	node, everything, err := npmPeers()
+	if err != nil {
+		if require {
+			t.Fatalf("MCPX_REQUIRE_INTEROP=1 but %v", err)
+		}
+		t.Skip(err)
+	}
+
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "ev.pid")
+	statusFile := filepath.Join(dir, "status")
+	tm := &tmux{t: t, bin: tmuxBin, sock: filepath.Join(dir, "tmux.sock")}
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "NODE=" + quoteSh(node), "EVERYTHING=" + quoteSh(everything),
+		"TEST_PIDFILE=" + quoteSh(pidFile), "GORACE=atexit_sleep_ms=0", "MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
+		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "everything")), "stdio",
+	}, " ")
+	// The shell records mcpx's exit status, then keeps the pane open.
+	command := mcpx + "; echo $? > " + quoteSh(statusFile) + "; exec sleep 600"
+	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "repl", "-x", "200", "-y", "50", command)
+	t.Cleanup(func() {
+		t.Logf("screen:\n%s", tm.screen())
+		_ = exec.Command(tm.bin, "-S", tm.sock, "kill-server").Run()
+	})
+	tm.waitFor("the prompt", "Type help for commands")
+	tm.waitFor("the prompt", "mcpx> ")
+
+	// Tab completes the tool name from the live server.
+	tm.keys("-l", "tools call ec")
+	tm.keys("Tab")
+	tm.waitFor("the completed tool name", "mcpx> tools call echo")
+	tm.keys("-l", " message=hi")
+	tm.keys("Enter")
+	tm.waitFor("the tool's output", "\nEcho: hi\n")
+
+	// And the prompt name.
+	tm.keys("-l", "prompts get args-")
+	tm.keys("Tab")
+	tm.waitFor("the completed prompt name", "mcpx> prompts get args-prompt")
+	tm.keys("-l", " city=Paris")
+	tm.keys("Enter")
+	tm.waitFor("the prompt's output", "weather in Paris")
+
+	// Ctrl-C during a long call returns to the prompt and tells the
+	// server (the wire shows notifications/cancelled).
+	tm.keys("-l", ":wire on")
+	tm.keys("Enter")
+	tm.waitFor(":wire on", "wire output is on")
+	tm.keys("-l", "tools call trigger-long-running-operation duration=30 steps=30")
+	tm.keys("Enter")
+	tm.waitFor("progress", `"method":"notifications/progress"`)
+	start := time.Now()
+	tm.keys("C-c")
+	tm.waitFor("the interrupt", "mcpx: interrupted")
+	tm.waitForAfter("the prompt after the interrupt", "mcpx: interrupted", "mcpx> ")
+	t.Logf("the prompt came back %s after Ctrl-C", time.Since(start).Round(time.Millisecond))
+	tm.waitFor("the cancellation on the wire", `"method":"notifications/cancelled","params":{"reason":"cancelled by the user","requestId":`)
+	tm.keys("-l", ":wire off")
+	tm.keys("Enter")
+	tm.waitFor(":wire off", "wire output is off")
+
+	// Ctrl-D leaves: mcpx exits 0 and the server is gone.
+	tm.keys("C-d")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(statusFile)
+		if err == nil && strings.HasSuffix(string(b), "\n") {
+			if status := strings.TrimSpace(string(b)); status != "0" {
+				t.Fatalf("mcpx exited with status %s after Ctrl-D", status)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("mcpx still runs after Ctrl-D")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no server PID: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("PID file holds %q", b)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server process %d is still running after Ctrl-D", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// tmux drives one tmux server on a private socket.
+type tmux struct {
+	t    *testing.T
+	bin  string
+	sock string
+}
+
+func (tm *tmux) run(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command(tm.bin, append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (tm *tmux) keys(args ...string) {
+	tm.t.Helper()
+	tm.run(append([]string{"send-keys", "-t", "repl"}, args...)...)
+}
+
+// screen is everything the pane has shown, wrapped lines joined.
+func (tm *tmux) screen() string {
+	out, err := exec.Command(tm.bin, "-S", tm.sock, "capture-pane", "-p", "-J", "-S", "-", "-t", "repl").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
+	}
+	return string(out)
+}
+
+func (tm *tmux) waitFor(what, s string) {
+	tm.t.Helper()
+	tm.waitForAfter(what, "", s)
+}
+
+// waitForAfter waits, bounded, until s shows after the last occurrence of
+// after.
+func (tm *tmux) waitForAfter(what, after, s string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		scr := tm.screen()
+		i := 0
+		if after != "" {
+			i = strings.LastIndex(scr, after)
+		}
+		if i >= 0 && strings.Contains(scr[i+len(after):], s) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %s (%q)", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// quoteSh quotes s for sh.
+func quoteSh(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,400 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Catalog keeps what a server lists — tools, prompts, resources and
+// resource templates — for a long-lived session (the REPL), fetching each
+// list once and again after the server says it changed
+// (notifications/*/list_changed, spec: server/tools "List Changed
+// Notification" and its siblings). It answers completion questions from
+// the cache and asks completion/complete for argument values. It is safe
+// for concurrent use.
+type Catalog struct {
+	sess *Session
+
+	mu    sync.Mutex
+	lists map[string]*catalogList
+	// refresh, when set, is the context of background refreshes: a list
+	// that changed is fetched again at once rather than on next use.
+	refresh context.Context
+}
+
+type catalogList struct {
+	items   []json.RawMessage
+	err     error
+	fetched bool
+	gen     int           // bumped by each change notification
+	loading chan struct{} // closed when the fetch in flight ends
+}
+
+// listChanged maps each list_changed notification to the lists it makes
+// stale.
+var listChanged = map[string][]string{
+	"notifications/tools/list_changed":     {"tools/list"},
+	"notifications/prompts/list_changed":   {"prompts/list"},
+	"notifications/resources/list_changed": {"resources/list", "resources/templates/list"},
+}
+
+// capabilityOf names the server capability that offers each list.
+var capabilityOf = map[string]string{
+	"tools/list":               "tools",
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resources",
+}
+
+// NewCatalog returns an empty catalog for s.
+func NewCatalog(s *Session) *Catalog {
+	return &Catalog{sess: s, lists: map[string]*catalogList{}}
+}
+
+// AutoRefresh makes the catalog fetch a changed list again in the
+// background, with ctx, as soon as it hears of the change.
+func (c *Catalog) AutoRefresh(ctx context.Context) {
+	c.mu.Lock()
+	c.refresh = ctx
+	c.mu.Unlock()
+}
+
+// Prefetch fetches, in the background, every list the server declares.
+func (c *Catalog) Prefetch(ctx context.Context) {
+	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+		if c.declared(m) {
+			go func() { _, _ = c.items(ctx, m) }()
+		}
+	}
+}
+
+// Notify tells the catalog about a notification from the server; it
+// reports whether the notification made a list stale.
+func (c *Catalog) Notify(m *Message) bool {
+	methods := listChanged[m.Method]
+	if len(methods) == 0 {
+		return false
+	}
+	c.mu.Lock()
+	for _, method := range methods {
+		l := c.list(method)
+		l.gen++
+		l.fetched = false
+	}
+	refresh := c.refresh
+	c.mu.Unlock()
+	if refresh != nil && refresh.Err() == nil {
+		for _, method := range methods {
+			if c.declared(method) {
+				go func() { _, _ = c.items(refresh, method) }()
+			}
+		}
+	}
+	return true
+}
+
+func (c *Catalog) list(method string) *catalogList {
+	l := c.lists[method]
+	if l == nil {
+		l = &catalogList{}
+		c.lists[method] = l
+	}
+	return l
+}
+
+func (c *Catalog) declared(method string) bool {
+	return c.sess.Server().HasCapability(capabilityOf[method])
+}
+
+// items returns a list's items, fetching it when it is not cached; one
+// fetch at a time per list, the others wait for it (or for ctx).
+func (c *Catalog) items(ctx context.Context, method string) ([]json.RawMessage, error) {
+	if !c.declared(method) {
+		return nil, nil
+	}
+	for {
+		c.mu.Lock()
+		l := c.list(method)
+		if l.fetched {
+			items, err := l.items, l.err
+			c.mu.Unlock()
+			return items, err
+		}
+		if l.loading != nil {
+			wait := l.loading
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		l.loading = done
+		gen := l.gen
+		c.mu.Unlock()
+
+		res, err := c.sess.List(ctx, method, nil)
+
+		c.mu.Lock()
+		l.loading = nil
+		close(done)
+		var items []json.RawMessage
+		if res != nil {
+			items = res.Items
+		}
+		if ctx.Err() == nil {
+			// A failure is remembered too (until the next change), so
+			// that completion does not ask again at every key press; a
+			// change during the fetch leaves the list stale.
+			l.items, l.err, l.fetched = items, err, l.gen == gen
+		}
+		c.mu.Unlock()
+		return items, err
+	}
+}
+
+// ToolInfo is one tool as tools/list describes it.
+type ToolInfo struct {
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+	// Raw is the tool object as received.
+	Raw json.RawMessage
+}
+
+// Args describes the tool's arguments from its input schema.
+func (t ToolInfo) Args() []ArgInfo { return SchemaArgs(t.InputSchema) }
+
+// Tools returns the server's tools.
+func (c *Catalog) Tools(ctx context.Context) ([]ToolInfo, error) {
+	items, err := c.items(ctx, "tools/list")
+	var out []ToolInfo
+	for _, it := range items {
+		var t struct {
+			Name        string          `json:"name"`
+			Title       string          `json:"title"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if json.Unmarshal(it, &t) == nil && t.Name != "" {
+			out = append(out, ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Raw: it})
+		}
+	}
+	return out, err
+}
+
+// Tool returns one tool, or a *NotFoundError naming close ones.
+func (c *Catalog) Tool(ctx context.Context, name string) (*ToolInfo, error) {
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range tools {
+		if t.Name == name {
+			return &t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, names, 3),
+		Err: errors.New("tools/list has no tool " + quoteName(name))}
+}
+
+func quoteName(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// PromptInfo is one prompt as prompts/list describes it.
+type PromptInfo struct {
+	Name, Title, Description string
+	Args                     []PromptArg
+}
+
+// PromptArg is one argument of a prompt.
+type PromptArg struct {
+	Name, Description string
+	Required          bool
+}
+
+// Prompts returns the server's prompts.
+func (c *Catalog) Prompts(ctx context.Context) ([]PromptInfo, error) {
+	items, err := c.items(ctx, "prompts/list")
+	var out []PromptInfo
+	for _, it := range items {
+		var p struct {
+			Name        string `json:"name"`
+			Title       string `json:"title"`
+			Description string `json:"description"`
+			Arguments   []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Required    bool   `json:"required"`
+			} `json:"arguments"`
+		}
+		if json.Unmarshal(it, &p) != nil || p.Name == "" {
+			continue
+		}
+		info := PromptInfo{Name: p.Name, Title: p.Title, Description: p.Description}
+		for _, a := range p.Arguments {
+			info.Args = append(info.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
+		}
+		out = append(out, info)
+	}
+	return out, err
+}
+
+// ResourceInfo is one resource or resource template: URI is the resource's
+// URI, or the template's URI template.
+type ResourceInfo struct {
+	URI, Name string
+}
+
+// Resources returns the server's resources.
+func (c *Catalog) Resources(ctx context.Context) ([]ResourceInfo, error) {
+	return c.resources(ctx, "resources/list", "uri")
+}
+
+// Templates returns the server's resource templates.
+func (c *Catalog) Templates(ctx context.Context) ([]ResourceInfo, error) {
+	return c.resources(ctx, "resources/templates/list", "uriTemplate")
+}
+
+func (c *Catalog) resources(ctx context.Context, method, key string) ([]ResourceInfo, error) {
+	items, err := c.items(ctx, method)
+	var out []ResourceInfo
+	for _, it := range items {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(it, &m) != nil {
+			continue
+		}
+		var uri, name string
+		_ = json.Unmarshal(m[key], &uri)
+		_ = json.Unmarshal(m["name"], &name)
+		if uri != "" {
+			out = append(out, ResourceInfo{URI: uri, Name: name})
+		}
+	}
+	return out, err
+}
+
+// CanComplete reports whether the server declares completions.
+func (c *Catalog) CanComplete() bool { return c.sess.Server().HasCapability("completions") }
+
+// CompleteValues asks completion/complete for the values of one prompt
+// argument or template variable starting with partial (spec:
+// server/utilities/completion). It asks nothing of a server that does not
+// declare completions.
+func (c *Catalog) CompleteValues(ctx context.Context, ref CompletionRef, arg, partial string, context map[string]string) ([]string, error) {
+	if !c.CanComplete() {
+		return nil, nil
+	}
+	raw, err := c.sess.Complete(ctx, ref, arg, partial, context)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Completion struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	return r.Completion.Values, nil
+}
+
+// ArgInfo describes one argument of a tool, from its input schema.
+type ArgInfo struct {
+	Name        string
+	Type        string // "string", "integer|null", ... ("" when the schema does not say)
+	Required    bool
+	Default     json.RawMessage // nil when there is none
+	Enum        []string        // allowed values, as typed on a command line
+	Description string
+}
+
+// SchemaArgs lists the properties of an object schema in the order the
+// server wrote them, with their types, defaults and allowed values
+// (enum, const, or oneOf/anyOf of consts).
+func SchemaArgs(schema json.RawMessage) []ArgInfo {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+		return nil
+	}
+	names := propertyOrder(schema)
+	if len(names) != len(s.Properties) {
+		names = names[:0]
+		for n := range s.Properties {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	var out []ArgInfo
+	for _, n := range names {
+		prop := s.Properties[n]
+		var p struct {
+			Default     json.RawMessage `json:"default"`
+			Description string          `json:"description"`
+			Items       json.RawMessage `json:"items"`
+		}
+		_ = json.Unmarshal(prop, &p)
+		a := ArgInfo{
+			Name:        n,
+			Type:        strings.Join(schemaTypes(prop), "|"),
+			Default:     p.Default,
+			Enum:        schemaChoices(prop),
+			Description: p.Description,
+		}
+		for _, r := range s.Required {
+			if r == n {
+				a.Required = true
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// schemaChoices returns the values a property schema allows when it lists
+// them: enum, const, or a oneOf/anyOf of consts (titled enums).
+func schemaChoices(prop json.RawMessage) []string {
+	var s struct {
+		Enum  []json.RawMessage `json:"enum"`
+		Const json.RawMessage   `json:"const"`
+		OneOf []json.RawMessage `json:"oneOf"`
+		AnyOf []json.RawMessage `json:"anyOf"`
+	}
+	if json.Unmarshal(prop, &s) != nil {
+		return nil
+	}
+	var out []string
+	add := func(v json.RawMessage) {
+		var str string
+		if json.Unmarshal(v, &str) == nil {
+			out = append(out, str)
+			return
+		}
+		if t := jsonType(v); t == "number" || t == "boolean" || t == "null" {
+			out = append(out, string(v))
+		}
+	}
+	for _, v := range s.Enum {
+		add(v)
+	}
+	if len(s.Const) > 0 {
+		add(s.Const)
+	}
+	for _, sub := range append(s.OneOf, s.AnyOf...) {
+		out = append(out, schemaChoices(sub)...)
+	}
+	return out
+}

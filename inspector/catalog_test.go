@@ -1,0 +1,203 @@
+package inspector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// catalogSession connects to a fake server declaring caps.
+func catalogSession(t *testing.T, caps string) (*Session, *fakeServer) {
+	t.Helper()
+	ch, srv, _ := startConnect(t, Options{})
+	init := srv.nextRequest("initialize")
+	srv.reply(init, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"srv","version":"1"}}`)
+	srv.next() // notifications/initialized
+	r := waitConnect(t, ch)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.s, srv
+}
+
+type toolsResult struct {
+	tools []ToolInfo
+	err   error
+}
+
+func TestCatalogCachesAndRefreshes(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{"listChanged":true},"completions":{}}`)
+	c := NewCatalog(s)
+	ctx := context.Background()
+
+	get := func() <-chan toolsResult {
+		ch := make(chan toolsResult, 1)
+		go func() {
+			tools, err := c.Tools(ctx)
+			ch <- toolsResult{tools, err}
+		}()
+		return ch
+	}
+	names := func(r toolsResult) []string {
+		var out []string
+		for _, t := range r.tools {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+
+	// Two callers, one request (with pagination followed).
+	a, b := get(), get()
+	req := srv.nextRequest("tools/list")
+	srv.reply(req, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"nextCursor":"p2"}`)
+	req = srv.nextRequest("tools/list")
+	srv.reply(req, `{"tools":[{"name":"add"}]}`)
+	for _, ch := range []<-chan toolsResult{a, b} {
+		r := <-ch
+		if r.err != nil || !cmp.Equal(names(r), []string{"echo", "add"}) {
+			t.Fatalf("tools %v, %v", names(r), r.err)
+		}
+	}
+	// Cached: nothing is sent.
+	if r := <-get(); !cmp.Equal(names(r), []string{"echo", "add"}) {
+		t.Fatalf("cached tools %v", names(r))
+	}
+	srv.quietUntil(mark(t, s))
+
+	// A list change makes it stale; the next use fetches it again.
+	if !c.Notify(&Message{Method: "notifications/tools/list_changed"}) {
+		t.Fatal("Notify did not recognize a list change")
+	}
+	if c.Notify(&Message{Method: "notifications/message"}) {
+		t.Fatal("Notify took a log message for a list change")
+	}
+	ch := get()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"echo2"}]}`)
+	if r := <-ch; !cmp.Equal(names(r), []string{"echo2"}) {
+		t.Fatalf("refreshed tools %v", names(r))
+	}
+
+	// Lists the server does not declare are never asked for.
+	ps, err := c.Prompts(ctx)
+	if err != nil || ps != nil {
+		t.Errorf("prompts %v, %v", ps, err)
+	}
+	srv.quietUntil(mark(t, s))
+
+	// A tool that is not listed: close names.
+	_, err = c.Tool(ctx, "ecoh2")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !cmp.Equal(nf.Suggestions, []string{"echo2"}) {
+		t.Errorf("Tool(ecoh2): %v", err)
+	}
+}
+
+func TestCatalogAutoRefresh(t *testing.T) {
+	s, srv := catalogSession(t, `{"prompts":{"listChanged":true},"resources":{"listChanged":true}}`)
+	c := NewCatalog(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.AutoRefresh(ctx)
+	c.Prefetch(ctx)
+	seen := map[string]*Message{}
+	for range 3 {
+		m := srv.next()
+		seen[m.Method] = m
+	}
+	srv.reply(seen["prompts/list"], `{"prompts":[{"name":"greet","arguments":[{"name":"name","required":true},{"name":"style"}]}]}`)
+	srv.reply(seen["resources/list"], `{"resources":[{"uri":"test://a","name":"a"}]}`)
+	srv.reply(seen["resources/templates/list"], `{"resourceTemplates":[{"uriTemplate":"test://greet/{name}","name":"g"}]}`)
+
+	ps, err := c.Prompts(ctx)
+	want := []PromptInfo{{Name: "greet", Args: []PromptArg{{Name: "name", Required: true}, {Name: "style"}}}}
+	if err != nil || !cmp.Equal(ps, want) {
+		t.Errorf("prompts %+v, %v", ps, err)
+	}
+	rs, _ := c.Resources(ctx)
+	ts, _ := c.Templates(ctx)
+	if !cmp.Equal(rs, []ResourceInfo{{URI: "test://a", Name: "a"}}) || !cmp.Equal(ts, []ResourceInfo{{URI: "test://greet/{name}", Name: "g"}}) {
+		t.Errorf("resources %v, templates %v", rs, ts)
+	}
+
+	// A resources list change refetches both resource lists at once.
+	c.Notify(&Message{Method: "notifications/resources/list_changed"})
+	got := map[string]bool{}
+	for range 2 {
+		m := srv.next()
+		got[m.Method] = true
+		key := map[string]string{"resources/list": "resources", "resources/templates/list": "resourceTemplates"}[m.Method]
+		srv.reply(m, `{"`+key+`":[]}`)
+	}
+	if !got["resources/list"] || !got["resources/templates/list"] {
+		t.Errorf("refetched %v", got)
+	}
+
+	// No completions declared: nothing asked.
+	vals, err := c.CompleteValues(ctx, CompletionRef{Prompt: "greet"}, "name", "a", nil)
+	if vals != nil || err != nil {
+		t.Errorf("CompleteValues = %v, %v", vals, err)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+func TestCatalogCompleteValues(t *testing.T) {
+	s, srv := catalogSession(t, `{"prompts":{},"completions":{}}`)
+	c := NewCatalog(s)
+	ch := make(chan []string, 1)
+	go func() {
+		v, _ := c.CompleteValues(context.Background(), CompletionRef{Prompt: "code-review"}, "code", "fm", map[string]string{"language": "go"})
+		ch <- v
+	}()
+	req := srv.nextRequest("completion/complete")
+	if !jsonEqual(t, req.Params, []byte(`{"ref":{"type":"ref/prompt","name":"code-review"},"argument":{"name":"code","value":"fm"},"context":{"arguments":{"language":"go"}}}`)) {
+		t.Errorf("params %s", req.Params)
+	}
+	srv.reply(req, `{"completion":{"values":["fmt.Println(1)"],"total":1}}`)
+	if v := <-ch; !cmp.Equal(v, []string{"fmt.Println(1)"}) {
+		t.Errorf("values %v", v)
+	}
+}
+
+func TestSchemaArgs(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","description":"Who\nto greet"},
+		"count":{"type":"integer","default":3},
+		"color":{"type":"string","enum":["red","green"]},
+		"size":{"oneOf":[{"const":1,"title":"S"},{"const":2,"title":"M"}]},
+		"maybe":{"type":["integer","null"]},
+		"any":{}
+	},"required":["name"]}`)
+	got := SchemaArgs(schema)
+	want := []ArgInfo{
+		{Name: "name", Type: "string", Required: true, Description: "Who\nto greet"},
+		{Name: "count", Type: "integer", Default: json.RawMessage("3")},
+		{Name: "color", Type: "string", Enum: []string{"red", "green"}},
+		{Name: "size", Type: "number", Enum: []string{"1", "2"}},
+		{Name: "maybe", Type: "integer|null"},
+		{Name: "any"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SchemaArgs (-want +got):\n%s", diff)
+	}
+
+	var b bytes.Buffer
+	NewPrinter(&b, false).ToolHelp(ToolInfo{Name: "paint", Title: "Paint", Description: "Paints \x1b[31mthings\x1b[0m.", InputSchema: schema})
+	out := b.String()
+	for _, s := range []string{"paint — Paint\n", "  Paints \\x1b[31mthings\\x1b[0m.\n", "Arguments:\n",
+		"NAME", "TYPE", "REQUIRED", "DEFAULT", "ALLOWED", "DESCRIPTION",
+		"name   string", "yes", "Who …", "count  integer", "3", "red, green", "integer|null", "any    any"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("tool help lacks %q:\n%s", s, out)
+		}
+	}
+	b.Reset()
+	NewPrinter(&b, false).ToolHelp(ToolInfo{Name: "noargs", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	if !strings.Contains(b.String(), "This tool takes no arguments.") {
+		t.Errorf("no-argument help:\n%s", b.String())
+	}
+}

@@ -1,0 +1,568 @@
+package repl
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// Node is one command of the grammar completion knows: its name, its
+// subcommands and its flags. Path is the command's full name without the
+// program ("tools call"), which selects how its arguments complete.
+type Node struct {
+	Name     string
+	Path     string
+	Children []*Node
+	Flags    []Flag
+}
+
+// Flag is one flag of a command.
+type Flag struct {
+	Long  string // without dashes
+	Short string // one letter, or ""
+	Value bool   // takes a value
+}
+
+func (n *Node) child(name string) *Node {
+	for _, c := range n.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (n *Node) flag(word string) (Flag, bool) {
+	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
+	long := strings.HasPrefix(word, "--")
+	for _, f := range n.Flags {
+		if (long && f.Long == name) || (!long && f.Short != "" && f.Short == name) {
+			return f, true
+		}
+	}
+	return Flag{}, false
+}
+
+// Source is the live data completion draws on: what the server lists and
+// its completion/complete (inspector.Catalog).
+type Source interface {
+	Tools(ctx context.Context) ([]inspector.ToolInfo, error)
+	Prompts(ctx context.Context) ([]inspector.PromptInfo, error)
+	Resources(ctx context.Context) ([]inspector.ResourceInfo, error)
+	Templates(ctx context.Context) ([]inspector.ResourceInfo, error)
+	CompleteValues(ctx context.Context, ref inspector.CompletionRef, arg, partial string, context map[string]string) ([]string, error)
+}
+
+// Completer completes mcpx commands for readline: command and flag names
+// from the grammar; tool, prompt and resource names and URIs, template
+// URIs, and key= argument names with their enum values from the live
+// server; prompt-argument and template-variable values through the
+// server's completion/complete.
+type Completer struct {
+	Root *Node
+	// Source returns the data of the current session (nil: none).
+	Source func() Source
+	// Roots returns the roots offered to the server (:roots remove).
+	Roots func() []string
+	// Timeout bounds the server requests of one completion (default 2s):
+	// the person is waiting with a key pressed.
+	Timeout time.Duration
+}
+
+// Candidate is one completion of the word being typed.
+type Candidate struct {
+	Text string
+	// NoSpace: the word is not finished (a key=, a URI prefix).
+	NoSpace bool
+}
+
+// Do implements readline.AutoCompleter.
+func (c *Completer) Do(line []rune, pos int) ([][]rune, int) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	sugg, offset := c.Complete(ctx, string(line[:pos]))
+	out := make([][]rune, len(sugg))
+	for i, s := range sugg {
+		out[i] = []rune(s)
+	}
+	return out, offset
+}
+
+// Complete returns what may follow text (the line up to the cursor), as
+// suffixes to insert, and how many runes before the cursor the shown
+// candidates start with.
+func (c *Completer) Complete(ctx context.Context, text string) (suffixes []string, offset int) {
+	sc := Scan(text)
+	var words []string
+	part := Token{Start: len(text), End: len(text), ValueStart: -1}
+	for _, t := range sc.Tokens {
+		words = append(words, t.Value)
+	}
+	if !sc.Trailing && len(sc.Tokens) > 0 {
+		part = sc.Tokens[len(sc.Tokens)-1]
+		words = words[:len(words)-1]
+	}
+	if part.Open == OpenJSON || part.Open == OpenEscape {
+		return nil, 0
+	}
+	cands := c.candidates(ctx, words, part.Value)
+	seen := map[string]bool{}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Text < cands[j].Text })
+	allValues := part.ValueStart >= 0
+	for _, cand := range cands {
+		if !strings.HasPrefix(cand.Text, part.Value) || seen[cand.Text] {
+			continue
+		}
+		seen[cand.Text] = true
+		s := escapeFor(cand.Text[len(part.Value):], part.Open, part.Value == "")
+		if !cand.NoSpace {
+			s += closer(part.Open) + " "
+		}
+		suffixes = append(suffixes, s)
+		if k, _, ok := strings.Cut(part.Value, "="); !ok || !strings.HasPrefix(cand.Text, k+"=") {
+			allValues = false
+		}
+	}
+	start := part.Start
+	if allValues {
+		start = part.ValueStart // show values, not key=value
+	}
+	return suffixes, utf8.RuneCountInString(text[start:])
+}
+
+// candidates lists what the word being typed (partial) may become.
+func (c *Completer) candidates(ctx context.Context, words []string, partial string) []Candidate {
+	node := c.Root
+	var pos []string
+	flagVals := map[string]string{}
+	flagged := "" // the last word is a flag waiting for its value
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		flagged = ""
+		if len(w) > 1 && strings.HasPrefix(w, "-") {
+			f, ok := node.flag(w)
+			if !ok {
+				f, _ = c.Root.flag(w)
+			}
+			if _, v, has := strings.Cut(w, "="); has {
+				flagVals[f.Long] = v
+			} else if f.Value {
+				if i+1 < len(words) {
+					flagVals[f.Long] = words[i+1]
+					i++
+				} else {
+					flagged = f.Long
+				}
+			}
+			continue
+		}
+		if len(pos) == 0 {
+			if ch := node.child(w); ch != nil {
+				node = ch
+				continue
+			}
+		}
+		pos = append(pos, w)
+	}
+	if flagged != "" {
+		return c.flagValue(ctx, node.Path, flagged)
+	}
+	if strings.HasPrefix(partial, "-") {
+		return flagNames(node, c.Root)
+	}
+	if len(pos) == 0 && len(node.Children) > 0 {
+		var out []Candidate
+		for _, ch := range node.Children {
+			out = append(out, Candidate{Text: ch.Name})
+		}
+		return out
+	}
+	return c.args(ctx, node, pos, partial, flagVals)
+}
+
+func flagNames(nodes ...*Node) []Candidate {
+	var out []Candidate
+	for _, n := range nodes {
+		for _, f := range n.Flags {
+			out = append(out, Candidate{Text: "--" + f.Long})
+		}
+	}
+	return out
+}
+
+func (c *Completer) source() Source {
+	if c.Source == nil {
+		return nil
+	}
+	return c.Source()
+}
+
+func (c *Completer) flagValue(ctx context.Context, path, flag string) []Candidate {
+	src := c.source()
+	switch {
+	case path == "complete" && flag == "prompt" && src != nil:
+		return c.promptNames(ctx, src)
+	case path == "complete" && flag == "resource" && src != nil:
+		ts, _ := src.Templates(ctx)
+		var out []Candidate
+		for _, t := range ts {
+			out = append(out, Candidate{Text: t.URI})
+		}
+		return out
+	case flag == "color":
+		return words("auto", "always", "never")
+	}
+	return nil
+}
+
+func words(ws ...string) []Candidate {
+	out := make([]Candidate, len(ws))
+	for i, w := range ws {
+		out[i] = Candidate{Text: w}
+	}
+	return out
+}
+
+// Methods a person may send with `call` and `notify`, and notifications
+// a server may send (for :wait).
+var (
+	requestMethods = []string{
+		"completion/complete", "initialize", "logging/setLevel", "ping",
+		"prompts/get", "prompts/list", "resources/list", "resources/read",
+		"resources/subscribe", "resources/templates/list", "resources/unsubscribe",
+		"server/discover", "subscriptions/listen", "tasks/cancel", "tasks/get",
+		"tasks/list", "tasks/result", "tools/call", "tools/list",
+	}
+	clientNotifications = []string{
+		"notifications/cancelled", "notifications/initialized", "notifications/progress",
+		"notifications/roots/list_changed", "notifications/tasks/status",
+	}
+	serverNotifications = []string{
+		"notifications/cancelled", "notifications/elicitation/complete", "notifications/message",
+		"notifications/progress", "notifications/prompts/list_changed",
+		"notifications/resources/list_changed", "notifications/resources/updated",
+		"notifications/subscriptions/acknowledged", "notifications/tasks/status",
+		"notifications/tools/list_changed",
+	}
+)
+
+// args completes the positional arguments of the command at node.
+func (c *Completer) args(ctx context.Context, node *Node, pos []string, partial string, flags map[string]string) []Candidate {
+	src := c.source()
+	n := len(pos)
+	switch node.Path {
+	case "help":
+		var out []Candidate
+		for _, ch := range c.Root.Children {
+			if !strings.HasPrefix(ch.Name, ":") {
+				out = append(out, Candidate{Text: ch.Name})
+			}
+		}
+		return out
+	case ":wire", ":json":
+		if n == 0 {
+			return words("on", "off")
+		}
+	case ":record":
+		if n == 0 {
+			return words("off")
+		}
+	case ":log":
+		if n == 0 {
+			return words(inspector.LogLevels...)
+		}
+	case ":wait":
+		if n == 0 {
+			return words(serverNotifications...)
+		}
+	case ":roots":
+		if n == 0 {
+			return words("add", "remove")
+		}
+		if n == 1 && pos[0] == "remove" && c.Roots != nil {
+			return words(c.Roots()...)
+		}
+	case "call":
+		if n == 0 {
+			return words(requestMethods...)
+		}
+	case "notify":
+		if n == 0 {
+			return words(clientNotifications...)
+		}
+	}
+	if src == nil {
+		return nil
+	}
+	switch node.Path {
+	case "tools call":
+		if n == 0 {
+			return c.toolNames(ctx, src)
+		}
+		return c.toolArgs(ctx, src, pos[0], pos[1:], partial)
+	case "tools schema":
+		if n == 0 {
+			return c.toolNames(ctx, src)
+		}
+	case "prompts get":
+		if n == 0 {
+			return c.promptNames(ctx, src)
+		}
+		return c.promptArgs(ctx, src, pos[0], pos[1:], partial)
+	case "resources read", "resources subscribe", "resources unsubscribe":
+		if n == 0 {
+			return c.uris(ctx, src, partial)
+		}
+	case "complete":
+		if n == 0 {
+			if p := flags["prompt"]; p != "" {
+				return c.promptArgs(ctx, src, p, nil, partial)
+			}
+			if t := flags["resource"]; t != "" {
+				return c.templateVars(ctx, src, t, partial, flags)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Completer) toolNames(ctx context.Context, src Source) []Candidate {
+	tools, _ := src.Tools(ctx)
+	var out []Candidate
+	for _, t := range tools {
+		out = append(out, Candidate{Text: t.Name})
+	}
+	return out
+}
+
+func (c *Completer) promptNames(ctx context.Context, src Source) []Candidate {
+	ps, _ := src.Prompts(ctx)
+	var out []Candidate
+	for _, p := range ps {
+		out = append(out, Candidate{Text: p.Name})
+	}
+	return out
+}
+
+// given returns the keys of key=value words.
+func given(pairs []string) map[string]string {
+	m := map[string]string{}
+	for _, p := range pairs {
+		if k, v, ok := strings.Cut(p, "="); ok && k != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// toolArgs completes key= names from the tool's input schema, and values
+// where the schema lists them (enum, const, boolean).
+func (c *Completer) toolArgs(ctx context.Context, src Source, name string, pairs []string, partial string) []Candidate {
+	tools, _ := src.Tools(ctx)
+	var args []inspector.ArgInfo
+	for _, t := range tools {
+		if t.Name == name {
+			args = t.Args()
+		}
+	}
+	have := given(pairs)
+	key, _, typingValue := strings.Cut(partial, "=")
+	var out []Candidate
+	for _, a := range args {
+		if !typingValue {
+			if _, ok := have[a.Name]; !ok {
+				out = append(out, Candidate{Text: a.Name + "=", NoSpace: true})
+			}
+			continue
+		}
+		if a.Name != key {
+			continue
+		}
+		values := a.Enum
+		if len(values) == 0 && strings.Contains(a.Type, "boolean") {
+			values = []string{"true", "false"}
+		}
+		for _, v := range values {
+			out = append(out, Candidate{Text: a.Name + "=" + v})
+		}
+	}
+	return out
+}
+
+// promptArgs completes a prompt's argument names, and their values
+// through completion/complete with the other arguments as context.
+func (c *Completer) promptArgs(ctx context.Context, src Source, name string, pairs []string, partial string) []Candidate {
+	prompts, _ := src.Prompts(ctx)
+	var args []inspector.PromptArg
+	for _, p := range prompts {
+		if p.Name == name {
+			args = p.Args
+		}
+	}
+	have := given(pairs)
+	key, value, typingValue := strings.Cut(partial, "=")
+	if !typingValue {
+		var out []Candidate
+		for _, a := range args {
+			if _, ok := have[a.Name]; !ok {
+				out = append(out, Candidate{Text: a.Name + "=", NoSpace: true})
+			}
+		}
+		return out
+	}
+	values, _ := src.CompleteValues(ctx, inspector.CompletionRef{Prompt: name}, key, value, have)
+	var out []Candidate
+	for _, v := range values {
+		out = append(out, Candidate{Text: key + "=" + v})
+	}
+	return out
+}
+
+// templateVars completes the variables of a resource template (complete
+// --resource T): their names, then values through completion/complete.
+func (c *Completer) templateVars(ctx context.Context, src Source, tmpl, partial string, _ map[string]string) []Candidate {
+	key, value, typingValue := strings.Cut(partial, "=")
+	if !typingValue {
+		var out []Candidate
+		for _, part := range parseTemplate(tmpl) {
+			for _, v := range part.vars {
+				out = append(out, Candidate{Text: v + "=", NoSpace: true})
+			}
+		}
+		return out
+	}
+	values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, key, value, nil)
+	var out []Candidate
+	for _, v := range values {
+		out = append(out, Candidate{Text: key + "=" + v})
+	}
+	return out
+}
+
+// uris completes resource URIs and URIs built from templates: a
+// template's literal start, then its variables' values through
+// completion/complete.
+func (c *Completer) uris(ctx context.Context, src Source, partial string) []Candidate {
+	var out []Candidate
+	res, _ := src.Resources(ctx)
+	for _, r := range res {
+		out = append(out, Candidate{Text: r.URI})
+	}
+	ts, _ := src.Templates(ctx)
+	for _, t := range ts {
+		out = append(out, c.templateURI(ctx, src, t.URI, partial)...)
+	}
+	return out
+}
+
+// templatePart is a literal run of a URI template, or one expression.
+type templatePart struct {
+	literal string
+	op      byte // the expression's operator (0 for a simple {var})
+	vars    []string
+}
+
+// parseTemplate splits an RFC 6570 URI template into literals and
+// expressions.
+func parseTemplate(t string) []templatePart {
+	var parts []templatePart
+	for t != "" {
+		i := strings.IndexByte(t, '{')
+		if i < 0 {
+			parts = append(parts, templatePart{literal: t})
+			break
+		}
+		if i > 0 {
+			parts = append(parts, templatePart{literal: t[:i]})
+		}
+		j := strings.IndexByte(t[i:], '}')
+		if j < 0 {
+			parts = append(parts, templatePart{literal: t[i:]})
+			break
+		}
+		expr := t[i+1 : i+j]
+		var op byte
+		if expr != "" && strings.IndexByte("+#./;?&", expr[0]) >= 0 {
+			op, expr = expr[0], expr[1:]
+		}
+		var vars []string
+		for _, v := range strings.Split(expr, ",") {
+			v = strings.TrimSuffix(v, "*")
+			if k := strings.IndexByte(v, ':'); k >= 0 {
+				v = v[:k]
+			}
+			if v != "" {
+				vars = append(vars, v)
+			}
+		}
+		parts = append(parts, templatePart{op: op, vars: vars})
+		t = t[i+j+1:]
+	}
+	return parts
+}
+
+// templateURI completes partial against one template: while partial is
+// still inside a literal, the literal up to the next variable; inside a
+// simple variable, the values the server suggests for it.
+func (c *Completer) templateURI(ctx context.Context, src Source, tmpl, partial string) []Candidate {
+	parts := parseTemplate(tmpl)
+	done := ""
+	rest := partial
+	vals := map[string]string{}
+	for i, p := range parts {
+		if p.vars == nil {
+			switch {
+			case strings.HasPrefix(rest, p.literal):
+				done += p.literal
+				rest = rest[len(p.literal):]
+				continue
+			case strings.HasPrefix(p.literal, rest):
+				return []Candidate{{Text: done + p.literal, NoSpace: i < len(parts)-1}}
+			}
+			return nil
+		}
+		if (p.op != 0 && p.op != '+' && p.op != '/') || len(p.vars) != 1 {
+			return nil // only simple expressions are completed
+		}
+		// The variable runs to the next literal's first character.
+		end := len(rest)
+		if i+1 < len(parts) && parts[i+1].literal != "" {
+			if k := strings.IndexByte(rest, parts[i+1].literal[0]); k >= 0 {
+				end = k
+			}
+		}
+		lead := ""
+		if p.op == '/' {
+			lead = "/"
+			if !strings.HasPrefix(rest, "/") {
+				if rest == "" {
+					return []Candidate{{Text: done + "/", NoSpace: true}}
+				}
+				return nil
+			}
+		}
+		if end < len(rest) {
+			vals[p.vars[0]] = strings.TrimPrefix(rest[:end], lead)
+			done += rest[:end]
+			rest = rest[end:]
+			continue
+		}
+		values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, p.vars[0], strings.TrimPrefix(rest, lead), vals)
+		more := slices.ContainsFunc(parts[i+1:], func(q templatePart) bool { return q.literal != "" || q.vars != nil })
+		var out []Candidate
+		for _, v := range values {
+			out = append(out, Candidate{Text: done + lead + v, NoSpace: more})
+		}
+		return out
+	}
+	return nil
+}

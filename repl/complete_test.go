@@ -1,0 +1,153 @@
+package repl
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// testGrammar is a part of mcpx's command tree.
+func testGrammar() *Node {
+	n := func(name, path string, children ...*Node) *Node {
+		return &Node{Name: name, Path: path, Children: children}
+	}
+	call := n("call", "tools call")
+	call.Flags = []Flag{{Long: "args", Value: true}, {Long: "task"}}
+	complete := n("complete", "complete")
+	complete.Flags = []Flag{{Long: "prompt", Value: true}, {Long: "resource", Value: true}, {Long: "context", Value: true}}
+	root := n("", "",
+		n("tools", "tools", n("list", "tools list"), call, n("schema", "tools schema")),
+		n("prompts", "prompts", n("list", "prompts list"), n("get", "prompts get")),
+		n("resources", "resources", n("list", "resources list"), n("read", "resources read")),
+		n("ping", "ping"), n("call", "call"), complete,
+		n(":wire", ":wire"), n(":log", ":log"), n(":roots", ":roots"), n("help", "help"),
+	)
+	root.Flags = []Flag{{Long: "json"}, {Long: "wire"}, {Long: "verbose", Short: "v"}}
+	return root
+}
+
+// fakeSource is a server with a few tools, prompts, resources and
+// templates, and completions.
+type fakeSource struct{}
+
+func (fakeSource) Tools(context.Context) ([]inspector.ToolInfo, error) {
+	return []inspector.ToolInfo{
+		{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)},
+		{Name: "get-sum", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`)},
+		{Name: "get-env"},
+		{Name: "paint", InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"color":{"type":"string","enum":["red","green","dark blue"]},
+			"glossy":{"type":"boolean"},
+			"size":{"oneOf":[{"const":1,"title":"S"},{"const":2,"title":"M"}]}}}`)},
+	}, nil
+}
+
+func (fakeSource) Prompts(context.Context) ([]inspector.PromptInfo, error) {
+	return []inspector.PromptInfo{
+		{Name: "args-prompt", Args: []inspector.PromptArg{{Name: "city", Required: true}, {Name: "state"}}},
+		{Name: "simple-prompt"},
+	}, nil
+}
+
+func (fakeSource) Resources(context.Context) ([]inspector.ResourceInfo, error) {
+	return []inspector.ResourceInfo{{URI: "demo://static/a.md"}, {URI: "demo://static/b.md"}}, nil
+}
+
+func (fakeSource) Templates(context.Context) ([]inspector.ResourceInfo, error) {
+	return []inspector.ResourceInfo{{URI: "demo://dynamic/{id}"}, {URI: "test://users/{user}/files/{file}"}}, nil
+}
+
+func (fakeSource) CompleteValues(_ context.Context, ref inspector.CompletionRef, arg, partial string, ctx map[string]string) ([]string, error) {
+	var all []string
+	switch {
+	case ref.Prompt == "args-prompt" && arg == "city":
+		all = []string{"Paris", "Porto", "New York"}
+	case ref.Prompt == "args-prompt" && arg == "state" && ctx["city"] == "New York":
+		all = []string{"NY"}
+	case ref.URI == "demo://dynamic/{id}" && arg == "id":
+		all = []string{"1", "12", "2"}
+	case ref.URI == "test://users/{user}/files/{file}" && arg == "user":
+		all = []string{"ada", "alan"}
+	case ref.URI == "test://users/{user}/files/{file}" && arg == "file" && ctx["user"] == "ada":
+		all = []string{"notes.txt"}
+	}
+	var out []string
+	for _, v := range all {
+		if strings.HasPrefix(v, partial) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func TestComplete(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return fakeSource{} }, Roots: func() []string { return []string{"file:///tmp"} }}
+	for _, tc := range []struct {
+		line   string
+		want   []string
+		offset int
+	}{
+		{"", []string{":log ", ":roots ", ":wire ", "call ", "complete ", "help ", "ping ", "prompts ", "resources ", "tools "}, 0},
+		{"to", []string{"ols "}, 2},
+		{"tools ", []string{"call ", "list ", "schema "}, 0},
+		{"tools call ", []string{"echo ", "get-env ", "get-sum ", "paint "}, 0},
+		{"tools call ec", []string{"ho "}, 2},
+		{"tools call get-", []string{"env ", "sum "}, 4},
+		{"tools call --json get", []string{"-env ", "-sum "}, 3},
+		{"tools call echo ", []string{"message="}, 0},
+		{"tools call get-sum a=1 ", []string{"b="}, 0},
+		{"tools call paint c", []string{"olor="}, 1},
+		{"tools call paint color=", []string{"dark\\ blue ", "green ", "red "}, 0},
+		{"tools call paint color=r", []string{"ed "}, 1},
+		{"tools call paint 'color=d", []string{"ark blue' "}, 8},
+		{"tools call paint glossy=", []string{"false ", "true "}, 0},
+		{"tools call paint size=", []string{"1 ", "2 "}, 0},
+		{"tools call echo --", []string{"args ", "json ", "task ", "verbose ", "wire "}, 2},
+		{"tools schema e", []string{"cho "}, 1},
+		{"prompts get a", []string{"rgs-prompt "}, 1},
+		{"prompts get args-prompt ", []string{"city=", "state="}, 0},
+		{"prompts get args-prompt city=P", []string{"aris ", "orto "}, 1},
+		{"prompts get args-prompt city=N", []string{"ew\\ York "}, 1},
+		{"prompts get args-prompt city='New York' state=", []string{"NY "}, 0},
+		{"resources read demo://s", []string{"tatic/a.md ", "tatic/b.md "}, 8},
+		{"resources read demo://d", []string{"ynamic/"}, 8},
+		{"resources read demo://dynamic/", []string{"1 ", "12 ", "2 "}, 15},
+		{"resources read demo://dynamic/1", []string{" ", "2 "}, 16},
+		{"resources read test://users/a", []string{"da", "lan"}, 14},
+		{"resources read test://users/ada/", []string{"files/"}, 17},
+		{"resources read test://users/ada/files/", []string{"notes.txt "}, 23},
+		{"complete --prompt a", []string{"rgs-prompt "}, 1},
+		{"complete --prompt args-prompt ", []string{"city=", "state="}, 0},
+		{"complete --prompt args-prompt city=Po", []string{"rto "}, 2},
+		{"complete --resource ", []string{"demo://dynamic/{id} ", "test://users/{user}/files/{file} "}, 0},
+		{"complete --resource demo://dynamic/{id} ", []string{"id="}, 0},
+		{"call tools/c", []string{"all "}, 7},
+		{":wire ", []string{"off ", "on "}, 0},
+		{":log e", []string{"mergency ", "rror "}, 1},
+		{":roots remove ", []string{"file:///tmp "}, 0},
+		{"help t", []string{"ools "}, 1},
+		// Nothing to complete inside JSON.
+		{"call tools/call {\"na", nil, 0},
+	} {
+		got, offset := c.Complete(context.Background(), tc.line)
+		if diff := cmp.Diff(tc.want, got); diff != "" || offset != tc.offset {
+			t.Errorf("Complete(%q) offset %d (want %d), suffixes (-want +got):\n%s", tc.line, offset, tc.offset, diff)
+		}
+	}
+}
+
+// Without a session only the grammar completes.
+func TestCompleteWithoutSource(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return nil }}
+	if got, _ := c.Complete(context.Background(), "tools call e"); got != nil {
+		t.Errorf("got %q", got)
+	}
+	if got, _ := c.Complete(context.Background(), "pi"); !cmp.Equal(got, []string{"ng "}) {
+		t.Errorf("got %q", got)
+	}
+}

@@ -1,0 +1,380 @@
+package repl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chzyer/readline"
+	"golang.org/x/term"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// ErrInterrupt is returned by ReadCommand when the person pressed Ctrl-C;
+// the text returned with it is what they had typed (now discarded).
+var ErrInterrupt = errors.New("interrupted")
+
+// Terminal is what the editor draws on and reads from.
+type Terminal struct {
+	// In gives the keys. When it is the process's terminal (Real), the
+	// editor switches it to raw mode while a line is edited.
+	In io.Reader
+	// Out is where the prompt and the line being edited are drawn; Other
+	// is the second output stream that shares the screen (stderr when Out
+	// is stdout), or nil.
+	Out, Other io.Writer
+	// Real is true for the process's own terminal; false for injected
+	// streams (tests), which get no raw mode and a width of 80.
+	Real bool
+}
+
+// EditorOptions configure an Editor.
+type EditorOptions struct {
+	Prompt         string // "mcpx> "
+	ContinuePrompt string // for the lines of an unfinished command
+	// HistoryFile persists commands ("" keeps them for this session only).
+	HistoryFile  string
+	HistoryLimit int // default 1000
+	Complete     readline.AutoCompleter
+	// OnInterrupt is called when the person presses Ctrl-C while answering
+	// a question (a server request): the command in flight is cancelled.
+	OnInterrupt func()
+}
+
+// Editor reads commands from a person at a terminal: line editing,
+// completion, history, multi-line commands. It shares the terminal with
+// questions asked while a command runs (or while the prompt waits:
+// a server may ask at any time): the prompt gives way to a question and
+// comes back with what was typed. Output written through Out and Other is
+// printed above the prompt without disturbing the line being typed.
+type Editor struct {
+	rl   *readline.Instance
+	keys *keyReader
+	o    EditorOptions
+
+	term chan struct{} // the terminal: held by the prompt or a question
+
+	mu          sync.Mutex
+	cond        *sync.Cond
+	mainReading bool // the prompt is reading
+	preempted   bool // keys were injected to take the prompt away
+	holders     int  // conversations holding or waiting for the terminal
+	held        bool // a conversation holds the terminal
+
+	editing atomic.Bool // a line is being edited: output goes above it
+	used    atomic.Bool // a line was read once
+	out     io.Writer   // the streams, as given
+	other   io.Writer
+
+	hist      *os.File
+	closeOnce sync.Once
+}
+
+// NewEditor starts an editor on t.
+func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
+	if o.HistoryLimit == 0 {
+		o.HistoryLimit = 1000
+	}
+	keys := newKeyReader(t.In, t.Real)
+	other := t.Other
+	if other == nil {
+		other = t.Out
+	}
+	cfg := &readline.Config{
+		Prompt:                 o.Prompt,
+		HistoryLimit:           o.HistoryLimit,
+		DisableAutoSaveHistory: true,
+		HistorySearchFold:      true,
+		AutoComplete:           o.Complete,
+		Stdin:                  keys,
+		Stdout:                 t.Out,
+		Stderr:                 other,
+		FuncIsTerminal:         func() bool { return true },
+		FuncGetWidth:           widthOf(t.Out),
+	}
+	if !t.Real {
+		noop := func() error { return nil }
+		cfg.FuncMakeRaw, cfg.FuncExitRaw = noop, noop
+		cfg.FuncOnWidthChanged = func(func()) {}
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &Editor{rl: rl, keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other}
+	e.cond = sync.NewCond(&e.mu)
+	if o.HistoryFile != "" {
+		e.loadHistory(o.HistoryFile)
+	}
+	return e, nil
+}
+
+func widthOf(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+				return w
+			}
+		}
+		return 80
+	}
+}
+
+// Out returns a writer to the drawing stream that prints above the line
+// being edited, if there is one.
+func (e *Editor) Out() io.Writer { return &aboveWriter{e: e, direct: e.out, above: e.rl.Stdout()} }
+
+// Other returns a writer to the second stream that prints above the line
+// being edited.
+func (e *Editor) Other() io.Writer {
+	return &aboveWriter{e: e, direct: e.other, above: e.rl.Stderr()}
+}
+
+// aboveWriter writes straight through while no line is edited, and
+// otherwise above the line (readline clears it, writes, and draws it
+// again).
+type aboveWriter struct {
+	e             *Editor
+	direct, above io.Writer
+}
+
+func (w *aboveWriter) Write(b []byte) (int, error) {
+	if w.e.editing.Load() {
+		return w.above.Write(b)
+	}
+	return w.direct.Write(b)
+}
+
+// readline edits one line, starting with prefill.
+func (e *Editor) readline(prefill string) (string, error) {
+	e.used.Store(true)
+	e.editing.Store(true)
+	defer e.editing.Store(false)
+	return e.rl.ReadlineWithDefault(prefill)
+}
+
+// ReadCommand shows the prompt and returns one command: a line, or
+// several while the command is unfinished (an open quote, unbalanced JSON
+// brackets, a final backslash). Ctrl-C returns ErrInterrupt (with the text
+// typed so far), Ctrl-D at an empty prompt io.EOF.
+func (e *Editor) ReadCommand() (string, error) {
+	var lines []string
+	saved := ""
+	for {
+		prompt := e.o.Prompt
+		if len(lines) > 0 {
+			prompt = e.o.ContinuePrompt
+		}
+		if e.keys.Ended() {
+			return "", io.EOF
+		}
+		e.mu.Lock()
+		for e.holders > 0 {
+			e.cond.Wait()
+		}
+		e.term <- struct{}{}
+		e.mainReading = true
+		e.mu.Unlock()
+
+		e.rl.SetPrompt(prompt)
+		line, err := e.readline(saved)
+
+		e.mu.Lock()
+		e.mainReading = false
+		pre := e.preempted
+		e.preempted = false
+		e.mu.Unlock()
+		<-e.term
+		saved = ""
+		if pre {
+			if errors.Is(err, readline.ErrInterrupt) {
+				// A question took the terminal; ask again with what was
+				// typed once it is done.
+				saved = line
+				continue
+			}
+			e.keys.drainInjected() // the person finished the line first
+		}
+		switch {
+		case errors.Is(err, readline.ErrInterrupt):
+			return strings.Join(append(lines, line), "\n"), ErrInterrupt
+		case err != nil:
+			return "", err
+		}
+		lines = append(lines, line)
+		text := strings.Join(lines, "\n")
+		if Scan(text).Incomplete() != Closed {
+			continue
+		}
+		return text, nil
+	}
+}
+
+// Hold gives the terminal to a conversation (a server request asking the
+// person something): the prompt, if it is waiting for a command, gives
+// way until release is called.
+func (e *Editor) Hold(ctx context.Context) (release func(), err error) {
+	e.mu.Lock()
+	e.holders++
+	if e.mainReading && !e.preempted {
+		e.preempted = true
+		// Bell leaves completion or search mode; Ctrl-C then ends the
+		// prompt's read with what was typed.
+		e.keys.Inject([]byte{7, 3})
+	}
+	e.mu.Unlock()
+	select {
+	case e.term <- struct{}{}:
+	case <-ctx.Done():
+		e.mu.Lock()
+		e.holders--
+		e.cond.Broadcast()
+		e.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	e.mu.Lock()
+	e.held = true
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			e.held = false
+			e.mu.Unlock()
+			<-e.term
+			e.mu.Lock()
+			e.holders--
+			e.cond.Broadcast()
+			e.mu.Unlock()
+		})
+	}, nil
+}
+
+// ReadLine asks one question: it shows prompt and returns the line typed.
+// Ctrl-C dismisses the question (inspector.ErrDismissed: an elicitation is
+// cancelled) and cancels the command in flight (OnInterrupt); Ctrl-D
+// returns io.EOF; when ctx ends first the question is taken off the
+// screen.
+func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
+	e.mu.Lock()
+	held := e.held
+	e.mu.Unlock()
+	if !held {
+		release, err := e.Hold(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer release()
+	}
+	if e.keys.Ended() {
+		return "", io.EOF
+	}
+	type result struct {
+		line string
+		err  error
+	}
+	done := make(chan result, 1)
+	e.rl.SetPrompt(prompt)
+	defer e.rl.SetPrompt(e.o.Prompt)
+	go func() {
+		line, err := e.readline("")
+		done <- result{line, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		e.keys.Inject([]byte{7, 3})
+		select {
+		case r = <-done:
+			if !errors.Is(r.err, readline.ErrInterrupt) {
+				e.keys.drainInjected()
+			}
+		case <-time.After(2 * time.Second):
+		}
+		return "", ctx.Err()
+	}
+	switch {
+	case errors.Is(r.err, readline.ErrInterrupt):
+		if e.o.OnInterrupt != nil {
+			e.o.OnInterrupt()
+		}
+		return "", inspector.ErrDismissed
+	case r.err != nil:
+		return "", r.err
+	}
+	return r.line, nil
+}
+
+// AddHistory remembers a command (one line: a multi-line command is
+// joined) and appends it to the history file.
+func (e *Editor) AddHistory(cmd string) {
+	line := strings.Join(strings.Fields(strings.ReplaceAll(cmd, "\n", " ")), " ")
+	if line == "" {
+		return
+	}
+	_ = e.rl.SaveHistory(line)
+	if e.hist != nil {
+		_, _ = e.hist.WriteString(line + "\n")
+	}
+}
+
+// loadHistory reads the history file (keeping the newest HistoryLimit
+// commands) and opens it for appending. The file is private (0600, in a
+// 0700 directory): commands can hold secrets.
+func (e *Editor) loadHistory(path string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	var lines []string
+	if f, err := os.Open(path); err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		f.Close()
+	}
+	if len(lines) > e.o.HistoryLimit {
+		lines = lines[len(lines)-e.o.HistoryLimit:]
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err == nil {
+			_ = os.Rename(tmp, path)
+		}
+	}
+	for _, l := range lines {
+		_ = e.rl.SaveHistory(l)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		e.hist = f
+	}
+}
+
+// Close ends the editor: a pending read returns io.EOF and the terminal
+// leaves raw mode. It is idempotent and safe from any goroutine.
+func (e *Editor) Close() error {
+	e.closeOnce.Do(func() {
+		e.keys.Close()
+		if e.used.Load() {
+			// (An editor never used is left alone: readline's terminal
+			// goroutine may not have registered with its WaitGroup yet,
+			// and it holds nothing.)
+			_ = e.rl.Close()
+		}
+		if e.hist != nil {
+			e.hist.Close()
+		}
+	})
+	return nil
+}

@@ -1,0 +1,313 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// screen is a terminal's output, safe for concurrent writes.
+type screen struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls, bounded, until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type fakeTerm struct {
+	keys   *io.PipeWriter
+	screen *screen
+	ed     *Editor
+}
+
+func newFakeTerm(t *testing.T, o EditorOptions) *fakeTerm {
+	t.Helper()
+	r, w := io.Pipe()
+	sc := &screen{}
+	if o.Prompt == "" {
+		o.Prompt, o.ContinuePrompt = "mcpx> ", "...> "
+	}
+	ed, err := NewEditor(Terminal{In: r, Out: sc}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ed.Close()
+		w.Close()
+	})
+	return &fakeTerm{keys: w, screen: sc, ed: ed}
+}
+
+func (f *fakeTerm) typeKeys(t *testing.T, s string) {
+	t.Helper()
+	if _, err := f.keys.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type cmdResult struct {
+	text string
+	err  error
+}
+
+func (f *fakeTerm) read() <-chan cmdResult {
+	ch := make(chan cmdResult, 1)
+	go func() {
+		s, err := f.ed.ReadCommand()
+		ch <- cmdResult{s, err}
+	}()
+	return ch
+}
+
+func wait(t *testing.T, ch <-chan cmdResult) cmdResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadCommand did not return")
+	}
+	return cmdResult{}
+}
+
+func TestEditorReadsCommands(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	ch := f.read()
+	f.typeKeys(t, "tools list\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools list" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+
+	// A command with unbalanced JSON goes on over several lines.
+	ch = f.read()
+	f.typeKeys(t, "call tools/call {\r\"name\": \"echo\"\r}\r")
+	if r := wait(t, ch); r.err != nil || r.text != "call tools/call {\n\"name\": \"echo\"\n}" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+	if !strings.Contains(f.screen.String(), "...> ") {
+		t.Error("no continuation prompt on the screen")
+	}
+
+	// Ctrl-C discards the line; Ctrl-D at an empty prompt ends.
+	ch = f.read()
+	f.typeKeys(t, "tools ca\x03")
+	if r := wait(t, ch); !errors.Is(r.err, ErrInterrupt) || r.text != "tools ca" {
+		t.Fatalf("got %q, %v; want ErrInterrupt", r.text, r.err)
+	}
+	ch = f.read()
+	f.typeKeys(t, "\x04")
+	if r := wait(t, ch); !errors.Is(r.err, io.EOF) {
+		t.Fatalf("got %q, %v; want io.EOF", r.text, r.err)
+	}
+}
+
+func TestEditorEndOfInput(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	ch := f.read()
+	f.keys.Close()
+	if r := wait(t, ch); !errors.Is(r.err, io.EOF) {
+		t.Fatalf("got %q, %v; want io.EOF", r.text, r.err)
+	}
+	// Later reads end at once, questions too.
+	if r := wait(t, f.read()); !errors.Is(r.err, io.EOF) {
+		t.Fatalf("second read: %v", r.err)
+	}
+	if _, err := f.ed.ReadLine(context.Background(), "? "); !errors.Is(err, io.EOF) {
+		t.Fatalf("ReadLine after the end: %v", err)
+	}
+}
+
+func TestEditorHistory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state", "mcpx", "history")
+	f := newFakeTerm(t, EditorOptions{HistoryFile: path})
+	ch := f.read()
+	f.typeKeys(t, "ping\r")
+	r := wait(t, ch)
+	f.ed.AddHistory(r.text)
+	ch = f.read()
+	f.typeKeys(t, "call x {\r}\r")
+	r = wait(t, ch)
+	f.ed.AddHistory(r.text)
+	f.ed.Close()
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "ping\ncall x { }\n" {
+		t.Errorf("history file = %q", b)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, %v; want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+
+	// A new editor has them: up arrow recalls the last one.
+	g := newFakeTerm(t, EditorOptions{HistoryFile: path})
+	ch = g.read()
+	g.typeKeys(t, "\x1b[A\x1b[A\r")
+	if r := wait(t, ch); r.text != "ping" {
+		t.Errorf("two ups gave %q, want ping", r.text)
+	}
+}
+
+func TestEditorHistoryLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history")
+	var lines []string
+	for i := 0; i < 30; i++ {
+		lines = append(lines, "ping "+strings.Repeat("x", i))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeTerm(t, EditorOptions{HistoryFile: path, HistoryLimit: 10})
+	f.ed.Close()
+	b, _ := os.ReadFile(path)
+	if got := strings.Count(string(b), "\n"); got != 10 || !strings.HasPrefix(string(b), lines[20]+"\n") {
+		t.Errorf("history kept %d lines:\n%s", got, b)
+	}
+}
+
+// A question (a server request) takes the terminal from the prompt, and
+// the prompt comes back with what was typed.
+func TestEditorQuestionTakesThePrompt(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	ch := f.read()
+	f.typeKeys(t, "tools li")
+	waitFor(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools li") })
+
+	release, err := f.ed.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan cmdResult, 1)
+	go func() {
+		s, err := f.ed.ReadLine(context.Background(), "your name? ")
+		answer <- cmdResult{s, err}
+	}()
+	waitFor(t, "the question", func() bool { return strings.Contains(f.screen.String(), "your name? ") })
+	f.typeKeys(t, "Ada\r")
+	if r := wait(t, answer); r.err != nil || r.text != "Ada" {
+		t.Fatalf("answer %q, %v", r.text, r.err)
+	}
+	select {
+	case r := <-ch:
+		t.Fatalf("the prompt returned %q, %v during the question", r.text, r.err)
+	default:
+	}
+	release()
+	f.typeKeys(t, "st\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools list" {
+		t.Fatalf("after the question the prompt gave %q, %v; want tools list", r.text, r.err)
+	}
+}
+
+func TestEditorQuestionCancelled(t *testing.T) {
+	interrupted := make(chan struct{}, 1)
+	f := newFakeTerm(t, EditorOptions{OnInterrupt: func() { interrupted <- struct{}{} }})
+
+	// The server gave up: the question goes away.
+	ctx, cancel := context.WithCancel(context.Background())
+	answer := make(chan cmdResult, 1)
+	go func() {
+		s, err := f.ed.ReadLine(ctx, "q1? ")
+		answer <- cmdResult{s, err}
+	}()
+	waitFor(t, "the question", func() bool { return strings.Contains(f.screen.String(), "q1? ") })
+	cancel()
+	if r := wait(t, answer); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("got %q, %v; want context.Canceled", r.text, r.err)
+	}
+
+	// Ctrl-C dismisses a question (it reads as the end of input) and
+	// interrupts the command in flight.
+	go func() {
+		s, err := f.ed.ReadLine(context.Background(), "q2? ")
+		answer <- cmdResult{s, err}
+	}()
+	waitFor(t, "the second question", func() bool { return strings.Contains(f.screen.String(), "q2? ") })
+	f.typeKeys(t, "abc\x03")
+	if r := wait(t, answer); !errors.Is(r.err, inspector.ErrDismissed) || !errors.Is(r.err, io.EOF) {
+		t.Fatalf("got %q, %v; want ErrDismissed", r.text, r.err)
+	}
+	select {
+	case <-interrupted:
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnInterrupt was not called")
+	}
+
+	// The terminal still works.
+	ch := f.read()
+	f.typeKeys(t, "ping\r")
+	if r := wait(t, ch); r.err != nil || r.text != "ping" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+}
+
+func TestEditorOutputAbovePrompt(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	out := f.ed.Out()
+	// No line edited: straight through.
+	io.WriteString(out, "before\n")
+	ch := f.read()
+	f.typeKeys(t, "tools")
+	waitFor(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools") })
+	io.WriteString(out, "notification arrived\n")
+	waitFor(t, "the prompt drawn again", func() bool {
+		s := f.screen.String()
+		i := strings.Index(s, "notification arrived\n")
+		return i >= 0 && strings.Contains(s[i:], "mcpx> tools")
+	})
+	f.typeKeys(t, " list\r")
+	if r := wait(t, ch); r.text != "tools list" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+	if !strings.HasPrefix(f.screen.String(), "before\n") {
+		t.Errorf("screen = %q", f.screen.String())
+	}
+}
+
+func TestEditorCompletes(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return fakeSource{} }}
+	f := newFakeTerm(t, EditorOptions{Complete: c})
+	ch := f.read()
+	f.typeKeys(t, "tools call ec\t")
+	waitFor(t, "the completed name", func() bool { return strings.Contains(f.screen.String(), "tools call echo ") })
+	f.typeKeys(t, "mes\thi\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools call echo message=hi" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+}

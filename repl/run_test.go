@@ -1,0 +1,163 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestScript(t *testing.T) {
+	sc := NewScript(strings.NewReader("ping\n\n# a comment\ncall x {\n  \"a\": 1\n}\r\ntools call echo 'message=two\nlines'\nlast"))
+	var got []string
+	for {
+		cmd, err := sc.ReadCommand()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cmd)
+	}
+	want := []string{"ping", "", "# a comment", "call x {\n  \"a\": 1\n}", "tools call echo 'message=two\nlines'", "last"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+
+	sc = NewScript(strings.NewReader("ping\ncall x {\n"))
+	if _, err := sc.ReadCommand(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.ReadCommand(); err == nil || !strings.Contains(err.Error(), "line 2: the script ends inside the command that starts there (unbalanced JSON") {
+		t.Errorf("unfinished command at the end: %v", err)
+	}
+}
+
+// fakeExec records commands and fails those named fail-N with status N.
+type fakeExec struct {
+	ran     []string
+	blocked chan struct{} // told when block runs
+}
+
+func (f *fakeExec) exec(ctx context.Context, words []string) Result {
+	f.ran = append(f.ran, strings.Join(words, " "))
+	switch words[0] {
+	case "exit":
+		return Result{Code: 3, Quit: true}
+	case "fail-5":
+		return Result{Code: 5}
+	case "fail-4":
+		return Result{Code: 4}
+	case "block":
+		if f.blocked != nil {
+			f.blocked <- struct{}{}
+		}
+		<-ctx.Done()
+		return Result{Code: 130}
+	}
+	return Result{}
+}
+
+func reader(lines ...string) func() (string, error) {
+	return func() (string, error) {
+		if len(lines) == 0 {
+			return "", io.EOF
+		}
+		l := lines[0]
+		lines = lines[1:]
+		if l == "^C" {
+			return "", ErrInterrupt
+		}
+		return l, nil
+	}
+}
+
+func TestRunnerScript(t *testing.T) {
+	var echo strings.Builder
+	f := &fakeExec{}
+	r := &Runner{Read: reader("ping", "", "# nothing", "tools call echo 'message=a b'", "fail-5", "never"), Exec: f.exec, Echo: &echo,
+		Report: func(err error, usage bool) int { return 2 }}
+	if code := r.Run(context.Background()); code != 5 {
+		t.Errorf("status %d, want 5 (the failing command's)", code)
+	}
+	if diff := cmp.Diff([]string{"ping", "tools call echo message=a b", "fail-5"}, f.ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+	if want := "mcpx> ping\nmcpx> tools call echo 'message=a b'\nmcpx> fail-5\n"; echo.String() != want {
+		t.Errorf("echo = %q, want %q", echo.String(), want)
+	}
+
+	// --keep-going: to the end, with the first failure's status.
+	f = &fakeExec{}
+	r = &Runner{Read: reader("fail-4", "ping", "fail-5", "ping"), Exec: f.exec, KeepGoing: true}
+	if code := r.Run(context.Background()); code != 4 || len(f.ran) != 4 {
+		t.Errorf("status %d after %q, want 4 after all four", code, f.ran)
+	}
+
+	// A line that cannot be split is a usage error.
+	var reported error
+	r = &Runner{Read: reader("echo 'open"), Exec: f.exec, Report: func(err error, usage bool) int {
+		reported = err
+		return 2
+	}}
+	if code := r.Run(context.Background()); code != 2 || reported == nil || !strings.Contains(reported.Error(), "unterminated single quote") {
+		t.Errorf("status %d, reported %v", code, reported)
+	}
+
+	// exit ends with its status.
+	r = &Runner{Read: reader("exit", "ping"), Exec: (&fakeExec{}).exec}
+	if code := r.Run(context.Background()); code != 3 {
+		t.Errorf("exit: status %d", code)
+	}
+}
+
+func TestRunnerInteractive(t *testing.T) {
+	f := &fakeExec{}
+	hints := 0
+	r := &Runner{Read: reader("fail-5", "^C", "ping", "^C"), Exec: f.exec, Interactive: true, Hint: func() { hints++ }}
+	if code := r.Run(context.Background()); code != 0 {
+		t.Errorf("status %d, want 0: failures do not end a session", code)
+	}
+	if len(f.ran) != 2 || hints != 2 {
+		t.Errorf("ran %q, %d hints", f.ran, hints)
+	}
+}
+
+// An interrupt cancels the command in flight; a script stops there, an
+// interactive session goes on.
+func TestRunnerInterrupt(t *testing.T) {
+	for _, interactive := range []bool{false, true} {
+		f := &fakeExec{blocked: make(chan struct{}, 1)}
+		r := &Runner{Read: reader("block", "ping"), Exec: f.exec, Interactive: interactive}
+		if r.Interrupt() != !interactive {
+			t.Errorf("interactive %v: an interrupt with nothing running reports the wrong thing", interactive)
+		}
+		r.stopping = false
+		done := make(chan int, 1)
+		go func() { done <- r.Run(context.Background()) }()
+		select {
+		case <-f.blocked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("block did not run")
+		}
+		if !r.Interrupt() {
+			t.Error("Interrupt found no command in flight")
+		}
+		select {
+		case code := <-done:
+			switch {
+			case interactive && (code != 0 || len(f.ran) != 2):
+				t.Errorf("interactive: status %d, ran %q; want 0 after both", code, f.ran)
+			case !interactive && (code != ExitInterrupted || len(f.ran) != 1):
+				t.Errorf("script: status %d, ran %q; want 130 after block", code, f.ran)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return after the interrupt")
+		}
+	}
+}
