@@ -37,18 +37,10 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-// toolError reports a tool result with isError: true; the result itself has
-// already been printed.
-type toolError struct{ name string }
-
-func (e *toolError) Error() string {
-	return fmt.Sprintf("tool %q reported an error (isError: true)", e.name)
-}
-
 // classify maps an error to its exit code and a stable machine-readable kind.
 func classify(err error) (int, string) {
 	var ue *usageError
-	var te *toolError
+	var te *inspector.ToolResultError
 	var rpcErr *inspector.RPCError
 	var exitErr *transport.PeerExitError
 	var invalidTool *inspector.InvalidToolError

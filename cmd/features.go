@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -177,13 +178,6 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		return usageErrorf("--ttl must not be negative")
 	}
 	return o.g.withClient(ctx, server, func(c *client) error {
-		if o.task && c.isModern() {
-			c.console.Note("--task: in the modern era the server decides whether a call runs as a task (mcpx declares the tasks extension and follows any task it gets)")
-			if o.ttl != 0 {
-				c.console.Warn("--ttl has no effect in the modern era: the tasks extension has no way to ask for one")
-			}
-			o.task = false
-		}
 		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
 		if err != nil {
 			var ae *inspector.ArgumentError
@@ -195,41 +189,31 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		for _, w := range warnings {
 			c.console.Warn(w)
 		}
-		call := func() (json.RawMessage, error) {
-			if o.task {
-				return o.callAsTask(ctx, c, name, args)
-			}
-			return c.sess.CallTool(ctx, name, args, c.withProgress(name))
+		call := inspector.ToolCall{
+			Name:     name,
+			Args:     args,
+			Task:     o.task,
+			TTL:      o.ttl,
+			Progress: func(p inspector.Progress) { c.console.Progress(name, p) },
+			OnNote:   c.console.Warn,
 		}
-		res, err := call()
+		if c.feats.Elicitor != nil {
+			call.URLRequired = c.feats.Elicitor.Required
+		}
+		if o.task {
+			show, restore := c.showTaskStatus()
+			defer restore()
+			call.OnTaskStatus = show
+		}
+		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
-		if err != nil && c.feats.Elicitor != nil && c.feats.Elicitor.Required(ctx, err) {
-			// The server needed a URL elicitation first (-32042) and the
-			// person finished it: retry once.
-			res, err = call()
-			c.console.ClearProgress()
+		if res != nil {
+			o.g.emit(c, res, func() { c.out.ToolResult(res) })
 		}
-		if err != nil {
-			if !o.task && c.sess.ToolNeedsTask(ctx, name, err) {
-				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)
-			}
-			return err
+		if errors.Is(err, inspector.ErrTaskRequired) {
+			err = fmt.Errorf("%w; add --task", err)
 		}
-		isErr := false
-		o.g.emit(c, res, func() { isErr = c.out.ToolResult(res) })
-		if o.g.json {
-			isErr = inspector.ToolResultIsError(res)
-		}
-		if isErr {
-			var err error = &toolError{name: name}
-			if nf := c.sess.CheckListed(ctx, "tool", name, err); nf != nil {
-				err = nf
-			} else if !o.task && c.sess.ToolTaskSupport(ctx, name) == "required" {
-				err = fmt.Errorf("%w (the tool requires task execution: add --task)", err)
-			}
-			return err
-		}
-		return nil
+		return err
 	})
 }
 

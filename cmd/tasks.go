@@ -13,22 +13,14 @@ import (
 
 // callAsTask runs tools/call as a task (--task), showing status changes on
 // stderr.
-func (o *toolsCallOptions) callAsTask(ctx context.Context, c *client, name string, args json.RawMessage) (json.RawMessage, error) {
-	if !c.sess.Server().Declares("tasks", "requests", "tools", "call") {
-		c.console.Warn("the server does not declare tasks.requests.tools.call; sending a task-augmented call anyway")
-	} else if ts := c.sess.ToolTaskSupport(ctx, name); ts != "required" && ts != "optional" {
-		c.console.Warn(fmt.Sprintf("tool %q does not declare task support (execution.taskSupport); sending a task-augmented call anyway", name))
-	}
-	params := map[string]any{"name": name}
-	if len(args) > 0 {
-		params["arguments"] = args
-	}
-	p, _ := json.Marshal(params)
-	// Status changes come from polling and, when the server sends them,
-	// from notifications/tasks/status: show each change once.
+// showTaskStatus installs a display of a task's status changes, which
+// arrive from polling and, when the server sends them, as
+// notifications/tasks/status: each change is shown once. restore puts the
+// previous notification routing back.
+func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 	var mu sync.Mutex
 	shown := map[string]string{}
-	show := func(t inspector.Task) {
+	show = func(t inspector.Task) {
 		mu.Lock()
 		defer mu.Unlock()
 		if shown[t.TaskID] == t.Status+"\x00"+t.StatusMessage {
@@ -50,12 +42,7 @@ func (o *toolsCallOptions) callAsTask(ctx context.Context, c *client, name strin
 		}
 		c.console.Notification(m)
 	})
-	defer c.sink.set(prev)
-	return c.sess.CallAsTask(ctx, "tools/call", p, inspector.TaskRun{
-		TTL:      o.ttl,
-		OnStatus: show,
-		OnNote:   c.console.Warn,
-	})
+	return show, func() { c.sink.set(prev) }
 }
 
 type tasksOptions struct {
