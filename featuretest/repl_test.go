@@ -429,9 +429,15 @@ func TestReplTerminalDismissQuestion(t *testing.T) {
 	term.typeKeys("tools call elicit\r")
 	at = term.waitScreen(at, "[a]nswer, [d]ecline or [c]ancel? [a] ")
 	term.typeKeys("\x03")
-	term.waitScreen(at, "→ answered: cancel")
-	at = term.waitScreen(at, "mcpx: interrupted")
-	term.waitScreen(at, "mcpx> ")
+	at = term.waitScreen(at, "→ answered: cancel")
+	// The same Ctrl-C cancels the command. The server may still answer the
+	// call first (it learns of the cancelled elicitation and returns at
+	// once): then that result is shown, as an inspector should. Either way
+	// the prompt comes back.
+	at = term.waitScreen(at, "mcpx> ")
+	if scr := term.screen.String(); !strings.Contains(scr, "mcpx: interrupted") && !strings.Contains(scr, "action cancel") {
+		t.Errorf("neither the interruption nor the call's result is on the screen:\n%s", scr)
+	}
 	term.typeKeys("exit\r")
 	if code := term.exit(); code != cmd.ExitOK {
 		t.Errorf("exit %d", code)
