@@ -304,7 +304,7 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 				if rec == nil {
 					// Some servers take initialize without a token and want
 					// one for everything else: ask them something.
-					if _, err := cl.sess.Call(c.Context(), "ping", nil); err != nil {
+					if _, err := cl.sess.Ping(c.Context(), nil); err != nil {
 						return err
 					}
 					rec = cl.oauth.Current()

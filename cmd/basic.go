@@ -112,27 +112,21 @@ func newPingCmd(g *globalOptions) *cobra.Command {
 
 func (o *pingOptions) run(ctx context.Context, server []string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
-		method := "ping"
-		if c.isModern() {
-			// 2026-07-28 removed ping; server/discover is the cheapest
-			// request every server must answer.
-			method = "server/discover"
-			if o.g.verbose {
-				c.console.Note("the modern era has no ping; timing server/discover instead")
-			}
+		var note func(string)
+		if o.g.verbose {
+			note = c.console.Note
 		}
-		start := time.Now()
-		res, err := c.sess.Call(ctx, method, nil)
+		res, err := c.sess.Ping(ctx, note)
 		if err != nil {
 			return err
 		}
-		rtt := time.Since(start)
-		o.g.emit(c, res, func() {
-			if method != "ping" {
-				fmt.Fprintf(o.g.io.Out, "pong (%s, server/discover: the modern era has no ping)\n", rtt.Round(10*time.Microsecond))
+		o.g.emit(c, res.Raw, func() {
+			rtt := res.RTT.Round(10 * time.Microsecond)
+			if res.Instead != "" {
+				fmt.Fprintf(o.g.io.Out, "pong (%s, %s)\n", rtt, res.Instead)
 				return
 			}
-			fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt.Round(10*time.Microsecond))
+			fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt)
 		})
 		return nil
 	})

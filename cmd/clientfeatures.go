@@ -128,31 +128,22 @@ func (g *globalOptions) afterConnect(ctx context.Context, c *client) {
 		name += " " + info.Implementation.Version
 	}
 	c.serverName.Store(name)
-	if info.Era == eraModern {
-		// 2026-07-28 has no roots list_changed notification, and the log
-		// level travels in every request's _meta (logging/setLevel is gone).
-		if g.feat.logLevel != "" && !info.HasCapability("logging") {
-			c.console.Warn("the server does not declare the logging capability; asking for log messages at " + g.feat.logLevel + " anyway")
-		}
-		return
-	}
-	if c.feats.Roots != nil {
-		c.feats.Roots.Notify = func(ctx context.Context, method string) error { return c.sess.Notify(ctx, method, nil) }
-	}
+	c.sess.AttachRoots(c.feats.Roots)
 	if lvl := g.feat.logLevel; lvl != "" {
-		if !info.HasCapability("logging") {
-			c.console.Warn("the server does not declare the logging capability; sending logging/setLevel anyway")
+		if caveat := c.sess.LogLevelCaveat(lvl); caveat != "" {
+			c.console.Warn(caveat)
 		}
-		if err := c.sess.SetLogLevel(ctx, lvl); err != nil {
+		if _, err := c.sess.SetLogLevel(ctx, lvl); err != nil {
 			c.console.Warn(err.Error())
 		}
 	}
 }
 
 // linger keeps the connection open after the command's result
-// (--linger), showing notifications that arrive meanwhile. An interrupt
-// ends it normally; a server that goes away is reported but does not undo
-// the command's result.
+// (--linger), showing notifications that arrive meanwhile (list changes
+// too, which the modern era sends only when asked). An interrupt ends it
+// normally; a server that goes away is reported but does not undo the
+// command's result.
 func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 	d := g.feat.linger
 	if d <= 0 || ctx.Err() != nil || c.sess.Err() != nil {
@@ -162,16 +153,7 @@ func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 	if g.verbose {
 		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
 	}
-	if c.isModern() {
-		// 2026-07-28 servers send change notifications only on a
-		// subscription: listen for list changes while lingering.
-		filter := inspector.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
-		if err := g.listen(ctx, c, filter, d); err != nil {
-			c.console.Warn(err.Error())
-		}
-		return
-	}
-	if err := c.sess.Wait(ctx, d); err != nil {
+	if err := g.watch(ctx, c, inspector.WatchSpec{Lists: true, For: d}); err != nil {
 		c.console.Warn(err.Error())
 	}
 }
@@ -210,7 +192,7 @@ func (c *client) onNotification(m *inspector.Message) {
 		fn(m)
 		return
 	}
-	if strings.HasSuffix(m.Method, "/list_changed") && !c.showLists.Load() {
+	if inspector.IsListChanged(m) && !c.showLists.Load() {
 		return
 	}
 	c.console.Notification(m)

@@ -81,21 +81,11 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	life := g.lifecycle(c, server)
 	if g.verbose {
-		switch l := life.(type) {
-		case *inspector.Legacy:
-			c.console.Note("offering client capabilities " + string(l.Capabilities))
-		case *inspector.Modern:
-			c.console.Note("declaring client capabilities " + string(l.Capabilities) + " in every request (protocol era modern)")
-		case *inspector.Auto:
-			c.console.Note("protocol era auto: probing with server/discover before anything else")
+		if note := inspector.OpeningNote(life); note != "" {
+			c.console.Note(note)
 		}
 	}
-	handlers := c.feats.Handlers()
-	if g.era != eraLegacy && c.feats.Elicitor != nil && handlers["elicitation/create"] == nil {
-		// Embedded elicitations of 2026-07-28 are answered whatever
-		// handshake-era version is configured for a fallback.
-		handlers["elicitation/create"] = inspector.Adapt(c.feats.Elicitor.Handle)
-	}
+	handlers := c.feats.HandlersFor(life)
 	onNote := c.console.Note
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
@@ -127,11 +117,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	if g.verbose {
 		info := sess.Server()
-		verb := "initialized"
-		if info.Era == eraModern {
-			verb = "discovered"
-		}
-		c.console.Note(fmt.Sprintf("%s: %s %s, protocol %s", verb, info.Implementation.Name, info.Implementation.Version, info.ProtocolVersion))
+		c.console.Note(info.OpenedNote())
 		c.console.Note(fmt.Sprintf("protocol era %s (%s)", info.Era, orDefault(info.EraReason, "the default")))
 	}
 	g.afterConnect(ctx, c)

@@ -117,21 +117,9 @@ func (g *globalOptions) lifecycle(c *client, server []string) inspector.Lifecycl
 			Legacy: l,
 			Cache:  &g.eraCache,
 			Target: g.target(server),
-			OnChoose: func(era string) {
-				// Tell the handlers what this era declared.
-				if era == eraModern {
-					c.feats.ModernCapabilities()
-				} else {
-					l.Capabilities = c.feats.Capabilities()
-				}
-			},
+			// Tell the handlers what the era chosen declared.
+			OnChoose: c.feats.Redeclare(l),
 		}
 	}
 	return legacy(chosenBy)
-}
-
-// isModern reports whether c's session speaks the stateless era.
-func (c *client) isModern() bool {
-	info := c.sess.Server()
-	return info != nil && info.Era == eraModern
 }

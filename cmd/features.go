@@ -22,10 +22,15 @@ type listOptions struct {
 	cursor string
 	// render prints the merged items for people.
 	render func(p *inspector.Printer, items []json.RawMessage)
+	// instead completes the usage error for an era without the method.
+	instead string
 }
 
 func newListCmd(g *globalOptions, use, short, method string, render func(*inspector.Printer, []json.RawMessage)) *cobra.Command {
-	o := &listOptions{g: g, method: method, render: render}
+	return (&listOptions{g: g, method: method, render: render}).command(use, short)
+}
+
+func (o *listOptions) command(use, short string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   use + " -- <server command>",
 		Short: short,
@@ -47,10 +52,10 @@ func newListCmd(g *globalOptions, use, short, method string, render func(*inspec
 
 func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
-		if o.method == "tasks/list" && c.isModern() {
-			return usageErrorf("the tasks extension of the modern era (2026-07-28) has no tasks/list; look a task up with mcpx tasks get ID")
-		}
 		list, err := c.sess.List(ctx, o.method, cursor)
+		if errors.Is(err, inspector.ErrNotInThisEra) {
+			return usageErrorf("%v%s", err, o.instead)
+		}
 		if err != nil {
 			return err
 		}
@@ -69,7 +74,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 
 func newToolsCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("tools", "List and call tools",
-		newListCmd(g, "list", "List the server's tools (all pages)", "tools/list", (*inspector.Printer).Tools),
+		newListCmd(g, "list", "List the server's tools (all pages)", inspector.ListTools, (*inspector.Printer).Tools),
 		newToolsCallCmd(g),
 		newToolsSchemaCmd(g),
 	)
@@ -219,8 +224,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 
 func newResourcesCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("resources", "List and read resources",
-		newListCmd(g, "list", "List the server's resources (all pages)", "resources/list", (*inspector.Printer).Resources),
-		newListCmd(g, "templates", "List the server's resource templates (all pages)", "resources/templates/list", (*inspector.Printer).Templates),
+		newListCmd(g, "list", "List the server's resources (all pages)", inspector.ListResources, (*inspector.Printer).Resources),
+		newListCmd(g, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*inspector.Printer).Templates),
 		newResourcesReadCmd(g),
 		newResourcesSubscribeCmd(g),
 	)
@@ -335,7 +340,7 @@ func writeFileAtomic(name string, data []byte) error {
 
 func newPromptsCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("prompts", "List and get prompts",
-		newListCmd(g, "list", "List the server's prompts (all pages)", "prompts/list", (*inspector.Printer).Prompts),
+		newListCmd(g, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*inspector.Printer).Prompts),
 		newPromptsGetCmd(g),
 	)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,11 +101,10 @@ type replSession struct {
 	mu      sync.Mutex
 	c       *client
 	catalog *inspector.Catalog
-	closing bool            // the session is being closed on purpose
-	ended   bool            // the end of the session was reported
-	subs    map[string]bool // resource subscriptions
-	listen  func()          // stops the modern era's background listen
-	trace   traceWriter     // :record
+	closing bool               // the session is being closed on purpose
+	ended   bool               // the end of the session was reported
+	watch   *inspector.Watcher // list changes and resource subscriptions
+	trace   traceWriter        // :record
 
 	notes *noteQueue
 	last  atomic.Int32 // the status of the last command run
@@ -330,23 +328,27 @@ func historyPath(ios *IOStreams) string {
 }
 
 // open connects (or reconnects) and starts what follows the session: the
-// catalog for completion, the watch for a server that dies, and in the
-// modern era the background subscription for list changes.
+// catalog for completion, the watch for a server that dies, and the watch
+// of list changes (for completion) and of the resources subscribed to.
 func (s *replSession) open(ctx context.Context) error {
 	c, err := s.g.connect(ctx, s.server)
 	if err != nil {
 		return err
 	}
+	w, err := c.sess.StartWatch(s.ctx, inspector.WatchSpec{Lists: true, DeclaredListsOnly: true}, s.watchHooks(c))
+	if err != nil {
+		c.Close()
+		return err
+	}
 	cat := inspector.NewCatalog(c.sess)
 	s.mu.Lock()
-	s.c, s.catalog, s.closing, s.ended, s.subs = c, cat, false, false, map[string]bool{}
+	s.c, s.catalog, s.closing, s.ended, s.watch = c, cat, false, false, w
 	s.mu.Unlock()
 	if s.interactive {
 		cat.AutoRefresh(s.ctx)
 		cat.Prefetch(s.ctx)
 	}
 	go s.watchEnd(c)
-	s.relisten()
 	return nil
 }
 
@@ -360,7 +362,7 @@ func (s *replSession) prepare(c *client) {
 		s.observe(m)
 		// List changes are shown, but a burst (servers announce their
 		// lists one by one at start-up) as one line.
-		if strings.HasSuffix(m.Method, "/list_changed") && c.sink.get() == nil && !c.showLists.Load() {
+		if inspector.IsListChanged(m) && c.sink.get() == nil && !c.showLists.Load() {
 			if now := time.Now(); now.Sub(shown[m.Method]) > 2*time.Second {
 				shown[m.Method] = now
 				c.console.Notification(m)
@@ -455,21 +457,13 @@ func (s *replSession) close() {
 	s.mu.Lock()
 	c := s.c
 	s.closing = true
-	subs := s.subs
-	stop := s.listen
-	s.listen = nil
+	w := s.watch
+	s.watch = nil
 	tw := s.trace
 	s.trace = nil
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	if c != nil && c.sess.Err() == nil && !c.isModern() && len(subs) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		for uri := range subs {
-			_ = c.sess.Unsubscribe(ctx, uri)
-		}
-		cancel()
+	if w != nil {
+		_ = w.Close() // ends the subscriptions before the server
 	}
 	if c != nil {
 		c.Close()
@@ -502,65 +496,33 @@ func (s *replSession) banner() {
 	c.console.Note(msg)
 }
 
-// relisten keeps the modern era's background subscriptions/listen in step
-// with what the REPL needs: list changes (for completion) and the
-// resources subscribed to. The handshake era needs none of it.
-func (s *replSession) relisten() {
-	s.mu.Lock()
-	c := s.c
-	stop := s.listen
-	s.listen = nil
-	var subs []string
-	for u := range s.subs {
-		subs = append(subs, u)
-	}
-	s.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	if c == nil || !c.isModern() || c.sess.Err() != nil {
-		return
-	}
-	sort.Strings(subs)
-	info := c.sess.Server()
-	filter := inspector.ListenFilter{
-		ToolsListChanged:      info.Declares("tools", "listChanged"),
-		PromptsListChanged:    info.Declares("prompts", "listChanged"),
-		ResourcesListChanged:  info.Declares("resources", "listChanged"),
-		ResourceSubscriptions: subs,
-	}
-	if filter.Empty() {
-		return
-	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	done := make(chan struct{})
-	opts := inspector.ListenOptions{
-		OnAck: func(granted inspector.ListenFilter, _ *inspector.Message) {
-			if len(subs) > 0 || s.g.verbose {
-				c.console.Note("subscription acknowledged: " + granted.Describe())
+// watchHooks show what the REPL's watch meets: an acknowledgement when
+// resources are asked for (or with -v), what the server left out of them,
+// and a subscription stream that ended on its own.
+func (s *replSession) watchHooks(c *client) inspector.WatchHooks {
+	return inspector.WatchHooks{
+		OnAck: func(ack inspector.WatchAck) {
+			if len(ack.Asked.ResourceSubscriptions) > 0 || s.g.verbose {
+				c.console.Note("subscription acknowledged: " + ack.Granted.Describe())
 			}
-			if missing := filter.Missing(granted); len(missing.ResourceSubscriptions) > 0 {
-				c.console.Warn("the server did not agree to: " + missing.Describe())
+			if len(ack.Missing.ResourceSubscriptions) > 0 {
+				c.console.Warn("the server did not agree to: " + ack.Missing.Describe())
 			}
 		},
-		OnNote: c.console.Warn,
+		OnWarn: c.console.Warn,
+		OnEnd: func(asked inspector.ListenFilter, err error) {
+			if len(asked.ResourceSubscriptions) > 0 || s.g.verbose {
+				c.console.Warn("subscriptions/listen ended: " + errorMessage(err))
+			}
+		},
 	}
-	go func() {
-		defer close(done)
-		err := c.sess.Listen(ctx, filter, opts)
-		if err != nil && ctx.Err() == nil && (len(subs) > 0 || s.g.verbose) {
-			c.console.Warn("subscriptions/listen ended: " + errorMessage(err))
-		}
-	}()
+}
+
+// watcher returns the session's watch.
+func (s *replSession) watcher() *inspector.Watcher {
 	s.mu.Lock()
-	s.listen = func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-		}
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.watch
 }
 
 // subscribe is resources subscribe URI in the REPL: the subscription stays
@@ -570,30 +532,28 @@ func (s *replSession) subscribe(ctx context.Context, c *client, uri string) erro
 	if !c.sess.Server().Declares("resources", "subscribe") {
 		c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 	}
-	if !c.isModern() {
-		if err := c.sess.Subscribe(ctx, uri); err != nil {
-			return err
-		}
+	w := s.watcher()
+	if w == nil {
+		return fmt.Errorf("%w: no session (:reconnect starts one)", transport.ErrClosed)
 	}
-	s.mu.Lock()
-	s.subs[uri] = true
-	s.mu.Unlock()
-	s.relisten()
+	if err := w.Add(ctx, uri); err != nil {
+		return err
+	}
 	c.console.Note("subscribed to " + inspector.EscapeLine(uri) + ": updates are shown as they come (resources unsubscribe URI ends it; :wait notifications/resources/updated waits for one)")
 	return nil
 }
 
 func (s *replSession) unsubscribe(ctx context.Context, c *client, uri string) error {
-	s.mu.Lock()
-	had := s.subs[uri]
-	delete(s.subs, uri)
-	s.mu.Unlock()
-	if c.isModern() {
-		if !had {
-			return usageErrorf("not subscribed to %s", uri)
-		}
-		s.relisten()
-	} else if err := c.sess.Unsubscribe(ctx, uri); err != nil {
+	w := s.watcher()
+	if w == nil {
+		return fmt.Errorf("%w: no session (:reconnect starts one)", transport.ErrClosed)
+	}
+	err := w.Remove(ctx, uri)
+	var nw *inspector.NotWatchedError
+	if errorsAs(err, &nw) {
+		return &usageError{err: err}
+	}
+	if err != nil {
 		return err
 	}
 	c.console.Note("unsubscribed from " + inspector.EscapeLine(uri))
@@ -933,12 +893,13 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 	s.mu.Lock()
 	old := s.c
 	s.closing = true
-	subs := len(s.subs)
-	stop := s.listen
-	s.listen = nil
+	w := s.watch
+	s.watch = nil
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
+	subs := 0
+	if w != nil {
+		subs = len(w.Resources())
+		w.Stop() // the subscriptions end with the old session
 	}
 	if old != nil {
 		old.Close()
@@ -1020,11 +981,7 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 		return err
 	}
 	s.g.feat.rootList = list // a new session offers them too
-	if c.isModern() {
-		c.console.Note("roots changed; the modern era has no roots/list_changed notification: the server sees them when it next asks")
-	} else {
-		c.console.Note("roots changed; sent notifications/roots/list_changed")
-	}
+	c.console.Note(r.ChangeNote())
 	show()
 	return nil
 }
@@ -1042,25 +999,12 @@ func (s *replSession) logLevel(ctx context.Context, args []string) error {
 		c.console.Warn("the server does not declare the logging capability; asking anyway")
 	}
 	s.g.feat.logLevel = level // a new session asks for it too
-	if m := modernOf(c.sess.Lifecycle()); m != nil {
-		m.SetLogLevel(level)
-		c.console.Note("log level " + level + ": sent with every request from now on (the modern era has no logging/setLevel)")
-		return nil
-	}
-	if err := c.sess.SetLogLevel(ctx, level); err != nil {
+	change, err := c.sess.SetLogLevel(ctx, level)
+	if err != nil {
 		return err
 	}
-	c.console.Note("log level set to " + level)
+	c.console.Note(change.String())
 	return nil
-}
-
-// modernOf returns the Modern lifecycle a session uses, if it does.
-func modernOf(l inspector.Lifecycle) *inspector.Modern {
-	if a, ok := l.(*inspector.Auto); ok {
-		l = a.Chosen()
-	}
-	m, _ := l.(*inspector.Modern)
-	return m
 }
 
 func (s *replSession) sleep(ctx context.Context, args []string) error {

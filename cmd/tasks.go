@@ -11,8 +11,6 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 )
 
-// callAsTask runs tools/call as a task (--task), showing status changes on
-// stderr.
 // showTaskStatus installs a display of a task's status changes, which
 // arrive from polling and, when the server sends them, as
 // notifications/tasks/status: each change is shown once. restore puts the
@@ -31,8 +29,7 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 	}
 	prev := c.sink.get()
 	c.sink.set(func(m *inspector.Message) {
-		var t inspector.Task
-		if m.Method == "notifications/tasks/status" && json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
+		if t, ok := inspector.TaskStatusOf(m); ok {
 			show(t)
 			return
 		}
@@ -46,13 +43,21 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 }
 
 type tasksOptions struct {
-	g      *globalOptions
-	cursor string
+	g *globalOptions
 }
+
+// The task commands that take a task id.
+type taskVerb int
+
+const (
+	taskGet taskVerb = iota
+	taskResult
+	taskCancel
+)
 
 func newTasksCmd(g *globalOptions) *cobra.Command {
 	o := &tasksOptions{g: g}
-	one := func(use, short, method string) *cobra.Command {
+	one := func(use, short string, verb taskVerb) *cobra.Command {
 		return &cobra.Command{
 			Use:   use + " ID -- <server command>",
 			Short: short,
@@ -61,16 +66,17 @@ func newTasksCmd(g *globalOptions) *cobra.Command {
 				if err := wantArgs(c, own, 1, 1); err != nil {
 					return err
 				}
-				return o.one(c.Context(), method, own[0], server)
+				return o.one(c.Context(), verb, own[0], server)
 			},
 		}
 	}
-	list := newListCmd(g, "list", "List the server's tasks (all pages)", "tasks/list", renderTasks)
+	list := (&listOptions{g: g, method: inspector.ListTasks, render: renderTasks,
+		instead: "; look a task up with mcpx tasks get ID"}).command("list", "List the server's tasks (all pages)")
 	cmd := groupCmd("tasks", "List, inspect, fetch and cancel tasks (2025-11-25, experimental)",
 		list,
-		one("get", "Show a task's status (tasks/get)", "tasks/get"),
-		one("result", "Wait for a task's result and print it (tasks/result)", "tasks/result"),
-		one("cancel", "Cancel a task (tasks/cancel)", "tasks/cancel"),
+		one("get", "Show a task's status (tasks/get)", taskGet),
+		one("result", "Wait for a task's result and print it (tasks/result)", taskResult),
+		one("cancel", "Cancel a task (tasks/cancel)", taskCancel),
 	)
 	cmd.Long = `Tasks are durable requests a server runs in the background
 (tools/call --task creates one). A task lives in the server, so these commands
@@ -79,85 +85,56 @@ started for a single command knows no tasks from earlier runs.`
 	return cmd
 }
 
-func (o *tasksOptions) one(ctx context.Context, method, id string, server []string) error {
+func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server []string) error {
 	return o.g.withClient(ctx, server, func(c *client) error {
-		if c.isModern() {
-			return o.oneModern(ctx, c, method, id)
-		}
-		var res json.RawMessage
-		var err error
-		if method == "tasks/result" {
-			res, err = c.sess.TaskResult(ctx, id)
-		} else {
-			res, err = c.sess.Call(ctx, method, map[string]string{"taskId": id})
-		}
-		if err != nil {
-			return fmt.Errorf("%s %q: %w", method, id, err)
-		}
-		o.g.emit(c, res, func() {
-			if method == "tasks/result" {
+		switch verb {
+		case taskResult:
+			res, err := c.sess.AwaitTask(ctx, id)
+			if err != nil {
+				return err
+			}
+			o.g.emit(c, res, func() {
 				if obj, err := inspector.ParseObject(res); err == nil && obj.Has("content") {
 					c.out.ToolResult(res)
 					return
 				}
 				c.out.JSON(res)
-				return
+			})
+			return nil
+		case taskCancel:
+			res, err := c.sess.RequestTaskCancel(ctx, id)
+			if err != nil {
+				return err
 			}
-			var t inspector.Task
-			if json.Unmarshal(res, &t) == nil && t.TaskID != "" {
-				renderTasks(c.out, []json.RawMessage{res})
-				return
+			if o.g.json {
+				c.out.JSON(res.Raw)
+				return nil
 			}
-			c.out.JSON(res)
-		})
-		return nil
-	})
-}
-
-// oneModern runs a tasks command against the tasks extension of
-// 2026-07-28: tasks/get carries the result (so "result" follows the task
-// with tasks/get until it ends) and tasks/cancel answers with an empty
-// acknowledgement (so "cancel" then shows the task's state).
-func (o *tasksOptions) oneModern(ctx context.Context, c *client, method, id string) error {
-	if !c.sess.Server().Declares("extensions", inspector.TasksExtension) {
-		c.console.Warn("the server does not declare the " + inspector.TasksExtension + " extension; sending " + method + " anyway")
-	}
-	switch method {
-	case "tasks/result":
-		res, err := c.sess.FollowTask(ctx, id)
+			if res.Acknowledged {
+				fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", inspector.EscapeLine(id))
+			}
+			t, err := res.State(ctx)
+			switch {
+			case err == nil && t != nil:
+				renderDetailedTask(c.out, t)
+			case !res.Acknowledged:
+				c.out.JSON(res.Raw)
+			}
+			return nil
+		}
+		res, err := c.sess.LookupTask(ctx, id)
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res, func() { c.out.ToolResult(res) })
+		o.g.emit(c, res.Raw, func() {
+			if res.Task != nil {
+				renderDetailedTask(c.out, res.Task)
+				return
+			}
+			c.out.JSON(res.Raw)
+		})
 		return nil
-	case "tasks/cancel":
-		res, err := c.sess.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
-		if err != nil {
-			return fmt.Errorf("tasks/cancel %q: %w", id, err)
-		}
-		if o.g.json {
-			c.out.JSON(res)
-			return nil
-		}
-		fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", inspector.EscapeLine(id))
-		if t, err := c.sess.GetTaskExt(ctx, id); err == nil {
-			renderDetailedTask(c.out, t)
-		}
-		return nil
-	}
-	res, err := c.sess.Call(ctx, "tasks/get", map[string]string{"taskId": id})
-	if err != nil {
-		return fmt.Errorf("tasks/get %q: %w", id, err)
-	}
-	o.g.emit(c, res, func() {
-		t, err := inspector.ParseDetailedTask(res)
-		if err != nil {
-			c.out.JSON(res)
-			return
-		}
-		renderDetailedTask(c.out, t)
 	})
-	return nil
 }
 
 // renderDetailedTask shows a task of the tasks extension: its state, what

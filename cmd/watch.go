@@ -86,31 +86,21 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 			until = o.dur.String() + " or Ctrl-C"
 		}
 		c.console.Note(fmt.Sprintf("watching notifications from %s (until %s)", c.serverName.Load(), until))
-		if c.isModern() {
-			filter := inspector.ListenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true,
-				ResourceSubscriptions: o.resources}
-			return o.g.listen(ctx, c, filter, o.dur)
-		}
-		for _, uri := range o.resources {
-			if err := c.sess.Subscribe(ctx, uri); err != nil {
-				return err
-			}
-			defer o.g.unsubscribe(ctx, c, uri)
-		}
-		return c.sess.Wait(ctx, o.dur)
+		return o.g.watch(ctx, c, inspector.WatchSpec{Lists: true, Resources: o.resources, For: o.dur})
 	})
 }
 
-// listen keeps a subscriptions/listen stream open for d (until ctx ends
-// when d <= 0), showing the acknowledgement. The server ending the
-// subscription ends the command normally, with a note.
-func (g *globalOptions) listen(ctx context.Context, c *client, filter inspector.ListenFilter, d time.Duration) error {
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	err := c.sess.Listen(ctx, filter, g.listenOptions(c, filter))
+// watch watches what spec names until ctx ends or spec.For has passed,
+// showing what the watch meets. The server ending the subscription ends
+// the command normally, with a note.
+func (g *globalOptions) watch(ctx context.Context, c *client, spec inspector.WatchSpec) error {
+	err := c.sess.Watch(ctx, spec, g.watchHooks(c))
+	return c.endedNormally(err)
+}
+
+// endedNormally notes a subscription the server ended, which is a normal
+// end, and returns any other error.
+func (c *client) endedNormally(err error) error {
 	var ended *inspector.ListenEndedError
 	if errorsAs(err, &ended) {
 		c.console.Note(ended.Error())
@@ -119,29 +109,32 @@ func (g *globalOptions) listen(ctx context.Context, c *client, filter inspector.
 	return err
 }
 
-// listenOptions shows a subscription's acknowledgement and what it left
-// out of the filter asked for.
-func (g *globalOptions) listenOptions(c *client, asked inspector.ListenFilter) inspector.ListenOptions {
-	return inspector.ListenOptions{
-		OnAck: func(granted inspector.ListenFilter, m *inspector.Message) {
-			c.console.Note("subscription acknowledged: " + granted.Describe())
-			if missing := asked.Missing(granted); !missing.Empty() {
-				c.console.Warn("the server did not agree to: " + missing.Describe())
+// watchHooks show a subscription's acknowledgement and what it left out
+// of what was asked for, and what the watch does on its own.
+func (g *globalOptions) watchHooks(c *client) inspector.WatchHooks {
+	return inspector.WatchHooks{
+		OnAck: func(ack inspector.WatchAck) {
+			c.console.Note("subscription acknowledged: " + ack.Granted.Describe())
+			if !ack.Missing.Empty() {
+				c.console.Warn("the server did not agree to: " + ack.Missing.Describe())
 			}
 		},
-		OnNote: c.console.Warn,
+		OnWarn: c.console.Warn,
 	}
 }
 
-// unsubscribe ends a handshake-era resource subscription on the way out.
-func (g *globalOptions) unsubscribe(ctx context.Context, c *client, uri string) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if c.sess.Err() == nil {
-		if err := c.sess.Unsubscribe(uctx, uri); err != nil {
-			c.console.Warn(err.Error())
-		}
+// warnEach shows each of (possibly joined) errors as a warning.
+func (c *client) warnEach(err error) {
+	if err == nil {
+		return
 	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			c.warnEach(e)
+		}
+		return
+	}
+	c.console.Warn(err.Error())
 }
 
 type subscribeOptions struct {
@@ -190,7 +183,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		// is a request, so it happens here, never on the read loop.
 		updates := make(chan *inspector.Message, 64)
 		c.sink.set(func(m *inspector.Message) {
-			if m.Method == "notifications/resources/updated" && updatedURI(m) == uri {
+			if u, ok := inspector.UpdatedResource(m); ok && u == uri {
 				select {
 				case updates <- m:
 				default:
@@ -203,27 +196,14 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		if !c.sess.Server().Declares("resources", "subscribe") {
 			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 		}
-		var listenDone chan error
-		if c.isModern() {
-			// 2026-07-28: a subscriptions/listen stream for this resource;
-			// ending it (Ctrl-C, --for) cancels the request.
-			lctx, cancel := context.WithCancel(ctx)
-			listenDone = make(chan error, 1)
-			filter := inspector.ListenFilter{ResourceSubscriptions: []string{uri}}
-			go func() { listenDone <- c.sess.Listen(lctx, filter, o.g.listenOptions(c, filter)) }()
-			defer func() {
-				cancel()
-				select {
-				case <-listenDone:
-				case <-time.After(2 * time.Second):
-				}
-			}()
-		} else {
-			if err := c.sess.Subscribe(ctx, uri); err != nil {
-				return err
-			}
-			defer o.g.unsubscribe(ctx, c, uri)
+		ended := make(chan error, 1)
+		hooks := o.g.watchHooks(c)
+		hooks.OnEnd = func(_ inspector.ListenFilter, err error) { ended <- err }
+		w, err := c.sess.StartWatch(ctx, inspector.WatchSpec{Resources: []string{uri}}, hooks)
+		if err != nil {
+			return err
 		}
+		defer func() { c.warnEach(w.Close()) }()
 		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", inspector.EscapeLine(uri), untilText(o.dur)))
 		print := o.g.notificationPrinter(c)
 		var deadline <-chan time.Time
@@ -257,14 +237,8 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 				return nil
 			case <-ctx.Done():
 				return nil
-			case err := <-listenDone:
-				listenDone <- err // for the deferred wait
-				var ended *inspector.ListenEndedError
-				if errorsAs(err, &ended) {
-					c.console.Note(ended.Error())
-					return nil
-				}
-				return err
+			case err := <-ended:
+				return c.endedNormally(err)
 			case <-c.sess.Done():
 				return fmt.Errorf("%w while subscribed: %w", inspector.ErrServerGone, c.sess.Err())
 			}
@@ -277,12 +251,4 @@ func untilText(d time.Duration) string {
 		return d.String() + " or Ctrl-C"
 	}
 	return "Ctrl-C"
-}
-
-func updatedURI(m *inspector.Message) string {
-	var p struct {
-		URI string `json:"uri"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	return p.URI
 }

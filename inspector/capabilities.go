@@ -143,6 +143,33 @@ func (f *ClientFeatures) Handlers() map[string]RequestHandler {
 	return hs
 }
 
+// Redeclare returns an Auto.OnChoose callback that declares the features
+// again for the era chosen: ModernCapabilities for 2026-07-28, or
+// Capabilities put into legacy's initialize. Declaring also tells the
+// handlers what was declared, so they follow the era the probe found.
+func (f *ClientFeatures) Redeclare(legacy *Legacy) func(era string) {
+	return func(era string) {
+		if era == "modern" {
+			f.ModernCapabilities()
+			return
+		}
+		legacy.Capabilities = f.Capabilities()
+	}
+}
+
+// HandlersFor returns Handlers for a session opened by l. A lifecycle that
+// may speak 2026-07-28 (Modern, or Auto) also gets an elicitation handler
+// when elicitation is enabled, whatever handshake-era version is
+// configured for a fallback: embedded elicitations of that era are
+// answered through it (spec 2026-07-28: basic/patterns/mrtr).
+func (f *ClientFeatures) HandlersFor(l Lifecycle) map[string]RequestHandler {
+	hs := f.Handlers()
+	if _, legacyOnly := l.(*Legacy); !legacyOnly && f.Elicitor != nil && hs["elicitation/create"] == nil {
+		hs["elicitation/create"] = Adapt(f.Elicitor.Handle)
+	}
+	return hs
+}
+
 // Notice explains a notification that concerns the client features, or
 // returns "" for one they have nothing to say about.
 func (f *ClientFeatures) Notice(m *Message) string {

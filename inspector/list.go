@@ -6,14 +6,25 @@ import (
 	"fmt"
 )
 
-// listKeys maps each paginated method to the result member holding its items
-// (spec: server/utilities/pagination, "Operations Supporting Pagination").
+// The paginated list methods (spec: server/utilities/pagination,
+// "Operations Supporting Pagination"), for List.
+const (
+	ListTools             = "tools/list"
+	ListResources         = "resources/list"
+	ListResourceTemplates = "resources/templates/list"
+	ListPrompts           = "prompts/list"
+	// ListTasks exists in the handshake era only (spec 2025-11-25:
+	// basic/utilities/tasks); the tasks extension of 2026-07-28 has none.
+	ListTasks = "tasks/list"
+)
+
+// listKeys maps each paginated method to the result member holding its items.
 var listKeys = map[string]string{
-	"tools/list":               "tools",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-	"prompts/list":             "prompts",
-	"tasks/list":               "tasks",
+	ListTools:             "tools",
+	ListResources:         "resources",
+	ListResourceTemplates: "resourceTemplates",
+	ListPrompts:           "prompts",
+	ListTasks:             "tasks",
 }
 
 // ListKey returns the result member that holds the items of a list method,
@@ -39,11 +50,16 @@ const maxPages = 10000
 
 // List calls a paginated list method. With cursor == nil it follows
 // nextCursor to the end; otherwise it fetches the single page at *cursor
-// (an empty string asks for the first page only).
+// (an empty string asks for the first page only). A method the session's
+// era lacks (tasks/list in 2026-07-28) is an *EraUnsupportedError, and no
+// request is sent.
 func (s *Session) List(ctx context.Context, method string, cursor *string, opts ...CallOption) (*ListResult, error) {
 	key := ListKey(method)
 	if key == "" {
 		return nil, fmt.Errorf("%s is not a paginated list method", method)
+	}
+	if method == ListTasks && s.modern() != nil {
+		return nil, &EraUnsupportedError{Op: method, Why: "the tasks extension of the modern era (2026-07-28) has no tasks/list"}
 	}
 	var first *Object
 	var firstRaw json.RawMessage

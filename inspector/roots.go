@@ -54,8 +54,43 @@ type Roots struct {
 	mu    sync.Mutex
 	roots []Root
 	// Notify sends a notification to the server; set once the session
-	// exists. Nil means changes are not announced.
+	// exists (Session.AttachRoots). Nil means changes are not announced.
 	Notify func(ctx context.Context, method string) error
+	// unannounced is set when the session's era has no notification for a
+	// change (2026-07-28).
+	unannounced bool
+}
+
+// AttachRoots makes r tell the server about changes the way the session's
+// era does: notifications/roots/list_changed in the handshake era (spec
+// 2025-11-25: client/roots, "Root List Changes"); 2026-07-28 has no such
+// notification (the server sees the roots when it next asks for them).
+func (s *Session) AttachRoots(r *Roots) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.modern() != nil {
+		r.Notify, r.unannounced = nil, true
+		return
+	}
+	r.Notify = func(ctx context.Context, method string) error { return s.Notify(ctx, method, nil) }
+	r.unannounced = false
+}
+
+// ChangeNote says, for people, how a change made with Set reached the
+// server.
+func (r *Roots) ChangeNote() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.Notify != nil:
+		return "roots changed; sent notifications/roots/list_changed"
+	case r.unannounced:
+		return "roots changed; the modern era has no roots/list_changed notification: the server sees them when it next asks"
+	}
+	return "roots changed; the server sees them when it next asks"
 }
 
 // NewRoots returns a handler for the given roots.
