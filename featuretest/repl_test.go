@@ -241,20 +241,26 @@ func TestReplNoCommandAndScriptFile(t *testing.T) {
 func TestReplServerDies(t *testing.T) {
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "started-once")
-	// The first start exits after initialize; the second stays.
+	// The first start exits after initialize (a moment later, so that the
+	// :wait below has usually begun; the test accepts either order); the
+	// second stays.
 	server := filepath.Join(dir, "server.sh")
 	body := "#!/bin/sh\nif [ -e " + flag + " ]; then exec " + os.Args[0] + "; fi\ntouch " + flag + "\n" +
 		"read line\necho '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"fragile\",\"version\":\"0\"}}}'\n" +
-		"read line\necho 'fragile: giving up now' >&2\nexit 3\n"
+		"read line\nsleep 0.3\necho 'fragile: giving up now' >&2\nexit 3\n"
 	if err := os.WriteFile(server, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// (:wait ends when the session does.)
+	// :wait ends when the session does -- or, when the server is gone
+	// before :wait starts, says so at once; the ping after it is refused.
 	r := runScript(t, ":wait notifications/never 30s\nping\n", "repl", "--keep-going", "--", server)
 	r.wantCode(t, cmd.ExitConnect)
 	wantContains(t, "stderr", r.stderr, "the session ended: server exited (exit status 3); its last stderr lines: fragile: giving up now (:reconnect starts a new session)",
-		":wait notifications/never: the connection ended: server exited (exit status 3)",
 		"the session has ended (:reconnect starts a new one): server exited (exit status 3)")
+	if !strings.Contains(r.stderr, ":wait notifications/never: the connection ended: server exited (exit status 3)") &&
+		strings.Count(r.stderr, "the session has ended (:reconnect starts a new one)") < 2 {
+		t.Errorf(":wait did not report the end of the session:\n%s", r.stderr)
+	}
 	if n := strings.Count(r.stderr, "the session ended:"); n != 1 {
 		t.Errorf("the end was reported %d times", n)
 	}
