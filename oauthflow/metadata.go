@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // ResourceMetadata is OAuth 2.0 Protected Resource Metadata (RFC 9728
@@ -161,30 +163,12 @@ func Covers(resource, serverURL string) bool {
 	if err1 != nil || err2 != nil || r.Host == "" || s.Host == "" || r.Fragment != "" {
 		return false
 	}
-	if !sameOrigin(r, s) {
+	if !transport.SameOrigin(r, s) {
 		return false
 	}
 	rp := strings.TrimSuffix(r.Path, "/")
 	sp := strings.TrimSuffix(s.Path, "/")
 	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
-}
-
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
-		effectivePort(a) == effectivePort(b)
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
 }
 
 // isLoopbackHost reports localhost and loopback IP addresses.
@@ -209,7 +193,7 @@ func checkEndpoint(name, endpoint, serverURL string) error {
 	if u.Scheme == "https" || isLoopbackHost(u.Hostname()) {
 		return nil
 	}
-	if s, err := url.Parse(serverURL); err == nil && sameOrigin(u, s) {
+	if s, err := url.Parse(serverURL); err == nil && transport.SameOrigin(u, s) {
 		return nil
 	}
 	return fmt.Errorf("the %s %s is not HTTPS; OAuth 2.1 requires HTTPS for authorization server endpoints (plain http is allowed only on loopback)", name, endpoint)

@@ -234,31 +234,8 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		w.Write(append(append([]byte("["), bytes.Join(frames, []byte(","))...), ']'))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 	defer sess.dropStream(q)
-	for {
-		for _, f := range q.take() {
-			if writeEvent(w, f) != nil {
-				return
-			}
-		}
-		flush(w)
-		q.mu.Lock()
-		done := len(q.pending) == 0 && len(q.frames) == 0
-		q.mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case <-q.wake:
-		case <-req.Context().Done():
-			return
-		case <-sess.gone:
-			return
-		}
-	}
+	streamQueue(w, req, q, sess.gone)
 }
 
 func allResponses(frames [][]byte) bool {
@@ -437,6 +414,38 @@ func (h *replayHandler) get(w http.ResponseWriter, req *http.Request) {
 
 // writeEvent writes one SSE message event; a frame with line breaks
 // becomes several data lines, which the client joins back with "\n".
+// streamQueue answers with an SSE stream of q's frames, sent as they come,
+// until every response q waits for went out, the client leaves, or gone is
+// closed (a nil gone never is).
+func streamQueue(w http.ResponseWriter, req *http.Request, q *sseQueue, gone <-chan struct{}) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+	for {
+		for _, f := range q.take() {
+			if writeEvent(w, f) != nil {
+				return
+			}
+		}
+		flush(w)
+		q.mu.Lock()
+		done := len(q.pending) == 0 && len(q.frames) == 0
+		q.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-q.wake:
+		case <-req.Context().Done():
+			return
+		case <-gone:
+			return
+		}
+	}
+}
+
 func writeEvent(w io.Writer, f []byte) error {
 	var b bytes.Buffer
 	b.WriteString("event: message\n")
@@ -522,34 +531,11 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 		w.Write(frames[0])
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flush(w)
 	defer sess.dropStream(q)
-	for {
-		for _, f := range q.take() {
-			if writeEvent(w, f) != nil {
-				return
-			}
-		}
-		flush(w)
-		q.mu.Lock()
-		done := len(q.pending) == 0 && len(q.frames) == 0
-		q.mu.Unlock()
-		if done {
-			return
-		}
-		// A request whose response the recording lacks (the recorded
-		// client cancelled it, or listened until it left) stays open until
-		// the client closes it, as the server's did.
-		select {
-		case <-q.wake:
-		case <-req.Context().Done():
-			return
-		}
-	}
+	// A request whose response the recording lacks (the recorded client
+	// cancelled it, or listened until it left) stays open until the client
+	// closes it, as the server's did.
+	streamQueue(w, req, q, nil)
 }
 
 // refuse answers a POST with an HTTP error status and a JSON-RPC error,

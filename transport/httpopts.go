@@ -325,8 +325,10 @@ func extraHeaderNames(h http.Header) []string {
 	return names
 }
 
-// sameOrigin reports whether a and b share scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
+// SameOrigin reports whether a and b share scheme, host and port (the
+// default port counting for an absent one). Credentials and endpoints are
+// only trusted within one origin.
+func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) &&
 		strings.EqualFold(a.Hostname(), b.Hostname()) &&
 		effectivePort(a) == effectivePort(b)

@@ -83,7 +83,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 			x.close()
 			return fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.url, ref, err)
 		}
-		if !sameOrigin(base, u) {
+		if !SameOrigin(base, u) {
 			x.close()
 			return fmt.Errorf("%w: GET %s: the endpoint event names %s, on a different origin; mcpx refuses to send messages there",
 				ErrTransport, l.url, u.Redacted())

@@ -242,11 +242,11 @@ func TestSameOrigin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sameOrigin(base, u); got != want {
-			t.Errorf("sameOrigin(%s, %q → %s) = %v, want %v", base, ref, u, got, want)
+		if got := SameOrigin(base, u); got != want {
+			t.Errorf("SameOrigin(%s, %q → %s) = %v, want %v", base, ref, u, got, want)
 		}
 	}
-	if !sameOrigin(mustURL(t, "http://a/x"), mustURL(t, "http://a:80/y")) {
+	if !SameOrigin(mustURL(t, "http://a/x"), mustURL(t, "http://a:80/y")) {
 		t.Error("default port 80 should match an explicit :80")
 	}
 }
