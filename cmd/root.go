@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -22,12 +23,19 @@ import (
 // version is the mcpx release; builds from a checkout add the VCS revision.
 const version = "0.1.0"
 
+// pseudoVersion matches the tail of a Go pseudo-version
+// (v0.0.0-20261121214007-4ffa33cf095b), which a build from a checkout gets.
+var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`)
+
 // Version returns mcpx's version string.
 func Version() string {
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return strings.TrimPrefix(bi.Main.Version, "v")
+		// A release tag (go install …@v1.2.3) names the version; a build
+		// from a checkout gets a pseudo-version, for which the revision
+		// below says more.
+		if mv := bi.Main.Version; mv != "" && mv != "(devel)" && !pseudoVersion.MatchString(mv) {
+			return strings.TrimPrefix(mv, "v")
 		}
 		var rev, dirty string
 		for _, s := range bi.Settings {
