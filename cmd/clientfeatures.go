@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 )
 
 // featureOptions are the flags for what mcpx offers the server (roots,
@@ -115,9 +116,21 @@ func (g *globalOptions) features(c *client) *inspector.ClientFeatures {
 		e := o.elicitor.Clone()
 		e.Who = who
 		e.Note = c.console.Note
+		e.OpenURL = g.openURL
 		f.Elicitor = e
 	}
 	return f
+}
+
+// openURL opens u in the person's browser, as OAuth does: the BROWSER
+// command when it is set, else the desktop's default browser.
+func (g *globalOptions) openURL(u string) error {
+	open := oauthflow.SystemBrowser()
+	if b := g.io.Getenv("BROWSER"); b != "" {
+		open = oauthflow.CommandBrowser(b)
+	}
+	_, err := open(u)
+	return err
 }
 
 // afterConnect runs what the feature flags ask for once the session is open.

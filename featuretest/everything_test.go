@@ -183,8 +183,7 @@ func TestEverythingURLElicitationRequired(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1\" >> "+opened+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("BROWSER", script)
-	r := run(t, "y\ny\ny\n", args("tools", "call", "trigger-url-elicitation", "url=https://example.com/pay", "errorPath=true", "--on-elicit", "prompt", srv)...)
+	r := runInput(t, "y\ny\ny\n", map[string]string{"BROWSER": script}, args("tools", "call", "trigger-url-elicitation", "url=https://example.com/pay", "errorPath=true", "--on-elicit", "prompt", srv)...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "User completed the URL elicitation flow", "URL: https://example.com/pay")
 	wantContains(t, "stderr", r.stderr, "URL:  https://modelcontextprotocol.io", "retry the request?", "URL:  https://example.com/pay")

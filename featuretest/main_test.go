@@ -82,17 +82,22 @@ type result struct {
 // as terminals (a person is there to answer prompts).
 func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return runInput(t, stdin, nil, args...)
+}
+
+// runInput runs mcpx with stdin (a terminal when not empty) and extra
+// environment variables, bounded to a minute.
+func runInput(t *testing.T, stdin string, env map[string]string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return runCtx(ctx, t, stdin, args...)
+	return runWith(ctx, t, stdin, env, args...)
 }
 
 // runEnv runs mcpx with extra environment variables.
 func runEnv(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	return runWith(ctx, t, "", env, args...)
+	return runInput(t, "", env, args...)
 }
 
 func runCtx(ctx context.Context, t *testing.T, stdin string, args ...string) result {

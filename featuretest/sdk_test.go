@@ -113,8 +113,7 @@ func TestSDKURLElicitation(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1\" > "+opened+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("BROWSER", script)
-	r := run(t, "y\n", args("tools", "call", "elicit-url", "--on-elicit", "prompt", sdkServer())...)
+	r := runInput(t, "y\n", map[string]string{"BROWSER": script}, args("tools", "call", "elicit-url", "--on-elicit", "prompt", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "url elicitation: accept")
 	wantContains(t, "stderr", r.stderr, "URL:  https://example.com/connect", "Host: example.com", "elicitation el-1 completed (https://example.com/connect)")

@@ -50,7 +50,8 @@ type Elicitor struct {
 	// requests for another mode are refused with invalid params.
 	Form, URL bool
 	// OpenURL opens a URL in the browser, only ever after the person
-	// consented. Nil means pkg/browser (which honours $BROWSER).
+	// consented; the caller chooses the browser. Nil means none: the person
+	// is asked to open the URL shown.
 	OpenURL func(string) error
 	// Note tells the person something (stderr), e.g. what a policy did.
 	Note func(string)
@@ -253,7 +254,7 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 		}
 		open := e.OpenURL
 		if open == nil {
-			open = openBrowser
+			open = func(string) error { return errors.New("no browser configured") }
 		}
 		if err := open(req.URL); err != nil {
 			p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
