@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/listenguard"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -163,8 +164,9 @@ func (g *globalOptions) readTrace(con *inspector.Console, name string) (*record.
 // ---- mcpx proxy ----
 
 type proxyOptions struct {
-	g      *globalOptions
-	listen string
+	g           *globalOptions
+	listen      string
+	allowOrigin []string
 }
 
 func newProxyCmd(g *globalOptions) *cobra.Command {
@@ -185,7 +187,11 @@ Streamable HTTP (POST, GET, DELETE; SSE streamed through as it comes) and for
 the older HTTP+SSE transport (its endpoint event is rewritten to point at the
 proxy). Point the host at http://127.0.0.1:PORT/ (or the upstream's path). The
 host's headers are passed on; -H and --bearer add to them. The proxy listens on
-loopback unless ADDR names another interface. Stop it with Ctrl-C.`,
+loopback unless ADDR names another interface. Stop it with Ctrl-C.
+
+The listener answers only requests addressed to it (Host localhost, 127.0.0.1
+or [::1] at its port) and refuses requests from web pages (an Origin header)
+other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx proxy --record session.jsonl -- node server.js
   mcpx proxy --listen 127.0.0.1:7000 --url https://mcp.example.com/mcp --record session.jsonl`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -197,12 +203,17 @@ loopback unless ADDR names another interface. Stop it with Ctrl-C.`,
 		},
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve an HTTP reverse proxy for --url on `ADDR` (host:port; the host defaults to 127.0.0.1)")
+	addAllowOrigin(c, &o.allowOrigin)
 	return c
 }
 
 func (o *proxyOptions) run(ctx context.Context, server []string) error {
 	g := o.g
 	con := g.newConsole()
+	origins, err := allowedOrigins(o.allowOrigin, o.listen)
+	if err != nil {
+		return err
+	}
 	if o.listen != "" || g.url != "" {
 		if o.listen == "" || g.url == "" {
 			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")
@@ -210,7 +221,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) error {
 		if len(server) > 0 {
 			return usageErrorf("give either --listen with --url, or a server command after --, not both")
 		}
-		return o.runHTTP(ctx, con)
+		return o.runHTTP(ctx, con, origins)
 	}
 	if len(server) == 0 {
 		return usageErrorf("no server given: put the server command after --, e.g. mcpx proxy --record t.jsonl -- node server.js")
@@ -266,6 +277,47 @@ func loopbackAddr(addr string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// addAllowOrigin declares --allow-origin on a command that can --listen.
+func addAllowOrigin(c *cobra.Command, to *[]string) {
+	c.Flags().StringArrayVar(to, "allow-origin", nil, "with --listen, admit requests from web pages of `ORIGIN` (scheme://host[:port], e.g. http://localhost:6274; repeatable)")
+}
+
+// allowedOrigins checks --allow-origin values (they need --listen).
+func allowedOrigins(flags []string, listen string) ([]string, error) {
+	if len(flags) > 0 && listen == "" {
+		return nil, usageErrorf("--allow-origin applies to the HTTP listener: give --listen ADDR")
+	}
+	var out []string
+	for _, f := range flags {
+		o, err := listenguard.ParseOrigin(f)
+		if err != nil {
+			return nil, usageErrorf("--allow-origin: %v", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// refusalLimit bounds how many refused requests a listener reports: a web
+// page can send them in a loop.
+const refusalLimit = 10
+
+// reportRefusal tells the user why a listener refused a request, and what
+// to do when the client is theirs.
+func reportRefusal(con *inspector.Console, r listenguard.Refusal, last bool) {
+	msg := r.String()
+	switch r.Reason {
+	case listenguard.BadHost:
+		msg += " (address it as localhost or 127.0.0.1 at its port; another name can be a web page's, pointed here by DNS rebinding)"
+	case listenguard.BadOrigin:
+		msg += " (to let a browser-based client of that origin in, start mcpx with --allow-origin ORIGIN)"
+	}
+	if last {
+		msg += "; further refused requests are not reported"
+	}
+	con.Warn(msg)
+}
+
 func isLoopback(addr string) bool {
 	host, _, _ := net.SplitHostPort(addr)
 	if host == "localhost" {
@@ -275,8 +327,10 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHTTP serves h on addr until ctx ends, saying where on stderr.
-func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, addr string, h http.Handler, what string) error {
+// serveHTTP serves h on addr until ctx ends, saying where on stderr. The
+// listener follows the rule of every local listener (package listenguard),
+// admitting the web origins allow besides its own.
+func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, addr string, allow []string, h http.Handler, what string) error {
 	addr, err := loopbackAddr(addr)
 	if err != nil {
 		return err
@@ -285,10 +339,16 @@ func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, a
 	if err != nil {
 		return fmt.Errorf("%w: listening on %s: %v", transport.ErrConnect, addr, err)
 	}
+	guard, err := listenguard.New(h, listenguard.Options{Addr: l.Addr(), AllowOrigins: allow,
+		OnRefuse: listenguard.Throttle(refusalLimit, func(r listenguard.Refusal, last bool) { reportRefusal(con, r, last) })})
+	if err != nil {
+		l.Close()
+		return err
+	}
 	if !isLoopback(addr) {
 		con.Warn("listening on " + addr + ", which is not a loopback address: other machines can reach it")
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	con.Note(fmt.Sprintf("%s on http://%s/ (Ctrl-C to stop)", what, l.Addr()))
@@ -305,7 +365,7 @@ func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, a
 	return context.Cause(ctx)
 }
 
-func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console) error {
+func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, origins []string) error {
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
@@ -340,16 +400,17 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console) erro
 	if rec != nil {
 		what += ", recording to " + g.record + ","
 	}
-	return g.serveHTTP(ctx, con, o.listen, p, what)
+	return g.serveHTTP(ctx, con, o.listen, origins, p, what)
 }
 
 // ---- mcpx replay ----
 
 type replayOptions struct {
-	g      *globalOptions
-	listen string
-	ignore []string
-	strict bool
+	g           *globalOptions
+	listen      string
+	allowOrigin []string
+	ignore      []string
+	strict      bool
 }
 
 func newReplayCmd(g *globalOptions) *cobra.Command {
@@ -371,7 +432,11 @@ no answer for gets a JSON-RPC error that says what the trace expected. With
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
 MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers checked
-against its body, server/discover answered from the recording.`,
+against its body, server/discover answered from the recording.
+
+The HTTP listener answers only requests addressed to it (Host localhost,
+127.0.0.1 or [::1] at its port) and refuses requests from web pages (an Origin
+header) other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
   mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
@@ -390,6 +455,7 @@ against its body, server/discover answered from the recording.`,
 		},
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
+	addAllowOrigin(c, &o.allowOrigin)
 	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
 	return c
@@ -400,6 +466,10 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	con := g.newConsole()
 	if _, err := record.ParsePaths(o.ignore); err != nil {
 		return usageErrorf("--ignore: %v", err)
+	}
+	origins, err := allowedOrigins(o.allowOrigin, o.listen)
+	if err != nil {
+		return err
 	}
 	tr, err := g.readTrace(con, file)
 	if err != nil {
@@ -429,7 +499,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		return usageErrorf("%v", err)
 	}
 	if o.listen != "" {
-		return g.serveHTTP(ctx, con, o.listen, rp.Handler(), "replaying "+file)
+		return g.serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file)
 	}
 	conn := transport.NewStream(g.io.In, g.io.Out)
 	defer conn.Close()

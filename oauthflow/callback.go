@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/listenguard"
 )
 
 // ParseCallbackURL checks a --callback-url: an http URL on a loopback host
@@ -93,6 +95,21 @@ func (c *responseCheck) check(q url.Values) (authResponse, bool) {
 // (RFC 8252 section 7.3): it listens on 127.0.0.1 only, accepts one
 // response that matches the request, answers the browser with a short page
 // and is then closed.
+//
+// Like every local listener of mcpx it follows the rule of package
+// listenguard: a request whose Host is not the listener's (a page that
+// rebinds its name to 127.0.0.1) gets 421. The Origin check is relaxed
+// for top-level navigations only, which is how the browser arrives: the
+// authorization server's redirect is a navigation, and a GET navigation
+// carries no Origin (Fetch standard, "append a request Origin header":
+// only CORS requests and methods other than GET and HEAD get one, and a
+// redirect does not change that), while a POSTed form (response_mode=
+// form_post) carries the authorization server's origin, or "null" after a
+// cross-origin redirect. Browsers mark navigations with Sec-Fetch-Mode:
+// navigate (sent to loopback addresses, which are potentially trustworthy;
+// no script can set it). A script's request from a foreign page (fetch,
+// XMLHttpRequest) carries its Origin and gets 403. What protects the flow
+// from a forged navigation is the state check, not the Origin.
 type callbackServer struct {
 	ln       net.Listener
 	srv      *http.Server
@@ -102,6 +119,9 @@ type callbackServer struct {
 	results  chan authResponse
 	once     sync.Once
 	done     chan struct{}
+	// onRefuse, set before start, is told of requests the listener rule
+	// refused.
+	onRefuse func(listenguard.Refusal)
 }
 
 // listenCallback listens for the redirect: on the --callback-url's port
@@ -129,7 +149,20 @@ func listenCallback(fixed *url.URL, preferPort int) (*callbackServer, error) {
 		port := cs.ln.Addr().(*net.TCPAddr).Port
 		cs.redirect, cs.path = fmt.Sprintf("http://127.0.0.1:%d/callback", port), "/callback"
 	}
-	cs.srv = &http.Server{Handler: http.HandlerFunc(cs.serve), ReadHeaderTimeout: 10 * time.Second}
+	guard, err := listenguard.New(http.HandlerFunc(cs.serve), listenguard.Options{
+		Addr:            cs.ln.Addr(),
+		AllowNavigation: true,
+		OnRefuse: func(r listenguard.Refusal) {
+			if cs.onRefuse != nil {
+				cs.onRefuse(r)
+			}
+		},
+	})
+	if err != nil {
+		cs.ln.Close()
+		return nil, err
+	}
+	cs.srv = &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
 	return cs, nil
 }
 

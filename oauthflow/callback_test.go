@@ -7,8 +7,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/listenguard"
 )
 
 func getPage(t *testing.T, u string) (int, string) {
@@ -168,5 +171,79 @@ func TestReadPasted(t *testing.T) {
 	}
 	if len(prompts) != 2 || !strings.Contains(prompts[0], "not the address") || !strings.Contains(prompts[1], "state does not match") {
 		t.Errorf("prompts %q", prompts)
+	}
+}
+
+// The callback follows the local listener rule: a request addressed under
+// another name (a DNS-rebinding page) or a foreign page's script request
+// is refused before the state is looked at; the browser's own arrival, a
+// top-level navigation (GET without Origin, or a form_post POST carrying
+// the authorization server's origin), is not.
+func TestCallbackRefusesWebPages(t *testing.T) {
+	cs, err := listenCallback(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.close()
+	var refused []listenguard.Refusal
+	var mu sync.Mutex
+	cs.onRefuse = func(r listenguard.Refusal) {
+		mu.Lock()
+		refused = append(refused, r)
+		mu.Unlock()
+	}
+	cs.start(&responseCheck{state: "s1"})
+	c := &http.Client{Timeout: 10 * time.Second}
+	send := func(method, host, body string, h map[string]string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, cs.redirect, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	port := strconv.Itoa(cs.ln.Addr().(*net.TCPAddr).Port)
+	forged := "state=s1&code=stolen"
+	if code := send("POST", "rebind.example:"+port, forged, nil); code != http.StatusMisdirectedRequest {
+		t.Errorf("foreign Host: %d", code)
+	}
+	if code := send("POST", "", forged, map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Mode": "cors"}); code != http.StatusForbidden {
+		t.Errorf("a foreign page's fetch: %d", code)
+	}
+	if code := send("GET", "", "", map[string]string{"Origin": "https://evil.example"}); code != http.StatusForbidden {
+		t.Errorf("a GET with a foreign Origin and no navigation: %d", code)
+	}
+	if _, ok := pending(cs); ok {
+		t.Fatal("a refused request was delivered")
+	}
+	mu.Lock()
+	if len(refused) != 3 || refused[0].Reason != listenguard.BadHost || refused[1].Reason != listenguard.BadOrigin {
+		t.Errorf("refusals %v", refused)
+	}
+	mu.Unlock()
+	// The browser's navigation: a form_post from the authorization server.
+	if code := send("POST", "localhost:"+port, "state=s1&code=the-code", map[string]string{"Origin": "https://as.example", "Sec-Fetch-Mode": "navigate"}); code != http.StatusOK {
+		t.Errorf("form_post navigation: %d", code)
+	}
+	if r, ok := pending(cs); !ok || r.code != "the-code" {
+		t.Errorf("delivered %+v %v", r, ok)
+	}
+	// And a plain redirect GET, without Origin.
+	if code := send("GET", "", "", map[string]string{"Sec-Fetch-Mode": "navigate"}); code != http.StatusBadRequest {
+		t.Errorf("navigation GET without state: %d (want the state check's 400)", code)
 	}
 }

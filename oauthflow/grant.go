@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/mcpx-dev/mcpx/internal/listenguard"
 )
 
 // Token types and grant identifiers of the extensions.
@@ -123,6 +125,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	if d.Defaults {
 		check.issuer = ""
 	}
+	cb.onRefuse = listenguard.Throttle(10, func(r listenguard.Refusal, _ bool) { a.note("callback listener: %s", r) })
 	cb.start(check)
 	a.note("authorization request to %s: client_id %s, redirect_uri %s, resource %s, scope %s, PKCE S256, state",
 		as.AuthorizationEndpoint, client.ID, cb.redirect, d.Resource, scopeString(scopes))

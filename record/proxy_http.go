@@ -214,6 +214,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	copyHeaders(up.Header, r.Header)
+	// A browser client's Origin was admitted by the proxy's listener; to
+	// the upstream server the proxy is the client (one that validates
+	// Origin would refuse a page it does not know).
+	up.Header.Del("Origin")
 	for k, vs := range p.o.Header {
 		up.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
