@@ -18,13 +18,21 @@ const redactedValue = "[redacted]"
 // and every URL it records goes through it: a URL given on the command
 // line or sent by a server may carry an API key or a signed token.
 func RedactURL(u string) string {
+	r, _ := redactURL(u)
+	return r
+}
+
+// redactURL is RedactURL, also reporting whether anything was redacted.
+func redactURL(u string) (string, bool) {
 	p, err := url.Parse(u)
 	if err != nil {
-		return u
+		return u, false
 	}
+	changed := false
 	if p.User != nil {
 		if _, ok := p.User.Password(); ok {
 			p.User = url.UserPassword(p.User.Username(), "redacted")
+			changed = true
 		}
 	}
 	if p.RawQuery != "" {
@@ -33,11 +41,12 @@ func RedactURL(u string) string {
 			k, _, ok := strings.Cut(part, "=")
 			if ok && sensitiveParam(k) {
 				parts[i] = k + "=" + redactedValue
+				changed = true
 			}
 		}
 		p.RawQuery = strings.Join(parts, "&")
 	}
-	return p.String()
+	return p.String(), changed
 }
 
 func sensitiveParam(name string) bool {
@@ -51,10 +60,11 @@ func sensitiveParam(name string) bool {
 }
 
 // urlInText finds the http(s) URLs quoted in free text.
-var urlInText = regexp.MustCompile(`https?://[^\s"'<>()]+`)
+var urlInText = regexp.MustCompile("https?://[^\\s\"'`<>()]+")
 
-// RedactURLs returns s with every http(s) URL in it passed through
-// RedactURL: for free text (an error message, a note) that may quote one.
+// RedactURLs returns s with every http(s) URL in it that holds a secret
+// redacted by RedactURL (the others are left exactly as they are): for
+// free text (an error message, a note) that may quote one.
 func RedactURLs(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
@@ -63,7 +73,10 @@ func RedactURLs(s string) string {
 		// Punctuation that ends a sentence or introduces what follows
 		// ("POST URL: refused") is not part of the URL.
 		end := strings.TrimRight(u, ".,;:!?")
-		return RedactURL(end) + u[len(end):]
+		if r, changed := redactURL(end); changed {
+			return r + u[len(end):]
+		}
+		return u
 	})
 }
 

@@ -23,8 +23,16 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := transport.RedactURLs("POST http://h/mcp?token=S: refused."); got != "POST http://h/mcp?token=[redacted]: refused." {
-		t.Errorf("RedactURLs took the punctuation after a URL for part of it: %q", got)
+	for in, want := range map[string]string{
+		// Punctuation and quotes after a URL are not part of it.
+		"POST http://h/mcp?token=S: refused.":         "POST http://h/mcp?token=[redacted]: refused.",
+		"run `mcpx auth login --url http://h/?key=S`": "run `mcpx auth login --url http://h/?key=[redacted]`",
+		// A URL without secrets is left exactly as it was.
+		"run `mcpx auth login --url http://h/mcp`, or http://h/a|b?q=é": "run `mcpx auth login --url http://h/mcp`, or http://h/a|b?q=é",
+	} {
+		if got := transport.RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q) = %q, want %q", in, got, want)
+		}
 	}
 	got := transport.RedactURLs(`Post "http://u:pw@127.0.0.1:1/mcp?token=SECRET": dial tcp: refused; see https://h/x?sig=S2 (or not)`)
 	want := `Post "http://u:redacted@127.0.0.1:1/mcp?token=[redacted]": dial tcp: refused; see https://h/x?sig=[redacted] (or not)`
