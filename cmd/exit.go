@@ -64,6 +64,10 @@ func classify(err error) (int, string) {
 		return ExitServerError, "server_error"
 	case errors.As(err, &uv):
 		return ExitConnect, "connection"
+	case errors.Is(err, transport.ErrRedirect):
+		// A refused redirect is a transport failure even when it happened
+		// on the way to an OAuth endpoint.
+		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, oauthflow.ErrAuthorization):
 		return ExitAuth, "auth"
 	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),
@@ -82,7 +86,9 @@ func (g *globalOptions) report(err error) int {
 		return st.code // reported already
 	}
 	code, kind := classify(err)
-	msg := errorMessage(err) + g.httpHint(err)
+	// The packages redact the URLs they quote; this is the last line of
+	// defence for any that slipped through (a library's error text).
+	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err))
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
 		var rpcErr *inspector.RPCError

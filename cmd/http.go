@@ -144,6 +144,7 @@ func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HT
 // (and OAuth's) decisions with --wire or -v.
 func (g *globalOptions) httpObserverFor(console *inspector.Console) transport.Observer {
 	return func(ev transport.Event) {
+		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
 		switch ev.Kind {
 		case transport.EventHTTP:
 			if g.wireOn() {

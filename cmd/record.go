@@ -390,7 +390,12 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header}
 	if g.wire {
 		po.OnFrame = con.Wire
-		po.OnEvent = con.Event
+		po.OnEvent = func(ev transport.Event) {
+			// The proxy's events quote upstream URLs as requested; the
+			// recorder redacts its copy, and so does the screen.
+			ev.Text = transport.RedactURLs(ev.Text)
+			con.Event(ev)
+		}
 	}
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {

@@ -63,7 +63,9 @@ type Config struct {
 	// ServerURL is the MCP endpoint being authorized for.
 	ServerURL string
 	// HTTPClient makes discovery, registration and token requests (it
-	// should trust the same certificates as the MCP connection).
+	// should trust the same certificates as the MCP connection); without
+	// a CheckRedirect of its own it follows transport.RedirectPolicy, as
+	// a nil one (a default client) does.
 	HTTPClient *http.Client
 	// Store keeps tokens and registrations; nil keeps them for this run only.
 	Store *Store
@@ -144,7 +146,7 @@ var ErrNoResponse = errors.New("no authorization response")
 
 type authError struct{ err error }
 
-func (e *authError) Error() string        { return e.err.Error() }
+func (e *authError) Error() string        { return transport.RedactURLs(e.err.Error()) }
 func (e *authError) Unwrap() error        { return e.err }
 func (e *authError) Is(target error) bool { return target == ErrAuthorization }
 
@@ -226,7 +228,7 @@ func New(cfg Config) (*Authorizer, error) {
 
 func (a *Authorizer) note(format string, args ...any) {
 	if a.cfg.Observer != nil {
-		a.cfg.Observer(transport.Event{Time: time.Now(), Kind: transport.EventNote, Text: "auth: " + fmt.Sprintf(format, args...)})
+		a.cfg.Observer(transport.Event{Time: time.Now(), Kind: transport.EventNote, Text: "auth: " + transport.RedactURLs(fmt.Sprintf(format, args...))})
 	}
 }
 
@@ -438,9 +440,9 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		return false, nil
 	}
 	if cur == nil {
-		a.note("%s %s: HTTP 401; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
+		a.note("%s %s: HTTP 401; WWW-Authenticate: %s", e.Method, e.URL, orNone(transport.Excerpt(e.Challenge)))
 	} else {
-		a.note("%s %s: HTTP 401 with the current token; WWW-Authenticate: %s", e.Method, e.URL, orNone(e.Challenge))
+		a.note("%s %s: HTTP 401 with the current token; WWW-Authenticate: %s", e.Method, e.URL, orNone(transport.Excerpt(e.Challenge)))
 		// The refused token may mean that the server moved to another
 		// authorization server: discover anew.
 		a.disc = nil

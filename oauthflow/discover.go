@@ -73,41 +73,30 @@ func (t *loggingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (t *loggingTransport) event(text string, meta *transport.Meta) {
 	if t.obs != nil {
-		t.obs(transport.Event{Time: time.Now(), Kind: transport.EventHTTP, Text: "oauth: " + text, Meta: meta})
+		t.obs(transport.Event{Time: time.Now(), Kind: transport.EventHTTP, Text: "oauth: " + transport.RedactURLs(text), Meta: meta})
 	}
 }
 
-// redactURL renders u without user info and with query values hidden:
-// OAuth URLs mcpx requests carry no secrets in their query, but a URL
-// from a server might.
+// redactURL renders u for display, with its secrets redacted by the rule
+// of every URL mcpx shows (transport.RedactURL).
 func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		q := c.Query()
-		for k := range q {
-			q[k] = []string{"…"}
-		}
-		c.RawQuery = q.Encode()
-	}
-	return c.String()
+	return transport.RedactURL(u.String())
 }
 
-// loggingClient wraps c so that every request it makes is observed.
+// loggingClient wraps c so that every request it makes is observed. The
+// requests follow redirects by mcpx's one policy (transport.RedirectPolicy,
+// added when c has no CheckRedirect): within the origin with their
+// headers, to another origin without credentials and never with a body (a
+// registration or token request, whose body holds secrets, is refused),
+// never from https to http.
 func loggingClient(c *http.Client, obs transport.Observer) *http.Client {
-	if c == nil {
-		c = http.DefaultClient
-	}
+	c = transport.WithRedirectPolicy(c, obs)
 	base := c.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	cc := *c
 	cc.Transport = &loggingTransport{base: base, obs: obs}
-	// Discovery and token requests follow no redirects: a redirect from a
-	// metadata or token endpoint is a misconfiguration to report, not
-	// something to follow with credentials.
-	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &cc
 }
 

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // dpopAlg is the JWS algorithm of mcpx's DPoP proofs.
@@ -200,6 +202,11 @@ type dpopTransport struct {
 }
 
 func (t *dpopTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if transport.LeftOrigin(r) {
+		// A redirect to another origin carries no credential, and a proof
+		// is one (transport.RedirectPolicy).
+		return t.base.RoundTrip(r)
+	}
 	for attempt := 0; ; attempt++ {
 		req := r.Clone(r.Context())
 		if attempt > 0 {

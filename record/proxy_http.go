@@ -27,7 +27,8 @@ type HTTPProxyOptions struct {
 	Recorder *Recorder
 	// Client performs the upstream requests; nil means a client that
 	// honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and never times out (streams
-	// last as long as the session).
+	// last as long as the session). Without a CheckRedirect of its own it
+	// follows transport.RedirectPolicy.
 	Client *http.Client
 	// Header holds headers added to (or replacing those of) every upstream
 	// request, such as credentials the host cannot send itself.
@@ -69,7 +70,11 @@ func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
 		tr.DisableCompression = true
 		c = &http.Client{Transport: tr}
 	}
-	return &HTTPProxy{o: o, upstream: u, client: c}, nil
+	p := &HTTPProxy{o: o, upstream: u}
+	// Upstream redirects follow mcpx's one policy: the credentials the
+	// proxy adds (and the client's) never leave the upstream's origin.
+	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) { p.event(ev.Kind, ev.Text, ev.Meta) })
+	return p, nil
 }
 
 // hopHeaders are connection-level headers a proxy must not forward (RFC
@@ -225,6 +230,11 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if r.Context().Err() == nil {
 			p.event(transport.EventNote, fmt.Sprintf("%s %s failed: %v", r.Method, tu, err), nil)
+			var re *transport.RedirectError
+			if errors.As(err, &re) {
+				http.Error(w, "mcpx proxy: "+re.Error(), http.StatusBadGateway)
+				return
+			}
 			http.Error(w, "mcpx proxy: the upstream server cannot be reached: "+err.Error(), http.StatusBadGateway)
 		}
 		return

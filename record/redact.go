@@ -3,7 +3,6 @@ package record
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -237,7 +236,6 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 // that are not JSON).
 var (
 	authSchemeRE = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`)
-	urlRE        = regexp.MustCompile(`https?://[^\s"'<>()]+`)
 	keyValueRE   = regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
 )
 
@@ -250,9 +248,7 @@ func (r *Redactor) Text(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, string(sec), Placeholder)
 	}
-	if strings.Contains(s, "://") {
-		s = urlRE.ReplaceAllStringFunc(s, RedactURL)
-	}
+	s = transport.RedactURLs(s)
 	s = authSchemeRE.ReplaceAllString(s, "${1}${2}"+Placeholder)
 	return keyValueRE.ReplaceAllString(s, "${1}"+Placeholder)
 }
@@ -269,39 +265,9 @@ func (r *Redactor) URL(u string) string {
 // RedactURL removes a password in the user info and the values of query
 // parameters whose names suggest credentials (token, key, secret,
 // password, code, signature). It returns u unchanged when it does not
-// parse.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	if p.User != nil {
-		if _, ok := p.User.Password(); ok {
-			p.User = url.UserPassword(p.User.Username(), "redacted")
-		}
-	}
-	if p.RawQuery != "" {
-		parts := strings.Split(p.RawQuery, "&")
-		for i, part := range parts {
-			k, _, ok := strings.Cut(part, "=")
-			if ok && sensitiveParam(k) {
-				parts[i] = k + "=" + Placeholder
-			}
-		}
-		p.RawQuery = strings.Join(parts, "&")
-	}
-	return p.String()
-}
-
-func sensitiveParam(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"token", "key", "secret", "password", "code", "signature", "sig", "auth"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
+// parse. It is transport.RedactURL, the one rule for every URL mcpx shows
+// or records.
+func RedactURL(u string) string { return transport.RedactURL(u) }
 
 // Meta returns m with its URL redacted (a copy when anything changed).
 func (r *Redactor) Meta(m *transport.Meta) *transport.Meta {

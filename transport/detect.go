@@ -38,10 +38,10 @@ type HTTPConn struct {
 func NewHTTP(opts HTTPOptions) (*HTTPConn, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q: %w", opts.URL, err)
+		return nil, &redactedError{err: fmt.Errorf("invalid URL %q: %w", opts.URL, err)}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("invalid URL %q: expected http:// or https:// followed by a host", opts.URL)
+		return nil, fmt.Errorf("invalid URL %q: expected http:// or https:// followed by a host", RedactURL(opts.URL))
 	}
 	switch opts.Mode {
 	case "":
@@ -133,9 +133,9 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 		if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrConnect) || errors.Is(err, ErrClosed) {
 			return err
 		}
-		msg := fmt.Sprintf("POST %s: HTTP %d %s", c.url, fb.status, http.StatusText(fb.status))
+		msg := fmt.Sprintf("POST %s: HTTP %d %s", RedactURL(c.url), fb.status, http.StatusText(fb.status))
 		if fb.body != "" {
-			msg += ": " + fb.body
+			msg += ": " + Excerpt(fb.body)
 		}
 		return fmt.Errorf("%w: %s; and it is not an HTTP+SSE server either: %w", ErrTransport, msg, err)
 	}
@@ -223,7 +223,7 @@ func (c *HTTPConn) Describe() string {
 	c.mu.Unlock()
 	switch m {
 	case ModeStreamable:
-		d := "streamable-http: " + c.url
+		d := "streamable-http: " + RedactURL(c.url)
 		var extra []string
 		if id := c.SessionID(); id != "" {
 			extra = append(extra, "session "+id)
@@ -231,7 +231,7 @@ func (c *HTTPConn) Describe() string {
 		extra = append(extra, why)
 		return d + " (" + strings.Join(extra, "; ") + ")"
 	case ModeSSE:
-		return fmt.Sprintf("http+sse: %s (messages to %s; %s)", c.url, c.sse.Endpoint(), why)
+		return fmt.Sprintf("http+sse: %s (messages to %s; %s)", RedactURL(c.url), RedactURL(c.sse.Endpoint()), why)
 	}
-	return fmt.Sprintf("http (%s): %s (not connected yet)", c.mode, c.url)
+	return fmt.Sprintf("http (%s): %s (not connected yet)", c.mode, RedactURL(c.url))
 }

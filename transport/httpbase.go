@@ -57,9 +57,11 @@ func newHTTPBase(opts HTTPOptions) (*httpBase, error) {
 	}, nil
 }
 
+// observe reports an event, with the secrets of the URLs in its text
+// redacted (Meta keeps the URL as sent, for a recorder to judge).
 func (b *httpBase) observe(kind EventKind, text string, meta *Meta) {
 	if b.opts.Observer != nil {
-		b.opts.Observer(Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta})
+		b.opts.Observer(Event{Time: time.Now(), Kind: kind, Text: RedactURLs(text), Meta: meta})
 	}
 }
 
@@ -240,7 +242,7 @@ func (b *httpBase) newRequest(ctx context.Context, method, u string, body []byte
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+		return nil, &redactedError{err: fmt.Errorf("%s %s: %w", method, u, err)}
 	}
 	if b.opts.UserAgent != "" {
 		req.Header.Set("User-Agent", b.opts.UserAgent)
@@ -263,13 +265,13 @@ func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 	}
 	if ra, ok := b.opts.Authorizer.(RequestAuthorizer); ok {
 		if err := ra.AuthorizeRequest(ctx, req); err != nil {
-			return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, req.URL, err)
+			return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, RedactURL(req.URL.String()), err)
 		}
 		return nil
 	}
 	v, err := b.opts.Authorizer.Authorization(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, req.URL, err)
+		return fmt.Errorf("%w: %s %s: obtaining credentials: %w", ErrUnauthorized, req.Method, RedactURL(req.URL.String()), err)
 	}
 	if v != "" {
 		req.Header.Set("Authorization", v)
@@ -332,6 +334,10 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			text += " " + ct
 		}
 		text += " ← " + r.Method + " " + r.URL.String()
+		redirected := resp.Request != nil && resp.Request.URL.String() != r.URL.String()
+		if redirected {
+			text += " (answered by " + resp.Request.URL.String() + ")"
+		}
 		if h := headerSummary(resp.Header, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
 		}
@@ -352,6 +358,13 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		}
 		ue.Header.Del("Set-Cookie")
 		x.close()
+		if redirected && LeftOrigin(resp.Request) {
+			// Another origin refused a redirected request that carried no
+			// credentials (RedirectPolicy): new ones would not go there
+			// either, so the Authorizer is not asked.
+			ue.URL = resp.Request.URL.String()
+			return nil, ue
+		}
 		if b.opts.Authorizer == nil || attempt >= maxAuthRetries {
 			return nil, ue
 		}

@@ -53,7 +53,8 @@ type HTTPOptions struct {
 	// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
 	Proxy func(*http.Request) (*url.URL, error)
 	// Client, when set, is used as is (tests); CACertFile, Insecure and Proxy
-	// are then ignored.
+	// are then ignored. Without a CheckRedirect of its own it follows
+	// RedirectPolicy like the client mcpx builds.
 	Client *http.Client
 	// ProtocolVersion is the protocol revision mcpx offers in initialize. It
 	// decides which refusals of the first POST mean "try HTTP+SSE" in auto
@@ -165,14 +166,17 @@ func CredentialID(authorization string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// Error says what was refused, with the URL's secrets redacted (see
+// RedactURL) and the challenge cut to a readable length (see Excerpt);
+// Challenge keeps it whole.
 func (e *UnauthorizedError) Error() string {
-	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status))
 	if e.Challenge != "" {
-		msg += "; WWW-Authenticate: " + e.Challenge
+		msg += "; WWW-Authenticate: " + Excerpt(e.Challenge)
 	} else if e.Body != "" {
-		msg += ": " + e.Body
+		msg += ": " + Excerpt(e.Body)
 	}
-	return msg
+	return RedactURLs(msg)
 }
 
 // Is makes errors.Is(err, ErrUnauthorized) true.
@@ -187,12 +191,14 @@ type HTTPError struct {
 	Body string
 }
 
+// Error says what failed, with the URL's secrets redacted (see
+// RedactURL).
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status))
 	if e.Body != "" {
-		msg += ": " + e.Body
+		msg += ": " + Excerpt(e.Body)
 	}
-	return msg
+	return RedactURLs(msg)
 }
 
 // Is makes errors.Is(err, ErrTransport) true.
@@ -201,7 +207,9 @@ func (e *HTTPError) Is(target error) bool { return target == ErrTransport }
 // NewHTTPClient returns the HTTP client a connection with opts uses
 // (opts.Client, or one built from CACertFile, Insecure and Proxy), so that
 // requests made beside the MCP connection — OAuth discovery and token
-// requests — trust the same certificates and go through the same proxy.
+// requests — trust the same certificates, go through the same proxy and
+// follow redirects by the same RedirectPolicy (added to opts.Client when
+// it has no CheckRedirect), told to opts.Observer.
 func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 	c, _, err := newHTTPClient(opts)
 	return c, err
@@ -212,7 +220,7 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 // drop its idle connections.
 func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err error) {
 	if o.Client != nil {
-		return o.Client, nil, nil
+		return WithRedirectPolicy(o.Client, o.Observer), nil, nil
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
@@ -238,7 +246,7 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 		conf.InsecureSkipVerify = o.Insecure
 		tr.TLSClientConfig = conf
 	}
-	return &http.Client{Transport: tr}, tr, nil
+	return &http.Client{Transport: tr, CheckRedirect: RedirectPolicy(o.Observer)}, tr, nil
 }
 
 // classifyDoError turns an error from http.Client.Do into one that says
@@ -256,6 +264,13 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		return re // it names the method and both URLs
+	}
+	// The error may quote a URL (a Location header that does not parse).
+	err = &redactedError{err: err}
+	u = RedactURL(u)
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
@@ -310,7 +325,7 @@ func headerSummary(h http.Header, names ...string) string {
 			if sensitiveHeader(n) {
 				v = "[redacted]"
 			}
-			parts = append(parts, n+": "+v)
+			parts = append(parts, n+": "+Excerpt(v))
 		}
 	}
 	return strings.Join(parts, ", ")

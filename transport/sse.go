@@ -16,15 +16,16 @@ import (
 // stream whose first event, "endpoint", names the URL to POST messages to;
 // every server message arrives on the stream as a "message" event.
 type legacySSE struct {
-	b   *httpBase
-	url string
+	b     *httpBase
+	url   string
+	shown string // url for messages, redacted (see RedactURL)
 
 	mu       sync.Mutex
 	endpoint string
 }
 
 func newLegacySSE(b *httpBase, u string) *legacySSE {
-	return &legacySSE{b: b, url: u}
+	return &legacySSE{b: b, url: u, shown: RedactURL(u)}
 }
 
 // Endpoint returns the URL messages are POSTed to, "" before open.
@@ -54,7 +55,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 	}
 	if mediaType(resp) != "text/event-stream" {
 		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not an SSE stream (text/event-stream)",
-			ErrTransport, l.url, resp.Header.Get("Content-Type"))
+			ErrTransport, l.shown, resp.Header.Get("Content-Type"))
 		x.close()
 		return e
 	}
@@ -70,7 +71,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 			if l.b.ctx.Err() != nil {
 				return ErrClosed
 			}
-			return fmt.Errorf("%w: GET %s: the SSE stream ended before its endpoint event", ErrTransport, l.url)
+			return fmt.Errorf("%w: GET %s: the SSE stream ended before its endpoint event", ErrTransport, l.shown)
 		}
 		if ev.Type != "endpoint" {
 			// Nothing should come first, but a message is still a message.
@@ -81,12 +82,12 @@ func (l *legacySSE) open(ctx context.Context) error {
 		u, err := base.Parse(ref)
 		if err != nil {
 			x.close()
-			return fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.url, ref, err)
+			return fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.shown, ref, err)
 		}
 		if !SameOrigin(base, u) {
 			x.close()
 			return fmt.Errorf("%w: GET %s: the endpoint event names %s, on a different origin; mcpx refuses to send messages there",
-				ErrTransport, l.url, u.Redacted())
+				ErrTransport, l.shown, RedactURL(u.String()))
 		}
 		l.mu.Lock()
 		l.endpoint = u.String()
@@ -136,7 +137,7 @@ func (l *legacySSE) run(x *exchange, p *sseReader) {
 			if !errors.Is(err, io.EOF) {
 				why = "broke: " + err.Error()
 			}
-			l.b.fail(fmt.Errorf("%w: the server's SSE stream (GET %s) %s", ErrTransport, l.url, why))
+			l.b.fail(fmt.Errorf("%w: the server's SSE stream (GET %s) %s", ErrTransport, l.shown, why))
 			return
 		}
 		if !l.handle(x.resp, ev) {

@@ -17,8 +17,9 @@ import (
 // answers come back as a JSON body or an SSE stream on that POST, or on the
 // GET stream opened after initialization.
 type streamable struct {
-	b   *httpBase
-	url string
+	b     *httpBase
+	url   string
+	shown string // url for messages, redacted (see RedactURL)
 
 	mu        sync.Mutex
 	sessionID string
@@ -35,7 +36,7 @@ type streamable struct {
 }
 
 func newStreamable(b *httpBase, u string) *streamable {
-	return &streamable{b: b, url: u}
+	return &streamable{b: b, url: u, shown: RedactURL(u)}
 }
 
 // fallbackError reports that the first POST was refused in a way that, in
@@ -55,7 +56,7 @@ type sessionExpiredError struct {
 }
 
 func (e *sessionExpiredError) Error() string {
-	return fmt.Sprintf("session expired: the server answered %s %s with HTTP 404 for session %s", e.method, e.url, e.id)
+	return fmt.Sprintf("session expired: the server answered %s %s with HTTP 404 for session %s", e.method, RedactURL(e.url), e.id)
 }
 
 func (e *sessionExpiredError) Is(target error) bool {
@@ -158,7 +159,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// The stateless style of 2026-07-28: no session, the route mirrored
 		// into headers.
 		if err := setRouteHeaders(req.Header, f.Route); err != nil {
-			return fmt.Errorf("%w: POST %s: %w", ErrTransport, s.url, err)
+			return fmt.Errorf("%w: POST %s: %w", ErrTransport, s.shown, err)
 		}
 		s.markRouted(ids)
 	} else {
@@ -252,17 +253,17 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		if s.b.ctx.Err() != nil {
 			return ErrClosed
 		}
-		return fmt.Errorf("%w: POST %s: reading the response body: %w", ErrTransport, s.url, err)
+		return fmt.Errorf("%w: POST %s: reading the response body: %w", ErrTransport, s.shown, err)
 	}
 	if len(body) == 0 {
 		if len(ids) == 0 {
 			return nil
 		}
-		return fmt.Errorf("%w: POST %s: HTTP %d with an empty body, but the request needs a response", ErrTransport, s.url, status)
+		return fmt.Errorf("%w: POST %s: HTTP %d with an empty body, but the request needs a response", ErrTransport, s.shown, status)
 	}
 	if mt != "application/json" {
 		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
-			ErrTransport, s.url, resp.Header.Get("Content-Type"), excerptString(body))
+			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptString(body))
 	}
 	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
 	if !routed {
@@ -395,19 +396,19 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			// 2026-07-28 streams are not resumable: the requests still owed
 			// a response are lost, the connection lives on (spec 2026-07-28:
 			// basic/transports/streamable-http, "Receiving Messages").
-			s.lost(st, fmt.Errorf("%w: the response stream of POST %s %s before the response arrived", ErrStreamLost, s.url, why))
+			s.lost(st, fmt.Errorf("%w: the response stream of POST %s %s before the response arrived", ErrStreamLost, s.shown, why))
 			return
 		}
 		if st.lastID == "" {
 			s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and the server gave no event id to resume it from",
-				ErrTransport, s.url, why))
+				ErrTransport, s.shown, why))
 			return
 		}
 		for {
 			failures++
 			if failures > s.maxReconnects() {
 				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived; gave up resuming it after %d attempts",
-					ErrTransport, s.url, why, s.maxReconnects()))
+					ErrTransport, s.shown, why, s.maxReconnects()))
 				return
 			}
 			d := s.delay(st)
@@ -428,7 +429,7 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			var ue *UnauthorizedError
 			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) || errors.Is(err, ErrSessionExpired) {
 				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
-					ErrTransport, s.url, why, err))
+					ErrTransport, s.shown, why, err))
 				return
 			}
 			why = "could not be resumed (" + err.Error() + ")"
@@ -465,7 +466,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
 		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not text/event-stream",
-			ErrTransport, s.url, x.resp.Header.Get("Content-Type"))
+			ErrTransport, s.shown, x.resp.Header.Get("Content-Type"))
 		x.close()
 		return nil, e
 	}

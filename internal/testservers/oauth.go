@@ -58,6 +58,9 @@ type OAuthOptions struct {
 	// SecondIssuer starts a second authorization server (Issuer2), which
 	// MoveAuthorizationServer makes the one the MCP server trusts.
 	SecondIssuer bool
+	// WrapMCP, when set, wraps the MCP endpoint's handler: something in
+	// front of the server, such as a redirect.
+	WrapMCP func(http.Handler) http.Handler
 }
 
 // OAuthServer is an MCP server (official Go SDK, behind the SDK's bearer
@@ -167,12 +170,17 @@ func ServeOAuth(opts OAuthOptions) (*OAuthServer, func(), error) {
 	})
 	srv := NewServer()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var protected http.Handler
 	if opts.DPoP {
-		rs.Handle("/mcp", s.logMCP(s.requireToken(prmURL, mcpHandler)))
+		protected = s.logMCP(s.requireToken(prmURL, mcpHandler))
 	} else {
 		bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL, Scopes: opts.ListScopes})
-		rs.Handle("/mcp", s.logMCP(bearer(s.stepUp(prmURL, mcpHandler))))
+		protected = s.logMCP(bearer(s.stepUp(prmURL, mcpHandler)))
 	}
+	if opts.WrapMCP != nil {
+		protected = opts.WrapMCP(protected)
+	}
+	rs.Handle("/mcp", protected)
 
 	servers := []*http.Server{{Handler: rs, ReadHeaderTimeout: 10 * time.Second}, {Handler: as, ReadHeaderTimeout: 10 * time.Second}}
 	go servers[0].Serve(rsLn)

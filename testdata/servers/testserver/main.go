@@ -36,6 +36,10 @@
 //	             an HTTP server protected by OAuth (see oauth.go), with its
 //	             authorization server, on 127.0.0.1; writes the MCP URL to
 //	             URLFILE (atomically) and serves until SIGINT or SIGTERM
+//	redirect-http URLFILE
+//	             two origins on 127.0.0.1: the first redirects (302, 307,
+//	             308) to the second, which logs what it receives, or fails
+//	             (see redirect.go); writes the first's URL to URLFILE
 //
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
@@ -72,6 +76,14 @@ func main() {
 	if mode == "modern-http" && (len(os.Args) == 3 || len(os.Args) == 4) {
 		recordPID()
 		if err := runModernHTTP(os.Args[2], len(os.Args) == 4 && os.Args[3] == "changed"); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if mode == "redirect-http" && len(os.Args) == 3 {
+		recordPID()
+		if err := runRedirectHTTP(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}

@@ -1,0 +1,306 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// storedToken is a RequestAuthorizer like the OAuth one with a stored
+// DPoP-bound token: an Authorization header and a proof on every request.
+type storedToken struct{}
+
+func (storedToken) Authorization(context.Context) (string, error) { return "", nil }
+func (storedToken) Unauthorized(context.Context, *transport.UnauthorizedError) (bool, error) {
+	return false, nil
+}
+func (storedToken) AuthorizeRequest(_ context.Context, r *http.Request) error {
+	r.Header.Set("Authorization", "DPoP SECRET-TOKEN")
+	r.Header.Set("DPoP", "SECRET-PROOF")
+	return nil
+}
+
+// userHeaders are -H headers: a cookie and a header mcpx cannot know is
+// a credential.
+func userHeaders() http.Header {
+	return http.Header{"Cookie": {"session=SECRET-COOKIE"}, "X-Custom": {"SECRET-HEADER"}}
+}
+
+// sdkMux serves the SDK test server at /mcp; wrap, when set, sees every
+// request first.
+func sdkMux(wrap func(w http.ResponseWriter, r *http.Request, next http.Handler)) http.Handler {
+	srv := testservers.NewServer()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wrap != nil {
+			wrap(w, r, h)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// noSecrets fails when a request carried a credential or a user header.
+func noSecrets(t *testing.T, got []seen) {
+	t.Helper()
+	for _, s := range got {
+		for k, vs := range s.Header {
+			if strings.Contains(strings.Join(vs, " "), "SECRET") {
+				t.Errorf("%s %s reached the other origin", k, vs)
+			}
+		}
+		for _, h := range []string{"Authorization", "Dpop", "Cookie", "X-Custom", "Mcp-Session-Id", "Referer", "Last-Event-Id"} {
+			if s.Header.Get(h) != "" {
+				t.Errorf("%s: %q reached the other origin", h, s.Header.Get(h))
+			}
+		}
+	}
+}
+
+// A redirect to another origin — the same host on another port, or
+// another name for the same host and port — is followed without any
+// credential: no Authorization or DPoP proof from the Authorizer, none of
+// the -H headers, no session id; only what describes the client. -v says
+// so, naming what it dropped.
+func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
+	other := newLog()
+	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no stream here", http.StatusMethodNotAllowed)
+	})))
+	t.Cleanup(otherSrv.Close)
+
+	for _, tc := range []struct {
+		name string
+		to   func(origin string) string
+	}{
+		{"another port", func(string) string { return otherSrv.URL + "/elsewhere" }},
+		{"another host name", func(origin string) string {
+			return strings.Replace(origin, "127.0.0.1", "localhost", 1) + "/elsewhere"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			elsewhere := newLog()
+			var origin string
+			// The MCP server answers POSTs; its GET stream (opened once the
+			// session is initialized) is redirected.
+			ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+				switch {
+				case r.URL.Path == "/elsewhere":
+					elsewhere.record(r)
+					http.Error(w, "no stream here", http.StatusMethodNotAllowed)
+				case r.Method == http.MethodGet:
+					http.Redirect(w, r, tc.to(origin), http.StatusTemporaryRedirect)
+				default:
+					next.ServeHTTP(w, r)
+				}
+			}))
+			t.Cleanup(ts.Close)
+			origin = ts.URL
+			before := len(other.all())
+			rec := newRecorder()
+			mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
+				UserAgent: "mcpx-test", Authorizer: storedToken{}}, rec)
+			got := append(elsewhere.all(), other.all()[before:]...)
+			if len(got) != 1 || got[0].Method != http.MethodGet {
+				t.Fatalf("the other origin got %d requests, want the redirected GET", len(got))
+			}
+			noSecrets(t, got)
+			h := got[0].Header
+			if h.Get("User-Agent") != "mcpx-test" || h.Get("Accept") != "text/event-stream" || h.Get("Mcp-Protocol-Version") == "" {
+				t.Errorf("the protocol headers did not go on: %v", h)
+			}
+			notes := rec.eventText(transport.EventNote)
+			want := "HTTP 307 redirect to " + tc.to(origin) + ", another origin: following it without credentials (dropped Authorization, Cookie, Dpop, Mcp-Session-Id, Referer, X-Custom)"
+			if !strings.Contains(notes, want) {
+				t.Errorf("notes lack %q:\n%s", want, notes)
+			}
+		})
+	}
+}
+
+// A redirect to another origin that would resend the request's body (307
+// and 308 keep it: here the initialize message) is refused: the other
+// origin gets nothing, and the error names both URLs.
+func TestRedirectWithBodyRefused(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		other := newLog()
+		otherSrv := httptest.NewServer(other.wrap(http.NotFoundHandler()))
+		t.Cleanup(otherSrv.Close)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, otherSrv.URL+"/mcp", status)
+		}))
+		t.Cleanup(ts.Close)
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Header: userHeaders(), Authorizer: transport.BearerToken("SECRET-BEARER")}, nil)
+		var re *transport.RedirectError
+		if !errors.Is(err, transport.ErrRedirect) || !errors.Is(err, transport.ErrTransport) || !errors.As(err, &re) {
+			t.Fatalf("HTTP %d: err = %v, want a refused redirect", status, err)
+		}
+		if re.Status != status || re.From != ts.URL+"/mcp" || re.To != otherSrv.URL+"/mcp" || re.Method != "POST" {
+			t.Errorf("HTTP %d: %+v", status, re)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "POST "+ts.URL+"/mcp") || !strings.Contains(msg, "redirect to "+otherSrv.URL+"/mcp") {
+			t.Errorf("HTTP %d: the message does not name both URLs: %s", status, msg)
+		}
+		if n := len(other.all()); n != 0 {
+			t.Errorf("HTTP %d: the other origin got %d requests", status, n)
+		}
+	}
+}
+
+// A redirect from https to http is never followed, even without a body;
+// the policy applies to a client the caller supplied (without a
+// CheckRedirect of its own) too.
+func TestRedirectHTTPSToHTTPRefused(t *testing.T) {
+	plain := newLog()
+	plainSrv := httptest.NewServer(plain.wrap(http.NotFoundHandler()))
+	t.Cleanup(plainSrv.Close)
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, plainSrv.URL+"/mcp", status)
+		}))
+		t.Cleanup(tlsSrv.Close)
+		_, _, err := dial(t, transport.HTTPOptions{URL: tlsSrv.URL + "/mcp", Client: tlsSrv.Client(), Authorizer: transport.BearerToken("SECRET-BEARER")}, nil)
+		if !errors.Is(err, transport.ErrRedirect) || !strings.Contains(err.Error(), "leaves https") ||
+			!strings.Contains(err.Error(), tlsSrv.URL+"/mcp") || !strings.Contains(err.Error(), plainSrv.URL+"/mcp") {
+			t.Errorf("HTTP %d: err = %v", status, err)
+		}
+	}
+	if n := len(plain.all()); n != 0 {
+		t.Errorf("the http server got %d requests", n)
+	}
+}
+
+// A redirect within the origin keeps every header: the server's real
+// endpoint gets the bearer token and the -H headers, and the session
+// works; -v says it followed.
+func TestRedirectSameOriginKeepsCredentials(t *testing.T) {
+	var refused atomic.Int32
+	ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.URL.Path == "/mcp" {
+			http.Redirect(w, r, "/real", http.StatusPermanentRedirect)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("X-Custom") != "SECRET-HEADER" {
+			refused.Add(1)
+			http.Error(w, "credentials please", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
+		Authorizer: transport.BearerToken("tok")}, rec)
+	if got := toolText(t, sess, "echo", map[string]any{"message": "hi"}); got != "Echo: hi" {
+		t.Errorf("echo = %q", got)
+	}
+	if n := refused.Load(); n != 0 {
+		t.Errorf("%d redirected requests lacked the credentials", n)
+	}
+	if notes := rec.eventText(transport.EventNote); !strings.Contains(notes, "POST "+ts.URL+"/mcp: HTTP 308 redirect to "+ts.URL+"/real (same origin): following it") {
+		t.Errorf("notes:\n%s", notes)
+	}
+}
+
+// Redirects are capped: a loop ends after MaxRedirects with a clear error.
+func TestRedirectLoopCapped(t *testing.T) {
+	var hits atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		next := "/a"
+		if r.URL.Path == "/a" {
+			next = "/b"
+		}
+		http.Redirect(w, r, next, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(ts.Close)
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp"}, nil)
+	if !errors.Is(err, transport.ErrRedirect) || !strings.Contains(err.Error(), "mcpx follows at most 10") {
+		t.Errorf("err = %v", err)
+	}
+	if n := hits.Load(); n != transport.MaxRedirects+1 {
+		t.Errorf("%d requests, want the first and %d redirects", n, transport.MaxRedirects)
+	}
+}
+
+// Once a chain of redirects has left the origin, credentials never come
+// back, not even on a hop that returns to the first origin; the client
+// NewHTTPClient makes (the one OAuth requests use) has the policy.
+func TestRedirectChainStaysStripped(t *testing.T) {
+	var mu sync.Mutex
+	var back http.Header
+	var origin string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, origin+"/back", http.StatusFound)
+	}))
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/back" {
+			mu.Lock()
+			back = r.Header.Clone()
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		http.Redirect(w, r, other.URL+"/away", http.StatusFound)
+	}))
+	t.Cleanup(ts.Close)
+	origin = ts.URL
+	client, err := transport.NewHTTPClient(transport.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(callCtx(t), http.MethodGet, ts.URL+"/start", nil)
+	req.Header = userHeaders()
+	req.Header.Set("Authorization", "Bearer SECRET-BEARER")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if resp.StatusCode != http.StatusNoContent || back == nil {
+		t.Fatalf("status %d; /back reached: %v", resp.StatusCode, back != nil)
+	}
+	noSecrets(t, []seen{{Header: back}})
+}
+
+// A refusal from another origin, reached by a redirect that carried no
+// credentials, is not the Authorizer's business: new credentials would not
+// go there either. The error names the origin that refused.
+func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "who are you", http.StatusUnauthorized)
+	}))
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusFound)
+	}))
+	t.Cleanup(ts.Close)
+	auth := &stubbornAuth{}
+	rec := newRecorder()
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Authorizer: auth}, rec)
+	var ue *transport.UnauthorizedError
+	if !errors.As(err, &ue) || ue.URL != other.URL+"/mcp" {
+		t.Fatalf("err = %v", err)
+	}
+	if len(auth.creds) != 0 {
+		t.Errorf("the Authorizer was asked %d times", len(auth.creds))
+	}
+	if wire := rec.eventText(transport.EventHTTP); !strings.Contains(wire, "401 Unauthorized text/plain; charset=utf-8 ← POST "+ts.URL+"/mcp (answered by "+other.URL+"/mcp)") {
+		t.Errorf("wire events:\n%s", wire)
+	}
+}
