@@ -36,6 +36,14 @@
 //	             an HTTP server protected by OAuth (see oauth.go), with its
 //	             authorization server, on 127.0.0.1; writes the MCP URL to
 //	             URLFILE (atomically) and serves until SIGINT or SIGTERM
+//	faults-http URLFILE
+//	             the HTTP servers that fail on purpose, one way per path
+//	             (testservers.Faults: HTTP+SSE, 2026-07-28 and session
+//	             faults), on 127.0.0.1; writes the base URL to URLFILE,
+//	             logs every request to $TEST_LOG, serves until SIGINT or SIGTERM
+//	modern-crash a raw 2026-07-28 stdio server that crashes (exit 3, after
+//	             half a frame and a line on stderr) while tools/call is pending
+//	modern-hang  a raw 2026-07-28 stdio server that never answers tools/call
 //
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
@@ -72,6 +80,14 @@ func main() {
 	if mode == "modern-http" && (len(os.Args) == 3 || len(os.Args) == 4) {
 		recordPID()
 		if err := runModernHTTP(os.Args[2], len(os.Args) == 4 && os.Args[3] == "changed"); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if mode == "faults-http" && len(os.Args) == 3 {
+		recordPID()
+		if err := runFaultsHTTP(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}
@@ -118,7 +134,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing
