@@ -156,7 +156,7 @@ func (m *Modern) Stateless() bool { return true }
 func (m *Modern) Open(ctx context.Context, s *Session) error {
 	err := m.open(ctx, s)
 	var uv *UnsupportedVersionError
-	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) {
+	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) && !isTransportFault(err) {
 		return &EraError{Looks: "legacy", Err: err}
 	}
 	// An UnsupportedVersionError that names only handshake-era versions
@@ -844,6 +844,18 @@ func isConnectionFailure(ctx context.Context, err error) bool {
 	return ctx.Err() != nil || errors.As(err, &exit) ||
 		errors.Is(err, transport.ErrConnect) || errors.Is(err, transport.ErrClosed) ||
 		errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, context.Canceled)
+}
+
+// isTransportFault reports a transport failure that says nothing about
+// the era: a server error (HTTP 5xx), a lost stream, a broken connection.
+// An HTTP 4xx refusal is not one: handshake-era servers refuse a request
+// that comes without a session, so it suggests one (as Auto concludes).
+func isTransportFault(err error) bool {
+	var he *transport.HTTPError
+	if errors.As(err, &he) {
+		return he.Status < 400 || he.Status >= 500
+	}
+	return errors.Is(err, transport.ErrTransport)
 }
 
 // carriesRoutes reports whether conn mirrors routes outside the message.

@@ -313,16 +313,23 @@ type TimeoutError struct {
 	After  time.Duration
 	// Max is true when the hard cap, not the idle timeout, expired.
 	Max bool
+	// Waiting, when set, says what the transport was still waiting for
+	// before the request could even be sent (see transport.WaitError).
+	Waiting string
 }
 
 // ErrTimeout is matched by every *TimeoutError.
 var ErrTimeout = errors.New("timed out")
 
 func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("no response after %s", e.After)
 	if e.Max {
-		return fmt.Sprintf("no response after %s (the maximum total time, even with progress)", e.After)
+		msg += " (the maximum total time, even with progress)"
 	}
-	return fmt.Sprintf("no response after %s", e.After)
+	if e.Waiting != "" {
+		msg += " (" + e.Waiting + ")"
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrTimeout) true.
@@ -407,7 +414,12 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			s.abandon(key, method, "timeout", cfg.probe)
 			d, max := firstDeadline(cfg)
-			return nil, fmt.Errorf("%s: %w", label, &TimeoutError{Method: method, After: d, Max: max})
+			te := &TimeoutError{Method: method, After: d, Max: max}
+			var we *transport.WaitError
+			if errors.As(err, &we) {
+				te.Waiting = we.For
+			}
+			return nil, fmt.Errorf("%s: %w", label, te)
 		}
 		return nil, fmt.Errorf("%s: %w", label, s.sendError(err))
 	}
