@@ -672,14 +672,19 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		var result json.RawMessage
 		var rpcErr *RPCError
 		h := s.opts.Handlers[r.Method]
+		// What AfterAnswer defers runs once this answer is shown: it goes
+		// out with the retry, which a cancelled context then stops.
+		hctx, after := withAfterAnswer(ctx)
 		if h == nil {
 			rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
 		} else {
-			v, err := h(ctx, msg)
+			v, err := h(hctx, msg)
 			switch {
 			case ctx.Err() != nil:
+				after.run()
 				return nil, nil, ctx.Err()
 			case errors.Is(err, ErrNoTerminal):
+				after.run()
 				return nil, nil, err
 			case err != nil:
 				if !errors.As(err, &rpcErr) {
@@ -693,6 +698,10 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		}
 		if s.opts.OnServerRequest != nil {
 			s.opts.OnServerRequest(msg, result, rpcErr)
+		}
+		after.run()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
 		}
 		if rpcErr != nil {
 			failed[k] = rpcErr
