@@ -26,6 +26,7 @@ import (
 //	drop     the stream closes when tools/call arrives (the POST itself is
 //	         accepted): the answer never comes
 //	post500  tools/call is refused with HTTP 500
+//	hang     tools/call is accepted and never answered
 //	get500   the GET is refused with HTTP 503
 //	eof      the stream ends before any endpoint event
 //	silent   the stream stays open and says nothing
@@ -264,6 +265,9 @@ func (f *Faults) legacyPOST(w http.ResponseWriter, r *http.Request, fault string
 		case "drop":
 			w.WriteHeader(http.StatusAccepted)
 			st.once.Do(func() { close(st.drop) })
+			return
+		case "hang":
+			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 	}
