@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -19,30 +20,42 @@ import (
 // fakeHostMain is the fakehost program, an MCP host (an IDE, a desktop
 // assistant) that launches a stdio server:
 //
-//	fakehost [-then wait|close|die] [-pidfile FILE] FRAMES -- PROG [ARGS...]
+//	fakehost [-then wait|close|die|stopreading] [-nowait] [-pidfile FILE] FRAMES -- PROG [ARGS...]
 //
 // It starts PROG (normally mcpx proxy ... -- SERVER) with pipes, writes the
 // lines of FRAMES to its stdin one by one — after a request, it waits for
-// the response before the next line — and copies every line PROG writes
-// to stdout. When PROG's stdout closes it prints "# stdout closed" and
-// sends nothing more. After the last line, -then says what the host does:
+// the response before the next line, unless -nowait — and copies every
+// line PROG writes to stdout. When PROG's stdout closes it prints
+// "# stdout closed" and sends nothing more. After the last line, -then
+// says what the host does:
 //
-//	wait   keep PROG's stdin open until PROG closes its stdout (the default)
-//	close  close PROG's stdin, as a host that is done, and wait likewise
-//	die    exit at once (status 0) without closing anything: the kernel
-//	       closes the host's ends of the pipes, as when a host crashes
+//	wait         keep PROG's stdin open until PROG closes its stdout (the
+//	             default)
+//	close        close PROG's stdin, as a host that is done, and wait likewise
+//	die          exit at once (status 0) without closing anything: the
+//	             kernel closes the host's ends of the pipes, as when a host
+//	             crashes
+//	stopreading  close its end of PROG's stdout (PROG's writes then fail
+//	             with EPIPE) but keep PROG's stdin open, and wait for PROG
+//	             to exit
 //
 // fakehost then exits with PROG's exit code. -pidfile records PROG's PID
 // (atomically). SIGINT and SIGTERM are forwarded to PROG. Every wait is
 // bounded by waitBound; fakehost fails when it runs out.
 func fakeHostMain() {
 	fs := flag.NewFlagSet("fakehost", flag.ExitOnError)
-	then := fs.String("then", "wait", "what the host does after the last frame: wait, close or die")
+	then := fs.String("then", "wait", "what the host does after the last frame: wait, close, die or stopreading")
+	noWait := fs.Bool("nowait", false, "send every frame at once, without waiting for responses")
 	pidFile := fs.String("pidfile", "", "write PROG's PID to `FILE`")
 	_ = fs.Parse(os.Args[1:])
 	rest := fs.Args()
-	if len(rest) < 3 || rest[1] != "--" || (*then != "wait" && *then != "close" && *then != "die") {
-		fmt.Fprintln(os.Stderr, "usage: fakehost [-then wait|close|die] [-pidfile FILE] FRAMES -- PROG [ARGS...]")
+	switch *then {
+	case "wait", "close", "die", "stopreading":
+	default:
+		rest = nil
+	}
+	if len(rest) < 3 || rest[1] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: fakehost [-then wait|close|die|stopreading] [-nowait] [-pidfile FILE] FRAMES -- PROG [ARGS...]")
 		os.Exit(2)
 	}
 	fail := func(format string, args ...any) {
@@ -86,6 +99,7 @@ func fakeHostMain() {
 	// The reader: every line to our stdout, response ids to answered.
 	answered := make(chan string, 64)
 	closed := make(chan struct{})
+	var stoppedReading atomic.Bool
 	go func() {
 		defer close(closed)
 		br := bufio.NewReader(stdout)
@@ -101,7 +115,9 @@ func fakeHostMain() {
 				}
 			}
 			if err != nil {
-				fmt.Println("# stdout closed")
+				if !stoppedReading.Load() {
+					fmt.Println("# stdout closed")
+				}
 				return
 			}
 		}
@@ -121,7 +137,7 @@ send:
 			break // PROG went away; its stdout says the rest
 		}
 		id, isRequest := requestID([]byte(line))
-		for isRequest {
+		for isRequest && !*noWait {
 			select {
 			case got := <-answered:
 				if got == id {
@@ -140,6 +156,21 @@ send:
 		os.Exit(0)
 	case "close":
 		stdin.Close()
+	case "stopreading":
+		stoppedReading.Store(true)
+		stdout.Close()
+		exited := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+		case <-deadline.C:
+			_ = cmd.Process.Kill()
+			fail("%s did not exit within %s after its stdout stopped being read", rest[2], waitBound)
+		}
+		os.Exit(cmd.ProcessState.ExitCode())
 	}
 	for done := false; !done; {
 		select {
