@@ -8,8 +8,10 @@
 // demo-server, and everything (server-everything under $NODE, recording its
 // PID in $TEST_PIDFILE). Beyond testscript's own commands they have:
 //
-//	exits CODE PROG ARGS...   run PROG; succeed only if it exits with CODE
-//	                          (a program: use it with & and kill -INT)
+//	exits [-within D] CODE PROG ARGS...
+//	                          run PROG; succeed only if it exits with CODE
+//	                          (and, with -within, within the duration D; a
+//	                          program: use it with & and kill -INT)
 //	[!] json [stdout|FILE]    exactly one JSON document; its leaves replace
 //	                          stdout as path=value lines (see cmdJSON)
 //	jsonerr KIND CODE         stderr holds exactly one {"error":...} line
@@ -23,8 +25,11 @@
 //	                          address a listening mcpx announced)
 //	perm MODE PATH...         each path (globs allowed) has mode MODE (octal)
 //
-// and the program fakebrowser URL, a browser that follows an authorization
+// and the programs fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
+// stallbrowser URL, a browser that writes the URL to $BROWSER_URL_FILE and
+// never visits it (the person walked away), and fakehost (an MCP host that
+// launches a stdio server, see fakehost_test.go),
 // and the condition [everything]: server-everything is installed (when
 // MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead).
 package e2e
@@ -44,6 +49,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -66,8 +72,10 @@ var (
 
 func TestMain(m *testing.M) {
 	testscript.Main(buildFirst{m}, map[string]func(){
-		"exits":       exitsMain,
-		"fakebrowser": fakeBrowserMain,
+		"exits":        exitsMain,
+		"fakebrowser":  fakeBrowserMain,
+		"stallbrowser": stallBrowserMain,
+		"fakehost":     fakeHostMain,
 	})
 }
 
@@ -262,19 +270,33 @@ func TestScripts(t *testing.T) {
 // with our standard streams and succeeds only if it exits with CODE.
 // SIGINT and SIGTERM are forwarded, so `kill -INT` on a background `exits`
 // reaches the program as a Ctrl-C would.
+//
+// With -within DURATION the program must also end within DURATION (from its
+// start): a program still running then gets SIGQUIT (a Go program prints
+// its goroutines), then SIGKILL, and exits fails.
 func exitsMain() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: exits CODE PROGRAM [ARGS...]")
+	args := os.Args[1:]
+	var within time.Duration
+	if len(args) > 1 && args[0] == "-within" {
+		d, err := time.ParseDuration(args[1])
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "exits: bad -within duration %q\n", args[1])
+			os.Exit(2)
+		}
+		within, args = d, args[2:]
+	}
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: exits [-within DURATION] CODE PROGRAM [ARGS...]")
 		os.Exit(2)
 	}
-	want, err := strconv.Atoi(os.Args[1])
+	want, err := strconv.Atoi(args[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "exits: bad exit code %q\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "exits: bad exit code %q\n", args[0])
 		os.Exit(2)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd := exec.Command(args[1], args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "exits: %v\n", err)
@@ -285,9 +307,22 @@ func exitsMain() {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
+	var late atomic.Bool
+	if within > 0 {
+		t := time.AfterFunc(within, func() {
+			late.Store(true)
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			time.AfterFunc(2*time.Second, func() { _ = cmd.Process.Kill() })
+		})
+		defer t.Stop()
+	}
 	_ = cmd.Wait()
+	if late.Load() {
+		fmt.Fprintf(os.Stderr, "exits: %s still ran after %s (sent SIGQUIT): it hangs\n", args[1], within)
+		os.Exit(1)
+	}
 	if got := cmd.ProcessState.ExitCode(); got != want {
-		fmt.Fprintf(os.Stderr, "exits: %s ended with %s, want exit code %d\n", os.Args[2], cmd.ProcessState, want)
+		fmt.Fprintf(os.Stderr, "exits: %s ended with %s, want exit code %d\n", args[1], cmd.ProcessState, want)
 		os.Exit(1)
 	}
 }

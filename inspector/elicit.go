@@ -715,11 +715,14 @@ func (e *Elicitor) promptForm(ctx context.Context, req *ElicitRequest, form *For
 	}
 }
 
-// promptEnded maps the end of a conversation to an answer: end of input is
+// promptEnded maps the end of a conversation to an answer: end of input,
+// or the question dismissed (Ctrl-C, which the screen shows already), is
 // the person dismissing the form (cancel); a cancelled context is an error.
 func (e *Elicitor) promptEnded(err error) (json.RawMessage, error) {
 	if errors.Is(err, io.EOF) {
-		e.Prompter.Println("(end of input: cancelled)")
+		if !errors.Is(err, ErrDismissed) {
+			e.Prompter.Println("(end of input: cancelled)")
+		}
 		return ElicitAnswer("cancel", nil), nil
 	}
 	return nil, err

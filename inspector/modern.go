@@ -156,7 +156,7 @@ func (m *Modern) Stateless() bool { return true }
 func (m *Modern) Open(ctx context.Context, s *Session) error {
 	err := m.open(ctx, s)
 	var uv *UnsupportedVersionError
-	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) {
+	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) && !isTransportFault(err) {
 		return &EraError{Looks: "legacy", Err: err}
 	}
 	// An UnsupportedVersionError that names only handshake-era versions
@@ -672,14 +672,19 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		var result json.RawMessage
 		var rpcErr *RPCError
 		h := s.opts.Handlers[r.Method]
+		// What AfterAnswer defers runs once this answer is shown: it goes
+		// out with the retry, which a cancelled context then stops.
+		hctx, after := withAfterAnswer(ctx)
 		if h == nil {
 			rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
 		} else {
-			v, err := h(ctx, msg)
+			v, err := h(hctx, msg)
 			switch {
 			case ctx.Err() != nil:
+				after.run()
 				return nil, nil, ctx.Err()
 			case errors.Is(err, ErrNoTerminal):
+				after.run()
 				return nil, nil, err
 			case err != nil:
 				if !errors.As(err, &rpcErr) {
@@ -693,6 +698,10 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		}
 		if s.opts.OnServerRequest != nil {
 			s.opts.OnServerRequest(msg, result, rpcErr)
+		}
+		after.run()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
 		}
 		if rpcErr != nil {
 			failed[k] = rpcErr
@@ -844,6 +853,18 @@ func isConnectionFailure(ctx context.Context, err error) bool {
 	return ctx.Err() != nil || errors.As(err, &exit) ||
 		errors.Is(err, transport.ErrConnect) || errors.Is(err, transport.ErrClosed) ||
 		errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, context.Canceled)
+}
+
+// isTransportFault reports a transport failure that says nothing about
+// the era: a server error (HTTP 5xx), a lost stream, a broken connection.
+// An HTTP 4xx refusal is not one: handshake-era servers refuse a request
+// that comes without a session, so it suggests one (as Auto concludes).
+func isTransportFault(err error) bool {
+	var he *transport.HTTPError
+	if errors.As(err, &he) {
+		return he.Status < 400 || he.Status >= 500
+	}
+	return errors.Is(err, transport.ErrTransport)
 }
 
 // carriesRoutes reports whether conn mirrors routes outside the message.

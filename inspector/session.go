@@ -95,6 +95,10 @@ type pendingCall struct {
 	// cancelled it (2026-07-28 allows that for subscriptions/listen) or the
 	// transport lost its response stream.
 	ended chan error
+	// gaveUp reports that the caller's context ended: a response that
+	// arrives after that is late, whatever the order in which the caller
+	// and the read loop happen to run.
+	gaveUp func() bool
 }
 
 // Progress is one notifications/progress update for a request of ours.
@@ -313,16 +317,23 @@ type TimeoutError struct {
 	After  time.Duration
 	// Max is true when the hard cap, not the idle timeout, expired.
 	Max bool
+	// Waiting, when set, says what the transport was still waiting for
+	// before the request could even be sent (see transport.WaitError).
+	Waiting string
 }
 
 // ErrTimeout is matched by every *TimeoutError.
 var ErrTimeout = errors.New("timed out")
 
 func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("no response after %s", e.After)
 	if e.Max {
-		return fmt.Sprintf("no response after %s (the maximum total time, even with progress)", e.After)
+		msg += " (the maximum total time, even with progress)"
 	}
-	return fmt.Sprintf("no response after %s", e.After)
+	if e.Waiting != "" {
+		msg += " (" + e.Waiting + ")"
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrTimeout) true.
@@ -374,7 +385,8 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if cfg.onID != nil {
 		cfg.onID(id)
 	}
-	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress, ended: make(chan error, 1)}
+	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress, ended: make(chan error, 1),
+		gaveUp: func() bool { return ctx.Err() != nil }}
 	key := "n:" + strconv.FormatInt(id, 10)
 	if cfg.onProgress != nil {
 		pc.progress = make(chan struct{}, 1)
@@ -407,7 +419,12 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			s.abandon(key, method, "timeout", cfg.probe)
 			d, max := firstDeadline(cfg)
-			return nil, fmt.Errorf("%s: %w", label, &TimeoutError{Method: method, After: d, Max: max})
+			te := &TimeoutError{Method: method, After: d, Max: max}
+			var we *transport.WaitError
+			if errors.As(err, &we) {
+				te.Waiting = we.For
+			}
+			return nil, fmt.Errorf("%s: %w", label, te)
 		}
 		return nil, fmt.Errorf("%s: %w", label, s.sendError(err))
 	}
@@ -699,6 +716,13 @@ func (s *Session) handleResponse(m *Message) {
 			key, retyped = otherTypeKey(m.ID), true
 		}
 	}
+	if ok && pc.gaveUp() {
+		// The caller gave up (Ctrl-C) before this arrived; it is abandoning
+		// the request (notifications/cancelled) and will not take it.
+		s.mu.Unlock()
+		s.warn("late response to %s request %d, which mcpx had already given up on (ignored)", pc.method, pc.id)
+		return
+	}
 	if ok {
 		delete(s.pending, key)
 		delete(s.progress, key)
@@ -862,6 +886,8 @@ var errCancelledByServer = errors.New("cancelled by the server")
 // answer runs the handler for m and returns the encoded response, or nil
 // when the server cancelled the request: receivers of a cancellation SHOULD
 // NOT respond (spec: basic/utilities/cancellation, "Behavior Requirements").
+// What the handler deferred with AfterAnswer runs once the answer is shown,
+// before it is sent.
 func (s *Session) answer(m *Message) []byte {
 	if !validID(m.ID) {
 		// JSON-RPC 2.0: a request whose id is neither a string nor a number
@@ -873,7 +899,9 @@ func (s *Session) answer(m *Message) []byte {
 		return encodeResponse(json.RawMessage("null"), nil, rpcErr)
 	}
 	key := idKey(m.ID)
-	ctx, cancel := context.WithCancelCause(context.Background())
+	hctx, after := withAfterAnswer(context.Background())
+	defer after.run()
+	ctx, cancel := context.WithCancelCause(hctx)
 	defer cancel(nil)
 	s.mu.Lock()
 	s.serverReq[key] = func() { cancel(errCancelledByServer) }

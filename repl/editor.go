@@ -45,7 +45,8 @@ type EditorOptions struct {
 	HistoryLimit int // default 1000
 	Complete     readline.AutoCompleter
 	// OnInterrupt is called when the person presses Ctrl-C while answering
-	// a question (a server request): the command in flight is cancelled.
+	// a question (a server request): the command in flight is cancelled,
+	// once the question's answer (cancel) is shown (inspector.AfterAnswer).
 	OnInterrupt func()
 }
 
@@ -305,7 +306,11 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	switch {
 	case errors.Is(r.err, readline.ErrInterrupt):
 		if e.o.OnInterrupt != nil {
-			e.o.OnInterrupt()
+			// Once the question's answer (cancel) is shown, before the
+			// server has it: else the command's cancellation races with
+			// the answer (the server may withdraw its question first, or
+			// answer the call).
+			inspector.AfterAnswer(ctx, e.o.OnInterrupt)
 		}
 		return "", inspector.ErrDismissed
 	case r.err != nil:

@@ -66,7 +66,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 		if err != nil {
 			x.close()
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return &WaitError{For: fmt.Sprintf("the HTTP+SSE stream GET %s sent no endpoint event", l.url), Err: ctx.Err()}
 			}
 			if l.b.ctx.Err() != nil {
 				return ErrClosed

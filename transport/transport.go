@@ -127,6 +127,21 @@ var (
 	ErrConnect = errors.New("cannot connect")
 )
 
+// WaitError reports what a transport was still waiting for when the
+// caller's context ended, so that a timeout can say what never came (the
+// HTTP+SSE endpoint event, for one). It wraps the context's error:
+// errors.Is(err, context.DeadlineExceeded) still holds.
+type WaitError struct {
+	// For says what never came, for people ("the HTTP+SSE stream GET URL
+	// sent no endpoint event").
+	For string
+	Err error
+}
+
+func (e *WaitError) Error() string { return e.For + ": " + e.Err.Error() }
+
+func (e *WaitError) Unwrap() error { return e.Err }
+
 // PeerExitError reports that a stdio server process ended.
 type PeerExitError struct {
 	// Status is the process's exit description ("exit status 1", "signal: killed").

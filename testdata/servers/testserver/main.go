@@ -40,6 +40,14 @@
 //	             two origins on 127.0.0.1: the first redirects (302, 307,
 //	             308) to the second, which logs what it receives, or fails
 //	             (see redirect.go); writes the first's URL to URLFILE
+//	faults-http URLFILE
+//	             the HTTP servers that fail on purpose, one way per path
+//	             (testservers.Faults: HTTP+SSE, 2026-07-28 and session
+//	             faults), on 127.0.0.1; writes the base URL to URLFILE,
+//	             logs every request to $TEST_LOG, serves until SIGINT or SIGTERM
+//	modern-crash a raw 2026-07-28 stdio server that crashes (exit 3, after
+//	             half a frame and a line on stderr) while tools/call is pending
+//	modern-hang  a raw 2026-07-28 stdio server that never answers tools/call
 //
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
@@ -89,6 +97,14 @@ func main() {
 		}
 		return
 	}
+	if mode == "faults-http" && len(os.Args) == 3 {
+		recordPID()
+		if err := runFaultsHTTP(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if mode == "oauth-http" && len(os.Args) == 3 {
 		recordPID()
 		if err := runOAuthHTTP(os.Args[2]); err != nil {
@@ -130,7 +146,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

@@ -42,6 +42,16 @@ func runModernHTTP(urlFile string, changed bool) error {
 	return serveUntilSignal(urlFile, u)
 }
 
+// runFaultsHTTP serves testservers.Faults, logging to $TEST_LOG.
+func runFaultsHTTP(urlFile string) error {
+	f, stop, err := testservers.ServeFaults(logOrDiscard(logFile))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return serveUntilSignal(urlFile, f.URL)
+}
+
 // serveUntilSignal writes url to urlFile (atomically) and waits for
 // SIGINT or SIGTERM.
 func serveUntilSignal(urlFile, url string) error {

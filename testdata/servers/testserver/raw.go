@@ -135,6 +135,16 @@ func (s *rawServer) handle(m rawMsg) {
 	switch m.Method {
 	case "initialize":
 		s.initialize(m)
+	case "server/discover":
+		if s.mode != "modern-crash" && s.mode != "modern-hang" {
+			s.replyError(m.ID, -32601, "method not found: "+m.Method)
+			return
+		}
+		s.reply(m.ID, map[string]any{
+			"supportedVersions": []string{"2026-07-28"},
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "testserver-" + s.mode, "version": "0.0.1"}},
+		})
 	case "ping":
 		s.reply(m.ID, map[string]any{})
 	case "tools/list":
@@ -200,7 +210,9 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		return
 	}
 	switch s.mode {
-	case "crash":
+	case "modern-hang":
+		// Never answered.
+	case "crash", "modern-crash":
 		// Half a response, a last word on stderr, and death.
 		s.outMu.Lock()
 		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":`)
