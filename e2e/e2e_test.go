@@ -25,8 +25,9 @@
 //
 // and the program fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
-// and the condition [everything]: server-everything is installed (when
-// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead).
+// and the conditions [everything]: server-everything is installed (when
+// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead), and
+// [devfull]: /dev/full, whose writes fail with ENOSPC, exists.
 package e2e
 
 import (
@@ -242,6 +243,9 @@ func TestScripts(t *testing.T) {
 				return peerErr == nil, nil
 			case "race":
 				return raceEnabled, nil
+			case "devfull":
+				_, err := os.Stat("/dev/full")
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
