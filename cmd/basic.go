@@ -13,7 +13,7 @@ import (
 
 // withClient connects to the server after "--", runs fn and closes the
 // session, shutting the server down.
-func (g *globalOptions) withClient(ctx context.Context, server []string, fn func(*client) error) error {
+func (g *globalOptions) withClient(ctx context.Context, server []string, fn func(*client) error) (err error) {
 	if g.repl != nil {
 		// A command typed in the REPL: its session stays open.
 		return g.repl.with(server, fn)
@@ -22,7 +22,15 @@ func (g *globalOptions) withClient(ctx context.Context, server []string, fn func
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() {
+		// A trace or --server-stderr file that could not be written is an
+		// error of its own.
+		if cerr := c.Close(); cerr != nil && err == nil {
+			err = cerr
+		} else if cerr != nil {
+			c.console.Warn(cerr.Error())
+		}
+	}()
 	err = fn(c)
 	g.lingerAfter(ctx, c)
 	return err

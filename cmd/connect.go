@@ -2,13 +2,14 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/outfile"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -23,8 +24,9 @@ type client struct {
 	console  *inspector.Console
 	out      *inspector.Printer
 	describe string
-	closers  []func()
+	closers  []func() error
 	once     sync.Once
+	closeErr error // the first error of closers
 
 	feats *inspector.ClientFeatures
 	sink  notifySink // where notifications go (default: console)
@@ -40,8 +42,10 @@ type client struct {
 }
 
 // Close ends the session (shutting the server down) and releases files;
-// a recording is closed last, so that it holds everything.
-func (c *client) Close() {
+// a recording is closed last, so that it holds everything. It returns the
+// first error closing the files (a trace or --server-stderr file that
+// could not be written whole), every time it is called.
+func (c *client) Close() error {
 	c.once.Do(func() {
 		if c.sess != nil {
 			c.sess.Close()
@@ -52,9 +56,12 @@ func (c *client) Close() {
 			c.feats.Close()
 		}
 		for _, f := range c.closers {
-			f()
+			if err := f(); err != nil && c.closeErr == nil {
+				c.closeErr = err
+			}
 		}
 	})
+	return c.closeErr
 }
 
 // console returns the stderr console for this run.
@@ -138,7 +145,7 @@ func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, c
 	c = &client{console: g.newConsole(), out: g.printer()}
 	c.showLists.Store(g.verbose)
 	g.open = append(g.open, c)
-	if rec, err = g.recorder(c, server); err != nil {
+	if rec, err = g.recorder(ctx, c, server); err != nil {
 		return nil, nil, nil, err
 	}
 
@@ -150,7 +157,7 @@ func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, c
 		}
 		conn = hc
 	} else {
-		stderrSink, err := g.stderrSink(c)
+		stderrSink, err := g.stderrSink(ctx, c)
 		if err != nil {
 			c.Close()
 			return nil, nil, nil, err
@@ -190,7 +197,7 @@ func orNone(d time.Duration) time.Duration {
 }
 
 // stderrSink decides where the server's stderr goes (--server-stderr).
-func (g *globalOptions) stderrSink(c *client) (transport.Observer, error) {
+func (g *globalOptions) stderrSink(ctx context.Context, c *client) (transport.Observer, error) {
 	switch g.serverStderr {
 	case "show":
 		return c.console.Event, nil
@@ -201,21 +208,56 @@ func (g *globalOptions) stderrSink(c *client) (transport.Observer, error) {
 			}
 		}, nil
 	}
-	f, err := os.OpenFile(g.serverStderr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openServerStderr(ctx, g.serverStderr)
 	if err != nil {
-		return nil, usageErrorf("--server-stderr: %v", err)
+		return nil, err
 	}
-	var mu sync.Mutex
-	c.closers = append(c.closers, func() { f.Close() })
+	c.closers = append(c.closers, f.Close)
 	return func(ev transport.Event) {
 		if ev.Kind != transport.EventStderr {
 			c.console.Event(ev)
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		fmt.Fprintln(f, ev.Text)
 	}, nil
+}
+
+// serverStderrFile is the --server-stderr FILE the server's stderr is
+// appended to. Its first failed write is reported when it is closed, and
+// drops the lines after it.
+type serverStderrFile struct {
+	name string
+	mu   sync.Mutex
+	f    *outfile.File
+}
+
+// openServerStderr opens --server-stderr FILE for appending (see
+// internal/outfile: links followed, FIFOs and devices written through).
+func openServerStderr(ctx context.Context, name string) (*serverStderrFile, error) {
+	f, err := outfile.Append(ctx, name, outfile.Options{})
+	if errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, usageErrorf("--server-stderr %s: %v", name, err)
+	}
+	return &serverStderrFile{name: name, f: f}, nil
+}
+
+func (s *serverStderrFile) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.Write(p)
+}
+
+// Close closes the file and returns its first error.
+func (s *serverStderrFile) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.f.Close(); err != nil {
+		return fmt.Errorf("--server-stderr %s: %w", s.name, err)
+	}
+	return nil
 }
 
 // withProgress returns the call option that shows progress for label.

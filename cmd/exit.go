@@ -85,6 +85,11 @@ func (g *globalOptions) report(err error) int {
 	if errors.As(err, &st) {
 		return st.code // reported already
 	}
+	if errors.Is(err, context.Canceled) && g.io.outputFailure() != nil {
+		// A failed write to standard output cancelled the run: Run
+		// reports that, once (a REPL command is not "interrupted").
+		return ExitError
+	}
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).

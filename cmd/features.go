@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
 
 // listOptions serve every paginated list command.
@@ -293,7 +292,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 			_, err = o.g.io.Out.Write(data)
 			return err
 		}
-		if err := writeFileAtomic(o.output, data); err != nil {
+		if err := outfile.WriteFile(ctx, o.output, data, outfile.Options{}); err != nil {
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.g.emit(c, res, func() {
@@ -308,34 +307,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// writeFileAtomic writes data to a temporary file beside name and renames it
-// into place, so an interrupted write never leaves a half-written file.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 func newPromptsCmd(g *globalOptions) *cobra.Command {

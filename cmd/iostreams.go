@@ -1,8 +1,13 @@
 package cmd
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"runtime"
+	"sync"
+	"syscall"
 
 	"golang.org/x/term"
 )
@@ -20,6 +25,18 @@ type IOStreams struct {
 	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
 	// in place of the process's own signals: tests press Ctrl-C with it.
 	Signals <-chan os.Signal
+
+	// out is Out as Run installed it, which remembers a failed write.
+	out *outputWriter
+}
+
+// outputFailure returns the error of the first failed write to standard
+// output, nil when none failed (or the streams are not Run's).
+func (s *IOStreams) outputFailure() error {
+	if s == nil || s.out == nil {
+		return nil
+	}
+	return s.out.failure()
 }
 
 // SystemIO returns the process's standard streams.
@@ -48,4 +65,84 @@ func (s *IOStreams) colorEnabled(mode string, tty bool) bool {
 		return false
 	}
 	return tty
+}
+
+// outputWriter is standard output as commands see it (Run installs it).
+// It remembers the first failed write — a full disk, a closed pipe, a
+// file too large — after which every write fails at once with the same
+// error, and tells onError, which cancels the run: the REPL, watch and
+// the proxies stop at the first output that is lost instead of going on
+// silently, and Run reports the failure (once, for every command).
+type outputWriter struct {
+	w       io.Writer
+	onError func(error)
+
+	mu  sync.Mutex
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if err := o.failure(); err != nil {
+		return 0, err
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		o.mu.Lock()
+		first := o.err == nil
+		if first {
+			o.err = err
+		}
+		o.mu.Unlock()
+		if first && o.onError != nil {
+			o.onError(err)
+		}
+	}
+	return n, err
+}
+
+// failure returns the first failed write's error, nil while none failed.
+func (o *outputWriter) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// Fd returns the descriptor of the underlying file (the line editor
+// measures the terminal with it), or ^uintptr(0) when it is not a file.
+func (o *outputWriter) Fd() uintptr {
+	if f, ok := o.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+// outputError is a failed write to standard output.
+type outputError struct{ err error }
+
+func (e *outputError) Error() string {
+	err := e.err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // "write /dev/stdout: ..." says nothing more
+	}
+	return "writing to standard output: " + err.Error()
+}
+
+func (e *outputError) Unwrap() error { return e.err }
+
+// brokenPipe reports a write to a pipe whose reader is gone
+// (mcpx … | head -1): not a failure worth a word.
+func brokenPipe(err error) bool {
+	if errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	if runtime.GOOS == "windows" {
+		// ERROR_BROKEN_PIPE, ERROR_NO_DATA ("the pipe is being closed").
+		var errno syscall.Errno
+		return errors.As(err, &errno) && (errno == 109 || errno == 232)
+	}
+	return false
 }

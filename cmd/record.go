@@ -105,7 +105,7 @@ func credentialHeader(name string) bool {
 
 // recorder opens the trace for --record (nil without it). It is closed
 // with the client, after the session, so that it holds everything.
-func (g *globalOptions) recorder(c *client, server []string) (*record.Recorder, error) {
+func (g *globalOptions) recorder(ctx context.Context, c *client, server []string) (*record.Recorder, error) {
 	if g.record == "" {
 		return nil, nil
 	}
@@ -113,25 +113,53 @@ func (g *globalOptions) recorder(c *client, server []string) (*record.Recorder, 
 	if g.url != "" {
 		name, target = "http", "http: "+record.RedactURL(g.url)
 	}
-	rec, err := record.Create(g.record, g.recordOptions(name, target))
+	rec, err := record.CreateContext(ctx, g.record, g.recordOptions(name, target))
 	if err != nil {
-		return nil, usageErrorf("--record: %v", err)
+		return nil, recordCreateError(err)
 	}
-	c.closers = append(c.closers, func() { g.closeRecorder(c.console, rec) })
+	c.closers = append(c.closers, func() error { return g.closeRecorder(c.console, rec) })
 	return rec, nil
 }
 
-// closeRecorder finishes a trace and says when it could not be kept.
-func (g *globalOptions) closeRecorder(con *inspector.Console, rec *record.Recorder) {
+// recordCreateError reports a trace that could not be started: a usage
+// error, unless the run was interrupted while a FIFO waited for its reader.
+func recordCreateError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return usageErrorf("--record: %v", err)
+}
+
+// closeRecorder finishes a trace; a trace that could not be written
+// whole is an error.
+func (g *globalOptions) closeRecorder(con *inspector.Console, rec *record.Recorder) error {
 	n := rec.Events()
 	if err := rec.Close(); err != nil {
-		con.Warn(fmt.Sprintf("the trace %s is incomplete: %v", g.record, err))
-		return
+		return fmt.Errorf("--record %s: the trace is incomplete: %w", g.record, err)
 	}
 	if n == 0 {
 		con.Note(fmt.Sprintf("nothing was recorded; %s was left as it was", g.record))
 	} else if g.verbose {
 		con.Note(fmt.Sprintf("recorded %d events to %s", n, g.record))
+	}
+	return nil
+}
+
+// finishRecording closes rec (when there is one) at the end of a command
+// that returned *err. A trace that could not be written is the command's
+// error when it succeeded or was interrupted (the usual end of a proxy);
+// beside another error it is a warning.
+func (g *globalOptions) finishRecording(con *inspector.Console, rec *record.Recorder, err *error) {
+	if rec == nil {
+		return
+	}
+	cerr := g.closeRecorder(con, rec)
+	switch {
+	case cerr == nil:
+	case *err == nil || errors.Is(*err, context.Canceled):
+		*err = cerr
+	default:
+		con.Warn(cerr.Error())
 	}
 }
 
@@ -207,7 +235,7 @@ other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 	return c
 }
 
-func (o *proxyOptions) run(ctx context.Context, server []string) error {
+func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	g := o.g
 	con := g.newConsole()
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
@@ -228,12 +256,12 @@ func (o *proxyOptions) run(ctx context.Context, server []string) error {
 	}
 	var rec *record.Recorder
 	if g.record != "" {
-		r, err := record.Create(g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
-		if err != nil {
-			return usageErrorf("--record: %v", err)
+		r, cerr := record.CreateContext(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+		if cerr != nil {
+			return recordCreateError(cerr)
 		}
 		rec = r
-		defer g.closeRecorder(con, rec)
+		defer g.finishRecording(con, rec, &err)
 	}
 	var stderr io.Writer = g.io.ErrOut
 	switch g.serverStderr {
@@ -241,11 +269,15 @@ func (o *proxyOptions) run(ctx context.Context, server []string) error {
 	case "hide":
 		stderr = nil
 	default:
-		f, err := os.OpenFile(g.serverStderr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return usageErrorf("--server-stderr: %v", err)
+		f, oerr := openServerStderr(ctx, g.serverStderr)
+		if oerr != nil {
+			return oerr
 		}
-		defer f.Close()
+		defer func() {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
 		stderr = f
 	}
 	po := record.StdioProxyOptions{
@@ -365,16 +397,16 @@ func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, a
 	return context.Cause(ctx)
 }
 
-func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, origins []string) error {
+func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, origins []string) (err error) {
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
-		r, err := record.Create(g.record, g.recordOptions("http", "http: "+record.RedactURL(g.url)))
-		if err != nil {
-			return usageErrorf("--record: %v", err)
+		r, cerr := record.CreateContext(ctx, g.record, g.recordOptions("http", "http: "+record.RedactURL(g.url)))
+		if cerr != nil {
+			return recordCreateError(cerr)
 		}
 		rec = r
-		defer g.closeRecorder(con, rec)
+		defer g.finishRecording(con, rec, &err)
 	}
 	header, err := parseHeaders(g.headers)
 	if err != nil {
@@ -551,7 +583,7 @@ with the requestState the live server gave.`,
 	return c
 }
 
-func (o *verifyOptions) run(ctx context.Context, file string, server []string) error {
+func (o *verifyOptions) run(ctx context.Context, file string, server []string) (err error) {
 	g := o.g
 	if _, err := record.ParsePaths(o.ignore); err != nil {
 		return usageErrorf("--ignore: %v", err)
@@ -564,7 +596,11 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) e
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() {
+		if cerr := c.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	timeout := g.timeout
 	if timeout == 0 {
 		timeout = g.maxTimeout

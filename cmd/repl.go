@@ -119,12 +119,15 @@ type traceWriter interface {
 // openTrace starts a trace of the live session in path for :record, with
 // the same header and redaction as --record. It holds the frames from now
 // on; `mcpx repl --record FILE` records the session from its handshake.
-func (s *replSession) openTrace(path string) (traceWriter, error) {
+func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, error) {
 	name, target := "stdio", "stdio: "+commandLine(s.server)
 	if s.g.url != "" {
 		name, target = "http", "http: "+record.RedactURL(s.g.url)
 	}
-	rec, err := record.Create(path, s.g.recordOptions(name, target))
+	rec, err := record.CreateContext(ctx, path, s.g.recordOptions(name, target))
+	if errors.Is(err, context.Canceled) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, usageErrorf(":record: %v", err)
 	}
@@ -142,7 +145,7 @@ func (t replTrace) Frame(_ time.Time, dir transport.Direction, f transport.Frame
 	t.WriteFrame(d, f)
 }
 
-func (o *replOptions) run(ctx context.Context, server []string) error {
+func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	g := o.g
 	if g.repl != nil {
 		return usageErrorf("this is the REPL already; its server stays connected (:reconnect starts a new session)")
@@ -227,7 +230,14 @@ func (o *replOptions) run(ctx context.Context, server []string) error {
 	if err := s.open(ctx); err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() {
+		// A trace that could not be written is an error of its own.
+		if cerr := s.close(); cerr != nil && err == nil {
+			err = cerr
+		} else if cerr != nil {
+			fmt.Fprintln(s.ios.ErrOut, "mcpx: "+cerr.Error())
+		}
+	}()
 	if interactive || g.verbose {
 		s.banner()
 	}
@@ -452,8 +462,10 @@ func (s *replSession) with(server []string, fn func(*client) error) error {
 	return fn(c)
 }
 
-// close ends the session: subscriptions, then the server.
-func (s *replSession) close() {
+// close ends the session: subscriptions, then the server. It returns
+// the first error finishing the files: the --record trace, the :record
+// trace, the --server-stderr file.
+func (s *replSession) close() error {
 	s.mu.Lock()
 	c := s.c
 	s.closing = true
@@ -465,14 +477,16 @@ func (s *replSession) close() {
 	if w != nil {
 		_ = w.Close() // ends the subscriptions before the server
 	}
+	var errs []error
 	if c != nil {
-		c.Close()
+		errs = append(errs, c.Close())
 	}
 	if tw != nil {
 		if err := tw.Close(); err != nil {
-			fmt.Fprintln(s.ios.ErrOut, "mcpx: closing the trace: "+err.Error())
+			errs = append(errs, fmt.Errorf(":record: closing the trace: %w", err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func (s *replSession) banner() {
@@ -829,7 +843,7 @@ func (s *replSession) replCommand(ctx context.Context, words []string) int {
 		}
 		return code
 	case ":record":
-		err = s.record(args)
+		err = s.record(ctx, args)
 	case ":reconnect":
 		err = s.reconnect(ctx, args)
 	case ":roots":
@@ -855,7 +869,7 @@ func (s *replSession) replCommand(ctx context.Context, words []string) int {
 	return ExitOK
 }
 
-func (s *replSession) record(args []string) error {
+func (s *replSession) record(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("usage: :record FILE|off")
 	}
@@ -875,7 +889,7 @@ func (s *replSession) record(args []string) error {
 		}
 		return nil
 	}
-	tw, err := s.openTrace(args[0])
+	tw, err := s.openTrace(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -902,7 +916,9 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 		w.Stop() // the subscriptions end with the old session
 	}
 	if old != nil {
-		old.Close()
+		if err := old.Close(); err != nil {
+			fmt.Fprintln(s.ios.ErrOut, "mcpx: "+err.Error())
+		}
 	}
 	s.notes.clear()
 	if err := s.open(ctx); err != nil {

@@ -133,9 +133,18 @@ func Main() int {
 // Run executes mcpx with args and returns the exit code. Interrupts
 // (SIGINT, SIGTERM, SIGHUP) cancel ctx: the in-flight request is cancelled
 // and the server shut down before Run returns.
+//
+// A write to standard output that fails ends the run (its context is
+// cancelled) and makes it exit 1 with a message, except a closed pipe
+// (mcpx … | head -1), which ends it quietly.
 func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	cancel := func() { cancelCause(nil) }
+	out := &outputWriter{w: ios.Out, onError: func(err error) { cancelCause(&outputError{err: err}) }}
+	sio := *ios
+	sio.Out, sio.out = out, out
+	ios = &sio
 	root, g := newRootCmd(ios)
 	defer g.handleSignals(cancel)()
 	defer func() {
@@ -152,13 +161,31 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	}()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !g.started {
+		err = &usageError{err: err}
+	}
+	if oerr := out.failure(); oerr != nil && (err == nil || causedBy(ctx, err, oerr)) {
+		if brokenPipe(oerr) {
+			return ExitOK // the reader went away: nothing more to say
+		}
+		err = &outputError{err: oerr}
+	} else if oerr != nil && !brokenPipe(oerr) {
+		// The command failed on its own too: say both.
+		g.report(&outputError{err: oerr})
+	}
 	if err == nil {
 		return ExitOK
 	}
-	if !g.started {
-		err = &usageError{err: err}
-	}
 	return g.report(err)
+}
+
+// causedBy reports whether err, the error a command ended with, came of
+// the failed write to standard output oerr: the write's own error, or
+// the cancellation it caused.
+func causedBy(ctx context.Context, err, oerr error) bool {
+	var oe *outputError
+	return errors.Is(err, oerr) || errors.As(err, &oe) ||
+		errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &oe)
 }
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP (or, in tests, what

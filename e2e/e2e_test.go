@@ -30,8 +30,9 @@
 // stallbrowser URL, a browser that writes the URL to $BROWSER_URL_FILE and
 // never visits it (the person walked away), and fakehost (an MCP host that
 // launches a stdio server, see fakehost_test.go),
-// and the condition [everything]: server-everything is installed (when
-// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead).
+// and the conditions [everything]: server-everything is installed (when
+// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead), and
+// [devfull]: /dev/full, whose writes fail with ENOSPC, exists.
 package e2e
 
 import (
@@ -250,6 +251,9 @@ func TestScripts(t *testing.T) {
 				return peerErr == nil, nil
 			case "race":
 				return raceEnabled, nil
+			case "devfull":
+				_, err := os.Stat("/dev/full")
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
 
 // Client is how mcpx identifies itself to an authorization server.
@@ -152,7 +155,9 @@ func (s *Store) ensureDir() error {
 	return nil
 }
 
-// writeFile writes v as JSON to name atomically with mode 0600.
+// writeFile writes v as JSON to name with mode 0600, atomically (see
+// internal/outfile: a temporary file beside it, synced, renamed over it).
+// The store's files are mcpx's own, so nothing waits here: no context.
 func (s *Store) writeFile(name string, v any) error {
 	if err := s.ensureDir(); err != nil {
 		return err
@@ -161,34 +166,9 @@ func (s *Store) writeFile(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing to the token store: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := outfile.WriteFile(context.Background(), name, append(data, '\n'), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	ok = true
 	return nil
 }
 
@@ -325,7 +305,10 @@ func (s *Store) DeleteAll() (int, error) {
 	n := 0
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".tmp-") {
+		// Temporary files a crash left: .NAME.tmp-* (and .tmp-* from
+		// earlier versions).
+		temp := strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+		if e.IsDir() || !strings.HasSuffix(name, ".json") && !temp {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.dir, name)); err != nil {

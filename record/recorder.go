@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/outfile"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -38,13 +37,17 @@ type Recorder struct {
 	red   *Redactor
 	start time.Time
 
-	mu      sync.Mutex
-	w       io.Writer
-	n       int
-	err     error
-	closed  bool
-	onFirst func() error // run before the first event is queued (Create)
-	close   func(wrote bool) error
+	mu     sync.Mutex
+	w      io.Writer
+	n      int
+	err    error
+	closed bool
+	close  func(wrote bool) error
+
+	// publish, set by Create, puts the trace in place of the old file; the
+	// writer goroutine runs it before it writes the first event.
+	publish   func() error
+	published bool // publish ran (only the writer goroutine uses it)
 
 	queue   [][]byte   // encoded events waiting to be written
 	writing bool       // a writer goroutine is running
@@ -89,58 +92,44 @@ func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
 	return r, nil
 }
 
-// Create records to the named file. The trace is written to a temporary
-// file next to it that replaces name when the first event is recorded, so
-// an existing file is never left half-overwritten: if nothing is recorded
-// (the server could not be started), name is left as it was. The file is
-// readable by its owner only: traces show everything a session said.
-// Close syncs and closes it.
+// Create is CreateContext with context.Background(): a FIFO as name
+// makes it wait for its reader for as long as that takes.
 func Create(name string, o RecorderOptions) (*Recorder, error) {
-	dir, base := filepath.Split(name)
-	if dir == "" {
-		dir = "."
-	}
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", name)
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	return CreateContext(context.Background(), name, o)
+}
+
+// CreateContext records to the named file, written as mcpx writes every
+// output file (internal/outfile): a regular file is replaced through a
+// temporary file beside it, which takes name's place when the first event
+// is recorded, so that an existing file is never left half-overwritten:
+// if nothing is recorded (the server could not be started), or the trace
+// could not be written up to then, name is left as it was. A symbolic link
+// is followed; a FIFO or a device is written through. The file is
+// readable by its owner only (0600, whatever the old file's mode): traces
+// show everything a session said. Close syncs and closes it. ctx bounds
+// the wait of a FIFO's open for its reader.
+func CreateContext(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
+	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*Recorder, error) {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r, err := NewRecorder(f, o)
 	if err != nil {
-		return fail(err)
+		f.Abort()
+		return nil, err
 	}
-	tmp := f.Name()
-	r.onFirst = func() error {
-		if err := os.Rename(tmp, name); err != nil {
+	r.publish = func() error {
+		if err := f.Publish(); err != nil {
 			return fmt.Errorf("replacing %s with the new trace: %w", name, err)
 		}
 		return nil
 	}
 	r.close = func(wrote bool) error {
 		if !wrote {
-			f.Close()
-			os.Remove(tmp)
+			f.Abort()
 			return nil
 		}
-		err := f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if d, derr := os.Open(dir); derr == nil {
-			d.Sync()
-			d.Close()
-		}
-		return err
+		return f.Close()
 	}
 	return r, nil
 }
@@ -160,12 +149,6 @@ func (r *Recorder) writeScanned(e Event, scan *scanResult) {
 	}
 	if r.closed || r.err != nil {
 		return
-	}
-	if r.n == 0 && r.onFirst != nil {
-		if err := r.onFirst(); err != nil {
-			r.err = err
-			return
-		}
 	}
 	e.Time = time.Since(r.start)
 	buf := make([]byte, 0, len(e.Data)+len(e.Text)+96)
@@ -188,10 +171,13 @@ func (r *Recorder) writeQueued() {
 		r.drained.Broadcast()
 		r.mu.Unlock()
 		var err error
-		for _, line := range batch {
-			if _, err = r.w.Write(line); err != nil {
-				err = fmt.Errorf("writing the trace: %w", err)
-				break
+		if !r.published && r.publish != nil {
+			r.published = true
+			err = r.publish()
+		}
+		for i := 0; err == nil && i < len(batch); i++ {
+			if _, werr := r.w.Write(batch[i]); werr != nil {
+				err = fmt.Errorf("writing the trace: %w", werr)
 			}
 		}
 		r.mu.Lock()

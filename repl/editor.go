@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
 
 // ErrInterrupt is returned by ReadCommand when the person pressed Ctrl-C;
@@ -75,7 +76,7 @@ type Editor struct {
 	out     io.Writer   // the streams, as given
 	other   io.Writer
 
-	hist      *os.File
+	hist      *outfile.File
 	closeOnce sync.Once
 }
 
@@ -120,7 +121,8 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 
 func widthOf(w io.Writer) func() int {
 	return func() int {
-		if f, ok := w.(*os.File); ok {
+		// A file, or a writer in front of one (mcpx's standard output).
+		if f, ok := w.(interface{ Fd() uintptr }); ok {
 			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 				return w
 			}
@@ -328,7 +330,7 @@ func (e *Editor) AddHistory(cmd string) {
 	}
 	_ = e.rl.SaveHistory(line)
 	if e.hist != nil {
-		_, _ = e.hist.WriteString(line + "\n")
+		_, _ = e.hist.Write([]byte(line + "\n"))
 	}
 }
 
@@ -350,18 +352,20 @@ func (e *Editor) loadHistory(path string) {
 		}
 		f.Close()
 	}
+	// The file is written as mcpx writes every file (internal/outfile): a
+	// link to it is followed, /dev/null takes nothing. The history is
+	// best effort: a file that cannot be written is not an error. (It is
+	// read above without a context, so a FIFO here waits already.)
+	ctx := context.Background()
+	private := outfile.Options{Perm: 0o600}
 	if len(lines) > e.o.HistoryLimit {
 		lines = lines[len(lines)-e.o.HistoryLimit:]
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err == nil {
-			_ = os.Rename(tmp, path)
-		}
+		_ = outfile.WriteFile(ctx, path, []byte(strings.Join(lines, "\n")+"\n"), private)
 	}
 	for _, l := range lines {
 		_ = e.rl.SaveHistory(l)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err == nil {
+	if f, err := outfile.Append(ctx, path, private); err == nil {
 		e.hist = f
 	}
 }

@@ -201,6 +201,34 @@ func TestEditorHistoryLimit(t *testing.T) {
 	}
 }
 
+// A history file that is a link (kept with one's dotfiles) stays a link
+// when the history is trimmed: the file it points to is rewritten.
+func TestEditorHistoryThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles-history")
+	var lines []string
+	for i := 0; i < 30; i++ {
+		lines = append(lines, "ping "+strings.Repeat("x", i))
+	}
+	if err := os.WriteFile(real, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "history")
+	if err := os.Symlink("dotfiles-history", path); err != nil {
+		t.Skip(err)
+	}
+	f := newFakeTerm(t, EditorOptions{HistoryFile: path, HistoryLimit: 10})
+	f.ed.AddHistory("tools list")
+	f.ed.Close()
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the history link was replaced: %v, %v", fi, err)
+	}
+	b, _ := os.ReadFile(real)
+	if got := strings.Count(string(b), "\n"); got != 11 || !strings.HasPrefix(string(b), lines[20]+"\n") || !strings.HasSuffix(string(b), "tools list\n") {
+		t.Errorf("history holds %d lines:\n%s", got, b)
+	}
+}
+
 // A question (a server request) takes the terminal from the prompt, and
 // the prompt comes back with what was typed.
 func TestEditorQuestionTakesThePrompt(t *testing.T) {

@@ -1,0 +1,120 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+)
+
+// failingWriter is a standard output whose writes fail with err (after
+// the first ok bytes, when ok > 0), counting the writes that reach it.
+type failingWriter struct {
+	err    error
+	ok     int
+	writes atomic.Int32
+	buf    bytes.Buffer
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes.Add(1)
+	if w.buf.Len()+len(p) <= w.ok {
+		return w.buf.Write(p)
+	}
+	return 0, w.err
+}
+
+// runWithOut runs mcpx in-process with out as its standard output.
+func runWithOut(t *testing.T, out *failingWriter, args ...string) runResult {
+	t.Helper()
+	var errOut bytes.Buffer
+	env := map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}
+	ios := &IOStreams{
+		In: strings.NewReader(""), Out: out, ErrOut: &errOut,
+		Getenv: func(k string) string { return env[k] },
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := Run(ctx, args, ios)
+	return runResult{code: code, stdout: out.buf.String(), stderr: errOut.String()}
+}
+
+func TestFailedStdoutIsAnError(t *testing.T) {
+	u := sdkURL(t, nil)
+	enospc := &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+
+	r := runWithOut(t, &failingWriter{err: enospc}, "tools", "call", "echo", "message=hi", "--url", u)
+	if r.code != ExitError || r.stderr != "mcpx: writing to standard output: no space left on device\n" {
+		t.Errorf("plain: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	r = runWithOut(t, &failingWriter{err: enospc}, "tools", "list", "--json", "--url", u)
+	var e struct {
+		Error struct {
+			Code     string `json:"code"`
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.stderr), &e); err != nil || r.code != ExitError ||
+		e.Error.Message != "writing to standard output: no space left on device" || e.Error.ExitCode != 1 {
+		t.Errorf("--json: exit %d, stderr %q (%v)", r.code, r.stderr, err)
+	}
+
+	// A closed pipe (mcpx … | head -1) stays a quiet, successful end.
+	r = runWithOut(t, &failingWriter{err: &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}},
+		"tools", "list", "--url", u)
+	if r.code != ExitOK || strings.Contains(r.stderr, "standard output") || strings.Contains(r.stderr, "interrupted") {
+		t.Errorf("closed pipe: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	// Help goes to stdout too.
+	if r := runWithOut(t, &failingWriter{err: enospc}, "--help"); r.code != ExitError ||
+		!strings.HasPrefix(r.stderr, "mcpx: writing to standard output: ") {
+		t.Errorf("--help: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestFailedStdoutStopsLongCommands: the REPL and watch stop at the
+// first output they cannot write instead of going on for nothing.
+func TestFailedStdoutStopsLongCommands(t *testing.T) {
+	srv := testservers.NewServer()
+	u := testservers.Streamable(t, srv, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go testservers.ChangeTools(ctx, srv, 20*time.Millisecond)
+	enospc := &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+
+	script := filepath.Join(t.TempDir(), "script")
+	os.WriteFile(script, []byte("tools list\n:sleep 25s\nping\n"), 0o644)
+	start := time.Now()
+	out := &failingWriter{err: enospc}
+	r := runWithOut(t, out, "repl", "-f", script, "--url", u)
+	if r.code != ExitError || r.stderr != "mcpx: writing to standard output: no space left on device\n" {
+		t.Errorf("REPL: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the REPL went on for %s after its output failed", d)
+	}
+
+	start = time.Now()
+	out = &failingWriter{err: enospc}
+	r = runWithOut(t, out, "watch", "--for", "25s", "--json", "--url", u)
+	if r.code != ExitError || !strings.Contains(r.stderr, `"message":"writing to standard output: no space left on device"`) {
+		t.Errorf("watch: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("watch went on for %s after its output failed", d)
+	}
+	if n := out.writes.Load(); n != 1 {
+		t.Errorf("%d writes reached the failed output, want 1", n)
+	}
+}
