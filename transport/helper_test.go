@@ -4,7 +4,6 @@ package transport
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,22 +18,11 @@ import (
 	"time"
 )
 
-// The test binary doubles as the stdio server: when helperEnv is set,
-// TestMain runs the named behaviour instead of the tests. This gives the
-// tests a real child process with exactly the misbehaviour they need.
 const (
-	helperEnv       = "MCPX_TRANSPORT_HELPER"
 	helperStdoutEnv = "MCPX_HELPER_STDOUT" // base64 bytes the "script" mode writes on stdout
 	helperStderrEnv = "MCPX_HELPER_STDERR" // base64 bytes the "script" mode writes on stderr
 	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself
 )
-
-func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
-		os.Exit(runHelper(mode))
-	}
-	os.Exit(m.Run())
-}
 
 func runHelper(mode string) int {
 	switch mode {
@@ -148,62 +136,6 @@ func runHelper(mode string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 	return 99
-}
-
-// helperOptions returns options that run this test binary as a helper.
-func helperOptions(t *testing.T, mode string, extraEnv ...string) StdioOptions {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return StdioOptions{
-		Command: exe,
-		// A race-enabled binary otherwise sleeps a second before exiting.
-		Env: append([]string{helperEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}, extraEnv...),
-	}
-}
-
-// startHelper starts a helper and closes it when the test ends.
-func startHelper(t *testing.T, opts StdioOptions) *StdioConn {
-	t.Helper()
-	c, err := StartStdio(opts)
-	if err != nil {
-		t.Fatalf("StartStdio: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// readFrame reads one frame, failing the test if none arrives in time.
-func readFrame(t *testing.T, c Conn) Frame {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	f, err := c.Read(ctx)
-	if err != nil {
-		t.Fatalf("Read: %v", err)
-	}
-	return f
-}
-
-// readEnd reads until Read fails and returns that error; frames before it
-// are returned too.
-func readEnd(t *testing.T, c Conn) ([]string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var frames []string
-	for {
-		f, err := c.Read(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.Fatalf("no end of stream within the bound; got %q so far", frames)
-			}
-			return frames, err
-		}
-		frames = append(frames, string(f.Data))
-	}
 }
 
 // processGone reports whether pid no longer runs. A zombie (exited, not yet

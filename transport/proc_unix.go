@@ -3,27 +3,27 @@
 package transport
 
 import (
-	"os/exec"
+	"os"
 	"syscall"
 )
 
-const (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
-// setProcAttr puts the server in its own process group, so that a terminal's
+// procAttr puts the server in its own process group, so that a terminal's
 // Ctrl-C reaches mcpx alone (mcpx then cancels and shuts the server down in
-// order) and so that Close can signal the server together with its children.
-func setProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setParentDeathSignal(cmd.SysProcAttr)
+// order) and so that the server can be signalled together with its
+// children.
+func procAttr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(a)
+	return a
 }
 
-// signalGroup sends sig to the server's process group.
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
-	if cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
-}
+// startTree returns the process group of the server p, just started with
+// procAttr: its process id is the group's id.
+func startTree(p *os.Process) (procTree, error) { return processGroup(p.Pid), nil }
+
+// processGroup is a server's process group, by its id.
+type processGroup int
+
+func (g processGroup) terminate() { _ = syscall.Kill(-int(g), syscall.SIGTERM) }
+func (g processGroup) kill()      { _ = syscall.Kill(-int(g), syscall.SIGKILL) }
+func (g processGroup) release()   { g.kill() }

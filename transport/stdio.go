@@ -28,11 +28,12 @@ type StdioOptions struct {
 	// Observer receives the server's stderr lines and transport notes.
 	Observer Observer
 	// CloseGrace is how long Close waits for the server to exit after its
-	// stdin is closed before sending SIGTERM. One-shot commands keep it short
-	// so they never wait on a server's idle timers. Zero means 20ms.
+	// stdin is closed before sending SIGTERM (on Windows: before ending its
+	// job object). One-shot commands keep it short so they never wait on a
+	// server's idle timers. Zero means 20ms.
 	CloseGrace time.Duration
 	// TermGrace is how long Close waits after SIGTERM before SIGKILL.
-	// Zero means 500ms.
+	// Zero means 500ms. Windows ends the server at once instead of SIGTERM.
 	TermGrace time.Duration
 }
 
@@ -41,11 +42,13 @@ type StdioOptions struct {
 const stderrTail = 10
 
 // StdioConn is a Conn to a child process speaking newline-delimited JSON-RPC
-// on stdin/stdout. The child runs in its own process group so that Close can
-// end it together with any children it spawned.
+// on stdin/stdout. The child runs in its own process group (on Windows, in
+// its own job object) so that Close can end it together with any children
+// it spawned.
 type StdioConn struct {
 	opts   StdioOptions
 	cmd    *exec.Cmd
+	tree   procTree // the server and the processes it starts
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
@@ -87,7 +90,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	if len(opts.Env) > 0 {
 		cmd.Env = append(os.Environ(), opts.Env...)
 	}
-	setProcAttr(cmd)
+	cmd.SysProcAttr = procAttr()
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -108,12 +111,20 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, unwrapExec(err))
 	}
+	tree, err := startTree(cmd.Process)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, err)
+	}
 	// The child has its copies; ours must go so that EOF is seen.
 	closeAll(inR, outW, errW)
 
 	c := &StdioConn{
 		opts:    opts,
 		cmd:     cmd,
+		tree:    tree,
 		stdin:   inW,
 		stdout:  outR,
 		stderr:  errR,
@@ -299,23 +310,17 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 
 // Close ends the session as the spec describes for stdio (basic/lifecycle,
 // "Shutdown"): close the server's stdin, give it a brief grace period to
-// exit, then SIGTERM, then SIGKILL. Anything left in the server's process
-// group is killed too, so no process outlives mcpx. Close is idempotent.
+// exit, then SIGTERM, then SIGKILL (on Windows, after the grace period the
+// server's job object is ended). Anything left in the server's process
+// group (job object) is killed too, so no process outlives mcpx. Close is
+// idempotent.
 func (c *StdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
-		c.stdin.Close()
-		if !c.waitExit(c.opts.CloseGrace) {
-			signalGroup(c.cmd, sigTerm)
-			if !c.waitExit(c.opts.TermGrace) {
-				signalGroup(c.cmd, sigKill)
-				if !c.waitExit(5 * time.Second) {
-					c.closeErr = fmt.Errorf("server process %d did not exit after SIGKILL", c.cmd.Process.Pid)
-				}
-			}
+		graces := shutdownGraces{close: c.opts.CloseGrace, term: c.opts.TermGrace, kill: killWait}
+		if !shutdownTree(c.tree, c.exited, func() { c.stdin.Close() }, graces) {
+			c.closeErr = fmt.Errorf("server process %d did not exit after it was killed", c.cmd.Process.Pid)
 		}
-		// Children the server left behind in its group must not survive it.
-		signalGroup(c.cmd, sigKill)
 		c.stdout.Close()
 		c.stderr.Close()
 		waitTimeout(&c.stderrWG, time.Second)
@@ -334,17 +339,6 @@ func (c *StdioConn) CloseWrite() error {
 
 // Exited is closed once the server process has ended.
 func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
-
-func (c *StdioConn) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
 	done := make(chan struct{})

@@ -1,0 +1,64 @@
+package transport
+
+import "time"
+
+// procTree is a stdio server together with every process it starts, as far
+// as the platform lets mcpx reach them: a process group on Unix
+// (proc_unix.go), a job object on Windows (proc_windows.go). Errors are not
+// reported: a tree that is already gone is the normal case, and
+// shutdownTree notices a server that does not end.
+type procTree interface {
+	// terminate asks the whole tree to end: SIGTERM to the group on Unix.
+	// Windows has no such request for a console program, so there it ends
+	// the job outright.
+	terminate()
+	// kill ends every process in the tree at once.
+	kill()
+	// release kills whatever is left of the tree and frees what mcpx holds
+	// to reach it. It is called once, after the server has exited.
+	release()
+}
+
+// shutdownGraces are the waits of shutdownTree.
+type shutdownGraces struct {
+	close time.Duration // after stdin is closed, before terminate
+	term  time.Duration // after terminate, before kill
+	kill  time.Duration // after kill, before giving up
+}
+
+// killWait bounds the wait for a killed server to be reaped.
+const killWait = 5 * time.Second
+
+// shutdownTree ends a stdio server in the order the spec gives
+// (basic/lifecycle, "Shutdown", stdio): closeInput closes its stdin; if the
+// server has not exited after g.close, the tree is asked to terminate; if
+// it still runs g.term later, the tree is killed. Whatever the server
+// started is killed once it has exited, so that nothing outlives it. It
+// reports whether the server exited; exited is closed when it has.
+func shutdownTree(tree procTree, exited <-chan struct{}, closeInput func(), g shutdownGraces) bool {
+	closeInput()
+	ok := waitClosed(exited, g.close)
+	if !ok {
+		tree.terminate()
+		ok = waitClosed(exited, g.term)
+	}
+	if !ok {
+		tree.kill()
+		ok = waitClosed(exited, g.kill)
+	}
+	// Children the server left behind must not survive it.
+	tree.release()
+	return ok
+}
+
+// waitClosed reports whether ch is closed within d.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
