@@ -62,7 +62,7 @@ func classify(err error) (int, string) {
 		return ExitServerError, "tool_error"
 	case errors.As(err, &rpcErr), errors.As(err, &sc):
 		return ExitServerError, "server_error"
-	case errors.As(err, &uv):
+	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, oauthflow.ErrAuthorization):
 		return ExitAuth, "auth"
@@ -82,7 +82,7 @@ func (g *globalOptions) report(err error) int {
 		return st.code // reported already
 	}
 	code, kind := classify(err)
-	msg := errorMessage(err) + g.httpHint(err)
+	msg := errorMessage(err) + g.httpHint(err) + limitHint(err)
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
 		var rpcErr *inspector.RPCError
@@ -103,6 +103,14 @@ func (g *globalOptions) report(err error) int {
 	}
 	fmt.Fprintln(g.io.ErrOut, line)
 	return code
+}
+
+// limitHint says how to accept a message longer than the limit.
+func limitHint(err error) string {
+	if errors.Is(err, transport.ErrFrameTooLarge) {
+		return "; raise the limit with --max-message-size"
+	}
+	return ""
 }
 
 // errorMessage renders err on one line, adding what the error chain knows
