@@ -168,8 +168,10 @@ func appendOneLine(b []byte, v []byte, room int) ([]byte, bool) {
 		return b, false
 	}
 	if v[0] != '[' {
-		b = append(b, v...)
-		return b, len(b) <= room
+		if len(b)+len(v) > room {
+			return b, false // a long string is not copied to learn that
+		}
+		return append(b, v...), true
 	}
 	ok := true
 	n := 0

@@ -44,8 +44,9 @@ func randomJSON(rng *rand.Rand, depth int) string {
 func TestPrettyWriterMatchesPretty(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	docs := []string{`{}`, `[]`, `[[]]`, `{"a":[]}`, `[{}]`, `"x"`, `12`, `[1,2,3]`, `{"a":{"b":{"c":[1,[2,[3]]]}}}`,
-		`[` + strings.Repeat(`1,`, 40) + `1]`, `{"tools":[` + strings.Repeat(`{"name":"n","d":[1,2]},`, 3) + `{}]}`}
-	for range 5000 {
+		`[` + strings.Repeat(`1,`, 40) + `1]`, `{"tools":[` + strings.Repeat(`{"name":"n","d":[1,2]},`, 3) + `{}]}`,
+		`["` + strings.Repeat("long ", 20<<10) + `", 1]`, `{"a":[[["` + strings.Repeat("x", 70) + `"]]]}`}
+	for range 2000 {
 		docs = append(docs, randomJSON(rng, 5))
 	}
 	for _, d := range docs {

@@ -340,6 +340,9 @@ func retrySummary(params json.RawMessage) string {
 func resultSummary(method string, result json.RawMessage) (string, bool) {
 	// The members are looked at in place: a result may be a large frame,
 	// and a summary needs only its first words.
+	if !scanJSON(result, nil).valid {
+		return excerptJSON(result, 120), false
+	}
 	obj := map[string][]byte{}
 	var names []string
 	isObj := rawjson.Members(result, func(name, v []byte) bool {
@@ -350,7 +353,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		obj[n] = v
 		return true
 	})
-	if !scanJSON(result, nil).valid || !isObj && !rawjson.IsNull(bytes.TrimSpace(result)) {
+	if !isObj && !rawjson.IsNull(bytes.TrimSpace(result)) {
 		return excerptJSON(result, 120), false
 	}
 	var rt struct {
