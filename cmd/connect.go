@@ -168,6 +168,8 @@ func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, c
 			Env:      g.env,
 			Dir:      g.cwd,
 			Observer: teeObserver(stderrSink, rec),
+
+			MaxMessageSize: g.maxMessageSize,
 		})
 		if err != nil {
 			c.Close()

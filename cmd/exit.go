@@ -62,7 +62,7 @@ func classify(err error) (int, string) {
 		return ExitServerError, "tool_error"
 	case errors.As(err, &rpcErr), errors.As(err, &sc):
 		return ExitServerError, "server_error"
-	case errors.As(err, &uv):
+	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrRedirect):
 		// A refused redirect is a transport failure even when it happened
@@ -93,7 +93,7 @@ func (g *globalOptions) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err))
+	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err) + limitHint(err))
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
 		var rpcErr *inspector.RPCError
@@ -114,6 +114,14 @@ func (g *globalOptions) report(err error) int {
 	}
 	fmt.Fprintln(g.io.ErrOut, line)
 	return code
+}
+
+// limitHint says how to accept a message longer than the limit.
+func limitHint(err error) string {
+	if errors.Is(err, transport.ErrFrameTooLarge) {
+		return "; raise the limit with --max-message-size"
+	}
+	return ""
 }
 
 // errorMessage renders err on one line, adding what the error chain knows

@@ -94,6 +94,7 @@ func (g *globalOptions) httpOptions(console *inspector.Console) (transport.HTTPO
 		Insecure:        g.insecure,
 		ProtocolVersion: offered,
 		Observer:        g.httpObserverFor(console),
+		MaxMessageSize:  g.maxMessageSize,
 	}, nil
 }
 

@@ -179,9 +179,9 @@ func teeObserver(show transport.Observer, rec *record.Recorder) transport.Observ
 // readTrace reads a trace named on the command line; a file that cannot
 // be read as a trace is the user's to fix (a usage error).
 func (g *globalOptions) readTrace(con *inspector.Console, name string) (*record.Trace, error) {
-	tr, err := record.ReadFile(name)
+	tr, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.ReadFile(name)
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, &usageError{err: err}
 	}
 	for _, w := range tr.Warnings {
 		con.Warn(name + ": " + w)
@@ -281,7 +281,8 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 		stderr = f
 	}
 	po := record.StdioProxyOptions{
-		Server:   transport.StdioOptions{Command: server[0], Args: server[1:], Env: g.env, Dir: g.cwd},
+		Server: transport.StdioOptions{Command: server[0], Args: server[1:], Env: g.env, Dir: g.cwd,
+			MaxMessageSize: g.maxMessageSize},
 		In:       g.io.In,
 		Out:      g.io.Out,
 		Stderr:   stderr,
@@ -419,7 +420,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 	if bearer != "" {
 		header.Set("Authorization", "Bearer "+bearer)
 	}
-	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header}
+	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header, MaxMessageSize: g.maxMessageSize}
 	if g.wire {
 		po.OnFrame = con.Wire
 		po.OnEvent = func(ev transport.Event) {
@@ -530,6 +531,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 			// The recorded server's stderr, as it wrote it.
 			fmt.Fprintln(g.io.ErrOut, inspector.EscapeLine(line))
 		},
+		MaxMessageSize: g.maxMessageSize,
 	}
 	rp, err := record.NewReplayer(tr, opts)
 	if err != nil {
@@ -538,7 +540,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	if o.listen != "" {
 		return g.serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file)
 	}
-	conn := transport.NewStream(g.io.In, g.io.Out)
+	conn := transport.NewStreamLimit(g.io.In, g.io.Out, g.maxMessageSize)
 	defer conn.Close()
 	err = rp.Serve(ctx, conn)
 	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, record.ErrMismatch) {

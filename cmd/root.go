@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // version is the mcpx release; builds from a checkout add the VCS revision.
@@ -76,6 +77,10 @@ type globalOptions struct {
 	caCert    string
 	insecure  bool
 	auth      authFlags
+
+	// maxMessageSize bounds every message read from a peer or a trace
+	// (--max-message-size).
+	maxMessageSize int64
 
 	// Session.
 	timeout         time.Duration
@@ -289,6 +294,8 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	f.StringVar(&g.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	f.BoolVar(&g.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
 	g.auth.register(f)
+	f.Var(newSizeValue(&g.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
+		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")
 	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
 	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
 	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")

@@ -42,31 +42,36 @@ func isPlain(s string, keepNL bool) bool {
 }
 
 func escape(s string, keepNL bool) string {
-	var b strings.Builder
-	b.Grow(len(s) + 8)
+	b := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case keepNL && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f, isBidiControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
+		b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL)
 		i += size
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendEscapedRune appends rune r, which src encodes (one byte when it is
+// invalid UTF-8), as escape shows it.
+func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == utf8.RuneError && len(src) == 1:
+		return append(b, '\\', 'x', hex[src[0]>>4], hex[src[0]&0xf])
+	case keepNL && (r == '\n' || r == '\t'):
+		return append(b, byte(r))
+	case r == '\n':
+		return append(b, `\n`...)
+	case r == '\t':
+		return append(b, `\t`...)
+	case r == '\r':
+		return append(b, `\r`...)
+	case r < 0x20 || r == 0x7f:
+		return append(b, '\\', 'x', hex[r>>4], hex[r&0xf])
+	case r >= 0x80 && r <= 0x9f, isBidiControl(r):
+		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+	}
+	return append(b, src...)
 }
 
 // isBidiControl reports the Unicode bidirectional embedding, override and

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Message is one decoded JSON-RPC 2.0 message. Raw keeps the exact bytes it
@@ -35,19 +37,13 @@ func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
 // IsResponse reports whether m is a response (no method).
 func (m *Message) IsResponse() bool { return m.Method == "" }
 
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // DecodeFrame decodes one frame into its messages. A frame is a single
 // message or, from 2025-03-26 servers, a batch (a JSON array of messages).
 // A frame that is not JSON at all is an error; a JSON value that is not a
 // message yields a Message with Problems.
+//
+// The messages' Raw, ID, Params and Result are slices of data, not copies:
+// a large result costs nothing more than the frame it arrived in.
 func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -57,70 +53,121 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 		return nil, false, fmt.Errorf("not valid JSON")
 	}
 	if trimmed[0] == '[' {
-		var elems []json.RawMessage
-		if err := json.Unmarshal(trimmed, &elems); err != nil {
-			return nil, true, err
-		}
-		if len(elems) == 0 {
-			return nil, true, fmt.Errorf("empty batch")
-		}
-		for _, e := range elems {
+		rawjson.Elements(trimmed, func(e []byte) bool {
 			msgs = append(msgs, decodeMessage(e))
+			return true
+		})
+		if len(msgs) == 0 {
+			return nil, true, fmt.Errorf("empty batch")
 		}
 		return msgs, true, nil
 	}
 	return []*Message{decodeMessage(trimmed)}, false, nil
 }
 
+// decodeMessage decodes one message of a valid JSON frame. Member names
+// match as encoding/json matches them (exactly, else without regard to
+// case), and a jsonrpc or method member that is neither a string nor null
+// makes the message "not a JSON object", as decoding it into a struct
+// would.
 func decodeMessage(raw json.RawMessage) *Message {
 	m := &Message{Raw: raw}
-	var w wireMessage
-	// Unmarshal accepts null for a struct, so check for an object first.
+	// A frame's values are never empty: an array's elements and the frame
+	// itself were checked to be JSON.
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
 	}
-	if err := json.Unmarshal(raw, &w); err != nil {
+	var jsonrpc, method *string
+	var id, params, result, rpcError json.RawMessage
+	typeErr := false
+	optString := func(v []byte) *string {
+		if rawjson.IsNull(v) {
+			return nil
+		}
+		s, ok := rawjson.String(v)
+		if !ok {
+			typeErr = true
+			return nil
+		}
+		return &s
+	}
+	rawjson.Members(raw, func(name, v []byte) bool {
+		switch memberName(name, "jsonrpc", "id", "method", "params", "result", "error") {
+		case "jsonrpc":
+			jsonrpc = optString(v)
+		case "method":
+			method = optString(v)
+		case "id":
+			id = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			rpcError = v
+		}
+		return true
+	})
+	if typeErr {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+	if jsonrpc == nil || *jsonrpc != "2.0" {
 		m.Problems = append(m.Problems, `missing "jsonrpc": "2.0"`)
 	}
-	if w.Method != nil {
-		m.Method = *w.Method
+	if method != nil {
+		m.Method = *method
 		if m.Method == "" {
 			m.Problems = append(m.Problems, "empty method name")
 		}
 	}
-	if len(w.ID) > 0 {
-		m.ID = w.ID
-		if !validID(w.ID) && !(m.Method == "" && string(w.ID) == "null") {
-			m.Problems = append(m.Problems, "id must be a string or an integer, got "+string(w.ID))
+	if len(id) > 0 {
+		m.ID = id
+		if !validID(id) && !(m.Method == "" && string(id) == "null") {
+			m.Problems = append(m.Problems, "id must be a string or an integer, got "+string(id))
 		}
 	}
-	m.Params = w.Params
+	m.Params = params
 	if m.Method == "" {
 		switch {
-		case len(w.Result) > 0 && len(w.Error) > 0:
+		case len(result) > 0 && len(rpcError) > 0:
 			m.Problems = append(m.Problems, "response has both result and error")
-		case len(w.Result) == 0 && len(w.Error) == 0:
+		case len(result) == 0 && len(rpcError) == 0:
 			m.Problems = append(m.Problems, "neither a request, a notification nor a response (no method, result or error)")
 		}
 		if m.ID == nil {
 			m.Problems = append(m.Problems, "response without an id")
 		}
-		m.Result = w.Result
-		if len(w.Error) > 0 {
+		m.Result = result
+		if len(rpcError) > 0 {
 			var e RPCError
-			if err := json.Unmarshal(w.Error, &e); err != nil {
+			if err := json.Unmarshal(rpcError, &e); err != nil {
 				m.Problems = append(m.Problems, "error member is not an object with code and message")
-				e = RPCError{Code: CodeInternalError, Message: "malformed error: " + string(w.Error)}
+				e = RPCError{Code: CodeInternalError, Message: "malformed error: " + string(rpcError)}
 			}
 			m.Error = &e
 		}
 	}
 	return m
+}
+
+// memberName returns which of names the quoted member name q stands for,
+// as encoding/json matches struct fields: exactly, else without regard to
+// case; "" for none.
+func memberName(q []byte, names ...string) string {
+	for _, n := range names {
+		if rawjson.NameIs(q, n) {
+			return n
+		}
+	}
+	name := rawjson.Name(q)
+	for _, n := range names {
+		if strings.EqualFold(name, n) {
+			return n
+		}
+	}
+	return ""
 }
 
 func validID(id json.RawMessage) bool {

@@ -2,7 +2,6 @@ package inspector
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,43 +216,49 @@ type ResourceContent struct {
 	Binary bool
 }
 
-// DecodeContents decodes the contents of a ReadResourceResult.
+// DecodeContents decodes the contents of a ReadResourceResult. It reads
+// raw in place: a text without escapes is a slice of raw, and a blob is
+// decoded straight from it.
 func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
-	var r struct {
-		Contents []struct {
-			URI      string  `json:"uri"`
-			MimeType string  `json:"mimeType"`
-			Text     *string `json:"text"`
-			Blob     *string `json:"blob"`
-		} `json:"contents"`
+	if !json.Valid(raw) {
+		return nil, errors.New("result is not a ReadResourceResult: not valid JSON")
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("result is not a ReadResourceResult: %w", err)
+	var f fields
+	var items [][]byte
+	if !f.object(raw, []string{"contents"}, func(_ string, v []byte) { items = f.array(v) }) {
+		return nil, errors.New("result is not a ReadResourceResult: contents is not an array of objects")
 	}
 	var out []ResourceContent
-	for _, c := range r.Contents {
-		rc := ResourceContent{URI: c.URI, MimeType: c.MimeType}
+	for _, it := range items {
+		var rc ResourceContent
+		var text, blob []byte
+		if !f.object(it, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+			switch n {
+			case "uri":
+				rc.URI = f.str(v)
+			case "mimeType":
+				rc.MimeType = f.str(v)
+			case "text":
+				text = f.optStr(v)
+			case "blob":
+				blob = f.optStr(v)
+			}
+		}) {
+			return nil, errors.New("result is not a ReadResourceResult: a content is not an object with string uri, mimeType, text or blob")
+		}
 		switch {
-		case c.Text != nil:
-			rc.Data = []byte(*c.Text)
-		case c.Blob != nil:
-			b, err := decodeBase64(*c.Blob)
+		case text != nil:
+			rc.Data = stringBytes(text)
+		case blob != nil:
+			b, err := decodeBase64Bytes(stringBytes(blob))
 			if err != nil {
-				return nil, fmt.Errorf("content %q: blob is not valid base64: %w", c.URI, err)
+				return nil, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
 			}
 			rc.Data, rc.Binary = b, true
 		}
 		out = append(out, rc)
 	}
 	return out, nil
-}
-
-// decodeBase64 accepts standard base64 with or without padding.
-func decodeBase64(s string) ([]byte, error) {
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
-		return b, nil
-	}
-	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 }
 
 // ToolSchema returns tool name's inputSchema (or outputSchema) exactly as

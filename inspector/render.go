@@ -57,8 +57,13 @@ func NewPrinter(w io.Writer, color bool) *Printer {
 }
 
 // JSON prints raw pretty-printed (and coloured when enabled), keeping the
-// member order and values exactly as received.
+// member order and values exactly as received. Large JSON without colour
+// is written as it is laid out, never held twice in memory.
 func (p *Printer) JSON(raw json.RawMessage) {
+	if len(raw) >= streamJSONMin && !p.color && json.Valid(raw) {
+		writePrettyJSON(p.w, raw)
+		return
+	}
 	fmt.Fprint(p.w, p.prettyJSON(raw, ""))
 }
 
@@ -356,109 +361,143 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 
 // ToolResult renders a CallToolResult: its content blocks, then its
 // structured content. It reports whether the result has isError set.
+// Content is read in place and texts are written as they are decoded, so
+// a large result is never copied.
 func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
-	var r struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	var f fields
+	var content [][]byte
+	var structured []byte
+	if !json.Valid(raw) || !f.object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
+		switch name {
+		case "content":
+			content = f.array(v)
+		case "structuredContent":
+			structured = v
+		case "isError":
+			isError = f.boolean(v)
+		}
+	}) {
 		p.JSON(raw)
 		return false
 	}
-	if r.IsError {
+	if isError {
 		fmt.Fprintln(p.w, p.st.err("Tool error:"))
 	}
-	for _, c := range r.Content {
+	for _, c := range content {
 		p.Content(c)
 	}
-	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+	if len(structured) > 0 && string(structured) != "null" {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
-		p.JSON(r.StructuredContent)
+		p.JSON(structured)
 	}
-	if len(r.Content) == 0 && len(r.StructuredContent) == 0 {
+	if len(content) == 0 && len(structured) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
-	return r.IsError
+	return isError
 }
 
 // Content renders one content block (spec: server/tools, "Tool Result").
 func (p *Printer) Content(raw json.RawMessage) {
-	var c struct {
-		Type        string          `json:"type"`
-		Text        string          `json:"text"`
-		Data        string          `json:"data"`
-		MimeType    string          `json:"mimeType"`
-		URI         string          `json:"uri"`
-		Name        string          `json:"name"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		Size        *int64          `json:"size"`
-		Resource    json.RawMessage `json:"resource"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
+	var f fields
+	var typ, mimeType, uri, name, title, description string
+	var text, data, resource []byte
+	var size []byte
+	if !json.Valid(raw) || !f.object(raw, []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "resource"},
+		func(n string, v []byte) {
+			switch n {
+			case "type":
+				typ = f.str(v)
+			case "text":
+				text = f.optStr(v)
+			case "data":
+				data = f.optStr(v)
+			case "mimeType":
+				mimeType = f.str(v)
+			case "uri":
+				uri = f.str(v)
+			case "name":
+				name = f.str(v)
+			case "title":
+				title = f.str(v)
+			case "description":
+				description = f.str(v)
+			case "size":
+				size = v
+			case "resource":
+				resource = v
+			}
+		}) || size != nil && json.Unmarshal(size, new(*int64)) != nil {
 		p.JSON(raw)
 		return
 	}
-	switch c.Type {
+	switch typ {
 	case "text":
-		p.text(c.Text)
+		if text == nil {
+			p.text("")
+		} else {
+			p.rawText(text)
+		}
 	case "image", "audio":
-		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s]", c.Type, EscapeLine(c.MimeType), HumanSize(int64(base64.StdEncoding.DecodedLen(len(c.Data)))))))
+		n := 0
+		if data != nil {
+			n = stringLen(data)
+		}
+		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s]", typ, EscapeLine(mimeType), HumanSize(int64(base64.StdEncoding.DecodedLen(n))))))
 	case "resource_link":
-		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(c.Name, c.Title)), EscapeLine(c.URI))
-		if c.MimeType != "" {
-			line += " (" + EscapeLine(c.MimeType) + ")"
+		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(name, title)), EscapeLine(uri))
+		if mimeType != "" {
+			line += " (" + EscapeLine(mimeType) + ")"
 		}
 		fmt.Fprintln(p.w, p.st.dim(line))
-		if c.Description != "" {
-			fmt.Fprintln(p.w, "  "+firstLine(c.Description))
+		if description != "" {
+			fmt.Fprintln(p.w, "  "+firstLine(description))
 		}
 	case "resource":
-		p.ResourceContents(c.Resource, true)
+		p.ResourceContents(resource, true)
 	default:
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(c.Type))))
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(typ))))
 		p.JSON(raw)
-	}
-}
-
-func (p *Printer) text(s string) {
-	s = Escape(s)
-	fmt.Fprint(p.w, s)
-	if !strings.HasSuffix(s, "\n") {
-		fmt.Fprintln(p.w)
 	}
 }
 
 // ResourceContents renders one TextResourceContents or BlobResourceContents.
 // Binary data is summarised, never dumped on the terminal.
 func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
-	var c struct {
-		URI      string  `json:"uri"`
-		MimeType string  `json:"mimeType"`
-		Text     *string `json:"text"`
-		Blob     *string `json:"blob"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
+	var f fields
+	var uri, mimeType string
+	var text, blob []byte
+	if !json.Valid(raw) || !f.object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+		switch n {
+		case "uri":
+			uri = f.str(v)
+		case "mimeType":
+			mimeType = f.str(v)
+		case "text":
+			text = f.optStr(v)
+		case "blob":
+			blob = f.optStr(v)
+		}
+	}) {
 		p.JSON(raw)
 		return
 	}
 	if header {
-		h := "[resource] " + EscapeLine(c.URI)
-		if c.MimeType != "" {
-			h += " (" + EscapeLine(c.MimeType) + ")"
+		h := "[resource] " + EscapeLine(uri)
+		if mimeType != "" {
+			h += " (" + EscapeLine(mimeType) + ")"
 		}
 		fmt.Fprintln(p.w, p.st.dim(h))
 	}
 	switch {
-	case c.Text != nil:
-		p.text(*c.Text)
-	case c.Blob != nil:
-		n := int64(base64.StdEncoding.DecodedLen(len(*c.Blob)))
-		if b, err := decodeBase64(*c.Blob); err == nil {
-			n = int64(len(b))
+	case text != nil:
+		p.rawText(text)
+	case blob != nil:
+		s := stringBytes(blob)
+		n, err := base64Len(s)
+		if err != nil {
+			n = base64.StdEncoding.DecodedLen(len(s))
 		}
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; use -o FILE to save it]", orString(EscapeLine(c.MimeType), "unknown type"), HumanSize(n))))
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; use -o FILE to save it]", orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(n)))))
 	default:
 		fmt.Fprintln(p.w, p.st.dim("(no text or blob)"))
 	}
@@ -466,18 +505,17 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 
 // ReadResult renders a ReadResourceResult.
 func (p *Printer) ReadResult(raw json.RawMessage) {
-	var r struct {
-		Contents []json.RawMessage `json:"contents"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	var f fields
+	var contents [][]byte
+	if !json.Valid(raw) || !f.object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.array(v) }) {
 		p.JSON(raw)
 		return
 	}
-	if len(r.Contents) == 0 {
+	if len(contents) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(no contents)"))
 	}
-	for _, c := range r.Contents {
-		p.ResourceContents(c, len(r.Contents) > 1)
+	for _, c := range contents {
+		p.ResourceContents(c, len(contents) > 1)
 	}
 }
 

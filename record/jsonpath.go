@@ -206,14 +206,18 @@ func anyMatch(paths []*Path, path []elem) bool {
 // members are deleted, array elements replaced by the string "<ignored>"
 // so that the other elements keep their indexes. It returns the new value
 // (the root itself is replaced when $ is selected).
-func removePaths(v any, paths []*Path) any {
+func removePaths(v any, paths []*Path) any { return removePathsUnder(v, nil, paths) }
+
+// removePathsUnder is removePaths for a value found at path in the whole
+// message (paths are matched from the message's root).
+func removePathsUnder(v any, at []elem, paths []*Path) any {
 	if len(paths) == 0 {
 		return v
 	}
-	if anyMatch(paths, nil) {
+	if anyMatch(paths, at) {
 		return ignoredValue
 	}
-	var path []elem
+	path := append([]elem(nil), at...)
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // msgKind classifies a JSON-RPC message.
@@ -58,14 +61,6 @@ func idKey(id json.RawMessage) string {
 	return "n:" + string(id)
 }
 
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
 // parseFrame splits a frame into its messages (one, or a batch's
 // elements). A frame that is not JSON yields one invalid message.
 func parseFrame(data []byte) (msgs []message, batch bool) {
@@ -81,29 +76,75 @@ func parseFrame(data []byte) (msgs []message, batch bool) {
 	return []message{parseMessage(data)}, false
 }
 
+// parseMessage decodes a message in place: its id, params, result and
+// error are slices of data. Member names match as encoding/json matches
+// struct fields, and a message whose method is neither a string nor null
+// is invalid, as decoding it into a struct would fail.
 func parseMessage(data []byte) message {
 	m := message{raw: data}
 	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' {
+	if len(t) == 0 || t[0] != '{' || !scanJSON(t, nil).valid {
 		return m
 	}
-	var w wireMsg
-	if json.Unmarshal(t, &w) != nil {
+	var id, params, result, rpcErr json.RawMessage
+	var method *string
+	bad := false
+	rawjson.Members(t, func(name, v []byte) bool {
+		switch memberName(name, "id", "method", "params", "result", "error") {
+		case "id":
+			id = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			rpcErr = v
+		case "method":
+			method = nil
+			if !rawjson.IsNull(v) {
+				s, ok := rawjson.String(v)
+				if !ok {
+					bad = true
+				}
+				method = &s
+			}
+		}
+		return true
+	})
+	if bad {
 		return m
 	}
-	if string(w.ID) == "null" {
-		w.ID = nil
+	if string(id) == "null" {
+		id = nil
 	}
-	m.id, m.params, m.result, m.err = w.ID, w.Params, w.Result, w.Error
+	m.id, m.params, m.result, m.err = id, params, result, rpcErr
 	switch {
-	case w.Method != nil && len(w.ID) > 0:
-		m.kind, m.method = kindRequest, *w.Method
-	case w.Method != nil:
-		m.kind, m.method = kindNotification, *w.Method
-	case len(w.Result) > 0 || len(w.Error) > 0:
+	case method != nil && len(id) > 0:
+		m.kind, m.method = kindRequest, *method
+	case method != nil:
+		m.kind, m.method = kindNotification, *method
+	case len(result) > 0 || len(rpcErr) > 0:
 		m.kind = kindResponse
 	}
 	return m
+}
+
+// memberName returns which of names the quoted member name q stands for,
+// matched as encoding/json matches struct fields (exactly, else without
+// regard to case); "" for none.
+func memberName(q []byte, names ...string) string {
+	for _, n := range names {
+		if rawjson.NameIs(q, n) {
+			return n
+		}
+	}
+	name := rawjson.Name(q)
+	for _, n := range names {
+		if strings.EqualFold(name, n) {
+			return n
+		}
+	}
+	return ""
 }
 
 // decode parses JSON into a generic value, keeping numbers as written.
@@ -152,12 +193,47 @@ func canonical(m message, ignore []*Path) string {
 	return m.kind.String() + ":" + b.String()
 }
 
-// excerptJSON shortens raw JSON for a message.
+// excerptJSON shortens raw JSON for a message: compacted (when it is
+// JSON) and cut at max bytes. Only the part shown is compacted.
 func excerptJSON(raw []byte, max int) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		b.Reset()
-		b.Write(raw)
+	if !scanJSON(raw, nil).valid {
+		return shorten(string(raw[:min(len(raw), max+utf8.UTFMax)]), max)
 	}
-	return shorten(b.String(), max)
+	return shorten(string(compactPrefix(nil, raw, max, false)), max)
+}
+
+// compactPrefix appends valid JSON raw to dst without insignificant white
+// space, as json.Compact does (and, with html, escaping <, >, & and
+// U+2028, U+2029 in strings, as json.Marshal does), stopping once more
+// than max bytes were appended.
+func compactPrefix(dst, raw []byte, max int, html bool) []byte {
+	start := len(dst)
+	inString, escaped := false, false
+	for i := 0; i < len(raw) && len(dst)-start <= max; i++ {
+		c := raw[i]
+		switch {
+		case !inString:
+			if isSpace(c) {
+				continue
+			}
+			inString = c == '"'
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case html && (c == '<' || c == '>' || c == '&'):
+			dst = append(dst, `\u00`...)
+			dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+			continue
+		case html && c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			dst = append(dst, `\u202`...)
+			dst = append(dst, "0123456789abcdef"[raw[i+2]&0xf])
+			i += 2
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

@@ -70,7 +70,8 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		return err
 	}
 	defer child.Close()
-	host := transport.NewStream(o.In, o.Out)
+	// The host's lines have the same limit as the server's.
+	host := transport.NewStreamLimit(o.In, o.Out, o.Server.MaxMessageSize)
 	defer host.Close()
 
 	// Each pump reports at most once on each channel, and both may.

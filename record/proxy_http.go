@@ -37,6 +37,12 @@ type HTTPProxyOptions struct {
 	// and every HTTP exchange (for --wire).
 	OnFrame transport.FrameFunc
 	OnEvent transport.Observer
+	// MaxMessageSize bounds a request body, a JSON answer and an SSE event
+	// of the upstream, in bytes; zero means
+	// transport.DefaultMaxMessageSize. A longer request body is answered
+	// with 413 Content Too Large, a longer answer with 502 Bad Gateway,
+	// and an SSE stream with a longer event is cut there.
+	MaxMessageSize int64
 }
 
 // HTTPProxy is a recording reverse proxy for an MCP server over HTTP. It
@@ -195,9 +201,8 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tu := target.String()
 	var body []byte
 	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "mcpx proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
+		b, ok := readRequestBody(w, r, p.o.MaxMessageSize)
+		if !ok {
 			return
 		}
 		body = b
@@ -260,7 +265,13 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.stream(w, r, resp, meta, kind+"-"+strconv.FormatInt(p.streams.Add(1), 10))
 		return
 	}
-	data, err := io.ReadAll(resp.Body)
+	data, err := transport.ReadBody(resp.Body, resp.ContentLength, p.o.MaxMessageSize, "the upstream's answer")
+	if errors.Is(err, transport.ErrFrameTooLarge) {
+		p.event(transport.EventNote, fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err), nil)
+		w.Header().Del("Content-Length")
+		http.Error(w, "mcpx proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
 	if err != nil && r.Context().Err() == nil {
 		p.event(transport.EventNote, fmt.Sprintf("reading the answer to %s %s: %v", r.Method, tu, err), nil)
 	}
@@ -276,9 +287,22 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server is rewritten to name the proxy.
 func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string) {
 	br := bufio.NewReaderSize(resp.Body, 64*1024)
+	limit := p.o.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
 	var ev [][]byte // the lines of the event being read, with their endings
+	var size int64  // their length
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := readLineMax(br, limit-size)
+		if errors.Is(err, transport.ErrFrameTooLarge) {
+			// Neither the host nor the recording can take it: the stream
+			// ends here.
+			err = &transport.FrameTooLargeError{What: "an SSE event", Limit: limit}
+			p.event(transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
+			return
+		}
+		size += int64(len(line))
 		if len(line) > 0 {
 			ev = append(ev, line)
 			if len(bytes.TrimRight(line, "\r\n")) == 0 {
@@ -286,7 +310,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 					return
 				}
 				flush(w)
-				ev = ev[:0]
+				ev, size = ev[:0], 0
 			}
 		}
 		if err != nil {
@@ -299,6 +323,30 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 			}
 			return
 		}
+	}
+}
+
+// readLineMax reads a line with its ending (or what is left at the end of
+// the input), in a slice of exactly its length, failing with
+// transport.ErrFrameTooLarge once it is longer than max.
+func readLineMax(br *bufio.Reader, max int64) ([]byte, error) {
+	var parts [][]byte
+	var n int64
+	for {
+		frag, err := br.ReadSlice('\n')
+		n += int64(len(frag))
+		if n > max {
+			return nil, transport.ErrFrameTooLarge
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			parts = append(parts, append([]byte(nil), frag...))
+			continue
+		}
+		line := make([]byte, 0, n)
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		return append(line, frag...), err
 	}
 }
 

@@ -45,6 +45,11 @@ type ReplayOptions struct {
 	// OnStderr receives the stderr lines the recorded server wrote, at the
 	// points where it wrote them. Nil drops them.
 	OnStderr func(line string)
+	// MaxMessageSize bounds the body of a request to Handler, in bytes;
+	// zero means transport.DefaultMaxMessageSize. A longer body is
+	// answered with 413 Content Too Large. (Over a transport.Conn, the
+	// connection has its own limit.)
+	MaxMessageSize int64
 }
 
 // Deviation is a departure of the live client from the recording.

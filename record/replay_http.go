@@ -100,6 +100,25 @@ func (q *sseQueue) take() [][]byte {
 	return f
 }
 
+// readRequestBody reads a request's body of at most limit bytes (zero:
+// transport.DefaultMaxMessageSize). It answers 413 Content Too Large to a
+// longer one (before reading it, when its Content-Length says so) and 400
+// when the body cannot be read, and then reports false.
+func readRequestBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, bool) {
+	body, err := transport.ReadBody(req.Body, req.ContentLength, limit, "the request body")
+	switch {
+	case errors.Is(err, transport.ErrFrameTooLarge):
+		// The connection is not reused: the rest of the body is not read.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Content Too Large: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case err != nil:
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
 func newSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -158,9 +177,8 @@ func (h *replayHandler) session(w http.ResponseWriter, req *http.Request) *httpS
 }
 
 func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+	body, ok := readRequestBody(w, req, h.r.opts.MaxMessageSize)
+	if !ok {
 		return
 	}
 	msgs, batch := parseFrame(body)

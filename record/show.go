@@ -12,6 +12,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -337,8 +338,22 @@ func retrySummary(params json.RawMessage) string {
 // the server's name after initialize or server/discover, the input a
 // multi-round request needs.
 func resultSummary(method string, result json.RawMessage) (string, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(result, &obj) != nil {
+	// The members are looked at in place: a result may be a large frame,
+	// and a summary needs only its first words.
+	if !scanJSON(result, nil).valid {
+		return excerptJSON(result, 120), false
+	}
+	obj := map[string][]byte{}
+	var names []string
+	isObj := rawjson.Members(result, func(name, v []byte) bool {
+		n := rawjson.Name(name)
+		if _, ok := obj[n]; !ok {
+			names = append(names, n)
+		}
+		obj[n] = v
+		return true
+	})
+	if !isObj && !rawjson.IsNull(bytes.TrimSpace(result)) {
 		return excerptJSON(result, 120), false
 	}
 	var rt struct {
@@ -390,32 +405,13 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		_ = json.Unmarshal(result, &r)
 		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)), false
 	case "tools/call":
-		var r struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		}
-		_ = json.Unmarshal(result, &r)
-		if len(r.Content) > 0 {
-			s := r.Content[0].Text
-			if r.Content[0].Type != "text" {
-				s = "[" + r.Content[0].Type + "]"
-			}
-			s = shorten(s, 120)
-			if len(r.Content) > 1 {
-				s += fmt.Sprintf(" (+%d more)", len(r.Content)-1)
-			}
-			return s, r.IsError
-		}
-		return "", r.IsError
+		return toolResultSummary(result)
 	}
 	for _, k := range []string{"tools", "resources", "resourceTemplates", "prompts", "roots", "contents", "messages"} {
 		if raw, ok := obj[k]; ok {
-			var items []json.RawMessage
-			if json.Unmarshal(raw, &items) == nil {
-				s := fmt.Sprintf("%d %s", len(items), k)
+			items := 0
+			if rawjson.Elements(raw, func([]byte) bool { items++; return true }) || rawjson.IsNull(raw) {
+				s := fmt.Sprintf("%d %s", items, k)
 				if c, ok := obj["nextCursor"]; ok {
 					s += ", nextCursor " + string(c)
 				}
@@ -431,8 +427,76 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 	if len(obj) == 0 {
 		return "{}", false
 	}
-	b, _ := json.Marshal(obj)
+	// What json.Marshal would make of the members (sorted, compacted),
+	// as far as the excerpt shows it.
+	sort.Strings(names)
+	b := []byte{'{'}
+	for _, n := range names {
+		v, ok := obj[n]
+		if !ok {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(n)
+		b = append(append(b, k...), ':')
+		if b = compactPrefix(b, v, 121, true); len(b) > 121 {
+			break
+		}
+	}
+	if len(b) <= 121 {
+		b = append(b, '}')
+	}
 	return excerptJSON(b, 120), false
+}
+
+// toolResultSummary is a CallToolResult's first text (or content type),
+// how many more content blocks it has, and isError.
+func toolResultSummary(result []byte) (string, bool) {
+	var content []byte
+	isError := false
+	rawjson.Members(result, func(name, v []byte) bool {
+		switch memberName(name, "content", "isError") {
+		case "content":
+			content = v
+		case "isError":
+			isError = string(v) == "true"
+		}
+		return true
+	})
+	var blocks [][]byte
+	rawjson.Elements(content, func(e []byte) bool {
+		blocks = append(blocks, e)
+		return true
+	})
+	if len(blocks) == 0 {
+		return "", isError
+	}
+	var typ, text []byte
+	rawjson.Members(blocks[0], func(name, v []byte) bool {
+		switch memberName(name, "type", "text") {
+		case "type":
+			typ = v
+		case "text":
+			text = v
+		}
+		return true
+	})
+	s := ""
+	if t, _ := rawjson.String(typ); t != "text" {
+		s = shorten("["+t+"]", 120)
+	} else if rawjson.IsString(text) {
+		prefix, more := rawjson.StringPrefix(text, 120)
+		s = prefix
+		if more {
+			s += "…"
+		}
+	}
+	if len(blocks) > 1 {
+		s += fmt.Sprintf(" (+%d more)", len(blocks)-1)
+	}
+	return s, isError
 }
 
 // WriteTimeline prints a trace as a readable timeline: time, direction,

@@ -13,7 +13,6 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -26,6 +25,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -426,12 +426,49 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("trace format version %d is not a valid version (this mcpx reads version %d)", e.Got, Version)
 }
 
+// ReadOptions configure reading a trace.
+type ReadOptions struct {
+	// MaxMessageSize bounds a frame in the trace, in bytes: a line may be
+	// that long plus room for the event's JSON around the frame (64 KiB,
+	// or the limit itself when that is smaller; a frame near the limit
+	// stored as raw text or base64 needs more). Zero means
+	// transport.DefaultMaxMessageSize. A longer line is an error matching
+	// transport.ErrFrameTooLarge that names its line, detected before
+	// more than that was held: a file that is not a trace (/dev/zero)
+	// cannot exhaust memory.
+	MaxMessageSize int64
+}
+
+// lineSlack is the most room a trace line has beyond the maximum message
+// size, for the event's JSON around the frame.
+const lineSlack = 64 << 10
+
+// Read reads a whole trace with the default options (see
+// ReadOptions.Read).
+func Read(r io.Reader) (*Trace, error) { return ReadOptions{}.Read(r) }
+
+// ReadFile reads the trace in the named file with the default options.
+func ReadFile(name string) (*Trace, error) { return ReadOptions{}.ReadFile(name) }
+
 // Read reads a whole trace. A last line cut short (the recording process
 // was killed mid-write) is dropped with a warning in Trace.Warnings; any
-// other malformed line is an error naming its line number.
-func Read(r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 64*1024)
-	first, err := br.ReadBytes('\n')
+// other malformed line, or one longer than the limit, is an error naming
+// its line number. Frames are slices of the lines they were read from,
+// never copied again.
+func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
+	limit := o.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
+	lr := transport.NewLineReader(r, limit+min(limit, lineSlack), "")
+	readLine := func(n int) ([]byte, bool, error) {
+		line, ended, err := lr.ReadLine()
+		if errors.Is(err, transport.ErrFrameTooLarge) {
+			return nil, false, &transport.FrameTooLargeError{What: fmt.Sprintf("trace line %d", n), Limit: limit}
+		}
+		return line, ended, err
+	}
+	first, _, err := readLine(1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
@@ -446,50 +483,104 @@ func Read(r io.Reader) (*Trace, error) {
 		return nil, &VersionError{Got: h.Version}
 	}
 	t := &Trace{Header: h}
-	for line := 2; ; line++ {
-		data, err := br.ReadBytes('\n')
-		if len(data) > 0 {
-			torn := data[len(data)-1] != '\n'
-			if len(bytes.TrimSpace(data)) > 0 {
-				e, perr := parseEvent(data)
-				switch {
-				case perr == nil:
-					t.Events = append(t.Events, e)
-				case torn:
-					t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", line))
-				default:
-					return nil, fmt.Errorf("trace line %d: %w", line, perr)
-				}
-			}
-		}
+	for n := 2; ; n++ {
+		data, ended, err := readLine(n)
 		if errors.Is(err, io.EOF) {
 			return t, nil
 		}
 		if err != nil {
 			return nil, err
 		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		e, perr := parseEvent(data)
+		switch {
+		case perr == nil:
+			t.Events = append(t.Events, e)
+		case !ended:
+			t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
+		default:
+			return nil, fmt.Errorf("trace line %d: %w", n, perr)
+		}
 	}
 }
 
+// parseEvent decodes one event line. The frame is a slice of line when
+// the line holds it verbatim (msg), a decoded copy otherwise (raw, b64).
 func parseEvent(line []byte) (Event, error) {
-	var w wireEvent
-	if err := json.Unmarshal(line, &w); err != nil {
+	if res := scanJSON(line, nil); !res.valid {
+		var v any
+		err := json.Unmarshal(line, &v) // for the same message as before
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
 		return Event{}, fmt.Errorf("not a trace event: %w", err)
+	}
+	var w wireEvent
+	var raw, b64 []byte
+	line = bytes.TrimSpace(line)
+	if line[0] != '{' && !rawjson.IsNull(line) {
+		return Event{}, fmt.Errorf("not a trace event: a JSON %s, not an object", jsonKind(line))
+	}
+	var typeErr error
+	rawjson.Members(line, func(name, v []byte) bool {
+		key := eventMember(name)
+		var err error
+		switch key {
+		case "msg":
+			w.Msg = v
+		case "raw":
+			if !rawjson.IsNull(v) {
+				if !rawjson.IsString(v) {
+					err = errors.New("raw is not a string")
+				}
+				raw = v
+			} else {
+				raw = nil
+			}
+		case "b64":
+			if !rawjson.IsNull(v) && !rawjson.IsString(v) {
+				err = errors.New("b64 is not a string")
+			}
+			b64 = v
+		case "t":
+			err = json.Unmarshal(v, &w.T)
+		case "kind":
+			err = json.Unmarshal(v, &w.Kind)
+		case "dir":
+			err = json.Unmarshal(v, &w.Dir)
+		case "text":
+			err = json.Unmarshal(v, &w.Text)
+		case "route":
+			err = json.Unmarshal(v, &w.Route)
+		case "meta":
+			err = json.Unmarshal(v, &w.Meta)
+		}
+		if err != nil && typeErr == nil {
+			typeErr = fmt.Errorf("%s: %w", key, err)
+		}
+		return true
+	})
+	if typeErr != nil {
+		return Event{}, fmt.Errorf("not a trace event: %w", typeErr)
 	}
 	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta}
 	switch w.Kind {
 	case KindFrame:
 		switch {
-		case w.B64 != "":
-			d, err := base64.StdEncoding.DecodeString(w.B64)
+		case len(b64) > 2 && !rawjson.IsNull(b64):
+			s, _ := rawjson.AppendString(nil, b64)
+			d := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+			n, err := base64.StdEncoding.Decode(d, s)
 			if err != nil {
 				return Event{}, fmt.Errorf("b64: %w", err)
 			}
-			e.Data = d
-		case w.Raw != nil:
-			e.Data = []byte(*w.Raw)
+			e.Data = d[:n]
+		case raw != nil:
+			e.Data, _ = rawjson.AppendString([]byte{}, raw)
 		case len(w.Msg) > 0:
-			e.Data = []byte(w.Msg)
+			e.Data = w.Msg
 		default:
 			e.Data = []byte{}
 		}
@@ -509,14 +600,32 @@ func parseEvent(line []byte) (Event, error) {
 	return e, nil
 }
 
-// ReadFile reads the trace in the named file.
-func ReadFile(name string) (*Trace, error) {
+// eventMember returns the wireEvent member a quoted name stands for.
+func eventMember(q []byte) string {
+	return memberName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
+}
+
+// jsonKind names the kind of a JSON value, for messages.
+func jsonKind(v []byte) string {
+	switch v[0] {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
+}
+
+// ReadFile reads the trace in the named file; errors name the file.
+func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := Read(f)
+	t, err := o.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -608,11 +609,7 @@ func (v *verifier) compare() {
 			continue
 		}
 		mm.Live = x.live.raw
-		rec := v.comparable(*x.resp, nil)
-		got := v.comparable(*x.live, v.red)
-		rec = normalize(rec, live)
-		got = normalize(got, live)
-		if diffs, more := diffJSON(rec, got); len(diffs) > 0 {
+		if diffs, more := v.diff(*x.resp, *x.live, live); len(diffs) > 0 {
 			mm.Problem = "the response differs"
 			if x.resp.err != nil && x.live.err == nil || x.resp.err == nil && x.live.err != nil {
 				mm.Problem = "the response differs (result vs error)"
@@ -622,6 +619,28 @@ func (v *verifier) compare() {
 		}
 	}
 	v.res.Mismatches = append(v.res.Mismatches, v.extra...)
+}
+
+// diff compares a recorded response with the live one, the live one
+// redacted as the recording was. Responses that are objects (every valid
+// one) are compared in place; anything else is decoded (comparable).
+func (v *verifier) diff(rec, live message, sessionIDs map[string]bool) ([]Difference, int) {
+	liveRaw := live.raw
+	if v.red.Enabled() {
+		liveRaw = v.red.Frame(liveRaw)
+	}
+	if isObject(rec.raw) && isObject(liveRaw) {
+		return diffResponses(rec.raw, liveRaw, v.ignore, sessionIDs)
+	}
+	a := normalize(v.comparable(rec, nil), sessionIDs)
+	b := normalize(v.comparable(live, v.red), sessionIDs)
+	return diffJSON(a, b)
+}
+
+// isObject reports whether raw is a JSON object (valid JSON).
+func isObject(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{' && scanJSON(t, nil).valid
 }
 
 // comparable decodes a response for comparison: without its id and

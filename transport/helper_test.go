@@ -71,6 +71,14 @@ func runHelper(mode string) int {
 		fmt.Println("ready")
 		<-sig
 		return runHelper("echo")
+	case "endless":
+		// One line that never ends, until stdout is closed.
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				return 0
+			}
+		}
 	case "env":
 		wd, _ := os.Getwd()
 		fmt.Printf("%s\n%s\n", os.Getenv("MCPX_HELPER_VALUE"), wd)

@@ -25,6 +25,7 @@ type httpBase struct {
 	cancel context.CancelFunc
 
 	inbox chan inboxItem
+	ahead *readAhead // bounds the bytes of the frames in inbox
 	// onLost learns about lost requests (see LossReporter), called from
 	// read in the order of the frames, so that everything that arrived for
 	// a request is handled before its loss is.
@@ -53,6 +54,7 @@ func newHTTPBase(opts HTTPOptions) (*httpBase, error) {
 		ctx:    ctx,
 		cancel: cancel,
 		inbox:  make(chan inboxItem, 64),
+		ahead:  newReadAhead(opts.MaxMessageSize),
 		failed: make(chan struct{}),
 	}, nil
 }
@@ -130,7 +132,15 @@ type lossEvent struct {
 // deliver queues a frame for Read. It reports false when the connection is
 // closing.
 func (b *httpBase) deliver(f Frame) bool {
-	return b.enqueue(inboxItem{f: f})
+	if !b.ahead.wait(b.ctx.Done()) {
+		return false
+	}
+	b.ahead.add(len(f.Data))
+	if !b.enqueue(inboxItem{f: f}) {
+		b.ahead.take(len(f.Data))
+		return false
+	}
+	return true
 }
 
 func (b *httpBase) enqueue(it inboxItem) bool {
@@ -154,6 +164,9 @@ func (b *httpBase) fail(err error) {
 func (b *httpBase) read(ctx context.Context) (Frame, error) {
 	for {
 		it, err := b.next(ctx)
+		if err == nil && it.lost == nil {
+			b.ahead.take(len(it.f.Data))
+		}
 		if err != nil || it.lost == nil {
 			return it.f, err
 		}

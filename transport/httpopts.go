@@ -69,6 +69,11 @@ type HTTPOptions struct {
 	// ReconnectDelay is the wait before resuming a stream when the server
 	// set no retry field. Zero means 1s.
 	ReconnectDelay time.Duration
+	// MaxMessageSize bounds a JSON response body and the data of an SSE
+	// event (and any one SSE line), in bytes; zero means
+	// DefaultMaxMessageSize. A longer one fails with an error matching
+	// both ErrTransport and ErrFrameTooLarge.
+	MaxMessageSize int64
 }
 
 // Authorizer is the hook through which credentials reach HTTP requests. A

@@ -59,7 +59,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 		x.close()
 		return e
 	}
-	p := newSSEReader(resp.Body, "")
+	p := newSSEReaderLimit(resp.Body, "", l.b.opts.MaxMessageSize)
 	base, _ := url.Parse(l.url)
 	for {
 		ev, err := p.Next()
@@ -70,6 +70,9 @@ func (l *legacySSE) open(ctx context.Context) error {
 			}
 			if l.b.ctx.Err() != nil {
 				return ErrClosed
+			}
+			if errors.Is(err, ErrFrameTooLarge) {
+				return fmt.Errorf("%w: GET %s: %w", ErrTransport, l.shown, err)
 			}
 			return fmt.Errorf("%w: GET %s: the SSE stream ended before its endpoint event", ErrTransport, l.shown)
 		}
@@ -131,6 +134,10 @@ func (l *legacySSE) run(x *exchange, p *sseReader) {
 		ev, err := p.Next()
 		if err != nil {
 			if l.b.ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, ErrFrameTooLarge) {
+				l.b.fail(fmt.Errorf("%w: the server's SSE stream (GET %s): %w", ErrTransport, l.url, err))
 				return
 			}
 			why := "ended"

@@ -1,10 +1,9 @@
 package transport
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"io"
-	"math"
 	"strconv"
 	"time"
 )
@@ -26,30 +25,75 @@ type sseEvent struct {
 // sseReader parses a text/event-stream body following the WHATWG HTML
 // standard, "Interpreting an event stream": lines end in CRLF, LF or CR;
 // lines starting with ':' are comments; fields are event, data, id and
-// retry; a blank line dispatches the event. Lines have no length limit
-// short of memory, so a frame of any size arrives whole.
+// retry; a blank line dispatches the event.
+//
+// It reads through a fixed buffer and never holds a line whole: data
+// field values go straight into the event being assembled, which is
+// handed out in a slice of exactly its size. An event's data (and any one
+// event, id or retry value) may be up to the maximum message size; a
+// longer one ends the stream with a *FrameTooLargeError once the limit is
+// passed. Comments and unknown fields are skipped whatever their length.
 type sseReader struct {
-	sc *bufio.Scanner
+	r     io.Reader
+	buf   []byte
+	start int   // buf[start:end] is read but not yet parsed
+	end   int   //
+	rerr  error // the read error (io.EOF at the end), once there is one
+	limit int64
 
-	lastID string        // the last event id string (set when an event is dispatched)
-	idBuf  string        // the last event id buffer (set by each id field)
-	retry  time.Duration // the reconnection time the server asked for, 0 if none
-	first  bool          // no line read yet (a leading BOM is skipped)
+	lastID  string        // the last event id string (set when an event is dispatched)
+	idBuf   string        // the last event id buffer (set by each id field)
+	retry   time.Duration // the reconnection time the server asked for, 0 if none
+	first   bool          // no line read yet (a leading BOM is skipped)
+	afterCR bool          // the last line ended with CR: an LF right after belongs to it
+
+	// The line being parsed.
+	lineLen int64  // bytes of the line so far
+	name    []byte // its field name so far (only the first maxFieldName+1 bytes)
+	state   int    // where in the line the parser is (lineName...)
+	field   int    // the field, once its name ended (fieldData...)
+	value   []byte // the value of an event, id or retry field
 
 	// The event being assembled.
 	typ     string
-	data    []byte
+	data    frameBuffer
 	hasData bool
 	idSet   bool
 }
 
-// newSSEReader reads events from r; lastID is the last event id already
-// seen on the logical stream (when resuming it), "" for a new stream.
+// Parser states within a line.
+const (
+	lineName  = iota // reading the field name
+	lineSpace        // right after the colon: one space is dropped
+	lineValue        // reading the value
+	lineSkip         // a comment or an unknown field: skipped
+)
+
+// Fields.
+const (
+	fieldOther = iota
+	fieldData
+	fieldEvent
+	fieldID
+	fieldRetry
+)
+
+// maxFieldName is longer than any field name the parser knows.
+const maxFieldName = 8
+
+// newSSEReader reads events from r with events of up to
+// DefaultMaxMessageSize bytes; lastID is the last event id already seen on
+// the logical stream (when resuming it), "" for a new stream.
 func newSSEReader(r io.Reader, lastID string) *sseReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), math.MaxInt)
-	sc.Split(splitSSELines)
-	return &sseReader{sc: sc, first: true, lastID: lastID, idBuf: lastID}
+	return newSSEReaderLimit(r, lastID, 0)
+}
+
+// newSSEReaderLimit is newSSEReader with events of up to limit bytes
+// (zero: DefaultMaxMessageSize).
+func newSSEReaderLimit(r io.Reader, lastID string, limit int64) *sseReader {
+	limit = maxSize(limit)
+	return &sseReader{r: r, buf: make([]byte, 32<<10), limit: limit, first: true, lastID: lastID, idBuf: lastID,
+		data: frameBuffer{limit: limit}}
 }
 
 // LastEventID returns the stream's last event id, for Last-Event-ID.
@@ -63,53 +107,210 @@ func (p *sseReader) Retry() time.Duration { return p.retry }
 // lone retry field, an event with no data field) are consumed silently but
 // still update LastEventID and Retry. At the end of the stream it returns
 // io.EOF (or the read error); an unterminated last event is discarded, as
-// the standard says.
+// the standard says. After a *FrameTooLargeError it returns that error.
 func (p *sseReader) Next() (sseEvent, error) {
-	for p.sc.Scan() {
-		line := p.sc.Bytes()
-		if p.first {
-			p.first = false
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	for {
+		if p.start == p.end {
+			if p.rerr != nil {
+				if p.lineLen > 0 && errors.Is(p.rerr, io.EOF) {
+					// An unterminated last line still counts as a line (it
+					// never dispatches an event on its own).
+					if err := p.endLine(); err != nil {
+						return sseEvent{}, err
+					}
+				}
+				// The event being assembled is torn: it is discarded.
+				p.data.Reset()
+				return sseEvent{}, p.rerr
+			}
+			p.fill()
+			continue
 		}
-		if len(line) == 0 {
-			ev, ok := p.dispatch()
-			if ok {
+		b := p.buf[p.start:p.end]
+		if p.afterCR {
+			p.afterCR = false
+			if b[0] == '\n' {
+				p.start++
+				continue
+			}
+		}
+		// The line ends at the first LF or CR.
+		i := bytes.IndexByte(b, '\n')
+		head := b
+		if i >= 0 {
+			head = b[:i]
+		}
+		if j := bytes.IndexByte(head, '\r'); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			p.start = p.end
+			if err := p.feed(b); err != nil {
+				return sseEvent{}, err
+			}
+			continue
+		}
+		p.afterCR = b[i] == '\r'
+		p.start += i + 1
+		if err := p.feed(b[:i]); err != nil {
+			return sseEvent{}, err
+		}
+		if p.lineLen == 0 {
+			if ev, ok := p.dispatch(); ok {
 				return ev, nil
 			}
 			continue
 		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			value = bytes.TrimPrefix(value, []byte(" "))
-		}
-		switch string(field) {
-		case "event":
-			p.typ = string(value)
-		case "data":
-			if p.hasData {
-				p.data = append(p.data, '\n')
-			}
-			p.data = append(p.data, value...)
-			p.hasData = true
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				p.idBuf = string(value)
-				p.idSet = true
-			}
-		case "retry":
-			if n, err := strconv.ParseUint(string(value), 10, 31); err == nil && isDigits(value) {
-				p.retry = time.Duration(n) * time.Millisecond
-			}
+		if err := p.endLine(); err != nil {
+			return sseEvent{}, err
 		}
 	}
-	if err := p.sc.Err(); err != nil {
-		return sseEvent{}, err
+}
+
+// fill reads more of the stream into the empty buffer; a leading BOM is
+// dropped. A read error is kept for when the buffer is parsed.
+func (p *sseReader) fill() {
+	p.start, p.end = 0, 0
+	for p.end == 0 && p.rerr == nil {
+		n, err := p.r.Read(p.buf)
+		p.end = n
+		if err != nil {
+			p.rerr = err
+		}
 	}
-	return sseEvent{}, io.EOF
+	if p.first && p.end > 0 {
+		// The BOM may arrive split across reads.
+		for p.end < 3 && p.rerr == nil && bytes.HasPrefix([]byte("\xef\xbb\xbf"), p.buf[:p.end]) {
+			n, err := p.r.Read(p.buf[p.end:])
+			p.end += n
+			if err != nil {
+				p.rerr = err
+			}
+		}
+		p.first = false
+		if bytes.HasPrefix(p.buf[:p.end], []byte("\xef\xbb\xbf")) {
+			p.start = 3
+		}
+	}
+}
+
+// feed parses a piece of the current line (without its line ending).
+func (p *sseReader) feed(b []byte) error {
+	for len(b) > 0 {
+		switch p.state {
+		case lineName:
+			if p.lineLen == 0 && b[0] == ':' {
+				p.state = lineSkip // a comment
+				p.lineLen += int64(len(b))
+				return nil
+			}
+			i := bytes.IndexByte(b, ':')
+			part := b
+			if i >= 0 {
+				part = b[:i]
+			}
+			if len(p.name) <= maxFieldName {
+				p.name = append(p.name, part[:min(len(part), maxFieldName+1-len(p.name))]...)
+			}
+			p.lineLen += int64(len(part))
+			if i < 0 {
+				return nil
+			}
+			p.lineLen++
+			b = b[i+1:]
+			p.state = lineSpace
+			if err := p.beginValue(); err != nil {
+				return err
+			}
+		case lineSpace:
+			p.state = lineValue
+			if b[0] == ' ' {
+				p.lineLen++
+				b = b[1:]
+			}
+		case lineValue:
+			p.lineLen += int64(len(b))
+			switch p.field {
+			case fieldData:
+				if !p.data.Write(b) {
+					return p.tooLarge("an SSE event")
+				}
+			case fieldEvent, fieldID, fieldRetry:
+				if int64(len(p.value)+len(b)) > p.limit {
+					return p.tooLarge("an SSE line")
+				}
+				p.value = append(p.value, b...)
+			}
+			return nil
+		case lineSkip:
+			p.lineLen += int64(len(b))
+			return nil
+		}
+	}
+	return nil
+}
+
+func (p *sseReader) tooLarge(what string) error {
+	err := &FrameTooLargeError{What: what, Limit: p.limit}
+	p.rerr, p.start, p.end = err, 0, 0
+	p.lineLen, p.value = 0, nil
+	p.data.Reset()
+	return err
+}
+
+// beginValue is called when the field name of a line ended: it picks the
+// field, and for a data field adds the LF that joins it to earlier ones.
+func (p *sseReader) beginValue() error {
+	switch string(p.name) {
+	case "data":
+		p.field = fieldData
+		if p.hasData && !p.data.Write([]byte("\n")) {
+			return p.tooLarge("an SSE event")
+		}
+		p.hasData = true
+	case "event":
+		p.field = fieldEvent
+	case "id":
+		p.field = fieldID
+	case "retry":
+		p.field = fieldRetry
+	default:
+		p.field = fieldOther
+		p.state = lineSkip
+	}
+	return nil
+}
+
+// endLine processes the field of a line that ended (not a blank one).
+func (p *sseReader) endLine() error {
+	if p.state == lineName {
+		// A line without a colon: the whole line is the field name, the
+		// value is empty.
+		if err := p.beginValue(); err != nil {
+			return err
+		}
+	}
+	value := p.value
+	switch p.field {
+	case fieldEvent:
+		p.typ = string(value)
+	case fieldID:
+		if bytes.IndexByte(value, 0) < 0 {
+			p.idBuf = string(value)
+			p.idSet = true
+		}
+	case fieldRetry:
+		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil && isDigits(value) {
+			p.retry = time.Duration(n) * time.Millisecond
+		}
+	}
+	p.lineLen, p.name, p.state, p.field = 0, p.name[:0], lineName, fieldOther
+	if cap(p.value) > 4<<10 {
+		p.value = nil
+	} else {
+		p.value = p.value[:0]
+	}
+	return nil
 }
 
 // dispatch finishes the event being assembled at a blank line. Only then
@@ -118,7 +319,8 @@ func (p *sseReader) Next() (sseEvent, error) {
 func (p *sseReader) dispatch() (sseEvent, bool) {
 	p.lastID = p.idBuf
 	defer func() {
-		p.typ, p.data, p.hasData, p.idSet = "", nil, false, false
+		p.typ, p.hasData, p.idSet = "", false, false
+		p.data.Reset()
 	}()
 	if !p.hasData {
 		return sseEvent{}, false
@@ -127,7 +329,11 @@ func (p *sseReader) dispatch() (sseEvent, bool) {
 	if typ == "" {
 		typ = "message"
 	}
-	return sseEvent{Type: typ, Data: p.data, ID: p.lastID, HasID: p.idSet}, true
+	var data []byte
+	if p.data.Len() > 0 {
+		data = p.data.Bytes(nil)
+	}
+	return sseEvent{Type: typ, Data: data, ID: p.lastID, HasID: p.idSet}, true
 }
 
 func isDigits(b []byte) bool {
@@ -137,34 +343,4 @@ func isDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
-}
-
-// splitSSELines is a bufio.SplitFunc for SSE line endings: CRLF, LF or a
-// lone CR.
-func splitSSELines(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		if data[i] == '\n' {
-			return i + 1, data[:i], nil
-		}
-		// A CR: it may be the first half of CRLF.
-		if i+1 < len(data) {
-			if data[i+1] == '\n' {
-				return i + 2, data[:i], nil
-			}
-			return i + 1, data[:i], nil
-		}
-		if atEOF {
-			return i + 1, data[:i], nil
-		}
-		return 0, nil, nil // need more data to see what follows the CR
-	}
-	if atEOF {
-		// An unterminated last line is not a complete line; return it so the
-		// reader sees it, but it never dispatches an event on its own.
-		return len(data), data, nil
-	}
-	return 0, nil, nil
 }

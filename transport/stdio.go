@@ -35,6 +35,11 @@ type StdioOptions struct {
 	// TermGrace is how long Close waits after SIGTERM before SIGKILL.
 	// Zero means 500ms. Windows ends the server at once instead of SIGTERM.
 	TermGrace time.Duration
+	// MaxMessageSize bounds a line of the server's stdout (a frame), in
+	// bytes; zero means DefaultMaxMessageSize. A longer line ends the
+	// connection with a *FrameTooLargeError. (A stderr line longer than
+	// 1 MiB is passed on in pieces.)
+	MaxMessageSize int64
 }
 
 // stderrTail is how many of the server's last stderr lines are kept for
@@ -134,7 +139,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	// Everything the readers use is in place before they start.
 	c.stderrWG.Add(1)
 	go c.readStderr()
-	c.lines = startLineReader(c.stdout, c.closing, c.endError)
+	c.lines = startLineReader(c.stdout, opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
@@ -225,22 +230,43 @@ func (c *StdioConn) exitError() *PeerExitError {
 func (c *StdioConn) readStderr() {
 	defer c.stderrWG.Done()
 	r := bufio.NewReaderSize(c.stderr, 16*1024)
+	// A line longer than this is passed on in pieces: stderr is text for
+	// people, and memory stays bounded whatever the server writes.
+	piece := int(min(maxSize(c.opts.MaxMessageSize), maxStderrLine))
+	var long []byte // a line longer than r's buffer, so far
 	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			line = strings.TrimRight(line, "\r\n")
-			c.tailMu.Lock()
-			c.tail = append(c.tail, line)
-			if len(c.tail) > stderrTail {
-				c.tail = c.tail[len(c.tail)-stderrTail:]
+		frag, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(frag) > piece {
+				c.stderrLine(string(long))
+				long = long[:0]
 			}
-			c.tailMu.Unlock()
-			c.observe(Event{Kind: EventStderr, Text: line})
+			long = append(long, frag...)
+			continue
+		}
+		line := string(long) + string(frag)
+		long = long[:0]
+		if line != "" {
+			c.stderrLine(strings.TrimRight(line, "\r\n"))
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// maxStderrLine is the longest stderr line passed on whole.
+const maxStderrLine = 1 << 20
+
+// stderrLine keeps line among the last stderr lines and reports it.
+func (c *StdioConn) stderrLine(line string) {
+	c.tailMu.Lock()
+	c.tail = append(c.tail, line)
+	if len(c.tail) > stderrTail {
+		c.tail = c.tail[len(c.tail)-stderrTail:]
+	}
+	c.tailMu.Unlock()
+	c.observe(Event{Kind: EventStderr, Text: line})
 }
 
 // Read returns the next line the server wrote on stdout.
@@ -273,26 +299,19 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 		}
 	}()
 	var err error
-	var n, m int
+	var n int
 	if c.partial {
 		if _, err = c.stdin.Write([]byte{'\n'}); err == nil {
 			c.partial = false
 		}
 	}
-	switch {
-	case err != nil:
-		// The broken line could not be ended; nothing of f was written.
-	case len(f.Data) < 64*1024:
-		n, err = c.stdin.Write(frameLine(f))
-	default:
-		if n, err = c.stdin.Write(f.Data); err == nil {
-			m, err = c.stdin.Write([]byte{'\n'})
-		}
+	if err == nil {
+		n, err = writeLine(c.stdin, f.Data)
 	}
 	if err == nil {
 		return nil
 	}
-	if n+m > 0 {
+	if n > 0 {
 		c.partial = true
 	}
 	if ctx.Err() != nil {

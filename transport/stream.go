@@ -24,13 +24,19 @@ type StreamConn struct {
 	closeOnce sync.Once
 }
 
-// NewStream returns a Conn reading frames from r and writing them to w.
-// A goroutine reads r until it ends; Close does not close r or w (they are
-// usually the process's own stdin and stdout), so a Read blocked in r
-// returns only when r ends or the process exits.
-func NewStream(r io.Reader, w io.Writer) *StreamConn {
+// NewStream returns a Conn reading frames from r and writing them to w,
+// with lines of up to DefaultMaxMessageSize bytes (see NewStreamLimit).
+func NewStream(r io.Reader, w io.Writer) *StreamConn { return NewStreamLimit(r, w, 0) }
+
+// NewStreamLimit returns a Conn reading frames from r and writing them to
+// w. A line longer than maxMessageSize bytes (zero: DefaultMaxMessageSize)
+// ends the input with a *FrameTooLargeError. A goroutine reads r until it
+// ends; Close does not close r or w (they are usually the process's own
+// stdin and stdout), so a Read blocked in r returns only when r ends or
+// the process exits.
+func NewStreamLimit(r io.Reader, w io.Writer, maxMessageSize int64) *StreamConn {
 	c := &StreamConn{w: w, closing: make(chan struct{})}
-	c.lines = startLineReader(r, c.closing, func(err error) error {
+	c.lines = startLineReader(r, maxMessageSize, "a line on standard input", c.closing, func(err error) error {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
 		}
@@ -58,7 +64,7 @@ func (c *StreamConn) Write(ctx context.Context, f Frame) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if _, err := c.w.Write(frameLine(f)); err != nil {
+	if _, err := writeLine(c.w, f.Data); err != nil {
 		return fmt.Errorf("writing a frame: %w", err)
 	}
 	return nil

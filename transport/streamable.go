@@ -244,7 +244,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	}
 	// A JSON body: read it whole, still under the caller's context so that a
 	// slow body counts against the request's timeout.
-	body, err := io.ReadAll(resp.Body)
+	body, err := ReadBody(resp.Body, resp.ContentLength, s.b.opts.MaxMessageSize, "the HTTP response body")
 	x.close()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -252,6 +252,9 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		}
 		if s.b.ctx.Err() != nil {
 			return ErrClosed
+		}
+		if errors.Is(err, ErrFrameTooLarge) {
+			return fmt.Errorf("%w: POST %s: %w", ErrTransport, s.shown, err)
 		}
 		return fmt.Errorf("%w: POST %s: reading the response body: %w", ErrTransport, s.shown, err)
 	}
@@ -300,7 +303,7 @@ var errAnswered = errors.New("all responses arrived")
 // consume reads SSE events from resp and delivers their frames. It returns
 // how many events arrived and why reading stopped.
 func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
-	p := newSSEReader(resp.Body, st.lastID)
+	p := newSSEReaderLimit(resp.Body, st.lastID, s.b.opts.MaxMessageSize)
 	n := 0
 	defer func() {
 		st.lastID = p.LastEventID()
@@ -390,6 +393,15 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 		}
 		if st.pending == nil {
 			// Nothing was owed (a notification that got a stream).
+			return
+		}
+		if errors.Is(err, ErrFrameTooLarge) {
+			// Resuming would only send the same event again.
+			if st.routed {
+				s.lost(st, fmt.Errorf("%w: POST %s: %w", ErrStreamLost, s.url, err))
+			} else {
+				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s: %w", ErrTransport, s.url, err))
+			}
 			return
 		}
 		if st.routed {
@@ -543,6 +555,12 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 		}
 		if n > 0 {
 			failures = 0
+		}
+		if errors.Is(err, ErrFrameTooLarge) {
+			// A message the server sent on its own is lost, and resuming
+			// would only send it again: the connection cannot go on.
+			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.url, err))
+			return
 		}
 		why := "ended"
 		if err != nil && !errors.Is(err, io.EOF) {

@@ -17,6 +17,8 @@
 //	badlist      answers tools/list with a result that is not a list
 //	badversion   answers initialize with a protocol version nobody speaks
 //	exit         exits at once with status 7 after a line on stderr
+//	endless      answers initialize with a line that never ends: an
+//	             endless stream of bytes on stdout, without a newline
 //	modern       the dual-era Go SDK server of internal/testservers for the
 //	             2026-07-28 tests (multi-round tools, x-mcp-header, ...)
 //	modern-only  the same server, speaking only 2026-07-28
@@ -156,6 +158,8 @@ func main() {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "testserver: giving up before saying anything")
 		os.Exit(7)
+	case "endless":
+		err = runEndless(in)
 	default:
 		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q\n", mode)
 		os.Exit(2)

@@ -1,0 +1,383 @@
+package inspector
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+)
+
+// Large results are printed straight from the frame they arrived in:
+// JSON is laid out as it is written, and a text is decoded and escaped
+// piece by piece, so printing a result never holds a second copy of it.
+
+// streamJSONMin is the size from which JSON output is written as it is
+// laid out rather than built in memory first.
+const streamJSONMin = 64 << 10
+
+// prettyWidth is the line width within which JSON output keeps an array
+// on one line (tidwall/pretty's Width).
+const prettyWidth = 80
+
+// prettyWriter writes JSON laid out exactly as tidwall/pretty lays it out
+// (Width 80, Indent two spaces, no prefix, keys in their order), then
+// escaped as escapeJSONText escapes it, without building it in memory.
+// TestPrettyWriterMatchesPretty holds it to that.
+type prettyWriter struct {
+	w *bufio.Writer
+	// col is the position on the current line the way tidwall/pretty
+	// counts it to decide whether an array fits on one line (one more
+	// than the characters written after a newline it appended, as many
+	// after a newline that replaced a space).
+	col int
+	// c1 is set when the text holds a C1 control or DEL: escapeJSONText
+	// then rewrites the whole text rune by rune.
+	c1 bool
+}
+
+// writePrettyJSON writes valid JSON raw to w, pretty-printed.
+func writePrettyJSON(w io.Writer, raw []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	p := &prettyWriter{w: bw, c1: hasC1(raw)}
+	p.value(bytes.TrimSpace(raw), 0)
+	p.w.WriteByte('\n')
+	return bw.Flush()
+}
+
+// hasC1 reports whether b holds DEL or a C1 control character (as
+// escapeJSONText decodes text).
+func hasC1(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x80 && r <= 0x9f {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// emit writes output text, counting it on the line.
+func (p *prettyWriter) emit(b []byte) {
+	p.col += len(b)
+	if !p.c1 {
+		p.w.Write(b)
+		return
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == 0x7f || r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(p.w, `\u%04x`, r)
+		case r == utf8.RuneError && size == 1:
+			p.w.WriteRune(r)
+		default:
+			p.w.Write(b[i : i+size])
+		}
+		i += size
+	}
+}
+
+func (p *prettyWriter) emitString(s string) {
+	p.col += len(s)
+	p.w.WriteString(s) // structure: never escaped
+}
+
+// newline starts a line after the last thing written; replaced says
+// whether tidwall/pretty replaced a space by it (which counts the column
+// one lower).
+func (p *prettyWriter) newline(tabs int, replaced bool) {
+	p.w.WriteByte('\n')
+	p.col = 1
+	if replaced {
+		p.col = 0
+	}
+	for range tabs {
+		p.emitString("  ")
+	}
+}
+
+func (p *prettyWriter) value(v []byte, tabs int) {
+	if len(v) == 0 {
+		return
+	}
+	switch v[0] {
+	case '{':
+		n := 0
+		p.emitString("{")
+		rawjson.Members(v, func(name, val []byte) bool {
+			if n > 0 {
+				p.emitString(",")
+			}
+			p.newline(tabs+1, false)
+			p.emit(name)
+			p.emitString(": ")
+			p.value(val, tabs+1)
+			n++
+			return true
+		})
+		if n > 0 {
+			p.newline(tabs, false)
+		}
+		p.emitString("}")
+	case '[':
+		if room := prettyWidth - p.col; room > 3 {
+			var line []byte
+			if line, ok := appendOneLine(line, v, room); ok {
+				p.emit(line)
+				return
+			}
+		}
+		n := 0
+		p.emitString("[")
+		rawjson.Elements(v, func(e []byte) bool {
+			if n > 0 {
+				p.emitString(",") // and a space, which the newline replaces
+			}
+			p.newline(tabs+1, n > 0)
+			p.value(e, tabs+1)
+			n++
+			return true
+		})
+		if n > 0 {
+			p.newline(tabs, false)
+		}
+		p.emitString("]")
+	default:
+		p.emit(v)
+	}
+}
+
+// appendOneLine appends the one-line form of array v ("[1, [2, 3]]") to
+// b when it has no object in it and is at most room bytes long.
+func appendOneLine(b []byte, v []byte, room int) ([]byte, bool) {
+	if len(v) == 0 || v[0] == '{' {
+		return b, false
+	}
+	if v[0] != '[' {
+		if len(b)+len(v) > room {
+			return b, false // a long string is not copied to learn that
+		}
+		return append(b, v...), true
+	}
+	ok := true
+	n := 0
+	b = append(b, '[')
+	rawjson.Elements(v, func(e []byte) bool {
+		if n > 0 {
+			b = append(b, ", "...)
+		}
+		n++
+		b, ok = appendOneLine(b, e, room)
+		return ok && len(b) <= room
+	})
+	b = append(b, ']')
+	return b, ok && len(b) <= room
+}
+
+// ---- text ----
+
+// textWriter writes decoded, escaped text (see Escape) to a buffered
+// writer, remembering the last byte written.
+type textWriter struct {
+	w       *bufio.Writer
+	keepNL  bool
+	last    byte
+	scratch [16]byte
+}
+
+// write escapes b, which ends at a character boundary.
+func (t *textWriter) write(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) {
+			c := b[i]
+			if c < 0x20 && !(t.keepNL && (c == '\n' || c == '\t')) || c >= 0x7f {
+				break
+			}
+			i++
+		}
+		if i > 0 {
+			t.w.Write(b[:i])
+			t.last = b[i-1]
+			b = b[i:]
+			continue
+		}
+		r, size := utf8.DecodeRune(b)
+		e := appendEscapedRune(t.scratch[:0], r, b[:size], t.keepNL)
+		t.w.Write(e)
+		t.last = e[len(e)-1]
+		b = b[size:]
+	}
+}
+
+// text prints a text exactly as Escape(s) followed by a newline when it
+// does not end with one.
+func (p *Printer) text(s string) {
+	s = Escape(s)
+	fmt.Fprint(p.w, s)
+	if !strings.HasSuffix(s, "\n") {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// rawText is text for a JSON string q, decoded and escaped as it is
+// written.
+func (p *Printer) rawText(q []byte) {
+	if len(q) < streamJSONMin {
+		s, _ := rawjson.String(q)
+		p.text(s)
+		return
+	}
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	t := &textWriter{w: bw, keepNL: true}
+	rawjson.DecodeString(q, func(piece []byte) bool {
+		t.write(piece)
+		return true
+	})
+	if t.last != '\n' {
+		bw.WriteByte('\n')
+	}
+	bw.Flush()
+}
+
+// ---- reading typed members from raw JSON ----
+
+// fields reads the members of an object in place, with the types
+// encoding/json would insist on: a member that has neither its type nor
+// null makes the object unreadable (bad), as decoding it into a struct
+// fails. Member names match exactly, else without regard to case.
+type fields struct{ bad bool }
+
+func (f *fields) str(v []byte) string {
+	if rawjson.IsNull(v) {
+		return ""
+	}
+	s, ok := rawjson.String(v)
+	if !ok {
+		f.bad = true
+	}
+	return s
+}
+
+// optStr returns the raw string v, nil for null.
+func (f *fields) optStr(v []byte) []byte {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	if !rawjson.IsString(v) {
+		f.bad = true
+		return nil
+	}
+	return v
+}
+
+func (f *fields) boolean(v []byte) bool {
+	switch string(v) {
+	case "true":
+		return true
+	case "false", "null":
+		return false
+	}
+	f.bad = true
+	return false
+}
+
+// array returns the elements of the array v (nil for null).
+func (f *fields) array(v []byte) [][]byte {
+	var out [][]byte
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	if !rawjson.Elements(v, func(e []byte) bool {
+		out = append(out, e)
+		return true
+	}) {
+		f.bad = true
+	}
+	return out
+}
+
+// object calls set for each member of raw (which must be valid JSON)
+// whose name is one of names; it reports false when raw is neither an
+// object nor null, or a member has the wrong type.
+func (f *fields) object(raw []byte, names []string, set func(name string, v []byte)) bool {
+	raw = bytes.TrimSpace(raw)
+	if rawjson.IsNull(raw) {
+		return true
+	}
+	if !rawjson.Members(raw, func(name, v []byte) bool {
+		if n := memberName(name, names...); n != "" {
+			set(n, v)
+		}
+		return true
+	}) {
+		return false
+	}
+	return !f.bad
+}
+
+// stringLen returns the length of the JSON string q once decoded, without
+// decoding it when it has no escapes.
+func stringLen(q []byte) int {
+	if bytes.IndexByte(q, '\\') < 0 && len(q) >= 2 {
+		return len(q) - 2
+	}
+	n := 0
+	rawjson.DecodeString(q, func(piece []byte) bool {
+		n += len(piece)
+		return true
+	})
+	return n
+}
+
+// stringBytes returns the decoded JSON string q: its own bytes (a slice
+// of q) when it has no escapes, else a decoded copy.
+func stringBytes(q []byte) []byte {
+	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	b, _ := rawjson.AppendString(nil, q)
+	return b
+}
+
+// base64Len returns the length of the data the base64 text s (standard
+// alphabet, padded or not) decodes to, decoding it in pieces.
+func base64Len(s []byte) (int, error) {
+	n, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(s)))
+	if err == nil {
+		return int(n), nil
+	}
+	n, err = io.Copy(io.Discard, base64.NewDecoder(base64.RawStdEncoding, bytes.NewReader(bytes.TrimRight(s, "="))))
+	return int(n), err
+}
+
+// decodeBase64Bytes decodes standard base64, padded or not (as
+// decodeBase64 does), into a new slice.
+func decodeBase64Bytes(s []byte) ([]byte, error) {
+	t := bytes.TrimRight(s, "=")
+	dst := make([]byte, max(base64.StdEncoding.DecodedLen(len(s)), base64.RawStdEncoding.DecodedLen(len(t))))
+	n, err := base64.StdEncoding.Decode(dst, s)
+	if err != nil {
+		if n, err = base64.RawStdEncoding.Decode(dst, t); err != nil {
+			return nil, err
+		}
+	}
+	return dst[:n], nil
+}

@@ -1,0 +1,207 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+)
+
+// diffResponses compares a recorded and a live response message (valid
+// JSON) as comparable, normalize and diffJSON together would, but in
+// place: values are walked in the frames they arrived in and only the
+// differing ones are decoded (to show them), so comparing two large
+// responses costs nothing beyond the frames. The id and jsonrpc members
+// are left out, values ignore selects dropped (array elements count as
+// "<ignored>"), strings that are timestamps or session ids normalized, and
+// a recorded "[redacted]" matches anything.
+func diffResponses(rec, live []byte, ignore []*Path, sessionIDs map[string]bool) ([]Difference, int) {
+	d := &rawDiffer{ignore: ignore, ids: sessionIDs}
+	if anyMatch(ignore, nil) {
+		return nil, 0
+	}
+	d.diff(nil, bytes.TrimSpace(rec), bytes.TrimSpace(live))
+	return d.out, d.more
+}
+
+type rawDiffer struct {
+	ignore []*Path
+	ids    map[string]bool
+	out    []Difference
+	more   int
+}
+
+// present marks a side that has the value, for add.
+type side struct {
+	raw []byte
+	ok  bool
+	// ignored stands for the "<ignored>" an ignored array element becomes.
+	ignored bool
+}
+
+func (d *rawDiffer) add(path []elem, a, b side) {
+	if len(d.out) >= maxDiffs {
+		d.more++
+		return
+	}
+	diff := Difference{Path: pathString(path)}
+	if a.ok {
+		diff.Recorded = d.show(path, a)
+	}
+	if b.ok {
+		diff.Live = d.show(path, b)
+	}
+	d.out = append(d.out, diff)
+}
+
+// show renders a differing value as diffJSON shows a decoded one: without
+// what ignore selects, normalized, as compact JSON.
+func (d *rawDiffer) show(path []elem, s side) string {
+	if s.ignored {
+		return encodeValue(ignoredValue)
+	}
+	v, ok := decode(s.raw)
+	if !ok {
+		return string(s.raw)
+	}
+	v = removePathsUnder(v, path, d.ignore)
+	if len(path) == 0 {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "id")
+			delete(m, "jsonrpc")
+		}
+	}
+	return encodeValue(normalize(v, d.ids))
+}
+
+// members returns the members of object v by name (the last of a name
+// wins, as in a decoded object) and their names, sorted.
+func members(v []byte) (map[string][]byte, []string) {
+	m := map[string][]byte{}
+	var names []string
+	rawjson.Members(v, func(name, val []byte) bool {
+		n := rawjson.Name(name)
+		if _, ok := m[n]; !ok {
+			names = append(names, n)
+		}
+		m[n] = val
+		return true
+	})
+	return m, names
+}
+
+func (d *rawDiffer) diff(path []elem, a, b []byte) {
+	ka, kb := kindOf(a), kindOf(b)
+	if ka == '"' && len(a) < 64 && d.normString(a) == Placeholder {
+		return // redacted when recorded: anything goes
+	}
+	switch ka {
+	case '{':
+		if kb != '{' {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+			return
+		}
+		am, an := members(a)
+		bm, bn := members(b)
+		keys := an
+		for _, k := range bn {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(path) == 0 && (k == "id" || k == "jsonrpc") {
+				continue
+			}
+			p := append(path, elem{key: k, index: -1})
+			if anyMatch(d.ignore, p) {
+				continue
+			}
+			av, aok := am[k]
+			bv, bok := bm[k]
+			if aok && bok {
+				d.diff(p, av, bv)
+			} else {
+				d.add(p, side{raw: av, ok: aok}, side{raw: bv, ok: bok})
+			}
+		}
+	case '[':
+		if kb != '[' {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+			return
+		}
+		ae, be := elementsOf(a), elementsOf(b)
+		for i := 0; i < max(len(ae), len(be)); i++ {
+			p := append(path, elem{index: i})
+			ignored := anyMatch(d.ignore, p)
+			switch {
+			case i < len(ae) && i < len(be):
+				if !ignored {
+					d.diff(p, ae[i], be[i])
+				}
+			case i < len(ae):
+				d.add(p, side{raw: ae[i], ok: true, ignored: ignored}, side{})
+			default:
+				d.add(p, side{}, side{raw: be[i], ok: true, ignored: ignored})
+			}
+		}
+	case '"':
+		if kb != '"' || !d.sameString(a, b) {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+		}
+	case '0':
+		if kb != '0' || !sameNumber(json.Number(a), json.Number(b)) {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+		}
+	default:
+		if kb != ka {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+		}
+	}
+}
+
+// kindOf classifies a JSON value by its first byte: '{', '[', '"', '0'
+// (a number), 't', 'f' or 'n'.
+func kindOf(v []byte) byte {
+	if len(v) == 0 {
+		return 0
+	}
+	switch c := v[0]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return '0'
+	default:
+		return c
+	}
+}
+
+func elementsOf(v []byte) [][]byte {
+	var out [][]byte
+	rawjson.Elements(v, func(e []byte) bool {
+		out = append(out, e)
+		return true
+	})
+	return out
+}
+
+// normString decodes a JSON string and normalizes it (see normalize).
+func (d *rawDiffer) normString(q []byte) string {
+	s, _ := rawjson.String(q)
+	if d.ids[s] {
+		return "<session-id>"
+	}
+	if isTimestamp(s) {
+		return "<time>"
+	}
+	return s
+}
+
+// sameString compares two JSON strings once decoded and normalized. Equal
+// bytes need no decoding, which is the rule for a large text that matches.
+func (d *rawDiffer) sameString(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	return d.normString(a) == d.normString(b)
+}

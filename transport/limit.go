@@ -1,0 +1,294 @@
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
+)
+
+// DefaultMaxMessageSize is the maximum message size used when none is
+// set: 256 MiB. A legitimate frame of 100 MiB passes with room to spare,
+// while a peer that never ends a line or an event cannot make mcpx buffer
+// without bound.
+const DefaultMaxMessageSize int64 = 256 << 20
+
+// ErrFrameTooLarge is matched (with errors.Is) by every error about a
+// message longer than the maximum message size: a stdio line, an SSE
+// event or line, an HTTP body, a trace line. The error is
+// *FrameTooLargeError, which names the limit.
+var ErrFrameTooLarge = errors.New("message exceeds the maximum message size")
+
+// FrameTooLargeError reports a message that exceeds the maximum message
+// size. It is detected while reading: no more than the limit plus a
+// buffer's worth was held when reading stopped.
+type FrameTooLargeError struct {
+	// What names the message ("a line the server wrote on stdout", "an
+	// SSE event", "the HTTP response body", "trace line 3").
+	What string
+	// Limit is the maximum message size in bytes.
+	Limit int64
+}
+
+func (e *FrameTooLargeError) Error() string {
+	return fmt.Sprintf("%s exceeds the maximum message size (%s)", e.What, FormatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrFrameTooLarge) true.
+func (e *FrameTooLargeError) Is(target error) bool { return target == ErrFrameTooLarge }
+
+// FormatSize renders a byte count exactly: in KiB, MiB or GiB when it is a
+// whole number of them ("256 MiB"), else in bytes ("256000000 bytes").
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + " " + u.name
+		}
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// maxSize returns limit, or DefaultMaxMessageSize when it is not positive.
+func maxSize(limit int64) int64 {
+	if limit <= 0 {
+		return DefaultMaxMessageSize
+	}
+	return limit
+}
+
+// frameBuffer collects one message read in pieces, refusing to hold more
+// than a limit, and hands it out as one slice of exactly its length.
+// Pieces go into a small first chunk, kept for the next message, then into
+// chunks of growing size (up to maxChunk) that live outside the Go heap
+// where the system allows (allocChunk): each is released as soon as it is
+// copied out, so assembling a message of n bytes costs about n bytes, not
+// the 2n of a buffer grown by doubling or of chunks left to the garbage
+// collector. Reset (or Bytes) must be called before a frameBuffer holding
+// data is dropped.
+type frameBuffer struct {
+	limit  int64
+	first  []byte
+	chunks []chunk
+	n      int64
+}
+
+// chunk is a buffer from allocChunk.
+type chunk struct {
+	b      []byte
+	mapped bool
+}
+
+const (
+	firstChunk = 16 << 10
+	maxChunk   = 1 << 20
+)
+
+// Len returns the number of bytes collected.
+func (b *frameBuffer) Len() int64 { return b.n }
+
+// fits reports whether n more bytes stay within the limit.
+func (b *frameBuffer) fits(n int) bool { return b.n+int64(n) <= b.limit }
+
+// Write appends p. It reports false, keeping nothing of p, when that would
+// exceed the limit.
+func (b *frameBuffer) Write(p []byte) bool {
+	if !b.fits(len(p)) {
+		return false
+	}
+	b.n += int64(len(p))
+	if b.first == nil {
+		b.first = make([]byte, 0, firstChunk)
+	}
+	if len(b.chunks) == 0 {
+		m := min(len(p), cap(b.first)-len(b.first))
+		b.first = append(b.first, p[:m]...)
+		p = p[m:]
+	}
+	for len(p) > 0 {
+		if k := len(b.chunks); k == 0 || len(b.chunks[k-1].b) == cap(b.chunks[k-1].b) {
+			size := 4 * firstChunk
+			if k > 0 {
+				size = min(2*cap(b.chunks[k-1].b), maxChunk)
+			}
+			c, mapped := allocChunk(size)
+			b.chunks = append(b.chunks, chunk{c, mapped})
+		}
+		c := &b.chunks[len(b.chunks)-1].b
+		m := min(len(p), cap(*c)-len(*c))
+		*c = append(*c, p[:m]...)
+		p = p[m:]
+	}
+	return true
+}
+
+// Bytes returns what was collected, followed by tail, in a new slice of
+// exactly that length, and empties b.
+func (b *frameBuffer) Bytes(tail []byte) []byte {
+	out := make([]byte, 0, b.n+int64(len(tail)))
+	out = append(out, b.first...)
+	for i := range b.chunks {
+		out = append(out, b.chunks[i].b...)
+		freeChunk(b.chunks[i].b, b.chunks[i].mapped)
+		b.chunks[i] = chunk{}
+	}
+	out = append(out, tail...)
+	b.chunks = b.chunks[:0]
+	b.Reset()
+	return out
+}
+
+// Reset empties b, releasing its chunks.
+func (b *frameBuffer) Reset() {
+	for i := range b.chunks {
+		freeChunk(b.chunks[i].b, b.chunks[i].mapped)
+		b.chunks[i] = chunk{}
+	}
+	b.chunks = b.chunks[:0]
+	b.first = b.first[:0]
+	b.n = 0
+}
+
+// LineReader reads newline-terminated lines (the framing of stdio and of
+// trace files) of bounded length. Each line comes in a slice of its own of
+// exactly its length, so a large line costs about twice its size while it
+// is read and its size afterwards.
+type LineReader struct {
+	br    *bufio.Reader
+	limit int64
+	what  string
+	buf   frameBuffer
+	err   error // what ends the input, returned after the last line
+}
+
+// NewLineReader reads lines from r; a line (without its newline) longer
+// than limit bytes is an error. A limit of zero or less means
+// DefaultMaxMessageSize. what names a line in that error ("a line the
+// server wrote on stdout").
+func NewLineReader(r io.Reader, limit int64, what string) *LineReader {
+	limit = maxSize(limit)
+	return &LineReader{br: bufio.NewReaderSize(r, 64<<10), limit: limit, what: what, buf: frameBuffer{limit: limit}}
+}
+
+// Limit returns the maximum line length in bytes.
+func (l *LineReader) Limit() int64 { return l.limit }
+
+// ReadLine returns the next line without its newline (a carriage return
+// before it is kept). ended is false for a last line the input ended
+// without a newline (or a read error interrupted). After the last line it
+// returns io.EOF, or the read error. A line longer than the limit returns
+// a *FrameTooLargeError as soon as the limit is passed, without reading
+// the rest; every later call returns it too.
+func (l *LineReader) ReadLine() (line []byte, ended bool, err error) {
+	if l.err != nil {
+		return nil, false, l.err
+	}
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !l.buf.Write(frag) {
+				return nil, false, l.tooLarge()
+			}
+			continue
+		}
+		if err == nil {
+			frag = frag[:len(frag)-1]
+		} else if len(frag) == 0 && l.buf.Len() == 0 {
+			l.err = err
+			return nil, false, err
+		} else {
+			l.err = err // after this last line
+		}
+		if !l.buf.fits(len(frag)) {
+			return nil, false, l.tooLarge()
+		}
+		return l.buf.Bytes(frag), err == nil, nil
+	}
+}
+
+func (l *LineReader) tooLarge() error {
+	l.err = &FrameTooLargeError{What: l.what, Limit: l.limit}
+	l.buf.Reset()
+	return l.err
+}
+
+// ReadBody reads a whole HTTP body of at most limit bytes (zero or less:
+// DefaultMaxMessageSize) into a slice of exactly its length. length is the
+// body's declared length (Content-Length), -1 when unknown: a declared
+// length over the limit is refused before anything is read, and a known
+// length is read into one allocation. A body over the limit returns a
+// *FrameTooLargeError naming what as soon as the limit is passed. On a
+// read error it returns what arrived with the error.
+func ReadBody(r io.Reader, length, limit int64, what string) ([]byte, error) {
+	limit = maxSize(limit)
+	if length > limit {
+		return nil, &FrameTooLargeError{What: what, Limit: limit}
+	}
+	if length >= 0 {
+		buf := make([]byte, length)
+		n, err := io.ReadFull(r, buf)
+		return buf[:n], err
+	}
+	b := frameBuffer{limit: limit}
+	defer b.Reset()
+	var scratch [32 << 10]byte
+	for {
+		n, err := r.Read(scratch[:])
+		if n > 0 && !b.Write(scratch[:n]) {
+			return nil, &FrameTooLargeError{What: what, Limit: limit}
+		}
+		if errors.Is(err, io.EOF) {
+			return b.Bytes(nil), nil
+		}
+		if err != nil {
+			return b.Bytes(nil), err
+		}
+	}
+}
+
+// readAhead bounds the bytes of frames read ahead of the one consuming
+// them (a connection's queue of incoming frames): the producer waits while
+// the queue holds max bytes or more, so a peer sending large frames faster
+// than they are handled cannot make the queue hold more than about twice
+// the maximum message size.
+type readAhead struct {
+	max    int64
+	queued atomic.Int64
+	freed  chan struct{}
+}
+
+func newReadAhead(max int64) *readAhead {
+	return &readAhead{max: maxSize(max), freed: make(chan struct{}, 1)}
+}
+
+// wait blocks while max bytes or more are queued; it reports false when
+// done is closed first.
+func (r *readAhead) wait(done <-chan struct{}) bool {
+	for r.queued.Load() >= r.max {
+		select {
+		case <-r.freed:
+		case <-done:
+			return false
+		}
+	}
+	return true
+}
+
+// add counts a frame of n bytes as queued.
+func (r *readAhead) add(n int) { r.queued.Add(int64(n)) }
+
+// take counts a frame of n bytes as consumed.
+func (r *readAhead) take(n int) {
+	r.queued.Add(-int64(n))
+	select {
+	case r.freed <- struct{}{}:
+	default:
+	}
+}
