@@ -24,19 +24,27 @@ type Message struct {
 	// Problems lists ways the message departs from JSON-RPC 2.0, for the
 	// session to report (an inspector never hides a server's mistake).
 	Problems []string
+	// emptyMethod is set when the method member is there but "": the
+	// message is still a request or notification (one no handler has),
+	// never a response.
+	emptyMethod bool
 }
 
+func (m *Message) hasMethod() bool { return m.Method != "" || m.emptyMethod }
+
 // IsRequest reports whether m is a request (a method and an id).
-func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
+func (m *Message) IsRequest() bool { return m.hasMethod() && m.ID != nil }
 
 // IsNotification reports whether m is a notification (a method, no id).
-func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *Message) IsNotification() bool { return m.hasMethod() && m.ID == nil }
 
 // IsResponse reports whether m is a response (no method).
-func (m *Message) IsResponse() bool { return m.Method == "" }
+func (m *Message) IsResponse() bool { return !m.hasMethod() }
 
 type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
+	// JSONRPC is raw so that a wrong version ("jsonrpc": 2.0) is a
+	// problem of the message, not a reason to drop it.
+	JSONRPC json.RawMessage `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  *string         `json:"method"`
 	Params  json.RawMessage `json:"params"`
@@ -84,23 +92,25 @@ func decodeMessage(raw json.RawMessage) *Message {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+	var version string
+	if json.Unmarshal(w.JSONRPC, &version) != nil || version != "2.0" {
 		m.Problems = append(m.Problems, `missing "jsonrpc": "2.0"`)
 	}
 	if w.Method != nil {
 		m.Method = *w.Method
 		if m.Method == "" {
 			m.Problems = append(m.Problems, "empty method name")
+			m.emptyMethod = true
 		}
 	}
 	if len(w.ID) > 0 {
 		m.ID = w.ID
-		if !validID(w.ID) && !(m.Method == "" && string(w.ID) == "null") {
+		if !validID(w.ID) && !(m.IsResponse() && string(w.ID) == "null") {
 			m.Problems = append(m.Problems, "id must be a string or an integer, got "+string(w.ID))
 		}
 	}
 	m.Params = w.Params
-	if m.Method == "" {
+	if m.IsResponse() {
 		switch {
 		case len(w.Result) > 0 && len(w.Error) > 0:
 			m.Problems = append(m.Problems, "response has both result and error")
@@ -112,12 +122,23 @@ func decodeMessage(raw json.RawMessage) *Message {
 		}
 		m.Result = w.Result
 		if len(w.Error) > 0 {
-			var e RPCError
-			if err := json.Unmarshal(w.Error, &e); err != nil {
-				m.Problems = append(m.Problems, "error member is not an object with code and message")
-				e = RPCError{Code: CodeInternalError, Message: "malformed error: " + string(w.Error)}
+			var e struct {
+				Code    *int            `json:"code"`
+				Message *string         `json:"message"`
+				Data    json.RawMessage `json:"data"`
 			}
-			m.Error = &e
+			err := json.Unmarshal(w.Error, &e)
+			if err != nil || e.Code == nil || e.Message == nil {
+				m.Problems = append(m.Problems, "error member is not an object with code and message")
+			}
+			if err != nil || e.Code == nil {
+				m.Error = &RPCError{Code: CodeInternalError, Message: "malformed error: " + string(w.Error)}
+			} else {
+				m.Error = &RPCError{Code: *e.Code, Data: e.Data}
+				if e.Message != nil {
+					m.Error.Message = *e.Message
+				}
+			}
 		}
 	}
 	return m
