@@ -202,16 +202,16 @@ type Writer struct {
 // Writer for the events.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	h.Minor = Minor
-	return newWriter(w, h)
-}
-
-// newWriter is NewWriter keeping h.Minor (at most Minor): a trace copied
-// from an older one must not claim what it does not hold.
-func newWriter(w io.Writer, h Header) (*Writer, error) {
-	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
+	return newWriter(w, h)
+}
+
+// newWriter is NewWriter keeping h.Minor (at most Minor) and h.Created: a
+// trace copied from an older one must not claim what it does not hold.
+func newWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	h.Created = h.Created.UTC()
 	line, err := marshalLine(h)
 	if err != nil {
