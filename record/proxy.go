@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/transport"
@@ -38,8 +39,9 @@ type StdioProxyOptions struct {
 // each. The server's stderr is passed through. It returns when either side
 // ends, never leaving the server running: nil when the host closed its
 // input (the server then gets DrainGrace to finish, as when the host talks
-// to it directly), the server's *transport.PeerExitError when the server
-// ended first, ctx's error when ctx ended.
+// to it directly) or stopped reading (a closed pipe: the host went away),
+// the server's *transport.PeerExitError when the server ended first, ctx's
+// error when ctx ended.
 //
 // Lines are forwarded exactly, except that a last line the host sends
 // without a newline reaches the server with one.
@@ -120,6 +122,14 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	case err := <-serverDone:
 		return serverEnd(err)
 	case err := <-hostDone:
+		if errors.Is(err, syscall.EPIPE) {
+			// The host stopped reading: it ended the session (went away)
+			// without closing its end of our input first.
+			if rec != nil {
+				rec.Note("the host stopped reading (closed pipe); shut the server down")
+			}
+			return nil
+		}
 		if !errors.Is(err, io.EOF) {
 			return err
 		}

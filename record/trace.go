@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -475,6 +476,9 @@ func parseEvent(line []byte) (Event, error) {
 	var w wireEvent
 	if err := json.Unmarshal(line, &w); err != nil {
 		return Event{}, fmt.Errorf("not a trace event: %w", err)
+	}
+	if w.T > math.MaxInt64/int64(time.Microsecond) || w.T < math.MinInt64/int64(time.Microsecond) {
+		return Event{}, fmt.Errorf("t %d is out of range (microseconds, at most %d)", w.T, math.MaxInt64/int64(time.Microsecond))
 	}
 	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta}
 	switch w.Kind {
