@@ -139,3 +139,30 @@ func decodeOne(raw []byte) Message {
 	m.Object, m.ID, m.Method, m.Result, m.Error = true, w.ID, w.Method, w.Result, w.Error
 	return m
 }
+
+// PropertySchemas are JSON Schemas of single properties: the primitive
+// schemas of form elicitation in the MCP specification (2026-07-28
+// examples), and property schemas of tools' input schemas as mcpx's tests
+// and real servers write them.
+func PropertySchemas() []string {
+	return []string{
+		`{"type":"number","title":"Display Name","description":"Description text","minimum":0,"maximum":100,"default":50}`,
+		`{"type":"string","title":"Display Name","description":"Description text","minLength":3,"maxLength":50,"format":"email","default":"user@example.com"}`,
+		`{"type":"boolean","title":"Display Name","description":"Description text","default":false}`,
+		`{"type":"array","title":"Color Selection","description":"Choose your favorite colors","minItems":1,"maxItems":2,"items":{"anyOf":[{"const":"#FF0000","title":"Red"},{"const":"#00FF00","title":"Green"},{"const":"#0000FF","title":"Blue"}]},"default":["#FF0000","#00FF00"]}`,
+		`{"type":"string","title":"Color Selection","description":"Choose your favorite color","oneOf":[{"const":"#FF0000","title":"Red"},{"const":"#00FF00","title":"Green"},{"const":"#0000FF","title":"Blue"}],"default":"#FF0000"}`,
+		`{"type":"array","title":"Color Selection","description":"Choose your favorite colors","minItems":1,"maxItems":2,"items":{"type":"string","enum":["Red","Green","Blue"]},"default":["Red","Green"]}`,
+		`{"type":"string","title":"Color Selection","description":"Choose your favorite color","enum":["Red","Green","Blue"],"default":"Red"}`,
+		`{"type":"integer","minimum":1}`,
+		`{"type":["integer","null"]}`,
+		`{"anyOf":[{"type":"number"},{"type":"string"}]}`,
+		`{"oneOf":[{"type":"boolean"},{"type":"array"}]}`,
+		`{"const":"v1"}`,
+		`{"enum":[1,2,3]}`,
+		`{"type":"object","properties":{"k":{"type":"string"}}}`,
+		`{"type":"null"}`,
+		`{"type":"string","x-mcp-header":"Region"}`,
+		`{"description":"no type"}`,
+		`{}`, `true`, `[]`, `{"type":7}`,
+	}
+}
