@@ -101,17 +101,8 @@ func (c *Completer) Do(line []rune, pos int) ([][]rune, int) {
 // suffixes to insert, and how many runes before the cursor the shown
 // candidates start with.
 func (c *Completer) Complete(ctx context.Context, text string) (suffixes []string, offset int) {
-	sc := Scan(text)
-	var words []string
-	part := Token{Start: len(text), End: len(text), ValueStart: -1}
-	for _, t := range sc.Tokens {
-		words = append(words, t.Value)
-	}
-	if !sc.Trailing && len(sc.Tokens) > 0 {
-		part = sc.Tokens[len(sc.Tokens)-1]
-		words = words[:len(words)-1]
-	}
-	if part.Open == OpenJSON || part.Open == OpenEscape {
+	words, part, ok := typing(text)
+	if !ok {
 		return nil, 0
 	}
 	cands := c.candidates(ctx, words, part.Value)
@@ -123,7 +114,7 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 			continue
 		}
 		seen[cand.Text] = true
-		s := escapeFor(cand.Text[len(part.Value):], part.Open, part.Value == "")
+		s := escapeFor(cand.Text[len(part.Value):], part.Open, part.Value)
 		if !cand.NoSpace {
 			s += closer(part.Open) + " "
 		}
@@ -137,6 +128,33 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 		start = part.ValueStart // show values, not key=value
 	}
 	return suffixes, utf8.RuneCountInString(text[start:])
+}
+
+// typing splits text (the line up to the cursor) into the words before
+// the one being typed and that word (a new, empty one after a blank). ok
+// is false where nothing can be appended to the word: inside unquoted
+// JSON (taken verbatim), after a final backslash (inside double quotes
+// too: it would escape what follows), and in a comment.
+func typing(text string) (words []string, part Token, ok bool) {
+	sc := Scan(text)
+	part = Token{Start: len(text), End: len(text), ValueStart: -1}
+	for _, t := range sc.Tokens {
+		words = append(words, t.Value)
+	}
+	if !sc.Trailing && len(sc.Tokens) > 0 {
+		part = sc.Tokens[len(sc.Tokens)-1]
+		words = words[:len(words)-1]
+	}
+	switch {
+	case sc.Comment, part.Open == OpenJSON, part.Open == OpenEscape:
+		return nil, part, false
+	case part.Open == OpenDouble:
+		// Backslashes pair up from the left; an odd run leaves one.
+		if n := len(text) - len(strings.TrimRight(text, `\`)); n%2 == 1 {
+			return nil, part, false
+		}
+	}
+	return words, part, true
 }
 
 // candidates lists what the word being typed (partial) may become.
