@@ -502,10 +502,17 @@ func parseTemplate(t string) []templatePart {
 		if i > 0 {
 			parts = append(parts, templatePart{literal: t[:i]})
 		}
-		j := strings.IndexByte(t[i:], '}')
-		if j < 0 {
+		j := strings.IndexAny(t[i+1:], "{}") + 1
+		if j == 0 {
 			parts = append(parts, templatePart{literal: t[i:]})
 			break
+		}
+		if t[i+j] == '{' {
+			// A brace that opens no expression (RFC 6570 has no
+			// nesting): a literal up to the next one.
+			parts = append(parts, templatePart{literal: t[i : i+j]})
+			t = t[i+j:]
+			continue
 		}
 		expr := t[i+1 : i+j]
 		var op byte
@@ -518,7 +525,7 @@ func parseTemplate(t string) []templatePart {
 			if k := strings.IndexByte(v, ':'); k >= 0 {
 				v = v[:k]
 			}
-			if v != "" {
+			if isVarname(v) {
 				vars = append(vars, v)
 			}
 		}
@@ -526,6 +533,29 @@ func parseTemplate(t string) []templatePart {
 		t = t[i+j+1:]
 	}
 	return parts
+}
+
+// isVarname reports an RFC 6570 varname (section 2.3): letters, digits,
+// "_" and %XX escapes, with single dots between them. Anything else in an
+// expression is a server's mistake, not a variable to complete.
+func isVarname(v string) bool {
+	if v == "" || v[0] == '.' || v[len(v)-1] == '.' || strings.Contains(v, "..") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+		case c == '%' && i+2 < len(v) && isHexDigit(v[i+1]) && isHexDigit(v[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // templateURI completes partial against one template: while partial is
