@@ -3,9 +3,9 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -261,31 +261,60 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // records the messages it carries. The endpoint event of an HTTP+SSE
 // server is rewritten to name the proxy.
 func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string) {
-	br := bufio.NewReaderSize(resp.Body, 64*1024)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), math.MaxInt)
+	sc.Split(sseLines)
 	var ev [][]byte // the lines of the event being read, with their endings
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			ev = append(ev, line)
-			if len(bytes.TrimRight(line, "\r\n")) == 0 {
-				if _, werr := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); werr != nil {
+	first := true
+	for sc.Scan() {
+		line := bytes.Clone(sc.Bytes())
+		if first {
+			// A leading byte order mark is not part of the first line.
+			first = false
+			if rest, ok := bytes.CutPrefix(line, []byte("\xef\xbb\xbf")); ok {
+				if _, err := w.Write(line[:3]); err != nil {
 					return
 				}
-				flush(w)
-				ev = ev[:0]
+				line = rest
 			}
 		}
-		if err != nil {
-			if len(ev) > 0 {
-				w.Write(bytes.Join(ev, nil))
-				flush(w)
+		ev = append(ev, line)
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			if _, err := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); err != nil {
+				return
 			}
-			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
-				p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
-			}
-			return
+			flush(w)
+			ev = ev[:0]
 		}
 	}
+	if len(ev) > 0 {
+		w.Write(bytes.Join(ev, nil))
+		flush(w)
+	}
+	if err := sc.Err(); err != nil && r.Context().Err() == nil {
+		p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
+	}
+}
+
+// sseLines is a bufio.SplitFunc for SSE lines that keeps their endings
+// (CRLF, LF or a lone CR), so that the proxy forwards the stream byte for
+// byte; an unterminated last line comes whole.
+func sseLines(data []byte, atEOF bool) (int, []byte, error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i >= 0 && data[i] == '\n':
+		return i + 1, data[:i+1], nil
+	case i >= 0 && i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i+2], nil
+		}
+		return i + 1, data[:i+1], nil
+	case i >= 0 && atEOF:
+		return i + 1, data[:i+1], nil
+	case i < 0 && atEOF && len(data) > 0:
+		return len(data), data, nil
+	}
+	return 0, nil, nil // more data, or (at EOF) the end
 }
 
 // event1 handles one complete SSE event: it records it and returns the
@@ -293,7 +322,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta, name string) [][]byte {
 	var typ, id string
 	var data [][]byte
-	hasID, hasData := false, false
+	hasID := false
 	dataIdx := -1
 	for i, l := range lines {
 		l = bytes.TrimRight(l, "\r\n")
@@ -307,10 +336,13 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 			typ = string(value)
 		case "data":
 			data = append(data, value)
-			hasData = true
 			dataIdx = i
 		case "id":
-			id, hasID = string(value), true
+			// An id with a NUL is ignored (WHATWG HTML, "Interpreting an
+			// event stream"), as the client's parser does.
+			if bytes.IndexByte(value, 0) < 0 {
+				id, hasID = string(value), true
+			}
 		}
 	}
 	m := *meta
@@ -320,7 +352,9 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 	}
 	payload := bytes.Join(data, []byte("\n"))
 	switch {
-	case !hasData:
+	case len(payload) == 0:
+		// No data, or empty data: a priming event (the client delivers
+		// nothing for it either).
 		if hasID {
 			p.event(transport.EventHTTP, fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id), &m)
 		}
