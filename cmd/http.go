@@ -67,8 +67,14 @@ func parseHeaders(flags []string) (http.Header, error) {
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
 			return nil, usageErrorf("-H %q: expected 'Name: value'", f)
 		}
+		if !transport.ValidHeaderName(name) {
+			return nil, usageErrorf("-H %q: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", f, name)
+		}
 		if strings.ContainsAny(value, "\r\n") {
 			return nil, usageErrorf("-H %q: a header value cannot contain a line break", name)
+		}
+		if strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			return nil, usageErrorf("-H %q: a header value cannot contain control characters", name)
 		}
 		h.Add(name, strings.TrimSpace(value))
 	}

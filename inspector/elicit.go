@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
@@ -586,7 +587,8 @@ func (fld *FormField) Parse(in string) (json.RawMessage, error) {
 		return json.RawMessage(strconv.FormatInt(n, 10)), nil
 	case fld.Type == "number":
 		n, err := strconv.ParseFloat(s, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			// JSON has no NaN or infinity.
 			return nil, errors.New("expected a number")
 		}
 		return json.RawMessage(strconv.FormatFloat(n, 'g', -1, 64)), nil

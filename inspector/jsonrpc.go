@@ -26,16 +26,22 @@ type Message struct {
 	// Problems lists ways the message departs from JSON-RPC 2.0, for the
 	// session to report (an inspector never hides a server's mistake).
 	Problems []string
+	// emptyMethod is set when the method member is there but "": the
+	// message is still a request or notification (one no handler has),
+	// never a response.
+	emptyMethod bool
 }
 
+func (m *Message) hasMethod() bool { return m.Method != "" || m.emptyMethod }
+
 // IsRequest reports whether m is a request (a method and an id).
-func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
+func (m *Message) IsRequest() bool { return m.hasMethod() && m.ID != nil }
 
 // IsNotification reports whether m is a notification (a method, no id).
-func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *Message) IsNotification() bool { return m.hasMethod() && m.ID == nil }
 
 // IsResponse reports whether m is a response (no method).
-func (m *Message) IsResponse() bool { return m.Method == "" }
+func (m *Message) IsResponse() bool { return !m.hasMethod() }
 
 // DecodeFrame decodes one frame into its messages. A frame is a single
 // message or, from 2025-03-26 servers, a batch (a JSON array of messages).
@@ -67,9 +73,8 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 
 // decodeMessage decodes one message of a valid JSON frame. Member names
 // match as encoding/json matches them (exactly, else without regard to
-// case), and a jsonrpc or method member that is neither a string nor null
-// makes the message "not a JSON object", as decoding it into a struct
-// would.
+// case), and a method member that is neither a string nor null makes
+// the message "not a JSON object", as decoding it into a struct would.
 func decodeMessage(raw json.RawMessage) *Message {
 	m := &Message{Raw: raw}
 	// A frame's values are never empty: an array's elements and the frame
@@ -95,7 +100,11 @@ func decodeMessage(raw json.RawMessage) *Message {
 	rawjson.Members(raw, func(name, v []byte) bool {
 		switch memberName(name, "jsonrpc", "id", "method", "params", "result", "error") {
 		case "jsonrpc":
-			jsonrpc = optString(v)
+			// A wrong version ("jsonrpc": 2.0) is a problem of the
+			// message, not a reason to drop it.
+			if s, ok := rawjson.String(v); ok {
+				jsonrpc = &s
+			}
 		case "method":
 			method = optString(v)
 		case "id":
@@ -120,16 +129,17 @@ func decodeMessage(raw json.RawMessage) *Message {
 		m.Method = *method
 		if m.Method == "" {
 			m.Problems = append(m.Problems, "empty method name")
+			m.emptyMethod = true
 		}
 	}
 	if len(id) > 0 {
 		m.ID = id
-		if !validID(id) && !(m.Method == "" && string(id) == "null") {
+		if !validID(id) && !(m.IsResponse() && string(id) == "null") {
 			m.Problems = append(m.Problems, "id must be a string or an integer, got "+string(id))
 		}
 	}
 	m.Params = params
-	if m.Method == "" {
+	if m.IsResponse() {
 		switch {
 		case len(result) > 0 && len(rpcError) > 0:
 			m.Problems = append(m.Problems, "response has both result and error")
@@ -141,12 +151,23 @@ func decodeMessage(raw json.RawMessage) *Message {
 		}
 		m.Result = result
 		if len(rpcError) > 0 {
-			var e RPCError
-			if err := json.Unmarshal(rpcError, &e); err != nil {
-				m.Problems = append(m.Problems, "error member is not an object with code and message")
-				e = RPCError{Code: CodeInternalError, Message: "malformed error: " + string(rpcError)}
+			var e struct {
+				Code    *int            `json:"code"`
+				Message *string         `json:"message"`
+				Data    json.RawMessage `json:"data"`
 			}
-			m.Error = &e
+			err := json.Unmarshal(rpcError, &e)
+			if err != nil || e.Code == nil || e.Message == nil {
+				m.Problems = append(m.Problems, "error member is not an object with code and message")
+			}
+			if err != nil || e.Code == nil {
+				m.Error = &RPCError{Code: CodeInternalError, Message: "malformed error: " + string(rpcError)}
+			} else {
+				m.Error = &RPCError{Code: *e.Code, Data: e.Data}
+				if e.Message != nil {
+					m.Error.Message = *e.Message
+				}
+			}
 		}
 	}
 	return m

@@ -252,10 +252,11 @@ func headerString(v any, p HeaderParam) (string, error) {
 			return strconv.FormatInt(i, 10), nil
 		}
 		f, err := x.Float64()
-		if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) {
+		if err == nil && !math.IsInf(f, 0) && f != math.Trunc(f) {
 			return x.String(), nil
 		}
-		if math.Abs(f) > maxSafeInteger {
+		if err != nil || math.IsInf(f, 0) || math.Abs(f) > maxSafeInteger {
+			// Float64 fails for numbers beyond float64 (1e400).
 			return "", fmt.Errorf("argument %s=%s is outside the integer range that may be mirrored into Mcp-Param-%s (±2^53-1)", where, x, p.Header)
 		}
 		return strconv.FormatInt(int64(f), 10), nil

@@ -66,9 +66,9 @@ func (m *ServerMetadata) supportsScope(s string) bool {
 // (RFC 9728 section 3.1: the well-known suffix inserted between host and
 // path, a trailing slash dropped), then the root.
 func ResourceMetadataURLs(serverURL string) ([]string, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid server URL %q", serverURL)
+	u, err := parseServerURL(serverURL)
+	if err != nil {
+		return nil, err
 	}
 	origin := u.Scheme + "://" + u.Host
 	const suffix = "/.well-known/oauth-protected-resource"
@@ -81,6 +81,16 @@ func ResourceMetadataURLs(serverURL string) ([]string, error) {
 		out = append(out, s)
 	}
 	return append(out, origin+suffix), nil
+}
+
+// parseServerURL parses an MCP server's URL: http or https with a host
+// (a URL without a scheme would make the well-known URLs relative).
+func parseServerURL(serverURL string) (*url.URL, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http" {
+		return nil, fmt.Errorf("invalid server URL %q", serverURL)
+	}
+	return u, nil
 }
 
 // metadataProbe is one place to look for authorization server metadata.
@@ -136,9 +146,9 @@ func serverMetadataProbes(issuer string) ([]metadataProbe, error) {
 // Server URI"): lower-case scheme and host, no fragment, and no trailing
 // slash when the path is only "/".
 func CanonicalResource(serverURL string) (string, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("invalid server URL %q", serverURL)
+	u, err := parseServerURL(serverURL)
+	if err != nil {
+		return "", err
 	}
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)

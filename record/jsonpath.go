@@ -1,10 +1,13 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Path is a compiled JSONPath expression. mcpx implements a small,
@@ -17,10 +20,12 @@ import (
 //	.*  [*]        every member or element
 //	..key  ..*  ..[n]  ..['key']   descendants at any depth
 //
-// Filters, slices and unions are not supported and are rejected with an
-// error. Paths are matched against the whole JSON-RPC message, so a tool
-// call's arguments are $.params.arguments and a result's field is
-// $.result.field.
+// Quoted names take the escapes of RFC 9535 (\n, \t, \", \', \\, \uXXXX
+// and the other escapes of JSON), so a path that a diff prints selects
+// what it names. Filters, slices and unions are not supported and are
+// rejected with an error. Paths are matched against the whole JSON-RPC
+// message, so a tool call's arguments are $.params.arguments and a
+// result's field is $.result.field.
 type Path struct {
 	src  string
 	segs []segment
@@ -99,21 +104,13 @@ func ParsePath(s string) (*Path, error) {
 			seg.kind = segWild
 			i++
 		case i < len(src) && (src[i] == '\'' || src[i] == '"'):
-			q := src[i]
-			j := i + 1
-			var b strings.Builder
-			for j < len(src) && src[j] != q {
-				if src[j] == '\\' && j+1 < len(src) {
-					j++
-				}
-				b.WriteByte(src[j])
-				j++
+			name, end, why := quotedName(src, i)
+			if why != "" {
+				i = end
+				return fail(why)
 			}
-			if j >= len(src) {
-				return fail("unterminated quoted name")
-			}
-			seg.kind, seg.name = segName, b.String()
-			i = j + 1
+			seg.kind, seg.name = segName, name
+			i = end
 		default:
 			j := i
 			for j < len(src) && src[j] >= '0' && src[j] <= '9' {
@@ -133,6 +130,77 @@ func ParsePath(s string) (*Path, error) {
 		p.segs = append(p.segs, seg)
 	}
 	return p, nil
+}
+
+// quotedName reads the quoted member name starting at src[i] with the
+// escapes of RFC 9535 section 2.3.1.1 (those of JSON, plus \' ). It
+// returns the name and the offset after the closing quote, or why it is
+// malformed and where.
+func quotedName(src string, i int) (name string, end int, why string) {
+	q := src[i]
+	var b strings.Builder
+	for j := i + 1; j < len(src); j++ {
+		c := src[j]
+		switch {
+		case c == q:
+			return b.String(), j + 1, ""
+		case c != '\\':
+			b.WriteByte(c)
+			continue
+		}
+		if j+1 >= len(src) {
+			break
+		}
+		j++
+		switch e := src[j]; e {
+		case '\'', '"', '/', '\\':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, n := hexRune(src[j+1:])
+			if n == 0 {
+				return "", j, "invalid \\u escape in a quoted name"
+			}
+			if utf16.IsSurrogate(r) {
+				// A surrogate pair: \uD83D\uDE00.
+				if !strings.HasPrefix(src[j+1+n:], "\\u") {
+					return "", j, "unpaired surrogate in a quoted name"
+				}
+				lo, m := hexRune(src[j+3+n:])
+				if r = utf16.DecodeRune(r, lo); m == 0 || r == utf8.RuneError {
+					return "", j, "unpaired surrogate in a quoted name"
+				}
+				n += 2 + m
+			}
+			b.WriteRune(r)
+			j += n
+		default:
+			return "", j, fmt.Sprintf("invalid escape \\%c in a quoted name", e)
+		}
+	}
+	return "", len(src), "unterminated quoted name"
+}
+
+// hexRune decodes the four hex digits at the start of s; n is 0 when there
+// are not four.
+func hexRune(s string) (r rune, n int) {
+	if len(s) < 4 {
+		return 0, 0
+	}
+	v, err := strconv.ParseUint(s[:4], 16, 32)
+	if err != nil {
+		return 0, 0
+	}
+	return rune(v), 4
 }
 
 // MustParsePath is ParsePath for expressions known to be valid; it panics
@@ -264,9 +332,14 @@ func pathString(path []elem) string {
 			b.WriteString(e.key)
 			continue
 		}
-		q, _ := json.Marshal(e.key)
+		// A JSON string is an RFC 9535 name literal; HTML escaping is not
+		// wanted (ParsePath reads \u003c back, but people read the diff).
+		var q bytes.Buffer
+		enc := json.NewEncoder(&q)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(e.key)
 		b.WriteString("[")
-		b.Write(q)
+		b.Write(bytes.TrimSuffix(q.Bytes(), []byte("\n")))
 		b.WriteString("]")
 	}
 	return b.String()
@@ -277,7 +350,7 @@ func isPlainName(s string) bool {
 		return false
 	}
 	for i, r := range s {
-		ok := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '/')
+		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '/')
 		if !ok {
 			return false
 		}

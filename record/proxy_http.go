@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -286,68 +287,81 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // records the messages it carries. The endpoint event of an HTTP+SSE
 // server is rewritten to name the proxy.
 func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string) {
-	br := bufio.NewReaderSize(resp.Body, 64*1024)
 	limit := p.o.MaxMessageSize
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
 	}
+	// A line is bounded by the maximum message size (plus its ending), and
+	// so are the lines of one event together: neither the host nor the
+	// recording can take more.
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), int(min(limit, math.MaxInt32))+2)
+	sc.Split(sseLines)
+	cut := func() {
+		err := &transport.FrameTooLargeError{What: "an SSE event", Limit: limit}
+		p.event(transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
+	}
 	var ev [][]byte // the lines of the event being read, with their endings
 	var size int64  // their length
-	for {
-		line, err := readLineMax(br, limit-size)
-		if errors.Is(err, transport.ErrFrameTooLarge) {
-			// Neither the host nor the recording can take it: the stream
-			// ends here.
-			err = &transport.FrameTooLargeError{What: "an SSE event", Limit: limit}
-			p.event(transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
-			return
-		}
-		size += int64(len(line))
-		if len(line) > 0 {
-			ev = append(ev, line)
-			if len(bytes.TrimRight(line, "\r\n")) == 0 {
-				if _, werr := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); werr != nil {
+	first := true
+	for sc.Scan() {
+		line := bytes.Clone(sc.Bytes())
+		if first {
+			// A leading byte order mark is not part of the first line.
+			first = false
+			if rest, ok := bytes.CutPrefix(line, []byte("\xef\xbb\xbf")); ok {
+				if _, err := w.Write(line[:3]); err != nil {
 					return
 				}
-				flush(w)
-				ev, size = ev[:0], 0
+				line = rest
 			}
 		}
-		if err != nil {
-			if len(ev) > 0 {
-				w.Write(bytes.Join(ev, nil))
-				flush(w)
-			}
-			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
-				p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
-			}
+		if size += int64(len(line)); size > limit+2 {
+			cut()
 			return
 		}
+		ev = append(ev, line)
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			if _, err := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); err != nil {
+				return
+			}
+			flush(w)
+			ev, size = ev[:0], 0
+		}
+	}
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		cut()
+		return
+	}
+	if len(ev) > 0 {
+		w.Write(bytes.Join(ev, nil))
+		flush(w)
+	}
+	if err != nil && r.Context().Err() == nil {
+		p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
 	}
 }
 
-// readLineMax reads a line with its ending (or what is left at the end of
-// the input), in a slice of exactly its length, failing with
-// transport.ErrFrameTooLarge once it is longer than max.
-func readLineMax(br *bufio.Reader, max int64) ([]byte, error) {
-	var parts [][]byte
-	var n int64
-	for {
-		frag, err := br.ReadSlice('\n')
-		n += int64(len(frag))
-		if n > max {
-			return nil, transport.ErrFrameTooLarge
+// sseLines is a bufio.SplitFunc for SSE lines that keeps their endings
+// (CRLF, LF or a lone CR), so that the proxy forwards the stream byte for
+// byte; an unterminated last line comes whole.
+func sseLines(data []byte, atEOF bool) (int, []byte, error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i >= 0 && data[i] == '\n':
+		return i + 1, data[:i+1], nil
+	case i >= 0 && i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i+2], nil
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			parts = append(parts, append([]byte(nil), frag...))
-			continue
-		}
-		line := make([]byte, 0, n)
-		for _, p := range parts {
-			line = append(line, p...)
-		}
-		return append(line, frag...), err
+		return i + 1, data[:i+1], nil
+	case i >= 0 && atEOF:
+		return i + 1, data[:i+1], nil
+	case i < 0 && atEOF && len(data) > 0:
+		return len(data), data, nil
 	}
+	return 0, nil, nil // more data, or (at EOF) the end
 }
 
 // event1 handles one complete SSE event: it records it and returns the
@@ -355,7 +369,7 @@ func readLineMax(br *bufio.Reader, max int64) ([]byte, error) {
 func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta, name string) [][]byte {
 	var typ, id string
 	var data [][]byte
-	hasID, hasData := false, false
+	hasID := false
 	dataIdx := -1
 	for i, l := range lines {
 		l = bytes.TrimRight(l, "\r\n")
@@ -369,10 +383,13 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 			typ = string(value)
 		case "data":
 			data = append(data, value)
-			hasData = true
 			dataIdx = i
 		case "id":
-			id, hasID = string(value), true
+			// An id with a NUL is ignored (WHATWG HTML, "Interpreting an
+			// event stream"), as the client's parser does.
+			if bytes.IndexByte(value, 0) < 0 {
+				id, hasID = string(value), true
+			}
 		}
 	}
 	m := *meta
@@ -382,7 +399,9 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 	}
 	payload := bytes.Join(data, []byte("\n"))
 	switch {
-	case !hasData:
+	case len(payload) == 0:
+		// No data, or empty data: a priming event (the client delivers
+		// nothing for it either).
 		if hasID {
 			p.event(transport.EventHTTP, fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id), &m)
 		}

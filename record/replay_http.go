@@ -464,13 +464,26 @@ func streamQueue(w http.ResponseWriter, req *http.Request, q *sseQueue, gone <-c
 	}
 }
 
+// writeEvent writes a frame as one SSE message event. SSE lines end at
+// CR, LF or CRLF, so each becomes a data line (read back as LF: the same
+// JSON, since a JSON frame has line breaks only as white space).
 func writeEvent(w io.Writer, f []byte) error {
 	var b bytes.Buffer
 	b.WriteString("event: message\n")
-	for _, line := range bytes.Split(f, []byte("\n")) {
+	for {
+		i := bytes.IndexAny(f, "\r\n")
 		b.WriteString("data: ")
-		b.Write(line)
+		if i < 0 {
+			b.Write(f)
+			b.WriteByte('\n')
+			break
+		}
+		b.Write(f[:i])
 		b.WriteByte('\n')
+		if f[i] == '\r' && i+1 < len(f) && f[i+1] == '\n' {
+			i++
+		}
+		f = f[i+1:]
 	}
 	b.WriteByte('\n')
 	_, err := w.Write(b.Bytes())

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -202,16 +203,16 @@ type Writer struct {
 // Writer for the events.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	h.Minor = Minor
-	return newWriter(w, h)
-}
-
-// newWriter is NewWriter keeping h.Minor (at most Minor): a trace copied
-// from an older one must not claim what it does not hold.
-func newWriter(w io.Writer, h Header) (*Writer, error) {
-	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
+	return newWriter(w, h)
+}
+
+// newWriter is NewWriter keeping h.Minor (at most Minor) and h.Created: a
+// trace copied from an older one must not claim what it does not hold.
+func newWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	h.Created = h.Created.UTC()
 	line, err := marshalLine(h)
 	if err != nil {
@@ -564,6 +565,9 @@ func parseEvent(line []byte) (Event, error) {
 	})
 	if typeErr != nil {
 		return Event{}, fmt.Errorf("not a trace event: %w", typeErr)
+	}
+	if w.T > math.MaxInt64/int64(time.Microsecond) || w.T < math.MinInt64/int64(time.Microsecond) {
+		return Event{}, fmt.Errorf("t %d is out of range (microseconds, at most %d)", w.T, math.MaxInt64/int64(time.Microsecond))
 	}
 	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta}
 	switch w.Kind {

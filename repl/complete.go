@@ -101,17 +101,8 @@ func (c *Completer) Do(line []rune, pos int) ([][]rune, int) {
 // suffixes to insert, and how many runes before the cursor the shown
 // candidates start with.
 func (c *Completer) Complete(ctx context.Context, text string) (suffixes []string, offset int) {
-	sc := Scan(text)
-	var words []string
-	part := Token{Start: len(text), End: len(text), ValueStart: -1}
-	for _, t := range sc.Tokens {
-		words = append(words, t.Value)
-	}
-	if !sc.Trailing && len(sc.Tokens) > 0 {
-		part = sc.Tokens[len(sc.Tokens)-1]
-		words = words[:len(words)-1]
-	}
-	if part.Open == OpenJSON || part.Open == OpenEscape {
+	words, part, ok := typing(text)
+	if !ok {
 		return nil, 0
 	}
 	cands := c.candidates(ctx, words, part.Value)
@@ -123,7 +114,7 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 			continue
 		}
 		seen[cand.Text] = true
-		s := escapeFor(cand.Text[len(part.Value):], part.Open, part.Value == "")
+		s := escapeFor(cand.Text[len(part.Value):], part.Open, part.Value)
 		if !cand.NoSpace {
 			s += closer(part.Open) + " "
 		}
@@ -137,6 +128,33 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 		start = part.ValueStart // show values, not key=value
 	}
 	return suffixes, utf8.RuneCountInString(text[start:])
+}
+
+// typing splits text (the line up to the cursor) into the words before
+// the one being typed and that word (a new, empty one after a blank). ok
+// is false where nothing can be appended to the word: inside unquoted
+// JSON (taken verbatim), after a final backslash (inside double quotes
+// too: it would escape what follows), and in a comment.
+func typing(text string) (words []string, part Token, ok bool) {
+	sc := Scan(text)
+	part = Token{Start: len(text), End: len(text), ValueStart: -1}
+	for _, t := range sc.Tokens {
+		words = append(words, t.Value)
+	}
+	if !sc.Trailing && len(sc.Tokens) > 0 {
+		part = sc.Tokens[len(sc.Tokens)-1]
+		words = words[:len(words)-1]
+	}
+	switch {
+	case sc.Comment, part.Open == OpenJSON, part.Open == OpenEscape:
+		return nil, part, false
+	case part.Open == OpenDouble:
+		// Backslashes pair up from the left; an odd run leaves one.
+		if n := len(text) - len(strings.TrimRight(text, `\`)); n%2 == 1 {
+			return nil, part, false
+		}
+	}
+	return words, part, true
 }
 
 // candidates lists what the word being typed (partial) may become.
@@ -484,10 +502,17 @@ func parseTemplate(t string) []templatePart {
 		if i > 0 {
 			parts = append(parts, templatePart{literal: t[:i]})
 		}
-		j := strings.IndexByte(t[i:], '}')
-		if j < 0 {
+		j := strings.IndexAny(t[i+1:], "{}") + 1
+		if j == 0 {
 			parts = append(parts, templatePart{literal: t[i:]})
 			break
+		}
+		if t[i+j] == '{' {
+			// A brace that opens no expression (RFC 6570 has no
+			// nesting): a literal up to the next one.
+			parts = append(parts, templatePart{literal: t[i : i+j]})
+			t = t[i+j:]
+			continue
 		}
 		expr := t[i+1 : i+j]
 		var op byte
@@ -500,7 +525,7 @@ func parseTemplate(t string) []templatePart {
 			if k := strings.IndexByte(v, ':'); k >= 0 {
 				v = v[:k]
 			}
-			if v != "" {
+			if isVarname(v) {
 				vars = append(vars, v)
 			}
 		}
@@ -508,6 +533,29 @@ func parseTemplate(t string) []templatePart {
 		t = t[i+j+1:]
 	}
 	return parts
+}
+
+// isVarname reports an RFC 6570 varname (section 2.3): letters, digits,
+// "_" and %XX escapes, with single dots between them. Anything else in an
+// expression is a server's mistake, not a variable to complete.
+func isVarname(v string) bool {
+	if v == "" || v[0] == '.' || v[len(v)-1] == '.' || strings.Contains(v, "..") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+		case c == '%' && i+2 < len(v) && isHexDigit(v[i+1]) && isHexDigit(v[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // templateURI completes partial against one template: while partial is

@@ -57,6 +57,8 @@ type Scanned struct {
 	// empty, or ends with a blank or a comment): a new word would start
 	// at the end.
 	Trailing bool
+	// Comment is true when the line ends inside a comment.
+	Comment bool
 }
 
 // Last returns the last token, or nil.
@@ -182,7 +184,7 @@ func Scan(line string) Scanned {
 			if j := strings.IndexByte(line[i:], '\n'); j >= 0 {
 				i += j
 			} else {
-				i = len(line)
+				i, out.Comment = len(line), true
 			}
 		case c == '\\':
 			begin(i)
@@ -236,11 +238,12 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// escapeFor renders s to be appended to a word left in state open, so
-// that the word's value gains exactly s. atStart is true when nothing of
-// the word has been typed yet.
-func escapeFor(s string, open Open, atStart bool) string {
+// escapeFor renders s to be appended to a word left in state open whose
+// value so far is typed, so that the word's value gains exactly s.
+func escapeFor(s string, open Open, typed string) string {
 	var b strings.Builder
+	// Outside quotes, what the word's value ends with so far.
+	empty, afterEq := typed == "", strings.HasSuffix(typed, "=")
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch open {
@@ -254,10 +257,20 @@ func escapeFor(s string, open Open, atStart bool) string {
 				b.WriteByte('\\')
 			}
 		default:
-			first := atStart && i == 0
-			if isBlank(c) || strings.IndexByte("'\"\\", c) >= 0 || (first && strings.IndexByte("#{[", c) >= 0) {
+			if c == '\n' {
+				// A backslash before a newline continues the line (it
+				// adds nothing), so quote the newline.
+				b.WriteString("'\n'")
+				empty, afterEq = false, false
+				continue
+			}
+			// '#' starts a comment at the start of a word, '{' and '['
+			// a verbatim JSON word there and after the = of key=.
+			starts := empty && c == '#' || (empty || afterEq) && (c == '{' || c == '[')
+			if isBlank(c) || strings.IndexByte("'\"\\", c) >= 0 || starts {
 				b.WriteByte('\\')
 			}
+			empty, afterEq = false, c == '='
 		}
 		b.WriteByte(c)
 	}

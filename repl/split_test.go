@@ -106,11 +106,11 @@ func TestEscapeFor(t *testing.T) {
 		{``, "#x {y}", "#x {y}"},
 	} {
 		sc := Scan(tc.typed)
-		open, atStart := Closed, true
+		open, typed := Closed, ""
 		if l := sc.Last(); l != nil {
-			open, atStart = l.Open, false
+			open, typed = l.Open, l.Value
 		}
-		line := tc.typed + escapeFor(tc.add, open, atStart) + closer(open)
+		line := tc.typed + escapeFor(tc.add, open, typed) + closer(open)
 		got, err := Split(line)
 		if err != nil || len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%q + escapeFor(%q) = %q: split %q, %v; want %q", tc.typed, tc.add, line, got, err, tc.want)

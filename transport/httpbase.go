@@ -435,24 +435,38 @@ type rpcEnvelope struct {
 }
 
 // envelopes decodes the top-level messages of a frame (one object or a
-// batch), ignoring what does not parse.
+// batch), ignoring what does not parse: a batch element that is not a
+// message does not hide its neighbours.
 func envelopes(data []byte) []rpcEnvelope {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil
 	}
 	if data[0] == '[' {
-		var batch []rpcEnvelope
+		var batch []json.RawMessage
 		if json.Unmarshal(data, &batch) != nil {
 			return nil
 		}
-		return batch
+		var out []rpcEnvelope
+		for _, e := range batch {
+			if env, ok := envelope(e); ok {
+				out = append(out, env)
+			}
+		}
+		return out
 	}
-	var one rpcEnvelope
-	if json.Unmarshal(data, &one) != nil {
-		return nil
+	if env, ok := envelope(data); ok {
+		return []rpcEnvelope{env}
 	}
-	return []rpcEnvelope{one}
+	return nil
+}
+
+// envelope decodes one message; ok is false when it is not an object.
+func envelope(data []byte) (env rpcEnvelope, ok bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return env, false
+	}
+	return env, json.Unmarshal(data, &env) == nil
 }
 
 // requestIDs returns the ids of the requests in an outgoing frame.

@@ -39,7 +39,12 @@ func redactURL(u string) (string, bool) {
 		parts := strings.Split(p.RawQuery, "&")
 		for i, part := range parts {
 			k, _, ok := strings.Cut(part, "=")
-			if ok && sensitiveParam(k) {
+			// The name as the server reads it: %74oken is token.
+			name, err := url.QueryUnescape(k)
+			if err != nil {
+				name = k
+			}
+			if ok && sensitiveParam(name) {
 				parts[i] = k + "=" + redactedValue
 				changed = true
 			}

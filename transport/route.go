@@ -84,6 +84,10 @@ func ValidHeaderName(s string) bool {
 // setRouteHeaders mirrors r into h.
 func setRouteHeaders(h http.Header, r *Route) error {
 	if r.ProtocolVersion != "" {
+		// It comes from the message's _meta, which may be anything.
+		if !headerSafe(r.ProtocolVersion) {
+			return fmt.Errorf("protocol version %q cannot be sent in the Mcp-Protocol-Version header", r.ProtocolVersion)
+		}
 		h.Set(headerProtocolVersion, r.ProtocolVersion)
 	}
 	if r.Method != "" {

@@ -1,0 +1,71 @@
+package repl
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// templateSeeds are resource templates from the MCP specification's
+// examples and from servers (RFC 6570 levels 1 to 4), and malformed ones.
+var templateSeeds = []string{
+	"file:///{path}", "demo://dynamic/{id}", "test://users/{user}/files/{file}", "repo://{owner}/{repo}/issues{?state,page}",
+	"db://{+table}{/id}{#frag}", "x://{a,b}/{c*}/{d:3}{.ext}{;p}{&q}", "plain://no/variables", "open://{unterminated", "{}", "}{", "{{a}}", "",
+}
+
+// FuzzURITemplate checks the resource-template handling of completion on
+// arbitrary templates and partial URIs: parseTemplate finds exactly the
+// template's {...} expressions (none nested) with non-empty variable
+// names (RFC 6570 varnames), and every URI completion (templateURI) starts with what was
+// typed, when the server's completions extend the value typed.
+func FuzzURITemplate(f *testing.F) {
+	for i, s := range templateSeeds {
+		f.Add(s, []string{"", "demo://dyn", "test://users/ad", "repo://o/r/issues?", "db://t/", "x://"}[i%6])
+	}
+	f.Fuzz(func(t *testing.T, tmpl, partial string) {
+		parts := parseTemplate(tmpl)
+		for _, p := range parts {
+			if p.vars == nil && p.op == 0 {
+				// A literal holds no complete expression.
+				if i := strings.IndexByte(p.literal, '{'); i >= 0 && strings.IndexByte(p.literal[i:], '}') >= 0 {
+					t.Fatalf("parseTemplate(%q) = %+v: the literal %q holds an expression", tmpl, parts, p.literal)
+				}
+				continue
+			}
+			if p.op != 0 && strings.IndexByte("+#./;?&", p.op) < 0 {
+				t.Fatalf("parseTemplate(%q): operator %q", tmpl, p.op)
+			}
+			for _, v := range p.vars {
+				if !varname.MatchString(v) {
+					t.Fatalf("parseTemplate(%q): variable %q", tmpl, v)
+				}
+			}
+		}
+		c := &Completer{}
+		for _, cand := range c.templateURI(context.Background(), extendingSource{}, tmpl, partial) {
+			if !strings.HasPrefix(cand.Text, partial) {
+				t.Fatalf("templateURI(%q, %q) offers %q", tmpl, partial, cand.Text)
+			}
+		}
+		// Variable names are filtered by Complete; values must extend
+		// what was typed.
+		for _, cand := range c.templateVars(context.Background(), extendingSource{}, tmpl, partial, nil) {
+			if strings.Contains(partial, "=") && !strings.HasPrefix(cand.Text, partial) {
+				t.Fatalf("templateVars(%q, %q) offers %q", tmpl, partial, cand.Text)
+			}
+		}
+	})
+}
+
+// varname is RFC 6570's varname (section 2.3).
+var varname = regexp.MustCompile(`^([A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(\.([A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)*$`)
+
+// extendingSource completes any value by extending what was typed.
+type extendingSource struct{ fakeSource }
+
+func (extendingSource) CompleteValues(_ context.Context, _ inspector.CompletionRef, _, partial string, _ map[string]string) ([]string, error) {
+	return []string{partial + "x", partial + "/y"}, nil
+}

@@ -1,0 +1,51 @@
+package transport
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzRedactURL checks URL redaction on arbitrary URLs: a URL that does
+// not parse is left alone; one that does still parses, with any password
+// replaced, and no query parameter whose name (as the server decodes it)
+// suggests a credential keeps its value.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{
+		"https://user:hunter2@mcp.example.com/mcp?api_key=abc&x=1",
+		"http://127.0.0.1:8080/cb?code=SplxlOBeZQQYbYS6WxSbIA&state=xyz&iss=https%3A%2F%2Fas",
+		"https://h/p?access_token=t;x=1&Signature=s&X-Amz-Signature=abc",
+		"https://h/p?%74oken=secret", "https://h/p?token", "https://h/?a=b=c&&=", "not a url", "https://h/p#access_token=frag",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		out := RedactURL(u)
+		orig, err := url.Parse(u)
+		if err != nil {
+			if out != u {
+				t.Fatalf("RedactURL(%q) = %q, want it unchanged", u, out)
+			}
+			return
+		}
+		red, err := url.Parse(out)
+		if err != nil {
+			t.Fatalf("RedactURL(%q) = %q, which does not parse: %v", u, out, err)
+		}
+		if _, has := orig.User.Password(); has {
+			if p, _ := red.User.Password(); p != "redacted" {
+				t.Fatalf("RedactURL(%q) = %q keeps a password", u, out)
+			}
+		}
+		for _, part := range strings.Split(red.RawQuery, "&") {
+			k, v, ok := strings.Cut(part, "=")
+			name, err := url.QueryUnescape(k)
+			if err != nil {
+				name = k
+			}
+			if ok && sensitiveParam(name) && v != redactedValue {
+				t.Fatalf("RedactURL(%q) = %q keeps %s", u, out, part)
+			}
+		}
+	})
+}

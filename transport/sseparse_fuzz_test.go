@@ -1,0 +1,57 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/fuzzing"
+)
+
+// FuzzSSEReader checks the SSE parser against a plain implementation of
+// the WHATWG HTML standard's "Interpreting an event stream" that sees the
+// whole stream at once (fuzzing.SSE), while the parser reads it in chunks
+// of 1 to 256 bytes chosen by the fuzzer (fuzzing.ChunkReader): the same
+// events, last event id and retry, whatever the chunking. Data never holds a CR, an id never a NUL, CR or
+// LF, and an event type never a line break.
+func FuzzSSEReader(f *testing.F) {
+	for i, s := range fuzzing.SSEStreams() {
+		f.Add([]byte(s), []byte{byte(i), 0, 3, 255})
+	}
+	f.Fuzz(func(t *testing.T, stream, chunks []byte) {
+		want, wantID, ms := fuzzing.SSE(stream)
+		wantRetry := time.Duration(max(ms, 0)) * time.Millisecond
+		p := newSSEReader(fuzzing.ChunkReader(stream, chunks), "")
+		var got []sseEvent
+		for {
+			ev, err := p.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			if bytes.IndexByte(ev.Data, '\r') >= 0 || bytes.ContainsAny([]byte(ev.ID), "\x00\r\n") || bytes.ContainsAny([]byte(ev.Type), "\r\n") {
+				t.Fatalf("event %+v holds a CR, LF or NUL where it cannot", ev)
+			}
+			got = append(got, ev)
+		}
+		if _, err := p.Next(); !errors.Is(err, io.EOF) {
+			t.Fatalf("Next after the end: %v, want io.EOF", err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("stream %q in chunks %v: %d events %+v, want %d %+v", stream, chunks, len(got), got, len(want), want)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.Type != w.Type || !bytes.Equal(g.Data, w.Data) || g.ID != w.ID || g.HasID != w.HasID {
+				t.Fatalf("stream %q in chunks %v: event %d is %+v, want %+v", stream, chunks, i, g, w)
+			}
+		}
+		if p.LastEventID() != wantID || p.Retry() != wantRetry {
+			t.Fatalf("stream %q: last event id %q, retry %v; want %q, %v", stream, p.LastEventID(), p.Retry(), wantID, wantRetry)
+		}
+	})
+}
