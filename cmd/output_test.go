@@ -98,7 +98,10 @@ func TestFailedStdoutStopsLongCommands(t *testing.T) {
 	start := time.Now()
 	out := &failingWriter{err: enospc}
 	r := runWithOut(t, out, "repl", "-f", script, "--url", u)
-	if r.code != ExitError || r.stderr != "mcpx: writing to standard output: no space left on device\n" {
+	// The tools the server keeps changing are announced on stderr, which
+	// works; the failure is reported once, last.
+	if r.code != ExitError || !strings.HasSuffix(r.stderr, "mcpx: writing to standard output: no space left on device\n") ||
+		strings.Count(r.stderr, "standard output") != 1 || strings.Contains(r.stderr, "interrupted") {
 		t.Errorf("REPL: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if d := time.Since(start); d > 15*time.Second {

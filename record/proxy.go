@@ -119,7 +119,15 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		if !errors.Is(context.Cause(ctx), syscall.EPIPE) {
+			return ctx.Err()
+		}
+		// Whoever writes to the host saw its pipe close and ended ctx
+		// for it: the host stopped reading, as below.
+		if rec != nil {
+			rec.Note("the host stopped reading (closed pipe); shut the server down")
+		}
+		return nil
 	case err := <-serverDone:
 		return serverEnd(err)
 	case err := <-hostDone:
