@@ -190,6 +190,11 @@ func (g *globalOptions) httpHint(err error) string {
 			return " (-v shows every authorization step)"
 		}
 		var ue *transport.UnauthorizedError
+		if errors.As(err, &ue) && ue.Status == http.StatusForbidden && ue.CredentialID == "" && ue.Challenge == "" {
+			// Not an authorization matter: the request carried no
+			// credentials and the server asked for none.
+			return " (the server refused the request without asking for credentials)"
+		}
 		if errors.As(err, &ue) && ue.Status == http.StatusForbidden {
 			return " (the server refuses this request to the authorized client; -v shows the authorization steps)"
 		}
