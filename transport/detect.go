@@ -137,7 +137,12 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 		if fb.body != "" {
 			msg += ": " + Excerpt(fb.body)
 		}
-		return fmt.Errorf("%w: %s; and it is not an HTTP+SSE server either: %w", ErrTransport, msg, err)
+		// Said once: the second failure's own "transport failure: " prefix
+		// would repeat the first's.
+		return &messageError{
+			msg:  fmt.Sprintf("%v: %s; and it is not an HTTP+SSE server either: %s", ErrTransport, msg, strings.TrimPrefix(err.Error(), ErrTransport.Error()+": ")),
+			errs: []error{ErrTransport, err},
+		}
 	}
 	c.choose(ModeSSE, fmt.Sprintf("auto-detected: POST answered HTTP %d %s, so mcpx fell back to HTTP+SSE (2024-11-05)",
 		fb.status, http.StatusText(fb.status)))
@@ -235,3 +240,13 @@ func (c *HTTPConn) Describe() string {
 	}
 	return fmt.Sprintf("http (%s): %s (not connected yet)", c.mode, RedactURL(c.url))
 }
+
+// messageError is an error with a message of its own that still matches
+// (errors.Is, errors.As) every error it was made from.
+type messageError struct {
+	msg  string
+	errs []error
+}
+
+func (e *messageError) Error() string   { return e.msg }
+func (e *messageError) Unwrap() []error { return e.errs }
