@@ -3,6 +3,7 @@ module github.com/mcpx-dev/mcpx
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/chzyer/readline v1.5.1
 	github.com/fatih/color v1.19.0
 	github.com/google/go-cmp v0.7.0
@@ -12,6 +13,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/tidwall/pretty v1.2.2
 	golang.org/x/oauth2 v0.35.0
 	golang.org/x/sys v0.49.0

@@ -1,0 +1,99 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestAddRemove(t *testing.T) {
+	ctx := context.Background()
+	env, _ := osEnv(t)
+	path, err := OwnFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Into a file that does not exist yet.
+	everything := &Server{Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"},
+		Env: map[string]string{"DEBUG": "1"}, Cwd: "~"}
+	if err := Add(ctx, path, "everything", everything, false); err != nil {
+		t.Fatal(err)
+	}
+	remote := &Server{Transport: TransportAuto, URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:TOKEN}"}}
+	if err := Add(ctx, path, "remote", remote, false); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v", fi.Mode().Perm())
+		}
+	}
+
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	var have []got
+	for _, s := range c.Servers {
+		have = append(have, project(s))
+	}
+	diff(t, []got{
+		{Ref: "mcpx:everything", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"},
+			Env: map[string]string{"DEBUG": "1"}, Cwd: "~"},
+		{Ref: "mcpx:remote", Transport: TransportAuto, URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:TOKEN}"}},
+	}, have)
+
+	// A person's comments survive an edit.
+	data, _ := os.ReadFile(path)
+	commented := strings.Replace(string(data), "{", "{\n  // my servers, see mcpx servers --help\n", 1)
+	write(t, path, commented)
+
+	err = Add(ctx, path, "remote", &Server{Transport: TransportHTTP, URL: "https://other.example.com/mcp"}, false)
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("adding an existing name: %v", err)
+	}
+	if err := Add(ctx, path, "remote", &Server{Transport: TransportSSE, URL: "https://other.example.com/sse"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(ctx, path, "everything"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(ctx, path, "everything"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("removing a missing name: %v", err)
+	}
+	data, _ = os.ReadFile(path)
+	if !strings.Contains(string(data), "// my servers, see mcpx servers --help") {
+		t.Errorf("the comment is gone:\n%s", data)
+	}
+	c = load(t, env)
+	have = nil
+	for _, s := range c.Servers {
+		have = append(have, project(s))
+	}
+	diff(t, []got{{Ref: "mcpx:remote", Transport: TransportSSE, URL: "https://other.example.com/sse"}}, have)
+
+	// Refusals: a bad name, an incomplete definition, a broken file.
+	for _, name := range []string{"", "-x", ".x", "a b", "a:b", "@a", "a/b"} {
+		if err := Add(ctx, path, name, remote, false); !errors.Is(err, ErrBadName) {
+			t.Errorf("name %q: %v", name, err)
+		}
+	}
+	for _, s := range []*Server{{Transport: TransportStdio}, {Transport: TransportHTTP, URL: "ftp://x"}, {Transport: TransportHTTP, URL: "/mcp"}, {Transport: "ws", URL: "https://x"}} {
+		if err := Add(ctx, path, "x", s, false); err == nil {
+			t.Errorf("%+v was added", s)
+		}
+	}
+	write(t, path, `{"mcpServers": {`)
+	if err := Add(ctx, path, "x", remote, false); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("broken file: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != `{"mcpServers": {` {
+		t.Errorf("the broken file was changed: %s", data)
+	}
+}

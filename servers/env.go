@@ -1,0 +1,189 @@
+package servers
+
+import (
+	"errors"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+)
+
+// Env is what discovery and resolution know of the machine. Every field
+// is injected, so that tests can describe a macOS or Windows home on any
+// system.
+type Env struct {
+	// GOOS selects the paths and separators: "windows", "darwin", or any
+	// other value for the XDG layout of Linux and other Unix systems.
+	GOOS string
+	// Home is the person's home directory.
+	Home string
+	// Workspace is the project directory: where project files
+	// (.vscode/mcp.json, .mcp.json…) are looked for, what
+	// ${workspaceFolder} means, the key of Claude Code's per-project
+	// entries, and where relative cwd and envFile paths start. "" reads
+	// no project file.
+	Workspace string
+	// Getenv reads an environment variable (XDG_CONFIG_HOME, APPDATA,
+	// CODEX_HOME, CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the variables
+	// definitions refer to). A variable set to "" counts as unset. nil
+	// means none is set.
+	Getenv func(string) string
+	// FS reads files; nil means the operating system's.
+	FS FileSystem
+}
+
+// FileSystem reads whole files. A missing file is an error that
+// errors.Is(err, fs.ErrNotExist) recognises.
+type FileSystem interface {
+	ReadFile(name string) ([]byte, error)
+}
+
+type osFS struct{}
+
+func (osFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// OSEnv is the environment of this process: its GOOS, home directory,
+// working directory (as the workspace) and environment variables.
+func OSEnv() (*Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, Getenv: os.Getenv, FS: osFS{}}, nil
+}
+
+func (e *Env) getenv(name string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(name)
+}
+
+func (e *Env) fs() FileSystem {
+	if e.FS == nil {
+		return osFS{}
+	}
+	return e.FS
+}
+
+func (e *Env) windows() bool { return e.GOOS == "windows" }
+
+// separator is the path separator of e's system.
+func (e *Env) separator() string {
+	if e.windows() {
+		return `\`
+	}
+	return "/"
+}
+
+// join joins path elements with e's separator and cleans the result.
+func (e *Env) join(elem ...string) string {
+	var parts []string
+	for _, el := range elem {
+		if el == "" {
+			continue
+		}
+		if e.windows() {
+			el = strings.ReplaceAll(el, `\`, "/")
+		}
+		parts = append(parts, el)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	j := strings.Join(parts, "/")
+	unc := e.windows() && strings.HasPrefix(j, "//")
+	j = path.Clean(j)
+	if unc {
+		j = "/" + j
+	}
+	if e.windows() {
+		j = strings.ReplaceAll(j, "/", `\`)
+	}
+	return j
+}
+
+// isAbs reports whether p is absolute on e's system.
+func (e *Env) isAbs(p string) bool {
+	if !e.windows() {
+		return strings.HasPrefix(p, "/")
+	}
+	if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//") {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(('a' <= p[0] && p[0] <= 'z') || ('A' <= p[0] && p[0] <= 'Z'))
+}
+
+// base is the last element of p.
+func (e *Env) base(p string) string {
+	if e.windows() {
+		p = strings.ReplaceAll(p, `\`, "/")
+	}
+	return path.Base(p)
+}
+
+// absEnv returns the variable's value when it is an absolute path; XDG
+// says relative values are to be ignored.
+func (e *Env) absEnv(name string) string {
+	if v := e.getenv(name); v != "" && e.isAbs(v) {
+		return v
+	}
+	return ""
+}
+
+// userConfigDir is where applications keep per-user configuration, as
+// os.UserConfigDir defines it: %APPDATA% on Windows, ~/Library/Application
+// Support on macOS, $XDG_CONFIG_HOME or ~/.config elsewhere.
+func (e *Env) userConfigDir() string {
+	switch e.GOOS {
+	case "windows":
+		if d := e.absEnv("APPDATA"); d != "" {
+			return d
+		}
+		return e.join(e.Home, "AppData", "Roaming")
+	case "darwin":
+		return e.join(e.Home, "Library", "Application Support")
+	}
+	if d := e.absEnv("XDG_CONFIG_HOME"); d != "" {
+		return d
+	}
+	return e.join(e.Home, ".config")
+}
+
+// ConfigDir is mcpx's configuration directory: $MCPX_CONFIG_DIR when set,
+// else mcpx in the user configuration directory — where the OAuth token
+// store also lives.
+func ConfigDir(e *Env) (string, error) {
+	if d := e.getenv("MCPX_CONFIG_DIR"); d != "" {
+		return d, nil
+	}
+	if e.Home == "" && e.getenv("XDG_CONFIG_HOME") == "" && e.getenv("APPDATA") == "" {
+		return "", errors.New("no home directory, and no configuration directory in the environment")
+	}
+	return e.join(e.userConfigDir(), "mcpx"), nil
+}
+
+// OwnFile is the path of mcpx's own server file, servers.json in
+// ConfigDir.
+func OwnFile(e *Env) (string, error) {
+	d, err := ConfigDir(e)
+	if err != nil {
+		return "", err
+	}
+	return e.join(d, "servers.json"), nil
+}
+
+// DefaultTrustFile is where the trust store is kept: trusted.json in
+// ConfigDir.
+func DefaultTrustFile(e *Env) (string, error) {
+	d, err := ConfigDir(e)
+	if err != nil {
+		return "", err
+	}
+	return e.join(d, "trusted.json"), nil
+}

@@ -1,0 +1,453 @@
+package servers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// role is what a field of a server entry means to mcpx.
+type role int
+
+const (
+	rIgnore     role = iota // known; does not change how mcpx connects
+	rType                   // the transport
+	rCommand                // the command (Zed also takes {path, args, env})
+	rArgs                   // its arguments
+	rEnv                    // its environment
+	rEnvFile                // a file of NAME=VALUE lines
+	rCwd                    // its working directory
+	rURL                    // the URL (Gemini: of an HTTP+SSE server)
+	rHTTPURL                // Gemini's httpUrl: a Streamable HTTP server
+	rServerURL              // Windsurf's serverUrl
+	rHeaders                // HTTP headers
+	rDisabled               // true turns the server off
+	rEnabled                // false turns the server off
+	rBearerEnv              // Codex: variable holding a bearer token
+	rEnvHeaders             // Codex: header → variable holding its value
+	rUnhonoured             // known, but mcpx cannot do what it asks: a warning unless false or empty
+)
+
+// dialect is how one application writes a server entry.
+type dialect struct {
+	kind   Kind
+	fields map[string]role
+	// notes explain the rUnhonoured fields.
+	notes map[string]string
+	// syntax is the variable syntax of the application (vars.go).
+	syntax syntax
+}
+
+var dialects = map[Kind]*dialect{
+	// See the package comment.
+	KindMcpx: {kind: KindMcpx, fields: map[string]role{
+		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "envFile": rEnvFile, "cwd": rCwd,
+		"url": rURL, "headers": rHeaders,
+	}, syntax: synBraced | synDefault | synEnvPrefix | synInput | synEditor | synTilde | unsetError},
+
+	// Claude Desktop documents command, args and env for the local
+	// (stdio) servers of claude_desktop_config.json, and no variables
+	// (https://modelcontextprotocol.io/docs/develop/connect-local-servers).
+	KindClaudeDesktop: {kind: KindClaudeDesktop, fields: map[string]role{
+		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
+	}},
+
+	// Claude Code (https://code.claude.com/docs/en/mcp): type stdio,
+	// http or sse; command, args, env; url, headers. "Environment
+	// variable expansion in .mcp.json": ${VAR} and ${VAR:-default} in
+	// command, args, env, url and headers, and a variable that is not set
+	// and has no default makes the configuration fail to parse.
+	// headersHelper names a command that prints headers.
+	KindClaudeCode: {kind: KindClaudeCode, fields: map[string]role{
+		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
+		"url": rURL, "headers": rHeaders, "oauth": rIgnore, "timeout": rIgnore,
+		"headersHelper": rUnhonoured,
+	}, notes: map[string]string{
+		"headersHelper": "runs a command to make the request headers; mcpx does not run it, so those headers are not sent",
+	}, syntax: synBraced | synDefault | unsetError},
+
+	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
+	// mcp-configuration): type stdio with command, args, env, envFile;
+	// type http or sse with url and headers; dev, sandboxEnabled and
+	// sandbox. Strings take the predefined variables, ${env:NAME} and
+	// ${input:ID} (https://code.visualstudio.com/docs/reference/
+	// variables-reference).
+	KindVSCode: {kind: KindVSCode, fields: map[string]role{
+		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "envFile": rEnvFile, "cwd": rCwd,
+		"url": rURL, "headers": rHeaders, "dev": rIgnore, "sandbox": rIgnore, "gallery": rIgnore, "version": rIgnore,
+		"sandboxEnabled": rUnhonoured,
+	}, notes: map[string]string{
+		"sandboxEnabled": "asks for a sandbox; mcpx does not sandbox servers and starts this one without it",
+	}, syntax: synEnvPrefix | synInput | synEditor},
+
+	// Cursor (https://cursor.com/docs/mcp): command, args, env, envFile
+	// for stdio; url and headers for a remote server (type optional);
+	// auth for a static OAuth client. "Config interpolation": ${env:NAME},
+	// ${userHome}, ${workspaceFolder}, ${workspaceFolderBasename},
+	// ${pathSeparator} and ${/}.
+	KindCursor: {kind: KindCursor, fields: map[string]role{
+		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "envFile": rEnvFile, "cwd": rCwd,
+		"url": rURL, "headers": rHeaders, "auth": rIgnore,
+	}, syntax: synEnvPrefix | synEditor},
+
+	// Windsurf (https://docs.windsurf.com/windsurf/cascade/mcp): command,
+	// args, env; serverUrl or url with headers for a remote server;
+	// disabled, disabledTools. "Config interpolation": ${env:VAR_NAME}
+	// and ${file:/path} in command, args, env, serverUrl, url, headers.
+	KindWindsurf: {kind: KindWindsurf, fields: map[string]role{
+		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
+		"serverUrl": rServerURL, "url": rURL, "headers": rHeaders,
+		"disabled": rDisabled, "disabledTools": rIgnore, "alwaysAllow": rIgnore,
+	}, syntax: synEnvPrefix | synFile},
+
+	// Codex CLI (https://developers.openai.com/codex/mcp): stdio servers
+	// take command, args, env, env_vars, cwd; Streamable HTTP servers url,
+	// bearer_token_env_var, http_headers, env_http_headers; both
+	// startup_timeout_sec, tool_timeout_sec, enabled, required,
+	// enabled_tools, disabled_tools and tool approval settings. No
+	// variable syntax: env_vars forwards variables (mcpx passes its whole
+	// environment anyway), env_http_headers and bearer_token_env_var name
+	// variables.
+	KindCodex: {kind: KindCodex, fields: map[string]role{
+		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd, "env_vars": rIgnore,
+		"url": rURL, "http_headers": rHeaders, "env_http_headers": rEnvHeaders, "bearer_token_env_var": rBearerEnv,
+		"enabled": rEnabled, "required": rIgnore, "startup_timeout_sec": rIgnore, "startup_timeout_ms": rIgnore,
+		"tool_timeout_sec": rIgnore, "enabled_tools": rIgnore, "disabled_tools": rIgnore,
+		"default_tools_approval_mode": rIgnore, "tools": rIgnore, "scopes": rIgnore, "oauth_resource": rIgnore,
+		"experimental_environment": rIgnore, "bearer_token": rUnhonoured,
+	}, notes: map[string]string{
+		"bearer_token": "is refused by Codex, which takes the token from the variable named by bearer_token_env_var; not sent",
+	}},
+
+	// Gemini CLI (docs/tools/mcp-server.md, "Configuration Properties"):
+	// one of command (stdio), url (SSE) or httpUrl (Streamable HTTP),
+	// chosen in the order httpUrl, url, command; args, headers, env, cwd,
+	// timeout, trust, includeTools, excludeTools, OAuth settings. String
+	// values may use $VAR_NAME or ${VAR_NAME} (docs/cli/configuration.md,
+	// "environment variables in settings"); Gemini CLI leaves an unset
+	// one as written.
+	KindGemini: {kind: KindGemini, fields: map[string]role{
+		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
+		"url": rURL, "httpUrl": rHTTPURL, "headers": rHeaders,
+		"timeout": rIgnore, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
+		"description": rIgnore, "oauth": rIgnore, "authProviderType": rIgnore, "targetAudience": rIgnore,
+		"targetServiceAccount": rIgnore, "extensionName": rIgnore,
+	}, syntax: synBraced | synDollar | unsetKeep},
+
+	// Zed (https://zed.dev/docs/ai/mcp, "As Custom Servers"): command,
+	// args, env for a local server, url and headers for a remote one.
+	// Older settings wrote "source": "custom", and before that command
+	// as {path, args, env} (Zed's docs/src/ai/mcp.md at the time).
+	KindZed: {kind: KindZed, fields: map[string]role{
+		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd, "url": rURL, "headers": rHeaders,
+		"enabled": rEnabled, "source": rIgnore, "settings": rIgnore, "timeout": rIgnore,
+	}},
+}
+
+// entry is one server entry as read from a file, before normalisation:
+// JSON decoded with numbers kept as json.Number, TOML as decoded.
+type entry struct {
+	name   string
+	line   int
+	keys   []string // in file order
+	fields map[string]any
+	lines  map[string]int // line of each field, when known
+}
+
+func (e *entry) lineOf(key string) int {
+	if l, ok := e.lines[key]; ok && l > 0 {
+		return l
+	}
+	return e.line
+}
+
+// build normalises e into a Server; a nil Server means the entry is
+// skipped (the warnings say why).
+func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
+	var warns []Warning
+	warn := func(key, format string, args ...any) {
+		line := e.line
+		if key != "" {
+			line = e.lineOf(key)
+		}
+		warns = append(warns, Warning{Path: src.Path, Line: line, Server: e.name, Message: fmt.Sprintf(format, args...)})
+	}
+	s := &Server{Name: e.name, Source: src, Line: e.line, syntax: d.syntax, Hash: entryHash(d.kind, e)}
+
+	var typ, url, httpURL, serverURL string
+	for _, k := range e.keys {
+		v := e.fields[k]
+		r, known := d.fields[k]
+		if !known {
+			warn(k, "unknown field %q, ignored", k)
+			continue
+		}
+		var ok bool
+		switch r {
+		case rIgnore:
+			ok = true
+		case rType:
+			typ, ok = v.(string)
+		case rCommand:
+			if m, isMap := v.(map[string]any); isMap && d.kind == KindZed {
+				ok = s.zedCommand(m, func(f string, a ...any) { warn(k, f, a...) })
+				break
+			}
+			s.Command, ok = v.(string)
+		case rArgs:
+			s.Args, ok = stringList(v)
+		case rEnv:
+			s.Env, ok = stringMap(v)
+		case rEnvFile:
+			s.EnvFile, ok = v.(string)
+		case rCwd:
+			s.Cwd, ok = v.(string)
+		case rURL:
+			url, ok = v.(string)
+		case rHTTPURL:
+			httpURL, ok = v.(string)
+		case rServerURL:
+			serverURL, ok = v.(string)
+		case rHeaders:
+			s.Headers, ok = stringMap(v)
+		case rDisabled:
+			var b bool
+			b, ok = v.(bool)
+			s.Disabled = s.Disabled || b
+		case rEnabled:
+			var b bool
+			b, ok = v.(bool)
+			s.Disabled = s.Disabled || !b
+		case rBearerEnv:
+			s.BearerTokenEnv, ok = v.(string)
+		case rEnvHeaders:
+			s.EnvHeaders, ok = stringMap(v)
+		case rUnhonoured:
+			ok = true
+			if v != nil && v != false && v != "" {
+				warn(k, "%s %s", k, d.notes[k])
+			}
+		}
+		if !ok {
+			warn(k, "field %q has the wrong type (%s), ignored", k, describe(v))
+		}
+	}
+
+	// The transport: an explicit type decides; otherwise the fields that
+	// are there, each application's way.
+	switch typ {
+	case "":
+	case "stdio":
+		s.Transport = TransportStdio
+	case "http", "streamable-http", "streamable_http", "streamableHttp":
+		s.Transport = TransportHTTP
+	case "sse":
+		s.Transport = TransportSSE
+	default:
+		warn("type", "unknown type %q; skipped", typ)
+		return nil, warns
+	}
+	if serverURL != "" {
+		if url != "" && url != serverURL {
+			warn("url", "has both serverUrl and url; serverUrl is used")
+		}
+		url = serverURL
+	}
+	if httpURL != "" && s.Transport != TransportStdio {
+		// Gemini CLI: httpUrl wins over url, which wins over command.
+		s.URL = httpURL
+		if s.Transport == "" {
+			s.Transport = TransportHTTP
+		}
+		if url != "" || s.Command != "" {
+			warn("httpUrl", "has httpUrl and also url or command; httpUrl is used, as Gemini CLI does")
+			s.Command = ""
+		}
+	} else if url != "" || httpURL != "" {
+		if url == "" {
+			url = httpURL
+		}
+		s.URL = url
+	}
+
+	switch {
+	case s.Transport == TransportStdio:
+		if s.Command == "" {
+			warn("", "is a stdio server without a command; skipped")
+			return nil, warns
+		}
+		if s.URL != "" {
+			warn("", "is a stdio server; its URL is ignored")
+			s.URL = ""
+		}
+	case s.Transport != "":
+		if s.URL == "" {
+			warn("", "is a %s server without a URL; skipped", s.Transport)
+			return nil, warns
+		}
+		if s.Command != "" {
+			warn("", "is a %s server; its command is ignored", s.Transport)
+			s.Command = ""
+		}
+	case s.URL != "" && s.Command != "":
+		if d.kind == KindGemini && httpURL == "" {
+			// url (SSE) wins over command.
+			s.Command = ""
+			s.Transport = TransportSSE
+			warn("url", "has url and command; url is used, as Gemini CLI does")
+			break
+		}
+		warn("", "has both a command and a URL and no type to choose; skipped")
+		return nil, warns
+	case s.Command != "":
+		s.Transport = TransportStdio
+	case s.URL != "":
+		s.Transport = TransportAuto
+		if d.kind == KindGemini {
+			s.Transport = TransportSSE // Gemini's url is an SSE endpoint
+		}
+	default:
+		if d.kind == KindZed {
+			if src, _ := e.fields["source"].(string); src == "extension" {
+				warn("", "comes from a Zed extension, which holds its command; skipped")
+				return nil, warns
+			}
+		}
+		warn("", "has neither a command nor a URL; skipped")
+		return nil, warns
+	}
+
+	if s.Transport == TransportStdio {
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{len(s.Headers) > 0, "headers"}, {len(s.EnvHeaders) > 0, "env_http_headers"}, {s.BearerTokenEnv != "", "bearer_token_env_var"}} {
+			if f.set {
+				warn("", "is a stdio server; its %s are ignored", f.name)
+			}
+		}
+		s.Headers, s.EnvHeaders, s.BearerTokenEnv = nil, nil, ""
+	} else {
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{len(s.Args) > 0, "args"}, {len(s.Env) > 0, "env"}, {s.EnvFile != "", "envFile"}, {s.Cwd != "", "cwd"}} {
+			if f.set {
+				warn("", "is an HTTP server; its %s is ignored", f.name)
+			}
+		}
+		s.Args, s.Env, s.EnvFile, s.Cwd = nil, nil, "", ""
+	}
+	return s, warns
+}
+
+// zedCommand reads Zed's older command object {path, args, env}.
+func (s *Server) zedCommand(m map[string]any, warn func(string, ...any)) bool {
+	for _, k := range sortedKeys(m) {
+		var ok bool
+		switch k {
+		case "path":
+			s.Command, ok = m[k].(string)
+		case "args":
+			s.Args, ok = stringList(m[k])
+		case "env":
+			s.Env, ok = stringMap(m[k])
+		default:
+			warn("unknown field %q in command, ignored", k)
+			ok = true
+		}
+		if !ok {
+			warn("field %q of command has the wrong type (%s), ignored", k, describe(m[k]))
+		}
+	}
+	return true
+}
+
+func stringList(v any) ([]string, bool) {
+	switch l := v.(type) {
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	case []string:
+		return slices.Clone(l), true
+	}
+	return nil, false
+}
+
+// stringMap reads an object of strings. Numbers and booleans are taken as
+// their text, as the applications that pass env values to a process do.
+func stringMap(v any) (map[string]string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		switch x := x.(type) {
+		case string:
+			out[k] = x
+		case json.Number:
+			out[k] = x.String()
+		case bool, int64, float64:
+			out[k] = fmt.Sprint(x)
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, int64, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// entryHash is the SHA-256 of the entry's kind, name and fields as
+// canonical JSON (keys sorted, numbers as written), so that reformatting
+// a file does not change it but any edit of the entry does.
+func entryHash(k Kind, e *entry) string {
+	b, err := json.Marshal(e.fields)
+	if err != nil {
+		// TOML values all marshal; fall back to the printed form.
+		b = []byte(fmt.Sprintf("%#v", e.fields))
+	}
+	h := sha256.New()
+	h.Write([]byte(k))
+	h.Write([]byte{0})
+	h.Write([]byte(e.name))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}

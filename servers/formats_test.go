@@ -1,0 +1,407 @@
+package servers
+
+import (
+	"testing"
+)
+
+// The files below are written after the examples of each application's
+// documentation (cited in formats.go and locate.go).
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		name     string
+		path     string
+		content  string
+		want     []got
+		warnings []string
+	}{{
+		name: "claude desktop",
+		path: "/home/ada/.config/Claude/claude_desktop_config.json",
+		content: `{
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada/Desktop", "/home/ada/Downloads"]
+    },
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example"}
+    },
+    "remote": {"url": "https://example.com/mcp"}
+  },
+  "preferences": {"sidebarMode": "chat"}
+}`,
+		want: []got{
+			{Ref: "claude-desktop:filesystem", Transport: TransportStdio, Command: "npx",
+				Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/home/ada/Desktop", "/home/ada/Downloads"}},
+			{Ref: "claude-desktop:github", Transport: TransportStdio, Command: "docker",
+				Args: []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"},
+				Env:  map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example"}},
+		},
+		// Claude Desktop's file has no remote servers: url is not a field
+		// of it, and the entry has nothing left to run.
+		warnings: []string{
+			`claude_desktop_config.json:12: server "remote": unknown field "url"`,
+			`claude_desktop_config.json:12: server "remote": has neither a command nor a URL; skipped`,
+		},
+	}, {
+		name: "claude code user and local scopes",
+		path: "/home/ada/.claude.json",
+		content: `{
+  "numStartups": 12,
+  "mcpServers": {
+    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"},
+    "airtable": {"type": "stdio", "command": "npx", "args": ["-y", "airtable-mcp-server"],
+                 "env": {"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}}
+  },
+  "projects": {
+    "/home/ada/proj": {
+      "allowedTools": [],
+      "mcpServers": {
+        "stripe": {"type": "sse", "url": "https://mcp.stripe.com/sse", "headers": {"Authorization": "Bearer ${STRIPE_KEY:-none}"}}
+      }
+    },
+    "/home/ada/other": {"mcpServers": {"elsewhere": {"command": "x"}}}
+  }
+}`,
+		want: []got{
+			{Ref: "claude-code:airtable", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "airtable-mcp-server"},
+				Env: map[string]string{"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}},
+			{Ref: "claude-code:sentry", Transport: TransportHTTP, URL: "https://mcp.sentry.dev/mcp"},
+			{Ref: "claude-code-local:stripe", Transport: TransportSSE, URL: "https://mcp.stripe.com/sse",
+				Headers: map[string]string{"Authorization": "Bearer ${STRIPE_KEY:-none}"}},
+		},
+	}, {
+		name: "claude code project .mcp.json",
+		path: "/home/ada/proj/.mcp.json",
+		content: `{
+  "mcpServers": {
+    "db": {"command": "${HOME}/bin/db-mcp", "args": ["--dsn", "${DB_URL:-postgres://localhost/dev}"], "env": {}},
+    "socket": {"type": "websocket", "url": "ws://localhost:9000"},
+    "api": {"type": "http", "url": "https://api.example.com/mcp", "headersHelper": "/opt/bin/get-headers.sh"}
+  },
+  "version": 2
+}`,
+		want: []got{
+			{Ref: "claude-code-project:api", Transport: TransportHTTP, URL: "https://api.example.com/mcp"},
+			{Ref: "claude-code-project:db", Transport: TransportStdio, Command: "${HOME}/bin/db-mcp",
+				Args: []string{"--dsn", "${DB_URL:-postgres://localhost/dev}"}, Env: map[string]string{}},
+		},
+		warnings: []string{
+			`.mcp.json:4: server "socket": unknown type "websocket"; skipped`,
+			`.mcp.json:5: server "api": headersHelper runs a command`,
+			`.mcp.json:7: unknown top-level field "version"`,
+		},
+	}, {
+		name: "vs code workspace, with comments, trailing commas and inputs",
+		path: "/home/ada/proj/.vscode/mcp.json",
+		content: `{
+  // 💡 Inputs are prompted on first server start, then stored securely by VS Code.
+  "inputs": [
+    {"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true},
+  ],
+  "servers": {
+    // https://github.com/ppl-ai/modelcontextprotocol/
+    "Perplexity": {
+      "type": "stdio",
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "PERPLEXITY_API_KEY", "mcp/perplexity-ask"],
+      "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"},
+    },
+    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]},
+    "my-remote-server": {"type": "sse", "url": "http://api.contoso.com/sse", "headers": {"VERSION": "1.2"}},
+    "memory": {
+      "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"],
+      "envFile": "${workspaceFolder}/.env", "sandboxEnabled": true,
+      "dev": {"watch": "src/**/*.ts"},
+    },
+  },
+}`,
+		want: []got{
+			{Ref: "vscode-project:fetch", Transport: TransportStdio, Command: "uvx", Args: []string{"mcp-server-fetch"}},
+			{Ref: "vscode-project:memory", Transport: TransportStdio, Command: "npx",
+				Args: []string{"-y", "@modelcontextprotocol/server-memory"}, EnvFile: "${workspaceFolder}/.env"},
+			{Ref: "vscode-project:my-remote-server", Transport: TransportSSE, URL: "http://api.contoso.com/sse",
+				Headers: map[string]string{"VERSION": "1.2"}},
+			{Ref: "vscode-project:Perplexity", Transport: TransportStdio, Command: "docker",
+				Args: []string{"run", "-i", "--rm", "-e", "PERPLEXITY_API_KEY", "mcp/perplexity-ask"},
+				Env:  map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
+		},
+		warnings: []string{`mcp.json:18: server "memory": sandboxEnabled asks for a sandbox`},
+	}, {
+		name:    "vs code user mcp.json",
+		path:    "/home/ada/.config/Code/User/mcp.json",
+		content: `{"servers": {"context7": {"type": "http", "url": "https://mcp.context7.com/mcp"}}}`,
+		want:    []got{{Ref: "vscode:context7", Transport: TransportHTTP, URL: "https://mcp.context7.com/mcp"}},
+	}, {
+		name: "vs code user settings.json",
+		path: "/home/ada/.config/Code/User/settings.json",
+		content: `// settings.json
+{
+    "editor.fontSize": 14,
+    "mcp": {
+        "servers": {
+            "my-mcp-server": {"type": "stdio", "command": "my-command", "args": []}
+        }
+    },
+}`,
+		want: []got{{Ref: "vscode-settings:my-mcp-server", Transport: TransportStdio, Command: "my-command", Args: []string{}}},
+	}, {
+		name: "cursor user",
+		path: "/home/ada/.cursor/mcp.json",
+		content: `{
+  "mcpServers": {
+    "userjot": {"url": "https://api.userjot.com/v1/mcp", "headers": {"Authorization": "Bearer ${env:USERJOT_API_TOKEN}"}},
+    "both": {"command": "npx", "url": "https://example.com/mcp"}
+  }
+}`,
+		want: []got{{Ref: "cursor:userjot", Transport: TransportAuto, URL: "https://api.userjot.com/v1/mcp",
+			Headers: map[string]string{"Authorization": "Bearer ${env:USERJOT_API_TOKEN}"}}},
+		warnings: []string{`mcp.json:4: server "both": has both a command and a URL and no type to choose; skipped`},
+	}, {
+		name: "cursor project",
+		path: "/home/ada/proj/.cursor/mcp.json",
+		content: `{"mcpServers": {"oci": {"type": "stdio", "command": "uvx", "args": ["oracle.oci-api-mcp-server"],
+  "env": {"OCI_CONFIG_PROFILE": "DEFAULT", "FASTMCP_LOG_LEVEL": "ERROR"}, "envFile": ".env"}}}`,
+		want: []got{{Ref: "cursor-project:oci", Transport: TransportStdio, Command: "uvx", Args: []string{"oracle.oci-api-mcp-server"},
+			Env: map[string]string{"OCI_CONFIG_PROFILE": "DEFAULT", "FASTMCP_LOG_LEVEL": "ERROR"}, EnvFile: ".env"}},
+	}, {
+		name: "windsurf",
+		path: "/home/ada/.codeium/windsurf/mcp_config.json",
+		content: `{
+  "mcpServers": {
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"}
+    },
+    "zapier": {"serverUrl": "https://actions.zapier.com/mcp/KEY/sse", "headers": {"Authorization": "Bearer ${file:~/.zapier-token}"}},
+    "ollama": {"command": "py", "args": ["-m", "mcp_ollama_python"], "disabled": true, "env": {}}
+  }
+}`,
+		want: []got{
+			{Ref: "windsurf:github", Transport: TransportStdio, Command: "docker",
+				Args: []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"},
+				Env:  map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"}},
+			{Ref: "windsurf:ollama", Transport: TransportStdio, Command: "py", Args: []string{"-m", "mcp_ollama_python"},
+				Env: map[string]string{}, Disabled: true},
+			{Ref: "windsurf:zapier", Transport: TransportAuto, URL: "https://actions.zapier.com/mcp/KEY/sse",
+				Headers: map[string]string{"Authorization": "Bearer ${file:~/.zapier-token}"}},
+		},
+	}, {
+		name: "codex",
+		path: "/home/ada/.codex/config.toml",
+		content: `model = "o4-mini"
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+env = { "MY_ENV_VAR" = "MY_ENV_VALUE" }
+env_vars = ["API_KEY2"]
+cwd = "/home/ada/code/context7"
+startup_timeout_sec = 20
+
+[mcp_servers.figma]
+url = "https://mcp.figma.com/mcp"
+bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
+http_headers = { "X-Figma-Region" = "us-east-1" }
+env_http_headers = { "X-Org" = "FIGMA_ORG" }
+
+[mcp_servers.chrome_devtools]
+url = "http://localhost:3000/mcp"
+enabled_tools = ["open", "screenshot"]
+enabled = false
+tool_timeout_sec = 45
+
+[mcp_servers.chrome_devtools.tools.open]
+approval_mode = "approve"
+
+[mcp_servers.odd]
+command = "odd-server"
+colour = "blue"
+`,
+		want: []got{
+			{Ref: "codex:chrome_devtools", Transport: TransportAuto, URL: "http://localhost:3000/mcp", Disabled: true},
+			{Ref: "codex:context7", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"},
+				Env: map[string]string{"MY_ENV_VAR": "MY_ENV_VALUE"}, Cwd: "/home/ada/code/context7"},
+			{Ref: "codex:figma", Transport: TransportAuto, URL: "https://mcp.figma.com/mcp",
+				Headers: map[string]string{"X-Figma-Region": "us-east-1"}},
+			{Ref: "codex:odd", Transport: TransportStdio, Command: "odd-server"},
+		},
+		warnings: []string{`config.toml:26: server "odd": unknown field "colour"`},
+	}, {
+		name: "gemini",
+		path: "/home/ada/.gemini/settings.json",
+		content: `{
+  "theme": "Dracula",
+  "mcp": {"excluded": ["experimental"]},
+  "mcpServers": {
+    "pythonTools": {
+      "command": "python", "args": ["-m", "my_mcp_server", "--port", "8080"], "cwd": "./mcp-servers/python",
+      "env": {"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}, "timeout": 15000
+    },
+    "httpServerWithAuth": {"httpUrl": "http://localhost:3000/mcp", "headers": {"Authorization": "Bearer your-api-token"}, "timeout": 5000},
+    "sseServer": {"url": "https://api.example.com/sse", "trust": false},
+    "experimental": {"command": "exp", "includeTools": ["safe_tool"]}
+  }
+}`,
+		want: []got{
+			{Ref: "gemini:experimental", Transport: TransportStdio, Command: "exp", Disabled: true},
+			{Ref: "gemini:httpServerWithAuth", Transport: TransportHTTP, URL: "http://localhost:3000/mcp",
+				Headers: map[string]string{"Authorization": "Bearer your-api-token"}},
+			{Ref: "gemini:pythonTools", Transport: TransportStdio, Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
+				Cwd: "./mcp-servers/python", Env: map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}},
+			{Ref: "gemini:sseServer", Transport: TransportSSE, URL: "https://api.example.com/sse"},
+		},
+	}, {
+		name: "zed, today's form and the older ones",
+		path: "/home/ada/.config/zed/settings.json",
+		content: `// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+{
+  "theme": "One Dark",
+  "context_servers": {
+    "local-mcp-server": {"command": "some-command", "args": ["arg-1", "arg-2"], "env": {}},
+    "remote-mcp-server": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer <token>"}},
+    "custom": {"source": "custom", "command": "other-command", "args": []},
+    "legacy": {"command": {"path": "legacy-command", "args": ["a"], "env": {"K": "V"}}, "settings": {}},
+    "postgres-context-server": {"source": "extension", "settings": {"database_url": "postgresql://localhost"}},
+    "off": {"command": "x", "enabled": false},
+  },
+}`,
+		want: []got{
+			{Ref: "zed:custom", Transport: TransportStdio, Command: "other-command", Args: []string{}},
+			{Ref: "zed:legacy", Transport: TransportStdio, Command: "legacy-command", Args: []string{"a"}, Env: map[string]string{"K": "V"}},
+			{Ref: "zed:local-mcp-server", Transport: TransportStdio, Command: "some-command", Args: []string{"arg-1", "arg-2"}, Env: map[string]string{}},
+			{Ref: "zed:off", Transport: TransportStdio, Command: "x", Disabled: true},
+			{Ref: "zed:remote-mcp-server", Transport: TransportAuto, URL: "https://example.com/mcp",
+				Headers: map[string]string{"Authorization": "Bearer <token>"}},
+		},
+		warnings: []string{`settings.json:12: server "postgres-context-server": comes from a Zed extension`},
+	}, {
+		name: "mcpx's own file",
+		path: "/home/ada/.config/mcpx/servers.json",
+		content: `{
+  // pasted from .mcp.json
+  "mcpServers": {
+    "everything": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "cwd": "~"},
+    "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
+    "typo": {"command": "x", "arg": ["y"]},
+    "wrong": {"command": "x", "args": "y"}
+  }
+}`,
+		want: []got{
+			{Ref: "mcpx:everything", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}, Cwd: "~"},
+			{Ref: "mcpx:remote", Transport: TransportAuto, URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:TOKEN}"}},
+			{Ref: "mcpx:typo", Transport: TransportStdio, Command: "x"},
+			{Ref: "mcpx:wrong", Transport: TransportStdio, Command: "x"},
+		},
+		warnings: []string{
+			`servers.json:6: server "typo": unknown field "arg", ignored`,
+			`servers.json:7: server "wrong": field "args" has the wrong type (a string)`,
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := load(t, linuxEnv(mapFS{tt.path: tt.content}, nil))
+			var have []got
+			for _, s := range c.Servers {
+				have = append(have, project(s))
+			}
+			diff(t, tt.want, have)
+			checkWarnings(t, c.Warnings, tt.warnings...)
+			for _, s := range c.Servers {
+				if s.Source.Path != tt.path {
+					t.Errorf("%s: source path %q", s.Ref(), s.Source.Path)
+				}
+				if len(s.Hash) != 64 {
+					t.Errorf("%s: hash %q", s.Ref(), s.Hash)
+				}
+			}
+		})
+	}
+}
+
+// A file that does not parse is a warning naming it and the line; the
+// other files still load.
+func TestMalformedFileIsAWarning(t *testing.T) {
+	files := mapFS{
+		"/home/ada/.cursor/mcp.json":      "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n    \"b\": {}\n  }\n}",
+		"/home/ada/.codex/config.toml":    "[mcp_servers.c]\ncommand = \"x\"\nargs = [\n",
+		"/home/ada/.gemini/settings.json": `{"mcpServers": {"ok": {"command": "ok"}}}`,
+		"/home/ada/.claude.json":          `[1, 2]`,
+		"/home/ada/proj/.mcp.json":        `{"mcpServers": ["not", "an", "object"]}`,
+	}
+	c := load(t, linuxEnv(files, nil))
+	if len(c.Servers) != 1 || c.Servers[0].Ref() != "gemini:ok" {
+		t.Errorf("servers: %v", c.Servers)
+	}
+	checkWarnings(t, c.Warnings,
+		"/home/ada/.cursor/mcp.json:4: not valid JSON",
+		"/home/ada/.codex/config.toml:3: not valid TOML",
+		"/home/ada/.claude.json:1: is not a JSON object", // once, though read for the user and the local scope
+		"/home/ada/proj/.mcp.json:1: mcpServers is not an object",
+	)
+	found := 0
+	for _, f := range c.Files {
+		if f.Found {
+			found++
+		}
+	}
+	if found != 6 {
+		t.Errorf("found %d files, want 6: %+v", found, c.Files)
+	}
+}
+
+// Two entries of one name in one file: the last one counts, as in the
+// JSON decoders of the applications.
+func TestDuplicateEntry(t *testing.T) {
+	c := load(t, linuxEnv(mapFS{"/home/ada/.cursor/mcp.json": `{"mcpServers": {
+  "a": {"command": "first"},
+  "a": {"command": "second", "command": "third"}
+}}`}, nil))
+	if len(c.Servers) != 1 || c.Servers[0].Command != "third" {
+		t.Fatalf("servers: %+v", c.Servers)
+	}
+	checkWarnings(t, c.Warnings, `mcp.json:3: server "a": field "command" is given twice`, `mcp.json:3: server "a": is defined twice`)
+}
+
+// Whatever a file holds, reading it never panics, and every server read
+// is complete for its transport.
+func FuzzReadFile(f *testing.F) {
+	for _, s := range []string{
+		`{"mcpServers": {"a": {"command": "x", "args": ["y"], "env": {"K": 1}}}}`,
+		`{"servers": {"a": {"type": "http", "url": "u", "headers": {"h": "v"}}}, "inputs": [{"id": "i", "type": "pickString", "options": ["a", {"value": "b"}]}]}`,
+		`{"context_servers": {"a": {"command": {"path": "p", "args": [1]}}}}`,
+		`{"projects": {"/home/ada/proj": {"mcpServers": {"a": {"command": "x"}}}}}`,
+		`{"mcp": {"servers": {"a": {"command": "x"}}, "excluded": ["a"]}, "mcpServers": {"a": {"httpUrl": "h", "url": "u", "command": "c"}}}`,
+		"[mcp_servers.a]\ncommand = \"x\"\nenv = { K = 1 }\n[mcp_servers.b]\nurl = \"u\"\nenv_http_headers = { H = \"V\" }\n",
+		`{"mcpServers": {"a": {"serverUrl": "s", "url": "u", "disabled": true}}}`,
+		`{"mcpServers": {"a": null, "b": [], "c": {"type": 1}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		env := linuxEnv(nil, nil)
+		for _, l := range env.locations() {
+			var list []*Server
+			if l.toml {
+				list, _ = readTOML(l, []byte(content))
+			} else {
+				list, _ = readJSON(env, l, []byte(content))
+			}
+			for _, s := range list {
+				switch {
+				case s.Transport == TransportStdio && (s.Command == "" || s.URL != ""):
+					t.Fatalf("%s: stdio server %+v", l.ID, s)
+				case s.Transport.IsHTTP() && (s.URL == "" || s.Command != ""):
+					t.Fatalf("%s: HTTP server %+v", l.ID, s)
+				case s.Transport != TransportStdio && !s.Transport.IsHTTP():
+					t.Fatalf("%s: transport %q", l.ID, s.Transport)
+				}
+			}
+		}
+	})
+}

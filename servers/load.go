@@ -1,0 +1,363 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/BurntSushi/toml"
+	"github.com/tailscale/hujson"
+)
+
+// File is one location Load looked at.
+type File struct {
+	Source Source
+	// Found reports that the file exists and was read.
+	Found bool
+	// Servers is how many definitions were taken from it.
+	Servers int
+}
+
+// Catalog is every server definition found, in listing order: by name,
+// then by source (mcpx's own file first, user files before project
+// files).
+type Catalog struct {
+	Servers []*Server
+	// Warnings are the problems met, file by file (for -v).
+	Warnings []Warning
+	// Files are the locations looked at, found or not.
+	Files []File
+}
+
+// Load reads every location of env. Nothing is started and nothing is
+// asked: a missing file is skipped, an unreadable or malformed file or
+// entry becomes a Warning, and the others still load. The error is ctx's,
+// or a missing home directory.
+func Load(ctx context.Context, env *Env) (*Catalog, error) {
+	if env == nil || env.Home == "" {
+		return nil, errors.New("servers: no home directory to look for server definitions in")
+	}
+	c := &Catalog{}
+	for _, l := range env.locations() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f := File{Source: l.Source}
+		data, err := env.fs().ReadFile(l.Path)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: "cannot be read: " + bareError(err)})
+			}
+			c.Files = append(c.Files, f)
+			continue
+		}
+		f.Found = true
+		var list []*Server
+		var warns []Warning
+		if l.toml {
+			list, warns = readTOML(l, data)
+		} else {
+			list, warns = readJSON(env, l, data)
+		}
+		f.Servers = len(list)
+		c.Servers = append(c.Servers, list...)
+		for _, w := range warns {
+			// ~/.claude.json is read for two scopes: say a problem once.
+			if !slices.Contains(c.Warnings, w) {
+				c.Warnings = append(c.Warnings, w)
+			}
+		}
+		c.Files = append(c.Files, f)
+	}
+	sort.SliceStable(c.Servers, func(i, j int) bool {
+		a, b := c.Servers[i], c.Servers[j]
+		if la, lb := strings.ToLower(a.Name), strings.ToLower(b.Name); la != lb {
+			return la < lb
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Source.rank() < b.Source.rank()
+	})
+	return c, nil
+}
+
+// bareError drops the path an *fs.PathError repeats.
+func bareError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func lineAt(data []byte, off int) int {
+	if off < 0 || off > len(data) {
+		return 0
+	}
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+var hujsonLine = regexp.MustCompile(`^hujson: line (\d+), column \d+: `)
+
+// readJSON reads a JSON (with comments) file of location l.
+func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
+	fileWarn := func(line int, format string, args ...any) []Warning {
+		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...)}}
+	}
+	// hujson's values share the bytes they were parsed from, and
+	// Standardize rewrites them in place: parse a copy.
+	v, err := hujson.Parse(bytes.Clone(data))
+	if err != nil {
+		msg, line := err.Error(), 0
+		if m := hujsonLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = msg[len(m[0]):]
+		}
+		return nil, fileWarn(line, "not valid JSON: %s; no server read from it", msg)
+	}
+	v.Standardize() // comments become spaces: offsets and lines stay
+	std := v.Pack()
+	root, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, fileWarn(1, "is not a JSON object; no server read from it")
+	}
+	var warns []Warning
+	if l.topLevel != nil {
+		for _, m := range root.Members {
+			if name := m.Name.Value.(hujson.Literal).String(); !slices.Contains(l.topLevel, name) {
+				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, m.Name.StartOffset),
+					Message: fmt.Sprintf("unknown top-level field %q, ignored", name)})
+			}
+		}
+	}
+	sv := findPath(env, &v, l.servers)
+	if sv == nil {
+		return nil, warns
+	}
+	obj, ok := sv.Value.(*hujson.Object)
+	if !ok {
+		return nil, append(warns, fileWarn(lineAt(data, sv.StartOffset), "%s is not an object; no server read from it", strings.Join(l.servers, "."))...)
+	}
+	var inputs map[string]Input
+	if l.inputs != nil {
+		var w []Warning
+		inputs, w = readInputs(l, data, std, findPath(env, &v, l.inputs))
+		warns = append(warns, w...)
+	}
+	var excluded []string
+	if l.excluded != nil {
+		if ev := findPath(env, &v, l.excluded); ev != nil {
+			var list []any
+			if decode(std[ev.StartOffset:ev.EndOffset], &list) == nil {
+				excluded, _ = stringList(list)
+			}
+		}
+	}
+
+	var out []*Server
+	index := map[string]int{}
+	for _, m := range obj.Members {
+		name := m.Name.Value.(hujson.Literal).String()
+		e := &entry{name: name, line: lineAt(data, m.Name.StartOffset), fields: map[string]any{}, lines: map[string]int{}}
+		eo, ok := m.Value.Value.(*hujson.Object)
+		if !ok {
+			warns = append(warns, Warning{Path: l.Path, Line: e.line, Server: name, Message: "is not an object; skipped"})
+			continue
+		}
+		for _, f := range eo.Members {
+			key := f.Name.Value.(hujson.Literal).String()
+			var val any
+			if err := decode(std[f.Value.StartOffset:f.Value.EndOffset], &val); err != nil {
+				continue // cannot happen: hujson checked it
+			}
+			if _, dup := e.fields[key]; dup {
+				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, f.Name.StartOffset), Server: name,
+					Message: fmt.Sprintf("field %q is given twice; the last one is used", key)})
+				e.keys = slices.DeleteFunc(e.keys, func(k string) bool { return k == key })
+			}
+			e.keys = append(e.keys, key)
+			e.fields[key] = val
+			e.lines[key] = lineAt(data, f.Name.StartOffset)
+		}
+		s, w := l.dialect.build(l.Source, e)
+		warns = append(warns, w...)
+		if i, dup := index[name]; dup {
+			warns = append(warns, Warning{Path: l.Path, Line: e.line, Server: name, Message: "is defined twice in the file; the last one is used"})
+			out[i] = nil
+		}
+		if s == nil {
+			continue
+		}
+		s.inputs = inputs
+		if slices.Contains(excluded, name) {
+			s.Disabled = true
+		}
+		index[name] = len(out)
+		out = append(out, s)
+	}
+	return slices.DeleteFunc(out, func(s *Server) bool { return s == nil }), warns
+}
+
+// decode decodes standard JSON keeping numbers as written.
+func decode(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// findPath follows keys from v; workspaceKey matches the project entry of
+// env.Workspace. nil when a key is missing or a value on the way is not
+// an object.
+func findPath(env *Env, v *hujson.Value, keys []string) *hujson.Value {
+	for _, k := range keys {
+		obj, ok := v.Value.(*hujson.Object)
+		if !ok {
+			return nil
+		}
+		var next *hujson.Value
+		for i := range obj.Members {
+			name := obj.Members[i].Name.Value.(hujson.Literal).String()
+			if name == k || (k == workspaceKey && env.samePath(name, env.Workspace)) {
+				next = &obj.Members[i].Value // the last one wins, as in JSON decoders
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		v = next
+	}
+	return v
+}
+
+// samePath compares two absolute paths as e's system does: ignoring a
+// trailing separator, and on Windows the separator kind and case.
+func (e *Env) samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	norm := func(p string) string {
+		if e.windows() {
+			p = strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+		}
+		if len(p) > 1 {
+			p = strings.TrimSuffix(p, "/")
+		}
+		return p
+	}
+	return norm(a) == norm(b)
+}
+
+// readInputs reads VS Code's input definitions
+// (https://code.visualstudio.com/docs/reference/variables-reference#_input-variables):
+// promptString (description, default, password), pickString (options,
+// default) and command (which runs a VS Code command, so that mcpx cannot
+// resolve it).
+func readInputs(l location, data, std []byte, v *hujson.Value) (map[string]Input, []Warning) {
+	if v == nil {
+		return nil, nil
+	}
+	var list []map[string]any
+	if err := decode(std[v.StartOffset:v.EndOffset], &list); err != nil {
+		return nil, []Warning{{Path: l.Path, Line: lineAt(data, v.StartOffset), Message: "inputs is not a list of objects, ignored"}}
+	}
+	out := map[string]Input{}
+	var warns []Warning
+	for _, m := range list {
+		id, _ := m["id"].(string)
+		if id == "" {
+			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.StartOffset), Message: "an input has no id, ignored"})
+			continue
+		}
+		in := Input{ID: id}
+		in.Description, _ = m["description"].(string)
+		in.Password, _ = m["password"].(bool)
+		in.Default, _ = m["default"].(string)
+		typ, _ := m["type"].(string)
+		switch typ {
+		case "promptString", "":
+		case "pickString":
+			opts, _ := m["options"].([]any)
+			for _, o := range opts {
+				switch o := o.(type) {
+				case string:
+					in.Options = append(in.Options, o)
+				case map[string]any:
+					if val, ok := o["value"].(string); ok {
+						in.Options = append(in.Options, val)
+					}
+				}
+			}
+		case "command":
+			in.command = true
+		default:
+			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.StartOffset),
+				Message: fmt.Sprintf("input %q has unknown type %q; it is asked for as a string", id, typ)})
+		}
+		out[id] = in
+	}
+	return out, warns
+}
+
+// readTOML reads Codex's config.toml.
+func readTOML(l location, data []byte) ([]*Server, []Warning) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		line, msg := 0, err.Error()
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			line, msg = pe.Position.Line, pe.Message
+		}
+		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it"}}
+	}
+	raw, ok := doc["mcp_servers"]
+	if !ok {
+		return nil, nil
+	}
+	tables, ok := raw.(map[string]any)
+	if !ok {
+		return nil, []Warning{{Path: l.Path, Message: "mcp_servers is not a table; no server read from it"}}
+	}
+	var out []*Server
+	var warns []Warning
+	for _, name := range sortedKeys(tables) {
+		line := tomlLine(data, name)
+		fields, ok := tables[name].(map[string]any)
+		if !ok {
+			warns = append(warns, Warning{Path: l.Path, Line: line, Server: name, Message: "is not a table; skipped"})
+			continue
+		}
+		e := &entry{name: name, line: line, keys: sortedKeys(fields), fields: fields}
+		s, w := l.dialect.build(l.Source, e)
+		warns = append(warns, w...)
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out, warns
+}
+
+// tomlLine finds the line where [mcp_servers.NAME] (or a dotted key of
+// it) first appears; 0 when not found. The TOML decoder keeps no
+// positions.
+func tomlLine(data []byte, name string) int {
+	q := regexp.QuoteMeta(name)
+	re, err := regexp.Compile(`mcp_servers\s*\.\s*(?:"` + q + `"|'` + q + `'|` + q + `)\s*(?:[.\]=]|$)`)
+	if err != nil {
+		return 0
+	}
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return 0
+	}
+	return lineAt(data, loc[0])
+}

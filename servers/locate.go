@@ -1,0 +1,177 @@
+package servers
+
+// location is one place definitions are read from, and how to read it.
+type location struct {
+	Source
+	dialect *dialect
+	// toml: the file is Codex's TOML; else JSON with comments.
+	toml bool
+	// servers is the path of keys to the object of server entries; a
+	// workspaceKey element stands for the entry of Env.Workspace in
+	// Claude Code's "projects" map.
+	servers []string
+	// inputs is the path of keys to VS Code's input definitions.
+	inputs []string
+	// topLevel lists the keys a file devoted to servers may hold;
+	// anything else at its top level is reported. nil for settings files
+	// that hold much else.
+	topLevel []string
+	// excluded is the path to Gemini's list of excluded server names.
+	excluded []string
+}
+
+const workspaceKey = "\x00workspace"
+
+// locations lists where e's definitions live, in listing order. Project
+// locations are left out when e has no workspace, and a location whose
+// file is another location's (a workspace that is the home directory) is
+// listed once.
+func (e *Env) locations() []location {
+	cfg := e.userConfigDir()
+	var out []location
+	add := func(l location) {
+		if l.Path == "" {
+			return
+		}
+		for _, o := range out {
+			if o.Path == l.Path && o.dialect == l.dialect && equalKeys(o.servers, l.servers) {
+				return
+			}
+		}
+		out = append(out, l)
+	}
+	ws := func(elem ...string) string {
+		if e.Workspace == "" {
+			return ""
+		}
+		return e.join(append([]string{e.Workspace}, elem...)...)
+	}
+
+	// mcpx's own file: see the package comment.
+	if own, err := OwnFile(e); err == nil {
+		add(location{Source: Source{ID: "mcpx", Kind: KindMcpx, Scope: ScopeUser, Path: own},
+			dialect: dialects[KindMcpx], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers", "$schema"}})
+	}
+
+	// Claude Desktop keeps claude_desktop_config.json in its application
+	// data directory: ~/Library/Application Support/Claude on macOS,
+	// %APPDATA%\Claude on Windows (https://modelcontextprotocol.io/docs/
+	// develop/connect-local-servers). There is no official Linux build;
+	// the community builds use ~/.config/Claude, which is the same rule.
+	add(location{Source: Source{ID: "claude-desktop", Kind: KindClaudeDesktop, Scope: ScopeUser,
+		Path: e.join(cfg, "Claude", "claude_desktop_config.json")},
+		dialect: dialects[KindClaudeDesktop], servers: []string{"mcpServers"}})
+
+	// Claude Code (https://code.claude.com/docs/en/mcp, "MCP installation
+	// scopes"): user scope is mcpServers at the top of ~/.claude.json,
+	// local scope the mcpServers of the project's entry under "projects"
+	// in the same file, project scope .mcp.json at the project root.
+	// CLAUDE_CONFIG_DIR moves ~/.claude.json into that directory.
+	claudeJSON := e.join(e.Home, ".claude.json")
+	if d := e.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		claudeJSON = e.join(d, ".claude.json")
+	}
+	add(location{Source: Source{ID: "claude-code", Kind: KindClaudeCode, Scope: ScopeUser, Path: claudeJSON},
+		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}})
+	if e.Workspace != "" {
+		add(location{Source: Source{ID: "claude-code-local", Kind: KindClaudeCode, Scope: ScopeLocal, Path: claudeJSON},
+			dialect: dialects[KindClaudeCode], servers: []string{"projects", workspaceKey, "mcpServers"}})
+	}
+	add(location{Source: Source{ID: "claude-code-project", Kind: KindClaudeCode, Scope: ScopeProject, Path: ws(".mcp.json")},
+		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+
+	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
+	// mcp-configuration): mcp.json in the user profile (the User
+	// directory of Code's configuration directory) and .vscode/mcp.json
+	// in the workspace, with "servers" and "inputs". Before mcp.json, the
+	// user settings.json held the same under "mcp" (VS Code 1.99 docs,
+	// "Add an MCP server to your user settings"); it is still read.
+	vsUser := e.join(cfg, "Code", "User")
+	add(location{Source: Source{ID: "vscode", Kind: KindVSCode, Scope: ScopeUser, Path: e.join(vsUser, "mcp.json")},
+		dialect: dialects[KindVSCode], servers: []string{"servers"}, inputs: []string{"inputs"},
+		topLevel: []string{"servers", "inputs", "$schema"}})
+	add(location{Source: Source{ID: "vscode-settings", Kind: KindVSCode, Scope: ScopeUser, Path: e.join(vsUser, "settings.json")},
+		dialect: dialects[KindVSCode], servers: []string{"mcp", "servers"}, inputs: []string{"mcp", "inputs"}})
+	add(location{Source: Source{ID: "vscode-project", Kind: KindVSCode, Scope: ScopeProject, Path: ws(".vscode", "mcp.json")},
+		dialect: dialects[KindVSCode], servers: []string{"servers"}, inputs: []string{"inputs"},
+		topLevel: []string{"servers", "inputs", "$schema"}})
+
+	// Cursor (https://cursor.com/docs/mcp): ~/.cursor/mcp.json for every
+	// project (%USERPROFILE%\.cursor on Windows) and .cursor/mcp.json in
+	// a project, with "mcpServers".
+	add(location{Source: Source{ID: "cursor", Kind: KindCursor, Scope: ScopeUser, Path: e.join(e.Home, ".cursor", "mcp.json")},
+		dialect: dialects[KindCursor], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+	add(location{Source: Source{ID: "cursor-project", Kind: KindCursor, Scope: ScopeProject, Path: ws(".cursor", "mcp.json")},
+		dialect: dialects[KindCursor], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+
+	// Windsurf (https://docs.windsurf.com/windsurf/cascade/mcp,
+	// "mcp_config.json"): ~/.codeium/windsurf/mcp_config.json, the same
+	// under %USERPROFILE% on Windows; it documents no project file.
+	add(location{Source: Source{ID: "windsurf", Kind: KindWindsurf, Scope: ScopeUser,
+		Path: e.join(e.Home, ".codeium", "windsurf", "mcp_config.json")},
+		dialect: dialects[KindWindsurf], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+
+	// Codex CLI (https://developers.openai.com/codex/mcp): [mcp_servers.NAME]
+	// tables in config.toml under CODEX_HOME (default ~/.codex), and in
+	// .codex/config.toml of a trusted project.
+	codexHome := e.join(e.Home, ".codex")
+	if d := e.getenv("CODEX_HOME"); d != "" {
+		codexHome = d
+	}
+	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: e.join(codexHome, "config.toml")},
+		dialect: dialects[KindCodex], toml: true})
+	add(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject, Path: ws(".codex", "config.toml")},
+		dialect: dialects[KindCodex], toml: true})
+
+	// Gemini CLI (https://github.com/google-gemini/gemini-cli/blob/main/
+	// docs/tools/mcp-server.md, "Configure the MCP server in
+	// settings.json"): mcpServers in ~/.gemini/settings.json and in the
+	// project's .gemini/settings.json; mcp.excluded names servers not to
+	// connect to.
+	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(e.Home, ".gemini", "settings.json")},
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})
+	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})
+
+	// Zed (https://zed.dev/docs/ai/mcp, https://zed.dev/docs/configuring-zed):
+	// context_servers in the user settings, ~/.config/zed/settings.json
+	// ($XDG_CONFIG_HOME/zed on Linux, %APPDATA%\Zed on Windows), and in a
+	// project's .zed/settings.json.
+	zedDir := e.join(e.Home, ".config", "zed")
+	switch e.GOOS {
+	case "windows":
+		zedDir = e.join(cfg, "Zed")
+	case "darwin":
+	default:
+		if d := e.absEnv("XDG_CONFIG_HOME"); d != "" {
+			zedDir = e.join(d, "zed")
+		}
+	}
+	add(location{Source: Source{ID: "zed", Kind: KindZed, Scope: ScopeUser, Path: e.join(zedDir, "settings.json")},
+		dialect: dialects[KindZed], servers: []string{"context_servers"}})
+	add(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject, Path: ws(".zed", "settings.json")},
+		dialect: dialects[KindZed], servers: []string{"context_servers"}})
+	return out
+}
+
+func equalKeys(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Locations lists the files Load reads for e, in listing order, whether
+// they exist or not (for a verbose listing of where mcpx looked).
+func Locations(e *Env) []Source {
+	var out []Source
+	for _, l := range e.locations() {
+		out = append(out, l.Source)
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package servers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNotFound is matched (errors.Is) by a NotFoundError.
+var ErrNotFound = errors.New("no such server")
+
+// NotFoundError is Lookup's error for a name that no file defines.
+type NotFoundError struct {
+	Ref string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no server named %q in any configuration file", e.Ref)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// AmbiguousError is Lookup's error for a name that several files define
+// differently. Each candidate's Ref (SOURCE:NAME) names it alone.
+type AmbiguousError struct {
+	Ref        string
+	Candidates []*Server
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server %q is defined differently in %d files; name one as SOURCE:NAME:", e.Ref, len(e.Candidates))
+	for _, s := range e.Candidates {
+		fmt.Fprintf(&b, "\n  %s  (%s)", s.Ref(), s.Source.Path)
+	}
+	return b.String()
+}
+
+// Lookup finds the server ref names: NAME, or SOURCE:NAME where SOURCE is
+// a source ID ("cursor-project"), an application ("cursor", when that
+// leaves one) or the file's path.
+//
+// When several files define NAME, the one in mcpx's own file is chosen;
+// when they all define it the same way (same transport, command,
+// arguments, environment, URL and headers), the first in listing order
+// (user files before project files); otherwise the error is an
+// *AmbiguousError listing the candidates.
+func (c *Catalog) Lookup(ref string) (*Server, error) {
+	var plain, qualified []*Server
+	for _, s := range c.Servers {
+		if s.Name == ref {
+			plain = append(plain, s)
+		}
+		if q, ok := strings.CutSuffix(ref, ":"+s.Name); ok && (q == s.Source.ID || q == string(s.Source.Kind) || q == s.Source.Path) {
+			qualified = append(qualified, s)
+		}
+	}
+	cands := qualified
+	if len(qualified) == 0 {
+		cands = plain
+	} else if len(plain) > 0 {
+		// A name with a colon in it that also reads as SOURCE:NAME.
+		cands = append(plain, qualified...)
+	}
+	switch len(cands) {
+	case 0:
+		return nil, &NotFoundError{Ref: ref}
+	case 1:
+		return cands[0], nil
+	}
+	var own []*Server
+	for _, s := range cands {
+		if s.Source.Kind == KindMcpx {
+			own = append(own, s)
+		}
+	}
+	if len(own) == 1 {
+		return own[0], nil
+	}
+	same := true
+	for _, s := range cands[1:] {
+		if !sameDefinition(cands[0], s) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return cands[0], nil
+	}
+	return nil, &AmbiguousError{Ref: ref, Candidates: cands}
+}
+
+// Names lists each server name once, in listing order, followed by the
+// qualified SOURCE:NAME of every name defined more than once (for shell
+// completion).
+func (c *Catalog) Names() []string {
+	count := map[string]int{}
+	var names []string
+	for _, s := range c.Servers {
+		if count[s.Name] == 0 {
+			names = append(names, s.Name)
+		}
+		count[s.Name]++
+	}
+	for _, s := range c.Servers {
+		if count[s.Name] > 1 {
+			names = append(names, s.Ref())
+		}
+	}
+	return names
+}

@@ -1,0 +1,82 @@
+package servers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	env := linuxEnv(mapFS{
+		"/home/ada/.config/Claude/claude_desktop_config.json": `{"mcpServers": {
+			"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada"]},
+			"github": {"command": "docker", "args": ["run", "ghcr.io/github/github-mcp-server"]}}}`,
+		"/home/ada/.cursor/mcp.json": `{"mcpServers": {
+			"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada"]},
+			"github": {"url": "https://api.githubcopilot.com/mcp/"},
+			"x": {"command": "user-x"}}}`,
+		"/home/ada/proj/.cursor/mcp.json":     `{"mcpServers": {"x": {"command": "project-x"}}}`,
+		"/home/ada/proj/.vscode/mcp.json":     `{"servers": {"github": {"type": "stdio", "command": "./evil.sh"}}}`,
+		"/home/ada/.config/mcpx/servers.json": `{"mcpServers": {"mine": {"command": "a"}}}`,
+		"/home/ada/.codex/config.toml":        "[mcp_servers.mine]\ncommand = \"b\"\n[mcp_servers.\"odd:name\"]\ncommand = \"c\"\n",
+	}, nil)
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+
+	for _, tt := range []struct{ ref, want string }{
+		{"cursor:github", "cursor:github"},
+		{"vscode-project:github", "vscode-project:github"},
+		{"vscode:github", "vscode-project:github"}, // the application, when that leaves one
+		{"/home/ada/proj/.vscode/mcp.json:github", "vscode-project:github"},
+		{"claude-desktop:github", "claude-desktop:github"},
+		{"fs", "claude-desktop:fs"}, // defined the same way twice: the first in listing order
+		{"mine", "mcpx:mine"},       // mcpx's own file wins
+		{"codex:mine", "codex:mine"},
+		{"cursor-project:x", "cursor-project:x"},
+		{"odd:name", "codex:odd:name"},
+		{"codex:odd:name", "codex:odd:name"},
+	} {
+		s, err := c.Lookup(tt.ref)
+		if err != nil {
+			t.Errorf("%s: %v", tt.ref, err)
+			continue
+		}
+		if s.Ref() != tt.want {
+			t.Errorf("%s: found %s, want %s", tt.ref, s.Ref(), tt.want)
+		}
+	}
+
+	_, err := c.Lookup("github")
+	var ae *AmbiguousError
+	if !errors.As(err, &ae) {
+		t.Fatalf("github: error %v", err)
+	}
+	var refs []string
+	for _, s := range ae.Candidates {
+		refs = append(refs, s.Ref())
+	}
+	diff(t, []string{"claude-desktop:github", "cursor:github", "vscode-project:github"}, refs)
+	for _, want := range []string{
+		`server "github" is defined differently in 3 files; name one as SOURCE:NAME:`,
+		"\n  cursor:github  (/home/ada/.cursor/mcp.json)",
+		"\n  vscode-project:github  (/home/ada/proj/.vscode/mcp.json)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if _, err := c.Lookup("cursor:x"); !errors.As(err, &ae) || len(ae.Candidates) != 2 {
+		t.Errorf("cursor:x: error %v", err)
+	}
+
+	for _, ref := range []string{"nope", "zed:fs", "cursor:"} {
+		if _, err := c.Lookup(ref); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: error %v", ref, err)
+		}
+	}
+
+	diff(t, []string{"fs", "github", "mine", "odd:name", "x",
+		"claude-desktop:fs", "cursor:fs",
+		"claude-desktop:github", "cursor:github", "vscode-project:github",
+		"mcpx:mine", "codex:mine", "cursor:x", "cursor-project:x"}, c.Names())
+}

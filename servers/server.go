@@ -1,0 +1,224 @@
+package servers
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Kind names the application whose configuration file defines a server.
+type Kind string
+
+// The applications whose files are read.
+const (
+	KindMcpx          Kind = "mcpx"
+	KindClaudeDesktop Kind = "claude-desktop"
+	KindClaudeCode    Kind = "claude-code"
+	KindVSCode        Kind = "vscode"
+	KindCursor        Kind = "cursor"
+	KindWindsurf      Kind = "windsurf"
+	KindCodex         Kind = "codex"
+	KindGemini        Kind = "gemini"
+	KindZed           Kind = "zed"
+)
+
+// kindOrder is the order of sources in listings: mcpx's own file first,
+// then the applications in a fixed order.
+var kindOrder = []Kind{KindMcpx, KindClaudeDesktop, KindClaudeCode, KindVSCode, KindCursor, KindWindsurf, KindCodex, KindGemini, KindZed}
+
+// Scope says whom a file belongs to, which matters for trust: a project
+// file usually comes with a repository, written by someone else.
+type Scope string
+
+// The scopes.
+const (
+	// ScopeUser is a file in the person's home or configuration
+	// directory, for every project.
+	ScopeUser Scope = "user"
+	// ScopeLocal is Claude Code's per-project entries, kept in the
+	// person's own ~/.claude.json (Claude Code's "local" scope).
+	ScopeLocal Scope = "local"
+	// ScopeProject is a file inside the workspace, usually checked into
+	// its repository.
+	ScopeProject Scope = "project"
+)
+
+var scopeOrder = []Scope{ScopeUser, ScopeLocal, ScopeProject}
+
+// Transport is how mcpx talks to a server.
+type Transport string
+
+// The transports.
+const (
+	// TransportStdio starts Command with Args and talks over its stdin
+	// and stdout.
+	TransportStdio Transport = "stdio"
+	// TransportHTTP is the Streamable HTTP transport at URL.
+	TransportHTTP Transport = "http"
+	// TransportSSE is the legacy HTTP+SSE transport at URL.
+	TransportSSE Transport = "sse"
+	// TransportAuto is a URL whose file does not say which HTTP transport
+	// it speaks: Streamable HTTP is tried, then HTTP+SSE (mcpx's
+	// --transport auto).
+	TransportAuto Transport = "auto"
+)
+
+// IsHTTP reports whether t is one of the transports over a URL.
+func (t Transport) IsHTTP() bool {
+	return t == TransportHTTP || t == TransportSSE || t == TransportAuto
+}
+
+// Source is one file (and, for ~/.claude.json, one section of it) that
+// server definitions are read from.
+type Source struct {
+	// ID names the location, unique among locations: "cursor",
+	// "cursor-project", "claude-code-local"… It qualifies a name that
+	// several files define (ID:NAME).
+	ID    string
+	Kind  Kind
+	Scope Scope
+	// Path is the file.
+	Path string
+}
+
+func (s Source) String() string { return s.ID + " (" + s.Path + ")" }
+
+// rank orders sources in listings: user files (mcpx's own first), then
+// Claude Code's local scope, then project files; by application within a
+// scope.
+func (s Source) rank() int {
+	return slices.Index(scopeOrder, s.Scope)*len(kindOrder) + slices.Index(kindOrder, s.Kind)
+}
+
+// Server is one server definition, normalised. Its strings are as the file
+// wrote them: variables (${env:TOKEN}, ${input:key}…) are expanded only by
+// Resolve, so that listing a server neither asks for inputs nor shows
+// secrets that live in the environment.
+type Server struct {
+	// Name is the entry's name in its file.
+	Name   string
+	Source Source
+	// Transport is stdio for a Command, one of the HTTP transports for a
+	// URL.
+	Transport Transport
+
+	// Command, Args, Env, EnvFile and Cwd describe a stdio server. Env
+	// is added to mcpx's own environment; EnvFile names a file of
+	// NAME=VALUE lines loaded before Env (Env wins). Cwd is the directory
+	// to start in ("" for mcpx's own); a relative one is taken from the
+	// workspace.
+	Command string
+	Args    []string
+	Env     map[string]string
+	EnvFile string
+	Cwd     string
+
+	// URL and Headers describe a server over HTTP.
+	URL     string
+	Headers map[string]string
+	// EnvHeaders are headers whose values are taken from environment
+	// variables (Codex's env_http_headers: header name → variable name);
+	// a header whose variable is unset is not sent.
+	EnvHeaders map[string]string
+	// BearerTokenEnv names the environment variable that holds a bearer
+	// token for the Authorization header (Codex's bearer_token_env_var);
+	// it must be set.
+	BearerTokenEnv string
+
+	// Disabled reports that the file turns the server off (Windsurf's
+	// "disabled", Zed's and Codex's "enabled": false, Gemini's
+	// mcp.excluded). It is listed, and can still be used by name.
+	Disabled bool
+
+	// Hash identifies the entry's content: the SHA-256, in hex, of its
+	// source kind, its name and its fields as written. Any edit of the
+	// entry changes it; the trust store keys on it.
+	Hash string
+
+	// Line is the line of the entry in its file (0 when unknown).
+	Line int
+
+	// syntax is the variable syntax of the application that wrote the
+	// file; inputs are the input definitions of its file (VS Code).
+	syntax syntax
+	inputs map[string]Input
+}
+
+// Ref is the qualified name of s: its source ID, a colon, its name.
+func (s *Server) Ref() string { return s.Source.ID + ":" + s.Name }
+
+// NeedsTrust reports whether mcpx must have the person's confirmation
+// before starting s: s is a stdio server (it runs a command on this
+// machine) from a file mcpx did not write.
+func (s *Server) NeedsTrust() bool {
+	return s.Transport == TransportStdio && s.Source.Kind != KindMcpx
+}
+
+// sameDefinition reports whether a and b start the same server the same
+// way, wherever they were written: the same fields, and either no
+// variable in them or the same variable syntax.
+func sameDefinition(a, b *Server) bool {
+	return a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.EnvFile == b.EnvFile && a.Cwd == b.Cwd && a.URL == b.URL &&
+		maps.Equal(a.Headers, b.Headers) && maps.Equal(a.EnvHeaders, b.EnvHeaders) &&
+		a.BearerTokenEnv == b.BearerTokenEnv && (a.syntax == b.syntax || (!a.hasVariables() && !b.hasVariables()))
+}
+
+// hasVariables reports whether any string of s could hold a variable.
+func (s *Server) hasVariables() bool {
+	strs := append([]string{s.Command, s.EnvFile, s.Cwd, s.URL}, s.Args...)
+	for _, m := range []map[string]string{s.Env, s.Headers} {
+		for _, v := range m {
+			strs = append(strs, v)
+		}
+	}
+	return slices.ContainsFunc(strs, func(v string) bool { return strings.ContainsAny(v, "$~") })
+}
+
+// Input is a value a server definition asks the person for when it is
+// resolved (VS Code's input variables, ${input:ID}).
+type Input struct {
+	// ID is the name in ${input:ID}.
+	ID string
+	// Description is the prompt the file gives ("" when the file defines
+	// no input of that ID).
+	Description string
+	// Password says the value is secret: not echoed, not stored.
+	Password bool
+	// Default is the value to use when the person enters nothing.
+	Default string
+	// Options are the choices of a pickString input.
+	Options []string
+	// Server and Source say which definition asks.
+	Server string
+	Source Source
+
+	// command marks a VS Code "command" input, which runs an editor
+	// command that mcpx does not have.
+	command bool
+}
+
+// Warning is a problem met while reading definitions: a file that cannot
+// be read or parsed, an entry that is skipped, a field mcpx does not know
+// or does not honour. Warnings are never fatal: the other entries and
+// files still load.
+type Warning struct {
+	Path string
+	// Line is 1-based; 0 when unknown.
+	Line int
+	// Server is the entry concerned ("" for the file as a whole).
+	Server  string
+	Message string
+}
+
+func (w Warning) String() string {
+	loc := w.Path
+	if w.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", w.Path, w.Line)
+	}
+	if w.Server != "" {
+		return fmt.Sprintf("%s: server %q: %s", loc, w.Server, w.Message)
+	}
+	return loc + ": " + w.Message
+}

@@ -1,0 +1,122 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/outfile"
+)
+
+// TrustStore remembers which server definitions the person has confirmed:
+// one record per file, entry name and entry Hash, so that an edited entry
+// (another command, other arguments, another environment) is asked about
+// again. It is a JSON file, private to the user (0600 in a 0700
+// directory), replaced atomically on every change. The library only
+// records decisions; asking is the caller's.
+type TrustStore struct {
+	path string
+	// Now stamps new records; nil means time.Now.
+	Now func() time.Time
+}
+
+// trustFile is the stored form.
+type trustFile struct {
+	Version int           `json:"version"`
+	Trusted []trustRecord `json:"trusted"`
+}
+
+type trustRecord struct {
+	Path string `json:"path"`
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+	// Command is what was confirmed, for a person reading the file.
+	Command []string  `json:"command,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// NewTrustStore returns the store kept in the file at path
+// (DefaultTrustFile). Nothing is created until something is trusted.
+func NewTrustStore(path string) *TrustStore { return &TrustStore{path: path} }
+
+// Path is the store's file.
+func (t *TrustStore) Path() string { return t.path }
+
+func (t *TrustStore) read() (*trustFile, error) {
+	data, err := os.ReadFile(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &trustFile{Version: 1}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the trust store %s: %s", t.path, bareError(err))
+	}
+	var f trustFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("the trust store %s is damaged (%v); remove it to start afresh", t.path, err)
+	}
+	return &f, nil
+}
+
+func (r trustRecord) matches(s *Server) bool {
+	return r.Path == s.Source.Path && r.Name == s.Name && r.Hash == s.Hash
+}
+
+// Trusted reports whether the person has confirmed s as it is now. A
+// server that does not need trust (NeedsTrust false) is trusted.
+func (t *TrustStore) Trusted(s *Server) (bool, error) {
+	if !s.NeedsTrust() {
+		return true, nil
+	}
+	f, err := t.read()
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(f.Trusted, func(r trustRecord) bool { return r.matches(s) }), nil
+}
+
+// Trust records that the person confirmed s as it is now. Earlier records
+// of the same entry (older contents) are replaced.
+func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
+	return t.update(ctx, func(f *trustFile) {
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+		now := time.Now
+		if t.Now != nil {
+			now = t.Now
+		}
+		f.Trusted = append(f.Trusted, trustRecord{Path: s.Source.Path, Name: s.Name, Hash: s.Hash,
+			Command: append([]string{s.Command}, s.Args...), At: now().UTC()})
+	})
+}
+
+// Revoke forgets every record of s's entry (whatever its content).
+func (t *TrustStore) Revoke(ctx context.Context, s *Server) error {
+	return t.update(ctx, func(f *trustFile) {
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+	})
+}
+
+func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error {
+	f, err := t.read()
+	if err != nil {
+		return err
+	}
+	change(f)
+	f.Version = 1
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return fmt.Errorf("creating the trust store's directory: %s", bareError(err))
+	}
+	if err := outfile.WriteFile(ctx, t.path, append(data, '\n'), outfile.Options{Perm: 0o600}); err != nil {
+		return fmt.Errorf("writing the trust store %s: %w", t.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// osEnv is a home and a workspace in temporary directories, read through
+// the operating system.
+func osEnv(t *testing.T) (*Env, string) {
+	t.Helper()
+	dir := t.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "home", "proj")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: ws, Getenv: func(k string) string {
+		if k == "APPDATA" || k == "XDG_CONFIG_HOME" {
+			return filepath.Join(home, "config")
+		}
+		return ""
+	}}, dir
+}
+
+func write(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func trusted(t *testing.T, store *TrustStore, s *Server) bool {
+	t.Helper()
+	ok, err := store.Trusted(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func TestTrust(t *testing.T) {
+	ctx := context.Background()
+	env, dir := osEnv(t)
+	project := filepath.Join(env.Workspace, ".cursor", "mcp.json")
+	write(t, project, `{"mcpServers": {
+  "build": {"command": "./tools/mcp-server", "args": ["--root", "."]},
+  "remote": {"url": "https://example.com/mcp"}
+}}`)
+	store := NewTrustStore(filepath.Join(dir, "state", "mcpx", "trusted.json"))
+	store.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+	s := one(t, env, "build")
+	if !s.NeedsTrust() || trusted(t, store, s) {
+		t.Fatalf("a project's stdio command is trusted before any confirmation")
+	}
+	if r := one(t, env, "remote"); r.NeedsTrust() || !trusted(t, store, r) {
+		t.Errorf("an HTTP server needs trust")
+	}
+	if err := store.Trust(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if !trusted(t, store, s) {
+		t.Fatal("not trusted after Trust")
+	}
+	if runtime.GOOS != "windows" {
+		for _, p := range []struct {
+			path string
+			mode os.FileMode
+		}{{store.Path(), 0o600}, {filepath.Dir(store.Path()), 0o700}} {
+			fi, err := os.Stat(p.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != p.mode {
+				t.Errorf("%s: mode %v, want %v", p.path, fi.Mode().Perm(), p.mode)
+			}
+		}
+	}
+
+	// Reformatting the file keeps the trust; a new command does not.
+	write(t, project, "{\n  // reformatted\n  \"mcpServers\": {\"remote\": {\"url\": \"https://example.com/mcp\"},\n"+
+		"  \"build\": {\"args\": [\"--root\", \".\"],   \"command\": \"./tools/mcp-server\",}}}")
+	if s2 := one(t, env, "build"); !trusted(t, store, s2) || s2.Hash != s.Hash {
+		t.Errorf("reformatting the file lost the trust")
+	}
+	for _, edit := range []string{
+		`{"mcpServers": {"build": {"command": "./tools/mcp-server", "args": ["--root", "/"]}}}`,
+		`{"mcpServers": {"build": {"command": "./tools/other", "args": ["--root", "."]}}}`,
+		`{"mcpServers": {"build": {"command": "./tools/mcp-server", "args": ["--root", "."], "env": {"LD_PRELOAD": "x.so"}}}}`,
+	} {
+		write(t, project, edit)
+		if edited := one(t, env, "build"); trusted(t, store, edited) {
+			t.Errorf("edited entry still trusted: %s", edit)
+		}
+	}
+
+	// The same entry in another file is another decision.
+	write(t, project, `{"mcpServers": {"build": {"command": "./tools/mcp-server", "args": ["--root", "."]}}}`)
+	user := filepath.Join(env.Home, ".cursor", "mcp.json")
+	write(t, user, `{"mcpServers": {"build": {"command": "./tools/mcp-server", "args": ["--root", "."]}}}`)
+	c := load(t, env)
+	u, err := c.Lookup("cursor:build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trusted(t, store, u) {
+		t.Error("trust of a project entry applies to the user file's entry")
+	}
+	p, _ := c.Lookup("cursor-project:build")
+	if !trusted(t, store, p) {
+		t.Error("the original entry is no longer trusted")
+	}
+
+	// Trusting an edited entry replaces the old record.
+	write(t, project, `{"mcpServers": {"build": {"command": "./tools/mcp-server", "args": ["-v"]}}}`)
+	edited := one(t, env, "cursor-project:build")
+	if err := store.Trust(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	var f trustFile
+	data, _ := os.ReadFile(store.Path())
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, []trustRecord{{Path: project, Name: "build", Hash: edited.Hash, Command: []string{"./tools/mcp-server", "-v"},
+		At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}, f.Trusted)
+
+	if err := store.Revoke(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	if trusted(t, store, edited) {
+		t.Error("trusted after Revoke")
+	}
+
+	// mcpx's own file needs no trust.
+	own, _ := OwnFile(env)
+	write(t, own, `{"mcpServers": {"mine": {"command": "./x"}}}`)
+	if m := one(t, env, "mine"); m.NeedsTrust() || !trusted(t, store, m) {
+		t.Error("mcpx's own entry needs trust")
+	}
+
+	write(t, store.Path(), "{not json")
+	if _, err := store.Trusted(s); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("damaged store: %v", err)
+	}
+}

@@ -1,0 +1,420 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// syntax is the set of variable forms an application expands in its
+// server definitions, and what it does with an unset variable.
+type syntax uint16
+
+const (
+	// synBraced is ${NAME}: an environment variable.
+	synBraced syntax = 1 << iota
+	// synDefault is ${NAME:-default}: the default when NAME is unset.
+	synDefault
+	// synEnvPrefix is ${env:NAME}.
+	synEnvPrefix
+	// synDollar is $NAME.
+	synDollar
+	// synInput is ${input:ID}: a value asked for.
+	synInput
+	// synEditor is VS Code's predefined variables that have a meaning
+	// outside the editor: ${workspaceFolder}, ${workspaceFolderBasename},
+	// ${userHome}, ${pathSeparator}, ${/}. The others (${file},
+	// ${config:…}, ${command:…}…) are errors.
+	synEditor
+	// synFile is Windsurf's ${file:PATH}: the content of a file.
+	synFile
+	// synTilde is a leading ~ in command, args, cwd and envFile: the home
+	// directory.
+	synTilde
+	// unsetError makes an unset variable an error; else it expands to "".
+	unsetError
+	// unsetKeep leaves an unset variable as written.
+	unsetKeep
+)
+
+// editorVariables are VS Code's predefined variables that only mean
+// something inside the editor (an open file, a selection, a setting, a
+// command); a definition that uses one cannot be resolved outside it.
+var editorVariables = []string{
+	"file", "fileWorkspaceFolder", "relativeFile", "relativeFileDirname", "fileBasename",
+	"fileBasenameNoExtension", "fileExtname", "fileDirname", "fileDirnameBasename", "cwd",
+	"lineNumber", "columnNumber", "selectedText", "execPath", "defaultBuildTask", "workspaceRoot",
+}
+
+// ErrNoInput is what an AskFunc returns (wrapped or not) when it has no
+// way to obtain a value: no terminal, and none given beforehand. Resolve
+// turns it into a *MissingInputError.
+var ErrNoInput = errors.New("no value for the input")
+
+// AskFunc obtains the value of an input (${input:ID}): from the person, or
+// from values given beforehand. It returns ErrNoInput when it cannot.
+type AskFunc func(ctx context.Context, in Input) (string, error)
+
+// MissingInputError is Resolve's error when a definition needs an input
+// and none was given.
+type MissingInputError struct {
+	Input Input
+}
+
+func (e *MissingInputError) Error() string {
+	desc := ""
+	if e.Input.Description != "" {
+		desc = fmt.Sprintf(" (%s)", e.Input.Description)
+	}
+	return fmt.Sprintf("server %q (%s) needs the input %q%s, and no value was given", e.Input.Server, e.Input.Source, e.Input.ID, desc)
+}
+
+// UnsetVariableError is Resolve's error for an environment variable that
+// the definition needs and that is not set, where its application treats
+// that as an error (Claude Code, Codex's bearer_token_env_var, mcpx).
+type UnsetVariableError struct {
+	Variable string // as written: ${TOKEN}, bearer_token_env_var TOKEN…
+	Server   string
+	Source   Source
+	Field    string // where: "args[1]", "env.API_KEY", "headers.Authorization"
+}
+
+func (e *UnsetVariableError) Error() string {
+	return fmt.Sprintf("server %q (%s): %s uses %s, which is not set in the environment", e.Server, e.Source, e.Field, e.Variable)
+}
+
+// UnsupportedVariableError is Resolve's error for a variable that only its
+// application can resolve: VS Code's ${command:…}, ${config:…}, ${file}…
+type UnsupportedVariableError struct {
+	Variable string
+	Server   string
+	Source   Source
+	Field    string
+}
+
+func (e *UnsupportedVariableError) Error() string {
+	return fmt.Sprintf("server %q (%s): %s uses %s, which only the editor can resolve", e.Server, e.Source, e.Field, e.Variable)
+}
+
+// Launch is a server ready to connect to: every variable expanded, the
+// envFile loaded, relative paths made absolute.
+type Launch struct {
+	Transport Transport
+	Command   string
+	Args      []string
+	// Env is added to mcpx's own environment (envFile first, then the
+	// entry's env, which wins).
+	Env map[string]string
+	// Cwd is "" for mcpx's working directory.
+	Cwd     string
+	URL     string
+	Headers map[string]string
+}
+
+// Resolve expands s's variables as its application defines them, loads
+// its envFile, and makes its relative cwd absolute (from env.Workspace).
+// Inputs (${input:ID}) are obtained through ask, once each; a nil ask, or
+// one that returns ErrNoInput, makes a *MissingInputError. Other errors
+// are *UnsetVariableError, *UnsupportedVariableError, or a file that
+// cannot be read.
+func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, error) {
+	x := &expander{ctx: ctx, env: env, s: s, ask: ask, answers: map[string]string{}}
+	l := &Launch{Transport: s.Transport}
+	var err error
+	if l.Command, err = x.expand("command", s.Command, true); err != nil {
+		return nil, err
+	}
+	for i, a := range s.Args {
+		v, err := x.expand(fmt.Sprintf("args[%d]", i), a, true)
+		if err != nil {
+			return nil, err
+		}
+		l.Args = append(l.Args, v)
+	}
+	if s.EnvFile != "" {
+		p, err := x.expand("envFile", s.EnvFile, true)
+		if err != nil {
+			return nil, err
+		}
+		p = x.abs(p)
+		data, err := env.fs().ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("server %q (%s): envFile %s: %s", s.Name, s.Source, p, bareError(err))
+		}
+		vars, err := ParseEnvFile(data)
+		if err != nil {
+			return nil, fmt.Errorf("server %q (%s): envFile %s: %w", s.Name, s.Source, p, err)
+		}
+		l.Env = vars
+	}
+	for _, k := range sortedKeys(s.Env) {
+		v, err := x.expand("env."+k, s.Env[k], false)
+		if err != nil {
+			return nil, err
+		}
+		if l.Env == nil {
+			l.Env = map[string]string{}
+		}
+		l.Env[k] = v
+	}
+	if s.Cwd != "" {
+		c, err := x.expand("cwd", s.Cwd, true)
+		if err != nil {
+			return nil, err
+		}
+		l.Cwd = x.abs(c)
+	}
+	if l.URL, err = x.expand("url", s.URL, false); err != nil {
+		return nil, err
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		v, err := x.expand("headers."+k, s.Headers[k], false)
+		if err != nil {
+			return nil, err
+		}
+		if l.Headers == nil {
+			l.Headers = map[string]string{}
+		}
+		l.Headers[k] = v
+	}
+	// Codex: env_http_headers are sent when their variable is set;
+	// bearer_token_env_var must be set. They replace a static header of
+	// the same name, whatever its case.
+	setHeader := func(name, value string) {
+		if l.Headers == nil {
+			l.Headers = map[string]string{}
+		}
+		maps.DeleteFunc(l.Headers, func(k, _ string) bool { return strings.EqualFold(k, name) })
+		l.Headers[name] = value
+	}
+	for _, h := range sortedKeys(s.EnvHeaders) {
+		if v := env.getenv(s.EnvHeaders[h]); v != "" {
+			setHeader(h, v)
+		}
+	}
+	if s.BearerTokenEnv != "" {
+		v := env.getenv(s.BearerTokenEnv)
+		if v == "" {
+			return nil, &UnsetVariableError{Variable: s.BearerTokenEnv, Server: s.Name, Source: s.Source, Field: "bearer_token_env_var"}
+		}
+		setHeader("Authorization", "Bearer "+v)
+	}
+	return l, nil
+}
+
+type expander struct {
+	ctx     context.Context
+	env     *Env
+	s       *Server
+	ask     AskFunc
+	answers map[string]string
+}
+
+// abs makes a relative path absolute from the workspace.
+func (x *expander) abs(p string) string {
+	if p == "" || x.env.isAbs(p) || x.env.Workspace == "" {
+		return p
+	}
+	return x.env.join(x.env.Workspace, p)
+}
+
+// expand expands the variables of the value of field; path says the value
+// is a command or path, where a leading ~ may mean the home directory.
+func (x *expander) expand(field, v string, path bool) (string, error) {
+	syn := x.s.syntax
+	if path && syn&synTilde != 0 && x.env.Home != "" {
+		if v == "~" {
+			v = x.env.Home
+		} else if rest, ok := strings.CutPrefix(v, "~/"); ok {
+			v = x.env.join(x.env.Home, rest)
+		} else if rest, ok := strings.CutPrefix(v, `~\`); ok && x.env.windows() {
+			v = x.env.join(x.env.Home, rest)
+		}
+	}
+	if !strings.Contains(v, "$") {
+		return v, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c != '$' || i+1 >= len(v) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if v[i+1] == '{' {
+			end := strings.IndexByte(v[i+2:], '}')
+			if end < 0 {
+				b.WriteString(v[i:])
+				break
+			}
+			whole := v[i : i+2+end+1]
+			val, handled, err := x.braced(field, v[i+2:i+2+end], whole)
+			if err != nil {
+				return "", err
+			}
+			if handled {
+				b.WriteString(val)
+			} else {
+				b.WriteString(whole)
+			}
+			i += len(whole)
+			continue
+		}
+		if syn&synDollar != 0 {
+			if n := identLen(v[i+1:]); n > 0 {
+				name := v[i+1 : i+1+n]
+				val, err := x.lookup(field, name, "$"+name, nil)
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(val)
+				i += 1 + n
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String(), nil
+}
+
+// braced expands ${inner}; handled is false for text that is not a
+// variable of this syntax, which stays as written.
+func (x *expander) braced(field, inner, whole string) (val string, handled bool, err error) {
+	syn := x.s.syntax
+	unsupported := func() (string, bool, error) {
+		return "", false, &UnsupportedVariableError{Variable: whole, Server: x.s.Name, Source: x.s.Source, Field: field}
+	}
+	switch {
+	case syn&synEnvPrefix != 0 && strings.HasPrefix(inner, "env:"):
+		name := inner[len("env:"):]
+		if identLen(name) != len(name) {
+			return "", false, nil
+		}
+		v, err := x.lookup(field, name, whole, nil)
+		return v, true, err
+	case syn&synInput != 0 && strings.HasPrefix(inner, "input:"):
+		v, err := x.input(inner[len("input:"):])
+		return v, true, err
+	case syn&synFile != 0 && strings.HasPrefix(inner, "file:"):
+		v, err := x.file(field, inner[len("file:"):])
+		return v, true, err
+	}
+	if syn&synEditor != 0 {
+		switch inner {
+		case "workspaceFolder":
+			if x.env.Workspace == "" {
+				return unsupported()
+			}
+			return x.env.Workspace, true, nil
+		case "workspaceFolderBasename":
+			if x.env.Workspace == "" {
+				return unsupported()
+			}
+			return x.env.base(x.env.Workspace), true, nil
+		case "userHome":
+			return x.env.Home, true, nil
+		case "pathSeparator", "/":
+			return x.env.separator(), true, nil
+		}
+		if slices.Contains(editorVariables, inner) || strings.HasPrefix(inner, "config:") ||
+			strings.HasPrefix(inner, "command:") || strings.HasPrefix(inner, "workspaceFolder:") {
+			return unsupported()
+		}
+	}
+	if syn&synBraced != 0 {
+		name, def, hasDef := inner, "", false
+		if syn&synDefault != 0 {
+			if n, d, ok := strings.Cut(inner, ":-"); ok {
+				name, def, hasDef = n, d, true
+			}
+		}
+		if identLen(name) != len(name) || name == "" {
+			return "", false, nil
+		}
+		var dp *string
+		if hasDef {
+			dp = &def
+		}
+		v, err := x.lookup(field, name, whole, dp)
+		return v, true, err
+	}
+	return "", false, nil
+}
+
+// lookup reads an environment variable, with the application's rule for
+// an unset one.
+func (x *expander) lookup(field, name, whole string, def *string) (string, error) {
+	if v := x.env.getenv(name); v != "" {
+		return v, nil
+	}
+	switch {
+	case def != nil:
+		return *def, nil
+	case x.s.syntax&unsetError != 0:
+		return "", &UnsetVariableError{Variable: whole, Server: x.s.Name, Source: x.s.Source, Field: field}
+	case x.s.syntax&unsetKeep != 0:
+		return whole, nil
+	}
+	return "", nil
+}
+
+func (x *expander) input(id string) (string, error) {
+	if v, ok := x.answers[id]; ok {
+		return v, nil
+	}
+	in, ok := x.s.inputs[id]
+	if !ok {
+		in = Input{ID: id}
+	}
+	in.Server, in.Source = x.s.Name, x.s.Source
+	if in.command {
+		return "", &UnsupportedVariableError{Variable: "${input:" + id + "}", Server: x.s.Name, Source: x.s.Source, Field: "input " + id + " (a VS Code command)"}
+	}
+	if x.ask == nil {
+		return "", &MissingInputError{Input: in}
+	}
+	v, err := x.ask(x.ctx, in)
+	if errors.Is(err, ErrNoInput) {
+		return "", &MissingInputError{Input: in}
+	}
+	if err != nil {
+		return "", fmt.Errorf("server %q: input %q: %w", x.s.Name, id, err)
+	}
+	if v == "" {
+		v = in.Default
+	}
+	x.answers[id] = v
+	return v, nil
+}
+
+// file is Windsurf's ${file:PATH}: the file's content without its final
+// line break; a leading ~ is the home directory.
+func (x *expander) file(field, p string) (string, error) {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		p = x.env.join(x.env.Home, rest)
+	}
+	p = x.abs(p)
+	data, err := x.env.fs().ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("server %q (%s): %s reads %s: %s", x.s.Name, x.s.Source, field, p, bareError(err))
+	}
+	return strings.TrimRight(string(data), "\r\n"), nil
+}
+
+// identLen is the length of the environment variable name at the start of
+// s: a letter or underscore, then letters, digits and underscores.
+func identLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || (i > 0 && '0' <= c && c <= '9') {
+			continue
+		}
+		return i
+	}
+	return len(s)
+}

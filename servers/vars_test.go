@@ -1,0 +1,277 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func resolve(t *testing.T, env *Env, s *Server, ask AskFunc) *Launch {
+	t.Helper()
+	l, err := Resolve(context.Background(), env, s, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// one loads files and looks ref up.
+func one(t *testing.T, env *Env, ref string) *Server {
+	t.Helper()
+	c := load(t, env)
+	s, err := c.Lookup(ref)
+	if err != nil {
+		t.Fatalf("%v (warnings %v)", err, c.Warnings)
+	}
+	return s
+}
+
+var testVars = map[string]string{
+	"HOME": "/home/ada", "TOKEN": "t0k", "DB": "postgres://db", "ORG": "acme",
+}
+
+// Each application's variables, as its documentation defines them
+// (formats.go cites it).
+func TestVariables(t *testing.T) {
+	tests := []struct {
+		name  string
+		path  string
+		file  string
+		ref   string
+		extra mapFS
+		want  Launch
+	}{{
+		name: "claude code: ${VAR} and ${VAR:-default}, nothing else",
+		path: "/home/ada/proj/.mcp.json",
+		file: `{"mcpServers": {"s": {"command": "${HOME}/bin/db", "args": ["${DB}", "${UNSET:-fallback}", "$HOME", "${env:TOKEN}", "${x%y}", "$${TOKEN}"],
+		        "env": {"T": "${TOKEN}"}}}}`,
+		want: Launch{Transport: TransportStdio, Command: "/home/ada/bin/db",
+			Args: []string{"postgres://db", "fallback", "$HOME", "${env:TOKEN}", "${x%y}", "$t0k"}, Env: map[string]string{"T": "t0k"}},
+	}, {
+		name: "claude code: headers and url",
+		path: "/home/ada/.claude.json",
+		file: `{"mcpServers": {"s": {"type": "http", "url": "https://${ORG}.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`,
+		want: Launch{Transport: TransportHTTP, URL: "https://acme.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t0k"}},
+	}, {
+		name: "vs code: ${env:}, predefined variables, envFile",
+		path: "/home/ada/proj/.vscode/mcp.json",
+		file: `{"servers": {"s": {"command": "${userHome}/bin/x", "args": ["${workspaceFolder}", "${workspaceFolderBasename}", "${env:TOKEN}",
+		        "${env:UNSET}", "${TOKEN}", "a${/}b${pathSeparator}c"], "envFile": "${workspaceFolder}/.env", "env": {"B": "from env"}}}}`,
+		extra: mapFS{"/home/ada/proj/.env": "A=from file\nB=overridden\n"},
+		want: Launch{Transport: TransportStdio, Command: "/home/ada/bin/x",
+			Args: []string{"/home/ada/proj", "proj", "t0k", "", "${TOKEN}", "a/b/c"},
+			Env:  map[string]string{"A": "from file", "B": "from env"}},
+	}, {
+		name: "cursor: ${env:}, ${userHome}; no inputs",
+		path: "/home/ada/.cursor/mcp.json",
+		file: `{"mcpServers": {"s": {"url": "https://example.com/${env:ORG}", "headers": {"Authorization": "Bearer ${env:TOKEN}", "X": "${input:x} ${userHome}"}}}}`,
+		want: Launch{Transport: TransportAuto, URL: "https://example.com/acme",
+			Headers: map[string]string{"Authorization": "Bearer t0k", "X": "${input:x} /home/ada"}},
+	}, {
+		name:  "windsurf: ${env:} and ${file:}",
+		path:  "/home/ada/.codeium/windsurf/mcp_config.json",
+		file:  `{"mcpServers": {"s": {"serverUrl": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${file:~/.token}", "Org": "${env:ORG}"}}}}`,
+		extra: mapFS{"/home/ada/.token": "from-file\n"},
+		want: Launch{Transport: TransportAuto, URL: "https://example.com/mcp",
+			Headers: map[string]string{"Authorization": "Bearer from-file", "Org": "acme"}},
+	}, {
+		name: "gemini: $VAR and ${VAR}; an unset one stays as written; relative cwd from the workspace",
+		path: "/home/ada/.gemini/settings.json",
+		file: `{"mcpServers": {"s": {"command": "python", "args": ["$DB", "${TOKEN}", "$UNSET", "${UNSET}", "$", "$1"], "cwd": "./servers/py"}}}`,
+		want: Launch{Transport: TransportStdio, Command: "python", Args: []string{"postgres://db", "t0k", "$UNSET", "${UNSET}", "$", "$1"},
+			Cwd: "/home/ada/proj/servers/py"},
+	}, {
+		name: "codex: no interpolation; env_http_headers and bearer_token_env_var",
+		path: "/home/ada/.codex/config.toml",
+		file: `[mcp_servers.s]
+url = "https://example.com/${ORG}"
+bearer_token_env_var = "TOKEN"
+http_headers = { "authorization" = "Basic old", "X-Static" = "${TOKEN}" }
+env_http_headers = { "X-Org" = "ORG", "X-Unset" = "UNSET" }
+`,
+		want: Launch{Transport: TransportAuto, URL: "https://example.com/${ORG}",
+			Headers: map[string]string{"Authorization": "Bearer t0k", "X-Static": "${TOKEN}", "X-Org": "acme"}},
+	}, {
+		name: "claude desktop and zed: no variables",
+		path: "/home/ada/.config/zed/settings.json",
+		file: `{"context_servers": {"s": {"command": "${HOME}/x", "args": ["$TOKEN", "${env:TOKEN}"]}}}`,
+		want: Launch{Transport: TransportStdio, Command: "${HOME}/x", Args: []string{"$TOKEN", "${env:TOKEN}"}},
+	}, {
+		name: "mcpx: ~, ${VAR}, ${env:VAR}, defaults, relative cwd and envFile",
+		path: "/home/ada/.config/mcpx/servers.json",
+		file: `{"mcpServers": {"s": {"command": "~/bin/srv", "args": ["~", "a~b", "${TOKEN}", "${env:ORG}", "${UNSET:-d}", "${workspaceFolder}"],
+		        "cwd": "sub", "envFile": "~/.srv.env", "env": {"K": "${DB}"}}}}`,
+		extra: mapFS{"/home/ada/.srv.env": "# srv\nexport F='raw $x'\n"},
+		want: Launch{Transport: TransportStdio, Command: "/home/ada/bin/srv",
+			Args: []string{"/home/ada", "a~b", "t0k", "acme", "d", "/home/ada/proj"},
+			Cwd:  "/home/ada/proj/sub", Env: map[string]string{"F": "raw $x", "K": "postgres://db"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := mapFS{tt.path: tt.file}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			env := linuxEnv(files, testVars)
+			diff(t, &tt.want, resolve(t, env, one(t, env, "s"), nil))
+		})
+	}
+}
+
+func TestInputs(t *testing.T) {
+	file := `{
+  "inputs": [
+    {"type": "promptString", "id": "key", "description": "API key", "password": true},
+    {"type": "promptString", "id": "region", "description": "Region", "default": "eu"},
+    {"type": "pickString", "id": "tier", "description": "Tier", "options": ["free", {"label": "Paid", "value": "paid"}]},
+    {"type": "command", "id": "picked", "command": "extension.pick"}
+  ],
+  "servers": {
+    "s": {"command": "srv", "args": ["${input:key}", "${input:region}", "${input:tier}"], "env": {"KEY": "${input:key}"}},
+    "cmd": {"command": "srv", "args": ["${input:picked}"]},
+    "undeclared": {"command": "srv", "args": ["${input:other}"]}
+  }
+}`
+	env := linuxEnv(mapFS{"/home/ada/proj/.vscode/mcp.json": file}, nil)
+	c := load(t, env)
+	s, _ := c.Lookup("s")
+
+	var asked []Input
+	ask := func(_ context.Context, in Input) (string, error) {
+		asked = append(asked, in)
+		switch in.ID {
+		case "key":
+			return "s3cret", nil
+		case "tier":
+			return "paid", nil
+		}
+		return "", nil // the default
+	}
+	l := resolve(t, env, s, ask)
+	diff(t, []string{"s3cret", "eu", "paid"}, l.Args)
+	diff(t, map[string]string{"KEY": "s3cret"}, l.Env)
+	src := s.Source
+	diff(t, []Input{
+		{ID: "key", Description: "API key", Password: true, Server: "s", Source: src},
+		{ID: "region", Description: "Region", Default: "eu", Server: "s", Source: src},
+		{ID: "tier", Description: "Tier", Options: []string{"free", "paid"}, Server: "s", Source: src},
+	}, asked) // key asked once for two uses
+
+	// No way to ask: an error that names the input and its description,
+	// and nothing about flags.
+	for _, ask := range []AskFunc{nil, func(context.Context, Input) (string, error) { return "", fmt.Errorf("no terminal: %w", ErrNoInput) }} {
+		_, err := Resolve(context.Background(), env, s, ask)
+		var mi *MissingInputError
+		if !errors.As(err, &mi) || mi.Input.ID != "key" {
+			t.Fatalf("error %v", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, `needs the input "key" (API key)`) || strings.Contains(msg, "--") {
+			t.Errorf("message %q", msg)
+		}
+	}
+	// Another error of the asker (an interrupt) is passed on.
+	stop := errors.New("interrupted")
+	if _, err := Resolve(context.Background(), env, s, func(context.Context, Input) (string, error) { return "", stop }); !errors.Is(err, stop) {
+		t.Errorf("error %v", err)
+	}
+
+	cmd, _ := c.Lookup("cmd")
+	var ue *UnsupportedVariableError
+	if _, err := Resolve(context.Background(), env, cmd, ask); !errors.As(err, &ue) {
+		t.Errorf("command input: error %v", err)
+	}
+	und, _ := c.Lookup("undeclared")
+	asked = nil
+	resolve(t, env, und, ask)
+	diff(t, []Input{{ID: "other", Server: "undeclared", Source: src}}, asked)
+}
+
+func TestVariableErrors(t *testing.T) {
+	tests := []struct {
+		name, path, file string
+		check            func(error) bool
+		msg              string
+	}{{
+		name: "claude code: unset without default",
+		path: "/home/ada/proj/.mcp.json",
+		file: `{"mcpServers": {"s": {"command": "x", "args": ["a", "${API_KEY}"]}}}`,
+		check: func(err error) bool {
+			var e *UnsetVariableError
+			return errors.As(err, &e) && e.Variable == "${API_KEY}"
+		},
+		msg: `server "s" (claude-code-project (/home/ada/proj/.mcp.json)): args[1] uses ${API_KEY}, which is not set in the environment`,
+	}, {
+		name:  "mcpx: unset ${env:}",
+		path:  "/home/ada/.config/mcpx/servers.json",
+		file:  `{"mcpServers": {"s": {"url": "https://x", "headers": {"A": "${env:API_KEY}"}}}}`,
+		check: func(err error) bool { var e *UnsetVariableError; return errors.As(err, &e) && e.Field == "headers.A" },
+	}, {
+		name: "codex: unset bearer_token_env_var",
+		path: "/home/ada/.codex/config.toml",
+		file: "[mcp_servers.s]\nurl = \"https://x\"\nbearer_token_env_var = \"API_KEY\"\n",
+		check: func(err error) bool {
+			var e *UnsetVariableError
+			return errors.As(err, &e) && e.Field == "bearer_token_env_var"
+		},
+	}, {
+		name: "vs code: an editor variable",
+		path: "/home/ada/proj/.vscode/mcp.json",
+		file: `{"servers": {"s": {"command": "x", "args": ["${file}"]}}}`,
+		check: func(err error) bool {
+			var e *UnsupportedVariableError
+			return errors.As(err, &e) && e.Variable == "${file}"
+		},
+		msg: "args[0] uses ${file}, which only the editor can resolve",
+	}, {
+		name:  "vs code: ${config:}",
+		path:  "/home/ada/proj/.vscode/mcp.json",
+		file:  `{"servers": {"s": {"command": "x", "env": {"A": "${config:editor.fontSize}"}}}}`,
+		check: func(err error) bool { var e *UnsupportedVariableError; return errors.As(err, &e) },
+	}, {
+		name:  "vs code: envFile missing",
+		path:  "/home/ada/proj/.vscode/mcp.json",
+		file:  `{"servers": {"s": {"command": "x", "envFile": ".env"}}}`,
+		check: func(err error) bool { return err != nil },
+		msg:   "envFile /home/ada/proj/.env: file does not exist",
+	}, {
+		name:  "windsurf: ${file:} missing",
+		path:  "/home/ada/.codeium/windsurf/mcp_config.json",
+		file:  `{"mcpServers": {"s": {"command": "x", "args": ["${file:/nope}"]}}}`,
+		check: func(err error) bool { return err != nil },
+		msg:   "args[0] reads /nope",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := linuxEnv(mapFS{tt.path: tt.file}, nil)
+			_, err := Resolve(context.Background(), env, one(t, env, "s"), nil)
+			if !tt.check(err) {
+				t.Fatalf("error %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("message %q, want %q in it", err, tt.msg)
+			}
+		})
+	}
+}
+
+// The expander never panics and leaves text without '$' alone.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"${A}", "${A:-b}", "$A", "${env:A}", "${input:x}", "${file:/x}", "${", "$", "${}", "${:-}", "a$", "${workspaceFolder}", "${command:x}", "~/x", "${A:-${B}}"} {
+		f.Add(s)
+	}
+	all := synBraced | synDefault | synEnvPrefix | synDollar | synInput | synEditor | synFile | synTilde
+	f.Fuzz(func(t *testing.T, v string) {
+		env := linuxEnv(mapFS{"/x": "file"}, map[string]string{"A": "a", "B": "b"})
+		for _, syn := range []syntax{all, all | unsetError, all | unsetKeep, synBraced | synDefault | unsetError} {
+			s := &Server{Name: "s", syntax: syn}
+			x := &expander{ctx: context.Background(), env: env, s: s, answers: map[string]string{},
+				ask: func(context.Context, Input) (string, error) { return "in", nil }}
+			out, err := x.expand("f", v, true)
+			if !strings.ContainsAny(v, "$~") && (err != nil || out != v) {
+				t.Fatalf("%q became %q, %v", v, out, err)
+			}
+		}
+	})
+}
