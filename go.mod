@@ -1,6 +1,6 @@
 module github.com/mcpx-dev/mcpx
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/chzyer/readline v1.5.1
@@ -16,8 +16,8 @@ require (
 	github.com/tidwall/pretty v1.2.2
 	github.com/yosida95/uritemplate/v3 v3.0.2
 	golang.org/x/oauth2 v0.35.0
-	golang.org/x/sys v0.49.0
-	golang.org/x/term v0.47.0
+	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 	golang.org/x/text v0.14.0
 )
 
