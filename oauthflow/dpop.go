@@ -14,6 +14,7 @@ package oauthflow
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -30,11 +31,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // dpopAlg is the JWS algorithm of mcpx's DPoP proofs.
-const dpopAlg = "ES256"
+const dpopAlg = string(jose.ES256)
 
 // tokenTypeDPoP is the token_type of a DPoP-bound access token (RFC 9449
 // section 5), and the authorization scheme it is sent with (section 7.1).
@@ -43,10 +47,11 @@ const tokenTypeDPoP = "DPoP"
 // dpopKey is the key a DPoP-bound token is bound to.
 type dpopKey struct {
 	priv *ecdsa.PrivateKey
-	// jwk is the public key as a JWK, sent in every proof's header.
-	jwk map[string]string
+	// signer signs proofs: ES256, typ dpop+jwt, the public key as the jwk
+	// header (RFC 9449 section 4.2). It keeps no state between signatures.
+	signer jose.Signer
 	// jkt is the JWK SHA-256 thumbprint (RFC 7638) the authorization server
-	// binds the token to (its cnf.jkt claim).
+	// binds the token to (its cnf.jkt claim, RFC 9449 section 6.1).
 	jkt string
 }
 
@@ -63,28 +68,29 @@ func dpopKeyFrom(priv *ecdsa.PrivateKey) (*dpopKey, error) {
 	if priv.Curve != elliptic.P256() {
 		return nil, errors.New("a DPoP key must use P-256")
 	}
-	// The uncompressed point: 0x04 || X || Y, 32 bytes each.
-	b, err := priv.PublicKey.Bytes()
-	if err != nil || len(b) != 65 {
+	if _, err := priv.PublicKey.Bytes(); err != nil {
 		return nil, errors.New("a DPoP key must be a valid P-256 key")
 	}
-	enc := base64.RawURLEncoding
-	k := &dpopKey{priv: priv, jwk: map[string]string{
-		"kty": "EC",
-		"crv": "P-256",
-		"x":   enc.EncodeToString(b[1:33]),
-		"y":   enc.EncodeToString(b[33:65]),
-	}}
-	k.jkt = jwkThumbprint(k.jwk["x"], k.jwk["y"])
-	return k, nil
+	jkt, err := jwkThumbprint(&priv.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(dpopAlg), Key: priv},
+		(&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
+	if err != nil {
+		return nil, fmt.Errorf("a DPoP signer: %w", err)
+	}
+	return &dpopKey{priv: priv, signer: signer, jkt: jkt}, nil
 }
 
-// jwkThumbprint is the RFC 7638 SHA-256 thumbprint of the P-256 public key
-// with base64url coordinates x and y: the hash of the required members in
-// lexicographic order, without whitespace (section 3).
-func jwkThumbprint(x, y string) string {
-	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+// jwkThumbprint is the JWK SHA-256 thumbprint (RFC 7638) of pub, base64url
+// as the cnf.jkt claim carries it (RFC 9449 section 6.1).
+func jwkThumbprint(pub *ecdsa.PublicKey) (string, error) {
+	sum, err := (&jose.JSONWebKey{Key: pub}).Thumbprint(crypto.SHA256)
+	if err != nil {
+		return "", fmt.Errorf("the DPoP key's thumbprint: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(sum), nil
 }
 
 // marshal encodes the private key for the token store (PKCS #8, base64).
@@ -113,6 +119,16 @@ func parseDPoPKey(s string) (*dpopKey, error) {
 	return dpopKeyFrom(ec)
 }
 
+// dpopClaims are the claims of a proof besides jti and iat (RFC 9449
+// section 4.2).
+type dpopClaims struct {
+	Method string `json:"htm"`
+	URI    string `json:"htu"`
+	Nonce  string `json:"nonce,omitempty"`
+	// AccessTokenHash is ath.
+	AccessTokenHash string `json:"ath,omitempty"`
+}
+
 // proof returns a DPoP proof JWT (RFC 9449 section 4.2) for a request with
 // method to u: typ dpop+jwt, the public key in the jwk header, a unique
 // jti, htm, htu (u without query and fragment), iat; the server's nonce
@@ -123,19 +139,11 @@ func (k *dpopKey) proof(method string, u *url.URL, now time.Time, nonce, accessT
 	if err != nil {
 		return "", err
 	}
-	claims := map[string]any{
-		"jti": jti,
-		"htm": method,
-		"htu": dpopHTU(u),
-		"iat": now.Unix(),
-	}
-	if nonce != "" {
-		claims["nonce"] = nonce
-	}
+	c := dpopClaims{Method: method, URI: dpopHTU(u), Nonce: nonce}
 	if accessToken != "" {
-		claims["ath"] = accessTokenHash(accessToken)
+		c.AccessTokenHash = accessTokenHash(accessToken)
 	}
-	return signJWT(k.priv, map[string]any{"typ": "dpop+jwt", "alg": dpopAlg, "jwk": k.jwk}, claims)
+	return jwt.Signed(k.signer).Claims(jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now)}).Claims(c).Serialize()
 }
 
 // dpopHTU is the htu claim for a request to u: the target URI without its

@@ -63,6 +63,15 @@ func decodeProof(t *testing.T, proof string) *decodedProof {
 	return &p
 }
 
+// rfc7638 is the JWK SHA-256 thumbprint of the P-256 public key with
+// base64url coordinates x and y, computed by the letter of RFC 7638
+// section 3 (the required members in lexicographic order, no whitespace),
+// independently of the code under test.
+func rfc7638(x, y string) string {
+	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
@@ -92,7 +101,7 @@ func TestDPoPProofFormat(t *testing.T) {
 	if len(p.jwk) != 4 || p.jwk["kty"] != "EC" || p.jwk["crv"] != "P-256" || p.jwk["d"] != "" {
 		t.Errorf("jwk %v", p.jwk)
 	}
-	if got := jwkThumbprint(p.jwk["x"], p.jwk["y"]); got != k.jkt {
+	if got := rfc7638(p.jwk["x"], p.jwk["y"]); got != k.jkt {
 		t.Errorf("thumbprint %s, key says %s", got, k.jkt)
 	}
 	c := p.claims
@@ -123,8 +132,19 @@ func TestDPoPVectors(t *testing.T) {
 	if got := accessTokenHash("Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU"); got != "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo" {
 		t.Errorf("ath %s", got)
 	}
-	if got := jwkThumbprint("l8tFrhx-34tV3hRICRDY9zCkDlpBhF42UQUfWVAWBFs", "9VE4jf_Ok_o64zbTTlcuNJajHmt6v9TDVrU0CdvGRDA"); got != "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I" {
-		t.Errorf("jkt %s", got)
+	const x, y, jkt = "l8tFrhx-34tV3hRICRDY9zCkDlpBhF42UQUfWVAWBFs", "9VE4jf_Ok_o64zbTTlcuNJajHmt6v9TDVrU0CdvGRDA", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
+	if got := rfc7638(x, y); got != jkt {
+		t.Errorf("the test's own RFC 7638 thumbprint %s", got)
+	}
+	dec := base64.RawURLEncoding
+	xb, _ := dec.DecodeString(x)
+	yb, _ := dec.DecodeString(y)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, xb...), yb...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := jwkThumbprint(pub); got != jkt || err != nil {
+		t.Errorf("jkt %s, %v", got, err)
 	}
 }
 
@@ -306,7 +326,7 @@ func TestDPoPResourceRequests(t *testing.T) {
 	}
 	p := decodeProof(t, r.Header.Get("DPoP"))
 	if p.claims["htm"] != "POST" || p.claims["htu"] != mcpURL || p.claims["ath"] != accessTokenHash("at-bound") || p.claims["nonce"] != nil ||
-		jwkThumbprint(p.jwk["x"], p.jwk["y"]) != rec.dpop.jkt {
+		rfc7638(p.jwk["x"], p.jwk["y"]) != rec.dpop.jkt {
 		t.Errorf("proof %v", p.claims)
 	}
 	if h, _ := a.Authorization(ctxT(t)); h != "DPoP at-bound" {

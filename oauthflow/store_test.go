@@ -194,7 +194,7 @@ func TestClientAssertion(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, c, signing, sig := decodeJWT(t, jwt)
-		if h["alg"] != tc.alg || c["iss"] != "client-1" || c["sub"] != "client-1" || c["aud"] != "https://as.example" ||
+		if h["alg"] != tc.alg || h["typ"] != "JWT" || len(h) != 2 || len(c) != 6 || c["iss"] != "client-1" || c["sub"] != "client-1" || c["aud"] != "https://as.example" ||
 			c["iat"] != float64(now.Unix()) || c["exp"] != float64(now.Add(5*time.Minute).Unix()) || c["jti"] == "" {
 			t.Errorf("%s: header %v claims %v", tc.alg, h, c)
 		}

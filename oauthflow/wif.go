@@ -2,14 +2,15 @@ package oauthflow
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // Workload identity federation (the MCP extension, SEP-1933): a workload
@@ -19,55 +20,47 @@ import (
 // browser or a stored client secret.
 
 // ReadAssertion reads the JWT in file (surrounding whitespace trimmed), and
-// checks that it looks like a JWT: three base64url parts.
+// checks that it looks like a signed JWT: a compact JWS (RFC 7515 section
+// 7.1) with a JOSE signature algorithm and a claims set of JWT claims
+// (RFC 7519 section 4.1). It does not verify the signature: the
+// authorization server does that.
 func ReadAssertion(file string) (string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return "", err
 	}
-	jwt := strings.TrimSpace(string(b))
-	if jwt == "" {
+	assertion := strings.TrimSpace(string(b))
+	if assertion == "" {
 		return "", fmt.Errorf("%s is empty", file)
 	}
-	if _, err := jwtClaims(jwt); err != nil {
-		return "", fmt.Errorf("%s does not hold a JWT: %v", file, err)
+	if _, err := unverifiedClaims(assertion); err != nil {
+		return "", fmt.Errorf("%s does not hold a JWT: %w", file, err)
 	}
-	return jwt, nil
+	return assertion, nil
 }
 
-// assertionClaims are the claims of a workload JWT that mcpx narrates.
-type assertionClaims struct {
-	Issuer   string          `json:"iss"`
-	Subject  string          `json:"sub"`
-	Audience json.RawMessage `json:"aud"`
-	Expiry   *float64        `json:"exp"`
+// assertionAlgorithms are the signature algorithms a workload JWT may be
+// signed with: every JWS algorithm go-jose names (parsing only compares
+// the alg header with this list). mcpx checks no signature, so it accepts
+// any algorithm the authorization server might;
+// an unsigned JWT ("alg": "none") is refused, as RFC 7523 section 3 says
+// the authorization server must.
+var assertionAlgorithms = []jose.SignatureAlgorithm{
+	jose.EdDSA, jose.HS256, jose.HS384, jose.HS512, jose.RS256, jose.RS384, jose.RS512,
+	jose.ES256, jose.ES384, jose.ES512, jose.PS256, jose.PS384, jose.PS512, jose.MLDSA44, jose.MLDSA65, jose.MLDSA87,
 }
 
-// audiences returns aud, a string or an array of strings.
-func (c *assertionClaims) audiences() []string {
-	var one string
-	if json.Unmarshal(c.Audience, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	json.Unmarshal(c.Audience, &many)
-	return many
-}
-
-// jwtClaims decodes a JWT's claims without verifying it (the authorization
-// server does that).
-func jwtClaims(jwt string) (*assertionClaims, error) {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		return nil, fmt.Errorf("a JWT has three dot-separated parts, this has %d", len(parts))
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+// unverifiedClaims decodes a JWT's registered claims WITHOUT verifying its
+// signature. They describe the JWT to the person (and explain a refusal
+// before it happens); nothing is trusted or decided on them.
+func unverifiedClaims(s string) (*jwt.Claims, error) {
+	tok, err := jwt.ParseSigned(s, assertionAlgorithms)
 	if err != nil {
-		return nil, fmt.Errorf("its claims are not base64url")
+		return nil, fmt.Errorf("not a signed JWT in compact form (RFC 7515 section 7.1): %w", err)
 	}
-	var c assertionClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, fmt.Errorf("its claims are not a JSON object")
+	var c jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&c); err != nil {
+		return nil, fmt.Errorf("its claims are not a JSON object of JWT claims: %w", err)
 	}
 	return &c, nil
 }
@@ -75,17 +68,16 @@ func jwtClaims(jwt string) (*assertionClaims, error) {
 // describeAssertion narrates the workload JWT (never the JWT itself) and
 // warns about what will make the authorization server refuse it: an
 // expiry in the past, an audience that is not this authorization server.
-func (a *Authorizer) describeAssertion(jwt string, d *Discovery) {
-	c, err := jwtClaims(jwt)
+func (a *Authorizer) describeAssertion(assertion string, d *Discovery) {
+	c, err := unverifiedClaims(assertion)
 	if err != nil {
 		return
 	}
-	aud := c.audiences()
+	aud := c.Audience
 	exp := "no expiry"
 	expired := false
 	if c.Expiry != nil {
-		t := time.Unix(int64(*c.Expiry), 0)
-		if left := t.Sub(a.cfg.Now()).Round(time.Second); left > 0 {
+		if left := c.Expiry.Time().Sub(a.cfg.Now()).Round(time.Second); left > 0 {
 			exp = fmt.Sprintf("expires in %s", left)
 		} else {
 			exp, expired = fmt.Sprintf("expired %s ago", -left), true

@@ -92,16 +92,28 @@ func TestJWTBearerRequest(t *testing.T) {
 }
 
 func TestReadAssertion(t *testing.T) {
+	enc := base64.RawURLEncoding.EncodeToString
+	header := enc([]byte(`{"alg":"RS256","typ":"JWT"}`))
 	for _, tt := range []struct{ content, want string }{
 		{"", "is empty"},
 		{"  \n", "is empty"},
-		{"not-a-jwt", "does not hold a JWT: a JWT has three dot-separated parts"},
-		{"a.!!.c", "its claims are not base64url"},
-		{"a." + base64.RawURLEncoding.EncodeToString([]byte("[1]")) + ".c", "not a JSON object"},
+		{"not-a-jwt", "does not hold a JWT: not a signed JWT in compact form"},
+		{"a.b.c.d.e", "does not hold a JWT: not a signed JWT in compact form"},
+		{header + ".!!.c", "does not hold a JWT: not a signed JWT in compact form"},
+		{header + "." + enc([]byte("[1]")) + ".c2ln", "not a JSON object of JWT claims"},
+		{header + "." + enc([]byte(`{"exp":"tomorrow"}`)) + ".c2ln", "not a JSON object of JWT claims"},
+		// RFC 7523 section 3: the JWT must be signed.
+		{enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(`{"sub":"x"}`)) + ".", "does not hold a JWT: not a signed JWT in compact form"},
 	} {
 		_, err := ReadAssertion(writeFile(t, tt.content))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v", tt.content, err)
+		}
+	}
+	for _, alg := range []string{"RS256", "ES384", "PS512", "EdDSA", "HS256"} {
+		jwt := enc([]byte(`{"alg":"`+alg+`","kid":"k1"}`)) + "." + enc([]byte(`{"iss":"i","aud":["a","b"],"exp":1.8e9,"custom":{"x":1}}`)) + "." + enc([]byte("sig"))
+		if got, err := ReadAssertion(writeFile(t, " "+jwt+"\n")); got != jwt || err != nil {
+			t.Errorf("%s: %q, %v", alg, got, err)
 		}
 	}
 	if _, err := ReadAssertion(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {

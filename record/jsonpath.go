@@ -26,6 +26,21 @@ import (
 // rejected with an error. Paths are matched against the whole JSON-RPC
 // message, so a tool call's arguments are $.params.arguments and a
 // result's field is $.result.field.
+//
+// Why not an RFC 9535 library: a Path is a matcher of concrete paths, so
+// that redaction (findSpans) and the diffs walk a frame's raw bytes once
+// and replace values in place, keeping the peer's bytes and costing about
+// the frame's size; a query library evaluates against a decoded document
+// and would add a decode and a set of located paths per frame. The dot
+// names also accept '-' and '/' after the first character ($.x-y,
+// $.a/b), which pathString prints in diffs and people pass to --ignore;
+// RFC 9535's shorthand does not, so a strict library would refuse paths
+// that work today. The libraries evaluated (ohler55/ojg, speakeasy-api/
+// jsonpath, PaesslerAG/jsonpath, spyzhov/ajson) either do not follow RFC
+// 9535 where it matters here (ojg decodes surrogate pairs wrongly and
+// matches slices and filters against any path) or evaluate on yaml.Node
+// and bring YAML and OpenAPI modules into record, whose dependencies are
+// to stay the standard library.
 type Path struct {
 	src  string
 	segs []segment

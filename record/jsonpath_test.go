@@ -47,6 +47,11 @@ func TestParsePathAndMatch(t *testing.T) {
 		{"$[*]", path(0), true},
 		{"$[*]", path("k"), true},
 		{"$.a[1]", path("a", "1"), false}, // an index never matches a key
+		// Dot names take '-' and '/' after the first character (RFC 9535's
+		// shorthand does not): diffs print them so, and --ignore takes them.
+		{"$.params.name-with-dash", path("params", "name-with-dash"), true},
+		{"$.result.a/b", path("result", "a/b"), true},
+		{"$.result.x-y", path("result", "x"), false},
 	} {
 		p, err := ParsePath(tc.expr)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/yosida95/uritemplate/v3"
+
 	"github.com/mcpx-dev/mcpx/inspector"
 )
 
@@ -450,11 +452,13 @@ func (c *Completer) promptArgs(ctx context.Context, src Source, name string, pai
 func (c *Completer) templateVars(ctx context.Context, src Source, tmpl, partial string, _ map[string]string) []Candidate {
 	key, value, typingValue := strings.Cut(partial, "=")
 	if !typingValue {
+		t, err := uritemplate.New(tmpl)
+		if err != nil {
+			return nil // a server's mistake: no variables to complete
+		}
 		var out []Candidate
-		for _, part := range parseTemplate(tmpl) {
-			for _, v := range part.vars {
-				out = append(out, Candidate{Text: v + "=", NoSpace: true})
-			}
+		for _, v := range t.Varnames() {
+			out = append(out, Candidate{Text: v + "=", NoSpace: true})
 		}
 		return out
 	}
@@ -490,72 +494,41 @@ type templatePart struct {
 }
 
 // parseTemplate splits an RFC 6570 URI template into literals and
-// expressions.
+// expressions, for completing a URI typed against it. A template that
+// uritemplate rejects (a server's mistake) has nothing to complete: nil.
+//
+// uritemplate validates the template and names its variables, but keeps
+// its literals and operators to itself, and completion of a partially
+// typed URI needs them (Match only takes a whole URI). Once uritemplate
+// has accepted the template the split is only the braces: RFC 6570
+// literals cannot hold '{' or '}' (section 2.1), and expressions do not
+// nest.
 func parseTemplate(t string) []templatePart {
+	if _, err := uritemplate.New(t); err != nil {
+		return nil
+	}
 	var parts []templatePart
 	for t != "" {
-		i := strings.IndexByte(t, '{')
-		if i < 0 {
-			parts = append(parts, templatePart{literal: t})
+		literal, rest, ok := strings.Cut(t, "{")
+		if literal != "" {
+			parts = append(parts, templatePart{literal: literal})
+		}
+		if !ok {
 			break
 		}
-		if i > 0 {
-			parts = append(parts, templatePart{literal: t[:i]})
+		expr, rest, _ := strings.Cut(rest, "}")
+		e, err := uritemplate.New("{" + expr + "}")
+		if err != nil || expr == "" {
+			return nil // cannot happen: the expression of a valid template
 		}
-		j := strings.IndexAny(t[i+1:], "{}") + 1
-		if j == 0 {
-			parts = append(parts, templatePart{literal: t[i:]})
-			break
-		}
-		if t[i+j] == '{' {
-			// A brace that opens no expression (RFC 6570 has no
-			// nesting): a literal up to the next one.
-			parts = append(parts, templatePart{literal: t[i : i+j]})
-			t = t[i+j:]
-			continue
-		}
-		expr := t[i+1 : i+j]
 		var op byte
-		if expr != "" && strings.IndexByte("+#./;?&", expr[0]) >= 0 {
-			op, expr = expr[0], expr[1:]
+		if strings.IndexByte("+#./;?&", expr[0]) >= 0 {
+			op = expr[0]
 		}
-		var vars []string
-		for _, v := range strings.Split(expr, ",") {
-			v = strings.TrimSuffix(v, "*")
-			if k := strings.IndexByte(v, ':'); k >= 0 {
-				v = v[:k]
-			}
-			if isVarname(v) {
-				vars = append(vars, v)
-			}
-		}
-		parts = append(parts, templatePart{op: op, vars: vars})
-		t = t[i+j+1:]
+		parts = append(parts, templatePart{op: op, vars: e.Varnames()})
+		t = rest
 	}
 	return parts
-}
-
-// isVarname reports an RFC 6570 varname (section 2.3): letters, digits,
-// "_" and %XX escapes, with single dots between them. Anything else in an
-// expression is a server's mistake, not a variable to complete.
-func isVarname(v string) bool {
-	if v == "" || v[0] == '.' || v[len(v)-1] == '.' || strings.Contains(v, "..") {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
-		case c == '%' && i+2 < len(v) && isHexDigit(v[i+1]) && isHexDigit(v[i+2]):
-			i += 2
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func isHexDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // templateURI completes partial against one template: while partial is

@@ -151,3 +151,26 @@ func TestCompleteWithoutSource(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// Template variables are the ones RFC 6570 (through uritemplate) names:
+// each once, in order, and none for a template that is not one.
+func TestTemplateVars(t *testing.T) {
+	c := &Completer{}
+	for tmpl, want := range map[string][]string{
+		"x://{a}/{a}{?b,a}{&c*}":  {"a=", "b=", "c="},
+		"x://{+path}{#f}{;p:3}":   {"path=", "f=", "p="},
+		"x://{{a}}":               nil,
+		"x://{a b}/{c}":           nil,
+		"x://{unterminated":       nil,
+		"plain://no/variables":    nil,
+		"x://{a%20b}{.ext}{/seg}": {"a%20b=", "ext=", "seg="},
+	} {
+		var got []string
+		for _, cand := range c.templateVars(context.Background(), fakeSource{}, tmpl, "", nil) {
+			got = append(got, cand.Text)
+		}
+		if !cmp.Equal(got, want) {
+			t.Errorf("templateVars(%q) = %q, want %q", tmpl, got, want)
+		}
+	}
+}

@@ -3,8 +3,11 @@ package repl
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 )
@@ -17,24 +20,38 @@ var templateSeeds = []string{
 }
 
 // FuzzURITemplate checks the resource-template handling of completion on
-// arbitrary templates and partial URIs: parseTemplate finds exactly the
-// template's {...} expressions (none nested) with non-empty variable
-// names (RFC 6570 varnames), and every URI completion (templateURI) starts with what was
-// typed, when the server's completions extend the value typed.
+// arbitrary templates and partial URIs: a template uritemplate rejects
+// completes nothing; an accepted one splits (parseTemplate) into its
+// literals and {...} expressions, with the variables uritemplate names
+// (RFC 6570 varnames); and every URI completion (templateURI) starts with
+// what was typed, when the server's completions extend the value typed.
 func FuzzURITemplate(f *testing.F) {
 	for i, s := range templateSeeds {
 		f.Add(s, []string{"", "demo://dyn", "test://users/ad", "repo://o/r/issues?", "db://t/", "x://"}[i%6])
 	}
 	f.Fuzz(func(t *testing.T, tmpl, partial string) {
 		parts := parseTemplate(tmpl)
+		c := &Completer{}
+		vars := c.templateVars(context.Background(), extendingSource{}, tmpl, "", nil)
+		parsed, err := uritemplate.New(tmpl)
+		if err != nil {
+			if parts != nil || vars != nil {
+				t.Fatalf("template %q, rejected by uritemplate (%v), completes as %+v and %+v", tmpl, err, parts, vars)
+			}
+			return
+		}
+		var literals strings.Builder
+		var names []string
+		expressions := 0
 		for _, p := range parts {
 			if p.vars == nil && p.op == 0 {
-				// A literal holds no complete expression.
-				if i := strings.IndexByte(p.literal, '{'); i >= 0 && strings.IndexByte(p.literal[i:], '}') >= 0 {
-					t.Fatalf("parseTemplate(%q) = %+v: the literal %q holds an expression", tmpl, parts, p.literal)
+				if strings.ContainsAny(p.literal, "{}") {
+					t.Fatalf("parseTemplate(%q) = %+v: the literal %q holds a brace", tmpl, parts, p.literal)
 				}
+				literals.WriteString(p.literal)
 				continue
 			}
+			expressions++
 			if p.op != 0 && strings.IndexByte("+#./;?&", p.op) < 0 {
 				t.Fatalf("parseTemplate(%q): operator %q", tmpl, p.op)
 			}
@@ -42,9 +59,17 @@ func FuzzURITemplate(f *testing.F) {
 				if !varname.MatchString(v) {
 					t.Fatalf("parseTemplate(%q): variable %q", tmpl, v)
 				}
+				if !slices.Contains(names, v) {
+					names = append(names, v)
+				}
 			}
 		}
-		c := &Completer{}
+		if want := expression.ReplaceAllString(tmpl, ""); literals.String() != want || expressions != strings.Count(tmpl, "{") {
+			t.Fatalf("parseTemplate(%q) = %+v: literals %q (want %q), %d expressions", tmpl, parts, literals.String(), want, expressions)
+		}
+		if !slices.Equal(names, parsed.Varnames()) || len(vars) != len(names) {
+			t.Fatalf("template %q: variables %q, offered %+v; uritemplate names %q", tmpl, names, vars, parsed.Varnames())
+		}
 		for _, cand := range c.templateURI(context.Background(), extendingSource{}, tmpl, partial) {
 			if !strings.HasPrefix(cand.Text, partial) {
 				t.Fatalf("templateURI(%q, %q) offers %q", tmpl, partial, cand.Text)
@@ -59,6 +84,9 @@ func FuzzURITemplate(f *testing.F) {
 		}
 	})
 }
+
+// expression is one {...} expression of a template.
+var expression = regexp.MustCompile(`\{[^{}]*\}`)
 
 // varname is RFC 6570's varname (section 2.3).
 var varname = regexp.MustCompile(`^([A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(\.([A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)*$`)
