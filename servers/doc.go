@@ -69,7 +69,10 @@
 // HTTP, then HTTP+SSE. Strings may use ${VAR} and ${env:VAR} (an unset
 // variable is an error), ${VAR:-default}, ${input:ID} (asked for),
 // ${workspaceFolder}, ${userHome}, and a leading ~ in command, args, cwd
-// and envFile. Add and Remove edit this file only, keeping its comments.
+// and envFile. Add and Remove edit this file only. They rewrite it, keeping
+// its other fields and the order of its entries but not its layout; as
+// comments cannot be kept, a file with comments is refused with a
+// *CommentsError (edit it by hand) rather than have them dropped.
 //
 // # Safety
 //

@@ -10,16 +10,27 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/outfile"
-	"github.com/tailscale/hujson"
 )
 
 // ErrExists is Add's error (wrapped) for a name the file already has,
 // when replacing was not asked for.
 var ErrExists = errors.New("a server of that name already exists")
+
+// CommentsError is the error of Add and Remove when mcpx's file has
+// comments. mcpx rewrites the whole file and cannot keep them, so it
+// leaves the file as it is rather than drop them: the person edits it by
+// hand, or removes the comments.
+type CommentsError struct {
+	Path string
+	// Line is the line of the first comment.
+	Line int
+}
+
+func (e *CommentsError) Error() string {
+	return fmt.Sprintf("%s has comments (line %d) that mcpx would lose by rewriting it; edit the file by hand, or remove its comments first", e.Path, e.Line)
+}
 
 // ErrBadName is Add's error (wrapped) for a name that cannot be used.
 var ErrBadName = errors.New("a server name is letters, digits, '.', '_' and '-', not starting with '-' or '.'")
@@ -43,9 +54,10 @@ func ValidName(name string) bool {
 // (OwnFile), creating the file if needed. Of s only the definition is
 // used: Transport, Command, Args, Env, EnvFile, Cwd for stdio; Transport,
 // URL, Headers otherwise (TransportAuto writes no type). An existing name
-// is an error wrapping ErrExists unless replace is set. The file keeps its
-// comments; it is written atomically with mode 0600, since it may hold
-// secrets.
+// is an error wrapping ErrExists unless replace is set. The file is
+// rewritten, keeping its other fields and the order of its entries, but
+// not its layout; a file with comments is refused with a *CommentsError.
+// It is written atomically with mode 0600, since it may hold secrets.
 func Add(ctx context.Context, path, name string, s *Server, replace bool) error {
 	if !ValidName(name) {
 		return fmt.Errorf("%q: %w", name, ErrBadName)
@@ -54,37 +66,35 @@ func Add(ctx context.Context, path, name string, s *Server, replace bool) error 
 	if err != nil {
 		return err
 	}
-	return editOwn(ctx, path, func(root *hujson.Value, servers *hujson.Object) error {
-		for i := range servers.Members {
-			if servers.Members[i].Name.Value.(hujson.Literal).String() != name {
+	return editOwn(ctx, path, func(servers *[]ownMember) error {
+		// Backwards: of two entries of one name, the last one is read.
+		for i := len(*servers) - 1; i >= 0; i-- {
+			if (*servers)[i].name != name {
 				continue
 			}
 			if !replace {
 				return fmt.Errorf("%q in %s: %w", name, path, ErrExists)
 			}
-			servers.Members[i].Value.Value = def.Value
+			(*servers)[i].value = def
 			return nil
 		}
-		// A comment on the line of the last member stays there: it is
-		// in the object's closing extra, which the new member would
-		// otherwise come before.
-		var before hujson.Extra
-		if nl := bytes.IndexByte(servers.AfterExtra, '\n'); nl >= 0 && len(servers.Members) > 0 {
-			before, servers.AfterExtra = servers.AfterExtra[:nl+1], servers.AfterExtra[nl+1:]
+		key, err := marshal(name)
+		if err != nil {
+			return err
 		}
-		servers.Members = append(servers.Members, hujson.ObjectMember{
-			Name: hujson.Value{BeforeExtra: before, Value: hujson.String(name)}, Value: def})
+		*servers = append(*servers, ownMember{name: name, key: key, value: def})
 		return nil
 	})
 }
 
 // Remove deletes name from mcpx's own file at path; a name the file does
-// not have is an error wrapping ErrNotFound.
+// not have is an error wrapping ErrNotFound. As with Add, a file with
+// comments is refused with a *CommentsError.
 func Remove(ctx context.Context, path, name string) error {
-	return editOwn(ctx, path, func(root *hujson.Value, servers *hujson.Object) error {
-		for i := range servers.Members {
-			if servers.Members[i].Name.Value.(hujson.Literal).String() == name {
-				servers.Members = append(servers.Members[:i], servers.Members[i+1:]...)
+	return editOwn(ctx, path, func(servers *[]ownMember) error {
+		for i, m := range *servers {
+			if m.name == name {
+				*servers = append((*servers)[:i], (*servers)[i+1:]...)
 				return nil
 			}
 		}
@@ -92,79 +102,120 @@ func Remove(ctx context.Context, path, name string) error {
 	})
 }
 
+// ownMember is a member of an object of mcpx's file: its name, and its
+// name and value as written (standard JSON).
+type ownMember struct {
+	name       string
+	key, value []byte
+}
+
 // editOwn reads mcpx's file (an empty document when missing), lets change
-// edit its mcpServers object, and writes it back.
-func editOwn(ctx context.Context, path string, change func(*hujson.Value, *hujson.Object) error) error {
+// edit the members of its mcpServers object, and writes it back.
+func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data = []byte("{}")
 	} else if err != nil {
 		return fmt.Errorf("reading %s: %s", path, bareError(err))
 	}
-	root, err := hujson.Parse(data)
+	std, root, err := parseJSONC(data)
 	if err != nil {
-		return fmt.Errorf("%s is not valid JSON (%s); fix it by hand first", path, strings.TrimPrefix(err.Error(), "hujson: "))
+		where := ""
+		if se := (*jsonSyntaxError)(nil); errors.As(err, &se) && se.Line > 0 {
+			where = fmt.Sprintf("line %d: ", se.Line)
+		}
+		return fmt.Errorf("%s is not valid JSON (%s%v); fix it by hand first", path, where, err)
 	}
-	obj, ok := root.Value.(*hujson.Object)
-	if !ok {
+	if line := commentLine(data, std); line > 0 {
+		return &CommentsError{Path: path, Line: line}
+	}
+	if !root.object {
 		return fmt.Errorf("%s is not a JSON object; fix it by hand first", path)
 	}
-	var servers *hujson.Object
-	for i := range obj.Members {
-		if obj.Members[i].Name.Value.(hujson.Literal).String() == "mcpServers" {
-			servers, ok = obj.Members[i].Value.Value.(*hujson.Object)
-			if !ok {
-				return fmt.Errorf("mcpServers in %s is not an object; fix it by hand first", path)
-			}
+	top := ownMembers(std, root.members)
+	at := -1
+	for i, m := range root.members {
+		if m.name == "mcpServers" {
+			at = i // the last one counts, as when reading
 		}
 	}
-	if servers == nil {
-		obj.Members = append(obj.Members, hujson.ObjectMember{
-			Name: hujson.Value{Value: hujson.String("mcpServers")}, Value: hujson.Value{Value: &hujson.Object{}}})
-		servers = obj.Members[len(obj.Members)-1].Value.Value.(*hujson.Object)
+	var servers []ownMember
+	if at >= 0 {
+		v := root.members[at].value
+		if !v.object {
+			return fmt.Errorf("mcpServers in %s is not an object; fix it by hand first", path)
+		}
+		servers = ownMembers(std, v.members)
+	} else {
+		top = append(top, ownMember{name: "mcpServers", key: []byte(`"mcpServers"`)})
+		at = len(top) - 1
 	}
-	if err := change(&root, servers); err != nil {
+	if err := change(&servers); err != nil {
 		return err
 	}
-	want, err := standardValue(&root)
-	if err != nil {
-		return fmt.Errorf("editing %s: %w", path, err)
-	}
-	root.Format()
-	out := root.Pack()
-	// The formatter moves comments around; make sure that what is
-	// written reads back as exactly the data intended.
-	check, err := hujson.Parse(out)
-	if err != nil {
+	top[at].value = objectJSON(servers)
+	var out bytes.Buffer
+	if err := json.Indent(&out, objectJSON(top), "", "  "); err != nil {
 		return fmt.Errorf("editing %s made invalid JSON (%v); the file is left as it was", path, err)
 	}
-	if got, err := standardValue(&check); err != nil || !reflect.DeepEqual(got, want) {
-		return fmt.Errorf("editing %s would change more than asked; the file is left as it was", path)
-	}
+	out.WriteByte('\n')
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating the directory of %s: %s", path, bareError(err))
 	}
-	if err := outfile.WriteFile(ctx, path, out, outfile.Options{Perm: 0o600}); err != nil {
+	if err := outfile.WriteFile(ctx, path, out.Bytes(), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
 
-// standardValue is the data of v, comments aside. (Standardize works in
-// place, on bytes the value shares with its source: it is run on a packed
-// copy.)
-func standardValue(v *hujson.Value) (any, error) {
-	std, err := hujson.Standardize(v.Pack())
-	if err != nil {
+// commentLine is the line of the first comment in data, whose standard
+// JSON form is std; 0 when there is none. Comments are what ToJSON blanks
+// out, besides trailing commas.
+func commentLine(data, std []byte) int {
+	for i := range data {
+		if data[i] != std[i] && data[i] != ',' {
+			return lineAt(data, i)
+		}
+	}
+	return 0
+}
+
+func ownMembers(std []byte, ms []jsonMember) []ownMember {
+	out := make([]ownMember, len(ms))
+	for i, m := range ms {
+		out[i] = ownMember{name: m.name, key: std[m.nameStart:m.nameEnd], value: std[m.value.start:m.value.end]}
+	}
+	return out
+}
+
+// objectJSON is the JSON object of ms, in order.
+func objectJSON(ms []ownMember) []byte {
+	b := []byte{'{'}
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m.key...)
+		b = append(b, ':')
+		b = append(b, m.value...)
+	}
+	return append(b, '}')
+}
+
+// marshal is v as JSON, leaving <, > and & as they are (a URL's query
+// reads better so).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return nil, err
 	}
-	var out any
-	err = decode(std, &out)
-	return out, err
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // definitionJSON is s as an entry of mcpx's file.
-func definitionJSON(s *Server) (hujson.Value, error) {
+func definitionJSON(s *Server) ([]byte, error) {
 	type def struct {
 		Type    string            `json:"type,omitempty"`
 		Command string            `json:"command,omitempty"`
@@ -179,24 +230,20 @@ func definitionJSON(s *Server) (hujson.Value, error) {
 	switch s.Transport {
 	case TransportStdio, "":
 		if s.Command == "" {
-			return hujson.Value{}, errors.New("a stdio server needs a command")
+			return nil, errors.New("a stdio server needs a command")
 		}
 		d = def{Type: string(TransportStdio), Command: s.Command, Args: s.Args, Env: s.Env, EnvFile: s.EnvFile, Cwd: s.Cwd}
 	case TransportHTTP, TransportSSE, TransportAuto:
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return hujson.Value{}, fmt.Errorf("%q is not an http:// or https:// URL", s.URL)
+			return nil, fmt.Errorf("%q is not an http:// or https:// URL", s.URL)
 		}
 		d = def{Command: "", URL: s.URL, Headers: s.Headers}
 		if s.Transport != TransportAuto {
 			d.Type = string(s.Transport)
 		}
 	default:
-		return hujson.Value{}, fmt.Errorf("unknown transport %q", s.Transport)
+		return nil, fmt.Errorf("unknown transport %q", s.Transport)
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return hujson.Value{}, err
-	}
-	return hujson.Parse(b)
+	return marshal(d)
 }

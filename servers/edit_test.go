@@ -49,10 +49,29 @@ func TestAddRemove(t *testing.T) {
 		{Ref: "mcpx:remote", Transport: TransportAuto, URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:TOKEN}"}},
 	}, have)
 
-	// A person's comments survive an edit.
+	// A file with comments is refused, not rewritten without them.
 	data, _ := os.ReadFile(path)
-	commented := strings.Replace(string(data), "{", "{\n  // my servers, see mcpx servers --help\n", 1)
-	write(t, path, commented)
+	for _, comment := range []string{"// my servers, see mcpx servers --help", "/* my servers */"} {
+		commented := strings.Replace(string(data), "{", "{\n  "+comment+"\n", 1)
+		write(t, path, commented)
+		for what, err := range map[string]error{
+			"add":    Add(ctx, path, "other", remote, false),
+			"remove": Remove(ctx, path, "remote"),
+		} {
+			var ce *CommentsError
+			if !errors.As(err, &ce) || ce.Path != path || ce.Line != 2 || !strings.Contains(err.Error(), "edit the file by hand") {
+				t.Errorf("%s with %s: %v", what, comment, err)
+			}
+		}
+		if got, _ := os.ReadFile(path); string(got) != commented {
+			t.Errorf("the file with comments was changed:\n%s", got)
+		}
+	}
+	// Trailing commas and a "//" in a string are no comments; the other
+	// fields and the order of the entries stay.
+	withCommas := strings.Replace(string(data), "{", `{"$schema": "https://example.com/a//b.json",`, 1)
+	withCommas = strings.Replace(withCommas, `"Bearer ${env:TOKEN}"`, `"Bearer ${env:TOKEN}",`, 1)
+	write(t, path, withCommas)
 
 	err = Add(ctx, path, "remote", &Server{Transport: TransportHTTP, URL: "https://other.example.com/mcp"}, false)
 	if !errors.Is(err, ErrExists) {
@@ -67,9 +86,16 @@ func TestAddRemove(t *testing.T) {
 	if err := Remove(ctx, path, "everything"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("removing a missing name: %v", err)
 	}
+	if err := Add(ctx, path, "a-last", everything, false); err != nil {
+		t.Fatal(err)
+	}
 	data, _ = os.ReadFile(path)
-	if !strings.Contains(string(data), "// my servers, see mcpx servers --help") {
-		t.Errorf("the comment is gone:\n%s", data)
+	schema, remoteAt, lastAt := strings.Index(string(data), `"$schema": "https://example.com/a//b.json"`), strings.Index(string(data), `"remote"`), strings.Index(string(data), `"a-last"`)
+	if schema < 0 || remoteAt < 0 || lastAt < remoteAt {
+		t.Errorf("the other field or the order is lost:\n%s", data)
+	}
+	if err := Remove(ctx, path, "a-last"); err != nil {
+		t.Fatal(err)
 	}
 	c = load(t, env)
 	have = nil

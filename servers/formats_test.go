@@ -333,6 +333,8 @@ func TestMalformedFileIsAWarning(t *testing.T) {
 		"/home/ada/.gemini/settings.json": `{"mcpServers": {"ok": {"command": "ok"}}}`,
 		"/home/ada/.claude.json":          `[1, 2]`,
 		"/home/ada/proj/.mcp.json":        `{"mcpServers": ["not", "an", "object"]}`,
+		// Comments keep the line of the error right.
+		"/home/ada/.codeium/windsurf/mcp_config.json": "/* é\n ü */ // x\n{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",} \"b\": {}\n}}",
 	}
 	c := load(t, linuxEnv(files, nil))
 	if len(c.Servers) != 1 || c.Servers[0].Ref() != "gemini:ok" {
@@ -343,6 +345,7 @@ func TestMalformedFileIsAWarning(t *testing.T) {
 		"/home/ada/.codex/config.toml:3: not valid TOML",
 		"/home/ada/.claude.json:1: is not a JSON object", // once, though read for the user and the local scope
 		"/home/ada/proj/.mcp.json:1: mcpServers is not an object",
+		"/home/ada/.codeium/windsurf/mcp_config.json:4: not valid JSON",
 	)
 	found := 0
 	for _, f := range c.Files {
@@ -350,8 +353,8 @@ func TestMalformedFileIsAWarning(t *testing.T) {
 			found++
 		}
 	}
-	if found != 6 {
-		t.Errorf("found %d files, want 6: %+v", found, c.Files)
+	if found != 7 {
+		t.Errorf("found %d files, want 7: %+v", found, c.Files)
 	}
 }
 

@@ -10,12 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/BurntSushi/toml"
-	"github.com/tailscale/hujson"
 )
 
 // File is one location Load looked at.
@@ -107,46 +105,39 @@ func lineAt(data []byte, off int) int {
 	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
 
-var hujsonLine = regexp.MustCompile(`^hujson: line (\d+), column \d+: `)
-
 // readJSON reads a JSON (with comments) file of location l.
 func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
 	fileWarn := func(line int, format string, args ...any) []Warning {
 		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...)}}
 	}
-	// hujson's values share the bytes they were parsed from, and
-	// Standardize rewrites them in place: parse a copy.
-	v, err := hujson.Parse(bytes.Clone(data))
+	// std is data with comments and trailing commas blanked out:
+	// offsets and lines stay.
+	std, v, err := parseJSONC(data)
 	if err != nil {
-		msg, line := err.Error(), 0
-		if m := hujsonLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = msg[len(m[0]):]
+		line := 0
+		if se := (*jsonSyntaxError)(nil); errors.As(err, &se) {
+			line = se.Line
 		}
-		return nil, fileWarn(line, "not valid JSON: %s; no server read from it", msg)
+		return nil, fileWarn(line, "not valid JSON: %s; no server read from it", err)
 	}
-	v.Standardize() // comments become spaces: offsets and lines stay
-	std := v.Pack()
-	root, ok := v.Value.(*hujson.Object)
-	if !ok {
+	if !v.object {
 		return nil, fileWarn(1, "is not a JSON object; no server read from it")
 	}
 	var warns []Warning
 	if l.topLevel != nil {
-		for _, m := range root.Members {
-			if name := m.Name.Value.(hujson.Literal).String(); !slices.Contains(l.topLevel, name) {
-				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, m.Name.StartOffset),
-					Message: fmt.Sprintf("unknown top-level field %q, ignored", name)})
+		for _, m := range v.members {
+			if !slices.Contains(l.topLevel, m.name) {
+				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, m.nameStart),
+					Message: fmt.Sprintf("unknown top-level field %q, ignored", m.name)})
 			}
 		}
 	}
-	sv := findPath(env, &v, l.servers)
-	if sv == nil {
+	obj := findPath(env, &v, l.servers)
+	if obj == nil {
 		return nil, warns
 	}
-	obj, ok := sv.Value.(*hujson.Object)
-	if !ok {
-		return nil, append(warns, fileWarn(lineAt(data, sv.StartOffset), "%s is not an object; no server read from it", strings.Join(l.servers, "."))...)
+	if !obj.object {
+		return nil, append(warns, fileWarn(lineAt(data, obj.start), "%s is not an object; no server read from it", strings.Join(l.servers, "."))...)
 	}
 	var inputs map[string]Input
 	if l.inputs != nil {
@@ -158,7 +149,7 @@ func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
 	if l.excluded != nil {
 		if ev := findPath(env, &v, l.excluded); ev != nil {
 			var list []any
-			if decode(std[ev.StartOffset:ev.EndOffset], &list) == nil {
+			if decode(std[ev.start:ev.end], &list) == nil {
 				excluded, _ = stringList(list)
 			}
 		}
@@ -166,28 +157,27 @@ func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
 
 	var out []*Server
 	index := map[string]int{}
-	for _, m := range obj.Members {
-		name := m.Name.Value.(hujson.Literal).String()
-		e := &entry{name: name, line: lineAt(data, m.Name.StartOffset), fields: map[string]any{}, lines: map[string]int{}}
-		eo, ok := m.Value.Value.(*hujson.Object)
-		if !ok {
+	for _, m := range obj.members {
+		name := m.name
+		e := &entry{name: name, line: lineAt(data, m.nameStart), fields: map[string]any{}, lines: map[string]int{}}
+		if !m.value.object {
 			warns = append(warns, Warning{Path: l.Path, Line: e.line, Server: name, Message: "is not an object; skipped"})
 			continue
 		}
-		for _, f := range eo.Members {
-			key := f.Name.Value.(hujson.Literal).String()
+		for _, f := range m.value.members {
+			key := f.name
 			var val any
-			if err := decode(std[f.Value.StartOffset:f.Value.EndOffset], &val); err != nil {
-				continue // cannot happen: hujson checked it
+			if err := decode(std[f.value.start:f.value.end], &val); err != nil {
+				continue // cannot happen: parseJSONC checked it
 			}
 			if _, dup := e.fields[key]; dup {
-				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, f.Name.StartOffset), Server: name,
+				warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, f.nameStart), Server: name,
 					Message: fmt.Sprintf("field %q is given twice; the last one is used", key)})
 				e.keys = slices.DeleteFunc(e.keys, func(k string) bool { return k == key })
 			}
 			e.keys = append(e.keys, key)
 			e.fields[key] = val
-			e.lines[key] = lineAt(data, f.Name.StartOffset)
+			e.lines[key] = lineAt(data, f.nameStart)
 		}
 		s, w := l.dialect.build(l.Source, e)
 		warns = append(warns, w...)
@@ -218,17 +208,16 @@ func decode(b []byte, v any) error {
 // findPath follows keys from v; workspaceKey matches the project entry of
 // env.Workspace. nil when a key is missing or a value on the way is not
 // an object.
-func findPath(env *Env, v *hujson.Value, keys []string) *hujson.Value {
+func findPath(env *Env, v *jsonNode, keys []string) *jsonNode {
 	for _, k := range keys {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
+		if !v.object {
 			return nil
 		}
-		var next *hujson.Value
-		for i := range obj.Members {
-			name := obj.Members[i].Name.Value.(hujson.Literal).String()
+		var next *jsonNode
+		for i := range v.members {
+			name := v.members[i].name
 			if name == k || (k == workspaceKey && env.samePath(name, env.Workspace)) {
-				next = &obj.Members[i].Value // the last one wins, as in JSON decoders
+				next = &v.members[i].value // the last one wins, as in JSON decoders
 			}
 		}
 		if next == nil {
@@ -262,20 +251,20 @@ func (e *Env) samePath(a, b string) bool {
 // promptString (description, default, password), pickString (options,
 // default) and command (which runs a VS Code command, so that mcpx cannot
 // resolve it).
-func readInputs(l location, data, std []byte, v *hujson.Value) (map[string]Input, []Warning) {
+func readInputs(l location, data, std []byte, v *jsonNode) (map[string]Input, []Warning) {
 	if v == nil {
 		return nil, nil
 	}
 	var list []map[string]any
-	if err := decode(std[v.StartOffset:v.EndOffset], &list); err != nil {
-		return nil, []Warning{{Path: l.Path, Line: lineAt(data, v.StartOffset), Message: "inputs is not a list of objects, ignored"}}
+	if err := decode(std[v.start:v.end], &list); err != nil {
+		return nil, []Warning{{Path: l.Path, Line: lineAt(data, v.start), Message: "inputs is not a list of objects, ignored"}}
 	}
 	out := map[string]Input{}
 	var warns []Warning
 	for _, m := range list {
 		id, _ := m["id"].(string)
 		if id == "" {
-			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.StartOffset), Message: "an input has no id, ignored"})
+			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.start), Message: "an input has no id, ignored"})
 			continue
 		}
 		in := Input{ID: id}
@@ -300,7 +289,7 @@ func readInputs(l location, data, std []byte, v *hujson.Value) (map[string]Input
 		case "command":
 			in.command = true
 		default:
-			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.StartOffset),
+			warns = append(warns, Warning{Path: l.Path, Line: lineAt(data, v.start),
 				Message: fmt.Sprintf("input %q has unknown type %q; it is asked for as a string", id, typ)})
 		}
 		out[id] = in

@@ -1,0 +1,146 @@
+package servers
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/tidwall/jsonc"
+)
+
+// jsonNode is a value of a JSON document and where it is: std[start:end]
+// is its text. An object also has its members, in file order, duplicates
+// included (the last one wins, as in JSON decoders).
+type jsonNode struct {
+	start, end int
+	object     bool
+	members    []jsonMember
+}
+
+type jsonMember struct {
+	name               string
+	nameStart, nameEnd int
+	value              jsonNode
+}
+
+// jsonSyntaxError is a JSON (with comments) document that does not parse;
+// Line is 1-based, 0 when unknown.
+type jsonSyntaxError struct {
+	Line int
+	Msg  string
+}
+
+func (e *jsonSyntaxError) Error() string { return e.Msg }
+
+// parseJSONC parses a JSON document that may have comments and trailing
+// commas. std is data as standard JSON: comments and trailing commas
+// turned into spaces, so that every offset (and so every line) in std is
+// the same as in data.
+func parseJSONC(data []byte) (std []byte, root jsonNode, err error) {
+	std = jsonc.ToJSON(data)
+	var raw json.RawMessage
+	if err := json.Unmarshal(std, &raw); err != nil {
+		line := 0
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// Offset counts the byte that failed.
+			line = lineAt(data, int(se.Offset)-1)
+		}
+		return nil, jsonNode{}, &jsonSyntaxError{Line: line, Msg: err.Error()}
+	}
+	p := &jsonScanner{b: std}
+	root = p.value()
+	return std, root, nil
+}
+
+// jsonScanner walks a document encoding/json has already found valid,
+// noting where values and names are.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (p *jsonScanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonScanner) value() jsonNode {
+	p.space()
+	n := jsonNode{start: p.i}
+	if p.i >= len(p.b) {
+		n.end = p.i
+		return n
+	}
+	switch p.b[p.i] {
+	case '{':
+		n.object = true
+		p.i++
+		for {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] == '}' {
+				break
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			m := jsonMember{nameStart: p.i}
+			p.str()
+			m.nameEnd = p.i
+			_ = json.Unmarshal(p.b[m.nameStart:m.nameEnd], &m.name) // cannot fail: checked
+			p.space()
+			if p.i < len(p.b) && p.b[p.i] == ':' {
+				p.i++
+			}
+			m.value = p.value()
+			n.members = append(n.members, m)
+		}
+		p.i++
+	case '[':
+		p.i++
+		for {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] == ']' {
+				break
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			p.value()
+		}
+		p.i++
+	case '"':
+		p.str()
+	default: // a number, true, false or null
+		for p.i < len(p.b) {
+			switch p.b[p.i] {
+			case ' ', '\t', '\r', '\n', ',', ']', '}':
+				n.end = p.i
+				return n
+			}
+			p.i++
+		}
+	}
+	n.end = min(p.i, len(p.b))
+	return n
+}
+
+// str skips a string, p.i at its opening quote.
+func (p *jsonScanner) str() {
+	for p.i++; p.i < len(p.b); p.i++ {
+		switch p.b[p.i] {
+		case '\\':
+			p.i++
+		case '"':
+			p.i++
+			return
+		}
+	}
+}

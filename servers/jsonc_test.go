@@ -1,0 +1,116 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+var jsoncSeeds = []string{
+	`{"mcpServers": {"a": {"command": "x", "args": ["y", 1, 2.5e3, true, null]}}}`,
+	"{\n  // a comment\n  \"mcpServers\": {\"a\": {\"url\": \"https://x//y\",},}, /* and\n another */\n}",
+	`{"a": 1, "a": {"b": [{}, [], "\"\\"]}, "": "\u00e9"}`,
+	`{"$schema": "s", "mcpServers": {"x": {"command": "old"}, "x": {"command": "older"}}}`,
+	`[1, 2,]`, `"s"`, `{"a": }`, `{} /*`, ``,
+}
+
+// Whatever the input, parseJSONC agrees with encoding/json on what std
+// holds, and every node it notes is the text of its value.
+func FuzzParseJSONC(f *testing.F) {
+	for _, s := range jsoncSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		std, root, err := parseJSONC([]byte(content))
+		if err != nil {
+			return
+		}
+		if len(std) != len(content) {
+			t.Fatalf("std is %d bytes, the input %d", len(std), len(content))
+		}
+		var check func(n *jsonNode)
+		check = func(n *jsonNode) {
+			text := std[n.start:n.end]
+			var v any
+			if err := json.Unmarshal(text, &v); err != nil {
+				t.Fatalf("node %q: %v", text, err)
+			}
+			obj, isObj := v.(map[string]any)
+			if isObj != n.object {
+				t.Fatalf("node %q: object %v", text, n.object)
+			}
+			if !isObj {
+				return
+			}
+			last := map[string]*jsonNode{}
+			for i := range n.members {
+				m := &n.members[i]
+				var name string
+				if err := json.Unmarshal(std[m.nameStart:m.nameEnd], &name); err != nil || name != m.name {
+					t.Fatalf("member %q: name %q", std[m.nameStart:m.nameEnd], m.name)
+				}
+				last[m.name] = &m.value
+				check(&m.value)
+			}
+			if len(last) != len(obj) {
+				t.Fatalf("node %q: members %d, want %d", text, len(last), len(obj))
+			}
+			for name, vn := range last {
+				var got any
+				_ = json.Unmarshal(std[vn.start:vn.end], &got)
+				if !reflect.DeepEqual(got, obj[name]) {
+					t.Fatalf("node %q: member %q is %v, want %v", text, name, got, obj[name])
+				}
+			}
+		}
+		check(&root)
+	})
+}
+
+// Whatever mcpx's file holds, Add either leaves it as it was or changes
+// only the entry it writes.
+func FuzzAdd(f *testing.F) {
+	for _, s := range jsoncSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		path := filepath.Join(t.TempDir(), "servers.json")
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := Add(context.Background(), path, "x", &Server{Transport: TransportStdio, Command: "new"}, true)
+		out, _ := os.ReadFile(path)
+		if err != nil {
+			if string(out) != content {
+				t.Fatalf("%v, yet the file changed:\n%s", err, out)
+			}
+			var ce *CommentsError
+			std, _, perr := parseJSONC([]byte(content))
+			if perr == nil && (errors.As(err, &ce) != (commentLine([]byte(content), std) > 0)) {
+				t.Fatalf("comments: %v", err)
+			}
+			return
+		}
+		var before, after map[string]any
+		std, _, _ := parseJSONC([]byte(content))
+		if err := json.Unmarshal(std, &before); err != nil {
+			t.Fatalf("added to a file that is not an object: %v", err)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("wrote invalid JSON: %v\n%s", err, out)
+		}
+		servers, _ := before["mcpServers"].(map[string]any)
+		if servers == nil {
+			servers = map[string]any{}
+		}
+		servers["x"] = map[string]any{"type": "stdio", "command": "new"}
+		before["mcpServers"] = servers
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("from\n%s\nwrote\n%s", content, out)
+		}
+	})
+}
