@@ -155,6 +155,9 @@ var (
 	// ErrRefused: the host refused a view's request by policy (a tool not
 	// visible to apps, a link the person did not open, ...).
 	ErrRefused = errors.New("refused the view's request")
+	// ErrUnsupported: a view sent a request or notification the host does
+	// not handle (answered "method not found", or ignored).
+	ErrUnsupported = errors.New("the host does not handle this method")
 	// ErrNoPage: no host page connected to show the view in time.
 	ErrNoPage = errors.New("the host page was not opened")
 	// ErrNoInitialize: the view did not complete ui/initialize in time.
@@ -189,7 +192,8 @@ type Options struct {
 	Observer func(WireMessage)
 	// ConnectTimeout bounds the wait for a host page to connect after a
 	// view is opened while none is: 0 means a minute, a negative value no
-	// limit (a person opening the URL by hand).
+	// limit (a person opening the URL by hand). A page that goes away
+	// later does not end its views.
 	ConnectTimeout time.Duration
 	// InitTimeout bounds the time from a page receiving a view to the
 	// view completing ui/initialize (default 20s).
@@ -674,17 +678,11 @@ func (h *Host) detach(c *pageConn) {
 		h.conn = nil
 	}
 	views := slices.Clone(h.views)
-	closed := h.closed
 	h.mu.Unlock()
+	// The views stay open for the next page (a reload, or the page opened
+	// again): the program decides when they end (StatePageGone).
 	for _, v := range views {
 		v.detach(c)
-		if current && !closed && h.opts.ConnectTimeout > 0 {
-			v.mu.Lock()
-			if v.conn == nil && !v.closing {
-				v.armConnectTimer(h.opts.ConnectTimeout)
-			}
-			v.mu.Unlock()
-		}
 	}
 }
 

@@ -70,11 +70,11 @@ func TestHandshakeInputThenResult(t *testing.T) {
 	if ti["id"] != float64(7) || ti["tool"].(map[string]any)["name"] != "show" {
 		t.Errorf("toolInfo %v", ti)
 	}
-	// Nothing is sent to the view before initialized.
-	select {
-	case e := <-p.events:
-		t.Fatalf("sent before initialized: %s %s", e.name, e.data)
-	default:
+	// Nothing is sent to the view before initialized: the answer to a
+	// ping comes next.
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := p.rpc(); m["id"] != "p" {
+		t.Fatalf("sent before initialized: %v", m)
 	}
 	p.post(v.Info().ID, `{"jsonrpc":"2.0","method":"ui/notifications/initialized","params":{}}`)
 	in := p.rpc()
@@ -127,7 +127,7 @@ func TestToolsCallVisibility(t *testing.T) {
 	p.handshake(id)
 	p.rpc() // tool-input
 
-	p.post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refresh","arguments":{"n":1}}}`)
+	p.post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refresh","arguments":{"n":1},"_meta":{"progressToken":"view-1","k":"v"}}}`)
 	if m := p.rpc(); m["id"] != float64(2) || m["result"] == nil {
 		t.Fatalf("app tool: %v", m)
 	}
@@ -140,8 +140,8 @@ func TestToolsCallVisibility(t *testing.T) {
 	if m := p.rpc(); m["error"] == nil {
 		t.Fatalf("unknown tool: %v", m)
 	}
-	if calls := b.toolCalls(); len(calls) != 1 || !strings.Contains(calls[0], `"refresh"`) {
-		t.Errorf("the server got %q, want only the refresh call", calls)
+	if calls := b.toolCalls(); len(calls) != 1 || calls[0] != `{"_meta":{"k":"v"},"arguments":{"n":1},"name":"refresh"}` {
+		t.Errorf("the server got %q, want only the refresh call, without the view's progress token", calls)
 	}
 	rec.waitFor(t, "the refusals reported", func(r *recorder) bool {
 		return r.hasProblem(ErrRefused, `"secret"`) && r.hasProblem(ErrRefused, `"elsewhere"`)
@@ -173,6 +173,37 @@ func TestResourcesReadAndServerErrors(t *testing.T) {
 	p.post(id, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	if m := p.rpc(); m["id"] != float64(8) || m["result"] == nil {
 		t.Fatalf("ping: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/whatever"}`)
+	rec.waitFor(t, "the unsupported methods reported", func(r *recorder) bool {
+		return r.hasProblem(ErrUnsupported, `"sampling/createMessage"`) && r.hasProblem(ErrUnsupported, `"ui/notifications/whatever"`)
+	})
+}
+
+// A page that goes away does not end its views: the next page shows them
+// again.
+func TestPageGoneKeepsViews(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.ConnectTimeout = 100 * time.Millisecond
+	h := newTestHost(t, o)
+	p := connectPage(t, h)
+	v := openShow(t, h, `{}`)
+	p.next("view")
+	p.handshake(v.Info().ID)
+	p.rpc()
+	p.close()
+	rec.waitFor(t, "the page gone", func(r *recorder) bool { return r.states[len(r.states)-1] == StatePageGone })
+	select {
+	case <-v.Done():
+		t.Fatalf("the view ended with the page: %v", v.Err())
+	case <-time.After(5 * o.ConnectTimeout):
+	}
+	p2 := connectPage(t, h)
+	p2.next("view")
+	p2.handshake(v.Info().ID)
+	if m := p2.rpc(); m["method"] != "ui/notifications/tool-input" {
+		t.Fatalf("%v", m)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -600,15 +601,21 @@ func (v *View) notification(c *pageConn, m message) {
 			_ = v.Close(ctx, "the view asked to be closed")
 		})
 	default:
-		v.mu.Lock()
-		first := !v.unknown[m.method]
-		if len(v.unknown) < 32 {
-			v.unknown[m.method] = true
-		}
-		v.mu.Unlock()
-		if first {
-			v.h.problem(v.info, fmt.Errorf("%w: ignored the notification %q, which the host does not handle", ErrMalformed, clipString(m.method, 60)))
-		}
+		v.unsupported("ignored the notification", m.method)
+	}
+}
+
+// unsupported reports, once per method, a method the host does not
+// handle.
+func (v *View) unsupported(what, method string) {
+	v.mu.Lock()
+	first := !v.unknown[method]
+	if first && len(v.unknown) < 32 {
+		v.unknown[method] = true
+	}
+	v.mu.Unlock()
+	if first {
+		v.h.problem(v.info, fmt.Errorf("%w: %s %s", ErrUnsupported, what, strconv.Quote(clipString(method, 60))))
 	}
 }
 
@@ -716,6 +723,7 @@ func (v *View) handle(ctx context.Context, m message) (any, *Error) {
 	case methodDisplayMode:
 		return v.displayMode(m.params)
 	}
+	v.unsupported("answered \"method not found\" to", m.method)
 	return nil, &Error{Code: CodeMethodNotFound, Message: "the host does not handle " + m.method}
 }
 
@@ -873,11 +881,35 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 		v.h.problem(v.info, fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
 		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("tool %q is not callable by apps (its visibility does not include %q)", p.Name, VisibleToApp)}
 	}
-	result, err := v.h.opts.Backend.CallTool(ctx, params)
+	result, err := v.h.opts.Backend.CallTool(ctx, withoutProgressToken(params))
 	if err != nil {
 		return nil, asError(err)
 	}
 	return json.RawMessage(result), nil
+}
+
+// withoutProgressToken removes _meta.progressToken from a view's request
+// params: the host does not relay progress to views, and the view's token
+// must not collide with the session's own.
+func withoutProgressToken(params json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return params
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(p["_meta"], &meta) != nil || meta["progressToken"] == nil {
+		return params
+	}
+	delete(meta, "progressToken")
+	if len(meta) == 0 {
+		delete(p, "_meta")
+	} else if b, err := marshal(meta); err == nil {
+		p["_meta"] = b
+	}
+	if b, err := marshal(p); err == nil {
+		return b
+	}
+	return params
 }
 
 // openLink asks the person, through Handlers.OpenLink, to open an http or
