@@ -160,7 +160,7 @@ func (v *View) SetResult(result json.RawMessage) {
 		v.Cancel("the tool's result is not valid JSON")
 		return
 	}
-	v.setOutcome(methodToolResult, json.RawMessage(result))
+	v.setOutcome(methodToolResult, result)
 }
 
 // Cancel tells the view the tool call did not complete, with reason
