@@ -1,0 +1,37 @@
+// Package apps is an MCP Apps host: it shows the interactive views that
+// tools declare (extension io.modelcontextprotocol/ui, SEP-1865,
+// specification 2026-01-26, "MCP Apps") in the user's browser, and speaks
+// the host side of the view protocol, every message of which it reports
+// to an observer (mcpx's --wire and --record).
+//
+// # Design
+//
+// The spec's web host ("Sandbox proxy") is followed with two loopback
+// listeners, both on 127.0.0.1 and both under unguessable per-run paths:
+//
+//   - the host page (http://127.0.0.1:P1/<token>/), one page for the
+//     session that shows every view opened, each in a frame of
+//   - the sandbox origin (http://127.0.0.1:P2/<token>/view/<id>): the
+//     view's sandbox proxy, served with the view's Content-Security-Policy
+//     header (built from the resource's _meta.ui.csp, never looser than
+//     declared, the spec's restrictive default without declarations, and
+//     frame-ancestors naming the host page). The proxy writes the view's
+//     HTML into an inner frame, which inherits that policy, and relays
+//     postMessage both ways.
+//
+// Different ports are different origins, so the host page and the views
+// cannot reach each other's documents; an IP literal avoids any doubt
+// about what "localhost" resolves to. Both listeners follow mcpx's local
+// listener rule (internal/listenguard): requests for other Hosts (DNS
+// rebinding) and from other Origins are refused.
+//
+// The page is a relay only: host→page messages arrive on a server-sent
+// event stream, page→host messages are POSTed in order, batched, with a
+// bounded queue. All protocol logic is in Go (view.go), where messages
+// are checked, rate-limited, answered, proxied to the server through a
+// Backend, or handed to the program through Handlers. The pages are
+// embedded, fetch nothing from elsewhere, and put server-supplied text in
+// the document only as text.
+//
+// JSON-RPC encoding and decoding of view messages is in wire.go only.
+package apps

@@ -1,0 +1,642 @@
+package apps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHandshakeInputThenResult(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.Theme = "dark"
+	o.TimeZone = "Europe/Paris"
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{"city":"Paris"}`)
+	// The result is known before the view is shown: it must still come
+	// after the handshake and the tool input.
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"sunny"}]}`))
+
+	p := connectPage(t, h)
+	var ve viewEvent
+	if err := json.Unmarshal(p.next("view").data, &ve); err != nil {
+		t.Fatal(err)
+	}
+	if ve.ID != v.Info().ID || ve.Tool != "show" || !strings.HasPrefix(ve.Sandbox, h.sandboxOrig+"/") {
+		t.Fatalf("view event %+v", ve)
+	}
+	p.postBody(`{"env":{"timeZone":"America/New_York","locale":"fr-FR","dark":false,"inline":{"width":640,"maxHeight":500},"fullscreen":{"width":1000,"height":700}},"messages":[]}`)
+
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","method":"ui/notifications/sandbox-proxy-ready","params":{}}`)
+	m := p.rpc()
+	params := m["params"].(map[string]any)
+	if m["method"] != "ui/notifications/sandbox-resource-ready" || params["html"] != minimalHTML {
+		t.Fatalf("sandbox-resource-ready: %v", m)
+	}
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","id":"init","method":"ui/initialize","params":{"protocolVersion":"2026-01-26","appInfo":{"name":"t","version":"1"},"appCapabilities":{}}}`)
+	res := p.rpc()
+	if res["id"] != "init" {
+		t.Fatalf("answer %v", res)
+	}
+	r := res["result"].(map[string]any)
+	if r["protocolVersion"] != ProtocolVersion {
+		t.Errorf("protocolVersion %v", r["protocolVersion"])
+	}
+	if hi := r["hostInfo"].(map[string]any); hi["name"] != "mcpx-test" || hi["version"] != "0.1" {
+		t.Errorf("hostInfo %v", hi)
+	}
+	caps := r["hostCapabilities"].(map[string]any)
+	for _, k := range []string{"serverTools", "serverResources", "logging", "openLinks", "message", "updateModelContext", "sandbox"} {
+		if caps[k] == nil {
+			t.Errorf("hostCapabilities lacks %s: %v", k, caps)
+		}
+	}
+	hc := r["hostContext"].(map[string]any)
+	want := map[string]any{"theme": "dark", "displayMode": "inline", "locale": "fr-FR", "timeZone": "Europe/Paris", "platform": "web"}
+	for k, w := range want {
+		if hc[k] != w {
+			t.Errorf("hostContext.%s = %v, want %v", k, hc[k], w)
+		}
+	}
+	if d := hc["containerDimensions"].(map[string]any); d["width"] != float64(640) || d["maxHeight"] != float64(500) {
+		t.Errorf("containerDimensions %v", d)
+	}
+	ti := hc["toolInfo"].(map[string]any)
+	if ti["id"] != float64(7) || ti["tool"].(map[string]any)["name"] != "show" {
+		t.Errorf("toolInfo %v", ti)
+	}
+	// Nothing is sent to the view before initialized: the answer to a
+	// ping comes next.
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := p.rpc(); m["id"] != "p" {
+		t.Fatalf("sent before initialized: %v", m)
+	}
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","method":"ui/notifications/initialized","params":{}}`)
+	in := p.rpc()
+	if in["method"] != "ui/notifications/tool-input" || in["params"].(map[string]any)["arguments"].(map[string]any)["city"] != "Paris" {
+		t.Fatalf("tool-input: %v", in)
+	}
+	out := p.rpc()
+	if out["method"] != "ui/notifications/tool-result" || out["params"].(map[string]any)["content"] == nil {
+		t.Fatalf("tool-result: %v", out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := v.Initialized(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "initialized state", func(r *recorder) bool {
+		return len(r.states) >= 2 && r.states[0] == StateShown && r.states[1] == StateInitialized
+	})
+}
+
+func TestToolCancelled(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, ``)
+	p := connectPage(t, h)
+	p.next("view")
+	p.handshake(v.Info().ID)
+	in := p.rpc()
+	if in["method"] != "ui/notifications/tool-input" || len(in["params"].(map[string]any)["arguments"].(map[string]any)) != 0 {
+		t.Fatalf("tool-input: %v", in)
+	}
+	v.Cancel("interrupted")
+	v.SetResult(json.RawMessage(`{"content":[]}`)) // too late: the first outcome counts
+	m := p.rpc()
+	if m["method"] != "ui/notifications/tool-cancelled" || m["params"].(map[string]any)["reason"] != "interrupted" {
+		t.Fatalf("tool-cancelled: %v", m)
+	}
+}
+
+// A view's tools/call reaches the server only for tools whose visibility
+// includes "app".
+func TestToolsCallVisibility(t *testing.T) {
+	rec := newRecorder()
+	b := newFakeBackend(minimalHTML)
+	h := newTestHost(t, rec.options(b))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc() // tool-input
+
+	p.post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refresh","arguments":{"n":1},"_meta":{"progressToken":"view-1","k":"v"}}}`)
+	if m := p.rpc(); m["id"] != float64(2) || m["result"] == nil {
+		t.Fatalf("app tool: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"secret","arguments":{}}}`)
+	m := p.rpc()
+	if m["id"] != float64(3) || m["error"] == nil || m["error"].(map[string]any)["code"] != float64(CodeRefused) {
+		t.Fatalf("model-only tool: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"elsewhere"}}`)
+	if m := p.rpc(); m["error"] == nil {
+		t.Fatalf("unknown tool: %v", m)
+	}
+	if calls := b.toolCalls(); len(calls) != 1 || calls[0] != `{"_meta":{"k":"v"},"arguments":{"n":1},"name":"refresh"}` {
+		t.Errorf("the server got %q, want only the refresh call, without the view's progress token", calls)
+	}
+	rec.waitFor(t, "the refusals reported", func(r *recorder) bool {
+		return r.hasProblem(ErrRefused, `"secret"`) && r.hasProblem(ErrRefused, `"elsewhere"`)
+	})
+}
+
+func TestResourcesReadAndServerErrors(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	p.post(id, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"ui://test/app"}}`)
+	if m := p.rpc(); m["result"].(map[string]any)["contents"] == nil {
+		t.Fatalf("resources/read: %v", m)
+	}
+	// The server's error reaches the view as the server sent it.
+	p.post(id, `{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"ui://other"}}`)
+	if e := p.rpc()["error"].(map[string]any); e["code"] != float64(-32002) || e["message"] != "resource not found" {
+		t.Fatalf("error: %v", e)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`)
+	if e := p.rpc()["error"].(map[string]any); e["code"] != float64(CodeMethodNotFound) {
+		t.Fatalf("unknown method: %v", e)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	if m := p.rpc(); m["id"] != float64(8) || m["result"] == nil {
+		t.Fatalf("ping: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/whatever"}`)
+	rec.waitFor(t, "the unsupported methods reported", func(r *recorder) bool {
+		return r.hasProblem(ErrUnsupported, `"sampling/createMessage"`) && r.hasProblem(ErrUnsupported, `"ui/notifications/whatever"`)
+	})
+}
+
+// A page that goes away does not end its views: the next page shows them
+// again.
+func TestPageGoneKeepsViews(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.ConnectTimeout = 100 * time.Millisecond
+	h := newTestHost(t, o)
+	p := connectPage(t, h)
+	v := openShow(t, h, `{}`)
+	p.next("view")
+	p.handshake(v.Info().ID)
+	p.rpc()
+	p.close()
+	rec.waitFor(t, "the page gone", func(r *recorder) bool { return r.states[len(r.states)-1] == StatePageGone })
+	select {
+	case <-v.Done():
+		t.Fatalf("the view ended with the page: %v", v.Err())
+	case <-time.After(5 * o.ConnectTimeout):
+	}
+	p2 := connectPage(t, h)
+	p2.next("view")
+	p2.handshake(v.Info().ID)
+	if m := p2.rpc(); m["method"] != "ui/notifications/tool-input" {
+		t.Fatalf("%v", m)
+	}
+}
+
+func TestRequestsHandedToTheProgram(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+
+	p.post(id, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
+	rec.waitFor(t, "the log", func(r *recorder) bool { return len(r.logs) == 1 && strings.Contains(r.logs[0], "hello") })
+
+	p.post(id, `{"jsonrpc":"2.0","id":10,"method":"ui/message","params":{"role":"user","content":[{"type":"text","text":"say this"}]}}`)
+	if m := p.rpc(); m["result"] == nil {
+		t.Fatalf("ui/message: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":11,"method":"ui/update-model-context","params":{"structuredContent":{"k":1}}}`)
+	if m := p.rpc(); m["result"] == nil {
+		t.Fatalf("ui/update-model-context: %v", m)
+	}
+	if got := string(v.ModelContext()); got != `{"structuredContent":{"k":1}}` {
+		t.Errorf("ModelContext %s", got)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":12,"method":"ui/open-link","params":{"url":"https://example.com/a"}}`)
+	if m := p.rpc(); m["result"] == nil {
+		t.Fatalf("ui/open-link: %v", m)
+	}
+	rec.mu.Lock()
+	rec.linkErr = ErrDenied
+	rec.mu.Unlock()
+	p.post(id, `{"jsonrpc":"2.0","id":13,"method":"ui/open-link","params":{"url":"https://example.com/b"}}`)
+	if e := p.rpc()["error"].(map[string]any); e["code"] != float64(CodeRefused) || e["message"] != "Link opening denied by user" {
+		t.Fatalf("denied link: %v", e)
+	}
+	// Not http(s): refused without asking.
+	p.post(id, `{"jsonrpc":"2.0","id":14,"method":"ui/open-link","params":{"url":"javascript:alert(1)"}}`)
+	if m := p.rpc(); m["error"] == nil {
+		t.Fatalf("javascript: link: %v", m)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.messages) != 1 || !strings.Contains(rec.messages[0], "say this") {
+		t.Errorf("messages %q", rec.messages)
+	}
+	if len(rec.links) != 2 || rec.links[0] != "https://example.com/a" {
+		t.Errorf("links %q", rec.links)
+	}
+}
+
+func TestDisplayModeAndSize(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.postBody(`{"env":{"inline":{"width":600,"maxHeight":400},"fullscreen":{"width":1200,"height":800}},"messages":[]}`)
+	p.handshake(id)
+	p.rpc()
+
+	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/size-changed","params":{"width":300,"height":611}}`)
+	if e := p.next("size"); !strings.Contains(string(e.data), `"height":611`) {
+		t.Fatalf("size event %s", e.data)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":20,"method":"ui/request-display-mode","params":{"mode":"pip"}}`)
+	if m := p.rpc(); m["result"].(map[string]any)["mode"] != "inline" {
+		t.Fatalf("pip: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":21,"method":"ui/request-display-mode","params":{"mode":"fullscreen"}}`)
+	if e := p.next("mode"); !strings.Contains(string(e.data), `"fullscreen"`) {
+		t.Fatalf("mode event %s", e.data)
+	}
+	changed := p.rpc()
+	if changed["method"] != "ui/notifications/host-context-changed" {
+		t.Fatalf("host-context-changed: %v", changed)
+	}
+	cp := changed["params"].(map[string]any)
+	if cp["displayMode"] != "fullscreen" || cp["containerDimensions"].(map[string]any)["height"] != float64(800) {
+		t.Fatalf("host-context-changed params %v", cp)
+	}
+	if m := p.rpc(); m["id"] != float64(21) || m["result"].(map[string]any)["mode"] != "fullscreen" {
+		t.Fatalf("fullscreen: %v", m)
+	}
+	// The person leaves full screen in the page.
+	p.postBody(`{"modes":[{"view":"` + id + `","mode":"inline"}],"messages":[]}`)
+	p.next("mode")
+	if m := p.rpc(); m["params"].(map[string]any)["displayMode"] != "inline" {
+		t.Fatalf("back inline: %v", m)
+	}
+}
+
+func TestMalformedMessagesRefused(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	p.post(id, `"just a string"`, `[1,2]`, `{"jsonrpc":"1.0","method":"x"}`, `{"jsonrpc":"2.0","id":"bad","method":7}`)
+	m := p.rpc()
+	if m["id"] != "bad" || m["error"].(map[string]any)["code"] != float64(CodeInvalidRequest) {
+		t.Fatalf("answer to a malformed request: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":[1]}`)
+	if m := p.rpc(); m["id"] != float64(30) || m["error"] == nil {
+		t.Fatalf("params not an object: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":999,"result":{}}`)
+	rec.waitFor(t, "the malformed messages reported", func(r *recorder) bool {
+		n := 0
+		for _, p := range r.problems {
+			if errors.Is(p, ErrMalformed) {
+				n++
+			}
+		}
+		return n >= 6
+	})
+}
+
+func TestFloodIsBounded(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.RateLimit, o.RateBurst = 1, 20
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id) // 3 messages
+	p.rpc()
+	var msgs []string
+	for range 100 {
+		msgs = append(msgs, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`)
+	}
+	p.post(id, msgs...)
+	p.post(id, `{"jsonrpc":"2.0","id":40,"method":"ping"}`)
+	if m := p.rpc(); m["id"] != float64(40) || m["error"] == nil {
+		t.Fatalf("a request over the limit: %v", m)
+	}
+	rec.waitFor(t, "the flood reported", func(r *recorder) bool { return r.hasProblem(ErrFlood, "refused") })
+	// The page itself reports what it dropped.
+	if code := p.postBody(`{"dropped":[{"view":"` + id + `","count":4000,"why":"queue full"}],"messages":[]}`); code != http.StatusNoContent {
+		t.Fatalf("post: %d", code)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.hasProblem(ErrFlood, "4000") {
+		t.Error("the page's drops are not reported")
+	}
+	if n := len(rec.logs); n != 17 {
+		t.Errorf("%d log messages handed on, want the 17 left of the burst", n)
+	}
+	fromView := 0
+	for _, w := range rec.wire {
+		if w.Direction == FromView {
+			fromView++
+		}
+	}
+	if fromView != 20 {
+		t.Errorf("the observer saw %d messages from the view, want the 20 admitted", fromView)
+	}
+}
+
+func TestViewThatNeverInitializes(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.InitTimeout = 300 * time.Millisecond
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	p.post(v.Info().ID, `{"jsonrpc":"2.0","method":"ui/notifications/sandbox-proxy-ready","params":{}}`)
+	p.rpc()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := v.Initialized(ctx)
+	if !errors.Is(err, ErrNoInitialize) || !strings.Contains(err.Error(), "did not send ui/initialize") {
+		t.Fatalf("Initialized: %v", err)
+	}
+	select {
+	case <-v.Done():
+	case <-ctx.Done():
+		t.Fatal("the view is not closed")
+	}
+	if e := p.next("closed"); !strings.Contains(string(e.data), "did not send ui/initialize") {
+		t.Fatalf("closed event %s", e.data)
+	}
+	if len(h.Views()) != 0 {
+		t.Error("the failed view is still listed")
+	}
+	rec.waitFor(t, "the problem", func(r *recorder) bool { return r.hasProblem(ErrNoInitialize, "") })
+}
+
+func TestNoPageOpened(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.ConnectTimeout = 200 * time.Millisecond
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := v.Initialized(ctx); !errors.Is(err, ErrNoPage) {
+		t.Fatalf("Initialized: %v", err)
+	}
+}
+
+func TestTeardown(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.TeardownTimeout = 300 * time.Millisecond
+	b := o.Backend.(*fakeBackend)
+	b.callBlock = make(chan struct{})
+	h := newTestHost(t, o)
+	p := connectPage(t, h)
+
+	// A view that answers: Close waits for the answer, then the page
+	// removes the view; its tools/call in flight is cancelled.
+	v := openShow(t, h, `{}`)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	p.post(id, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"refresh"}}`)
+	rec.waitFor(t, "the call to reach the server", func(*recorder) bool { return len(b.toolCalls()) == 1 })
+	errc := make(chan error, 1)
+	go func() { errc <- v.Close(context.Background(), "done here") }()
+	m := p.rpc()
+	if m["method"] != "ui/resource-teardown" || m["params"].(map[string]any)["reason"] != "done here" {
+		t.Fatalf("teardown: %v", m)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":`+string(mustJSON(m["id"]))+`,"result":{}}`)
+	if err := <-errc; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if e := p.next("closed"); !strings.Contains(string(e.data), "done here") {
+		t.Fatalf("closed: %s", e.data)
+	}
+
+	// A view without a teardown handler answers "method not found": done.
+	v3 := openShow(t, h, `{}`)
+	p.next("view")
+	p.handshake(v3.Info().ID)
+	p.rpc()
+	go func() { errc <- v3.Close(context.Background(), "done") }()
+	m = p.rpc()
+	p.post(v3.Info().ID, `{"jsonrpc":"2.0","id":`+string(mustJSON(m["id"]))+`,"error":{"code":-32601,"message":"Method not found"}}`)
+	if err := <-errc; err != nil {
+		t.Fatalf("Close of a view without a teardown handler: %v", err)
+	}
+	p.next("closed")
+
+	// A view that does not answer: Close returns after TeardownTimeout.
+	v2 := openShow(t, h, `{}`)
+	p.next("view")
+	p.handshake(v2.Info().ID)
+	p.rpc()
+	start := time.Now()
+	err := v2.Close(context.Background(), "bye")
+	if !errors.Is(err, ErrTeardown) {
+		t.Fatalf("Close of a silent view: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if _, err := h.Open(context.Background(), Call{Tool: json.RawMessage(showTool)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.Close(ctx) // not initialized: no teardown, nothing to wait for
+	if _, err := h.Open(context.Background(), Call{Tool: json.RawMessage(showTool)}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Open after Close: %v", err)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// A second page takes over: the first is told, the view starts over.
+func TestPageReplaced(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	v.SetResult(json.RawMessage(`{"content":[]}`))
+	p1 := connectPage(t, h)
+	p1.next("view")
+	p1.handshake(v.Info().ID)
+	p1.rpc()
+	p1.rpc()
+	p2 := connectPage(t, h)
+	p1.next("replaced")
+	p2.next("view")
+	p2.handshake(v.Info().ID)
+	if m := p2.rpc(); m["method"] != "ui/notifications/tool-input" {
+		t.Fatalf("%v", m)
+	}
+	if m := p2.rpc(); m["method"] != "ui/notifications/tool-result" {
+		t.Fatalf("%v", m)
+	}
+	if code := p1.post(v.Info().ID, `{"jsonrpc":"2.0","method":"ping"}`); code != http.StatusConflict {
+		t.Errorf("a post from the replaced page: %d", code)
+	}
+}
+
+func TestObserverSeesEveryMessageInOrder(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{"a":1}`)
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"r"}]}`))
+	p := connectPage(t, h)
+	p.next("view")
+	p.handshake(v.Info().ID)
+	p.rpc()
+	p.rpc()
+	rec.waitFor(t, "7 messages", func(r *recorder) bool { return len(r.wire) >= 7 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []struct {
+		d Direction
+		s string
+	}{
+		{FromView, "sandbox-proxy-ready"}, {ToView, "sandbox-resource-ready"},
+		{FromView, `"ui/initialize"`}, {ToView, `"hostContext"`},
+		{FromView, "notifications/initialized"}, {ToView, "tool-input"}, {ToView, "tool-result"},
+	}
+	for i, w := range want {
+		m := rec.wire[i]
+		if m.Direction != w.d || !strings.Contains(string(m.Raw), w.s) || m.View.ID != v.Info().ID || m.Time.IsZero() {
+			t.Errorf("message %d: %v %s, want %v %s", i, m.Direction, clip(m.Raw), w.d, w.s)
+		}
+	}
+}
+
+func TestOpenChecksTheResource(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(b *fakeBackend)
+		tool   string
+		want   error
+	}{
+		{"no view", nil, secretTool, ErrNoView},
+		{"unreadable", func(b *fakeBackend) { b.readErr = &Error{Code: -32002, Message: "gone"} }, showTool, ErrResourceRead},
+		{"wrong MIME type", func(b *fakeBackend) { b.mime = "text/html" }, showTool, ErrMIMEType},
+		{"not HTML", func(b *fakeBackend) { b.html = `{"error":"oops"}` }, showTool, ErrInvalidHTML},
+		{"bad meta", func(b *fakeBackend) { b.meta = `{"ui":{"csp":{"connectDomains":"x"}}}` }, showTool, ErrBadMeta},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newFakeBackend(minimalHTML)
+			if tc.mutate != nil {
+				tc.mutate(b)
+			}
+			h := newTestHost(t, newRecorder().options(b))
+			_, err := h.Open(context.Background(), Call{Tool: json.RawMessage(tc.tool)})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Open: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// The listeners follow the local listener rule and serve nothing outside
+// their per-run paths.
+func TestListeners(t *testing.T) {
+	b := newFakeBackend(minimalHTML)
+	b.meta = `{"ui":{"csp":{"connectDomains":["https://api.example.com","'unsafe-eval'"]},"permissions":{"camera":{}}}}`
+	h := newTestHost(t, newRecorder().options(b))
+	v := openShow(t, h, `{}`)
+	get := func(u string, header map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		for k, val := range header {
+			req.Header.Set(k, val)
+			if k == "Host" {
+				req.Host = val
+			}
+		}
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if !strings.HasPrefix(h.URL(), "http://127.0.0.1:") || !strings.HasPrefix(h.sandboxOrig, "http://127.0.0.1:") || h.hostOrigin == h.sandboxOrig {
+		t.Fatalf("origins %s %s", h.hostOrigin, h.sandboxOrig)
+	}
+	if r := get(h.hostOrigin+"/", nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("host root: %d", r.StatusCode)
+	}
+	if r := get(h.hostOrigin+"/"+h.sandboxToken+"/", nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("the sandbox token on the host: %d", r.StatusCode)
+	}
+	page := get(h.URL(), nil)
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+		!strings.Contains(page.Header.Get("Content-Security-Policy"), "frame-src "+h.sandboxOrig) {
+		t.Errorf("host page: %d %q", page.StatusCode, page.Header.Get("Content-Security-Policy"))
+	}
+	if r := get(h.URL(), map[string]string{"Host": "evil.example:" + strings.TrimPrefix(h.hostOrigin, "http://127.0.0.1:")}); r.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("rebinding Host: %d", r.StatusCode)
+	}
+	if r := get(h.URL()+"events", map[string]string{"Origin": "https://evil.example"}); r.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign Origin: %d", r.StatusCode)
+	}
+	if r := get(h.URL()+"events", map[string]string{"Origin": h.sandboxOrig}); r.StatusCode != http.StatusForbidden {
+		t.Errorf("the sandbox's Origin on the host: %d", r.StatusCode)
+	}
+	port := strings.TrimPrefix(h.hostOrigin, "http://127.0.0.1:")
+	if r := get("http://localhost:"+port+"/"+h.hostToken+"/", nil); r.StatusCode != http.StatusTemporaryRedirect || r.Header.Get("Location") != h.URL() {
+		t.Errorf("localhost: %d %s", r.StatusCode, r.Header.Get("Location"))
+	}
+	sb := get(h.sandboxURL(v.Info().ID), nil)
+	csp := sb.Header.Get("Content-Security-Policy")
+	if sb.StatusCode != http.StatusOK || csp != v.Policy().Header || !strings.Contains(csp, "frame-ancestors "+h.hostOrigin) ||
+		!strings.Contains(csp, "connect-src https://api.example.com;") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("sandbox page: %d %q", sb.StatusCode, csp)
+	}
+	if len(v.Policy().Refused) != 1 || v.Policy().Permissions.Allow() != "camera" {
+		t.Errorf("policy %+v", v.Policy())
+	}
+	if r := get(h.sandboxOrig+"/"+h.sandboxToken+"/view/nope", nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown view: %d", r.StatusCode)
+	}
+	if r := get(h.sandboxOrig+"/"+h.hostToken+"/view/"+v.Info().ID, nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("the host token on the sandbox: %d", r.StatusCode)
+	}
+}
