@@ -10,12 +10,13 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-func latestVersion() string { return inspector.LatestHandshakeVersion }
+func latestVersion() string { return mcp.LatestHandshakeVersion }
 
 // client is an open session plus what renders around it.
 type client struct {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -165,16 +167,16 @@ func (c *Console) LogMessage(params json.RawMessage) {
 // Notification prints a notification by method, with its params.
 func (c *Console) Notification(m *Message) {
 	switch m.Method {
-	case "notifications/message":
+	case mcp.NotificationMessage:
 		c.LogMessage(m.Params)
 		return
-	case "notifications/tasks/status":
+	case mcp.NotificationTasksStatus:
 		var t Task
 		if json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
 			c.Println(c.st.key("notification") + " " + DescribeTask(t))
 			return
 		}
-	case "notifications/resources/updated":
+	case mcp.NotificationResourcesUpdated:
 		var p struct {
 			URI string `json:"uri"`
 		}

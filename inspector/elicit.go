@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // ElicitPolicy says how elicitation/create is answered: prompt (field by
@@ -138,7 +140,7 @@ type ElicitRequest struct {
 
 // Handle answers elicitation/create.
 func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method != "elicitation/create" {
+	if method != mcp.MethodElicitationCreate {
 		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req ElicitRequest
@@ -802,7 +804,7 @@ func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.Ra
 // (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
 func URLElicitationsRequired(err error) []json.RawMessage {
 	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeURLElicitationRequired {
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
 		return nil
 	}
 	var data struct {
@@ -826,7 +828,7 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 	}
 	accepted := 0
 	for _, raw := range list {
-		res, herr := e.Handle(ctx, "elicitation/create", raw)
+		res, herr := e.Handle(ctx, mcp.MethodElicitationCreate, raw)
 		if herr != nil {
 			e.note("URL elicitation required by the server: " + herr.Error())
 			continue
@@ -835,7 +837,7 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 			Action string `json:"action"`
 		}
 		_ = json.Unmarshal(res, &r)
-		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest("elicitation/create", raw), r.Action))
+		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest(mcp.MethodElicitationCreate, raw), r.Action))
 		if r.Action == "accept" {
 			accepted++
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -356,7 +358,7 @@ func TestParseElicitPolicy(t *testing.T) {
 }
 
 func TestURLElicitationRequired(t *testing.T) {
-	err := fmtErr(&RPCError{Code: CodeURLElicitationRequired, Message: "needs auth",
+	err := fmtErr(&RPCError{Code: mcp.CodeURLElicitationRequired, Message: "needs auth",
 		Data: json.RawMessage(`{"elicitations":[{"mode":"url","elicitationId":"p-1","url":"https://example.com/auth","message":"Authorize first"}]}`)})
 	if got := URLElicitationsRequired(err); len(got) != 1 {
 		t.Fatalf("elicitations: %v", got)

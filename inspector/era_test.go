@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // The era-neutral operations against fake servers of both eras: the same
@@ -128,7 +130,7 @@ func TestSetLogLevelBothEras(t *testing.T) {
 	}
 	call := goCall(context.Background(), s, "tools/list", nil)
 	m = srv.nextRequest("tools/list")
-	if got := string(metaOf(t, m)[MetaLogLevel]); got != `"warning"` {
+	if got := string(metaOf(t, m)[mcp.MetaLogLevel]); got != `"warning"` {
 		t.Errorf("_meta log level %s", got)
 	}
 	srv.reply(m, `{"tools":[]}`)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Message is one decoded JSON-RPC 2.0 message. Raw keeps the exact bytes it
@@ -236,21 +237,20 @@ const (
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
-	// CodeResourceNotFound is the MCP resource-not-found error
-	// (spec 2025-11-25: server/resources, "Error Handling").
-	CodeResourceNotFound = -32002
-	// CodeURLElicitationRequired (spec 2025-11-25: client/elicitation).
-	CodeURLElicitationRequired = -32042
 )
 
 var codeNames = map[int]string{
-	CodeParseError:             "parse error",
-	CodeInvalidRequest:         "invalid request",
-	CodeMethodNotFound:         "method not found",
-	CodeInvalidParams:          "invalid params",
-	CodeInternalError:          "internal error",
-	CodeResourceNotFound:       "resource not found",
-	CodeURLElicitationRequired: "URL elicitation required",
+	CodeParseError:     "parse error",
+	CodeInvalidRequest: "invalid request",
+	CodeMethodNotFound: "method not found",
+	CodeInvalidParams:  "invalid params",
+	CodeInternalError:  "internal error",
+}
+
+func init() {
+	for code, name := range mcp.CodeNames() {
+		codeNames[code] = name
+	}
 }
 
 // CodeName returns a readable name for a JSON-RPC or MCP error code, or "".

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -58,9 +60,9 @@ func TestLegacyInitializeParams(t *testing.T) {
 		wantVer  string
 		wantCaps string
 	}{
-		{"defaults", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, LatestHandshakeVersion, `{}`},
+		{"defaults", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, mcp.LatestHandshakeVersion, `{}`},
 		{"pinned version", &Legacy{ProtocolVersion: "2024-11-05", ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, "2024-11-05", `{}`},
-		{"capabilities", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}, Capabilities: json.RawMessage(`{"roots":{"listChanged":true}}`)}, LatestHandshakeVersion, `{"roots":{"listChanged":true}}`},
+		{"capabilities", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}, Capabilities: json.RawMessage(`{"roots":{"listChanged":true}}`)}, mcp.LatestHandshakeVersion, `{"roots":{"listChanged":true}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,14 +99,14 @@ func TestLegacyInitializeParams(t *testing.T) {
 
 func TestLegacyAcceptsHandshakeVersions(t *testing.T) {
 	want := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-	if diff := cmp.Diff(want, HandshakeVersions, cmp.Transformer("sort", func(in []string) map[string]bool {
+	if diff := cmp.Diff(want, mcp.HandshakeVersions, cmp.Transformer("sort", func(in []string) map[string]bool {
 		m := map[string]bool{}
 		for _, v := range in {
 			m[v] = true
 		}
 		return m
 	})); diff != "" {
-		t.Errorf("HandshakeVersions (-want +got):\n%s", diff)
+		t.Errorf("mcp.HandshakeVersions (-want +got):\n%s", diff)
 	}
 	for _, version := range want {
 		t.Run(version, func(t *testing.T) {
@@ -159,7 +161,7 @@ func TestLegacyRejects(t *testing.T) {
 				if !errors.As(err, &ve) || !errors.Is(err, ErrUnsupportedVersion) {
 					t.Fatalf("err = %v, want a *VersionError", err)
 				}
-				if diff := cmp.Diff(&VersionError{Offered: LatestHandshakeVersion, Got: "2099-01-01"}, ve); diff != "" {
+				if diff := cmp.Diff(&VersionError{Offered: mcp.LatestHandshakeVersion, Got: "2099-01-01"}, ve); diff != "" {
 					t.Errorf("VersionError (-want +got):\n%s", diff)
 				}
 				if !containsAll(err.Error(), "2099-01-01", "--protocol-version") {

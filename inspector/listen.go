@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -165,7 +166,7 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 	ackCh := make(chan struct{}, 1)
 	remove := s.addNotificationHook(func(m *Message) bool {
 		idKeyStr, _ := idKeyVal.Load().(string)
-		if m.Method != "notifications/subscriptions/acknowledged" || idKeyStr == "" {
+		if m.Method != mcp.NotificationSubscriptionsAcknowledged || idKeyStr == "" {
 			return false
 		}
 		if sid := subscriptionID(m.Params); sid != idKeyStr && sid != "s:"+strings.TrimPrefix(idKeyStr, "n:") {
@@ -191,7 +192,7 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 	setID := func(c *callConfig) {
 		c.onID = func(id int64) { idKeyVal.Store("n:" + strconv.FormatInt(id, 10)) }
 	}
-	_, err = s.Call(ctx, "subscriptions/listen", params, WithTimeout(-1, -1), setID)
+	_, err = s.Call(ctx, mcp.MethodSubscriptionsListen, params, WithTimeout(-1, -1), setID)
 	select {
 	case <-ackCh:
 		acked = true
@@ -208,7 +209,7 @@ func subscriptionID(params json.RawMessage) string {
 	if json.Unmarshal(params, &p) != nil {
 		return ""
 	}
-	v := p.Meta[MetaSubscriptionID]
+	v := p.Meta[mcp.MetaSubscriptionID]
 	if len(v) == 0 {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -230,12 +231,12 @@ func TestModernVersionRetry(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- s.life.Open(context.Background(), s) }()
 	m := srv.nextRequest("server/discover")
-	if v := string(metaOf(t, m)[MetaProtocolVersion]); v != `"2099-01-01"` {
+	if v := string(metaOf(t, m)[mcp.MetaProtocolVersion]); v != `"2099-01-01"` {
 		t.Errorf("version %s", v)
 	}
 	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25"],"requested":"2099-01-01"}}}`)
 	m2 := srv.nextRequest("server/discover")
-	if v := string(metaOf(t, m2)[MetaProtocolVersion]); v != `"2026-07-28"` || string(m2.ID) == string(m.ID) {
+	if v := string(metaOf(t, m2)[mcp.MetaProtocolVersion]); v != `"2026-07-28"` || string(m2.ID) == string(m.ID) {
 		t.Errorf("retry %s", m2.Raw)
 	}
 	if r := rc.lastRoute(); r.ProtocolVersion != "2026-07-28" {
@@ -462,7 +463,7 @@ func TestAutoProbe(t *testing.T) {
 				if !strings.Contains(string(init.Params), `"protocolVersion":"`+c.version+`"`) {
 					t.Errorf("initialize %s", init.Params)
 				}
-				if _, ok := metaOf(t, init)[MetaProtocolVersion]; ok {
+				if _, ok := metaOf(t, init)[mcp.MetaProtocolVersion]; ok {
 					t.Error("initialize carries modern _meta")
 				}
 				srv.reply(init, strings.Replace(legacyInit, "2025-11-25", c.version, 1))
@@ -483,46 +484,5 @@ func TestAutoProbe(t *testing.T) {
 			// No cancellation for the probe, even when it timed out.
 			srv.quietUntil(mark(t, s))
 		})
-	}
-}
-
-func TestToolHeaderParams(t *testing.T) {
-	valid := []string{
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":["integer","null"],"x-mcp-header":"B"}}}`,
-		`{"type":"object","properties":{"o":{"type":"object","properties":{"c":{"type":"boolean","x-mcp-header":"C"}}}}}`,
-		`{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}`, // a property named so
-		`{"type":"object","properties":{"d":{"type":"string","default":{"x-mcp-header":"data"}}}}`,
-		`{"type":"object"}`,
-	}
-	for _, s := range valid {
-		if _, err := ToolHeaderParams(json.RawMessage(s)); err != nil {
-			t.Errorf("%s: %v", s, err)
-		}
-	}
-	invalid := map[string]string{
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`:                                                                "is empty",
-		`{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`:                                                               "type number",
-		`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`:                                                               "type object",
-		`{"type":"object","properties":{"a":{"x-mcp-header":"A"}}}`:                                                                               "declares no type",
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"My Region"}}}`:                                                       "not a valid header name",
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`:                      "repeats",
-		`{"type":"object","properties":{"l":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}}}}`: "not reachable",
-		`{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`:                                                   "not reachable",
-		`{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"A"}}}`:                                                                    "not reachable",
-		`{"type":"object","x-mcp-header":"Root"}`:                                                                                                 "not reachable",
-	}
-	for s, want := range invalid {
-		_, err := ToolHeaderParams(json.RawMessage(s))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", s, err, want)
-		}
-	}
-	params, _ := ToolHeaderParams(json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"},"s":{"type":"string","x-mcp-header":"S"}}}`))
-	if _, err := HeaderValues(params, json.RawMessage(`{"i":9007199254740993}`)); err == nil {
-		t.Error("an unsafe integer was mirrored")
-	}
-	got, err := HeaderValues(params, json.RawMessage(`{"i":42.0,"s":null}`))
-	if err != nil || len(got) != 1 || got[0].Value != "42" {
-		t.Errorf("%+v %v", got, err)
 	}
 }

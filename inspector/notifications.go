@@ -3,6 +3,8 @@ package inspector
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // What commands need to know about a notification, without naming its
@@ -15,7 +17,7 @@ func IsListChanged(m *Message) bool { return strings.HasSuffix(m.Method, "/list_
 // UpdatedResource returns the URI of a resource update
 // (notifications/resources/updated), and whether m is one.
 func UpdatedResource(m *Message) (string, bool) {
-	if m.Method != "notifications/resources/updated" {
+	if m.Method != mcp.NotificationResourcesUpdated {
 		return "", false
 	}
 	var p struct {
@@ -30,7 +32,7 @@ func UpdatedResource(m *Message) (string, bool) {
 // and whether m is one that names a task.
 func TaskStatusOf(m *Message) (Task, bool) {
 	var t Task
-	if m.Method != "notifications/tasks/status" || json.Unmarshal(m.Params, &t) != nil || t.TaskID == "" {
+	if m.Method != mcp.NotificationTasksStatus || json.Unmarshal(m.Params, &t) != nil || t.TaskID == "" {
 		return Task{}, false
 	}
 	return t, true

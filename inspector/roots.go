@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Root is one filesystem root offered to the server
@@ -112,12 +114,12 @@ func (r *Roots) Set(ctx context.Context, roots []Root) error {
 	if notify == nil {
 		return nil
 	}
-	return notify(ctx, "notifications/roots/list_changed")
+	return notify(ctx, mcp.NotificationRootsListChanged)
 }
 
 // Handle answers roots/list (spec 2025-11-25: client/roots, "Listing Roots").
 func (r *Roots) Handle(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	if method != "roots/list" {
+	if method != mcp.MethodRootsList {
 		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	roots := r.List()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Policy modes shared by sampling and elicitation.
@@ -152,7 +154,7 @@ type SamplingRequest struct {
 
 // Handle answers sampling/createMessage.
 func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method != "sampling/createMessage" {
+	if method != mcp.MethodSamplingCreateMessage {
 		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req SamplingRequest

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -562,7 +563,7 @@ func (s *Session) abandon(key, method, reason string, probe bool) bool {
 		s.retire(key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", method, key[2:]))
 	}
 	s.mu.Unlock()
-	if method == "initialize" || probe {
+	if method == mcp.MethodInitialize || probe {
 		return true
 	}
 	if s.stateless() {
@@ -573,7 +574,7 @@ func (s *Session) abandon(key, method, reason string, probe bool) bool {
 	params, _ := json.Marshal(map[string]any{"requestId": json.RawMessage(key[2:]), "reason": reason})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification("notifications/cancelled", params)})
+	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification(mcp.NotificationCancelled, params)})
 	return true
 }
 
@@ -753,7 +754,7 @@ func (s *Session) handleResponse(m *Message) {
 
 func (s *Session) handleNotification(m *Message) {
 	switch m.Method {
-	case "notifications/progress":
+	case mcp.NotificationProgress:
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`
 			Progress float64         `json:"progress"`
@@ -776,7 +777,7 @@ func (s *Session) handleNotification(m *Message) {
 				return
 			}
 		}
-	case "notifications/cancelled":
+	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
@@ -925,7 +926,7 @@ func (s *Session) answer(m *Message) []byte {
 		} else if result, err = compactJSON(v); err != nil {
 			rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
 		}
-	case m.Method == "ping":
+	case m.Method == mcp.MethodPing:
 		// spec: basic/utilities/ping — answer promptly with an empty result.
 		result = json.RawMessage("{}")
 	default:

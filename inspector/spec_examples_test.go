@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // specDir finds the 2026-07-28 spec beside the repository: the first
@@ -222,7 +224,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if !jsonEqual(t, out, orig.Notifications) {
 			t.Errorf("filter re-encoded as %s, want %s", out, orig.Notifications)
 		}
-		if ResultType(msg.Params) != ResultComplete {
+		if ResultType(msg.Params) != mcp.ResultComplete {
 			t.Error("params without resultType must read as complete")
 		}
 	case "SubscriptionsAcknowledgedNotification":
@@ -233,7 +235,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if msg.Result != nil {
 			payload = msg.Result
 		}
-		if ResultType(payload) != ResultComplete || subscriptionID(payload) == "" {
+		if ResultType(payload) != mcp.ResultComplete || subscriptionID(payload) == "" {
 			t.Errorf("listen result not understood: %s", payload)
 		}
 	case "UnsupportedProtocolVersionError":
@@ -241,7 +243,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if len(uv.Supported) == 0 || uv.Requested == "" || !isModernError(msg.Error) {
 			t.Errorf("error data not understood: %+v", uv)
 		}
-		if commonModern(uv.Supported) != LatestModernVersion {
+		if commonModern(uv.Supported) != mcp.LatestModernVersion {
 			t.Errorf("no modern version picked from %v", uv.Supported)
 		}
 	case "MissingRequiredClientCapabilityError":
@@ -258,7 +260,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
 		_ = json.Unmarshal(payload, &tool)
-		if _, err := ToolHeaderParams(tool.InputSchema); err != nil {
+		if _, err := mcp.ToolHeaderParams(tool.InputSchema); err != nil {
 			t.Errorf("x-mcp-header check rejected a valid tool: %v", err)
 		}
 	case "ListToolsResult", "ListToolsResultResponse":

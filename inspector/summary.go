@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // SummarizeRequest describes a server-to-client request on one line: what
@@ -14,7 +16,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		task = " (as a task)"
 	}
 	switch method {
-	case "sampling/createMessage":
+	case mcp.MethodSamplingCreateMessage:
 		var req SamplingRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
@@ -33,7 +35,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			parts = append(parts, plural(len(req.Tools), "tool"))
 		}
 		return strings.Join(parts, ", ") + task
-	case "elicitation/create":
+	case mcp.MethodElicitationCreate:
 		var req ElicitRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
@@ -46,9 +48,9 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			n = len(form.Fields)
 		}
 		return fmt.Sprintf("form with %s, %s%s", plural(n, "field"), quoteShort(req.Message, 60), task)
-	case "roots/list", "ping":
+	case mcp.MethodRootsList, mcp.MethodPing:
 		return ""
-	case "tasks/get", "tasks/result", "tasks/cancel":
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel:
 		var p struct {
 			TaskID string `json:"taskId"`
 		}
@@ -75,7 +77,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 		}
 	}
 	switch method {
-	case "roots/list":
+	case mcp.MethodRootsList:
 		var r struct {
 			Roots []Root `json:"roots"`
 		}
@@ -89,7 +91,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 			}
 			return plural(len(uris), "root") + ": " + strings.Join(uris, ", ")
 		}
-	case "sampling/createMessage", "tasks/result":
+	case mcp.MethodSamplingCreateMessage, mcp.MethodTasksResult:
 		var r struct {
 			Role       string          `json:"role"`
 			Model      string          `json:"model"`
@@ -118,14 +120,14 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 			}
 			return s
 		}
-	case "elicitation/create":
+	case mcp.MethodElicitationCreate:
 		return summarizeElicitResult(result)
-	case "tasks/get", "tasks/cancel":
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
 		var t Task
 		if json.Unmarshal(result, &t) == nil && t.TaskID != "" {
 			return DescribeTask(t)
 		}
-	case "tasks/list":
+	case mcp.MethodTasksList:
 		var l struct {
 			Tasks []Task `json:"tasks"`
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Tasks (spec 2025-11-25: basic/utilities/tasks, experimental). mcpx is a
@@ -180,7 +182,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 			return nil, invalidParams("%s params: %v", method, err)
 		}
 	}
-	if method == "tasks/list" {
+	if method == mcp.MethodTasksList {
 		if p.Cursor != nil && *p.Cursor != "" {
 			return nil, invalidParams("tasks/list: unknown cursor %q", *p.Cursor)
 		}
@@ -199,11 +201,11 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		return nil, invalidParams("%s: no task %q", method, p.TaskID)
 	}
 	switch method {
-	case "tasks/get":
+	case mcp.MethodTasksGet:
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return marshalRaw(st.Task), nil
-	case "tasks/cancel":
+	case mcp.MethodTasksCancel:
 		t.mu.Lock()
 		if TerminalStatus(st.Status) {
 			status := st.Status
@@ -220,7 +222,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 			cancel()
 		}
 		return marshalRaw(snapshot), nil
-	case "tasks/result":
+	case mcp.MethodTasksResult:
 		// Block until the task is terminal (spec: "Result Retrieval").
 		select {
 		case <-st.done:
@@ -394,7 +396,7 @@ func (s *Session) cancelTask(id string, cause error, run TaskRun) error {
 
 // GetTask calls tasks/get.
 func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
-	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -408,12 +410,12 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 // TaskResult calls tasks/result, which blocks until the task is terminal:
 // no idle timeout applies, only the session's hard cap.
 func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, error) {
-	return s.Call(ctx, "tasks/result", map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
+	return s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
 }
 
 // CancelTask calls tasks/cancel.
 func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
-	raw, err := s.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +438,7 @@ func DescribeTask(t Task) string {
 // ToolTaskSupport returns a tool's execution.taskSupport from tools/list
 // ("required", "optional", "forbidden" or "" when absent or unknown).
 func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
-	list, err := s.List(ctx, "tools/list", nil)
+	list, err := s.List(ctx, mcp.MethodToolsList, nil)
 	if err != nil {
 		return ""
 	}

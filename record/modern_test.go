@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -390,7 +391,7 @@ func TestReplayModernDiscover(t *testing.T) {
 		Meta              map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal([]byte(got.results[0]), &d); err != nil || len(d.SupportedVersions) != 1 || d.SupportedVersions[0] != "2026-07-28" ||
-		d.Capabilities["tools"] == nil || d.Capabilities["prompts"] == nil || !strings.Contains(string(d.Meta[inspector.MetaServerInfo]), "modern-test-server") {
+		d.Capabilities["tools"] == nil || d.Capabilities["prompts"] == nil || !strings.Contains(string(d.Meta[mcp.MetaServerInfo]), "modern-test-server") {
 		t.Errorf("made-up discover result %s (%v)", got.results[0], err)
 	}
 	if strings.Join(got.results[1:], "\n") != strings.Join(rec.results[1:], "\n") {

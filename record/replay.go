@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -87,7 +87,7 @@ type Replayer struct {
 // NewReplayer prepares tr for replay.
 func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
 	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken",
-		metaPath(inspector.MetaProtocolVersion), metaPath(inspector.MetaClientCapabilities), metaPath(inspector.MetaClientInfo)}, opts.Ignore...))
+		metaPath(mcp.MetaProtocolVersion), metaPath(mcp.MetaClientCapabilities), metaPath(mcp.MetaClientInfo)}, opts.Ignore...))
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +145,13 @@ type script struct {
 	modern, legacy bool
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name.
-	xheaders map[string][]inspector.HeaderParam
+	xheaders map[string][]mcp.HeaderParam
 	// discover answers server/discover when the recording has none.
 	discover []byte
 }
 
 func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
-	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]inspector.HeaderParam{}}
+	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]mcp.HeaderParam{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 	attach := func(o output) {
 		if n := len(sc.steps); n > 0 {
@@ -195,14 +195,14 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 			lastFrame = len(sc.steps)
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
-				modern := e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion)
+				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.method, m.params).ProtocolVersion)
 				switch {
-				case m.kind == kindRequest && m.method == "initialize":
+				case m.kind == kindRequest && m.method == mcp.MethodInitialize:
 					sc.legacy = true
 				case m.kind == kindRequest && modern:
 					sc.modern = true
 				}
-				if m.kind == kindRequest && m.method == "tools/list" {
+				if m.kind == kindRequest && m.method == mcp.MethodToolsList {
 					toolLists[m.idKey()] = true
 				}
 				key := canonical(m, ignore)
@@ -214,7 +214,7 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 			}
 		}
 	}
-	if sc.modern && sc.firstRequest("server/discover") < 0 {
+	if sc.modern && sc.firstRequest(mcp.MethodDiscover) < 0 {
 		sc.discover = synthesizeDiscover(sc)
 	}
 	return sc
@@ -233,7 +233,7 @@ func (sc *script) firstRequest(method string) int {
 
 // learnToolHeaders adds the x-mcp-header annotations of a tools/list
 // result to into (spec 2026-07-28: server/tools, "x-mcp-header").
-func learnToolHeaders(result json.RawMessage, into map[string][]inspector.HeaderParam) {
+func learnToolHeaders(result json.RawMessage, into map[string][]mcp.HeaderParam) {
 	var page struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -244,7 +244,7 @@ func learnToolHeaders(result json.RawMessage, into map[string][]inspector.Header
 		return
 	}
 	for _, t := range page.Tools {
-		if params, err := inspector.ToolHeaderParams(t.InputSchema); err == nil && len(params) > 0 {
+		if params, err := mcp.ToolHeaderParams(t.InputSchema); err == nil && len(params) > 0 {
 			into[t.Name] = params
 		}
 	}
@@ -262,7 +262,7 @@ func synthesizeDiscover(sc *script) []byte {
 		if st.msg.kind != kindRequest {
 			continue
 		}
-		if v := inspector.StandardRoute(st.msg.method, st.msg.params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
+		if v := mcp.StandardRoute(st.msg.method, st.msg.params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
 			versions = append(versions, v)
 		}
 		switch prefix, _, _ := strings.Cut(st.msg.method, "/"); prefix {
@@ -283,8 +283,8 @@ func synthesizeDiscover(sc *script) []byte {
 			if o.isStderr || json.Unmarshal(o.frame, &r) != nil {
 				continue
 			}
-			if info, ok := r.Result.Meta[inspector.MetaServerInfo]; ok {
-				result["_meta"] = map[string]json.RawMessage{inspector.MetaServerInfo: info}
+			if info, ok := r.Result.Meta[mcp.MetaServerInfo]; ok {
+				result["_meta"] = map[string]json.RawMessage{mcp.MetaServerInfo: info}
 				b, _ := json.Marshal(result)
 				return b
 			}
@@ -432,13 +432,13 @@ func (s *replaySession) handleMsg(m message) []output {
 	switch m.kind {
 	case kindRequest:
 		i, repeat := s.pick(canonical(lm, s.sc.ignore))
-		if i >= 0 && repeat && m.method != "server/discover" {
+		if i >= 0 && repeat && m.method != mcp.MethodDiscover {
 			s.deviate(true, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
 		}
-		if i < 0 && (m.method == "initialize" || m.method == "server/discover") {
+		if i < 0 && (m.method == mcp.MethodInitialize || m.method == mcp.MethodDiscover) {
 			// Opening a session (or asking what the server is) with other
 			// params still gets the recorded answer.
-			if i = s.firstUnused(m.method); i < 0 && m.method == "server/discover" {
+			if i = s.firstUnused(m.method); i < 0 && m.method == mcp.MethodDiscover {
 				if i = s.sc.firstRequest(m.method); i >= 0 {
 					repeat = true
 				}
@@ -450,10 +450,10 @@ func (s *replaySession) handleMsg(m message) []output {
 		}
 		if i < 0 {
 			switch {
-			case m.method == "ping":
+			case m.method == mcp.MethodPing:
 				s.deviate(true, "ping was not in the recording (answered it anyway)")
 				return []output{{frame: responseFrame(m.id, []byte("{}"), nil)}}
-			case m.method == "server/discover" && s.sc.discover != nil:
+			case m.method == mcp.MethodDiscover && s.sc.discover != nil:
 				s.deviate(true, "the recording has no server/discover; answered with a result made from the recording")
 				return []output{{frame: responseFrame(m.id, s.sc.discover, nil)}}
 			}
@@ -465,7 +465,7 @@ func (s *replaySession) handleMsg(m message) []output {
 			return []output{o}
 		}
 		s.noteClient(m, s.sc.steps[i].msg)
-		if repeat && m.method == "server/discover" {
+		if repeat && m.method == mcp.MethodDiscover {
 			// Asked again (a client refreshing what it knows): answered
 			// again, in any order.
 			s.idMap[s.sc.steps[i].msg.idKey()] = m.id
@@ -524,9 +524,9 @@ func (s *replaySession) noteClient(live, recorded message) {
 		key, what string
 		lenient   bool
 	}{
-		{inspector.MetaProtocolVersion, "declares protocol version", false},
-		{inspector.MetaClientCapabilities, "declares the capabilities", false},
-		{inspector.MetaClientInfo, "identifies itself as", true},
+		{mcp.MetaProtocolVersion, "declares protocol version", false},
+		{mcp.MetaClientCapabilities, "declares the capabilities", false},
+		{mcp.MetaClientInfo, "identifies itself as", true},
 	} {
 		if s.noted[f.key] || f.lenient && !s.opts.Strict {
 			continue

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -270,7 +270,7 @@ func allResponses(frames [][]byte) bool {
 
 func hasInitialize(msgs []message) bool {
 	for _, m := range msgs {
-		if m.kind == kindRequest && m.method == "initialize" {
+		if m.kind == kindRequest && m.method == mcp.MethodInitialize {
 			return true
 		}
 	}
@@ -343,7 +343,7 @@ func (s *httpSession) routeStateless(o output, msgs []message, own *sseQueue) {
 // stream carries them, not to a subscriptions/listen stream.
 func requestScoped(method string) bool {
 	switch method {
-	case "notifications/progress", "notifications/message", "notifications/cancelled":
+	case mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationCancelled:
 		return true
 	}
 	return false
@@ -504,7 +504,7 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 	m := msgs[0]
 	if m.kind == kindRequest {
 		if err := h.r.sc.checkRoute(req.Header, m); err != nil {
-			h.refuse(w, m.id, http.StatusBadRequest, inspector.CodeHeaderMismatch, "Header mismatch: "+err.Error())
+			h.refuse(w, m.id, http.StatusBadRequest, mcp.CodeHeaderMismatch, "Header mismatch: "+err.Error())
 			return
 		}
 	}
@@ -514,7 +514,7 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 	if m.kind == kindRequest {
 		q = newQueue()
 		q.pending[m.idKey()] = true
-		q.listen = m.method == "subscriptions/listen"
+		q.listen = m.method == mcp.MethodSubscriptionsListen
 	}
 	sess.mu.Lock()
 	outs := sess.s.handle(body)
@@ -617,7 +617,7 @@ func (h *replayHandler) statelessSession(m message) *httpSession {
 // asks server/discover, the recording's first request, and every
 // recorded server/discover was answered.
 func (s *replaySession) startsOver(m message) bool {
-	if m.kind != kindRequest || m.method != "server/discover" {
+	if m.kind != kindRequest || m.method != mcp.MethodDiscover {
 		return false
 	}
 	first := -1
@@ -638,13 +638,13 @@ func (s *replaySession) startsOver(m message) bool {
 // recorded x-mcp-header annotation of the tool finds a value in the
 // arguments, and match it. Encoded values are decoded first.
 func (sc *script) checkRoute(h http.Header, m message) error {
-	want := inspector.StandardRoute(m.method, m.params)
+	want := mcp.StandardRoute(m.method, m.params)
 	got := h.Get("Mcp-Protocol-Version")
 	switch {
 	case got == "":
 		return errors.New("the MCP-Protocol-Version header is missing")
 	case want.ProtocolVersion == "":
-		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares no %s", got, inspector.MetaProtocolVersion)
+		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares no %s", got, mcp.MetaProtocolVersion)
 	case got != want.ProtocolVersion:
 		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares %q", got, want.ProtocolVersion)
 	}
@@ -669,21 +669,21 @@ func (sc *script) checkRoute(h http.Header, m message) error {
 		}
 	}
 	params := sc.xheaders[want.Name]
-	if m.method != "tools/call" || len(params) == 0 {
+	if m.method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(m.params, &p)
-	values, err := inspector.HeaderValues(params, p.Arguments)
+	values, err := mcp.HeaderValues(params, p.Arguments)
 	if err != nil {
 		return fmt.Errorf("tool %q: %w", want.Name, err)
 	}
 	for _, hp := range params {
 		name := "Mcp-Param-" + hp.Header
 		raw, present := h[http.CanonicalHeaderKey(name)]
-		var expected *transport.RouteParam
+		var expected *mcp.RouteParam
 		for i := range values {
 			if strings.EqualFold(values[i].Name, hp.Header) {
 				expected = &values[i]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -72,7 +73,7 @@ func routeEntry(r *transport.Route, m message) *RouteEntry {
 	for _, p := range r.Params {
 		en.Params = append(en.Params, RouteParamEntry{Name: p.Name, Value: p.Value})
 	}
-	body := inspector.StandardRoute(m.method, m.params)
+	body := mcp.StandardRoute(m.method, m.params)
 	var bad []string
 	if r.Method != m.method {
 		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.method))
@@ -102,9 +103,9 @@ func Era(tr *Trace) string {
 		for _, m := range msgs {
 			switch {
 			case m.kind != kindRequest:
-			case m.method == "initialize":
+			case m.method == mcp.MethodInitialize:
 				legacy = true
-			case e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion):
+			case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.method, m.params).ProtocolVersion):
 				modern = true
 			}
 		}
@@ -217,7 +218,7 @@ func withoutProtocolMeta(params json.RawMessage) json.RawMessage {
 
 // paramsSummary names what a request is about.
 func paramsSummary(method string, params json.RawMessage) string {
-	if method == "server/discover" {
+	if method == mcp.MethodDiscover {
 		var p struct {
 			Meta struct {
 				Version    string `json:"io.modelcontextprotocol/protocolVersion"`
@@ -248,17 +249,17 @@ func paramsSummary(method string, params json.RawMessage) string {
 	}
 	_ = json.Unmarshal(params, &p)
 	switch method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion))
-	case "tools/call", "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		s := p.Name
 		if len(p.Args) > 0 && string(p.Args) != "{}" && string(p.Args) != "null" {
 			s += " " + excerptJSON(p.Args, 120)
 		}
 		return s + retrySummary(params)
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
 		return p.URI + retrySummary(params)
-	case "completion/complete":
+	case mcp.MethodCompletionComplete:
 		return strings.TrimSpace(p.Ref.Name + p.Ref.URI)
 	}
 	if p.Cursor != nil {
@@ -272,7 +273,7 @@ func paramsSummary(method string, params json.RawMessage) string {
 
 func notificationSummary(method string, params json.RawMessage) string {
 	switch method {
-	case "notifications/progress":
+	case mcp.NotificationProgress:
 		var p struct {
 			Progress float64  `json:"progress"`
 			Total    *float64 `json:"total"`
@@ -287,7 +288,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 			s += " " + p.Message
 		}
 		return s
-	case "notifications/message":
+	case mcp.NotificationMessage:
 		var p struct {
 			Level string          `json:"level"`
 			Data  json.RawMessage `json:"data"`
@@ -298,7 +299,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 			text = excerptJSON(p.Data, 120)
 		}
 		return "[" + p.Level + "] " + text
-	case "notifications/cancelled":
+	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
@@ -368,21 +369,21 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 	}
 	_ = json.Unmarshal(result, &rt)
 	switch rt.ResultType {
-	case inspector.ResultInputRequired:
+	case mcp.ResultInputRequired:
 		keys := make([]string, 0, len(rt.InputRequests))
 		for k, r := range rt.InputRequests {
 			keys = append(keys, k+" ("+r.Method+")")
 		}
 		sort.Strings(keys)
 		return "input required: " + strings.Join(keys, ", "), false
-	case inspector.ResultTask:
+	case mcp.ResultTask:
 		if rt.Task != nil {
 			return strings.TrimSpace("task " + rt.Task.TaskID + " " + rt.Task.Status), false
 		}
 		return "task", false
 	}
 	switch method {
-	case "server/discover":
+	case mcp.MethodDiscover:
 		var r struct {
 			SupportedVersions []string `json:"supportedVersions"`
 			Meta              struct {
@@ -394,7 +395,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		_ = json.Unmarshal(result, &r)
 		return strings.TrimSpace(fmt.Sprintf("%s %s, versions %s", r.Meta.ServerInfo.Name, r.Meta.ServerInfo.Version, strings.Join(r.SupportedVersions, ", "))), false
-	case "initialize":
+	case mcp.MethodInitialize:
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
 			ServerInfo      struct {
@@ -404,7 +405,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		_ = json.Unmarshal(result, &r)
 		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)), false
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		return toolResultSummary(result)
 	}
 	for _, k := range []string{"tools", "resources", "resourceTemplates", "prompts", "roots", "contents", "messages"} {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -226,7 +227,7 @@ type verifier struct {
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name, to fill in Mcp-Param values
 	// the recording redacted or never had.
-	xheaders map[string][]inspector.HeaderParam
+	xheaders map[string][]mcp.HeaderParam
 	states   map[string]json.RawMessage // recorded requestState (as an idKey) -> live one
 
 	mu      sync.Mutex
@@ -266,7 +267,7 @@ func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOpti
 	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{},
 		derive:   tr.Header.Minor < 1 || tr.Header.Transport != "http",
 		offWire:  tr.Header.Transport != "http",
-		xheaders: map[string][]inspector.HeaderParam{}, states: map[string]json.RawMessage{}}
+		xheaders: map[string][]mcp.HeaderParam{}, states: map[string]json.RawMessage{}}
 	v.prepare(tr)
 
 	rctx, stop := context.WithCancel(ctx)
@@ -304,7 +305,7 @@ func (v *verifier) prepare(tr *Trace) {
 						x.resp = &mm
 						delete(pending, m.idKey())
 						arrived = append(arrived, x)
-						if x.req.method == "tools/list" {
+						if x.req.method == mcp.MethodToolsList {
 							learnToolHeaders(m.result, v.xheaders)
 						}
 					}
@@ -333,7 +334,7 @@ func (v *verifier) prepare(tr *Trace) {
 				v.exch = append(v.exch, x)
 				it.reqs = append(it.reqs, x)
 			case kindNotification:
-				if m.method == "notifications/cancelled" {
+				if m.method == mcp.NotificationCancelled {
 					it.cancels = true
 				}
 			}
@@ -360,7 +361,7 @@ func (v *verifier) run(ctx context.Context) error {
 				}
 				continue
 			}
-			if x.req.method == "initialize" {
+			if x.req.method == mcp.MethodInitialize {
 				if err := v.negotiate(ctx, x); err != nil {
 					return err
 				}
@@ -479,7 +480,7 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 			return v.liveState(replaceTop(msg, "id", id))
 		}
 	case kindNotification:
-		if !it.cancels || m.method != "notifications/cancelled" {
+		if !it.cancels || m.method != mcp.NotificationCancelled {
 			return msg
 		}
 		spans := findSpans(msg, func(p []elem) bool {
@@ -559,7 +560,7 @@ func (v *verifier) answer(ctx context.Context, m message) {
 		sr.used = true
 		v.res.ServerRequests++
 		frame = replaceTop(sr.answer, "id", m.id)
-	case m.method == "ping":
+	case m.method == mcp.MethodPing:
 		frame = responseFrame(m.id, []byte("{}"), nil)
 	default:
 		v.extra = append(v.extra, Mismatch{
@@ -679,16 +680,15 @@ func (v *verifier) route(it *vItem) *transport.Route {
 		if !v.derive {
 			return nil
 		}
-		r := inspector.StandardRoute(m.method, m.params)
-		if !inspector.IsModernVersion(r.ProtocolVersion) {
+		sr := mcp.StandardRoute(m.method, m.params)
+		if !mcp.IsModernVersion(sr.ProtocolVersion) {
 			return nil
 		}
-		r.Params = v.mirrored(m, r.Name)
-		return r
+		return &transport.Route{ProtocolVersion: sr.ProtocolVersion, Method: sr.Method, Name: sr.Name, Params: v.mirrored(m, sr.Name)}
 	}
 	r := *it.route
 	if r.Name == Placeholder {
-		r.Name = inspector.StandardRoute(m.method, m.params).Name
+		r.Name = mcp.StandardRoute(m.method, m.params).Name
 	}
 	if v.offWire && len(r.Params) == 0 {
 		// Recorded where nothing is mirrored (stdio): the arguments an
@@ -718,7 +718,7 @@ func (v *verifier) route(it *vItem) *transport.Route {
 // recorded x-mcp-header annotations of the tool.
 func (v *verifier) mirrored(m message, tool string) []transport.RouteParam {
 	params := v.xheaders[tool]
-	if m.method != "tools/call" || len(params) == 0 {
+	if m.method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}
 	var p struct {
@@ -727,9 +727,13 @@ func (v *verifier) mirrored(m message, tool string) []transport.RouteParam {
 	if json.Unmarshal(m.params, &p) != nil {
 		return nil
 	}
-	out, err := inspector.HeaderValues(params, p.Arguments)
+	values, err := mcp.HeaderValues(params, p.Arguments)
 	if err != nil {
 		return nil
+	}
+	var out []transport.RouteParam
+	for _, v := range values {
+		out = append(out, transport.RouteParam(v))
 	}
 	return out
 }
