@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
@@ -39,7 +40,7 @@ type client struct {
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
 	// observe, when set (the REPL), sees every notification first.
-	observe func(*inspector.Message)
+	observe func(*jsonrpc.Message)
 }
 
 // Close ends the session (shutting the server down) and releases files;

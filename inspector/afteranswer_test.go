@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -62,7 +63,7 @@ func TestAfterAnswerInterruptsOnceTheAnswerIsShown(t *testing.T) {
 	s := NewSession(&sentLog{Conn: client, log: log}, Options{
 		OnWarning: w.add,
 		Handlers: map[string]RequestHandler{
-			"elicitation/create": func(ctx context.Context, _ *Message) (any, error) {
+			"elicitation/create": func(ctx context.Context, _ *jsonrpc.Message) (any, error) {
 				AfterAnswer(ctx, func() {
 					log.add("interrupt")
 					interrupt()
@@ -70,7 +71,7 @@ func TestAfterAnswerInterruptsOnceTheAnswerIsShown(t *testing.T) {
 				return map[string]string{"action": "cancel"}, nil
 			},
 		},
-		OnServerRequest: func(req *Message, _ json.RawMessage, _ *RPCError) { log.add("shown " + req.Method) },
+		OnServerRequest: func(req *jsonrpc.Message, _ json.RawMessage, _ *jsonrpc.Error) { log.add("shown " + req.Method) },
 	})
 	srv := newFakeServer(t, server)
 	t.Cleanup(func() { s.Close() })
@@ -83,7 +84,7 @@ func TestAfterAnswerInterruptsOnceTheAnswerIsShown(t *testing.T) {
 	for range 2 {
 		m := srv.next()
 		switch {
-		case string(m.ID) == `"e1"`:
+		case m.ID.String() == `"e1"`:
 			answered = true
 		case m.Method == "notifications/cancelled":
 		default:
@@ -118,7 +119,7 @@ func TestAfterAnswerOutsideAHandler(t *testing.T) {
 // read loop sees it before the caller wakes up to abandon the request.
 func TestResponseAfterTheCallerGaveUpIsLate(t *testing.T) {
 	s, srv, w := newTestSession(t, Options{})
-	pc := &pendingCall{id: 41, method: "tools/call", resp: make(chan *Message, 1), ended: make(chan error, 1),
+	pc := &pendingCall{id: 41, method: "tools/call", resp: make(chan *jsonrpc.Message, 1), ended: make(chan error, 1),
 		gaveUp: func() bool { return true }}
 	s.mu.Lock()
 	s.pending["n:41"] = pc
@@ -146,14 +147,14 @@ func TestAfterAnswerInModernInputRound(t *testing.T) {
 	callCtx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
-		Handlers: map[string]RequestHandler{"elicitation/create": func(ctx context.Context, _ *Message) (any, error) {
+		Handlers: map[string]RequestHandler{"elicitation/create": func(ctx context.Context, _ *jsonrpc.Message) (any, error) {
 			AfterAnswer(ctx, func() {
 				log.add("interrupt")
 				interrupt()
 			})
 			return json.RawMessage(`{"action":"cancel"}`), nil
 		}},
-		OnServerRequest: func(req *Message, _ json.RawMessage, _ *RPCError) { log.add("shown " + req.Method) },
+		OnServerRequest: func(req *jsonrpc.Message, _ json.RawMessage, _ *jsonrpc.Error) { log.add("shown " + req.Method) },
 	})
 	openModern(t, s, srv)
 	ch := goCall(callCtx, s, "tools/call", map[string]any{"name": "greet"})

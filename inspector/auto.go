@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -142,7 +143,7 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 	var uv *UnsupportedVersionError
 	var te *TimeoutError
 	var he *transport.HTTPError
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
 		info := a.Modern.Server()

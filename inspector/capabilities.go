@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -174,7 +175,7 @@ func (f *ClientFeatures) HandlersFor(l Lifecycle) map[string]RequestHandler {
 
 // Notice explains a notification that concerns the client features, or
 // returns "" for one they have nothing to say about.
-func (f *ClientFeatures) Notice(m *Message) string {
+func (f *ClientFeatures) Notice(m *jsonrpc.Message) string {
 	if m.Method == "notifications/elicitation/complete" && f.Elicitor != nil {
 		id, u, known := f.Elicitor.Complete(m.Params)
 		if !known {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -76,7 +77,7 @@ func (c *Catalog) Prefetch(ctx context.Context) {
 
 // Notify tells the catalog about a notification from the server; it
 // reports whether the notification made a list stale.
-func (c *Catalog) Notify(m *Message) bool {
+func (c *Catalog) Notify(m *jsonrpc.Message) bool {
 	methods := listChanged[m.Method]
 	if len(methods) == 0 {
 		return false

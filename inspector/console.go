@@ -10,6 +10,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -165,7 +166,7 @@ func (c *Console) LogMessage(params json.RawMessage) {
 }
 
 // Notification prints a notification by method, with its params.
-func (c *Console) Notification(m *Message) {
+func (c *Console) Notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case mcp.NotificationMessage:
 		c.LogMessage(m.Params)
@@ -194,7 +195,7 @@ func (c *Console) Notification(m *Message) {
 
 // ServerRequest prints a server-to-client request and the answer sent, one
 // line each (the full messages are on --wire).
-func (c *Console) ServerRequest(req *Message, result json.RawMessage, rpcErr *RPCError) {
+func (c *Console) ServerRequest(req *jsonrpc.Message, result json.RawMessage, rpcErr *jsonrpc.Error) {
 	line := c.st.key("server request") + " " + EscapeLine(req.Method)
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum

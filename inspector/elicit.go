@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -141,7 +142,7 @@ type ElicitRequest struct {
 // Handle answers elicitation/create.
 func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodElicitationCreate {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req ElicitRequest
 	if err := json.Unmarshal(params, &req); err != nil {
@@ -191,7 +192,7 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 	case PolicyFile:
 		if err := form.Validate(e.fileContent); err != nil {
 			e.note(fmt.Sprintf("--on-elicit %s does not match the requested schema: %v", e.Policy, err))
-			return nil, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
 		}
 		return ElicitAnswer("accept", e.fileContent), nil
 	case PolicyPrompt:
@@ -803,7 +804,7 @@ func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.Ra
 // URLElicitationRequiredError (-32042) carries, or nil for any other error
 // (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
 func URLElicitationsRequired(err error) []json.RawMessage {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -150,12 +151,12 @@ func TestLegacyAcceptsHandshakeVersions(t *testing.T) {
 func TestLegacyRejects(t *testing.T) {
 	tests := []struct {
 		name   string
-		answer func(srv *fakeServer, req *Message)
+		answer func(srv *fakeServer, req *jsonrpc.Message)
 		check  func(t *testing.T, err error)
 	}{
 		{
 			name:   "unknown version",
-			answer: func(srv *fakeServer, req *Message) { srv.reply(req, initResult("2099-01-01")) },
+			answer: func(srv *fakeServer, req *jsonrpc.Message) { srv.reply(req, initResult("2099-01-01")) },
 			check: func(t *testing.T, err error) {
 				var ve *VersionError
 				if !errors.As(err, &ve) || !errors.Is(err, ErrUnsupportedVersion) {
@@ -171,7 +172,7 @@ func TestLegacyRejects(t *testing.T) {
 		},
 		{
 			name: "missing version",
-			answer: func(srv *fakeServer, req *Message) {
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.reply(req, `{"capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
 			},
 			check: func(t *testing.T, err error) {
@@ -182,19 +183,19 @@ func TestLegacyRejects(t *testing.T) {
 		},
 		{
 			name: "JSON-RPC error",
-			answer: func(srv *fakeServer, req *Message) {
-				srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"unsupported"}}`)
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"unsupported"}}`)
 			},
 			check: func(t *testing.T, err error) {
-				var rpcErr *RPCError
-				if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+				var rpcErr *jsonrpc.Error
+				if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 					t.Fatalf("err = %v", err)
 				}
 			},
 		},
 		{
 			name:   "result not an object",
-			answer: func(srv *fakeServer, req *Message) { srv.reply(req, `["x"]`) },
+			answer: func(srv *fakeServer, req *jsonrpc.Message) { srv.reply(req, `["x"]`) },
 			check: func(t *testing.T, err error) {
 				if err == nil || !containsAll(err.Error(), "InitializeResult") {
 					t.Fatalf("err = %v", err)
@@ -241,10 +242,10 @@ func TestBatchWarningDependsOnVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
-			notes := make(chan *Message, 1)
+			notes := make(chan *jsonrpc.Message, 1)
 			ch, srv, w := startConnect(t, Options{
 				Lifecycle:      &Legacy{ProtocolVersion: tt.version},
-				OnNotification: func(m *Message) { notes <- m },
+				OnNotification: func(m *jsonrpc.Message) { notes <- m },
 			})
 			srv.reply(srv.nextRequest("initialize"), initResult(tt.version))
 			srv.next()

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -73,7 +74,7 @@ func (f ListenFilter) Empty() bool {
 type ListenOptions struct {
 	// OnAck is told each acknowledgement: what the server agreed to honour
 	// (a subset of what was asked), with the notification as received.
-	OnAck func(granted ListenFilter, m *Message)
+	OnAck func(granted ListenFilter, m *jsonrpc.Message)
 	// OnNote receives what Listen does on its own (re-listening after a
 	// drop).
 	OnNote func(string)
@@ -164,7 +165,7 @@ func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptio
 func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenOptions) (acked bool, err error) {
 	var idKeyVal atomic.Value // string: the request's idKey
 	ackCh := make(chan struct{}, 1)
-	remove := s.addNotificationHook(func(m *Message) bool {
+	remove := s.addNotificationHook(func(m *jsonrpc.Message) bool {
 		idKeyStr, _ := idKeyVal.Load().(string)
 		if m.Method != mcp.NotificationSubscriptionsAcknowledged || idKeyStr == "" {
 			return false
@@ -213,5 +214,5 @@ func subscriptionID(params json.RawMessage) string {
 	if len(v) == 0 {
 		return ""
 	}
-	return idKey(v)
+	return jsonrpc.RawID(v).Key()
 }

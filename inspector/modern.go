@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -420,7 +421,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 	var unanswered map[string]bool
 	for {
 		if err != nil {
-			var rpcErr *RPCError
+			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 				return nil, err
 			}
@@ -608,15 +609,15 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 			s.warn("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
 			continue
 		}
-		msg := &Message{Raw: reqs[k], ID: marshalRaw(k), Method: r.Method, Params: r.Params}
+		msg := &jsonrpc.Message{Raw: reqs[k], ID: jsonrpc.String(k), Method: r.Method, Params: r.Params}
 		var result json.RawMessage
-		var rpcErr *RPCError
+		var rpcErr *jsonrpc.Error
 		h := s.opts.Handlers[r.Method]
 		// What AfterAnswer defers runs once this answer is shown: it goes
 		// out with the retry, which a cancelled context then stops.
 		hctx, after := withAfterAnswer(ctx)
 		if h == nil {
-			rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
 		} else {
 			v, err := h(hctx, msg)
 			switch {
@@ -628,11 +629,11 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 				return nil, nil, err
 			case err != nil:
 				if !errors.As(err, &rpcErr) {
-					rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+					rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 				}
 			default:
 				if result, err = compactJSON(v); err != nil {
-					rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
+					rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
 				}
 			}
 		}
@@ -687,7 +688,7 @@ func (e *UnsupportedVersionError) speaksModern() bool {
 }
 
 // unsupportedVersion decodes the data of a -32022 error.
-func unsupportedVersion(e *RPCError) *UnsupportedVersionError {
+func unsupportedVersion(e *jsonrpc.Error) *UnsupportedVersionError {
 	var d struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
@@ -726,7 +727,7 @@ func (e *MissingCapabilityError) Error() string {
 
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
-func missingCapability(rpcErr *RPCError, err error) error {
+func missingCapability(rpcErr *jsonrpc.Error, err error) error {
 	var d struct {
 		Required json.RawMessage `json:"requiredCapabilities"`
 	}
@@ -757,7 +758,7 @@ func hintForCapabilities(names []string) string {
 // server sends (spec 2026-07-28: basic/versioning, "Backward
 // Compatibility with Initialization-Based Versions").
 func isModernError(err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) {
 		return false
 	}
@@ -772,7 +773,7 @@ func isModernError(err error) bool {
 // server: a modern error code whose data names a stateless version, or a
 // message that mentions one.
 func looksModern(err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		if rpcErr.Code == mcp.CodeUnsupportedProtocolVersion {
 			return unsupportedVersion(rpcErr).speaksModern()

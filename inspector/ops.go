@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -102,7 +103,7 @@ func (s *Session) CheckListed(ctx context.Context, kind, name string, err error)
 // explainUnknown turns a JSON-RPC error about name into a *NotFoundError
 // when the server's own list does not have name.
 func (s *Session) explainUnknown(ctx context.Context, err error, kind, name string) error {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 		return err
 	}
@@ -188,8 +189,8 @@ func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOpti
 }
 
 func (s *Session) explainResource(ctx context.Context, err error, uri string) error {
-	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != mcp.CodeResourceNotFound && rpcErr.Code != CodeInvalidParams) {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != mcp.CodeResourceNotFound && rpcErr.Code != jsonrpc.CodeInvalidParams) {
 		return err
 	}
 	list, lerr := s.List(ctx, mcp.MethodResourcesList, nil)

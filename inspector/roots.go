@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -120,7 +121,7 @@ func (r *Roots) Set(ctx context.Context, roots []Root) error {
 // Handle answers roots/list (spec 2025-11-25: client/roots, "Listing Roots").
 func (r *Roots) Handle(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodRootsList {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	roots := r.List()
 	if roots == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -155,7 +156,7 @@ type SamplingRequest struct {
 // Handle answers sampling/createMessage.
 func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodSamplingCreateMessage {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req SamplingRequest
 	if err := json.Unmarshal(params, &req); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -22,9 +23,9 @@ const (
 )
 
 // RequestHandler answers one server-to-client request. It returns the result
-// (any JSON-marshalable value or json.RawMessage) or an error; a *RPCError is
+// (any JSON-marshalable value or json.RawMessage) or an error; a *jsonrpc.Error is
 // sent as is, any other error as an internal error.
-type RequestHandler func(ctx context.Context, req *Message) (any, error)
+type RequestHandler func(ctx context.Context, req *jsonrpc.Message) (any, error)
 
 // Options configure a Session.
 type Options struct {
@@ -37,10 +38,10 @@ type Options struct {
 	// OnNotification receives every notification except progress for our
 	// own requests (delivered to the call's progress callback) — called on
 	// the read loop, in arrival order, so it must not block for long.
-	OnNotification func(*Message)
+	OnNotification func(*jsonrpc.Message)
 	// OnServerRequest is told about each server-to-client request and the
 	// answer we sent, for display.
-	OnServerRequest func(req *Message, result json.RawMessage, err *RPCError)
+	OnServerRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
 	// OnWarning receives protocol warnings: frames that are not JSON-RPC,
 	// responses nobody waits for, and other departures from the spec.
 	OnWarning func(string)
@@ -82,14 +83,14 @@ type Session struct {
 	gen     atomic.Int64 // counts re-opened sessions
 
 	hookMu sync.Mutex
-	hooks  map[int]func(*Message) bool // see addNotificationHook
+	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
 }
 
 type pendingCall struct {
 	id       int64
 	method   string
-	resp     chan *Message
+	resp     chan *jsonrpc.Message
 	onProg   func(Progress)
 	progress chan struct{}
 	// ended receives why the request ended without a response: the server
@@ -342,7 +343,7 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
 // Call sends a request and waits for its response, returning the raw result
 // exactly as received. A JSON-RPC error comes back as an error wrapping
-// *RPCError. When ctx ends or the timeout expires the server is told with
+// *jsonrpc.Error. When ctx ends or the timeout expires the server is told with
 // notifications/cancelled (spec: basic/utilities/cancellation).
 //
 // A lifecycle that implements Finisher sees every result and error before
@@ -386,7 +387,7 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if cfg.onID != nil {
 		cfg.onID(id)
 	}
-	pc := &pendingCall{id: id, method: method, resp: make(chan *Message, 1), onProg: cfg.onProgress, ended: make(chan error, 1),
+	pc := &pendingCall{id: id, method: method, resp: make(chan *jsonrpc.Message, 1), onProg: cfg.onProgress, ended: make(chan error, 1),
 		gaveUp: func() bool { return ctx.Err() != nil }}
 	key := "n:" + strconv.FormatInt(id, 10)
 	if cfg.onProgress != nil {
@@ -410,7 +411,7 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if d, _ := firstDeadline(cfg); d > 0 {
 		wctx, wcancel = context.WithTimeout(ctx, d)
 	}
-	err = s.send(wctx, method, encodeRequest(id, method, p), route)
+	err = s.send(wctx, method, jsonrpc.EncodeRequest(jsonrpc.Int(id), method, p), route)
 	wcancel()
 	if err != nil {
 		switch {
@@ -442,7 +443,7 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		defer t.Stop()
 		hard = t.C
 	}
-	finish := func(m *Message) (json.RawMessage, error) {
+	finish := func(m *jsonrpc.Message) (json.RawMessage, error) {
 		if m.Error != nil {
 			return nil, fmt.Errorf("%s: %w", label, m.Error)
 		}
@@ -574,7 +575,7 @@ func (s *Session) abandon(key, method, reason string, probe bool) bool {
 	params, _ := json.Marshal(map[string]any{"requestId": json.RawMessage(key[2:]), "reason": reason})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	_ = s.conn.Write(ctx, transport.Frame{Data: encodeNotification(mcp.NotificationCancelled, params)})
+	_ = s.conn.Write(ctx, transport.Frame{Data: jsonrpc.EncodeNotification(mcp.NotificationCancelled, params)})
 	return true
 }
 
@@ -636,7 +637,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
-	if err := s.send(ctx, method, encodeNotification(method, p), route); err != nil {
+	if err := s.send(ctx, method, jsonrpc.EncodeNotification(method, p), route); err != nil {
 		return fmt.Errorf("%s: %w", method, s.sendError(err))
 	}
 	return nil
@@ -666,7 +667,7 @@ func (s *Session) recoverPanic() {
 }
 
 func (s *Session) handleFrame(f transport.Frame) {
-	msgs, batch, err := DecodeFrame(f.Data)
+	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
 	if err != nil {
 		s.warn("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
 		return
@@ -676,7 +677,7 @@ func (s *Session) handleFrame(f transport.Frame) {
 			s.warn("server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
 		}
 	}
-	var batchReqs []*Message
+	var batchReqs []*jsonrpc.Message
 	for _, m := range msgs {
 		for _, p := range m.Problems {
 			s.warn("server message departs from JSON-RPC 2.0: %s: %s", p, excerpt(m.Raw, 200))
@@ -690,7 +691,7 @@ func (s *Session) handleFrame(f transport.Frame) {
 			}
 		case m.IsNotification():
 			s.handleNotification(m)
-		case m.IsResponse() && m.ID != nil:
+		case m.IsResponse() && !m.ID.IsZero():
 			s.handleResponse(m)
 		}
 	}
@@ -706,15 +707,15 @@ func (s *Session) protocolVersion() string {
 	return ""
 }
 
-func (s *Session) handleResponse(m *Message) {
-	key := idKey(m.ID)
+func (s *Session) handleResponse(m *jsonrpc.Message) {
+	key := m.ID.Key()
 	retyped := false
 	s.mu.Lock()
 	pc, ok := s.pending[key]
 	if !ok {
 		// Some servers echo a numeric id back as a string (or the reverse).
-		if pc, ok = s.pending[otherTypeKey(m.ID)]; ok {
-			key, retyped = otherTypeKey(m.ID), true
+		if pc, ok = s.pending[retypedKey(m.ID)]; ok {
+			key, retyped = retypedKey(m.ID), true
 		}
 	}
 	if ok && pc.gaveUp() {
@@ -732,27 +733,27 @@ func (s *Session) handleResponse(m *Message) {
 	why, late := s.retired[key]
 	if !late {
 		// A late answer whose id changed JSON type is still late.
-		why, late = s.retired[otherTypeKey(m.ID)]
+		why, late = s.retired[retypedKey(m.ID)]
 	}
 	s.mu.Unlock()
 	switch {
 	case ok:
 		if retyped {
-			s.warn("server answered request %d with id %s: the id's JSON type changed (accepted)", pc.id, string(m.ID))
+			s.warn("server answered request %d with id %s: the id's JSON type changed (accepted)", pc.id, m.ID)
 		}
 		pc.resp <- m
 	case late:
 		if why != "" {
 			s.warn("%s (ignored)", why)
 		}
-	case string(m.ID) == "null" && m.Error != nil:
+	case m.ID.IsNull() && m.Error != nil:
 		s.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
-		s.warn("response to unknown request id %s (ignored): %s", string(m.ID), excerpt(m.Raw, 200))
+		s.warn("response to unknown request id %s (ignored): %s", m.ID, excerpt(m.Raw, 200))
 	}
 }
 
-func (s *Session) handleNotification(m *Message) {
+func (s *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
 	case mcp.NotificationProgress:
 		var p struct {
@@ -763,9 +764,9 @@ func (s *Session) handleNotification(m *Message) {
 		}
 		if err := json.Unmarshal(m.Params, &p); err == nil && len(p.Token) > 0 {
 			s.mu.Lock()
-			pc := s.progress[idKey(p.Token)]
+			pc := s.progress[jsonrpc.RawID(p.Token).Key()]
 			if pc == nil {
-				pc = s.progress[otherTypeKey(p.Token)]
+				pc = s.progress[retypedKey(jsonrpc.RawID(p.Token))]
 			}
 			s.mu.Unlock()
 			if pc != nil {
@@ -784,7 +785,7 @@ func (s *Session) handleNotification(m *Message) {
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			s.mu.Lock()
-			cancel := s.serverReq[idKey(p.RequestID)]
+			cancel := s.serverReq[jsonrpc.RawID(p.RequestID).Key()]
 			s.mu.Unlock()
 			if cancel != nil {
 				cancel()
@@ -792,12 +793,12 @@ func (s *Session) handleNotification(m *Message) {
 			// 2026-07-28 servers send no requests; their cancellations end
 			// a request of ours (a subscriptions/listen stream).
 			if s.stateless() {
-				s.endPending(idKey(p.RequestID), &ServerCancelledError{Reason: p.Reason})
+				s.endPending(jsonrpc.RawID(p.RequestID).Key(), &ServerCancelledError{Reason: p.Reason})
 			}
 		}
 	}
 	s.hookMu.Lock()
-	hooks := make([]func(*Message) bool, 0, len(s.hooks))
+	hooks := make([]func(*jsonrpc.Message) bool, 0, len(s.hooks))
 	for _, h := range s.hooks {
 		hooks = append(hooks, h)
 	}
@@ -815,11 +816,11 @@ func (s *Session) handleNotification(m *Message) {
 // addNotificationHook lets fn see every notification (on the read loop)
 // before OnNotification; a notification fn reports true for is consumed.
 // It returns the function that removes the hook.
-func (s *Session) addNotificationHook(fn func(*Message) bool) (remove func()) {
+func (s *Session) addNotificationHook(fn func(*jsonrpc.Message) bool) (remove func()) {
 	s.hookMu.Lock()
 	defer s.hookMu.Unlock()
 	if s.hooks == nil {
-		s.hooks = map[int]func(*Message) bool{}
+		s.hooks = map[int]func(*jsonrpc.Message) bool{}
 	}
 	s.hookID++
 	id := s.hookID
@@ -834,7 +835,7 @@ func (s *Session) addNotificationHook(fn func(*Message) bool) (remove func()) {
 // serve answers one server-to-client request concurrently with the read
 // loop, so a handler that waits (on a person, on a file) never blocks the
 // response the server's request is part of.
-func (s *Session) serve(m *Message) {
+func (s *Session) serve(m *jsonrpc.Message) {
 	s.handlerWG.Add(1)
 	go func() {
 		defer s.handlerWG.Done()
@@ -852,7 +853,7 @@ func (s *Session) serve(m *Message) {
 }
 
 // serveBatch answers the requests of one batch with one batch response.
-func (s *Session) serveBatch(reqs []*Message) {
+func (s *Session) serveBatch(reqs []*jsonrpc.Message) {
 	s.handlerWG.Add(1)
 	go func() {
 		defer s.handlerWG.Done()
@@ -889,17 +890,17 @@ var errCancelledByServer = errors.New("cancelled by the server")
 // NOT respond (spec: basic/utilities/cancellation, "Behavior Requirements").
 // What the handler deferred with AfterAnswer runs once the answer is shown,
 // before it is sent.
-func (s *Session) answer(m *Message) []byte {
-	if !validID(m.ID) {
+func (s *Session) answer(m *jsonrpc.Message) []byte {
+	if !m.ID.Valid() {
 		// JSON-RPC 2.0: a request whose id is neither a string nor a number
 		// is an invalid request, answered with a null id.
-		rpcErr := &RPCError{Code: CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + string(m.ID)}
+		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.String()}
 		if s.opts.OnServerRequest != nil {
 			s.opts.OnServerRequest(m, nil, rpcErr)
 		}
-		return encodeResponse(json.RawMessage("null"), nil, rpcErr)
+		return jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, rpcErr)
 	}
-	key := idKey(m.ID)
+	key := m.ID.Key()
 	hctx, after := withAfterAnswer(context.Background())
 	defer after.run()
 	ctx, cancel := context.WithCancelCause(hctx)
@@ -914,23 +915,23 @@ func (s *Session) answer(m *Message) []byte {
 	}()
 
 	var result json.RawMessage
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	h := s.opts.Handlers[m.Method]
 	switch {
 	case h != nil:
 		v, err := h(ctx, m)
 		if err != nil {
 			if !errors.As(err, &rpcErr) {
-				rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+				rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 		} else if result, err = compactJSON(v); err != nil {
-			rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
 		}
 	case m.Method == mcp.MethodPing:
 		// spec: basic/utilities/ping — answer promptly with an empty result.
 		result = json.RawMessage("{}")
 	default:
-		rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
 	}
 	if errors.Is(context.Cause(ctx), errCancelledByServer) {
 		return nil
@@ -938,7 +939,16 @@ func (s *Session) answer(m *Message) []byte {
 	if s.opts.OnServerRequest != nil {
 		s.opts.OnServerRequest(m, result, rpcErr)
 	}
-	return encodeResponse(m.ID, result, rpcErr)
+	return jsonrpc.EncodeResponse(m.ID, result, rpcErr)
+}
+
+// retypedKey is the key the id our request had when a server echoes it
+// back as a string: our ids are numbers ("" for an id that is no string).
+func retypedKey(id jsonrpc.ID) string {
+	if !id.IsString() {
+		return ""
+	}
+	return "n:" + id.LooseKey()
 }
 
 // setMeta returns params (a JSON object, possibly empty) with _meta[key] set.

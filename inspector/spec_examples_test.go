@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -67,7 +68,7 @@ func specSchemas(t *testing.T, dir string) func(name string) *jsonschema.Schema 
 
 // TestSpecExamples decodes every example message of the 2026-07-28 spec
 // with mcpx's own code and encodes it again: JSON-RPC messages through
-// DecodeFrame and the frame encoders the session uses, every other example
+// jsonrpc.DecodeFrame and the frame encoders the session uses, every other example
 // through the ordered Object that params and results pass through. The
 // result must be the same JSON value, and valid against the spec's schema
 // for its type. Types mcpx interprets also go through their parsers.
@@ -123,9 +124,9 @@ func reencode(t *testing.T, raw []byte) []byte {
 	if !obj.Has("jsonrpc") {
 		return obj.Marshal()
 	}
-	msgs, batch, err := DecodeFrame(raw)
+	msgs, batch, err := jsonrpc.DecodeFrame(raw)
 	if err != nil || batch || len(msgs) != 1 {
-		t.Fatalf("DecodeFrame: %v (batch %v, %d messages)", err, batch, len(msgs))
+		t.Fatalf("jsonrpc.DecodeFrame: %v (batch %v, %d messages)", err, batch, len(msgs))
 	}
 	m := msgs[0]
 	if len(m.Problems) > 0 {
@@ -134,14 +135,14 @@ func reencode(t *testing.T, raw []byte) []byte {
 	params := reobject(t, m.Params)
 	switch {
 	case m.IsRequest():
-		return encodeRequestID(m.ID, m.Method, params)
+		return jsonrpc.EncodeRequest(m.ID, m.Method, params)
 	case m.IsNotification():
-		return encodeNotification(m.Method, params)
+		return jsonrpc.EncodeNotification(m.Method, params)
 	}
 	if m.Error != nil {
-		return encodeResponse(m.ID, nil, m.Error)
+		return jsonrpc.EncodeResponse(m.ID, nil, m.Error)
 	}
-	return encodeResponse(m.ID, reobject(t, m.Result), nil)
+	return jsonrpc.EncodeResponse(m.ID, reobject(t, m.Result), nil)
 }
 
 // reobject passes an object through Object, as Decorate and the MRTR
@@ -166,7 +167,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 	var msg struct {
 		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
+		Error  *jsonrpc.Error  `json:"error"`
 	}
 	if strings.HasSuffix(typ, "Response") || strings.HasSuffix(typ, "Request") || strings.HasSuffix(typ, "Notification") || strings.HasSuffix(typ, "Error") {
 		if err := json.Unmarshal(raw, &msg); err != nil {
@@ -252,7 +253,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			t.Errorf("missing capabilities not named: %v", e)
 		}
 	case "HeaderMismatchError":
-		if CodeName(msg.Error.Code) != "HeaderMismatch" {
+		if jsonrpc.CodeName(msg.Error.Code) != "HeaderMismatch" {
 			t.Errorf("code %d not named", msg.Error.Code)
 		}
 	case "Tool":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -64,7 +65,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 }
 
 // SummarizeAnswer describes mcpx's answer to a server request on one line.
-func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) string {
+func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Error) string {
 	if rpcErr != nil {
 		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(rpcErr.Message))
 	}

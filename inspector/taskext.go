@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -30,7 +31,7 @@ type DetailedTask struct {
 	// Result is the original request's result, once completed.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the protocol error that failed the task.
-	Error *RPCError `json:"error,omitempty"`
+	Error *jsonrpc.Error `json:"error,omitempty"`
 	// InputRequests are the requests the task waits on (input_required).
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -69,7 +70,7 @@ type storedTask struct {
 	Task
 	method string
 	result json.RawMessage
-	err    *RPCError
+	err    *jsonrpc.Error
 	done   chan struct{}
 	cancel context.CancelFunc
 }
@@ -158,11 +159,11 @@ func (t *TaskStore) finish(st *storedTask, res json.RawMessage, err error) {
 	}
 	switch {
 	case st.Status == TaskCancelled:
-		st.err = &RPCError{Code: CodeInternalError, Message: "the task was cancelled"}
+		st.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled"}
 	case err != nil:
-		var rpcErr *RPCError
+		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 		st.err = rpcErr
 	default:
@@ -237,7 +238,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		}
 		return setMeta(res, RelatedTaskKey, marshalRaw(map[string]string{"taskId": st.TaskID}))
 	}
-	return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 }
 
 // --- requestor -------------------------------------------------------------
@@ -457,11 +458,11 @@ func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
 // tool that requires task execution (spec 2025-11-25: basic/utilities/tasks,
 // "Tool-Level Negotiation": -32601, or -32600 "task augmentation required").
 func (s *Session) ToolNeedsTask(ctx context.Context, name string, err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 		return false
 	}
-	if rpcErr.Code != CodeMethodNotFound && rpcErr.Code != CodeInvalidRequest {
+	if rpcErr.Code != jsonrpc.CodeMethodNotFound && rpcErr.Code != jsonrpc.CodeInvalidRequest {
 		return false
 	}
 	return s.ToolTaskSupport(ctx, name) == "required"

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -173,7 +174,7 @@ func (h WatchHooks) warn(msg string) {
 
 func (h WatchHooks) listenOptions(asked ListenFilter) ListenOptions {
 	return ListenOptions{
-		OnAck: func(granted ListenFilter, _ *Message) {
+		OnAck: func(granted ListenFilter, _ *jsonrpc.Message) {
 			if h.OnAck != nil {
 				h.OnAck(WatchAck{Asked: asked, Granted: granted, Missing: asked.Missing(granted)})
 			}

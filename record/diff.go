@@ -16,7 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 )
 
-// Difference is one place where a live message differs from the recorded
+// Difference is one place where a live *jsonrpc.Message differs from the recorded
 // one.
 type Difference struct {
 	// Path is the JSONPath of the differing value in the message.

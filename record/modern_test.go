@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -100,7 +101,7 @@ func TestRoundTripModernHTTP(t *testing.T) {
 			continue
 		}
 		m := parseMessage(e.Data)
-		if e.Route == nil || e.Route.Method != m.method || e.Route.ProtocolVersion != "2026-07-28" {
+		if e.Route == nil || e.Route.Method != m.Method || e.Route.ProtocolVersion != "2026-07-28" {
 			t.Errorf("frame %s: route %+v", e.Data, e.Route)
 		}
 	}
@@ -368,11 +369,11 @@ func TestReplayModernDiscover(t *testing.T) {
 	for _, e := range tr.Events {
 		if e.Kind == KindFrame {
 			m := parseMessage(e.Data)
-			if m.method == "server/discover" {
-				skip = m.idKey()
+			if m.Method == "server/discover" {
+				skip = m.ID.Key()
 				continue
 			}
-			if m.kind == kindResponse && m.idKey() == skip {
+			if m.Kind() == jsonrpc.KindResponse && m.ID.Key() == skip {
 				continue
 			}
 		}

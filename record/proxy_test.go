@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -229,9 +230,9 @@ func TestHTTPProxyStreamable(t *testing.T) {
 			sessions[e.Meta.SessionID] = true
 		}
 		if e.Kind == KindFrame {
-			for _, m := range func() []message { ms, _ := parseFrame(e.Data); return ms }() {
-				if m.method != "" {
-					methods = append(methods, string(e.Dir)+" "+m.method)
+			for _, m := range func() []*jsonrpc.Message { ms, _ := parseFrame(e.Data); return ms }() {
+				if m.Method != "" {
+					methods = append(methods, string(e.Dir)+" "+m.Method)
 				}
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -68,17 +69,17 @@ type RouteParamEntry struct {
 	Value string `json:"value"`
 }
 
-func routeEntry(r *transport.Route, m message) *RouteEntry {
+func routeEntry(r *transport.Route, m *jsonrpc.Message) *RouteEntry {
 	en := &RouteEntry{ProtocolVersion: r.ProtocolVersion, Method: r.Method, Name: r.Name}
 	for _, p := range r.Params {
 		en.Params = append(en.Params, RouteParamEntry{Name: p.Name, Value: p.Value})
 	}
-	body := mcp.StandardRoute(m.method, m.params)
+	body := mcp.StandardRoute(m.Method, m.Params)
 	var bad []string
-	if r.Method != m.method {
-		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.method))
+	if r.Method != m.Method {
+		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.Method))
 	}
-	if r.ProtocolVersion != body.ProtocolVersion && m.kind == kindRequest {
+	if r.ProtocolVersion != body.ProtocolVersion && m.Kind() == jsonrpc.KindRequest {
 		bad = append(bad, fmt.Sprintf("MCP-Protocol-Version %q, body %q", r.ProtocolVersion, body.ProtocolVersion))
 	}
 	if r.Name != body.Name && r.Name != Placeholder {
@@ -102,10 +103,10 @@ func Era(tr *Trace) string {
 		msgs, _ := parseFrame(e.Data)
 		for _, m := range msgs {
 			switch {
-			case m.kind != kindRequest:
-			case m.method == mcp.MethodInitialize:
+			case m.Kind() != jsonrpc.KindRequest:
+			case m.Method == mcp.MethodInitialize:
 				legacy = true
-			case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.method, m.params).ProtocolVersion):
+			case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion):
 				modern = true
 			}
 		}
@@ -146,40 +147,44 @@ func Timeline(tr *Trace) []Entry {
 		}
 		msgs, batch := parseFrame(e.Data)
 		for _, m := range msgs {
-			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.kind.String(), Method: m.method, ID: m.id, Meta: e.Meta, Batch: batch}
+			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch}
+			if !m.ID.IsNull() {
+				// An error answering an unreadable request shows no id.
+				en.ID = m.ID.Raw()
+			}
 			if e.Route != nil && len(msgs) == 1 {
 				en.Route = routeEntry(e.Route, m)
 			}
-			switch m.kind {
-			case kindRequest:
-				en.Summary = paramsSummary(m.method, m.params)
+			switch m.Kind() {
+			case jsonrpc.KindRequest:
+				en.Summary = paramsSummary(m.Method, m.Params)
 				en.Unanswered = true
-				pending[string(e.Dir)+m.idKey()] = open{idx: len(out), t: e.Time, method: m.method}
-			case kindNotification:
-				en.Summary = notificationSummary(m.method, m.params)
-			case kindResponse:
+				pending[string(e.Dir)+m.ID.Key()] = open{idx: len(out), t: e.Time, method: m.Method}
+			case jsonrpc.KindNotification:
+				en.Summary = notificationSummary(m.Method, m.Params)
+			case jsonrpc.KindResponse:
 				other := ClientToServer
 				if e.Dir == ClientToServer {
 					other = ServerToClient
 				}
-				if p, ok := pending[string(other)+m.idKey()]; ok {
-					delete(pending, string(other)+m.idKey())
+				if p, ok := pending[string(other)+m.ID.Key()]; ok {
+					delete(pending, string(other)+m.ID.Key())
 					en.Method = p.method
 					lat := float64((e.Time - p.t).Microseconds()) / 1000
 					en.LatencyMS = &lat
 					out[p.idx].Unanswered = false
 				}
-				if len(m.err) > 0 {
+				if len(m.ErrorRaw) > 0 {
 					var ee EntryError
-					if json.Unmarshal(m.err, &ee) != nil {
-						ee = EntryError{Code: 0, Message: "malformed error: " + excerptJSON(m.err, 100)}
+					if json.Unmarshal(m.ErrorRaw, &ee) != nil {
+						ee = EntryError{Code: 0, Message: "malformed error: " + excerptJSON(m.ErrorRaw, 100)}
 					}
 					en.Error = &ee
 				} else {
-					en.Summary, en.ToolError = resultSummary(en.Method, m.result)
+					en.Summary, en.ToolError = resultSummary(en.Method, m.Result)
 				}
 			default:
-				en.Text = string(m.raw)
+				en.Text = string(m.Raw)
 			}
 			out = append(out, en)
 		}
@@ -458,7 +463,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	var content []byte
 	isError := false
 	rawjson.Members(result, func(name, v []byte) bool {
-		switch memberName(name, "content", "isError") {
+		switch rawjson.MatchName(name, "content", "isError") {
 		case "content":
 			content = v
 		case "isError":
@@ -476,7 +481,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	}
 	var typ, text []byte
 	rawjson.Members(blocks[0], func(name, v []byte) bool {
-		switch memberName(name, "type", "text") {
+		switch rawjson.MatchName(name, "type", "text") {
 		case "type":
 			typ = v
 		case "text":

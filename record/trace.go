@@ -606,7 +606,7 @@ func parseEvent(line []byte) (Event, error) {
 
 // eventMember returns the wireEvent member a quoted name stands for.
 func eventMember(q []byte) string {
-	return memberName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
+	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
 }
 
 // jsonKind names the kind of a JSON value, for messages.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -178,9 +179,9 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 // exchange is one recorded request, its recorded response and, once it
 // arrives, the live one.
 type exchange struct {
-	req      message
-	resp     *message // recorded; nil when the recording has none
-	live     *message
+	req      *jsonrpc.Message
+	resp     *jsonrpc.Message // recorded; nil when the recording has none
+	live     *jsonrpc.Message
 	liveID   json.RawMessage
 	arrived  chan struct{}
 	sent     bool
@@ -298,21 +299,20 @@ func (v *verifier) prepare(tr *Trace) {
 		msgs, _ := parseFrame(e.Data)
 		if e.Dir == ServerToClient {
 			for _, m := range msgs {
-				switch m.kind {
-				case kindResponse:
-					if x := pending[m.idKey()]; x != nil {
-						mm := m
-						x.resp = &mm
-						delete(pending, m.idKey())
+				switch m.Kind() {
+				case jsonrpc.KindResponse:
+					if x := pending[m.ID.Key()]; x != nil {
+						x.resp = m
+						delete(pending, m.ID.Key())
 						arrived = append(arrived, x)
-						if x.req.method == mcp.MethodToolsList {
-							learnToolHeaders(m.result, v.xheaders)
+						if x.req.Method == mcp.MethodToolsList {
+							learnToolHeaders(m.Result, v.xheaders)
 						}
 					}
-				case kindRequest:
-					sr := &serverReq{key: canonical(m, nil), method: m.method}
+				case jsonrpc.KindRequest:
+					sr := &serverReq{key: canonical(m, nil), method: m.Method}
 					v.srvReqs = append(v.srvReqs, sr)
-					srvPending[m.idKey()] = sr
+					srvPending[m.ID.Key()] = sr
 				}
 			}
 			continue
@@ -321,20 +321,20 @@ func (v *verifier) prepare(tr *Trace) {
 		arrived = nil
 		onlyResponses := true
 		for _, m := range msgs {
-			switch m.kind {
-			case kindResponse:
-				if sr := srvPending[m.idKey()]; sr != nil {
-					sr.answer = m.raw
-					delete(srvPending, m.idKey())
+			switch m.Kind() {
+			case jsonrpc.KindResponse:
+				if sr := srvPending[m.ID.Key()]; sr != nil {
+					sr.answer = m.Raw
+					delete(srvPending, m.ID.Key())
 				}
 				continue
-			case kindRequest:
+			case jsonrpc.KindRequest:
 				x := &exchange{req: m, arrived: make(chan struct{})}
-				pending[m.idKey()] = x
+				pending[m.ID.Key()] = x
 				v.exch = append(v.exch, x)
 				it.reqs = append(it.reqs, x)
-			case kindNotification:
-				if m.method == mcp.NotificationCancelled {
+			case jsonrpc.KindNotification:
+				if m.Method == mcp.NotificationCancelled {
 					it.cancels = true
 				}
 			}
@@ -361,7 +361,7 @@ func (v *verifier) run(ctx context.Context) error {
 				}
 				continue
 			}
-			if x.req.method == mcp.MethodInitialize {
+			if x.req.Method == mcp.MethodInitialize {
 				if err := v.negotiate(ctx, x); err != nil {
 					return err
 				}
@@ -455,7 +455,7 @@ func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if json.Unmarshal(x.live.result, &res) != nil || res.ProtocolVersion == "" {
+	if json.Unmarshal(x.live.Result, &res) != nil || res.ProtocolVersion == "" {
 		return nil
 	}
 	return n.Negotiated(ctx, res.ProtocolVersion)
@@ -465,10 +465,10 @@ func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
 // notifications/cancelled at the live id of the request it cancels.
 func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 	m := parseMessage(msg)
-	switch m.kind {
-	case kindRequest:
+	switch m.Kind() {
+	case jsonrpc.KindRequest:
 		for _, x := range it.reqs {
-			if x.sent || x.req.idKey() != m.idKey() {
+			if x.sent || x.req.ID.Key() != m.ID.Key() {
 				continue
 			}
 			v.mu.Lock()
@@ -479,8 +479,8 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 			v.mu.Unlock()
 			return v.liveState(replaceTop(msg, "id", id))
 		}
-	case kindNotification:
-		if !it.cancels || m.method != mcp.NotificationCancelled {
+	case jsonrpc.KindNotification:
+		if !it.cancels || m.Method != mcp.NotificationCancelled {
 			return msg
 		}
 		spans := findSpans(msg, func(p []elem) bool {
@@ -491,7 +491,7 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 		}
 		old := idKey(msg[spans[0].start:spans[0].end])
 		for i := len(v.exch) - 1; i >= 0; i-- {
-			if x := v.exch[i]; x.sent && x.req.idKey() == old {
+			if x := v.exch[i]; x.sent && x.req.ID.Key() == old {
 				return splice(msg, spans, func([]byte) []byte { return x.liveID })
 			}
 		}
@@ -514,21 +514,20 @@ func (v *verifier) readLoop(ctx context.Context) {
 		}
 		msgs, _ := parseFrame(f.Data)
 		for _, m := range msgs {
-			switch m.kind {
-			case kindResponse:
+			switch m.Kind() {
+			case jsonrpc.KindResponse:
 				v.mu.Lock()
-				x := v.byLive[m.idKey()]
+				x := v.byLive[m.ID.Key()]
 				if x != nil && x.live == nil {
-					mm := m
-					x.live = &mm
+					x.live = m
 					close(x.arrived)
 				}
 				v.mu.Unlock()
-			case kindNotification:
+			case jsonrpc.KindNotification:
 				v.mu.Lock()
 				v.res.Notifications++
 				v.mu.Unlock()
-			case kindRequest:
+			case jsonrpc.KindRequest:
 				v.answer(ctx, m)
 			}
 		}
@@ -537,7 +536,7 @@ func (v *verifier) readLoop(ctx context.Context) {
 
 // answer replies to a request of the live server with the recorded answer
 // to the same request.
-func (v *verifier) answer(ctx context.Context, m message) {
+func (v *verifier) answer(ctx context.Context, m *jsonrpc.Message) {
 	key := canonical(m, nil)
 	var sr *serverReq
 	v.mu.Lock()
@@ -559,16 +558,16 @@ func (v *verifier) answer(ctx context.Context, m message) {
 	case sr != nil:
 		sr.used = true
 		v.res.ServerRequests++
-		frame = replaceTop(sr.answer, "id", m.id)
-	case m.method == mcp.MethodPing:
-		frame = responseFrame(m.id, []byte("{}"), nil)
+		frame = replaceTop(sr.answer, "id", m.ID.Raw())
+	case m.Method == mcp.MethodPing:
+		frame = jsonrpc.EncodeResponse(m.ID, []byte("{}"), nil)
 	default:
 		v.extra = append(v.extra, Mismatch{
-			Method:  m.method,
-			Request: m.params,
+			Method:  m.Method,
+			Request: m.Params,
 			Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
 		})
-		frame = responseFrame(m.id, nil, &rpcError{Code: -32601, Message: "mcpx verify: the recording has no answer to this " + m.method + " request"})
+		frame = jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: -32601, Message: "mcpx verify: the recording has no answer to this " + m.Method + " request"})
 	}
 	v.mu.Unlock()
 	v.writeWG.Add(1)
@@ -594,7 +593,7 @@ func (v *verifier) compare() {
 			continue // the recording ended before this response
 		}
 		v.res.Exchanges++
-		mm := Mismatch{Method: x.req.method, Request: x.req.params, Recorded: x.resp.raw}
+		mm := Mismatch{Method: x.req.Method, Request: x.req.Params, Recorded: x.resp.Raw}
 		if x.live == nil {
 			switch {
 			case x.refused != nil:
@@ -609,10 +608,10 @@ func (v *verifier) compare() {
 			v.res.Mismatches = append(v.res.Mismatches, mm)
 			continue
 		}
-		mm.Live = x.live.raw
-		if diffs, more := v.diff(*x.resp, *x.live, live); len(diffs) > 0 {
+		mm.Live = x.live.Raw
+		if diffs, more := v.diff(x.resp, x.live, live); len(diffs) > 0 {
 			mm.Problem = "the response differs"
-			if x.resp.err != nil && x.live.err == nil || x.resp.err == nil && x.live.err != nil {
+			if x.resp.ErrorRaw != nil && x.live.ErrorRaw == nil || x.resp.ErrorRaw == nil && x.live.ErrorRaw != nil {
 				mm.Problem = "the response differs (result vs error)"
 			}
 			mm.Diffs, mm.MoreDiffs = diffs, more
@@ -625,13 +624,13 @@ func (v *verifier) compare() {
 // diff compares a recorded response with the live one, the live one
 // redacted as the recording was. Responses that are objects (every valid
 // one) are compared in place; anything else is decoded (comparable).
-func (v *verifier) diff(rec, live message, sessionIDs map[string]bool) ([]Difference, int) {
-	liveRaw := live.raw
+func (v *verifier) diff(rec, live *jsonrpc.Message, sessionIDs map[string]bool) ([]Difference, int) {
+	liveRaw := live.Raw
 	if v.red.Enabled() {
 		liveRaw = v.red.Frame(liveRaw)
 	}
-	if isObject(rec.raw) && isObject(liveRaw) {
-		return diffResponses(rec.raw, liveRaw, v.ignore, sessionIDs)
+	if isObject(rec.Raw) && isObject(liveRaw) {
+		return diffResponses(rec.Raw, liveRaw, v.ignore, sessionIDs)
 	}
 	a := normalize(v.comparable(rec, nil), sessionIDs)
 	b := normalize(v.comparable(live, v.red), sessionIDs)
@@ -646,8 +645,8 @@ func isObject(raw []byte) bool {
 
 // comparable decodes a response for comparison: without its id and
 // jsonrpc members, redacted like the recording, minus what is ignored.
-func (v *verifier) comparable(m message, red *Redactor) any {
-	raw := m.raw
+func (v *verifier) comparable(m *jsonrpc.Message, red *Redactor) any {
+	raw := m.Raw
 	if red.Enabled() {
 		raw = red.Frame(raw)
 	}
@@ -672,7 +671,7 @@ func (v *verifier) comparable(m message, red *Redactor) any {
 // so a trace recorded over stdio can be verified over HTTP.
 func (v *verifier) route(it *vItem) *transport.Route {
 	msgs, batch := parseFrame(it.frame)
-	if batch || len(msgs) != 1 || msgs[0].kind != kindRequest && msgs[0].kind != kindNotification {
+	if batch || len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindRequest && msgs[0].Kind() != jsonrpc.KindNotification {
 		return it.route
 	}
 	m := msgs[0]
@@ -680,7 +679,7 @@ func (v *verifier) route(it *vItem) *transport.Route {
 		if !v.derive {
 			return nil
 		}
-		sr := mcp.StandardRoute(m.method, m.params)
+		sr := mcp.StandardRoute(m.Method, m.Params)
 		if !mcp.IsModernVersion(sr.ProtocolVersion) {
 			return nil
 		}
@@ -688,7 +687,7 @@ func (v *verifier) route(it *vItem) *transport.Route {
 	}
 	r := *it.route
 	if r.Name == Placeholder {
-		r.Name = mcp.StandardRoute(m.method, m.params).Name
+		r.Name = mcp.StandardRoute(m.Method, m.Params).Name
 	}
 	if v.offWire && len(r.Params) == 0 {
 		// Recorded where nothing is mirrored (stdio): the arguments an
@@ -716,15 +715,15 @@ func (v *verifier) route(it *vItem) *transport.Route {
 
 // mirrored returns the Mcp-Param values of a tools/call, from the
 // recorded x-mcp-header annotations of the tool.
-func (v *verifier) mirrored(m message, tool string) []transport.RouteParam {
+func (v *verifier) mirrored(m *jsonrpc.Message, tool string) []transport.RouteParam {
 	params := v.xheaders[tool]
-	if m.method != mcp.MethodToolsCall || len(params) == 0 {
+	if m.Method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if json.Unmarshal(m.params, &p) != nil {
+	if json.Unmarshal(m.Params, &p) != nil {
 		return nil
 	}
 	values, err := mcp.HeaderValues(params, p.Arguments)
@@ -747,7 +746,7 @@ func (v *verifier) carryState(x *exchange) {
 	if x.resp == nil || x.live == nil {
 		return
 	}
-	rec, live := requestState(x.resp.raw, isResultRequestState), requestState(x.live.raw, isResultRequestState)
+	rec, live := requestState(x.resp.Raw, isResultRequestState), requestState(x.live.Raw, isResultRequestState)
 	if rec == nil || live == nil || idKey(rec) == idKey(live) {
 		return
 	}
