@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // validateRecord checks --record, --redact and --no-redact.
@@ -619,7 +620,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			}
 			c.out.JSON(b)
 		} else {
-			res.WriteReport(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+			tui.WriteVerifyReport(g.io.Out, res, g.io.colorEnabled(g.color, g.io.OutTTY))
 		}
 	}
 	if err != nil {
@@ -666,9 +667,9 @@ func (o *traceShowOptions) run(file string) error {
 		return err
 	}
 	if g.json {
-		doc := record.TimelineJSON{Header: tr.Header, Era: record.Era(tr), Events: record.Timeline(tr), Warnings: tr.Warnings}
+		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Events: tui.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
-			doc.Events = []record.Entry{}
+			doc.Events = []tui.Entry{}
 		}
 		b, err := json.Marshal(doc)
 		if err != nil {
@@ -677,6 +678,6 @@ func (o *traceShowOptions) run(file string) error {
 		g.printer().JSON(b)
 		return nil
 	}
-	record.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
+	tui.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
 	return nil
 }

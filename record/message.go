@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
@@ -78,49 +77,4 @@ func canonical(m *jsonrpc.Message, ignore []*Path) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return m.Kind().String() + ":" + b.String()
-}
-
-// excerptJSON shortens raw JSON for a message: compacted (when it is
-// JSON) and cut at max bytes. Only the part shown is compacted.
-func excerptJSON(raw []byte, max int) string {
-	if !scanJSON(raw, nil).valid {
-		return shorten(string(raw[:min(len(raw), max+utf8.UTFMax)]), max)
-	}
-	return shorten(string(compactPrefix(nil, raw, max, false)), max)
-}
-
-// compactPrefix appends valid JSON raw to dst without insignificant white
-// space, as json.Compact does (and, with html, escaping <, >, & and
-// U+2028, U+2029 in strings, as json.Marshal does), stopping once more
-// than max bytes were appended.
-func compactPrefix(dst, raw []byte, max int, html bool) []byte {
-	start := len(dst)
-	inString, escaped := false, false
-	for i := 0; i < len(raw) && len(dst)-start <= max; i++ {
-		c := raw[i]
-		switch {
-		case !inString:
-			if isSpace(c) {
-				continue
-			}
-			inString = c == '"'
-		case escaped:
-			escaped = false
-		case c == '\\':
-			escaped = true
-		case c == '"':
-			inString = false
-		case html && (c == '<' || c == '>' || c == '&'):
-			dst = append(dst, `\u00`...)
-			dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-			continue
-		case html && c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
-			dst = append(dst, `\u202`...)
-			dst = append(dst, "0123456789abcdef"[raw[i+2]&0xf])
-			i += 2
-			continue
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }

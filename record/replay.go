@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -404,7 +405,7 @@ func describe(m *jsonrpc.Message) string {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
 		if len(m.Params) > 0 {
-			return fmt.Sprintf("request %s %s", m.Method, excerptJSON(m.Params, 120))
+			return fmt.Sprintf("request %s %s", m.Method, rawjson.Excerpt(m.Params, 120))
 		}
 		return "request " + m.Method
 	case jsonrpc.KindNotification:
@@ -412,7 +413,7 @@ func describe(m *jsonrpc.Message) string {
 	case jsonrpc.KindResponse:
 		return "a response to request " + m.ID.String()
 	}
-	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(excerptJSON(m.Raw, 80)))
+	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(rawjson.Excerpt(m.Raw, 80)))
 }
 
 // handle answers one frame from the client.
@@ -446,7 +447,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			}
 			if i >= 0 {
 				s.deviate(false, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
-					m.Method, excerptJSON(m.Params, 200), excerptJSON(s.sc.steps[i].msg.Params, 200))
+					m.Method, rawjson.Excerpt(m.Params, 200), rawjson.Excerpt(s.sc.steps[i].msg.Params, 200))
 			}
 		}
 		if i < 0 {
@@ -499,7 +500,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			got, want := canonical(lm, s.sc.ignore), canonical(s.sc.steps[i].msg, s.sc.ignore)
 			if got != want {
 				s.deviate(false, "the client answered request %s with %s, but the recording has %s",
-					m.ID.String(), excerptJSON(m.Raw, 200), excerptJSON(s.sc.steps[i].msg.Raw, 200))
+					m.ID.String(), rawjson.Excerpt(m.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
 			}
 		}
 		return s.emit(i)
@@ -549,7 +550,7 @@ func orNone(v json.RawMessage) string {
 	if v == nil {
 		return "nothing"
 	}
-	return excerptJSON(v, 120)
+	return rawjson.Excerpt(v, 120)
 }
 
 // metaValue returns a member of a request's params._meta, or nil.
@@ -604,7 +605,7 @@ func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
 		for _, x := range same {
 			exp = append(exp, rawOrNull(x.Params))
 			if len(desc) < 3 {
-				desc = append(desc, excerptJSON(x.Params, 160))
+				desc = append(desc, rawjson.Excerpt(x.Params, 160))
 			}
 		}
 		data["expected"] = exp
@@ -614,7 +615,7 @@ func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+excerptJSON(m.Params, 160)+")")
+	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -123,6 +124,17 @@ type Event struct {
 	// Mcp-Param-{Name} headers), redacted like the frame; nil for frames of
 	// the handshake era and for traces older than Minor 1.
 	Route *transport.Route
+}
+
+// Messages decodes the frame an event holds (see package jsonrpc): one
+// message, or a batch's. A frame that holds no message (not JSON, an empty
+// batch) is one message of jsonrpc.KindInvalid, its Raw the whole frame.
+// Events that are no frame hold no message.
+func (e Event) Messages() (msgs []*jsonrpc.Message, batch bool) {
+	if e.Kind != KindFrame {
+		return nil, false
+	}
+	return parseFrame(e.Data)
 }
 
 // Trace is a whole trace file in memory.

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -82,7 +81,7 @@ type VerifyError struct{ Result *VerifyResult }
 
 func (e *VerifyError) Error() string {
 	m := e.Result.Mismatches[0]
-	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.label(), m.Problem)
+	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.Label(), m.Problem)
 	if len(m.Diffs) > 0 {
 		d := m.Diffs[0]
 		msg += fmt.Sprintf(" at %s (recorded %s, live %s)", d.Path, orAbsent(d.Recorded), orAbsent(d.Live))
@@ -97,10 +96,12 @@ func orAbsent(s string) string {
 	if s == "" {
 		return "absent"
 	}
-	return shorten(s, 80)
+	return rawjson.Shorten(s, 80)
 }
 
-func (m *Mismatch) label() string {
+// Label names the exchange for people: the method, with the tool, prompt
+// or resource it is about (tools/call "echo").
+func (m *Mismatch) Label() string {
 	var name struct {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
@@ -113,24 +114,6 @@ func (m *Mismatch) label() string {
 		return fmt.Sprintf("%s %s", m.Method, name.URI)
 	}
 	return m.Method
-}
-
-// WriteReport prints each mismatch with a readable diff, then the summary.
-// Server-supplied text is escaped; colour is used when color is true.
-func (r *VerifyResult) WriteReport(w io.Writer, color bool) {
-	st := newReportStyles(color)
-	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.label())), inspector.EscapeLine(m.Problem))
-		if len(m.Request) > 0 && string(m.Request) != "null" {
-			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(excerptJSON(m.Request, 200))))
-		}
-		writeDiffs(w, st, "    ", m.Diffs, m.MoreDiffs)
-	}
-	mark := st.good("✓")
-	if !r.OK() {
-		mark = st.bad("✗")
-	}
-	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
 }
 
 // MarshalJSON gives the result the form `mcpx verify --json` prints:

@@ -1,4 +1,7 @@
-package record
+// Package tui is mcpx's terminal user interface: what it shows people.
+// This part renders traces (trace show) and verification reports (verify)
+// for the terminal, escaping everything a trace or a server supplied.
+package tui
 
 import (
 	"bytes"
@@ -15,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -24,7 +28,7 @@ type Entry struct {
 	// TimeMS is the offset from the start of the recording, in ms.
 	TimeMS float64 `json:"timeMs"`
 	// Dir is c2s or s2c for messages and stderr lines.
-	Dir Direction `json:"dir,omitempty"`
+	Dir record.Direction `json:"dir,omitempty"`
 	// Kind is request, response, notification or invalid for frames;
 	// stderr, note or http otherwise.
 	Kind   string          `json:"kind"`
@@ -82,7 +86,7 @@ func routeEntry(r *transport.Route, m *jsonrpc.Message) *RouteEntry {
 	if r.ProtocolVersion != body.ProtocolVersion && m.Kind() == jsonrpc.KindRequest {
 		bad = append(bad, fmt.Sprintf("MCP-Protocol-Version %q, body %q", r.ProtocolVersion, body.ProtocolVersion))
 	}
-	if r.Name != body.Name && r.Name != Placeholder {
+	if r.Name != body.Name && r.Name != record.Placeholder {
 		bad = append(bad, fmt.Sprintf("Mcp-Name %q, body %q", r.Name, body.Name))
 	}
 	en.Mismatch = strings.Join(bad, "; ")
@@ -94,13 +98,13 @@ func routeEntry(r *transport.Route, m *jsonrpc.Message) *RouteEntry {
 // "legacy" (the handshake era: it sent initialize), both joined with "+"
 // when it tried both (an era probe, then the other), or "" when the trace
 // shows neither.
-func Era(tr *Trace) string {
+func Era(tr *record.Trace) string {
 	modern, legacy := false, false
 	for _, e := range tr.Events {
-		if e.Kind != KindFrame || e.Dir != ClientToServer {
+		if e.Kind != record.KindFrame || e.Dir != record.ClientToServer {
 			continue
 		}
-		msgs, _ := parseFrame(e.Data)
+		msgs, _ := e.Messages()
 		for _, m := range msgs {
 			switch {
 			case m.Kind() != jsonrpc.KindRequest:
@@ -131,7 +135,7 @@ type EntryError struct {
 
 // Timeline turns a trace into entries, pairing each response with its
 // request (method and latency).
-func Timeline(tr *Trace) []Entry {
+func Timeline(tr *record.Trace) []Entry {
 	type open struct {
 		idx    int
 		t      time.Duration
@@ -141,11 +145,11 @@ func Timeline(tr *Trace) []Entry {
 	var out []Entry
 	for _, e := range tr.Events {
 		ms := float64(e.Time.Microseconds()) / 1000
-		if e.Kind != KindFrame {
+		if e.Kind != record.KindFrame {
 			out = append(out, Entry{TimeMS: ms, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta})
 			continue
 		}
-		msgs, batch := parseFrame(e.Data)
+		msgs, batch := e.Messages()
 		for _, m := range msgs {
 			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch}
 			if !m.ID.IsNull() {
@@ -163,9 +167,9 @@ func Timeline(tr *Trace) []Entry {
 			case jsonrpc.KindNotification:
 				en.Summary = notificationSummary(m.Method, m.Params)
 			case jsonrpc.KindResponse:
-				other := ClientToServer
-				if e.Dir == ClientToServer {
-					other = ServerToClient
+				other := record.ClientToServer
+				if e.Dir == record.ClientToServer {
+					other = record.ServerToClient
 				}
 				if p, ok := pending[string(other)+m.ID.Key()]; ok {
 					delete(pending, string(other)+m.ID.Key())
@@ -177,7 +181,7 @@ func Timeline(tr *Trace) []Entry {
 				if len(m.ErrorRaw) > 0 {
 					var ee EntryError
 					if json.Unmarshal(m.ErrorRaw, &ee) != nil {
-						ee = EntryError{Code: 0, Message: "malformed error: " + excerptJSON(m.ErrorRaw, 100)}
+						ee = EntryError{Code: 0, Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
 					}
 					en.Error = &ee
 				} else {
@@ -259,7 +263,7 @@ func paramsSummary(method string, params json.RawMessage) string {
 	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		s := p.Name
 		if len(p.Args) > 0 && string(p.Args) != "{}" && string(p.Args) != "null" {
-			s += " " + excerptJSON(p.Args, 120)
+			s += " " + rawjson.Excerpt(p.Args, 120)
 		}
 		return s + retrySummary(params)
 	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
@@ -271,7 +275,7 @@ func paramsSummary(method string, params json.RawMessage) string {
 		return "cursor " + *p.Cursor
 	}
 	if len(params) > 0 && string(params) != "{}" {
-		return excerptJSON(params, 120)
+		return rawjson.Excerpt(params, 120)
 	}
 	return ""
 }
@@ -301,7 +305,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 		_ = json.Unmarshal(params, &p)
 		var text string
 		if json.Unmarshal(p.Data, &text) != nil {
-			text = excerptJSON(p.Data, 120)
+			text = rawjson.Excerpt(p.Data, 120)
 		}
 		return "[" + p.Level + "] " + text
 	case mcp.NotificationCancelled:
@@ -313,7 +317,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 		return strings.TrimSpace("request " + string(p.RequestID) + " " + p.Reason)
 	}
 	if len(params) > 0 && string(params) != "{}" {
-		return excerptJSON(params, 120)
+		return rawjson.Excerpt(params, 120)
 	}
 	return ""
 }
@@ -346,8 +350,8 @@ func retrySummary(params json.RawMessage) string {
 func resultSummary(method string, result json.RawMessage) (string, bool) {
 	// The members are looked at in place: a result may be a large frame,
 	// and a summary needs only its first words.
-	if !scanJSON(result, nil).valid {
-		return excerptJSON(result, 120), false
+	if !json.Valid(result) {
+		return rawjson.Excerpt(result, 120), false
 	}
 	obj := map[string][]byte{}
 	var names []string
@@ -360,7 +364,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		return true
 	})
 	if !isObj && !rawjson.IsNull(bytes.TrimSpace(result)) {
-		return excerptJSON(result, 120), false
+		return rawjson.Excerpt(result, 120), false
 	}
 	var rt struct {
 		ResultType    string `json:"resultType"`
@@ -447,14 +451,14 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		k, _ := json.Marshal(n)
 		b = append(append(b, k...), ':')
-		if b = compactPrefix(b, v, 121, true); len(b) > 121 {
+		if b = rawjson.AppendCompactPrefix(b, v, 121, true); len(b) > 121 {
 			break
 		}
 	}
 	if len(b) <= 121 {
 		b = append(b, '}')
 	}
-	return excerptJSON(b, 120), false
+	return rawjson.Excerpt(b, 120), false
 }
 
 // toolResultSummary is a CallToolResult's first text (or content type),
@@ -491,7 +495,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	})
 	s := ""
 	if t, _ := rawjson.String(typ); t != "text" {
-		s = shorten("["+t+"]", 120)
+		s = rawjson.Shorten("["+t+"]", 120)
 	} else if rawjson.IsString(text) {
 		prefix, more := rawjson.StringPrefix(text, 120)
 		s = prefix
@@ -508,7 +512,7 @@ func toolResultSummary(result []byte) (string, bool) {
 // WriteTimeline prints a trace as a readable timeline: time, direction,
 // method, requests paired with their responses (with latency), errors in
 // red. Everything from the trace is escaped for the terminal.
-func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
+func WriteTimeline(w io.Writer, tr *record.Trace, colorOn bool) {
 	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(colorOn, attrs...) }
 	dim, bold, red, yellow, cyan, green := mk(color.Faint), mk(color.Bold), mk(color.FgRed, color.Bold), mk(color.FgYellow), mk(color.FgCyan), mk(color.FgGreen)
 	esc := inspector.EscapeLine
@@ -537,9 +541,9 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 		t := dim(fmt.Sprintf("%9.3fs", en.TimeMS/1000))
 		arrow := "  "
 		switch en.Dir {
-		case ClientToServer:
+		case record.ClientToServer:
 			arrow = cyan("→")
-		case ServerToClient:
+		case record.ServerToClient:
 			arrow = green("←")
 		}
 		var line string
@@ -551,7 +555,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 		case "http":
 			line = dim("http " + esc(en.Text))
 		case "invalid":
-			line = red("not JSON-RPC: ") + esc(excerptJSON([]byte(en.Text), 200))
+			line = red("not JSON-RPC: ") + esc(rawjson.Excerpt([]byte(en.Text), 200))
 		default:
 			id := ""
 			if len(en.ID) > 0 {
@@ -563,7 +567,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 			}
 			line = bold(esc(method)) + id
 			switch {
-			case en.Kind == "request" && en.Dir == ServerToClient:
+			case en.Kind == "request" && en.Dir == record.ServerToClient:
 				line = yellow("server request ") + line
 			case en.Kind == "notification":
 				line = dim("notification ") + esc(en.Method)
@@ -609,7 +613,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 
 // TimelineJSON is the document `mcpx trace show --json` prints.
 type TimelineJSON struct {
-	Header Header `json:"header"`
+	Header record.Header `json:"header"`
 	// Era is the protocol era the client spoke (see Era).
 	Era      string   `json:"era,omitempty"`
 	Events   []Entry  `json:"events"`
