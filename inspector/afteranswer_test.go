@@ -115,30 +115,6 @@ func TestAfterAnswerOutsideAHandler(t *testing.T) {
 	}
 }
 
-// A response that arrives once the caller gave up is late, even when the
-// read loop sees it before the caller wakes up to abandon the request.
-func TestResponseAfterTheCallerGaveUpIsLate(t *testing.T) {
-	s, srv, w := newTestSession(t, Options{})
-	pc := &pendingCall{id: 41, method: "tools/call", resp: make(chan *jsonrpc.Message, 1), ended: make(chan error, 1),
-		gaveUp: func() bool { return true }}
-	s.mu.Lock()
-	s.pending["n:41"] = pc
-	s.mu.Unlock()
-	srv.send(`{"jsonrpc":"2.0","id":41,"result":{"content":[]}}`)
-	w.expect("late response to tools/call request 41", "given up")
-	select {
-	case m := <-pc.resp:
-		t.Errorf("the response %s was handed to a caller that gave up", m.Raw)
-	default:
-	}
-	s.mu.Lock()
-	_, still := s.pending["n:41"]
-	s.mu.Unlock()
-	if !still {
-		t.Error("the request is no longer pending: the caller could not abandon it")
-	}
-}
-
 // In the 2026-07-28 era an input request's answer goes out with the
 // retry: a question dismissed with Ctrl-C is shown answered, then the
 // command is interrupted, and no retry is sent.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -152,9 +151,9 @@ func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptio
 		case <-ctx.Done():
 			t.Stop()
 			return nil
-		case <-s.done:
+		case <-s.Done():
 			t.Stop()
-			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.err)
+			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.Err())
 		case <-t.C:
 		}
 	}
@@ -191,7 +190,7 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 	// The id is known before the request is sent, so the hook can match
 	// the acknowledgement that may come before anything else.
 	setID := func(c *callConfig) {
-		c.onID = func(id int64) { idKeyVal.Store("n:" + strconv.FormatInt(id, 10)) }
+		c.onID = func(id jsonrpc.ID) { idKeyVal.Store(id.Key()) }
 	}
 	_, err = s.Call(ctx, mcp.MethodSubscriptionsListen, params, WithTimeout(-1, -1), setID)
 	select {

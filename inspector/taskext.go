@@ -144,9 +144,9 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, stop(cur.TaskID, ctx.Err())
-		case <-s.done:
+		case <-s.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%s: %w", req.Label(), s.err)
+			return nil, fmt.Errorf("%s: %w", req.Label(), s.Err())
 		case <-timer.C:
 		}
 		var next *DetailedTask

@@ -325,9 +325,9 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
-		case <-s.done:
+		case <-s.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%s: %w", method, s.err)
+			return nil, fmt.Errorf("%s: %w", method, s.Err())
 		case <-timer.C:
 		}
 		// Polls run detached from ctx: an interrupt cancels the task with

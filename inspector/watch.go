@@ -104,8 +104,8 @@ func (s *Session) Wait(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return nil
-	case <-s.done:
-		return fmt.Errorf("%w while watching: %w", ErrServerGone, s.err)
+	case <-s.Done():
+		return fmt.Errorf("%w while watching: %w", ErrServerGone, s.Err())
 	}
 }
 
