@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -713,34 +714,54 @@ func (s *replaySession) finish() {
 // for `mcpx replay`), until the client closes it or ctx ends. It returns
 // nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
-// answering the message that caused it).
+// answering the message that caused it). Serve does not close conn.
+//
+// The connection engine (jsonrpc/peer) reads conn; each frame is answered
+// on its read loop, in order, with what the recorded server did next.
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	s := r.newSession()
 	if err := r.send(ctx, conn, s.sc.prelude); err != nil {
 		return err
 	}
-	for {
-		f, err := conn.Read(ctx)
+	stop := make(chan error, 1)
+	stopped := false
+	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
+		if stopped {
+			return true
+		}
+		err := r.send(ctx, conn, s.handle(f.Data))
+		if err == nil && s.err != nil {
+			err = s.err
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, transport.ErrClosed) {
-				s.finish()
-				if s.err != nil {
-					return s.err
-				}
-				return nil
-			}
-			return err
+			stopped = true
+			stop <- err
 		}
-		if err := r.send(ctx, conn, s.handle(f.Data)); err != nil {
-			return err
-		}
-		if s.err != nil {
-			return s.err
-		}
+		return true
+	}})
+	p.Start()
+	defer p.Stop()
+	select {
+	case err := <-stop:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.Done():
 	}
+	if err := p.Err(); !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrClosed) {
+		return err
+	}
+	select {
+	case err := <-stop:
+		// The last frame's answer failed, or deviated.
+		return err
+	default:
+	}
+	s.finish()
+	if s.err != nil {
+		return s.err
+	}
+	return nil
 }
 
 func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output) error {

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -165,8 +165,8 @@ type exchange struct {
 	req      *jsonrpc.Message
 	resp     *jsonrpc.Message // recorded; nil when the recording has none
 	live     *jsonrpc.Message
-	liveID   json.RawMessage
-	arrived  chan struct{}
+	liveID   jsonrpc.ID
+	pending  *peer.Pending // the live request, once sent
 	sent     bool
 	timedOut bool
 	// refused is the HTTP error a stateless-era request got instead of an
@@ -196,6 +196,7 @@ type serverReq struct {
 // verifier is one run of Verify.
 type verifier struct {
 	conn    transport.Conn
+	peer    *peer.Peer // reads conn, files responses, answers the server's requests
 	opts    VerifyOptions
 	ignore  []*Path
 	red     *Redactor
@@ -214,13 +215,9 @@ type verifier struct {
 	xheaders map[string][]mcp.HeaderParam
 	states   map[string]json.RawMessage // recorded requestState (as an idKey) -> live one
 
-	mu      sync.Mutex
-	byLive  map[string]*exchange
-	nextID  int64
-	res     VerifyResult
-	extra   []Mismatch // unexpected server requests
-	readErr error
-	writeWG sync.WaitGroup
+	mu    sync.Mutex // guards what the engine's goroutines update
+	res   VerifyResult
+	extra []Mismatch // unexpected server requests
 }
 
 // Verify re-sends the client side of a recorded session to a live server
@@ -248,22 +245,27 @@ func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOpti
 	if err != nil {
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
-	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{},
+	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{},
 		derive:   tr.Header.Minor < 1 || tr.Header.Transport != "http",
 		offWire:  tr.Header.Transport != "http",
 		xheaders: map[string][]mcp.HeaderParam{}, states: map[string]json.RawMessage{}}
 	v.prepare(tr)
 
-	rctx, stop := context.WithCancel(ctx)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		v.readLoop(rctx)
-	}()
+	// The engine reads the live server: responses go to the exchanges
+	// that expect them (by id), requests are answered from the recording
+	// (a batch with a batch), notifications are counted. It stops, without
+	// closing conn, once every recorded frame went out and was answered.
+	v.peer = peer.New(conn, peer.Options{
+		Handler: v.answer,
+		OnNotification: func(*jsonrpc.Message) {
+			v.mu.Lock()
+			v.res.Notifications++
+			v.mu.Unlock()
+		},
+	})
+	v.peer.Start()
 	err = v.run(ctx)
-	stop()
-	<-readDone
-	v.writeWG.Wait()
+	v.peer.Stop()
 	v.compare()
 	return &v.res, err
 }
@@ -312,7 +314,7 @@ func (v *verifier) prepare(tr *Trace) {
 				}
 				continue
 			case jsonrpc.KindRequest:
-				x := &exchange{req: m, arrived: make(chan struct{})}
+				x := &exchange{req: m}
 				pending[m.ID.Key()] = x
 				v.exch = append(v.exch, x)
 				it.reqs = append(it.reqs, x)
@@ -353,7 +355,7 @@ func (v *verifier) run(ctx context.Context) error {
 		}
 		frame := mapMessages(it.frame, func(msg []byte) []byte { return v.rewrite(msg, it) })
 		route := v.route(it)
-		if err := v.conn.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
+		if err := v.peer.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -393,19 +395,17 @@ func (v *verifier) failure(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.readErr != nil {
-		return fmt.Errorf("the connection ended: %w", v.readErr)
+	select {
+	case <-v.peer.Done():
+		return fmt.Errorf("the connection ended: %w", v.peer.Err())
+	default:
 	}
 	return nil
 }
 
 func (v *verifier) cause(err error) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.readErr != nil && !errors.Is(v.readErr, transport.ErrClosed) {
-		return v.readErr
+	if rerr := v.peer.Err(); rerr != nil && !errors.Is(rerr, transport.ErrClosed) {
+		return rerr
 	}
 	return err
 }
@@ -416,13 +416,23 @@ func (v *verifier) await(ctx context.Context, x *exchange) bool {
 	if !x.sent || x.refused != nil {
 		return false
 	}
+	if x.live != nil {
+		return true
+	}
 	t := time.NewTimer(v.opts.Timeout)
 	defer t.Stop()
 	select {
-	case <-x.arrived:
+	case x.live = <-x.pending.Response():
 		return true
 	case <-t.C:
 		x.timedOut = true
+	case <-v.peer.Done():
+		// A response may have been filed just before the end.
+		select {
+		case x.live = <-x.pending.Response():
+			return true
+		default:
+		}
 	case <-ctx.Done():
 	}
 	return false
@@ -454,13 +464,10 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 			if x.sent || x.req.ID.Key() != m.ID.Key() {
 				continue
 			}
-			v.mu.Lock()
-			v.nextID++
-			id := json.RawMessage(strconv.FormatInt(v.nextID, 10))
+			id := v.peer.NextID()
 			x.liveID, x.sent = id, true
-			v.byLive[idKey(id)] = x
-			v.mu.Unlock()
-			return v.liveState(replaceTop(msg, "id", id))
+			x.pending = v.peer.Expect(id, x.req.Method, nil)
+			return v.liveState(replaceTop(msg, "id", id.Raw()))
 		}
 	case jsonrpc.KindNotification:
 		if !it.cancels || m.Method != mcp.NotificationCancelled {
@@ -475,54 +482,20 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 		old := idKey(msg[spans[0].start:spans[0].end])
 		for i := len(v.exch) - 1; i >= 0; i-- {
 			if x := v.exch[i]; x.sent && x.req.ID.Key() == old {
-				return splice(msg, spans, func([]byte) []byte { return x.liveID })
+				return splice(msg, spans, func([]byte) []byte { return x.liveID.Raw() })
 			}
 		}
 	}
 	return msg
 }
 
-// readLoop receives the live server's frames: responses are filed with
-// their exchanges, requests answered from the recording.
-func (v *verifier) readLoop(ctx context.Context) {
-	for {
-		f, err := v.conn.Read(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				v.mu.Lock()
-				v.readErr = err
-				v.mu.Unlock()
-			}
-			return
-		}
-		msgs, _ := parseFrame(f.Data)
-		for _, m := range msgs {
-			switch m.Kind() {
-			case jsonrpc.KindResponse:
-				v.mu.Lock()
-				x := v.byLive[m.ID.Key()]
-				if x != nil && x.live == nil {
-					x.live = m
-					close(x.arrived)
-				}
-				v.mu.Unlock()
-			case jsonrpc.KindNotification:
-				v.mu.Lock()
-				v.res.Notifications++
-				v.mu.Unlock()
-			case jsonrpc.KindRequest:
-				v.answer(ctx, m)
-			}
-		}
-	}
-}
-
 // answer replies to a request of the live server with the recorded answer
-// to the same request.
-func (v *verifier) answer(ctx context.Context, m *jsonrpc.Message) {
+// to the same request (the engine sends it with the live id).
+func (v *verifier) answer(_ context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	key := canonical(m, nil)
 	var sr *serverReq
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	for _, c := range v.srvReqs {
 		if c.key == key && !c.used && c.answer != nil {
 			sr = c
@@ -536,30 +509,24 @@ func (v *verifier) answer(ctx context.Context, m *jsonrpc.Message) {
 			}
 		}
 	}
-	var frame []byte
 	switch {
 	case sr != nil:
 		sr.used = true
 		v.res.ServerRequests++
-		frame = replaceTop(sr.answer, "id", m.ID.Raw())
+		ans := parseMessage(sr.answer)
+		if ans.Error != nil {
+			return nil, ans.Error
+		}
+		return ans.Result, nil
 	case m.Method == mcp.MethodPing:
-		frame = jsonrpc.EncodeResponse(m.ID, []byte("{}"), nil)
-	default:
-		v.extra = append(v.extra, Mismatch{
-			Method:  m.Method,
-			Request: m.Params,
-			Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
-		})
-		frame = jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: -32601, Message: "mcpx verify: the recording has no answer to this " + m.Method + " request"})
+		return json.RawMessage("{}"), nil
 	}
-	v.mu.Unlock()
-	v.writeWG.Add(1)
-	go func() {
-		defer v.writeWG.Done()
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = v.conn.Write(wctx, transport.Frame{Data: frame})
-	}()
+	v.extra = append(v.extra, Mismatch{
+		Method:  m.Method,
+		Request: m.Params,
+		Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
+	})
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx verify: the recording has no answer to this " + m.Method + " request"}
 }
 
 // compare fills in the result.
@@ -572,6 +539,14 @@ func (v *verifier) compare() {
 		live[id] = true
 	}
 	for _, x := range v.exch {
+		if x.live == nil && x.pending != nil {
+			// A response that came after its wait timed out, or that no
+			// one waited for, still counts.
+			select {
+			case x.live = <-x.pending.Response():
+			default:
+			}
+		}
 		if x.resp == nil {
 			continue // the recording ended before this response
 		}

@@ -83,6 +83,8 @@ type Peer struct {
 	retired map[string]string   // id key -> what a later response to it is, for the warning
 	serving map[string]context.CancelFunc
 
+	readCtx  context.Context // the read loop's; Stop cancels it
+	stopRead context.CancelFunc
 	startMu  sync.Mutex
 	started  bool
 	closed   bool
@@ -90,6 +92,8 @@ type Peer struct {
 	err      error         // why it ended; valid once done is closed
 	closeMu  sync.Once
 	closeErr error
+	// unstarted ends a Peer closed or stopped before Start.
+	unstarted sync.Once
 
 	handlers sync.WaitGroup
 }
@@ -98,13 +102,16 @@ type Peer struct {
 // it). Nothing is read until Start, so that the owner can finish setting
 // up what its hooks use.
 func New(conn transport.Conn, opts Options) *Peer {
+	readCtx, stopRead := context.WithCancel(context.Background())
 	p := &Peer{
-		conn:    conn,
-		opts:    opts,
-		pending: map[string]*Pending{},
-		retired: map[string]string{},
-		serving: map[string]context.CancelFunc{},
-		done:    make(chan struct{}),
+		readCtx:  readCtx,
+		stopRead: stopRead,
+		conn:     conn,
+		opts:     opts,
+		pending:  map[string]*Pending{},
+		retired:  map[string]string{},
+		serving:  map[string]context.CancelFunc{},
+		done:     make(chan struct{}),
 	}
 	if lr, ok := transport.Find[transport.LossReporter](conn); ok {
 		lr.OnRequestLost(p.requestLost)
@@ -151,8 +158,7 @@ func (p *Peer) Close() error {
 		p.startMu.Unlock()
 		p.closeErr = p.conn.Close()
 		if !started {
-			p.err = transport.ErrClosed
-			close(p.done)
+			p.endUnstarted(transport.ErrClosed)
 		}
 		<-p.done
 		p.mu.Lock()
@@ -162,6 +168,36 @@ func (p *Peer) Close() error {
 		p.mu.Unlock()
 	})
 	return p.closeErr
+}
+
+// endUnstarted ends a Peer whose read loop never ran, with err.
+func (p *Peer) endUnstarted(err error) {
+	p.unstarted.Do(func() {
+		p.err = err
+		close(p.done)
+	})
+}
+
+// Stop ends the read loop without closing the connection, for an owner
+// that goes on using it (or closes it itself): it waits for the read loop
+// to end, then cancels the handlers still running and waits for them.
+// Err then reports context.Canceled. Calls still waiting return.
+func (p *Peer) Stop() {
+	p.startMu.Lock()
+	p.closed = true
+	started := p.started
+	p.startMu.Unlock()
+	p.stopRead()
+	if !started {
+		p.endUnstarted(context.Canceled)
+	}
+	<-p.done
+	p.mu.Lock()
+	for _, cancel := range p.serving {
+		cancel()
+	}
+	p.mu.Unlock()
+	p.handlers.Wait()
 }
 
 func (p *Peer) warn(format string, args ...any) {

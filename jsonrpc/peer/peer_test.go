@@ -519,3 +519,26 @@ func TestLostRequest(t *testing.T) {
 		t.Fatalf("Call = %v", res.err)
 	}
 }
+
+// Stop ends the read loop but leaves the connection to its owner.
+func TestStop(t *testing.T) {
+	a, b := transport.Pipe()
+	defer a.Close()
+	p := New(a, Options{})
+	p.Start()
+	r := &remote{t: t, conn: b}
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	r.next()
+	p.Stop()
+	if res := result(t, ch); !errors.Is(res.err, context.Canceled) {
+		t.Fatalf("Call after Stop: %v", res.err)
+	}
+	// The connection still works.
+	go r.send(`{"jsonrpc":"2.0","method":"after"}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if f, err := a.Read(ctx); err != nil || !strings.Contains(string(f.Data), "after") {
+		t.Fatalf("reading after Stop: %s, %v", f.Data, err)
+	}
+	p.Close()
+}

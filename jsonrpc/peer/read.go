@@ -21,7 +21,7 @@ func (p *Peer) readLoop() {
 	defer close(p.done)
 	defer p.recoverPanic()
 	for {
-		f, err := p.conn.Read(context.Background())
+		f, err := p.conn.Read(p.readCtx)
 		if err != nil {
 			p.err = err
 			return
