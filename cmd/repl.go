@@ -123,27 +123,16 @@ type traceWriter interface {
 func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, error) {
 	name, target := "stdio", "stdio: "+commandLine(s.server)
 	if s.g.url != "" {
-		name, target = "http", "http: "+record.RedactURL(s.g.url)
+		name, target = "http", "http: "+transport.RedactURL(s.g.url)
 	}
-	rec, err := record.CreateContext(ctx, path, s.g.recordOptions(name, target))
+	rec, err := record.Create(ctx, path, s.g.recordOptions(name, target))
 	if errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, usageErrorf(":record: %v", err)
 	}
-	return replTrace{rec}, nil
-}
-
-// replTrace adapts a recorder to the REPL's tap.
-type replTrace struct{ *record.Recorder }
-
-func (t replTrace) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
-	d := record.ClientToServer
-	if dir == transport.Incoming {
-		d = record.ServerToClient
-	}
-	t.WriteFrame(d, f)
+	return rec, nil
 }
 
 func (o *replOptions) run(ctx context.Context, server []string) (err error) {

@@ -109,7 +109,7 @@ func TestGreeterTrace(t *testing.T) {
 	srv := serve(greeter("Hello"))
 	defer srv.Close()
 	if *update {
-		rec, err := record.Create("testdata/greeter.jsonl", record.RecorderOptions{Header: record.Header{Mcpx: "example", Transport: "http", Target: "http: greeter"}})
+		rec, err := record.Create(context.Background(), "testdata/greeter.jsonl", record.RecorderOptions{Header: record.Header{Mcpx: "example", Transport: "http", Target: "http: greeter"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -266,7 +266,7 @@ func recordSession(t *testing.T, dial func(obs transport.Observer) transport.Con
 func recordSessionWith(t *testing.T, dial func(obs transport.Observer) transport.Conn, transportName string, calls []call, life inspector.Lifecycle, red RedactOptions) (*Trace, sessionResult) {
 	t.Helper()
 	name := t.TempDir() + "/trace.jsonl"
-	rec, err := Create(name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}, Redact: red})
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}, Redact: red})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -542,7 +542,7 @@ func TestHTTPProxyModern(t *testing.T) {
 // routes.
 func TestTraceRouteFormat(t *testing.T) {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, Header{Transport: "http"})
+	w, err := newWriter(&b, Header{Transport: "http"})
 	if err != nil {
 		t.Fatal(err)
 	}
