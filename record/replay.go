@@ -278,18 +278,22 @@ func synthesizeDiscover(sc *script) []byte {
 	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps}
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
-			var r struct {
-				Result struct {
-					Meta map[string]json.RawMessage `json:"_meta"`
-				} `json:"result"`
-			}
-			if o.isStderr || json.Unmarshal(o.frame, &r) != nil {
+			if o.isStderr {
 				continue
 			}
-			if info, ok := r.Result.Meta[mcp.MetaServerInfo]; ok {
-				result["_meta"] = map[string]json.RawMessage{mcp.MetaServerInfo: info}
-				b, _ := json.Marshal(result)
-				return b
+			msgs, _ := parseFrame(o.frame)
+			for _, m := range msgs {
+				var r struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				}
+				if !m.IsResponse() || json.Unmarshal(m.Result, &r) != nil {
+					continue
+				}
+				if info, ok := r.Meta[mcp.MetaServerInfo]; ok {
+					result["_meta"] = map[string]json.RawMessage{mcp.MetaServerInfo: info}
+					b, _ := json.Marshal(result)
+					return b
+				}
 			}
 		}
 	}
