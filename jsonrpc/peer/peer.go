@@ -41,7 +41,7 @@ type Handler func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, e
 // ErrCancelled is the cause of a handler's context when Cancel ended it:
 // the peer withdrew its request. Receivers of a cancellation should not
 // answer (MCP spec: basic/utilities/cancellation), so none is sent.
-var ErrCancelled = errors.New("cancelled by the server")
+var ErrCancelled = errors.New("the peer cancelled its request")
 
 // Options configure a Peer. Every hook is optional.
 type Options struct {
