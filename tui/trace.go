@@ -213,7 +213,7 @@ func withoutProtocolMeta(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	for _, k := range append([]string(nil), meta.Keys()...) {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") || k == "progressToken" {
+		if strings.HasPrefix(k, mcp.MetaReservedPrefix) || k == mcp.MetaProgressToken {
 			meta.Delete(k)
 		}
 	}
