@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 )
 
@@ -175,23 +176,23 @@ func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
 // their output (watch, subscribe) replace the default, the stderr console.
 type notifySink struct {
 	mu sync.Mutex
-	fn func(*inspector.Message)
+	fn func(*jsonrpc.Message)
 }
 
-func (n *notifySink) set(fn func(*inspector.Message)) {
+func (n *notifySink) set(fn func(*jsonrpc.Message)) {
 	n.mu.Lock()
 	n.fn = fn
 	n.mu.Unlock()
 }
 
-func (n *notifySink) get() func(*inspector.Message) {
+func (n *notifySink) get() func(*jsonrpc.Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.fn
 }
 
 // onNotification is the session's notification callback for c.
-func (c *client) onNotification(m *inspector.Message) {
+func (c *client) onNotification(m *jsonrpc.Message) {
 	if c.observe != nil {
 		c.observe(m)
 	}

@@ -10,12 +10,14 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-func latestVersion() string { return inspector.LatestHandshakeVersion }
+func latestVersion() string { return mcp.LatestHandshakeVersion }
 
 // client is an open session plus what renders around it.
 type client struct {
@@ -38,7 +40,7 @@ type client struct {
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
 	// observe, when set (the REPL), sees every notification first.
-	observe func(*inspector.Message)
+	observe func(*jsonrpc.Message)
 }
 
 // Close ends the session (shutting the server down) and releases files;

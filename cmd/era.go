@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -29,7 +30,7 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 	switch era {
 	case "":
 		era = eraLegacy
-		if inspector.IsModernVersion(g.protocolVersion) {
+		if mcp.IsModernVersion(g.protocolVersion) {
 			era, source = eraModern, "--protocol-version"
 		}
 	case eraLegacy, eraAuto, eraModern:
@@ -37,7 +38,7 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 		return usageErrorf("%s must be legacy, auto or modern, not %q", source, era)
 	}
 	if v := g.protocolVersion; v != "" {
-		modernV := inspector.IsModernVersion(v)
+		modernV := mcp.IsModernVersion(v)
 		switch {
 		case modernV && era == eraLegacy:
 			return usageErrorf("--protocol-version %s is a 2026-07-28-era (stateless) version, but %s is legacy; use --protocol-era modern", v, orDefault(source, "the default era"))
@@ -55,7 +56,7 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 
 // legacyVersion is the handshake-era version to offer.
 func (g *globalOptions) legacyVersion() string {
-	if g.protocolVersion != "" && !inspector.IsModernVersion(g.protocolVersion) {
+	if g.protocolVersion != "" && !mcp.IsModernVersion(g.protocolVersion) {
 		return g.protocolVersion
 	}
 	return ""
@@ -63,7 +64,7 @@ func (g *globalOptions) legacyVersion() string {
 
 // modernVersion is the stateless version to declare.
 func (g *globalOptions) modernVersion() string {
-	if inspector.IsModernVersion(g.protocolVersion) {
+	if mcp.IsModernVersion(g.protocolVersion) {
 		return g.protocolVersion
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -41,7 +42,7 @@ func usageErrorf(format string, args ...any) error {
 func classify(err error) (int, string) {
 	var ue *usageError
 	var te *inspector.ToolResultError
-	var rpcErr *inspector.RPCError
+	var rpcErr *jsonrpc.Error
 	var exitErr *transport.PeerExitError
 	var invalidTool *inspector.InvalidToolError
 	var uv *inspector.UnsupportedVersionError
@@ -96,7 +97,7 @@ func (g *globalOptions) report(err error) int {
 	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err) + limitHint(err))
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
-		var rpcErr *inspector.RPCError
+		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
 		}
@@ -128,7 +129,7 @@ func limitHint(err error) string {
 // (JSON-RPC error data, the server's last stderr line).
 func errorMessage(err error) string {
 	msg := err.Error()
-	var rpcErr *inspector.RPCError
+	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && string(rpcErr.Data) != "null" {
 		msg += " (data: " + compact(rpcErr.Data) + ")"
 	}

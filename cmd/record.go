@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // validateRecord checks --record, --redact and --no-redact.
@@ -111,9 +112,9 @@ func (g *globalOptions) recorder(ctx context.Context, c *client, server []string
 	}
 	name, target := "stdio", "stdio: "+commandLine(server)
 	if g.url != "" {
-		name, target = "http", "http: "+record.RedactURL(g.url)
+		name, target = "http", "http: "+transport.RedactURL(g.url)
 	}
-	rec, err := record.CreateContext(ctx, g.record, g.recordOptions(name, target))
+	rec, err := record.Create(ctx, g.record, g.recordOptions(name, target))
 	if err != nil {
 		return nil, recordCreateError(err)
 	}
@@ -173,6 +174,21 @@ func teeObserver(show transport.Observer, rec *record.Recorder) transport.Observ
 		if show != nil {
 			show(ev)
 		}
+	}
+}
+
+// teeFrames records frames to rec (when recording), then shows them with
+// show (when set); nil when neither.
+func teeFrames(rec *record.Recorder, show transport.FrameFunc) transport.FrameFunc {
+	switch {
+	case rec == nil:
+		return show
+	case show == nil:
+		return rec.Frame
+	}
+	return func(t time.Time, dir transport.Direction, f transport.Frame) {
+		rec.Frame(t, dir, f)
+		show(t, dir, f)
 	}
 }
 
@@ -256,7 +272,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.CreateContext(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+		r, cerr := record.Create(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -283,14 +299,18 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	po := record.StdioProxyOptions{
 		Server: transport.StdioOptions{Command: server[0], Args: server[1:], Env: g.env, Dir: g.cwd,
 			MaxMessageSize: g.maxMessageSize},
-		In:       g.io.In,
-		Out:      g.io.Out,
-		Stderr:   stderr,
-		Recorder: rec,
+		In:     g.io.In,
+		Out:    g.io.Out,
+		Stderr: stderr,
 	}
+	var wire transport.FrameFunc
 	if g.wire {
-		po.OnFrame = con.Wire
+		wire = con.Wire
 	}
+	if rec != nil {
+		po.OnEvent = rec.Observe
+	}
+	po.OnFrame = teeFrames(rec, wire)
 	return record.ProxyStdio(ctx, po)
 }
 
@@ -402,7 +422,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.CreateContext(ctx, g.record, g.recordOptions("http", "http: "+record.RedactURL(g.url)))
+		r, cerr := record.Create(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -420,21 +440,25 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 	if bearer != "" {
 		header.Set("Authorization", "Bearer "+bearer)
 	}
-	po := record.HTTPProxyOptions{Upstream: g.url, Recorder: rec, Header: header, MaxMessageSize: g.maxMessageSize}
+	po := record.HTTPProxyOptions{Upstream: g.url, Header: header, MaxMessageSize: g.maxMessageSize}
+	var wire transport.FrameFunc
+	var show transport.Observer
 	if g.wire {
-		po.OnFrame = con.Wire
-		po.OnEvent = func(ev transport.Event) {
+		wire = con.Wire
+		show = func(ev transport.Event) {
 			// The proxy's events quote upstream URLs as requested; the
 			// recorder redacts its copy, and so does the screen.
 			ev.Text = transport.RedactURLs(ev.Text)
 			con.Event(ev)
 		}
 	}
+	po.OnFrame = teeFrames(rec, wire)
+	po.OnEvent = teeObserver(show, rec)
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {
 		return usageErrorf("--url: %v", err)
 	}
-	what := "proxying " + record.RedactURL(g.url)
+	what := "proxying " + transport.RedactURL(g.url)
 	if rec != nil {
 		what += ", recording to " + g.record + ","
 	}
@@ -619,7 +643,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			}
 			c.out.JSON(b)
 		} else {
-			res.WriteReport(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+			tui.WriteVerifyReport(g.io.Out, res, g.io.colorEnabled(g.color, g.io.OutTTY))
 		}
 	}
 	if err != nil {
@@ -666,9 +690,9 @@ func (o *traceShowOptions) run(file string) error {
 		return err
 	}
 	if g.json {
-		doc := record.TimelineJSON{Header: tr.Header, Era: record.Era(tr), Events: record.Timeline(tr), Warnings: tr.Warnings}
+		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Events: tui.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
-			doc.Events = []record.Entry{}
+			doc.Events = []tui.Entry{}
 		}
 		b, err := json.Marshal(doc)
 		if err != nil {
@@ -677,6 +701,6 @@ func (o *traceShowOptions) run(file string) error {
 		g.printer().JSON(b)
 		return nil
 	}
-	record.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
+	tui.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // The stateless 2026-07-28 era over HTTP, end to end through the commands:
@@ -161,8 +162,8 @@ func TestAutoEraRecordingReplaysHTTP(t *testing.T) {
 			if live.code != 0 {
 				t.Fatalf("record: exit %d: %s", live.code, live.stderr)
 			}
-			if tr, _ := readTraceFile(t, file); record.Era(tr) != "modern+legacy" {
-				t.Errorf("era %q", record.Era(tr))
+			if tr, _ := readTraceFile(t, file); tui.Era(tr) != "modern+legacy" {
+				t.Errorf("era %q", tui.Era(tr))
 			}
 			// Verify re-sends the probe too; its refusal (as recorded)
 			// does not end the verification.

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -122,27 +123,16 @@ type traceWriter interface {
 func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, error) {
 	name, target := "stdio", "stdio: "+commandLine(s.server)
 	if s.g.url != "" {
-		name, target = "http", "http: "+record.RedactURL(s.g.url)
+		name, target = "http", "http: "+transport.RedactURL(s.g.url)
 	}
-	rec, err := record.CreateContext(ctx, path, s.g.recordOptions(name, target))
+	rec, err := record.Create(ctx, path, s.g.recordOptions(name, target))
 	if errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, usageErrorf(":record: %v", err)
 	}
-	return replTrace{rec}, nil
-}
-
-// replTrace adapts a recorder to the REPL's tap.
-type replTrace struct{ *record.Recorder }
-
-func (t replTrace) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
-	d := record.ClientToServer
-	if dir == transport.Incoming {
-		d = record.ServerToClient
-	}
-	t.WriteFrame(d, f)
+	return rec, nil
 }
 
 func (o *replOptions) run(ctx context.Context, server []string) (err error) {
@@ -368,7 +358,7 @@ func (s *replSession) open(ctx context.Context) error {
 // roots are declared so that :roots can change them.
 func (s *replSession) prepare(c *client) {
 	shown := map[string]time.Time{}
-	c.observe = func(m *inspector.Message) {
+	c.observe = func(m *jsonrpc.Message) {
 		s.observe(m)
 		// List changes are shown, but a burst (servers announce their
 		// lists one by one at start-up) as one line.
@@ -399,7 +389,7 @@ func (s *replSession) wrapConn(c *client, conn transport.Conn) transport.Conn {
 	})
 }
 
-func (s *replSession) observe(m *inspector.Message) {
+func (s *replSession) observe(m *jsonrpc.Message) {
 	s.mu.Lock()
 	cat := s.catalog
 	s.mu.Unlock()
@@ -1093,13 +1083,13 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 // thousand).
 type noteQueue struct {
 	mu    sync.Mutex
-	items []*inspector.Message
+	items []*jsonrpc.Message
 	more  chan struct{} // closed when a notification arrives
 }
 
 func newNoteQueue() *noteQueue { return &noteQueue{more: make(chan struct{})} }
 
-func (q *noteQueue) add(m *inspector.Message) {
+func (q *noteQueue) add(m *jsonrpc.Message) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) >= 1000 {
@@ -1118,7 +1108,7 @@ func (q *noteQueue) clear() {
 
 // take removes and returns the first notification whose method matches
 // pattern, waiting for one until ctx ends or gone closes.
-func (q *noteQueue) take(ctx context.Context, pattern string, gone <-chan struct{}) (*inspector.Message, error) {
+func (q *noteQueue) take(ctx context.Context, pattern string, gone <-chan struct{}) (*jsonrpc.Message, error) {
 	for {
 		q.mu.Lock()
 		for i, m := range q.items {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 func TestReplExamples(t *testing.T) {
@@ -44,9 +45,9 @@ func TestHistoryPath(t *testing.T) {
 
 func TestNoteQueue(t *testing.T) {
 	q := newNoteQueue()
-	q.add(&inspector.Message{Method: "notifications/message"})
-	q.add(&inspector.Message{Method: "notifications/resources/updated", Params: []byte(`{"uri":"a"}`)})
-	q.add(&inspector.Message{Method: "notifications/resources/updated", Params: []byte(`{"uri":"b"}`)})
+	q.add(&jsonrpc.Message{Method: "notifications/message"})
+	q.add(&jsonrpc.Message{Method: "notifications/resources/updated", Params: []byte(`{"uri":"a"}`)})
+	q.add(&jsonrpc.Message{Method: "notifications/resources/updated", Params: []byte(`{"uri":"b"}`)})
 	ctx := context.Background()
 
 	// The oldest match is taken, once; globs work.
@@ -60,12 +61,12 @@ func TestNoteQueue(t *testing.T) {
 	}
 
 	// Waiting for one that has not come yet.
-	got := make(chan *inspector.Message, 1)
+	got := make(chan *jsonrpc.Message, 1)
 	go func() {
 		m, _ := q.take(ctx, "notifications/tools/list_changed", nil)
 		got <- m
 	}()
-	q.add(&inspector.Message{Method: "notifications/tools/list_changed"})
+	q.add(&jsonrpc.Message{Method: "notifications/tools/list_changed"})
 	select {
 	case m := <-got:
 		if m == nil || m.Method != "notifications/tools/list_changed" {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // showTaskStatus installs a display of a task's status changes, which
@@ -28,7 +29,7 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 		c.console.Note(inspector.DescribeTask(t))
 	}
 	prev := c.sink.get()
-	c.sink.set(func(m *inspector.Message) {
+	c.sink.set(func(m *jsonrpc.Message) {
 		if t, ok := inspector.TaskStatusOf(m); ok {
 			show(t)
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // Watching commands (watch, resources subscribe) run until interrupted or
@@ -52,9 +53,9 @@ acknowledged, and listens again if the stream drops.`,
 }
 
 // notificationPrinter prints notifications on stdout for watching commands.
-func (g *globalOptions) notificationPrinter(c *client) func(*inspector.Message) {
+func (g *globalOptions) notificationPrinter(c *client) func(*jsonrpc.Message) {
 	out := inspector.NewConsole(g.io.Out, false, g.io.colorEnabled(g.color, g.io.OutTTY))
-	return func(m *inspector.Message) {
+	return func(m *jsonrpc.Message) {
 		if g.json {
 			raw := m.Raw
 			if b, err := compactRaw(raw); err == nil {
@@ -181,8 +182,8 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 	return o.g.withClient(ctx, server, func(c *client) error {
 		// The read loop delivers notifications; reading the resource again
 		// is a request, so it happens here, never on the read loop.
-		updates := make(chan *inspector.Message, 64)
-		c.sink.set(func(m *inspector.Message) {
+		updates := make(chan *jsonrpc.Message, 64)
+		c.sink.set(func(m *jsonrpc.Message) {
 			if u, ok := inspector.UpdatedResource(m); ok && u == uri {
 				select {
 				case updates <- m:

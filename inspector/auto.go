@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -141,7 +143,7 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 	var uv *UnsupportedVersionError
 	var te *TimeoutError
 	var he *transport.HTTPError
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
 		info := a.Modern.Server()
@@ -152,7 +154,7 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 		// A modern answer naming only handshake-era versions: initialize
 		// with the newest of them mcpx speaks.
 		d := EraDecision{Era: "legacy", Reason: "auto-detected: server/discover named only handshake-era versions (" + strings.Join(uv.Supported, ", ") + ")"}
-		for _, v := range HandshakeVersions {
+		for _, v := range mcp.HandshakeVersions {
 			if slices.Contains(uv.Supported, v) {
 				d.Version = v
 				break

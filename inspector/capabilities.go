@@ -3,6 +3,9 @@ package inspector
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // ClientFeatures is what mcpx offers a server: roots, sampling, elicitation
@@ -24,7 +27,7 @@ type ClientFeatures struct {
 
 func (f *ClientFeatures) version() string {
 	if f.Version == "" {
-		return LatestHandshakeVersion
+		return mcp.LatestHandshakeVersion
 	}
 	return f.Version
 }
@@ -111,7 +114,7 @@ func (f *ClientFeatures) ModernCapabilities() json.RawMessage {
 		}
 		caps.Set("elicitation", json.RawMessage(fmt.Sprintf(`{"form":%s,"url":{}}`, form)))
 	}
-	caps.Set("extensions", json.RawMessage(`{"`+TasksExtension+`":{}}`))
+	caps.Set("extensions", json.RawMessage(`{"`+mcp.TasksExtension+`":{}}`))
 	return caps.Marshal()
 }
 
@@ -127,16 +130,16 @@ func (f *ClientFeatures) Handlers() map[string]RequestHandler {
 		return h
 	}
 	if f.Roots != nil {
-		hs["roots/list"] = Adapt(f.Roots.Handle)
+		hs[mcp.MethodRootsList] = Adapt(f.Roots.Handle)
 	}
 	if f.Sampler != nil {
-		hs["sampling/createMessage"] = Adapt(wrap(f.Sampler.Handle))
+		hs[mcp.MethodSamplingCreateMessage] = Adapt(wrap(f.Sampler.Handle))
 	}
 	if f.elicitOn() {
-		hs["elicitation/create"] = Adapt(wrap(f.Elicitor.Handle))
+		hs[mcp.MethodElicitationCreate] = Adapt(wrap(f.Elicitor.Handle))
 	}
 	if f.tasksOn() {
-		for _, m := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"} {
+		for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel} {
 			hs[m] = Adapt(f.Tasks.Handle)
 		}
 	}
@@ -164,15 +167,15 @@ func (f *ClientFeatures) Redeclare(legacy *Legacy) func(era string) {
 // answered through it (spec 2026-07-28: basic/patterns/mrtr).
 func (f *ClientFeatures) HandlersFor(l Lifecycle) map[string]RequestHandler {
 	hs := f.Handlers()
-	if _, legacyOnly := l.(*Legacy); !legacyOnly && f.Elicitor != nil && hs["elicitation/create"] == nil {
-		hs["elicitation/create"] = Adapt(f.Elicitor.Handle)
+	if _, legacyOnly := l.(*Legacy); !legacyOnly && f.Elicitor != nil && hs[mcp.MethodElicitationCreate] == nil {
+		hs[mcp.MethodElicitationCreate] = Adapt(f.Elicitor.Handle)
 	}
 	return hs
 }
 
 // Notice explains a notification that concerns the client features, or
 // returns "" for one they have nothing to say about.
-func (f *ClientFeatures) Notice(m *Message) string {
+func (f *ClientFeatures) Notice(m *jsonrpc.Message) string {
 	if m.Method == "notifications/elicitation/complete" && f.Elicitor != nil {
 		id, u, known := f.Elicitor.Complete(m.Params)
 		if !known {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 func TestCapabilities(t *testing.T) {
@@ -114,7 +116,7 @@ func TestRoots(t *testing.T) {
 	roots := NewRoots([]Root{r})
 	var sent []string
 	roots.Notify = func(_ context.Context, method string) error { sent = append(sent, method); return nil }
-	raw, err := Adapt(roots.Handle)(context.Background(), &Message{Method: "roots/list"})
+	raw, err := Adapt(roots.Handle)(context.Background(), &jsonrpc.Message{Method: "roots/list"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ func TestAdaptRelatedTask(t *testing.T) {
 	h := Adapt(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"action":"decline"}`), nil
 	})
-	res, err := h(context.Background(), &Message{Method: "elicitation/create", Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-9"}},"message":"m"}`)})
+	res, err := h(context.Background(), &jsonrpc.Message{Method: "elicitation/create", Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-9"}},"message":"m"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,12 +217,12 @@ func TestSummaries(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		method, result string
-		err            *RPCError
+		err            *jsonrpc.Error
 		want           string
 	}{
 		{"roots/list", `{"roots":[{"uri":"file:///tmp"}]}`, nil, "1 root: file:///tmp"},
 		{"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`, nil, `assistant "Paris" (model m, endTurn)`},
-		{"sampling/createMessage", ``, &RPCError{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
+		{"sampling/createMessage", ``, &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
 		{"elicitation/create", `{"action":"accept","content":{"a":1}}`, nil, `accept {"a":1}`},
 		{"elicitation/create", `{"task":{"taskId":"t","status":"working","createdAt":"","lastUpdatedAt":"","ttl":null}}`, nil, `created task t: working`},
 	} {

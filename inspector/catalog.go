@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Catalog keeps what a server lists — tools, prompts, resources and
@@ -37,17 +40,17 @@ type catalogList struct {
 // listChanged maps each list_changed notification to the lists it makes
 // stale.
 var listChanged = map[string][]string{
-	"notifications/tools/list_changed":     {"tools/list"},
-	"notifications/prompts/list_changed":   {"prompts/list"},
-	"notifications/resources/list_changed": {"resources/list", "resources/templates/list"},
+	mcp.NotificationToolsListChanged:     {mcp.MethodToolsList},
+	mcp.NotificationPromptsListChanged:   {mcp.MethodPromptsList},
+	mcp.NotificationResourcesListChanged: {mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList},
 }
 
 // capabilityOf names the server capability that offers each list.
 var capabilityOf = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resources",
+	mcp.MethodToolsList:              "tools",
+	mcp.MethodPromptsList:            "prompts",
+	mcp.MethodResourcesList:          "resources",
+	mcp.MethodResourcesTemplatesList: "resources",
 }
 
 // NewCatalog returns an empty catalog for s.
@@ -65,7 +68,7 @@ func (c *Catalog) AutoRefresh(ctx context.Context) {
 
 // Prefetch fetches, in the background, every list the server declares.
 func (c *Catalog) Prefetch(ctx context.Context) {
-	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+	for _, m := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
 		if c.declared(m) {
 			go func() { _, _ = c.items(ctx, m) }()
 		}
@@ -74,7 +77,7 @@ func (c *Catalog) Prefetch(ctx context.Context) {
 
 // Notify tells the catalog about a notification from the server; it
 // reports whether the notification made a list stale.
-func (c *Catalog) Notify(m *Message) bool {
+func (c *Catalog) Notify(m *jsonrpc.Message) bool {
 	methods := listChanged[m.Method]
 	if len(methods) == 0 {
 		return false
@@ -172,7 +175,7 @@ func (t ToolInfo) Args() []ArgInfo { return SchemaArgs(t.InputSchema) }
 
 // Tools returns the server's tools.
 func (c *Catalog) Tools(ctx context.Context) ([]ToolInfo, error) {
-	items, err := c.items(ctx, "tools/list")
+	items, err := c.items(ctx, mcp.MethodToolsList)
 	var out []ToolInfo
 	for _, it := range items {
 		var t struct {
@@ -224,7 +227,7 @@ type PromptArg struct {
 
 // Prompts returns the server's prompts.
 func (c *Catalog) Prompts(ctx context.Context) ([]PromptInfo, error) {
-	items, err := c.items(ctx, "prompts/list")
+	items, err := c.items(ctx, mcp.MethodPromptsList)
 	var out []PromptInfo
 	for _, it := range items {
 		var p struct {
@@ -257,12 +260,12 @@ type ResourceInfo struct {
 
 // Resources returns the server's resources.
 func (c *Catalog) Resources(ctx context.Context) ([]ResourceInfo, error) {
-	return c.resources(ctx, "resources/list", "uri")
+	return c.resources(ctx, mcp.MethodResourcesList, "uri")
 }
 
 // Templates returns the server's resource templates.
 func (c *Catalog) Templates(ctx context.Context) ([]ResourceInfo, error) {
-	return c.resources(ctx, "resources/templates/list", "uriTemplate")
+	return c.resources(ctx, mcp.MethodResourcesTemplatesList, "uriTemplate")
 }
 
 func (c *Catalog) resources(ctx context.Context, method, key string) ([]ResourceInfo, error) {

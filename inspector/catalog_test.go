@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // catalogSession connects to a fake server declaring caps.
@@ -70,10 +72,10 @@ func TestCatalogCachesAndRefreshes(t *testing.T) {
 	srv.quietUntil(mark(t, s))
 
 	// A list change makes it stale; the next use fetches it again.
-	if !c.Notify(&Message{Method: "notifications/tools/list_changed"}) {
+	if !c.Notify(&jsonrpc.Message{Method: "notifications/tools/list_changed"}) {
 		t.Fatal("Notify did not recognize a list change")
 	}
-	if c.Notify(&Message{Method: "notifications/message"}) {
+	if c.Notify(&jsonrpc.Message{Method: "notifications/message"}) {
 		t.Fatal("Notify took a log message for a list change")
 	}
 	ch := get()
@@ -104,7 +106,7 @@ func TestCatalogAutoRefresh(t *testing.T) {
 	defer cancel()
 	c.AutoRefresh(ctx)
 	c.Prefetch(ctx)
-	seen := map[string]*Message{}
+	seen := map[string]*jsonrpc.Message{}
 	for range 3 {
 		m := srv.next()
 		seen[m.Method] = m
@@ -125,7 +127,7 @@ func TestCatalogAutoRefresh(t *testing.T) {
 	}
 
 	// A resources list change refetches both resource lists at once.
-	c.Notify(&Message{Method: "notifications/resources/list_changed"})
+	c.Notify(&jsonrpc.Message{Method: "notifications/resources/list_changed"})
 	got := map[string]bool{}
 	for range 2 {
 		m := srv.next()

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -163,18 +166,18 @@ func (c *Console) LogMessage(params json.RawMessage) {
 }
 
 // Notification prints a notification by method, with its params.
-func (c *Console) Notification(m *Message) {
+func (c *Console) Notification(m *jsonrpc.Message) {
 	switch m.Method {
-	case "notifications/message":
+	case mcp.NotificationMessage:
 		c.LogMessage(m.Params)
 		return
-	case "notifications/tasks/status":
+	case mcp.NotificationTasksStatus:
 		var t Task
 		if json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
 			c.Println(c.st.key("notification") + " " + DescribeTask(t))
 			return
 		}
-	case "notifications/resources/updated":
+	case mcp.NotificationResourcesUpdated:
 		var p struct {
 			URI string `json:"uri"`
 		}
@@ -192,7 +195,7 @@ func (c *Console) Notification(m *Message) {
 
 // ServerRequest prints a server-to-client request and the answer sent, one
 // line each (the full messages are on --wire).
-func (c *Console) ServerRequest(req *Message, result json.RawMessage, rpcErr *RPCError) {
+func (c *Console) ServerRequest(req *jsonrpc.Message, result json.RawMessage, rpcErr *jsonrpc.Error) {
 	line := c.st.key("server request") + " " + EscapeLine(req.Method)
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum

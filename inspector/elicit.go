@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // ElicitPolicy says how elicitation/create is answered: prompt (field by
@@ -138,8 +141,8 @@ type ElicitRequest struct {
 
 // Handle answers elicitation/create.
 func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method != "elicitation/create" {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	if method != mcp.MethodElicitationCreate {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req ElicitRequest
 	if err := json.Unmarshal(params, &req); err != nil {
@@ -189,7 +192,7 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 	case PolicyFile:
 		if err := form.Validate(e.fileContent); err != nil {
 			e.note(fmt.Sprintf("--on-elicit %s does not match the requested schema: %v", e.Policy, err))
-			return nil, &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
 		}
 		return ElicitAnswer("accept", e.fileContent), nil
 	case PolicyPrompt:
@@ -801,8 +804,8 @@ func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.Ra
 // URLElicitationRequiredError (-32042) carries, or nil for any other error
 // (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
 func URLElicitationsRequired(err error) []json.RawMessage {
-	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeURLElicitationRequired {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
 		return nil
 	}
 	var data struct {
@@ -826,7 +829,7 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 	}
 	accepted := 0
 	for _, raw := range list {
-		res, herr := e.Handle(ctx, "elicitation/create", raw)
+		res, herr := e.Handle(ctx, mcp.MethodElicitationCreate, raw)
 		if herr != nil {
 			e.note("URL elicitation required by the server: " + herr.Error())
 			continue
@@ -835,7 +838,7 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 			Action string `json:"action"`
 		}
 		_ = json.Unmarshal(res, &r)
-		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest("elicitation/create", raw), r.Action))
+		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest(mcp.MethodElicitationCreate, raw), r.Action))
 		if r.Action == "accept" {
 			accepted++
 		}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -117,7 +120,7 @@ func TestFilePolicyValidatesAgainstSchema(t *testing.T) {
 		var notes []string
 		e.Note = func(s string) { notes = append(notes, s) }
 		_, err := e.Handle(testCtx(t), "elicitation/create", params)
-		var rpcErr *RPCError
+		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "does not match the requested schema") {
 			t.Errorf("%s: want a schema mismatch error, got %v", name, err)
 		}
@@ -329,12 +332,12 @@ func TestModesNotDeclared(t *testing.T) {
 	e, _ := elicitor(t, "decline", "")
 	(&ClientFeatures{Version: "2025-06-18", Elicitor: e}).Capabilities()
 	_, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"url","elicitationId":"e","url":"https://example.com","message":"m"}`))
-	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("url mode with a 2025-06-18 capability: want -32602, got %v", err)
 	}
 	_, err = e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"telepathy","message":"m"}`))
-	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("unknown mode: want -32602, got %v", err)
 	}
 }
@@ -356,12 +359,12 @@ func TestParseElicitPolicy(t *testing.T) {
 }
 
 func TestURLElicitationRequired(t *testing.T) {
-	err := fmtErr(&RPCError{Code: CodeURLElicitationRequired, Message: "needs auth",
+	err := fmtErr(&jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "needs auth",
 		Data: json.RawMessage(`{"elicitations":[{"mode":"url","elicitationId":"p-1","url":"https://example.com/auth","message":"Authorize first"}]}`)})
 	if got := URLElicitationsRequired(err); len(got) != 1 {
 		t.Fatalf("elicitations: %v", got)
 	}
-	if URLElicitationsRequired(fmtErr(&RPCError{Code: CodeInternalError})) != nil {
+	if URLElicitationsRequired(fmtErr(&jsonrpc.Error{Code: jsonrpc.CodeInternalError})) != nil {
 		t.Error("other errors carry no elicitations")
 	}
 
@@ -388,7 +391,7 @@ func TestURLElicitationRequired(t *testing.T) {
 	}
 }
 
-func fmtErr(e *RPCError) error { return errors.Join(errors.New("tools/call"), e) }
+func fmtErr(e *jsonrpc.Error) error { return errors.Join(errors.New("tools/call"), e) }
 
 // In the 2026-07-28 era URL elicitations carry no elicitationId, and mcpx
 // waits for the person to finish before the request is retried.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Era-neutral operations: what a person asks for is the same in both
@@ -49,9 +51,9 @@ type PingResult struct {
 // onNote, when set, is told about the substitution before the request goes
 // out.
 func (s *Session) Ping(ctx context.Context, onNote func(string)) (*PingResult, error) {
-	method, instead := "ping", ""
+	method, instead := mcp.MethodPing, ""
 	if s.modern() != nil {
-		method, instead = "server/discover", "server/discover: the modern era has no ping"
+		method, instead = mcp.MethodDiscover, "server/discover: the modern era has no ping"
 		if onNote != nil {
 			onNote("the modern era has no ping; timing server/discover instead")
 		}

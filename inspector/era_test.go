@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // The era-neutral operations against fake servers of both eras: the same
@@ -111,8 +114,8 @@ func TestSetLogLevelBothEras(t *testing.T) {
 	}
 	go func() { c, err := s.SetLogLevel(context.Background(), "info"); ch <- out{c, err} }()
 	m = srv.nextRequest("logging/setLevel")
-	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"nope"}}`)
-	var rpcErr *RPCError
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"nope"}}`)
+	var rpcErr *jsonrpc.Error
 	if o := recv(t, ch); !errors.As(o.err, &rpcErr) || !strings.Contains(o.err.Error(), `logging/setLevel "info"`) {
 		t.Errorf("err %v", o.err)
 	}
@@ -128,7 +131,7 @@ func TestSetLogLevelBothEras(t *testing.T) {
 	}
 	call := goCall(context.Background(), s, "tools/list", nil)
 	m = srv.nextRequest("tools/list")
-	if got := string(metaOf(t, m)[MetaLogLevel]); got != `"warning"` {
+	if got := string(metaOf(t, m)[mcp.MetaLogLevel]); got != `"warning"` {
 		t.Errorf("_meta log level %s", got)
 	}
 	srv.reply(m, `{"tools":[]}`)
@@ -178,7 +181,7 @@ func TestWatchLegacy(t *testing.T) {
 	if !strings.Contains(string(m.Params), `"a://2"`) {
 		t.Errorf("first unsubscribe %s", m.Params)
 	}
-	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"unknown"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32602,"message":"unknown"}}`)
 	srv.reply(srv.nextRequest("resources/unsubscribe"), `{}`)
 	if err := recv(t, errc); err != nil {
 		t.Fatalf("err %v", err)
@@ -191,7 +194,7 @@ func TestWatchLegacy(t *testing.T) {
 	go func() { errc <- s.Watch(context.Background(), WatchSpec{Resources: []string{"a://1", "a://2"}}, hooks) }()
 	srv.reply(srv.nextRequest("resources/subscribe"), `{}`)
 	m = srv.nextRequest("resources/subscribe")
-	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"no such resource"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32602,"message":"no such resource"}}`)
 	m = srv.nextRequest("resources/unsubscribe")
 	if !strings.Contains(string(m.Params), `"a://1"`) {
 		t.Errorf("undo %s", m.Params)
@@ -223,11 +226,11 @@ func TestWatchLegacy(t *testing.T) {
 
 // acknowledge sends the acknowledgement of listen request m, granting
 // granted (the notifications member, raw JSON).
-func acknowledge(srv *fakeServer, m *Message, granted string) {
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(m.ID) + `},"notifications":` + granted + `}}`)
+func acknowledge(srv *fakeServer, m *jsonrpc.Message, granted string) {
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.String() + `},"notifications":` + granted + `}}`)
 }
 
-func listenFilterOf(t *testing.T, m *Message) ListenFilter {
+func listenFilterOf(t *testing.T, m *jsonrpc.Message) ListenFilter {
 	t.Helper()
 	var p struct {
 		Notifications ListenFilter `json:"notifications"`
@@ -302,7 +305,7 @@ func TestWatcherLegacy(t *testing.T) {
 	}
 	ch := do(func() error { return w.Add(ctx, "c://3") })
 	m := srv.nextRequest("resources/subscribe")
-	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"no"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32602,"message":"no"}}`)
 	if err := recv(t, ch); err == nil {
 		t.Error("a refused subscribe succeeded")
 	}
@@ -380,7 +383,7 @@ func TestWatcherModern(t *testing.T) {
 	if err := w.Add(ctx, "a://1"); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.next(); n.Method != "notifications/cancelled" || !strings.Contains(string(n.Params), `"requestId":`+string(m.ID)) {
+	if n := srv.next(); n.Method != "notifications/cancelled" || !strings.Contains(string(n.Params), `"requestId":`+m.ID.String()) {
 		t.Errorf("sent %s, want the old stream cancelled", n.Raw)
 	}
 	m = srv.nextRequest("subscriptions/listen")
@@ -407,7 +410,7 @@ func TestWatcherModern(t *testing.T) {
 		t.Errorf("filter %+v", got)
 	}
 	// The server ending the stream is reported, with what it was asked.
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(m.ID) + `,"reason":"bye"}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + m.ID.String() + `,"reason":"bye"}}`)
 	var ended *ListenEndedError
 	if err := recv(t, log.ends); !errors.As(err, &ended) || ended.Reason != "bye" {
 		t.Errorf("end %v", err)
@@ -482,7 +485,7 @@ func TestTasksBothEras(t *testing.T) {
 		}
 		go func() { r, err := s.LookupTask(ctx, "t2"); gc <- got{r, err} }()
 		m = srv.nextRequest("tasks/get")
-		srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"unknown task"}}`)
+		srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32602,"message":"unknown task"}}`)
 		if g := recv(t, gc); g.err == nil || !strings.Contains(g.err.Error(), `tasks/get "t2"`) {
 			t.Errorf("err %v", g.err)
 		}
@@ -663,7 +666,9 @@ func TestHandlersForAndRedeclare(t *testing.T) {
 }
 
 func TestNotificationHelpers(t *testing.T) {
-	msg := func(method, params string) *Message { return &Message{Method: method, Params: json.RawMessage(params)} }
+	msg := func(method, params string) *jsonrpc.Message {
+		return &jsonrpc.Message{Method: method, Params: json.RawMessage(params)}
+	}
 	if !IsListChanged(msg("notifications/prompts/list_changed", "")) || IsListChanged(msg("notifications/message", "")) {
 		t.Error("IsListChanged")
 	}
@@ -676,7 +681,7 @@ func TestNotificationHelpers(t *testing.T) {
 	if tk, ok := TaskStatusOf(msg("notifications/tasks/status", `{"taskId":"t1","status":"working"}`)); !ok || tk.TaskID != "t1" {
 		t.Errorf("TaskStatusOf %+v %v", tk, ok)
 	}
-	for _, m := range []*Message{msg("notifications/tasks/status", `{"status":"working"}`), msg("notifications/message", `{"taskId":"t1"}`)} {
+	for _, m := range []*jsonrpc.Message{msg("notifications/tasks/status", `{"status":"working"}`), msg("notifications/message", `{"taskId":"t1"}`)} {
 		if _, ok := TaskStatusOf(m); ok {
 			t.Errorf("TaskStatusOf(%s %s)", m.Method, m.Params)
 		}

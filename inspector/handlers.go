@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // Handler answers one request the server makes of the client (roots/list,
@@ -25,7 +27,7 @@ const RelatedTaskKey = "io.modelcontextprotocol/related-task"
 // response related to a task must (spec 2025-11-25: basic/utilities/tasks,
 // "Associating Task-Related Messages").
 func Adapt(h Handler) RequestHandler {
-	return func(ctx context.Context, req *Message) (any, error) {
+	return func(ctx context.Context, req *jsonrpc.Message) (any, error) {
 		res, err := h(ctx, req.Method, req.Params)
 		if err != nil {
 			return nil, err
@@ -55,7 +57,7 @@ func relatedTask(params json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// Errors a handler returns to the server. They are *RPCError values so the
+// Errors a handler returns to the server. They are *jsonrpc.Error values so the
 // session sends them as they are.
 var (
 	// ErrUserRejected is the sampling refusal the spec suggests
@@ -64,12 +66,12 @@ var (
 )
 
 // rejectError builds the JSON-RPC error for a refused request.
-func rejectError(msg string) *RPCError {
-	return &RPCError{Code: errUserRejectedCode, Message: msg}
+func rejectError(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: errUserRejectedCode, Message: msg}
 }
 
-func invalidParams(format string, args ...any) *RPCError {
-	return &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+func invalidParams(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrNoTerminal is returned when a policy needs a person but there is no

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -53,10 +54,10 @@ func (f *fakeServer) nextFrame() transport.Frame {
 }
 
 // next returns the next single message the session sent.
-func (f *fakeServer) next() *Message {
+func (f *fakeServer) next() *jsonrpc.Message {
 	f.t.Helper()
 	fr := f.nextFrame()
-	msgs, batch, err := DecodeFrame(fr.Data)
+	msgs, batch, err := jsonrpc.DecodeFrame(fr.Data)
 	if err != nil || batch || len(msgs) != 1 {
 		f.t.Fatalf("session sent %q: want one message (err %v, batch %v)", fr.Data, err, batch)
 	}
@@ -67,7 +68,7 @@ func (f *fakeServer) next() *Message {
 }
 
 // nextRequest returns the next message, which must be a request for method.
-func (f *fakeServer) nextRequest(method string) *Message {
+func (f *fakeServer) nextRequest(method string) *jsonrpc.Message {
 	f.t.Helper()
 	m := f.next()
 	if !m.IsRequest() || m.Method != method {
@@ -87,9 +88,9 @@ func (f *fakeServer) send(raw string) {
 }
 
 // reply answers request m with result (raw JSON).
-func (f *fakeServer) reply(m *Message, result string) {
+func (f *fakeServer) reply(m *jsonrpc.Message, result string) {
 	f.t.Helper()
-	f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)
+	f.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":` + result + `}`)
 }
 
 // quiet checks that the session sends nothing more until it sends the

@@ -8,15 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
-
-// Protocol revisions of the handshake era that mcpx speaks, newest first
-// (spec: basic/lifecycle, "Version Negotiation").
-var HandshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-// LatestHandshakeVersion is offered in initialize unless pinned otherwise.
-const LatestHandshakeVersion = "2025-11-25"
 
 // Implementation names a client or server (clientInfo / serverInfo).
 type Implementation struct {
@@ -146,7 +140,7 @@ var ErrUnsupportedVersion = errors.New("unsupported protocol version")
 
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s); try --protocol-version with one the server supports",
-		e.Got, e.Offered, strings.Join(HandshakeVersions, ", "))
+		e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 }
 
 // Is makes errors.Is(err, ErrUnsupportedVersion) true.
@@ -156,7 +150,7 @@ func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVe
 func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	offered := l.ProtocolVersion
 	if offered == "" {
-		offered = LatestHandshakeVersion
+		offered = mcp.LatestHandshakeVersion
 	}
 	caps := l.Capabilities
 	if len(caps) == 0 {
@@ -167,7 +161,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		"capabilities":    caps,
 		"clientInfo":      l.ClientInfo,
 	}
-	raw, err := s.Call(ctx, "initialize", params)
+	raw, err := s.Call(ctx, mcp.MethodInitialize, params)
 	if err != nil {
 		if looksModern(err) {
 			return &EraError{Looks: "modern", Err: err}
@@ -183,7 +177,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: result is not an InitializeResult: %w", err)
 	}
-	if res.ProtocolVersion != offered && !slices.Contains(HandshakeVersions, res.ProtocolVersion) {
+	if res.ProtocolVersion != offered && !slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion) {
 		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion})
 	}
 	l.info = &ServerInfo{
@@ -202,7 +196,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
-	return s.Notify(ctx, "notifications/initialized", nil)
+	return s.Notify(ctx, mcp.NotificationInitialized, nil)
 }
 
 // Decorate leaves params untouched: handshake-era requests carry nothing extra.

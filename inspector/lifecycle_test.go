@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -58,9 +61,9 @@ func TestLegacyInitializeParams(t *testing.T) {
 		wantVer  string
 		wantCaps string
 	}{
-		{"defaults", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, LatestHandshakeVersion, `{}`},
+		{"defaults", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, mcp.LatestHandshakeVersion, `{}`},
 		{"pinned version", &Legacy{ProtocolVersion: "2024-11-05", ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}}, "2024-11-05", `{}`},
-		{"capabilities", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}, Capabilities: json.RawMessage(`{"roots":{"listChanged":true}}`)}, LatestHandshakeVersion, `{"roots":{"listChanged":true}}`},
+		{"capabilities", &Legacy{ClientInfo: Implementation{Name: "mcpx", Version: "0.1"}, Capabilities: json.RawMessage(`{"roots":{"listChanged":true}}`)}, mcp.LatestHandshakeVersion, `{"roots":{"listChanged":true}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,14 +100,14 @@ func TestLegacyInitializeParams(t *testing.T) {
 
 func TestLegacyAcceptsHandshakeVersions(t *testing.T) {
 	want := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-	if diff := cmp.Diff(want, HandshakeVersions, cmp.Transformer("sort", func(in []string) map[string]bool {
+	if diff := cmp.Diff(want, mcp.HandshakeVersions, cmp.Transformer("sort", func(in []string) map[string]bool {
 		m := map[string]bool{}
 		for _, v := range in {
 			m[v] = true
 		}
 		return m
 	})); diff != "" {
-		t.Errorf("HandshakeVersions (-want +got):\n%s", diff)
+		t.Errorf("mcp.HandshakeVersions (-want +got):\n%s", diff)
 	}
 	for _, version := range want {
 		t.Run(version, func(t *testing.T) {
@@ -148,18 +151,18 @@ func TestLegacyAcceptsHandshakeVersions(t *testing.T) {
 func TestLegacyRejects(t *testing.T) {
 	tests := []struct {
 		name   string
-		answer func(srv *fakeServer, req *Message)
+		answer func(srv *fakeServer, req *jsonrpc.Message)
 		check  func(t *testing.T, err error)
 	}{
 		{
 			name:   "unknown version",
-			answer: func(srv *fakeServer, req *Message) { srv.reply(req, initResult("2099-01-01")) },
+			answer: func(srv *fakeServer, req *jsonrpc.Message) { srv.reply(req, initResult("2099-01-01")) },
 			check: func(t *testing.T, err error) {
 				var ve *VersionError
 				if !errors.As(err, &ve) || !errors.Is(err, ErrUnsupportedVersion) {
 					t.Fatalf("err = %v, want a *VersionError", err)
 				}
-				if diff := cmp.Diff(&VersionError{Offered: LatestHandshakeVersion, Got: "2099-01-01"}, ve); diff != "" {
+				if diff := cmp.Diff(&VersionError{Offered: mcp.LatestHandshakeVersion, Got: "2099-01-01"}, ve); diff != "" {
 					t.Errorf("VersionError (-want +got):\n%s", diff)
 				}
 				if !containsAll(err.Error(), "2099-01-01", "--protocol-version") {
@@ -169,7 +172,7 @@ func TestLegacyRejects(t *testing.T) {
 		},
 		{
 			name: "missing version",
-			answer: func(srv *fakeServer, req *Message) {
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.reply(req, `{"capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
 			},
 			check: func(t *testing.T, err error) {
@@ -180,19 +183,19 @@ func TestLegacyRejects(t *testing.T) {
 		},
 		{
 			name: "JSON-RPC error",
-			answer: func(srv *fakeServer, req *Message) {
-				srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"unsupported"}}`)
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"unsupported"}}`)
 			},
 			check: func(t *testing.T, err error) {
-				var rpcErr *RPCError
-				if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+				var rpcErr *jsonrpc.Error
+				if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 					t.Fatalf("err = %v", err)
 				}
 			},
 		},
 		{
 			name:   "result not an object",
-			answer: func(srv *fakeServer, req *Message) { srv.reply(req, `["x"]`) },
+			answer: func(srv *fakeServer, req *jsonrpc.Message) { srv.reply(req, `["x"]`) },
 			check: func(t *testing.T, err error) {
 				if err == nil || !containsAll(err.Error(), "InitializeResult") {
 					t.Fatalf("err = %v", err)
@@ -239,10 +242,10 @@ func TestBatchWarningDependsOnVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
-			notes := make(chan *Message, 1)
+			notes := make(chan *jsonrpc.Message, 1)
 			ch, srv, w := startConnect(t, Options{
 				Lifecycle:      &Legacy{ProtocolVersion: tt.version},
-				OnNotification: func(m *Message) { notes <- m },
+				OnNotification: func(m *jsonrpc.Message) { notes <- m },
 			})
 			srv.reply(srv.nextRequest("initialize"), initResult(tt.version))
 			srv.next()

@@ -4,18 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // The paginated list methods (spec: server/utilities/pagination,
 // "Operations Supporting Pagination"), for List.
 const (
-	ListTools             = "tools/list"
-	ListResources         = "resources/list"
-	ListResourceTemplates = "resources/templates/list"
-	ListPrompts           = "prompts/list"
+	ListTools             = mcp.MethodToolsList
+	ListResources         = mcp.MethodResourcesList
+	ListResourceTemplates = mcp.MethodResourcesTemplatesList
+	ListPrompts           = mcp.MethodPromptsList
 	// ListTasks exists in the handshake era only (spec 2025-11-25:
 	// basic/utilities/tasks); the tasks extension of 2026-07-28 has none.
-	ListTasks = "tasks/list"
+	ListTasks = mcp.MethodTasksList
 )
 
 // listKeys maps each paginated method to the result member holding its items.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 type listResult struct {
@@ -211,10 +213,10 @@ func TestListErrors(t *testing.T) {
 		go func() { _, err := s.List(context.Background(), "prompts/list", nil); ch <- err }()
 		srv.reply(srv.nextRequest("prompts/list"), `{"prompts":[],"nextCursor":"p2"}`)
 		req := srv.nextRequest("prompts/list")
-		srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"bad cursor"}}`)
+		srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"bad cursor"}}`)
 		select {
 		case err := <-ch:
-			var rpcErr *RPCError
+			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) || !strings.Contains(err.Error(), "prompts/list") {
 				t.Fatalf("err = %v", err)
 			}

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -72,7 +73,7 @@ func (f ListenFilter) Empty() bool {
 type ListenOptions struct {
 	// OnAck is told each acknowledgement: what the server agreed to honour
 	// (a subset of what was asked), with the notification as received.
-	OnAck func(granted ListenFilter, m *Message)
+	OnAck func(granted ListenFilter, m *jsonrpc.Message)
 	// OnNote receives what Listen does on its own (re-listening after a
 	// drop).
 	OnNote func(string)
@@ -150,9 +151,9 @@ func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptio
 		case <-ctx.Done():
 			t.Stop()
 			return nil
-		case <-s.done:
+		case <-s.Done():
 			t.Stop()
-			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.err)
+			return fmt.Errorf("%w while subscribed: %w", ErrServerGone, s.Err())
 		case <-t.C:
 		}
 	}
@@ -163,9 +164,9 @@ func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptio
 func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenOptions) (acked bool, err error) {
 	var idKeyVal atomic.Value // string: the request's idKey
 	ackCh := make(chan struct{}, 1)
-	remove := s.addNotificationHook(func(m *Message) bool {
+	remove := s.addNotificationHook(func(m *jsonrpc.Message) bool {
 		idKeyStr, _ := idKeyVal.Load().(string)
-		if m.Method != "notifications/subscriptions/acknowledged" || idKeyStr == "" {
+		if m.Method != mcp.NotificationSubscriptionsAcknowledged || idKeyStr == "" {
 			return false
 		}
 		if sid := subscriptionID(m.Params); sid != idKeyStr && sid != "s:"+strings.TrimPrefix(idKeyStr, "n:") {
@@ -189,9 +190,9 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 	// The id is known before the request is sent, so the hook can match
 	// the acknowledgement that may come before anything else.
 	setID := func(c *callConfig) {
-		c.onID = func(id int64) { idKeyVal.Store("n:" + strconv.FormatInt(id, 10)) }
+		c.onID = func(id jsonrpc.ID) { idKeyVal.Store(id.Key()) }
 	}
-	_, err = s.Call(ctx, "subscriptions/listen", params, WithTimeout(-1, -1), setID)
+	_, err = s.Call(ctx, mcp.MethodSubscriptionsListen, params, WithTimeout(-1, -1), setID)
 	select {
 	case <-ackCh:
 		acked = true
@@ -208,9 +209,9 @@ func subscriptionID(params json.RawMessage) string {
 	if json.Unmarshal(params, &p) != nil {
 		return ""
 	}
-	v := p.Meta[MetaSubscriptionID]
+	v := p.Meta[mcp.MetaSubscriptionID]
 	if len(v) == 0 {
 		return ""
 	}
-	return idKey(v)
+	return jsonrpc.RawID(v).Key()
 }

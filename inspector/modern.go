@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -17,52 +19,6 @@ import (
 // results carry a resultType; server-to-client requests come back embedded
 // in results and the client retries (spec 2026-07-28: basic/versioning,
 // basic/index "_meta", basic/patterns/mrtr).
-
-// ModernVersions are the stateless protocol revisions mcpx speaks, newest
-// first.
-var ModernVersions = []string{"2026-07-28"}
-
-// LatestModernVersion is the version modern requests declare unless pinned.
-const LatestModernVersion = "2026-07-28"
-
-// IsModernVersion reports whether v names a stateless revision
-// (2026-07-28 or later; revision names are ISO dates).
-func IsModernVersion(v string) bool { return v >= "2026-07-28" }
-
-// Reserved _meta keys of 2026-07-28 (spec: basic/index, "_meta").
-const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-)
-
-// TasksExtension identifies the tasks extension of 2026-07-28 (SEP-2663),
-// declared under capabilities.extensions.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
-// Error codes of 2026-07-28 (spec: basic/index, "Error Codes").
-const (
-	CodeHeaderMismatch                  = -32020
-	CodeMissingRequiredClientCapability = -32021
-	CodeUnsupportedProtocolVersion      = -32022
-)
-
-func init() {
-	codeNames[CodeHeaderMismatch] = "HeaderMismatch"
-	codeNames[CodeMissingRequiredClientCapability] = "MissingRequiredClientCapability"
-	codeNames[CodeUnsupportedProtocolVersion] = "UnsupportedProtocolVersion"
-}
-
-// Result types (spec 2026-07-28: basic/index, "ResultType"; "task" comes
-// from the tasks extension).
-const (
-	ResultComplete      = "complete"
-	ResultInputRequired = "input_required"
-	ResultTask          = "task"
-)
 
 // DefaultMaxRounds caps the retries of one multi-round request.
 const DefaultMaxRounds = 10
@@ -103,7 +59,7 @@ type Modern struct {
 
 // toolHeaders is what Route needs to know about one tool.
 type toolHeaders struct {
-	params  []HeaderParam
+	params  []mcp.HeaderParam
 	invalid error
 }
 
@@ -135,7 +91,7 @@ func (m *Modern) currentVersion() string {
 	if m.version == "" {
 		m.version = m.ProtocolVersion
 		if m.version == "" {
-			m.version = LatestModernVersion
+			m.version = mcp.LatestModernVersion
 		}
 	}
 	return m.version
@@ -169,7 +125,7 @@ func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error
 	m.mu.Lock()
 	m.routes = carriesRoutes(s.conn)
 	m.mu.Unlock()
-	raw, err := s.Call(ctx, "server/discover", nil, opts...)
+	raw, err := s.Call(ctx, mcp.MethodDiscover, nil, opts...)
 	if err != nil {
 		return err
 	}
@@ -268,15 +224,15 @@ func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessag
 		key   string
 		value json.RawMessage
 	}{
-		{MetaProtocolVersion, marshalRaw(m.currentVersion())},
-		{MetaClientInfo, marshalRaw(m.ClientInfo)},
-		{MetaClientCapabilities, caps},
+		{mcp.MetaProtocolVersion, marshalRaw(m.currentVersion())},
+		{mcp.MetaClientInfo, marshalRaw(m.ClientInfo)},
+		{mcp.MetaClientCapabilities, caps},
 	}
 	if level := m.logLevel(); level != "" {
 		fields = append(fields, struct {
 			key   string
 			value json.RawMessage
-		}{MetaLogLevel, marshalRaw(level)})
+		}{mcp.MetaLogLevel, marshalRaw(level)})
 	}
 	obj, err := ParseObject(params)
 	if err != nil {
@@ -295,57 +251,42 @@ func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessag
 	return obj.Marshal(), nil
 }
 
-// nameField is the params member each method mirrors into Mcp-Name
-// (spec 2026-07-28: basic/transports/streamable-http, "Standard Request
-// Headers"; the tasks extension adds its methods).
-var nameField = map[string]string{
-	"tools/call":     "name",
-	"prompts/get":    "name",
-	"resources/read": "uri",
-	"tasks/get":      "taskId",
-	"tasks/update":   "taskId",
-	"tasks/cancel":   "taskId",
+// InvalidToolError reports a tool definition whose x-mcp-header annotations
+// break the spec's constraints: such a tool is not called over HTTP. mcpx
+// still lists it, with the reason.
+type InvalidToolError struct {
+	Tool   string
+	Reason string
 }
 
-// StandardRoute derives the standard part of a message's route from the
-// message itself: the protocol version its _meta declares ("" when it
-// declares none), the method, and the name-shaped identifier the method
-// mirrors into Mcp-Name (spec 2026-07-28: basic/transports/streamable-http,
-// "Standard Request Headers"). Mcp-Param values need the tool's schema and
-// are not derived here. Replay and verify use it for recorded messages
-// that carry no route.
-func StandardRoute(method string, params json.RawMessage) *transport.Route {
-	r := &transport.Route{Method: method}
-	obj, err := ParseObject(params)
-	if err != nil {
-		return r
+func (e *InvalidToolError) Error() string {
+	return fmt.Sprintf("tool %q has an invalid x-mcp-header annotation (%s), so mcpx does not call it over HTTP (spec 2026-07-28: server/tools, \"x-mcp-header\")",
+		e.Tool, e.Reason)
+}
+
+// transportRoute is r in the form the transport carries it.
+func transportRoute(r mcp.Route) *transport.Route {
+	t := &transport.Route{ProtocolVersion: r.ProtocolVersion, Method: r.Method, Name: r.Name}
+	for _, p := range r.Params {
+		t.Params = append(t.Params, transport.RouteParam(p))
 	}
-	if meta, err := ParseObject(obj.Get("_meta")); err == nil {
-		var v string
-		if json.Unmarshal(meta.Get(MetaProtocolVersion), &v) == nil && v != "" {
-			r.ProtocolVersion = v // the header must match the body
-		}
-	}
-	if field := nameField[method]; field != "" {
-		_ = json.Unmarshal(obj.Get(field), &r.Name)
-	}
-	return r
+	return t
 }
 
 // Route describes a message for the transport: version, method, name, and
 // for tools/call over HTTP the arguments its tool designates with
 // x-mcp-header (looked up in tools/list, fetched when not yet known).
 func (m *Modern) Route(ctx context.Context, s *Session, method string, params json.RawMessage) (*transport.Route, error) {
-	r := StandardRoute(method, params)
+	r := mcp.StandardRoute(method, params)
 	if r.ProtocolVersion == "" {
 		r.ProtocolVersion = m.currentVersion()
 	}
-	if method != "tools/call" || r.Name == "" {
-		return r, nil
+	if method != mcp.MethodToolsCall || r.Name == "" {
+		return transportRoute(r), nil
 	}
 	obj, err := ParseObject(params)
 	if err != nil {
-		return r, nil
+		return transportRoute(r), nil
 	}
 	m.mu.Lock()
 	routes := m.routes
@@ -353,19 +294,19 @@ func (m *Modern) Route(ctx context.Context, s *Session, method string, params js
 	if !routes {
 		// Only bindings with headers mirror arguments (stdio MAY ignore
 		// x-mcp-header entirely).
-		return r, nil
+		return transportRoute(r), nil
 	}
 	th := m.toolHeaders(ctx, s, r.Name)
 	if th == nil {
-		return r, nil
+		return transportRoute(r), nil
 	}
 	if th.invalid != nil {
 		return nil, th.invalid
 	}
-	if r.Params, err = HeaderValues(th.params, obj.Get("arguments")); err != nil {
+	if r.Params, err = mcp.HeaderValues(th.params, obj.Get("arguments")); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return transportRoute(r), nil
 }
 
 // toolHeaders returns what tools/list said about tool name, listing the
@@ -379,7 +320,7 @@ func (m *Modern) toolHeaders(ctx context.Context, s *Session, name string) *tool
 	if th != nil || listed {
 		return th
 	}
-	if _, err := s.List(ctx, "tools/list", nil); err != nil {
+	if _, err := s.List(ctx, mcp.MethodToolsList, nil); err != nil {
 		m.note(s, fmt.Sprintf("tools/list (to find the headers tool %q needs) failed: %v", name, err))
 		return nil
 	}
@@ -412,7 +353,7 @@ func (m *Modern) recordTools(req *Request, raw json.RawMessage) {
 		m.listed = false
 	}
 	for _, t := range page.Tools {
-		params, err := ToolHeaderParams(t.InputSchema)
+		params, err := mcp.ToolHeaderParams(t.InputSchema)
 		th := &toolHeaders{params: params}
 		if err != nil {
 			th.invalid = &InvalidToolError{Tool: t.Name, Reason: err.Error()}
@@ -456,14 +397,14 @@ func ResultType(raw json.RawMessage) string {
 		ResultType *string `json:"resultType"`
 	}
 	if json.Unmarshal(raw, &r) != nil || r.ResultType == nil {
-		return ResultComplete
+		return mcp.ResultComplete
 	}
 	return *r.ResultType
 }
 
 // mrtrMethods may answer with input_required (spec 2026-07-28:
 // basic/patterns/mrtr, "Supported Requests").
-var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+var mrtrMethods = map[string]bool{mcp.MethodToolsCall: true, mcp.MethodPromptsGet: true, mcp.MethodResourcesRead: true}
 
 // Finish completes a request: it retries once with a version the server
 // supports after UnsupportedProtocolVersion, re-lists tools and retries
@@ -480,12 +421,12 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 	var unanswered map[string]bool
 	for {
 		if err != nil {
-			var rpcErr *RPCError
+			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 				return nil, err
 			}
 			switch rpcErr.Code {
-			case CodeUnsupportedProtocolVersion:
+			case mcp.CodeUnsupportedProtocolVersion:
 				uv := unsupportedVersion(rpcErr)
 				if v := commonModern(uv.Supported); v != "" && !versionRetried {
 					versionRetried = true
@@ -497,11 +438,11 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 				}
 				uv.Err = err
 				return nil, uv
-			case CodeHeaderMismatch:
+			case mcp.CodeHeaderMismatch:
 				m.mu.Lock()
 				routes := m.routes
 				m.mu.Unlock()
-				if req.Method == "tools/call" && routes && !headersRetried {
+				if req.Method == mcp.MethodToolsCall && routes && !headersRetried {
 					// The tool's x-mcp-header annotations may have changed
 					// (spec 2026-07-28: basic/transports/streamable-http,
 					// "Client Behavior").
@@ -511,19 +452,19 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 					res, err = s.Resend(ctx, req, req.Params)
 					continue
 				}
-			case CodeMissingRequiredClientCapability:
+			case mcp.CodeMissingRequiredClientCapability:
 				return nil, missingCapability(rpcErr, err)
 			}
 			return nil, err
 		}
 		m.noteServer(res)
-		if req.Method == "tools/list" {
+		if req.Method == mcp.MethodToolsList {
 			m.recordTools(req, res)
 		}
 		switch rt := ResultType(res); rt {
-		case ResultComplete:
+		case mcp.ResultComplete:
 			return res, nil
-		case ResultInputRequired:
+		case mcp.ResultInputRequired:
 			if !mrtrMethods[req.Method] {
 				return nil, fmt.Errorf("%s: the server answered input_required, which the spec allows only for tools/call, prompts/get and resources/read (basic/patterns/mrtr)", req.Label())
 			}
@@ -537,7 +478,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 			}
 			unanswered = missing
 			res, err = s.Resend(ctx, req, params)
-		case ResultTask:
+		case mcp.ResultTask:
 			return m.awaitTask(ctx, s, req, res)
 		default:
 			return nil, fmt.Errorf("%s: the server answered with resultType %q, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), EscapeLine(rt))
@@ -668,15 +609,15 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 			s.warn("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
 			continue
 		}
-		msg := &Message{Raw: reqs[k], ID: marshalRaw(k), Method: r.Method, Params: r.Params}
+		msg := &jsonrpc.Message{Raw: reqs[k], ID: jsonrpc.String(k), Method: r.Method, Params: r.Params}
 		var result json.RawMessage
-		var rpcErr *RPCError
+		var rpcErr *jsonrpc.Error
 		h := s.opts.Handlers[r.Method]
 		// What AfterAnswer defers runs once this answer is shown: it goes
 		// out with the retry, which a cancelled context then stops.
 		hctx, after := withAfterAnswer(ctx)
 		if h == nil {
-			rpcErr = &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
 		} else {
 			v, err := h(hctx, msg)
 			switch {
@@ -688,11 +629,11 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 				return nil, nil, err
 			case err != nil:
 				if !errors.As(err, &rpcErr) {
-					rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+					rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 				}
 			default:
 				if result, err = compactJSON(v); err != nil {
-					rpcErr = &RPCError{Code: CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
+					rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx could not encode its answer: " + err.Error()}
 				}
 			}
 		}
@@ -743,11 +684,11 @@ func (e *UnsupportedVersionError) Unwrap() error { return e.Err }
 
 // speaksModern reports whether the server named a stateless version.
 func (e *UnsupportedVersionError) speaksModern() bool {
-	return slices.ContainsFunc(e.Supported, IsModernVersion)
+	return slices.ContainsFunc(e.Supported, mcp.IsModernVersion)
 }
 
 // unsupportedVersion decodes the data of a -32022 error.
-func unsupportedVersion(e *RPCError) *UnsupportedVersionError {
+func unsupportedVersion(e *jsonrpc.Error) *UnsupportedVersionError {
 	var d struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
@@ -759,7 +700,7 @@ func unsupportedVersion(e *RPCError) *UnsupportedVersionError {
 // commonModern returns the newest stateless version mcpx speaks that
 // supported lists, or "".
 func commonModern(supported []string) string {
-	for _, v := range ModernVersions {
+	for _, v := range mcp.ModernVersions {
 		if slices.Contains(supported, v) {
 			return v
 		}
@@ -786,7 +727,7 @@ func (e *MissingCapabilityError) Error() string {
 
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
-func missingCapability(rpcErr *RPCError, err error) error {
+func missingCapability(rpcErr *jsonrpc.Error, err error) error {
 	var d struct {
 		Required json.RawMessage `json:"requiredCapabilities"`
 	}
@@ -817,12 +758,12 @@ func hintForCapabilities(names []string) string {
 // server sends (spec 2026-07-28: basic/versioning, "Backward
 // Compatibility with Initialization-Based Versions").
 func isModernError(err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) {
 		return false
 	}
 	switch rpcErr.Code {
-	case CodeHeaderMismatch, CodeMissingRequiredClientCapability, CodeUnsupportedProtocolVersion:
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
 		return true
 	}
 	return false
@@ -832,17 +773,17 @@ func isModernError(err error) bool {
 // server: a modern error code whose data names a stateless version, or a
 // message that mentions one.
 func looksModern(err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		if rpcErr.Code == CodeUnsupportedProtocolVersion {
+		if rpcErr.Code == mcp.CodeUnsupportedProtocolVersion {
 			return unsupportedVersion(rpcErr).speaksModern()
 		}
-		if rpcErr.Code == CodeHeaderMismatch || rpcErr.Code == CodeMissingRequiredClientCapability {
+		if rpcErr.Code == mcp.CodeHeaderMismatch || rpcErr.Code == mcp.CodeMissingRequiredClientCapability {
 			return true
 		}
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "2026-07-28") || strings.Contains(msg, MetaProtocolVersion)
+	return strings.Contains(msg, "2026-07-28") || strings.Contains(msg, mcp.MetaProtocolVersion)
 }
 
 // isConnectionFailure reports errors that say nothing about the era: the

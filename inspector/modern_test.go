@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -63,7 +65,7 @@ func newModernSession(t *testing.T, life Lifecycle, routed bool, opts Options) (
 	return s, srv, w, rc
 }
 
-func metaOf(t *testing.T, m *Message) map[string]json.RawMessage {
+func metaOf(t *testing.T, m *jsonrpc.Message) map[string]json.RawMessage {
 	t.Helper()
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
@@ -123,9 +125,9 @@ func TestModernOpen(t *testing.T) {
 // the retry is a new request with inputResponses and the exact request
 // state, and it ends when the result is complete.
 func TestModernMultiRound(t *testing.T) {
-	asked := make(chan *Message, 4)
+	asked := make(chan *jsonrpc.Message, 4)
 	handlers := map[string]RequestHandler{
-		"elicitation/create": func(ctx context.Context, req *Message) (any, error) {
+		"elicitation/create": func(ctx context.Context, req *jsonrpc.Message) (any, error) {
 			asked <- req
 			return json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`), nil
 		},
@@ -134,7 +136,7 @@ func TestModernMultiRound(t *testing.T) {
 	var mu sync.Mutex
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(n string) { mu.Lock(); shown = append(shown, n); mu.Unlock() }}, false, Options{
 		Handlers: handlers,
-		OnServerRequest: func(req *Message, res json.RawMessage, err *RPCError) {
+		OnServerRequest: func(req *jsonrpc.Message, res json.RawMessage, err *jsonrpc.Error) {
 			mu.Lock()
 			shown = append(shown, "answered "+req.Method+" "+string(res))
 			mu.Unlock()
@@ -150,7 +152,7 @@ func TestModernMultiRound(t *testing.T) {
 		t.Errorf("handler got %s", m.Raw)
 	}
 	retry := srv.nextRequest("tools/call")
-	if string(retry.ID) == string(first.ID) {
+	if retry.ID.String() == first.ID.String() {
 		t.Errorf("the retry reused id %s", retry.ID)
 	}
 	var p struct {
@@ -230,12 +232,12 @@ func TestModernVersionRetry(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- s.life.Open(context.Background(), s) }()
 	m := srv.nextRequest("server/discover")
-	if v := string(metaOf(t, m)[MetaProtocolVersion]); v != `"2099-01-01"` {
+	if v := string(metaOf(t, m)[mcp.MetaProtocolVersion]); v != `"2099-01-01"` {
 		t.Errorf("version %s", v)
 	}
-	srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25"],"requested":"2099-01-01"}}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25"],"requested":"2099-01-01"}}}`)
 	m2 := srv.nextRequest("server/discover")
-	if v := string(metaOf(t, m2)[MetaProtocolVersion]); v != `"2026-07-28"` || string(m2.ID) == string(m.ID) {
+	if v := string(metaOf(t, m2)[mcp.MetaProtocolVersion]); v != `"2026-07-28"` || m2.ID.String() == m.ID.String() {
 		t.Errorf("retry %s", m2.Raw)
 	}
 	if r := rc.lastRoute(); r.ProtocolVersion != "2026-07-28" {
@@ -248,11 +250,11 @@ func TestModernVersionRetry(t *testing.T) {
 	ch := goCall(context.Background(), s, "tools/list", nil)
 	for i := 0; i < 2; i++ {
 		m := srv.nextRequest("tools/list")
-		srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
+		srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
 	}
 	r := result(t, ch)
 	var uv *UnsupportedVersionError
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(r.err, &uv) || !errors.As(r.err, &rpcErr) || !strings.Contains(r.err.Error(), "UnsupportedProtocolVersion") {
 		t.Fatalf("err %v", r.err)
 	}
@@ -285,7 +287,7 @@ func TestModernRoutes(t *testing.T) {
 		}
 	}
 	// Mismatch: the tools are listed again and the call retried once.
-	srv.send(`{"jsonrpc":"2.0","id":` + string(call.ID) + `,"error":{"code":-32020,"message":"Header mismatch"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + call.ID.String() + `,"error":{"code":-32020,"message":"Header mismatch"}}`)
 	srv.reply(srv.nextRequest("tools/list"), tools)
 	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"complete","content":[]}`)
 	if res := result(t, ch); res.err != nil {
@@ -330,14 +332,14 @@ func TestModernCancellation(t *testing.T) {
 		if routed {
 			srv.quietUntil(mark(t, s))
 			rc.mu.Lock()
-			if len(rc.cancelled) != 1 || rc.cancelled[0] != string(m.ID) {
+			if len(rc.cancelled) != 1 || rc.cancelled[0] != m.ID.String() {
 				t.Errorf("cancelled %v, want [%s]", rc.cancelled, m.ID)
 			}
 			rc.mu.Unlock()
 			continue
 		}
 		n := srv.next()
-		if n.Method != "notifications/cancelled" || !strings.Contains(string(n.Params), `"requestId":`+string(m.ID)) {
+		if n.Method != "notifications/cancelled" || !strings.Contains(string(n.Params), `"requestId":`+m.ID.String()) {
 			t.Errorf("sent %s", n.Raw)
 		}
 	}
@@ -345,15 +347,15 @@ func TestModernCancellation(t *testing.T) {
 
 // Both ways a server ends a subscription, and the acknowledgement.
 func TestListenEnds(t *testing.T) {
-	var notes []*Message
+	var notes []*jsonrpc.Message
 	var nmu sync.Mutex
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
-		OnNotification: func(m *Message) { nmu.Lock(); notes = append(notes, m); nmu.Unlock() },
+		OnNotification: func(m *jsonrpc.Message) { nmu.Lock(); notes = append(notes, m); nmu.Unlock() },
 	})
 	openModern(t, s, srv)
 	acks := make(chan ListenFilter, 4)
 	filter := ListenFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"a://b"}}
-	opts := ListenOptions{OnAck: func(g ListenFilter, _ *Message) { acks <- g }}
+	opts := ListenOptions{OnAck: func(g ListenFilter, _ *jsonrpc.Message) { acks <- g }}
 
 	errc := make(chan error, 1)
 	go func() { errc <- s.Listen(context.Background(), filter, opts) }()
@@ -361,7 +363,7 @@ func TestListenEnds(t *testing.T) {
 	if !strings.Contains(string(m.Params), `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["a://b"]}`) {
 		t.Errorf("filter: %s", m.Params)
 	}
-	sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(m.ID) + `}`
+	sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.String() + `}`
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{` + sub + `,"notifications":{"toolsListChanged":true}}}`)
 	if g := <-acks; !g.ToolsListChanged || len(filter.Missing(g).ResourceSubscriptions) != 1 {
 		t.Errorf("ack %+v", g)
@@ -375,7 +377,7 @@ func TestListenEnds(t *testing.T) {
 
 	go func() { errc <- s.Listen(context.Background(), filter, opts) }()
 	m = srv.nextRequest("subscriptions/listen")
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(m.ID) + `,"reason":"bye"}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + m.ID.String() + `,"reason":"bye"}}`)
 	if err := <-errc; !errors.As(err, &ended) || ended.Graceful || ended.Reason != "bye" {
 		t.Fatalf("err %v", err)
 	}
@@ -406,7 +408,7 @@ func TestListenEnds(t *testing.T) {
 // it ends; its inlined result is the call's result.
 func TestModernTaskPolling(t *testing.T) {
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
-		Handlers: map[string]RequestHandler{"elicitation/create": func(ctx context.Context, req *Message) (any, error) {
+		Handlers: map[string]RequestHandler{"elicitation/create": func(ctx context.Context, req *jsonrpc.Message) (any, error) {
 			return json.RawMessage(`{"action":"accept","content":{"ok":true}}`), nil
 		}},
 	})
@@ -436,17 +438,17 @@ func TestAutoProbe(t *testing.T) {
 	legacyInit := `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`
 	cases := []struct {
 		name    string
-		answer  func(srv *fakeServer, m *Message)
+		answer  func(srv *fakeServer, m *jsonrpc.Message)
 		era     string
 		version string
 	}{
-		{"discover answers", func(srv *fakeServer, m *Message) { srv.reply(m, discoverOK) }, "modern", ""},
-		{"method not found", func(srv *fakeServer, m *Message) {
-			srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		{"discover answers", func(srv *fakeServer, m *jsonrpc.Message) { srv.reply(m, discoverOK) }, "modern", ""},
+		{"method not found", func(srv *fakeServer, m *jsonrpc.Message) {
+			srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
 		}, "legacy", "2025-11-25"},
-		{"silence", func(srv *fakeServer, m *Message) {}, "legacy", "2025-11-25"},
-		{"only legacy versions", func(srv *fakeServer, m *Message) {
-			srv.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"no","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`)
+		{"silence", func(srv *fakeServer, m *jsonrpc.Message) {}, "legacy", "2025-11-25"},
+		{"only legacy versions", func(srv *fakeServer, m *jsonrpc.Message) {
+			srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32022,"message":"no","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`)
 		}, "legacy", "2025-06-18"},
 	}
 	for _, c := range cases {
@@ -462,7 +464,7 @@ func TestAutoProbe(t *testing.T) {
 				if !strings.Contains(string(init.Params), `"protocolVersion":"`+c.version+`"`) {
 					t.Errorf("initialize %s", init.Params)
 				}
-				if _, ok := metaOf(t, init)[MetaProtocolVersion]; ok {
+				if _, ok := metaOf(t, init)[mcp.MetaProtocolVersion]; ok {
 					t.Error("initialize carries modern _meta")
 				}
 				srv.reply(init, strings.Replace(legacyInit, "2025-11-25", c.version, 1))
@@ -483,46 +485,5 @@ func TestAutoProbe(t *testing.T) {
 			// No cancellation for the probe, even when it timed out.
 			srv.quietUntil(mark(t, s))
 		})
-	}
-}
-
-func TestToolHeaderParams(t *testing.T) {
-	valid := []string{
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":["integer","null"],"x-mcp-header":"B"}}}`,
-		`{"type":"object","properties":{"o":{"type":"object","properties":{"c":{"type":"boolean","x-mcp-header":"C"}}}}}`,
-		`{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}`, // a property named so
-		`{"type":"object","properties":{"d":{"type":"string","default":{"x-mcp-header":"data"}}}}`,
-		`{"type":"object"}`,
-	}
-	for _, s := range valid {
-		if _, err := ToolHeaderParams(json.RawMessage(s)); err != nil {
-			t.Errorf("%s: %v", s, err)
-		}
-	}
-	invalid := map[string]string{
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`:                                                                "is empty",
-		`{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`:                                                               "type number",
-		`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`:                                                               "type object",
-		`{"type":"object","properties":{"a":{"x-mcp-header":"A"}}}`:                                                                               "declares no type",
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"My Region"}}}`:                                                       "not a valid header name",
-		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`:                      "repeats",
-		`{"type":"object","properties":{"l":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}}}}`: "not reachable",
-		`{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`:                                                   "not reachable",
-		`{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"A"}}}`:                                                                    "not reachable",
-		`{"type":"object","x-mcp-header":"Root"}`:                                                                                                 "not reachable",
-	}
-	for s, want := range invalid {
-		_, err := ToolHeaderParams(json.RawMessage(s))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", s, err, want)
-		}
-	}
-	params, _ := ToolHeaderParams(json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"},"s":{"type":"string","x-mcp-header":"S"}}}`))
-	if _, err := HeaderValues(params, json.RawMessage(`{"i":9007199254740993}`)); err == nil {
-		t.Error("an unsafe integer was mirrored")
-	}
-	got, err := HeaderValues(params, json.RawMessage(`{"i":42.0,"s":null}`))
-	if err != nil || len(got) != 1 || got[0].Value != "42" {
-		t.Errorf("%+v %v", got, err)
 	}
 }

@@ -93,7 +93,8 @@ func (o *Object) Marshal() json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeJSONString(&b, k)
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
 		b.WriteByte(':')
 		v := o.vals[k]
 		if len(v) == 0 {

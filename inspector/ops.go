@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // NotFoundError wraps a server's refusal of an unknown tool or prompt with
@@ -38,7 +41,7 @@ func (s *Session) ToolArguments(ctx context.Context, name string, pairs []string
 	var schema json.RawMessage
 	var warnings []string
 	if len(pairs) > 0 {
-		list, err := s.List(ctx, "tools/list", nil)
+		list, err := s.List(ctx, mcp.MethodToolsList, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fetching tool schemas to type the arguments: %w", err)
 		}
@@ -64,7 +67,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	if len(args) > 0 {
 		params["arguments"] = args
 	}
-	res, err := s.Call(ctx, "tools/call", params, append(opts, withLabel(fmt.Sprintf("tools/call %q", name)))...)
+	res, err := s.Call(ctx, mcp.MethodToolsCall, params, append(opts, withLabel(fmt.Sprintf("tools/call %q", name)))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "tool", name)
 	}
@@ -77,7 +80,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 	if len(args) > 0 && string(args) != "{}" {
 		params["arguments"] = args
 	}
-	res, err := s.Call(ctx, "prompts/get", params, append(opts, withLabel(fmt.Sprintf("prompts/get %q", name)))...)
+	res, err := s.Call(ctx, mcp.MethodPromptsGet, params, append(opts, withLabel(fmt.Sprintf("prompts/get %q", name)))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
 	}
@@ -89,7 +92,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 // name, and nil otherwise. Servers often report an unknown tool as a tool
 // result with isError rather than a JSON-RPC error; this explains both.
 func (s *Session) CheckListed(ctx context.Context, kind, name string, err error) *NotFoundError {
-	method := map[string]string{"tool": "tools/list", "prompt": "prompts/list"}[kind]
+	method := map[string]string{"tool": mcp.MethodToolsList, "prompt": mcp.MethodPromptsList}[kind]
 	list, lerr := s.List(ctx, method, nil)
 	if lerr != nil || findByName(list.Items, name) != nil {
 		return nil
@@ -100,7 +103,7 @@ func (s *Session) CheckListed(ctx context.Context, kind, name string, err error)
 // explainUnknown turns a JSON-RPC error about name into a *NotFoundError
 // when the server's own list does not have name.
 func (s *Session) explainUnknown(ctx context.Context, err error, kind, name string) error {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 		return err
 	}
@@ -170,7 +173,7 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 	if len(context) > 0 {
 		params["context"] = map[string]any{"arguments": context}
 	}
-	return s.Call(ctx, "completion/complete", params)
+	return s.Call(ctx, mcp.MethodCompletionComplete, params)
 }
 
 // ReadResource calls resources/read. A refusal that says the resource was
@@ -178,7 +181,7 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 // server/resources, "Error Handling") — names close URIs from
 // resources/list when the server does not list uri.
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
-	res, err := s.Call(ctx, "resources/read", map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	res, err := s.Call(ctx, mcp.MethodResourcesRead, map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
 	if err != nil {
 		return nil, s.explainResource(ctx, err, uri)
 	}
@@ -186,11 +189,11 @@ func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOpti
 }
 
 func (s *Session) explainResource(ctx context.Context, err error, uri string) error {
-	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != CodeResourceNotFound && rpcErr.Code != CodeInvalidParams) {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != mcp.CodeResourceNotFound && rpcErr.Code != jsonrpc.CodeInvalidParams) {
 		return err
 	}
-	list, lerr := s.List(ctx, "resources/list", nil)
+	list, lerr := s.List(ctx, mcp.MethodResourcesList, nil)
 	if lerr != nil {
 		return err
 	}
@@ -265,7 +268,7 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 // tools/list carried it: mcpx never rewrites a schema or resolves its
 // $refs (spec 2026-07-28: basic/index, "JSON Schema Usage").
 func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (json.RawMessage, error) {
-	list, err := s.List(ctx, "tools/list", nil)
+	list, err := s.List(ctx, mcp.MethodToolsList, nil)
 	if err != nil {
 		return nil, err
 	}

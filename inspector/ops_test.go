@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 type opResult struct {
@@ -78,7 +80,7 @@ func TestCallToolUnknownSuggestsNames(t *testing.T) {
 	if !jsonEqual(t, req.Params, []byte(`{"name":"get_sum","arguments":{"a":1}}`)) {
 		t.Errorf("tools/call params = %s", req.Params)
 	}
-	srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"Unknown tool: get_sum"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"Unknown tool: get_sum"}}`)
 	srv.reply(srv.nextRequest("tools/list"), toolsPage)
 	r := opDone(t, ch)
 	var nf *NotFoundError
@@ -88,8 +90,8 @@ func TestCallToolUnknownSuggestsNames(t *testing.T) {
 	if diff := cmp.Diff([]string{"get-sum"}, nf.Suggestions); diff != "" {
 		t.Errorf("suggestions (-want +got):\n%s", diff)
 	}
-	var rpcErr *RPCError
-	if !errors.As(r.err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(r.err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("the server's error is not reachable through the NotFoundError: %v", r.err)
 	}
 	if !containsAll(r.err.Error(), "Unknown tool", "get-sum", "did you mean") {
@@ -107,11 +109,11 @@ func TestCallToolListedToolErrorStaysRPCError(t *testing.T) {
 	if string(req.Params) != `{"name":"echo"}` {
 		t.Errorf("params = %s", req.Params)
 	}
-	srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32603,"message":"crashed"}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32603,"message":"crashed"}}`)
 	srv.reply(srv.nextRequest("tools/list"), toolsPage)
 	r := opDone(t, ch)
 	var nf *NotFoundError
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if errors.As(r.err, &nf) || !errors.As(r.err, &rpcErr) {
 		t.Errorf("err = %v (%T): want the plain RPC error for a listed tool", r.err, r.err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Printer renders MCP results for people. Everything a server supplied is
@@ -247,7 +249,7 @@ func (p *Printer) Tools(items []json.RawMessage) {
 		var t toolEntry
 		_ = json.Unmarshal(it, &t)
 		name := p.st.name(EscapeLine(t.Name))
-		if _, err := ToolHeaderParams(t.InputSchema); err != nil {
+		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
 			name += " " + p.st.warn("[invalid x-mcp-header]")
 			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))

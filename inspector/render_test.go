@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -337,16 +338,16 @@ func TestConsoleLines(t *testing.T) {
 		}, []string{"[info]", `"a": 1`}},
 		{"log malformed", func(c *Console) { c.LogMessage(json.RawMessage(`[1]`)) }, []string{"warning", "malformed"}},
 		{"notification", func(c *Console) {
-			c.Notification(&Message{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"file:///\u001b"}`)})
+			c.Notification(&jsonrpc.Message{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"file:///\u001b"}`)})
 		}, []string{"notification resource updated: ", `file:///\x1b`}},
 		{"generic notification", func(c *Console) {
-			c.Notification(&Message{Method: "notifications/custom", Params: json.RawMessage(`{"k":"\u001b"}`)})
+			c.Notification(&jsonrpc.Message{Method: "notifications/custom", Params: json.RawMessage(`{"k":"\u001b"}`)})
 		}, []string{"notification notifications/custom", `{"k":"\u001b"}`}},
 		{"notification message goes to the log view", func(c *Console) {
-			c.Notification(&Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"debug","data":"hi"}`)})
+			c.Notification(&jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"debug","data":"hi"}`)})
 		}, []string{"[debug] hi"}},
 		{"server request", func(c *Console) {
-			c.ServerRequest(&Message{Method: "roots/list"}, nil, &RPCError{Code: CodeMethodNotFound, Message: "no"})
+			c.ServerRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"})
 		}, []string{"server request roots/list", "error", "no"}},
 		{"wire send", func(c *Console) {
 			c.Wire(ts, transport.Outgoing, transport.Frame{Data: []byte(`{"x":"\u001b"}` + "\x1b")})

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Root is one filesystem root offered to the server
@@ -112,13 +115,13 @@ func (r *Roots) Set(ctx context.Context, roots []Root) error {
 	if notify == nil {
 		return nil
 	}
-	return notify(ctx, "notifications/roots/list_changed")
+	return notify(ctx, mcp.NotificationRootsListChanged)
 }
 
 // Handle answers roots/list (spec 2025-11-25: client/roots, "Listing Roots").
 func (r *Roots) Handle(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	if method != "roots/list" {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	if method != mcp.MethodRootsList {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	roots := r.List()
 	if roots == nil {

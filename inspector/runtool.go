@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // ToolCall is one tools/call as a person asked for it.
@@ -104,5 +106,5 @@ func (s *Session) callToolAsTask(ctx context.Context, call ToolCall, note func(s
 		params["arguments"] = call.Args
 	}
 	p, _ := json.Marshal(params)
-	return s.CallAsTask(ctx, "tools/call", p, TaskRun{TTL: call.TTL, OnStatus: call.OnTaskStatus, OnNote: note})
+	return s.CallAsTask(ctx, mcp.MethodToolsCall, p, TaskRun{TTL: call.TTL, OnStatus: call.OnTaskStatus, OnNote: note})
 }

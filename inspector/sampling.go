@@ -8,6 +8,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Policy modes shared by sampling and elicitation.
@@ -152,8 +155,8 @@ type SamplingRequest struct {
 
 // Handle answers sampling/createMessage.
 func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method != "sampling/createMessage" {
-		return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	if method != mcp.MethodSamplingCreateMessage {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 	}
 	var req SamplingRequest
 	if err := json.Unmarshal(params, &req); err != nil {

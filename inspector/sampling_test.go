@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 func sampler(t *testing.T, policy, input string) (*Sampler, *bytes.Buffer) {
@@ -75,7 +77,7 @@ func TestSamplingFile(t *testing.T) {
 func TestSamplingDecline(t *testing.T) {
 	s, _ := sampler(t, "decline", "")
 	_, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams))
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -1 {
 		t.Fatalf("want the spec's user-rejected error (-1), got %v", err)
 	}
@@ -136,8 +138,8 @@ func TestSamplingTools(t *testing.T) {
 	old, _ := sampler(t, "decline", "")
 	(&ClientFeatures{Version: "2025-06-18", Sampler: old}).Capabilities()
 	_, err = old.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(toolParams))
-	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("tools without the capability: want -32602, got %v", err)
 	}
 
@@ -151,7 +153,7 @@ func TestSamplingTools(t *testing.T) {
 	for name, params := range bad {
 		s, _ := sampler(t, "decline", "")
 		_, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(params))
-		if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s: want -32602, got %v", name, err)
 		}
 	}

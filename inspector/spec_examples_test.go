@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // specDir finds the 2026-07-28 spec beside the repository: the first
@@ -65,7 +68,7 @@ func specSchemas(t *testing.T, dir string) func(name string) *jsonschema.Schema 
 
 // TestSpecExamples decodes every example message of the 2026-07-28 spec
 // with mcpx's own code and encodes it again: JSON-RPC messages through
-// DecodeFrame and the frame encoders the session uses, every other example
+// jsonrpc.DecodeFrame and the frame encoders the session uses, every other example
 // through the ordered Object that params and results pass through. The
 // result must be the same JSON value, and valid against the spec's schema
 // for its type. Types mcpx interprets also go through their parsers.
@@ -121,9 +124,9 @@ func reencode(t *testing.T, raw []byte) []byte {
 	if !obj.Has("jsonrpc") {
 		return obj.Marshal()
 	}
-	msgs, batch, err := DecodeFrame(raw)
+	msgs, batch, err := jsonrpc.DecodeFrame(raw)
 	if err != nil || batch || len(msgs) != 1 {
-		t.Fatalf("DecodeFrame: %v (batch %v, %d messages)", err, batch, len(msgs))
+		t.Fatalf("jsonrpc.DecodeFrame: %v (batch %v, %d messages)", err, batch, len(msgs))
 	}
 	m := msgs[0]
 	if len(m.Problems) > 0 {
@@ -132,14 +135,14 @@ func reencode(t *testing.T, raw []byte) []byte {
 	params := reobject(t, m.Params)
 	switch {
 	case m.IsRequest():
-		return encodeRequestID(m.ID, m.Method, params)
+		return jsonrpc.EncodeRequest(m.ID, m.Method, params)
 	case m.IsNotification():
-		return encodeNotification(m.Method, params)
+		return jsonrpc.EncodeNotification(m.Method, params)
 	}
 	if m.Error != nil {
-		return encodeResponse(m.ID, nil, m.Error)
+		return jsonrpc.EncodeResponse(m.ID, nil, m.Error)
 	}
-	return encodeResponse(m.ID, reobject(t, m.Result), nil)
+	return jsonrpc.EncodeResponse(m.ID, reobject(t, m.Result), nil)
 }
 
 // reobject passes an object through Object, as Decorate and the MRTR
@@ -164,7 +167,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 	var msg struct {
 		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
+		Error  *jsonrpc.Error  `json:"error"`
 	}
 	if strings.HasSuffix(typ, "Response") || strings.HasSuffix(typ, "Request") || strings.HasSuffix(typ, "Notification") || strings.HasSuffix(typ, "Error") {
 		if err := json.Unmarshal(raw, &msg); err != nil {
@@ -222,7 +225,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if !jsonEqual(t, out, orig.Notifications) {
 			t.Errorf("filter re-encoded as %s, want %s", out, orig.Notifications)
 		}
-		if ResultType(msg.Params) != ResultComplete {
+		if ResultType(msg.Params) != mcp.ResultComplete {
 			t.Error("params without resultType must read as complete")
 		}
 	case "SubscriptionsAcknowledgedNotification":
@@ -233,7 +236,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if msg.Result != nil {
 			payload = msg.Result
 		}
-		if ResultType(payload) != ResultComplete || subscriptionID(payload) == "" {
+		if ResultType(payload) != mcp.ResultComplete || subscriptionID(payload) == "" {
 			t.Errorf("listen result not understood: %s", payload)
 		}
 	case "UnsupportedProtocolVersionError":
@@ -241,7 +244,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 		if len(uv.Supported) == 0 || uv.Requested == "" || !isModernError(msg.Error) {
 			t.Errorf("error data not understood: %+v", uv)
 		}
-		if commonModern(uv.Supported) != LatestModernVersion {
+		if commonModern(uv.Supported) != mcp.LatestModernVersion {
 			t.Errorf("no modern version picked from %v", uv.Supported)
 		}
 	case "MissingRequiredClientCapabilityError":
@@ -250,7 +253,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			t.Errorf("missing capabilities not named: %v", e)
 		}
 	case "HeaderMismatchError":
-		if CodeName(msg.Error.Code) != "HeaderMismatch" {
+		if jsonrpc.CodeName(msg.Error.Code) != "HeaderMismatch" {
 			t.Errorf("code %d not named", msg.Error.Code)
 		}
 	case "Tool":
@@ -258,7 +261,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
 		_ = json.Unmarshal(payload, &tool)
-		if _, err := ToolHeaderParams(tool.InputSchema); err != nil {
+		if _, err := mcp.ToolHeaderParams(tool.InputSchema); err != nil {
 			t.Errorf("x-mcp-header check rejected a valid tool: %v", err)
 		}
 	case "ListToolsResult", "ListToolsResultResponse":

@@ -323,7 +323,7 @@ func (f *fields) object(raw []byte, names []string, set func(name string, v []by
 		return true
 	}
 	if !rawjson.Members(raw, func(name, v []byte) bool {
-		if n := memberName(name, names...); n != "" {
+		if n := rawjson.MatchName(name, names...); n != "" {
 			set(n, v)
 		}
 		return true

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/pretty"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // randomJSON returns a random JSON document with the shapes the layout
@@ -73,7 +75,7 @@ func TestLargeResultsPrintInPlace(t *testing.T) {
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	msgs, _, err := DecodeFrame(frame)
+	msgs, _, err := jsonrpc.DecodeFrame(frame)
 	if err != nil {
 		t.Fatal(err)
 	}

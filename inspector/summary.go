@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // SummarizeRequest describes a server-to-client request on one line: what
@@ -14,7 +17,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		task = " (as a task)"
 	}
 	switch method {
-	case "sampling/createMessage":
+	case mcp.MethodSamplingCreateMessage:
 		var req SamplingRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
@@ -33,7 +36,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			parts = append(parts, plural(len(req.Tools), "tool"))
 		}
 		return strings.Join(parts, ", ") + task
-	case "elicitation/create":
+	case mcp.MethodElicitationCreate:
 		var req ElicitRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
@@ -46,9 +49,9 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			n = len(form.Fields)
 		}
 		return fmt.Sprintf("form with %s, %s%s", plural(n, "field"), quoteShort(req.Message, 60), task)
-	case "roots/list", "ping":
+	case mcp.MethodRootsList, mcp.MethodPing:
 		return ""
-	case "tasks/get", "tasks/result", "tasks/cancel":
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel:
 		var p struct {
 			TaskID string `json:"taskId"`
 		}
@@ -62,7 +65,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 }
 
 // SummarizeAnswer describes mcpx's answer to a server request on one line.
-func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) string {
+func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Error) string {
 	if rpcErr != nil {
 		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(rpcErr.Message))
 	}
@@ -75,7 +78,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 		}
 	}
 	switch method {
-	case "roots/list":
+	case mcp.MethodRootsList:
 		var r struct {
 			Roots []Root `json:"roots"`
 		}
@@ -89,7 +92,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 			}
 			return plural(len(uris), "root") + ": " + strings.Join(uris, ", ")
 		}
-	case "sampling/createMessage", "tasks/result":
+	case mcp.MethodSamplingCreateMessage, mcp.MethodTasksResult:
 		var r struct {
 			Role       string          `json:"role"`
 			Model      string          `json:"model"`
@@ -118,14 +121,14 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *RPCError) st
 			}
 			return s
 		}
-	case "elicitation/create":
+	case mcp.MethodElicitationCreate:
 		return summarizeElicitResult(result)
-	case "tasks/get", "tasks/cancel":
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
 		var t Task
 		if json.Unmarshal(result, &t) == nil && t.TaskID != "" {
 			return DescribeTask(t)
 		}
-	case "tasks/list":
+	case mcp.MethodTasksList:
 		var l struct {
 			Tasks []Task `json:"tasks"`
 		}

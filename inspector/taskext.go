@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Tasks as the io.modelcontextprotocol/tasks extension of 2026-07-28
@@ -28,7 +31,7 @@ type DetailedTask struct {
 	// Result is the original request's result, once completed.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the protocol error that failed the task.
-	Error *RPCError `json:"error,omitempty"`
+	Error *jsonrpc.Error `json:"error,omitempty"`
 	// InputRequests are the requests the task waits on (input_required).
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }
@@ -53,7 +56,7 @@ func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 
 // GetTaskExt calls tasks/get of the tasks extension.
 func (s *Session) GetTaskExt(ctx context.Context, id string) (*DetailedTask, error) {
-	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 				if len(responses.Keys()) > 0 {
 					params := map[string]any{"taskId": cur.TaskID, "inputResponses": responses.Marshal()}
 					if err := detached(ctx, func(dctx context.Context) error {
-						_, err := s.Call(dctx, "tasks/update", params)
+						_, err := s.Call(dctx, mcp.MethodTasksUpdate, params)
 						return err
 					}); err != nil {
 						if ctx.Err() != nil {
@@ -141,9 +144,9 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, stop(cur.TaskID, ctx.Err())
-		case <-s.done:
+		case <-s.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%s: %w", req.Label(), s.err)
+			return nil, fmt.Errorf("%s: %w", req.Label(), s.Err())
 		case <-timer.C:
 		}
 		var next *DetailedTask
@@ -181,7 +184,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 func (m *Modern) cancelTaskExt(s *Session, id string, cause error) error {
 	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.Call(cctx, "tasks/cancel", map[string]string{"taskId": id}); err != nil {
+	if _, err := s.Call(cctx, mcp.MethodTasksCancel, map[string]string{"taskId": id}); err != nil {
 		m.note(s, fmt.Sprintf("tasks/cancel %s: %v", id, err))
 	} else {
 		m.note(s, fmt.Sprintf("task %s: cancellation requested (tasks/cancel)", EscapeLine(id)))
@@ -209,9 +212,9 @@ func (s *Session) FollowTask(ctx context.Context, id string) (json.RawMessage, e
 	if m == nil {
 		return nil, errors.New("following a task with tasks/get needs the modern era (the tasks extension)")
 	}
-	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
-	return m.followTask(ctx, s, &Request{Method: "tasks/get", cfg: callConfig{label: fmt.Sprintf("task %q", id)}}, raw, false)
+	return m.followTask(ctx, s, &Request{Method: mcp.MethodTasksGet, cfg: callConfig{label: fmt.Sprintf("task %q", id)}}, raw, false)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Task commands in both eras. The handshake era's tasks (spec 2025-11-25:
@@ -25,16 +27,16 @@ type TaskReport struct {
 // warnUndeclaredTasks warns, in 2026-07-28, about a server that does not
 // declare the tasks extension before a request of it is sent anyway.
 func (s *Session) warnUndeclaredTasks(m *Modern, what string) {
-	if m != nil && !s.Server().Declares("extensions", TasksExtension) {
-		s.warn("the server does not declare the %s extension; sending %s anyway", TasksExtension, what)
+	if m != nil && !s.Server().Declares("extensions", mcp.TasksExtension) {
+		s.warn("the server does not declare the %s extension; sending %s anyway", mcp.TasksExtension, what)
 	}
 }
 
 // LookupTask asks for task id's state with tasks/get.
 func (s *Session) LookupTask(ctx context.Context, id string) (*TaskReport, error) {
 	m := s.modern()
-	s.warnUndeclaredTasks(m, "tasks/get")
-	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	s.warnUndeclaredTasks(m, mcp.MethodTasksGet)
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, fmt.Errorf("tasks/get %q: %w", id, err)
 	}
@@ -73,7 +75,7 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (json.RawMessage, er
 		}
 		return res, nil
 	}
-	s.warnUndeclaredTasks(m, "tasks/result")
+	s.warnUndeclaredTasks(m, mcp.MethodTasksResult)
 	return s.FollowTask(ctx, id)
 }
 
@@ -94,8 +96,8 @@ type TaskCancellation struct {
 // RequestTaskCancel asks the server to cancel task id with tasks/cancel.
 func (s *Session) RequestTaskCancel(ctx context.Context, id string) (*TaskCancellation, error) {
 	m := s.modern()
-	s.warnUndeclaredTasks(m, "tasks/cancel")
-	raw, err := s.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
+	s.warnUndeclaredTasks(m, mcp.MethodTasksCancel)
+	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, fmt.Errorf("tasks/cancel %q: %w", id, err)
 	}

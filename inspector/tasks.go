@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // Tasks (spec 2025-11-25: basic/utilities/tasks, experimental). mcpx is a
@@ -67,7 +70,7 @@ type storedTask struct {
 	Task
 	method string
 	result json.RawMessage
-	err    *RPCError
+	err    *jsonrpc.Error
 	done   chan struct{}
 	cancel context.CancelFunc
 }
@@ -156,11 +159,11 @@ func (t *TaskStore) finish(st *storedTask, res json.RawMessage, err error) {
 	}
 	switch {
 	case st.Status == TaskCancelled:
-		st.err = &RPCError{Code: CodeInternalError, Message: "the task was cancelled"}
+		st.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled"}
 	case err != nil:
-		var rpcErr *RPCError
+		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &RPCError{Code: CodeInternalError, Message: err.Error()}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 		st.err = rpcErr
 	default:
@@ -180,7 +183,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 			return nil, invalidParams("%s params: %v", method, err)
 		}
 	}
-	if method == "tasks/list" {
+	if method == mcp.MethodTasksList {
 		if p.Cursor != nil && *p.Cursor != "" {
 			return nil, invalidParams("tasks/list: unknown cursor %q", *p.Cursor)
 		}
@@ -199,11 +202,11 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		return nil, invalidParams("%s: no task %q", method, p.TaskID)
 	}
 	switch method {
-	case "tasks/get":
+	case mcp.MethodTasksGet:
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return marshalRaw(st.Task), nil
-	case "tasks/cancel":
+	case mcp.MethodTasksCancel:
 		t.mu.Lock()
 		if TerminalStatus(st.Status) {
 			status := st.Status
@@ -220,7 +223,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 			cancel()
 		}
 		return marshalRaw(snapshot), nil
-	case "tasks/result":
+	case mcp.MethodTasksResult:
 		// Block until the task is terminal (spec: "Result Retrieval").
 		select {
 		case <-st.done:
@@ -235,7 +238,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		}
 		return setMeta(res, RelatedTaskKey, marshalRaw(map[string]string{"taskId": st.TaskID}))
 	}
-	return nil, &RPCError{Code: CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
 }
 
 // --- requestor -------------------------------------------------------------
@@ -322,9 +325,9 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
-		case <-s.done:
+		case <-s.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%s: %w", method, s.err)
+			return nil, fmt.Errorf("%s: %w", method, s.Err())
 		case <-timer.C:
 		}
 		// Polls run detached from ctx: an interrupt cancels the task with
@@ -394,7 +397,7 @@ func (s *Session) cancelTask(id string, cause error, run TaskRun) error {
 
 // GetTask calls tasks/get.
 func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
-	raw, err := s.Call(ctx, "tasks/get", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -408,12 +411,12 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 // TaskResult calls tasks/result, which blocks until the task is terminal:
 // no idle timeout applies, only the session's hard cap.
 func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, error) {
-	return s.Call(ctx, "tasks/result", map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
+	return s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
 }
 
 // CancelTask calls tasks/cancel.
 func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
-	raw, err := s.Call(ctx, "tasks/cancel", map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +439,7 @@ func DescribeTask(t Task) string {
 // ToolTaskSupport returns a tool's execution.taskSupport from tools/list
 // ("required", "optional", "forbidden" or "" when absent or unknown).
 func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
-	list, err := s.List(ctx, "tools/list", nil)
+	list, err := s.List(ctx, mcp.MethodToolsList, nil)
 	if err != nil {
 		return ""
 	}
@@ -455,11 +458,11 @@ func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
 // tool that requires task execution (spec 2025-11-25: basic/utilities/tasks,
 // "Tool-Level Negotiation": -32601, or -32600 "task augmentation required").
 func (s *Session) ToolNeedsTask(ctx context.Context, name string, err error) bool {
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 		return false
 	}
-	if rpcErr.Code != CodeMethodNotFound && rpcErr.Code != CodeInvalidRequest {
+	if rpcErr.Code != jsonrpc.CodeMethodNotFound && rpcErr.Code != jsonrpc.CodeInvalidRequest {
 		return false
 	}
 	return s.ToolTaskSupport(ctx, name) == "required"

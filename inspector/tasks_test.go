@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -87,11 +88,11 @@ func TestTaskStoreReceiver(t *testing.T) {
 		t.Errorf("status %s, want completed", s)
 	}
 
-	var rpcErr *RPCError
-	if _, err := store.Handle(ctx, "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	var rpcErr *jsonrpc.Error
+	if _, err := store.Handle(ctx, "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("cancelling a completed task: want -32602, got %v", err)
 	}
-	if _, err := store.Handle(ctx, "tasks/get", json.RawMessage(`{"taskId":"nope"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+	if _, err := store.Handle(ctx, "tasks/get", json.RawMessage(`{"taskId":"nope"}`)); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("unknown task: want -32602, got %v", err)
 	}
 

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // LogLevels are the syslog severities of logging/setLevel, lowest first
@@ -43,7 +46,7 @@ func (s *Session) SetLogLevel(ctx context.Context, level string) (LogLevelChange
 		m.SetLogLevel(level)
 		return LogLevelChange{Level: level, PerRequest: true}, nil
 	}
-	if _, err := s.Call(ctx, "logging/setLevel", map[string]string{"level": level}); err != nil {
+	if _, err := s.Call(ctx, mcp.MethodLoggingSetLevel, map[string]string{"level": level}); err != nil {
 		return LogLevelChange{}, fmt.Errorf("logging/setLevel %q: %w", level, err)
 	}
 	return LogLevelChange{Level: level}, nil
@@ -67,7 +70,7 @@ func (s *Session) LogLevelCaveat(level string) string {
 // It is the handshake era's primitive: commands use Watch or StartWatch,
 // which work in both eras.
 func (s *Session) Subscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, "resources/subscribe", map[string]string{"uri": uri}); err != nil {
+	if _, err := s.Call(ctx, mcp.MethodResourcesSubscribe, map[string]string{"uri": uri}); err != nil {
 		return fmt.Errorf("resources/subscribe %q: %w", uri, err)
 	}
 	return nil
@@ -75,7 +78,7 @@ func (s *Session) Subscribe(ctx context.Context, uri string) error {
 
 // Unsubscribe sends resources/unsubscribe.
 func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, "resources/unsubscribe", map[string]string{"uri": uri}); err != nil {
+	if _, err := s.Call(ctx, mcp.MethodResourcesUnsubscribe, map[string]string{"uri": uri}); err != nil {
 		return fmt.Errorf("resources/unsubscribe %q: %w", uri, err)
 	}
 	return nil
@@ -101,8 +104,8 @@ func (s *Session) Wait(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return nil
-	case <-s.done:
-		return fmt.Errorf("%w while watching: %w", ErrServerGone, s.err)
+	case <-s.Done():
+		return fmt.Errorf("%w while watching: %w", ErrServerGone, s.Err())
 	}
 }
 
@@ -171,7 +174,7 @@ func (h WatchHooks) warn(msg string) {
 
 func (h WatchHooks) listenOptions(asked ListenFilter) ListenOptions {
 	return ListenOptions{
-		OnAck: func(granted ListenFilter, _ *Message) {
+		OnAck: func(granted ListenFilter, _ *jsonrpc.Message) {
 			if h.OnAck != nil {
 				h.OnAck(WatchAck{Asked: asked, Granted: granted, Missing: asked.Missing(granted)})
 			}

@@ -33,7 +33,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			rec, err := Create(b.TempDir()+"/bench.jsonl", RecorderOptions{})
+			rec, err := Create(context.Background(), b.TempDir()+"/bench.jsonl", RecorderOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func (s *recordSwitch) Close() error { return s.plain.Close() }
 // BenchmarkRecorderFrame is the recorder's own cost per frame (redaction,
 // encoding, one write to a file).
 func BenchmarkRecorderFrame(b *testing.B) {
-	rec, err := Create(b.TempDir()+"/frames.jsonl", RecorderOptions{})
+	rec, err := Create(context.Background(), b.TempDir()+"/frames.jsonl", RecorderOptions{})
 	defer rec.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -125,7 +125,7 @@ func BenchmarkRecorderFrame(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		rec.Frame(ServerToClient, frame, nil)
+		rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: frame})
 	}
 }
 
@@ -185,6 +185,6 @@ func BenchmarkRecorderBigFrame(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		rec.Frame(ServerToClient, frame, nil)
+		rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: frame})
 	}
 }

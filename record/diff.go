@@ -4,19 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/fatih/color"
-
-	"github.com/mcpx-dev/mcpx/inspector"
 )
 
-// Difference is one place where a live message differs from the recorded
+// Difference is one place where a live *jsonrpc.Message differs from the recorded
 // one.
 type Difference struct {
 	// Path is the JSONPath of the differing value in the message.
@@ -136,17 +130,6 @@ func encodeValue(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// shorten cuts a long text for display, at a character boundary.
-func shorten(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max] + "…"
-}
-
 // normalize replaces values that legitimately change from run to run:
 // strings that are timestamps (RFC 3339) become "<time>", and the given
 // session ids "<session-id>".
@@ -177,41 +160,4 @@ func isTimestamp(s string) bool {
 	}
 	_, err := time.Parse(time.RFC3339Nano, strings.Replace(s, " ", "T", 1))
 	return err == nil
-}
-
-// reportStyles colour a verification report.
-type reportStyles struct {
-	bad, good, minus, plus, dim, head func(a ...any) string
-}
-
-func newReportStyles(on bool) reportStyles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(on, attrs...) }
-	return reportStyles{
-		bad:   mk(color.FgRed, color.Bold),
-		good:  mk(color.FgGreen),
-		minus: mk(color.FgRed),
-		plus:  mk(color.FgGreen),
-		dim:   mk(color.Faint),
-		head:  mk(color.Bold),
-	}
-}
-
-// writeDiffs prints differences as a readable, coloured diff, one path per
-// entry: the recorded value in red (-), the live one in green (+).
-func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []Difference, more int) {
-	for _, d := range diffs {
-		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
-		rec, live := shorten(d.Recorded, 300), shorten(d.Live, 300)
-		if rec == "" {
-			rec = "(absent)"
-		}
-		if live == "" {
-			live = "(absent)"
-		}
-		fmt.Fprintf(w, "%s  %s\n", indent, st.minus("- recorded: "+inspector.EscapeLine(rec)))
-		fmt.Fprintf(w, "%s  %s\n", indent, st.plus("+ live:     "+inspector.EscapeLine(live)))
-	}
-	if more > 0 {
-		fmt.Fprintf(w, "%s%s\n", indent, st.dim(fmt.Sprintf("… and %d more difference(s)", more)))
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,8 +59,8 @@ func ExampleVerify() {
 	// Output: 3 exchange(s) verified, 0 mismatch(es)
 }
 
-// When the server changes, the report says where.
-func ExampleVerifyResult_WriteReport() {
+// When the server changes, the result says where.
+func ExampleVerifyResult() {
 	srv := serve(greeter("Howdy"))
 	defer srv.Close()
 
@@ -69,14 +68,17 @@ func ExampleVerifyResult_WriteReport() {
 	conn, _ := transport.NewHTTP(transport.HTTPOptions{URL: srv.URL})
 	defer conn.Close()
 	res, _ := record.Verify(context.Background(), tr, conn, record.VerifyOptions{})
-	res.WriteReport(os.Stdout, false)
+	for _, m := range res.Mismatches {
+		fmt.Printf("%s: %s\n", m.Label(), m.Problem)
+		for _, d := range m.Diffs {
+			fmt.Printf("  %s: recorded %s, live %s\n", d.Path, d.Recorded, d.Live)
+		}
+	}
+	fmt.Println(res.Summary())
 	// Output:
-	// ✗ tools/call "greet": the response differs
-	//     params: {"arguments":{"name":"Ada"},"name":"greet"}
-	//     $.result.content[0].text
-	//       - recorded: "Hello, Ada!"
-	//       + live:     "Howdy, Ada!"
-	// ✗ 3 exchange(s) verified, 1 mismatch(es)
+	// tools/call "greet": the response differs
+	//   $.result.content[0].text: recorded "Hello, Ada!", live "Howdy, Ada!"
+	// 3 exchange(s) verified, 1 mismatch(es)
 }
 
 // A client author uses the recording as a mock server.
@@ -107,7 +109,7 @@ func TestGreeterTrace(t *testing.T) {
 	srv := serve(greeter("Hello"))
 	defer srv.Close()
 	if *update {
-		rec, err := record.Create("testdata/greeter.jsonl", record.RecorderOptions{Header: record.Header{Mcpx: "example", Transport: "http", Target: "http: greeter"}})
+		rec, err := record.Create(context.Background(), "testdata/greeter.jsonl", record.RecorderOptions{Header: record.Header{Mcpx: "example", Transport: "http", Target: "http: greeter"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -208,13 +209,13 @@ func exerciseEra(t *testing.T, conn transport.Conn, calls []call, life inspector
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
 		Lifecycle: life,
 		Handlers: map[string]inspector.RequestHandler{
-			"roots/list": func(ctx context.Context, m *inspector.Message) (any, error) {
+			"roots/list": func(ctx context.Context, m *jsonrpc.Message) (any, error) {
 				mu.Lock()
 				res.serverRequests = append(res.serverRequests, m.Method)
 				mu.Unlock()
 				return json.RawMessage(`{"roots":[{"uri":"file:///tmp/project","name":"project"}]}`), nil
 			},
-			"elicitation/create": func(ctx context.Context, m *inspector.Message) (any, error) {
+			"elicitation/create": func(ctx context.Context, m *jsonrpc.Message) (any, error) {
 				mu.Lock()
 				res.serverRequests = append(res.serverRequests, m.Method)
 				mu.Unlock()
@@ -265,7 +266,7 @@ func recordSession(t *testing.T, dial func(obs transport.Observer) transport.Con
 func recordSessionWith(t *testing.T, dial func(obs transport.Observer) transport.Conn, transportName string, calls []call, life inspector.Lifecycle, red RedactOptions) (*Trace, sessionResult) {
 	t.Helper()
 	name := t.TempDir() + "/trace.jsonl"
-	rec, err := Create(name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}, Redact: red})
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Mcpx: "test", Transport: transportName, Target: "test"}, Redact: red})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -76,9 +79,16 @@ func findRoute(t *testing.T, tr *Trace, method, name string) (*transport.Route, 
 	return nil, nil
 }
 
+// reportOf lists a verification's mismatches for a test's failure.
 func reportOf(res *VerifyResult) string {
 	var b strings.Builder
-	res.WriteReport(&b, false)
+	for _, m := range res.Mismatches {
+		fmt.Fprintf(&b, "%s: %s\n", m.Label(), m.Problem)
+		for _, d := range m.Diffs {
+			fmt.Fprintf(&b, "    %s: recorded %s, live %s\n", d.Path, d.Recorded, d.Live)
+		}
+	}
+	b.WriteString(res.Summary())
 	return b.String()
 }
 
@@ -99,16 +109,13 @@ func TestRoundTripModernHTTP(t *testing.T) {
 			continue
 		}
 		m := parseMessage(e.Data)
-		if e.Route == nil || e.Route.Method != m.method || e.Route.ProtocolVersion != "2026-07-28" {
+		if e.Route == nil || e.Route.Method != m.Method || e.Route.ProtocolVersion != "2026-07-28" {
 			t.Errorf("frame %s: route %+v", e.Data, e.Route)
 		}
 	}
 	r, _ := findRoute(t, tr, "tools/call", "region")
 	if len(r.Params) != 2 || r.Params[0] != (transport.RouteParam{Name: "Priority", Value: "7"}) || r.Params[1] != (transport.RouteParam{Name: "Region", Value: "eu west"}) {
 		t.Errorf("region's route params %+v", r.Params)
-	}
-	if Era(tr) != "modern" {
-		t.Errorf("Era = %q", Era(tr))
 	}
 
 	// Replayed over Streamable HTTP (strictly, twice: each client's
@@ -367,11 +374,11 @@ func TestReplayModernDiscover(t *testing.T) {
 	for _, e := range tr.Events {
 		if e.Kind == KindFrame {
 			m := parseMessage(e.Data)
-			if m.method == "server/discover" {
-				skip = m.idKey()
+			if m.Method == "server/discover" {
+				skip = m.ID.Key()
 				continue
 			}
-			if m.kind == kindResponse && m.idKey() == skip {
+			if m.Kind() == jsonrpc.KindResponse && m.ID.Key() == skip {
 				continue
 			}
 		}
@@ -390,7 +397,7 @@ func TestReplayModernDiscover(t *testing.T) {
 		Meta              map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal([]byte(got.results[0]), &d); err != nil || len(d.SupportedVersions) != 1 || d.SupportedVersions[0] != "2026-07-28" ||
-		d.Capabilities["tools"] == nil || d.Capabilities["prompts"] == nil || !strings.Contains(string(d.Meta[inspector.MetaServerInfo]), "modern-test-server") {
+		d.Capabilities["tools"] == nil || d.Capabilities["prompts"] == nil || !strings.Contains(string(d.Meta[mcp.MetaServerInfo]), "modern-test-server") {
 		t.Errorf("made-up discover result %s (%v)", got.results[0], err)
 	}
 	if strings.Join(got.results[1:], "\n") != strings.Join(rec.results[1:], "\n") {
@@ -535,7 +542,7 @@ func TestHTTPProxyModern(t *testing.T) {
 // routes.
 func TestTraceRouteFormat(t *testing.T) {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, Header{Transport: "http"})
+	w, err := newWriter(&b, Header{Transport: "http"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,51 +583,6 @@ func TestTraceRouteFormat(t *testing.T) {
 	b.Reset()
 	if _, err := tr.WriteTo(&b); err != nil || strings.Contains(b.String(), "minor") {
 		t.Errorf("a copy of an older trace: %s (%v)", b.String(), err)
-	}
-}
-
-// trace show names the era, summarizes stateless-era messages without
-// their protocol _meta, and shows mirrored headers (and headers that
-// disagree with their body).
-func TestTimelineModern(t *testing.T) {
-	tr, _, _ := recordModernHTTP(t, RedactOptions{})
-	for i, e := range tr.Events {
-		if e.Route != nil && e.Route.Name == "echo" {
-			r := *e.Route
-			r.Name = "echo2"
-			tr.Events[i].Route = &r
-		}
-	}
-	var b strings.Builder
-	WriteTimeline(&b, tr, false)
-	out := b.String()
-	for _, want := range []string{
-		"era: modern (2026-07-28: stateless, per-request _meta, no handshake)",
-		"→ server/discover #1  record-test 1.0, protocol 2026-07-28",
-		"← server/discover #1 ",
-		"ok modern-test-server 2.0.0, versions 2026-07-28, 2025-11-25",
-		`region {"region":"eu west","priority":7,"query":"q"} [Mcp-Param-Priority: 7, Mcp-Param-Region: eu west]`,
-		"ok input required: name (elicitation/create)",
-		"confirm (retry with input name and the request state)",
-		`headers differ from the body: Mcp-Name "echo2", body "echo"`,
-		"ok Echo: hello",
-		"← tools/list #2 ",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("timeline lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "io.modelcontextprotocol/") {
-		t.Errorf("the timeline repeats the protocol's _meta:\n%s", out)
-	}
-	var withRoute int
-	for _, en := range Timeline(tr) {
-		if en.Route != nil {
-			withRoute++
-		}
-	}
-	if withRoute != len(modernCalls)+2 {
-		t.Errorf("%d entries with routes, want %d", withRoute, len(modernCalls)+2)
 	}
 }
 

@@ -23,10 +23,14 @@ type StdioProxyOptions struct {
 	Out io.Writer
 	// Stderr receives the server's stderr lines as they are; nil drops them.
 	Stderr io.Writer
-	// Recorder records the traffic; nil records nothing.
-	Recorder *Recorder
-	// OnFrame, when set, is told about every frame forwarded (for --wire).
+	// OnFrame, when set, is told about every frame forwarded, just before
+	// it goes on (a Recorder's Frame records them; --wire shows them).
+	// transport.Outgoing is the host's frame.
 	OnFrame transport.FrameFunc
+	// OnEvent, when set, is told about the server's events (its stderr
+	// lines and the transport's notes) and the proxy's own notes (a
+	// Recorder's Observe records them).
+	OnEvent transport.Observer
 	// DrainGrace is how long the proxy keeps forwarding the server's output
 	// after the host closed its input, before it shuts the server down.
 	// Zero means 2s.
@@ -49,7 +53,6 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	if o.DrainGrace <= 0 {
 		o.DrainGrace = 2 * time.Second
 	}
-	rec := o.Recorder
 	var errMu sync.Mutex
 	obs := o.Server.Observer
 	o.Server.Observer = func(ev transport.Event) {
@@ -58,11 +61,16 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 			_, _ = io.WriteString(o.Stderr, ev.Text+"\n")
 			errMu.Unlock()
 		}
-		if rec != nil {
-			rec.Observe(ev)
+		if o.OnEvent != nil {
+			o.OnEvent(ev)
 		}
 		if obs != nil {
 			obs(ev)
+		}
+	}
+	note := func(text string) {
+		if o.OnEvent != nil {
+			o.OnEvent(transport.Event{Time: time.Now(), Kind: transport.EventNote, Text: text})
 		}
 	}
 	child, err := transport.StartStdio(o.Server)
@@ -84,9 +92,6 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 				hostDone <- err
 				return
 			}
-			if rec != nil {
-				rec.Frame(ClientToServer, f.Data, nil)
-			}
 			if o.OnFrame != nil {
 				o.OnFrame(time.Now(), transport.Outgoing, f)
 			}
@@ -102,9 +107,6 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 			if err != nil {
 				serverDone <- err
 				return
-			}
-			if rec != nil {
-				rec.Frame(ServerToClient, f.Data, nil)
 			}
 			if o.OnFrame != nil {
 				o.OnFrame(time.Now(), transport.Incoming, f)
@@ -124,9 +126,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		}
 		// Whoever writes to the host saw its pipe close and ended ctx
 		// for it: the host stopped reading, as below.
-		if rec != nil {
-			rec.Note("the host stopped reading (closed pipe); shut the server down")
-		}
+		note("the host stopped reading (closed pipe); shut the server down")
 		return nil
 	case err := <-serverDone:
 		return serverEnd(err)
@@ -134,9 +134,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		if errors.Is(err, syscall.EPIPE) {
 			// The host stopped reading: it ended the session (went away)
 			// without closing its end of our input first.
-			if rec != nil {
-				rec.Note("the host stopped reading (closed pipe); shut the server down")
-			}
+			note("the host stopped reading (closed pipe); shut the server down")
 			return nil
 		}
 		if !errors.Is(err, io.EOF) {
@@ -146,9 +144,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	// The host is done sending: pass that on, and let the server finish
 	// what it was saying.
 	child.CloseWrite()
-	if rec != nil {
-		rec.Note("the host closed its input; closed the server's stdin")
-	}
+	note("the host closed its input; closed the server's stdin")
 	t := time.NewTimer(o.DrainGrace)
 	defer t.Stop()
 	select {

@@ -24,8 +24,6 @@ type HTTPProxyOptions struct {
 	// Upstream is the server's MCP endpoint (Streamable HTTP) or SSE
 	// endpoint (HTTP+SSE).
 	Upstream string
-	// Recorder records the traffic; nil records nothing.
-	Recorder *Recorder
 	// Client performs the upstream requests; nil means a client that
 	// honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and never times out (streams
 	// last as long as the session). Without a CheckRedirect of its own it
@@ -35,7 +33,10 @@ type HTTPProxyOptions struct {
 	// request, such as credentials the host cannot send itself.
 	Header http.Header
 	// OnFrame and OnEvent, when set, are told about every frame forwarded
-	// and every HTTP exchange (for --wire).
+	// (transport.Outgoing is the host's) and every HTTP exchange and note:
+	// a Recorder's Frame and Observe record them, --wire shows them.
+	// Events quote upstream URLs as requested; a Recorder redacts its
+	// copy.
 	OnFrame transport.FrameFunc
 	OnEvent transport.Observer
 	// MaxMessageSize bounds a request body, a JSON answer and an SSE event
@@ -119,9 +120,6 @@ func (p *HTTPProxy) target(r *http.Request) *url.URL {
 
 func (p *HTTPProxy) event(kind transport.EventKind, text string, meta *transport.Meta) {
 	ev := transport.Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta}
-	if p.o.Recorder != nil {
-		p.o.Recorder.Observe(ev)
-	}
 	if p.o.OnEvent != nil {
 		p.o.OnEvent(ev)
 	}
@@ -132,9 +130,6 @@ func (p *HTTPProxy) frame(dir Direction, data []byte, meta *transport.Meta) {
 }
 
 func (p *HTTPProxy) frameRoute(dir Direction, f transport.Frame) {
-	if p.o.Recorder != nil {
-		p.o.Recorder.WriteFrame(dir, f)
-	}
 	if p.o.OnFrame != nil {
 		d := transport.Outgoing
 		if dir == ServerToClient {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -50,12 +51,12 @@ func startStdioProxy(t *testing.T, ctx context.Context, server transport.StdioOp
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &stdioProxy{hostIn: inW, hostOut: bufio.NewReader(outR), stderr: &lockedBuffer{}, done: make(chan error, 1), trace: t.TempDir() + "/p.jsonl"}
-	rec, err := Create(p.trace, RecorderOptions{Header: Header{Transport: "stdio"}})
+	rec, err := Create(context.Background(), p.trace, RecorderOptions{Header: Header{Transport: "stdio"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		err := ProxyStdio(ctx, StdioProxyOptions{Server: server, In: inR, Out: outW, Stderr: p.stderr, Recorder: rec, DrainGrace: 5 * time.Second})
+		err := ProxyStdio(ctx, StdioProxyOptions{Server: server, In: inR, Out: outW, Stderr: p.stderr, OnFrame: rec.Frame, OnEvent: rec.Observe, DrainGrace: 5 * time.Second})
 		rec.Close()
 		outW.Close()
 		p.done <- err
@@ -170,11 +171,11 @@ func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
 func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {
 	t.Helper()
 	name := t.TempDir() + "/h.jsonl"
-	rec, err := Create(name, RecorderOptions{Header: Header{Transport: "http"}})
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, Recorder: rec})
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, OnFrame: rec.Frame, OnEvent: rec.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,9 +230,9 @@ func TestHTTPProxyStreamable(t *testing.T) {
 			sessions[e.Meta.SessionID] = true
 		}
 		if e.Kind == KindFrame {
-			for _, m := range func() []message { ms, _ := parseFrame(e.Data); return ms }() {
-				if m.method != "" {
-					methods = append(methods, string(e.Dir)+" "+m.method)
+			for _, m := range func() []*jsonrpc.Message { ms, _ := parseFrame(e.Data); return ms }() {
+				if m.Method != "" {
+					methods = append(methods, string(e.Dir)+" "+m.Method)
 				}
 			}
 		}

@@ -50,13 +50,13 @@ func TestStdioProxyEndsWhenTheHostStopsReading(t *testing.T) {
 	defer outW.Close()
 	outR.Close() // the host is gone: the server's first frame hits EPIPE
 	trace := t.TempDir() + "/p.jsonl"
-	rec, err := Create(trace, RecorderOptions{Header: Header{Transport: "stdio"}})
+	rec, err := Create(context.Background(), trace, RecorderOptions{Header: Header{Transport: "stdio"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- ProxyStdio(context.Background(), StdioProxyOptions{Server: helper("echo-lines"), In: inR, Out: outW, Recorder: rec})
+		done <- ProxyStdio(context.Background(), StdioProxyOptions{Server: helper("echo-lines"), In: inR, Out: outW, OnFrame: rec.Frame, OnEvent: rec.Observe})
 	}()
 	select {
 	case err := <-done:

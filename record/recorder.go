@@ -24,8 +24,8 @@ type RecorderOptions struct {
 }
 
 // Recorder writes a session's traffic to a trace as it happens: frames in
-// both directions (Wrap), and transport events such as a server's stderr
-// lines, HTTP exchanges and notes (Observe). Every event is redacted and
+// both directions (Frame, or Wrap for a connection), and transport events
+// such as a server's stderr lines, HTTP exchanges and notes (Observe). Every event is redacted and
 // encoded at once, in the order the events happen, then written with one
 // write call by a goroutine of the recorder's own, so that the session
 // never waits for the disk. The file is thus readable up to its last event
@@ -52,7 +52,7 @@ type Recorder struct {
 	queue   [][]byte   // encoded events waiting to be written
 	writing bool       // a writer goroutine is running
 	drained *sync.Cond // signalled when the writer took or finished a batch
-	enc     Writer     // encodes events (its own writer is unused)
+	enc     writer     // encodes events (its own writer is unused)
 
 	hmu    sync.Mutex
 	hidden []string // "Header: value" texts of route values redacted lately (see hide)
@@ -84,7 +84,7 @@ func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
-	if _, err := NewWriter(w, h); err != nil {
+	if _, err := newWriter(w, h); err != nil {
 		return nil, err
 	}
 	r := &Recorder{red: red, start: time.Now(), w: w}
@@ -92,13 +92,7 @@ func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
 	return r, nil
 }
 
-// Create is CreateContext with context.Background(): a FIFO as name
-// makes it wait for its reader for as long as that takes.
-func Create(name string, o RecorderOptions) (*Recorder, error) {
-	return CreateContext(context.Background(), name, o)
-}
-
-// CreateContext records to the named file, written as mcpx writes every
+// Create records to the named file, written as mcpx writes every
 // output file (internal/outfile): a regular file is replaced through a
 // temporary file beside it, which takes name's place when the first event
 // is recorded, so that an existing file is never left half-overwritten:
@@ -108,7 +102,7 @@ func Create(name string, o RecorderOptions) (*Recorder, error) {
 // readable by its owner only (0600, whatever the old file's mode): traces
 // show everything a session said. Close syncs and closes it. ctx bounds
 // the wait of a FIFO's open for its reader.
-func CreateContext(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
+func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -190,20 +184,25 @@ func (r *Recorder) writeQueued() {
 	r.drained.Broadcast()
 }
 
-// Frame records one frame travelling in dir.
-func (r *Recorder) Frame(dir Direction, data []byte, meta *transport.Meta) {
-	r.WriteFrame(dir, transport.Frame{Data: data, Meta: meta})
-}
-
-// WriteFrame records one frame travelling in dir, with its metadata and,
-// for a frame the client sent in the stateless 2026-07-28 style, its
-// route, redacted like the frame (see Redactor.FrameRoute).
-func (r *Recorder) WriteFrame(dir Direction, f transport.Frame) {
+// Frame records one frame; it is a transport.FrameFunc, the one plug that
+// records frames wherever they are seen: Wrap taps a connection with it,
+// the proxies' OnFrame takes it, and so can anything else that observes
+// frames (the REPL's :record). transport.Outgoing is the client's frame
+// (client to server), transport.Incoming the server's. A frame the client
+// sent in the stateless 2026-07-28 style is recorded with its route,
+// redacted like the frame (see Redactor.FrameRoute). Events are stamped
+// with the time they are recorded (t is not used), so the trace keeps
+// the order they happened in.
+func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
+	d := ServerToClient
+	if dir == transport.Outgoing {
+		d = ClientToServer
+	}
 	data, res, route := r.red.frameRoute(f.Data, f.Route)
 	if route != f.Route && route != nil {
 		r.hide(f.Route, route)
 	}
-	r.writeScanned(Event{Kind: KindFrame, Dir: dir, Data: data, Meta: r.red.Meta(f.Meta), Route: route}, &res)
+	r.writeScanned(Event{Kind: KindFrame, Dir: d, Data: data, Meta: r.red.Meta(f.Meta), Route: route}, &res)
 }
 
 // hide remembers the header lines of route values that were redacted:
@@ -244,11 +243,6 @@ func (r *Recorder) text(s string) string {
 	return s
 }
 
-// Stderr records one line of the server's stderr.
-func (r *Recorder) Stderr(line string) {
-	r.write(Event{Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(line)})
-}
-
 // Note records a note about the session or transport.
 func (r *Recorder) Note(text string) {
 	r.write(Event{Kind: KindNote, Text: r.text(text)})
@@ -258,7 +252,7 @@ func (r *Recorder) Note(text string) {
 func (r *Recorder) Observe(ev transport.Event) {
 	switch ev.Kind {
 	case transport.EventStderr:
-		r.Stderr(ev.Text)
+		r.write(Event{Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(ev.Text)})
 	case transport.EventHTTP:
 		r.write(Event{Kind: KindHTTP, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
 	default:
@@ -313,8 +307,9 @@ func (r *Recorder) Close() error {
 }
 
 // Wrap returns c decorated so that every frame read or written is
-// recorded (a frame written is recorded just before it goes out, as with
-// transport.Tap). Closing the returned Conn closes c, not the recorder.
+// recorded with Frame (a frame written is recorded just before it goes
+// out, as with transport.Tap), and a frame that could not be sent is
+// noted. Closing the returned Conn closes c, not the recorder.
 func (r *Recorder) Wrap(c transport.Conn) transport.Conn {
 	return &recConn{Conn: c, r: r}
 }
@@ -327,13 +322,13 @@ type recConn struct {
 func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
 	f, err := c.Conn.Read(ctx)
 	if err == nil {
-		c.r.Frame(ServerToClient, f.Data, f.Meta)
+		c.r.Frame(time.Now(), transport.Incoming, f)
 	}
 	return f, err
 }
 
 func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
-	c.r.WriteFrame(ClientToServer, f)
+	c.r.Frame(time.Now(), transport.Outgoing, f)
 	err := c.Conn.Write(ctx, f)
 	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
 		c.r.Note("the frame above could not be sent: " + err.Error())

@@ -20,7 +20,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	os.WriteFile(name, []byte("precious\n"), 0o644)
 
 	// Nothing recorded (the server never started): the old file stays.
-	rec, err := Create(name, RecorderOptions{})
+	rec, err := Create(context.Background(), name, RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +38,11 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	}
 
 	// The first event replaces it with a whole trace at once.
-	rec, err = Create(name, RecorderOptions{Header: Header{Target: "x"}})
+	rec, err = Create(context.Background(), name, RecorderOptions{Header: Header{Target: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Frame(ClientToServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
 	if err := rec.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	if err != nil || len(tr.Events) != 1 {
 		t.Fatalf("mid-recording: %v, %+v", err, tr)
 	}
-	rec.Stderr("a stderr line")
+	rec.Observe(transport.Event{Kind: transport.EventStderr, Text: "a stderr line"})
 	rec.Note("a note")
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
@@ -71,13 +71,13 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 
 func TestCreateErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Create(dir, RecorderOptions{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := Create(context.Background(), dir, RecorderOptions{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory: %v", err)
 	}
-	if _, err := Create(filepath.Join(dir, "no", "such", "dir", "t.jsonl"), RecorderOptions{}); err == nil {
+	if _, err := Create(context.Background(), filepath.Join(dir, "no", "such", "dir", "t.jsonl"), RecorderOptions{}); err == nil {
 		t.Error("a missing directory was accepted")
 	}
-	if _, err := Create(filepath.Join(dir, "t.jsonl"), RecorderOptions{Redact: RedactOptions{Paths: []string{"bad"}}}); err == nil {
+	if _, err := Create(context.Background(), filepath.Join(dir, "t.jsonl"), RecorderOptions{Redact: RedactOptions{Paths: []string{"bad"}}}); err == nil {
 		t.Error("a bad redaction path was accepted")
 	}
 }
@@ -94,7 +94,7 @@ func TestRecorderConcurrentAndTimesMonotonic(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				rec.Frame(ServerToClient, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"g":%d,"i":%d}}`, g, i)), nil)
+				rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"g":%d,"i":%d}}`, g, i))})
 				rec.Observe(transport.Event{Kind: transport.EventStderr, Text: "line"})
 			}
 		}()
@@ -175,7 +175,7 @@ func TestRecorderWrapRecordsBothWaysAndRedacts(t *testing.T) {
 func TestRecorderNoRedact(t *testing.T) {
 	var buf safeBuffer
 	rec, _ := NewRecorder(&buf, RecorderOptions{Redact: RedactOptions{Disabled: true, Paths: []string{"$.x"}}})
-	rec.Frame(ClientToServer, []byte(`{"access_token":"tok"}`), nil)
+	rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(`{"access_token":"tok"}`)})
 	rec.Close()
 	tr, _ := Read(strings.NewReader(buf.String()))
 	if tr.Header.Redacted || tr.Header.Redact != nil || string(tr.Events[0].Data) != `{"access_token":"tok"}` {

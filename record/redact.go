@@ -14,10 +14,10 @@ const Placeholder = "[redacted]"
 
 var placeholderJSON = []byte(`"` + Placeholder + `"`)
 
-// SensitiveKeys are the object member names whose values are redacted from
+// sensitiveKeys are the object member names whose values are redacted from
 // every frame by default, at any depth, compared without regard to case:
 // credentials and the tokens of OAuth exchanges.
-var SensitiveKeys = []string{
+var sensitiveKeys = []string{
 	"access_token", "refresh_token", "id_token", "client_secret", "code_verifier",
 	"authorization", "cookie", "set-cookie", "password", "api_key", "apikey", "x-api-key",
 }
@@ -28,7 +28,7 @@ type RedactOptions struct {
 	// secrets.
 	Disabled bool
 	// Paths are JSONPath expressions (see Path) whose values are replaced
-	// in every frame, in addition to SensitiveKeys (--redact).
+	// in every frame, in addition to sensitiveKeys (--redact).
 	Paths []string
 	// Secrets are literal values known to be secret (a bearer token, the
 	// value of an Authorization header given with -H): they are removed
@@ -45,7 +45,7 @@ type Redactor struct {
 	keys    [maxKeyLen + 1][][]byte // sensitive keys by length
 }
 
-// maxKeyLen bounds the length of SensitiveKeys.
+// maxKeyLen bounds the length of sensitiveKeys.
 const maxKeyLen = 24
 
 // NewRedactor compiles o.
@@ -58,7 +58,7 @@ func NewRedactor(o RedactOptions) (*Redactor, error) {
 		return nil, err
 	}
 	r := &Redactor{on: true, paths: paths}
-	for _, k := range SensitiveKeys {
+	for _, k := range sensitiveKeys {
 		r.keys[len(k)] = append(r.keys[len(k)], []byte(k))
 	}
 	for _, s := range o.Secrets {
@@ -73,7 +73,7 @@ func NewRedactor(o RedactOptions) (*Redactor, error) {
 // Enabled reports whether r redacts anything.
 func (r *Redactor) Enabled() bool { return r != nil && r.on }
 
-// sensitive reports whether a member name is one of SensitiveKeys.
+// sensitive reports whether a member name is one of sensitiveKeys.
 func (r *Redactor) sensitive(key []byte) bool {
 	if len(key) > maxKeyLen {
 		return false
@@ -180,7 +180,7 @@ func headerForm(raw []byte) (string, bool) {
 // URI, tool arguments designated with x-mcp-header), so a mirrored value
 // is replaced wherever the same value was redacted from the frame
 // (sensitive member names, --redact paths); an Mcp-Param-{Name} value is
-// also replaced when its Name is one of SensitiveKeys (with "-" read as
+// also replaced when its Name is one of sensitiveKeys (with "-" read as
 // "_": Api-Key is api_key), and known secrets are removed from every
 // value. The route returned is a copy when anything changed.
 func (r *Redactor) FrameRoute(data []byte, route *transport.Route) ([]byte, *transport.Route) {
@@ -261,13 +261,6 @@ func (r *Redactor) URL(u string) string {
 	}
 	return r.Text(u)
 }
-
-// RedactURL removes a password in the user info and the values of query
-// parameters whose names suggest credentials (token, key, secret,
-// password, code, signature). It returns u unchanged when it does not
-// parse. It is transport.RedactURL, the one rule for every URL mcpx shows
-// or records.
-func RedactURL(u string) string { return transport.RedactURL(u) }
 
 // Meta returns m with its URL redacted (a copy when anything changed).
 func (r *Redactor) Meta(m *transport.Meta) *transport.Meta {

@@ -12,7 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -24,7 +27,7 @@ var ErrMismatch = errors.New("traffic does not match the recording")
 // ReplayOptions configure a Replayer.
 type ReplayOptions struct {
 	// Ignore lists JSONPath expressions, evaluated against each whole
-	// message, that do not count when a live message is matched with the
+	// message, that do not count when a live *jsonrpc.Message is matched with the
 	// recording (e.g. $.params._meta). $.params._meta.progressToken is
 	// always ignored: it usually repeats the request id. So are the
 	// protocol version, client capabilities and client identity that
@@ -87,7 +90,7 @@ type Replayer struct {
 // NewReplayer prepares tr for replay.
 func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
 	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken",
-		metaPath(inspector.MetaProtocolVersion), metaPath(inspector.MetaClientCapabilities), metaPath(inspector.MetaClientInfo)}, opts.Ignore...))
+		metaPath(mcp.MetaProtocolVersion), metaPath(mcp.MetaClientCapabilities), metaPath(mcp.MetaClientInfo)}, opts.Ignore...))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,7 @@ type output struct {
 // step is one message the recorded client sent, with what the server did
 // between it and the client's next frame.
 type step struct {
-	msg    message
+	msg    *jsonrpc.Message
 	key    string
 	follow []output
 	// modern marks a message of the stateless 2026-07-28 era: recorded
@@ -145,13 +148,13 @@ type script struct {
 	modern, legacy bool
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name.
-	xheaders map[string][]inspector.HeaderParam
+	xheaders map[string][]mcp.HeaderParam
 	// discover answers server/discover when the recording has none.
 	discover []byte
 }
 
 func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
-	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]inspector.HeaderParam{}}
+	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]mcp.HeaderParam{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 	attach := func(o output) {
 		if n := len(sc.steps); n > 0 {
@@ -170,7 +173,7 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 		case e.Kind == KindHTTP && lastFrame >= 0 && e.Meta != nil && e.Meta.HTTPMethod == "POST" && e.Meta.HTTPStatus >= 400:
 			// The POST of a lone stateless request was refused without an
 			// answer: the replay refuses it the same way.
-			if st := &sc.steps[lastFrame]; lastFrame == len(sc.steps)-1 && st.modern && st.msg.kind == kindRequest {
+			if st := &sc.steps[lastFrame]; lastFrame == len(sc.steps)-1 && st.modern && st.msg.Kind() == jsonrpc.KindRequest {
 				st.refused = e.Meta.HTTPStatus
 			}
 			lastFrame = -1
@@ -185,9 +188,9 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 			if len(toolLists) > 0 {
 				msgs, _ := parseFrame(e.Data)
 				for _, m := range msgs {
-					if m.kind == kindResponse && toolLists[m.idKey()] {
-						delete(toolLists, m.idKey())
-						learnToolHeaders(m.result, sc.xheaders)
+					if m.Kind() == jsonrpc.KindResponse && toolLists[m.ID.Key()] {
+						delete(toolLists, m.ID.Key())
+						learnToolHeaders(m.Result, sc.xheaders)
 					}
 				}
 			}
@@ -195,26 +198,26 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 			lastFrame = len(sc.steps)
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
-				modern := e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion)
+				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
 				switch {
-				case m.kind == kindRequest && m.method == "initialize":
+				case m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodInitialize:
 					sc.legacy = true
-				case m.kind == kindRequest && modern:
+				case m.Kind() == jsonrpc.KindRequest && modern:
 					sc.modern = true
 				}
-				if m.kind == kindRequest && m.method == "tools/list" {
-					toolLists[m.idKey()] = true
+				if m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodToolsList {
+					toolLists[m.ID.Key()] = true
 				}
 				key := canonical(m, ignore)
-				if m.kind == kindResponse {
-					key = "response-id:" + m.idKey()
+				if m.Kind() == jsonrpc.KindResponse {
+					key = "response-id:" + m.ID.Key()
 				}
 				sc.byKey[key] = append(sc.byKey[key], len(sc.steps))
 				sc.steps = append(sc.steps, step{msg: m, key: key, modern: modern})
 			}
 		}
 	}
-	if sc.modern && sc.firstRequest("server/discover") < 0 {
+	if sc.modern && sc.firstRequest(mcp.MethodDiscover) < 0 {
 		sc.discover = synthesizeDiscover(sc)
 	}
 	return sc
@@ -224,7 +227,7 @@ func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
 // method, or -1.
 func (sc *script) firstRequest(method string) int {
 	for i, st := range sc.steps {
-		if st.msg.kind == kindRequest && st.msg.method == method {
+		if st.msg.Kind() == jsonrpc.KindRequest && st.msg.Method == method {
 			return i
 		}
 	}
@@ -233,7 +236,7 @@ func (sc *script) firstRequest(method string) int {
 
 // learnToolHeaders adds the x-mcp-header annotations of a tools/list
 // result to into (spec 2026-07-28: server/tools, "x-mcp-header").
-func learnToolHeaders(result json.RawMessage, into map[string][]inspector.HeaderParam) {
+func learnToolHeaders(result json.RawMessage, into map[string][]mcp.HeaderParam) {
 	var page struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -244,7 +247,7 @@ func learnToolHeaders(result json.RawMessage, into map[string][]inspector.Header
 		return
 	}
 	for _, t := range page.Tools {
-		if params, err := inspector.ToolHeaderParams(t.InputSchema); err == nil && len(params) > 0 {
+		if params, err := mcp.ToolHeaderParams(t.InputSchema); err == nil && len(params) > 0 {
 			into[t.Name] = params
 		}
 	}
@@ -259,13 +262,13 @@ func synthesizeDiscover(sc *script) []byte {
 	versions := []string{}
 	caps := map[string]any{}
 	for _, st := range sc.steps {
-		if st.msg.kind != kindRequest {
+		if st.msg.Kind() != jsonrpc.KindRequest {
 			continue
 		}
-		if v := inspector.StandardRoute(st.msg.method, st.msg.params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
+		if v := mcp.StandardRoute(st.msg.Method, st.msg.Params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
 			versions = append(versions, v)
 		}
-		switch prefix, _, _ := strings.Cut(st.msg.method, "/"); prefix {
+		switch prefix, _, _ := strings.Cut(st.msg.Method, "/"); prefix {
 		case "tools", "resources", "prompts":
 			caps[prefix] = map[string]any{}
 		case "completion":
@@ -275,18 +278,22 @@ func synthesizeDiscover(sc *script) []byte {
 	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps}
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
-			var r struct {
-				Result struct {
-					Meta map[string]json.RawMessage `json:"_meta"`
-				} `json:"result"`
-			}
-			if o.isStderr || json.Unmarshal(o.frame, &r) != nil {
+			if o.isStderr {
 				continue
 			}
-			if info, ok := r.Result.Meta[inspector.MetaServerInfo]; ok {
-				result["_meta"] = map[string]json.RawMessage{inspector.MetaServerInfo: info}
-				b, _ := json.Marshal(result)
-				return b
+			msgs, _ := parseFrame(o.frame)
+			for _, m := range msgs {
+				var r struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				}
+				if !m.IsResponse() || json.Unmarshal(m.Result, &r) != nil {
+					continue
+				}
+				if info, ok := r.Meta[mcp.MetaServerInfo]; ok {
+					result["_meta"] = map[string]json.RawMessage{mcp.MetaServerInfo: info}
+					b, _ := json.Marshal(result)
+					return b
+				}
 			}
 		}
 	}
@@ -378,7 +385,7 @@ func (s *replaySession) pick(key string) (i int, repeat bool) {
 // firstUnused returns the first unused request with method, or -1.
 func (s *replaySession) firstUnused(method string) int {
 	for i, st := range s.sc.steps {
-		if !s.used[i] && st.msg.kind == kindRequest && st.msg.method == method {
+		if !s.used[i] && st.msg.Kind() == jsonrpc.KindRequest && st.msg.Method == method {
 			return i
 		}
 	}
@@ -391,7 +398,7 @@ func (s *replaySession) checkOrder(i int) {
 	if !s.opts.Strict {
 		return
 	}
-	for s.next < len(s.sc.steps) && (s.used[s.next] || s.sc.steps[s.next].msg.kind == kindResponse) {
+	for s.next < len(s.sc.steps) && (s.used[s.next] || s.sc.steps[s.next].msg.Kind() == jsonrpc.KindResponse) {
 		s.next++
 	}
 	if s.next < i {
@@ -399,19 +406,19 @@ func (s *replaySession) checkOrder(i int) {
 	}
 }
 
-func describe(m message) string {
-	switch m.kind {
-	case kindRequest:
-		if len(m.params) > 0 {
-			return fmt.Sprintf("request %s %s", m.method, excerptJSON(m.params, 120))
+func describe(m *jsonrpc.Message) string {
+	switch m.Kind() {
+	case jsonrpc.KindRequest:
+		if len(m.Params) > 0 {
+			return fmt.Sprintf("request %s %s", m.Method, rawjson.Excerpt(m.Params, 120))
 		}
-		return "request " + m.method
-	case kindNotification:
-		return "notification " + m.method
-	case kindResponse:
-		return "a response to request " + string(m.id)
+		return "request " + m.Method
+	case jsonrpc.KindNotification:
+		return "notification " + m.Method
+	case jsonrpc.KindResponse:
+		return "a response to request " + m.ID.String()
 	}
-	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(excerptJSON(m.raw, 80)))
+	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(rawjson.Excerpt(m.Raw, 80)))
 }
 
 // handle answers one frame from the client.
@@ -424,38 +431,38 @@ func (s *replaySession) handle(frame []byte) []output {
 	return outs
 }
 
-func (s *replaySession) handleMsg(m message) []output {
+func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 	lm := m
-	if s.sc.red.Enabled() && m.kind != kindInvalid {
-		lm = parseMessage(s.sc.red.Frame(m.raw))
+	if s.sc.red.Enabled() && m.Kind() != jsonrpc.KindInvalid {
+		lm = parseMessage(s.sc.red.Frame(m.Raw))
 	}
-	switch m.kind {
-	case kindRequest:
+	switch m.Kind() {
+	case jsonrpc.KindRequest:
 		i, repeat := s.pick(canonical(lm, s.sc.ignore))
-		if i >= 0 && repeat && m.method != "server/discover" {
+		if i >= 0 && repeat && m.Method != mcp.MethodDiscover {
 			s.deviate(true, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
 		}
-		if i < 0 && (m.method == "initialize" || m.method == "server/discover") {
+		if i < 0 && (m.Method == mcp.MethodInitialize || m.Method == mcp.MethodDiscover) {
 			// Opening a session (or asking what the server is) with other
 			// params still gets the recorded answer.
-			if i = s.firstUnused(m.method); i < 0 && m.method == "server/discover" {
-				if i = s.sc.firstRequest(m.method); i >= 0 {
+			if i = s.firstUnused(m.Method); i < 0 && m.Method == mcp.MethodDiscover {
+				if i = s.sc.firstRequest(m.Method); i >= 0 {
 					repeat = true
 				}
 			}
 			if i >= 0 {
 				s.deviate(false, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
-					m.method, excerptJSON(m.params, 200), excerptJSON(s.sc.steps[i].msg.params, 200))
+					m.Method, rawjson.Excerpt(m.Params, 200), rawjson.Excerpt(s.sc.steps[i].msg.Params, 200))
 			}
 		}
 		if i < 0 {
 			switch {
-			case m.method == "ping":
+			case m.Method == mcp.MethodPing:
 				s.deviate(true, "ping was not in the recording (answered it anyway)")
-				return []output{{frame: responseFrame(m.id, []byte("{}"), nil)}}
-			case m.method == "server/discover" && s.sc.discover != nil:
+				return []output{{frame: jsonrpc.EncodeResponse(m.ID, []byte("{}"), nil)}}
+			case m.Method == mcp.MethodDiscover && s.sc.discover != nil:
 				s.deviate(true, "the recording has no server/discover; answered with a result made from the recording")
-				return []output{{frame: responseFrame(m.id, s.sc.discover, nil)}}
+				return []output{{frame: jsonrpc.EncodeResponse(m.ID, s.sc.discover, nil)}}
 			}
 			frame, code := s.unmatched(m)
 			o := output{frame: frame}
@@ -465,19 +472,19 @@ func (s *replaySession) handleMsg(m message) []output {
 			return []output{o}
 		}
 		s.noteClient(m, s.sc.steps[i].msg)
-		if repeat && m.method == "server/discover" {
+		if repeat && m.Method == mcp.MethodDiscover {
 			// Asked again (a client refreshing what it knows): answered
 			// again, in any order.
-			s.idMap[s.sc.steps[i].msg.idKey()] = m.id
+			s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
 			return s.emit(i)
 		}
 		s.checkOrder(i)
-		s.idMap[s.sc.steps[i].msg.idKey()] = m.id
-		if rec, live := progressToken(s.sc.steps[i].msg.raw), progressToken(m.raw); rec != nil && live != nil {
+		s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
+		if rec, live := progressToken(s.sc.steps[i].msg.Raw), progressToken(m.Raw); rec != nil && live != nil {
 			s.tokMap[idKey(rec)] = live
 		}
 		return s.emit(i)
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		i, repeat := s.pick(canonical(lm, s.sc.ignore))
 		if i < 0 {
 			s.deviate(true, "%s is not in the recording (ignored)", describe(m))
@@ -488,8 +495,8 @@ func (s *replaySession) handleMsg(m message) []output {
 		}
 		s.checkOrder(i)
 		return s.emit(i)
-	case kindResponse:
-		i, repeat := s.pick("response-id:" + m.idKey())
+	case jsonrpc.KindResponse:
+		i, repeat := s.pick("response-id:" + m.ID.Key())
 		if i < 0 || repeat {
 			s.deviate(false, "%s, which the replayed server never sent (ignored)", describe(m))
 			return nil
@@ -498,7 +505,7 @@ func (s *replaySession) handleMsg(m message) []output {
 			got, want := canonical(lm, s.sc.ignore), canonical(s.sc.steps[i].msg, s.sc.ignore)
 			if got != want {
 				s.deviate(false, "the client answered request %s with %s, but the recording has %s",
-					string(m.id), excerptJSON(m.raw, 200), excerptJSON(s.sc.steps[i].msg.raw, 200))
+					m.ID.String(), rawjson.Excerpt(m.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
 			}
 		}
 		return s.emit(i)
@@ -507,8 +514,8 @@ func (s *replaySession) handleMsg(m message) []output {
 	if i < 0 || repeat && s.opts.Strict {
 		s.deviate(false, "the client sent %s, which is not in the recording", describe(m))
 		if i < 0 {
-			return []output{{frame: responseFrame(json.RawMessage("null"), nil,
-				&rpcError{Code: -32700, Message: "mcpx replay: parse error: the frame is not a JSON-RPC message, and the recording has no such frame"})}}
+			return []output{{frame: jsonrpc.EncodeResponse(jsonrpc.ID{}, nil,
+				&jsonrpc.Error{Code: -32700, Message: "mcpx replay: parse error: the frame is not a JSON-RPC message, and the recording has no such frame"})}}
 		}
 	}
 	return s.emit(i)
@@ -519,19 +526,19 @@ func (s *replaySession) handleMsg(m message) []output {
 // request's (they do not count for matching): another protocol version or
 // other client capabilities, as a different initialize would be; another
 // client identity only in strict mode.
-func (s *replaySession) noteClient(live, recorded message) {
+func (s *replaySession) noteClient(live, recorded *jsonrpc.Message) {
 	for _, f := range []struct {
 		key, what string
 		lenient   bool
 	}{
-		{inspector.MetaProtocolVersion, "declares protocol version", false},
-		{inspector.MetaClientCapabilities, "declares the capabilities", false},
-		{inspector.MetaClientInfo, "identifies itself as", true},
+		{mcp.MetaProtocolVersion, "declares protocol version", false},
+		{mcp.MetaClientCapabilities, "declares the capabilities", false},
+		{mcp.MetaClientInfo, "identifies itself as", true},
 	} {
 		if s.noted[f.key] || f.lenient && !s.opts.Strict {
 			continue
 		}
-		l, r := metaValue(live.raw, f.key), metaValue(recorded.raw, f.key)
+		l, r := metaValue(live.Raw, f.key), metaValue(recorded.Raw, f.key)
 		if l == nil && r == nil || l != nil && r != nil && canonicalJSON(l) == canonicalJSON(r) {
 			continue
 		}
@@ -548,7 +555,7 @@ func orNone(v json.RawMessage) string {
 	if v == nil {
 		return "nothing"
 	}
-	return excerptJSON(v, 120)
+	return rawjson.Excerpt(v, 120)
 }
 
 // metaValue returns a member of a request's params._meta, or nil.
@@ -575,24 +582,24 @@ func canonicalJSON(raw []byte) string {
 // unmatched builds the error for a request the recording cannot answer,
 // saying what it has instead, and reports the deviation; it returns the
 // error's code too.
-func (s *replaySession) unmatched(m message) ([]byte, int) {
-	var same []message
+func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
+	var same []*jsonrpc.Message
 	nextReq := ""
 	for i, st := range s.sc.steps {
-		if st.msg.kind != kindRequest {
+		if st.msg.Kind() != jsonrpc.KindRequest {
 			continue
 		}
-		if st.msg.method == m.method {
+		if st.msg.Method == m.Method {
 			same = append(same, st.msg)
 		} else if nextReq == "" && !s.used[i] {
-			nextReq = st.msg.method
+			nextReq = st.msg.Method
 		}
 	}
-	data := map[string]any{"received": rawOrNull(m.params)}
+	data := map[string]any{"received": rawOrNull(m.Params)}
 	var msg string
 	code := -32601
 	if len(same) == 0 {
-		msg = fmt.Sprintf("mcpx replay: the recording has no %s request", m.method)
+		msg = fmt.Sprintf("mcpx replay: the recording has no %s request", m.Method)
 		if nextReq != "" {
 			msg += "; the next recorded request is " + nextReq
 		}
@@ -601,21 +608,21 @@ func (s *replaySession) unmatched(m message) ([]byte, int) {
 		var exp []json.RawMessage
 		var desc []string
 		for _, x := range same {
-			exp = append(exp, rawOrNull(x.params))
+			exp = append(exp, rawOrNull(x.Params))
 			if len(desc) < 3 {
-				desc = append(desc, excerptJSON(x.params, 160))
+				desc = append(desc, rawjson.Excerpt(x.Params, 160))
 			}
 		}
 		data["expected"] = exp
 		msg = fmt.Sprintf("mcpx replay: no recorded %s request has these params; the recording has %s with %s",
-			m.method, m.method, strings.Join(desc, " or "))
+			m.Method, m.Method, strings.Join(desc, " or "))
 		if len(same) > len(desc) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+excerptJSON(m.params, 160)+")")
+	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
 	d, _ := json.Marshal(data)
-	return responseFrame(m.id, nil, &rpcError{Code: code, Message: msg, Data: d}), code
+	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }
 
 func rawOrNull(raw json.RawMessage) json.RawMessage {
@@ -697,36 +704,13 @@ func (s *replaySession) finish() {
 	}
 	var missing []string
 	for i, st := range s.sc.steps {
-		if !s.used[i] && st.msg.kind != kindResponse {
+		if !s.used[i] && st.msg.Kind() != jsonrpc.KindResponse {
 			missing = append(missing, describe(st.msg))
 		}
 	}
 	if len(missing) > 0 {
-		s.deviate(false, "the client ended the session without sending %d recorded message(s), first %s", len(missing), missing[0])
+		s.deviate(false, "the client ended the session without sending %d recorded *jsonrpc.Message(s), first %s", len(missing), missing[0])
 	}
-}
-
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-// responseFrame encodes a JSON-RPC response.
-func responseFrame(id json.RawMessage, result json.RawMessage, e *rpcError) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(rawOrNull(id))
-	if e != nil {
-		enc, _ := json.Marshal(e)
-		b.WriteString(`,"error":`)
-		b.Write(enc)
-	} else {
-		b.WriteString(`,"result":`)
-		b.Write(result)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
 }
 
 // Serve replays the recorded server on conn, the server's end of a
@@ -734,34 +718,54 @@ func responseFrame(id json.RawMessage, result json.RawMessage, e *rpcError) []by
 // for `mcpx replay`), until the client closes it or ctx ends. It returns
 // nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
-// answering the message that caused it).
+// answering the message that caused it). Serve does not close conn.
+//
+// The connection engine (jsonrpc/peer) reads conn; each frame is answered
+// on its read loop, in order, with what the recorded server did next.
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	s := r.newSession()
 	if err := r.send(ctx, conn, s.sc.prelude); err != nil {
 		return err
 	}
-	for {
-		f, err := conn.Read(ctx)
+	stop := make(chan error, 1)
+	stopped := false
+	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
+		if stopped {
+			return true
+		}
+		err := r.send(ctx, conn, s.handle(f.Data))
+		if err == nil && s.err != nil {
+			err = s.err
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, transport.ErrClosed) {
-				s.finish()
-				if s.err != nil {
-					return s.err
-				}
-				return nil
-			}
-			return err
+			stopped = true
+			stop <- err
 		}
-		if err := r.send(ctx, conn, s.handle(f.Data)); err != nil {
-			return err
-		}
-		if s.err != nil {
-			return s.err
-		}
+		return true
+	}})
+	p.Start()
+	defer p.Stop()
+	select {
+	case err := <-stop:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.Done():
 	}
+	if err := p.Err(); !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrClosed) {
+		return err
+	}
+	select {
+	case err := <-stop:
+		// The last frame's answer failed, or deviated.
+		return err
+	default:
+	}
+	s.finish()
+	if s.err != nil {
+		return s.err
+	}
+	return nil
 }
 
 func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output) error {

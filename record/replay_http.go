@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -205,11 +206,11 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 
 	var q *sseQueue
 	for _, m := range msgs {
-		if m.kind == kindRequest {
+		if m.Kind() == jsonrpc.KindRequest {
 			if q == nil {
 				q = newQueue()
 			}
-			q.pending[m.idKey()] = true
+			q.pending[m.ID.Key()] = true
 		}
 	}
 	sess.mu.Lock()
@@ -260,7 +261,7 @@ func allResponses(frames [][]byte) bool {
 	for _, f := range frames {
 		msgs, _ := parseFrame(f)
 		for _, m := range msgs {
-			if m.kind != kindResponse {
+			if m.Kind() != jsonrpc.KindResponse {
 				return false
 			}
 		}
@@ -268,9 +269,9 @@ func allResponses(frames [][]byte) bool {
 	return true
 }
 
-func hasInitialize(msgs []message) bool {
+func hasInitialize(msgs []*jsonrpc.Message) bool {
 	for _, m := range msgs {
-		if m.kind == kindRequest && m.method == "initialize" {
+		if m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodInitialize {
 			return true
 		}
 	}
@@ -286,11 +287,11 @@ func (s *httpSession) route(o output, own *sseQueue) {
 		return
 	}
 	msgs, _ := parseFrame(o.frame)
-	if len(msgs) == 1 && msgs[0].kind == kindResponse {
-		if q := s.waiting[msgs[0].idKey()]; q != nil {
-			delete(s.waiting, msgs[0].idKey())
+	if len(msgs) == 1 && msgs[0].Kind() == jsonrpc.KindResponse {
+		if q := s.waiting[msgs[0].ID.Key()]; q != nil {
+			delete(s.waiting, msgs[0].ID.Key())
 			q.mu.Lock()
-			delete(q.pending, msgs[0].idKey())
+			delete(q.pending, msgs[0].ID.Key())
 			q.status = o.status
 			q.mu.Unlock()
 			q.push(o.frame)
@@ -319,10 +320,10 @@ func (s *httpSession) route(o output, own *sseQueue) {
 // stream; change notifications to the newest subscriptions/listen stream.
 // Anything else has nowhere to go (there is no GET stream) and is dropped.
 // Called with s.mu held.
-func (s *httpSession) routeStateless(o output, msgs []message, own *sseQueue) {
+func (s *httpSession) routeStateless(o output, msgs []*jsonrpc.Message, own *sseQueue) {
 	var target *sseQueue
 	switch {
-	case len(msgs) != 1 || msgs[0].kind != kindNotification || requestScoped(msgs[0].method):
+	case len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindNotification || requestScoped(msgs[0].Method):
 		target = own
 	case own != nil && own.listen:
 		target = own
@@ -343,7 +344,7 @@ func (s *httpSession) routeStateless(o output, msgs []message, own *sseQueue) {
 // stream carries them, not to a subscriptions/listen stream.
 func requestScoped(method string) bool {
 	switch method {
-	case "notifications/progress", "notifications/message", "notifications/cancelled":
+	case mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationCancelled:
 		return true
 	}
 	return false
@@ -492,29 +493,29 @@ func writeEvent(w io.Writer, f []byte) error {
 
 // postStateless serves one POST of the stateless 2026-07-28 era (spec
 // 2026-07-28: basic/transports/streamable-http, "Sending Messages").
-func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, body []byte, msgs []message, batch bool) {
-	if batch || len(msgs) != 1 || msgs[0].kind != kindRequest && msgs[0].kind != kindNotification {
+func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, body []byte, msgs []*jsonrpc.Message, batch bool) {
+	if batch || len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindRequest && msgs[0].Kind() != jsonrpc.KindNotification {
 		what := "a JSON-RPC batch"
 		if !batch && len(msgs) == 1 {
-			what = "a " + msgs[0].kind.String()
+			what = "a " + msgs[0].Kind().String()
 		}
-		h.refuse(w, nil, http.StatusBadRequest, -32600, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request or notification, not "+what)
+		h.refuse(w, jsonrpc.ID{}, http.StatusBadRequest, -32600, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request or notification, not "+what)
 		return
 	}
 	m := msgs[0]
-	if m.kind == kindRequest {
+	if m.Kind() == jsonrpc.KindRequest {
 		if err := h.r.sc.checkRoute(req.Header, m); err != nil {
-			h.refuse(w, m.id, http.StatusBadRequest, inspector.CodeHeaderMismatch, "Header mismatch: "+err.Error())
+			h.refuse(w, m.ID, http.StatusBadRequest, mcp.CodeHeaderMismatch, "Header mismatch: "+err.Error())
 			return
 		}
 	}
 	sess := h.statelessSession(m)
 
 	var q *sseQueue
-	if m.kind == kindRequest {
+	if m.Kind() == jsonrpc.KindRequest {
 		q = newQueue()
-		q.pending[m.idKey()] = true
-		q.listen = m.method == "subscriptions/listen"
+		q.pending[m.ID.Key()] = true
+		q.listen = m.Method == mcp.MethodSubscriptionsListen
 	}
 	sess.mu.Lock()
 	outs := sess.s.handle(body)
@@ -529,7 +530,7 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 		}
 	}
 	if q != nil {
-		sess.waiting[m.idKey()] = q
+		sess.waiting[m.ID.Key()] = q
 		sess.streams = append(sess.streams, q)
 	}
 	for _, o := range outs {
@@ -571,7 +572,7 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 
 // refuse answers a POST with an HTTP error status and a JSON-RPC error,
 // and reports the deviation.
-func (h *replayHandler) refuse(w http.ResponseWriter, id json.RawMessage, status, code int, msg string) {
+func (h *replayHandler) refuse(w http.ResponseWriter, id jsonrpc.ID, status, code int, msg string) {
 	h.mu.Lock()
 	sess := h.stateless
 	h.mu.Unlock()
@@ -586,13 +587,13 @@ func (h *replayHandler) refuse(w http.ResponseWriter, id json.RawMessage, status
 	sess.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(responseFrame(id, nil, &rpcError{Code: code, Message: "mcpx replay: " + msg}))
+	w.Write(jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: code, Message: "mcpx replay: " + msg}))
 }
 
 // statelessSession returns the replay stateless requests share, starting
 // a new one when m opens a new client's session: a server/discover after
 // every recorded one was answered, when the recording begins with one.
-func (h *replayHandler) statelessSession(m message) *httpSession {
+func (h *replayHandler) statelessSession(m *jsonrpc.Message) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old := h.stateless; old != nil {
@@ -616,18 +617,18 @@ func (h *replayHandler) statelessSession(m message) *httpSession {
 // startsOver reports whether request m begins a new client's session: it
 // asks server/discover, the recording's first request, and every
 // recorded server/discover was answered.
-func (s *replaySession) startsOver(m message) bool {
-	if m.kind != kindRequest || m.method != "server/discover" {
+func (s *replaySession) startsOver(m *jsonrpc.Message) bool {
+	if m.Kind() != jsonrpc.KindRequest || m.Method != mcp.MethodDiscover {
 		return false
 	}
 	first := -1
 	for i, st := range s.sc.steps {
-		if st.msg.kind == kindRequest {
+		if st.msg.Kind() == jsonrpc.KindRequest {
 			first = i
 			break
 		}
 	}
-	return first >= 0 && s.sc.steps[first].msg.method == m.method && s.used[first] && s.firstUnused(m.method) < 0
+	return first >= 0 && s.sc.steps[first].msg.Method == m.Method && s.used[first] && s.firstUnused(m.Method) < 0
 }
 
 // checkRoute checks the route headers of a stateless request against its
@@ -637,22 +638,22 @@ func (s *replaySession) startsOver(m message) bool {
 // body; an Mcp-Param-{Name} header must be present exactly when a
 // recorded x-mcp-header annotation of the tool finds a value in the
 // arguments, and match it. Encoded values are decoded first.
-func (sc *script) checkRoute(h http.Header, m message) error {
-	want := inspector.StandardRoute(m.method, m.params)
+func (sc *script) checkRoute(h http.Header, m *jsonrpc.Message) error {
+	want := mcp.StandardRoute(m.Method, m.Params)
 	got := h.Get("Mcp-Protocol-Version")
 	switch {
 	case got == "":
 		return errors.New("the MCP-Protocol-Version header is missing")
 	case want.ProtocolVersion == "":
-		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares no %s", got, inspector.MetaProtocolVersion)
+		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares no %s", got, mcp.MetaProtocolVersion)
 	case got != want.ProtocolVersion:
 		return fmt.Errorf("MCP-Protocol-Version is %q, but the body's _meta declares %q", got, want.ProtocolVersion)
 	}
 	switch got := h.Get("Mcp-Method"); {
 	case got == "":
 		return errors.New("the Mcp-Method header is missing")
-	case got != m.method:
-		return fmt.Errorf("Mcp-Method is %q, but the body's method is %q", got, m.method)
+	case got != m.Method:
+		return fmt.Errorf("Mcp-Method is %q, but the body's method is %q", got, m.Method)
 	}
 	if want.Name != "" {
 		raw := h.Get("Mcp-Name")
@@ -669,21 +670,21 @@ func (sc *script) checkRoute(h http.Header, m message) error {
 		}
 	}
 	params := sc.xheaders[want.Name]
-	if m.method != "tools/call" || len(params) == 0 {
+	if m.Method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	_ = json.Unmarshal(m.params, &p)
-	values, err := inspector.HeaderValues(params, p.Arguments)
+	_ = json.Unmarshal(m.Params, &p)
+	values, err := mcp.HeaderValues(params, p.Arguments)
 	if err != nil {
 		return fmt.Errorf("tool %q: %w", want.Name, err)
 	}
 	for _, hp := range params {
 		name := "Mcp-Param-" + hp.Header
 		raw, present := h[http.CanonicalHeaderKey(name)]
-		var expected *transport.RouteParam
+		var expected *mcp.RouteParam
 		for i := range values {
 			if strings.EqualFold(values[i].Name, hp.Header) {
 				expected = &values[i]

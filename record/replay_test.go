@@ -282,7 +282,7 @@ func TestReplayStrict(t *testing.T) {
 		c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
 		c.conn.Close()
 		err := <-c.done
-		if err == nil || !strings.Contains(err.Error(), "the client ended the session without sending 1 recorded message(s), first request b") {
+		if err == nil || !strings.Contains(err.Error(), "the client ended the session without sending 1 recorded *jsonrpc.Message(s), first request b") {
 			t.Fatalf("Serve = %v", err)
 		}
 	})

@@ -74,12 +74,8 @@ func checkFailsOnEcho(t *testing.T, res *VerifyResult) {
 		m.Diffs[0].Recorded != `"Echo: hello"` || m.Diffs[0].Live != `"Echo! hello"` {
 		t.Errorf("mismatch = %+v", m)
 	}
-	var b strings.Builder
-	res.WriteReport(&b, false)
-	for _, want := range []string{`✗ tools/call "echo": the response differs`, "$.result.content[0].text", `- recorded: "Echo: hello"`, `+ live:     "Echo! hello"`, "mismatch"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
-		}
+	if m.Label() != `tools/call "echo"` || m.Problem != "the response differs" || !strings.Contains(res.Summary(), "1 mismatch") {
+		t.Errorf("mismatch %s: %s; %s", m.Label(), m.Problem, res.Summary())
 	}
 }
 
@@ -92,9 +88,7 @@ func TestRoundTripSDKStdio(t *testing.T) {
 
 	res := verifyAgainst(t, tr, startStdio(t, helper("sdk")), VerifyOptions{})
 	if !res.OK() || res.Exchanges != len(sdkCalls)+1 || res.ServerRequests != 1 {
-		var b strings.Builder
-		res.WriteReport(&b, false)
-		t.Fatalf("verify against the same server: %d exchanges, %d server requests:\n%s", res.Exchanges, res.ServerRequests, b.String())
+		t.Fatalf("verify against the same server: %d exchanges, %d server requests:\n%s", res.Exchanges, res.ServerRequests, reportOf(res))
 	}
 	checkFailsOnEcho(t, verifyAgainst(t, tr, startStdio(t, helper("sdk", "RECORD_TEST_VARIANT=changed")), VerifyOptions{}))
 	// --ignore makes the difference acceptable.
@@ -138,9 +132,7 @@ func TestRoundTripSDKHTTP(t *testing.T) {
 
 	live, _ := transport.NewHTTP(transport.HTTPOptions{URL: u})
 	if res := verifyAgainst(t, tr, live, VerifyOptions{}); !res.OK() {
-		var b strings.Builder
-		res.WriteReport(&b, false)
-		t.Fatalf("verify against the same server over HTTP:\n%s", b.String())
+		t.Fatalf("verify against the same server over HTTP:\n%s", reportOf(res))
 	}
 	changed, _ := transport.NewHTTP(transport.HTTPOptions{URL: testservers.Streamable(t, newTestServer("changed"), nil, nil)})
 	checkFailsOnEcho(t, verifyAgainst(t, tr, changed, VerifyOptions{}))
@@ -194,9 +186,7 @@ func TestRoundTripEverythingStdio(t *testing.T) {
 
 	res := verifyAgainst(t, tr, startStdio(t, opts), VerifyOptions{})
 	if !res.OK() {
-		var b strings.Builder
-		res.WriteReport(&b, false)
-		t.Fatalf("verify against server-everything:\n%s", b.String())
+		t.Fatalf("verify against server-everything:\n%s", reportOf(res))
 	}
 	// A changed server: here, a trace whose echo answer was edited.
 	edited := *tr

@@ -9,7 +9,12 @@
 // The package is meant to be imported by other projects too, typically
 // from tests: record a session once, check the trace in, and verify the
 // server against it in `go test` (see the package examples and the
-// recordtest helper).
+// recordtest helper). It depends only on the transport, the JSON-RPC layer
+// (jsonrpc, whose engine jsonrpc/peer reads the connections of Verify and
+// Replayer.Serve) and the MCP vocabulary (mcp): no terminal or
+// command-line library comes with it. Frames are recorded through one
+// plug, Recorder.Frame (a transport.FrameFunc), and events through
+// Recorder.Observe (a transport.Observer).
 package record
 
 import (
@@ -27,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -125,6 +131,17 @@ type Event struct {
 	Route *transport.Route
 }
 
+// Messages decodes the frame an event holds (see package jsonrpc): one
+// message, or a batch's. A frame that holds no message (not JSON, an empty
+// batch) is one message of jsonrpc.KindInvalid, its Raw the whole frame.
+// Events that are no frame hold no message.
+func (e Event) Messages() (msgs []*jsonrpc.Message, batch bool) {
+	if e.Kind != KindFrame {
+		return nil, false
+	}
+	return parseFrame(e.Data)
+}
+
 // Trace is a whole trace file in memory.
 type Trace struct {
 	Header Header
@@ -187,11 +204,11 @@ func (w *wireRoute) route() *transport.Route {
 	return r
 }
 
-// Writer writes a trace incrementally: the header when it is created, then
+// writer writes a trace incrementally: the header when it is created, then
 // each event as one line with a single Write call, so that a process that
 // dies mid-session leaves a trace that is readable up to its last event.
 // It is safe for concurrent use.
-type Writer struct {
+type writer struct {
 	mu   sync.Mutex
 	w    io.Writer
 	buf  []byte
@@ -199,19 +216,19 @@ type Writer struct {
 	err  error
 }
 
-// NewWriter writes h (with Format and Version filled in) to w and returns a
-// Writer for the events.
-func NewWriter(w io.Writer, h Header) (*Writer, error) {
+// newWriter writes h (with Format and Version filled in) to w and returns a
+// writer for the events.
+func newWriter(w io.Writer, h Header) (*writer, error) {
 	h.Minor = Minor
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
-	return newWriter(w, h)
+	return newWriterAs(w, h)
 }
 
-// newWriter is NewWriter keeping h.Minor (at most Minor) and h.Created: a
+// newWriterAs is newWriter keeping h.Minor (at most Minor) and h.Created: a
 // trace copied from an older one must not claim what it does not hold.
-func newWriter(w io.Writer, h Header) (*Writer, error) {
+func newWriterAs(w io.Writer, h Header) (*writer, error) {
 	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	h.Created = h.Created.UTC()
 	line, err := marshalLine(h)
@@ -221,7 +238,7 @@ func newWriter(w io.Writer, h Header) (*Writer, error) {
 	if _, err := w.Write(line); err != nil {
 		return nil, fmt.Errorf("writing the trace header: %w", err)
 	}
-	return &Writer{w: w}, nil
+	return &writer{w: w}, nil
 }
 
 // marshalLine encodes v as one JSON line without HTML escaping.
@@ -237,12 +254,12 @@ func marshalLine(v any) ([]byte, error) {
 
 // Write appends one event. After a failed write every later Write fails
 // with the same error.
-func (w *Writer) Write(e Event) error {
+func (w *writer) Write(e Event) error {
 	return w.write(e, nil)
 }
 
 // write is Write with the frame's scan result when the caller has it.
-func (w *Writer) write(e Event, scan *scanResult) error {
+func (w *writer) write(e Event, scan *scanResult) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -261,7 +278,7 @@ func (w *Writer) write(e Event, scan *scanResult) error {
 // appendEvent encodes e as one line. It is written by hand, not with
 // encoding/json, because it runs for every frame of a recorded session
 // and must store the frame's bytes verbatim.
-func (w *Writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
+func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, e.Time.Microseconds(), 10)
 	b = append(b, `,"kind":`...)
@@ -328,7 +345,7 @@ func appendRoute(b []byte, r *transport.Route) []byte {
 	return append(b, '}')
 }
 
-func (w *Writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
+func (w *writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
 	if !utf8.Valid(data) {
 		b = append(b, `,"b64":"`...)
 		b = base64.StdEncoding.AppendEncode(b, data)
@@ -606,7 +623,7 @@ func parseEvent(line []byte) (Event, error) {
 
 // eventMember returns the wireEvent member a quoted name stands for.
 func eventMember(q []byte) string {
-	return memberName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
+	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
 }
 
 // jsonKind names the kind of a JSON value, for messages.
@@ -639,7 +656,7 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 // WriteTo writes the whole trace to w (header, then events).
 func (t *Trace) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	tw, err := newWriter(cw, t.Header)
+	tw, err := newWriterAs(cw, t.Header)
 	if err != nil {
 		return cw.n, err
 	}

@@ -24,7 +24,7 @@ func traceSeeds(f *testing.F) [][]byte {
 		seeds = append(seeds, b)
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Mcpx: "fuzz", Transport: "http", Target: "http://127.0.0.1:1/mcp", Redact: []string{"$..secret"}})
+	w, err := newWriter(&buf, Header{Mcpx: "fuzz", Transport: "http", Target: "http://127.0.0.1:1/mcp", Redact: []string{"$..secret"}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func FuzzTraceRead(f *testing.F) {
 	})
 }
 
-// FuzzTraceWrite checks that a frame, text and route written by Writer
+// FuzzTraceWrite checks that a frame, text and route written by writer
 // read back exactly: frames byte for byte whatever they hold, text with
 // each byte that is not UTF-8 replaced by U+FFFD.
 func FuzzTraceWrite(f *testing.F) {
@@ -111,7 +111,7 @@ func FuzzTraceWrite(f *testing.F) {
 			{Kind: KindStderr, Dir: ServerToClient, Text: text},
 		}
 		var buf bytes.Buffer
-		w, err := NewWriter(&buf, Header{Target: text})
+		w, err := newWriter(&buf, Header{Target: text})
 		if err != nil {
 			t.Fatal(err)
 		}

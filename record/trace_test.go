@@ -35,7 +35,7 @@ var oddFrames = []string{
 
 func TestTraceRoundTripIsByteExact(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Mcpx: "test", Transport: "stdio", Target: "stdio: x"})
+	w, err := newWriter(&buf, Header{Mcpx: "test", Transport: "stdio", Target: "stdio: x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 func TestWriterOneWritePerEvent(t *testing.T) {
 	cw := &countingWriter{}
-	w, err := NewWriter(cw, Header{})
+	w, err := newWriter(cw, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestWriterOneWritePerEvent(t *testing.T) {
 
 func TestReadTornLastLine(t *testing.T) {
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{})
+	w, _ := newWriter(&buf, Header{})
 	w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
 	w.Write(Event{Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)})
 	whole := buf.Bytes()

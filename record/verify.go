@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -80,7 +81,7 @@ type VerifyError struct{ Result *VerifyResult }
 
 func (e *VerifyError) Error() string {
 	m := e.Result.Mismatches[0]
-	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.label(), m.Problem)
+	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.Label(), m.Problem)
 	if len(m.Diffs) > 0 {
 		d := m.Diffs[0]
 		msg += fmt.Sprintf(" at %s (recorded %s, live %s)", d.Path, orAbsent(d.Recorded), orAbsent(d.Live))
@@ -95,10 +96,12 @@ func orAbsent(s string) string {
 	if s == "" {
 		return "absent"
 	}
-	return shorten(s, 80)
+	return rawjson.Shorten(s, 80)
 }
 
-func (m *Mismatch) label() string {
+// Label names the exchange for people: the method, with the tool, prompt
+// or resource it is about (tools/call "echo").
+func (m *Mismatch) Label() string {
 	var name struct {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
@@ -111,24 +114,6 @@ func (m *Mismatch) label() string {
 		return fmt.Sprintf("%s %s", m.Method, name.URI)
 	}
 	return m.Method
-}
-
-// WriteReport prints each mismatch with a readable diff, then the summary.
-// Server-supplied text is escaped; colour is used when color is true.
-func (r *VerifyResult) WriteReport(w io.Writer, color bool) {
-	st := newReportStyles(color)
-	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.label())), inspector.EscapeLine(m.Problem))
-		if len(m.Request) > 0 && string(m.Request) != "null" {
-			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(excerptJSON(m.Request, 200))))
-		}
-		writeDiffs(w, st, "    ", m.Diffs, m.MoreDiffs)
-	}
-	mark := st.good("✓")
-	if !r.OK() {
-		mark = st.bad("✗")
-	}
-	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
 }
 
 // MarshalJSON gives the result the form `mcpx verify --json` prints:
@@ -177,11 +162,11 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 // exchange is one recorded request, its recorded response and, once it
 // arrives, the live one.
 type exchange struct {
-	req      message
-	resp     *message // recorded; nil when the recording has none
-	live     *message
-	liveID   json.RawMessage
-	arrived  chan struct{}
+	req      *jsonrpc.Message
+	resp     *jsonrpc.Message // recorded; nil when the recording has none
+	live     *jsonrpc.Message
+	liveID   jsonrpc.ID
+	pending  *peer.Pending // the live request, once sent
 	sent     bool
 	timedOut bool
 	// refused is the HTTP error a stateless-era request got instead of an
@@ -211,6 +196,7 @@ type serverReq struct {
 // verifier is one run of Verify.
 type verifier struct {
 	conn    transport.Conn
+	peer    *peer.Peer // reads conn, files responses, answers the server's requests
 	opts    VerifyOptions
 	ignore  []*Path
 	red     *Redactor
@@ -226,16 +212,12 @@ type verifier struct {
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name, to fill in Mcp-Param values
 	// the recording redacted or never had.
-	xheaders map[string][]inspector.HeaderParam
+	xheaders map[string][]mcp.HeaderParam
 	states   map[string]json.RawMessage // recorded requestState (as an idKey) -> live one
 
-	mu      sync.Mutex
-	byLive  map[string]*exchange
-	nextID  int64
-	res     VerifyResult
-	extra   []Mismatch // unexpected server requests
-	readErr error
-	writeWG sync.WaitGroup
+	mu    sync.Mutex // guards what the engine's goroutines update
+	res   VerifyResult
+	extra []Mismatch // unexpected server requests
 }
 
 // Verify re-sends the client side of a recorded session to a live server
@@ -263,22 +245,27 @@ func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOpti
 	if err != nil {
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
-	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{}, byLive: map[string]*exchange{},
+	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{},
 		derive:   tr.Header.Minor < 1 || tr.Header.Transport != "http",
 		offWire:  tr.Header.Transport != "http",
-		xheaders: map[string][]inspector.HeaderParam{}, states: map[string]json.RawMessage{}}
+		xheaders: map[string][]mcp.HeaderParam{}, states: map[string]json.RawMessage{}}
 	v.prepare(tr)
 
-	rctx, stop := context.WithCancel(ctx)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		v.readLoop(rctx)
-	}()
+	// The engine reads the live server: responses go to the exchanges
+	// that expect them (by id), requests are answered from the recording
+	// (a batch with a batch), notifications are counted. It stops, without
+	// closing conn, once every recorded frame went out and was answered.
+	v.peer = peer.New(conn, peer.Options{
+		Handler: v.answer,
+		OnNotification: func(*jsonrpc.Message) {
+			v.mu.Lock()
+			v.res.Notifications++
+			v.mu.Unlock()
+		},
+	})
+	v.peer.Start()
 	err = v.run(ctx)
-	stop()
-	<-readDone
-	v.writeWG.Wait()
+	v.peer.Stop()
 	v.compare()
 	return &v.res, err
 }
@@ -297,21 +284,20 @@ func (v *verifier) prepare(tr *Trace) {
 		msgs, _ := parseFrame(e.Data)
 		if e.Dir == ServerToClient {
 			for _, m := range msgs {
-				switch m.kind {
-				case kindResponse:
-					if x := pending[m.idKey()]; x != nil {
-						mm := m
-						x.resp = &mm
-						delete(pending, m.idKey())
+				switch m.Kind() {
+				case jsonrpc.KindResponse:
+					if x := pending[m.ID.Key()]; x != nil {
+						x.resp = m
+						delete(pending, m.ID.Key())
 						arrived = append(arrived, x)
-						if x.req.method == "tools/list" {
-							learnToolHeaders(m.result, v.xheaders)
+						if x.req.Method == mcp.MethodToolsList {
+							learnToolHeaders(m.Result, v.xheaders)
 						}
 					}
-				case kindRequest:
-					sr := &serverReq{key: canonical(m, nil), method: m.method}
+				case jsonrpc.KindRequest:
+					sr := &serverReq{key: canonical(m, nil), method: m.Method}
 					v.srvReqs = append(v.srvReqs, sr)
-					srvPending[m.idKey()] = sr
+					srvPending[m.ID.Key()] = sr
 				}
 			}
 			continue
@@ -320,20 +306,20 @@ func (v *verifier) prepare(tr *Trace) {
 		arrived = nil
 		onlyResponses := true
 		for _, m := range msgs {
-			switch m.kind {
-			case kindResponse:
-				if sr := srvPending[m.idKey()]; sr != nil {
-					sr.answer = m.raw
-					delete(srvPending, m.idKey())
+			switch m.Kind() {
+			case jsonrpc.KindResponse:
+				if sr := srvPending[m.ID.Key()]; sr != nil {
+					sr.answer = m.Raw
+					delete(srvPending, m.ID.Key())
 				}
 				continue
-			case kindRequest:
-				x := &exchange{req: m, arrived: make(chan struct{})}
-				pending[m.idKey()] = x
+			case jsonrpc.KindRequest:
+				x := &exchange{req: m}
+				pending[m.ID.Key()] = x
 				v.exch = append(v.exch, x)
 				it.reqs = append(it.reqs, x)
-			case kindNotification:
-				if m.method == "notifications/cancelled" {
+			case jsonrpc.KindNotification:
+				if m.Method == mcp.NotificationCancelled {
 					it.cancels = true
 				}
 			}
@@ -360,7 +346,7 @@ func (v *verifier) run(ctx context.Context) error {
 				}
 				continue
 			}
-			if x.req.method == "initialize" {
+			if x.req.Method == mcp.MethodInitialize {
 				if err := v.negotiate(ctx, x); err != nil {
 					return err
 				}
@@ -369,7 +355,7 @@ func (v *verifier) run(ctx context.Context) error {
 		}
 		frame := mapMessages(it.frame, func(msg []byte) []byte { return v.rewrite(msg, it) })
 		route := v.route(it)
-		if err := v.conn.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
+		if err := v.peer.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -409,19 +395,17 @@ func (v *verifier) failure(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.readErr != nil {
-		return fmt.Errorf("the connection ended: %w", v.readErr)
+	select {
+	case <-v.peer.Done():
+		return fmt.Errorf("the connection ended: %w", v.peer.Err())
+	default:
 	}
 	return nil
 }
 
 func (v *verifier) cause(err error) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.readErr != nil && !errors.Is(v.readErr, transport.ErrClosed) {
-		return v.readErr
+	if rerr := v.peer.Err(); rerr != nil && !errors.Is(rerr, transport.ErrClosed) {
+		return rerr
 	}
 	return err
 }
@@ -432,13 +416,23 @@ func (v *verifier) await(ctx context.Context, x *exchange) bool {
 	if !x.sent || x.refused != nil {
 		return false
 	}
+	if x.live != nil {
+		return true
+	}
 	t := time.NewTimer(v.opts.Timeout)
 	defer t.Stop()
 	select {
-	case <-x.arrived:
+	case x.live = <-x.pending.Response():
 		return true
 	case <-t.C:
 		x.timedOut = true
+	case <-v.peer.Done():
+		// A response may have been filed just before the end.
+		select {
+		case x.live = <-x.pending.Response():
+			return true
+		default:
+		}
 	case <-ctx.Done():
 	}
 	return false
@@ -454,7 +448,7 @@ func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if json.Unmarshal(x.live.result, &res) != nil || res.ProtocolVersion == "" {
+	if json.Unmarshal(x.live.Result, &res) != nil || res.ProtocolVersion == "" {
 		return nil
 	}
 	return n.Negotiated(ctx, res.ProtocolVersion)
@@ -464,22 +458,19 @@ func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
 // notifications/cancelled at the live id of the request it cancels.
 func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 	m := parseMessage(msg)
-	switch m.kind {
-	case kindRequest:
+	switch m.Kind() {
+	case jsonrpc.KindRequest:
 		for _, x := range it.reqs {
-			if x.sent || x.req.idKey() != m.idKey() {
+			if x.sent || x.req.ID.Key() != m.ID.Key() {
 				continue
 			}
-			v.mu.Lock()
-			v.nextID++
-			id := json.RawMessage(strconv.FormatInt(v.nextID, 10))
+			id := v.peer.NextID()
 			x.liveID, x.sent = id, true
-			v.byLive[idKey(id)] = x
-			v.mu.Unlock()
-			return v.liveState(replaceTop(msg, "id", id))
+			x.pending = v.peer.Expect(id, x.req.Method, nil)
+			return v.liveState(replaceTop(msg, "id", id.Raw()))
 		}
-	case kindNotification:
-		if !it.cancels || m.method != "notifications/cancelled" {
+	case jsonrpc.KindNotification:
+		if !it.cancels || m.Method != mcp.NotificationCancelled {
 			return msg
 		}
 		spans := findSpans(msg, func(p []elem) bool {
@@ -490,56 +481,21 @@ func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
 		}
 		old := idKey(msg[spans[0].start:spans[0].end])
 		for i := len(v.exch) - 1; i >= 0; i-- {
-			if x := v.exch[i]; x.sent && x.req.idKey() == old {
-				return splice(msg, spans, func([]byte) []byte { return x.liveID })
+			if x := v.exch[i]; x.sent && x.req.ID.Key() == old {
+				return splice(msg, spans, func([]byte) []byte { return x.liveID.Raw() })
 			}
 		}
 	}
 	return msg
 }
 
-// readLoop receives the live server's frames: responses are filed with
-// their exchanges, requests answered from the recording.
-func (v *verifier) readLoop(ctx context.Context) {
-	for {
-		f, err := v.conn.Read(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				v.mu.Lock()
-				v.readErr = err
-				v.mu.Unlock()
-			}
-			return
-		}
-		msgs, _ := parseFrame(f.Data)
-		for _, m := range msgs {
-			switch m.kind {
-			case kindResponse:
-				v.mu.Lock()
-				x := v.byLive[m.idKey()]
-				if x != nil && x.live == nil {
-					mm := m
-					x.live = &mm
-					close(x.arrived)
-				}
-				v.mu.Unlock()
-			case kindNotification:
-				v.mu.Lock()
-				v.res.Notifications++
-				v.mu.Unlock()
-			case kindRequest:
-				v.answer(ctx, m)
-			}
-		}
-	}
-}
-
 // answer replies to a request of the live server with the recorded answer
-// to the same request.
-func (v *verifier) answer(ctx context.Context, m message) {
+// to the same request (the engine sends it with the live id).
+func (v *verifier) answer(_ context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	key := canonical(m, nil)
 	var sr *serverReq
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	for _, c := range v.srvReqs {
 		if c.key == key && !c.used && c.answer != nil {
 			sr = c
@@ -553,30 +509,24 @@ func (v *verifier) answer(ctx context.Context, m message) {
 			}
 		}
 	}
-	var frame []byte
 	switch {
 	case sr != nil:
 		sr.used = true
 		v.res.ServerRequests++
-		frame = replaceTop(sr.answer, "id", m.id)
-	case m.method == "ping":
-		frame = responseFrame(m.id, []byte("{}"), nil)
-	default:
-		v.extra = append(v.extra, Mismatch{
-			Method:  m.method,
-			Request: m.params,
-			Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
-		})
-		frame = responseFrame(m.id, nil, &rpcError{Code: -32601, Message: "mcpx verify: the recording has no answer to this " + m.method + " request"})
+		ans := parseMessage(sr.answer)
+		if ans.Error != nil {
+			return nil, ans.Error
+		}
+		return ans.Result, nil
+	case m.Method == mcp.MethodPing:
+		return json.RawMessage("{}"), nil
 	}
-	v.mu.Unlock()
-	v.writeWG.Add(1)
-	go func() {
-		defer v.writeWG.Done()
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = v.conn.Write(wctx, transport.Frame{Data: frame})
-	}()
+	v.extra = append(v.extra, Mismatch{
+		Method:  m.Method,
+		Request: m.Params,
+		Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
+	})
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx verify: the recording has no answer to this " + m.Method + " request"}
 }
 
 // compare fills in the result.
@@ -589,11 +539,19 @@ func (v *verifier) compare() {
 		live[id] = true
 	}
 	for _, x := range v.exch {
+		if x.live == nil && x.pending != nil {
+			// A response that came after its wait timed out, or that no
+			// one waited for, still counts.
+			select {
+			case x.live = <-x.pending.Response():
+			default:
+			}
+		}
 		if x.resp == nil {
 			continue // the recording ended before this response
 		}
 		v.res.Exchanges++
-		mm := Mismatch{Method: x.req.method, Request: x.req.params, Recorded: x.resp.raw}
+		mm := Mismatch{Method: x.req.Method, Request: x.req.Params, Recorded: x.resp.Raw}
 		if x.live == nil {
 			switch {
 			case x.refused != nil:
@@ -608,10 +566,10 @@ func (v *verifier) compare() {
 			v.res.Mismatches = append(v.res.Mismatches, mm)
 			continue
 		}
-		mm.Live = x.live.raw
-		if diffs, more := v.diff(*x.resp, *x.live, live); len(diffs) > 0 {
+		mm.Live = x.live.Raw
+		if diffs, more := v.diff(x.resp, x.live, live); len(diffs) > 0 {
 			mm.Problem = "the response differs"
-			if x.resp.err != nil && x.live.err == nil || x.resp.err == nil && x.live.err != nil {
+			if x.resp.ErrorRaw != nil && x.live.ErrorRaw == nil || x.resp.ErrorRaw == nil && x.live.ErrorRaw != nil {
 				mm.Problem = "the response differs (result vs error)"
 			}
 			mm.Diffs, mm.MoreDiffs = diffs, more
@@ -624,13 +582,13 @@ func (v *verifier) compare() {
 // diff compares a recorded response with the live one, the live one
 // redacted as the recording was. Responses that are objects (every valid
 // one) are compared in place; anything else is decoded (comparable).
-func (v *verifier) diff(rec, live message, sessionIDs map[string]bool) ([]Difference, int) {
-	liveRaw := live.raw
+func (v *verifier) diff(rec, live *jsonrpc.Message, sessionIDs map[string]bool) ([]Difference, int) {
+	liveRaw := live.Raw
 	if v.red.Enabled() {
 		liveRaw = v.red.Frame(liveRaw)
 	}
-	if isObject(rec.raw) && isObject(liveRaw) {
-		return diffResponses(rec.raw, liveRaw, v.ignore, sessionIDs)
+	if isObject(rec.Raw) && isObject(liveRaw) {
+		return diffResponses(rec.Raw, liveRaw, v.ignore, sessionIDs)
 	}
 	a := normalize(v.comparable(rec, nil), sessionIDs)
 	b := normalize(v.comparable(live, v.red), sessionIDs)
@@ -645,8 +603,8 @@ func isObject(raw []byte) bool {
 
 // comparable decodes a response for comparison: without its id and
 // jsonrpc members, redacted like the recording, minus what is ignored.
-func (v *verifier) comparable(m message, red *Redactor) any {
-	raw := m.raw
+func (v *verifier) comparable(m *jsonrpc.Message, red *Redactor) any {
+	raw := m.Raw
 	if red.Enabled() {
 		raw = red.Frame(raw)
 	}
@@ -671,7 +629,7 @@ func (v *verifier) comparable(m message, red *Redactor) any {
 // so a trace recorded over stdio can be verified over HTTP.
 func (v *verifier) route(it *vItem) *transport.Route {
 	msgs, batch := parseFrame(it.frame)
-	if batch || len(msgs) != 1 || msgs[0].kind != kindRequest && msgs[0].kind != kindNotification {
+	if batch || len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindRequest && msgs[0].Kind() != jsonrpc.KindNotification {
 		return it.route
 	}
 	m := msgs[0]
@@ -679,16 +637,15 @@ func (v *verifier) route(it *vItem) *transport.Route {
 		if !v.derive {
 			return nil
 		}
-		r := inspector.StandardRoute(m.method, m.params)
-		if !inspector.IsModernVersion(r.ProtocolVersion) {
+		sr := mcp.StandardRoute(m.Method, m.Params)
+		if !mcp.IsModernVersion(sr.ProtocolVersion) {
 			return nil
 		}
-		r.Params = v.mirrored(m, r.Name)
-		return r
+		return &transport.Route{ProtocolVersion: sr.ProtocolVersion, Method: sr.Method, Name: sr.Name, Params: v.mirrored(m, sr.Name)}
 	}
 	r := *it.route
 	if r.Name == Placeholder {
-		r.Name = inspector.StandardRoute(m.method, m.params).Name
+		r.Name = mcp.StandardRoute(m.Method, m.Params).Name
 	}
 	if v.offWire && len(r.Params) == 0 {
 		// Recorded where nothing is mirrored (stdio): the arguments an
@@ -716,20 +673,24 @@ func (v *verifier) route(it *vItem) *transport.Route {
 
 // mirrored returns the Mcp-Param values of a tools/call, from the
 // recorded x-mcp-header annotations of the tool.
-func (v *verifier) mirrored(m message, tool string) []transport.RouteParam {
+func (v *verifier) mirrored(m *jsonrpc.Message, tool string) []transport.RouteParam {
 	params := v.xheaders[tool]
-	if m.method != "tools/call" || len(params) == 0 {
+	if m.Method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if json.Unmarshal(m.params, &p) != nil {
+	if json.Unmarshal(m.Params, &p) != nil {
 		return nil
 	}
-	out, err := inspector.HeaderValues(params, p.Arguments)
+	values, err := mcp.HeaderValues(params, p.Arguments)
 	if err != nil {
 		return nil
+	}
+	var out []transport.RouteParam
+	for _, v := range values {
+		out = append(out, transport.RouteParam(v))
 	}
 	return out
 }
@@ -743,7 +704,7 @@ func (v *verifier) carryState(x *exchange) {
 	if x.resp == nil || x.live == nil {
 		return
 	}
-	rec, live := requestState(x.resp.raw, isResultRequestState), requestState(x.live.raw, isResultRequestState)
+	rec, live := requestState(x.resp.Raw, isResultRequestState), requestState(x.live.Raw, isResultRequestState)
 	if rec == nil || live == nil || idKey(rec) == idKey(live) {
 		return
 	}

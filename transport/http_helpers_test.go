@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -25,7 +26,7 @@ type recorder struct {
 	frames        []transport.Frame
 	notes         []string
 	warnings      []string
-	notifications []*inspector.Message
+	notifications []*jsonrpc.Message
 	notified      chan struct{}
 }
 
@@ -80,7 +81,7 @@ func (r *recorder) sessionOptions() inspector.Options {
 			r.warnings = append(r.warnings, s)
 			r.mu.Unlock()
 		},
-		OnNotification: func(m *inspector.Message) {
+		OnNotification: func(m *jsonrpc.Message) {
 			r.mu.Lock()
 			r.notifications = append(r.notifications, m)
 			r.mu.Unlock()
@@ -90,7 +91,7 @@ func (r *recorder) sessionOptions() inspector.Options {
 			}
 		},
 		Handlers: map[string]inspector.RequestHandler{
-			"roots/list": func(context.Context, *inspector.Message) (any, error) {
+			"roots/list": func(context.Context, *jsonrpc.Message) (any, error) {
 				return json.RawMessage(`{"roots":[{"uri":"file:///a"},{"uri":"file:///b"}]}`), nil
 			},
 		},

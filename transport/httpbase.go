@@ -3,7 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // httpBase is what the Streamable HTTP and HTTP+SSE transports share: the
@@ -426,77 +427,34 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// JSON-RPC framing, just enough to follow requests and their responses
-// across HTTP streams. It knows ids, not methods.
+// The ids of a frame's requests and responses, to follow which responses
+// a stream still owes. The transport knows ids, not methods; it compares
+// them loosely (jsonrpc.ID.LooseKey): servers that retype ids are the
+// session's business to report, not the transport's.
 
-type rpcEnvelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
-}
-
-// envelopes decodes the top-level messages of a frame (one object or a
-// batch), ignoring what does not parse: a batch element that is not a
-// message does not hide its neighbours.
-func envelopes(data []byte) []rpcEnvelope {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil
-	}
-	if data[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(data, &batch) != nil {
-			return nil
-		}
-		var out []rpcEnvelope
-		for _, e := range batch {
-			if env, ok := envelope(e); ok {
-				out = append(out, env)
-			}
-		}
-		return out
-	}
-	if env, ok := envelope(data); ok {
-		return []rpcEnvelope{env}
-	}
-	return nil
-}
-
-// envelope decodes one message; ok is false when it is not an object.
-func envelope(data []byte) (env rpcEnvelope, ok bool) {
-	if len(data) == 0 || data[0] != '{' {
-		return env, false
-	}
-	return env, json.Unmarshal(data, &env) == nil
-}
-
-// requestIDs returns the ids of the requests in an outgoing frame.
+// requestIDs returns the ids of the requests in an outgoing frame, as
+// loose keys (a batch element that is not a message does not hide its
+// neighbours).
 func requestIDs(data []byte) []string {
+	msgs, _, _ := jsonrpc.DecodeFrame(data)
 	var ids []string
-	for _, e := range envelopes(data) {
-		if e.Method != nil && len(e.ID) > 0 && string(e.ID) != "null" {
-			ids = append(ids, idString(e.ID))
+	for _, m := range msgs {
+		if m.IsRequest() && !m.ID.IsNull() {
+			ids = append(ids, m.ID.LooseKey())
 		}
 	}
 	return ids
 }
 
-// responseIDs returns the ids that an incoming frame answers.
+// responseIDs returns the ids that an incoming frame answers, as loose
+// keys.
 func responseIDs(data []byte) []string {
+	msgs, _, _ := jsonrpc.DecodeFrame(data)
 	var ids []string
-	for _, e := range envelopes(data) {
-		if e.Method == nil && len(e.ID) > 0 && string(e.ID) != "null" {
-			ids = append(ids, idString(e.ID))
+	for _, m := range msgs {
+		if m.IsResponse() && !m.ID.IsZero() && !m.ID.IsNull() {
+			ids = append(ids, m.ID.LooseKey())
 		}
 	}
 	return ids
-}
-
-// idString normalizes an id so that 7 and "7" compare equal (servers that
-// retype ids are the session's business to report, not the transport's).
-func idString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(bytes.TrimSpace(raw))
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode"
+
+	"github.com/mcpx-dev/mcpx/internal/httptoken"
 )
 
 // Headers of the 2026-07-28 Streamable HTTP binding that mirror a Route
@@ -65,21 +67,7 @@ func DecodeHeaderValue(v string) (string, error) {
 
 // ValidHeaderName reports whether s is an HTTP field name: one or more
 // tchar (RFC 9110, section 5.1).
-func ValidHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+func ValidHeaderName(s string) bool { return httptoken.Valid(s) }
 
 // setRouteHeaders mirrors r into h.
 func setRouteHeaders(h http.Header, r *Route) error {

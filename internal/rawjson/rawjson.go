@@ -12,6 +12,7 @@ package rawjson
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -161,6 +162,24 @@ func Name(q []byte) string {
 	}
 	s, _ := AppendString(nil, q)
 	return string(s)
+}
+
+// MatchName returns which of names the quoted member name q stands for,
+// as encoding/json matches struct fields: exactly, else without regard to
+// case; "" for none.
+func MatchName(q []byte, names ...string) string {
+	for _, n := range names {
+		if NameIs(q, n) {
+			return n
+		}
+	}
+	name := Name(q)
+	for _, n := range names {
+		if strings.EqualFold(name, n) {
+			return n
+		}
+	}
+	return ""
 }
 
 // IsString reports whether the value v is a string.

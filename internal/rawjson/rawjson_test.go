@@ -96,3 +96,26 @@ func TestMembersAndElements(t *testing.T) {
 		t.Error("NameIs")
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{`{ "a" : [1, 2] }`, 100, `{"a":[1,2]}`},
+		{`{"a":"b c"}`, 6, `{"a":"…`},
+		{`{"a":"é"}`, 7, `{"a":"…`},
+		{`not json at all`, 8, `not json…`},
+		{"caf\xc3\xa9 au lait", 4, `caf…`},
+		{`"short"`, 10, `"short"`},
+	}
+	for _, tt := range tests {
+		if got := Excerpt([]byte(tt.in), tt.max); got != tt.want {
+			t.Errorf("Excerpt(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+	if got := string(AppendCompactPrefix(nil, []byte(`{"h":"<&>"}`), 100, true)); got != `{"h":"\u003c\u0026\u003e"}` {
+		t.Errorf("AppendCompactPrefix with html = %s", got)
+	}
+}

@@ -1,21 +1,26 @@
 // Package recordtest checks MCP servers and clients against recorded
 // traces from `go test`. It is a thin layer over package record that
-// reports through *testing.T.
+// reports through testing.TB and lives as long as the test (t.Context).
 //
 // A server author records a session once (mcpx tools call ... --record
 // testdata/session.jsonl -- ./server, or the Recorder API), checks the
 // trace in, and verifies the server against it on every run:
 //
 //	func TestServerMatchesTrace(t *testing.T) {
-//		recordtest.VerifyStdio(t, "testdata/session.jsonl", transport.StdioOptions{Command: "./server"})
+//		recordtest.VerifyStdio(t, "testdata/session.jsonl", transport.StdioOptions{Command: "./server"}, record.VerifyOptions{})
 //	}
+//
+// A client author serves the recording as a mock server:
+//
+//	conn := recordtest.Replay(t, "testdata/session.jsonl", record.ReplayOptions{Strict: true})
 package recordtest
 
 import (
-	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
+	"unicode"
 
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -41,16 +46,12 @@ func Verify(t testing.TB, file string, conn transport.Conn, opts record.VerifyOp
 	t.Helper()
 	tr := Read(t, file)
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := record.Verify(ctx, tr, conn, opts)
+	res, err := record.Verify(t.Context(), tr, conn, opts)
 	if err != nil {
 		t.Fatalf("verifying against %s: %v", file, err)
 	}
 	if !res.OK() {
-		var b strings.Builder
-		res.WriteReport(&b, false)
-		t.Errorf("the server does not match %s:\n%s", file, b.String())
+		t.Errorf("the server does not match %s:\n%s", file, Report(res))
 	}
 	return res
 }
@@ -58,45 +59,76 @@ func Verify(t testing.TB, file string, conn transport.Conn, opts record.VerifyOp
 // VerifyStdio launches the server described by server and verifies it
 // against the trace in file (see Verify). The server is shut down at the
 // end.
-func VerifyStdio(t testing.TB, file string, server transport.StdioOptions, opts ...record.VerifyOptions) *record.VerifyResult {
+func VerifyStdio(t testing.TB, file string, server transport.StdioOptions, opts record.VerifyOptions) *record.VerifyResult {
 	t.Helper()
 	conn, err := transport.StartStdio(server)
 	if err != nil {
 		t.Fatalf("starting the server: %v", err)
 	}
-	var o record.VerifyOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	return Verify(t, file, conn, o)
+	return Verify(t, file, conn, opts)
 }
 
 // Replay serves the server recorded in file for a client under test and
-// returns the client's end of an in-memory connection. Each departure from
-// the recording is reported with t.Errorf when strict is true, logged
-// otherwise. The replay ends with the test.
-func Replay(t testing.TB, file string, strict bool) transport.Conn {
+// returns the client's end of an in-memory connection. Without an
+// OnDeviation of opts, each departure from the recording fails the test
+// with t.Errorf when opts.Strict is set, and is logged otherwise. The
+// replay ends with the test.
+func Replay(t testing.TB, file string, opts record.ReplayOptions) transport.Conn {
 	t.Helper()
 	tr := Read(t, file)
-	rp, err := record.NewReplayer(tr, record.ReplayOptions{
-		Strict: strict,
-		OnDeviation: func(d record.Deviation) {
-			if strict {
+	if opts.OnDeviation == nil {
+		opts.OnDeviation = func(d record.Deviation) {
+			if opts.Strict {
 				t.Errorf("replay of %s: %s", file, d.Message)
 			} else {
 				t.Logf("replay of %s: %s", file, d.Message)
 			}
-		},
-	})
+		}
+	}
+	rp, err := record.NewReplayer(tr, opts)
 	if err != nil {
 		t.Fatalf("replaying %s: %v", file, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	conn, done := rp.ServePipe(ctx)
+	conn, done := rp.ServePipe(t.Context())
 	t.Cleanup(func() {
 		conn.Close()
 		<-done
-		cancel()
 	})
 	return conn
+}
+
+// Report is the plain-text account of a verification a test prints: each
+// mismatch with its differences, then the summary. Values the server sent
+// are quoted when they hold characters a log should not carry raw.
+func Report(res *record.VerifyResult) string {
+	var b strings.Builder
+	for _, m := range res.Mismatches {
+		fmt.Fprintf(&b, "✗ %s: %s\n", printable(m.Label()), printable(m.Problem))
+		for _, d := range m.Diffs {
+			fmt.Fprintf(&b, "    %s\n      - recorded: %s\n      + live:     %s\n", printable(d.Path), orAbsent(d.Recorded), orAbsent(d.Live))
+		}
+		if m.MoreDiffs > 0 {
+			fmt.Fprintf(&b, "    … and %d more difference(s)\n", m.MoreDiffs)
+		}
+	}
+	b.WriteString(res.Summary())
+	return b.String()
+}
+
+func orAbsent(v string) string {
+	if v == "" {
+		return "(absent)"
+	}
+	return printable(v)
+}
+
+// printable returns s, or s quoted when it holds control or invisible
+// characters.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsGraphic(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
 }

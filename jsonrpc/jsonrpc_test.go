@@ -1,4 +1,4 @@
-package inspector
+package jsonrpc
 
 import (
 	"encoding/json"
@@ -10,26 +10,19 @@ import (
 
 // msgView is the part of a Message the decoding tests compare.
 type msgView struct {
-	Kind     string // request, notification, response
+	Kind     string // request, notification, response, invalid
 	ID       string
 	Method   string
 	Params   string
 	Result   string
-	Error    *RPCError
+	Error    *Error
+	ErrorRaw string
 	Problems []string // words each problem must contain, in order
 }
 
 func view(m *Message) msgView {
-	v := msgView{ID: string(m.ID), Method: m.Method, Params: string(m.Params), Result: string(m.Result), Error: m.Error}
-	switch {
-	case m.IsRequest():
-		v.Kind = "request"
-	case m.IsNotification():
-		v.Kind = "notification"
-	case m.IsResponse():
-		v.Kind = "response"
-	}
-	return v
+	return msgView{Kind: m.Kind().String(), ID: m.ID.String(), Method: m.Method, Params: string(m.Params), Result: string(m.Result),
+		Error: m.Error, ErrorRaw: string(m.ErrorRaw)}
 }
 
 func TestDecodeFrame(t *testing.T) {
@@ -63,12 +56,13 @@ func TestDecodeFrame(t *testing.T) {
 		{
 			name: "error",
 			in:   `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"nope","data":[1]}}`,
-			want: []msgView{{Kind: "response", ID: "2", Error: &RPCError{Code: -32601, Message: "nope", Data: json.RawMessage(`[1]`)}}},
+			want: []msgView{{Kind: "response", ID: "2", Error: &Error{Code: -32601, Message: "nope", Data: json.RawMessage(`[1]`)},
+				ErrorRaw: `{"code":-32601,"message":"nope","data":[1]}`}},
 		},
 		{
 			name: "error with null id",
 			in:   `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`,
-			want: []msgView{{Kind: "response", ID: "null", Error: &RPCError{Code: -32700, Message: "parse"}}},
+			want: []msgView{{Kind: "response", ID: "null", Error: &Error{Code: -32700, Message: "parse"}, ErrorRaw: `{"code":-32700,"message":"parse"}`}},
 		},
 		{
 			name:      "batch",
@@ -114,7 +108,7 @@ func TestDecodeFrame(t *testing.T) {
 		{
 			name: "result and error",
 			in:   `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`,
-			want: []msgView{{Kind: "response", ID: "1", Result: "{}", Error: &RPCError{Code: 1, Message: "m"}, Problems: []string{"both result and error"}}},
+			want: []msgView{{Kind: "response", ID: "1", Result: "{}", Error: &Error{Code: 1, Message: "m"}, ErrorRaw: `{"code":1,"message":"m"}`, Problems: []string{"both result and error"}}},
 		},
 		{
 			name: "neither",
@@ -129,25 +123,35 @@ func TestDecodeFrame(t *testing.T) {
 		{
 			name: "malformed error member",
 			in:   `{"jsonrpc":"2.0","id":1,"error":"oops"}`,
-			want: []msgView{{Kind: "response", ID: "1", Error: &RPCError{Code: CodeInternalError, Message: `malformed error: "oops"`}, Problems: []string{"error member"}}},
+			want: []msgView{{Kind: "response", ID: "1", Error: &Error{Code: CodeInternalError, Message: `malformed error: "oops"`}, ErrorRaw: `"oops"`, Problems: []string{"error member"}}},
 		},
 		{
 			name: "not an object",
 			in:   `42`,
-			want: []msgView{{Kind: "response", Problems: []string{"not a JSON object"}}},
+			want: []msgView{{Kind: "invalid", Problems: []string{"not a JSON object"}}},
 		},
 		{
 			name: "null",
 			in:   `null`,
-			want: []msgView{{Kind: "response", Problems: []string{"not a JSON object"}}},
+			want: []msgView{{Kind: "invalid", Problems: []string{"not a JSON object"}}},
+		},
+		{
+			name: "method of another type",
+			in:   `{"jsonrpc":"2.0","id":1,"method":5}`,
+			want: []msgView{{Kind: "invalid", Problems: []string{"not a JSON object"}}},
+		},
+		{
+			name: "empty object",
+			in:   `{}`,
+			want: []msgView{{Kind: "invalid", Problems: []string{`"jsonrpc": "2.0"`, "neither", "without an id"}}},
 		},
 		{
 			name:      "batch with a non-object",
 			in:        `[null,"x",{"jsonrpc":"2.0","method":"n"}]`,
 			wantBatch: true,
 			want: []msgView{
-				{Kind: "response", Problems: []string{"not a JSON object"}},
-				{Kind: "response", Problems: []string{"not a JSON object"}},
+				{Kind: "invalid", Problems: []string{"not a JSON object"}},
+				{Kind: "invalid", Problems: []string{"not a JSON object"}},
 				{Kind: "notification", Method: "n"},
 			},
 		},
@@ -202,28 +206,42 @@ func TestDecodeFrame(t *testing.T) {
 
 func TestIDKey(t *testing.T) {
 	tests := []struct {
-		a, b string
-		same bool
+		a, b        string
+		same, loose bool
 	}{
-		{`1`, `1`, true},
-		{`1`, `"1"`, false},
-		{`"x"`, `"x"`, true},
-		{`"ab"`, `"a\u0062"`, true},
-		{`" 1"`, `"1"`, false},
-		{`-5`, `-5`, true},
-		{`10`, `1`, false},
-		{`"n:1"`, `1`, false},
+		{`1`, `1`, true, true},
+		{`1`, `"1"`, false, true},
+		{`"x"`, `"x"`, true, true},
+		{`"ab"`, `"a\u0062"`, true, true},
+		{`" 1"`, `"1"`, false, false},
+		{`-5`, `-5`, true, true},
+		{`-12`, `"-12"`, false, true},
+		{`10`, `1`, false, false},
+		{`"n:1"`, `1`, false, false},
+		{` 7 `, `7`, true, true},
 	}
 	for _, tt := range tests {
-		ka, kb := idKey(json.RawMessage(tt.a)), idKey(json.RawMessage(tt.b))
-		if (ka == kb) != tt.same {
-			t.Errorf("idKey(%s)=%q, idKey(%s)=%q: same = %v, want %v", tt.a, ka, tt.b, kb, ka == kb, tt.same)
+		a, b := RawID([]byte(tt.a)), RawID([]byte(tt.b))
+		if (a.Key() == b.Key()) != tt.same {
+			t.Errorf("Key(%s)=%q, Key(%s)=%q: same = %v, want %v", tt.a, a.Key(), tt.b, b.Key(), a.Key() == b.Key(), tt.same)
+		}
+		if (a.LooseKey() == b.LooseKey()) != tt.loose {
+			t.Errorf("LooseKey(%s)=%q, LooseKey(%s)=%q: same = %v, want %v", tt.a, a.LooseKey(), tt.b, b.LooseKey(), a.LooseKey() == b.LooseKey(), tt.loose)
 		}
 	}
-	// otherTypeKey bridges a number and the same digits as a string.
-	for _, pair := range [][2]string{{`7`, `"7"`}, {`"7"`, `7`}, {`-12`, `"-12"`}} {
-		if otherTypeKey(json.RawMessage(pair[0])) != idKey(json.RawMessage(pair[1])) {
-			t.Errorf("otherTypeKey(%s) != idKey(%s)", pair[0], pair[1])
+	if k := (ID{}).Key(); k != "" {
+		t.Errorf("the absent id has key %q", k)
+	}
+	if Int(7).Key() != RawID([]byte("7")).Key() || String("7").Key() != RawID([]byte(`"7"`)).Key() {
+		t.Error("Int and String do not make the ids they name")
+	}
+	for _, tt := range []struct {
+		id    ID
+		valid bool
+	}{{Int(1), true}, {String("a"), true}, {RawID([]byte("1.5")), false}, {RawID([]byte("null")), false}, {ID{}, false},
+		{RawID([]byte("99999999999999999999")), false}, {RawID([]byte("true")), false}} {
+		if tt.id.Valid() != tt.valid {
+			t.Errorf("%q: Valid = %v", tt.id, !tt.valid)
 		}
 	}
 }
@@ -234,13 +252,14 @@ func TestEncodeFrames(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{"request", encodeRequest(3, "tools/list", json.RawMessage(`{"cursor":"c"}`)), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}`},
-		{"request without params", encodeRequest(4, "ping", nil), `{"jsonrpc":"2.0","id":4,"method":"ping"}`},
-		{"method needing escapes", encodeRequest(5, "a\"b\n", nil), `{"jsonrpc":"2.0","id":5,"method":"a\"b\n"}`},
-		{"notification", encodeNotification("notifications/initialized", nil), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-		{"result", encodeResponse(json.RawMessage(`"s"`), json.RawMessage(`{"a":1}`), nil), `{"jsonrpc":"2.0","id":"s","result":{"a":1}}`},
-		{"empty result", encodeResponse(json.RawMessage(`1`), nil, nil), `{"jsonrpc":"2.0","id":1,"result":{}}`},
-		{"error", encodeResponse(json.RawMessage(`2`), nil, &RPCError{Code: -32601, Message: "m"}), `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m"}}`},
+		{"request", EncodeRequest(Int(3), "tools/list", json.RawMessage(`{"cursor":"c"}`)), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}`},
+		{"request without params", EncodeRequest(Int(4), "ping", nil), `{"jsonrpc":"2.0","id":4,"method":"ping"}`},
+		{"method needing escapes", EncodeRequest(Int(5), "a\"b\n", nil), `{"jsonrpc":"2.0","id":5,"method":"a\"b\n"}`},
+		{"notification", EncodeNotification("notifications/initialized", nil), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"result", EncodeResponse(String("s"), json.RawMessage(`{"a":1}`), nil), `{"jsonrpc":"2.0","id":"s","result":{"a":1}}`},
+		{"empty result", EncodeResponse(Int(1), nil, nil), `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"error", EncodeResponse(Int(2), nil, &Error{Code: -32601, Message: "m"}), `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m"}}`},
+		{"error for an unreadable id", EncodeResponse(ID{}, nil, &Error{Code: -32600, Message: "m"}), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,15 +267,16 @@ func TestEncodeFrames(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", tt.got, tt.want)
 			}
 			msgs, _, err := DecodeFrame(tt.got)
-			if err != nil || len(msgs) != 1 || len(msgs[0].Problems) > 0 {
+			if err != nil || len(msgs) != 1 || len(msgs[0].Problems) > 0 && !strings.Contains(tt.name, "unreadable") {
 				t.Errorf("encoded frame does not decode cleanly: %v %v", err, msgs)
 			}
 		})
 	}
 }
 
-func TestRPCErrorText(t *testing.T) {
-	for _, e := range []*RPCError{{Code: CodeMethodNotFound, Message: "x"}, {Code: 12345, Message: "custom"}} {
+func TestErrorText(t *testing.T) {
+	RegisterCodeName(-32999, "registered")
+	for _, e := range []*Error{{Code: CodeMethodNotFound, Message: "x"}, {Code: 12345, Message: "custom"}, {Code: -32999, Message: "y"}} {
 		s := e.Error()
 		if !strings.Contains(s, e.Message) || !strings.Contains(s, itoa(e.Code)) {
 			t.Errorf("%q lacks code or message", s)

@@ -1,4 +1,7 @@
-package record
+// Package tui is mcpx's terminal user interface: what it shows people.
+// This part renders traces (trace show) and verification reports (verify)
+// for the terminal, escaping everything a trace or a server supplied.
+package tui
 
 import (
 	"bytes"
@@ -13,6 +16,9 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -22,7 +28,7 @@ type Entry struct {
 	// TimeMS is the offset from the start of the recording, in ms.
 	TimeMS float64 `json:"timeMs"`
 	// Dir is c2s or s2c for messages and stderr lines.
-	Dir Direction `json:"dir,omitempty"`
+	Dir record.Direction `json:"dir,omitempty"`
 	// Kind is request, response, notification or invalid for frames;
 	// stderr, note or http otherwise.
 	Kind   string          `json:"kind"`
@@ -67,20 +73,20 @@ type RouteParamEntry struct {
 	Value string `json:"value"`
 }
 
-func routeEntry(r *transport.Route, m message) *RouteEntry {
+func routeEntry(r *transport.Route, m *jsonrpc.Message) *RouteEntry {
 	en := &RouteEntry{ProtocolVersion: r.ProtocolVersion, Method: r.Method, Name: r.Name}
 	for _, p := range r.Params {
 		en.Params = append(en.Params, RouteParamEntry{Name: p.Name, Value: p.Value})
 	}
-	body := inspector.StandardRoute(m.method, m.params)
+	body := mcp.StandardRoute(m.Method, m.Params)
 	var bad []string
-	if r.Method != m.method {
-		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.method))
+	if r.Method != m.Method {
+		bad = append(bad, fmt.Sprintf("Mcp-Method %q, body %q", r.Method, m.Method))
 	}
-	if r.ProtocolVersion != body.ProtocolVersion && m.kind == kindRequest {
+	if r.ProtocolVersion != body.ProtocolVersion && m.Kind() == jsonrpc.KindRequest {
 		bad = append(bad, fmt.Sprintf("MCP-Protocol-Version %q, body %q", r.ProtocolVersion, body.ProtocolVersion))
 	}
-	if r.Name != body.Name && r.Name != Placeholder {
+	if r.Name != body.Name && r.Name != record.Placeholder {
 		bad = append(bad, fmt.Sprintf("Mcp-Name %q, body %q", r.Name, body.Name))
 	}
 	en.Mismatch = strings.Join(bad, "; ")
@@ -92,19 +98,19 @@ func routeEntry(r *transport.Route, m message) *RouteEntry {
 // "legacy" (the handshake era: it sent initialize), both joined with "+"
 // when it tried both (an era probe, then the other), or "" when the trace
 // shows neither.
-func Era(tr *Trace) string {
+func Era(tr *record.Trace) string {
 	modern, legacy := false, false
 	for _, e := range tr.Events {
-		if e.Kind != KindFrame || e.Dir != ClientToServer {
+		if e.Kind != record.KindFrame || e.Dir != record.ClientToServer {
 			continue
 		}
-		msgs, _ := parseFrame(e.Data)
+		msgs, _ := e.Messages()
 		for _, m := range msgs {
 			switch {
-			case m.kind != kindRequest:
-			case m.method == "initialize":
+			case m.Kind() != jsonrpc.KindRequest:
+			case m.Method == mcp.MethodInitialize:
 				legacy = true
-			case e.Route != nil || inspector.IsModernVersion(inspector.StandardRoute(m.method, m.params).ProtocolVersion):
+			case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion):
 				modern = true
 			}
 		}
@@ -129,7 +135,7 @@ type EntryError struct {
 
 // Timeline turns a trace into entries, pairing each response with its
 // request (method and latency).
-func Timeline(tr *Trace) []Entry {
+func Timeline(tr *record.Trace) []Entry {
 	type open struct {
 		idx    int
 		t      time.Duration
@@ -139,46 +145,50 @@ func Timeline(tr *Trace) []Entry {
 	var out []Entry
 	for _, e := range tr.Events {
 		ms := float64(e.Time.Microseconds()) / 1000
-		if e.Kind != KindFrame {
+		if e.Kind != record.KindFrame {
 			out = append(out, Entry{TimeMS: ms, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta})
 			continue
 		}
-		msgs, batch := parseFrame(e.Data)
+		msgs, batch := e.Messages()
 		for _, m := range msgs {
-			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.kind.String(), Method: m.method, ID: m.id, Meta: e.Meta, Batch: batch}
+			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch}
+			if !m.ID.IsNull() {
+				// An error answering an unreadable request shows no id.
+				en.ID = m.ID.Raw()
+			}
 			if e.Route != nil && len(msgs) == 1 {
 				en.Route = routeEntry(e.Route, m)
 			}
-			switch m.kind {
-			case kindRequest:
-				en.Summary = paramsSummary(m.method, m.params)
+			switch m.Kind() {
+			case jsonrpc.KindRequest:
+				en.Summary = paramsSummary(m.Method, m.Params)
 				en.Unanswered = true
-				pending[string(e.Dir)+m.idKey()] = open{idx: len(out), t: e.Time, method: m.method}
-			case kindNotification:
-				en.Summary = notificationSummary(m.method, m.params)
-			case kindResponse:
-				other := ClientToServer
-				if e.Dir == ClientToServer {
-					other = ServerToClient
+				pending[string(e.Dir)+m.ID.Key()] = open{idx: len(out), t: e.Time, method: m.Method}
+			case jsonrpc.KindNotification:
+				en.Summary = notificationSummary(m.Method, m.Params)
+			case jsonrpc.KindResponse:
+				other := record.ClientToServer
+				if e.Dir == record.ClientToServer {
+					other = record.ServerToClient
 				}
-				if p, ok := pending[string(other)+m.idKey()]; ok {
-					delete(pending, string(other)+m.idKey())
+				if p, ok := pending[string(other)+m.ID.Key()]; ok {
+					delete(pending, string(other)+m.ID.Key())
 					en.Method = p.method
 					lat := float64((e.Time - p.t).Microseconds()) / 1000
 					en.LatencyMS = &lat
 					out[p.idx].Unanswered = false
 				}
-				if len(m.err) > 0 {
+				if len(m.ErrorRaw) > 0 {
 					var ee EntryError
-					if json.Unmarshal(m.err, &ee) != nil {
-						ee = EntryError{Code: 0, Message: "malformed error: " + excerptJSON(m.err, 100)}
+					if json.Unmarshal(m.ErrorRaw, &ee) != nil {
+						ee = EntryError{Code: 0, Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
 					}
 					en.Error = &ee
 				} else {
-					en.Summary, en.ToolError = resultSummary(en.Method, m.result)
+					en.Summary, en.ToolError = resultSummary(en.Method, m.Result)
 				}
 			default:
-				en.Text = string(m.raw)
+				en.Text = string(m.Raw)
 			}
 			out = append(out, en)
 		}
@@ -203,7 +213,7 @@ func withoutProtocolMeta(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	for _, k := range append([]string(nil), meta.Keys()...) {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") || k == "progressToken" {
+		if strings.HasPrefix(k, mcp.MetaReservedPrefix) || k == mcp.MetaProgressToken {
 			meta.Delete(k)
 		}
 	}
@@ -217,7 +227,7 @@ func withoutProtocolMeta(params json.RawMessage) json.RawMessage {
 
 // paramsSummary names what a request is about.
 func paramsSummary(method string, params json.RawMessage) string {
-	if method == "server/discover" {
+	if method == mcp.MethodDiscover {
 		var p struct {
 			Meta struct {
 				Version    string `json:"io.modelcontextprotocol/protocolVersion"`
@@ -248,31 +258,31 @@ func paramsSummary(method string, params json.RawMessage) string {
 	}
 	_ = json.Unmarshal(params, &p)
 	switch method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion))
-	case "tools/call", "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		s := p.Name
 		if len(p.Args) > 0 && string(p.Args) != "{}" && string(p.Args) != "null" {
-			s += " " + excerptJSON(p.Args, 120)
+			s += " " + rawjson.Excerpt(p.Args, 120)
 		}
 		return s + retrySummary(params)
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
 		return p.URI + retrySummary(params)
-	case "completion/complete":
+	case mcp.MethodCompletionComplete:
 		return strings.TrimSpace(p.Ref.Name + p.Ref.URI)
 	}
 	if p.Cursor != nil {
 		return "cursor " + *p.Cursor
 	}
 	if len(params) > 0 && string(params) != "{}" {
-		return excerptJSON(params, 120)
+		return rawjson.Excerpt(params, 120)
 	}
 	return ""
 }
 
 func notificationSummary(method string, params json.RawMessage) string {
 	switch method {
-	case "notifications/progress":
+	case mcp.NotificationProgress:
 		var p struct {
 			Progress float64  `json:"progress"`
 			Total    *float64 `json:"total"`
@@ -287,7 +297,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 			s += " " + p.Message
 		}
 		return s
-	case "notifications/message":
+	case mcp.NotificationMessage:
 		var p struct {
 			Level string          `json:"level"`
 			Data  json.RawMessage `json:"data"`
@@ -295,10 +305,10 @@ func notificationSummary(method string, params json.RawMessage) string {
 		_ = json.Unmarshal(params, &p)
 		var text string
 		if json.Unmarshal(p.Data, &text) != nil {
-			text = excerptJSON(p.Data, 120)
+			text = rawjson.Excerpt(p.Data, 120)
 		}
 		return "[" + p.Level + "] " + text
-	case "notifications/cancelled":
+	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
@@ -307,7 +317,7 @@ func notificationSummary(method string, params json.RawMessage) string {
 		return strings.TrimSpace("request " + string(p.RequestID) + " " + p.Reason)
 	}
 	if len(params) > 0 && string(params) != "{}" {
-		return excerptJSON(params, 120)
+		return rawjson.Excerpt(params, 120)
 	}
 	return ""
 }
@@ -340,8 +350,8 @@ func retrySummary(params json.RawMessage) string {
 func resultSummary(method string, result json.RawMessage) (string, bool) {
 	// The members are looked at in place: a result may be a large frame,
 	// and a summary needs only its first words.
-	if !scanJSON(result, nil).valid {
-		return excerptJSON(result, 120), false
+	if !json.Valid(result) {
+		return rawjson.Excerpt(result, 120), false
 	}
 	obj := map[string][]byte{}
 	var names []string
@@ -354,7 +364,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		return true
 	})
 	if !isObj && !rawjson.IsNull(bytes.TrimSpace(result)) {
-		return excerptJSON(result, 120), false
+		return rawjson.Excerpt(result, 120), false
 	}
 	var rt struct {
 		ResultType    string `json:"resultType"`
@@ -368,21 +378,21 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 	}
 	_ = json.Unmarshal(result, &rt)
 	switch rt.ResultType {
-	case inspector.ResultInputRequired:
+	case mcp.ResultInputRequired:
 		keys := make([]string, 0, len(rt.InputRequests))
 		for k, r := range rt.InputRequests {
 			keys = append(keys, k+" ("+r.Method+")")
 		}
 		sort.Strings(keys)
 		return "input required: " + strings.Join(keys, ", "), false
-	case inspector.ResultTask:
+	case mcp.ResultTask:
 		if rt.Task != nil {
 			return strings.TrimSpace("task " + rt.Task.TaskID + " " + rt.Task.Status), false
 		}
 		return "task", false
 	}
 	switch method {
-	case "server/discover":
+	case mcp.MethodDiscover:
 		var r struct {
 			SupportedVersions []string `json:"supportedVersions"`
 			Meta              struct {
@@ -394,7 +404,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		_ = json.Unmarshal(result, &r)
 		return strings.TrimSpace(fmt.Sprintf("%s %s, versions %s", r.Meta.ServerInfo.Name, r.Meta.ServerInfo.Version, strings.Join(r.SupportedVersions, ", "))), false
-	case "initialize":
+	case mcp.MethodInitialize:
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
 			ServerInfo      struct {
@@ -404,7 +414,7 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		_ = json.Unmarshal(result, &r)
 		return strings.TrimSpace(fmt.Sprintf("%s %s, protocol %s", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)), false
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		return toolResultSummary(result)
 	}
 	for _, k := range []string{"tools", "resources", "resourceTemplates", "prompts", "roots", "contents", "messages"} {
@@ -441,14 +451,14 @@ func resultSummary(method string, result json.RawMessage) (string, bool) {
 		}
 		k, _ := json.Marshal(n)
 		b = append(append(b, k...), ':')
-		if b = compactPrefix(b, v, 121, true); len(b) > 121 {
+		if b = rawjson.AppendCompactPrefix(b, v, 121, true); len(b) > 121 {
 			break
 		}
 	}
 	if len(b) <= 121 {
 		b = append(b, '}')
 	}
-	return excerptJSON(b, 120), false
+	return rawjson.Excerpt(b, 120), false
 }
 
 // toolResultSummary is a CallToolResult's first text (or content type),
@@ -457,7 +467,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	var content []byte
 	isError := false
 	rawjson.Members(result, func(name, v []byte) bool {
-		switch memberName(name, "content", "isError") {
+		switch rawjson.MatchName(name, "content", "isError") {
 		case "content":
 			content = v
 		case "isError":
@@ -475,7 +485,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	}
 	var typ, text []byte
 	rawjson.Members(blocks[0], func(name, v []byte) bool {
-		switch memberName(name, "type", "text") {
+		switch rawjson.MatchName(name, "type", "text") {
 		case "type":
 			typ = v
 		case "text":
@@ -485,7 +495,7 @@ func toolResultSummary(result []byte) (string, bool) {
 	})
 	s := ""
 	if t, _ := rawjson.String(typ); t != "text" {
-		s = shorten("["+t+"]", 120)
+		s = rawjson.Shorten("["+t+"]", 120)
 	} else if rawjson.IsString(text) {
 		prefix, more := rawjson.StringPrefix(text, 120)
 		s = prefix
@@ -502,7 +512,7 @@ func toolResultSummary(result []byte) (string, bool) {
 // WriteTimeline prints a trace as a readable timeline: time, direction,
 // method, requests paired with their responses (with latency), errors in
 // red. Everything from the trace is escaped for the terminal.
-func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
+func WriteTimeline(w io.Writer, tr *record.Trace, colorOn bool) {
 	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(colorOn, attrs...) }
 	dim, bold, red, yellow, cyan, green := mk(color.Faint), mk(color.Bold), mk(color.FgRed, color.Bold), mk(color.FgYellow), mk(color.FgCyan), mk(color.FgGreen)
 	esc := inspector.EscapeLine
@@ -531,9 +541,9 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 		t := dim(fmt.Sprintf("%9.3fs", en.TimeMS/1000))
 		arrow := "  "
 		switch en.Dir {
-		case ClientToServer:
+		case record.ClientToServer:
 			arrow = cyan("→")
-		case ServerToClient:
+		case record.ServerToClient:
 			arrow = green("←")
 		}
 		var line string
@@ -545,7 +555,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 		case "http":
 			line = dim("http " + esc(en.Text))
 		case "invalid":
-			line = red("not JSON-RPC: ") + esc(excerptJSON([]byte(en.Text), 200))
+			line = red("not JSON-RPC: ") + esc(rawjson.Excerpt([]byte(en.Text), 200))
 		default:
 			id := ""
 			if len(en.ID) > 0 {
@@ -557,7 +567,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 			}
 			line = bold(esc(method)) + id
 			switch {
-			case en.Kind == "request" && en.Dir == ServerToClient:
+			case en.Kind == "request" && en.Dir == record.ServerToClient:
 				line = yellow("server request ") + line
 			case en.Kind == "notification":
 				line = dim("notification ") + esc(en.Method)
@@ -603,7 +613,7 @@ func WriteTimeline(w io.Writer, tr *Trace, colorOn bool) {
 
 // TimelineJSON is the document `mcpx trace show --json` prints.
 type TimelineJSON struct {
-	Header Header `json:"header"`
+	Header record.Header `json:"header"`
 	// Era is the protocol era the client spoke (see Era).
 	Era      string   `json:"era,omitempty"`
 	Events   []Entry  `json:"events"`

@@ -1,4 +1,4 @@
-package inspector
+package jsonrpc
 
 import (
 	"bytes"
@@ -9,19 +9,22 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/fuzzing"
 )
 
-// FuzzJSONRPCFrame checks the session's frame decoder against the
-// reference decoding of internal/fuzzing (shared with record's and
-// transport's targets of the same name): it finds the same messages with
-// the same method, id, result and error, classifies each as exactly one
-// kind, and reports no problem for a message that departs from JSON-RPC
-// 2.0.
+// FuzzJSONRPCFrame checks DecodeFrame, the one JSON-RPC decoder of mcpx
+// (the session, the trace library and the transport all use it), against
+// the reference decoding of reference_test.go: it finds the same messages
+// with the same method, id, result and error, classifies each as exactly
+// one kind, reports a problem for every message that departs from
+// JSON-RPC 2.0, and finds the requests and responses the reference finds
+// (what the transport follows streams by). Its corpus joins those of the
+// targets the session's, the trace library's and the transport's decoders
+// had before they became this one.
 func FuzzJSONRPCFrame(f *testing.F) {
 	for _, s := range fuzzing.Frames() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs, batch, err := DecodeFrame(data)
-		ref, refBatch, valid := fuzzing.Decode(data)
+		ref, refBatch, valid := refDecode(data)
 		switch {
 		case !valid || refBatch && len(ref) == 0:
 			if err == nil {
@@ -39,7 +42,7 @@ func FuzzJSONRPCFrame(f *testing.F) {
 				t.Fatalf("message %d of %q: Raw %q, want %q", i, data, m.Raw, r.Raw)
 			}
 			kinds := 0
-			for _, k := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {
+			for _, k := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse(), m.Kind() == KindInvalid} {
 				if k {
 					kinds++
 				}
@@ -48,7 +51,7 @@ func FuzzJSONRPCFrame(f *testing.F) {
 				t.Fatalf("message %q is %d kinds at once", m.Raw, kinds)
 			}
 			if !r.Object {
-				if len(m.Problems) == 0 || m.Method != "" || m.ID != nil {
+				if len(m.Problems) == 0 || m.Method != "" || !m.ID.IsZero() || m.Kind() != KindInvalid {
 					t.Fatalf("message %q is no JSON-RPC message, decoded as %+v", m.Raw, m)
 				}
 				continue
@@ -58,33 +61,56 @@ func FuzzJSONRPCFrame(f *testing.F) {
 	})
 }
 
-func checkAgainstReference(t *testing.T, m *Message, r fuzzing.Message) {
+func checkAgainstReference(t *testing.T, m *Message, r refMessage) {
 	t.Helper()
-	if (r.Method != nil) != !m.IsResponse() || r.Method != nil && m.Method != *r.Method {
-		t.Fatalf("message %q: method %q (response %v), want %v", m.Raw, m.Method, m.IsResponse(), r.Method)
+	hasMethod := m.IsRequest() || m.IsNotification()
+	if (r.Method != nil) != hasMethod || r.Method != nil && m.Method != *r.Method {
+		t.Fatalf("message %q: method %q (kind %v), want %v", m.Raw, m.Method, m.Kind(), r.Method)
 	}
-	if !bytes.Equal(m.ID, r.ID) {
+	if !bytes.Equal(m.ID.Raw(), bytes.TrimSpace(r.ID)) {
 		t.Fatalf("message %q: id %q, want %q", m.Raw, m.ID, r.ID)
 	}
+	// The requests and responses a transport follows.
+	if _, ok := r.RequestID(); ok != (m.IsRequest() && !m.ID.IsNull()) {
+		t.Fatalf("message %q: a request with an id is %v, want %v", m.Raw, !ok, ok)
+	}
+	if _, ok := r.Answers(); ok != (m.IsResponse() && !m.ID.IsZero() && !m.ID.IsNull()) {
+		t.Fatalf("message %q: a response with an id is %v, want %v", m.Raw, !ok, ok)
+	}
+	if invalid := r.Method == nil && r.ID == nil && r.Result == nil && r.Error == nil; invalid != (m.Kind() == KindInvalid) {
+		t.Fatalf("message %q: kind %v, want invalid exactly when it has no method, id, result or error", m.Raw, m.Kind())
+	}
 	if m.IsResponse() {
-		if !bytes.Equal(m.Result, r.Result) || (m.Error != nil) != (len(r.Error) > 0) {
+		if !bytes.Equal(m.Result, r.Result) || (m.Error != nil) != (len(r.Error) > 0) || !bytes.Equal(m.ErrorRaw, r.Error) {
 			t.Fatalf("message %q: result %q, error %v; want %q, %q", m.Raw, m.Result, m.Error, r.Result, r.Error)
 		}
 	}
 	if why := departure(r); why != "" && len(m.Problems) == 0 {
 		t.Fatalf("message %q departs from JSON-RPC 2.0 (%s), but DecodeFrame reports no problem", m.Raw, why)
 	}
-	if m.ID != nil && len(m.Problems) == 0 {
-		// Ids that differ in JSON type never share a key.
-		if k := idKey(m.ID); k == otherTypeKey(m.ID) {
-			t.Fatalf("id %s: idKey and otherTypeKey agree (%q)", m.ID, k)
+	if !m.ID.IsZero() && len(m.Problems) == 0 {
+		// Ids that differ in JSON type never share a Key; LooseKey makes 7
+		// and "7" one id, and nothing else.
+		loose := m.ID.LooseKey()
+		retyped := String(loose)
+		if m.ID.IsString() {
+			retyped = RawID([]byte(loose))
+		}
+		if retyped.Valid() && retyped.Key() == m.ID.Key() {
+			t.Fatalf("id %s and %s share the key %q", m.ID, retyped, m.ID.Key())
+		}
+		if quoted := String(loose); quoted.LooseKey() != loose {
+			t.Fatalf("LooseKey(%s) = %q, want %q", quoted, quoted.LooseKey(), loose)
+		}
+		if RawID(m.ID.Raw()).Key() != m.ID.Key() {
+			t.Fatalf("id %s does not keep its key through Raw", m.ID)
 		}
 	}
 }
 
 // departure says how a message that decodes as an object departs from
 // JSON-RPC 2.0 with MCP's ids (strings or integers), or "".
-func departure(r fuzzing.Message) string {
+func departure(r refMessage) string {
 	var w struct {
 		JSONRPC *string `json:"jsonrpc"`
 	}
@@ -147,7 +173,7 @@ func TestDecodeFrameFuzzFindings(t *testing.T) {
 	}
 	// A wrong jsonrpc member is a problem of the message, which still
 	// answers its request.
-	if m := decode(`{"jsonrpc":2.0,"id":1,"result":{}}`); !m.IsResponse() || string(m.ID) != "1" || string(m.Result) != "{}" || len(m.Problems) != 1 {
+	if m := decode(`{"jsonrpc":2.0,"id":1,"result":{}}`); !m.IsResponse() || m.ID.String() != "1" || string(m.Result) != "{}" || len(m.Problems) != 1 {
 		t.Errorf("numeric jsonrpc: %+v", m)
 	}
 	// An error object needs a code and a message.

@@ -1,4 +1,4 @@
-package inspector
+package mcp
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/internal/httptoken"
 )
 
 // Tool parameters mirrored into HTTP headers (spec 2026-07-28:
@@ -33,19 +33,6 @@ type HeaderParam struct {
 	Path []string
 	// Type is the parameter's primitive type: string, integer or boolean.
 	Type string
-}
-
-// InvalidToolError reports a tool definition whose x-mcp-header annotations
-// break the spec's constraints: such a tool is not called over HTTP. mcpx
-// still lists it, with the reason.
-type InvalidToolError struct {
-	Tool   string
-	Reason string
-}
-
-func (e *InvalidToolError) Error() string {
-	return fmt.Sprintf("tool %q has an invalid x-mcp-header annotation (%s), so mcpx does not call it over HTTP (spec 2026-07-28: server/tools, \"x-mcp-header\")",
-		e.Tool, e.Reason)
 }
 
 // ToolHeaderParams finds and checks the x-mcp-header annotations of a tool
@@ -141,7 +128,7 @@ func (w *headerWalk) annotation(obj map[string]any, v any, path []string, reacha
 	case name == "":
 		w.fail("%s at %s is empty", xHeaderKey, where)
 		return
-	case !transport.ValidHeaderName(name):
+	case !httptoken.Valid(name):
 		w.fail("%s %q at %s is not a valid header name (letters, digits and !#$%%&'*+-.^_`|~ only)", xHeaderKey, name, where)
 		return
 	}
@@ -199,7 +186,7 @@ func sortedKeys(m map[string]any) []string {
 // parameter absent from the arguments, or null, gets no header. Values
 // are converted as the spec says: strings as they are, integers in
 // decimal, booleans as true or false.
-func HeaderValues(params []HeaderParam, arguments json.RawMessage) ([]transport.RouteParam, error) {
+func HeaderValues(params []HeaderParam, arguments json.RawMessage) ([]RouteParam, error) {
 	if len(params) == 0 || len(bytes.TrimSpace(arguments)) == 0 {
 		return nil, nil
 	}
@@ -209,7 +196,7 @@ func HeaderValues(params []HeaderParam, arguments json.RawMessage) ([]transport.
 	if err := dec.Decode(&args); err != nil {
 		return nil, fmt.Errorf("arguments are not JSON: %w", err)
 	}
-	var out []transport.RouteParam
+	var out []RouteParam
 	for _, p := range params {
 		v, ok := lookupPath(args, p.Path)
 		if !ok || v == nil {
@@ -219,7 +206,7 @@ func HeaderValues(params []HeaderParam, arguments json.RawMessage) ([]transport.
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, transport.RouteParam{Name: p.Header, Value: s})
+		out = append(out, RouteParam{Name: p.Header, Value: s})
 	}
 	return out, nil
 }

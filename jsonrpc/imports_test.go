@@ -1,0 +1,45 @@
+package jsonrpc
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportRules keeps the protocol layers' boundaries: jsonrpc and mcp
+// are leaves (the standard library and stdlib-only internal helpers), the
+// transport learns ids from jsonrpc and nothing else of mcpx, and the
+// engine adds only the transport.
+func TestImportRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/mcpx-dev/mcpx/"
+	allowed := map[string][]string{
+		"jsonrpc":      {"internal/rawjson"},
+		"mcp":          {"internal/rawjson", "internal/httptoken"},
+		"transport":    {"jsonrpc", "internal/"},
+		"jsonrpc/peer": {"jsonrpc", "transport", "internal/"},
+	}
+	for pkg, allow := range allowed {
+		out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+	deps:
+		for _, dep := range strings.Fields(string(out)) {
+			rel, ours := strings.CutPrefix(dep, mod)
+			if rel == pkg {
+				continue
+			}
+			if ours {
+				for _, a := range allow {
+					if rel == a || strings.HasSuffix(a, "/") && strings.HasPrefix(rel, a) {
+						continue deps
+					}
+				}
+			}
+			t.Errorf("%s imports %s", pkg, dep)
+		}
+	}
+}

@@ -1,0 +1,362 @@
+// Package jsonrpc is JSON-RPC 2.0 as MCP uses it: the one decoder of
+// frames in mcpx (a message or a batch, with the ways a message departs
+// from the specification), the message and id types, error objects and
+// codes, and the encoders of requests, notifications and responses. The
+// connection engine on top of it is package jsonrpc/peer.
+//
+// It is a leaf (the standard library and internal/rawjson only): the
+// transport, the MCP session and the trace library all build on it.
+// Decoding is copy-free: a message's Raw, Params and Result are slices of
+// the frame, so a large result costs nothing more than the frame it
+// arrived in.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+)
+
+// Kind classifies a message.
+type Kind int
+
+// Kinds of messages (JSON-RPC 2.0, sections 4 and 5).
+const (
+	// KindInvalid is a value that is no message: not an object, an object
+	// whose method is neither a string nor null, or one with neither a
+	// method nor an id, result or error.
+	KindInvalid Kind = iota
+	// KindRequest has a method and an id.
+	KindRequest
+	// KindNotification has a method and no id.
+	KindNotification
+	// KindResponse has no method: a result, an error or at least an id.
+	KindResponse
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	}
+	return "invalid"
+}
+
+// Message is one decoded JSON-RPC 2.0 message. Raw keeps the exact bytes it
+// was decoded from so nothing the peer sent is lost or normalised; Params,
+// Result and ErrorRaw are the members as written.
+type Message struct {
+	Raw    json.RawMessage
+	ID     ID // zero for notifications
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	// Error is a response's error member, decoded; a member that is not
+	// an error object becomes an internal error that quotes it.
+	Error *Error
+	// ErrorRaw is the error member as written, nil when absent.
+	ErrorRaw json.RawMessage
+	// Problems lists ways the message departs from JSON-RPC 2.0, for the
+	// caller to report (an inspector never hides a peer's mistake).
+	Problems []string
+	// emptyMethod is set when the method member is there but "": the
+	// message is still a request or notification (one no handler has),
+	// never a response.
+	emptyMethod bool
+}
+
+func (m *Message) hasMethod() bool { return m.Method != "" || m.emptyMethod }
+
+// Kind classifies the message.
+func (m *Message) Kind() Kind {
+	switch {
+	case m.hasMethod() && m.ID.IsZero():
+		return KindNotification
+	case m.hasMethod():
+		return KindRequest
+	case m.Result != nil || m.ErrorRaw != nil || !m.ID.IsZero():
+		return KindResponse
+	}
+	return KindInvalid
+}
+
+// IsRequest reports whether m is a request (a method and an id).
+func (m *Message) IsRequest() bool { return m.Kind() == KindRequest }
+
+// IsNotification reports whether m is a notification (a method, no id).
+func (m *Message) IsNotification() bool { return m.Kind() == KindNotification }
+
+// IsResponse reports whether m is a response (no method).
+func (m *Message) IsResponse() bool { return m.Kind() == KindResponse }
+
+// Decoding errors of DecodeFrame: a frame that holds no message at all.
+var (
+	ErrEmptyFrame = errors.New("empty line")
+	ErrNotJSON    = errors.New("not valid JSON")
+	ErrEmptyBatch = errors.New("empty batch")
+)
+
+// DecodeFrame decodes one frame into its messages. A frame is a single
+// message or, from 2025-03-26 peers, a batch (a JSON array of messages,
+// each decoded on its own whatever its neighbours are). A frame that is
+// not JSON at all, or an empty batch, is an error (ErrEmptyFrame,
+// ErrNotJSON, ErrEmptyBatch); a JSON value that is not a message yields a
+// Message of KindInvalid with Problems.
+//
+// Member names match as encoding/json matches struct fields (exactly,
+// else without regard to case). The messages' Raw, ID, Params and Result
+// are slices of data (or small copies), never copies of anything large.
+func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, false, ErrEmptyFrame
+	}
+	if !json.Valid(trimmed) {
+		return nil, false, ErrNotJSON
+	}
+	if trimmed[0] == '[' {
+		rawjson.Elements(trimmed, func(e []byte) bool {
+			msgs = append(msgs, decodeMessage(e))
+			return true
+		})
+		if len(msgs) == 0 {
+			return nil, true, ErrEmptyBatch
+		}
+		return msgs, true, nil
+	}
+	return []*Message{decodeMessage(trimmed)}, false, nil
+}
+
+// decodeMessage decodes one message of a valid JSON frame. A method
+// member that is neither a string nor null makes the message "not a JSON
+// object", as decoding it into a struct would.
+func decodeMessage(raw json.RawMessage) *Message {
+	m := &Message{Raw: raw}
+	// A frame's values are never empty: an array's elements and the frame
+	// itself were checked to be JSON.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		m.Problems = append(m.Problems, "not a JSON object")
+		return m
+	}
+	var jsonrpc, method *string
+	var id, params, result, rpcError json.RawMessage
+	typeErr := false
+	optString := func(v []byte) *string {
+		if rawjson.IsNull(v) {
+			return nil
+		}
+		s, ok := rawjson.String(v)
+		if !ok {
+			typeErr = true
+			return nil
+		}
+		return &s
+	}
+	rawjson.Members(raw, func(name, v []byte) bool {
+		switch rawjson.MatchName(name, "jsonrpc", "id", "method", "params", "result", "error") {
+		case "jsonrpc":
+			// A wrong version ("jsonrpc": 2.0) is a problem of the
+			// message, not a reason to drop it.
+			if s, ok := rawjson.String(v); ok {
+				jsonrpc = &s
+			}
+		case "method":
+			method = optString(v)
+		case "id":
+			id = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			rpcError = v
+		}
+		return true
+	})
+	if typeErr {
+		m.Problems = append(m.Problems, "not a JSON object")
+		return m
+	}
+	if jsonrpc == nil || *jsonrpc != "2.0" {
+		m.Problems = append(m.Problems, `missing "jsonrpc": "2.0"`)
+	}
+	if method != nil {
+		m.Method = *method
+		if m.Method == "" {
+			m.Problems = append(m.Problems, "empty method name")
+			m.emptyMethod = true
+		}
+	}
+	m.ID = RawID(id)
+	m.Params = params
+	if m.hasMethod() {
+		if !m.ID.IsZero() && !m.ID.Valid() {
+			m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.String())
+		}
+		return m
+	}
+	m.Result, m.ErrorRaw = result, rpcError
+	if !m.ID.IsZero() && !m.ID.Valid() && !m.ID.IsNull() {
+		m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.String())
+	}
+	switch {
+	case len(result) > 0 && len(rpcError) > 0:
+		m.Problems = append(m.Problems, "response has both result and error")
+	case len(result) == 0 && len(rpcError) == 0:
+		m.Problems = append(m.Problems, "neither a request, a notification nor a response (no method, result or error)")
+	}
+	if m.ID.IsZero() {
+		m.Problems = append(m.Problems, "response without an id")
+	}
+	if len(rpcError) > 0 {
+		var e struct {
+			Code    *int            `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		err := json.Unmarshal(rpcError, &e)
+		if err != nil || e.Code == nil || e.Message == nil {
+			m.Problems = append(m.Problems, "error member is not an object with code and message")
+		}
+		if err != nil || e.Code == nil {
+			m.Error = &Error{Code: CodeInternalError, Message: "malformed error: " + string(rpcError)}
+		} else {
+			m.Error = &Error{Code: *e.Code, Data: e.Data}
+			if e.Message != nil {
+				m.Error.Message = *e.Message
+			}
+		}
+	}
+	return m
+}
+
+// JSON-RPC 2.0 error codes (section 5.1).
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+var (
+	codeMu    sync.RWMutex
+	codeNames = map[int]string{
+		CodeParseError:     "parse error",
+		CodeInvalidRequest: "invalid request",
+		CodeMethodNotFound: "method not found",
+		CodeInvalidParams:  "invalid params",
+		CodeInternalError:  "internal error",
+	}
+)
+
+// CodeName returns a readable name for an error code, or "": JSON-RPC's
+// own codes, and those a protocol on top registered.
+func CodeName(code int) string {
+	codeMu.RLock()
+	defer codeMu.RUnlock()
+	return codeNames[code]
+}
+
+// RegisterCodeName names the error code of a protocol on top of JSON-RPC
+// (MCP's, from package mcp), for Error's text. It is meant for package
+// initialization.
+func RegisterCodeName(code int, name string) {
+	codeMu.Lock()
+	defer codeMu.Unlock()
+	codeNames[code] = name
+}
+
+// Error is a JSON-RPC error object. A session returns the peer's errors as
+// Go errors (wrapped with the method), so callers can match them with
+// errors.As and still print Data.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error describes the error as mcpx reports a server's answer.
+func (e *Error) Error() string {
+	name := CodeName(e.Code)
+	if name != "" {
+		return fmt.Sprintf("server error %d (%s): %s", e.Code, name, e.Message)
+	}
+	return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
+}
+
+// EncodeRequest builds a request frame. Params must be a JSON object (or
+// array) or nil; id must not be zero.
+func EncodeRequest(id ID, method string, params json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.Grow(len(params) + len(method) + 48)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.WriteString(id.raw)
+	b.WriteString(`,"method":`)
+	writeJSONString(&b, method)
+	if len(params) > 0 {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// EncodeNotification builds a notification frame.
+func EncodeNotification(method string, params json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.Grow(len(params) + len(method) + 40)
+	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	writeJSONString(&b, method)
+	if len(params) > 0 {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// EncodeResponse builds a response frame answering the request with id
+// (null when id is zero: an answer to a request whose id could not be
+// read), with rpcErr when it is set, else with result ({} when empty).
+func EncodeResponse(id ID, result json.RawMessage, rpcErr *Error) []byte {
+	var b bytes.Buffer
+	b.Grow(len(result) + 48)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	if id.IsZero() {
+		b.WriteString("null")
+	} else {
+		b.WriteString(id.raw)
+	}
+	if rpcErr != nil {
+		e, _ := json.Marshal(rpcErr)
+		b.WriteString(`,"error":`)
+		b.Write(e)
+	} else {
+		if len(result) == 0 {
+			result = json.RawMessage("{}")
+		}
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// EncodeBatch joins encoded messages into a batch frame.
+func EncodeBatch(msgs [][]byte) []byte {
+	return append(append([]byte("["), bytes.Join(msgs, []byte(","))...), ']')
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s)
+	b.Write(enc)
+}

@@ -1,0 +1,251 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Request is one request for Call.
+type Request struct {
+	// ID is the request's id; zero means the next one (NextID).
+	ID     jsonrpc.ID
+	Method string
+	// Params is the request's params (a JSON object), or nil.
+	Params json.RawMessage
+	// Route goes with the frame (see transport.Route).
+	Route *transport.Route
+	// Timeout is the idle timeout, which Extend resets; MaxTimeout caps
+	// the request's total time whatever Extend says. Zero or negative
+	// means none. Both count from before the request is written: over
+	// HTTP, writing can take as long as the peer takes to answer.
+	Timeout, MaxTimeout time.Duration
+	// Send writes the encoded request; nil writes it to the connection.
+	// (The MCP session sends through its lifecycle, which may open a new
+	// session and send the frame again.)
+	Send func(ctx context.Context, f transport.Frame) error
+	// Abandon, when set, is called once the caller stopped waiting (its
+	// context ended, reason "cancelled by the user", or a timeout expired,
+	// reason "timeout") before the response arrived: the place to tell
+	// the peer so (MCP: notifications/cancelled).
+	Abandon func(id jsonrpc.ID, reason string)
+	// Quiet makes a response that arrives after the caller gave up pass
+	// without a warning (a probe whose failure is expected).
+	Quiet bool
+}
+
+// TimeoutError reports a request that got no answer in time.
+type TimeoutError struct {
+	Method string
+	After  time.Duration
+	// Max is true when the hard cap, not the idle timeout, expired.
+	Max bool
+	// Waiting, when set, says what the transport was still waiting for
+	// before the request could even be sent (see transport.WaitError).
+	Waiting string
+}
+
+// ErrTimeout is matched by every *TimeoutError.
+var ErrTimeout = errors.New("timed out")
+
+func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("no response after %s", e.After)
+	if e.Max {
+		msg += " (the maximum total time, even with progress)"
+	}
+	if e.Waiting != "" {
+		msg += " (" + e.Waiting + ")"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrTimeout) true.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Call sends a request and waits for its response, which it returns as
+// received: a JSON-RPC error is a response like a result (its Error is
+// set). The error is the caller's context's, a *TimeoutError, the reason
+// End gave, the reason the connection ended, or the write's.
+func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) {
+	id := req.ID
+	if id.IsZero() {
+		id = p.NextID()
+	}
+	pc := p.Expect(id, req.Method, func() bool { return ctx.Err() != nil })
+	defer p.Forget(pc)
+
+	start := time.Now()
+	wctx, wcancel := ctx, context.CancelFunc(func() {})
+	if d, _ := firstDeadline(req); d > 0 {
+		wctx, wcancel = context.WithTimeout(ctx, d)
+	}
+	send := req.Send
+	if send == nil {
+		send = p.conn.Write
+	}
+	err := send(wctx, transport.Frame{Data: jsonrpc.EncodeRequest(id, req.Method, req.Params), Route: req.Route})
+	wcancel()
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			p.abandon(pc, req, "cancelled by the user")
+			return nil, ctx.Err()
+		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+			p.abandon(pc, req, "timeout")
+			d, max := firstDeadline(req)
+			te := &TimeoutError{Method: req.Method, After: d, Max: max}
+			var we *transport.WaitError
+			if errors.As(err, &we) {
+				te.Waiting = we.For
+			}
+			return nil, te
+		}
+		return nil, p.WriteError(err)
+	}
+
+	var idle, hard <-chan time.Time
+	var idleTimer *time.Timer
+	if req.Timeout > 0 {
+		idleTimer = time.NewTimer(req.Timeout - time.Since(start))
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	if req.MaxTimeout > 0 {
+		t := time.NewTimer(req.MaxTimeout - time.Since(start))
+		defer t.Stop()
+		hard = t.C
+	}
+	for {
+		var giveUp error
+		select {
+		case m := <-pc.resp:
+			return m, nil
+		case <-pc.extend:
+			if idleTimer != nil {
+				idleTimer.Reset(req.Timeout)
+			}
+			continue
+		case <-idle:
+			giveUp = &TimeoutError{Method: req.Method, After: req.Timeout}
+		case <-hard:
+			giveUp = &TimeoutError{Method: req.Method, After: req.MaxTimeout, Max: true}
+		case <-ctx.Done():
+			giveUp = ctx.Err()
+		case why := <-pc.ended:
+			// The request is over without a response; there is nothing to
+			// cancel.
+			p.mu.Lock()
+			p.forgetLocked(pc)
+			p.retire(pc.key, fmt.Sprintf("late response to %s request %s, which had already ended", req.Method, id))
+			p.mu.Unlock()
+			select {
+			case m := <-pc.resp:
+				return m, nil
+			default:
+			}
+			return nil, why
+		case <-p.done:
+			// A response may have been delivered just before the end.
+			select {
+			case m := <-pc.resp:
+				return m, nil
+			default:
+			}
+			return nil, p.err
+		}
+		reason := "timeout"
+		if ctx.Err() != nil {
+			reason = "cancelled by the user"
+		}
+		if !p.abandon(pc, req, reason) {
+			// The response won the race; it is already on its way.
+			return <-pc.resp, nil
+		}
+		return nil, giveUp
+	}
+}
+
+// Notification is one notification for Notify.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+	Route  *transport.Route
+	// Send writes the encoded notification; nil writes it to the
+	// connection.
+	Send func(ctx context.Context, f transport.Frame) error
+}
+
+// Notify sends a notification. A failed write is explained as WriteError
+// does.
+func (p *Peer) Notify(ctx context.Context, n Notification) error {
+	send := n.Send
+	if send == nil {
+		send = p.conn.Write
+	}
+	if err := send(ctx, transport.Frame{Data: jsonrpc.EncodeNotification(n.Method, n.Params), Route: n.Route}); err != nil {
+		return p.WriteError(err)
+	}
+	return nil
+}
+
+// firstDeadline returns the earlier of a request's idle timeout and its
+// hard cap (0 when neither is set), and whether it is the cap.
+func firstDeadline(req Request) (time.Duration, bool) {
+	switch {
+	case req.Timeout > 0 && (req.MaxTimeout <= 0 || req.Timeout <= req.MaxTimeout):
+		return req.Timeout, false
+	case req.MaxTimeout > 0:
+		return req.MaxTimeout, true
+	}
+	return 0, false
+}
+
+func (p *Peer) forgetLocked(pc *Pending) {
+	if p.pending[pc.key] == pc {
+		delete(p.pending, pc.key)
+	}
+}
+
+// abandon stops waiting for a request and lets req.Abandon tell the peer.
+// It reports false when the response had already arrived (it is then in
+// pc's channel), in which case nothing is abandoned.
+func (p *Peer) abandon(pc *Pending, req Request, reason string) bool {
+	p.mu.Lock()
+	if p.pending[pc.key] != pc {
+		p.mu.Unlock()
+		return false
+	}
+	p.forgetLocked(pc)
+	if req.Quiet {
+		p.retire(pc.key, "")
+	} else {
+		p.retire(pc.key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", req.Method, pc.id))
+	}
+	p.mu.Unlock()
+	if req.Abandon != nil {
+		req.Abandon(pc.id, reason)
+	}
+	return true
+}
+
+// WriteError explains a failed write, preferring the reason the
+// connection ended when it has (a write usually fails because the peer
+// just went away; the read loop is given a moment to learn why).
+func (p *Peer) WriteError(err error) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(50 * time.Millisecond):
+		select {
+		case <-p.done:
+			return p.err
+		default:
+		}
+	}
+	return err
+}

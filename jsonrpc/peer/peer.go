@@ -1,0 +1,342 @@
+// Package peer is the JSON-RPC connection engine: one end of a
+// transport.Conn that sends requests and waits for their responses, and
+// answers the requests the other end sends. It owns the connection's only
+// read loop, allocates request ids, matches responses to pending requests
+// (and reports the late, duplicate, unknown and retyped ones), applies
+// request timeouts (an idle timeout that progress resets, and a hard
+// cap), delivers notifications in arrival order, and runs a handler per
+// incoming request with a context that Cancel ends; a batch from the peer
+// is answered with one batch.
+//
+// The engine is method-neutral: it knows JSON-RPC, not MCP. What MCP adds
+// comes through hooks its session provides: which notification cancels a
+// request (the session calls Cancel, End or Extend), how an abandoned
+// request is withdrawn (Request.Abandon), how a request is written when
+// sending may first need a new MCP session (Request.Send). The MCP
+// session (package inspector) and the trace library's verify and replay
+// (package record) are built on it.
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Handler answers one request from the peer, in a goroutine of its own (so
+// that a handler waiting on a person never blocks the read loop). It
+// returns the result (nil is {}) or an error: a *jsonrpc.Error is sent as
+// is, any other as an internal error. ctx ends when the peer cancels the
+// request (Cancel; context.Cause is then ErrCancelled, and no answer is
+// sent) or the Peer closes.
+type Handler func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error)
+
+// ErrCancelled is the cause of a handler's context when Cancel ended it:
+// the peer withdrew its request. Receivers of a cancellation should not
+// answer (MCP spec: basic/utilities/cancellation), so none is sent.
+var ErrCancelled = errors.New("the peer cancelled its request")
+
+// Options configure a Peer. Every hook is optional.
+type Options struct {
+	// Handler answers the peer's requests; nil answers each with
+	// "method not found".
+	Handler Handler
+	// OnRefused is told about each request the engine refused without a
+	// handler, with the error it answered: one whose id is neither a
+	// string nor an integer (JSON-RPC 2.0: an invalid request, answered
+	// with a null id).
+	OnRefused func(req *jsonrpc.Message, err *jsonrpc.Error)
+	// OnNotification receives every notification, on the read loop, in
+	// arrival order: it must not block for long.
+	OnNotification func(*jsonrpc.Message)
+	// OnBatch is told, on the read loop, that a batch arrived, before its
+	// messages are handled (a protocol on top may not allow batches).
+	OnBatch func()
+	// OnWarning receives departures from JSON-RPC 2.0 and responses that
+	// nobody waits for (late, duplicate, unknown, or with a retyped id).
+	OnWarning func(string)
+	// Intercept, when set, is offered each frame on the read loop before
+	// the engine decodes it; a frame it reports true for is its own (the
+	// engine does nothing with it). It is for owners whose traffic is not
+	// one answer per request, such as a replayed recording, which answers
+	// each frame with what the recorded server did next.
+	Intercept func(f transport.Frame) bool
+}
+
+// Peer is one end of a JSON-RPC connection. Its methods are safe for
+// concurrent use.
+type Peer struct {
+	conn transport.Conn
+	opts Options
+
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	pending map[string]*Pending // by id key
+	retired map[string]string   // id key -> what a later response to it is, for the warning
+	serving map[string]context.CancelFunc
+
+	readCtx  context.Context // the read loop's; Stop cancels it
+	stopRead context.CancelFunc
+	startMu  sync.Mutex
+	started  bool
+	closed   bool
+	done     chan struct{} // closed when the read loop ends
+	err      error         // why it ended; valid once done is closed
+	closeMu  sync.Once
+	closeErr error
+	// unstarted ends a Peer closed or stopped before Start.
+	unstarted sync.Once
+
+	handlers sync.WaitGroup
+}
+
+// New returns a Peer on conn, which it owns from then on (Close closes
+// it). Nothing is read until Start, so that the owner can finish setting
+// up what its hooks use.
+func New(conn transport.Conn, opts Options) *Peer {
+	readCtx, stopRead := context.WithCancel(context.Background())
+	p := &Peer{
+		readCtx:  readCtx,
+		stopRead: stopRead,
+		conn:     conn,
+		opts:     opts,
+		pending:  map[string]*Pending{},
+		retired:  map[string]string{},
+		serving:  map[string]context.CancelFunc{},
+		done:     make(chan struct{}),
+	}
+	if lr, ok := transport.Find[transport.LossReporter](conn); ok {
+		lr.OnRequestLost(p.requestLost)
+	}
+	return p
+}
+
+// Start starts the read loop (once; not after Close).
+func (p *Peer) Start() {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	if p.started || p.closed {
+		return
+	}
+	p.started = true
+	go p.readLoop()
+}
+
+// Conn returns the connection the Peer reads.
+func (p *Peer) Conn() transport.Conn { return p.conn }
+
+// Done is closed when the connection has ended.
+func (p *Peer) Done() <-chan struct{} { return p.done }
+
+// Err reports why the connection ended, once Done is closed.
+func (p *Peer) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// Close closes the connection, waits for the read loop to end, and
+// cancels the handlers still running (it does not wait for them: one may
+// be waiting on a person). Every Call waiting for a response returns. It
+// is idempotent.
+func (p *Peer) Close() error {
+	p.closeMu.Do(func() {
+		p.startMu.Lock()
+		p.closed = true
+		started := p.started
+		p.startMu.Unlock()
+		p.closeErr = p.conn.Close()
+		if !started {
+			p.endUnstarted(transport.ErrClosed)
+		}
+		<-p.done
+		p.mu.Lock()
+		for _, cancel := range p.serving {
+			cancel()
+		}
+		p.mu.Unlock()
+	})
+	return p.closeErr
+}
+
+// endUnstarted ends a Peer whose read loop never ran, with err.
+func (p *Peer) endUnstarted(err error) {
+	p.unstarted.Do(func() {
+		p.err = err
+		close(p.done)
+	})
+}
+
+// Stop ends the read loop without closing the connection, for an owner
+// that goes on using it (or closes it itself): it waits for the read loop
+// to end, then cancels the handlers still running and waits for them.
+// Err then reports context.Canceled. Calls still waiting return.
+func (p *Peer) Stop() {
+	p.startMu.Lock()
+	p.closed = true
+	started := p.started
+	p.startMu.Unlock()
+	p.stopRead()
+	if !started {
+		p.endUnstarted(context.Canceled)
+	}
+	<-p.done
+	p.mu.Lock()
+	for _, cancel := range p.serving {
+		cancel()
+	}
+	p.mu.Unlock()
+	p.handlers.Wait()
+}
+
+func (p *Peer) warn(format string, args ...any) {
+	if p.opts.OnWarning != nil {
+		p.opts.OnWarning(fmt.Sprintf(format, args...))
+	}
+}
+
+// NextID allocates a request id (1, 2, ...), for a caller that needs it
+// before it builds the request (an MCP progress token repeats it).
+func (p *Peer) NextID() jsonrpc.ID { return jsonrpc.Int(p.nextID.Add(1)) }
+
+// Write sends a frame as it is.
+func (p *Peer) Write(ctx context.Context, f transport.Frame) error { return p.conn.Write(ctx, f) }
+
+// Pending is a request of ours that awaits its response.
+type Pending struct {
+	id     jsonrpc.ID
+	key    string
+	method string
+	resp   chan *jsonrpc.Message
+	// extend resets the request's idle timeout (Peer.Extend).
+	extend chan struct{}
+	// ended receives why the request ended without a response (Peer.End,
+	// or the transport lost its response stream).
+	ended chan error
+	// gaveUp reports that the caller gave up: a response that arrives
+	// after that is late, whatever the order in which the caller and the
+	// read loop happen to run.
+	gaveUp func() bool
+}
+
+// ID returns the request's id.
+func (pc *Pending) ID() jsonrpc.ID { return pc.id }
+
+// Response delivers the response once it arrived (at most once).
+func (pc *Pending) Response() <-chan *jsonrpc.Message { return pc.resp }
+
+// Expect registers a request with id (sent, or about to be sent, by the
+// caller with Write) whose response is to be delivered on the returned
+// Pending; gaveUp (nil: never) tells the read loop that the caller no
+// longer takes it. The caller calls Forget once it is done with it.
+func (p *Peer) Expect(id jsonrpc.ID, method string, gaveUp func() bool) *Pending {
+	if gaveUp == nil {
+		gaveUp = func() bool { return false }
+	}
+	pc := &Pending{id: id, key: id.Key(), method: method, resp: make(chan *jsonrpc.Message, 1),
+		extend: make(chan struct{}, 1), ended: make(chan error, 1), gaveUp: gaveUp}
+	p.mu.Lock()
+	p.pending[pc.key] = pc
+	p.mu.Unlock()
+	return pc
+}
+
+// Forget stops waiting for pc's response: one that arrives later is
+// reported as unknown.
+func (p *Peer) Forget(pc *Pending) {
+	p.mu.Lock()
+	if p.pending[pc.key] == pc {
+		delete(p.pending, pc.key)
+	}
+	p.mu.Unlock()
+}
+
+// Extend resets the idle timeout of the pending request id (the MCP
+// session calls it for each progress notification). It matches id
+// loosely (see jsonrpc.ID.LooseKey), and reports whether such a request
+// is pending.
+func (p *Peer) Extend(id jsonrpc.ID) bool {
+	p.mu.Lock()
+	pc := p.lookupLoose(id)
+	p.mu.Unlock()
+	if pc == nil {
+		return false
+	}
+	select {
+	case pc.extend <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// End ends the pending request id without a response: its Call returns
+// err (the MCP session does this for a 2026-07-28 server's cancellation
+// of a subscriptions/listen request). It matches id loosely and reports
+// whether such a request was pending.
+func (p *Peer) End(id jsonrpc.ID, err error) bool {
+	p.mu.Lock()
+	pc := p.lookupLoose(id)
+	p.mu.Unlock()
+	if pc == nil {
+		return false
+	}
+	select {
+	case pc.ended <- err:
+	default:
+	}
+	return true
+}
+
+// requestLost is the transport's report that the response to one of our
+// requests can no longer arrive (see transport.LossReporter); id is a
+// loose key.
+func (p *Peer) requestLost(id string, err error) {
+	p.End(jsonrpc.RawID([]byte(strconv.Quote(id))), err)
+}
+
+// lookupLoose finds the pending request id names, exactly or with its
+// JSON type changed. Called with p.mu held.
+func (p *Peer) lookupLoose(id jsonrpc.ID) *Pending {
+	if pc := p.pending[id.Key()]; pc != nil {
+		return pc
+	}
+	loose := id.LooseKey()
+	for _, pc := range p.pending {
+		if pc.id.LooseKey() == loose {
+			return pc
+		}
+	}
+	return nil
+}
+
+// retire remembers a finished request so that a response arriving later
+// is reported for what it is ("" ignores it silently). Called with p.mu
+// held.
+func (p *Peer) retire(key, why string) {
+	if len(p.retired) > 1000 {
+		clear(p.retired)
+	}
+	p.retired[key] = why
+}
+
+// Cancel ends the handler of the peer's request id, whose answer is then
+// not sent (the MCP session calls it for notifications/cancelled).
+func (p *Peer) Cancel(id jsonrpc.ID) {
+	p.mu.Lock()
+	cancel := p.serving[id.Key()]
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}

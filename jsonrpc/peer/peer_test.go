@@ -1,0 +1,544 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// wait bounds every wait of these tests outside a synctest bubble.
+const wait = 5 * time.Second
+
+// remote is the other end of a Peer's connection, driven by the test.
+type remote struct {
+	t    *testing.T
+	conn transport.Conn
+}
+
+func (r *remote) send(frame string) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := r.conn.Write(ctx, transport.Frame{Data: []byte(frame)}); err != nil {
+		r.t.Fatalf("writing %s: %v", frame, err)
+	}
+}
+
+func (r *remote) next() *jsonrpc.Message {
+	r.t.Helper()
+	msgs := r.nextFrame()
+	if len(msgs) != 1 {
+		r.t.Fatalf("got %d messages, want one", len(msgs))
+	}
+	return msgs[0]
+}
+
+func (r *remote) nextFrame() []*jsonrpc.Message {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	f, err := r.conn.Read(ctx)
+	if err != nil {
+		r.t.Fatalf("reading: %v", err)
+	}
+	msgs, _, err := jsonrpc.DecodeFrame(f.Data)
+	if err != nil {
+		r.t.Fatalf("frame %s: %v", f.Data, err)
+	}
+	return msgs
+}
+
+// warnings collects a Peer's warnings.
+type warnings struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan string
+}
+
+func newWarnings() *warnings { return &warnings{ch: make(chan string, 100)} }
+
+func (w *warnings) add(s string) { w.ch <- s }
+
+// expect waits for a warning that has every one of words.
+func (w *warnings) expect(t *testing.T, words ...string) {
+	t.Helper()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case s := <-w.ch:
+			ok := true
+			for _, word := range words {
+				ok = ok && strings.Contains(s, word)
+			}
+			if ok {
+				return
+			}
+			t.Logf("other warning: %s", s)
+		case <-timer.C:
+			t.Fatalf("no warning with %q", words)
+		}
+	}
+}
+
+func newPeer(t *testing.T, opts Options) (*Peer, *remote, *warnings) {
+	t.Helper()
+	a, b := transport.Pipe()
+	w := newWarnings()
+	if opts.OnWarning == nil {
+		opts.OnWarning = w.add
+	}
+	p := New(a, opts)
+	p.Start()
+	t.Cleanup(func() { p.Close(); b.Close() })
+	return p, &remote{t: t, conn: b}, w
+}
+
+type callResult struct {
+	m   *jsonrpc.Message
+	err error
+}
+
+func goCall(p *Peer, ctx context.Context, req Request) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		m, err := p.Call(ctx, req)
+		ch <- callResult{m, err}
+	}()
+	return ch
+}
+
+func result(t *testing.T, ch <-chan callResult) callResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(wait):
+		t.Fatal("the call did not return")
+	}
+	return callResult{}
+}
+
+func TestCall(t *testing.T) {
+	p, r, _ := newPeer(t, Options{})
+	ch := goCall(p, t.Context(), Request{Method: "a/b", Params: json.RawMessage(`{"x":1}`)})
+	req := r.next()
+	if !req.IsRequest() || req.Method != "a/b" || string(req.Params) != `{"x":1}` || req.ID.String() != "1" {
+		t.Fatalf("request %s", req.Raw)
+	}
+	r.send(`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`)
+	if res := result(t, ch); res.err != nil || string(res.m.Result) != `{"ok":true}` {
+		t.Fatalf("Call = %v, %v", res.m, res.err)
+	}
+	// An error answer is a response too.
+	ch = goCall(p, t.Context(), Request{Method: "c"})
+	if req := r.next(); req.ID.String() != "2" {
+		t.Fatalf("second id %s", req.ID)
+	}
+	r.send(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}`)
+	if res := result(t, ch); res.err != nil || res.m.Error == nil || res.m.Error.Code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("Call = %+v, %v", res.m, res.err)
+	}
+}
+
+// The diagnostics for responses nobody waits for, and the tolerance of a
+// retyped id.
+func TestResponseDiagnostics(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  func(r *remote, id jsonrpc.ID)
+		warning []string
+	}{
+		{"retyped id", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":"` + id.String() + `","result":{"ok":true}}`)
+		}, []string{"JSON type changed", "accepted"}},
+		{"duplicate", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":"again"}}`)
+		}, []string{"second response", "test/x"}},
+		{"duplicate, retyped", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+			r.send(`{"jsonrpc":"2.0","id":"` + id.String() + `","result":{"ok":"again"}}`)
+		}, []string{"second response", "test/x"}},
+		{"unknown", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":987654,"result":{}}`)
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+		}, []string{"unknown request id 987654"}},
+		{"not tied to a request", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error here"}}`)
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+		}, []string{"not tied to a request", "parse error here"}},
+		{"not JSON", func(r *remote, id jsonrpc.ID) {
+			r.send(`hello`)
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+		}, []string{"not JSON-RPC", "hello"}},
+		{"departs from JSON-RPC", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"id":` + id.String() + `,"result":{"ok":true}}`)
+		}, []string{"departs from JSON-RPC 2.0", `"jsonrpc": "2.0"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, r, w := newPeer(t, Options{})
+			ch := goCall(p, t.Context(), Request{Method: "test/x"})
+			tt.answer(r, r.next().ID)
+			if res := result(t, ch); res.err != nil || string(res.m.Result) != `{"ok":true}` {
+				t.Fatalf("Call = %v, %v", res.m, res.err)
+			}
+			w.expect(t, tt.warning...)
+		})
+	}
+}
+
+// A response that arrives once the caller gave up is late, even when the
+// read loop sees it before the caller wakes up to abandon the request.
+func TestResponseAfterTheCallerGaveUpIsLate(t *testing.T) {
+	p, r, w := newPeer(t, Options{})
+	pc := p.Expect(jsonrpc.Int(41), "tools/call", func() bool { return true })
+	r.send(`{"jsonrpc":"2.0","id":41,"result":{"content":[]}}`)
+	w.expect(t, "late response to tools/call request 41", "given up")
+	select {
+	case m := <-pc.Response():
+		t.Errorf("the response %s was handed to a caller that gave up", m.Raw)
+	default:
+	}
+	p.mu.Lock()
+	_, still := p.pending[jsonrpc.Int(41).Key()]
+	p.mu.Unlock()
+	if !still {
+		t.Error("the request is no longer pending: the caller could not abandon it")
+	}
+}
+
+// Timeouts, in a bubble of fake time: the idle timeout, which Extend
+// resets, and the hard cap, which nothing extends; the caller's context;
+// and the response that comes after the caller gave up.
+func TestTimeouts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := transport.Pipe()
+		w := newWarnings()
+		p := New(a, Options{OnWarning: w.add})
+		p.Start()
+		defer p.Close()
+		r := &remote{t: t, conn: b}
+		var abandoned []string
+		var mu sync.Mutex
+		abandon := func(id jsonrpc.ID, reason string) {
+			mu.Lock()
+			abandoned = append(abandoned, id.String()+" "+reason)
+			mu.Unlock()
+		}
+
+		start := time.Now()
+		ch := goCall(p, t.Context(), Request{Method: "slow", Timeout: time.Second, MaxTimeout: time.Hour, Abandon: abandon})
+		r.next()
+		res := <-ch
+		var te *TimeoutError
+		if !errors.As(res.err, &te) || !errors.Is(res.err, ErrTimeout) || te.Max || te.After != time.Second || time.Since(start) != time.Second {
+			t.Fatalf("idle timeout: %v after %s", res.err, time.Since(start))
+		}
+
+		// Progress keeps a request alive until the hard cap.
+		start = time.Now()
+		ch = goCall(p, t.Context(), Request{Method: "progressing", Timeout: time.Second, MaxTimeout: 5 * time.Second, Abandon: abandon})
+		id := r.next().ID
+	progress:
+		for {
+			time.Sleep(900 * time.Millisecond)
+			synctest.Wait()
+			select {
+			case res = <-ch:
+				break progress
+			default:
+			}
+			if !p.Extend(id) {
+				t.Fatal("Extend found no pending request")
+			}
+		}
+		if d := time.Since(start); !errors.As(res.err, &te) || !te.Max || te.After != 5*time.Second || d < 5*time.Second || d > 6*time.Second {
+			t.Fatalf("hard cap: %v after %s", res.err, d)
+		}
+
+		// The caller's context.
+		ctx, cancel := context.WithCancel(t.Context())
+		ch = goCall(p, ctx, Request{Method: "interrupted", Abandon: abandon})
+		id = r.next().ID
+		cancel()
+		if res := <-ch; !errors.Is(res.err, context.Canceled) {
+			t.Fatalf("cancelled: %v", res.err)
+		}
+		r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{}}`)
+		synctest.Wait()
+		w.expect(t, "late response to interrupted request 3", "given up")
+
+		// A quiet request's late answer passes without a word.
+		ch = goCall(p, t.Context(), Request{Method: "probe", Timeout: time.Second, Quiet: true})
+		id = r.next().ID
+		if res := <-ch; !errors.Is(res.err, ErrTimeout) {
+			t.Fatalf("probe: %v", res.err)
+		}
+		r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{}}`)
+		synctest.Wait()
+		select {
+		case s := <-w.ch:
+			t.Errorf("a quiet request's late answer: %s", s)
+		default:
+		}
+
+		mu.Lock()
+		defer mu.Unlock()
+		want := "1 timeout|2 timeout|3 cancelled by the user"
+		if strings.Join(abandoned, "|") != want {
+			t.Errorf("abandoned %q, want %q", abandoned, want)
+		}
+	})
+}
+
+func TestEnd(t *testing.T) {
+	p, r, w := newPeer(t, Options{})
+	ch := goCall(p, t.Context(), Request{Method: "listen"})
+	id := r.next().ID
+	stop := errors.New("the server ended it")
+	// Matched loosely, as the transport reports lost requests.
+	if !p.End(jsonrpc.String(id.String()), stop) {
+		t.Fatal("End found no pending request")
+	}
+	if res := result(t, ch); !errors.Is(res.err, stop) {
+		t.Fatalf("Call = %v", res.err)
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{}}`)
+	w.expect(t, "late response to listen request 1", "already ended")
+}
+
+// Requests of the peer: answered by the handler, concurrently with the
+// read loop; a batch with a batch; an invalid id refused; a cancelled
+// request not answered.
+func TestHandler(t *testing.T) {
+	release := make(chan struct{})
+	var refused []string
+	var mu sync.Mutex
+	p, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			switch req.Method {
+			case "echo":
+				return req.Params, nil
+			case "fail":
+				return nil, errors.New("it broke")
+			case "refuse":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no"}
+			case "block":
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, context.Cause(ctx)
+				}
+			case "hold":
+				<-ctx.Done()
+				return nil, context.Cause(ctx)
+			}
+			return nil, nil
+		},
+		OnRefused: func(req *jsonrpc.Message, err *jsonrpc.Error) {
+			mu.Lock()
+			refused = append(refused, req.ID.String())
+			mu.Unlock()
+		},
+	})
+	// A request that blocks does not hold up the next.
+	r.send(`{"jsonrpc":"2.0","id":"b","method":"block"}`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"v":1}}`)
+	if m := r.next(); m.ID.String() != "1" || string(m.Result) != `{"v":1}` {
+		t.Fatalf("echo answer %s", m.Raw)
+	}
+	close(release)
+	if m := r.next(); m.ID.String() != `"b"` || string(m.Result) != `{}` {
+		t.Fatalf("block answer %s", m.Raw)
+	}
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"fail"}`)
+	if m := r.next(); m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError || m.Error.Message != "it broke" {
+		t.Fatalf("fail answer %s", m.Raw)
+	}
+	r.send(`{"jsonrpc":"2.0","id":{"x":1},"method":"echo"}`)
+	if m := r.next(); !m.ID.IsNull() || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("invalid id answer %s", m.Raw)
+	}
+	mu.Lock()
+	if len(refused) != 1 || refused[0] != `{"x":1}` {
+		t.Errorf("refused %q", refused)
+	}
+	mu.Unlock()
+
+	r.send(`[{"jsonrpc":"2.0","id":3,"method":"echo","params":{}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":4,"method":"refuse"}]`)
+	batch := r.nextFrame()
+	if len(batch) != 2 || batch[0].ID.String() != "3" || batch[1].ID.String() != "4" || batch[1].Error.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("batch answer %v", batch)
+	}
+
+	// Cancelled: the handler's context ends, its goroutine finishes, and
+	// no answer goes out.
+	r.send(`{"jsonrpc":"2.0","id":"c","method":"hold"}`)
+	deadline := time.Now().Add(wait)
+	for {
+		p.mu.Lock()
+		_, serving := p.serving[jsonrpc.String("c").Key()]
+		p.mu.Unlock()
+		if serving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the handler never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.Cancel(jsonrpc.String("c"))
+	done := make(chan struct{})
+	go func() { p.handlers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("the cancelled handler did not finish")
+	}
+	r.send(`{"jsonrpc":"2.0","id":5,"method":"echo","params":[5]}`)
+	if m := r.next(); m.ID.String() != "5" {
+		t.Fatalf("after the cancelled request: %s (the cancelled one was answered?)", m.Raw)
+	}
+}
+
+func TestWithoutHandler(t *testing.T) {
+	_, r, _ := newPeer(t, Options{})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"x/y"}`)
+	if m := r.next(); m.Error == nil || m.Error.Code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("answer %s", m.Raw)
+	}
+}
+
+func TestNotificationsInOrder(t *testing.T) {
+	got := make(chan string, 100)
+	batches := 0
+	_, r, _ := newPeer(t, Options{
+		OnNotification: func(m *jsonrpc.Message) { got <- string(m.Params) },
+		OnBatch:        func() { batches++ },
+	})
+	r.send(`{"jsonrpc":"2.0","method":"n","params":[1]}`)
+	r.send(`[{"jsonrpc":"2.0","method":"n","params":[2]},{"jsonrpc":"2.0","method":"n","params":[3]}]`)
+	r.send(`{"jsonrpc":"2.0","method":"n","params":[4]}`)
+	for i := 1; i <= 4; i++ {
+		select {
+		case s := <-got:
+			if s != "["+string(rune('0'+i))+"]" {
+				t.Fatalf("notification %d: %s", i, s)
+			}
+		case <-time.After(wait):
+			t.Fatalf("notification %d never came", i)
+		}
+	}
+	if batches != 1 {
+		t.Errorf("OnBatch told %d times", batches)
+	}
+}
+
+// Close ends every wait, is idempotent, and works before Start.
+func TestClose(t *testing.T) {
+	p, r, _ := newPeer(t, Options{})
+	ch := goCall(p, t.Context(), Request{Method: "never"})
+	r.next()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if res := result(t, ch); !errors.Is(res.err, transport.ErrClosed) {
+		t.Fatalf("Call after Close: %v", res.err)
+	}
+	p.Close()
+	select {
+	case <-p.Done():
+	default:
+		t.Error("Done is open after Close")
+	}
+
+	a, _ := transport.Pipe()
+	q := New(a, Options{})
+	q.Close()
+	q.Start()
+	if !errors.Is(q.Err(), transport.ErrClosed) {
+		t.Errorf("Err of a Peer closed before Start: %v", q.Err())
+	}
+}
+
+// Intercept takes frames before the engine decodes them, in order.
+func TestIntercept(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	_, r, _ := newPeer(t, Options{Intercept: func(f transport.Frame) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, string(f.Data))
+		return strings.Contains(string(f.Data), "mine")
+	}})
+	r.send(`not json, mine`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"mine"}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"engine's"}`)
+	if m := r.next(); m.ID.String() != "2" || m.Error == nil {
+		t.Fatalf("answer %s: want the engine's answer to 2 only", m.Raw)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Errorf("intercepted %q", got)
+	}
+}
+
+// lossConn is a connection that reports lost requests, as Streamable HTTP
+// does.
+type lossConn struct {
+	transport.Conn
+	lost func(id string, err error)
+}
+
+func (c *lossConn) OnRequestLost(fn func(id string, err error)) { c.lost = fn }
+
+func TestLostRequest(t *testing.T) {
+	a, b := transport.Pipe()
+	c := &lossConn{Conn: a}
+	p := New(c, Options{})
+	p.Start()
+	defer p.Close()
+	defer b.Close()
+	r := &remote{t: t, conn: b}
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	id := r.next().ID
+	lost := errors.New("the stream broke")
+	c.lost(id.LooseKey(), lost)
+	if res := result(t, ch); !errors.Is(res.err, lost) {
+		t.Fatalf("Call = %v", res.err)
+	}
+}
+
+// Stop ends the read loop but leaves the connection to its owner.
+func TestStop(t *testing.T) {
+	a, b := transport.Pipe()
+	defer a.Close()
+	p := New(a, Options{})
+	p.Start()
+	r := &remote{t: t, conn: b}
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	r.next()
+	p.Stop()
+	if res := result(t, ch); !errors.Is(res.err, context.Canceled) {
+		t.Fatalf("Call after Stop: %v", res.err)
+	}
+	// The connection still works.
+	go r.send(`{"jsonrpc":"2.0","method":"after"}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if f, err := a.Read(ctx); err != nil || !strings.Contains(string(f.Data), "after") {
+		t.Fatalf("reading after Stop: %s, %v", f.Data, err)
+	}
+	p.Close()
+}

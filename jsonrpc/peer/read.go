@@ -1,0 +1,242 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// answerTimeout bounds writing the answer to a request of the peer.
+const answerTimeout = 5 * time.Second
+
+// readLoop is the connection's only reader.
+func (p *Peer) readLoop() {
+	defer close(p.done)
+	defer p.recoverPanic()
+	for {
+		f, err := p.conn.Read(p.readCtx)
+		if err != nil {
+			p.err = err
+			return
+		}
+		if p.opts.Intercept != nil && p.opts.Intercept(f) {
+			continue
+		}
+		p.handleFrame(f)
+	}
+}
+
+// recoverPanic makes sure a bug never leaves a server process behind: the
+// connection is closed before the panic continues.
+func (p *Peer) recoverPanic() {
+	if r := recover(); r != nil {
+		p.conn.Close()
+		panic(r)
+	}
+}
+
+func (p *Peer) handleFrame(f transport.Frame) {
+	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
+	if err != nil {
+		p.warn("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
+		return
+	}
+	if batch && p.opts.OnBatch != nil {
+		p.opts.OnBatch()
+	}
+	var batchReqs []*jsonrpc.Message
+	for _, m := range msgs {
+		for _, pr := range m.Problems {
+			p.warn("server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
+		}
+		switch m.Kind() {
+		case jsonrpc.KindRequest:
+			if batch {
+				batchReqs = append(batchReqs, m)
+			} else {
+				p.serve(m)
+			}
+		case jsonrpc.KindNotification:
+			if p.opts.OnNotification != nil {
+				p.opts.OnNotification(m)
+			}
+		case jsonrpc.KindResponse:
+			if !m.ID.IsZero() {
+				p.handleResponse(m)
+			}
+		}
+	}
+	if len(batchReqs) > 0 {
+		p.serveBatch(batchReqs)
+	}
+}
+
+func (p *Peer) handleResponse(m *jsonrpc.Message) {
+	key := m.ID.Key()
+	p.mu.Lock()
+	pc, ok := p.pending[key]
+	retyped := false
+	if !ok {
+		// Some servers echo a numeric id back as a string (or the
+		// reverse): the same id, loosely.
+		if pc = p.lookupLoose(m.ID); pc != nil {
+			ok, retyped, key = true, true, pc.key
+		}
+	}
+	if ok && pc.gaveUp() {
+		// The caller gave up (Ctrl-C) before this arrived; it is
+		// abandoning the request and will not take it.
+		p.mu.Unlock()
+		p.warn("late response to %s request %s, which mcpx had already given up on (ignored)", pc.method, pc.id)
+		return
+	}
+	if ok {
+		delete(p.pending, key)
+		p.retire(key, fmt.Sprintf("second response to %s request %s, which was already answered", pc.method, pc.id))
+	}
+	why, late := p.retired[key]
+	if !ok && !late {
+		// A late answer whose id changed JSON type is still late.
+		for k, w := range p.retired {
+			if looseOfKey(k) == looseOfKey(key) {
+				why, late = w, true
+				break
+			}
+		}
+	}
+	p.mu.Unlock()
+	switch {
+	case ok:
+		if retyped {
+			p.warn("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id, m.ID)
+		}
+		pc.resp <- m
+	case late:
+		if why != "" {
+			p.warn("%s (ignored)", why)
+		}
+	case m.ID.IsNull() && m.Error != nil:
+		p.warn("server reported an error not tied to a request: %s", m.Error)
+	default:
+		p.warn("response to unknown request id %s (ignored): %s", m.ID, excerpt(m.Raw, 200))
+	}
+}
+
+// looseOfKey is the LooseKey of the id whose Key is key: what follows the
+// type's prefix.
+func looseOfKey(key string) string {
+	if len(key) < 2 {
+		return ""
+	}
+	return key[2:]
+}
+
+// serve answers one request of the peer concurrently with the read loop,
+// so a handler that waits (on a person, on a file) never blocks the
+// response the peer's request is part of.
+func (p *Peer) serve(m *jsonrpc.Message) {
+	p.handlers.Add(1)
+	go func() {
+		defer p.handlers.Done()
+		defer p.recoverPanic()
+		frame := p.answer(m)
+		if frame == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		if err := p.conn.Write(ctx, transport.Frame{Data: frame}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			p.warn("could not answer the server's %s request: %v", m.Method, err)
+		}
+	}()
+}
+
+// serveBatch answers the requests of one batch with one batch response.
+func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
+	p.handlers.Add(1)
+	go func() {
+		defer p.handlers.Done()
+		defer p.recoverPanic()
+		out := make([][]byte, len(reqs))
+		var wg sync.WaitGroup
+		for i, m := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = p.answer(m)
+			}()
+		}
+		wg.Wait()
+		var answers [][]byte
+		for _, a := range out {
+			if a != nil {
+				answers = append(answers, a)
+			}
+		}
+		if len(answers) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		if err := p.conn.Write(ctx, transport.Frame{Data: jsonrpc.EncodeBatch(answers)}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			p.warn("could not answer the server's batch: %v", err)
+		}
+	}()
+}
+
+// answer runs the handler for m and returns the encoded response, or nil
+// when the peer cancelled the request.
+func (p *Peer) answer(m *jsonrpc.Message) []byte {
+	if !m.ID.Valid() {
+		// JSON-RPC 2.0: a request whose id is neither a string nor a number
+		// is an invalid request, answered with a null id.
+		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.String()}
+		if p.opts.OnRefused != nil {
+			p.opts.OnRefused(m, rpcErr)
+		}
+		return jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, rpcErr)
+	}
+	key := m.ID.Key()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	p.mu.Lock()
+	p.serving[key] = func() { cancel(ErrCancelled) }
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.serving, key)
+		p.mu.Unlock()
+	}()
+
+	var result json.RawMessage
+	var rpcErr *jsonrpc.Error
+	if p.opts.Handler == nil {
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method}
+	} else if res, err := p.opts.Handler(ctx, m); err != nil {
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	} else {
+		result = res
+	}
+	if errors.Is(context.Cause(ctx), ErrCancelled) {
+		return nil
+	}
+	return jsonrpc.EncodeResponse(m.ID, result, rpcErr)
+}
+
+// excerpt returns data as a quoted, shortened string for warnings.
+func excerpt(data []byte, max int) string {
+	s := string(data)
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + fmt.Sprintf("… (%d bytes)", len(data))
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,34 @@
+package record
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencies keeps record (and recordtest) what a server or client
+// author can import into their tests at little cost: the transport, the
+// JSON-RPC layer and the MCP vocabulary, never mcpx's session, terminal
+// UI or command line, nor the libraries those use (colours, text
+// shaping, JSON Schema, pretty-printing, line editing, flags).
+func TestDependencies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/mcpx-dev/mcpx/record/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{
+		"github.com/fatih/color", "golang.org/x/text", "github.com/santhosh-tekuri/jsonschema",
+		"github.com/tidwall/pretty", "github.com/chzyer/readline", "github.com/spf13/cobra",
+		"github.com/mcpx-dev/mcpx/inspector", "github.com/mcpx-dev/mcpx/tui", "github.com/mcpx-dev/mcpx/cmd",
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if pkg == f || strings.HasPrefix(pkg, f+"/") {
+				t.Errorf("record depends on %s", pkg)
+			}
+		}
+	}
+}
