@@ -50,12 +50,15 @@ func setupJob(job windows.Handle, p *os.Process) error {
 		uintptr(unsafe.Pointer(&limits)), uint32(unsafe.Sizeof(limits))); err != nil {
 		return fmt.Errorf("setting up the job object: %w", err)
 	}
-	var assignErr error
-	if err := p.WithHandle(func(h uintptr) {
-		assignErr = windows.AssignProcessToJobObject(job, windows.Handle(h))
-	}); err != nil {
+	// The child is suspended and not yet waited for, so its pid cannot
+	// have been reused: opening it by pid reaches this very process.
+	// (os.Process.WithHandle would avoid the lookup but needs Go 1.26.)
+	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(p.Pid))
+	if err != nil {
 		return fmt.Errorf("putting the server in its job object: %w", err)
 	}
+	assignErr := windows.AssignProcessToJobObject(job, h)
+	windows.CloseHandle(h)
 	if assignErr != nil {
 		return fmt.Errorf("putting the server in its job object: %w", assignErr)
 	}
