@@ -58,6 +58,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // raceEnabled is set when the tests are built with -race (race_test.go);
@@ -109,6 +110,8 @@ func (b buildFirst) Run() int {
 		return 1
 	}
 	os.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	// The scripts mostly wait for mcpx, servers and timeouts.
+	testwait.RaiseParallel(4)
 	return b.m.Run()
 }
 
@@ -585,15 +588,12 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	name := ts.MkAbs(args[0])
-	deadline := time.Now().Add(waitBound)
-	for {
-		if b, err := os.ReadFile(name); err == nil && re.Match(b) {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
-		}
-		time.Sleep(10 * time.Millisecond)
+	matches := func() bool {
+		b, err := os.ReadFile(name)
+		return err == nil && re.Match(b)
+	}
+	if !testwait.Poll(waitBound, matches) {
+		ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
 	}
 }
 
@@ -632,12 +632,8 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			continue
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				ts.Fatalf("server process %d (from %s) is still running: mcpx left an orphan", pid, f)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testwait.Poll(5*time.Second, func() bool { return !alive(pid) }) {
+			ts.Fatalf("server process %d (from %s) is still running: mcpx left an orphan", pid, f)
 		}
 	}
 }
