@@ -1,15 +1,20 @@
 package featuretest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
@@ -33,6 +38,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "legacy":
+		if err := serveHandshakeOnly(testservers.NewModernServer(nil, testservers.LegacyVersions)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "raw-modern":
 		srv := &testservers.RawModern{ListenEnd: os.Getenv("RAW_LISTEN_END")}
 		if err := srv.ServeStdio(os.Stdin); err != nil {
@@ -48,6 +59,58 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "unknown test server", os.Getenv(serverEnv))
 		os.Exit(2)
 	}
+}
+
+// serveHandshakeOnly serves srv on stdio as a server written for the
+// handshake revisions does (server-everything, for one): server/discover is
+// refused with "method not found" before srv sees it.
+func serveHandshakeOnly(srv *mcp.Server) error {
+	out := &lockedWriter{w: os.Stdout}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "server/discover" {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found: server/discover"}}`+"\n", m.ID)
+				continue
+			}
+			if _, err := pw.Write(append(sc.Bytes(), '\n')); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	ss, err := srv.Connect(context.Background(), &mcp.IOTransport{Reader: pr, Writer: out}, nil)
+	if err != nil {
+		return err
+	}
+	return ss.Wait()
+}
+
+// lockedWriter makes each Write (one line: one message) whole among
+// concurrent writers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// legacyServer is the server part of an mcpx command line for a
+// handshake-era Go SDK server over stdio (see serveHandshakeOnly).
+func legacyServer() []string {
+	return []string{"--env", serverEnv + "=legacy", "--", os.Args[0]}
 }
 
 // sdkServer is the server part of an mcpx command line for the SDK server.

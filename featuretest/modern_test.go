@@ -199,52 +199,78 @@ func TestModernCancellation(t *testing.T) {
 // wait bounds the polls of these tests.
 const wait = 10 * time.Second
 
+// Auto-detection of the era against Go servers of both eras, over stdio,
+// Streamable HTTP and HTTP+SSE; then against server-everything (npm),
+// whose cases alone skip without the npm peers.
 func TestAutoEra(t *testing.T) {
+	t.Parallel()
 	modernURL := testservers.Modern(t, testservers.NewModernServer(nil, nil))
 	// The SDK's stateful handler only speaks the handshake era over HTTP.
 	legacyURL := testservers.Streamable(t, testservers.NewModernServer(nil, nil), nil, nil)
 	sseURL := testservers.SSE(t, testservers.NewServer(), nil)
 	cases := []struct {
 		name   string
-		server []string
+		server func(t *testing.T) []string
 		want   []string
 	}{
-		{"modern stdio", []string{"--env", serverEnv + "=modern", "--", os.Args[0]}, []string{"Era:        modern", "auto-detected: server/discover answered"}},
-		{"modern http", []string{"--url", modernURL}, []string{"Era:        modern", "auto-detected: server/discover answered"}},
-		{"legacy stdio", everything(t), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
-		{"legacy http", []string{"--url", legacyURL}, []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
-		{"legacy sse", []string{"--url", sseURL}, []string{"Era:        legacy", "auto-detected", "http+sse"}},
-		{"everything http", []string{"--url", testservers.Everything(t, "streamableHttp")}, []string{"Era:        legacy", "auto-detected: server/discover"}},
-		{"everything sse", []string{"--url", testservers.Everything(t, "sse")}, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
+		{"modern stdio", fixed("--env", serverEnv+"=modern", "--", os.Args[0]), []string{"Era:        modern", "auto-detected: server/discover answered"}},
+		{"modern http", fixed("--url", modernURL), []string{"Era:        modern", "auto-detected: server/discover answered"}},
+		{"legacy stdio", fixed(legacyServer()...), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		{"legacy http", fixed("--url", legacyURL), []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
+		{"legacy sse", fixed("--url", sseURL), []string{"Era:        legacy", "auto-detected", "http+sse"}},
+		{"everything stdio", everything, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		{"everything http", func(t *testing.T) []string { return []string{"--url", testservers.Everything(t, "streamableHttp")} }, []string{"Era:        legacy", "auto-detected: server/discover"}},
+		{"everything sse", func(t *testing.T) []string { return []string{"--url", testservers.Everything(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := run(t, "", args("info", "--protocol-era", "auto", c.server)...)
+			t.Parallel()
+			server := c.server(t)
+			r := run(t, "", args("info", "--protocol-era", "auto", server)...)
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, c.want...)
-			r = run(t, "", args("tools", "call", "echo", "message=auto", "--protocol-era", "auto", c.server)...)
+			r = run(t, "", args("tools", "call", "echo", "message=auto", "--protocol-era", "auto", server)...)
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, "auto")
 		})
 	}
 	// MCPX_PROTOCOL_ERA chooses the era too.
-	r := runEnv(t, map[string]string{"MCPX_PROTOCOL_ERA": "auto"}, "info", "--url", modernURL)
-	r.wantCode(t, cmd.ExitOK)
-	wantContains(t, "stdout", r.stdout, "Era:        modern")
+	t.Run("env", func(t *testing.T) {
+		t.Parallel()
+		r := runEnv(t, map[string]string{"MCPX_PROTOCOL_ERA": "auto"}, "info", "--url", modernURL)
+		r.wantCode(t, cmd.ExitOK)
+		wantContains(t, "stdout", r.stdout, "Era:        modern")
+	})
+}
+
+// fixed is the server part of a case that needs nothing from its test.
+func fixed(server ...string) func(*testing.T) []string {
+	return func(*testing.T) []string { return server }
 }
 
 func TestEraMismatch(t *testing.T) {
+	t.Parallel()
 	// Modern pinned against a handshake-era server: a clear error naming
-	// the flag.
-	r := run(t, "", args("tools", "list", "--protocol-era", "modern", everything(t))...)
-	if r.code == cmd.ExitOK {
-		t.Fatal("modern against a legacy server succeeded")
+	// the flag. The Go SDK server, and server-everything (npm).
+	for _, c := range []struct {
+		name   string
+		server func(t *testing.T) []string
+	}{
+		{"go-sdk", fixed(legacyServer()...)},
+		{"everything", everything},
+	} {
+		t.Run("modern against "+c.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "", args("tools", "list", "--protocol-era", "modern", c.server(t))...)
+			if r.code == cmd.ExitOK {
+				t.Fatal("modern against a legacy server succeeded")
+			}
+			wantContains(t, "stderr", r.stderr, "--protocol-era legacy")
+		})
 	}
-	wantContains(t, "stderr", r.stderr, "--protocol-era legacy")
 
 	// Legacy against a modern-only server.
-	raw := []string{"--env", serverEnv + "=raw-modern", "--", os.Args[0]}
-	r = run(t, "", args("tools", "list", raw)...)
+	r := run(t, "", args("tools", "list", rawModern(""))...)
 	if r.code == cmd.ExitOK {
 		t.Fatal("legacy against a modern-only server succeeded")
 	}
