@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // TestMain doubles as the test servers: started with serverEnv set, the test
@@ -25,6 +26,9 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv(serverEnv) {
 	case "":
+		// The tests wait for child processes and servers far more than
+		// they compute.
+		testwait.RaiseParallel(4)
 		os.Exit(m.Run())
 	case "sdk":
 		if err := runSDKServer(); err != nil {
@@ -207,18 +211,18 @@ func runInterrupted(t *testing.T, marker string, args ...string) result {
 	}
 	done := make(chan int, 1)
 	go func() { done <- cmd.Run(ctx, args, ios) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), marker) {
-		if time.Now().After(deadline) {
-			t.Errorf("stderr never showed %q", marker)
-			break
-		}
+	ended := false
+	shown := testwait.Poll(testwait.Bound, func() bool {
 		select {
 		case code := <-done:
 			done <- code
-			deadline = time.Now() // it ended on its own
-		case <-time.After(10 * time.Millisecond):
+			ended = true // on its own
+		default:
 		}
+		return ended || strings.Contains(errOut.String(), marker)
+	})
+	if !shown || !strings.Contains(errOut.String(), marker) {
+		t.Errorf("stderr never showed %q", marker)
 	}
 	cancel()
 	code := <-done

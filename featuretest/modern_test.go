@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // The 2026-07-28 era against the official Go SDK's dual-era server, over
@@ -42,6 +43,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestModernCommands(t *testing.T) {
+	t.Parallel()
 	name := writeFile(t, "name.json", `{"name":"Ada"}`)
 	reply := writeFile(t, "reply.json", `{"model":"file-model","role":"assistant","content":{"type":"text","text":"roses are blue"}}`)
 	root := t.TempDir()
@@ -154,6 +156,7 @@ func TestModernCommands(t *testing.T) {
 }
 
 func TestModernHTTPHeaders(t *testing.T) {
+	t.Parallel()
 	rec := &testservers.Recorder{}
 	url := testservers.Modern(t, testservers.NewModernServer(rec, nil))
 	r := run(t, "", "tools", "call", "region", "region=eu west", "priority=7", "query=q", "--protocol-era", "modern", "--url", url, "--wire")
@@ -174,6 +177,7 @@ func TestModernHTTPHeaders(t *testing.T) {
 // A timed-out request is cancelled: over stdio with notifications/cancelled,
 // over HTTP by closing its response stream.
 func TestModernCancellation(t *testing.T) {
+	t.Parallel()
 	for _, tg := range modernTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			r := run(t, "", args("tools", "call", "slow", "--timeout", "500ms", "--protocol-era", "modern", "--wire", tg.server)...)
@@ -185,13 +189,7 @@ func TestModernCancellation(t *testing.T) {
 			if strings.Contains(r.stderr, "notifications/cancelled") {
 				t.Errorf("over HTTP the modern era cancels by closing the stream, not with a notification:\n%s", r.stderr)
 			}
-			deadline := time.Now().Add(wait)
-			for tg.rec.Cancelled("slow") == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the server never saw the call cancelled")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, "the server to see the call cancelled", func() bool { return tg.rec.Cancelled("slow") > 0 })
 		})
 	}
 }
@@ -292,6 +290,7 @@ func rawModern(end string) []string {
 }
 
 func TestModernTasks(t *testing.T) {
+	t.Parallel()
 	srv := &testservers.RawModern{}
 	url := srv.HTTP(t)
 	for _, tg := range []struct {
@@ -343,6 +342,7 @@ func TestModernTasks(t *testing.T) {
 }
 
 func TestModernListen(t *testing.T) {
+	t.Parallel()
 	// Both ways a server ends a subscription, over stdio.
 	r := run(t, "", args("watch", "--for", "5s", "--protocol-era", "modern", rawModern("graceful"))...)
 	r.wantCode(t, cmd.ExitOK)
@@ -385,6 +385,7 @@ func TestModernListen(t *testing.T) {
 }
 
 func TestModernListenSDK(t *testing.T) {
+	t.Parallel()
 	srv := testservers.NewModernServer(nil, nil)
 	url := testservers.Modern(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -397,6 +398,7 @@ func TestModernListenSDK(t *testing.T) {
 }
 
 func TestModernToolHeaders(t *testing.T) {
+	t.Parallel()
 	srv := &testservers.RawModern{}
 	url := srv.HTTP(t)
 	// The server refuses the first call as a header mismatch: mcpx lists
