@@ -104,6 +104,11 @@ func dial(t *testing.T, opts transport.HTTPOptions, rec *recorder) (*inspector.S
 		rec = newRecorder()
 	}
 	opts.Observer = rec.observe
+	if opts.Client == nil {
+		if c := memClient(t, opts.URL); c != nil {
+			opts.Client = c
+		}
+	}
 	if opts.ReconnectDelay == 0 {
 		opts.ReconnectDelay = 20 * time.Millisecond
 	}
