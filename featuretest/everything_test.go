@@ -111,9 +111,9 @@ func TestEverythingSubscriberUpdates(t *testing.T) {
 // run side by side.
 func TestEverythingTasks(t *testing.T) {
 	t.Parallel()
-	srv := everything(t)
 	t.Run("task", func(t *testing.T) {
 		t.Parallel()
+		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "--task", "--ttl", "60s", srv)...)
 		r.wantCode(t, cmd.ExitOK)
 		wantContains(t, "stdout", r.stdout, "# Research Report: python")
@@ -123,6 +123,7 @@ func TestEverythingTasks(t *testing.T) {
 	// Without --task, the hint says what to do.
 	t.Run("no task", func(t *testing.T) {
 		t.Parallel()
+		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", srv)...)
 		r.wantCode(t, cmd.ExitServerError)
 		wantContains(t, "stderr", r.stderr, "add --task")
@@ -131,6 +132,7 @@ func TestEverythingTasks(t *testing.T) {
 	// input_required: the server's elicitation arrives during tasks/result.
 	t.Run("input required", func(t *testing.T) {
 		t.Parallel()
+		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "ambiguous=true", "--task", "--on-elicit", "decline", srv)...)
 		r.wantCode(t, cmd.ExitOK)
 		wantContains(t, "stderr", r.stderr, ": input_required — ", "server request elicitation/create", "→ answered: decline")

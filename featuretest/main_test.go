@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -281,12 +282,34 @@ func nodeBin(t *testing.T) string {
 }
 
 // everything is the server part of an mcpx command line for
-// server-everything over stdio.
+// server-everything over stdio. The test holds one of the npm peer slots
+// until it ends.
 func everything(t *testing.T) []string {
 	t.Helper()
 	node := nodeBin(t)
 	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	takePeerSlot(t)
 	return []string{"--server-stderr", "hide", "--", node, index, "stdio"}
+}
+
+// everythingURL starts server-everything over HTTP (mode streamableHttp or
+// sse) for the test, holding an npm peer slot until it ends.
+func everythingURL(t *testing.T, mode string) string {
+	t.Helper()
+	takePeerSlot(t)
+	return testservers.Everything(t, mode)
+}
+
+// peerSlots bounds how many tests run server-everything at once. Starting
+// node costs far more CPU than anything else here: a dozen at once on two
+// cores take seconds each to start, and mcpx's auto-detection waits only
+// 3s for server/discover.
+var peerSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+
+func takePeerSlot(t *testing.T) {
+	t.Helper()
+	peerSlots <- struct{}{}
+	t.Cleanup(func() { <-peerSlots })
 }
 
 func args(parts ...any) []string {

@@ -217,8 +217,8 @@ func TestAutoEra(t *testing.T) {
 		{"legacy http", fixed("--url", legacyURL), []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
 		{"legacy sse", fixed("--url", sseURL), []string{"Era:        legacy", "auto-detected", "http+sse"}},
 		{"everything stdio", everything, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
-		{"everything http", func(t *testing.T) []string { return []string{"--url", testservers.Everything(t, "streamableHttp")} }, []string{"Era:        legacy", "auto-detected: server/discover"}},
-		{"everything sse", func(t *testing.T) []string { return []string{"--url", testservers.Everything(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
+		{"everything http", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "streamableHttp")} }, []string{"Era:        legacy", "auto-detected: server/discover"}},
+		{"everything sse", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
