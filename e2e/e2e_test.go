@@ -161,7 +161,9 @@ func buildAll(dir string) error {
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
 	for i, b := range builds {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			args := append([]string{"run"}, b.flags...)
 			args = append(args, "-exec", quoteArg(self), b.pkg, filepath.Join(dir, b.name))
 			cmd := exec.Command("go", args...)
@@ -170,7 +172,7 @@ func buildAll(dir string) error {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
