@@ -122,6 +122,66 @@ func TestStdioStderrAndExit(t *testing.T) {
 	}
 }
 
+// What a server wrote on stderr just before it exited is reported whole,
+// even when Close comes while the reader is still behind: Close lets the
+// reader take the pipe to its end before closing it. (It used to close
+// the pipe at once, losing the server's last words, such as a proxy's
+// "the trace is incomplete", whenever the reader was slow.)
+func TestStdioCloseKeepsTheLastStderrLines(t *testing.T) {
+	t.Parallel()
+	// More than the reader's buffer (16 KiB), less than a pipe holds
+	// (64 KiB): the helper writes it all and exits at once.
+	var lines []string
+	for i := range 1200 {
+		lines = append(lines, fmt.Sprintf("last words, line %04d", i))
+	}
+	opts := scriptOptions(t, "", strings.Join(lines, "\n")+"\n", "0")
+	var c *StdioConn
+	started := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	opts.Observer = func(ev Event) {
+		if ev.Kind != EventStderr {
+			return
+		}
+		mu.Lock()
+		got = append(got, ev.Text)
+		first := len(got) == 1
+		mu.Unlock()
+		if first {
+			// A slow reader: the rest is still in the pipe when Close
+			// begins.
+			<-started
+			<-c.closing
+		}
+	}
+	c = startHelper(t, opts)
+	close(started)
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the helper did not exit")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != len(lines) {
+		t.Fatalf("%d stderr lines reported, want %d", len(got), len(lines))
+	}
+	if diff := cmp.Diff(lines, got); diff != "" {
+		t.Errorf("stderr lines (-want +got):\n%s", diff)
+	}
+}
+
 // pattern returns n bytes without a newline that vary enough to catch
 // reordering or truncation.
 func pattern(n int) []byte {
