@@ -84,6 +84,7 @@ func checkPrivate(t *testing.T, dir string) int {
 // auth token only, removed by logout; then, with no terminal and no
 // BROWSER, mcpx fails at once with exit 3.
 func TestOAuthTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ScopesSupported: []string{"mcp:tools"}, ListScopes: []string{"mcp:tools"}})
 	cfg := t.TempDir()
 	env := map[string]string{"MCPX_CONFIG_DIR": cfg}
@@ -200,6 +201,7 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 // is refreshed (with the stored refresh token) before it is sent, and a
 // token the server revoked is refreshed on its 401 — never a browser.
 func TestOAuthLoginAndRefresh(t *testing.T) {
+	t.Parallel()
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"}})
 	cfg := t.TempDir()
 	env := map[string]string{"MCPX_CONFIG_DIR": cfg}
@@ -251,6 +253,7 @@ func TestOAuthLoginAndRefresh(t *testing.T) {
 // union of scopes); a server that cannot be satisfied gets one
 // authorization and exit 3.
 func TestOAuthStepUp(t *testing.T) {
+	t.Parallel()
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{ListScopes: []string{"mcp:tools"}, CallScopes: []string{"mcp:call"}})
 	r := runMcpx(t, withBrowser(nil), "tools", "call", "echo", "message=up", "-v", "--url", srv.MCPURL)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: up" {
@@ -299,6 +302,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // --no-browser prints the authorization URL and takes the redirect URL
 // pasted on stdin (a browser on another machine).
 func TestOAuthNoBrowserPaste(t *testing.T) {
+	t.Parallel()
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -341,6 +345,7 @@ func TestOAuthNoBrowserPaste(t *testing.T) {
 }
 
 func TestOAuthUsageErrors(t *testing.T) {
+	t.Parallel()
 	u := "http://127.0.0.1:1/mcp"
 	tests := []struct {
 		args []string
@@ -382,6 +387,7 @@ func TestOAuthUsageErrors(t *testing.T) {
 // header redacted; status says the token is bound; auth token prints it
 // with a warning; neither token nor key ever appears in the output.
 func TestOAuthDPoP(t *testing.T) {
+	t.Parallel()
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{DPoP: true, DPoPNonce: true, ListScopes: []string{"mcp:tools"}})
 	cfg := t.TempDir()
 	env := map[string]string{"MCPX_CONFIG_DIR": cfg}
@@ -438,6 +444,7 @@ func TestOAuthDPoP(t *testing.T) {
 // The jwt-bearer grant through mcpx's flags: the workload's JWT from a
 // file goes to the token endpoint as the assertion; a refusal exits 3.
 func TestOAuthJWTBearerFlags(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var forms []map[string][]string
 	asURL := serveOn(t, func(base string) http.Handler {

@@ -56,6 +56,7 @@ func sdkURL(t *testing.T, wrap func(http.Handler) http.Handler) string {
 }
 
 func TestHTTPToolsListJSON(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	r := runMcpx(t, nil, "tools", "list", "--json", "--url", u)
 	if r.code != 0 {
@@ -75,6 +76,7 @@ func TestHTTPToolsListJSON(t *testing.T) {
 }
 
 func TestHTTPToolsCall(t *testing.T) {
+	t.Parallel()
 	for name, u := range map[string]string{
 		"streamable": sdkURL(t, nil),
 		"sse":        testservers.SSE(t, testservers.NewServer(), nil),
@@ -90,6 +92,7 @@ func TestHTTPToolsCall(t *testing.T) {
 
 // mcpx info says which transport is in use and why; -v says so as it happens.
 func TestHTTPInfoShowsTransport(t *testing.T) {
+	t.Parallel()
 	u := testservers.SSE(t, testservers.NewServer(), nil)
 	r := runMcpx(t, nil, "info", "--url", u)
 	if r.code != 0 {
@@ -110,6 +113,7 @@ func TestHTTPInfoShowsTransport(t *testing.T) {
 }
 
 func TestHTTPUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -132,6 +136,7 @@ func TestHTTPUsageErrors(t *testing.T) {
 }
 
 func TestHTTPUnauthorizedExit3(t *testing.T) {
+	t.Parallel()
 	var gets atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "GET" {
@@ -170,6 +175,7 @@ func TestHTTPUnauthorizedExit3(t *testing.T) {
 }
 
 func TestHTTPServerErrorExit4(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream exploded", http.StatusBadGateway)
 	}))
@@ -181,6 +187,7 @@ func TestHTTPServerErrorExit4(t *testing.T) {
 }
 
 func TestHTTPConnectionRefusedExit4(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +202,7 @@ func TestHTTPConnectionRefusedExit4(t *testing.T) {
 
 // A slow server meets --timeout whatever its response mode.
 func TestHTTPTimeoutExit6(t *testing.T) {
+	t.Parallel()
 	for _, jsonResp := range []bool{false, true} {
 		u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{JSONResponse: jsonResp}, nil)
 		r := runMcpx(t, nil, "tools", "call", "slow", "--timeout", "300ms", "--url", u)
@@ -206,6 +214,7 @@ func TestHTTPTimeoutExit6(t *testing.T) {
 
 // --wire shows the HTTP layer, with credentials and cookies redacted.
 func TestHTTPWireRedacts(t *testing.T) {
+	t.Parallel()
 	var sawAuth, sawCookie atomic.Bool
 	u := sdkURL(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -233,6 +242,7 @@ func TestHTTPWireRedacts(t *testing.T) {
 }
 
 func TestHTTPBearerFromEnv(t *testing.T) {
+	t.Parallel()
 	var got atomic.Value
 	u := sdkURL(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -247,6 +257,7 @@ func TestHTTPBearerFromEnv(t *testing.T) {
 }
 
 func TestHTTPTLSFlags(t *testing.T) {
+	t.Parallel()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testservers.NewServer() }, nil)
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config.ErrorLog = discardLog()
@@ -265,6 +276,7 @@ func TestHTTPTLSFlags(t *testing.T) {
 // The server ends the session before the request: mcpx starts a new one,
 // retries, and says so on stderr.
 func TestHTTPSessionExpiredSaysSo(t *testing.T) {
+	t.Parallel()
 	var once sync.Once
 	u := sdkURL(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -294,6 +306,7 @@ func TestHTTPSessionExpiredSaysSo(t *testing.T) {
 // once per process, so the check runs mcpx in a child process whose only
 // proxy setting points at a loopback server that plays the MCP server.
 func TestHTTPProxyFromEnvironment(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MCPX_TEST_PROXY_CHILD") == "1" {
 		r := runMcpx(t, nil, "tools", "list", "--json", "--url", "http://mcp.proxied.test/mcp")
 		if r.code != 0 {
@@ -331,6 +344,7 @@ func TestHTTPProxyFromEnvironment(t *testing.T) {
 
 // The acceptance commands against server-everything, in both HTTP modes.
 func TestHTTPEverything(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"streamableHttp", "sse"} {
 		t.Run(mode, func(t *testing.T) {
 			u := testservers.Everything(t, mode)

@@ -48,6 +48,7 @@ func runWithOut(t *testing.T, out *failingWriter, args ...string) runResult {
 }
 
 func TestFailedStdoutIsAnError(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	enospc := &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
 
@@ -86,6 +87,7 @@ func TestFailedStdoutIsAnError(t *testing.T) {
 // TestFailedStdoutStopsLongCommands: the REPL and watch stop at the
 // first output they cannot write instead of going on for nothing.
 func TestFailedStdoutStopsLongCommands(t *testing.T) {
+	t.Parallel()
 	srv := testservers.NewServer()
 	u := testservers.Streamable(t, srv, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())

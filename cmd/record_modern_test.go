@@ -17,6 +17,7 @@ import (
 // --record, mcpx replay --listen, mcpx verify --url, mcpx proxy --listen
 // and trace show, against the Go SDK's stateless server.
 func TestModernRecordReplayVerifyHTTP(t *testing.T) {
+	t.Parallel()
 	u := testservers.Modern(t, testservers.NewModernServer(nil, nil))
 	changedSrv := testservers.NewModernServer(nil, nil)
 	testservers.ChangeEcho(changedSrv)
@@ -117,6 +118,7 @@ func TestModernRecordReplayVerifyHTTP(t *testing.T) {
 // --redact and secret-looking names reach mirrored arguments: neither the
 // route nor the HTTP events of the trace give the value away.
 func TestModernRecordRedactsMirroredArguments(t *testing.T) {
+	t.Parallel()
 	u := testservers.Modern(t, testservers.NewModernServer(nil, nil))
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	r := runMcpx(t, nil, "tools", "call", "region", "region=SECRET-REGION", "--protocol-era", "modern", "--url", u, "--record", file,
@@ -144,6 +146,7 @@ func TestModernRecordRedactsMirroredArguments(t *testing.T) {
 // servers do), then the handshake; replayed, it behaves the same, and the
 // auto client takes the same path.
 func TestAutoEraRecordingReplaysHTTP(t *testing.T) {
+	t.Parallel()
 	refuse := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Mcp-Method") == "server/discover" {

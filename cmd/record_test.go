@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
@@ -30,6 +31,7 @@ func readTraceFile(t *testing.T, name string) (*record.Trace, string) {
 }
 
 func TestRecordHTTPRedactsCredentials(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	dir := t.TempDir()
 	for name, args := range map[string][]string{
@@ -74,6 +76,7 @@ func TestRecordHTTPRedactsCredentials(t *testing.T) {
 }
 
 func TestRecordFailedStartLeavesFile(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(file, []byte("old trace\n"), 0o644)
 	r := runMcpx(t, nil, "tools", "list", "--record", file, "--", "/no/such/server")
@@ -89,6 +92,7 @@ func TestRecordFailedStartLeavesFile(t *testing.T) {
 }
 
 func TestRecordUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
 	os.WriteFile(good, []byte(`{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","redacted":true}`+"\n"), 0o644)
@@ -120,6 +124,7 @@ func TestRecordUsageErrors(t *testing.T) {
 }
 
 func TestVerifyHTTP(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "t.jsonl")
@@ -161,6 +166,7 @@ func TestVerifyHTTP(t *testing.T) {
 }
 
 func TestTraceShow(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	file := filepath.Join(t.TempDir(), "t.jsonl")
 	if r := runMcpx(t, nil, "tools", "call", "nope", "--url", u, "--record", file); r.code != ExitServerError {
@@ -249,21 +255,17 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 // waitListening polls (bounded) until addr accepts connections.
 func waitListening(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Within(t, 10*time.Second, "something to listen on "+addr, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s after 10s", addr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 func TestProxyHTTPAndReplayHTTP(t *testing.T) {
+	t.Parallel()
 	up := sdkURL(t, nil)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "p.jsonl")
@@ -298,6 +300,7 @@ func TestProxyHTTPAndReplayHTTP(t *testing.T) {
 }
 
 func TestCommandLineRedactsSecretOptions(t *testing.T) {
+	t.Parallel()
 	got := commandLine([]string{"node", "server.js", "--api-key", "K1", "--token=T2", "-password", "P3", "--port", "80", "--verbose"})
 	want := "node server.js --api-key [redacted] --token=[redacted] -password [redacted] --port 80 --verbose"
 	if got != want {
@@ -306,6 +309,7 @@ func TestCommandLineRedactsSecretOptions(t *testing.T) {
 }
 
 func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
+	t.Parallel()
 	u := sdkURL(t, nil)
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {

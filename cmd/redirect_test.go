@@ -16,6 +16,7 @@ import (
 // without it (-v says so) and a 307, which would resend the message, is
 // refused with exit 4, naming both URLs.
 func TestStoredTokenNotRedirected(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []http.Header
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestReplExamples(t *testing.T) {
+	t.Parallel()
 	in := `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
   mcpx tools list --url http://127.0.0.1:3001/mcp
@@ -26,6 +27,7 @@ func TestReplExamples(t *testing.T) {
 }
 
 func TestHistoryPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -44,6 +46,7 @@ func TestHistoryPath(t *testing.T) {
 }
 
 func TestNoteQueue(t *testing.T) {
+	t.Parallel()
 	q := newNoteQueue()
 	q.add(&jsonrpc.Message{Method: "notifications/message"})
 	q.add(&jsonrpc.Message{Method: "notifications/resources/updated", Params: []byte(`{"uri":"a"}`)})
@@ -97,6 +100,7 @@ func TestNoteQueue(t *testing.T) {
 }
 
 func TestExitStatusIsSilent(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	g := &globalOptions{io: &IOStreams{Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }}}
 	if code := g.report(&exitStatus{code: 5}); code != 5 || errOut.String() != "" {

@@ -3,6 +3,7 @@ package cmd
 import "testing"
 
 func TestParseSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int64{
 		"1": 1, "1048576": 1 << 20, "100MiB": 100 << 20, "100 mib": 100 << 20, "256MB": 256e6, "1G": 1e9,
 		"1GiB": 1 << 30, "1.5GiB": 3 << 29, "64k": 64e3, "64KiB": 64 << 10, "2T": 2e12, "10B": 10, " 5 ": 5,

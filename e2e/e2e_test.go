@@ -58,6 +58,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // raceEnabled is set when the tests are built with -race (race_test.go);
@@ -72,6 +73,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(installEnv) != "" {
+		os.Exit(installMain())
+	}
 	testscript.Main(buildFirst{m}, map[string]func(){
 		"exits":        exitsMain,
 		"fakebrowser":  fakeBrowserMain,
@@ -106,6 +110,8 @@ func (b buildFirst) Run() int {
 		return 1
 	}
 	os.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	// The scripts mostly wait for mcpx, servers and timeouts.
+	testwait.RaiseParallel(4)
 	return b.m.Run()
 }
 
@@ -126,26 +132,43 @@ func findRepoRoot() (string, error) {
 	}
 }
 
-// buildAll builds mcpx (with -race when the tests have it), the test
+// buildAll puts mcpx (with -race when the tests have it), the test
 // servers and the demo server into dir, concurrently.
+//
+// They are built with `go run -exec`, not `go build`: go run keeps the
+// executables it links in the build cache, so with a warm cache nothing is
+// linked again, and the -exec program (this test binary, see installMain)
+// only copies each one into dir. (A go run executable carries no VCS
+// stamp, so mcpx --version says its version without the revision.)
 func buildAll(dir string) error {
-	mcpxArgs := []string{"build", "-o", filepath.Join(dir, "mcpx")}
-	if raceEnabled {
-		mcpxArgs = append(mcpxArgs, "-race")
+	self, err := os.Executable()
+	if err != nil {
+		return err
 	}
-	builds := [][]string{
-		append(mcpxArgs, "."),
-		{"build", "-o", filepath.Join(dir, "testserver"), "./testdata/servers/testserver"},
-		{"build", "-o", filepath.Join(dir, "demo-server"), "./examples/demo-server"},
+	var race []string
+	if raceEnabled {
+		race = []string{"-race"}
+	}
+	builds := []struct {
+		name  string
+		flags []string
+		pkg   string
+	}{
+		{"mcpx", race, "."},
+		{"testserver", nil, "./testdata/servers/testserver"},
+		{"demo-server", nil, "./examples/demo-server"},
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
-	for i, args := range builds {
+	for i, b := range builds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			args := append([]string{"run"}, b.flags...)
+			args = append(args, "-exec", quoteArg(self), b.pkg, filepath.Join(dir, b.name))
 			cmd := exec.Command("go", args...)
 			cmd.Dir = repoRoot
+			cmd.Env = append(os.Environ(), installEnv+"=1")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
@@ -161,6 +184,57 @@ func buildAll(dir string) error {
 		`if [ -n "$TEST_PIDFILE" ]; then echo $$ > "$TEST_PIDFILE"; fi` + "\n" +
 		`exec "$NODE" "$EVERYTHING" "$@"` + "\n"
 	return os.WriteFile(filepath.Join(dir, "everything"), []byte(wrapper), 0o755)
+}
+
+// installEnv, set, makes this test binary installMain: the -exec program
+// of buildAll.
+const installEnv = "MCPX_E2E_INSTALL"
+
+// installMain is `go run -exec`'s program: go run calls it with the
+// executable it built and buildAll's destination, and it copies the one to
+// the other (a hard link when it can).
+func installMain() int {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: EXECUTABLE DESTINATION")
+		return 2
+	}
+	if err := installFile(os.Args[1], os.Args[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e install:", err)
+		return 1
+	}
+	return 0
+}
+
+func installFile(from, to string) error {
+	if err := os.Link(from, to); err == nil {
+		return nil
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// quoteArg quotes a path for go's -exec flag, which splits its value into
+// words (and takes quotes, without escapes).
+func quoteArg(s string) string {
+	if !strings.ContainsAny(s, " \t'\"") {
+		return s
+	}
+	if !strings.Contains(s, "'") {
+		return "'" + s + "'"
+	}
+	return `"` + s + `"`
 }
 
 // goSettings returns the go env values a script needs to run the go
@@ -516,15 +590,12 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	name := ts.MkAbs(args[0])
-	deadline := time.Now().Add(waitBound)
-	for {
-		if b, err := os.ReadFile(name); err == nil && re.Match(b) {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
-		}
-		time.Sleep(10 * time.Millisecond)
+	matches := func() bool {
+		b, err := os.ReadFile(name)
+		return err == nil && re.Match(b)
+	}
+	if !testwait.Poll(waitBound, matches) {
+		ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
 	}
 }
 
@@ -563,12 +634,8 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			continue
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				ts.Fatalf("server process %d (from %s) is still running: mcpx left an orphan", pid, f)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testwait.Poll(5*time.Second, func() bool { return !alive(pid) }) {
+			ts.Fatalf("server process %d (from %s) is still running: mcpx left an orphan", pid, f)
 		}
 	}
 }

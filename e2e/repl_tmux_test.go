@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // TestReplTerminal drives the REPL in a real terminal: tmux runs mcpx repl
@@ -89,19 +91,14 @@ func TestReplTerminal(t *testing.T) {
 
 	// Ctrl-D leaves: mcpx exits 0 and the server is gone.
 	tm.keys("C-d")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var status string
+	testwait.For(t, "mcpx to exit after Ctrl-D", func() bool {
 		b, err := os.ReadFile(statusFile)
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			if status := strings.TrimSpace(string(b)); status != "0" {
-				t.Fatalf("mcpx exited with status %s after Ctrl-D", status)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("mcpx still runs after Ctrl-D")
-		}
-		time.Sleep(20 * time.Millisecond)
+		status = strings.TrimSpace(string(b))
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	})
+	if status != "0" {
+		t.Fatalf("mcpx exited with status %s after Ctrl-D", status)
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -111,13 +108,7 @@ func TestReplTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PID file holds %q", b)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("server process %d is still running after Ctrl-D", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Within(t, 5*time.Second, fmt.Sprintf("server process %d to end after Ctrl-D", pid), func() bool { return !alive(pid) })
 }
 
 // tmux drives one tmux server on a private socket.
@@ -159,21 +150,14 @@ func (tm *tmux) waitFor(what, s string) {
 // after.
 func (tm *tmux) waitForAfter(what, after, s string) {
 	tm.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(tm.t, fmt.Sprintf("%s (%q)", what, s), func() bool {
 		scr := tm.screen()
 		i := 0
 		if after != "" {
 			i = strings.LastIndex(scr, after)
 		}
-		if i >= 0 && strings.Contains(scr[i+len(after):], s) {
-			return
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("timed out waiting for %s (%q)", what, s)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return i >= 0 && strings.Contains(scr[i+len(after):], s)
+	})
 }
 
 // quoteSh quotes s for sh.

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/cmd"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // The acceptance checks of the client-features issue, against
 // @modelcontextprotocol/server-everything over stdio.
 
 func TestEverythingRoots(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	r := run(t, "", args("tools", "call", "get-roots-list", "--root", "/tmp", "--json", srv)...)
 	r.wantCode(t, cmd.ExitOK)
@@ -23,6 +25,7 @@ func TestEverythingRoots(t *testing.T) {
 }
 
 func TestEverythingSampling(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	reply := filepath.Join(t.TempDir(), "reply.json")
 	if err := os.WriteFile(reply, []byte(`{"role":"assistant","model":"test","content":{"type":"text","text":"Reply text from the file"}}`), 0o644); err != nil {
@@ -40,6 +43,7 @@ func TestEverythingSampling(t *testing.T) {
 }
 
 func TestEverythingElicitation(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	r := run(t, "", args("tools", "call", "trigger-elicitation-request", "--on-elicit", "accept-defaults", srv)...)
 	r.wantCode(t, cmd.ExitOK)
@@ -61,6 +65,7 @@ func TestEverythingElicitation(t *testing.T) {
 }
 
 func TestEverythingURLElicitation(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	r := run(t, "", args("tools", "call", "trigger-url-elicitation", "url=https://example.com/pay", "--on-elicit", "decline", srv)...)
 	r.wantCode(t, cmd.ExitOK)
@@ -68,6 +73,7 @@ func TestEverythingURLElicitation(t *testing.T) {
 }
 
 func TestEverythingProgress(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	r := run(t, "", args("tools", "call", "trigger-long-running-operation", "duration=2", "steps=4", srv)...)
 	r.wantCode(t, cmd.ExitOK)
@@ -77,6 +83,7 @@ func TestEverythingProgress(t *testing.T) {
 }
 
 func TestEverythingLoggingLinger(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	// The server logs once at once and then every 5 seconds.
 	r := run(t, "", args("tools", "call", "toggle-simulated-logging", "--log-level", "debug", "--linger", "7s", srv)...)
@@ -87,6 +94,7 @@ func TestEverythingLoggingLinger(t *testing.T) {
 }
 
 func TestEverythingSubscriberUpdates(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	// Toggling updates without a subscription only starts the timer;
 	// subscribe itself is acknowledged with a log line and undone on exit.
@@ -99,26 +107,41 @@ func TestEverythingSubscriberUpdates(t *testing.T) {
 	wantContains(t, "stderr", r.stderr, "Received Subscribe Resource request for URI: demo://resource/static/document/architecture.md")
 }
 
+// Each case waits for the server's simulated research (seconds): they
+// run side by side.
 func TestEverythingTasks(t *testing.T) {
-	srv := everything(t)
-	r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "--task", "--ttl", "60s", srv)...)
-	r.wantCode(t, cmd.ExitOK)
-	wantContains(t, "stdout", r.stdout, "# Research Report: python")
-	wantContains(t, "stderr", r.stderr, ": working — Gathering sources...", ": completed")
+	t.Parallel()
+	t.Run("task", func(t *testing.T) {
+		t.Parallel()
+		srv := everything(t)
+		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "--task", "--ttl", "60s", srv)...)
+		r.wantCode(t, cmd.ExitOK)
+		wantContains(t, "stdout", r.stdout, "# Research Report: python")
+		wantContains(t, "stderr", r.stderr, ": working — Gathering sources...", ": completed")
+	})
 
 	// Without --task, the hint says what to do.
-	r = run(t, "", args("tools", "call", "simulate-research-query", "topic=python", srv)...)
-	r.wantCode(t, cmd.ExitServerError)
-	wantContains(t, "stderr", r.stderr, "add --task")
+	t.Run("no task", func(t *testing.T) {
+		t.Parallel()
+		srv := everything(t)
+		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", srv)...)
+		r.wantCode(t, cmd.ExitServerError)
+		wantContains(t, "stderr", r.stderr, "add --task")
+	})
 
 	// input_required: the server's elicitation arrives during tasks/result.
-	r = run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "ambiguous=true", "--task", "--on-elicit", "decline", srv)...)
-	r.wantCode(t, cmd.ExitOK)
-	wantContains(t, "stderr", r.stderr, ": input_required — ", "server request elicitation/create", "→ answered: decline")
-	wantContains(t, "stdout", r.stdout, "User declined - using default interpretation")
+	t.Run("input required", func(t *testing.T) {
+		t.Parallel()
+		srv := everything(t)
+		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "ambiguous=true", "--task", "--on-elicit", "decline", srv)...)
+		r.wantCode(t, cmd.ExitOK)
+		wantContains(t, "stderr", r.stderr, ": input_required — ", "server request elicitation/create", "→ answered: decline")
+		wantContains(t, "stdout", r.stdout, "User declined - using default interpretation")
+	})
 }
 
 func TestEverythingTaskCancel(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -130,13 +153,8 @@ func TestEverythingTaskCancel(t *testing.T) {
 			In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" },
 		})
 	}()
-	deadline := time.After(30 * time.Second)
-	for !strings.Contains(errOut.String(), "Analyzing content") {
-		select {
-		case <-deadline:
-			t.Fatalf("the task never progressed:\n%s", errOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
+	if !testwait.Poll(testwait.Bound, func() bool { return strings.Contains(errOut.String(), "Analyzing content") }) {
+		t.Fatalf("the task never progressed:\n%s", errOut.String())
 	}
 	cancel()
 	var code int
@@ -156,6 +174,7 @@ func TestEverythingTaskCancel(t *testing.T) {
 }
 
 func TestEverythingClientTasks(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	reply := filepath.Join(t.TempDir(), "reply.json")
 	if err := os.WriteFile(reply, []byte(`{"content":{"type":"text","text":"answered as a task"}}`), 0o644); err != nil {
@@ -176,6 +195,7 @@ func TestEverythingClientTasks(t *testing.T) {
 // The URLElicitationRequiredError path: consent, the browser, retry; the
 // retry then goes through the request path, asked for consent again.
 func TestEverythingURLElicitationRequired(t *testing.T) {
+	t.Parallel()
 	srv := everything(t)
 	dir := t.TempDir()
 	opened := filepath.Join(dir, "opened")

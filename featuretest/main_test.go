@@ -1,18 +1,25 @@
 package featuretest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // TestMain doubles as the test servers: started with serverEnv set, the test
@@ -20,6 +27,9 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv(serverEnv) {
 	case "":
+		// The tests wait for child processes and servers far more than
+		// they compute.
+		testwait.RaiseParallel(4)
 		os.Exit(m.Run())
 	case "sdk":
 		if err := runSDKServer(); err != nil {
@@ -29,6 +39,12 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "modern":
 		if err := testservers.ServeStdio(testservers.NewModernServer(nil, nil), nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "legacy":
+		if err := serveHandshakeOnly(testservers.NewModernServer(nil, testservers.LegacyVersions)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -48,6 +64,58 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "unknown test server", os.Getenv(serverEnv))
 		os.Exit(2)
 	}
+}
+
+// serveHandshakeOnly serves srv on stdio as a server written for the
+// handshake revisions does (server-everything, for one): server/discover is
+// refused with "method not found" before srv sees it.
+func serveHandshakeOnly(srv *mcp.Server) error {
+	out := &lockedWriter{w: os.Stdout}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "server/discover" {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found: server/discover"}}`+"\n", m.ID)
+				continue
+			}
+			if _, err := pw.Write(append(sc.Bytes(), '\n')); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	ss, err := srv.Connect(context.Background(), &mcp.IOTransport{Reader: pr, Writer: out}, nil)
+	if err != nil {
+		return err
+	}
+	return ss.Wait()
+}
+
+// lockedWriter makes each Write (one line: one message) whole among
+// concurrent writers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// legacyServer is the server part of an mcpx command line for a
+// handshake-era Go SDK server over stdio (see serveHandshakeOnly).
+func legacyServer() []string {
+	return []string{"--env", serverEnv + "=legacy", "--", os.Args[0]}
 }
 
 // sdkServer is the server part of an mcpx command line for the SDK server.
@@ -144,18 +212,18 @@ func runInterrupted(t *testing.T, marker string, args ...string) result {
 	}
 	done := make(chan int, 1)
 	go func() { done <- cmd.Run(ctx, args, ios) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), marker) {
-		if time.Now().After(deadline) {
-			t.Errorf("stderr never showed %q", marker)
-			break
-		}
+	ended := false
+	shown := testwait.Poll(testwait.Bound, func() bool {
 		select {
 		case code := <-done:
 			done <- code
-			deadline = time.Now() // it ended on its own
-		case <-time.After(10 * time.Millisecond):
+			ended = true // on its own
+		default:
 		}
+		return ended || strings.Contains(errOut.String(), marker)
+	})
+	if !shown || !strings.Contains(errOut.String(), marker) {
+		t.Errorf("stderr never showed %q", marker)
 	}
 	cancel()
 	code := <-done
@@ -214,12 +282,34 @@ func nodeBin(t *testing.T) string {
 }
 
 // everything is the server part of an mcpx command line for
-// server-everything over stdio.
+// server-everything over stdio. The test holds one of the npm peer slots
+// until it ends.
 func everything(t *testing.T) []string {
 	t.Helper()
 	node := nodeBin(t)
 	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	takePeerSlot(t)
 	return []string{"--server-stderr", "hide", "--", node, index, "stdio"}
+}
+
+// everythingURL starts server-everything over HTTP (mode streamableHttp or
+// sse) for the test, holding an npm peer slot until it ends.
+func everythingURL(t *testing.T, mode string) string {
+	t.Helper()
+	takePeerSlot(t)
+	return testservers.Everything(t, mode)
+}
+
+// peerSlots bounds how many tests run server-everything at once. Starting
+// node costs far more CPU than anything else here: a dozen at once on two
+// cores take seconds each to start, and mcpx's auto-detection waits only
+// 3s for server/discover.
+var peerSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+
+func takePeerSlot(t *testing.T) {
+	t.Helper()
+	peerSlots <- struct{}{}
+	t.Cleanup(func() { <-peerSlots })
 }
 
 func args(parts ...any) []string {

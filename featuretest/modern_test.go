@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // The 2026-07-28 era against the official Go SDK's dual-era server, over
@@ -42,6 +43,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestModernCommands(t *testing.T) {
+	t.Parallel()
 	name := writeFile(t, "name.json", `{"name":"Ada"}`)
 	reply := writeFile(t, "reply.json", `{"model":"file-model","role":"assistant","content":{"type":"text","text":"roses are blue"}}`)
 	root := t.TempDir()
@@ -154,6 +156,7 @@ func TestModernCommands(t *testing.T) {
 }
 
 func TestModernHTTPHeaders(t *testing.T) {
+	t.Parallel()
 	rec := &testservers.Recorder{}
 	url := testservers.Modern(t, testservers.NewModernServer(rec, nil))
 	r := run(t, "", "tools", "call", "region", "region=eu west", "priority=7", "query=q", "--protocol-era", "modern", "--url", url, "--wire")
@@ -174,6 +177,7 @@ func TestModernHTTPHeaders(t *testing.T) {
 // A timed-out request is cancelled: over stdio with notifications/cancelled,
 // over HTTP by closing its response stream.
 func TestModernCancellation(t *testing.T) {
+	t.Parallel()
 	for _, tg := range modernTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			r := run(t, "", args("tools", "call", "slow", "--timeout", "500ms", "--protocol-era", "modern", "--wire", tg.server)...)
@@ -185,13 +189,7 @@ func TestModernCancellation(t *testing.T) {
 			if strings.Contains(r.stderr, "notifications/cancelled") {
 				t.Errorf("over HTTP the modern era cancels by closing the stream, not with a notification:\n%s", r.stderr)
 			}
-			deadline := time.Now().Add(wait)
-			for tg.rec.Cancelled("slow") == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the server never saw the call cancelled")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, "the server to see the call cancelled", func() bool { return tg.rec.Cancelled("slow") > 0 })
 		})
 	}
 }
@@ -199,52 +197,78 @@ func TestModernCancellation(t *testing.T) {
 // wait bounds the polls of these tests.
 const wait = 10 * time.Second
 
+// Auto-detection of the era against Go servers of both eras, over stdio,
+// Streamable HTTP and HTTP+SSE; then against server-everything (npm),
+// whose cases alone skip without the npm peers.
 func TestAutoEra(t *testing.T) {
+	t.Parallel()
 	modernURL := testservers.Modern(t, testservers.NewModernServer(nil, nil))
 	// The SDK's stateful handler only speaks the handshake era over HTTP.
 	legacyURL := testservers.Streamable(t, testservers.NewModernServer(nil, nil), nil, nil)
 	sseURL := testservers.SSE(t, testservers.NewServer(), nil)
 	cases := []struct {
 		name   string
-		server []string
+		server func(t *testing.T) []string
 		want   []string
 	}{
-		{"modern stdio", []string{"--env", serverEnv + "=modern", "--", os.Args[0]}, []string{"Era:        modern", "auto-detected: server/discover answered"}},
-		{"modern http", []string{"--url", modernURL}, []string{"Era:        modern", "auto-detected: server/discover answered"}},
-		{"legacy stdio", everything(t), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
-		{"legacy http", []string{"--url", legacyURL}, []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
-		{"legacy sse", []string{"--url", sseURL}, []string{"Era:        legacy", "auto-detected", "http+sse"}},
-		{"everything http", []string{"--url", testservers.Everything(t, "streamableHttp")}, []string{"Era:        legacy", "auto-detected: server/discover"}},
-		{"everything sse", []string{"--url", testservers.Everything(t, "sse")}, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
+		{"modern stdio", fixed("--env", serverEnv+"=modern", "--", os.Args[0]), []string{"Era:        modern", "auto-detected: server/discover answered"}},
+		{"modern http", fixed("--url", modernURL), []string{"Era:        modern", "auto-detected: server/discover answered"}},
+		{"legacy stdio", fixed(legacyServer()...), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		{"legacy http", fixed("--url", legacyURL), []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
+		{"legacy sse", fixed("--url", sseURL), []string{"Era:        legacy", "auto-detected", "http+sse"}},
+		{"everything stdio", everything, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		{"everything http", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "streamableHttp")} }, []string{"Era:        legacy", "auto-detected: server/discover"}},
+		{"everything sse", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := run(t, "", args("info", "--protocol-era", "auto", c.server)...)
+			t.Parallel()
+			server := c.server(t)
+			r := run(t, "", args("info", "--protocol-era", "auto", server)...)
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, c.want...)
-			r = run(t, "", args("tools", "call", "echo", "message=auto", "--protocol-era", "auto", c.server)...)
+			r = run(t, "", args("tools", "call", "echo", "message=auto", "--protocol-era", "auto", server)...)
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, "auto")
 		})
 	}
 	// MCPX_PROTOCOL_ERA chooses the era too.
-	r := runEnv(t, map[string]string{"MCPX_PROTOCOL_ERA": "auto"}, "info", "--url", modernURL)
-	r.wantCode(t, cmd.ExitOK)
-	wantContains(t, "stdout", r.stdout, "Era:        modern")
+	t.Run("env", func(t *testing.T) {
+		t.Parallel()
+		r := runEnv(t, map[string]string{"MCPX_PROTOCOL_ERA": "auto"}, "info", "--url", modernURL)
+		r.wantCode(t, cmd.ExitOK)
+		wantContains(t, "stdout", r.stdout, "Era:        modern")
+	})
+}
+
+// fixed is the server part of a case that needs nothing from its test.
+func fixed(server ...string) func(*testing.T) []string {
+	return func(*testing.T) []string { return server }
 }
 
 func TestEraMismatch(t *testing.T) {
+	t.Parallel()
 	// Modern pinned against a handshake-era server: a clear error naming
-	// the flag.
-	r := run(t, "", args("tools", "list", "--protocol-era", "modern", everything(t))...)
-	if r.code == cmd.ExitOK {
-		t.Fatal("modern against a legacy server succeeded")
+	// the flag. The Go SDK server, and server-everything (npm).
+	for _, c := range []struct {
+		name   string
+		server func(t *testing.T) []string
+	}{
+		{"go-sdk", fixed(legacyServer()...)},
+		{"everything", everything},
+	} {
+		t.Run("modern against "+c.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "", args("tools", "list", "--protocol-era", "modern", c.server(t))...)
+			if r.code == cmd.ExitOK {
+				t.Fatal("modern against a legacy server succeeded")
+			}
+			wantContains(t, "stderr", r.stderr, "--protocol-era legacy")
+		})
 	}
-	wantContains(t, "stderr", r.stderr, "--protocol-era legacy")
 
 	// Legacy against a modern-only server.
-	raw := []string{"--env", serverEnv + "=raw-modern", "--", os.Args[0]}
-	r = run(t, "", args("tools", "list", raw)...)
+	r := run(t, "", args("tools", "list", rawModern(""))...)
 	if r.code == cmd.ExitOK {
 		t.Fatal("legacy against a modern-only server succeeded")
 	}
@@ -266,6 +290,7 @@ func rawModern(end string) []string {
 }
 
 func TestModernTasks(t *testing.T) {
+	t.Parallel()
 	srv := &testservers.RawModern{}
 	url := srv.HTTP(t)
 	for _, tg := range []struct {
@@ -317,6 +342,7 @@ func TestModernTasks(t *testing.T) {
 }
 
 func TestModernListen(t *testing.T) {
+	t.Parallel()
 	// Both ways a server ends a subscription, over stdio.
 	r := run(t, "", args("watch", "--for", "5s", "--protocol-era", "modern", rawModern("graceful"))...)
 	r.wantCode(t, cmd.ExitOK)
@@ -359,6 +385,7 @@ func TestModernListen(t *testing.T) {
 }
 
 func TestModernListenSDK(t *testing.T) {
+	t.Parallel()
 	srv := testservers.NewModernServer(nil, nil)
 	url := testservers.Modern(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -371,6 +398,7 @@ func TestModernListenSDK(t *testing.T) {
 }
 
 func TestModernToolHeaders(t *testing.T) {
+	t.Parallel()
 	srv := &testservers.RawModern{}
 	url := srv.HTTP(t)
 	// The server refuses the first call as a header mismatch: mcpx lists

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/cmd"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // The REPL (mcpx repl, or mcpx with no command): scripted sessions read
@@ -40,6 +41,7 @@ func runScript(t *testing.T, script string, args ...string) result {
 }
 
 func TestReplScriptEveryCommand(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "my root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -122,6 +124,7 @@ func TestReplScriptEveryCommand(t *testing.T) {
 // :record FILE traces the live session from then on, :record off ends the
 // trace; the file is an ordinary trace.
 func TestReplRecord(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	r := runScript(t, "ping\n:record "+trace+"\ntools list\n:record off\nping\n", args("repl", sdkServer())...)
 	r.wantCode(t, 0)
@@ -145,6 +148,7 @@ func TestReplRecord(t *testing.T) {
 }
 
 func TestReplScriptFailures(t *testing.T) {
+	t.Parallel()
 	// The first failure ends the script with its status.
 	r := runScript(t, "ping\ntools call nosuch\nping\n", args("repl", sdkServer())...)
 	r.wantCode(t, cmd.ExitServerError)
@@ -201,6 +205,7 @@ func TestReplScriptFailures(t *testing.T) {
 }
 
 func TestReplUsage(t *testing.T) {
+	t.Parallel()
 	r := runScript(t, "ping\n", "repl", "myserver")
 	r.wantCode(t, cmd.ExitUsage)
 	wantContains(t, "stderr", r.stderr, "named servers from a configuration file are not supported yet")
@@ -223,6 +228,7 @@ func TestReplUsage(t *testing.T) {
 
 // mcpx with no command and a server is the REPL; -f runs a script file.
 func TestReplNoCommandAndScriptFile(t *testing.T) {
+	t.Parallel()
 	r := runScript(t, "tools call log\n", sdkServer()...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "mcpx> tools call log\nlogged\n")
@@ -239,6 +245,7 @@ func TestReplNoCommandAndScriptFile(t *testing.T) {
 // A server that dies is reported with its exit status and last stderr
 // lines; :reconnect starts a new one.
 func TestReplServerDies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "started-once")
 	// The first start exits after initialize (a moment later, so that the
@@ -275,13 +282,14 @@ func TestReplServerDies(t *testing.T) {
 // A script is stopped by an interrupt: the command in flight is cancelled
 // (the server is told) and mcpx exits 130.
 func TestReplScriptInterrupted(t *testing.T) {
+	t.Parallel()
 	sigs := make(chan os.Signal, 1)
 	var out, errOut syncBuffer
 	ios := &cmd.IOStreams{In: strings.NewReader("tools call slow\nping\n"), Out: &out, ErrOut: &errOut, Signals: sigs,
 		Getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() { done <- cmd.Run(context.Background(), args("repl", sdkServer()), ios) }()
-	waitUntil(t, "the tool started", func() bool { return strings.Contains(errOut.String(), "slow: started") })
+	testwait.For(t, "the tool started", func() bool { return strings.Contains(errOut.String(), "slow: started") })
 	sigs <- os.Interrupt
 	select {
 	case code := <-done:
@@ -295,17 +303,6 @@ func TestReplScriptInterrupted(t *testing.T) {
 	wantContains(t, "stderr", errOut.String(), "mcpx: interrupted")
 	if strings.Contains(out.String(), "mcpx> ping") {
 		t.Error("the script went on after the interrupt")
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -356,7 +353,7 @@ func (term *terminal) typeKeys(s string) {
 func (term *terminal) waitScreen(from int, s string) int {
 	term.t.Helper()
 	var i int
-	waitUntil(term.t, "the screen to show "+s, func() bool {
+	testwait.For(term.t, "the screen to show "+s, func() bool {
 		scr := term.screen.String()
 		if from > len(scr) {
 			return false
@@ -380,6 +377,7 @@ func (term *terminal) exit() int {
 }
 
 func TestReplTerminal(t *testing.T) {
+	t.Parallel()
 	hist := filepath.Join(t.TempDir(), "history")
 	term := startTerminal(t, map[string]string{"MCPX_HISTORY_FILE": hist}, args("repl", sdkServer())...)
 	at := term.waitScreen(0, "mcpx> ")
@@ -433,6 +431,7 @@ func TestReplTerminal(t *testing.T) {
 // (the server answering the cancelled elicitation at once), and never a
 // question the server withdrew before it was answered.
 func TestReplTerminalDismissQuestion(t *testing.T) {
+	t.Parallel()
 	term := startTerminal(t, nil, args("repl", "--no-history", sdkServer())...)
 	at := term.waitScreen(0, "mcpx> ")
 	term.typeKeys("tools call elicit\r")
@@ -455,6 +454,7 @@ func TestReplTerminalDismissQuestion(t *testing.T) {
 // needs: list changes, and the resources subscribed to; :log sets the
 // level every request carries.
 func TestReplModern(t *testing.T) {
+	t.Parallel()
 	script := strings.Join([]string{
 		"resources subscribe test://doc",
 		":wait notifications/resources/updated 10s",

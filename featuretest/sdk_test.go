@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/cmd"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 func TestSDKRoots(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, "", args("tools", "call", "roots", "--root", dir, "--root", "/", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
@@ -30,6 +32,7 @@ func TestSDKRoots(t *testing.T) {
 }
 
 func TestSDKSampling(t *testing.T) {
+	t.Parallel()
 	reply := filepath.Join(t.TempDir(), "reply.json")
 	if err := os.WriteFile(reply, []byte(`{"model":"file-model","content":{"type":"text","text":"Paris, from the file"}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -61,6 +64,7 @@ func TestSDKSampling(t *testing.T) {
 }
 
 func TestSDKSamplingWithTools(t *testing.T) {
+	t.Parallel()
 	r := run(t, "/tool get_weather {\"city\":\"Paris\"}\n\n", args("tools", "call", "sample-tools", "--on-sampling", "prompt", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stderr", r.stderr, "Tools (choice auto): get_weather (Get the weather)")
@@ -68,6 +72,7 @@ func TestSDKSamplingWithTools(t *testing.T) {
 }
 
 func TestSDKElicitation(t *testing.T) {
+	t.Parallel()
 	// The SDK validates the answer against its schema.
 	r := run(t, "", args("tools", "call", "elicit", "--on-elicit", "accept-defaults", sdkServer())...)
 	// name is required and has no default: the SDK server rejects the
@@ -105,6 +110,7 @@ func TestSDKElicitation(t *testing.T) {
 }
 
 func TestSDKURLElicitation(t *testing.T) {
+	t.Parallel()
 	// Consent is asked for; the browser is $BROWSER, here a command that
 	// records the URL it was given (mcpx never fetches it itself).
 	dir := t.TempDir()
@@ -117,17 +123,10 @@ func TestSDKURLElicitation(t *testing.T) {
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "url elicitation: accept")
 	wantContains(t, "stderr", r.stderr, "URL:  https://example.com/connect", "Host: example.com", "elicitation el-1 completed (https://example.com/connect)")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, "the browser command to be given the URL", func() bool {
 		b, _ := os.ReadFile(opened)
-		if strings.TrimSpace(string(b)) == "https://example.com/connect" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the browser command was not given the URL (got %q)", b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.TrimSpace(string(b)) == "https://example.com/connect"
+	})
 
 	r = run(t, "n\n", args("tools", "call", "elicit-url", "--on-elicit", "prompt", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
@@ -140,6 +139,7 @@ func TestSDKURLElicitation(t *testing.T) {
 }
 
 func TestSDKLoggingAndLinger(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", args("tools", "call", "log", "--log-level", "error", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stderr", r.stderr, "[error] sdk: a error line")
@@ -156,6 +156,7 @@ func TestSDKLoggingAndLinger(t *testing.T) {
 }
 
 func TestSDKSubscribe(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", args("resources", "subscribe", "test://counter", "--read", "--for", "1s", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	if n := strings.Count(r.stdout, "resource updated: test://counter"); n < 2 {
@@ -178,6 +179,7 @@ func TestSDKSubscribe(t *testing.T) {
 
 // An interrupt ends watching normally (exit 0), unsubscribing first.
 func TestSDKSubscribeInterrupt(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut syncBuffer
@@ -188,13 +190,8 @@ func TestSDKSubscribeInterrupt(t *testing.T) {
 		})
 	}()
 	// Interrupt once the first update has been shown.
-	deadline := time.After(30 * time.Second)
-	for !strings.Contains(out.String(), "resource updated: test://counter") {
-		select {
-		case <-deadline:
-			t.Fatalf("no update arrived:\n%s", errOut.String())
-		case <-time.After(10 * time.Millisecond):
-		}
+	if !testwait.Poll(testwait.Bound, func() bool { return strings.Contains(out.String(), "resource updated: test://counter") }) {
+		t.Fatalf("no update arrived:\n%s", errOut.String())
 	}
 	cancel()
 	select {
@@ -210,6 +207,7 @@ func TestSDKSubscribeInterrupt(t *testing.T) {
 }
 
 func TestSDKWatch(t *testing.T) {
+	t.Parallel()
 	r := run(t, "", args("watch", "--for", "300ms", "--json", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stderr", r.stderr, "watching notifications from sdk-features 1.0.0")

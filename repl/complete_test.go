@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -172,5 +174,38 @@ func TestTemplateVars(t *testing.T) {
 		if !cmp.Equal(got, want) {
 			t.Errorf("templateVars(%q) = %q, want %q", tmpl, got, want)
 		}
+	}
+}
+
+// stallingSource is a server that does not answer tools/list: the person
+// pressing Tab is not kept waiting past the completer's timeout.
+type stallingSource struct{ fakeSource }
+
+func (stallingSource) Tools(ctx context.Context) ([]inspector.ToolInfo, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestCompleterDoGivesUpAtItsTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		timeout, want time.Duration
+	}{
+		{0, 2 * time.Second}, // the default
+		{300 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &Completer{Root: testGrammar(), Source: func() Source { return stallingSource{} }, Timeout: tc.timeout}
+				start := time.Now()
+				line := []rune("tools call ")
+				got, _ := c.Do(line, len(line))
+				if d := time.Since(start); d != tc.want {
+					t.Errorf("Do returned after %s, want %s", d, tc.want)
+				}
+				if len(got) != 0 {
+					t.Errorf("candidates %q from a server that never answered", got)
+				}
+			})
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // screen is a terminal's output, safe for concurrent writes.
@@ -31,18 +32,6 @@ func (s *screen) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// waitFor polls, bounded, until cond holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 type fakeTerm struct {
@@ -235,7 +224,7 @@ func TestEditorQuestionTakesThePrompt(t *testing.T) {
 	f := newFakeTerm(t, EditorOptions{})
 	ch := f.read()
 	f.typeKeys(t, "tools li")
-	waitFor(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools li") })
+	testwait.For(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools li") })
 
 	release, err := f.ed.Hold(context.Background())
 	if err != nil {
@@ -246,7 +235,7 @@ func TestEditorQuestionTakesThePrompt(t *testing.T) {
 		s, err := f.ed.ReadLine(context.Background(), "your name? ")
 		answer <- cmdResult{s, err}
 	}()
-	waitFor(t, "the question", func() bool { return strings.Contains(f.screen.String(), "your name? ") })
+	testwait.For(t, "the question", func() bool { return strings.Contains(f.screen.String(), "your name? ") })
 	f.typeKeys(t, "Ada\r")
 	if r := wait(t, answer); r.err != nil || r.text != "Ada" {
 		t.Fatalf("answer %q, %v", r.text, r.err)
@@ -274,7 +263,7 @@ func TestEditorQuestionCancelled(t *testing.T) {
 		s, err := f.ed.ReadLine(ctx, "q1? ")
 		answer <- cmdResult{s, err}
 	}()
-	waitFor(t, "the question", func() bool { return strings.Contains(f.screen.String(), "q1? ") })
+	testwait.For(t, "the question", func() bool { return strings.Contains(f.screen.String(), "q1? ") })
 	cancel()
 	if r := wait(t, answer); !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("got %q, %v; want context.Canceled", r.text, r.err)
@@ -286,7 +275,7 @@ func TestEditorQuestionCancelled(t *testing.T) {
 		s, err := f.ed.ReadLine(context.Background(), "q2? ")
 		answer <- cmdResult{s, err}
 	}()
-	waitFor(t, "the second question", func() bool { return strings.Contains(f.screen.String(), "q2? ") })
+	testwait.For(t, "the second question", func() bool { return strings.Contains(f.screen.String(), "q2? ") })
 	f.typeKeys(t, "abc\x03")
 	if r := wait(t, answer); !errors.Is(r.err, inspector.ErrDismissed) || !errors.Is(r.err, io.EOF) {
 		t.Fatalf("got %q, %v; want ErrDismissed", r.text, r.err)
@@ -312,9 +301,9 @@ func TestEditorOutputAbovePrompt(t *testing.T) {
 	io.WriteString(out, "before\n")
 	ch := f.read()
 	f.typeKeys(t, "tools")
-	waitFor(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools") })
+	testwait.For(t, "the typed text", func() bool { return strings.Contains(f.screen.String(), "tools") })
 	io.WriteString(out, "notification arrived\n")
-	waitFor(t, "the prompt drawn again", func() bool {
+	testwait.For(t, "the prompt drawn again", func() bool {
 		s := f.screen.String()
 		i := strings.Index(s, "notification arrived\n")
 		return i >= 0 && strings.Contains(s[i:], "mcpx> tools")
@@ -333,7 +322,7 @@ func TestEditorCompletes(t *testing.T) {
 	f := newFakeTerm(t, EditorOptions{Complete: c})
 	ch := f.read()
 	f.typeKeys(t, "tools call ec\t")
-	waitFor(t, "the completed name", func() bool { return strings.Contains(f.screen.String(), "tools call echo ") })
+	testwait.For(t, "the completed name", func() bool { return strings.Contains(f.screen.String(), "tools call echo ") })
 	f.typeKeys(t, "mes\thi\r")
 	if r := wait(t, ch); r.err != nil || r.text != "tools call echo message=hi" {
 		t.Fatalf("got %q, %v", r.text, r.err)

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 const (
@@ -166,11 +168,5 @@ func processGone(pid int) bool {
 // waitGone polls, with a bound, until pid is gone.
 func waitGone(t *testing.T, pid int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running %s after Close", pid, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Within(t, within, fmt.Sprintf("process %d to be gone after Close", pid), func() bool { return processGone(pid) })
 }

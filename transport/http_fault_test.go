@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -39,9 +39,7 @@ func startFake(t *testing.T, f *fake) string {
 	if f.log == nil {
 		f.log = newLog()
 	}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	return serveMem(t, f) + "/mcp"
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +112,9 @@ func response(id, text string) string {
 // A POST's SSE stream is cut in the middle of an event; mcpx waits the
 // server's retry time, resumes with GET and Last-Event-ID, drops the torn
 // event, and gets the response without sending the request again.
-func TestResumeAfterDroppedStream(t *testing.T) {
+func TestResumeAfterDroppedStream(t *testing.T) { synctest.Test(t, testResumeAfterDroppedStream) }
+
+func testResumeAfterDroppedStream(t *testing.T) {
 	var cut atomic.Int64 // when the stream was cut, unix nanos
 	var callID atomic.Value
 	f := &fake{}
@@ -158,8 +158,9 @@ func TestResumeAfterDroppedStream(t *testing.T) {
 	for _, s := range resumes {
 		if s.LastEvent != "" {
 			got = append(got, s.LastEvent)
-			if wait := s.Time.Sub(time.Unix(0, cut.Load())); wait < 150*time.Millisecond {
-				t.Errorf("resumed %s after the cut, before the server's retry: 150ms", wait)
+			// On synctest's clock the wait is exact.
+			if wait := s.Time.Sub(time.Unix(0, cut.Load())); wait != 150*time.Millisecond {
+				t.Errorf("resumed %s after the cut, want the server's retry: 150ms", wait)
 			}
 			if s.Header.Get("Mcp-Session-Id") != "s1" {
 				t.Errorf("resume GET without the session id")
@@ -177,7 +178,9 @@ func TestResumeAfterDroppedStream(t *testing.T) {
 // The server ends a POST stream gracefully after a priming event with
 // retry: (SEP-1699 polling); mcpx reconnects, and keeps polling while the
 // server keeps doing so, until the answer comes.
-func TestStreamClosedEarlyWithRetry(t *testing.T) {
+func TestStreamClosedEarlyWithRetry(t *testing.T) { synctest.Test(t, testStreamClosedEarlyWithRetry) }
+
+func testStreamClosedEarlyWithRetry(t *testing.T) {
 	var callID atomic.Value
 	var polls atomic.Int32
 	f := &fake{}
@@ -219,8 +222,8 @@ func TestStreamClosedEarlyWithRetry(t *testing.T) {
 		t.Errorf("resumed with Last-Event-IDs %v", ids)
 	}
 	for i := 1; i < len(gets); i++ {
-		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) < 40*time.Millisecond {
-			t.Errorf("polled again after %s, before retry: 40ms", gets[i].Time.Sub(gets[i-1].Time))
+		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) != 40*time.Millisecond {
+			t.Errorf("polled again after %s, want retry: 40ms", gets[i].Time.Sub(gets[i-1].Time))
 		}
 	}
 	if n := f.log.count("POST", "tools/call"); n != 1 {
@@ -230,7 +233,9 @@ func TestStreamClosedEarlyWithRetry(t *testing.T) {
 
 // A stream that ends before the response, with no event id to resume from,
 // fails the connection with a clear error rather than hanging.
-func TestStreamEndsWithoutEventID(t *testing.T) {
+func TestStreamEndsWithoutEventID(t *testing.T) { synctest.Test(t, testStreamEndsWithoutEventID) }
+
+func testStreamEndsWithoutEventID(t *testing.T) {
 	f := &fake{}
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.RPC != "tools/call" {
@@ -254,7 +259,9 @@ func TestStreamEndsWithoutEventID(t *testing.T) {
 }
 
 // Resuming is capped: a server that keeps failing the GET is given up on.
-func TestResumeGivesUp(t *testing.T) {
+func TestResumeGivesUp(t *testing.T) { synctest.Test(t, testResumeGivesUp) }
+
+func testResumeGivesUp(t *testing.T) {
 	f := &fake{}
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.RPC != "tools/call" {
@@ -289,7 +296,9 @@ func TestResumeGivesUp(t *testing.T) {
 }
 
 // A server that refuses to resume (405) fails the request at once.
-func TestResumeRefused(t *testing.T) {
+func TestResumeRefused(t *testing.T) { synctest.Test(t, testResumeRefused) }
+
+func testResumeRefused(t *testing.T) {
 	f := &fake{}
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.RPC != "tools/call" {
@@ -313,7 +322,9 @@ func TestResumeRefused(t *testing.T) {
 // The server forgets the session in the middle of a run: the next request
 // gets 404, the session re-initializes (without the old id) and the
 // request is retried once, and the person is told.
-func TestSessionExpiredMidRun(t *testing.T) {
+func TestSessionExpiredMidRun(t *testing.T) { synctest.Test(t, testSessionExpiredMidRun) }
+
+func testSessionExpiredMidRun(t *testing.T) {
 	f := &fake{}
 	var expired atomic.Bool
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -355,7 +366,9 @@ func TestSessionExpiredMidRun(t *testing.T) {
 
 // A session that expires again right after re-initializing is not retried
 // forever: the error comes back.
-func TestSessionExpiredTwice(t *testing.T) {
+func TestSessionExpiredTwice(t *testing.T) { synctest.Test(t, testSessionExpiredTwice) }
+
+func testSessionExpiredTwice(t *testing.T) {
 	f := &fake{}
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.RPC == "tools/list" && s.Header.Get("Mcp-Session-Id") != "" {
@@ -375,7 +388,9 @@ func TestSessionExpiredTwice(t *testing.T) {
 	}
 }
 
-func TestServerError(t *testing.T) {
+func TestServerError(t *testing.T) { synctest.Test(t, testServerError) }
+
+func testServerError(t *testing.T) {
 	f := &fake{}
 	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.RPC != "tools/list" {
@@ -399,14 +414,13 @@ func TestServerError(t *testing.T) {
 // 401 and 403 carry the challenge and never cause a fallback to HTTP+SSE.
 func TestUnauthorized(t *testing.T) {
 	for _, status := range []int{401, 403} {
-		t.Run(fmt.Sprint(status), func(t *testing.T) {
+		t.Run(fmt.Sprint(status), bubble(func(t *testing.T) {
 			l := newLog()
-			ts := httptest.NewServer(l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u := serveMem(t, l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://example.test/.well-known/oauth-protected-resource"`)
 				http.Error(w, "no", status)
 			})))
-			t.Cleanup(ts.Close)
-			_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp"}, nil)
+			_, _, err := dial(t, transport.HTTPOptions{URL: u + "/mcp"}, nil)
 			var ue *transport.UnauthorizedError
 			if !errors.As(err, &ue) || !errors.Is(err, transport.ErrUnauthorized) {
 				t.Fatalf("err = %v", err)
@@ -417,7 +431,7 @@ func TestUnauthorized(t *testing.T) {
 			if n := l.count("GET", "*"); n != 0 {
 				t.Errorf("fell back to GET after %d", status)
 			}
-		})
+		}))
 	}
 }
 
@@ -446,11 +460,13 @@ func (a *renewingAuth) Unauthorized(_ context.Context, e *transport.Unauthorized
 
 // The Authorizer hook (where OAuth will plug in) can renew credentials
 // after a 401; the request is sent once more.
-func TestAuthorizerRetry(t *testing.T) {
+func TestAuthorizerRetry(t *testing.T) { synctest.Test(t, testAuthorizerRetry) }
+
+func testAuthorizerRetry(t *testing.T) {
 	f := &fake{log: newLog()}
 	inner := f
 	l := newLog()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u := serveMem(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer fresh" {
 			l.record(r)
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
@@ -459,9 +475,8 @@ func TestAuthorizerRetry(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
 	auth := &renewingAuth{token: "stale"}
-	sess, _ := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Authorizer: auth}, nil)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u + "/mcp", Authorizer: auth}, nil)
 	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -475,13 +490,14 @@ func TestAuthorizerRetry(t *testing.T) {
 
 // In auto mode, only the statuses the offered revision names lead to the
 // HTTP+SSE fallback.
-func TestNoFallbackOnOtherStatus(t *testing.T) {
+func TestNoFallbackOnOtherStatus(t *testing.T) { synctest.Test(t, testNoFallbackOnOtherStatus) }
+
+func testNoFallbackOnOtherStatus(t *testing.T) {
 	l := newLog()
-	ts := httptest.NewServer(l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u := serveMem(t, l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unsupported media", http.StatusUnsupportedMediaType)
 	})))
-	t.Cleanup(ts.Close)
-	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL, ProtocolVersion: "2025-11-25"}, nil)
+	_, _, err := dial(t, transport.HTTPOptions{URL: u, ProtocolVersion: "2025-11-25"}, nil)
 	var he *transport.HTTPError
 	if !errors.As(err, &he) || he.Status != 415 {
 		t.Fatalf("err = %v", err)
@@ -491,11 +507,10 @@ func TestNoFallbackOnOtherStatus(t *testing.T) {
 	}
 	// Offering an older revision, any 4xx means "try HTTP+SSE".
 	l2 := newLog()
-	ts2 := httptest.NewServer(l2.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u2 := serveMem(t, l2.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unsupported media", http.StatusUnsupportedMediaType)
 	})))
-	t.Cleanup(ts2.Close)
-	_, _, err = dial(t, transport.HTTPOptions{URL: ts2.URL, ProtocolVersion: "2025-03-26"}, nil)
+	_, _, err = dial(t, transport.HTTPOptions{URL: u2, ProtocolVersion: "2025-03-26"}, nil)
 	if err == nil || l2.count("GET", "*") != 1 {
 		t.Errorf("err = %v; GETs %d, want the fallback attempt", err, l2.count("GET", "*"))
 	}
@@ -543,11 +558,13 @@ func (s *legacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func TestLegacyEndpointOnOtherOrigin(t *testing.T) {
+func TestLegacyEndpointOnOtherOrigin(t *testing.T) { synctest.Test(t, testLegacyEndpointOnOtherOrigin) }
+
+func testLegacyEndpointOnOtherOrigin(t *testing.T) {
 	s := &legacyServer{endpoint: "http://evil.example/msg", out: make(chan string, 8), end: make(chan struct{})}
-	ts := httptest.NewServer(s)
-	t.Cleanup(func() { close(s.end); ts.Close() })
-	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/sse", Mode: transport.ModeSSE}, nil)
+	u := serveMem(t, s)
+	t.Cleanup(func() { close(s.end) })
+	_, _, err := dial(t, transport.HTTPOptions{URL: u + "/sse", Mode: transport.ModeSSE}, nil)
 	if err == nil || !strings.Contains(err.Error(), "different origin") {
 		t.Fatalf("err = %v", err)
 	}
@@ -555,12 +572,13 @@ func TestLegacyEndpointOnOtherOrigin(t *testing.T) {
 
 // The 2024-11-05 session lives on one stream: when it ends, so does the
 // connection, with a clear error.
-func TestLegacyStreamEnds(t *testing.T) {
+func TestLegacyStreamEnds(t *testing.T) { synctest.Test(t, testLegacyStreamEnds) }
+
+func testLegacyStreamEnds(t *testing.T) {
 	s := &legacyServer{endpoint: "/msg?session=1", out: make(chan string, 8), end: make(chan struct{})}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	sess, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/sse"}, nil)
-	if !strings.Contains(conn.Describe(), ts.URL+"/msg?session=1") {
+	u := serveMem(t, s)
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: u + "/sse"}, nil)
+	if !strings.Contains(conn.Describe(), u+"/msg?session=1") {
 		t.Errorf("Describe = %q", conn.Describe())
 	}
 	close(s.end)
@@ -579,7 +597,7 @@ func TestLegacyStreamEnds(t *testing.T) {
 // the server is told with notifications/cancelled.
 func TestSlowServerTimeout(t *testing.T) {
 	for _, sse := range []bool{false, true} {
-		t.Run(map[bool]string{false: "json", true: "sse"}[sse], func(t *testing.T) {
+		t.Run(map[bool]string{false: "json", true: "sse"}[sse], bubble(func(t *testing.T) {
 			release := make(chan struct{})
 			f := &fake{}
 			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -604,7 +622,7 @@ func TestSlowServerTimeout(t *testing.T) {
 				t.Fatalf("err = %v, want a timeout after 200ms", err)
 			}
 			f.log.waitFor(t, "notifications/cancelled", func() bool { return f.log.count("POST", "notifications/cancelled") == 1 })
-		})
+		}))
 	}
 }
 
@@ -612,7 +630,7 @@ func TestSlowServerTimeout(t *testing.T) {
 // revisions that define it (2025-06-18 on), and not for 2025-03-26.
 func TestProtocolVersionHeader(t *testing.T) {
 	for version, want := range map[string]string{"2025-03-26": "", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25"} {
-		t.Run(version, func(t *testing.T) {
+		t.Run(version, bubble(func(t *testing.T) {
 			f := &fake{version: version}
 			u := startFake(t, f)
 			sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
@@ -631,13 +649,15 @@ func TestProtocolVersionHeader(t *testing.T) {
 			if n := f.log.count("DELETE", "*"); n != 1 {
 				t.Errorf("DELETE sent %d times", n)
 			}
-		})
+		}))
 	}
 }
 
 // The GET stream is reopened (with Last-Event-ID) when the server closes
 // it, and what arrives on the new one is delivered.
-func TestGETStreamReconnects(t *testing.T) {
+func TestGETStreamReconnects(t *testing.T) { synctest.Test(t, testGETStreamReconnects) }
+
+func testGETStreamReconnects(t *testing.T) {
 	var gets atomic.Int32
 	f := &fake{}
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -660,7 +680,12 @@ func TestGETStreamReconnects(t *testing.T) {
 	}
 	gs := f.log.find("GET", "*")
 	if len(gs) < 2 || gs[0].LastEvent != "" || gs[1].LastEvent != "g1" {
-		t.Errorf("GETs: %+v", gs)
+		t.Fatalf("GETs: %+v", gs)
+	}
+	// The first stream ended as soon as it opened; on synctest's clock the
+	// reconnection comes exactly the server's retry later.
+	if wait := gs[1].Time.Sub(gs[0].Time); wait != 30*time.Millisecond {
+		t.Errorf("reopened the GET stream after %s, want retry: 30ms", wait)
 	}
 }
 
@@ -679,7 +704,9 @@ func TestConnectionRefused(t *testing.T) {
 
 // Headers, credentials and cookies reach the server; what the observer
 // shows (--wire) has the secrets redacted.
-func TestHeadersAndRedaction(t *testing.T) {
+func TestHeadersAndRedaction(t *testing.T) { synctest.Test(t, testHeadersAndRedaction) }
+
+func testHeadersAndRedaction(t *testing.T) {
 	f := &fake{}
 	u := startFake(t, f)
 	rec := newRecorder()
@@ -709,7 +736,9 @@ func TestHeadersAndRedaction(t *testing.T) {
 
 // Close is idempotent, unblocks Read, ends in-flight requests and streams,
 // and leaves no goroutine behind.
-func TestCloseUnblocks(t *testing.T) {
+func TestCloseUnblocks(t *testing.T) { synctest.Test(t, testCloseUnblocks) }
+
+func testCloseUnblocks(t *testing.T) {
 	f := &fake{}
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		startSSE(w)

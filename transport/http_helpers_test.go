@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -105,6 +106,11 @@ func dial(t *testing.T, opts transport.HTTPOptions, rec *recorder) (*inspector.S
 		rec = newRecorder()
 	}
 	opts.Observer = rec.observe
+	if opts.Client == nil {
+		if c := memClient(t, opts.URL); c != nil {
+			opts.Client = c
+		}
+	}
 	if opts.ReconnectDelay == 0 {
 		opts.ReconnectDelay = 20 * time.Millisecond
 	}
@@ -233,18 +239,11 @@ func (l *reqLog) find(method, rpc string) []seen {
 	return out
 }
 
-// waitFor waits (bounded) until cond holds, re-checking whenever the log
-// records a request.
+// waitFor waits (bounded) until cond holds.
 func (l *reqLog) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for !cond() {
-		select {
-		case <-l.hit:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s; requests: %s", what, l.summary())
-		}
+	if !testwait.Poll(testwait.Bound, cond) {
+		t.Fatalf("timed out waiting for %s; requests: %s", what, l.summary())
 	}
 }
 
@@ -260,22 +259,19 @@ func (l *reqLog) summary() string {
 // running after the connection closed.
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	var leaked []string
+	gone := testwait.Poll(2*time.Second, func() bool {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
+		leaked = leaked[:0]
 		for _, g := range strings.Split(string(buf), "\n\n") {
 			if strings.Contains(g, "mcpx/transport.(*") && !strings.Contains(g, "_test.go") {
 				leaked = append(leaked, g)
 			}
 		}
-		if len(leaked) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("transport goroutines still running after Close:\n%s", strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(leaked) == 0
+	})
+	if !gone {
+		t.Fatalf("transport goroutines still running after Close:\n%s", strings.Join(leaked, "\n\n"))
 	}
 }

@@ -253,6 +253,7 @@ func TestSessionExpiryAgainstSDK(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testservers.NewServer() }, nil)
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // the refused handshakes are expected

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // endless is a reader that never ends: x forever. It counts what it gave.
@@ -140,6 +142,7 @@ func TestReadBody(t *testing.T) {
 // A server whose stdout line never ends: Read fails with the limit named,
 // having buffered no more than that, and Close still ends the server.
 func TestStdioEndlessLine(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "endless")
 	opts.MaxMessageSize = 1 << 20
 	c := startHelper(t, opts)
@@ -170,12 +173,8 @@ func TestLineReaderBoundsReadAhead(t *testing.T) {
 	// Without further reads, the reader stops once a limit's worth is
 	// queued: it reads the source only after waiting for room, so what
 	// it read by then is all it reads.
-	deadline := time.Now().Add(5 * time.Second)
-	for l.ahead.queued.Load() < limit {
-		if time.Now().After(deadline) {
-			t.Fatalf("the reader queued %d bytes", l.ahead.queued.Load())
-		}
-		time.Sleep(time.Millisecond)
+	if !testwait.Poll(testwait.Bound, func() bool { return l.ahead.queued.Load() >= limit }) {
+		t.Fatalf("the reader queued %d bytes", l.ahead.queued.Load())
 	}
 	if n := src.lines(); n > 4 {
 		t.Fatalf("the reader read %d lines of %d bytes ahead, with a limit of %d", n, len(line), limit)

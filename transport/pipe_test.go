@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -169,4 +170,70 @@ func TestTap(t *testing.T) {
 	if _, err := b.Read(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("Close not forwarded: Read on the other end = %v", err)
 	}
+}
+
+// answeringConn is a Conn that answers a frame before Write returns, as an
+// HTTP connection does when the response comes in the POST's own body: the
+// answer is readable at once, and Write returns only after it was read.
+type answeringConn struct {
+	answers chan Frame
+	read    chan struct{} // closed by the test once the answer was read
+}
+
+func (c *answeringConn) Write(ctx context.Context, f Frame) error {
+	select {
+	case c.answers <- Frame{Data: []byte("answer to " + string(f.Data))}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.read:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *answeringConn) Read(ctx context.Context) (Frame, error) {
+	select {
+	case f := <-c.answers:
+		return f, nil
+	case <-ctx.Done():
+		return Frame{}, ctx.Err()
+	}
+}
+
+func (c *answeringConn) Close() error { return nil }
+
+// Tap reports an outgoing frame before it is written: an observer (--wire,
+// a trace) must see a request before its response even when the response
+// is read before Write returns.
+func TestTapReportsBeforeWriting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conn := &answeringConn{answers: make(chan Frame), read: make(chan struct{})}
+		var mu sync.Mutex
+		var got []string
+		tapped := Tap(conn, func(_ time.Time, dir Direction, f Frame) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, string(dir)+" "+string(f.Data))
+		})
+		ctx := t.Context()
+		go func() {
+			if _, err := tapped.Read(ctx); err != nil {
+				t.Errorf("Read: %v", err)
+			}
+			close(conn.read)
+		}()
+		if err := tapped.Write(ctx, Frame{Data: []byte("request")}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{"send request", "recv answer to request"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("observed frames (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -72,6 +72,7 @@ func TestUnauthorizedErrorShortensChallenge(t *testing.T) {
 // Errors and events quote URLs with their secrets redacted; the fields of
 // the error types keep the URL as it was, for programs.
 func TestErrorsRedactURLs(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{
 		&transport.HTTPError{Method: "POST", URL: "http://user:pw@h/mcp?token=SECRET&x=1", Status: 500, Body: "see http://h/?key=SECRET"},
 		&transport.UnauthorizedError{Method: "POST", URL: "http://user:pw@h/mcp?token=SECRET&x=1", Status: 401, Challenge: `Bearer resource_metadata="http://h/prm?sig=SECRET"`},

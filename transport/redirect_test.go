@@ -73,6 +73,7 @@ func noSecrets(t *testing.T, got []seen) {
 // the -H headers, no session id; only what describes the client. -v says
 // so, naming what it dropped.
 func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
+	t.Parallel()
 	other := newLog()
 	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no stream here", http.StatusMethodNotAllowed)
@@ -132,6 +133,7 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 // and 308 keep it: here the initialize message) is refused: the other
 // origin gets nothing, and the error names both URLs.
 func TestRedirectWithBodyRefused(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
 		other := newLog()
 		otherSrv := httptest.NewServer(other.wrap(http.NotFoundHandler()))
@@ -162,6 +164,7 @@ func TestRedirectWithBodyRefused(t *testing.T) {
 // the policy applies to a client the caller supplied (without a
 // CheckRedirect of its own) too.
 func TestRedirectHTTPSToHTTPRefused(t *testing.T) {
+	t.Parallel()
 	plain := newLog()
 	plainSrv := httptest.NewServer(plain.wrap(http.NotFoundHandler()))
 	t.Cleanup(plainSrv.Close)
@@ -185,6 +188,7 @@ func TestRedirectHTTPSToHTTPRefused(t *testing.T) {
 // endpoint gets the bearer token and the -H headers, and the session
 // works; -v says it followed.
 func TestRedirectSameOriginKeepsCredentials(t *testing.T) {
+	t.Parallel()
 	var refused atomic.Int32
 	ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if r.URL.Path == "/mcp" {
@@ -215,6 +219,7 @@ func TestRedirectSameOriginKeepsCredentials(t *testing.T) {
 
 // Redirects are capped: a loop ends after MaxRedirects with a clear error.
 func TestRedirectLoopCapped(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -238,6 +243,7 @@ func TestRedirectLoopCapped(t *testing.T) {
 // back, not even on a hop that returns to the first origin; the client
 // NewHTTPClient makes (the one OAuth requests use) has the policy.
 func TestRedirectChainStaysStripped(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var back http.Header
 	var origin string
@@ -281,6 +287,7 @@ func TestRedirectChainStaysStripped(t *testing.T) {
 // credentials, is not the Authorizer's business: new credentials would not
 // go there either. The error names the origin that refused.
 func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
+	t.Parallel()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		http.Error(w, "who are you", http.StatusUnauthorized)

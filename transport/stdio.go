@@ -341,8 +341,11 @@ func (c *StdioConn) Close() error {
 			c.closeErr = fmt.Errorf("server process %d did not exit after it was killed", c.cmd.Process.Pid)
 		}
 		c.stdout.Close()
-		c.stderr.Close()
+		// The reader takes what the server wrote on stderr before it
+		// exited, to its end, before the pipe is closed under it (bounded:
+		// a process that escaped the tree may hold the pipe open).
 		waitTimeout(&c.stderrWG, time.Second)
+		c.stderr.Close()
 	})
 	return c.closeErr
 }

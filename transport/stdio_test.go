@@ -28,6 +28,7 @@ func scriptOptions(t *testing.T, stdout, stderr, exit string) StdioOptions {
 }
 
 func TestStdioFraming(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		stdout string
@@ -63,6 +64,7 @@ func TestStdioFraming(t *testing.T) {
 }
 
 func TestStdioStderrAndExit(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 13 {
 		lines = append(lines, fmt.Sprintf("stderr line %d", i))
@@ -120,6 +122,66 @@ func TestStdioStderrAndExit(t *testing.T) {
 	}
 }
 
+// What a server wrote on stderr just before it exited is reported whole,
+// even when Close comes while the reader is still behind: Close lets the
+// reader take the pipe to its end before closing it. (It used to close
+// the pipe at once, losing the server's last words, such as a proxy's
+// "the trace is incomplete", whenever the reader was slow.)
+func TestStdioCloseKeepsTheLastStderrLines(t *testing.T) {
+	t.Parallel()
+	// More than the reader's buffer (16 KiB), less than a pipe holds
+	// (64 KiB): the helper writes it all and exits at once.
+	var lines []string
+	for i := range 1200 {
+		lines = append(lines, fmt.Sprintf("last words, line %04d", i))
+	}
+	opts := scriptOptions(t, "", strings.Join(lines, "\n")+"\n", "0")
+	var c *StdioConn
+	started := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	opts.Observer = func(ev Event) {
+		if ev.Kind != EventStderr {
+			return
+		}
+		mu.Lock()
+		got = append(got, ev.Text)
+		first := len(got) == 1
+		mu.Unlock()
+		if first {
+			// A slow reader: the rest is still in the pipe when Close
+			// begins.
+			<-started
+			<-c.closing
+		}
+	}
+	c = startHelper(t, opts)
+	close(started)
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the helper did not exit")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != len(lines) {
+		t.Fatalf("%d stderr lines reported, want %d", len(got), len(lines))
+	}
+	if diff := cmp.Diff(lines, got); diff != "" {
+		t.Errorf("stderr lines (-want +got):\n%s", diff)
+	}
+}
+
 // pattern returns n bytes without a newline that vary enough to catch
 // reordering or truncation.
 func pattern(n int) []byte {
@@ -140,6 +202,7 @@ func firstDifference(a, b []byte) int {
 }
 
 func TestStdioLargeLineBothWays(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("50 MiB round trip")
 	}
@@ -163,6 +226,7 @@ func TestStdioLargeLineBothWays(t *testing.T) {
 }
 
 func TestStdioManyFramesKeepOrder(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo"))
 	const n = 500
 	errc := make(chan error, 1)
@@ -188,6 +252,7 @@ func TestStdioManyFramesKeepOrder(t *testing.T) {
 }
 
 func TestStdioWriteRejectsNewline(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo"))
 	ctx := context.Background()
 	for _, data := range []string{"a\nb", "trailing\n", "\n"} {
@@ -205,6 +270,7 @@ func TestStdioWriteRejectsNewline(t *testing.T) {
 }
 
 func TestStdioWriteHonoursContext(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "noread"))
 	readFrame(t, c) // ready
 	// Far more than a pipe holds: the write blocks until ctx ends.
@@ -238,6 +304,7 @@ func TestStdioWriteHonoursContext(t *testing.T) {
 // not glue that fragment to the next frame: the next write ends the broken
 // line first, so the server sees one bad line and then intact frames.
 func TestStdioPartialWriteDoesNotCorruptNextFrame(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo-after-usr1"))
 	readFrame(t, c) // ready
 	big := pattern(8 << 20)
@@ -264,6 +331,7 @@ func TestStdioPartialWriteDoesNotCorruptNextFrame(t *testing.T) {
 // A write whose context ends around the time the write completes must not
 // leave a deadline behind that fails the next write.
 func TestStdioWriteAfterCancelledWrite(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo"))
 	for i := range 2000 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -286,6 +354,7 @@ func TestStdioWriteAfterCancelledWrite(t *testing.T) {
 }
 
 func TestStdioConcurrentWritesDoNotInterleave(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo"))
 	const writers, each = 4, 20
 	frames := map[string]bool{}
@@ -324,6 +393,7 @@ func TestStdioConcurrentWritesDoNotInterleave(t *testing.T) {
 }
 
 func TestStdioEnvAndDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := helperOptions(t, "env", "MCPX_HELPER_VALUE=from-env")
 	opts.Dir = dir
@@ -345,6 +415,7 @@ func TestStdioEnvAndDir(t *testing.T) {
 }
 
 func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +444,7 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 }
 
 func TestStdioCloseUnblocksReadAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "noread")
 	opts.CloseGrace = 10 * time.Millisecond
 	c := startHelper(t, opts)
@@ -418,6 +490,7 @@ func TestStdioCloseUnblocksReadAndIsIdempotent(t *testing.T) {
 }
 
 func TestStdioCloseUnblocksWrite(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "noread")
 	opts.CloseGrace = 10 * time.Millisecond
 	c := startHelper(t, opts)
@@ -438,6 +511,7 @@ func TestStdioCloseUnblocksWrite(t *testing.T) {
 }
 
 func TestStdioReadHonoursContext(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "noread"))
 	readFrame(t, c) // ready
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -448,6 +522,7 @@ func TestStdioReadHonoursContext(t *testing.T) {
 }
 
 func TestStdioShutdownEscalation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode       string
 		closeGrace time.Duration
@@ -491,6 +566,7 @@ func TestStdioShutdownEscalation(t *testing.T) {
 }
 
 func TestStdioCloseKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"spawn"} {
 		t.Run(mode, func(t *testing.T) {
 			opts := helperOptions(t, mode)
@@ -519,6 +595,7 @@ func TestStdioCloseKillsProcessGroup(t *testing.T) {
 // The server's own exit (not Close) is reported with its status even when
 // nothing was read yet.
 func TestStdioServerExitWhileReading(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "echo"))
 	errc := make(chan error, 1)
 	go func() {
@@ -545,6 +622,7 @@ func TestStdioServerExitWhileReading(t *testing.T) {
 // A server that exits while a process it left behind holds its stdout is
 // still reported as exited, instead of leaving Read blocked until a timeout.
 func TestStdioServerExitWithStdoutHeldOpen(t *testing.T) {
+	t.Parallel()
 	c := startHelper(t, helperOptions(t, "orphan-stdout"))
 	f := readFrame(t, c)
 	gpid, err := strconv.Atoi(string(f.Data))

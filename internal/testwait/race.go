@@ -1,0 +1,5 @@
+//go:build race
+
+package testwait
+
+func init() { raceEnabled = true }

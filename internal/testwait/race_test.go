@@ -1,0 +1,5 @@
+//go:build race
+
+package testwait_test
+
+func init() { raceEnabled = true }
