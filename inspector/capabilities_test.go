@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,17 +17,16 @@ import (
 )
 
 func TestCapabilities(t *testing.T) {
-	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
 	mk := func(version string, roots, sampling bool, elicit string, tasks bool) *ClientFeatures {
 		f := &ClientFeatures{Version: version}
 		if roots {
 			f.Roots = NewRoots([]Root{{URI: "file:///tmp", Name: "tmp"}})
 		}
 		if sampling {
-			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
+			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
 		}
 		if elicit != "" {
-			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, prompter)
+			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, nil)
 		}
 		if tasks {
 			f.Tasks = NewTaskStore()
@@ -74,10 +72,9 @@ func TestCapabilities(t *testing.T) {
 // The 2026-07-28 capabilities: no roots.listChanged (its notification is
 // gone), no core tasks capability but the tasks extension.
 func TestModernCapabilities(t *testing.T) {
-	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
 	f := &ClientFeatures{Roots: NewRoots([]Root{{URI: "file:///tmp"}}), Tasks: NewTaskStore()}
-	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
-	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, prompter)
+	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
+	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, nil)
 	want := `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{"applyDefaults":true},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	if got := string(f.ModernCapabilities()); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

@@ -31,7 +31,7 @@ func FuzzElicitField(f *testing.F) {
 			t.Fatalf("ParseForm of one property: %d fields", len(form.Fields))
 		}
 		fld := form.Fields[0]
-		v, err := fld.Parse(answer)
+		v, err := parseAnswer(fld, answer)
 		if err != nil {
 			return
 		}

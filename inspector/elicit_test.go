@@ -27,7 +27,7 @@ func elicitor(t *testing.T, policy, input string) (*Elicitor, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	e, err := NewElicitor(p, NewPrompter(strings.NewReader(input), &out, true))
+	e, err := NewElicitor(p, NewTerminalPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPromptFormReview(t *testing.T) {
 
 func TestPromptCancelledContext(t *testing.T) {
 	pr, _ := ioPipe()
-	e, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, NewPrompter(pr, &bytes.Buffer{}, true))
+	e, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, NewTerminalPerson(NewPrompter(pr, &bytes.Buffer{}, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestURLMode(t *testing.T) {
 
 	var opened []string
 	e, out := elicitor(t, "prompt", "y\n")
-	e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+	e.Person.(*TerminalPerson).OpenURL = func(u string) error { opened = append(opened, u); return nil }
 	raw, err := e.Handle(testCtx(t), "elicitation/create", params)
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestURLMode(t *testing.T) {
 	for input, want := range map[string]string{"n\n": "decline", "c\n": "cancel", "": "cancel"} {
 		opened = nil
 		e, _ := elicitor(t, "prompt", input)
-		e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+		e.Person.(*TerminalPerson).OpenURL = func(u string) error { opened = append(opened, u); return nil }
 		raw, err := e.Handle(testCtx(t), "elicitation/create", params)
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +304,7 @@ func TestURLMode(t *testing.T) {
 
 	// Policies never open the browser.
 	e, _ = elicitor(t, "accept-defaults", "")
-	e.OpenURL = func(u string) error { t.Error("a policy opened the browser"); return nil }
+	e.Person.(*TerminalPerson).OpenURL = func(u string) error { t.Error("a policy opened the browser"); return nil }
 	var notes []string
 	e.Note = func(s string) { notes = append(notes, s) }
 	raw, _ = e.Handle(testCtx(t), "elicitation/create", params)
@@ -314,7 +314,7 @@ func TestURLMode(t *testing.T) {
 
 	// Only http(s) is ever opened.
 	e, out = elicitor(t, "prompt", "y\n")
-	e.OpenURL = func(u string) error { t.Error("opened a non-web URL"); return nil }
+	e.Person.(*TerminalPerson).OpenURL = func(u string) error { t.Error("opened a non-web URL"); return nil }
 	raw, _ = e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"url","elicitationId":"e-2","url":"file:///etc/passwd","message":"m"}`))
 	if a, _ := decodeAnswer(t, raw); a != "decline" {
 		t.Errorf("file URL: %s\n%s", raw, out)
@@ -353,8 +353,8 @@ func TestParseElicitPolicy(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)); err == nil {
-		t.Error("prompt without a terminal must be refused")
+	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, nil); err == nil {
+		t.Error("prompt without a person must be refused")
 	}
 }
 
@@ -370,7 +370,7 @@ func TestURLElicitationRequired(t *testing.T) {
 
 	var opened []string
 	e, out := elicitor(t, "prompt", "y\ny\n") // consent, then retry
-	e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+	e.Person.(*TerminalPerson).OpenURL = func(u string) error { opened = append(opened, u); return nil }
 	if !e.Required(testCtx(t), err) {
 		t.Errorf("want a retry\n%s", out)
 	}
@@ -405,7 +405,7 @@ func TestURLModeModern(t *testing.T) {
 	e, out := elicitor(t, "prompt", "y\n\n")
 	(&ClientFeatures{Elicitor: e}).ModernCapabilities()
 	var opened []string
-	e.OpenURL = func(u string) error { opened = append(opened, u); return nil }
+	e.Person.(*TerminalPerson).OpenURL = func(u string) error { opened = append(opened, u); return nil }
 	raw, err := e.Handle(testCtx(t), "elicitation/create", params)
 	if err != nil {
 		t.Fatal(err)

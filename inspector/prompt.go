@@ -34,19 +34,10 @@ type Prompter struct {
 	src         LineSource
 }
 
-// ErrDismissed is returned by a LineSource when the person dismissed the
-// question (Ctrl-C in the REPL). It matches io.EOF, so every conversation
-// ends as at the end of input: an elicitation is cancelled.
-var ErrDismissed error = dismissed{}
-
-type dismissed struct{}
-
-func (dismissed) Error() string        { return "dismissed" }
-func (dismissed) Is(target error) bool { return target == io.EOF }
-
 // LineSource reads answers for a Prompter that shares the terminal with a
 // line editor (the REPL), so that one reader owns the terminal: it shows
-// the prompt itself and returns the line typed.
+// the prompt itself and returns the line typed, or ErrDismissed when the
+// person dismissed the question.
 type LineSource interface {
 	ReadLine(ctx context.Context, prompt string) (string, error)
 	// Hold gives the terminal to one conversation until release is

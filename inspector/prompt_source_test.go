@@ -56,7 +56,7 @@ func TestPrompterLineSource(t *testing.T) {
 	src := &fakeLines{answers: []string{"", "Ada", "", "", "", "s"}, err: io.EOF}
 	p.UseLineSource(src)
 	pol, _ := ParseElicitPolicy("prompt")
-	e, err := NewElicitor(pol, p)
+	e, err := NewElicitor(pol, NewTerminalPerson(p, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

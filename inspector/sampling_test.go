@@ -17,7 +17,7 @@ func sampler(t *testing.T, policy, input string) (*Sampler, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	s, err := NewSampler(p, NewPrompter(strings.NewReader(input), &out, true))
+	s, err := NewSampler(p, NewTerminalPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +111,8 @@ func TestSamplingPrompt(t *testing.T) {
 	if _, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams)); err == nil {
 		t.Error("an empty reply must decline")
 	}
-	if _, err := NewSampler(SamplingPolicy{Mode: PolicyPrompt}, NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)); err == nil {
-		t.Error("prompt without a terminal must be refused")
+	if _, err := NewSampler(SamplingPolicy{Mode: PolicyPrompt}, nil); err == nil {
+		t.Error("prompt without a person must be refused")
 	}
 }
 

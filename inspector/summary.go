@@ -24,7 +24,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		}
 		parts := []string{plural(len(req.Messages), "message")}
 		if n := len(req.Messages); n > 0 {
-			blocks := contentBlocks(req.Messages[n-1].Content)
+			blocks := ContentBlocks(req.Messages[n-1].Content)
 			if len(blocks) > 0 {
 				parts = append(parts, "last: "+quoteShort(describeBlock(blocks[0]), 60))
 			}
@@ -108,7 +108,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 		}
 		if r.Model != "" || r.Role != "" {
 			var parts []string
-			for _, b := range contentBlocks(r.Content) {
+			for _, b := range ContentBlocks(r.Content) {
 				parts = append(parts, quoteShort(describeBlock(b), 60))
 			}
 			s := EscapeLine(r.Role) + " " + strings.Join(parts, " ")
