@@ -218,7 +218,7 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 	case PolicyAcceptDefaults, PolicyFile:
 		// A policy cannot open a browser on the person's behalf (consent
 		// must be explicit); it accepts and shows the URL to open by hand.
-		e.note(fmt.Sprintf("--on-elicit %s accepted a URL elicitation without opening it: %s", e.Policy, EscapeLine(req.URL)))
+		e.note(fmt.Sprintf("--on-elicit %s accepted a URL elicitation without opening it: %s", e.Policy, req.URL))
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
 	case PolicyPrompt:
@@ -257,7 +257,7 @@ func URLWarnings(u *url.URL) []string {
 	host := u.Hostname()
 	for _, label := range strings.Split(host, ".") {
 		if strings.HasPrefix(strings.ToLower(label), "xn--") {
-			w = append(w, "the host contains Punycode ("+EscapeLine(label)+"): it may imitate another name")
+			w = append(w, "the host contains Punycode ("+label+"): it may imitate another name")
 			break
 		}
 	}
@@ -268,7 +268,7 @@ func URLWarnings(u *url.URL) []string {
 		}
 	}
 	if u.User != nil {
-		w = append(w, "the URL contains a user name before the host; the real host is "+EscapeLine(host))
+		w = append(w, "the URL contains a user name before the host; the real host is "+host)
 	}
 	if u.Scheme == "http" {
 		w = append(w, "the URL is not HTTPS")

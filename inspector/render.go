@@ -13,6 +13,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -114,7 +115,7 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 	} else {
 		tw = tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 		for _, k := range caps.Keys() {
-			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(capabilityDetails(caps.Get(k), ""), ", ")))
+			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(CapabilityNames(caps.Get(k)), ", ")))
 		}
 		tw.Flush()
 	}
@@ -173,36 +174,6 @@ func CacheHint(raw json.RawMessage) string {
 		return "cache hint: " + h
 	}
 	return ""
-}
-
-// capabilityDetails flattens a capability object into dotted names of its
-// set flags ("listChanged", "requests.tools.call").
-func capabilityDetails(raw json.RawMessage, prefix string) []string {
-	obj, err := ParseObject(raw)
-	if err != nil {
-		if s := strings.TrimSpace(string(raw)); s != "" && s != "true" && s != "{}" {
-			return []string{strings.TrimSuffix(prefix, ".") + "=" + s}
-		}
-		if prefix != "" {
-			return []string{strings.TrimSuffix(prefix, ".")}
-		}
-		return nil
-	}
-	if len(obj.Keys()) == 0 {
-		if prefix != "" {
-			return []string{strings.TrimSuffix(prefix, ".")}
-		}
-		return nil
-	}
-	var out []string
-	for _, k := range obj.Keys() {
-		v := obj.Get(k)
-		if string(v) == "false" || string(v) == "null" {
-			continue
-		}
-		out = append(out, capabilityDetails(v, prefix+k+".")...)
-	}
-	return out
 }
 
 func (p *Printer) indented(text, indent string) {
@@ -269,46 +240,20 @@ func orString(a, b string) string {
 }
 
 // SchemaSignature summarises an object schema's properties as
-// "a:number* b:string", required ones starred.
+// "a:number* b:string", required ones starred, in the schema's order.
 func SchemaSignature(schema json.RawMessage) string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
-		return ""
-	}
-	req := map[string]bool{}
-	for _, r := range s.Required {
-		req[r] = true
-	}
-	// Properties order is not kept by the map; use the raw order instead.
-	names := propertyOrder(schema)
 	var parts []string
-	for _, n := range names {
-		t := strings.Join(schemaTypes(s.Properties[n]), "|")
-		part := EscapeLine(n)
-		if t != "" {
-			part += ":" + t
+	for _, a := range SchemaArgs(schema) {
+		part := EscapeLine(a.Name)
+		if a.Type != "" {
+			part += ":" + a.Type
 		}
-		if req[n] {
+		if a.Required {
 			part += "*"
 		}
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, " ")
-}
-
-func propertyOrder(schema json.RawMessage) []string {
-	obj, err := ParseObject(schema)
-	if err != nil {
-		return nil
-	}
-	props, err := ParseObject(obj.Get("properties"))
-	if err != nil {
-		return nil
-	}
-	return props.Keys()
 }
 
 // Resources lists resources: name, URI, MIME type.
@@ -366,17 +311,17 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 // Content is read in place and texts are written as they are decoded, so
 // a large result is never copied.
 func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
-	var f fields
+	var f rawjson.Fields
 	var content [][]byte
 	var structured []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
 		switch name {
 		case "content":
-			content = f.array(v)
+			content = f.Array(v)
 		case "structuredContent":
 			structured = v
 		case "isError":
-			isError = f.boolean(v)
+			isError = f.Bool(v)
 		}
 	}) {
 		p.JSON(raw)
@@ -400,29 +345,29 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 
 // Content renders one content block (spec: server/tools, "Tool Result").
 func (p *Printer) Content(raw json.RawMessage) {
-	var f fields
+	var f rawjson.Fields
 	var typ, mimeType, uri, name, title, description string
 	var text, data, resource []byte
 	var size []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "resource"},
+	if !json.Valid(raw) || !f.Object(raw, []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "resource"},
 		func(n string, v []byte) {
 			switch n {
 			case "type":
-				typ = f.str(v)
+				typ = f.Str(v)
 			case "text":
-				text = f.optStr(v)
+				text = f.OptStr(v)
 			case "data":
-				data = f.optStr(v)
+				data = f.OptStr(v)
 			case "mimeType":
-				mimeType = f.str(v)
+				mimeType = f.Str(v)
 			case "uri":
-				uri = f.str(v)
+				uri = f.Str(v)
 			case "name":
-				name = f.str(v)
+				name = f.Str(v)
 			case "title":
-				title = f.str(v)
+				title = f.Str(v)
 			case "description":
-				description = f.str(v)
+				description = f.Str(v)
 			case "size":
 				size = v
 			case "resource":
@@ -465,19 +410,19 @@ func (p *Printer) Content(raw json.RawMessage) {
 // ResourceContents renders one TextResourceContents or BlobResourceContents.
 // Binary data is summarised, never dumped on the terminal.
 func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
-	var f fields
+	var f rawjson.Fields
 	var uri, mimeType string
 	var text, blob []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
 		switch n {
 		case "uri":
-			uri = f.str(v)
+			uri = f.Str(v)
 		case "mimeType":
-			mimeType = f.str(v)
+			mimeType = f.Str(v)
 		case "text":
-			text = f.optStr(v)
+			text = f.OptStr(v)
 		case "blob":
-			blob = f.optStr(v)
+			blob = f.OptStr(v)
 		}
 	}) {
 		p.JSON(raw)
@@ -494,7 +439,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 	case text != nil:
 		p.rawText(text)
 	case blob != nil:
-		s := stringBytes(blob)
+		s := rawjson.StringBytes(blob)
 		n, err := base64Len(s)
 		if err != nil {
 			n = base64.StdEncoding.DecodedLen(len(s))
@@ -507,9 +452,9 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 
 // ReadResult renders a ReadResourceResult.
 func (p *Printer) ReadResult(raw json.RawMessage) {
-	var f fields
+	var f rawjson.Fields
 	var contents [][]byte
-	if !json.Valid(raw) || !f.object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.array(v) }) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
 		p.JSON(raw)
 		return
 	}

@@ -157,6 +157,9 @@ func summarizeElicitResult(result json.RawMessage) string {
 	return s
 }
 
+// DescribeTask renders a task's state on one line, escaped for the terminal.
+func DescribeTask(t Task) string { return EscapeLine(t.String()) }
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
