@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // featureOptions are the flags for what mcpx offers the server (roots,
@@ -27,7 +28,7 @@ type featureOptions struct {
 	linger        time.Duration
 
 	// Built by validate.
-	prompter *inspector.Prompter
+	prompter *tui.Prompter
 	rootList []inspector.Root
 	sampler  *inspector.Sampler
 	elicitor *inspector.Elicitor
@@ -48,12 +49,12 @@ func (o *featureOptions) addFlags(f *pflag.FlagSet) {
 func (g *globalOptions) validateFeatures() error {
 	o := &g.feat
 	interactive := g.io.InTTY && g.io.ErrTTY
-	o.prompter = inspector.NewPrompter(g.io.In, g.io.ErrOut, interactive)
+	o.prompter = tui.NewPrompter(g.io.In, g.io.ErrOut, interactive)
 	def := inspector.PolicyDecline
 	var person inspector.Person // nobody to ask without a terminal
 	if interactive {
 		def = inspector.PolicyPrompt
-		person = inspector.NewTerminalPerson(o.prompter, g.openURL)
+		person = tui.NewPerson(o.prompter, g.openURL)
 	}
 	for _, r := range o.roots {
 		root, err := inspector.RootFromPath(r)

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // Exit codes. They are stable and documented in the README.
@@ -140,7 +141,7 @@ func errorMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	return inspector.EscapeLine(strings.TrimSpace(msg))
+	return tui.EscapeLine(strings.TrimSpace(msg))
 }
 
 func compact(raw json.RawMessage) string {

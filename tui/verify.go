@@ -6,7 +6,6 @@ import (
 
 	"github.com/fatih/color"
 
-	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/record"
 )
@@ -17,9 +16,9 @@ import (
 func WriteVerifyReport(w io.Writer, r *record.VerifyResult, color bool) {
 	st := newReportStyles(color)
 	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.Label())), inspector.EscapeLine(m.Problem))
+		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(EscapeLine(m.Label())), EscapeLine(m.Problem))
 		if len(m.Request) > 0 && string(m.Request) != "null" {
-			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(rawjson.Excerpt(m.Request, 200))))
+			fmt.Fprintf(w, "    %s\n", st.dim("params: "+EscapeLine(rawjson.Excerpt(m.Request, 200))))
 		}
 		writeDiffs(w, st, "    ", m.Diffs, m.MoreDiffs)
 	}
@@ -36,7 +35,7 @@ type reportStyles struct {
 }
 
 func newReportStyles(on bool) reportStyles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(on, attrs...) }
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(on, attrs...) }
 	return reportStyles{
 		bad:   mk(color.FgRed, color.Bold),
 		good:  mk(color.FgGreen),
@@ -51,7 +50,7 @@ func newReportStyles(on bool) reportStyles {
 // entry: the recorded value in red (-), the live one in green (+).
 func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []record.Difference, more int) {
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
+		fmt.Fprintf(w, "%s%s\n", indent, st.head(EscapeLine(d.Path)))
 		rec, live := rawjson.Shorten(d.Recorded, 300), rawjson.Shorten(d.Live, 300)
 		if rec == "" {
 			rec = "(absent)"
@@ -59,8 +58,8 @@ func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []record.Diff
 		if live == "" {
 			live = "(absent)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", indent, st.minus("- recorded: "+inspector.EscapeLine(rec)))
-		fmt.Fprintf(w, "%s  %s\n", indent, st.plus("+ live:     "+inspector.EscapeLine(live)))
+		fmt.Fprintf(w, "%s  %s\n", indent, st.minus("- recorded: "+EscapeLine(rec)))
+		fmt.Fprintf(w, "%s  %s\n", indent, st.plus("+ live:     "+EscapeLine(live)))
 	}
 	if more > 0 {
 		fmt.Fprintf(w, "%s%s\n", indent, st.dim(fmt.Sprintf("… and %d more difference(s)", more)))

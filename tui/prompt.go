@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 // Prompter asks a person questions, one line at a time. Its reader and
@@ -133,7 +135,7 @@ func (p *Prompter) reader() {
 // newline. At end of input it returns io.EOF.
 func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
 	if !p.Interactive() {
-		return "", ErrNoTerminal
+		return "", inspector.ErrNoTerminal
 	}
 	if src := p.source(); src != nil {
 		return src.ReadLine(ctx, prompt)

@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -83,7 +84,7 @@ func (p *Printer) prettyJSON(raw json.RawMessage, indent string) string {
 }
 
 // Info describes the server a session is connected to.
-func (p *Printer) Info(info *ServerInfo, transport string) {
+func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	impl := info.Implementation
 	name := EscapeLine(impl.Name)
 	if impl.Version != "" {
@@ -109,13 +110,13 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 	}
 	tw.Flush()
 	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
-	caps, err := ParseObject(info.Capabilities)
+	caps, err := inspector.ParseObject(info.Capabilities)
 	if err != nil || len(caps.Keys()) == 0 {
 		fmt.Fprintln(p.w, "  (none)")
 	} else {
 		tw = tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 		for _, k := range caps.Keys() {
-			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(CapabilityNames(caps.Get(k)), ", ")))
+			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(inspector.CapabilityNames(caps.Get(k)), ", ")))
 		}
 		tw.Flush()
 	}
@@ -126,7 +127,7 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 }
 
 // describeEra says which protocol era a session speaks and why.
-func describeEra(info *ServerInfo) string {
+func describeEra(info *inspector.ServerInfo) string {
 	var s string
 	switch info.Era {
 	case "modern":
@@ -243,7 +244,7 @@ func orString(a, b string) string {
 // "a:number* b:string", required ones starred, in the schema's order.
 func SchemaSignature(schema json.RawMessage) string {
 	var parts []string
-	for _, a := range SchemaArgs(schema) {
+	for _, a := range inspector.SchemaArgs(schema) {
 		part := EscapeLine(a.Name)
 		if a.Type != "" {
 			part += ":" + a.Type

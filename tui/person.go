@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"context"
@@ -9,11 +9,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
-// TerminalPerson is the person at a terminal, asked line by line through
-// a Prompter: it implements Person with conversations, one at a time.
-type TerminalPerson struct {
+// Person is the person at the terminal, asked line by line through a
+// Prompter: it implements inspector.Person with conversations, one at a
+// time (the prompt policies of elicitation and sampling).
+type Person struct {
 	Prompter *Prompter
 	// OpenURL opens a URL in the browser, only ever after the person
 	// consented; the caller chooses the browser. Nil means none: the
@@ -21,17 +24,18 @@ type TerminalPerson struct {
 	OpenURL func(string) error
 }
 
-// NewTerminalPerson returns the person who answers on p's terminal.
-func NewTerminalPerson(p *Prompter, openURL func(string) error) *TerminalPerson {
-	return &TerminalPerson{Prompter: p, OpenURL: openURL}
+// NewPerson returns the person who answers on p's terminal; openURL opens
+// a page in the browser once they consented (nil: none).
+func NewPerson(p *Prompter, openURL func(string) error) *Person {
+	return &Person{Prompter: p, OpenURL: openURL}
 }
 
 // FillForm asks for a form field by field, then for review.
-func (t *TerminalPerson) FillForm(ctx context.Context, q *FormQuestion) (ElicitResult, error) {
+func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspector.ElicitResult, error) {
 	p := t.Prompter
 	end, err := p.Begin(ctx)
 	if err != nil {
-		return ElicitResult{}, err
+		return inspector.ElicitResult{}, err
 	}
 	defer end()
 	form := q.Form
@@ -45,9 +49,9 @@ func (t *TerminalPerson) FillForm(ctx context.Context, q *FormQuestion) (ElicitR
 	if len(names) > 0 {
 		p.Println("Fields: " + strings.Join(names, ", ") + "   (* required)")
 	}
-	answer := func(action string) (ElicitResult, error) {
+	answer := func(action string) (inspector.ElicitResult, error) {
 		p.Println("(" + action + ")")
-		return ElicitResult{Action: action}, nil
+		return inspector.ElicitResult{Action: action}, nil
 	}
 	choice, err := p.Choose(ctx, "[a]nswer, [d]ecline or [c]ancel? [a] ", []string{"answer", "decline", "cancel"}, "answer")
 	if err != nil {
@@ -74,7 +78,7 @@ func (t *TerminalPerson) FillForm(ctx context.Context, q *FormQuestion) (ElicitR
 				values[fld.Name] = v
 			}
 		}
-		content := NewObject()
+		content := inspector.NewObject()
 		for _, fld := range form.Fields {
 			if v, ok := values[fld.Name]; ok {
 				content.Set(fld.Name, v)
@@ -93,7 +97,7 @@ func (t *TerminalPerson) FillForm(ctx context.Context, q *FormQuestion) (ElicitR
 		}
 		switch choice {
 		case "send":
-			return ElicitResult{Action: ActionAccept, Content: raw}, nil
+			return inspector.ElicitResult{Action: inspector.ActionAccept, Content: raw}, nil
 		case "decline", "cancel":
 			return answer(choice)
 		}
@@ -103,19 +107,19 @@ func (t *TerminalPerson) FillForm(ctx context.Context, q *FormQuestion) (ElicitR
 // formEnded maps the end of a conversation to an answer: end of input,
 // or the question dismissed (Ctrl-C, which the screen shows already), is
 // the person dismissing the form (cancel); a cancelled context is an error.
-func (t *TerminalPerson) formEnded(err error) (ElicitResult, error) {
+func (t *Person) formEnded(err error) (inspector.ElicitResult, error) {
 	if errors.Is(err, io.EOF) {
-		if !errors.Is(err, ErrDismissed) {
+		if !errors.Is(err, inspector.ErrDismissed) {
 			t.Prompter.Println("(end of input: cancelled)")
 		}
-		return ElicitResult{Action: ActionCancel}, nil
+		return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
 	}
-	return ElicitResult{}, err
+	return inspector.ElicitResult{}, err
 }
 
 // askField asks for one field until the answer is valid. It returns nil
 // for a field left out.
-func (t *TerminalPerson) askField(ctx context.Context, fld *FormField, current json.RawMessage) (json.RawMessage, error) {
+func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current json.RawMessage) (json.RawMessage, error) {
 	p := t.Prompter
 	p.Println("")
 	head := fieldLabel(fld)
@@ -181,7 +185,7 @@ func (t *TerminalPerson) askField(ctx context.Context, fld *FormField, current j
 }
 
 // fieldLabel is how a field is named to the person.
-func fieldLabel(fld *FormField) string {
+func fieldLabel(fld *inspector.FormField) string {
 	l := EscapeLine(fld.Name)
 	if fld.Title != "" && fld.Title != fld.Name {
 		l = EscapeLine(fld.Title) + " (" + EscapeLine(fld.Name) + ")"
@@ -193,7 +197,7 @@ func fieldLabel(fld *FormField) string {
 }
 
 // parseAnswer turns what the person typed into the field's JSON value.
-func parseAnswer(fld *FormField, in string) (json.RawMessage, error) {
+func parseAnswer(fld *inspector.FormField, in string) (json.RawMessage, error) {
 	s := strings.TrimSpace(in)
 	switch {
 	case fld.Multi:
@@ -246,7 +250,7 @@ func jsonOf[T string | []string](v T) json.RawMessage {
 }
 
 // pickOption resolves an option by its number, value or title.
-func pickOption(fld *FormField, s string) (string, error) {
+func pickOption(fld *inspector.FormField, s string) (string, error) {
 	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(fld.Options) {
 		return fld.Options[n-1].Value, nil
 	}
@@ -264,7 +268,7 @@ func pickOption(fld *FormField, s string) (string, error) {
 }
 
 // describeDefault shows a default the way the person would type it.
-func describeDefault(fld *FormField, v json.RawMessage) string {
+func describeDefault(fld *inspector.FormField, v json.RawMessage) string {
 	title := func(val string) string {
 		for i, o := range fld.Options {
 			if o.Value == val {
@@ -304,11 +308,11 @@ func textOf(v json.RawMessage) string {
 
 // VisitURL shows the page a URL-mode elicitation asks the person to visit
 // and asks for consent to open it in the browser.
-func (t *TerminalPerson) VisitURL(ctx context.Context, q *URLQuestion) (ElicitResult, error) {
+func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspector.ElicitResult, error) {
 	p := t.Prompter
 	end, err := p.Begin(ctx)
 	if err != nil {
-		return ElicitResult{}, err
+		return inspector.ElicitResult{}, err
 	}
 	defer end()
 	p.Println("")
@@ -321,7 +325,7 @@ func (t *TerminalPerson) VisitURL(ctx context.Context, q *URLQuestion) (ElicitRe
 	}
 	if !q.Openable {
 		p.Println(fmt.Sprintf("mcpx only opens http and https URLs; this one is %s:, so it is declined.", EscapeLine(q.Parsed.Scheme)))
-		return ElicitResult{Action: ActionDecline}, nil
+		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
 	}
 	choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
 	for err == nil && choice == "" {
@@ -329,15 +333,15 @@ func (t *TerminalPerson) VisitURL(ctx context.Context, q *URLQuestion) (ElicitRe
 	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return ElicitResult{Action: ActionCancel}, nil
+			return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
 		}
-		return ElicitResult{}, err
+		return inspector.ElicitResult{}, err
 	}
 	switch choice {
 	case "no":
-		return ElicitResult{Action: ActionDecline}, nil
+		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
 	case "cancel":
-		return ElicitResult{Action: ActionCancel}, nil
+		return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
 	}
 	open := t.OpenURL
 	if open == nil {
@@ -350,14 +354,14 @@ func (t *TerminalPerson) VisitURL(ctx context.Context, q *URLQuestion) (ElicitRe
 	}
 	if q.AwaitDone {
 		if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
-			return ElicitResult{}, err
+			return inspector.ElicitResult{}, err
 		}
 	}
-	return ElicitResult{Action: ActionAccept}, nil
+	return inspector.ElicitResult{Action: inspector.ActionAccept}, nil
 }
 
 // Confirm asks a yes-or-no question.
-func (t *TerminalPerson) Confirm(ctx context.Context, question string, def bool) (bool, error) {
+func (t *Person) Confirm(ctx context.Context, question string, def bool) (bool, error) {
 	p := t.Prompter
 	end, err := p.Begin(ctx)
 	if err != nil {
@@ -375,11 +379,11 @@ func (t *TerminalPerson) Confirm(ctx context.Context, question string, def bool)
 // Sample shows a sampling request and reads the assistant's reply the
 // person types, up to an empty line or the end of input; a line
 // "/tool NAME {json}" adds a tool use when the request offers tools.
-func (t *TerminalPerson) Sample(ctx context.Context, q *SamplingQuestion) (SamplingReply, error) {
+func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (inspector.SamplingReply, error) {
 	p := t.Prompter
 	end, err := p.Begin(ctx)
 	if err != nil {
-		return SamplingReply{}, err
+		return inspector.SamplingReply{}, err
 	}
 	defer end()
 	req := q.Request
@@ -391,12 +395,12 @@ func (t *TerminalPerson) Sample(ctx context.Context, q *SamplingQuestion) (Sampl
 		p.Println(`A line "/tool NAME {json input}" answers with a tool use instead of text.`)
 	}
 	var lines []string
-	var reply SamplingReply
+	var reply inspector.SamplingReply
 	for {
 		line, err := p.ReadLine(ctx, "> ")
 		if err != nil {
-			if errors.Is(err, ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDismissed) {
-				return SamplingReply{}, err
+			if errors.Is(err, inspector.ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, inspector.ErrDismissed) {
+				return inspector.SamplingReply{}, err
 			}
 			break // end of input ends the reply
 		}
@@ -412,7 +416,7 @@ func (t *TerminalPerson) Sample(ctx context.Context, q *SamplingQuestion) (Sampl
 				p.Println("  the tool input must be JSON, e.g. /tool get_weather {\"city\":\"Paris\"}")
 				continue
 			}
-			reply.ToolUses = append(reply.ToolUses, ToolUse{Name: name, Input: json.RawMessage(input)})
+			reply.ToolUses = append(reply.ToolUses, inspector.ToolUse{Name: name, Input: json.RawMessage(input)})
 			continue
 		}
 		lines = append(lines, line)
@@ -426,7 +430,7 @@ func (t *TerminalPerson) Sample(ctx context.Context, q *SamplingQuestion) (Sampl
 
 // renderSamplingRequest describes a sampling request for a person: system
 // prompt, model preferences, limits, tools and every message.
-func renderSamplingRequest(req *SamplingRequest) string {
+func renderSamplingRequest(req *inspector.SamplingRequest) string {
 	var b strings.Builder
 	if req.SystemPrompt != "" {
 		fmt.Fprintf(&b, "System prompt: %s\n", Escape(req.SystemPrompt))
@@ -471,7 +475,7 @@ func renderSamplingRequest(req *SamplingRequest) string {
 	}
 	for _, m := range req.Messages {
 		fmt.Fprintf(&b, "[%s]\n", EscapeLine(m.Role))
-		for _, blk := range ContentBlocks(m.Content) {
+		for _, blk := range inspector.ContentBlocks(m.Content) {
 			b.WriteString(indent(describeBlock(blk), "  "))
 		}
 	}
@@ -557,3 +561,5 @@ func describeModelPreferences(raw json.RawMessage) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+var _ inspector.Person = (*Person)(nil)
