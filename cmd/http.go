@@ -94,6 +94,7 @@ func (g *globalOptions) httpOptions(console *tui.Console) (transport.HTTPOptions
 	return transport.HTTPOptions{
 		URL:             g.url,
 		Mode:            transport.HTTPMode(g.transport),
+		ModeReason:      "chosen with --transport " + g.transport,
 		Header:          header,
 		UserAgent:       "mcpx/" + Version(),
 		CACertFile:      g.caCert,
