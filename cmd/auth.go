@@ -162,6 +162,10 @@ func (g *globalOptions) validateAuth() error {
 	}
 	if a.callbackURL != "" {
 		u, err := oauthflow.ParseCallbackURL(a.callbackURL)
+		var ce *oauthflow.CallbackURLError
+		if errors.As(err, &ce) {
+			return usageErrorf("--callback-url %q: %s", ce.URL, ce.Reason)
+		}
 		if err != nil {
 			return &usageError{err: err}
 		}

@@ -215,9 +215,6 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if res != nil {
 			o.g.emit(c, res, func() { c.out.ToolResult(res) })
 		}
-		if errors.Is(err, inspector.ErrTaskRequired) {
-			err = fmt.Errorf("%w; add --task", err)
-		}
 		return err
 	})
 }

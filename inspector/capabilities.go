@@ -20,8 +20,8 @@ type ClientFeatures struct {
 	// elicitation a 2025-06-18 one.
 	Version  string
 	Roots    *Roots    // nil: roots not declared
-	Sampler  *Sampler  // nil: sampling not declared (--no-sampling)
-	Elicitor *Elicitor // nil: elicitation not declared (--no-elicitation)
+	Sampler  *Sampler  // nil: sampling not declared
+	Elicitor *Elicitor // nil: elicitation not declared
 	// Tasks runs task-augmented sampling and elicitation; nil: not declared.
 	Tasks *TaskStore
 }

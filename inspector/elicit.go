@@ -25,7 +25,8 @@ type ElicitPolicy struct {
 	File string
 }
 
-// ParseElicitPolicy parses --on-elicit.
+// ParseElicitPolicy parses a policy as written: prompt, decline, cancel,
+// accept-defaults or file:PATH.
 func ParseElicitPolicy(s string) (ElicitPolicy, error) {
 	switch {
 	case s == PolicyPrompt || s == PolicyDecline || s == PolicyCancel || s == PolicyAcceptDefaults:
@@ -182,12 +183,12 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 	case PolicyAcceptDefaults:
 		content, missing := form.Defaults()
 		if len(missing) > 0 {
-			e.note(fmt.Sprintf("--on-elicit accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
+			e.note(fmt.Sprintf("elicitation policy accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
 		}
 		return ElicitAnswer("accept", content), nil
 	case PolicyFile:
 		if err := form.Validate(e.fileContent); err != nil {
-			e.note(fmt.Sprintf("--on-elicit %s does not match the requested schema: %v", e.Policy, err))
+			e.note(fmt.Sprintf("elicitation policy %s does not match the requested schema: %v", e.Policy, err))
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
 		}
 		return ElicitAnswer("accept", e.fileContent), nil
@@ -218,7 +219,7 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 	case PolicyAcceptDefaults, PolicyFile:
 		// A policy cannot open a browser on the person's behalf (consent
 		// must be explicit); it accepts and shows the URL to open by hand.
-		e.note(fmt.Sprintf("--on-elicit %s accepted a URL elicitation without opening it: %s", e.Policy, req.URL))
+		e.note(fmt.Sprintf("elicitation policy %s accepted a URL elicitation without opening it: %s", e.Policy, req.URL))
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
 	case PolicyPrompt:

@@ -675,10 +675,16 @@ func (e *UnsupportedVersionError) Error() string {
 	if e.Err != nil {
 		msg = e.Err.Error() + ": " + msg
 	}
-	if !e.speaksModern() && len(e.Supported) > 0 {
-		msg += "; those are handshake-era versions: use --protocol-era legacy (or auto)"
+	if e.HandshakeEra() {
+		msg += "; those are handshake-era versions"
 	}
 	return msg
+}
+
+// HandshakeEra reports whether the server named versions and all of them
+// are handshake-era ones: it speaks the other era (Legacy, or Auto).
+func (e *UnsupportedVersionError) HandshakeEra() bool {
+	return len(e.Supported) > 0 && !e.speaksModern()
 }
 
 func (e *UnsupportedVersionError) Unwrap() error { return e.Err }
@@ -718,13 +724,16 @@ type MissingCapabilityError struct {
 }
 
 func (e *MissingCapabilityError) Error() string {
-	names := CapabilityNames(e.Required)
 	msg := e.Err.Error()
-	if len(names) > 0 {
+	if names := e.Capabilities(); len(names) > 0 {
 		msg += "; the request needs the client capabilities " + strings.Join(names, ", ")
 	}
-	return msg + hintForCapabilities(names)
+	return msg
 }
+
+// Capabilities returns the dotted names of the capabilities the server
+// requires ("sampling", "elicitation.url"; see CapabilityNames).
+func (e *MissingCapabilityError) Capabilities() []string { return CapabilityNames(e.Required) }
 
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
@@ -734,25 +743,6 @@ func missingCapability(rpcErr *jsonrpc.Error, err error) error {
 	}
 	_ = json.Unmarshal(rpcErr.Data, &d)
 	return &MissingCapabilityError{Required: d.Required, Err: err}
-}
-
-// hintForCapabilities says which flag declares the named capabilities.
-func hintForCapabilities(names []string) string {
-	var hints []string
-	for _, n := range names {
-		switch {
-		case strings.HasPrefix(n, "roots"):
-			hints = append(hints, "--root PATH declares roots")
-		case strings.HasPrefix(n, "sampling"):
-			hints = append(hints, "sampling is declared unless --no-sampling")
-		case strings.HasPrefix(n, "elicitation"):
-			hints = append(hints, "elicitation is declared unless --no-elicitation")
-		}
-	}
-	if len(hints) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
 }
 
 // isModernError reports whether err carries an error only a 2026-07-28

@@ -14,10 +14,11 @@ import (
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
-// NotFoundError wraps a server's refusal of an unknown tool or prompt with
-// the names the server does list that come closest.
+// NotFoundError wraps a server's refusal of an unknown tool, prompt or
+// resource with the names the server does list that come closest (none
+// when nothing is close: its list is then the place to look).
 type NotFoundError struct {
-	Kind        string // "tool" or "prompt"
+	Kind        string // "tool", "prompt" or "resource"
 	Name        string
 	Suggestions []string
 	Err         error
@@ -28,7 +29,7 @@ func (e *NotFoundError) Error() string {
 	if len(e.Suggestions) > 0 {
 		msg += fmt.Sprintf(" (the server has no %s %q; did you mean %s?)", e.Kind, e.Name, strings.Join(e.Suggestions, ", "))
 	} else {
-		msg += fmt.Sprintf(" (the server lists no %s %q; see `mcpx %ss list`)", e.Kind, e.Name, e.Kind)
+		msg += fmt.Sprintf(" (the server lists no %s %q)", e.Kind, e.Name)
 	}
 	return msg
 }

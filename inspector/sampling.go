@@ -29,7 +29,8 @@ type SamplingPolicy struct {
 	File string
 }
 
-// ParseSamplingPolicy parses --on-sampling.
+// ParseSamplingPolicy parses a policy as written: prompt, decline or
+// file:PATH.
 func ParseSamplingPolicy(s string) (SamplingPolicy, error) {
 	switch {
 	case s == PolicyPrompt || s == PolicyDecline:
@@ -176,7 +177,7 @@ func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMess
 	}
 	switch s.Policy.Mode {
 	case PolicyDecline:
-		return nil, rejectError("User rejected sampling request (mcpx --on-sampling decline)")
+		return nil, rejectError("User rejected sampling request (declined by the client's policy)")
 	case PolicyFile:
 		s.mu.Lock()
 		r := s.answers[min(s.next, len(s.answers)-1)]
