@@ -642,7 +642,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			}
 			c.out.JSON(b)
 		} else {
-			tui.WriteVerifyReport(g.io.Out, res, g.io.colorEnabled(g.color, g.io.OutTTY))
+			g.printer().VerifyReport(res)
 		}
 	}
 	if err != nil {
@@ -700,6 +700,6 @@ func (o *traceShowOptions) run(file string) error {
 		g.printer().JSON(b)
 		return nil
 	}
-	tui.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
+	g.printer().Trace(tr)
 	return nil
 }

@@ -33,7 +33,7 @@ type Console struct {
 // NewConsole returns a Console on w. tty enables the in-place progress bar,
 // color enables colours.
 func NewConsole(w io.Writer, tty, colorOn bool) *Console {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(colorOn, attrs...) }
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return style(colorOn, attrs...) }
 	return &Console{
 		w: w, tty: tty, color: colorOn, st: newStyles(colorOn),
 		levels: map[string]func(a ...any) string{

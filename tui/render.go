@@ -26,10 +26,10 @@ type Printer struct {
 	st    styles
 }
 
-// Style returns a function that renders its arguments with attrs when
+// style returns a function that renders its arguments with attrs when
 // enabled is true and plainly otherwise, whatever fatih/color's global
 // detection says: mcpx decides colour per stream (--color, NO_COLOR, TTY).
-func Style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
+func style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
 	c := color.New(attrs...)
 	if enabled {
 		c.EnableColor()
@@ -39,23 +39,31 @@ func Style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
 	return c.SprintFunc()
 }
 
+// styles are the colours of the console and the printer: the same ones
+// for the same things everywhere.
 type styles struct {
 	head, name, dim, err, warn, key func(a ...any) string
+	// sent marks what the client sent (a trace's arrows), removed what
+	// was recorded but is gone (a verification's diff).
+	sent, removed func(a ...any) string
 }
 
 func newStyles(enabled bool) styles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(enabled, attrs...) }
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return style(enabled, attrs...) }
 	return styles{
-		head: mk(color.Bold),
-		name: mk(color.FgCyan, color.Bold),
-		dim:  mk(color.Faint),
-		err:  mk(color.FgRed, color.Bold),
-		warn: mk(color.FgYellow),
-		key:  mk(color.FgGreen),
+		head:    mk(color.Bold),
+		name:    mk(color.FgCyan, color.Bold),
+		dim:     mk(color.Faint),
+		err:     mk(color.FgRed, color.Bold),
+		warn:    mk(color.FgYellow),
+		key:     mk(color.FgGreen),
+		sent:    mk(color.FgCyan),
+		removed: mk(color.FgRed),
 	}
 }
 
-// NewPrinter returns a Printer writing to w, with colour when color is true.
+// NewPrinter returns a Printer writing to w, with colour when color is
+// true (the caller decides per stream: --color, NO_COLOR, a terminal).
 func NewPrinter(w io.Writer, color bool) *Printer {
 	return &Printer{w: w, color: color, st: newStyles(color)}
 }
