@@ -253,7 +253,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			t.Errorf("missing capabilities not named: %v", e)
 		}
 	case "HeaderMismatchError":
-		if jsonrpc.CodeName(msg.Error.Code) != "HeaderMismatch" {
+		if mcp.CodeName(msg.Error.Code) != "HeaderMismatch" {
 			t.Errorf("code %d not named", msg.Error.Code)
 		}
 	case "Tool":

@@ -52,6 +52,9 @@ func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 	if t.TaskID == "" {
 		return nil, errors.New("not a task: no taskId")
 	}
+	if t.Error != nil && t.Error.Name == "" {
+		t.Error.Name = mcp.CodeName(t.Error.Code)
+	}
 	return &t, nil
 }
 
