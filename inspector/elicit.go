@@ -53,7 +53,7 @@ type Elicitor struct {
 	// Form and URL are the modes declared in the elicitation capability;
 	// requests for another mode are refused with invalid params.
 	Form, URL bool
-	// Note tells the person something (stderr), e.g. what a policy did.
+	// Note tells the person something, e.g. what a policy did.
 	Note func(string)
 	// Who names the server for the person.
 	Who func() string
@@ -70,8 +70,8 @@ type Elicitor struct {
 }
 
 // NewElicitor checks the policy and, for file:PATH, reads the file now so a
-// mistake is reported before the server starts.
-// A prompt policy needs a person to ask (a *NoPersonError otherwise).
+// mistake is reported before the server starts. A prompt policy needs a
+// person to ask (a *NoPersonError otherwise).
 func NewElicitor(p ElicitPolicy, person Person) (*Elicitor, error) {
 	e := &Elicitor{Policy: p, Person: person, Form: true, pending: map[string]string{}}
 	switch p.Mode {
