@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // authFlags are the OAuth flags every command that reaches an HTTP server
@@ -162,6 +162,10 @@ func (g *globalOptions) validateAuth() error {
 	}
 	if a.callbackURL != "" {
 		u, err := oauthflow.ParseCallbackURL(a.callbackURL)
+		var ce *oauthflow.CallbackURLError
+		if errors.As(err, &ce) {
+			return usageErrorf("--callback-url %q: %s", ce.URL, ce.Reason)
+		}
 		if err != nil {
 			return &usageError{err: err}
 		}
@@ -195,7 +199,7 @@ func (g *globalOptions) oauthDisabled(header http.Header) string {
 
 // tokenStore opens the token store, or returns nil (tokens kept for this
 // run only) with a note when there is no place for it.
-func (g *globalOptions) tokenStore(c *inspector.Console) *oauthflow.Store {
+func (g *globalOptions) tokenStore(c *tui.Console) *oauthflow.Store {
 	dir, err := oauthflow.StoreDir(g.io.Getenv)
 	if err != nil {
 		c.Warn(err.Error())
@@ -207,7 +211,7 @@ func (g *globalOptions) tokenStore(c *inspector.Console) *oauthflow.Store {
 }
 
 // newAuthorizer builds the OAuth authorizer for the server at g.url.
-func (g *globalOptions) newAuthorizer(console *inspector.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
+func (g *globalOptions) newAuthorizer(console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
 	a := &g.auth
 	offered := g.protocolVersion
 	if offered == "" {
@@ -242,7 +246,7 @@ func (g *globalOptions) newAuthorizer(console *inspector.Console, obs transport.
 					console.Println("")
 					continue
 				}
-				console.Println("mcpx: " + inspector.EscapeLine(line))
+				console.Println("mcpx: " + tui.EscapeLine(line))
 			}
 		},
 	}
@@ -322,7 +326,7 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 					cl.out.JSON(b)
 					return nil
 				}
-				fmt.Fprintf(g.io.Out, "Authorized mcpx for %s with %s.\n", inspector.EscapeLine(st.Resource), inspector.EscapeLine(st.Issuer))
+				fmt.Fprintf(g.io.Out, "Authorized mcpx for %s with %s.\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
 				printStatusDetails(g, st)
 				return nil
 			})
@@ -360,7 +364,7 @@ func statusOf(r *oauthflow.TokenRecord, now time.Time) tokenStatus {
 
 func printStatusDetails(g *globalOptions, st tokenStatus) {
 	w := g.io.Out
-	esc := inspector.EscapeLine
+	esc := tui.EscapeLine
 	fmt.Fprintf(w, "  client:        %s (%s)\n", esc(st.ClientID), esc(st.ClientSource))
 	fmt.Fprintf(w, "  grant:         %s\n", esc(st.Grant))
 	scopes := strings.Join(st.Scopes, " ")
@@ -429,7 +433,7 @@ func newAuthStatusCmd(g *globalOptions) *cobra.Command {
 					fmt.Fprintln(g.io.Out)
 				}
 				st := statusOf(r, now)
-				fmt.Fprintf(g.io.Out, "%s\n  authorization server: %s\n", inspector.EscapeLine(st.Resource), inspector.EscapeLine(st.Issuer))
+				fmt.Fprintf(g.io.Out, "%s\n  authorization server: %s\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
 				printStatusDetails(g, st)
 			}
 			return nil
@@ -472,7 +476,7 @@ func newAuthLogoutCmd(g *globalOptions) *cobra.Command {
 				if err := store.DeleteToken(r); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.io.Out, "Removed the token for %s (authorization server %s).\n", inspector.EscapeLine(r.Resource), inspector.EscapeLine(r.Issuer))
+				fmt.Fprintf(g.io.Out, "Removed the token for %s (authorization server %s).\n", tui.EscapeLine(r.Resource), tui.EscapeLine(r.Issuer))
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // featureOptions are the flags for what mcpx offers the server (roots,
@@ -27,7 +28,7 @@ type featureOptions struct {
 	linger        time.Duration
 
 	// Built by validate.
-	prompter *inspector.Prompter
+	prompter *tui.Prompter
 	rootList []inspector.Root
 	sampler  *inspector.Sampler
 	elicitor *inspector.Elicitor
@@ -48,10 +49,12 @@ func (o *featureOptions) addFlags(f *pflag.FlagSet) {
 func (g *globalOptions) validateFeatures() error {
 	o := &g.feat
 	interactive := g.io.InTTY && g.io.ErrTTY
-	o.prompter = inspector.NewPrompter(g.io.In, g.io.ErrOut, interactive)
+	o.prompter = tui.NewPrompter(g.io.In, g.io.ErrOut, interactive)
 	def := inspector.PolicyDecline
+	var person inspector.Person // nobody to ask without a terminal
 	if interactive {
 		def = inspector.PolicyPrompt
+		person = tui.NewPerson(o.prompter, g.openURL)
 	}
 	for _, r := range o.roots {
 		root, err := inspector.RootFromPath(r)
@@ -71,7 +74,10 @@ func (g *globalOptions) validateFeatures() error {
 		if err != nil {
 			return usageErrorf("--on-sampling: %v", err)
 		}
-		if o.sampler, err = inspector.NewSampler(p, o.prompter); err != nil {
+		if p.Mode == inspector.PolicyPrompt && !interactive {
+			return usageErrorf("--on-sampling: --on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
+		}
+		if o.sampler, err = inspector.NewSampler(p, person); err != nil {
 			return usageErrorf("--on-sampling: %v", err)
 		}
 	}
@@ -80,7 +86,10 @@ func (g *globalOptions) validateFeatures() error {
 		if err != nil {
 			return usageErrorf("--on-elicit: %v", err)
 		}
-		if o.elicitor, err = inspector.NewElicitor(p, o.prompter); err != nil {
+		if p.Mode == inspector.PolicyPrompt && !interactive {
+			return usageErrorf("--on-elicit: --on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
+		}
+		if o.elicitor, err = inspector.NewElicitor(p, person); err != nil {
 			return usageErrorf("--on-elicit: %v", err)
 		}
 	}
@@ -117,7 +126,6 @@ func (g *globalOptions) features(c *client) *inspector.ClientFeatures {
 		e := o.elicitor.Clone()
 		e.Who = who
 		e.Note = c.console.Note
-		e.OpenURL = g.openURL
 		f.Elicitor = e
 	}
 	return f

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 func latestVersion() string { return mcp.LatestHandshakeVersion }
@@ -23,8 +24,8 @@ func latestVersion() string { return mcp.LatestHandshakeVersion }
 type client struct {
 	sess     *inspector.Session
 	conn     transport.Conn // the connection, when there is no session (verify)
-	console  *inspector.Console
-	out      *inspector.Printer
+	console  *tui.Console
+	out      *tui.Printer
 	describe string
 	closers  []func() error
 	once     sync.Once
@@ -67,13 +68,13 @@ func (c *client) Close() error {
 }
 
 // console returns the stderr console for this run.
-func (g *globalOptions) newConsole() *inspector.Console {
-	return inspector.NewConsole(g.io.ErrOut, g.io.ErrTTY, g.io.colorEnabled(g.color, g.io.ErrTTY))
+func (g *globalOptions) newConsole() *tui.Console {
+	return tui.NewConsole(g.io.ErrOut, g.io.ErrTTY, g.io.colorEnabled(g.color, g.io.ErrTTY))
 }
 
 // printer returns the stdout printer for this run.
-func (g *globalOptions) printer() *inspector.Printer {
-	return inspector.NewPrinter(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+func (g *globalOptions) printer() *tui.Printer {
+	return tui.NewPrinter(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
 }
 
 // connect starts the server given after "--", or reaches the one at --url,

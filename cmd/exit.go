@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // Exit codes. They are stable and documented in the README.
@@ -94,7 +95,7 @@ func (g *globalOptions) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err) + limitHint(err))
+	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err))
 	if g.json {
 		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
 		var rpcErr *jsonrpc.Error
@@ -117,18 +118,11 @@ func (g *globalOptions) report(err error) int {
 	return code
 }
 
-// limitHint says how to accept a message longer than the limit.
-func limitHint(err error) string {
-	if errors.Is(err, transport.ErrFrameTooLarge) {
-		return "; raise the limit with --max-message-size"
-	}
-	return ""
-}
-
-// errorMessage renders err on one line, adding what the error chain knows
-// (JSON-RPC error data, the server's last stderr line).
+// errorMessage renders err on one line, with the advice for it on mcpx's
+// command line (see advice), adding what the error chain knows (JSON-RPC
+// error data, the server's last stderr line).
 func errorMessage(err error) string {
-	msg := err.Error()
+	msg := err.Error() + advice(err)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && string(rpcErr.Data) != "null" {
 		msg += " (data: " + compact(rpcErr.Data) + ")"
@@ -140,7 +134,7 @@ func errorMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	return inspector.EscapeLine(strings.TrimSpace(msg))
+	return tui.EscapeLine(strings.TrimSpace(msg))
 }
 
 func compact(raw json.RawMessage) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // listOptions serve every paginated list command.
@@ -20,12 +21,12 @@ type listOptions struct {
 	method string
 	cursor string
 	// render prints the merged items for people.
-	render func(p *inspector.Printer, items []json.RawMessage)
+	render func(p *tui.Printer, items []json.RawMessage)
 	// instead completes the usage error for an era without the method.
 	instead string
 }
 
-func newListCmd(g *globalOptions, use, short, method string, render func(*inspector.Printer, []json.RawMessage)) *cobra.Command {
+func newListCmd(g *globalOptions, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
 	return (&listOptions{g: g, method: method, render: render}).command(use, short)
 }
 
@@ -60,7 +61,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		}
 		o.g.emit(c, list.Raw, func() {
 			o.render(c.out, list.Items)
-			if h := inspector.CacheHint(list.Raw); h != "" {
+			if h := tui.CacheHint(list.Raw); h != "" {
 				c.console.Note(h)
 			}
 		})
@@ -73,7 +74,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 
 func newToolsCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("tools", "List and call tools",
-		newListCmd(g, "list", "List the server's tools (all pages)", inspector.ListTools, (*inspector.Printer).Tools),
+		newListCmd(g, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
 		newToolsCallCmd(g),
 		newToolsSchemaCmd(g),
 	)
@@ -214,17 +215,14 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if res != nil {
 			o.g.emit(c, res, func() { c.out.ToolResult(res) })
 		}
-		if errors.Is(err, inspector.ErrTaskRequired) {
-			err = fmt.Errorf("%w; add --task", err)
-		}
 		return err
 	})
 }
 
 func newResourcesCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("resources", "List and read resources",
-		newListCmd(g, "list", "List the server's resources (all pages)", inspector.ListResources, (*inspector.Printer).Resources),
-		newListCmd(g, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*inspector.Printer).Templates),
+		newListCmd(g, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
+		newListCmd(g, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
 		newResourcesReadCmd(g),
 		newResourcesSubscribeCmd(g),
 	)
@@ -271,7 +269,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		if o.output == "" {
 			o.g.emit(c, res, func() {
 				c.out.ReadResult(res)
-				if h := inspector.CacheHint(res); h != "" {
+				if h := tui.CacheHint(res); h != "" {
 					c.console.Note(h)
 				}
 			})
@@ -296,7 +294,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.g.emit(c, res, func() {
-			fmt.Fprintf(o.g.io.Out, "wrote %s (%s) to %s\n", inspector.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
+			fmt.Fprintf(o.g.io.Out, "wrote %s (%s) to %s\n", tui.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
 		})
 		return nil
 	})
@@ -311,7 +309,7 @@ func orDefault(s, d string) string {
 
 func newPromptsCmd(g *globalOptions) *cobra.Command {
 	return groupCmd("prompts", "List and get prompts",
-		newListCmd(g, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*inspector.Printer).Prompts),
+		newListCmd(g, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
 		newPromptsGetCmd(g),
 	)
 }

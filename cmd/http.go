@@ -10,10 +10,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // mustHeaders parses -H flags already validated.
@@ -82,7 +82,7 @@ func parseHeaders(flags []string) (http.Header, error) {
 }
 
 // httpOptions are the transport options for --url (without credentials).
-func (g *globalOptions) httpOptions(console *inspector.Console) (transport.HTTPOptions, error) {
+func (g *globalOptions) httpOptions(console *tui.Console) (transport.HTTPOptions, error) {
 	header, err := parseHeaders(g.headers)
 	if err != nil {
 		return transport.HTTPOptions{}, err
@@ -94,6 +94,7 @@ func (g *globalOptions) httpOptions(console *inspector.Console) (transport.HTTPO
 	return transport.HTTPOptions{
 		URL:             g.url,
 		Mode:            transport.HTTPMode(g.transport),
+		ModeReason:      "chosen with --transport " + g.transport,
 		Header:          header,
 		UserAgent:       "mcpx/" + Version(),
 		CACertFile:      g.caCert,
@@ -149,7 +150,7 @@ func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HT
 
 // httpObserverFor shows the HTTP layer with --wire and the transport's
 // (and OAuth's) decisions with --wire or -v.
-func (g *globalOptions) httpObserverFor(console *inspector.Console) transport.Observer {
+func (g *globalOptions) httpObserverFor(console *tui.Console) transport.Observer {
 	return func(ev transport.Event) {
 		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
 		switch ev.Kind {

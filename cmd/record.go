@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -133,7 +132,7 @@ func recordCreateError(err error) error {
 
 // closeRecorder finishes a trace; a trace that could not be written
 // whole is an error.
-func (g *globalOptions) closeRecorder(con *inspector.Console, rec *record.Recorder) error {
+func (g *globalOptions) closeRecorder(con *tui.Console, rec *record.Recorder) error {
 	n := rec.Events()
 	if err := rec.Close(); err != nil {
 		return fmt.Errorf("--record %s: the trace is incomplete: %w", g.record, err)
@@ -150,7 +149,7 @@ func (g *globalOptions) closeRecorder(con *inspector.Console, rec *record.Record
 // that returned *err. A trace that could not be written is the command's
 // error when it succeeded or was interrupted (the usual end of a proxy);
 // beside another error it is a warning.
-func (g *globalOptions) finishRecording(con *inspector.Console, rec *record.Recorder, err *error) {
+func (g *globalOptions) finishRecording(con *tui.Console, rec *record.Recorder, err *error) {
 	if rec == nil {
 		return
 	}
@@ -194,7 +193,7 @@ func teeFrames(rec *record.Recorder, show transport.FrameFunc) transport.FrameFu
 
 // readTrace reads a trace named on the command line; a file that cannot
 // be read as a trace is the user's to fix (a usage error).
-func (g *globalOptions) readTrace(con *inspector.Console, name string) (*record.Trace, error) {
+func (g *globalOptions) readTrace(con *tui.Console, name string) (*record.Trace, error) {
 	tr, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.ReadFile(name)
 	if err != nil {
 		return nil, &usageError{err: err}
@@ -357,7 +356,7 @@ const refusalLimit = 10
 
 // reportRefusal tells the user why a listener refused a request, and what
 // to do when the client is theirs.
-func reportRefusal(con *inspector.Console, r listenguard.Refusal, last bool) {
+func reportRefusal(con *tui.Console, r listenguard.Refusal, last bool) {
 	msg := r.String()
 	switch r.Reason {
 	case listenguard.BadHost:
@@ -383,7 +382,7 @@ func isLoopback(addr string) bool {
 // serveHTTP serves h on addr until ctx ends, saying where on stderr. The
 // listener follows the rule of every local listener (package listenguard),
 // admitting the web origins allow besides its own.
-func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, addr string, allow []string, h http.Handler, what string) error {
+func (g *globalOptions) serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []string, h http.Handler, what string) error {
 	addr, err := loopbackAddr(addr)
 	if err != nil {
 		return err
@@ -418,7 +417,7 @@ func (g *globalOptions) serveHTTP(ctx context.Context, con *inspector.Console, a
 	return context.Cause(ctx)
 }
 
-func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, origins []string) (err error) {
+func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []string) (err error) {
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
@@ -553,7 +552,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		},
 		OnStderr: func(line string) {
 			// The recorded server's stderr, as it wrote it.
-			fmt.Fprintln(g.io.ErrOut, inspector.EscapeLine(line))
+			fmt.Fprintln(g.io.ErrOut, tui.EscapeLine(line))
 		},
 		MaxMessageSize: g.maxMessageSize,
 	}
@@ -643,7 +642,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			}
 			c.out.JSON(b)
 		} else {
-			tui.WriteVerifyReport(g.io.Out, res, g.io.colorEnabled(g.color, g.io.OutTTY))
+			g.printer().VerifyReport(res)
 		}
 	}
 	if err != nil {
@@ -701,6 +700,6 @@ func (o *traceShowOptions) run(file string) error {
 		g.printer().JSON(b)
 		return nil
 	}
-	tui.WriteTimeline(g.io.Out, tr, g.io.colorEnabled(g.color, g.io.OutTTY))
+	g.printer().Trace(tr)
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // replOptions are the flags of mcpx repl (also taken by mcpx with no
@@ -485,13 +486,13 @@ func (s *replSession) banner() {
 		return
 	}
 	info := c.sess.Server()
-	name := inspector.EscapeLine(info.Implementation.Name)
+	name := tui.EscapeLine(info.Implementation.Name)
 	if info.Implementation.Version != "" {
-		name += " " + inspector.EscapeLine(info.Implementation.Version)
+		name += " " + tui.EscapeLine(info.Implementation.Version)
 	}
 	where := ""
 	if c.describe != "" {
-		where = ", " + inspector.EscapeLine(c.describe)
+		where = ", " + tui.EscapeLine(c.describe)
 	}
 	msg := fmt.Sprintf("connected to %s (protocol %s%s)", name, info.ProtocolVersion, where)
 	if s.interactive {
@@ -543,7 +544,7 @@ func (s *replSession) subscribe(ctx context.Context, c *client, uri string) erro
 	if err := w.Add(ctx, uri); err != nil {
 		return err
 	}
-	c.console.Note("subscribed to " + inspector.EscapeLine(uri) + ": updates are shown as they come (resources unsubscribe URI ends it; :wait notifications/resources/updated waits for one)")
+	c.console.Note("subscribed to " + tui.EscapeLine(uri) + ": updates are shown as they come (resources unsubscribe URI ends it; :wait notifications/resources/updated waits for one)")
 	return nil
 }
 
@@ -560,7 +561,7 @@ func (s *replSession) unsubscribe(ctx context.Context, c *client, uri string) er
 	if err != nil {
 		return err
 	}
-	c.console.Note("unsubscribed from " + inspector.EscapeLine(uri))
+	c.console.Note("unsubscribed from " + tui.EscapeLine(uri))
 	return nil
 }
 
@@ -736,7 +737,7 @@ func (s *replSession) toolHelp(name string) {
 		c.console.Warn(err.Error())
 		return
 	}
-	p := inspector.NewPrinter(s.ios.Out, s.ios.colorEnabled(s.g.color, s.ios.OutTTY))
+	p := tui.NewPrinter(s.ios.Out, s.ios.colorEnabled(s.g.color, s.ios.OutTTY))
 	p.ToolHelp(*t)
 }
 
@@ -936,7 +937,7 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 			fmt.Fprintln(s.ios.Out, "(no roots)")
 		}
 		for _, rt := range list {
-			fmt.Fprintln(s.ios.Out, inspector.EscapeLine(rt.URI))
+			fmt.Fprintln(s.ios.Out, tui.EscapeLine(rt.URI))
 		}
 	}
 	if len(args) == 0 {

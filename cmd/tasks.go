@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // showTaskStatus installs a display of a task's status changes, which
@@ -26,7 +27,7 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 			return
 		}
 		shown[t.TaskID] = t.Status + "\x00" + t.StatusMessage
-		c.console.Note(inspector.DescribeTask(t))
+		c.console.Note(tui.DescribeTask(t))
 	}
 	prev := c.sink.get()
 	c.sink.set(func(m *jsonrpc.Message) {
@@ -112,7 +113,7 @@ func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server
 				return nil
 			}
 			if res.Acknowledged {
-				fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", inspector.EscapeLine(id))
+				fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", tui.EscapeLine(id))
 			}
 			t, err := res.State(ctx)
 			switch {
@@ -140,14 +141,14 @@ func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server
 
 // renderDetailedTask shows a task of the tasks extension: its state, what
 // it waits for, and its result or error once it has one.
-func renderDetailedTask(p *inspector.Printer, t *inspector.DetailedTask) {
+func renderDetailedTask(p *tui.Printer, t *inspector.DetailedTask) {
 	w := p.Writer()
 	renderTasks(p, []json.RawMessage{mustJSON(t.Task())})
 	if len(t.InputRequests) > 0 {
 		fmt.Fprintf(w, "  waiting for input: %d request(s)\n", len(t.InputRequests))
 	}
 	if t.Error != nil {
-		fmt.Fprintln(w, "  error: "+inspector.EscapeLine(t.Error.Error()))
+		fmt.Fprintln(w, "  error: "+tui.EscapeLine(t.Error.Error()))
 	}
 	if len(t.Result) > 0 {
 		fmt.Fprintln(w, "  result:")
@@ -161,7 +162,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // renderTasks lists tasks: id, status, message, times.
-func renderTasks(p *inspector.Printer, items []json.RawMessage) {
+func renderTasks(p *tui.Printer, items []json.RawMessage) {
 	w := p.Writer()
 	if len(items) == 0 {
 		fmt.Fprintln(w, "(no tasks)")
@@ -173,8 +174,8 @@ func renderTasks(p *inspector.Printer, items []json.RawMessage) {
 			p.JSON(it)
 			continue
 		}
-		fmt.Fprintln(w, inspector.DescribeTask(t))
-		extra := "  created " + inspector.EscapeLine(t.CreatedAt) + ", updated " + inspector.EscapeLine(t.LastUpdatedAt)
+		fmt.Fprintln(w, tui.DescribeTask(t))
+		extra := "  created " + tui.EscapeLine(t.CreatedAt) + ", updated " + tui.EscapeLine(t.LastUpdatedAt)
 		if t.TTL != nil {
 			extra += fmt.Sprintf(", ttl %dms", *t.TTL)
 		}

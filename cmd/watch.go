@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // Watching commands (watch, resources subscribe) run until interrupted or
@@ -54,7 +55,7 @@ acknowledged, and listens again if the stream drops.`,
 
 // notificationPrinter prints notifications on stdout for watching commands.
 func (g *globalOptions) notificationPrinter(c *client) func(*jsonrpc.Message) {
-	out := inspector.NewConsole(g.io.Out, false, g.io.colorEnabled(g.color, g.io.OutTTY))
+	out := tui.NewConsole(g.io.Out, false, g.io.colorEnabled(g.color, g.io.OutTTY))
 	return func(m *jsonrpc.Message) {
 		if g.json {
 			raw := m.Raw
@@ -205,7 +206,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 			return err
 		}
 		defer func() { c.warnEach(w.Close()) }()
-		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", inspector.EscapeLine(uri), untilText(o.dur)))
+		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", tui.EscapeLine(uri), untilText(o.dur)))
 		print := o.g.notificationPrinter(c)
 		var deadline <-chan time.Time
 		if o.dur > 0 {

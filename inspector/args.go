@@ -34,7 +34,7 @@ func (e *ArgumentError) Error() string {
 func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage) (json.RawMessage, []string, error) {
 	obj, err := ParseObject(base)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--args must be a JSON object: %w", err)
+		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
 	}
 	props, known := schemaProperties(schema)
 	var warnings []string

@@ -249,19 +249,6 @@ func TestSchemaTypes(t *testing.T) {
 	}
 }
 
-func TestSchemaSignature(t *testing.T) {
-	schema := `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"e":{"enum":["x"]},"f":{}},"required":["a"]}`
-	if got, want := SchemaSignature(json.RawMessage(schema)), "z:string a:number* e:string f"; got != want {
-		t.Errorf("SchemaSignature = %q, want %q", got, want)
-	}
-	if got := SchemaSignature(json.RawMessage(`{"type":"object"}`)); got != "" {
-		t.Errorf("no properties: %q", got)
-	}
-	if got := SchemaSignature(json.RawMessage(`{"properties":{"a\u001b[31m":{}}}`)); strings.ContainsRune(got, 0x1b) {
-		t.Errorf("signature not escaped: %q", got)
-	}
-}
-
 func TestSuggest(t *testing.T) {
 	candidates := []string{"get-sum", "echo", "add", "getTinyImage", "longRunningOperation", "printEnv"}
 	tests := []struct {

@@ -174,12 +174,12 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 		}
 		return EraDecision{}, err
 	case errors.As(err, &rpcErr):
-		return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover failed with error %d (%s), so a handshake-era server", rpcErr.Code, EscapeLine(firstLineOf(rpcErr.Message)))}, nil
+		return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover failed with error %d (%s), so a handshake-era server", rpcErr.Code, firstLineOf(rpcErr.Message))}, nil
 	case errors.Is(err, transport.ErrTransport):
 		return EraDecision{}, err
 	}
 	// The server answered, but not with a DiscoverResult.
-	return EraDecision{Era: "legacy", Reason: "auto-detected: server/discover did not return a DiscoverResult (" + EscapeLine(err.Error()) + ")"}, nil
+	return EraDecision{Era: "legacy", Reason: "auto-detected: server/discover did not return a DiscoverResult (" + err.Error() + ")"}, nil
 }
 
 // use opens the session in the era d names.

@@ -3,6 +3,7 @@ package inspector
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -19,8 +20,8 @@ type ClientFeatures struct {
 	// elicitation a 2025-06-18 one.
 	Version  string
 	Roots    *Roots    // nil: roots not declared
-	Sampler  *Sampler  // nil: sampling not declared (--no-sampling)
-	Elicitor *Elicitor // nil: elicitation not declared (--no-elicitation)
+	Sampler  *Sampler  // nil: sampling not declared
+	Elicitor *Elicitor // nil: elicitation not declared
 	// Tasks runs task-augmented sampling and elicitation; nil: not declared.
 	Tasks *TaskStore
 }
@@ -179,9 +180,9 @@ func (f *ClientFeatures) Notice(m *jsonrpc.Message) string {
 	if m.Method == "notifications/elicitation/complete" && f.Elicitor != nil {
 		id, u, known := f.Elicitor.Complete(m.Params)
 		if !known {
-			return fmt.Sprintf("elicitation %s completed, but mcpx accepted no pending URL elicitation with that id (ignored)", EscapeLine(id))
+			return fmt.Sprintf("elicitation %s completed, but mcpx accepted no pending URL elicitation with that id (ignored)", id)
 		}
-		return fmt.Sprintf("elicitation %s completed (%s)", EscapeLine(id), EscapeLine(u))
+		return fmt.Sprintf("elicitation %s completed (%s)", id, u)
 	}
 	return ""
 }
@@ -210,4 +211,38 @@ func (i *ServerInfo) Declares(path ...string) bool {
 	}
 	s := string(raw)
 	return s != "null" && s != "false"
+}
+
+// CapabilityNames flattens a capabilities object into the dotted names of
+// the capabilities it sets ("tools.listChanged",
+// "tasks.requests.tools.call"); false and null members are not set.
+func CapabilityNames(raw json.RawMessage) []string { return capabilityDetails(raw, "") }
+
+// capabilityDetails is CapabilityNames with prefix before each name.
+func capabilityDetails(raw json.RawMessage, prefix string) []string {
+	obj, err := ParseObject(raw)
+	if err != nil {
+		if s := strings.TrimSpace(string(raw)); s != "" && s != "true" && s != "{}" {
+			return []string{strings.TrimSuffix(prefix, ".") + "=" + s}
+		}
+		if prefix != "" {
+			return []string{strings.TrimSuffix(prefix, ".")}
+		}
+		return nil
+	}
+	if len(obj.Keys()) == 0 {
+		if prefix != "" {
+			return []string{strings.TrimSuffix(prefix, ".")}
+		}
+		return nil
+	}
+	var out []string
+	for _, k := range obj.Keys() {
+		v := obj.Get(k)
+		if string(v) == "false" || string(v) == "null" {
+			continue
+		}
+		out = append(out, capabilityDetails(v, prefix+k+".")...)
+	}
+	return out
 }

@@ -1,16 +1,12 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,17 +14,16 @@ import (
 )
 
 func TestCapabilities(t *testing.T) {
-	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
 	mk := func(version string, roots, sampling bool, elicit string, tasks bool) *ClientFeatures {
 		f := &ClientFeatures{Version: version}
 		if roots {
 			f.Roots = NewRoots([]Root{{URI: "file:///tmp", Name: "tmp"}})
 		}
 		if sampling {
-			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
+			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
 		}
 		if elicit != "" {
-			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, prompter)
+			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, nil)
 		}
 		if tasks {
 			f.Tasks = NewTaskStore()
@@ -74,10 +69,9 @@ func TestCapabilities(t *testing.T) {
 // The 2026-07-28 capabilities: no roots.listChanged (its notification is
 // gone), no core tasks capability but the tasks extension.
 func TestModernCapabilities(t *testing.T) {
-	prompter := NewPrompter(strings.NewReader(""), &bytes.Buffer{}, false)
 	f := &ClientFeatures{Roots: NewRoots([]Root{{URI: "file:///tmp"}}), Tasks: NewTaskStore()}
-	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, prompter)
-	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, prompter)
+	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
+	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, nil)
 	want := `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{"applyDefaults":true},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	if got := string(f.ModernCapabilities()); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -143,92 +137,6 @@ func TestAdaptRelatedTask(t *testing.T) {
 	}
 	if got := string(res.(json.RawMessage)); got != `{"action":"decline","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-9"}}}` {
 		t.Errorf("got %s", got)
-	}
-}
-
-func TestPrompterSerialisesConversations(t *testing.T) {
-	p := NewPrompter(strings.NewReader("one\ntwo\n"), io.Discard, true)
-	ctx := testCtx(t)
-	end, err := p.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second := make(chan string, 1)
-	go func() {
-		end2, err := p.Begin(ctx)
-		if err != nil {
-			second <- err.Error()
-			return
-		}
-		defer end2()
-		line, _ := p.ReadLine(ctx, "")
-		second <- line
-	}()
-	line, err := p.ReadLine(ctx, "")
-	if err != nil || line != "one" {
-		t.Fatalf("first: %q %v", line, err)
-	}
-	select {
-	case s := <-second:
-		t.Fatalf("a second conversation ran during the first: %q", s)
-	default:
-	}
-	end()
-	select {
-	case s := <-second:
-		if s != "two" {
-			t.Errorf("second: %q", s)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second conversation never started")
-	}
-	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
-		t.Errorf("after the input: %v, want EOF", err)
-	}
-	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
-		t.Errorf("EOF must stick: %v", err)
-	}
-
-	// Begin gives up when its context ends.
-	end, _ = p.Begin(ctx)
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := p.Begin(cctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Begin on a cancelled context: %v", err)
-	}
-	end()
-	end, err = p.Begin(ctx)
-	if err != nil {
-		t.Fatalf("the lock was lost: %v", err)
-	}
-	end()
-}
-
-func TestSummaries(t *testing.T) {
-	for _, tc := range []struct{ method, params, want string }{
-		{"sampling/createMessage", samplingParams, `1 message, last: "What is the capital of France?", max 100 tokens`},
-		{"elicitation/create", `{"message":"Who are you?","requestedSchema":` + sep1034Schema + `,"task":{}}`, `form with 5 fields, "Who are you?" (as a task)`},
-		{"elicitation/create", `{"mode":"url","url":"https://x.example/a","elicitationId":"1","message":"Go"}`, `url https://x.example/a, "Go"`},
-		{"roots/list", ``, ``},
-	} {
-		if got := SummarizeRequest(tc.method, json.RawMessage(tc.params)); got != tc.want {
-			t.Errorf("%s request:\n got %s\nwant %s", tc.method, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		method, result string
-		err            *jsonrpc.Error
-		want           string
-	}{
-		{"roots/list", `{"roots":[{"uri":"file:///tmp"}]}`, nil, "1 root: file:///tmp"},
-		{"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`, nil, `assistant "Paris" (model m, endTurn)`},
-		{"sampling/createMessage", ``, &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
-		{"elicitation/create", `{"action":"accept","content":{"a":1}}`, nil, `accept {"a":1}`},
-		{"elicitation/create", `{"task":{"taskId":"t","status":"working","createdAt":"","lastUpdatedAt":"","ttl":null}}`, nil, `created task t: working`},
-	} {
-		if got := SummarizeAnswer(tc.method, json.RawMessage(tc.result), tc.err); got != tc.want {
-			t.Errorf("%s answer:\n got %s\nwant %s", tc.method, got, tc.want)
-		}
 	}
 }
 

@@ -367,6 +367,20 @@ func SchemaArgs(schema json.RawMessage) []ArgInfo {
 	return out
 }
 
+// propertyOrder returns the names of an object schema's properties in the
+// order the schema lists them.
+func propertyOrder(schema json.RawMessage) []string {
+	obj, err := ParseObject(schema)
+	if err != nil {
+		return nil
+	}
+	props, err := ParseObject(obj.Get("properties"))
+	if err != nil {
+		return nil
+	}
+	return props.Keys()
+}
+
 // schemaChoices returns the values a property schema allows when it lists
 // them: enum, const, or a oneOf/anyOf of consts (titled enums).
 func schemaChoices(prop json.RawMessage) []string {

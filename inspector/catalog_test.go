@@ -1,11 +1,9 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -187,19 +185,4 @@ func TestSchemaArgs(t *testing.T) {
 		t.Errorf("SchemaArgs (-want +got):\n%s", diff)
 	}
 
-	var b bytes.Buffer
-	NewPrinter(&b, false).ToolHelp(ToolInfo{Name: "paint", Title: "Paint", Description: "Paints \x1b[31mthings\x1b[0m.", InputSchema: schema})
-	out := b.String()
-	for _, s := range []string{"paint — Paint\n", "  Paints \\x1b[31mthings\\x1b[0m.\n", "Arguments:\n",
-		"NAME", "TYPE", "REQUIRED", "DEFAULT", "ALLOWED", "DESCRIPTION",
-		"name   string", "yes", "Who …", "count  integer", "3", "red, green", "integer|null", "any    any"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("tool help lacks %q:\n%s", s, out)
-		}
-	}
-	b.Reset()
-	NewPrinter(&b, false).ToolHelp(ToolInfo{Name: "noargs", InputSchema: json.RawMessage(`{"type":"object"}`)})
-	if !strings.Contains(b.String(), "This tool takes no arguments.") {
-		t.Errorf("no-argument help:\n%s", b.String())
-	}
 }

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -27,7 +25,8 @@ type ElicitPolicy struct {
 	File string
 }
 
-// ParseElicitPolicy parses --on-elicit.
+// ParseElicitPolicy parses a policy as written: prompt, decline, cancel,
+// accept-defaults or file:PATH.
 func ParseElicitPolicy(s string) (ElicitPolicy, error) {
 	switch {
 	case s == PolicyPrompt || s == PolicyDecline || s == PolicyCancel || s == PolicyAcceptDefaults:
@@ -48,16 +47,13 @@ func (p ElicitPolicy) String() string {
 // Elicitor answers elicitation/create by policy
 // (spec 2025-11-25: client/elicitation; 2025-06-18 form mode).
 type Elicitor struct {
-	Policy   ElicitPolicy
-	Prompter *Prompter
+	Policy ElicitPolicy
+	// Person is asked when the policy is prompt.
+	Person Person
 	// Form and URL are the modes declared in the elicitation capability;
 	// requests for another mode are refused with invalid params.
 	Form, URL bool
-	// OpenURL opens a URL in the browser, only ever after the person
-	// consented; the caller chooses the browser. Nil means none: the person
-	// is asked to open the URL shown.
-	OpenURL func(string) error
-	// Note tells the person something (stderr), e.g. what a policy did.
+	// Note tells the person something, e.g. what a policy did.
 	Note func(string)
 	// Who names the server for the person.
 	Who func() string
@@ -74,13 +70,14 @@ type Elicitor struct {
 }
 
 // NewElicitor checks the policy and, for file:PATH, reads the file now so a
-// mistake is reported before the server starts.
-func NewElicitor(p ElicitPolicy, prompter *Prompter) (*Elicitor, error) {
-	e := &Elicitor{Policy: p, Prompter: prompter, Form: true, pending: map[string]string{}}
+// mistake is reported before the server starts. A prompt policy needs a
+// person to ask (a *NoPersonError otherwise).
+func NewElicitor(p ElicitPolicy, person Person) (*Elicitor, error) {
+	e := &Elicitor{Policy: p, Person: person, Form: true, pending: map[string]string{}}
 	switch p.Mode {
 	case PolicyPrompt:
-		if !prompter.Interactive() {
-			return nil, fmt.Errorf("--on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
+		if person == nil {
+			return nil, &NoPersonError{Feature: "elicitation"}
 		}
 	case PolicyFile:
 		data, err := os.ReadFile(p.File)
@@ -102,8 +99,8 @@ func NewElicitor(p ElicitPolicy, prompter *Prompter) (*Elicitor, error) {
 // pending URL elicitations), for another connection.
 func (e *Elicitor) Clone() *Elicitor {
 	return &Elicitor{
-		Policy: e.Policy, Prompter: e.Prompter, Form: e.Form, URL: e.URL,
-		OpenURL: e.OpenURL, Note: e.Note, Who: e.Who,
+		Policy: e.Policy, Person: e.Person, Form: e.Form, URL: e.URL,
+		Note: e.Note, Who: e.Who,
 		fileContent: e.fileContent, pending: map[string]string{}, stateless: e.stateless,
 	}
 }
@@ -186,17 +183,21 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 	case PolicyAcceptDefaults:
 		content, missing := form.Defaults()
 		if len(missing) > 0 {
-			e.note(fmt.Sprintf("--on-elicit accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
+			e.note(fmt.Sprintf("elicitation policy accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
 		}
 		return ElicitAnswer("accept", content), nil
 	case PolicyFile:
 		if err := form.Validate(e.fileContent); err != nil {
-			e.note(fmt.Sprintf("--on-elicit %s does not match the requested schema: %v", e.Policy, err))
+			e.note(fmt.Sprintf("elicitation policy %s does not match the requested schema: %v", e.Policy, err))
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcpx: the elicitation content file does not match the requested schema: %v", err)}
 		}
 		return ElicitAnswer("accept", e.fileContent), nil
 	case PolicyPrompt:
-		return e.promptForm(ctx, req, form)
+		res, err := e.Person.FillForm(ctx, &FormQuestion{Server: e.who(), Message: req.Message, Form: form})
+		if err != nil {
+			return e.personGone(err)
+		}
+		return ElicitAnswer(res.Action, res.Content), nil
 	}
 	return nil, fmt.Errorf("unknown elicitation policy %q", e.Policy.Mode)
 }
@@ -218,74 +219,46 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 	case PolicyAcceptDefaults, PolicyFile:
 		// A policy cannot open a browser on the person's behalf (consent
 		// must be explicit); it accepts and shows the URL to open by hand.
-		e.note(fmt.Sprintf("--on-elicit %s accepted a URL elicitation without opening it: %s", e.Policy, EscapeLine(req.URL)))
+		e.note(fmt.Sprintf("elicitation policy %s accepted a URL elicitation without opening it: %s", e.Policy, req.URL))
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
 	case PolicyPrompt:
-		p := e.Prompter
-		end, err := p.Begin(ctx)
+		res, err := e.Person.VisitURL(ctx, &URLQuestion{Server: e.who(), Message: req.Message, URL: req.URL, Parsed: u,
+			Warnings: URLWarnings(u), Openable: web, AwaitDone: e.stateless})
 		if err != nil {
-			return nil, err
+			return e.personGone(err)
 		}
-		defer end()
-		p.Println("")
-		p.Println(fmt.Sprintf("── %s asks you to open a web page (elicitation/create, url mode) ──", EscapeLine(e.who())))
-		p.Println(Escape(req.Message))
-		p.Println("URL:  " + EscapeLine(req.URL))
-		p.Println("Host: " + EscapeLine(u.Hostname()))
-		for _, w := range urlWarnings(u) {
-			p.Println("warning: " + w)
+		if res.Action == ActionAccept && !web {
+			// mcpx opens only http and https URLs.
+			res.Action = ActionDecline
 		}
-		if !web {
-			p.Println(fmt.Sprintf("mcpx only opens http and https URLs; this one is %s:, so it is declined.", EscapeLine(u.Scheme)))
-			return ElicitAnswer("decline", nil), nil
+		if res.Action == ActionAccept {
+			e.remember(req)
 		}
-		choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
-		for err == nil && choice == "" {
-			choice, err = p.Choose(ctx, "Please answer y, n or c: ", []string{"yes", "no", "cancel"}, "")
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return ElicitAnswer("cancel", nil), nil
-			}
-			return nil, err
-		}
-		switch choice {
-		case "no":
-			return ElicitAnswer("decline", nil), nil
-		case "cancel":
-			return ElicitAnswer("cancel", nil), nil
-		}
-		open := e.OpenURL
-		if open == nil {
-			open = func(string) error { return errors.New("no browser configured") }
-		}
-		if err := open(req.URL); err != nil {
-			p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
-		} else if !e.stateless {
-			p.Println("opened in your browser; the server will carry on when you finish there")
-		}
-		if e.stateless {
-			// 2026-07-28: the outcome is learnt by retrying the request,
-			// so wait until the person is done before mcpx retries.
-			if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-		}
-		e.remember(req)
-		return ElicitAnswer("accept", nil), nil
+		return ElicitAnswer(res.Action, nil), nil
 	}
 	return nil, fmt.Errorf("unknown elicitation policy %q", e.Policy.Mode)
 }
 
-// urlWarnings points out what makes a URL easy to misread
+// personGone maps a question that got no answer to the answer: a person
+// who dismissed it or whose input ended cancelled it (spec 2025-11-25:
+// client/elicitation, "Response Actions"); any other error (the context
+// ended, nobody to ask) is an error.
+func (e *Elicitor) personGone(err error) (json.RawMessage, error) {
+	if errors.Is(err, io.EOF) {
+		return ElicitAnswer(ActionCancel, nil), nil
+	}
+	return nil, err
+}
+
+// URLWarnings points out what makes a URL easy to misread
 // (spec 2025-11-25: client/elicitation, "Safe URL Handling").
-func urlWarnings(u *url.URL) []string {
+func URLWarnings(u *url.URL) []string {
 	var w []string
 	host := u.Hostname()
 	for _, label := range strings.Split(host, ".") {
 		if strings.HasPrefix(strings.ToLower(label), "xn--") {
-			w = append(w, "the host contains Punycode ("+EscapeLine(label)+"): it may imitate another name")
+			w = append(w, "the host contains Punycode ("+label+"): it may imitate another name")
 			break
 		}
 	}
@@ -296,7 +269,7 @@ func urlWarnings(u *url.URL) []string {
 		}
 	}
 	if u.User != nil {
-		w = append(w, "the URL contains a user name before the host; the real host is "+EscapeLine(host))
+		w = append(w, "the URL contains a user name before the host; the real host is "+host)
 	}
 	if u.Scheme == "http" {
 		w = append(w, "the URL is not HTTPS")
@@ -537,269 +510,6 @@ func (fld *FormField) Validate(v json.RawMessage) error {
 	return nil
 }
 
-// label is how the field is named to the person.
-func (fld *FormField) label() string {
-	l := EscapeLine(fld.Name)
-	if fld.Title != "" && fld.Title != fld.Name {
-		l = EscapeLine(fld.Title) + " (" + EscapeLine(fld.Name) + ")"
-	}
-	if fld.Required {
-		l += " *"
-	}
-	return l
-}
-
-// Parse turns what the person typed into the field's JSON value.
-func (fld *FormField) Parse(in string) (json.RawMessage, error) {
-	s := strings.TrimSpace(in)
-	switch {
-	case fld.Multi:
-		var vals []string
-		if s != "" {
-			for _, part := range strings.Split(s, ",") {
-				v, err := fld.pick(strings.TrimSpace(part))
-				if err != nil {
-					return nil, err
-				}
-				vals = append(vals, v)
-			}
-		}
-		if vals == nil {
-			vals = []string{}
-		}
-		return marshalRaw(vals), nil
-	case len(fld.Options) > 0:
-		v, err := fld.pick(s)
-		if err != nil {
-			return nil, err
-		}
-		return marshalRaw(v), nil
-	case fld.Type == "boolean":
-		switch strings.ToLower(s) {
-		case "y", "yes", "true", "t", "1", "on":
-			return json.RawMessage("true"), nil
-		case "n", "no", "false", "f", "0", "off":
-			return json.RawMessage("false"), nil
-		}
-		return nil, errors.New("answer y or n")
-	case fld.Type == "integer":
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, errors.New("expected a whole number")
-		}
-		return json.RawMessage(strconv.FormatInt(n, 10)), nil
-	case fld.Type == "number":
-		n, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-			// JSON has no NaN or infinity.
-			return nil, errors.New("expected a number")
-		}
-		return json.RawMessage(strconv.FormatFloat(n, 'g', -1, 64)), nil
-	}
-	return marshalRaw(in), nil
-}
-
-// pick resolves an option by its number, value or title.
-func (fld *FormField) pick(s string) (string, error) {
-	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(fld.Options) {
-		return fld.Options[n-1].Value, nil
-	}
-	for _, o := range fld.Options {
-		if o.Value == s {
-			return o.Value, nil
-		}
-	}
-	for _, o := range fld.Options {
-		if o.Title != "" && strings.EqualFold(o.Title, s) {
-			return o.Value, nil
-		}
-	}
-	return "", fmt.Errorf("%q is not one of the choices; give its number", s)
-}
-
-// describeDefault shows a default the way the person would type it.
-func (fld *FormField) describeDefault(v json.RawMessage) string {
-	title := func(val string) string {
-		for i, o := range fld.Options {
-			if o.Value == val {
-				return strconv.Itoa(i + 1)
-			}
-		}
-		return val
-	}
-	if fld.Multi {
-		var vals []string
-		_ = json.Unmarshal(v, &vals)
-		for i := range vals {
-			vals[i] = title(vals[i])
-		}
-		return strings.Join(vals, ",")
-	}
-	if len(fld.Options) > 0 {
-		return title(rawString(v))
-	}
-	if fld.Type == "boolean" {
-		if string(v) == "true" {
-			return "y"
-		}
-		return "n"
-	}
-	return rawString(v)
-}
-
-// promptForm asks the person field by field, then for review.
-func (e *Elicitor) promptForm(ctx context.Context, req *ElicitRequest, form *Form) (json.RawMessage, error) {
-	p := e.Prompter
-	end, err := p.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	p.Println("")
-	p.Println(fmt.Sprintf("── %s asks for information (elicitation/create) ──", EscapeLine(e.who())))
-	p.Println(Escape(req.Message))
-	var names []string
-	for _, fld := range form.Fields {
-		names = append(names, fld.label())
-	}
-	if len(names) > 0 {
-		p.Println("Fields: " + strings.Join(names, ", ") + "   (* required)")
-	}
-	answer := func(action string) (json.RawMessage, error) {
-		p.Println("(" + action + ")")
-		return ElicitAnswer(action, nil), nil
-	}
-	choice, err := p.Choose(ctx, "[a]nswer, [d]ecline or [c]ancel? [a] ", []string{"answer", "decline", "cancel"}, "answer")
-	if err != nil {
-		return e.promptEnded(err)
-	}
-	if choice != "answer" {
-		return answer(choice)
-	}
-	values := map[string]json.RawMessage{}
-	for _, fld := range form.Fields {
-		if fld.Default != nil {
-			values[fld.Name] = fld.Default
-		}
-	}
-	for {
-		for _, fld := range form.Fields {
-			v, err := e.askField(ctx, fld, values[fld.Name])
-			if err != nil {
-				return e.promptEnded(err)
-			}
-			if v == nil {
-				delete(values, fld.Name)
-			} else {
-				values[fld.Name] = v
-			}
-		}
-		content := &Object{vals: map[string]json.RawMessage{}}
-		for _, fld := range form.Fields {
-			if v, ok := values[fld.Name]; ok {
-				content.Set(fld.Name, v)
-			}
-		}
-		raw := content.Marshal()
-		p.Println("Answer: " + EscapeLine(string(raw)))
-		if verr := form.Validate(raw); verr != nil {
-			p.Println("  ✗ " + EscapeLine(verr.Error()))
-			choice, err = p.Choose(ctx, "[e]dit, [d]ecline or [c]ancel? [e] ", []string{"edit", "decline", "cancel"}, "edit")
-		} else {
-			choice, err = p.Choose(ctx, "Send it? [s]end, [e]dit, [d]ecline or [c]ancel? [s] ", []string{"send", "edit", "decline", "cancel"}, "send")
-		}
-		if err != nil {
-			return e.promptEnded(err)
-		}
-		switch choice {
-		case "send":
-			return ElicitAnswer("accept", raw), nil
-		case "decline", "cancel":
-			return answer(choice)
-		}
-	}
-}
-
-// promptEnded maps the end of a conversation to an answer: end of input,
-// or the question dismissed (Ctrl-C, which the screen shows already), is
-// the person dismissing the form (cancel); a cancelled context is an error.
-func (e *Elicitor) promptEnded(err error) (json.RawMessage, error) {
-	if errors.Is(err, io.EOF) {
-		if !errors.Is(err, ErrDismissed) {
-			e.Prompter.Println("(end of input: cancelled)")
-		}
-		return ElicitAnswer("cancel", nil), nil
-	}
-	return nil, err
-}
-
-// askField asks for one field until the answer is valid. It returns nil
-// for a field left out.
-func (e *Elicitor) askField(ctx context.Context, fld *FormField, current json.RawMessage) (json.RawMessage, error) {
-	p := e.Prompter
-	p.Println("")
-	head := fld.label()
-	if fld.Description != "" {
-		head += ": " + EscapeLine(fld.Description)
-	}
-	p.Println(head)
-	var hint []string
-	switch {
-	case fld.Multi:
-		hint = append(hint, "choose any, comma-separated numbers")
-	case len(fld.Options) > 0:
-		hint = append(hint, "choose one by number")
-	case fld.Type == "boolean":
-		hint = append(hint, "y or n")
-	case fld.Format != "":
-		hint = append(hint, fld.Type+", format "+EscapeLine(fld.Format))
-	default:
-		hint = append(hint, fld.Type)
-	}
-	for i, o := range fld.Options {
-		line := fmt.Sprintf("  %d) %s", i+1, EscapeLine(o.Value))
-		if o.Title != "" && o.Title != o.Value {
-			line = fmt.Sprintf("  %d) %s  [%s]", i+1, EscapeLine(o.Title), EscapeLine(o.Value))
-		}
-		p.Println(line)
-	}
-	if !fld.Required {
-		hint = append(hint, `"-" leaves it out`)
-	}
-	prompt := "  (" + strings.Join(hint, "; ") + ")"
-	if current != nil {
-		prompt += " [" + EscapeLine(fld.describeDefault(current)) + "]"
-	}
-	prompt += " > "
-	for {
-		line, err := p.ReadLine(ctx, prompt)
-		if err != nil {
-			return nil, err
-		}
-		s := strings.TrimSpace(line)
-		switch {
-		case s == "" && current != nil:
-			return current, nil
-		case s == "" && fld.Required:
-			p.Println("  ✗ this field is required")
-			continue
-		case s == "":
-			return nil, nil
-		case s == "-" && !fld.Required:
-			return nil, nil
-		}
-		v, err := fld.Parse(line)
-		if err == nil {
-			err = fld.Validate(v)
-		}
-		if err != nil {
-			p.Println("  ✗ " + EscapeLine(err.Error()))
-			continue
-		}
-		return v, nil
-	}
-}
-
 // URLElicitationsRequired returns the URL elicitations a
 // URLElicitationRequiredError (-32042) carries, or nil for any other error
 // (spec 2025-11-25: client/elicitation, "URL Elicitation Required Error").
@@ -815,6 +525,25 @@ func URLElicitationsRequired(err error) []json.RawMessage {
 		return nil
 	}
 	return data.Elicitations
+}
+
+// describeURLElicitation describes an elicitation a -32042 error carries
+// on one line: its URL and the start of its message.
+func describeURLElicitation(raw json.RawMessage) string {
+	var req ElicitRequest
+	_ = json.Unmarshal(raw, &req)
+	msg := strings.Join(strings.Fields(req.Message), " ")
+	if r := []rune(msg); len(r) > 60 {
+		msg = string(r[:60]) + "…"
+	}
+	s := fmt.Sprintf("url %s, %q", req.URL, msg)
+	if req.Mode != "url" {
+		s = fmt.Sprintf("form, %q", msg)
+	}
+	if obj, err := ParseObject(raw); err == nil && obj.Has("task") {
+		s += " (as a task)"
+	}
+	return s
 }
 
 // Required handles a URLElicitationRequiredError: each URL elicitation it
@@ -838,7 +567,7 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 			Action string `json:"action"`
 		}
 		_ = json.Unmarshal(res, &r)
-		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", SummarizeRequest(mcp.MethodElicitationCreate, raw), r.Action))
+		e.note(fmt.Sprintf("URL elicitation required by the server: %s → %s", describeURLElicitation(raw), r.Action))
 		if r.Action == "accept" {
 			accepted++
 		}
@@ -846,12 +575,6 @@ func (e *Elicitor) Required(ctx context.Context, err error) (retry bool) {
 	if accepted == 0 || e.Policy.Mode != PolicyPrompt {
 		return false
 	}
-	p := e.Prompter
-	end, berr := p.Begin(ctx)
-	if berr != nil {
-		return false
-	}
-	defer end()
-	choice, cerr := p.Choose(ctx, "When you are done in the browser, retry the request? [y]es, [n]o: ", []string{"yes", "no"}, "yes")
-	return cerr == nil && choice == "yes"
+	retry, cerr := e.Person.Confirm(ctx, "When you are done in the browser, retry the request?", true)
+	return cerr == nil && retry
 }

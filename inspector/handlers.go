@@ -3,7 +3,6 @@ package inspector
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -73,10 +72,6 @@ func rejectError(msg string) *jsonrpc.Error {
 func invalidParams(format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
-
-// ErrNoTerminal is returned when a policy needs a person but there is no
-// terminal to ask on.
-var ErrNoTerminal = errors.New("no terminal to ask on")
 
 // marshalRaw encodes v, for handlers that build their results as values.
 func marshalRaw(v any) json.RawMessage {

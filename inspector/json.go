@@ -3,9 +3,6 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/mcpx-dev/mcpx/jsonrpc"
-	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // compactJSON returns v as compact JSON bytes. RawMessage values are
@@ -25,11 +22,4 @@ func compactJSON(v any) (json.RawMessage, error) {
 		return b.Bytes(), nil
 	}
 	return json.Marshal(v)
-}
-
-func init() {
-	// MCP's error codes are named in the text of the errors servers send.
-	for code, name := range mcp.CodeNames() {
-		jsonrpc.RegisterCodeName(code, name)
-	}
 }

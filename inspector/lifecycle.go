@@ -98,7 +98,8 @@ type Stateless interface {
 }
 
 // EraError wraps an opening failure that suggests the server speaks the
-// other protocol era, naming the flag that fixes it.
+// other protocol era: a session opened with that era's lifecycle (or
+// Auto, which finds out) would get further.
 type EraError struct {
 	// Looks is the era the server appears to speak: "legacy" or "modern".
 	Looks string
@@ -107,9 +108,9 @@ type EraError struct {
 
 func (e *EraError) Error() string {
 	if e.Looks == "modern" {
-		return fmt.Sprintf("%v; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern (or auto)", e.Err)
+		return fmt.Sprintf("%v; the server looks like a 2026-07-28 (stateless) server", e.Err)
 	}
-	return fmt.Sprintf("%v; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)", e.Err)
+	return fmt.Sprintf("%v; the server looks like a handshake-era (initialize) server", e.Err)
 }
 
 func (e *EraError) Unwrap() error { return e.Err }
@@ -130,7 +131,8 @@ type Legacy struct {
 }
 
 // VersionError reports a server that answered initialize with a protocol
-// version mcpx does not speak.
+// version mcpx does not speak: offering one the server supports
+// (Legacy.ProtocolVersion) may get further.
 type VersionError struct {
 	Offered, Got string
 }
@@ -139,7 +141,7 @@ type VersionError struct {
 var ErrUnsupportedVersion = errors.New("unsupported protocol version")
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s); try --protocol-version with one the server supports",
+	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
 		e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,8 +166,8 @@ func TestLegacyRejects(t *testing.T) {
 				if diff := cmp.Diff(&VersionError{Offered: mcp.LatestHandshakeVersion, Got: "2099-01-01"}, ve); diff != "" {
 					t.Errorf("VersionError (-want +got):\n%s", diff)
 				}
-				if !containsAll(err.Error(), "2099-01-01", "--protocol-version") {
-					t.Errorf("message %q does not say what to do", err)
+				if !containsAll(err.Error(), "2099-01-01", mcp.LatestHandshakeVersion) || strings.Contains(err.Error(), "--") {
+					t.Errorf("message %q does not give the versions, or names a flag", err)
 				}
 			},
 		},

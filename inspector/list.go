@@ -47,6 +47,26 @@ type ListResult struct {
 	Pages int
 }
 
+// PaginationError reports a list List stopped following: the server
+// returned a cursor it had returned before (a loop), or more pages than
+// List follows. Fetching the pages one at a time (List with a cursor)
+// still works.
+type PaginationError struct {
+	Method string
+	// Cursor is the cursor returned twice; "" when there were too many
+	// pages.
+	Cursor string
+	// Pages is how many pages were fetched.
+	Pages int
+}
+
+func (e *PaginationError) Error() string {
+	if e.Cursor != "" {
+		return fmt.Sprintf("%s: server returned cursor %q twice; stopping to avoid a loop", e.Method, e.Cursor)
+	}
+	return fmt.Sprintf("%s: more than %d pages; stopping", e.Method, maxPages)
+}
+
 // maxPages bounds pagination so a server that never stops cannot hang mcpx.
 const maxPages = 10000
 
@@ -109,11 +129,11 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 			break
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("%s: server returned cursor %q twice; stopping to avoid a loop (use --cursor to fetch pages one by one)", method, next)
+			return nil, &PaginationError{Method: method, Cursor: next, Pages: out.Pages}
 		}
 		seen[next] = true
 		if out.Pages >= maxPages {
-			return nil, fmt.Errorf("%s: more than %d pages; stopping (use --cursor to fetch pages one by one)", method, maxPages)
+			return nil, &PaginationError{Method: method, Pages: out.Pages}
 		}
 	}
 	if out.Pages == 1 {

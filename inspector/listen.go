@@ -42,7 +42,7 @@ func (f ListenFilter) Describe() string {
 		parts = append(parts, "resources list changes")
 	}
 	for _, u := range f.ResourceSubscriptions {
-		parts = append(parts, "updates of "+EscapeLine(u))
+		parts = append(parts, "updates of "+u)
 	}
 	if len(parts) == 0 {
 		return "nothing"

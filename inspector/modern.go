@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -432,7 +433,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 					versionRetried = true
 					m.setVersion(v)
 					m.note(s, fmt.Sprintf("%s: the server does not accept protocol version %s (it supports %s); retrying with %s",
-						req.Label(), orString(uv.Requested, "mcpx's"), strings.Join(uv.Supported, ", "), v))
+						req.Label(), cmp.Or(uv.Requested, "mcpx's"), strings.Join(uv.Supported, ", "), v))
 					res, err = s.Resend(ctx, req, req.Params)
 					continue
 				}
@@ -448,7 +449,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 					// "Client Behavior").
 					headersRetried = true
 					m.forgetTools()
-					m.note(s, fmt.Sprintf("%s: the server reports mismatched headers (%s); listing the tools again and retrying once", req.Label(), EscapeLine(rpcErr.Message)))
+					m.note(s, fmt.Sprintf("%s: the server reports mismatched headers (%s); listing the tools again and retrying once", req.Label(), rpcErr.Message))
 					res, err = s.Resend(ctx, req, req.Params)
 					continue
 				}
@@ -481,7 +482,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		case mcp.ResultTask:
 			return m.awaitTask(ctx, s, req, res)
 		default:
-			return nil, fmt.Errorf("%s: the server answered with resultType %q, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), EscapeLine(rt))
+			return nil, fmt.Errorf("%s: the server answered with resultType %q, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), rt)
 		}
 	}
 }
@@ -535,7 +536,7 @@ func (m *Modern) answerRound(ctx context.Context, s *Session, req *Request, res 
 	slices.Sort(keys)
 	what := make([]string, 0, len(keys))
 	for _, k := range keys {
-		what = append(what, inputMethod(ir.InputRequests[k])+" ("+EscapeLine(k)+")")
+		what = append(what, inputMethod(ir.InputRequests[k])+" ("+k+")")
 	}
 	msg := fmt.Sprintf("%s: the server needs input (round %d of at most %d)", req.Label(), round, maxRounds)
 	switch {
@@ -581,7 +582,7 @@ func inputMethod(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &r) != nil || r.Method == "" {
 		return "(no method)"
 	}
-	return EscapeLine(r.Method)
+	return r.Method
 }
 
 // answerInputs answers embedded input requests (elicitation/create,
@@ -667,17 +668,23 @@ type UnsupportedVersionError struct {
 }
 
 func (e *UnsupportedVersionError) Error() string {
-	msg := fmt.Sprintf("the server does not support protocol version %s", orString(e.Requested, "requested"))
+	msg := fmt.Sprintf("the server does not support protocol version %s", cmp.Or(e.Requested, "requested"))
 	if len(e.Supported) > 0 {
 		msg += " (it supports " + strings.Join(e.Supported, ", ") + ")"
 	}
 	if e.Err != nil {
 		msg = e.Err.Error() + ": " + msg
 	}
-	if !e.speaksModern() && len(e.Supported) > 0 {
-		msg += "; those are handshake-era versions: use --protocol-era legacy (or auto)"
+	if e.HandshakeEra() {
+		msg += "; those are handshake-era versions"
 	}
 	return msg
+}
+
+// HandshakeEra reports whether the server named versions and all of them
+// are handshake-era ones: it speaks the other era (Legacy, or Auto).
+func (e *UnsupportedVersionError) HandshakeEra() bool {
+	return len(e.Supported) > 0 && !e.speaksModern()
 }
 
 func (e *UnsupportedVersionError) Unwrap() error { return e.Err }
@@ -717,13 +724,16 @@ type MissingCapabilityError struct {
 }
 
 func (e *MissingCapabilityError) Error() string {
-	names := capabilityDetails(e.Required, "")
 	msg := e.Err.Error()
-	if len(names) > 0 {
+	if names := e.Capabilities(); len(names) > 0 {
 		msg += "; the request needs the client capabilities " + strings.Join(names, ", ")
 	}
-	return msg + hintForCapabilities(names)
+	return msg
 }
+
+// Capabilities returns the dotted names of the capabilities the server
+// requires ("sampling", "elicitation.url"; see CapabilityNames).
+func (e *MissingCapabilityError) Capabilities() []string { return CapabilityNames(e.Required) }
 
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
@@ -733,25 +743,6 @@ func missingCapability(rpcErr *jsonrpc.Error, err error) error {
 	}
 	_ = json.Unmarshal(rpcErr.Data, &d)
 	return &MissingCapabilityError{Required: d.Required, Err: err}
-}
-
-// hintForCapabilities says which flag declares the named capabilities.
-func hintForCapabilities(names []string) string {
-	var hints []string
-	for _, n := range names {
-		switch {
-		case strings.HasPrefix(n, "roots"):
-			hints = append(hints, "--root PATH declares roots")
-		case strings.HasPrefix(n, "sampling"):
-			hints = append(hints, "sampling is declared unless --no-sampling")
-		case strings.HasPrefix(n, "elicitation"):
-			hints = append(hints, "elicitation is declared unless --no-elicitation")
-		}
-	}
-	if len(hints) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
 }
 
 // isModernError reports whether err carries an error only a 2026-07-28

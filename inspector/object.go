@@ -15,6 +15,9 @@ type Object struct {
 	vals map[string]json.RawMessage
 }
 
+// NewObject returns an empty object.
+func NewObject() *Object { return &Object{vals: map[string]json.RawMessage{}} }
+
 // ParseObject parses a JSON object. Empty input gives an empty object.
 func ParseObject(data []byte) (*Object, error) {
 	o := &Object{vals: map[string]json.RawMessage{}}

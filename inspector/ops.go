@@ -1,20 +1,24 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
-// NotFoundError wraps a server's refusal of an unknown tool or prompt with
-// the names the server does list that come closest.
+// NotFoundError wraps a server's refusal of an unknown tool, prompt or
+// resource with the names the server does list that come closest (none
+// when nothing is close: its list is then the place to look).
 type NotFoundError struct {
-	Kind        string // "tool" or "prompt"
+	Kind        string // "tool", "prompt" or "resource"
 	Name        string
 	Suggestions []string
 	Err         error
@@ -25,7 +29,7 @@ func (e *NotFoundError) Error() string {
 	if len(e.Suggestions) > 0 {
 		msg += fmt.Sprintf(" (the server has no %s %q; did you mean %s?)", e.Kind, e.Name, strings.Join(e.Suggestions, ", "))
 	} else {
-		msg += fmt.Sprintf(" (the server lists no %s %q; see `mcpx %ss list`)", e.Kind, e.Name, e.Kind)
+		msg += fmt.Sprintf(" (the server lists no %s %q)", e.Kind, e.Name)
 	}
 	return msg
 }
@@ -226,34 +230,34 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 	if !json.Valid(raw) {
 		return nil, errors.New("result is not a ReadResourceResult: not valid JSON")
 	}
-	var f fields
+	var f rawjson.Fields
 	var items [][]byte
-	if !f.object(raw, []string{"contents"}, func(_ string, v []byte) { items = f.array(v) }) {
+	if !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { items = f.Array(v) }) {
 		return nil, errors.New("result is not a ReadResourceResult: contents is not an array of objects")
 	}
 	var out []ResourceContent
 	for _, it := range items {
 		var rc ResourceContent
 		var text, blob []byte
-		if !f.object(it, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+		if !f.Object(it, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
 			switch n {
 			case "uri":
-				rc.URI = f.str(v)
+				rc.URI = f.Str(v)
 			case "mimeType":
-				rc.MimeType = f.str(v)
+				rc.MimeType = f.Str(v)
 			case "text":
-				text = f.optStr(v)
+				text = f.OptStr(v)
 			case "blob":
-				blob = f.optStr(v)
+				blob = f.OptStr(v)
 			}
 		}) {
 			return nil, errors.New("result is not a ReadResourceResult: a content is not an object with string uri, mimeType, text or blob")
 		}
 		switch {
 		case text != nil:
-			rc.Data = stringBytes(text)
+			rc.Data = rawjson.StringBytes(text)
 		case blob != nil:
-			b, err := decodeBase64Bytes(stringBytes(blob))
+			b, err := decodeBase64Bytes(rawjson.StringBytes(blob))
 			if err != nil {
 				return nil, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
 			}
@@ -292,4 +296,18 @@ func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (jso
 		return nil, fmt.Errorf("tool %q has no %s", name, which)
 	}
 	return schema, nil
+}
+
+// decodeBase64Bytes decodes standard base64, padded or not (as
+// decodeBase64 does), into a new slice.
+func decodeBase64Bytes(s []byte) ([]byte, error) {
+	t := bytes.TrimRight(s, "=")
+	dst := make([]byte, max(base64.StdEncoding.DecodedLen(len(s)), base64.RawStdEncoding.DecodedLen(len(t))))
+	n, err := base64.StdEncoding.Decode(dst, s)
+	if err != nil {
+		if n, err = base64.RawStdEncoding.Decode(dst, t); err != nil {
+			return nil, err
+		}
+	}
+	return dst[:n], nil
 }

@@ -55,7 +55,7 @@ func (s *Session) RunTool(ctx context.Context, call ToolCall) (json.RawMessage, 
 		}
 	}
 	if call.Task && s.Server() != nil && s.Server().Era == "modern" {
-		note("--task: in the modern era the server decides whether a call runs as a task (mcpx declares the tasks extension and follows any task it gets)")
+		note("a task-augmented call was asked for, but in the modern era the server decides whether a call runs as a task (mcpx declares the tasks extension and follows any task it gets)")
 		if call.TTL != 0 {
 			note("a task TTL has no effect in the modern era: the tasks extension has no way to ask for one")
 		}

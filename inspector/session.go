@@ -112,6 +112,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
+		CodeName:       mcp.CodeName,
 	})
 	s.peer.Start()
 	return s

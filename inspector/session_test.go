@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -230,6 +231,23 @@ func TestJSONRPCErrorResponse(t *testing.T) {
 	}
 	if !containsAll(r.err.Error(), "tools/call", "bad args", "-32602", jsonrpc.CodeName(jsonrpc.CodeInvalidParams)) {
 		t.Errorf("error text %q lacks method, code or message", r.err)
+	}
+}
+
+// MCP's own error codes are named in the errors a session returns, as
+// JSON-RPC's are (spec 2025-11-25: server/resources, "Error Handling"),
+// without any global registry (package mcp names them).
+func TestMCPErrorCodesAreNamed(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ch := goCall(context.Background(), s, "resources/read", map[string]string{"uri": "x"})
+	req := srv.nextRequest("resources/read")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32002,"message":"Resource not found"}}`)
+	r := result(t, ch)
+	if want := "resources/read: server error -32002 (resource not found): Resource not found"; r.err == nil || r.err.Error() != want {
+		t.Errorf("got %v, want %s", r.err, want)
+	}
+	if (&jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "m"}).Error() != "server error -32002: m" {
+		t.Error("a jsonrpc.Error the session did not deliver is named")
 	}
 }
 

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ type DetailedTask struct {
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }
 
-// Task returns the state part, for display with DescribeTask.
+// Task returns the state part.
 func (t *DetailedTask) Task() Task {
 	return Task{TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTL: t.TTLMs, PollInterval: t.PollIntervalMs}
@@ -50,6 +51,9 @@ func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 	}
 	if t.TaskID == "" {
 		return nil, errors.New("not a task: no taskId")
+	}
+	if t.Error != nil && t.Error.Name == "" {
+		t.Error.Name = mcp.CodeName(t.Error.Code)
 	}
 	return &t, nil
 }
@@ -93,7 +97,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 	if err != nil {
 		return nil, fmt.Errorf("%s: the server answered resultType \"task\" but %w", req.Label(), err)
 	}
-	show := func(t *DetailedTask) { m.note(s, DescribeTask(t.Task())) }
+	show := func(t *DetailedTask) { m.note(s, t.Task().String()) }
 	show(cur)
 	answered := map[string]bool{}
 	for !TerminalStatus(cur.Status) {
@@ -105,7 +109,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 				}
 			}
 			if len(pending) > 0 {
-				m.note(s, fmt.Sprintf("%s: task %s needs input: %d request(s)", req.Label(), EscapeLine(cur.TaskID), len(pending)))
+				m.note(s, fmt.Sprintf("%s: task %s needs input: %d request(s)", req.Label(), cur.TaskID, len(pending)))
 				responses, failed, err := s.answerInputs(ctx, pending)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -117,7 +121,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 					answered[k] = true
 				}
 				if len(failed) > 0 && len(responses.Keys()) == 0 {
-					m.note(s, fmt.Sprintf("%s: mcpx could not answer task %s's input requests; cancelling it", req.Label(), EscapeLine(cur.TaskID)))
+					m.note(s, fmt.Sprintf("%s: mcpx could not answer task %s's input requests; cancelling it", req.Label(), cur.TaskID))
 					return nil, m.cancelTaskExt(s, cur.TaskID, fmt.Errorf("%s: task %s needs input mcpx could not give", req.Label(), cur.TaskID))
 				}
 				if len(responses.Keys()) > 0 {
@@ -175,9 +179,9 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 		if cur.Error != nil {
 			return nil, fmt.Errorf("%s: task %s failed: %w", req.Label(), cur.TaskID, cur.Error)
 		}
-		return nil, fmt.Errorf("%s: task %s failed: %s", req.Label(), cur.TaskID, orString(cur.StatusMessage, "no reason given"))
+		return nil, fmt.Errorf("%s: task %s failed: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "no reason given"))
 	}
-	return nil, fmt.Errorf("%s: task %s was cancelled: %s", req.Label(), cur.TaskID, orString(cur.StatusMessage, "by the server"))
+	return nil, fmt.Errorf("%s: task %s was cancelled: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "by the server"))
 }
 
 // cancelTaskExt sends tasks/cancel for an interrupted task and reports it.
@@ -187,7 +191,7 @@ func (m *Modern) cancelTaskExt(s *Session, id string, cause error) error {
 	if _, err := s.Call(cctx, mcp.MethodTasksCancel, map[string]string{"taskId": id}); err != nil {
 		m.note(s, fmt.Sprintf("tasks/cancel %s: %v", id, err))
 	} else {
-		m.note(s, fmt.Sprintf("task %s: cancellation requested (tasks/cancel)", EscapeLine(id)))
+		m.note(s, fmt.Sprintf("task %s: cancellation requested (tasks/cancel)", id))
 	}
 	return &TaskCancelledError{TaskID: id, Err: cause}
 }

@@ -427,11 +427,11 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 	return &t, nil
 }
 
-// DescribeTask renders a task's state on one line.
-func DescribeTask(t Task) string {
-	s := "task " + EscapeLine(t.TaskID) + ": " + EscapeLine(t.Status)
+// String describes the task's state on one line: "task ID: status — message".
+func (t Task) String() string {
+	s := "task " + t.TaskID + ": " + t.Status
 	if t.StatusMessage != "" {
-		s += " — " + EscapeLine(t.StatusMessage)
+		s += " — " + t.StatusMessage
 	}
 	return s
 }

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -247,32 +246,22 @@ const (
 	CodeInternalError  = -32603
 )
 
-var (
-	codeMu    sync.RWMutex
-	codeNames = map[int]string{
-		CodeParseError:     "parse error",
-		CodeInvalidRequest: "invalid request",
-		CodeMethodNotFound: "method not found",
-		CodeInvalidParams:  "invalid params",
-		CodeInternalError:  "internal error",
-	}
-)
-
-// CodeName returns a readable name for an error code, or "": JSON-RPC's
-// own codes, and those a protocol on top registered.
+// CodeName returns a readable name for one of JSON-RPC's own error codes,
+// or "" (a protocol on top names its codes itself: see Error.Name).
 func CodeName(code int) string {
-	codeMu.RLock()
-	defer codeMu.RUnlock()
-	return codeNames[code]
-}
-
-// RegisterCodeName names the error code of a protocol on top of JSON-RPC
-// (MCP's, from package mcp), for Error's text. It is meant for package
-// initialization.
-func RegisterCodeName(code int, name string) {
-	codeMu.Lock()
-	defer codeMu.Unlock()
-	codeNames[code] = name
+	switch code {
+	case CodeParseError:
+		return "parse error"
+	case CodeInvalidRequest:
+		return "invalid request"
+	case CodeMethodNotFound:
+		return "method not found"
+	case CodeInvalidParams:
+		return "invalid params"
+	case CodeInternalError:
+		return "internal error"
+	}
+	return ""
 }
 
 // Error is a JSON-RPC error object. A session returns the peer's errors as
@@ -282,11 +271,18 @@ type Error struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// Name names Code for people where the protocol on top of JSON-RPC
+	// defines it (MCP's codes: the engine's Options.CodeName fills it);
+	// empty means JSON-RPC's own name for it, if any. It is not sent.
+	Name string `json:"-"`
 }
 
 // Error describes the error as mcpx reports a server's answer.
 func (e *Error) Error() string {
-	name := CodeName(e.Code)
+	name := e.Name
+	if name == "" {
+		name = CodeName(e.Code)
+	}
 	if name != "" {
 		return fmt.Sprintf("server error %d (%s): %s", e.Code, name, e.Message)
 	}

@@ -275,15 +275,21 @@ func TestEncodeFrames(t *testing.T) {
 }
 
 func TestErrorText(t *testing.T) {
-	RegisterCodeName(-32999, "registered")
-	for _, e := range []*Error{{Code: CodeMethodNotFound, Message: "x"}, {Code: 12345, Message: "custom"}, {Code: -32999, Message: "y"}} {
-		s := e.Error()
-		if !strings.Contains(s, e.Message) || !strings.Contains(s, itoa(e.Code)) {
+	for e, want := range map[*Error]string{
+		{Code: CodeMethodNotFound, Message: "x"}:             "server error -32601 (method not found): x",
+		{Code: 12345, Message: "custom"}:                     "server error 12345: custom",
+		{Code: -32999, Message: "y", Name: "named above"}:    "server error -32999 (named above): y",
+		{Code: CodeInvalidParams, Message: "z", Name: "own"}: "server error -32602 (own): z",
+	} {
+		if s := e.Error(); s != want {
+			t.Errorf("got %q, want %q", s, want)
+		}
+		if s := e.Error(); !strings.Contains(s, e.Message) || !strings.Contains(s, itoa(e.Code)) {
 			t.Errorf("%q lacks code or message", s)
 		}
-		if name := CodeName(e.Code); name != "" && !strings.Contains(s, name) {
-			t.Errorf("%q lacks the code's name %q", s, name)
-		}
+	}
+	if b, _ := json.Marshal(&Error{Code: 1, Message: "m", Name: "n"}); string(b) != `{"code":1,"message":"m"}` {
+		t.Errorf("the name is sent: %s", b)
 	}
 }
 

@@ -75,15 +75,9 @@ var codeNames = map[int]string{
 	CodeUnsupportedProtocolVersion:      "UnsupportedProtocolVersion",
 }
 
-// CodeNames returns the readable names of MCP's error codes, by code (a
-// new map each call).
-func CodeNames() map[int]string {
-	out := make(map[int]string, len(codeNames))
-	for c, n := range codeNames {
-		out[c] = n
-	}
-	return out
-}
+// CodeName returns the readable name of one of MCP's error codes, "" for
+// any other code (JSON-RPC's own codes are named by package jsonrpc).
+func CodeName(code int) string { return codeNames[code] }
 
 // Result types (spec 2026-07-28: basic/index, "ResultType"; "task" comes
 // from the tasks extension).

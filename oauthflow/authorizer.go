@@ -137,7 +137,7 @@ const (
 var ErrAuthorization = errors.New("authorization failed")
 
 // ErrInteraction is matched when an authorization needs a person in a
-// browser but none can be asked (--stored-auth-only, no terminal).
+// browser but none can be asked (Config.StoredOnly, Config.NoInteraction).
 var ErrInteraction = errors.New("authorization needs a person")
 
 // ErrNoResponse is matched when the wait for the browser's authorization
@@ -201,14 +201,14 @@ func New(cfg Config) (*Authorizer, error) {
 	case GrantAuthorizationCode:
 	case GrantClientCredentials:
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.PrivateKey == nil) {
-			return nil, errors.New("the client_credentials grant needs a pre-registered client: --client-id with --client-secret or --private-key")
+			return nil, errors.New("the client_credentials grant needs a pre-registered client: ClientID with ClientSecret or PrivateKey")
 		}
 	case GrantIDJAG:
 		if cfg.IDToken == "" || cfg.IDPTokenURL == "" {
 			return nil, errors.New("the id-jag grant needs the IdP's ID token and token endpoint")
 		}
 		if cfg.ClientID == "" && cfg.ClientMetadataURL == "" {
-			return nil, errors.New("the id-jag grant needs a client registered with the MCP server's authorization server: --client-id or --client-metadata-url")
+			return nil, errors.New("the id-jag grant needs a client registered with the MCP server's authorization server: ClientID or ClientMetadataURL")
 		}
 	case GrantJWTBearer:
 		if cfg.AssertionFile == "" {
@@ -493,8 +493,7 @@ func (a *Authorizer) cannotInteract() error {
 		return nil
 	}
 	if a.cfg.StoredOnly {
-		return &authError{err: fmt.Errorf("%w: no usable stored token for %s, and --stored-auth-only forbids a new authorization (run `mcpx auth login --url %s` first)",
-			ErrInteraction, a.cfg.ServerURL, a.cfg.ServerURL)}
+		return &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL, StoredOnly: true}}
 	}
 	if a.cfg.NoInteraction != "" {
 		return &authError{err: fmt.Errorf("%w, but %s", ErrInteraction, a.cfg.NoInteraction)}
@@ -672,8 +671,9 @@ func (a *Authorizer) migrated(d *Discovery, refused *TokenRecord) error {
 		}
 	}
 	if refused.Client.Source == "pre-registered" && a.cfg.ClientID == refused.Client.ID {
-		return authErrorf("the server's authorization server changed from %s to %s, and the pre-registered client %s was registered with %s: register mcpx with %s and pass that client's --client-id",
-			refused.Issuer, d.Issuer, refused.Client.ID, refused.Issuer, d.Issuer)
+		return &authError{err: &ClientError{Problem: ClientMoved, Issuer: d.Issuer, ClientID: refused.Client.ID,
+			Detail: fmt.Sprintf("the server's authorization server changed from %s to %s, and the pre-registered client %s was registered with %s: register mcpx with %s",
+				refused.Issuer, d.Issuer, refused.Client.ID, refused.Issuer, d.Issuer)}}
 	}
 	return nil
 }
@@ -769,7 +769,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, *TokenRecord, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if h == "" || a.rec == nil {
-		return "", nil, authErrorf("no usable stored token for %s (run `mcpx auth login --url %s`)", a.cfg.ServerURL, a.cfg.ServerURL)
+		return "", nil, &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL}}
 	}
 	return a.rec.AccessToken, a.rec, nil
 }

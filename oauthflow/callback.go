@@ -18,23 +18,24 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
 )
 
-// ParseCallbackURL checks a --callback-url: an http URL on a loopback host
-// (127.0.0.1 or localhost) with an explicit port. mcpx listens on
-// 127.0.0.1 only.
+// ParseCallbackURL checks a callback URL for Config.CallbackURL: an http
+// URL on a loopback host (127.0.0.1 or localhost) with an explicit port.
+// mcpx listens on 127.0.0.1 only. A URL it cannot use is a
+// *CallbackURLError.
 func ParseCallbackURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("--callback-url %q: %v", s, err)
+		return nil, &CallbackURLError{URL: s, Reason: err.Error()}
 	}
 	host := u.Hostname()
 	if u.Scheme != "http" || (host != "127.0.0.1" && !strings.EqualFold(host, "localhost")) || u.Port() == "" {
-		return nil, fmt.Errorf("--callback-url %q: expected http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH (mcpx receives the redirect on 127.0.0.1)", s)
+		return nil, &CallbackURLError{URL: s, Reason: "expected http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH (mcpx receives the redirect on 127.0.0.1)"}
 	}
 	if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
-		return nil, fmt.Errorf("--callback-url %q: invalid port", s)
+		return nil, &CallbackURLError{URL: s, Reason: "invalid port"}
 	}
 	if u.Fragment != "" || u.RawQuery != "" {
-		return nil, fmt.Errorf("--callback-url %q: must not have a query or fragment", s)
+		return nil, &CallbackURLError{URL: s, Reason: "must not have a query or fragment"}
 	}
 	if u.Path == "" {
 		u.Path = "/"
@@ -124,7 +125,7 @@ type callbackServer struct {
 	onRefuse func(listenguard.Refusal)
 }
 
-// listenCallback listens for the redirect: on the --callback-url's port
+// listenCallback listens for the redirect: on the callback URL's port
 // when fixed is set, else on preferPort when it is free (so a client
 // registered with that redirect URI can be reused), else on any port.
 func listenCallback(fixed *url.URL, preferPort int) (*callbackServer, error) {
@@ -133,7 +134,7 @@ func listenCallback(fixed *url.URL, preferPort int) (*callbackServer, error) {
 	if fixed != nil {
 		cs.ln, err = net.Listen("tcp", "127.0.0.1:"+fixed.Port())
 		if err != nil {
-			return nil, fmt.Errorf("listening for the authorization callback on 127.0.0.1:%s (--callback-url): %w", fixed.Port(), err)
+			return nil, fmt.Errorf("listening for the authorization callback on 127.0.0.1:%s (the callback URL's port): %w", fixed.Port(), err)
 		}
 		cs.redirect, cs.path = fixed.String(), fixed.Path
 	} else {

@@ -29,7 +29,7 @@ func (a *Authorizer) staticClient(d *Discovery) *Client {
 		return nil
 	}
 	if !d.AS.ClientIDMetadataDocumentSupported {
-		a.note("the authorization server does not advertise client_id_metadata_document_supported, so --client-metadata-url is not used")
+		a.note("the authorization server does not advertise client_id_metadata_document_supported, so the client ID metadata document %s is not used", a.cfg.ClientMetadataURL)
 		return nil
 	}
 	c := &Client{ID: a.cfg.ClientMetadataURL, AuthMethod: "none", Source: "client ID metadata document"}
@@ -40,7 +40,7 @@ func (a *Authorizer) staticClient(d *Discovery) *Client {
 	return c
 }
 
-// preRegistered returns the client given with --client-id, authenticating
+// preRegistered returns the pre-registered client (Config.ClientID), authenticating
 // with the method the server supports for what it has (a key, a secret,
 // or nothing).
 func (a *Authorizer) preRegistered(d *Discovery) *Client {
@@ -53,7 +53,7 @@ func (a *Authorizer) preRegistered(d *Discovery) *Client {
 	case a.cfg.PrivateKey != nil:
 		c.AuthMethod, c.PrivateKeyFile = "private_key_jwt", a.cfg.PrivateKey.File
 		if supported != nil && !slices.Contains(supported, "private_key_jwt") {
-			a.note("warning: token_endpoint_auth_methods_supported (%s) does not list private_key_jwt; using it anyway, as --private-key asks", strings.Join(supported, " "))
+			a.note("warning: token_endpoint_auth_methods_supported (%s) does not list private_key_jwt; using it anyway, as the client has a private key (%s)", strings.Join(supported, " "), a.cfg.PrivateKey.File)
 		}
 		if algs := d.AS.TokenEndpointAuthSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, a.cfg.PrivateKey.Alg) {
 			a.note("warning: token_endpoint_auth_signing_alg_values_supported (%s) does not list %s, the algorithm of %s", strings.Join(algs, " "), a.cfg.PrivateKey.Alg, a.cfg.PrivateKey.File)
@@ -82,12 +82,7 @@ func secretMethod(supported []string) string {
 // how to register mcpx by hand.
 func (a *Authorizer) registeredClient(ctx context.Context, d *Discovery, reg *Registration, redirect string) (*Client, error) {
 	if d.AS.RegistrationEndpoint == "" {
-		msg := fmt.Sprintf("mcpx cannot register itself with the authorization server %s: it offers no dynamic client registration (no registration_endpoint)", d.Issuer)
-		if d.AS.ClientIDMetadataDocumentSupported {
-			msg += " but supports client ID metadata documents: pass --client-metadata-url with the HTTPS URL of a document you host,"
-		}
-		return nil, fmt.Errorf("%s; register a client there with the redirect URI %s and pass --client-id ID (with --client-secret SECRET for a confidential client; --callback-url fixes the redirect URI)",
-			msg, redirect)
+		return nil, noRegistrationError(d.Issuer, redirect, d.AS.ClientIDMetadataDocumentSupported)
 	}
 	if err := checkEndpoint("registration endpoint", d.AS.RegistrationEndpoint, a.cfg.ServerURL); err != nil {
 		return nil, err
@@ -140,8 +135,7 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 		case slices.Contains(supported, "client_secret_post"):
 			method = "client_secret_post"
 		default:
-			return nil, fmt.Errorf("the authorization server %s authenticates clients only with %s at its token endpoint; mcpx registers with none, client_secret_basic or client_secret_post (pre-register a client and use --client-id with --private-key for private_key_jwt)",
-				d.Issuer, strings.Join(supported, ", "))
+			return nil, unsupportedAuthMethodsError(d.Issuer, supported)
 		}
 	}
 	body, err := json.Marshal(registrationRequest{
@@ -188,7 +182,7 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 				msg += ": " + rr.ErrorDescription
 			}
 		}
-		return nil, errors.New(msg + " (register a client by hand and pass --client-id instead)")
+		return nil, &ClientError{Problem: RegistrationRefused, Issuer: d.Issuer, Detail: msg, MetadataDocuments: d.AS.ClientIDMetadataDocumentSupported}
 	}
 	if jerr != nil || rr.ClientID == "" {
 		return nil, fmt.Errorf("dynamic client registration at %s: the answer has no client_id", d.AS.RegistrationEndpoint)

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,8 +110,10 @@ func TestClientIdentityOrder(t *testing.T) {
 		t.Errorf("stored registration reused for another redirect URI: %+v", c)
 	}
 	_, err = a.registeredClient(ctxT(t), discoveryFor(s, func(m *ServerMetadata) { m.RegistrationEndpoint = "" }), nil, "http://127.0.0.1:5555/callback")
-	if err == nil || !strings.Contains(err.Error(), "--client-id ID") || !strings.Contains(err.Error(), "redirect URI http://127.0.0.1:5555/callback") {
-		t.Errorf("no way to register: %v", err)
+	var ce *ClientError
+	if !errors.As(err, &ce) || ce.Problem != NoRegistration || ce.RedirectURI != "http://127.0.0.1:5555/callback" || ce.Issuer != s.URL ||
+		!strings.Contains(err.Error(), "redirect URI http://127.0.0.1:5555/callback") || !errors.Is(err, ErrAuthorization) {
+		t.Errorf("no way to register: %#v", err)
 	}
 }
 

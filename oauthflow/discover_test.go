@@ -281,7 +281,9 @@ func TestNoInteractionFailsAtOnce(t *testing.T) {
 		t.Errorf("discovery ran: %q", m.requests())
 	}
 	a, _ = newTestAuthorizer(t, m.URL+"/mcp", func(c *Config) { c.StoredOnly = true })
-	if _, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 401}); err == nil || !strings.Contains(err.Error(), "--stored-auth-only") {
+	_, err = a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 401})
+	var nt *NoTokenError
+	if !errors.As(err, &nt) || !nt.StoredOnly || nt.ServerURL != m.URL+"/mcp" || !errors.Is(err, ErrInteraction) || !errors.Is(err, ErrAuthorization) {
 		t.Errorf("stored-only: %v", err)
 	}
 	// A plain 403 (no insufficient_scope) is not for OAuth to fix.

@@ -388,7 +388,8 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 	}
 	client := a.staticClient(d)
 	if client == nil {
-		return nil, fmt.Errorf("no client for %s: give --client-id (or --client-metadata-url where it supports client ID metadata documents)", d.Issuer)
+		return nil, &ClientError{Problem: NeedsStaticClient, Issuer: d.Issuer, Detail: "no client for " + d.Issuer,
+			MetadataDocuments: d.AS.ClientIDMetadataDocumentSupported}
 	}
 	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{

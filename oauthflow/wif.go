@@ -126,7 +126,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []strin
 	client := a.staticClient(d)
 	if client == nil {
 		client = &Client{AuthMethod: "none", Source: "none"}
-		a.note("client: none (the workload's JWT identifies it; give --client-id where the authorization server wants a client)")
+		a.note("client: none (the workload's JWT identifies it; an authorization server that wants a client needs a pre-registered one)")
 	}
 	a.note("token request: POST %s (jwt-bearer with the workload's JWT, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,9 @@ import (
 type HTTPConn struct {
 	b    *httpBase
 	mode HTTPMode
-	url  string
+	// modeWhy says why mode is not auto (HTTPOptions.ModeReason).
+	modeWhy string
+	url     string
 
 	st  *streamable
 	sse *legacySSE
@@ -54,7 +57,7 @@ func NewHTTP(opts HTTPOptions) (*HTTPConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &HTTPConn{b: b, mode: opts.Mode, url: u.String()}
+	c := &HTTPConn{b: b, mode: opts.Mode, modeWhy: cmp.Or(opts.ModeReason, "chosen by the caller"), url: u.String()}
 	c.st = newStreamable(b, c.url)
 	c.sse = newLegacySSE(b, c.url)
 	return c, nil
@@ -109,13 +112,13 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 		if err := c.sse.open(ctx); err != nil {
 			return err
 		}
-		c.choose(ModeSSE, "chosen with --transport sse")
+		c.choose(ModeSSE, c.modeWhy)
 		return c.sse.post(ctx, f)
 	case ModeStreamable:
 		if err := c.st.post(ctx, f, false); err != nil {
 			return err
 		}
-		c.choose(ModeStreamable, "chosen with --transport http")
+		c.choose(ModeStreamable, c.modeWhy)
 		return nil
 	}
 	err := c.st.post(ctx, f, true)
@@ -157,12 +160,12 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 // basic/transports/streamable-http, "Backward Compatibility").
 func (c *HTTPConn) firstRouted(ctx context.Context, f Frame) error {
 	if c.mode == ModeSSE {
-		return fmt.Errorf("%w: protocol revision 2026-07-28 runs over Streamable HTTP only, not the HTTP+SSE transport chosen with --transport sse", ErrTransport)
+		return fmt.Errorf("%w: protocol revision 2026-07-28 runs over Streamable HTTP only, not the HTTP+SSE transport (%s)", ErrTransport, c.modeWhy)
 	}
 	if err := c.st.post(ctx, f, false); err != nil {
 		return err
 	}
-	why := "chosen with --transport http"
+	why := c.modeWhy
 	if c.mode == ModeAuto {
 		why = "auto-detected: the server answered a 2026-07-28 request"
 	}

@@ -38,6 +38,10 @@ type HTTPOptions struct {
 	URL string
 	// Mode is auto (the default), http or sse.
 	Mode HTTPMode
+	// ModeReason says why Mode is http or sse, for Describe and errors
+	// (for example the command-line flag that chose it); empty means
+	// "chosen by the caller".
+	ModeReason string
 	// Header holds extra request headers sent on every request (-H).
 	Header http.Header
 	// UserAgent is sent as User-Agent unless Header sets one.

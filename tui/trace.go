@@ -1,18 +1,15 @@
-// Package tui is mcpx's terminal user interface: what it shows people.
-// This part renders traces (trace show) and verification reports (verify)
-// for the terminal, escaping everything a trace or a server supplied.
 package tui
+
+// Traces (trace show) and verification reports (verify) for the terminal,
+// escaping everything a trace or a server supplied.
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/fatih/color"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -509,13 +506,14 @@ func toolResultSummary(result []byte) (string, bool) {
 	return s, isError
 }
 
-// WriteTimeline prints a trace as a readable timeline: time, direction,
-// method, requests paired with their responses (with latency), errors in
-// red. Everything from the trace is escaped for the terminal.
-func WriteTimeline(w io.Writer, tr *record.Trace, colorOn bool) {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(colorOn, attrs...) }
-	dim, bold, red, yellow, cyan, green := mk(color.Faint), mk(color.Bold), mk(color.FgRed, color.Bold), mk(color.FgYellow), mk(color.FgCyan), mk(color.FgGreen)
-	esc := inspector.EscapeLine
+// Trace prints a trace as a readable timeline (mcpx trace show): time,
+// direction, method, requests paired with their responses (with
+// latency), errors in red. Everything from the trace is escaped for the
+// terminal.
+func (p *Printer) Trace(tr *record.Trace) {
+	w := p.w
+	dim, bold, red, yellow, cyan, green := p.st.dim, p.st.head, p.st.err, p.st.warn, p.st.sent, p.st.key
+	esc := EscapeLine
 
 	h := tr.Header
 	head := fmt.Sprintf("%s v%d, recorded %s", h.Format, h.Version, h.Created.UTC().Format("2006-01-02 15:04:05 UTC"))

@@ -38,7 +38,7 @@ func TestTimelineModern(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	WriteTimeline(&b, tr, false)
+	NewPrinter(&b, false).Trace(tr)
 	out := b.String()
 	for _, want := range []string{
 		"era: modern (2026-07-28: stateless, per-request _meta, no handshake)",

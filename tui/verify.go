@@ -2,56 +2,35 @@ package tui
 
 import (
 	"fmt"
-	"io"
 
-	"github.com/fatih/color"
-
-	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
-// WriteVerifyReport prints each mismatch of a verification (mcpx verify)
-// with a readable diff, then the summary. Server-supplied text is
-// escaped; colour is used when color is true.
-func WriteVerifyReport(w io.Writer, r *record.VerifyResult, color bool) {
-	st := newReportStyles(color)
+// VerifyReport prints each mismatch of a verification (mcpx verify) with a
+// readable diff, then the summary. Server-supplied text is escaped.
+func (p *Printer) VerifyReport(r *record.VerifyResult) {
+	w, st := p.w, p.st
 	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.Label())), inspector.EscapeLine(m.Problem))
+		fmt.Fprintf(w, "%s %s: %s\n", st.err("✗"), st.head(EscapeLine(m.Label())), EscapeLine(m.Problem))
 		if len(m.Request) > 0 && string(m.Request) != "null" {
-			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(rawjson.Excerpt(m.Request, 200))))
+			fmt.Fprintf(w, "    %s\n", st.dim("params: "+EscapeLine(rawjson.Excerpt(m.Request, 200))))
 		}
-		writeDiffs(w, st, "    ", m.Diffs, m.MoreDiffs)
+		p.diffs("    ", m.Diffs, m.MoreDiffs)
 	}
-	mark := st.good("✓")
+	mark := st.key("✓")
 	if !r.OK() {
-		mark = st.bad("✗")
+		mark = st.err("✗")
 	}
 	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
 }
 
-// reportStyles colour a verification report.
-type reportStyles struct {
-	bad, good, minus, plus, dim, head func(a ...any) string
-}
-
-func newReportStyles(on bool) reportStyles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return inspector.Style(on, attrs...) }
-	return reportStyles{
-		bad:   mk(color.FgRed, color.Bold),
-		good:  mk(color.FgGreen),
-		minus: mk(color.FgRed),
-		plus:  mk(color.FgGreen),
-		dim:   mk(color.Faint),
-		head:  mk(color.Bold),
-	}
-}
-
-// writeDiffs prints differences as a readable, coloured diff, one path per
+// diffs prints differences as a readable, coloured diff, one path per
 // entry: the recorded value in red (-), the live one in green (+).
-func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []record.Difference, more int) {
+func (p *Printer) diffs(indent string, diffs []record.Difference, more int) {
+	w, st := p.w, p.st
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
+		fmt.Fprintf(w, "%s%s\n", indent, st.head(EscapeLine(d.Path)))
 		rec, live := rawjson.Shorten(d.Recorded, 300), rawjson.Shorten(d.Live, 300)
 		if rec == "" {
 			rec = "(absent)"
@@ -59,8 +38,8 @@ func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []record.Diff
 		if live == "" {
 			live = "(absent)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", indent, st.minus("- recorded: "+inspector.EscapeLine(rec)))
-		fmt.Fprintf(w, "%s  %s\n", indent, st.plus("+ live:     "+inspector.EscapeLine(live)))
+		fmt.Fprintf(w, "%s  %s\n", indent, st.removed("- recorded: "+EscapeLine(rec)))
+		fmt.Fprintf(w, "%s  %s\n", indent, st.key("+ live:     "+EscapeLine(live)))
 	}
 	if more > 0 {
 		fmt.Fprintf(w, "%s%s\n", indent, st.dim(fmt.Sprintf("… and %d more difference(s)", more)))

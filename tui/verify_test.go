@@ -25,7 +25,7 @@ func TestWriteVerifyReport(t *testing.T) {
 		Problem: "no response within 30s",
 	}}}
 	var b strings.Builder
-	WriteVerifyReport(&b, res, true)
+	NewPrinter(&b, true).VerifyReport(res)
 	out := b.String()
 	for _, want := range []string{"\x1b[31m- recorded: \"echo\"", "\x1b[32m+ live:     \"echo2\"", "- recorded: (absent)",
 		"… and 2 more difference(s)", `tools/call "evil\x1b[2J"`, "3 exchange(s) verified, 2 mismatch(es)"} {
@@ -34,7 +34,7 @@ func TestWriteVerifyReport(t *testing.T) {
 		}
 	}
 	b.Reset()
-	WriteVerifyReport(&b, res, false)
+	NewPrinter(&b, false).VerifyReport(res)
 	if strings.Contains(b.String(), "\x1b[") {
 		t.Errorf("report without colour:\n%q", b.String())
 	}

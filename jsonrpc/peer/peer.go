@@ -62,6 +62,10 @@ type Options struct {
 	// OnWarning receives departures from JSON-RPC 2.0 and responses that
 	// nobody waits for (late, duplicate, unknown, or with a retyped id).
 	OnWarning func(string)
+	// CodeName names the error codes of the protocol on top of JSON-RPC
+	// (MCP's: mcp.CodeName): the responses' errors the engine delivers and
+	// reports carry the name (jsonrpc.Error.Name). Nil names none.
+	CodeName func(code int) string
 	// Intercept, when set, is offered each frame on the read loop before
 	// the engine decodes it; a frame it reports true for is its own (the
 	// engine does nothing with it). It is for owners whose traffic is not

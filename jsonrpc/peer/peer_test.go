@@ -149,6 +149,35 @@ func TestCall(t *testing.T) {
 	}
 }
 
+// The protocol on top names its error codes through Options.CodeName, in
+// the errors the engine delivers and in its warnings.
+func TestCodeName(t *testing.T) {
+	names := func(code int) string {
+		if code == -32042 {
+			return "URL elicitation required"
+		}
+		return ""
+	}
+	p, r, w := newPeer(t, Options{CodeName: names})
+	ch := goCall(p, t.Context(), Request{Method: "tools/call"})
+	id := r.next().ID
+	r.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32042,"message":"first, this"}}`)
+	r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"error":{"code":-32042,"message":"go there"}}`)
+	res := result(t, ch)
+	if res.err != nil || res.m.Error == nil || res.m.Error.Error() != "server error -32042 (URL elicitation required): go there" {
+		t.Fatalf("Call = %+v, %v", res.m, res.err)
+	}
+	w.expect(t, "not tied to a request", "server error -32042 (URL elicitation required): first, this")
+
+	// Without it, only JSON-RPC's own codes have names.
+	p, r, _ = newPeer(t, Options{})
+	ch = goCall(p, t.Context(), Request{Method: "tools/call"})
+	r.send(`{"jsonrpc":"2.0","id":` + r.next().ID.String() + `,"error":{"code":-32042,"message":"go there"}}`)
+	if res := result(t, ch); res.m.Error.Error() != "server error -32042: go there" {
+		t.Errorf("unnamed: %v", res.m.Error)
+	}
+}
+
 // The diagnostics for responses nobody waits for, and the tolerance of a
 // retyped id.
 func TestResponseDiagnostics(t *testing.T) {

@@ -79,6 +79,9 @@ func (p *Peer) handleFrame(f transport.Frame) {
 }
 
 func (p *Peer) handleResponse(m *jsonrpc.Message) {
+	if m.Error != nil && m.Error.Name == "" && p.opts.CodeName != nil {
+		m.Error.Name = p.opts.CodeName(m.Error.Code)
+	}
 	key := m.ID.Key()
 	p.mu.Lock()
 	pc, ok := p.pending[key]

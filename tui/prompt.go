@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 // Prompter asks a person questions, one line at a time. Its reader and
@@ -34,19 +36,10 @@ type Prompter struct {
 	src         LineSource
 }
 
-// ErrDismissed is returned by a LineSource when the person dismissed the
-// question (Ctrl-C in the REPL). It matches io.EOF, so every conversation
-// ends as at the end of input: an elicitation is cancelled.
-var ErrDismissed error = dismissed{}
-
-type dismissed struct{}
-
-func (dismissed) Error() string        { return "dismissed" }
-func (dismissed) Is(target error) bool { return target == io.EOF }
-
 // LineSource reads answers for a Prompter that shares the terminal with a
 // line editor (the REPL), so that one reader owns the terminal: it shows
-// the prompt itself and returns the line typed.
+// the prompt itself and returns the line typed, or ErrDismissed when the
+// person dismissed the question.
 type LineSource interface {
 	ReadLine(ctx context.Context, prompt string) (string, error)
 	// Hold gives the terminal to one conversation until release is
@@ -142,7 +135,7 @@ func (p *Prompter) reader() {
 // newline. At end of input it returns io.EOF.
 func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
 	if !p.Interactive() {
-		return "", ErrNoTerminal
+		return "", inspector.ErrNoTerminal
 	}
 	if src := p.source(); src != nil {
 		return src.ReadLine(ctx, prompt)

@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
 
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -24,10 +26,10 @@ type Printer struct {
 	st    styles
 }
 
-// Style returns a function that renders its arguments with attrs when
+// style returns a function that renders its arguments with attrs when
 // enabled is true and plainly otherwise, whatever fatih/color's global
 // detection says: mcpx decides colour per stream (--color, NO_COLOR, TTY).
-func Style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
+func style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
 	c := color.New(attrs...)
 	if enabled {
 		c.EnableColor()
@@ -37,23 +39,31 @@ func Style(enabled bool, attrs ...color.Attribute) func(a ...any) string {
 	return c.SprintFunc()
 }
 
+// styles are the colours of the console and the printer: the same ones
+// for the same things everywhere.
 type styles struct {
 	head, name, dim, err, warn, key func(a ...any) string
+	// sent marks what the client sent (a trace's arrows), removed what
+	// was recorded but is gone (a verification's diff).
+	sent, removed func(a ...any) string
 }
 
 func newStyles(enabled bool) styles {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(enabled, attrs...) }
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return style(enabled, attrs...) }
 	return styles{
-		head: mk(color.Bold),
-		name: mk(color.FgCyan, color.Bold),
-		dim:  mk(color.Faint),
-		err:  mk(color.FgRed, color.Bold),
-		warn: mk(color.FgYellow),
-		key:  mk(color.FgGreen),
+		head:    mk(color.Bold),
+		name:    mk(color.FgCyan, color.Bold),
+		dim:     mk(color.Faint),
+		err:     mk(color.FgRed, color.Bold),
+		warn:    mk(color.FgYellow),
+		key:     mk(color.FgGreen),
+		sent:    mk(color.FgCyan),
+		removed: mk(color.FgRed),
 	}
 }
 
-// NewPrinter returns a Printer writing to w, with colour when color is true.
+// NewPrinter returns a Printer writing to w, with colour when color is
+// true (the caller decides per stream: --color, NO_COLOR, a terminal).
 func NewPrinter(w io.Writer, color bool) *Printer {
 	return &Printer{w: w, color: color, st: newStyles(color)}
 }
@@ -82,7 +92,7 @@ func (p *Printer) prettyJSON(raw json.RawMessage, indent string) string {
 }
 
 // Info describes the server a session is connected to.
-func (p *Printer) Info(info *ServerInfo, transport string) {
+func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	impl := info.Implementation
 	name := EscapeLine(impl.Name)
 	if impl.Version != "" {
@@ -108,13 +118,13 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 	}
 	tw.Flush()
 	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
-	caps, err := ParseObject(info.Capabilities)
+	caps, err := inspector.ParseObject(info.Capabilities)
 	if err != nil || len(caps.Keys()) == 0 {
 		fmt.Fprintln(p.w, "  (none)")
 	} else {
 		tw = tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 		for _, k := range caps.Keys() {
-			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(capabilityDetails(caps.Get(k), ""), ", ")))
+			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(inspector.CapabilityNames(caps.Get(k)), ", ")))
 		}
 		tw.Flush()
 	}
@@ -125,7 +135,7 @@ func (p *Printer) Info(info *ServerInfo, transport string) {
 }
 
 // describeEra says which protocol era a session speaks and why.
-func describeEra(info *ServerInfo) string {
+func describeEra(info *inspector.ServerInfo) string {
 	var s string
 	switch info.Era {
 	case "modern":
@@ -173,36 +183,6 @@ func CacheHint(raw json.RawMessage) string {
 		return "cache hint: " + h
 	}
 	return ""
-}
-
-// capabilityDetails flattens a capability object into dotted names of its
-// set flags ("listChanged", "requests.tools.call").
-func capabilityDetails(raw json.RawMessage, prefix string) []string {
-	obj, err := ParseObject(raw)
-	if err != nil {
-		if s := strings.TrimSpace(string(raw)); s != "" && s != "true" && s != "{}" {
-			return []string{strings.TrimSuffix(prefix, ".") + "=" + s}
-		}
-		if prefix != "" {
-			return []string{strings.TrimSuffix(prefix, ".")}
-		}
-		return nil
-	}
-	if len(obj.Keys()) == 0 {
-		if prefix != "" {
-			return []string{strings.TrimSuffix(prefix, ".")}
-		}
-		return nil
-	}
-	var out []string
-	for _, k := range obj.Keys() {
-		v := obj.Get(k)
-		if string(v) == "false" || string(v) == "null" {
-			continue
-		}
-		out = append(out, capabilityDetails(v, prefix+k+".")...)
-	}
-	return out
 }
 
 func (p *Printer) indented(text, indent string) {
@@ -269,46 +249,20 @@ func orString(a, b string) string {
 }
 
 // SchemaSignature summarises an object schema's properties as
-// "a:number* b:string", required ones starred.
+// "a:number* b:string", required ones starred, in the schema's order.
 func SchemaSignature(schema json.RawMessage) string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
-		return ""
-	}
-	req := map[string]bool{}
-	for _, r := range s.Required {
-		req[r] = true
-	}
-	// Properties order is not kept by the map; use the raw order instead.
-	names := propertyOrder(schema)
 	var parts []string
-	for _, n := range names {
-		t := strings.Join(schemaTypes(s.Properties[n]), "|")
-		part := EscapeLine(n)
-		if t != "" {
-			part += ":" + t
+	for _, a := range inspector.SchemaArgs(schema) {
+		part := EscapeLine(a.Name)
+		if a.Type != "" {
+			part += ":" + a.Type
 		}
-		if req[n] {
+		if a.Required {
 			part += "*"
 		}
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, " ")
-}
-
-func propertyOrder(schema json.RawMessage) []string {
-	obj, err := ParseObject(schema)
-	if err != nil {
-		return nil
-	}
-	props, err := ParseObject(obj.Get("properties"))
-	if err != nil {
-		return nil
-	}
-	return props.Keys()
 }
 
 // Resources lists resources: name, URI, MIME type.
@@ -366,17 +320,17 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 // Content is read in place and texts are written as they are decoded, so
 // a large result is never copied.
 func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
-	var f fields
+	var f rawjson.Fields
 	var content [][]byte
 	var structured []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
 		switch name {
 		case "content":
-			content = f.array(v)
+			content = f.Array(v)
 		case "structuredContent":
 			structured = v
 		case "isError":
-			isError = f.boolean(v)
+			isError = f.Bool(v)
 		}
 	}) {
 		p.JSON(raw)
@@ -400,29 +354,29 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 
 // Content renders one content block (spec: server/tools, "Tool Result").
 func (p *Printer) Content(raw json.RawMessage) {
-	var f fields
+	var f rawjson.Fields
 	var typ, mimeType, uri, name, title, description string
 	var text, data, resource []byte
 	var size []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "resource"},
+	if !json.Valid(raw) || !f.Object(raw, []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "resource"},
 		func(n string, v []byte) {
 			switch n {
 			case "type":
-				typ = f.str(v)
+				typ = f.Str(v)
 			case "text":
-				text = f.optStr(v)
+				text = f.OptStr(v)
 			case "data":
-				data = f.optStr(v)
+				data = f.OptStr(v)
 			case "mimeType":
-				mimeType = f.str(v)
+				mimeType = f.Str(v)
 			case "uri":
-				uri = f.str(v)
+				uri = f.Str(v)
 			case "name":
-				name = f.str(v)
+				name = f.Str(v)
 			case "title":
-				title = f.str(v)
+				title = f.Str(v)
 			case "description":
-				description = f.str(v)
+				description = f.Str(v)
 			case "size":
 				size = v
 			case "resource":
@@ -465,19 +419,19 @@ func (p *Printer) Content(raw json.RawMessage) {
 // ResourceContents renders one TextResourceContents or BlobResourceContents.
 // Binary data is summarised, never dumped on the terminal.
 func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
-	var f fields
+	var f rawjson.Fields
 	var uri, mimeType string
 	var text, blob []byte
-	if !json.Valid(raw) || !f.object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
 		switch n {
 		case "uri":
-			uri = f.str(v)
+			uri = f.Str(v)
 		case "mimeType":
-			mimeType = f.str(v)
+			mimeType = f.Str(v)
 		case "text":
-			text = f.optStr(v)
+			text = f.OptStr(v)
 		case "blob":
-			blob = f.optStr(v)
+			blob = f.OptStr(v)
 		}
 	}) {
 		p.JSON(raw)
@@ -494,7 +448,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 	case text != nil:
 		p.rawText(text)
 	case blob != nil:
-		s := stringBytes(blob)
+		s := rawjson.StringBytes(blob)
 		n, err := base64Len(s)
 		if err != nil {
 			n = base64.StdEncoding.DecodedLen(len(s))
@@ -507,9 +461,9 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 
 // ReadResult renders a ReadResourceResult.
 func (p *Printer) ReadResult(raw json.RawMessage) {
-	var f fields
+	var f rawjson.Fields
 	var contents [][]byte
-	if !json.Valid(raw) || !f.object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.array(v) }) {
+	if !json.Valid(raw) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
 		p.JSON(raw)
 		return
 	}

@@ -1,15 +1,17 @@
-package inspector
+package tui
 
 import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 // ToolHelp describes a tool for a person about to call it: its title and
 // description, then a table of its arguments (type, whether required,
 // default, allowed values, description).
-func (p *Printer) ToolHelp(t ToolInfo) {
+func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 	head := p.st.name(EscapeLine(t.Name))
 	if t.Title != "" && t.Title != t.Name {
 		head += " — " + EscapeLine(t.Title)

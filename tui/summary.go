@@ -1,10 +1,11 @@
-package inspector
+package tui
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -13,18 +14,18 @@ import (
 // the server asks for, in a few words (the full params are on --wire).
 func SummarizeRequest(method string, params json.RawMessage) string {
 	task := ""
-	if obj, err := ParseObject(params); err == nil && obj.Has("task") {
+	if obj, err := inspector.ParseObject(params); err == nil && obj.Has("task") {
 		task = " (as a task)"
 	}
 	switch method {
 	case mcp.MethodSamplingCreateMessage:
-		var req SamplingRequest
+		var req inspector.SamplingRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
 		}
 		parts := []string{plural(len(req.Messages), "message")}
 		if n := len(req.Messages); n > 0 {
-			blocks := contentBlocks(req.Messages[n-1].Content)
+			blocks := inspector.ContentBlocks(req.Messages[n-1].Content)
 			if len(blocks) > 0 {
 				parts = append(parts, "last: "+quoteShort(describeBlock(blocks[0]), 60))
 			}
@@ -37,7 +38,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		}
 		return strings.Join(parts, ", ") + task
 	case mcp.MethodElicitationCreate:
-		var req ElicitRequest
+		var req inspector.ElicitRequest
 		if json.Unmarshal(params, &req) != nil {
 			break
 		}
@@ -45,7 +46,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			return fmt.Sprintf("url %s, %s%s", EscapeLine(req.URL), quoteShort(req.Message, 60), task)
 		}
 		n := 0
-		if form, err := ParseForm(req.RequestedSchema); err == nil {
+		if form, err := inspector.ParseForm(req.RequestedSchema); err == nil {
 			n = len(form.Fields)
 		}
 		return fmt.Sprintf("form with %s, %s%s", plural(n, "field"), quoteShort(req.Message, 60), task)
@@ -69,9 +70,9 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 	if rpcErr != nil {
 		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(rpcErr.Message))
 	}
-	if obj, err := ParseObject(result); err == nil && obj.Has("task") {
+	if obj, err := inspector.ParseObject(result); err == nil && obj.Has("task") {
 		var c struct {
-			Task Task `json:"task"`
+			Task inspector.Task `json:"task"`
 		}
 		if json.Unmarshal(result, &c) == nil {
 			return "created " + DescribeTask(c.Task)
@@ -80,7 +81,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 	switch method {
 	case mcp.MethodRootsList:
 		var r struct {
-			Roots []Root `json:"roots"`
+			Roots []inspector.Root `json:"roots"`
 		}
 		if json.Unmarshal(result, &r) == nil {
 			var uris []string
@@ -108,7 +109,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 		}
 		if r.Model != "" || r.Role != "" {
 			var parts []string
-			for _, b := range contentBlocks(r.Content) {
+			for _, b := range inspector.ContentBlocks(r.Content) {
 				parts = append(parts, quoteShort(describeBlock(b), 60))
 			}
 			s := EscapeLine(r.Role) + " " + strings.Join(parts, " ")
@@ -124,13 +125,13 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 	case mcp.MethodElicitationCreate:
 		return summarizeElicitResult(result)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
-		var t Task
+		var t inspector.Task
 		if json.Unmarshal(result, &t) == nil && t.TaskID != "" {
 			return DescribeTask(t)
 		}
 	case mcp.MethodTasksList:
 		var l struct {
-			Tasks []Task `json:"tasks"`
+			Tasks []inspector.Task `json:"tasks"`
 		}
 		if json.Unmarshal(result, &l) == nil {
 			return plural(len(l.Tasks), "task")
@@ -156,6 +157,9 @@ func summarizeElicitResult(result json.RawMessage) string {
 	}
 	return s
 }
+
+// DescribeTask renders a task's state on one line, escaped for the terminal.
+func DescribeTask(t inspector.Task) string { return EscapeLine(t.String()) }
 
 func plural(n int, what string) string {
 	if n == 1 {

@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/pretty"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
@@ -106,7 +107,7 @@ func TestDecodeContentsLargeBlob(t *testing.T) {
 		raw := []byte(`{"contents":[{"uri":"u","mimeType":"application/octet-stream","blob":"` + blob + `"}]}`)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c, err := DecodeContents(raw)
+		c, err := inspector.DecodeContents(raw)
 		runtime.ReadMemStats(&after)
 		if err != nil || len(c) != 1 || !bytes.Equal(c[0].Data, data) || !c[0].Binary {
 			t.Fatalf("DecodeContents: %v", err)

@@ -1,14 +1,17 @@
-package inspector
+package tui
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -52,13 +55,13 @@ func TestToolResultIsError(t *testing.T) {
 	raw := json.RawMessage(`{"content":[{"type":"text","text":"no such city"}],"isError":true}`)
 	var isErr bool
 	out := printed(func(p *Printer) { isErr = p.ToolResult(raw) })
-	if !isErr || !ToolResultIsError(raw) {
+	if !isErr || !inspector.ToolResultIsError(raw) {
 		t.Error("isError not reported")
 	}
 	if !strings.HasPrefix(out, "Tool error:") || !strings.Contains(out, "no such city") {
 		t.Errorf("output %q", out)
 	}
-	if ToolResultIsError(json.RawMessage(`{"content":[]}`)) || ToolResultIsError(json.RawMessage(`nonsense`)) {
+	if inspector.ToolResultIsError(json.RawMessage(`{"content":[]}`)) || inspector.ToolResultIsError(json.RawMessage(`nonsense`)) {
 		t.Error("isError reported for results without it")
 	}
 }
@@ -119,14 +122,14 @@ func TestDecodeContents(t *testing.T) {
 	data := []byte{0, 1, 2, 0x1b, 0xff}
 	raw := fmt.Sprintf(`{"contents":[{"uri":"a","mimeType":"text/plain","text":"hi"},{"uri":"b","blob":%q},{"uri":"c","blob":%q}]}`,
 		base64.StdEncoding.EncodeToString(data), base64.RawStdEncoding.EncodeToString(data))
-	got, err := DecodeContents(json.RawMessage(raw))
+	got, err := inspector.DecodeContents(json.RawMessage(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 || string(got[0].Data) != "hi" || got[0].Binary || !bytes.Equal(got[1].Data, data) || !got[1].Binary || !bytes.Equal(got[2].Data, data) {
 		t.Errorf("DecodeContents = %+v", got)
 	}
-	if _, err := DecodeContents(json.RawMessage(`{"contents":[{"uri":"x","blob":"!!!"}]}`)); err == nil {
+	if _, err := inspector.DecodeContents(json.RawMessage(`{"contents":[{"uri":"x","blob":"!!!"}]}`)); err == nil {
 		t.Error("invalid base64 accepted")
 	}
 }
@@ -210,9 +213,9 @@ func TestListRendering(t *testing.T) {
 }
 
 func TestInfoRendering(t *testing.T) {
-	info := &ServerInfo{
+	info := &inspector.ServerInfo{
 		ProtocolVersion: "2025-06-18",
-		Implementation:  Implementation{Name: "srv\x1b[1m", Version: "2.0", Title: "Nice"},
+		Implementation:  inspector.Implementation{Name: "srv\x1b[1m", Version: "2.0", Title: "Nice"},
 		Capabilities:    json.RawMessage(`{"tools":{"listChanged":true},"logging":{},"prompts":{"listChanged":false},"experimental":{"x":{"y":1}}}`),
 		Instructions:    "Line one.\n\x1b[31mLine two.",
 	}
@@ -274,14 +277,14 @@ func TestPrinterColour(t *testing.T) {
 func TestConsoleProgressLines(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	tests := []struct {
-		p    Progress
+		p    inspector.Progress
 		want string
 	}{
-		{Progress{Progress: 3, Total: f(10), Message: "step"}, "progress: 3/10 (30%) step\n"},
-		{Progress{Progress: 2.5}, "progress: 2.5\n"},
-		{Progress{Progress: 0.1256, Total: f(1)}, "progress: 0.126/1 (13%)\n"},
-		{Progress{Progress: 7, Total: f(0)}, "progress: 7\n"},
-		{Progress{Progress: 1, Message: "evil\x1b[2J\r"}, `progress: 1 evil\x1b[2J\r` + "\n"},
+		{inspector.Progress{Progress: 3, Total: f(10), Message: "step"}, "progress: 3/10 (30%) step\n"},
+		{inspector.Progress{Progress: 2.5}, "progress: 2.5\n"},
+		{inspector.Progress{Progress: 0.1256, Total: f(1)}, "progress: 0.126/1 (13%)\n"},
+		{inspector.Progress{Progress: 7, Total: f(0)}, "progress: 7\n"},
+		{inspector.Progress{Progress: 1, Message: "evil\x1b[2J\r"}, `progress: 1 evil\x1b[2J\r` + "\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
@@ -296,7 +299,7 @@ func TestConsoleProgressBarOnTerminal(t *testing.T) {
 	var b bytes.Buffer
 	c := NewConsole(&b, true, false)
 	total := 4.0
-	c.Progress("call", Progress{Progress: 1, Total: &total})
+	c.Progress("call", inspector.Progress{Progress: 1, Total: &total})
 	first := b.String()
 	if strings.Contains(first, "\n") || !containsAll(first, "call", "1/4 (25%)", "█") {
 		t.Errorf("first bar %q", first)
@@ -307,7 +310,7 @@ func TestConsoleProgressBarOnTerminal(t *testing.T) {
 		t.Errorf("Println with a bar: %q", b.String())
 	}
 	b.Reset()
-	c.Progress("call", Progress{Progress: 4, Total: &total})
+	c.Progress("call", inspector.Progress{Progress: 4, Total: &total})
 	if !strings.HasPrefix(b.String(), "\r\x1b[K") || !strings.Contains(b.String(), "4/4 (100%)") {
 		t.Errorf("redraw %q", b.String())
 	}
@@ -373,5 +376,82 @@ func TestConsoleLines(t *testing.T) {
 				t.Error("Writer() is not the writer given")
 			}
 		})
+	}
+}
+
+func TestSchemaSignature(t *testing.T) {
+	schema := `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"e":{"enum":["x"]},"f":{}},"required":["a"]}`
+	if got, want := SchemaSignature(json.RawMessage(schema)), "z:string a:number* e:string f"; got != want {
+		t.Errorf("SchemaSignature = %q, want %q", got, want)
+	}
+	if got := SchemaSignature(json.RawMessage(`{"type":"object"}`)); got != "" {
+		t.Errorf("no properties: %q", got)
+	}
+	if got := SchemaSignature(json.RawMessage(`{"properties":{"a\u001b[31m":{}}}`)); strings.ContainsRune(got, 0x1b) {
+		t.Errorf("signature not escaped: %q", got)
+	}
+}
+
+// Tool help shows the tool, then a table of its arguments from its
+// input schema; what the server wrote is escaped.
+func TestToolHelp(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","description":"Who\nto greet"},
+		"count":{"type":"integer","default":3},
+		"color":{"type":"string","enum":["red","green"]},
+		"size":{"oneOf":[{"const":1,"title":"S"},{"const":2,"title":"M"}]},
+		"maybe":{"type":["integer","null"]},
+		"any":{}
+	},"required":["name"]}`)
+	var b bytes.Buffer
+	NewPrinter(&b, false).ToolHelp(inspector.ToolInfo{Name: "paint", Title: "Paint", Description: "Paints \x1b[31mthings\x1b[0m.", InputSchema: schema})
+	out := b.String()
+	for _, s := range []string{"paint — Paint\n", "  Paints \\x1b[31mthings\\x1b[0m.\n", "Arguments:\n",
+		"NAME", "TYPE", "REQUIRED", "DEFAULT", "ALLOWED", "DESCRIPTION",
+		"name   string", "yes", "Who …", "count  integer", "3", "red, green", "integer|null", "any    any"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("tool help lacks %q:\n%s", s, out)
+		}
+	}
+	b.Reset()
+	NewPrinter(&b, false).ToolHelp(inspector.ToolInfo{Name: "noargs", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	if !strings.Contains(b.String(), "This tool takes no arguments.") {
+		t.Errorf("no-argument help:\n%s", b.String())
+	}
+}
+
+// The spec's examples of a list result with caching hints get a cache
+// hint line (spec 2026-07-28: server/utilities/caching).
+func TestCacheHintOfSpecExamples(t *testing.T) {
+	var dir string
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; dir == ""; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, "shared", "spec", "2026-07-28", "examples")); err == nil && st.IsDir() {
+			dir = filepath.Join(d, "shared", "spec", "2026-07-28", "examples")
+		} else if filepath.Dir(d) == d {
+			t.Skip("the 2026-07-28 spec (a sibling shared/spec/2026-07-28) is not present")
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "ListToolsResult*", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no ListToolsResult examples")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(data, &msg) == nil && msg.Result != nil {
+			data = msg.Result
+		}
+		if CacheHint(data) == "" {
+			t.Errorf("%s: no cache hint shown for a list result", filepath.Base(f))
+		}
 	}
 }

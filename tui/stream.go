@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bufio"
@@ -257,80 +257,15 @@ func (p *Printer) rawText(q []byte) {
 	bw.Flush()
 }
 
-// ---- reading typed members from raw JSON ----
-
-// fields reads the members of an object in place, with the types
-// encoding/json would insist on: a member that has neither its type nor
-// null makes the object unreadable (bad), as decoding it into a struct
-// fails. Member names match exactly, else without regard to case.
-type fields struct{ bad bool }
-
-func (f *fields) str(v []byte) string {
-	if rawjson.IsNull(v) {
-		return ""
+// base64Len returns the length of the data the base64 text s (standard
+// alphabet, padded or not) decodes to, decoding it in pieces.
+func base64Len(s []byte) (int, error) {
+	n, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(s)))
+	if err == nil {
+		return int(n), nil
 	}
-	s, ok := rawjson.String(v)
-	if !ok {
-		f.bad = true
-	}
-	return s
-}
-
-// optStr returns the raw string v, nil for null.
-func (f *fields) optStr(v []byte) []byte {
-	if rawjson.IsNull(v) {
-		return nil
-	}
-	if !rawjson.IsString(v) {
-		f.bad = true
-		return nil
-	}
-	return v
-}
-
-func (f *fields) boolean(v []byte) bool {
-	switch string(v) {
-	case "true":
-		return true
-	case "false", "null":
-		return false
-	}
-	f.bad = true
-	return false
-}
-
-// array returns the elements of the array v (nil for null).
-func (f *fields) array(v []byte) [][]byte {
-	var out [][]byte
-	if rawjson.IsNull(v) {
-		return nil
-	}
-	if !rawjson.Elements(v, func(e []byte) bool {
-		out = append(out, e)
-		return true
-	}) {
-		f.bad = true
-	}
-	return out
-}
-
-// object calls set for each member of raw (which must be valid JSON)
-// whose name is one of names; it reports false when raw is neither an
-// object nor null, or a member has the wrong type.
-func (f *fields) object(raw []byte, names []string, set func(name string, v []byte)) bool {
-	raw = bytes.TrimSpace(raw)
-	if rawjson.IsNull(raw) {
-		return true
-	}
-	if !rawjson.Members(raw, func(name, v []byte) bool {
-		if n := rawjson.MatchName(name, names...); n != "" {
-			set(n, v)
-		}
-		return true
-	}) {
-		return false
-	}
-	return !f.bad
+	n, err = io.Copy(io.Discard, base64.NewDecoder(base64.RawStdEncoding, bytes.NewReader(bytes.TrimRight(s, "="))))
+	return int(n), err
 }
 
 // stringLen returns the length of the JSON string q once decoded, without
@@ -345,39 +280,4 @@ func stringLen(q []byte) int {
 		return true
 	})
 	return n
-}
-
-// stringBytes returns the decoded JSON string q: its own bytes (a slice
-// of q) when it has no escapes, else a decoded copy.
-func stringBytes(q []byte) []byte {
-	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
-		return q[1 : len(q)-1]
-	}
-	b, _ := rawjson.AppendString(nil, q)
-	return b
-}
-
-// base64Len returns the length of the data the base64 text s (standard
-// alphabet, padded or not) decodes to, decoding it in pieces.
-func base64Len(s []byte) (int, error) {
-	n, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(s)))
-	if err == nil {
-		return int(n), nil
-	}
-	n, err = io.Copy(io.Discard, base64.NewDecoder(base64.RawStdEncoding, bytes.NewReader(bytes.TrimRight(s, "="))))
-	return int(n), err
-}
-
-// decodeBase64Bytes decodes standard base64, padded or not (as
-// decodeBase64 does), into a new slice.
-func decodeBase64Bytes(s []byte) ([]byte, error) {
-	t := bytes.TrimRight(s, "=")
-	dst := make([]byte, max(base64.StdEncoding.DecodedLen(len(s)), base64.RawStdEncoding.DecodedLen(len(t))))
-	n, err := base64.StdEncoding.Decode(dst, s)
-	if err != nil {
-		if n, err = base64.RawStdEncoding.Decode(dst, t); err != nil {
-			return nil, err
-		}
-	}
-	return dst[:n], nil
 }

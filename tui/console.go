@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -32,7 +33,7 @@ type Console struct {
 // NewConsole returns a Console on w. tty enables the in-place progress bar,
 // color enables colours.
 func NewConsole(w io.Writer, tty, colorOn bool) *Console {
-	mk := func(attrs ...color.Attribute) func(a ...any) string { return Style(colorOn, attrs...) }
+	mk := func(attrs ...color.Attribute) func(a ...any) string { return style(colorOn, attrs...) }
 	return &Console{
 		w: w, tty: tty, color: colorOn, st: newStyles(colorOn),
 		levels: map[string]func(a ...any) string{
@@ -89,7 +90,7 @@ func (c *Console) ServerStderr(line string) {
 }
 
 // Progress shows one progress update for the request labelled label.
-func (c *Console) Progress(label string, p Progress) {
+func (c *Console) Progress(label string, p inspector.Progress) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	msg := ""
@@ -120,7 +121,7 @@ func (c *Console) ClearProgress() {
 	c.status = ""
 }
 
-func progressNumbers(p Progress) string {
+func progressNumbers(p inspector.Progress) string {
 	if p.Total != nil && *p.Total > 0 {
 		return fmt.Sprintf("%s/%s (%.0f%%)", num(p.Progress), num(*p.Total), p.Progress / *p.Total * 100)
 	}
@@ -172,7 +173,7 @@ func (c *Console) Notification(m *jsonrpc.Message) {
 		c.LogMessage(m.Params)
 		return
 	case mcp.NotificationTasksStatus:
-		var t Task
+		var t inspector.Task
 		if json.Unmarshal(m.Params, &t) == nil && t.TaskID != "" {
 			c.Println(c.st.key("notification") + " " + DescribeTask(t))
 			return

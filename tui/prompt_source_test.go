@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"bytes"
@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 // fakeLines is a LineSource (the REPL's editor) with scripted answers.
@@ -55,12 +59,12 @@ func TestPrompterLineSource(t *testing.T) {
 	p := NewPrompter(errReader{}, &out, true)
 	src := &fakeLines{answers: []string{"", "Ada", "", "", "", "s"}, err: io.EOF}
 	p.UseLineSource(src)
-	pol, _ := ParseElicitPolicy("prompt")
-	e, err := NewElicitor(pol, p)
+	pol, _ := inspector.ParseElicitPolicy("prompt")
+	e, err := inspector.NewElicitor(pol, NewPerson(p, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&ClientFeatures{Elicitor: e}).Capabilities()
+	(&inspector.ClientFeatures{Elicitor: e}).Capabilities()
 	params := json.RawMessage(`{"message":"Who?","requestedSchema":{"type":"object","properties":{
 		"name":{"type":"string"},"age":{"type":"integer","default":3}},"required":["name"]}}`)
 	raw, err := e.Handle(testCtx(t), "elicitation/create", params)
@@ -79,7 +83,7 @@ func TestPrompterLineSource(t *testing.T) {
 	}
 
 	// Dismissed (Ctrl-C): the elicitation is cancelled.
-	src.err = ErrDismissed
+	src.err = inspector.ErrDismissed
 	raw, err = e.Handle(testCtx(t), "elicitation/create", params)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +91,7 @@ func TestPrompterLineSource(t *testing.T) {
 	if action, _ := decodeAnswer(t, raw); action != "cancel" {
 		t.Errorf("dismissed: answer %s", raw)
 	}
-	if !errors.Is(ErrDismissed, io.EOF) {
+	if !errors.Is(inspector.ErrDismissed, io.EOF) {
 		t.Error("ErrDismissed does not match io.EOF")
 	}
 }
@@ -97,3 +101,61 @@ func TestPrompterLineSource(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("the prompter read stdin itself") }
+
+func TestPrompterSerialisesConversations(t *testing.T) {
+	p := NewPrompter(strings.NewReader("one\ntwo\n"), io.Discard, true)
+	ctx := testCtx(t)
+	end, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan string, 1)
+	go func() {
+		end2, err := p.Begin(ctx)
+		if err != nil {
+			second <- err.Error()
+			return
+		}
+		defer end2()
+		line, _ := p.ReadLine(ctx, "")
+		second <- line
+	}()
+	line, err := p.ReadLine(ctx, "")
+	if err != nil || line != "one" {
+		t.Fatalf("first: %q %v", line, err)
+	}
+	select {
+	case s := <-second:
+		t.Fatalf("a second conversation ran during the first: %q", s)
+	default:
+	}
+	end()
+	select {
+	case s := <-second:
+		if s != "two" {
+			t.Errorf("second: %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second conversation never started")
+	}
+	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
+		t.Errorf("after the input: %v, want EOF", err)
+	}
+	if _, err := p.ReadLine(ctx, ""); !errors.Is(err, io.EOF) {
+		t.Errorf("EOF must stick: %v", err)
+	}
+
+	// Begin gives up when its context ends.
+	end, _ = p.Begin(ctx)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Begin(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Begin on a cancelled context: %v", err)
+	}
+	end()
+	end, err = p.Begin(ctx)
+	if err != nil {
+		t.Fatalf("the lock was lost: %v", err)
+	}
+	end()
+}

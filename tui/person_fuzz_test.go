@@ -1,4 +1,4 @@
-package inspector
+package tui
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/fuzzing"
 )
 
@@ -23,7 +24,7 @@ func FuzzElicitField(f *testing.F) {
 		f.Add([]byte(`{"type":"number"}`), a)
 	}
 	f.Fuzz(func(t *testing.T, prop []byte, answer string) {
-		form, err := ParseForm(json.RawMessage(`{"type":"object","properties":{"f":` + string(prop) + `},"required":["f"]}`))
+		form, err := inspector.ParseForm(json.RawMessage(`{"type":"object","properties":{"f":` + string(prop) + `},"required":["f"]}`))
 		if err != nil {
 			return
 		}
@@ -31,7 +32,7 @@ func FuzzElicitField(f *testing.F) {
 			t.Fatalf("ParseForm of one property: %d fields", len(form.Fields))
 		}
 		fld := form.Fields[0]
-		v, err := fld.Parse(answer)
+		v, err := parseAnswer(fld, answer)
 		if err != nil {
 			return
 		}

@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// The libraries' typed errors get their command-line advice here, after
+// their own text and before what the error chain adds: the lines people
+// see are those mcpx printed when the libraries named the flags.
+func TestAdvice(t *testing.T) {
+	rpc := &jsonrpc.Error{Code: -32601, Message: "Method not found"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"era: modern", fmt.Errorf("initialize: %w", &inspector.EraError{Looks: "modern", Err: rpc}),
+			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern (or auto)"},
+		{"era: legacy", &inspector.EraError{Looks: "legacy", Err: errors.New("server/discover: boom")},
+			"server/discover: boom; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)"},
+		{"handshake-era versions", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2025-06-18"}},
+			"the server does not support protocol version 2026-07-28 (it supports 2025-06-18); those are handshake-era versions: use --protocol-era legacy (or auto)"},
+		{"modern versions: nothing to add", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2099-01-01"}},
+			"the server does not support protocol version 2026-07-28 (it supports 2099-01-01)"},
+		{"version", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Got: "2099-01-01"}),
+			`initialize: server chose protocol version "2099-01-01", which mcpx does not speak (offered "2025-11-25"; mcpx speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05); try --protocol-version with one the server supports`},
+		{"missing capabilities", &inspector.MissingCapabilityError{Required: json.RawMessage(`{"roots":{},"sampling":{"tools":{}}}`), Err: errors.New("tools/call: refused")},
+			"tools/call: refused; the request needs the client capabilities roots, sampling.tools (--root PATH declares roots; sampling is declared unless --no-sampling)"},
+		{"not found", &inspector.NotFoundError{Kind: "prompt", Name: "x", Err: errors.New("prompts/get: refused")},
+			`prompts/get: refused (the server lists no prompt "x"); see ` + "`mcpx prompts list`"},
+		{"not found, with suggestions", &inspector.NotFoundError{Kind: "tool", Name: "ech", Suggestions: []string{"echo"}, Err: errors.New("tools/call: refused")},
+			`tools/call: refused (the server has no tool "ech"; did you mean echo?)`},
+		{"task required", fmt.Errorf("%w (%w)", errors.New("tools/call: refused"), inspector.ErrTaskRequired),
+			"tools/call: refused (the tool requires task execution); add --task"},
+		{"pagination", &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Pages: 3},
+			`tools/list: server returned cursor "c1" twice; stopping to avoid a loop (use --cursor to fetch pages one by one)`},
+		{"stored tokens only", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp", StoredOnly: true},
+			"authorization needs a person: no usable stored token for https://mcp.example/mcp, and only stored tokens may be used (--stored-auth-only forbids a new authorization: run `mcpx auth login --url https://mcp.example/mcp` first)"},
+		{"no stored token", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp"},
+			"no usable stored token for https://mcp.example/mcp (run `mcpx auth login --url https://mcp.example/mcp`)"},
+		{"client moved", &oauthflow.ClientError{Problem: oauthflow.ClientMoved, Detail: "… register mcpx with https://as2.example"},
+			"… register mcpx with https://as2.example and pass that client's --client-id"},
+		{"no static client", &oauthflow.ClientError{Problem: oauthflow.NeedsStaticClient, Detail: "no client for https://as.example"},
+			"no client for https://as.example: give --client-id (or --client-metadata-url where it supports client ID metadata documents)"},
+		{"frame too large", fmt.Errorf("initialize: %w", transport.ErrFrameTooLarge),
+			"initialize: " + transport.ErrFrameTooLarge.Error() + "; raise the limit with --max-message-size"},
+		{"nothing to add", errors.New("boom"), "boom"},
+	} {
+		if got := errorMessage(tc.err); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The advice comes before the data the error chain carries.
+func TestAdviceBeforeData(t *testing.T) {
+	err := &inspector.NotFoundError{Kind: "resource", Name: "test://nope",
+		Err: fmt.Errorf("resources/read: %w", &jsonrpc.Error{Code: -32602, Message: "Resource not found", Data: json.RawMessage(`{"uri":"test://nope"}`)})}
+	got := errorMessage(err)
+	if want := `(the server lists no resource "test://nope"); see ` + "`mcpx resources list`" + ` (data: {"uri":"test://nope"})`; !strings.HasSuffix(got, want) {
+		t.Errorf("got %s\nwant …%s", got, want)
+	}
+}

@@ -1,0 +1,32 @@
+package inspector
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNoTerminalDependency keeps the session a library a program without
+// a terminal can import: no colours, pretty-printing, line editing or
+// terminal control, and none of mcpx's terminal UI or command line.
+func TestNoTerminalDependency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/mcpx-dev/mcpx/inspector").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{
+		"github.com/fatih/color", "github.com/tidwall/pretty", "github.com/chzyer/readline", "golang.org/x/term",
+		"github.com/mattn/go-isatty", "github.com/mattn/go-colorable", "github.com/spf13/cobra",
+		"github.com/mcpx-dev/mcpx/tui", "github.com/mcpx-dev/mcpx/cmd", "github.com/mcpx-dev/mcpx/repl",
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if pkg == f || strings.HasPrefix(pkg, f+"/") {
+				t.Errorf("inspector depends on %s", pkg)
+			}
+		}
+	}
+}

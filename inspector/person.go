@@ -1,0 +1,171 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+)
+
+// Person is the person at the client whom the prompt policies ask: the
+// spec leaves it to the client how it involves its user in an
+// elicitation or a sampling request, but wants one in the loop (spec
+// 2025-11-25: client/elicitation, "User Interaction Model"; client/sampling,
+// "User Interaction Model"). The policies (ElicitPolicy, SamplingPolicy)
+// decide when a person is asked; a Person decides how. The terminal UI
+// implements it (package tui), tests with scripted answers.
+//
+// Server requests are answered concurrently, but a person answers one
+// question at a time: an implementation serialises its conversations.
+// Every method gets the context of the server request it answers, so
+// that AfterAnswer works from within it.
+//
+// A method returns an error when its question could not be put or
+// answered: the context ended, there is nobody to ask (ErrNoTerminal),
+// or the person dismissed the question (ErrDismissed) or their input
+// ended (an error matching io.EOF) where the method has no answer that
+// says so. For an elicitation, a person who dismisses it or goes away
+// cancels it (spec: the "cancel" action), so FillForm and VisitURL may
+// answer cancel instead, and the policy takes an io.EOF error as cancel.
+type Person interface {
+	// FillForm asks for the fields of a form-mode elicitation; the
+	// answer is accept with content the form validates, decline or
+	// cancel.
+	FillForm(ctx context.Context, q *FormQuestion) (ElicitResult, error)
+	// VisitURL asks for consent to visit the page of a URL-mode
+	// elicitation and, once given, opens it (or tells the person to);
+	// the answer is accept (consent given, and, when q.AwaitDone, the
+	// person said they were done there), decline or cancel. The browser
+	// is never opened without consent, nor for a URL that is not
+	// q.Openable.
+	VisitURL(ctx context.Context, q *URLQuestion) (ElicitResult, error)
+	// Sample shows a sampling request and returns the reply the person
+	// wrote; an empty reply (no text, no tool use) declines it.
+	Sample(ctx context.Context, q *SamplingQuestion) (SamplingReply, error)
+	// Confirm asks a yes-or-no question; an empty answer is def.
+	Confirm(ctx context.Context, question string, def bool) (bool, error)
+}
+
+// ErrDismissed is returned when the person dismissed a question (Ctrl-C
+// in the REPL) rather than answering it. It matches io.EOF, so every
+// conversation ends as at the end of input: an elicitation is cancelled.
+var ErrDismissed error = dismissed{}
+
+type dismissed struct{}
+
+func (dismissed) Error() string        { return "dismissed" }
+func (dismissed) Is(target error) bool { return target == io.EOF }
+
+// ErrNoTerminal is returned when a policy needs a person but there is no
+// one to ask.
+var ErrNoTerminal = errors.New("no terminal to ask on")
+
+// NoPersonError reports a prompt policy configured without a Person to
+// ask.
+type NoPersonError struct {
+	// Feature is "sampling" or "elicitation".
+	Feature string
+}
+
+func (e *NoPersonError) Error() string {
+	return fmt.Sprintf("the %s policy prompt needs a person to ask, and there is none", e.Feature)
+}
+
+// The actions of an elicitation's answer (spec 2025-11-25:
+// client/elicitation, "Response Actions").
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
+// ElicitResult is the answer to an elicitation: an action, and for an
+// accepted form the content.
+type ElicitResult struct {
+	Action  string
+	Content json.RawMessage
+}
+
+// FormQuestion is a form-mode elicitation as a person is asked it.
+type FormQuestion struct {
+	// Server names the server that asks ("the server" when unknown).
+	Server string
+	// Message is the server's message, as received.
+	Message string
+	Form    *Form
+}
+
+// URLQuestion is a URL-mode elicitation as a person is asked it.
+type URLQuestion struct {
+	// Server names the server that asks ("the server" when unknown).
+	Server string
+	// Message is the server's message, as received.
+	Message string
+	// URL is the page the server asks the person to visit, as received.
+	URL string
+	// Parsed is URL parsed: an absolute URL.
+	Parsed *url.URL
+	// Warnings say what makes the URL easy to misread (see URLWarnings).
+	Warnings []string
+	// Openable is false for a URL mcpx does not open (not http or
+	// https): the person is shown it, and it is declined.
+	Openable bool
+	// AwaitDone asks the person to say when they are done on the page
+	// before the answer goes out: in the 2026-07-28 era the client learns
+	// the outcome by retrying the request at once (spec 2026-07-28:
+	// changelog, minor change 11).
+	AwaitDone bool
+}
+
+// SamplingQuestion is a sampling request as a person is asked it.
+type SamplingQuestion struct {
+	// Server names the server that asks ("the server" when unknown).
+	Server  string
+	Request *SamplingRequest
+}
+
+// SamplingReply is what a person wrote in reply to a sampling request:
+// text, tool uses (when the request offered tools), or both.
+type SamplingReply struct {
+	Text     string
+	ToolUses []ToolUse
+}
+
+// ToolUse is a tool use a person answered a sampling request with.
+type ToolUse struct {
+	Name string
+	// Input is the tool's input, a JSON object.
+	Input json.RawMessage
+}
+
+// Empty reports whether the reply declines the request.
+func (r SamplingReply) Empty() bool { return r.Text == "" && len(r.ToolUses) == 0 }
+
+// result builds the CreateMessageResult of the reply (spec 2025-11-25:
+// client/sampling, "Tools in Sampling" for tool uses).
+func (r SamplingReply) result() json.RawMessage {
+	res := map[string]any{"role": "assistant", "model": "mcpx-human", "stopReason": "endTurn"}
+	if len(r.ToolUses) == 0 {
+		res["content"] = map[string]string{"type": "text", "text": r.Text}
+		return marshalRaw(res)
+	}
+	var blocks []any
+	if r.Text != "" {
+		blocks = append(blocks, map[string]string{"type": "text", "text": r.Text})
+	}
+	for i, u := range r.ToolUses {
+		input := u.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		blocks = append(blocks, map[string]any{
+			"type": "tool_use", "id": fmt.Sprintf("mcpx_tool_%d", i+1),
+			"name": u.Name, "input": input,
+		})
+	}
+	res["content"] = blocks
+	res["stopReason"] = "toolUse"
+	return marshalRaw(res)
+}

@@ -1,0 +1,565 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+// Person is the person at the terminal, asked line by line through a
+// Prompter: it implements inspector.Person with conversations, one at a
+// time (the prompt policies of elicitation and sampling).
+type Person struct {
+	Prompter *Prompter
+	// OpenURL opens a URL in the browser, only ever after the person
+	// consented; the caller chooses the browser. Nil means none: the
+	// person is asked to open the URL shown.
+	OpenURL func(string) error
+}
+
+// NewPerson returns the person who answers on p's terminal; openURL opens
+// a page in the browser once they consented (nil: none).
+func NewPerson(p *Prompter, openURL func(string) error) *Person {
+	return &Person{Prompter: p, OpenURL: openURL}
+}
+
+// FillForm asks for a form field by field, then for review.
+func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspector.ElicitResult, error) {
+	p := t.Prompter
+	end, err := p.Begin(ctx)
+	if err != nil {
+		return inspector.ElicitResult{}, err
+	}
+	defer end()
+	form := q.Form
+	p.Println("")
+	p.Println(fmt.Sprintf("── %s asks for information (elicitation/create) ──", EscapeLine(q.Server)))
+	p.Println(Escape(q.Message))
+	var names []string
+	for _, fld := range form.Fields {
+		names = append(names, fieldLabel(fld))
+	}
+	if len(names) > 0 {
+		p.Println("Fields: " + strings.Join(names, ", ") + "   (* required)")
+	}
+	answer := func(action string) (inspector.ElicitResult, error) {
+		p.Println("(" + action + ")")
+		return inspector.ElicitResult{Action: action}, nil
+	}
+	choice, err := p.Choose(ctx, "[a]nswer, [d]ecline or [c]ancel? [a] ", []string{"answer", "decline", "cancel"}, "answer")
+	if err != nil {
+		return t.formEnded(err)
+	}
+	if choice != "answer" {
+		return answer(choice)
+	}
+	values := map[string]json.RawMessage{}
+	for _, fld := range form.Fields {
+		if fld.Default != nil {
+			values[fld.Name] = fld.Default
+		}
+	}
+	for {
+		for _, fld := range form.Fields {
+			v, err := t.askField(ctx, fld, values[fld.Name])
+			if err != nil {
+				return t.formEnded(err)
+			}
+			if v == nil {
+				delete(values, fld.Name)
+			} else {
+				values[fld.Name] = v
+			}
+		}
+		content := inspector.NewObject()
+		for _, fld := range form.Fields {
+			if v, ok := values[fld.Name]; ok {
+				content.Set(fld.Name, v)
+			}
+		}
+		raw := content.Marshal()
+		p.Println("Answer: " + EscapeLine(string(raw)))
+		if verr := form.Validate(raw); verr != nil {
+			p.Println("  ✗ " + EscapeLine(verr.Error()))
+			choice, err = p.Choose(ctx, "[e]dit, [d]ecline or [c]ancel? [e] ", []string{"edit", "decline", "cancel"}, "edit")
+		} else {
+			choice, err = p.Choose(ctx, "Send it? [s]end, [e]dit, [d]ecline or [c]ancel? [s] ", []string{"send", "edit", "decline", "cancel"}, "send")
+		}
+		if err != nil {
+			return t.formEnded(err)
+		}
+		switch choice {
+		case "send":
+			return inspector.ElicitResult{Action: inspector.ActionAccept, Content: raw}, nil
+		case "decline", "cancel":
+			return answer(choice)
+		}
+	}
+}
+
+// formEnded maps the end of a conversation to an answer: end of input,
+// or the question dismissed (Ctrl-C, which the screen shows already), is
+// the person dismissing the form (cancel); a cancelled context is an error.
+func (t *Person) formEnded(err error) (inspector.ElicitResult, error) {
+	if errors.Is(err, io.EOF) {
+		if !errors.Is(err, inspector.ErrDismissed) {
+			t.Prompter.Println("(end of input: cancelled)")
+		}
+		return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
+	}
+	return inspector.ElicitResult{}, err
+}
+
+// askField asks for one field until the answer is valid. It returns nil
+// for a field left out.
+func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current json.RawMessage) (json.RawMessage, error) {
+	p := t.Prompter
+	p.Println("")
+	head := fieldLabel(fld)
+	if fld.Description != "" {
+		head += ": " + EscapeLine(fld.Description)
+	}
+	p.Println(head)
+	var hint []string
+	switch {
+	case fld.Multi:
+		hint = append(hint, "choose any, comma-separated numbers")
+	case len(fld.Options) > 0:
+		hint = append(hint, "choose one by number")
+	case fld.Type == "boolean":
+		hint = append(hint, "y or n")
+	case fld.Format != "":
+		hint = append(hint, fld.Type+", format "+EscapeLine(fld.Format))
+	default:
+		hint = append(hint, fld.Type)
+	}
+	for i, o := range fld.Options {
+		line := fmt.Sprintf("  %d) %s", i+1, EscapeLine(o.Value))
+		if o.Title != "" && o.Title != o.Value {
+			line = fmt.Sprintf("  %d) %s  [%s]", i+1, EscapeLine(o.Title), EscapeLine(o.Value))
+		}
+		p.Println(line)
+	}
+	if !fld.Required {
+		hint = append(hint, `"-" leaves it out`)
+	}
+	prompt := "  (" + strings.Join(hint, "; ") + ")"
+	if current != nil {
+		prompt += " [" + EscapeLine(describeDefault(fld, current)) + "]"
+	}
+	prompt += " > "
+	for {
+		line, err := p.ReadLine(ctx, prompt)
+		if err != nil {
+			return nil, err
+		}
+		s := strings.TrimSpace(line)
+		switch {
+		case s == "" && current != nil:
+			return current, nil
+		case s == "" && fld.Required:
+			p.Println("  ✗ this field is required")
+			continue
+		case s == "":
+			return nil, nil
+		case s == "-" && !fld.Required:
+			return nil, nil
+		}
+		v, err := parseAnswer(fld, line)
+		if err == nil {
+			err = fld.Validate(v)
+		}
+		if err != nil {
+			p.Println("  ✗ " + EscapeLine(err.Error()))
+			continue
+		}
+		return v, nil
+	}
+}
+
+// fieldLabel is how a field is named to the person.
+func fieldLabel(fld *inspector.FormField) string {
+	l := EscapeLine(fld.Name)
+	if fld.Title != "" && fld.Title != fld.Name {
+		l = EscapeLine(fld.Title) + " (" + EscapeLine(fld.Name) + ")"
+	}
+	if fld.Required {
+		l += " *"
+	}
+	return l
+}
+
+// parseAnswer turns what the person typed into the field's JSON value.
+func parseAnswer(fld *inspector.FormField, in string) (json.RawMessage, error) {
+	s := strings.TrimSpace(in)
+	switch {
+	case fld.Multi:
+		vals := []string{}
+		if s != "" {
+			for _, part := range strings.Split(s, ",") {
+				v, err := pickOption(fld, strings.TrimSpace(part))
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, v)
+			}
+		}
+		return jsonOf(vals), nil
+	case len(fld.Options) > 0:
+		v, err := pickOption(fld, s)
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(v), nil
+	case fld.Type == "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true", "t", "1", "on":
+			return json.RawMessage("true"), nil
+		case "n", "no", "false", "f", "0", "off":
+			return json.RawMessage("false"), nil
+		}
+		return nil, errors.New("answer y or n")
+	case fld.Type == "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.New("expected a whole number")
+		}
+		return json.RawMessage(strconv.FormatInt(n, 10)), nil
+	case fld.Type == "number":
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			// JSON has no NaN or infinity.
+			return nil, errors.New("expected a number")
+		}
+		return json.RawMessage(strconv.FormatFloat(n, 'g', -1, 64)), nil
+	}
+	return jsonOf(in), nil
+}
+
+// jsonOf encodes a string or a list of strings.
+func jsonOf[T string | []string](v T) json.RawMessage {
+	b, _ := json.Marshal(v) // strings always encode
+	return b
+}
+
+// pickOption resolves an option by its number, value or title.
+func pickOption(fld *inspector.FormField, s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(fld.Options) {
+		return fld.Options[n-1].Value, nil
+	}
+	for _, o := range fld.Options {
+		if o.Value == s {
+			return o.Value, nil
+		}
+	}
+	for _, o := range fld.Options {
+		if o.Title != "" && strings.EqualFold(o.Title, s) {
+			return o.Value, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not one of the choices; give its number", s)
+}
+
+// describeDefault shows a default the way the person would type it.
+func describeDefault(fld *inspector.FormField, v json.RawMessage) string {
+	title := func(val string) string {
+		for i, o := range fld.Options {
+			if o.Value == val {
+				return strconv.Itoa(i + 1)
+			}
+		}
+		return val
+	}
+	if fld.Multi {
+		var vals []string
+		_ = json.Unmarshal(v, &vals)
+		for i := range vals {
+			vals[i] = title(vals[i])
+		}
+		return strings.Join(vals, ",")
+	}
+	if len(fld.Options) > 0 {
+		return title(textOf(v))
+	}
+	if fld.Type == "boolean" {
+		if string(v) == "true" {
+			return "y"
+		}
+		return "n"
+	}
+	return textOf(v)
+}
+
+// textOf returns a JSON string's value, or the raw JSON of other values.
+func textOf(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// VisitURL shows the page a URL-mode elicitation asks the person to visit
+// and asks for consent to open it in the browser.
+func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspector.ElicitResult, error) {
+	p := t.Prompter
+	end, err := p.Begin(ctx)
+	if err != nil {
+		return inspector.ElicitResult{}, err
+	}
+	defer end()
+	p.Println("")
+	p.Println(fmt.Sprintf("── %s asks you to open a web page (elicitation/create, url mode) ──", EscapeLine(q.Server)))
+	p.Println(Escape(q.Message))
+	p.Println("URL:  " + EscapeLine(q.URL))
+	p.Println("Host: " + EscapeLine(q.Parsed.Hostname()))
+	for _, w := range q.Warnings {
+		p.Println("warning: " + EscapeLine(w))
+	}
+	if !q.Openable {
+		p.Println(fmt.Sprintf("mcpx only opens http and https URLs; this one is %s:, so it is declined.", EscapeLine(q.Parsed.Scheme)))
+		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
+	}
+	choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
+	for err == nil && choice == "" {
+		choice, err = p.Choose(ctx, "Please answer y, n or c: ", []string{"yes", "no", "cancel"}, "")
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
+		}
+		return inspector.ElicitResult{}, err
+	}
+	switch choice {
+	case "no":
+		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
+	case "cancel":
+		return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
+	}
+	open := t.OpenURL
+	if open == nil {
+		open = func(string) error { return errors.New("no browser configured") }
+	}
+	if err := open(q.URL); err != nil {
+		p.Println(fmt.Sprintf("could not open a browser (%v); open the URL above yourself", err))
+	} else if !q.AwaitDone {
+		p.Println("opened in your browser; the server will carry on when you finish there")
+	}
+	if q.AwaitDone {
+		if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
+			return inspector.ElicitResult{}, err
+		}
+	}
+	return inspector.ElicitResult{Action: inspector.ActionAccept}, nil
+}
+
+// Confirm asks a yes-or-no question.
+func (t *Person) Confirm(ctx context.Context, question string, def bool) (bool, error) {
+	p := t.Prompter
+	end, err := p.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	d := "no"
+	if def {
+		d = "yes"
+	}
+	choice, err := p.Choose(ctx, question+" [y]es, [n]o: ", []string{"yes", "no"}, d)
+	return choice == "yes", err
+}
+
+// Sample shows a sampling request and reads the assistant's reply the
+// person types, up to an empty line or the end of input; a line
+// "/tool NAME {json}" adds a tool use when the request offers tools.
+func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (inspector.SamplingReply, error) {
+	p := t.Prompter
+	end, err := p.Begin(ctx)
+	if err != nil {
+		return inspector.SamplingReply{}, err
+	}
+	defer end()
+	req := q.Request
+	p.Println("")
+	p.Println(fmt.Sprintf("── %s asks for an LLM completion (sampling/createMessage) ──", EscapeLine(q.Server)))
+	p.Printf("%s", renderSamplingRequest(req))
+	p.Println("Type the assistant's reply; end it with an empty line. An empty reply declines.")
+	if len(req.Tools) > 0 {
+		p.Println(`A line "/tool NAME {json input}" answers with a tool use instead of text.`)
+	}
+	var lines []string
+	var reply inspector.SamplingReply
+	for {
+		line, err := p.ReadLine(ctx, "> ")
+		if err != nil {
+			if errors.Is(err, inspector.ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, inspector.ErrDismissed) {
+				return inspector.SamplingReply{}, err
+			}
+			break // end of input ends the reply
+		}
+		if line == "" {
+			break
+		}
+		if rest, ok := strings.CutPrefix(line, "/tool "); ok && len(req.Tools) > 0 {
+			name, input, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			if strings.TrimSpace(input) == "" {
+				input = "{}"
+			}
+			if !json.Valid([]byte(input)) {
+				p.Println("  the tool input must be JSON, e.g. /tool get_weather {\"city\":\"Paris\"}")
+				continue
+			}
+			reply.ToolUses = append(reply.ToolUses, inspector.ToolUse{Name: name, Input: json.RawMessage(input)})
+			continue
+		}
+		lines = append(lines, line)
+	}
+	reply.Text = strings.Join(lines, "\n")
+	if reply.Empty() {
+		p.Println("(declined)")
+	}
+	return reply, nil
+}
+
+// renderSamplingRequest describes a sampling request for a person: system
+// prompt, model preferences, limits, tools and every message.
+func renderSamplingRequest(req *inspector.SamplingRequest) string {
+	var b strings.Builder
+	if req.SystemPrompt != "" {
+		fmt.Fprintf(&b, "System prompt: %s\n", Escape(req.SystemPrompt))
+	}
+	if prefs := describeModelPreferences(req.ModelPreferences); prefs != "" {
+		fmt.Fprintf(&b, "Model preferences: %s\n", prefs)
+	}
+	var limits []string
+	if req.MaxTokens != nil {
+		limits = append(limits, fmt.Sprintf("max tokens %d", *req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		limits = append(limits, fmt.Sprintf("temperature %s", num(*req.Temperature)))
+	}
+	if len(req.StopSequences) > 0 {
+		q := make([]string, len(req.StopSequences))
+		for i, s := range req.StopSequences {
+			q[i] = fmt.Sprintf("%q", s)
+		}
+		limits = append(limits, "stop at "+EscapeLine(strings.Join(q, ", ")))
+	}
+	if req.IncludeContext != "" && req.IncludeContext != "none" {
+		limits = append(limits, "include context "+EscapeLine(req.IncludeContext))
+	}
+	if len(limits) > 0 {
+		fmt.Fprintf(&b, "Limits: %s\n", strings.Join(limits, ", "))
+	}
+	if len(req.Tools) > 0 {
+		var names []string
+		for _, t := range req.Tools {
+			n := EscapeLine(t.Name)
+			if t.Description != "" {
+				n += " (" + firstLine(t.Description) + ")"
+			}
+			names = append(names, n)
+		}
+		choice := "auto"
+		if req.ToolChoice != nil && req.ToolChoice.Mode != "" {
+			choice = req.ToolChoice.Mode
+		}
+		fmt.Fprintf(&b, "Tools (choice %s): %s\n", EscapeLine(choice), strings.Join(names, "; "))
+	}
+	for _, m := range req.Messages {
+		fmt.Fprintf(&b, "[%s]\n", EscapeLine(m.Role))
+		for _, blk := range inspector.ContentBlocks(m.Content) {
+			b.WriteString(indent(describeBlock(blk), "  "))
+		}
+	}
+	return b.String()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// describeBlock renders one sampling content block as text.
+func describeBlock(raw json.RawMessage) string {
+	var c struct {
+		Type      string            `json:"type"`
+		Text      string            `json:"text"`
+		Data      string            `json:"data"`
+		MimeType  string            `json:"mimeType"`
+		ID        string            `json:"id"`
+		Name      string            `json:"name"`
+		Input     json.RawMessage   `json:"input"`
+		ToolUseID string            `json:"toolUseId"`
+		Content   []json.RawMessage `json:"content"`
+		IsError   bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return EscapeLine(string(raw))
+	}
+	switch c.Type {
+	case "text":
+		return Escape(c.Text)
+	case "image", "audio":
+		return fmt.Sprintf("[%s: %s, %s]", c.Type, EscapeLine(c.MimeType), HumanSize(int64(len(c.Data)*3/4)))
+	case "tool_use":
+		return fmt.Sprintf("[tool use %s id=%s] %s", EscapeLine(c.Name), EscapeLine(c.ID), EscapeLine(compactString(c.Input)))
+	case "tool_result":
+		var parts []string
+		for _, inner := range c.Content {
+			parts = append(parts, describeBlock(inner))
+		}
+		head := fmt.Sprintf("[tool result for %s]", EscapeLine(c.ToolUseID))
+		if c.IsError {
+			head = fmt.Sprintf("[tool error for %s]", EscapeLine(c.ToolUseID))
+		}
+		return head + " " + strings.Join(parts, " ")
+	}
+	return fmt.Sprintf("[%s] %s", EscapeLine(c.Type), EscapeLine(compactString(raw)))
+}
+
+func describeModelPreferences(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var mp struct {
+		Hints []struct {
+			Name string `json:"name"`
+		} `json:"hints"`
+		Cost         *float64 `json:"costPriority"`
+		Speed        *float64 `json:"speedPriority"`
+		Intelligence *float64 `json:"intelligencePriority"`
+	}
+	if json.Unmarshal(raw, &mp) != nil {
+		return EscapeLine(string(raw))
+	}
+	var parts []string
+	if len(mp.Hints) > 0 {
+		var h []string
+		for _, x := range mp.Hints {
+			h = append(h, EscapeLine(x.Name))
+		}
+		parts = append(parts, "hints "+strings.Join(h, ", "))
+	}
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"cost", mp.Cost}, {"speed", mp.Speed}, {"intelligence", mp.Intelligence}} {
+		if p.v != nil {
+			parts = append(parts, fmt.Sprintf("%s %s", p.name, num(*p.v)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+var _ inspector.Person = (*Person)(nil)

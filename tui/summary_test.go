@@ -1,0 +1,36 @@
+package tui
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+)
+
+func TestSummaries(t *testing.T) {
+	for _, tc := range []struct{ method, params, want string }{
+		{"sampling/createMessage", samplingParams, `1 message, last: "What is the capital of France?", max 100 tokens`},
+		{"elicitation/create", `{"message":"Who are you?","requestedSchema":` + sep1034Schema + `,"task":{}}`, `form with 5 fields, "Who are you?" (as a task)`},
+		{"elicitation/create", `{"mode":"url","url":"https://x.example/a","elicitationId":"1","message":"Go"}`, `url https://x.example/a, "Go"`},
+		{"roots/list", ``, ``},
+	} {
+		if got := SummarizeRequest(tc.method, json.RawMessage(tc.params)); got != tc.want {
+			t.Errorf("%s request:\n got %s\nwant %s", tc.method, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		method, result string
+		err            *jsonrpc.Error
+		want           string
+	}{
+		{"roots/list", `{"roots":[{"uri":"file:///tmp"}]}`, nil, "1 root: file:///tmp"},
+		{"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`, nil, `assistant "Paris" (model m, endTurn)`},
+		{"sampling/createMessage", ``, &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
+		{"elicitation/create", `{"action":"accept","content":{"a":1}}`, nil, `accept {"a":1}`},
+		{"elicitation/create", `{"task":{"taskId":"t","status":"working","createdAt":"","lastUpdatedAt":"","ttl":null}}`, nil, `created task t: working`},
+	} {
+		if got := SummarizeAnswer(tc.method, json.RawMessage(tc.result), tc.err); got != tc.want {
+			t.Errorf("%s answer:\n got %s\nwant %s", tc.method, got, tc.want)
+		}
+	}
+}
