@@ -114,7 +114,7 @@ func (g *globalOptions) recorder(ctx context.Context, c *client, server []string
 	if g.url != "" {
 		name, target = "http", "http: "+transport.RedactURL(g.url)
 	}
-	rec, err := record.Create(ctx, g.record, g.recordOptions(name, target))
+	rec, err := g.openTrace(ctx, g.record, g.recordOptions(name, target))
 	if err != nil {
 		return nil, recordCreateError(err)
 	}
@@ -122,11 +122,28 @@ func (g *globalOptions) recorder(ctx context.Context, c *client, server []string
 	return rec, nil
 }
 
+// openTrace opens name for recording: a new session at the end of an
+// existing trace, or a new trace (replacing the file with --force).
+func (g *globalOptions) openTrace(ctx context.Context, name string, o record.RecorderOptions) (*record.Recorder, error) {
+	if g.force {
+		o.Overwrite = true
+		return record.Create(ctx, name, o)
+	}
+	return record.Append(ctx, name, o)
+}
+
 // recordCreateError reports a trace that could not be started: a usage
 // error, unless the run was interrupted while a FIFO waited for its reader.
 func recordCreateError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
+	}
+	var rm *record.RedactionMismatchError
+	switch {
+	case errors.Is(err, record.ErrNotTrace):
+		return usageErrorf("--record: %v (it is not replaced without --force)", err)
+	case errors.As(err, &rm):
+		return usageErrorf("--record: %v (--force replaces it)", err)
 	}
 	return usageErrorf("--record: %v", err)
 }
@@ -272,7 +289,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+		r, cerr := g.openTrace(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -422,7 +439,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
+		r, cerr := g.openTrace(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -452,8 +469,8 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *inspector.Console, orig
 			con.Event(ev)
 		}
 	}
-	po.OnFrame = teeFrames(rec, wire)
-	po.OnEvent = teeObserver(show, rec)
+	// The proxy records a session per host connection.
+	po.OnFrame, po.OnEvent, po.Recorder = wire, show, rec
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {
 		return usageErrorf("--url: %v", err)

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -119,8 +120,12 @@ type TraceFile struct {
 	r     io.ReaderAt
 	close func() error
 	opts  ReadOptions
-	lines int64 // line number of the first event line (2)
-	cut   int64 // offset of a last line cut short, -1 if none
+	// For appending: where the events begin and end, the offset of a
+	// last line cut short (-1 if none), whether the last line lacks its
+	// newline, and the time of the latest event.
+	bodyStart, end, cut int64
+	unended             bool
+	last                time.Duration
 }
 
 // Open opens the named trace file and indexes its sessions (see
@@ -150,9 +155,14 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 	tf := &TraceFile{r: r, opts: o, cut: -1}
 	byN := map[int]int{} // session number -> position in tf.Index
 	sr := io.NewSectionReader(r, 0, 1<<62)
-	err := o.scan(sr, func(h Header) { tf.Header = h }, func(n int, off int64, line []byte, ended bool, e *Event, perr error) error {
+	err := o.scan(sr, func(h Header, body int64) { tf.Header, tf.bodyStart, tf.end = h, body, body }, func(n int, off int64, line []byte, ended bool, e *Event, perr error) error {
 		switch {
 		case perr == nil:
+			tf.end, tf.unended = off+int64(len(line)), !ended
+			if ended {
+				tf.end++
+			}
+			tf.last = max(tf.last, e.Time)
 		case !ended:
 			tf.Warnings = append(tf.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
 			tf.cut = off
@@ -189,7 +199,7 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 // scan reads a trace's lines: the header (given to header) and then each
 // event line with its number, offset and parsed event (or the error
 // parsing it). Lines are parsed fully; a callback error ends the scan.
-func (o ReadOptions) scan(r io.Reader, header func(Header), fn func(n int, off int64, line []byte, ended bool, e *Event, perr error) error) error {
+func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), fn func(n int, off int64, line []byte, ended bool, e *Event, perr error) error) error {
 	limit := o.MaxMessageSize
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
@@ -217,11 +227,11 @@ func (o ReadOptions) scan(r io.Reader, header func(Header), fn func(n int, off i
 	if h.Version != Version {
 		return &VersionError{Got: h.Version}
 	}
-	header(h)
 	off += int64(len(first))
 	if ended {
 		off++
 	}
+	header(h, off)
 	for n := 2; ; n++ {
 		data, ended, err := readLine(n)
 		if errors.Is(err, io.EOF) {

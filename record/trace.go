@@ -561,7 +561,7 @@ func ReadFile(name string) (*Trace, error) { return ReadOptions{}.ReadFile(name)
 // never copied again.
 func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 	t := &Trace{}
-	err := o.scan(r, func(h Header) { t.Header = h }, func(n int, _ int64, _ []byte, ended bool, e *Event, perr error) error {
+	err := o.scan(r, func(h Header, _ int64) { t.Header = h }, func(n int, _ int64, _ []byte, ended bool, e *Event, perr error) error {
 		switch {
 		case perr == nil:
 			t.Events = append(t.Events, *e)
