@@ -321,13 +321,13 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		}
 	}
 
-	open := map[string]int{}    // request id key -> its step, while in flight
-	var openOrder []int         // steps of the requests in flight, in the order sent
-	tokens := map[string]int{}  // progress token key -> the request's step
-	s2c := map[string]int{}     // server request id key -> the root it belongs to
-	latest := map[int]int{}     // root -> the latest step of its chain
-	last := -1                  // the latest step
-	sinceClient := false        // a server frame came since the last client frame
+	open := map[string]int{}   // request id key -> its step, while in flight
+	var openOrder []int        // steps of the requests in flight, in the order sent
+	tokens := map[string]int{} // progress token key -> the request's step
+	s2c := map[string]int{}    // server request id key -> the root it belongs to
+	latest := map[int]int{}    // root -> the latest step of its chain
+	last := -1                 // the latest step
+	sinceClient := false       // a server frame came since the last client frame
 	closeReq := func(i int) {
 		for k, j := range open {
 			if j == i {
