@@ -490,6 +490,7 @@ type replayOptions struct {
 	allowOrigin []string
 	ignore      []string
 	strict      bool
+	session     int
 }
 
 func newReplayCmd(g *globalOptions) *cobra.Command {
@@ -501,12 +502,18 @@ func newReplayCmd(g *globalOptions) *cobra.Command {
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
 --listen ADDR, over Streamable HTTP.
 
-Each request is answered with the recorded response to the request with the
-same method and params (ids do not matter; --ignore JSONPATH, evaluated against
-the whole message, relaxes the match), and the notifications and requests the
-server sent after it are sent again at the same point. A request the trace has
-no answer for gets a JSON-RPC error that says what the trace expected. With
---strict, any departure from the recording ends the replay with exit code 7.
+Each new client connection is served one session of the trace: the next one
+not served yet that holds what the client sends (--session N pins one). Each
+request is answered with the recorded response to the request with the same
+method and params (ids, _meta and the client's identity do not matter; absent
+params are {}; --ignore [METHOD:]JSONPATH, evaluated against the whole message,
+relaxes the match, as do the ignores stored in the trace), and the
+notifications and requests the server sent while handling it come with it:
+pipelined and concurrent requests each get their own answers, in any order. A
+request the trace has no answer for gets a JSON-RPC error that says what the
+trace expected. With --strict, a departure from the recording (an unrecorded
+or repeated message, a request sent before one whose answer the recorded
+client had) ends the replay with exit code 7.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
@@ -518,6 +525,7 @@ The HTTP listener answers only requests addressed to it (Host localhost,
 header) other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
+  mcpx replay session.jsonl --session 2
   mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -537,22 +545,29 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	addAllowOrigin(c, &o.allowOrigin)
 	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
+	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	return c
 }
 
 func (o *replayOptions) run(ctx context.Context, file string) error {
 	g := o.g
 	con := g.newConsole()
-	if _, err := record.ParsePaths(o.ignore); err != nil {
+	if _, err := record.ParseIgnores(o.ignore); err != nil {
 		return usageErrorf("--ignore: %v", err)
 	}
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
 	}
-	tr, err := g.readTrace(con, file)
+	// The trace is read a session at a time: replay holds the sessions
+	// it serves, not the file.
+	tf, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.Open(file)
 	if err != nil {
-		return err
+		return &usageError{err: err}
+	}
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -573,8 +588,12 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 			fmt.Fprintln(g.io.ErrOut, inspector.EscapeLine(line))
 		},
 		MaxMessageSize: g.maxMessageSize,
+		Session:        o.session,
 	}
-	rp, err := record.NewReplayer(tr, opts)
+	if o.session < 0 {
+		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
+	}
+	rp, err := record.NewReplayerSource(tf, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

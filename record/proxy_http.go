@@ -89,8 +89,8 @@ type proxySession struct {
 	// server/discover (a later server/discover is a new client).
 	asked bool
 	// sse marks an HTTP+SSE session; noID an initialize answered
-	// without a session id.
-	sse, noID bool
+	// without a session id; handshake a session that sent initialize.
+	sse, noID, handshake bool
 }
 
 // NewHTTPProxy returns a proxy for o.Upstream.
@@ -224,6 +224,10 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 		// A session the proxy did not see begin (it was restarted).
 		ps = start("http")
 		p.byID[sid] = ps
+	case initialize && p.byHost[host] != nil && !p.byHost[host].asked && !p.byHost[host].handshake && !p.byHost[host].sse:
+		// A client that probed with server/discover, then falls back to
+		// the handshake: the same client.
+		ps = p.byHost[host]
 	case initialize:
 		ps = start("http")
 		p.byHost[host] = ps
@@ -242,6 +246,9 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 	}
 	if other {
 		ps.asked = true
+	}
+	if initialize {
+		ps.handshake = true
 	}
 	return ps
 }

@@ -777,8 +777,8 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			if root := s.sc.steps[i].root; root >= 0 {
 				method = s.sc.steps[root].msg.Method
 			}
-			_ = method
-			got, want := canonicalWith(lm, pathsFor(s.sc.ignore, ""), s.sc.norm), canonicalWith(s.sc.steps[i].msg, pathsFor(s.sc.ignore, ""), s.sc.norm)
+			paths := pathsFor(s.sc.ignore, method)
+			got, want := canonicalWith(lm, paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
 					m.ID.String(), rawjson.Excerpt(m.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
@@ -1109,7 +1109,13 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 		if k != jsonrpc.KindRequest && k != jsonrpc.KindNotification {
 			continue
 		}
-		if k == jsonrpc.KindRequest && (m.Method == mcp.MethodInitialize || m.Method == mcp.MethodDiscover || m.Method == mcp.MethodPing) {
+		if k == jsonrpc.KindRequest && m.Method == mcp.MethodInitialize {
+			if !sig.legacy {
+				return false
+			}
+			continue
+		}
+		if k == jsonrpc.KindRequest && (m.Method == mcp.MethodDiscover || m.Method == mcp.MethodPing) {
 			continue
 		}
 		lm := m
