@@ -113,7 +113,7 @@ func (g *globalOptions) recorder(ctx context.Context, c *client, server []string
 	if g.url != "" {
 		name, target = "http", "http: "+transport.RedactURL(g.url)
 	}
-	rec, err := record.Create(ctx, g.record, g.recordOptions(name, target))
+	rec, err := g.openTrace(ctx, g.record, g.recordOptions(name, target))
 	if err != nil {
 		return nil, recordCreateError(err)
 	}
@@ -121,11 +121,28 @@ func (g *globalOptions) recorder(ctx context.Context, c *client, server []string
 	return rec, nil
 }
 
+// openTrace opens name for recording: a new session at the end of an
+// existing trace, or a new trace (replacing the file with --force).
+func (g *globalOptions) openTrace(ctx context.Context, name string, o record.RecorderOptions) (*record.Recorder, error) {
+	if g.force {
+		o.Overwrite = true
+		return record.Create(ctx, name, o)
+	}
+	return record.Append(ctx, name, o)
+}
+
 // recordCreateError reports a trace that could not be started: a usage
 // error, unless the run was interrupted while a FIFO waited for its reader.
 func recordCreateError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
+	}
+	var rm *record.RedactionMismatchError
+	switch {
+	case errors.Is(err, record.ErrNotTrace):
+		return usageErrorf("--record: %v (it is not replaced without --force)", err)
+	case errors.As(err, &rm):
+		return usageErrorf("--record: %v (--force replaces it)", err)
 	}
 	return usageErrorf("--record: %v", err)
 }
@@ -271,7 +288,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+		r, cerr := g.openTrace(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -421,7 +438,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	g := o.g
 	var rec *record.Recorder
 	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
+		r, cerr := g.openTrace(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
@@ -451,8 +468,8 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 			con.Event(ev)
 		}
 	}
-	po.OnFrame = teeFrames(rec, wire)
-	po.OnEvent = teeObserver(show, rec)
+	// The proxy records a session per host connection.
+	po.OnFrame, po.OnEvent, po.Recorder = wire, show, rec
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {
 		return usageErrorf("--url: %v", err)
@@ -472,6 +489,7 @@ type replayOptions struct {
 	allowOrigin []string
 	ignore      []string
 	strict      bool
+	session     int
 }
 
 func newReplayCmd(g *globalOptions) *cobra.Command {
@@ -483,12 +501,18 @@ func newReplayCmd(g *globalOptions) *cobra.Command {
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
 --listen ADDR, over Streamable HTTP.
 
-Each request is answered with the recorded response to the request with the
-same method and params (ids do not matter; --ignore JSONPATH, evaluated against
-the whole message, relaxes the match), and the notifications and requests the
-server sent after it are sent again at the same point. A request the trace has
-no answer for gets a JSON-RPC error that says what the trace expected. With
---strict, any departure from the recording ends the replay with exit code 7.
+Each new client connection is served one session of the trace: the next one
+not served yet that holds what the client sends (--session N pins one). Each
+request is answered with the recorded response to the request with the same
+method and params (ids, _meta and the client's identity do not matter; absent
+params are {}; --ignore [METHOD:]JSONPATH, evaluated against the whole message,
+relaxes the match, as do the ignores stored in the trace), and the
+notifications and requests the server sent while handling it come with it:
+pipelined and concurrent requests each get their own answers, in any order. A
+request the trace has no answer for gets a JSON-RPC error that says what the
+trace expected. With --strict, a departure from the recording (an unrecorded
+or repeated message, a request sent before one whose answer the recorded
+client had) ends the replay with exit code 7.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
@@ -500,6 +524,7 @@ The HTTP listener answers only requests addressed to it (Host localhost,
 header) other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
+  mcpx replay session.jsonl --session 2
   mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -519,22 +544,29 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	addAllowOrigin(c, &o.allowOrigin)
 	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
+	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	return c
 }
 
 func (o *replayOptions) run(ctx context.Context, file string) error {
 	g := o.g
 	con := g.newConsole()
-	if _, err := record.ParsePaths(o.ignore); err != nil {
+	if _, err := record.ParseIgnores(o.ignore); err != nil {
 		return usageErrorf("--ignore: %v", err)
 	}
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
 	}
-	tr, err := g.readTrace(con, file)
+	// The trace is read a session at a time: replay holds the sessions
+	// it serves, not the file.
+	tf, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.Open(file)
 	if err != nil {
-		return err
+		return &usageError{err: err}
+	}
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -555,8 +587,12 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 			fmt.Fprintln(g.io.ErrOut, tui.EscapeLine(line))
 		},
 		MaxMessageSize: g.maxMessageSize,
+		Session:        o.session,
 	}
-	rp, err := record.NewReplayer(tr, opts)
+	if o.session < 0 {
+		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
+	}
+	rp, err := record.NewReplayerSource(tf, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -79,7 +79,7 @@ func TestRecordFailedStartLeavesFile(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(file, []byte("old trace\n"), 0o644)
-	r := runMcpx(t, nil, "tools", "list", "--record", file, "--", "/no/such/server")
+	r := runMcpx(t, nil, "tools", "list", "--record", file, "--force", "--", "/no/such/server")
 	if r.code != ExitConnect {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -107,6 +107,9 @@ type replSession struct {
 	ended   bool               // the end of the session was reported
 	watch   *inspector.Watcher // list changes and resource subscriptions
 	trace   traceWriter        // :record
+	// hs keeps the session's handshake, which a :record started later
+	// begins with.
+	hs record.Handshake
 
 	notes *noteQueue
 	last  atomic.Int32 // the status of the last command run
@@ -119,20 +122,23 @@ type traceWriter interface {
 }
 
 // openTrace starts a trace of the live session in path for :record, with
-// the same header and redaction as --record. It holds the frames from now
-// on; `mcpx repl --record FILE` records the session from its handshake.
+// the same header and redaction as --record (a new session at the end of
+// an existing trace). It holds the session's handshake, written from
+// memory and marked as such, then the frames from now on; `mcpx repl
+// --record FILE` records the session from its handshake as it happens.
 func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, error) {
 	name, target := "stdio", "stdio: "+commandLine(s.server)
 	if s.g.url != "" {
 		name, target = "http", "http: "+transport.RedactURL(s.g.url)
 	}
-	rec, err := record.Create(ctx, path, s.g.recordOptions(name, target))
+	rec, err := s.g.openTrace(ctx, path, s.g.recordOptions(name, target))
 	if errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, usageErrorf(":record: %v", err)
 	}
+	rec.Prelude(s.hs.Frames())
 	return rec, nil
 }
 
@@ -378,6 +384,7 @@ func (s *replSession) prepare(c *client) {
 // wrapConn adds the REPL's tap, which :wire and :record switch.
 func (s *replSession) wrapConn(c *client, conn transport.Conn) transport.Conn {
 	return transport.Tap(conn, func(t time.Time, dir transport.Direction, f transport.Frame) {
+		s.hs.Frame(t, dir, f)
 		if s.wire.Load() {
 			c.console.Wire(t, dir, f)
 		}

@@ -99,6 +99,7 @@ type globalOptions struct {
 
 	// Recording (--record) and what it leaves out.
 	record   string
+	force    bool
 	redact   []string
 	noRedact bool
 
@@ -305,7 +306,8 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
 	g.feat.addFlags(f)
-	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines)")
+	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")
+	f.BoolVar(&g.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
 	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
 	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
 	ro.addFlags(root.Flags())

@@ -332,7 +332,7 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 			if st.retry > 0 {
 				text += fmt.Sprintf(", retry %s", st.retry)
 			}
-			s.b.observe(EventHTTP, text, meta)
+			s.b.observeStream(text, meta, p.Retry())
 			continue
 		}
 		if ev.Type != "message" {

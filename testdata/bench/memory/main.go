@@ -112,6 +112,7 @@ func run(mcpx string, frame, traceFrame int, only string, keep bool) error {
 	}
 	stdio, sse, jsonURL := server(frame), []string{"--url", srv.sse}, []string{"--url", srv.json}
 	trace := filepath.Join(dir, "trace.jsonl")
+	sessions := filepath.Join(dir, "sessions.jsonl")
 	cases := []tcase{
 		{name: "baseline: mcpx --version", args: []string{"--version"}},
 		{name: "stdio: call tools/call --json", payload: frame, args: cat([]string{"call", "tools/call", `{"name":"big"}`, "--json"}, stdio), env: env(frame)},
@@ -129,6 +130,13 @@ func run(mcpx string, frame, traceFrame int, only string, keep bool) error {
 		{name: "trace: replay (stdio)", payload: traceFrame, args: []string{"replay", trace},
 			stdin: func(w io.WriteCloser, r io.Reader) error { return replayClient(trace, w, r) }},
 		{name: "trace: verify", payload: traceFrame, args: cat([]string{"verify", trace}, server(traceFrame)), env: env(traceFrame)},
+		// A trace of several sessions (a proxy's day): replay holds the
+		// session it serves, not the file.
+		{name: "sessions: replay (stdio) of session 3", payload: sessionsTraceSize, args: []string{"replay", sessions},
+			stdin: func(w io.WriteCloser, r io.Reader) error { return replaySessionClient(sessions, 3, w, r) }},
+	}
+	if err := writeSessionsTrace(sessions); err != nil {
+		return err
 	}
 	var results []result
 	var base int64
@@ -389,6 +397,54 @@ func startHTTP(size int) (*httpServer, error) {
 // sends each recorded client frame and, after a request, reads lines until
 // the answer with its id arrived. Big lines are skipped, never buffered.
 func replayClient(trace string, w io.WriteCloser, r io.Reader) error {
+	return replaySessionClient(trace, 0, w, r)
+}
+
+// sessionsTraceSize is about the size of the trace writeSessionsTrace
+// writes: 4 sessions of 9 MiB.
+const sessionsTraceSize = 4 * sessionCalls * sessionResult
+
+const (
+	sessionCalls  = 96
+	sessionResult = 96 << 10
+)
+
+// writeSessionsTrace writes a trace of 4 sessions, each a handshake and
+// sessionCalls tool calls answered with sessionResult bytes of text.
+func writeSessionsTrace(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(bw, `{"format":"mcpx-trace","version":1,"minor":2,"mcpx":"bench","created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: bench","redacted":true}`)
+	text := strings.Repeat("x", sessionResult)
+	t := 0
+	ev := func(s int, rest string) {
+		t += 10
+		fmt.Fprintf(bw, `{"t":%d,"s":%d,%s}`+"\n", t, s, rest)
+	}
+	for s := 1; s <= 4; s++ {
+		ev(s, `"kind":"session","text":"stdio: bench","session":{"transport":"stdio","target":"stdio: bench"}`)
+		ev(s, `"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		ev(s, `"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`)
+		ev(s, `"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i := 1; i <= sessionCalls; i++ {
+			ev(s, fmt.Sprintf(`"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"s%d","arguments":{"i":%d}}}`, i, s, i))
+			ev(s, fmt.Sprintf(`"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}]}}`, i, text))
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// replaySessionClient is replayClient for one session of the trace (0:
+// every frame).
+func replaySessionClient(trace string, session int, w io.WriteCloser, r io.Reader) error {
+	mark := []byte(fmt.Sprintf(`"s":%d,`, session))
 	in := bufio.NewReaderSize(r, 1<<20)
 	defer func() {
 		w.Close()
@@ -408,7 +464,7 @@ func replayClient(trace string, w io.WriteCloser, r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		if !small || !bytes.Contains(head, []byte(`"dir":"c2s"`)) {
+		if !small || !bytes.Contains(head, []byte(`"dir":"c2s"`)) || session > 0 && !bytes.Contains(head, mark) {
 			continue
 		}
 		var ev struct {
