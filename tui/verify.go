@@ -12,12 +12,20 @@ import (
 )
 
 // WriteVerifyReport prints each mismatch of a verification (mcpx verify)
-// with a readable diff, then the summary. Server-supplied text is
-// escaped; colour is used when color is true.
+// with a readable diff, then the summary. A mismatch is named by its
+// exchange (and its session, when the trace has several), a difference by
+// its path (and the message it is in, when it is not the response).
+// Server-supplied text is escaped; colour is used when color is true.
 func WriteVerifyReport(w io.Writer, r *record.VerifyResult, color bool) {
 	st := newReportStyles(color)
+	multi := r.Sessions > 1
 	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.Label())), inspector.EscapeLine(m.Problem))
+		if m.Session > 1 {
+			multi = true
+		}
+	}
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(w, "%s %s: %s\n", st.bad("✗"), st.head(inspector.EscapeLine(m.Where(multi))), inspector.EscapeLine(m.Problem))
 		if len(m.Request) > 0 && string(m.Request) != "null" {
 			fmt.Fprintf(w, "    %s\n", st.dim("params: "+inspector.EscapeLine(rawjson.Excerpt(m.Request, 200))))
 		}
@@ -51,7 +59,11 @@ func newReportStyles(on bool) reportStyles {
 // entry: the recorded value in red (-), the live one in green (+).
 func writeDiffs(w io.Writer, st reportStyles, indent string, diffs []record.Difference, more int) {
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(d.Path)))
+		at := d.Path
+		if d.Message != "" {
+			at = d.Message + " " + d.Path
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, st.head(inspector.EscapeLine(at)))
 		rec, live := rawjson.Shorten(d.Recorded, 300), rawjson.Shorten(d.Live, 300)
 		if rec == "" {
 			rec = "(absent)"

@@ -31,10 +31,11 @@ func TestReplay(t *testing.T) {
 
 func TestReport(t *testing.T) {
 	res := &record.VerifyResult{Exchanges: 2, Mismatches: []record.Mismatch{{
+		Session: 1, Exchange: 2,
 		Method: "tools/call", Request: []byte(`{"name":"e\u001b"}`), Problem: "the response differs",
 		Diffs: []record.Difference{{Path: "$.result.x", Recorded: `"a"`, Live: "\"b\u202e\""}},
 	}}}
-	want := "✗ tools/call \"e\\x1b\": the response differs\n" +
+	want := "✗ session 1, exchange 2 tools/call \"e\\x1b\": the response differs\n" +
 		"    $.result.x\n      - recorded: \"a\"\n      + live:     \"\\\"b\\u202e\\\"\"\n" +
 		"2 exchange(s) verified, 1 mismatch(es)"
 	if got := recordtest.Report(res); got != want {
