@@ -7,7 +7,7 @@
 //	             a page size of 3 so every list is paginated. CHANGE makes it
 //	             differ as a regression would, for verify to find:
 //	             fewer-progress (slow reports its last 2 steps only), renamed
-//	             (the media tool is multimedia), log-text (log prefixes its
+//	             (the log tool is note), log-text (log prefixes its
 //	             message with "log: "), session-text (echo adds a session id,
 //	             a new UUID each run, that verify must normalize)
 //	crash        crashes (exit 3, after a line on stderr) while tools/call is pending

@@ -26,7 +26,7 @@ const bigMarker = "END-OF-BIG"
 // normalizes the session id).
 const (
 	changeFewerProgress = "fewer-progress" // slow reports its last 2 steps only
-	changeRenamed       = "renamed"        // media is called multimedia
+	changeRenamed       = "renamed"        // log is called note
 	changeLogText       = "log-text"       // log prefixes its message with "log: "
 	changeSessionText   = "session-text"   // echo adds " (session <a new UUID>)"
 )
@@ -167,8 +167,14 @@ func addTools(s *mcp.Server, change string) {
 		return text("slept"), nil
 	})
 
+	logTool := "log"
+	if change == changeRenamed {
+		// After media now, before sleep still: the second page of three
+		// is [media, note, sleep], the others stay the same.
+		logTool = "note"
+	}
 	s.AddTool(&mcp.Tool{
-		Name:        "log",
+		Name:        logTool,
 		Description: "Sends notifications/message at the given level, then returns",
 		InputSchema: obj(map[string]any{
 			"level":   map[string]any{"type": "string", "enum": []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}},
@@ -191,12 +197,8 @@ func addTools(s *mcp.Server, change string) {
 		return text("logged"), nil
 	})
 
-	media := "media"
-	if change == changeRenamed {
-		media = "multimedia" // between log and sleep still: the pages stay the same
-	}
 	s.AddTool(&mcp.Tool{
-		Name:        media,
+		Name:        "media",
 		Description: "Returns one content block of every kind, plus structured content",
 		InputSchema: obj(map[string]any{}),
 	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
