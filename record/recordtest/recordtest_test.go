@@ -59,7 +59,9 @@ type fakeTB struct {
 	errors, fatals []string
 }
 
-func (f *fakeTB) Errorf(format string, args ...any) { f.errors = append(f.errors, fmt.Sprintf(format, args...)) }
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.fatals = append(f.fatals, fmt.Sprintf(format, args...))
 	runtime.Goexit()
