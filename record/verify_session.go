@@ -599,6 +599,7 @@ func (s *sessionRun) finish(x *exchange) {
 	s.mu.Unlock()
 	s.recAttr.finished(x)
 	delete(s.byRecID, x.req.ID.Key())
+	delete(s.liveIDs, x.req.ID.Key())
 	for i, y := range s.exch {
 		if y == x {
 			s.exch = append(s.exch[:i], s.exch[i+1:]...)
