@@ -29,12 +29,44 @@ func (g *globalOptions) validateRecord() error {
 	if _, err := record.ParsePaths(g.redact); err != nil {
 		return usageErrorf("--redact: %v", err)
 	}
+	if _, err := record.ParseIgnores(g.ignore); err != nil {
+		return usageErrorf("--ignore: %v", err)
+	}
+	g.normalizers = nil
+	for _, s := range g.normalize {
+		n, err := parseNormalizer(s)
+		if err != nil {
+			return usageErrorf("--normalize %q: %v", s, err)
+		}
+		g.normalizers = append(g.normalizers, n)
+	}
 	if g.record != "" {
 		if fi, err := os.Stat(g.record); err == nil && fi.IsDir() {
 			return usageErrorf("--record %s: that is a directory; give a file name", g.record)
 		}
 	}
 	return nil
+}
+
+// parseNormalizer reads a --normalize value: the name of a built-in
+// normalizer, or RE=PLACEHOLDER (the last = separates them, so that the
+// expression may hold one).
+func parseNormalizer(s string) (record.Normalizer, error) {
+	var n record.Normalizer
+	switch s {
+	case record.BuiltinUUID, record.BuiltinTimestamp, record.BuiltinSessionID:
+		n.Builtin = s
+	default:
+		i := strings.LastIndex(s, "=")
+		if i <= 0 {
+			return n, fmt.Errorf("expected RE=PLACEHOLDER or a built-in (%s, %s, %s)", record.BuiltinUUID, record.BuiltinTimestamp, record.BuiltinSessionID)
+		}
+		n.Pattern, n.Replace = s[:i], s[i+1:]
+	}
+	if _, err := record.CompileNormalizers([]record.Normalizer{n}, nil); err != nil {
+		return n, err
+	}
+	return n, nil
 }
 
 // noRecord rejects --record for commands that are not a client session.
@@ -68,7 +100,8 @@ func (g *globalOptions) recordOptions(transportName, target string) record.Recor
 		}
 	}
 	return record.RecorderOptions{
-		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target},
+		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
+			Ignore: g.ignore, Normalize: g.normalizers},
 		Redact: record.RedactOptions{Disabled: g.noRedact, Paths: g.redact, Secrets: secrets},
 	}
 }
@@ -611,27 +644,39 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 // ---- mcpx verify ----
 
 type verifyOptions struct {
-	g      *globalOptions
-	ignore []string
+	g *globalOptions
 }
 
 func newVerifyCmd(g *globalOptions) *cobra.Command {
 	o := &verifyOptions{g: g}
 	c := &cobra.Command{
-		Use:   "verify FILE [--ignore JSONPATH]... -- <server command> | --url URL",
+		Use:   "verify FILE [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... -- <server command> | --url URL",
 		Short: "Check a live server against a trace (exit 7 on any difference)",
 		Long: `verify re-sends the client side of a trace to a live server, answers the
-server's own requests with the recorded answers, and compares every response
-with the recorded one. Ids, session ids and timestamps are normalized;
---ignore JSONPATH (evaluated against the whole response message, e.g.
-'$.result.serverInfo.version' or '$..timestamp') leaves more out. Each
-difference is printed with its path; the exit code is 7 when anything differs.
+server's own requests with the recorded answers, and compares what the server
+does with what the recorded server did: every response (or HTTP refusal), the
+notifications and requests the server sent while handling each request (in
+order, method by method), and what it sent outside any request. Each session of
+the trace is verified on a connection of its own: a new server process over
+stdio, a new MCP session over HTTP.
+
+Ids, session ids and timestamps are normalized; lists of tools, prompts,
+resources and resource templates are compared by name (uri), so a renamed tool
+is one difference. --ignore JSONPATH (evaluated against each whole message,
+e.g. '$.result.serverInfo.version' or '$..timestamp'; METHOD:JSONPATH limits it
+to one method's messages, METHOD:$ leaves its notifications out) and
+--normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) leave more out, in
+addition to the ignores and normalizers stored in the trace when it was
+recorded (mcpx ... --record FILE --ignore ... --normalize ...). Each difference
+is printed with its session, exchange and path; the exit code is 7 when
+anything differs.
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
 with the requestState the live server gave.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
-  mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp`,
+  mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
+  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -640,33 +685,50 @@ with the requestState the live server gave.`,
 			return o.run(c.Context(), own[0], server)
 		},
 	}
-	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not compare the values `JSONPATH` selects (repeatable)")
 	return c
 }
 
 func (o *verifyOptions) run(ctx context.Context, file string, server []string) (err error) {
 	g := o.g
-	if _, err := record.ParsePaths(o.ignore); err != nil {
-		return usageErrorf("--ignore: %v", err)
-	}
-	tr, err := g.readTrace(g.newConsole(), file)
+	con := g.newConsole()
+	tf, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.Open(file)
 	if err != nil {
-		return err
+		return &usageError{err: err}
 	}
-	c, conn, _, err := g.dial(ctx, server)
-	if err != nil {
-		return err
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
 	}
-	defer func() {
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	if g.url != "" && len(server) > 0 {
+		return usageErrorf("give either --url URL or a server command after --, not both")
+	}
+	if g.url == "" && len(server) == 0 {
+		return usageErrorf("no server given: put the server command after --, e.g. mcpx verify %s -- node server.js, or give --url URL", file)
+	}
+	if g.record != "" && len(tf.Index) > 1 {
+		return usageErrorf("--record: %s holds %d sessions; verify records one only", file, len(tf.Index))
+	}
 	timeout := g.timeout
 	if timeout == 0 {
 		timeout = g.maxTimeout
 	}
-	res, err := record.Verify(ctx, tr, conn, record.VerifyOptions{Ignore: o.ignore, Timeout: timeout})
+	var closeErr error
+	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
+		c, conn, _, err := g.dial(ctx, server)
+		if err != nil {
+			return nil, err
+		}
+		// Closing the session's connection ends the server and closes
+		// what the client opened with it (a trace of --record).
+		return &clientConn{Conn: conn, close: func() error {
+			if err := c.Close(); err != nil && closeErr == nil {
+				closeErr = err
+			}
+			return nil
+		}}, nil
+	}
+	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
+		Ignore: g.ignore, Normalize: g.normalizers, Timeout: timeout, Dial: dial})
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
@@ -676,7 +738,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			if err != nil {
 				return err
 			}
-			c.out.JSON(b)
+			g.printer().JSON(b)
 		} else {
 			g.printer().VerifyReport(res)
 		}
@@ -684,8 +746,29 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	if err != nil {
 		return err
 	}
+	if closeErr != nil {
+		return closeErr
+	}
 	return res.Err()
 }
+
+// clientConn is a connection that closes its client (the server process,
+// a recording) with it.
+type clientConn struct {
+	transport.Conn
+	close func() error
+}
+
+func (c *clientConn) Close() error {
+	err := c.Conn.Close()
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Unwrap returns the connection, for transport.Find.
+func (c *clientConn) Unwrap() transport.Conn { return c.Conn }
 
 // ---- mcpx trace show ----
 

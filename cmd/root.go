@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -97,11 +98,15 @@ type globalOptions struct {
 	// What mcpx offers the server, and what happens around the command.
 	feat featureOptions
 
-	// Recording (--record) and what it leaves out.
-	record   string
-	force    bool
-	redact   []string
-	noRedact bool
+	// Recording (--record) and what it leaves out; what verify and replay
+	// leave out of their comparisons (stored in the trace when recording).
+	record      string
+	force       bool
+	redact      []string
+	noRedact    bool
+	ignore      []string
+	normalize   []string
+	normalizers []record.Normalizer // parsed from normalize
 
 	// Output.
 	json    bool
@@ -310,6 +315,8 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	f.BoolVar(&g.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
 	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
 	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
+	f.StringArrayVar(&g.ignore, "ignore", nil, "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")
+	f.StringArrayVar(&g.normalize, "normalize", nil, "replace volatile values before verify and replay compare: `RE=PLACEHOLDER`, or uuid, timestamp, session-id; with --record, stored in the trace (repeatable)")
 	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
