@@ -209,3 +209,14 @@ func hostSession(t *testing.T, lines, want string, args ...string) {
 		t.Fatalf("the proxy exited %d: %s", code, errOut.String())
 	}
 }
+
+// The trace the Inspector CLI made through the proxy verifies against
+// server-everything, each of its three sessions on an MCP session of its
+// own (issue 14's acceptance: a host nobody here wrote, a trace of several
+// sessions, a server nobody here wrote).
+func TestInspectorTraceVerifies(t *testing.T) {
+	trace, server, _ := inspectorTrace(t)
+	r := run(t, "", "verify", trace, "--url", server)
+	r.wantCode(t, 0)
+	wantContains(t, "stdout", r.stdout, " verified in 3 sessions, 0 mismatch(es)")
+}
