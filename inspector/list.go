@@ -86,6 +86,7 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	var first *Object
 	var firstRaw json.RawMessage
 	out := &ListResult{}
+	cacheGen := s.tools.generation()
 	seen := map[string]bool{}
 	next := ""
 	if cursor != nil {
@@ -135,6 +136,9 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		if out.Pages >= maxPages {
 			return nil, &PaginationError{Method: method, Pages: out.Pages}
 		}
+	}
+	if method == ListTools {
+		s.tools.store(cacheGen, out.Items)
 	}
 	if out.Pages == 1 {
 		out.Raw = firstRaw

@@ -38,18 +38,18 @@ func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // ToolArguments builds the arguments object for a call to tool name from
 // key=value pairs and an optional base JSON object. When there are pairs
-// it fetches tools/list to type them by the tool's inputSchema; a tool that
-// is not listed is not an error here (the server decides), its pairs are
-// typed without a schema. Warnings are for the person.
+// it types them by the tool's inputSchema from the session's tools/list,
+// which it lists only when it has none or the server said it changed; a
+// tool that is not listed is not an error here (the server decides), its
+// pairs are typed without a schema. Warnings are for the person.
 func (s *Session) ToolArguments(ctx context.Context, name string, pairs []string, base json.RawMessage) (json.RawMessage, []string, error) {
 	var schema json.RawMessage
 	var warnings []string
 	if len(pairs) > 0 {
-		list, err := s.List(ctx, mcp.MethodToolsList, nil)
+		tool, err := s.listedTool(ctx, name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fetching tool schemas to type the arguments: %w", err)
 		}
-		tool := findByName(list.Items, name)
 		if tool == nil {
 			warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; arguments are typed without its schema", name))
 		} else {
@@ -272,13 +272,13 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 // tools/list carried it: mcpx never rewrites a schema or resolves its
 // $refs (spec 2026-07-28: basic/index, "JSON Schema Usage").
 func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (json.RawMessage, error) {
-	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	tool, err := s.listedTool(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	tool := findByName(list.Items, name)
 	if tool == nil {
-		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3),
+		tools, _ := s.listedTools(ctx)
+		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(tools), 3),
 			Err: fmt.Errorf("tools/list has no tool %q", name)}
 	}
 	var t struct {

@@ -75,6 +75,8 @@ type Session struct {
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
+
+	tools toolCache // tools/list as last listed in full
 }
 
 // Progress is one notifications/progress update for a request of ours.
@@ -191,6 +193,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 		return fmt.Errorf("%w; starting a new session failed: %w", cause, err)
 	}
 	s.gen.Add(1)
+	s.tools.invalidate()
 	s.note("%v; re-initialized a new session and sent %s again", cause, method)
 	return nil
 }
@@ -427,6 +430,8 @@ func (s *Session) protocolVersion() string {
 
 func (s *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
+	case mcp.NotificationToolsListChanged:
+		s.tools.invalidate()
 	case mcp.NotificationProgress:
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`
