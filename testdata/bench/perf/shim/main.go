@@ -7,6 +7,7 @@
 // server's CPU time and peak RSS never reach the client's rusage; the
 // benchmark, a child subreaper, reaps the orphaned server. The shim's own
 // CPU time is written to $PERF_SHIM_RUSAGE for the benchmark to subtract.
+// Signals the shim gets are passed on to the server.
 //
 //	shim SERVER [ARGS...]
 package main
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +33,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shim:", err)
 		os.Exit(4)
 	}
+	// A client that signals the shim (mcpx's shutdown does, when the server
+	// is slow to leave) ends the server; the shim still waits for it and
+	// reports its own CPU time.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range sigs {
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
 	var info unix.Siginfo
 	code := 0
 	for {
