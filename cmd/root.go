@@ -125,6 +125,9 @@ type globalOptions struct {
 	// command typed in the REPL: withClient then uses the REPL's client.
 	live *replSession
 	repl *replSession
+	// listens is set by the commands that show what the server sends on its
+	// own (watch, resources subscribe, verify): see listensAlways.
+	listens bool
 	// onInterrupt, when set, handles SIGINT instead of cancelling the run
 	// (the REPL cancels only the command in flight); it reports whether
 	// it did.

@@ -81,6 +81,7 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
+	o.g.listens = true
 	return o.g.withClient(ctx, server, func(c *client) error {
 		c.sink.set(o.g.notificationPrinter(c))
 		until := "Ctrl-C"
@@ -180,6 +181,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		}
 		return o.g.withClient(ctx, server, func(c *client) error { return o.g.repl.subscribe(ctx, c, uri) })
 	}
+	o.g.listens = true
 	return o.g.withClient(ctx, server, func(c *client) error {
 		// The read loop delivers notifications; reading the resource again
 		// is a request, so it happens here, never on the read loop.

@@ -314,6 +314,9 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if cfg.label != "" {
 		label = cfg.label
 	}
+	if err := s.listenBefore(ctx, method); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
 	var err error
 	if !cfg.raw {
 		if p, err = s.life.Decorate(method, p); err != nil {

@@ -204,6 +204,16 @@ func (c *HTTPConn) Negotiated(ctx context.Context, version string) error {
 	return nil
 }
 
+// Listen opens the Streamable HTTP GET stream for server-initiated
+// messages if it is not open yet (see Listener); over HTTP+SSE the stream
+// is always open and there is nothing to do.
+func (c *HTTPConn) Listen(ctx context.Context) error {
+	if c.chosen() == ModeStreamable {
+		return c.st.Listen(ctx)
+	}
+	return nil
+}
+
 // Close ends every request and stream, then ends the session on the
 // server with DELETE when there is one. It is idempotent.
 func (c *HTTPConn) Close() error {

@@ -13,6 +13,16 @@ type Negotiator interface {
 	Negotiated(ctx context.Context, protocolVersion string) error
 }
 
+// Listener is implemented by connections that receive server-initiated
+// messages on a stream of their own which is opened on demand (Streamable
+// HTTP's GET stream with HTTPOptions.ListenOnDemand). Listen opens that
+// stream, if it is not open yet, before it returns, so that nothing the
+// server sends after that is lost; it is idempotent and safe for concurrent
+// use, and a re-negotiated session opens the stream again by itself.
+type Listener interface {
+	Listen(ctx context.Context) error
+}
+
 // Find returns the first connection in c's decorator chain — c itself, then
 // whatever each decorator's Unwrap returns — that implements T. Decorators
 // such as Tap hide the optional interfaces of what they wrap; Find sees
