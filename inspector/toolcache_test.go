@@ -78,3 +78,21 @@ func TestToolsListFillsCache(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 }
+
+// TestToolResultIsError reads isError as encoding/json would, without
+// decoding the rest of the result.
+func TestToolResultIsError(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[],"isError":true}`, `{"isError":false}`, `{"IsError":true}`, `{"isError":true,"isError":false}`,
+		`{"isError":false,"ISERROR":true}`, `{"content":[{"isError":true}]}`, `{"isError":"true"}`, `{"isError":null}`,
+		`{"content":[{"type":"text","text":"\"isError\":true"}]}`, `{"is\u0045rror":true}`, `[]`, `{}`,
+	} {
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		want := json.Unmarshal([]byte(raw), &r) == nil && r.IsError
+		if got := ToolResultIsError(json.RawMessage(raw)); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
+}
