@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -214,12 +215,16 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 		fmt.Fprintln(p.w, p.st.dim(none))
 		return
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	// The aligned table goes out in large writes, not a few per cell: a
+	// list of thousands of tools is thousands of rows.
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	for _, it := range items {
 		r := row(it)
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
 	}
 	tw.Flush()
+	bw.Flush()
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
