@@ -29,9 +29,10 @@ import (
 // metaschemas when the program starts, which was a third of a fast
 // one-shot command's CPU (issue 13). It covers the validation vocabulary of
 // drafts 4 to 2020-12 — type, enum, const, the numeric, string, array and
-// object keywords, allOf/anyOf/oneOf/not, if/then/else and local $refs —
-// and ignores annotations and keywords it does not know, as JSON Schema
-// says. A $ref to another document is refused: mcpx never fetches a
+// object keywords (contains and the dependencies included),
+// allOf/anyOf/oneOf/not, if/then/else and local $refs — and ignores
+// annotations and keywords it does not know, as JSON Schema says (the
+// unevaluated* keywords among them). A $ref to another document is refused: mcpx never fetches a
 // server's schema.
 type Schema struct {
 	root *node
@@ -61,6 +62,11 @@ type node struct {
 	additional                   *node
 	required                     []string
 	minProperties, maxProperties int
+	dependentRequired            map[string][]string
+	dependentSchemas             map[string]*node
+	propertyNames                *node
+	contains                     *node
+	minContains, maxContains     int
 
 	allOf, anyOf, oneOf []*node
 	not                 *node
@@ -73,9 +79,15 @@ type patternNode struct {
 	n  *node
 }
 
-// CompileSchema compiles a JSON Schema document. $schema is not looked at:
-// mcpx never goes to the network for a server's schema.
-func CompileSchema(raw json.RawMessage) (*Schema, error) {
+// CompileSchema compiles a JSON Schema document, asserting formats.
+// $schema is not looked at: mcpx never goes to the network for a server's
+// schema.
+func CompileSchema(raw json.RawMessage) (*Schema, error) { return compileSchema(raw, true) }
+
+// compileSchema compiles raw, asserting formats or leaving them the
+// annotations JSON Schema 2020-12 makes them by default (what a tool's
+// inputSchema gets: a server may accept what a format check would not).
+func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	var doc any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -85,7 +97,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if _, err := d.Token(); err == nil {
 		return nil, errors.New("schema is not JSON: more than one value")
 	}
-	c := &compiler{root: doc, byPtr: map[string]*node{}}
+	c := &compiler{root: doc, byPtr: map[string]*node{}, assertFormat: assertFormat}
 	n, err := c.compile(doc, "")
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
@@ -94,15 +106,16 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 }
 
 type compiler struct {
-	root  any
-	byPtr map[string]*node // compiled subschemas by JSON pointer, for $ref
+	root         any
+	byPtr        map[string]*node // compiled subschemas by JSON pointer, for $ref
+	assertFormat bool
 }
 
 func (c *compiler) compile(v any, ptr string) (*node, error) {
 	if n := c.byPtr[ptr]; n != nil {
 		return n, nil
 	}
-	n := &node{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProperties: -1, maxProperties: -1}
+	n := &node{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProperties: -1, maxProperties: -1, minContains: -1, maxContains: -1}
 	c.byPtr[ptr] = n
 	switch s := v.(type) {
 	case bool:
@@ -273,7 +286,7 @@ func (c *compiler) fill(n *node, s map[string]any, ptr string) error {
 		}
 		n.patternSrc = src
 	}
-	if f, ok := s["format"].(string); ok {
+	if f, ok := s["format"].(string); ok && c.assertFormat {
 		n.format = f
 	}
 	switch it := s["items"].(type) {
@@ -347,6 +360,58 @@ func (c *compiler) fill(n *node, s map[string]any, ptr string) error {
 			}
 			n.required = append(n.required, name)
 		}
+	}
+	// dependencies (drafts 4 to 7) holds either kind; dependentRequired
+	// and dependentSchemas (2019-09 on) one each.
+	for _, kw := range []string{"dependencies", "dependentRequired", "dependentSchemas"} {
+		v, ok := s[kw]
+		if !ok {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad(kw)
+		}
+		for name, dep := range m {
+			if list, ok := dep.([]any); ok && kw != "dependentSchemas" {
+				var names []string
+				for _, x := range list {
+					str, ok := x.(string)
+					if !ok {
+						return bad(kw)
+					}
+					names = append(names, str)
+				}
+				if n.dependentRequired == nil {
+					n.dependentRequired = map[string][]string{}
+				}
+				n.dependentRequired[name] = names
+				continue
+			}
+			if kw == "dependentRequired" {
+				return bad(kw)
+			}
+			sub, err := c.compile(dep, ptr+"/"+kw+"/"+escapePtr(name))
+			if err != nil {
+				return err
+			}
+			if n.dependentSchemas == nil {
+				n.dependentSchemas = map[string]*node{}
+			}
+			n.dependentSchemas[name] = sub
+		}
+	}
+	if n.propertyNames, err = sub("propertyNames"); err != nil {
+		return err
+	}
+	if n.contains, err = sub("contains"); err != nil {
+		return err
+	}
+	if n.minContains, err = count("minContains"); err != nil {
+		return err
+	}
+	if n.maxContains, err = count("maxContains"); err != nil {
+		return err
 	}
 	if n.minProperties, err = count("minProperties"); err != nil {
 		return err
@@ -434,6 +499,30 @@ func (s *Schema) Validate(raw json.RawMessage) error {
 		return nil
 	}
 	return errors.New(strings.Join(leaves, "; "))
+}
+
+// problems returns each way raw fails the schema, one line each; err is
+// for raw that is not JSON.
+func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
+	err := s.Validate(raw)
+	if err == nil {
+		return nil, nil
+	}
+	if strings.HasPrefix(err.Error(), "not JSON: ") {
+		return nil, err
+	}
+	var leaves []string
+	s.root.validate(mustDecode(raw), nil, &leaves, 0)
+	return leaves, nil
+}
+
+// mustDecode decodes raw, which Validate has found to be JSON.
+func mustDecode(raw json.RawMessage) any {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	_ = d.Decode(&v)
+	return v
 }
 
 // maxDepth bounds $ref recursion on a value (a schema that refers to
@@ -614,6 +703,32 @@ func (n *node) validateArray(x []any, loc []string, leaves *[]string, depth int,
 			}
 		}
 	}
+	if n.contains != nil {
+		var matched []int
+		var misses []string // why the others did not match
+		for i, item := range x {
+			var l []string
+			n.contains.validate(item, append(slices.Clip(loc), strconv.Itoa(i)), &l, depth+1)
+			if len(l) == 0 {
+				matched = append(matched, i)
+			}
+			misses = append(misses, l...)
+		}
+		want := 1
+		if n.minContains >= 0 {
+			want = n.minContains
+		}
+		switch {
+		case len(matched) < want && len(misses) > 0:
+			*leaves = append(*leaves, misses...)
+		case len(matched) < want && len(matched) == 0:
+			fail("min %d items required to match contains schema, but none matched", want)
+		case len(matched) < want:
+			fail("min %d items required to match contains schema, but matched %d items at %s", want, len(matched), joinInts(matched))
+		case n.maxContains >= 0 && len(matched) > n.maxContains:
+			fail("max %d items required to match contains schema, but matched %d items at %s", n.maxContains, len(matched), joinInts(matched))
+		}
+	}
 	for i, item := range x {
 		sub := n.items
 		if i < len(n.prefixItems) {
@@ -654,6 +769,26 @@ func (n *node) validateObject(x map[string]any, loc []string, leaves *[]string, 
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	for _, name := range names {
+		if deps, ok := n.dependentRequired[name]; ok {
+			var missing []string
+			for _, d := range deps {
+				if _, has := x[d]; !has {
+					missing = append(missing, quote(d))
+				}
+			}
+			if len(missing) > 0 {
+				fail("properties %s required, if %s exists", strings.Join(missing, ", "), quote(name))
+			}
+		}
+		if sub, ok := n.dependentSchemas[name]; ok {
+			sub.validate(x, loc, leaves, depth+1)
+		}
+		if n.propertyNames != nil {
+			// A name is judged where the object is.
+			n.propertyNames.validate(name, loc, leaves, depth+1)
+		}
+	}
 	var extra []string
 	for _, name := range names {
 		at := append(slices.Clip(loc), escapePtr(name))
@@ -679,6 +814,14 @@ func (n *node) validateObject(x map[string]any, loc []string, leaves *[]string, 
 	if len(extra) > 0 {
 		fail("additional properties %s not allowed", strings.Join(extra, ", "))
 	}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
 }
 
 // typeMatches reports whether v is of one of the JSON Schema types.
@@ -876,6 +1019,15 @@ func checkURI(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
 		return err
+	}
+	// url.Parse does not check an IPv6 host.
+	if host := u.Hostname(); strings.Contains(host, ":") {
+		if !strings.Contains(u.Host, "[") || !strings.Contains(u.Host, "]") {
+			return errors.New("ipv6 address not enclosed in brackets")
+		}
+		if err := checkIPv6(host); err != nil {
+			return fmt.Errorf("invalid ipv6 address: %v", err)
+		}
 	}
 	if !u.IsAbs() {
 		return errors.New("relative url")
