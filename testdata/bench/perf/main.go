@@ -30,12 +30,22 @@ import (
 )
 
 func main() {
-	if os.Getenv("PERF_SERVE") == "stdio" {
+	switch os.Getenv("PERF_SERVE") {
+	case "stdio":
 		if err := serveStdio(envConfig()); err != nil {
 			fmt.Fprintln(os.Stderr, "perf server:", err)
 			os.Exit(1)
 		}
 		return
+	case "http":
+		// For profiling by hand: the HTTP server alone, until killed.
+		h, err := startHTTP()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "perf server:", err)
+			os.Exit(1)
+		}
+		fmt.Println(h.URL(envConfig()))
+		select {}
 	}
 	var o options
 	flag.StringVar(&o.mcpx, "mcpx", "", "the mcpx binary")
