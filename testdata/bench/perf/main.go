@@ -51,7 +51,7 @@ func main() {
 	flag.StringVar(&o.mcpx, "mcpx", "", "the mcpx binary")
 	flag.StringVar(&o.floor, "floor", "", "the floor binary (./floor)")
 	flag.StringVar(&o.shim, "shim", "", "the shim binary (./shim)")
-	flag.IntVar(&o.runs, "runs", 7, "runs of each quick case (per client)")
+	flag.IntVar(&o.runs, "runs", 15, "runs of each quick case (per client)")
 	flag.IntVar(&o.bigRuns, "big-runs", 3, "runs of each large case (per client)")
 	flag.IntVar(&o.calls, "calls", 400, "tool calls in a REPL script")
 	flag.IntVar(&o.size, "size", 50<<20, "bytes of the large result, resource and blob")
@@ -132,6 +132,7 @@ func run(o options) error {
 				return err
 			}
 			o.row("--help start-up (wall)", ms(m.wall), ms(f.wall), ratio(m.wall, f.wall), "<=", 1.3)
+		o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
 		}
 		return nil
 	})
@@ -157,11 +158,13 @@ func run(o options) error {
 			}
 			getsPerRun := float64(o.http.gets.Load()-gets) / float64(o.runs)
 			o.row("HTTP one-shot tools list (wall)", ms(m.wall), ms(f.wall), ratio(m.wall, f.wall), "<=", 1.3)
+			o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
 			m, f, err = o.pair(o.runs, o.mcpxJob(nil, "tools", "call", "echo", "--args", args, "--url", url), o.floorJob(nil, "-url", url, "call", "echo", args))
 			if err != nil {
 				return err
 			}
 			o.row("HTTP one-shot tools call (wall)", ms(m.wall), ms(f.wall), ratio(m.wall, f.wall), "<=", 1.3)
+			o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
 			fmt.Printf("  (GET streams a one-shot tools list opened: %.1f; the floor opens none)\n", getsPerRun)
 		}
 		return nil
@@ -268,6 +271,7 @@ func run(o options) error {
 				return err
 			}
 			o.row(name, ms(m.wall), ms(f.wall), ratio(m.wall, f.wall), "<=", 2)
+			o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
 			o.row("  peak RSS", mib(m.rss), mib(f.rss), float64(m.rss)/float64(f.rss), "", 0)
 		}
 		return nil
