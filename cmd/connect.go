@@ -109,6 +109,8 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		OnNote:          onNote,
 		Timeout:         orNone(g.timeout),
 		MaxTimeout:      orNone(g.maxTimeout),
+		// The GET stream only when something listens on it (issue 13).
+		ServerStreamOnDemand: !g.listensAlways(),
 	})
 	if err != nil {
 		conn.Close()
@@ -132,6 +134,14 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	g.afterConnect(ctx, c)
 	return c, nil
+}
+
+// listensAlways reports whether the session shows what the server sends on
+// its own — watch, resources subscribe, --linger, the REPL — so that over
+// Streamable HTTP the GET stream is opened with the session. Other commands
+// leave it to the session to open when the server may call back.
+func (g *globalOptions) listensAlways() bool {
+	return g.listens || g.live != nil || g.feat.linger > 0
 }
 
 // dial starts the server given after "--", or prepares the connection to

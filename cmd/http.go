@@ -102,16 +102,7 @@ func (g *globalOptions) httpOptions(console *tui.Console) (transport.HTTPOptions
 		ProtocolVersion: offered,
 		Observer:        g.httpObserverFor(console),
 		MaxMessageSize:  g.maxMessageSize,
-		ListenOnDemand:  !g.listensAlways(),
 	}, nil
-}
-
-// listensAlways reports whether the session shows what the server sends on
-// its own — watch, resources subscribe, --linger, the REPL — so that over
-// Streamable HTTP the GET stream is opened with the session. Other commands
-// leave it to the session to open when the server may call back.
-func (g *globalOptions) listensAlways() bool {
-	return g.listens || g.live != nil || g.feat.linger > 0
 }
 
 // dialHTTP builds the HTTP connection for --url. Nothing is sent until the

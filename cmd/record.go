@@ -712,9 +712,6 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	if timeout == 0 {
 		timeout = g.maxTimeout
 	}
-	// Verify re-sends what was recorded and compares what the server sends
-	// on its own too: the session opens its GET stream as it always did.
-	g.listens = true
 	var closeErr error
 	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
 		c, conn, _, err := g.dial(ctx, server)

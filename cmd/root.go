@@ -126,7 +126,7 @@ type globalOptions struct {
 	live *replSession
 	repl *replSession
 	// listens is set by the commands that show what the server sends on its
-	// own (watch, resources subscribe, verify): see listensAlways.
+	// own (watch, resources subscribe): see listensAlways.
 	listens bool
 	// onInterrupt, when set, handles SIGINT instead of cancelling the run
 	// (the REPL cancels only the command in flight); it reports whether

@@ -198,6 +198,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
+	s.negotiatedStream()
 	// A server may ask for roots at any time: its stream is open before it
 	// hears that the session is ready.
 	if anytime, _ := callbacks(caps); anytime {

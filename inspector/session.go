@@ -55,6 +55,13 @@ type Options struct {
 	// MaxTimeout caps a request's total time even while progress arrives;
 	// zero means DefaultMaxTimeout, negative means none.
 	MaxTimeout time.Duration
+	// ServerStreamOnDemand holds the connection's stream for
+	// server-initiated messages (Streamable HTTP's GET stream; see
+	// transport.ServerStreamer) until the session may need it: a session
+	// that only lists, and so expects nothing the server sends on its own,
+	// never opens it. A caller that shows what the server sends on its own
+	// (notifications) leaves it off.
+	ServerStreamOnDemand bool
 }
 
 // Session is one MCP session over a transport connection, on the
@@ -77,6 +84,9 @@ type Session struct {
 	hookID int
 
 	tools toolCache // tools/list as last listed in full
+
+	streamMu   sync.Mutex // serializes opening the stream (see listen)
+	streamOpen bool       // the held stream was opened for this negotiation
 }
 
 // Progress is one notifications/progress update for a request of ours.
@@ -116,6 +126,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnWarning:      opts.OnWarning,
 		CodeName:       mcp.CodeName,
 	})
+	s.holdServerStream()
 	s.peer.Start()
 	return s
 }

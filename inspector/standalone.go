@@ -12,14 +12,14 @@ import (
 // Server-initiated messages over Streamable HTTP come on the request's own
 // response stream or on the GET stream the client MAY open (spec
 // 2025-11-25: basic/transports, "Listening for Messages from the Server").
-// A connection made with transport.HTTPOptions.ListenOnDemand opens that
-// stream only when the session asks (transport.Listener): a session that
-// declares roots asks once the handshake is done (the server may ask
-// roots/list at any time), and any other session that declares a client
-// capability the server may call back into (sampling, elicitation) asks
-// before the first request during which the server may do so — every
-// request but the ones below. A caller that listens for notifications
-// (watch, a REPL) opens the connection without ListenOnDemand.
+// With Options.ServerStreamOnDemand the session holds that stream
+// (transport.ServerStreamer) and opens it only when it may need it: a
+// session that declares roots once the handshake is done (the server may
+// ask roots/list at any time), any other session that declares a client
+// capability the server may call back into (sampling, elicitation) before
+// the first request during which the server may do so — every request but
+// the ones below. A caller that listens for notifications (watch, a REPL)
+// leaves the option off: the stream opens at negotiation.
 
 // quietMethods are the requests during which a server has no reason to
 // call back into the client.
@@ -83,15 +83,41 @@ func (s *Session) listenBefore(ctx context.Context, method string) error {
 	return s.listen(ctx)
 }
 
-// listen opens the connection's stream for server-initiated messages if it
-// is opened on demand and not open yet.
+// listen opens the connection's stream for server-initiated messages, once
+// per negotiated session, when the session holds it (see
+// Options.ServerStreamOnDemand).
 func (s *Session) listen(ctx context.Context) error {
-	ln, ok := transport.Find[transport.Listener](s.conn)
+	if !s.opts.ServerStreamOnDemand {
+		return nil
+	}
+	ss, ok := transport.Find[transport.ServerStreamer](s.conn)
 	if !ok {
 		return nil
 	}
-	if err := ln.Listen(ctx); err != nil {
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.streamOpen {
+		return nil
+	}
+	if err := ss.OpenServerStream(ctx); err != nil {
 		return fmt.Errorf("opening the stream for server-initiated messages: %w", err)
 	}
+	s.streamOpen = true
 	return nil
+}
+
+// holdServerStream makes the connection leave its stream for
+// server-initiated messages closed at negotiation (see listen).
+func (s *Session) holdServerStream() {
+	if ss, ok := transport.Find[transport.ServerStreamer](s.conn); ok && s.opts.ServerStreamOnDemand {
+		ss.HoldServerStream()
+	}
+}
+
+// negotiatedStream is told that a session was (re)negotiated: its stream
+// for server-initiated messages is not open yet.
+func (s *Session) negotiatedStream() {
+	s.streamMu.Lock()
+	s.streamOpen = false
+	s.streamMu.Unlock()
 }

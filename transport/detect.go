@@ -204,12 +204,20 @@ func (c *HTTPConn) Negotiated(ctx context.Context, version string) error {
 	return nil
 }
 
-// Listen opens the Streamable HTTP GET stream for server-initiated
-// messages if it is not open yet (see Listener); over HTTP+SSE the stream
-// is always open and there is nothing to do.
-func (c *HTTPConn) Listen(ctx context.Context) error {
+// HoldServerStream makes Negotiated leave the GET stream closed until
+// OpenServerStream opens it (see ServerStreamer).
+func (c *HTTPConn) HoldServerStream() {
+	c.st.mu.Lock()
+	c.st.holdGet = true
+	c.st.mu.Unlock()
+}
+
+// OpenServerStream opens the GET stream for server-initiated messages now,
+// over Streamable HTTP (see ServerStreamer); over HTTP+SSE, whose one
+// stream is the connection itself, there is nothing to do.
+func (c *HTTPConn) OpenServerStream(ctx context.Context) error {
 	if c.chosen() == ModeStreamable {
-		return c.st.Listen(ctx)
+		return c.st.openGet(ctx)
 	}
 	return nil
 }

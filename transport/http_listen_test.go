@@ -13,13 +13,14 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-// With ListenOnDemand the GET stream for server-initiated messages is
-// opened only when the session may need it (issue 13): never for a session
-// that declares no client capability, before the first request during
-// which the server may call back into sampling or elicitation, and at once
-// (before notifications/initialized) for a session that declares roots,
-// which the server may ask for at any time.
-func TestListenOnDemand(t *testing.T) {
+// With inspector.Options.ServerStreamOnDemand the session holds the GET
+// stream for server-initiated messages (transport.ServerStreamer) and opens
+// it only when it may need it (issue 13): never for a session that declares
+// no client capability, before the first request during which the server
+// may call back into sampling or elicitation, and at once (before
+// notifications/initialized) for a session that declares roots, which the
+// server may ask for at any time.
+func TestServerStreamOnDemand(t *testing.T) {
 	for _, tc := range []struct {
 		name, caps string
 		onDemand   bool
@@ -35,7 +36,7 @@ func TestListenOnDemand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLog()
 			u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{}, l.wrap)
-			opts := transport.HTTPOptions{URL: u, ListenOnDemand: tc.onDemand}
+			opts := transport.HTTPOptions{URL: u}
 			if c := memClient(t, u); c != nil {
 				opts.Client = c
 			}
@@ -47,7 +48,8 @@ func TestListenOnDemand(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			sess, err := inspector.Connect(ctx, conn, inspector.Options{
-				Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "t", Version: "0"}, Capabilities: json.RawMessage(tc.caps)},
+				Lifecycle:            &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "t", Version: "0"}, Capabilities: json.RawMessage(tc.caps)},
+				ServerStreamOnDemand: tc.onDemand,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -78,13 +78,6 @@ type HTTPOptions struct {
 	// DefaultMaxMessageSize. A longer one fails with an error matching
 	// both ErrTransport and ErrFrameTooLarge.
 	MaxMessageSize int64
-	// ListenOnDemand defers the GET stream for server-initiated messages
-	// until the session asks for it (Listener), instead of opening it when
-	// the protocol version is negotiated. The client MAY open that stream
-	// (spec: basic/transports, "Listening for Messages from the Server"); a
-	// one-shot command that only lists, and so expects nothing the server
-	// sends on its own, saves the GET and its goroutine.
-	ListenOnDemand bool
 }
 
 // Authorizer is the hook through which credentials reach HTTP requests. A

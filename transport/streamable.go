@@ -25,12 +25,8 @@ type streamable struct {
 	sessionID string
 	version   string             // MCP-Protocol-Version to send, "" for none
 	getCancel context.CancelFunc // ends the current GET stream
+	holdGet   bool               // Negotiated leaves the GET stream to OpenServerStream
 	seq       int                // numbers streams for display
-	// listen is set once the GET stream is wanted: always, or with
-	// HTTPOptions.ListenOnDemand from the first Listen on; negotiated once
-	// a version was negotiated (the stream opens only after that).
-	listen, negotiated bool
-	getMu              sync.Mutex // serializes opening the GET stream
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
 	// open response streams, to close on cancellation, and every id seen,
@@ -41,7 +37,7 @@ type streamable struct {
 }
 
 func newStreamable(b *httpBase, u string) *streamable {
-	return &streamable{b: b, url: u, shown: RedactURL(u), listen: !b.opts.ListenOnDemand}
+	return &streamable{b: b, url: u, shown: RedactURL(u)}
 }
 
 // fallbackError reports that the first POST was refused in a way that, in
@@ -494,50 +490,33 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 // requests carry it as MCP-Protocol-Version (from 2025-06-18), and the GET
 // stream for server-initiated messages is opened before this returns, so
 // that nothing the server sends early is lost (spec: basic/transports,
-// "Listening for Messages from the Server") — unless the stream is opened
-// on demand (HTTPOptions.ListenOnDemand) and nobody asked for it yet.
+// "Listening for Messages from the Server").
 func (s *streamable) Negotiated(ctx context.Context, version string) error {
-	s.getMu.Lock()
-	defer s.getMu.Unlock()
 	s.mu.Lock()
 	if versionHeader(version) {
 		s.version = version
 	} else {
 		s.version = ""
 	}
+	hold := s.holdGet
+	s.mu.Unlock()
+	if hold {
+		return nil
+	}
+	return s.openGet(ctx)
+}
+
+// openGet opens the GET stream for server-initiated messages, replacing
+// the one open, and returns once the server answered its headers. A
+// server that offers none (405) or refuses it is noted, not an error.
+func (s *streamable) openGet(ctx context.Context) error {
+	s.mu.Lock()
 	if s.getCancel != nil {
 		s.getCancel()
 		s.getCancel = nil
 	}
-	s.negotiated = true
-	listen := s.listen
 	s.mu.Unlock()
-	if !listen {
-		return nil
-	}
-	return s.openGet(ctx)
-}
 
-// Listen opens the GET stream if it is not open yet (see Listener). Before
-// the version is negotiated it only records the wish: Negotiated opens it.
-func (s *streamable) Listen(ctx context.Context) error {
-	s.getMu.Lock()
-	defer s.getMu.Unlock()
-	s.mu.Lock()
-	already := s.listen
-	s.listen = true
-	negotiated := s.negotiated
-	s.mu.Unlock()
-	if already || !negotiated {
-		return nil
-	}
-	return s.openGet(ctx)
-}
-
-// openGet opens the GET stream and reads it in the background; a server
-// that offers none (405) or refuses is noted, not an error. Callers hold
-// getMu.
-func (s *streamable) openGet(ctx context.Context) error {
 	x, err := s.get(ctx, "")
 	if err != nil {
 		if ctx.Err() != nil {
