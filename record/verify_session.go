@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,13 @@ type sessionRun struct {
 	// (older than Minor 1), or not on the wire (stdio). offWire says the
 	// routes were not on the wire, so no Mcp-Param values were mirrored.
 	derive, offWire bool
+	// tr is the transport the session was recorded over ("http", "sse",
+	// "stdio").
+	tr string
+	// recHTTP says the recording shows the client's HTTP requests, so
+	// whether and when it opened the GET stream: the live one follows
+	// (see openServerStream). getOpened says it was opened.
+	recHTTP, getOpened bool
 
 	conn  transport.Conn
 	owned bool // opened by Dial: closed at the end
@@ -144,6 +152,7 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 	s := &sessionRun{r: r, n: n, info: info,
 		derive:  r.header.Minor < 1 || tr != "http",
 		offWire: tr != "http" && tr != "sse",
+		tr:      tr,
 		conn:    conn,
 		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{},
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
@@ -202,6 +211,15 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 				return err
 			}
 		case KindHTTP:
+			if e.Meta != nil && e.Meta.HTTPMethod != "" && e.Meta.HTTPStatus == 0 {
+				// A request the client sent.
+				s.recHTTP = true
+				if e.Meta.HTTPMethod == http.MethodGet {
+					if err := s.openServerStream(ctx); err != nil {
+						return err
+					}
+				}
+			}
 			s.httpEvent(e)
 		}
 	}
@@ -562,9 +580,46 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 	return nil
 }
 
+// followsGet reports whether the live GET stream follows the recorded
+// client's: the session was recorded over Streamable HTTP with the
+// client's HTTP requests, so the recording shows whether and when the
+// client opened the stream for server-initiated messages. What a server
+// sends there depends on it: a message sent while no stream is open is
+// lost (spec: basic/transports, "Listening for Messages from the
+// Server"), so a live stream the recorded client did not have would
+// receive what the recording cannot show.
+func (s *sessionRun) followsGet() bool { return s.tr == "http" && s.recHTTP }
+
+// openServerStream opens the live GET stream where the recorded client
+// opened its own, once the outcomes the recording shows before it are in
+// (the protocol version is negotiated by then). Only the first GET of the
+// session opens it: later ones are the stream's reconnections, which the
+// transport makes by itself.
+func (s *sessionRun) openServerStream(ctx context.Context) error {
+	if s.getOpened || s.peer == nil || !s.followsGet() {
+		return nil
+	}
+	s.getOpened = true
+	if err := s.awaitAfter(ctx); err != nil {
+		return err
+	}
+	ss, ok := transport.Find[transport.ServerStreamer](s.conn)
+	if !ok {
+		return nil
+	}
+	if err := ss.OpenServerStream(ctx); err != nil && ctx.Err() != nil {
+		return err
+	}
+	return nil
+}
+
 // negotiate tells the transport the protocol version the live server
-// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream).
+// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream
+// unless the recording shows when the client opened it: followsGet).
 func (s *sessionRun) negotiate(ctx context.Context, x *exchange) error {
+	if ss, ok := transport.Find[transport.ServerStreamer](s.conn); ok && s.followsGet() {
+		ss.HoldServerStream()
+	}
 	n, ok := transport.Find[transport.Negotiator](s.conn)
 	s.mu.Lock()
 	live := x.live
