@@ -103,8 +103,9 @@ type sessionRun struct {
 	tr string
 	// recHTTP says the recording shows the client's HTTP requests, so
 	// whether and when it opened the GET stream: the live one follows
-	// (see openServerStream). getOpened says it was opened.
-	recHTTP, getOpened bool
+	// (see openServerStream). getDue says the recorded client opened it
+	// before the next frame; getOpened that the live one was opened.
+	recHTTP, getDue, getOpened bool
 
 	conn  transport.Conn
 	owned bool // opened by Dial: closed at the end
@@ -207,6 +208,9 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 			if err := s.awaitAfter(ctx); err != nil {
 				return err
 			}
+			if err := s.openServerStream(ctx); err != nil {
+				return err
+			}
 			if err := s.send(ctx, it); err != nil {
 				return err
 			}
@@ -214,10 +218,8 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 			if e.Meta != nil && e.Meta.HTTPMethod != "" && e.Meta.HTTPStatus == 0 {
 				// A request the client sent.
 				s.recHTTP = true
-				if e.Meta.HTTPMethod == http.MethodGet {
-					if err := s.openServerStream(ctx); err != nil {
-						return err
-					}
+				if e.Meta.HTTPMethod == http.MethodGet && s.followsGet() && !s.getOpened {
+					s.getDue = true
 				}
 			}
 			s.httpEvent(e)
@@ -591,18 +593,16 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 func (s *sessionRun) followsGet() bool { return s.tr == "http" && s.recHTTP }
 
 // openServerStream opens the live GET stream where the recorded client
-// opened its own, once the outcomes the recording shows before it are in
-// (the protocol version is negotiated by then). Only the first GET of the
-// session opens it: later ones are the stream's reconnections, which the
-// transport makes by itself.
+// opened its own: before the client frame that followed it, once the
+// outcomes the recording shows before that frame are in (the protocol
+// version is negotiated by then). Only the first GET of the session opens
+// it: later ones are the stream's reconnections, which the transport
+// makes by itself.
 func (s *sessionRun) openServerStream(ctx context.Context) error {
-	if s.getOpened || s.peer == nil || !s.followsGet() {
+	if !s.getDue || s.getOpened || s.peer == nil {
 		return nil
 	}
-	s.getOpened = true
-	if err := s.awaitAfter(ctx); err != nil {
-		return err
-	}
+	s.getDue, s.getOpened = false, true
 	ss, ok := transport.Find[transport.ServerStreamer](s.conn)
 	if !ok {
 		return nil
