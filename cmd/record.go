@@ -608,7 +608,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		Strict: o.strict,
 		OnDeviation: func(d record.Deviation) {
 			switch {
-			case !o.strict:
+			case !o.strict || !d.Failure:
 				con.Warn("replay: " + d.Message)
 			case o.listen != "":
 				// Over HTTP the server stops; over stdio Serve returns it.

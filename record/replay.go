@@ -68,6 +68,11 @@ type ReplayOptions struct {
 type Deviation struct {
 	// Message says what happened and what the recording expected.
 	Message string
+	// Failure says that strict mode fails on it. A difference any
+	// conforming client may have (its identity, capabilities, the
+	// protocol version it offers) is reported in strict mode, but is no
+	// failure: a strict replay serves every client.
+	Failure bool
 }
 
 // DeviationError is returned by a strict replay on the first deviation.
@@ -628,7 +633,7 @@ func (s *replaySession) deviate(level int, format string, args ...any) {
 	if s.quiet || level != devWarn && !s.opts.Strict {
 		return
 	}
-	d := Deviation{Message: fmt.Sprintf(format, args...)}
+	d := Deviation{Message: fmt.Sprintf(format, args...), Failure: level != devInfo}
 	if s.opts.OnDeviation != nil {
 		s.opts.OnDeviation(d)
 	}
@@ -1001,7 +1006,7 @@ func (s *replaySession) finish() {
 		}
 	}
 	if len(missing) > 0 {
-		s.deviate(devWarn, "the client ended the session without sending %d recorded *jsonrpc.Message(s), first %s", len(missing), missing[0])
+		s.deviate(devWarn, "the client ended the session without sending %d recorded message(s), first %s", len(missing), missing[0])
 	}
 }
 
