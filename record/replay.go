@@ -734,8 +734,16 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			case m.Method == mcp.MethodDiscover && s.sc.discover != nil:
 				s.deviate(devStrict, "the recording has no server/discover; answered with a result made from the recording")
 				return []output{{frame: jsonrpc.EncodeResponse(m.ID, s.sc.discover, nil), root: -1}}
+			case m.Method == mcp.MethodDiscover && s.sc.legacy:
+				// A dual-era client's probe: the recorded handshake-era
+				// server would have refused it, and the client falls back
+				// to initialize (spec 2026-07-28: basic/versioning,
+				// "Backward Compatibility"). A conforming client's way,
+				// reported only.
+				frame, _ := s.unmatched(m, devInfo)
+				return []output{{frame: frame, root: -1}}
 			}
-			frame, code := s.unmatched(m)
+			frame, code := s.unmatched(m, devWarn)
 			o := output{frame: frame, root: -1}
 			if code == -32601 && s.sc.modern {
 				o.status = 404 // 2026-07-28: an unknown method is 404 over HTTP
@@ -868,9 +876,9 @@ func canonicalJSON(raw []byte) string {
 }
 
 // unmatched builds the error for a request the recording cannot answer,
-// saying what it has instead, and reports the deviation; it returns the
-// error's code too.
-func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
+// saying what it has instead, and reports the deviation at level; it
+// returns the error's code too.
+func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 	var same []*jsonrpc.Message
 	nextReq := ""
 	for i, st := range s.sc.steps {
@@ -908,7 +916,7 @@ func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(devWarn, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
+	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }
