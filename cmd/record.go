@@ -782,7 +782,10 @@ func newTraceCmd(g *globalOptions) *cobra.Command {
 		Long: `show prints a trace as a readable timeline: time since the start, direction
 (→ client to server, ← server to client), method, each response with its
 request's method and latency, errors in red, notifications, the server's stderr
-lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
+lines, HTTP exchanges, SSE stream metadata and notes. A trace of several
+sessions (one per client connection) shows where each starts, and tags every
+line with its session (s1, s2, ...). --json prints the same as one JSON
+document.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -808,7 +811,7 @@ func (o *traceShowOptions) run(file string) error {
 		return err
 	}
 	if g.json {
-		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Events: tui.Timeline(tr), Warnings: tr.Warnings}
+		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Sessions: len(tr.Sessions()), Events: tui.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
 			doc.Events = []tui.Entry{}
 		}

@@ -188,7 +188,7 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		r.sigs = append(r.sigs, sig)
 	}
 	if len(r.sigs) == 0 {
-		return nil, fmt.Errorf("the trace has no session %d", opts.Session)
+		return nil, fmt.Errorf("the trace has no session %d (it has %d, numbered from 1)", opts.Session, len(src.SessionNumbers()))
 	}
 	return r, nil
 }
@@ -916,7 +916,11 @@ func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
+	got := "no params"
+	if len(bytes.TrimSpace(m.Params)) > 0 {
+		got = rawjson.Excerpt(m.Params, 160)
+	}
+	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+got+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }
