@@ -128,6 +128,10 @@ func newTestServer(variant string) *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
 			return textResult(fmt.Sprint(in.A + in.B)), nil, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "whoami", Description: "says the session's id (its Mcp-Session-Id over HTTP)", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("you are session " + req.Session.ID()), nil
+		})
 	type logArgs struct {
 		Message string `json:"message"`
 	}

@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +139,25 @@ func TestVerifyFindsEachRegressionOnce(t *testing.T) {
 				t.Errorf("session-text with the header's normalizer: %s", reportOf(res))
 			}
 		})
+	}
+}
+
+// A server that puts its Mcp-Session-Id in a result's text differs on
+// every run over HTTP; the session-id normalizer, stored in the trace,
+// replaces the session ids the recording and the live session saw
+// (defect 10).
+func TestVerifySessionIDNormalizer(t *testing.T) {
+	u := testservers.Streamable(t, newTestServer(""), nil, nil)
+	tr, res := recordSession(t, httpDialer(t, u), "http", []call{{method: "tools/call", params: `{"name":"whoami","arguments":{}}`}})
+	if !strings.Contains(res.results[1], "you are session ") || strings.HasSuffix(res.results[1], `session "}]}`) {
+		t.Fatalf("whoami: %s", res.results[1])
+	}
+	v := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{})
+	if len(v.Mismatches) != 1 || v.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
+		t.Fatalf("without a normalizer: %s", reportOf(v))
+	}
+	tr.Header.Normalize = []Normalizer{{Builtin: BuiltinSessionID}}
+	if v := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{}); !v.OK() {
+		t.Fatalf("with the session-id normalizer: %s", reportOf(v))
 	}
 }
