@@ -226,3 +226,20 @@ func TestVerifyBatchAndRetypedID(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+// The params of a request the server sends are compared like a
+// notification's: a change is one difference in the window of the request
+// that caused it, and the recorded answer still answers it.
+func TestVerifyServerRequestParams(t *testing.T) {
+	live := append([]string(nil), verifyTrace...)
+	live[6] = `< {"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"cursor":"c2"}}`
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	if len(res.Mismatches) != 1 || res.ServerRequests != 1 {
+		t.Fatalf("%s", reportOf(res))
+	}
+	m := res.Mismatches[0]
+	want := Difference{Message: "roots/list #1", Path: "$.params", Live: `{"cursor":"c2"}`}
+	if m.Exchange != 3 || len(m.Diffs) != 1 || m.Diffs[0] != want {
+		t.Errorf("mismatch %+v", m)
+	}
+}
