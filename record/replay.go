@@ -38,6 +38,10 @@ type ReplayOptions struct {
 	// params of initialize and server/discover: any conforming client
 	// gets the recorded answers. Absent params are the same as {}.
 	Ignore []string
+	// Normalize lists normalizers applied to the string values of live and
+	// recorded messages before they are matched, in addition to the trace
+	// header's (see Normalizer).
+	Normalize []Normalizer
 	// Strict makes a departure from the recording an error: a request
 	// sent before one whose answer the recorded client had when it sent
 	// it (causal order; requests that were in flight together may come in
@@ -156,6 +160,11 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 	norm, err := CompileNormalizers(h.Normalize, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the trace's normalizers: %w", err)
+	}
+	if len(opts.Normalize) > 0 {
+		if norm, err = CompileNormalizers(append(append([]Normalizer(nil), h.Normalize...), opts.Normalize...), nil); err != nil {
+			return nil, err
+		}
 	}
 	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
 	if err != nil {
