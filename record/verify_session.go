@@ -243,7 +243,45 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 		}
 		s.finish(x)
 	}
-	return nil
+	return s.awaitLeftover(ctx)
+}
+
+// awaitLeftover waits, bounded by the timeout, until the live server has
+// sent outside any request at least as many messages of each method as
+// the recorded one did. A server sends some on its own time
+// (server-everything asks for the client's roots 350 ms after the
+// handshake), and the recorded client was still there to get them: the
+// live session lasts until they came too, rather than ending with its
+// last exchange. It returns an error only when ctx ends.
+func (s *sessionRun) awaitLeftover(ctx context.Context) error {
+	want := s.recAttr.leftoverCount()
+	if len(want) == 0 || s.peer == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.r.opts.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-wctx.Done():
+		case <-s.peer.Done():
+		}
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		have := s.liveAttr.leftoverCount()
+		all := true
+		for method, n := range want {
+			all = all && have[method] >= n
+		}
+		if all || wctx.Err() != nil || s.ended() != nil {
+			return ctx.Err()
+		}
+		s.cond.Wait()
+	}
 }
 
 // close ends the live side and compares what no request was found for.
@@ -739,6 +777,7 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 			s.liveAttr.message(m, f.Meta)
 		}
 	}
+	s.cond.Broadcast() // for awaitLeftover
 	return !requests
 }
 
