@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +134,59 @@ func TestVerifyFollowsTheRecordedGetStream(t *testing.T) {
 			t.Errorf("verify: the server saw %q, want %q", got, want)
 		}
 	})
+}
+
+// A trace that starts mid-session (the REPL's :record) shows neither the
+// handshake's HTTP requests nor whether the client had opened its GET
+// stream by then (mcpx had): verify opens it at negotiation, as before.
+func TestVerifyPreludeOpensTheGetStreamAtNegotiation(t *testing.T) {
+	u, take := requestLog(t)
+	name := filepath.Join(t.TempDir(), "mid.jsonl")
+	var hs Handshake
+	var rec atomic.Pointer[Recorder]
+	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: u, Observer: func(ev transport.Event) {
+		if r := rec.Load(); r != nil {
+			r.Observe(ev)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap := transport.Tap(conn, func(at time.Time, dir transport.Direction, f transport.Frame) {
+		hs.Frame(at, dir, f)
+		if r := rec.Load(); r != nil {
+			r.Frame(at, dir, f)
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	sess, err := inspector.Connect(ctx, tap, inspector.Options{Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "t", Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Create(ctx, name, RecorderOptions{Header: Header{Transport: "http", Target: u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Prelude(hs.Frames())
+	rec.Store(r)
+	if _, err := sess.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	sess.Close()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	take()
+	res := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{})
+	if !res.OK() || res.Exchanges != 2 {
+		t.Fatalf("%s", reportOf(res))
+	}
+	if got, want := take(), "initialize GET notifications/initialized tools/list"; got != want {
+		t.Errorf("verify: the server saw %q, want %q", got, want)
+	}
 }

@@ -622,13 +622,15 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 
 // followsGet reports whether the live GET stream follows the recorded
 // client's: the session was recorded over Streamable HTTP with the
-// client's HTTP requests, so the recording shows whether and when the
-// client opened the stream for server-initiated messages. What a server
+// client's HTTP requests from its start (not a recording begun
+// mid-session, whose handshake is written from memory), so the recording
+// shows whether and when the client opened the stream for
+// server-initiated messages. What a server
 // sends there depends on it: a message sent while no stream is open is
 // lost (spec: basic/transports, "Listening for Messages from the
 // Server"), so a live stream the recorded client did not have would
 // receive what the recording cannot show.
-func (s *sessionRun) followsGet() bool { return s.tr == "http" && s.recHTTP }
+func (s *sessionRun) followsGet() bool { return s.tr == "http" && s.recHTTP && !s.info.Prelude }
 
 // openServerStream opens the live GET stream where the recorded client
 // opened its own: before the client frame that followed it, once the
