@@ -38,7 +38,7 @@ func TestHistoryPath(t *testing.T) {
 		{map[string]string{"HOME": "/home/a"}, "/home/a/.local/state/mcpx/history"},
 		{map[string]string{}, ""},
 	} {
-		ios := &IOStreams{Getenv: func(k string) string { return tc.env[k] }}
+		ios, _, _ := NewTestIOStreams(tc.env)
 		if got := historyPath(ios); got != tc.want {
 			t.Errorf("historyPath(%v) = %q, want %q", tc.env, got, tc.want)
 		}
