@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,7 +18,7 @@ import (
 // replOptions are the flags of mcpx repl (also taken by mcpx with no
 // command).
 type replOptions struct {
-	g         *globalOptions
+	e         *env
 	file      string
 	keepGoing bool
 	noHistory bool
@@ -47,8 +48,8 @@ The history is kept in $XDG_STATE_HOME/mcpx/history (~/.local/state/mcpx/history
 $MCPX_HISTORY_FILE overrides the path), except commands typed with a leading
 blank.`
 
-func newReplCmd(g *globalOptions) *cobra.Command {
-	o := &replOptions{g: g}
+func newReplCmd(e *env) *cobra.Command {
+	o := &replOptions{e: e}
 	c := &cobra.Command{
 		Use:   "repl [-f FILE] -- <server command>",
 		Short: "Open one session and type commands against it (or run a script)",
@@ -70,15 +71,13 @@ func newReplCmd(g *globalOptions) *cobra.Command {
 }
 
 func (o *replOptions) run(ctx context.Context, server []string) (err error) {
-	g := o.g
-	if g.repl != nil {
+	e := o.e
+	if e.repl != nil {
 		return usageErrorf("this is the REPL already; its server stays connected (:reconnect starts a new session)")
 	}
-	if g.url != "" && len(server) > 0 {
-		return usageErrorf("give either --url URL or a server command after --, not both")
-	}
-	if g.url == "" && len(server) == 0 {
-		return usageErrorf("no server given: put the server command after --, e.g. mcpx repl -- node server.js, or give --url URL")
+	d, err := e.cfg.conn.forServer(server, "mcpx repl")
+	if err != nil {
+		return err
 	}
 	var script io.Reader
 	if o.file != "" {
@@ -89,17 +88,15 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		defer f.Close()
 		script = f
 	}
-	interactive := script == nil && g.io.InTTY && (g.io.OutTTY || g.io.ErrTTY)
+	interactive := script == nil && e.ios.InTTY && (e.ios.OutTTY || e.ios.ErrTTY)
 	if script == nil && !interactive {
-		script = g.io.In
+		script = e.ios.In
 	}
-	s := &replSession{g: g, server: server, ctx: ctx, interactive: interactive, notes: newNoteQueue()}
-	s.wire.Store(g.wire)
-	g.wire = false // frames are shown by the REPL's own tap, which :wire switches
-	s.json.Store(g.json)
-	ios := *g.io
-	s.ios = &ios
+	s := newReplSession(ctx, e, d, interactive)
 
+	// The goroutines started here end with runCtx, and are waited for.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	runner := &repl.Runner{
@@ -109,7 +106,6 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		Report:      s.reportPlain,
 	}
 	s.runner = runner
-	s.node = s.grammar()
 	if interactive {
 		ed, err := o.newEditor(s)
 		if err != nil {
@@ -117,10 +113,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		}
 		defer ed.Close()
 		s.editor = ed
-		go func() {
+		wg.Go(func() {
 			<-runCtx.Done()
 			ed.Close()
-		}()
+		})
 		runner.Read = func() (string, error) {
 			text, err := ed.ReadCommand()
 			if err == nil && !strings.HasPrefix(text, " ") {
@@ -131,26 +127,26 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		runner.Hint = func() {
 			fmt.Fprintln(s.ios.ErrOut, "(to leave, type exit or press Ctrl-D)")
 		}
-		if g.feat.prompter != nil {
-			g.feat.prompter.UseLineSource(ed)
-		}
+		e.run.prompter.UseLineSource(ed)
 		// Ctrl-C while a command runs cancels it, and only it.
 		hook := func() bool {
 			runner.Interrupt()
 			return true
 		}
-		g.onInterrupt.Store(&hook)
-		defer g.onInterrupt.Store(nil)
+		e.run.onInterrupt.Store(&hook)
+		defer e.run.onInterrupt.Store(nil)
 	} else {
-		sc := repl.NewScript(script)
-		runner.Read = func() (string, error) { return readCtx(runCtx, sc.ReadCommand) }
+		feed := startScriptFeed(repl.NewScript(script))
+		defer feed.stop()
+		runner.Read = func() (string, error) { return feed.read(runCtx) }
 		runner.Echo = s.ios.Out
 		if s.json.Load() {
 			runner.Echo = s.ios.ErrOut // stdout holds only the results
 		}
 	}
-	g.io = s.ios
-	g.live = s
+	// The command tree lines run through writes where the editor says.
+	s.root.SetOut(s.ios.Out)
+	s.root.SetErr(s.ios.ErrOut)
 	if err := s.open(ctx); err != nil {
 		return err
 	}
@@ -162,7 +158,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			fmt.Fprintln(s.ios.ErrOut, "mcpx: "+cerr.Error())
 		}
 	}()
-	if interactive || g.verbose {
+	if interactive || s.cfg.out.verbose {
 		s.banner()
 	}
 	code := runner.Run(runCtx)
@@ -177,23 +173,59 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	return nil
 }
 
-// readCtx runs read (which cannot be interrupted: a pipe) in a goroutine
-// of its own so that an interrupt ends the wait.
-func readCtx(ctx context.Context, read func() (string, error)) (string, error) {
-	type result struct {
-		s   string
-		err error
-	}
-	ch := make(chan result, 1)
+// scriptFeed reads a script's commands in one goroutine of its own, one
+// when asked, so that an interrupt can end the wait for the next command:
+// a read from a pipe cannot be interrupted. stop ends the goroutine and
+// waits for it, unless a read was abandoned (an interrupt): that read
+// ends with the input, and the goroutine with it.
+type scriptFeed struct {
+	want      chan struct{}
+	got       chan scriptLine
+	done      chan struct{}
+	abandoned bool
+}
+
+type scriptLine struct {
+	text string
+	err  error
+}
+
+func startScriptFeed(sc *repl.Script) *scriptFeed {
+	f := &scriptFeed{want: make(chan struct{}), got: make(chan scriptLine, 1), done: make(chan struct{})}
 	go func() {
-		s, err := read()
-		ch <- result{s, err}
+		defer close(f.done)
+		for range f.want {
+			text, err := sc.ReadCommand()
+			f.got <- scriptLine{text, err}
+		}
 	}()
+	return f
+}
+
+// read returns the next command, or io.EOF once ctx ends.
+func (f *scriptFeed) read(ctx context.Context) (string, error) {
+	if f.abandoned {
+		return "", io.EOF
+	}
 	select {
-	case r := <-ch:
-		return r.s, r.err
+	case f.want <- struct{}{}:
 	case <-ctx.Done():
 		return "", io.EOF
+	}
+	select {
+	case l := <-f.got:
+		return l.text, l.err
+	case <-ctx.Done():
+		f.abandoned = true
+		return "", io.EOF
+	}
+}
+
+// stop ends the reading goroutine.
+func (f *scriptFeed) stop() {
+	close(f.want)
+	if !f.abandoned {
+		<-f.done
 	}
 }
 
@@ -201,7 +233,7 @@ func readCtx(ctx context.Context, read func() (string, error)) (string, error) {
 // session's output through it, so that what arrives while a command is
 // typed is printed above the prompt.
 func (o *replOptions) newEditor(s *replSession) (*repl.Editor, error) {
-	io0 := o.g.io
+	io0 := o.e.ios
 	t := repl.Terminal{In: io0.In, Real: isRealTerminal(io0.In)}
 	if io0.OutTTY {
 		t.Out = io0.Out
@@ -212,7 +244,7 @@ func (o *replOptions) newEditor(s *replSession) (*repl.Editor, error) {
 		t.Out = io0.ErrOut
 	}
 	prompt, cont := "mcpx> ", "...> "
-	if io0.colorEnabled(o.g.color, true) {
+	if io0.colorEnabled(s.cfg.out.color, true) {
 		prompt, cont = "\x1b[1mmcpx>\x1b[0m ", "\x1b[2m...>\x1b[0m "
 	}
 	history := ""

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -27,11 +30,8 @@ type traceWriter interface {
 // memory and marked as such, then the frames from now on; `mcpx repl
 // --record FILE` records the session from its handshake as it happens.
 func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, error) {
-	name, target := "stdio", "stdio: "+commandLine(s.server)
-	if s.g.url != "" {
-		name, target = "http", "http: "+transport.RedactURL(s.g.url)
-	}
-	rec, err := s.g.openTrace(ctx, path, s.g.recordOptions(name, target))
+	d := s.cfg.conn
+	rec, err := d.rec.openTrace(ctx, path, d.recordOptions(d.traceTarget()))
 	if errors.Is(err, context.Canceled) {
 		return nil, err
 	}
@@ -42,77 +42,123 @@ func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, 
 	return rec, nil
 }
 
-var replCommands = []struct{ name, use, short string }{
-	{"help", "help [COMMAND]", "this list, or a command's help"},
-	{":wire", ":wire [on|off]", "show every frame in both directions on stderr"},
-	{":json", ":json [on|off]", "print results as JSON (as --json)"},
-	{":record", ":record FILE|off", "record the session's traffic to a trace file"},
-	{":reconnect", ":reconnect", "close the session and start a new one"},
-	{":roots", ":roots [add|remove PATH]", "list or change the roots offered (sends roots/list_changed)"},
-	{":log", ":log LEVEL", "ask for log messages at LEVEL and above"},
-	{":sleep", ":sleep DURATION", "wait, showing what arrives"},
-	{":wait", ":wait METHOD [TIMEOUT]", "wait for a notification (e.g. notifications/resources/updated 15s)"},
-	{"exit", "exit [STATUS]", "leave (also quit, Ctrl-D)"},
+// replCommand is one of the REPL's own commands: help, exit and the colon
+// commands. The table of them (replCommands) is what help lists, what
+// completion offers and what a line is dispatched by.
+type replCommand struct {
+	name    string
+	aliases []string
+	use     string
+	short   string
+	run     func(s *replSession, ctx context.Context, args []string) repl.Result
 }
 
-// replCommand runs a REPL-only command.
-func (s *replSession) replCommand(ctx context.Context, words []string) int {
-	name, args := words[0], words[1:]
-	onOff := func(v *atomic.Bool, what string) int {
-		switch {
-		case len(args) == 0:
-		case len(args) == 1 && args[0] == "on":
-			v.Store(true)
-		case len(args) == 1 && args[0] == "off":
-			v.Store(false)
-		default:
-			return s.report(usageErrorf("usage: %s [on|off]", name))
-		}
-		state := "off"
-		if v.Load() {
-			state = "on"
-		}
-		fmt.Fprintf(s.ios.ErrOut, "%s is %s\n", what, state)
-		return ExitOK
+// replCommands returns the table of the REPL's own commands, in the order
+// help lists them.
+func replCommands() []replCommand {
+	return []replCommand{
+		{name: "help", use: "help [COMMAND]", short: "this list, or a command's help", run: (*replSession).helpCmd},
+		{name: ":wire", use: ":wire [on|off]", short: "show every frame in both directions on stderr", run: reportErr((*replSession).wireCmd)},
+		{name: ":json", use: ":json [on|off]", short: "print results as JSON (as --json)", run: reportErr((*replSession).jsonCmd)},
+		{name: ":record", use: ":record FILE|off", short: "record the session's traffic to a trace file", run: reportErr((*replSession).record)},
+		{name: ":reconnect", use: ":reconnect", short: "close the session and start a new one", run: reportErr((*replSession).reconnect)},
+		{name: ":roots", use: ":roots [add|remove PATH]", short: "list or change the roots offered (sends roots/list_changed)", run: reportErr((*replSession).roots)},
+		{name: ":log", use: ":log LEVEL", short: "ask for log messages at LEVEL and above", run: reportErr((*replSession).logLevel)},
+		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
+		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
+		{name: "exit", aliases: []string{"quit"}, use: "exit [STATUS]", short: "leave (also quit, Ctrl-D)", run: (*replSession).exitCmd},
 	}
-	var err error
-	switch name {
-	case ":wire":
-		return onOff(&s.wire, "wire output")
-	case ":json":
-		code := onOff(&s.json, "JSON output")
-		if s.runner != nil && s.runner.Echo != nil && !s.interactive {
-			s.runner.Echo = s.ios.Out
-			if s.json.Load() {
-				s.runner.Echo = s.ios.ErrOut
-			}
+}
+
+// reportErr adapts a REPL command that returns an error: the error is
+// reported as mcpx reports errors, and is the line's status.
+func reportErr(fn func(*replSession, context.Context, []string) error) func(*replSession, context.Context, []string) repl.Result {
+	return func(s *replSession, ctx context.Context, args []string) repl.Result {
+		if err := fn(s, ctx, args); err != nil {
+			return repl.Result{Code: s.report(err)}
 		}
-		return code
-	case ":record":
-		err = s.record(ctx, args)
-	case ":reconnect":
-		err = s.reconnect(ctx, args)
-	case ":roots":
-		err = s.roots(ctx, args)
-	case ":log":
-		err = s.logLevel(ctx, args)
-	case ":sleep":
-		err = s.sleep(ctx, args)
-	case ":wait":
-		err = s.wait(ctx, args)
+		return repl.Result{}
+	}
+}
+
+// replCommandNamed returns the REPL command name or one of its aliases
+// names, nil for none.
+func replCommandNamed(cmds []replCommand, name string) *replCommand {
+	for i, c := range cmds {
+		if c.name == name || slices.Contains(c.aliases, name) {
+			return &cmds[i]
+		}
+	}
+	return nil
+}
+
+// unknownColon refuses a colon command the table does not have.
+func unknownColon(cmds []replCommand, name string) error {
+	var names []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c.name, ":") {
+			names = append(names, c.name)
+		}
+	}
+	return usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
+}
+
+func (s *replSession) exitCmd(_ context.Context, args []string) repl.Result {
+	code := 0
+	if len(args) > 1 {
+		return repl.Result{Code: s.report(usageErrorf("usage: exit [STATUS]"))}
+	}
+	if len(args) == 1 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 || n > 255 {
+			return repl.Result{Code: s.report(usageErrorf("exit %s: the status must be a number from 0 to 255", args[0]))}
+		}
+		code = n
+	}
+	return repl.Result{Code: code, Quit: true}
+}
+
+func (s *replSession) helpCmd(ctx context.Context, args []string) repl.Result {
+	if len(args) == 0 {
+		s.help()
+		return repl.Result{}
+	}
+	return repl.Result{Code: s.runLine(ctx, append(args, "--help"))}
+}
+
+// onOff shows or switches one of the REPL's switches (:wire, :json).
+func (s *replSession) onOff(v *atomic.Bool, name, what string, args []string) error {
+	switch {
+	case len(args) == 0:
+	case len(args) == 1 && args[0] == "on":
+		v.Store(true)
+	case len(args) == 1 && args[0] == "off":
+		v.Store(false)
 	default:
-		var names []string
-		for _, h := range replCommands {
-			if strings.HasPrefix(h.name, ":") {
-				names = append(names, h.name)
-			}
+		return usageErrorf("usage: %s [on|off]", name)
+	}
+	state := "off"
+	if v.Load() {
+		state = "on"
+	}
+	fmt.Fprintf(s.ios.ErrOut, "%s is %s\n", what, state)
+	return nil
+}
+
+func (s *replSession) wireCmd(_ context.Context, args []string) error {
+	return s.onOff(&s.wire, ":wire", "wire output", args)
+}
+
+func (s *replSession) jsonCmd(_ context.Context, args []string) error {
+	err := s.onOff(&s.json, ":json", "JSON output", args)
+	if s.runner != nil && s.runner.Echo != nil && !s.interactive {
+		// A script's commands are echoed where the results are not.
+		s.runner.Echo = s.ios.Out
+		if s.json.Load() {
+			s.runner.Echo = s.ios.ErrOut
 		}
-		err = usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
 	}
-	if err != nil {
-		return s.report(err)
-	}
-	return ExitOK
+	return err
 }
 
 func (s *replSession) record(ctx context.Context, args []string) error {
@@ -151,7 +197,7 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 		return usageErrorf("usage: :reconnect")
 	}
 	s.mu.Lock()
-	old := s.c
+	old, oldCat := s.c, s.catalog
 	s.closing = true
 	w := s.watch
 	s.watch = nil
@@ -166,6 +212,10 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 			fmt.Fprintln(s.ios.ErrOut, "mcpx: "+err.Error())
 		}
 	}
+	if oldCat != nil {
+		oldCat.Close()
+	}
+	s.ends.Wait() // the old session's end was seen
 	s.notes.clear()
 	if err := s.open(ctx); err != nil {
 		s.mu.Lock()
@@ -242,7 +292,7 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 	if err := r.Set(ctx, list); err != nil {
 		return err
 	}
-	s.g.feat.rootList = list // a new session offers them too
+	s.cfg.conn.feat.roots = list // a new session offers them too
 	c.console.Note(r.ChangeNote())
 	show()
 	return nil
@@ -260,7 +310,7 @@ func (s *replSession) logLevel(ctx context.Context, args []string) error {
 	if !c.sess.Server().HasCapability("logging") {
 		c.console.Warn("the server does not declare the logging capability; asking anyway")
 	}
-	s.g.feat.logLevel = level // a new session asks for it too
+	s.cfg.conn.feat.logLevel = level // a new session asks for it too
 	change, err := c.sess.SetLogLevel(ctx, level)
 	if err != nil {
 		return err
@@ -298,7 +348,7 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return usageErrorf(":wait %s: bad pattern: %v", pattern, err)
 	}
-	timeout := s.g.timeout
+	timeout := s.cfg.conn.session.timeout
 	if len(args) == 2 {
 		d, err := time.ParseDuration(args[1])
 		if err != nil || d <= 0 {
@@ -330,7 +380,6 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	lg := &globalOptions{io: s.ios, json: s.json.Load(), color: s.g.color}
-	lg.notificationPrinter(c)(m)
+	notificationPrinter(s.ios, output{json: s.json.Load(), color: s.cfg.out.color})(m)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,10 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/repl"
-	"github.com/mcpx-dev/mcpx/tui"
 )
 
-func newResourcesUnsubscribeCmd(g *globalOptions) *cobra.Command {
+func newResourcesUnsubscribeCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "unsubscribe URI",
 		Short: "End a subscription made with resources subscribe (REPL)",
@@ -25,8 +23,8 @@ func newResourcesUnsubscribeCmd(g *globalOptions) *cobra.Command {
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			return g.withClient(c.Context(), server, func(cl *client) error {
-				return g.repl.unsubscribe(c.Context(), cl, own[0])
+			return e.withClient(c.Context(), server, func(cl *client) error {
+				return e.repl.unsubscribe(c.Context(), cl, own[0])
 			})
 		},
 	}
@@ -39,64 +37,50 @@ func (s *replSession) exec(ctx context.Context, words []string) repl.Result {
 	return res
 }
 
+// exec1 dispatches a line: to one of the REPL's own commands, or through
+// mcpx's command tree.
 func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
-	switch name := words[0]; {
-	case name == "exit" || name == "quit":
-		code := 0
-		if len(words) > 2 {
-			return repl.Result{Code: s.report(usageErrorf("usage: exit [STATUS]"))}
-		}
-		if len(words) == 2 {
-			n, err := strconv.Atoi(words[1])
-			if err != nil || n < 0 || n > 255 {
-				return repl.Result{Code: s.report(usageErrorf("exit %s: the status must be a number from 0 to 255", words[1]))}
-			}
-			code = n
-		}
-		return repl.Result{Code: code, Quit: true}
-	case name == "help" && len(words) == 1:
-		s.help()
-		return repl.Result{}
-	case name == "help":
-		return repl.Result{Code: s.run(ctx, append(words[1:], "--help"))}
-	case strings.HasPrefix(name, ":"):
-		return repl.Result{Code: s.replCommand(ctx, words)}
+	name, args := words[0], words[1:]
+	if rc := replCommandNamed(s.commands, name); rc != nil {
+		return rc.run(s, ctx, args)
 	}
-	return repl.Result{Code: s.run(ctx, words)}
+	if strings.HasPrefix(name, ":") {
+		return repl.Result{Code: s.report(unknownColon(s.commands, name))}
+	}
+	return repl.Result{Code: s.runLine(ctx, words)}
 }
 
-// run executes one mcpx command on the session, through the same command
-// tree as a one-shot command.
-func (s *replSession) run(ctx context.Context, args []string) int {
-	root, lg := s.tree()
-	root.SetArgs(args)
+// runLine executes one mcpx command on the session, through the REPL's
+// command tree (the same commands as mcpx's own), with the REPL's --json
+// (or :json) and -v unless the line says otherwise.
+func (s *replSession) runLine(ctx context.Context, args []string) int {
+	s.lineFlags.out.json, s.lineFlags.out.verbose = s.json.Load(), s.cfg.out.verbose
+	s.line.started = false
+	s.root.SetArgs(args)
 	wire := s.wire.Load()
-	err := root.ExecuteContext(ctx)
+	ran, err := s.root.ExecuteContextC(ctx)
 	s.wire.Store(wire) // --wire lasts for its command
+	forgetRun(ran)
 	if err == nil {
 		return ExitOK
 	}
-	if !lg.started {
+	if !s.line.started {
 		err = &usageError{err: err}
 	}
-	return lg.report(err)
+	out := s.lineFlags.out
+	return s.reporter(out.json, out.verbose || out.wire).report(err)
 }
 
 // allowedLineFlags are the global flags a REPL command may carry: the
 // others choose or shape the session, which is open already.
 var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": true, "help": true}
 
-// tree builds the command tree for one REPL command: mcpx's own, with
-// the server flags hidden and refused, help texts without the server
-// part, resources unsubscribe, and tools call NAME --help describing the
-// tool.
-func (s *replSession) tree() (*cobra.Command, *globalOptions) {
-	root, lg := newRootCmd(s.ios)
-	lg.repl = s
-	lg.json = s.json.Load()
-	lg.verbose = s.g.verbose
-	lg.color = s.g.color
-	lg.feat = s.g.feat
+// lineTree builds the command tree the REPL's lines run through, once for
+// the REPL: mcpx's own, with the server flags hidden and refused, help
+// texts without the server part, resources unsubscribe, and tools call
+// NAME --help describing the tool.
+func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
+	root, flags := newRootCmd(s.line)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if !allowedLineFlags[f.Name] {
@@ -108,7 +92,7 @@ func (s *replSession) tree() (*cobra.Command, *globalOptions) {
 		case "auth":
 			root.RemoveCommand(c)
 		case "resources":
-			c.AddCommand(newResourcesUnsubscribeCmd(lg))
+			c.AddCommand(newResourcesUnsubscribeCmd(s.line))
 		case "tools":
 			for _, sub := range c.Commands() {
 				if sub.Name() == "call" {
@@ -126,7 +110,7 @@ func (s *replSession) tree() (*cobra.Command, *globalOptions) {
 		}
 	}
 	visit(root)
-	return root, lg
+	return root, flags
 }
 
 var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`)
@@ -135,12 +119,14 @@ var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\
 // no server.
 func replExamples(ex string) string { return exampleLine.ReplaceAllString(ex, "$1$2") }
 
-// checkLine refuses what a REPL command cannot change: the server and the
-// session's flags.
-func (s *replSession) checkLine(c *cobra.Command, lg *globalOptions) error {
+// checkLine refuses what a REPL command cannot change — the server and
+// the session's flags — and gives the line's commands their
+// configuration: the REPL's, with the line's output flags.
+func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 	var bad []string
 	c.Flags().Visit(func(f *pflag.Flag) {
-		if c.Root().PersistentFlags().Lookup(f.Name) != nil && !allowedLineFlags[f.Name] {
+		// (Visit also visits what earlier lines set: Changed is this line's.)
+		if f.Changed && c.Root().PersistentFlags().Lookup(f.Name) != nil && !allowedLineFlags[f.Name] {
 			bad = append(bad, "--"+f.Name)
 		}
 	})
@@ -150,8 +136,12 @@ func (s *replSession) checkLine(c *cobra.Command, lg *globalOptions) error {
 	if c.Flags().ArgsLenAtDash() >= 0 {
 		return usageErrorf("the REPL is connected to its server already: leave out -- and the server command")
 	}
-	if lg.wire {
+	if lf.out.wire {
 		s.wire.Store(true)
+	}
+	e.cfg = config{
+		out:  output{json: lf.out.json, wire: lf.out.wire, verbose: lf.out.verbose, color: s.cfg.out.color},
+		conn: lineConn(s.cfg.conn.feat),
 	}
 	return nil
 }
@@ -183,17 +173,17 @@ func (s *replSession) toolHelp(name string) {
 		c.console.Warn(err.Error())
 		return
 	}
-	p := tui.NewPrinter(s.ios.Out, s.ios.colorEnabled(s.g.color, s.ios.OutTTY))
+	p := newPrinter(s.ios, s.cfg.out)
 	p.ToolHelp(*t)
 }
 
 // help lists what can be typed.
 func (s *replSession) help() {
-	root, _ := s.tree()
 	w := tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):")
-	for _, c := range root.Commands() {
-		if !c.IsAvailableCommand() || c.Name() == "repl" {
+	for _, c := range s.root.Commands() {
+		// (cobra adds its help command to a tree it ran: help is the REPL's.)
+		if !c.IsAvailableCommand() || c.Name() == "repl" || c.Name() == "help" {
 			continue
 		}
 		subs := c.Commands()
@@ -210,7 +200,7 @@ func (s *replSession) help() {
 	w.Flush()
 	fmt.Fprintln(s.ios.Out, "\nREPL commands:")
 	w = tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
-	for _, h := range replCommands {
+	for _, h := range s.commands {
 		fmt.Fprintf(w, "  %s\t%s\n", h.use, h.short)
 	}
 	w.Flush()
@@ -221,8 +211,16 @@ func (s *replSession) help() {
 // report prints a REPL command's error the way mcpx reports errors, and
 // returns its exit status.
 func (s *replSession) report(err error) int {
-	lg := &globalOptions{io: s.ios, json: s.json.Load(), repl: s}
-	return lg.report(err)
+	return s.reporter(s.json.Load(), false).report(err)
+}
+
+// reporter reports errors in the REPL: as JSON with json, with the advice
+// for a line that shows the authorization steps when narrated. (A line
+// sends no credentials of its own; $MCPX_BEARER_TOKEN is the one it
+// knows of.)
+func (s *replSession) reporter(json, narrated bool) reporter {
+	return reporter{ios: s.ios, json: json, inREPL: true,
+		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
 }
 
 // reportPlain reports what the runner meets outside a command.
@@ -262,7 +260,7 @@ func (s *replSession) completer() *repl.Completer {
 // grammar describes the command tree (and the REPL commands) for
 // completion.
 func (s *replSession) grammar() *repl.Node {
-	root, _ := s.tree()
+	root := s.root
 	var build func(c *cobra.Command, path string) *repl.Node
 	build = func(c *cobra.Command, path string) *repl.Node {
 		n := &repl.Node{Name: c.Name(), Path: path}
@@ -289,7 +287,7 @@ func (s *replSession) grammar() *repl.Node {
 			node.Flags = append(node.Flags, repl.Flag{Long: f.Name, Short: f.Shorthand})
 		}
 	})
-	for _, h := range replCommands {
+	for _, h := range s.commands {
 		node.Children = append(node.Children, &repl.Node{Name: h.name, Path: h.name})
 	}
 	return node

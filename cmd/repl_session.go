@@ -14,22 +14,33 @@ import (
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
+	"github.com/spf13/cobra"
 )
 
-// replSession is the REPL's one session, shared by every command typed.
-// Commands run through the same cobra tree as one-shot commands (a fresh
-// tree per command, marked with repl), and withClient hands them this
-// session's client instead of connecting and closing.
+// replSession is the REPL: its one session, shared by every command
+// typed, and what the REPL keeps besides (:wire, :json, :record, the
+// notifications :wait takes). Commands run through mcpx's own command
+// tree, built once for the REPL (lineTree), whose withClient hands them
+// this session's client instead of connecting and closing.
 type replSession struct {
-	g      *globalOptions // the REPL's own options: the server and the session flags
-	server []string
-	ios    *IOStreams // the streams commands write to (through the editor)
-	ctx    context.Context
+	// cfg is the REPL's configuration: the server, the session and its
+	// output. :roots and :log change what a new session (:reconnect)
+	// offers and asks for.
+	cfg   config
+	ctx   context.Context
+	ios   *IOStreams // the streams commands write to (through the editor)
+	conns *connector
 
 	interactive bool
 	editor      *repl.Editor
 	runner      *repl.Runner
-	node        *repl.Node
+	node        *repl.Node    // the grammar completion follows
+	commands    []replCommand // the REPL's own commands
+
+	// The command tree lines run through, and what its commands run with.
+	root      *cobra.Command
+	lineFlags *rootFlags
+	line      *env
 
 	wire atomic.Bool // :wire (and --wire)
 	json atomic.Bool // :json (and --json)
@@ -44,16 +55,40 @@ type replSession struct {
 	// hs keeps the session's handshake, which a :record started later
 	// begins with.
 	hs record.Handshake
+	// ends waits for the goroutine watching each session's end.
+	ends sync.WaitGroup
 
 	notes *noteQueue
 	last  atomic.Int32 // the status of the last command run
+}
+
+// newReplSession returns the REPL for the server d describes, run from
+// the command tree of e, with its command tree and grammar built.
+func newReplSession(ctx context.Context, e *env, d connDesc, interactive bool) *replSession {
+	ios := *e.ios
+	s := &replSession{cfg: config{out: e.cfg.out, conn: d}, ctx: ctx, ios: &ios, interactive: interactive, notes: newNoteQueue()}
+	s.wire.Store(s.cfg.out.wire)
+	s.cfg.out.wire = false // frames are shown by the REPL's own tap, which :wire switches
+	s.json.Store(s.cfg.out.json)
+	if s.cfg.conn.feat.roots == nil {
+		// Roots are declared so that :roots can change them.
+		s.cfg.conn.feat.roots = []inspector.Root{}
+	}
+	// The REPL's consoles write through the editor; what it learns about
+	// servers lasts its sessions.
+	s.conns = &connector{ios: s.ios, track: e.conns.track}
+	s.line = &env{ios: s.ios, run: e.run, conns: s.conns, repl: s}
+	s.commands = replCommands()
+	s.root, s.lineFlags = s.lineTree()
+	s.node = s.grammar()
+	return s
 }
 
 // open connects (or reconnects) and starts what follows the session: the
 // catalog for completion, the watch for a server that dies, and the watch
 // of list changes (for completion) and of the resources subscribed to.
 func (s *replSession) open(ctx context.Context) error {
-	c, err := s.g.connect(ctx, s.server)
+	c, err := s.conns.connect(ctx, s.cfg.conn, s.cfg.out, attachments{observe: s.observer(), frames: s.frame, wire: s.wire.Load})
 	if err != nil {
 		return err
 	}
@@ -70,20 +105,18 @@ func (s *replSession) open(ctx context.Context) error {
 		cat.AutoRefresh(s.ctx)
 		cat.Prefetch(s.ctx)
 	}
-	go s.watchEnd(c)
+	s.ends.Go(func() { s.watchEnd(c) })
 	return nil
 }
 
-// prepare adjusts a client being connected for the REPL (called by
-// connect): every notification is seen first by the REPL (catalog, :wait),
-// list changes are shown (one line for a burst; all of them with -v), and
-// roots are declared so that :roots can change them.
-func (s *replSession) prepare(c *client) {
+// observer returns what sees each notification of a session first:
+// the catalog and :wait's queue; list changes are shown, but a burst
+// (servers announce their lists one by one at start-up) as one line (all
+// of them with -v).
+func (s *replSession) observer() func(*client, *jsonrpc.Message) {
 	shown := map[string]time.Time{}
-	c.observe = func(m *jsonrpc.Message) {
+	return func(c *client, m *jsonrpc.Message) {
 		s.observe(m)
-		// List changes are shown, but a burst (servers announce their
-		// lists one by one at start-up) as one line.
 		if inspector.IsListChanged(m) && c.sink.get() == nil && !c.showLists.Load() {
 			if now := time.Now(); now.Sub(shown[m.Method]) > 2*time.Second {
 				shown[m.Method] = now
@@ -91,25 +124,22 @@ func (s *replSession) prepare(c *client) {
 			}
 		}
 	}
-	if c.feats.Roots == nil {
-		c.feats.Roots = inspector.NewRoots(nil)
-	}
 }
 
-// wrapConn adds the REPL's tap, which :wire and :record switch.
-func (s *replSession) wrapConn(c *client, conn transport.Conn) transport.Conn {
-	return transport.Tap(conn, func(t time.Time, dir transport.Direction, f transport.Frame) {
-		s.hs.Frame(t, dir, f)
-		if s.wire.Load() {
-			c.console.Wire(t, dir, f)
-		}
-		s.mu.Lock()
-		tw := s.trace
-		s.mu.Unlock()
-		if tw != nil {
-			tw.Frame(t, dir, f)
-		}
-	})
+// frame is the REPL's tap on every frame of c's connection: it keeps the
+// handshake, shows frames while :wire is on and records them while
+// :record is.
+func (s *replSession) frame(c *client, t time.Time, dir transport.Direction, f transport.Frame) {
+	s.hs.Frame(t, dir, f)
+	if s.wire.Load() {
+		c.console.Wire(t, dir, f)
+	}
+	s.mu.Lock()
+	tw := s.trace
+	s.mu.Unlock()
+	if tw != nil {
+		tw.Frame(t, dir, f)
+	}
 }
 
 func (s *replSession) observe(m *jsonrpc.Message) {
@@ -175,12 +205,12 @@ func (s *replSession) with(server []string, fn func(*client) error) error {
 	return fn(c)
 }
 
-// close ends the session: subscriptions, then the server. It returns
-// the first error finishing the files: the --record trace, the :record
-// trace, the --server-stderr file.
+// close ends the session: subscriptions, then the server, and waits for
+// what watched it. It returns the first error finishing the files: the
+// --record trace, the :record trace, the --server-stderr file.
 func (s *replSession) close() error {
 	s.mu.Lock()
-	c := s.c
+	c, cat := s.c, s.catalog
 	s.closing = true
 	w := s.watch
 	s.watch = nil
@@ -194,6 +224,10 @@ func (s *replSession) close() error {
 	if c != nil {
 		errs = append(errs, c.Close())
 	}
+	if cat != nil {
+		cat.Close()
+	}
+	s.ends.Wait()
 	if tw != nil {
 		if err := tw.Close(); err != nil {
 			errs = append(errs, fmt.Errorf(":record: closing the trace: %w", err))
@@ -229,7 +263,7 @@ func (s *replSession) banner() {
 func (s *replSession) watchHooks(c *client) inspector.WatchHooks {
 	return inspector.WatchHooks{
 		OnAck: func(ack inspector.WatchAck) {
-			if len(ack.Asked.ResourceSubscriptions) > 0 || s.g.verbose {
+			if len(ack.Asked.ResourceSubscriptions) > 0 || s.cfg.out.verbose {
 				c.console.Note("subscription acknowledged: " + ack.Granted.Describe())
 			}
 			if len(ack.Missing.ResourceSubscriptions) > 0 {
@@ -238,7 +272,7 @@ func (s *replSession) watchHooks(c *client) inspector.WatchHooks {
 		},
 		OnWarn: c.console.Warn,
 		OnEnd: func(asked inspector.ListenFilter, err error) {
-			if len(asked.ResourceSubscriptions) > 0 || s.g.verbose {
+			if len(asked.ResourceSubscriptions) > 0 || s.cfg.out.verbose {
 				c.console.Warn("subscriptions/listen ended: " + errorMessage(err))
 			}
 		},
