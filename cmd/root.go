@@ -31,6 +31,9 @@ var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`)
 
 // Version returns mcpx's version string.
 func Version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		// A release tag (go install …@v1.2.3) names the version; a build
