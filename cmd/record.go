@@ -797,7 +797,7 @@ lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
 			return o.run(own[0])
 		},
 	}
-	return groupCmd("trace", "Inspect recorded traces", show)
+	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(g))
 }
 
 func (o *traceShowOptions) run(file string) error {
