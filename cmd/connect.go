@@ -139,6 +139,9 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 // --record and --wire decorators. The client owns the connection until a
 // session takes it over. rec is the recorder, nil without --record.
 func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
+	if g.at.name != "" {
+		return g.dialSession(ctx, server)
+	}
 	if g.url != "" && len(server) > 0 {
 		return nil, nil, nil, usageErrorf("give either --url URL or a server command after --, not both")
 	}

@@ -117,6 +117,9 @@ type globalOptions struct {
 	verbose bool
 	color   string
 
+	// at is the open session the command runs through (@NAME).
+	at sessionRef
+
 	// started is set once flag parsing and argument checks passed, so that
 	// earlier errors are reported as usage errors.
 	started bool
@@ -173,7 +176,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 			code = ExitError
 		}
 	}()
-	root.SetArgs(args)
+	root.SetArgs(g.takeSessionArg(args))
 	err := root.ExecuteContext(ctx)
 	if err != nil && !g.started {
 		err = &usageError{err: err}
@@ -331,6 +334,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
+	addSessionCommands(root, g)
 	root.AddCommand(newReplCmd(g))
 	root.AddCommand(newAuthCmd(g))
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})

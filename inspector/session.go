@@ -233,6 +233,12 @@ func withLabel(label string) CallOption { return func(c *callConfig) { c.label =
 // callers that control every byte.
 func Raw() CallOption { return func(c *callConfig) { c.raw = true } }
 
+// OnRequestID tells fn the request's id before the request is sent. A
+// caller that relays requests for others (package sessiond) recognises by
+// it what the server sends about the request later, such as the
+// notifications of a 2026-07-28 subscription, which carry its id.
+func OnRequestID(fn func(jsonrpc.ID)) CallOption { return func(c *callConfig) { c.onID = fn } }
+
 // asProbe marks a probing request (see callConfig.probe).
 func asProbe() CallOption { return func(c *callConfig) { c.probe = true } }
 
