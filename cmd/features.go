@@ -20,6 +20,7 @@ type listOptions struct {
 	g      *globalOptions
 	method string
 	cursor string
+	wide   bool
 	// render prints the merged items for people.
 	render func(p *tui.Printer, items []json.RawMessage)
 	// instead completes the usage error for an era without the method.
@@ -47,6 +48,7 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.cursor, "cursor", "", "fetch one page starting at `CURSOR` (\"\" for the first page) instead of all pages")
+	c.Flags().BoolVar(&o.wide, "wide", false, "on a terminal, print whole lines instead of fitting the table to its width")
 	return c
 }
 
@@ -60,7 +62,11 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 			return err
 		}
 		o.g.emit(c, list.Raw, func() {
-			o.render(c.out, list.Items)
+			out := c.out
+			if !o.wide && !o.g.verbose {
+				out = out.WithWidth(o.g.io.outWidth())
+			}
+			o.render(out, list.Items)
 			if h := tui.CacheHint(list.Raw); h != "" {
 				c.console.Note(h)
 			}

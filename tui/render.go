@@ -24,6 +24,9 @@ type Printer struct {
 	w     io.Writer
 	color bool
 	st    styles
+	// width, when positive, is the terminal's width: tables are fitted to
+	// it (see WithWidth).
+	width int
 }
 
 // style returns a function that renders its arguments with attrs when
@@ -66,6 +69,16 @@ func newStyles(enabled bool) styles {
 // true (the caller decides per stream: --color, NO_COLOR, a terminal).
 func NewPrinter(w io.Writer, color bool) *Printer {
 	return &Printer{w: w, color: color, st: newStyles(color)}
+}
+
+// WithWidth returns a printer like p whose tables (lists of tools,
+// resources, prompts; a tool's arguments) fit in columns: cells that do
+// not fit are cut with "…". Zero or less means no limit, what a pipe or a
+// file gets, and what a person asks for with --wide.
+func (p *Printer) WithWidth(columns int) *Printer {
+	q := *p
+	q.width = max(columns, 0)
+	return &q
 }
 
 // JSON prints raw pretty-printed (and coloured when enabled), keeping the
@@ -207,34 +220,34 @@ type toolEntry struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// table prints one row of three columns per item, aligned, or the
-// placeholder when there are none.
-func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]string) {
+// table prints one row of three columns per item, aligned (and fitted
+// to the printer's width), or the placeholder when there are none.
+func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]cell) {
 	if len(items) == 0 {
 		fmt.Fprintln(p.w, p.st.dim(none))
 		return
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	t := &table{width: p.width}
 	for _, it := range items {
 		r := row(it)
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
+		t.add(r[:]...)
 	}
-	tw.Flush()
+	t.write(p.w)
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
-	p.table(items, "(no tools)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
 		var t toolEntry
 		_ = json.Unmarshal(it, &t)
-		name := p.st.name(EscapeLine(t.Name))
+		name := styled(EscapeLine(t.Name), p.st.name)
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
-			name += " " + p.st.warn("[invalid x-mcp-header]")
+			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
 			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
 		}
-		return [3]string{name, p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title))}
+		return [3]cell{name, styled(SchemaSignature(t.InputSchema), p.st.dim), plain(firstLine(orString(t.Description, t.Title)))}
 	})
 	for _, w := range invalid {
 		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
@@ -267,7 +280,7 @@ func SchemaSignature(schema json.RawMessage) string {
 
 // Resources lists resources: name, URI, MIME type.
 func (p *Printer) Resources(items []json.RawMessage) {
-	p.table(items, "(no resources)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no resources)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URI, MimeType, Description string
 			Size                                    *int64
@@ -277,24 +290,24 @@ func (p *Printer) Resources(items []json.RawMessage) {
 		if r.Size != nil {
 			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
 		}
-		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URI), p.st.dim(extra)}
+		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
 	})
 }
 
 // Templates lists resource templates.
 func (p *Printer) Templates(items []json.RawMessage) {
-	p.table(items, "(no resource templates)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no resource templates)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URITemplate), firstLine(r.Description)}
+		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
 	})
 }
 
 // Prompts lists prompts with their arguments (required ones starred).
 func (p *Printer) Prompts(items []json.RawMessage) {
-	p.table(items, "(no prompts)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no prompts)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, Description string
 			Arguments                []struct {
@@ -311,7 +324,7 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 			}
 			args = append(args, s)
 		}
-		return [3]string{p.st.name(EscapeLine(r.Name)), p.st.dim(strings.Join(args, " ")), firstLine(orString(r.Description, r.Title))}
+		return [3]cell{styled(EscapeLine(r.Name), p.st.name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
 	})
 }
 
