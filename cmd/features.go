@@ -67,7 +67,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 				out = out.WithWidth(o.g.io.outWidth())
 			}
 			o.render(out, list.Items)
-			if h := tui.CacheHint(list.Raw); h != "" {
+			if h := tui.CacheHint(list.Raw, o.g.verbose); h != "" {
 				c.console.Note(h)
 			}
 		})
@@ -219,7 +219,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
 		if res != nil {
-			o.g.emit(c, res, func() { c.out.ToolResult(res) })
+			o.g.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
 		}
 		return err
 	})
@@ -275,7 +275,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		if o.output == "" {
 			o.g.emit(c, res, func() {
 				c.out.ReadResult(res)
-				if h := tui.CacheHint(res); h != "" {
+				if h := tui.CacheHint(res, o.g.verbose); h != "" {
 					c.console.Note(h)
 				}
 			})
