@@ -133,10 +133,11 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 }
 
 type toolsCallOptions struct {
-	g    *globalOptions
-	args string
-	task bool
-	ttl  time.Duration
+	g          *globalOptions
+	args       string
+	task       bool
+	ttl        time.Duration
+	noValidate bool
 }
 
 func newToolsCallCmd(g *globalOptions) *cobra.Command {
@@ -146,8 +147,11 @@ func newToolsCallCmd(g *globalOptions) *cobra.Command {
 		Short: "Call a tool",
 		Long: `Call a tool with key=value arguments, typed by the tool's input schema:
 a=2 is a number where the schema says number, zip=012 stays a string where it
-says string, and arrays and objects take JSON (tags='["a","b"]'). --args gives
-the whole arguments object as JSON (or @file.json); key=value pairs override it.`,
+says string, and arrays and objects take JSON (tags='["a","b"]'). A dotted key
+builds nested objects (user.address.city=Paris), tags[0]=x and tags[]=x array
+elements. --args gives the whole arguments object as JSON (or @file.json);
+key=value pairs are merged into it. The arguments are checked against the
+tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
   mcpx tools call search --args @query.json -- node server.js`,
@@ -162,6 +166,7 @@ the whole arguments object as JSON (or @file.json); key=value pairs override it.
 	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
 	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
+	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
 	return c
 }
 
@@ -189,10 +194,14 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		return usageErrorf("--ttl must not be negative")
 	}
 	return o.g.withClient(ctx, server, func(c *client) error {
-		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
+		args, warnings, err := c.sess.PrepareToolArguments(ctx, name, inspector.ToolInput{Pairs: pairs, Base: base, Validate: !o.noValidate})
 		if err != nil {
 			var ae *inspector.ArgumentError
-			if errorsAs(err, &ae) {
+			var ie *inspector.InvalidArgumentsError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) {
+				for _, w := range warnings {
+					c.console.Warn(w)
+				}
 				return &usageError{err: err}
 			}
 			return err

@@ -83,6 +83,9 @@ type Session struct {
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
 
+	// warned holds the server capabilities warnUndeclared warned about.
+	warned map[string]bool
+
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
@@ -225,7 +228,14 @@ type callConfig struct {
 	probe bool
 	// onID learns the request's id before it is sent.
 	onID func(jsonrpc.ID)
+	// capabilityWarned marks a request whose caller warns about an
+	// undeclared server capability itself (see warnUndeclared).
+	capabilityWarned bool
 }
+
+// capabilityWarned marks a request whose caller has warned about an
+// undeclared capability already.
+func capabilityWarned() CallOption { return func(c *callConfig) { c.capabilityWarned = true } }
 
 // WithProgress asks the server for progress (a progressToken in the
 // request's _meta, spec: basic/utilities/progress) and delivers each update
@@ -312,6 +322,9 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	p, err := compactJSON(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+	}
+	if !cfg.probe && !cfg.capabilityWarned {
+		s.warnUndeclared(method)
 	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
