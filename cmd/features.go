@@ -167,7 +167,40 @@ tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
 	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		o.liveHelp(c)
+		c.Parent().HelpFunc()(c, args)
+	})
 	return c
+}
+
+// liveHelp describes the tool named in tools call NAME --help from the
+// server given (after -- or with --url), as the REPL does, before the
+// command's help. Without a server (or in the REPL, which does this
+// itself) it does nothing; a server that cannot tell is a warning.
+func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
+	own, server := splitServer(c, c.Flags().Args())
+	if o.g.repl != nil || len(own) == 0 || len(server) == 0 && o.g.url == "" {
+		return
+	}
+	err := o.g.validate()
+	if err == nil {
+		err = o.g.resolveEra(c.Flags().Changed("protocol-era"))
+	}
+	if err == nil {
+		err = o.g.withClient(c.Context(), server, func(cl *client) error {
+			t, err := inspector.NewCatalog(cl.sess).Tool(c.Context(), own[0])
+			if err != nil {
+				return err
+			}
+			cl.out.WithWidth(o.g.io.outWidth()).ToolHelp(*t)
+			fmt.Fprintln(o.g.io.Out)
+			return nil
+		})
+	}
+	if err != nil {
+		fmt.Fprintf(o.g.io.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+	}
 }
 
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
