@@ -65,6 +65,10 @@ func (p *Printer) humanJSON(raw json.RawMessage) {
 	p.JSON(elideBinary(raw, p.saveHint()))
 }
 
+// maxCompared bounds the text compared with structured content: a
+// larger duplicate is printed twice rather than held twice more in memory.
+const maxCompared = 8 << 20
+
 // sameJSON reports whether the JSON text text is the same value as the
 // JSON structured: a tool that returns structured content also returns it
 // serialized in a text block (spec 2025-06-18 and later: server/tools,
@@ -72,7 +76,7 @@ func (p *Printer) humanJSON(raw json.RawMessage) {
 // longer than structured are not parsed.
 func sameJSON(text string, structured []byte) bool {
 	t := strings.TrimSpace(text)
-	if t == "" || (t[0] != '{' && t[0] != '[') || len(t) > 4*len(structured)+4096 {
+	if t == "" || (t[0] != '{' && t[0] != '[') || len(t) > 4*len(structured)+4096 || len(t) > maxCompared {
 		return false
 	}
 	var a, b any

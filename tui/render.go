@@ -416,7 +416,7 @@ func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 		} else {
 			text = f.OptStr(v)
 		}
-	}) || typ != "text" || text == nil {
+	}) || typ != "text" || text == nil || len(text) > maxCompared {
 		return false
 	}
 	s, ok := rawjson.String(text)
