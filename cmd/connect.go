@@ -100,6 +100,10 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
+	var onLate func(jsonrpc.ID, inspector.Progress)
+	if g.verbose {
+		onLate = c.console.LateProgress
+	}
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        handlers,
@@ -107,6 +111,7 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
+		OnLateProgress:  onLate,
 		Timeout:         orNone(g.timeout),
 		MaxTimeout:      orNone(g.maxTimeout),
 	})

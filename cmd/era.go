@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -18,8 +17,10 @@ const (
 )
 
 // resolveEra settles --protocol-era (default $MCPX_PROTOCOL_ERA, else
-// legacy) against --protocol-version: a stateless version implies the
-// modern era, and the two flags must not contradict each other.
+// legacy) against --protocol-version: a stateless version mcpx speaks
+// implies the modern era, and the two flags must not contradict each
+// other. A version mcpx does not know (inspector.VersionEra) is offered
+// as it is, in the era chosen.
 func (g *globalOptions) resolveEra(eraSet bool) error {
 	era, source := g.protocolEra, ""
 	if eraSet {
@@ -27,10 +28,11 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 	} else if env := strings.TrimSpace(g.io.Getenv("MCPX_PROTOCOL_ERA")); env != "" {
 		era, source = env, "MCPX_PROTOCOL_ERA"
 	}
+	versionEra := inspector.VersionEra(g.protocolVersion)
 	switch era {
 	case "":
 		era = eraLegacy
-		if mcp.IsModernVersion(g.protocolVersion) {
+		if versionEra == eraModern {
 			era, source = eraModern, "--protocol-version"
 		}
 	case eraLegacy, eraAuto, eraModern:
@@ -38,11 +40,10 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 		return usageErrorf("%s must be legacy, auto or modern, not %q", source, era)
 	}
 	if v := g.protocolVersion; v != "" {
-		modernV := mcp.IsModernVersion(v)
 		switch {
-		case modernV && era == eraLegacy:
+		case versionEra == eraModern && era == eraLegacy:
 			return usageErrorf("--protocol-version %s is a 2026-07-28-era (stateless) version, but %s is legacy; use --protocol-era modern", v, orDefault(source, "the default era"))
-		case !modernV && era == eraModern && source != "--protocol-version":
+		case versionEra == eraLegacy && era == eraModern && source != "--protocol-version":
 			return usageErrorf("--protocol-version %s is a handshake-era version, but %s is modern; use --protocol-era legacy or auto", v, source)
 		}
 	}
@@ -54,17 +55,19 @@ func (g *globalOptions) resolveEra(eraSet bool) error {
 	return nil
 }
 
-// legacyVersion is the handshake-era version to offer.
+// legacyVersion is the version to offer in initialize: --protocol-version
+// unless it is a stateless one.
 func (g *globalOptions) legacyVersion() string {
-	if g.protocolVersion != "" && !mcp.IsModernVersion(g.protocolVersion) {
+	if inspector.VersionEra(g.protocolVersion) != eraModern {
 		return g.protocolVersion
 	}
 	return ""
 }
 
-// modernVersion is the stateless version to declare.
+// modernVersion is the stateless version to declare: --protocol-version
+// unless it is a handshake one.
 func (g *globalOptions) modernVersion() string {
-	if mcp.IsModernVersion(g.protocolVersion) {
+	if inspector.VersionEra(g.protocolVersion) != eraLegacy {
 		return g.protocolVersion
 	}
 	return ""

@@ -97,7 +97,8 @@ func (g *globalOptions) report(err error) int {
 	// defence for any that slipped through (a library's error text).
 	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err))
 	if g.json {
-		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
+		// The JSON error's message is one line.
+		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
@@ -106,7 +107,8 @@ func (g *globalOptions) report(err error) int {
 		fmt.Fprintln(g.io.ErrOut, string(b))
 		return code
 	}
-	line := "mcpx: " + msg
+	// A message of several lines (a server's) keeps them, indented.
+	line := "mcpx: " + strings.ReplaceAll(msg, "\n", "\n  ")
 	if code == ExitUsage {
 		if g.repl != nil {
 			line += " (see help)"
@@ -118,7 +120,8 @@ func (g *globalOptions) report(err error) int {
 	return code
 }
 
-// errorMessage renders err on one line, with the advice for it on mcpx's
+// errorMessage renders err (on several lines only where a server's
+// message has them), with the advice for it on mcpx's
 // command line (see advice), adding what the error chain knows (JSON-RPC
 // error data, the server's last stderr line).
 func errorMessage(err error) string {
@@ -134,7 +137,7 @@ func errorMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	return tui.EscapeLine(strings.TrimSpace(msg))
+	return tui.EscapeMessage(strings.TrimSpace(msg), "")
 }
 
 func compact(raw json.RawMessage) string {

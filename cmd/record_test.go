@@ -176,7 +176,8 @@ func TestTraceShow(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #2  nope", "error -32602: unknown tool", "http POST "} {
+	// #2 is the tools/list that checks the call's arguments.
+	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #3  nope", "error -32602: unknown tool", "http POST "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, r.stdout)
 		}
