@@ -149,7 +149,8 @@ func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HT
 }
 
 // httpObserverFor shows the HTTP layer with --wire and the transport's
-// (and OAuth's) decisions with --wire or -v.
+// (and OAuth's) decisions and SSE stream metadata (priming events) with
+// --wire or -v.
 func (g *globalOptions) httpObserverFor(console *tui.Console) transport.Observer {
 	return func(ev transport.Event) {
 		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
@@ -158,7 +159,7 @@ func (g *globalOptions) httpObserverFor(console *tui.Console) transport.Observer
 			if g.wireOn() {
 				console.Event(ev)
 			}
-		case transport.EventNote:
+		case transport.EventNote, transport.EventStream:
 			if g.wireOn() || g.verbose {
 				console.Event(ev)
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
 )
@@ -340,5 +342,46 @@ func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the strict replay did not stop")
+	}
+}
+
+// A strict replay over HTTP serves any conforming client: another
+// client's identity and capabilities at initialize are reported, not a
+// departure that stops the server (issue 14, defect 5).
+func TestReplayHTTPStrictServesAnotherClient(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	errOut := &lockedWriter{&buf, &mu}
+	done := make(chan int, 1)
+	replayCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		done <- Run(replayCtx, []string{"replay", trace, "--strict", "--listen", addr}, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut, Getenv: func(string) string { return "" }})
+	}()
+	waitListening(t, addr)
+	client := mcp.NewClient(&mcp.Implementation{Name: "another-client", Version: "9"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	cs.Close()
+	stop()
+	code := <-done
+	mu.Lock()
+	defer mu.Unlock()
+	if code != ExitInterrupted || !strings.Contains(buf.String(), "replay: initialize params differ from the recording") {
+		t.Errorf("replay: exit %d, stderr %s", code, buf.String())
 	}
 }
