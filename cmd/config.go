@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -32,7 +33,11 @@ type output struct {
 type connDesc struct {
 	// server is the server command after --; empty for --url. It is the
 	// one part a command adds (forServer).
-	server  []string
+	server []string
+	// at is the open session (mcpx connect) the command runs through,
+	// given as @NAME before it; the session holds the server, so a
+	// description with it has neither a server command nor a URL.
+	at      sessionRef
 	stdio   stdioDesc
 	http    httpDesc
 	oauth   oauthDesc
@@ -114,6 +119,8 @@ type validation struct {
 	person inspector.Person
 	// eraSet says --protocol-era was given (its value may be "").
 	eraSet bool
+	// at is the @NAME given before the command, if any.
+	at sessionRef
 }
 
 // validate checks the global flags and builds the config, reading the
@@ -152,7 +159,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return config{out: out, conn: connDesc{stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
+	return config{out: out, conn: connDesc{at: v.at, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
 }
 
 func (f outputFlags) validate() (output, error) {
@@ -174,9 +181,18 @@ func (f serverFlags) validate() (stdioDesc, error) {
 }
 
 // forServer returns the description completed with the server command
-// given after -- (none for --url). Exactly one of them must be given;
-// example shows the command that was meant.
+// given after -- (none for --url). Exactly one of them must be given, or
+// neither with @NAME; example shows the command that was meant.
 func (d connDesc) forServer(server []string, example string) (connDesc, error) {
+	if name := d.at.name; name != "" {
+		if d.http.url != "" || len(server) > 0 {
+			return d, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
+		}
+		if err := sessiond.CheckName(name); err != nil {
+			return d, usageErrorf("@%s: %v", name, err)
+		}
+		return d, nil
+	}
 	if d.http.url != "" && len(server) > 0 {
 		return d, usageErrorf("give either --url URL or a server command after --, not both")
 	}

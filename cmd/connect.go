@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -42,6 +43,9 @@ type client struct {
 	oauth *oauthflow.Authorizer
 	// observe, when set (the REPL), sees every notification first.
 	observe func(*client, *jsonrpc.Message)
+	// held is the open session (@NAME) the connection goes through, as it
+	// was when the command attached; nil otherwise.
+	held *sessiond.Status
 }
 
 // Close ends the session (shutting the server down) and releases files;
@@ -108,6 +112,9 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 	if err != nil {
 		return nil, err
 	}
+	if c.held != nil {
+		d.session = d.session.inSession(*c.held)
+	}
 	c.feats = newFeatures(d, c)
 	c.observe = a.observe
 	life := lifecycle(d, c.feats, c.console.Note, &k.eraCache)
@@ -120,6 +127,10 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
+	var onLate func(jsonrpc.ID, inspector.Progress)
+	if out.verbose {
+		onLate = c.console.LateProgress
+	}
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        c.feats.HandlersFor(life),
@@ -127,6 +138,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
+		OnLateProgress:  onLate,
 		Timeout:         orNone(d.session.timeout),
 		MaxTimeout:      orNone(d.session.maxTimeout),
 	})
@@ -154,11 +166,11 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 	return c, nil
 }
 
-// open starts the server d describes, or prepares the connection to the
-// one at its URL, without opening a session: the connection carries the
-// recorder (--record) and a tap (--wire, or the REPL's). The client owns
-// the connection until a session takes it over. rec is the recorder, nil
-// without --record.
+// open starts the server d describes, reaches the one at its URL, or
+// attaches to the open session it names (@NAME), without opening a
+// session: the connection carries the recorder (--record) and a tap
+// (--wire, or the REPL's). The client owns the connection until a session
+// takes it over. rec is the recorder, nil without --record.
 func (k *connector) open(ctx context.Context, d connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
 	c = &client{console: newConsole(k.ios, out), out: newPrinter(k.ios, out)}
 	c.showLists.Store(out.verbose)
@@ -180,8 +192,17 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 		c.Close()
 		return nil, nil, nil, err
 	}
-	if sc, ok := conn.(*transport.StdioConn); ok && out.verbose {
-		c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
+	switch sc := conn.(type) {
+	case *transport.StdioConn:
+		if out.verbose {
+			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
+		}
+	case *sessiond.Conn:
+		st := sc.Status()
+		c.held = &st
+		if out.verbose {
+			c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", d.at.name, st.Server, st.Target, st.PID))
+		}
 	}
 	if rec != nil {
 		conn = rec.Wrap(conn)
@@ -196,11 +217,19 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 	return c, conn, rec, nil
 }
 
-// dialer returns what opens the connection d describes: the server
-// command to start, with its stderr going where --server-stderr says, or
-// the HTTP connection with its credentials (--bearer, -H Authorization,
-// or OAuth answering the server's 401s).
+// dialer returns what opens the connection d describes: the open session
+// to attach to (@NAME), which holds the server; the server command to
+// start, with its stderr going where --server-stderr says; or the HTTP
+// connection with its credentials (--bearer, -H Authorization, or OAuth
+// answering the server's 401s).
 func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
+	if d.at.name != "" {
+		dir, err := sessiond.Dir(k.ios.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize}, nil
+	}
 	if d.http.url == "" {
 		stderr, err := stderrSink(ctx, c, d.stdio.stderr)
 		if err != nil {

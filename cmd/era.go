@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -19,8 +18,9 @@ const (
 
 // validate checks the session flags and settles --protocol-era (default
 // $MCPX_PROTOCOL_ERA, else legacy) against --protocol-version: a
-// stateless version implies the modern era, and the two flags must not
-// contradict each other.
+// stateless version mcpx speaks implies the modern era, and the two flags
+// must not contradict each other. A version mcpx does not know
+// (inspector.VersionEra) is offered as it is, in the era chosen.
 func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessionDesc, error) {
 	d := sessionDesc{maxMessageSize: f.maxMessageSize, timeout: f.timeout, maxTimeout: f.maxTimeout, protocolVersion: f.protocolVersion}
 	era, source := f.protocolEra, ""
@@ -29,10 +29,11 @@ func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessio
 	} else if env := strings.TrimSpace(ios.Getenv("MCPX_PROTOCOL_ERA")); env != "" {
 		era, source = env, "MCPX_PROTOCOL_ERA"
 	}
+	versionEra := inspector.VersionEra(f.protocolVersion)
 	switch era {
 	case "":
 		era = eraLegacy
-		if mcp.IsModernVersion(f.protocolVersion) {
+		if versionEra == eraModern {
 			era, source = eraModern, "--protocol-version"
 		}
 	case eraLegacy, eraAuto, eraModern:
@@ -40,11 +41,10 @@ func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessio
 		return d, usageErrorf("%s must be legacy, auto or modern, not %q", source, era)
 	}
 	if v := f.protocolVersion; v != "" {
-		modernV := mcp.IsModernVersion(v)
 		switch {
-		case modernV && era == eraLegacy:
+		case versionEra == eraModern && era == eraLegacy:
 			return d, usageErrorf("--protocol-version %s is a 2026-07-28-era (stateless) version, but %s is legacy; use --protocol-era modern", v, orDefault(source, "the default era"))
-		case !modernV && era == eraModern && source != "--protocol-version":
+		case versionEra == eraLegacy && era == eraModern && source != "--protocol-version":
 			return d, usageErrorf("--protocol-version %s is a handshake-era version, but %s is modern; use --protocol-era legacy or auto", v, source)
 		}
 	}
@@ -55,17 +55,19 @@ func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessio
 	return d, nil
 }
 
-// legacyVersion is the handshake-era version to offer.
+// legacyVersion is the version to offer in initialize: --protocol-version
+// unless it is a stateless one.
 func (d sessionDesc) legacyVersion() string {
-	if d.protocolVersion != "" && !mcp.IsModernVersion(d.protocolVersion) {
+	if inspector.VersionEra(d.protocolVersion) != eraModern {
 		return d.protocolVersion
 	}
 	return ""
 }
 
-// modernVersion is the stateless version to declare.
+// modernVersion is the stateless version to declare: --protocol-version
+// unless it is a handshake one.
 func (d sessionDesc) modernVersion() string {
-	if mcp.IsModernVersion(d.protocolVersion) {
+	if inspector.VersionEra(d.protocolVersion) != eraLegacy {
 		return d.protocolVersion
 	}
 	return ""

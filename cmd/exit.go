@@ -107,7 +107,8 @@ func (r reporter) report(err error) int {
 	// defence for any that slipped through (a library's error text).
 	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints))
 	if r.json {
-		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
+		// The JSON error's message is one line.
+		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
@@ -116,7 +117,8 @@ func (r reporter) report(err error) int {
 		fmt.Fprintln(r.ios.ErrOut, string(b))
 		return code
 	}
-	line := "mcpx: " + msg
+	// A message of several lines (a server's) keeps them, indented.
+	line := "mcpx: " + strings.ReplaceAll(msg, "\n", "\n  ")
 	if code == ExitUsage {
 		if r.inREPL {
 			line += " (see help)"
@@ -128,7 +130,8 @@ func (r reporter) report(err error) int {
 	return code
 }
 
-// errorMessage renders err on one line, with the advice for it on mcpx's
+// errorMessage renders err (on several lines only where a server's
+// message has them), with the advice for it on mcpx's
 // command line (see advice), adding what the error chain knows (JSON-RPC
 // error data, the server's last stderr line).
 func errorMessage(err error) string {
@@ -144,7 +147,7 @@ func errorMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	return tui.EscapeLine(strings.TrimSpace(msg))
+	return tui.EscapeMessage(strings.TrimSpace(msg), "")
 }
 
 func compact(raw json.RawMessage) string {

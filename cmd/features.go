@@ -20,6 +20,7 @@ type listOptions struct {
 	e      *env
 	method string
 	cursor string
+	wide   bool
 	// render prints the merged items for people.
 	render func(p *tui.Printer, items []json.RawMessage)
 	// instead completes the usage error for an era without the method.
@@ -47,6 +48,7 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.cursor, "cursor", "", "fetch one page starting at `CURSOR` (\"\" for the first page) instead of all pages")
+	c.Flags().BoolVar(&o.wide, "wide", false, "on a terminal, print whole lines instead of fitting the table to its width")
 	return c
 }
 
@@ -60,8 +62,12 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 			return err
 		}
 		o.e.emit(c, list.Raw, func() {
-			o.render(c.out, list.Items)
-			if h := tui.CacheHint(list.Raw); h != "" {
+			out := c.out
+			if !o.wide && !o.e.cfg.out.verbose {
+				out = out.WithWidth(o.e.ios.outWidth())
+			}
+			o.render(out, list.Items)
+			if h := tui.CacheHint(list.Raw, o.e.cfg.out.verbose); h != "" {
 				c.console.Note(h)
 			}
 		})
@@ -127,10 +133,11 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 }
 
 type toolsCallOptions struct {
-	e    *env
-	args string
-	task bool
-	ttl  time.Duration
+	e          *env
+	args       string
+	task       bool
+	ttl        time.Duration
+	noValidate bool
 }
 
 func newToolsCallCmd(e *env) *cobra.Command {
@@ -140,8 +147,11 @@ func newToolsCallCmd(e *env) *cobra.Command {
 		Short: "Call a tool",
 		Long: `Call a tool with key=value arguments, typed by the tool's input schema:
 a=2 is a number where the schema says number, zip=012 stays a string where it
-says string, and arrays and objects take JSON (tags='["a","b"]'). --args gives
-the whole arguments object as JSON (or @file.json); key=value pairs override it.`,
+says string, and arrays and objects take JSON (tags='["a","b"]'). A dotted key
+builds nested objects (user.address.city=Paris), tags[0]=x and tags[]=x array
+elements. --args gives the whole arguments object as JSON (or @file.json);
+key=value pairs are merged into it. The arguments are checked against the
+tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
   mcpx tools call search --args @query.json -- node server.js`,
@@ -156,7 +166,41 @@ the whole arguments object as JSON (or @file.json); key=value pairs override it.
 	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
 	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
+	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		o.liveHelp(c)
+		c.Parent().HelpFunc()(c, args)
+	})
 	return c
+}
+
+// liveHelp describes the tool named in tools call NAME --help from the
+// server given (after -- or with --url), as the REPL does, before the
+// command's help. Without a server (or in the REPL, which does this
+// itself) it does nothing; a server that cannot tell is a warning.
+func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
+	e := o.e
+	own, server := splitServer(c, c.Flags().Args())
+	if url := c.Flag("url"); e.repl != nil || len(own) == 0 || len(server) == 0 && (url == nil || url.Value.String() == "") {
+		return
+	}
+	// Help runs without the root's PersistentPreRunE, which validates the
+	// flags into e.cfg: run it here.
+	err := c.Root().PersistentPreRunE(c, c.Flags().Args())
+	if err == nil {
+		err = e.withClient(c.Context(), server, func(cl *client) error {
+			t, err := inspector.NewCatalog(cl.sess).Tool(c.Context(), own[0])
+			if err != nil {
+				return err
+			}
+			cl.out.WithWidth(e.ios.outWidth()).ToolHelp(*t)
+			fmt.Fprintln(e.ios.Out)
+			return nil
+		})
+	}
+	if err != nil {
+		fmt.Fprintf(e.ios.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+	}
 }
 
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
@@ -183,10 +227,14 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		return usageErrorf("--ttl must not be negative")
 	}
 	return o.e.withClient(ctx, server, func(c *client) error {
-		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
+		args, warnings, err := c.sess.PrepareToolArguments(ctx, name, inspector.ToolInput{Pairs: pairs, Base: base, Validate: !o.noValidate})
 		if err != nil {
 			var ae *inspector.ArgumentError
-			if errorsAs(err, &ae) {
+			var ie *inspector.InvalidArgumentsError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) {
+				for _, w := range warnings {
+					c.console.Warn(w)
+				}
 				return &usageError{err: err}
 			}
 			return err
@@ -213,7 +261,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
 		if res != nil {
-			o.e.emit(c, res, func() { c.out.ToolResult(res) })
+			o.e.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
 		}
 		return err
 	})
@@ -269,7 +317,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		if o.output == "" {
 			o.e.emit(c, res, func() {
 				c.out.ReadResult(res)
-				if h := tui.CacheHint(res); h != "" {
+				if h := tui.CacheHint(res, o.e.cfg.out.verbose); h != "" {
 					c.console.Note(h)
 				}
 			})

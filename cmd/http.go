@@ -101,7 +101,8 @@ func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 }
 
 // httpObserver shows the HTTP layer when wireOn says so (--wire, :wire),
-// and the transport's (and OAuth's) decisions then or with -v.
+// and the transport's (and OAuth's) decisions and SSE stream metadata
+// (priming events) then or with -v.
 func httpObserver(console *tui.Console, wireOn func() bool, verbose bool) transport.Observer {
 	return func(ev transport.Event) {
 		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
@@ -110,7 +111,7 @@ func httpObserver(console *tui.Console, wireOn func() bool, verbose bool) transp
 			if wireOn() {
 				console.Event(ev)
 			}
-		case transport.EventNote:
+		case transport.EventNote, transport.EventStream:
 			if wireOn() || verbose {
 				console.Event(ev)
 			}

@@ -21,6 +21,9 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	InTTY, OutTTY, ErrTTY bool
+	// OutWidth, when set, returns the width of the terminal Out is, 0
+	// when unknown: tables are fitted to it.
+	OutWidth func() int
 	// Getenv reads the environment (NO_COLOR, MCPX_*).
 	Getenv func(string) string
 	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
@@ -48,6 +51,12 @@ func SystemIO() *IOStreams {
 		OutTTY: isTerminal(os.Stdout),
 		ErrTTY: isTerminal(os.Stderr),
 		Getenv: os.Getenv,
+		OutWidth: func() int {
+			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+				return w
+			}
+			return 0
+		},
 	}
 }
 
@@ -86,6 +95,16 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// outWidth is the width tables on standard output are fitted to: the
+// terminal's, 0 (no limit) when Out is not a terminal or its width is
+// unknown.
+func (s *IOStreams) outWidth() int {
+	if !s.OutTTY || s.OutWidth == nil {
+		return 0
+	}
+	return s.OutWidth()
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -149,6 +149,9 @@ func (k *connector) recorder(ctx context.Context, c *client, d connDesc, out out
 
 // traceTarget names the transport and the server for a trace's header.
 func (d connDesc) traceTarget() (transportName, target string) {
+	if d.at.name != "" {
+		return "stdio", "stdio: " + commandLine([]string{"@" + d.at.name})
+	}
 	if d.http.url != "" {
 		return "http", "http: " + transport.RedactURL(d.http.url)
 	}
@@ -526,7 +529,7 @@ type replayOptions struct {
 func newReplayCmd(e *env) *cobra.Command {
 	o := &replayOptions{e: e}
 	c := &cobra.Command{
-		Use:   "replay FILE [--listen ADDR] [--ignore JSONPATH]... [--strict]",
+		Use:   "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict]",
 		Short: "Serve a recorded server from a trace (a mock server)",
 		Long: `replay plays the server side of a trace back to a live client, over stdio
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
@@ -537,13 +540,16 @@ not served yet that holds what the client sends (--session N pins one). Each
 request is answered with the recorded response to the request with the same
 method and params (ids, _meta and the client's identity do not matter; absent
 params are {}; --ignore [METHOD:]JSONPATH, evaluated against the whole message,
-relaxes the match, as do the ignores stored in the trace), and the
+and --normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) relax the
+match, as do the ignores and normalizers stored in the trace), and the
 notifications and requests the server sent while handling it come with it:
 pipelined and concurrent requests each get their own answers, in any order. A
 request the trace has no answer for gets a JSON-RPC error that says what the
 trace expected. With --strict, a departure from the recording (an unrecorded
 or repeated message, a request sent before one whose answer the recorded
-client had) ends the replay with exit code 7.
+client had) ends the replay with exit code 7; what any conforming client may
+do differently (its identity and capabilities, a server/discover probe of a
+handshake-era recording) is reported as a warning only.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
@@ -573,7 +579,7 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
 	addAllowOrigin(c, &o.allowOrigin)
-	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
+	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `[METHOD:]JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
 	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	return c
@@ -603,11 +609,12 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opts := record.ReplayOptions{
-		Ignore: o.ignore,
-		Strict: o.strict,
+		Ignore:    o.ignore,
+		Normalize: d.rec.normalizers,
+		Strict:    o.strict,
 		OnDeviation: func(d record.Deviation) {
 			switch {
-			case !o.strict:
+			case !o.strict || !d.Failure:
 				con.Warn("replay: " + d.Message)
 			case o.listen != "":
 				// Over HTTP the server stops; over stdio Serve returns it.
@@ -780,7 +787,10 @@ func newTraceCmd(e *env) *cobra.Command {
 		Long: `show prints a trace as a readable timeline: time since the start, direction
 (→ client to server, ← server to client), method, each response with its
 request's method and latency, errors in red, notifications, the server's stderr
-lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
+lines, HTTP exchanges, SSE stream metadata and notes. A trace of several
+sessions (one per client connection) shows where each starts, and tags every
+line with its session (s1, s2, ...). --json prints the same as one JSON
+document.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -795,7 +805,7 @@ lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
 			return o.run(own[0])
 		},
 	}
-	return groupCmd("trace", "Inspect recorded traces", show)
+	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e))
 }
 
 func (o *traceShowOptions) run(file string) error {
@@ -807,7 +817,7 @@ func (o *traceShowOptions) run(file string) error {
 		return err
 	}
 	if out.json {
-		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Events: tui.Timeline(tr), Warnings: tr.Warnings}
+		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Sessions: len(tr.Sessions()), Events: tui.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
 			doc.Events = []tui.Entry{}
 		}

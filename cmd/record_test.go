@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
 )
@@ -174,7 +176,8 @@ func TestTraceShow(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #2  nope", "error -32602: unknown tool", "http POST "} {
+	// #2 is the tools/list that checks the call's arguments.
+	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #3  nope", "error -32602: unknown tool", "http POST "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, r.stdout)
 		}
@@ -318,5 +321,42 @@ func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the strict replay did not stop")
+	}
+}
+
+// A strict replay over HTTP serves any conforming client: another
+// client's identity and capabilities at initialize are reported, not a
+// departure that stops the server (issue 14, defect 5).
+func TestReplayHTTPStrictServesAnotherClient(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ios, _, buf := NewTestIOStreams(nil)
+	done := make(chan int, 1)
+	replayCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		done <- Run(replayCtx, []string{"replay", trace, "--strict", "--listen", addr}, ios)
+	}()
+	waitListening(t, addr)
+	client := mcp.NewClient(&mcp.Implementation{Name: "another-client", Version: "9"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	cs.Close()
+	stop()
+	code := <-done
+	if code != ExitInterrupted || !strings.Contains(buf.String(), "replay: initialize params differ from the recording") {
+		t.Errorf("replay: exit %d, stderr %s", code, buf.String())
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
@@ -33,6 +34,9 @@ var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`)
 
 // Version returns mcpx's version string.
 func Version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		// A release tag (go install …@v1.2.3) names the version; a build
@@ -77,6 +81,10 @@ type env struct {
 	// repl is the REPL whose lines this tree runs; nil for a command given
 	// on mcpx's command line.
 	repl *replSession
+	// sessionOut is the standard error of a session process (the tree
+	// that runs mcpx connect's command line in it, see nested); nil
+	// elsewhere.
+	sessionOut *sessiond.Output
 	// started is set once the flags and arguments were accepted, so that
 	// earlier errors are reported as usage errors.
 	started bool
@@ -85,6 +93,9 @@ type env struct {
 // runState is what one Run holds from its start to its end, whatever
 // commands it runs.
 type runState struct {
+	// at is the open session the run's command goes through (@NAME
+	// before it), taken off the arguments before they are parsed.
+	at sessionRef
 	// prompter asks the person at the terminal (elicitation, sampling);
 	// the REPL lends it its line editor.
 	prompter *tui.Prompter
@@ -138,7 +149,8 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	sio := *ios
 	sio.Out, sio.out = out, out
 	ios = &sio
-	run := &runState{prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
+	at, args := takeSessionArg(args)
+	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
 	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track}}
 	root, flags := newRootCmd(e)
 	defer handleSignals(ios, run, cancel)()
@@ -272,7 +284,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.ios.InTTY && e.ios.ErrTTY {
 				person = tui.NewPerson(e.run.prompter, openURL(e.ios))
 			}
-			cfg, err := flags.validate(validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era")})
+			cfg, err := flags.validate(validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"), at: e.run.at})
 			if err != nil {
 				return err
 			}
@@ -297,6 +309,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
+	addSessionCommands(root, e)
 	root.AddCommand(newReplCmd(e))
 	root.AddCommand(newAuthCmd(e))
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})

@@ -89,6 +89,7 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 			until = o.dur.String() + " or Ctrl-C"
 		}
 		c.console.Note(fmt.Sprintf("watching notifications from %s (until %s)", c.serverName.Load(), until))
+		o.e.showKept(ctx, c, c.sink.get())
 		return c.watch(ctx, inspector.WatchSpec{Lists: true, Resources: o.resources, For: o.dur})
 	})
 }

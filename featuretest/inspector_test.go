@@ -219,4 +219,7 @@ func TestInspectorTraceVerifies(t *testing.T) {
 	r := run(t, "", "verify", trace, "--url", server)
 	r.wantCode(t, 0)
 	wantContains(t, "stdout", r.stdout, " verified in 3 sessions, 0 mismatch(es)")
+	if strings.Contains(r.stderr, "priming") {
+		t.Errorf("SSE priming events on stderr without -v:\n%s", r.stderr)
+	}
 }

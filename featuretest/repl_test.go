@@ -183,6 +183,10 @@ func TestReplRecord(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("strict replay of the :record trace: %v", err)
 	}
+	// And it verifies: the handshake from memory goes first.
+	v := run(t, "", args("verify", trace, sdkServer())...)
+	v.wantCode(t, 0)
+	wantContains(t, "stdout", v.stdout, "2 exchange(s) verified, 0 mismatch(es)")
 }
 
 func TestReplScriptFailures(t *testing.T) {

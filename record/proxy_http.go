@@ -224,6 +224,10 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 		// A session the proxy did not see begin (it was restarted).
 		ps = start("http")
 		p.byID[sid] = ps
+	case r.Method == http.MethodPost && p.byEndpoint[r.URL.RequestURI()] != nil:
+		// A message to an HTTP+SSE session's endpoint, its initialize
+		// included: the session its stream opened.
+		ps = p.byEndpoint[r.URL.RequestURI()]
 	case initialize && p.byHost[host] != nil && !p.byHost[host].asked && !p.byHost[host].handshake && !p.byHost[host].sse:
 		// A client that probed with server/discover, then falls back to
 		// the handshake: the same client.
@@ -231,8 +235,6 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 	case initialize:
 		ps = start("http")
 		p.byHost[host] = ps
-	case r.Method == http.MethodPost && p.byEndpoint[r.URL.RequestURI()] != nil:
-		ps = p.byEndpoint[r.URL.RequestURI()]
 	case r.Method == http.MethodGet && !(p.byHost[host] != nil && p.byHost[host].noID):
 		// An HTTP+SSE client opens its stream first.
 		ps = start("sse")

@@ -38,6 +38,10 @@ type ReplayOptions struct {
 	// params of initialize and server/discover: any conforming client
 	// gets the recorded answers. Absent params are the same as {}.
 	Ignore []string
+	// Normalize lists normalizers applied to the string values of live and
+	// recorded messages before they are matched, in addition to the trace
+	// header's (see Normalizer).
+	Normalize []Normalizer
 	// Strict makes a departure from the recording an error: a request
 	// sent before one whose answer the recorded client had when it sent
 	// it (causal order; requests that were in flight together may come in
@@ -68,6 +72,11 @@ type ReplayOptions struct {
 type Deviation struct {
 	// Message says what happened and what the recording expected.
 	Message string
+	// Failure says that strict mode fails on it. A difference any
+	// conforming client may have (its identity, capabilities, the
+	// protocol version it offers) is reported in strict mode, but is no
+	// failure: a strict replay serves every client.
+	Failure bool
 }
 
 // DeviationError is returned by a strict replay on the first deviation.
@@ -152,6 +161,11 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 	if err != nil {
 		return nil, fmt.Errorf("the trace's normalizers: %w", err)
 	}
+	if len(opts.Normalize) > 0 {
+		if norm, err = CompileNormalizers(append(append([]Normalizer(nil), h.Normalize...), opts.Normalize...), nil); err != nil {
+			return nil, err
+		}
+	}
 	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
 	if err != nil {
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
@@ -183,7 +197,7 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		r.sigs = append(r.sigs, sig)
 	}
 	if len(r.sigs) == 0 {
-		return nil, fmt.Errorf("the trace has no session %d", opts.Session)
+		return nil, fmt.Errorf("the trace has no session %d (it has %d, numbered from 1)", opts.Session, len(src.SessionNumbers()))
 	}
 	return r, nil
 }
@@ -628,7 +642,7 @@ func (s *replaySession) deviate(level int, format string, args ...any) {
 	if s.quiet || level != devWarn && !s.opts.Strict {
 		return
 	}
-	d := Deviation{Message: fmt.Sprintf(format, args...)}
+	d := Deviation{Message: fmt.Sprintf(format, args...), Failure: level != devInfo}
 	if s.opts.OnDeviation != nil {
 		s.opts.OnDeviation(d)
 	}
@@ -729,8 +743,16 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			case m.Method == mcp.MethodDiscover && s.sc.discover != nil:
 				s.deviate(devStrict, "the recording has no server/discover; answered with a result made from the recording")
 				return []output{{frame: jsonrpc.EncodeResponse(m.ID, s.sc.discover, nil), root: -1}}
+			case m.Method == mcp.MethodDiscover && s.sc.legacy:
+				// A dual-era client's probe: the recorded handshake-era
+				// server would have refused it, and the client falls back
+				// to initialize (spec 2026-07-28: basic/versioning,
+				// "Backward Compatibility"). A conforming client's way,
+				// reported only.
+				frame, _ := s.unmatched(m, devInfo)
+				return []output{{frame: frame, root: -1}}
 			}
-			frame, code := s.unmatched(m)
+			frame, code := s.unmatched(m, devWarn)
 			o := output{frame: frame, root: -1}
 			if code == -32601 && s.sc.modern {
 				o.status = 404 // 2026-07-28: an unknown method is 404 over HTTP
@@ -863,9 +885,9 @@ func canonicalJSON(raw []byte) string {
 }
 
 // unmatched builds the error for a request the recording cannot answer,
-// saying what it has instead, and reports the deviation; it returns the
-// error's code too.
-func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
+// saying what it has instead, and reports the deviation at level; it
+// returns the error's code too.
+func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 	var same []*jsonrpc.Message
 	nextReq := ""
 	for i, st := range s.sc.steps {
@@ -903,7 +925,11 @@ func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(devWarn, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
+	got := "no params"
+	if len(bytes.TrimSpace(m.Params)) > 0 {
+		got = rawjson.Excerpt(m.Params, 160)
+	}
+	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+got+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }
@@ -1001,7 +1027,7 @@ func (s *replaySession) finish() {
 		}
 	}
 	if len(missing) > 0 {
-		s.deviate(devWarn, "the client ended the session without sending %d recorded *jsonrpc.Message(s), first %s", len(missing), missing[0])
+		s.deviate(devWarn, "the client ended the session without sending %d recorded message(s), first %s", len(missing), missing[0])
 	}
 }
 

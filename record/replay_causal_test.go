@@ -176,6 +176,18 @@ func TestReplayHeaderIgnoreAndNormalize(t *testing.T) {
 	if err := <-c.done; err != nil {
 		t.Errorf("strict: %v", err)
 	}
+
+	// The normalizers of the options apply in addition to the header's.
+	tr.Header.Normalize = []Normalizer{{Builtin: BuiltinTimestamp}}
+	c = replayRaw(t, tr, ReplayOptions{Strict: true, Normalize: []Normalizer{{Builtin: BuiltinUUID}}})
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"at":"2027-05-05T10:10:10.5Z","n":9}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{"req":"00000000-0000-4000-8000-000000000000"}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,"result":{"b":true}}`)
+	c.conn.Close()
+	if err := <-c.done; err != nil {
+		t.Errorf("strict, with ReplayOptions.Normalize: %v", err)
+	}
 }
 
 // httpTrace builds a handshake-era trace recorded over HTTP: lines as for

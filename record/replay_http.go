@@ -736,7 +736,7 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 // and reports the deviation.
 func (h *replayHandler) refuse(w http.ResponseWriter, id jsonrpc.ID, status, code int, msg string) {
 	if h.r.opts.OnDeviation != nil {
-		h.r.opts.OnDeviation(Deviation{Message: msg})
+		h.r.opts.OnDeviation(Deviation{Message: msg, Failure: true})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -17,7 +17,10 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-var sdkRuns = flag.Int("sdk-runs", 5, "how many times the go-sdk replay acceptance tests run their concurrent calls")
+// sdkRuns is how many times the go-sdk acceptance tests make their two
+// concurrent calls: issue 14 asks for 100 passes out of 100 (about a
+// second each under -race).
+var sdkRuns = flag.Int("sdk-runs", 100, "how many times the go-sdk replay acceptance tests run their concurrent calls")
 
 // pairServer is a go-sdk server whose "pair" tool answers only once two
 // calls are in flight: a recording of two concurrent calls through it
@@ -177,5 +180,88 @@ func TestSDKConcurrentCallsReplayHTTP(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// The official go-sdk client lists tools, resources and prompts from a
+// replay of an mcpx recording, strictly, whether mcpx sent those requests
+// with params {} or none (issue 14, defect 5: absent params and {} are the
+// same request), over stdio and over Streamable HTTP.
+func TestSDKListsFromAnMcpxRecording(t *testing.T) {
+	for _, params := range []string{`{}`, ``} {
+		calls := []call{{method: "tools/list", params: params}, {method: "resources/list", params: params}, {method: "prompts/list", params: params}}
+		tr, _ := recordSession(t, stdioDialer(t, helper("sdk")), "stdio", calls)
+		list := func(t *testing.T, ctx context.Context, cs *mcp.ClientSession) {
+			t.Helper()
+			if res, err := cs.ListTools(ctx, nil); err != nil || len(res.Tools) == 0 {
+				t.Errorf("params %q: ListTools: %v", params, err)
+			}
+			if res, err := cs.ListResources(ctx, nil); err != nil || len(res.Resources) != 1 {
+				t.Errorf("params %q: ListResources: %v", params, err)
+			}
+			if res, err := cs.ListPrompts(ctx, nil); err != nil || len(res.Prompts) != 1 {
+				t.Errorf("params %q: ListPrompts: %v", params, err)
+			}
+		}
+		name := "params {}"
+		if params == "" {
+			name = "no params"
+		}
+		t.Run(name+"/stdio", func(t *testing.T) {
+			rp, err := NewReplayer(tr, ReplayOptions{Strict: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cr, sw := io.Pipe()
+			sr, cw := io.Pipe()
+			conn := transport.NewStream(sr, sw)
+			done := make(chan error, 1)
+			go func() {
+				err := rp.Serve(ctx, conn)
+				conn.Close()
+				sw.Close() // a strict replay that fails ends the client's wait
+				done <- err
+			}()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "another-client", Version: "2.0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v (replay: %v)", err, <-done)
+			}
+			list(t, ctx, cs)
+			cs.Close()
+			if err := <-done; err != nil {
+				t.Errorf("params %q: strict replay: %v", params, err)
+			}
+		})
+		t.Run(name+"/http", func(t *testing.T) {
+			var mu sync.Mutex
+			var devs []string
+			rp, err := NewReplayer(tr, ReplayOptions{Strict: true, OnDeviation: func(d Deviation) {
+				if d.Failure {
+					mu.Lock()
+					devs = append(devs, d.Message)
+					mu.Unlock()
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(rp.Handler())
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "another-client", Version: "2.0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list(t, ctx, cs)
+			cs.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(devs) > 0 {
+				t.Errorf("params %q: strict replay: %q", params, devs)
+			}
+		})
 	}
 }

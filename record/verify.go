@@ -246,7 +246,12 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 // that caused it: the one whose progress token it carries, the one whose
 // response came on the same HTTP stream, or else the one request
 // awaiting its response when it came. What belongs to no request (several
-// were pending, or none) is compared per session.
+// were pending, or none) is compared per session; a session lasts, bounded
+// by the timeout, until the live server sent as many of those messages of
+// each method as the recorded one. Over Streamable HTTP, the GET stream
+// for server-initiated messages is opened where the recorded client opened
+// its own (never, when it did not), when the trace shows the client's HTTP
+// requests; otherwise once the protocol version is negotiated.
 func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
 	return VerifySessions(ctx, tr, conn, opts)
 }

@@ -108,6 +108,20 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	a.loose = append(a.loose, m)
 }
 
+// leftoverCount counts what leftover would return now, by method.
+func (a *attributor) leftoverCount() map[string]int {
+	n := map[string]int{}
+	for _, m := range a.loose {
+		n[m.Method]++
+	}
+	for _, ms := range a.waiting {
+		for _, m := range ms {
+			n[m.Method]++
+		}
+	}
+	return n
+}
+
 // leftover returns what no request was found for, in the order it came
 // (messages of POST streams whose response never came included).
 func (a *attributor) leftover() []*jsonrpc.Message {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,14 @@ type sessionRun struct {
 	// (older than Minor 1), or not on the wire (stdio). offWire says the
 	// routes were not on the wire, so no Mcp-Param values were mirrored.
 	derive, offWire bool
+	// tr is the transport the session was recorded over ("http", "sse",
+	// "stdio").
+	tr string
+	// recHTTP says the recording shows the client's HTTP requests, so
+	// whether and when it opened the GET stream: the live one follows
+	// (see openServerStream). getDue says the recorded client opened it
+	// before the next frame; getOpened that the live one was opened.
+	recHTTP, getDue, getOpened bool
 
 	conn  transport.Conn
 	owned bool // opened by Dial: closed at the end
@@ -144,6 +153,7 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 	s := &sessionRun{r: r, n: n, info: info,
 		derive:  r.header.Minor < 1 || tr != "http",
 		offWire: tr != "http" && tr != "sse",
+		tr:      tr,
 		conn:    conn,
 		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{},
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
@@ -198,10 +208,20 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 			if err := s.awaitAfter(ctx); err != nil {
 				return err
 			}
+			if err := s.openServerStream(ctx); err != nil {
+				return err
+			}
 			if err := s.send(ctx, it); err != nil {
 				return err
 			}
 		case KindHTTP:
+			if e.Meta != nil && e.Meta.HTTPMethod != "" && e.Meta.HTTPStatus == 0 {
+				// A request the client sent.
+				s.recHTTP = true
+				if e.Meta.HTTPMethod == http.MethodGet && s.followsGet() && !s.getOpened {
+					s.getDue = true
+				}
+			}
 			s.httpEvent(e)
 		}
 	}
@@ -223,7 +243,45 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 		}
 		s.finish(x)
 	}
-	return nil
+	return s.awaitLeftover(ctx)
+}
+
+// awaitLeftover waits, bounded by the timeout, until the live server has
+// sent outside any request at least as many messages of each method as
+// the recorded one did. A server sends some on its own time
+// (server-everything asks for the client's roots 350 ms after the
+// handshake), and the recorded client was still there to get them: the
+// live session lasts until they came too, rather than ending with its
+// last exchange. It returns an error only when ctx ends.
+func (s *sessionRun) awaitLeftover(ctx context.Context) error {
+	want := s.recAttr.leftoverCount()
+	if len(want) == 0 || s.peer == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.r.opts.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-wctx.Done():
+		case <-s.peer.Done():
+		}
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		have := s.liveAttr.leftoverCount()
+		all := true
+		for method, n := range want {
+			all = all && have[method] >= n
+		}
+		if all || wctx.Err() != nil || s.ended() != nil {
+			return ctx.Err()
+		}
+		s.cond.Wait()
+	}
 }
 
 // close ends the live side and compares what no request was found for.
@@ -562,9 +620,46 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 	return nil
 }
 
+// followsGet reports whether the live GET stream follows the recorded
+// client's: the session was recorded over Streamable HTTP with the
+// client's HTTP requests from its start (not a recording begun
+// mid-session, whose handshake is written from memory), so the recording
+// shows whether and when the client opened the stream for
+// server-initiated messages. What a server
+// sends there depends on it: a message sent while no stream is open is
+// lost (spec: basic/transports, "Listening for Messages from the
+// Server"), so a live stream the recorded client did not have would
+// receive what the recording cannot show.
+func (s *sessionRun) followsGet() bool { return s.tr == "http" && s.recHTTP && !s.info.Prelude }
+
+// openServerStream opens the live GET stream where the recorded client
+// opened its own: before the client frame that followed it, once the
+// outcomes the recording shows before that frame are in (the protocol
+// version is negotiated by then). Only the first GET of the session opens
+// it: later ones are the stream's reconnections, which the transport
+// makes by itself.
+func (s *sessionRun) openServerStream(ctx context.Context) error {
+	if !s.getDue || s.getOpened || s.peer == nil {
+		return nil
+	}
+	s.getDue, s.getOpened = false, true
+	ss, ok := transport.Find[transport.ServerStreamer](s.conn)
+	if !ok {
+		return nil
+	}
+	if err := ss.OpenServerStream(ctx); err != nil && ctx.Err() != nil {
+		return err
+	}
+	return nil
+}
+
 // negotiate tells the transport the protocol version the live server
-// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream).
+// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream
+// unless the recording shows when the client opened it: followsGet).
 func (s *sessionRun) negotiate(ctx context.Context, x *exchange) error {
+	if ss, ok := transport.Find[transport.ServerStreamer](s.conn); ok && s.followsGet() {
+		ss.HoldServerStream()
+	}
 	n, ok := transport.Find[transport.Negotiator](s.conn)
 	s.mu.Lock()
 	live := x.live
@@ -684,6 +779,7 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 			s.liveAttr.message(m, f.Meta)
 		}
 	}
+	s.cond.Broadcast() // for awaitLeftover
 	return !requests
 }
 

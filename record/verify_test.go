@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -224,5 +225,78 @@ func TestVerifyBatchAndRetypedID(t *testing.T) {
 	}
 	if !res.OK() || res.Exchanges != 1 || res.ServerRequests != 1 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// The params of a request the server sends are compared like a
+// notification's: a change is one difference in the window of the request
+// that caused it, and the recorded answer still answers it.
+func TestVerifyServerRequestParams(t *testing.T) {
+	live := append([]string(nil), verifyTrace...)
+	live[6] = `< {"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"cursor":"c2"}}`
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	if len(res.Mismatches) != 1 || res.ServerRequests != 1 {
+		t.Fatalf("%s", reportOf(res))
+	}
+	m := res.Mismatches[0]
+	want := Difference{Message: "roots/list #1", Path: "$.params", Live: `{"cursor":"c2"}`}
+	if m.Exchange != 3 || len(m.Diffs) != 1 || m.Diffs[0] != want {
+		t.Errorf("mismatch %+v", m)
+	}
+}
+
+// A server that sends something outside any request on its own time (a
+// timer, as server-everything asks for the roots 350 ms after the
+// handshake) is given that time: the live session lasts until what the
+// recording shows came, bounded by the timeout, rather than ending with
+// its last exchange.
+func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	)
+	// later is the live server: it answers, and sends list_changed after
+	// delay once it answered tools/list (never, when delay is negative).
+	later := func(delay time.Duration) transport.Conn {
+		client, server := transport.Pipe()
+		go func() {
+			ctx := context.Background()
+			for {
+				f, err := server.Read(ctx)
+				if err != nil {
+					return
+				}
+				m := parseMessage(f.Data)
+				switch m.Method {
+				case "initialize":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+				case "tools/list":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
+					if delay >= 0 {
+						time.AfterFunc(delay, func() {
+							server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)})
+						})
+					}
+				}
+			}
+		}()
+		t.Cleanup(func() { server.Close() })
+		return client
+	}
+	if res := runVerify(t, tr, later(100*time.Millisecond), VerifyOptions{}); !res.OK() {
+		t.Errorf("a server that sends it 100ms later: %s", reportOf(res))
+	}
+	start := time.Now()
+	res := runVerify(t, tr, later(-1), VerifyOptions{Timeout: 300 * time.Millisecond})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != 0 ||
+		res.Mismatches[0].Problem != "the server's messages differ: 0 notifications/tools/list_changed, the recording has 1" {
+		t.Errorf("a server that never sends it: %s", reportOf(res))
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("gave up after %s, before the timeout", d)
 	}
 }
