@@ -17,13 +17,13 @@ import (
 // ---- mcpx trace export ----
 
 type traceExportOptions struct {
-	g    *globalOptions
+	e    *env
 	har  string
 	html string
 }
 
-func newTraceExportCmd(g *globalOptions) *cobra.Command {
-	o := &traceExportOptions{g: g}
+func newTraceExportCmd(e *env) *cobra.Command {
+	o := &traceExportOptions{e: e}
 	c := &cobra.Command{
 		Use:   "export FILE --har OUT | --html OUT",
 		Short: "Export a trace as an HTTP Archive (HAR) or an HTML timeline",
@@ -50,10 +50,10 @@ like traces, are readable by their owner only.`,
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || g.url != "" {
+			if len(server) > 0 || e.cfg.conn.http.url != "" {
 				return usageErrorf("trace export reads a file; it takes no server")
 			}
-			if err := g.noRecord(c); err != nil {
+			if err := noRecord(c, e.cfg.conn.rec); err != nil {
 				return err
 			}
 			return o.run(c.Context(), own[0])
@@ -65,15 +65,15 @@ like traces, are readable by their owner only.`,
 }
 
 func (o *traceExportOptions) run(ctx context.Context, file string) error {
-	g := o.g
+	e := o.e
 	switch {
 	case o.har == "" && o.html == "":
 		return usageErrorf("trace export needs --har OUT or --html OUT (or both)")
 	case o.har == "-" && o.html == "-":
 		return usageErrorf("--har - and --html - both write to stdout; choose one")
 	}
-	con := g.newConsole()
-	tf, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.Open(file)
+	con := e.console()
+	tf, err := record.ReadOptions{MaxMessageSize: e.cfg.conn.session.maxMessageSize}.Open(file)
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -91,7 +91,7 @@ func (o *traceExportOptions) run(ctx context.Context, file string) error {
 			continue
 		}
 		if out.name == "-" {
-			if err := out.write(g.io.Out, tf, opts); err != nil {
+			if err := out.write(e.ios.Out, tf, opts); err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
 			continue

@@ -17,7 +17,7 @@ import (
 
 // listOptions serve every paginated list command.
 type listOptions struct {
-	g      *globalOptions
+	e      *env
 	method string
 	cursor string
 	wide   bool
@@ -27,8 +27,8 @@ type listOptions struct {
 	instead string
 }
 
-func newListCmd(g *globalOptions, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
-	return (&listOptions{g: g, method: method, render: render}).command(use, short)
+func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
+	return (&listOptions{e: e, method: method, render: render}).command(use, short)
 }
 
 func (o *listOptions) command(use, short string) *cobra.Command {
@@ -53,7 +53,7 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 }
 
 func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		list, err := c.sess.List(ctx, o.method, cursor)
 		if errors.Is(err, inspector.ErrNotInThisEra) {
 			return usageErrorf("%v%s", err, o.instead)
@@ -61,38 +61,38 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, list.Raw, func() {
+		o.e.emit(c, list.Raw, func() {
 			out := c.out
-			if !o.wide && !o.g.verbose {
-				out = out.WithWidth(o.g.io.outWidth())
+			if !o.wide && !o.e.cfg.out.verbose {
+				out = out.WithWidth(o.e.ios.outWidth())
 			}
 			o.render(out, list.Items)
-			if h := tui.CacheHint(list.Raw, o.g.verbose); h != "" {
+			if h := tui.CacheHint(list.Raw, o.e.cfg.out.verbose); h != "" {
 				c.console.Note(h)
 			}
 		})
-		if list.NextCursor != "" && !o.g.json {
+		if list.NextCursor != "" && !o.e.cfg.out.json {
 			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
 		}
 		return nil
 	})
 }
 
-func newToolsCmd(g *globalOptions) *cobra.Command {
+func newToolsCmd(e *env) *cobra.Command {
 	return groupCmd("tools", "List and call tools",
-		newListCmd(g, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
-		newToolsCallCmd(g),
-		newToolsSchemaCmd(g),
+		newListCmd(e, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
+		newToolsCallCmd(e),
+		newToolsSchemaCmd(e),
 	)
 }
 
 type toolsSchemaOptions struct {
-	g      *globalOptions
+	e      *env
 	output bool
 }
 
-func newToolsSchemaCmd(g *globalOptions) *cobra.Command {
-	o := &toolsSchemaOptions{g: g}
+func newToolsSchemaCmd(e *env) *cobra.Command {
+	o := &toolsSchemaOptions{e: e}
 	c := &cobra.Command{
 		Use:   "schema NAME -- <server command>",
 		Short: "Print a tool's input schema exactly as the server sent it",
@@ -113,7 +113,7 @@ $defs untouched. mcpx never dereferences or fetches a schema.`,
 }
 
 func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		schema, err := c.sess.ToolSchema(ctx, name, o.output)
 		var nf *inspector.NotFoundError
 		if errorsAs(err, &nf) {
@@ -122,9 +122,9 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 		if err != nil {
 			return err
 		}
-		if o.g.json || !o.g.io.OutTTY {
+		if o.e.cfg.out.json || !o.e.ios.OutTTY {
 			// The bytes as received, one line: what a script wants.
-			fmt.Fprintln(o.g.io.Out, string(schema))
+			fmt.Fprintln(o.e.ios.Out, string(schema))
 			return nil
 		}
 		c.out.JSON(schema)
@@ -133,15 +133,15 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 }
 
 type toolsCallOptions struct {
-	g          *globalOptions
+	e          *env
 	args       string
 	task       bool
 	ttl        time.Duration
 	noValidate bool
 }
 
-func newToolsCallCmd(g *globalOptions) *cobra.Command {
-	o := &toolsCallOptions{g: g}
+func newToolsCallCmd(e *env) *cobra.Command {
+	o := &toolsCallOptions{e: e}
 	c := &cobra.Command{
 		Use:   "call NAME [key=value ...] -- <server command>",
 		Short: "Call a tool",
@@ -179,27 +179,27 @@ tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 // command's help. Without a server (or in the REPL, which does this
 // itself) it does nothing; a server that cannot tell is a warning.
 func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
+	e := o.e
 	own, server := splitServer(c, c.Flags().Args())
-	if o.g.repl != nil || len(own) == 0 || len(server) == 0 && o.g.url == "" {
+	if url := c.Flag("url"); e.repl != nil || len(own) == 0 || len(server) == 0 && (url == nil || url.Value.String() == "") {
 		return
 	}
-	err := o.g.validate()
+	// Help runs without the root's PersistentPreRunE, which validates the
+	// flags into e.cfg: run it here.
+	err := c.Root().PersistentPreRunE(c, c.Flags().Args())
 	if err == nil {
-		err = o.g.resolveEra(c.Flags().Changed("protocol-era"))
-	}
-	if err == nil {
-		err = o.g.withClient(c.Context(), server, func(cl *client) error {
+		err = e.withClient(c.Context(), server, func(cl *client) error {
 			t, err := inspector.NewCatalog(cl.sess).Tool(c.Context(), own[0])
 			if err != nil {
 				return err
 			}
-			cl.out.WithWidth(o.g.io.outWidth()).ToolHelp(*t)
-			fmt.Fprintln(o.g.io.Out)
+			cl.out.WithWidth(e.ios.outWidth()).ToolHelp(*t)
+			fmt.Fprintln(e.ios.Out)
 			return nil
 		})
 	}
 	if err != nil {
-		fmt.Fprintf(o.g.io.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+		fmt.Fprintf(e.ios.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
 	}
 }
 
@@ -226,7 +226,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.ttl < 0 {
 		return usageErrorf("--ttl must not be negative")
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		args, warnings, err := c.sess.PrepareToolArguments(ctx, name, inspector.ToolInput{Pairs: pairs, Base: base, Validate: !o.noValidate})
 		if err != nil {
 			var ae *inspector.ArgumentError
@@ -261,28 +261,28 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
 		if res != nil {
-			o.g.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
+			o.e.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
 		}
 		return err
 	})
 }
 
-func newResourcesCmd(g *globalOptions) *cobra.Command {
+func newResourcesCmd(e *env) *cobra.Command {
 	return groupCmd("resources", "List and read resources",
-		newListCmd(g, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
-		newListCmd(g, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
-		newResourcesReadCmd(g),
-		newResourcesSubscribeCmd(g),
+		newListCmd(e, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
+		newListCmd(e, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
+		newResourcesReadCmd(e),
+		newResourcesSubscribeCmd(e),
 	)
 }
 
 type resourcesReadOptions struct {
-	g      *globalOptions
+	e      *env
 	output string
 }
 
-func newResourcesReadCmd(g *globalOptions) *cobra.Command {
-	o := &resourcesReadOptions{g: g}
+func newResourcesReadCmd(e *env) *cobra.Command {
+	o := &resourcesReadOptions{e: e}
 	c := &cobra.Command{
 		Use:   "read URI -- <server command>",
 		Short: "Read a resource",
@@ -302,22 +302,22 @@ not a terminal).`,
 }
 
 func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []string) error {
-	if o.output == "-" && o.g.json {
+	if o.output == "-" && o.e.cfg.out.json {
 		return usageErrorf("-o - and --json both write to stdout; choose one")
 	}
-	if o.output == "-" && o.g.io.OutTTY {
+	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))
 		c.console.ClearProgress()
 		if err != nil {
 			return err
 		}
 		if o.output == "" {
-			o.g.emit(c, res, func() {
+			o.e.emit(c, res, func() {
 				c.out.ReadResult(res)
-				if h := tui.CacheHint(res, o.g.verbose); h != "" {
+				if h := tui.CacheHint(res, o.e.cfg.out.verbose); h != "" {
 					c.console.Note(h)
 				}
 			})
@@ -335,14 +335,14 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		}
 		data := contents[0].Data
 		if o.output == "-" {
-			_, err = o.g.io.Out.Write(data)
+			_, err = o.e.ios.Out.Write(data)
 			return err
 		}
 		if err := outfile.WriteFile(ctx, o.output, data, outfile.Options{}); err != nil {
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
-		o.g.emit(c, res, func() {
-			fmt.Fprintf(o.g.io.Out, "wrote %s (%s) to %s\n", tui.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
+		o.e.emit(c, res, func() {
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
 		})
 		return nil
 	})
@@ -355,17 +355,17 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func newPromptsCmd(g *globalOptions) *cobra.Command {
+func newPromptsCmd(e *env) *cobra.Command {
 	return groupCmd("prompts", "List and get prompts",
-		newListCmd(g, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
-		newPromptsGetCmd(g),
+		newListCmd(e, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
+		newPromptsGetCmd(e),
 	)
 }
 
-type promptsGetOptions struct{ g *globalOptions }
+type promptsGetOptions struct{ e *env }
 
-func newPromptsGetCmd(g *globalOptions) *cobra.Command {
-	o := &promptsGetOptions{g: g}
+func newPromptsGetCmd(e *env) *cobra.Command {
+	o := &promptsGetOptions{e: e}
 	return &cobra.Command{
 		Use:     "get NAME [key=value ...] -- <server command>",
 		Short:   "Get a prompt with arguments",
@@ -385,26 +385,26 @@ func (o *promptsGetOptions) run(ctx context.Context, name string, pairs, server 
 	if err != nil {
 		return &usageError{err: err}
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.GetPrompt(ctx, name, args, c.withProgress(name))
 		c.console.ClearProgress()
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res, func() { c.out.PromptResult(res) })
+		o.e.emit(c, res, func() { c.out.PromptResult(res) })
 		return nil
 	})
 }
 
 type completeOptions struct {
-	g        *globalOptions
+	e        *env
 	prompt   string
 	resource string
 	context  []string
 }
 
-func newCompleteCmd(g *globalOptions) *cobra.Command {
-	o := &completeOptions{g: g}
+func newCompleteCmd(e *env) *cobra.Command {
+	o := &completeOptions{e: e}
 	c := &cobra.Command{
 		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL -- <server command>",
 		Short: "Ask the server to complete a prompt argument or a template variable",
@@ -440,12 +440,12 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 		}
 		ctxArgs[k] = v
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.Complete(ctx, inspector.CompletionRef{Prompt: o.prompt, URI: o.resource}, name, partial, ctxArgs)
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res, func() { c.out.Completion(res) })
+		o.e.emit(c, res, func() { c.out.Completion(res) })
 		return nil
 	})
 }

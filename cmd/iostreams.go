@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -57,6 +58,43 @@ func SystemIO() *IOStreams {
 			return 0
 		},
 	}
+}
+
+// NewTestIOStreams returns streams for a test: an empty stdin, stdout and
+// stderr written to Buffers (which the test may read while mcpx still
+// writes), no terminal, and an environment that holds only env (the real
+// one is never read). Set In, the TTY fields or Signals on the result as
+// the test needs.
+func NewTestIOStreams(env map[string]string) (ios *IOStreams, stdout, stderr *Buffer) {
+	stdout, stderr = &Buffer{}, &Buffer{}
+	ios = &IOStreams{
+		In:     bytes.NewReader(nil),
+		Out:    stdout,
+		ErrOut: stderr,
+		Getenv: func(k string) string { return env[k] },
+	}
+	return ios, stdout, stderr
+}
+
+// Buffer is a bytes.Buffer that is safe for concurrent use: mcpx writes to
+// it from several goroutines while a test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p to the buffer.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what has been written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // outWidth is the width tables on standard output are fitted to: the

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
-	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -33,13 +32,13 @@ type sessionRef struct {
 	label string // what the command runs, for the session's log
 }
 
-// takeSessionArg removes a leading @NAME from args: the command then runs
+// takeSessionArg takes a leading @NAME off args: the command then runs
 // through the open session NAME instead of starting a server.
-func (g *globalOptions) takeSessionArg(args []string) []string {
+func takeSessionArg(args []string) (at sessionRef, rest []string) {
 	if len(args) == 0 || len(args[0]) < 2 || args[0][0] != '@' {
-		return args
+		return at, args
 	}
-	g.at.name = args[0][1:]
+	at.name = args[0][1:]
 	var words []string
 	for _, a := range args[1:] {
 		if strings.HasPrefix(a, "-") || len(words) == 3 {
@@ -47,61 +46,45 @@ func (g *globalOptions) takeSessionArg(args []string) []string {
 		}
 		words = append(words, a)
 	}
-	g.at.label = strings.Join(words, " ")
-	return args[1:]
+	at.label = strings.Join(words, " ")
+	return at, args[1:]
 }
 
 // sessionDir is this user's directory of session sockets.
-func (g *globalOptions) sessionDir() (string, error) {
-	return sessiond.Dir(g.io.Getenv)
+func (e *env) sessionDir() (string, error) {
+	return sessiond.Dir(e.ios.Getenv)
 }
 
-// dialSession attaches to the open session @NAME where dial would start a
-// server: the command's MCP session runs over the attachment, in the
-// session's protocol era. --record records the command's own frames.
-func (g *globalOptions) dialSession(ctx context.Context, server []string) (*client, transport.Conn, *record.Recorder, error) {
-	name := g.at.name
-	if g.url != "" || len(server) > 0 {
-		return nil, nil, nil, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
-	}
-	if err := sessiond.CheckName(name); err != nil {
-		return nil, nil, nil, usageErrorf("@%s: %v", name, err)
-	}
-	dir, err := g.sessionDir()
+// sessionDialer attaches to an open session (@NAME) where a dialer of a
+// server would start it: the command's MCP session runs over the
+// attachment, in the session's protocol era (sessionDesc.inSession).
+// --record records the command's own frames.
+type sessionDialer struct {
+	dir            string
+	at             sessionRef
+	maxMessageSize int64
+}
+
+var _ transport.Dialer = sessionDialer{}
+
+// Dial attaches to the session, with ctx.
+func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, sessionAdvice(err, s.at.name)
 	}
-	c := &client{console: g.newConsole(), out: g.printer()}
-	c.showLists.Store(g.verbose)
-	g.open = append(g.open, c)
-	rec, err := g.recorder(ctx, c, []string{"@" + name})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sc, err := sessiond.Dial(ctx, dir, name, sessiond.DialOptions{Label: g.at.label, MaxMessageSize: g.maxMessageSize})
-	if err != nil {
-		c.Close()
-		return nil, nil, nil, sessionAdvice(err, name)
-	}
-	st := sc.Status()
-	// The session settled the era when it opened.
+	return sc, nil
+}
+
+// inSession returns the session description for a command run through
+// the open session st: the session settled the era when it opened.
+func (d sessionDesc) inSession(st sessiond.Status) sessionDesc {
 	if st.Era == eraModern {
-		g.era, g.eraSource, g.protocolVersion = eraModern, "the session", st.ProtocolVersion
+		d.era, d.eraSource, d.protocolVersion = eraModern, "the session", st.ProtocolVersion
 	} else {
-		g.era, g.eraSource = eraLegacy, "the session"
+		d.era, d.eraSource = eraLegacy, "the session"
 	}
-	if g.verbose {
-		c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", name, st.Server, st.Target, st.PID))
-	}
-	var conn transport.Conn = sc
-	if rec != nil {
-		conn = rec.Wrap(conn)
-	}
-	if g.wire {
-		conn = transport.Tap(conn, c.console.Wire)
-	}
-	c.conn = conn
-	return c, conn, rec, nil
+	return d
 }
 
 // sessionAdvice adds what to do about a session that is not open.
@@ -115,14 +98,15 @@ func sessionAdvice(err error, name string) error {
 // showKept prints what the session @NAME kept while no command was
 // attached (mcpx @NAME watch): notifications through show, notes on the
 // console.
-func (g *globalOptions) showKept(ctx context.Context, c *client, show func(*jsonrpc.Message)) {
-	if g.at.name == "" {
+func (e *env) showKept(ctx context.Context, c *client, show func(*jsonrpc.Message)) {
+	name := e.cfg.conn.at.name
+	if name == "" {
 		return
 	}
-	dir, err := g.sessionDir()
+	dir, err := e.sessionDir()
 	var kept []sessiond.Kept
 	if err == nil {
-		kept, err = sessiond.TakeKept(ctx, dir, g.at.name)
+		kept, err = sessiond.TakeKept(ctx, dir, name)
 	}
 	if err != nil {
 		c.console.Warn(err.Error())
@@ -147,7 +131,7 @@ func (g *globalOptions) showKept(ctx context.Context, c *client, show func(*json
 }
 
 type connectOptions struct {
-	g          *globalOptions
+	e          *env
 	idle       time.Duration
 	foreground bool
 	// argsStdin and child are the hidden flags of the session process
@@ -156,8 +140,8 @@ type connectOptions struct {
 	child     bool
 }
 
-func newConnectCmd(g *globalOptions) *cobra.Command {
-	o := &connectOptions{g: g}
+func newConnectCmd(e *env) *cobra.Command {
+	o := &connectOptions{e: e}
 	c := &cobra.Command{
 		Use:   "connect NAME [-- <server command> | --url URL]",
 		Short: "Open a session that stays open; run commands through it with @NAME",
@@ -191,12 +175,9 @@ the whole session; on a command, that command's own frames.`,
 			case o.argsStdin:
 				return o.nested(c.Context())
 			case o.child || o.foreground:
-				if g.url != "" && len(server) > 0 {
-					return usageErrorf("give either --url URL or a server command after --, not both")
-				}
 				return o.serve(c.Context(), name, server)
 			}
-			if g.url == "" && len(server) == 0 {
+			if e.cfg.conn.http.url == "" && len(server) == 0 {
 				return usageErrorf("no server given: put the server command after --, e.g. mcpx connect %s -- node server.js, or give --url URL", name)
 			}
 			return o.start(c, name, server)
@@ -217,9 +198,9 @@ the whole session; on a command, that command's own frames.`,
 // user) is only "connect NAME"; the flags, which may hold secrets
 // (--bearer, headers), reach it on its standard input.
 func (o *connectOptions) start(c *cobra.Command, name string, server []string) error {
-	g := o.g
+	e := o.e
 	ctx := c.Context()
-	dir, err := g.sessionDir()
+	dir, err := e.sessionDir()
 	if err != nil {
 		return err
 	}
@@ -238,7 +219,7 @@ func (o *connectOptions) start(c *cobra.Command, name string, server []string) e
 		Path:   exe,
 		Args:   []string{"connect", name, "--session-args-stdin"},
 		Input:  input,
-		Stderr: g.io.ErrOut,
+		Stderr: e.ios.ErrOut,
 	})
 	var se *sessiond.StartError
 	if errors.As(err, &se) {
@@ -276,7 +257,7 @@ func childArgs(c *cobra.Command, name string, server []string) []string {
 // nested runs the command line the session process read on its standard
 // input (see start).
 func (o *connectOptions) nested(ctx context.Context) error {
-	b, err := io.ReadAll(io.LimitReader(o.g.io.In, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(o.e.ios.In, 1<<20))
 	if err != nil {
 		return fmt.Errorf("reading the session's command line: %w", err)
 	}
@@ -284,29 +265,35 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	if err := json.Unmarshal(b, &args); err != nil || len(args) < 3 || args[0] != "connect" || args[2] != "--session-child" {
 		return usageErrorf("--session-args-stdin: standard input holds no session command line")
 	}
-	ios := *o.g.io
+	// The session process's standard error is the parent's pipe until the
+	// session is open, then its log (sessiond.Ready).
+	out := sessiond.NewOutput(o.e.ios.ErrOut)
+	ios := *o.e.ios
 	ios.In = strings.NewReader("")
-	root, g := newRootCmd(&ios)
+	ios.ErrOut = out
+	e := &env{ios: &ios, run: o.e.run, conns: &connector{ios: &ios, track: o.e.run.track}, sessionOut: out}
+	root, flags := newRootCmd(e)
 	root.SetArgs(args)
 	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return nil
 	}
-	if !g.started {
+	if !e.started {
 		err = &usageError{err: err}
 	}
-	return &exitStatus{code: g.report(err)}
+	rep := reporter{ios: &ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	return &exitStatus{code: rep.report(err)}
 }
 
 // opened tells the person about the session that opened.
 func (o *connectOptions) opened(st *sessiond.Status) {
-	g := o.g
-	if g.json {
+	e := o.e
+	if e.cfg.out.json {
 		b, _ := json.Marshal(st)
-		fmt.Fprintln(g.io.Out, string(b))
+		fmt.Fprintln(e.ios.Out, string(b))
 		return
 	}
-	con := g.newConsole()
+	con := e.console()
 	con.Note(fmt.Sprintf("session %s open: %s, %s (pid %d)", st.Name, orDefault(st.Server, "the server"), st.Target, st.PID))
 	con.Note(fmt.Sprintf("run commands with mcpx @%s <command>; mcpx disconnect %s ends it", st.Name, st.Name))
 }
@@ -315,26 +302,31 @@ func (o *connectOptions) opened(st *sessiond.Status) {
 // process (--session-child), which tells mcpx connect once it is open
 // and logs to a file from then on, or in the foreground.
 func (o *connectOptions) serve(ctx context.Context, name string, server []string) error {
-	g := o.g
-	dir, err := g.sessionDir()
+	e := o.e
+	conn, err := e.cfg.conn.forServer(server, "mcpx connect "+name)
+	if err != nil {
+		return err
+	}
+	dir, err := e.sessionDir()
 	if err != nil {
 		return err
 	}
 	logPath := ""
-	var out *sessiond.Output
+	out := e.sessionOut
 	if o.child {
+		if out == nil {
+			return usageErrorf("--session-child runs only in the session process mcpx connect starts")
+		}
 		logPath = sessiond.LogPath(dir, name)
-		out = sessiond.NewOutput(g.io.ErrOut)
-		g.io.ErrOut = out
 	}
-	console := g.newConsole()
+	console := e.console()
 	idle := o.idle
 	if idle == 0 {
 		idle = -1
 	}
 	d, err := sessiond.New(sessiond.Options{
 		Name: name, Dir: dir, Log: logPath, IdleTimeout: idle,
-		MaxMessageSize: g.maxMessageSize,
+		MaxMessageSize: conn.session.maxMessageSize,
 		OnNote:         func(s string) { console.Note(time.Now().Format(time.TimeOnly) + " " + s) },
 	})
 	if errors.Is(err, sessiond.ErrExists) {
@@ -344,39 +336,43 @@ func (o *connectOptions) serve(ctx context.Context, name string, server []string
 		return err
 	}
 	defer d.Close()
-	c, conn, rec, err := g.dial(ctx, server)
+	k := e.conns
+	c, tc, rec, err := k.open(ctx, conn, e.cfg.out, attachments{})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	c.feats = g.features(c)
+	if c.held != nil {
+		conn.session = conn.session.inSession(*c.held)
+	}
+	c.feats = newFeatures(conn, c)
 	// Task-augmented requests would need the session to run the tasks
 	// itself; it passes requests on instead.
 	c.feats.Tasks = nil
-	life := g.lifecycle(c, server)
+	life := lifecycle(conn, c.feats, c.console.Note, &k.eraCache)
 	onNote := c.console.Note
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
-	sess, err := inspector.Connect(ctx, conn, inspector.Options{
+	sess, err := inspector.Connect(ctx, tc, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        d.Handlers(c.feats.HandlersFor(life)),
 		OnNotification:  d.OnNotification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
-		Timeout:         orNone(g.timeout),
-		MaxTimeout:      orNone(g.maxTimeout),
+		Timeout:         orNone(conn.session.timeout),
+		MaxTimeout:      orNone(conn.session.maxTimeout),
 	})
 	if err != nil {
-		conn.Close()
+		tc.Close()
 		return err
 	}
 	c.sess, c.conn = sess, nil
-	if dsc, ok := conn.(transport.Describer); ok {
+	if dsc, ok := tc.(transport.Describer); ok {
 		c.describe = dsc.Describe()
 	}
-	g.afterConnect(ctx, c)
+	c.afterConnect(ctx, conn.feat.logLevel)
 	err = d.Serve(ctx, sess, sessiond.ServeOptions{
 		Target: c.describe,
 		Ready: func(st sessiond.Status) error {
@@ -400,7 +396,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, server []string
 	return err
 }
 
-func newSessionsCmd(g *globalOptions) *cobra.Command {
+func newSessionsCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "sessions",
 		Short: "List the open sessions (mcpx connect)",
@@ -411,27 +407,27 @@ With --json, one JSON array.`,
   mcpx sessions --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			dir, err := g.sessionDir()
+			dir, err := e.sessionDir()
 			if err != nil {
 				return err
 			}
 			list, err := sessiond.List(c.Context(), dir)
 			if err != nil {
-				g.newConsole().Warn(err.Error())
+				e.console().Warn(err.Error())
 			}
-			if g.json {
+			if e.cfg.out.json {
 				if list == nil {
 					list = []sessiond.Status{}
 				}
 				b, _ := json.Marshal(list)
-				fmt.Fprintln(g.io.Out, string(b))
+				fmt.Fprintln(e.ios.Out, string(b))
 				return nil
 			}
 			if len(list) == 0 {
-				g.newConsole().Note("no open sessions; mcpx connect NAME -- <server command> opens one")
+				e.console().Note("no open sessions; mcpx connect NAME -- <server command> opens one")
 				return nil
 			}
-			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(e.ios.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSERVER\tTARGET\tCOMMANDS\tIDLE\tPID")
 			for _, st := range list {
 				idle := "-"
@@ -445,7 +441,7 @@ With --json, one JSON array.`,
 	}
 }
 
-func newDisconnectCmd(g *globalOptions) *cobra.Command {
+func newDisconnectCmd(e *env) *cobra.Command {
 	var all bool
 	c := &cobra.Command{
 		Use:   "disconnect NAME | --all",
@@ -459,7 +455,7 @@ returns once the server has ended.`,
 			if all != (len(args) == 0) || len(args) > 1 {
 				return usageErrorf("%s: give one session NAME, or --all; usage: %s", c.CommandPath(), c.UseLine())
 			}
-			dir, err := g.sessionDir()
+			dir, err := e.sessionDir()
 			if err != nil {
 				return err
 			}
@@ -477,8 +473,8 @@ returns once the server has ended.`,
 			for _, name := range names {
 				if err := sessiond.Stop(c.Context(), dir, name); err != nil {
 					errs = append(errs, sessionAdvice(err, name))
-				} else if g.verbose {
-					g.newConsole().Note("session " + name + " ended")
+				} else if e.cfg.out.verbose {
+					e.console().Note("session " + name + " ended")
 				}
 			}
 			return errors.Join(errs...)
@@ -489,9 +485,9 @@ returns once the server has ended.`,
 }
 
 // addSessionCommands adds connect, sessions and disconnect to root.
-func addSessionCommands(root *cobra.Command, g *globalOptions) {
+func addSessionCommands(root *cobra.Command, e *env) {
 	root.AddGroup(&cobra.Group{ID: "sessions", Title: "Sessions that stay open:"})
-	for _, c := range []*cobra.Command{newConnectCmd(g), newSessionsCmd(g), newDisconnectCmd(g)} {
+	for _, c := range []*cobra.Command{newConnectCmd(e), newSessionsCmd(e), newDisconnectCmd(e)} {
 		c.GroupID = "sessions"
 		root.AddCommand(c)
 	}

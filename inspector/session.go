@@ -89,6 +89,10 @@ type Session struct {
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
+
+	// detachedWork runs the requests detached from their caller's context
+	// (see detached); Close waits for them.
+	detachedWork workGroup
 }
 
 // maxFinished bounds the requests a Session remembers as finished, for
@@ -159,8 +163,13 @@ func (s *Session) Done() <-chan struct{} { return s.peer.Done() }
 // Err reports why the connection ended, once Done is closed.
 func (s *Session) Err() error { return s.peer.Err() }
 
-// Close ends the session and its connection. It is idempotent.
-func (s *Session) Close() error { return s.peer.Close() }
+// Close ends the session and its connection, and waits for the requests
+// it ran detached from their callers (task polls). It is idempotent.
+func (s *Session) Close() error {
+	err := s.peer.Close() // ends every request under way
+	s.detachedWork.Wait()
+	return err
+}
 
 func (s *Session) warn(format string, args ...any) {
 	if s.opts.OnWarning != nil {
