@@ -40,11 +40,7 @@ func runMcpx(t *testing.T, env map[string]string, args ...string) runResult {
 		}
 		env = e
 	}
-	var out, errOut bytes.Buffer
-	ios := &IOStreams{
-		In: strings.NewReader(""), Out: &out, ErrOut: &errOut,
-		Getenv: func(k string) string { return env[k] },
-	}
+	ios, out, errOut := NewTestIOStreams(env)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code := Run(ctx, args, ios)

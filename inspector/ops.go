@@ -42,27 +42,94 @@ func (e *NotFoundError) Unwrap() error { return e.Err }
 // it types them by the tool's inputSchema from the session's tools/list,
 // which it lists only when it has none or the server said it changed; a
 // tool that is not listed is not an error here (the server decides), its
-// pairs are typed without a schema. Warnings are for the person.
+// pairs are typed without a schema. Warnings are for the person. It is
+// PrepareToolArguments without validation.
 func (s *Session) ToolArguments(ctx context.Context, name string, pairs []string, base json.RawMessage) (json.RawMessage, []string, error) {
+	return s.PrepareToolArguments(ctx, name, ToolInput{Pairs: pairs, Base: base})
+}
+
+// ToolInput is what a person gave as a tool call's arguments.
+type ToolInput struct {
+	// Pairs are key=value arguments (see BuildArguments), merged over Base,
+	// an optional JSON object.
+	Pairs []string
+	Base  json.RawMessage
+	// Validate checks the arguments against the tool's inputSchema before
+	// they are sent: a call that does not match is an
+	// *InvalidArgumentsError. An inspector must be able to send a bad call
+	// on purpose, so it is a choice.
+	Validate bool
+}
+
+// InvalidArgumentsError reports arguments that do not match the tool's
+// inputSchema (a missing required argument, a value outside an enum, a
+// wrong type), found before the call was sent.
+type InvalidArgumentsError struct {
+	Tool string
+	// Problems are the failures, one line each ("at /color: value must
+	// be one of ...").
+	Problems []string
+}
+
+func (e *InvalidArgumentsError) Error() string {
+	return fmt.Sprintf("the arguments do not match the inputSchema of tool %q: %s", e.Tool, strings.Join(e.Problems, "; "))
+}
+
+// PrepareToolArguments builds the arguments object for a call to tool
+// name (see ToolArguments) and, with in.Validate, checks it against the
+// tool's inputSchema from tools/list (spec: server/tools, "Tool": the
+// schema the arguments must follow). What keeps it from checking — a
+// tool that is not listed, a schema that does not compile, a tools/list
+// that fails when no pairs need typing — is a warning, and the call goes
+// out: the server decides.
+func (s *Session) PrepareToolArguments(ctx context.Context, name string, in ToolInput) (json.RawMessage, []string, error) {
 	var schema json.RawMessage
 	var warnings []string
-	if len(pairs) > 0 {
+	listed := false
+	if len(in.Pairs) > 0 || in.Validate {
 		tool, err := s.listedTool(ctx, name)
-		if err != nil {
+		switch {
+		case err != nil && len(in.Pairs) > 0:
 			return nil, nil, fmt.Errorf("fetching tool schemas to type the arguments: %w", err)
-		}
-		if tool == nil {
-			warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; arguments are typed without its schema", name))
-		} else {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, fmt.Sprintf("the arguments are not checked: %v", err))
+		default:
+			if tool == nil {
+				warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; its arguments are not typed or checked by its schema", name))
+				break
+			}
 			var t struct {
 				InputSchema json.RawMessage `json:"inputSchema"`
 			}
 			_ = json.Unmarshal(tool, &t)
-			schema = t.InputSchema
+			schema, listed = t.InputSchema, true
 		}
 	}
-	args, w, err := BuildArguments(pairs, base, schema)
-	return args, append(warnings, w...), err
+	args, w, err := BuildArguments(in.Pairs, in.Base, schema)
+	warnings = append(warnings, w...)
+	if err != nil || !in.Validate || !listed {
+		return args, warnings, err
+	}
+	if len(schema) == 0 {
+		warnings = append(warnings, fmt.Sprintf("tool %q has no inputSchema; its arguments are not checked", name))
+		return args, warnings, nil
+	}
+	compiled, cerr := compileSchema(schema, false)
+	if cerr != nil {
+		warnings = append(warnings, fmt.Sprintf("the arguments are not checked: the inputSchema of tool %q: %v", name, cerr))
+		return args, warnings, nil
+	}
+	problems, verr := compiled.problems(args)
+	if verr != nil {
+		return args, warnings, verr
+	}
+	if len(problems) > 0 {
+		return args, warnings, &InvalidArgumentsError{Tool: name, Problems: problems}
+	}
+	return args, warnings, nil
 }
 
 // CallTool calls tools/call. A JSON-RPC error for an unknown tool comes back

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,12 @@ type Options struct {
 	// never opens it. A caller that shows what the server sends on its own
 	// (notifications) leaves it off.
 	ServerStreamOnDemand bool
+	// OnLateProgress is told about a progress notification for a request
+	// of ours that was already answered or given up: progress notifications
+	// must stop after completion (spec 2025-11-25: basic/utilities/progress,
+	// "Behavior Requirements"), so it is neither a progress update nor a
+	// notification for OnNotification. Nil drops it.
+	OnLateProgress func(request jsonrpc.ID, p Progress)
 }
 
 // Session is one MCP session over a transport connection, on the
@@ -75,9 +82,16 @@ type Session struct {
 
 	mu       sync.Mutex
 	progress map[string]func(Progress) // by the key of the request id its token repeats
+	// finished holds the loose keys of the latest requests that carried
+	// a progress token and ended, oldest first, so that progress that
+	// comes after the end is known for what it is.
+	finished []string
 
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
+
+	// warned holds the server capabilities warnUndeclared warned about.
+	warned map[string]bool
 
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
@@ -87,7 +101,14 @@ type Session struct {
 
 	streamMu   sync.Mutex // serializes opening the stream (see listen)
 	streamOpen bool       // the held stream was opened for this negotiation
+	// detachedWork runs the requests detached from their caller's context
+	// (see detached); Close waits for them.
+	detachedWork workGroup
 }
+
+// maxFinished bounds the requests a Session remembers as finished, for
+// progress that comes late.
+const maxFinished = 256
 
 // Progress is one notifications/progress update for a request of ours.
 type Progress struct {
@@ -154,8 +175,13 @@ func (s *Session) Done() <-chan struct{} { return s.peer.Done() }
 // Err reports why the connection ended, once Done is closed.
 func (s *Session) Err() error { return s.peer.Err() }
 
-// Close ends the session and its connection. It is idempotent.
-func (s *Session) Close() error { return s.peer.Close() }
+// Close ends the session and its connection, and waits for the requests
+// it ran detached from their callers (task polls). It is idempotent.
+func (s *Session) Close() error {
+	err := s.peer.Close() // ends every request under way
+	s.detachedWork.Wait()
+	return err
+}
 
 func (s *Session) warn(format string, args ...any) {
 	if s.opts.OnWarning != nil {
@@ -224,7 +250,14 @@ type callConfig struct {
 	probe bool
 	// onID learns the request's id before it is sent.
 	onID func(jsonrpc.ID)
+	// capabilityWarned marks a request whose caller warns about an
+	// undeclared server capability itself (see warnUndeclared).
+	capabilityWarned bool
 }
+
+// capabilityWarned marks a request whose caller has warned about an
+// undeclared capability already.
+func capabilityWarned() CallOption { return func(c *callConfig) { c.capabilityWarned = true } }
 
 // WithProgress asks the server for progress (a progressToken in the
 // request's _meta, spec: basic/utilities/progress) and delivers each update
@@ -246,6 +279,12 @@ func withLabel(label string) CallOption { return func(c *callConfig) { c.label =
 // and does not post-process the result (no multi-round retries). It is for
 // callers that control every byte.
 func Raw() CallOption { return func(c *callConfig) { c.raw = true } }
+
+// OnRequestID tells fn the request's id before the request is sent. A
+// caller that relays requests for others (package sessiond) recognises by
+// it what the server sends about the request later, such as the
+// notifications of a 2026-07-28 subscription, which carry its id.
+func OnRequestID(fn func(jsonrpc.ID)) CallOption { return func(c *callConfig) { c.onID = fn } }
 
 // asProbe marks a probing request (see callConfig.probe).
 func asProbe() CallOption { return func(c *callConfig) { c.probe = true } }
@@ -312,6 +351,9 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
+	if !cfg.probe && !cfg.capabilityWarned {
+		s.warnUndeclared(method)
+	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
 		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
@@ -354,6 +396,10 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		defer func() {
 			s.mu.Lock()
 			delete(s.progress, id.Key())
+			if len(s.finished) >= maxFinished {
+				s.finished = s.finished[1:]
+			}
+			s.finished = append(s.finished, id.LooseKey())
 			s.mu.Unlock()
 		}()
 	}
@@ -457,15 +503,26 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// Our tokens repeat the request's id; a token whose JSON type
 			// changed is still ours.
 			token := jsonrpc.RawID(p.Token)
+			prog := Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 			s.mu.Lock()
 			onProg := s.progress[token.Key()]
 			if onProg == nil {
 				onProg = s.progress[retypedKey(token)]
 			}
+			ended := slices.Contains(s.finished, token.LooseKey())
 			s.mu.Unlock()
-			if onProg != nil {
-				s.peer.Extend(token)
-				onProg(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			// The read loop takes a response off the pending requests
+			// before it reads on, so a request that is no longer pending
+			// was answered before this notification came, even while its
+			// caller has not yet returned.
+			if onProg != nil && s.peer.Extend(token) {
+				onProg(prog)
+				return
+			}
+			if onProg != nil || ended {
+				if s.opts.OnLateProgress != nil {
+					s.opts.OnLateProgress(token, prog)
+				}
 				return
 			}
 		}

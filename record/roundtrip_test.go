@@ -184,7 +184,10 @@ func TestRoundTripEverythingStdio(t *testing.T) {
 	}
 	checkSameSession(t, rec, replayOverPipe(t, tr, everythingCalls))
 
-	res := verifyAgainst(t, tr, startStdio(t, opts), VerifyOptions{})
+	// server-everything asks for the roots on a timer (350 ms after the
+	// handshake), so which request's window the roots/list falls in is
+	// the machine's timing, not the server's behaviour: left out.
+	res := verifyAgainst(t, tr, startStdio(t, opts), VerifyOptions{Ignore: []string{"roots/list:$"}})
 	if !res.OK() {
 		t.Fatalf("verify against server-everything:\n%s", reportOf(res))
 	}
@@ -201,7 +204,7 @@ func TestRoundTripEverythingStdio(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("edited %d frames, want 1", n)
 	}
-	res = verifyAgainst(t, &edited, startStdio(t, opts), VerifyOptions{})
+	res = verifyAgainst(t, &edited, startStdio(t, opts), VerifyOptions{Ignore: []string{"roots/list:$"}})
 	if res.OK() || len(res.Mismatches) != 1 || len(res.Mismatches[0].Diffs) != 1 || res.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
 		t.Fatalf("verify against an edited trace: %+v", res.Mismatches)
 	}

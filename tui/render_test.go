@@ -458,7 +458,7 @@ func TestCacheHintOfSpecExamples(t *testing.T) {
 		if json.Unmarshal(data, &msg) == nil && msg.Result != nil {
 			data = msg.Result
 		}
-		if CacheHint(data) == "" {
+		if CacheHint(data, true) == "" {
 			t.Errorf("%s: no cache hint shown for a list result", filepath.Base(f))
 		}
 	}

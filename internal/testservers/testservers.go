@@ -7,7 +7,9 @@ package testservers
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -181,19 +183,48 @@ func Everything(t testing.TB, mode string) string {
 	if err != nil {
 		skipOrFail(t, "node not found: %v", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
+	// The server binds the port it is given on every address (Express's
+	// listen(PORT)), so the port is checked free on IPv4 and IPv6 first and
+	// taken outside the kernel's ephemeral range, where the tests' own
+	// 127.0.0.1:0 listeners (and a port just freed for one of them) live.
+	// Two servers started at once can still pick one port: the loser
+	// exits with EADDRINUSE and is started again on another.
+	var port int
+	for attempt := 1; ; attempt++ {
+		var err error
+		if port, err = freePort(); err != nil {
+			t.Fatal(err)
+		}
+		err = startEverything(t, node, script, mode, port)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatal(err)
+		}
 	}
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+}
+
+// errPortTaken says server-everything could not bind its port.
+var errPortTaken = errors.New("port taken")
+
+// startEverything starts server-everything in mode on port and waits
+// until it listens; it is killed when the test ends.
+func startEverything(t testing.TB, node, script, mode string, port int) error {
 	cmd := exec.Command(node, script, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	newGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting server-everything: %v", err)
+		return fmt.Errorf("starting server-everything: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -218,21 +249,19 @@ func Everything(t testing.TB, mode string) string {
 			}
 			lines = append(lines, line)
 		}
-		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, strings.Join(lines, " | "))
+		all := strings.Join(lines, " | ")
+		if strings.Contains(all, "EADDRINUSE") {
+			ready <- fmt.Errorf("server-everything %s on port %d: %w", mode, port, errPortTaken)
+			return
+		}
+		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, all)
 	}()
 	select {
 	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
+		return err
 	case <-time.After(20 * time.Second):
-		t.Fatalf("server-everything %s did not start listening within 20s", mode)
+		return fmt.Errorf("server-everything %s did not start listening within 20s", mode)
 	}
-	path := "/mcp"
-	if mode == "sse" {
-		path = "/sse"
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
 }
 
 // drain drains the rest of a stream so the child never blocks on it.
@@ -242,10 +271,24 @@ func drain(sc *bufio.Scanner) {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		port := 20000 + rand.IntN(12000) // below Linux's ephemeral range (32768-60999)
+		if portFree(port) {
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free port found in 20000-31999")
+}
+
+// portFree says port can be listened on at 127.0.0.1 and on every
+// address (IPv6 and IPv4), as server-everything will.
+func portFree(port int) bool {
+	for _, addr := range []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf(":%d", port)} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }

@@ -21,6 +21,9 @@
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
 //	badversion   answers initialize with a protocol version nobody speaks
+//	rough        a raw server whose results are the rough edges a new user
+//	             meets: binary data in odd places, progress after the
+//	             response, a multi-line error, a nested schema (rough.go)
 //	exit         exits at once with status 7 after a line on stderr
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
@@ -157,7 +160,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "rough":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

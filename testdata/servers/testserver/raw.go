@@ -152,6 +152,10 @@ func (s *rawServer) handle(m rawMsg) {
 			s.reply(m.ID, map[string]any{"tools": 42})
 			return
 		}
+		if s.mode == "rough" {
+			s.reply(m.ID, map[string]any{"tools": roughTools})
+			return
+		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
 	case "tools/call":
 		s.toolsCall(m)
@@ -205,6 +209,14 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	if s.mode == "rough" {
+		var a struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(m.Params, &a)
+		s.roughCall(m, p.Name, a.Arguments, p.Meta.ProgressToken)
+		return
+	}
 	if p.Name != "echo" {
 		s.send(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult("unknown tool "+p.Name, true))})
 		return
