@@ -132,7 +132,7 @@ func run(o options) error {
 				return err
 			}
 			o.row("--help start-up (wall)", ms(m.wall), ms(f.wall), ratio(m.wall, f.wall), "<=", 1.3)
-		o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
+			o.row("  CPU", ms(m.cpu), ms(f.cpu), ratio(m.cpu, f.cpu), "", 0)
 		}
 		return nil
 	})

@@ -150,9 +150,14 @@ func (c config) writeTools(w *bufio.Writer, from int) {
 		case 1:
 			name = "big"
 		}
+		// Only echo requires its message: big is called without one.
+		required := ""
+		if i == 0 {
+			required = `,"required":["message"]`
+		}
 		w.WriteString(`{"name":"` + name + `","description":"Tool ` + strconv.Itoa(i) +
 			` echoes its message back, as benchmark tools do.","inputSchema":{"type":"object","properties":{` +
-			`"message":{"type":"string","description":"what to echo"},"count":{"type":"integer","minimum":0}},"required":["message"]}}`)
+			`"message":{"type":"string","description":"what to echo"},"count":{"type":"integer","minimum":0}}` + required + `}}`)
 	}
 	w.WriteString(`]`)
 	if to < c.tools {
