@@ -267,8 +267,3 @@ func (a *Auto) Chosen() Lifecycle {
 	l, _ := a.current()
 	return l
 }
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}

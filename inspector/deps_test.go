@@ -30,23 +30,3 @@ func TestNoTerminalDependency(t *testing.T) {
 		}
 	}
 }
-
-// TestNoStartUpCost keeps mcpx's start-up cheap (issue 13): no package of
-// the program may do heavy work when it is initialised. A JSON Schema
-// library that compiles its metaschemas at init was a third of a fast
-// one-shot command's CPU; the session validates with its own validator,
-// which costs nothing until a schema is compiled.
-func TestNoStartUpCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/mcpx-dev/mcpx").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "github.com/santhosh-tekuri/jsonschema") {
-			t.Errorf("mcpx depends on %s, which compiles metaschemas when the program starts", pkg)
-		}
-	}
-}
