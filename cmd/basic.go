@@ -15,6 +15,17 @@ import (
 // and closes the session, shutting the server down. In the REPL, fn runs
 // on the REPL's session, which stays open.
 func (e *env) withClient(ctx context.Context, server []string, fn func(*client) error) error {
+	return e.withClientListening(ctx, server, false, fn)
+}
+
+// withListeningClient is withClient for a command that shows what the
+// server sends on its own (watch, resources subscribe): over Streamable
+// HTTP its GET stream opens with the session.
+func (e *env) withListeningClient(ctx context.Context, server []string, fn func(*client) error) error {
+	return e.withClientListening(ctx, server, true, fn)
+}
+
+func (e *env) withClientListening(ctx context.Context, server []string, listen bool, fn func(*client) error) error {
 	if e.repl != nil {
 		return e.repl.with(server, fn)
 	}
@@ -22,13 +33,17 @@ func (e *env) withClient(ctx context.Context, server []string, fn func(*client) 
 	if err != nil {
 		return err
 	}
-	return e.withSession(ctx, d, fn)
+	return e.session(ctx, d, attachments{listen: listen}, fn)
 }
 
 // withSession opens the session d describes, runs fn, lingers as --linger
 // says and closes the session.
 func (e *env) withSession(ctx context.Context, d connDesc, fn func(*client) error) (err error) {
-	c, err := e.conns.connect(ctx, d, e.cfg.out, attachments{})
+	return e.session(ctx, d, attachments{}, fn)
+}
+
+func (e *env) session(ctx context.Context, d connDesc, a attachments, fn func(*client) error) (err error) {
+	c, err := e.conns.connect(ctx, d, e.cfg.out, a)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,18 @@ type attachments struct {
 	observe func(*client, *jsonrpc.Message)
 	frames  func(*client, time.Time, transport.Direction, transport.Frame)
 	wire    func() bool
+	// listen says the caller shows what the server sends on its own
+	// (watch, resources subscribe): see listens.
+	listen bool
+}
+
+// listens reports whether the session shows what the server sends on its
+// own — watch, resources subscribe, --linger, the REPL (which observes
+// every notification) — so that over Streamable HTTP the GET stream is
+// opened with the session. Other sessions leave it to the session to open
+// when the server may call back (inspector.Options.ServerStreamOnDemand).
+func (a attachments) listens(d connDesc) bool {
+	return a.listen || a.observe != nil || d.feat.linger > 0
 }
 
 // connect starts the server d describes (or reaches the one at its URL)
@@ -141,6 +153,8 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 		OnLateProgress:  onLate,
 		Timeout:         orNone(d.session.timeout),
 		MaxTimeout:      orNone(d.session.maxTimeout),
+		// The GET stream only when something listens on it (issue 13).
+		ServerStreamOnDemand: !a.listens(d),
 	})
 	if err != nil {
 		conn.Close()

@@ -333,16 +333,22 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		if len(contents) > 1 {
 			c.console.Warn(fmt.Sprintf("the resource has %d contents; writing the first (%s); see --json for all", len(contents), contents[0].URI))
 		}
-		data := contents[0].Data
+		// The content is decoded as it is written, never held whole; a
+		// blob that does not decode is refused before anything is written.
+		content := contents[0]
+		if err := content.Check(); err != nil {
+			return fmt.Errorf("resources/read %q: %w", uri, err)
+		}
 		if o.output == "-" {
-			_, err = o.e.ios.Out.Write(data)
+			_, err = content.WriteTo(o.e.ios.Out)
 			return err
 		}
-		if err := outfile.WriteFile(ctx, o.output, data, outfile.Options{}); err != nil {
+		n, err := outfile.WriteFrom(ctx, o.output, content, outfile.Options{})
+		if err != nil {
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.e.emit(c, res, func() {
-			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, "unknown type"), o.output)
 		})
 		return nil
 	})

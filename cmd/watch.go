@@ -82,7 +82,7 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
-	return o.e.withClient(ctx, server, func(c *client) error {
+	return o.e.withListeningClient(ctx, server, func(c *client) error {
 		c.sink.set(notificationPrinter(o.e.ios, o.e.cfg.out))
 		until := "Ctrl-C"
 		if o.dur > 0 {
@@ -182,7 +182,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		}
 		return o.e.withClient(ctx, server, func(c *client) error { return o.e.repl.subscribe(ctx, c, uri) })
 	}
-	return o.e.withClient(ctx, server, func(c *client) error {
+	return o.e.withListeningClient(ctx, server, func(c *client) error {
 		// The read loop delivers notifications; reading the resource again
 		// is a request, so it happens here, never on the read loop.
 		updates := make(chan *jsonrpc.Message, 64)

@@ -358,6 +358,14 @@ type ArgInfo struct {
 // server wrote them, with their types, defaults and allowed values
 // (enum, const, or oneOf/anyOf of consts).
 func SchemaArgs(schema json.RawMessage) []ArgInfo {
+	if args, ok := schemaArgsFast(schema); ok {
+		return args
+	}
+	return schemaArgsSlow(schema)
+}
+
+// schemaArgsSlow is SchemaArgs by encoding/json, for any schema.
+func schemaArgsSlow(schema json.RawMessage) []ArgInfo {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`

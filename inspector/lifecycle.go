@@ -204,6 +204,14 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
+	s.negotiatedStream()
+	// A server may ask for roots at any time: its stream is open before it
+	// hears that the session is ready.
+	if anytime, _ := callbacks(caps); anytime {
+		if err := s.listen(ctx); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+	}
 	return s.Notify(ctx, mcp.NotificationInitialized, nil)
 }
 

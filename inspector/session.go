@@ -56,6 +56,13 @@ type Options struct {
 	// MaxTimeout caps a request's total time even while progress arrives;
 	// zero means DefaultMaxTimeout, negative means none.
 	MaxTimeout time.Duration
+	// ServerStreamOnDemand holds the connection's stream for
+	// server-initiated messages (Streamable HTTP's GET stream; see
+	// transport.ServerStreamer) until the session may need it: a session
+	// that only lists, and so expects nothing the server sends on its own,
+	// never opens it. A caller that shows what the server sends on its own
+	// (notifications) leaves it off.
+	ServerStreamOnDemand bool
 	// OnLateProgress is told about a progress notification for a request
 	// of ours that was already answered or given up: progress notifications
 	// must stop after completion (spec 2025-11-25: basic/utilities/progress,
@@ -90,6 +97,10 @@ type Session struct {
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
 
+	tools toolCache // tools/list as last listed in full
+
+	streamMu   sync.Mutex // serializes opening the stream (see listen)
+	streamOpen bool       // the held stream was opened for this negotiation
 	// detachedWork runs the requests detached from their caller's context
 	// (see detached); Close waits for them.
 	detachedWork workGroup
@@ -136,6 +147,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnWarning:      opts.OnWarning,
 		CodeName:       mcp.CodeName,
 	})
+	s.holdServerStream()
 	s.peer.Start()
 	return s
 }
@@ -218,6 +230,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 		return fmt.Errorf("%w; starting a new session failed: %w", cause, err)
 	}
 	s.gen.Add(1)
+	s.tools.invalidate()
 	s.note("%v; re-initialized a new session and sent %s again", cause, method)
 	return nil
 }
@@ -354,6 +367,9 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if cfg.label != "" {
 		label = cfg.label
 	}
+	if err := s.listenBefore(ctx, method); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
 	var err error
 	if !cfg.raw {
 		if p, err = s.life.Decorate(method, p); err != nil {
@@ -474,6 +490,8 @@ func (s *Session) protocolVersion() string {
 
 func (s *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
+	case mcp.NotificationToolsListChanged:
+		s.tools.invalidate()
 	case mcp.NotificationProgress:
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`

@@ -451,7 +451,7 @@ func (t Task) String() string {
 // ToolTaskSupport returns a tool's execution.taskSupport from tools/list
 // ("required", "optional", "forbidden" or "" when absent or unknown).
 func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
-	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	it, err := s.listedTool(ctx, name)
 	if err != nil {
 		return ""
 	}
@@ -460,7 +460,7 @@ func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
 			TaskSupport string `json:"taskSupport"`
 		} `json:"execution"`
 	}
-	if it := findByName(list.Items, name); it != nil && json.Unmarshal(it, &t) == nil {
+	if it != nil && json.Unmarshal(it, &t) == nil {
 		return strings.TrimSpace(t.Execution.TaskSupport)
 	}
 	return ""

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -266,7 +267,11 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 		r := row(it)
 		t.add(r[:]...)
 	}
-	t.write(p.w)
+	// The table goes out in large writes, not a few per cell: a list of
+	// thousands of tools is thousands of rows.
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	t.write(bw)
+	bw.Flush()
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
