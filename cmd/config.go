@@ -37,7 +37,10 @@ type connDesc struct {
 	// at is the open session (mcpx connect) the command runs through,
 	// given as @NAME before it; the session holds the server, so a
 	// description with it has neither a server command nor a URL.
-	at      sessionRef
+	at sessionRef
+	// named is the configured server given with -s NAME (servers.go),
+	// which resolveNamed turns into a server command or a URL.
+	named   namedDesc
 	stdio   stdioDesc
 	http    httpDesc
 	oauth   oauthDesc
@@ -159,7 +162,11 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return config{out: out, conn: connDesc{at: v.at, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
+	named, err := f.named.validate()
+	if err != nil {
+		return cfg, err
+	}
+	return config{out: out, conn: connDesc{at: v.at, named: named, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
 }
 
 func (f outputFlags) validate() (output, error) {
@@ -185,7 +192,7 @@ func (f serverFlags) validate() (stdioDesc, error) {
 // neither with @NAME; example shows the command that was meant.
 func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if name := d.at.name; name != "" {
-		if d.http.url != "" || len(server) > 0 {
+		if d.http.url != "" || len(server) > 0 || d.named.ref != "" {
 			return d, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
 		}
 		if err := sessiond.CheckName(name); err != nil {
@@ -193,11 +200,17 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 		}
 		return d, nil
 	}
+	if ref := d.named.ref; ref != "" {
+		if d.http.url != "" || len(server) > 0 {
+			return d, usageErrorf("-s %s names a configured server: give no server command or --url with it", ref)
+		}
+		return d, nil
+	}
 	if d.http.url != "" && len(server) > 0 {
 		return d, usageErrorf("give either --url URL or a server command after --, not both")
 	}
 	if d.http.url == "" && len(server) == 0 {
-		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, or give --url URL", example)
+		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, give --url URL, or name a configured server with -s NAME (mcpx servers lists them)", example)
 	}
 	d.server = server
 	return d, nil
