@@ -282,7 +282,9 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 	if s.EnvFile != "" {
 		fmt.Fprintf(&b, "  with the variables of %s\n", s.EnvFile)
 	}
-	p.Printf("%s", tui.EscapeMessage(b.String(), ""))
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		p.Println(tui.EscapeLine(line))
+	}
 	yes, err := tui.NewPerson(p, nil).Confirm(ctx, "Start it? (asked again only if the entry changes)", false)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
