@@ -146,7 +146,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	hd, err := f.http.validate(f.server, v.ios)
+	hd, err := f.http.validate(f.server, v.ios, f.named.server != "")
 	if err != nil {
 		return cfg, err
 	}

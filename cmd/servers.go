@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -190,6 +191,9 @@ func (e *env) resolveNamed(ctx context.Context, d connDesc) (connDesc, error) {
 	}
 	d.named.ref = ""
 	if l.Transport == servers.TransportStdio {
+		if flag := d.http.givenFlag(); flag != "" {
+			return d, usageErrorf("%s applies to a server at a URL; %s is a command", flag, s.Ref())
+		}
 		d.server = append([]string{l.Command}, l.Args...)
 		var env []string
 		for _, k := range slices.Sorted(maps.Keys(l.Env)) {
@@ -205,13 +209,18 @@ func (e *env) resolveNamed(ctx context.Context, d connDesc) (connDesc, error) {
 		return d, usageErrorf("--env and --cwd apply to a server command; %s is at a URL", s.Ref())
 	}
 	d.http.url = l.URL
-	switch l.Transport {
-	case servers.TransportHTTP:
-		d.http.mode = transport.ModeStreamable
-	case servers.TransportSSE:
-		d.http.mode = transport.ModeSSE
-	default:
-		d.http.mode = transport.ModeAuto
+	if d.http.mode == transport.ModeAuto { // else --transport chose
+		switch l.Transport {
+		case servers.TransportHTTP:
+			d.http.mode = transport.ModeStreamable
+		case servers.TransportSSE:
+			d.http.mode = transport.ModeSSE
+		}
+	}
+	if d.http.caCert != "" {
+		if _, err := os.Stat(d.http.caCert); err != nil {
+			return d, usageErrorf("--ca-cert: %v", err)
+		}
 	}
 	header := d.http.header.Clone()
 	lines := d.http.headerLines
@@ -640,6 +649,14 @@ func (o *serversAddOptions) run(c *cobra.Command, name string, server []string) 
 		}
 	case len(server) > 0:
 		s.Transport, s.Command, s.Args, s.Cwd = servers.TransportStdio, server[0], server[1:], d.stdio.dir
+		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "~") && !strings.HasPrefix(s.Cwd, "$") {
+			// A directory given relative to here, where the person is.
+			abs, err := filepath.Abs(s.Cwd)
+			if err != nil {
+				return fmt.Errorf("--cwd %s: %w", s.Cwd, err)
+			}
+			s.Cwd = abs
+		}
 		for _, kv := range d.stdio.env {
 			k, v, _ := strings.Cut(kv, "=")
 			if s.Env == nil {
@@ -786,4 +803,22 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// givenFlag names an HTTP flag given on the command line ("" for none),
+// which a server command cannot take.
+func (h httpDesc) givenFlag() string {
+	switch {
+	case len(h.headerLines) > 0:
+		return "-H"
+	case h.bearerFlag:
+		return "--bearer"
+	case h.caCert != "":
+		return "--ca-cert"
+	case h.insecure:
+		return "--insecure"
+	case h.mode != transport.ModeAuto:
+		return "--transport"
+	}
+	return ""
 }
