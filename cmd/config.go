@@ -58,9 +58,12 @@ type stdioDesc struct {
 
 // httpDesc is how the server at a URL is reached.
 type httpDesc struct {
-	url    string // "" for a server command
-	mode   transport.HTTPMode
-	header http.Header // -H
+	url  string // "" for a server command
+	mode transport.HTTPMode
+	// modeReason says what chose mode when not --transport (a named
+	// server's file).
+	modeReason string
+	header     http.Header // -H
 	// headerLines are the -H flags as given, whose credentials a trace
 	// redacts.
 	headerLines []string

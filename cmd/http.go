@@ -94,7 +94,7 @@ func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 	return transport.HTTPOptions{
 		URL:             d.http.url,
 		Mode:            d.http.mode,
-		ModeReason:      "chosen with --transport " + string(d.http.mode),
+		ModeReason:      orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode)),
 		Header:          d.http.header.Clone(),
 		UserAgent:       "mcpx/" + Version(),
 		CACertFile:      d.http.caCert,

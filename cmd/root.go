@@ -288,11 +288,8 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if err != nil {
 				return err
 			}
-			if err := namedUnused(c, cfg.conn); err != nil {
-				return err
-			}
 			e.cfg = cfg
-			return nil
+			return e.namedBeforeRun(c)
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")

@@ -66,18 +66,34 @@ func (f namedFlags) validate() (namedDesc, error) {
 	return d, nil
 }
 
-// namedUnused refuses -s on a command that does not connect to a server
-// (it would be ignored without a word).
-func namedUnused(c *cobra.Command, d connDesc) error {
-	if d.named.ref == "" {
+// namedBeforeRun settles -s for the commands that do not connect through
+// connFor: the auth commands take the URL of the server it names; -s is
+// refused where no server is used (it would be ignored without a word).
+func (e *env) namedBeforeRun(c *cobra.Command) error {
+	ref := e.cfg.conn.named.ref
+	if ref == "" {
 		return nil
 	}
 	path := strings.Fields(c.CommandPath())
-	if len(path) > 1 {
-		switch path[1] {
-		case "auth", "replay", "trace", "servers", "sessions", "disconnect", "completion", "help":
-			return usageErrorf("-s applies to commands that connect to a server, not to %s", c.CommandPath())
+	if len(path) < 2 {
+		return nil
+	}
+	switch path[1] {
+	case "auth":
+		senv, _, s, err := e.lookupServer(c.Context(), ref)
+		if err != nil {
+			return err
 		}
+		if !s.Transport.IsHTTP() {
+			return usageErrorf("%s applies to servers at a URL; %s runs a command", c.CommandPath(), s.Ref())
+		}
+		d, err := e.resolveServer(c.Context(), e.cfg.conn, senv, s)
+		if err != nil {
+			return err
+		}
+		e.cfg.conn = d
+	case "replay", "trace", "servers", "sessions", "disconnect", "completion", "help":
+		return usageErrorf("-s applies to commands that connect to a server, not to %s", c.CommandPath())
 	}
 	return nil
 }
@@ -166,6 +182,11 @@ func (e *env) resolveNamed(ctx context.Context, d connDesc) (connDesc, error) {
 	if err != nil {
 		return d, err
 	}
+	return e.resolveServer(ctx, d, senv, s)
+}
+
+// resolveServer is resolveNamed for the server s, found.
+func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, s *servers.Server) (connDesc, error) {
 	if e.cfg.out.verbose {
 		note := fmt.Sprintf("server %s from %s", s.Ref(), s.Source.Path)
 		if s.Line > 0 {
@@ -216,6 +237,7 @@ func (e *env) resolveNamed(ctx context.Context, d connDesc) (connDesc, error) {
 		case servers.TransportSSE:
 			d.http.mode = transport.ModeSSE
 		}
+		d.http.modeReason = fmt.Sprintf("the type of %s in %s", s.Ref(), s.Source.Path)
 	}
 	if d.http.caCert != "" {
 		if _, err := os.Stat(d.http.caCert); err != nil {
@@ -767,7 +789,9 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 // server names to -s, mcpx repl and mcpx connect (which root holds by
 // then).
 func addServersCommands(root *cobra.Command, e *env) {
-	root.AddCommand(newServersCmd(e))
+	if e.repl == nil { // (a REPL line cannot edit files or name a server)
+		root.AddCommand(newServersCmd(e))
+	}
 	_ = root.RegisterFlagCompletionFunc("server", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return e.serverNames(c.Context(), false), cobra.ShellCompDirectiveNoFileComp
 	})
