@@ -213,7 +213,7 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 		return d, usageErrorf("give either --url URL or a server command after --, not both")
 	}
 	if d.http.url == "" && len(server) == 0 {
-		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, give --url URL, or name a configured server with -s NAME (mcpx servers lists them)", example)
+		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, name a configured server with -s NAME (mcpx servers lists them), or give --url URL", example)
 	}
 	d.server = server
 	return d, nil
