@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -75,18 +76,38 @@ func runOnTerminal(t *testing.T, env map[string]string, input string, args ...st
 	return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
-// A command from another application's file starts only once the person
-// confirmed it on the terminal; the answer is remembered (privately) for
-// the entry as it is, so an edited entry is asked about again, and
-// without a terminal an unconfirmed entry is refused, naming --trust.
+// A command from a project file in the working directory (a repository's
+// .vscode/mcp.json) starts only once the person confirmed it on the
+// terminal; the answer is remembered (privately) for the entry as it is,
+// so an edited entry is asked about again, and without a terminal an
+// unconfirmed entry is refused, naming --trust. (Not parallel: the
+// working directory is the workspace.)
 func TestNamedServerAsksOnce(t *testing.T) {
-	t.Parallel()
-	env, cursor := namedHome(t, nil)
-	call := []string{"tools", "call", "-s", "t", "echo", "message=hi"}
+	env, _ := namedHome(t, nil)
+	work := t.TempDir()
+	t.Chdir(work)
+	project := filepath.Join(work, ".vscode", "mcp.json")
+	writeProject := func(extra map[string]string) {
+		t.Helper()
+		b, err := json.Marshal(map[string]any{"servers": map[string]any{
+			"p": map[string]any{"command": os.Args[0], "args": []string{stdioServerArg}, "env": extra}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(project), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(project, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeProject(nil)
+	call := []string{"tools", "call", "-s", "p", "echo", "message=hi"}
 	store := filepath.Join(env["MCPX_CONFIG_DIR"], "trusted.json")
 
 	r := runOnTerminal(t, env, "n\n", call...)
 	if r.code != ExitError || r.stdout != "" || !strings.Contains(r.stderr, "Starting it runs this command on this machine:") ||
+		!strings.Contains(r.stderr, "Server vscode-project:p is defined in "+project+" (a project file: whoever wrote the repository chose this command).") ||
 		!strings.Contains(r.stderr, "Start it? (asked again only if the entry changes) [y]es, [n]o:") ||
 		!strings.Contains(r.stderr, "not confirmed") {
 		t.Fatalf("declined: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
@@ -121,7 +142,7 @@ func TestNamedServerAsksOnce(t *testing.T) {
 	}
 
 	// The entry changes (another environment): asked again.
-	writeCursor(t, cursor, map[string]string{"EXTRA": "1"})
+	writeProject(map[string]string{"EXTRA": "1"})
 	r = runMcpx(t, env, call...)
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "--trust") {
 		t.Fatalf("edited, no terminal: exit %d, stderr:\n%s", r.code, r.stderr)
@@ -132,7 +153,7 @@ func TestNamedServerAsksOnce(t *testing.T) {
 	}
 
 	// --trust starts it without asking, and remembers nothing.
-	writeCursor(t, cursor, map[string]string{"EXTRA": "2"})
+	writeProject(map[string]string{"EXTRA": "2"})
 	r = runMcpx(t, env, append(call, "--trust")...)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: hi" {
 		t.Fatalf("--trust: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
@@ -213,5 +234,43 @@ func TestServerNameCompletion(t *testing.T) {
 		if strings.Join(names, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("completing %q: %q, want %q (stderr %s)", tc.args, names, tc.want, r.stderr)
 		}
+	}
+}
+
+// A named server at a URL gets the headers of its entry, variables
+// expanded, and -H adds to them; its type chooses the transport.
+func TestNamedServerHeaders(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 16)
+	u := testservers.Streamable(t, testservers.NewServer(), nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case got <- r.Header.Clone():
+			default:
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	env, _ := namedHome(t, nil)
+	env["API_TOKEN"] = "s3cret"
+	own := filepath.Join(env["MCPX_CONFIG_DIR"], "servers.json")
+	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"h": map[string]any{
+		"type": "http", "url": u, "headers": map[string]string{"X-Api-Token": "${env:API_TOKEN}"}}}})
+	if err := os.WriteFile(own, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runMcpx(t, env, "info", "-s", "h", "-H", "X-Extra: 1")
+	if r.code != 0 || !strings.Contains(r.stdout, "the type of mcpx:h in "+own) {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Fatal("the header's value was printed")
+	}
+	h := <-got
+	if h.Get("X-Api-Token") != "s3cret" || h.Get("X-Extra") != "1" {
+		t.Fatalf("headers sent: %v", h)
 	}
 }
