@@ -369,6 +369,9 @@ func (e *env) askInput(given map[string]string) servers.AskFunc {
 		} else {
 			v, err = p.ReadLine(ctx, prompt)
 		}
+		if errors.Is(err, io.EOF) {
+			return "", servers.ErrNoInput // the person ended the input
+		}
 		if err != nil {
 			return "", err
 		}
