@@ -506,7 +506,14 @@ NAME or mcpx connect NAME. -v also shows the problems met in the files.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return e.listServers(c.Context()) },
 	}
-	c.AddCommand(newServersShowCmd(e), newServersAddCmd(e), newServersRemoveCmd(e))
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List the configured servers (as mcpx servers does)",
+		Example: "  mcpx servers list --json",
+		Args:    cobra.NoArgs,
+		RunE:    func(c *cobra.Command, _ []string) error { return e.listServers(c.Context()) },
+	}
+	c.AddCommand(list, newServersShowCmd(e), newServersAddCmd(e), newServersRemoveCmd(e))
 	return c
 }
 
@@ -514,6 +521,13 @@ func (e *env) listServers(ctx context.Context) error {
 	senv, cat, err := e.loadServers(ctx)
 	if err != nil {
 		return err
+	}
+	if e.cfg.out.verbose {
+		for _, f := range cat.Files {
+			if f.Found {
+				e.console().Note(tui.EscapeLine(fmt.Sprintf("read %s: %d server(s) (%s)", f.Source.Path, f.Servers, f.Source.ID)))
+			}
+		}
 	}
 	e.showWarnings(cat, nil)
 	store := e.trustStore(senv)
