@@ -195,7 +195,10 @@ func (f serverFlags) validate() (stdioDesc, error) {
 // neither with @NAME; example shows the command that was meant.
 func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if name := d.at.name; name != "" {
-		if d.http.url != "" || len(server) > 0 || d.named.ref != "" {
+		if d.named.ref != "" {
+			return d, usageErrorf("@%s runs the command through an open session, which holds its server: give no -s with it", name)
+		}
+		if d.http.url != "" || len(server) > 0 {
 			return d, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
 		}
 		if err := sessiond.CheckName(name); err != nil {
