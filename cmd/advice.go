@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -61,6 +62,22 @@ var adviceTable = []func(error) string{
 			return ""
 		}
 		return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
+	},
+	// A server name no configuration file defines.
+	func(err error) string {
+		var e *servers.NotFoundError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return "; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"
+	},
+	// A configured server's ${input:ID} without a value.
+	func(err error) string {
+		var e *servers.MissingInputError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return fmt.Sprintf(": give it with --input %s=VALUE", e.Input.ID)
 	},
 	// A tool, prompt or resource the server does not list.
 	func(err error) string {

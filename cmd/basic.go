@@ -29,7 +29,7 @@ func (e *env) withClientListening(ctx context.Context, server []string, listen b
 	if e.repl != nil {
 		return e.repl.with(server, fn)
 	}
-	d, err := e.cfg.conn.forServer(server, "mcpx tools list")
+	d, err := e.connFor(ctx, e.cfg.conn, server, "mcpx tools list")
 	if err != nil {
 		return err
 	}

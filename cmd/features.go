@@ -175,13 +175,14 @@ tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 }
 
 // liveHelp describes the tool named in tools call NAME --help from the
-// server given (after -- or with --url), as the REPL does, before the
+// server given (after --, with --url or -s), as the REPL does, before the
 // command's help. Without a server (or in the REPL, which does this
 // itself) it does nothing; a server that cannot tell is a warning.
 func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
 	e := o.e
 	own, server := splitServer(c, c.Flags().Args())
-	if url := c.Flag("url"); e.repl != nil || len(own) == 0 || len(server) == 0 && (url == nil || url.Value.String() == "") {
+	given := func(name string) bool { f := c.Flag(name); return f != nil && f.Value.String() != "" }
+	if e.repl != nil || len(own) == 0 || len(server) == 0 && !given("url") && !given("server") {
 		return
 	}
 	// Help runs without the root's PersistentPreRunE, which validates the

@@ -18,6 +18,7 @@ import (
 // rootFlags are mcpx's global flags.
 type rootFlags struct {
 	server  serverFlags
+	named   namedFlags
 	http    httpFlags
 	auth    authFlags
 	session sessionFlags
@@ -89,6 +90,7 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
 	fs.StringVar(&f.http.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	fs.BoolVar(&f.http.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
+	f.named.register(fs)
 	f.auth.register(fs)
 	fs.Var(newSizeValue(&f.session.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
 		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")

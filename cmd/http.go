@@ -16,7 +16,9 @@ import (
 )
 
 // validate checks the HTTP flags before anything connects.
-func (f httpFlags) validate(server serverFlags, ios *IOStreams) (httpDesc, error) {
+// named says a configured server was named (-s), which may be at a URL:
+// resolveNamed then checks the HTTP flags against it.
+func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (httpDesc, error) {
 	var d httpDesc
 	switch transport.HTTPMode(f.transport) {
 	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
@@ -33,6 +35,9 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams) (httpDesc, error
 	}
 	if d.bearer == "" {
 		d.bearer = ios.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if f.url == "" && named {
+		return d, nil
 	}
 	if f.url == "" {
 		for _, g := range []struct {
@@ -89,7 +94,7 @@ func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 	return transport.HTTPOptions{
 		URL:             d.http.url,
 		Mode:            d.http.mode,
-		ModeReason:      "chosen with --transport " + string(d.http.mode),
+		ModeReason:      orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode)),
 		Header:          d.http.header.Clone(),
 		UserAgent:       "mcpx/" + Version(),
 		CACertFile:      d.http.caCert,

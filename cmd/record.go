@@ -312,6 +312,20 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if d.named.ref != "" {
+		// A configured server: its command, started by the proxy.
+		if o.listen != "" {
+			return usageErrorf("-s with --listen: give the upstream with --url URL")
+		}
+		rd, err := e.connFor(ctx, d, server, "mcpx proxy")
+		if err != nil {
+			return err
+		}
+		if rd.http.url != "" {
+			return usageErrorf("-s %s names a server at a URL: mcpx proxy --listen ADDR --url %s proxies it", d.named.ref, rd.http.url)
+		}
+		d, server = rd, rd.server
+	}
 	if o.listen != "" || d.http.url != "" {
 		if o.listen == "" || d.http.url == "" {
 			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")
@@ -706,7 +720,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	for _, w := range tf.Warnings {
 		con.Warn(file + ": " + w)
 	}
-	d, err = d.forServer(server, "mcpx verify "+file)
+	d, err = e.connFor(ctx, d, server, "mcpx verify "+file)
 	if err != nil {
 		return err
 	}

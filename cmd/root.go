@@ -270,7 +270,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.repl != nil {
 				return usageErrorf("no command given; type help for the list")
 			}
-			if len(args) == 0 && e.cfg.conn.http.url == "" {
+			if len(args) == 0 && e.cfg.conn.http.url == "" && e.cfg.conn.named.ref == "" {
 				return c.Help()
 			}
 			return ro.run(c.Context(), args)
@@ -289,7 +289,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				return err
 			}
 			e.cfg = cfg
-			return nil
+			return e.namedBeforeRun(c)
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")
@@ -312,6 +312,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	addSessionCommands(root, e)
 	root.AddCommand(newReplCmd(e))
 	root.AddCommand(newAuthCmd(e))
+	addServersCommands(root, e)
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
 	for _, c := range []*cobra.Command{newProxyCmd(e), newReplayCmd(e), newVerifyCmd(e), newTraceCmd(e)} {
 		c.GroupID = "record"
