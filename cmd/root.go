@@ -165,7 +165,10 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		}
 	}()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		err = forgotDash(ran, args, err)
+	}
 	if err != nil && !e.started {
 		err = &usageError{err: err}
 	}
@@ -293,9 +296,12 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")
+	// (cobra sets this default only on the path it bypasses here: Args
+	// reports unknown commands itself.)
+	root.SuggestionsMinimumDistance = 2
 	root.SetOut(e.ios.Out)
 	root.SetErr(e.ios.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: &strayArgsError{err: err}} })
 
 	flags.register(root.PersistentFlags())
 	ro.addFlags(root.Flags())
@@ -317,6 +323,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		c.GroupID = "record"
 		root.AddCommand(c)
 	}
+	setHelp(root)
 	return root, flags
 }
 
@@ -353,5 +360,12 @@ func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 		},
 	}
 	c.AddCommand(subs...)
+	var ex []string
+	for _, s := range subs {
+		if first, _, _ := strings.Cut(s.Example, "\n"); first != "" {
+			ex = append(ex, first)
+		}
+	}
+	c.Example = strings.Join(ex, "\n")
 	return c
 }
