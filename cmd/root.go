@@ -151,7 +151,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	ios = &sio
 	at, args := takeSessionArg(args)
 	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
-	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track}}
+	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
 	root, flags := newRootCmd(e)
 	defer handleSignals(ios, run, cancel)()
 	defer func() {
@@ -328,7 +328,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 }
 
 // console returns the stderr console for a command.
-func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out) }
+func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out, e.run.prompter) }
 
 // printer returns the stdout printer for a command.
 func (e *env) printer() *tui.Printer { return newPrinter(e.ios, e.cfg.out) }
