@@ -97,7 +97,7 @@ type connector struct {
 	// ios are the streams the consoles and prompts use.
 	ios *IOStreams
 	// track is told of every client opened, to close it if mcpx panics.
-	track    func(*client)
+	track func(*client)
 	// prompter asks the person at the terminal: the consoles' lines wait
 	// while it does (nil: nobody is asked).
 	prompter *tui.Prompter
