@@ -150,6 +150,12 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	sio.Out, sio.out = out, out
 	ios = &sio
 	at, args := takeSessionArg(args)
+	if len(args) > 1 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		// The shell completes mcpx @NAME …: the session's names.
+		var rest []string
+		at, rest = takeSessionArg(args[1:])
+		args = append([]string{args[0]}, rest...)
+	}
 	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
 	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
 	root, flags := newRootCmd(e)
@@ -324,6 +330,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		root.AddCommand(c)
 	}
 	setHelp(root)
+	registerCompletions(root, e, flags)
 	return root, flags
 }
 
