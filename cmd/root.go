@@ -321,7 +321,10 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
-	addSessionCommands(root, e)
+	if e.repl == nil {
+		// (Not even the group's heading in the REPL: see notInREPL.)
+		addSessionCommands(root, e)
+	}
 	root.AddCommand(newReplCmd(e))
 	root.AddCommand(newAuthCmd(e))
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
