@@ -57,6 +57,9 @@ func forgotDash(c *cobra.Command, args []string, err error) error {
 		return err
 	}
 	for _, i := range words {
+		if !c.HasParent() && len(c.SuggestionsFor(args[i])) > 0 {
+			return err // a mistyped command (mcpx toolz)
+		}
 		if w := args[i]; !strings.Contains(w, "=") && looksLikeCommand(w) {
 			fixed := slices.Concat([]string{"mcpx"}, args[:i], []string{"--"}, args[i:])
 			return usageErrorf("did you forget -- before the server command %q? (try: %s)", w, shellJoin(fixed))
@@ -99,6 +102,9 @@ func takesValue(f *pflag.Flag) bool { return f.NoOptDefVal == "" }
 // optional ones (tools call NAME …: 1), which are never server commands
 // (a tool may well be called echo).
 func fixedArgs(c *cobra.Command) int {
+	if !c.HasParent() {
+		return 0 // mcpx <command>: the command is not among the words
+	}
 	n := 0
 	for _, w := range strings.Fields(c.Use)[1:] {
 		if strings.HasPrefix(w, "[") || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "(") || strings.Contains(w, "=") {

@@ -270,7 +270,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 					msg += " (did you mean " + strings.Join(s, ", ") + "?)"
 				}
-				return &usageError{err: errors.New(msg)}
+				return &usageError{err: &strayArgsError{err: errors.New(msg)}}
 			}
 			return nil
 		},
