@@ -17,6 +17,7 @@ import (
 // flagGroup is one heading of mcpx help flags.
 type flagGroup struct {
 	id    string
+	short string // in the see-also line; "" leaves the group out of it
 	title string
 }
 
@@ -24,14 +25,14 @@ type flagGroup struct {
 // flags shows them. A flag not in flagGroupOf is shown under "other", so
 // that a new flag is never hidden; give it its group there.
 var flagGroups = []flagGroup{
-	{"server", "Server (a command given after --)"},
-	{"http", "HTTP (a server at --url)"},
-	{"auth", "Authorization (OAuth, for HTTP servers)"},
-	{"session", "Session and protocol"},
-	{"features", "Client features (what mcpx offers the server)"},
-	{"output", "Output"},
-	{"record", "Recording, replay and verify"},
-	{"other", "Other"},
+	{"server", "server", "Server (a command given after --)"},
+	{"http", "HTTP", "HTTP (a server at --url)"},
+	{"auth", "authorization", "Authorization (OAuth, for HTTP servers)"},
+	{"session", "session", "Session and protocol"},
+	{"features", "client features", "Client features (what mcpx offers the server)"},
+	{"output", "output", "Output"},
+	{"record", "recording", "Recording, replay and verify"},
+	{"other", "", "Other"},
 }
 
 // flagGroupOf maps each global flag to its group.
@@ -59,7 +60,12 @@ var flagGroupOf = map[string]string{
 
 // groupNames lists the groups' short names for the see-also line.
 func groupNames() string {
-	names := []string{"server", "HTTP", "authorization", "session", "client features", "output", "recording"}
+	var names []string
+	for _, g := range flagGroups {
+		if g.short != "" {
+			names = append(names, g.short)
+		}
+	}
 	return strings.Join(names, ", ")
 }
 
