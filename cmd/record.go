@@ -796,7 +796,9 @@ type traceShowOptions struct{ e *env }
 func newTraceCmd(e *env) *cobra.Command {
 	o := &traceShowOptions{e: e}
 	show := &cobra.Command{
-		Use:   "show FILE",
+		Use: "show FILE",
+		Example: `  mcpx trace show session.jsonl
+  mcpx trace show session.jsonl --json | jq .`,
 		Short: "Print a trace as a timeline (--json for tools)",
 		Long: `show prints a trace as a readable timeline: time since the start, direction
 (→ client to server, ← server to client), method, each response with its
