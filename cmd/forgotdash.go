@@ -128,18 +128,3 @@ func looksLikeCommand(w string) bool {
 	_, err := exec.LookPath(w)
 	return err == nil
 }
-
-// shellJoin quotes words for a POSIX shell where they need it.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w != "" && strings.IndexFunc(w, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@,+%", r))
-		}) < 0 {
-			out[i] = w
-		} else {
-			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
-}
