@@ -25,7 +25,7 @@ type flagGroup struct {
 // flags shows them. A flag not in flagGroupOf is shown under "other", so
 // that a new flag is never hidden; give it its group there.
 var flagGroups = []flagGroup{
-	{"server", "server", "Server (a command given after --)"},
+	{"server", "server", "Server (a command given after --, or a named one)"},
 	{"http", "HTTP", "HTTP (a server at --url)"},
 	{"auth", "authorization", "Authorization (OAuth, for HTTP servers)"},
 	{"session", "session", "Session and protocol"},
@@ -37,7 +37,7 @@ var flagGroups = []flagGroup{
 
 // flagGroupOf maps each global flag to its group.
 var flagGroupOf = map[string]string{
-	"env": "server", "cwd": "server", "server-stderr": "server",
+	"env": "server", "cwd": "server", "server-stderr": "server", "server": "server", "input": "server", "trust": "server",
 
 	"url": "http", "transport": "http", "header": "http", "bearer": "http", "ca-cert": "http", "insecure": "http",
 
