@@ -805,7 +805,7 @@ document.`,
 			return o.run(own[0])
 		},
 	}
-	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e))
+	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e), newTraceDiffCmd(e))
 }
 
 func (o *traceShowOptions) run(file string) error {
