@@ -650,7 +650,8 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 // ---- mcpx verify ----
 
 type verifyOptions struct {
-	e *env
+	e     *env
+	junit string
 }
 
 func newVerifyCmd(e *env) *cobra.Command {
@@ -674,15 +675,20 @@ to one method's messages, METHOD:$ leaves its notifications out) and
 --normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) leave more out, in
 addition to the ignores and normalizers stored in the trace when it was
 recorded (mcpx ... --record FILE --ignore ... --normalize ...). Each difference
-is printed with its session, exchange and path; the exit code is 7 when
-anything differs.
+is printed with its session, exchange and path (--json: the result as one JSON
+document); the exit code is 7 when anything differs.
+
+--junit FILE also writes a JUnit XML report for CI: one test suite per session,
+one test case per exchange compared, a difference as the test case's failure
+(its JSONPath, the recorded and the live value).
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
 with the requestState the live server gave.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
-  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js`,
+  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
+  mcpx verify session.jsonl --junit report.xml -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -691,6 +697,7 @@ with the requestState the live server gave.`,
 			return o.run(c.Context(), own[0], server)
 		},
 	}
+	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
 	return c
 }
 
@@ -732,10 +739,16 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			return nil
 		}}, nil
 	}
+	start := time.Now()
 	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
 		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial})
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
+	}
+	if o.junit != "" && res != nil {
+		if jerr := writeJUnit(ctx, o.junit, file, res, time.Since(start), err); jerr != nil {
+			return jerr
+		}
 	}
 	if res != nil {
 		if out.json {
