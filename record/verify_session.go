@@ -47,7 +47,7 @@ type exchange struct {
 	finished    bool
 	// sentAt and outcomeAt time the live exchange (VerifyResult.Compared).
 	sentAt, outcomeAt time.Time
-	done        chan struct{} // closed once the live outcome is known
+	done              chan struct{} // closed once the live outcome is known
 }
 
 // outcome reports whether the live side has its outcome; called with
