@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"weak"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -66,6 +67,17 @@ type ReplayOptions struct {
 	// (from 1); zero lets each new connection be served the session that
 	// matches it (see Replayer).
 	Session int
+	// Pace, when positive, replays at the recorded speed: each thing the
+	// server did comes as long after the client message that caused it
+	// as it did in the recording, times Pace (1: as recorded, 0.5: twice
+	// as fast, 2: half as fast). Zero answers at once. See pace.
+	Pace float64
+	// Faults make the replayed server misbehave at chosen requests (see
+	// Fault), for testing how a client copes.
+	Faults []Fault
+	// OnWarning is told what the replay cannot do as asked (pace a trace
+	// recorded without timing). Nil drops it.
+	OnWarning func(string)
 }
 
 // Deviation is a departure of the live client from the recording.
@@ -130,6 +142,9 @@ type Replayer struct {
 	mu      sync.Mutex
 	scripts map[int]weak.Pointer[script]
 	served  map[int]bool
+
+	faults  *faultCounter // the requests received, for ReplayOptions.Faults
+	untimed sync.Once     // the warning that pacing is not possible
 }
 
 // sessionSig is what a Replayer keeps of a session it is not serving:
@@ -171,7 +186,8 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
 	r := &Replayer{opts: opts, src: src, header: h, ignore: ignore, norm: norm, red: red,
-		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{}}
+		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{},
+		faults: &faultCounter{byMethod: map[string]int{}}}
 	for _, n := range src.SessionNumbers() {
 		if opts.Session != 0 && n != opts.Session {
 			continue
@@ -259,6 +275,9 @@ type output struct {
 	response bool
 	// get marks a frame the server sent on the session's GET stream.
 	get bool
+	// after is how long after the client message it follows (or, in the
+	// prelude, the session's start) the recorded server did it.
+	after time.Duration
 }
 
 // step is one message the recorded client sent, with what the server did
@@ -278,6 +297,8 @@ type step struct {
 	// deps counts the requests whose answers the recorded client had when
 	// it sent this message (the first deps of script.completed).
 	deps int
+	// t is when the recorded client sent it (the event's offset).
+	t time.Duration
 }
 
 // script is a session prepared for replay. It is read-only once built;
@@ -302,6 +323,9 @@ type script struct {
 	xheaders map[string][]mcp.HeaderParam
 	// discover answers server/discover when the recording has none.
 	discover []byte
+	// timed says the recording has timing (events with offsets), which
+	// pacing needs.
+	timed bool
 }
 
 // key returns the matching key of a live or recorded message.
@@ -353,6 +377,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		}
 		sc.completed = append(sc.completed, i)
 	}
+	var now, start time.Duration // the event's offset, the session's first
 	attach := func(root int, o output) {
 		o.root = root
 		at := last
@@ -360,8 +385,10 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			at = latest[root]
 		}
 		if at >= 0 {
+			o.after = max(now-sc.steps[at].t, 0)
 			sc.steps[at].follow = append(sc.steps[at].follow, o)
 		} else {
+			o.after = max(now-start, 0)
 			sc.prelude = append(sc.prelude, o)
 		}
 	}
@@ -377,7 +404,12 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		}
 		return -1
 	}
-	for _, e := range sess.Events {
+	for i, e := range sess.Events {
+		if i == 0 {
+			start = e.Time
+		}
+		now = e.Time
+		sc.timed = sc.timed || e.Time != start
 		switch {
 		case e.Kind == KindStderr:
 			attach(-1, output{stderr: e.Text, isStderr: true})
@@ -458,7 +490,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			for _, m := range msgs {
 				i := len(sc.steps)
 				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
-				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed)}
+				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed), t: e.Time}
 				switch m.Kind() {
 				case jsonrpc.KindRequest:
 					switch {
@@ -1165,14 +1197,24 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
 // on its read loop, in order, with what the recorded server did because of
-// it.
+// it: at once, or, with ReplayOptions.Pace, each thing after its recorded
+// delay (so a request sent while an earlier one's answer is still due
+// waits for it). A fault that closes the connection (see Fault) closes
+// conn, and Serve returns nil; a fault with an HTTP status is
+// ErrHTTPFault.
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
+	for _, f := range r.opts.Faults {
+		if f.HTTPStatus != 0 {
+			return fmt.Errorf("fault %s: %w", f, ErrHTTPFault)
+		}
+	}
 	c := r.newConn("")
+	start := time.Now()
 	prelude, err := c.start()
 	if err != nil {
 		return err
 	}
-	if err := r.send(ctx, conn, c.cur, prelude); err != nil {
+	if err := r.send(ctx, conn, c.cur, prelude, start); err != nil {
 		return err
 	}
 	stop := make(chan error, 1)
@@ -1181,9 +1223,25 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 		if stopped {
 			return true
 		}
-		outs, err := c.handle(f.Data)
+		base := time.Now()
+		msgs, batch := parseFrame(f.Data)
+		ff := r.faultsFor(msgs)
+		var outs []output
+		err := sleepCtx(ctx, ff.delay)
+		switch {
+		case err != nil:
+		case ff.close:
+			conn.Close()
+			stopped = true
+			stop <- nil
+			return true
+		case ff.err != nil:
+			err = conn.Write(ctx, transport.Frame{Data: errorAnswer(msgs, batch, ff.err)})
+		default:
+			outs, err = c.handle(f.Data)
+		}
 		if err == nil {
-			err = r.send(ctx, conn, c.cur, outs)
+			err = r.send(ctx, conn, c.cur, outs, base)
 		}
 		if err == nil && c.cur.err != nil {
 			err = c.cur.err
@@ -1219,8 +1277,17 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	return nil
 }
 
-func (r *Replayer) send(ctx context.Context, conn transport.Conn, s *replaySession, outs []output) error {
+// send does outs, what the recorded server did because of a client message
+// that came at base (or, for the prelude, when the session began): paced,
+// when ReplayOptions.Pace says so.
+func (r *Replayer) send(ctx context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) error {
+	paced := len(outs) > 0 && r.paced(s.sc)
 	for _, o := range outs {
+		if paced {
+			if err := r.pace(ctx, base, o.after); err != nil {
+				return err
+			}
+		}
 		if o.isStderr {
 			if r.opts.OnStderr != nil {
 				r.opts.OnStderr(o.stderr)

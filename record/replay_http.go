@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -230,6 +231,9 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	msgs, batch := parseFrame(body)
+	if h.httpFault(w, req, msgs, batch, nil) {
+		return
+	}
 	if h.r.modern && (!h.r.legacy || req.Header.Get("Mcp-Session-Id") == "" && !hasInitialize(msgs)) {
 		h.postStateless(w, req, body, msgs, batch)
 		return
@@ -256,6 +260,7 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 // answered at once with nothing else to say; the recorded refusal; an SSE
 // stream otherwise.
 func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *httpSession, body []byte, msgs []*jsonrpc.Message, batch bool) {
+	base := time.Now()
 	var q *sseQueue
 	for _, m := range msgs {
 		if m.Kind() == jsonrpc.KindRequest {
@@ -274,6 +279,14 @@ func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *h
 		sess.streams = append(sess.streams, q)
 	}
 	outs, err := sess.c.handle(body)
+	if err == nil && h.r.opts.Pace > 0 {
+		// Paced: the answer waits for its recorded time, the session's
+		// other requests do not.
+		sc := sess.c.cur.sc
+		sess.mu.Unlock()
+		err = h.httpPace(req.Context(), sc, base, outs)
+		sess.mu.Lock()
+	}
 	if err != nil {
 		if q != nil {
 			sess.removeStream(q)
@@ -617,6 +630,9 @@ func (h *replayHandler) openSSE(w http.ResponseWriter, req *http.Request) {
 func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *httpSession) {
 	body, ok := readRequestBody(w, req, h.r.opts.MaxMessageSize)
 	if !ok {
+		return
+	}
+	if msgs, batch := parseFrame(body); h.httpFault(w, req, msgs, batch, sess) {
 		return
 	}
 	sess.mu.Lock()
