@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Fault is a misbehaviour of the replayed server at chosen requests of the
@@ -300,4 +301,106 @@ func ParsePace(s string) (float64, error) {
 		return 0, fmt.Errorf("pace %q: want recorded or recorded*F with F a positive number (e.g. recorded*0.5, twice as fast)", s)
 	}
 	return f, nil
+}
+
+// waits reports whether answers may wait: paced, or delayed by a fault.
+func (r *Replayer) waits() bool {
+	if r.opts.Pace > 0 {
+		return true
+	}
+	for _, f := range r.opts.Faults {
+		if f.Delay > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// answerFrame answers one frame of the client on conn, as the faults say
+// and at the pace asked (waits end early when gone is closed: the client
+// left): closed reports that a fault closed the connection.
+func (r *Replayer) answerFrame(ctx context.Context, gone <-chan struct{}, conn transport.Conn, c *replayConn, f transport.Frame) (closed bool, err error) {
+	base := time.Now()
+	wctx := ctx
+	if r.waits() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-gone:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	msgs, batch := parseFrame(f.Data)
+	ff := r.faultsFor(msgs)
+	if err := sleepCtx(wctx, ff.delay); err != nil && ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	switch {
+	case ff.close:
+		conn.Close()
+		return true, nil
+	case ff.err != nil:
+		return false, conn.Write(ctx, transport.Frame{Data: errorAnswer(msgs, batch, ff.err)})
+	}
+	outs, err := c.handle(f.Data)
+	if err != nil {
+		return false, err
+	}
+	return false, r.send(ctx, wctx, conn, c.cur, outs, base)
+}
+
+// frameQueue holds the client's frames until they are answered, in order.
+type frameQueue struct {
+	mu     sync.Mutex
+	frames []transport.Frame
+	closed bool
+	wake   chan struct{}
+}
+
+func newFrameQueue() *frameQueue { return &frameQueue{wake: make(chan struct{}, 1)} }
+
+func (q *frameQueue) push(f transport.Frame) {
+	q.mu.Lock()
+	q.frames = append(q.frames, f)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *frameQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close lets pop report the end once the frames queued are taken.
+func (q *frameQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// pop returns the next frame, waiting for one; false once closed and
+// empty.
+func (q *frameQueue) pop() (transport.Frame, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.frames) > 0 {
+			f := q.frames[0]
+			q.frames = q.frames[1:]
+			q.mu.Unlock()
+			return f, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return transport.Frame{}, false
+		}
+		<-q.wake
+	}
 }

@@ -152,6 +152,23 @@ func TestReplayFaultDelay(t *testing.T) {
 	})
 }
 
+func TestReplayDelayEndsWhenTheClientLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := servePipe(t, timedTrace(), ReplayOptions{Pace: 1, Faults: []Fault{mustFault(t, "tools/call:delay=1h")}})
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`, 100*time.Millisecond)
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)
+		start := time.Now()
+		c.conn.Close()
+		if err := <-c.done; err != nil && !errors.Is(err, transport.ErrClosed) {
+			t.Fatalf("Serve: %v", err)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("Serve returned %v after the client left, want at once", took)
+		}
+	})
+}
+
 func TestReplayFaultClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := servePipe(t, timedTrace(), ReplayOptions{Faults: []Fault{mustFault(t, "tools/call:close")}})

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -1214,41 +1215,56 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	if err != nil {
 		return err
 	}
-	if err := r.send(ctx, conn, c.cur, prelude, start); err != nil {
+	if err := r.send(ctx, ctx, conn, c.cur, prelude, start); err != nil {
 		return err
 	}
 	stop := make(chan error, 1)
-	stopped := false
-	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
-		if stopped {
-			return true
+	var stopped atomic.Bool
+	gone := make(chan struct{}) // closed once the client's side ended
+	answer := func(f transport.Frame) {
+		if stopped.Load() {
+			return
 		}
-		base := time.Now()
-		msgs, batch := parseFrame(f.Data)
-		ff := r.faultsFor(msgs)
-		var outs []output
-		err := sleepCtx(ctx, ff.delay)
-		switch {
-		case err != nil:
-		case ff.close:
-			conn.Close()
-			stopped = true
-			stop <- nil
-			return true
-		case ff.err != nil:
-			err = conn.Write(ctx, transport.Frame{Data: errorAnswer(msgs, batch, ff.err)})
-		default:
-			outs, err = c.handle(f.Data)
-		}
-		if err == nil {
-			err = r.send(ctx, conn, c.cur, outs, base)
-		}
+		closed, err := r.answerFrame(ctx, gone, conn, c, f)
 		if err == nil && c.cur.err != nil {
 			err = c.cur.err
 		}
-		if err != nil {
-			stopped = true
+		if err != nil || closed {
+			stopped.Store(true)
 			stop <- err
+		}
+	}
+	// Frames are answered in order on the engine's read loop; when
+	// answers wait (pacing, delays), on a goroutine of their own, so that
+	// the read loop still sees the client leave.
+	var queue *frameQueue
+	worked := make(chan struct{})
+	if r.waits() {
+		queue = newFrameQueue()
+		go func() {
+			defer close(worked)
+			for f, ok := queue.pop(); ok; f, ok = queue.pop() {
+				answer(f)
+			}
+		}()
+	} else {
+		close(worked)
+	}
+	var goneOnce sync.Once
+	leave := func() {
+		goneOnce.Do(func() {
+			close(gone)
+			if queue != nil {
+				queue.close()
+			}
+		})
+	}
+	defer leave()
+	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
+		if queue != nil {
+			queue.push(f)
+		} else {
+			answer(f)
 		}
 		return true
 	}})
@@ -1261,6 +1277,9 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 		return ctx.Err()
 	case <-p.Done():
 	}
+	// The frames read are answered (without waiting any longer).
+	leave()
+	<-worked
 	if err := p.Err(); !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrClosed) {
 		return err
 	}
@@ -1279,13 +1298,13 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 
 // send does outs, what the recorded server did because of a client message
 // that came at base (or, for the prelude, when the session began): paced,
-// when ReplayOptions.Pace says so.
-func (r *Replayer) send(ctx context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) error {
+// when ReplayOptions.Pace says so, for as long as wait lasts.
+func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) error {
 	paced := len(outs) > 0 && r.paced(s.sc)
 	for _, o := range outs {
-		if paced {
-			if err := r.pace(ctx, base, o.after); err != nil {
-				return err
+		if paced && wait.Err() == nil {
+			if err := r.pace(wait, base, o.after); err != nil && ctx.Err() != nil {
+				return ctx.Err()
 			}
 		}
 		if o.isStderr {
