@@ -1194,15 +1194,16 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 // of the trace, the one that matches the client (see Replayer). It
 // returns nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
-// answering the message that caused it). Serve does not close conn.
+// answering the message that caused it). Serve does not close conn, but
+// for a fault that closes it (see Fault); it then returns nil. A fault
+// with an HTTP status is ErrHTTPFault.
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
-// on its read loop, in order, with what the recorded server did because of
-// it: at once, or, with ReplayOptions.Pace, each thing after its recorded
-// delay (so a request sent while an earlier one's answer is still due
-// waits for it). A fault that closes the connection (see Fault) closes
-// conn, and Serve returns nil; a fault with an HTTP status is
-// ErrHTTPFault.
+// in order with what the recorded server did because of it: at once, on
+// the engine's read loop, or, with ReplayOptions.Pace or a delay fault,
+// each thing after its recorded delay, on a goroutine of Serve's (so a
+// request sent while an earlier one's answer is still due waits for it;
+// once the client leaves, nothing waits any longer).
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	for _, f := range r.opts.Faults {
 		if f.HTTPStatus != 0 {

@@ -54,6 +54,13 @@ import (
 // remote host share a connection, which starts over when the host asks
 // server/discover again after other requests (a new client, as initialize
 // is in the handshake era).
+//
+// With ReplayOptions.Pace, each POST's answer comes whole at the recorded
+// time of the last thing the server did for it. ReplayOptions.Faults apply
+// to the POST that holds a request they select, before anything else:
+// delay it, close the TCP connection without a response, answer with an
+// HTTP status, or answer its requests with a JSON-RPC error (over
+// HTTP+SSE, on the event stream).
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
