@@ -642,8 +642,15 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 	if msgs, batch := parseFrame(body); h.httpFault(w, req, msgs, batch, sess) {
 		return
 	}
+	base := time.Now()
 	sess.mu.Lock()
 	outs, err := sess.c.handle(body)
+	if err == nil && h.r.opts.Pace > 0 {
+		sc := sess.c.cur.sc
+		sess.mu.Unlock()
+		err = h.httpPace(req.Context(), sc, base, outs)
+		sess.mu.Lock()
+	}
 	if err == nil {
 		for _, o := range outs {
 			if o.refused != 0 {
