@@ -71,7 +71,9 @@ type ReplayOptions struct {
 	// Pace, when positive, replays at the recorded speed: each thing the
 	// server did comes as long after the client message that caused it
 	// as it did in the recording, times Pace (1: as recorded, 0.5: twice
-	// as fast, 2: half as fast). Zero answers at once. See pace.
+	// as fast, 2: half as fast; ParsePace reads `mcpx replay --pace`).
+	// Zero answers at once, and so does a trace without timing (see
+	// OnWarning). Serve and Handler say how each paces.
 	Pace float64
 	// Faults make the replayed server misbehave at chosen requests (see
 	// Fault), for testing how a client copes.
