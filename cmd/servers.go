@@ -40,7 +40,7 @@ type namedFlags struct {
 func (f *namedFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.server, "server", "s", "", "connect to the server `NAME` (or SOURCE:NAME) from a configuration file (mcpx servers lists them)")
 	fs.StringArrayVar(&f.inputs, "input", nil, "give the value of the named server's ${input:ID} as `ID=VALUE` (repeatable)")
-	fs.BoolVar(&f.trust, "trust", false, "start a named server's command from a file mcpx did not write without asking")
+	fs.BoolVar(&f.trust, "trust", false, "use a named server from a file mcpx did not write without asking: start its command, or send its URL the variables it expands")
 }
 
 // namedDesc is the configured server a command connects to.
