@@ -73,15 +73,21 @@ type httpDesc struct {
 	bearerFlag bool
 	caCert     string
 	insecure   bool
+	// authFrom is the configured server's entry that gave header its
+	// Authorization ("FILE entry NAME"), "" when -H gave it or none.
+	authFrom string
 }
 
 // oauthOff says why mcpx must not run OAuth for the connection, "" when
 // it may: credentials given by hand take precedence.
 func (h httpDesc) oauthOff() string {
-	if h.header.Get("Authorization") != "" {
-		return "-H gives an Authorization header"
+	switch {
+	case h.header.Get("Authorization") == "":
+		return ""
+	case h.authFrom != "":
+		return "the Authorization header comes from " + h.authFrom
 	}
-	return ""
+	return "-H gives an Authorization header"
 }
 
 // sessionDesc shapes the MCP session.

@@ -240,10 +240,11 @@ func (s *replSession) report(err error) int {
 // reporter reports errors in the REPL: as JSON with json, with the advice
 // for a line that shows the authorization steps when narrated. (A line
 // sends no credentials of its own; $MCPX_BEARER_TOKEN is the one it
-// knows of.)
+// knows of, and the Authorization header of a configured server's entry,
+// mcpx repl NAME.)
 func (s *replSession) reporter(json, narrated bool) reporter {
 	return reporter{ios: s.ios, json: json, inREPL: true,
-		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
+		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", entryAuth: s.cfg.conn.http.authFrom, narrated: narrated}}
 }
 
 // reportPlain reports what the runner meets outside a command.

@@ -104,6 +104,11 @@ type runState struct {
 	// it did.
 	onInterrupt atomic.Pointer[func() bool]
 
+	// entryAuth is the configured server's entry whose Authorization
+	// header the run's connection sends ("FILE entry NAME"), for the
+	// advice after a refusal.
+	entryAuth string
+
 	mu   sync.Mutex
 	open []*client // the clients to close if mcpx panics
 }
@@ -178,7 +183,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	if err != nil && !e.started {
 		err = &usageError{err: err}
 	}
-	rep := reporter{ios: ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	rep := reporter{ios: ios, json: flags.out.json, hints: e.hintFacts()}
 	if oerr := out.failure(); oerr != nil && (err == nil || causedBy(ctx, err, oerr)) {
 		if brokenPipe(oerr) {
 			return ExitOK // the reader went away: nothing more to say

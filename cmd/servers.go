@@ -40,7 +40,7 @@ type namedFlags struct {
 func (f *namedFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.server, "server", "s", "", "connect to the server `NAME` (or SOURCE:NAME) from a configuration file (mcpx servers lists them)")
 	fs.StringArrayVar(&f.inputs, "input", nil, "give the value of the named server's ${input:ID} as `ID=VALUE` (repeatable)")
-	fs.BoolVar(&f.trust, "trust", false, "start a named server's command from a file mcpx did not write without asking")
+	fs.BoolVar(&f.trust, "trust", false, "use a named server from a file mcpx did not write without asking: start its command, or send its URL the variables it expands")
 }
 
 // namedDesc is the configured server a command connects to.
@@ -254,6 +254,10 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 		if header.Get(k) == "" { // -H wins
 			header.Set(k, strings.TrimSpace(v))
 			lines = append(lines, k+": "+v)
+			if strings.EqualFold(k, "Authorization") {
+				d.http.authFrom = fmt.Sprintf("%s entry %s", s.Source.Path, s.Name)
+				e.run.entryAuth = d.http.authFrom
+			}
 		}
 	}
 	d.http.header, d.http.headerLines = header, lines
@@ -267,16 +271,56 @@ type untrustedError struct {
 }
 
 func (e *untrustedError) Error() string {
-	return fmt.Sprintf("server %s comes from %s, which mcpx did not write, and would run %s: confirm it on a terminal, or give --trust",
-		e.s.Ref(), e.s.Source.Path, tui.EscapeLine(shellJoin(append([]string{e.s.Command}, e.s.Args...))))
+	what := "run " + shellJoin(append([]string{e.s.Command}, e.s.Args...))
+	if e.s.Transport != servers.TransportStdio {
+		what = fmt.Sprintf("send %s to %s", strings.Join(expandedVariables(e.s), ", "), e.s.URL)
+	}
+	return fmt.Sprintf("server %s comes from %s, which mcpx did not write, and would %s: confirm it on a terminal, or give --trust",
+		e.s.Ref(), e.s.Source.Path, tui.EscapeLine(what))
 }
 
-// errDeclined is the person's no to starting a server's command.
-var errDeclined = errors.New("not started: the server's command was not confirmed")
+// errDeclined is the person's no to starting a server's command;
+// errDeclinedURL to sending a server at a URL what its entry takes from
+// this machine.
+var (
+	errDeclined    = errors.New("not started: the server's command was not confirmed")
+	errDeclinedURL = errors.New("not connected: the server's entry was not confirmed")
+)
 
-// checkTrust makes sure the person wants s started: a stdio server from a
-// file mcpx did not write is started only once the person confirmed this
-// entry as it is now (remembered in the trust store), or with --trust.
+// expandedVariables are the variables of this machine that s's entry
+// expands, as written, each once.
+func expandedVariables(s *servers.Server) []string {
+	var vars []string
+	for _, x := range s.Expansions() {
+		if !slices.Contains(vars, x.Variable) {
+			vars = append(vars, x.Variable)
+		}
+	}
+	return vars
+}
+
+// headerNames are the names of the headers s's entry sends (never their
+// values).
+func headerNames(s *servers.Server) []string {
+	var names []string
+	for _, k := range slices.Concat(slices.Collect(maps.Keys(s.Headers)), slices.Collect(maps.Keys(s.EnvHeaders))) {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, k) }) {
+			names = append(names, k)
+		}
+	}
+	if s.BearerTokenEnv != "" && !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, "Authorization") }) {
+		names = append(names, "Authorization")
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkTrust makes sure the person wants s used: a stdio server from a
+// file mcpx did not write is started, and a server at a URL from such a
+// file that expands variables of this machine (whose values it would send
+// to a URL someone else chose) is connected to, only once the person
+// confirmed this entry as it is now (remembered in the trust store), or
+// with --trust.
 func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Server, trust bool) error {
 	if !s.NeedsTrust() || trust {
 		return nil
@@ -297,34 +341,51 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 	if !p.Interactive() {
 		return &usageError{err: &untrustedError{s: s}}
 	}
+	stdio := s.Transport == servers.TransportStdio
+	chose, question, declined := "command", "Start it?", errDeclined
+	if !stdio {
+		chose, question, declined = "URL", "Connect to it?", errDeclinedURL
+	}
 	scope := "another application's configuration"
 	if s.Source.Scope == servers.ScopeProject {
-		scope = "a project file: whoever wrote the repository chose this command"
+		scope = "a project file: whoever wrote the repository chose this " + chose
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server %s is defined in %s (%s).\n", s.Ref(), s.Source.Path, scope)
-	fmt.Fprintf(&b, "Starting it runs this command on this machine:\n  %s\n", shellJoin(append([]string{s.Command}, s.Args...)))
-	if s.Cwd != "" {
-		fmt.Fprintf(&b, "  in %s\n", s.Cwd)
-	}
-	if len(s.Env) > 0 {
-		fmt.Fprintf(&b, "  with %s set\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
-	}
-	if s.EnvFile != "" {
-		fmt.Fprintf(&b, "  with the variables of %s\n", s.EnvFile)
+	if stdio {
+		fmt.Fprintf(&b, "Starting it runs this command on this machine:\n  %s\n", shellJoin(append([]string{s.Command}, s.Args...)))
+		if s.Cwd != "" {
+			fmt.Fprintf(&b, "  in %s\n", s.Cwd)
+		}
+		if len(s.Env) > 0 {
+			fmt.Fprintf(&b, "  with %s set\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
+		}
+		if s.EnvFile != "" {
+			fmt.Fprintf(&b, "  with the variables of %s\n", s.EnvFile)
+		}
+	} else {
+		fmt.Fprintf(&b, "Using it sends requests to:\n  %s\n", s.URL)
+		if names := headerNames(s); len(names) > 0 {
+			fmt.Fprintf(&b, "  with the headers %s\n", strings.Join(names, ", "))
+		}
+		var uses []string
+		for _, x := range s.Expansions() {
+			uses = append(uses, x.Variable+" (in "+x.Field+")")
+		}
+		fmt.Fprintf(&b, "  holding values of this machine: %s\n", strings.Join(uses, ", "))
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		p.Println(tui.EscapeLine(line))
 	}
-	yes, err := tui.NewPerson(p, nil).Confirm(ctx, "Start it? (asked again only if the entry changes)", false)
+	yes, err := tui.NewPerson(p, nil).Confirm(ctx, question+" (asked again only if the entry changes)", false)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		return fmt.Errorf("asking whether to start server %s: %w", s.Ref(), err)
+		return fmt.Errorf("asking whether to use server %s: %w", s.Ref(), err)
 	}
 	if !yes {
-		return errDeclined
+		return declined
 	}
 	if err := store.Trust(ctx, s); err != nil {
 		e.console().Warn("the answer is not remembered: " + err.Error())
@@ -441,8 +502,9 @@ type serverJSON struct {
 	URL       string            `json:"url,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	Disabled  bool              `json:"disabled,omitempty"`
-	// Trust is "own" (mcpx's file), "url" (nothing is started),
-	// "trusted" (confirmed as it is) or "ask".
+	// Trust is "own" (mcpx's file), "url" (a URL whose entry takes
+	// nothing from this machine: nothing to confirm), "trusted"
+	// (confirmed as it is) or "ask".
 	Trust string `json:"trust"`
 }
 
@@ -611,12 +673,16 @@ func newServersShowCmd(e *env) *cobra.Command {
 			if s.Disabled {
 				row("disabled", "yes (in its file; mcpx still uses it when named)")
 			}
-			row("trust", map[string]string{
-				"own":     "mcpx's own file: started without asking",
-				"url":     "a URL: nothing is started on this machine",
-				"trusted": "confirmed: started without asking until the entry changes",
+			trust := map[string]string{
+				"own":     "mcpx's own file: used without asking",
+				"url":     "a URL whose entry takes nothing from this machine: used without asking",
+				"trusted": "confirmed: used without asking until the entry changes",
 				"ask":     "asked before it is started (or --trust)",
-			}[j.Trust])
+			}[j.Trust]
+			if j.Trust == "ask" && s.Transport != servers.TransportStdio {
+				trust = "asked before its URL is sent " + strings.Join(expandedVariables(s), ", ") + " (or --trust)"
+			}
+			row("trust", trust)
 			return tw.Flush()
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,5 +273,94 @@ func TestNamedServerHeaders(t *testing.T) {
 	h := <-got
 	if h.Get("X-Api-Token") != "s3cret" || h.Get("X-Extra") != "1" {
 		t.Fatalf("headers sent: %v", h)
+	}
+}
+
+// A server at a URL from a project file whose headers take a variable of
+// this machine would send its value to a URL the repository chose: the
+// person is asked first, shown the URL, the header names (never their
+// values) and the variables; nothing reaches the server before a yes.
+// The answer is remembered until the entry changes. (Not parallel: the
+// working directory is the workspace.)
+func TestNamedURLAsksBeforeSendingVariables(t *testing.T) {
+	var requests atomic.Int32
+	auth := make(chan string, 64)
+	u := testservers.Streamable(t, testservers.NewServer(), nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests.Add(1)
+			select {
+			case auth <- r.Header.Get("Authorization"):
+			default:
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	env, _ := namedHome(t, nil)
+	env["API_TOKEN"] = "s3cret"
+	work := t.TempDir()
+	t.Chdir(work)
+	project := filepath.Join(work, ".vscode", "mcp.json")
+	writeProject := func(url string) {
+		t.Helper()
+		b, err := json.Marshal(map[string]any{"servers": map[string]any{
+			"h": map[string]any{"type": "http", "url": url,
+				"headers": map[string]string{"Authorization": "Bearer ${env:API_TOKEN}", "X-Static": "st4tic"}},
+			"plain": map[string]any{"type": "http", "url": url, "headers": map[string]string{"X-Static": "st4tic"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(project), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(project, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeProject(u)
+	call := []string{"tools", "call", "-s", "h", "echo", "message=hi"}
+
+	r := runOnTerminal(t, env, "n\n", call...)
+	for _, want := range []string{
+		"Server vscode-project:h is defined in " + project + " (a project file: whoever wrote the repository chose this URL).",
+		"Using it sends requests to:\n  " + u + "\n",
+		"  with the headers Authorization, X-Static\n",
+		"  holding values of this machine: ${env:API_TOKEN} (in headers.Authorization)\n",
+		"Connect to it? (asked again only if the entry changes) [y]es, [n]o:",
+		"not connected: the server's entry was not confirmed",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("declined: no %q in stderr", want)
+		}
+	}
+	if r.code != ExitError || r.stdout != "" || strings.Contains(r.stderr, "s3cret") || strings.Contains(r.stderr, "st4tic") {
+		t.Fatalf("declined: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, env, call...)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "would send ${env:API_TOKEN} to "+u+": confirm it on a terminal, or give --trust") {
+		t.Fatalf("no terminal: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests reached the server before a yes", n)
+	}
+
+	r = runOnTerminal(t, env, "y\n", call...)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: hi" {
+		t.Fatalf("confirmed: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := <-auth; got != "Bearer s3cret" {
+		t.Fatalf("Authorization sent: %q", got)
+	}
+	if r = runMcpx(t, env, call...); r.code != 0 {
+		t.Fatalf("remembered: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// An entry that takes nothing from this machine is not asked about.
+	if r = runMcpx(t, env, "tools", "call", "-s", "plain", "echo", "message=hi"); r.code != 0 {
+		t.Fatalf("plain: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+
+	// The URL changes: asked again.
+	writeProject(u + "?moved=1")
+	if r = runMcpx(t, env, call...); r.code != ExitUsage || !strings.Contains(r.stderr, "--trust") {
+		t.Fatalf("edited: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

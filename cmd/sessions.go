@@ -136,9 +136,13 @@ type connectOptions struct {
 	idle       time.Duration
 	foreground bool
 	// argsStdin and child are the hidden flags of the session process
-	// (see start).
-	argsStdin bool
-	child     bool
+	// (see start); modeReason and authFrom tell it what its configured
+	// server's entry chose (httpDesc), which the flags it gets for the
+	// entry (--transport, --header) would otherwise claim.
+	argsStdin  bool
+	child      bool
+	modeReason string
+	authFrom   string
 }
 
 func newConnectCmd(e *env) *cobra.Command {
@@ -172,12 +176,28 @@ the whole session; on a command, that command's own frames.`,
 				return err
 			}
 			name := own[0]
+			d := e.cfg.conn
+			if !o.child && !o.argsStdin && d.http.url == "" && len(server) == 0 && d.named.ref == "" {
+				// mcpx connect NAME: the configured server NAME; for
+				// SOURCE:NAME, the session is NAME.
+				d.named.ref = name
+				if i := strings.LastIndexByte(name, ':'); i >= 0 {
+					name = name[i+1:]
+				}
+				if err := sessiond.CheckName(name); err != nil {
+					return usageErrorf("%v; name the session yourself: mcpx connect SESSION -s %s", err, shellJoin([]string{d.named.ref}))
+				}
+			}
 			if err := sessiond.CheckName(name); err != nil {
 				return usageErrorf("%v", err)
 			}
-			d := e.cfg.conn
-			if !o.child && !o.argsStdin && d.http.url == "" && len(server) == 0 && d.named.ref == "" {
-				d.named.ref = name // mcpx connect NAME: the configured server NAME
+			if o.child {
+				if o.modeReason != "" {
+					d.http.modeReason = o.modeReason
+				}
+				if o.authFrom != "" {
+					d.http.authFrom, e.run.entryAuth = o.authFrom, o.authFrom
+				}
 			}
 			switch {
 			case o.argsStdin:
@@ -193,8 +213,11 @@ the whole session; on a command, that command's own frames.`,
 	f.BoolVar(&o.foreground, "foreground", false, "keep the session in this process (until Ctrl-C) instead of in the background")
 	f.BoolVar(&o.argsStdin, "session-args-stdin", false, "")
 	f.BoolVar(&o.child, "session-child", false, "")
-	_ = f.MarkHidden("session-args-stdin")
-	_ = f.MarkHidden("session-child")
+	f.StringVar(&o.modeReason, "session-mode-reason", "", "")
+	f.StringVar(&o.authFrom, "session-auth-from", "", "")
+	for _, h := range []string{"session-args-stdin", "session-child", "session-mode-reason", "session-auth-from"} {
+		_ = f.MarkHidden(h)
+	}
 	return c
 }
 
@@ -258,6 +281,12 @@ func childArgs(c *cobra.Command, name string, server []string, resolved *connDes
 	var skip []string
 	if resolved != nil {
 		args = append(args, resolvedArgs(*resolved)...)
+		if r := resolved.http.modeReason; r != "" {
+			args = append(args, "--session-mode-reason="+r)
+		}
+		if a := resolved.http.authFrom; a != "" {
+			args = append(args, "--session-auth-from="+a)
+		}
 		server = resolved.server
 		skip = []string{"server", "input", "trust", "env", "cwd", "url", "header", "transport"}
 	}
@@ -309,7 +338,7 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	if !e.started {
 		err = &usageError{err: err}
 	}
-	rep := reporter{ios: &ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts()}
 	return &exitStatus{code: rep.report(err)}
 }
 
