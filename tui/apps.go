@@ -94,4 +94,3 @@ func contentText(raw json.RawMessage) string {
 	}
 	return strings.Join(parts, " ")
 }
-
