@@ -100,6 +100,8 @@ type featuresDesc struct {
 	elicitor *inspector.Elicitor
 	logLevel string
 	linger   time.Duration
+	// ui is --ui: the MCP Apps extension declared, views shown.
+	ui uiDesc
 }
 
 // recordDesc is --record and what comparisons leave out.
@@ -151,12 +153,19 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	oauth, err := f.auth.validate(f.http, v.ios)
+	auth := f.auth
+	if f.ui.on && f.http.url == "" {
+		auth.noBrowser = false // --no-browser is --ui's here, not OAuth's
+	}
+	oauth, err := auth.validate(f.http, v.ios)
 	if err != nil {
 		return cfg, err
 	}
 	sess, err := f.session.validate(f.http, v.ios, v.eraSet)
 	if err != nil {
+		return cfg, err
+	}
+	if feat.ui, err = f.ui.validate(f.auth.noBrowser, v.ios, v.person); err != nil {
 		return cfg, err
 	}
 	return config{out: out, conn: connDesc{at: v.at, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil

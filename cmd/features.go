@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
 	"github.com/mcpx-dev/mcpx/tui"
@@ -242,6 +243,11 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		for _, w := range warnings {
 			c.console.Warn(w)
 		}
+		view, states, stop, err := o.openView(ctx, c, name, args)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		call := inspector.ToolCall{
 			Name:     name,
 			Args:     args,
@@ -263,8 +269,59 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if res != nil {
 			o.e.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
 		}
+		if view != nil {
+			giveOutcome(view, res, err, ctx.Err() != nil)
+			if o.e.repl == nil && ctx.Err() == nil {
+				if werr := waitView(ctx, c, view, states); err == nil {
+					err = werr
+				}
+			}
+		}
 		return err
 	})
+}
+
+// openView opens the view of tool name for a call made with --ui (spec
+// io.modelcontextprotocol/ui, "Resource Discovery": its resource read
+// before the call): in the REPL's host, which keeps it for the session,
+// or in a host of the command's own, closed when the command ends. It
+// returns a nil view when the call opens none, and what stops the
+// command's own host (tearing its view down).
+func (o *toolsCallOptions) openView(ctx context.Context, c *client, name string, args json.RawMessage) (*apps.View, <-chan apps.State, func(), error) {
+	ui := o.e.cfg.conn.feat.ui
+	stop := func() {}
+	if !ui.on {
+		return nil, nil, stop, nil
+	}
+	tool, err := viewFor(ctx, c, name)
+	if err != nil || tool == nil {
+		return nil, nil, stop, err
+	}
+	var host *apps.Host
+	var states chan apps.State
+	if o.e.repl != nil {
+		host, err = o.e.repl.viewHost(c)
+	} else {
+		states = make(chan apps.State, 64)
+		host, err = newViewHost(viewHostOptions{
+			ui: ui, console: c.console, current: func() (*client, error) { return c, nil },
+			wire: func() bool { return o.e.cfg.out.wire }, recorders: c.viewRecorders,
+			openURL: openURL(o.e.ios), states: states,
+		})
+		if err == nil {
+			stop = func() { closeViews(ctx, host) }
+		}
+	}
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	view, err := host.Open(ctx, apps.Call{Tool: tool, Arguments: args})
+	if err != nil {
+		stop()
+		return nil, nil, func() {}, fmt.Errorf("cannot open the view of tool %q: %w", name, err)
+	}
+	showView(c, ui, host, view, openURL(o.e.ios))
+	return view, states, stop, nil
 }
 
 func newResourcesCmd(e *env) *cobra.Command {
