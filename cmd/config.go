@@ -154,8 +154,8 @@ func (f *rootFlags) validate(v validation) (config, error) {
 		return cfg, err
 	}
 	auth := f.auth
-	if f.ui.on && f.http.url == "" {
-		auth.noBrowser = false // --no-browser is --ui's here, not OAuth's
+	if f.http.url == "" {
+		auth.noBrowser = false // --no-browser is only --ui's here, not OAuth's
 	}
 	oauth, err := auth.validate(f.http, v.ios)
 	if err != nil {

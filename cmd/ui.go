@@ -253,7 +253,7 @@ func showView(c *client, ui uiDesc, h *apps.Host, v *apps.View, open func(string
 	what := fmt.Sprintf("the view of %s", v.Info().Tool)
 	switch {
 	case h.Connected():
-		c.console.Note(what + " is shown in the open page " + h.URL())
+		c.console.Note(what + " is shown in the open page " + v.URL())
 	case ui.noBrowser:
 		c.console.Note(what + ": open " + v.URL() + " in a browser")
 	default:

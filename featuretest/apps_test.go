@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,9 +123,15 @@ type liveMcpx struct {
 
 func startMcpx(t *testing.T, args ...string) *liveMcpx {
 	t.Helper()
+	return startMcpxIn(t, strings.NewReader(""), args...)
+}
+
+// startMcpxIn is startMcpx reading stdin from in (not a terminal).
+func startMcpxIn(t *testing.T, in io.Reader, args ...string) *liveMcpx {
+	t.Helper()
 	m := &liveMcpx{t: t, args: args, signals: make(chan os.Signal, 1), done: make(chan int, 1)}
 	ios := &cmd.IOStreams{
-		In: strings.NewReader(""), Out: &m.stdout, ErrOut: &m.stderr, Signals: m.signals,
+		In: in, Out: &m.stdout, ErrOut: &m.stderr, Signals: m.signals,
 		Getenv: func(k string) string {
 			if k == "NO_COLOR" {
 				return "1"
@@ -134,7 +141,13 @@ func startMcpx(t *testing.T, args ...string) *liveMcpx {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	go func() { m.done <- cmd.Run(ctx, args, ios) }()
+	go func() {
+		code := cmd.Run(ctx, args, ios)
+		if c, ok := in.(io.Closer); ok {
+			c.Close() // a test writing to mcpx's stdin is not left blocked
+		}
+		m.done <- code
+	}()
 	t.Cleanup(func() {
 		if m.done != nil {
 			cancel()
@@ -338,6 +351,48 @@ func TestAppsThroughMcpx(t *testing.T) {
 		if strings.Contains(m.stderr.String(), "the model's secret") {
 			t.Error("the model-only tool was called")
 		}
+	})
+
+	// The REPL: :ui on declares MCP Apps, a call with --ui opens its view,
+	// which stays live while the REPL reads on; the next view appears in
+	// the open page; exit tears them down.
+	t.Run("repl", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		t.Cleanup(func() { pw.Close() })
+		m := startMcpxIn(t, pr, append([]string{"repl", "--no-browser", "--wire"}, appsServer(t, "http://127.0.0.1:1", "http://127.0.0.1:2")...)...)
+		say := func(line string) {
+			if _, err := io.WriteString(pw, line+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		say(":ui")
+		m.waitStderr("MCP Apps is off")
+		say(":ui on")
+		m.waitStderr("MCP Apps is on: reconnecting to declare it")
+		say("tools call show city=Rome --ui")
+		u, id := m.url()
+		tab := browsertest.NewTab(t, bctx)
+		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#input"), func(s string) bool { return s == `{"city":"Rome"}` })
+		browsertest.ClickInView(t, tab, id, browsertest.CSS("#call"))
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#refreshed"), func(s string) bool { return s == "refreshed 1" })
+		say("tools call show city=Oslo --ui")
+		m.waitStderr("the view of show is shown in the open page")
+		if !testwait.Poll(testwait.Bound, func() bool {
+			return strings.Count(m.stderr.String(), `"method":"ui/notifications/initialized"`) == 2
+		}) {
+			t.Fatal("the second view did not initialize in the open page")
+		}
+		say("exit")
+		if code := m.wait(); code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		if n := strings.Count(m.stderr.String(), `"method":"ui/resource-teardown"`); n != 2 {
+			t.Errorf("%d teardowns at exit, want 2", n)
+		}
+		wantContains(t, "stdout", m.stdout.String(), "Sunny in Paris")
 	})
 
 	// A view that never sends ui/initialize: a bounded wait, a clear
