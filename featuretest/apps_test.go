@@ -275,6 +275,11 @@ func TestAppsThroughMcpx(t *testing.T) {
 		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#server-time"), func(s string) bool { return isoTime.MatchString(s) && s != first })
 		browsertest.ClickInView(t, tab, id, browsertest.Button("Send Log"))
 		m.waitStderr("view get-time| [info] This is log text.")
+		browsertest.ClickInView(t, tab, id, browsertest.Button("Send Message"))
+		m.waitStderr("view get-time asks to say (user): This is message text.")
+		// No terminal to ask: the link is declined, not opened.
+		browsertest.ClickInView(t, tab, id, browsertest.Button("Open Link"))
+		m.waitStderr("warning: view get-time asked to open https://modelcontextprotocol.io/: declined (no terminal to ask)")
 		if code := m.interrupt(); code != 0 {
 			t.Errorf("exit %d after Ctrl-C, want 0", code)
 		}
@@ -345,9 +350,14 @@ func TestAppsThroughMcpx(t *testing.T) {
 		}
 		browsertest.ClickInView(t, tab, id, browsertest.CSS("#flood"))
 		m.waitStderr("the view sends too many messages")
-		if code := m.interrupt(); code != 0 {
-			t.Errorf("exit %d after Ctrl-C, want 0", code)
+		// Closing the page ends the command.
+		if err := chromedp.Cancel(tab); err != nil {
+			t.Fatal(err)
 		}
+		if code := m.wait(); code != 0 {
+			t.Errorf("exit %d after the page closed, want 0", code)
+		}
+		wantContains(t, "stderr", m.stderr.String(), "mcpx: the page was closed")
 		if strings.Contains(m.stderr.String(), "the model's secret") {
 			t.Error("the model-only tool was called")
 		}
