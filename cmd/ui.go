@@ -51,6 +51,8 @@ type uiDesc struct {
 	person inspector.Person
 }
 
+// validate checks the --ui flags; noBrowser is --no-browser, person the
+// one who answers on the terminal (nil without one).
 func (f uiFlags) validate(noBrowser bool, ios *IOStreams, person inspector.Person) (uiDesc, error) {
 	d := uiDesc{on: f.on, timeout: f.timeout, noBrowser: noBrowser, person: person}
 	switch f.theme {
@@ -122,7 +124,7 @@ func (b sessionBackend) ReadResource(ctx context.Context, uri string) (json.RawM
 func viewError(err error) error {
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
-		return fmt.Errorf("%w", &apps.Error{Code: int64(rpc.Code), Message: rpc.Message, Data: rpc.Data})
+		return &apps.Error{Code: int64(rpc.Code), Message: rpc.Message, Data: rpc.Data}
 	}
 	return err
 }
