@@ -164,7 +164,33 @@ type viewRecorder interface {
 // newViewHost starts an MCP Apps host on two loopback origins.
 func newViewHost(o viewHostOptions) (*apps.Host, error) {
 	con := o.console
-	h := apps.Handlers{
+	return apps.NewHost(apps.Options{
+		Backend:        sessionBackend{current: o.current},
+		HostInfo:       apps.Implementation{Name: "mcpx", Version: Version()},
+		Theme:          o.ui.theme,
+		Handlers:       viewHandlers(o),
+		ConnectTimeout: o.ui.timeout,
+		InitTimeout:    o.ui.timeout,
+		Observer: func(m apps.WireMessage) {
+			if o.wire() {
+				con.ViewWire(m)
+			}
+			dir := record.HostToView
+			if m.Direction == apps.FromView {
+				dir = record.ViewToHost
+			}
+			for _, r := range o.recorders() {
+				r.View(dir, record.ViewInfo{ID: m.View.ID, Tool: m.View.Tool, URI: m.View.ResourceURI}, m.Raw)
+			}
+		},
+	})
+}
+
+// viewHandlers hand what views ask for to the terminal: logs, messages
+// and model context shown, links opened once the person said yes.
+func viewHandlers(o viewHostOptions) apps.Handlers {
+	con := o.console
+	return apps.Handlers{
 		Log: func(v apps.ViewInfo, params json.RawMessage) { con.ViewLog(v, params) },
 		Message: func(_ context.Context, v apps.ViewInfo, params json.RawMessage) error {
 			con.ViewMessage(v, params)
@@ -207,26 +233,6 @@ func newViewHost(o viewHostOptions) (*apps.Host, error) {
 			}
 		},
 	}
-	return apps.NewHost(apps.Options{
-		Backend:        sessionBackend{current: o.current},
-		HostInfo:       apps.Implementation{Name: "mcpx", Version: Version()},
-		Theme:          o.ui.theme,
-		Handlers:       h,
-		ConnectTimeout: o.ui.timeout,
-		InitTimeout:    o.ui.timeout,
-		Observer: func(m apps.WireMessage) {
-			if o.wire() {
-				con.ViewWire(m)
-			}
-			dir := record.HostToView
-			if m.Direction == apps.FromView {
-				dir = record.ViewToHost
-			}
-			for _, r := range o.recorders() {
-				r.View(dir, record.ViewInfo{ID: m.View.ID, Tool: m.View.Tool, URI: m.View.ResourceURI}, m.Raw)
-			}
-		},
-	})
 }
 
 // viewFor returns the definition of tool name when it has a view to open

@@ -446,6 +446,13 @@ func TestAppsBadViews(t *testing.T) {
 		wantContains(t, "stderr", r.stderr, "the host page was not opened: no browser opened http://127.0.0.1:", "within 1s (--ui-timeout waits longer)")
 		wantContains(t, "stdout", r.stdout, "Sunny in Paris")
 	})
+	// The 2026-07-28 era declares the extension in every request's _meta,
+	// beside the tasks extension.
+	t.Run("modern era", func(t *testing.T) {
+		r := run(t, "", "tools", "list", "--ui", "--protocol-era", "modern", "--wire", "--env", serverEnv+"=modern", "--", os.Args[0])
+		r.wantCode(t, 0)
+		wantContains(t, "stderr", r.stderr, `"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`)
+	})
 	t.Run("tools list", func(t *testing.T) {
 		r := run(t, "", append([]string{"tools", "list", "--ui"}, server...)...)
 		r.wantCode(t, 0)
