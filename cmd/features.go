@@ -152,10 +152,15 @@ says string, and arrays and objects take JSON (tags='["a","b"]'). A dotted key
 builds nested objects (user.address.city=Paris), tags[0]=x and tags[]=x array
 elements. --args gives the whole arguments object as JSON (or @file.json);
 key=value pairs are merged into it. The arguments are checked against the
-tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
+tool's inputSchema before the call is sent; --no-validate sends them anyway.
+
+With --ui (MCP Apps), a tool that has a view (_meta.ui.resourceUri) is shown
+in the browser too (--no-browser prints its URL): mcpx stays until Ctrl-C or
+until the page is closed, then tears the view down.`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
-  mcpx tools call search --args @query.json -- node server.js`,
+  mcpx tools call search --args @query.json -- node server.js
+  mcpx tools call get-time --ui -- npx -y @modelcontextprotocol/server-basic-vanillajs --stdio`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, -1); err != nil {
