@@ -1,243 +1,57 @@
 package apps
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/browsertest"
 )
 
 // These tests open views in a real browser, Debian's chromium, headless
-// (./scripts/test installs it). Without it they are skipped, or fail
-// under MCPX_REQUIRE_INTEROP=1.
-
-// chromium finds the browser.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if testservers.RequireInterop() {
-		t.Fatal("chromium is not installed (MCPX_REQUIRE_INTEROP=1; ./scripts/test installs it)")
-	}
-	t.Skip("chromium is not installed (./scripts/test installs it; set MCPX_REQUIRE_INTEROP=1 to make this a failure)")
-	return ""
-}
+// (./scripts/test installs it), with the helpers of internal/browsertest.
+// Without it they are skipped, or fail under MCPX_REQUIRE_INTEROP=1.
 
 // newBrowser starts a headless chromium with a tab, for the test's
-// lifetime (a minute at most).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	exe := chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("no-proxy-server", true),
-		chromedp.WindowSize(1200, 1000),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1200, 1000)); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return bctx
-}
+// lifetime (90s at most).
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 90*time.Second) }
 
-// eventually retries f every 50ms until it succeeds, for 20s.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	browsertest.Eventually(t, what, f)
 }
 
-// viewWorld is an isolated script world in the view's own document: the
-// inner frame of the view's sandbox frame (found by the view's sandbox
-// URL in the frame tree). It sees the view's DOM, not its scripts.
-func viewWorld(ctx context.Context, viewID string) (runtime.ExecutionContextID, error) {
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return 0, err
-	}
-	var find func(n *page.FrameTree) *page.FrameTree
-	find = func(n *page.FrameTree) *page.FrameTree {
-		if strings.HasSuffix(n.Frame.URL, "/view/"+viewID) && len(n.ChildFrames) > 0 && n.Frame.ParentID != "" {
-			if p := n.ChildFrames[0]; p != nil {
-				return p
-			}
-		}
-		for _, c := range n.ChildFrames {
-			if f := find(c); f != nil {
-				return f
-			}
-		}
-		return nil
-	}
-	inner := find(tree.FrameTree)
-	if inner == nil {
-		return 0, fmt.Errorf("the view's frame is not there yet")
-	}
-	w, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: inner.Frame.ID, WorldName: "mcpx-test"})
-	if err != nil {
-		return 0, err
-	}
-	return w.ExecutionContextID, nil
-}
+func css(sel string) string     { return browsertest.CSS(sel) }
+func button(text string) string { return browsertest.Button(text) }
 
-// inView evaluates expr in the view's document.
-func inView[T any](ctx context.Context, viewID, expr string) (T, error) {
-	var zero T
-	w, err := viewWorld(ctx, viewID)
-	if err != nil {
-		return zero, err
-	}
-	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) { p.ContextID = w }))
-}
-
-// css is the view's element matching a CSS selector, as a script
-// expression.
-func css(sel string) string { return `document.querySelector(` + strconv.Quote(sel) + `)` }
-
-// button is the view's button labelled text.
-func button(text string) string {
-	return `[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === ` + strconv.Quote(text) + `)`
-}
-
-// waitViewText waits until the text of the view's element (a script
-// expression: css, button) satisfies ok, and returns it.
 func waitViewText(t *testing.T, ctx context.Context, viewID, elem string, ok func(string) bool) string {
 	t.Helper()
-	var got string
-	eventually(t, "the view's "+elem, func() error {
-		s, err := inView[string](ctx, viewID, `((`+elem+`) || {}).textContent || ""`)
-		if err != nil {
-			return err
-		}
-		got = s
-		if !ok(s) {
-			return fmt.Errorf("text %q", s)
-		}
-		return nil
-	})
-	return got
+	return browsertest.WaitViewText(t, ctx, viewID, elem, ok)
 }
 
-// clickInView clicks the view's element (a script expression) with the
-// mouse, as a person does: at its centre in the page, through both
-// frames.
 func clickInView(t *testing.T, ctx context.Context, viewID, elem string) {
 	t.Helper()
-	eventually(t, "clicking "+elem, func() error {
-		xy, err := inView[[]float64](ctx, viewID, `(() => {
-			const e = `+elem+`;
-			e.scrollIntoView({block: "center"});
-			const r = e.getBoundingClientRect(), f = window.frameElement.getBoundingClientRect();
-			return [f.left + r.left + r.width / 2, f.top + r.top + r.height / 2];
-		})()`)
-		if err != nil {
-			return err
-		}
-		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
-			const f = document.getElementById(`+strconv.Quote(viewID)+`).querySelector("iframe");
-			const r = f.getBoundingClientRect();
-			return [r.left + f.clientLeft, r.top + f.clientTop];
-		})()`))
-		if err != nil {
-			return err
-		}
-		return chromedp.Do(ctx, chromedp.MouseClickXY(at[0]+xy[0], at[1]+xy[1]))
-	})
+	browsertest.ClickInView(t, ctx, viewID, elem)
 }
 
-// screenshot captures the tab and decodes it.
 func screenshot(t *testing.T, ctx context.Context) image.Image {
 	t.Helper()
-	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dir := os.Getenv("MCPX_SCREENSHOTS"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), b, 0o644)
-	}
-	return img
+	return browsertest.Screenshot(t, ctx)
 }
 
-// countColor counts the pixels of img close to the colour r, g, b.
-func countColor(img image.Image, r, g, b uint8) int {
-	n := 0
-	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
-		for x := bounds.Min.X; x < bounds.Max.X; x++ {
-			pr, pg, pb, _ := img.At(x, y).RGBA()
-			if near(pr>>8, r) && near(pg>>8, g) && near(pb>>8, b) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func near(a uint32, b uint8) bool { return a+3 >= uint32(b) && a <= uint32(b)+3 }
-
-// distinctColors counts the colours of img (capped).
-func distinctColors(img image.Image) int {
-	seen := map[uint32]bool{}
-	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y += 2 {
-		for x := bounds.Min.X; x < bounds.Max.X; x += 2 {
-			r, g, b, _ := img.At(x, y).RGBA()
-			seen[r>>8<<16|g>>8<<8|b>>8] = true
-			if len(seen) > 1000 {
-				return len(seen)
-			}
-		}
-	}
-	return len(seen)
-}
+func countColor(img image.Image, r, g, b uint8) int { return browsertest.CountColor(img, r, g, b) }
+func distinctColors(img image.Image) int            { return browsertest.DistinctColors(img) }
 
 // probeServer counts the requests it gets.
 func probeServer(t *testing.T) (string, *atomic.Int32) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 func TestHandshakeInputThenResult(t *testing.T) {
@@ -433,7 +435,8 @@ func TestTeardown(t *testing.T) {
 	p.handshake(id)
 	p.rpc()
 	p.post(id, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"refresh"}}`)
-	rec.waitFor(t, "the call to reach the server", func(*recorder) bool { return len(b.toolCalls()) == 1 })
+	// The backend does not tell the recorder: poll (bounded).
+	testwait.For(t, "the call to reach the server", func() bool { return len(b.toolCalls()) == 1 })
 	errc := make(chan error, 1)
 	go func() { errc <- v.Close(context.Background(), "done here") }()
 	m := p.rpc()

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/servers"
@@ -90,6 +91,13 @@ var adviceTable = []func(error) string{
 			return ""
 		}
 		return fmt.Sprintf("; see `mcpx %ss list`", e.Kind)
+	},
+	// An MCP Apps view that no browser showed, or that did not start.
+	func(err error) string {
+		if errors.Is(err, apps.ErrNoPage) || errors.Is(err, apps.ErrNoInitialize) {
+			return " (--ui-timeout waits longer)"
+		}
+		return ""
 	},
 	// Arguments that do not match the tool's inputSchema.
 	func(err error) string {

@@ -108,6 +108,9 @@ func newFeatures(d connDesc, c *client) *inspector.ClientFeatures {
 	if o.roots != nil {
 		f.Roots = inspector.NewRoots(o.roots)
 	}
+	if o.ui.on {
+		f.Extensions = uiExtensions()
+	}
 	if o.sampler != nil {
 		s := o.sampler.Clone()
 		s.Who = who

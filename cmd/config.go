@@ -112,6 +112,8 @@ type featuresDesc struct {
 	elicitor *inspector.Elicitor
 	logLevel string
 	linger   time.Duration
+	// ui is --ui: the MCP Apps extension declared, views shown.
+	ui uiDesc
 }
 
 // recordDesc is --record and what comparisons leave out.
@@ -163,7 +165,11 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	oauth, err := f.auth.validate(f.http, v.ios)
+	auth := f.auth
+	if f.http.url == "" {
+		auth.noBrowser = false // --no-browser is only --ui's here, not OAuth's
+	}
+	oauth, err := auth.validate(f.http, v.ios)
 	if err != nil {
 		return cfg, err
 	}
@@ -173,6 +179,9 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	}
 	named, err := f.named.validate()
 	if err != nil {
+		return cfg, err
+	}
+	if feat.ui, err = f.ui.validate(f.auth.noBrowser, v.ios, v.person); err != nil {
 		return cfg, err
 	}
 	return config{out: out, conn: connDesc{at: v.at, named: named, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil

@@ -46,6 +46,9 @@ type client struct {
 	// held is the open session (@NAME) the connection goes through, as it
 	// was when the command attached; nil otherwise.
 	held *sessiond.Status
+	// rec is the --record recorder, nil without one: views' messages are
+	// recorded beside the frames.
+	rec *record.Recorder
 }
 
 // Close ends the session (shutting the server down) and releases files;
@@ -138,6 +141,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 	}
 	c.feats = newFeatures(d, c)
 	c.observe = a.observe
+	c.rec = rec
 	life := lifecycle(d, c.feats, c.console.Note, &k.eraCache)
 	if out.verbose {
 		if note := inspector.OpeningNote(life); note != "" {

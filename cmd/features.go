@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
 	"github.com/mcpx-dev/mcpx/tui"
@@ -159,12 +160,17 @@ sends them anyway.
 
 Binary content is summarised, never dumped: -o FILE writes the result's first
 image, audio or embedded blob (or, without one, its first text) to FILE, and
-prints the rest (-o - writes it to stdout when that is not a terminal).`,
+prints the rest (-o - writes it to stdout when that is not a terminal).
+
+With --ui (MCP Apps), a tool that has a view (_meta.ui.resourceUri) is shown
+in the browser too (--no-browser prints its URL): mcpx stays until Ctrl-C or
+until the page is closed, then tears the view down.`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
   mcpx tools call search --args @query.json -- node server.js
   jq -n '{query: "mcp"}' | mcpx tools call search --args @- -- node server.js
-  mcpx tools call screenshot -o shot.png -- node server.js`,
+  mcpx tools call screenshot -o shot.png -- node server.js
+  mcpx tools call get-time --ui -- npx -y @modelcontextprotocol/server-basic-vanillajs --stdio`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, -1); err != nil {
@@ -260,6 +266,11 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		for _, w := range warnings {
 			c.console.Warn(w)
 		}
+		view, states, stop, err := o.openView(ctx, c, name, args)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		call := inspector.ToolCall{
 			Name:     name,
 			Args:     args,
@@ -278,11 +289,23 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		}
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
-		if res != nil && o.output != "" && err == nil {
-			return o.save(ctx, c, res)
-		}
-		if res != nil {
+		var saveErr error
+		switch {
+		case res != nil && o.output != "" && err == nil:
+			saveErr = o.save(ctx, c, res)
+		case res != nil:
 			o.e.emit(c, res, func() { c.out.WithSaveHint("use -o FILE or --json to get it").ToolResult(res) })
+		}
+		if view != nil && saveErr == nil {
+			giveOutcome(view, res, err, ctx.Err() != nil)
+			if o.e.repl == nil && ctx.Err() == nil {
+				if werr := waitView(ctx, c, view, states); err == nil {
+					err = werr
+				}
+			}
+		}
+		if saveErr != nil {
+			return saveErr
 		}
 		return err
 	})
@@ -329,6 +352,49 @@ func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMess
 		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, content.Type), o.output)
 	})
 	return nil
+}
+
+// openView opens the view of tool name for a call made with --ui (spec
+// io.modelcontextprotocol/ui, "Resource Discovery": its resource read
+// before the call): in the REPL's host, which keeps it for the session,
+// or in a host of the command's own, closed when the command ends. It
+// returns a nil view when the call opens none, and what stops the
+// command's own host (tearing its view down).
+func (o *toolsCallOptions) openView(ctx context.Context, c *client, name string, args json.RawMessage) (*apps.View, <-chan apps.State, func(), error) {
+	ui := o.e.cfg.conn.feat.ui
+	stop := func() {}
+	if !ui.on {
+		return nil, nil, stop, nil
+	}
+	tool, err := viewFor(ctx, c, name)
+	if err != nil || tool == nil {
+		return nil, nil, stop, err
+	}
+	var host *apps.Host
+	var states chan apps.State
+	if o.e.repl != nil {
+		host, err = o.e.repl.viewHost(c)
+	} else {
+		states = make(chan apps.State, 64)
+		host, err = newViewHost(viewHostOptions{
+			ui: ui, console: c.console, current: func() (*client, error) { return c, nil },
+			wire: func() bool { return o.e.cfg.out.wire }, recorders: c.viewRecorders,
+			openURL: openURL(o.e.ios), states: states,
+		})
+		if err == nil {
+			stop = func() { closeViews(ctx, host) }
+		}
+	}
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	view, err := host.Open(ctx, apps.Call{Tool: tool, Arguments: args})
+	if err != nil {
+		stop()
+		return nil, nil, func() {}, fmt.Errorf("cannot open the view of tool %q: %w", name, err)
+	}
+	showView(c, ui, host, view, openURL(o.e.ios))
+	return view, states, stop, nil
 }
 
 func newResourcesCmd(e *env) *cobra.Command {

@@ -25,6 +25,7 @@ type rootFlags struct {
 	feat    featureFlags
 	rec     recordFlags
 	out     outputFlags
+	ui      uiFlags
 }
 
 // serverFlags are about a server command given after --.
@@ -103,6 +104,7 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.out.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	fs.StringVar(&f.out.color, "color", "auto", "colour output `WHEN`: auto, always or never")
 	f.feat.register(fs)
+	f.ui.register(fs)
 	fs.StringVar(&f.rec.file, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")
 	fs.BoolVar(&f.rec.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
 	fs.StringArrayVar(&f.rec.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")

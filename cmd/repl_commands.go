@@ -63,6 +63,7 @@ func replCommands() []replCommand {
 		{name: ":record", use: ":record FILE|off", short: "record the session's traffic to a trace file", run: reportErr((*replSession).record)},
 		{name: ":reconnect", use: ":reconnect", short: "close the session and start a new one", run: reportErr((*replSession).reconnect)},
 		{name: ":roots", use: ":roots [add|remove PATH]", short: "list or change the roots offered (sends roots/list_changed)", run: reportErr((*replSession).roots)},
+		{name: ":ui", use: ":ui [on|off]", short: "declare MCP Apps (reconnects); tools call NAME --ui opens the tool's view", run: reportErr((*replSession).uiCmd)},
 		{name: ":log", use: ":log LEVEL", short: "ask for log messages at LEVEL and above", run: reportErr((*replSession).logLevel)},
 		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
 		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
@@ -199,6 +200,7 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 	if len(args) != 0 {
 		return usageErrorf("usage: :reconnect")
 	}
+	s.closeViews()
 	s.mu.Lock()
 	old, oldCat := s.c, s.catalog
 	s.closing = true
@@ -384,5 +386,38 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 		return err
 	}
 	notificationPrinter(s.ios, output{json: s.json.Load(), color: s.cfg.out.color})(m)
+	return nil
+}
+
+// uiCmd shows or switches the declaration of MCP Apps (extension
+// io.modelcontextprotocol/ui). Capabilities are declared when a session
+// opens, so switching reconnects; the views open so far are torn down
+// with the old session.
+func (s *replSession) uiCmd(ctx context.Context, args []string) error {
+	on := s.cfg.conn.feat.ui.on
+	switch {
+	case len(args) == 0:
+	case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
+		if want := args[0] == "on"; want != on {
+			s.cfg.conn.feat.ui.on = want
+			fmt.Fprintf(s.ios.ErrOut, "MCP Apps is %s: reconnecting to declare it\n", args[0])
+			return s.reconnect(ctx, nil)
+		}
+	default:
+		return usageErrorf("usage: :ui [on|off]")
+	}
+	state := "off"
+	if on {
+		state = "on (tools call NAME --ui opens the tool's view)"
+	}
+	fmt.Fprintf(s.ios.ErrOut, "MCP Apps is %s\n", state)
+	s.mu.Lock()
+	h := s.views
+	s.mu.Unlock()
+	if h != nil {
+		for _, v := range h.Views() {
+			fmt.Fprintf(s.ios.ErrOut, "view of %s: %s\n", tui.EscapeLine(v.Info().Tool), v.URL())
+		}
+	}
 	return nil
 }

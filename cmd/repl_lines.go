@@ -93,7 +93,7 @@ var notInREPL = map[string]string{
 
 // allowedLineFlags are the global flags a REPL command may carry: the
 // others choose or shape the session, which is open already.
-var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": true, "help": true}
+var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": true, "help": true, "ui": true}
 
 // lineTree builds the command tree the REPL's lines run through, once for
 // the REPL: mcpx's own, with the server flags hidden and refused, help
@@ -165,6 +165,12 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 	e.cfg = config{
 		out:  output{json: lf.out.json, wire: lf.out.wire, verbose: lf.out.verbose, color: s.cfg.out.color},
 		conn: lineConn(s.cfg.conn.feat),
+	}
+	// --ui on a line opens the view of the call it makes; the session
+	// declares MCP Apps or not (:ui).
+	e.cfg.conn.feat.ui.on = lf.ui.on
+	if lf.ui.on && !s.cfg.conn.feat.ui.on {
+		newConsole(s.ios, s.cfg.out, s.conns.prompter).Warn("this session does not declare MCP Apps (:ui on declares it), so the server may not offer views")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/record"
@@ -52,6 +53,9 @@ type replSession struct {
 	ended   bool               // the end of the session was reported
 	watch   *inspector.Watcher // list changes and resource subscriptions
 	trace   traceWriter        // :record
+	// views is the MCP Apps host of the REPL, made for the first call
+	// with --ui: its views stay open while the session lasts.
+	views *apps.Host
 	// hs keeps the session's handshake, which a :record started later
 	// begins with.
 	hs record.Handshake
@@ -209,6 +213,7 @@ func (s *replSession) with(server []string, fn func(*client) error) error {
 // what watched it. It returns the first error finishing the files: the
 // --record trace, the :record trace, the --server-stderr file.
 func (s *replSession) close() error {
+	s.closeViews()
 	s.mu.Lock()
 	c, cat := s.c, s.catalog
 	s.closing = true
@@ -234,6 +239,50 @@ func (s *replSession) close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// viewHost returns the REPL's MCP Apps host, started at the first view.
+func (s *replSession) viewHost(c *client) (*apps.Host, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.views != nil {
+		return s.views, nil
+	}
+	h, err := newViewHost(viewHostOptions{
+		ui: s.cfg.conn.feat.ui, console: c.console, current: s.current, wire: s.wire.Load,
+		recorders: func() []viewRecorder {
+			s.mu.Lock()
+			tw := s.trace
+			c := s.c
+			s.mu.Unlock()
+			var rs []viewRecorder
+			if c != nil {
+				rs = c.viewRecorders()
+			}
+			if r, ok := tw.(viewRecorder); ok {
+				rs = append(rs, r)
+			}
+			return rs
+		},
+		openURL: openURL(s.ios),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.views = h
+	return h, nil
+}
+
+// closeViews tears the REPL's views down (before its session ends: they
+// talk to its server).
+func (s *replSession) closeViews() {
+	s.mu.Lock()
+	h := s.views
+	s.views = nil
+	s.mu.Unlock()
+	if h != nil {
+		closeViews(s.ctx, h)
+	}
 }
 
 func (s *replSession) banner() {

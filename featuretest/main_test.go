@@ -56,6 +56,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "apps":
+		if err := runAppsServer(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "mcpx":
 		// The mcpx binary itself, for peers that run a client command
 		// (the conformance suite).

@@ -3,6 +3,8 @@ package inspector
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -24,6 +26,36 @@ type ClientFeatures struct {
 	Elicitor *Elicitor // nil: elicitation not declared
 	// Tasks runs task-augmented sampling and elicitation; nil: not declared.
 	Tasks *TaskStore
+	// Extensions are further extensions mcpx declares under
+	// capabilities.extensions, each identifier with its settings object
+	// (e.g. MCP Apps, io.modelcontextprotocol/ui with its mimeTypes, when
+	// --ui asks for views). They are declared in both eras: the
+	// 2026-07-28 schema has ClientCapabilities.extensions, and extensions
+	// negotiated in initialize use the same member (SEP-1724; the MCP
+	// Apps specification's "Client (Host) Capabilities" declares it in a
+	// handshake-era initialize).
+	Extensions map[string]json.RawMessage
+}
+
+// extensions returns the capabilities.extensions object: the
+// identifiers of Extensions in sorted order, plus the tasks extension in
+// the modern era; nil when there is none.
+func (f *ClientFeatures) extensions(modern bool) json.RawMessage {
+	ext := &Object{vals: map[string]json.RawMessage{}}
+	if modern {
+		ext.Set(mcp.TasksExtension, json.RawMessage(`{}`))
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.Extensions)) {
+		settings := f.Extensions[id]
+		if len(settings) == 0 {
+			settings = json.RawMessage(`{}`)
+		}
+		ext.Set(id, settings)
+	}
+	if len(ext.Keys()) == 0 {
+		return nil
+	}
+	return ext.Marshal()
 }
 
 func (f *ClientFeatures) version() string {
@@ -88,6 +120,9 @@ func (f *ClientFeatures) Capabilities() json.RawMessage {
 		}
 		caps.Set("tasks", json.RawMessage(`{"list":{},"cancel":{},"requests":`+string(reqs.Marshal())+`}`))
 	}
+	if ext := f.extensions(false); ext != nil {
+		caps.Set("extensions", ext)
+	}
 	return caps.Marshal()
 }
 
@@ -115,7 +150,7 @@ func (f *ClientFeatures) ModernCapabilities() json.RawMessage {
 		}
 		caps.Set("elicitation", json.RawMessage(fmt.Sprintf(`{"form":%s,"url":{}}`, form)))
 	}
-	caps.Set("extensions", json.RawMessage(`{"`+mcp.TasksExtension+`":{}}`))
+	caps.Set("extensions", f.extensions(true))
 	return caps.Marshal()
 }
 

@@ -201,3 +201,18 @@ func TestUndeclaredCapabilityWarnsAndSends(t *testing.T) {
 	}
 	w.none()
 }
+
+// Extensions (MCP Apps with --ui) are declared under
+// capabilities.extensions in both eras, beside the tasks extension in
+// the modern one.
+func TestExtensionsDeclared(t *testing.T) {
+	f := &ClientFeatures{Extensions: map[string]json.RawMessage{
+		"io.modelcontextprotocol/ui": json.RawMessage(`{"mimeTypes":["text/html;profile=mcp-app"]}`),
+	}}
+	if got, want := string(f.Capabilities()), `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`; got != want {
+		t.Errorf("legacy:\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(f.ModernCapabilities()), `{"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`; got != want {
+		t.Errorf("modern:\n got %s\nwant %s", got, want)
+	}
+}

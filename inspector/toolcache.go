@@ -107,3 +107,18 @@ func (s *Session) listedTools(ctx context.Context) ([]json.RawMessage, error) {
 	}
 	return list.Items, nil
 }
+
+// ListedTools returns the server's tools (every page) from the session's
+// copy of tools/list, listing them only when it is empty or stale: an MCP
+// Apps host checks a tool's visibility for every tools/call a view sends
+// (spec io.modelcontextprotocol/ui, "Visibility"), which must not list
+// the tools each time.
+func (s *Session) ListedTools(ctx context.Context) ([]json.RawMessage, error) {
+	return s.listedTools(ctx)
+}
+
+// ListedTool returns the definition of tool name from the session's copy
+// of tools/list (nil when the server does not list it).
+func (s *Session) ListedTool(ctx context.Context, name string) (json.RawMessage, error) {
+	return s.listedTool(ctx, name)
+}

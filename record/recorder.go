@@ -337,6 +337,14 @@ func (r *Recorder) text(s string) string {
 	return s
 }
 
+// View records one message between mcpx as an MCP Apps host and one of
+// its views (a view event, minor 3): dir is HostToView or ViewToHost,
+// data the message as sent or received, redacted like a frame.
+func (r *Recorder) View(dir Direction, v ViewInfo, data []byte) {
+	red, res, _ := r.red.frameRoute(data, nil)
+	r.writeScanned(Event{Kind: KindView, Dir: dir, Data: red, View: &v}, &res)
+}
+
 // Note records a note about the session or transport.
 func (r *Recorder) Note(text string) {
 	r.write(Event{Kind: KindNote, Text: r.text(text)})

@@ -50,7 +50,9 @@ const Version = 1
 // older trace its route was simply not recorded. Minor 2 added sessions
 // (the s member of every event, session events), prelude frames, stream
 // events, the re member, and the header's ignore and normalize lists.
-const Minor = 2
+// Minor 3 added view events: the messages between an MCP Apps host and
+// its views (KindView).
+const Minor = 3
 
 // Header is the first line of a trace: what it is and where it came from.
 type Header struct {
@@ -115,6 +117,13 @@ const (
 	// priming event (an event id and perhaps a retry delay, no data), a
 	// stream opened, closed or resumed.
 	KindStream Kind = "stream"
+	// KindView is one message between mcpx as an MCP Apps host and a view
+	// it shows (minor 3; extension io.modelcontextprotocol/ui: JSON-RPC
+	// over postMessage), exactly as sent or received, in Data, with the
+	// view it belongs to in View and its direction HostToView or
+	// ViewToHost. It is no frame of the session with the server: replay
+	// and verify skip it, as older readers skip a kind they do not know.
+	KindView Kind = "view"
 )
 
 // Direction says which way a frame travelled.
@@ -126,7 +135,21 @@ const (
 	ClientToServer Direction = "c2s"
 	// ServerToClient is a frame the server sent ("s2c").
 	ServerToClient Direction = "s2c"
+	// HostToView is a message the host sent to a view ("h2v", minor 3).
+	HostToView Direction = "h2v"
+	// ViewToHost is a message a view sent to the host ("v2h", minor 3).
+	ViewToHost Direction = "v2h"
 )
+
+// ViewInfo names the view of a view event (minor 3).
+type ViewInfo struct {
+	// ID identifies the view among the host's views.
+	ID string `json:"id"`
+	// Tool is the tool whose view it is.
+	Tool string `json:"tool,omitempty"`
+	// URI is the view's ui:// resource.
+	URI string `json:"uri,omitempty"`
+}
 
 // Event is one line of a trace after the header.
 type Event struct {
@@ -166,6 +189,8 @@ type Event struct {
 	Retry time.Duration
 	// SessionInfo describes the session a KindSession event opens.
 	SessionInfo *SessionInfo
+	// View names the view of a KindView event.
+	View *ViewInfo
 }
 
 // SessionInfo describes one session of a trace (minor 2): how the client
@@ -240,6 +265,8 @@ type wireEvent struct {
 	Re      json.RawMessage `json:"re,omitempty"`
 	Retry   int64           `json:"retry,omitempty"`
 	Session *SessionInfo    `json:"session,omitempty"`
+	// Minor 3.
+	View *ViewInfo `json:"view,omitempty"`
 }
 
 // wireRoute is the JSON form of a transport.Route. Values are stored
@@ -353,6 +380,14 @@ func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 	if e.Dir != "" {
 		b = append(b, `,"dir":`...)
 		b = appendString(b, string(e.Dir))
+	}
+	if e.Kind == KindView {
+		b = w.appendFrame(b, e.Data, scan)
+		if e.View != nil {
+			m, _ := marshalLine(e.View)
+			b = append(b, `,"view":`...)
+			b = append(b, bytes.TrimSuffix(m, []byte("\n"))...)
+		}
 	}
 	if e.Kind == KindFrame {
 		b = w.appendFrame(b, e.Data, scan)
@@ -643,6 +678,8 @@ func parseEvent(line []byte) (Event, error) {
 			err = json.Unmarshal(v, &w.Retry)
 		case "session":
 			err = json.Unmarshal(v, &w.Session)
+		case "view":
+			err = json.Unmarshal(v, &w.View)
 		}
 		if err != nil && typeErr == nil {
 			typeErr = fmt.Errorf("%s: %w", key, err)
@@ -658,7 +695,7 @@ func parseEvent(line []byte) (Event, error) {
 	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta,
 		Session: w.S, Re: w.Re}
 	switch w.Kind {
-	case KindFrame:
+	case KindFrame, KindView:
 		switch {
 		case len(b64) > 2 && !rawjson.IsNull(b64):
 			s, _ := rawjson.AppendString(nil, b64)
@@ -674,6 +711,16 @@ func parseEvent(line []byte) (Event, error) {
 			e.Data = w.Msg
 		default:
 			e.Data = []byte{}
+		}
+		if w.Kind == KindView {
+			if e.Dir != HostToView && e.Dir != ViewToHost {
+				return Event{}, fmt.Errorf("view message with direction %q (want h2v or v2h)", w.Dir)
+			}
+			e.View = w.View
+			if e.View == nil {
+				e.View = &ViewInfo{}
+			}
+			break
 		}
 		if e.Dir != ClientToServer && e.Dir != ServerToClient {
 			return Event{}, fmt.Errorf("frame with direction %q (want c2s or s2c)", w.Dir)
@@ -704,7 +751,7 @@ func parseEvent(line []byte) (Event, error) {
 // eventMember returns the wireEvent member a quoted name stands for.
 func eventMember(q []byte) string {
 	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta",
-		"s", "prelude", "re", "retry", "session")
+		"s", "prelude", "re", "retry", "session", "view")
 }
 
 // jsonKind names the kind of a JSON value, for messages.

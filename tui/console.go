@@ -145,7 +145,10 @@ func num(f float64) string {
 
 // LogMessage prints a notifications/message with its level (spec:
 // server/utilities/logging); structured data is pretty-printed.
-func (c *Console) LogMessage(params json.RawMessage) {
+func (c *Console) LogMessage(params json.RawMessage) { c.logMessage("", params) }
+
+// logMessage is LogMessage with a prefix before the level.
+func (c *Console) logMessage(prefix string, params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
 		Logger string          `json:"logger"`
@@ -159,7 +162,7 @@ func (c *Console) LogMessage(params json.RawMessage) {
 	if style == nil {
 		style = c.st.warn
 	}
-	head := style(fmt.Sprintf("[%s]", EscapeLine(m.Level)))
+	head := prefix + style(fmt.Sprintf("[%s]", EscapeLine(m.Level)))
 	if m.Logger != "" {
 		head += " " + c.st.dim(EscapeLine(m.Logger)+":")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/tidwall/pretty"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -297,11 +298,34 @@ func (p *Printer) Tools(items []json.RawMessage) {
 			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
 			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
 		}
+		name = append(name, p.appMarks(it)...)
 		return [3]cell{name, styled(SchemaSignature(t.InputSchema), p.st.dim), plain(firstLine(orString(t.Description, t.Title)))}
 	})
 	for _, w := range invalid {
 		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
 	}
+}
+
+// appMarks marks a tool that has an MCP Apps view ([view]: its
+// _meta.ui.resourceUri) and one visible to views only ([app only]: its
+// visibility lacks "model", so a host keeps it from the model), spec
+// "Resource Discovery" and "Visibility" of io.modelcontextprotocol/ui.
+func (p *Printer) appMarks(tool json.RawMessage) cell {
+	if !bytes.Contains(tool, []byte(`"_meta"`)) {
+		return nil
+	}
+	ui, err := apps.ParseToolUI(tool)
+	if err != nil {
+		return cell{{text: " "}, {text: "[invalid _meta.ui]", style: p.st.warn}}
+	}
+	var c cell
+	if ui.HasView() {
+		c = append(c, span{text: " "}, span{text: "[view]", style: p.st.key})
+	}
+	if ui.AppOnly() {
+		c = append(c, span{text: " "}, span{text: "[app only]", style: p.st.dim})
+	}
+	return c
 }
 
 func orString(a, b string) string {

@@ -58,6 +58,10 @@ type Entry struct {
 	// Route is the route a stateless-era (2026-07-28) message was sent
 	// with, as recorded (Streamable HTTP mirrors it into headers).
 	Route *RouteEntry `json:"route,omitempty"`
+	// View names the MCP Apps view of a message between mcpx and a view
+	// (Kind view-request, view-response, view-notification or
+	// view-invalid; Dir h2v or v2h).
+	View *record.ViewInfo `json:"view,omitempty"`
 }
 
 // RouteEntry is a recorded route: the values of the MCP-Protocol-Version,
@@ -151,6 +155,10 @@ func Timeline(tr *record.Trace) []Entry {
 	for _, e := range tr.Events {
 		ms := float64(e.Time.Microseconds()) / 1000
 		n := max(e.Session, 1)
+		if e.Kind == record.KindView {
+			out = append(out, viewEntries(e, ms, n)...)
+			continue
+		}
 		if e.Kind != record.KindFrame {
 			en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta}
 			if e.Kind == record.KindSession {
@@ -204,6 +212,44 @@ func Timeline(tr *record.Trace) []Entry {
 		}
 	}
 	return out
+}
+
+// viewEntries are the entries of a view event: its message, with a
+// summary of its params, result or error.
+func viewEntries(e record.Event, ms float64, n int) []Entry {
+	msgs, _ := parseMessages(e.Data)
+	var out []Entry
+	for _, m := range msgs {
+		en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: "view-" + m.Kind().String(), Method: m.Method, View: e.View}
+		if !m.ID.IsNull() {
+			en.ID = m.ID.Raw()
+		}
+		switch m.Kind() {
+		case jsonrpc.KindRequest:
+			en.Summary = paramsSummary(m.Method, m.Params)
+		case jsonrpc.KindNotification:
+			en.Summary = notificationSummary(m.Method, m.Params)
+		case jsonrpc.KindResponse:
+			if len(m.ErrorRaw) > 0 {
+				var ee EntryError
+				if json.Unmarshal(m.ErrorRaw, &ee) != nil {
+					ee = EntryError{Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
+				}
+				en.Error = &ee
+			} else {
+				en.Summary = rawjson.Excerpt(m.Result, 80)
+			}
+		default:
+			en.Text = string(m.Raw)
+		}
+		out = append(out, en)
+	}
+	return out
+}
+
+// parseMessages decodes the messages of a view event's data as a frame's.
+func parseMessages(data []byte) ([]*jsonrpc.Message, bool) {
+	return record.Event{Kind: record.KindFrame, Data: data}.Messages()
 }
 
 // withoutProtocolMeta returns params without the _meta members the
@@ -571,6 +617,10 @@ func (p *Printer) Trace(tr *record.Trace) {
 			arrow = cyan("→")
 		case record.ServerToClient:
 			arrow = green("←")
+		case record.HostToView:
+			arrow = cyan("⇢")
+		case record.ViewToHost:
+			arrow = green("⇠")
 		}
 		var line string
 		switch en.Kind {
@@ -589,6 +639,8 @@ func (p *Printer) Trace(tr *record.Trace) {
 			}
 		case "invalid":
 			line = red("not JSON-RPC: ") + esc(rawjson.Excerpt([]byte(en.Text), 200))
+		case "view-request", "view-notification", "view-response", "view-invalid":
+			line = viewLine(en, p.st)
 		default:
 			id := ""
 			if len(en.ID) > 0 {
@@ -645,6 +697,38 @@ func (p *Printer) Trace(tr *record.Trace) {
 		}
 		fmt.Fprintf(w, "%s %s %s\n", t, arrow, line)
 	}
+}
+
+// viewLine shows a message between mcpx and an MCP Apps view in trace
+// show: marked "view TOOL" (its own arrows ⇢ host to view, ⇠ view to
+// host), so that it is never mistaken for a frame of the server's.
+func viewLine(en Entry, st styles) string {
+	who := "view"
+	if en.View != nil && en.View.Tool != "" {
+		who += " " + EscapeLine(en.View.Tool)
+	}
+	line := st.dim("["+who+"]") + " "
+	id := ""
+	if len(en.ID) > 0 {
+		id = " " + st.dim("#"+EscapeLine(string(en.ID)))
+	}
+	switch en.Kind {
+	case "view-request":
+		line += st.head(EscapeLine(en.Method)) + id
+	case "view-notification":
+		line += st.dim("notification ") + EscapeLine(en.Method)
+	case "view-response":
+		line += st.head("response") + id
+		if en.Error != nil {
+			return line + " " + st.err(EscapeLine(fmt.Sprintf("error %d: %s", en.Error.Code, en.Error.Message)))
+		}
+	default:
+		return line + st.err("not JSON-RPC: ") + EscapeLine(rawjson.Excerpt([]byte(en.Text), 200))
+	}
+	if en.Summary != "" {
+		line += "  " + st.dim(EscapeLine(en.Summary))
+	}
+	return line
 }
 
 // normalizersText lists a trace's normalizers for people: built-ins by

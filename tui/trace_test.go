@@ -136,3 +136,39 @@ func TestTimelineSessions(t *testing.T) {
 		}
 	}
 }
+
+// View events (minor 3): trace show marks them as the view's, with their
+// own arrows, and escapes what the view sent.
+func TestTraceShowViewMessages(t *testing.T) {
+	const input = `{"format":"mcpx-trace","version":1,"minor":3,"created":"2026-01-01T00:00:00Z","transport":"stdio","redacted":true}
+{"t":1000,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-time"}}}
+{"t":2000,"s":1,"kind":"view","dir":"v2h","msg":{"jsonrpc":"2.0","id":1,"method":"ui/initialize","params":{"protocolVersion":"2026-01-26"}},"view":{"id":"v1","tool":"get-time","uri":"ui://t/app"}}
+{"t":3000,"s":1,"kind":"view","dir":"h2v","msg":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2026-01-26"}},"view":{"id":"v1","tool":"get-time"}}
+{"t":4000,"s":1,"kind":"view","dir":"h2v","msg":{"jsonrpc":"2.0","method":"ui/notifications/tool-result","params":{"content":[]}},"view":{"id":"v1","tool":"get-time"}}
+{"t":5000,"s":1,"kind":"view","dir":"v2h","msg":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"evil\u001b[2J"}},"view":{"id":"v1","tool":"get-time"}}
+`
+	tr, err := record.Read(strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := Timeline(tr)
+	if len(en) != 5 || en[1].Kind != "view-request" || en[1].View == nil || en[1].View.Tool != "get-time" || en[2].Kind != "view-response" {
+		t.Fatalf("timeline %+v", en)
+	}
+	var b strings.Builder
+	NewPrinter(&b, false).Trace(tr)
+	out := b.String()
+	for _, want := range []string{
+		"⇠ [view get-time] ui/initialize #1",
+		"⇢ [view get-time] response #1",
+		"⇢ [view get-time] notification ui/notifications/tool-result",
+		`⇠ [view get-time] tools/call #2  evil\x1b[2J`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trace show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("an escape sequence reached the terminal:\n%q", out)
+	}
+}

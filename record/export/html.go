@@ -203,6 +203,13 @@ func htmlSessionOf(s *record.Session) htmlSession {
 			if len(e.Re) > 0 {
 				r.Meta = append(r.Meta, "answers request "+string(e.Re))
 			}
+			if e.Kind == record.KindView {
+				// A message between mcpx and an MCP Apps view (minor 3).
+				r.Text, r.Frame = excerpt(string(e.Data), summaryLen), string(e.Data)
+				if e.View != nil {
+					r.Meta = append(r.Meta, "view of "+e.View.Tool+" ("+e.View.URI+")")
+				}
+			}
 			hs.Rows = append(hs.Rows, r)
 			continue
 		}

@@ -1,0 +1,344 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/apps"
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/tui"
+)
+
+// MCP Apps (extension io.modelcontextprotocol/ui, package apps) from the
+// command line: --ui declares the extension, and tools call --ui opens
+// the tool's view in a browser through an apps.Host whose handlers go to
+// the terminal. This file only wires: the host side of the extension is
+// package apps.
+
+// uiFlags are --ui and how views are shown (--no-browser is shared with
+// OAuth: authFlags holds it).
+type uiFlags struct {
+	on      bool
+	theme   string
+	timeout time.Duration
+}
+
+func (f *uiFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.on, "ui", false, "MCP Apps: declare the io.modelcontextprotocol/ui extension; tools call --ui opens the tool's view in a browser")
+	fs.StringVar(&f.theme, "ui-theme", "auto", "MCP Apps: the views' theme: light, dark, or auto (the terminal's, from $COLORFGBG, else the browser's)")
+	fs.DurationVar(&f.timeout, "ui-timeout", time.Minute, "MCP Apps: how long to wait for a browser to show a view, and for the view to initialize")
+}
+
+// uiDesc is how views are shown, checked.
+type uiDesc struct {
+	on bool
+	// theme is light, dark, or "" for the browser's preference.
+	theme     string
+	timeout   time.Duration
+	noBrowser bool
+	// person is asked before a view's link is opened; nil without a
+	// terminal (links are then declined).
+	person inspector.Person
+}
+
+// validate checks the --ui flags; noBrowser is --no-browser, person the
+// one who answers on the terminal (nil without one).
+func (f uiFlags) validate(noBrowser bool, ios *IOStreams, person inspector.Person) (uiDesc, error) {
+	d := uiDesc{on: f.on, timeout: f.timeout, noBrowser: noBrowser, person: person}
+	switch f.theme {
+	case "light", "dark":
+		d.theme = f.theme
+	case "auto":
+		d.theme = terminalTheme(ios.Getenv("COLORFGBG"))
+	default:
+		return d, usageErrorf("--ui-theme must be light, dark or auto, not %q", f.theme)
+	}
+	if f.timeout <= 0 {
+		return d, usageErrorf("--ui-timeout must be positive")
+	}
+	return d, nil
+}
+
+// terminalTheme guesses the terminal's theme from $COLORFGBG ("fg;bg",
+// set by rxvt, Konsole, iTerm2 and others): a background colour of 0-6
+// or 8 is dark, 7 and 9-15 light; "" when unknown.
+func terminalTheme(colorfgbg string) string {
+	parts := strings.Split(colorfgbg, ";")
+	bg, err := strconv.Atoi(parts[len(parts)-1])
+	if colorfgbg == "" || err != nil || bg < 0 || bg > 15 {
+		return ""
+	}
+	if bg <= 6 || bg == 8 {
+		return "dark"
+	}
+	return "light"
+}
+
+// uiExtensions is what --ui declares in the client capabilities.
+func uiExtensions() map[string]json.RawMessage {
+	return map[string]json.RawMessage{apps.ExtensionID: apps.ClientCapability()}
+}
+
+// sessionBackend is an apps.Backend over the session of the client
+// current returns (the REPL's may change with :reconnect).
+type sessionBackend struct{ current func() (*client, error) }
+
+func (b sessionBackend) ListTools(ctx context.Context) ([]json.RawMessage, error) {
+	c, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	return c.sess.ListedTools(ctx)
+}
+
+func (b sessionBackend) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	c, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.sess.Call(ctx, mcp.MethodToolsCall, params)
+	return res, viewError(err)
+}
+
+func (b sessionBackend) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	c, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.sess.Call(ctx, mcp.MethodResourcesRead, map[string]string{"uri": uri})
+	return res, viewError(err)
+}
+
+// viewError hands the server's JSON-RPC error to the view as the server
+// sent it.
+func viewError(err error) error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return &apps.Error{Code: int64(rpc.Code), Message: rpc.Message, Data: rpc.Data}
+	}
+	return err
+}
+
+// viewHostOptions are what a host of views is made of: the session it
+// talks to, where its messages and questions go.
+type viewHostOptions struct {
+	ui      uiDesc
+	console *tui.Console
+	current func() (*client, error)
+	// wire says whether --wire (or :wire) shows the views' messages.
+	wire func() bool
+	// recorders are told every message (--record, :record).
+	recorders func() []viewRecorder
+	// openURL opens a link in the browser.
+	openURL func(string) error
+	// states, when set, is told the views' states (the one-shot waits on
+	// it); sends never block. A view's failure (no page, no
+	// initialization) is then the command's error, not a warning too.
+	states chan apps.State
+}
+
+// viewRecorders returns the client's --record recorder as the traces of
+// its views' messages.
+func (c *client) viewRecorders() []viewRecorder {
+	if c.rec == nil {
+		return nil
+	}
+	return []viewRecorder{c.rec}
+}
+
+// viewRecorder is a trace that takes view events (record.Recorder).
+type viewRecorder interface {
+	View(dir record.Direction, v record.ViewInfo, data []byte)
+}
+
+// newViewHost starts an MCP Apps host on two loopback origins.
+func newViewHost(o viewHostOptions) (*apps.Host, error) {
+	con := o.console
+	return apps.NewHost(apps.Options{
+		Backend:        sessionBackend{current: o.current},
+		HostInfo:       apps.Implementation{Name: "mcpx", Version: Version()},
+		Theme:          o.ui.theme,
+		Handlers:       viewHandlers(o),
+		ConnectTimeout: o.ui.timeout,
+		InitTimeout:    o.ui.timeout,
+		Observer: func(m apps.WireMessage) {
+			if o.wire() {
+				con.ViewWire(m)
+			}
+			dir := record.HostToView
+			if m.Direction == apps.FromView {
+				dir = record.ViewToHost
+			}
+			for _, r := range o.recorders() {
+				r.View(dir, record.ViewInfo{ID: m.View.ID, Tool: m.View.Tool, URI: m.View.ResourceURI}, m.Raw)
+			}
+		},
+	})
+}
+
+// viewHandlers hand what views ask for to the terminal: logs, messages
+// and model context shown, links opened once the person said yes.
+func viewHandlers(o viewHostOptions) apps.Handlers {
+	con := o.console
+	return apps.Handlers{
+		Log: func(v apps.ViewInfo, params json.RawMessage) { con.ViewLog(v, params) },
+		Message: func(_ context.Context, v apps.ViewInfo, params json.RawMessage) error {
+			con.ViewMessage(v, params)
+			return nil
+		},
+		ModelContext: func(_ context.Context, v apps.ViewInfo, params json.RawMessage) error {
+			con.ViewModelContext(v, params)
+			return nil
+		},
+		OpenLink: func(ctx context.Context, v apps.ViewInfo, url string) error {
+			if o.ui.person == nil {
+				con.Warn(fmt.Sprintf("view %s asked to open %s: declined (no terminal to ask)", v.Tool, url))
+				return fmt.Errorf("%w: there is no terminal to ask", apps.ErrDenied)
+			}
+			ok, err := o.ui.person.Confirm(ctx, fmt.Sprintf("The view of %s asks to open %s. Open it?", tui.EscapeLine(v.Tool), tui.EscapeLine(url)), false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return apps.ErrDenied
+			}
+			if o.ui.noBrowser {
+				con.Note("open " + url + " yourself (--no-browser)")
+				return nil
+			}
+			return o.openURL(url)
+		},
+		Problem: func(v apps.ViewInfo, err error) {
+			if o.states != nil && (errors.Is(err, apps.ErrNoPage) || errors.Is(err, apps.ErrNoInitialize)) {
+				return // the command fails with it
+			}
+			con.ViewProblem(v, err)
+		},
+		State: func(v apps.ViewInfo, s apps.State) {
+			if o.states != nil {
+				select {
+				case o.states <- s:
+				default:
+				}
+			}
+		},
+	}
+}
+
+// viewFor returns the definition of tool name when it has a view to open
+// with --ui; nil (with a warning) when it has none, nil without one when
+// the server does not list it (the call says so).
+func viewFor(ctx context.Context, c *client, name string) (json.RawMessage, error) {
+	tool, err := c.sess.ListedTool(ctx, name)
+	if err != nil || tool == nil {
+		return nil, err
+	}
+	ui, err := apps.ParseToolUI(tool)
+	switch {
+	case err != nil:
+		c.console.Warn(fmt.Sprintf("tool %q: %v; calling it without its view", name, err))
+		return nil, nil
+	case !ui.HasView():
+		c.console.Warn(fmt.Sprintf("tool %q has no view (no _meta.ui.resourceUri); calling it without one", name))
+		return nil, nil
+	}
+	return tool, nil
+}
+
+// showView points a browser at the view (or, with --no-browser, says
+// where to point one), unless a host page shows the views already.
+func showView(c *client, ui uiDesc, h *apps.Host, v *apps.View, open func(string) error) {
+	what := fmt.Sprintf("the view of %s", v.Info().Tool)
+	switch {
+	case h.Connected():
+		c.console.Note(what + " is shown in the open page " + v.URL())
+	case ui.noBrowser:
+		c.console.Note(what + ": open " + v.URL() + " in a browser")
+	default:
+		if err := open(v.URL()); err != nil {
+			c.console.Warn(fmt.Sprintf("%v; open %s in a browser", err, v.URL()))
+			return
+		}
+		c.console.Note(what + " is opening in the browser: " + v.URL())
+	}
+}
+
+// giveOutcome tells the view how the call ended: its result, or
+// ui/notifications/tool-cancelled when there is none.
+func giveOutcome(v *apps.View, res json.RawMessage, err error, interrupted bool) {
+	switch {
+	case res != nil:
+		v.SetResult(res)
+	case interrupted:
+		v.Cancel("the call was interrupted")
+	case err != nil:
+		v.Cancel(errorMessage(err))
+	default:
+		v.Cancel("the call returned nothing")
+	}
+}
+
+// pageGrace is how long a one-shot waits for a page that went away
+// (closed, or reloading) to come back before it ends.
+const pageGrace = 5 * time.Second
+
+// waitView keeps a one-shot's view open until the person ends it: Ctrl-C
+// (ctx), the page closed (and not back within pageGrace), the view closed
+// (it asked to be, or failed: its error is returned), or the server gone.
+func waitView(ctx context.Context, c *client, v *apps.View, states <-chan apps.State) error {
+	c.console.Note(fmt.Sprintf("the view of %s stays open until Ctrl-C or its page is closed", v.Info().Tool))
+	var grace <-chan time.Time
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.Done():
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("the view of %s: %w", v.Info().Tool, err)
+			}
+			return nil
+		case <-c.sess.Done():
+			return fmt.Errorf("the view of %s: %w", v.Info().Tool, c.sess.Err())
+		case s := <-states:
+			switch s {
+			case apps.StatePageGone:
+				if timer == nil {
+					timer = time.NewTimer(pageGrace)
+					grace = timer.C
+				}
+			case apps.StateShown:
+				if timer != nil {
+					timer.Stop()
+					timer, grace = nil, nil
+				}
+			}
+		case <-grace:
+			c.console.Note("the page was closed")
+			return nil
+		}
+	}
+}
+
+// closeViews tears the host's views down (ui/resource-teardown, answered
+// or not within the host's bound) and stops it, even after Ctrl-C.
+func closeViews(ctx context.Context, h *apps.Host) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = h.Close(cctx) // problems were reported as they happened
+}

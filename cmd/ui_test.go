@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/apps"
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/tui"
+)
+
+// $COLORFGBG says whether the terminal is dark or light; anything else
+// leaves the theme to the browser.
+func TestTerminalTheme(t *testing.T) {
+	for in, want := range map[string]string{
+		"15;0": "dark", "0;15": "light", "7;default;8": "dark", "0;7": "light", "": "", "x": "", "1;99": "",
+	} {
+		if got := terminalTheme(in); got != want {
+			t.Errorf("COLORFGBG=%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The --ui flags' mistakes are usage errors before any server starts;
+// --no-browser with a server command is --ui's, not a misplaced OAuth
+// flag.
+func TestUIFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tools", "list", "--ui-theme", "pink", "--", "false"}, `--ui-theme must be light, dark or auto, not "pink"`},
+		{[]string{"tools", "list", "--ui-timeout", "0s", "--", "false"}, "--ui-timeout must be positive"},
+	} {
+		r := runMcpx(t, nil, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want a usage error with %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	r := runMcpx(t, nil, "ping", "--no-browser", "--", "false")
+	if strings.Contains(r.stderr, "applies to HTTP servers") {
+		t.Errorf("--no-browser with a server command: %s", r.stderr)
+	}
+}
+
+// confirmer is a Person that answers Confirm with yes or no, and
+// remembers the question.
+type confirmer struct {
+	inspector.Person
+	yes      bool
+	question string
+}
+
+func (c *confirmer) Confirm(_ context.Context, q string, _ bool) (bool, error) {
+	c.question = q
+	return c.yes, nil
+}
+
+// A view's ui/open-link is opened only after the person said yes, never
+// without a terminal; with --no-browser it is printed.
+func TestViewOpenLink(t *testing.T) {
+	const link = "https://example.com/x"
+	v := apps.ViewInfo{ID: "v", Tool: "show\x1b[2J"}
+	for _, tc := range []struct {
+		name      string
+		person    *confirmer
+		noBrowser bool
+		wantErr   error
+		opened    bool
+		out       string
+	}{
+		{"yes", &confirmer{yes: true}, false, nil, true, ""},
+		{"no", &confirmer{}, false, apps.ErrDenied, false, ""},
+		{"no terminal", nil, false, apps.ErrDenied, false, "declined (no terminal to ask)"},
+		{"yes, no browser", &confirmer{yes: true}, true, nil, false, "open " + link + " yourself"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			var opened []string
+			o := viewHostOptions{ui: uiDesc{noBrowser: tc.noBrowser}, console: tui.NewConsole(&out, false, false),
+				openURL: func(u string) error { opened = append(opened, u); return nil }}
+			if tc.person != nil {
+				o.ui.person = tc.person
+			}
+			err := viewHandlers(o).OpenLink(context.Background(), v, link)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Errorf("err %v, want %v", err, tc.wantErr)
+			}
+			if got := len(opened) == 1 && opened[0] == link; got != tc.opened {
+				t.Errorf("opened %q", opened)
+			}
+			if !strings.Contains(out.String(), tc.out) {
+				t.Errorf("output %q lacks %q", out.String(), tc.out)
+			}
+			if tc.person != nil && (!strings.Contains(tc.person.question, link) || strings.Contains(tc.person.question, "\x1b")) {
+				t.Errorf("question %q", tc.person.question)
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/apps"
+)
+
+// tools list marks the tools with a view and those for views only.
+func TestToolsMarksViews(t *testing.T) {
+	var b strings.Builder
+	NewPrinter(&b, false).Tools([]json.RawMessage{
+		json.RawMessage(`{"name":"plain","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://a/b"}}}`),
+		json.RawMessage(`{"name":"refresh","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://a/b","visibility":["app"]}}}`),
+		json.RawMessage(`{"name":"old","inputSchema":{"type":"object"},"_meta":{"ui/resourceUri":"ui://a/b"}}`),
+		json.RawMessage(`{"name":"bad","inputSchema":{"type":"object"},"_meta":{"ui":{"visibility":["everyone"]}}}`),
+	})
+	lines := strings.Split(b.String(), "\n")
+	want := map[string]string{"plain": "", "show": "[view]", "refresh": "[view] [app only]", "old": "[view]", "bad": "[invalid _meta.ui]"}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		w, ok := want[f[0]]
+		if !ok {
+			continue
+		}
+		delete(want, f[0])
+		got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), f[0]))
+		if w == "" && strings.Contains(got, "[") || w != "" && !strings.HasPrefix(got, w) {
+			t.Errorf("%s: %q, want marks %q", f[0], l, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing rows %v in:\n%s", want, b.String())
+	}
+}
+
+// What a view sends reaches the terminal escaped, marked as the view's.
+func TestViewConsoleEscapes(t *testing.T) {
+	var b strings.Builder
+	c := NewConsole(&b, false, false)
+	v := apps.ViewInfo{ID: "v", Tool: "get\x1b]0;x\x07time"}
+	c.ViewLog(v, json.RawMessage(`{"level":"info","data":"hi\u001b[2J there"}`))
+	c.ViewMessage(v, json.RawMessage(`{"role":"user","content":[{"type":"text","text":"say\u001b[31m this"},{"type":"image","data":"x"}]}`))
+	c.ViewModelContext(v, json.RawMessage(`{"content":[{"type":"text","text":"remember"}],"structuredContent":{"n":1}}`))
+	c.ViewWire(apps.WireMessage{View: v, Direction: apps.FromView, Raw: []byte(`{"jsonrpc":"2.0","method":"x\u001b"}`), Time: time.Now()})
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal: %q", out)
+	}
+	for _, want := range []string{
+		`|get\x1b]0;x\x07time| [info] hi\x1b[2J there`,
+		`asks to say (user): say\x1b[31m this [image]`,
+		`asks the model to remember: remember {"n":1}`,
+		`view→host [view get\x1b]0;x\x07time] {"jsonrpc"`,
+	} {
+		if !strings.Contains(out, strings.TrimPrefix(want, "|")) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
