@@ -296,9 +296,9 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		case res != nil:
 			o.e.emit(c, res, func() { c.out.WithSaveHint("use -o FILE or --json to get it").ToolResult(res) })
 		}
-		if view != nil && saveErr == nil {
+		if view != nil {
 			giveOutcome(view, res, err, ctx.Err() != nil)
-			if o.e.repl == nil && ctx.Err() == nil {
+			if o.e.repl == nil && ctx.Err() == nil && saveErr == nil {
 				if werr := waitView(ctx, c, view, states); err == nil {
 					err = werr
 				}
