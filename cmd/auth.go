@@ -68,7 +68,7 @@ func (a *authFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.grant, "grant", "", "OAuth `GRANT`: authorization_code (browser, default), client_credentials, id-jag or jwt-bearer")
 	f.StringVar(&a.privateKey, "private-key", "", "OAuth: authenticate the client with private_key_jwt signed by the PEM key in `FILE` (ES256/RS256)")
 	f.StringVar(&a.callbackURL, "callback-url", "", "OAuth: receive the browser's redirect at this loopback `URL` (default http://127.0.0.1:<free port>/callback)")
-	f.BoolVar(&a.noBrowser, "no-browser", false, "OAuth: print the authorization URL instead of opening a browser; a pasted redirect URL is read on stdin")
+	f.BoolVar(&a.noBrowser, "no-browser", false, "print URLs instead of opening a browser: OAuth's authorization URL (a pasted redirect URL is then read on stdin) and MCP Apps' view page")
 	f.BoolVar(&a.storedOnly, "stored-auth-only", false, "OAuth: never start a browser authorization; use stored tokens (refreshed as needed) only")
 	f.StringVar(&a.idTokenFile, "id-token-file", "", "OAuth id-jag grant: the enterprise IdP's ID token, read from `FILE`")
 	f.StringVar(&a.idpTokenURL, "idp-token-url", "", "OAuth id-jag grant: the IdP's token endpoint `URL` (token exchange)")

@@ -51,6 +51,7 @@ var flagGroupOf = map[string]string{
 
 	"root": "features", "on-sampling": "features", "on-elicit": "features", "no-sampling": "features",
 	"no-elicitation": "features", "log-level": "features", "linger": "features",
+	"ui": "features", "ui-theme": "features", "ui-timeout": "features",
 
 	"json": "output", "wire": "output", "verbose": "output", "color": "output",
 

@@ -35,8 +35,8 @@ type uiFlags struct {
 
 func (f *uiFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "ui", false, "MCP Apps: declare the io.modelcontextprotocol/ui extension; tools call --ui opens the tool's view in a browser")
-	fs.StringVar(&f.theme, "ui-theme", "auto", "MCP Apps: the views' theme: light, dark, or auto (the terminal's, from $COLORFGBG, else the browser's)")
-	fs.DurationVar(&f.timeout, "ui-timeout", time.Minute, "MCP Apps: how long to wait for a browser to show a view, and for the view to initialize")
+	fs.StringVar(&f.theme, "ui-theme", "auto", "MCP Apps: the views' `THEME`: light, dark, or auto (the terminal's, from $COLORFGBG, else the browser's)")
+	fs.DurationVar(&f.timeout, "ui-timeout", time.Minute, "MCP Apps: how long (`DURATION`) to wait for a browser to show a view, and for the view to initialize")
 }
 
 // uiDesc is how views are shown, checked.
