@@ -26,11 +26,15 @@ func runScript(t *testing.T, script string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errOut syncBuffer
+	home := t.TempDir() // no configuration files: named servers are not found
 	ios := &cmd.IOStreams{
 		In: strings.NewReader(script), Out: &out, ErrOut: &errOut,
 		Getenv: func(k string) string {
-			if k == "NO_COLOR" {
+			switch k {
+			case "NO_COLOR":
 				return "1"
+			case "HOME", "XDG_CONFIG_HOME":
+				return home
 			}
 			return ""
 		},
@@ -214,7 +218,7 @@ func TestReplScriptFailures(t *testing.T) {
 		{"frobnicate", `unknown command "frobnicate"`},
 		{"tools call echo 'message=open", "line 1: the script ends inside the command that starts there (an unterminated single quote)"},
 		{"repl", "this is the REPL already"},
-		{"auth status", `unknown command "auth"`},
+		{"auth status", `run mcpx auth from a shell`},
 		{"--json", "no command given; type help"},
 		{":wait", "usage: :wait METHOD [TIMEOUT]"},
 		{":sleep forever", "not a duration"},
@@ -250,7 +254,7 @@ func TestReplUsage(t *testing.T) {
 	t.Parallel()
 	r := runScript(t, "ping\n", "repl", "myserver")
 	r.wantCode(t, cmd.ExitUsage)
-	wantContains(t, "stderr", r.stderr, "named servers from a configuration file are not supported yet")
+	wantContains(t, "stderr", r.stderr, `no server named "myserver" in any configuration file; `+"`mcpx servers`"+` lists the servers found`)
 
 	r = runScript(t, "ping\n", "repl")
 	r.wantCode(t, cmd.ExitUsage)
