@@ -433,7 +433,7 @@ func TestTeardown(t *testing.T) {
 	p.handshake(id)
 	p.rpc()
 	p.post(id, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"refresh"}}`)
-	rec.waitFor(t, "the call to reach the server", func(*recorder) bool { return len(b.toolCalls()) == 1 })
+	b.waitCalls(t, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- v.Close(context.Background(), "done here") }()
 	m := p.rpc()
