@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,14 +47,29 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts a headless chromium with a tab, for the test's
-// lifetime (a minute at most).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	exe := chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
+// browser is the one headless chromium of this package's tests, started
+// by the first test that asks for one (newBrowser) and stopped by
+// TestMain: each test gets a tab of its own in a browser context of its
+// own (cookies, storage and cache apart), which costs a fraction of a new
+// browser's start.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab
+	cancel context.CancelFunc
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+// startBrowser starts the shared browser with exe, bounded to a minute.
+func startBrowser(exe string) {
+	actx, acancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
@@ -64,15 +81,41 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("no-proxy-server", true),
 		chromedp.WindowSize(1200, 1000),
-		chromedp.UserDataDir(t.TempDir()),
 	)
-	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1200, 1000)); err != nil {
-		t.Fatalf("starting chromium: %v", err)
+	browser.ctx = bctx
+	browser.cancel = func() { bcancel(); acancel() }
+	// The first Run starts the browser, which then lives as long as bctx:
+	// its start is bounded here, not through a deadline on bctx.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case browser.err = <-started:
+	case <-time.After(time.Minute):
+		browser.err = errors.New("no browser after a minute")
 	}
-	return bctx
+	if browser.err != nil {
+		browser.cancel()
+	}
+}
+
+// newBrowser gives the test a tab of the shared headless chromium in a
+// browser context of its own, for the test's lifetime (90s at most).
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	exe := chromium(t)
+	browser.once.Do(func() { startBrowser(exe) })
+	if browser.err != nil {
+		t.Fatalf("starting chromium: %v", browser.err)
+	}
+	tctx, tcancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(tcancel)
+	ctx, cancel := context.WithTimeout(tctx, 90*time.Second)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 1000)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return ctx
 }
 
 // eventually retries f every 50ms until it succeeds, for 20s.
