@@ -173,7 +173,7 @@ func Node(cache string) (string, error) {
 func Everything(t testing.TB, mode string) string {
 	t.Helper()
 	cache := NPMCache()
-	script := filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	script := EverythingScript(cache)
 	if _, err := os.Stat(script); cache == "" || err != nil {
 		skipOrFail(t, "server-everything is not installed (run ./scripts/test once to install the npm peers)")
 	}
@@ -181,29 +181,47 @@ func Everything(t testing.TB, mode string) string {
 	if err != nil {
 		skipOrFail(t, "node not found: %v", err)
 	}
-	port, err := freePort()
+	url, stop, err := StartEverything(node, script, mode)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return url
+}
+
+// EverythingScript is server-everything's entry point in the npm cache.
+func EverythingScript(cache string) string {
+	return filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// StartEverything starts server-everything's script with node in mode
+// ("streamableHttp" or "sse") on a free port, waits (20s at most) until it
+// listens, and returns its URL on 127.0.0.1 (/mcp or /sse) and a stop
+// function that kills it and waits for it.
+func StartEverything(node, script, mode string) (url string, stop func(), err error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
 	}
 	cmd := exec.Command(node, script, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	newGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting server-everything: %v", err)
+		return "", nil, fmt.Errorf("starting server-everything: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		cmd.Wait()
 		close(exited)
 	}()
-	t.Cleanup(func() {
+	stop = func() {
 		killGroup(cmd)
 		<-exited
-	})
+	}
 	// It says on stderr when it listens; wait for that, not for time.
 	ready := make(chan error, 1)
 	go func() {
@@ -221,18 +239,19 @@ func Everything(t testing.TB, mode string) string {
 		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, strings.Join(lines, " | "))
 	}()
 	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
+	case err = <-ready:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("server-everything %s did not start listening within 20s", mode)
+		err = fmt.Errorf("server-everything %s did not start listening within 20s", mode)
+	}
+	if err != nil {
+		stop()
+		return "", nil, err
 	}
 	path := "/mcp"
 	if mode == "sse" {
 		path = "/sse"
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path), stop, nil
 }
 
 // drain drains the rest of a stream so the child never blocks on it.
