@@ -16,6 +16,8 @@
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
 //	badversion   answers initialize with a protocol version nobody speaks
+//	big          a raw server whose tool big answers with the rich server's
+//	             50 MiB text, written straight out (the SDK takes seconds)
 //	exit         exits at once with status 7 after a line on stderr
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
@@ -148,7 +150,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing
