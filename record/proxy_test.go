@@ -333,6 +333,7 @@ func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 }
 
 func TestHTTPProxyEverything(t *testing.T) {
+	t.Parallel() // mostly waiting for node to start
 	up := testservers.Everything(t, "streamableHttp")
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp"})

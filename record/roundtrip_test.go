@@ -170,6 +170,7 @@ var everythingCalls = []call{
 }
 
 func TestRoundTripEverythingStdio(t *testing.T) {
+	t.Parallel() // mostly waiting for node to start
 	opts := everythingStdio(t)
 	tr, rec := recordSession(t, stdioDialer(t, opts), "stdio", everythingCalls)
 	if len(rec.progress) != 2 {

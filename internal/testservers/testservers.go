@@ -7,6 +7,7 @@ package testservers
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,6 +189,52 @@ func Everything(t testing.TB, mode string) string {
 	}
 	t.Cleanup(stop)
 	return url
+}
+
+// EverythingModes is Everything for several modes at once: the servers
+// start side by side (a node start takes a second of CPU and more on a
+// busy machine), and the result maps each mode to its URL.
+func EverythingModes(t testing.TB, modes ...string) map[string]string {
+	t.Helper()
+	cache := NPMCache()
+	script := EverythingScript(cache)
+	if _, err := os.Stat(script); cache == "" || err != nil {
+		skipOrFail(t, "server-everything is not installed (run ./scripts/test once to install the npm peers)")
+	}
+	node, err := Node(cache)
+	if err != nil {
+		skipOrFail(t, "node not found: %v", err)
+	}
+	type started struct {
+		url  string
+		stop func()
+		err  error
+	}
+	res := make([]started, len(modes))
+	var wg sync.WaitGroup
+	for i, mode := range modes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &res[i]
+			r.url, r.stop, r.err = StartEverything(node, script, mode)
+		}()
+	}
+	wg.Wait()
+	urls := make(map[string]string, len(modes))
+	var errs []error
+	for i, r := range res {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		t.Cleanup(r.stop)
+		urls[modes[i]] = r.url
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return urls
 }
 
 // EverythingScript is server-everything's entry point in the npm cache.
