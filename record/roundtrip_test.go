@@ -157,11 +157,15 @@ func everythingStdio(t testing.TB) transport.StdioOptions {
 	return transport.StdioOptions{Command: node, Args: []string{script, "stdio"}}
 }
 
+// everythingCalls exercise server-everything. The client declares roots,
+// and the server asks for them (roots/list) 350ms after the handshake: the
+// long-running operation lasts longer than that, so that the request comes
+// during it in every session, recorded or verified, not in some only.
 var everythingCalls = []call{
 	{method: "tools/list", params: `{}`},
 	{method: "tools/call", params: `{"name":"echo","arguments":{"message":"hello"}}`},
 	{method: "tools/call", params: `{"name":"get-sum","arguments":{"a":2,"b":3}}`},
-	{method: "tools/call", params: `{"name":"trigger-long-running-operation","arguments":{"duration":0.1,"steps":2}}`, progress: true},
+	{method: "tools/call", params: `{"name":"trigger-long-running-operation","arguments":{"duration":0.5,"steps":2}}`, progress: true},
 	{method: "resources/list", params: `{}`},
 	{method: "resources/read", params: `{"uri":"demo://resource/static/document/architecture.md"}`},
 	{method: "prompts/list", params: `{}`},
@@ -176,12 +180,16 @@ func TestRoundTripEverythingStdio(t *testing.T) {
 	if len(rec.progress) != 2 {
 		t.Errorf("progress: %q", rec.progress)
 	}
-	sawStderr := false
+	sawStderr, sawRoots := false, false
 	for _, e := range tr.Events {
 		sawStderr = sawStderr || e.Kind == KindStderr && strings.Contains(e.Text, "Starting")
+		sawRoots = sawRoots || e.Kind == KindFrame && e.Dir == ServerToClient && strings.Contains(string(e.Data), `"method":"roots/list"`)
 	}
 	if !sawStderr {
 		t.Error("the server's stderr is not in the trace")
+	}
+	if !sawRoots {
+		t.Error("the server's roots/list request is not in the trace")
 	}
 	checkSameSession(t, rec, replayOverPipe(t, tr, everythingCalls))
 
