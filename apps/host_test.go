@@ -183,6 +183,7 @@ func TestResourcesReadAndServerErrors(t *testing.T) {
 // A page that goes away does not end its views: the next page shows them
 // again.
 func TestPageGoneKeepsViews(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.ConnectTimeout = 100 * time.Millisecond
@@ -374,6 +375,7 @@ func TestFloodIsBounded(t *testing.T) {
 }
 
 func TestViewThatNeverInitializes(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.InitTimeout = 300 * time.Millisecond
@@ -404,6 +406,7 @@ func TestViewThatNeverInitializes(t *testing.T) {
 }
 
 func TestNoPageOpened(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.ConnectTimeout = 200 * time.Millisecond
@@ -417,6 +420,7 @@ func TestNoPageOpened(t *testing.T) {
 }
 
 func TestTeardown(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.TeardownTimeout = 300 * time.Millisecond
