@@ -80,6 +80,7 @@ func checkFailsOnEcho(t *testing.T, res *VerifyResult) {
 }
 
 func TestRoundTripSDKStdio(t *testing.T) {
+	t.Parallel()
 	tr, rec := recordSession(t, stdioDialer(t, helper("sdk")), "stdio", sdkCalls)
 	if len(rec.progress) != 3 || len(rec.serverRequests) != 1 {
 		t.Fatalf("the recorded session lacks progress or the server request: %+v", rec)
@@ -99,6 +100,7 @@ func TestRoundTripSDKStdio(t *testing.T) {
 }
 
 func TestRoundTripSDKHTTP(t *testing.T) {
+	t.Parallel()
 	u := testservers.Streamable(t, newTestServer(""), nil, nil)
 	tr, rec := recordSession(t, func(obs transport.Observer) transport.Conn {
 		conn, err := transport.NewHTTP(transport.HTTPOptions{URL: u, Observer: obs})
@@ -193,25 +195,32 @@ func TestRoundTripEverythingStdio(t *testing.T) {
 	}
 	checkSameSession(t, rec, replayOverPipe(t, tr, everythingCalls))
 
-	res := verifyAgainst(t, tr, startStdio(t, opts), VerifyOptions{})
-	if !res.OK() {
-		t.Fatalf("verify against server-everything:\n%s", reportOf(res))
-	}
-	// A changed server: here, a trace whose echo answer was edited.
-	edited := *tr
-	edited.Events = append([]Event(nil), tr.Events...)
-	n := 0
-	for i, e := range edited.Events {
-		if e.Kind == KindFrame && e.Dir == ServerToClient && strings.Contains(string(e.Data), "Echo: hello") {
-			edited.Events[i].Data = []byte(strings.Replace(string(e.Data), "Echo: hello", "Echo: goodbye", 1))
-			n++
+	// The two verifications each start the server: side by side.
+	t.Run("verify", func(t *testing.T) {
+		t.Parallel()
+		res := verifyAgainst(t, tr, startStdio(t, opts), VerifyOptions{})
+		if !res.OK() {
+			t.Fatalf("verify against server-everything:\n%s", reportOf(res))
 		}
-	}
-	if n != 1 {
-		t.Fatalf("edited %d frames, want 1", n)
-	}
-	res = verifyAgainst(t, &edited, startStdio(t, opts), VerifyOptions{})
-	if res.OK() || len(res.Mismatches) != 1 || len(res.Mismatches[0].Diffs) != 1 || res.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
-		t.Fatalf("verify against an edited trace: %+v", res.Mismatches)
-	}
+	})
+	// A changed server: here, a trace whose echo answer was edited.
+	t.Run("verify edited", func(t *testing.T) {
+		t.Parallel()
+		edited := *tr
+		edited.Events = append([]Event(nil), tr.Events...)
+		n := 0
+		for i, e := range edited.Events {
+			if e.Kind == KindFrame && e.Dir == ServerToClient && strings.Contains(string(e.Data), "Echo: hello") {
+				edited.Events[i].Data = []byte(strings.Replace(string(e.Data), "Echo: hello", "Echo: goodbye", 1))
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("edited %d frames, want 1", n)
+		}
+		res := verifyAgainst(t, &edited, startStdio(t, opts), VerifyOptions{})
+		if res.OK() || len(res.Mismatches) != 1 || len(res.Mismatches[0].Diffs) != 1 || res.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
+			t.Fatalf("verify against an edited trace: %+v", res.Mismatches)
+		}
+	})
 }

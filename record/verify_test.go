@@ -49,6 +49,7 @@ var verifyTrace = []string{
 }
 
 func TestVerifyAgainstItself(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(verifyTrace...)
 	res := runVerify(t, tr, liveReplay(t, tr), VerifyOptions{})
 	if !res.OK() || res.Exchanges != 3 || res.ServerRequests != 1 {
@@ -63,6 +64,7 @@ func TestVerifyAgainstItself(t *testing.T) {
 }
 
 func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[len(live)-1] = `< {"jsonrpc":"2.0","id":3,"result":{"n":1,"at":"2030-12-31T23:59:59+01:00"}}`
 	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
@@ -72,6 +74,7 @@ func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
 }
 
 func TestVerifyReportsDifferences(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo2"},{"name":"clock","extra":true}]}}`
 	live[8] = `< {"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}}`
@@ -103,6 +106,7 @@ func TestVerifyReportsDifferences(t *testing.T) {
 }
 
 func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace[:5]...)
 	live = append(live,
 		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock"}}`,
@@ -121,6 +125,7 @@ func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
 }
 
 func TestVerifyConnectionEnds(t *testing.T) {
+	t.Parallel()
 	client, server := transport.Pipe()
 	go func() {
 		ctx := context.Background()
@@ -141,6 +146,7 @@ func TestVerifyConnectionEnds(t *testing.T) {
 }
 
 func TestVerifyRemapsCancelledRequestIDs(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":"a","method":"slow"}`,
 		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"x"}}`,
@@ -170,6 +176,7 @@ func TestVerifyRemapsCancelledRequestIDs(t *testing.T) {
 // 2.0, section 6), and an answer whose id came back as a string is still
 // the answer to the request (the session accepts it the same way).
 func TestVerifyBatchAndRetypedID(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
