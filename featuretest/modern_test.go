@@ -216,7 +216,9 @@ func TestAutoEra(t *testing.T) {
 		{"legacy stdio", fixed(legacyServer()...), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
 		{"legacy http", fixed("--url", legacyURL), []string{"Era:        legacy", "auto-detected: server/discover named only handshake-era versions", "Protocol:   2025-11-25"}},
 		{"legacy sse", fixed("--url", sseURL), []string{"Era:        legacy", "auto-detected", "http+sse"}},
-		{"everything stdio", everythingStdio, []string{"Era:        legacy", "auto-detected: server/discover failed"}},
+		// Started before the commands run: a node start alone can take
+		// the 3s auto-detection waits for server/discover over stdio.
+		{"everything stdio", everythingStarted(2), []string{"Era:        legacy", "auto-detected: server/discover failed"}},
 		{"everything http", everything, []string{"Era:        legacy", "auto-detected: server/discover"}},
 		{"everything sse", func(t *testing.T) []string { return []string{"--url", everythingURL(t, "sse")} }, []string{"Era:        legacy", "auto-detected: server/discover", "http+sse"}},
 	}
