@@ -303,6 +303,7 @@ func npmPeers() (node, everything string, err error) {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel() // beside TestReplTerminal
 	trackSources(t)
 	node, everything, peerErr := npmPeers()
 	testscript.Run(t, testscript.Params{
