@@ -297,6 +297,7 @@ func probeServer(t *testing.T) (string, *atomic.Int32) {
 // The hand-written test app, with the fake backend: what a person sees,
 // and every path of the protocol that goes through the browser.
 func TestBrowserTestApp(t *testing.T) {
+	t.Parallel() // a tab of its own
 	bctx := newBrowser(t)
 	declared, declaredHits := probeServer(t)
 	undeclared, undeclaredHits := probeServer(t)
@@ -404,6 +405,7 @@ func TestBrowserTestApp(t *testing.T) {
 // A view that floods the host, and one that sends a malformed message:
 // both reported, the host still answering.
 func TestBrowserFloodAndMalformed(t *testing.T) {
+	t.Parallel() // a tab of its own
 	bctx := newBrowser(t)
 	app, err := os.ReadFile("testdata/app.html")
 	if err != nil {
