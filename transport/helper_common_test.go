@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // The test binary doubles as the stdio server: when helperEnv is set,
@@ -19,6 +21,8 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}
+	// Most parallel tests wait for helper processes and sockets.
+	testwait.RaiseParallel(4)
 	os.Exit(m.Run())
 }
 
