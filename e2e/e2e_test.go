@@ -344,7 +344,6 @@ func TestScripts(t *testing.T) {
 			"envfile":  cmdEnvFile,
 			"envmatch": cmdEnvMatch,
 			"perm":     cmdPerm,
-			"exits":    cmdExits,
 			"everythingurl": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdEverythingURL(ts, neg, args, node, everything, peerErr)
 			},
@@ -410,48 +409,6 @@ func exitsMain() {
 	if got := cmd.ProcessState.ExitCode(); got != want {
 		fmt.Fprintf(os.Stderr, "exits: %s ended with %s, want exit code %d\n", args[1], cmd.ProcessState, want)
 		os.Exit(1)
-	}
-}
-
-// cmdExits is exits (see exitsMain) as a script command, for its uses in
-// the foreground: each would otherwise start this test binary once more,
-// only to wait for PROG. In the background (`exec exits`) and with
-// -within, which signals PROG, the program runs.
-func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) > 0 && args[0] == "-within" {
-		err := ts.Exec("exits", args...)
-		if neg && err == nil {
-			ts.Fatalf("exits succeeded unexpectedly")
-		}
-		if !neg && err != nil {
-			ts.Fatalf("%v", err)
-		}
-		return
-	}
-	if len(args) < 2 {
-		ts.Fatalf("usage: exits [-within DURATION] CODE PROGRAM [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exits: bad exit code %q", args[0])
-	}
-	got := 0
-	err = ts.Exec(args[1], args[2:]...)
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		if neg {
-			return
-		}
-		ts.Fatalf("exits: %v", err)
-	}
-	if neg && got == want {
-		ts.Fatalf("%s ended with exit code %d", args[1], got)
-	}
-	if !neg && got != want {
-		ts.Fatalf("%s ended with %v, want exit code %d", args[1], err, want)
 	}
 }
 
