@@ -315,9 +315,9 @@ func everything(t *testing.T) []string {
 	node := nodeBin(t)
 	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	shared.once.Do(func() {
-		peerSlots <- struct{}{}
-		defer func() { <-peerSlots }()
-		shared.url, shared.stop, shared.err = testservers.StartEverything(node, index, "streamableHttp")
+		inPeerSlot(func() {
+			shared.url, shared.stop, shared.err = testservers.StartEverything(node, index, "streamableHttp")
+		})
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
@@ -337,7 +337,6 @@ func everythingStarted(n int) func(t *testing.T) []string {
 		t.Helper()
 		node := nodeBin(t)
 		index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-		takePeerSlot(t)
 		ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "relay.sock"))
 		if err != nil {
 			t.Fatal(err)
@@ -345,15 +344,17 @@ func everythingStarted(n int) func(t *testing.T) []string {
 		t.Cleanup(func() { ln.Close() })
 		servers := make([]*readyServer, n)
 		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				servers[i], errs[i] = startReady(node, index, "stdio")
-			}()
-		}
-		wg.Wait()
+		inPeerSlot(func() {
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					servers[i], errs[i] = startReady(node, index, "stdio")
+				}()
+			}
+			wg.Wait()
+		})
 		for _, s := range servers {
 			if s != nil {
 				t.Cleanup(s.stop)
@@ -471,23 +472,33 @@ var shared struct {
 }
 
 // everythingURL starts server-everything over HTTP (mode streamableHttp or
-// sse) for the test, holding an npm peer slot until it ends.
+// sse) for the test, in an npm peer slot.
 func everythingURL(t *testing.T, mode string) string {
 	t.Helper()
-	takePeerSlot(t)
-	return testservers.Everything(t, mode)
+	var url string
+	inPeerSlot(func() { url = testservers.Everything(t, mode) })
+	return url
 }
 
-// peerSlots bounds how many tests run server-everything at once. Starting
-// node costs far more CPU than anything else here: a dozen at once on two
-// cores take seconds each to start, and mcpx's auto-detection waits only
-// 3s for server/discover.
+// peerSlots bounds how many server-everything processes start at once.
+// Starting node costs far more CPU than anything else here: a dozen at once
+// on two cores take seconds each to start, and mcpx's auto-detection waits
+// only 3s for server/discover. A test whose commands start the server
+// over stdio holds its slot until it ends; the others only while they start
+// theirs.
 var peerSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 
 func takePeerSlot(t *testing.T) {
 	t.Helper()
 	peerSlots <- struct{}{}
 	t.Cleanup(func() { <-peerSlots })
+}
+
+// inPeerSlot runs start in a peer slot.
+func inPeerSlot(start func()) {
+	peerSlots <- struct{}{}
+	defer func() { <-peerSlots }()
+	start()
 }
 
 func args(parts ...any) []string {
