@@ -174,26 +174,12 @@ func Node(cache string) (string, error) {
 // peers the test is skipped, or fails under MCPX_REQUIRE_INTEROP=1.
 func Everything(t testing.TB, mode string) string {
 	t.Helper()
-	cache := NPMCache()
-	script := EverythingScript(cache)
-	if _, err := os.Stat(script); cache == "" || err != nil {
-		skipOrFail(t, "server-everything is not installed (run ./scripts/test once to install the npm peers)")
-	}
-	node, err := Node(cache)
-	if err != nil {
-		skipOrFail(t, "node not found: %v", err)
-	}
-	url, stop, err := StartEverything(node, script, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return url
+	return EverythingModes(t, mode)[mode]
 }
 
 // EverythingModes is Everything for several modes at once: the servers
-// start side by side (a node start takes a second of CPU and more on a
-// busy machine), and the result maps each mode to its URL.
+// start side by side (a node start takes half a second of CPU, seconds on
+// a busy machine), and the result maps each mode to its URL.
 func EverythingModes(t testing.TB, modes ...string) map[string]string {
 	t.Helper()
 	cache := NPMCache()
