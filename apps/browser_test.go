@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // These tests open views in a real browser, Debian's chromium, headless
@@ -60,6 +61,8 @@ var browser struct {
 }
 
 func TestMain(m *testing.M) {
+	// The tests wait for the browser and for their hosts' timeouts.
+	testwait.RaiseParallel(4)
 	code := m.Run()
 	if browser.cancel != nil {
 		browser.cancel()
