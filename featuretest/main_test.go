@@ -310,6 +310,8 @@ func everythingStdio(t *testing.T) []string {
 // started by the first test that asks for it and stopped by TestMain.
 // Each command is a session of its own there (the server keeps its state
 // per session), and a node start costs more CPU than all a test does.
+// Tests ask for it before t.Parallel, so that it starts before the
+// parallel tests compete for the CPU (some of them wait seconds for it).
 func everything(t *testing.T) []string {
 	t.Helper()
 	node := nodeBin(t)
