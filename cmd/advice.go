@@ -70,6 +70,14 @@ var adviceTable = []func(error) string{
 		}
 		return fmt.Sprintf("; see `mcpx %ss list`", e.Kind)
 	},
+	// Arguments that do not match the tool's inputSchema.
+	func(err error) string {
+		var e *inspector.InvalidArgumentsError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return " (--no-validate sends the call anyway)"
+	},
 	// A tool that runs only as a task.
 	func(err error) string {
 		if !errors.Is(err, inspector.ErrTaskRequired) {

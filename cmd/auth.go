@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,11 +37,26 @@ type authFlags struct {
 	idpClientSecret   string
 	assertionFile     string
 	noDPoP            bool
+}
 
-	// Parsed by validateAuth.
-	key      *oauthflow.PrivateKey
-	callback *url.URL
-	idToken  string
+// oauthDesc is how mcpx authorizes itself with OAuth: the OAuth flags,
+// checked, with the files they name read and the secrets the environment
+// holds.
+type oauthDesc struct {
+	grant             oauthflow.Grant
+	clientID          string
+	clientSecret      string // --client-secret, else $MCPX_CLIENT_SECRET
+	clientMetadataURL string
+	key               *oauthflow.PrivateKey
+	callback          *url.URL
+	noBrowser         bool
+	storedOnly        bool
+	idToken           string
+	idpTokenURL       string
+	idpClientID       string
+	idpClientSecret   string // --idp-client-secret, else $MCPX_IDP_CLIENT_SECRET
+	assertionFile     string
+	noDPoP            bool
 	// fresh makes the authorizer ignore stored tokens (auth login).
 	fresh bool
 }
@@ -82,53 +98,58 @@ func (a *authFlags) set() []string {
 	return names
 }
 
-// validateAuth checks the OAuth flags before anything connects.
-func (g *globalOptions) validateAuth() error {
-	a := &g.auth
-	given := a.set()
+// validate checks the OAuth flags before anything connects.
+func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
+	given := f.set()
+	a := f
 	// Secrets may also come from the environment, which is not "giving a
 	// flag": a stdio command must not fail because they are set.
 	if a.clientSecret == "" && a.clientID != "" {
-		a.clientSecret = g.io.Getenv("MCPX_CLIENT_SECRET")
+		a.clientSecret = ios.Getenv("MCPX_CLIENT_SECRET")
 	}
 	if a.idpClientSecret == "" && a.grant == string(oauthflow.GrantIDJAG) {
-		a.idpClientSecret = g.io.Getenv("MCPX_IDP_CLIENT_SECRET")
+		a.idpClientSecret = ios.Getenv("MCPX_IDP_CLIENT_SECRET")
+	}
+	d := oauthDesc{
+		grant: oauthflow.Grant(a.grant), clientID: a.clientID, clientSecret: a.clientSecret, clientMetadataURL: a.clientMetadataURL,
+		noBrowser: a.noBrowser, storedOnly: a.storedOnly, idpTokenURL: a.idpTokenURL, idpClientID: a.idpClientID,
+		idpClientSecret: a.idpClientSecret, assertionFile: a.assertionFile, noDPoP: a.noDPoP,
 	}
 	if len(given) == 0 {
-		return nil
+		return d, nil
 	}
-	if g.url == "" {
-		return usageErrorf("%s applies to HTTP servers; give the server with --url URL", given[0])
+	if h.url == "" {
+		return d, usageErrorf("%s applies to HTTP servers; give the server with --url URL", given[0])
 	}
-	if g.bearer != "" {
-		return usageErrorf("--bearer sends a fixed token, so OAuth flags such as %s do not apply; drop one or the other", given[0])
+	if h.bearer != "" {
+		return d, usageErrorf("--bearer sends a fixed token, so OAuth flags such as %s do not apply; drop one or the other", given[0])
 	}
 	switch oauthflow.Grant(a.grant) {
 	case "", oauthflow.GrantAuthorizationCode:
 	case oauthflow.GrantClientCredentials:
 		if a.clientID == "" || (a.clientSecret == "" && a.privateKey == "") {
-			return usageErrorf("--grant client_credentials needs a pre-registered client: --client-id ID with --client-secret SECRET or --private-key FILE")
+			return d, usageErrorf("--grant client_credentials needs a pre-registered client: --client-id ID with --client-secret SECRET or --private-key FILE")
 		}
 	case oauthflow.GrantIDJAG:
 		if a.idTokenFile == "" || a.idpTokenURL == "" {
-			return usageErrorf("--grant id-jag needs --id-token-file FILE (the IdP's ID token) and --idp-token-url URL")
+			return d, usageErrorf("--grant id-jag needs --id-token-file FILE (the IdP's ID token) and --idp-token-url URL")
 		}
 		if a.clientID == "" && a.clientMetadataURL == "" {
-			return usageErrorf("--grant id-jag needs the client registered with the MCP server's authorization server: --client-id ID (or --client-metadata-url URL)")
+			return d, usageErrorf("--grant id-jag needs the client registered with the MCP server's authorization server: --client-id ID (or --client-metadata-url URL)")
 		}
 	case oauthflow.GrantJWTBearer:
 		if a.assertionFile == "" {
-			return usageErrorf("--grant jwt-bearer needs --assertion-file FILE (the workload's JWT)")
+			return d, usageErrorf("--grant jwt-bearer needs --assertion-file FILE (the workload's JWT)")
 		}
 	default:
-		return usageErrorf("--grant must be authorization_code, client_credentials, id-jag or jwt-bearer, not %q", a.grant)
+		return d, usageErrorf("--grant must be authorization_code, client_credentials, id-jag or jwt-bearer, not %q", a.grant)
 	}
 	if a.assertionFile != "" {
 		if oauthflow.Grant(a.grant) != oauthflow.GrantJWTBearer {
-			return usageErrorf("--assertion-file applies to --grant jwt-bearer")
+			return d, usageErrorf("--assertion-file applies to --grant jwt-bearer")
 		}
 		if _, err := oauthflow.ReadAssertion(a.assertionFile); err != nil {
-			return usageErrorf("--assertion-file: %v", err)
+			return d, usageErrorf("--assertion-file: %v", err)
 		}
 	}
 	if oauthflow.Grant(a.grant) != oauthflow.GrantIDJAG {
@@ -137,70 +158,61 @@ func (g *globalOptions) validateAuth() error {
 			name string
 		}{{a.idTokenFile != "", "--id-token-file"}, {a.idpTokenURL != "", "--idp-token-url"}, {a.idpClientID != "", "--idp-client-id"}} {
 			if f.on {
-				return usageErrorf("%s applies to --grant id-jag", f.name)
+				return d, usageErrorf("%s applies to --grant id-jag", f.name)
 			}
 		}
 	}
 	if a.clientSecret != "" && a.clientID == "" {
-		return usageErrorf("--client-secret goes with --client-id (the pre-registered client it belongs to)")
+		return d, usageErrorf("--client-secret goes with --client-id (the pre-registered client it belongs to)")
 	}
 	if a.clientMetadataURL != "" {
 		u, err := url.Parse(a.clientMetadataURL)
 		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			return usageErrorf("--client-metadata-url %q: a Client ID Metadata Document URL must be https with a path, e.g. https://example.com/mcpx-client.json", a.clientMetadataURL)
+			return d, usageErrorf("--client-metadata-url %q: a Client ID Metadata Document URL must be https with a path, e.g. https://example.com/mcpx-client.json", a.clientMetadataURL)
 		}
 	}
 	if a.privateKey != "" {
 		if a.clientID == "" && a.clientMetadataURL == "" {
-			return usageErrorf("--private-key authenticates a client: give it with --client-id ID")
+			return d, usageErrorf("--private-key authenticates a client: give it with --client-id ID")
 		}
 		key, err := oauthflow.LoadPrivateKey(a.privateKey)
 		if err != nil {
-			return usageErrorf("--private-key: %v", err)
+			return d, usageErrorf("--private-key: %v", err)
 		}
-		a.key = key
+		d.key = key
 	}
 	if a.callbackURL != "" {
 		u, err := oauthflow.ParseCallbackURL(a.callbackURL)
 		var ce *oauthflow.CallbackURLError
 		if errors.As(err, &ce) {
-			return usageErrorf("--callback-url %q: %s", ce.URL, ce.Reason)
+			return d, usageErrorf("--callback-url %q: %s", ce.URL, ce.Reason)
 		}
 		if err != nil {
-			return &usageError{err: err}
+			return d, &usageError{err: err}
 		}
-		a.callback = u
+		d.callback = u
 	}
 	if a.idTokenFile != "" {
 		b, err := os.ReadFile(a.idTokenFile)
 		if err != nil {
-			return usageErrorf("--id-token-file: %v", err)
+			return d, usageErrorf("--id-token-file: %v", err)
 		}
-		if a.idToken = strings.TrimSpace(string(b)); a.idToken == "" {
-			return usageErrorf("--id-token-file %s is empty", a.idTokenFile)
+		if d.idToken = strings.TrimSpace(string(b)); d.idToken == "" {
+			return d, usageErrorf("--id-token-file %s is empty", a.idTokenFile)
 		}
 	}
 	if a.idpTokenURL != "" {
 		if u, err := url.Parse(a.idpTokenURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return usageErrorf("--idp-token-url %q: expected an http(s) URL", a.idpTokenURL)
+			return d, usageErrorf("--idp-token-url %q: expected an http(s) URL", a.idpTokenURL)
 		}
 	}
-	return nil
-}
-
-// oauthDisabled says why mcpx must not run OAuth for this connection, ""
-// when it may: credentials given by hand take precedence.
-func (g *globalOptions) oauthDisabled(header http.Header) string {
-	if header.Get("Authorization") != "" {
-		return "-H gives an Authorization header"
-	}
-	return ""
+	return d, nil
 }
 
 // tokenStore opens the token store, or returns nil (tokens kept for this
 // run only) with a note when there is no place for it.
-func (g *globalOptions) tokenStore(c *tui.Console) *oauthflow.Store {
-	dir, err := oauthflow.StoreDir(g.io.Getenv)
+func tokenStore(ios *IOStreams, c *tui.Console) *oauthflow.Store {
+	dir, err := oauthflow.StoreDir(ios.Getenv)
 	if err != nil {
 		c.Warn(err.Error())
 		return nil
@@ -210,22 +222,19 @@ func (g *globalOptions) tokenStore(c *tui.Console) *oauthflow.Store {
 	return s
 }
 
-// newAuthorizer builds the OAuth authorizer for the server at g.url.
-func (g *globalOptions) newAuthorizer(console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
-	a := &g.auth
-	offered := g.protocolVersion
-	if offered == "" {
-		offered = latestVersion()
-	}
+// newAuthorizer builds the OAuth authorizer for the server at d's URL,
+// asking the person on ios's terminal (or a browser) when it must.
+func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
+	a := d.oauth
 	cfg := oauthflow.Config{
-		ServerURL:         g.url,
+		ServerURL:         d.http.url,
 		HTTPClient:        client,
-		Store:             g.tokenStore(console),
+		Store:             tokenStore(ios, console),
 		UserAgent:         "mcpx/" + Version(),
-		ProtocolVersion:   offered,
+		ProtocolVersion:   d.session.offered(),
 		ClientName:        "mcpx",
 		ClientVersion:     Version(),
-		Grant:             oauthflow.Grant(a.grant),
+		Grant:             a.grant,
 		ClientID:          a.clientID,
 		ClientSecret:      a.clientSecret,
 		ClientMetadataURL: a.clientMetadataURL,
@@ -250,27 +259,27 @@ func (g *globalOptions) newAuthorizer(console *tui.Console, obs transport.Observ
 			}
 		},
 	}
-	browser := g.io.Getenv("BROWSER")
+	browser := ios.Getenv("BROWSER")
 	switch {
 	case a.noBrowser:
-		cfg.Stdin = g.io.In
+		cfg.Stdin = ios.In
 	case browser != "":
 		cfg.Browser = oauthflow.CommandBrowser(browser)
-	case g.io.InTTY || g.io.ErrTTY:
+	case ios.InTTY || ios.ErrTTY:
 		cfg.Browser = oauthflow.SystemBrowser()
-		if g.io.InTTY {
-			cfg.Stdin = g.io.In
+		if ios.InTTY {
+			cfg.Stdin = ios.In
 		}
 	default:
 		cfg.NoInteraction = fmt.Sprintf("mcpx cannot ask anyone to authorize in a browser here: there is no terminal and BROWSER is not set "+
-			"(run `mcpx auth login --url %s` in a terminal first, set BROWSER, use --grant client_credentials, or pass a token with --bearer)", g.url)
+			"(run `mcpx auth login --url %s` in a terminal first, set BROWSER, use --grant client_credentials, or pass a token with --bearer)", d.http.url)
 	}
 	return oauthflow.New(cfg)
 }
 
-func newAuthCmd(g *globalOptions) *cobra.Command {
+func newAuthCmd(e *env) *cobra.Command {
 	c := groupCmd("auth", "Authorize mcpx with an HTTP server's OAuth authorization server, and manage stored tokens",
-		newAuthLoginCmd(g), newAuthStatusCmd(g), newAuthLogoutCmd(g), newAuthTokenCmd(g))
+		newAuthLoginCmd(e), newAuthStatusCmd(e), newAuthLogoutCmd(e), newAuthTokenCmd(e))
 	c.Long = `mcpx authorizes itself with OAuth whenever an HTTP server answers 401 (or 403
 insufficient_scope), following the server's protocol revision: protected resource
 metadata, authorization server discovery, client registration, the browser with
@@ -283,7 +292,7 @@ the server they were issued for, and never printed — except by "mcpx auth toke
 	return c
 }
 
-func newAuthLoginCmd(g *globalOptions) *cobra.Command {
+func newAuthLoginCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "login --url URL",
 		Short: "Authorize mcpx for the server at --url now, and store the token",
@@ -293,14 +302,15 @@ stores the token and checks that the server accepts it. The wait for the
 browser is bounded by --timeout, 5 minutes unless given.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if g.url == "" {
+			d := e.cfg.conn
+			if d.http.url == "" {
 				return usageErrorf("auth login needs the server: --url URL")
 			}
 			if !c.Flags().Changed("timeout") {
-				g.timeout = 5 * time.Minute
+				d.session.timeout = 5 * time.Minute
 			}
-			g.auth.fresh = true
-			return g.withClient(c.Context(), nil, func(cl *client) error {
+			d.oauth.fresh = true
+			return e.withSession(c.Context(), d, func(cl *client) error {
 				if cl.oauth == nil {
 					return usageErrorf("OAuth is off for this server (-H gives an Authorization header)")
 				}
@@ -315,19 +325,19 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 				}
 				if rec == nil {
 					cl.console.Note("the server did not ask for authorization (initialize and ping succeeded without a token); nothing was stored")
-					if g.json {
+					if e.cfg.out.json {
 						cl.out.JSON(json.RawMessage(`{"authorized":false}`))
 					}
 					return nil
 				}
 				st := statusOf(rec, time.Now())
-				if g.json {
+				if e.cfg.out.json {
 					b, _ := json.Marshal(st)
 					cl.out.JSON(b)
 					return nil
 				}
-				fmt.Fprintf(g.io.Out, "Authorized mcpx for %s with %s.\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
-				printStatusDetails(g, st)
+				fmt.Fprintf(e.ios.Out, "Authorized mcpx for %s with %s.\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
+				printStatusDetails(e.ios.Out, st)
 				return nil
 			})
 		},
@@ -362,8 +372,7 @@ func statusOf(r *oauthflow.TokenRecord, now time.Time) tokenStatus {
 	return s
 }
 
-func printStatusDetails(g *globalOptions, st tokenStatus) {
-	w := g.io.Out
+func printStatusDetails(w io.Writer, st tokenStatus) {
 	esc := tui.EscapeLine
 	fmt.Fprintf(w, "  client:        %s (%s)\n", esc(st.ClientID), esc(st.ClientSource))
 	fmt.Fprintf(w, "  grant:         %s\n", esc(st.Grant))
@@ -389,21 +398,21 @@ func printStatusDetails(g *globalOptions, st tokenStatus) {
 	}
 }
 
-func newAuthStatusCmd(g *globalOptions) *cobra.Command {
+func newAuthStatusCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status [--url URL]",
 		Short: "Show the stored tokens (for --url, or all): server, authorization server, scopes, expiry — never the token",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			console := g.newConsole()
-			store := g.tokenStore(console)
+			console := e.console()
+			store := tokenStore(e.ios, console)
 			if store == nil {
 				return errors.New("no token store")
 			}
 			var recs []*oauthflow.TokenRecord
 			var err error
-			if g.url != "" {
-				recs, err = store.Matching(g.url)
+			if e.cfg.conn.http.url != "" {
+				recs, err = store.Matching(e.cfg.conn.http.url)
 			} else {
 				recs, err = store.Tokens()
 			}
@@ -411,48 +420,48 @@ func newAuthStatusCmd(g *globalOptions) *cobra.Command {
 				return err
 			}
 			now := time.Now()
-			if g.json {
+			if e.cfg.out.json {
 				list := make([]tokenStatus, 0, len(recs))
 				for _, r := range recs {
 					list = append(list, statusOf(r, now))
 				}
 				b, _ := json.Marshal(map[string]any{"store": store.Dir(), "tokens": list})
-				g.printer().JSON(b)
+				e.printer().JSON(b)
 				return nil
 			}
 			if len(recs) == 0 {
-				if g.url != "" {
-					fmt.Fprintf(g.io.Out, "No stored token for %s (store: %s).\n", g.url, store.Dir())
+				if e.cfg.conn.http.url != "" {
+					fmt.Fprintf(e.ios.Out, "No stored token for %s (store: %s).\n", e.cfg.conn.http.url, store.Dir())
 				} else {
-					fmt.Fprintf(g.io.Out, "No stored tokens (store: %s).\n", store.Dir())
+					fmt.Fprintf(e.ios.Out, "No stored tokens (store: %s).\n", store.Dir())
 				}
 				return nil
 			}
 			for i, r := range recs {
 				if i > 0 {
-					fmt.Fprintln(g.io.Out)
+					fmt.Fprintln(e.ios.Out)
 				}
 				st := statusOf(r, now)
-				fmt.Fprintf(g.io.Out, "%s\n  authorization server: %s\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
-				printStatusDetails(g, st)
+				fmt.Fprintf(e.ios.Out, "%s\n  authorization server: %s\n", tui.EscapeLine(st.Resource), tui.EscapeLine(st.Issuer))
+				printStatusDetails(e.ios.Out, st)
 			}
 			return nil
 		},
 	}
 }
 
-func newAuthLogoutCmd(g *globalOptions) *cobra.Command {
+func newAuthLogoutCmd(e *env) *cobra.Command {
 	var all bool
 	c := &cobra.Command{
 		Use:   "logout --url URL | --all",
 		Short: "Delete the stored token for --url, or every stored token and client registration with --all",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if all == (g.url != "") {
+			if all == (e.cfg.conn.http.url != "") {
 				return usageErrorf("auth logout needs exactly one of --url URL or --all")
 			}
-			console := g.newConsole()
-			store := g.tokenStore(console)
+			console := e.console()
+			store := tokenStore(e.ios, console)
 			if store == nil {
 				return errors.New("no token store")
 			}
@@ -461,22 +470,22 @@ func newAuthLogoutCmd(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.io.Out, "Removed %d stored file(s) from %s.\n", n, store.Dir())
+				fmt.Fprintf(e.ios.Out, "Removed %d stored file(s) from %s.\n", n, store.Dir())
 				return nil
 			}
-			recs, err := store.Matching(g.url)
+			recs, err := store.Matching(e.cfg.conn.http.url)
 			if err != nil {
 				return err
 			}
 			if len(recs) == 0 {
-				fmt.Fprintf(g.io.Out, "No stored token for %s.\n", g.url)
+				fmt.Fprintf(e.ios.Out, "No stored token for %s.\n", e.cfg.conn.http.url)
 				return nil
 			}
 			for _, r := range recs {
 				if err := store.DeleteToken(r); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.io.Out, "Removed the token for %s (authorization server %s).\n", tui.EscapeLine(r.Resource), tui.EscapeLine(r.Issuer))
+				fmt.Fprintf(e.ios.Out, "Removed the token for %s (authorization server %s).\n", tui.EscapeLine(r.Resource), tui.EscapeLine(r.Issuer))
 			}
 			return nil
 		},
@@ -485,7 +494,7 @@ func newAuthLogoutCmd(g *globalOptions) *cobra.Command {
 	return c
 }
 
-func newAuthTokenCmd(g *globalOptions) *cobra.Command {
+func newAuthTokenCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "token --url URL",
 		Short: "Print the stored access token for --url (refreshed if needed), for scripts",
@@ -494,23 +503,22 @@ command that ever shows a token. It is refreshed first when it is about to
 expire; no new authorization is started (use mcpx auth login for that).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if g.url == "" {
+			if e.cfg.conn.http.url == "" {
 				return usageErrorf("auth token needs the server: --url URL")
 			}
-			console := g.newConsole()
-			opts, err := g.httpOptions(console)
-			if err != nil {
-				return err
-			}
+			console := e.console()
+			d, out := e.cfg.conn, e.cfg.out
+			obs := httpObserver(console, func() bool { return out.wire }, out.verbose)
+			opts := d.httpOptions(obs)
 			client, err := transport.NewHTTPClient(opts)
 			if err != nil {
 				return &usageError{err: err}
 			}
-			az, err := g.newAuthorizer(console, g.httpObserverFor(console), client, true)
+			az, err := newAuthorizer(e.ios, d, console, obs, client, true)
 			if err != nil {
 				return &usageError{err: err}
 			}
-			ctx, cancel := context.WithTimeout(c.Context(), durationOr(g.timeout, time.Minute))
+			ctx, cancel := context.WithTimeout(c.Context(), durationOr(d.session.timeout, time.Minute))
 			defer cancel()
 			tok, rec, err := az.Token(ctx)
 			if err != nil {
@@ -519,7 +527,7 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 			if rec.DPoPBound() {
 				console.Warn("this token is DPoP-bound (RFC 9449): the server takes it only with a DPoP proof signed by the key mcpx keeps, which it does not export")
 			}
-			fmt.Fprintln(g.io.Out, tok)
+			fmt.Fprintln(e.ios.Out, tok)
 			return nil
 		},
 	}

@@ -309,7 +309,7 @@ func TestOAuthNoBrowserPaste(t *testing.T) {
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var out strings.Builder
+	ios, out, _ := NewTestIOStreams(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
 	errW := &lineWriter{fn: func(line string) {
 		u := strings.TrimSpace(strings.TrimPrefix(line, "mcpx: "))
 		if !strings.HasPrefix(u, srv.Issuer+"/authorize?") {
@@ -329,8 +329,7 @@ func TestOAuthNoBrowserPaste(t *testing.T) {
 			fmt.Fprintln(inW, resp.Header.Get("Location"))
 		}()
 	}}
-	ios := &IOStreams{In: bufio.NewReader(inR), Out: &out, ErrOut: errW,
-		Getenv: func(k string) string { return map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}[k] }}
+	ios.In, ios.ErrOut = bufio.NewReader(inR), errW
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code := Run(ctx, []string{"tools", "list", "--no-browser", "--url", srv.MCPURL}, ios)

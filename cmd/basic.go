@@ -11,14 +11,39 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// withClient connects to the server after "--", runs fn and closes the
-// session, shutting the server down.
-func (g *globalOptions) withClient(ctx context.Context, server []string, fn func(*client) error) (err error) {
-	if g.repl != nil {
-		// A command typed in the REPL: its session stays open.
-		return g.repl.with(server, fn)
+// withClient connects to the server after "--" (or at --url), runs fn
+// and closes the session, shutting the server down. In the REPL, fn runs
+// on the REPL's session, which stays open.
+func (e *env) withClient(ctx context.Context, server []string, fn func(*client) error) error {
+	return e.withClientListening(ctx, server, false, fn)
+}
+
+// withListeningClient is withClient for a command that shows what the
+// server sends on its own (watch, resources subscribe): over Streamable
+// HTTP its GET stream opens with the session.
+func (e *env) withListeningClient(ctx context.Context, server []string, fn func(*client) error) error {
+	return e.withClientListening(ctx, server, true, fn)
+}
+
+func (e *env) withClientListening(ctx context.Context, server []string, listen bool, fn func(*client) error) error {
+	if e.repl != nil {
+		return e.repl.with(server, fn)
 	}
-	c, err := g.connect(ctx, server)
+	d, err := e.cfg.conn.forServer(server, "mcpx tools list")
+	if err != nil {
+		return err
+	}
+	return e.session(ctx, d, attachments{listen: listen}, fn)
+}
+
+// withSession opens the session d describes, runs fn, lingers as --linger
+// says and closes the session.
+func (e *env) withSession(ctx context.Context, d connDesc, fn func(*client) error) (err error) {
+	return e.session(ctx, d, attachments{}, fn)
+}
+
+func (e *env) session(ctx context.Context, d connDesc, a attachments, fn func(*client) error) (err error) {
+	c, err := e.conns.connect(ctx, d, e.cfg.out, a)
 	if err != nil {
 		return err
 	}
@@ -32,13 +57,13 @@ func (g *globalOptions) withClient(ctx context.Context, server []string, fn func
 		}
 	}()
 	err = fn(c)
-	g.lingerAfter(ctx, c)
+	lingerAfter(ctx, c, d.feat.linger, e.cfg.out.verbose)
 	return err
 }
 
 // emit prints a result: exactly the raw JSON with --json, else human.
-func (g *globalOptions) emit(c *client, raw json.RawMessage, human func()) {
-	if g.json {
+func (e *env) emit(c *client, raw json.RawMessage, human func()) {
+	if e.cfg.out.json {
 		c.out.JSON(raw)
 		return
 	}
@@ -76,10 +101,10 @@ func excerptArg(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-type infoOptions struct{ g *globalOptions }
+type infoOptions struct{ e *env }
 
-func newInfoCmd(g *globalOptions) *cobra.Command {
-	o := &infoOptions{g: g}
+func newInfoCmd(e *env) *cobra.Command {
+	o := &infoOptions{e: e}
 	return &cobra.Command{
 		Use:   "info -- <server command>",
 		Short: "Show the server's name, version, protocol, capabilities and instructions",
@@ -94,17 +119,17 @@ func newInfoCmd(g *globalOptions) *cobra.Command {
 }
 
 func (o *infoOptions) run(ctx context.Context, server []string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		info := c.sess.Server()
-		o.g.emit(c, info.Raw, func() { c.out.Info(info, c.describe) })
+		o.e.emit(c, info.Raw, func() { c.out.Info(info, c.describe) })
 		return nil
 	})
 }
 
-type pingOptions struct{ g *globalOptions }
+type pingOptions struct{ e *env }
 
-func newPingCmd(g *globalOptions) *cobra.Command {
-	o := &pingOptions{g: g}
+func newPingCmd(e *env) *cobra.Command {
+	o := &pingOptions{e: e}
 	return &cobra.Command{
 		Use:   "ping -- <server command>",
 		Short: "Check that the server answers (ping)",
@@ -119,34 +144,34 @@ func newPingCmd(g *globalOptions) *cobra.Command {
 }
 
 func (o *pingOptions) run(ctx context.Context, server []string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		var note func(string)
-		if o.g.verbose {
+		if o.e.cfg.out.verbose {
 			note = c.console.Note
 		}
 		res, err := c.sess.Ping(ctx, note)
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res.Raw, func() {
+		o.e.emit(c, res.Raw, func() {
 			rtt := res.RTT.Round(10 * time.Microsecond)
 			if res.Instead != "" {
-				fmt.Fprintf(o.g.io.Out, "pong (%s, %s)\n", rtt, res.Instead)
+				fmt.Fprintf(o.e.ios.Out, "pong (%s, %s)\n", rtt, res.Instead)
 				return
 			}
-			fmt.Fprintf(o.g.io.Out, "pong (%s)\n", rtt)
+			fmt.Fprintf(o.e.ios.Out, "pong (%s)\n", rtt)
 		})
 		return nil
 	})
 }
 
 type rawCallOptions struct {
-	g      *globalOptions
+	e      *env
 	notify bool
 }
 
-func newCallCmd(g *globalOptions) *cobra.Command {
-	o := &rawCallOptions{g: g}
+func newCallCmd(e *env) *cobra.Command {
+	o := &rawCallOptions{e: e}
 	return &cobra.Command{
 		Use:   "call METHOD [JSON-params | @file.json] -- <server command>",
 		Short: "Send any request and print its result",
@@ -162,8 +187,8 @@ func newCallCmd(g *globalOptions) *cobra.Command {
 	}
 }
 
-func newNotifyCmd(g *globalOptions) *cobra.Command {
-	o := &rawCallOptions{g: g, notify: true}
+func newNotifyCmd(e *env) *cobra.Command {
+	o := &rawCallOptions{e: e, notify: true}
 	return &cobra.Command{
 		Use:     "notify METHOD [JSON-params | @file.json] -- <server command>",
 		Short:   "Send any notification",
@@ -188,12 +213,12 @@ func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
 		}
 		params = p
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		if o.notify {
 			if err := c.sess.Notify(ctx, method, params); err != nil {
 				return err
 			}
-			if o.g.verbose {
+			if o.e.cfg.out.verbose {
 				c.console.Note("sent " + method)
 			}
 			return nil

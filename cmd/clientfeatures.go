@@ -12,13 +12,12 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
-	"github.com/mcpx-dev/mcpx/tui"
 )
 
-// featureOptions are the flags for what mcpx offers the server (roots,
+// featureFlags are the flags for what mcpx offers the server (roots,
 // sampling, elicitation, tasks) and for what happens around the command
 // (log level, linger). They only wire flags to inspector.ClientFeatures.
-type featureOptions struct {
+type featureFlags struct {
 	roots         []string
 	onSampling    string
 	onElicit      string
@@ -26,15 +25,9 @@ type featureOptions struct {
 	noElicitation bool
 	logLevel      string
 	linger        time.Duration
-
-	// Built by validate.
-	prompter *tui.Prompter
-	rootList []inspector.Root
-	sampler  *inspector.Sampler
-	elicitor *inspector.Elicitor
 }
 
-func (o *featureOptions) addFlags(f *pflag.FlagSet) {
+func (o *featureFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.roots, "root", nil, "offer `PATH` (or a file:// URI) to the server as a root (repeatable); declares the roots capability")
 	f.StringVar(&o.onSampling, "on-sampling", "", "answer sampling requests: prompt, decline or file:`PATH` (default prompt on a terminal, else decline)")
 	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests: prompt, decline, cancel, accept-defaults or file:`PATH` (default prompt on a terminal, else decline)")
@@ -45,77 +38,75 @@ func (o *featureOptions) addFlags(f *pflag.FlagSet) {
 }
 
 // validate checks the feature flags and builds the policies, reading any
-// reply file now so that a mistake is a usage error before a server starts.
-func (g *globalOptions) validateFeatures() error {
-	o := &g.feat
-	interactive := g.io.InTTY && g.io.ErrTTY
-	o.prompter = tui.NewPrompter(g.io.In, g.io.ErrOut, interactive)
+// reply file now so that a mistake is a usage error before a server
+// starts. person answers on a terminal (nil without one).
+func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (featuresDesc, error) {
+	d := featuresDesc{logLevel: o.logLevel, linger: o.linger}
+	interactive := ios.InTTY && ios.ErrTTY
 	def := inspector.PolicyDecline
-	var person inspector.Person // nobody to ask without a terminal
 	if interactive {
 		def = inspector.PolicyPrompt
-		person = tui.NewPerson(o.prompter, g.openURL)
 	}
 	for _, r := range o.roots {
 		root, err := inspector.RootFromPath(r)
 		if err != nil {
-			return usageErrorf("--root: %v", err)
+			return d, usageErrorf("--root: %v", err)
 		}
-		o.rootList = append(o.rootList, root)
+		d.roots = append(d.roots, root)
 	}
 	if o.noSampling && o.onSampling != "" {
-		return usageErrorf("--no-sampling and --on-sampling contradict each other; choose one")
+		return d, usageErrorf("--no-sampling and --on-sampling contradict each other; choose one")
 	}
 	if o.noElicitation && o.onElicit != "" {
-		return usageErrorf("--no-elicitation and --on-elicit contradict each other; choose one")
+		return d, usageErrorf("--no-elicitation and --on-elicit contradict each other; choose one")
 	}
 	if !o.noSampling {
 		p, err := inspector.ParseSamplingPolicy(orDefault(o.onSampling, def))
 		if err != nil {
-			return usageErrorf("--on-sampling: %v", err)
+			return d, usageErrorf("--on-sampling: %v", err)
 		}
 		if p.Mode == inspector.PolicyPrompt && !interactive {
-			return usageErrorf("--on-sampling: --on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
+			return d, usageErrorf("--on-sampling: --on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
 		}
-		if o.sampler, err = inspector.NewSampler(p, person); err != nil {
-			return usageErrorf("--on-sampling: %v", err)
+		if d.sampler, err = inspector.NewSampler(p, person); err != nil {
+			return d, usageErrorf("--on-sampling: %v", err)
 		}
 	}
 	if !o.noElicitation {
 		p, err := inspector.ParseElicitPolicy(orDefault(o.onElicit, def))
 		if err != nil {
-			return usageErrorf("--on-elicit: %v", err)
+			return d, usageErrorf("--on-elicit: %v", err)
 		}
 		if p.Mode == inspector.PolicyPrompt && !interactive {
-			return usageErrorf("--on-elicit: --on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
+			return d, usageErrorf("--on-elicit: --on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
 		}
-		if o.elicitor, err = inspector.NewElicitor(p, person); err != nil {
-			return usageErrorf("--on-elicit: %v", err)
+		if d.elicitor, err = inspector.NewElicitor(p, person); err != nil {
+			return d, usageErrorf("--on-elicit: %v", err)
 		}
 	}
 	if o.logLevel != "" && !inspector.ValidLogLevel(o.logLevel) {
-		return usageErrorf("--log-level %q: use one of %s", o.logLevel, strings.Join(inspector.LogLevels, ", "))
+		return d, usageErrorf("--log-level %q: use one of %s", o.logLevel, strings.Join(inspector.LogLevels, ", "))
 	}
 	if o.linger < 0 {
-		return usageErrorf("--linger must not be negative")
+		return d, usageErrorf("--linger must not be negative")
 	}
-	return nil
+	return d, nil
 }
 
-// features returns the client features for one connection, wired to its
-// console. Each connection gets its own task store and pending URL
+// newFeatures returns the client features for one connection, wired to
+// its console. Each connection gets its own task store and pending URL
 // elicitations.
-func (g *globalOptions) features(c *client) *inspector.ClientFeatures {
-	o := &g.feat
-	f := &inspector.ClientFeatures{Version: g.protocolVersion, Tasks: inspector.NewTaskStore()}
+func newFeatures(d connDesc, c *client) *inspector.ClientFeatures {
+	o := d.feat
+	f := &inspector.ClientFeatures{Version: d.session.protocolVersion, Tasks: inspector.NewTaskStore()}
 	who := func() string {
 		if s, _ := c.serverName.Load().(string); s != "" {
 			return s
 		}
 		return "the server"
 	}
-	if o.rootList != nil {
-		f.Roots = inspector.NewRoots(o.rootList)
+	if o.roots != nil {
+		f.Roots = inspector.NewRoots(o.roots)
 	}
 	if o.sampler != nil {
 		s := o.sampler.Clone()
@@ -131,19 +122,23 @@ func (g *globalOptions) features(c *client) *inspector.ClientFeatures {
 	return f
 }
 
-// openURL opens u in the person's browser, as OAuth does: the BROWSER
-// command when it is set, else the desktop's default browser.
-func (g *globalOptions) openURL(u string) error {
-	open := oauthflow.SystemBrowser()
-	if b := g.io.Getenv("BROWSER"); b != "" {
-		open = oauthflow.CommandBrowser(b)
+// openURL returns what opens a URL in the person's browser, as OAuth
+// does: the BROWSER command when it is set, else the desktop's default
+// browser.
+func openURL(ios *IOStreams) func(string) error {
+	return func(u string) error {
+		open := oauthflow.SystemBrowser()
+		if b := ios.Getenv("BROWSER"); b != "" {
+			open = oauthflow.CommandBrowser(b)
+		}
+		_, err := open(u)
+		return err
 	}
-	_, err := open(u)
-	return err
 }
 
-// afterConnect runs what the feature flags ask for once the session is open.
-func (g *globalOptions) afterConnect(ctx context.Context, c *client) {
+// afterConnect runs what the feature flags ask for once the session is
+// open: roots answered, logging at logLevel.
+func (c *client) afterConnect(ctx context.Context, logLevel string) {
 	info := c.sess.Server()
 	name := info.Implementation.Name
 	if info.Implementation.Version != "" {
@@ -151,31 +146,30 @@ func (g *globalOptions) afterConnect(ctx context.Context, c *client) {
 	}
 	c.serverName.Store(name)
 	c.sess.AttachRoots(c.feats.Roots)
-	if lvl := g.feat.logLevel; lvl != "" {
-		if caveat := c.sess.LogLevelCaveat(lvl); caveat != "" {
+	if logLevel != "" {
+		if caveat := c.sess.LogLevelCaveat(logLevel); caveat != "" {
 			c.console.Warn(caveat)
 		}
-		if _, err := c.sess.SetLogLevel(ctx, lvl); err != nil {
+		if _, err := c.sess.SetLogLevel(ctx, logLevel); err != nil {
 			c.console.Warn(err.Error())
 		}
 	}
 }
 
-// linger keeps the connection open after the command's result
-// (--linger), showing notifications that arrive meanwhile (list changes
+// lingerAfter keeps the connection open after the command's result
+// (--linger d), showing notifications that arrive meanwhile (list changes
 // too, which the modern era sends only when asked). An interrupt ends it
 // normally; a server that goes away is reported but does not undo the
 // command's result.
-func (g *globalOptions) lingerAfter(ctx context.Context, c *client) {
-	d := g.feat.linger
+func lingerAfter(ctx context.Context, c *client, d time.Duration, verbose bool) {
 	if d <= 0 || ctx.Err() != nil || c.sess.Err() != nil {
 		return
 	}
 	c.showLists.Store(true)
-	if g.verbose {
+	if verbose {
 		c.console.Note(fmt.Sprintf("lingering for %s to show later notifications", d))
 	}
-	if err := g.watch(ctx, c, inspector.WatchSpec{Lists: true, For: d}); err != nil {
+	if err := c.watch(ctx, inspector.WatchSpec{Lists: true, For: d}); err != nil {
 		c.console.Warn(err.Error())
 	}
 }
@@ -202,7 +196,7 @@ func (n *notifySink) get() func(*jsonrpc.Message) {
 // onNotification is the session's notification callback for c.
 func (c *client) onNotification(m *jsonrpc.Message) {
 	if c.observe != nil {
-		c.observe(m)
+		c.observe(c, m)
 	}
 	if c.feats != nil {
 		if note := c.feats.Notice(m); note != "" {

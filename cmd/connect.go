@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -41,7 +42,10 @@ type client struct {
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
 	// observe, when set (the REPL), sees every notification first.
-	observe func(*jsonrpc.Message)
+	observe func(*client, *jsonrpc.Message)
+	// held is the open session (@NAME) the connection goes through, as it
+	// was when the command attached; nil otherwise.
+	held *sessiond.Status
 }
 
 // Close ends the session (shutting the server down) and releases files;
@@ -67,48 +71,90 @@ func (c *client) Close() error {
 	return c.closeErr
 }
 
-// console returns the stderr console for this run.
-func (g *globalOptions) newConsole() *tui.Console {
-	return tui.NewConsole(g.io.ErrOut, g.io.ErrTTY, g.io.colorEnabled(g.color, g.io.ErrTTY))
+// newConsole returns the stderr console of ios, coloured as out says.
+func newConsole(ios *IOStreams, out output) *tui.Console {
+	return tui.NewConsole(ios.ErrOut, ios.ErrTTY, ios.colorEnabled(out.color, ios.ErrTTY))
 }
 
-// printer returns the stdout printer for this run.
-func (g *globalOptions) printer() *tui.Printer {
-	return tui.NewPrinter(g.io.Out, g.io.colorEnabled(g.color, g.io.OutTTY))
+// newPrinter returns the stdout printer of ios, coloured as out says.
+func newPrinter(ios *IOStreams, out output) *tui.Printer {
+	return tui.NewPrinter(ios.Out, ios.colorEnabled(out.color, ios.OutTTY))
 }
 
-// connect starts the server given after "--", or reaches the one at --url,
-// and opens an MCP session.
-func (g *globalOptions) connect(ctx context.Context, server []string) (*client, error) {
-	c, conn, rec, err := g.dial(ctx, server)
+// connector opens the connections and sessions of one run. It builds
+// what a session needs from a connection description — the transport,
+// the recorder, the taps, the authorizer, the client features, the
+// lifecycle — dials with the caller's context and hands the connection to
+// inspector.Connect. What it learns lasts the run: the era a server
+// speaks (the REPL's :reconnect, verify's sessions).
+type connector struct {
+	// ios are the streams the consoles and prompts use.
+	ios *IOStreams
+	// track is told of every client opened, to close it if mcpx panics.
+	track    func(*client)
+	eraCache inspector.EraCache
+}
+
+// attachments are what a caller adds to a connection beyond its
+// description: the REPL sees every notification and every frame first,
+// and switches the display of frames (:wire).
+type attachments struct {
+	observe func(*client, *jsonrpc.Message)
+	frames  func(*client, time.Time, transport.Direction, transport.Frame)
+	wire    func() bool
+	// listen says the caller shows what the server sends on its own
+	// (watch, resources subscribe): see listens.
+	listen bool
+}
+
+// listens reports whether the session shows what the server sends on its
+// own — watch, resources subscribe, --linger, the REPL (which observes
+// every notification) — so that over Streamable HTTP the GET stream is
+// opened with the session. Other sessions leave it to the session to open
+// when the server may call back (inspector.Options.ServerStreamOnDemand).
+func (a attachments) listens(d connDesc) bool {
+	return a.listen || a.observe != nil || d.feat.linger > 0
+}
+
+// connect starts the server d describes (or reaches the one at its URL)
+// and opens an MCP session over the connection, with ctx: starting the
+// server, the first contact and the handshake end when it does.
+func (k *connector) connect(ctx context.Context, d connDesc, out output, a attachments) (*client, error) {
+	c, conn, rec, err := k.open(ctx, d, out, a)
 	if err != nil {
 		return nil, err
 	}
-	c.feats = g.features(c)
-	if g.live != nil {
-		g.live.prepare(c)
-		conn = g.live.wrapConn(c, conn)
+	if c.held != nil {
+		d.session = d.session.inSession(*c.held)
 	}
-	life := g.lifecycle(c, server)
-	if g.verbose {
+	c.feats = newFeatures(d, c)
+	c.observe = a.observe
+	life := lifecycle(d, c.feats, c.console.Note, &k.eraCache)
+	if out.verbose {
 		if note := inspector.OpeningNote(life); note != "" {
 			c.console.Note(note)
 		}
 	}
-	handlers := c.feats.HandlersFor(life)
 	onNote := c.console.Note
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
+	var onLate func(jsonrpc.ID, inspector.Progress)
+	if out.verbose {
+		onLate = c.console.LateProgress
+	}
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
 		Lifecycle:       life,
-		Handlers:        handlers,
+		Handlers:        c.feats.HandlersFor(life),
 		OnNotification:  c.onNotification,
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
-		Timeout:         orNone(g.timeout),
-		MaxTimeout:      orNone(g.maxTimeout),
+		OnLateProgress:  onLate,
+		Timeout:         orNone(d.session.timeout),
+		MaxTimeout:      orNone(d.session.maxTimeout),
+		// The GET stream only when something listens on it (issue 13).
+		ServerStreamOnDemand: !a.listens(d),
 	})
 	if err != nil {
 		conn.Close()
@@ -117,80 +163,126 @@ func (g *globalOptions) connect(ctx context.Context, server []string) (*client, 
 	}
 	c.sess = sess
 	c.conn = nil
-	if d, ok := conn.(transport.Describer); ok {
+	if ds, ok := conn.(transport.Describer); ok {
 		// Described after the handshake: over HTTP the transport is chosen
 		// by the first request.
-		c.describe = d.Describe()
+		c.describe = ds.Describe()
 	}
-	if g.verbose && g.url != "" {
+	if out.verbose && d.http.url != "" {
 		c.console.Note("connected: " + c.describe)
 	}
-	if g.verbose {
+	if out.verbose {
 		info := sess.Server()
 		c.console.Note(info.OpenedNote())
 		c.console.Note(fmt.Sprintf("protocol era %s (%s)", info.Era, orDefault(info.EraReason, "the default")))
 	}
-	g.afterConnect(ctx, c)
+	c.afterConnect(ctx, d.feat.logLevel)
 	return c, nil
 }
 
-// dial starts the server given after "--", or prepares the connection to
-// the one at --url, without opening a session: the connection carries the
-// --record and --wire decorators. The client owns the connection until a
-// session takes it over. rec is the recorder, nil without --record.
-func (g *globalOptions) dial(ctx context.Context, server []string) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
-	if g.url != "" && len(server) > 0 {
-		return nil, nil, nil, usageErrorf("give either --url URL or a server command after --, not both")
-	}
-	if g.url == "" && len(server) == 0 {
-		return nil, nil, nil, usageErrorf("no server given: put the server command after --, e.g. mcpx tools list -- node server.js, or give --url URL")
-	}
-	c = &client{console: g.newConsole(), out: g.printer()}
-	c.showLists.Store(g.verbose)
-	g.open = append(g.open, c)
-	if rec, err = g.recorder(ctx, c, server); err != nil {
+// open starts the server d describes, reaches the one at its URL, or
+// attaches to the open session it names (@NAME), without opening a
+// session: the connection carries the recorder (--record) and a tap
+// (--wire, or the REPL's). The client owns the connection until a session
+// takes it over. rec is the recorder, nil without --record.
+func (k *connector) open(ctx context.Context, d connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
+	c = &client{console: newConsole(k.ios, out), out: newPrinter(k.ios, out)}
+	c.showLists.Store(out.verbose)
+	k.track(c)
+	if rec, err = k.recorder(ctx, c, d, out); err != nil {
 		return nil, nil, nil, err
 	}
-
-	if g.url != "" {
-		hc, err := g.dialHTTP(c, rec)
-		if err != nil {
-			c.Close()
-			return nil, nil, nil, err
+	wireOn := func() bool { return out.wire || (a.wire != nil && a.wire()) }
+	dialer, err := k.dialer(ctx, c, d, out, rec, wireOn)
+	if err != nil {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	conn, err = dialer.Dial(ctx)
+	if err != nil {
+		if _, isHTTP := dialer.(transport.HTTPOptions); isHTTP && ctx.Err() == nil {
+			err = &usageError{err: err} // the options were refused
 		}
-		conn = hc
-	} else {
-		stderrSink, err := g.stderrSink(ctx, c)
-		if err != nil {
-			c.Close()
-			return nil, nil, nil, err
-		}
-		sc, err := transport.StartStdio(transport.StdioOptions{
-			Command:  server[0],
-			Args:     server[1:],
-			Env:      g.env,
-			Dir:      g.cwd,
-			Observer: teeObserver(stderrSink, rec),
-
-			MaxMessageSize: g.maxMessageSize,
-		})
-		if err != nil {
-			c.Close()
-			return nil, nil, nil, err
-		}
-		if g.verbose {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	switch sc := conn.(type) {
+	case *transport.StdioConn:
+		if out.verbose {
 			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
 		}
-		conn = sc
+	case *sessiond.Conn:
+		st := sc.Status()
+		c.held = &st
+		if out.verbose {
+			c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", d.at.name, st.Server, st.Target, st.PID))
+		}
 	}
 	if rec != nil {
 		conn = rec.Wrap(conn)
 	}
-	if g.wire {
+	switch {
+	case a.frames != nil:
+		conn = transport.Tap(conn, func(t time.Time, dir transport.Direction, f transport.Frame) { a.frames(c, t, dir, f) })
+	case out.wire:
 		conn = transport.Tap(conn, c.console.Wire)
 	}
 	c.conn = conn
 	return c, conn, rec, nil
+}
+
+// dialer returns what opens the connection d describes: the open session
+// to attach to (@NAME), which holds the server; the server command to
+// start, with its stderr going where --server-stderr says; or the HTTP
+// connection with its credentials (--bearer, -H Authorization, or OAuth
+// answering the server's 401s).
+func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
+	if d.at.name != "" {
+		dir, err := sessiond.Dir(k.ios.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize}, nil
+	}
+	if d.http.url == "" {
+		stderr, err := stderrSink(ctx, c, d.stdio.stderr)
+		if err != nil {
+			return nil, err
+		}
+		return transport.StdioOptions{
+			Command:  d.server[0],
+			Args:     d.server[1:],
+			Env:      d.stdio.env,
+			Dir:      d.stdio.dir,
+			Observer: teeObserver(stderr, rec),
+
+			MaxMessageSize: d.session.maxMessageSize,
+		}, nil
+	}
+	opts := d.httpOptions(teeObserver(httpObserver(c.console, wireOn, out.verbose), rec))
+	if d.http.insecure {
+		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
+	}
+	switch why := d.http.oauthOff(); {
+	case d.http.bearer != "":
+		opts.Authorizer = transport.BearerToken(d.http.bearer)
+	case why != "":
+		if out.verbose || out.wire {
+			c.console.Note("OAuth is off: " + why)
+		}
+	default:
+		client, err := transport.NewHTTPClient(opts)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		az, err := newAuthorizer(k.ios, d, c.console, opts.Observer, client, false)
+		if err != nil {
+			return nil, &usageError{err: err}
+		}
+		c.oauth = az
+		opts.Authorizer = az
+	}
+	return opts, nil
 }
 
 // orNone maps a flag's 0 ("disabled") to the session's "none" (-1).
@@ -201,9 +293,10 @@ func orNone(d time.Duration) time.Duration {
 	return d
 }
 
-// stderrSink decides where the server's stderr goes (--server-stderr).
-func (g *globalOptions) stderrSink(ctx context.Context, c *client) (transport.Observer, error) {
-	switch g.serverStderr {
+// stderrSink decides where the server's stderr goes (--server-stderr:
+// show, hide or a file).
+func stderrSink(ctx context.Context, c *client, mode string) (transport.Observer, error) {
+	switch mode {
 	case "show":
 		return c.console.Event, nil
 	case "hide":
@@ -213,7 +306,7 @@ func (g *globalOptions) stderrSink(ctx context.Context, c *client) (transport.Ob
 			}
 		}, nil
 	}
-	f, err := openServerStderr(ctx, g.serverStderr)
+	f, err := openServerStderr(ctx, mode)
 	if err != nil {
 		return nil, err
 	}

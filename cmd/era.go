@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -17,98 +16,112 @@ const (
 	eraModern = "modern"
 )
 
-// resolveEra settles --protocol-era (default $MCPX_PROTOCOL_ERA, else
-// legacy) against --protocol-version: a stateless version implies the
-// modern era, and the two flags must not contradict each other.
-func (g *globalOptions) resolveEra(eraSet bool) error {
-	era, source := g.protocolEra, ""
+// validate checks the session flags and settles --protocol-era (default
+// $MCPX_PROTOCOL_ERA, else legacy) against --protocol-version: a
+// stateless version mcpx speaks implies the modern era, and the two flags
+// must not contradict each other. A version mcpx does not know
+// (inspector.VersionEra) is offered as it is, in the era chosen.
+func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessionDesc, error) {
+	d := sessionDesc{maxMessageSize: f.maxMessageSize, timeout: f.timeout, maxTimeout: f.maxTimeout, protocolVersion: f.protocolVersion}
+	era, source := f.protocolEra, ""
 	if eraSet {
 		source = "--protocol-era"
-	} else if env := strings.TrimSpace(g.io.Getenv("MCPX_PROTOCOL_ERA")); env != "" {
+	} else if env := strings.TrimSpace(ios.Getenv("MCPX_PROTOCOL_ERA")); env != "" {
 		era, source = env, "MCPX_PROTOCOL_ERA"
 	}
+	versionEra := inspector.VersionEra(f.protocolVersion)
 	switch era {
 	case "":
 		era = eraLegacy
-		if mcp.IsModernVersion(g.protocolVersion) {
+		if versionEra == eraModern {
 			era, source = eraModern, "--protocol-version"
 		}
 	case eraLegacy, eraAuto, eraModern:
 	default:
-		return usageErrorf("%s must be legacy, auto or modern, not %q", source, era)
+		return d, usageErrorf("%s must be legacy, auto or modern, not %q", source, era)
 	}
-	if v := g.protocolVersion; v != "" {
-		modernV := mcp.IsModernVersion(v)
+	if v := f.protocolVersion; v != "" {
 		switch {
-		case modernV && era == eraLegacy:
-			return usageErrorf("--protocol-version %s is a 2026-07-28-era (stateless) version, but %s is legacy; use --protocol-era modern", v, orDefault(source, "the default era"))
-		case !modernV && era == eraModern && source != "--protocol-version":
-			return usageErrorf("--protocol-version %s is a handshake-era version, but %s is modern; use --protocol-era legacy or auto", v, source)
+		case versionEra == eraModern && era == eraLegacy:
+			return d, usageErrorf("--protocol-version %s is a 2026-07-28-era (stateless) version, but %s is legacy; use --protocol-era modern", v, orDefault(source, "the default era"))
+		case versionEra == eraLegacy && era == eraModern && source != "--protocol-version":
+			return d, usageErrorf("--protocol-version %s is a handshake-era version, but %s is modern; use --protocol-era legacy or auto", v, source)
 		}
 	}
-	if era == eraModern && g.url != "" && g.transport == string(transport.ModeSSE) {
-		return usageErrorf("--transport sse is the 2024-11-05 HTTP+SSE transport; the modern era runs over Streamable HTTP (--transport http or auto)")
+	if era == eraModern && h.url != "" && h.transport == string(transport.ModeSSE) {
+		return d, usageErrorf("--transport sse is the 2024-11-05 HTTP+SSE transport; the modern era runs over Streamable HTTP (--transport http or auto)")
 	}
-	g.era = era
-	g.eraSource = source
-	return nil
+	d.era, d.eraSource = era, source
+	return d, nil
 }
 
-// legacyVersion is the handshake-era version to offer.
-func (g *globalOptions) legacyVersion() string {
-	if g.protocolVersion != "" && !mcp.IsModernVersion(g.protocolVersion) {
-		return g.protocolVersion
-	}
-	return ""
-}
-
-// modernVersion is the stateless version to declare.
-func (g *globalOptions) modernVersion() string {
-	if mcp.IsModernVersion(g.protocolVersion) {
-		return g.protocolVersion
+// legacyVersion is the version to offer in initialize: --protocol-version
+// unless it is a stateless one.
+func (d sessionDesc) legacyVersion() string {
+	if inspector.VersionEra(d.protocolVersion) != eraModern {
+		return d.protocolVersion
 	}
 	return ""
 }
 
-// target names the server for the era cache.
-func (g *globalOptions) target(server []string) string {
-	if g.url != "" {
-		return "url " + g.url
+// modernVersion is the stateless version to declare: --protocol-version
+// unless it is a handshake one.
+func (d sessionDesc) modernVersion() string {
+	if inspector.VersionEra(d.protocolVersion) != eraLegacy {
+		return d.protocolVersion
 	}
-	return "command " + strings.Join(server, "\x00")
+	return ""
 }
 
-// lifecycle builds the session's lifecycle for the era: Legacy (initialize),
-// Modern (per-request _meta) or Auto (probe, then one of them).
-func (g *globalOptions) lifecycle(c *client, server []string) inspector.Lifecycle {
+// offered is the version offered to an HTTP server before a session says
+// which (MCP-Protocol-Version, OAuth's discovery).
+func (d sessionDesc) offered() string {
+	if d.protocolVersion == "" {
+		return latestVersion()
+	}
+	return d.protocolVersion
+}
+
+// eraKey names the server for the era cache.
+func (d connDesc) eraKey() string {
+	if d.http.url != "" {
+		return "url " + d.http.url
+	}
+	return "command " + strings.Join(d.server, "\x00")
+}
+
+// lifecycle builds the session's lifecycle for the era: Legacy
+// (initialize), Modern (per-request _meta) or Auto (probe, then one of
+// them, remembering the answer in cache).
+func lifecycle(d connDesc, feats *inspector.ClientFeatures, onNote func(string), cache *inspector.EraCache) inspector.Lifecycle {
 	client := inspector.Implementation{Name: "mcpx", Version: Version()}
 	legacy := func(reason string) *inspector.Legacy {
 		return &inspector.Legacy{
-			ProtocolVersion: g.legacyVersion(),
+			ProtocolVersion: d.session.legacyVersion(),
 			ClientInfo:      client,
-			Capabilities:    c.feats.Capabilities(),
+			Capabilities:    feats.Capabilities(),
 			Reason:          reason,
 		}
 	}
 	modern := func(reason string) *inspector.Modern {
 		return &inspector.Modern{
-			ProtocolVersion: g.modernVersion(),
+			ProtocolVersion: d.session.modernVersion(),
 			ClientInfo:      client,
-			Capabilities:    c.feats.ModernCapabilities(),
-			LogLevel:        g.feat.logLevel,
+			Capabilities:    feats.ModernCapabilities(),
+			LogLevel:        d.feat.logLevel,
 			Reason:          reason,
-			OnNote:          c.console.Note,
+			OnNote:          onNote,
 		}
 	}
-	chosenBy := "chosen with " + g.eraSource
-	if g.eraSource == "" {
+	chosenBy := "chosen with " + d.session.eraSource
+	if d.session.eraSource == "" {
 		chosenBy = "the default"
 	}
-	switch g.era {
+	switch d.session.era {
 	case eraModern:
 		return modern(chosenBy)
 	case eraAuto:
-		if g.url != "" && g.transport == string(transport.ModeSSE) {
+		if d.http.url != "" && d.http.mode == transport.ModeSSE {
 			return legacy("--transport sse speaks only the handshake era")
 		}
 		m := modern("")
@@ -116,10 +129,10 @@ func (g *globalOptions) lifecycle(c *client, server []string) inspector.Lifecycl
 		return &inspector.Auto{
 			Modern: m,
 			Legacy: l,
-			Cache:  &g.eraCache,
-			Target: g.target(server),
+			Cache:  cache,
+			Target: d.eraKey(),
 			// Tell the handlers what the era chosen declared.
-			OnChoose: c.feats.Redeclare(l),
+			OnChoose: feats.Redeclare(l),
 		}
 	}
 	return legacy(chosenBy)

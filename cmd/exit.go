@@ -80,14 +80,24 @@ func classify(err error) (int, string) {
 	return ExitError, "error"
 }
 
+// reporter prints a command's error the way mcpx reports errors.
+type reporter struct {
+	ios  *IOStreams
+	json bool // one JSON line (--json)
+	// inREPL refers the reader to the REPL's help rather than mcpx --help.
+	inREPL bool
+	// hints are what the advice after an HTTP failure depends on.
+	hints hintFacts
+}
+
 // report prints err on stderr — one line, or one JSON line with --json —
 // and returns the exit code.
-func (g *globalOptions) report(err error) int {
+func (r reporter) report(err error) int {
 	var st *exitStatus
 	if errors.As(err, &st) {
 		return st.code // reported already
 	}
-	if errors.Is(err, context.Canceled) && g.io.outputFailure() != nil {
+	if errors.Is(err, context.Canceled) && r.ios.outputFailure() != nil {
 		// A failed write to standard output cancelled the run: Run
 		// reports that, once (a REPL command is not "interrupted").
 		return ExitError
@@ -95,30 +105,33 @@ func (g *globalOptions) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + g.httpHint(err))
-	if g.json {
-		out := map[string]any{"code": kind, "message": msg, "exitCode": code}
+	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints))
+	if r.json {
+		// The JSON error's message is one line.
+		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
 		}
 		b, _ := json.Marshal(map[string]any{"error": out})
-		fmt.Fprintln(g.io.ErrOut, string(b))
+		fmt.Fprintln(r.ios.ErrOut, string(b))
 		return code
 	}
-	line := "mcpx: " + msg
+	// A message of several lines (a server's) keeps them, indented.
+	line := "mcpx: " + strings.ReplaceAll(msg, "\n", "\n  ")
 	if code == ExitUsage {
-		if g.repl != nil {
+		if r.inREPL {
 			line += " (see help)"
 		} else {
 			line += " (see mcpx --help)"
 		}
 	}
-	fmt.Fprintln(g.io.ErrOut, line)
+	fmt.Fprintln(r.ios.ErrOut, line)
 	return code
 }
 
-// errorMessage renders err on one line, with the advice for it on mcpx's
+// errorMessage renders err (on several lines only where a server's
+// message has them), with the advice for it on mcpx's
 // command line (see advice), adding what the error chain knows (JSON-RPC
 // error data, the server's last stderr line).
 func errorMessage(err error) string {
@@ -134,7 +147,7 @@ func errorMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	return tui.EscapeLine(strings.TrimSpace(msg))
+	return tui.EscapeMessage(strings.TrimSpace(msg), "")
 }
 
 func compact(raw json.RawMessage) string {

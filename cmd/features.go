@@ -17,17 +17,18 @@ import (
 
 // listOptions serve every paginated list command.
 type listOptions struct {
-	g      *globalOptions
+	e      *env
 	method string
 	cursor string
+	wide   bool
 	// render prints the merged items for people.
 	render func(p *tui.Printer, items []json.RawMessage)
 	// instead completes the usage error for an era without the method.
 	instead string
 }
 
-func newListCmd(g *globalOptions, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
-	return (&listOptions{g: g, method: method, render: render}).command(use, short)
+func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
+	return (&listOptions{e: e, method: method, render: render}).command(use, short)
 }
 
 func (o *listOptions) command(use, short string) *cobra.Command {
@@ -47,11 +48,12 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.cursor, "cursor", "", "fetch one page starting at `CURSOR` (\"\" for the first page) instead of all pages")
+	c.Flags().BoolVar(&o.wide, "wide", false, "on a terminal, print whole lines instead of fitting the table to its width")
 	return c
 }
 
 func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		list, err := c.sess.List(ctx, o.method, cursor)
 		if errors.Is(err, inspector.ErrNotInThisEra) {
 			return usageErrorf("%v%s", err, o.instead)
@@ -59,34 +61,38 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, list.Raw, func() {
-			o.render(c.out, list.Items)
-			if h := tui.CacheHint(list.Raw); h != "" {
+		o.e.emit(c, list.Raw, func() {
+			out := c.out
+			if !o.wide && !o.e.cfg.out.verbose {
+				out = out.WithWidth(o.e.ios.outWidth())
+			}
+			o.render(out, list.Items)
+			if h := tui.CacheHint(list.Raw, o.e.cfg.out.verbose); h != "" {
 				c.console.Note(h)
 			}
 		})
-		if list.NextCursor != "" && !o.g.json {
+		if list.NextCursor != "" && !o.e.cfg.out.json {
 			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
 		}
 		return nil
 	})
 }
 
-func newToolsCmd(g *globalOptions) *cobra.Command {
+func newToolsCmd(e *env) *cobra.Command {
 	return groupCmd("tools", "List and call tools",
-		newListCmd(g, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
-		newToolsCallCmd(g),
-		newToolsSchemaCmd(g),
+		newListCmd(e, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
+		newToolsCallCmd(e),
+		newToolsSchemaCmd(e),
 	)
 }
 
 type toolsSchemaOptions struct {
-	g      *globalOptions
+	e      *env
 	output bool
 }
 
-func newToolsSchemaCmd(g *globalOptions) *cobra.Command {
-	o := &toolsSchemaOptions{g: g}
+func newToolsSchemaCmd(e *env) *cobra.Command {
+	o := &toolsSchemaOptions{e: e}
 	c := &cobra.Command{
 		Use:   "schema NAME -- <server command>",
 		Short: "Print a tool's input schema exactly as the server sent it",
@@ -107,7 +113,7 @@ $defs untouched. mcpx never dereferences or fetches a schema.`,
 }
 
 func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		schema, err := c.sess.ToolSchema(ctx, name, o.output)
 		var nf *inspector.NotFoundError
 		if errorsAs(err, &nf) {
@@ -116,9 +122,9 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 		if err != nil {
 			return err
 		}
-		if o.g.json || !o.g.io.OutTTY {
+		if o.e.cfg.out.json || !o.e.ios.OutTTY {
 			// The bytes as received, one line: what a script wants.
-			fmt.Fprintln(o.g.io.Out, string(schema))
+			fmt.Fprintln(o.e.ios.Out, string(schema))
 			return nil
 		}
 		c.out.JSON(schema)
@@ -127,21 +133,25 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 }
 
 type toolsCallOptions struct {
-	g    *globalOptions
-	args string
-	task bool
-	ttl  time.Duration
+	e          *env
+	args       string
+	task       bool
+	ttl        time.Duration
+	noValidate bool
 }
 
-func newToolsCallCmd(g *globalOptions) *cobra.Command {
-	o := &toolsCallOptions{g: g}
+func newToolsCallCmd(e *env) *cobra.Command {
+	o := &toolsCallOptions{e: e}
 	c := &cobra.Command{
 		Use:   "call NAME [key=value ...] -- <server command>",
 		Short: "Call a tool",
 		Long: `Call a tool with key=value arguments, typed by the tool's input schema:
 a=2 is a number where the schema says number, zip=012 stays a string where it
-says string, and arrays and objects take JSON (tags='["a","b"]'). --args gives
-the whole arguments object as JSON (or @file.json); key=value pairs override it.`,
+says string, and arrays and objects take JSON (tags='["a","b"]'). A dotted key
+builds nested objects (user.address.city=Paris), tags[0]=x and tags[]=x array
+elements. --args gives the whole arguments object as JSON (or @file.json);
+key=value pairs are merged into it. The arguments are checked against the
+tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
   mcpx tools call search --args @query.json -- node server.js`,
@@ -156,7 +166,41 @@ the whole arguments object as JSON (or @file.json); key=value pairs override it.
 	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
 	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
+	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		o.liveHelp(c)
+		c.Parent().HelpFunc()(c, args)
+	})
 	return c
+}
+
+// liveHelp describes the tool named in tools call NAME --help from the
+// server given (after -- or with --url), as the REPL does, before the
+// command's help. Without a server (or in the REPL, which does this
+// itself) it does nothing; a server that cannot tell is a warning.
+func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
+	e := o.e
+	own, server := splitServer(c, c.Flags().Args())
+	if url := c.Flag("url"); e.repl != nil || len(own) == 0 || len(server) == 0 && (url == nil || url.Value.String() == "") {
+		return
+	}
+	// Help runs without the root's PersistentPreRunE, which validates the
+	// flags into e.cfg: run it here.
+	err := c.Root().PersistentPreRunE(c, c.Flags().Args())
+	if err == nil {
+		err = e.withClient(c.Context(), server, func(cl *client) error {
+			t, err := inspector.NewCatalog(cl.sess).Tool(c.Context(), own[0])
+			if err != nil {
+				return err
+			}
+			cl.out.WithWidth(e.ios.outWidth()).ToolHelp(*t)
+			fmt.Fprintln(e.ios.Out)
+			return nil
+		})
+	}
+	if err != nil {
+		fmt.Fprintf(e.ios.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+	}
 }
 
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
@@ -182,11 +226,15 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.ttl < 0 {
 		return usageErrorf("--ttl must not be negative")
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
-		args, warnings, err := c.sess.ToolArguments(ctx, name, pairs, base)
+	return o.e.withClient(ctx, server, func(c *client) error {
+		args, warnings, err := c.sess.PrepareToolArguments(ctx, name, inspector.ToolInput{Pairs: pairs, Base: base, Validate: !o.noValidate})
 		if err != nil {
 			var ae *inspector.ArgumentError
-			if errorsAs(err, &ae) {
+			var ie *inspector.InvalidArgumentsError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) {
+				for _, w := range warnings {
+					c.console.Warn(w)
+				}
 				return &usageError{err: err}
 			}
 			return err
@@ -213,28 +261,28 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
 		if res != nil {
-			o.g.emit(c, res, func() { c.out.ToolResult(res) })
+			o.e.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
 		}
 		return err
 	})
 }
 
-func newResourcesCmd(g *globalOptions) *cobra.Command {
+func newResourcesCmd(e *env) *cobra.Command {
 	return groupCmd("resources", "List and read resources",
-		newListCmd(g, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
-		newListCmd(g, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
-		newResourcesReadCmd(g),
-		newResourcesSubscribeCmd(g),
+		newListCmd(e, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
+		newListCmd(e, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
+		newResourcesReadCmd(e),
+		newResourcesSubscribeCmd(e),
 	)
 }
 
 type resourcesReadOptions struct {
-	g      *globalOptions
+	e      *env
 	output string
 }
 
-func newResourcesReadCmd(g *globalOptions) *cobra.Command {
-	o := &resourcesReadOptions{g: g}
+func newResourcesReadCmd(e *env) *cobra.Command {
+	o := &resourcesReadOptions{e: e}
 	c := &cobra.Command{
 		Use:   "read URI -- <server command>",
 		Short: "Read a resource",
@@ -254,22 +302,22 @@ not a terminal).`,
 }
 
 func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []string) error {
-	if o.output == "-" && o.g.json {
+	if o.output == "-" && o.e.cfg.out.json {
 		return usageErrorf("-o - and --json both write to stdout; choose one")
 	}
-	if o.output == "-" && o.g.io.OutTTY {
+	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))
 		c.console.ClearProgress()
 		if err != nil {
 			return err
 		}
 		if o.output == "" {
-			o.g.emit(c, res, func() {
+			o.e.emit(c, res, func() {
 				c.out.ReadResult(res)
-				if h := tui.CacheHint(res); h != "" {
+				if h := tui.CacheHint(res, o.e.cfg.out.verbose); h != "" {
 					c.console.Note(h)
 				}
 			})
@@ -285,16 +333,22 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		if len(contents) > 1 {
 			c.console.Warn(fmt.Sprintf("the resource has %d contents; writing the first (%s); see --json for all", len(contents), contents[0].URI))
 		}
-		data := contents[0].Data
+		// The content is decoded as it is written, never held whole; a
+		// blob that does not decode is refused before anything is written.
+		content := contents[0]
+		if err := content.Check(); err != nil {
+			return fmt.Errorf("resources/read %q: %w", uri, err)
+		}
 		if o.output == "-" {
-			_, err = o.g.io.Out.Write(data)
+			_, err = content.WriteTo(o.e.ios.Out)
 			return err
 		}
-		if err := outfile.WriteFile(ctx, o.output, data, outfile.Options{}); err != nil {
+		n, err := outfile.WriteFrom(ctx, o.output, content, outfile.Options{})
+		if err != nil {
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
-		o.g.emit(c, res, func() {
-			fmt.Fprintf(o.g.io.Out, "wrote %s (%s) to %s\n", tui.HumanSize(int64(len(data))), orDefault(contents[0].MimeType, "unknown type"), o.output)
+		o.e.emit(c, res, func() {
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, "unknown type"), o.output)
 		})
 		return nil
 	})
@@ -307,17 +361,17 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func newPromptsCmd(g *globalOptions) *cobra.Command {
+func newPromptsCmd(e *env) *cobra.Command {
 	return groupCmd("prompts", "List and get prompts",
-		newListCmd(g, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
-		newPromptsGetCmd(g),
+		newListCmd(e, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
+		newPromptsGetCmd(e),
 	)
 }
 
-type promptsGetOptions struct{ g *globalOptions }
+type promptsGetOptions struct{ e *env }
 
-func newPromptsGetCmd(g *globalOptions) *cobra.Command {
-	o := &promptsGetOptions{g: g}
+func newPromptsGetCmd(e *env) *cobra.Command {
+	o := &promptsGetOptions{e: e}
 	return &cobra.Command{
 		Use:     "get NAME [key=value ...] -- <server command>",
 		Short:   "Get a prompt with arguments",
@@ -337,26 +391,26 @@ func (o *promptsGetOptions) run(ctx context.Context, name string, pairs, server 
 	if err != nil {
 		return &usageError{err: err}
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.GetPrompt(ctx, name, args, c.withProgress(name))
 		c.console.ClearProgress()
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res, func() { c.out.PromptResult(res) })
+		o.e.emit(c, res, func() { c.out.PromptResult(res) })
 		return nil
 	})
 }
 
 type completeOptions struct {
-	g        *globalOptions
+	e        *env
 	prompt   string
 	resource string
 	context  []string
 }
 
-func newCompleteCmd(g *globalOptions) *cobra.Command {
-	o := &completeOptions{g: g}
+func newCompleteCmd(e *env) *cobra.Command {
+	o := &completeOptions{e: e}
 	c := &cobra.Command{
 		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL -- <server command>",
 		Short: "Ask the server to complete a prompt argument or a template variable",
@@ -392,12 +446,12 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 		}
 		ctxArgs[k] = v
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.Complete(ctx, inspector.CompletionRef{Prompt: o.prompt, URI: o.resource}, name, partial, ctxArgs)
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res, func() { c.out.Completion(res) })
+		o.e.emit(c, res, func() { c.out.Completion(res) })
 		return nil
 	})
 }

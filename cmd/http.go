@@ -11,51 +11,53 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/oauthflow"
-	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
-// mustHeaders parses -H flags already validated.
-func mustHeaders(flags []string) http.Header {
-	h, _ := parseHeaders(flags)
-	return h
-}
-
-// validateHTTP checks the HTTP flags before anything connects.
-func (g *globalOptions) validateHTTP() error {
-	switch transport.HTTPMode(g.transport) {
+// validate checks the HTTP flags before anything connects.
+func (f httpFlags) validate(server serverFlags, ios *IOStreams) (httpDesc, error) {
+	var d httpDesc
+	switch transport.HTTPMode(f.transport) {
 	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
 	default:
-		return usageErrorf("--transport must be auto, http or sse, not %q", g.transport)
+		return d, usageErrorf("--transport must be auto, http or sse, not %q", f.transport)
 	}
-	if _, err := parseHeaders(g.headers); err != nil {
-		return err
+	header, err := parseHeaders(f.headers)
+	if err != nil {
+		return d, err
 	}
-	if g.url == "" {
-		for _, f := range []struct {
+	d = httpDesc{
+		url: f.url, mode: transport.HTTPMode(f.transport), header: header, headerLines: f.headers,
+		bearer: f.bearer, bearerFlag: f.bearer != "", caCert: f.caCert, insecure: f.insecure,
+	}
+	if d.bearer == "" {
+		d.bearer = ios.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if f.url == "" {
+		for _, g := range []struct {
 			set  bool
 			name string
-		}{{len(g.headers) > 0, "-H"}, {g.bearer != "", "--bearer"}, {g.caCert != "", "--ca-cert"}, {g.insecure, "--insecure"}, {g.transport != "auto", "--transport"}} {
-			if f.set {
-				return usageErrorf("%s applies to HTTP servers; give the server with --url URL", f.name)
+		}{{len(f.headers) > 0, "-H"}, {f.bearer != "", "--bearer"}, {f.caCert != "", "--ca-cert"}, {f.insecure, "--insecure"}, {f.transport != "auto", "--transport"}} {
+			if g.set {
+				return d, usageErrorf("%s applies to HTTP servers; give the server with --url URL", g.name)
 			}
 		}
-		return nil
+		return d, nil
 	}
-	u, err := url.Parse(g.url)
+	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("--url %q: expected an http:// or https:// URL, e.g. http://127.0.0.1:3001/mcp", g.url)
+		return d, usageErrorf("--url %q: expected an http:// or https:// URL, e.g. http://127.0.0.1:3001/mcp", f.url)
 	}
-	if len(g.env) > 0 || g.cwd != "" {
-		return usageErrorf("--env and --cwd apply to a server command after --, not to --url")
+	if len(server.env) > 0 || server.cwd != "" {
+		return d, usageErrorf("--env and --cwd apply to a server command after --, not to --url")
 	}
-	if g.caCert != "" {
-		if _, err := os.Stat(g.caCert); err != nil {
-			return usageErrorf("--ca-cert: %v", err)
+	if f.caCert != "" {
+		if _, err := os.Stat(f.caCert); err != nil {
+			return d, usageErrorf("--ca-cert: %v", err)
 		}
 	}
-	return nil
+	return d, nil
 }
 
 // parseHeaders turns -H 'Name: value' flags into a header set.
@@ -81,85 +83,36 @@ func parseHeaders(flags []string) (http.Header, error) {
 	return h, nil
 }
 
-// httpOptions are the transport options for --url (without credentials).
-func (g *globalOptions) httpOptions(console *tui.Console) (transport.HTTPOptions, error) {
-	header, err := parseHeaders(g.headers)
-	if err != nil {
-		return transport.HTTPOptions{}, err
-	}
-	offered := g.protocolVersion
-	if offered == "" {
-		offered = latestVersion()
-	}
+// httpOptions are the transport options for --url, without credentials;
+// obs sees the transport's events.
+func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 	return transport.HTTPOptions{
-		URL:             g.url,
-		Mode:            transport.HTTPMode(g.transport),
-		ModeReason:      "chosen with --transport " + g.transport,
-		Header:          header,
+		URL:             d.http.url,
+		Mode:            d.http.mode,
+		ModeReason:      "chosen with --transport " + string(d.http.mode),
+		Header:          d.http.header.Clone(),
 		UserAgent:       "mcpx/" + Version(),
-		CACertFile:      g.caCert,
-		Insecure:        g.insecure,
-		ProtocolVersion: offered,
-		Observer:        g.httpObserverFor(console),
-		MaxMessageSize:  g.maxMessageSize,
-	}, nil
+		CACertFile:      d.http.caCert,
+		Insecure:        d.http.insecure,
+		ProtocolVersion: d.session.offered(),
+		Observer:        obs,
+		MaxMessageSize:  d.session.maxMessageSize,
+	}
 }
 
-// dialHTTP builds the HTTP connection for --url. Nothing is sent until the
-// session's first request. Credentials: --bearer (or MCPX_BEARER_TOKEN) is
-// a fixed token; an Authorization header given with -H is sent as is;
-// otherwise OAuth (package oauthflow) answers the server's 401s.
-func (g *globalOptions) dialHTTP(c *client, rec *record.Recorder) (*transport.HTTPConn, error) {
-	opts, err := g.httpOptions(c.console)
-	if err != nil {
-		return nil, err
-	}
-	opts.Observer = teeObserver(opts.Observer, rec)
-	bearer := g.bearer
-	if bearer == "" {
-		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
-	}
-	if g.insecure {
-		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
-	}
-	switch why := g.oauthDisabled(opts.Header); {
-	case bearer != "":
-		opts.Authorizer = transport.BearerToken(bearer)
-	case why != "":
-		if g.verbose || g.wire {
-			c.console.Note("OAuth is off: " + why)
-		}
-	default:
-		client, err := transport.NewHTTPClient(opts)
-		if err != nil {
-			return nil, &usageError{err: err}
-		}
-		az, err := g.newAuthorizer(c.console, opts.Observer, client, false)
-		if err != nil {
-			return nil, &usageError{err: err}
-		}
-		c.oauth = az
-		opts.Authorizer = az
-	}
-	conn, err := transport.NewHTTP(opts)
-	if err != nil {
-		return nil, &usageError{err: err}
-	}
-	return conn, nil
-}
-
-// httpObserverFor shows the HTTP layer with --wire and the transport's
-// (and OAuth's) decisions with --wire or -v.
-func (g *globalOptions) httpObserverFor(console *tui.Console) transport.Observer {
+// httpObserver shows the HTTP layer when wireOn says so (--wire, :wire),
+// and the transport's (and OAuth's) decisions and SSE stream metadata
+// (priming events) then or with -v.
+func httpObserver(console *tui.Console, wireOn func() bool, verbose bool) transport.Observer {
 	return func(ev transport.Event) {
 		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
 		switch ev.Kind {
 		case transport.EventHTTP:
-			if g.wireOn() {
+			if wireOn() {
 				console.Event(ev)
 			}
-		case transport.EventNote:
-			if g.wireOn() || g.verbose {
+		case transport.EventNote, transport.EventStream:
+			if wireOn() || verbose {
 				console.Event(ev)
 			}
 		default:
@@ -168,24 +121,31 @@ func (g *globalOptions) httpObserverFor(console *tui.Console) transport.Observer
 	}
 }
 
-// wireOn reports whether frames and HTTP exchanges are shown: --wire, or
-// :wire on in the REPL.
-func (g *globalOptions) wireOn() bool {
-	return g.wire || (g.live != nil && g.live.wire.Load())
+// hintFacts are what the advice after an HTTP failure depends on.
+type hintFacts struct {
+	bearer     bool // a bearer token was sent
+	authHeader bool // -H gave an Authorization header
+	narrated   bool // -v or --wire shows the authorization steps
+}
+
+// hintFacts returns the facts of the connection d describes, shown as out
+// says.
+func (d connDesc) hintFacts(out output) hintFacts {
+	return hintFacts{bearer: d.http.bearer != "", authHeader: d.http.url != "" && d.http.oauthOff() != "", narrated: out.verbose || out.wire}
 }
 
 // httpHint says what to do about an HTTP failure, after its message.
-func (g *globalOptions) httpHint(err error) string {
+func httpHint(err error, f hintFacts) string {
 	if errors.Is(err, oauthflow.ErrNoResponse) && errors.Is(err, context.DeadlineExceeded) {
 		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
 	}
 	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {
 		switch {
-		case g.bearer != "" || g.io.Getenv("MCPX_BEARER_TOKEN") != "":
+		case f.bearer:
 			return " (the server refused the bearer token)"
-		case g.url != "" && g.oauthDisabled(mustHeaders(g.headers)) != "":
+		case f.authHeader:
 			return " (the server refused the Authorization header given with -H)"
-		case errors.Is(err, oauthflow.ErrInteraction), g.verbose, g.wire:
+		case errors.Is(err, oauthflow.ErrInteraction), f.narrated:
 			return ""
 		case errors.Is(err, oauthflow.ErrAuthorization):
 			return " (-v shows every authorization step)"

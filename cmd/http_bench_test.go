@@ -32,7 +32,8 @@ func BenchmarkOneShotHTTP(b *testing.B) {
 			u := targets[name]()
 			legacy := strings.HasSuffix(u, "/sse")
 			var mcpxTime, minTime time.Duration
-			ios := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard, Getenv: func(string) string { return "" }}
+			ios, _, _ := NewTestIOStreams(nil)
+			ios.Out, ios.ErrOut = io.Discard, io.Discard
 			for b.Loop() {
 				start := time.Now()
 				if code := Run(context.Background(), []string{"tools", "list", "--json", "--url", u}, ios); code != 0 {

@@ -40,11 +40,7 @@ func runMcpx(t *testing.T, env map[string]string, args ...string) runResult {
 		}
 		env = e
 	}
-	var out, errOut bytes.Buffer
-	ios := &IOStreams{
-		In: strings.NewReader(""), Out: &out, ErrOut: &errOut,
-		Getenv: func(k string) string { return env[k] },
-	}
+	ios, out, errOut := NewTestIOStreams(env)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code := Run(ctx, args, ios)
@@ -371,3 +367,22 @@ type readCloser struct{ *bytes.Reader }
 func (readCloser) Close() error { return nil }
 
 func discardLog() *stdlog.Logger { return stdlog.New(io.Discard, "", 0) }
+
+// SSE priming events (an event id, no data) are transport chatter: shown
+// with -v (or --wire), never without, by the one-shot commands and by
+// verify alike.
+func TestHTTPPrimingEventsOnlyWithVerbose(t *testing.T) {
+	t.Parallel()
+	u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}, nil)
+	trace := t.TempDir() + "/t.jsonl"
+	r := runMcpx(t, nil, "tools", "list", "--url", u, "--record", trace)
+	if r.code != 0 || strings.Contains(r.stderr, "priming") {
+		t.Fatalf("exit %d, a priming event on stderr:\n%s", r.code, r.stderr)
+	}
+	if r := runMcpx(t, nil, "tools", "list", "-v", "--url", u); r.code != 0 || !strings.Contains(r.stderr, "with no data (priming)") {
+		t.Fatalf("-v: exit %d, no priming event on stderr:\n%s", r.code, r.stderr)
+	}
+	if r := runMcpx(t, nil, "verify", trace, "--url", u); r.code != 0 || strings.Contains(r.stderr, "priming") {
+		t.Fatalf("verify: exit %d, a priming event on stderr:\n%s%s", r.code, r.stderr, r.stdout)
+	}
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -20,6 +21,9 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	InTTY, OutTTY, ErrTTY bool
+	// OutWidth, when set, returns the width of the terminal Out is, 0
+	// when unknown: tables are fitted to it.
+	OutWidth func() int
 	// Getenv reads the environment (NO_COLOR, MCPX_*).
 	Getenv func(string) string
 	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
@@ -47,7 +51,60 @@ func SystemIO() *IOStreams {
 		OutTTY: isTerminal(os.Stdout),
 		ErrTTY: isTerminal(os.Stderr),
 		Getenv: os.Getenv,
+		OutWidth: func() int {
+			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+				return w
+			}
+			return 0
+		},
 	}
+}
+
+// NewTestIOStreams returns streams for a test: an empty stdin, stdout and
+// stderr written to Buffers (which the test may read while mcpx still
+// writes), no terminal, and an environment that holds only env (the real
+// one is never read). Set In, the TTY fields or Signals on the result as
+// the test needs.
+func NewTestIOStreams(env map[string]string) (ios *IOStreams, stdout, stderr *Buffer) {
+	stdout, stderr = &Buffer{}, &Buffer{}
+	ios = &IOStreams{
+		In:     bytes.NewReader(nil),
+		Out:    stdout,
+		ErrOut: stderr,
+		Getenv: func(k string) string { return env[k] },
+	}
+	return ios, stdout, stderr
+}
+
+// Buffer is a bytes.Buffer that is safe for concurrent use: mcpx writes to
+// it from several goroutines while a test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p to the buffer.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what has been written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// outWidth is the width tables on standard output are fitted to: the
+// terminal's, 0 (no limit) when Out is not a terminal or its width is
+// unknown.
+func (s *IOStreams) outWidth() int {
+	if !s.OutTTY || s.OutWidth == nil {
+		return 0
+	}
+	return s.OutWidth()
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -35,12 +35,8 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // runWithOut runs mcpx in-process with out as its standard output.
 func runWithOut(t *testing.T, out *failingWriter, args ...string) runResult {
 	t.Helper()
-	var errOut bytes.Buffer
-	env := map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}
-	ios := &IOStreams{
-		In: strings.NewReader(""), Out: out, ErrOut: &errOut,
-		Getenv: func(k string) string { return env[k] },
-	}
+	ios, _, errOut := NewTestIOStreams(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	ios.Out = out
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code := Run(ctx, args, ios)

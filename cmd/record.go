@@ -21,25 +21,58 @@ import (
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
-// validateRecord checks --record, --redact and --no-redact.
-func (g *globalOptions) validateRecord() error {
-	if g.noRedact && len(g.redact) > 0 {
-		return usageErrorf("--redact and --no-redact contradict each other; give one")
+// validate checks --record, --redact, --no-redact, --ignore and
+// --normalize.
+func (f recordFlags) validate() (recordDesc, error) {
+	d := recordDesc{file: f.file, force: f.force, redact: f.redact, noRedact: f.noRedact, ignore: f.ignore}
+	if f.noRedact && len(f.redact) > 0 {
+		return d, usageErrorf("--redact and --no-redact contradict each other; give one")
 	}
-	if _, err := record.ParsePaths(g.redact); err != nil {
-		return usageErrorf("--redact: %v", err)
+	if _, err := record.ParsePaths(f.redact); err != nil {
+		return d, usageErrorf("--redact: %v", err)
 	}
-	if g.record != "" {
-		if fi, err := os.Stat(g.record); err == nil && fi.IsDir() {
-			return usageErrorf("--record %s: that is a directory; give a file name", g.record)
+	if _, err := record.ParseIgnores(f.ignore); err != nil {
+		return d, usageErrorf("--ignore: %v", err)
+	}
+	for _, s := range f.normalize {
+		n, err := parseNormalizer(s)
+		if err != nil {
+			return d, usageErrorf("--normalize %q: %v", s, err)
+		}
+		d.normalizers = append(d.normalizers, n)
+	}
+	if f.file != "" {
+		if fi, err := os.Stat(f.file); err == nil && fi.IsDir() {
+			return d, usageErrorf("--record %s: that is a directory; give a file name", f.file)
 		}
 	}
-	return nil
+	return d, nil
+}
+
+// parseNormalizer reads a --normalize value: the name of a built-in
+// normalizer, or RE=PLACEHOLDER (the last = separates them, so that the
+// expression may hold one).
+func parseNormalizer(s string) (record.Normalizer, error) {
+	var n record.Normalizer
+	switch s {
+	case record.BuiltinUUID, record.BuiltinTimestamp, record.BuiltinSessionID:
+		n.Builtin = s
+	default:
+		i := strings.LastIndex(s, "=")
+		if i <= 0 {
+			return n, fmt.Errorf("expected RE=PLACEHOLDER or a built-in (%s, %s, %s)", record.BuiltinUUID, record.BuiltinTimestamp, record.BuiltinSessionID)
+		}
+		n.Pattern, n.Replace = s[:i], s[i+1:]
+	}
+	if _, err := record.CompileNormalizers([]record.Normalizer{n}, nil); err != nil {
+		return n, err
+	}
+	return n, nil
 }
 
 // noRecord rejects --record for commands that are not a client session.
-func (g *globalOptions) noRecord(c *cobra.Command) error {
-	if g.record != "" {
+func noRecord(c *cobra.Command, d recordDesc) error {
+	if d.file != "" {
 		return usageErrorf("--record does not apply to %s", c.CommandPath())
 	}
 	return nil
@@ -48,16 +81,12 @@ func (g *globalOptions) noRecord(c *cobra.Command) error {
 // recordOptions describe the trace for --record: its header and what to
 // redact (the bearer token and credential headers given on the command
 // line are removed wherever they appear).
-func (g *globalOptions) recordOptions(transportName, target string) record.RecorderOptions {
+func (d connDesc) recordOptions(transportName, target string) record.RecorderOptions {
 	var secrets []string
-	bearer := g.bearer
-	if bearer == "" {
-		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
+	if d.http.bearer != "" {
+		secrets = append(secrets, d.http.bearer)
 	}
-	if bearer != "" {
-		secrets = append(secrets, bearer)
-	}
-	for _, h := range g.headers {
+	for _, h := range d.http.headerLines {
 		name, value, _ := strings.Cut(h, ":")
 		if credentialHeader(name) {
 			value = strings.TrimSpace(value)
@@ -68,8 +97,9 @@ func (g *globalOptions) recordOptions(transportName, target string) record.Recor
 		}
 	}
 	return record.RecorderOptions{
-		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target},
-		Redact: record.RedactOptions{Disabled: g.noRedact, Paths: g.redact, Secrets: secrets},
+		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
+			Ignore: d.rec.ignore, Normalize: d.rec.normalizers},
+		Redact: record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets},
 	}
 }
 
@@ -105,20 +135,37 @@ func credentialHeader(name string) bool {
 
 // recorder opens the trace for --record (nil without it). It is closed
 // with the client, after the session, so that it holds everything.
-func (g *globalOptions) recorder(ctx context.Context, c *client, server []string) (*record.Recorder, error) {
-	if g.record == "" {
+func (k *connector) recorder(ctx context.Context, c *client, d connDesc, out output) (*record.Recorder, error) {
+	if d.rec.file == "" {
 		return nil, nil
 	}
-	name, target := "stdio", "stdio: "+commandLine(server)
-	if g.url != "" {
-		name, target = "http", "http: "+transport.RedactURL(g.url)
-	}
-	rec, err := record.Create(ctx, g.record, g.recordOptions(name, target))
+	rec, err := d.rec.openTrace(ctx, d.rec.file, d.recordOptions(d.traceTarget()))
 	if err != nil {
 		return nil, recordCreateError(err)
 	}
-	c.closers = append(c.closers, func() error { return g.closeRecorder(c.console, rec) })
+	c.closers = append(c.closers, func() error { return closeRecorder(c.console, rec, d.rec.file, out.verbose) })
 	return rec, nil
+}
+
+// traceTarget names the transport and the server for a trace's header.
+func (d connDesc) traceTarget() (transportName, target string) {
+	if d.at.name != "" {
+		return "stdio", "stdio: " + commandLine([]string{"@" + d.at.name})
+	}
+	if d.http.url != "" {
+		return "http", "http: " + transport.RedactURL(d.http.url)
+	}
+	return "stdio", "stdio: " + commandLine(d.server)
+}
+
+// openTrace opens name for recording: a new session at the end of an
+// existing trace, or a new trace (replacing the file with --force).
+func (d recordDesc) openTrace(ctx context.Context, name string, o record.RecorderOptions) (*record.Recorder, error) {
+	if d.force {
+		o.Overwrite = true
+		return record.Create(ctx, name, o)
+	}
+	return record.Append(ctx, name, o)
 }
 
 // recordCreateError reports a trace that could not be started: a usage
@@ -127,20 +174,27 @@ func recordCreateError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
+	var rm *record.RedactionMismatchError
+	switch {
+	case errors.Is(err, record.ErrNotTrace):
+		return usageErrorf("--record: %v (it is not replaced without --force)", err)
+	case errors.As(err, &rm):
+		return usageErrorf("--record: %v (--force replaces it)", err)
+	}
 	return usageErrorf("--record: %v", err)
 }
 
-// closeRecorder finishes a trace; a trace that could not be written
-// whole is an error.
-func (g *globalOptions) closeRecorder(con *tui.Console, rec *record.Recorder) error {
+// closeRecorder finishes the trace of file; a trace that could not be
+// written whole is an error.
+func closeRecorder(con *tui.Console, rec *record.Recorder, file string, verbose bool) error {
 	n := rec.Events()
 	if err := rec.Close(); err != nil {
-		return fmt.Errorf("--record %s: the trace is incomplete: %w", g.record, err)
+		return fmt.Errorf("--record %s: the trace is incomplete: %w", file, err)
 	}
 	if n == 0 {
-		con.Note(fmt.Sprintf("nothing was recorded; %s was left as it was", g.record))
-	} else if g.verbose {
-		con.Note(fmt.Sprintf("recorded %d events to %s", n, g.record))
+		con.Note(fmt.Sprintf("nothing was recorded; %s was left as it was", file))
+	} else if verbose {
+		con.Note(fmt.Sprintf("recorded %d events to %s", n, file))
 	}
 	return nil
 }
@@ -149,11 +203,11 @@ func (g *globalOptions) closeRecorder(con *tui.Console, rec *record.Recorder) er
 // that returned *err. A trace that could not be written is the command's
 // error when it succeeded or was interrupted (the usual end of a proxy);
 // beside another error it is a warning.
-func (g *globalOptions) finishRecording(con *tui.Console, rec *record.Recorder, err *error) {
+func finishRecording(con *tui.Console, rec *record.Recorder, file string, verbose bool, err *error) {
 	if rec == nil {
 		return
 	}
-	cerr := g.closeRecorder(con, rec)
+	cerr := closeRecorder(con, rec, file, verbose)
 	switch {
 	case cerr == nil:
 	case *err == nil || errors.Is(*err, context.Canceled):
@@ -193,8 +247,8 @@ func teeFrames(rec *record.Recorder, show transport.FrameFunc) transport.FrameFu
 
 // readTrace reads a trace named on the command line; a file that cannot
 // be read as a trace is the user's to fix (a usage error).
-func (g *globalOptions) readTrace(con *tui.Console, name string) (*record.Trace, error) {
-	tr, err := record.ReadOptions{MaxMessageSize: g.maxMessageSize}.ReadFile(name)
+func readTrace(con *tui.Console, name string, maxMessageSize int64) (*record.Trace, error) {
+	tr, err := record.ReadOptions{MaxMessageSize: maxMessageSize}.ReadFile(name)
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
@@ -207,13 +261,13 @@ func (g *globalOptions) readTrace(con *tui.Console, name string) (*record.Trace,
 // ---- mcpx proxy ----
 
 type proxyOptions struct {
-	g           *globalOptions
+	e           *env
 	listen      string
 	allowOrigin []string
 }
 
-func newProxyCmd(g *globalOptions) *cobra.Command {
-	o := &proxyOptions{g: g}
+func newProxyCmd(e *env) *cobra.Command {
+	o := &proxyOptions{e: e}
 	c := &cobra.Command{
 		Use:   "proxy [--record FILE] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE]",
 		Short: "Stand in for a server and record a host's session with it",
@@ -251,14 +305,15 @@ other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 }
 
 func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
-	g := o.g
-	con := g.newConsole()
+	e := o.e
+	d, out := e.cfg.conn, e.cfg.out
+	con := e.console()
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
 	}
-	if o.listen != "" || g.url != "" {
-		if o.listen == "" || g.url == "" {
+	if o.listen != "" || d.http.url != "" {
+		if o.listen == "" || d.http.url == "" {
 			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")
 		}
 		if len(server) > 0 {
@@ -269,22 +324,23 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if len(server) == 0 {
 		return usageErrorf("no server given: put the server command after --, e.g. mcpx proxy --record t.jsonl -- node server.js")
 	}
+	d.server = server
 	var rec *record.Recorder
-	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("stdio", "stdio: "+commandLine(server)))
+	if d.rec.file != "" {
+		r, cerr := d.rec.openTrace(ctx, d.rec.file, d.recordOptions(d.traceTarget()))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
 		rec = r
-		defer g.finishRecording(con, rec, &err)
+		defer finishRecording(con, rec, d.rec.file, out.verbose, &err)
 	}
-	var stderr io.Writer = g.io.ErrOut
-	switch g.serverStderr {
+	var stderr io.Writer = e.ios.ErrOut
+	switch d.stdio.stderr {
 	case "show":
 	case "hide":
 		stderr = nil
 	default:
-		f, oerr := openServerStderr(ctx, g.serverStderr)
+		f, oerr := openServerStderr(ctx, d.stdio.stderr)
 		if oerr != nil {
 			return oerr
 		}
@@ -296,14 +352,14 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 		stderr = f
 	}
 	po := record.StdioProxyOptions{
-		Server: transport.StdioOptions{Command: server[0], Args: server[1:], Env: g.env, Dir: g.cwd,
-			MaxMessageSize: g.maxMessageSize},
-		In:     g.io.In,
-		Out:    g.io.Out,
+		Server: transport.StdioOptions{Command: server[0], Args: server[1:], Env: d.stdio.env, Dir: d.stdio.dir,
+			MaxMessageSize: d.session.maxMessageSize},
+		In:     e.ios.In,
+		Out:    e.ios.Out,
 		Stderr: stderr,
 	}
 	var wire transport.FrameFunc
-	if g.wire {
+	if out.wire {
 		wire = con.Wire
 	}
 	if rec != nil {
@@ -382,7 +438,7 @@ func isLoopback(addr string) bool {
 // serveHTTP serves h on addr until ctx ends, saying where on stderr. The
 // listener follows the rule of every local listener (package listenguard),
 // admitting the web origins allow besides its own.
-func (g *globalOptions) serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []string, h http.Handler, what string) error {
+func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []string, h http.Handler, what string) error {
 	addr, err := loopbackAddr(addr)
 	if err != nil {
 		return err
@@ -414,35 +470,30 @@ func (g *globalOptions) serveHTTP(ctx context.Context, con *tui.Console, addr st
 	if srv.Shutdown(sctx) != nil {
 		srv.Close()
 	}
+	<-errc // Serve has returned
 	return context.Cause(ctx)
 }
 
 func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []string) (err error) {
-	g := o.g
+	e := o.e
+	d, out := e.cfg.conn, e.cfg.out
 	var rec *record.Recorder
-	if g.record != "" {
-		r, cerr := record.Create(ctx, g.record, g.recordOptions("http", "http: "+transport.RedactURL(g.url)))
+	if d.rec.file != "" {
+		r, cerr := d.rec.openTrace(ctx, d.rec.file, d.recordOptions(d.traceTarget()))
 		if cerr != nil {
 			return recordCreateError(cerr)
 		}
 		rec = r
-		defer g.finishRecording(con, rec, &err)
+		defer finishRecording(con, rec, d.rec.file, out.verbose, &err)
 	}
-	header, err := parseHeaders(g.headers)
-	if err != nil {
-		return err
+	header := d.http.header.Clone()
+	if d.http.bearer != "" {
+		header.Set("Authorization", "Bearer "+d.http.bearer)
 	}
-	bearer := g.bearer
-	if bearer == "" {
-		bearer = g.io.Getenv("MCPX_BEARER_TOKEN")
-	}
-	if bearer != "" {
-		header.Set("Authorization", "Bearer "+bearer)
-	}
-	po := record.HTTPProxyOptions{Upstream: g.url, Header: header, MaxMessageSize: g.maxMessageSize}
+	po := record.HTTPProxyOptions{Upstream: d.http.url, Header: header, MaxMessageSize: d.session.maxMessageSize}
 	var wire transport.FrameFunc
 	var show transport.Observer
-	if g.wire {
+	if out.wire {
 		wire = con.Wire
 		show = func(ev transport.Event) {
 			// The proxy's events quote upstream URLs as requested; the
@@ -451,44 +502,54 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 			con.Event(ev)
 		}
 	}
-	po.OnFrame = teeFrames(rec, wire)
-	po.OnEvent = teeObserver(show, rec)
+	// The proxy records a session per host connection.
+	po.OnFrame, po.OnEvent, po.Recorder = wire, show, rec
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {
 		return usageErrorf("--url: %v", err)
 	}
-	what := "proxying " + transport.RedactURL(g.url)
+	what := "proxying " + transport.RedactURL(d.http.url)
 	if rec != nil {
-		what += ", recording to " + g.record + ","
+		what += ", recording to " + d.rec.file + ","
 	}
-	return g.serveHTTP(ctx, con, o.listen, origins, p, what)
+	return serveHTTP(ctx, con, o.listen, origins, p, what)
 }
 
 // ---- mcpx replay ----
 
 type replayOptions struct {
-	g           *globalOptions
+	e           *env
 	listen      string
 	allowOrigin []string
 	ignore      []string
 	strict      bool
+	session     int
 }
 
-func newReplayCmd(g *globalOptions) *cobra.Command {
-	o := &replayOptions{g: g}
+func newReplayCmd(e *env) *cobra.Command {
+	o := &replayOptions{e: e}
 	c := &cobra.Command{
-		Use:   "replay FILE [--listen ADDR] [--ignore JSONPATH]... [--strict]",
+		Use:   "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict]",
 		Short: "Serve a recorded server from a trace (a mock server)",
 		Long: `replay plays the server side of a trace back to a live client, over stdio
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
 --listen ADDR, over Streamable HTTP.
 
-Each request is answered with the recorded response to the request with the
-same method and params (ids do not matter; --ignore JSONPATH, evaluated against
-the whole message, relaxes the match), and the notifications and requests the
-server sent after it are sent again at the same point. A request the trace has
-no answer for gets a JSON-RPC error that says what the trace expected. With
---strict, any departure from the recording ends the replay with exit code 7.
+Each new client connection is served one session of the trace: the next one
+not served yet that holds what the client sends (--session N pins one). Each
+request is answered with the recorded response to the request with the same
+method and params (ids, _meta and the client's identity do not matter; absent
+params are {}; --ignore [METHOD:]JSONPATH, evaluated against the whole message,
+and --normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) relax the
+match, as do the ignores and normalizers stored in the trace), and the
+notifications and requests the server sent while handling it come with it:
+pipelined and concurrent requests each get their own answers, in any order. A
+request the trace has no answer for gets a JSON-RPC error that says what the
+trace expected. With --strict, a departure from the recording (an unrecorded
+or repeated message, a request sent before one whose answer the recorded
+client had) ends the replay with exit code 7; what any conforming client may
+do differently (its identity and capabilities, a server/discover probe of a
+handshake-era recording) is reported as a warning only.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
@@ -500,16 +561,17 @@ The HTTP listener answers only requests addressed to it (Host localhost,
 header) other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
+  mcpx replay session.jsonl --session 2
   mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || g.url != "" {
+			if len(server) > 0 || e.cfg.conn.http.url != "" {
 				return usageErrorf("replay serves the server recorded in %s; it takes no server command or --url", own[0])
 			}
-			if err := g.noRecord(c); err != nil {
+			if err := noRecord(c, e.cfg.conn.rec); err != nil {
 				return err
 			}
 			return o.run(c.Context(), own[0])
@@ -517,33 +579,42 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
 	addAllowOrigin(c, &o.allowOrigin)
-	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `JSONPATH` selects (repeatable)")
+	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `[METHOD:]JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
+	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	return c
 }
 
 func (o *replayOptions) run(ctx context.Context, file string) error {
-	g := o.g
-	con := g.newConsole()
-	if _, err := record.ParsePaths(o.ignore); err != nil {
+	e := o.e
+	d := e.cfg.conn
+	con := e.console()
+	if _, err := record.ParseIgnores(o.ignore); err != nil {
 		return usageErrorf("--ignore: %v", err)
 	}
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
 	}
-	tr, err := g.readTrace(con, file)
+	// The trace is read a session at a time: replay holds the sessions
+	// it serves, not the file.
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
 	if err != nil {
-		return err
+		return &usageError{err: err}
+	}
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opts := record.ReplayOptions{
-		Ignore: o.ignore,
-		Strict: o.strict,
+		Ignore:    o.ignore,
+		Normalize: d.rec.normalizers,
+		Strict:    o.strict,
 		OnDeviation: func(d record.Deviation) {
 			switch {
-			case !o.strict:
+			case !o.strict || !d.Failure:
 				con.Warn("replay: " + d.Message)
 			case o.listen != "":
 				// Over HTTP the server stops; over stdio Serve returns it.
@@ -552,18 +623,22 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		},
 		OnStderr: func(line string) {
 			// The recorded server's stderr, as it wrote it.
-			fmt.Fprintln(g.io.ErrOut, tui.EscapeLine(line))
+			fmt.Fprintln(e.ios.ErrOut, tui.EscapeLine(line))
 		},
-		MaxMessageSize: g.maxMessageSize,
+		MaxMessageSize: d.session.maxMessageSize,
+		Session:        o.session,
 	}
-	rp, err := record.NewReplayer(tr, opts)
+	if o.session < 0 {
+		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
+	}
+	rp, err := record.NewReplayerSource(tf, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
 	if o.listen != "" {
-		return g.serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file)
+		return serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file)
 	}
-	conn := transport.NewStreamLimit(g.io.In, g.io.Out, g.maxMessageSize)
+	conn := transport.NewStreamLimit(e.ios.In, e.ios.Out, d.session.maxMessageSize)
 	defer conn.Close()
 	err = rp.Serve(ctx, conn)
 	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, record.ErrMismatch) {
@@ -575,27 +650,39 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 // ---- mcpx verify ----
 
 type verifyOptions struct {
-	g      *globalOptions
-	ignore []string
+	e *env
 }
 
-func newVerifyCmd(g *globalOptions) *cobra.Command {
-	o := &verifyOptions{g: g}
+func newVerifyCmd(e *env) *cobra.Command {
+	o := &verifyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "verify FILE [--ignore JSONPATH]... -- <server command> | --url URL",
+		Use:   "verify FILE [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... -- <server command> | --url URL",
 		Short: "Check a live server against a trace (exit 7 on any difference)",
 		Long: `verify re-sends the client side of a trace to a live server, answers the
-server's own requests with the recorded answers, and compares every response
-with the recorded one. Ids, session ids and timestamps are normalized;
---ignore JSONPATH (evaluated against the whole response message, e.g.
-'$.result.serverInfo.version' or '$..timestamp') leaves more out. Each
-difference is printed with its path; the exit code is 7 when anything differs.
+server's own requests with the recorded answers, and compares what the server
+does with what the recorded server did: every response (or HTTP refusal), the
+notifications and requests the server sent while handling each request (in
+order, method by method), and what it sent outside any request. Each session of
+the trace is verified on a connection of its own: a new server process over
+stdio, a new MCP session over HTTP.
+
+Ids, session ids and timestamps are normalized; lists of tools, prompts,
+resources and resource templates are compared by name (uri), so a renamed tool
+is one difference. --ignore JSONPATH (evaluated against each whole message,
+e.g. '$.result.serverInfo.version' or '$..timestamp'; METHOD:JSONPATH limits it
+to one method's messages, METHOD:$ leaves its notifications out) and
+--normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) leave more out, in
+addition to the ignores and normalizers stored in the trace when it was
+recorded (mcpx ... --record FILE --ignore ... --normalize ...). Each difference
+is printed with its session, exchange and path; the exit code is 7 when
+anything differs.
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
 with the requestState the live server gave.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
-  mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp`,
+  mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
+  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -604,92 +691,133 @@ with the requestState the live server gave.`,
 			return o.run(c.Context(), own[0], server)
 		},
 	}
-	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not compare the values `JSONPATH` selects (repeatable)")
 	return c
 }
 
 func (o *verifyOptions) run(ctx context.Context, file string, server []string) (err error) {
-	g := o.g
-	if _, err := record.ParsePaths(o.ignore); err != nil {
-		return usageErrorf("--ignore: %v", err)
+	e := o.e
+	d, out := e.cfg.conn, e.cfg.out
+	con := e.console()
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+	if err != nil {
+		return &usageError{err: err}
 	}
-	tr, err := g.readTrace(g.newConsole(), file)
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
+	}
+	d, err = d.forServer(server, "mcpx verify "+file)
 	if err != nil {
 		return err
 	}
-	c, conn, _, err := g.dial(ctx, server)
-	if err != nil {
-		return err
+	if d.rec.file != "" && len(tf.Index) > 1 {
+		return usageErrorf("--record: %s holds %d sessions; verify records one only", file, len(tf.Index))
 	}
-	defer func() {
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	timeout := g.timeout
+	timeout := d.session.timeout
 	if timeout == 0 {
-		timeout = g.maxTimeout
+		timeout = d.session.maxTimeout
 	}
-	res, err := record.Verify(ctx, tr, conn, record.VerifyOptions{Ignore: o.ignore, Timeout: timeout})
+	var closeErr error
+	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
+		c, conn, _, err := e.conns.open(ctx, d, out, attachments{})
+		if err != nil {
+			return nil, err
+		}
+		// Closing the session's connection ends the server and closes
+		// what the client opened with it (a trace of --record).
+		return &clientConn{Conn: conn, close: func() error {
+			if err := c.Close(); err != nil && closeErr == nil {
+				closeErr = err
+			}
+			return nil
+		}}, nil
+	}
+	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
+		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial})
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
 	if res != nil {
-		if g.json {
+		if out.json {
 			b, err := json.Marshal(res)
 			if err != nil {
 				return err
 			}
-			c.out.JSON(b)
+			e.printer().JSON(b)
 		} else {
-			g.printer().VerifyReport(res)
+			e.printer().VerifyReport(res)
 		}
 	}
 	if err != nil {
 		return err
 	}
+	if closeErr != nil {
+		return closeErr
+	}
 	return res.Err()
 }
 
+// clientConn is a connection that closes its client (the server process,
+// a recording) with it.
+type clientConn struct {
+	transport.Conn
+	close func() error
+}
+
+func (c *clientConn) Close() error {
+	err := c.Conn.Close()
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Unwrap returns the connection, for transport.Find.
+func (c *clientConn) Unwrap() transport.Conn { return c.Conn }
+
 // ---- mcpx trace show ----
 
-type traceShowOptions struct{ g *globalOptions }
+type traceShowOptions struct{ e *env }
 
-func newTraceCmd(g *globalOptions) *cobra.Command {
-	o := &traceShowOptions{g: g}
+func newTraceCmd(e *env) *cobra.Command {
+	o := &traceShowOptions{e: e}
 	show := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Print a trace as a timeline (--json for tools)",
 		Long: `show prints a trace as a readable timeline: time since the start, direction
 (→ client to server, ← server to client), method, each response with its
 request's method and latency, errors in red, notifications, the server's stderr
-lines, HTTP exchanges and notes. --json prints the same as one JSON document.`,
+lines, HTTP exchanges, SSE stream metadata and notes. A trace of several
+sessions (one per client connection) shows where each starts, and tags every
+line with its session (s1, s2, ...). --json prints the same as one JSON
+document.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || g.url != "" {
+			if len(server) > 0 || e.cfg.conn.http.url != "" {
 				return usageErrorf("trace show reads a file; it takes no server")
 			}
-			if err := g.noRecord(c); err != nil {
+			if err := noRecord(c, e.cfg.conn.rec); err != nil {
 				return err
 			}
 			return o.run(own[0])
 		},
 	}
-	return groupCmd("trace", "Inspect recorded traces", show)
+	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e))
 }
 
 func (o *traceShowOptions) run(file string) error {
-	g := o.g
-	con := g.newConsole()
-	tr, err := g.readTrace(con, file)
+	e := o.e
+	d, out := e.cfg.conn, e.cfg.out
+	con := e.console()
+	tr, err := readTrace(con, file, d.session.maxMessageSize)
 	if err != nil {
 		return err
 	}
-	if g.json {
-		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Events: tui.Timeline(tr), Warnings: tr.Warnings}
+	if out.json {
+		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Sessions: len(tr.Sessions()), Events: tui.Timeline(tr), Warnings: tr.Warnings}
 		if doc.Events == nil {
 			doc.Events = []tui.Entry{}
 		}
@@ -697,9 +825,9 @@ func (o *traceShowOptions) run(file string) error {
 		if err != nil {
 			return err
 		}
-		g.printer().JSON(b)
+		e.printer().JSON(b)
 		return nil
 	}
-	g.printer().Trace(tr)
+	e.printer().Trace(tr)
 	return nil
 }

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
@@ -79,7 +79,7 @@ func TestRecordFailedStartLeavesFile(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(file, []byte("old trace\n"), 0o644)
-	r := runMcpx(t, nil, "tools", "list", "--record", file, "--", "/no/such/server")
+	r := runMcpx(t, nil, "tools", "list", "--record", file, "--force", "--", "/no/such/server")
 	if r.code != ExitConnect {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -176,7 +176,8 @@ func TestTraceShow(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #2  nope", "error -32602: unknown tool", "http POST "} {
+	// #2 is the tools/list that checks the call's arguments.
+	for _, want := range []string{"mcpx-trace v1, recorded ", "→ initialize #1", "← initialize #1", "ok sdk-test-server 1.0.0, protocol 2025-11-25", "→ notification notifications/initialized", "tools/call #3  nope", "error -32602: unknown tool", "http POST "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, r.stdout)
 		}
@@ -222,34 +223,19 @@ func freeAddr(t *testing.T) string {
 func background(t *testing.T, args ...string) (cancel func() runResult) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
-	var mu sync.Mutex
-	ios := &IOStreams{In: strings.NewReader(""), Out: &lockedWriter{&out, &mu}, ErrOut: &lockedWriter{&errOut, &mu}, Getenv: func(string) string { return "" }}
+	ios, out, errOut := NewTestIOStreams(nil)
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, args, ios) }()
 	return func() runResult {
 		stop()
 		select {
 		case code := <-done:
-			mu.Lock()
-			defer mu.Unlock()
 			return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
 		case <-time.After(10 * time.Second):
 			t.Fatal("mcpx did not stop within 10s")
 		}
 		return runResult{}
 	}
-}
-
-type lockedWriter struct {
-	b  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }
 
 // waitListening polls (bounded) until addr accepts connections.
@@ -318,12 +304,10 @@ func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	errOut := &lockedWriter{&buf, &mu}
+	ios, _, buf := NewTestIOStreams(nil)
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"replay", trace, "--strict", "--listen", addr}, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut, Getenv: func(string) string { return "" }})
+		done <- Run(ctx, []string{"replay", trace, "--strict", "--listen", addr}, ios)
 	}()
 	waitListening(t, addr)
 	r := runMcpx(t, nil, "tools", "list", "--url", "http://"+addr+"/mcp")
@@ -332,12 +316,47 @@ func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
 	}
 	select {
 	case code := <-done:
-		mu.Lock()
-		defer mu.Unlock()
 		if code != ExitMismatch || !strings.Contains(buf.String(), "mcpx: replay: the recording has no tools/list request") {
 			t.Errorf("replay: exit %d, stderr %s", code, buf.String())
 		}
 	case <-ctx.Done():
 		t.Fatal("the strict replay did not stop")
+	}
+}
+
+// A strict replay over HTTP serves any conforming client: another
+// client's identity and capabilities at initialize are reported, not a
+// departure that stops the server (issue 14, defect 5).
+func TestReplayHTTPStrictServesAnotherClient(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if r := runMcpx(t, nil, "ping", "--url", u, "--record", trace); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ios, _, buf := NewTestIOStreams(nil)
+	done := make(chan int, 1)
+	replayCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		done <- Run(replayCtx, []string{"replay", trace, "--strict", "--listen", addr}, ios)
+	}()
+	waitListening(t, addr)
+	client := mcp.NewClient(&mcp.Implementation{Name: "another-client", Version: "9"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	cs.Close()
+	stop()
+	code := <-done
+	if code != ExitInterrupted || !strings.Contains(buf.String(), "replay: initialize params differ from the recording") {
+		t.Errorf("replay: exit %d, stderr %s", code, buf.String())
 	}
 }

@@ -1,14 +1,16 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func TestReplExamples(t *testing.T) {
@@ -38,7 +40,7 @@ func TestHistoryPath(t *testing.T) {
 		{map[string]string{"HOME": "/home/a"}, "/home/a/.local/state/mcpx/history"},
 		{map[string]string{}, ""},
 	} {
-		ios := &IOStreams{Getenv: func(k string) string { return tc.env[k] }}
+		ios, _, _ := NewTestIOStreams(tc.env)
 		if got := historyPath(ios); got != tc.want {
 			t.Errorf("historyPath(%v) = %q, want %q", tc.env, got, tc.want)
 		}
@@ -101,9 +103,125 @@ func TestNoteQueue(t *testing.T) {
 
 func TestExitStatusIsSilent(t *testing.T) {
 	t.Parallel()
-	var out, errOut bytes.Buffer
-	g := &globalOptions{io: &IOStreams{Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }}}
-	if code := g.report(&exitStatus{code: 5}); code != 5 || errOut.String() != "" {
+	ios, _, errOut := NewTestIOStreams(nil)
+	if code := (reporter{ios: ios}).report(&exitStatus{code: 5}); code != 5 || errOut.String() != "" {
 		t.Errorf("report(exitStatus 5) = %d, printed %q", code, errOut.String())
+	}
+}
+
+// The REPL runs every line through one command tree: what a line sets —
+// a flag, a refused flag, a "--", its context — must not carry over to
+// the next line of the same command.
+func TestREPLLinesDoNotCarryOver(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	ios, out, errOut := NewTestIOStreams(nil)
+	ios.In = strings.NewReader(strings.Join([]string{
+		"tools call echo message=one --json",
+		"tools call echo message=two",
+		"ping --timeout 1s",
+		"ping",
+		"ping -- node server.js",
+		"ping",
+	}, "\n") + "\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := Run(ctx, []string{"repl", "--keep-going", "--url", u}, ios)
+	stdout, stderr := out.String(), errOut.String()
+	if code != ExitUsage {
+		t.Errorf("exit %d, want %d (the first failure's)", code, ExitUsage)
+	}
+	if !strings.Contains(stdout, `"text": "Echo: one"`) || strings.Contains(stdout, `"text": "Echo: two"`) || !strings.Contains(stdout, "\nEcho: two\n") {
+		t.Errorf("--json lasted beyond its line:\n%s", stdout)
+	}
+	if n := strings.Count(stdout, "pong"); n != 2 {
+		t.Errorf("%d pongs, want 2 (the lines without a refused flag or --):\n%s\n%s", n, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "--timeout chooses or shapes the session"); n != 1 {
+		t.Errorf("--timeout refused %d times, want once:\n%s", n, stderr)
+	}
+	if n := strings.Count(stderr, "leave out -- and the server command"); n != 1 {
+		t.Errorf("-- refused %d times, want once:\n%s", n, stderr)
+	}
+	if strings.Contains(stderr, "interrupted") || strings.Contains(stderr, "context canceled") {
+		t.Errorf("a line ran with an earlier line's context:\n%s", stderr)
+	}
+}
+
+// forgetRun puts every flag of a command of the REPL's tree back to its
+// default, whatever its type.
+func TestForgetRunResetsEveryFlag(t *testing.T) {
+	t.Parallel()
+	ios, _, _ := NewTestIOStreams(nil)
+	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) {}}}
+	s := newReplSession(context.Background(), e, connDesc{}, false)
+	values := map[string]string{"bool": "true", "string": "x", "stringArray": "x", "duration": "3s", "int": "7", "SIZE": "1MiB"}
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		c.InitDefaultHelpFlag()
+		if err := c.ParseFlags([]string{"--", "server"}); err != nil { // (with the parents' persistent flags)
+			t.Fatal(err)
+		}
+		fs := c.Flags()
+		fs.VisitAll(func(f *pflag.Flag) {
+			v, ok := values[f.Value.Type()]
+			if !ok {
+				t.Errorf("%s --%s: a flag of type %s is not tried", c.CommandPath(), f.Name, f.Value.Type())
+				return
+			}
+			if err := fs.Set(f.Name, v); err != nil {
+				t.Errorf("%s --%s=%s: %v", c.CommandPath(), f.Name, v, err)
+			}
+		})
+		c.SetContext(context.Background())
+		forgetRun(c)
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Changed || f.Value.String() != f.DefValue {
+				t.Errorf("%s --%s is %q (changed %v) after forgetRun, want %q", c.CommandPath(), f.Name, f.Value.String(), f.Changed, f.DefValue)
+			}
+		})
+		if fs.ArgsLenAtDash() != -1 || c.Context() != nil {
+			t.Errorf("%s: the position of -- or the context survived forgetRun", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(s.root)
+}
+
+// One table drives the REPL's own commands: help lists them, completion
+// offers them, and a line is dispatched by it.
+func TestREPLCommandTable(t *testing.T) {
+	t.Parallel()
+	ios, out, errOut := NewTestIOStreams(nil)
+	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) {}}}
+	s := newReplSession(context.Background(), e, connDesc{}, false)
+	s.help()
+	offered := map[string]bool{}
+	for _, n := range s.node.Children {
+		offered[n.Name] = true
+	}
+	var colons []string
+	for _, c := range s.commands {
+		if !strings.Contains(out.String(), "  "+c.use+"  ") {
+			t.Errorf("help does not list %q:\n%s", c.use, out.String())
+		}
+		if !offered[c.name] {
+			t.Errorf("completion does not offer %s", c.name)
+		}
+		if strings.HasPrefix(c.name, ":") {
+			colons = append(colons, c.name)
+		}
+	}
+	if res := s.exec(context.Background(), []string{":nope"}); res.Code != ExitUsage ||
+		!strings.Contains(errOut.String(), "(choose one of: "+strings.Join(colons, ", ")+")") {
+		t.Errorf(":nope: exit %d, %s", res.Code, errOut.String())
+	}
+	if res := s.exec(context.Background(), []string{"quit", "3"}); !res.Quit || res.Code != 3 {
+		t.Errorf("quit 3 = %+v", res)
+	}
+	if res := s.exec(context.Background(), []string{":wire", "on"}); res.Code != 0 || !s.wire.Load() {
+		t.Errorf(":wire on = %+v, wire %v", res, s.wire.Load())
 	}
 }

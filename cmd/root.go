@@ -1,5 +1,8 @@
-// Package cmd holds mcpx's cobra commands. Commands only wire: they parse
-// flags into options structs, call transport/ and inspector/, and render.
+// Package cmd holds mcpx's cobra commands. Commands only wire: the global
+// flags (flags.go) are validated once into a config (config.go), whose
+// connection description the connector (connect.go) turns into a session;
+// commands call inspector/ and record/ and render with tui/. The REPL
+// (repl*.go) runs its lines through one command tree of its own.
 package cmd
 
 import (
@@ -11,14 +14,15 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/sessiond"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // version is the mcpx release; builds from a checkout add the VCS revision.
@@ -30,6 +34,9 @@ var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`)
 
 // Version returns mcpx's version string.
 func Version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		// A release tag (go install …@v1.2.3) names the version; a build
@@ -59,70 +66,62 @@ func Version() string {
 	return v
 }
 
-// globalOptions are the flags every command shares: how to reach the
-// server, how the session behaves, and how output looks.
-type globalOptions struct {
-	io *IOStreams
-
-	// Server selection: a command after -- (stdio) or --url (HTTP).
-	env          []string
-	cwd          string
-	serverStderr string
-
-	// HTTP servers (--url).
-	url       string
-	transport string
-	headers   []string
-	bearer    string
-	caCert    string
-	insecure  bool
-	auth      authFlags
-
-	// maxMessageSize bounds every message read from a peer or a trace
-	// (--max-message-size).
-	maxMessageSize int64
-
-	// Session.
-	timeout         time.Duration
-	maxTimeout      time.Duration
-	protocolVersion string
-	protocolEra     string // --protocol-era as given
-
-	// The protocol era settled by validate: legacy, auto or modern, and
-	// what chose it; eraCache remembers auto-detected eras for the run.
-	era       string
-	eraSource string
-	eraCache  inspector.EraCache
-
-	// What mcpx offers the server, and what happens around the command.
-	feat featureOptions
-
-	// Recording (--record) and what it leaves out.
-	record   string
-	redact   []string
-	noRedact bool
-
-	// Output.
-	json    bool
-	wire    bool
-	verbose bool
-	color   string
-
-	// started is set once flag parsing and argument checks passed, so that
+// env is what the commands of one command tree run with. The tree is
+// built before the flags are parsed, so its commands keep the env and read
+// cfg when they run: PersistentPreRunE has set it by then.
+type env struct {
+	ios *IOStreams
+	// cfg is the validated configuration (for a REPL line: the REPL's,
+	// with the line's --json, --wire and -v).
+	cfg config
+	// conns opens the connections and sessions commands ask for.
+	conns *connector
+	// run is what the whole run shares.
+	run *runState
+	// repl is the REPL whose lines this tree runs; nil for a command given
+	// on mcpx's command line.
+	repl *replSession
+	// sessionOut is the standard error of a session process (the tree
+	// that runs mcpx connect's command line in it, see nested); nil
+	// elsewhere.
+	sessionOut *sessiond.Output
+	// started is set once the flags and arguments were accepted, so that
 	// earlier errors are reported as usage errors.
 	started bool
-	// open holds the clients to close if mcpx panics.
-	open []*client
+}
 
-	// The REPL. live is set on the REPL's own options: connect prepares
-	// its clients for a long session. repl is set on the options of each
-	// command typed in the REPL: withClient then uses the REPL's client.
-	live *replSession
-	repl *replSession
+// runState is what one Run holds from its start to its end, whatever
+// commands it runs.
+type runState struct {
+	// at is the open session the run's command goes through (@NAME
+	// before it), taken off the arguments before they are parsed.
+	at sessionRef
+	// prompter asks the person at the terminal (elicitation, sampling);
+	// the REPL lends it its line editor.
+	prompter *tui.Prompter
 	// onInterrupt, when set, handles SIGINT instead of cancelling the run
 	// (the REPL cancels only the command in flight); it reports whether
 	// it did.
 	onInterrupt atomic.Pointer[func() bool]
+
+	mu   sync.Mutex
+	open []*client // the clients to close if mcpx panics
+}
+
+func (r *runState) track(c *client) {
+	r.mu.Lock()
+	r.open = append(r.open, c)
+	r.mu.Unlock()
+}
+
+// closeAll closes every client opened (after a panic).
+func (r *runState) closeAll() {
+	r.mu.Lock()
+	open := r.open
+	r.mu.Unlock()
+	for _, c := range open {
+		c.Close()
+	}
 }
 
 // Main runs mcpx with the process's arguments and streams and returns the
@@ -150,13 +149,14 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	sio := *ios
 	sio.Out, sio.out = out, out
 	ios = &sio
-	root, g := newRootCmd(ios)
-	defer g.handleSignals(cancel)()
+	at, args := takeSessionArg(args)
+	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
+	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track}}
+	root, flags := newRootCmd(e)
+	defer handleSignals(ios, run, cancel)()
 	defer func() {
 		if r := recover(); r != nil {
-			for _, c := range g.open {
-				c.Close()
-			}
+			run.closeAll()
 			fmt.Fprintf(ios.ErrOut, "mcpx: internal error: %v (please report this bug)\n", r)
 			if ios.Getenv("MCPX_DEBUG") != "" {
 				fmt.Fprintf(ios.ErrOut, "%s\n", debug.Stack())
@@ -166,9 +166,10 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	}()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && !g.started {
+	if err != nil && !e.started {
 		err = &usageError{err: err}
 	}
+	rep := reporter{ios: ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
 	if oerr := out.failure(); oerr != nil && (err == nil || causedBy(ctx, err, oerr)) {
 		if brokenPipe(oerr) {
 			return ExitOK // the reader went away: nothing more to say
@@ -176,12 +177,12 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		err = &outputError{err: oerr}
 	} else if oerr != nil && !brokenPipe(oerr) {
 		// The command failed on its own too: say both.
-		g.report(&outputError{err: oerr})
+		rep.report(&outputError{err: oerr})
 	}
 	if err == nil {
 		return ExitOK
 	}
-	return g.report(err)
+	return rep.report(err)
 }
 
 // causedBy reports whether err, the error a command ended with, came of
@@ -195,9 +196,10 @@ func causedBy(ctx context.Context, err, oerr error) bool {
 
 // handleSignals makes SIGINT, SIGTERM and SIGHUP (or, in tests, what
 // ios.Signals delivers) cancel the run, except that a SIGINT goes to
-// onInterrupt when it is set. It returns the function that stops it.
-func (g *globalOptions) handleSignals(cancel context.CancelFunc) (stop func()) {
-	sigs := g.io.Signals
+// run.onInterrupt when it is set. It returns the function that stops it
+// and waits for the goroutine it started.
+func handleSignals(ios *IOStreams, run *runState, cancel context.CancelFunc) (stop func()) {
+	sigs := ios.Signals
 	var ch chan os.Signal
 	if sigs == nil {
 		ch = make(chan os.Signal, 1)
@@ -205,11 +207,12 @@ func (g *globalOptions) handleSignals(cancel context.CancelFunc) (stop func()) {
 		sigs = ch
 	}
 	done := make(chan struct{})
-	go func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for {
 			select {
 			case s := <-sigs:
-				if h := g.onInterrupt.Load(); s == os.Interrupt && h != nil && (*h)() {
+				if h := run.onInterrupt.Load(); s == os.Interrupt && h != nil && (*h)() {
 					continue
 				}
 				cancel()
@@ -217,18 +220,23 @@ func (g *globalOptions) handleSignals(cancel context.CancelFunc) (stop func()) {
 				return
 			}
 		}
-	}()
+	})
 	return func() {
 		close(done)
+		wg.Wait()
 		if ch != nil {
 			signal.Stop(ch)
 		}
 	}
 }
 
-func newRootCmd(ios *IOStreams) (*cobra.Command, *globalOptions) {
-	g := &globalOptions{io: ios}
-	ro := &replOptions{g: g}
+// newRootCmd builds mcpx's command tree, whose commands run with e, and
+// returns it with the flags it parses into. The REPL builds one too, for
+// its lines (e.repl set): the same commands, with the flags that choose
+// or shape a session refused (replSession.lineTree adjusts the rest).
+func newRootCmd(e *env) (*cobra.Command, *rootFlags) {
+	flags := &rootFlags{}
+	ro := &replOptions{e: e}
 	root := &cobra.Command{
 		Use:   "mcpx <command> [flags] -- <server command> [args...]",
 		Short: "Talk to, debug and test MCP servers",
@@ -259,101 +267,64 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			// No command: with a server, the REPL.
-			if g.repl != nil {
+			if e.repl != nil {
 				return usageErrorf("no command given; type help for the list")
 			}
-			if len(args) == 0 && g.url == "" {
+			if len(args) == 0 && e.cfg.conn.http.url == "" {
 				return c.Help()
 			}
 			return ro.run(c.Context(), args)
 		},
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
-			g.started = true
-			if g.repl != nil {
-				return g.repl.checkLine(c, g)
+			e.started = true
+			if e.repl != nil {
+				return e.repl.checkLine(c, flags, e)
 			}
-			if err := g.validate(); err != nil {
+			var person inspector.Person // nobody to ask without a terminal
+			if e.ios.InTTY && e.ios.ErrTTY {
+				person = tui.NewPerson(e.run.prompter, openURL(e.ios))
+			}
+			cfg, err := flags.validate(validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"), at: e.run.at})
+			if err != nil {
 				return err
 			}
-			return g.resolveEra(c.Flags().Changed("protocol-era"))
+			e.cfg = cfg
+			return nil
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")
-	root.SetOut(ios.Out)
-	root.SetErr(ios.ErrOut)
+	root.SetOut(e.ios.Out)
+	root.SetErr(e.ios.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 
-	f := root.PersistentFlags()
-	f.StringArrayVar(&g.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
-	f.StringVar(&g.cwd, "cwd", "", "run the server in `DIR`")
-	f.StringVar(&g.serverStderr, "server-stderr", "show", "the server's stderr: show, hide, or append it to `FILE`")
-	f.StringVar(&g.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
-	f.StringVar(&g.transport, "transport", "auto", "HTTP transport: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
-	f.StringArrayVarP(&g.headers, "header", "H", nil, "send the HTTP header `'Name: value'` with every request (repeatable)")
-	f.StringVar(&g.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
-	f.StringVar(&g.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
-	f.BoolVar(&g.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
-	g.auth.register(f)
-	f.Var(newSizeValue(&g.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
-		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")
-	f.DurationVar(&g.timeout, "timeout", 60*time.Second, "per-request timeout, reset by progress (0 disables)")
-	f.DurationVar(&g.maxTimeout, "max-timeout", 10*time.Minute, "hard cap on a request's time even while progress arrives")
-	f.StringVar(&g.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")
-	f.StringVar(&g.protocolEra, "protocol-era", "", "protocol era: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
-	f.BoolVar(&g.json, "json", false, "print exactly the JSON-RPC result on stdout")
-	f.BoolVar(&g.wire, "wire", false, "print every frame in both directions on stderr")
-	f.BoolVarP(&g.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
-	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never")
-	g.feat.addFlags(f)
-	f.StringVar(&g.record, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines)")
-	f.StringArrayVar(&g.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
-	f.BoolVar(&g.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
+	flags.register(root.PersistentFlags())
 	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
 	for _, c := range []*cobra.Command{
-		newInfoCmd(g), newPingCmd(g), newToolsCmd(g), newResourcesCmd(g),
-		newPromptsCmd(g), newCompleteCmd(g), newCallCmd(g), newNotifyCmd(g),
-		newTasksCmd(g), newWatchCmd(g),
+		newInfoCmd(e), newPingCmd(e), newToolsCmd(e), newResourcesCmd(e),
+		newPromptsCmd(e), newCompleteCmd(e), newCallCmd(e), newNotifyCmd(e),
+		newTasksCmd(e), newWatchCmd(e),
 	} {
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
-	root.AddCommand(newReplCmd(g))
-	root.AddCommand(newAuthCmd(g))
+	addSessionCommands(root, e)
+	root.AddCommand(newReplCmd(e))
+	root.AddCommand(newAuthCmd(e))
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
-	for _, c := range []*cobra.Command{newProxyCmd(g), newReplayCmd(g), newVerifyCmd(g), newTraceCmd(g)} {
+	for _, c := range []*cobra.Command{newProxyCmd(e), newReplayCmd(e), newVerifyCmd(e), newTraceCmd(e)} {
 		c.GroupID = "record"
 		root.AddCommand(c)
 	}
-	return root, g
+	return root, flags
 }
 
-func (g *globalOptions) validate() error {
-	switch g.color {
-	case "auto", "always", "never":
-	default:
-		return usageErrorf("--color must be auto, always or never, not %q", g.color)
-	}
-	for _, e := range g.env {
-		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
-			return usageErrorf("--env %q: expected KEY=VALUE", e)
-		}
-	}
-	if g.timeout < 0 || g.maxTimeout < 0 {
-		return usageErrorf("--timeout and --max-timeout must not be negative")
-	}
-	if err := g.validateRecord(); err != nil {
-		return err
-	}
-	if err := g.validateHTTP(); err != nil {
-		return err
-	}
-	if err := g.validateFeatures(); err != nil {
-		return err
-	}
-	return g.validateAuth()
-}
+// console returns the stderr console for a command.
+func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out) }
+
+// printer returns the stdout printer for a command.
+func (e *env) printer() *tui.Printer { return newPrinter(e.ios, e.cfg.out) }
 
 // splitServer separates a command's own arguments from the server command
 // line that follows "--".

@@ -45,7 +45,7 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 }
 
 type tasksOptions struct {
-	g *globalOptions
+	e *env
 }
 
 // The task commands that take a task id.
@@ -57,8 +57,8 @@ const (
 	taskCancel
 )
 
-func newTasksCmd(g *globalOptions) *cobra.Command {
-	o := &tasksOptions{g: g}
+func newTasksCmd(e *env) *cobra.Command {
+	o := &tasksOptions{e: e}
 	one := func(use, short string, verb taskVerb) *cobra.Command {
 		return &cobra.Command{
 			Use:   use + " ID -- <server command>",
@@ -72,7 +72,7 @@ func newTasksCmd(g *globalOptions) *cobra.Command {
 			},
 		}
 	}
-	list := (&listOptions{g: g, method: inspector.ListTasks, render: renderTasks,
+	list := (&listOptions{e: e, method: inspector.ListTasks, render: renderTasks,
 		instead: "; look a task up with mcpx tasks get ID"}).command("list", "List the server's tasks (all pages)")
 	cmd := groupCmd("tasks", "List, inspect, fetch and cancel tasks (2025-11-25, experimental)",
 		list,
@@ -88,14 +88,14 @@ started for a single command knows no tasks from earlier runs.`
 }
 
 func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server []string) error {
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withClient(ctx, server, func(c *client) error {
 		switch verb {
 		case taskResult:
 			res, err := c.sess.AwaitTask(ctx, id)
 			if err != nil {
 				return err
 			}
-			o.g.emit(c, res, func() {
+			o.e.emit(c, res, func() {
 				if obj, err := inspector.ParseObject(res); err == nil && obj.Has("content") {
 					c.out.ToolResult(res)
 					return
@@ -108,12 +108,12 @@ func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server
 			if err != nil {
 				return err
 			}
-			if o.g.json {
+			if o.e.cfg.out.json {
 				c.out.JSON(res.Raw)
 				return nil
 			}
 			if res.Acknowledged {
-				fmt.Fprintf(o.g.io.Out, "cancellation requested for task %s\n", tui.EscapeLine(id))
+				fmt.Fprintf(o.e.ios.Out, "cancellation requested for task %s\n", tui.EscapeLine(id))
 			}
 			t, err := res.State(ctx)
 			switch {
@@ -128,7 +128,7 @@ func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server
 		if err != nil {
 			return err
 		}
-		o.g.emit(c, res.Raw, func() {
+		o.e.emit(c, res.Raw, func() {
 			if res.Task != nil {
 				renderDetailedTask(c.out, res.Task)
 				return

@@ -19,13 +19,13 @@ import (
 // JSON message per line (JSON Lines).
 
 type watchOptions struct {
-	g         *globalOptions
+	e         *env
 	dur       time.Duration
 	resources []string
 }
 
-func newWatchCmd(g *globalOptions) *cobra.Command {
-	o := &watchOptions{g: g}
+func newWatchCmd(e *env) *cobra.Command {
+	o := &watchOptions{e: e}
 	c := &cobra.Command{
 		Use:   "watch -- <server command>",
 		Short: "Print every notification the server sends until interrupted",
@@ -53,11 +53,12 @@ acknowledged, and listens again if the stream drops.`,
 	return c
 }
 
-// notificationPrinter prints notifications on stdout for watching commands.
-func (g *globalOptions) notificationPrinter(c *client) func(*jsonrpc.Message) {
-	out := tui.NewConsole(g.io.Out, false, g.io.colorEnabled(g.color, g.io.OutTTY))
+// notificationPrinter prints notifications on stdout for watching
+// commands: one line each, or the message as one JSON line with --json.
+func notificationPrinter(ios *IOStreams, o output) func(*jsonrpc.Message) {
+	out := tui.NewConsole(ios.Out, false, ios.colorEnabled(o.color, ios.OutTTY))
 	return func(m *jsonrpc.Message) {
-		if g.json {
+		if o.json {
 			raw := m.Raw
 			if b, err := compactRaw(raw); err == nil {
 				raw = b
@@ -81,22 +82,23 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
-		c.sink.set(o.g.notificationPrinter(c))
+	return o.e.withListeningClient(ctx, server, func(c *client) error {
+		c.sink.set(notificationPrinter(o.e.ios, o.e.cfg.out))
 		until := "Ctrl-C"
 		if o.dur > 0 {
 			until = o.dur.String() + " or Ctrl-C"
 		}
 		c.console.Note(fmt.Sprintf("watching notifications from %s (until %s)", c.serverName.Load(), until))
-		return o.g.watch(ctx, c, inspector.WatchSpec{Lists: true, Resources: o.resources, For: o.dur})
+		o.e.showKept(ctx, c, c.sink.get())
+		return c.watch(ctx, inspector.WatchSpec{Lists: true, Resources: o.resources, For: o.dur})
 	})
 }
 
 // watch watches what spec names until ctx ends or spec.For has passed,
 // showing what the watch meets. The server ending the subscription ends
 // the command normally, with a note.
-func (g *globalOptions) watch(ctx context.Context, c *client, spec inspector.WatchSpec) error {
-	err := c.sess.Watch(ctx, spec, g.watchHooks(c))
+func (c *client) watch(ctx context.Context, spec inspector.WatchSpec) error {
+	err := c.sess.Watch(ctx, spec, c.watchHooks())
 	return c.endedNormally(err)
 }
 
@@ -113,7 +115,7 @@ func (c *client) endedNormally(err error) error {
 
 // watchHooks show a subscription's acknowledgement and what it left out
 // of what was asked for, and what the watch does on its own.
-func (g *globalOptions) watchHooks(c *client) inspector.WatchHooks {
+func (c *client) watchHooks() inspector.WatchHooks {
 	return inspector.WatchHooks{
 		OnAck: func(ack inspector.WatchAck) {
 			c.console.Note("subscription acknowledged: " + ack.Granted.Describe())
@@ -140,13 +142,13 @@ func (c *client) warnEach(err error) {
 }
 
 type subscribeOptions struct {
-	g    *globalOptions
+	e    *env
 	dur  time.Duration
 	read bool
 }
 
-func newResourcesSubscribeCmd(g *globalOptions) *cobra.Command {
-	o := &subscribeOptions{g: g}
+func newResourcesSubscribeCmd(e *env) *cobra.Command {
+	o := &subscribeOptions{e: e}
 	c := &cobra.Command{
 		Use:   "subscribe URI -- <server command>",
 		Short: "Subscribe to a resource and print its updates until interrupted",
@@ -172,15 +174,15 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
-	if o.g.repl != nil && o.dur == 0 {
+	if o.e.repl != nil && o.dur == 0 {
 		// In the REPL a subscription lasts while the session does: its
 		// updates are shown as they come, and :wait waits for one.
 		if o.read {
 			return usageErrorf("--read needs --for DURATION in the REPL (a subscription without --for stays open and shows updates as notifications)")
 		}
-		return o.g.withClient(ctx, server, func(c *client) error { return o.g.repl.subscribe(ctx, c, uri) })
+		return o.e.withClient(ctx, server, func(c *client) error { return o.e.repl.subscribe(ctx, c, uri) })
 	}
-	return o.g.withClient(ctx, server, func(c *client) error {
+	return o.e.withListeningClient(ctx, server, func(c *client) error {
 		// The read loop delivers notifications; reading the resource again
 		// is a request, so it happens here, never on the read loop.
 		updates := make(chan *jsonrpc.Message, 64)
@@ -199,7 +201,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 		}
 		ended := make(chan error, 1)
-		hooks := o.g.watchHooks(c)
+		hooks := c.watchHooks()
 		hooks.OnEnd = func(_ inspector.ListenFilter, err error) { ended <- err }
 		w, err := c.sess.StartWatch(ctx, inspector.WatchSpec{Resources: []string{uri}}, hooks)
 		if err != nil {
@@ -207,7 +209,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		}
 		defer func() { c.warnEach(w.Close()) }()
 		c.console.Note(fmt.Sprintf("subscribed to %s (until %s)", tui.EscapeLine(uri), untilText(o.dur)))
-		print := o.g.notificationPrinter(c)
+		print := notificationPrinter(o.e.ios, o.e.cfg.out)
 		var deadline <-chan time.Time
 		if o.dur > 0 {
 			t := time.NewTimer(o.dur)
@@ -229,9 +231,9 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 					c.console.Warn(fmt.Sprintf("re-reading %s: %v", uri, err))
 					continue
 				}
-				if o.g.json {
+				if o.e.cfg.out.json {
 					b, _ := compactRaw(res)
-					fmt.Fprintln(o.g.io.Out, string(b))
+					fmt.Fprintln(o.e.ios.Out, string(b))
 				} else {
 					c.out.ReadResult(res)
 				}

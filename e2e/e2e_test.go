@@ -31,11 +31,14 @@
 // and the programs fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
 // stallbrowser URL, a browser that writes the URL to $BROWSER_URL_FILE and
-// never visits it (the person walked away), and fakehost (an MCP host that
-// launches a stdio server, see fakehost_test.go),
+// never visits it (the person walked away), fakehost (an MCP host that
+// launches a stdio server, see fakehost_test.go), and ttyrun COLUMNS PROG
+// ARGS... (PROG with its stdout on a terminal that wide, see
+// tty_linux_test.go),
 // and the conditions [everything]: server-everything is installed (when
-// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead), and
-// [devfull]: /dev/full, whose writes fail with ENOSPC, exists.
+// MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead),
+// [devfull]: /dev/full, whose writes fail with ENOSPC, exists, and [pty]:
+// ttyrun works (Linux).
 package e2e
 
 import (
@@ -84,6 +87,7 @@ func TestMain(m *testing.M) {
 		"fakebrowser":  fakeBrowserMain,
 		"stallbrowser": stallBrowserMain,
 		"fakehost":     fakeHostMain,
+		"ttyrun":       ttyMain,
 	})
 }
 
@@ -332,6 +336,8 @@ func TestScripts(t *testing.T) {
 			case "devfull":
 				_, err := os.Stat("/dev/full")
 				return err == nil, nil
+			case "pty":
+				return ptySupported, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

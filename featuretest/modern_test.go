@@ -69,6 +69,12 @@ func TestModernCommands(t *testing.T) {
 			r = run(t, "", m("tools", "list")...)
 			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stdout", r.stdout, "confirm", "region", "region:string*")
+			// A hint that says nothing (stale at once) only with -v.
+			if strings.Contains(r.stderr, "cache hint") {
+				t.Errorf("tools list shows a cache hint of ttl 0 without -v:\n%s", r.stderr)
+			}
+			r = run(t, "", m("tools", "list", "-v")...)
+			r.wantCode(t, cmd.ExitOK)
 			wantContains(t, "stderr", r.stderr, "cache hint: ttl 0 (stale at once), scope public")
 
 			r = run(t, "", m("tools", "call", "add", "a=2", "b=3", "--json")...)

@@ -3,7 +3,6 @@ package featuretest
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpx-dev/mcpx/record"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cmd"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // The REPL (mcpx repl, or mcpx with no command): scripted sessions read
@@ -122,7 +123,9 @@ func TestReplScriptEveryCommand(t *testing.T) {
 }
 
 // :record FILE traces the live session from then on, :record off ends the
-// trace; the file is an ordinary trace.
+// trace; the file is an ordinary trace, which begins with the session's
+// handshake, written from memory and marked as such, so that it replays
+// and verifies.
 func TestReplRecord(t *testing.T) {
 	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
@@ -133,18 +136,57 @@ func TestReplRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var methods []string
+	var methods, prelude []string
 	for _, e := range tr.Events {
 		var m struct {
 			Method string `json:"method"`
 		}
 		if e.Kind == record.KindFrame && e.Dir == record.ClientToServer && json.Unmarshal(e.Data, &m) == nil {
-			methods = append(methods, m.Method)
+			if e.Prelude {
+				prelude = append(prelude, m.Method)
+			} else {
+				methods = append(methods, m.Method)
+			}
 		}
 	}
-	if strings.Join(methods, ",") != "tools/list" {
-		t.Errorf("the trace holds requests %q, want exactly tools/list", methods)
+	if strings.Join(methods, ",") != "tools/list" || strings.Join(prelude, ",") != "initialize,notifications/initialized" {
+		t.Errorf("the trace holds requests %q after the prelude %q, want exactly tools/list after the handshake", methods, prelude)
 	}
+	if s := tr.Sessions(); len(s) != 1 || !s[0].Info.Prelude {
+		t.Errorf("sessions %+v", s)
+	}
+	// It replays: another client's handshake and tools/list are answered.
+	rp, err := record.NewReplayer(tr, record.ReplayOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, done := rp.ServePipe(ctx)
+	for _, x := range []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other","version":"1"}}}`, `"id":"a","result":{"`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
+		{`{"jsonrpc":"2.0","id":"b","method":"tools/list","params":{}}`, `"id":"b","result":{`},
+	} {
+		if err := conn.Write(ctx, transport.Frame{Data: []byte(x.send)}); err != nil {
+			t.Fatal(err)
+		}
+		if x.want == "" {
+			continue
+		}
+		f, err := conn.Read(ctx)
+		if err != nil || !strings.Contains(string(f.Data), x.want) {
+			t.Fatalf("replay answered %s (%v), want %s", f.Data, err, x.want)
+		}
+	}
+	conn.Close()
+	if err := <-done; err != nil {
+		t.Errorf("strict replay of the :record trace: %v", err)
+	}
+	// And it verifies: the handshake from memory goes first.
+	v := run(t, "", args("verify", trace, sdkServer())...)
+	v.wantCode(t, 0)
+	wantContains(t, "stdout", v.stdout, "2 exchange(s) verified, 0 mismatch(es)")
 }
 
 func TestReplScriptFailures(t *testing.T) {

@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,9 +29,15 @@ func (e *ArgumentError) Error() string {
 // each value by the property's JSON Schema in schema (a tool's inputSchema):
 // a=2 is a number where the schema says number, zip=012 stays a string where
 // it says string, arrays and objects take JSON. Without a schema for a key,
-// the value is parsed as JSON with a fallback to a string. base is an
-// optional JSON object (from --args) that pairs are merged into. Warnings
-// name keys the schema does not know.
+// the value is parsed as JSON with a fallback to a string. A key is a path
+// (see parsePath): user.address.city=Paris builds the nested objects,
+// tags[0]=x and tags[]=x array elements, typed by the nested schemas; a
+// key the schema has as it is, dots and all, stays one key. base is an
+// optional JSON object (from --args) that pairs are merged into: a path
+// goes into the objects and arrays base has. A pair that would replace
+// what an earlier pair set inside it, or that goes through a value that
+// is not an object (or array), is an *ArgumentError. Warnings name keys
+// the schema does not know.
 func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage) (json.RawMessage, []string, error) {
 	obj, err := ParseObject(base)
 	if err != nil {
@@ -38,31 +45,96 @@ func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage
 	}
 	props, known := schemaProperties(schema)
 	var warnings []string
+	type setting struct {
+		steps []pathStep
+		pair  string
+	}
+	var settings []setting
+	setBy := func(steps []pathStep) string {
+		for i := len(settings) - 1; i >= 0; i-- {
+			if slices.Equal(settings[i].steps, steps) {
+				return "set by " + settings[i].pair
+			}
+		}
+		return ""
+	}
 	for _, pair := range pairs {
 		key, value, ok := strings.Cut(pair, "=")
 		if !ok || key == "" {
 			return nil, nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
 		}
-		prop, has := props[key]
-		if known && !has {
-			names := make([]string, 0, len(props))
-			for n := range props {
-				names = append(names, n)
+		steps := []pathStep{{name: key}}
+		if _, literal := props[key]; !literal && !isPlainKey(key) {
+			if steps, err = parsePath(key); err != nil {
+				return nil, nil, &ArgumentError{Key: key, Value: value, Reason: "the key is not a path: " + err.Error()}
 			}
-			sort.Strings(names)
-			w := fmt.Sprintf("the schema has no argument %q", key)
-			if len(names) > 0 {
-				w += " (it has: " + strings.Join(names, ", ") + ")"
-			}
+		}
+		prop, w := pathSchema(props, known, steps)
+		if w != "" {
 			warnings = append(warnings, w)
 		}
 		v, err := typeValue(value, prop)
 		if err != nil {
 			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}
 		}
-		obj.Set(key, v)
+		if !slices.ContainsFunc(steps, func(s pathStep) bool { return s.append }) {
+			for _, earlier := range settings {
+				if isPrefix(steps, earlier.steps) {
+					return nil, nil, &ArgumentError{Key: key, Value: value,
+						Reason: fmt.Sprintf("it would replace what %s set inside %s", earlier.pair, formatPath(steps))}
+				}
+			}
+		}
+		first := steps[0].name
+		child, done, err := setPath(obj.Get(first), steps[1:], v, steps[:1:1], setBy)
+		if err != nil {
+			var ce *conflictError
+			if errors.As(err, &ce) {
+				return nil, nil, &ArgumentError{Key: key, Value: value, Reason: ce.msg}
+			}
+			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}
+		}
+		obj.Set(first, child)
+		settings = append(settings, setting{steps: done, pair: key + "=" + value})
 	}
 	return obj.Marshal(), warnings, nil
+}
+
+// pathSchema walks a schema whose top-level properties are props (known
+// when it declares them) along steps, returning the schema of the value
+// at their end (nil when the schema does not say) and a warning when a
+// member name is not among the properties an object schema declares.
+func pathSchema(props map[string]json.RawMessage, known bool, steps []pathStep) (json.RawMessage, string) {
+	prop, has := props[steps[0].name]
+	if known && !has {
+		return nil, unknownKeyWarning(fmt.Sprintf("the schema has no argument %q", steps[0].name), props)
+	}
+	for i, s := range steps[1:] {
+		if prop == nil {
+			return nil, ""
+		}
+		if !s.isElem {
+			if p, ok := schemaProperties(prop); ok {
+				if _, has := p[s.name]; !has {
+					return nil, unknownKeyWarning(fmt.Sprintf("the schema of %s has no property %q", formatPath(steps[:i+1]), s.name), p)
+				}
+			}
+		}
+		prop = stepSchema(prop, s)
+	}
+	return prop, ""
+}
+
+func unknownKeyWarning(w string, props map[string]json.RawMessage) string {
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		w += " (it has: " + strings.Join(names, ", ") + ")"
+	}
+	return w
 }
 
 // StringArguments builds an object of string values (prompt arguments are

@@ -17,7 +17,9 @@ import (
 // returns a valid JSON object holding the key, whose value has one of the
 // JSON types the schema allows (an integer written without fraction or
 // exponent), a string value being exactly what was typed; without a type
-// the value is the JSON typed, or else the text as a string.
+// the value is the JSON typed, or else the text as a string. Without a
+// schema, a key with path syntax either fails with an *ArgumentError or
+// leads, written back, to the same path (see checkPath).
 func FuzzBuildArguments(f *testing.F) {
 	values := []string{"2", "-2.5e3", ".5", "007", "1e3", "3.0", "012", "true", "FALSE", "null", `["x", "y"]`,
 		`{"k": {"v": 1}}`, "", "a=b", "NaN", "Inf", "0x1p4", "1e400", "+5", " 1", "9007199254740993", "héllo\xff"}
@@ -30,6 +32,12 @@ func FuzzBuildArguments(f *testing.F) {
 		schema := []byte(`{"type":"object","properties":{` + string(mustJSON(k)) + `:` + string(prop) + `}}`)
 		for _, s := range [][]byte{schema, nil} {
 			out, _, err := BuildArguments([]string{pair}, nil, s)
+			props, _ := schemaProperties(s)
+			if _, named := props[k]; !named && !isPlainKey(k) {
+				// Without the schema naming it, the key is a path.
+				checkPath(t, pair, k, out, err)
+				continue
+			}
 			if err != nil {
 				var ae *ArgumentError
 				if !errors.As(err, &ae) {
@@ -60,6 +68,47 @@ func FuzzBuildArguments(f *testing.F) {
 			checkTyped(t, pair, v, got, types)
 		}
 	})
+}
+
+// checkPath checks BuildArguments's answer for a key that is a path: an
+// *ArgumentError exactly when parsePath refuses it, else an object in
+// which the path leads to a value.
+func checkPath(t *testing.T, pair, key string, out json.RawMessage, err error) {
+	t.Helper()
+	steps, perr := parsePath(key)
+	if perr != nil || err != nil {
+		var ae *ArgumentError
+		if perr == nil || !errors.As(err, &ae) {
+			t.Fatalf("BuildArguments(%q) = %s, %v; parsePath: %v", pair, out, err, perr)
+		}
+		return
+	}
+	if again, err := parsePath(formatPath(steps)); err != nil || !slices.Equal(again, steps) {
+		t.Fatalf("path %q written back as %q reads as %v (%v), not %v", key, formatPath(steps), again, err, steps)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("BuildArguments(%q) = %q: %v", pair, out, err)
+	}
+	for _, s := range steps {
+		switch c := v.(type) {
+		case map[string]any:
+			if s.isElem {
+				t.Fatalf("BuildArguments(%q) = %s: an object where %v wants an array", pair, out, s)
+			}
+			// A name that is not UTF-8 is written with U+FFFD, as JSON must.
+			var name string
+			_ = json.Unmarshal(mustJSON(s.name), &name)
+			v = c[name]
+		case []any:
+			if !s.isElem || len(c) != 1 {
+				t.Fatalf("BuildArguments(%q) = %s: an array where %v wants one element", pair, out, s)
+			}
+			v = c[0]
+		default:
+			t.Fatalf("BuildArguments(%q) = %s: no container for step %v", pair, out, s)
+		}
+	}
 }
 
 func checkTyped(t *testing.T, pair, value string, got json.RawMessage, types []string) {

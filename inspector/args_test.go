@@ -291,3 +291,107 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+const nestedSchema = `{"type":"object","properties":{
+	"user":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
+		"address":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string"}}}}},
+	"tags":{"type":"array","items":{"type":"string"}},
+	"points":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number"}}}},
+	"file.name":{"type":"string"}}}`
+
+func TestBuildArgumentsPaths(t *testing.T) {
+	tests := []struct {
+		name         string
+		pairs        []string
+		base, schema string
+		want         string
+		wantWarnings [][]string
+	}{
+		{name: "nested objects, typed by the nested schema",
+			pairs: []string{"user.address.city=Paris", "user.address.zip=75001", "user.age=36", "user.name=007"}, schema: nestedSchema,
+			want: `{"user":{"address":{"city":"Paris","zip":"75001"},"age":36,"name":"007"}}`},
+		{name: "without a schema",
+			pairs: []string{"user.address.city=Paris", "user.age=36"},
+			want:  `{"user":{"address":{"city":"Paris"},"age":36}}`},
+		{name: "array elements by index and appended",
+			pairs: []string{"tags[0]=1", "tags[]=2", "tags[1]=3", "points[0].x=1.5", "points[].x=2"}, schema: nestedSchema,
+			want: `{"tags":["1","3"],"points":[{"x":1.5},{"x":2}]}`},
+		{name: "into the base, keeping what it has",
+			pairs: []string{"user.address.city=Lyon", "tags[]=new"}, base: `{"user":{"name":"Ada","address":{"zip":"69001"}},"tags":["old"]}`, schema: nestedSchema,
+			want: `{"user":{"name":"Ada","address":{"zip":"69001","city":"Lyon"}},"tags":["old","new"]}`},
+		{name: "a JSON object, then a member of it",
+			pairs: []string{`user={"name":"Ada"}`, "user.age=36"}, schema: nestedSchema,
+			want: `{"user":{"name":"Ada","age":36}}`},
+		{name: "a key the schema has with a dot stays one key",
+			pairs: []string{"file.name=a.txt"}, schema: nestedSchema,
+			want: `{"file.name":"a.txt"}`},
+		{name: "an escaped dot",
+			pairs: []string{`a\.b=1`, `c\\d.e=2`, `f\[0\]=3`},
+			want:  `{"a.b":1,"c\\d":{"e":2},"f[0]":3}`},
+		{name: "unknown nested property warns",
+			pairs: []string{"user.adress.city=Paris"}, schema: nestedSchema,
+			want:         `{"user":{"adress":{"city":"Paris"}}}`,
+			wantWarnings: [][]string{{`the schema of user has no property "adress"`, "address, age, name"}}},
+		{name: "unknown top-level key warns as before",
+			pairs: []string{"usr.name=x"}, schema: nestedSchema,
+			want:         `{"usr":{"name":"x"}}`,
+			wantWarnings: [][]string{{`the schema has no argument "usr"`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warnings, err := BuildArguments(tt.pairs, json.RawMessage(tt.base), json.RawMessage(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if len(warnings) != len(tt.wantWarnings) {
+				t.Fatalf("warnings %q, want %d", warnings, len(tt.wantWarnings))
+			}
+			for i, words := range tt.wantWarnings {
+				if !containsAll(warnings[i], words...) {
+					t.Errorf("warning %q lacks %q", warnings[i], words)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildArgumentsPathErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		pairs []string
+		base  string
+		words []string
+	}{
+		{"a value, then a member of it", []string{"a=1", "a.b=2"}, "", []string{"argument a.b=2", "a is 1, not an object", "set by a=1"}},
+		{"a member, then the value", []string{"a.b=2", "a=1"}, "", []string{"argument a=1", "replace what a.b=2 set inside a"}},
+		{"a member, then a JSON object", []string{"a.b=2", `a={"x":1}`}, "", []string{"replace what a.b=2 set"}},
+		{"the base's value is not an object", []string{"a.b=2"}, `{"a":"text"}`, []string{`a is "text", not an object`}},
+		{"an index into an object", []string{"a.b=1", "a[0]=2"}, "", []string{"a is {", "not an array"}},
+		{"a gap in an array", []string{"tags[2]=x"}, "", []string{"tags has 0 elements", "[2]"}},
+		{"two dots", []string{"a..b=1"}, "", []string{"not a path", "empty"}},
+		{"a trailing dot", []string{"a.=1"}, "", []string{"empty"}},
+		{"a leading dot", []string{".a=1"}, "", []string{"empty"}},
+		{"an open bracket", []string{"a[0=1"}, "", []string{"not closed"}},
+		{"a bad index", []string{"a[x]=1"}, "", []string{"[x] is not an array index"}},
+		{"a negative index", []string{"a[-1]=1"}, "", []string{"not an array index"}},
+		{"text after ]", []string{"a[0]b=1"}, "", []string{"must follow a dot"}},
+		{"a stray ]", []string{"a]=1"}, "", []string{"without its ["}},
+		{"a trailing backslash", []string{`a\=1`}, "", []string{"backslash"}},
+		{"an index first", []string{"[0]=1"}, "", []string{"starts with a member name"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := BuildArguments(tt.pairs, json.RawMessage(tt.base), nil)
+			var ae *ArgumentError
+			if !errors.As(err, &ae) {
+				t.Fatalf("got %s, %v; want an *ArgumentError", got, err)
+			}
+			if !containsAll(err.Error(), tt.words...) {
+				t.Errorf("message %q lacks %q", err, tt.words)
+			}
+		})
+	}
+}

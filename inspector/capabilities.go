@@ -194,6 +194,62 @@ func (f *ClientFeatures) Close() {
 	}
 }
 
+// methodCapabilities names the server capability each request method
+// belongs to (spec 2025-11-25: basic/lifecycle, "Capability Negotiation",
+// and each feature's "Capabilities" section; 2026-07-28 declares the same
+// ones in server/discover). A method that is not here needs none.
+var methodCapabilities = map[string][]string{
+	mcp.MethodToolsList:              {"tools"},
+	mcp.MethodToolsCall:              {"tools"},
+	mcp.MethodPromptsList:            {"prompts"},
+	mcp.MethodPromptsGet:             {"prompts"},
+	mcp.MethodResourcesList:          {"resources"},
+	mcp.MethodResourcesRead:          {"resources"},
+	mcp.MethodResourcesTemplatesList: {"resources"},
+	mcp.MethodResourcesSubscribe:     {"resources", "subscribe"},
+	mcp.MethodResourcesUnsubscribe:   {"resources", "subscribe"},
+	mcp.MethodCompletionComplete:     {"completions"},
+	mcp.MethodLoggingSetLevel:        {"logging"},
+}
+
+// legacyMethodCapabilities are the handshake era's task methods
+// (2025-11-25: basic/utilities/tasks, "Capabilities"); the 2026-07-28
+// tasks extension is declared otherwise (see warnUndeclaredTasks).
+var legacyMethodCapabilities = map[string][]string{
+	mcp.MethodTasksList:   {"tasks", "list"},
+	mcp.MethodTasksCancel: {"tasks", "cancel"},
+}
+
+// warnUndeclared warns, once per capability and session, before a request
+// for a capability the server did not declare is sent anyway: a client
+// should not send it (basic/lifecycle: both parties "respect the
+// negotiated capabilities"), but an inspector must be able to, and the
+// server's answer shows what it really does.
+func (s *Session) warnUndeclared(method string) {
+	info := s.life.Server()
+	if info == nil {
+		return // not open yet: nothing was declared
+	}
+	path := methodCapabilities[method]
+	if path == nil && s.modern() == nil {
+		path = legacyMethodCapabilities[method]
+	}
+	if path == nil || info.Declares(path...) {
+		return
+	}
+	name := strings.Join(path, ".")
+	s.mu.Lock()
+	first := !s.warned[name]
+	if s.warned == nil {
+		s.warned = map[string]bool{}
+	}
+	s.warned[name] = true
+	s.mu.Unlock()
+	if first {
+		s.warn("the server does not declare the %s capability; sending %s anyway", name, method)
+	}
+}
+
 // Declares reports whether the server's capabilities contain the given
 // path of members, e.g. ("tasks", "requests", "tools", "call") or
 // ("resources", "subscribe"); a boolean member must be true.

@@ -154,3 +154,50 @@ func TestServerDeclares(t *testing.T) {
 		t.Error("nil info declares nothing")
 	}
 }
+
+// TestUndeclaredCapabilityWarnsAndSends: a request for a capability the
+// server did not declare is sent, after one warning per capability.
+func TestUndeclaredCapabilityWarnsAndSends(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
+	if n := srv.next(); n.Method != "notifications/initialized" {
+		t.Fatalf("sent %s", n.Raw)
+	}
+	s := waitConnect(t, ch).s
+	ctx := context.Background()
+	call := func(method string, opts ...CallOption) {
+		t.Helper()
+		done := goCall(ctx, s, method, nil, opts...)
+		srv.reply(srv.nextRequest(method), `{}`)
+		if r := result(t, done); r.err != nil {
+			t.Fatalf("%s: %v", method, r.err)
+		}
+	}
+	call("prompts/list")
+	w.expect("does not declare the prompts capability", "sending prompts/list anyway")
+	call("prompts/get")
+	call("tools/list")
+	call("logging/setLevel")
+	call("ping")
+	call("x/custom")
+	w.none()
+	call("resources/read")
+	w.expect("does not declare the resources capability", "resources/read")
+	call("resources/subscribe")
+	w.expect("resources.subscribe capability")
+	call("completion/complete")
+	w.expect("completions capability")
+	call("tasks/list")
+	w.expect("tasks.list capability")
+	// A caller that warned itself.
+	call("logging/setLevel", capabilityWarned())
+	if err := func() error {
+		done := make(chan error, 1)
+		go func() { done <- s.Subscribe(ctx, "x://y") }()
+		srv.reply(srv.nextRequest("resources/subscribe"), `{}`)
+		return <-done
+	}(); err != nil {
+		t.Fatal(err)
+	}
+	w.none()
+}

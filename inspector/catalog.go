@@ -18,7 +18,8 @@ import (
 // (notifications/*/list_changed, spec: server/tools "List Changed
 // Notification" and its siblings). It answers completion questions from
 // the cache and asks completion/complete for argument values. It is safe
-// for concurrent use.
+// for concurrent use. The fetches it starts in the background (Prefetch,
+// AutoRefresh) are its own: Close ends them and waits for them.
 type Catalog struct {
 	sess *Session
 
@@ -27,6 +28,10 @@ type Catalog struct {
 	// refresh, when set, is the context of background refreshes: a list
 	// that changed is fetched again at once rather than on next use.
 	refresh context.Context
+	// stop cancels the contexts of the background fetches, which run in
+	// fetches.
+	stop    []context.CancelFunc
+	fetches workGroup
 }
 
 type catalogList struct {
@@ -59,20 +64,47 @@ func NewCatalog(s *Session) *Catalog {
 }
 
 // AutoRefresh makes the catalog fetch a changed list again in the
-// background, with ctx, as soon as it hears of the change.
+// background, with ctx (or until Close), as soon as it hears of the
+// change.
 func (c *Catalog) AutoRefresh(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
 	c.refresh = ctx
+	c.stop = append(c.stop, cancel)
 	c.mu.Unlock()
 }
 
-// Prefetch fetches, in the background, every list the server declares.
+// Prefetch fetches, in the background, every list the server declares,
+// with ctx (or until Close).
 func (c *Catalog) Prefetch(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.stop = append(c.stop, cancel)
+	c.mu.Unlock()
 	for _, m := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
 		if c.declared(m) {
-			go func() { _, _ = c.items(ctx, m) }()
+			c.background(ctx, m)
 		}
 	}
+}
+
+// background fetches method in a goroutine the catalog waits for in
+// Close; after Close it fetches nothing.
+func (c *Catalog) background(ctx context.Context, method string) {
+	c.fetches.Go(func() { _, _ = c.items(ctx, method) })
+}
+
+// Close ends the background fetches and waits for them. The catalog still
+// answers from what it holds (and fetches on demand) afterwards.
+func (c *Catalog) Close() {
+	c.mu.Lock()
+	stop := c.stop
+	c.stop, c.refresh = nil, nil
+	c.mu.Unlock()
+	for _, cancel := range stop {
+		cancel()
+	}
+	c.fetches.Wait()
 }
 
 // Notify tells the catalog about a notification from the server; it
@@ -93,7 +125,7 @@ func (c *Catalog) Notify(m *jsonrpc.Message) bool {
 	if refresh != nil && refresh.Err() == nil {
 		for _, method := range methods {
 			if c.declared(method) {
-				go func() { _, _ = c.items(refresh, method) }()
+				c.background(refresh, method)
 			}
 		}
 	}
@@ -326,6 +358,14 @@ type ArgInfo struct {
 // server wrote them, with their types, defaults and allowed values
 // (enum, const, or oneOf/anyOf of consts).
 func SchemaArgs(schema json.RawMessage) []ArgInfo {
+	if args, ok := schemaArgsFast(schema); ok {
+		return args
+	}
+	return schemaArgsSlow(schema)
+}
+
+// schemaArgsSlow is SchemaArgs by encoding/json, for any schema.
+func schemaArgsSlow(schema json.RawMessage) []ArgInfo {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -13,6 +14,23 @@ import (
 // Era-neutral operations: what a person asks for is the same in both
 // protocol eras, how it is done on the wire is the session's lifecycle's
 // business. Commands call these and never ask which era they are in.
+
+// VersionEra returns the protocol era of a revision mcpx speaks: "legacy"
+// for the handshake revisions (mcp.HandshakeVersions), "modern" for the
+// stateless ones (mcp.ModernVersions), and "" for any other version. A
+// version mcpx does not know belongs to no era: it is offered as it is in
+// the era the person chose, and the server's answer decides what happens
+// next (spec 2025-11-25: basic/lifecycle, "Version Negotiation"; 2026-07-28:
+// basic/versioning) — which is how a person tests a server's negotiation.
+func VersionEra(v string) string {
+	switch {
+	case slices.Contains(mcp.HandshakeVersions, v):
+		return "legacy"
+	case slices.Contains(mcp.ModernVersions, v):
+		return "modern"
+	}
+	return ""
+}
 
 // ErrNotInThisEra is matched by the errors of operations the session's
 // protocol era does not have (tasks/list in the tasks extension of

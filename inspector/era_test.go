@@ -705,3 +705,14 @@ func TestOpeningNotes(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionEra(t *testing.T) {
+	for v, want := range map[string]string{
+		"2024-11-05": "legacy", "2025-11-25": "legacy", "2026-07-28": "modern",
+		"2099-01-01": "", "2024-01-01": "", "": "", "latest": "",
+	} {
+		if got := VersionEra(v); got != want {
+			t.Errorf("VersionEra(%q) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -179,8 +179,14 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: result is not an InitializeResult: %w", err)
 	}
-	if res.ProtocolVersion != offered && !slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion) {
+	known := slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion)
+	if res.ProtocolVersion != offered && !known {
 		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion})
+	}
+	if !known {
+		// The version asked for, which mcpx does not know: the server
+		// says it speaks it, and the person wanted to see that.
+		s.warn("the server accepted protocol version %s, which mcpx does not know; going on as with %s", res.ProtocolVersion, mcp.LatestHandshakeVersion)
 	}
 	l.info = &ServerInfo{
 		Era:             "legacy",
@@ -195,6 +201,14 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	// stream) learn the version before anything else is sent.
 	if n, ok := transport.Find[transport.Negotiator](s.conn); ok {
 		if err := n.Negotiated(ctx, res.ProtocolVersion); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+	}
+	s.negotiatedStream()
+	// A server may ask for roots at any time: its stream is open before it
+	// hears that the session is ready.
+	if anytime, _ := callbacks(caps); anytime {
+		if err := s.listen(ctx); err != nil {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}

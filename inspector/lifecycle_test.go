@@ -222,14 +222,15 @@ func TestLegacyRejects(t *testing.T) {
 }
 
 // A pinned version the server echoes back is accepted even when mcpx does
-// not list it: the person asked for exactly that.
+// not list it: the person asked for exactly that (and is warned).
 func TestLegacyPinnedVersionEchoed(t *testing.T) {
-	ch, srv, _ := startConnect(t, Options{Lifecycle: &Legacy{ProtocolVersion: "2099-01-01"}})
+	ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{ProtocolVersion: "2099-01-01"}})
 	srv.reply(srv.nextRequest("initialize"), initResult("2099-01-01"))
 	srv.next()
 	if r := waitConnect(t, ch); r.err != nil {
 		t.Fatal(r.err)
 	}
+	w.expect("accepted protocol version 2099-01-01, which mcpx does not know")
 }
 
 func TestBatchWarningDependsOnVersion(t *testing.T) {

@@ -3,8 +3,10 @@ package inspector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
 
@@ -83,9 +85,9 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	if method == ListTasks && s.modern() != nil {
 		return nil, &EraUnsupportedError{Op: method, Why: "the tasks extension of the modern era (2026-07-28) has no tasks/list"}
 	}
-	var first *Object
 	var firstRaw json.RawMessage
 	out := &ListResult{}
+	cacheGen := s.tools.generation()
 	seen := map[string]bool{}
 	next := ""
 	if cursor != nil {
@@ -101,29 +103,18 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 			return nil, err
 		}
 		out.Pages++
-		page, err := ParseObject(raw)
+		items, nextCursor, err := readPage(raw, key)
 		if err != nil {
-			return nil, fmt.Errorf("%s: result is not an object: %w", method, err)
-		}
-		var items []json.RawMessage
-		if v := page.Get(key); len(v) > 0 && string(v) != "null" {
-			if err := json.Unmarshal(v, &items); err != nil {
-				return nil, fmt.Errorf("%s: result member %q is not an array: %w", method, key, err)
-			}
+			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 		out.Items = append(out.Items, items...)
-		next = ""
-		if v := page.Get("nextCursor"); len(v) > 0 && string(v) != "null" {
-			if err := json.Unmarshal(v, &next); err != nil {
-				return nil, fmt.Errorf("%s: nextCursor is not a string: %s", method, v)
-			}
-		}
+		next = nextCursor
 		if cursor != nil {
 			out.Raw, out.NextCursor = raw, next
 			return out, nil
 		}
-		if first == nil {
-			first, firstRaw = page, raw
+		if firstRaw == nil {
+			firstRaw = raw
 		}
 		if next == "" {
 			break
@@ -136,9 +127,16 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 			return nil, &PaginationError{Method: method, Pages: out.Pages}
 		}
 	}
+	if method == ListTools {
+		s.tools.store(cacheGen, out.Items)
+	}
 	if out.Pages == 1 {
 		out.Raw = firstRaw
 		return out, nil
+	}
+	first, err := ParseObject(firstRaw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: result is not an object: %w", method, err)
 	}
 	merged, _ := json.Marshal(out.Items)
 	if out.Items == nil {
@@ -148,4 +146,43 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	first.Delete("nextCursor")
 	out.Raw = first.Marshal()
 	return out, nil
+}
+
+// readPage reads one page of a list result in place: its items (slices of
+// raw, not copies) and its nextCursor. raw is a result as the session
+// returns it (valid JSON); a member given twice counts with its last value,
+// as ParseObject has it.
+func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next string, err error) {
+	var list, cursor []byte
+	if !rawjson.Members(raw, func(name, v []byte) bool {
+		switch {
+		case rawjson.NameIs(name, key):
+			list = v
+		case rawjson.NameIs(name, "nextCursor"):
+			cursor = v
+		}
+		return true
+	}) {
+		_, err := ParseObject(raw)
+		if err == nil {
+			err = errors.New("expected a JSON object")
+		}
+		return nil, "", fmt.Errorf("result is not an object: %w", err)
+	}
+	if len(list) > 0 && !rawjson.IsNull(list) {
+		if list[0] != '[' {
+			var arr []json.RawMessage
+			return nil, "", fmt.Errorf("result member %q is not an array: %w", key, json.Unmarshal(list, &arr))
+		}
+		rawjson.Elements(list, func(e []byte) bool {
+			items = append(items, e)
+			return true
+		})
+	}
+	if len(cursor) > 0 && !rawjson.IsNull(cursor) {
+		if err := json.Unmarshal(cursor, &next); err != nil {
+			return nil, "", fmt.Errorf("nextCursor is not a string: %s", cursor)
+		}
+	}
+	return items, next, nil
 }

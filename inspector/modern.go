@@ -449,6 +449,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 					// "Client Behavior").
 					headersRetried = true
 					m.forgetTools()
+					s.tools.invalidate()
 					m.note(s, fmt.Sprintf("%s: the server reports mismatched headers (%s); listing the tools again and retrying once", req.Label(), rpcErr.Message))
 					res, err = s.Resend(ctx, req, req.Params)
 					continue

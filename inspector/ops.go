@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -38,30 +39,97 @@ func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // ToolArguments builds the arguments object for a call to tool name from
 // key=value pairs and an optional base JSON object. When there are pairs
-// it fetches tools/list to type them by the tool's inputSchema; a tool that
-// is not listed is not an error here (the server decides), its pairs are
-// typed without a schema. Warnings are for the person.
+// it types them by the tool's inputSchema from the session's tools/list,
+// which it lists only when it has none or the server said it changed; a
+// tool that is not listed is not an error here (the server decides), its
+// pairs are typed without a schema. Warnings are for the person. It is
+// PrepareToolArguments without validation.
 func (s *Session) ToolArguments(ctx context.Context, name string, pairs []string, base json.RawMessage) (json.RawMessage, []string, error) {
+	return s.PrepareToolArguments(ctx, name, ToolInput{Pairs: pairs, Base: base})
+}
+
+// ToolInput is what a person gave as a tool call's arguments.
+type ToolInput struct {
+	// Pairs are key=value arguments (see BuildArguments), merged over Base,
+	// an optional JSON object.
+	Pairs []string
+	Base  json.RawMessage
+	// Validate checks the arguments against the tool's inputSchema before
+	// they are sent: a call that does not match is an
+	// *InvalidArgumentsError. An inspector must be able to send a bad call
+	// on purpose, so it is a choice.
+	Validate bool
+}
+
+// InvalidArgumentsError reports arguments that do not match the tool's
+// inputSchema (a missing required argument, a value outside an enum, a
+// wrong type), found before the call was sent.
+type InvalidArgumentsError struct {
+	Tool string
+	// Problems are the failures, one line each ("at /color: value must
+	// be one of ...").
+	Problems []string
+}
+
+func (e *InvalidArgumentsError) Error() string {
+	return fmt.Sprintf("the arguments do not match the inputSchema of tool %q: %s", e.Tool, strings.Join(e.Problems, "; "))
+}
+
+// PrepareToolArguments builds the arguments object for a call to tool
+// name (see ToolArguments) and, with in.Validate, checks it against the
+// tool's inputSchema from tools/list (spec: server/tools, "Tool": the
+// schema the arguments must follow). What keeps it from checking — a
+// tool that is not listed, a schema that does not compile, a tools/list
+// that fails when no pairs need typing — is a warning, and the call goes
+// out: the server decides.
+func (s *Session) PrepareToolArguments(ctx context.Context, name string, in ToolInput) (json.RawMessage, []string, error) {
 	var schema json.RawMessage
 	var warnings []string
-	if len(pairs) > 0 {
-		list, err := s.List(ctx, mcp.MethodToolsList, nil)
-		if err != nil {
+	listed := false
+	if len(in.Pairs) > 0 || in.Validate {
+		tool, err := s.listedTool(ctx, name)
+		switch {
+		case err != nil && len(in.Pairs) > 0:
 			return nil, nil, fmt.Errorf("fetching tool schemas to type the arguments: %w", err)
-		}
-		tool := findByName(list.Items, name)
-		if tool == nil {
-			warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; arguments are typed without its schema", name))
-		} else {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, fmt.Sprintf("the arguments are not checked: %v", err))
+		default:
+			if tool == nil {
+				warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; its arguments are not typed or checked by its schema", name))
+				break
+			}
 			var t struct {
 				InputSchema json.RawMessage `json:"inputSchema"`
 			}
 			_ = json.Unmarshal(tool, &t)
-			schema = t.InputSchema
+			schema, listed = t.InputSchema, true
 		}
 	}
-	args, w, err := BuildArguments(pairs, base, schema)
-	return args, append(warnings, w...), err
+	args, w, err := BuildArguments(in.Pairs, in.Base, schema)
+	warnings = append(warnings, w...)
+	if err != nil || !in.Validate || !listed {
+		return args, warnings, err
+	}
+	if len(schema) == 0 {
+		warnings = append(warnings, fmt.Sprintf("tool %q has no inputSchema; its arguments are not checked", name))
+		return args, warnings, nil
+	}
+	compiled, cerr := compileSchema(schema, false)
+	if cerr != nil {
+		warnings = append(warnings, fmt.Sprintf("the arguments are not checked: the inputSchema of tool %q: %v", name, cerr))
+		return args, warnings, nil
+	}
+	problems, verr := compiled.problems(args)
+	if verr != nil {
+		return args, warnings, verr
+	}
+	if len(problems) > 0 {
+		return args, warnings, &InvalidArgumentsError{Tool: name, Problems: problems}
+	}
+	return args, warnings, nil
 }
 
 // CallTool calls tools/call. A JSON-RPC error for an unknown tool comes back
@@ -143,11 +211,20 @@ func itemNames(items []json.RawMessage) []string {
 }
 
 // ToolResultIsError reports whether a CallToolResult has isError: true.
+//
+// raw is a result as the session returns it (valid JSON). Only the result's
+// own members are looked at: a large content is skipped, not decoded.
 func ToolResultIsError(raw json.RawMessage) bool {
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	return json.Unmarshal(raw, &r) == nil && r.IsError
+	isError := false
+	rawjson.Members(raw, func(name, value []byte) bool {
+		// As encoding/json would: the name matched without regard to
+		// case, the last one winning.
+		if n, ok := rawjson.String(name); ok && strings.EqualFold(n, "isError") {
+			isError = string(value) == "true"
+		}
+		return true
+	})
+	return isError
 }
 
 // CompletionRef is what completion/complete completes for
@@ -214,22 +291,23 @@ func (s *Session) explainResource(ctx context.Context, err error, uri string) er
 	return &NotFoundError{Kind: "resource", Name: uri, Err: err}
 }
 
-// ResourceContent is one decoded item of a ReadResourceResult.
+// ResourceContent is one item of a ReadResourceResult. Its bytes — the
+// text, or the decoded blob — stay as received until WriteTo decodes them
+// into a writer in pieces, so a large resource is held once, encoded, and
+// never again decoded (issue 13).
 type ResourceContent struct {
 	URI      string
 	MimeType string
-	// Data is the text, or the decoded blob.
-	Data   []byte
-	Binary bool
+	Binary   bool
+	// value is the text or the blob as received: a JSON string, quotes
+	// included; nil for an item with neither.
+	value []byte
 }
 
-// DecodeContents decodes the contents of a ReadResourceResult. It reads
-// raw in place: a text without escapes is a slice of raw, and a blob is
-// decoded straight from it.
+// DecodeContents reads the contents of a ReadResourceResult in place: it
+// decodes no text or blob (see ResourceContent.WriteTo). raw is a result
+// as the session returns it, valid JSON.
 func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
-	if !json.Valid(raw) {
-		return nil, errors.New("result is not a ReadResourceResult: not valid JSON")
-	}
 	var f rawjson.Fields
 	var items [][]byte
 	if !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { items = f.Array(v) }) {
@@ -255,30 +333,103 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 		}
 		switch {
 		case text != nil:
-			rc.Data = rawjson.StringBytes(text)
+			rc.value = text
 		case blob != nil:
-			b, err := decodeBase64Bytes(rawjson.StringBytes(blob))
-			if err != nil {
-				return nil, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
-			}
-			rc.Data, rc.Binary = b, true
+			rc.value, rc.Binary = blob, true
 		}
 		out = append(out, rc)
 	}
 	return out, nil
 }
 
+// Check reports whether the content decodes: a blob that is not valid
+// base64 is an error. WriteTo finds the same error, but only after it
+// wrote what came before it.
+func (rc ResourceContent) Check() error {
+	_, err := rc.WriteTo(io.Discard)
+	return err
+}
+
+// WriteTo writes the content's bytes to w — the text, or the decoded blob
+// (standard base64, padded or not) — decoding in pieces.
+func (rc ResourceContent) WriteTo(w io.Writer) (int64, error) {
+	if rc.value == nil {
+		return 0, nil
+	}
+	if !rc.Binary {
+		var n int64
+		var err error
+		rawjson.DecodeString(rc.value, func(piece []byte) bool {
+			var k int
+			k, err = w.Write(piece)
+			n += int64(k)
+			return err == nil
+		})
+		return n, err
+	}
+	// Base64 needs no JSON escapes: the blob is read in place unless the
+	// server escaped some character anyway.
+	n, err := writeBase64(w, rawjson.StringBytes(rc.value))
+	var we writeError
+	if errors.As(err, &we) {
+		return n, we.err
+	}
+	if err != nil {
+		return n, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
+	}
+	return n, nil
+}
+
+// writeError is a failure of the writer rather than of the data.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
+
+// writeBase64 decodes s, standard base64 with its padding or without, into
+// w in chunks. A failure of w is returned as a writeError.
+func writeBase64(w io.Writer, s []byte) (int64, error) {
+	if bytes.ContainsAny(s, "\r\n") {
+		// Line breaks (MIME style) are skipped by the decoder; taken out
+		// here, so that chunks are whole groups of four characters.
+		s = bytes.ReplaceAll(bytes.ReplaceAll(s, []byte("\r"), nil), []byte("\n"), nil)
+	}
+	enc := base64.StdEncoding
+	if t := bytes.TrimRight(s, "="); len(s)%4 != 0 || len(s)-len(t) > 2 {
+		enc, s = base64.RawStdEncoding, t
+	}
+	const chunk = 64 << 10 // a multiple of 4 characters
+	buf := make([]byte, enc.DecodedLen(min(len(s), chunk)))
+	var n int64
+	for off := 0; off < len(s); off += chunk {
+		part := s[off:min(off+chunk, len(s))]
+		k, err := enc.Decode(buf, part)
+		if err != nil {
+			var ce base64.CorruptInputError
+			if errors.As(err, &ce) {
+				err = base64.CorruptInputError(int64(ce) + int64(off))
+			}
+			return n, err
+		}
+		k, err = w.Write(buf[:k])
+		n += int64(k)
+		if err != nil {
+			return n, writeError{err}
+		}
+	}
+	return n, nil
+}
+
 // ToolSchema returns tool name's inputSchema (or outputSchema) exactly as
 // tools/list carried it: mcpx never rewrites a schema or resolves its
 // $refs (spec 2026-07-28: basic/index, "JSON Schema Usage").
 func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (json.RawMessage, error) {
-	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	tool, err := s.listedTool(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	tool := findByName(list.Items, name)
 	if tool == nil {
-		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3),
+		tools, _ := s.listedTools(ctx)
+		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(tools), 3),
 			Err: fmt.Errorf("tools/list has no tool %q", name)}
 	}
 	var t struct {
@@ -296,18 +447,4 @@ func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (jso
 		return nil, fmt.Errorf("tool %q has no %s", name, which)
 	}
 	return schema, nil
-}
-
-// decodeBase64Bytes decodes standard base64, padded or not (as
-// decodeBase64 does), into a new slice.
-func decodeBase64Bytes(s []byte) ([]byte, error) {
-	t := bytes.TrimRight(s, "=")
-	dst := make([]byte, max(base64.StdEncoding.DecodedLen(len(s)), base64.RawStdEncoding.DecodedLen(len(t))))
-	n, err := base64.StdEncoding.Decode(dst, s)
-	if err != nil {
-		if n, err = base64.RawStdEncoding.Decode(dst, t); err != nil {
-			return nil, err
-		}
-	}
-	return dst[:n], nil
 }

@@ -52,11 +52,11 @@ func TestToolArgumentsUsesTheToolsSchema(t *testing.T) {
 		t.Errorf("ToolArguments = %s, %q, %v", r.res, r.warn, r.err)
 	}
 
-	// A tool the server does not list: typed without a schema, with a warning.
+	// A tool the server does not list (in the list already fetched): typed
+	// without a schema, with a warning.
 	ch = goOp(func() (json.RawMessage, []string, error) {
 		return s.ToolArguments(ctx, "missing", []string{"a=2", "z=012"}, nil)
 	})
-	srv.reply(srv.nextRequest("tools/list"), toolsPage)
 	r = opDone(t, ch)
 	if r.err != nil || string(r.res) != `{"a":2,"z":"012"}` || len(r.warn) != 1 || !containsAll(r.warn[0], "missing", "tools/list") {
 		t.Errorf("ToolArguments for an unlisted tool = %s, %q, %v", r.res, r.warn, r.err)
@@ -164,4 +164,64 @@ func TestGetPromptAndComplete(t *testing.T) {
 		}
 	}
 	srv.quietUntil(mark(t, s))
+}
+
+func TestPrepareToolArgumentsValidates(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ctx := context.Background()
+	const tools = `{"tools":[
+		{"name":"weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},"units":{"enum":["metric","imperial"]},"site":{"type":"string","format":"uri"}},"required":["city"]}},
+		{"name":"broken","inputSchema":{"type":"object","properties":{"a":{"type":"no-such-type"}}}},
+		{"name":"bare"}]}`
+	listed := false
+	prepare := func(name string, in ToolInput) opResult {
+		t.Helper()
+		ch := goOp(func() (json.RawMessage, []string, error) { return s.PrepareToolArguments(ctx, name, in) })
+		if !listed {
+			// Listed once: the session keeps the list.
+			srv.reply(srv.nextRequest("tools/list"), tools)
+			listed = true
+		}
+		return opDone(t, ch)
+	}
+	for _, c := range []struct {
+		name     string
+		tool     string
+		in       ToolInput
+		problems []string
+	}{
+		{"missing required", "weather", ToolInput{Validate: true}, []string{"missing property 'city'"}},
+		{"outside the enum", "weather", ToolInput{Pairs: []string{"city=Paris", "units=kelvin"}, Validate: true}, []string{"at /units: value must be one of 'metric', 'imperial'"}},
+		{"wrong type from --args", "weather", ToolInput{Base: json.RawMessage(`{"city":"Paris","days":"three"}`), Validate: true}, []string{"at /days: got string, want integer"}},
+		{"two problems", "weather", ToolInput{Base: json.RawMessage(`{"days":1.5}`), Validate: true}, []string{"missing property 'city'", "at /days"}},
+	} {
+		r := prepare(c.tool, c.in)
+		var ie *InvalidArgumentsError
+		if !errors.As(r.err, &ie) || ie.Tool != c.tool {
+			t.Fatalf("%s: err = %v, want an *InvalidArgumentsError", c.name, r.err)
+		}
+		if !containsAll(r.err.Error(), c.problems...) || len(ie.Problems) != len(c.problems) {
+			t.Errorf("%s: %q, want the problems %q", c.name, ie.Problems, c.problems)
+		}
+	}
+	for _, c := range []struct {
+		name, tool string
+		in         ToolInput
+		warning    string
+	}{
+		{"valid", "weather", ToolInput{Pairs: []string{"city=Paris", "days=3"}, Validate: true}, ""},
+		{"formats are not asserted", "weather", ToolInput{Pairs: []string{"city=Paris", "site=not a uri"}, Validate: true}, ""},
+		{"not asked to validate", "weather", ToolInput{Pairs: []string{"days=3"}}, ""},
+		{"a tool not listed", "nosuch", ToolInput{Validate: true}, "not in the server's tools/list"},
+		{"a schema that does not compile", "broken", ToolInput{Validate: true}, "the arguments are not checked"},
+		{"no schema", "bare", ToolInput{Validate: true}, "has no inputSchema"},
+	} {
+		r := prepare(c.tool, c.in)
+		if r.err != nil {
+			t.Errorf("%s: %v", c.name, r.err)
+		}
+		if c.warning == "" && len(r.warn) > 0 || c.warning != "" && (len(r.warn) != 1 || !containsAll(r.warn[0], c.warning)) {
+			t.Errorf("%s: warnings %q, want %q", c.name, r.warn, c.warning)
+		}
+	}
 }

@@ -25,17 +25,22 @@ var schemaSeq atomic.Int64
 // CompileSchema compiles a JSON Schema document. A $schema naming a
 // dialect the library does not know is dropped rather than fetched: mcpx
 // never goes to the network for a server's schema.
-func CompileSchema(raw json.RawMessage) (*Schema, error) {
+func CompileSchema(raw json.RawMessage) (*Schema, error) { return compileSchema(raw, true) }
+
+// compileSchema compiles raw, asserting formats or leaving them the
+// annotations JSON Schema 2020-12 makes them by default (what a tool's
+// inputSchema gets: a server may accept what a format check would not).
+func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("schema is not JSON: %w", err)
 	}
-	s, err := compileDoc(doc)
+	s, err := compileDoc(doc, assertFormat)
 	if err != nil {
 		if m, ok := doc.(map[string]any); ok {
 			if _, has := m["$schema"]; has {
 				delete(m, "$schema")
-				if s2, err2 := compileDoc(m); err2 == nil {
+				if s2, err2 := compileDoc(m, assertFormat); err2 == nil {
 					return s2, nil
 				}
 			}
@@ -45,9 +50,11 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	return s, nil
 }
 
-func compileDoc(doc any) (*Schema, error) {
+func compileDoc(doc any, assertFormat bool) (*Schema, error) {
 	c := jsonschema.NewCompiler()
-	c.AssertFormat()
+	if assertFormat {
+		c.AssertFormat()
+	}
 	c.UseLoader(noLoader{})
 	url := fmt.Sprintf("mcpx:///schema/%d.json", schemaSeq.Add(1))
 	if err := c.AddResource(url, doc); err != nil {
@@ -70,16 +77,32 @@ func (noLoader) Load(url string) (any, error) {
 // Validate checks raw against the schema. The error lists each failure as
 // "at /path: reason".
 func (s *Schema) Validate(raw json.RawMessage) error {
+	problems, err := s.problems(raw)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// problems returns each way raw fails the schema, one line each; err is
+// for raw that is not JSON.
+func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return fmt.Errorf("not JSON: %w", err)
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	err = s.s.Validate(v)
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
-		return errors.New(strings.Join(validationLeaves(ve), "; "))
+		return validationLeaves(ve), nil
 	}
-	return err
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	return nil, nil
 }
 
 var schemaPrinter = message.NewPrinter(language.English)

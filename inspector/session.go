@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,19 @@ type Options struct {
 	// MaxTimeout caps a request's total time even while progress arrives;
 	// zero means DefaultMaxTimeout, negative means none.
 	MaxTimeout time.Duration
+	// ServerStreamOnDemand holds the connection's stream for
+	// server-initiated messages (Streamable HTTP's GET stream; see
+	// transport.ServerStreamer) until the session may need it: a session
+	// that only lists, and so expects nothing the server sends on its own,
+	// never opens it. A caller that shows what the server sends on its own
+	// (notifications) leaves it off.
+	ServerStreamOnDemand bool
+	// OnLateProgress is told about a progress notification for a request
+	// of ours that was already answered or given up: progress notifications
+	// must stop after completion (spec 2025-11-25: basic/utilities/progress,
+	// "Behavior Requirements"), so it is neither a progress update nor a
+	// notification for OnNotification. Nil drops it.
+	OnLateProgress func(request jsonrpc.ID, p Progress)
 }
 
 // Session is one MCP session over a transport connection, on the
@@ -68,14 +82,33 @@ type Session struct {
 
 	mu       sync.Mutex
 	progress map[string]func(Progress) // by the key of the request id its token repeats
+	// finished holds the loose keys of the latest requests that carried
+	// a progress token and ended, oldest first, so that progress that
+	// comes after the end is known for what it is.
+	finished []string
 
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
 
+	// warned holds the server capabilities warnUndeclared warned about.
+	warned map[string]bool
+
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
 	hookID int
+
+	tools toolCache // tools/list as last listed in full
+
+	streamMu   sync.Mutex // serializes opening the stream (see listen)
+	streamOpen bool       // the held stream was opened for this negotiation
+	// detachedWork runs the requests detached from their caller's context
+	// (see detached); Close waits for them.
+	detachedWork workGroup
 }
+
+// maxFinished bounds the requests a Session remembers as finished, for
+// progress that comes late.
+const maxFinished = 256
 
 // Progress is one notifications/progress update for a request of ours.
 type Progress struct {
@@ -114,6 +147,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnWarning:      opts.OnWarning,
 		CodeName:       mcp.CodeName,
 	})
+	s.holdServerStream()
 	s.peer.Start()
 	return s
 }
@@ -141,8 +175,13 @@ func (s *Session) Done() <-chan struct{} { return s.peer.Done() }
 // Err reports why the connection ended, once Done is closed.
 func (s *Session) Err() error { return s.peer.Err() }
 
-// Close ends the session and its connection. It is idempotent.
-func (s *Session) Close() error { return s.peer.Close() }
+// Close ends the session and its connection, and waits for the requests
+// it ran detached from their callers (task polls). It is idempotent.
+func (s *Session) Close() error {
+	err := s.peer.Close() // ends every request under way
+	s.detachedWork.Wait()
+	return err
+}
 
 func (s *Session) warn(format string, args ...any) {
 	if s.opts.OnWarning != nil {
@@ -191,6 +230,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 		return fmt.Errorf("%w; starting a new session failed: %w", cause, err)
 	}
 	s.gen.Add(1)
+	s.tools.invalidate()
 	s.note("%v; re-initialized a new session and sent %s again", cause, method)
 	return nil
 }
@@ -210,7 +250,14 @@ type callConfig struct {
 	probe bool
 	// onID learns the request's id before it is sent.
 	onID func(jsonrpc.ID)
+	// capabilityWarned marks a request whose caller warns about an
+	// undeclared server capability itself (see warnUndeclared).
+	capabilityWarned bool
 }
+
+// capabilityWarned marks a request whose caller has warned about an
+// undeclared capability already.
+func capabilityWarned() CallOption { return func(c *callConfig) { c.capabilityWarned = true } }
 
 // WithProgress asks the server for progress (a progressToken in the
 // request's _meta, spec: basic/utilities/progress) and delivers each update
@@ -232,6 +279,12 @@ func withLabel(label string) CallOption { return func(c *callConfig) { c.label =
 // and does not post-process the result (no multi-round retries). It is for
 // callers that control every byte.
 func Raw() CallOption { return func(c *callConfig) { c.raw = true } }
+
+// OnRequestID tells fn the request's id before the request is sent. A
+// caller that relays requests for others (package sessiond) recognises by
+// it what the server sends about the request later, such as the
+// notifications of a 2026-07-28 subscription, which carry its id.
+func OnRequestID(fn func(jsonrpc.ID)) CallOption { return func(c *callConfig) { c.onID = fn } }
 
 // asProbe marks a probing request (see callConfig.probe).
 func asProbe() CallOption { return func(c *callConfig) { c.probe = true } }
@@ -298,6 +351,9 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
+	if !cfg.probe && !cfg.capabilityWarned {
+		s.warnUndeclared(method)
+	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
 		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
@@ -310,6 +366,9 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	label := method
 	if cfg.label != "" {
 		label = cfg.label
+	}
+	if err := s.listenBefore(ctx, method); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	var err error
 	if !cfg.raw {
@@ -337,6 +396,10 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		defer func() {
 			s.mu.Lock()
 			delete(s.progress, id.Key())
+			if len(s.finished) >= maxFinished {
+				s.finished = s.finished[1:]
+			}
+			s.finished = append(s.finished, id.LooseKey())
 			s.mu.Unlock()
 		}()
 	}
@@ -427,6 +490,8 @@ func (s *Session) protocolVersion() string {
 
 func (s *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
+	case mcp.NotificationToolsListChanged:
+		s.tools.invalidate()
 	case mcp.NotificationProgress:
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`
@@ -438,15 +503,26 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// Our tokens repeat the request's id; a token whose JSON type
 			// changed is still ours.
 			token := jsonrpc.RawID(p.Token)
+			prog := Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 			s.mu.Lock()
 			onProg := s.progress[token.Key()]
 			if onProg == nil {
 				onProg = s.progress[retypedKey(token)]
 			}
+			ended := slices.Contains(s.finished, token.LooseKey())
 			s.mu.Unlock()
-			if onProg != nil {
-				s.peer.Extend(token)
-				onProg(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			// The read loop takes a response off the pending requests
+			// before it reads on, so a request that is no longer pending
+			// was answered before this notification came, even while its
+			// caller has not yet returned.
+			if onProg != nil && s.peer.Extend(token) {
+				onProg(prog)
+				return
+			}
+			if onProg != nil || ended {
+				if s.opts.OnLateProgress != nil {
+					s.opts.OnLateProgress(token, prog)
+				}
 				return
 			}
 		}

@@ -897,3 +897,52 @@ func TestLifecycleDecoratesUnlessRaw(t *testing.T) {
 		t.Errorf("Call refused by the lifecycle = %v", err)
 	}
 }
+
+// TestLateProgressIsNotANotification: progress for a request that was
+// answered goes to OnLateProgress, never to OnNotification nor to the
+// finished call's progress callback — whether it comes right behind the
+// response (the caller may not have returned yet) or later. A marker
+// notification sent after it proves it was read.
+func TestLateProgressIsNotANotification(t *testing.T) {
+	notes := make(chan string, 10)
+	late := make(chan string, 10)
+	s, srv, _ := newTestSession(t, Options{
+		OnNotification: func(m *jsonrpc.Message) { notes <- m.Method },
+		OnLateProgress: func(id jsonrpc.ID, p Progress) { late <- id.String() + " " + p.Message },
+	})
+	var updates atomic.Int32
+	for _, when := range []string{"right behind the response", "after the call returned"} {
+		ch := goCall(context.Background(), s, "tools/call", nil, WithProgress(func(Progress) { updates.Add(1) }))
+		req := srv.nextRequest("tools/call")
+		token := progressToken(t, req)
+		if when == "right behind the response" {
+			srv.reply(req, `{"content":[]}`)
+			sendProgress(srv, token, 1, 1, "late")
+			result(t, ch)
+		} else {
+			srv.reply(req, `{"content":[]}`)
+			result(t, ch)
+			sendProgress(srv, token, 1, 1, "late")
+		}
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/test/marker"}`)
+		select {
+		case m := <-notes:
+			if m != "notifications/test/marker" {
+				t.Fatalf("%s: late progress delivered as a notification (%s)", when, m)
+			}
+		case <-time.After(wait):
+			t.Fatalf("%s: marker not delivered", when)
+		}
+		select {
+		case got := <-late:
+			if got != req.ID.String()+" late" {
+				t.Errorf("%s: OnLateProgress got %q", when, got)
+			}
+		default:
+			t.Errorf("%s: OnLateProgress not called", when)
+		}
+	}
+	if n := updates.Load(); n != 0 {
+		t.Errorf("late progress reached the finished call's callback %d times", n)
+	}
+}

@@ -126,7 +126,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 				}
 				if len(responses.Keys()) > 0 {
 					params := map[string]any{"taskId": cur.TaskID, "inputResponses": responses.Marshal()}
-					if err := detached(ctx, func(dctx context.Context) error {
+					if err := s.detached(ctx, func(dctx context.Context) error {
 						_, err := s.Call(dctx, mcp.MethodTasksUpdate, params)
 						return err
 					}); err != nil {
@@ -154,7 +154,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 		case <-timer.C:
 		}
 		var next *DetailedTask
-		err := detached(ctx, func(dctx context.Context) (err error) {
+		err := s.detached(ctx, func(dctx context.Context) (err error) {
 			next, err = s.GetTaskExt(dctx, cur.TaskID)
 			return err
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Tasks (spec 2025-11-25: basic/utilities/tasks, experimental). mcpx is a
@@ -64,6 +65,8 @@ type TaskStore struct {
 	order []string
 	ctx   context.Context
 	stop  context.CancelFunc
+	// work runs the tasks' handlers; Close waits for them.
+	work workGroup
 }
 
 type storedTask struct {
@@ -81,8 +84,11 @@ func NewTaskStore() *TaskStore {
 	return &TaskStore{tasks: map[string]*storedTask{}, ctx: ctx, stop: stop}
 }
 
-// Close cancels the work still running for tasks.
-func (t *TaskStore) Close() { t.stop() }
+// Close cancels the work still running for tasks and waits for it to end.
+func (t *TaskStore) Close() {
+	t.stop()
+	t.work.Wait()
+}
 
 func timestamp(tm time.Time) string { return tm.UTC().Format("2006-01-02T15:04:05.000Z") }
 
@@ -111,11 +117,15 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 		st := t.create(method, meta.TTL)
 		runCtx, cancel := context.WithCancel(t.ctx)
 		st.cancel = cancel
-		go func() {
+		if !t.work.Go(func() {
 			defer cancel()
 			res, err := h(runCtx, method, params)
 			t.finish(st, res, err)
-		}()
+		}) {
+			// The store is closing: the task ends before it starts.
+			cancel()
+			t.finish(st, nil, context.Canceled)
+		}
 		t.mu.Lock()
 		snapshot := st.Task
 		t.mu.Unlock()
@@ -333,7 +343,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		// Polls run detached from ctx: an interrupt cancels the task with
 		// tasks/cancel, never a poll with notifications/cancelled.
 		var next *Task
-		err := detached(ctx, func(dctx context.Context) (err error) {
+		err := s.detached(ctx, func(dctx context.Context) (err error) {
 			next, err = s.GetTask(dctx, cur.TaskID)
 			return err
 		})
@@ -352,7 +362,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	// server may send its requests (input_required). It runs detached so
 	// that an interrupt cancels the task, not just this request.
 	var res json.RawMessage
-	err = detached(ctx, func(dctx context.Context) (err error) {
+	err = s.detached(ctx, func(dctx context.Context) (err error) {
 		res, err = s.TaskResult(dctx, cur.TaskID)
 		return err
 	})
@@ -369,10 +379,12 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 
 // detached runs fn with a context that ctx's cancellation does not reach,
 // returning early (with ctx's error) when ctx ends; fn's request then
-// finishes or ends with the session, unobserved.
-func detached(ctx context.Context, fn func(context.Context) error) error {
+// finishes, or ends with the session, whose Close waits for it.
+func (s *Session) detached(ctx context.Context, fn func(context.Context) error) error {
 	done := make(chan error, 1)
-	go func() { done <- fn(context.WithoutCancel(ctx)) }()
+	if !s.detachedWork.Go(func() { done <- fn(context.WithoutCancel(ctx)) }) {
+		return fmt.Errorf("%w: the session is closing", transport.ErrClosed)
+	}
 	select {
 	case err := <-done:
 		return err
@@ -439,7 +451,7 @@ func (t Task) String() string {
 // ToolTaskSupport returns a tool's execution.taskSupport from tools/list
 // ("required", "optional", "forbidden" or "" when absent or unknown).
 func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
-	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	it, err := s.listedTool(ctx, name)
 	if err != nil {
 		return ""
 	}
@@ -448,7 +460,7 @@ func (s *Session) ToolTaskSupport(ctx context.Context, name string) string {
 			TaskSupport string `json:"taskSupport"`
 		} `json:"execution"`
 	}
-	if it := findByName(list.Items, name); it != nil && json.Unmarshal(it, &t) == nil {
+	if it != nil && json.Unmarshal(it, &t) == nil {
 		return strings.TrimSpace(t.Execution.TaskSupport)
 	}
 	return ""

@@ -46,7 +46,9 @@ func (s *Session) SetLogLevel(ctx context.Context, level string) (LogLevelChange
 		m.SetLogLevel(level)
 		return LogLevelChange{Level: level, PerRequest: true}, nil
 	}
-	if _, err := s.Call(ctx, mcp.MethodLoggingSetLevel, map[string]string{"level": level}); err != nil {
+	// Callers warn about an undeclared logging capability (see
+	// LogLevelCaveat).
+	if _, err := s.Call(ctx, mcp.MethodLoggingSetLevel, map[string]string{"level": level}, capabilityWarned()); err != nil {
 		return LogLevelChange{}, fmt.Errorf("logging/setLevel %q: %w", level, err)
 	}
 	return LogLevelChange{Level: level}, nil
@@ -68,17 +70,19 @@ func (s *Session) LogLevelCaveat(level string) string {
 // Subscribe sends resources/subscribe (spec 2025-11-25: server/resources,
 // "Subscriptions"); the server then sends notifications/resources/updated.
 // It is the handshake era's primitive: commands use Watch or StartWatch,
-// which work in both eras.
+// which work in both eras. It does not warn when the server does not
+// declare resources.subscribe: that is its caller's to say.
 func (s *Session) Subscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, mcp.MethodResourcesSubscribe, map[string]string{"uri": uri}); err != nil {
+	if _, err := s.Call(ctx, mcp.MethodResourcesSubscribe, map[string]string{"uri": uri}, capabilityWarned()); err != nil {
 		return fmt.Errorf("resources/subscribe %q: %w", uri, err)
 	}
 	return nil
 }
 
-// Unsubscribe sends resources/unsubscribe.
+// Unsubscribe sends resources/unsubscribe (without a warning, like
+// Subscribe).
 func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, mcp.MethodResourcesUnsubscribe, map[string]string{"uri": uri}); err != nil {
+	if _, err := s.Call(ctx, mcp.MethodResourcesUnsubscribe, map[string]string{"uri": uri}, capabilityWarned()); err != nil {
 		return fmt.Errorf("resources/unsubscribe %q: %w", uri, err)
 	}
 	return nil

@@ -44,6 +44,12 @@ func ToolHeaderParams(inputSchema json.RawMessage) ([]HeaderParam, error) {
 	if len(bytes.TrimSpace(inputSchema)) == 0 {
 		return nil, nil
 	}
+	// Most schemas have no annotation: a schema that cannot spell the
+	// keyword, even with escapes, is not decoded (a list of thousands of
+	// tools checks every one).
+	if !bytes.Contains(inputSchema, []byte(xHeaderKey)) && bytes.IndexByte(inputSchema, '\\') < 0 && json.Valid(inputSchema) {
+		return nil, nil
+	}
 	var root any
 	dec := json.NewDecoder(bytes.NewReader(inputSchema))
 	dec.UseNumber()

@@ -10,9 +10,16 @@ import (
 	"time"
 )
 
-// Difference is one place where a live *jsonrpc.Message differs from the recorded
-// one.
+// Difference is one place where what the live server sent differs from
+// what the recorded one did.
 type Difference struct {
+	// Message names the message Path is in, when it is not the response:
+	// "notifications/message #2" (the second notifications/message the
+	// server sent in the request's window), a method alone when the
+	// server sent another number of its messages (Path is then $, the
+	// list of them, and the values are JSON arrays of the messages), or
+	// "HTTP" for the HTTP outcome (Path $.status, the status code).
+	Message string
 	// Path is the JSONPath of the differing value in the message.
 	Path string
 	// Recorded and Live are the values as compact JSON (in full); "" means

@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -93,8 +94,12 @@ func runEchoLines() {
 }
 
 // newTestServer is a Go SDK server with tools, resources, prompts,
-// progress and a server-to-client request. The "changed" variant answers
-// echo differently, as a regression would.
+// progress, logging and a server-to-client request. A variant differs as
+// a regression would, for verify to find: "changed" answers echo
+// differently, "fewer-progress" reports the last 2 steps of progress only,
+// "renamed" calls the add tool sum, "log-text" prefixes the log tool's
+// message with "log: ", and "session-text" (a volatile value, not a
+// regression) appends a new session id to every echo.
 func newTestServer(variant string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "record-test-server", Version: "1.0.0"}, nil)
 	type echoArgs struct {
@@ -102,19 +107,47 @@ func newTestServer(variant string) *mcp.Server {
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the message"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
-			prefix := "Echo: "
-			if variant == "changed" {
+			prefix, suffix := "Echo: ", ""
+			switch variant {
+			case "changed":
 				prefix = "Echo! "
+			case "session-text":
+				var b [16]byte
+				rand.Read(b[:])
+				b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+				suffix = fmt.Sprintf(" (session %x-%x-%x-%x-%x)", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 			}
-			return textResult(prefix + in.Message), nil, nil
+			return textResult(prefix + in.Message + suffix), nil, nil
 		})
 	type addArgs struct {
 		A float64 `json:"a"`
 		B float64 `json:"b"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"},
+	add := "add"
+	if variant == "renamed" {
+		add = "sum"
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: add, Description: "add two numbers"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
 			return textResult(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "whoami", Description: "says the session's id (its Mcp-Session-Id over HTTP)", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("you are session " + req.Session.ID()), nil
+		})
+	type logArgs struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "log the message, then answer"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in logArgs) (*mcp.CallToolResult, any, error) {
+			msg := in.Message
+			if variant == "log-text" {
+				msg = "log: " + msg
+			}
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: msg}); err != nil {
+				return nil, nil, err
+			}
+			return textResult("logged"), nil, nil
 		})
 	type progressArgs struct {
 		Steps int `json:"steps"`
@@ -122,7 +155,11 @@ func newTestServer(variant string) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "report progress, then answer"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in progressArgs) (*mcp.CallToolResult, any, error) {
 			if tok := req.Params.GetProgressToken(); tok != nil {
-				for i := 1; i <= in.Steps; i++ {
+				first := 1
+				if variant == "fewer-progress" {
+					first = max(1, in.Steps-1)
+				}
+				for i := first; i <= in.Steps; i++ {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
 				}
 			}

@@ -19,6 +19,7 @@ import (
 //	[n]            element n of an array (from 0)
 //	.*  [*]        every member or element
 //	..key  ..*  ..[n]  ..['key']   descendants at any depth
+//	[?@.name=='x']  the element of a list of named things (see below)
 //
 // Quoted names take the escapes of RFC 9535 (\n, \t, \", \', \\, \uXXXX
 // and the other escapes of JSON), so a path that a diff prints selects
@@ -26,6 +27,14 @@ import (
 // rejected with an error. Paths are matched against the whole JSON-RPC
 // message, so a tool call's arguments are $.params.arguments and a
 // result's field is $.result.field.
+//
+// The one filter is equality of a member with a string, and it selects
+// only elements of the lists that verify compares by identity rather than
+// by position (see namedList): tools and prompts by name, resources by
+// uri, resource templates by uriTemplate. A difference in such a list is
+// printed that way ($.result.tools[?@.name=="echo"].description), so it
+// can be passed to --ignore as printed; an index ([0]) selects the
+// element at that position in the recorded list.
 //
 // Why not an RFC 9535 library: a Path is a matcher of concrete paths, so
 // that redaction (findSpans) and the diffs walk a frame's raw bytes once
@@ -52,19 +61,25 @@ const (
 	segName segKind = iota
 	segIndex
 	segWild
+	segFilter // [?@.name=='value']: name is the member, value the string
 )
 
 type segment struct {
 	descend bool // ".." before the selector
 	kind    segKind
 	name    string
+	value   string // for segFilter
 	index   int
 }
 
 // elem is one step of a concrete path: an object key or an array index.
+// An element of a list of named things (see namedList) also carries its
+// identity: the member that names it and that member's value.
 type elem struct {
 	key   string
 	index int // -1 for object members
+	idKey string
+	idVal string
 }
 
 // ParsePath compiles a JSONPath expression of the supported subset.
@@ -118,6 +133,14 @@ func ParsePath(s string) (*Path, error) {
 		case i < len(src) && src[i] == '*':
 			seg.kind = segWild
 			i++
+		case i < len(src) && src[i] == '?':
+			name, value, end, why := filterSelector(src, i)
+			if why != "" {
+				i = end
+				return fail(why)
+			}
+			seg.kind, seg.name, seg.value = segFilter, name, value
+			i = end
 		case i < len(src) && (src[i] == '\'' || src[i] == '"'):
 			name, end, why := quotedName(src, i)
 			if why != "" {
@@ -145,6 +168,64 @@ func ParsePath(s string) (*Path, error) {
 		p.segs = append(p.segs, seg)
 	}
 	return p, nil
+}
+
+// filterSelector reads the filter starting at src[i] ('?'): @.name or
+// @['name'], ==, and a quoted string. It returns the member name, the
+// string and the offset after it, or why it is malformed and where.
+func filterSelector(src string, i int) (name, value string, end int, why string) {
+	const want = "a filter of the form ?@.name=='value'"
+	i++ // ?
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	if !strings.HasPrefix(src[i:], "@") {
+		return "", "", i, want
+	}
+	i++
+	switch {
+	case strings.HasPrefix(src[i:], "."):
+		j := i + 1
+		for j < len(src) && !strings.ContainsRune(".[]*$ '\"=!<>()", rune(src[j])) {
+			j++
+		}
+		if j == i+1 {
+			return "", "", j, want
+		}
+		name, i = src[i+1:j], j
+	case strings.HasPrefix(src[i:], "['") || strings.HasPrefix(src[i:], `["`):
+		n, e, w := quotedName(src, i+1)
+		if w != "" {
+			return "", "", e, w
+		}
+		if e >= len(src) || src[e] != ']' {
+			return "", "", e, want
+		}
+		name, i = n, e+1
+	default:
+		return "", "", i, want
+	}
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	if !strings.HasPrefix(src[i:], "==") {
+		return "", "", i, want + " (only == with a string is supported)"
+	}
+	i += 2
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	if i >= len(src) || src[i] != '\'' && src[i] != '"' {
+		return "", "", i, want + " (only == with a string is supported)"
+	}
+	value, i, why = quotedName(src, i)
+	if why != "" {
+		return "", "", i, why
+	}
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	return name, value, i, ""
 }
 
 // quotedName reads the quoted member name starting at src[i] with the
@@ -252,6 +333,8 @@ func (s segment) matches(e elem) bool {
 		return e.index < 0 && e.key == s.name
 	case segIndex:
 		return e.index >= 0 && e.index == s.index
+	case segFilter:
+		return e.index >= 0 && e.idKey == s.name && e.idVal == s.value
 	}
 	return false
 }
@@ -315,8 +398,16 @@ func removePathsUnder(v any, at []elem, paths []*Path) any {
 				path = path[:len(path)-1]
 			}
 		case []any:
+			key := namedList(path)
 			for i, c := range x {
 				path = append(path, elem{index: i})
+				if key != "" {
+					if o, ok := c.(map[string]any); ok {
+						if id, ok := o[key].(string); ok {
+							path[len(path)-1].idKey, path[len(path)-1].idVal = key, id
+						}
+					}
+				}
 				if anyMatch(paths, path) {
 					x[i] = ignoredValue
 				} else {
@@ -338,6 +429,10 @@ func pathString(path []elem) string {
 	var b strings.Builder
 	b.WriteString("$")
 	for _, e := range path {
+		if e.index >= 0 && e.idKey != "" {
+			fmt.Fprintf(&b, "[?@.%s==%s]", e.idKey, quoteName(e.idVal))
+			continue
+		}
 		if e.index >= 0 {
 			fmt.Fprintf(&b, "[%d]", e.index)
 			continue
@@ -347,17 +442,43 @@ func pathString(path []elem) string {
 			b.WriteString(e.key)
 			continue
 		}
-		// A JSON string is an RFC 9535 name literal; HTML escaping is not
-		// wanted (ParsePath reads \u003c back, but people read the diff).
-		var q bytes.Buffer
-		enc := json.NewEncoder(&q)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(e.key)
 		b.WriteString("[")
-		b.Write(bytes.TrimSuffix(q.Bytes(), []byte("\n")))
+		b.WriteString(quoteName(e.key))
 		b.WriteString("]")
 	}
 	return b.String()
+}
+
+// quoteName quotes a name or string for a path. A JSON string is an RFC
+// 9535 string literal; HTML escaping is not wanted (ParsePath reads \u003c
+// back, but people read the diff).
+func quoteName(s string) string {
+	var q bytes.Buffer
+	enc := json.NewEncoder(&q)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return string(bytes.TrimSuffix(q.Bytes(), []byte("\n")))
+}
+
+// namedList returns the member that identifies the elements of the list
+// at path, when it is a list of named things in a result: tools and
+// prompts by name, resources by uri, resource templates by uriTemplate
+// (spec: server/tools, server/prompts, server/resources). Verify compares
+// such lists by identity, so that a renamed or reordered entry is one
+// difference rather than one per position.
+func namedList(path []elem) string {
+	if len(path) != 2 || path[0].index >= 0 || path[0].key != "result" || path[1].index >= 0 {
+		return ""
+	}
+	switch path[1].key {
+	case "tools", "prompts":
+		return "name"
+	case "resources":
+		return "uri"
+	case "resourceTemplates":
+		return "uriTemplate"
+	}
+	return ""
 }
 
 func isPlainName(s string) bool {

@@ -53,6 +53,12 @@ func TestParsePathAndMatch(t *testing.T) {
 		{"$.params.name-with-dash", path("params", "name-with-dash"), true},
 		{"$.result.a/b", path("result", "a/b"), true},
 		{"$.result.x-y", path("result", "x"), false},
+		// The one filter selects an element of a named list by identity.
+		{`$.result.tools[?@.name=="echo"].description`, append(path("result", "tools"), elem{index: 3, idKey: "name", idVal: "echo"}, elem{key: "description", index: -1}), true},
+		{`$.result.tools[?@.name=='echo']`, append(path("result", "tools"), elem{index: 3, idKey: "name", idVal: "other"}), false},
+		{`$.result.tools[?@['name'] == 'echo']`, append(path("result", "tools"), elem{index: 3, idKey: "name", idVal: "echo"}), true},
+		{`$.result.tools[?@.name=="echo"]`, path("result", "tools", 3), false}, // no identity: an ordinary list
+		{`$.result.tools[3]`, append(path("result", "tools"), elem{index: 3, idKey: "name", idVal: "echo"}), true},
 	} {
 		p, err := ParsePath(tc.expr)
 		if err != nil {
@@ -74,7 +80,9 @@ func TestParsePathErrors(t *testing.T) {
 		"$.a[":             "expected an index",
 		"$.a[1":            "expected ]",
 		"$.a['x":           "unterminated quoted name",
-		"$.a[?(@.x)]":      "expected an index",
+		"$.a[?(@.x)]":      "a filter of the form",
+		"$.a[?@.x==1]":     "only == with a string",
+		"$.a[?@.x>'a']":    "only == with a string",
 		"$.a[1:2]":         "expected ]",
 		"$a":               "expected . or [",
 		"$.tools[-1].name": "expected an index",
@@ -107,5 +115,15 @@ func TestPathString(t *testing.T) {
 	t.Parallel()
 	if s := pathString(path("result", "tools", 3, "name", "odd key", "x-y")); s != `$.result.tools[3].name["odd key"].x-y` {
 		t.Errorf("pathString = %s", s)
+	}
+	// An element of a named list is printed by identity, and the path
+	// printed selects it again (--ignore takes it as printed).
+	p := append(path("result", "tools"), elem{index: 1, idKey: "name", idVal: `a "b"`}, elem{key: "description", index: -1})
+	s := pathString(p)
+	if s != `$.result.tools[?@.name=="a \"b\""].description` {
+		t.Errorf("pathString = %s", s)
+	}
+	if !MustParsePath(s).match(p) {
+		t.Errorf("%s does not select itself", s)
 	}
 }

@@ -52,6 +52,17 @@ func decode(raw []byte) (any, bool) {
 // anything ignore selects, as JSON with sorted keys. Two requests that
 // differ only in id, member order or whitespace have the same key.
 func canonical(m *jsonrpc.Message, ignore []*Path) string {
+	return canonicalKey(m, ignore, nil, false)
+}
+
+// canonicalWith is canonical with normalizers applied to string values,
+// and absent params the same as {} (JSON-RPC 2.0, section 4: params may be
+// omitted; MCP clients differ in whether they send {}).
+func canonicalWith(m *jsonrpc.Message, ignore []*Path, norm *Normalizers) string {
+	return canonicalKey(m, ignore, norm, true)
+}
+
+func canonicalKey(m *jsonrpc.Message, ignore []*Path, norm *Normalizers, absentIsEmpty bool) string {
 	if m.Kind() == jsonrpc.KindInvalid {
 		return "raw:" + string(m.Raw)
 	}
@@ -64,7 +75,10 @@ func canonical(m *jsonrpc.Message, ignore []*Path) string {
 			obj[name] = v
 		}
 	}
-	v := removePaths(any(obj), ignore)
+	if _, ok := obj["params"]; !ok && absentIsEmpty && m.Method != "" {
+		obj["params"] = map[string]any{}
+	}
+	v := norm.Value(removePaths(any(obj), ignore))
 	// Ignoring the progress token (or anything else in _meta) must not
 	// leave an empty _meta that the other side does not have.
 	if p, ok := obj["params"].(map[string]any); ok {

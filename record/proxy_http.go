@@ -3,19 +3,24 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -39,6 +44,15 @@ type HTTPProxyOptions struct {
 	// copy.
 	OnFrame transport.FrameFunc
 	OnEvent transport.Observer
+	// Recorder, when set, records the proxied traffic with a session per
+	// host connection (Recorder.StartSession): an initialize without an
+	// Mcp-Session-Id opens one, which the session id the server gives it
+	// keeps; an HTTP+SSE GET stream opens one, which its message endpoint
+	// keeps. Stateless requests (the 2026-07-28 era, or a server that
+	// gives no session id) are grouped per remote host: a server/discover
+	// after other requests from that host opens a new session, as a new
+	// client begins with it.
+	Recorder *Recorder
 	// MaxMessageSize bounds a request body, a JSON answer and an SSE event
 	// of the upstream, in bytes; zero means
 	// transport.DefaultMaxMessageSize. A longer request body is answered
@@ -61,6 +75,22 @@ type HTTPProxy struct {
 	upstream *url.URL
 	client   *http.Client
 	streams  atomic.Int64
+
+	mu         sync.Mutex
+	byID       map[string]*proxySession // Mcp-Session-Id -> session
+	byEndpoint map[string]*proxySession // HTTP+SSE message endpoint (path?query) -> session
+	byHost     map[string]*proxySession // remote host -> its latest session without an id
+}
+
+// proxySession is one host connection's session in the recording.
+type proxySession struct {
+	rec *SessionRecorder
+	// asked marks a session that sent a request other than
+	// server/discover (a later server/discover is a new client).
+	asked bool
+	// sse marks an HTTP+SSE session; noID an initialize answered
+	// without a session id; handshake a session that sent initialize.
+	sse, noID, handshake bool
 }
 
 // NewHTTPProxy returns a proxy for o.Upstream.
@@ -78,10 +108,14 @@ func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
 		tr.DisableCompression = true
 		c = &http.Client{Transport: tr}
 	}
-	p := &HTTPProxy{o: o, upstream: u}
+	p := &HTTPProxy{o: o, upstream: u, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
 	// Upstream redirects follow mcpx's one policy: the credentials the
 	// proxy adds (and the client's) never leave the upstream's origin.
-	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) { p.event(ev.Kind, ev.Text, ev.Meta) })
+	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) {
+		if p.o.OnEvent != nil {
+			p.o.OnEvent(ev)
+		}
+	})
 	return p, nil
 }
 
@@ -118,25 +152,136 @@ func (p *HTTPProxy) target(r *http.Request) *url.URL {
 	return &t
 }
 
-func (p *HTTPProxy) event(kind transport.EventKind, text string, meta *transport.Meta) {
-	ev := transport.Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta}
+func (p *HTTPProxy) event(ps *proxySession, kind transport.EventKind, text string, meta *transport.Meta) {
+	p.observe(ps, transport.Event{Time: time.Now(), Kind: kind, Text: text, Meta: meta})
+}
+
+func (p *HTTPProxy) observe(ps *proxySession, ev transport.Event) {
 	if p.o.OnEvent != nil {
 		p.o.OnEvent(ev)
 	}
-}
-
-func (p *HTTPProxy) frame(dir Direction, data []byte, meta *transport.Meta) {
-	p.frameRoute(dir, transport.Frame{Data: data, Meta: meta})
-}
-
-func (p *HTTPProxy) frameRoute(dir Direction, f transport.Frame) {
-	if p.o.OnFrame != nil {
-		d := transport.Outgoing
-		if dir == ServerToClient {
-			d = transport.Incoming
-		}
-		p.o.OnFrame(time.Now(), d, f)
+	if ps != nil {
+		ps.rec.Observe(ev)
 	}
+}
+
+func (p *HTTPProxy) frame(ps *proxySession, dir Direction, data []byte, meta *transport.Meta) {
+	p.frameRoute(ps, dir, transport.Frame{Data: data, Meta: meta})
+}
+
+func (p *HTTPProxy) frameRoute(ps *proxySession, dir Direction, f transport.Frame) {
+	d := transport.Outgoing
+	if dir == ServerToClient {
+		d = transport.Incoming
+	}
+	now := time.Now()
+	if p.o.OnFrame != nil {
+		p.o.OnFrame(now, d, f)
+	}
+	if ps != nil {
+		ps.rec.Frame(now, d, f)
+	}
+}
+
+// session finds (or starts) the recorded session a request to the proxy
+// belongs to; nil when nothing is recorded. msgs is the POST's body,
+// decoded.
+func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySession {
+	if p.o.Recorder == nil {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	initialize, discover, other := false, false, false
+	for _, m := range msgs {
+		switch {
+		case m.Kind() != jsonrpc.KindRequest:
+		case m.Method == mcp.MethodInitialize:
+			initialize = true
+		case m.Method == mcp.MethodDiscover:
+			discover = true
+		default:
+			other = true
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := func(transportName string) *proxySession {
+		ps := &proxySession{sse: transportName == "sse"}
+		target := p.upstream.String()
+		ps.rec = p.o.Recorder.StartSession(SessionInfo{Transport: transportName, Target: target, Client: r.RemoteAddr},
+			fmt.Sprintf("%s: %s %s from %s", transportName, r.Method, target, r.RemoteAddr))
+		return ps
+	}
+	var ps *proxySession
+	switch {
+	case sid != "" && p.byID[sid] != nil:
+		ps = p.byID[sid]
+	case sid != "":
+		// A session the proxy did not see begin (it was restarted).
+		ps = start("http")
+		p.byID[sid] = ps
+	case r.Method == http.MethodPost && p.byEndpoint[r.URL.RequestURI()] != nil:
+		// A message to an HTTP+SSE session's endpoint, its initialize
+		// included: the session its stream opened.
+		ps = p.byEndpoint[r.URL.RequestURI()]
+	case initialize && p.byHost[host] != nil && !p.byHost[host].asked && !p.byHost[host].handshake && !p.byHost[host].sse:
+		// A client that probed with server/discover, then falls back to
+		// the handshake: the same client.
+		ps = p.byHost[host]
+	case initialize:
+		ps = start("http")
+		p.byHost[host] = ps
+	case r.Method == http.MethodGet && !(p.byHost[host] != nil && p.byHost[host].noID):
+		// An HTTP+SSE client opens its stream first.
+		ps = start("sse")
+		p.byHost[host] = ps
+	default:
+		ps = p.byHost[host]
+		if ps == nil || discover && ps.asked || ps.sse {
+			ps = start("http")
+			p.byHost[host] = ps
+		}
+	}
+	if other {
+		ps.asked = true
+	}
+	if initialize {
+		ps.handshake = true
+	}
+	return ps
+}
+
+// answered notes what an answer tells about its session: the session id
+// the server gave it.
+func (p *HTTPProxy) answered(ps *proxySession, resp *http.Response, initialize bool) {
+	if ps == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		p.byID[s] = ps
+	} else if initialize && resp.StatusCode < 300 {
+		ps.noID = true
+	}
+}
+
+// endpoint notes the message endpoint of an HTTP+SSE session.
+func (p *HTTPProxy) endpoint(ps *proxySession, proxied string) {
+	if ps == nil {
+		return
+	}
+	u, err := url.Parse(proxied)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.byEndpoint[u.RequestURI()] = ps
+	p.mu.Unlock()
 }
 
 // requestRoute reads the route a client of the stateless 2026-07-28 era
@@ -204,9 +349,14 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = b
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	p.event(transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
+	var msgs []*jsonrpc.Message
 	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
-		p.frameRoute(ClientToServer, transport.Frame{Data: body, Meta: &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid},
+		msgs, _ = parseFrame(body)
+	}
+	ps := p.session(r, msgs)
+	p.event(ps, transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
+	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
+		p.frameRoute(ps, ClientToServer, transport.Frame{Data: body, Meta: &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid},
 			Route: requestRoute(r.Header)})
 	}
 
@@ -230,7 +380,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := p.client.Do(up)
 	if err != nil {
 		if r.Context().Err() == nil {
-			p.event(transport.EventNote, fmt.Sprintf("%s %s failed: %v", r.Method, tu, err), nil)
+			p.event(ps, transport.EventNote, fmt.Sprintf("%s %s failed: %v", r.Method, tu, err), nil)
 			var re *transport.RedirectError
 			if errors.As(err, &re) {
 				http.Error(w, "mcpx proxy: "+re.Error(), http.StatusBadGateway)
@@ -246,10 +396,14 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sid = s
 	}
 	meta := &transport.Meta{HTTPMethod: r.Method, URL: tu, HTTPStatus: resp.StatusCode, ContentType: ct, SessionID: sid}
-	p.event(transport.EventHTTP, fmt.Sprintf("%s %s ← %s %s", resp.Status, ct, r.Method, tu), meta)
+	p.answered(ps, resp, hasInitialize(msgs))
+	mt, _, _ := mime.ParseMediaType(ct)
+	statusLine := fmt.Sprintf("%s %s ← %s %s", resp.Status, ct, r.Method, tu)
+	if mt == "text/event-stream" || resp.StatusCode < 400 {
+		p.event(ps, transport.EventHTTP, statusLine, meta)
+	}
 
 	copyHeaders(w.Header(), resp.Header)
-	mt, _, _ := mime.ParseMediaType(ct)
 	if mt == "text/event-stream" {
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
@@ -258,21 +412,32 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			kind = "get"
 		}
-		p.stream(w, r, resp, meta, kind+"-"+strconv.FormatInt(p.streams.Add(1), 10))
+		p.stream(w, r, resp, meta, kind+"-"+strconv.FormatInt(p.streams.Add(1), 10), ps)
 		return
 	}
 	data, err := transport.ReadBody(resp.Body, resp.ContentLength, p.o.MaxMessageSize, "the upstream's answer")
+	if resp.StatusCode >= 400 {
+		// An error status: a JSON-RPC answer (2026-07-28 answers some
+		// errors with 4xx) is recorded as usual; anything else is a
+		// refusal, recorded with an excerpt of its body and the request
+		// it answered.
+		if mt == "application/json" && jsonrpcBody(data) {
+			p.event(ps, transport.EventHTTP, statusLine, meta)
+		} else {
+			p.refusal(ps, statusLine, meta, msgs, data)
+		}
+	}
 	if errors.Is(err, transport.ErrFrameTooLarge) {
-		p.event(transport.EventNote, fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err), nil)
+		p.event(ps, transport.EventNote, fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err), nil)
 		w.Header().Del("Content-Length")
 		http.Error(w, "mcpx proxy: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	if err != nil && r.Context().Err() == nil {
-		p.event(transport.EventNote, fmt.Sprintf("reading the answer to %s %s: %v", r.Method, tu, err), nil)
+		p.event(ps, transport.EventNote, fmt.Sprintf("reading the answer to %s %s: %v", r.Method, tu, err), nil)
 	}
 	if mt == "application/json" && len(bytes.TrimSpace(data)) > 0 {
-		p.frame(ServerToClient, data, meta)
+		p.frame(ps, ServerToClient, data, meta)
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
@@ -281,7 +446,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream forwards an SSE body event by event, flushing after each, and
 // records the messages it carries. The endpoint event of an HTTP+SSE
 // server is rewritten to name the proxy.
-func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string) {
+func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Response, meta *transport.Meta, name string, ps *proxySession) {
 	limit := p.o.MaxMessageSize
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
@@ -294,7 +459,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 	sc.Split(sseLines)
 	cut := func() {
 		err := &transport.FrameTooLargeError{What: "an SSE event", Limit: limit}
-		p.event(transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
+		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
 	}
 	var ev [][]byte // the lines of the event being read, with their endings
 	var size int64  // their length
@@ -317,7 +482,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 		}
 		ev = append(ev, line)
 		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			if _, err := w.Write(bytes.Join(p.event1(r, ev, meta, name), nil)); err != nil {
+			if _, err := w.Write(bytes.Join(p.event1(r, ev, meta, name, ps), nil)); err != nil {
 				return
 			}
 			flush(w)
@@ -334,7 +499,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 		flush(w)
 	}
 	if err != nil && r.Context().Err() == nil {
-		p.event(transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
+		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
 	}
 }
 
@@ -361,9 +526,10 @@ func sseLines(data []byte, atEOF bool) (int, []byte, error) {
 
 // event1 handles one complete SSE event: it records it and returns the
 // lines to forward (rewritten for an endpoint event).
-func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta, name string) [][]byte {
+func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta, name string, ps *proxySession) [][]byte {
 	var typ, id string
 	var data [][]byte
+	var retry time.Duration
 	hasID := false
 	dataIdx := -1
 	for i, l := range lines {
@@ -385,6 +551,10 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 			if bytes.IndexByte(value, 0) < 0 {
 				id, hasID = string(value), true
 			}
+		case "retry":
+			if ms, err := strconv.ParseInt(string(value), 10, 64); err == nil && ms > 0 && ms < math.MaxInt64/int64(time.Millisecond) {
+				retry = time.Duration(ms) * time.Millisecond
+			}
 		}
 	}
 	m := *meta
@@ -394,15 +564,20 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 	}
 	payload := bytes.Join(data, []byte("\n"))
 	switch {
-	case len(payload) == 0:
+	case len(bytes.TrimSpace(payload)) == 0:
 		// No data, or empty data: a priming event (the client delivers
-		// nothing for it either).
-		if hasID {
-			p.event(transport.EventHTTP, fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id), &m)
+		// nothing for it either), recorded as stream metadata.
+		if hasID || retry > 0 {
+			text := fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id)
+			if retry > 0 {
+				text += fmt.Sprintf(", retry %s", retry)
+			}
+			p.observe(ps, transport.Event{Time: time.Now(), Kind: transport.EventStream, Text: text, Meta: &m, Retry: retry})
 		}
 	case typ == "endpoint":
 		proxied := p.rewriteEndpoint(r, string(payload))
-		p.event(transport.EventNote, fmt.Sprintf("SSE %s: endpoint event %q, rewritten to %q", name, string(payload), proxied), &m)
+		p.endpoint(ps, proxied)
+		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s: endpoint event %q, rewritten to %q", name, string(payload), proxied), &m)
 		if proxied != string(payload) && len(data) == 1 {
 			out := make([][]byte, len(lines))
 			copy(out, lines)
@@ -411,11 +586,45 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 			return out
 		}
 	case typ == "" || typ == "message":
-		p.frame(ServerToClient, payload, &m)
+		p.frame(ps, ServerToClient, payload, &m)
 	default:
-		p.event(transport.EventNote, fmt.Sprintf("SSE %s: event of type %q passed through", name, typ), &m)
+		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s: event of type %q passed through", name, typ), &m)
 	}
 	return lines
+}
+
+// jsonrpcBody reports whether an HTTP body holds JSON-RPC messages.
+func jsonrpcBody(data []byte) bool {
+	msgs, _, err := jsonrpc.DecodeFrame(data)
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	for _, m := range msgs {
+		if m.Kind() == jsonrpc.KindInvalid {
+			return false
+		}
+	}
+	return true
+}
+
+// refusal records an error answer without a JSON-RPC body: an http event
+// with an excerpt of the body, tied to the request of the POST it
+// answered (the first, for a batch).
+func (p *HTTPProxy) refusal(ps *proxySession, statusLine string, meta *transport.Meta, msgs []*jsonrpc.Message, body []byte) {
+	if p.o.OnEvent != nil {
+		p.o.OnEvent(transport.Event{Time: time.Now(), Kind: transport.EventHTTP, Text: statusLine, Meta: meta})
+	}
+	if ps == nil {
+		return
+	}
+	var re json.RawMessage
+	for _, m := range msgs {
+		if m.Kind() == jsonrpc.KindRequest {
+			re = m.ID.Raw()
+			break
+		}
+	}
+	ps.rec.Refusal(re, meta, body)
 }
 
 // rewriteEndpoint points an HTTP+SSE endpoint event at the proxy: a URL on

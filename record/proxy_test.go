@@ -177,7 +177,7 @@ func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, OnFrame: rec.Frame, OnEvent: rec.Observe})
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,5 +367,129 @@ func TestHTTPProxyBadUpstream(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+}
+
+// Each host connection through the HTTP proxy is a session of its own
+// (defect 2), also when two overlap; a session-less GET (an HTTP+SSE
+// client) opens one too.
+func TestHTTPProxySessionPerConnection(t *testing.T) {
+	up := testservers.Streamable(t, newTestServer(""), nil, nil)
+	proxyURL, readTrace := startHTTPProxy(t, up)
+	dial := func() transport.Conn {
+		conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp", Mode: transport.ModeStreamable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	exercise(t, dial(), sdkCalls[:1])
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			exercise(t, dial(), sdkCalls[:2])
+		}()
+	}
+	wg.Wait()
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := tr.Sessions()
+	if len(ss) != 3 {
+		t.Fatalf("%d sessions, want 3", len(ss))
+	}
+	for _, s := range ss {
+		inits, ids := 0, map[string]bool{}
+		for _, e := range s.Events {
+			if e.Meta != nil && e.Meta.SessionID != "" {
+				ids[e.Meta.SessionID] = true
+			}
+			if e.Kind == KindFrame && e.Dir == ClientToServer && bytes.Contains(e.Data, []byte(`"initialize"`)) {
+				inits++
+			}
+		}
+		if inits != 1 || len(ids) != 1 || s.Info.Transport != "http" || !strings.HasPrefix(s.Info.Client, "127.0.0.1:") {
+			t.Errorf("session %d: %d initialize, session ids %v, info %+v", s.N, inits, ids, s.Info)
+		}
+	}
+}
+
+// An upstream's SSE priming event is stream metadata, not a frame (defect
+// 9); a refusal without a JSON-RPC body is an http event tied to its
+// request, and a JSON-RPC error in a 4xx body stays a frame (defect 6).
+func TestHTTPProxyPrimingAndRefusals(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case bytes.Contains(body, []byte(`"initialize"`)):
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Mcp-Session-Id", "S1")
+			io.WriteString(w, "id: 0\nretry: 1500\ndata: \n\n")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`+"\n\n")
+		case bytes.Contains(body, []byte(`"tools/list"`)):
+			http.Error(w, "Bad Request: no valid session", http.StatusBadRequest)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no such method"}}`)
+		}
+	}))
+	defer up.Close()
+	proxyURL, readTrace := startHTTPProxy(t, up.URL)
+	send := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest("POST", proxyURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	if resp := send("S1", `{"jsonrpc":"2.0","id":"two","method":"tools/list"}`); resp.StatusCode != 400 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	send("S1", `{"jsonrpc":"2.0","id":3,"method":"nope"}`)
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := tr.Sessions()
+	if len(ss) != 1 {
+		t.Fatalf("%d sessions", len(ss))
+	}
+	var frames, streams, refusals int
+	for _, e := range ss[0].Events {
+		switch e.Kind {
+		case KindFrame:
+			frames++
+			if len(bytes.TrimSpace(e.Data)) == 0 {
+				t.Errorf("an empty frame: %+v", e)
+			}
+		case KindStream:
+			streams++
+			if e.Retry != 1500*time.Millisecond || e.Meta.EventID != "0" {
+				t.Errorf("stream event %+v", e)
+			}
+		case KindHTTP:
+			if e.Re != nil {
+				refusals++
+				if string(e.Re) != `"two"` || e.Meta.HTTPStatus != 400 || !strings.Contains(e.Text, "no valid session") {
+					t.Errorf("refusal %+v", e)
+				}
+			}
+		}
+	}
+	if frames != 5 || streams != 1 || refusals != 1 {
+		t.Errorf("%d frames, %d stream events, %d refusals:\n%+v", frames, streams, refusals, ss[0].Events)
 	}
 }

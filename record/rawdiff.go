@@ -17,8 +17,27 @@ import (
 // "<ignored>"), strings that are timestamps or session ids normalized, and
 // a recorded "[redacted]" matches anything.
 func diffResponses(rec, live []byte, ignore []*Path, sessionIDs map[string]bool) ([]Difference, int) {
-	d := &rawDiffer{ignore: ignore, ids: sessionIDs}
-	if anyMatch(ignore, nil) {
+	return diffMessages(rec, live, diffOptions{ignore: ignore, ids: sessionIDs})
+}
+
+// diffOptions say how two messages are compared.
+type diffOptions struct {
+	// ignore selects what is left out.
+	ignore []*Path
+	// ids are session ids: a string that is one is "<session-id>".
+	ids map[string]bool
+	// norm, when set, rewrites every string before it is compared.
+	norm *Normalizers
+	// named compares the lists of named things in a result by identity
+	// (see namedList) rather than by position.
+	named bool
+}
+
+// diffMessages is diffResponses with every option: the comparison verify
+// makes of responses, notifications and server requests alike.
+func diffMessages(rec, live []byte, o diffOptions) ([]Difference, int) {
+	d := &rawDiffer{diffOptions: o}
+	if anyMatch(o.ignore, nil) {
 		return nil, 0
 	}
 	d.diff(nil, bytes.TrimSpace(rec), bytes.TrimSpace(live))
@@ -26,10 +45,9 @@ func diffResponses(rec, live []byte, ignore []*Path, sessionIDs map[string]bool)
 }
 
 type rawDiffer struct {
-	ignore []*Path
-	ids    map[string]bool
-	out    []Difference
-	more   int
+	diffOptions
+	out  []Difference
+	more int
 }
 
 // present marks a side that has the value, for add.
@@ -72,7 +90,7 @@ func (d *rawDiffer) show(path []elem, s side) string {
 			delete(m, "jsonrpc")
 		}
 	}
-	return encodeValue(normalize(v, d.ids))
+	return encodeValue(d.norm.Value(normalize(v, d.ids)))
 }
 
 // members returns the members of object v by name (the last of a name
@@ -93,7 +111,7 @@ func members(v []byte) (map[string][]byte, []string) {
 
 func (d *rawDiffer) diff(path []elem, a, b []byte) {
 	ka, kb := kindOf(a), kindOf(b)
-	if ka == '"' && len(a) < 64 && d.normString(a) == Placeholder {
+	if ka == '"' && len(a) < 64 && isPlaceholder(a) {
 		return // redacted when recorded: anything goes
 	}
 	switch ka {
@@ -133,6 +151,9 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 			return
 		}
 		ae, be := elementsOf(a), elementsOf(b)
+		if key := namedList(path); key != "" && d.named && d.byIdentity(path, key, ae, be) {
+			return
+		}
 		for i := 0; i < max(len(ae), len(be)); i++ {
 			p := append(path, elem{index: i})
 			ignored := anyMatch(d.ignore, p)
@@ -162,6 +183,69 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 	}
 }
 
+// byIdentity compares two lists of named things (see namedList) element
+// by element of the same identity, whatever their positions: a reordered
+// list matches, and a renamed element (the one left on each side, paired
+// in order) is compared with its old self, one difference. It returns
+// false, having compared nothing, when an element has no identity or two
+// share one: the lists are then compared by position.
+func (d *rawDiffer) byIdentity(path []elem, key string, ae, be [][]byte) bool {
+	ids := func(els [][]byte) ([]string, map[string]int) {
+		out, at := make([]string, len(els)), make(map[string]int, len(els))
+		for i, e := range els {
+			if kindOf(e) != '{' {
+				return nil, nil
+			}
+			v := rawjson.Member(e, key)
+			s, ok := rawjson.String(v)
+			if v == nil || !ok {
+				return nil, nil
+			}
+			if _, dup := at[s]; dup {
+				return nil, nil
+			}
+			out[i], at[s] = s, i
+		}
+		return out, at
+	}
+	aid, aat := ids(ae)
+	bid, bat := ids(be)
+	if aat == nil || bat == nil {
+		return false
+	}
+	at := func(i int, id string) []elem {
+		return append(path[:len(path):len(path)], elem{index: i, idKey: key, idVal: id})
+	}
+	// Each recorded element is compared with the live one of its
+	// identity, or else with the next live one of an identity the
+	// recording lacks (a rename), in recorded order; then the live ones
+	// left over.
+	var newB []int
+	for j, id := range bid {
+		if _, ok := aat[id]; !ok {
+			newB = append(newB, j)
+		}
+	}
+	for i, id := range aid {
+		p := at(i, id)
+		j, ok := bat[id]
+		if !ok && len(newB) > 0 {
+			j, ok, newB = newB[0], true, newB[1:]
+		}
+		switch {
+		case ok && !anyMatch(d.ignore, p):
+			d.diff(p, ae[i], be[j])
+		case !ok:
+			d.add(p, side{raw: ae[i], ok: true, ignored: anyMatch(d.ignore, p)}, side{})
+		}
+	}
+	for _, j := range newB {
+		p := at(j, bid[j])
+		d.add(p, side{}, side{raw: be[j], ok: true, ignored: anyMatch(d.ignore, p)})
+	}
+	return true
+}
+
 // kindOf classifies a JSON value by its first byte: '{', '[', '"', '0'
 // (a number), 't', 'f' or 'n'.
 func kindOf(v []byte) byte {
@@ -185,7 +269,15 @@ func elementsOf(v []byte) [][]byte {
 	return out
 }
 
-// normString decodes a JSON string and normalizes it (see normalize).
+// isPlaceholder reports whether the JSON string q is the redaction
+// placeholder.
+func isPlaceholder(q []byte) bool {
+	s, _ := rawjson.String(q)
+	return s == Placeholder
+}
+
+// normString decodes a JSON string and normalizes it (see normalize),
+// then applies the normalizers.
 func (d *rawDiffer) normString(q []byte) string {
 	s, _ := rawjson.String(q)
 	if d.ids[s] {
@@ -194,7 +286,7 @@ func (d *rawDiffer) normString(q []byte) string {
 	if isTimestamp(s) {
 		return "<time>"
 	}
-	return s
+	return d.norm.String(s)
 }
 
 // sameString compares two JSON strings once decoded and normalized. Equal

@@ -2,10 +2,12 @@ package record
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,17 @@ type RecorderOptions struct {
 	Header Header
 	// Redact says what to remove before anything is written.
 	Redact RedactOptions
+	// Session describes the session that Frame, Observe and Note record
+	// to (the recorder's own, opened by its first event). Its Transport
+	// and Target default to the header's.
+	Session SessionInfo
+	// SessionText is the description of that session's event; it
+	// defaults to the header's Target.
+	SessionText string
+	// Overwrite lets Create replace an existing file. Without it, Create
+	// refuses a file that exists and is not empty, and Append adds a
+	// session to it.
+	Overwrite bool
 }
 
 // Recorder writes a session's traffic to a trace as it happens: frames in
@@ -56,6 +69,17 @@ type Recorder struct {
 
 	hmu    sync.Mutex
 	hidden []string // "Header: value" texts of route values redacted lately (see hide)
+
+	// Sessions (under mu). Session numbers start after base, the last
+	// session of the trace appended to; own is the recorder's own
+	// session, 0 until its first event.
+	base, last int
+	own        int
+	ownInfo    SessionInfo
+	ownText    string
+	// offset is added to event times: the trace appended to began
+	// earlier, and t never decreases.
+	offset time.Duration
 }
 
 // maxHidden bounds the redacted route headers remembered for the HTTP
@@ -69,9 +93,29 @@ const maxQueued = 4096
 
 // NewRecorder starts a trace on w, writing its header at once.
 func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
-	red, err := NewRedactor(o.Redact)
+	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := newWriter(w, h); err != nil {
+		return nil, err
+	}
+	r.w = w
+	return r, nil
+}
+
+// prepare makes a recorder for o (without its writer) and the header of a
+// new trace.
+func prepare(o RecorderOptions) (*Recorder, Header, error) {
+	red, err := NewRedactor(o.Redact)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	if _, err := ParseIgnores(o.Header.Ignore); err != nil {
+		return nil, Header{}, err
+	}
+	if _, err := CompileNormalizers(o.Header.Normalize, nil); err != nil {
+		return nil, Header{}, err
 	}
 	h := o.Header
 	h.Redacted = red.Enabled()
@@ -84,12 +128,21 @@ func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
-	if _, err := newWriter(w, h); err != nil {
-		return nil, err
+	info := o.Session
+	if info.Transport == "" {
+		info.Transport = h.Transport
 	}
-	r := &Recorder{red: red, start: time.Now(), w: w}
+	if info.Target == "" {
+		info.Target = h.Target
+	}
+	info.Target = red.Text(info.Target)
+	text := o.SessionText
+	if text == "" {
+		text = h.Target
+	}
+	r := &Recorder{red: red, start: time.Now(), ownInfo: info, ownText: red.Text(text)}
 	r.drained = sync.NewCond(&r.mu)
-	return r, nil
+	return r, h, nil
 }
 
 // Create records to the named file, written as mcpx writes every
@@ -102,7 +155,16 @@ func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
 // readable by its owner only (0600, whatever the old file's mode): traces
 // show everything a session said. Close syncs and closes it. ctx bounds
 // the wait of a FIFO's open for its reader.
+//
+// Without o.Overwrite, a regular file that exists and is not empty is
+// refused with an error matching ErrExists: use Append to add a session to
+// a trace.
 func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
+	if !o.Overwrite {
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return nil, fmt.Errorf("%s: %w", name, ErrExists)
+		}
+	}
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -131,6 +193,10 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 // Redactor returns the redactor the recorder applies.
 func (r *Recorder) Redactor() *Redactor { return r.red }
 
+// ErrExists is matched by the error of Create for a file that exists
+// (and may be a trace worth keeping) when overwriting was not asked for.
+var ErrExists = errors.New("the file exists")
+
 func (r *Recorder) write(e Event) { r.writeScanned(e, nil) }
 
 // writeScanned queues one event (encoded now, so its time and place in the
@@ -144,10 +210,33 @@ func (r *Recorder) writeScanned(e Event, scan *scanResult) {
 	if r.closed || r.err != nil {
 		return
 	}
-	e.Time = time.Since(r.start)
+	e.Time = r.offset + time.Since(r.start)
+	if e.Session == 0 {
+		if r.own == 0 {
+			r.own = r.newSessionLocked(r.ownInfo, r.ownText, e.Time)
+		}
+		e.Session = r.own
+	}
 	buf := make([]byte, 0, len(e.Data)+len(e.Text)+96)
 	r.queue = append(r.queue, r.enc.appendEvent(buf, e, scan))
 	r.n++
+	r.kick()
+}
+
+// newSessionLocked numbers a new session and queues its session event.
+// Called with r.mu held.
+func (r *Recorder) newSessionLocked(info SessionInfo, text string, t time.Duration) int {
+	r.last = max(r.last, r.base) + 1
+	n := r.last
+	ev := Event{Time: t, Session: n, Kind: KindSession, Text: text, SessionInfo: &info}
+	r.queue = append(r.queue, r.enc.appendEvent(nil, ev, nil))
+	r.n++
+	return n
+}
+
+// kick starts the writer goroutine if it is not running. Called with
+// r.mu held.
+func (r *Recorder) kick() {
 	if !r.writing {
 		r.writing = true
 		go r.writeQueued()
@@ -194,6 +283,11 @@ func (r *Recorder) writeQueued() {
 // with the time they are recorded (t is not used), so the trace keeps
 // the order they happened in.
 func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
+	r.frame(0, false, dir, f)
+}
+
+// frame records a frame in session n (0: the recorder's own).
+func (r *Recorder) frame(n int, prelude bool, dir transport.Direction, f transport.Frame) {
 	d := ServerToClient
 	if dir == transport.Outgoing {
 		d = ClientToServer
@@ -202,7 +296,7 @@ func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame
 	if route != f.Route && route != nil {
 		r.hide(f.Route, route)
 	}
-	r.writeScanned(Event{Kind: KindFrame, Dir: d, Data: data, Meta: r.red.Meta(f.Meta), Route: route}, &res)
+	r.writeScanned(Event{Session: n, Kind: KindFrame, Dir: d, Data: data, Meta: r.red.Meta(f.Meta), Route: route, Prelude: prelude}, &res)
 }
 
 // hide remembers the header lines of route values that were redacted:
@@ -248,15 +342,21 @@ func (r *Recorder) Note(text string) {
 	r.write(Event{Kind: KindNote, Text: r.text(text)})
 }
 
-// Observe records a transport event; it is a transport.Observer.
-func (r *Recorder) Observe(ev transport.Event) {
+// Observe records a transport event; it is a transport.Observer. SSE
+// stream metadata (transport.EventStream: priming events) is recorded as
+// a stream event, not as a frame.
+func (r *Recorder) Observe(ev transport.Event) { r.observe(0, ev) }
+
+func (r *Recorder) observe(n int, ev transport.Event) {
 	switch ev.Kind {
 	case transport.EventStderr:
-		r.write(Event{Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(ev.Text)})
+		r.write(Event{Session: n, Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(ev.Text)})
 	case transport.EventHTTP:
-		r.write(Event{Kind: KindHTTP, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+	case transport.EventStream:
+		r.write(Event{Session: n, Kind: KindStream, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta), Retry: ev.Retry})
 	default:
-		r.write(Event{Kind: KindNote, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Session: n, Kind: KindNote, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
 	}
 }
 
@@ -346,3 +446,108 @@ func (c *recConn) Describe() string {
 
 // Unwrap returns the wrapped connection.
 func (c *recConn) Unwrap() transport.Conn { return c.Conn }
+
+// SessionRecorder records one session of a trace that holds several: a
+// proxy starts one per host connection (Recorder.StartSession). Its
+// methods are those of Recorder, for its own session. It is safe for
+// concurrent use.
+type SessionRecorder struct {
+	r *Recorder
+	n int
+}
+
+// StartSession opens a new session in the trace (its session event is
+// written at once) and returns the recorder of its events. info.Target and
+// text are redacted like every text.
+func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder {
+	info.Target = r.red.Text(info.Target)
+	text = r.red.Text(text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.queue) >= maxQueued && r.err == nil && !r.closed {
+		r.drained.Wait()
+	}
+	if r.closed || r.err != nil {
+		return &SessionRecorder{r: r, n: -1}
+	}
+	n := r.newSessionLocked(info, text, r.offset+time.Since(r.start))
+	r.kick()
+	return &SessionRecorder{r: r, n: n}
+}
+
+// N returns the session's number in the trace (-1 when the recorder was
+// closed before it started).
+func (s *SessionRecorder) N() int { return s.n }
+
+// Frame records one frame of the session (see Recorder.Frame).
+func (s *SessionRecorder) Frame(t time.Time, dir transport.Direction, f transport.Frame) {
+	if s.n < 0 {
+		return
+	}
+	s.r.frame(s.n, false, dir, f)
+}
+
+// Observe records a transport event of the session (see Recorder.Observe).
+func (s *SessionRecorder) Observe(ev transport.Event) {
+	if s.n < 0 {
+		return
+	}
+	s.r.observe(s.n, ev)
+}
+
+// Note records a note about the session.
+func (s *SessionRecorder) Note(text string) {
+	if s.n < 0 {
+		return
+	}
+	s.r.write(Event{Session: s.n, Kind: KindNote, Text: s.r.text(text)})
+}
+
+// Refusal records an HTTP answer to request id that carried no JSON-RPC
+// message (a 400 text/plain, a 401): an http event with the status, the
+// content type and an excerpt of the body, tied to the request by Re.
+func (s *SessionRecorder) Refusal(id json.RawMessage, meta *transport.Meta, body []byte) {
+	if s.n < 0 {
+		return
+	}
+	s.r.refusal(s.n, id, meta, body)
+}
+
+// Refusal records an HTTP refusal in the recorder's own session (see
+// SessionRecorder.Refusal).
+func (r *Recorder) Refusal(id json.RawMessage, meta *transport.Meta, body []byte) {
+	r.refusal(0, id, meta, body)
+}
+
+// maxRefusalText bounds the excerpt of a refusal's body kept in a trace.
+const maxRefusalText = 512
+
+func (r *Recorder) refusal(n int, id json.RawMessage, meta *transport.Meta, body []byte) {
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	if len(text) > maxRefusalText {
+		text = strings.ToValidUTF8(text[:maxRefusalText], "") + "…"
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		text = "(no body)"
+	}
+	r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(text), Meta: r.red.Meta(meta), Re: id})
+}
+
+// Prelude writes frames the session exchanged before the recording began
+// (its handshake, kept by a Handshake) at the start of the recorder's own
+// session, marked as written from memory: the session event says so, and
+// each frame carries Prelude. Call it before anything else is recorded;
+// later it is ignored.
+func (r *Recorder) Prelude(frames []HeldFrame) {
+	r.mu.Lock()
+	if r.own != 0 || len(frames) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.ownInfo.Prelude = true
+	r.mu.Unlock()
+	for _, f := range frames {
+		r.frame(0, true, f.Dir, f.Frame)
+	}
+}

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,8 +21,12 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	name := filepath.Join(dir, "t.jsonl")
 	os.WriteFile(name, []byte("precious\n"), 0o644)
 
+	// Without Overwrite an existing file is refused.
+	if _, err := Create(context.Background(), name, RecorderOptions{}); !errors.Is(err, ErrExists) {
+		t.Fatalf("Create over an existing file: %v", err)
+	}
 	// Nothing recorded (the server never started): the old file stays.
-	rec, err := Create(context.Background(), name, RecorderOptions{})
+	rec, err := Create(context.Background(), name, RecorderOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +44,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	}
 
 	// The first event replaces it with a whole trace at once.
-	rec, err = Create(context.Background(), name, RecorderOptions{Header: Header{Target: "x"}})
+	rec, err = Create(context.Background(), name, RecorderOptions{Header: Header{Target: "x"}, Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +54,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	}
 	// Readable while still recording, as after a kill.
 	tr, err := ReadFile(name)
-	if err != nil || len(tr.Events) != 1 {
+	if err != nil || len(tr.Events) != 2 {
 		t.Fatalf("mid-recording: %v, %+v", err, tr)
 	}
 	rec.Observe(transport.Event{Kind: transport.EventStderr, Text: "a stderr line"})
@@ -59,7 +64,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 	}
 	rec.Note("after close: dropped")
 	tr, err = ReadFile(name)
-	if err != nil || len(tr.Events) != 3 || tr.Header.Target != "x" {
+	if err != nil || len(tr.Events) != 4 || tr.Header.Target != "x" || tr.Events[0].Kind != KindSession {
 		t.Fatalf("after close: %v, %+v", err, tr)
 	}
 	if fi, _ := os.Stat(name); fi.Mode().Perm() != 0o600 {
@@ -108,7 +113,7 @@ func TestRecorderConcurrentAndTimesMonotonic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Events) != 8*200*2 {
+	if len(tr.Events) != 1+8*200*2 || tr.Events[0].Kind != KindSession {
 		t.Fatalf("%d events", len(tr.Events))
 	}
 	for i := 1; i < len(tr.Events); i++ {
@@ -183,8 +188,8 @@ func TestRecorderNoRedact(t *testing.T) {
 	rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(`{"access_token":"tok"}`)})
 	rec.Close()
 	tr, _ := Read(strings.NewReader(buf.String()))
-	if tr.Header.Redacted || tr.Header.Redact != nil || string(tr.Events[0].Data) != `{"access_token":"tok"}` {
-		t.Errorf("--no-redact: header %+v, frame %s", tr.Header, tr.Events[0].Data)
+	if tr.Header.Redacted || tr.Header.Redact != nil || string(tr.Frames()[0].Data) != `{"access_token":"tok"}` {
+		t.Errorf("--no-redact: header %+v, frame %s", tr.Header, tr.Frames()[0].Data)
 	}
 }
 

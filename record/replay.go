@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -26,20 +28,27 @@ var ErrMismatch = errors.New("traffic does not match the recording")
 
 // ReplayOptions configure a Replayer.
 type ReplayOptions struct {
-	// Ignore lists JSONPath expressions, evaluated against each whole
-	// message, that do not count when a live *jsonrpc.Message is matched with the
-	// recording (e.g. $.params._meta). $.params._meta.progressToken is
-	// always ignored: it usually repeats the request id. So are the
-	// protocol version, client capabilities and client identity that
-	// every 2026-07-28-era request carries in _meta (what initialize
-	// carries once in the handshake era): a client that differs there
-	// gets the recorded answers, and the difference is reported once per
-	// session (the identity only with Strict), as a different initialize
-	// is.
+	// Ignore lists what does not count when a live message is matched
+	// with the recording: JSONPath expressions evaluated against each
+	// whole message (e.g. $.params.arguments.timestamp), each perhaps
+	// scoped to one method as METHOD:JSONPATH (see ParseIgnore). The
+	// trace header's ignores apply too. A request's params._meta never
+	// counts (progress tokens, the protocol version, client capabilities
+	// and identity that every 2026-07-28-era request carries), nor do the
+	// params of initialize and server/discover: any conforming client
+	// gets the recorded answers. Absent params are the same as {}.
 	Ignore []string
-	// Strict makes every departure from the recording an error: requests
-	// out of the recorded order, repeated or unrecorded messages, answers
-	// that differ, requests the client never sent.
+	// Normalize lists normalizers applied to the string values of live and
+	// recorded messages before they are matched, in addition to the trace
+	// header's (see Normalizer).
+	Normalize []Normalizer
+	// Strict makes a departure from the recording an error: a request
+	// sent before one whose answer the recorded client had when it sent
+	// it (causal order; requests that were in flight together may come in
+	// any order), repeated or unrecorded messages, answers that differ,
+	// requests the client never sent. Differences a conforming client may
+	// have (identity, capabilities, the protocol version it offers) are
+	// reported, not errors.
 	Strict bool
 	// OnDeviation is told about each departure from the recording (in
 	// strict mode too, before Serve returns it). Without Strict, only
@@ -53,12 +62,21 @@ type ReplayOptions struct {
 	// answered with 413 Content Too Large. (Over a transport.Conn, the
 	// connection has its own limit.)
 	MaxMessageSize int64
+	// Session pins the session of the trace every connection is served
+	// (from 1); zero lets each new connection be served the session that
+	// matches it (see Replayer).
+	Session int
 }
 
 // Deviation is a departure of the live client from the recording.
 type Deviation struct {
 	// Message says what happened and what the recording expected.
 	Message string
+	// Failure says that strict mode fails on it. A difference any
+	// conforming client may have (its identity, capabilities, the
+	// protocol version it offers) is reported in strict mode, but is no
+	// failure: a strict replay serves every client.
+	Failure bool
 }
 
 // DeviationError is returned by a strict replay on the first deviation.
@@ -69,43 +87,157 @@ func (e *DeviationError) Error() string { return "replay: " + e.Message }
 // Is makes errors.Is(err, ErrMismatch) true.
 func (e *DeviationError) Is(target error) bool { return target == ErrMismatch }
 
-// Replayer serves the server side of a recorded session: it answers each
-// request of a live client with the recorded response to the request with
-// the same method and params (ids do not matter), and sends the
-// notifications and server-to-client requests the server sent after that
-// request, in the recorded order. The initialize handshake is replayed
-// like any other exchange, and so is the server/discover of the stateless
-// 2026-07-28 era (answered from the recording even when its params
-// differ, or made up from the recording when it has none). A request the
-// recording has no answer for gets a JSON-RPC error that says what the
-// recording expected.
+// Replayer serves the server side of a recording: each new client
+// connection is served one session of the trace, the one that matches it
+// (ReplayOptions.Session pins one): sessions not served yet first, in
+// order, and among them those whose recorded client sent what the live
+// client sends (the choice stays open until the client sends something
+// only some sessions hold).
 //
-// One Replayer can serve any number of sessions, each from the start of
-// the recording.
+// Within a session, messages are paired by causality, not by position:
+// each request of the live client is answered with the recorded response
+// to the request with the same method and params (ids do not matter; the
+// response gets the live id), and the notifications and server-to-client
+// requests the server sent while handling that request come with it (tied
+// to it by their progress token, the request id they name, the SSE stream
+// that carried them, or else their place between the request and its
+// response). Pipelined and concurrent requests, in any order, each get
+// their own answers. What the server sent after the client answered one of
+// its requests comes when the live client answers it. The initialize
+// handshake is replayed like any other exchange, and so is the
+// server/discover of the stateless 2026-07-28 era (answered from the
+// recording even when its params differ, or made up from the recording
+// when it has none). A request the recording has no answer for gets a
+// JSON-RPC error that says what the recording expected.
+//
+// A Replayer reads the trace a session at a time (see NewReplayerSource):
+// it holds the sessions being served, not the whole trace.
 type Replayer struct {
-	opts ReplayOptions
-	sc   *script
+	opts   ReplayOptions
+	src    SessionSource
+	header Header
+	ignore []Ignore
+	norm   *Normalizers
+	red    *Redactor
+	sigs   []*sessionSig // one per session, in order
+	// modern and legacy say some session shows the stateless 2026-07-28
+	// era, or the handshake.
+	modern, legacy bool
+	// xheaders holds the x-mcp-header annotations of the tools the
+	// recorded server listed in any session, by tool name.
+	xheaders map[string][]mcp.HeaderParam
+
+	mu      sync.Mutex
+	scripts map[int]weak.Pointer[script]
+	served  map[int]bool
+}
+
+// sessionSig is what a Replayer keeps of a session it is not serving:
+// enough to choose the session for a connection.
+type sessionSig struct {
+	n              int
+	keys           map[uint64]bool // hashes of the keys of the client's requests and notifications
+	modern, legacy bool
+	first          string // the method of the first request
 }
 
 // NewReplayer prepares tr for replay.
 func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
-	ignore, err := ParsePaths(append([]string{"$.params._meta.progressToken",
-		metaPath(mcp.MetaProtocolVersion), metaPath(mcp.MetaClientCapabilities), metaPath(mcp.MetaClientInfo)}, opts.Ignore...))
+	return NewReplayerSource(tr, opts)
+}
+
+// NewReplayerSource prepares the trace src gives for replay: a Trace in
+// memory, or a TraceFile, which it then reads a session at a time (each
+// session once now, to learn what it holds, and again when a connection is
+// served it), so that a large trace costs the memory of its largest
+// session. src must stay readable while the Replayer is used.
+func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error) {
+	h := src.TraceHeader()
+	ignore, err := ParseIgnores(append(append([]string{"$.params._meta"}, h.Ignore...), opts.Ignore...))
 	if err != nil {
 		return nil, err
 	}
-	red, err := NewRedactor(RedactOptions{Disabled: !tr.Header.Redacted, Paths: tr.Header.Redact})
+	norm, err := CompileNormalizers(h.Normalize, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the trace's normalizers: %w", err)
+	}
+	if len(opts.Normalize) > 0 {
+		if norm, err = CompileNormalizers(append(append([]Normalizer(nil), h.Normalize...), opts.Normalize...), nil); err != nil {
+			return nil, err
+		}
+	}
+	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
 	if err != nil {
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
-	return &Replayer{opts: opts, sc: buildScript(tr, ignore, red)}, nil
+	r := &Replayer{opts: opts, src: src, header: h, ignore: ignore, norm: norm, red: red,
+		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{}}
+	for _, n := range src.SessionNumbers() {
+		if opts.Session != 0 && n != opts.Session {
+			continue
+		}
+		sc, err := r.script(n)
+		if err != nil {
+			return nil, err
+		}
+		sig := &sessionSig{n: n, keys: map[uint64]bool{}, modern: sc.modern, legacy: sc.legacy}
+		for _, st := range sc.steps {
+			if k := st.msg.Kind(); k == jsonrpc.KindRequest || k == jsonrpc.KindNotification {
+				sig.keys[keyHash(st.key)] = true
+				if sig.first == "" && k == jsonrpc.KindRequest {
+					sig.first = st.msg.Method
+				}
+			}
+		}
+		r.modern = r.modern || sc.modern
+		r.legacy = r.legacy || sc.legacy
+		for name, params := range sc.xheaders {
+			r.xheaders[name] = params
+		}
+		r.sigs = append(r.sigs, sig)
+	}
+	if len(r.sigs) == 0 {
+		return nil, fmt.Errorf("the trace has no session %d (it has %d, numbered from 1)", opts.Session, len(src.SessionNumbers()))
+	}
+	return r, nil
+}
+
+func keyHash(key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+// script returns the prepared session n, reading it again when no
+// connection holds it any more.
+func (r *Replayer) script(n int) (*script, error) {
+	r.mu.Lock()
+	if wp, ok := r.scripts[n]; ok {
+		if sc := wp.Value(); sc != nil {
+			r.mu.Unlock()
+			return sc, nil
+		}
+	}
+	r.mu.Unlock()
+	sess, err := r.src.ReadSession(n)
+	if err != nil {
+		return nil, fmt.Errorf("reading session %d of the trace: %w", n, err)
+	}
+	if sess == nil {
+		return nil, fmt.Errorf("the trace has no session %d", n)
+	}
+	sc := buildScript(sess, r.ignore, r.norm, r.red)
+	r.mu.Lock()
+	r.scripts[n] = weak.Make(sc)
+	r.mu.Unlock()
+	return sc, nil
 }
 
 // metaPath selects a member of a request's params._meta.
 func metaPath(key string) string { return "$.params._meta['" + key + "']" }
 
 // output is something the replayed server does: send a frame, or write a
-// line on its stderr.
+// line on its stderr, or refuse a request over HTTP.
 type output struct {
 	frame    []byte
 	stderr   string
@@ -115,12 +247,23 @@ type output struct {
 	// version or header mismatch with 400, an unknown method with 404).
 	status int
 	// refused, set alone, is an HTTP error status the request got instead
-	// of an answer (see step.refused).
-	refused int
+	// of an answer, with the body's excerpt and content type.
+	refused     int
+	refusedText string
+	refusedType string
+	// root is the step of the client request this output belongs to
+	// (its response, its progress, its server-to-client requests), -1
+	// when none.
+	root int
+	// response marks the response to root's request.
+	response bool
+	// get marks a frame the server sent on the session's GET stream.
+	get bool
 }
 
 // step is one message the recorded client sent, with what the server did
-// between it and the client's next frame.
+// because of it (until the client's next message in the same causal
+// chain).
 type step struct {
 	msg    *jsonrpc.Message
 	key    string
@@ -128,23 +271,31 @@ type step struct {
 	// modern marks a message of the stateless 2026-07-28 era: recorded
 	// with a route, or declaring such a version in its _meta.
 	modern bool
-	// refused is the HTTP error status the recorded server refused this
-	// stateless request with, without a JSON-RPC answer (a handshake-era
-	// server refusing an era probe); 0 otherwise.
-	refused int
+	// root is the request this message belongs to: itself for a request,
+	// the request a client's answer to a server-to-client request or a
+	// cancellation is about; -1 for other notifications.
+	root int
+	// deps counts the requests whose answers the recorded client had when
+	// it sent this message (the first deps of script.completed).
+	deps int
 }
 
-// script is a recording prepared for replay. It is read-only once built;
-// each session keeps its own progress through it.
+// script is a session prepared for replay. It is read-only once built;
+// each connection keeps its own progress through it.
 type script struct {
+	n       int
 	prelude []output // what the server did before the client said anything
 	steps   []step
 	byKey   map[string][]int
-	ignore  []*Path
+	ignore  []Ignore
+	norm    *Normalizers
 	red     *Redactor
+	// completed lists the requests in the order their answers were
+	// recorded (causal order for strict mode).
+	completed []int
 	// modern says the recorded client spoke the stateless 2026-07-28 era
 	// (a request's _meta declares such a version); legacy that it sent
-	// initialize. A trace can show both (a probe, then a handshake).
+	// initialize. A session can show both (a probe, then a handshake).
 	modern, legacy bool
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name.
@@ -153,67 +304,200 @@ type script struct {
 	discover []byte
 }
 
-func buildScript(tr *Trace, ignore []*Path, red *Redactor) *script {
-	sc := &script{byKey: map[string][]int{}, ignore: ignore, red: red, xheaders: map[string][]mcp.HeaderParam{}}
+// key returns the matching key of a live or recorded message.
+func (sc *script) keyOf(m *jsonrpc.Message) string {
+	if m.Kind() == jsonrpc.KindRequest && (m.Method == mcp.MethodInitialize || m.Method == mcp.MethodDiscover) {
+		return "request:" + m.Method // any conforming client's
+	}
+	return canonicalWith(m, pathsFor(sc.ignore, m.Method), sc.norm)
+}
+
+// buildScript prepares a session: it splits the recorded client's
+// messages into steps and ties each thing the server did to the request
+// it belongs to (see Replayer).
+func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
+	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, red: red, xheaders: map[string][]mcp.HeaderParam{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
-	attach := func(o output) {
-		if n := len(sc.steps); n > 0 {
-			sc.steps[n-1].follow = append(sc.steps[n-1].follow, o)
+
+	// Which request each SSE stream answers: the stream that carried its
+	// response (so notifications before the response belong to it too).
+	streamOf := map[string]string{} // stream id -> response id key
+	for _, e := range sess.Events {
+		if e.Kind == KindFrame && e.Dir == ServerToClient && e.Meta != nil && e.Meta.StreamID != "" && e.Meta.HTTPMethod != "GET" {
+			msgs, _ := parseFrame(e.Data)
+			for _, m := range msgs {
+				if m.Kind() == jsonrpc.KindResponse {
+					if _, ok := streamOf[e.Meta.StreamID]; !ok {
+						streamOf[e.Meta.StreamID] = m.ID.Key()
+					}
+				}
+			}
+		}
+	}
+
+	open := map[string]int{}   // request id key -> its step, while in flight
+	var openOrder []int        // steps of the requests in flight, in the order sent
+	tokens := map[string]int{} // progress token key -> the request's step
+	s2c := map[string]int{}    // server request id key -> the root it belongs to
+	latest := map[int]int{}    // root -> the latest step of its chain
+	last := -1                 // the latest step
+	sinceClient := false       // a server frame came since the last client frame
+	closeReq := func(i int) {
+		for k, j := range open {
+			if j == i {
+				delete(open, k)
+			}
+		}
+		if x := slices.Index(openOrder, i); x >= 0 {
+			openOrder = slices.Delete(openOrder, x, x+1)
+		}
+		sc.completed = append(sc.completed, i)
+	}
+	attach := func(root int, o output) {
+		o.root = root
+		at := last
+		if root >= 0 {
+			at = latest[root]
+		}
+		if at >= 0 {
+			sc.steps[at].follow = append(sc.steps[at].follow, o)
 		} else {
 			sc.prelude = append(sc.prelude, o)
 		}
 	}
-	// lastFrame is the first step of the last client frame while nothing
-	// the server sent followed it; -1 otherwise.
-	lastFrame := -1
-	for _, e := range tr.Events {
+	// inFlight is the request a message of the server belongs to when
+	// nothing in it says which: the latest request still in flight, else
+	// the latest message's.
+	inFlight := func() int {
+		if n := len(openOrder); n > 0 {
+			return openOrder[n-1]
+		}
+		if last >= 0 {
+			return sc.steps[last].root
+		}
+		return -1
+	}
+	for _, e := range sess.Events {
 		switch {
 		case e.Kind == KindStderr:
-			attach(output{stderr: e.Text, isStderr: true})
-		case e.Kind == KindHTTP && lastFrame >= 0 && e.Meta != nil && e.Meta.HTTPMethod == "POST" && e.Meta.HTTPStatus >= 400:
-			// The POST of a lone stateless request was refused without an
-			// answer: the replay refuses it the same way.
-			if st := &sc.steps[lastFrame]; lastFrame == len(sc.steps)-1 && st.modern && st.msg.Kind() == jsonrpc.KindRequest {
-				st.refused = e.Meta.HTTPStatus
+			attach(-1, output{stderr: e.Text, isStderr: true})
+		case e.Kind == KindHTTP && len(e.Re) > 0:
+			if i, ok := open[idKey(e.Re)]; ok && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
+				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
+				closeReq(i)
 			}
-			lastFrame = -1
+		case e.Kind == KindHTTP && !sinceClient && last >= 0 && e.Meta != nil && e.Meta.HTTPMethod == "POST" && e.Meta.HTTPStatus >= 400 &&
+			!strings.HasPrefix(e.Meta.ContentType, "application/json"):
+			// An older trace: the POST of the last client frame was
+			// refused without an answer.
+			if i := sc.steps[last].root; i >= 0 && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
+				if _, ok := open[sc.steps[i].msg.ID.Key()]; ok {
+					attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
+					closeReq(i)
+				}
+			}
+			sinceClient = true
 		case e.Kind != KindFrame:
 		case e.Dir == ServerToClient:
-			lastFrame = -1
+			sinceClient = true
 			o := output{frame: e.Data}
 			if e.Meta != nil && e.Meta.HTTPStatus >= 400 {
 				o.status = e.Meta.HTTPStatus
 			}
-			attach(o)
-			if len(toolLists) > 0 {
-				msgs, _ := parseFrame(e.Data)
-				for _, m := range msgs {
-					if m.Kind() == jsonrpc.KindResponse && toolLists[m.ID.Key()] {
+			get := e.Meta != nil && e.Meta.HTTPMethod == "GET"
+			msgs, _ := parseFrame(e.Data)
+			root := -2
+			for _, m := range msgs {
+				switch m.Kind() {
+				case jsonrpc.KindResponse:
+					if toolLists[m.ID.Key()] {
 						delete(toolLists, m.ID.Key())
 						learnToolHeaders(m.Result, sc.xheaders)
 					}
+					if i, ok := open[m.ID.Key()]; ok && root == -2 {
+						root = i
+						o.response = len(msgs) == 1
+						closeReq(i)
+					}
+				case jsonrpc.KindNotification:
+					if root != -2 {
+						continue
+					}
+					if m.Method == mcp.NotificationProgress {
+						if i, ok := tokens[idKey(rawjson.Member(m.Params, "progressToken"))]; ok {
+							root = i
+						}
+					} else if m.Method == mcp.NotificationCancelled {
+						if i, ok := open[idKey(rawjson.Member(m.Params, "requestId"))]; ok {
+							root = i
+						}
+					}
 				}
 			}
+			if root == -2 && !get && e.Meta != nil && e.Meta.StreamID != "" {
+				if i, ok := open[streamOf[e.Meta.StreamID]]; ok {
+					root = i
+				}
+			}
+			if root == -2 {
+				root = inFlight()
+				if get {
+					root = -1
+				}
+			}
+			o.get = get
+			for _, m := range msgs {
+				if m.Kind() == jsonrpc.KindRequest {
+					s2c[m.ID.Key()] = root
+				}
+			}
+			attach(root, o)
 		case e.Dir == ClientToServer:
-			lastFrame = len(sc.steps)
+			sinceClient = false
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
+				i := len(sc.steps)
 				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
-				switch {
-				case m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodInitialize:
-					sc.legacy = true
-				case m.Kind() == jsonrpc.KindRequest && modern:
-					sc.modern = true
+				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed)}
+				switch m.Kind() {
+				case jsonrpc.KindRequest:
+					switch {
+					case m.Method == mcp.MethodInitialize:
+						sc.legacy = true
+					case modern:
+						sc.modern = true
+					}
+					if m.Method == mcp.MethodToolsList {
+						toolLists[m.ID.Key()] = true
+					}
+					st.root = i
+					open[m.ID.Key()] = i
+					openOrder = append(openOrder, i)
+					if tok := progressToken(m.Raw); tok != nil {
+						tokens[idKey(tok)] = i
+					}
+				case jsonrpc.KindResponse:
+					if root, ok := s2c[m.ID.Key()]; ok {
+						st.root = root
+					}
+				case jsonrpc.KindNotification:
+					if m.Method == mcp.NotificationCancelled {
+						if root, ok := open[idKey(rawjson.Member(m.Params, "requestId"))]; ok {
+							st.root = root
+						}
+					}
 				}
-				if m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodToolsList {
-					toolLists[m.ID.Key()] = true
-				}
-				key := canonical(m, ignore)
+				key := sc.keyOf(m)
 				if m.Kind() == jsonrpc.KindResponse {
 					key = "response-id:" + m.ID.Key()
 				}
-				sc.byKey[key] = append(sc.byKey[key], len(sc.steps))
-				sc.steps = append(sc.steps, step{msg: m, key: key, modern: modern})
+				st.key = key
+				sc.byKey[key] = append(sc.byKey[key], i)
+				sc.steps = append(sc.steps, st)
+				if st.root >= 0 {
+					latest[st.root] = i
+				}
+				last = i
 			}
 		}
 	}
@@ -307,17 +591,17 @@ type replaySession struct {
 	opts   *ReplayOptions
 	used   []bool
 	cursor map[string]int             // per key: first possibly unused position in byKey[key]
-	idMap  map[string]json.RawMessage // recorded request id key -> live id
+	live   map[int]jsonrpc.ID         // step of a recorded request -> the live request's id
+	idMap  map[string]json.RawMessage // recorded request id key -> live id (for batches)
 	tokMap map[string]json.RawMessage // recorded progress token key -> live token
-	next   int                        // first possibly unused request or notification, for strict order
+	done   int                        // script.completed[:done] are all used (causal order)
 	err    *DeviationError            // the first deviation, in strict mode
 	// noted holds the per-request protocol fields (_meta keys) whose
 	// difference from the recording was reported (once per session).
 	noted map[string]bool
-}
-
-func (r *Replayer) newSession() *replaySession {
-	return r.newEraSession("")
+	// quiet drops deviations (a session catching up with what another
+	// one answered, see replayConn).
+	quiet bool
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -325,12 +609,20 @@ func (r *Replayer) newSession() *replaySession {
 // (a client that probed with server/discover, then sent initialize): over
 // HTTP each era's requests reach their own session, and what the other
 // era's did is not this one's to repeat, in order or at all.
-func (r *Replayer) newEraSession(era string) *replaySession {
-	s := r.newAllSession()
-	if era == "" || !r.sc.modern || !r.sc.legacy {
+func newEraSession(sc *script, opts *ReplayOptions, era string) *replaySession {
+	s := &replaySession{
+		sc:     sc,
+		opts:   opts,
+		used:   make([]bool, len(sc.steps)),
+		cursor: map[string]int{},
+		live:   map[int]jsonrpc.ID{},
+		idMap:  map[string]json.RawMessage{},
+		tokMap: map[string]json.RawMessage{},
+	}
+	if era == "" || !sc.modern || !sc.legacy {
 		return s
 	}
-	for i, st := range r.sc.steps {
+	for i, st := range sc.steps {
 		if st.modern != (era == "modern") {
 			s.used[i] = true
 		}
@@ -338,28 +630,23 @@ func (r *Replayer) newEraSession(era string) *replaySession {
 	return s
 }
 
-func (r *Replayer) newAllSession() *replaySession {
-	return &replaySession{
-		sc:     r.sc,
-		opts:   &r.opts,
-		used:   make([]bool, len(r.sc.steps)),
-		cursor: map[string]int{},
-		idMap:  map[string]json.RawMessage{},
-		tokMap: map[string]json.RawMessage{},
-	}
-}
+// Deviation levels.
+const (
+	devWarn   = iota // always reported; an error in strict mode
+	devStrict        // reported and an error in strict mode only
+	devInfo          // reported in strict mode only, never an error
+)
 
-// deviate reports a departure from the recording. Lenient ones are only
-// reported in strict mode.
-func (s *replaySession) deviate(lenient bool, format string, args ...any) {
-	if lenient && !s.opts.Strict {
+// deviate reports a departure from the recording.
+func (s *replaySession) deviate(level int, format string, args ...any) {
+	if s.quiet || level != devWarn && !s.opts.Strict {
 		return
 	}
-	d := Deviation{Message: fmt.Sprintf(format, args...)}
+	d := Deviation{Message: fmt.Sprintf(format, args...), Failure: level != devInfo}
 	if s.opts.OnDeviation != nil {
 		s.opts.OnDeviation(d)
 	}
-	if s.opts.Strict && s.err == nil {
+	if s.opts.Strict && level != devInfo && s.err == nil {
 		s.err = &DeviationError{d}
 	}
 }
@@ -392,17 +679,20 @@ func (s *replaySession) firstUnused(method string) int {
 	return -1
 }
 
-// checkOrder reports, in strict mode, a request or notification that
-// skips one recorded before it.
+// checkOrder reports, in strict mode, a message sent before a request
+// whose answer the recorded client had when it sent it: causal order.
+// Requests that were in flight together may come in any order.
 func (s *replaySession) checkOrder(i int) {
 	if !s.opts.Strict {
 		return
 	}
-	for s.next < len(s.sc.steps) && (s.used[s.next] || s.sc.steps[s.next].msg.Kind() == jsonrpc.KindResponse) {
-		s.next++
+	for s.done < len(s.sc.completed) && s.used[s.sc.completed[s.done]] {
+		s.done++
 	}
-	if s.next < i {
-		s.deviate(false, "expected %s next, got %s", describe(s.sc.steps[s.next].msg), describe(s.sc.steps[i].msg))
+	if s.done < s.sc.steps[i].deps {
+		before := s.sc.steps[s.sc.completed[s.done]].msg
+		s.deviate(devWarn, "expected %s next, got %s (the recorded client sent it after the answer to %s)",
+			describe(before), describe(s.sc.steps[i].msg), describe(before))
 	}
 }
 
@@ -438,73 +728,81 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 	}
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
-		i, repeat := s.pick(canonical(lm, s.sc.ignore))
-		if i >= 0 && repeat && m.Method != mcp.MethodDiscover {
-			s.deviate(true, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
+		i, repeat := s.pick(s.sc.keyOf(lm))
+		if i >= 0 && repeat && m.Method == mcp.MethodInitialize {
+			i = -1 // a second initialize is not answered again
 		}
-		if i < 0 && (m.Method == mcp.MethodInitialize || m.Method == mcp.MethodDiscover) {
-			// Opening a session (or asking what the server is) with other
-			// params still gets the recorded answer.
-			if i = s.firstUnused(m.Method); i < 0 && m.Method == mcp.MethodDiscover {
-				if i = s.sc.firstRequest(m.Method); i >= 0 {
-					repeat = true
-				}
-			}
-			if i >= 0 {
-				s.deviate(false, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
-					m.Method, rawjson.Excerpt(m.Params, 200), rawjson.Excerpt(s.sc.steps[i].msg.Params, 200))
-			}
+		if i >= 0 && repeat && m.Method != mcp.MethodDiscover {
+			s.deviate(devStrict, "%s was sent again; the recording has it only %d time(s) (answered with the recorded response again)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
 		}
 		if i < 0 {
 			switch {
 			case m.Method == mcp.MethodPing:
-				s.deviate(true, "ping was not in the recording (answered it anyway)")
-				return []output{{frame: jsonrpc.EncodeResponse(m.ID, []byte("{}"), nil)}}
+				s.deviate(devStrict, "ping was not in the recording (answered it anyway)")
+				return []output{{frame: jsonrpc.EncodeResponse(m.ID, []byte("{}"), nil), root: -1}}
 			case m.Method == mcp.MethodDiscover && s.sc.discover != nil:
-				s.deviate(true, "the recording has no server/discover; answered with a result made from the recording")
-				return []output{{frame: jsonrpc.EncodeResponse(m.ID, s.sc.discover, nil)}}
+				s.deviate(devStrict, "the recording has no server/discover; answered with a result made from the recording")
+				return []output{{frame: jsonrpc.EncodeResponse(m.ID, s.sc.discover, nil), root: -1}}
+			case m.Method == mcp.MethodDiscover && s.sc.legacy:
+				// A dual-era client's probe: the recorded handshake-era
+				// server would have refused it, and the client falls back
+				// to initialize (spec 2026-07-28: basic/versioning,
+				// "Backward Compatibility"). A conforming client's way,
+				// reported only.
+				frame, _ := s.unmatched(m, devInfo)
+				return []output{{frame: frame, root: -1}}
 			}
-			frame, code := s.unmatched(m)
-			o := output{frame: frame}
+			frame, code := s.unmatched(m, devWarn)
+			o := output{frame: frame, root: -1}
 			if code == -32601 && s.sc.modern {
 				o.status = 404 // 2026-07-28: an unknown method is 404 over HTTP
 			}
 			return []output{o}
 		}
+		if rec := s.sc.steps[i].msg; m.Method == mcp.MethodInitialize && canonicalJSON(orEmpty(m.Params)) != canonicalJSON(orEmpty(rec.Params)) {
+			s.deviate(devInfo, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
+				m.Method, rawjson.Excerpt(m.Params, 200), rawjson.Excerpt(rec.Params, 200))
+		}
 		s.noteClient(m, s.sc.steps[i].msg)
+		s.live[i] = m.ID
+		s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
 		if repeat && m.Method == mcp.MethodDiscover {
 			// Asked again (a client refreshing what it knows): answered
 			// again, in any order.
-			s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
 			return s.emit(i)
 		}
 		s.checkOrder(i)
-		s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
 		if rec, live := progressToken(s.sc.steps[i].msg.Raw), progressToken(m.Raw); rec != nil && live != nil {
 			s.tokMap[idKey(rec)] = live
 		}
 		return s.emit(i)
 	case jsonrpc.KindNotification:
-		i, repeat := s.pick(canonical(lm, s.sc.ignore))
+		i, repeat := s.pick(s.sc.keyOf(lm))
 		if i < 0 {
-			s.deviate(true, "%s is not in the recording (ignored)", describe(m))
+			s.deviate(devStrict, "%s is not in the recording (ignored)", describe(m))
 			return nil
 		}
 		if repeat {
-			s.deviate(true, "%s was sent again; the recording has it only %d time(s)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
+			s.deviate(devStrict, "%s was sent again; the recording has it only %d time(s)", describe(m), len(s.sc.byKey[s.sc.steps[i].key]))
+			return nil
 		}
 		s.checkOrder(i)
 		return s.emit(i)
 	case jsonrpc.KindResponse:
 		i, repeat := s.pick("response-id:" + m.ID.Key())
 		if i < 0 || repeat {
-			s.deviate(false, "%s, which the replayed server never sent (ignored)", describe(m))
+			s.deviate(devWarn, "%s, which the replayed server never sent (ignored)", describe(m))
 			return nil
 		}
 		if s.opts.Strict {
-			got, want := canonical(lm, s.sc.ignore), canonical(s.sc.steps[i].msg, s.sc.ignore)
+			method := ""
+			if root := s.sc.steps[i].root; root >= 0 {
+				method = s.sc.steps[root].msg.Method
+			}
+			paths := pathsFor(s.sc.ignore, method)
+			got, want := canonicalWith(lm, paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
 			if got != want {
-				s.deviate(false, "the client answered request %s with %s, but the recording has %s",
+				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
 					m.ID.String(), rawjson.Excerpt(m.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
 			}
 		}
@@ -512,30 +810,37 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 	}
 	i, repeat := s.pick(canonical(m, nil))
 	if i < 0 || repeat && s.opts.Strict {
-		s.deviate(false, "the client sent %s, which is not in the recording", describe(m))
+		s.deviate(devWarn, "the client sent %s, which is not in the recording", describe(m))
 		if i < 0 {
 			return []output{{frame: jsonrpc.EncodeResponse(jsonrpc.ID{}, nil,
-				&jsonrpc.Error{Code: -32700, Message: "mcpx replay: parse error: the frame is not a JSON-RPC message, and the recording has no such frame"})}}
+				&jsonrpc.Error{Code: -32700, Message: "mcpx replay: parse error: the frame is not a JSON-RPC message, and the recording has no such frame"}), root: -1}}
 		}
 	}
 	return s.emit(i)
 }
 
-// noteClient reports, once per session and field, per-request protocol
-// fields of a 2026-07-28-era request that differ from the recorded
-// request's (they do not count for matching): another protocol version or
-// other client capabilities, as a different initialize would be; another
-// client identity only in strict mode.
+// orEmpty is raw, or {} when it is absent.
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// noteClient reports in strict mode, once per session and field, the
+// per-request protocol fields of a 2026-07-28-era request that differ from
+// the recorded request's (they do not count for matching, and are no
+// error: any conforming client is served): another protocol version,
+// other client capabilities, another client identity.
 func (s *replaySession) noteClient(live, recorded *jsonrpc.Message) {
 	for _, f := range []struct {
 		key, what string
-		lenient   bool
 	}{
-		{mcp.MetaProtocolVersion, "declares protocol version", false},
-		{mcp.MetaClientCapabilities, "declares the capabilities", false},
-		{mcp.MetaClientInfo, "identifies itself as", true},
+		{mcp.MetaProtocolVersion, "declares protocol version"},
+		{mcp.MetaClientCapabilities, "declares the capabilities"},
+		{mcp.MetaClientInfo, "identifies itself as"},
 	} {
-		if s.noted[f.key] || f.lenient && !s.opts.Strict {
+		if s.noted[f.key] || !s.opts.Strict {
 			continue
 		}
 		l, r := metaValue(live.Raw, f.key), metaValue(recorded.Raw, f.key)
@@ -546,7 +851,7 @@ func (s *replaySession) noteClient(live, recorded *jsonrpc.Message) {
 			s.noted = map[string]bool{}
 		}
 		s.noted[f.key] = true
-		s.deviate(f.lenient, "the client %s %s, the recorded one %s %s (answered as recorded)",
+		s.deviate(devInfo, "the client %s %s, the recorded one %s %s (answered as recorded)",
 			f.what, orNone(l), f.what, orNone(r))
 	}
 }
@@ -580,9 +885,9 @@ func canonicalJSON(raw []byte) string {
 }
 
 // unmatched builds the error for a request the recording cannot answer,
-// saying what it has instead, and reports the deviation; it returns the
-// error's code too.
-func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
+// saying what it has instead, and reports the deviation at level; it
+// returns the error's code too.
+func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 	var same []*jsonrpc.Message
 	nextReq := ""
 	for i, st := range s.sc.steps {
@@ -620,7 +925,11 @@ func (s *replaySession) unmatched(m *jsonrpc.Message) ([]byte, int) {
 			msg += fmt.Sprintf(" (and %d more)", len(same)-len(desc))
 		}
 	}
-	s.deviate(false, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+rawjson.Excerpt(m.Params, 160)+")")
+	got := "no params"
+	if len(bytes.TrimSpace(m.Params)) > 0 {
+		got = rawjson.Excerpt(m.Params, 160)
+	}
+	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+got+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
 }
@@ -632,22 +941,31 @@ func rawOrNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// emit marks step i used and returns what the server did after it, with
-// the ids of responses changed to the live client's.
+// emit marks step i used and returns what the server did because of it,
+// with the ids of responses changed to the live client's.
 func (s *replaySession) emit(i int) []output {
 	s.used[i] = true
 	st := s.sc.steps[i]
-	outs := make([]output, 0, len(st.follow)+1)
-	if st.refused != 0 {
-		outs = append(outs, output{refused: st.refused})
-	}
+	outs := make([]output, 0, len(st.follow))
 	for _, o := range st.follow {
-		if !o.isStderr {
+		switch {
+		case o.isStderr || o.refused != 0:
+		case o.response:
+			if id, ok := s.live[o.root]; ok {
+				o.frame = replaceTop(o.frame, "id", id.Raw())
+			}
+		default:
 			o.frame = mapMessages(o.frame, s.liveID)
 		}
 		outs = append(outs, o)
 	}
 	return outs
+}
+
+// liveRequest returns the live id of the request of step root.
+func (s *replaySession) liveRequest(root int) (jsonrpc.ID, bool) {
+	id, ok := s.live[root]
+	return id, ok
 }
 
 // progressToken returns a request's params._meta.progressToken, or nil.
@@ -709,22 +1027,152 @@ func (s *replaySession) finish() {
 		}
 	}
 	if len(missing) > 0 {
-		s.deviate(false, "the client ended the session without sending %d recorded *jsonrpc.Message(s), first %s", len(missing), missing[0])
+		s.deviate(devWarn, "the client ended the session without sending %d recorded message(s), first %s", len(missing), missing[0])
 	}
+}
+
+// replayConn is one client connection: the session it is served, chosen
+// among the candidates as the client's messages narrow them.
+type replayConn struct {
+	r     *Replayer
+	era   string
+	cands []*sessionSig // still possible, in the order of preference
+	cur   *replaySession
+	n     int      // the session cur replays
+	log   [][]byte // the client's frames so far, while the choice is open
+}
+
+// newConn starts a connection of era ("legacy", "modern" or "" for any):
+// sessions not served yet come first, then those of the era, each in
+// order.
+func (r *Replayer) newConn(era string) *replayConn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := &replayConn{r: r, era: era}
+	rank := func(s *sessionSig) int {
+		k := 0
+		if r.served[s.n] {
+			k += 2
+		}
+		if era == "legacy" && !s.legacy || era == "modern" && !s.modern {
+			k++
+		}
+		return k
+	}
+	c.cands = slices.Clone(r.sigs)
+	slices.SortStableFunc(c.cands, func(a, b *sessionSig) int { return rank(a) - rank(b) })
+	return c
+}
+
+// choose makes session sig the one the connection is served, catching it
+// up with what the client sent so far.
+func (c *replayConn) choose(sig *sessionSig) error {
+	sc, err := c.r.script(sig.n)
+	if err != nil {
+		return err
+	}
+	s := newEraSession(sc, &c.r.opts, c.era)
+	s.quiet = true
+	for _, f := range c.log {
+		s.handle(f)
+	}
+	s.quiet = false
+	s.err = nil
+	c.cur, c.n = s, sig.n
+	c.r.mu.Lock()
+	c.r.served[sig.n] = true
+	c.r.mu.Unlock()
+	return nil
+}
+
+// start chooses the first candidate and returns what its server did before
+// the client said anything.
+func (c *replayConn) start() ([]output, error) {
+	if err := c.choose(c.cands[0]); err != nil {
+		return nil, err
+	}
+	return c.cur.sc.prelude, nil
+}
+
+// handle answers one frame of the client, first narrowing the sessions it
+// may be served to those that hold what it sent.
+func (c *replayConn) handle(frame []byte) ([]output, error) {
+	if len(c.cands) > 1 {
+		msgs, _ := parseFrame(frame)
+		var keep []*sessionSig
+		for _, sig := range c.cands {
+			if c.r.holds(sig, msgs) {
+				keep = append(keep, sig)
+			}
+		}
+		if len(keep) > 0 {
+			c.cands = keep
+		}
+		if c.cur == nil || !slices.ContainsFunc(c.cands, func(s *sessionSig) bool { return s.n == c.n }) {
+			if err := c.choose(c.cands[0]); err != nil {
+				return nil, err
+			}
+		}
+		if len(c.cands) > 1 {
+			c.log = append(c.log, frame)
+		} else {
+			c.log = nil
+		}
+	} else if c.cur == nil {
+		if err := c.choose(c.cands[0]); err != nil {
+			return nil, err
+		}
+	}
+	return c.cur.handle(frame), nil
+}
+
+// holds reports whether session sig can answer msgs: it holds each request
+// and notification (initialize, server/discover and ping any session
+// answers).
+func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
+	for _, m := range msgs {
+		k := m.Kind()
+		if k != jsonrpc.KindRequest && k != jsonrpc.KindNotification {
+			continue
+		}
+		if k == jsonrpc.KindRequest && m.Method == mcp.MethodInitialize {
+			if !sig.legacy {
+				return false
+			}
+			continue
+		}
+		if k == jsonrpc.KindRequest && (m.Method == mcp.MethodDiscover || m.Method == mcp.MethodPing) {
+			continue
+		}
+		lm := m
+		if r.red.Enabled() {
+			lm = parseMessage(r.red.Frame(m.Raw))
+		}
+		if !sig.keys[keyHash(canonicalWith(lm, pathsFor(r.ignore, m.Method), r.norm))] {
+			return false
+		}
+	}
+	return true
 }
 
 // Serve replays the recorded server on conn, the server's end of a
 // connection (the other end of a transport.Pipe in tests, stdin and stdout
-// for `mcpx replay`), until the client closes it or ctx ends. It returns
-// nil when the client ended the session, and in strict mode a
+// for `mcpx replay`), until the client closes it or ctx ends: one session
+// of the trace, the one that matches the client (see Replayer). It
+// returns nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
 // answering the message that caused it). Serve does not close conn.
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
-// on its read loop, in order, with what the recorded server did next.
+// on its read loop, in order, with what the recorded server did because of
+// it.
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
-	s := r.newSession()
-	if err := r.send(ctx, conn, s.sc.prelude); err != nil {
+	c := r.newConn("")
+	prelude, err := c.start()
+	if err != nil {
+		return err
+	}
+	if err := r.send(ctx, conn, c.cur, prelude); err != nil {
 		return err
 	}
 	stop := make(chan error, 1)
@@ -733,9 +1181,12 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 		if stopped {
 			return true
 		}
-		err := r.send(ctx, conn, s.handle(f.Data))
-		if err == nil && s.err != nil {
-			err = s.err
+		outs, err := c.handle(f.Data)
+		if err == nil {
+			err = r.send(ctx, conn, c.cur, outs)
+		}
+		if err == nil && c.cur.err != nil {
+			err = c.cur.err
 		}
 		if err != nil {
 			stopped = true
@@ -761,14 +1212,14 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 		return err
 	default:
 	}
-	s.finish()
-	if s.err != nil {
-		return s.err
+	c.cur.finish()
+	if c.cur.err != nil {
+		return c.cur.err
 	}
 	return nil
 }
 
-func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output) error {
+func (r *Replayer) send(ctx context.Context, conn transport.Conn, s *replaySession, outs []output) error {
 	for _, o := range outs {
 		if o.isStderr {
 			if r.opts.OnStderr != nil {
@@ -776,10 +1227,17 @@ func (r *Replayer) send(ctx context.Context, conn transport.Conn, outs []output)
 			}
 			continue
 		}
-		if o.refused != 0 {
-			continue // HTTP only
-		}
 		data := o.frame
+		if o.refused != 0 {
+			// Refused over HTTP without an answer; over a connection the
+			// client would wait forever: an error says what happened.
+			id, ok := s.liveRequest(o.root)
+			if !ok {
+				continue
+			}
+			data = jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: -32603,
+				Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)})
+		}
 		if bytes.IndexByte(data, '\n') >= 0 {
 			// Recorded over HTTP with line breaks; stdio framing has none.
 			var b bytes.Buffer

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -18,16 +20,24 @@ import (
 )
 
 // Handler returns an http.Handler that serves the recorded server over
-// Streamable HTTP, in the protocol era the recording shows.
+// Streamable HTTP, in the protocol era the recording shows, and over the
+// legacy HTTP+SSE transport. Each new client connection is served the
+// session of the trace that matches it (see Replayer).
 //
 // Handshake era (spec 2025-03-26 to 2025-11-25: basic/transports): each
-// initialize POST starts a session (with its own Mcp-Session-Id) that
-// replays the recording from the start. A request's answer comes back as
-// a JSON body when the recording has nothing else to send with it, as an
-// SSE stream otherwise (notifications and server-to-client requests the
-// server sent while handling it). Messages the recorded server sent
-// outside any request go to the session's GET stream. DELETE ends a
-// session.
+// initialize POST starts a connection (with its own Mcp-Session-Id). A
+// request's answer comes back as a JSON body when the recording has
+// nothing else to send with it, as an SSE stream otherwise (notifications
+// and server-to-client requests the server sent while handling it); a
+// POST that is not a batch is never answered with a JSON array. What the
+// recorded server sent on its GET stream, or outside any request, goes to
+// the session's GET stream. A request the recorded server refused without
+// a JSON-RPC answer (a 400 text/plain) is refused the same way. DELETE
+// ends a session.
+//
+// HTTP+SSE (spec 2024-11-05: basic/transports): a GET without a session
+// opens the event stream, whose endpoint event names where to POST; every
+// answer goes on the stream.
 //
 // Stateless era (spec 2026-07-28: basic/transports/streamable-http): a
 // POST without a session (any POST, when the recording has no initialize)
@@ -36,33 +46,38 @@ import (
 // are checked against its body as a server must (400 with a HeaderMismatch
 // error otherwise; Mcp-Param headers per the x-mcp-header annotations of
 // the recorded tools/list). The answer comes as a JSON body (with the
-// recorded HTTP status) or as an SSE stream scoped to the request; change
-// notifications go to an open subscriptions/listen stream. No session id
-// is minted or echoed, and GET and DELETE without a session are refused
-// with 405. Such requests share one replay of the recording, which starts
-// over when a client asks server/discover again after every recorded
-// server/discover was answered (a new client, as initialize is in the
-// handshake era).
+// recorded HTTP status, a JSON-RPC error in a 4xx body included) or as an
+// SSE stream scoped to the request; change notifications go to an open
+// subscriptions/listen stream. No session id is minted or echoed, and GET
+// and DELETE without a session are refused with 405. Requests from one
+// remote host share a connection, which starts over when the host asks
+// server/discover again after other requests (a new client, as initialize
+// is in the handshake era).
 func (r *Replayer) Handler() http.Handler {
-	return &replayHandler{r: r, sessions: map[string]*httpSession{}}
+	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
 
 type replayHandler struct {
 	r         *Replayer
 	mu        sync.Mutex
-	sessions  map[string]*httpSession
-	stateless *httpSession // the replay stateless requests share
+	sessions  map[string]*httpSession // by the session id minted for it
+	stateless map[string]*httpSession // by remote host: stateless requests
 }
 
-// httpSession is one replayed session and the streams its frames go to.
+// httpSession is one replayed connection and the streams its frames go to.
 type httpSession struct {
 	id   string
 	mu   sync.Mutex
-	s    *replaySession
-	gone chan struct{} // closed by DELETE; nil (never) for the stateless one
+	c    *replayConn
+	gone chan struct{} // closed by DELETE; nil (never) for a stateless one
 	// stateless marks the replay of 2026-07-28-era requests: no GET
 	// stream, and what a request's stream may carry is restricted.
 	stateless bool
+	// asked marks a stateless connection that answered a request other
+	// than server/discover.
+	asked bool
+	// sse, for an HTTP+SSE connection, is its one event stream.
+	sse *sseQueue
 
 	waiting map[string]*sseQueue // live request id key -> the stream owing its response
 	streams []*sseQueue          // open request streams, oldest first
@@ -77,8 +92,9 @@ type sseQueue struct {
 	wake    chan struct{}
 	pending map[string]bool // ids whose responses are still due
 	closed  bool
-	status  int  // the recorded HTTP error status of the answer, if any
-	listen  bool // answers subscriptions/listen (stateless era)
+	status  int     // the recorded HTTP error status of the answer, if any
+	refused *output // the recorded refusal of the request, if any
+	listen  bool    // answers subscriptions/listen (stateless era)
 }
 
 func newQueue() *sseQueue { return &sseQueue{wake: make(chan struct{}, 1), pending: map[string]bool{}} }
@@ -127,7 +143,17 @@ func newSessionID() string {
 }
 
 func (h *replayHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost && h.r.sc.modern && (!h.r.sc.legacy || req.Header.Get("Mcp-Session-Id") == "") {
+	if req.Method == http.MethodPost {
+		if sess := h.sseSession(req); sess != nil {
+			h.postSSE(w, req, sess)
+			return
+		}
+	}
+	if req.Method == http.MethodGet && req.Header.Get("Mcp-Session-Id") == "" && (h.r.legacy || !h.r.modern) {
+		h.openSSE(w, req)
+		return
+	}
+	if req.Method != http.MethodPost && h.r.modern && (!h.r.legacy || req.Header.Get("Mcp-Session-Id") == "") {
 		// 2026-07-28 has neither the GET stream nor sessions to end (spec
 		// 2026-07-28: basic/transports/streamable-http, "Backward
 		// Compatibility").
@@ -149,7 +175,9 @@ func (h *replayHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		delete(h.sessions, sess.id)
 		h.mu.Unlock()
 		sess.mu.Lock()
-		sess.s.finish()
+		if sess.c.cur != nil {
+			sess.c.cur.finish()
+		}
 		sess.mu.Unlock()
 		close(sess.gone)
 		w.WriteHeader(http.StatusOK)
@@ -177,38 +205,63 @@ func (h *replayHandler) session(w http.ResponseWriter, req *http.Request) *httpS
 	return sess
 }
 
+// newHTTPSession starts a connection of era and queues what the server
+// did before the client spoke.
+func (h *replayHandler) newHTTPSession(era string, stateless bool) (*httpSession, error) {
+	sess := &httpSession{c: h.r.newConn(era), waiting: map[string]*sseQueue{}, stateless: stateless}
+	if !stateless {
+		sess.id, sess.gone = newSessionID(), make(chan struct{})
+	}
+	prelude, err := sess.c.start()
+	if err != nil {
+		return nil, err
+	}
+	sess.mu.Lock()
+	for _, o := range prelude {
+		sess.route(o, nil)
+	}
+	sess.mu.Unlock()
+	return sess, nil
+}
+
 func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 	body, ok := readRequestBody(w, req, h.r.opts.MaxMessageSize)
 	if !ok {
 		return
 	}
 	msgs, batch := parseFrame(body)
-	sc := h.r.sc
-	if sc.modern && (!sc.legacy || req.Header.Get("Mcp-Session-Id") == "" && !hasInitialize(msgs)) {
+	if h.r.modern && (!h.r.legacy || req.Header.Get("Mcp-Session-Id") == "" && !hasInitialize(msgs)) {
 		h.postStateless(w, req, body, msgs, batch)
 		return
 	}
 	var sess *httpSession
 	if req.Header.Get("Mcp-Session-Id") == "" && hasInitialize(msgs) {
-		sess = &httpSession{id: newSessionID(), s: h.r.newEraSession("legacy"), gone: make(chan struct{}), waiting: map[string]*sseQueue{}}
+		var err error
+		if sess, err = h.newHTTPSession("legacy", false); err != nil {
+			http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
 		h.mu.Lock()
 		h.sessions[sess.id] = sess
 		h.mu.Unlock()
-		sess.mu.Lock()
-		for _, o := range sess.s.sc.prelude {
-			sess.route(o, nil)
-		}
-		sess.mu.Unlock()
 	} else if sess = h.session(w, req); sess == nil {
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", sess.id)
+	h.answer(w, req, sess, body, msgs, batch)
+}
 
+// answer handles one POST of a connection and answers it: 202 for
+// notifications and responses alone; a JSON body when its requests were
+// answered at once with nothing else to say; the recorded refusal; an SSE
+// stream otherwise.
+func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *httpSession, body []byte, msgs []*jsonrpc.Message, batch bool) {
 	var q *sseQueue
 	for _, m := range msgs {
 		if m.Kind() == jsonrpc.KindRequest {
 			if q == nil {
 				q = newQueue()
+				q.listen = m.Method == mcp.MethodSubscriptionsListen
 			}
 			q.pending[m.ID.Key()] = true
 		}
@@ -220,20 +273,37 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		}
 		sess.streams = append(sess.streams, q)
 	}
-	for _, o := range sess.s.handle(body) {
+	outs, err := sess.c.handle(body)
+	if err != nil {
+		if q != nil {
+			sess.removeStream(q)
+		}
+		sess.mu.Unlock()
+		http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if sess.stateless {
+		for _, m := range msgs {
+			if m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodDiscover {
+				sess.asked = true
+			}
+		}
+	}
+	for _, o := range outs {
 		sess.route(o, q)
 	}
-	if sess.s.err != nil && h.r.opts.Strict {
+	if cur := sess.c.cur; cur.err != nil && h.r.opts.Strict {
 		// The deviation was reported; the owner decides what to do.
-		sess.s.err = nil
+		cur.err = nil
 	}
-	// Everything answered at once, with nothing else to say: plain JSON.
 	var frames [][]byte
+	var refused *output
 	if q != nil {
 		q.mu.Lock()
-		answered := len(q.pending) == 0 && allResponses(q.frames)
+		refused = q.refused
+		answered := len(q.pending) == 0 && allResponses(q.frames) && (batch || len(q.frames) == 1)
 		q.mu.Unlock()
-		if answered {
+		if refused != nil || answered {
 			frames = q.take()
 			sess.removeStream(q)
 		}
@@ -244,8 +314,20 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 	case q == nil:
 		w.WriteHeader(http.StatusAccepted)
 		return
+	case refused != nil:
+		ct := refused.refusedType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(refused.refused)
+		io.WriteString(w, refused.refusedText)
+		return
 	case frames != nil:
 		w.Header().Set("Content-Type", "application/json")
+		if q.status >= 400 {
+			w.WriteHeader(q.status)
+		}
 		if len(frames) == 1 && !batch {
 			w.Write(frames[0])
 			return
@@ -254,6 +336,9 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer sess.dropStream(q)
+	// A request whose response the recording lacks (the recorded client
+	// cancelled it, or listened until it left) stays open until the client
+	// closes it, as the server's did.
 	streamQueue(w, req, q, sess.gone)
 }
 
@@ -278,12 +363,36 @@ func hasInitialize(msgs []*jsonrpc.Message) bool {
 	return false
 }
 
-// route sends one output of the replay where it belongs: a response to
-// the stream that owes it; anything else to the stream of the request
-// being handled (own), else the newest open request stream, else the GET
-// stream, else it is parked until a GET stream opens. Called with s.mu held.
+// route sends one output of the replay where it belongs: everything to
+// the event stream of an HTTP+SSE connection; a response to the stream
+// that owes it; a refusal to the request's POST; what the server sent on
+// its GET stream to the GET stream; anything else to the stream of the
+// request it belongs to, else that of the request being handled (own),
+// else the newest open request stream, else the GET stream, else it is
+// parked until a GET stream opens. Called with s.mu held.
 func (s *httpSession) route(o output, own *sseQueue) {
-	if o.isStderr || o.refused != 0 {
+	if o.isStderr {
+		return
+	}
+	var rootQ *sseQueue
+	if o.root >= 0 && s.c.cur != nil {
+		if id, ok := s.c.cur.liveRequest(o.root); ok {
+			rootQ = s.waiting[id.Key()]
+		}
+	}
+	if o.refused != 0 {
+		if rootQ != nil {
+			rootQ.mu.Lock()
+			if rootQ.refused == nil {
+				rootQ.refused = &o
+			}
+			rootQ.pending = map[string]bool{}
+			rootQ.mu.Unlock()
+		}
+		return
+	}
+	if s.sse != nil {
+		s.sse.push(o.frame)
 		return
 	}
 	msgs, _ := parseFrame(o.frame)
@@ -292,17 +401,26 @@ func (s *httpSession) route(o output, own *sseQueue) {
 			delete(s.waiting, msgs[0].ID.Key())
 			q.mu.Lock()
 			delete(q.pending, msgs[0].ID.Key())
-			q.status = o.status
+			if o.status != 0 {
+				q.status = o.status
+			}
 			q.mu.Unlock()
 			q.push(o.frame)
 			return
 		}
+	}
+	if rootQ != nil {
+		own = rootQ
 	}
 	if s.stateless {
 		s.routeStateless(o, msgs, own)
 		return
 	}
 	switch {
+	case o.get && s.get != nil:
+		s.get.push(o.frame)
+	case o.get:
+		s.parked = append(s.parked, o.frame)
 	case own != nil:
 		own.push(o.frame)
 	case len(s.streams) > 0:
@@ -414,6 +532,12 @@ func (h *replayHandler) get(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flush(w)
+	pump(w, req, q, sess.gone)
+}
+
+// pump writes q's frames as SSE message events as they come, until the
+// client leaves or gone is closed.
+func pump(w http.ResponseWriter, req *http.Request, q *sseQueue, gone <-chan struct{}) {
 	for {
 		for _, f := range q.take() {
 			if writeEvent(w, f) != nil {
@@ -425,10 +549,101 @@ func (h *replayHandler) get(w http.ResponseWriter, req *http.Request) {
 		case <-q.wake:
 		case <-req.Context().Done():
 			return
-		case <-sess.gone:
+		case <-gone:
 			return
 		}
 	}
+}
+
+// sseSession returns the HTTP+SSE connection a POST is for (its sessionId
+// query parameter names one), or nil.
+func (h *replayHandler) sseSession(req *http.Request) *httpSession {
+	id := req.URL.Query().Get("sessionId")
+	if id == "" {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sess := h.sessions[id]; sess != nil && sess.sse != nil {
+		return sess
+	}
+	return nil
+}
+
+// openSSE serves the event stream of an HTTP+SSE connection (spec
+// 2024-11-05: basic/transports, "HTTP with SSE"): the endpoint event names
+// where the client POSTs its messages, and every answer comes on the
+// stream.
+func (h *replayHandler) openSSE(w http.ResponseWriter, req *http.Request) {
+	sess, err := h.newHTTPSession("legacy", false)
+	if err != nil {
+		http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	sess.mu.Lock()
+	sess.sse = newQueue()
+	for _, f := range sess.parked {
+		sess.sse.push(f)
+	}
+	sess.parked = nil
+	sess.mu.Unlock()
+	h.mu.Lock()
+	h.sessions[sess.id] = sess
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.sessions, sess.id)
+		h.mu.Unlock()
+		sess.mu.Lock()
+		if sess.c.cur != nil {
+			sess.c.cur.finish()
+		}
+		sess.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	endpoint := (&url.URL{Path: req.URL.Path, RawQuery: "sessionId=" + sess.id}).String()
+	if _, err := fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint); err != nil {
+		return
+	}
+	flush(w)
+	pump(w, req, sess.sse, sess.gone)
+}
+
+// postSSE takes a message of an HTTP+SSE connection: accepted at once, its
+// answers go on the event stream.
+func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *httpSession) {
+	body, ok := readRequestBody(w, req, h.r.opts.MaxMessageSize)
+	if !ok {
+		return
+	}
+	sess.mu.Lock()
+	outs, err := sess.c.handle(body)
+	if err == nil {
+		for _, o := range outs {
+			if o.refused != 0 {
+				if id, ok := sess.c.cur.liveRequest(o.root); ok {
+					o.frame = jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: -32603,
+						Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)})
+					o.refused = 0
+				}
+			}
+			if o.frame != nil && o.refused == 0 {
+				sess.route(o, nil)
+			}
+		}
+		if cur := sess.c.cur; cur.err != nil && h.r.opts.Strict {
+			cur.err = nil
+		}
+	}
+	sess.mu.Unlock()
+	if err != nil {
+		http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // writeEvent writes one SSE message event; a frame with line breaks
@@ -504,131 +719,60 @@ func (h *replayHandler) postStateless(w http.ResponseWriter, req *http.Request, 
 	}
 	m := msgs[0]
 	if m.Kind() == jsonrpc.KindRequest {
-		if err := h.r.sc.checkRoute(req.Header, m); err != nil {
+		if err := h.r.checkRoute(req.Header, m); err != nil {
 			h.refuse(w, m.ID, http.StatusBadRequest, mcp.CodeHeaderMismatch, "Header mismatch: "+err.Error())
 			return
 		}
 	}
-	sess := h.statelessSession(m)
-
-	var q *sseQueue
-	if m.Kind() == jsonrpc.KindRequest {
-		q = newQueue()
-		q.pending[m.ID.Key()] = true
-		q.listen = m.Method == mcp.MethodSubscriptionsListen
-	}
-	sess.mu.Lock()
-	outs := sess.s.handle(body)
-	for _, o := range outs {
-		if o.refused != 0 {
-			if sess.s.err != nil && h.r.opts.Strict {
-				sess.s.err = nil
-			}
-			sess.mu.Unlock()
-			http.Error(w, fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d", o.refused), o.refused)
-			return
-		}
-	}
-	if q != nil {
-		sess.waiting[m.ID.Key()] = q
-		sess.streams = append(sess.streams, q)
-	}
-	for _, o := range outs {
-		sess.route(o, q)
-	}
-	if sess.s.err != nil && h.r.opts.Strict {
-		sess.s.err = nil // reported; the owner decides
-	}
-	var frames [][]byte
-	if q != nil {
-		q.mu.Lock()
-		answered := len(q.pending) == 0 && len(q.frames) == 1
-		q.mu.Unlock()
-		if answered {
-			frames = q.take()
-			sess.removeStream(q)
-		}
-	}
-	sess.mu.Unlock()
-
-	switch {
-	case q == nil:
-		w.WriteHeader(http.StatusAccepted)
-		return
-	case frames != nil:
-		w.Header().Set("Content-Type", "application/json")
-		if q.status >= 400 {
-			w.WriteHeader(q.status)
-		}
-		w.Write(frames[0])
+	sess, err := h.statelessSession(req, m)
+	if err != nil {
+		http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	defer sess.dropStream(q)
-	// A request whose response the recording lacks (the recorded client
-	// cancelled it, or listened until it left) stays open until the client
-	// closes it, as the server's did.
-	streamQueue(w, req, q, nil)
+	h.answer(w, req, sess, body, msgs, false)
 }
 
 // refuse answers a POST with an HTTP error status and a JSON-RPC error,
 // and reports the deviation.
 func (h *replayHandler) refuse(w http.ResponseWriter, id jsonrpc.ID, status, code int, msg string) {
-	h.mu.Lock()
-	sess := h.stateless
-	h.mu.Unlock()
-	if sess == nil {
-		sess = &httpSession{s: h.r.newEraSession("modern")}
+	if h.r.opts.OnDeviation != nil {
+		h.r.opts.OnDeviation(Deviation{Message: msg, Failure: true})
 	}
-	sess.mu.Lock()
-	sess.s.deviate(false, "%s", msg)
-	if h.r.opts.Strict {
-		sess.s.err = nil
-	}
-	sess.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: code, Message: "mcpx replay: " + msg}))
 }
 
-// statelessSession returns the replay stateless requests share, starting
-// a new one when m opens a new client's session: a server/discover after
-// every recorded one was answered, when the recording begins with one.
-func (h *replayHandler) statelessSession(m *jsonrpc.Message) *httpSession {
+// statelessSession returns the connection the stateless requests of the
+// request's remote host share, starting a new one when m opens a new
+// client's session: a server/discover after other requests.
+func (h *replayHandler) statelessSession(req *http.Request, m *jsonrpc.Message) (*httpSession, error) {
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		host = req.RemoteAddr
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if old := h.stateless; old != nil {
+	if old := h.stateless[host]; old != nil {
 		old.mu.Lock()
-		over := old.s.startsOver(m)
-		if over {
-			old.s.finish()
+		over := m.Kind() == jsonrpc.KindRequest && m.Method == mcp.MethodDiscover && old.asked
+		if over && old.c.cur != nil {
+			old.c.cur.finish()
 			if h.r.opts.Strict {
-				old.s.err = nil
+				old.c.cur.err = nil
 			}
 		}
 		old.mu.Unlock()
 		if !over {
-			return old
+			return old, nil
 		}
 	}
-	h.stateless = &httpSession{s: h.r.newEraSession("modern"), waiting: map[string]*sseQueue{}, stateless: true}
-	return h.stateless
-}
-
-// startsOver reports whether request m begins a new client's session: it
-// asks server/discover, the recording's first request, and every
-// recorded server/discover was answered.
-func (s *replaySession) startsOver(m *jsonrpc.Message) bool {
-	if m.Kind() != jsonrpc.KindRequest || m.Method != mcp.MethodDiscover {
-		return false
+	sess, err := h.newHTTPSession("modern", true)
+	if err != nil {
+		return nil, err
 	}
-	first := -1
-	for i, st := range s.sc.steps {
-		if st.msg.Kind() == jsonrpc.KindRequest {
-			first = i
-			break
-		}
-	}
-	return first >= 0 && s.sc.steps[first].msg.Method == m.Method && s.used[first] && s.firstUnused(m.Method) < 0
+	h.stateless[host] = sess
+	return sess, nil
 }
 
 // checkRoute checks the route headers of a stateless request against its
@@ -638,7 +782,7 @@ func (s *replaySession) startsOver(m *jsonrpc.Message) bool {
 // body; an Mcp-Param-{Name} header must be present exactly when a
 // recorded x-mcp-header annotation of the tool finds a value in the
 // arguments, and match it. Encoded values are decoded first.
-func (sc *script) checkRoute(h http.Header, m *jsonrpc.Message) error {
+func (r *Replayer) checkRoute(h http.Header, m *jsonrpc.Message) error {
 	want := mcp.StandardRoute(m.Method, m.Params)
 	got := h.Get("Mcp-Protocol-Version")
 	switch {
@@ -669,7 +813,7 @@ func (sc *script) checkRoute(h http.Header, m *jsonrpc.Message) error {
 			return fmt.Errorf("Mcp-Name is %q, but the body names %q", got, want.Name)
 		}
 	}
-	params := sc.xheaders[want.Name]
+	params := r.xheaders[want.Name]
 	if m.Method != mcp.MethodToolsCall || len(params) == 0 {
 		return nil
 	}

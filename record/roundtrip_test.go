@@ -160,14 +160,16 @@ func everythingStdio(t testing.TB) transport.StdioOptions {
 }
 
 // everythingCalls exercise server-everything. The client declares roots,
-// and the server asks for them (roots/list) 350ms after the handshake: the
-// long-running operation lasts longer than that, so that the request comes
-// during it in every session, recorded or verified, not in some only.
+// and the server asks for them (roots/list) 350ms after the handshake,
+// then logs that it got them: the long-running operation comes first and
+// lasts a second, so that both come during it in every session, recorded
+// or verified, whatever the machine's load (else the verification waits
+// its 30s for them after the last exchange, and finds them elsewhere).
 var everythingCalls = []call{
+	{method: "tools/call", params: `{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":2}}`, progress: true},
 	{method: "tools/list", params: `{}`},
 	{method: "tools/call", params: `{"name":"echo","arguments":{"message":"hello"}}`},
 	{method: "tools/call", params: `{"name":"get-sum","arguments":{"a":2,"b":3}}`},
-	{method: "tools/call", params: `{"name":"trigger-long-running-operation","arguments":{"duration":0.5,"steps":2}}`, progress: true},
 	{method: "resources/list", params: `{}`},
 	{method: "resources/read", params: `{"uri":"demo://resource/static/document/architecture.md"}`},
 	{method: "prompts/list", params: `{}`},

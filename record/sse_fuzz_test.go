@@ -42,7 +42,7 @@ func FuzzProxySSE(f *testing.F) {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:2/mcp", nil)
 		resp := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(fuzzing.ChunkReader(stream, chunks))}
-		p.stream(w, r, resp, &transport.Meta{}, "get-1")
+		p.stream(w, r, resp, &transport.Meta{}, "get-1", nil)
 		if !bytes.Equal(w.Body.Bytes(), stream) {
 			t.Fatalf("the proxy forwarded %q for %q", w.Body.Bytes(), stream)
 		}

@@ -47,8 +47,10 @@ const Version = 1
 // readers of the same Version may ignore (docs/trace-format.md,
 // "Compatibility"). Minor 1 added the route of client-to-server frames, so
 // a frame of a minor-1 trace without one was sent without one, while in an
-// older trace its route was simply not recorded.
-const Minor = 1
+// older trace its route was simply not recorded. Minor 2 added sessions
+// (the s member of every event, session events), prelude frames, stream
+// events, the re member, and the header's ignore and normalize lists.
+const Minor = 2
 
 // Header is the first line of a trace: what it is and where it came from.
 type Header struct {
@@ -78,6 +80,16 @@ type Header struct {
 	// default sensitive keys (--redact), so that replay and verify can
 	// redact live traffic the same way before comparing it.
 	Redact []string `json:"redact,omitempty"`
+	// Ignore lists what replay and verify leave out when they compare
+	// messages, stored at recording time (minor 2): JSONPath expressions,
+	// each perhaps scoped to one method as METHOD:JSONPATH (see
+	// ParseIgnore). Later replays and verifies apply them in addition to
+	// their own.
+	Ignore []string `json:"ignore,omitempty"`
+	// Normalize lists the normalizers replay and verify apply to string
+	// values, live and recorded, before comparing them (minor 2; see
+	// Normalizer).
+	Normalize []Normalizer `json:"normalize,omitempty"`
 }
 
 // Kind says what an Event records.
@@ -92,8 +104,17 @@ const (
 	// KindNote is a decision of the transport or session worth knowing
 	// about ("session re-initialized", "falling back to HTTP+SSE").
 	KindNote Kind = "note"
-	// KindHTTP is one HTTP request or response at the HTTP layer.
+	// KindHTTP is one HTTP request or response at the HTTP layer. One
+	// that answered a request without a JSON-RPC body (a refusal such as
+	// a 400 text/plain) names the request in Event.Re.
 	KindHTTP Kind = "http"
+	// KindSession opens a session (minor 2): the first event of every
+	// session, with its SessionInfo.
+	KindSession Kind = "session"
+	// KindStream is SSE stream metadata that is no frame (minor 2): a
+	// priming event (an event id and perhaps a retry delay, no data), a
+	// stream opened, closed or resumed.
+	KindStream Kind = "stream"
 )
 
 // Direction says which way a frame travelled.
@@ -129,6 +150,38 @@ type Event struct {
 	// Mcp-Param-{Name} headers), redacted like the frame; nil for frames of
 	// the handshake era and for traces older than Minor 1.
 	Route *transport.Route
+	// Session is the session the event belongs to, from 1 (minor 2); 0
+	// (events of older traces, events written without one) means 1.
+	Session int
+	// Prelude marks a frame written from the session's memory rather than
+	// observed as it crossed the wire: the handshake a recording started
+	// mid-session begins with.
+	Prelude bool
+	// Re names the request an http or note event is about, as the JSON of
+	// its id: the request an HTTP refusal without a JSON-RPC body
+	// answered.
+	Re json.RawMessage
+	// Retry is the reconnection delay a stream event's SSE event asked
+	// for (the retry field), when it had one.
+	Retry time.Duration
+	// SessionInfo describes the session a KindSession event opens.
+	SessionInfo *SessionInfo
+}
+
+// SessionInfo describes one session of a trace (minor 2): how the client
+// reached the server, and, for a proxy, how the host reached the proxy.
+type SessionInfo struct {
+	// Transport is "stdio", "http" (Streamable HTTP) or "sse" (the legacy
+	// HTTP+SSE transport); "pipe" for in-process sessions.
+	Transport string `json:"transport,omitempty"`
+	// Target is the server: a command line or a URL, secrets removed.
+	Target string `json:"target,omitempty"`
+	// Client says how the host reached a proxy, e.g. the remote address of
+	// its connection; empty when mcpx was the client.
+	Client string `json:"client,omitempty"`
+	// Prelude is true when the session's first frames were written from
+	// memory (a recording started mid-session): they carry Event.Prelude.
+	Prelude bool `json:"prelude,omitempty"`
 }
 
 // Messages decodes the frame an event holds (see package jsonrpc): one
@@ -142,7 +195,8 @@ func (e Event) Messages() (msgs []*jsonrpc.Message, batch bool) {
 	return parseFrame(e.Data)
 }
 
-// Trace is a whole trace file in memory.
+// Trace is a whole trace file in memory. (TraceFile reads a large one a
+// session at a time.)
 type Trace struct {
 	Header Header
 	Events []Event
@@ -172,6 +226,7 @@ func (t *Trace) Frames() []Event {
 //   - raw alone: not JSON; b64 alone: not valid UTF-8 either.
 type wireEvent struct {
 	T     int64           `json:"t"`
+	S     int             `json:"s,omitempty"`
 	Kind  Kind            `json:"kind"`
 	Dir   Direction       `json:"dir,omitempty"`
 	Msg   json.RawMessage `json:"msg,omitempty"`
@@ -180,6 +235,11 @@ type wireEvent struct {
 	Text  string          `json:"text,omitempty"`
 	Route *wireRoute      `json:"route,omitempty"`
 	Meta  *transport.Meta `json:"meta,omitempty"`
+	// Minor 2.
+	Prelude bool            `json:"prelude,omitempty"`
+	Re      json.RawMessage `json:"re,omitempty"`
+	Retry   int64           `json:"retry,omitempty"`
+	Session *SessionInfo    `json:"session,omitempty"`
 }
 
 // wireRoute is the JSON form of a transport.Route. Values are stored
@@ -209,6 +269,9 @@ func (w *wireRoute) route() *transport.Route {
 // dies mid-session leaves a trace that is readable up to its last event.
 // It is safe for concurrent use.
 type writer struct {
+	// old, for a copy of a trace older than minor 2, leaves out the
+	// session numbers its events are read with.
+	old  bool
 	mu   sync.Mutex
 	w    io.Writer
 	buf  []byte
@@ -238,7 +301,7 @@ func newWriterAs(w io.Writer, h Header) (*writer, error) {
 	if _, err := w.Write(line); err != nil {
 		return nil, fmt.Errorf("writing the trace header: %w", err)
 	}
-	return &writer{w: w}, nil
+	return &writer{w: w, old: h.Minor < 2}, nil
 }
 
 // marshalLine encodes v as one JSON line without HTML escaping.
@@ -281,6 +344,10 @@ func (w *writer) write(e Event, scan *scanResult) error {
 func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, e.Time.Microseconds(), 10)
+	if e.Session > 0 && !w.old {
+		b = append(b, `,"s":`...)
+		b = strconv.AppendInt(b, int64(e.Session), 10)
+	}
 	b = append(b, `,"kind":`...)
 	b = appendString(b, string(e.Kind))
 	if e.Dir != "" {
@@ -289,6 +356,9 @@ func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 	}
 	if e.Kind == KindFrame {
 		b = w.appendFrame(b, e.Data, scan)
+		if e.Prelude {
+			b = append(b, `,"prelude":true`...)
+		}
 	}
 	if e.Text != "" {
 		b = append(b, `,"text":`...)
@@ -301,6 +371,22 @@ func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 		m, _ := json.Marshal(e.Meta)
 		b = append(b, `,"meta":`...)
 		b = append(b, m...)
+	}
+	if len(e.Re) > 0 && e.Kind != KindFrame {
+		var c bytes.Buffer
+		if json.Compact(&c, e.Re) == nil {
+			b = append(b, `,"re":`...)
+			b = append(b, c.Bytes()...)
+		}
+	}
+	if e.Retry > 0 && e.Kind == KindStream {
+		b = append(b, `,"retry":`...)
+		b = strconv.AppendInt(b, e.Retry.Milliseconds(), 10)
+	}
+	if e.SessionInfo != nil && e.Kind == KindSession {
+		m, _ := marshalLine(e.SessionInfo)
+		b = append(b, `,"session":`...)
+		b = append(b, bytes.TrimSuffix(m, []byte("\n"))...)
 	}
 	return append(b, '}', '\n')
 }
@@ -474,54 +560,22 @@ func ReadFile(name string) (*Trace, error) { return ReadOptions{}.ReadFile(name)
 // its line number. Frames are slices of the lines they were read from,
 // never copied again.
 func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
-	limit := o.MaxMessageSize
-	if limit <= 0 {
-		limit = transport.DefaultMaxMessageSize
-	}
-	lr := transport.NewLineReader(r, limit+min(limit, lineSlack), "")
-	readLine := func(n int) ([]byte, bool, error) {
-		line, ended, err := lr.ReadLine()
-		if errors.Is(err, transport.ErrFrameTooLarge) {
-			return nil, false, &transport.FrameTooLargeError{What: fmt.Sprintf("trace line %d", n), Limit: limit}
-		}
-		return line, ended, err
-	}
-	first, _, err := readLine(1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(first)) == 0 {
-		return nil, fmt.Errorf("%w: the file is empty", ErrNotTrace)
-	}
-	var h Header
-	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
-		return nil, fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
-	}
-	if h.Version != Version {
-		return nil, &VersionError{Got: h.Version}
-	}
-	t := &Trace{Header: h}
-	for n := 2; ; n++ {
-		data, ended, err := readLine(n)
-		if errors.Is(err, io.EOF) {
-			return t, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		e, perr := parseEvent(data)
+	t := &Trace{}
+	err := o.scan(r, func(h Header, _ int64) { t.Header = h }, func(n int, _ int64, _ []byte, ended bool, e *Event, perr error) error {
 		switch {
 		case perr == nil:
-			t.Events = append(t.Events, e)
+			t.Events = append(t.Events, *e)
 		case !ended:
 			t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
 		default:
-			return nil, fmt.Errorf("trace line %d: %w", n, perr)
+			return fmt.Errorf("trace line %d: %w", n, perr)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return t, nil
 }
 
 // parseEvent decodes one event line. The frame is a slice of line when
@@ -574,6 +628,21 @@ func parseEvent(line []byte) (Event, error) {
 			err = json.Unmarshal(v, &w.Route)
 		case "meta":
 			err = json.Unmarshal(v, &w.Meta)
+		case "s":
+			err = json.Unmarshal(v, &w.S)
+			if err == nil && w.S < 0 {
+				err = errors.New("a session number is at least 1")
+			}
+		case "prelude":
+			err = json.Unmarshal(v, &w.Prelude)
+		case "re":
+			if !rawjson.IsNull(v) {
+				w.Re = v
+			}
+		case "retry":
+			err = json.Unmarshal(v, &w.Retry)
+		case "session":
+			err = json.Unmarshal(v, &w.Session)
 		}
 		if err != nil && typeErr == nil {
 			typeErr = fmt.Errorf("%s: %w", key, err)
@@ -586,7 +655,8 @@ func parseEvent(line []byte) (Event, error) {
 	if w.T > math.MaxInt64/int64(time.Microsecond) || w.T < math.MinInt64/int64(time.Microsecond) {
 		return Event{}, fmt.Errorf("t %d is out of range (microseconds, at most %d)", w.T, math.MaxInt64/int64(time.Microsecond))
 	}
-	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta}
+	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta,
+		Session: w.S, Re: w.Re}
 	switch w.Kind {
 	case KindFrame:
 		switch {
@@ -611,6 +681,16 @@ func parseEvent(line []byte) (Event, error) {
 		if w.Route != nil {
 			e.Route = w.Route.route()
 		}
+		e.Prelude = w.Prelude
+	case KindStream:
+		if w.Retry > 0 && w.Retry <= math.MaxInt64/int64(time.Millisecond) {
+			e.Retry = time.Duration(w.Retry) * time.Millisecond
+		}
+	case KindSession:
+		e.SessionInfo = w.Session
+		if e.SessionInfo == nil {
+			e.SessionInfo = &SessionInfo{}
+		}
 	case KindStderr, KindNote, KindHTTP:
 	case "":
 		return Event{}, errors.New("event without a kind")
@@ -623,7 +703,8 @@ func parseEvent(line []byte) (Event, error) {
 
 // eventMember returns the wireEvent member a quoted name stands for.
 func eventMember(q []byte) string {
-	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta")
+	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta",
+		"s", "prelude", "re", "retry", "session")
 }
 
 // jsonKind names the kind of a JSON value, for messages.

@@ -1,41 +1,63 @@
 package record
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
-	"github.com/mcpx-dev/mcpx/jsonrpc"
-	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // VerifyOptions configure Verify.
 type VerifyOptions struct {
-	// Ignore lists JSONPath expressions, evaluated against each whole
-	// response message, whose values are not compared (e.g.
-	// $.result.serverInfo.version, or $..timestamp).
+	// Ignore lists what is not compared: JSONPath expressions evaluated
+	// against each whole message (e.g. $.result.serverInfo.version, or
+	// $..timestamp), each perhaps scoped to one method as METHOD:JSONPATH
+	// (tools/call:$.result._meta; a response counts as its request's
+	// method, see ParseIgnore). METHOD:$ leaves the notifications or
+	// server requests of that method out altogether, their number too.
+	// The trace header's ignores apply as well.
 	Ignore []string
+	// Normalize lists normalizers applied to the string values of live
+	// and recorded messages before they are compared, in addition to the
+	// trace header's (see Normalizer).
+	Normalize []Normalizer
 	// Timeout bounds the wait for each response; zero means 30s.
 	Timeout time.Duration
+	// Dial opens a connection to the server for one session of the trace
+	// (numbered from 1; info says how it was recorded). Each session is
+	// verified on a connection of its own, as it was recorded: over stdio
+	// a new server process, over HTTP a new MCP session. Verify closes
+	// what Dial opened once the session is verified. Without Dial only the
+	// session that gets the connection given to Verify is verified; the
+	// others are reported as not verified.
+	Dial func(ctx context.Context, session int, info SessionInfo) (transport.Conn, error)
 }
 
-// Mismatch is one recorded exchange the live server did not reproduce.
+// Mismatch is one recorded exchange the live server did not reproduce, or
+// something else the session did differently.
 type Mismatch struct {
-	// Method is the request's method; Request its recorded params.
+	// Session is the session of the trace it is in, from 1.
+	Session int
+	// Exchange numbers the request in its session (1 is the first request
+	// the client sent, usually initialize); 0 when the mismatch is about
+	// no request: a notification the client sent, or what the server sent
+	// outside any request.
+	Exchange int
+	// Method is the request's method (or the client's notification's);
+	// empty for what the server sent outside any request. Request holds
+	// the recorded params.
 	Method  string
 	Request json.RawMessage
 	// Problem says what went wrong in a few words ("the response differs",
 	// "no response within 30s").
 	Problem string
-	// Diffs lists the differences when both responses exist.
+	// Diffs lists the differences.
 	Diffs []Difference
 	// MoreDiffs counts differences beyond those listed.
 	MoreDiffs int
@@ -45,9 +67,11 @@ type Mismatch struct {
 
 // VerifyResult is what Verify found.
 type VerifyResult struct {
-	// Exchanges counts the recorded requests whose responses were compared.
+	// Sessions counts the sessions of the trace that were verified.
+	Sessions int
+	// Exchanges counts the recorded requests whose outcomes were compared.
 	Exchanges int
-	// Mismatches lists the exchanges that differ, in recorded order.
+	// Mismatches lists what differs, by session, in recorded order.
 	Mismatches []Mismatch
 	// Notifications counts the notifications the live server sent.
 	Notifications int
@@ -61,7 +85,11 @@ func (r *VerifyResult) OK() bool { return len(r.Mismatches) == 0 }
 
 // Summary is a one-line account of the result.
 func (r *VerifyResult) Summary() string {
-	s := fmt.Sprintf("%d exchange(s) verified, %d mismatch(es)", r.Exchanges, len(r.Mismatches))
+	s := fmt.Sprintf("%d exchange(s) verified", r.Exchanges)
+	if r.Sessions > 1 {
+		s += fmt.Sprintf(" in %d sessions", r.Sessions)
+	}
+	s += fmt.Sprintf(", %d mismatch(es)", len(r.Mismatches))
 	if r.ServerRequests > 0 {
 		s += fmt.Sprintf("; answered %d server request(s) from the recording", r.ServerRequests)
 	}
@@ -81,10 +109,15 @@ type VerifyError struct{ Result *VerifyResult }
 
 func (e *VerifyError) Error() string {
 	m := e.Result.Mismatches[0]
-	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges, m.Label(), m.Problem)
+	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges,
+		m.Where(e.Result.Sessions > 1), m.Problem)
 	if len(m.Diffs) > 0 {
 		d := m.Diffs[0]
-		msg += fmt.Sprintf(" at %s (recorded %s, live %s)", d.Path, orAbsent(d.Recorded), orAbsent(d.Live))
+		at := d.Path
+		if d.Message != "" {
+			at = d.Message + " " + d.Path
+		}
+		msg += fmt.Sprintf(" at %s (recorded %s, live %s)", at, orAbsent(d.Recorded), orAbsent(d.Live))
 	}
 	return msg
 }
@@ -100,8 +133,12 @@ func orAbsent(s string) string {
 }
 
 // Label names the exchange for people: the method, with the tool, prompt
-// or resource it is about (tools/call "echo").
+// or resource it is about (tools/call "echo"); for what the server sent
+// outside any request, that.
 func (m *Mismatch) Label() string {
+	if m.Method == "" {
+		return "outside any request"
+	}
 	var name struct {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
@@ -116,18 +153,38 @@ func (m *Mismatch) Label() string {
 	return m.Method
 }
 
+// Where names the mismatch with its place for people: "exchange 3
+// tools/call "echo"", preceded by "session 2, " when withSession is set
+// (a trace of several sessions).
+func (m *Mismatch) Where(withSession bool) string {
+	var b strings.Builder
+	if withSession {
+		fmt.Fprintf(&b, "session %d, ", m.Session)
+	}
+	if m.Exchange > 0 {
+		fmt.Fprintf(&b, "exchange %d ", m.Exchange)
+	}
+	b.WriteString(m.Label())
+	return b.String()
+}
+
 // MarshalJSON gives the result the form `mcpx verify --json` prints:
-// {"ok", "exchanges", "mismatches": [{"method", "params", "problem",
-// "diffs": [{"path", "recorded", "live"}], "moreDiffs"}], "serverRequests"},
-// where an absent value has no recorded or live member.
+// {"ok", "sessions", "exchanges", "mismatches": [{"session", "exchange",
+// "method", "params", "problem", "diffs": [{"message", "path", "recorded",
+// "live"}], "moreDiffs"}], "notifications", "serverRequests"}, where an
+// absent value has no recorded or live member, and a difference in the
+// response no message.
 func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 	type diff struct {
+		Message  string          `json:"message,omitempty"`
 		Path     string          `json:"path"`
 		Recorded json.RawMessage `json:"recorded,omitempty"`
 		Live     json.RawMessage `json:"live,omitempty"`
 	}
 	type mismatch struct {
-		Method    string          `json:"method"`
+		Session   int             `json:"session"`
+		Exchange  int             `json:"exchange,omitempty"`
+		Method    string          `json:"method,omitempty"`
 		Params    json.RawMessage `json:"params,omitempty"`
 		Problem   string          `json:"problem"`
 		Diffs     []diff          `json:"diffs,omitempty"`
@@ -135,11 +192,12 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 	}
 	out := struct {
 		OK             bool       `json:"ok"`
+		Sessions       int        `json:"sessions"`
 		Exchanges      int        `json:"exchanges"`
 		Mismatches     []mismatch `json:"mismatches"`
 		Notifications  int        `json:"notifications"`
 		ServerRequests int        `json:"serverRequests"`
-	}{OK: r.OK(), Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
+	}{OK: r.OK(), Sessions: r.Sessions, Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
 	raw := func(s string) json.RawMessage {
 		if s == "" || !json.Valid([]byte(s)) {
 			return nil
@@ -147,604 +205,138 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 		return json.RawMessage(s)
 	}
 	for _, m := range r.Mismatches {
-		mm := mismatch{Method: m.Method, Problem: m.Problem, MoreDiffs: m.MoreDiffs}
+		mm := mismatch{Session: m.Session, Exchange: m.Exchange, Method: m.Method, Problem: m.Problem, MoreDiffs: m.MoreDiffs}
 		if len(m.Request) > 0 && json.Valid(m.Request) {
 			mm.Params = m.Request
 		}
 		for _, d := range m.Diffs {
-			mm.Diffs = append(mm.Diffs, diff{Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
+			mm.Diffs = append(mm.Diffs, diff{Message: d.Message, Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
 		}
 		out.Mismatches = append(out.Mismatches, mm)
 	}
 	return json.Marshal(out)
 }
 
-// exchange is one recorded request, its recorded response and, once it
-// arrives, the live one.
-type exchange struct {
-	req      *jsonrpc.Message
-	resp     *jsonrpc.Message // recorded; nil when the recording has none
-	live     *jsonrpc.Message
-	liveID   jsonrpc.ID
-	pending  *peer.Pending // the live request, once sent
-	sent     bool
-	timedOut bool
-	// refused is the HTTP error a stateless-era request got instead of an
-	// answer (the recording may show the same: an era probe refused).
-	refused error
+// Verify re-sends the client side of a recorded trace to a live server
+// and compares what the server does with what the recorded server did:
+// each response (or HTTP refusal) with the recorded one, the
+// notifications and requests the server sent while handling each request
+// (in order within that request's window, see below), and what it sent
+// outside any request. Requests get fresh ids (and notifications/cancelled
+// the matching ones); everything else goes out exactly as recorded.
+// Requests the server sends are answered with the recorded answers to the
+// same request. Messages are compared as JSON after normalizing what
+// legitimately changes between runs (ids, session ids, timestamps, and
+// what the normalizers of opts and of the trace header replace) and
+// dropping what the ignores select; the lists of tools, prompts,
+// resources and resource templates are compared by name (uri), so that a
+// renamed or reordered entry is one difference.
+//
+// Each session of the trace is verified on its own connection: the first
+// on conn (when it is not nil), the others on connections opts.Dial
+// opens. Frames are sent in the recorded order, each once the responses
+// the recording shows arriving before it have arrived. A frame the server
+// refuses (an HTTP error status) is an outcome compared with the
+// recorded one, and the session goes on; a session whose connection ends
+// reports what it could not send. Verify does not close conn. It returns
+// an error when the trace cannot be read, a connection cannot be opened
+// or ctx ends; the result then holds what was compared before.
+//
+// A notification or server request belongs to the window of the request
+// that caused it: the one whose progress token it carries, the one whose
+// response came on the same HTTP stream, or else the one request
+// awaiting its response when it came. What belongs to no request (several
+// were pending, or none) is compared per session; a session lasts, bounded
+// by the timeout, until the live server sent as many of those messages of
+// each method as the recorded one. Over Streamable HTTP, the GET stream
+// for server-initiated messages is opened where the recorded client opened
+// its own (never, when it did not), when the trace shows the client's HTTP
+// requests; otherwise once the protocol version is negotiated.
+func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
+	return VerifySessions(ctx, tr, conn, opts)
 }
 
-// vItem is one recorded client frame to re-send, with the exchanges whose
-// responses the recording shows arriving before it was sent.
-type vItem struct {
-	frame   []byte
-	route   *transport.Route // as recorded; nil when none was
-	after   []*exchange
-	reqs    []*exchange // requests in this frame, in order
-	cancels bool        // holds notifications/cancelled (request ids to remap)
+// VerifySessions is Verify for any source of sessions: a TraceFile (see
+// ReadOptions.Open) is read a session at a time, and each session as its
+// events are needed, so that a large trace is verified in memory
+// proportional to the traffic in flight rather than to the file.
+func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	h := src.TraceHeader()
+	ignores, err := ParseIgnores(h.Ignore)
+	if err != nil {
+		return nil, fmt.Errorf("the trace's ignores: %w", err)
+	}
+	own, err := ParseIgnores(opts.Ignore)
+	if err != nil {
+		return nil, err
+	}
+	norms := append(append([]Normalizer(nil), h.Normalize...), opts.Normalize...)
+	if _, err := CompileNormalizers(norms, nil); err != nil {
+		return nil, err
+	}
+	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
+	if err != nil {
+		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+	}
+	r := &verifyRun{opts: opts, header: h, ignores: append(ignores, own...), norms: norms, red: red,
+		xheaders: map[string][]mcp.HeaderParam{}}
+	for i, n := range src.SessionNumbers() {
+		info, events := sessionEvents(src, n)
+		c := conn
+		if i > 0 {
+			c = nil
+		}
+		if err := r.session(ctx, n, info, events, c); err != nil {
+			r.sort()
+			return &r.res, err
+		}
+	}
+	r.sort()
+	return &r.res, nil
 }
 
-// serverReq is a request the recorded server sent, with the client's
-// recorded answer.
-type serverReq struct {
-	key    string
-	method string
-	answer []byte // the recorded response message, nil when none
-	used   bool
-}
-
-// verifier is one run of Verify.
-type verifier struct {
-	conn    transport.Conn
-	peer    *peer.Peer // reads conn, files responses, answers the server's requests
+// verifyRun is one run of Verify over the sessions of a trace.
+type verifyRun struct {
 	opts    VerifyOptions
-	ignore  []*Path
+	header  Header
+	ignores []Ignore
+	norms   []Normalizer
 	red     *Redactor
-	items   []*vItem
-	exch    []*exchange
-	srvReqs []*serverReq
-	ids     map[string]bool // session ids seen in the recording
-	// derive says that a stateless-era message without a recorded route
-	// gets one derived from its body: the trace's routes were not recorded
-	// (older than Minor 1), or not on the wire (stdio). offWire says the
-	// routes were not on the wire, so no Mcp-Param values were mirrored.
-	derive, offWire bool
 	// xheaders holds the x-mcp-header annotations of the tools the
 	// recorded server listed, by tool name, to fill in Mcp-Param values
 	// the recording redacted or never had.
 	xheaders map[string][]mcp.HeaderParam
-	states   map[string]json.RawMessage // recorded requestState (as an idKey) -> live one
 
-	mu    sync.Mutex // guards what the engine's goroutines update
 	res   VerifyResult
-	extra []Mismatch // unexpected server requests
+	order []int // the recorded position of each mismatch, for sort
 }
 
-// Verify re-sends the client side of a recorded session to a live server
-// over conn and compares each response with the recorded one. Requests get
-// fresh ids (and notifications/cancelled the matching ones); everything
-// else goes out exactly as recorded. Requests the server sends are
-// answered with the recorded answers to the same method and params.
-// Responses are compared as JSON after normalizing what legitimately
-// changes between runs (ids, session ids, timestamps) and dropping what
-// opts.Ignore selects.
-//
-// Frames are sent in the recorded order, each once the responses the
-// recording shows arriving before it have arrived. Verify does not close
-// conn. It returns an error only when the connection failed; the result
-// then holds what was compared before.
-func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 30 * time.Second
-	}
-	ignore, err := ParsePaths(opts.Ignore)
-	if err != nil {
-		return nil, err
-	}
-	red, err := NewRedactor(RedactOptions{Disabled: !tr.Header.Redacted, Paths: tr.Header.Redact})
-	if err != nil {
-		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
-	}
-	v := &verifier{conn: conn, opts: opts, ignore: ignore, red: red, ids: map[string]bool{},
-		derive:   tr.Header.Minor < 1 || tr.Header.Transport != "http",
-		offWire:  tr.Header.Transport != "http",
-		xheaders: map[string][]mcp.HeaderParam{}, states: map[string]json.RawMessage{}}
-	v.prepare(tr)
+// add files a mismatch found at position pos of session n's events.
+func (r *verifyRun) add(pos int, m Mismatch) {
+	r.res.Mismatches = append(r.res.Mismatches, m)
+	r.order = append(r.order, pos)
+}
 
-	// The engine reads the live server: responses go to the exchanges
-	// that expect them (by id), requests are answered from the recording
-	// (a batch with a batch), notifications are counted. It stops, without
-	// closing conn, once every recorded frame went out and was answered.
-	v.peer = peer.New(conn, peer.Options{
-		Handler: v.answer,
-		OnNotification: func(*jsonrpc.Message) {
-			v.mu.Lock()
-			v.res.Notifications++
-			v.mu.Unlock()
-		},
+// sort puts the mismatches in recorded order, by session.
+func (r *verifyRun) sort() {
+	type item struct {
+		m   Mismatch
+		pos int
+	}
+	items := make([]item, len(r.res.Mismatches))
+	for i, m := range r.res.Mismatches {
+		items[i] = item{m, r.order[i]}
+	}
+	slices.SortStableFunc(items, func(a, b item) int {
+		if a.m.Session != b.m.Session {
+			return a.m.Session - b.m.Session
+		}
+		return a.pos - b.pos
 	})
-	v.peer.Start()
-	err = v.run(ctx)
-	v.peer.Stop()
-	v.compare()
-	return &v.res, err
-}
-
-func (v *verifier) prepare(tr *Trace) {
-	pending := map[string]*exchange{} // recorded request id -> exchange awaiting its response
-	srvPending := map[string]*serverReq{}
-	var arrived []*exchange
-	for _, e := range tr.Events {
-		if e.Meta != nil && e.Meta.SessionID != "" {
-			v.ids[e.Meta.SessionID] = true
-		}
-		if e.Kind != KindFrame {
-			continue
-		}
-		msgs, _ := parseFrame(e.Data)
-		if e.Dir == ServerToClient {
-			for _, m := range msgs {
-				switch m.Kind() {
-				case jsonrpc.KindResponse:
-					if x := pending[m.ID.Key()]; x != nil {
-						x.resp = m
-						delete(pending, m.ID.Key())
-						arrived = append(arrived, x)
-						if x.req.Method == mcp.MethodToolsList {
-							learnToolHeaders(m.Result, v.xheaders)
-						}
-					}
-				case jsonrpc.KindRequest:
-					sr := &serverReq{key: canonical(m, nil), method: m.Method}
-					v.srvReqs = append(v.srvReqs, sr)
-					srvPending[m.ID.Key()] = sr
-				}
-			}
-			continue
-		}
-		it := &vItem{frame: e.Data, route: e.Route, after: arrived}
-		arrived = nil
-		onlyResponses := true
-		for _, m := range msgs {
-			switch m.Kind() {
-			case jsonrpc.KindResponse:
-				if sr := srvPending[m.ID.Key()]; sr != nil {
-					sr.answer = m.Raw
-					delete(srvPending, m.ID.Key())
-				}
-				continue
-			case jsonrpc.KindRequest:
-				x := &exchange{req: m}
-				pending[m.ID.Key()] = x
-				v.exch = append(v.exch, x)
-				it.reqs = append(it.reqs, x)
-			case jsonrpc.KindNotification:
-				if m.Method == mcp.NotificationCancelled {
-					it.cancels = true
-				}
-			}
-			onlyResponses = false
-		}
-		if onlyResponses {
-			// Answers to the server's requests are sent when it asks.
-			if len(it.after) > 0 {
-				arrived = it.after
-			}
-			continue
-		}
-		v.items = append(v.items, it)
+	for i, it := range items {
+		r.res.Mismatches[i], r.order[i] = it.m, it.pos
 	}
-}
-
-// run sends the recorded client frames in order.
-func (v *verifier) run(ctx context.Context) error {
-	for _, it := range v.items {
-		for _, x := range it.after {
-			if !v.await(ctx, x) {
-				if err := v.failure(ctx); err != nil {
-					return err
-				}
-				continue
-			}
-			if x.req.Method == mcp.MethodInitialize {
-				if err := v.negotiate(ctx, x); err != nil {
-					return err
-				}
-			}
-			v.carryState(x)
-		}
-		frame := mapMessages(it.frame, func(msg []byte) []byte { return v.rewrite(msg, it) })
-		route := v.route(it)
-		if err := v.peer.Write(ctx, transport.Frame{Data: frame, Route: route}); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			var he *transport.HTTPError
-			if route != nil && errors.As(err, &he) && he.Status >= 400 && he.Status < 500 {
-				// A stateless request stands alone: its refusal ends
-				// nothing else (spec 2026-07-28: basic/transports/
-				// streamable-http).
-				for _, x := range it.reqs {
-					x.refused = err
-				}
-				continue
-			}
-			return fmt.Errorf("sending the recorded %s: %w", describeFrame(it.frame), v.cause(err))
-		}
-	}
-	for _, x := range v.exch {
-		if x.sent && x.resp != nil && !v.await(ctx, x) {
-			if err := v.failure(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func describeFrame(frame []byte) string {
-	msgs, _ := parseFrame(frame)
-	if len(msgs) == 1 {
-		return describe(msgs[0])
-	}
-	return fmt.Sprintf("batch of %d messages", len(msgs))
-}
-
-// failure returns the error that ended the connection, if it did.
-func (v *verifier) failure(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	select {
-	case <-v.peer.Done():
-		return fmt.Errorf("the connection ended: %w", v.peer.Err())
-	default:
-	}
-	return nil
-}
-
-func (v *verifier) cause(err error) error {
-	if rerr := v.peer.Err(); rerr != nil && !errors.Is(rerr, transport.ErrClosed) {
-		return rerr
-	}
-	return err
-}
-
-// await waits for x's live response; false when it did not come in time
-// or the connection ended.
-func (v *verifier) await(ctx context.Context, x *exchange) bool {
-	if !x.sent || x.refused != nil {
-		return false
-	}
-	if x.live != nil {
-		return true
-	}
-	t := time.NewTimer(v.opts.Timeout)
-	defer t.Stop()
-	select {
-	case x.live = <-x.pending.Response():
-		return true
-	case <-t.C:
-		x.timedOut = true
-	case <-v.peer.Done():
-		// A response may have been filed just before the end.
-		select {
-		case x.live = <-x.pending.Response():
-			return true
-		default:
-		}
-	case <-ctx.Done():
-	}
-	return false
-}
-
-// negotiate tells the transport the protocol version the live server
-// chose, as the session would (HTTP: MCP-Protocol-Version, the GET stream).
-func (v *verifier) negotiate(ctx context.Context, x *exchange) error {
-	n, ok := transport.Find[transport.Negotiator](v.conn)
-	if !ok || x.live == nil {
-		return nil
-	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if json.Unmarshal(x.live.Result, &res) != nil || res.ProtocolVersion == "" {
-		return nil
-	}
-	return n.Negotiated(ctx, res.ProtocolVersion)
-}
-
-// rewrite gives a recorded request a fresh id, and points a recorded
-// notifications/cancelled at the live id of the request it cancels.
-func (v *verifier) rewrite(msg []byte, it *vItem) []byte {
-	m := parseMessage(msg)
-	switch m.Kind() {
-	case jsonrpc.KindRequest:
-		for _, x := range it.reqs {
-			if x.sent || x.req.ID.Key() != m.ID.Key() {
-				continue
-			}
-			id := v.peer.NextID()
-			x.liveID, x.sent = id, true
-			x.pending = v.peer.Expect(id, x.req.Method, nil)
-			return v.liveState(replaceTop(msg, "id", id.Raw()))
-		}
-	case jsonrpc.KindNotification:
-		if !it.cancels || m.Method != mcp.NotificationCancelled {
-			return msg
-		}
-		spans := findSpans(msg, func(p []elem) bool {
-			return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "requestId"
-		})
-		if len(spans) != 1 {
-			return msg
-		}
-		old := idKey(msg[spans[0].start:spans[0].end])
-		for i := len(v.exch) - 1; i >= 0; i-- {
-			if x := v.exch[i]; x.sent && x.req.ID.Key() == old {
-				return splice(msg, spans, func([]byte) []byte { return x.liveID.Raw() })
-			}
-		}
-	}
-	return msg
-}
-
-// answer replies to a request of the live server with the recorded answer
-// to the same request (the engine sends it with the live id).
-func (v *verifier) answer(_ context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
-	key := canonical(m, nil)
-	var sr *serverReq
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, c := range v.srvReqs {
-		if c.key == key && !c.used && c.answer != nil {
-			sr = c
-			break
-		}
-	}
-	if sr == nil {
-		for _, c := range v.srvReqs {
-			if c.key == key && c.answer != nil {
-				sr = c
-			}
-		}
-	}
-	switch {
-	case sr != nil:
-		sr.used = true
-		v.res.ServerRequests++
-		ans := parseMessage(sr.answer)
-		if ans.Error != nil {
-			return nil, ans.Error
-		}
-		return ans.Result, nil
-	case m.Method == mcp.MethodPing:
-		return json.RawMessage("{}"), nil
-	}
-	v.extra = append(v.extra, Mismatch{
-		Method:  m.Method,
-		Request: m.Params,
-		Problem: "the live server sent this request, but the recorded server never did (answered with an error)",
-	})
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx verify: the recording has no answer to this " + m.Method + " request"}
-}
-
-// compare fills in the result.
-func (v *verifier) compare() {
-	live := map[string]bool{}
-	if s, ok := transport.Find[interface{ SessionID() string }](v.conn); ok && s.SessionID() != "" {
-		live[s.SessionID()] = true
-	}
-	for id := range v.ids {
-		live[id] = true
-	}
-	for _, x := range v.exch {
-		if x.live == nil && x.pending != nil {
-			// A response that came after its wait timed out, or that no
-			// one waited for, still counts.
-			select {
-			case x.live = <-x.pending.Response():
-			default:
-			}
-		}
-		if x.resp == nil {
-			continue // the recording ended before this response
-		}
-		v.res.Exchanges++
-		mm := Mismatch{Method: x.req.Method, Request: x.req.Params, Recorded: x.resp.Raw}
-		if x.live == nil {
-			switch {
-			case x.refused != nil:
-				mm.Problem = "refused: " + x.refused.Error()
-			case !x.sent:
-				mm.Problem = "not sent: the connection ended first"
-			case x.timedOut:
-				mm.Problem = fmt.Sprintf("no response within %s", v.opts.Timeout)
-			default:
-				mm.Problem = "no response: the connection ended first"
-			}
-			v.res.Mismatches = append(v.res.Mismatches, mm)
-			continue
-		}
-		mm.Live = x.live.Raw
-		if diffs, more := v.diff(x.resp, x.live, live); len(diffs) > 0 {
-			mm.Problem = "the response differs"
-			if x.resp.ErrorRaw != nil && x.live.ErrorRaw == nil || x.resp.ErrorRaw == nil && x.live.ErrorRaw != nil {
-				mm.Problem = "the response differs (result vs error)"
-			}
-			mm.Diffs, mm.MoreDiffs = diffs, more
-			v.res.Mismatches = append(v.res.Mismatches, mm)
-		}
-	}
-	v.res.Mismatches = append(v.res.Mismatches, v.extra...)
-}
-
-// diff compares a recorded response with the live one, the live one
-// redacted as the recording was. Responses that are objects (every valid
-// one) are compared in place; anything else is decoded (comparable).
-func (v *verifier) diff(rec, live *jsonrpc.Message, sessionIDs map[string]bool) ([]Difference, int) {
-	liveRaw := live.Raw
-	if v.red.Enabled() {
-		liveRaw = v.red.Frame(liveRaw)
-	}
-	if isObject(rec.Raw) && isObject(liveRaw) {
-		return diffResponses(rec.Raw, liveRaw, v.ignore, sessionIDs)
-	}
-	a := normalize(v.comparable(rec, nil), sessionIDs)
-	b := normalize(v.comparable(live, v.red), sessionIDs)
-	return diffJSON(a, b)
-}
-
-// isObject reports whether raw is a JSON object (valid JSON).
-func isObject(raw []byte) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{' && scanJSON(t, nil).valid
-}
-
-// comparable decodes a response for comparison: without its id and
-// jsonrpc members, redacted like the recording, minus what is ignored.
-func (v *verifier) comparable(m *jsonrpc.Message, red *Redactor) any {
-	raw := m.Raw
-	if red.Enabled() {
-		raw = red.Frame(raw)
-	}
-	val, ok := decode(raw)
-	obj, isObj := val.(map[string]any)
-	if !ok || !isObj {
-		return strings.TrimSpace(string(raw))
-	}
-	delete(obj, "id")
-	delete(obj, "jsonrpc")
-	return removePaths(obj, v.ignore)
-}
-
-// route returns the route to send a recorded frame with: the recorded
-// one, with values the recording redacted taken from the frame again
-// (the frame holds "[redacted]" too when the argument was redacted, and
-// header and body must agree); or, where the trace could not record
-// routes, one derived from a stateless-era message (its _meta declares a
-// 2026-07-28-era version); else none (the handshake era). Mcp-Param
-// values that were not on the wire (a stdio recording) are taken from the
-// arguments per the x-mcp-header annotations of the recorded tools/list,
-// so a trace recorded over stdio can be verified over HTTP.
-func (v *verifier) route(it *vItem) *transport.Route {
-	msgs, batch := parseFrame(it.frame)
-	if batch || len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindRequest && msgs[0].Kind() != jsonrpc.KindNotification {
-		return it.route
-	}
-	m := msgs[0]
-	if it.route == nil {
-		if !v.derive {
-			return nil
-		}
-		sr := mcp.StandardRoute(m.Method, m.Params)
-		if !mcp.IsModernVersion(sr.ProtocolVersion) {
-			return nil
-		}
-		return &transport.Route{ProtocolVersion: sr.ProtocolVersion, Method: sr.Method, Name: sr.Name, Params: v.mirrored(m, sr.Name)}
-	}
-	r := *it.route
-	if r.Name == Placeholder {
-		r.Name = mcp.StandardRoute(m.Method, m.Params).Name
-	}
-	if v.offWire && len(r.Params) == 0 {
-		// Recorded where nothing is mirrored (stdio): the arguments an
-		// HTTP server wants in headers are found as a client would.
-		r.Params = v.mirrored(m, r.Name)
-		return &r
-	}
-	var fresh []transport.RouteParam
-	for i, p := range r.Params {
-		if p.Value != Placeholder {
-			continue
-		}
-		if fresh == nil {
-			fresh = v.mirrored(m, r.Name)
-			r.Params = append([]transport.RouteParam(nil), r.Params...)
-		}
-		for _, f := range fresh {
-			if strings.EqualFold(f.Name, p.Name) {
-				r.Params[i].Value = f.Value
-			}
-		}
-	}
-	return &r
-}
-
-// mirrored returns the Mcp-Param values of a tools/call, from the
-// recorded x-mcp-header annotations of the tool.
-func (v *verifier) mirrored(m *jsonrpc.Message, tool string) []transport.RouteParam {
-	params := v.xheaders[tool]
-	if m.Method != mcp.MethodToolsCall || len(params) == 0 {
-		return nil
-	}
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(m.Params, &p) != nil {
-		return nil
-	}
-	values, err := mcp.HeaderValues(params, p.Arguments)
-	if err != nil {
-		return nil
-	}
-	var out []transport.RouteParam
-	for _, v := range values {
-		out = append(out, transport.RouteParam(v))
-	}
-	return out
-}
-
-// carryState notes the requestState the live server put in its answer
-// to x where the recorded server put another: a multi-round request
-// retried later must carry the live server's state, exactly (spec
-// 2026-07-28: basic/patterns/mrtr). The states themselves are compared
-// as recorded, like everything else in a result.
-func (v *verifier) carryState(x *exchange) {
-	if x.resp == nil || x.live == nil {
-		return
-	}
-	rec, live := requestState(x.resp.Raw, isResultRequestState), requestState(x.live.Raw, isResultRequestState)
-	if rec == nil || live == nil || idKey(rec) == idKey(live) {
-		return
-	}
-	v.mu.Lock()
-	v.states[idKey(rec)] = live
-	v.mu.Unlock()
-}
-
-// liveState replaces a recorded request's params.requestState with the
-// live server's, when it gave another.
-func (v *verifier) liveState(msg []byte) []byte {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.states) == 0 {
-		return msg
-	}
-	spans := findSpans(msg, isParamsRequestState)
-	if len(spans) != 1 {
-		return msg
-	}
-	live, ok := v.states[idKey(msg[spans[0].start:spans[0].end])]
-	if !ok {
-		return msg
-	}
-	return splice(msg, spans, func([]byte) []byte { return live })
-}
-
-// requestState returns the value at the path match selects, or nil.
-func requestState(msg []byte, match func([]elem) bool) json.RawMessage {
-	spans := findSpans(msg, match)
-	if len(spans) != 1 {
-		return nil
-	}
-	return msg[spans[0].start:spans[0].end]
-}
-
-func isResultRequestState(p []elem) bool {
-	return len(p) == 2 && p[0].index < 0 && p[0].key == "result" && p[1].index < 0 && p[1].key == "requestState"
-}
-
-func isParamsRequestState(p []elem) bool {
-	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "requestState"
 }

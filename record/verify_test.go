@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -83,9 +84,10 @@ func TestVerifyReportsDifferences(t *testing.T) {
 		t.Fatalf("mismatches %+v", res.Mismatches)
 	}
 	m := res.Mismatches[0]
+	// Tools are compared by name: echo2 is echo renamed.
 	want := []Difference{
-		{Path: "$.result.tools[0].name", Recorded: `"echo"`, Live: `"echo2"`},
-		{Path: "$.result.tools[1].extra", Live: "true"},
+		{Path: `$.result.tools[?@.name=="echo"].name`, Recorded: `"echo"`, Live: `"echo2"`},
+		{Path: `$.result.tools[?@.name=="clock"].extra`, Live: "true"},
 	}
 	if len(m.Diffs) != 2 || m.Diffs[0] != want[0] || m.Diffs[1] != want[1] {
 		t.Errorf("diffs %+v, want %+v", m.Diffs, want)
@@ -94,7 +96,7 @@ func TestVerifyReportsDifferences(t *testing.T) {
 		t.Errorf("second mismatch %+v", m2)
 	}
 	err := res.Err()
-	if err == nil || !strings.Contains(err.Error(), `2 of 3 exchange(s) differ from the recording; first: tools/list: the response differs at $.result.tools[0].name (recorded "echo", live "echo2")`) {
+	if err == nil || !strings.Contains(err.Error(), `2 of 3 exchange(s) differ from the recording; first: exchange 2 tools/list: the response differs at $.result.tools[?@.name=="echo"].name (recorded "echo", live "echo2")`) {
 		t.Errorf("Err() = %v", err)
 	}
 	// --ignore leaves them out.
@@ -113,14 +115,18 @@ func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{}}`,
 	)
 	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{Timeout: 200 * time.Millisecond})
-	if len(res.Mismatches) != 2 {
+	if len(res.Mismatches) != 1 {
 		t.Fatalf("mismatches %+v", res.Mismatches)
 	}
-	if p := res.Mismatches[0].Problem; p != "no response within 200ms" {
-		t.Errorf("first problem %q", p)
+	// The server's request is in the window of the tools/call that caused
+	// it, where the recording has a roots/list.
+	m := res.Mismatches[0]
+	if m.Exchange != 3 || !strings.HasPrefix(m.Problem, "no response within 200ms; the requests the server sent differ: ") ||
+		!strings.Contains(m.Problem, "1 sampling/createMessage, the recording has 0") || !strings.Contains(m.Problem, "0 roots/list, the recording has 1") {
+		t.Errorf("mismatch %+v", m)
 	}
-	if m := res.Mismatches[1]; m.Method != "sampling/createMessage" || !strings.Contains(m.Problem, "the recorded server never did") {
-		t.Errorf("second mismatch %+v", m)
+	if len(m.Diffs) != 2 || m.Diffs[0].Message != "roots/list" || m.Diffs[1].Message != "sampling/createMessage" || m.Diffs[1].Recorded != "[]" {
+		t.Errorf("diffs %+v", m.Diffs)
 	}
 }
 
@@ -136,12 +142,19 @@ func TestVerifyConnectionEnds(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// A connection that ends is the server's behaviour, reported as such
+	// for each exchange it left without an outcome; it is no error.
 	res, err := Verify(ctx, mkTrace(verifyTrace...), client, VerifyOptions{})
-	if err == nil || !strings.Contains(err.Error(), "connection closed") {
+	if err != nil {
 		t.Fatalf("err = %v", err)
 	}
 	if res == nil || res.Exchanges != 3 || len(res.Mismatches) != 3 {
 		t.Fatalf("result %+v", res)
+	}
+	for _, m := range res.Mismatches[1:] {
+		if m.Problem != "not sent: the connection ended first (connection closed)" {
+			t.Errorf("mismatch %+v", m)
+		}
 	}
 }
 
@@ -219,5 +232,78 @@ func TestVerifyBatchAndRetypedID(t *testing.T) {
 	}
 	if !res.OK() || res.Exchanges != 1 || res.ServerRequests != 1 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// The params of a request the server sends are compared like a
+// notification's: a change is one difference in the window of the request
+// that caused it, and the recorded answer still answers it.
+func TestVerifyServerRequestParams(t *testing.T) {
+	live := append([]string(nil), verifyTrace...)
+	live[6] = `< {"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"cursor":"c2"}}`
+	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	if len(res.Mismatches) != 1 || res.ServerRequests != 1 {
+		t.Fatalf("%s", reportOf(res))
+	}
+	m := res.Mismatches[0]
+	want := Difference{Message: "roots/list #1", Path: "$.params", Live: `{"cursor":"c2"}`}
+	if m.Exchange != 3 || len(m.Diffs) != 1 || m.Diffs[0] != want {
+		t.Errorf("mismatch %+v", m)
+	}
+}
+
+// A server that sends something outside any request on its own time (a
+// timer, as server-everything asks for the roots 350 ms after the
+// handshake) is given that time: the live session lasts until what the
+// recording shows came, bounded by the timeout, rather than ending with
+// its last exchange.
+func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	)
+	// later is the live server: it answers, and sends list_changed after
+	// delay once it answered tools/list (never, when delay is negative).
+	later := func(delay time.Duration) transport.Conn {
+		client, server := transport.Pipe()
+		go func() {
+			ctx := context.Background()
+			for {
+				f, err := server.Read(ctx)
+				if err != nil {
+					return
+				}
+				m := parseMessage(f.Data)
+				switch m.Method {
+				case "initialize":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+				case "tools/list":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
+					if delay >= 0 {
+						time.AfterFunc(delay, func() {
+							server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)})
+						})
+					}
+				}
+			}
+		}()
+		t.Cleanup(func() { server.Close() })
+		return client
+	}
+	if res := runVerify(t, tr, later(100*time.Millisecond), VerifyOptions{}); !res.OK() {
+		t.Errorf("a server that sends it 100ms later: %s", reportOf(res))
+	}
+	start := time.Now()
+	res := runVerify(t, tr, later(-1), VerifyOptions{Timeout: 300 * time.Millisecond})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != 0 ||
+		res.Mismatches[0].Problem != "the server's messages differ: 0 notifications/tools/list_changed, the recording has 1" {
+		t.Errorf("a server that never sends it: %s", reportOf(res))
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("gave up after %s, before the timeout", d)
 	}
 }

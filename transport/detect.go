@@ -204,6 +204,24 @@ func (c *HTTPConn) Negotiated(ctx context.Context, version string) error {
 	return nil
 }
 
+// HoldServerStream makes Negotiated leave the GET stream closed until
+// OpenServerStream opens it (see ServerStreamer).
+func (c *HTTPConn) HoldServerStream() {
+	c.st.mu.Lock()
+	c.st.holdGet = true
+	c.st.mu.Unlock()
+}
+
+// OpenServerStream opens the GET stream for server-initiated messages now,
+// over Streamable HTTP (see ServerStreamer); over HTTP+SSE, whose one
+// stream is the connection itself, there is nothing to do.
+func (c *HTTPConn) OpenServerStream(ctx context.Context) error {
+	if c.chosen() == ModeStreamable {
+		return c.st.openGet(ctx)
+	}
+	return nil
+}
+
 // Close ends every request and stream, then ends the session on the
 // server with DELETE when there is one. It is idempotent.
 func (c *HTTPConn) Close() error {

@@ -68,6 +68,13 @@ func (b *httpBase) observe(kind EventKind, text string, meta *Meta) {
 	}
 }
 
+// observeStream reports SSE stream metadata that carries no frame.
+func (b *httpBase) observeStream(text string, meta *Meta, retry time.Duration) {
+	if b.opts.Observer != nil {
+		b.opts.Observer(Event{Time: time.Now(), Kind: EventStream, Text: RedactURLs(text), Meta: meta, Retry: retry})
+	}
+}
+
 func (b *httpBase) note(format string, args ...any) {
 	b.observe(EventNote, fmt.Sprintf(format, args...), nil)
 }

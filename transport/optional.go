@@ -13,6 +13,23 @@ type Negotiator interface {
 	Negotiated(ctx context.Context, protocolVersion string) error
 }
 
+// ServerStreamer is implemented by connections on which the client opens a
+// stream for server-initiated messages apart from any request: Streamable
+// HTTP's GET stream (spec: basic/transports, "Listening for Messages from
+// the Server"). Negotiated opens it by default; a caller that reproduces
+// another client (verify replaying a recorded host) calls HoldServerStream
+// before the session's negotiation and OpenServerStream when, if ever, that
+// client opened it, since what a server sends on the stream depends on
+// whether and when it is open.
+type ServerStreamer interface {
+	// HoldServerStream makes Negotiated leave the stream closed.
+	HoldServerStream()
+	// OpenServerStream opens the stream now (replacing an open one) and
+	// returns once the server answered; a server that offers none is
+	// noted, not an error.
+	OpenServerStream(ctx context.Context) error
+}
+
 // Find returns the first connection in c's decorator chain — c itself, then
 // whatever each decorator's Unwrap returns — that implements T. Decorators
 // such as Tap hide the optional interfaces of what they wrap; Find sees

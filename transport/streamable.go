@@ -25,6 +25,7 @@ type streamable struct {
 	sessionID string
 	version   string             // MCP-Protocol-Version to send, "" for none
 	getCancel context.CancelFunc // ends the current GET stream
+	holdGet   bool               // Negotiated leaves the GET stream to OpenServerStream
 	seq       int                // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
@@ -332,7 +333,7 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 			if st.retry > 0 {
 				text += fmt.Sprintf(", retry %s", st.retry)
 			}
-			s.b.observe(EventHTTP, text, meta)
+			s.b.observeStream(text, meta, p.Retry())
 			continue
 		}
 		if ev.Type != "message" {
@@ -497,6 +498,19 @@ func (s *streamable) Negotiated(ctx context.Context, version string) error {
 	} else {
 		s.version = ""
 	}
+	hold := s.holdGet
+	s.mu.Unlock()
+	if hold {
+		return nil
+	}
+	return s.openGet(ctx)
+}
+
+// openGet opens the GET stream for server-initiated messages, replacing
+// the one open, and returns once the server answered its headers. A
+// server that offers none (405) or refuses it is noted, not an error.
+func (s *streamable) openGet(ctx context.Context) error {
+	s.mu.Lock()
 	if s.getCancel != nil {
 		s.getCancel()
 		s.getCancel = nil

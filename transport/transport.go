@@ -96,8 +96,11 @@ type Event struct {
 	Kind EventKind
 	// Text is the event's human-readable content (a stderr line, a note).
 	Text string
-	// Meta carries HTTP details for EventHTTP.
+	// Meta carries HTTP details for EventHTTP and EventStream.
 	Meta *Meta
+	// Retry is the reconnection delay an SSE event asked for (its retry
+	// field), for EventStream.
+	Retry time.Duration
 }
 
 // EventKind says what an Event reports.
@@ -112,6 +115,10 @@ const (
 	EventNote EventKind = "note"
 	// EventHTTP describes one HTTP request or response at the HTTP layer.
 	EventHTTP EventKind = "http"
+	// EventStream is SSE stream metadata that carries no frame: a priming
+	// event (an event id, perhaps a retry delay, and no data) that a
+	// client delivers nothing for.
+	EventStream EventKind = "stream"
 )
 
 // Observer receives transport events. It must not block for long; it is

@@ -113,6 +113,17 @@ func (c *Console) Progress(label string, p inspector.Progress) {
 	c.drawStatus()
 }
 
+// LateProgress notes a progress notification that came after the
+// response to its request (see inspector.Options.OnLateProgress), which
+// is dropped.
+func (c *Console) LateProgress(request jsonrpc.ID, p inspector.Progress) {
+	msg := "progress for request " + EscapeLine(request.String()) + " came after its response (dropped): " + progressNumbers(p)
+	if p.Message != "" {
+		msg += " " + EscapeLine(p.Message)
+	}
+	c.Note(msg)
+}
+
 // ClearProgress removes the progress bar.
 func (c *Console) ClearProgress() {
 	c.mu.Lock()

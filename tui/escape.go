@@ -27,6 +27,23 @@ func EscapeLine(s string) string {
 	return escape(s, false)
 }
 
+// EscapeMessage is Escape for a message that may span lines, such as a
+// server's error message: its line breaks (\n, \r\n) stay line breaks,
+// every other control character is escaped, blank lines at its end are
+// dropped, and each line after the first starts with indent, so that it
+// reads as part of the message it continues.
+func EscapeMessage(s, indent string) string {
+	s = strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Escape(l)
+		if i > 0 {
+			lines[i] = indent + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 func isPlain(s string, keepNL bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]

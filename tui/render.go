@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -24,6 +25,11 @@ type Printer struct {
 	w     io.Writer
 	color bool
 	st    styles
+	// width, when positive, is the terminal's width: tables are fitted to
+	// it (see WithWidth).
+	width int
+	// hint says how to get binary data that is summarised (WithSaveHint).
+	hint string
 }
 
 // style returns a function that renders its arguments with attrs when
@@ -66,6 +72,32 @@ func newStyles(enabled bool) styles {
 // true (the caller decides per stream: --color, NO_COLOR, a terminal).
 func NewPrinter(w io.Writer, color bool) *Printer {
 	return &Printer{w: w, color: color, st: newStyles(color)}
+}
+
+// WithWidth returns a printer like p whose tables (lists of tools,
+// resources, prompts; a tool's arguments) fit in columns: cells that do
+// not fit are cut with "…". Zero or less means no limit, what a pipe or a
+// file gets, and what a person asks for with --wide.
+func (p *Printer) WithWidth(columns int) *Printer {
+	q := *p
+	q.width = max(columns, 0)
+	return &q
+}
+
+// WithSaveHint returns a printer like p that tells how to get the binary
+// contents it summarises with hint (what the command offers: "use -o FILE
+// to save it", the default).
+func (p *Printer) WithSaveHint(hint string) *Printer {
+	q := *p
+	q.hint = hint
+	return &q
+}
+
+func (p *Printer) saveHint() string {
+	if p.hint == "" {
+		return "use -o FILE to save it"
+	}
+	return p.hint
 }
 
 // JSON prints raw pretty-printed (and coloured when enabled), keeping the
@@ -157,26 +189,42 @@ func cacheHint(ttlMs *int64, scope string) string {
 	var parts []string
 	if ttlMs != nil {
 		switch ms := *ttlMs; {
-		case ms <= 0:
+		case ms < 0:
+			parts = append(parts, fmt.Sprintf("ttl %dms (negative, which the spec forbids: taken as 0)", ms))
+		case ms == 0:
 			parts = append(parts, "ttl 0 (stale at once)")
 		default:
 			parts = append(parts, fmt.Sprintf("ttl %s", (time.Duration(ms)*time.Millisecond).String()))
 		}
 	}
-	if scope != "" {
-		parts = append(parts, "scope "+EscapeLine(scope))
+	switch scope {
+	case "":
+	case "public", "private":
+		parts = append(parts, "scope "+scope)
+	default:
+		parts = append(parts, "scope "+EscapeLine(scope)+" (neither public nor private)")
 	}
 	return strings.Join(parts, ", ")
 }
 
 // CacheHint describes a result's caching hints (ttlMs, cacheScope; spec
 // 2026-07-28: server/utilities/caching) on one line, "" when it has none.
-func CacheHint(raw json.RawMessage) string {
+// Unless all is set, only a hint that says something is described: a
+// positive ttlMs (the result stays fresh for a while), or a hint that
+// breaks the spec (a negative ttlMs, an unknown scope). A ttlMs of 0 is
+// what every result without hints means (stale at once), and a scope on
+// its own changes nothing for a command that does not cache.
+func CacheHint(raw json.RawMessage, all bool) string {
 	var r struct {
 		TTLMs      *int64 `json:"ttlMs"`
 		CacheScope string `json:"cacheScope"`
 	}
 	if json.Unmarshal(raw, &r) != nil {
+		return ""
+	}
+	useful := r.TTLMs != nil && *r.TTLMs != 0 ||
+		r.CacheScope != "" && r.CacheScope != "public" && r.CacheScope != "private"
+	if !all && !useful {
 		return ""
 	}
 	if h := cacheHint(r.TTLMs, r.CacheScope); h != "" {
@@ -207,34 +255,38 @@ type toolEntry struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// table prints one row of three columns per item, aligned, or the
-// placeholder when there are none.
-func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]string) {
+// table prints one row of three columns per item, aligned (and fitted
+// to the printer's width), or the placeholder when there are none.
+func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]cell) {
 	if len(items) == 0 {
 		fmt.Fprintln(p.w, p.st.dim(none))
 		return
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	t := &table{width: p.width}
 	for _, it := range items {
 		r := row(it)
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
+		t.add(r[:]...)
 	}
-	tw.Flush()
+	// The table goes out in large writes, not a few per cell: a list of
+	// thousands of tools is thousands of rows.
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	t.write(bw)
+	bw.Flush()
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
-	p.table(items, "(no tools)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
 		var t toolEntry
 		_ = json.Unmarshal(it, &t)
-		name := p.st.name(EscapeLine(t.Name))
+		name := styled(EscapeLine(t.Name), p.st.name)
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
-			name += " " + p.st.warn("[invalid x-mcp-header]")
+			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
 			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
 		}
-		return [3]string{name, p.st.dim(SchemaSignature(t.InputSchema)), firstLine(orString(t.Description, t.Title))}
+		return [3]cell{name, styled(SchemaSignature(t.InputSchema), p.st.dim), plain(firstLine(orString(t.Description, t.Title)))}
 	})
 	for _, w := range invalid {
 		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
@@ -267,7 +319,7 @@ func SchemaSignature(schema json.RawMessage) string {
 
 // Resources lists resources: name, URI, MIME type.
 func (p *Printer) Resources(items []json.RawMessage) {
-	p.table(items, "(no resources)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no resources)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URI, MimeType, Description string
 			Size                                    *int64
@@ -277,24 +329,24 @@ func (p *Printer) Resources(items []json.RawMessage) {
 		if r.Size != nil {
 			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
 		}
-		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URI), p.st.dim(extra)}
+		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
 	})
 }
 
 // Templates lists resource templates.
 func (p *Printer) Templates(items []json.RawMessage) {
-	p.table(items, "(no resource templates)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no resource templates)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		return [3]string{p.st.name(EscapeLine(orString(r.Name, r.Title))), EscapeLine(r.URITemplate), firstLine(r.Description)}
+		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
 	})
 }
 
 // Prompts lists prompts with their arguments (required ones starred).
 func (p *Printer) Prompts(items []json.RawMessage) {
-	p.table(items, "(no prompts)", func(it json.RawMessage) [3]string {
+	p.table(items, "(no prompts)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, Description string
 			Arguments                []struct {
@@ -311,7 +363,7 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 			}
 			args = append(args, s)
 		}
-		return [3]string{p.st.name(EscapeLine(r.Name)), p.st.dim(strings.Join(args, " ")), firstLine(orString(r.Description, r.Title))}
+		return [3]cell{styled(EscapeLine(r.Name), p.st.name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
 	})
 }
 
@@ -333,23 +385,47 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 			isError = f.Bool(v)
 		}
 	}) {
-		p.JSON(raw)
+		p.humanJSON(raw)
 		return false
 	}
 	if isError {
 		fmt.Fprintln(p.w, p.st.err("Tool error:"))
 	}
+	hasStructured := len(structured) > 0 && string(structured) != "null"
 	for _, c := range content {
+		if hasStructured && p.duplicatesStructured(c, structured) {
+			// Shown once, below, as structured content.
+			continue
+		}
 		p.Content(c)
 	}
-	if len(structured) > 0 && string(structured) != "null" {
+	if hasStructured {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
-		p.JSON(structured)
+		p.humanJSON(structured)
 	}
 	if len(content) == 0 && len(structured) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
 	return isError
+}
+
+// duplicatesStructured reports whether the content block c is a text
+// block holding the same JSON as structured.
+func (p *Printer) duplicatesStructured(c, structured []byte) bool {
+	var f rawjson.Fields
+	var typ string
+	var text []byte
+	if !json.Valid(c) || !f.Object(c, []string{"type", "text"}, func(n string, v []byte) {
+		if n == "type" {
+			typ = f.Str(v)
+		} else {
+			text = f.OptStr(v)
+		}
+	}) || typ != "text" || text == nil || len(text) > maxCompared {
+		return false
+	}
+	s, ok := rawjson.String(text)
+	return ok && sameJSON(s, structured)
 }
 
 // Content renders one content block (spec: server/tools, "Tool Result").
@@ -383,7 +459,7 @@ func (p *Printer) Content(raw json.RawMessage) {
 				resource = v
 			}
 		}) || size != nil && json.Unmarshal(size, new(*int64)) != nil {
-		p.JSON(raw)
+		p.humanJSON(raw)
 		return
 	}
 	switch typ {
@@ -398,7 +474,7 @@ func (p *Printer) Content(raw json.RawMessage) {
 		if data != nil {
 			n = stringLen(data)
 		}
-		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s]", typ, EscapeLine(mimeType), HumanSize(int64(base64.StdEncoding.DecodedLen(n))))))
+		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s; %s]", typ, orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(base64.StdEncoding.DecodedLen(n))), p.saveHint())))
 	case "resource_link":
 		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(name, title)), EscapeLine(uri))
 		if mimeType != "" {
@@ -412,7 +488,7 @@ func (p *Printer) Content(raw json.RawMessage) {
 		p.ResourceContents(resource, true)
 	default:
 		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(typ))))
-		p.JSON(raw)
+		p.humanJSON(raw)
 	}
 }
 
@@ -434,7 +510,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 			blob = f.OptStr(v)
 		}
 	}) {
-		p.JSON(raw)
+		p.humanJSON(raw)
 		return
 	}
 	if header {
@@ -453,7 +529,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 		if err != nil {
 			n = base64.StdEncoding.DecodedLen(len(s))
 		}
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; use -o FILE to save it]", orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(n)))))
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; %s]", orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(n)), p.saveHint())))
 	default:
 		fmt.Fprintln(p.w, p.st.dim("(no text or blob)"))
 	}
@@ -464,7 +540,7 @@ func (p *Printer) ReadResult(raw json.RawMessage) {
 	var f rawjson.Fields
 	var contents [][]byte
 	if !json.Valid(raw) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
-		p.JSON(raw)
+		p.humanJSON(raw)
 		return
 	}
 	if len(contents) == 0 {
@@ -485,7 +561,7 @@ func (p *Printer) PromptResult(raw json.RawMessage) {
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		p.JSON(raw)
+		p.humanJSON(raw)
 		return
 	}
 	if r.Description != "" {

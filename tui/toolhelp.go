@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 )
@@ -27,8 +26,8 @@ func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 		return
 	}
 	fmt.Fprintln(p.w, p.st.head("Arguments:"))
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tTYPE\tREQUIRED\tDEFAULT\tALLOWED\tDESCRIPTION")
+	tb := &table{indent: "  ", width: p.width}
+	tb.add(plain("NAME"), plain("TYPE"), plain("REQUIRED"), plain("DEFAULT"), plain("ALLOWED"), plain("DESCRIPTION"))
 	for _, a := range args {
 		req := "no"
 		if a.Required {
@@ -42,10 +41,10 @@ func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 		for _, v := range a.Enum {
 			allowed = append(allowed, EscapeLine(v))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", p.st.name(EscapeLine(a.Name)), orString(a.Type, "any"), req,
-			EscapeLine(def), truncate(strings.Join(allowed, ", "), 60), firstLine(a.Description))
+		tb.add(styled(EscapeLine(a.Name), p.st.name), plain(orString(a.Type, "any")), plain(req),
+			plain(EscapeLine(def)), plain(truncate(strings.Join(allowed, ", "), 60)), plain(firstLine(a.Description)))
 	}
-	tw.Flush()
+	tb.write(p.w)
 	fmt.Fprintln(p.w)
 	fmt.Fprintln(p.w, p.st.dim("Give arguments as key=value (typed by the schema); arrays and objects as JSON."))
 }

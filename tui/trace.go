@@ -20,17 +20,25 @@ import (
 )
 
 // Entry is one line of a trace's timeline: a message with what it is
-// about, a stderr line, a note or an HTTP exchange.
+// about, a stderr line, a note, an HTTP exchange, SSE stream metadata, or
+// the start of a session.
 type Entry struct {
 	// TimeMS is the offset from the start of the recording, in ms.
 	TimeMS float64 `json:"timeMs"`
+	// Session is the session of the trace the entry belongs to, from 1.
+	Session int `json:"session"`
 	// Dir is c2s or s2c for messages and stderr lines.
 	Dir record.Direction `json:"dir,omitempty"`
 	// Kind is request, response, notification or invalid for frames;
-	// stderr, note or http otherwise.
-	Kind   string          `json:"kind"`
-	Method string          `json:"method,omitempty"`
-	ID     json.RawMessage `json:"id,omitempty"`
+	// stderr, note, http, stream or session otherwise.
+	Kind string `json:"kind"`
+	// SessionInfo describes the session a session entry starts.
+	SessionInfo *record.SessionInfo `json:"sessionInfo,omitempty"`
+	// Prelude marks a message written from the session's memory (the
+	// handshake a recording started mid-session begins with).
+	Prelude bool            `json:"prelude,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
 	// LatencyMS is, for a response, the time since its request.
 	LatencyMS *float64 `json:"latencyMs,omitempty"`
 	// Error is a response's JSON-RPC error.
@@ -131,24 +139,29 @@ type EntryError struct {
 }
 
 // Timeline turns a trace into entries, pairing each response with its
-// request (method and latency).
+// request of the same session (method and latency).
 func Timeline(tr *record.Trace) []Entry {
 	type open struct {
 		idx    int
 		t      time.Duration
 		method string
 	}
-	pending := map[string]open{} // dir + id key of requests awaiting a response
+	pending := map[string]open{} // session, dir and id key of requests awaiting a response
 	var out []Entry
 	for _, e := range tr.Events {
 		ms := float64(e.Time.Microseconds()) / 1000
+		n := max(e.Session, 1)
 		if e.Kind != record.KindFrame {
-			out = append(out, Entry{TimeMS: ms, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta})
+			en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta}
+			if e.Kind == record.KindSession {
+				en.SessionInfo = e.SessionInfo
+			}
+			out = append(out, en)
 			continue
 		}
 		msgs, batch := e.Messages()
 		for _, m := range msgs {
-			en := Entry{TimeMS: ms, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch}
+			en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch, Prelude: e.Prelude}
 			if !m.ID.IsNull() {
 				// An error answering an unreadable request shows no id.
 				en.ID = m.ID.Raw()
@@ -160,7 +173,7 @@ func Timeline(tr *record.Trace) []Entry {
 			case jsonrpc.KindRequest:
 				en.Summary = paramsSummary(m.Method, m.Params)
 				en.Unanswered = true
-				pending[string(e.Dir)+m.ID.Key()] = open{idx: len(out), t: e.Time, method: m.Method}
+				pending[fmt.Sprint(n, e.Dir, m.ID.Key())] = open{idx: len(out), t: e.Time, method: m.Method}
 			case jsonrpc.KindNotification:
 				en.Summary = notificationSummary(m.Method, m.Params)
 			case jsonrpc.KindResponse:
@@ -168,8 +181,8 @@ func Timeline(tr *record.Trace) []Entry {
 				if e.Dir == record.ClientToServer {
 					other = record.ServerToClient
 				}
-				if p, ok := pending[string(other)+m.ID.Key()]; ok {
-					delete(pending, string(other)+m.ID.Key())
+				if p, ok := pending[fmt.Sprint(n, other, m.ID.Key())]; ok {
+					delete(pending, fmt.Sprint(n, other, m.ID.Key()))
 					en.Method = p.method
 					lat := float64((e.Time - p.t).Microseconds()) / 1000
 					en.LatencyMS = &lat
@@ -535,8 +548,23 @@ func (p *Printer) Trace(tr *record.Trace) {
 	if !h.Redacted {
 		fmt.Fprintln(w, yellow("recorded with --no-redact: this trace may contain secrets"))
 	}
+	sessions := tr.Sessions()
+	if len(sessions) > 1 {
+		fmt.Fprintln(w, dim(fmt.Sprintf("%d sessions", len(sessions))))
+	}
+	if len(h.Ignore) > 0 {
+		fmt.Fprintln(w, dim(esc("ignore: "+strings.Join(h.Ignore, " "))))
+	}
+	if len(h.Normalize) > 0 {
+		fmt.Fprintln(w, dim(esc("normalize: "+normalizersText(h.Normalize))))
+	}
 	for _, en := range Timeline(tr) {
 		t := dim(fmt.Sprintf("%9.3fs", en.TimeMS/1000))
+		if len(sessions) > 1 {
+			// Sessions may interleave (a proxy serving two hosts at once):
+			// every line says whose it is.
+			t += " " + dim(fmt.Sprintf("s%d", en.Session))
+		}
 		arrow := "  "
 		switch en.Dir {
 		case record.ClientToServer:
@@ -552,6 +580,13 @@ func (p *Printer) Trace(tr *record.Trace) {
 			line = yellow("note ") + esc(en.Text)
 		case "http":
 			line = dim("http " + esc(en.Text))
+		case "stream":
+			line = dim("stream " + esc(en.Text))
+		case "session":
+			line = bold(esc(fmt.Sprintf("session %d: %s", en.Session, en.Text)))
+			if en.SessionInfo != nil && en.SessionInfo.Prelude {
+				line += " " + dim("(started mid-session: its handshake is written from memory)")
+			}
 		case "invalid":
 			line = red("not JSON-RPC: ") + esc(rawjson.Excerpt([]byte(en.Text), 200))
 		default:
@@ -592,6 +627,9 @@ func (p *Printer) Trace(tr *record.Trace) {
 			if en.Batch {
 				line += " " + dim("[batch]")
 			}
+			if en.Prelude {
+				line += " " + dim("[from memory]")
+			}
 			if r := en.Route; r != nil && h.Transport == "http" {
 				var hs []string
 				for _, p := range r.Params {
@@ -609,11 +647,27 @@ func (p *Printer) Trace(tr *record.Trace) {
 	}
 }
 
+// normalizersText lists a trace's normalizers for people: built-ins by
+// name, the others as PATTERN=PLACEHOLDER (as --normalize takes them).
+func normalizersText(ns []record.Normalizer) string {
+	var parts []string
+	for _, n := range ns {
+		if n.Builtin != "" {
+			parts = append(parts, n.Builtin)
+		} else {
+			parts = append(parts, n.Pattern+"="+n.Replace)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 // TimelineJSON is the document `mcpx trace show --json` prints.
 type TimelineJSON struct {
 	Header record.Header `json:"header"`
 	// Era is the protocol era the client spoke (see Era).
-	Era      string   `json:"era,omitempty"`
+	Era string `json:"era,omitempty"`
+	// Sessions counts the sessions of the trace.
+	Sessions int      `json:"sessions"`
 	Events   []Entry  `json:"events"`
 	Warnings []string `json:"warnings,omitempty"`
 }

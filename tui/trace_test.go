@@ -91,3 +91,48 @@ func TestTimelineDoesNotCopyFrames(t *testing.T) {
 		t.Errorf("timeline = %+v", en)
 	}
 }
+
+// A trace of sessions that interleave (a proxy serving two hosts at once)
+// with the same request ids: each response pairs with its own session's
+// request, and trace show says where each session starts and whose each
+// line is.
+func TestTimelineSessions(t *testing.T) {
+	const input = `{"format":"mcpx-trace","version":1,"minor":2,"created":"2026-01-01T00:00:00Z","transport":"http","redacted":true,"ignore":["tools/call:$.result._meta"],"normalize":[{"builtin":"uuid"}]}
+{"t":0,"s":1,"kind":"session","text":"http: POST http://x/mcp from 127.0.0.1:1","session":{"transport":"http","target":"http://x/mcp","client":"127.0.0.1:1"}}
+{"t":1000,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"t":2000,"s":2,"kind":"session","text":"http: POST http://x/mcp from 127.0.0.1:2","session":{"transport":"http","target":"http://x/mcp","client":"127.0.0.1:2","prelude":true}}
+{"t":3000,"s":2,"kind":"frame","dir":"c2s","prelude":true,"msg":{"jsonrpc":"2.0","id":1,"method":"prompts/list"}}
+{"t":4000,"s":2,"kind":"frame","dir":"s2c","prelude":true,"msg":{"jsonrpc":"2.0","id":1,"result":{"prompts":[]}}}
+{"t":5000,"s":1,"kind":"stream","text":"SSE post-1: event id=\"7\" with no data (priming)","meta":{"streamId":"post-1","eventId":"7"}}
+{"t":9000,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}
+`
+	tr, err := record.Read(strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := Timeline(tr)
+	last := en[len(en)-1]
+	if last.Session != 1 || last.Method != "tools/list" || last.LatencyMS == nil || *last.LatencyMS != 8 {
+		t.Errorf("session 1's response: %+v", last)
+	}
+	if en[4].Session != 2 || en[4].Method != "prompts/list" || !en[4].Prelude || en[2].Kind != "session" || en[2].SessionInfo == nil {
+		t.Errorf("session 2: %+v %+v", en[2], en[4])
+	}
+	var b strings.Builder
+	NewPrinter(&b, false).Trace(tr)
+	out := b.String()
+	for _, want := range []string{
+		"2 sessions\n",
+		"ignore: tools/call:$.result._meta\n",
+		"normalize: uuid\n",
+		"s1    session 1: http: POST http://x/mcp from 127.0.0.1:1\n",
+		"s2    session 2: http: POST http://x/mcp from 127.0.0.1:2 (started mid-session: its handshake is written from memory)\n",
+		"s2 → prompts/list #1 [from memory]\n",
+		"s1    stream SSE post-1: event id=\"7\" with no data (priming)\n",
+		"s1 ← tools/list #1 8.0ms ok 0 tools\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trace show lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -8,11 +8,20 @@ import (
 )
 
 // VerifyReport prints each mismatch of a verification (mcpx verify) with a
-// readable diff, then the summary. Server-supplied text is escaped.
+// readable diff, then the summary. A mismatch is named by its exchange (and
+// its session, when the trace has several), a difference by its path (and
+// the message it is in, when it is not the response). Server-supplied text
+// is escaped.
 func (p *Printer) VerifyReport(r *record.VerifyResult) {
 	w, st := p.w, p.st
+	multi := r.Sessions > 1
 	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "%s %s: %s\n", st.err("✗"), st.head(EscapeLine(m.Label())), EscapeLine(m.Problem))
+		if m.Session > 1 {
+			multi = true
+		}
+	}
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(w, "%s %s: %s\n", st.err("✗"), st.head(EscapeLine(m.Where(multi))), EscapeLine(m.Problem))
 		if len(m.Request) > 0 && string(m.Request) != "null" {
 			fmt.Fprintf(w, "    %s\n", st.dim("params: "+EscapeLine(rawjson.Excerpt(m.Request, 200))))
 		}
@@ -30,7 +39,11 @@ func (p *Printer) VerifyReport(r *record.VerifyResult) {
 func (p *Printer) diffs(indent string, diffs []record.Difference, more int) {
 	w, st := p.w, p.st
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s%s\n", indent, st.head(EscapeLine(d.Path)))
+		at := d.Path
+		if d.Message != "" {
+			at = d.Message + " " + d.Path
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, st.head(EscapeLine(at)))
 		rec, live := rawjson.Shorten(d.Recorded, 300), rawjson.Shorten(d.Live, 300)
 		if rec == "" {
 			rec = "(absent)"

@@ -9,8 +9,9 @@ import (
 
 // The report shows each mismatch with its differences, recorded values in
 // red and live ones in green, and escapes what the server sent.
-func TestWriteVerifyReport(t *testing.T) {
-	res := &record.VerifyResult{Exchanges: 3, Mismatches: []record.Mismatch{{
+func TestVerifyReport(t *testing.T) {
+	res := &record.VerifyResult{Sessions: 1, Exchanges: 3, Mismatches: []record.Mismatch{{
+		Session: 1, Exchange: 2,
 		Method:  "tools/list",
 		Request: []byte(`{}`),
 		Problem: "the response differs",
@@ -20,6 +21,7 @@ func TestWriteVerifyReport(t *testing.T) {
 		},
 		MoreDiffs: 2,
 	}, {
+		Session: 1, Exchange: 3,
 		Method:  "tools/call",
 		Request: []byte(`{"name":"evil\u001b[2J"}`),
 		Problem: "no response within 30s",
@@ -28,7 +30,8 @@ func TestWriteVerifyReport(t *testing.T) {
 	NewPrinter(&b, true).VerifyReport(res)
 	out := b.String()
 	for _, want := range []string{"\x1b[31m- recorded: \"echo\"", "\x1b[32m+ live:     \"echo2\"", "- recorded: (absent)",
-		"… and 2 more difference(s)", `tools/call "evil\x1b[2J"`, "3 exchange(s) verified, 2 mismatch(es)"} {
+		"… and 2 more difference(s)", `exchange 3 tools/call "evil\x1b[2J"`, "exchange 2 tools/list",
+		"3 exchange(s) verified, 2 mismatch(es)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("coloured report lacks %q:\n%q", want, out)
 		}
@@ -37,5 +40,34 @@ func TestWriteVerifyReport(t *testing.T) {
 	NewPrinter(&b, false).VerifyReport(res)
 	if strings.Contains(b.String(), "\x1b[") {
 		t.Errorf("report without colour:\n%q", b.String())
+	}
+}
+
+// A trace of several sessions: each mismatch names its session, and a
+// difference in a notification names the message it is in.
+func TestVerifyReportSessions(t *testing.T) {
+	res := &record.VerifyResult{Sessions: 3, Exchanges: 7, Mismatches: []record.Mismatch{{
+		Session: 2, Exchange: 4, Method: "tools/call", Request: []byte(`{"name":"log"}`),
+		Problem: "the notifications differ",
+		Diffs:   []record.Difference{{Message: "notifications/message #1", Path: "$.params.data", Recorded: `"a"`, Live: `"b"`}},
+	}, {
+		Session: 3, Problem: "the server's messages differ",
+		Diffs: []record.Difference{{Message: "notifications/tools/list_changed", Path: "$", Recorded: "[]", Live: `[{"method":"notifications/tools/list_changed"}]`}},
+	}}}
+	var b strings.Builder
+	NewPrinter(&b, false).VerifyReport(res)
+	want := `✗ session 2, exchange 4 tools/call "log": the notifications differ
+    params: {"name":"log"}
+    notifications/message #1 $.params.data
+      - recorded: "a"
+      + live:     "b"
+✗ session 3, outside any request: the server's messages differ
+    notifications/tools/list_changed $
+      - recorded: []
+      + live:     [{"method":"notifications/tools/list_changed"}]
+✗ 7 exchange(s) verified in 3 sessions, 2 mismatch(es)
+`
+	if b.String() != want {
+		t.Errorf("report:\n%s\nwant\n%s", b.String(), want)
 	}
 }

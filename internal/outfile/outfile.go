@@ -31,9 +31,11 @@
 package outfile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -154,26 +156,34 @@ func Append(ctx context.Context, name string, o Options) (*File, error) {
 // ends first, nothing is replaced, no temporary file is left, and the
 // error is ctx's; a write to a FIFO whose reader stalls is abandoned then.
 func WriteFile(ctx context.Context, name string, data []byte, o Options) error {
+	_, err := WriteFrom(ctx, name, bytes.NewReader(data), o)
+	return err
+}
+
+// WriteFrom gives name the content src writes, as WriteFile does, so that
+// a large content produced in pieces (a blob decoded as it is written) is
+// never held whole. It returns how many bytes src wrote.
+func WriteFrom(ctx context.Context, name string, src io.WriterTo, o Options) (int64, error) {
 	f, err := Create(ctx, name, o)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	stop := context.AfterFunc(ctx, func() {
 		// Unblocks a write to a FIFO or terminal; regular files do not
 		// block (and do not support deadlines).
 		_ = f.f.SetWriteDeadline(time.Unix(1, 0))
 	})
-	_, werr := f.Write(data)
+	n, werr := src.WriteTo(f)
 	stop()
 	if err := ctx.Err(); err != nil {
 		f.Abort()
-		return err
+		return n, err
 	}
 	if werr != nil {
 		f.Abort()
-		return fmt.Errorf("writing: %w", werr)
+		return n, fmt.Errorf("writing: %w", werr)
 	}
-	return f.Close()
+	return n, f.Close()
 }
 
 // Write writes p. After a failed write every later one fails with the

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -233,19 +234,47 @@ func EverythingScript(cache string) string {
 // listens, and returns its URL on 127.0.0.1 (/mcp or /sse) and a stop
 // function that kills it and waits for it.
 func StartEverything(node, script, mode string) (url string, stop func(), err error) {
-	port, err := freePort()
-	if err != nil {
-		return "", nil, err
+	// The server binds the port it is given on every address (Express's
+	// listen(PORT)), so the port is checked free on IPv4 and IPv6 first and
+	// taken outside the kernel's ephemeral range, where the tests' own
+	// 127.0.0.1:0 listeners (and a port just freed for one of them) live.
+	// Two servers started at once can still pick one port: the loser
+	// exits with EADDRINUSE and is started again on another.
+	var port int
+	for attempt := 1; ; attempt++ {
+		if port, err = freePort(); err != nil {
+			return "", nil, err
+		}
+		stop, err = startEverything(node, script, mode, port)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			return "", nil, err
+		}
 	}
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path), stop, nil
+}
+
+// errPortTaken says server-everything could not bind its port.
+var errPortTaken = errors.New("port taken")
+
+// startEverything starts server-everything in mode on port and waits
+// until it listens; stop kills it and waits for it.
+func startEverything(node, script, mode string, port int) (stop func(), err error) {
 	cmd := exec.Command(node, script, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	newGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("starting server-everything: %w", err)
+		return nil, fmt.Errorf("starting server-everything: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -270,7 +299,12 @@ func StartEverything(node, script, mode string) (url string, stop func(), err er
 			}
 			lines = append(lines, line)
 		}
-		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, strings.Join(lines, " | "))
+		all := strings.Join(lines, " | ")
+		if strings.Contains(all, "EADDRINUSE") {
+			ready <- fmt.Errorf("server-everything %s on port %d: %w", mode, port, errPortTaken)
+			return
+		}
+		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, all)
 	}()
 	select {
 	case err = <-ready:
@@ -279,13 +313,9 @@ func StartEverything(node, script, mode string) (url string, stop func(), err er
 	}
 	if err != nil {
 		stop()
-		return "", nil, err
+		return nil, err
 	}
-	path := "/mcp"
-	if mode == "sse" {
-		path = "/sse"
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path), stop, nil
+	return stop, nil
 }
 
 // drain drains the rest of a stream so the child never blocks on it.
@@ -295,10 +325,24 @@ func drain(sc *bufio.Scanner) {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		port := 20000 + rand.IntN(12000) // below Linux's ephemeral range (32768-60999)
+		if portFree(port) {
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free port found in 20000-31999")
+}
+
+// portFree says port can be listened on at 127.0.0.1 and on every
+// address (IPv6 and IPv4), as server-everything will.
+func portFree(port int) bool {
+	for _, addr := range []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf(":%d", port)} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }

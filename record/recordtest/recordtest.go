@@ -16,6 +16,7 @@
 package recordtest
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,32 +41,53 @@ func Read(t testing.TB, file string) *record.Trace {
 }
 
 // Verify re-sends the client side of the trace in file to the server on
-// conn and fails the test with a readable diff for every response that
-// differs from the recorded one. It closes conn and returns the result.
+// conn and fails the test with a readable diff for everything that
+// differs from the recording, every difference of every session (see
+// record.Verify). The trace's first session is verified on conn, the
+// others on connections opts.Dial opens. It closes conn and returns the
+// result; the test stops (t.Fatalf) only when the trace cannot be read or
+// a connection cannot be opened.
 func Verify(t testing.TB, file string, conn transport.Conn, opts record.VerifyOptions) *record.VerifyResult {
 	t.Helper()
-	tr := Read(t, file)
-	defer conn.Close()
-	res, err := record.Verify(t.Context(), tr, conn, opts)
+	return verify(t, file, conn, opts)
+}
+
+func verify(t testing.TB, file string, conn transport.Conn, opts record.VerifyOptions) *record.VerifyResult {
+	t.Helper()
+	tf, err := record.OpenTrace(file)
+	if err != nil {
+		t.Fatalf("reading the trace: %v", err)
+	}
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		t.Logf("%s: %s", file, w)
+	}
+	if conn != nil {
+		defer conn.Close()
+	}
+	res, err := record.VerifySessions(t.Context(), tf, conn, opts)
+	if res != nil && !res.OK() {
+		t.Errorf("the server does not match %s:\n%s", file, Report(res))
+	}
 	if err != nil {
 		t.Fatalf("verifying against %s: %v", file, err)
-	}
-	if !res.OK() {
-		t.Errorf("the server does not match %s:\n%s", file, Report(res))
 	}
 	return res
 }
 
-// VerifyStdio launches the server described by server and verifies it
-// against the trace in file (see Verify). The server is shut down at the
-// end.
+// VerifyStdio verifies the server described by server against the trace
+// in file (see Verify), launching it anew for each session of the trace
+// and shutting it down at the end of the session.
 func VerifyStdio(t testing.TB, file string, server transport.StdioOptions, opts record.VerifyOptions) *record.VerifyResult {
 	t.Helper()
-	conn, err := transport.StartStdio(server)
-	if err != nil {
-		t.Fatalf("starting the server: %v", err)
+	opts.Dial = func(context.Context, int, record.SessionInfo) (transport.Conn, error) {
+		conn, err := transport.StartStdio(server)
+		if err != nil {
+			return nil, fmt.Errorf("starting the server: %w", err)
+		}
+		return conn, nil
 	}
-	return Verify(t, file, conn, opts)
+	return verify(t, file, nil, opts)
 }
 
 // Replay serves the server recorded in file for a client under test and
@@ -98,14 +120,20 @@ func Replay(t testing.TB, file string, opts record.ReplayOptions) transport.Conn
 }
 
 // Report is the plain-text account of a verification a test prints: each
-// mismatch with its differences, then the summary. Values the server sent
-// are quoted when they hold characters a log should not carry raw.
+// mismatch with its session and exchange and its differences, each with
+// its path (and the message it is in, when it is not the response), then
+// the summary. Values the server sent are quoted when they hold
+// characters a log should not carry raw.
 func Report(res *record.VerifyResult) string {
 	var b strings.Builder
 	for _, m := range res.Mismatches {
-		fmt.Fprintf(&b, "✗ %s: %s\n", printable(m.Label()), printable(m.Problem))
+		fmt.Fprintf(&b, "✗ %s: %s\n", printable(m.Where(true)), printable(m.Problem))
 		for _, d := range m.Diffs {
-			fmt.Fprintf(&b, "    %s\n      - recorded: %s\n      + live:     %s\n", printable(d.Path), orAbsent(d.Recorded), orAbsent(d.Live))
+			at := d.Path
+			if d.Message != "" {
+				at = d.Message + " " + d.Path
+			}
+			fmt.Fprintf(&b, "    %s\n      - recorded: %s\n      + live:     %s\n", printable(at), orAbsent(d.Recorded), orAbsent(d.Live))
 		}
 		if m.MoreDiffs > 0 {
 			fmt.Fprintf(&b, "    … and %d more difference(s)\n", m.MoreDiffs)

@@ -42,10 +42,16 @@ const serveEnv = "MCPX_BENCH_SERVE"
 // frameEnv holds the size of the big frames the server sends, in bytes.
 const frameEnv = "MCPX_BENCH_FRAME"
 
+// textEnv, when set, makes the server answer every tools/call with a text
+// of that many x, whatever the tool: the answers of the sessions trace
+// (writeSessionsTrace), so that verify finds no difference.
+const textEnv = "MCPX_BENCH_TEXT"
+
 func main() {
 	if os.Getenv(serveEnv) != "" {
 		size, _ := strconv.Atoi(os.Getenv(frameEnv))
-		if err := serveStdio(os.Stdin, os.Stdout, size); err != nil {
+		text, _ := strconv.Atoi(os.Getenv(textEnv))
+		if err := serveStdio(os.Stdin, os.Stdout, size, text); err != nil {
 			fmt.Fprintln(os.Stderr, "bench server:", err)
 			os.Exit(1)
 		}
@@ -112,6 +118,8 @@ func run(mcpx string, frame, traceFrame int, only string, keep bool) error {
 	}
 	stdio, sse, jsonURL := server(frame), []string{"--url", srv.sse}, []string{"--url", srv.json}
 	trace := filepath.Join(dir, "trace.jsonl")
+	sessions := filepath.Join(dir, "sessions.jsonl")
+	oneSession := filepath.Join(dir, "one-session.jsonl")
 	cases := []tcase{
 		{name: "baseline: mcpx --version", args: []string{"--version"}},
 		{name: "stdio: call tools/call --json", payload: frame, args: cat([]string{"call", "tools/call", `{"name":"big"}`, "--json"}, stdio), env: env(frame)},
@@ -129,6 +137,26 @@ func run(mcpx string, frame, traceFrame int, only string, keep bool) error {
 		{name: "trace: replay (stdio)", payload: traceFrame, args: []string{"replay", trace},
 			stdin: func(w io.WriteCloser, r io.Reader) error { return replayClient(trace, w, r) }},
 		{name: "trace: verify", payload: traceFrame, args: cat([]string{"verify", trace}, server(traceFrame)), env: env(traceFrame)},
+		// A trace of several sessions (a proxy's day): replay holds the
+		// session it serves, not the file.
+		{name: "sessions: replay (stdio) of session 3", payload: sessionsTraceSize, args: []string{"replay", sessions},
+			stdin: func(w io.WriteCloser, r io.Reader) error { return replaySessionClient(sessions, 3, w, r) }},
+		// Verify streams it: each session on a server of its own, read as
+		// its events are needed (issue 14: a 36 MiB trace under 100 MiB).
+		{name: "sessions: verify (4 sessions)", payload: sessionsTraceSize, args: cat([]string{"verify", sessions}, server(0)),
+			env: []string{serveEnv + "=1", textEnv + "=" + strconv.Itoa(sessionResult), "MCPX_PROTOCOL_ERA="}},
+		// The same calls in one session: verify holds what is in flight,
+		// replay the session it serves.
+		{name: "sessions: replay (stdio) of 1 session", payload: sessionsTraceSize, args: []string{"replay", oneSession},
+			stdin: func(w io.WriteCloser, r io.Reader) error { return replaySessionClient(oneSession, 1, w, r) }},
+		{name: "sessions: verify (1 session)", payload: sessionsTraceSize, args: cat([]string{"verify", oneSession}, server(0)),
+			env: []string{serveEnv + "=1", textEnv + "=" + strconv.Itoa(sessionResult), "MCPX_PROTOCOL_ERA="}},
+	}
+	if err := writeSessionsTrace(sessions, 4, sessionCalls); err != nil {
+		return err
+	}
+	if err := writeSessionsTrace(oneSession, 1, 4*sessionCalls); err != nil {
+		return err
 	}
 	var results []result
 	var base int64
@@ -284,8 +312,10 @@ type request struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// answer writes the answer to req (nothing for a notification).
-func answer(w io.Writer, req request, size int, newline bool) error {
+// answer writes the answer to req (nothing for a notification); text,
+// when not zero, is the length of every tools/call's answer text (see
+// textEnv).
+func answer(w io.Writer, req request, size, text int, newline bool) error {
 	if req.ID == nil {
 		return nil
 	}
@@ -309,6 +339,10 @@ func answer(w io.Writer, req request, size int, newline bool) error {
 	case "tools/list":
 		result = `{"tools":[{"name":"big","description":"A big text","inputSchema":{"type":"object"}}]}`
 	case "tools/call":
+		if text > 0 {
+			result = `{"content":[{"type":"text","text":"` + strings.Repeat("x", text) + `"}]}`
+			break
+		}
 		return end(writeBigText(w, req.ID, size))
 	case "resources/read":
 		return end(writeBigBlob(w, req.ID, size))
@@ -320,7 +354,7 @@ func answer(w io.Writer, req request, size int, newline bool) error {
 	return end(err)
 }
 
-func serveStdio(in io.Reader, out io.Writer, size int) error {
+func serveStdio(in io.Reader, out io.Writer, size, text int) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for sc.Scan() {
@@ -328,7 +362,7 @@ func serveStdio(in io.Reader, out io.Writer, size int) error {
 		if json.Unmarshal(sc.Bytes(), &req) != nil {
 			continue
 		}
-		if err := answer(out, req, size, true); err != nil {
+		if err := answer(out, req, size, text, true); err != nil {
 			return err
 		}
 	}
@@ -368,12 +402,12 @@ func startHTTP(size int) (*httpServer, error) {
 			}
 			if !sse {
 				w.Header().Set("Content-Type", "application/json")
-				answer(w, req, size, false)
+				answer(w, req, size, 0, false)
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "event: message\ndata: ")
-			answer(w, req, size, false)
+			answer(w, req, size, 0, false)
 			io.WriteString(w, "\n\n")
 		}
 	}
@@ -389,6 +423,54 @@ func startHTTP(size int) (*httpServer, error) {
 // sends each recorded client frame and, after a request, reads lines until
 // the answer with its id arrived. Big lines are skipped, never buffered.
 func replayClient(trace string, w io.WriteCloser, r io.Reader) error {
+	return replaySessionClient(trace, 0, w, r)
+}
+
+// sessionsTraceSize is about the size of the traces writeSessionsTrace
+// writes: 4 sessions of 9 MiB, or one of 36 MiB.
+const sessionsTraceSize = 4 * sessionCalls * sessionResult
+
+const (
+	sessionCalls  = 96
+	sessionResult = 96 << 10
+)
+
+// writeSessionsTrace writes a trace of n sessions, each a handshake and
+// calls tool calls answered with sessionResult bytes of text.
+func writeSessionsTrace(name string, n, calls int) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(bw, `{"format":"mcpx-trace","version":1,"minor":2,"mcpx":"bench","created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: bench","redacted":true}`)
+	text := strings.Repeat("x", sessionResult)
+	t := 0
+	ev := func(s int, rest string) {
+		t += 10
+		fmt.Fprintf(bw, `{"t":%d,"s":%d,%s}`+"\n", t, s, rest)
+	}
+	for s := 1; s <= n; s++ {
+		ev(s, `"kind":"session","text":"stdio: bench","session":{"transport":"stdio","target":"stdio: bench"}`)
+		ev(s, `"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		ev(s, `"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"bench","version":"1"}}}`)
+		ev(s, `"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i := 1; i <= calls; i++ {
+			ev(s, fmt.Sprintf(`"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"s%d","arguments":{"i":%d}}}`, i, s, i))
+			ev(s, fmt.Sprintf(`"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}]}}`, i, text))
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// replaySessionClient is replayClient for one session of the trace (0:
+// every frame).
+func replaySessionClient(trace string, session int, w io.WriteCloser, r io.Reader) error {
+	mark := []byte(fmt.Sprintf(`"s":%d,`, session))
 	in := bufio.NewReaderSize(r, 1<<20)
 	defer func() {
 		w.Close()
@@ -408,7 +490,7 @@ func replayClient(trace string, w io.WriteCloser, r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		if !small || !bytes.Contains(head, []byte(`"dir":"c2s"`)) {
+		if !small || !bytes.Contains(head, []byte(`"dir":"c2s"`)) || session > 0 && !bytes.Contains(head, mark) {
 			continue
 		}
 		var ev struct {

@@ -1,10 +1,15 @@
 // Command testserver is a family of MCP servers for mcpx's end-to-end tests.
 // The first argument picks the behaviour:
 //
-//	rich         a well-behaved server (official Go SDK) with every feature:
+//	rich [CHANGE] a well-behaved server (official Go SDK) with every feature:
 //	             typed tools, progress, logging, every content type, isError,
 //	             text and binary resources, templates, prompts, completion, and
-//	             a page size of 3 so every list is paginated
+//	             a page size of 3 so every list is paginated. CHANGE makes it
+//	             differ as a regression would, for verify to find:
+//	             fewer-progress (slow reports its last 2 steps only), renamed
+//	             (the log tool is note), log-text (log prefixes its
+//	             message with "log: "), session-text (echo adds a session id,
+//	             a new UUID each run, that verify must normalize)
 //	crash        crashes (exit 3, after a line on stderr) while tools/call is pending
 //	garbage      prints non-JSON lines on stdout between valid messages
 //	hang         reads stdin and never answers; keeps running after stdin closes
@@ -18,6 +23,9 @@
 //	badversion   answers initialize with a protocol version nobody speaks
 //	big          a raw server whose tool big answers with the rich server's
 //	             50 MiB text, written straight out (the SDK takes seconds)
+//	rough        a raw server whose results are the rough edges a new user
+//	             meets: binary data in odd places, progress after the
+//	             response, a multi-line error, a nested schema (rough.go)
 //	exit         exits at once with status 7 after a line on stderr
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
@@ -139,7 +147,11 @@ func main() {
 	var err error
 	switch mode {
 	case "rich":
-		err = runRich(in)
+		change := ""
+		if len(os.Args) > 2 {
+			change = os.Args[2]
+		}
+		err = runRich(in, change)
 	case "modern":
 		err = testservers.ServeStdio(testservers.NewModernServer(nil, nil), in)
 	case "modern-only":
@@ -150,7 +162,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

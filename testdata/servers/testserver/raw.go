@@ -179,6 +179,10 @@ func (s *rawServer) handle(m rawMsg) {
 			s.reply(m.ID, map[string]any{"tools": []any{echoTool, bigTool}})
 			return
 		}
+		if s.mode == "rough" {
+			s.reply(m.ID, map[string]any{"tools": roughTools})
+			return
+		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
 	case "tools/call":
 		s.toolsCall(m)
@@ -234,6 +238,14 @@ func (s *rawServer) toolsCall(m rawMsg) {
 	_ = json.Unmarshal(m.Params, &p)
 	if s.mode == "big" && p.Name == "big" {
 		s.bigResult(m.ID)
+		return
+	}
+	if s.mode == "rough" {
+		var a struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(m.Params, &a)
+		s.roughCall(m, p.Name, a.Arguments, p.Meta.ProgressToken)
 		return
 	}
 	if p.Name != "echo" {

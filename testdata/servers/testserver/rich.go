@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,13 +21,23 @@ const bigDefault = 50 << 20
 // bigMarker ends the big tool's text so a test can see it arrived whole.
 const bigMarker = "END-OF-BIG"
 
-func runRich(in *stdin) error {
+// Changes of the rich server, the second argument of "testserver rich",
+// that verify must notice (or, for changeSessionText, not notice once it
+// normalizes the session id).
+const (
+	changeFewerProgress = "fewer-progress" // slow reports its last 2 steps only
+	changeRenamed       = "renamed"        // log is called note
+	changeLogText       = "log-text"       // log prefixes its message with "log: "
+	changeSessionText   = "session-text"   // echo adds " (session <a new UUID>)"
+)
+
+func runRich(in *stdin, change string) error {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpx-testserver", Title: "mcpx test server", Version: "1.2.3"}, &mcp.ServerOptions{
 		Instructions:      "Test server for mcpx.\nIts \x1b[31minstructions\x1b[0m hold control characters.",
 		PageSize:          pageSize,
 		CompletionHandler: complete,
 	})
-	addTools(s)
+	addTools(s, change)
 	addResources(s)
 	addPrompts(s)
 	ctx := context.Background()
@@ -59,7 +70,14 @@ func args(req *mcp.CallToolRequest, v any) error {
 	return json.Unmarshal(req.Params.Arguments, v)
 }
 
-func addTools(s *mcp.Server) {
+func addTools(s *mcp.Server, change string) {
+	session := ""
+	if change == changeSessionText {
+		var b [16]byte
+		rand.Read(b[:])
+		b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+		session = fmt.Sprintf(" (session %x-%x-%x-%x-%x)", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	}
 	s.AddTool(&mcp.Tool{
 		Name:        "echo",
 		Description: "Echoes the message back (\x1b[31mred\x1b[0m in the description)",
@@ -69,7 +87,7 @@ func addTools(s *mcp.Server) {
 		if err := args(req, &a); err != nil {
 			return nil, err
 		}
-		return text(a.Message), nil
+		return text(a.Message + session), nil
 	})
 
 	// types returns its arguments exactly as received, so a test can check
@@ -122,7 +140,7 @@ func addTools(s *mcp.Server) {
 				return nil, ctx.Err()
 			case <-time.After(time.Duration(a.IntervalMS) * time.Millisecond):
 			}
-			if token != nil {
+			if token != nil && (change != changeFewerProgress || i > a.Steps-2) {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 					ProgressToken: token, Progress: float64(i), Total: float64(a.Steps),
 					Message: fmt.Sprintf("step %d of %d", i, a.Steps),
@@ -149,8 +167,14 @@ func addTools(s *mcp.Server) {
 		return text("slept"), nil
 	})
 
+	logTool := "log"
+	if change == changeRenamed {
+		// After media now, before sleep still: the second page of three
+		// is [media, note, sleep], the others stay the same.
+		logTool = "note"
+	}
 	s.AddTool(&mcp.Tool{
-		Name:        "log",
+		Name:        logTool,
 		Description: "Sends notifications/message at the given level, then returns",
 		InputSchema: obj(map[string]any{
 			"level":   map[string]any{"type": "string", "enum": []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}},
@@ -160,6 +184,9 @@ func addTools(s *mcp.Server) {
 		var a struct{ Level, Message string }
 		if err := args(req, &a); err != nil {
 			return nil, err
+		}
+		if change == changeLogText {
+			a.Message = "log: " + a.Message
 		}
 		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(a.Level), Logger: "testserver", Data: a.Message}); err != nil {
 			return nil, err

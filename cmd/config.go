@@ -1,0 +1,216 @@
+package cmd
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/sessiond"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// config is what the global flags say, checked once before a command runs
+// (validate) and not changed afterwards. A command that needs a variant —
+// auth login's longer timeout, the REPL's roots after :roots — works on a
+// copy.
+type config struct {
+	out  output
+	conn connDesc
+}
+
+// output says how mcpx shows what happens.
+type output struct {
+	json    bool   // exactly the JSON-RPC result on stdout
+	wire    bool   // every frame on stderr
+	verbose bool   // what mcpx does, on stderr
+	color   string // auto, always or never
+}
+
+// connDesc describes the connection a command opens and the session over
+// it. Nothing in it is open or running: the connector builds from it.
+type connDesc struct {
+	// server is the server command after --; empty for --url. It is the
+	// one part a command adds (forServer).
+	server []string
+	// at is the open session (mcpx connect) the command runs through,
+	// given as @NAME before it; the session holds the server, so a
+	// description with it has neither a server command nor a URL.
+	at      sessionRef
+	stdio   stdioDesc
+	http    httpDesc
+	oauth   oauthDesc
+	session sessionDesc
+	feat    featuresDesc
+	rec     recordDesc
+}
+
+// stdioDesc is how a server command runs.
+type stdioDesc struct {
+	env    []string
+	dir    string
+	stderr string // show, hide, or the file to append to
+}
+
+// httpDesc is how the server at a URL is reached.
+type httpDesc struct {
+	url    string // "" for a server command
+	mode   transport.HTTPMode
+	header http.Header // -H
+	// headerLines are the -H flags as given, whose credentials a trace
+	// redacts.
+	headerLines []string
+	// bearer is --bearer, else $MCPX_BEARER_TOKEN; bearerFlag says it
+	// was given as a flag.
+	bearer     string
+	bearerFlag bool
+	caCert     string
+	insecure   bool
+}
+
+// oauthOff says why mcpx must not run OAuth for the connection, "" when
+// it may: credentials given by hand take precedence.
+func (h httpDesc) oauthOff() string {
+	if h.header.Get("Authorization") != "" {
+		return "-H gives an Authorization header"
+	}
+	return ""
+}
+
+// sessionDesc shapes the MCP session.
+type sessionDesc struct {
+	maxMessageSize  int64
+	timeout         time.Duration // 0: none
+	maxTimeout      time.Duration // 0: none
+	protocolVersion string
+	// era is legacy, auto or modern; eraSource names what chose it ("" for
+	// the default).
+	era, eraSource string
+}
+
+// featuresDesc is what mcpx offers the server and does around the
+// command.
+type featuresDesc struct {
+	// roots are offered with the roots capability; nil declares none.
+	roots []inspector.Root
+	// sampler and elicitor answer the server's requests (nil: the
+	// capability is not declared); each connection gets a clone.
+	sampler  *inspector.Sampler
+	elicitor *inspector.Elicitor
+	logLevel string
+	linger   time.Duration
+}
+
+// recordDesc is --record and what comparisons leave out.
+type recordDesc struct {
+	file        string
+	force       bool
+	redact      []string
+	noRedact    bool
+	ignore      []string
+	normalizers []record.Normalizer
+}
+
+// validation is what validate needs besides the flags.
+type validation struct {
+	ios *IOStreams
+	// person answers the server's questions on a terminal; nil without one.
+	person inspector.Person
+	// eraSet says --protocol-era was given (its value may be "").
+	eraSet bool
+	// at is the @NAME given before the command, if any.
+	at sessionRef
+}
+
+// validate checks the global flags and builds the config, reading the
+// files they name now, so that a mistake is a usage error before any
+// server starts.
+func (f *rootFlags) validate(v validation) (config, error) {
+	var cfg config
+	out, err := f.out.validate()
+	if err != nil {
+		return cfg, err
+	}
+	stdio, err := f.server.validate()
+	if err != nil {
+		return cfg, err
+	}
+	if f.session.timeout < 0 || f.session.maxTimeout < 0 {
+		return cfg, usageErrorf("--timeout and --max-timeout must not be negative")
+	}
+	rec, err := f.rec.validate()
+	if err != nil {
+		return cfg, err
+	}
+	hd, err := f.http.validate(f.server, v.ios)
+	if err != nil {
+		return cfg, err
+	}
+	feat, err := f.feat.validate(v.ios, v.person)
+	if err != nil {
+		return cfg, err
+	}
+	oauth, err := f.auth.validate(f.http, v.ios)
+	if err != nil {
+		return cfg, err
+	}
+	sess, err := f.session.validate(f.http, v.ios, v.eraSet)
+	if err != nil {
+		return cfg, err
+	}
+	return config{out: out, conn: connDesc{at: v.at, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
+}
+
+func (f outputFlags) validate() (output, error) {
+	switch f.color {
+	case "auto", "always", "never":
+	default:
+		return output{}, usageErrorf("--color must be auto, always or never, not %q", f.color)
+	}
+	return output(f), nil
+}
+
+func (f serverFlags) validate() (stdioDesc, error) {
+	for _, e := range f.env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return stdioDesc{}, usageErrorf("--env %q: expected KEY=VALUE", e)
+		}
+	}
+	return stdioDesc{env: f.env, dir: f.cwd, stderr: f.stderr}, nil
+}
+
+// forServer returns the description completed with the server command
+// given after -- (none for --url). Exactly one of them must be given, or
+// neither with @NAME; example shows the command that was meant.
+func (d connDesc) forServer(server []string, example string) (connDesc, error) {
+	if name := d.at.name; name != "" {
+		if d.http.url != "" || len(server) > 0 {
+			return d, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
+		}
+		if err := sessiond.CheckName(name); err != nil {
+			return d, usageErrorf("@%s: %v", name, err)
+		}
+		return d, nil
+	}
+	if d.http.url != "" && len(server) > 0 {
+		return d, usageErrorf("give either --url URL or a server command after --, not both")
+	}
+	if d.http.url == "" && len(server) == 0 {
+		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, or give --url URL", example)
+	}
+	d.server = server
+	return d, nil
+}
+
+// lineConn is the connection description of a REPL line: a line cannot
+// choose a server or shape a session (the REPL's session is open), so it
+// is the description no flag chose, with the REPL's client features.
+func lineConn(feat featuresDesc) connDesc {
+	return connDesc{
+		stdio:   stdioDesc{stderr: "show"},
+		http:    httpDesc{mode: transport.ModeAuto, header: http.Header{}},
+		session: sessionDesc{maxMessageSize: transport.DefaultMaxMessageSize, timeout: defaultTimeout, maxTimeout: defaultMaxTimeout},
+		feat:    feat,
+	}
+}

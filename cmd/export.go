@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/record/export"
+)
+
+// ---- mcpx trace export ----
+
+type traceExportOptions struct {
+	e    *env
+	har  string
+	html string
+}
+
+func newTraceExportCmd(e *env) *cobra.Command {
+	o := &traceExportOptions{e: e}
+	c := &cobra.Command{
+		Use:   "export FILE --har OUT | --html OUT",
+		Short: "Export a trace as an HTTP Archive (HAR) or an HTML timeline",
+		Long: `export writes a trace in formats other tools read (either or both; - is
+standard output):
+
+  --har OUT    an HTTP Archive (HAR 1.2): every HTTP exchange with its status,
+               the headers the trace keeps, request body and response (SSE
+               streams as their events, also in the custom _sse array);
+               sessions without HTTP (stdio) as synthetic entries at
+               stdio://session-N/<method>, one per request and response
+  --html OUT   one self-contained HTML page (it fetches nothing; open it from
+               disk) showing each session as a timeline: requests paired with
+               responses, latencies as bars, errors highlighted, every message
+               expandable, filters by session, direction and method, search
+
+The files hold what the trace holds (secrets stay redacted as recorded) and,
+like traces, are readable by their owner only.`,
+		Example: `  mcpx trace export t.jsonl --html t.html
+  mcpx trace export t.jsonl --har t.har --html t.html
+  mcpx trace export t.jsonl --har - | jq '.log.entries | length'`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			if len(server) > 0 || e.cfg.conn.http.url != "" {
+				return usageErrorf("trace export reads a file; it takes no server")
+			}
+			if err := noRecord(c, e.cfg.conn.rec); err != nil {
+				return err
+			}
+			return o.run(c.Context(), own[0])
+		},
+	}
+	c.Flags().StringVar(&o.har, "har", "", "write an HTTP Archive (HAR 1.2) to `OUT` (- for stdout)")
+	c.Flags().StringVar(&o.html, "html", "", "write an HTML timeline to `OUT` (- for stdout)")
+	return c
+}
+
+func (o *traceExportOptions) run(ctx context.Context, file string) error {
+	e := o.e
+	switch {
+	case o.har == "" && o.html == "":
+		return usageErrorf("trace export needs --har OUT or --html OUT (or both)")
+	case o.har == "-" && o.html == "-":
+		return usageErrorf("--har - and --html - both write to stdout; choose one")
+	}
+	con := e.console()
+	tf, err := record.ReadOptions{MaxMessageSize: e.cfg.conn.session.maxMessageSize}.Open(file)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	defer tf.Close()
+	for _, w := range tf.Warnings {
+		con.Warn(file + ": " + w)
+	}
+	opts := export.Options{Name: "mcpx", Version: Version(), Title: filepath.Base(file)}
+	outputs := []struct {
+		flag, name string
+		write      func(io.Writer, record.SessionSource, export.Options) error
+	}{{"--har", o.har, export.HAR}, {"--html", o.html, export.HTML}}
+	for _, out := range outputs {
+		if out.name == "" {
+			continue
+		}
+		if out.name == "-" {
+			if err := out.write(e.ios.Out, tf, opts); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			continue
+		}
+		var b bytes.Buffer
+		if err := out.write(&b, tf, opts); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		// Like the trace, the export may hold what the session
+		// exchanged: its owner's only.
+		if err := outfile.WriteFile(ctx, out.name, b.Bytes(), outfile.Options{Perm: 0o600}); err != nil {
+			return fmt.Errorf("%s %s: %w", out.flag, out.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package cmd
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// The global flags, grouped by what they configure. Each group is a value
+// struct cobra writes into and nothing else reads: validate (config.go)
+// checks them once, before a command runs, and builds the config the
+// command uses. A group holds what was typed, never what was made of it.
+
+// rootFlags are mcpx's global flags.
+type rootFlags struct {
+	server  serverFlags
+	http    httpFlags
+	auth    authFlags
+	session sessionFlags
+	feat    featureFlags
+	rec     recordFlags
+	out     outputFlags
+}
+
+// serverFlags are about a server command given after --.
+type serverFlags struct {
+	env    []string // --env KEY=VALUE
+	cwd    string   // --cwd
+	stderr string   // --server-stderr: show, hide or a file
+}
+
+// httpFlags are about a server at --url.
+type httpFlags struct {
+	url       string
+	transport string // auto, http or sse
+	headers   []string
+	bearer    string
+	caCert    string
+	insecure  bool
+}
+
+// sessionFlags shape the MCP session.
+type sessionFlags struct {
+	maxMessageSize  int64
+	timeout         time.Duration
+	maxTimeout      time.Duration
+	protocolVersion string
+	protocolEra     string // as given; validate settles it
+}
+
+// recordFlags are --record and what verify and replay leave out of their
+// comparisons (stored in the trace when recording).
+type recordFlags struct {
+	file      string
+	force     bool
+	redact    []string
+	noRedact  bool
+	ignore    []string
+	normalize []string
+}
+
+// outputFlags say how results and diagnostics look.
+type outputFlags struct {
+	json    bool
+	wire    bool
+	verbose bool
+	color   string
+}
+
+// The defaults of the session flags, which a REPL line (which cannot give
+// them) runs with.
+const (
+	defaultTimeout    = 60 * time.Second
+	defaultMaxTimeout = 10 * time.Minute
+)
+
+// register declares the global flags on fs.
+func (f *rootFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.server.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
+	fs.StringVar(&f.server.cwd, "cwd", "", "run the server in `DIR`")
+	fs.StringVar(&f.server.stderr, "server-stderr", "show", "the server's stderr: show, hide, or append it to `FILE`")
+	fs.StringVar(&f.http.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
+	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP transport: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
+	fs.StringArrayVarP(&f.http.headers, "header", "H", nil, "send the HTTP header `'Name: value'` with every request (repeatable)")
+	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
+	fs.StringVar(&f.http.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
+	fs.BoolVar(&f.http.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
+	f.auth.register(fs)
+	fs.Var(newSizeValue(&f.session.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
+		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")
+	fs.DurationVar(&f.session.timeout, "timeout", defaultTimeout, "per-request timeout, reset by progress (0 disables)")
+	fs.DurationVar(&f.session.maxTimeout, "max-timeout", defaultMaxTimeout, "hard cap on a request's time even while progress arrives")
+	fs.StringVar(&f.session.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")
+	fs.StringVar(&f.session.protocolEra, "protocol-era", "", "protocol era: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
+	fs.BoolVar(&f.out.json, "json", false, "print exactly the JSON-RPC result on stdout")
+	fs.BoolVar(&f.out.wire, "wire", false, "print every frame in both directions on stderr")
+	fs.BoolVarP(&f.out.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
+	fs.StringVar(&f.out.color, "color", "auto", "colour output: auto, always or never")
+	f.feat.register(fs)
+	fs.StringVar(&f.rec.file, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")
+	fs.BoolVar(&f.rec.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
+	fs.StringArrayVar(&f.rec.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
+	fs.BoolVar(&f.rec.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
+	fs.StringArrayVar(&f.rec.ignore, "ignore", nil, "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")
+	fs.StringArrayVar(&f.rec.normalize, "normalize", nil, "replace volatile values before verify and replay compare: `RE=PLACEHOLDER`, or uuid, timestamp, session-id; with --record, stored in the trace (repeatable)")
+}
+
+// forgetRun puts cmd, a command of the REPL's tree that a line ran, back
+// as it was before the line, for the next line to run it: parsing does
+// not undo what an earlier parse set — flag values, Changed, the position
+// of "--" — and cobra gives a command the root's context only when it has
+// none. Only the command that ran was parsed: its flag set holds its
+// parents' persistent flags too.
+func forgetRun(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Changed {
+			return
+		}
+		if s, ok := f.Value.(pflag.SliceValue); ok {
+			_ = s.Replace(nil)
+		} else {
+			_ = f.Value.Set(f.DefValue) // every default is a value its flag takes
+		}
+		f.Changed = false
+	})
+	fs.Init(fs.Name(), pflag.ContinueOnError)
+	var none context.Context
+	cmd.SetContext(none)
+}

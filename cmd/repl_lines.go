@@ -1,0 +1,294 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/repl"
+)
+
+func newResourcesUnsubscribeCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "unsubscribe URI",
+		Short: "End a subscription made with resources subscribe (REPL)",
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			return e.withClient(c.Context(), server, func(cl *client) error {
+				return e.repl.unsubscribe(c.Context(), cl, own[0])
+			})
+		},
+	}
+}
+
+// exec runs one command line.
+func (s *replSession) exec(ctx context.Context, words []string) repl.Result {
+	res := s.exec1(ctx, words)
+	s.last.Store(int32(res.Code))
+	return res
+}
+
+// exec1 dispatches a line: to one of the REPL's own commands, or through
+// mcpx's command tree.
+func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
+	name, args := words[0], words[1:]
+	if rc := replCommandNamed(s.commands, name); rc != nil {
+		return rc.run(s, ctx, args)
+	}
+	if strings.HasPrefix(name, ":") {
+		return repl.Result{Code: s.report(unknownColon(s.commands, name))}
+	}
+	return repl.Result{Code: s.runLine(ctx, words)}
+}
+
+// runLine executes one mcpx command on the session, through the REPL's
+// command tree (the same commands as mcpx's own), with the REPL's --json
+// (or :json) and -v unless the line says otherwise.
+func (s *replSession) runLine(ctx context.Context, args []string) int {
+	s.lineFlags.out.json, s.lineFlags.out.verbose = s.json.Load(), s.cfg.out.verbose
+	s.line.started = false
+	s.root.SetArgs(args)
+	wire := s.wire.Load()
+	ran, err := s.root.ExecuteContextC(ctx)
+	s.wire.Store(wire) // --wire lasts for its command
+	forgetRun(ran)
+	if err == nil {
+		return ExitOK
+	}
+	if !s.line.started {
+		err = &usageError{err: err}
+	}
+	out := s.lineFlags.out
+	return s.reporter(out.json, out.verbose || out.wire).report(err)
+}
+
+// allowedLineFlags are the global flags a REPL command may carry: the
+// others choose or shape the session, which is open already.
+var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": true, "help": true}
+
+// lineTree builds the command tree the REPL's lines run through, once for
+// the REPL: mcpx's own, with the server flags hidden and refused, help
+// texts without the server part, resources unsubscribe, and tools call
+// NAME --help describing the tool.
+func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
+	root, flags := newRootCmd(s.line)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if !allowedLineFlags[f.Name] {
+			f.Hidden = true
+		}
+	})
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "auth":
+			root.RemoveCommand(c)
+		case "resources":
+			c.AddCommand(newResourcesUnsubscribeCmd(s.line))
+		case "tools":
+			for _, sub := range c.Commands() {
+				if sub.Name() == "call" {
+					s.toolHelpOn(sub)
+				}
+			}
+		}
+	}
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		c.Use = strings.TrimSuffix(c.Use, " -- <server command>")
+		c.Example = replExamples(c.Example)
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
+	return root, flags
+}
+
+var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`)
+
+// replExamples rewrites one-shot examples for the REPL: no program name,
+// no server.
+func replExamples(ex string) string { return exampleLine.ReplaceAllString(ex, "$1$2") }
+
+// checkLine refuses what a REPL command cannot change — the server and
+// the session's flags — and gives the line's commands their
+// configuration: the REPL's, with the line's output flags.
+func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
+	var bad []string
+	c.Flags().Visit(func(f *pflag.Flag) {
+		// (Visit also visits what earlier lines set: Changed is this line's.)
+		if f.Changed && c.Root().PersistentFlags().Lookup(f.Name) != nil && !allowedLineFlags[f.Name] {
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usageErrorf("%s chooses or shapes the session, which is open already: give it to mcpx repl (in the REPL: :wire, :json, :log, :roots, :reconnect)", strings.Join(bad, ", "))
+	}
+	if c.Flags().ArgsLenAtDash() >= 0 {
+		return usageErrorf("the REPL is connected to its server already: leave out -- and the server command")
+	}
+	if lf.out.wire {
+		s.wire.Store(true)
+	}
+	e.cfg = config{
+		out:  output{json: lf.out.json, wire: lf.out.wire, verbose: lf.out.verbose, color: s.cfg.out.color},
+		conn: lineConn(s.cfg.conn.feat),
+	}
+	return nil
+}
+
+// toolHelpOn makes tools call NAME --help describe the tool from the live
+// server before the usual help.
+func (s *replSession) toolHelpOn(call *cobra.Command) {
+	def := call.HelpFunc()
+	call.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if names := c.Flags().Args(); len(names) > 0 {
+			s.toolHelp(names[0])
+			fmt.Fprintln(s.ios.Out)
+		}
+		def(c, args)
+	})
+}
+
+func (s *replSession) toolHelp(name string) {
+	s.mu.Lock()
+	cat, c := s.catalog, s.c
+	s.mu.Unlock()
+	if cat == nil || c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	t, err := cat.Tool(ctx, name)
+	if err != nil {
+		c.console.Warn(err.Error())
+		return
+	}
+	p := newPrinter(s.ios, s.cfg.out)
+	p.ToolHelp(*t)
+}
+
+// help lists what can be typed.
+func (s *replSession) help() {
+	w := tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):")
+	for _, c := range s.root.Commands() {
+		// (cobra adds its help command to a tree it ran: help is the REPL's.)
+		if !c.IsAvailableCommand() || c.Name() == "repl" || c.Name() == "help" {
+			continue
+		}
+		subs := c.Commands()
+		if len(subs) == 0 {
+			fmt.Fprintf(w, "  %s\t%s\n", c.Name(), c.Short)
+			continue
+		}
+		for _, sub := range subs {
+			if sub.IsAvailableCommand() {
+				fmt.Fprintf(w, "  %s %s\t%s\n", c.Name(), sub.Name(), sub.Short)
+			}
+		}
+	}
+	w.Flush()
+	fmt.Fprintln(s.ios.Out, "\nREPL commands:")
+	w = tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
+	for _, h := range s.commands {
+		fmt.Fprintf(w, "  %s\t%s\n", h.use, h.short)
+	}
+	w.Flush()
+	fmt.Fprintln(s.ios.Out, "\nPer command: --json, --wire, -v. Quote words with spaces ('a b'); JSON needs no quotes.")
+	fmt.Fprintln(s.ios.Out, "Ctrl-C cancels the command running; Ctrl-D or exit leaves.")
+}
+
+// report prints a REPL command's error the way mcpx reports errors, and
+// returns its exit status.
+func (s *replSession) report(err error) int {
+	return s.reporter(s.json.Load(), false).report(err)
+}
+
+// reporter reports errors in the REPL: as JSON with json, with the advice
+// for a line that shows the authorization steps when narrated. (A line
+// sends no credentials of its own; $MCPX_BEARER_TOKEN is the one it
+// knows of.)
+func (s *replSession) reporter(json, narrated bool) reporter {
+	return reporter{ios: s.ios, json: json, inREPL: true,
+		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
+}
+
+// reportPlain reports what the runner meets outside a command.
+func (s *replSession) reportPlain(err error, usage bool) int {
+	if usage {
+		err = &usageError{err: err}
+	}
+	return s.report(err)
+}
+
+// completer completes commands from the grammar and the live server.
+func (s *replSession) completer() *repl.Completer {
+	return &repl.Completer{
+		Root: s.node,
+		Source: func() repl.Source {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.catalog == nil {
+				return nil
+			}
+			return s.catalog
+		},
+		Roots: func() []string {
+			c, err := s.current()
+			if err != nil || c.feats.Roots == nil {
+				return nil
+			}
+			var out []string
+			for _, r := range c.feats.Roots.List() {
+				out = append(out, r.URI)
+			}
+			return out
+		},
+	}
+}
+
+// grammar describes the command tree (and the REPL commands) for
+// completion.
+func (s *replSession) grammar() *repl.Node {
+	root := s.root
+	var build func(c *cobra.Command, path string) *repl.Node
+	build = func(c *cobra.Command, path string) *repl.Node {
+		n := &repl.Node{Name: c.Name(), Path: path}
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				n.Flags = append(n.Flags, repl.Flag{Long: f.Name, Short: f.Shorthand, Value: f.Value.Type() != "bool"})
+			}
+		})
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() && sub.Name() != "repl" {
+				p := sub.Name()
+				if path != "" {
+					p = path + " " + sub.Name()
+				}
+				n.Children = append(n.Children, build(sub, p))
+			}
+		}
+		return n
+	}
+	node := build(root, "")
+	node.Flags = nil
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if allowedLineFlags[f.Name] && f.Name != "help" {
+			node.Flags = append(node.Flags, repl.Flag{Long: f.Name, Short: f.Shorthand})
+		}
+	})
+	for _, h := range s.commands {
+		node.Children = append(node.Children, &repl.Node{Name: h.name, Path: h.name})
+	}
+	return node
+}

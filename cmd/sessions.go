@@ -1,0 +1,494 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/sessiond"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Sessions that stay open (package sessiond): mcpx connect starts a
+// session process holding the server connection, one-shot commands given
+// @NAME as their first argument run through it, mcpx sessions lists them
+// and mcpx disconnect ends one.
+
+// sessionRef is the open session a command runs through (@NAME).
+type sessionRef struct {
+	name  string
+	label string // what the command runs, for the session's log
+}
+
+// takeSessionArg takes a leading @NAME off args: the command then runs
+// through the open session NAME instead of starting a server.
+func takeSessionArg(args []string) (at sessionRef, rest []string) {
+	if len(args) == 0 || len(args[0]) < 2 || args[0][0] != '@' {
+		return at, args
+	}
+	at.name = args[0][1:]
+	var words []string
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") || len(words) == 3 {
+			break
+		}
+		words = append(words, a)
+	}
+	at.label = strings.Join(words, " ")
+	return at, args[1:]
+}
+
+// sessionDir is this user's directory of session sockets.
+func (e *env) sessionDir() (string, error) {
+	return sessiond.Dir(e.ios.Getenv)
+}
+
+// sessionDialer attaches to an open session (@NAME) where a dialer of a
+// server would start it: the command's MCP session runs over the
+// attachment, in the session's protocol era (sessionDesc.inSession).
+// --record records the command's own frames.
+type sessionDialer struct {
+	dir            string
+	at             sessionRef
+	maxMessageSize int64
+}
+
+var _ transport.Dialer = sessionDialer{}
+
+// Dial attaches to the session, with ctx.
+func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize})
+	if err != nil {
+		return nil, sessionAdvice(err, s.at.name)
+	}
+	return sc, nil
+}
+
+// inSession returns the session description for a command run through
+// the open session st: the session settled the era when it opened.
+func (d sessionDesc) inSession(st sessiond.Status) sessionDesc {
+	if st.Era == eraModern {
+		d.era, d.eraSource, d.protocolVersion = eraModern, "the session", st.ProtocolVersion
+	} else {
+		d.era, d.eraSource = eraLegacy, "the session"
+	}
+	return d
+}
+
+// sessionAdvice adds what to do about a session that is not open.
+func sessionAdvice(err error, name string) error {
+	if errors.Is(err, sessiond.ErrNoSession) {
+		return fmt.Errorf("%w (mcpx connect %s -- <server command> opens it; mcpx sessions lists the open ones)", err, name)
+	}
+	return err
+}
+
+// showKept prints what the session @NAME kept while no command was
+// attached (mcpx @NAME watch): notifications through show, notes on the
+// console.
+func (e *env) showKept(ctx context.Context, c *client, show func(*jsonrpc.Message)) {
+	name := e.cfg.conn.at.name
+	if name == "" {
+		return
+	}
+	dir, err := e.sessionDir()
+	var kept []sessiond.Kept
+	if err == nil {
+		kept, err = sessiond.TakeKept(ctx, dir, name)
+	}
+	if err != nil {
+		c.console.Warn(err.Error())
+		return
+	}
+	if len(kept) > 0 {
+		c.console.Note(fmt.Sprintf("%d kept since the last command (oldest first):", len(kept)))
+	}
+	for _, k := range kept {
+		if k.Note != "" {
+			c.console.Note(k.Time.Format(time.TimeOnly) + " " + k.Note)
+			continue
+		}
+		msgs, _, err := jsonrpc.DecodeFrame(k.Message)
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			show(m)
+		}
+	}
+}
+
+type connectOptions struct {
+	e          *env
+	idle       time.Duration
+	foreground bool
+	// argsStdin and child are the hidden flags of the session process
+	// (see start).
+	argsStdin bool
+	child     bool
+}
+
+func newConnectCmd(e *env) *cobra.Command {
+	o := &connectOptions{e: e}
+	c := &cobra.Command{
+		Use:   "connect NAME [-- <server command> | --url URL]",
+		Short: "Open a session that stays open; run commands through it with @NAME",
+		Long: `Start the server (or connect to the one at --url, authorizing once) and keep
+the session open in a background process, so that one-shot commands given
+@NAME as their first argument run through it without starting the server
+again. The session ends with mcpx disconnect NAME, when the server goes
+away, or after --idle-timeout without a command.
+
+Server requests (sampling, elicitation) go to the command that waits on the
+session; when none does, the session answers with its own policy (the
+--on-sampling and --on-elicit given to connect; decline by default).
+Notifications that arrive while no command is attached are kept (a
+bounded number) and shown by mcpx @NAME watch. --record on connect records
+the whole session; on a command, that command's own frames.`,
+		Example: `  mcpx connect dev -- node server.js
+  mcpx @dev tools call echo message=hi
+  mcpx @dev watch
+  mcpx sessions
+  mcpx disconnect dev`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 1, 1); err != nil {
+				return err
+			}
+			name := own[0]
+			if err := sessiond.CheckName(name); err != nil {
+				return usageErrorf("%v", err)
+			}
+			switch {
+			case o.argsStdin:
+				return o.nested(c.Context())
+			case o.child || o.foreground:
+				return o.serve(c.Context(), name, server)
+			}
+			if e.cfg.conn.http.url == "" && len(server) == 0 {
+				return usageErrorf("no server given: put the server command after --, e.g. mcpx connect %s -- node server.js, or give --url URL", name)
+			}
+			return o.start(c, name, server)
+		},
+	}
+	f := c.Flags()
+	f.DurationVar(&o.idle, "idle-timeout", sessiond.DefaultIdleTimeout, "end the session after `DURATION` without a command (0: never)")
+	f.BoolVar(&o.foreground, "foreground", false, "keep the session in this process (until Ctrl-C) instead of in the background")
+	f.BoolVar(&o.argsStdin, "session-args-stdin", false, "")
+	f.BoolVar(&o.child, "session-child", false, "")
+	_ = f.MarkHidden("session-args-stdin")
+	_ = f.MarkHidden("session-child")
+	return c
+}
+
+// start starts the session process and waits until the session is open.
+// The process is mcpx itself: its command line (which ps shows to every
+// user) is only "connect NAME"; the flags, which may hold secrets
+// (--bearer, headers), reach it on its standard input.
+func (o *connectOptions) start(c *cobra.Command, name string, server []string) error {
+	e := o.e
+	ctx := c.Context()
+	dir, err := e.sessionDir()
+	if err != nil {
+		return err
+	}
+	if st, err := sessiond.GetStatus(ctx, dir, name); err == nil {
+		return usageErrorf("session %s is open already (%s, pid %d); mcpx disconnect %s ends it", name, st.Target, st.PID, name)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding mcpx itself to start the session process: %w", err)
+	}
+	input, err := json.Marshal(childArgs(c, name, server))
+	if err != nil {
+		return err
+	}
+	st, err := sessiond.StartBackground(ctx, sessiond.BackgroundOptions{
+		Path:   exe,
+		Args:   []string{"connect", name, "--session-args-stdin"},
+		Input:  input,
+		Stderr: e.ios.ErrOut,
+	})
+	var se *sessiond.StartError
+	if errors.As(err, &se) {
+		return &exitStatus{code: se.Code} // it said why
+	}
+	if err != nil {
+		return err
+	}
+	o.opened(st)
+	return nil
+}
+
+// childArgs is the session process's real command line: connect with
+// every flag given, as given, and the server command.
+func childArgs(c *cobra.Command, name string, server []string) []string {
+	args := []string{"connect", name, "--session-child"}
+	c.Flags().Visit(func(f *pflag.Flag) {
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			for _, s := range v.GetSlice() {
+				args = append(args, "--"+f.Name+"="+s)
+			}
+		case *sizeValue:
+			args = append(args, "--"+f.Name+"="+strconv.FormatInt(*v.n, 10))
+		default:
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	if len(server) > 0 {
+		args = append(append(args, "--"), server...)
+	}
+	return args
+}
+
+// nested runs the command line the session process read on its standard
+// input (see start).
+func (o *connectOptions) nested(ctx context.Context) error {
+	b, err := io.ReadAll(io.LimitReader(o.e.ios.In, 1<<20))
+	if err != nil {
+		return fmt.Errorf("reading the session's command line: %w", err)
+	}
+	var args []string
+	if err := json.Unmarshal(b, &args); err != nil || len(args) < 3 || args[0] != "connect" || args[2] != "--session-child" {
+		return usageErrorf("--session-args-stdin: standard input holds no session command line")
+	}
+	// The session process's standard error is the parent's pipe until the
+	// session is open, then its log (sessiond.Ready).
+	out := sessiond.NewOutput(o.e.ios.ErrOut)
+	ios := *o.e.ios
+	ios.In = strings.NewReader("")
+	ios.ErrOut = out
+	e := &env{ios: &ios, run: o.e.run, conns: &connector{ios: &ios, track: o.e.run.track}, sessionOut: out}
+	root, flags := newRootCmd(e)
+	root.SetArgs(args)
+	err = root.ExecuteContext(ctx)
+	if err == nil {
+		return nil
+	}
+	if !e.started {
+		err = &usageError{err: err}
+	}
+	rep := reporter{ios: &ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	return &exitStatus{code: rep.report(err)}
+}
+
+// opened tells the person about the session that opened.
+func (o *connectOptions) opened(st *sessiond.Status) {
+	e := o.e
+	if e.cfg.out.json {
+		b, _ := json.Marshal(st)
+		fmt.Fprintln(e.ios.Out, string(b))
+		return
+	}
+	con := e.console()
+	con.Note(fmt.Sprintf("session %s open: %s, %s (pid %d)", st.Name, orDefault(st.Server, "the server"), st.Target, st.PID))
+	con.Note(fmt.Sprintf("run commands with mcpx @%s <command>; mcpx disconnect %s ends it", st.Name, st.Name))
+}
+
+// serve opens the session and serves it until it ends: in the session
+// process (--session-child), which tells mcpx connect once it is open
+// and logs to a file from then on, or in the foreground.
+func (o *connectOptions) serve(ctx context.Context, name string, server []string) error {
+	e := o.e
+	conn, err := e.cfg.conn.forServer(server, "mcpx connect "+name)
+	if err != nil {
+		return err
+	}
+	dir, err := e.sessionDir()
+	if err != nil {
+		return err
+	}
+	logPath := ""
+	out := e.sessionOut
+	if o.child {
+		if out == nil {
+			return usageErrorf("--session-child runs only in the session process mcpx connect starts")
+		}
+		logPath = sessiond.LogPath(dir, name)
+	}
+	console := e.console()
+	idle := o.idle
+	if idle == 0 {
+		idle = -1
+	}
+	d, err := sessiond.New(sessiond.Options{
+		Name: name, Dir: dir, Log: logPath, IdleTimeout: idle,
+		MaxMessageSize: conn.session.maxMessageSize,
+		OnNote:         func(s string) { console.Note(time.Now().Format(time.TimeOnly) + " " + s) },
+	})
+	if errors.Is(err, sessiond.ErrExists) {
+		return usageErrorf("%v; mcpx disconnect %s ends it", err, name)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	k := e.conns
+	c, tc, rec, err := k.open(ctx, conn, e.cfg.out, attachments{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if c.held != nil {
+		conn.session = conn.session.inSession(*c.held)
+	}
+	c.feats = newFeatures(conn, c)
+	// Task-augmented requests would need the session to run the tasks
+	// itself; it passes requests on instead.
+	c.feats.Tasks = nil
+	life := lifecycle(conn, c.feats, c.console.Note, &k.eraCache)
+	onNote := c.console.Note
+	if rec != nil {
+		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
+	}
+	sess, err := inspector.Connect(ctx, tc, inspector.Options{
+		Lifecycle:       life,
+		Handlers:        d.Handlers(c.feats.HandlersFor(life)),
+		OnNotification:  d.OnNotification,
+		OnServerRequest: c.console.ServerRequest,
+		OnWarning:       c.console.Warn,
+		OnNote:          onNote,
+		Timeout:         orNone(conn.session.timeout),
+		MaxTimeout:      orNone(conn.session.maxTimeout),
+	})
+	if err != nil {
+		tc.Close()
+		return err
+	}
+	c.sess, c.conn = sess, nil
+	if dsc, ok := tc.(transport.Describer); ok {
+		c.describe = dsc.Describe()
+	}
+	c.afterConnect(ctx, conn.feat.logLevel)
+	err = d.Serve(ctx, sess, sessiond.ServeOptions{
+		Target: c.describe,
+		Ready: func(st sessiond.Status) error {
+			if o.child {
+				return sessiond.Ready(st, out, logPath)
+			}
+			o.opened(&st)
+			console.Note("Ctrl-C ends the session")
+			return nil
+		},
+	})
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		// Ctrl-C is how a session in the foreground ends.
+		console.Note("session " + name + " closed")
+		return nil
+	case errors.Is(err, sessiond.ErrIdle):
+		console.Note(err.Error())
+		return nil
+	}
+	return err
+}
+
+func newSessionsCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "sessions",
+		Short: "List the open sessions (mcpx connect)",
+		Long: `List the sessions mcpx connect opened for this user: name, server, what it
+is connected to, the commands attached now, and how long it has been idle.
+With --json, one JSON array.`,
+		Example: `  mcpx sessions
+  mcpx sessions --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dir, err := e.sessionDir()
+			if err != nil {
+				return err
+			}
+			list, err := sessiond.List(c.Context(), dir)
+			if err != nil {
+				e.console().Warn(err.Error())
+			}
+			if e.cfg.out.json {
+				if list == nil {
+					list = []sessiond.Status{}
+				}
+				b, _ := json.Marshal(list)
+				fmt.Fprintln(e.ios.Out, string(b))
+				return nil
+			}
+			if len(list) == 0 {
+				e.console().Note("no open sessions; mcpx connect NAME -- <server command> opens one")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.ios.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSERVER\tTARGET\tCOMMANDS\tIDLE\tPID")
+			for _, st := range list {
+				idle := "-"
+				if st.Commands == 0 {
+					idle = time.Since(st.LastUsed).Truncate(time.Second).String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", st.Name, st.Server, st.Target, st.Commands, idle, st.PID)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newDisconnectCmd(e *env) *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "disconnect NAME | --all",
+		Short: "End an open session and its server",
+		Long: `End the session NAME: the commands attached to it are detached, and its
+server is shut down (a stdio server with every process it started). It
+returns once the server has ended.`,
+		Example: `  mcpx disconnect dev
+  mcpx disconnect --all`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if all != (len(args) == 0) || len(args) > 1 {
+				return usageErrorf("%s: give one session NAME, or --all; usage: %s", c.CommandPath(), c.UseLine())
+			}
+			dir, err := e.sessionDir()
+			if err != nil {
+				return err
+			}
+			names := args
+			if all {
+				list, err := sessiond.List(c.Context(), dir)
+				if err != nil {
+					return err
+				}
+				for _, st := range list {
+					names = append(names, st.Name)
+				}
+			}
+			var errs []error
+			for _, name := range names {
+				if err := sessiond.Stop(c.Context(), dir, name); err != nil {
+					errs = append(errs, sessionAdvice(err, name))
+				} else if e.cfg.out.verbose {
+					e.console().Note("session " + name + " ended")
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "end every open session")
+	return c
+}
+
+// addSessionCommands adds connect, sessions and disconnect to root.
+func addSessionCommands(root *cobra.Command, e *env) {
+	root.AddGroup(&cobra.Group{ID: "sessions", Title: "Sessions that stay open:"})
+	for _, c := range []*cobra.Command{newConnectCmd(e), newSessionsCmd(e), newDisconnectCmd(e)} {
+		c.GroupID = "sessions"
+		root.AddCommand(c)
+	}
+}

@@ -1,0 +1,84 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestResourceContentWriteTo(t *testing.T) {
+	data := []byte("any carnal pleasure, and then some\x00\xff")
+	std := base64.StdEncoding.EncodeToString(data)
+	raw := base64.RawStdEncoding.EncodeToString(data)
+	for _, tc := range []struct {
+		name, value string
+		binary      bool
+		want        []byte
+		bad         bool
+	}{
+		{"text", `"plain text"`, false, []byte("plain text"), false},
+		{"text with escapes", `"a\nb \"q\" \u00e9"`, false, []byte("a\nb \"q\" é"), false},
+		{"padded blob", `"` + std + `"`, true, data, false},
+		{"unpadded blob", `"` + raw + `"`, true, data, false},
+		{"over-padded blob", `"` + raw + `===="`, true, data, false},
+		{"blob with line breaks", `"` + std[:8] + `\r\n` + std[8:] + `\n"`, true, data, false},
+		{"blob with an escaped slash", `"` + strings.ReplaceAll(base64.StdEncoding.EncodeToString([]byte{0xff, 0xff, 0xff}), "/", `\/`) + `"`, true, []byte{0xff, 0xff, 0xff}, false},
+		{"not base64", `"a*b="`, true, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := `{"contents":[{"uri":"x:/1","text":` + tc.value + `}]}`
+			if tc.binary {
+				res = `{"contents":[{"uri":"x:/1","blob":` + tc.value + `}]}`
+			}
+			cs, err := DecodeContents(json.RawMessage(res))
+			if err != nil || len(cs) != 1 || cs[0].Binary != tc.binary {
+				t.Fatalf("DecodeContents: %v, %+v", err, cs)
+			}
+			var b bytes.Buffer
+			n, err := cs[0].WriteTo(&b)
+			if tc.bad {
+				if err == nil || !strings.Contains(err.Error(), "blob is not valid base64") || cs[0].Check() == nil {
+					t.Fatalf("WriteTo: %v; want a base64 error (Check too)", err)
+				}
+				return
+			}
+			if err != nil || cs[0].Check() != nil || !bytes.Equal(b.Bytes(), tc.want) || n != int64(len(tc.want)) {
+				t.Fatalf("WriteTo = %d, %v: %q, want %q", n, err, b.Bytes(), tc.want)
+			}
+		})
+	}
+}
+
+// A large blob is decoded as it is written: never held decoded whole.
+func TestResourceContentWriteToStreams(t *testing.T) {
+	const size = 3 << 21
+	res := []byte(`{"contents":[{"uri":"x:/big","blob":"` + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1, 2, 3}, size/3)) + `"}]}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cs, err := DecodeContents(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count countingWriter
+	if _, err := cs[0].WriteTo(&count); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if count != size {
+		t.Fatalf("wrote %d bytes, want %d", count, size)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/8 {
+		t.Errorf("allocated %d bytes to write a %d-byte blob", alloc, size)
+	}
+}
+
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
+}

@@ -1,0 +1,123 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Server-initiated messages over Streamable HTTP come on the request's own
+// response stream or on the GET stream the client MAY open (spec
+// 2025-11-25: basic/transports, "Listening for Messages from the Server").
+// With Options.ServerStreamOnDemand the session holds that stream
+// (transport.ServerStreamer) and opens it only when it may need it: a
+// session that declares roots once the handshake is done (the server may
+// ask roots/list at any time), any other session that declares a client
+// capability the server may call back into (sampling, elicitation) before
+// the first request during which the server may do so — every request but
+// the ones below. A caller that listens for notifications (watch, a REPL)
+// leaves the option off: the stream opens at negotiation.
+
+// quietMethods are the requests during which a server has no reason to
+// call back into the client.
+var quietMethods = map[string]bool{
+	mcp.MethodInitialize:             true,
+	mcp.MethodPing:                   true,
+	mcp.MethodToolsList:              true,
+	mcp.MethodPromptsList:            true,
+	mcp.MethodResourcesList:          true,
+	mcp.MethodResourcesTemplatesList: true,
+	mcp.MethodLoggingSetLevel:        true,
+	mcp.MethodTasksGet:               true,
+	mcp.MethodTasksList:              true,
+	mcp.MethodTasksCancel:            true,
+}
+
+// callbacks reports what the client capabilities declare: whether the
+// server may send requests at any time (roots) and during a request of
+// ours (roots, sampling, elicitation).
+func callbacks(caps json.RawMessage) (anytime, during bool) {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil {
+		return false, false
+	}
+	_, roots := c["roots"]
+	_, sampling := c["sampling"]
+	_, elicitation := c["elicitation"]
+	return roots, roots || sampling || elicitation
+}
+
+// legacyOf returns the handshake-era lifecycle in use, nil in the modern
+// era (which has no GET stream).
+func (s *Session) legacyOf() *Legacy {
+	switch l := s.life.(type) {
+	case *Legacy:
+		return l
+	case *Auto:
+		if c, ok := l.current(); ok {
+			if legacy, ok := c.(*Legacy); ok {
+				return legacy
+			}
+		}
+	}
+	return nil
+}
+
+// listenBefore opens the stream for server-initiated messages, when the
+// connection opens it on demand, before a request during which the server
+// may call back into a capability the client declared.
+func (s *Session) listenBefore(ctx context.Context, method string) error {
+	if quietMethods[method] {
+		return nil
+	}
+	l := s.legacyOf()
+	if l == nil {
+		return nil
+	}
+	if _, during := callbacks(l.Capabilities); !during {
+		return nil
+	}
+	return s.listen(ctx)
+}
+
+// listen opens the connection's stream for server-initiated messages, once
+// per negotiated session, when the session holds it (see
+// Options.ServerStreamOnDemand).
+func (s *Session) listen(ctx context.Context) error {
+	if !s.opts.ServerStreamOnDemand {
+		return nil
+	}
+	ss, ok := transport.Find[transport.ServerStreamer](s.conn)
+	if !ok {
+		return nil
+	}
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.streamOpen {
+		return nil
+	}
+	if err := ss.OpenServerStream(ctx); err != nil {
+		return fmt.Errorf("opening the stream for server-initiated messages: %w", err)
+	}
+	s.streamOpen = true
+	return nil
+}
+
+// holdServerStream makes the connection leave its stream for
+// server-initiated messages closed at negotiation (see listen).
+func (s *Session) holdServerStream() {
+	if ss, ok := transport.Find[transport.ServerStreamer](s.conn); ok && s.opts.ServerStreamOnDemand {
+		ss.HoldServerStream()
+	}
+}
+
+// negotiatedStream is told that a session was (re)negotiated: its stream
+// for server-initiated messages is not open yet.
+func (s *Session) negotiatedStream() {
+	s.streamMu.Lock()
+	s.streamOpen = false
+	s.streamMu.Unlock()
+}

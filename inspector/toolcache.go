@@ -1,0 +1,109 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/mcp"
+)
+
+// toolCache is the session's copy of tools/list (every page), which typing
+// key=value arguments, a tool's schema and its task support read instead of
+// listing the tools again for each call. It is filled by every full
+// tools/list the session makes and dropped when the server says the list
+// changed (spec: server/tools, "List Changed Notification"), when the
+// session is re-opened, and when a 2026-07-28 server reports mismatched
+// headers (the tools' annotations changed).
+type toolCache struct {
+	mu     sync.Mutex
+	items  []json.RawMessage
+	byName map[string]json.RawMessage // built on first use
+	valid  bool
+	gen    int // bumped by each invalidation: a fetch that raced one is not kept
+}
+
+// generation returns the cache's generation, to be given back to store.
+func (c *toolCache) generation() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// store keeps items unless the list changed since generation gen.
+func (c *toolCache) store(gen int, items []json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.items, c.byName, c.valid = items, nil, true
+	}
+}
+
+func (c *toolCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items, c.byName, c.valid = nil, nil, false
+	c.gen++
+}
+
+func (c *toolCache) get() ([]json.RawMessage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.items, c.valid
+}
+
+// lookup returns the tool named name (nil when the list has none) and
+// whether the cache holds a list at all. The first lookup indexes the list
+// by name (the first of duplicate names wins, as findByName would).
+func (c *toolCache) lookup(name string) (json.RawMessage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.valid {
+		return nil, false
+	}
+	if c.byName == nil {
+		c.byName = make(map[string]json.RawMessage, len(c.items))
+		for _, it := range c.items {
+			var n struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(it, &n) == nil {
+				if _, dup := c.byName[n.Name]; !dup {
+					c.byName[n.Name] = it
+				}
+			}
+		}
+	}
+	return c.byName[name], true
+}
+
+// listedTool returns tool name from the session's tools/list (nil when the
+// server does not list it), listing the tools only when the cache is empty
+// or stale.
+func (s *Session) listedTool(ctx context.Context, name string) (json.RawMessage, error) {
+	if it, ok := s.tools.lookup(name); ok {
+		return it, nil
+	}
+	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	if err != nil {
+		return nil, err
+	}
+	if it, ok := s.tools.lookup(name); ok {
+		return it, nil
+	}
+	// Changed again while listing: this listing is still the freshest.
+	return findByName(list.Items, name), nil
+}
+
+// listedTools returns the server's tools from the session's cache, listing
+// them (every page) only when the cache is empty or stale.
+func (s *Session) listedTools(ctx context.Context) ([]json.RawMessage, error) {
+	if items, ok := s.tools.get(); ok {
+		return items, nil
+	}
+	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}

@@ -1,0 +1,98 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+type argsResult struct {
+	args json.RawMessage
+	err  error
+}
+
+// TestToolArgumentsListOnce: typing key=value arguments lists the tools
+// once per session, not before every call, and again only after the
+// server says the list changed (notifications/tools/list_changed).
+func TestToolArgumentsListOnce(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{"listChanged":true}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	typed := func() <-chan argsResult {
+		ch := make(chan argsResult, 1)
+		go func() {
+			args, _, err := s.ToolArguments(ctx, "add", []string{"a=2"}, nil)
+			ch <- argsResult{args, err}
+		}()
+		return ch
+	}
+	want := func(ch <-chan argsResult, args string) {
+		t.Helper()
+		r := <-ch
+		if r.err != nil || string(r.args) != args {
+			t.Fatalf("arguments %s, %v; want %s", r.args, r.err, args)
+		}
+	}
+
+	ch := typed()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"echo"}],"nextCursor":"2"}`)
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}]}`)
+	want(ch, `{"a":2}`)
+
+	// Cached: typed the same way, nothing sent.
+	want(typed(), `{"a":2}`)
+	srv.quietUntil(mark(t, s))
+
+	// The list changed: the next call lists again and types by the new schema.
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	// The notification is handled on the read loop before the ping's answer.
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); string(m.ID.String()) != `"p"` {
+		t.Fatalf("want the ping's answer, got %s", m.Raw)
+	}
+	ch = typed()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}]}`)
+	want(ch, `{"a":"2"}`)
+	want(typed(), `{"a":"2"}`)
+	srv.quietUntil(mark(t, s))
+}
+
+// TestToolsListFillsCache: a full tools/list (the tools list command)
+// fills the cache that key=value typing reads; a single page does not.
+func TestToolsListFillsCache(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	cursor := ""
+	go func() { _, _ = s.List(ctx, ListTools, &cursor) }()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}],"nextCursor":"2"}`)
+	done := make(chan error, 1)
+	go func() { _, err := s.List(ctx, ListTools, nil); done <- err }()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}]}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	args, _, err := s.ToolArguments(ctx, "add", []string{"a=2"}, nil)
+	if err != nil || string(args) != `{"a":2}` {
+		t.Fatalf("arguments %s, %v", args, err)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+// TestToolResultIsError reads isError as encoding/json would, without
+// decoding the rest of the result.
+func TestToolResultIsError(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[],"isError":true}`, `{"isError":false}`, `{"IsError":true}`, `{"isError":true,"isError":false}`,
+		`{"isError":false,"ISERROR":true}`, `{"content":[{"isError":true}]}`, `{"isError":"true"}`, `{"isError":null}`,
+		`{"content":[{"type":"text","text":"\"isError\":true"}]}`, `{"is\u0045rror":true}`, `[]`, `{}`,
+	} {
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		want := json.Unmarshal([]byte(raw), &r) == nil && r.IsError
+		if got := ToolResultIsError(json.RawMessage(raw)); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -1,0 +1,694 @@
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/record"
+)
+
+// The HAR 1.2 document (http://www.softwareishard.com/blog/har-12-spec/).
+// Members whose names begin with an underscore are custom fields, which
+// the specification allows.
+
+type harLog struct {
+	Version string       `json:"version"`
+	Creator harCreator   `json:"creator"`
+	Pages   []harPage    `json:"pages"`
+	Entries []*harEntry  `json:"entries"`
+	Comment string       `json:"comment,omitempty"`
+	Trace   harTraceInfo `json:"_trace"`
+}
+
+type harCreator struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// harTraceInfo says where the archive came from (custom field _trace).
+type harTraceInfo struct {
+	Mcpx      string `json:"mcpx,omitempty"`
+	Created   string `json:"created,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Redacted  bool   `json:"redacted"`
+}
+
+type harPage struct {
+	StartedDateTime string         `json:"startedDateTime"`
+	ID              string         `json:"id"`
+	Title           string         `json:"title"`
+	PageTimings     harPageTimings `json:"pageTimings"`
+}
+
+type harPageTimings struct {
+	OnContentLoad float64 `json:"onContentLoad"`
+	OnLoad        float64 `json:"onLoad"`
+}
+
+type harEntry struct {
+	Pageref         string      `json:"pageref"`
+	StartedDateTime string      `json:"startedDateTime"`
+	Time            float64     `json:"time"`
+	Request         harRequest  `json:"request"`
+	Response        harResponse `json:"response"`
+	Cache           struct{}    `json:"cache"`
+	Timings         harTimings  `json:"timings"`
+	Comment         string      `json:"comment,omitempty"`
+	// Session is the trace session the entry belongs to (_session).
+	Session int `json:"_session"`
+	// Direction, on the synthetic entries of a session without HTTP, is
+	// who sent the request or notification: "c2s" or "s2c" (_direction).
+	Direction string `json:"_direction,omitempty"`
+	// SSE lists the events of a text/event-stream response (_sse).
+	SSE []harSSE `json:"_sse,omitempty"`
+
+	start time.Duration // offset of the request in the trace
+	end   time.Duration // offset of the last event of the exchange
+}
+
+type harNV struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type harRequest struct {
+	Method      string       `json:"method"`
+	URL         string       `json:"url"`
+	HTTPVersion string       `json:"httpVersion"`
+	Cookies     []harNV      `json:"cookies"`
+	Headers     []harNV      `json:"headers"`
+	QueryString []harNV      `json:"queryString"`
+	PostData    *harPostData `json:"postData,omitempty"`
+	HeadersSize int          `json:"headersSize"`
+	BodySize    int          `json:"bodySize"`
+}
+
+type harPostData struct {
+	MimeType string  `json:"mimeType"`
+	Params   []harNV `json:"params"`
+	Text     string  `json:"text"`
+}
+
+type harResponse struct {
+	Status      int        `json:"status"`
+	StatusText  string     `json:"statusText"`
+	HTTPVersion string     `json:"httpVersion"`
+	Cookies     []harNV    `json:"cookies"`
+	Headers     []harNV    `json:"headers"`
+	Content     harContent `json:"content"`
+	RedirectURL string     `json:"redirectURL"`
+	HeadersSize int        `json:"headersSize"`
+	BodySize    int        `json:"bodySize"`
+	Comment     string     `json:"comment,omitempty"`
+}
+
+type harContent struct {
+	Size     int    `json:"size"`
+	MimeType string `json:"mimeType"`
+	Text     string `json:"text,omitempty"`
+	Comment  string `json:"comment,omitempty"`
+}
+
+type harTimings struct {
+	Blocked float64 `json:"blocked"`
+	DNS     float64 `json:"dns"`
+	Connect float64 `json:"connect"`
+	Send    float64 `json:"send"`
+	Wait    float64 `json:"wait"`
+	Receive float64 `json:"receive"`
+	SSL     float64 `json:"ssl"`
+}
+
+// harSSE is one event of an SSE stream (custom field _sse): a frame's
+// data, or stream metadata (a priming event: an id and perhaps a retry
+// delay, no data).
+type harSSE struct {
+	// Time is when the event arrived (ISO 8601), Offset the same in
+	// milliseconds since the request was sent.
+	Time   string  `json:"time"`
+	Offset float64 `json:"offset"`
+	ID     string  `json:"id,omitempty"`
+	Data   string  `json:"data"`
+	// Retry is the reconnection delay the event asked for, in ms.
+	Retry int64 `json:"retry,omitempty"`
+	// Stream is mcpx's name for the stream ("post-3", "get-2", "sse").
+	Stream  string `json:"stream,omitempty"`
+	Comment string `json:"comment,omitempty"`
+
+	meta bool // stream metadata, no data
+}
+
+// HAR writes the trace in src as an HTTP Archive (HAR 1.2) to w.
+//
+// Every HTTP exchange a session recorded is an entry: its method, URL (as
+// redacted in the trace), status, the headers mcpx records (the MCP
+// headers, Content-Type and, as "[redacted]", credentials: traces keep no
+// other headers), the request body (the client's frame) and the response
+// content: a JSON body, or for a text/event-stream response the events it
+// carried, rebuilt as SSE text (id, retry and data lines) and listed in the
+// entry's custom _sse array with their arrival times. Timings are measured
+// from the trace: send 0, wait until the response's headers, receive
+// until the last event of its body; the rest is -1 (not recorded).
+//
+// A session without HTTP exchanges (stdio, or a trace that recorded only
+// frames) becomes synthetic entries: one per request (either direction)
+// with its response, and one per notification, at
+// <transport>://session-N/<method> (stdio://session-1/tools/call), with
+// the request as the POST body and the response as JSON content (status
+// 200, 202 for a notification, 0 when the response was never recorded);
+// the custom _direction says who sent the request. Each session is a HAR
+// page, and each entry's custom _session names it.
+func HAR(w io.Writer, src record.SessionSource, o Options) error {
+	h := src.TraceHeader()
+	start := startTime(h)
+	log := harLog{
+		Version: "1.2",
+		Creator: harCreator{Name: o.name(), Version: o.Version},
+		Pages:   []harPage{},
+		Entries: []*harEntry{},
+		Trace:   harTraceInfo{Mcpx: h.Mcpx, Transport: h.Transport, Target: h.Target, Redacted: h.Redacted},
+	}
+	if !h.Created.IsZero() {
+		log.Trace.Created = harTime(h.Created)
+	}
+	if !h.Redacted {
+		log.Comment = "recorded without redaction: the archive may hold secrets"
+	}
+	for _, n := range src.SessionNumbers() {
+		s, err := src.ReadSession(n)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			continue
+		}
+		page := harPage{ID: fmt.Sprintf("session-%d", s.N), Title: sessionTitle(s),
+			PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1}}
+		var first time.Duration
+		if len(s.Events) > 0 {
+			first = s.Events[0].Time
+		}
+		page.StartedDateTime = harTime(start.Add(first))
+		log.Pages = append(log.Pages, page)
+		entries := httpEntries(s)
+		if entries == nil {
+			entries = messageEntries(s)
+		}
+		setTimes(entries, start)
+		for _, e := range entries {
+			e.Pageref = page.ID
+			e.Session = s.N
+			e.StartedDateTime = harTime(start.Add(e.start))
+			log.Entries = append(log.Entries, e)
+		}
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
+		Log harLog `json:"log"`
+	}{log}); err != nil {
+		return fmt.Errorf("writing the HAR: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing the HAR: %w", err)
+	}
+	return nil
+}
+
+// sessionTitle describes a session for a page title.
+func sessionTitle(s *record.Session) string {
+	t := s.Text
+	if t == "" {
+		t = strings.TrimSpace(s.Info.Transport + ": " + s.Info.Target)
+	}
+	return fmt.Sprintf("session %d: %s", s.N, t)
+}
+
+// exchange is one HTTP request and its response, as built from a
+// session's events.
+type exchange struct {
+	e        *harEntry
+	method   string
+	url      string
+	answered bool
+	// sse marks a text/event-stream response and stream the SSE stream
+	// bound to it; json marks a JSON response and body that its body
+	// (a frame) was attached.
+	sse    bool
+	json   bool
+	stream string
+	body   bool
+	respAt time.Duration
+}
+
+// httpEntries builds the entries of a session's HTTP exchanges, nil when
+// the session recorded none.
+//
+// The trace records an exchange as an http event for the request (no
+// status), one for the response (a status line, or for a refusal without
+// a JSON-RPC body an excerpt of the body), the client's frame and the
+// frames and stream events of the response. A response goes to the
+// oldest unanswered request with its method and URL; an SSE stream to the
+// exchange that opened it (the oldest answered text/event-stream exchange
+// with its method and URL and no stream yet); a JSON body to the oldest
+// answered exchange still without one. The client's frame is the POST's
+// body: mcpx as the client records the frame just before the request,
+// mcpx proxy just after it (the first POST of the session tells which).
+func httpEntries(s *record.Session) []*harEntry {
+	var xs []*exchange
+	var pendingFrames [][]byte // frames sent before their POST
+	var awaiting []*exchange   // POSTs whose frame follows them
+	framesFirst, decided := false, false
+	streams := map[string]*exchange{}
+	find := func(method, u string, ok func(*exchange) bool) *exchange {
+		for _, x := range xs {
+			if x.method == method && x.url == u && ok(x) {
+				return x
+			}
+		}
+		return nil
+	}
+	touch := func(x *exchange, t time.Duration) { x.e.end = max(x.e.end, t) }
+	for i := range s.Events {
+		ev := &s.Events[i]
+		switch ev.Kind {
+		case record.KindHTTP:
+			if ev.Meta == nil {
+				continue
+			}
+			switch {
+			case ev.Meta.HTTPStatus == 0:
+				x := newExchange(ev)
+				if x.method == http.MethodPost {
+					if !decided {
+						framesFirst, decided = len(pendingFrames) > 0, true
+					}
+					switch {
+					case !framesFirst:
+						awaiting = append(awaiting, x)
+					case len(pendingFrames) > 0:
+						setBody(x.e, pendingFrames[0])
+						pendingFrames = pendingFrames[1:]
+					default:
+						// A request sent again (after a 401, or to the
+						// legacy HTTP+SSE endpoint after a 404) has no
+						// frame of its own: it carries the last one.
+						if prev := lastPost(xs); prev != nil && prev.e.Request.PostData != nil &&
+							(prev.e.Response.Status == 0 || prev.e.Response.Status >= 400) {
+							setBody(x.e, []byte(prev.e.Request.PostData.Text))
+						}
+					}
+				}
+				xs = append(xs, x)
+			case strings.Contains(ev.Text, " ← ") || len(ev.Re) > 0 || ev.Meta.StreamID == "":
+				x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return !x.answered })
+				if x == nil {
+					x = newExchange(ev) // the request was not recorded
+					xs = append(xs, x)
+				}
+				answer(x, ev)
+				touch(x, ev.Time)
+				for j, a := range awaiting {
+					if a == x {
+						awaiting = append(awaiting[:j], awaiting[j+1:]...)
+						break
+					}
+				}
+			default:
+				if x := streamExchange(xs, streams, ev); x != nil {
+					addSSE(x, ev, nil)
+					touch(x, ev.Time)
+				}
+			}
+		case record.KindStream:
+			if ev.Meta == nil {
+				continue
+			}
+			if x := streamExchange(xs, streams, ev); x != nil {
+				addSSE(x, ev, nil)
+				touch(x, ev.Time)
+			}
+		case record.KindFrame:
+			if ev.Dir == record.ClientToServer {
+				if len(awaiting) > 0 && !awaiting[0].answered {
+					setBody(awaiting[0].e, ev.Data)
+					touch(awaiting[0], ev.Time)
+					awaiting = awaiting[1:]
+				} else if !decided || framesFirst {
+					pendingFrames = append(pendingFrames, ev.Data)
+				}
+				continue
+			}
+			if ev.Meta == nil || ev.Meta.HTTPMethod == "" {
+				continue // not attributable to an exchange
+			}
+			if ev.Meta.StreamID != "" {
+				if x := streamExchange(xs, streams, ev); x != nil {
+					addSSE(x, ev, ev.Data)
+					touch(x, ev.Time)
+				}
+				continue
+			}
+			x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return x.answered && x.json && !x.body })
+			if x == nil {
+				continue
+			}
+			x.body = true
+			c := &x.e.Response.Content
+			c.Text, c.Size = string(ev.Data), len(ev.Data)
+			c.Comment = ""
+			x.e.Response.BodySize = len(ev.Data)
+			touch(x, ev.Time)
+		}
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]*harEntry, 0, len(xs))
+	for _, x := range xs {
+		finish(x)
+		out = append(out, x.e)
+	}
+	return out
+}
+
+// lastPost returns the latest POST exchange.
+func lastPost(xs []*exchange) *exchange {
+	for i := len(xs) - 1; i >= 0; i-- {
+		if xs[i].method == http.MethodPost {
+			return xs[i]
+		}
+	}
+	return nil
+}
+
+// newExchange starts an exchange from the http event of its request (or,
+// when the request was not recorded, of its response).
+func newExchange(ev *record.Event) *exchange {
+	method, u := ev.Meta.HTTPMethod, ev.Meta.URL
+	var headers []harNV
+	if ev.Meta.HTTPStatus == 0 {
+		m, rest, _ := strings.Cut(ev.Text, " ")
+		textURL, rest, _ := strings.Cut(rest, " ")
+		if method == "" {
+			method = m
+		}
+		if u == "" {
+			u = textURL
+		}
+		for _, g := range groups(rest) {
+			headers = append(headers, parseHeaders(g)...)
+		}
+		if ev.Meta.SessionID != "" && !hasHeader(headers, "Mcp-Session-Id") {
+			headers = append(headers, harNV{Name: "Mcp-Session-Id", Value: ev.Meta.SessionID})
+		}
+	}
+	if headers == nil {
+		headers = []harNV{}
+	}
+	version := "HTTP/1.1"
+	if strings.HasPrefix(strings.ToLower(u), "https:") {
+		// mcpx does not record the version; over TLS Go's client may
+		// have spoken HTTP/2.
+		version = "unknown"
+	}
+	e := &harEntry{
+		Request: harRequest{Method: method, URL: u, HTTPVersion: version, Cookies: []harNV{},
+			Headers: headers, QueryString: queryString(u), HeadersSize: -1},
+		Response: harResponse{HTTPVersion: version, Cookies: []harNV{}, Headers: []harNV{},
+			HeadersSize: -1, BodySize: -1, Comment: "no response recorded"},
+		start: ev.Time, end: ev.Time,
+	}
+	return &exchange{e: e, method: method, url: u}
+}
+
+// setBody sets a request's body: the client's frame.
+func setBody(e *harEntry, data []byte) {
+	e.Request.PostData = &harPostData{MimeType: "application/json", Params: []harNV{}, Text: string(data)}
+	e.Request.BodySize = len(data)
+}
+
+// answer records the http event of an exchange's response: a status line
+// ("200 OK text/event-stream ← POST URL (Mcp-Session-Id: …)"), or a
+// refusal whose text is an excerpt of its body.
+func answer(x *exchange, ev *record.Event) {
+	x.answered, x.respAt = true, ev.Time
+	r := &x.e.Response
+	r.Status = ev.Meta.HTTPStatus
+	r.StatusText = http.StatusText(r.Status)
+	r.Comment = ""
+	r.BodySize = 0
+	ct := ev.Meta.ContentType
+	r.Content = harContent{MimeType: ct}
+	if ct != "" {
+		r.Headers = append(r.Headers, harNV{Name: "Content-Type", Value: ct})
+	}
+	line, rest, isLine := strings.Cut(ev.Text, " ← ")
+	switch {
+	case isLine && len(ev.Re) == 0:
+		line = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ct))
+		if code, text, ok := strings.Cut(line, " "); ok && code == strconv.Itoa(r.Status) {
+			r.StatusText = strings.TrimSpace(text)
+		}
+		// After the method and URL: "(answered by URL)" and the headers.
+		_, rest, _ = strings.Cut(rest, " ")
+		_, rest, _ = strings.Cut(rest, " ")
+		for _, g := range groups(rest) {
+			if by, ok := strings.CutPrefix(g, "answered by "); ok {
+				r.Comment = "answered by " + by + " after a redirect"
+				continue
+			}
+			r.Headers = append(r.Headers, parseHeaders(g)...)
+		}
+	default:
+		// A refusal: the trace keeps a bounded excerpt of its body.
+		r.Content.Text = ev.Text
+		r.Content.Size = len(ev.Text)
+		r.Content.Comment = "an excerpt of the body (the trace keeps at most 512 bytes)"
+		r.BodySize = -1
+	}
+	if ev.Meta.SessionID != "" && !hasHeader(r.Headers, "Mcp-Session-Id") && isLine &&
+		strings.Contains(ev.Text, "Mcp-Session-Id") {
+		r.Headers = append(r.Headers, harNV{Name: "Mcp-Session-Id", Value: ev.Meta.SessionID})
+	}
+	x.json = strings.Contains(strings.ToLower(ct), "json") && x.e.Response.Content.Text == ""
+	if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
+		x.sse = true
+		r.BodySize = -1
+		r.Content.Comment = "the events of the stream, rebuilt from the trace (see _sse)"
+	}
+}
+
+// streamExchange returns the exchange an SSE stream's event belongs to,
+// binding a stream seen for the first time (or resumed with another
+// method) to the oldest answered event-stream exchange without a stream.
+func streamExchange(xs []*exchange, streams map[string]*exchange, ev *record.Event) *exchange {
+	m := ev.Meta
+	if x := streams[m.StreamID]; x != nil && x.method == m.HTTPMethod {
+		return x
+	}
+	for _, x := range xs {
+		if x.sse && x.stream == "" && x.method == m.HTTPMethod && (m.URL == "" || x.url == m.URL) {
+			x.stream = m.StreamID
+			streams[m.StreamID] = x
+			return x
+		}
+	}
+	if x := streams[m.StreamID]; x != nil {
+		return x
+	}
+	return nil
+}
+
+// addSSE appends an SSE event to a stream's exchange: a frame (data) or
+// stream metadata (data nil).
+func addSSE(x *exchange, ev *record.Event, data []byte) {
+	e := harSSE{Offset: ms(ev.Time - x.e.start), ID: ev.Meta.EventID, Data: string(data), Stream: ev.Meta.StreamID}
+	if ev.Retry > 0 {
+		e.Retry = ev.Retry.Milliseconds()
+	}
+	if data == nil {
+		e.Comment, e.meta = ev.Text, true
+	}
+	x.e.SSE = append(x.e.SSE, e)
+}
+
+// finish fills in what is known once the session has been read: the
+// SSE text, the timings and the entry's total time.
+func finish(x *exchange) {
+	e := x.e
+	if x.sse {
+		var b strings.Builder
+		for _, ev := range e.SSE {
+			if ev.ID != "" {
+				b.WriteString("id: " + ev.ID + "\n")
+			}
+			if ev.Retry > 0 {
+				b.WriteString("retry: " + strconv.FormatInt(ev.Retry, 10) + "\n")
+			}
+			if !ev.meta {
+				for _, line := range strings.Split(ev.Data, "\n") {
+					b.WriteString("data: " + line + "\n")
+				}
+			}
+			b.WriteString("\n")
+		}
+		e.Response.Content.Text = b.String()
+		e.Response.Content.Size = b.Len()
+	}
+	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+	if x.answered {
+		e.Timings.Wait = ms(x.respAt - e.start)
+		e.Timings.Receive = ms(max(e.end, x.respAt) - x.respAt)
+	} else {
+		e.Timings.Wait = ms(e.end - e.start)
+	}
+	e.Time = e.Timings.Send + e.Timings.Wait + e.Timings.Receive
+}
+
+// setTimes gives the events of an SSE stream their wall-clock times.
+func setTimes(entries []*harEntry, start time.Time) {
+	for _, e := range entries {
+		for i := range e.SSE {
+			e.SSE[i].Time = harTime(start.Add(e.start).Add(time.Duration(e.SSE[i].Offset * float64(time.Millisecond))))
+		}
+	}
+}
+
+// groupRE matches the parenthesised groups after an HTTP event's URL.
+var groupRE = regexp.MustCompile(`\(([^()]*)\)`)
+
+// groups returns the contents of the parenthesised groups in s.
+func groups(s string) []string {
+	var out []string
+	for _, m := range groupRE.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// headerStart matches the start of a header in a list: "Name: ".
+var headerStart = regexp.MustCompile(`(?:^|, )([A-Za-z0-9][A-Za-z0-9!#$%&'*+.^_|~-]*): `)
+
+// parseHeaders parses "Name: value, Name: value" as the HTTP events of a
+// trace write them (a value may hold ", " itself: a new header starts
+// only where a name and ": " follow).
+func parseHeaders(s string) []harNV {
+	locs := headerStart.FindAllStringSubmatchIndex(s, -1)
+	var out []harNV
+	for i, l := range locs {
+		if i == 0 && l[0] != 0 {
+			return nil // not a header list
+		}
+		end := len(s)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		out = append(out, harNV{Name: s[l[2]:l[3]], Value: s[l[1]:end]})
+	}
+	return out
+}
+
+func hasHeader(hs []harNV, name string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// queryString lists the query parameters of u, as redacted in the trace.
+func queryString(u string) []harNV {
+	out := []harNV{}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return out
+	}
+	for _, kv := range strings.Split(pu.RawQuery, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if uv, err := url.QueryUnescape(v); err == nil {
+			v = uv
+		}
+		out = append(out, harNV{Name: k, Value: v})
+	}
+	return out
+}
+
+// messageEntries builds the synthetic entries of a session without HTTP
+// exchanges: one per request with its response, one per notification.
+func messageEntries(s *record.Session) []*harEntry {
+	msgs := messages(s)
+	scheme := s.Info.Transport
+	if scheme != "stdio" && scheme != "pipe" {
+		scheme = "mcp"
+	}
+	var out []*harEntry
+	for _, m := range msgs {
+		if m.kind == "response" && m.pair >= 0 {
+			continue // in its request's entry
+		}
+		u := url.URL{Scheme: scheme, Host: fmt.Sprintf("session-%d", s.N), Path: "/" + m.method}
+		e := &harEntry{
+			Request: harRequest{Method: http.MethodPost, URL: u.String(), HTTPVersion: scheme, Cookies: []harNV{},
+				Headers: []harNV{}, QueryString: []harNV{}, HeadersSize: -1},
+			Response:  harResponse{HTTPVersion: scheme, Cookies: []harNV{}, Headers: []harNV{}, HeadersSize: -1},
+			Direction: string(m.ev.Dir),
+			start:     m.ev.Time, end: m.ev.Time,
+		}
+		e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+		switch m.kind {
+		case "request":
+			setBody(e, m.raw)
+			if m.pair < 0 {
+				e.Response.Comment = "no response recorded"
+				break
+			}
+			r := msgs[m.pair]
+			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
+			if r.errText != "" && r.errText != "isError: true" {
+				e.Response.StatusText = "JSON-RPC " + r.errText
+			}
+			e.Response.Headers = []harNV{{Name: "Content-Type", Value: "application/json"}}
+			e.Response.Content = harContent{Size: len(r.raw), MimeType: "application/json", Text: string(r.raw)}
+			e.Response.BodySize = len(r.raw)
+			e.end = r.ev.Time
+			e.Timings.Wait = ms(r.ev.Time - m.ev.Time)
+		case "notification":
+			setBody(e, m.raw)
+			e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"
+			e.Response.Comment = "a notification: nothing answers it"
+		default:
+			// A response to no recorded request, or not a message.
+			e.Request.BodySize = 0
+			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
+			e.Response.Content = harContent{Size: len(m.raw), MimeType: "application/json", Text: string(m.raw)}
+			e.Response.BodySize = len(m.raw)
+			e.Comment = "a response to no recorded request"
+			if m.kind == "invalid" {
+				e.Response.Content.MimeType = "text/plain"
+				e.Comment = "not a JSON-RPC message"
+			}
+		}
+		e.Time = e.Timings.Wait
+		out = append(out, e)
+	}
+	return out
+}

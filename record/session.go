@@ -1,0 +1,412 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Session is one session of a trace (minor 2): one client's connection to
+// the server, from its first frame to its last. A trace recorded before
+// sessions existed is one session.
+type Session struct {
+	// N numbers the session within its trace, from 1.
+	N int
+	// Info describes the session; for a trace without session events,
+	// what its header says.
+	Info SessionInfo
+	// Text is the session event's description ("stdio: node server.js").
+	Text string
+	// Events are the session's events in the order they happened, without
+	// the session event itself.
+	Events []Event
+}
+
+// Frames returns the session's frame events, in order.
+func (s *Session) Frames() []Event {
+	var out []Event
+	for _, e := range s.Events {
+		if e.Kind == KindFrame {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// headerInfo is the SessionInfo of a session that has no session event.
+func headerInfo(h Header) SessionInfo {
+	return SessionInfo{Transport: h.Transport, Target: h.Target}
+}
+
+// Sessions splits the trace into its sessions, in the order of their
+// numbers. Every trace has at least one session, perhaps empty.
+func (t *Trace) Sessions() []*Session {
+	byN := map[int]*Session{}
+	var out []*Session
+	get := func(n int) *Session {
+		s := byN[n]
+		if s == nil {
+			s = &Session{N: n, Info: headerInfo(t.Header)}
+			byN[n] = s
+			out = append(out, s)
+		}
+		return s
+	}
+	for _, e := range t.Events {
+		s := get(max(e.Session, 1))
+		if e.Kind == KindSession && e.SessionInfo != nil {
+			s.Info, s.Text = *e.SessionInfo, e.Text
+			continue
+		}
+		s.Events = append(s.Events, e)
+	}
+	if len(out) == 0 {
+		get(1)
+	}
+	slices.SortStableFunc(out, func(a, b *Session) int { return a.N - b.N })
+	return out
+}
+
+// Session returns session n of the trace, or nil when it has none.
+func (t *Trace) Session(n int) *Session {
+	for _, s := range t.Sessions() {
+		if s.N == n {
+			return s
+		}
+	}
+	return nil
+}
+
+// SessionIndex locates one session in a trace file, so that it can be
+// read without reading the others (TraceFile.Session).
+type SessionIndex struct {
+	// N is the session's number.
+	N int
+	// Info and Text describe the session (see Session).
+	Info SessionInfo
+	Text string
+	// Start and End are the byte offsets of the session's first line and
+	// just past its last one; lines of other sessions may lie between
+	// when sessions overlapped in time.
+	Start, End int64
+	// Events counts the session's events (its session event included);
+	// Bytes the length of their lines.
+	Events int
+	Bytes  int64
+}
+
+// TraceFile is a trace read a session at a time: opening it reads the
+// header and indexes the sessions (one pass that holds one line at a
+// time), and Session reads one session's lines again. A replay or a
+// verification of a large trace thus holds the largest session, not the
+// file.
+type TraceFile struct {
+	// Header is the trace's header.
+	Header Header
+	// Warnings lists what the reader tolerated (see Trace.Warnings).
+	Warnings []string
+	// Index lists the sessions in the order of their numbers.
+	Index []SessionIndex
+
+	r     io.ReaderAt
+	close func() error
+	opts  ReadOptions
+	// For appending: where the events begin and end, the offset of a
+	// last line cut short (-1 if none), whether the last line lacks its
+	// newline, and the time of the latest event.
+	bodyStart, end, cut int64
+	unended             bool
+	last                time.Duration
+}
+
+// Open opens the named trace file and indexes its sessions (see
+// TraceFile). Errors name the file.
+func (o ReadOptions) Open(name string) (*TraceFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := o.Index(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tf.close = f.Close
+	return tf, nil
+}
+
+// OpenTrace opens the named trace file with the default options (see
+// ReadOptions.Open).
+func OpenTrace(name string) (*TraceFile, error) { return ReadOptions{}.Open(name) }
+
+// Index reads the trace in r once, checking every line as Read does, and
+// returns it indexed for reading a session at a time. r must stay
+// readable while the TraceFile is used.
+func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
+	tf := &TraceFile{r: r, opts: o, cut: -1}
+	byN := map[int]int{} // session number -> position in tf.Index
+	sr := io.NewSectionReader(r, 0, 1<<62)
+	err := o.scan(sr, func(h Header, body int64) { tf.Header, tf.bodyStart, tf.end = h, body, body }, func(n int, off int64, line []byte, ended bool, e *Event, perr error) error {
+		switch {
+		case perr == nil:
+			tf.end, tf.unended = off+int64(len(line)), !ended
+			if ended {
+				tf.end++
+			}
+			tf.last = max(tf.last, e.Time)
+		case !ended:
+			tf.Warnings = append(tf.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
+			tf.cut = off
+			return nil
+		default:
+			return fmt.Errorf("trace line %d: %w", n, perr)
+		}
+		sn := max(e.Session, 1)
+		i, ok := byN[sn]
+		if !ok {
+			i = len(tf.Index)
+			byN[sn] = i
+			tf.Index = append(tf.Index, SessionIndex{N: sn, Info: headerInfo(tf.Header), Start: off})
+		}
+		x := &tf.Index[i]
+		if e.Kind == KindSession && e.SessionInfo != nil {
+			x.Info, x.Text = *e.SessionInfo, e.Text
+		}
+		x.End = off + int64(len(line)) + 1
+		x.Events++
+		x.Bytes += int64(len(line)) + 1
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(tf.Index) == 0 {
+		tf.Index = []SessionIndex{{N: 1, Info: headerInfo(tf.Header)}}
+	}
+	slices.SortStableFunc(tf.Index, func(a, b SessionIndex) int { return a.N - b.N })
+	return tf, nil
+}
+
+// scan reads a trace's lines: the header (given to header) and then each
+// event line with its number, offset and parsed event (or the error
+// parsing it). Lines are parsed fully; a callback error ends the scan.
+func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), fn func(n int, off int64, line []byte, ended bool, e *Event, perr error) error) error {
+	limit := o.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
+	lr := transport.NewLineReader(r, limit+min(limit, lineSlack), "")
+	var off int64
+	readLine := func(n int) ([]byte, bool, error) {
+		line, ended, err := lr.ReadLine()
+		if errors.Is(err, transport.ErrFrameTooLarge) {
+			return nil, false, &transport.FrameTooLargeError{What: fmt.Sprintf("trace line %d", n), Limit: limit}
+		}
+		return line, ended, err
+	}
+	first, ended, err := readLine(1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if len(bytes.TrimSpace(first)) == 0 {
+		return fmt.Errorf("%w: the file is empty", ErrNotTrace)
+	}
+	var h Header
+	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
+		return fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
+	}
+	if h.Version != Version {
+		return &VersionError{Got: h.Version}
+	}
+	off += int64(len(first))
+	if ended {
+		off++
+	}
+	header(h, off)
+	for n := 2; ; n++ {
+		data, ended, err := readLine(n)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		at := off
+		off += int64(len(data))
+		if ended {
+			off++
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		e, perr := parseEvent(data)
+		if err := fn(n, at, data, ended, &e, perr); err != nil {
+			return err
+		}
+	}
+}
+
+// Session reads session n (nil and no error when the trace has none).
+func (f *TraceFile) Session(n int) (*Session, error) {
+	i := slices.IndexFunc(f.Index, func(x SessionIndex) bool { return x.N == n })
+	if i < 0 {
+		return nil, nil
+	}
+	x := f.Index[i]
+	s := &Session{N: n, Info: x.Info, Text: x.Text, Events: make([]Event, 0, x.Events)}
+	if x.End <= x.Start {
+		return s, nil
+	}
+	limit := f.opts.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
+	lr := transport.NewLineReader(io.NewSectionReader(f.r, x.Start, x.End-x.Start), limit+min(limit, lineSlack), "")
+	for {
+		line, _, err := lr.ReadLine()
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading session %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 || lineSession(line) != n {
+			continue
+		}
+		e, err := parseEvent(line)
+		if err != nil {
+			// Indexed lines parsed before: the file changed since.
+			return nil, fmt.Errorf("reading session %d: %w", n, err)
+		}
+		if e.Kind == KindSession {
+			continue
+		}
+		s.Events = append(s.Events, e)
+	}
+}
+
+// lineSession returns the session number of an event line (1 when it has
+// none), without decoding the rest of it.
+func lineSession(line []byte) int {
+	n := 1
+	rawjson.Members(line, func(name, v []byte) bool {
+		if rawjson.NameIs(name, "s") {
+			var s int
+			if json.Unmarshal(v, &s) == nil && s > 0 {
+				n = s
+			}
+			return false
+		}
+		return true
+	})
+	return n
+}
+
+// Sessions yields the trace's sessions one at a time, in the order of
+// their numbers.
+func (f *TraceFile) Sessions() iter.Seq2[*Session, error] {
+	return func(yield func(*Session, error) bool) {
+		for _, x := range f.Index {
+			s, err := f.Session(x.N)
+			if !yield(s, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Close closes the file Open opened.
+func (f *TraceFile) Close() error {
+	if f.close == nil {
+		return nil
+	}
+	return f.close()
+}
+
+// Sessions yields the sessions of the trace in r one at a time. When r is
+// a file (an io.ReaderAt and io.Seeker) it is indexed first and each
+// session is read when it is yielded, so that only one is held; otherwise
+// (a pipe) the whole trace is read first. The header comes with the first
+// session; an error ends the sequence.
+func (o ReadOptions) Sessions(r io.Reader) iter.Seq2[*Session, error] {
+	return func(yield func(*Session, error) bool) {
+		if ra, ok := r.(interface {
+			io.ReaderAt
+			io.Seeker
+		}); ok {
+			if _, err := ra.Seek(0, io.SeekCurrent); err == nil {
+				tf, err := o.Index(ra)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				for s, err := range tf.Sessions() {
+					if !yield(s, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
+		tr, err := o.Read(r)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, s := range tr.Sessions() {
+			if !yield(s, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Sessions are what replay and verify read: a Trace in memory and a
+// TraceFile both are a SessionSource.
+type SessionSource interface {
+	// TraceHeader returns the trace's header.
+	TraceHeader() Header
+	// SessionNumbers lists the sessions, in order.
+	SessionNumbers() []int
+	// ReadSession returns session n, or nil when there is none.
+	ReadSession(n int) (*Session, error)
+}
+
+// TraceHeader returns the header.
+func (t *Trace) TraceHeader() Header { return t.Header }
+
+// SessionNumbers lists the trace's session numbers.
+func (t *Trace) SessionNumbers() []int {
+	var ns []int
+	for _, s := range t.Sessions() {
+		ns = append(ns, s.N)
+	}
+	return ns
+}
+
+// ReadSession returns session n.
+func (t *Trace) ReadSession(n int) (*Session, error) { return t.Session(n), nil }
+
+// TraceHeader returns the header.
+func (f *TraceFile) TraceHeader() Header { return f.Header }
+
+// SessionNumbers lists the indexed session numbers.
+func (f *TraceFile) SessionNumbers() []int {
+	var ns []int
+	for _, x := range f.Index {
+		ns = append(ns, x.N)
+	}
+	return ns
+}
+
+// ReadSession returns session n (see Session).
+func (f *TraceFile) ReadSession(n int) (*Session, error) { return f.Session(n) }

@@ -1,0 +1,163 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// behaviourCalls exercise what the regressions of newTestServer's
+// variants change: the tools' names, progress, a log message, the echo.
+// The log level rides in the request's _meta (the 2026-07-28 way; a
+// handshake-era session sets it with logging/setLevel first).
+var behaviourCalls = []call{
+	{method: "tools/list", params: `{}`},
+	{method: "tools/call", params: `{"name":"progress","arguments":{"steps":5}}`, progress: true},
+	{method: "tools/call", params: `{"name":"log","arguments":{"message":"hello"},"_meta":{"io.modelcontextprotocol/logLevel":"debug"}}`},
+	{method: "tools/call", params: `{"name":"echo","arguments":{"message":"hi"}}`},
+}
+
+// exchangeOf returns the number, in session 1 of tr, of the first request
+// of method whose params name name (0: none).
+func exchangeOf(tr *Trace, method, name string) int {
+	n := 0
+	for _, e := range tr.Sessions()[0].Frames() {
+		if e.Dir != ClientToServer {
+			continue
+		}
+		msgs, _ := parseFrame(e.Data)
+		for _, m := range msgs {
+			if !m.IsRequest() {
+				continue
+			}
+			n++
+			var p struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			if m.Method == method && p.Name == name {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// A server that drops progress notifications, renames one tool or changes
+// a log message fails verify with exactly one difference each, named by
+// session, exchange and JSONPath; a server whose only change is a session
+// id in its text passes once a normalizer is stored in the trace (issue
+// 14's acceptance, defects 3 and 10), in both protocol eras, over stdio,
+// Streamable HTTP and HTTP+SSE.
+func TestVerifyFindsEachRegressionOnce(t *testing.T) {
+	type server func(t *testing.T, variant string) func(transport.Observer) transport.Conn
+	stdio := func(t *testing.T, variant string) func(transport.Observer) transport.Conn {
+		return stdioDialer(t, helper("sdk", "RECORD_TEST_VARIANT="+variant))
+	}
+	streamable := func(t *testing.T, variant string) func(transport.Observer) transport.Conn {
+		return httpDialer(t, testservers.Streamable(t, newTestServer(variant), nil, nil))
+	}
+	stateless := func(t *testing.T, variant string) func(transport.Observer) transport.Conn {
+		return httpDialer(t, testservers.Modern(t, newTestServer(variant)))
+	}
+	sse := func(t *testing.T, variant string) func(transport.Observer) transport.Conn {
+		return httpDialer(t, testservers.SSE(t, newTestServer(variant), nil))
+	}
+	handshake := &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "record-test", Version: "1.0"}}
+	for _, tc := range []struct {
+		name      string
+		transport string
+		server    server
+		life      inspector.Lifecycle
+	}{
+		{"stdio/handshake", "stdio", stdio, handshake},
+		{"stdio/2026-07-28", "stdio", stdio, modernLife()},
+		{"streamable/handshake", "http", streamable, handshake},
+		{"streamable/2026-07-28", "http", stateless, modernLife()},
+		{"sse/handshake", "http", sse, handshake},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			calls := behaviourCalls
+			if _, legacy := tc.life.(*inspector.Legacy); legacy {
+				calls = append([]call{{method: "logging/setLevel", params: `{"level":"debug"}`}}, calls...)
+			}
+			tr, _ := recordSessionWith(t, tc.server(t, ""), tc.transport, calls, tc.life, RedactOptions{})
+			verify := func(variant string) *VerifyResult {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				res, err := Verify(ctx, tr, tc.server(t, variant)(nil), VerifyOptions{})
+				if err != nil {
+					t.Fatalf("verify against %q: %v", variant, err)
+				}
+				return res
+			}
+			if res := verify(""); !res.OK() {
+				t.Fatalf("against the same server: %s", reportOf(res))
+			}
+			for _, want := range []struct {
+				variant, method, name string
+				diff                  Difference
+			}{
+				{"fewer-progress", "tools/call", "progress", Difference{Message: "notifications/progress", Path: "$"}},
+				{"renamed", "tools/list", "", Difference{Path: `$.result.tools[?@.name=="add"].name`, Recorded: `"add"`, Live: `"sum"`}},
+				{"log-text", "tools/call", "log", Difference{Message: "notifications/message #1", Path: "$.params.data", Recorded: `"hello"`, Live: `"log: hello"`}},
+			} {
+				res := verify(want.variant)
+				if len(res.Mismatches) != 1 || len(res.Mismatches[0].Diffs) != 1 {
+					t.Errorf("%s: want exactly one difference:\n%s", want.variant, reportOf(res))
+					continue
+				}
+				m := res.Mismatches[0]
+				d := m.Diffs[0]
+				if want.diff.Recorded == "" {
+					// A list of notifications: compared whole.
+					d.Recorded, d.Live = "", ""
+				}
+				if m.Session != 1 || m.Exchange != exchangeOf(tr, want.method, want.name) || m.Method != want.method || d != want.diff {
+					t.Errorf("%s: session %d, exchange %d (want %d) %s: %+v", want.variant, m.Session, m.Exchange,
+						exchangeOf(tr, want.method, want.name), m.Method, d)
+				}
+			}
+
+			// A session id in the text, new every run.
+			tr, _ = recordSessionWith(t, tc.server(t, "session-text"), tc.transport, calls, tc.life, RedactOptions{})
+			res := verify("session-text")
+			if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != exchangeOf(tr, "tools/call", "echo") ||
+				res.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
+				t.Errorf("session-text without a normalizer: %s", reportOf(res))
+			}
+			tr.Header.Normalize = []Normalizer{{Builtin: BuiltinUUID}}
+			if res := verify("session-text"); !res.OK() {
+				t.Errorf("session-text with the header's normalizer: %s", reportOf(res))
+			}
+		})
+	}
+}
+
+// A server that puts its Mcp-Session-Id in a result's text differs on
+// every run over HTTP; the session-id normalizer, stored in the trace,
+// replaces the session ids the recording and the live session saw
+// (defect 10).
+func TestVerifySessionIDNormalizer(t *testing.T) {
+	u := testservers.Streamable(t, newTestServer(""), nil, nil)
+	tr, res := recordSession(t, httpDialer(t, u), "http", []call{{method: "tools/call", params: `{"name":"whoami","arguments":{}}`}})
+	if !strings.Contains(res.results[1], "you are session ") || strings.HasSuffix(res.results[1], `session "}]}`) {
+		t.Fatalf("whoami: %s", res.results[1])
+	}
+	v := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{})
+	if len(v.Mismatches) != 1 || v.Mismatches[0].Diffs[0].Path != "$.result.content[0].text" {
+		t.Fatalf("without a normalizer: %s", reportOf(v))
+	}
+	tr.Header.Normalize = []Normalizer{{Builtin: BuiltinSessionID}}
+	if v := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{}); !v.OK() {
+		t.Fatalf("with the session-id normalizer: %s", reportOf(v))
+	}
+}

@@ -1,0 +1,398 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// attributor files the notifications and requests a server sends in the
+// windows of the requests that caused them, the same way for the
+// recording and the live server, so that the two can be compared request
+// by request: a notifications/progress goes to the request whose progress
+// token it carries (spec: basic/utilities/progress); a message on the SSE
+// stream of a POST to the request answered on that stream (spec:
+// basic/transports, Streamable HTTP: messages related to the request);
+// any other to the one request awaiting its response, when exactly one
+// is. The rest (on the GET stream, with several or no request pending) is
+// left over and compared for the session as a whole.
+type attributor struct {
+	side        int // which of exchange.win it fills
+	outstanding []*exchange
+	tokens      map[string]*exchange
+	streams     map[string]*exchange          // POST stream -> the request answered on it
+	waiting     map[string][]*jsonrpc.Message // POST stream -> messages before its response
+	loose       []*jsonrpc.Message            // attributed to no request
+	order       map[*jsonrpc.Message]int      // arrival order of waiting messages
+	seq         int
+}
+
+func newAttributor(side int) *attributor {
+	return &attributor{side: side, tokens: map[string]*exchange{}, streams: map[string]*exchange{},
+		waiting: map[string][]*jsonrpc.Message{}, order: map[*jsonrpc.Message]int{}}
+}
+
+// sent notes a request sent (or, recorded, read): its response is due.
+func (a *attributor) sent(x *exchange) {
+	a.outstanding = append(a.outstanding, x)
+	if x.token != "" {
+		a.tokens[x.token] = x
+	}
+}
+
+// answered notes x's response (meta: how it came), or its end without one.
+func (a *attributor) answered(x *exchange, meta *transport.Meta) {
+	for i, y := range a.outstanding {
+		if y == x {
+			a.outstanding = append(a.outstanding[:i], a.outstanding[i+1:]...)
+			break
+		}
+	}
+	if sid := postStream(meta); sid != "" {
+		a.streams[sid] = x
+		x.win[a.side] = append(x.win[a.side], a.waiting[sid]...)
+		for _, m := range a.waiting[sid] {
+			delete(a.order, m)
+		}
+		delete(a.waiting, sid)
+	}
+}
+
+// finished forgets x: what comes later for it is left over.
+func (a *attributor) finished(x *exchange) {
+	a.answered(x, nil)
+	if x.token != "" && a.tokens[x.token] == x {
+		delete(a.tokens, x.token)
+	}
+	for sid, y := range a.streams {
+		if y == x {
+			delete(a.streams, sid)
+		}
+	}
+}
+
+// message files a notification or request of the server.
+func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
+	if tok := progressTokenKey(m.Params); tok != "" && m.Kind() == jsonrpc.KindNotification {
+		if x := a.tokens[tok]; x != nil {
+			x.win[a.side] = append(x.win[a.side], m)
+			return
+		}
+	}
+	sid := ""
+	if meta != nil {
+		sid = meta.StreamID
+	}
+	switch {
+	case postStream(meta) != "":
+		if x := a.streams[sid]; x != nil {
+			x.win[a.side] = append(x.win[a.side], m)
+			return
+		}
+		a.seq++
+		a.order[m] = a.seq
+		a.waiting[sid] = append(a.waiting[sid], m)
+		return
+	case strings.HasPrefix(sid, "get"):
+	case len(a.outstanding) == 1:
+		x := a.outstanding[0]
+		x.win[a.side] = append(x.win[a.side], m)
+		return
+	}
+	a.loose = append(a.loose, m)
+}
+
+// leftoverCount counts what leftover would return now, by method.
+func (a *attributor) leftoverCount() map[string]int {
+	n := map[string]int{}
+	for _, m := range a.loose {
+		n[m.Method]++
+	}
+	for _, ms := range a.waiting {
+		for _, m := range ms {
+			n[m.Method]++
+		}
+	}
+	return n
+}
+
+// leftover returns what no request was found for, in the order it came
+// (messages of POST streams whose response never came included).
+func (a *attributor) leftover() []*jsonrpc.Message {
+	out := a.loose
+	var waiting []*jsonrpc.Message
+	for _, ms := range a.waiting {
+		waiting = append(waiting, ms...)
+	}
+	// Map order is random: the messages' arrival order is kept.
+	for i := 1; i < len(waiting); i++ {
+		for j := i; j > 0 && a.order[waiting[j]] < a.order[waiting[j-1]]; j-- {
+			waiting[j], waiting[j-1] = waiting[j-1], waiting[j]
+		}
+	}
+	a.loose, a.waiting = nil, map[string][]*jsonrpc.Message{}
+	return append(out, waiting...)
+}
+
+// postStream returns the name of the SSE stream of a POST that meta says
+// a message came on ("post-3"), or "".
+func postStream(meta *transport.Meta) string {
+	if meta == nil || !strings.HasPrefix(meta.StreamID, "post") {
+		return ""
+	}
+	return meta.StreamID
+}
+
+// progressTokenKey returns params._meta.progressToken (of a request) or
+// params.progressToken (of notifications/progress) as a key, "" when
+// there is none.
+func progressTokenKey(params []byte) string {
+	if len(params) == 0 {
+		return ""
+	}
+	tok := rawjson.Member(params, "progressToken")
+	if tok == nil {
+		if meta := rawjson.Member(params, "_meta"); meta != nil {
+			tok = rawjson.Member(meta, "progressToken")
+		}
+	}
+	if tok == nil || rawjson.IsNull(tok) {
+		return ""
+	}
+	return idKey(tok)
+}
+
+// diffOptionsFor returns how messages of method are compared in this
+// session: the ignores that apply to it, the session ids of both sides,
+// the normalizers.
+func (s *sessionRun) diffOptionsFor(method string, named bool) diffOptions {
+	live := ""
+	if sid, ok := transport.Find[interface{ SessionID() string }](s.conn); ok {
+		live = sid.SessionID()
+	}
+	if s.norm == nil || len(s.recIDs) != s.normRec || live != s.normLive {
+		// The session ids seen changed: the session-id normalizer with them.
+		ids := map[string]bool{}
+		var list []string
+		for id := range s.recIDs {
+			ids[id] = true
+			list = append(list, id)
+		}
+		if live != "" && !ids[live] {
+			ids[live] = true
+			list = append(list, live)
+		}
+		s.norm, _ = CompileNormalizers(s.r.norms, list) // checked by VerifySessions
+		s.ids, s.normRec, s.normLive = ids, len(s.recIDs), live
+	}
+	return diffOptions{ignore: pathsFor(s.r.ignores, method), ids: s.ids, norm: s.norm, named: named}
+}
+
+// liveRaw returns a live message redacted as the recording was.
+func (s *sessionRun) liveRaw(m *jsonrpc.Message) []byte {
+	if s.r.red.Enabled() {
+		return s.r.red.Frame(m.Raw)
+	}
+	return m.Raw
+}
+
+// compareExchange compares the recorded outcome of x with the live one,
+// and the messages in their windows; bad reports a difference.
+func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
+	s.mu.Lock()
+	live, liveStatus, liveRefused, failed, timedOut := x.live, x.liveStatus, x.liveRefused, x.failed, x.timedOut
+	liveWin := x.win[1]
+	s.mu.Unlock()
+	mm = Mismatch{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
+	if x.resp != nil {
+		mm.Recorded = x.resp.Raw
+	}
+	if live != nil {
+		mm.Live = live.Raw
+	}
+	var problems []string
+	status := func(st int) string {
+		if st == 0 {
+			return ""
+		}
+		return strconv.Itoa(st)
+	}
+	httpDiff := func(rec, live int) {
+		mm.Diffs = append(mm.Diffs, Difference{Message: "HTTP", Path: "$.status", Recorded: status(rec), Live: status(live)})
+	}
+	switch {
+	case x.recRefused != nil && liveRefused != nil:
+		if x.recRefused.status != liveRefused.status {
+			problems = append(problems, fmt.Sprintf("refused with HTTP %d, the recording has HTTP %d", liveRefused.status, x.recRefused.status))
+			httpDiff(x.recRefused.status, liveRefused.status)
+		}
+	case live == nil:
+		switch {
+		case liveRefused != nil:
+			problems = append(problems, fmt.Sprintf("refused with HTTP %d: %s", liveRefused.status, liveRefused.text))
+			httpDiff(x.respStatus, liveRefused.status)
+		case failed != nil:
+			problems = append(problems, failed.Error())
+		case timedOut:
+			problems = append(problems, fmt.Sprintf("no response within %s", s.r.opts.Timeout))
+		case x.recRefused != nil:
+			// The recording shows a refusal and nothing came.
+			problems = append(problems, "no response (the recording has a refusal, HTTP "+strconv.Itoa(x.recRefused.status)+")")
+		default:
+			problems = append(problems, "no response: the connection ended first")
+		}
+	case x.recRefused != nil:
+		problems = append(problems, fmt.Sprintf("answered, but the recording has a refusal (HTTP %d)", x.recRefused.status))
+		httpDiff(x.recRefused.status, liveStatus)
+	default:
+		diffs, more := diffMessages(x.resp.Raw, s.liveRaw(live), s.diffOptionsFor(x.req.Method, true))
+		if len(diffs) > 0 {
+			p := "the response differs"
+			if (x.resp.ErrorRaw != nil) != (live.ErrorRaw != nil) {
+				p = "the response differs (result vs error)"
+			}
+			problems = append(problems, p)
+			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), more
+		}
+		if x.respStatus != 0 && liveStatus != 0 && x.respStatus != liveStatus {
+			problems = append(problems, fmt.Sprintf("it came with HTTP %d, the recording has HTTP %d", liveStatus, x.respStatus))
+			httpDiff(x.respStatus, liveStatus)
+		}
+	}
+	if live != nil || liveRefused != nil || timedOut {
+		diffs, more, notes := s.compareWindow(x.win[0], liveWin)
+		if len(diffs) > 0 {
+			problems = append(problems, "the "+windowNoun(x.win[0], liveWin)+" differ"+notesText(notes))
+			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
+		}
+	}
+	if len(problems) == 0 {
+		return mm, false
+	}
+	mm.Problem = strings.Join(problems, "; ")
+	return mm, true
+}
+
+// windowNoun says what a window holds: notifications, requests or both.
+func windowNoun(lists ...[]*jsonrpc.Message) string {
+	var notes, reqs bool
+	for _, l := range lists {
+		for _, m := range l {
+			if m.Kind() == jsonrpc.KindRequest {
+				reqs = true
+			} else {
+				notes = true
+			}
+		}
+	}
+	switch {
+	case notes && reqs:
+		return "notifications and requests the server sent"
+	case reqs:
+		return "requests the server sent"
+	}
+	return "notifications"
+}
+
+// compareWindow compares the messages the server sent in a window,
+// method by method in the order each came: the same number of a method
+// are compared one by one ("notifications/message #2"), a different
+// number is one difference (the lists of that method). A method whose
+// whole messages are ignored (METHOD:$) is left out, and so are pings
+// (liveness checks, spec: basic/utilities/ping).
+func (s *sessionRun) compareWindow(rec, live []*jsonrpc.Message) (diffs []Difference, more int, notes []string) {
+	var methods []string
+	byMethod := [2]map[string][]*jsonrpc.Message{{}, {}}
+	for side, list := range [2][]*jsonrpc.Message{rec, live} {
+		for _, m := range list {
+			if m.Method == mcp.MethodPing {
+				continue
+			}
+			if _, ok := byMethod[0][m.Method]; !ok {
+				if _, ok := byMethod[1][m.Method]; !ok {
+					methods = append(methods, m.Method)
+				}
+			}
+			byMethod[side][m.Method] = append(byMethod[side][m.Method], m)
+		}
+	}
+	for _, method := range methods {
+		o := s.diffOptionsFor(method, false)
+		if anyMatch(o.ignore, nil) {
+			continue
+		}
+		r, l := byMethod[0][method], byMethod[1][method]
+		if len(r) != len(l) {
+			notes = append(notes, fmt.Sprintf("%d %s, the recording has %d", len(l), method, len(r)))
+			diffs = append(diffs, Difference{Message: method, Path: "$", Recorded: s.list(r, false), Live: s.list(l, true)})
+			continue
+		}
+		for i := range r {
+			d, m := diffMessages(r[i].Raw, s.liveRaw(l[i]), o)
+			for j := range d {
+				d[j].Message = fmt.Sprintf("%s #%d", method, i+1)
+			}
+			diffs, more = append(diffs, d...), more+m
+		}
+	}
+	return diffs, more, notes
+}
+
+// list renders messages as one JSON array, live ones redacted.
+func (s *sessionRun) list(ms []*jsonrpc.Message, live bool) string {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		raw := m.Raw
+		if live {
+			raw = s.liveRaw(m)
+		}
+		b.Write(bytes.TrimSpace(raw))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// compareFrame compares the HTTP outcome of a frame without requests (a
+// notification the client sent) with the recorded one.
+func (s *sessionRun) compareFrame(it *sendItem) {
+	mm := Mismatch{Session: s.n, Method: it.method, Request: firstParams(it.frame)}
+	rec, live := it.recRefused, it.liveRefused
+	switch {
+	case it.sendErr != nil:
+		mm.Problem = "could not be sent: " + it.sendErr.Error()
+	case rec == nil && live == nil, rec != nil && live != nil && rec.status == live.status:
+		return
+	case live == nil:
+		if it.sendErr != nil {
+			return
+		}
+		mm.Problem = fmt.Sprintf("accepted, but the recording has a refusal (HTTP %d)", rec.status)
+		mm.Diffs = []Difference{{Message: "HTTP", Path: "$.status", Recorded: strconv.Itoa(rec.status)}}
+	case rec == nil:
+		mm.Problem = fmt.Sprintf("refused with HTTP %d: %s", live.status, live.text)
+		mm.Diffs = []Difference{{Message: "HTTP", Path: "$.status", Live: strconv.Itoa(live.status)}}
+	default:
+		mm.Problem = fmt.Sprintf("refused with HTTP %d, the recording has HTTP %d", live.status, rec.status)
+		mm.Diffs = []Difference{{Message: "HTTP", Path: "$.status", Recorded: strconv.Itoa(rec.status), Live: strconv.Itoa(live.status)}}
+	}
+	s.r.add(it.pos, mm)
+}
+
+// firstParams returns the params of a frame's (first) message.
+func firstParams(frame []byte) []byte {
+	msgs, _ := parseFrame(frame)
+	if len(msgs) == 0 {
+		return nil
+	}
+	return msgs[0].Params
+}

@@ -1,0 +1,377 @@
+package sessiond
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// attach serves one command until it detaches or the session ends.
+func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string) {
+	ctx, cancel := context.WithCancel(d.ctx)
+	a := &attachment{
+		d: d, nc: nc, lines: lines, label: label, ctx: ctx, cancel: cancel,
+		out:   make(chan []byte, queueLen),
+		calls: map[string]context.CancelFunc{},
+		asks:  map[string]chan *jsonrpc.Message{},
+	}
+	d.mu.Lock()
+	if d.ctx.Err() != nil {
+		d.mu.Unlock()
+		cancel()
+		return
+	}
+	d.attached[a] = struct{}{}
+	d.touch()
+	d.mu.Unlock()
+	d.note("attached: %s", orUnnamed(label))
+	a.run()
+	d.mu.Lock()
+	delete(d.attached, a)
+	d.touch()
+	d.mu.Unlock()
+	d.note("detached: %s", orUnnamed(label))
+}
+
+func orUnnamed(label string) string {
+	if label == "" {
+		return "a command"
+	}
+	return label
+}
+
+// attachment is one attached command.
+type attachment struct {
+	d     *Daemon
+	nc    net.Conn
+	lines *transport.StreamConn
+	label string
+
+	ctx    context.Context // ends when the command detaches
+	cancel context.CancelFunc
+	out    chan []byte // lines for the writer
+	wg     sync.WaitGroup
+
+	queued   atomic.Int64 // bytes in out
+	inflight atomic.Int32 // requests forwarded and not answered yet
+	lastSeq  atomic.Int64 // Daemon.seq when the latest one started
+
+	mu      sync.Mutex
+	calls   map[string]context.CancelFunc    // the command's requests in flight, by id key
+	asks    map[string]chan *jsonrpc.Message // server requests the command is to answer, by our id key
+	nextAsk int64
+	closed  string // why the daemon ends the attachment
+}
+
+// run reads the command's frames until it goes away, then cancels what it
+// left in flight.
+func (a *attachment) run() {
+	a.wg.Add(1)
+	go a.write()
+	for {
+		f, err := a.lines.Read(a.ctx)
+		if err != nil {
+			break
+		}
+		var env envelope
+		if err := json.Unmarshal(f.Data, &env); err != nil || len(env.Frame) == 0 {
+			a.d.note("%s sent a line that is not an envelope: detached", orUnnamed(a.label))
+			break
+		}
+		a.handle(env.Frame)
+	}
+	a.cancel()
+	a.wg.Wait()
+	a.lines.Close()
+	a.nc.Close()
+}
+
+// write sends the queued lines; once the attachment ends, the reason, if
+// the daemon gave one.
+func (a *attachment) write() {
+	defer a.wg.Done()
+	defer a.sayClosed()
+	for {
+		select {
+		case b := <-a.out:
+			a.queued.Add(-int64(len(b)))
+			if err := a.lines.Write(a.ctx, transport.Frame{Data: b}); err != nil {
+				a.cancel()
+				return
+			}
+		case <-a.ctx.Done():
+			return
+		}
+	}
+}
+
+// sayClosed tells the command why the daemon ended the attachment, if it
+// did (bounded: the command may not read any more).
+func (a *attachment) sayClosed() {
+	a.mu.Lock()
+	why := a.closed
+	a.mu.Unlock()
+	if why == "" {
+		return
+	}
+	_ = a.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = writeJSON(ctx, a.lines, envelope{Closed: why})
+}
+
+// end detaches the command, telling it why.
+func (a *attachment) end(why string) {
+	a.mu.Lock()
+	a.closed = why
+	a.mu.Unlock()
+	a.cancel()
+}
+
+// send queues a line for the command, waiting while the queue is full.
+func (a *attachment) send(frame []byte) {
+	line, err := frameLine(frame)
+	if err != nil {
+		a.d.note("%v", err)
+		return
+	}
+	a.queued.Add(int64(len(line)))
+	select {
+	case a.out <- line:
+	case <-a.ctx.Done():
+	}
+}
+
+// offer queues a notification line without waiting: a command that lets
+// queueLen lines or queueBytes pile up is detached rather than holding up
+// the session (or its memory).
+func (a *attachment) offer(line []byte) {
+	if a.queued.Add(int64(len(line))) <= queueBytes {
+		select {
+		case a.out <- line:
+			return
+		default:
+		}
+	}
+	a.queued.Add(-int64(len(line)))
+	a.d.note("%s does not read what the session sends: detached", orUnnamed(a.label))
+	a.cancel()
+}
+
+// handle dispatches one frame from the command.
+func (a *attachment) handle(frame []byte) {
+	msgs, _, err := jsonrpc.DecodeFrame(frame)
+	if err != nil {
+		a.send(jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "mcpx session: " + err.Error()}))
+		return
+	}
+	for _, m := range msgs {
+		switch {
+		case m.IsRequest():
+			a.request(m)
+		case m.IsNotification():
+			a.notification(m)
+		case m.IsResponse():
+			a.response(m)
+		}
+	}
+}
+
+// request answers initialize from the held session and forwards the rest.
+func (a *attachment) request(m *jsonrpc.Message) {
+	sess := a.d.sess.Load()
+	if m.Method == mcp.MethodInitialize {
+		info := sess.Server()
+		if info == nil || info.Era != "legacy" {
+			a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("mcpx session %s speaks protocol revision 2026-07-28, which has no initialize", a.d.opts.Name)}))
+			return
+		}
+		// The server was initialized once, when the session opened.
+		a.send(jsonrpc.EncodeResponse(m.ID, info.Raw, nil))
+		return
+	}
+	key := m.ID.Key()
+	ctx, cancel := context.WithCancel(a.ctx)
+	a.mu.Lock()
+	if _, dup := a.calls[key]; dup {
+		a.mu.Unlock()
+		cancel()
+		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "mcpx session: request id " + m.ID.String() + " is in use"}))
+		return
+	}
+	a.calls[key] = cancel
+	a.mu.Unlock()
+	a.inflight.Add(1)
+	a.lastSeq.Store(a.d.seq.Add(1))
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			delete(a.calls, key)
+			a.mu.Unlock()
+			a.inflight.Add(-1)
+			cancel()
+		}()
+		a.forward(ctx, sess, m)
+	}()
+}
+
+// forward sends the command's request through the held session and
+// passes the outcome back under the command's id.
+func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *jsonrpc.Message) {
+	// The command keeps its own timeouts and cancels when they expire.
+	var sent string
+	defer func() {
+		if sent != "" {
+			a.d.mu.Lock()
+			delete(a.d.forwards, sent)
+			a.d.mu.Unlock()
+		}
+	}()
+	opts := []inspector.CallOption{inspector.Raw(), inspector.WithTimeout(-1, -1),
+		inspector.OnRequestID(func(id jsonrpc.ID) {
+			sent = id.LooseKey()
+			a.d.mu.Lock()
+			a.d.forwards[sent] = forward{a: a, id: m.ID}
+			a.d.mu.Unlock()
+		})}
+	if token := progressToken(m.Params); token != nil {
+		opts = append(opts, inspector.WithProgress(func(p inspector.Progress) { a.progress(token, p) }))
+	}
+	var params any
+	if len(m.Params) > 0 {
+		params = m.Params
+	}
+	res, err := sess.Call(ctx, m.Method, params, opts...)
+	var rpcErr *jsonrpc.Error
+	var sc *inspector.ServerCancelledError
+	switch {
+	case err == nil:
+		a.send(jsonrpc.EncodeResponse(m.ID, res, nil))
+	case ctx.Err() != nil:
+		// The command cancelled it or went away: no answer (spec:
+		// basic/utilities/cancellation), the server was told.
+	case errors.As(err, &rpcErr):
+		a.send(jsonrpc.EncodeResponse(m.ID, nil, rpcErr))
+	case errors.As(err, &sc):
+		params, _ := json.Marshal(map[string]any{"requestId": m.ID, "reason": sc.Reason})
+		a.send(jsonrpc.EncodeNotification(mcp.NotificationCancelled, params))
+	default:
+		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()}))
+	}
+}
+
+// progressToken returns params._meta.progressToken, nil when absent.
+func progressToken(params json.RawMessage) json.RawMessage {
+	var p struct {
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Meta.Token) == 0 || string(p.Meta.Token) == "null" {
+		return nil
+	}
+	return p.Meta.Token
+}
+
+// progress passes one progress update on under the command's own token.
+func (a *attachment) progress(token json.RawMessage, p inspector.Progress) {
+	v := map[string]any{"progressToken": token, "progress": p.Progress}
+	if p.Total != nil {
+		v["total"] = *p.Total
+	}
+	if p.Message != "" {
+		v["message"] = p.Message
+	}
+	params, _ := json.Marshal(v)
+	line, err := frameLine(jsonrpc.EncodeNotification(mcp.NotificationProgress, params))
+	if err == nil {
+		a.offer(line)
+	}
+}
+
+// notification handles the command's notifications: initialized was the
+// held session's business, cancelled withdraws one of the command's
+// requests, the rest go to the server.
+func (a *attachment) notification(m *jsonrpc.Message) {
+	switch m.Method {
+	case mcp.NotificationInitialized:
+		return
+	case mcp.NotificationCancelled:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			a.mu.Lock()
+			cancel := a.calls[jsonrpc.RawID(p.RequestID).Key()]
+			a.mu.Unlock()
+			if cancel != nil {
+				// The held session tells the server, with its own id.
+				cancel()
+			}
+		}
+		return
+	}
+	var params any
+	if len(m.Params) > 0 {
+		params = m.Params
+	}
+	if err := a.d.sess.Load().Notify(a.ctx, m.Method, params, inspector.Raw()); err != nil {
+		a.d.note("passing on %s: %v", m.Method, err)
+	}
+}
+
+// response delivers the command's answer to a server request.
+func (a *attachment) response(m *jsonrpc.Message) {
+	a.mu.Lock()
+	ch := a.asks[m.ID.Key()]
+	delete(a.asks, m.ID.Key())
+	a.mu.Unlock()
+	if ch != nil {
+		ch <- m
+	}
+}
+
+// ask passes a server request on to the command and waits for its answer.
+func (a *attachment) ask(ctx context.Context, req *jsonrpc.Message) (any, error) {
+	a.mu.Lock()
+	a.nextAsk++
+	id := jsonrpc.Int(a.nextAsk)
+	ch := make(chan *jsonrpc.Message, 1)
+	a.asks[id.Key()] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.asks, id.Key())
+		a.mu.Unlock()
+	}()
+	a.send(jsonrpc.EncodeRequest(id, req.Method, req.Params))
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		// The server withdrew its request: so does the session.
+		params, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the server cancelled its request"})
+		if line, err := frameLine(jsonrpc.EncodeNotification(mcp.NotificationCancelled, params)); err == nil {
+			a.offer(line)
+		}
+		return nil, context.Cause(ctx)
+	case <-a.ctx.Done():
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the mcpx command that was to answer %s went away", req.Method)}
+	}
+}

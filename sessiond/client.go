@@ -1,0 +1,344 @@
+package sessiond
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// ErrNoSession is matched by the error for a session that is not open.
+// It matches transport.ErrConnect too: a command cannot reach its server.
+var ErrNoSession = errors.New("no such session")
+
+// NoSessionError reports that no session of that name is open.
+type NoSessionError struct {
+	Name string
+	// Err is what reaching its socket failed with.
+	Err error
+}
+
+func (e *NoSessionError) Error() string {
+	return fmt.Sprintf("no session named %q is open", e.Name)
+}
+
+func (e *NoSessionError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNoSession) and errors.Is(err,
+// transport.ErrConnect) true.
+func (e *NoSessionError) Is(target error) bool {
+	return target == ErrNoSession || target == transport.ErrConnect
+}
+
+// EndedError reports an attachment the session ended (it was closed, the
+// server went away, or it stopped reading the command's traffic).
+type EndedError struct {
+	Name   string
+	Reason string
+}
+
+func (e *EndedError) Error() string {
+	return fmt.Sprintf("session %s: %s", e.Name, e.Reason)
+}
+
+// Is makes errors.Is(err, transport.ErrConnect) true.
+func (e *EndedError) Is(target error) bool { return target == transport.ErrConnect }
+
+// RefusedError reports a session that refused the request (another mcpx
+// version, another user).
+type RefusedError struct {
+	Name, Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("session %s refused the request: %s", e.Name, e.Reason)
+}
+
+// replyTimeout bounds the wait for a session's reply to a hello (but for
+// stop, which is answered once the session ended): a session process that
+// hangs must not hang the command.
+const replyTimeout = 10 * time.Second
+
+// open connects to session name in dir and exchanges the hello. The
+// directory and the socket must be this user's.
+func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64) (net.Conn, *transport.StreamConn, *reply, error) {
+	if h.Op != opStop {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, replyTimeout, fmt.Errorf("session %s did not answer within %s: %w", name, replyTimeout, transport.ErrConnect))
+		defer cancel()
+	}
+	path, err := socketPath(dir, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkDir(dir, false); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil, &NoSessionError{Name: name, Err: err}
+		}
+		return nil, nil, nil, err
+	}
+	if err := checkSocket(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil, &NoSessionError{Name: name, Err: err}
+		}
+		return nil, nil, nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	var dialer net.Dialer
+	nc, err := dialer.DialContext(ctx, "unix", path)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+			// A socket left by a session process that was killed.
+			return nil, nil, nil, &NoSessionError{Name: name, Err: err}
+		}
+		return nil, nil, nil, fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err)
+	}
+	// Unblock the exchange below when ctx ends.
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	lines := transport.NewStreamLimit(nc, nc, maxMessageSize)
+	fail := func(err error) (net.Conn, *transport.StreamConn, *reply, error) {
+		lines.Close()
+		nc.Close()
+		if cause := context.Cause(ctx); cause != nil {
+			if errors.Is(cause, transport.ErrConnect) {
+				return nil, nil, nil, cause
+			}
+			return nil, nil, nil, ctx.Err()
+		}
+		return nil, nil, nil, err
+	}
+	h.Version = protocolVersion
+	// A daemon that refuses the connection says so before it reads the
+	// hello, which may then fail to go out: its reply is read anyway.
+	werr := writeJSON(ctx, lines, h)
+	var r reply
+	if err := readJSON(ctx, lines, &r); err != nil {
+		if werr != nil {
+			err = werr
+		}
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fail(fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err))
+	}
+	if !r.OK {
+		return fail(&RefusedError{Name: name, Reason: r.Error})
+	}
+	return nc, lines, &r, nil
+}
+
+// GetStatus describes the open session name in dir.
+func GetStatus(ctx context.Context, dir, name string) (*Status, error) {
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStatus}, 0)
+	if err != nil {
+		return nil, err
+	}
+	lines.Close()
+	nc.Close()
+	if r.Status == nil {
+		return nil, fmt.Errorf("session %s: %w: no status in the reply", name, ErrProtocol)
+	}
+	return r.Status, nil
+}
+
+// TakeKept hands over what the session kept while no command was
+// attached (notifications, notes), oldest first, and forgets it.
+func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opKept}, 0)
+	if err != nil {
+		return nil, err
+	}
+	lines.Close()
+	nc.Close()
+	return r.Kept, nil
+}
+
+// Stop ends the session name in dir and returns once it has: the
+// commands attached were detached and the server shut down (a stdio
+// server with its process tree).
+func Stop(ctx context.Context, dir, name string) error {
+	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	defer lines.Close()
+	// The daemon answers the hello's reply only after the session
+	// ended; the connection then closes.
+	var r reply
+	if err := readJSON(ctx, lines, &r); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("session %s: waiting for it to end: %w", name, err)
+	}
+	return nil
+}
+
+// List describes every open session in dir, by name. A socket left by a
+// session process that was killed is removed.
+func List(ctx context.Context, dir string) ([]Status, error) {
+	if err := checkDir(dir, false); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Status
+	var errs []error
+	for _, s := range socks {
+		name := strings.TrimSuffix(filepath.Base(s), ".sock")
+		st, err := GetStatus(ctx, dir, name)
+		var ns *NoSessionError
+		switch {
+		case errors.As(err, &ns):
+			if errors.Is(ns.Err, syscall.ECONNREFUSED) {
+				_ = os.Remove(s)
+			}
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			out = append(out, *st)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errors.Join(errs...)
+}
+
+// DialOptions configure Dial.
+type DialOptions struct {
+	// Label says what the command runs, for the session's log.
+	Label string
+	// MaxMessageSize bounds a line from the session (zero:
+	// transport.DefaultMaxMessageSize).
+	MaxMessageSize int64
+}
+
+// Conn is one command's connection through a session: a transport.Conn
+// that carries the command's MCP traffic to the held session. The command
+// runs its own MCP session over it (initialize included: the session
+// answers it with the server's original answer).
+type Conn struct {
+	name   string
+	nc     net.Conn
+	lines  *transport.StreamConn
+	status Status
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	mu        sync.Mutex
+	ended     string // the reason the session gave for ending the attachment
+}
+
+// Dial attaches to the session name in dir.
+func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{})}
+	if r.Status != nil {
+		c.status = *r.Status
+	}
+	return c, nil
+}
+
+// Status describes the session as it was when the command attached.
+func (c *Conn) Status() Status { return c.status }
+
+// Describe says what the command talks to.
+func (c *Conn) Describe() string {
+	return fmt.Sprintf("session %s (%s)", c.name, c.status.Target)
+}
+
+// Read returns the next frame from the session.
+func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
+	for {
+		f, err := c.lines.Read(ctx)
+		if err != nil {
+			return transport.Frame{}, c.readError(err)
+		}
+		var env envelope
+		if err := json.Unmarshal(f.Data, &env); err != nil {
+			return transport.Frame{}, fmt.Errorf("session %s: %w: %w", c.name, ErrProtocol, err)
+		}
+		if env.Closed != "" {
+			c.mu.Lock()
+			c.ended = env.Closed
+			c.mu.Unlock()
+			continue
+		}
+		if len(env.Frame) == 0 {
+			return transport.Frame{}, fmt.Errorf("session %s: %w: a line without a frame", c.name, ErrProtocol)
+		}
+		return transport.Frame{Data: env.Frame}, nil
+	}
+}
+
+func (c *Conn) readError(err error) error {
+	select {
+	case <-c.closed:
+		return transport.ErrClosed
+	default:
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	c.mu.Lock()
+	why := c.ended
+	c.mu.Unlock()
+	if why == "" {
+		why = "the session process went away"
+		if !errors.Is(err, io.EOF) {
+			why += ": " + err.Error()
+		}
+	}
+	return &EndedError{Name: c.name, Reason: why}
+}
+
+// Write sends one frame (one JSON value) to the session.
+func (c *Conn) Write(ctx context.Context, f transport.Frame) error {
+	line, err := frameLine(f.Data)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.closed:
+		return transport.ErrClosed
+	default:
+	}
+	if err := c.lines.Write(ctx, transport.Frame{Data: line}); err != nil {
+		c.mu.Lock()
+		why := c.ended
+		c.mu.Unlock()
+		if why != "" {
+			return &EndedError{Name: c.name, Reason: why}
+		}
+		return fmt.Errorf("session %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// Close detaches: the session cancels the requests the command left in
+// flight and lives on. It is idempotent.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.lines.Close()
+		c.nc.Close()
+	})
+	return nil
+}

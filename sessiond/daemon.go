@@ -1,0 +1,575 @@
+package sessiond
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Defaults of Options.
+const (
+	// DefaultIdleTimeout ends a session no command used for that long.
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultKeep and DefaultKeepBytes bound the notifications kept while
+	// no command is attached.
+	DefaultKeep      = 1000
+	DefaultKeepBytes = 4 << 20
+	// queueLen and queueBytes bound the notifications waiting to be
+	// written to one command; a command that lets more pile up is
+	// detached (it stopped reading).
+	queueLen   = 1024
+	queueBytes = 32 << 20
+	// helloTimeout bounds how long a new connection may take to say what
+	// it wants.
+	helloTimeout = 10 * time.Second
+)
+
+// Options configure a Daemon.
+type Options struct {
+	// Name names the session (see CheckName); Dir is the user's session
+	// directory (the function Dir returns it), where its socket goes.
+	Name, Dir string
+	// Log is the file the session process logs to, for Status.
+	Log string
+	// IdleTimeout ends the session after that long without a command
+	// attached: zero means DefaultIdleTimeout, negative never.
+	IdleTimeout time.Duration
+	// MaxMessageSize bounds a line from a command (zero:
+	// transport.DefaultMaxMessageSize).
+	MaxMessageSize int64
+	// Keep and KeepBytes bound the notifications kept while no command is
+	// attached (zero: DefaultKeep, DefaultKeepBytes).
+	Keep, KeepBytes int
+	// OnNote receives what the daemon does on its own, for its log.
+	OnNote func(string)
+}
+
+var (
+	// ErrIdle is what Serve ends with when no command used the session
+	// for Options.IdleTimeout.
+	ErrIdle = errors.New("the session was idle")
+	// ErrExists is matched by New's error when a session of that name is
+	// open already.
+	ErrExists = errors.New("a session of that name is open already")
+)
+
+// Daemon serves one held MCP session to the commands that attach to it.
+// New claims the socket; the caller then opens the session with the
+// daemon's hooks (Handlers, OnNotification) and hands it to Serve.
+type Daemon struct {
+	opts    Options
+	target  atomic.Pointer[string]
+	path    string
+	ln      net.Listener
+	started time.Time
+	sess    atomic.Pointer[inspector.Session]
+
+	ctx    context.Context // ends when Serve ends: every attachment with it
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	attached map[*attachment]struct{}
+	lastUsed time.Time
+	ring     ring
+	stoppers []stopper // stop requests, answered once the session ended
+	// forwards maps the held session's id of each request in flight (its
+	// loose key) to the command that made it, for the notifications that
+	// name the request (a 2026-07-28 subscription's).
+	forwards map[string]forward
+
+	seq      atomic.Int64  // orders requests, to find the latest waiter
+	wake     chan struct{} // attachments changed: recompute the idle time
+	stop     chan struct{} // closed by a stop request
+	stopOnce sync.Once
+	wg       sync.WaitGroup // every goroutine of the daemon's
+}
+
+// New claims the socket of session opts.Name in opts.Dir. A socket left
+// by a session that ended without removing it is replaced; a live one
+// makes New fail with ErrExists.
+func New(opts Options) (*Daemon, error) {
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
+	if opts.KeepBytes <= 0 {
+		opts.KeepBytes = DefaultKeepBytes
+	}
+	if err := checkDir(opts.Dir, false); err != nil {
+		return nil, err
+	}
+	path, err := socketPath(opts.Dir, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := clearStale(path); err != nil {
+		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("session %s: %w", opts.Name, ErrExists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
+	}
+	// The directory is private already; the socket is too.
+	if err := os.Chmod(path, 0o600); err != nil && privateModes {
+		ln.Close()
+		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	now := time.Now()
+	return &Daemon{
+		opts: opts, path: path, ln: ln, started: now, lastUsed: now,
+		ctx: ctx, cancel: cancel,
+		attached: map[*attachment]struct{}{},
+		forwards: map[string]forward{},
+		ring:     ring{maxItems: opts.Keep, maxBytes: opts.KeepBytes},
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+	}, nil
+}
+
+// clearStale removes a socket nobody listens on any more (its session
+// process was killed); a live one is ErrExists.
+func clearStale(path string) error {
+	if err := checkSocket(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	nc, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		nc.Close()
+		return ErrExists
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Socket returns the path of the session's socket.
+func (d *Daemon) Socket() string { return d.path }
+
+func (d *Daemon) note(format string, args ...any) {
+	if d.opts.OnNote != nil {
+		d.opts.OnNote(fmt.Sprintf(format, args...))
+	}
+}
+
+// Close releases the socket when Serve never ran (the session could not
+// be opened). It is idempotent, and a no-op after Serve.
+func (d *Daemon) Close() error {
+	d.cancel()
+	err := d.ln.Close()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	if rerr := os.Remove(d.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Handlers wraps the session's handlers for server-to-client requests:
+// sampling and elicitation requests go to the command waiting on the
+// session; when none is, fallback's handler answers (the session's own
+// policy), or, without one, the request is declined. Either way the
+// session keeps a note of it for mcpx @NAME watch.
+func (d *Daemon) Handlers(fallback map[string]inspector.RequestHandler) map[string]inspector.RequestHandler {
+	hs := make(map[string]inspector.RequestHandler, len(fallback)+2)
+	for m, h := range fallback {
+		hs[m] = h
+	}
+	for _, m := range []string{mcp.MethodSamplingCreateMessage, mcp.MethodElicitationCreate} {
+		hs[m] = d.relay(m, fallback[m])
+	}
+	return hs
+}
+
+func (d *Daemon) relay(method string, fallback inspector.RequestHandler) inspector.RequestHandler {
+	return func(ctx context.Context, req *jsonrpc.Message) (any, error) {
+		if a := d.waiter(); a != nil {
+			return a.ask(ctx, req)
+		}
+		if fallback != nil {
+			res, err := fallback(ctx, req)
+			d.keepNote(fmt.Sprintf("the server sent %s while no command was waiting: answered by the session's policy%s", method, outcome(err)))
+			return res, err
+		}
+		d.keepNote(fmt.Sprintf("the server sent %s while no command was waiting: declined", method))
+		if method == mcp.MethodElicitationCreate {
+			return map[string]string{"action": "decline"}, nil
+		}
+		return nil, &jsonrpc.Error{Code: -1, Message: fmt.Sprintf("declined: no mcpx command is waiting on session %s to answer %s", d.opts.Name, method)}
+	}
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return " (" + err.Error() + ")"
+	}
+	return ""
+}
+
+// waiter returns the attached command that most recently started a
+// request still in flight: the one a server request most likely serves.
+func (d *Daemon) waiter() *attachment {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var best *attachment
+	var bestSeq int64
+	for a := range d.attached {
+		if a.inflight.Load() > 0 {
+			if s := a.lastSeq.Load(); best == nil || s > bestSeq {
+				best, bestSeq = a, s
+			}
+		}
+	}
+	return best
+}
+
+// keepNote notes something the session did on its own: attached commands
+// do not see it, mcpx @NAME watch does.
+func (d *Daemon) keepNote(s string) {
+	d.note("%s", s)
+	d.mu.Lock()
+	d.ring.add(Kept{Time: time.Now(), Note: s})
+	d.mu.Unlock()
+}
+
+// OnNotification is the held session's notification callback: each
+// notification goes to every attached command, or, while none is, into
+// the ring of kept ones. notifications/cancelled about the server's own
+// requests was handled by the session and concerns no command.
+func (d *Daemon) OnNotification(m *jsonrpc.Message) {
+	if m.Method == mcp.NotificationCancelled {
+		return
+	}
+	if d.toSubscriber(m) {
+		return
+	}
+	line, err := frameLine(m.Raw)
+	if err != nil {
+		d.note("a notification that cannot be passed on: %v", err)
+		return
+	}
+	d.mu.Lock()
+	if len(d.attached) == 0 {
+		d.ring.add(Kept{Time: time.Now(), Message: line[len(`{"frame":`) : len(line)-1]})
+		first := d.ring.firstOf(m.Method)
+		d.mu.Unlock()
+		if first {
+			d.note("keeping %s for mcpx @%s watch", m.Method, d.opts.Name)
+		}
+		return
+	}
+	as := make([]*attachment, 0, len(d.attached))
+	for a := range d.attached {
+		as = append(as, a)
+	}
+	d.mu.Unlock()
+	for _, a := range as {
+		a.offer(line)
+	}
+}
+
+// forward is a command's request in flight through the held session.
+type forward struct {
+	a  *attachment
+	id jsonrpc.ID // the command's id for it
+}
+
+// toSubscriber passes a notification that names one of the commands'
+// requests in flight as its subscription (2026-07-28: the listen stream's
+// acknowledgement and notifications carry the request's id, spec
+// 2026-07-28: basic/patterns/subscriptions) to that command alone, under
+// the command's id. It reports whether it did.
+func (d *Daemon) toSubscriber(m *jsonrpc.Message) bool {
+	obj, err := inspector.ParseObject(m.Params)
+	if err != nil {
+		return false
+	}
+	meta, err := inspector.ParseObject(obj.Get("_meta"))
+	if err != nil {
+		return false
+	}
+	sid := meta.Get(mcp.MetaSubscriptionID)
+	if len(sid) == 0 {
+		return false
+	}
+	d.mu.Lock()
+	f, ok := d.forwards[jsonrpc.RawID(sid).LooseKey()]
+	d.mu.Unlock()
+	if !ok {
+		return false
+	}
+	meta.Set(mcp.MetaSubscriptionID, f.id.Raw())
+	obj.Set("_meta", meta.Marshal())
+	line, err := frameLine(jsonrpc.EncodeNotification(m.Method, obj.Marshal()))
+	if err != nil {
+		return false
+	}
+	f.a.offer(line)
+	return true
+}
+
+// Status describes the session now.
+func (d *Daemon) Status() Status {
+	st := Status{
+		Name:          d.opts.Name,
+		PID:           os.Getpid(),
+		Started:       d.started,
+		IdleTimeoutMs: max(d.opts.IdleTimeout, 0).Milliseconds(),
+		Socket:        d.path,
+		Log:           d.opts.Log,
+	}
+	if t := d.target.Load(); t != nil {
+		st.Target = *t
+	}
+	if s := d.sess.Load(); s != nil {
+		if info := s.Server(); info != nil {
+			st.Server = info.Implementation.Name
+			if v := info.Implementation.Version; v != "" {
+				st.Server += " " + v
+			}
+			st.Era = info.Era
+			st.ProtocolVersion = info.ProtocolVersion
+		}
+	}
+	d.mu.Lock()
+	st.LastUsed = d.lastUsed
+	st.Commands = len(d.attached)
+	st.Kept = len(d.ring.items)
+	st.Dropped = d.ring.dropped
+	d.mu.Unlock()
+	return st
+}
+
+// ServeOptions say what Serve needs besides the session.
+type ServeOptions struct {
+	// Target describes the connection, for Status ("stdio: node
+	// server.js").
+	Target string
+	// Ready, when set, is told once the session is served, with its
+	// Status; an error from it ends Serve at once.
+	Ready func(Status) error
+}
+
+// Serve serves sess, open with the daemon's hooks, to the commands that
+// attach, until ctx ends, the server goes away, the session is idle for
+// Options.IdleTimeout (ErrIdle), or a command asks it to stop (nil). It
+// then detaches every command (their requests are cancelled), closes sess
+// (which ends a stdio server and its process tree), removes the socket,
+// and returns; stop requests are answered then.
+func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
+	d.target.Store(&o.Target)
+	d.sess.Store(sess)
+	d.wg.Add(1)
+	go d.accept()
+	var why error
+	if o.Ready != nil {
+		why = o.Ready(d.Status())
+	}
+	if why == nil {
+		why = d.wait(ctx, sess)
+	}
+	d.shutdown(sess, why)
+	return why
+}
+
+// wait returns why the session ends.
+func (d *Daemon) wait(ctx context.Context, sess *inspector.Session) error {
+	idle := d.opts.IdleTimeout
+	for {
+		var timeout <-chan time.Time
+		var timer *time.Timer
+		if idle > 0 {
+			d.mu.Lock()
+			n, last := len(d.attached), d.lastUsed
+			d.mu.Unlock()
+			if n == 0 {
+				left := time.Until(last.Add(idle))
+				if left <= 0 {
+					return fmt.Errorf("%w for %s", ErrIdle, idle)
+				}
+				timer = time.NewTimer(left)
+				timeout = timer.C
+			}
+		}
+		var why error
+		select {
+		case <-ctx.Done():
+			why = ctx.Err()
+		case <-sess.Done():
+			why = &ServerEndedError{Err: sess.Err()}
+		case <-d.stop:
+		case <-d.wake:
+			if timer != nil {
+				timer.Stop()
+			}
+			continue
+		case <-timeout:
+			continue
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		return why
+	}
+}
+
+// ServerEndedError reports a session that ended because its connection
+// did (a stdio server exited).
+type ServerEndedError struct{ Err error }
+
+func (e *ServerEndedError) Error() string {
+	if e.Err == nil {
+		return "the connection to the server ended"
+	}
+	return "the connection to the server ended: " + e.Err.Error()
+}
+
+func (e *ServerEndedError) Unwrap() error { return e.Err }
+
+func (d *Daemon) shutdown(sess *inspector.Session, why error) {
+	d.ln.Close()
+	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.note("removing the socket: %v", err)
+	}
+	reason := "the session was closed"
+	if why != nil {
+		reason = "the session ended: " + why.Error()
+	}
+	d.mu.Lock()
+	as := make([]*attachment, 0, len(d.attached))
+	for a := range d.attached {
+		as = append(as, a)
+	}
+	d.mu.Unlock()
+	for _, a := range as {
+		a.end(reason)
+	}
+	// The attachments' requests are withdrawn (notifications/cancelled)
+	// while the server is still there to hear it.
+	d.cancel()
+	d.wg.Wait()
+	if err := sess.Close(); err != nil {
+		d.note("closing the session: %v", err)
+	}
+	d.mu.Lock()
+	stoppers := d.stoppers
+	d.stoppers = nil
+	d.mu.Unlock()
+	for _, s := range stoppers {
+		_ = s.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = writeJSON(ctx, s.lines, reply{OK: true})
+		cancel()
+		s.lines.Close()
+		s.nc.Close()
+	}
+}
+
+// stopper is a connection that asked the session to stop.
+type stopper struct {
+	nc    net.Conn
+	lines *transport.StreamConn
+}
+
+// touch records that a command attached or detached.
+func (d *Daemon) touch() {
+	d.lastUsed = time.Now()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Daemon) accept() {
+	defer d.wg.Done()
+	for {
+		nc, err := d.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || d.ctx.Err() != nil {
+				return
+			}
+			d.note("accepting a connection: %v", err)
+			continue
+		}
+		d.wg.Add(1)
+		go d.serveConn(nc)
+	}
+}
+
+// serveConn answers one connection's hello.
+func (d *Daemon) serveConn(nc net.Conn) {
+	defer d.wg.Done()
+	lines := transport.NewStreamLimit(nc, nc, d.opts.MaxMessageSize)
+	keep := false
+	defer func() {
+		if !keep {
+			lines.Close()
+			nc.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(d.ctx, helloTimeout)
+	defer cancel()
+	if err := checkPeer(nc); err != nil {
+		d.note("refused a connection: %v", err)
+		_ = writeJSON(ctx, lines, reply{Error: err.Error()})
+		return
+	}
+	var h hello
+	if err := readJSON(ctx, lines, &h); err != nil {
+		d.note("a connection that said nothing useful: %v", err)
+		return
+	}
+	if h.Version != protocolVersion {
+		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("session protocol %d, but this session speaks %d: it was started by another mcpx version (disconnect and connect again)", h.Version, protocolVersion)})
+		return
+	}
+	switch h.Op {
+	case opStatus:
+		st := d.Status()
+		_ = writeJSON(ctx, lines, reply{OK: true, Status: &st})
+	case opKept:
+		d.mu.Lock()
+		kept := d.ring.take()
+		d.mu.Unlock()
+		_ = writeJSON(ctx, lines, reply{OK: true, Kept: kept})
+	case opStop:
+		d.note("asked to stop")
+		d.mu.Lock()
+		d.stoppers = append(d.stoppers, stopper{nc, lines})
+		d.mu.Unlock()
+		keep = true
+		d.stopOnce.Do(func() { close(d.stop) })
+	case opAttach:
+		st := d.Status()
+		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
+			return
+		}
+		d.attach(nc, lines, h.Label)
+	default:
+		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
+	}
+}

@@ -1,0 +1,597 @@
+package sessiond
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// wait bounds every wait in these tests; nothing should come near it.
+const wait = 10 * time.Second
+
+// testServer is an in-process Go SDK server with the tools the tests use.
+type testServer struct {
+	srv *mcp.Server
+	// initialized counts notifications/initialized: a session that
+	// initializes the server once, however many commands attach, sees 1.
+	initialized atomic.Int32
+	// sessions receives the server session once it is initialized.
+	sessions chan *mcp.ServerSession
+	// started receives the name of each blocking call as it starts, and
+	// cancelled as its context ends.
+	started, cancelled chan string
+}
+
+func newTestServer() *testServer {
+	ts := &testServer{sessions: make(chan *mcp.ServerSession, 1), started: make(chan string, 10), cancelled: make(chan string, 10)}
+	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "sessiond-test", Version: "1.0.0"}, &mcp.ServerOptions{
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			ts.initialized.Add(1)
+			ts.sessions <- req.Session
+		},
+	})
+	obj := map[string]any{"type": "object"}
+	ts.srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: obj}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ Message string }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		return textResult("Echo: " + a.Message), nil
+	})
+	// block runs until it is cancelled, reporting progress once.
+	ts.srv.AddTool(&mcp.Tool{Name: "block", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ Tag string }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "working " + a.Tag})
+		}
+		ts.started <- a.Tag
+		<-ctx.Done()
+		ts.cancelled <- a.Tag
+		return nil, ctx.Err()
+	})
+	// ask elicits a name from the client and returns what came back.
+	ts.srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("%s %v", res.Action, res.Content["name"])), nil
+	})
+	return ts
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// pipeConn is our end of an in-process server's pipes.
+type pipeConn struct {
+	*transport.StreamConn
+	closers []io.Closer
+}
+
+func (c *pipeConn) Close() error {
+	c.StreamConn.Close()
+	for _, cl := range c.closers {
+		cl.Close()
+	}
+	return nil
+}
+
+// connect runs ts on pipes and returns the connection to it.
+func (ts *testServer) connect(t *testing.T) transport.Conn {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	if _, err := ts.srv.Connect(t.Context(), &mcp.IOTransport{Reader: sr, Writer: sw}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return &pipeConn{StreamConn: transport.NewStream(cr, cw), closers: []io.Closer{cr, cw, sr, sw}}
+}
+
+// held is a daemon serving a session with ts, in the background.
+type held struct {
+	d     *Daemon
+	dir   string
+	name  string
+	sess  *inspector.Session
+	ts    *testServer
+	ss    *mcp.ServerSession
+	notes chan string
+	// kept receives each notification's method after the daemon took it.
+	kept   chan string
+	served chan error
+	cancel context.CancelFunc
+}
+
+// sessionDir returns a private directory for sockets, short enough for a
+// socket path.
+func sessionDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func startHeld(t *testing.T, opts Options, fallback map[string]inspector.RequestHandler) *held {
+	t.Helper()
+	ts := newTestServer()
+	h := startHeldOn(t, opts, fallback, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"},
+		Capabilities: json.RawMessage(`{"elicitation":{}}`)})
+	select {
+	case h.ss = <-h.ts.sessions:
+	case <-time.After(wait):
+		t.Fatal("the server was not initialized")
+	}
+	return h
+}
+
+func startHeldOn(t *testing.T, opts Options, fallback map[string]inspector.RequestHandler, ts *testServer, life inspector.Lifecycle) *held {
+	t.Helper()
+	h := &held{ts: ts, notes: make(chan string, 100), kept: make(chan string, 100), served: make(chan error, 1)}
+	if opts.Dir == "" {
+		opts.Dir = sessionDir(t)
+	}
+	if opts.Name == "" {
+		opts.Name = "t"
+	}
+	opts.OnNote = func(s string) { h.notes <- s }
+	d, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.d, h.dir, h.name = d, opts.Dir, opts.Name
+	sess, err := inspector.Connect(t.Context(), h.ts.connect(t), inspector.Options{
+		Lifecycle:      life,
+		Handlers:       d.Handlers(fallback),
+		OnNotification: func(m *jsonrpc.Message) { d.OnNotification(m); h.kept <- m.Method },
+		OnWarning:      func(s string) { h.notes <- "warning: " + s },
+	})
+	if err != nil {
+		d.Close()
+		t.Fatal(err)
+	}
+	h.sess = sess
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	ready := make(chan Status, 1)
+	go func() {
+		h.served <- d.Serve(ctx, sess, ServeOptions{Target: "in-process", Ready: func(st Status) error { ready <- st; return nil }})
+	}()
+	select {
+	case <-ready:
+	case <-time.After(wait):
+		t.Fatal("Serve never got ready")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-h.served:
+		case <-time.After(wait):
+			t.Error("Serve did not end")
+		}
+	})
+	return h
+}
+
+// command attaches a command's MCP session to the held one.
+func (h *held) command(t *testing.T, opts inspector.Options) *inspector.Session {
+	t.Helper()
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{Label: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}}
+	}
+	s, err := inspector.Connect(t.Context(), conn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func callText(t *testing.T, s *inspector.Session, ctx context.Context, tool, args string, opts ...inspector.CallOption) (string, error) {
+	t.Helper()
+	raw, err := s.CallTool(ctx, tool, json.RawMessage(args), opts...)
+	if err != nil {
+		return "", err
+	}
+	var res struct {
+		Content []struct{ Text string }
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	return res.Content[0].Text, nil
+}
+
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(wait):
+		t.Fatalf("waited in vain for %s", what)
+	}
+	panic("unreachable")
+}
+
+func TestCommandsShareTheHeldSession(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	for i := range 3 {
+		s := h.command(t, inspector.Options{})
+		if got := s.Server().Implementation.Name; got != "sessiond-test" {
+			t.Errorf("command %d sees server %q", i, got)
+		}
+		text, err := callText(t, s, t.Context(), "echo", fmt.Sprintf(`{"message":"hi %d"}`, i))
+		if err != nil || text != fmt.Sprintf("Echo: hi %d", i) {
+			t.Errorf("command %d: %q, %v", i, text, err)
+		}
+		s.Close()
+	}
+	if n := h.ts.initialized.Load(); n != 1 {
+		t.Errorf("the server was initialized %d times, want once", n)
+	}
+}
+
+// A command that cancels its request (Ctrl-C) cancels only that one: the
+// server hears of it, another command's request goes on, and the session
+// serves the next command.
+func TestCancelEndsOnlyThatRequest(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	a := h.command(t, inspector.Options{})
+	b := h.command(t, inspector.Options{})
+	actx, acancel := context.WithCancel(t.Context())
+	aerr := make(chan error, 1)
+	go func() { _, err := callText(t, a, actx, "block", `{"tag":"a"}`); aerr <- err }()
+	bctx, bcancel := context.WithCancel(t.Context())
+	berr := make(chan error, 1)
+	go func() { _, err := callText(t, b, bctx, "block", `{"tag":"b"}`); berr <- err }()
+	started := map[string]bool{receive(t, h.ts.started, "a call"): true, receive(t, h.ts.started, "a call"): true}
+	if !started["a"] || !started["b"] {
+		t.Fatalf("started %v", started)
+	}
+	acancel()
+	if err := receive(t, aerr, "a's call to end"); !errors.Is(err, context.Canceled) {
+		t.Errorf("a's call ended with %v", err)
+	}
+	if got := receive(t, h.ts.cancelled, "the server to hear of the cancellation"); got != "a" {
+		t.Errorf("the server cancelled %q, want a", got)
+	}
+	select {
+	case err := <-berr:
+		t.Fatalf("b's call ended too: %v", err)
+	default:
+	}
+	bcancel()
+	receive(t, berr, "b's call to end")
+	c := h.command(t, inspector.Options{})
+	if text, err := callText(t, c, t.Context(), "echo", `{"message":"still here"}`); err != nil || text != "Echo: still here" {
+		t.Errorf("after the cancellations: %q, %v", text, err)
+	}
+}
+
+// A command that goes away in the middle of a request (killed) has its
+// request cancelled; the session lives on.
+func TestCommandGoneCancelsItsRequests(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	if err := conn.Write(t.Context(), transport.Frame{Data: []byte(init)}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := conn.Read(t.Context())
+	if err != nil || !strings.Contains(string(f.Data), `"sessiond-test"`) {
+		t.Fatalf("initialize: %s, %v", f.Data, err)
+	}
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{"tag":"gone"}}}`
+	if err := conn.Write(t.Context(), transport.Frame{Data: []byte(call)}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, h.ts.started, "the call")
+	conn.Close()
+	if got := receive(t, h.ts.cancelled, "the cancellation"); got != "gone" {
+		t.Errorf("cancelled %q", got)
+	}
+	s := h.command(t, inspector.Options{})
+	if _, err := callText(t, s, t.Context(), "echo", `{"message":"x"}`); err != nil {
+		t.Error(err)
+	}
+}
+
+// Progress reaches the command that asked for it, under its own token.
+func TestProgressGoesToTheCaller(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	other := make(chan string, 10)
+	bystander := h.command(t, inspector.Options{OnNotification: func(m *jsonrpc.Message) { other <- m.Method }})
+	_ = bystander
+	s := h.command(t, inspector.Options{})
+	got := make(chan inspector.Progress, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := callText(t, s, ctx, "block", `{"tag":"p"}`, inspector.WithProgress(func(p inspector.Progress) { got <- p }))
+		done <- err
+	}()
+	p := receive(t, got, "progress")
+	if p.Message != "working p" || p.Progress != 1 {
+		t.Errorf("progress %+v", p)
+	}
+	cancel()
+	receive(t, done, "the call to end")
+	select {
+	case m := <-other:
+		t.Errorf("the other command got %s", m)
+	default:
+	}
+}
+
+// A server request goes to the command whose request is in flight.
+func TestServerRequestGoesToTheWaitingCommand(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	_ = h.command(t, inspector.Options{}) // attached, waiting on nothing
+	s := h.command(t, inspector.Options{
+		Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}, Capabilities: json.RawMessage(`{"elicitation":{}}`)},
+		Handlers: map[string]inspector.RequestHandler{
+			"elicitation/create": func(context.Context, *jsonrpc.Message) (any, error) {
+				return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, nil
+			},
+		},
+	})
+	text, err := callText(t, s, t.Context(), "ask", `{}`)
+	if err != nil || text != "accept Ada" {
+		t.Errorf("ask: %q, %v", text, err)
+	}
+}
+
+// With no command waiting, a server request is declined, or answered by
+// the session's own policy, and noted for watch.
+func TestServerRequestWithoutACommand(t *testing.T) {
+	t.Run("declined", func(t *testing.T) {
+		h := startHeld(t, Options{}, nil)
+		res, err := h.ss.Elicit(t.Context(), &mcp.ElicitParams{Message: "anyone?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil || res.Action != "decline" {
+			t.Fatalf("elicit: %+v, %v", res, err)
+		}
+		kept, err := TakeKept(t.Context(), h.dir, h.name)
+		if err != nil || len(kept) != 1 || !strings.Contains(kept[0].Note, "elicitation/create while no command was waiting: declined") {
+			t.Errorf("kept %+v, %v", kept, err)
+		}
+	})
+	t.Run("policy", func(t *testing.T) {
+		h := startHeld(t, Options{}, map[string]inspector.RequestHandler{
+			"elicitation/create": func(context.Context, *jsonrpc.Message) (any, error) {
+				return map[string]string{"action": "cancel"}, nil
+			},
+		})
+		res, err := h.ss.Elicit(t.Context(), &mcp.ElicitParams{Message: "anyone?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil || res.Action != "cancel" {
+			t.Fatalf("elicit: %+v, %v", res, err)
+		}
+	})
+}
+
+// Notifications go to the attached commands; while none is attached they
+// are kept, bounded, for the next watch.
+func TestNotificationsKeptBetweenCommands(t *testing.T) {
+	h := startHeld(t, Options{Keep: 2}, nil)
+	obj := map[string]any{"type": "object"}
+	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult(""), nil }
+	for i := range 3 {
+		h.ts.srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("new%d", i), InputSchema: obj}, noop)
+		receive(t, h.kept, "the list_changed notification")
+	}
+	kept, err := TakeKept(t.Context(), h.dir, h.name)
+	if err != nil || len(kept) != 2 {
+		t.Fatalf("kept %d (want the last 2), %v", len(kept), err)
+	}
+	if !strings.Contains(string(kept[0].Message), "notifications/tools/list_changed") {
+		t.Errorf("kept %s", kept[0].Message)
+	}
+	if st, err := GetStatus(t.Context(), h.dir, h.name); err != nil || st.Dropped != 1 || st.Kept != 0 {
+		t.Errorf("status %+v, %v", st, err)
+	}
+
+	seen := make(chan string, 10)
+	h.command(t, inspector.Options{OnNotification: func(m *jsonrpc.Message) { seen <- m.Method }})
+	h.ts.srv.AddTool(&mcp.Tool{Name: "live", InputSchema: obj}, noop)
+	receive(t, h.kept, "the daemon to pass it on")
+	if m := receive(t, seen, "the notification at the command"); m != "notifications/tools/list_changed" {
+		t.Errorf("command saw %s", m)
+	}
+	if kept, _ := TakeKept(t.Context(), h.dir, h.name); len(kept) != 0 {
+		t.Errorf("kept %d while a command was attached", len(kept))
+	}
+}
+
+func TestIdleTimeoutEndsTheSession(t *testing.T) {
+	h := startHeld(t, Options{IdleTimeout: 50 * time.Millisecond}, nil)
+	if err := receive(t, h.served, "the idle timeout"); !errors.Is(err, ErrIdle) {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil // for the cleanup
+	select {
+	case <-h.sess.Done():
+	case <-time.After(wait):
+		t.Error("the session is still open")
+	}
+	if _, err := os.Lstat(h.d.Socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left: %v", err)
+	}
+}
+
+// An attached command keeps the session from idling out.
+func TestAttachedCommandIsNotIdle(t *testing.T) {
+	h := startHeld(t, Options{IdleTimeout: 100 * time.Millisecond}, nil)
+	s := h.command(t, inspector.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { _, err := callText(t, s, ctx, "block", `{"tag":"long"}`); done <- err }()
+	receive(t, h.ts.started, "the call")
+	// Several idle timeouts pass while the command waits.
+	select {
+	case err := <-h.served:
+		t.Fatalf("the session ended with a command attached: %v", err)
+	case <-time.After(400 * time.Millisecond):
+	}
+	cancel()
+	receive(t, done, "the call")
+	s.Close()
+	if err := receive(t, h.served, "the idle timeout"); !errors.Is(err, ErrIdle) {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+}
+
+func TestStop(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	s := h.command(t, inspector.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := callText(t, s, ctx, "block", `{"tag":"stop"}`); done <- err }()
+	receive(t, h.ts.started, "the call")
+	if err := Stop(t.Context(), h.dir, h.name); err != nil {
+		t.Fatal(err)
+	}
+	// Stop returned after the session ended.
+	select {
+	case <-h.sess.Done():
+	default:
+		t.Error("Stop returned before the session was closed")
+	}
+	var ended *EndedError
+	if err := receive(t, done, "the attached call"); !errors.As(err, &ended) || !strings.Contains(err.Error(), "the session was closed") {
+		t.Errorf("the attached call ended with %v", err)
+	}
+	if err := receive(t, h.served, "Serve"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+	if _, err := Dial(t.Context(), h.dir, h.name, DialOptions{}); !errors.Is(err, ErrNoSession) || !errors.Is(err, transport.ErrConnect) {
+		t.Errorf("Dial after Stop: %v", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	if _, err := New(Options{Name: h.name, Dir: h.dir}); !errors.Is(err, ErrExists) {
+		t.Errorf("a second session of the name: %v", err)
+	}
+	for _, bad := range []string{"", "../x", "a/b", ".hidden", strings.Repeat("x", 65)} {
+		if _, err := Dial(t.Context(), h.dir, bad, DialOptions{}); !errors.Is(err, ErrBadName) {
+			t.Errorf("Dial %q: %v", bad, err)
+		}
+	}
+	list, err := List(t.Context(), h.dir)
+	if err != nil || len(list) != 1 || list[0].Name != h.name || list[0].Server != "sessiond-test 1.0.0" || list[0].Target != "in-process" || list[0].Era != "legacy" {
+		t.Errorf("List: %+v, %v", list, err)
+	}
+}
+
+// A socket whose session process was killed is replaced by the next
+// session of the name, and List removes it.
+func TestStaleSocket(t *testing.T) {
+	dir := sessionDir(t)
+	d, err := New(Options{Name: "old", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if the process was killed: the listener is gone, the file stays.
+	d.ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	d.ln.Close()
+	if _, err := os.Lstat(filepath.Join(dir, "old.sock")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(t.Context(), dir, "old", DialOptions{}); !errors.Is(err, ErrNoSession) {
+		t.Errorf("Dial a stale socket: %v", err)
+	}
+	if list, err := List(t.Context(), dir); err != nil || len(list) != 0 {
+		t.Errorf("List: %v, %v", list, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "old.sock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("List left the stale socket: %v", err)
+	}
+	d2, err := New(Options{Name: "old", Dir: dir})
+	if err != nil {
+		t.Fatalf("a new session where a stale socket was: %v", err)
+	}
+	d2.Close()
+}
+
+// In the 2026-07-28 era a subscription's acknowledgement and
+// notifications carry its request's id: they go to the command that
+// listens, under its own id.
+func TestModernSubscriptionGoesToItsCommand(t *testing.T) {
+	srv := testservers.NewModernServer(nil, nil)
+	h := startHeldOn(t, Options{}, nil, &testServer{srv: srv}, &inspector.Modern{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	modern := func() inspector.Lifecycle {
+		return &inspector.Modern{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}}
+	}
+	_ = h.command(t, inspector.Options{Lifecycle: modern()}) // a bystander
+	seen := make(chan string, 10)
+	s := h.command(t, inspector.Options{Lifecycle: modern(), OnNotification: func(m *jsonrpc.Message) { seen <- m.Method }})
+	if text, err := callText(t, s, t.Context(), "echo", `{"message":"hi"}`); err != nil || text != "Echo: hi" {
+		t.Fatalf("echo: %q, %v", text, err)
+	}
+	acks := make(chan inspector.WatchAck, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Watch(ctx, inspector.WatchSpec{Lists: true}, inspector.WatchHooks{OnAck: func(a inspector.WatchAck) { acks <- a }})
+	}()
+	ack := receive(t, acks, "the acknowledgement")
+	if !ack.Granted.ToolsListChanged {
+		t.Errorf("granted %+v", ack.Granted)
+	}
+	srv.AddTool(&mcp.Tool{Name: "new", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult(""), nil
+	})
+	if m := receive(t, seen, "the list change"); m != "notifications/tools/list_changed" {
+		t.Errorf("the command saw %s", m)
+	}
+	cancel()
+	receive(t, done, "the watch to end")
+}
+
+func TestRing(t *testing.T) {
+	r := ring{maxItems: 3, maxBytes: 10}
+	for _, s := range []string{"aaaa", "bbbb", "cc", "dddddddddddd", "e"} {
+		r.add(Kept{Note: s})
+	}
+	var got []string
+	for _, k := range r.take() {
+		got = append(got, k.Note)
+	}
+	// dddddddddddd is over the byte budget on its own; aaaa went for bytes.
+	if strings.Join(got, ",") != "bbbb,cc,e" || r.dropped != 2 {
+		t.Errorf("kept %v, dropped %d", got, r.dropped)
+	}
+	if len(r.take()) != 0 || r.bytes != 0 {
+		t.Error("take did not empty the ring")
+	}
+}

@@ -1,0 +1,176 @@
+package sessiond
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// protocolVersion is the version of the socket protocol; a client and a
+// daemon of different mcpx builds that disagree on it refuse each other.
+const protocolVersion = 1
+
+// Operations a hello names.
+const (
+	opAttach = "attach" // carry one command's MCP traffic
+	opStatus = "status" // describe the session
+	opKept   = "kept"   // hand over the notifications kept meanwhile
+	opStop   = "stop"   // end the session (answered once it has ended)
+)
+
+// hello is the first line a client sends.
+type hello struct {
+	Version int    `json:"mcpxSession"`
+	Op      string `json:"op"`
+	// Label says what the command runs, for the daemon's log.
+	Label string `json:"label,omitempty"`
+}
+
+// reply is the daemon's first line.
+type reply struct {
+	OK     bool    `json:"ok"`
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+	Kept   []Kept  `json:"kept,omitempty"`
+}
+
+// envelope is one line after an attach: a JSON-RPC frame, or (from the
+// daemon) the reason the attachment ends.
+type envelope struct {
+	Frame  json.RawMessage `json:"frame,omitempty"`
+	Closed string          `json:"closed,omitempty"`
+}
+
+// Status describes an open session.
+type Status struct {
+	Name string `json:"name"`
+	// PID is the session process's id.
+	PID int `json:"pid"`
+	// Server is the server's name and version as it introduced itself.
+	Server string `json:"server"`
+	// Target says what the session is connected to ("stdio: node
+	// server.js", "streamable-http: https://…").
+	Target string `json:"target"`
+	// Era is "legacy" (initialize handshake) or "modern" (2026-07-28).
+	Era             string    `json:"era"`
+	ProtocolVersion string    `json:"protocolVersion"`
+	Started         time.Time `json:"started"`
+	// LastUsed is when a command last attached or detached.
+	LastUsed time.Time `json:"lastUsed"`
+	// IdleTimeoutMs is how long the session stays open with no command
+	// attached; 0 means forever.
+	IdleTimeoutMs int64 `json:"idleTimeoutMs"`
+	// Commands is how many commands are attached now.
+	Commands int `json:"commands"`
+	// Kept is how many notifications are kept for mcpx @NAME watch, and
+	// Dropped how many the bounded ring let go.
+	Kept    int    `json:"kept"`
+	Dropped int    `json:"dropped"`
+	Socket  string `json:"socket"`
+	Log     string `json:"log,omitempty"`
+}
+
+// Kept is one thing that happened while no command was attached: a
+// notification from the server, or a note about what the session did on
+// its own (a server request it declined).
+type Kept struct {
+	Time time.Time `json:"time"`
+	// Message is the notification as the server sent it (compacted).
+	Message json.RawMessage `json:"message,omitempty"`
+	Note    string          `json:"note,omitempty"`
+}
+
+// writeJSON sends v as one line.
+func writeJSON(ctx context.Context, c transport.Conn, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.Write(ctx, transport.Frame{Data: b})
+}
+
+// readJSON reads one line into v.
+func readJSON(ctx context.Context, c transport.Conn, v any) error {
+	f, err := c.Read(ctx)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(f.Data, v); err != nil {
+		return fmt.Errorf("%w: a line that is not what the session protocol sends: %w", ErrProtocol, err)
+	}
+	return nil
+}
+
+// ErrProtocol is matched by errors about lines that break the session
+// protocol.
+var ErrProtocol = errors.New("session protocol error")
+
+// frameLine encodes frame (one JSON value) as an envelope line. A frame
+// must be valid JSON; one with line breaks (a pretty-printed HTTP body) is
+// compacted, since lines delimit envelopes.
+func frameLine(frame []byte) ([]byte, error) {
+	if bytes.ContainsAny(frame, "\r\n") {
+		var b bytes.Buffer
+		if err := json.Compact(&b, frame); err != nil {
+			return nil, err
+		}
+		frame = b.Bytes()
+	} else if !json.Valid(frame) {
+		return nil, fmt.Errorf("%w: a frame that is not JSON", ErrProtocol)
+	}
+	out := make([]byte, 0, len(frame)+10)
+	out = append(out, `{"frame":`...)
+	out = append(out, frame...)
+	return append(out, '}'), nil
+}
+
+// ring keeps the newest notifications within a count and a byte budget.
+type ring struct {
+	items    []Kept
+	methods  map[string]bool // kept since the last take, for firstOf
+	bytes    int
+	maxItems int
+	maxBytes int
+	dropped  int
+}
+
+func (r *ring) add(k Kept) {
+	size := len(k.Message) + len(k.Note)
+	if size > r.maxBytes {
+		r.dropped++
+		return
+	}
+	r.items = append(r.items, k)
+	r.bytes += size
+	for len(r.items) > r.maxItems || r.bytes > r.maxBytes {
+		r.bytes -= len(r.items[0].Message) + len(r.items[0].Note)
+		r.items[0] = Kept{}
+		r.items = r.items[1:]
+		r.dropped++
+	}
+}
+
+// take returns the kept items and empties the ring.
+func (r *ring) take() []Kept {
+	items := r.items
+	r.items, r.bytes, r.methods = nil, 0, nil
+	return items
+}
+
+// firstOf reports whether method was not kept since the last take (for a
+// note in the log; a bounded number of methods is remembered).
+func (r *ring) firstOf(method string) bool {
+	if r.methods[method] || len(r.methods) >= 32 {
+		return false
+	}
+	if r.methods == nil {
+		r.methods = map[string]bool{}
+	}
+	r.methods[method] = true
+	return true
+}

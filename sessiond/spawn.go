@@ -1,0 +1,203 @@
+package sessiond
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// BackgroundOptions say how to start a session process.
+type BackgroundOptions struct {
+	// Path is the program (mcpx itself) and Args its arguments; Env, when
+	// not nil, its environment (else this process's).
+	Path string
+	Args []string
+	Env  []string
+	// Input is what the process reads on its standard input (then the
+	// end of it).
+	Input []byte
+	// Stderr receives what the process writes on its standard error until
+	// it is ready (prompts, notes, the error that ended it).
+	Stderr io.Writer
+}
+
+// StartError reports a session process that ended before it was ready;
+// it reported why on its standard error already.
+type StartError struct {
+	// Code is its exit status.
+	Code int
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("the session process ended before the session was open (exit status %d)", e.Code)
+}
+
+// StartBackground starts a session process, detached from the terminal
+// (a session of its own: the terminal's Ctrl-C and hang-up do not reach
+// it), and waits until it reports that the session is open (Ready), which
+// it returns, or ends (*StartError). When ctx ends first the process is
+// terminated and waited for.
+func StartBackground(ctx context.Context, o BackgroundOptions) (*Status, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return nil, err
+	}
+	defer errR.Close()
+
+	cmd := exec.Command(o.Path, o.Args...)
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(o.Input), outW, errW
+	cmd.SysProcAttr = detachedAttr()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("starting the session process: %w", err)
+	}
+
+	// Its start-up output, until it detaches (which closes the pipe).
+	var copied sync.WaitGroup
+	copied.Add(1)
+	go func() {
+		defer copied.Done()
+		if o.Stderr == nil {
+			o.Stderr = io.Discard
+		}
+		_, _ = io.Copy(o.Stderr, errR)
+	}()
+
+	ready := make(chan readyLine, 1)
+	go func() {
+		var r readyLine
+		line, err := bufio.NewReader(outR).ReadBytes('\n')
+		if err == nil {
+			err = json.Unmarshal(line, &r)
+		}
+		r.err = err
+		ready <- r
+	}()
+
+	select {
+	case r := <-ready:
+		if r.err == nil && r.Status != nil {
+			copied.Wait()
+			_ = cmd.Process.Release()
+			return r.Status, nil
+		}
+		// No ready line: the process ended (or wrote nonsense).
+		werr := cmd.Wait()
+		copied.Wait()
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) {
+			return nil, &StartError{Code: ee.ExitCode()}
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("the session process: %w", werr)
+		}
+		return nil, &StartError{Code: 1}
+	case <-ctx.Done():
+		terminate(cmd.Process)
+		waited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+		copied.Wait()
+		return nil, ctx.Err()
+	}
+}
+
+// readyLine is what a session process writes on its standard output once
+// the session is open.
+type readyLine struct {
+	Status *Status `json:"ready"`
+	err    error
+}
+
+// Output is the standard error of a session process: the parent's pipe
+// until Ready, then the session's log file, of which it writes at most
+// maxLog bytes (a chatty server must not fill the disk).
+type Output struct {
+	mu      sync.Mutex
+	w       io.Writer
+	log     *os.File
+	written int64
+	cut     bool
+}
+
+// maxLog bounds a session's log file.
+const maxLog = 4 << 20
+
+// NewOutput returns an Output writing to w (the process's standard error)
+// until Ready.
+func NewOutput(w io.Writer) *Output { return &Output{w: w} }
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.log == nil {
+		return o.w.Write(p)
+	}
+	if o.cut {
+		return len(p), nil
+	}
+	if o.written+int64(len(p)) > maxLog {
+		o.cut = true
+		_, _ = o.log.WriteString("mcpx: the log reached its size limit; nothing more is written\n")
+		return len(p), nil
+	}
+	n, err := o.log.Write(p)
+	o.written += int64(n)
+	if err != nil {
+		// A log that cannot be written must not end the session.
+		return len(p), nil
+	}
+	return len(p), nil
+}
+
+// Ready tells the parent (StartBackground) that the session is open and
+// detaches the process from it: out switches to the log file at logPath
+// (created 0600, replacing an older one), the process's own standard
+// error goes there too (a crash's report), and its standard output and
+// input go to the null device.
+func Ready(st Status, out *Output, logPath string) error {
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("session log: %w", err)
+	}
+	out.mu.Lock()
+	out.log = log
+	out.mu.Unlock()
+	if err := redirectStderr(log); err != nil {
+		return fmt.Errorf("session log: %w", err)
+	}
+	b, err := json.Marshal(readyLine{Status: &st})
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stdout.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("telling mcpx connect that the session is open: %w", err)
+	}
+	return detachStdout()
+}

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+func TestDisplayWidth(t *testing.T) {
+	for s, want := range map[string]int{
+		"":               0,
+		"echo":           4,
+		"日本語":            6,
+		"e\u0301t\u00e9": 3, // a combining accent takes no column
+		"ｆｕｌｌ":           8,
+		`\x1b[31m`:       8, // escaped, as printed
+	} {
+		if got := DisplayWidth(s); got != want {
+			t.Errorf("DisplayWidth(%q) = %d, want %d", s, got, want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"description", 20, "description"},
+		{"description", 6, "descr…"},
+		{"日本語のツール", 5, "日本…"},
+		{"日本語のツール", 6, "日本…"},
+		{"abc", 1, "…"},
+		{"abc", 0, ""},
+	} {
+		if got := TruncateWidth(c.s, c.w); got != c.want {
+			t.Errorf("TruncateWidth(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
+		}
+		if got := DisplayWidth(TruncateWidth(c.s, c.w)); got > c.w {
+			t.Errorf("TruncateWidth(%q, %d) takes %d columns", c.s, c.w, got)
+		}
+	}
+}
+
+// sameColumn fails unless each line of out (colour removed) has the
+// text of cells, in turn, starting at the same display column.
+func sameColumn(t *testing.T, out string, cells ...string) {
+	t.Helper()
+	plain := ansi.ReplaceAllString(out, "")
+	lines := strings.Split(strings.TrimRight(plain, "\n"), "\n")
+	if len(lines) != len(cells) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(cells), plain)
+	}
+	col := -1
+	for i, line := range lines {
+		at := strings.Index(line, cells[i])
+		if at < 0 {
+			t.Fatalf("line %q has no %q", line, cells[i])
+		}
+		if w := DisplayWidth(line[:at]); col < 0 {
+			col = w
+		} else if w != col {
+			t.Fatalf("columns do not align (%q at %d, not %d):\n%s", cells[i], w, col, plain)
+		}
+	}
+}
+
+func TestTablesAlignInColourAndWideText(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"日本語","description":"wide name","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"echo","description":"plain","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"bad","description":"invalid header","inputSchema":{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}}`),
+	}
+	for _, colour := range []bool{false, true} {
+		var b bytes.Buffer
+		NewPrinter(&b, colour).Tools(tools)
+		out, _, _ := strings.Cut(b.String(), "invalid x-mcp-header: ")
+		if colour && !ansi.MatchString(out) {
+			t.Fatalf("no colour in %q", out)
+		}
+		sameColumn(t, out, "wide name", "plain", "invalid header")
+	}
+}
+
+func TestToolHelpAlignsInColour(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"where"},"days":{"type":"integer"}},"required":["city"]}`)
+	var b bytes.Buffer
+	NewPrinter(&b, true).ToolHelp(inspector.ToolInfo{Name: "weather", InputSchema: schema})
+	_, table, ok := strings.Cut(b.String(), "Arguments:")
+	if !ok {
+		t.Fatalf("no argument table in %q", b.String())
+	}
+	table, _, _ = strings.Cut(strings.TrimPrefix(ansi.ReplaceAllString(table, ""), "\n"), "\n\n")
+	lines := strings.Split(table, "\n")
+	if len(lines) != 3 {
+		t.Fatalf("table %q", table)
+	}
+	at := strings.Index(lines[0], "TYPE")
+	if strings.Index(lines[1], "string") != at || strings.Index(lines[2], "integer") != at {
+		t.Errorf("the TYPE column does not align:\n%s", table)
+	}
+}
+
+func TestTableFitsWidth(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"short","description":"` + long + `","inputSchema":{"type":"object","properties":{"alpha":{"type":"string"},"beta":{"type":"number"},"gamma":{"type":"boolean"},"delta":{"type":"array"}}}}`),
+		json.RawMessage(`{"name":"a-rather-long-tool-name-indeed","description":"short","inputSchema":{"type":"object"}}`),
+	}
+	for _, w := range []int{40, 80, 120} {
+		var b bytes.Buffer
+		NewPrinter(&b, true).WithWidth(w).Tools(tools)
+		out := ansi.ReplaceAllString(b.String(), "")
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if DisplayWidth(line) > w {
+				t.Errorf("width %d: line of %d columns: %q", w, DisplayWidth(line), line)
+			}
+		}
+		if !strings.Contains(out, "…") {
+			t.Errorf("width %d: nothing cut: %q", w, out)
+		}
+		sameColumn(t, b.String(), "wo", "short")
+	}
+	// No width: whole lines.
+	var b bytes.Buffer
+	NewPrinter(&b, false).Tools(tools)
+	if strings.Contains(b.String(), "…") || !strings.Contains(b.String(), strings.TrimSpace(long)) {
+		t.Errorf("without a width the lines are cut: %q", b.String())
+	}
+}
