@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +27,52 @@ import (
 // browser, Debian's chromium, headless (./scripts/test installs it).
 // Without it they are skipped, or fail under MCPX_REQUIRE_INTEROP=1.
 
-// openPage starts a headless chromium for the test's lifetime (bounded)
-// and opens the page at path from file://, waiting until its script has
-// rendered it.
+// browser is the one headless chromium of this package's tests, started
+// by the first test that opens a page and stopped by TestMain: each page
+// opens in a tab of its own in a browser context of its own (cookies,
+// storage and cache apart), which costs a fraction of a browser's start.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab
+	cancel context.CancelFunc
+	err    error
+}
+
+// startBrowser starts the shared browser with exe, bounded to a minute.
+func startBrowser(exe string) {
+	actx, acancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	bctx, bcancel := chromedp.NewContext(actx)
+	browser.ctx = bctx
+	browser.cancel = func() { bcancel(); acancel() }
+	// The first Run starts the browser, which then lives as long as bctx:
+	// its start is bounded here, not through a deadline on bctx.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case browser.err = <-started:
+	case <-time.After(time.Minute):
+		browser.err = errors.New("no browser after a minute")
+	}
+	if browser.err != nil {
+		browser.cancel()
+	}
+}
+
+// openPage opens the page at path from file:// in a tab of the shared
+// headless chromium for the test's lifetime (bounded), waiting until its
+// script has rendered it.
 func openPage(t *testing.T, path string) context.Context {
 	t.Helper()
 	exe := ""
@@ -43,25 +88,14 @@ func openPage(t *testing.T, path string) context.Context {
 		}
 		t.Skip("chromium is not installed (./scripts/test installs it; set MCPX_REQUIRE_INTEROP=1 to make this a failure)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	browser.once.Do(func() { startBrowser(exe) })
+	if browser.err != nil {
+		t.Fatalf("starting chromium: %v", browser.err)
+	}
+	tctx, tcancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(tcancel)
+	bctx, cancel := context.WithTimeout(tctx, 90*time.Second)
 	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("no-proxy-server", true),
-		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)

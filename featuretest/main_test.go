@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		if shared.stop != nil {
 			shared.stop()
 		}
+		if browser.cancel != nil {
+			browser.cancel()
+		}
 		os.Exit(code)
 	case "sdk":
 		if err := runSDKServer(); err != nil {
