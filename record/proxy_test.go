@@ -374,6 +374,7 @@ func TestHTTPProxyBadUpstream(t *testing.T) {
 // (defect 2), also when two overlap; a session-less GET (an HTTP+SSE
 // client) opens one too.
 func TestHTTPProxySessionPerConnection(t *testing.T) {
+	t.Parallel()
 	up := testservers.Streamable(t, newTestServer(""), nil, nil)
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	dial := func() transport.Conn {
@@ -421,6 +422,7 @@ func TestHTTPProxySessionPerConnection(t *testing.T) {
 // 9); a refusal without a JSON-RPC body is an http event tied to its
 // request, and a JSON-RPC error in a 4xx body stays a frame (defect 6).
 func TestHTTPProxyPrimingAndRefusals(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {

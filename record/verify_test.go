@@ -239,6 +239,7 @@ func TestVerifyBatchAndRetypedID(t *testing.T) {
 // notification's: a change is one difference in the window of the request
 // that caused it, and the recorded answer still answers it.
 func TestVerifyServerRequestParams(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[6] = `< {"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"cursor":"c2"}}`
 	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
@@ -258,6 +259,7 @@ func TestVerifyServerRequestParams(t *testing.T) {
 // recording shows came, bounded by the timeout, rather than ending with
 // its last exchange.
 func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}`,
