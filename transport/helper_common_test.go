@@ -8,8 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
+
+// EverythingHTTP is server-everything in both HTTP modes for
+// TestEverythingHTTP (in transport_test), started by TestMain as the tests
+// begin: that test cannot run in parallel, and so would hold up every
+// parallel test while node starts.
+var EverythingHTTP *testservers.Early
 
 // The test binary doubles as the stdio server: when helperEnv is set,
 // TestMain runs the named behaviour instead of the tests. This gives the
@@ -23,7 +30,10 @@ func TestMain(m *testing.M) {
 	}
 	// Most parallel tests wait for helper processes and sockets.
 	testwait.RaiseParallel(4)
-	os.Exit(m.Run())
+	EverythingHTTP = testservers.EverythingEarly("streamableHttp", "sse")
+	code := m.Run()
+	EverythingHTTP.Stop()
+	os.Exit(code)
 }
 
 // helperOptions returns options that run this test binary as a helper.

@@ -301,7 +301,7 @@ func TestTLS(t *testing.T) {
 // auto-detected.
 func TestEverythingHTTP(t *testing.T) {
 	// Not parallel: checkNoLeaks looks at every goroutine.
-	urls := testservers.EverythingModes(t, "streamableHttp", "sse")
+	urls := transport.EverythingHTTP.URLs(t)
 	for _, mode := range []string{"streamableHttp", "sse"} {
 		t.Run(mode, func(t *testing.T) {
 			u := urls[mode]

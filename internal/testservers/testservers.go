@@ -224,6 +224,87 @@ func EverythingModes(t testing.TB, modes ...string) map[string]string {
 	return urls
 }
 
+// Early is server-everything in several HTTP modes, started in the
+// background by a package's TestMain (EverythingEarly) so that a test that
+// cannot run in parallel does not wait for node to start: the start
+// overlaps with the tests before it.
+type Early struct {
+	done  chan struct{}
+	skip  string // why the peers are missing, if they are
+	urls  map[string]string
+	stops []func()
+	err   error
+}
+
+// EverythingEarly starts server-everything in each of modes in the
+// background, when the npm peers are installed. Stop ends them.
+func EverythingEarly(modes ...string) *Early {
+	e := &Early{done: make(chan struct{}), urls: make(map[string]string)}
+	cache := NPMCache()
+	script := EverythingScript(cache)
+	node, err := Node(cache)
+	if _, serr := os.Stat(script); cache == "" || serr != nil {
+		e.skip = "server-everything is not installed (run ./scripts/test once to install the npm peers)"
+	} else if err != nil {
+		e.skip = fmt.Sprintf("node not found: %v", err)
+	}
+	if e.skip != "" {
+		close(e.done)
+		return e
+	}
+	go func() {
+		defer close(e.done)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for _, mode := range modes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				url, stop, err := StartEverything(node, script, mode)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				e.urls[mode] = url
+				e.stops = append(e.stops, stop)
+			}()
+		}
+		wg.Wait()
+		e.err = errors.Join(errs...)
+	}()
+	return e
+}
+
+// URLs waits (a minute at most) for the servers and maps each mode to its
+// URL. Without the npm peers the test is skipped, or fails under
+// MCPX_REQUIRE_INTEROP=1.
+func (e *Early) URLs(t testing.TB) map[string]string {
+	t.Helper()
+	select {
+	case <-e.done:
+	case <-time.After(time.Minute):
+		t.Fatal("server-everything did not start within a minute")
+	}
+	if e.skip != "" {
+		skipOrFail(t, "%s", e.skip)
+	}
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	return e.urls
+}
+
+// Stop kills the servers and waits for them.
+func (e *Early) Stop() {
+	<-e.done
+	for _, stop := range e.stops {
+		stop()
+	}
+}
+
 // EverythingScript is server-everything's entry point in the npm cache.
 func EverythingScript(cache string) string {
 	return filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
