@@ -1,13 +1,18 @@
 package cmd
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -61,6 +66,22 @@ var adviceTable = []func(error) string{
 			return ""
 		}
 		return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
+	},
+	// A server name no configuration file defines.
+	func(err error) string {
+		var e *servers.NotFoundError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return "; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"
+	},
+	// A configured server's ${input:ID} without a value.
+	func(err error) string {
+		var e *servers.MissingInputError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return fmt.Sprintf(": give it with --input %s=VALUE", e.Input.ID)
 	},
 	// A tool, prompt or resource the server does not list.
 	func(err error) string {
@@ -146,4 +167,79 @@ func advice(err error) string {
 		b.WriteString(a(err))
 	}
 	return b.String()
+}
+
+// hintFacts are what the advice after an HTTP failure depends on.
+type hintFacts struct {
+	bearer     bool // a bearer token was sent
+	authHeader bool // -H gave an Authorization header
+	// entryAuth is the configured server's entry that gave the
+	// Authorization header sent ("FILE entry NAME"), "" for none.
+	entryAuth string
+	narrated  bool // -v or --wire shows the authorization steps
+}
+
+// hintFacts returns the facts of the connection d describes, shown as out
+// says.
+func (d connDesc) hintFacts(out output) hintFacts {
+	return hintFacts{bearer: d.http.bearer != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
+		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire}
+}
+
+// hintFacts are the facts of the run's connection: e's configuration, and
+// the configured server it resolved to (-s NAME), which the configuration
+// does not hold.
+func (e *env) hintFacts() hintFacts {
+	f := e.cfg.conn.hintFacts(e.cfg.out)
+	if f.entryAuth == "" {
+		f.entryAuth = e.run.entryAuth
+	}
+	return f
+}
+
+// httpHint says what to do about an HTTP failure, after its message.
+func httpHint(err error, f hintFacts) string {
+	if errors.Is(err, oauthflow.ErrNoResponse) && errors.Is(err, context.DeadlineExceeded) {
+		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
+	}
+	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {
+		switch {
+		case f.bearer:
+			return " (the server refused the bearer token)"
+		case f.entryAuth != "":
+			return " (the Authorization header from " + f.entryAuth + " was rejected; -H 'Authorization: …' or --bearer TOKEN replaces it)"
+		case f.authHeader:
+			return " (the server refused the Authorization header given with -H)"
+		case errors.Is(err, oauthflow.ErrInteraction), f.narrated:
+			return ""
+		case errors.Is(err, oauthflow.ErrAuthorization):
+			return " (-v shows every authorization step)"
+		}
+		var ue *transport.UnauthorizedError
+		if errors.As(err, &ue) && ue.Status == http.StatusForbidden && ue.CredentialID == "" && ue.Challenge == "" {
+			// Not an authorization matter: the request carried no
+			// credentials and the server asked for none.
+			return " (the server refused the request without asking for credentials)"
+		}
+		if errors.As(err, &ue) && ue.Status == http.StatusForbidden {
+			return " (the server refuses this request to the authorized client; -v shows the authorization steps)"
+		}
+		return " (-v shows the authorization steps; --bearer TOKEN sends a token of your own)"
+	}
+	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
+		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"
+	}
+	return ""
+}
+
+// isTLSError reports a failure to verify the server's certificate or to
+// speak TLS with it.
+func isTLSError(err error) bool {
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidErr x509.CertificateInvalidError
+	var recErr tls.RecordHeaderError
+	return errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) ||
+		errors.As(err, &invalidErr) || errors.As(err, &recErr)
 }

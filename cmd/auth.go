@@ -294,7 +294,9 @@ the server they were issued for, and never printed — except by "mcpx auth toke
 
 func newAuthLoginCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "login --url URL",
+		Use: "login --url URL",
+		Example: `  mcpx auth login --url https://mcp.example.com/mcp
+  mcpx auth login --url https://mcp.example.com/mcp --grant client_credentials --client-id ID --client-secret "$SECRET"`,
 		Short: "Authorize mcpx for the server at --url now, and store the token",
 		Long: `Connects to the server at --url without using a stored token, so that it asks for
 authorization, runs the authorization (a browser, unless --grant says otherwise),
@@ -400,7 +402,9 @@ func printStatusDetails(w io.Writer, st tokenStatus) {
 
 func newAuthStatusCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status [--url URL]",
+		Use: "status [--url URL]",
+		Example: `  mcpx auth status
+  mcpx auth status --url https://mcp.example.com/mcp`,
 		Short: "Show the stored tokens (for --url, or all): server, authorization server, scopes, expiry — never the token",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -453,7 +457,9 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 func newAuthLogoutCmd(e *env) *cobra.Command {
 	var all bool
 	c := &cobra.Command{
-		Use:   "logout --url URL | --all",
+		Use: "logout --url URL | --all",
+		Example: `  mcpx auth logout --url https://mcp.example.com/mcp
+  mcpx auth logout --all`,
 		Short: "Delete the stored token for --url, or every stored token and client registration with --all",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -496,8 +502,9 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 
 func newAuthTokenCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "token --url URL",
-		Short: "Print the stored access token for --url (refreshed if needed), for scripts",
+		Use:     "token --url URL",
+		Example: `  curl -H "Authorization: Bearer $(mcpx auth token --url https://mcp.example.com/mcp)" …`,
+		Short:   "Print the stored access token for --url (refreshed if needed), for scripts",
 		Long: `Prints the access token stored for the server at --url on stdout — the only
 command that ever shows a token. It is refreshed first when it is about to
 expire; no new authorization is started (use mcpx auth login for that).`,

@@ -25,6 +25,9 @@ import (
 const fakeBrowserArg = "-mcpx-fake-browser"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == stdioServerArg {
+		os.Exit(stdioServerMain())
+	}
 	if len(os.Args) == 3 && os.Args[1] == fakeBrowserArg {
 		if err := testservers.FakeBrowser(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, err)

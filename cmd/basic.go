@@ -3,7 +3,9 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -29,7 +31,7 @@ func (e *env) withClientListening(ctx context.Context, server []string, listen b
 	if e.repl != nil {
 		return e.repl.with(server, fn)
 	}
-	d, err := e.cfg.conn.forServer(server, "mcpx tools list")
+	d, err := e.connFor(ctx, e.cfg.conn, server, "mcpx tools list")
 	if err != nil {
 		return err
 	}
@@ -72,15 +74,35 @@ func (e *env) emit(c *client, raw json.RawMessage, human func()) {
 
 func wantArgs(c *cobra.Command, own []string, min, max int) error {
 	if len(own) < min || (max >= 0 && len(own) > max) {
-		return usageErrorf("%s: wrong number of arguments; usage: %s", c.CommandPath(), c.UseLine())
+		return &usageError{err: &strayArgsError{err: fmt.Errorf("%s: wrong number of arguments; usage: %s", c.CommandPath(), c.UseLine())}}
 	}
 	return nil
 }
 
-// readJSONArg reads a JSON argument given inline or as @file.
-func readJSONArg(flag, v string) (json.RawMessage, error) {
+// stdin is what @- reads: standard input, except in the REPL, which
+// reads its commands there.
+func (e *env) stdin() io.Reader {
+	if e.repl != nil {
+		return errReader{errors.New("the REPL reads its commands from standard input; give the JSON inline or as @file.json")}
+	}
+	return e.ios.In
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// readJSONArg reads a JSON argument given inline, as @file, or as @-
+// (from stdin).
+func readJSONArg(flag, v string, stdin io.Reader) (json.RawMessage, error) {
 	data := []byte(v)
-	if name, ok := strings.CutPrefix(v, "@"); ok {
+	if v == "@-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, usageErrorf("%s: reading standard input: %v", flag, err)
+		}
+		data = b
+	} else if name, ok := strings.CutPrefix(v, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return nil, usageErrorf("%s: %v", flag, err)
@@ -108,6 +130,8 @@ func newInfoCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info -- <server command>",
 		Short: "Show the server's name, version, protocol, capabilities and instructions",
+		Example: `  mcpx info -- node server.js
+  mcpx info --json --url http://127.0.0.1:3001/mcp`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 0, 0); err != nil {
@@ -133,6 +157,8 @@ func newPingCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ping -- <server command>",
 		Short: "Check that the server answers (ping)",
+		Example: `  mcpx ping -- node server.js
+  mcpx ping --timeout 5s --url http://127.0.0.1:3001/mcp`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 0, 0); err != nil {
@@ -207,7 +233,7 @@ func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
 	method := own[0]
 	var params json.RawMessage
 	if len(own) == 2 {
-		p, err := readJSONArg("params", own[1])
+		p, err := readJSONArg("params", own[1], o.e.stdin())
 		if err != nil {
 			return err
 		}

@@ -29,8 +29,8 @@ type featureFlags struct {
 
 func (o *featureFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.roots, "root", nil, "offer `PATH` (or a file:// URI) to the server as a root (repeatable); declares the roots capability")
-	f.StringVar(&o.onSampling, "on-sampling", "", "answer sampling requests: prompt, decline or file:`PATH` (default prompt on a terminal, else decline)")
-	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests: prompt, decline, cancel, accept-defaults or file:`PATH` (default prompt on a terminal, else decline)")
+	f.StringVar(&o.onSampling, "on-sampling", "", "answer sampling requests with `POLICY`: prompt, decline or file:PATH (default prompt on a terminal, else decline)")
+	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests with `POLICY`: prompt, decline, cancel, accept-defaults or file:PATH (default prompt on a terminal, else decline)")
 	f.BoolVar(&o.noSampling, "no-sampling", false, "do not declare the sampling capability")
 	f.BoolVar(&o.noElicitation, "no-elicitation", false, "do not declare the elicitation capability")
 	f.StringVar(&o.logLevel, "log-level", "", "ask for log messages at `LEVEL` and above: logging/setLevel after initialization, or in every request's _meta in the modern era (debug, info, notice, warning, error, critical, alert, emergency)")

@@ -37,7 +37,10 @@ type connDesc struct {
 	// at is the open session (mcpx connect) the command runs through,
 	// given as @NAME before it; the session holds the server, so a
 	// description with it has neither a server command nor a URL.
-	at      sessionRef
+	at sessionRef
+	// named is the configured server given with -s NAME (servers.go),
+	// which resolveNamed turns into a server command or a URL.
+	named   namedDesc
 	stdio   stdioDesc
 	http    httpDesc
 	oauth   oauthDesc
@@ -55,9 +58,12 @@ type stdioDesc struct {
 
 // httpDesc is how the server at a URL is reached.
 type httpDesc struct {
-	url    string // "" for a server command
-	mode   transport.HTTPMode
-	header http.Header // -H
+	url  string // "" for a server command
+	mode transport.HTTPMode
+	// modeReason says what chose mode when not --transport (a named
+	// server's file).
+	modeReason string
+	header     http.Header // -H
 	// headerLines are the -H flags as given, whose credentials a trace
 	// redacts.
 	headerLines []string
@@ -67,15 +73,21 @@ type httpDesc struct {
 	bearerFlag bool
 	caCert     string
 	insecure   bool
+	// authFrom is the configured server's entry that gave header its
+	// Authorization ("FILE entry NAME"), "" when -H gave it or none.
+	authFrom string
 }
 
 // oauthOff says why mcpx must not run OAuth for the connection, "" when
 // it may: credentials given by hand take precedence.
 func (h httpDesc) oauthOff() string {
-	if h.header.Get("Authorization") != "" {
-		return "-H gives an Authorization header"
+	switch {
+	case h.header.Get("Authorization") == "":
+		return ""
+	case h.authFrom != "":
+		return "the Authorization header comes from " + h.authFrom
 	}
-	return ""
+	return "-H gives an Authorization header"
 }
 
 // sessionDesc shapes the MCP session.
@@ -143,7 +155,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	hd, err := f.http.validate(f.server, v.ios)
+	hd, err := f.http.validate(f.server, v.ios, f.named.server != "")
 	if err != nil {
 		return cfg, err
 	}
@@ -159,7 +171,11 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return config{out: out, conn: connDesc{at: v.at, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
+	named, err := f.named.validate()
+	if err != nil {
+		return cfg, err
+	}
+	return config{out: out, conn: connDesc{at: v.at, named: named, stdio: stdio, http: hd, oauth: oauth, session: sess, feat: feat, rec: rec}}, nil
 }
 
 func (f outputFlags) validate() (output, error) {
@@ -185,6 +201,9 @@ func (f serverFlags) validate() (stdioDesc, error) {
 // neither with @NAME; example shows the command that was meant.
 func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if name := d.at.name; name != "" {
+		if d.named.ref != "" {
+			return d, usageErrorf("@%s runs the command through an open session, which holds its server: give no -s with it", name)
+		}
 		if d.http.url != "" || len(server) > 0 {
 			return d, usageErrorf("@%s runs the command through an open session: give no server command or --url with it", name)
 		}
@@ -193,11 +212,17 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 		}
 		return d, nil
 	}
+	if ref := d.named.ref; ref != "" {
+		if d.http.url != "" || len(server) > 0 {
+			return d, usageErrorf("-s %s names a configured server: give no server command or --url with it", ref)
+		}
+		return d, nil
+	}
 	if d.http.url != "" && len(server) > 0 {
 		return d, usageErrorf("give either --url URL or a server command after --, not both")
 	}
 	if d.http.url == "" && len(server) == 0 {
-		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, or give --url URL", example)
+		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, name a configured server with -s NAME (mcpx servers lists them), or give --url URL", example)
 	}
 	d.server = server
 	return d, nil

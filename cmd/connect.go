@@ -72,8 +72,14 @@ func (c *client) Close() error {
 }
 
 // newConsole returns the stderr console of ios, coloured as out says.
-func newConsole(ios *IOStreams, out output) *tui.Console {
-	return tui.NewConsole(ios.ErrOut, ios.ErrTTY, ios.colorEnabled(out.color, ios.ErrTTY))
+//
+// Its lines wait while a person answers a form (prompter, when not nil).
+func newConsole(ios *IOStreams, out output, prompter *tui.Prompter) *tui.Console {
+	w := ios.ErrOut
+	if prompter != nil {
+		w = prompter.Gate(w)
+	}
+	return tui.NewConsole(w, ios.ErrTTY, ios.colorEnabled(out.color, ios.ErrTTY))
 }
 
 // newPrinter returns the stdout printer of ios, coloured as out says.
@@ -91,7 +97,10 @@ type connector struct {
 	// ios are the streams the consoles and prompts use.
 	ios *IOStreams
 	// track is told of every client opened, to close it if mcpx panics.
-	track    func(*client)
+	track func(*client)
+	// prompter asks the person at the terminal: the consoles' lines wait
+	// while it does (nil: nobody is asked).
+	prompter *tui.Prompter
 	eraCache inspector.EraCache
 }
 
@@ -186,7 +195,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 // (--wire, or the REPL's). The client owns the connection until a session
 // takes it over. rec is the recorder, nil without --record.
 func (k *connector) open(ctx context.Context, d connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
-	c = &client{console: newConsole(k.ios, out), out: newPrinter(k.ios, out)}
+	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out)}
 	c.showLists.Store(out.verbose)
 	k.track(c)
 	if rec, err = k.recorder(ctx, c, d, out); err != nil {

@@ -25,7 +25,7 @@ const (
 	ExitConnect     = 4   // cannot connect, server exited, transport failure
 	ExitServerError = 5   // JSON-RPC error, or a tool result with isError
 	ExitTimeout     = 6   // a request timed out
-	ExitMismatch    = 7   // verify (or a strict replay) found a difference from the trace
+	ExitMismatch    = 7   // verify (or a strict replay) found a difference from the trace; trace diff one between two traces
 	ExitInterrupted = 130 // interrupted (Ctrl-C)
 )
 

@@ -32,9 +32,11 @@ func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []j
 }
 
 func (o *listOptions) command(use, short string) *cobra.Command {
+	family, _, _ := strings.Cut(o.method, "/")
 	c := &cobra.Command{
-		Use:   use + " -- <server command>",
-		Short: short,
+		Use:     use + " -- <server command>",
+		Short:   short,
+		Example: fmt.Sprintf("  mcpx %[1]s %[2]s -- node server.js\n  mcpx %[1]s %[2]s --wide --url http://127.0.0.1:3001/mcp\n  mcpx %[1]s %[2]s --json -- node server.js | jq .", family, use),
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 0, 0); err != nil {
@@ -135,6 +137,7 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 type toolsCallOptions struct {
 	e          *env
 	args       string
+	output     string
 	task       bool
 	ttl        time.Duration
 	noValidate bool
@@ -149,12 +152,19 @@ func newToolsCallCmd(e *env) *cobra.Command {
 a=2 is a number where the schema says number, zip=012 stays a string where it
 says string, and arrays and objects take JSON (tags='["a","b"]'). A dotted key
 builds nested objects (user.address.city=Paris), tags[0]=x and tags[]=x array
-elements. --args gives the whole arguments object as JSON (or @file.json);
-key=value pairs are merged into it. The arguments are checked against the
-tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
+elements. --args gives the whole arguments object as JSON (or @file.json, or
+@- for standard input); key=value pairs are merged into it. The arguments are
+checked against the tool's inputSchema before the call is sent; --no-validate
+sends them anyway.
+
+Binary content is summarised, never dumped: -o FILE writes the result's first
+image, audio or embedded blob (or, without one, its first text) to FILE, and
+prints the rest (-o - writes it to stdout when that is not a terminal).`,
 		Example: `  mcpx tools call echo message=hi -- node server.js
   mcpx tools call get-sum a=2 b=3 --json -- node server.js
-  mcpx tools call search --args @query.json -- node server.js`,
+  mcpx tools call search --args @query.json -- node server.js
+  jq -n '{query: "mcp"}' | mcpx tools call search --args @- -- node server.js
+  mcpx tools call screenshot -o shot.png -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, -1); err != nil {
@@ -163,7 +173,8 @@ tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 			return o.run(c.Context(), own[0], own[1:], server)
 		},
 	}
-	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON` or @file.json")
+	c.Flags().StringVar(&o.args, "args", "", "the arguments object as `JSON`, @file.json, or @- (read from stdin)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the result's first binary content (else its first text) to `FILE` (- for stdout)")
 	c.Flags().BoolVar(&o.task, "task", false, "run the call as a task (2025-11-25): poll its status, then fetch its result; Ctrl-C cancels the task")
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
 	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
@@ -175,13 +186,14 @@ tool's inputSchema before the call is sent; --no-validate sends them anyway.`,
 }
 
 // liveHelp describes the tool named in tools call NAME --help from the
-// server given (after -- or with --url), as the REPL does, before the
+// server given (after --, with --url or -s), as the REPL does, before the
 // command's help. Without a server (or in the REPL, which does this
 // itself) it does nothing; a server that cannot tell is a warning.
 func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
 	e := o.e
 	own, server := splitServer(c, c.Flags().Args())
-	if url := c.Flag("url"); e.repl != nil || len(own) == 0 || len(server) == 0 && (url == nil || url.Value.String() == "") {
+	given := func(name string) bool { f := c.Flag(name); return f != nil && f.Value.String() != "" }
+	if e.repl != nil || len(own) == 0 || len(server) == 0 && !given("url") && !given("server") {
 		return
 	}
 	// Help runs without the root's PersistentPreRunE, which validates the
@@ -204,9 +216,15 @@ func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
 }
 
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
+	if o.output == "-" && o.e.cfg.out.json {
+		return usageErrorf("-o - and --json both write to stdout; choose one")
+	}
+	if o.output == "-" && o.e.ios.OutTTY {
+		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
+	}
 	var base json.RawMessage
 	if o.args != "" {
-		b, err := readJSONArg("--args", o.args)
+		b, err := readJSONArg("--args", o.args, o.e.stdin())
 		if err != nil {
 			return err
 		}
@@ -217,7 +235,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	}
 	for _, p := range pairs {
 		if k, _, ok := strings.Cut(p, "="); !ok || k == "" {
-			return usageErrorf("argument %q: expected key=value", p)
+			return &usageError{err: &strayArgsError{err: fmt.Errorf("argument %q: expected key=value", p)}}
 		}
 	}
 	if o.ttl != 0 && !o.task {
@@ -260,11 +278,57 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		}
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()
+		if res != nil && o.output != "" && err == nil {
+			return o.save(ctx, c, res)
+		}
 		if res != nil {
-			o.e.emit(c, res, func() { c.out.WithSaveHint("--json has it in base64").ToolResult(res) })
+			o.e.emit(c, res, func() { c.out.WithSaveHint("use -o FILE or --json to get it").ToolResult(res) })
 		}
 		return err
 	})
+}
+
+// save is tools call -o: the result's first binary content (else its
+// first text) goes to the file, as resources read -o writes (atomically,
+// decoded as it is written), and the rest of the result is printed.
+func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMessage) error {
+	contents, err := inspector.ToolContents(res)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", o.output, err)
+	}
+	pick := -1
+	for i, ct := range contents {
+		if ct.HasData() && ct.Binary {
+			pick = i
+			break
+		}
+	}
+	for i, ct := range contents {
+		if pick < 0 && ct.HasData() {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		o.e.emit(c, res, func() { c.out.ToolResult(res) })
+		return fmt.Errorf("-o %s: the result has no content to write (text, image, audio or an embedded resource)", o.output)
+	}
+	content := contents[pick]
+	if err := content.Check(); err != nil {
+		return fmt.Errorf("-o %s: %w", o.output, err)
+	}
+	if o.output == "-" {
+		_, err = content.WriteTo(o.e.ios.Out)
+		return err
+	}
+	n, err := outfile.WriteFrom(ctx, o.output, content, outfile.Options{})
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", o.output, err)
+	}
+	o.e.emit(c, res, func() {
+		c.out.WithSaved(pick).WithSaveHint("use --json to get it").ToolResult(res)
+		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, content.Type), o.output)
+	})
+	return nil
 }
 
 func newResourcesCmd(e *env) *cobra.Command {
@@ -289,6 +353,8 @@ func newResourcesReadCmd(e *env) *cobra.Command {
 		Long: `Read a resource. Text is printed; binary contents are summarised (type and
 size) unless -o writes them to a file (-o - writes them to stdout when it is
 not a terminal).`,
+		Example: `  mcpx resources read demo://readme -- node server.js
+  mcpx resources read file:///logo.png -o logo.png -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {

@@ -18,6 +18,7 @@ import (
 // rootFlags are mcpx's global flags.
 type rootFlags struct {
 	server  serverFlags
+	named   namedFlags
 	http    httpFlags
 	auth    authFlags
 	session sessionFlags
@@ -82,24 +83,25 @@ const (
 func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.server.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
 	fs.StringVar(&f.server.cwd, "cwd", "", "run the server in `DIR`")
-	fs.StringVar(&f.server.stderr, "server-stderr", "show", "the server's stderr: show, hide, or append it to `FILE`")
+	fs.StringVar(&f.server.stderr, "server-stderr", "show", "send the server's stderr to `WHERE`: show (this terminal), hide, or append it to a FILE")
 	fs.StringVar(&f.http.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
-	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP transport: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
+	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP `TRANSPORT`: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
 	fs.StringArrayVarP(&f.http.headers, "header", "H", nil, "send the HTTP header `'Name: value'` with every request (repeatable)")
 	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
 	fs.StringVar(&f.http.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	fs.BoolVar(&f.http.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
+	f.named.register(fs)
 	f.auth.register(fs)
 	fs.Var(newSizeValue(&f.session.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
 		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")
-	fs.DurationVar(&f.session.timeout, "timeout", defaultTimeout, "per-request timeout, reset by progress (0 disables)")
-	fs.DurationVar(&f.session.maxTimeout, "max-timeout", defaultMaxTimeout, "hard cap on a request's time even while progress arrives")
+	fs.DurationVar(&f.session.timeout, "timeout", defaultTimeout, "per-request timeout (`DURATION`, e.g. 30s), reset by progress (0 disables)")
+	fs.DurationVar(&f.session.maxTimeout, "max-timeout", defaultMaxTimeout, "hard cap (`DURATION`) on a request's time even while progress arrives")
 	fs.StringVar(&f.session.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")
-	fs.StringVar(&f.session.protocolEra, "protocol-era", "", "protocol era: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
+	fs.StringVar(&f.session.protocolEra, "protocol-era", "", "protocol `ERA`: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
 	fs.BoolVar(&f.out.json, "json", false, "print exactly the JSON-RPC result on stdout")
 	fs.BoolVar(&f.out.wire, "wire", false, "print every frame in both directions on stderr")
 	fs.BoolVarP(&f.out.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
-	fs.StringVar(&f.out.color, "color", "auto", "colour output: auto, always or never")
+	fs.StringVar(&f.out.color, "color", "auto", "colour output `WHEN`: auto, always or never")
 	f.feat.register(fs)
 	fs.StringVar(&f.rec.file, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")
 	fs.BoolVar(&f.rec.force, "force", false, "with --record, replace an existing file instead of adding a session to it")

@@ -1,22 +1,19 @@
 package cmd
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // validate checks the HTTP flags before anything connects.
-func (f httpFlags) validate(server serverFlags, ios *IOStreams) (httpDesc, error) {
+// named says a configured server was named (-s), which may be at a URL:
+// resolveNamed then checks the HTTP flags against it.
+func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (httpDesc, error) {
 	var d httpDesc
 	switch transport.HTTPMode(f.transport) {
 	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
@@ -33,6 +30,9 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams) (httpDesc, error
 	}
 	if d.bearer == "" {
 		d.bearer = ios.Getenv("MCPX_BEARER_TOKEN")
+	}
+	if f.url == "" && named {
+		return d, nil
 	}
 	if f.url == "" {
 		for _, g := range []struct {
@@ -89,7 +89,7 @@ func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 	return transport.HTTPOptions{
 		URL:             d.http.url,
 		Mode:            d.http.mode,
-		ModeReason:      "chosen with --transport " + string(d.http.mode),
+		ModeReason:      orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode)),
 		Header:          d.http.header.Clone(),
 		UserAgent:       "mcpx/" + Version(),
 		CACertFile:      d.http.caCert,
@@ -119,62 +119,4 @@ func httpObserver(console *tui.Console, wireOn func() bool, verbose bool) transp
 			console.Event(ev)
 		}
 	}
-}
-
-// hintFacts are what the advice after an HTTP failure depends on.
-type hintFacts struct {
-	bearer     bool // a bearer token was sent
-	authHeader bool // -H gave an Authorization header
-	narrated   bool // -v or --wire shows the authorization steps
-}
-
-// hintFacts returns the facts of the connection d describes, shown as out
-// says.
-func (d connDesc) hintFacts(out output) hintFacts {
-	return hintFacts{bearer: d.http.bearer != "", authHeader: d.http.url != "" && d.http.oauthOff() != "", narrated: out.verbose || out.wire}
-}
-
-// httpHint says what to do about an HTTP failure, after its message.
-func httpHint(err error, f hintFacts) string {
-	if errors.Is(err, oauthflow.ErrNoResponse) && errors.Is(err, context.DeadlineExceeded) {
-		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
-	}
-	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {
-		switch {
-		case f.bearer:
-			return " (the server refused the bearer token)"
-		case f.authHeader:
-			return " (the server refused the Authorization header given with -H)"
-		case errors.Is(err, oauthflow.ErrInteraction), f.narrated:
-			return ""
-		case errors.Is(err, oauthflow.ErrAuthorization):
-			return " (-v shows every authorization step)"
-		}
-		var ue *transport.UnauthorizedError
-		if errors.As(err, &ue) && ue.Status == http.StatusForbidden && ue.CredentialID == "" && ue.Challenge == "" {
-			// Not an authorization matter: the request carried no
-			// credentials and the server asked for none.
-			return " (the server refused the request without asking for credentials)"
-		}
-		if errors.As(err, &ue) && ue.Status == http.StatusForbidden {
-			return " (the server refuses this request to the authorized client; -v shows the authorization steps)"
-		}
-		return " (-v shows the authorization steps; --bearer TOKEN sends a token of your own)"
-	}
-	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
-		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"
-	}
-	return ""
-}
-
-// isTLSError reports a failure to verify the server's certificate or to
-// speak TLS with it.
-func isTLSError(err error) bool {
-	var certErr *tls.CertificateVerificationError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var invalidErr x509.CertificateInvalidError
-	var recErr tls.RecordHeaderError
-	return errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) ||
-		errors.As(err, &invalidErr) || errors.As(err, &recErr)
 }

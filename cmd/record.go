@@ -312,6 +312,20 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if d.named.ref != "" {
+		// A configured server: its command, started by the proxy.
+		if o.listen != "" {
+			return usageErrorf("-s with --listen: give the upstream with --url URL")
+		}
+		rd, err := e.connFor(ctx, d, server, "mcpx proxy")
+		if err != nil {
+			return err
+		}
+		if rd.http.url != "" {
+			return usageErrorf("-s %s names a server at a URL: mcpx proxy --listen ADDR --url %s proxies it", d.named.ref, rd.http.url)
+		}
+		d, server = rd, rd.server
+	}
 	if o.listen != "" || d.http.url != "" {
 		if o.listen == "" || d.http.url == "" {
 			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")
@@ -524,12 +538,14 @@ type replayOptions struct {
 	ignore      []string
 	strict      bool
 	session     int
+	pace        string
+	faults      []string
 }
 
 func newReplayCmd(e *env) *cobra.Command {
 	o := &replayOptions{e: e}
 	c := &cobra.Command{
-		Use:   "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict]",
+		Use:   "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict] [--pace recorded[*F]] [--fault SELECTOR:ACTION]...",
 		Short: "Serve a recorded server from a trace (a mock server)",
 		Long: `replay plays the server side of a trace back to a live client, over stdio
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
@@ -556,13 +572,31 @@ over HTTP as such a server would: without sessions, each request's
 MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers checked
 against its body, server/discover answered from the recording.
 
+--pace recorded replays at the recorded speed: each thing the server did comes
+as long after the client message that caused it as in the recording
+(recorded*0.5: twice as fast, recorded*2: half as fast; a trace without timing
+is replayed at once, with a warning). Over stdio the answers keep the order of
+the requests; over HTTP each answer comes whole at its recorded time.
+
+--fault SELECTOR:ACTION makes the server misbehave at chosen requests, for
+testing how a client copes (repeatable). SELECTOR is METHOD#N (the N-th request
+of that method the replay receives, from 1), METHOD (each of them), #N (the
+N-th request of any method) or * (every request); ACTION is delay=DURATION
+(hold the answer back), close (close the connection: over stdio the replay
+exits), error=CODE[,MESSAGE] (answer with that JSON-RPC error instead; a retry
+gets the recorded answer) or http=STATUS (answer the POST with that HTTP
+status; --listen only).
+
 The HTTP listener answers only requests addressed to it (Host localhost,
 127.0.0.1 or [::1] at its port) and refuses requests from web pages (an Origin
 header) other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 		Example: `  mcpx tools list -- mcpx replay session.jsonl
   mcpx replay session.jsonl --listen 127.0.0.1:7001
   mcpx replay session.jsonl --session 2
-  mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'`,
+  mcpx replay session.jsonl --ignore '$.params.arguments.timestamp'
+  mcpx replay session.jsonl --pace recorded
+  mcpx replay session.jsonl --fault 'tools/call#2:delay=5s' --fault 'tools/call#3:error=-32603,overloaded'
+  mcpx replay session.jsonl --listen 127.0.0.1:7001 --fault 'tools/list:http=503'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -582,6 +616,8 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `[METHOD:]JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
 	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
+	c.Flags().StringVar(&o.pace, "pace", "", "replay at the recorded speed: `recorded`, or recorded*F to scale its delays by F")
+	c.Flags().StringArrayVar(&o.faults, "fault", nil, "misbehave at chosen requests: `SELECTOR:ACTION`, e.g. tools/call#2:delay=2s, tools/call:close, '#3:error=-32603,boom', tools/list:http=503 (repeatable)")
 	return c
 }
 
@@ -631,6 +667,9 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	if o.session < 0 {
 		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
 	}
+	if err := o.misbehaviour(&opts, con.Warn); err != nil {
+		return err
+	}
 	rp, err := record.NewReplayerSource(tf, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -650,7 +689,8 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 // ---- mcpx verify ----
 
 type verifyOptions struct {
-	e *env
+	e     *env
+	junit string
 }
 
 func newVerifyCmd(e *env) *cobra.Command {
@@ -674,15 +714,20 @@ to one method's messages, METHOD:$ leaves its notifications out) and
 --normalize RE=PLACEHOLDER (or uuid, timestamp, session-id) leave more out, in
 addition to the ignores and normalizers stored in the trace when it was
 recorded (mcpx ... --record FILE --ignore ... --normalize ...). Each difference
-is printed with its session, exchange and path; the exit code is 7 when
-anything differs.
+is printed with its session, exchange and path (--json: the result as one JSON
+document); the exit code is 7 when anything differs.
+
+--junit FILE also writes a JUnit XML report for CI: one test suite per session,
+one test case per exchange compared, a difference as the test case's failure
+(its JSONPath, the recorded and the live value).
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
 with the requestState the live server gave.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
-  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js`,
+  mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
+  mcpx verify session.jsonl --junit report.xml -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -691,6 +736,7 @@ with the requestState the live server gave.`,
 			return o.run(c.Context(), own[0], server)
 		},
 	}
+	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
 	return c
 }
 
@@ -706,7 +752,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	for _, w := range tf.Warnings {
 		con.Warn(file + ": " + w)
 	}
-	d, err = d.forServer(server, "mcpx verify "+file)
+	d, err = e.connFor(ctx, d, server, "mcpx verify "+file)
 	if err != nil {
 		return err
 	}
@@ -732,10 +778,16 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 			return nil
 		}}, nil
 	}
+	start := time.Now()
 	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
 		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial})
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
+	}
+	if o.junit != "" && res != nil {
+		if jerr := writeJUnit(ctx, o.junit, file, res, time.Since(start), err); jerr != nil {
+			return jerr
+		}
 	}
 	if res != nil {
 		if out.json {
@@ -782,7 +834,9 @@ type traceShowOptions struct{ e *env }
 func newTraceCmd(e *env) *cobra.Command {
 	o := &traceShowOptions{e: e}
 	show := &cobra.Command{
-		Use:   "show FILE",
+		Use: "show FILE",
+		Example: `  mcpx trace show session.jsonl
+  mcpx trace show session.jsonl --json | jq .`,
 		Short: "Print a trace as a timeline (--json for tools)",
 		Long: `show prints a trace as a readable timeline: time since the start, direction
 (→ client to server, ← server to client), method, each response with its
@@ -805,7 +859,7 @@ document.`,
 			return o.run(own[0])
 		},
 	}
-	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e))
+	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e), newTraceDiffCmd(e))
 }
 
 func (o *traceShowOptions) run(file string) error {

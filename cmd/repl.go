@@ -19,6 +19,7 @@ import (
 // command).
 type replOptions struct {
 	e         *env
+	named     string // mcpx repl NAME
 	file      string
 	keepGoing bool
 	noHistory bool
@@ -51,17 +52,25 @@ blank.`
 func newReplCmd(e *env) *cobra.Command {
 	o := &replOptions{e: e}
 	c := &cobra.Command{
-		Use:   "repl [-f FILE] -- <server command>",
+		Use:   "repl [-f FILE] [NAME | -- <server command>]",
 		Short: "Open one session and type commands against it (or run a script)",
 		Long:  replLong,
 		Example: `  mcpx repl -- node server.js
+  mcpx repl github    (a server of mcpx servers)
   mcpx --url http://127.0.0.1:3001/mcp
   printf 'tools call echo message=hi\nping\n' | mcpx repl -- node server.js
   mcpx repl -f session.mcpx --keep-going -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
-			if len(own) > 0 {
-				return usageErrorf("mcpx repl %s: named servers from a configuration file are not supported yet; give the server command after -- or --url URL", own[0])
+			if err := wantArgs(c, own, 0, 1); err != nil {
+				return err
+			}
+			if len(own) == 1 {
+				// mcpx repl NAME is mcpx repl -s NAME.
+				if ref := e.cfg.conn.named.ref; ref != "" && ref != own[0] {
+					return usageErrorf("mcpx repl %s -s %s: name the server once", own[0], ref)
+				}
+				o.named = own[0]
 			}
 			return o.run(c.Context(), server)
 		},
@@ -75,7 +84,11 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	if e.repl != nil {
 		return usageErrorf("this is the REPL already; its server stays connected (:reconnect starts a new session)")
 	}
-	d, err := e.cfg.conn.forServer(server, "mcpx repl")
+	d := e.cfg.conn
+	if o.named != "" {
+		d.named.ref = o.named
+	}
+	d, err = e.connFor(ctx, d, server, "mcpx repl")
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,9 @@ import (
 
 func newResourcesUnsubscribeCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "unsubscribe URI",
-		Short: "End a subscription made with resources subscribe (REPL)",
+		Use:     "unsubscribe URI",
+		Short:   "End a subscription made with resources subscribe (REPL)",
+		Example: "  resources unsubscribe demo://resource/static/document/architecture.md",
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -47,6 +48,9 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 	if strings.HasPrefix(name, ":") {
 		return repl.Result{Code: s.report(unknownColon(s.commands, name))}
 	}
+	if why, ok := notInREPL[name]; ok {
+		return repl.Result{Code: s.report(usageErrorf("%s is not available in the REPL: %s", name, why))}
+	}
 	return repl.Result{Code: s.runLine(ctx, words)}
 }
 
@@ -71,6 +75,22 @@ func (s *replSession) runLine(ctx context.Context, args []string) int {
 	return s.reporter(out.json, out.verbose || out.wire).report(err)
 }
 
+// notInREPL are mcpx's commands that make no sense inside a session,
+// with why: the REPL's tree leaves them out (not offered, not completed)
+// and says so when one is typed.
+var notInREPL = map[string]string{
+	"replay":     "it serves a trace as a mock server on this terminal; run mcpx replay from a shell",
+	"proxy":      "it stands in for a server on this terminal; run mcpx proxy from a shell",
+	"verify":     "it runs a session of its own against a trace; run mcpx verify from a shell",
+	"connect":    "this REPL holds its session already; run mcpx connect from a shell",
+	"disconnect": "it ends sessions of mcpx connect; run it from a shell",
+	"sessions":   "it lists the sessions of mcpx connect; run it from a shell",
+	"auth":       "authorization is the session's (give its flags to mcpx repl); run mcpx auth from a shell",
+	"completion": "it writes a shell's completion script; run it from a shell",
+	"repl":       "this is the REPL already; its server stays connected (:reconnect starts a new session)",
+	"flags":      "the session's flags go to mcpx repl; per command: --json, --wire, -v",
+}
+
 // allowedLineFlags are the global flags a REPL command may carry: the
 // others choose or shape the session, which is open already.
 var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": true, "help": true}
@@ -87,10 +107,13 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 			f.Hidden = true
 		}
 	})
+	root.SetUsageTemplate(usageTemplate("Per command: --json, --wire, -v (the session's other flags go to mcpx repl)"))
 	for _, c := range root.Commands() {
-		switch c.Name() {
-		case "auth":
+		if _, ok := notInREPL[c.Name()]; ok {
 			root.RemoveCommand(c)
+			continue
+		}
+		switch c.Name() {
 		case "resources":
 			c.AddCommand(newResourcesUnsubscribeCmd(s.line))
 		case "tools":
@@ -217,10 +240,11 @@ func (s *replSession) report(err error) int {
 // reporter reports errors in the REPL: as JSON with json, with the advice
 // for a line that shows the authorization steps when narrated. (A line
 // sends no credentials of its own; $MCPX_BEARER_TOKEN is the one it
-// knows of.)
+// knows of, and the Authorization header of a configured server's entry,
+// mcpx repl NAME.)
 func (s *replSession) reporter(json, narrated bool) reporter {
 	return reporter{ios: s.ios, json: json, inREPL: true,
-		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
+		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", entryAuth: s.cfg.conn.http.authFrom, narrated: narrated}}
 }
 
 // reportPlain reports what the runner meets outside a command.

@@ -104,6 +104,11 @@ type runState struct {
 	// it did.
 	onInterrupt atomic.Pointer[func() bool]
 
+	// entryAuth is the configured server's entry whose Authorization
+	// header the run's connection sends ("FILE entry NAME"), for the
+	// advice after a refusal.
+	entryAuth string
+
 	mu   sync.Mutex
 	open []*client // the clients to close if mcpx panics
 }
@@ -150,8 +155,14 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	sio.Out, sio.out = out, out
 	ios = &sio
 	at, args := takeSessionArg(args)
+	if len(args) > 1 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		// The shell completes mcpx @NAME …: the session's names.
+		var rest []string
+		at, rest = takeSessionArg(args[1:])
+		args = append([]string{args[0]}, rest...)
+	}
 	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
-	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track}}
+	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
 	root, flags := newRootCmd(e)
 	defer handleSignals(ios, run, cancel)()
 	defer func() {
@@ -165,11 +176,14 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		}
 	}()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		err = forgotDash(ran, args, err)
+	}
 	if err != nil && !e.started {
 		err = &usageError{err: err}
 	}
-	rep := reporter{ios: ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	rep := reporter{ios: ios, json: flags.out.json, hints: e.hintFacts()}
 	if oerr := out.failure(); oerr != nil && (err == nil || causedBy(ctx, err, oerr)) {
 		if brokenPipe(oerr) {
 			return ExitOK // the reader went away: nothing more to say
@@ -261,7 +275,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 					msg += " (did you mean " + strings.Join(s, ", ") + "?)"
 				}
-				return &usageError{err: errors.New(msg)}
+				return &usageError{err: &strayArgsError{err: errors.New(msg)}}
 			}
 			return nil
 		},
@@ -270,7 +284,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.repl != nil {
 				return usageErrorf("no command given; type help for the list")
 			}
-			if len(args) == 0 && e.cfg.conn.http.url == "" {
+			if len(args) == 0 && e.cfg.conn.http.url == "" && e.cfg.conn.named.ref == "" {
 				return c.Help()
 			}
 			return ro.run(c.Context(), args)
@@ -289,13 +303,16 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				return err
 			}
 			e.cfg = cfg
-			return nil
+			return e.namedBeforeRun(c)
 		},
 	}
 	root.SetVersionTemplate("mcpx version {{.Version}}\n")
+	// (cobra sets this default only on the path it bypasses here: Args
+	// reports unknown commands itself.)
+	root.SuggestionsMinimumDistance = 2
 	root.SetOut(e.ios.Out)
 	root.SetErr(e.ios.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: &strayArgsError{err: err}} })
 
 	flags.register(root.PersistentFlags())
 	ro.addFlags(root.Flags())
@@ -309,19 +326,25 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		c.GroupID = "methods"
 		root.AddCommand(c)
 	}
-	addSessionCommands(root, e)
+	if e.repl == nil {
+		// (Not even the group's heading in the REPL: see notInREPL.)
+		addSessionCommands(root, e)
+	}
 	root.AddCommand(newReplCmd(e))
 	root.AddCommand(newAuthCmd(e))
+	addServersCommands(root, e)
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
 	for _, c := range []*cobra.Command{newProxyCmd(e), newReplayCmd(e), newVerifyCmd(e), newTraceCmd(e)} {
 		c.GroupID = "record"
 		root.AddCommand(c)
 	}
+	setHelp(root)
+	registerCompletions(root, e, flags)
 	return root, flags
 }
 
 // console returns the stderr console for a command.
-func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out) }
+func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out, e.run.prompter) }
 
 // printer returns the stdout printer for a command.
 func (e *env) printer() *tui.Printer { return newPrinter(e.ios, e.cfg.out) }
@@ -353,5 +376,12 @@ func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 		},
 	}
 	c.AddCommand(subs...)
+	var ex []string
+	for _, s := range subs {
+		if first, _, _ := strings.Cut(s.Example, "\n"); first != "" {
+			ex = append(ex, first)
+		}
+	}
+	c.Example = strings.Join(ex, "\n")
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -135,21 +136,27 @@ type connectOptions struct {
 	idle       time.Duration
 	foreground bool
 	// argsStdin and child are the hidden flags of the session process
-	// (see start).
-	argsStdin bool
-	child     bool
+	// (see start); modeReason and authFrom tell it what its configured
+	// server's entry chose (httpDesc), which the flags it gets for the
+	// entry (--transport, --header) would otherwise claim.
+	argsStdin  bool
+	child      bool
+	modeReason string
+	authFrom   string
 }
 
 func newConnectCmd(e *env) *cobra.Command {
 	o := &connectOptions{e: e}
 	c := &cobra.Command{
-		Use:   "connect NAME [-- <server command> | --url URL]",
+		Use:   "connect NAME [-- <server command> | --url URL | -s SERVER]",
 		Short: "Open a session that stays open; run commands through it with @NAME",
 		Long: `Start the server (or connect to the one at --url, authorizing once) and keep
 the session open in a background process, so that one-shot commands given
 @NAME as their first argument run through it without starting the server
-again. The session ends with mcpx disconnect NAME, when the server goes
-away, or after --idle-timeout without a command.
+again. Without a server command, --url or -s, NAME is also the configured
+server to connect to (mcpx servers lists them). The session ends with mcpx
+disconnect NAME, when the server goes away, or after --idle-timeout without
+a command.
 
 Server requests (sampling, elicitation) go to the command that waits on the
 session; when none does, the session answers with its own policy (the
@@ -158,6 +165,7 @@ Notifications that arrive while no command is attached are kept (a
 bounded number) and shown by mcpx @NAME watch. --record on connect records
 the whole session; on a command, that command's own frames.`,
 		Example: `  mcpx connect dev -- node server.js
+  mcpx connect github    (a server of mcpx servers)
   mcpx @dev tools call echo message=hi
   mcpx @dev watch
   mcpx sessions
@@ -168,19 +176,36 @@ the whole session; on a command, that command's own frames.`,
 				return err
 			}
 			name := own[0]
+			d := e.cfg.conn
+			if !o.child && !o.argsStdin && d.http.url == "" && len(server) == 0 && d.named.ref == "" {
+				// mcpx connect NAME: the configured server NAME; for
+				// SOURCE:NAME, the session is NAME.
+				d.named.ref = name
+				if i := strings.LastIndexByte(name, ':'); i >= 0 {
+					name = name[i+1:]
+				}
+				if err := sessiond.CheckName(name); err != nil {
+					return usageErrorf("%v; name the session yourself: mcpx connect SESSION -s %s", err, shellJoin([]string{d.named.ref}))
+				}
+			}
 			if err := sessiond.CheckName(name); err != nil {
 				return usageErrorf("%v", err)
+			}
+			if o.child {
+				if o.modeReason != "" {
+					d.http.modeReason = o.modeReason
+				}
+				if o.authFrom != "" {
+					d.http.authFrom, e.run.entryAuth = o.authFrom, o.authFrom
+				}
 			}
 			switch {
 			case o.argsStdin:
 				return o.nested(c.Context())
 			case o.child || o.foreground:
-				return o.serve(c.Context(), name, server)
+				return o.serve(c.Context(), name, d, server)
 			}
-			if e.cfg.conn.http.url == "" && len(server) == 0 {
-				return usageErrorf("no server given: put the server command after --, e.g. mcpx connect %s -- node server.js, or give --url URL", name)
-			}
-			return o.start(c, name, server)
+			return o.start(c, name, d, server)
 		},
 	}
 	f := c.Flags()
@@ -188,8 +213,11 @@ the whole session; on a command, that command's own frames.`,
 	f.BoolVar(&o.foreground, "foreground", false, "keep the session in this process (until Ctrl-C) instead of in the background")
 	f.BoolVar(&o.argsStdin, "session-args-stdin", false, "")
 	f.BoolVar(&o.child, "session-child", false, "")
-	_ = f.MarkHidden("session-args-stdin")
-	_ = f.MarkHidden("session-child")
+	f.StringVar(&o.modeReason, "session-mode-reason", "", "")
+	f.StringVar(&o.authFrom, "session-auth-from", "", "")
+	for _, h := range []string{"session-args-stdin", "session-child", "session-mode-reason", "session-auth-from"} {
+		_ = f.MarkHidden(h)
+	}
 	return c
 }
 
@@ -197,7 +225,7 @@ the whole session; on a command, that command's own frames.`,
 // The process is mcpx itself: its command line (which ps shows to every
 // user) is only "connect NAME"; the flags, which may hold secrets
 // (--bearer, headers), reach it on its standard input.
-func (o *connectOptions) start(c *cobra.Command, name string, server []string) error {
+func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server []string) error {
 	e := o.e
 	ctx := c.Context()
 	dir, err := e.sessionDir()
@@ -207,11 +235,23 @@ func (o *connectOptions) start(c *cobra.Command, name string, server []string) e
 	if st, err := sessiond.GetStatus(ctx, dir, name); err == nil {
 		return usageErrorf("session %s is open already (%s, pid %d); mcpx disconnect %s ends it", name, st.Target, st.PID, name)
 	}
+	var resolved *connDesc
+	if d.named.ref != "" {
+		// Asked here, where the person is: the session process gets the
+		// server command or URL the configured server resolved to.
+		rd, err := e.connFor(ctx, d, server, "mcpx connect "+name)
+		if err != nil {
+			return err
+		}
+		resolved = &rd
+	} else if _, err := d.forServer(server, "mcpx connect "+name); err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding mcpx itself to start the session process: %w", err)
 	}
-	input, err := json.Marshal(childArgs(c, name, server))
+	input, err := json.Marshal(childArgs(c, name, server, resolved))
 	if err != nil {
 		return err
 	}
@@ -233,10 +273,27 @@ func (o *connectOptions) start(c *cobra.Command, name string, server []string) e
 }
 
 // childArgs is the session process's real command line: connect with
-// every flag given, as given, and the server command.
-func childArgs(c *cobra.Command, name string, server []string) []string {
+// every flag given, as given, and the server command; for a configured
+// server, resolved is what it resolved to, given instead of the flags
+// that name it.
+func childArgs(c *cobra.Command, name string, server []string, resolved *connDesc) []string {
 	args := []string{"connect", name, "--session-child"}
+	var skip []string
+	if resolved != nil {
+		args = append(args, resolvedArgs(*resolved)...)
+		if r := resolved.http.modeReason; r != "" {
+			args = append(args, "--session-mode-reason="+r)
+		}
+		if a := resolved.http.authFrom; a != "" {
+			args = append(args, "--session-auth-from="+a)
+		}
+		server = resolved.server
+		skip = []string{"server", "input", "trust", "env", "cwd", "url", "header", "transport"}
+	}
 	c.Flags().Visit(func(f *pflag.Flag) {
+		if slices.Contains(skip, f.Name) {
+			return
+		}
 		switch v := f.Value.(type) {
 		case pflag.SliceValue:
 			for _, s := range v.GetSlice() {
@@ -281,7 +338,7 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	if !e.started {
 		err = &usageError{err: err}
 	}
-	rep := reporter{ios: &ios, json: flags.out.json, hints: e.cfg.conn.hintFacts(e.cfg.out)}
+	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts()}
 	return &exitStatus{code: rep.report(err)}
 }
 
@@ -301,9 +358,9 @@ func (o *connectOptions) opened(st *sessiond.Status) {
 // serve opens the session and serves it until it ends: in the session
 // process (--session-child), which tells mcpx connect once it is open
 // and logs to a file from then on, or in the foreground.
-func (o *connectOptions) serve(ctx context.Context, name string, server []string) error {
+func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, server []string) error {
 	e := o.e
-	conn, err := e.cfg.conn.forServer(server, "mcpx connect "+name)
+	conn, err := e.connFor(ctx, desc, server, "mcpx connect "+name)
 	if err != nil {
 		return err
 	}

@@ -82,3 +82,50 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
 }
+
+// TestToolContents reads every kind of content block of a CallToolResult
+// (spec: server/tools, "Tool Result"): what tools call -o can write.
+func TestToolContents(t *testing.T) {
+	raw := json.RawMessage(`{"content":[
+		{"type":"text","text":"a\nb"},
+		{"type":"image","data":"AAEC","mimeType":"image/png"},
+		{"type":"audio","data":"AwQ=","mimeType":"audio/wav"},
+		{"type":"resource_link","uri":"test://x","name":"x"},
+		{"type":"resource","resource":{"uri":"test://t","mimeType":"text/plain","text":"note"}},
+		{"type":"resource","resource":{"uri":"test://b","blob":"BQY="}},
+		{"type":"video","data":"AAEC"}
+	]}`)
+	got, err := ToolContents(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		typ, mime, uri string
+		binary, data   bool
+		bytes          string
+	}{
+		{"text", "", "", false, true, "a\nb"},
+		{"image", "image/png", "", true, true, "\x00\x01\x02"},
+		{"audio", "audio/wav", "", true, true, "\x03\x04"},
+		{"resource_link", "", "test://x", false, false, ""},
+		{"resource", "text/plain", "test://t", false, true, "note"},
+		{"resource", "", "test://b", true, true, "\x05\x06"},
+		{"video", "", "", false, false, ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d contents, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		var b strings.Builder
+		if _, err := g.WriteTo(&b); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if g.Type != w.typ || g.MimeType != w.mime || g.URI != w.uri || g.Binary != w.binary || g.HasData() != w.data || b.String() != w.bytes {
+			t.Errorf("%d: got %+v %q, want %+v", i, g, b.String(), w)
+		}
+	}
+	if _, err := ToolContents(json.RawMessage(`{"content":[{"type":"resource"}]}`)); err == nil {
+		t.Error("a resource block without its resource was accepted")
+	}
+}

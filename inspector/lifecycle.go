@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -127,7 +128,9 @@ type Legacy struct {
 	// Reason says how the era was chosen, for ServerInfo.EraReason.
 	Reason string
 
-	info *ServerInfo
+	// info is written once by Open and read by the session's read loop
+	// (a server's message may arrive while Open is still running).
+	info atomic.Pointer[ServerInfo]
 }
 
 // VersionError reports a server that answered initialize with a protocol
@@ -188,7 +191,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		// says it speaks it, and the person wanted to see that.
 		s.warn("the server accepted protocol version %s, which mcpx does not know; going on as with %s", res.ProtocolVersion, mcp.LatestHandshakeVersion)
 	}
-	l.info = &ServerInfo{
+	l.info.Store(&ServerInfo{
 		Era:             "legacy",
 		EraReason:       l.Reason,
 		ProtocolVersion: res.ProtocolVersion,
@@ -196,7 +199,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		Capabilities:    res.Capabilities,
 		Instructions:    res.Instructions,
 		Raw:             raw,
-	}
+	})
 	// Transports that care (HTTP: the MCP-Protocol-Version header, the GET
 	// stream) learn the version before anything else is sent.
 	if n, ok := transport.Find[transport.Negotiator](s.conn); ok {
@@ -221,4 +224,4 @@ func (l *Legacy) Decorate(_ string, params json.RawMessage) (json.RawMessage, er
 }
 
 // Server returns the initialize result's description of the server.
-func (l *Legacy) Server() *ServerInfo { return l.info }
+func (l *Legacy) Server() *ServerInfo { return l.info.Load() }

@@ -299,6 +299,9 @@ type ResourceContent struct {
 	URI      string
 	MimeType string
 	Binary   bool
+	// Type is a tool result's content type (text, image, audio,
+	// resource, resource_link…); "" for the contents of a resource.
+	Type string
 	// value is the text or the blob as received: a JSON string, quotes
 	// included; nil for an item with neither.
 	value []byte
@@ -315,32 +318,98 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 	}
 	var out []ResourceContent
 	for _, it := range items {
-		var rc ResourceContent
-		var text, blob []byte
-		if !f.Object(it, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
-			switch n {
-			case "uri":
-				rc.URI = f.Str(v)
-			case "mimeType":
-				rc.MimeType = f.Str(v)
-			case "text":
-				text = f.OptStr(v)
-			case "blob":
-				blob = f.OptStr(v)
-			}
-		}) {
+		rc, ok := decodeResourceContent(&f, it)
+		if !ok {
 			return nil, errors.New("result is not a ReadResourceResult: a content is not an object with string uri, mimeType, text or blob")
-		}
-		switch {
-		case text != nil:
-			rc.value = text
-		case blob != nil:
-			rc.value, rc.Binary = blob, true
 		}
 		out = append(out, rc)
 	}
 	return out, nil
 }
+
+// decodeResourceContent reads one TextResourceContents or
+// BlobResourceContents in place.
+func decodeResourceContent(f *rawjson.Fields, it []byte) (ResourceContent, bool) {
+	var rc ResourceContent
+	var text, blob []byte
+	if !f.Object(it, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+		switch n {
+		case "uri":
+			rc.URI = f.Str(v)
+		case "mimeType":
+			rc.MimeType = f.Str(v)
+		case "text":
+			text = f.OptStr(v)
+		case "blob":
+			blob = f.OptStr(v)
+		}
+	}) {
+		return rc, false
+	}
+	switch {
+	case text != nil:
+		rc.value = text
+	case blob != nil:
+		rc.value, rc.Binary = blob, true
+	}
+	return rc, true
+}
+
+// ToolContents reads the content blocks of a CallToolResult in place, as
+// DecodeContents reads a resource's (spec: server/tools, "Tool Result"):
+// a text block is text, an image's or audio's data is binary, an embedded
+// resource is its text or blob. A block that carries no data (a
+// resource link, a type mcpx does not know) has none: HasData is false.
+// raw is a result as the session returns it, valid JSON.
+func ToolContents(raw json.RawMessage) ([]ResourceContent, error) {
+	var f rawjson.Fields
+	var items [][]byte
+	if !f.Object(raw, []string{"content"}, func(_ string, v []byte) { items = f.Array(v) }) {
+		return nil, errors.New("result is not a CallToolResult: content is not an array of objects")
+	}
+	bad := errors.New("result is not a CallToolResult: a content block is not an object with string type, text, data, mimeType or uri")
+	var out []ResourceContent
+	for _, it := range items {
+		var rc ResourceContent
+		var text, data, resource []byte
+		if !f.Object(it, []string{"type", "text", "data", "mimeType", "uri", "resource"}, func(n string, v []byte) {
+			switch n {
+			case "type":
+				rc.Type = f.Str(v)
+			case "text":
+				text = f.OptStr(v)
+			case "data":
+				data = f.OptStr(v)
+			case "mimeType":
+				rc.MimeType = f.Str(v)
+			case "uri":
+				rc.URI = f.Str(v)
+			case "resource":
+				resource = v
+			}
+		}) {
+			return nil, bad
+		}
+		switch rc.Type {
+		case "text":
+			rc.value = text
+		case "image", "audio":
+			rc.value, rc.Binary = data, data != nil
+		case "resource":
+			inner, ok := decodeResourceContent(&f, resource)
+			if !ok {
+				return nil, bad
+			}
+			inner.Type = rc.Type
+			rc = inner
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// HasData reports whether the content has text or data to write.
+func (rc ResourceContent) HasData() bool { return rc.value != nil }
 
 // Check reports whether the content decodes: a blob that is not valid
 // base64 is an error. WriteTo finds the same error, but only after it

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"weak"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -66,6 +68,19 @@ type ReplayOptions struct {
 	// (from 1); zero lets each new connection be served the session that
 	// matches it (see Replayer).
 	Session int
+	// Pace, when positive, replays at the recorded speed: each thing the
+	// server did comes as long after the client message that caused it
+	// as it did in the recording, times Pace (1: as recorded, 0.5: twice
+	// as fast, 2: half as fast; ParsePace reads `mcpx replay --pace`).
+	// Zero answers at once, and so does a trace without timing (see
+	// OnWarning). Serve and Handler say how each paces.
+	Pace float64
+	// Faults make the replayed server misbehave at chosen requests (see
+	// Fault), for testing how a client copes.
+	Faults []Fault
+	// OnWarning is told what the replay cannot do as asked (pace a trace
+	// recorded without timing). Nil drops it.
+	OnWarning func(string)
 }
 
 // Deviation is a departure of the live client from the recording.
@@ -130,6 +145,9 @@ type Replayer struct {
 	mu      sync.Mutex
 	scripts map[int]weak.Pointer[script]
 	served  map[int]bool
+
+	faults  *faultCounter // the requests received, for ReplayOptions.Faults
+	untimed sync.Once     // the warning that pacing is not possible
 }
 
 // sessionSig is what a Replayer keeps of a session it is not serving:
@@ -171,7 +189,8 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
 	}
 	r := &Replayer{opts: opts, src: src, header: h, ignore: ignore, norm: norm, red: red,
-		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{}}
+		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{},
+		faults: &faultCounter{byMethod: map[string]int{}}}
 	for _, n := range src.SessionNumbers() {
 		if opts.Session != 0 && n != opts.Session {
 			continue
@@ -259,6 +278,9 @@ type output struct {
 	response bool
 	// get marks a frame the server sent on the session's GET stream.
 	get bool
+	// after is how long after the client message it follows (or, in the
+	// prelude, the session's start) the recorded server did it.
+	after time.Duration
 }
 
 // step is one message the recorded client sent, with what the server did
@@ -278,6 +300,8 @@ type step struct {
 	// deps counts the requests whose answers the recorded client had when
 	// it sent this message (the first deps of script.completed).
 	deps int
+	// t is when the recorded client sent it (the event's offset).
+	t time.Duration
 }
 
 // script is a session prepared for replay. It is read-only once built;
@@ -302,6 +326,9 @@ type script struct {
 	xheaders map[string][]mcp.HeaderParam
 	// discover answers server/discover when the recording has none.
 	discover []byte
+	// timed says the recording has timing (events with offsets), which
+	// pacing needs.
+	timed bool
 }
 
 // key returns the matching key of a live or recorded message.
@@ -353,6 +380,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		}
 		sc.completed = append(sc.completed, i)
 	}
+	var now, start time.Duration // the event's offset, the session's first
 	attach := func(root int, o output) {
 		o.root = root
 		at := last
@@ -360,8 +388,10 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			at = latest[root]
 		}
 		if at >= 0 {
+			o.after = max(now-sc.steps[at].t, 0)
 			sc.steps[at].follow = append(sc.steps[at].follow, o)
 		} else {
+			o.after = max(now-start, 0)
 			sc.prelude = append(sc.prelude, o)
 		}
 	}
@@ -377,7 +407,12 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		}
 		return -1
 	}
-	for _, e := range sess.Events {
+	for i, e := range sess.Events {
+		if i == 0 {
+			start = e.Time
+		}
+		now = e.Time
+		sc.timed = sc.timed || e.Time != start
 		switch {
 		case e.Kind == KindStderr:
 			attach(-1, output{stderr: e.Text, isStderr: true})
@@ -458,7 +493,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			for _, m := range msgs {
 				i := len(sc.steps)
 				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
-				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed)}
+				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed), t: e.Time}
 				switch m.Kind() {
 				case jsonrpc.KindRequest:
 					switch {
@@ -1161,36 +1196,78 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 // of the trace, the one that matches the client (see Replayer). It
 // returns nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
-// answering the message that caused it). Serve does not close conn.
+// answering the message that caused it). Serve does not close conn, but
+// for a fault that closes it (see Fault); it then returns nil. A fault
+// with an HTTP status is ErrHTTPFault.
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
-// on its read loop, in order, with what the recorded server did because of
-// it.
+// in order with what the recorded server did because of it: at once, on
+// the engine's read loop, or, with ReplayOptions.Pace or a delay fault,
+// each thing after its recorded delay, on a goroutine of Serve's (so a
+// request sent while an earlier one's answer is still due waits for it;
+// once the client leaves, nothing waits any longer).
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
+	for _, f := range r.opts.Faults {
+		if f.HTTPStatus != 0 {
+			return fmt.Errorf("fault %s: %w", f, ErrHTTPFault)
+		}
+	}
 	c := r.newConn("")
+	start := time.Now()
 	prelude, err := c.start()
 	if err != nil {
 		return err
 	}
-	if err := r.send(ctx, conn, c.cur, prelude); err != nil {
+	if err := r.send(ctx, ctx, conn, c.cur, prelude, start); err != nil {
 		return err
 	}
 	stop := make(chan error, 1)
-	stopped := false
-	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
-		if stopped {
-			return true
+	var stopped atomic.Bool
+	gone := make(chan struct{}) // closed once the client's side ended
+	answer := func(f transport.Frame) {
+		if stopped.Load() {
+			return
 		}
-		outs, err := c.handle(f.Data)
-		if err == nil {
-			err = r.send(ctx, conn, c.cur, outs)
-		}
+		closed, err := r.answerFrame(ctx, gone, conn, c, f)
 		if err == nil && c.cur.err != nil {
 			err = c.cur.err
 		}
-		if err != nil {
-			stopped = true
+		if err != nil || closed {
+			stopped.Store(true)
 			stop <- err
+		}
+	}
+	// Frames are answered in order on the engine's read loop; when
+	// answers wait (pacing, delays), on a goroutine of their own, so that
+	// the read loop still sees the client leave.
+	var queue *frameQueue
+	worked := make(chan struct{})
+	if r.waits() {
+		queue = newFrameQueue()
+		go func() {
+			defer close(worked)
+			for f, ok := queue.pop(); ok; f, ok = queue.pop() {
+				answer(f)
+			}
+		}()
+	} else {
+		close(worked)
+	}
+	var goneOnce sync.Once
+	leave := func() {
+		goneOnce.Do(func() {
+			close(gone)
+			if queue != nil {
+				queue.close()
+			}
+		})
+	}
+	defer leave()
+	p := peer.New(conn, peer.Options{Intercept: func(f transport.Frame) bool {
+		if queue != nil {
+			queue.push(f)
+		} else {
+			answer(f)
 		}
 		return true
 	}})
@@ -1203,6 +1280,9 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 		return ctx.Err()
 	case <-p.Done():
 	}
+	// The frames read are answered (without waiting any longer).
+	leave()
+	<-worked
 	if err := p.Err(); !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrClosed) {
 		return err
 	}
@@ -1219,8 +1299,17 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	return nil
 }
 
-func (r *Replayer) send(ctx context.Context, conn transport.Conn, s *replaySession, outs []output) error {
+// send does outs, what the recorded server did because of a client message
+// that came at base (or, for the prelude, when the session began): paced,
+// when ReplayOptions.Pace says so, for as long as wait lasts.
+func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) error {
+	paced := len(outs) > 0 && r.paced(s.sc)
 	for _, o := range outs {
+		if paced && wait.Err() == nil {
+			if err := r.pace(wait, base, o.after); err != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
 		if o.isStderr {
 			if r.opts.OnStderr != nil {
 				r.opts.OnStderr(o.stderr)

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -53,6 +54,13 @@ import (
 // remote host share a connection, which starts over when the host asks
 // server/discover again after other requests (a new client, as initialize
 // is in the handshake era).
+//
+// With ReplayOptions.Pace, each POST's answer comes whole at the recorded
+// time of the last thing the server did for it. ReplayOptions.Faults apply
+// to the POST that holds a request they select, before anything else:
+// delay it, close the TCP connection without a response, answer with an
+// HTTP status, or answer its requests with a JSON-RPC error (over
+// HTTP+SSE, on the event stream).
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
@@ -230,6 +238,9 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	msgs, batch := parseFrame(body)
+	if h.httpFault(w, req, msgs, batch, nil) {
+		return
+	}
 	if h.r.modern && (!h.r.legacy || req.Header.Get("Mcp-Session-Id") == "" && !hasInitialize(msgs)) {
 		h.postStateless(w, req, body, msgs, batch)
 		return
@@ -256,6 +267,7 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 // answered at once with nothing else to say; the recorded refusal; an SSE
 // stream otherwise.
 func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *httpSession, body []byte, msgs []*jsonrpc.Message, batch bool) {
+	base := time.Now()
 	var q *sseQueue
 	for _, m := range msgs {
 		if m.Kind() == jsonrpc.KindRequest {
@@ -274,6 +286,14 @@ func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *h
 		sess.streams = append(sess.streams, q)
 	}
 	outs, err := sess.c.handle(body)
+	if err == nil && h.r.opts.Pace > 0 {
+		// Paced: the answer waits for its recorded time, the session's
+		// other requests do not.
+		sc := sess.c.cur.sc
+		sess.mu.Unlock()
+		err = h.httpPace(req.Context(), sc, base, outs)
+		sess.mu.Lock()
+	}
 	if err != nil {
 		if q != nil {
 			sess.removeStream(q)
@@ -619,8 +639,18 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 	if !ok {
 		return
 	}
+	if msgs, batch := parseFrame(body); h.httpFault(w, req, msgs, batch, sess) {
+		return
+	}
+	base := time.Now()
 	sess.mu.Lock()
 	outs, err := sess.c.handle(body)
+	if err == nil && h.r.opts.Pace > 0 {
+		sc := sess.c.cur.sc
+		sess.mu.Unlock()
+		err = h.httpPace(req.Context(), sc, base, outs)
+		sess.mu.Lock()
+	}
 	if err == nil {
 		for _, o := range outs {
 			if o.refused != 0 {

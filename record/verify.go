@@ -78,6 +78,25 @@ type VerifyResult struct {
 	// ServerRequests counts the requests the live server sent, answered
 	// from the recording.
 	ServerRequests int
+	// Compared lists the exchanges whose outcomes were compared (as many
+	// as Exchanges), by session in recorded order, for reports that list
+	// what passed as well as what failed (WriteJUnit).
+	Compared []Compared
+}
+
+// Compared is one recorded exchange Verify compared with the live one.
+type Compared struct {
+	// Session and Exchange say where it is, as in Mismatch.
+	Session, Exchange int
+	// Method is the request's method; Request holds its recorded params.
+	Method  string
+	Request json.RawMessage
+	// OK says it matched; otherwise a Mismatch of the same Session and
+	// Exchange says how it differs.
+	OK bool
+	// Time is how long the live server took to give its outcome (zero
+	// when it gave none).
+	Time time.Duration
 }
 
 // OK reports whether every exchange matched.
@@ -339,4 +358,10 @@ func (r *verifyRun) sort() {
 	for i, it := range items {
 		r.res.Mismatches[i], r.order[i] = it.m, it.pos
 	}
+	slices.SortStableFunc(r.res.Compared, func(a, b Compared) int {
+		if a.Session != b.Session {
+			return a.Session - b.Session
+		}
+		return a.Exchange - b.Exchange
+	})
 }

@@ -251,12 +251,7 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 		problems = append(problems, fmt.Sprintf("answered, but the recording has a refusal (HTTP %d)", x.recRefused.status))
 		httpDiff(x.recRefused.status, liveStatus)
 	default:
-		diffs, more := diffMessages(x.resp.Raw, s.liveRaw(live), s.diffOptionsFor(x.req.Method, true))
-		if len(diffs) > 0 {
-			p := "the response differs"
-			if (x.resp.ErrorRaw != nil) != (live.ErrorRaw != nil) {
-				p = "the response differs (result vs error)"
-			}
+		if p, diffs, more := compareResponses(x.resp, live, s.liveRaw(live), s.diffOptionsFor(x.req.Method, true)); p != "" {
 			problems = append(problems, p)
 			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), more
 		}
@@ -277,6 +272,20 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 	}
 	mm.Problem = strings.Join(problems, "; ")
 	return mm, true
+}
+
+// compareResponses compares two responses to the same request (the
+// second as raw gives it): a problem in a few words and the differences,
+// or "" when they match. Verify and DiffTraces share it.
+func compareResponses(rec, live *jsonrpc.Message, raw []byte, o diffOptions) (problem string, diffs []Difference, more int) {
+	diffs, more = diffMessages(rec.Raw, raw, o)
+	if len(diffs) == 0 {
+		return "", nil, 0
+	}
+	if (rec.ErrorRaw != nil) != (live.ErrorRaw != nil) {
+		return "the response differs (result vs error)", diffs, more
+	}
+	return "the response differs", diffs, more
 }
 
 // windowNoun says what a window holds: notifications, requests or both.
@@ -300,13 +309,33 @@ func windowNoun(lists ...[]*jsonrpc.Message) string {
 	return "notifications"
 }
 
-// compareWindow compares the messages the server sent in a window,
+// compareWindow compares the messages the server sent in a window (see
+// compareWindows), the live ones redacted as the recording was.
+func (s *sessionRun) compareWindow(rec, live []*jsonrpc.Message) (diffs []Difference, more int, notes []string) {
+	diffs, more, counts := compareWindows(rec, live, func(method string) diffOptions { return s.diffOptionsFor(method, false) }, s.liveRaw)
+	for _, c := range counts {
+		notes = append(notes, fmt.Sprintf("%d %s, the recording has %d", c.n[1], c.method, c.n[0]))
+	}
+	return diffs, more, notes
+}
+
+// countDiff is a method of which two windows hold different numbers of
+// messages: n[0] in the first, n[1] in the second.
+type countDiff struct {
+	method string
+	n      [2]int
+}
+
+// compareWindows compares the messages two servers sent in a window,
 // method by method in the order each came: the same number of a method
 // are compared one by one ("notifications/message #2"), a different
 // number is one difference (the lists of that method). A method whose
 // whole messages are ignored (METHOD:$) is left out, and so are pings
-// (liveness checks, spec: basic/utilities/ping).
-func (s *sessionRun) compareWindow(rec, live []*jsonrpc.Message) (diffs []Difference, more int, notes []string) {
+// (liveness checks, spec: basic/utilities/ping). opts gives how a
+// method's messages are compared; raw gives the bytes of a message of
+// the second list (verify redacts a live one as the recording was).
+// Verify and DiffTraces share it.
+func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffOptions, raw func(*jsonrpc.Message) []byte) (diffs []Difference, more int, counts []countDiff) {
 	var methods []string
 	byMethod := [2]map[string][]*jsonrpc.Message{{}, {}}
 	for side, list := range [2][]*jsonrpc.Message{rec, live} {
@@ -322,41 +351,38 @@ func (s *sessionRun) compareWindow(rec, live []*jsonrpc.Message) (diffs []Differ
 			byMethod[side][m.Method] = append(byMethod[side][m.Method], m)
 		}
 	}
+	self := func(m *jsonrpc.Message) []byte { return m.Raw }
 	for _, method := range methods {
-		o := s.diffOptionsFor(method, false)
+		o := opts(method)
 		if anyMatch(o.ignore, nil) {
 			continue
 		}
 		r, l := byMethod[0][method], byMethod[1][method]
 		if len(r) != len(l) {
-			notes = append(notes, fmt.Sprintf("%d %s, the recording has %d", len(l), method, len(r)))
-			diffs = append(diffs, Difference{Message: method, Path: "$", Recorded: s.list(r, false), Live: s.list(l, true)})
+			counts = append(counts, countDiff{method, [2]int{len(r), len(l)}})
+			diffs = append(diffs, Difference{Message: method, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)})
 			continue
 		}
 		for i := range r {
-			d, m := diffMessages(r[i].Raw, s.liveRaw(l[i]), o)
+			d, m := diffMessages(r[i].Raw, raw(l[i]), o)
 			for j := range d {
 				d[j].Message = fmt.Sprintf("%s #%d", method, i+1)
 			}
 			diffs, more = append(diffs, d...), more+m
 		}
 	}
-	return diffs, more, notes
+	return diffs, more, counts
 }
 
-// list renders messages as one JSON array, live ones redacted.
-func (s *sessionRun) list(ms []*jsonrpc.Message, live bool) string {
+// messageList renders messages as one JSON array, each as raw gives it.
+func messageList(ms []*jsonrpc.Message, raw func(*jsonrpc.Message) []byte) string {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, m := range ms {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		raw := m.Raw
-		if live {
-			raw = s.liveRaw(m)
-		}
-		b.Write(bytes.TrimSpace(raw))
+		b.Write(bytes.TrimSpace(raw(m)))
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -45,7 +45,9 @@ type exchange struct {
 	failed      error // why it got no outcome (not sent, the connection ended)
 	timedOut    bool
 	finished    bool
-	done        chan struct{} // closed once the live outcome is known
+	// sentAt and outcomeAt time the live exchange (VerifyResult.Compared).
+	sentAt, outcomeAt time.Time
+	done              chan struct{} // closed once the live outcome is known
 }
 
 // outcome reports whether the live side has its outcome; called with
@@ -504,7 +506,7 @@ func (s *sessionRun) send(ctx context.Context, it *sendItem) error {
 		}
 		for _, x := range it.reqs {
 			if !x.outcome() {
-				x.liveRefused = ref
+				x.liveRefused, x.outcomeAt = ref, time.Now()
 				s.liveAttr.answered(x, nil)
 				close(x.done)
 			}
@@ -533,7 +535,7 @@ func (s *sessionRun) fail(it *sendItem, err error, report bool) {
 	}
 	for _, x := range it.reqs {
 		if !x.outcome() {
-			x.failed = err
+			x.failed, x.outcomeAt = err, time.Now()
 			s.liveAttr.answered(x, nil)
 			close(x.done)
 		}
@@ -705,9 +707,18 @@ func (s *sessionRun) finish(x *exchange) {
 		return // the recording ended before its outcome: nothing to compare
 	}
 	s.r.res.Exchanges++
-	if mm, bad := s.compareExchange(x); bad {
+	c := Compared{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
+	s.mu.Lock()
+	if !x.sentAt.IsZero() && !x.outcomeAt.IsZero() {
+		c.Time = x.outcomeAt.Sub(x.sentAt)
+	}
+	s.mu.Unlock()
+	mm, bad := s.compareExchange(x)
+	if bad {
 		s.r.add(x.pos, mm)
 	}
+	c.OK = !bad
+	s.r.res.Compared = append(s.r.res.Compared, c)
 }
 
 // rewrite gives a recorded request a fresh id, and points a recorded
@@ -722,7 +733,7 @@ func (s *sessionRun) rewrite(msg []byte, it *sendItem) []byte {
 			}
 			id := s.peer.NextID()
 			s.mu.Lock()
-			x.liveID, x.sent = id, true
+			x.liveID, x.sent, x.sentAt = id, true, time.Now()
 			s.byLiveID[id.LooseKey()] = x
 			s.liveAttr.sent(x)
 			s.mu.Unlock()
@@ -765,7 +776,7 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 			if x == nil || x.finished || x.outcome() {
 				continue // late, or unknown: nothing waits for it
 			}
-			x.live = m
+			x.live, x.outcomeAt = m, time.Now()
 			if f.Meta != nil {
 				x.liveStatus = f.Meta.HTTPStatus
 			}

@@ -78,6 +78,9 @@
 //
 // A stdio server from a file mcpx did not write (Server.NeedsTrust) runs a
 // command someone else chose — for a project file, whoever wrote the
-// repository. TrustStore remembers that the person confirmed one entry of
-// one file; an edit to the entry changes its Hash and so asks again.
+// repository. A server at a URL from such a file that expands variables of
+// this machine (Server.Expansions: ${env:TOKEN} in a header…) sends their
+// values to a URL someone else chose, so it needs trust too. TrustStore
+// remembers that the person confirmed one entry of one file; an edit to
+// the entry changes its Hash and so asks again.
 package servers

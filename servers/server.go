@@ -149,10 +149,16 @@ type Server struct {
 func (s *Server) Ref() string { return s.Source.ID + ":" + s.Name }
 
 // NeedsTrust reports whether mcpx must have the person's confirmation
-// before starting s: s is a stdio server (it runs a command on this
-// machine) from a file mcpx did not write.
+// before using s, which comes from a file mcpx did not write (for a
+// project file, whoever wrote the repository chose it): s is a stdio
+// server, which runs a command on this machine, or a server at a URL
+// that expands variables of this machine (Expansions) and so would send
+// their values, credentials perhaps, to that URL.
 func (s *Server) NeedsTrust() bool {
-	return s.Transport == TransportStdio && s.Source.Kind != KindMcpx
+	if s.Source.Kind == KindMcpx {
+		return false
+	}
+	return s.Transport == TransportStdio || len(s.Expansions()) > 0
 }
 
 // sameDefinition reports whether a and b start the same server the same

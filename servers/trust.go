@@ -36,8 +36,10 @@ type trustRecord struct {
 	Path string `json:"path"`
 	Name string `json:"name"`
 	Hash string `json:"hash"`
-	// Command is what was confirmed, for a person reading the file.
+	// Command or URL is what was confirmed, for a person reading the
+	// file.
 	Command []string  `json:"command,omitempty"`
+	URL     string    `json:"url,omitempty"`
 	At      time.Time `json:"at"`
 }
 
@@ -89,8 +91,11 @@ func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 		if t.Now != nil {
 			now = t.Now
 		}
-		f.Trusted = append(f.Trusted, trustRecord{Path: s.Source.Path, Name: s.Name, Hash: s.Hash,
-			Command: append([]string{s.Command}, s.Args...), At: now().UTC()})
+		r := trustRecord{Path: s.Source.Path, Name: s.Name, Hash: s.Hash, URL: s.URL, At: now().UTC()}
+		if s.Transport == TransportStdio {
+			r.Command = append([]string{s.Command}, s.Args...)
+		}
+		f.Trusted = append(f.Trusted, r)
 	})
 }
 

@@ -153,3 +153,36 @@ func TestTrust(t *testing.T) {
 		t.Errorf("damaged store: %v", err)
 	}
 }
+
+// A project's server at a URL that sends a variable of this machine is
+// trusted once confirmed, until its entry changes; the record names its
+// URL.
+func TestTrustURL(t *testing.T) {
+	ctx := context.Background()
+	env, dir := osEnv(t)
+	project := filepath.Join(env.Workspace, ".mcp.json")
+	write(t, project, `{"mcpServers": {"r": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`)
+	store := NewTrustStore(filepath.Join(dir, "trusted.json"))
+	store.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	s := one(t, env, "r")
+	if !s.NeedsTrust() || trusted(t, store, s) {
+		t.Fatal("a project's URL that sends $TOKEN is trusted before any confirmation")
+	}
+	if err := store.Trust(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if !trusted(t, store, s) {
+		t.Fatal("not trusted after Trust")
+	}
+	var f trustFile
+	data, _ := os.ReadFile(store.Path())
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, []trustRecord{{Path: project, Name: "r", Hash: s.Hash, URL: "https://example.com/mcp",
+		At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}, f.Trusted)
+	write(t, project, `{"mcpServers": {"r": {"type": "http", "url": "https://elsewhere.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`)
+	if trusted(t, store, one(t, env, "r")) {
+		t.Error("trusted after the URL changed")
+	}
+}

@@ -211,6 +211,55 @@ type expander struct {
 	s       *Server
 	ask     AskFunc
 	answers map[string]string
+	// seen, when set, makes a dry run (Expansions): the variables that
+	// read the machine are reported to it instead of being read, and
+	// nothing is asked, read or refused.
+	seen func(field, variable string)
+}
+
+// Expansion is a value that Resolve takes from this machine rather than
+// from the entry's file: an environment variable, a file's content, or a
+// path of the machine (${userHome}, ${workspaceFolder}). ${input:ID} is
+// not one: the person types it.
+type Expansion struct {
+	// Field is where it is used: "url", "headers.Authorization",
+	// "args[1]", "env_http_headers.X-Api-Key", "bearer_token_env_var"…
+	Field string
+	// Variable is as written (${env:TOKEN}, $HOME, ${file:~/.token}); for
+	// Codex's fields that name a variable, $NAME.
+	Variable string
+}
+
+// Expansions lists what Resolve would take from this machine into s, in
+// the order Resolve expands the fields, without reading or asking for
+// anything. A server at a URL that has any sends those values to its URL,
+// which is why such an entry needs trust (NeedsTrust). The envFile of a
+// stdio entry is not listed: it is a file, given as EnvFile.
+func (s *Server) Expansions() []Expansion {
+	var out []Expansion
+	x := &expander{ctx: context.Background(), env: &Env{}, s: s, answers: map[string]string{},
+		seen: func(field, variable string) { out = append(out, Expansion{Field: field, Variable: variable}) }}
+	// A dry run returns no error: nothing is looked up.
+	_, _ = x.expand("command", s.Command, false)
+	for i, a := range s.Args {
+		_, _ = x.expand(fmt.Sprintf("args[%d]", i), a, false)
+	}
+	_, _ = x.expand("envFile", s.EnvFile, false)
+	for _, k := range sortedKeys(s.Env) {
+		_, _ = x.expand("env."+k, s.Env[k], false)
+	}
+	_, _ = x.expand("cwd", s.Cwd, false)
+	_, _ = x.expand("url", s.URL, false)
+	for _, k := range sortedKeys(s.Headers) {
+		_, _ = x.expand("headers."+k, s.Headers[k], false)
+	}
+	for _, h := range sortedKeys(s.EnvHeaders) {
+		out = append(out, Expansion{Field: "env_http_headers." + h, Variable: "$" + s.EnvHeaders[h]})
+	}
+	if s.BearerTokenEnv != "" {
+		out = append(out, Expansion{Field: "bearer_token_env_var", Variable: "$" + s.BearerTokenEnv})
+	}
+	return out
 }
 
 // abs makes a relative path absolute from the workspace.
@@ -287,7 +336,16 @@ func (x *expander) expand(field, v string, path bool) (string, error) {
 func (x *expander) braced(field, inner, whole string) (val string, handled bool, err error) {
 	syn := x.s.syntax
 	unsupported := func() (string, bool, error) {
+		if x.seen != nil {
+			return "", true, nil
+		}
 		return "", false, &UnsupportedVariableError{Variable: whole, Server: x.s.Name, Source: x.s.Source, Field: field}
+	}
+	machine := func(v string) (string, bool, error) { // a path of this machine
+		if x.seen != nil {
+			x.seen(field, whole)
+		}
+		return v, true, nil
 	}
 	switch {
 	case syn&synEnvPrefix != 0 && strings.HasPrefix(inner, "env:"):
@@ -307,17 +365,17 @@ func (x *expander) braced(field, inner, whole string) (val string, handled bool,
 	if syn&synEditor != 0 {
 		switch inner {
 		case "workspaceFolder":
-			if x.env.Workspace == "" {
+			if x.env.Workspace == "" && x.seen == nil {
 				return unsupported()
 			}
-			return x.env.Workspace, true, nil
+			return machine(x.env.Workspace)
 		case "workspaceFolderBasename":
-			if x.env.Workspace == "" {
+			if x.env.Workspace == "" && x.seen == nil {
 				return unsupported()
 			}
-			return x.env.base(x.env.Workspace), true, nil
+			return machine(x.env.base(x.env.Workspace))
 		case "userHome":
-			return x.env.Home, true, nil
+			return machine(x.env.Home)
 		case "pathSeparator", "/":
 			return x.env.separator(), true, nil
 		}
@@ -349,6 +407,10 @@ func (x *expander) braced(field, inner, whole string) (val string, handled bool,
 // lookup reads an environment variable, with the application's rule for
 // an unset one.
 func (x *expander) lookup(field, name, whole string, def *string) (string, error) {
+	if x.seen != nil {
+		x.seen(field, whole)
+		return "", nil
+	}
 	if v := x.env.getenv(name); v != "" {
 		return v, nil
 	}
@@ -364,6 +426,9 @@ func (x *expander) lookup(field, name, whole string, def *string) (string, error
 }
 
 func (x *expander) input(id string) (string, error) {
+	if x.seen != nil {
+		return "", nil // typed by the person, not read from the machine
+	}
 	if v, ok := x.answers[id]; ok {
 		return v, nil
 	}
@@ -395,6 +460,10 @@ func (x *expander) input(id string) (string, error) {
 // file is Windsurf's ${file:PATH}: the file's content without its final
 // line break; a leading ~ is the home directory.
 func (x *expander) file(field, p string) (string, error) {
+	if x.seen != nil {
+		x.seen(field, "${file:"+p+"}")
+		return "", nil
+	}
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		p = x.env.join(x.env.Home, rest)
 	}

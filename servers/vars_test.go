@@ -275,3 +275,74 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+// Expansions lists, without reading anything, what each application's
+// syntax would take from the machine into a server at a URL; ${input:}
+// (typed by the person), text that is no variable of the syntax, and a
+// file without variables list nothing. NeedsTrust follows: such a server
+// from a file mcpx did not write needs the person's confirmation.
+func TestExpansions(t *testing.T) {
+	tests := []struct {
+		name, path, file string
+		want             []Expansion
+	}{{
+		name: "claude code project",
+		path: "/home/ada/proj/.mcp.json",
+		file: `{"mcpServers": {"s": {"type": "http", "url": "https://${ORG:-x}.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "X": "${env:NO}"}}}}`,
+		want: []Expansion{{"url", "${ORG:-x}"}, {"headers.Authorization", "${TOKEN}"}},
+	}, {
+		name: "vs code project: ${env:}, predefined variables; ${input:} is typed",
+		path: "/home/ada/proj/.vscode/mcp.json",
+		file: `{"servers": {"s": {"type": "http", "url": "https://example.com/${workspaceFolderBasename}${/}", "headers": {"A": "${input:k}", "B": "${env:TOKEN}", "C": "${config:x}"}}}}`,
+		want: []Expansion{{"url", "${workspaceFolderBasename}"}, {"headers.B", "${env:TOKEN}"}},
+	}, {
+		name: "windsurf: ${file:}",
+		path: "/home/ada/.codeium/windsurf/mcp_config.json",
+		file: `{"mcpServers": {"s": {"serverUrl": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${file:~/.token}"}}}}`,
+		want: []Expansion{{"headers.Authorization", "${file:~/.token}"}},
+	}, {
+		name: "gemini project: $VAR",
+		path: "/home/ada/proj/.gemini/settings.json",
+		file: `{"mcpServers": {"s": {"httpUrl": "https://example.com/mcp?u=$USER"}}}`,
+		want: []Expansion{{"url", "$USER"}},
+	}, {
+		name: "codex project: variables named by fields",
+		path: "/home/ada/proj/.codex/config.toml",
+		file: "[mcp_servers.s]\nurl = \"https://example.com/${ORG}\"\nbearer_token_env_var = \"TOKEN\"\nenv_http_headers = { \"X-Org\" = \"ORG\" }\n",
+		want: []Expansion{{"env_http_headers.X-Org", "$ORG"}, {"bearer_token_env_var", "$TOKEN"}},
+	}, {
+		name: "zed project: no variables",
+		path: "/home/ada/proj/.zed/settings.json",
+		file: `{"context_servers": {"s": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`,
+	}, {
+		name: "cursor project: nothing to expand",
+		path: "/home/ada/proj/.cursor/mcp.json",
+		file: `{"mcpServers": {"s": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer written-here"}}}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			read := 0
+			env := linuxEnv(mapFS{tt.path: tt.file}, nil)
+			env.Getenv = func(string) string { read++; return "" }
+			c := load(t, env)
+			read = 0
+			s, err := c.Lookup("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, tt.want, s.Expansions())
+			if read != 0 {
+				t.Errorf("Expansions read %d variables", read)
+			}
+			if s.NeedsTrust() != (len(tt.want) > 0) {
+				t.Errorf("NeedsTrust %v with expansions %v", s.NeedsTrust(), tt.want)
+			}
+		})
+	}
+	// mcpx's own file needs no trust, expansions or not.
+	own := "/home/ada/.config/mcpx/servers.json"
+	env := linuxEnv(mapFS{own: `{"mcpServers": {"s": {"url": "https://example.com/mcp", "headers": {"A": "${env:TOKEN}"}}}}`}, nil)
+	if s := one(t, env, "s"); len(s.Expansions()) != 1 || s.NeedsTrust() {
+		t.Errorf("mcpx's own entry: expansions %v, NeedsTrust %v", s.Expansions(), s.NeedsTrust())
+	}
+}

@@ -30,6 +30,10 @@ type Prompter struct {
 	lines chan lineResult
 	want  chan struct{}
 
+	// hold is the gate of the writers Gate returned: closed while a
+	// conversation is in progress.
+	hold holdState
+
 	mu          sync.Mutex
 	outstanding bool  // the reader was asked for a line not yet taken
 	readErr     error // the reader's final error (io.EOF): every later read gets it
@@ -88,14 +92,16 @@ func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
 	case <-got:
 		src := p.source()
 		if src == nil {
-			return p.conv.Unlock, nil
+			p.hold.close()
+			return func() { p.hold.open(); p.conv.Unlock() }, nil
 		}
 		release, err := src.Hold(ctx)
 		if err != nil {
 			p.conv.Unlock()
 			return nil, err
 		}
-		return func() { release(); p.conv.Unlock() }, nil
+		p.hold.close()
+		return func() { p.hold.open(); release(); p.conv.Unlock() }, nil
 	case <-ctx.Done():
 		// Take and release the lock once it comes so it is not lost.
 		go func() {
@@ -191,4 +197,70 @@ func (p *Prompter) Choose(ctx context.Context, question string, choices []string
 		}
 		p.Printf("  please answer %s\n", strings.Join(choices, ", "))
 	}
+}
+
+// Gate returns a writer to w that, while a conversation is in progress
+// (between Begin and its end), holds what is written and writes it, in
+// order, when the conversation ends: progress bars, log messages and
+// notifications that arrive during a form would otherwise land between a
+// field's label and its input. What is held is bounded (maxHeld); beyond
+// that it is dropped, and the drop said when the conversation ends.
+func (p *Prompter) Gate(w io.Writer) io.Writer {
+	return &gateWriter{h: &p.hold, w: w}
+}
+
+// maxHeld bounds what a gate holds during one conversation.
+const maxHeld = 1 << 20
+
+// holdState is whether the gates are closed, and what they hold.
+type holdState struct {
+	mu      sync.Mutex
+	closed  bool
+	pending []*gateWriter // the gates holding something, in order of their first write
+}
+
+func (h *holdState) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+}
+
+// open writes what the gates held and lets writes through again. Writes
+// meanwhile wait, so that nothing overtakes what was held.
+func (h *holdState) open() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = false
+	for _, g := range h.pending {
+		_, _ = g.w.Write(g.buf)
+		if g.dropped > 0 {
+			fmt.Fprintf(g.w, "(%d bytes of output that arrived during the conversation were dropped)\n", g.dropped)
+		}
+		g.buf, g.dropped = nil, 0
+	}
+	h.pending = nil
+}
+
+type gateWriter struct {
+	h       *holdState
+	w       io.Writer
+	buf     []byte // guarded by h.mu
+	dropped int
+}
+
+func (g *gateWriter) Write(b []byte) (int, error) {
+	g.h.mu.Lock()
+	defer g.h.mu.Unlock()
+	if !g.h.closed {
+		return g.w.Write(b)
+	}
+	if g.buf == nil && g.dropped == 0 {
+		g.h.pending = append(g.h.pending, g)
+	}
+	if len(g.buf)+len(b) > maxHeld {
+		g.dropped += len(b)
+	} else {
+		g.buf = append(g.buf, b...)
+	}
+	return len(b), nil
 }

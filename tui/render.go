@@ -30,6 +30,9 @@ type Printer struct {
 	width int
 	// hint says how to get binary data that is summarised (WithSaveHint).
 	hint string
+	// saved is 1 + the index of the tool result's content block that was
+	// written to a file instead (WithSaved), 0 for none.
+	saved int
 }
 
 // style returns a function that renders its arguments with attrs when
@@ -90,6 +93,14 @@ func (p *Printer) WithWidth(columns int) *Printer {
 func (p *Printer) WithSaveHint(hint string) *Printer {
 	q := *p
 	q.hint = hint
+	return &q
+}
+
+// WithSaved returns a printer like p whose ToolResult leaves out the
+// content block at index i, which tools call -o wrote to a file.
+func (p *Printer) WithSaved(i int) *Printer {
+	q := *p
+	q.saved = i + 1
 	return &q
 }
 
@@ -392,7 +403,10 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 		fmt.Fprintln(p.w, p.st.err("Tool error:"))
 	}
 	hasStructured := len(structured) > 0 && string(structured) != "null"
-	for _, c := range content {
+	for i, c := range content {
+		if i+1 == p.saved {
+			continue
+		}
 		if hasStructured && p.duplicatesStructured(c, structured) {
 			// Shown once, below, as structured content.
 			continue
@@ -403,7 +417,7 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
 		p.humanJSON(structured)
 	}
-	if len(content) == 0 && len(structured) == 0 {
+	if len(content) == 0 && len(structured) == 0 && p.saved == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
 	return isError

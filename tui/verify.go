@@ -58,3 +58,46 @@ func (p *Printer) diffs(indent string, diffs []record.Difference, more int) {
 		fmt.Fprintf(w, "%s%s\n", indent, st.dim(fmt.Sprintf("… and %d more difference(s)", more)))
 	}
 }
+
+// TraceDiffReport prints the changes between two traces (mcpx trace diff),
+// one line per difference: where it is (session, exchange and method, the
+// message when it is not the response, the JSONPath) and the old and new
+// values; a change without a listed difference (an exchange only one trace
+// has) is one line with what it is. Then the summary. Server-supplied text
+// is escaped and long values shortened.
+func (p *Printer) TraceDiffReport(d *record.TraceDiff) {
+	w, st := p.w, p.st
+	for _, c := range d.Changes {
+		where := c.Where(true)
+		if c.Method == "" && c.Exchange == 0 {
+			where = fmt.Sprintf("session %d", c.Session)
+		}
+		if len(c.Diffs) == 0 {
+			fmt.Fprintf(w, "%s %s\n", st.head(EscapeLine(where)+":"), EscapeLine(c.Problem))
+			continue
+		}
+		for _, x := range c.Diffs {
+			at := x.Path
+			if x.Message != "" {
+				at = x.Message + " " + x.Path
+			}
+			old, nu := rawjson.Shorten(x.Recorded, 200), rawjson.Shorten(x.Live, 200)
+			if old == "" {
+				old = "(absent)"
+			}
+			if nu == "" {
+				nu = "(absent)"
+			}
+			fmt.Fprintf(w, "%s %s %s %s %s\n", st.head(EscapeLine(where)+":"), EscapeLine(at),
+				st.removed(EscapeLine(old)), "→", st.key(EscapeLine(nu)))
+		}
+		if c.MoreDiffs > 0 {
+			fmt.Fprintf(w, "%s %s\n", st.head(EscapeLine(where)+":"), st.dim(fmt.Sprintf("… and %d more difference(s)", c.MoreDiffs)))
+		}
+	}
+	mark := st.key("✓")
+	if !d.Equal() {
+		mark = st.err("✗")
+	}
+	fmt.Fprintf(w, "%s %s\n", mark, d.Summary())
+}

@@ -71,3 +71,30 @@ func TestVerifyReportSessions(t *testing.T) {
 		t.Errorf("report:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+func TestTraceDiffReport(t *testing.T) {
+	d := &record.TraceDiff{Sessions: 2, Exchanges: 5, Changes: []record.Mismatch{{
+		Session: 1, Exchange: 2, Method: "tools/list", Problem: "the response differs",
+		Diffs: []record.Difference{
+			{Path: `$.result.tools[?@.name=="log"].name`, Recorded: `"log"`, Live: `"note"`},
+			{Path: `$.result.tools[?@.name=="new"]`, Live: "{\"name\":\"new\x1b[2J\"}"},
+		},
+		MoreDiffs: 1,
+	}, {
+		Session: 1, Exchange: 4, Method: "ping", Problem: "only in the new trace",
+	}, {
+		Session: 2, Problem: "session only in the old trace (3 request(s))",
+	}}}
+	var b strings.Builder
+	NewPrinter(&b, false).TraceDiffReport(d)
+	want := `session 1, exchange 2 tools/list: $.result.tools[?@.name=="log"].name "log" → "note"
+session 1, exchange 2 tools/list: $.result.tools[?@.name=="new"] (absent) → {"name":"new\x1b[2J"}
+session 1, exchange 2 tools/list: … and 1 more difference(s)
+session 1, exchange 4 ping: only in the new trace
+session 2: session only in the old trace (3 request(s))
+✗ 5 exchange(s) compared in 2 sessions, 5 change(s)
+`
+	if got := b.String(); got != want {
+		t.Errorf("report:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"time"
 )
 
 // The rough server ("testserver rough") is a raw server whose tools give
@@ -20,6 +22,16 @@ var roughTools = []any{
 	map[string]any{
 		"name":        "late-progress",
 		"description": "Answers, then sends a progress notification for the answered request, then a log message",
+		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
+		"name":        "ask",
+		"description": "Asks for a name (elicitation/create), sends progress and a log message while the form is open, and answers with what it got",
+		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
+		"name":        "stubborn",
+		"description": "Sends progress until cancelled, then three more progress notifications and a log message; never answers",
 		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
@@ -79,6 +91,52 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "total": 1, "message": "too late"})})
 		}
 		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "after the late progress"})})
+	case "ask":
+		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"ask-1"`), Method: "elicitation/create", Params: mustJSON(map[string]any{
+			"message": "Who are you?",
+			"requestedSchema": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"name": map[string]any{"type": "string", "title": "Your name"}},
+				"required":   []string{"name"},
+			},
+		})})
+		// With $TEST_ASK_TRIGGER, the news waits until that file exists
+		// (the test creates it once the form is on the screen) and
+		// TRIGGER.sent says it was sent.
+		trigger := os.Getenv("TEST_ASK_TRIGGER")
+		if trigger != "" && !waitForFile(trigger, time.Minute) {
+			return
+		}
+		if token != nil {
+			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "total": 2, "message": "waiting for the form"})})
+		}
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "news during the form"})})
+		if trigger != "" {
+			_ = os.WriteFile(trigger+".sent", nil, 0o600)
+		}
+		r, ok := s.awaitFrame(func(r rawMsg) bool { return r.Method == "" && string(r.ID) == `"ask-1"` }, time.Minute)
+		if !ok {
+			s.reply(m.ID, textResult("the form was not answered", true))
+			return
+		}
+		s.reply(m.ID, textResult("got "+string(r.Result), false))
+	case "stubborn":
+		if token != nil {
+			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "message": "working"})})
+		}
+		cancelled := func(r rawMsg) bool {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			return r.Method == "notifications/cancelled" && json.Unmarshal(r.Params, &p) == nil && string(p.RequestID) == string(m.ID)
+		}
+		if _, ok := s.awaitFrame(cancelled, time.Minute); !ok {
+			return
+		}
+		for i := 2; i <= 4 && token != nil; i++ {
+			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": i, "message": "still working after the cancel"})})
+		}
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "stubborn: done after the cancel"})})
 	case "fail-lines":
 		s.replyError(m.ID, -32603, "the tool could not run:\n  step 1 failed\n  step 2 \x1b[31mnot tried\x1b[0m\n")
 	default:
@@ -87,4 +145,35 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 		}
 		s.reply(m.ID, textResult(string(args), false))
 	}
+}
+
+// awaitFrame waits (at most timeout) for a message from the client that
+// match accepts, reading past anything else.
+func (s *rawServer) awaitFrame(match func(rawMsg) bool, timeout time.Duration) (rawMsg, bool) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, open := <-s.frames:
+			if !open {
+				return rawMsg{}, false
+			}
+			for _, r := range f.msgs {
+				if match(r) {
+					return r, true
+				}
+			}
+		case <-deadline:
+			return rawMsg{}, false
+		}
+	}
+}
+
+// waitForFile polls, bounded, until the file name exists.
+func waitForFile(name string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			return true
+		}
+	}
+	return false
 }

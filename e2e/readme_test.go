@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadmeQuickStart runs the commands of README's "Quick start"
+// exactly as written there (./mcpx being the binary under test, run from
+// the repository) and checks that none prints a stray line on stderr:
+// only what the command is about (--wire's frames, the countdown's
+// progress) may be there.
+func TestReadmeQuickStart(t *testing.T) {
+	trackSources(t)
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile(`(?s)\n## Quick start\n(.*?)\n## `).FindSubmatch(b)
+	if section == nil {
+		t.Fatal("README.md has no Quick start section")
+	}
+	var commands []string
+	for _, line := range strings.Split(string(section[1]), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "    ./mcpx "); ok {
+			commands = append(commands, cmd)
+		}
+	}
+	if len(commands) < 5 {
+		t.Fatalf("found only %d ./mcpx commands in the Quick start", len(commands))
+	}
+	progress := regexp.MustCompile(`^progress: \d+/\d+ \(\d+%\)`)
+	for _, cmd := range commands {
+		t.Run(cmd, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c := exec.CommandContext(ctx, "sh", "-c", quoteSh(filepath.Join(binDir, "mcpx"))+" "+cmd)
+			c.Dir = repoRoot
+			c.Env = append(append(os.Environ(), goEnv...), "NO_COLOR=1")
+			var stdout, stderr bytes.Buffer
+			c.Stdout, c.Stderr = &stdout, &stderr
+			if err := c.Run(); err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			if stdout.Len() == 0 {
+				t.Errorf("no output on stdout")
+			}
+			if strings.Contains(cmd, "--wire") {
+				return // stderr is the wire
+			}
+			for _, l := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+				if l != "" && !(strings.Contains(cmd, "countdown") && progress.MatchString(l)) {
+					t.Errorf("stray line on stderr: %q", l)
+				}
+			}
+		})
+	}
+}

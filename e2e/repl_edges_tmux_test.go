@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
+)
+
+// TestReplTerminalEdges drives the REPL in a real terminal (tmux, as
+// TestReplTerminal) against testserver rough, for the rough edges a new
+// user met in it: the banner before the first prompt, commands that make
+// no sense in a session, lines that arrive during a form, progress after
+// Ctrl-C, and the history of a command of several lines. It needs tmux
+// only; it skips without it unless MCPX_REQUIRE_INTEROP=1.
+func TestReplTerminalEdges(t *testing.T) {
+	trackSources(t)
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+			t.Fatal("MCPX_REQUIRE_INTEROP=1 but tmux is not installed (./scripts/test installs it)")
+		}
+		t.Skip("tmux is not installed (./scripts/test installs it)")
+	}
+	dir := t.TempDir()
+	statusFile := filepath.Join(dir, "status")
+	trigger := filepath.Join(dir, "ask-trigger")
+	tm := &tmux{t: t, bin: tmuxBin, sock: filepath.Join(dir, "tmux.sock")}
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1", "TEST_ASK_TRIGGER=" + quoteSh(trigger),
+		"MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
+		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
+	}, " ")
+	command := "clear; " + mcpx + "; echo $? > " + quoteSh(statusFile) + "; exec sleep 600"
+	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "repl", "-x", "200", "-y", "50", command)
+	t.Cleanup(func() {
+		t.Logf("screen:\n%s", tm.screen())
+		_ = exec.Command(tm.bin, "-S", tm.sock, "kill-server").Run()
+	})
+
+	// One line before the first prompt.
+	tm.waitFor("the prompt", "mcpx> ")
+	before := strings.TrimSpace(tm.screen()[:strings.Index(tm.screen(), "mcpx> ")])
+	if n := strings.Count(before, "\n") + 1; before == "" || n != 1 || !strings.HasPrefix(before, "mcpx: connected to testserver-rough") {
+		t.Errorf("before the first prompt, want one line (connected to …), got %d:\n%s", n, before)
+	}
+
+	// replay is neither offered nor run.
+	tm.keys("-l", "replay trace.jsonl")
+	tm.keys("Enter")
+	tm.waitFor("the refusal", "mcpx: replay is not available in the REPL")
+	tm.waitForAfter("the prompt after the refusal", "not available in the REPL", "mcpx> ")
+
+	// A log message and progress that arrive while a form is open wait
+	// for its end.
+	tm.keys("-l", "tools call ask")
+	tm.keys("Enter")
+	tm.waitFor("the form", "[a]nswer, [d]ecline or [c]ancel?")
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the server to send its news", func() bool {
+		_, err := os.Stat(trigger + ".sent")
+		return err == nil
+	})
+	tm.keys("-l", "a")
+	tm.keys("Enter")
+	tm.waitFor("the field", "Your name")
+	tm.keys("-l", "Ada")
+	tm.keys("Enter")
+	tm.waitFor("the review", "Send it?")
+	tm.keys("-l", "s")
+	tm.keys("Enter")
+	tm.waitFor("the result", `got {"action":"accept","content":{"name":"Ada"}}`)
+	scr := tm.screen()
+	form := scr[strings.LastIndex(scr, "asks for information"):]
+	news := strings.Index(form, "news during the form")
+	if news < 0 || news < strings.Index(form, "Send it?") {
+		t.Errorf("the log message that arrived during the form is not after it:\n%s", form)
+	}
+
+	// After Ctrl-C, the call's late progress is dropped; the log message
+	// the server sends after it is shown (so the progress came before).
+	tm.keys("-l", "tools call stubborn")
+	tm.keys("Enter")
+	tm.waitFor("progress", "working")
+	tm.keys("C-c")
+	tm.waitForAfter("the interrupt", "tools call stubborn", "mcpx: interrupted")
+	tm.waitForAfter("the log message after the cancel", "tools call stubborn", "stubborn: done after the cancel")
+	scr = tm.screen()
+	if after := scr[strings.LastIndex(scr, "tools call stubborn"):]; strings.Contains(after, "still working after the cancel") {
+		t.Errorf("progress after Ctrl-C was shown:\n%s", after)
+	}
+
+	// Up-arrow after a command of several lines recalls all of it.
+	tm.keys("-l", "call ping {")
+	tm.keys("Enter")
+	tm.waitFor("the continuation prompt", "...> ")
+	tm.keys("-l", "}")
+	tm.keys("Enter")
+	tm.waitForAfter("the ping's result", "...> }", "mcpx> ")
+	tm.keys("Up")
+	testwait.For(t, "the whole command recalled", func() bool {
+		return regexp.MustCompile(`(?m)^mcpx> call ping \{ \}\s*$`).MatchString(tm.screen())
+	})
+	tm.keys("C-u")
+
+	tm.keys("C-d")
+	testwait.For(t, "mcpx to exit after Ctrl-D", func() bool {
+		b, err := os.ReadFile(statusFile)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	})
+}
