@@ -18,6 +18,7 @@ import (
 // only what the command is about (--wire's frames, the countdown's
 // progress) may be there.
 func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel() // beside the scripts
 	trackSources(t)
 	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
