@@ -40,6 +40,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	progress := regexp.MustCompile(`^progress: \d+/\d+ \(\d+%\)`)
 	for _, cmd := range commands {
 		t.Run(cmd, func(t *testing.T) {
+			t.Parallel() // each runs a server of its own
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			c := exec.CommandContext(ctx, "sh", "-c", quoteSh(filepath.Join(binDir, "mcpx"))+" "+cmd)
