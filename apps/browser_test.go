@@ -17,15 +17,28 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpx-dev/mcpx/internal/browsertest"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // These tests open views in a real browser, Debian's chromium, headless
 // (./scripts/test installs it), with the helpers of internal/browsertest.
 // Without it they are skipped, or fail under MCPX_REQUIRE_INTEROP=1.
 
-// newBrowser starts a headless chromium with a tab, for the test's
-// lifetime (90s at most).
-func newBrowser(t *testing.T) context.Context { return browsertest.New(t, 90*time.Second) }
+// browser is the one headless chromium of this package's tests: each
+// test gets a tab of it in a browser context of its own.
+var browser browsertest.Shared
+
+func TestMain(m *testing.M) {
+	// The tests wait for the browser and for their hosts' timeouts.
+	testwait.RaiseParallel(4)
+	code := m.Run()
+	browser.Close()
+	os.Exit(code)
+}
+
+// newBrowser gives the test a tab of the shared headless chromium, for
+// the test's lifetime (90s at most).
+func newBrowser(t *testing.T) context.Context { return browser.Tab(t, 90*time.Second) }
 
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
@@ -68,6 +81,7 @@ func probeServer(t *testing.T) (string, *atomic.Int32) {
 // The hand-written test app, with the fake backend: what a person sees,
 // and every path of the protocol that goes through the browser.
 func TestBrowserTestApp(t *testing.T) {
+	t.Parallel() // a tab of its own
 	bctx := newBrowser(t)
 	declared, declaredHits := probeServer(t)
 	undeclared, undeclaredHits := probeServer(t)
@@ -175,6 +189,7 @@ func TestBrowserTestApp(t *testing.T) {
 // A view that floods the host, and one that sends a malformed message:
 // both reported, the host still answering.
 func TestBrowserFloodAndMalformed(t *testing.T) {
+	t.Parallel() // a tab of its own
 	bctx := newBrowser(t)
 	app, err := os.ReadFile("testdata/app.html")
 	if err != nil {

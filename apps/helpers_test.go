@@ -26,6 +26,7 @@ type fakeBackend struct {
 	reads     []string
 	readErr   error
 	callBlock chan struct{} // when set, tools/call waits for it (or ctx)
+	called    chan struct{} // poked after each tools/call is counted
 }
 
 const (
@@ -35,7 +36,7 @@ const (
 )
 
 func newFakeBackend(html string) *fakeBackend {
-	return &fakeBackend{html: html, mime: MIMEType}
+	return &fakeBackend{html: html, mime: MIMEType, called: make(chan struct{}, 1)}
 }
 
 func (b *fakeBackend) ListTools(ctx context.Context) ([]json.RawMessage, error) {
@@ -52,6 +53,10 @@ func (b *fakeBackend) CallTool(ctx context.Context, params json.RawMessage) (jso
 	n := len(b.calls)
 	block := b.callBlock
 	b.mu.Unlock()
+	select {
+	case b.called <- struct{}{}:
+	default:
+	}
 	if block != nil {
 		select {
 		case <-block:
@@ -89,6 +94,21 @@ func (b *fakeBackend) toolCalls() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.calls...)
+}
+
+// waitCalls waits (bounded) until the backend has been called n times.
+// The host tells its observer about a view's tools/call before it calls
+// the backend, so the recorder's events cannot say when that happened.
+func (b *fakeBackend) waitCalls(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for len(b.toolCalls()) < n {
+		select {
+		case <-b.called:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d tools/call to reach the server; it has %q", n, b.toolCalls())
+		}
+	}
 }
 
 // recorder collects what the host hands to its program.

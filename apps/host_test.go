@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 func TestHandshakeInputThenResult(t *testing.T) {
@@ -185,6 +183,7 @@ func TestResourcesReadAndServerErrors(t *testing.T) {
 // A page that goes away does not end its views: the next page shows them
 // again.
 func TestPageGoneKeepsViews(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.ConnectTimeout = 100 * time.Millisecond
@@ -376,6 +375,7 @@ func TestFloodIsBounded(t *testing.T) {
 }
 
 func TestViewThatNeverInitializes(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.InitTimeout = 300 * time.Millisecond
@@ -406,6 +406,7 @@ func TestViewThatNeverInitializes(t *testing.T) {
 }
 
 func TestNoPageOpened(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.ConnectTimeout = 200 * time.Millisecond
@@ -419,6 +420,7 @@ func TestNoPageOpened(t *testing.T) {
 }
 
 func TestTeardown(t *testing.T) {
+	t.Parallel() // waits for the host's timeouts
 	rec := newRecorder()
 	o := rec.options(newFakeBackend(minimalHTML))
 	o.TeardownTimeout = 300 * time.Millisecond
@@ -435,8 +437,7 @@ func TestTeardown(t *testing.T) {
 	p.handshake(id)
 	p.rpc()
 	p.post(id, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"refresh"}}`)
-	// The backend does not tell the recorder: poll (bounded).
-	testwait.For(t, "the call to reach the server", func() bool { return len(b.toolCalls()) == 1 })
+	b.waitCalls(t, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- v.Close(context.Background(), "done here") }()
 	m := p.rpc()

@@ -176,7 +176,6 @@ func TestBrowserRealAppVanilla(t *testing.T) {
 // The other example app servers: each view renders what the tool
 // returned (text a person reads in it) and paints its page.
 func TestBrowserRealApps(t *testing.T) {
-	bctx := newBrowser(t)
 	timestamp := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`)
 	for _, tc := range []struct {
 		pkg, tool string
@@ -199,6 +198,7 @@ func TestBrowserRealApps(t *testing.T) {
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			s := appServer(t, tc.pkg)
+			bctx := newBrowser(t)
 			b := sdkBackend{s}
 			rec := newRecorder()
 			h := newTestHost(t, rec.options(b))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // fakeBrowserArg makes the test binary act as a browser (see TestMain):
@@ -34,6 +35,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The parallel tests mostly wait for servers and subprocesses.
+	testwait.RaiseParallel(4)
 	os.Exit(m.Run())
 }
 

@@ -343,6 +343,7 @@ func TestHTTPEverything(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"streamableHttp", "sse"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			u := testservers.Everything(t, mode)
 			r := runMcpx(t, nil, "tools", "list", "--json", "--url", u)
 			if r.code != 0 || !strings.Contains(r.stdout, `"name": "echo"`) {

@@ -24,6 +24,9 @@
 //	envmatch VAR FILE REGEXP  set VAR to REGEXP's first group in FILE (the
 //	                          address a listening mcpx announced)
 //	perm MODE PATH...         each path (globs allowed) has mode MODE (octal)
+//	everythingurl VAR MODE    start server-everything over HTTP (MODE
+//	                          streamableHttp or sse) until the script
+//	                          ends; VAR is its URL
 //
 // and the programs fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
@@ -304,6 +307,7 @@ func npmPeers() (node, everything string, err error) {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel() // beside TestReplTerminal
 	trackSources(t)
 	node, everything, peerErr := npmPeers()
 	testscript.Run(t, testscript.Params{
@@ -346,6 +350,9 @@ func TestScripts(t *testing.T) {
 			"envfile":  cmdEnvFile,
 			"envmatch": cmdEnvMatch,
 			"perm":     cmdPerm,
+			"everythingurl": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdEverythingURL(ts, neg, args, node, everything, peerErr)
+			},
 		},
 	})
 }
@@ -581,6 +588,23 @@ func cmdJSONErr(ts *testscript.TestScript, neg bool, args []string) {
 	flatten(&b, "", v)
 	_, err := ts.Stdout().Write([]byte(b.String()))
 	ts.Check(err)
+}
+
+// cmdEverythingURL is `everythingurl VAR MODE`: start server-everything
+// over HTTP (MODE streamableHttp or sse) for the rest of the script, and
+// set VAR to its URL. One server serves every command of a script that
+// only reads from it: a node start costs more than all they do.
+func cmdEverythingURL(ts *testscript.TestScript, neg bool, args []string, node, everything string, peerErr error) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: everythingurl VAR MODE")
+	}
+	if peerErr != nil {
+		ts.Fatalf("%v", peerErr)
+	}
+	url, stop, err := testservers.StartEverything(node, everything, args[1])
+	ts.Check(err)
+	ts.Defer(stop)
+	ts.Setenv(args[0], url)
 }
 
 // waitBound bounds every poll in the scripts. It is generous: it only

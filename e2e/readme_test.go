@@ -18,6 +18,7 @@ import (
 // only what the command is about (--wire's frames, the countdown's
 // progress) may be there.
 func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel() // beside the scripts
 	trackSources(t)
 	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
@@ -39,6 +40,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	progress := regexp.MustCompile(`^progress: \d+/\d+ \(\d+%\)`)
 	for _, cmd := range commands {
 		t.Run(cmd, func(t *testing.T) {
+			t.Parallel() // each runs a server of its own
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			c := exec.CommandContext(ctx, "sh", "-c", quoteSh(filepath.Join(binDir, "mcpx"))+" "+cmd)

@@ -18,6 +18,7 @@ import (
 // Ctrl-C, and the history of a command of several lines. It needs tmux
 // only; it skips without it unless MCPX_REQUIRE_INTEROP=1.
 func TestReplTerminalEdges(t *testing.T) {
+	t.Parallel() // beside the scripts
 	trackSources(t)
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {

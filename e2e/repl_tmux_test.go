@@ -19,6 +19,7 @@ import (
 // without them in a quick run and fails when MCPX_REQUIRE_INTEROP=1 (the
 // test command installs both).
 func TestReplTerminal(t *testing.T) {
+	t.Parallel() // beside the scripts
 	trackSources(t)
 	require := os.Getenv("MCPX_REQUIRE_INTEROP") == "1"
 	tmuxBin, err := exec.LookPath("tmux")

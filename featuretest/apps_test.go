@@ -249,7 +249,7 @@ func traceMethods(t *testing.T, name string) (views []string, toolCalls int) {
 }
 
 func TestAppsThroughMcpx(t *testing.T) {
-	bctx := browsertest.New(t, 4*time.Minute)
+	bctx := browser.Tab(t, 4*time.Minute)
 
 	// The real example app: its view rendered from the tool's result, its
 	// button's tools/call through mcpx to the server and back, its log

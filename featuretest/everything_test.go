@@ -14,24 +14,26 @@ import (
 )
 
 // The acceptance checks of the client-features issue, against
-// @modelcontextprotocol/server-everything over stdio.
+// @modelcontextprotocol/server-everything: over stdio for one request of
+// each kind the server sends (roots, sampling, elicitation), otherwise on
+// the package's one server over Streamable HTTP (see everything).
 
 func TestEverythingRoots(t *testing.T) {
 	t.Parallel()
-	srv := everything(t)
+	srv := everythingStdio(t)
 	r := run(t, "", args("tools", "call", "get-roots-list", "--root", "/tmp", "--json", srv)...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "file:///tmp")
 }
 
 func TestEverythingSampling(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	reply := filepath.Join(t.TempDir(), "reply.json")
 	if err := os.WriteFile(reply, []byte(`{"role":"assistant","model":"test","content":{"type":"text","text":"Reply text from the file"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, "", args("tools", "call", "trigger-sampling-request", "prompt=hi", "--on-sampling", "file:"+reply, "--json", srv)...)
+	r := run(t, "", args("tools", "call", "trigger-sampling-request", "prompt=hi", "--on-sampling", "file:"+reply, "--json", everythingStdio(t))...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "Reply text from the file")
 
@@ -43,9 +45,9 @@ func TestEverythingSampling(t *testing.T) {
 }
 
 func TestEverythingElicitation(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
-	r := run(t, "", args("tools", "call", "trigger-elicitation-request", "--on-elicit", "accept-defaults", srv)...)
+	r := run(t, "", args("tools", "call", "trigger-elicitation-request", "--on-elicit", "accept-defaults", everythingStdio(t))...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, `"firstLine": "It was a dark and stormy night."`, `"integer": 42`, `"titledMultipleSelectEnum": [`)
 	wantContains(t, "stderr", r.stderr, `→ answered: accept {"firstLine":"It was a dark and stormy night.","integer":42`)
@@ -65,16 +67,16 @@ func TestEverythingElicitation(t *testing.T) {
 }
 
 func TestEverythingURLElicitation(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	r := run(t, "", args("tools", "call", "trigger-url-elicitation", "url=https://example.com/pay", "--on-elicit", "decline", srv)...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "User declined to open the URL")
 }
 
 func TestEverythingProgress(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	r := run(t, "", args("tools", "call", "trigger-long-running-operation", "duration=2", "steps=4", srv)...)
 	r.wantCode(t, cmd.ExitOK)
 	if n := len(regexp.MustCompile(`(?m)^progress: \d/4`).FindAllString(r.stderr, -1)); n != 4 {
@@ -83,8 +85,8 @@ func TestEverythingProgress(t *testing.T) {
 }
 
 func TestEverythingLoggingLinger(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	// The server logs once at once and then every 5 seconds.
 	r := run(t, "", args("tools", "call", "toggle-simulated-logging", "--log-level", "debug", "--linger", "7s", srv)...)
 	r.wantCode(t, cmd.ExitOK)
@@ -94,8 +96,8 @@ func TestEverythingLoggingLinger(t *testing.T) {
 }
 
 func TestEverythingSubscriberUpdates(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	// Toggling updates without a subscription only starts the timer;
 	// subscribe itself is acknowledged with a log line and undone on exit.
 	r := run(t, "", args("tools", "call", "toggle-subscriber-updates", srv)...)
@@ -110,10 +112,10 @@ func TestEverythingSubscriberUpdates(t *testing.T) {
 // Each case waits for the server's simulated research (seconds): they
 // run side by side.
 func TestEverythingTasks(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
 	t.Run("task", func(t *testing.T) {
 		t.Parallel()
-		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "--task", "--ttl", "60s", srv)...)
 		r.wantCode(t, cmd.ExitOK)
 		wantContains(t, "stdout", r.stdout, "# Research Report: python")
@@ -123,7 +125,6 @@ func TestEverythingTasks(t *testing.T) {
 	// Without --task, the hint says what to do.
 	t.Run("no task", func(t *testing.T) {
 		t.Parallel()
-		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", srv)...)
 		r.wantCode(t, cmd.ExitServerError)
 		wantContains(t, "stderr", r.stderr, "add --task")
@@ -132,7 +133,6 @@ func TestEverythingTasks(t *testing.T) {
 	// input_required: the server's elicitation arrives during tasks/result.
 	t.Run("input required", func(t *testing.T) {
 		t.Parallel()
-		srv := everything(t)
 		r := run(t, "", args("tools", "call", "simulate-research-query", "topic=python", "ambiguous=true", "--task", "--on-elicit", "decline", srv)...)
 		r.wantCode(t, cmd.ExitOK)
 		wantContains(t, "stderr", r.stderr, ": input_required — ", "server request elicitation/create", "→ answered: decline")
@@ -141,8 +141,8 @@ func TestEverythingTasks(t *testing.T) {
 }
 
 func TestEverythingTaskCancel(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupt once the task reports its second stage.
@@ -174,8 +174,8 @@ func TestEverythingTaskCancel(t *testing.T) {
 }
 
 func TestEverythingClientTasks(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	reply := filepath.Join(t.TempDir(), "reply.json")
 	if err := os.WriteFile(reply, []byte(`{"content":{"type":"text","text":"answered as a task"}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -195,8 +195,8 @@ func TestEverythingClientTasks(t *testing.T) {
 // The URLElicitationRequiredError path: consent, the browser, retry; the
 // retry then goes through the request path, asked for consent again.
 func TestEverythingURLElicitationRequired(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
-	srv := everything(t)
 	dir := t.TempDir()
 	opened := filepath.Join(dir, "opened")
 	script := filepath.Join(dir, "browser.sh")

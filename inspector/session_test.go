@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -380,92 +381,101 @@ func sendProgress(srv *fakeServer, token json.RawMessage, progress, total float6
 }
 
 func TestProgressResetsIdleTimeout(t *testing.T) {
-	var notes []string
-	var mu sync.Mutex
-	s, srv, _ := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) {
-		mu.Lock()
-		notes = append(notes, m.Method)
-		mu.Unlock()
-	}})
-	got := make(chan Progress, 100)
-	const idle = 300 * time.Millisecond
-	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "slow"},
-		WithTimeout(idle, 0), WithProgress(func(p Progress) { got <- p }))
-	req := srv.nextRequest("tools/call")
-	token := progressToken(t, req)
-	// Five updates a third of the idle timeout apart: the call lives well
-	// past one idle period only because each update resets it.
-	const steps = 5
-	start := time.Now()
-	for i := 1; i <= steps; i++ {
-		sendProgress(srv, token, float64(i), steps, "step "+strconv.Itoa(i))
-		select {
-		case p := <-got:
-			total := float64(steps)
-			want := Progress{Progress: float64(i), Total: &total, Message: "step " + strconv.Itoa(i)}
-			if diff := cmp.Diff(want, p); diff != "" {
-				t.Errorf("progress %d (-want +got):\n%s", i, diff)
+	// On synctest's clock: the timeouts are real timers, and the test
+	// takes no real time.
+	synctest.Test(t, func(t *testing.T) {
+		var notes []string
+		var mu sync.Mutex
+		s, srv, _ := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) {
+			mu.Lock()
+			notes = append(notes, m.Method)
+			mu.Unlock()
+		}})
+		got := make(chan Progress, 100)
+		const idle = 300 * time.Millisecond
+		ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "slow"},
+			WithTimeout(idle, 0), WithProgress(func(p Progress) { got <- p }))
+		req := srv.nextRequest("tools/call")
+		token := progressToken(t, req)
+		// Five updates a third of the idle timeout apart: the call lives well
+		// past one idle period only because each update resets it.
+		const steps = 5
+		start := time.Now()
+		for i := 1; i <= steps; i++ {
+			sendProgress(srv, token, float64(i), steps, "step "+strconv.Itoa(i))
+			select {
+			case p := <-got:
+				total := float64(steps)
+				want := Progress{Progress: float64(i), Total: &total, Message: "step " + strconv.Itoa(i)}
+				if diff := cmp.Diff(want, p); diff != "" {
+					t.Errorf("progress %d (-want +got):\n%s", i, diff)
+				}
+			case r := <-ch:
+				t.Fatalf("call ended after %v, before progress %d: %v", time.Since(start), i, r.err)
+			case <-time.After(wait):
+				t.Fatal("progress not delivered")
 			}
-		case r := <-ch:
-			t.Fatalf("call ended after %v, before progress %d: %v", time.Since(start), i, r.err)
-		case <-time.After(wait):
-			t.Fatal("progress not delivered")
+			time.Sleep(idle / 3) // pacing the scenario, not synchronisation
 		}
-		time.Sleep(idle / 3) // pacing the scenario, not synchronisation
-	}
-	if elapsed := time.Since(start); elapsed < idle {
-		t.Fatalf("scenario too short to prove anything: %v", elapsed)
-	}
-	srv.reply(req, `{"content":[]}`)
-	if r := result(t, ch); r.err != nil {
-		t.Fatalf("call failed although progress kept arriving: %v", r.err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(notes) != 0 {
-		t.Errorf("progress for our own call leaked to OnNotification: %v", notes)
-	}
+		if elapsed := time.Since(start); elapsed < idle {
+			t.Fatalf("scenario too short to prove anything: %v", elapsed)
+		}
+		srv.reply(req, `{"content":[]}`)
+		if r := result(t, ch); r.err != nil {
+			t.Fatalf("call failed although progress kept arriving: %v", r.err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(notes) != 0 {
+			t.Errorf("progress for our own call leaked to OnNotification: %v", notes)
+		}
+	})
 }
 
 func TestHardCapFiresDespiteProgress(t *testing.T) {
-	s, srv, _ := newTestSession(t, Options{})
-	const idle, hard = 250 * time.Millisecond, 750 * time.Millisecond
-	var updates atomic.Int32
-	ch := goCall(context.Background(), s, "tools/call", nil,
-		WithTimeout(idle, hard), WithProgress(func(Progress) { updates.Add(1) }))
-	req := srv.nextRequest("tools/call")
-	token := progressToken(t, req)
-	tick := time.NewTicker(idle / 5)
-	defer tick.Stop()
-	var r callResult
-	i := 0
-loop:
-	for {
-		select {
-		case r = <-ch:
-			break loop
-		case <-tick.C:
-			i++
-			sendProgress(srv, token, float64(i), 0, "")
-		case <-time.After(wait):
-			t.Fatal("hard cap never fired")
+	// On synctest's clock: the timeouts are real timers, and the test
+	// takes no real time.
+	synctest.Test(t, func(t *testing.T) {
+		s, srv, _ := newTestSession(t, Options{})
+		const idle, hard = 250 * time.Millisecond, 750 * time.Millisecond
+		var updates atomic.Int32
+		ch := goCall(context.Background(), s, "tools/call", nil,
+			WithTimeout(idle, hard), WithProgress(func(Progress) { updates.Add(1) }))
+		req := srv.nextRequest("tools/call")
+		token := progressToken(t, req)
+		tick := time.NewTicker(idle / 5)
+		defer tick.Stop()
+		var r callResult
+		i := 0
+		deadline := time.After(wait)
+	loop:
+		for {
+			select {
+			case r = <-ch:
+				break loop
+			case <-tick.C:
+				i++
+				sendProgress(srv, token, float64(i), 0, "")
+			case <-deadline:
+				t.Fatal("hard cap never fired")
+			}
 		}
-	}
-	var te *TimeoutError
-	if !errors.As(r.err, &te) || !te.Max || te.After != hard {
-		t.Fatalf("error = %v, want the hard cap (%v) *TimeoutError", r.err, hard)
-	}
-	if updates.Load() == 0 {
-		t.Error("no progress delivered")
-	}
-	// The session tells the server, then ignores further progress.
-	for {
-		n := srv.next()
-		if n.Method == "notifications/cancelled" {
-			break
+		var te *TimeoutError
+		if !errors.As(r.err, &te) || !te.Max || te.After != hard {
+			t.Fatalf("error = %v, want the hard cap (%v) *TimeoutError", r.err, hard)
 		}
-		t.Fatalf("unexpected %s", n.Raw)
-	}
+		if updates.Load() == 0 {
+			t.Error("no progress delivered")
+		}
+		// The session tells the server, then ignores further progress.
+		for {
+			n := srv.next()
+			if n.Method == "notifications/cancelled" {
+				break
+			}
+			t.Fatalf("unexpected %s", n.Raw)
+		}
+	})
 }
 
 func TestProgressTokenJoinsExistingMeta(t *testing.T) {

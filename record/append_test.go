@@ -19,6 +19,7 @@ func ping(id string) transport.Frame {
 // Recording to an existing trace adds a session after its last one; the
 // first recording is never lost (defect 8).
 func TestAppendAddsASession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	name := filepath.Join(t.TempDir(), "t.jsonl")
 	for i, id := range []string{"1", "2", "3"} {
@@ -80,6 +81,7 @@ func TestAppendAddsASession(t *testing.T) {
 // An older trace is rewritten as minor 2 before a session is added; a
 // last line cut short is dropped; the header gains new ignores.
 func TestAppendUpgradesAnOlderTrace(t *testing.T) {
+	t.Parallel()
 	name := filepath.Join(t.TempDir(), "old.jsonl")
 	old := `{"format":"mcpx-trace","version":1,"minor":1,"created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: x","redacted":true}` + "\n" +
 		`{"t":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
@@ -113,6 +115,7 @@ func TestAppendUpgradesAnOlderTrace(t *testing.T) {
 
 // A proxy's sessions interleave in the file, each tagged with its number.
 func TestStartSessionInterleaves(t *testing.T) {
+	t.Parallel()
 	name := filepath.Join(t.TempDir(), "t.jsonl")
 	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
 	if err != nil {
@@ -147,6 +150,7 @@ func TestStartSessionInterleaves(t *testing.T) {
 // The handshake a :record started mid-session begins with (defect 7):
 // kept from the connection, written first, marked as a prelude.
 func TestHandshakePrelude(t *testing.T) {
+	t.Parallel()
 	var hs Handshake
 	now := time.Now()
 	in := func(s string) { hs.Frame(now, transport.Incoming, transport.Frame{Data: []byte(s)}) }

@@ -12,6 +12,7 @@ import (
 // UI or command line, nor the libraries those use (colours, text
 // shaping, JSON Schema, pretty-printing, line editing, flags).
 func TestDependencies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go list")
 	}

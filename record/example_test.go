@@ -106,6 +106,7 @@ var update = flag.Bool("update", false, "re-record testdata/greeter.jsonl")
 // greeter (go test ./record -run TestGreeterTrace -update), and verified
 // against it with the recordtest helper.
 func TestGreeterTrace(t *testing.T) {
+	t.Parallel()
 	srv := serve(greeter("Hello"))
 	defer srv.Close()
 	if *update {

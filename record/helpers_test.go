@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -26,6 +27,8 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("RECORD_TEST_HELPER") {
 	case "":
+		// Most tests wait for helper processes, servers and round trips.
+		testwait.RaiseParallel(4)
 		os.Exit(m.Run())
 	case "sdk":
 		srv := newTestServer(os.Getenv("RECORD_TEST_VARIANT"))

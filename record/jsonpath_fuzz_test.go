@@ -136,6 +136,7 @@ func forEachPath(v any, path []elem, fn func([]elem, any)) {
 // FuzzJSONPath found missing: a diff's path for a key with a line break
 // or "<" did not select that key.
 func TestParsePathEscapes(t *testing.T) {
+	t.Parallel()
 	for expr, want := range map[string]string{
 		`$['a\nb']`:            "a\nb",
 		`$["tab\there"]`:       "tab\there",

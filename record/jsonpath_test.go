@@ -19,6 +19,7 @@ func path(keys ...any) []elem {
 }
 
 func TestParsePathAndMatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr  string
 		path  []elem
@@ -71,6 +72,7 @@ func TestParsePathAndMatch(t *testing.T) {
 }
 
 func TestParsePathErrors(t *testing.T) {
+	t.Parallel()
 	for expr, want := range map[string]string{
 		"result.x":         "must start with $",
 		"":                 "must start with $",
@@ -96,6 +98,7 @@ func TestParsePathErrors(t *testing.T) {
 }
 
 func TestRemovePaths(t *testing.T) {
+	t.Parallel()
 	v, _ := decode([]byte(`{"result":{"a":1,"list":[{"t":"x","k":1},{"t":"y","k":2}],"deep":{"t":3}},"id":1}`))
 	got := removePaths(v, []*Path{MustParsePath("$.result.list[0]"), MustParsePath("$..t"), MustParsePath("$.id")})
 	b := encodeValue(got)
@@ -109,6 +112,7 @@ func TestRemovePaths(t *testing.T) {
 }
 
 func TestPathString(t *testing.T) {
+	t.Parallel()
 	if s := pathString(path("result", "tools", 3, "name", "odd key", "x-y")); s != `$.result.tools[3].name["odd key"].x-y` {
 		t.Errorf("pathString = %s", s)
 	}

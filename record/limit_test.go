@@ -37,6 +37,7 @@ func wantTooLarge(t *testing.T, err error, limit int64, what string) {
 const header = `{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","transport":"stdio","redacted":true}` + "\n"
 
 func TestReadTraceLimit(t *testing.T) {
+	t.Parallel()
 	const limit = 100 << 10
 	t.Run("a first line that never ends", func(t *testing.T) {
 		z := &zeros{}
@@ -97,6 +98,7 @@ func TestReadTraceDoesNotCopyFrames(t *testing.T) {
 }
 
 func TestReplayHandlerRefusesLargeBodies(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,
@@ -129,6 +131,7 @@ func TestReplayHandlerRefusesLargeBodies(t *testing.T) {
 }
 
 func TestHTTPProxyLimits(t *testing.T) {
+	t.Parallel()
 	const limit = 4 << 10
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -173,6 +176,7 @@ func TestHTTPProxyLimits(t *testing.T) {
 
 // diffResponses compares in place as the decoded comparison does.
 func TestDiffResponsesMatchesDecodedDiff(t *testing.T) {
+	t.Parallel()
 	ignore, err := ParsePaths([]string{"$.result.skip", "$..volatile", "$.result.list[1]"})
 	if err != nil {
 		t.Fatal(err)

@@ -93,6 +93,7 @@ func reportOf(res *VerifyResult) string {
 }
 
 func TestRoundTripModernHTTP(t *testing.T) {
+	t.Parallel()
 	tr, rec, u := recordModernHTTP(t, RedactOptions{})
 	if tr.Header.Minor != Minor {
 		t.Errorf("header minor %d, want %d", tr.Header.Minor, Minor)
@@ -160,6 +161,7 @@ func replayOverPipeEra(t *testing.T, tr *Trace, calls []call, life inspector.Lif
 // Without routes, a modern server refuses the recorded requests; an older
 // trace (no minor version) gets its routes derived from the messages.
 func TestVerifyModernRoutes(t *testing.T) {
+	t.Parallel()
 	tr, _, u := recordModernHTTP(t, RedactOptions{})
 	strip := func(minor int) *Trace {
 		c := *tr
@@ -200,6 +202,7 @@ func TestVerifyModernRoutes(t *testing.T) {
 // that were never on the wire come from the recorded x-mcp-header
 // annotations (the region tool then sees the headers; it says so).
 func TestVerifyModernStdioTraceOverHTTP(t *testing.T) {
+	t.Parallel()
 	tr, rec := recordSessionWith(t, stdioDialer(t, helper("modern")), "stdio", modernCalls, modernLife(), RedactOptions{})
 	checkSameSession(t, rec, replayOverPipeEra(t, tr, modernCalls, modernLife()))
 	if res := verifyAgainst(t, tr, startStdio(t, helper("modern")), VerifyOptions{}); !res.OK() {
@@ -217,6 +220,7 @@ func TestVerifyModernStdioTraceOverHTTP(t *testing.T) {
 // sensitive names and known secrets, in routes and in the HTTP events that
 // name the headers.
 func TestModernRouteRedaction(t *testing.T) {
+	t.Parallel()
 	tr, _, u := recordModernHTTP(t, RedactOptions{Paths: []string{"$.params.arguments.region"}})
 	r, data := findRoute(t, tr, "tools/call", "region")
 	if !strings.Contains(string(data), `"region":"[redacted]"`) || len(r.Params) != 2 || r.Params[1].Value != Placeholder || r.Params[0].Value != "7" {
@@ -270,6 +274,7 @@ func TestModernRouteRedaction(t *testing.T) {
 // must: headers checked against the body, no sessions, no GET stream,
 // unknown methods 404, notifications 202.
 func TestReplayModernHTTPValidates(t *testing.T) {
+	t.Parallel()
 	tr, _, _ := recordModernHTTP(t, RedactOptions{})
 	var devs []string
 	rp, err := NewReplayer(tr, ReplayOptions{OnDeviation: func(d Deviation) { devs = append(devs, d.Message) }})
@@ -367,6 +372,7 @@ func TestReplayModernHTTPValidates(t *testing.T) {
 // client that did not) still answers it, from what the recording shows;
 // a legacy client gets the 2026-07-28 refusal, naming the flag.
 func TestReplayModernDiscover(t *testing.T) {
+	t.Parallel()
 	tr, rec, _ := recordModernHTTP(t, RedactOptions{})
 	c := *tr
 	c.Events = nil
@@ -415,6 +421,7 @@ func TestReplayModernDiscover(t *testing.T) {
 // Change notifications a stateless recording holds go to an open
 // subscriptions/listen stream; request-scoped ones to the request's own.
 func TestReplayModernListenStream(t *testing.T) {
+	t.Parallel()
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	lines := []string{
 		`{"format":"mcpx-trace","version":1,"minor":1,"created":"2026-01-01T00:00:00Z","transport":"http","redacted":true}`,
@@ -482,6 +489,7 @@ func TestReplayModernListenStream(t *testing.T) {
 // when the recorded server gave another (a server whose states hold a
 // nonce); the states themselves compare as recorded unless ignored.
 func TestVerifyModernCarriesRequestState(t *testing.T) {
+	t.Parallel()
 	tr, _, u := recordModernHTTP(t, RedactOptions{})
 	c := *tr
 	c.Events = append([]Event(nil), tr.Events...)
@@ -507,6 +515,7 @@ func TestVerifyModernCarriesRequestState(t *testing.T) {
 // The HTTP proxy passes a stateless session through, every header
 // included, and records each request's route from its headers.
 func TestHTTPProxyModern(t *testing.T) {
+	t.Parallel()
 	up := testservers.Modern(t, testservers.NewModernServer(nil, nil))
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	want := exerciseEra(t, newHTTPConn(t, up), modernCalls, modernLife())
@@ -541,6 +550,7 @@ func TestHTTPProxyModern(t *testing.T) {
 // routes (minor 0) still read, and copying one does not make it claim
 // routes.
 func TestTraceRouteFormat(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	w, err := newWriter(&b, Header{Transport: "http"})
 	if err != nil {
@@ -591,6 +601,7 @@ func TestTraceRouteFormat(t *testing.T) {
 // answers, and each difference is reported once per session (the
 // identity only in strict mode), as a different initialize is.
 func TestReplayModernOtherClient(t *testing.T) {
+	t.Parallel()
 	tr, rec, _ := recordModernHTTP(t, RedactOptions{})
 	other := func() inspector.Lifecycle {
 		return &inspector.Modern{

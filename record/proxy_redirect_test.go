@@ -14,6 +14,7 @@ import (
 // other origin gets nothing; a GET goes there without the credentials the
 // proxy adds or the client's headers.
 func TestHTTPProxyUpstreamRedirects(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []*http.Request
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -100,6 +100,7 @@ func (p *stdioProxy) wait(t *testing.T) error {
 }
 
 func TestStdioProxyIsByteTransparent(t *testing.T) {
+	t.Parallel()
 	p := startStdioProxy(t, context.Background(), helper("echo-lines"))
 	// What the server says first arrives exactly as it said it.
 	for _, f := range serverOddFrames {
@@ -155,6 +156,7 @@ func TestStdioProxyIsByteTransparent(t *testing.T) {
 }
 
 func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
+	t.Parallel()
 	p := startStdioProxy(t, context.Background(), helper("exit3"))
 	err := p.wait(t)
 	var pe *transport.PeerExitError
@@ -193,6 +195,7 @@ func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, erro
 }
 
 func TestHTTPProxyStreamable(t *testing.T) {
+	t.Parallel()
 	up := testservers.Streamable(t, newTestServer(""), nil, nil)
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	direct, err := transport.NewHTTP(transport.HTTPOptions{URL: up})
@@ -250,6 +253,7 @@ func TestHTTPProxyStreamable(t *testing.T) {
 }
 
 func TestHTTPProxyLegacySSE(t *testing.T) {
+	t.Parallel()
 	up := testservers.SSE(t, testservers.NewServer(), nil)
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/sse", Mode: transport.ModeSSE})
@@ -281,6 +285,7 @@ func TestHTTPProxyLegacySSE(t *testing.T) {
 }
 
 func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -333,6 +338,7 @@ func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 }
 
 func TestHTTPProxyEverything(t *testing.T) {
+	t.Parallel() // mostly waiting for node to start
 	up := testservers.Everything(t, "streamableHttp")
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/mcp"})
@@ -349,6 +355,7 @@ func TestHTTPProxyEverything(t *testing.T) {
 }
 
 func TestHTTPProxyBadUpstream(t *testing.T) {
+	t.Parallel()
 	if _, err := NewHTTPProxy(HTTPProxyOptions{Upstream: "ftp://x"}); err == nil {
 		t.Error("ftp upstream accepted")
 	}
@@ -367,6 +374,7 @@ func TestHTTPProxyBadUpstream(t *testing.T) {
 // (defect 2), also when two overlap; a session-less GET (an HTTP+SSE
 // client) opens one too.
 func TestHTTPProxySessionPerConnection(t *testing.T) {
+	t.Parallel()
 	up := testservers.Streamable(t, newTestServer(""), nil, nil)
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	dial := func() transport.Conn {
@@ -414,6 +422,7 @@ func TestHTTPProxySessionPerConnection(t *testing.T) {
 // 9); a refusal without a JSON-RPC body is an http event tied to its
 // request, and a JSON-RPC error in a 4xx body stays a frame (defect 6).
 func TestHTTPProxyPrimingAndRefusals(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestStdioProxyStopsTheServerWhenCancelled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := startStdioProxy(t, ctx, helper("echo-lines"))
@@ -41,6 +42,7 @@ func TestStdioProxyStopsTheServerWhenCancelled(t *testing.T) {
 // the session: the proxy returns nil, not the broken pipe, and the server
 // is shut down.
 func TestStdioProxyEndsWhenTheHostStopsReading(t *testing.T) {
+	t.Parallel()
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	outR, outW, err := os.Pipe()

@@ -6,6 +6,7 @@ import (
 )
 
 func TestFindSpansAndSplice(t *testing.T) {
+	t.Parallel()
 	data := []byte(`{ "a" : {"secret":"s1", "n": [1, {"secret" : {"deep":true}}, "x"]},"b":"}{\"]","secret":null }`)
 	spans := findSpans(data, func(p []elem) bool { return len(p) > 0 && p[len(p)-1].key == "secret" && p[len(p)-1].index < 0 })
 	if len(spans) != 3 {
@@ -26,6 +27,7 @@ func TestFindSpansAndSplice(t *testing.T) {
 }
 
 func TestFindSpansIndexesAndEscapedKeys(t *testing.T) {
+	t.Parallel()
 	data := []byte(`{"list":[10,[20,21],{"k":30}],"\u006bey":"v"}`)
 	p := MustParsePath("$.list[1][0]")
 	spans := findSpans(data, p.match)
@@ -43,6 +45,7 @@ func TestFindSpansIndexesAndEscapedKeys(t *testing.T) {
 }
 
 func TestRawHelpersSurviveBadInput(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "{", `{"a"`, `{"a":`, `[1,`, `{"a":[1,{"b":`, "]", `"abc`, `{"a" 1}`} {
 		findSpans([]byte(s), func([]elem) bool { return false })
 		topMember([]byte(s), "a")
@@ -52,6 +55,7 @@ func TestRawHelpersSurviveBadInput(t *testing.T) {
 }
 
 func TestReplaceTopAndBatches(t *testing.T) {
+	t.Parallel()
 	msg := []byte(`{"jsonrpc":"2.0", "id" : 7 ,"result":{"id":1}}`)
 	if got := string(replaceTop(msg, "id", []byte(`"x"`))); got != `{"jsonrpc":"2.0", "id" : "x" ,"result":{"id":1}}` {
 		t.Errorf("replaceTop = %s", got)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := filepath.Join(dir, "t.jsonl")
 	os.WriteFile(name, []byte("precious\n"), 0o644)
@@ -75,6 +76,7 @@ func TestCreateLeavesExistingFileUntilFirstEvent(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := Create(context.Background(), dir, RecorderOptions{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory: %v", err)
@@ -88,6 +90,7 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestRecorderConcurrentAndTimesMonotonic(t *testing.T) {
+	t.Parallel()
 	var buf safeBuffer
 	rec, err := NewRecorder(&buf, RecorderOptions{})
 	if err != nil {
@@ -132,6 +135,7 @@ func (b *safeBuffer) Write(p []byte) (int, error) {
 }
 
 func TestRecorderWrapRecordsBothWaysAndRedacts(t *testing.T) {
+	t.Parallel()
 	var buf safeBuffer
 	rec, err := NewRecorder(&buf, RecorderOptions{
 		Header: Header{Target: "http: https://h/mcp?token=abc"},
@@ -178,6 +182,7 @@ func TestRecorderWrapRecordsBothWaysAndRedacts(t *testing.T) {
 }
 
 func TestRecorderNoRedact(t *testing.T) {
+	t.Parallel()
 	var buf safeBuffer
 	rec, _ := NewRecorder(&buf, RecorderOptions{Redact: RedactOptions{Disabled: true, Paths: []string{"$.x"}}})
 	rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(`{"access_token":"tok"}`)})
@@ -198,6 +203,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestRecorderWriteErrors(t *testing.T) {
+	t.Parallel()
 	rec, err := NewRecorder(&failingWriter{}, RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)

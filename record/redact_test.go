@@ -8,6 +8,7 @@ import (
 )
 
 func TestRedactFrame(t *testing.T) {
+	t.Parallel()
 	r, err := NewRedactor(RedactOptions{Paths: []string{"$.params.arguments.pin"}, Secrets: []string{"SECRET-TOKEN"}})
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestRedactFrame(t *testing.T) {
 }
 
 func TestRedactDisabled(t *testing.T) {
+	t.Parallel()
 	r, _ := NewRedactor(RedactOptions{Disabled: true, Secrets: []string{"SECRET-TOKEN"}})
 	in := `{"access_token":"SECRET-TOKEN"}`
 	if got := string(r.Frame([]byte(in))); got != in {
@@ -49,6 +51,7 @@ func TestRedactDisabled(t *testing.T) {
 }
 
 func TestRedactTextAndURL(t *testing.T) {
+	t.Parallel()
 	r, _ := NewRedactor(RedactOptions{Secrets: []string{"hunter22"}})
 	for in, want := range map[string]string{
 		"Authorization: Bearer abc.def-ghi":           "Authorization: [redacted] [redacted]",
@@ -78,6 +81,7 @@ func TestRedactTextAndURL(t *testing.T) {
 }
 
 func TestRedactBadPath(t *testing.T) {
+	t.Parallel()
 	if _, err := NewRedactor(RedactOptions{Paths: []string{"params.x"}}); err == nil {
 		t.Error("a bad --redact path was accepted")
 	}

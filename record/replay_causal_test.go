@@ -18,6 +18,7 @@ import (
 // answered when it comes, alone or in the other order, under the live id
 // (defect 1).
 func TestReplayPipelinedRequests(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":"p2"}}}`,
 		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","_meta":{"progressToken":"p3"}}}`,
@@ -69,6 +70,7 @@ func TestReplayPipelinedRequests(t *testing.T) {
 // initialize is answered on its own connection (defect 2), and a client
 // whose requests only a later session holds is served that one.
 func TestReplaySessions(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
@@ -134,6 +136,7 @@ func TestReplaySessions(t *testing.T) {
 // resources/list against an mcpx recording, and notifications/initialized
 // in strict mode.
 func TestReplayAbsentParamsAreEmpty(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`> {"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
@@ -159,6 +162,7 @@ func TestReplayAbsentParamsAreEmpty(t *testing.T) {
 // The header's ignores (scoped to a method) and normalizers apply to
 // replay's matching.
 func TestReplayHeaderIgnoreAndNormalize(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"at":"2026-01-01T00:00:00Z","n":1}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
@@ -258,6 +262,7 @@ func readAll(t *testing.T, resp *http.Response) string {
 // its GET stream comes on the GET stream; a recorded refusal without a
 // JSON-RPC body is answered with its status and text.
 func TestReplayHTTPOutcomes(t *testing.T) {
+	t.Parallel()
 	tr := httpTrace(t, append(append([]string(nil), handshake...),
 		`g {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}`,
@@ -320,6 +325,7 @@ func readDataLine(r *bufio.Reader) (string, error) {
 // replayed with its status and body (defect 6), also from a trace whose
 // http event came before the frame.
 func TestReplayModernErrorStatus(t *testing.T) {
+	t.Parallel()
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	tr := httpTrace(t,
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",`+meta+`}}`,
@@ -351,6 +357,7 @@ func TestReplayModernErrorStatus(t *testing.T) {
 // replay --listen serves a legacy HTTP+SSE client (defect 6): GET opens the
 // stream with its endpoint event, POSTs are accepted and answered on it.
 func TestReplayLegacySSE(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(append(append([]string(nil), handshake...),
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,

@@ -25,6 +25,7 @@ func post(t *testing.T, url, session, body string) *http.Response {
 }
 
 func TestReplayHandlerSessions(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,

@@ -114,6 +114,7 @@ func (c *rawClient) deviations() []string {
 }
 
 func TestReplayAnswersByMethodAndParams(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		"! server starting",
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`,
@@ -147,6 +148,7 @@ func TestReplayAnswersByMethodAndParams(t *testing.T) {
 }
 
 func TestReplayRemapsProgressTokens(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}`,
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
@@ -163,6 +165,7 @@ func TestReplayRemapsProgressTokens(t *testing.T) {
 // A live request with a token the recorded one lacked gets the recorded
 // notifications unchanged.
 func TestReplayProgressWithoutRecordedToken(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`,
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
@@ -178,6 +181,7 @@ func TestReplayProgressWithoutRecordedToken(t *testing.T) {
 }
 
 func TestReplayUnmatchedRequestSaysWhatItExpected(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
@@ -210,6 +214,7 @@ func TestReplayUnmatchedRequestSaysWhatItExpected(t *testing.T) {
 }
 
 func TestReplayServerRequestAndIgnore(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots","arguments":{"at":"2026-01-01"}}}`,
 		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
@@ -234,6 +239,7 @@ func TestReplayServerRequestAndIgnore(t *testing.T) {
 }
 
 func TestReplayRepeatedRequest(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
@@ -249,6 +255,7 @@ func TestReplayRepeatedRequest(t *testing.T) {
 }
 
 func TestReplayInitializeWithOtherParams(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpx","version":"0.1.0"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
@@ -273,6 +280,7 @@ func TestReplayInitializeWithOtherParams(t *testing.T) {
 }
 
 func TestReplayStrict(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"a"}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
@@ -323,6 +331,7 @@ func TestReplayStrict(t *testing.T) {
 }
 
 func TestReplayRedactedTraceMatchesLiveSecrets(t *testing.T) {
+	t.Parallel()
 	// The trace was recorded with redaction: the live client sends the
 	// real value, which replay redacts the same way before matching.
 	tr := mkTrace(

@@ -19,6 +19,7 @@ var scanSeeds = []string{
 }
 
 func TestScanJSONAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range append(scanSeeds, oddFrames...) {
 		checkScan(t, []byte(s))
 	}

@@ -126,6 +126,7 @@ func recordPair(t *testing.T) *Trace {
 // The official go-sdk client, making two concurrent tool calls, gets each
 // its own answer from a replay of such a session, over stdio (defect 1).
 func TestSDKConcurrentCallsReplayStdio(t *testing.T) {
+	t.Parallel()
 	tr := recordPair(t)
 	rp, err := NewReplayer(tr, ReplayOptions{Strict: true})
 	if err != nil {
@@ -160,6 +161,7 @@ func TestSDKConcurrentCallsReplayStdio(t *testing.T) {
 // The same over Streamable HTTP: each POST gets its own answer, never a
 // JSON array (defect 1).
 func TestSDKConcurrentCallsReplayHTTP(t *testing.T) {
+	t.Parallel()
 	tr := recordPair(t)
 	rp, err := NewReplayer(tr, ReplayOptions{})
 	if err != nil {
@@ -188,6 +190,7 @@ func TestSDKConcurrentCallsReplayHTTP(t *testing.T) {
 // with params {} or none (issue 14, defect 5: absent params and {} are the
 // same request), over stdio and over Streamable HTTP.
 func TestSDKListsFromAnMcpxRecording(t *testing.T) {
+	t.Parallel()
 	for _, params := range []string{`{}`, ``} {
 		calls := []call{{method: "tools/list", params: params}, {method: "resources/list", params: params}, {method: "prompts/list", params: params}}
 		tr, _ := recordSession(t, stdioDialer(t, helper("sdk")), "stdio", calls)

@@ -17,6 +17,7 @@ import (
 // and normalizers, all read back as written, from memory and a session at
 // a time from a file.
 func TestTraceSessionsFormat(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	h := Header{Transport: "http", Target: "http: http://127.0.0.1:1/mcp", Redacted: true,
 		Ignore:    []string{"tools/call:$.result._meta", "$.params._meta"},
@@ -129,6 +130,7 @@ func TestTraceSessionsFormat(t *testing.T) {
 // A trace written before sessions existed is one session, described by
 // its header, and a copy of it stays as it was.
 func TestTraceOldIsOneSession(t *testing.T) {
+	t.Parallel()
 	old := `{"format":"mcpx-trace","version":1,"minor":1,"created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: x","redacted":true}` + "\n" +
 		`{"t":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
 		`{"t":2,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n"
@@ -155,6 +157,7 @@ func TestTraceOldIsOneSession(t *testing.T) {
 }
 
 func TestParseIgnoreAndNormalizers(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"$.params._meta":                  "|$.params._meta",
 		"tools/call:$.result._meta":       "tools/call|$.result._meta",

@@ -17,6 +17,7 @@ import (
 // connection of its own, and which replay --listen serves back over
 // HTTP+SSE (defect 6).
 func TestLegacySSESessionsThroughTheProxy(t *testing.T) {
+	t.Parallel()
 	up := testservers.SSE(t, newTestServer(""), nil)
 	proxyURL, readTrace := startHTTPProxy(t, up)
 	dial := func(u string) transport.Conn {

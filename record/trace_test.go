@@ -34,6 +34,7 @@ var oddFrames = []string{
 }
 
 func TestTraceRoundTripIsByteExact(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w, err := newWriter(&buf, Header{Mcpx: "test", Transport: "stdio", Target: "stdio: x"})
 	if err != nil {
@@ -114,6 +115,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriterOneWritePerEvent(t *testing.T) {
+	t.Parallel()
 	cw := &countingWriter{}
 	w, err := newWriter(cw, Header{})
 	if err != nil {
@@ -136,6 +138,7 @@ func TestWriterOneWritePerEvent(t *testing.T) {
 }
 
 func TestReadTornLastLine(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w, _ := newWriter(&buf, Header{})
 	w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
@@ -158,6 +161,7 @@ func TestReadTornLastLine(t *testing.T) {
 }
 
 func TestReadRejects(t *testing.T) {
+	t.Parallel()
 	header := `{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","redacted":true}` + "\n"
 	for name, tc := range map[string]struct {
 		in   string
@@ -190,6 +194,7 @@ func TestReadRejects(t *testing.T) {
 }
 
 func TestReadFileNamesTheFile(t *testing.T) {
+	t.Parallel()
 	name := filepath.Join(t.TempDir(), "x.jsonl")
 	os.WriteFile(name, []byte("nope\n"), 0o644)
 	_, err := ReadFile(name)

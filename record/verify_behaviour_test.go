@@ -56,6 +56,7 @@ func exchangeOf(tr *Trace, method, name string) int {
 // 14's acceptance, defects 3 and 10), in both protocol eras, over stdio,
 // Streamable HTTP and HTTP+SSE.
 func TestVerifyFindsEachRegressionOnce(t *testing.T) {
+	t.Parallel()
 	type server func(t *testing.T, variant string) func(transport.Observer) transport.Conn
 	stdio := func(t *testing.T, variant string) func(transport.Observer) transport.Conn {
 		return stdioDialer(t, helper("sdk", "RECORD_TEST_VARIANT="+variant))
@@ -147,6 +148,7 @@ func TestVerifyFindsEachRegressionOnce(t *testing.T) {
 // replaces the session ids the recording and the live session saw
 // (defect 10).
 func TestVerifySessionIDNormalizer(t *testing.T) {
+	t.Parallel()
 	u := testservers.Streamable(t, newTestServer(""), nil, nil)
 	tr, res := recordSession(t, httpDialer(t, u), "http", []call{{method: "tools/call", params: `{"name":"whoami","arguments":{}}`}})
 	if !strings.Contains(res.results[1], "you are session ") || strings.HasSuffix(res.results[1], `session "}]}`) {

@@ -104,6 +104,7 @@ func recordGetStream(t *testing.T, u, when string) *Trace {
 // A trace without the client's HTTP requests (recorded over stdio) gets
 // the stream at negotiation, as before.
 func TestVerifyFollowsTheRecordedGetStream(t *testing.T) {
+	t.Parallel()
 	u, take := requestLog(t)
 	for _, tc := range []struct{ when, want string }{
 		{"negotiated", "initialize GET notifications/initialized tools/list"},
@@ -140,6 +141,7 @@ func TestVerifyFollowsTheRecordedGetStream(t *testing.T) {
 // handshake's HTTP requests nor whether the client had opened its GET
 // stream by then (mcpx had): verify opens it at negotiation, as before.
 func TestVerifyPreludeOpensTheGetStreamAtNegotiation(t *testing.T) {
+	t.Parallel()
 	u, take := requestLog(t)
 	name := filepath.Join(t.TempDir(), "mid.jsonl")
 	var hs Handshake

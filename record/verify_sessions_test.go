@@ -66,6 +66,7 @@ var sessionCalls = [][]call{
 // connection, the second initialize would be refused and everything after
 // it not sent.
 func TestVerifySessionsEachOnItsOwnConnection(t *testing.T) {
+	t.Parallel()
 	t.Run("stdio", func(t *testing.T) {
 		var traces []*Trace
 		for _, calls := range sessionCalls {
@@ -189,6 +190,7 @@ func recordRefusal(t *testing.T, u string) *Trace {
 // A recorded refusal (a 400 without a JSON-RPC body) that happens again is
 // a match; another status is one difference, and the session goes on.
 func TestVerifyHTTPRefusalIsAnOutcome(t *testing.T) {
+	t.Parallel()
 	tr := recordRefusal(t, refusingServer(t, http.StatusBadRequest))
 	res := verifyAgainst(t, tr, newHTTPConn(t, refusingServer(t, http.StatusBadRequest)), VerifyOptions{})
 	if !res.OK() || res.Exchanges != 4 {
@@ -214,6 +216,7 @@ func TestVerifyHTTPRefusalIsAnOutcome(t *testing.T) {
 // and by the POST stream they came on, whatever else is pending; the rest
 // is left over, in the order it came.
 func TestAttributor(t *testing.T) {
+	t.Parallel()
 	a := newAttributor(0)
 	x := &exchange{n: 1, token: progressTokenKey([]byte(`{"_meta":{"progressToken":"p1"}}`))}
 	y := &exchange{n: 2}
@@ -242,6 +245,7 @@ func TestAttributor(t *testing.T) {
 // recordtest-style reporting: every difference of every exchange is in
 // the result, whatever failed before it.
 func TestVerifyReportsEverything(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"},{"name":"clock","x":1}]}}`
 	live[8] = `< {"jsonrpc":"2.0","id":3,"result":{"at":"2026-01-02T03:04:05.123Z","n":2}}`

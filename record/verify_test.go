@@ -50,6 +50,7 @@ var verifyTrace = []string{
 }
 
 func TestVerifyAgainstItself(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(verifyTrace...)
 	res := runVerify(t, tr, liveReplay(t, tr), VerifyOptions{})
 	if !res.OK() || res.Exchanges != 3 || res.ServerRequests != 1 {
@@ -64,6 +65,7 @@ func TestVerifyAgainstItself(t *testing.T) {
 }
 
 func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[len(live)-1] = `< {"jsonrpc":"2.0","id":3,"result":{"n":1,"at":"2030-12-31T23:59:59+01:00"}}`
 	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
@@ -73,6 +75,7 @@ func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
 }
 
 func TestVerifyReportsDifferences(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo2"},{"name":"clock","extra":true}]}}`
 	live[8] = `< {"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}}`
@@ -105,6 +108,7 @@ func TestVerifyReportsDifferences(t *testing.T) {
 }
 
 func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace[:5]...)
 	live = append(live,
 		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock"}}`,
@@ -127,6 +131,7 @@ func TestVerifyMissingResponseAndUnexpectedRequest(t *testing.T) {
 }
 
 func TestVerifyConnectionEnds(t *testing.T) {
+	t.Parallel()
 	client, server := transport.Pipe()
 	go func() {
 		ctx := context.Background()
@@ -154,6 +159,7 @@ func TestVerifyConnectionEnds(t *testing.T) {
 }
 
 func TestVerifyRemapsCancelledRequestIDs(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":"a","method":"slow"}`,
 		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"x"}}`,
@@ -183,6 +189,7 @@ func TestVerifyRemapsCancelledRequestIDs(t *testing.T) {
 // 2.0, section 6), and an answer whose id came back as a string is still
 // the answer to the request (the session accepts it the same way).
 func TestVerifyBatchAndRetypedID(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
@@ -232,6 +239,7 @@ func TestVerifyBatchAndRetypedID(t *testing.T) {
 // notification's: a change is one difference in the window of the request
 // that caused it, and the recorded answer still answers it.
 func TestVerifyServerRequestParams(t *testing.T) {
+	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
 	live[6] = `< {"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"cursor":"c2"}}`
 	res := runVerify(t, mkTrace(verifyTrace...), liveReplay(t, mkTrace(live...)), VerifyOptions{})
@@ -251,6 +259,7 @@ func TestVerifyServerRequestParams(t *testing.T) {
 // recording shows came, bounded by the timeout, rather than ending with
 // its last exchange.
 func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
+	t.Parallel()
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}`,

@@ -7,7 +7,16 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
+
+// EverythingHTTP is server-everything in both HTTP modes for
+// TestEverythingHTTP (in transport_test), started by TestMain as the tests
+// begin: that test cannot run in parallel, and so would hold up every
+// parallel test while node starts.
+var EverythingHTTP *testservers.Early
 
 // The test binary doubles as the stdio server: when helperEnv is set,
 // TestMain runs the named behaviour instead of the tests. This gives the
@@ -19,7 +28,12 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}
-	os.Exit(m.Run())
+	// Most parallel tests wait for helper processes and sockets.
+	testwait.RaiseParallel(4)
+	EverythingHTTP = testservers.EverythingEarly("streamableHttp", "sse")
+	code := m.Run()
+	EverythingHTTP.Stop()
+	os.Exit(code)
 }
 
 // helperOptions returns options that run this test binary as a helper.

@@ -300,9 +300,11 @@ func TestTLS(t *testing.T) {
 // Interop with @modelcontextprotocol/server-everything in both HTTP modes,
 // auto-detected.
 func TestEverythingHTTP(t *testing.T) {
+	// Not parallel: checkNoLeaks looks at every goroutine.
+	urls := transport.EverythingHTTP.URLs(t)
 	for _, mode := range []string{"streamableHttp", "sse"} {
 		t.Run(mode, func(t *testing.T) {
-			u := testservers.Everything(t, mode)
+			u := urls[mode]
 			rec := newRecorder()
 			sess, conn := mustDial(t, transport.HTTPOptions{URL: u}, rec)
 			if got := toolText(t, sess, "echo", map[string]any{"message": "hi"}); got != "Echo: hi" {

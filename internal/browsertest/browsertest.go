@@ -9,6 +9,7 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,14 +45,9 @@ func Chromium(t testing.TB) string {
 	return ""
 }
 
-// New starts a headless chromium with a tab, for the test's lifetime (a
-// bound of its own: limit). NewTab opens more tabs in it.
-func New(t testing.TB, limit time.Duration) context.Context {
-	t.Helper()
-	exe := Chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
+// allocatorOptions are the flags of every headless chromium of the tests.
+func allocatorOptions(exe string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
@@ -62,18 +59,68 @@ func New(t testing.TB, limit time.Duration) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("no-proxy-server", true),
 		chromedp.WindowSize(1200, 1000),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1200, 1000)); err != nil {
-		t.Fatalf("starting chromium: %v", err)
 	}
-	return bctx
 }
 
-// NewTab opens a tab in the browser of bctx (from New), closed when t
+// Shared is one headless chromium for a test binary: started by the first
+// test that asks for a tab (Tab) and stopped by Close, which the
+// package's TestMain calls after m.Run. Each Tab is in a browser context
+// of its own (cookies, storage and cache apart).
+type Shared struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab
+	cancel context.CancelFunc
+	err    error
+}
+
+// Tab opens a tab of the shared browser in a browser context of its own,
+// for the test's lifetime (limit at most). NewTab opens more tabs in the
+// same browser context.
+func (s *Shared) Tab(t testing.TB, limit time.Duration) context.Context {
+	t.Helper()
+	exe := Chromium(t)
+	s.once.Do(func() { s.start(exe) })
+	if s.err != nil {
+		t.Fatalf("starting chromium: %v", s.err)
+	}
+	tctx, tcancel := chromedp.NewContext(s.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(tcancel)
+	ctx, cancel := context.WithTimeout(tctx, limit)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 1000)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return ctx
+}
+
+// start starts the browser, its start bounded to a minute.
+func (s *Shared) start(exe string) {
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), allocatorOptions(exe)...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	s.ctx = bctx
+	s.cancel = func() { bcancel(); acancel() }
+	// The first Do starts the browser, which then lives as long as bctx:
+	// its start is bounded here, not through a deadline on bctx.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case s.err = <-started:
+	case <-time.After(time.Minute):
+		s.err = errors.New("no browser after a minute")
+	}
+	if s.err != nil {
+		s.cancel()
+	}
+}
+
+// Close stops the browser if a test started it.
+func (s *Shared) Close() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+// NewTab opens another tab beside bctx (from Shared.Tab), closed when t
 // ends.
 func NewTab(t testing.TB, bctx context.Context) context.Context {
 	t.Helper()

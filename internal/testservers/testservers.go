@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,8 +175,16 @@ func Node(cache string) (string, error) {
 // peers the test is skipped, or fails under MCPX_REQUIRE_INTEROP=1.
 func Everything(t testing.TB, mode string) string {
 	t.Helper()
+	return EverythingModes(t, mode)[mode]
+}
+
+// EverythingModes is Everything for several modes at once: the servers
+// start side by side (a node start takes half a second of CPU, seconds on
+// a busy machine), and the result maps each mode to its URL.
+func EverythingModes(t testing.TB, modes ...string) map[string]string {
+	t.Helper()
 	cache := NPMCache()
-	script := filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	script := EverythingScript(cache)
 	if _, err := os.Stat(script); cache == "" || err != nil {
 		skipOrFail(t, "server-everything is not installed (run ./scripts/test once to install the npm peers)")
 	}
@@ -183,6 +192,129 @@ func Everything(t testing.TB, mode string) string {
 	if err != nil {
 		skipOrFail(t, "node not found: %v", err)
 	}
+	type started struct {
+		url  string
+		stop func()
+		err  error
+	}
+	res := make([]started, len(modes))
+	var wg sync.WaitGroup
+	for i, mode := range modes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &res[i]
+			r.url, r.stop, r.err = StartEverything(node, script, mode)
+		}()
+	}
+	wg.Wait()
+	urls := make(map[string]string, len(modes))
+	var errs []error
+	for i, r := range res {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		t.Cleanup(r.stop)
+		urls[modes[i]] = r.url
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return urls
+}
+
+// Early is server-everything in several HTTP modes, started in the
+// background by a package's TestMain (EverythingEarly) so that a test that
+// cannot run in parallel does not wait for node to start: the start
+// overlaps with the tests before it.
+type Early struct {
+	done  chan struct{}
+	skip  string // why the peers are missing, if they are
+	urls  map[string]string
+	stops []func()
+	err   error
+}
+
+// EverythingEarly starts server-everything in each of modes in the
+// background, when the npm peers are installed. Stop ends them.
+func EverythingEarly(modes ...string) *Early {
+	e := &Early{done: make(chan struct{}), urls: make(map[string]string)}
+	cache := NPMCache()
+	script := EverythingScript(cache)
+	node, err := Node(cache)
+	if _, serr := os.Stat(script); cache == "" || serr != nil {
+		e.skip = "server-everything is not installed (run ./scripts/test once to install the npm peers)"
+	} else if err != nil {
+		e.skip = fmt.Sprintf("node not found: %v", err)
+	}
+	if e.skip != "" {
+		close(e.done)
+		return e
+	}
+	go func() {
+		defer close(e.done)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for _, mode := range modes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				url, stop, err := StartEverything(node, script, mode)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				e.urls[mode] = url
+				e.stops = append(e.stops, stop)
+			}()
+		}
+		wg.Wait()
+		e.err = errors.Join(errs...)
+	}()
+	return e
+}
+
+// URLs waits (a minute at most) for the servers and maps each mode to its
+// URL. Without the npm peers the test is skipped, or fails under
+// MCPX_REQUIRE_INTEROP=1.
+func (e *Early) URLs(t testing.TB) map[string]string {
+	t.Helper()
+	select {
+	case <-e.done:
+	case <-time.After(time.Minute):
+		t.Fatal("server-everything did not start within a minute")
+	}
+	if e.skip != "" {
+		skipOrFail(t, "%s", e.skip)
+	}
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	return e.urls
+}
+
+// Stop kills the servers and waits for them.
+func (e *Early) Stop() {
+	<-e.done
+	for _, stop := range e.stops {
+		stop()
+	}
+}
+
+// EverythingScript is server-everything's entry point in the npm cache.
+func EverythingScript(cache string) string {
+	return filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// StartEverything starts server-everything's script with node in mode
+// ("streamableHttp" or "sse") on a free port, waits (20s at most) until it
+// listens, and returns its URL on 127.0.0.1 (/mcp or /sse) and a stop
+// function that kills it and waits for it.
+func StartEverything(node, script, mode string) (url string, stop func(), err error) {
 	// The server binds the port it is given on every address (Express's
 	// listen(PORT)), so the port is checked free on IPv4 and IPv6 first and
 	// taken outside the kernel's ephemeral range, where the tests' own
@@ -191,50 +323,49 @@ func Everything(t testing.TB, mode string) string {
 	// exits with EADDRINUSE and is started again on another.
 	var port int
 	for attempt := 1; ; attempt++ {
-		var err error
 		if port, err = freePort(); err != nil {
-			t.Fatal(err)
+			return "", nil, err
 		}
-		err = startEverything(t, node, script, mode, port)
+		stop, err = startEverything(node, script, mode, port)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, errPortTaken) || attempt == 5 {
-			t.Fatal(err)
+			return "", nil, err
 		}
 	}
 	path := "/mcp"
 	if mode == "sse" {
 		path = "/sse"
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path), stop, nil
 }
 
 // errPortTaken says server-everything could not bind its port.
 var errPortTaken = errors.New("port taken")
 
 // startEverything starts server-everything in mode on port and waits
-// until it listens; it is killed when the test ends.
-func startEverything(t testing.TB, node, script, mode string, port int) error {
+// until it listens; stop kills it and waits for it.
+func startEverything(node, script, mode string, port int) (stop func(), err error) {
 	cmd := exec.Command(node, script, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	newGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting server-everything: %w", err)
+		return nil, fmt.Errorf("starting server-everything: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		cmd.Wait()
 		close(exited)
 	}()
-	t.Cleanup(func() {
+	stop = func() {
 		killGroup(cmd)
 		<-exited
-	})
+	}
 	// It says on stderr when it listens; wait for that, not for time.
 	ready := make(chan error, 1)
 	go func() {
@@ -257,11 +388,15 @@ func startEverything(t testing.TB, node, script, mode string, port int) error {
 		ready <- fmt.Errorf("server-everything %s exited before listening; stderr: %s", mode, all)
 	}()
 	select {
-	case err := <-ready:
-		return err
+	case err = <-ready:
 	case <-time.After(20 * time.Second):
-		return fmt.Errorf("server-everything %s did not start listening within 20s", mode)
+		err = fmt.Errorf("server-everything %s did not start listening within 20s", mode)
 	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // drain drains the rest of a stream so the child never blocks on it.

@@ -21,6 +21,8 @@
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
 //	badversion   answers initialize with a protocol version nobody speaks
+//	big          a raw server whose tool big answers with the rich server's
+//	             50 MiB text, written straight out (the SDK takes seconds)
 //	rough        a raw server whose results are the rough edges a new user
 //	             meets: binary data in odd places, progress after the
 //	             response, a multi-line error, a nested schema (rough.go)
@@ -160,7 +162,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "rough":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

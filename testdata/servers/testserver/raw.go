@@ -123,6 +123,29 @@ var echoTool = map[string]any{
 	},
 }
 
+var bigTool = map[string]any{
+	"name":        "big",
+	"description": "Returns a text of 50 MiB on a single line",
+	"inputSchema": map[string]any{"type": "object"},
+}
+
+// bigResult answers a call of the big tool with the rich server's 50 MiB
+// text, written as it goes: the SDK's encoder copies and checks a text
+// that size several times over, seconds of CPU a test of the client need
+// not spend.
+func (s *rawServer) bigResult(id json.RawMessage) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+	chunk := bytes.Repeat([]byte("x"), 1<<16)
+	for n := bigDefault - len(bigMarker); n > 0; n -= len(chunk) {
+		_, _ = w.Write(chunk[:min(n, len(chunk))])
+	}
+	_, _ = w.WriteString(bigMarker + `"}]}}` + "\n")
+	_ = w.Flush()
+}
+
 func textResult(text string, isError bool) map[string]any {
 	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 	if isError {
@@ -150,6 +173,10 @@ func (s *rawServer) handle(m rawMsg) {
 	case "tools/list":
 		if s.mode == "badlist" {
 			s.reply(m.ID, map[string]any{"tools": 42})
+			return
+		}
+		if s.mode == "big" {
+			s.reply(m.ID, map[string]any{"tools": []any{echoTool, bigTool}})
 			return
 		}
 		if s.mode == "rough" {
@@ -209,6 +236,10 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	if s.mode == "big" && p.Name == "big" {
+		s.bigResult(m.ID)
+		return
+	}
 	if s.mode == "rough" {
 		var a struct {
 			Arguments json.RawMessage `json:"arguments"`
