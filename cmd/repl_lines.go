@@ -103,6 +103,7 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 	}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
+		addSessionFlags(c, flags.sessionOnly)
 		c.Use = strings.TrimSuffix(c.Use, " -- <server command>")
 		c.Example = replExamples(c.Example)
 		for _, sub := range c.Commands() {
@@ -111,6 +112,26 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 	}
 	visit(root)
 	return root, flags
+}
+
+// sessionFlagAnnotation marks the hidden copies of the session's flags
+// that addSessionFlags gives each command of the line tree.
+const sessionFlagAnnotation = "mcpx-session-flag"
+
+// addSessionFlags gives c, as hidden flags of its own, the session's flags
+// that c does not define itself, so that checkLine can refuse them by name
+// (mcpx's own tree has them as persistent flags of its root).
+func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
+	fs := c.Flags()
+	session.VisitAll(func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) != nil || f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil {
+			return
+		}
+		cp := *f
+		cp.Hidden = true
+		cp.Annotations = map[string][]string{sessionFlagAnnotation: nil}
+		fs.AddFlag(&cp)
+	})
 }
 
 var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`)
@@ -126,7 +147,7 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 	var bad []string
 	c.Flags().Visit(func(f *pflag.Flag) {
 		// (Visit also visits what earlier lines set: Changed is this line's.)
-		if f.Changed && c.Root().PersistentFlags().Lookup(f.Name) != nil && !allowedLineFlags[f.Name] {
+		if _, session := f.Annotations[sessionFlagAnnotation]; f.Changed && session {
 			bad = append(bad, "--"+f.Name)
 		}
 	})

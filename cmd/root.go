@@ -297,7 +297,11 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	root.SetErr(e.ios.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 
-	flags.register(root.PersistentFlags())
+	if e.repl != nil {
+		flags.registerLine(root.PersistentFlags())
+	} else {
+		flags.register(root.PersistentFlags())
+	}
 	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
