@@ -22,12 +22,14 @@ type replOptions struct {
 	file      string
 	keepGoing bool
 	noHistory bool
+	parallel  int
 }
 
 func (o *replOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.file, "file", "f", "", "run the commands in script `FILE` instead of reading them from the terminal")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "in a script, go on after a command fails (the exit status is then the first failure's)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not read or write the command history file")
+	f.IntVar(&o.parallel, "parallel", 1, "in a script, run up to `N` commands at once (each line's output is printed in the order of the lines)")
 }
 
 const replLong = `Open one session with the server and keep it open: type commands (the same
@@ -79,6 +81,9 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.parallel < 1 {
+		return usageErrorf("--parallel %d: give the number of commands a script may run at once, 1 or more", o.parallel)
+	}
 	var script io.Reader
 	if o.file != "" {
 		f, err := os.Open(o.file)
@@ -104,6 +109,8 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		Interactive: interactive,
 		KeepGoing:   o.keepGoing,
 		Report:      s.reportPlain,
+		Spawn:       s.spawn,
+		Parallel:    o.parallel,
 	}
 	s.runner = runner
 	if interactive {

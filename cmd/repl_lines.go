@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -54,21 +55,82 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 // command tree (the same commands as mcpx's own), with the REPL's --json
 // (or :json) and -v unless the line says otherwise.
 func (s *replSession) runLine(ctx context.Context, args []string) int {
-	s.lineFlags.out.json, s.lineFlags.out.verbose = s.json.Load(), s.cfg.out.verbose
-	s.line.started = false
-	s.root.SetArgs(args)
+	return s.runLineOn(ctx, &lineWorker{root: s.root, flags: s.lineFlags, env: s.line}, args)
+}
+
+// runLineOn runs a line through w's command tree.
+func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []string) int {
+	w.flags.out.json, w.flags.out.verbose = s.json.Load(), s.cfg.out.verbose
+	w.env.started = false
+	w.root.SetArgs(args)
 	wire := s.wire.Load()
-	ran, err := s.root.ExecuteContextC(ctx)
+	ran, err := w.root.ExecuteContextC(ctx)
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
 		return ExitOK
 	}
-	if !s.line.started {
+	if !w.env.started {
 		err = &usageError{err: err}
 	}
-	out := s.lineFlags.out
-	return s.reporter(out.json, out.verbose || out.wire).report(err)
+	out := w.flags.out
+	return s.reporterTo(w.env.ios, out.json, out.verbose || out.wire).report(err)
+}
+
+// lineWorker is a command tree lines run through, with the flags and the
+// env its commands run with. Lines run in the background (a script's
+// lines ending in &, or mcpx repl --parallel) each take a worker of their
+// own, whose output is kept until the lines before it are printed.
+type lineWorker struct {
+	root        *cobra.Command
+	flags       *rootFlags
+	env         *env
+	out, errOut bytes.Buffer
+}
+
+// spawn prepares a script's line to run in the background on a worker of
+// its own (repl.Runner.Spawn); the REPL's own commands run in order.
+func (s *replSession) spawn(words []string) (func(context.Context) repl.Result, func()) {
+	if replCommandNamed(s.commands, words[0]) != nil || strings.HasPrefix(words[0], ":") {
+		return nil, nil
+	}
+	w := s.takeWorker()
+	run := func(ctx context.Context) repl.Result {
+		code := s.runLineOn(ctx, w, words)
+		s.last.Store(int32(code))
+		return repl.Result{Code: code}
+	}
+	flush := func() {
+		_, _ = s.ios.Out.Write(w.out.Bytes())
+		_, _ = s.ios.ErrOut.Write(w.errOut.Bytes())
+		w.out.Reset()
+		w.errOut.Reset()
+		s.workersMu.Lock()
+		s.workers = append(s.workers, w)
+		s.workersMu.Unlock()
+	}
+	return run, flush
+}
+
+// takeWorker returns an idle worker, building one (a command tree of its
+// own) when none is.
+func (s *replSession) takeWorker() *lineWorker {
+	s.workersMu.Lock()
+	if n := len(s.workers); n > 0 {
+		w := s.workers[n-1]
+		s.workers = s.workers[:n-1]
+		s.workersMu.Unlock()
+		return w
+	}
+	s.workersMu.Unlock()
+	w := &lineWorker{}
+	ios := *s.ios
+	ios.Out, ios.ErrOut = &w.out, &w.errOut
+	w.env = &env{ios: &ios, run: s.line.run, conns: s.conns, repl: s}
+	w.root, w.flags = s.lineTreeFor(w.env)
+	w.root.SetOut(&w.out)
+	w.root.SetErr(&w.errOut)
+	return w
 }
 
 // allowedLineFlags are the global flags a REPL command may carry: the
@@ -79,8 +141,11 @@ var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": tr
 // the REPL: mcpx's own, with the server flags hidden and refused, help
 // texts without the server part, resources unsubscribe, and tools call
 // NAME --help describing the tool.
-func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
-	root, flags := newRootCmd(s.line)
+func (s *replSession) lineTree() (*cobra.Command, *rootFlags) { return s.lineTreeFor(s.line) }
+
+// lineTreeFor builds a line tree whose commands run with e.
+func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
+	root, flags := newRootCmd(e)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if !allowedLineFlags[f.Name] {
@@ -92,11 +157,11 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 		case "auth":
 			root.RemoveCommand(c)
 		case "resources":
-			c.AddCommand(newResourcesUnsubscribeCmd(s.line))
+			c.AddCommand(newResourcesUnsubscribeCmd(e))
 		case "tools":
 			for _, sub := range c.Commands() {
 				if sub.Name() == "call" {
-					s.toolHelpOn(sub)
+					s.toolHelpOn(sub, e.ios)
 				}
 			}
 		}
@@ -169,18 +234,18 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 
 // toolHelpOn makes tools call NAME --help describe the tool from the live
 // server before the usual help.
-func (s *replSession) toolHelpOn(call *cobra.Command) {
+func (s *replSession) toolHelpOn(call *cobra.Command, ios *IOStreams) {
 	def := call.HelpFunc()
 	call.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if names := c.Flags().Args(); len(names) > 0 {
-			s.toolHelp(names[0])
-			fmt.Fprintln(s.ios.Out)
+			s.toolHelp(names[0], ios)
+			fmt.Fprintln(ios.Out)
 		}
 		def(c, args)
 	})
 }
 
-func (s *replSession) toolHelp(name string) {
+func (s *replSession) toolHelp(name string, ios *IOStreams) {
 	s.mu.Lock()
 	cat, c := s.catalog, s.c
 	s.mu.Unlock()
@@ -194,7 +259,7 @@ func (s *replSession) toolHelp(name string) {
 		c.console.Warn(err.Error())
 		return
 	}
-	p := newPrinter(s.ios, s.cfg.out)
+	p := newPrinter(ios, s.cfg.out)
 	p.ToolHelp(*t)
 }
 
@@ -240,8 +305,13 @@ func (s *replSession) report(err error) int {
 // sends no credentials of its own; $MCPX_BEARER_TOKEN is the one it
 // knows of.)
 func (s *replSession) reporter(json, narrated bool) reporter {
-	return reporter{ios: s.ios, json: json, inREPL: true,
-		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
+	return s.reporterTo(s.ios, json, narrated)
+}
+
+// reporterTo is reporter writing to ios.
+func (s *replSession) reporterTo(ios *IOStreams, json, narrated bool) reporter {
+	return reporter{ios: ios, json: json, inREPL: true,
+		hints: hintFacts{bearer: ios.Getenv("MCPX_BEARER_TOKEN") != "", narrated: narrated}}
 }
 
 // reportPlain reports what the runner meets outside a command.
