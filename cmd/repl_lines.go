@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -199,11 +200,11 @@ func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
 	})
 }
 
-var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`)
+var exampleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`) })
 
 // replExamples rewrites one-shot examples for the REPL: no program name,
 // no server.
-func replExamples(ex string) string { return exampleLine.ReplaceAllString(ex, "$1$2") }
+func replExamples(ex string) string { return exampleLine().ReplaceAllString(ex, "$1$2") }
 
 // checkLine refuses what a REPL command cannot change — the server and
 // the session's flags — and gives the line's commands their
