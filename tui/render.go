@@ -275,11 +275,12 @@ var toolEntryNames = []string{"name", "title", "description", "inputSchema"}
 
 // readToolEntry reads a tool as json.Unmarshal into a toolEntry would (a
 // member of the wrong type leaves what was read), in place: a list of
-// thousands of tools reads each once.
+// thousands of tools reads each once. it must be valid JSON, as the items
+// of a list the session read are.
 func readToolEntry(it json.RawMessage) toolEntry {
 	var t toolEntry
 	var f rawjson.Fields
-	if json.Valid(it) && f.Object(it, toolEntryNames, func(name string, v []byte) {
+	if f.Object(it, toolEntryNames, func(name string, v []byte) {
 		switch name {
 		case "name":
 			t.Name = f.Str(v)
@@ -318,6 +319,7 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
+// items are valid JSON, as inspector.Session.List returns them.
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
 	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
