@@ -186,6 +186,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 // waits for it, unless a read was abandoned (an interrupt): that read
 // ends with the input, and the goroutine with it.
 type scriptFeed struct {
+	sc        *repl.Script
 	want      chan struct{}
 	got       chan scriptLine
 	done      chan struct{}
@@ -198,7 +199,7 @@ type scriptLine struct {
 }
 
 func startScriptFeed(sc *repl.Script) *scriptFeed {
-	f := &scriptFeed{want: make(chan struct{}), got: make(chan scriptLine, 1), done: make(chan struct{})}
+	f := &scriptFeed{sc: sc, want: make(chan struct{}), got: make(chan scriptLine, 1), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		for range f.want {
@@ -211,8 +212,14 @@ func startScriptFeed(sc *repl.Script) *scriptFeed {
 
 // read returns the next command, or io.EOF once ctx ends.
 func (f *scriptFeed) read(ctx context.Context) (string, error) {
-	if f.abandoned {
+	if f.abandoned || ctx.Err() != nil {
 		return "", io.EOF
+	}
+	// A command the input read so far holds whole is taken here: no read
+	// can block for it, and the goroutine is idle (issue 13: two goroutine
+	// switches per line of a script).
+	if text, ok := f.sc.Buffered(); ok {
+		return text, nil
 	}
 	select {
 	case f.want <- struct{}{}:

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,36 @@ func (s *Script) ReadCommand() (string, error) {
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
 			return text, nil
+		}
+	}
+}
+
+// Buffered returns the next command when the input read so far holds it
+// whole, so that no read is needed (ok false otherwise: ReadCommand then
+// reads it). It returns what ReadCommand would.
+func (s *Script) Buffered() (string, bool) {
+	n := s.r.Buffered()
+	if n == 0 {
+		return "", false
+	}
+	buf, err := s.r.Peek(n)
+	if err != nil {
+		return "", false
+	}
+	var lines []string
+	off := 0
+	for {
+		i := bytes.IndexByte(buf[off:], '\n')
+		if i < 0 {
+			return "", false
+		}
+		lines = append(lines, strings.TrimRight(string(buf[off:off+i+1]), "\r\n"))
+		off += i + 1
+		text := strings.Join(lines, "\n")
+		if Scan(text).Incomplete() == Closed {
+			_, _ = s.r.Discard(off)
+			s.line += len(lines)
+			return text, true
 		}
 	}
 }
