@@ -195,16 +195,37 @@ func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
 		}
 		cp := *f
 		cp.Hidden = true
-		cp.Annotations = map[string][]string{sessionFlagAnnotation: nil}
+		cp.Annotations = sessionFlagAnnotations // (only read)
 		fs.AddFlag(&cp)
 	})
 }
+
+var sessionFlagAnnotations = map[string][]string{sessionFlagAnnotation: nil}
 
 var exampleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`) })
 
 // replExamples rewrites one-shot examples for the REPL: no program name,
 // no server.
-func replExamples(ex string) string { return exampleLine().ReplaceAllString(ex, "$1$2") }
+func replExamples(ex string) string {
+	replExampleCache.Lock()
+	defer replExampleCache.Unlock()
+	if r, ok := replExampleCache.m[ex]; ok {
+		return r
+	}
+	r := exampleLine().ReplaceAllString(ex, "$1$2")
+	if replExampleCache.m == nil {
+		replExampleCache.m = map[string]string{}
+	}
+	replExampleCache.m[ex] = r
+	return r
+}
+
+// replExampleCache keeps the examples rewritten for the REPL: each line
+// tree (one per line running at once) rewrites the same ones.
+var replExampleCache struct {
+	sync.Mutex
+	m map[string]string
+}
 
 // checkLine refuses what a REPL command cannot change — the server and
 // the session's flags — and gives the line's commands their
