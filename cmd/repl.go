@@ -40,11 +40,14 @@ With a terminal, commands are edited with history and Tab completion from the
 live server (tool, prompt and resource names, template URIs, key= arguments
 and their values). Without one — or with -f FILE — commands are read line by
 line, each is echoed with its output, and the first failing command ends the
-session with its exit status (--keep-going goes on).
+session with its exit status (--keep-going goes on). In a script, a line ending
+in " &" runs without waiting for the ones before it, and --parallel N runs
+every line so, up to N at once; outputs are printed in the order of the lines,
+and wait waits for the lines running.
 
 REPL commands besides mcpx's own: help, :wire on|off, :json on|off,
 :record FILE|off, :reconnect, :roots [add|remove PATH], :log LEVEL,
-:sleep DURATION, :wait METHOD [TIMEOUT], exit.
+:sleep DURATION, :wait METHOD [TIMEOUT], wait, exit.
 
 The history is kept in $XDG_STATE_HOME/mcpx/history (~/.local/state/mcpx/history;
 $MCPX_HISTORY_FILE overrides the path), except commands typed with a leading
