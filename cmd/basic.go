@@ -29,7 +29,7 @@ func (e *env) withListeningClient(ctx context.Context, server []string, fn func(
 
 func (e *env) withClientListening(ctx context.Context, server []string, listen bool, fn func(*client) error) error {
 	if e.repl != nil {
-		return e.repl.with(server, fn)
+		return e.repl.with(e, server, fn)
 	}
 	d, err := e.connFor(ctx, e.cfg.conn, server, "mcpx tools list")
 	if err != nil {

@@ -33,12 +33,8 @@ type client struct {
 	closeErr error // the first error of closers
 
 	feats *inspector.ClientFeatures
-	sink  notifySink // where notifications go (default: console)
-	// showLists shows list_changed notifications on the console: with -v
-	// and while lingering. Servers often announce their lists at start-up,
-	// which is noise in a one-shot command's output.
-	showLists  atomic.Bool
-	serverName atomic.Value // string, once initialized
+	// clientState is shared by the client and its views (withOutput).
+	*clientState
 	// oauth is the OAuth authorizer of an HTTP connection, nil otherwise.
 	oauth *oauthflow.Authorizer
 	// observe, when set (the REPL), sees every notification first.
@@ -49,6 +45,25 @@ type client struct {
 	// rec is the --record recorder, nil without one: views' messages are
 	// recorded beside the frames.
 	rec *record.Recorder
+}
+
+// clientState is what a client and its views share.
+type clientState struct {
+	sink notifySink // where notifications go (default: console)
+	// showLists shows list_changed notifications on the console: with -v
+	// and while lingering. Servers often announce their lists at start-up,
+	// which is noise in a one-shot command's output.
+	showLists  atomic.Bool
+	serverName atomic.Value // string, once initialized
+}
+
+// withOutput returns a view of c for one REPL line run in the background:
+// the same session, its results and warnings printed to ios (the line's
+// own output, printed once the lines before it are). Closing the view
+// closes nothing.
+func (c *client) withOutput(ios *IOStreams, out output) *client {
+	return &client{sess: c.sess, conn: c.conn, console: newConsole(ios, out, nil), out: newPrinter(ios, out),
+		describe: c.describe, feats: c.feats, clientState: c.clientState, oauth: c.oauth, observe: c.observe, held: c.held, rec: c.rec}
 }
 
 // Close ends the session (shutting the server down) and releases files;
@@ -199,7 +214,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 // (--wire, or the REPL's). The client owns the connection until a session
 // takes it over. rec is the recorder, nil without --record.
 func (k *connector) open(ctx context.Context, d connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
-	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out)}
+	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out), clientState: &clientState{}}
 	c.showLists.Store(out.verbose)
 	k.track(c)
 	if rec, err = k.recorder(ctx, c, d, out); err != nil {

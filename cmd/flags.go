@@ -26,6 +26,9 @@ type rootFlags struct {
 	rec     recordFlags
 	out     outputFlags
 	ui      uiFlags
+	// sessionOnly, in the REPL's line tree, holds the flags a line may
+	// not give (see registerLine).
+	sessionOnly *pflag.FlagSet
 }
 
 // serverFlags are about a server command given after --.
@@ -111,6 +114,26 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.rec.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
 	fs.StringArrayVar(&f.rec.ignore, "ignore", nil, "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")
 	fs.StringArrayVar(&f.rec.normalize, "normalize", nil, "replace volatile values before verify and replay compare: `RE=PLACEHOLDER`, or uuid, timestamp, session-id; with --record, stored in the trace (repeatable)")
+}
+
+// registerLine registers the flags for the REPL's line tree: the ones a
+// line may give (allowedLineFlags) as persistent flags of its root, the
+// others kept in f.sessionOnly, for lineTree to give each command as
+// hidden flags a line is refused (they choose or shape the session). Few
+// persistent flags keep each line cheap: cobra merges a command's
+// inherited persistent flags into its own on every Execute, several
+// times (issue 13).
+func (f *rootFlags) registerLine(fs *pflag.FlagSet) {
+	all := pflag.NewFlagSet("mcpx", pflag.ContinueOnError)
+	f.register(all)
+	f.sessionOnly = pflag.NewFlagSet("session", pflag.ContinueOnError)
+	all.VisitAll(func(fl *pflag.Flag) {
+		if allowedLineFlags[fl.Name] {
+			fs.AddFlag(fl)
+		} else {
+			f.sessionOnly.AddFlag(fl)
+		}
+	})
 }
 
 // forgetRun puts cmd, a command of the REPL's tree that a line ran, back

@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,7 +106,9 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 
 // secretFlag matches a command-line option whose value looks secret:
 // --token X, --api-key=X, -password X.
-var secretFlag = regexp.MustCompile(`(?i)^--?[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*$`)
+var secretFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^--?[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*$`)
+})
 
 // commandLine renders a server command line for a trace header, with the
 // values of options that look secret removed.
@@ -113,9 +116,9 @@ func commandLine(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
-		if name, _, ok := strings.Cut(a, "="); ok && secretFlag.MatchString(name) {
+		if name, _, ok := strings.Cut(a, "="); ok && secretFlag().MatchString(name) {
 			out[i] = name + "=" + record.Placeholder
-		} else if i > 0 && secretFlag.MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
+		} else if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
 			out[i] = record.Placeholder
 		}
 	}

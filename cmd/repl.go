@@ -23,12 +23,14 @@ type replOptions struct {
 	file      string
 	keepGoing bool
 	noHistory bool
+	parallel  int
 }
 
 func (o *replOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.file, "file", "f", "", "run the commands in script `FILE` instead of reading them from the terminal")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "in a script, go on after a command fails (the exit status is then the first failure's)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not read or write the command history file")
+	f.IntVar(&o.parallel, "parallel", 1, "in a script, run up to `N` commands at once (each line's output is printed in the order of the lines)")
 }
 
 const replLong = `Open one session with the server and keep it open: type commands (the same
@@ -39,11 +41,14 @@ With a terminal, commands are edited with history and Tab completion from the
 live server (tool, prompt and resource names, template URIs, key= arguments
 and their values). Without one — or with -f FILE — commands are read line by
 line, each is echoed with its output, and the first failing command ends the
-session with its exit status (--keep-going goes on).
+session with its exit status (--keep-going goes on). In a script, a line ending
+in " &" runs without waiting for the ones before it, and --parallel N runs
+every line so, up to N at once; outputs are printed in the order of the lines,
+and wait waits for the lines running.
 
 REPL commands besides mcpx's own: help, :wire on|off, :json on|off,
 :record FILE|off, :reconnect, :roots [add|remove PATH], :log LEVEL,
-:sleep DURATION, :wait METHOD [TIMEOUT], exit.
+:sleep DURATION, :wait METHOD [TIMEOUT], wait, exit.
 
 The history is kept in $XDG_STATE_HOME/mcpx/history (~/.local/state/mcpx/history;
 $MCPX_HISTORY_FILE overrides the path), except commands typed with a leading
@@ -92,6 +97,9 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.parallel < 1 {
+		return usageErrorf("--parallel %d: give the number of commands a script may run at once, 1 or more", o.parallel)
+	}
 	var script io.Reader
 	if o.file != "" {
 		f, err := os.Open(o.file)
@@ -117,6 +125,8 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		Interactive: interactive,
 		KeepGoing:   o.keepGoing,
 		Report:      s.reportPlain,
+		Spawn:       s.spawn,
+		Parallel:    o.parallel,
 	}
 	s.runner = runner
 	if interactive {
@@ -192,6 +202,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 // waits for it, unless a read was abandoned (an interrupt): that read
 // ends with the input, and the goroutine with it.
 type scriptFeed struct {
+	sc        *repl.Script
 	want      chan struct{}
 	got       chan scriptLine
 	done      chan struct{}
@@ -204,7 +215,7 @@ type scriptLine struct {
 }
 
 func startScriptFeed(sc *repl.Script) *scriptFeed {
-	f := &scriptFeed{want: make(chan struct{}), got: make(chan scriptLine, 1), done: make(chan struct{})}
+	f := &scriptFeed{sc: sc, want: make(chan struct{}), got: make(chan scriptLine, 1), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		for range f.want {
@@ -217,8 +228,14 @@ func startScriptFeed(sc *repl.Script) *scriptFeed {
 
 // read returns the next command, or io.EOF once ctx ends.
 func (f *scriptFeed) read(ctx context.Context) (string, error) {
-	if f.abandoned {
+	if f.abandoned || ctx.Err() != nil {
 		return "", io.EOF
+	}
+	// A command the input read so far holds whole is taken here: no read
+	// can block for it, and the goroutine is idle (issue 13: two goroutine
+	// switches per line of a script).
+	if text, ok := f.sc.Buffered(); ok {
+		return text, nil
 	}
 	select {
 	case f.want <- struct{}{}:

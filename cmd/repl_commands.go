@@ -67,6 +67,7 @@ func replCommands() []replCommand {
 		{name: ":log", use: ":log LEVEL", short: "ask for log messages at LEVEL and above", run: reportErr((*replSession).logLevel)},
 		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
 		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
+		{name: "wait", use: "wait", short: "in a script, wait for the commands running in the background (a line ending in &)", run: (*replSession).waitCmd},
 		{name: "exit", aliases: []string{"quit"}, use: "exit [STATUS]", short: "leave (also quit, Ctrl-D)", run: (*replSession).exitCmd},
 	}
 }
@@ -102,6 +103,16 @@ func unknownColon(cmds []replCommand, name string) error {
 		}
 	}
 	return usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
+}
+
+// waitCmd waits for the lines running in the background: the runner runs
+// the REPL's own commands only once the lines before them are done, so
+// there is nothing left to do.
+func (s *replSession) waitCmd(_ context.Context, args []string) repl.Result {
+	if len(args) > 0 {
+		return repl.Result{Code: s.report(usageErrorf("usage: wait"))}
+	}
+	return repl.Result{}
 }
 
 func (s *replSession) exitCmd(_ context.Context, args []string) repl.Result {

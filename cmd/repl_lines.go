@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -58,21 +60,82 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 // command tree (the same commands as mcpx's own), with the REPL's --json
 // (or :json) and -v unless the line says otherwise.
 func (s *replSession) runLine(ctx context.Context, args []string) int {
-	s.lineFlags.out.json, s.lineFlags.out.verbose = s.json.Load(), s.cfg.out.verbose
-	s.line.started = false
-	s.root.SetArgs(args)
+	return s.runLineOn(ctx, &lineWorker{root: s.root, flags: s.lineFlags, env: s.line}, args)
+}
+
+// runLineOn runs a line through w's command tree.
+func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []string) int {
+	w.flags.out.json, w.flags.out.verbose = s.json.Load(), s.cfg.out.verbose
+	w.env.started = false
+	w.root.SetArgs(args)
 	wire := s.wire.Load()
-	ran, err := s.root.ExecuteContextC(ctx)
+	ran, err := w.root.ExecuteContextC(ctx)
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
 		return ExitOK
 	}
-	if !s.line.started {
+	if !w.env.started {
 		err = &usageError{err: err}
 	}
-	out := s.lineFlags.out
-	return s.reporter(out.json, out.verbose || out.wire).report(err)
+	out := w.flags.out
+	return s.reporterTo(w.env.ios, out.json, out.verbose || out.wire).report(err)
+}
+
+// lineWorker is a command tree lines run through, with the flags and the
+// env its commands run with. Lines run in the background (a script's
+// lines ending in &, or mcpx repl --parallel) each take a worker of their
+// own, whose output is kept until the lines before it are printed.
+type lineWorker struct {
+	root        *cobra.Command
+	flags       *rootFlags
+	env         *env
+	out, errOut bytes.Buffer
+}
+
+// spawn prepares a script's line to run in the background on a worker of
+// its own (repl.Runner.Spawn); the REPL's own commands run in order.
+func (s *replSession) spawn(words []string) (func(context.Context) repl.Result, func()) {
+	if replCommandNamed(s.commands, words[0]) != nil || strings.HasPrefix(words[0], ":") {
+		return nil, nil
+	}
+	w := s.takeWorker()
+	run := func(ctx context.Context) repl.Result {
+		code := s.runLineOn(ctx, w, words)
+		s.last.Store(int32(code))
+		return repl.Result{Code: code}
+	}
+	flush := func() {
+		_, _ = s.ios.Out.Write(w.out.Bytes())
+		_, _ = s.ios.ErrOut.Write(w.errOut.Bytes())
+		w.out.Reset()
+		w.errOut.Reset()
+		s.workersMu.Lock()
+		s.workers = append(s.workers, w)
+		s.workersMu.Unlock()
+	}
+	return run, flush
+}
+
+// takeWorker returns an idle worker, building one (a command tree of its
+// own) when none is.
+func (s *replSession) takeWorker() *lineWorker {
+	s.workersMu.Lock()
+	if n := len(s.workers); n > 0 {
+		w := s.workers[n-1]
+		s.workers = s.workers[:n-1]
+		s.workersMu.Unlock()
+		return w
+	}
+	s.workersMu.Unlock()
+	w := &lineWorker{}
+	ios := *s.ios
+	ios.Out, ios.ErrOut = &w.out, &w.errOut
+	w.env = &env{ios: &ios, run: s.line.run, conns: s.conns, repl: s}
+	w.root, w.flags = s.lineTreeFor(w.env)
+	w.root.SetOut(&w.out)
+	w.root.SetErr(&w.errOut)
+	return w
 }
 
 // notInREPL are mcpx's commands that make no sense inside a session,
@@ -99,8 +162,11 @@ var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": tr
 // the REPL: mcpx's own, with the server flags hidden and refused, help
 // texts without the server part, resources unsubscribe, and tools call
 // NAME --help describing the tool.
-func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
-	root, flags := newRootCmd(s.line)
+func (s *replSession) lineTree() (*cobra.Command, *rootFlags) { return s.lineTreeFor(s.line) }
+
+// lineTreeFor builds a line tree whose commands run with e.
+func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
+	root, flags := newRootCmd(e)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if !allowedLineFlags[f.Name] {
@@ -115,17 +181,18 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 		}
 		switch c.Name() {
 		case "resources":
-			c.AddCommand(newResourcesUnsubscribeCmd(s.line))
+			c.AddCommand(newResourcesUnsubscribeCmd(e))
 		case "tools":
 			for _, sub := range c.Commands() {
 				if sub.Name() == "call" {
-					s.toolHelpOn(sub)
+					s.toolHelpOn(sub, e.ios)
 				}
 			}
 		}
 	}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
+		addSessionFlags(c, flags.sessionOnly)
 		c.Use = strings.TrimSuffix(c.Use, " -- <server command>")
 		c.Example = replExamples(c.Example)
 		for _, sub := range c.Commands() {
@@ -136,11 +203,52 @@ func (s *replSession) lineTree() (*cobra.Command, *rootFlags) {
 	return root, flags
 }
 
-var exampleLine = regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`)
+// sessionFlagAnnotation marks the hidden copies of the session's flags
+// that addSessionFlags gives each command of the line tree.
+const sessionFlagAnnotation = "mcpx-session-flag"
+
+// addSessionFlags gives c, as hidden flags of its own, the session's flags
+// that c does not define itself, so that checkLine can refuse them by name
+// (mcpx's own tree has them as persistent flags of its root).
+func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
+	fs := c.Flags()
+	session.VisitAll(func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) != nil || f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil {
+			return
+		}
+		cp := *f
+		cp.Hidden = true
+		cp.Annotations = sessionFlagAnnotations // (only read)
+		fs.AddFlag(&cp)
+	})
+}
+
+var sessionFlagAnnotations = map[string][]string{sessionFlagAnnotation: nil}
+
+var exampleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`) })
 
 // replExamples rewrites one-shot examples for the REPL: no program name,
 // no server.
-func replExamples(ex string) string { return exampleLine.ReplaceAllString(ex, "$1$2") }
+func replExamples(ex string) string {
+	replExampleCache.Lock()
+	defer replExampleCache.Unlock()
+	if r, ok := replExampleCache.m[ex]; ok {
+		return r
+	}
+	r := exampleLine().ReplaceAllString(ex, "$1$2")
+	if replExampleCache.m == nil {
+		replExampleCache.m = map[string]string{}
+	}
+	replExampleCache.m[ex] = r
+	return r
+}
+
+// replExampleCache keeps the examples rewritten for the REPL: each line
+// tree (one per line running at once) rewrites the same ones.
+var replExampleCache struct {
+	sync.Mutex
+	m map[string]string
+}
 
 // checkLine refuses what a REPL command cannot change — the server and
 // the session's flags — and gives the line's commands their
@@ -149,7 +257,7 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 	var bad []string
 	c.Flags().Visit(func(f *pflag.Flag) {
 		// (Visit also visits what earlier lines set: Changed is this line's.)
-		if f.Changed && c.Root().PersistentFlags().Lookup(f.Name) != nil && !allowedLineFlags[f.Name] {
+		if _, session := f.Annotations[sessionFlagAnnotation]; f.Changed && session {
 			bad = append(bad, "--"+f.Name)
 		}
 	})
@@ -177,18 +285,18 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 
 // toolHelpOn makes tools call NAME --help describe the tool from the live
 // server before the usual help.
-func (s *replSession) toolHelpOn(call *cobra.Command) {
+func (s *replSession) toolHelpOn(call *cobra.Command, ios *IOStreams) {
 	def := call.HelpFunc()
 	call.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if names := c.Flags().Args(); len(names) > 0 {
-			s.toolHelp(names[0])
-			fmt.Fprintln(s.ios.Out)
+			s.toolHelp(names[0], ios)
+			fmt.Fprintln(ios.Out)
 		}
 		def(c, args)
 	})
 }
 
-func (s *replSession) toolHelp(name string) {
+func (s *replSession) toolHelp(name string, ios *IOStreams) {
 	s.mu.Lock()
 	cat, c := s.catalog, s.c
 	s.mu.Unlock()
@@ -202,7 +310,7 @@ func (s *replSession) toolHelp(name string) {
 		c.console.Warn(err.Error())
 		return
 	}
-	p := newPrinter(s.ios, s.cfg.out)
+	p := newPrinter(ios, s.cfg.out)
 	p.ToolHelp(*t)
 }
 
@@ -249,8 +357,13 @@ func (s *replSession) report(err error) int {
 // knows of, and the Authorization header of a configured server's entry,
 // mcpx repl NAME.)
 func (s *replSession) reporter(json, narrated bool) reporter {
-	return reporter{ios: s.ios, json: json, inREPL: true,
-		hints: hintFacts{bearer: s.ios.Getenv("MCPX_BEARER_TOKEN") != "", entryAuth: s.cfg.conn.http.authFrom, narrated: narrated}}
+	return s.reporterTo(s.ios, json, narrated)
+}
+
+// reporterTo is reporter writing to ios.
+func (s *replSession) reporterTo(ios *IOStreams, json, narrated bool) reporter {
+	return reporter{ios: ios, json: json, inREPL: true,
+		hints: hintFacts{bearer: ios.Getenv("MCPX_BEARER_TOKEN") != "", entryAuth: s.cfg.conn.http.authFrom, narrated: narrated}}
 }
 
 // reportPlain reports what the runner meets outside a command.

@@ -43,6 +43,10 @@ type replSession struct {
 	lineFlags *rootFlags
 	line      *env
 
+	// workers are the idle command trees of lines run in the background.
+	workersMu sync.Mutex
+	workers   []*lineWorker
+
 	wire atomic.Bool // :wire (and --wire)
 	json atomic.Bool // :json (and --json)
 
@@ -195,13 +199,17 @@ func (s *replSession) current() (*client, error) {
 // with runs one command's work on the session's client (withClient in
 // the REPL). What a command changes for its own run (where notifications
 // go, a progress bar) is put back after it.
-func (s *replSession) with(server []string, fn func(*client) error) error {
+func (s *replSession) with(e *env, server []string, fn func(*client) error) error {
 	if len(server) > 0 {
 		return usageErrorf("the REPL is connected to its server already: leave out -- and the server command")
 	}
 	c, err := s.current()
 	if err != nil {
 		return err
+	}
+	if e.ios != s.ios {
+		// A line run in the background prints to output of its own.
+		c = c.withOutput(e.ios, s.cfg.out)
 	}
 	prev := c.sink.get()
 	defer c.sink.set(prev)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,39 @@ func TestREPLCommandTable(t *testing.T) {
 	}
 	if res := s.exec(context.Background(), []string{":wire", "on"}); res.Code != 0 || !s.wire.Load() {
 		t.Errorf(":wire on = %+v, wire %v", res, s.wire.Load())
+	}
+}
+
+// TestREPLParallelLinesInOrder: with --parallel, lines run at once on
+// command trees of their own and print in line order, each with its own
+// flags (--json on some lines only).
+func TestREPLParallelLinesInOrder(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	ios, out, errOut := NewTestIOStreams(nil)
+	var script, want strings.Builder
+	for i := range 60 {
+		if i%3 == 0 {
+			fmt.Fprintf(&script, "tools call echo message=n%d --json\n", i)
+			fmt.Fprintf(&want, `"text": "Echo: n%d"`+"\n", i)
+		} else {
+			fmt.Fprintf(&script, "tools call echo message=n%d\n", i)
+			fmt.Fprintf(&want, "Echo: n%d\n", i)
+		}
+	}
+	ios.In = strings.NewReader(script.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if code := Run(ctx, []string{"repl", "--parallel", "8", "--url", u}, ios); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var got strings.Builder
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "Echo: ") || strings.Contains(l, `"text": "Echo: `) {
+			got.WriteString(strings.TrimSpace(l) + "\n")
+		}
+	}
+	if got.String() != want.String() {
+		t.Errorf("results out of order or wrong:\n%s\nwant\n%s", got.String(), want.String())
 	}
 }

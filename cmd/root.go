@@ -30,7 +30,7 @@ const version = "0.1.0"
 
 // pseudoVersion matches the tail of a Go pseudo-version
 // (v0.0.0-20261121214007-4ffa33cf095b), which a build from a checkout gets.
-var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`)
+var pseudoVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`) })
 
 // Version returns mcpx's version string.
 func Version() string {
@@ -42,7 +42,7 @@ func Version() string {
 		// A release tag (go install …@v1.2.3) names the version; a build
 		// from a checkout gets a pseudo-version, for which the revision
 		// below says more.
-		if mv := bi.Main.Version; mv != "" && mv != "(devel)" && !pseudoVersion.MatchString(mv) {
+		if mv := bi.Main.Version; mv != "" && mv != "(devel)" && !pseudoVersion().MatchString(mv) {
 			return strings.TrimPrefix(mv, "v")
 		}
 		var rev, dirty string
@@ -314,7 +314,11 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	root.SetErr(e.ios.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: &strayArgsError{err: err}} })
 
-	flags.register(root.PersistentFlags())
+	if e.repl != nil {
+		flags.registerLine(root.PersistentFlags())
+	} else {
+		flags.register(root.PersistentFlags())
+	}
 	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})

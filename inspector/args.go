@@ -43,7 +43,12 @@ func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage
 	if err != nil {
 		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
 	}
-	props, known := schemaProperties(schema)
+	var props map[string]json.RawMessage
+	var known bool
+	if len(pairs) > 0 {
+		// (Read only to type pairs: --args alone does not need it.)
+		props, known = schemaProperties(schema)
+	}
 	var warnings []string
 	type setting struct {
 		steps []pathStep

@@ -117,7 +117,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 		warnings = append(warnings, fmt.Sprintf("tool %q has no inputSchema; its arguments are not checked", name))
 		return args, warnings, nil
 	}
-	compiled, cerr := compileSchema(schema, false)
+	compiled, cerr := s.tools.inputSchema(name, schema)
 	if cerr != nil {
 		warnings = append(warnings, fmt.Sprintf("the arguments are not checked: the inputSchema of tool %q: %v", name, cerr))
 		return args, warnings, nil

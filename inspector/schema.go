@@ -1,77 +1,110 @@
 package inspector
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
+	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Schema is a compiled JSON Schema that validates values and explains
-// failures in one line. It asserts formats (email, uri, date, date-time):
-// the elicitation spec lists them as part of the form contract.
+// failures in one line. Validation is google/jsonschema-go's (draft 2020-12,
+// the default dialect of MCP 2025-11-25, and draft-07, which older servers
+// write): unlike a library that compiles its metaschemas when the program
+// starts, it costs nothing until a schema is used (issue 13).
+//
+// CompileSchema's schemas also assert the formats an elicitation form may
+// name (email, uri, date, date-time: MCP 2025-11-25, client/elicitation,
+// "Supported Schema Types"), on the form's root and its properties (a
+// requested schema is a flat object of primitive fields); the library
+// itself treats format as an annotation only.
 type Schema struct {
-	s *jsonschema.Schema
+	root         *jsonschema.Schema
+	resolved     *jsonschema.Resolved
+	assertFormat bool
 }
 
-var schemaSeq atomic.Int64
-
 // CompileSchema compiles a JSON Schema document. A $schema naming a
-// dialect the library does not know is dropped rather than fetched: mcpx
-// never goes to the network for a server's schema.
+// dialect the library does not know is dropped rather than fetched (the
+// schema is then read as 2020-12): mcpx never goes to the network for a
+// server's schema.
 func CompileSchema(raw json.RawMessage) (*Schema, error) { return compileSchema(raw, true) }
 
 // compileSchema compiles raw, asserting formats or leaving them the
 // annotations JSON Schema 2020-12 makes them by default (what a tool's
 // inputSchema gets: a server may accept what a format check would not).
 func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("schema is not JSON: %w", err)
+	if !json.Valid(raw) {
+		var v any
+		return nil, fmt.Errorf("schema is not JSON: %w", json.Unmarshal(raw, &v))
 	}
-	s, err := compileDoc(doc, assertFormat)
-	if err != nil {
-		if m, ok := doc.(map[string]any); ok {
-			if _, has := m["$schema"]; has {
-				delete(m, "$schema")
-				if s2, err2 := compileDoc(m, assertFormat); err2 == nil {
-					return s2, nil
-				}
-			}
-		}
-		return nil, err
+	root := new(jsonschema.Schema)
+	if err := json.Unmarshal(raw, root); err != nil {
+		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
 	}
-	return s, nil
-}
-
-func compileDoc(doc any, assertFormat bool) (*Schema, error) {
-	c := jsonschema.NewCompiler()
-	if assertFormat {
-		c.AssertFormat()
+	switch root.Schema {
+	case "", "https://json-schema.org/draft/2020-12/schema",
+		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
+	default:
+		root.Schema = ""
 	}
-	c.UseLoader(noLoader{})
-	url := fmt.Sprintf("mcpx:///schema/%d.json", schemaSeq.Add(1))
-	if err := c.AddResource(url, doc); err != nil {
+	if err := checkTypeNames(root, "root"); err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	s, err := c.Compile(url)
+	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
 	}
-	return &Schema{s: s}, nil
+	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat}, nil
 }
 
-// noLoader refuses every external reference.
-type noLoader struct{}
+// checkTypeNames refuses a "type" that names no JSON Schema type: the
+// library checks no schema against its metaschema, and a misspelt type
+// would otherwise pass every value without a word.
+func checkTypeNames(s *jsonschema.Schema, at string) error {
+	if s == nil {
+		return nil
+	}
+	for _, t := range append([]string{s.Type}, s.Types...) {
+		switch t {
+		case "", "null", "boolean", "object", "array", "number", "string", "integer":
+		default:
+			return fmt.Errorf("at %s: type %q is not a JSON Schema type", at, t)
+		}
+	}
+	for _, m := range []map[string]*jsonschema.Schema{s.Properties, s.PatternProperties, s.Defs, s.Definitions, s.DependentSchemas} {
+		for k, c := range m {
+			if err := checkTypeNames(c, at+"/"+k); err != nil {
+				return err
+			}
+		}
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
+		for i, c := range list {
+			if err := checkTypeNames(c, at+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
+		s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		if err := checkTypeNames(c, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("mcpx does not fetch schema %s", url)
+// refuseRemote refuses every external reference.
+func refuseRemote(u *url.URL) (*jsonschema.Schema, error) {
+	return nil, fmt.Errorf("mcpx does not fetch schema %s", u)
 }
 
 // Validate checks raw against the schema. The error lists each failure as
@@ -88,40 +121,392 @@ func (s *Schema) Validate(raw json.RawMessage) error {
 }
 
 // problems returns each way raw fails the schema, one line each; err is
-// for raw that is not JSON.
+// for raw that is not JSON. The library stops at the first failure; the
+// root's missing required properties are said beside it, so that a call
+// missing an argument and getting another wrong hears of both.
 func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
-	err = s.s.Validate(v)
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		return validationLeaves(ve), nil
+	if err := s.resolved.Validate(v); err != nil {
+		first := s.explain(err, v)
+		var out []string
+		if obj, ok := v.(map[string]any); ok && len(s.root.Required) > 0 {
+			if req := describe(s.root, "required:", obj); !strings.HasPrefix(req, "required") && req != first {
+				out = append(out, req)
+			}
+		}
+		return append(out, first), nil
 	}
-	if err != nil {
-		return []string{err.Error()}, nil
+	if s.assertFormat {
+		return formatProblems(s.root, v), nil
 	}
 	return nil, nil
 }
 
-var schemaPrinter = message.NewPrinter(language.English)
-
-// validationLeaves flattens a validation error tree to its leaf messages.
-func validationLeaves(ve *jsonschema.ValidationError) []string {
-	if len(ve.Causes) == 0 {
-		msg := ve.ErrorKind.LocalizedString(schemaPrinter)
-		loc := "/" + strings.Join(ve.InstanceLocation, "/")
-		if loc == "/" {
-			return []string{msg}
+// explain turns one of the library's errors ("validating root: validating
+// /properties/a: type: ...") into "at /a: got string, want integer": the
+// instance's location and a reason said from the failing schema and value.
+func (s *Schema) explain(err error, instance any) string {
+	msg := err.Error()
+	var (
+		node           *jsonschema.Schema
+		loc, base      []string
+		known          bool
+		def, rel, prev = "", []string(nil), []string(nil)
+	)
+	// The chain names each schema entered, outermost first; a $ref's target
+	// is named from its $defs, and stands at the location of the schema
+	// that referred to it.
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
 		}
-		return []string{"at " + loc + ": " + msg}
+		p, after, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		msg = after
+		var d string
+		node, rel, known, d = locate(s.root, p)
+		if d != "" && d != def {
+			base = prev
+		}
+		def = d
+		loc = append(slices.Clip(base), rel...)
+		if d == "" {
+			loc = rel
+		}
+		prev = loc
 	}
+	if !known && node != nil {
+		// An array item failed: find which with the item schema alone.
+		if arr, ok := valueAt(instance, loc); ok {
+			if i, reason, ok := explainItem(node, arr); ok {
+				return "at /" + strings.Join(append(loc, strconv.Itoa(i)), "/") + ": " + reason
+			}
+		}
+	}
+	value, found := any(nil), false
+	if known {
+		value, found = valueAt(instance, loc)
+	}
+	reason := msg
+	if node != nil && found {
+		reason = describe(node, msg, value)
+	}
+	if !known || len(loc) == 0 {
+		return reason
+	}
+	return "at /" + strings.Join(loc, "/") + ": " + reason
+}
+
+// explainItem finds the first item of arr that fails items (a schema that
+// stands alone: one with references to elsewhere in its document does not
+// resolve alone, and the item is then not found) and explains its failure.
+func explainItem(items *jsonschema.Schema, arr any) (int, string, bool) {
+	list, ok := arr.([]any)
+	if !ok {
+		return 0, "", false
+	}
+	root := items.CloneSchemas()
+	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
+	if err != nil {
+		return 0, "", false
+	}
+	sub := &Schema{root: root, resolved: resolved}
+	for i, v := range list {
+		if err := resolved.Validate(v); err != nil {
+			reason := sub.explain(err, v)
+			return i, reason, true
+		}
+	}
+	return 0, "", false
+}
+
+// locate follows a schema path of the library's ("root", "/properties/a/
+// items") from root: the schema it names and the instance location it
+// stands for; known is false where the path does not say (an additional
+// property, a $ref's target), and for an array item, whose item schema is
+// then returned with the array's location.
+func locate(root *jsonschema.Schema, path string) (node *jsonschema.Schema, loc []string, known bool, def string) {
+	node, known = root, true
+	rest := strings.TrimPrefix(path, "/")
+	if path == "root" || path == "" {
+		rest = ""
+	}
+	next := func() string {
+		seg, after, _ := strings.Cut(rest, "/")
+		rest = after
+		return seg
+	}
+	for rest != "" && node != nil {
+		switch seg := next(); seg {
+		case "properties", "$defs", "definitions":
+			m := node.Properties
+			if seg == "$defs" {
+				m = node.Defs
+			} else if seg == "definitions" {
+				m = node.Definitions
+			}
+			// Names are not escaped: take the longest that fits.
+			name := ""
+			for k := range m {
+				if (rest == k || strings.HasPrefix(rest, k+"/")) && len(k) >= len(name) {
+					name = k
+				}
+			}
+			if _, ok := m[name]; !ok || seg != "properties" && (def != "" || len(loc) > 0) {
+				return nil, loc, false, def
+			}
+			rest = strings.TrimPrefix(strings.TrimPrefix(rest, name), "/")
+			node = m[name]
+			if seg == "properties" {
+				loc = append(loc, name)
+			} else {
+				def = seg + "/" + name
+			}
+		case "prefixItems":
+			i, err := strconv.Atoi(next())
+			if err != nil || i < 0 || i >= len(node.PrefixItems) {
+				return nil, loc, false, def
+			}
+			node, loc = node.PrefixItems[i], append(loc, strconv.Itoa(i))
+		case "allOf", "anyOf", "oneOf":
+			list := map[string][]*jsonschema.Schema{"allOf": node.AllOf, "anyOf": node.AnyOf, "oneOf": node.OneOf}[seg]
+			i, err := strconv.Atoi(next())
+			if err != nil || i < 0 || i >= len(list) {
+				return nil, loc, false, def
+			}
+			node = list[i]
+		case "not":
+			node = node.Not
+		case "if":
+			node = node.If
+		case "then":
+			node = node.Then
+		case "else":
+			node = node.Else
+		case "items":
+			if node.Items == nil {
+				return nil, loc, false, def
+			}
+			return node.Items, loc, false, def
+		default:
+			// additionalProperties, $defs, ...: the instance
+			// location is not in the path.
+			return nil, loc, false, def
+		}
+	}
+	return node, loc, known && node != nil, def
+}
+
+// valueAt returns the value at loc (object members only).
+func valueAt(v any, loc []string) (any, bool) {
+	for _, k := range loc {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[k]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// describe says why value fails node, from the keyword that failed (the
+// start of the library's message); other keywords keep the library's words.
+func describe(node *jsonschema.Schema, msg string, value any) string {
+	keyword, _, _ := strings.Cut(msg, ":")
+	switch keyword {
+	case "type":
+		want := node.Type
+		if want == "" {
+			want = strings.Join(node.Types, " or ")
+		}
+		return "got " + jsonTypeName(value) + ", want " + want
+	case "required":
+		obj, _ := value.(map[string]any)
+		var missing []string
+		for _, r := range node.Required {
+			if _, ok := obj[r]; !ok && !slices.Contains(missing, r) {
+				missing = append(missing, r)
+			}
+		}
+		switch len(missing) {
+		case 0:
+		case 1:
+			return "missing property " + quoteValue(missing[0])
+		default:
+			q := make([]string, len(missing))
+			for i, m := range missing {
+				q[i] = quoteValue(m)
+			}
+			return "missing properties " + strings.Join(q, ", ")
+		}
+	case "enum":
+		q := make([]string, len(node.Enum))
+		for i, e := range node.Enum {
+			q[i] = quoteValue(e)
+		}
+		return "value must be one of " + strings.Join(q, ", ")
+	case "const":
+		if node.Const != nil {
+			return "value must be " + quoteValue(*node.Const)
+		}
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		bound, op := map[string]*float64{"minimum": node.Minimum, "maximum": node.Maximum,
+			"exclusiveMinimum": node.ExclusiveMinimum, "exclusiveMaximum": node.ExclusiveMaximum}[keyword],
+			map[string]string{"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[keyword]
+		if bound != nil {
+			return fmt.Sprintf("must be %s %s but found %s", op, formatNumber(*bound), quoteValue(value))
+		}
+	case "minLength", "maxLength":
+		bound, op := node.MinLength, ">="
+		if keyword == "maxLength" {
+			bound, op = node.MaxLength, "<="
+		}
+		if str, ok := value.(string); ok && bound != nil {
+			return fmt.Sprintf("length must be %s %d, but got %d", op, *bound, len([]rune(str)))
+		}
+	case "minItems", "maxItems":
+		bound, op := node.MinItems, "at least"
+		if keyword == "maxItems" {
+			bound, op = node.MaxItems, "at most"
+		}
+		if arr, ok := value.([]any); ok && bound != nil {
+			return fmt.Sprintf("must have %s %d items, but has %d", op, *bound, len(arr))
+		}
+	case "pattern":
+		return fmt.Sprintf("%s does not match pattern %s", quoteValue(value), quoteValue(node.Pattern))
+	}
+	if rest, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
+		var names []string
+		for _, f := range strings.Fields(strings.Trim(rest, "[]")) {
+			if n, err := strconv.Unquote(f); err == nil {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = quoteValue(n)
+			}
+			return "additional properties " + strings.Join(q, ", ") + " not allowed"
+		}
+	}
+	return msg
+}
+
+// jsonTypeName names a decoded JSON value's type as JSON Schema does
+// (every number a number: a type mismatch is never about integers alone
+// but for a fraction, which is a number).
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// quoteValue writes a value for a message: strings in single quotes, other
+// values as JSON.
+func quoteValue(v any) string {
+	if s, ok := v.(string); ok {
+		return "'" + s + "'"
+	}
+	if f, ok := v.(float64); ok {
+		return formatNumber(f)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// formatProblems checks the formats an elicitation form may name, on the
+// schema's root and on each of its properties, in name order.
+func formatProblems(root *jsonschema.Schema, v any) []string {
 	var out []string
-	for _, c := range ve.Causes {
-		out = append(out, validationLeaves(c)...)
+	if p := formatProblem(root.Format, v); p != "" {
+		out = append(out, p)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return out
+	}
+	names := make([]string, 0, len(root.Properties))
+	for name := range root.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		val, present := obj[name]
+		if !present || root.Properties[name] == nil {
+			continue
+		}
+		if p := formatProblem(root.Properties[name].Format, val); p != "" {
+			out = append(out, "at /"+name+": "+p)
+		}
 	}
 	return out
+}
+
+// formatProblem checks one string against a format the elicitation schema
+// names (other formats, and values that are not strings, pass).
+func formatProblem(format string, v any) string {
+	s, ok := v.(string)
+	if !ok || format == "" {
+		return ""
+	}
+	var err error
+	switch format {
+	case "email":
+		var a *mail.Address
+		if a, err = mail.ParseAddress(s); err == nil && (a.Name != "" || a.Address != s) {
+			err = errors.New("not a bare address")
+		}
+	case "uri":
+		var u *url.URL
+		if u, err = url.Parse(s); err == nil && !u.IsAbs() {
+			err = errors.New("no scheme")
+		}
+	case "date":
+		_, err = time.Parse(time.DateOnly, s)
+	case "date-time":
+		_, err = time.Parse(time.RFC3339, s)
+	default:
+		return ""
+	}
+	if err != nil {
+		return fmt.Sprintf("'%s' is not a valid %s", s, format)
+	}
+	return ""
 }
 
 func firstLineOf(s string) string {

@@ -1,15 +1,12 @@
 package inspector
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -34,34 +31,38 @@ func specDir(t *testing.T) string {
 	}
 }
 
-// specSchemas compiles the spec's schema.json; def returns the schema of
-// one $defs entry, nil when there is none.
-func specSchemas(t *testing.T, dir string) func(name string) *jsonschema.Schema {
+// specSchemas reads the spec's schema.json; def returns the schema of one
+// $defs entry (compiled once), nil when there is none.
+func specSchemas(t *testing.T, dir string) func(name string) *Schema {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "schema.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
+	var doc struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := json.Marshal(doc.Defs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const url = "mcpx:///spec/2026-07-28/schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	defs := doc.(map[string]any)["$defs"].(map[string]any)
-	return func(name string) *jsonschema.Schema {
-		if _, ok := defs[name]; !ok {
+	compiled := map[string]*Schema{}
+	return func(name string) *Schema {
+		if _, ok := doc.Defs[name]; !ok {
 			return nil
 		}
-		s, err := c.Compile(url + "#/$defs/" + name)
+		if s, ok := compiled[name]; ok {
+			return s
+		}
+		ref, _ := json.Marshal("#/$defs/" + name)
+		s, err := compileSchema(json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":`+string(ref)+`,"$defs":`+string(defs)+`}`), false)
 		if err != nil {
 			t.Fatalf("compiling $defs/%s: %v", name, err)
 		}
+		compiled[name] = s
 		return s
 	}
 }
@@ -95,11 +96,7 @@ func TestSpecExamples(t *testing.T) {
 				t.Fatalf("re-encoding changed the example:\n%s\nbecame\n%s", orig, again)
 			}
 			if s := def(typ); s != nil {
-				v, err := jsonschema.UnmarshalJSON(bytes.NewReader(again))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Validate(v); err != nil {
+				if err := s.Validate(again); err != nil {
 					t.Errorf("re-encoded %s is not a valid %s: %v", file, typ, err)
 				}
 			}

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -21,6 +22,39 @@ type toolCache struct {
 	byName map[string]json.RawMessage // built on first use
 	valid  bool
 	gen    int // bumped by each invalidation: a fetch that raced one is not kept
+	// schemas holds each tool's inputSchema compiled for the argument
+	// check, dropped with the list; compiles counts compilations (tests).
+	schemas  map[string]compiledSchema
+	compiles int
+}
+
+// compiledSchema is a tool's inputSchema as compiled (or the reason it does
+// not compile), with the bytes it was compiled from.
+type compiledSchema struct {
+	raw    json.RawMessage
+	schema *Schema
+	err    error
+}
+
+// inputSchema returns tool name's inputSchema raw compiled for the argument
+// check (formats not asserted), compiling it only the first time the
+// cached list gives these bytes for the tool.
+func (c *toolCache) inputSchema(name string, raw json.RawMessage) (*Schema, error) {
+	c.mu.Lock()
+	e, ok := c.schemas[name]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.schema, e.err
+	}
+	s, err := compileSchema(raw, false)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.compiles++
+	if c.schemas == nil {
+		c.schemas = map[string]compiledSchema{}
+	}
+	c.schemas[name] = compiledSchema{raw: raw, schema: s, err: err}
+	return s, err
 }
 
 // generation returns the cache's generation, to be given back to store.
@@ -35,14 +69,14 @@ func (c *toolCache) store(gen int, items []json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
-		c.items, c.byName, c.valid = items, nil, true
+		c.items, c.byName, c.valid, c.schemas = items, nil, true, nil
 	}
 }
 
 func (c *toolCache) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items, c.byName, c.valid = nil, nil, false
+	c.items, c.byName, c.valid, c.schemas = nil, nil, false, nil
 	c.gen++
 }
 

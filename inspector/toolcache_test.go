@@ -96,3 +96,52 @@ func TestToolResultIsError(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentCheckCompilesOnce: the argument check compiles a tool's
+// inputSchema once per cached list, not for every call, and again after
+// the server says the list changed (then by the new schema).
+func TestArgumentCheckCompilesOnce(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{"listChanged":true}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	check := func(pairs ...string) <-chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, _, err := s.PrepareToolArguments(ctx, "add", ToolInput{Pairs: pairs, Validate: true})
+			ch <- err
+		}()
+		return ch
+	}
+	ch := check("a=2")
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number","maximum":5}}}}]}`)
+	if err := <-ch; err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := <-check("a=2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-check("a=9"); err == nil {
+		t.Error("a=9 is above the maximum")
+	}
+	if got := s.tools.compiles; got != 1 {
+		t.Errorf("compiled %d times for five calls, want once", got)
+	}
+	srv.quietUntil(mark(t, s))
+
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); string(m.ID.String()) != `"p"` {
+		t.Fatalf("want the ping's answer, got %s", m.Raw)
+	}
+	ch = check("a=9")
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number","maximum":10}}}}]}`)
+	if err := <-ch; err != nil {
+		t.Errorf("by the new schema a=9 is fine: %v", err)
+	}
+	if got := s.tools.compiles; got != 2 {
+		t.Errorf("compiled %d times, want twice (once per list)", got)
+	}
+	srv.quietUntil(mark(t, s))
+}

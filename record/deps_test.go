@@ -21,7 +21,7 @@ func TestDependencies(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	forbidden := []string{
-		"github.com/fatih/color", "golang.org/x/text", "github.com/santhosh-tekuri/jsonschema",
+		"github.com/fatih/color", "golang.org/x/text", "github.com/santhosh-tekuri/jsonschema", "github.com/google/jsonschema-go",
 		"github.com/tidwall/pretty", "github.com/chzyer/readline", "github.com/spf13/cobra",
 		"github.com/mcpx-dev/mcpx/inspector", "github.com/mcpx-dev/mcpx/tui", "github.com/mcpx-dev/mcpx/cmd",
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -235,8 +236,10 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 // credential patterns in free text (stderr lines, HTTP summaries, frames
 // that are not JSON).
 var (
-	authSchemeRE = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`)
-	keyValueRE   = regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
+	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
+	keyValueRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
+	})
 )
 
 // Text returns s with known secrets, credential-like values and the
@@ -249,8 +252,8 @@ func (r *Redactor) Text(s string) string {
 		s = strings.ReplaceAll(s, string(sec), Placeholder)
 	}
 	s = transport.RedactURLs(s)
-	s = authSchemeRE.ReplaceAllString(s, "${1}${2}"+Placeholder)
-	return keyValueRE.ReplaceAllString(s, "${1}"+Placeholder)
+	s = authSchemeRE().ReplaceAllString(s, "${1}${2}"+Placeholder)
+	return keyValueRE().ReplaceAllString(s, "${1}"+Placeholder)
 }
 
 // URL returns u with a password and the values of credential-like query

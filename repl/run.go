@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,36 @@ func (s *Script) ReadCommand() (string, error) {
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
 			return text, nil
+		}
+	}
+}
+
+// Buffered returns the next command when the input read so far holds it
+// whole, so that no read is needed (ok false otherwise: ReadCommand then
+// reads it). It returns what ReadCommand would.
+func (s *Script) Buffered() (string, bool) {
+	n := s.r.Buffered()
+	if n == 0 {
+		return "", false
+	}
+	buf, err := s.r.Peek(n)
+	if err != nil {
+		return "", false
+	}
+	var lines []string
+	off := 0
+	for {
+		i := bytes.IndexByte(buf[off:], '\n')
+		if i < 0 {
+			return "", false
+		}
+		lines = append(lines, strings.TrimRight(string(buf[off:off+i+1]), "\r\n"))
+		off += i + 1
+		text := strings.Join(lines, "\n")
+		if Scan(text).Incomplete() == Closed {
+			_, _ = s.r.Discard(off)
+			s.line += len(lines)
+			return text, true
 		}
 	}
 }
@@ -85,9 +116,35 @@ type Runner struct {
 	// line, a read error) and returns its exit status.
 	Report func(err error, usage bool) int
 
+	// Spawn, for a script, prepares a line to run without waiting for the
+	// lines before it: a line that ends in " &", or every line when
+	// Parallel is above 1. It returns nil for a line that must run in
+	// order (the REPL's own commands, wait), which then waits for the
+	// lines in flight first. run runs the line, writing to output of its
+	// own; flush writes that output where the line's output goes and
+	// releases what the line held. The Runner flushes lines in their
+	// order, so a script's output reads as if its lines ran one by one.
+	Spawn func(words []string) (run func(ctx context.Context) Result, flush func())
+	// Parallel is how many lines may be in flight at once (see Spawn);
+	// 0 or 1 runs lines one by one, but for those ending in " &", of
+	// which DefaultBackground may be in flight.
+	Parallel int
+
 	mu       sync.Mutex
 	cancel   context.CancelFunc // the command in flight
+	bgCancel context.CancelFunc // the lines running in the background
 	stopping bool
+}
+
+// DefaultBackground is how many lines ending in " &" may be in flight at
+// once without Parallel.
+const DefaultBackground = 16
+
+// job is a line running in the background, in line order.
+type job struct {
+	echo  string
+	done  chan Result
+	flush func()
 }
 
 // ExitInterrupted is the status of a script stopped by an interrupt.
@@ -100,6 +157,9 @@ func (r *Runner) Interrupt() bool {
 	defer r.mu.Unlock()
 	if !r.Interactive {
 		r.stopping = true
+	}
+	if r.bgCancel != nil {
+		r.bgCancel()
 	}
 	if r.cancel != nil {
 		r.cancel()
@@ -116,10 +176,66 @@ func (r *Runner) stopped() bool {
 
 // Run reads and runs commands until the end and returns the exit status:
 // an exit command's, else in a script the first failure's (0 when every
-// command succeeded), and 0 for an interactive session.
+// command succeeded), and 0 for an interactive session. In a script, lines
+// run in the background (see Spawn) are waited for before it returns; a
+// failure among them counts at its line's place, and lines already in
+// flight when one fails still finish and print.
 func (r *Runner) Run(ctx context.Context) int {
-	first := 0
+	bg, bgCancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.bgCancel = bgCancel
+	r.mu.Unlock()
+	defer bgCancel()
+	limit := r.Parallel
+	if limit <= 1 {
+		limit = DefaultBackground
+	}
+	var (
+		jobs  []*job
+		slots = make(chan struct{}, limit)
+		first = 0
+		// failed is set by the first failure of a script that does not
+		// keep going: its status ends the script.
+		failed = -1
+	)
+	// settle flushes the finished lines at the head of the queue, and
+	// with wait every line, in order, and counts their results.
+	settle := func(wait bool) {
+		for len(jobs) > 0 {
+			j := jobs[0]
+			var res Result
+			if wait {
+				res = <-j.done
+			} else {
+				select {
+				case res = <-j.done:
+				default:
+					return
+				}
+			}
+			jobs = jobs[1:]
+			if r.Echo != nil {
+				fmt.Fprint(r.Echo, j.echo)
+			}
+			j.flush()
+			<-slots
+			if res.Code != 0 && !r.Interactive {
+				if first == 0 {
+					first = res.Code
+				}
+				if !r.KeepGoing && failed < 0 {
+					failed = res.Code
+				}
+			}
+		}
+	}
+	defer settle(true)
 	for {
+		settle(false)
+		if failed >= 0 {
+			settle(true)
+			return failed
+		}
 		if ctx.Err() != nil || r.stopped() {
 			return ExitInterrupted
 		}
@@ -131,11 +247,16 @@ func (r *Runner) Run(ctx context.Context) int {
 			}
 			continue
 		case errors.Is(err, io.EOF):
+			settle(true)
 			if ctx.Err() != nil || r.stopped() {
 				return ExitInterrupted
 			}
+			if failed >= 0 {
+				return failed
+			}
 			return first
 		case err != nil:
+			settle(true)
 			var inc *IncompleteError
 			code := r.Report(err, errors.As(err, &inc))
 			if r.Interactive {
@@ -147,14 +268,60 @@ func (r *Runner) Run(ctx context.Context) int {
 		if len(words) == 0 && err == nil {
 			continue
 		}
+		background := err == nil && endsInAmpersand(text, words)
+		if background {
+			words = words[:len(words)-1]
+		}
+		echo := ""
 		if r.Echo != nil {
+			var b strings.Builder
 			for i, l := range strings.Split(text, "\n") {
 				p := "mcpx> "
 				if i > 0 {
 					p = "...> "
 				}
-				fmt.Fprintln(r.Echo, p+l)
+				b.WriteString(p + l + "\n")
 			}
+			echo = b.String()
+		}
+		var run func(context.Context) Result
+		var flush func()
+		switch {
+		case background && r.Interactive:
+			err = errors.New("a line ending in & runs without waiting only in a script")
+		case background && len(words) == 0:
+			err = errors.New("& alone is not a command")
+		case err == nil && !r.Interactive && r.Spawn != nil && (background || r.Parallel > 1):
+			run, flush = r.Spawn(words)
+			if run == nil && background {
+				err = fmt.Errorf("%s runs in order: it cannot end in &", words[0])
+			}
+		}
+		if run != nil {
+			// Every slot held: wait for the oldest line and flush it.
+			for len(slots) == cap(slots) {
+				j := jobs[0]
+				res := <-j.done
+				j.done <- res // for settle
+				settle(false)
+			}
+			if failed >= 0 {
+				flush() // (not run: it only releases what the line held)
+				return failed
+			}
+			slots <- struct{}{}
+			j := &job{echo: echo, done: make(chan Result, 1), flush: flush}
+			jobs = append(jobs, j)
+			go func() { j.done <- run(bg) }()
+			continue
+		}
+		// A line run in order waits for the lines before it.
+		settle(true)
+		if failed >= 0 {
+			return failed
+		}
+		if r.Echo != nil {
+			fmt.Fprint(r.Echo, echo)
 		}
 		var res Result
 		if err != nil {
@@ -177,6 +344,14 @@ func (r *Runner) Run(ctx context.Context) int {
 			}
 		}
 	}
+}
+
+// endsInAmpersand reports whether a line ends in a word "&" of its own
+// (not quoted: "echo '&'" does not).
+func endsInAmpersand(text string, words []string) bool {
+	t := strings.TrimRight(text, " \t")
+	return len(words) > 0 && words[len(words)-1] == "&" && strings.HasSuffix(t, "&") &&
+		(len(t) == 1 || t[len(t)-2] == ' ' || t[len(t)-2] == '\t')
 }
 
 func (r *Runner) exec(ctx context.Context, words []string) Result {

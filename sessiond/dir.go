@@ -7,10 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
-// validName is what a session may be called: it names a file.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// validName is what a session may be called: it names a file. Compiled
+// when first used: its bounded repetition makes a large program, which
+// every start of mcpx would otherwise pay for (issue 13).
+var validName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+})
 
 // ErrBadName is matched by the error for a session name that cannot name a
 // session.
@@ -19,7 +24,7 @@ var ErrBadName = errors.New("invalid session name")
 // CheckName reports whether name can name a session: letters, digits, '.',
 // '_' and '-', starting with a letter or digit, at most 64 characters.
 func CheckName(name string) error {
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return fmt.Errorf("%w %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", ErrBadName, name)
 	}
 	return nil

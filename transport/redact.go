@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -65,7 +66,7 @@ func sensitiveParam(name string) bool {
 }
 
 // urlInText finds the http(s) URLs quoted in free text.
-var urlInText = regexp.MustCompile("https?://[^\\s\"'`<>()]+")
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("https?://[^\\s\"'`<>()]+") })
 
 // RedactURLs returns s with every http(s) URL in it that holds a secret
 // redacted by RedactURL (the others are left exactly as they are): for
@@ -74,7 +75,7 @@ func RedactURLs(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	return urlInText.ReplaceAllStringFunc(s, func(u string) string {
+	return urlInText().ReplaceAllStringFunc(s, func(u string) string {
 		// Punctuation that ends a sentence or introduces what follows
 		// ("POST URL: refused") is not part of the URL.
 		end := strings.TrimRight(u, ".,;:!?")

@@ -231,7 +231,22 @@ func CacheHint(raw json.RawMessage, all bool) string {
 		TTLMs      *int64 `json:"ttlMs"`
 		CacheScope string `json:"cacheScope"`
 	}
-	if json.Unmarshal(raw, &r) != nil {
+	// Only the two members are decoded, as json.Unmarshal would match
+	// them (exactly, else without regard to case; the last one counts):
+	// a list result of thousands of items is not decoded whole.
+	var small []byte
+	if !rawjson.Members(raw, func(name, v []byte) bool {
+		if rawjson.MatchName(name, "ttlMs", "cacheScope") != "" {
+			if len(small) > 0 {
+				small = append(small, ',')
+			}
+			small = append(append(append(small, name...), ':'), v...)
+		}
+		return true
+	}) {
+		return ""
+	}
+	if json.Unmarshal(append(append([]byte{'{'}, small...), '}'), &r) != nil {
 		return ""
 	}
 	useful := r.TTLMs != nil && *r.TTLMs != 0 ||
@@ -267,6 +282,35 @@ type toolEntry struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
+// toolEntryNames are toolEntry's members.
+var toolEntryNames = []string{"name", "title", "description", "inputSchema"}
+
+// readToolEntry reads a tool as json.Unmarshal into a toolEntry would (a
+// member of the wrong type leaves what was read), in place: a list of
+// thousands of tools reads each once. it must be valid JSON, as the items
+// of a list the session read are.
+func readToolEntry(it json.RawMessage) toolEntry {
+	var t toolEntry
+	var f rawjson.Fields
+	if f.Object(it, toolEntryNames, func(name string, v []byte) {
+		switch name {
+		case "name":
+			t.Name = f.Str(v)
+		case "title":
+			t.Title = f.Str(v)
+		case "description":
+			t.Description = f.Str(v)
+		case "inputSchema":
+			t.InputSchema = json.RawMessage(v)
+		}
+	}) {
+		return t
+	}
+	t = toolEntry{}
+	_ = json.Unmarshal(it, &t)
+	return t
+}
+
 // table prints one row of three columns per item, aligned (and fitted
 // to the printer's width), or the placeholder when there are none.
 func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawMessage) [3]cell) {
@@ -287,11 +331,11 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
+// items are valid JSON, as inspector.Session.List returns them.
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
 	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
-		var t toolEntry
-		_ = json.Unmarshal(it, &t)
+		t := readToolEntry(it)
 		name := styled(EscapeLine(t.Name), p.st.name)
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.

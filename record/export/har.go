@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/record"
@@ -567,25 +568,25 @@ func setTimes(entries []*harEntry, start time.Time) {
 }
 
 // groupRE matches the parenthesised groups after an HTTP event's URL.
-var groupRE = regexp.MustCompile(`\(([^()]*)\)`)
+var groupRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(([^()]*)\)`) })
 
 // groups returns the contents of the parenthesised groups in s.
 func groups(s string) []string {
 	var out []string
-	for _, m := range groupRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range groupRE().FindAllStringSubmatch(s, -1) {
 		out = append(out, m[1])
 	}
 	return out
 }
 
 // headerStart matches the start of a header in a list: "Name: ".
-var headerStart = regexp.MustCompile(`(?:^|, )([A-Za-z0-9][A-Za-z0-9!#$%&'*+.^_|~-]*): `)
+var headerStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|, )([A-Za-z0-9][A-Za-z0-9!#$%&'*+.^_|~-]*): `) })
 
 // parseHeaders parses "Name: value, Name: value" as the HTTP events of a
 // trace write them (a value may hold ", " itself: a new header starts
 // only where a name and ": " follow).
 func parseHeaders(s string) []harNV {
-	locs := headerStart.FindAllStringSubmatchIndex(s, -1)
+	locs := headerStart().FindAllStringSubmatchIndex(s, -1)
 	var out []harNV
 	for i, l := range locs {
 		if i == 0 && l[0] != 0 {

@@ -1,0 +1,28 @@
+package inspector
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestJoinItemsAsMarshal: the merged list is byte for byte what
+// json.Marshal makes of the items.
+func TestJoinItemsAsMarshal(t *testing.T) {
+	for _, items := range [][]json.RawMessage{
+		nil,
+		{json.RawMessage(`{"name":"a"}`)},
+		{json.RawMessage(` { "name" : "a <b> & c" ,"d":[1, 2] }`), json.RawMessage("\"\u2028x\u2029\""), json.RawMessage(`null`)},
+	} {
+		want, err := json.Marshal(items)
+		if items == nil {
+			want = []byte("[]")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := joinItems(items, 0)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("joinItems = %s, %v; json.Marshal = %s", got, err, want)
+		}
+	}
+}

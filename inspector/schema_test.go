@@ -1,0 +1,151 @@
+package inspector
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSchemaProblems: the reasons a value fails a schema, said as
+// "at /location: reason", in both dialects MCP servers write (2020-12, the
+// default since 2025-11-25, and draft-07).
+func TestSchemaProblems(t *testing.T) {
+	const props = `"properties":{"name":{"type":"string","minLength":2},"age":{"type":"integer","minimum":18},` +
+		`"tags":{"type":"array","maxItems":2,"items":{"type":"string"}},"mode":{"enum":["a","b"]},"k":{"const":"x"},` +
+		`"code":{"type":"string","pattern":"^[A-Z]+$"},"pos":{"type":"array","prefixItems":[{"type":"number"}]},` +
+		`"when":{"type":"string","format":"date"}},"required":["name"]`
+	for _, dialect := range []string{"", `"$schema":"https://json-schema.org/draft/2020-12/schema",`, `"$schema":"http://json-schema.org/draft-07/schema#",`, `"$schema":"http://json-schema.org/draft-04/schema#",`} {
+		s, err := compileSchema(json.RawMessage(`{`+dialect+`"type":"object",`+props+`}`), false)
+		if err != nil {
+			t.Fatalf("%s: %v", dialect, err)
+		}
+		for in, want := range map[string]string{
+			`{"name":"Ada","age":36,"tags":["x"],"when":"not a date"}`: "",
+			`{}`:                                  "missing property 'name'",
+			`[]`:                                  "got array, want object",
+			`{"name":3}`:                          "at /name: got number, want string",
+			`{"name":"A"}`:                        "at /name: length must be >= 2, but got 1",
+			`{"name":"Ada","age":17.5}`:           "at /age: got number, want integer",
+			`{"name":"Ada","age":3}`:              "at /age: must be >= 18 but found 3",
+			`{"name":"Ada","tags":["a",1]}`:       "at /tags/1: got number, want string",
+			`{"name":"Ada","tags":["a","b","c"]}`: "at /tags: must have at most 2 items, but has 3",
+			`{"name":"Ada","mode":"c"}`:           "at /mode: value must be one of 'a', 'b'",
+			`{"name":"Ada","k":"y"}`:              "at /k: value must be 'x'",
+			`{"name":"Ada","code":"abc"}`:         "at /code: 'abc' does not match pattern '^[A-Z]+$'",
+			`{"age":3}`:                           "missing property 'name'; at /age: must be >= 18 but found 3",
+		} {
+			got := ""
+			if err := s.Validate(json.RawMessage(in)); err != nil {
+				got = err.Error()
+			}
+			if got != want {
+				t.Errorf("%s%s:\n got %q\nwant %q", dialect, in, got, want)
+			}
+		}
+	}
+}
+
+// TestSchemaDraft07: draft-07's own keywords keep their draft-07 meaning.
+func TestSchemaDraft07(t *testing.T) {
+	s, err := compileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":[{"type":"string"}],"additionalItems":false,"definitions":{"n":{"type":"number"}},"dependencies":{"a":["b"]}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(json.RawMessage(`["a"]`)); err != nil {
+		t.Errorf("valid: %v", err)
+	}
+	if err := s.Validate(json.RawMessage(`["a",1]`)); err == nil {
+		t.Error("additionalItems false must refuse a second item")
+	}
+}
+
+// TestSchemaFormats: CompileSchema (elicitation forms) asserts the formats
+// a form may name; compileSchema(raw, false) (tool arguments) does not.
+func TestSchemaFormats(t *testing.T) {
+	raw := json.RawMessage(`{"type":"object","properties":{"e":{"type":"string","format":"email"},"u":{"type":"string","format":"uri"},"d":{"type":"string","format":"date"},"t":{"type":"string","format":"date-time"}}}`)
+	s, err := CompileSchema(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(json.RawMessage(`{"e":"ada@example.com","u":"https://example.com/x","d":"2025-11-25","t":"2025-11-25T10:00:00Z"}`)); err != nil {
+		t.Errorf("valid: %v", err)
+	}
+	err = s.Validate(json.RawMessage(`{"e":"nope","u":"/relative","d":"25/11/2025","t":"2025-11-25"}`))
+	want := "at /d: '25/11/2025' is not a valid date; at /e: 'nope' is not a valid email; at /t: '2025-11-25' is not a valid date-time; at /u: '/relative' is not a valid uri"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	field, err := CompileSchema(json.RawMessage(`{"type":"string","format":"email"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := field.Validate(json.RawMessage(`"Ada <ada@example.com>"`)); err == nil {
+		t.Error("a field's email must be a bare address")
+	}
+	lax, err := compileSchema(raw, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lax.Validate(json.RawMessage(`{"e":"nope"}`)); err != nil {
+		t.Errorf("formats of tool arguments are annotations: %v", err)
+	}
+}
+
+// TestSchemaRefused: schemas that cannot be used are errors, never fetched.
+func TestSchemaRefused(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"type":`:                "schema is not JSON",
+		`{"type":"no-such-type"}`: "invalid schema",
+		`{"properties":{"a":{"type":["string","x"]}}}`: "invalid schema",
+		`{"$ref":"https://example.com/schema.json"}`:   "does not fetch",
+		`{"type":"string","pattern":"("}`:              "invalid schema",
+	} {
+		if _, err := compileSchema(json.RawMessage(raw), false); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", raw, err, want)
+		}
+	}
+	// A $ref inside the document resolves.
+	s, err := compileSchema(json.RawMessage(`{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(json.RawMessage(`{"a":"x"}`)); err == nil || !strings.Contains(err.Error(), "got string, want number") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestStartupCostsNoSchemaCompilation: the JSON Schema library linked into
+// mcpx does no work when the program starts (issue 13: the one used before
+// compiled its metaschemas in its package initialisation, 6 ms of every
+// start). Measured as allocations of the package's init, from inittrace.
+func TestStartupCostsNoSchemaCompilation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpx")
+	}
+	bin := t.TempDir() + "/mcpx"
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/mcpx-dev/mcpx").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "--version")
+	cmd.Env = append(cmd.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcpx --version: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		f := strings.Fields(line)
+		if len(f) < 10 || f[0] != "init" {
+			continue
+		}
+		bytes, err := strconv.Atoi(f[7])
+		if err != nil {
+			continue
+		}
+		if bytes > 256<<10 {
+			t.Errorf("package %s allocates %d bytes at start-up: %s", f[1], bytes, line)
+		}
+	}
+}
