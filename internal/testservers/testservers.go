@@ -240,6 +240,13 @@ type Early struct {
 // background, when the npm peers are installed. Stop ends them.
 func EverythingEarly(modes ...string) *Early {
 	e := &Early{done: make(chan struct{}), urls: make(map[string]string)}
+	if fuzzing() {
+		// Fuzz targets use no server, and every fuzz worker process runs
+		// TestMain again.
+		e.skip = "fuzzing: no server-everything"
+		close(e.done)
+		return e
+	}
 	cache := NPMCache()
 	script := EverythingScript(cache)
 	node, err := Node(cache)
@@ -276,6 +283,17 @@ func EverythingEarly(modes ...string) *Early {
 		e.err = errors.Join(errs...)
 	}()
 	return e
+}
+
+// fuzzing says whether this test binary runs a fuzz target (go test
+// -fuzz) or is one of its workers, rather than tests.
+func fuzzing() bool {
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-test.fuzzworker") || (strings.HasPrefix(a, "-test.fuzz=") && a != "-test.fuzz=") {
+			return true
+		}
+	}
+	return false
 }
 
 // URLs waits (a minute at most) for the servers and maps each mode to its
