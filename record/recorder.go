@@ -34,6 +34,18 @@ type RecorderOptions struct {
 	// refuses a file that exists and is not empty, and Append adds a
 	// session to it.
 	Overwrite bool
+	// Stable writes the trace in the stable form (see WriteStable), so
+	// that recording an unchanged session again gives the same file. The
+	// recording is then held in memory and written whole by Close
+	// (Create and Append; NewRecorder ignores it). Appending to a stable
+	// trace keeps it stable.
+	Stable bool
+	// Replace, with Append, drops the trace's sessions named as the
+	// recorder's own (Session.Name) when the recording is written, so
+	// that a session recorded again takes the place of its old recording
+	// (ModeUpdate). The recording is then held in memory and written
+	// whole by Close.
+	Replace bool
 }
 
 // Recorder writes a session's traffic to a trace as it happens: frames in
@@ -56,6 +68,8 @@ type Recorder struct {
 	err    error
 	closed bool
 	close  func(wrote bool) error
+	// discarded makes Close leave the file as it was (see discard).
+	discarded bool
 
 	// publish, set by Create, puts the trace in place of the old file; the
 	// writer goroutine runs it before it writes the first event.
@@ -164,6 +178,9 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 			return nil, fmt.Errorf("%s: %w", name, ErrExists)
 		}
+	}
+	if o.Stable {
+		return createHeld(ctx, name, o, nil)
 	}
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
@@ -399,7 +416,7 @@ func (r *Recorder) Close() error {
 		r.drained.Wait()
 	}
 	if r.close != nil {
-		if err := r.close(r.n > 0); err != nil && r.err == nil {
+		if err := r.close(r.n > 0 && !r.discarded); err != nil && r.err == nil {
 			r.err = err
 		}
 	}
