@@ -36,12 +36,7 @@ func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		if err != nil {
 			return nil, err
 		}
-		if old != nil {
-			return createHeld(ctx, name, o, old)
-		}
-		if o.Stable {
-			return createHeld(ctx, name, o, nil)
-		}
+		return createHeld(ctx, name, o, old)
 	}
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {

@@ -236,9 +236,11 @@ func (c *sessConn) Write(ctx context.Context, f transport.Frame) error {
 // Unwrap returns the wrapped connection.
 func (c *sessConn) Unwrap() transport.Conn { return c.Conn }
 
-// discard makes Close leave the file as it was, whatever was recorded
-// (a held recording only: one written as it goes is in place already).
-func (r *Recorder) discard() {
+// Discard makes Close leave the trace file as it was, whatever was
+// recorded: a test that failed does not replace its trace. It applies to
+// held recordings (RecorderOptions.Stable or Replace); a recording
+// written as it goes is in place already.
+func (r *Recorder) Discard() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.discarded = true

@@ -68,7 +68,7 @@ type Recorder struct {
 	err    error
 	closed bool
 	close  func(wrote bool) error
-	// discarded makes Close leave the file as it was (see discard).
+	// discarded makes Close leave the file as it was (see Discard).
 	discarded bool
 
 	// publish, set by Create, puts the trace in place of the old file; the

@@ -78,7 +78,7 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 		err = ctx.Err()
 	}
 	if err != nil {
-		rec.discard()
+		rec.Discard()
 		rec.Close()
 		return res, err
 	}
