@@ -106,11 +106,10 @@ type NotRecordedError struct {
 }
 
 func (e *NotRecordedError) Error() string {
-	what := "the trace " + e.File + " does not exist"
-	if !e.Missing {
-		what = fmt.Sprintf("the trace %s holds no session named %q", e.File, e.Name)
+	if e.Missing {
+		return fmt.Sprintf("the trace %s does not exist, and record mode %s does not record it (modes %s, %s and %s do)", e.File, e.Mode, ModeOnce, ModeNew, ModeUpdate)
 	}
-	return fmt.Sprintf("%s, and record mode %s does not record it (modes %s and %s do)", what, e.Mode, ModeNew, ModeUpdate)
+	return fmt.Sprintf("the trace %s holds no session named %q, and record mode %s does not record it (modes %s and %s do)", e.File, e.Name, e.Mode, ModeNew, ModeUpdate)
 }
 
 // Is makes errors.Is(err, ErrNotRecorded) true.

@@ -149,7 +149,7 @@ func prepare(o RecorderOptions) (*Recorder, Header, error) {
 	if info.Target == "" {
 		info.Target = h.Target
 	}
-	info.Target = red.Text(info.Target)
+	info.Target, info.Name = red.Text(info.Target), red.Text(info.Name)
 	text := o.SessionText
 	if text == "" {
 		text = h.Target
@@ -477,7 +477,7 @@ type SessionRecorder struct {
 // written at once) and returns the recorder of its events. info.Target and
 // text are redacted like every text.
 func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder {
-	info.Target = r.red.Text(info.Target)
+	info.Target, info.Name = r.red.Text(info.Target), r.red.Text(info.Name)
 	text = r.red.Text(text)
 	r.mu.Lock()
 	defer r.mu.Unlock()
