@@ -115,8 +115,8 @@ type recordDesc struct {
 	// command and args are the command and its own arguments (without
 	// the server command), which name the session in the trace (see
 	// sessionName).
-	command string
-	args    []string
+	command     string
+	args        []string
 	redact      []string
 	noRedact    bool
 	ignore      []string
