@@ -25,6 +25,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -100,7 +102,8 @@ func lock(file string) func() {
 // file (a trace missing, or missing the session, in modes once and new;
 // always in mode update, where the new recording takes the old one's
 // place), or one that replays the recorded session without reaching the
-// server. The recording is written when the test ends, unless it failed.
+// server. The recording is written when the test ends, unless it failed;
+// file's directory (testdata) is created if need be.
 // A missing recording the mode may not make fails the test.
 func Transport(t testing.TB, file string, live mcp.Transport, o Options) mcp.Transport {
 	t.Helper()
@@ -272,6 +275,10 @@ func (r *replayer) Connect(ctx context.Context) (mcp.Connection, error) {
 func recordTransport(t testing.TB, file, name string, live mcp.Transport, o Options) mcp.Transport {
 	t.Helper()
 	unlock := lock(file)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		unlock()
+		t.Fatalf("sdktest: recording to %s: %v", file, err)
+	}
 	rec, err := record.Append(t.Context(), file, record.RecorderOptions{
 		Header:  record.Header{Mcpx: "sdktest", Transport: "pipe", Target: "go-sdk", Ignore: o.Ignore, Normalize: o.Normalize},
 		Redact:  record.RedactOptions{Paths: o.Redact},
