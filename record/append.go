@@ -32,11 +32,7 @@ import (
 // written again when the recorder is closed (see RecorderOptions).
 func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	if o.Stable || o.Replace || isStable(name) {
-		old, err := readOld(name)
-		if err != nil {
-			return nil, err
-		}
-		return createHeld(ctx, name, o, old)
+		return createHeld(ctx, name, o, true)
 	}
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {

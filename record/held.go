@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/outfile"
@@ -21,18 +23,31 @@ import (
 // file that takes the trace's place only once it is complete, so that an
 // interrupted or failed recording leaves the old trace as it was.
 
-// createHeld makes a recorder that holds its recording for name; old is
-// the trace it adds to (nil: a new trace).
-func createHeld(ctx context.Context, name string, o RecorderOptions, old *Trace) (*Recorder, error) {
+// createHeld makes a recorder that holds its recording for name. With
+// appendTo, the recording is added to the trace the file holds when the
+// recorder is closed (read then, so that recordings of one process that
+// overlap in time each add their sessions); without, it replaces the file.
+func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bool) (*Recorder, error) {
 	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
-	if old != nil {
-		oh := old.Header
-		if oh.Redacted != h.Redacted || !sameSet(oh.Redact, h.Redact) {
+	check := func() (*Trace, error) {
+		if !appendTo {
+			return nil, nil
+		}
+		old, err := readOld(name)
+		if err != nil || old == nil {
+			return nil, err
+		}
+		if oh := old.Header; oh.Redacted != h.Redacted || !sameSet(oh.Redact, h.Redact) {
 			return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: oh.Redacted, TracePaths: oh.Redact, Want: h.Redacted, WantPaths: h.Redact})
 		}
+		return old, nil
+	}
+	if old, err := check(); err != nil {
+		return nil, err
+	} else if old != nil {
 		for _, n := range old.SessionNumbers() {
 			r.base = max(r.base, n)
 		}
@@ -47,7 +62,6 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, old *Trace)
 		return nil, err
 	}
 	r.w = &buf
-	stable := o.Stable || old != nil && old.Header.Stable
 	drop := ""
 	if o.Replace {
 		drop = o.Session.Name
@@ -58,13 +72,19 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, old *Trace)
 			f.Abort()
 			return nil
 		}
+		defer lockFile(name)()
+		old, err := check()
+		if err != nil {
+			f.Abort()
+			return err
+		}
 		rec, err := Read(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			f.Abort()
 			return fmt.Errorf("%s: reading the recording back: %w", name, err)
 		}
 		src := mergeTraces(old, rec, o.Replace, drop)
-		if stable {
+		if o.Stable || old != nil && old.Header.Stable {
 			err = WriteStable(f, src)
 		} else {
 			err = writeSessions(f, src)
@@ -79,6 +99,20 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, old *Trace)
 		return nil
 	}
 	return r, nil
+}
+
+// heldFiles serializes the writing of held recordings to each file
+// within the process: each reads the trace, adds its sessions and puts
+// the result in place.
+var heldFiles sync.Map // absolute file name -> *sync.Mutex
+
+func lockFile(name string) (unlock func()) {
+	if abs, err := filepath.Abs(name); err == nil {
+		name = abs
+	}
+	mu, _ := heldFiles.LoadOrStore(name, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
 }
 
 // readOld reads the trace in name for a held recording to add to: nil

@@ -180,7 +180,7 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		}
 	}
 	if o.Stable {
-		return createHeld(ctx, name, o, nil)
+		return createHeld(ctx, name, o, false)
 	}
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {

@@ -56,7 +56,7 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 		Header: Header{Mcpx: o.Mcpx, Transport: h.Transport, Target: h.Target, Ignore: h.Ignore, Normalize: h.Normalize},
 		Redact: RedactOptions{Disabled: !h.Redacted, Paths: h.Redact, Secrets: o.Secrets},
 		Stable: h.Stable || o.Stable,
-	}, nil)
+	}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,10 @@
 // set: recording an unchanged session again gives the same file, and a
 // change is a small diff. A session is found in its trace by its name,
 // the test's name unless Options.Name says otherwise, so tests may share
-// a trace file (not in parallel while recording: each recording rewrites
-// the file). A test that fails leaves its trace as it was.
+// a trace file, in parallel too: each recording is added to the file
+// when its test ends (record such a file in mode new: mode once records
+// a trace that is missing, not a session a trace lacks) (in mode update, Verify writes the whole file). A
+// test that fails leaves its trace as it was.
 //
 // Package record itself does not depend on the SDK; this package does.
 package sdktest
@@ -87,16 +89,6 @@ func (o Options) name(t testing.TB) string {
 	return t.Name()
 }
 
-// files serializes the helpers' use of each trace file within a test
-// binary: a recording rewrites the file it was read from.
-var files sync.Map // file name -> *sync.Mutex
-
-func lock(file string) func() {
-	mu, _ := files.LoadOrStore(file, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	return mu.(*sync.Mutex).Unlock
-}
-
 // Transport returns the transport for the SDK client of a test, by the
 // record mode: one that records the session with the live server into
 // file (a trace missing, or missing the session, in modes once and new;
@@ -153,7 +145,6 @@ func Replay(t testing.TB, file string, o Options) mcp.Transport {
 // missing trace fails the test.
 func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.VerifyResult {
 	t.Helper()
-	defer lock(file)()
 	dial := func(ctx context.Context) (transport.Conn, error) {
 		cr, sw := io.Pipe()
 		sr, cw := io.Pipe()
@@ -274,9 +265,7 @@ func (r *replayer) Connect(ctx context.Context) (mcp.Connection, error) {
 // recordTransport records the sessions the client opens through live.
 func recordTransport(t testing.TB, file, name string, live mcp.Transport, o Options) mcp.Transport {
 	t.Helper()
-	unlock := lock(file)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		unlock()
 		t.Fatalf("sdktest: recording to %s: %v", file, err)
 	}
 	rec, err := record.Append(t.Context(), file, record.RecorderOptions{
@@ -287,12 +276,10 @@ func recordTransport(t testing.TB, file, name string, live mcp.Transport, o Opti
 		Replace: true,
 	})
 	if err != nil {
-		unlock()
 		t.Fatalf("sdktest: recording to %s: %v", file, err)
 	}
 	rt := &recorder{live: live, rec: rec}
 	t.Cleanup(func() {
-		defer unlock()
 		rt.closeConns()
 		if t.Failed() {
 			rec.Discard()

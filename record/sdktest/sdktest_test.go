@@ -175,3 +175,34 @@ func TestVerifyModes(t *testing.T) {
 		t.Errorf("the updated trace:\n%s", b)
 	}
 }
+
+// Tests that record into one trace file at the same time (mode new: once
+// records a trace that is missing, not a session a trace lacks) each add
+// their session; a test may record and verify the same file.
+func TestSharedTraceFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "shared.jsonl")
+	var calls atomic.Int32
+	t.Run("group", func(t *testing.T) {
+		for _, name := range []string{"a", "b", "c"} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				greet(t, sdktest.ServerTransport(t, file, counting("Hello", &calls), sdktest.Options{Mode: record.ModeNew}))
+			})
+		}
+	})
+	tr, err := record.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Sessions()); n != 3 {
+		t.Errorf("%d sessions, want 3", n)
+	}
+	inSubtest(t, "record and verify", func(t *testing.T) {
+		other := filepath.Join(filepath.Dir(file), "other.jsonl")
+		greet(t, sdktest.ServerTransport(t, other, counting("Hello", &calls), sdktest.Options{}))
+		if _, err := os.Stat(other); err == nil {
+			t.Error("the recording was written before the test ended")
+		}
+		sdktest.Verify(t, file, counting("Hello", &calls), sdktest.Options{})
+	})
+}
