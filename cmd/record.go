@@ -351,6 +351,9 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if d.rec.modeFlag {
+		return usageErrorf("--record-mode does not apply to mcpx proxy, which records every session it forwards")
+	}
 	if o.listen != "" || d.http.url != "" {
 		if o.listen == "" || d.http.url == "" {
 			return usageErrorf("the HTTP proxy needs both --listen ADDR and --url UPSTREAM")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -151,6 +152,8 @@ type stabilizer struct {
 	// order lists the session ids in the order they were numbered, for
 	// replacing them in text.
 	order []string
+	// texts replaces them in text (made when first needed).
+	texts *strings.Replacer
 }
 
 func newStabilizer() *stabilizer {
@@ -167,32 +170,21 @@ func (st *stabilizer) collect(s *Session) {
 		st.sessionID(urlSessionID(e.Meta.URL))
 		if id := e.Meta.EventID; id != "" && st.eventIDs[id] == "" {
 			st.eventIDs[id] = fmt.Sprintf("[event-%d]", len(st.eventIDs)+1)
+			st.texts = nil
 		}
 	}
 }
 
-// sessionID numbers a session id seen for the first time.
+// sessionID numbers a session id seen for the first time. (A stable
+// trace written again numbers its placeholders anew, in the same order:
+// they stay as they were, unless sessions were dropped.)
 func (st *stabilizer) sessionID(id string) {
 	if id == "" || st.sessionIDs[id] != "" {
 		return
 	}
-	if isNumbered(id, "session") {
-		// A stable trace written again keeps its placeholders.
-		st.sessionIDs[id] = id
-	} else {
-		st.sessionIDs[id] = fmt.Sprintf("[session-%d]", len(st.sessionIDs)+1)
-	}
+	st.sessionIDs[id] = fmt.Sprintf("[session-%d]", len(st.sessionIDs)+1)
 	st.order = append(st.order, id)
-}
-
-// isNumbered reports whether s is a placeholder [what-N].
-func isNumbered(s, what string) bool {
-	rest, ok := strings.CutPrefix(s, "["+what+"-")
-	if !ok || !strings.HasSuffix(rest, "]") {
-		return false
-	}
-	_, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
-	return err == nil
+	st.texts = nil
 }
 
 // urlSessionID returns the session id an HTTP+SSE message URL carries in
@@ -214,19 +206,22 @@ func urlSessionID(u string) string {
 	return ""
 }
 
-// text replaces the session ids and event ids in s.
+// text replaces the session ids and event ids in s, all at once (a
+// placeholder is never replaced again).
 func (st *stabilizer) text(s string) string {
-	for _, id := range st.order {
-		if len(id) >= 4 && strings.Contains(s, id) {
-			s = strings.ReplaceAll(s, id, st.sessionIDs[id])
+	if st.texts == nil {
+		var pairs []string
+		for _, id := range st.order {
+			if len(id) >= 4 {
+				pairs = append(pairs, id, st.sessionIDs[id])
+			}
 		}
-	}
-	if strings.Contains(s, "id=\"") {
-		for id, ph := range st.eventIDs {
-			s = strings.ReplaceAll(s, "id="+strconv.Quote(id), "id="+strconv.Quote(ph))
+		for _, id := range slices.Sorted(maps.Keys(st.eventIDs)) {
+			pairs = append(pairs, "id="+strconv.Quote(id), "id="+strconv.Quote(st.eventIDs[id]))
 		}
+		st.texts = strings.NewReplacer(pairs...)
 	}
-	return s
+	return st.texts.Replace(s)
 }
 
 // info leaves a proxy client's port out.
