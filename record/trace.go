@@ -12,7 +12,8 @@
 // recordtest helper). Traces meant for a repository are written in the
 // stable form (WriteStable, RecorderOptions.Stable), and a record mode
 // (Mode, the MCPX_RECORD environment variable) says whether a test
-// records or replays; record/sdktest does both for the official Go SDK. It depends only on the transport, the JSON-RPC layer
+// records or replays; record/sdktest does both for the official Go SDK.
+// It depends only on the transport, the JSON-RPC layer
 // (jsonrpc, whose engine jsonrpc/peer reads the connections of Verify and
 // Replayer.Serve) and the MCP vocabulary (mcp): no terminal or
 // command-line library comes with it. Frames are recorded through one
