@@ -61,6 +61,7 @@ func inSubtest(t *testing.T, name string, fn func(t *testing.T)) {
 // afterwards (the server is not reached); update records it again;
 // new adds a session not yet in the trace; replay-only never records.
 func TestModes(t *testing.T) {
+	t.Setenv(record.ModeEnv, "") // the modes these tests choose, whatever the caller's
 	file := filepath.Join(t.TempDir(), "greet.jsonl")
 	var calls atomic.Int32
 	run := func(mode record.Mode, name, greeting, want string) {
@@ -131,6 +132,7 @@ func TestModes(t *testing.T) {
 
 // A test that fails leaves its trace as it was.
 func TestFailedTestKeepsTrace(t *testing.T) {
+	t.Setenv(record.ModeEnv, "") // the modes these tests choose, whatever the caller's
 	file := filepath.Join(t.TempDir(), "greet.jsonl")
 	var calls atomic.Int32
 	tb := &fakeTB{TB: t, name: "a"}
@@ -148,6 +150,7 @@ func TestFailedTestKeepsTrace(t *testing.T) {
 // Verify reports a changed server, and in mode update records the trace
 // again from it.
 func TestVerifyModes(t *testing.T) {
+	t.Setenv(record.ModeEnv, "") // the modes these tests choose, whatever the caller's
 	file := filepath.Join(t.TempDir(), "greet.jsonl")
 	var calls atomic.Int32
 	inSubtest(t, "record", func(t *testing.T) {
@@ -180,6 +183,7 @@ func TestVerifyModes(t *testing.T) {
 // records a trace that is missing, not a session a trace lacks) each add
 // their session; a test may record and verify the same file.
 func TestSharedTraceFile(t *testing.T) {
+	t.Setenv(record.ModeEnv, "") // the modes these tests choose, whatever the caller's
 	file := filepath.Join(t.TempDir(), "shared.jsonl")
 	var calls atomic.Int32
 	t.Run("group", func(t *testing.T) {
