@@ -130,8 +130,13 @@ func readOld(name string) (*Trace, error) {
 	return ReadOptions{MaxMessageSize: 1 << 62}.ReadFile(name)
 }
 
-// isStable reports whether name holds a stable trace (by its header).
+// isStable reports whether name holds a stable trace (by its header). A
+// file that is no regular file (a FIFO, whose open would wait for a
+// writer) holds none.
 func isStable(name string) bool {
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return false
