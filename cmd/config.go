@@ -118,8 +118,19 @@ type featuresDesc struct {
 
 // recordDesc is --record and what comparisons leave out.
 type recordDesc struct {
-	file        string
-	force       bool
+	file  string
+	force bool
+	// mode is the record mode (--record-mode, else $MCPX_RECORD), ""
+	// for none; modeFlag says the flag chose it.
+	mode     record.Mode
+	modeFlag bool
+	// stable writes stable traces (--stable).
+	stable bool
+	// command and args are the command and its own arguments (without
+	// the server command), which name the session in the trace (see
+	// sessionName).
+	command     string
+	args        []string
 	redact      []string
 	noRedact    bool
 	ignore      []string
@@ -153,7 +164,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if f.session.timeout < 0 || f.session.maxTimeout < 0 {
 		return cfg, usageErrorf("--timeout and --max-timeout must not be negative")
 	}
-	rec, err := f.rec.validate()
+	rec, err := f.rec.validate(v.ios.Getenv)
 	if err != nil {
 		return cfg, err
 	}

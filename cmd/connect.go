@@ -132,6 +132,9 @@ type attachments struct {
 	// listen says the caller shows what the server sends on its own
 	// (watch, resources subscribe): see listens.
 	listen bool
+	// events receives the transport's events (the server's stderr, HTTP
+	// exchanges) for a recording the caller makes (verify --update).
+	events transport.Observer
 }
 
 // listens reports whether the session shows what the server sends on its
@@ -217,11 +220,17 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out), clientState: &clientState{}}
 	c.showLists.Store(out.verbose)
 	k.track(c)
-	if rec, err = k.recorder(ctx, c, d, out); err != nil {
+	rec, replay, err := k.recorder(ctx, c, d, out)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	wireOn := func() bool { return out.wire || (a.wire != nil && a.wire()) }
-	dialer, err := k.dialer(ctx, c, d, out, rec, wireOn)
+	var dialer transport.Dialer
+	if replay > 0 {
+		dialer = d.replayDialer(replay, c.console.Warn)
+	} else {
+		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), wireOn)
+	}
 	if err != nil {
 		c.Close()
 		return nil, nil, nil, err
@@ -264,7 +273,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 // start, with its stderr going where --server-stderr says; or the HTTP
 // connection with its credentials (--bearer, -H Authorization, or OAuth
 // answering the server's 401s).
-func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
+func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, wireOn func() bool) (transport.Dialer, error) {
 	if d.at.name != "" {
 		dir, err := sessiond.Dir(k.ios.Getenv)
 		if err != nil {
@@ -282,12 +291,12 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 			Args:     d.server[1:],
 			Env:      d.stdio.env,
 			Dir:      d.stdio.dir,
-			Observer: teeObserver(stderr, rec),
+			Observer: tee(stderr, rec),
 
 			MaxMessageSize: d.session.maxMessageSize,
 		}, nil
 	}
-	opts := d.httpOptions(teeObserver(httpObserver(c.console, wireOn, out.verbose), rec))
+	opts := d.httpOptions(tee(httpObserver(c.console, wireOn, out.verbose), rec))
 	if d.http.insecure {
 		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
 	}

@@ -62,6 +62,8 @@ type sessionFlags struct {
 type recordFlags struct {
 	file      string
 	force     bool
+	mode      string
+	stable    bool
 	redact    []string
 	noRedact  bool
 	ignore    []string
@@ -110,6 +112,8 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	f.ui.register(fs)
 	fs.StringVar(&f.rec.file, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")
 	fs.BoolVar(&f.rec.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
+	fs.StringVar(&f.rec.mode, "record-mode", "", "with --record, record or replay the session: `MODE` replay-only, once, update or new (default $MCPX_RECORD; without either, record and add a session)")
+	fs.BoolVar(&f.rec.stable, "stable", false, "with --record or verify --update, write the trace in the stable form (no times, placeholders for volatile values, frames laid out for diffs)")
 	fs.StringArrayVar(&f.rec.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
 	fs.BoolVar(&f.rec.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
 	fs.StringArrayVar(&f.rec.ignore, "ignore", nil, "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")

@@ -22,10 +22,30 @@ import (
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
-// validate checks --record, --redact, --no-redact, --ignore and
-// --normalize.
-func (f recordFlags) validate() (recordDesc, error) {
-	d := recordDesc{file: f.file, force: f.force, redact: f.redact, noRedact: f.noRedact, ignore: f.ignore}
+// validate checks --record, --record-mode (and $MCPX_RECORD), --stable,
+// --redact, --no-redact, --ignore and --normalize.
+func (f recordFlags) validate(getenv func(string) string) (recordDesc, error) {
+	d := recordDesc{file: f.file, force: f.force, redact: f.redact, noRedact: f.noRedact, ignore: f.ignore, stable: f.stable}
+	switch {
+	case f.mode != "":
+		m, err := record.ParseMode(f.mode)
+		if err != nil {
+			return d, usageErrorf("--record-mode: %v", err)
+		}
+		if f.file == "" {
+			return d, usageErrorf("--record-mode applies to a recording: give --record FILE")
+		}
+		d.mode, d.modeFlag = m, true
+	case getenv(record.ModeEnv) != "" && f.file != "" && !f.force:
+		m, err := record.ParseMode(getenv(record.ModeEnv))
+		if err != nil {
+			return d, usageErrorf("%s: %v", record.ModeEnv, err)
+		}
+		d.mode = m
+	}
+	if d.modeFlag && f.force {
+		return d, usageErrorf("--force and the record mode %s contradict each other (mode update records the session again in place of its old recording)", d.mode)
+	}
 	if f.noRedact && len(f.redact) > 0 {
 		return d, usageErrorf("--redact and --no-redact contradict each other; give one")
 	}
@@ -100,7 +120,9 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 	return record.RecorderOptions{
 		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
 			Ignore: d.rec.ignore, Normalize: d.rec.normalizers},
-		Redact: record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets},
+		Redact:  record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets},
+		Session: record.SessionInfo{Name: d.rec.sessionName()},
+		Stable:  d.rec.stable,
 	}
 }
 
@@ -137,17 +159,34 @@ func credentialHeader(name string) bool {
 }
 
 // recorder opens the trace for --record (nil without it). It is closed
-// with the client, after the session, so that it holds everything.
-func (k *connector) recorder(ctx context.Context, c *client, d connDesc, out output) (*record.Recorder, error) {
+// with the client, after the session, so that it holds everything. In a
+// record mode that replays the session instead, it returns the number of
+// the recorded session to serve (and no recorder).
+func (k *connector) recorder(ctx context.Context, c *client, d connDesc, out output) (*record.Recorder, int, error) {
 	if d.rec.file == "" {
-		return nil, nil
+		return nil, 0, nil
 	}
-	rec, err := d.rec.openTrace(ctx, d.rec.file, d.recordOptions(d.traceTarget()))
+	o := d.recordOptions(d.traceTarget())
+	if d.rec.mode != "" {
+		plan, err := d.rec.mode.Plan(d.rec.file, recordedName(o))
+		if err != nil {
+			return nil, 0, recordModeError(err)
+		}
+		if !plan.Record {
+			if out.verbose {
+				c.console.Note(fmt.Sprintf("record mode %s: replaying session %d of %s; the server is not started", d.rec.mode, plan.Session, d.rec.file))
+			}
+			return nil, plan.Session, nil
+		}
+		// A session recorded again takes its old recording's place.
+		o.Replace = true
+	}
+	rec, err := d.rec.openTrace(ctx, d.rec.file, o)
 	if err != nil {
-		return nil, recordCreateError(err)
+		return nil, 0, recordCreateError(err)
 	}
 	c.closers = append(c.closers, func() error { return closeRecorder(c.console, rec, d.rec.file, out.verbose) })
-	return rec, nil
+	return rec, 0, nil
 }
 
 // traceTarget names the transport and the server for a trace's header.
@@ -314,6 +353,9 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
+	}
+	if d.rec.modeFlag {
+		return usageErrorf("--record-mode does not apply to mcpx proxy, which records every session it forwards")
 	}
 	if d.named.ref != "" {
 		// A configured server: its command, started by the proxy.
@@ -692,8 +734,9 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 // ---- mcpx verify ----
 
 type verifyOptions struct {
-	e     *env
-	junit string
+	e      *env
+	junit  string
+	update bool
 }
 
 func newVerifyCmd(e *env) *cobra.Command {
@@ -726,11 +769,19 @@ one test case per exchange compared, a difference as the test case's failure
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
-with the requestState the live server gave.`,
+with the requestState the live server gave.
+
+--update (or MCPX_RECORD=update) records the trace again from the live server
+while verifying it: the differences are shown, and the new recording takes the
+trace's place once every session has run (the file is left as it was when the
+server cannot be reached), keeping the header's ignores, normalizers,
+redactions and stable form (--stable makes it stable). The exit code is then
+0 whatever changed.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
   mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
-  mcpx verify session.jsonl --junit report.xml -- node server.js`,
+  mcpx verify session.jsonl --junit report.xml -- node server.js
+  mcpx verify session.jsonl --update -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
@@ -740,6 +791,7 @@ with the requestState the live server gave.`,
 		},
 	}
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
+	c.Flags().BoolVar(&o.update, "update", false, "record the trace again from the live server, in its place, keeping its header's ignores, normalizers and redactions (also MCPX_RECORD=update)")
 	return c
 }
 
@@ -759,6 +811,16 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	if err != nil {
 		return err
 	}
+	update, err := o.updating(d)
+	if err != nil {
+		return err
+	}
+	if update {
+		tf.Close()
+		return o.runUpdate(ctx, file, d, out)
+	}
+	// verify's own recording (--record) is a plain one.
+	d.rec.mode = ""
 	if d.rec.file != "" && len(tf.Index) > 1 {
 		return usageErrorf("--record: %s holds %d sessions; verify records one only", file, len(tf.Index))
 	}

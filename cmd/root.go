@@ -289,7 +289,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			}
 			return ro.run(c.Context(), args)
 		},
-		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			e.started = true
 			if e.repl != nil {
 				return e.repl.checkLine(c, flags, e)
@@ -302,6 +302,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if err != nil {
 				return err
 			}
+			cfg.conn.rec.command, cfg.conn.rec.args = ownCommand(c, args)
 			e.cfg = cfg
 			return e.namedBeforeRun(c)
 		},

@@ -27,8 +27,13 @@ import (
 // takes its place at the first event: nothing recorded, nothing changed).
 // A last line cut short (a recording killed mid-write) is dropped, as
 // readers drop it. A file that is not a trace is refused with an error
-// matching ErrNotTrace.
+// matching ErrNotTrace. With o.Stable or o.Replace, or when the trace is
+// a stable one, the recording is held in memory and the whole trace
+// written again when the recorder is closed (see RecorderOptions).
 func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
+	if o.Stable || o.Replace || isStable(name) {
+		return createHeld(ctx, name, o, true)
+	}
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -16,7 +16,19 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/mcpx-dev/mcpx/record/...").Output()
+	pkgs, err := exec.CommandContext(t.Context(), "go", "list", "github.com/mcpx-dev/mcpx/record/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	// record/sdktest, the adapter for the official Go SDK, is the one
+	// package that brings the SDK along; nothing else may.
+	args := []string{"list", "-deps"}
+	for _, p := range strings.Fields(string(pkgs)) {
+		if p != "github.com/mcpx-dev/mcpx/record/sdktest" {
+			args = append(args, p)
+		}
+	}
+	out, err := exec.CommandContext(t.Context(), "go", args...).Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -24,6 +36,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/fatih/color", "golang.org/x/text", "github.com/santhosh-tekuri/jsonschema", "github.com/google/jsonschema-go",
 		"github.com/tidwall/pretty", "github.com/chzyer/readline", "github.com/spf13/cobra",
 		"github.com/mcpx-dev/mcpx/inspector", "github.com/mcpx-dev/mcpx/tui", "github.com/mcpx-dev/mcpx/cmd",
+		"github.com/modelcontextprotocol/go-sdk",
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		for _, f := range forbidden {

@@ -34,6 +34,18 @@ type RecorderOptions struct {
 	// refuses a file that exists and is not empty, and Append adds a
 	// session to it.
 	Overwrite bool
+	// Stable writes the trace in the stable form (see WriteStable), so
+	// that recording an unchanged session again gives the same file. The
+	// recording is then held in memory and written whole by Close
+	// (Create and Append; NewRecorder ignores it). Appending to a stable
+	// trace keeps it stable.
+	Stable bool
+	// Replace, with Append, drops the trace's sessions named as the
+	// recorder's own (Session.Name) when the recording is written, so
+	// that a session recorded again takes the place of its old recording
+	// (ModeUpdate). The recording is then held in memory and written
+	// whole by Close.
+	Replace bool
 }
 
 // Recorder writes a session's traffic to a trace as it happens: frames in
@@ -56,6 +68,8 @@ type Recorder struct {
 	err    error
 	closed bool
 	close  func(wrote bool) error
+	// discarded makes Close leave the file as it was (see Discard).
+	discarded bool
 
 	// publish, set by Create, puts the trace in place of the old file; the
 	// writer goroutine runs it before it writes the first event.
@@ -135,7 +149,7 @@ func prepare(o RecorderOptions) (*Recorder, Header, error) {
 	if info.Target == "" {
 		info.Target = h.Target
 	}
-	info.Target = red.Text(info.Target)
+	info.Target, info.Name = red.Text(info.Target), red.Text(info.Name)
 	text := o.SessionText
 	if text == "" {
 		text = h.Target
@@ -164,6 +178,9 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 			return nil, fmt.Errorf("%s: %w", name, ErrExists)
 		}
+	}
+	if o.Stable {
+		return createHeld(ctx, name, o, false)
 	}
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
@@ -407,7 +424,7 @@ func (r *Recorder) Close() error {
 		r.drained.Wait()
 	}
 	if r.close != nil {
-		if err := r.close(r.n > 0); err != nil && r.err == nil {
+		if err := r.close(r.n > 0 && !r.discarded); err != nil && r.err == nil {
 			r.err = err
 		}
 	}
@@ -468,7 +485,7 @@ type SessionRecorder struct {
 // written at once) and returns the recorder of its events. info.Target and
 // text are redacted like every text.
 func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder {
-	info.Target = r.red.Text(info.Target)
+	info.Target, info.Name = r.red.Text(info.Target), r.red.Text(info.Name)
 	text = r.red.Text(text)
 	r.mu.Lock()
 	defer r.mu.Unlock()

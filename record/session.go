@@ -232,8 +232,17 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 		off++
 	}
 	header(h, off)
-	for n := 2; ; n++ {
-		data, ended, err := readLine(n)
+	phys := 1 // physical lines read
+	ev := &eventLines{stable: h.Stable, limit: limit + min(limit, lineSlack), read: func() ([]byte, bool, error) {
+		phys++
+		return readLine(phys)
+	}}
+	for {
+		n := phys + 1 // the event's first line
+		if ev.haveAhead {
+			n = phys
+		}
+		data, ended, err := ev.next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -271,8 +280,9 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 		limit = transport.DefaultMaxMessageSize
 	}
 	lr := transport.NewLineReader(io.NewSectionReader(f.r, x.Start, x.End-x.Start), limit+min(limit, lineSlack), "")
+	ev := &eventLines{read: lr.ReadLine, stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
 	for {
-		line, _, err := lr.ReadLine()
+		line, _, err := ev.next()
 		if errors.Is(err, io.EOF) {
 			return s, nil
 		}

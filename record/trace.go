@@ -9,7 +9,11 @@
 // The package is meant to be imported by other projects too, typically
 // from tests: record a session once, check the trace in, and verify the
 // server against it in `go test` (see the package examples and the
-// recordtest helper). It depends only on the transport, the JSON-RPC layer
+// recordtest helper). Traces meant for a repository are written in the
+// stable form (WriteStable, RecorderOptions.Stable), and a record mode
+// (Mode, the MCPX_RECORD environment variable) says whether a test
+// records or replays; record/sdktest does both for the official Go SDK.
+// It depends only on the transport, the JSON-RPC layer
 // (jsonrpc, whose engine jsonrpc/peer reads the connections of Verify and
 // Replayer.Serve) and the MCP vocabulary (mcp): no terminal or
 // command-line library comes with it. Frames are recorded through one
@@ -66,8 +70,9 @@ type Header struct {
 	// Mcpx is the version of mcpx (or of the program using this package)
 	// that wrote the trace.
 	Mcpx string `json:"mcpx,omitempty"`
-	// Created is when recording began (wall clock, UTC).
-	Created time.Time `json:"created"`
+	// Created is when recording began (wall clock, UTC); absent from a
+	// stable trace.
+	Created time.Time `json:"created,omitzero"`
 	// Transport is how the recorded client reached the server: "stdio",
 	// "http" (Streamable HTTP or HTTP+SSE, see the events' metadata), or
 	// "pipe" for in-process sessions.
@@ -92,6 +97,10 @@ type Header struct {
 	// values, live and recorded, before comparing them (minor 2; see
 	// Normalizer).
 	Normalize []Normalizer `json:"normalize,omitempty"`
+	// Stable marks a trace written in the stable form (minor 3, see
+	// WriteStable): no times, volatile values replaced by placeholders,
+	// frames as canonical JSON laid out on several lines.
+	Stable bool `json:"stable,omitempty"`
 }
 
 // Kind says what an Event records.
@@ -207,6 +216,10 @@ type SessionInfo struct {
 	// Prelude is true when the session's first frames were written from
 	// memory (a recording started mid-session): they carry Event.Prelude.
 	Prelude bool `json:"prelude,omitempty"`
+	// Name is the session's key for record modes (see Mode): a test's
+	// name, a command line. Sessions without one are matched only by a
+	// lookup without a name.
+	Name string `json:"name,omitempty"`
 }
 
 // Messages decodes the frame an event holds (see package jsonrpc): one
@@ -298,12 +311,15 @@ func (w *wireRoute) route() *transport.Route {
 type writer struct {
 	// old, for a copy of a trace older than minor 2, leaves out the
 	// session numbers its events are read with.
-	old  bool
-	mu   sync.Mutex
-	w    io.Writer
-	buf  []byte
-	cbuf bytes.Buffer
-	err  error
+	old bool
+	// stable writes the stable form: no times, frames laid out (see
+	// WriteStable); the caller has made the frames canonical.
+	stable bool
+	mu     sync.Mutex
+	w      io.Writer
+	buf    []byte
+	cbuf   bytes.Buffer
+	err    error
 }
 
 // newWriter writes h (with Format and Version filled in) to w and returns a
@@ -321,6 +337,10 @@ func newWriter(w io.Writer, h Header) (*writer, error) {
 func newWriterAs(w io.Writer, h Header) (*writer, error) {
 	h.Format, h.Version, h.Minor = Format, Version, min(h.Minor, Minor)
 	h.Created = h.Created.UTC()
+	if h.Stable {
+		// Nothing that changes from one recording to the next.
+		h.Minor, h.Created, h.Mcpx = MinorStable, time.Time{}, ""
+	}
 	line, err := marshalLine(h)
 	if err != nil {
 		return nil, err
@@ -328,7 +348,7 @@ func newWriterAs(w io.Writer, h Header) (*writer, error) {
 	if _, err := w.Write(line); err != nil {
 		return nil, fmt.Errorf("writing the trace header: %w", err)
 	}
-	return &writer{w: w, old: h.Minor < 2}, nil
+	return &writer{w: w, old: h.Minor < 2, stable: h.Stable}, nil
 }
 
 // marshalLine encodes v as one JSON line without HTML escaping.
@@ -369,31 +389,38 @@ func (w *writer) write(e Event, scan *scanResult) error {
 // encoding/json, because it runs for every frame of a recorded session
 // and must store the frame's bytes verbatim.
 func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
-	b = append(b, `{"t":`...)
-	b = strconv.AppendInt(b, e.Time.Microseconds(), 10)
-	if e.Session > 0 && !w.old {
-		b = append(b, `,"s":`...)
-		b = strconv.AppendInt(b, int64(e.Session), 10)
+	b = append(b, '{')
+	if !w.stable {
+		b = append(b, `"t":`...)
+		b = strconv.AppendInt(b, e.Time.Microseconds(), 10)
+		b = append(b, ',')
 	}
-	b = append(b, `,"kind":`...)
+	if e.Session > 0 && !w.old {
+		b = append(b, `"s":`...)
+		b = strconv.AppendInt(b, int64(e.Session), 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"kind":`...)
 	b = appendString(b, string(e.Kind))
 	if e.Dir != "" {
 		b = append(b, `,"dir":`...)
 		b = appendString(b, string(e.Dir))
 	}
 	if e.Kind == KindView {
-		b = w.appendFrame(b, e.Data, scan)
 		if e.View != nil {
 			m, _ := marshalLine(e.View)
 			b = append(b, `,"view":`...)
 			b = append(b, bytes.TrimSuffix(m, []byte("\n"))...)
 		}
-	}
-	if e.Kind == KindFrame {
+		// Last, so that a message laid out on several lines (stable
+		// traces) ends the event.
 		b = w.appendFrame(b, e.Data, scan)
-		if e.Prelude {
-			b = append(b, `,"prelude":true`...)
-		}
+	}
+	if e.Kind == KindFrame && !w.stable {
+		b = w.appendFrame(b, e.Data, scan)
+	}
+	if e.Kind == KindFrame && e.Prelude {
+		b = append(b, `,"prelude":true`...)
 	}
 	if e.Text != "" {
 		b = append(b, `,"text":`...)
@@ -422,6 +449,10 @@ func (w *writer) appendEvent(b []byte, e Event, scan *scanResult) []byte {
 		m, _ := marshalLine(e.SessionInfo)
 		b = append(b, `,"session":`...)
 		b = append(b, bytes.TrimSuffix(m, []byte("\n"))...)
+	}
+	if e.Kind == KindFrame && w.stable {
+		// Last, so that a frame laid out on several lines ends the event.
+		b = w.appendFrame(b, e.Data, scan)
 	}
 	return append(b, '}', '\n')
 }
@@ -482,6 +513,9 @@ func (w *writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
 	case !res.valid:
 		b = append(b, `,"raw":`...)
 		return appendString(b, string(data))
+	case res.compact && w.stable:
+		b = append(b, `,"msg":`...)
+		return appendLaidOut(b, data)
 	case res.compact:
 		// The usual case: the frame's bytes are the JSON, verbatim.
 		b = append(b, `,"msg":`...)
@@ -707,6 +741,11 @@ func parseEvent(line []byte) (Event, error) {
 			e.Data = d[:n]
 		case raw != nil:
 			e.Data, _ = rawjson.AppendString([]byte{}, raw)
+		case len(w.Msg) > 0 && bytes.IndexByte(w.Msg, '\n') >= 0:
+			// A stable trace's frame laid out on several lines.
+			var c bytes.Buffer
+			json.Compact(&c, w.Msg)
+			e.Data = c.Bytes()
 		case len(w.Msg) > 0:
 			e.Data = w.Msg
 		default:

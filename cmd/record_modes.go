@@ -1,0 +1,215 @@
+package cmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// ownCommand returns the command's path below mcpx and its own
+// arguments (those before --).
+func ownCommand(c *cobra.Command, args []string) (string, []string) {
+	own := args
+	if n := c.ArgsLenAtDash(); n >= 0 && n <= len(args) {
+		own = args[:n]
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), own
+}
+
+// sessionName names the session a command records, its key for the
+// record modes: the command and its own arguments ("tools call echo
+// message=hi"), secret-looking options removed. With --redact, which may
+// remove an argument from the frames, the arguments are a digest
+// instead ("tools call echo args:1f2e3d4c5b6a"): the same arguments, the
+// same name, without their values.
+func (d recordDesc) sessionName() string {
+	if len(d.args) == 0 {
+		return d.command
+	}
+	if len(d.redact) > 0 {
+		h := sha256.Sum256([]byte(strings.Join(d.args, "\x00")))
+		return d.command + " args:" + hex.EncodeToString(h[:6])
+	}
+	return d.command + " " + commandLine(d.args)
+}
+
+// recordedName is the session name as the recorder writes it (redacted).
+func recordedName(o record.RecorderOptions) string {
+	red, err := record.NewRedactor(o.Redact)
+	if err != nil {
+		return o.Session.Name
+	}
+	return red.Text(o.Session.Name)
+}
+
+// recordModeError reports a record mode that cannot go on (a session the
+// mode may not record is missing; its message names the modes that do).
+func recordModeError(err error) error {
+	return usageErrorf("--record: %v", err)
+}
+
+// replayDialer serves session n of the trace of --record, in process,
+// instead of starting the server: a record mode that replays (once,
+// new, replay-only) with the session recorded.
+func (d connDesc) replayDialer(n int, warn func(string)) transport.Dialer {
+	return replayDialer{d: d, n: n, warn: warn}
+}
+
+type replayDialer struct {
+	d    connDesc
+	n    int
+	warn func(string)
+}
+
+// Dial opens the trace and serves its session on an in-memory pipe until
+// the connection is closed.
+func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
+	d := r.d
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(d.rec.file)
+	if err != nil {
+		return nil, &usageError{err: err}
+	}
+	rp, err := record.NewReplayerSource(tf, record.ReplayOptions{
+		Session:        r.n,
+		Ignore:         d.rec.ignore,
+		Normalize:      d.rec.normalizers,
+		MaxMessageSize: d.session.maxMessageSize,
+		OnDeviation:    func(dv record.Deviation) { r.warn("replay: " + dv.Message) },
+	})
+	if err != nil {
+		tf.Close()
+		return nil, &usageError{err: err}
+	}
+	// The replay lives as long as the connection, not the dial.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	conn, done := rp.ServePipe(sctx)
+	return &replayConn{Conn: conn, stop: sync.OnceFunc(func() {
+		cancel()
+		<-done
+		tf.Close()
+	})}, nil
+}
+
+// replayConn is the client's end of an in-process replay.
+type replayConn struct {
+	transport.Conn
+	stop func()
+}
+
+// Close ends the replay.
+func (c *replayConn) Close() error {
+	err := c.Conn.Close()
+	c.stop()
+	return err
+}
+
+// Describe says what the connection reaches.
+func (c *replayConn) Describe() string { return "replay of a recorded session" }
+
+// Unwrap returns the pipe.
+func (c *replayConn) Unwrap() transport.Conn { return c.Conn }
+
+// tee sends transport events to both observers (either may be nil).
+func tee(a, b transport.Observer) transport.Observer {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(ev transport.Event) {
+		a(ev)
+		b(ev)
+	}
+}
+
+// updating says whether verify records the trace again: --update, or
+// MCPX_RECORD=update (unless verify records a trace of its own with
+// --record, whose mode that is).
+func (o *verifyOptions) updating(d connDesc) (bool, error) {
+	if o.update {
+		if d.rec.file != "" {
+			return false, usageErrorf("--update writes the trace it verifies; give no --record with it")
+		}
+		return true, nil
+	}
+	if d.rec.file != "" {
+		return false, nil
+	}
+	v := o.e.ios.Getenv(record.ModeEnv)
+	if v == "" {
+		return false, nil
+	}
+	m, err := record.ParseMode(v)
+	if err != nil {
+		return false, usageErrorf("%s: %v", record.ModeEnv, err)
+	}
+	return m == record.ModeUpdate, nil
+}
+
+// runUpdate is verify --update: the trace recorded again from the live
+// server (record.UpdateTrace), the differences shown.
+func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, out output) error {
+	e := o.e
+	timeout := d.session.timeout
+	if timeout == 0 {
+		timeout = d.session.maxTimeout
+	}
+	var closeErr error
+	res, err := record.UpdateTrace(ctx, file, record.UpdateOptions{
+		Verify: record.VerifyOptions{Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout},
+		Dial: func(ctx context.Context, _ int, _ record.SessionInfo, observe transport.Observer) (transport.Conn, error) {
+			c, conn, _, err := e.conns.open(ctx, d, out, attachments{events: observe})
+			if err != nil {
+				return nil, err
+			}
+			return &clientConn{Conn: conn, close: func() error {
+				if err := c.Close(); err != nil && closeErr == nil {
+					closeErr = err
+				}
+				return nil
+			}}, nil
+		},
+		Mcpx:           Version(),
+		Secrets:        d.recordOptions(d.traceTarget()).Redact.Secrets,
+		Stable:         d.rec.stable,
+		MaxMessageSize: d.session.maxMessageSize,
+	})
+	if res != nil && err == nil && res.Exchanges == 0 {
+		return usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
+	}
+	if res != nil {
+		if out.json {
+			b, jerr := json.Marshal(res)
+			if jerr != nil {
+				return jerr
+			}
+			e.printer().JSON(b)
+		} else {
+			e.printer().VerifyReport(res)
+		}
+	}
+	if err != nil {
+		var perr *fs.PathError
+		if errors.As(err, &perr) || errors.Is(err, record.ErrNotTrace) {
+			return &usageError{err: err}
+		}
+		return err
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	e.console().Note(fmt.Sprintf("recorded %s again from the live server (%d exchange(s), %d changed)", file, res.Exchanges, len(res.Mismatches)))
+	return nil
+}

@@ -1,0 +1,192 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// recordTo records calls against the stdio helper (variant "" or
+// "changed") into name with o.
+func recordTo(t *testing.T, name string, o RecorderOptions, variant string, calls []call, appendTo bool) {
+	t.Helper()
+	o.Header.Transport, o.Header.Target = "stdio", "helper"
+	var rec *Recorder
+	var err error
+	if appendTo {
+		rec, err = Append(context.Background(), name, o)
+	} else {
+		rec, err = Create(context.Background(), name, o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := helper("sdk", "RECORD_TEST_VARIANT="+variant)
+	opts.Observer = rec.Observe
+	exercise(t, rec.Wrap(startStdio(t, opts)), calls)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sessionNames(t *testing.T, name string) []string {
+	t.Helper()
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range tr.Sessions() {
+		out = append(out, s.Info.Name)
+	}
+	return out
+}
+
+var echoCall = []call{{method: "tools/call", params: `{"name":"echo","arguments":{"message":"hi"}}`}}
+
+// The recorder writes stable traces: recording again gives the same
+// file; a named session is added (Append) or takes the place of its old
+// recording (Replace), other sessions kept.
+func TestStableRecorder(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	o := RecorderOptions{Stable: true, Session: SessionInfo{Name: "first"}, Header: Header{Ignore: []string{"$.result._meta"}}}
+	recordTo(t, a, o, "", echoCall, false)
+	o.Overwrite = true
+	recordTo(t, b, o, "", echoCall, false)
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if !bytes.Equal(ab, bb) || !bytes.Contains(ab, []byte(`"stable":true`)) || !bytes.Contains(ab, []byte(`"name":"first"`)) {
+		t.Fatalf("two stable recordings:\n%s\n---\n%s", ab, bb)
+	}
+	if fi, _ := os.Stat(a); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+
+	// Append adds a session, and the trace stays stable.
+	recordTo(t, a, RecorderOptions{Session: SessionInfo{Name: "second"}}, "", echoCall, true)
+	if got := sessionNames(t, a); strings.Join(got, ",") != "first,second" {
+		t.Fatalf("sessions %q", got)
+	}
+	two, _ := os.ReadFile(a)
+	if !bytes.HasPrefix(two, ab[:bytes.IndexByte(ab, '\n')]) || bytes.Contains(two, []byte(`"t":`)) {
+		t.Errorf("the trace appended to is no longer stable:\n%s", two)
+	}
+	// Replace records "first" again, from a changed server, in place of
+	// its old recording; "second" is kept.
+	recordTo(t, a, RecorderOptions{Replace: true, Session: SessionInfo{Name: "first"}}, "changed", echoCall, true)
+	if got := sessionNames(t, a); strings.Join(got, ",") != "second,first" {
+		t.Fatalf("sessions after Replace %q", got)
+	}
+	three, _ := os.ReadFile(a)
+	if bytes.Count(three, []byte("Echo! hi")) != 1 || bytes.Count(three, []byte("Echo: hi")) != 1 {
+		t.Errorf("after Replace:\n%s", three)
+	}
+}
+
+func TestModePlan(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.jsonl")
+	file := filepath.Join(dir, "t.jsonl")
+	recordTo(t, file, RecorderOptions{Stable: true, Session: SessionInfo{Name: "a"}}, "", echoCall, false)
+	for _, tc := range []struct {
+		mode       Mode
+		file, name string
+		want       Plan
+		err        bool
+	}{
+		{ModeReplayOnly, missing, "a", Plan{}, true},
+		{ModeReplayOnly, file, "a", Plan{Exists: true, Session: 1}, false},
+		{ModeReplayOnly, file, "b", Plan{}, true},
+		{ModeReplayOnly, file, "", Plan{Exists: true, Session: 1}, false},
+		{ModeOnce, missing, "a", Plan{Record: true}, false},
+		{ModeOnce, file, "a", Plan{Exists: true, Session: 1}, false},
+		{ModeOnce, file, "b", Plan{}, true},
+		{ModeUpdate, missing, "a", Plan{Record: true}, false},
+		{ModeUpdate, file, "a", Plan{Record: true, Exists: true, Session: 1}, false},
+		{ModeUpdate, file, "b", Plan{Record: true, Exists: true}, false},
+		{ModeNew, missing, "a", Plan{Record: true}, false},
+		{ModeNew, file, "a", Plan{Exists: true, Session: 1}, false},
+		{ModeNew, file, "b", Plan{Record: true, Exists: true}, false},
+	} {
+		got, err := tc.mode.Plan(tc.file, tc.name)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("%s.Plan(%s, %q) = %+v, %v; want %+v (error %v)", tc.mode, filepath.Base(tc.file), tc.name, got, err, tc.want, tc.err)
+		}
+		if err != nil && !errors.Is(err, ErrNotRecorded) {
+			t.Errorf("%s.Plan(%s, %q): %v does not match ErrNotRecorded", tc.mode, filepath.Base(tc.file), tc.name, err)
+		}
+	}
+	if _, err := ParseMode("sometimes"); !errors.Is(err, ErrBadMode) {
+		t.Errorf("ParseMode: %v", err)
+	}
+	t.Setenv(ModeEnv, "update")
+	if m, err := EnvMode(ModeOnce); m != ModeUpdate || err != nil {
+		t.Errorf("EnvMode = %v, %v", m, err)
+	}
+	t.Setenv(ModeEnv, "bogus")
+	if _, err := EnvMode(ModeOnce); err == nil || !strings.Contains(err.Error(), ModeEnv) {
+		t.Errorf("EnvMode with a bad value: %v", err)
+	}
+}
+
+// UpdateTrace records a trace again from the live server, keeping its
+// header's settings, and leaves it alone when the server cannot be
+// reached.
+func TestUpdateTrace(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	recordTo(t, name, RecorderOptions{Header: Header{Ignore: []string{"$.result._meta"}, Normalize: []Normalizer{{Builtin: BuiltinUUID}}},
+		Redact: RedactOptions{Paths: []string{"$.params.arguments.secret"}}, Session: SessionInfo{Name: "s"}}, "", echoCall, false)
+	before, _ := os.ReadFile(name)
+
+	dial := func(variant string) func(context.Context, int, SessionInfo, transport.Observer) (transport.Conn, error) {
+		return func(_ context.Context, _ int, _ SessionInfo, obs transport.Observer) (transport.Conn, error) {
+			o := helper("sdk", "RECORD_TEST_VARIANT="+variant)
+			o.Observer = obs
+			return transport.StartStdio(o)
+		}
+	}
+	failing := func(context.Context, int, SessionInfo, transport.Observer) (transport.Conn, error) {
+		return nil, errors.New("no server today")
+	}
+	if _, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: failing}); err == nil {
+		t.Fatal("UpdateTrace without a server succeeded")
+	}
+	if same, _ := os.ReadFile(name); !bytes.Equal(same, before) {
+		t.Fatal("a failed update changed the trace")
+	}
+
+	res, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial("changed"), Mcpx: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() {
+		t.Errorf("the update found no change: %+v", res)
+	}
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tr.Header
+	if strings.Join(h.Ignore, ",") != "$.result._meta" || len(h.Normalize) != 1 || strings.Join(h.Redact, ",") != "$.params.arguments.secret" || !h.Redacted {
+		t.Errorf("the header's settings were not kept: %+v", h)
+	}
+	if s := tr.Sessions(); len(s) != 1 || s[0].Info.Name != "s" {
+		t.Errorf("sessions %+v", s)
+	}
+	after, _ := os.ReadFile(name)
+	if !bytes.Contains(after, []byte("Echo! hi")) || bytes.Contains(after, []byte("Echo: hi")) {
+		t.Errorf("the trace was not recorded again:\n%s", after)
+	}
+	// It now verifies against the changed server.
+	res, err = VerifySessions(context.Background(), tr, startStdio(t, helper("sdk", "RECORD_TEST_VARIANT=changed")), VerifyOptions{})
+	if err != nil || !res.OK() {
+		t.Errorf("verify after update: %v %+v", err, res)
+	}
+}

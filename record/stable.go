@@ -1,0 +1,343 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// MinorStable is the minor version of a stable trace (see WriteStable):
+// minor 3 added the header's stable member and events laid out on
+// several lines, which readers of minor 2 cannot read. Ordinary traces
+// are still written as minor 2 (Minor): nothing else changed.
+const MinorStable = 3
+
+// laidOutOver is the length in bytes above which a stable trace lays a
+// frame out on several lines; shorter frames stay on their event's line.
+const laidOutOver = 100
+
+// WriteStable writes the trace src gives in the stable form, in which
+// recording an unchanged session again gives the same bytes, so that a
+// trace kept in a repository changes only when the session did
+// (docs/trace-format.md, "Stable traces"):
+//
+//   - the header has no created time and no writer version, and says
+//     "stable": true (minor 3); events have no times;
+//   - sessions follow each other, numbered from 1, even when they
+//     overlapped in time; within a session, what the transport reports on
+//     its own time is put in a fixed order, and HTTP answers that are no
+//     refusals are left out (see stableOrder);
+//   - Mcp-Session-Id values, the session ids of HTTP+SSE message URLs and
+//     SSE event ids are replaced, wherever they appear in metadata and
+//     text, by placeholders numbered in the order they first appear
+//     ([session-1], [event-1]), so that equal values stay equal; a proxy
+//     client's port is left out;
+//   - frames are canonical JSON (object members sorted by name, numbers
+//     as written), and a frame longer than 100 bytes is laid out
+//     indented, one member or array element per line, on lines that
+//     begin with a space, after the event's other members: a changed
+//     tool description is a one-line diff. Frames that are not JSON keep
+//     their exact bytes (raw, b64).
+//
+// Replay and verify read stable traces like any other: a frame's bytes
+// are its canonical JSON, compact.
+func WriteStable(w io.Writer, src SessionSource) error {
+	st := newStabilizer()
+	ns := src.SessionNumbers()
+	sessions := make([]*Session, 0, len(ns))
+	for _, n := range ns {
+		s, err := src.ReadSession(n)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			continue
+		}
+		st.collect(s)
+		sessions = append(sessions, s)
+	}
+	h := src.TraceHeader()
+	h.Stable = true
+	tw, err := newWriterAs(w, h)
+	if err != nil {
+		return err
+	}
+	for i, s := range sessions {
+		n := i + 1
+		info := st.info(s.Info)
+		if err := tw.Write(Event{Session: n, Kind: KindSession, Text: st.text(s.Text), SessionInfo: &info}); err != nil {
+			return err
+		}
+		for _, e := range stableOrder(s.Events) {
+			e.Session = n
+			if err := tw.Write(st.event(e)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stableOrder puts a session's events in an order that does not depend on
+// timing. Frames the client sent keep their order, and each one opens a
+// window that holds, after it, the HTTP and SSE events and notes of the
+// window in their recorded order, then the server's frames ordered by the
+// SSE stream that carried them (a stream's own frames keep their order),
+// then the server's stderr lines. What happens before the client's first
+// frame is a window of its own. HTTP answers that are not refusals
+// (status below 400, no re) are left out: they come in any order (the
+// answer to one POST and the frames of another stream race), and what
+// they say, the status and content type, is on the frames they carried.
+// (Over stdio, a stderr line and a frame race too.)
+func stableOrder(events []Event) []Event {
+	rankOf := func(e Event) (int, string) {
+		switch {
+		case e.Kind == KindFrame && e.Dir == ClientToServer:
+			return 0, ""
+		case e.Kind == KindFrame && e.Meta != nil:
+			return 2, e.Meta.StreamID
+		case e.Kind == KindFrame:
+			return 2, ""
+		case e.Kind == KindStderr:
+			return 3, ""
+		}
+		return 1, ""
+	}
+	type unit struct {
+		rank   int
+		stream string
+		e      Event
+	}
+	out := make([]Event, 0, len(events))
+	var window []unit
+	flush := func() {
+		slices.SortStableFunc(window, func(a, b unit) int {
+			if a.rank != b.rank {
+				return a.rank - b.rank
+			}
+			return strings.Compare(a.stream, b.stream)
+		})
+		for _, u := range window {
+			out = append(out, u.e)
+		}
+		window = window[:0]
+	}
+	for _, e := range events {
+		if e.Kind == KindHTTP && e.Meta != nil && e.Meta.HTTPStatus > 0 && e.Meta.HTTPStatus < 400 && len(e.Re) == 0 {
+			continue
+		}
+		r, st := rankOf(e)
+		if r == 0 {
+			flush()
+		}
+		window = append(window, unit{rank: r, stream: st, e: e})
+	}
+	flush()
+	return out
+}
+
+// stabilizer replaces a trace's volatile values with placeholders.
+type stabilizer struct {
+	sessionIDs map[string]string
+	eventIDs   map[string]string
+	// order lists the session ids in the order they were numbered, for
+	// replacing them in text.
+	order []string
+	// texts replaces them in text (made when first needed).
+	texts *strings.Replacer
+}
+
+func newStabilizer() *stabilizer {
+	return &stabilizer{sessionIDs: map[string]string{}, eventIDs: map[string]string{}}
+}
+
+// collect numbers the volatile values of a session's events, in order.
+func (st *stabilizer) collect(s *Session) {
+	for _, e := range s.Events {
+		if e.Meta == nil {
+			continue
+		}
+		st.sessionID(e.Meta.SessionID)
+		st.sessionID(urlSessionID(e.Meta.URL))
+		if id := e.Meta.EventID; id != "" && st.eventIDs[id] == "" {
+			st.eventIDs[id] = fmt.Sprintf("[event-%d]", len(st.eventIDs)+1)
+			st.texts = nil
+		}
+	}
+}
+
+// sessionID numbers a session id seen for the first time. (A stable
+// trace written again numbers its placeholders anew, in the same order:
+// they stay as they were, unless sessions were dropped.)
+func (st *stabilizer) sessionID(id string) {
+	if id == "" || st.sessionIDs[id] != "" {
+		return
+	}
+	st.sessionIDs[id] = fmt.Sprintf("[session-%d]", len(st.sessionIDs)+1)
+	st.order = append(st.order, id)
+	st.texts = nil
+}
+
+// urlSessionID returns the session id an HTTP+SSE message URL carries in
+// its query (sessionId, session_id), if any.
+func urlSessionID(u string) string {
+	if !strings.Contains(u, "ession") {
+		return ""
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	q := p.Query()
+	for _, k := range []string{"sessionId", "session_id"} {
+		if v := q.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// text replaces the session ids and event ids in s, all at once (a
+// placeholder is never replaced again).
+func (st *stabilizer) text(s string) string {
+	if st.texts == nil {
+		var pairs []string
+		for _, id := range st.order {
+			if len(id) >= 4 {
+				pairs = append(pairs, id, st.sessionIDs[id])
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(st.eventIDs)) {
+			pairs = append(pairs, "id="+strconv.Quote(id), "id="+strconv.Quote(st.eventIDs[id]))
+		}
+		st.texts = strings.NewReplacer(pairs...)
+	}
+	return st.texts.Replace(s)
+}
+
+// info leaves a proxy client's port out.
+func (st *stabilizer) info(i SessionInfo) SessionInfo {
+	if host, _, err := net.SplitHostPort(i.Client); err == nil {
+		i.Client = host
+	}
+	i.Target = st.text(i.Target)
+	return i
+}
+
+// event returns e in the stable form (its frame canonical).
+func (st *stabilizer) event(e Event) Event {
+	e.Time = 0
+	e.Text = st.text(e.Text)
+	if e.Meta != nil {
+		m := *e.Meta
+		if m.SessionID != "" {
+			m.SessionID = st.sessionIDs[m.SessionID]
+		}
+		if m.EventID != "" {
+			m.EventID = st.eventIDs[m.EventID]
+		}
+		m.URL = st.text(m.URL)
+		e.Meta = &m
+	}
+	if e.Kind == KindFrame {
+		if c, ok := canonicalFrame(e.Data); ok {
+			e.Data = c
+		}
+	}
+	return e
+}
+
+// canonicalFrame returns data as compact JSON with object members sorted
+// by name, numbers as written and strings escaped as encoding/json
+// escapes them (HTML characters left alone); false when data is not
+// JSON.
+func canonicalFrame(data []byte) ([]byte, bool) {
+	if !scanJSON(data, nil).valid {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	out, err := marshalLine(v)
+	if err != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(out, []byte("\n")), true
+}
+
+// appendLaidOut appends the compact JSON data as a stable trace stores
+// it: as it is when it is short, else indented on lines that all begin
+// with a space (the first line, "{" or "[", stays on the event's line).
+func appendLaidOut(b, data []byte) []byte {
+	if len(data) <= laidOutOver {
+		return append(b, data...)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, data, "  ", "  "); err != nil {
+		return append(b, data...)
+	}
+	return append(b, buf.Bytes()...)
+}
+
+// eventLines reads a trace's events from its lines: one line each, or,
+// in a stable trace, a line with the lines after it that begin with a
+// space or a tab (its frame laid out), joined with newlines. The joined
+// event spans exactly the bytes of its lines, so offsets stay those of
+// the file.
+type eventLines struct {
+	read   func() ([]byte, bool, error)
+	stable bool
+	limit  int64
+
+	ahead      []byte
+	aheadEnded bool
+	aheadErr   error
+	haveAhead  bool
+	// lines counts the physical lines the last event took.
+	lines int
+}
+
+func (r *eventLines) readLine() ([]byte, bool, error) {
+	if r.haveAhead {
+		r.haveAhead = false
+		return r.ahead, r.aheadEnded, r.aheadErr
+	}
+	return r.read()
+}
+
+// next returns the next event's bytes: see transport.LineReader.ReadLine.
+func (r *eventLines) next() ([]byte, bool, error) {
+	data, ended, err := r.readLine()
+	r.lines = 1
+	if err != nil || !r.stable || !ended {
+		return data, ended, err
+	}
+	for {
+		l, le, lerr := r.readLine()
+		if lerr != nil || len(l) == 0 || l[0] != ' ' && l[0] != '\t' {
+			r.ahead, r.aheadEnded, r.aheadErr, r.haveAhead = l, le, lerr, true
+			return data, ended, nil
+		}
+		if int64(len(data)+1+len(l)) > r.limit {
+			return nil, false, &transport.FrameTooLargeError{What: "a trace event", Limit: r.limit}
+		}
+		data = append(append(data, '\n'), l...)
+		ended = le
+		r.lines++
+		if !le {
+			return data, ended, nil
+		}
+	}
+}

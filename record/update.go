@@ -1,0 +1,90 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// UpdateOptions configure UpdateTrace.
+type UpdateOptions struct {
+	// Verify configures the verification that drives the live server
+	// (its Dial is replaced by this Dial).
+	Verify VerifyOptions
+	// Dial opens the connection of session n to the live server, for a
+	// session described by info; the transport's events (a server's
+	// stderr, HTTP exchanges) go to observe, which records them.
+	Dial func(ctx context.Context, n int, info SessionInfo, observe transport.Observer) (transport.Conn, error)
+	// Mcpx names the program writing the new trace (Header.Mcpx).
+	Mcpx string
+	// Secrets are redacted wherever they appear, besides what the
+	// trace's header says to redact (RedactOptions.Secrets).
+	Secrets []string
+	// Stable writes the new trace in the stable form even when the old
+	// one was not (a stable trace stays stable).
+	Stable bool
+	// MaxMessageSize bounds a frame of the old trace (see ReadOptions).
+	MaxMessageSize int64
+}
+
+// UpdateTrace records the trace in the named file again from a live
+// server (mcpx verify --update; ModeUpdate of a verification): it
+// verifies the server against the trace (see VerifySessions: the
+// recorded client traffic is sent again and the server's requests are
+// answered as recorded) and records each live session as it goes, named
+// and described as the recorded one was. The new trace keeps the old
+// header's settings: its redaction, ignores, normalizers, target and
+// stable form. It takes the old one's place only once every session has
+// run (through a temporary file): when the verification fails or is
+// interrupted, the file is left as it was.
+//
+// The result says what changed; differences are what an update is for,
+// so they are no error.
+func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResult, error) {
+	if o.Dial == nil {
+		return nil, errors.New("record.UpdateTrace: no Dial")
+	}
+	tf, err := ReadOptions{MaxMessageSize: o.MaxMessageSize}.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	h := tf.Header
+	rec, err := createHeld(ctx, name, RecorderOptions{
+		Header: Header{Mcpx: o.Mcpx, Transport: h.Transport, Target: h.Target, Ignore: h.Ignore, Normalize: h.Normalize},
+		Redact: RedactOptions{Disabled: !h.Redacted, Paths: h.Redact, Secrets: o.Secrets},
+		Stable: h.Stable || o.Stable,
+	}, false)
+	if err != nil {
+		return nil, err
+	}
+	texts := map[int]string{}
+	for _, x := range tf.Index {
+		texts[x.N] = x.Text
+	}
+	vo := o.Verify
+	vo.Dial = func(ctx context.Context, n int, info SessionInfo) (transport.Conn, error) {
+		sr := rec.StartSession(info, texts[n])
+		conn, err := o.Dial(ctx, n, info, sr.Observe)
+		if err != nil {
+			return nil, err
+		}
+		return sr.Wrap(conn), nil
+	}
+	res, err := VerifySessions(ctx, tf, nil, vo)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		rec.Discard()
+		rec.Close()
+		return res, err
+	}
+	tf.Close()
+	if err := rec.Close(); err != nil {
+		return res, fmt.Errorf("writing the updated trace: %w", err)
+	}
+	return res, nil
+}
