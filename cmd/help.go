@@ -55,7 +55,7 @@ var flagGroupOf = map[string]string{
 
 	"json": "output", "wire": "output", "verbose": "output", "color": "output",
 
-	"record": "record", "force": "record", "redact": "record", "no-redact": "record",
+	"record": "record", "record-mode": "record", "stable": "record", "force": "record", "redact": "record", "no-redact": "record",
 	"ignore": "record", "normalize": "record",
 }
 

@@ -17,8 +17,8 @@ import (
 
 // MinorStable is the minor version of a stable trace (see WriteStable):
 // minor 3 added the header's stable member and events laid out on
-// several lines, which readers of minor 2 cannot read. Ordinary traces
-// are still written as minor 2 (Minor): nothing else changed.
+// several lines, which readers of minor 2 cannot read (it also added view
+// events, which every trace may hold: Minor is 3 too).
 const MinorStable = 3
 
 // laidOutOver is the length in bytes above which a stable trace lays a
