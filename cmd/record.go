@@ -855,14 +855,8 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 		}
 	}
 	if res != nil {
-		if out.json {
-			b, err := json.Marshal(res)
-			if err != nil {
-				return err
-			}
-			e.printer().JSON(b)
-		} else {
-			e.printer().VerifyReport(res)
+		if perr := e.printVerify(res, out.json); perr != nil {
+			return perr
 		}
 	}
 	if err != nil {
@@ -948,5 +942,20 @@ func (o *traceShowOptions) run(file string) error {
 		return nil
 	}
 	e.printer().Trace(tr)
+	return nil
+}
+
+// printVerify prints verify's result: the report, or with --json the
+// result as one JSON document.
+func (e *env) printVerify(res *record.VerifyResult, asJSON bool) error {
+	if !asJSON {
+		e.printer().VerifyReport(res)
+		return nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	e.printer().JSON(b)
 	return nil
 }

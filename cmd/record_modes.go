@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,14 +189,8 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 		return usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
 	}
 	if res != nil {
-		if out.json {
-			b, jerr := json.Marshal(res)
-			if jerr != nil {
-				return jerr
-			}
-			e.printer().JSON(b)
-		} else {
-			e.printer().VerifyReport(res)
+		if perr := e.printVerify(res, out.json); perr != nil {
+			return perr
 		}
 	}
 	if err != nil {
