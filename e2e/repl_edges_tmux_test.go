@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,28 +19,16 @@ import (
 func TestReplTerminalEdges(t *testing.T) {
 	t.Parallel() // beside the scripts
 	trackSources(t)
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
-			t.Fatal("MCPX_REQUIRE_INTEROP=1 but tmux is not installed (./scripts/test installs it)")
-		}
-		t.Skip("tmux is not installed (./scripts/test installs it)")
-	}
+	tmuxBin := tmuxPath(t)
 	dir := t.TempDir()
 	statusFile := filepath.Join(dir, "status")
 	trigger := filepath.Join(dir, "ask-trigger")
-	tm := &tmux{t: t, bin: tmuxBin, sock: filepath.Join(dir, "tmux.sock")}
 	mcpx := strings.Join([]string{
 		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1", "TEST_ASK_TRIGGER=" + quoteSh(trigger),
 		"MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
 		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
 	}, " ")
-	command := "clear; " + mcpx + "; echo $? > " + quoteSh(statusFile) + "; exec sleep 600"
-	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "repl", "-x", "200", "-y", "50", command)
-	t.Cleanup(func() {
-		t.Logf("screen:\n%s", tm.screen())
-		_ = exec.Command(tm.bin, "-S", tm.sock, "kill-server").Run()
-	})
+	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; echo $? > "+quoteSh(statusFile)+"; exec sleep 600")
 
 	// One line before the first prompt.
 	tm.waitFor("the prompt", "mcpx> ")

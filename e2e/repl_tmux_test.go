@@ -22,13 +22,7 @@ func TestReplTerminal(t *testing.T) {
 	t.Parallel() // beside the scripts
 	trackSources(t)
 	require := os.Getenv("MCPX_REQUIRE_INTEROP") == "1"
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if require {
-			t.Fatal("MCPX_REQUIRE_INTEROP=1 but tmux is not installed (./scripts/test installs it)")
-		}
-		t.Skip("tmux is not installed (./scripts/test installs it)")
-	}
+	tmuxBin := tmuxPath(t)
 	node, everything, err := npmPeers()
 	if err != nil {
 		if require {
@@ -40,19 +34,13 @@ func TestReplTerminal(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "ev.pid")
 	statusFile := filepath.Join(dir, "status")
-	tm := &tmux{t: t, bin: tmuxBin, sock: filepath.Join(dir, "tmux.sock")}
 	mcpx := strings.Join([]string{
 		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "NODE=" + quoteSh(node), "EVERYTHING=" + quoteSh(everything),
 		"TEST_PIDFILE=" + quoteSh(pidFile), "GORACE=atexit_sleep_ms=0", "MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
 		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "everything")), "stdio",
 	}, " ")
 	// The shell records mcpx's exit status, then keeps the pane open.
-	command := mcpx + "; echo $? > " + quoteSh(statusFile) + "; exec sleep 600"
-	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "repl", "-x", "200", "-y", "50", command)
-	t.Cleanup(func() {
-		t.Logf("screen:\n%s", tm.screen())
-		_ = exec.Command(tm.bin, "-S", tm.sock, "kill-server").Run()
-	})
+	tm := startTmux(t, tmuxBin, dir, mcpx+"; echo $? > "+quoteSh(statusFile)+"; exec sleep 600")
 	tm.waitFor("the prompt", "Type help for commands")
 	tm.waitFor("the prompt", "mcpx> ")
 
@@ -113,6 +101,33 @@ func TestReplTerminal(t *testing.T) {
 }
 
 // tmux drives one tmux server on a private socket.
+// tmuxPath finds tmux: without it the test is skipped, or fails under
+// MCPX_REQUIRE_INTEROP=1 (the test command installs it).
+func tmuxPath(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+			t.Fatal("MCPX_REQUIRE_INTEROP=1 but tmux is not installed (./scripts/test installs it)")
+		}
+		t.Skip("tmux is not installed (./scripts/test installs it)")
+	}
+	return bin
+}
+
+// startTmux runs command in a 200x50 pane of a tmux server of its own
+// (its socket in dir), shown in the log and ended with the test.
+func startTmux(t *testing.T, bin, dir, command string) *tmux {
+	t.Helper()
+	tm := &tmux{t: t, bin: bin, sock: filepath.Join(dir, "tmux.sock")}
+	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "repl", "-x", "200", "-y", "50", command)
+	t.Cleanup(func() {
+		t.Logf("screen:\n%s", tm.screen())
+		_ = exec.Command(tm.bin, "-S", tm.sock, "kill-server").Run()
+	})
+	return tm
+}
+
 type tmux struct {
 	t    *testing.T
 	bin  string
