@@ -3,9 +3,7 @@ package apps
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,18 +59,7 @@ func (b sdkBackend) ReadResource(ctx context.Context, uri string) (json.RawMessa
 // when it is not installed.
 func appServer(t *testing.T, pkg string) *mcp.ClientSession {
 	t.Helper()
-	cache := testservers.NPMCache()
-	script := filepath.Join(cache, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(script); cache == "" || err != nil {
-		if testservers.RequireInterop() {
-			t.Fatalf("%s is not installed (MCPX_REQUIRE_INTEROP=1): run ./scripts/test", pkg)
-		}
-		t.Skipf("%s is not installed; run ./scripts/test to install the npm peers", pkg)
-	}
-	node, err := testservers.Node(cache)
-	if err != nil {
-		t.Fatalf("node: %v", err)
-	}
+	node, script := testservers.NPMApp(t, pkg)
 	caps := &mcp.ClientCapabilities{}
 	var settings map[string]any
 	_ = json.Unmarshal(ClientCapability(), &settings)

@@ -94,18 +94,7 @@ func appsServer(t *testing.T, declared, undeclared string) []string {
 // MCPX_REQUIRE_INTEROP=1) when it is not installed.
 func npmApp(t *testing.T, pkg string) []string {
 	t.Helper()
-	cache := testservers.NPMCache()
-	script := filepath.Join(cache, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(script); cache == "" || err != nil {
-		if testservers.RequireInterop() {
-			t.Fatalf("%s is not installed (MCPX_REQUIRE_INTEROP=1): run ./scripts/test", pkg)
-		}
-		t.Skipf("%s is not installed; run ./scripts/test to install the npm peers", pkg)
-	}
-	node, err := testservers.Node(cache)
-	if err != nil {
-		t.Fatalf("node: %v", err)
-	}
+	node, script := testservers.NPMApp(t, pkg)
 	return []string{"--", node, script, "--stdio"}
 }
 

@@ -169,6 +169,27 @@ func Node(cache string) (string, error) {
 	return exec.LookPath("node")
 }
 
+// NPMApp returns node and the script of the MCP Apps example server pkg
+// from npm (server-basic-vanillajs, ...), which the tests run over stdio
+// with --stdio. Without it the test is skipped, or fails under
+// MCPX_REQUIRE_INTEROP=1.
+func NPMApp(t testing.TB, pkg string) (node, script string) {
+	t.Helper()
+	cache := NPMCache()
+	script = filepath.Join(cache, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	if _, err := os.Stat(script); cache == "" || err != nil {
+		if RequireInterop() {
+			t.Fatalf("%s is not installed (MCPX_REQUIRE_INTEROP=1): run ./scripts/test", pkg)
+		}
+		t.Skipf("%s is not installed; run ./scripts/test to install the npm peers", pkg)
+	}
+	node, err := Node(cache)
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	return node, script
+}
+
 // Everything starts @modelcontextprotocol/server-everything in mode
 // ("streamableHttp" or "sse") on a free loopback port and returns its URL
 // (/mcp or /sse). The server is killed when the test ends. Without the npm
