@@ -830,18 +830,7 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 	}
 	var closeErr error
 	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
-		c, conn, _, err := e.conns.open(ctx, d, out, attachments{})
-		if err != nil {
-			return nil, err
-		}
-		// Closing the session's connection ends the server and closes
-		// what the client opened with it (a trace of --record).
-		return &clientConn{Conn: conn, close: func() error {
-			if err := c.Close(); err != nil && closeErr == nil {
-				closeErr = err
-			}
-			return nil
-		}}, nil
+		return e.sessionConn(ctx, d, out, attachments{}, &closeErr)
 	}
 	start := time.Now()
 	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
@@ -866,6 +855,22 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 		return closeErr
 	}
 	return res.Err()
+}
+
+// sessionConn opens the connection of one session verify runs. Closing
+// it ends the server and closes what the client opened with it (a trace
+// of --record); the first error closing those is kept in *closeErr.
+func (e *env) sessionConn(ctx context.Context, d connDesc, out output, a attachments, closeErr *error) (transport.Conn, error) {
+	c, conn, _, err := e.conns.open(ctx, d, out, a)
+	if err != nil {
+		return nil, err
+	}
+	return &clientConn{Conn: conn, close: func() error {
+		if err := c.Close(); err != nil && *closeErr == nil {
+			*closeErr = err
+		}
+		return nil
+	}}, nil
 }
 
 // clientConn is a connection that closes its client (the server process,

@@ -169,16 +169,7 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 	res, err := record.UpdateTrace(ctx, file, record.UpdateOptions{
 		Verify: record.VerifyOptions{Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout},
 		Dial: func(ctx context.Context, _ int, _ record.SessionInfo, observe transport.Observer) (transport.Conn, error) {
-			c, conn, _, err := e.conns.open(ctx, d, out, attachments{events: observe})
-			if err != nil {
-				return nil, err
-			}
-			return &clientConn{Conn: conn, close: func() error {
-				if err := c.Close(); err != nil && closeErr == nil {
-					closeErr = err
-				}
-				return nil
-			}}, nil
+			return e.sessionConn(ctx, d, out, attachments{events: observe}, &closeErr)
 		},
 		Mcpx:           Version(),
 		Secrets:        d.recordOptions(d.traceTarget()).Redact.Secrets,
