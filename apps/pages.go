@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The pages are self-contained: no fetch leaves the two loopback origins.
@@ -14,9 +15,13 @@ import (
 //go:embed pages/host.html pages/host.js pages/host.css pages/sandbox.html pages/sandbox.js
 var pages embed.FS
 
+// The pages' templates are parsed on first use, not at start-up: every
+// mcpx command links this package.
 var (
-	hostPage    = template.Must(template.ParseFS(pages, "pages/host.html"))
-	sandboxHTML = mustRead("pages/sandbox.html")
+	hostPage    = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(pages, "pages/host.html")) })
+	sandboxPage = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("sandbox").Parse(mustRead("pages/sandbox.html")))
+	})
 )
 
 func mustRead(name string) string {
@@ -56,7 +61,7 @@ func (h *Host) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	base := "/" + h.hostToken + "/"
 	var b bytes.Buffer
-	err := hostPage.Execute(&b, map[string]string{
+	err := hostPage().Execute(&b, map[string]string{
 		"SandboxOrigin": h.sandboxOrig,
 		"Events":        base + "events",
 		"Post":          base + "post",

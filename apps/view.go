@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -407,7 +406,7 @@ func (v *View) finish(reason string) {
 // document inherits and cannot change).
 func (v *View) serveSandbox(w http.ResponseWriter) {
 	var b bytes.Buffer
-	if err := sandboxPage.Execute(&b, map[string]string{
+	if err := sandboxPage().Execute(&b, map[string]string{
 		"HostOrigin": v.h.hostOrigin,
 		"Script":     "/" + v.h.sandboxToken + "/sandbox.js",
 	}); err != nil {
@@ -422,8 +421,6 @@ func (v *View) serveSandbox(w http.ResponseWriter) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	_, _ = w.Write(b.Bytes())
 }
-
-var sandboxPage = template.Must(template.New("sandbox").Parse(sandboxHTML))
 
 // receive handles one message the page relayed from the view's frame.
 func (v *View) receive(c *pageConn, raw json.RawMessage) {

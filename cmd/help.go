@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,44 +71,108 @@ func groupNames() string {
 	return strings.Join(names, ", ")
 }
 
-// usageTemplate is cobra's usage template with the command's own flags
-// only, and a line that points at the global flags (see also).
-func usageTemplate(seeAlso string) string {
-	return `Usage:{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
-  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
-
-Aliases:
-  {{.NameAndAliases}}{{end}}{{if .HasExample}}
-
-Examples:
-{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
-
-Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
-
-{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
-
-Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .LocalNonPersistentFlags.HasAvailableFlags}}
-
-Flags:
-{{.LocalNonPersistentFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
-
-` + seeAlso + `{{if .HasHelpSubCommands}}
-
-Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
-  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
-
-Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
-`
+// usageFunc writes a command's usage: cobra's usage with the command's
+// own flags only, and a line that points at the global flags (seeAlso).
+// It is written out rather than a cobra usage template because executing
+// the template was a sixth of mcpx --help's start-up (reflection for every
+// field of every listed command); usage_test.go keeps the bytes identical
+// to the template this replaced.
+func usageFunc(seeAlso string) func(*cobra.Command) error {
+	return func(c *cobra.Command) error {
+		var b strings.Builder
+		writeUsage(&b, c, seeAlso)
+		_, err := io.WriteString(c.OutOrStderr(), b.String())
+		return err
+	}
 }
 
-// setHelp gives root (mcpx's tree) its usage template and the help
+// writeUsage writes c's usage to b (see usageFunc).
+func writeUsage(b *strings.Builder, c *cobra.Command, seeAlso string) {
+	// First: it merges the parents' persistent flags into c's, which
+	// UseLine's "[flags]" depends on.
+	own := c.LocalNonPersistentFlags()
+	b.WriteString("Usage:")
+	if c.Runnable() {
+		b.WriteString("\n  " + c.UseLine())
+	}
+	subs := c.HasAvailableSubCommands()
+	if subs {
+		b.WriteString("\n  " + c.CommandPath() + " [command]")
+	}
+	if len(c.Aliases) > 0 {
+		b.WriteString("\n\nAliases:\n  " + c.NameAndAliases())
+	}
+	if c.HasExample() {
+		b.WriteString("\n\nExamples:\n" + c.Example)
+	}
+	if subs {
+		listed := func(sub *cobra.Command) bool { return sub.IsAvailableCommand() || sub.Name() == "help" }
+		line := func(sub *cobra.Command) {
+			b.WriteString("\n  " + rpad(sub.Name(), sub.NamePadding()) + " " + sub.Short)
+		}
+		cmds := c.Commands()
+		if len(c.Groups()) == 0 {
+			b.WriteString("\n\nAvailable Commands:")
+			for _, sub := range cmds {
+				if listed(sub) {
+					line(sub)
+				}
+			}
+		} else {
+			for _, g := range c.Groups() {
+				b.WriteString("\n\n" + g.Title)
+				for _, sub := range cmds {
+					if sub.GroupID == g.ID && listed(sub) {
+						line(sub)
+					}
+				}
+			}
+			if !c.AllChildCommandsHaveGroup() {
+				b.WriteString("\n\nAdditional Commands:")
+				for _, sub := range cmds {
+					if sub.GroupID == "" && listed(sub) {
+						line(sub)
+					}
+				}
+			}
+		}
+	}
+	if own.HasAvailableFlags() {
+		b.WriteString("\n\nFlags:\n" + strings.TrimRightFunc(own.FlagUsages(), unicode.IsSpace))
+	}
+	b.WriteString("\n\n" + seeAlso)
+	if c.HasHelpSubCommands() {
+		b.WriteString("\n\nAdditional help topics:")
+		for _, sub := range c.Commands() {
+			if sub.IsAdditionalHelpTopicCommand() {
+				b.WriteString("\n  " + rpad(sub.CommandPath(), sub.CommandPathPadding()) + " " + sub.Short)
+			}
+		}
+	}
+	if subs {
+		b.WriteString("\n\nUse \"" + c.CommandPath() + " [command] --help\" for more information about a command.")
+	}
+	b.WriteString("\n")
+}
+
+// rpad pads s with spaces on the right to n characters, as cobra's
+// template function of that name.
+func rpad(s string, n int) string {
+	if pad := n - len([]rune(s)); pad > 0 {
+		return s + strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// globalSeeAlso is the last line of every command's usage in mcpx's tree.
+func globalSeeAlso() string {
+	return "Global flags (" + groupNames() + "): see mcpx help flags"
+}
+
+// setHelp gives root (mcpx's tree) its usage function and the help
 // topic mcpx help flags.
 func setHelp(root *cobra.Command) {
-	root.SetUsageTemplate(usageTemplate("Global flags (" + groupNames() + "): see mcpx help flags"))
+	root.SetUsageFunc(usageFunc(globalSeeAlso()))
 	root.AddCommand(newFlagsTopic(root))
 	// cobra adds help and completion when it runs; added now, they get
 	// examples like every other command.

@@ -104,19 +104,22 @@ func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
 // and the transport's (and OAuth's) decisions and SSE stream metadata
 // (priming events) then or with -v.
 func httpObserver(console *tui.Console, wireOn func() bool, verbose bool) transport.Observer {
-	return func(ev transport.Event) {
+	show := func(ev transport.Event) {
 		ev.Text = transport.RedactURLs(ev.Text) // already done at the source; never shown raw
+		console.Event(ev)
+	}
+	return func(ev transport.Event) {
 		switch ev.Kind {
 		case transport.EventHTTP:
 			if wireOn() {
-				console.Event(ev)
+				show(ev)
 			}
 		case transport.EventNote, transport.EventStream:
 			if wireOn() || verbose {
-				console.Event(ev)
+				show(ev)
 			}
 		default:
-			console.Event(ev)
+			show(ev)
 		}
 	}
 }

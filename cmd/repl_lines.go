@@ -69,7 +69,7 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	w.env.started = false
 	w.root.SetArgs(args)
 	wire := s.wire.Load()
-	ran, err := w.root.ExecuteContextC(ctx)
+	ran, err := executeLine(ctx, w.root, args)
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
@@ -80,6 +80,87 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	}
 	out := w.flags.out
 	return s.reporterTo(w.env.ios, out.json, out.verbose || out.wire).report(err)
+}
+
+// executeLine runs a REPL line through root, as root.ExecuteContextC
+// does. A line that names a runnable subcommand (nearly all) is run
+// directly: cobra's Execute adds and removes its help and __complete
+// commands, re-sorts the tree and looks the command up twice on every
+// call, a fifth of a REPL tool call's CPU. Anything else (no command, an
+// unknown one, help, completion) goes through cobra, which reports it.
+func executeLine(ctx context.Context, root *cobra.Command, args []string) (*cobra.Command, error) {
+	c, flags, err := root.Find(args)
+	if err != nil || c == root || !c.Runnable() || c.HasParent() && c.Parent() == root && (c.Name() == "help" || c.Name() == cobra.ShellCompRequestCmd) {
+		return root.ExecuteContextC(ctx)
+	}
+	return c, runFound(ctx, c, flags)
+}
+
+// runFound is cobra's execution of a found command c with its flags and
+// arguments (Command.execute, for the features mcpx's tree uses: no
+// deprecation, version or flag-parsing opt-out below the root, no
+// initializers, the first persistent hook found from c up).
+func runFound(ctx context.Context, c *cobra.Command, flags []string) error {
+	c.SetContext(ctx)
+	c.InitDefaultHelpFlag()
+	if err := c.ParseFlags(flags); err != nil {
+		return c.FlagErrorFunc()(c, err)
+	}
+	if help, _ := c.Flags().GetBool("help"); help {
+		c.HelpFunc()(c, flags)
+		return nil
+	}
+	args := c.Flags().Args()
+	if err := c.ValidateArgs(args); err != nil {
+		return err
+	}
+	for p := c; p != nil; p = p.Parent() {
+		if p.PersistentPreRunE != nil {
+			if err := p.PersistentPreRunE(c, args); err != nil {
+				return err
+			}
+			break
+		} else if p.PersistentPreRun != nil {
+			p.PersistentPreRun(c, args)
+			break
+		}
+	}
+	if c.PreRunE != nil {
+		if err := c.PreRunE(c, args); err != nil {
+			return err
+		}
+	} else if c.PreRun != nil {
+		c.PreRun(c, args)
+	}
+	if err := c.ValidateRequiredFlags(); err != nil {
+		return err
+	}
+	if err := c.ValidateFlagGroups(); err != nil {
+		return err
+	}
+	if c.RunE != nil {
+		if err := c.RunE(c, args); err != nil {
+			return err
+		}
+	} else {
+		c.Run(c, args)
+	}
+	if c.PostRunE != nil {
+		if err := c.PostRunE(c, args); err != nil {
+			return err
+		}
+	} else if c.PostRun != nil {
+		c.PostRun(c, args)
+	}
+	for p := c; p != nil; p = p.Parent() {
+		if p.PersistentPostRunE != nil {
+			return p.PersistentPostRunE(c, args)
+		} else if p.PersistentPostRun != nil {
+			p.PersistentPostRun(c, args)
+			return nil
+		}
+	}
+	return nil
 }
 
 // lineWorker is a command tree lines run through, with the flags and the
@@ -164,6 +245,9 @@ var allowedLineFlags = map[string]bool{"json": true, "wire": true, "verbose": tr
 // NAME --help describing the tool.
 func (s *replSession) lineTree() (*cobra.Command, *rootFlags) { return s.lineTreeFor(s.line) }
 
+// replSeeAlso is the last line of every command's usage in the REPL.
+const replSeeAlso = "Per command: --json, --wire, -v (the session's other flags go to mcpx repl)"
+
 // lineTreeFor builds a line tree whose commands run with e.
 func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
 	root, flags := newRootCmd(e)
@@ -173,7 +257,7 @@ func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
 			f.Hidden = true
 		}
 	})
-	root.SetUsageTemplate(usageTemplate("Per command: --json, --wire, -v (the session's other flags go to mcpx repl)"))
+	root.SetUsageFunc(usageFunc(replSeeAlso))
 	for _, c := range root.Commands() {
 		if _, ok := notInREPL[c.Name()]; ok {
 			root.RemoveCommand(c)

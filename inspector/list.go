@@ -152,7 +152,9 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 // joinItems writes items as the JSON array json.Marshal would (each item
 // compacted, HTML characters escaped), without its reflection and second
 // validation of every item: a list of thousands of tools is joined in
-// one pass over them.
+// one pass over them. The items are valid JSON (slices of a decoded
+// result, see readPage); one that is compact and has nothing to escape
+// (most are) is copied as it is.
 func joinItems(items []json.RawMessage, sizeHint int) (json.RawMessage, error) {
 	var out, item bytes.Buffer
 	out.Grow(sizeHint)
@@ -160,6 +162,10 @@ func joinItems(items []json.RawMessage, sizeHint int) (json.RawMessage, error) {
 	for i, it := range items {
 		if i > 0 {
 			out.WriteByte(',')
+		}
+		if marshalsAsIs(it) {
+			out.Write(it)
+			continue
 		}
 		item.Reset()
 		if err := json.Compact(&item, it); err != nil {
@@ -169,6 +175,35 @@ func joinItems(items []json.RawMessage, sizeHint int) (json.RawMessage, error) {
 	}
 	out.WriteByte(']')
 	return out.Bytes(), nil
+}
+
+// marshalsAsIs reports whether json.Marshal writes the valid JSON value v
+// as it is: no white space outside its strings, and none of the
+// characters Marshal escapes (<, >, &, U+2028, U+2029).
+func marshalsAsIs(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
+			return false
+		case inString:
+			if c == '\\' {
+				i++ // the escaped character (a quote or a backslash) ends nothing
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // readPage reads one page of a list result in place: its items (slices of

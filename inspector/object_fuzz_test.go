@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/internal/fuzzing"
@@ -11,7 +12,7 @@ import (
 // FuzzParseObject checks the order-keeping object that mcpx edits results
 // and params through: ParseObject accepts exactly the JSON objects (and
 // empty input), finds the members encoding/json finds (the last of
-// duplicates wins), and Marshal writes them back as a valid object that
+// duplicates wins) in the order the token decoder finds them, and Marshal writes them back as a valid object that
 // parses to the same.
 func FuzzParseObject(f *testing.F) {
 	for _, fr := range fuzzing.Frames() {
@@ -43,6 +44,17 @@ func FuzzParseObject(f *testing.F) {
 				t.Fatalf("ParseObject(%q): member %q = %q, want %q", data, k, o.Get(k), v)
 			}
 		}
+		// The in-place reading of valid objects and the token decoder
+		// agree on members, their order and their bytes.
+		tok, err := parseObjectTokens(trimmed)
+		if err != nil || !slices.Equal(tok.Keys(), o.Keys()) {
+			t.Fatalf("ParseObject(%q) has members %q; the token decoder %q, %v", data, o.Keys(), tok.Keys(), err)
+		}
+		for _, k := range o.Keys() {
+			if !bytes.Equal(tok.Get(k), o.Get(k)) {
+				t.Fatalf("ParseObject(%q): member %q = %q; the token decoder %q", data, k, o.Get(k), tok.Get(k))
+			}
+		}
 		out := o.Marshal()
 		again, err := ParseObject(out)
 		if err != nil || !json.Valid(out) || len(again.Keys()) != len(o.Keys()) {
@@ -52,6 +64,48 @@ func FuzzParseObject(f *testing.F) {
 			if again.Keys()[i] != k || !bytes.Equal(again.Get(k), o.Get(k)) {
 				t.Fatalf("ParseObject(%q).Marshal() = %q changes member %q", data, out, k)
 			}
+		}
+	})
+}
+
+// FuzzInputSchemaOf checks that the inputSchema read in place is the one
+// encoding/json decodes from a tool.
+func FuzzInputSchemaOf(f *testing.F) {
+	f.Add([]byte(`{"name":"echo","inputSchema":{"type":"object"}}`))
+	f.Add([]byte(`{"inputschema":1,"INPUTSCHEMA":null}`))
+	f.Add([]byte(`{"inputSchema":{"a":[1,{"b":"}"}]},"x":"\"{"}`))
+	f.Add([]byte(`["inputSchema"]`))
+	f.Fuzz(func(t *testing.T, tool []byte) {
+		if !json.Valid(tool) {
+			return
+		}
+		var want struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		_ = json.Unmarshal(tool, &want)
+		if got := inputSchemaOf(tool); !bytes.Equal(got, want.InputSchema) {
+			t.Fatalf("inputSchemaOf(%q) = %q, encoding/json %q", tool, got, want.InputSchema)
+		}
+	})
+}
+
+// FuzzItemName checks that an item's name read in place is the one
+// encoding/json decodes, and fails where it fails.
+func FuzzItemName(f *testing.F) {
+	f.Add([]byte(`{"name":"echo","inputSchema":{"type":"object"}}`))
+	f.Add([]byte(`{"NAME":"a","name":null}`))
+	f.Add([]byte(`{"name":1}`))
+	f.Add([]byte(`{"name":"a\u00e9\ud800"}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`["name"]`))
+	f.Fuzz(func(t *testing.T, it []byte) {
+		var want struct {
+			Name string `json:"name"`
+		}
+		werr := json.Unmarshal(it, &want)
+		got, ok := itemName(it)
+		if ok != (werr == nil) || ok && got != want.Name {
+			t.Fatalf("itemName(%q) = %q, %v; encoding/json %q, %v", it, got, ok, want.Name, werr)
 		}
 	})
 }

@@ -101,11 +101,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 				warnings = append(warnings, fmt.Sprintf("tool %q is not in the server's tools/list; its arguments are not typed or checked by its schema", name))
 				break
 			}
-			var t struct {
-				InputSchema json.RawMessage `json:"inputSchema"`
-			}
-			_ = json.Unmarshal(tool, &t)
-			schema, listed = t.InputSchema, true
+			schema, listed = inputSchemaOf(tool), true
 		}
 	}
 	args, w, err := BuildArguments(in.Pairs, in.Base, schema)
@@ -130,6 +126,21 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 		return args, warnings, &InvalidArgumentsError{Tool: name, Problems: problems}
 	}
 	return args, warnings, nil
+}
+
+// inputSchemaOf returns the inputSchema member of a listed tool (valid
+// JSON, as the session's list holds it) as encoding/json would find it
+// (the last member whose name matches, case aside), read in place: decoding the tool for it on every call was a
+// twentieth of a REPL tool call's CPU.
+func inputSchemaOf(tool json.RawMessage) json.RawMessage {
+	var schema json.RawMessage
+	rawjson.Members(tool, func(name, v []byte) bool {
+		if rawjson.MatchName(name, "inputSchema") != "" {
+			schema = v
+		}
+		return true
+	})
+	return schema
 }
 
 // CallTool calls tools/call. A JSON-RPC error for an unknown tool comes back
@@ -187,24 +198,52 @@ func (s *Session) explainUnknown(ctx context.Context, err error, kind, name stri
 
 func findByName(items []json.RawMessage, name string) json.RawMessage {
 	for _, it := range items {
-		var n struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(it, &n) == nil && n.Name == name {
+		if n, ok := itemName(it); ok && n == name {
 			return it
 		}
 	}
 	return nil
 }
 
+// itemName returns an item's name as decoding it into a struct with a
+// Name string field would, and false where that decoding fails. Valid
+// items are read in place: decoding each of 10,000 tools took tens of
+// milliseconds.
+func itemName(it json.RawMessage) (string, bool) {
+	if !json.Valid(it) {
+		return "", false
+	}
+	if rawjson.IsNull(rawjson.Trim(it)) {
+		return "", true
+	}
+	name, ok := "", true
+	if !rawjson.Members(it, func(n, v []byte) bool {
+		if rawjson.MatchName(n, "name") == "" {
+			return true
+		}
+		switch {
+		case rawjson.IsNull(v): // leaves the name as it was
+		case rawjson.IsString(v):
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				ok = false
+			}
+			name = s
+		default:
+			ok = false
+		}
+		return true
+	}) {
+		return "", false
+	}
+	return name, ok
+}
+
 func itemNames(items []json.RawMessage) []string {
 	var names []string
 	for _, it := range items {
-		var n struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(it, &n) == nil {
-			names = append(names, n.Name)
+		if n, ok := itemName(it); ok {
+			names = append(names, n)
 		}
 	}
 	return names

@@ -40,14 +40,12 @@ var quietMethods = map[string]bool{
 // server may send requests at any time (roots) and during a request of
 // ours (roots, sampling, elicitation).
 func callbacks(caps json.RawMessage) (anytime, during bool) {
-	var c map[string]json.RawMessage
-	if json.Unmarshal(caps, &c) != nil {
+	c, err := ParseObject(caps) // read in place: this runs for every request
+	if err != nil {
 		return false, false
 	}
-	_, roots := c["roots"]
-	_, sampling := c["sampling"]
-	_, elicitation := c["elicitation"]
-	return roots, roots || sampling || elicitation
+	roots := c.Has("roots")
+	return roots, roots || c.Has("sampling") || c.Has("elicitation")
 }
 
 // legacyOf returns the handshake-era lifecycle in use, nil in the modern

@@ -98,12 +98,9 @@ func (c *toolCache) lookup(name string) (json.RawMessage, bool) {
 	if c.byName == nil {
 		c.byName = make(map[string]json.RawMessage, len(c.items))
 		for _, it := range c.items {
-			var n struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(it, &n) == nil {
-				if _, dup := c.byName[n.Name]; !dup {
-					c.byName[n.Name] = it
+			if n, ok := itemName(it); ok {
+				if _, dup := c.byName[n]; !dup {
+					c.byName[n] = it
 				}
 			}
 		}

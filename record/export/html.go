@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/record"
@@ -30,8 +31,12 @@ var (
 // sent (default-src 'none', no forms, no base URL), and only the page's
 // own stylesheet and script run, named by their SHA-256 hashes, so that
 // even markup that got into the page could run no script of its own.
-var csp = "default-src 'none'; script-src " + hashSource(pageJS) + "; style-src " + hashSource(pageCSS) +
-	"; img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'"
+// It is computed on first use, not at start-up: every mcpx command links
+// this package.
+var csp = sync.OnceValue(func() string {
+	return "default-src 'none'; script-src " + hashSource(pageJS) + "; style-src " + hashSource(pageCSS) +
+		"; img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'"
+})
 
 func hashSource(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -131,7 +136,7 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 <body>
 <noscript>This page shows an mcpx trace with JavaScript, which is turned off.</noscript>
 <div id="app"></div>
-<script type="application/json" id="mcpx-trace">{"header":`, html.EscapeString(csp), html.EscapeString(title), pageCSS)
+<script type="application/json" id="mcpx-trace">{"header":`, html.EscapeString(csp()), html.EscapeString(title), pageCSS)
 	if err := writeScriptJSON(bw, hd); err != nil {
 		return err
 	}
