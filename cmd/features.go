@@ -250,6 +250,14 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.ttl < 0 {
 		return usageErrorf("--ttl must not be negative")
 	}
+	grace := defaultPageGrace // how long a one-shot's view outlives its page
+	if o.e.cfg.conn.feat.ui.on && o.e.repl == nil {
+		g, err := pageGrace(o.e.ios)
+		if err != nil {
+			return err
+		}
+		grace = g
+	}
 	return o.e.withClient(ctx, server, func(c *client) error {
 		args, warnings, err := c.sess.PrepareToolArguments(ctx, name, inspector.ToolInput{Pairs: pairs, Base: base, Validate: !o.noValidate})
 		if err != nil {
@@ -299,7 +307,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if view != nil {
 			giveOutcome(view, res, err, ctx.Err() != nil)
 			if o.e.repl == nil && ctx.Err() == nil && saveErr == nil {
-				if werr := waitView(ctx, c, view, states); err == nil {
+				if werr := waitView(ctx, c, view, states, grace); err == nil {
 					err = werr
 				}
 			}

@@ -288,16 +288,33 @@ func giveOutcome(v *apps.View, res json.RawMessage, err error, interrupted bool)
 	}
 }
 
-// pageGrace is how long a one-shot waits for a page that went away
-// (closed, or reloading) to come back before it ends.
-const pageGrace = 5 * time.Second
+// defaultPageGrace is how long a one-shot waits for a page that went
+// away (closed, or reloading) to come back before it ends.
+const defaultPageGrace = 5 * time.Second
+
+// pageGraceEnv overrides defaultPageGrace (a duration): longer for a slow
+// reload, shorter for scripts and tests that close the page on purpose.
+const pageGraceEnv = "MCPX_UI_PAGE_GRACE"
+
+// pageGrace returns the page grace: $MCPX_UI_PAGE_GRACE, else the default.
+func pageGrace(ios *IOStreams) (time.Duration, error) {
+	v := strings.TrimSpace(ios.Getenv(pageGraceEnv))
+	if v == "" {
+		return defaultPageGrace, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, usageErrorf("$%s is %q: want a duration such as 5s or 500ms", pageGraceEnv, v)
+	}
+	return d, nil
+}
 
 // waitView keeps a one-shot's view open until the person ends it: Ctrl-C
-// (ctx), the page closed (and not back within pageGrace), the view closed
+// (ctx), the page closed (and not back within grace), the view closed
 // (it asked to be, or failed: its error is returned), or the server gone.
-func waitView(ctx context.Context, c *client, v *apps.View, states <-chan apps.State) error {
+func waitView(ctx context.Context, c *client, v *apps.View, states <-chan apps.State, grace time.Duration) error {
 	c.console.Note(fmt.Sprintf("the view of %s stays open until Ctrl-C or its page is closed", v.Info().Tool))
-	var grace <-chan time.Time
+	var graceOver <-chan time.Time
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -319,16 +336,16 @@ func waitView(ctx context.Context, c *client, v *apps.View, states <-chan apps.S
 			switch s {
 			case apps.StatePageGone:
 				if timer == nil {
-					timer = time.NewTimer(pageGrace)
-					grace = timer.C
+					timer = time.NewTimer(grace)
+					graceOver = timer.C
 				}
 			case apps.StateShown:
 				if timer != nil {
 					timer.Stop()
-					timer, grace = nil, nil
+					timer, graceOver = nil, nil
 				}
 			}
-		case <-grace:
+		case <-graceOver:
 			c.console.Note("the page was closed")
 			return nil
 		}

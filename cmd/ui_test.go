@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -98,5 +99,31 @@ func TestViewOpenLink(t *testing.T) {
 				t.Errorf("question %q", tc.person.question)
 			}
 		})
+	}
+}
+
+// The page grace is 5 s, or $MCPX_UI_PAGE_GRACE; a bad value is a usage
+// error that names the variable.
+func TestPageGrace(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": defaultPageGrace, "100ms": 100 * time.Millisecond, " 2m ": 2 * time.Minute, "0s": 0} {
+		ios, _, _ := NewTestIOStreams(nil)
+		ios.Getenv = func(k string) string {
+			if k == pageGraceEnv {
+				return v
+			}
+			return ""
+		}
+		if got, err := pageGrace(ios); err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"5", "soon", "-1s"} {
+		ios, _, _ := NewTestIOStreams(nil)
+		ios.Getenv = func(string) string { return v }
+		_, err := pageGrace(ios)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "$MCPX_UI_PAGE_GRACE") {
+			t.Errorf("%q: %v, want a usage error naming the variable", v, err)
+		}
 	}
 }

@@ -118,6 +118,12 @@ func startMcpx(t *testing.T, args ...string) *liveMcpx {
 // startMcpxIn is startMcpx reading stdin from in (not a terminal).
 func startMcpxIn(t *testing.T, in io.Reader, args ...string) *liveMcpx {
 	t.Helper()
+	return startMcpxEnv(t, nil, in, args...)
+}
+
+// startMcpxEnv is startMcpxIn with the environment variables env.
+func startMcpxEnv(t *testing.T, env map[string]string, in io.Reader, args ...string) *liveMcpx {
+	t.Helper()
 	m := &liveMcpx{t: t, args: args, signals: make(chan os.Signal, 1), done: make(chan int, 1)}
 	ios := &cmd.IOStreams{
 		In: in, Out: &m.stdout, ErrOut: &m.stderr, Signals: m.signals,
@@ -125,7 +131,7 @@ func startMcpxIn(t *testing.T, in io.Reader, args ...string) *liveMcpx {
 			if k == "NO_COLOR" {
 				return "1"
 			}
-			return ""
+			return env[k]
 		},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -244,6 +250,7 @@ func TestAppsThroughMcpx(t *testing.T) {
 	// button's tools/call through mcpx to the server and back, its log
 	// line in mcpx's output, every message on --wire and in the trace.
 	t.Run("real app", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
 		server := npmApp(t, "server-basic-vanillajs")
 		trace := filepath.Join(t.TempDir(), "apps.jsonl")
 		m := startMcpx(t, append([]string{"tools", "call", "get-time", "--ui", "--no-browser", "--wire", "--record", trace}, server...)...)
@@ -316,9 +323,13 @@ func TestAppsThroughMcpx(t *testing.T) {
 	// The test app: the model-only tool refused, the app-only one called,
 	// the CSP blocking an undeclared origin, a flood reported.
 	t.Run("test app", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
 		declared, declaredHits := probe(t)
 		undeclared, undeclaredHits := probe(t)
-		m := startMcpx(t, append([]string{"tools", "call", "show", "city=Paris", "--ui", "--no-browser"}, appsServer(t, declared, undeclared)...)...)
+		// Closing the page ends the command after the page grace, here
+		// shorter than the 5 s that allow for a reload.
+		m := startMcpxEnv(t, map[string]string{"MCPX_UI_PAGE_GRACE": "100ms"}, strings.NewReader(""),
+			append([]string{"tools", "call", "show", "city=Paris", "--ui", "--no-browser"}, appsServer(t, declared, undeclared)...)...)
 		u, id := m.url()
 		tab := browsertest.NewTab(t, bctx)
 		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
@@ -356,6 +367,7 @@ func TestAppsThroughMcpx(t *testing.T) {
 	// which stays live while the REPL reads on; the next view appears in
 	// the open page; exit tears them down.
 	t.Run("repl", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
 		pr, pw := io.Pipe()
 		t.Cleanup(func() { pw.Close() })
 		m := startMcpxIn(t, pr, append([]string{"repl", "--no-browser", "--wire"}, appsServer(t, "http://127.0.0.1:1", "http://127.0.0.1:2")...)...)
@@ -395,9 +407,11 @@ func TestAppsThroughMcpx(t *testing.T) {
 	})
 
 	// A view that never sends ui/initialize: a bounded wait, a clear
-	// error, nothing left running.
+	// error, nothing left running. (The bound also has to cover opening
+	// the page, beside the other subtests on a loaded machine: 4s.)
 	t.Run("silent view", func(t *testing.T) {
-		m := startMcpx(t, append([]string{"tools", "call", "silent", "--ui", "--no-browser", "--ui-timeout", "2s"}, appsServer(t, "http://127.0.0.1:1", "http://127.0.0.1:2")...)...)
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
+		m := startMcpx(t, append([]string{"tools", "call", "silent", "--ui", "--no-browser", "--ui-timeout", "4s"}, appsServer(t, "http://127.0.0.1:1", "http://127.0.0.1:2")...)...)
 		u, _ := m.url()
 		tab := browsertest.NewTab(t, bctx)
 		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
@@ -406,7 +420,7 @@ func TestAppsThroughMcpx(t *testing.T) {
 		if code := m.wait(); code != 1 {
 			t.Errorf("exit %d, want 1", code)
 		}
-		wantContains(t, "stderr", m.stderr.String(), "mcpx: the view of silent: the view did not initialize within 2s: it did not send ui/initialize (--ui-timeout waits longer)")
+		wantContains(t, "stderr", m.stderr.String(), "mcpx: the view of silent: the view did not initialize within 4s: it did not send ui/initialize (--ui-timeout waits longer)")
 		wantContains(t, "stdout", m.stdout.String(), "called silent")
 	})
 }
@@ -430,9 +444,9 @@ func TestAppsBadViews(t *testing.T) {
 		})
 	}
 	t.Run("no page", func(t *testing.T) {
-		r := run(t, "", append([]string{"tools", "call", "show", "--ui", "--no-browser", "--ui-timeout", "1s"}, server...)...)
+		r := run(t, "", append([]string{"tools", "call", "show", "--ui", "--no-browser", "--ui-timeout", "200ms"}, server...)...)
 		r.wantCode(t, 1)
-		wantContains(t, "stderr", r.stderr, "the host page was not opened: no browser opened http://127.0.0.1:", "within 1s (--ui-timeout waits longer)")
+		wantContains(t, "stderr", r.stderr, "the host page was not opened: no browser opened http://127.0.0.1:", "within 200ms (--ui-timeout waits longer)")
 		wantContains(t, "stdout", r.stdout, "Sunny in Paris")
 	})
 	// The 2026-07-28 era declares the extension in every request's _meta,

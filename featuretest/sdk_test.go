@@ -147,7 +147,7 @@ func TestSDKLoggingAndLinger(t *testing.T) {
 		t.Error("--log-level error must filter out debug lines")
 	}
 
-	r = run(t, "", args("tools", "call", "log", "--log-level", "debug", "--linger", "3s", sdkServer())...)
+	r = run(t, "", args("tools", "call", "log", "--log-level", "debug", "--linger", "1s", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stderr", r.stderr, "[debug] sdk: a debug line", "[warning] sdk: a late line")
 
@@ -157,18 +157,18 @@ func TestSDKLoggingAndLinger(t *testing.T) {
 
 func TestSDKSubscribe(t *testing.T) {
 	t.Parallel()
-	r := run(t, "", args("resources", "subscribe", "test://counter", "--read", "--for", "1s", sdkServer())...)
+	r := run(t, "", args("resources", "subscribe", "test://counter", "--read", "--for", "500ms", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	if n := strings.Count(r.stdout, "resource updated: test://counter"); n < 2 {
-		t.Errorf("want several updates in a second, got %d", n)
+		t.Errorf("want several updates in half a second, got %d", n)
 	}
 	wantContains(t, "stdout", r.stdout, "counter value ")
 	wantContains(t, "stderr", r.stderr, "subscribed to test://counter", "server| unsubscribed test://counter")
 
-	r = run(t, "", args("resources", "subscribe", "test://counter", "--json", "--for", "1s", "--server-stderr", "hide", sdkServer())...)
+	r = run(t, "", args("resources", "subscribe", "test://counter", "--json", "--for", "500ms", "--server-stderr", "hide", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	if strings.TrimSpace(r.stdout) == "" {
-		t.Fatal("no update in a second")
+		t.Fatal("no update in half a second")
 	}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		if line != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://counter"}}` {

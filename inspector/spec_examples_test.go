@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -31,6 +32,9 @@ func specDir(t *testing.T) string {
 	}
 }
 
+// defRef finds the $defs entries a schema refers to.
+var defRef = regexp.MustCompile(`"#/\$defs/([^"]+)"`)
+
 // specSchemas reads the spec's schema.json; def returns the schema of one
 // $defs entry (compiled once), nil when there is none.
 func specSchemas(t *testing.T, dir string) func(name string) *Schema {
@@ -45,10 +49,6 @@ func specSchemas(t *testing.T, dir string) func(name string) *Schema {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	defs, err := json.Marshal(doc.Defs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	compiled := map[string]*Schema{}
 	return func(name string) *Schema {
 		if _, ok := doc.Defs[name]; !ok {
@@ -56,6 +56,24 @@ func specSchemas(t *testing.T, dir string) func(name string) *Schema {
 		}
 		if s, ok := compiled[name]; ok {
 			return s
+		}
+		// Only the definitions the type reaches through $ref: compiling
+		// all of them for each of the ~90 types took seconds.
+		reach := map[string]json.RawMessage{}
+		for todo := []string{name}; len(todo) > 0; {
+			n := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			if _, seen := reach[n]; seen {
+				continue
+			}
+			reach[n] = doc.Defs[n]
+			for _, m := range defRef.FindAllSubmatch(doc.Defs[n], -1) {
+				todo = append(todo, string(m[1]))
+			}
+		}
+		defs, err := json.Marshal(reach)
+		if err != nil {
+			t.Fatal(err)
 		}
 		ref, _ := json.Marshal("#/$defs/" + name)
 		s, err := compileSchema(json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":`+string(ref)+`,"$defs":`+string(defs)+`}`), false)

@@ -9,6 +9,7 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -144,6 +145,9 @@ func Eventually(t testing.TB, what string, f func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %v", what, err)
 		}
+		if now := (errRetryNow{}); errors.As(err, &now) {
+			continue
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -181,14 +185,16 @@ func viewWorld(ctx context.Context, viewID string) (runtime.ExecutionContextID, 
 	return w.ExecutionContextID, nil
 }
 
-// InView evaluates expr in the view's document.
-func InView[T any](ctx context.Context, viewID, expr string) (T, error) {
+// InView evaluates expr in the view's document, with the evaluate options
+// opts (chromedp.EvalAwaitPromise for a promise).
+func InView[T any](ctx context.Context, viewID, expr string, opts ...chromedp.EvaluateOption) (T, error) {
 	var zero T
 	w, err := viewWorld(ctx, viewID)
 	if err != nil {
 		return zero, err
 	}
-	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) { p.ContextID = w }))
+	opts = append(opts, func(p *runtime.EvaluateParams) { p.ContextID = w })
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 }
 
 // CSS is the view's element matching a CSS selector, as a script
@@ -201,23 +207,40 @@ func Button(text string) string {
 }
 
 // WaitViewText waits until the text of the view's element (a script
-// expression: CSS, Button) satisfies ok, and returns it.
+// expression: CSS, Button) satisfies ok, and returns it. It waits on the
+// view's own changes (a MutationObserver in the view's document, re-armed
+// at most every second) rather than polling on a timer.
 func WaitViewText(t testing.TB, ctx context.Context, viewID, elem string, ok func(string) bool) string {
 	t.Helper()
 	var got string
+	last := "null" // no text seen yet: the first look answers at once
 	Eventually(t, "the view's "+elem, func() error {
-		s, err := InView[string](ctx, viewID, `((`+elem+`) || {}).textContent || ""`)
+		s, err := InView[string](ctx, viewID, `new Promise((resolve) => {
+			const text = () => ((`+elem+`) || {}).textContent || "";
+			const last = `+last+`;
+			if (text() !== last) { resolve(text()); return; }
+			const o = new MutationObserver(() => { if (text() !== last) { o.disconnect(); resolve(text()); } });
+			o.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+			setTimeout(() => { o.disconnect(); resolve(text()); }, 1000);
+		})`, chromedp.EvalAwaitPromise)
 		if err != nil {
 			return err
 		}
 		got = s
+		if q, err := json.Marshal(s); err == nil {
+			last = string(q)
+		}
 		if !ok(s) {
-			return fmt.Errorf("text %q", s)
+			return errRetryNow{fmt.Errorf("text %q", s)}
 		}
 		return nil
 	})
 	return got
 }
+
+// errRetryNow is an error after which Eventually tries again at once: the
+// attempt itself waited (on an event, bounded).
+type errRetryNow struct{ error }
 
 // ClickInView clicks the view's element (a script expression) with the
 // mouse, as a person does: at its centre in the page, through both
