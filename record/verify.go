@@ -263,9 +263,11 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 //
 // A notification or server request belongs to the window of the request
 // that caused it: the one whose progress token it carries, the one whose
-// response came on the same HTTP stream, or else the one request
-// awaiting its response when it came. What belongs to no request (several
-// were pending, or none) is compared per session; a session lasts, bounded
+// response came on the same HTTP stream, or else (a list_changed
+// notification excepted: a server's timer decides which request it falls
+// beside) the one request awaiting its response when it came. What
+// belongs to no request (several were pending, or none) is compared per
+// session; a session lasts, bounded
 // by the timeout, until the live server sent as many of those messages of
 // each method as the recorded one. Over Streamable HTTP, the GET stream
 // for server-initiated messages is opened where the recorded client opened

@@ -258,6 +258,34 @@ func TestVerifyServerRequestParams(t *testing.T) {
 // handshake) is given that time: the live session lasts until what the
 // recording shows came, bounded by the timeout, rather than ending with
 // its last exchange.
+// toolsServer is a live server with tools (listChanged declared): it
+// answers initialize, and on tools/list calls list with its empty answer
+// to write (with whatever else the test sends around it).
+func toolsServer(t *testing.T, list func(ctx context.Context, server transport.Conn, answer []byte)) transport.Conn {
+	client, server := transport.Pipe()
+	go func() {
+		ctx := context.Background()
+		for {
+			f, err := server.Read(ctx)
+			if err != nil {
+				return
+			}
+			m := parseMessage(f.Data)
+			switch m.Method {
+			case "initialize":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+			case "tools/list":
+				list(ctx, server, jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil))
+			}
+		}
+	}()
+	t.Cleanup(func() { server.Close() })
+	return client
+}
+
+// listChangedFrame is notifications/tools/list_changed.
+var listChangedFrame = transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)}
+
 func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
 	t.Parallel()
 	tr := mkTrace(
@@ -271,30 +299,12 @@ func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
 	// later is the live server: it answers, and sends list_changed after
 	// delay once it answered tools/list (never, when delay is negative).
 	later := func(delay time.Duration) transport.Conn {
-		client, server := transport.Pipe()
-		go func() {
-			ctx := context.Background()
-			for {
-				f, err := server.Read(ctx)
-				if err != nil {
-					return
-				}
-				m := parseMessage(f.Data)
-				switch m.Method {
-				case "initialize":
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
-				case "tools/list":
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
-					if delay >= 0 {
-						time.AfterFunc(delay, func() {
-							server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)})
-						})
-					}
-				}
+		return toolsServer(t, func(ctx context.Context, server transport.Conn, answer []byte) {
+			server.Write(ctx, transport.Frame{Data: answer})
+			if delay >= 0 {
+				time.AfterFunc(delay, func() { server.Write(ctx, listChangedFrame) })
 			}
-		}()
-		t.Cleanup(func() { server.Close() })
-		return client
+		})
 	}
 	if res := runVerify(t, tr, later(100*time.Millisecond), VerifyOptions{}); !res.OK() {
 		t.Errorf("a server that sends it 100ms later: %s", reportOf(res))
@@ -307,5 +317,44 @@ func TestVerifyWaitsForWhatTheServerSendsLater(t *testing.T) {
 	}
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Errorf("gave up after %s, before the timeout", d)
+	}
+}
+
+// A list_changed notification sent on the server's own time falls beside
+// whichever request is pending: recorded during tools/list, sent live
+// after it (or the other way round), the sessions still match; a missing
+// one is still reported.
+func TestVerifyListChangedOnTheServersTime(t *testing.T) {
+	t.Parallel()
+	during := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+	)
+	// live answers tools/list, sending list_changed before the answer
+	// (before) or after it (!before), or not at all (never).
+	live := func(before, never bool) transport.Conn {
+		return toolsServer(t, func(ctx context.Context, server transport.Conn, answer []byte) {
+			if before && !never {
+				server.Write(ctx, listChangedFrame)
+			}
+			server.Write(ctx, transport.Frame{Data: answer})
+			if !before && !never {
+				server.Write(ctx, listChangedFrame)
+			}
+		})
+	}
+	if res := runVerify(t, during, live(true, false), VerifyOptions{}); !res.OK() {
+		t.Errorf("sent during tools/list, as recorded: %s", reportOf(res))
+	}
+	if res := runVerify(t, during, live(false, false), VerifyOptions{}); !res.OK() {
+		t.Errorf("sent after tools/list, recorded during it: %s", reportOf(res))
+	}
+	res := runVerify(t, during, live(false, true), VerifyOptions{Timeout: 200 * time.Millisecond})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Problem != "the server's messages differ: 0 notifications/tools/list_changed, the recording has 1" {
+		t.Errorf("never sent: %s", reportOf(res))
 	}
 }
