@@ -564,9 +564,11 @@ func (p *HTTPProxy) event1(r *http.Request, lines [][]byte, meta *transport.Meta
 	}
 	payload := bytes.Join(data, []byte("\n"))
 	switch {
-	case len(bytes.TrimSpace(payload)) == 0:
+	case len(payload) == 0:
 		// No data, or empty data: a priming event (the client delivers
-		// nothing for it either), recorded as stream metadata.
+		// nothing for it either), recorded as stream metadata. Data of
+		// line breaks or spaces is not empty: the client delivers it, a
+		// malformed frame the recording must keep.
 		if hasID || retry > 0 {
 			text := fmt.Sprintf("SSE %s: event id=%q with no data (priming)", name, id)
 			if retry > 0 {
