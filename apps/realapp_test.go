@@ -163,6 +163,7 @@ func TestBrowserRealAppVanilla(t *testing.T) {
 // The other example app servers: each view renders what the tool
 // returned (text a person reads in it) and paints its page.
 func TestBrowserRealApps(t *testing.T) {
+	t.Parallel() // each app has a server and a tab of its own
 	timestamp := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`)
 	for _, tc := range []struct {
 		pkg, tool string
@@ -184,6 +185,7 @@ func TestBrowserRealApps(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
+			t.Parallel()
 			s := appServer(t, tc.pkg)
 			bctx := newBrowser(t)
 			b := sdkBackend{s}
