@@ -5,8 +5,9 @@
 //
 // Scripts live in testdata/script/*.txtar (github.com/rogpeppe/go-internal/testscript).
 // On their PATH: mcpx (built with -race when the tests are), testserver,
-// demo-server, and everything (server-everything under $NODE, recording its
-// PID in $TEST_PIDFILE). Beyond testscript's own commands they have:
+// demo-server, exits (testdata/cmd/exits) and everything (server-everything
+// under $NODE, recording its PID in $TEST_PIDFILE). Beyond testscript's own
+// commands they have:
 //
 //	exits [-within D] CODE PROG ARGS...
 //	                          run PROG; succeed only if it exits with CODE
@@ -49,15 +50,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,7 +81,6 @@ func TestMain(m *testing.M) {
 		os.Exit(installMain())
 	}
 	testscript.Main(buildFirst{m}, map[string]func(){
-		"exits":        exitsMain,
 		"fakebrowser":  fakeBrowserMain,
 		"stallbrowser": stallBrowserMain,
 		"fakehost":     fakeHostMain,
@@ -139,8 +136,9 @@ func findRepoRoot() (string, error) {
 	}
 }
 
-// buildAll puts mcpx (with -race when the tests have it), the test
-// servers and the demo server into dir, concurrently.
+// buildAll puts mcpx (with -race when the tests have it, else without
+// cgo), the test servers, the demo server and the exits program into dir,
+// concurrently.
 //
 // They are built with `go run -exec`, not `go build`: go run keeps the
 // executables it links in the build cache, so with a warm cache nothing is
@@ -164,6 +162,10 @@ func buildAll(dir string) error {
 		{"mcpx", race, "."},
 		{"testserver", nil, "./testdata/servers/testserver"},
 		{"demo-server", nil, "./examples/demo-server"},
+		// A program of its own, not a testscript command of this test
+		// binary: the scripts run it hundreds of times, and it starts in
+		// a fifth of the time.
+		{"exits", nil, "./testdata/cmd/exits"},
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
@@ -176,6 +178,13 @@ func buildAll(dir string) error {
 			cmd := exec.Command("go", args...)
 			cmd.Dir = repoRoot
 			cmd.Env = append(os.Environ(), installEnv+"=1")
+			if !raceEnabled {
+				// Static, as scripts/release builds mcpx: what users run,
+				// and a third cheaper to start than a binary linked
+				// against libc (the scripts start about a thousand).
+				// The race detector needs cgo.
+				cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+			}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
@@ -342,6 +351,7 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":    cmdExits,
 			"json":     cmdJSON,
 			"jsonerr":  cmdJSONErr,
 			"waitfile": cmdWaitFile,
@@ -357,64 +367,19 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// exitsMain is the `exits CODE PROGRAM [ARGS...]` command: it runs PROGRAM
-// with our standard streams and succeeds only if it exits with CODE.
-// SIGINT and SIGTERM are forwarded, so `kill -INT` on a background `exits`
-// reaches the program as a Ctrl-C would.
-//
-// With -within DURATION the program must also end within DURATION (from its
-// start): a program still running then gets SIGQUIT (a Go program prints
-// its goroutines), then SIGKILL, and exits fails.
-func exitsMain() {
-	args := os.Args[1:]
-	var within time.Duration
-	if len(args) > 1 && args[0] == "-within" {
-		d, err := time.ParseDuration(args[1])
-		if err != nil || d <= 0 {
-			fmt.Fprintf(os.Stderr, "exits: bad -within duration %q\n", args[1])
-			os.Exit(2)
-		}
-		within, args = d, args[2:]
+// cmdExits is `[!] exits ARGS...`: the exits program (on PATH, see
+// testdata/cmd/exits) run as exec would run it, so that scripts need no
+// exec before it; in the background it needs exec (`exec exits ... &`).
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) > 0 && strings.HasPrefix(args[len(args)-1], "&") {
+		ts.Fatalf("exits in the background: use exec exits ... &")
 	}
-	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: exits [-within DURATION] CODE PROGRAM [ARGS...]")
-		os.Exit(2)
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "exits: bad exit code %q\n", args[0])
-		os.Exit(2)
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	cmd := exec.Command(args[1], args[2:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "exits: %v\n", err)
-		os.Exit(1)
-	}
-	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	var late atomic.Bool
-	if within > 0 {
-		t := time.AfterFunc(within, func() {
-			late.Store(true)
-			_ = cmd.Process.Signal(syscall.SIGQUIT)
-			time.AfterFunc(2*time.Second, func() { _ = cmd.Process.Kill() })
-		})
-		defer t.Stop()
-	}
-	_ = cmd.Wait()
-	if late.Load() {
-		fmt.Fprintf(os.Stderr, "exits: %s still ran after %s (sent SIGQUIT): it hangs\n", args[1], within)
-		os.Exit(1)
-	}
-	if got := cmd.ProcessState.ExitCode(); got != want {
-		fmt.Fprintf(os.Stderr, "exits: %s ended with %s, want exit code %d\n", args[1], cmd.ProcessState, want)
-		os.Exit(1)
+	err := ts.Exec("exits", args...)
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("unexpected command failure: %v", err)
+	case err == nil && neg:
+		ts.Fatalf("unexpected command success")
 	}
 }
 
