@@ -39,15 +39,23 @@ func (e *ArgumentError) Error() string {
 // is not an object (or array), is an *ArgumentError. Warnings name keys
 // the schema does not know.
 func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage) (json.RawMessage, []string, error) {
-	obj, err := ParseObject(base)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
-	}
 	var props map[string]json.RawMessage
 	var known bool
 	if len(pairs) > 0 {
 		// (Read only to type pairs: --args alone does not need it.)
 		props, known = schemaProperties(schema)
+	}
+	return buildArguments(pairs, base, props, known)
+}
+
+// buildArguments is BuildArguments with the schema's top-level properties
+// already read (see schemaProperties), which it only reads: a session
+// keeps them with its tools/list rather than decoding the schema for
+// every call.
+func buildArguments(pairs []string, base json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+	obj, err := ParseObject(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
 	}
 	var warnings []string
 	type setting struct {

@@ -104,7 +104,16 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 			schema, listed = inputSchemaOf(tool), true
 		}
 	}
-	args, w, err := BuildArguments(in.Pairs, in.Base, schema)
+	var props map[string]json.RawMessage
+	var known bool
+	switch {
+	case len(in.Pairs) == 0: // --args alone: nothing to type
+	case listed:
+		props, known = s.tools.properties(name, schema)
+	default:
+		props, known = schemaProperties(schema)
+	}
+	args, w, err := buildArguments(in.Pairs, in.Base, props, known)
 	warnings = append(warnings, w...)
 	if err != nil || !in.Validate || !listed {
 		return args, warnings, err

@@ -26,6 +26,19 @@ type toolCache struct {
 	// check, dropped with the list; compiles counts compilations (tests).
 	schemas  map[string]compiledSchema
 	compiles int
+	// props holds the top-level properties of each tool's inputSchema
+	// that key=value typing read (schemaProperties), dropped with the
+	// list: decoding them for every call cost a key=value call a tenth
+	// more than the same call with --args.
+	props      map[string]schemaProps
+	propsReads int // (tests)
+}
+
+// schemaProps is what schemaProperties returned for the bytes raw.
+type schemaProps struct {
+	raw   json.RawMessage
+	props map[string]json.RawMessage
+	known bool
 }
 
 // compiledSchema is a tool's inputSchema as compiled (or the reason it does
@@ -57,6 +70,27 @@ func (c *toolCache) inputSchema(name string, raw json.RawMessage) (*Schema, erro
 	return s, err
 }
 
+// properties returns the top-level properties of tool name's inputSchema
+// raw (see schemaProperties), reading them only the first time the cached
+// list gives these bytes for the tool. Callers only read the map.
+func (c *toolCache) properties(name string, raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	c.mu.Lock()
+	e, ok := c.props[name]
+	c.mu.Unlock()
+	if ok && bytes.Equal(e.raw, raw) {
+		return e.props, e.known
+	}
+	props, known := schemaProperties(raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.propsReads++
+	if c.props == nil {
+		c.props = map[string]schemaProps{}
+	}
+	c.props[name] = schemaProps{raw: raw, props: props, known: known}
+	return props, known
+}
+
 // generation returns the cache's generation, to be given back to store.
 func (c *toolCache) generation() int {
 	c.mu.Lock()
@@ -69,14 +103,14 @@ func (c *toolCache) store(gen int, items []json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
-		c.items, c.byName, c.valid, c.schemas = items, nil, true, nil
+		c.items, c.byName, c.valid, c.schemas, c.props = items, nil, true, nil, nil
 	}
 }
 
 func (c *toolCache) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items, c.byName, c.valid, c.schemas = nil, nil, false, nil
+	c.items, c.byName, c.valid, c.schemas, c.props = nil, nil, false, nil, nil
 	c.gen++
 }
 

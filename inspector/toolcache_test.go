@@ -145,3 +145,53 @@ func TestArgumentCheckCompilesOnce(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 }
+
+// TestArgumentTypingReadsTheSchemaOnce: key=value typing reads a tool's
+// properties once per cached list, not for every call, and again after
+// the server says the list changed (then types by the new schema).
+func TestArgumentTypingReadsTheSchemaOnce(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{"listChanged":true}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	type built struct {
+		args string
+		err  error
+	}
+	build := func() <-chan built {
+		ch := make(chan built, 1)
+		go func() {
+			args, _, err := s.PrepareToolArguments(ctx, "add", ToolInput{Pairs: []string{"a=2"}})
+			ch <- built{string(args), err}
+		}()
+		return ch
+	}
+	ch := build()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}]}`)
+	for i := range 4 {
+		if i > 0 {
+			ch = build()
+		}
+		if b := <-ch; b.err != nil || b.args != `{"a":2}` {
+			t.Fatalf("call %d: %s, %v; want {\"a\":2}", i, b.args, b.err)
+		}
+	}
+	if got := s.tools.propsReads; got != 1 {
+		t.Errorf("read the properties %d times for four calls, want once", got)
+	}
+	srv.quietUntil(mark(t, s))
+
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); string(m.ID.String()) != `"p"` {
+		t.Fatalf("want the ping's answer, got %s", m.Raw)
+	}
+	ch = build()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}]}`)
+	if b := <-ch; b.err != nil || b.args != `{"a":"2"}` {
+		t.Errorf("by the new schema: %s, %v; want {\"a\":\"2\"}", b.args, b.err)
+	}
+	if got := s.tools.propsReads; got != 2 {
+		t.Errorf("read the properties %d times, want twice (once per list)", got)
+	}
+	srv.quietUntil(mark(t, s))
+}
