@@ -47,10 +47,20 @@ func TestExecuteLineMatchesCobra(t *testing.T) {
 					return nil
 				}},
 			&cobra.Command{Use: "list", Args: cobra.NoArgs, Run: note("run")},
+			&cobra.Command{Use: "get", Args: cobra.NoArgs, Run: note("run")},
 		)
 		group.Commands()[0].Flags().IntVarP(&n, "number", "n", 0, "")
 		group.Commands()[0].Flags().Bool("all", false, "")
 		group.Commands()[0].MarkFlagsMutuallyExclusive("number", "all")
+		// Annotations for completion only, beside the group's.
+		call, _, _ := group.Find([]string{"call"})
+		call.Flags().String("out", "", "")
+		_ = call.MarkFlagFilename("out", "json")
+		get, _, _ := group.Find([]string{"get"})
+		get.Flags().String("id", "", "")
+		_ = get.MarkFlagRequired("id")
+		get.Flags().String("page", "", "")
+		_ = get.MarkFlagFilename("page")
 		root.AddCommand(group)
 		root.SetOut(&log)
 		root.SetErr(&log)
@@ -61,6 +71,7 @@ func TestExecuteLineMatchesCobra(t *testing.T) {
 		"tools call echo -f run", "tools call echo -f pre", "tools call echo -- node s.js",
 		"tools call echo -n 1 --json=true", "tools call echo -n 1 --all", "tools call --help", "tools call echo -h", "tools list",
 		"tools list extra", "tools", "tools bogus", "bogus", "help tools call", "", "tools call echo -n x",
+		"tools call echo --out o.json -n 1 --all", "tools get", "tools get --id 7", "tools get --page p",
 	} {
 		args := strings.Fields(line)
 		want, wantLog := build()

@@ -96,6 +96,44 @@ func executeLine(ctx context.Context, root *cobra.Command, args []string) (*cobr
 	return c, runFound(ctx, c, flags)
 }
 
+// cobraFlagChecks reports whether a flag of c carries one of cobra's
+// annotations (all named cobra_annotation_...) that its required-flag and
+// flag-group checks may read, which is any but those known to be only for
+// help and completion. mcpx's commands have none, and the checks cost a
+// REPL line a twentieth of its CPU (maps built and looked up for every
+// flag), so the answer is kept in c's annotations: c's flags, its
+// parents' merged in by the first parse, do not change after it, and a
+// line tree runs one line at a time.
+func cobraFlagChecks(c *cobra.Command) bool {
+	if v, ok := c.Annotations[flagChecksAnnotation]; ok {
+		return v == "yes"
+	}
+	found := false
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		for k := range f.Annotations {
+			switch k {
+			case cobra.FlagSetByCobraAnnotation, cobra.BashCompFilenameExt, cobra.BashCompCustom, cobra.BashCompSubdirsInDir:
+			default:
+				if strings.HasPrefix(k, "cobra_annotation_") {
+					found = true
+				}
+			}
+		}
+	})
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[flagChecksAnnotation] = "no"
+	if found {
+		c.Annotations[flagChecksAnnotation] = "yes"
+	}
+	return found
+}
+
+// flagChecksAnnotation is the command annotation where cobraFlagChecks
+// keeps its answer.
+const flagChecksAnnotation = "mcpx-cobra-flag-checks"
+
 // runFound is cobra's execution of a found command c with its flags and
 // arguments (Command.execute, for the features mcpx's tree uses: no
 // deprecation, version or flag-parsing opt-out below the root, no
@@ -132,11 +170,13 @@ func runFound(ctx context.Context, c *cobra.Command, flags []string) error {
 	} else if c.PreRun != nil {
 		c.PreRun(c, args)
 	}
-	if err := c.ValidateRequiredFlags(); err != nil {
-		return err
-	}
-	if err := c.ValidateFlagGroups(); err != nil {
-		return err
+	if cobraFlagChecks(c) {
+		if err := c.ValidateRequiredFlags(); err != nil {
+			return err
+		}
+		if err := c.ValidateFlagGroups(); err != nil {
+			return err
+		}
 	}
 	if c.RunE != nil {
 		if err := c.RunE(c, args); err != nil {
