@@ -68,8 +68,14 @@ func (s *Session) legacyOf() *Legacy {
 // connection opens it on demand, before a request during which the server
 // may call back into a capability the client declared.
 func (s *Session) listenBefore(ctx context.Context, method string) error {
-	if quietMethods[method] {
+	if quietMethods[method] || !s.opts.ServerStreamOnDemand {
 		return nil
+	}
+	s.streamMu.Lock()
+	open := s.streamOpen
+	s.streamMu.Unlock()
+	if open {
+		return nil // (listen's own checks, first: this runs for every request)
 	}
 	l := s.legacyOf()
 	if l == nil {
