@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,34 @@ func FuzzRedactURL(f *testing.F) {
 			if ok && sensitiveParam(name) && v != redactedValue {
 				t.Fatalf("RedactURL(%q) = %q keeps %s", u, out, part)
 			}
+		}
+	})
+}
+
+// FuzzRedactURLs checks the URLs found in free text against the regular
+// expression that defines them (RedactURLs's documentation), each redacted
+// by RedactURL: arbitrary text, with or without URLs and secrets, gives
+// what replacing every match would give.
+func FuzzRedactURLs(f *testing.F) {
+	for _, s := range []string{
+		`Post "http://u:pw@127.0.0.1:1/mcp?token=SECRET": dial tcp: refused; see https://h/x?sig=S2 (or not)`,
+		"POST http://127.0.0.1:8080/mcp?tools=3&page=100 → 200 OK", "https://h/p?%74oken=secret.", "https://h/p?%74oken=x", "http://", "https://",
+		"hthttp://a@b:c@d/", "http://x?KEY=1, https://y?a=b\thttp://z?code=2)", "plain text", "http:// x", "https://h/p?x=1;",
+		"http://h/?tok\x80en=1", "http://u:p@h:1(x)", "xhttps://h?auth=a&sig=b!?",
+	} {
+		f.Add(s)
+	}
+	urls := regexp.MustCompile("https?://[^\\s\"'`<>()]+")
+	f.Fuzz(func(t *testing.T, s string) {
+		want := urls.ReplaceAllStringFunc(s, func(u string) string {
+			end := strings.TrimRight(u, ".,;:!?")
+			if r, changed := redactURL(end); changed {
+				return r + u[len(end):]
+			}
+			return u
+		})
+		if got := RedactURLs(s); got != want {
+			t.Fatalf("RedactURLs(%q) = %q, want %q", s, got, want)
 		}
 	})
 }
