@@ -23,72 +23,76 @@ type toolCache struct {
 	valid  bool
 	gen    int // bumped by each invalidation: a fetch that raced one is not kept
 	// schemas holds each tool's inputSchema compiled for the argument
-	// check, dropped with the list; compiles counts compilations (tests).
-	schemas  map[string]compiledSchema
-	compiles int
-	// props holds the top-level properties of each tool's inputSchema
-	// that key=value typing read (schemaProperties), dropped with the
-	// list: decoding them for every call cost a key=value call a tenth
-	// more than the same call with --args.
-	props      map[string]schemaProps
-	propsReads int // (tests)
+	// check, and props the top-level properties of it that key=value
+	// typing reads (decoding them for every call cost a key=value call a
+	// tenth more than the same call with --args); both are dropped with
+	// the list. compiles and propsReads count how often (tests).
+	schemas    map[string]derived[compiledSchema]
+	props      map[string]derived[schemaProps]
+	compiles   int
+	propsReads int
 }
 
-// schemaProps is what schemaProperties returned for the bytes raw.
-type schemaProps struct {
-	raw   json.RawMessage
-	props map[string]json.RawMessage
-	known bool
+// derived is what was derived from a tool's inputSchema, with the bytes
+// it was derived from.
+type derived[T any] struct {
+	raw json.RawMessage
+	v   T
 }
 
 // compiledSchema is a tool's inputSchema as compiled (or the reason it does
-// not compile), with the bytes it was compiled from.
+// not compile).
 type compiledSchema struct {
-	raw    json.RawMessage
 	schema *Schema
 	err    error
 }
 
-// inputSchema returns tool name's inputSchema raw compiled for the argument
-// check (formats not asserted), compiling it only the first time the
-// cached list gives these bytes for the tool.
-func (c *toolCache) inputSchema(name string, raw json.RawMessage) (*Schema, error) {
+// schemaProps is what schemaProperties returned.
+type schemaProps struct {
+	props map[string]json.RawMessage
+	known bool
+}
+
+// derive returns what f gives for tool name's inputSchema raw, calling it
+// (and counting the call in *count) only the first time the cached list
+// gives these bytes for the tool; m is one of c's maps.
+func derive[T any](c *toolCache, m *map[string]derived[T], count *int, name string, raw json.RawMessage, f func(json.RawMessage) T) T {
 	c.mu.Lock()
-	e, ok := c.schemas[name]
+	e, ok := (*m)[name]
 	c.mu.Unlock()
 	if ok && bytes.Equal(e.raw, raw) {
-		return e.schema, e.err
+		return e.v
 	}
-	s, err := compileSchema(raw, false)
+	v := f(raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.compiles++
-	if c.schemas == nil {
-		c.schemas = map[string]compiledSchema{}
+	*count++
+	if *m == nil {
+		*m = map[string]derived[T]{}
 	}
-	c.schemas[name] = compiledSchema{raw: raw, schema: s, err: err}
-	return s, err
+	(*m)[name] = derived[T]{raw: raw, v: v}
+	return v
+}
+
+// inputSchema returns tool name's inputSchema raw compiled for the argument
+// check (formats not asserted), compiled once per cached list.
+func (c *toolCache) inputSchema(name string, raw json.RawMessage) (*Schema, error) {
+	r := derive(c, &c.schemas, &c.compiles, name, raw, func(raw json.RawMessage) compiledSchema {
+		s, err := compileSchema(raw, false)
+		return compiledSchema{s, err}
+	})
+	return r.schema, r.err
 }
 
 // properties returns the top-level properties of tool name's inputSchema
-// raw (see schemaProperties), reading them only the first time the cached
-// list gives these bytes for the tool. Callers only read the map.
+// raw (see schemaProperties), read once per cached list. Callers only
+// read the map.
 func (c *toolCache) properties(name string, raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	c.mu.Lock()
-	e, ok := c.props[name]
-	c.mu.Unlock()
-	if ok && bytes.Equal(e.raw, raw) {
-		return e.props, e.known
-	}
-	props, known := schemaProperties(raw)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.propsReads++
-	if c.props == nil {
-		c.props = map[string]schemaProps{}
-	}
-	c.props[name] = schemaProps{raw: raw, props: props, known: known}
-	return props, known
+	r := derive(c, &c.props, &c.propsReads, name, raw, func(raw json.RawMessage) schemaProps {
+		props, known := schemaProperties(raw)
+		return schemaProps{props, known}
+	})
+	return r.props, r.known
 }
 
 // generation returns the cache's generation, to be given back to store.

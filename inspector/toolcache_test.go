@@ -44,12 +44,7 @@ func TestToolArgumentsListOnce(t *testing.T) {
 	srv.quietUntil(mark(t, s))
 
 	// The list changed: the next call lists again and types by the new schema.
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
-	// The notification is handled on the read loop before the ping's answer.
-	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	if m := srv.next(); string(m.ID.String()) != `"p"` {
-		t.Fatalf("want the ping's answer, got %s", m.Raw)
-	}
+	toolsChanged(t, srv)
 	ch = typed()
 	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}]}`)
 	want(ch, `{"a":"2"}`)
@@ -130,11 +125,7 @@ func TestArgumentCheckCompilesOnce(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
-	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	if m := srv.next(); string(m.ID.String()) != `"p"` {
-		t.Fatalf("want the ping's answer, got %s", m.Raw)
-	}
+	toolsChanged(t, srv)
 	ch = check("a=9")
 	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number","maximum":10}}}}]}`)
 	if err := <-ch; err != nil {
@@ -180,11 +171,7 @@ func TestArgumentTypingReadsTheSchemaOnce(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
-	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	if m := srv.next(); string(m.ID.String()) != `"p"` {
-		t.Fatalf("want the ping's answer, got %s", m.Raw)
-	}
+	toolsChanged(t, srv)
 	ch = build()
 	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}]}`)
 	if b := <-ch; b.err != nil || b.args != `{"a":"2"}` {
@@ -194,4 +181,16 @@ func TestArgumentTypingReadsTheSchemaOnce(t *testing.T) {
 		t.Errorf("read the properties %d times, want twice (once per list)", got)
 	}
 	srv.quietUntil(mark(t, s))
+}
+
+// toolsChanged has srv say that its tools changed, and waits until the
+// session has handled it: the notification is handled on the read loop
+// before the answer to a ping sent after it.
+func toolsChanged(t *testing.T, srv *fakeServer) {
+	t.Helper()
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); string(m.ID.String()) != `"p"` {
+		t.Fatalf("want the ping's answer, got %s", m.Raw)
+	}
 }
