@@ -163,8 +163,8 @@ func buildAll(dir string) error {
 		{"testserver", nil, "./testdata/servers/testserver"},
 		{"demo-server", nil, "./examples/demo-server"},
 		// A program of its own, not a testscript command of this test
-		// binary: the scripts run it hundreds of times, and it starts in
-		// a fifth of the time.
+		// binary: the scripts run it hundreds of times, and it runs in a
+		// third of the CPU time.
 		{"exits", nil, "./testdata/cmd/exits"},
 	}
 	errs := make([]error, len(builds))
