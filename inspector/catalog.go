@@ -42,14 +42,6 @@ type catalogList struct {
 	loading chan struct{} // closed when the fetch in flight ends
 }
 
-// listChanged maps each list_changed notification to the lists it makes
-// stale.
-var listChanged = map[string][]string{
-	mcp.NotificationToolsListChanged:     {mcp.MethodToolsList},
-	mcp.NotificationPromptsListChanged:   {mcp.MethodPromptsList},
-	mcp.NotificationResourcesListChanged: {mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList},
-}
-
 // capabilityOf names the server capability that offers each list.
 var capabilityOf = map[string]string{
 	mcp.MethodToolsList:              "tools",
@@ -110,7 +102,7 @@ func (c *Catalog) Close() {
 // Notify tells the catalog about a notification from the server; it
 // reports whether the notification made a list stale.
 func (c *Catalog) Notify(m *jsonrpc.Message) bool {
-	methods := listChanged[m.Method]
+	methods := mcp.StaleLists[m.Method]
 	if len(methods) == 0 {
 		return false
 	}

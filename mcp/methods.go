@@ -55,3 +55,15 @@ const (
 	// stream (spec 2026-07-28: basic/patterns/subscriptions).
 	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
 )
+
+// StaleLists maps each server notification that a list changed to the
+// list methods whose results it makes stale (spec 2025-11-25: server/tools,
+// server/prompts and server/resources, "List Changed Notification"). A
+// server sends them on its own time: a session refetches those lists, and
+// a trace's verification compares them per session rather than beside
+// whichever request happened to be pending.
+var StaleLists = map[string][]string{
+	NotificationToolsListChanged:     {MethodToolsList},
+	NotificationPromptsListChanged:   {MethodPromptsList},
+	NotificationResourcesListChanged: {MethodResourcesList, MethodResourcesTemplatesList},
+}

@@ -77,16 +77,6 @@ func (a *attributor) finished(x *exchange) {
 	}
 }
 
-// listChanged are the notifications that a list changed (spec: server
-// tools, prompts and resources, "List Changed Notification"): compared
-// per session, never in the window of the request that happened to be
-// pending, which a server's timer makes a matter of chance.
-var listChanged = map[string]bool{
-	mcp.NotificationToolsListChanged:     true,
-	mcp.NotificationPromptsListChanged:   true,
-	mcp.NotificationResourcesListChanged: true,
-}
-
 // message files a notification or request of the server.
 func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	if tok := progressTokenKey(m.Params); tok != "" && m.Kind() == jsonrpc.KindNotification {
@@ -110,7 +100,7 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 		a.waiting[sid] = append(a.waiting[sid], m)
 		return
 	case strings.HasPrefix(sid, "get"):
-	case listChanged[m.Method]:
+	case mcp.StaleLists[m.Method] != nil:
 		// A list changes on the server's own time (a timer, another
 		// client): it belongs to no request unless its stream says so.
 	case len(a.outstanding) == 1:
