@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	stdlog "log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,12 +183,7 @@ func TestHTTPServerErrorExit4(t *testing.T) {
 
 func TestHTTPConnectionRefusedExit4(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testservers.RefusedAddr(t)
 	r := runMcpx(t, nil, "ping", "--url", "http://"+addr+"/mcp")
 	if r.code != ExitConnect || !strings.Contains(r.stderr, "cannot connect") || !strings.Contains(r.stderr, "refused") {
 		t.Errorf("exit %d, stderr %s", r.code, r.stderr)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -690,13 +690,8 @@ func testGETStreamReconnects(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, _, err = dial(t, transport.HTTPOptions{URL: "http://" + addr + "/mcp"}, nil)
+	addr := testservers.RefusedAddr(t)
+	_, _, err := dial(t, transport.HTTPOptions{URL: "http://" + addr + "/mcp"}, nil)
 	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("err = %v", err)
 	}
