@@ -234,7 +234,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if err != nil {
 			return err
 		}
-		if _, err := inspector.ParseObject(b); err != nil {
+		if err := inspector.CheckObject(b); err != nil {
 			return usageErrorf("--args must be a JSON object: %v", err)
 		}
 		base = b

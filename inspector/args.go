@@ -53,6 +53,10 @@ func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage
 // keeps them with its tools/list rather than decoding the schema for
 // every call.
 func buildArguments(pairs []string, base json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+	if _, plain := plainObject(base); plain && len(pairs) == 0 {
+		// --args alone, as parsing and marshalling would write it.
+		return bytes.Clone(base), nil, nil
+	}
 	obj, err := ParseObject(base)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)

@@ -6,7 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -293,12 +295,21 @@ func (i *ServerInfo) Declares(path ...string) bool {
 		return false
 	}
 	raw := i.Capabilities
+	if !json.Valid(raw) {
+		return false
+	}
+	// Read in place, as ParseObject would find each member (the last of
+	// a name): every request asks this, and parsing copied every member.
 	for _, name := range path {
-		obj, err := ParseObject(raw)
-		if err != nil || !obj.Has(name) {
+		var found bool
+		if !rawjson.Members(raw, func(n, v []byte) bool {
+			if rawjson.NameIs(n, name) || !utf8.Valid(n) && memberName(n) == name {
+				raw, found = v, true
+			}
+			return true
+		}) || !found {
 			return false
 		}
-		raw = obj.Get(name)
 	}
 	s := string(raw)
 	return s != "null" && s != "false"

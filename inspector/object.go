@@ -36,6 +36,17 @@ func ParseObject(data []byte) (*Object, error) {
 	return parseObjectTokens(data)
 }
 
+// CheckObject returns the error ParseObject returns for data, without
+// building the object: a command checks its --args with it before the
+// session types and sends them.
+func CheckObject(data []byte) error {
+	if data = bytes.TrimSpace(data); len(data) == 0 || data[0] == '{' && json.Valid(data) {
+		return nil
+	}
+	_, err := parseObjectTokens(data)
+	return err
+}
+
 // parseValidObject is ParseObject of a valid JSON object.
 func parseValidObject(data []byte) *Object {
 	o := NewObject()

@@ -22,6 +22,9 @@ func FuzzParseObject(f *testing.F) {
 	f.Add([]byte(`{"a":1} {}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o, err := ParseObject(data)
+		if cerr := CheckObject(data); (cerr == nil) != (err == nil) || cerr != nil && cerr.Error() != err.Error() {
+			t.Fatalf("CheckObject(%q) = %v, ParseObject's error %v", data, cerr, err)
+		}
 		trimmed := bytes.TrimSpace(data)
 		var want map[string]json.RawMessage
 		isObject := len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(trimmed, &want) == nil

@@ -155,11 +155,11 @@ func inputSchemaOf(tool json.RawMessage) json.RawMessage {
 // CallTool calls tools/call. A JSON-RPC error for an unknown tool comes back
 // as a *NotFoundError carrying close names from tools/list.
 func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
-	params := map[string]any{"name": name}
-	if len(args) > 0 {
-		params["arguments"] = args
+	params, err := namedParams(name, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding params: %w", mcp.MethodToolsCall, err)
 	}
-	res, err := s.Call(ctx, mcp.MethodToolsCall, params, append(opts, withLabel(fmt.Sprintf("tools/call %q", name)))...)
+	res, err := s.Call(ctx, mcp.MethodToolsCall, params, append(opts, withSubject(name))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "tool", name)
 	}
@@ -172,7 +172,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 	if len(args) > 0 && string(args) != "{}" {
 		params["arguments"] = args
 	}
-	res, err := s.Call(ctx, mcp.MethodPromptsGet, params, append(opts, withLabel(fmt.Sprintf("prompts/get %q", name)))...)
+	res, err := s.Call(ctx, mcp.MethodPromptsGet, params, append(opts, withSubject(name))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
 	}
@@ -310,7 +310,7 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 // server/resources, "Error Handling") — names close URIs from
 // resources/list when the server does not list uri.
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
-	res, err := s.Call(ctx, mcp.MethodResourcesRead, map[string]string{"uri": uri}, append(opts, withLabel(fmt.Sprintf("resources/read %q", uri)))...)
+	res, err := s.Call(ctx, mcp.MethodResourcesRead, map[string]string{"uri": uri}, append(opts, withSubject(uri))...)
 	if err != nil {
 		return nil, s.explainResource(ctx, err, uri)
 	}

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -243,7 +245,8 @@ type callConfig struct {
 	timeout    time.Duration
 	maxTimeout time.Duration
 	raw        bool
-	label      string
+	subject    string // what the request is about, named in errors (withSubject)
+	label      string // names the request in errors in place of method and subject
 	// probe marks a request whose failure is expected and handled (an era
 	// probe): it is never cancelled with notifications/cancelled, and a late
 	// answer to it is ignored silently.
@@ -271,9 +274,24 @@ func WithTimeout(idle, max time.Duration) CallOption {
 	return func(c *callConfig) { c.timeout, c.maxTimeout = idle, max }
 }
 
-// withLabel names the request in errors ("tools/call \"echo\"") instead
-// of the bare method.
-func withLabel(label string) CallOption { return func(c *callConfig) { c.label = label } }
+// withSubject names what the request is about in its errors (the tool
+// in `tools/call "echo"`) after the bare method.
+func withSubject(subject string) CallOption { return func(c *callConfig) { c.subject = subject } }
+
+// labeler names a request in errors: its label if it has one, else its
+// method, and its subject quoted. It is formatted only when an error is
+// (%s), not for every request.
+type labeler struct{ method, subject, label string }
+
+func (l labeler) String() string {
+	if l.label != "" {
+		return l.label
+	}
+	if l.subject == "" {
+		return l.method
+	}
+	return l.method + " " + strconv.Quote(l.subject)
+}
 
 // Raw sends params exactly as given: the lifecycle does not decorate them
 // and does not post-process the result (no multi-round retries). It is for
@@ -300,10 +318,7 @@ type Request struct {
 
 // Label names the request in errors (`tools/call "echo"`).
 func (r *Request) Label() string {
-	if r.cfg.label != "" {
-		return r.cfg.label
-	}
-	return r.Method
+	return labeler{r.Method, r.cfg.subject, r.cfg.label}.String()
 }
 
 // Resend sends r once more as a new request (a new id, the same options)
@@ -363,10 +378,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 
 // callOnce sends one request and waits for its response.
 func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage, cfg callConfig) (json.RawMessage, error) {
-	label := method
-	if cfg.label != "" {
-		label = cfg.label
-	}
+	label := labeler{method, cfg.subject, cfg.label}
 	if err := s.listenBefore(ctx, method); err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
@@ -626,6 +638,9 @@ func retypedKey(id jsonrpc.ID) string {
 
 // setMeta returns params (a JSON object, possibly empty) with _meta[key] set.
 func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	if out, ok := appendMeta(params, key, value); ok {
+		return out, nil
+	}
 	obj, err := ParseObject(params)
 	if err != nil {
 		return nil, fmt.Errorf("params must be a JSON object: %w", err)
@@ -637,6 +652,71 @@ func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.Ra
 	meta.Set(key, value)
 	obj.Set("_meta", meta.Marshal())
 	return obj.Marshal(), nil
+}
+
+// appendMeta is setMeta for the params a request nearly always has (see
+// plainObject), without _meta. It appends the new _meta member, writing
+// the bytes setMeta's parse and marshal would, without copying every
+// member (the arguments of a tool call among them) twice. ok is false for
+// other params.
+func appendMeta(params json.RawMessage, key string, value json.RawMessage) (json.RawMessage, bool) {
+	if len(value) == 0 || !plainName(key) {
+		return nil, false
+	}
+	n, ok := plainObject(params)
+	if !ok || rawjson.Member(params, "_meta") != nil {
+		return nil, false
+	}
+	out := make([]byte, 0, len(params)+len(key)+len(value)+16)
+	out = append(out, params[:len(params)-1]...)
+	if n > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"_meta":{"`...)
+	out = append(out, key...)
+	out = append(out, `":`...)
+	out = append(out, value...)
+	return append(out, "}}"...), true
+}
+
+// plainObject reports whether data is a JSON object that ParseObject and
+// Marshal would write back byte for byte: no white space between its
+// members, and at most a few, whose names differ and need no escaping. n
+// is the number of members.
+func plainObject(data []byte) (n int, ok bool) {
+	const maxMembers = 16
+	if len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' || !json.Valid(data) {
+		return 0, false
+	}
+	var names [maxMembers][]byte
+	size := 2
+	ok = true
+	rawjson.Members(data, func(name, v []byte) bool {
+		if n == maxMembers || !plainName(name[1:len(name)-1]) || slices.ContainsFunc(names[:n], func(b []byte) bool { return bytes.Equal(b, name) }) {
+			ok = false
+			return false
+		}
+		names[n] = name
+		n++
+		size += len(name) + 1 + len(v)
+		return true
+	})
+	if n > 1 {
+		size += n - 1 // the commas
+	}
+	return n, ok && size == len(data) // else white space between members
+}
+
+// plainName reports whether json.Marshal writes the string s as it is
+// between quotes: printable ASCII without quotes, backslashes or the
+// characters it escapes for HTML.
+func plainName[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // excerpt returns data as a quoted, shortened string for warnings.

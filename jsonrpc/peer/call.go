@@ -141,7 +141,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			// cancel.
 			p.mu.Lock()
 			p.forgetLocked(pc)
-			p.retire(pc.key, fmt.Sprintf("late response to %s request %s, which had already ended", req.Method, id))
+			p.retire(pc.key, retirement{"late response to %s request %s, which had already ended", req.Method, id})
 			p.mu.Unlock()
 			select {
 			case m := <-pc.resp:
@@ -222,9 +222,9 @@ func (p *Peer) abandon(pc *Pending, req Request, reason string) bool {
 	}
 	p.forgetLocked(pc)
 	if req.Quiet {
-		p.retire(pc.key, "")
+		p.retire(pc.key, retirement{})
 	} else {
-		p.retire(pc.key, fmt.Sprintf("late response to %s request %s, which mcpx had already given up on", req.Method, pc.id))
+		p.retire(pc.key, retirement{"late response to %s request %s, which mcpx had already given up on", req.Method, pc.id})
 	}
 	p.mu.Unlock()
 	if req.Abandon != nil {

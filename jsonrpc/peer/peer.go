@@ -84,7 +84,7 @@ type Peer struct {
 
 	mu      sync.Mutex
 	pending map[string]*Pending // by id key
-	retired map[string]string   // id key -> what a later response to it is, for the warning
+	retired map[string]retirement // id key -> what a later response to it is, for the warning
 	serving map[string]context.CancelFunc
 
 	readCtx  context.Context // the read loop's; Stop cancels it
@@ -113,7 +113,7 @@ func New(conn transport.Conn, opts Options) *Peer {
 		conn:     conn,
 		opts:     opts,
 		pending:  map[string]*Pending{},
-		retired:  map[string]string{},
+		retired:  map[string]retirement{},
 		serving:  map[string]context.CancelFunc{},
 		done:     make(chan struct{}),
 	}
@@ -325,13 +325,29 @@ func (p *Peer) lookupLoose(id jsonrpc.ID) *Pending {
 }
 
 // retire remembers a finished request so that a response arriving later
-// is reported for what it is ("" ignores it silently). Called with p.mu
-// held.
-func (p *Peer) retire(key, why string) {
+// is reported for what it is. Called with p.mu held.
+func (p *Peer) retire(key string, why retirement) {
 	if len(p.retired) > 1000 {
 		clear(p.retired)
 	}
 	p.retired[key] = why
+}
+
+// retirement says what a response to a finished request would be, for
+// the warning: format (with the request's method and id) is written out
+// only when such a response comes, not for every request that ends. An
+// empty format ignores the response silently.
+type retirement struct {
+	format string
+	method string
+	id     jsonrpc.ID
+}
+
+func (r retirement) String() string {
+	if r.format == "" {
+		return ""
+	}
+	return fmt.Sprintf(r.format, r.method, r.id)
 }
 
 // Cancel ends the handler of the peer's request id, whose answer is then

@@ -102,7 +102,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	}
 	if ok {
 		delete(p.pending, key)
-		p.retire(key, fmt.Sprintf("second response to %s request %s, which was already answered", pc.method, pc.id))
+		p.retire(key, retirement{"second response to %s request %s, which was already answered", pc.method, pc.id})
 	}
 	why, late := p.retired[key]
 	if !ok && !late {
@@ -122,7 +122,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 		}
 		pc.resp <- m
 	case late:
-		if why != "" {
+		if why := why.String(); why != "" {
 			p.warn("%s (ignored)", why)
 		}
 	case m.ID.IsNull() && m.Error != nil:
