@@ -104,11 +104,11 @@ func (b *frameBuffer) Write(p []byte) bool {
 		return false
 	}
 	b.n += int64(len(p))
-	if b.first == nil {
-		b.first = make([]byte, 0, firstChunk)
-	}
 	if len(b.chunks) == 0 {
-		m := min(len(p), cap(b.first)-len(b.first))
+		// The first chunk grows as append grows it: most frames are
+		// small, and a 16 KiB buffer for each was a fifth of what an
+		// HTTP tool call allocated.
+		m := min(len(p), firstChunk-len(b.first))
 		b.first = append(b.first, p[:m]...)
 		p = p[m:]
 	}

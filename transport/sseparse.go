@@ -92,7 +92,7 @@ func newSSEReader(r io.Reader, lastID string) *sseReader {
 // (zero: DefaultMaxMessageSize).
 func newSSEReaderLimit(r io.Reader, lastID string, limit int64) *sseReader {
 	limit = maxSize(limit)
-	return &sseReader{r: r, buf: make([]byte, 32<<10), limit: limit, first: true, lastID: lastID, idBuf: lastID,
+	return &sseReader{r: r, buf: make([]byte, firstSSERead), limit: limit, first: true, lastID: lastID, idBuf: lastID,
 		data: frameBuffer{limit: limit}}
 }
 
@@ -167,9 +167,21 @@ func (p *sseReader) Next() (sseEvent, error) {
 	}
 }
 
+// The read buffer starts small, for the one short event most streams
+// carry (a response to one request: a buffer of 32 KiB for each was most
+// of what an HTTP tool call allocated), and doubles up to maxSSERead while
+// reads fill it.
+const (
+	firstSSERead = 2 << 10
+	maxSSERead   = 32 << 10
+)
+
 // fill reads more of the stream into the empty buffer; a leading BOM is
 // dropped. A read error is kept for when the buffer is parsed.
 func (p *sseReader) fill() {
+	if p.end == len(p.buf) && len(p.buf) < maxSSERead {
+		p.buf = make([]byte, 2*len(p.buf))
+	}
 	p.start, p.end = 0, 0
 	for p.end == 0 && p.rerr == nil {
 		n, err := p.r.Read(p.buf)

@@ -231,10 +231,12 @@ func (t *textWriter) write(b []byte) {
 // does not end with one.
 func (p *Printer) text(s string) {
 	s = Escape(s)
-	fmt.Fprint(p.w, s)
 	if !strings.HasSuffix(s, "\n") {
-		fmt.Fprintln(p.w)
+		// One write for the text and its line's end: a REPL script's
+		// every result is one, and each write is a system call.
+		s += "\n"
 	}
+	io.WriteString(p.w, s)
 }
 
 // rawText is text for a JSON string q, decoded and escaped as it is
