@@ -32,6 +32,10 @@ type IOStreams struct {
 
 	// out is Out as Run installed it, which remembers a failed write.
 	out *outputWriter
+	// process is set on the process's own streams (SystemIO): a command
+	// may then tune the process's Go runtime for itself, which one run
+	// among others in a test binary must not.
+	process bool
 }
 
 // outputFailure returns the error of the first failed write to standard
@@ -47,10 +51,11 @@ func (s *IOStreams) outputFailure() error {
 func SystemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		InTTY:  isTerminal(os.Stdin),
-		OutTTY: isTerminal(os.Stdout),
-		ErrTTY: isTerminal(os.Stderr),
-		Getenv: os.Getenv,
+		InTTY:   isTerminal(os.Stdin),
+		OutTTY:  isTerminal(os.Stdout),
+		ErrTTY:  isTerminal(os.Stderr),
+		Getenv:  os.Getenv,
+		process: true,
 		OutWidth: func() int {
 			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
 				return w
