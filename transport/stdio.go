@@ -57,6 +57,9 @@ type StdioConn struct {
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
+	// toServer writes stdin (newPipeIO: without waking the runtime's
+	// monitor thread, as stdout is read).
+	toServer io.Writer
 
 	writeMu sync.Mutex
 	// partial is set when a write was cut short (its context ended) after
@@ -139,7 +142,8 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	// Everything the readers use is in place before they start.
 	c.stderrWG.Add(1)
 	go c.readStderr()
-	c.lines = startLineReader(c.stdout, opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
+	c.toServer = newPipeIO(c.stdin)
+	c.lines = startLineReader(newPipeIO(c.stdout), opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
@@ -301,12 +305,12 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 	var err error
 	var n int
 	if c.partial {
-		if _, err = c.stdin.Write([]byte{'\n'}); err == nil {
+		if _, err = c.toServer.Write([]byte{'\n'}); err == nil {
 			c.partial = false
 		}
 	}
 	if err == nil {
-		n, err = writeLine(c.stdin, f.Data)
+		n, err = writeLine(c.toServer, f.Data)
 	}
 	if err == nil {
 		return nil
