@@ -165,6 +165,14 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	} else {
 		feed := startScriptFeed(repl.NewScript(script))
 		defer feed.stop()
+		if !s.ios.OutTTY {
+			out := newBatchOut(s.ios.Out)
+			// Closed (flushed) after the session's close, the lines and
+			// what they wrote done; later writes go straight through.
+			defer out.Close()
+			s.ios.Out, s.ios.ErrOut = out, flushingWriter{s.ios.ErrOut, out}
+			feed.beforeWait = func() { _ = out.Flush() }
+		}
 		runner.Read = func() (string, error) { return feed.read(runCtx) }
 		runner.Echo = s.ios.Out
 		if s.json.Load() {
@@ -218,11 +226,14 @@ func oneProcessor() { runtime.GOMAXPROCS(1) }
 // waits for it, unless a read was abandoned (an interrupt): that read
 // ends with the input, and the goroutine with it.
 type scriptFeed struct {
-	sc        *repl.Script
-	want      chan struct{}
-	got       chan scriptLine
-	done      chan struct{}
-	abandoned bool
+	sc *repl.Script
+	// beforeWait, when set, runs before a read that may wait for input
+	// (the REPL's output is flushed for whoever feeds the script).
+	beforeWait func()
+	want       chan struct{}
+	got        chan scriptLine
+	done       chan struct{}
+	abandoned  bool
 }
 
 type scriptLine struct {
@@ -252,6 +263,9 @@ func (f *scriptFeed) read(ctx context.Context) (string, error) {
 	// switches per line of a script).
 	if text, ok := f.sc.Buffered(); ok {
 		return text, nil
+	}
+	if f.beforeWait != nil {
+		f.beforeWait()
 	}
 	select {
 	case f.want <- struct{}{}:
