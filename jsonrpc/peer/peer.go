@@ -83,7 +83,7 @@ type Peer struct {
 	nextID atomic.Int64
 
 	mu      sync.Mutex
-	pending map[string]*Pending // by id key
+	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
 	serving map[string]context.CancelFunc
 
