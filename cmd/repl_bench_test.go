@@ -22,6 +22,7 @@ func BenchmarkREPLLines(b *testing.B) {
 	for _, tc := range []struct{ name, line string }{
 		{"ping", "ping"},
 		{"tools-call", "tools call echo message=hi"},
+		{"tools-call-args", `tools call echo --args '{"message":"hi"}'`},
 		{"help", "help"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/internal/fuzzing"
@@ -120,12 +121,51 @@ func FuzzPlainArguments(f *testing.F) {
 	f.Add([]byte(`{"<":1}`))
 	f.Fuzz(func(t *testing.T, base []byte) {
 		got, _, err := buildArguments(nil, base, nil, false)
-		obj, perr := ParseObject(base)
-		if (err != nil) != (perr != nil) {
-			t.Fatalf("buildArguments(%q): error %v, ParseObject's %v", base, err, perr)
+		want, _, werr := buildObject(nil, base, nil, false)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("buildArguments(%q): error %v, the general way's %v", base, err, werr)
 		}
-		if err == nil && !bytes.Equal(got, obj.Marshal()) {
-			t.Fatalf("buildArguments(%q) = %s, parse and marshal write %s", base, got, obj.Marshal())
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("buildArguments(%q) = %s, the general way writes %s", base, got, want)
+		}
+	})
+}
+
+// FuzzTopLevelPairs: key=value pairs of top-level names are written as
+// the general way writes them, with its warnings and errors.
+func FuzzTopLevelPairs(f *testing.F) {
+	f.Add("message=hi", "count=3", "", true)
+	f.Add("a.b=1", "c=x", "", false)
+	f.Add("n=x", "n=y", "", true)
+	f.Add("<k>=1", "e=", "{}", true)
+	f.Add("flag=maybe", "list=[1, 2]", "", true)
+	f.Add("u=1", "", " ", false)
+	props := map[string]json.RawMessage{
+		"message": json.RawMessage(`{"type":"string"}`),
+		"count":   json.RawMessage(`{"type":"integer"}`),
+		"flag":    json.RawMessage(`{"type":"boolean"}`),
+		"list":    json.RawMessage(`{"type":"array","items":{"type":"number"}}`),
+		"a.b":     json.RawMessage(`{"type":["number","null"]}`),
+		"e":       json.RawMessage(`{"enum":["x","y"]}`),
+	}
+	if _, _, _, ok := buildTopLevel([]string{"message=hi", "count=3"}, nil, props, true); !ok {
+		f.Fatal("message=hi count=3 does not take the shortcut")
+	}
+	f.Fuzz(func(t *testing.T, p1, p2, base string, known bool) {
+		pairs := []string{p1}
+		if p2 != "" {
+			pairs = append(pairs, p2)
+		}
+		got, gw, err, ok := buildTopLevel(pairs, []byte(base), props, known)
+		if !ok {
+			return
+		}
+		want, ww, werr := buildObject(pairs, []byte(base), props, known)
+		if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("pairs %q: error %v, the general way's %v", pairs, err, werr)
+		}
+		if !bytes.Equal(got, want) || strings.Join(gw, "|") != strings.Join(ww, "|") {
+			t.Fatalf("pairs %q = %s %q, the general way writes %s %q", pairs, got, gw, want, ww)
 		}
 	})
 }
