@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux
 
 package transport
 
@@ -7,5 +7,5 @@ import (
 	"os"
 )
 
-// newPipeIO returns f: raw system calls are for Unix pipes (pipe_unix.go).
+// newPipeIO returns f: raw system calls are for Linux pipes (pipe_linux.go).
 func newPipeIO(f *os.File) io.ReadWriter { return f }

@@ -1,5 +1,3 @@
-//go:build unix
-
 package transport
 
 import (
@@ -8,8 +6,6 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // pipeIO reads and writes a pipe the Go runtime polls (os.Pipe's, which
@@ -34,8 +30,8 @@ func newPipeIO(f *os.File) io.ReadWriter {
 	}
 	nonblocking := false
 	if cerr := rc.Control(func(fd uintptr) {
-		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		nonblocking = err == nil && fl&unix.O_NONBLOCK != 0
+		fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		nonblocking = e == 0 && fl&syscall.O_NONBLOCK != 0
 	}); cerr != nil || !nonblocking {
 		return f
 	}
