@@ -73,8 +73,11 @@ func TestFIFOIsWrittenThrough(t *testing.T) {
 				got <- err.Error()
 				return
 			}
-			defer f.Close()
 			b, _ := io.ReadAll(f)
+			// Closed before the result is in: a reader still open when the
+			// next round's write opens the FIFO would take it in place of
+			// that round's reader, which would then wait for ever.
+			f.Close()
 			got <- string(b)
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
