@@ -132,10 +132,6 @@ func (r *runState) closeAll() {
 // Main runs mcpx with the process's arguments and streams and returns the
 // exit code.
 func Main() int {
-	// A closed stdout (mcpx ... | head -1) must not kill mcpx before it shuts
-	// the server down. Catching SIGPIPE (rather than ignoring it, which
-	// children would inherit) makes such writes fail with EPIPE instead.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Run(context.Background(), os.Args[1:], SystemIO())
 }
 
@@ -163,8 +159,10 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	}
 	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
 	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
+	sigs, subscribed := subscribeSignals(ios)
 	root, flags := newRootCmd(e)
-	defer handleSignals(ios, run, cancel)()
+	<-subscribed
+	defer handleSignals(sigs, run, cancel)()
 	defer func() {
 		if r := recover(); r != nil {
 			run.closeAll()
@@ -208,24 +206,17 @@ func causedBy(ctx context.Context, err, oerr error) bool {
 		errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &oe)
 }
 
-// handleSignals makes SIGINT, SIGTERM and SIGHUP (or, in tests, what
-// ios.Signals delivers) cancel the run, except that a SIGINT goes to
+// handleSignals makes the interrupts sigs delivers (subscribeSignals)
+// cancel the run, except that a SIGINT goes to
 // run.onInterrupt when it is set. It returns the function that stops it
 // and waits for the goroutine it started.
-func handleSignals(ios *IOStreams, run *runState, cancel context.CancelFunc) (stop func()) {
-	sigs := ios.Signals
-	var ch chan os.Signal
-	if sigs == nil {
-		ch = make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		sigs = ch
-	}
+func handleSignals(sigs signalSource, run *runState, cancel context.CancelFunc) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-sigs.c:
 				if h := run.onInterrupt.Load(); s == os.Interrupt && h != nil && (*h)() {
 					continue
 				}
@@ -238,10 +229,43 @@ func handleSignals(ios *IOStreams, run *runState, cancel context.CancelFunc) (st
 	return func() {
 		close(done)
 		wg.Wait()
-		if ch != nil {
-			signal.Stop(ch)
+		if sigs.own != nil {
+			signal.Stop(sigs.own)
 		}
 	}
+}
+
+// signalSource is where the interrupts come from: ios.Signals, or the
+// process's own, delivered to own.
+type signalSource struct {
+	c   <-chan os.Signal
+	own chan os.Signal
+}
+
+// subscribeSignals asks for the process's interrupts (SIGINT, SIGTERM,
+// SIGHUP) unless ios.Signals delivers them, and for the process's streams
+// SIGPIPE: a closed stdout (mcpx … | head -1) must not kill mcpx before it
+// shuts the server down, and catching SIGPIPE (rather than ignoring it,
+// which children would inherit) makes such writes fail with EPIPE. The
+// runtime sets up each signal with a round trip to a thread of its own
+// (0.2–0.5 ms in all, a tenth of a one-shot's start), so it is done in a
+// goroutine while the command tree is built; subscribed is closed when it
+// is done, before anything is written or started.
+func subscribeSignals(ios *IOStreams) (sigs signalSource, subscribed <-chan struct{}) {
+	done := make(chan struct{})
+	if ios.Signals != nil {
+		close(done)
+		return signalSource{c: ios.Signals}, done
+	}
+	ch := make(chan os.Signal, 1)
+	go func() {
+		defer close(done)
+		if ios.process {
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		}
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	}()
+	return signalSource{c: ch, own: ch}, done
 }
 
 // newRootCmd builds mcpx's command tree, whose commands run with e, and
