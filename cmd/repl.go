@@ -114,7 +114,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	if script == nil && !interactive {
 		script = e.ios.In
 	}
-	if e.ios.process && e.ios.Getenv("GOMAXPROCS") == "" {
+	if e.ios.process && e.ios.Getenv("GOMAXPROCS") == "" && o.parallel == 1 {
 		oneProcessor()
 	}
 	s := newReplSession(ctx, e, d, interactive)
@@ -216,8 +216,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 // scripts/bench (issue 13): a REPL tool call's client CPU falls by a
 // quarter (stdio 185 → 141 µs, Streamable HTTP 387 → 275 µs) and its
 // calls/s rise; decoding and rendering a large result are one goroutine's
-// work anyway. One-shot commands keep the default: the switch itself
-// costs about a millisecond, what they would save.
+// work anyway. --parallel N asks for lines at once, which a second
+// processor serves (16 in flight: 10–20% more calls/s), and one-shot
+// commands keep the default too: the switch itself costs about a
+// millisecond, what they would save.
 func oneProcessor() { runtime.GOMAXPROCS(1) }
 
 // scriptFeed reads a script's commands in one goroutine of its own, one
