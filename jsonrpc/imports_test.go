@@ -1,12 +1,11 @@
 package jsonrpc
 
 import (
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // TestImportRules keeps the protocol layers' boundaries: jsonrpc and mcp
@@ -18,7 +17,7 @@ func TestImportRules(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	const mod = "github.com/mcpx-dev/mcpx/"
-	readSources(t)
+	modsource.ReadAll(t)
 	allowed := map[string][]string{
 		"jsonrpc":      {"internal/rawjson"},
 		"mcp":          {"internal/rawjson", "internal/httptoken"},
@@ -45,28 +44,5 @@ func TestImportRules(t *testing.T) {
 			}
 			t.Errorf("%s imports %s", pkg, dep)
 		}
-	}
-}
-
-// readSources reads the module's Go files. go list reads them behind the
-// go command's back, so without this a cached pass of the test survives a
-// change that breaks a rule (go test reruns a test when a file it read
-// changed).
-func readSources(t *testing.T) {
-	t.Helper()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && path != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules"):
-			return filepath.SkipDir
-		case !d.IsDir() && strings.HasSuffix(path, ".go"):
-			_, err := os.ReadFile(path)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

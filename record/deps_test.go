@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // TestDependencies keeps record (and recordtest) what a server or client
@@ -16,6 +18,7 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
+	modsource.ReadAll(t) // go list reads the sources behind go test's cache
 	pkgs, err := exec.CommandContext(t.Context(), "go", "list", "github.com/mcpx-dev/mcpx/record/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // TestNoTerminalDependency keeps the session daemon a library: no
@@ -12,6 +14,7 @@ func TestNoTerminalDependency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
+	modsource.ReadAll(t) // go list reads the sources behind go test's cache
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/mcpx-dev/mcpx/sessiond").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
