@@ -15,8 +15,10 @@ import (
 // and at the end. C's stdio buffers such an output the same way. Each
 // write is a system call, and the first one after mcpx was idle wakes the
 // Go runtime's monitor thread, which then polls every 20 µs while mcpx
-// works: writing each line's echo and result on their own was a quarter
-// of a REPL tool call's CPU (issue 13).
+// works. With the stdio transport's raw pipe I/O (transport/pipe_linux.go),
+// which keeps the server's pipes from waking it, this took a quarter off a
+// REPL tool call's CPU (issue 13); either alone saves little, as the
+// other's system calls still wake the monitor.
 type batchOut struct {
 	mu     sync.Mutex
 	w      io.Writer

@@ -12,8 +12,9 @@ import (
 // are non-blocking) with raw system calls, waiting in the poller as
 // os.File does. A system call made the usual way tells the runtime it may
 // block, and the first one after the process was idle wakes the runtime's
-// monitor thread, which then polls every 20 µs while mcpx works: a
-// fifth of a REPL tool call's CPU (issue 13). A read or a write of a
+// monitor thread, which then polls every 20 µs while mcpx works: a fifth
+// of a REPL tool call's CPU (issue 13; the REPL's own writes to stdout are
+// batched for the same reason, cmd/batchout.go). A read or a write of a
 // non-blocking descriptor cannot block, so it needs none of that.
 // Deadlines (SetWriteDeadline) and Close work as on the file.
 type pipeIO struct {
