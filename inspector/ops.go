@@ -168,9 +168,12 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 
 // GetPrompt calls prompts/get with string arguments.
 func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
-	params := map[string]any{"name": name}
-	if len(args) > 0 && string(args) != "{}" {
-		params["arguments"] = args
+	if string(args) == "{}" {
+		args = nil
+	}
+	params, err := namedParams(name, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding params: %w", mcp.MethodPromptsGet, err)
 	}
 	res, err := s.Call(ctx, mcp.MethodPromptsGet, params, append(opts, withSubject(name))...)
 	if err != nil {
