@@ -111,6 +111,7 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		if err != nil {
 			return nil, none
 		}
+		e.run.interrupts.watch() // (completion runs no PersistentPreRunE)
 		ctx, cancel := context.WithTimeout(c.Context(), liveCompletionTimeout)
 		defer cancel()
 		k := &connector{ios: &quiet, track: e.run.track}

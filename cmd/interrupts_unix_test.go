@@ -1,0 +1,67 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOnlyPrints(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want bool
+	}{
+		{"--help", true},
+		{"-h", true},
+		{"--version", true},
+		{"tools call --help", true},
+		{"tools call echo --protocol-version --help", true}, // a guess: watch corrects it
+		{"tools list", false},
+		{"", false},
+		{"-- node server.js --help", false},
+		{"tools list -- server --version", false},
+		{"help", false}, // the help command runs like any other
+	} {
+		if got := onlyPrints(strings.Fields(c.args)); got != c.want {
+			t.Errorf("onlyPrints(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestInterruptCancelsWhateverTheGuess interrupts a command waiting for a
+// server that never answers. The interrupt cancels it however the
+// arguments looked beforehand: --help as --protocol-version's value makes onlyPrints
+// guess that nothing runs, and the command is still watched.
+func TestInterruptCancelsWhateverTheGuess(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"tools", "call", "echo", "--protocol-version", "--help", "--", "sleep", "60"},
+		{"tools", "call", "echo", "--args", "{}", "--", "sleep", "60"},
+	} {
+		t.Run(strings.Join(args[3:5], " "), func(t *testing.T) {
+			t.Parallel()
+			ios, _, stderr := NewTestIOStreams(nil)
+			sigs := make(chan os.Signal, 1)
+			ios.Signals = sigs
+			sigs <- os.Interrupt // held until the command watches
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			code := make(chan int, 1)
+			go func() { code <- Run(ctx, args, ios) }()
+			select {
+			case c := <-code:
+				if c != ExitInterrupted {
+					t.Errorf("exit %d, want %d (interrupted); stderr: %s", c, ExitInterrupted, stderr)
+				}
+			case <-time.After(20 * time.Second):
+				cancel()
+				<-code
+				t.Fatalf("the interrupt did not end the run; stderr: %s", stderr)
+			}
+		})
+	}
+}
