@@ -247,11 +247,11 @@ func handleSignals(sigs signalSource, run *runState, cancel context.CancelFunc) 
 // subscribed to early, while the command tree is built, unless the
 // arguments only ask for help or the version (onlyPrints), and handled
 // (they cancel the run) from the moment a command runs: watch, called
-// before a command starts anything. So --help, --version and a mistyped
-// flag set up no signal at all: that set-up starts two runtime threads
-// and makes a round trip to one of them per signal (0.4 ms, 8% of
-// mcpx --help's wall time), and a process that only prints has nothing
-// to shut down when interrupted.
+// before a command starts anything. So --help and --version set up no
+// signal at all: that set-up starts two runtime threads and makes a
+// round trip to one of them per signal (0.4 ms, 8% of mcpx --help's wall
+// time), and a process that only prints has nothing to shut down when
+// interrupted.
 type interrupts struct {
 	ios    *IOStreams
 	run    *runState
