@@ -28,7 +28,7 @@ type featureFlags struct {
 }
 
 func (o *featureFlags) register(f *pflag.FlagSet) {
-	f.StringArrayVar(&o.roots, "root", nil, "offer `PATH` (or a file:// URI) to the server as a root (repeatable); declares the roots capability")
+	stringsVar(f, &o.roots, "root", "", "offer `PATH` (or a file:// URI) to the server as a root (repeatable); declares the roots capability")
 	f.StringVar(&o.onSampling, "on-sampling", "", "answer sampling requests with `POLICY`: prompt, decline or file:PATH (default prompt on a terminal, else decline)")
 	f.StringVar(&o.onElicit, "on-elicit", "", "answer elicitation requests with `POLICY`: prompt, decline, cancel, accept-defaults or file:PATH (default prompt on a terminal, else decline)")
 	f.BoolVar(&o.noSampling, "no-sampling", false, "do not declare the sampling capability")

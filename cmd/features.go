@@ -566,7 +566,7 @@ func newCompleteCmd(e *env) *cobra.Command {
 	}
 	c.Flags().StringVar(&o.prompt, "prompt", "", "complete an argument of prompt `NAME`")
 	c.Flags().StringVar(&o.resource, "resource", "", "complete a variable of resource template `URI`")
-	c.Flags().StringArrayVar(&o.context, "context", nil, "an already-chosen argument value `k=v` (repeatable)")
+	stringsVar(c.Flags(), &o.context, "context", "", "an already-chosen argument value `k=v` (repeatable)")
 	return c
 }
 

@@ -87,12 +87,12 @@ const (
 
 // register declares the global flags on fs.
 func (f *rootFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.server.env, "env", nil, "set `KEY=VALUE` in the server's environment (repeatable)")
+	stringsVar(fs, &f.server.env, "env", "", "set `KEY=VALUE` in the server's environment (repeatable)")
 	fs.StringVar(&f.server.cwd, "cwd", "", "run the server in `DIR`")
 	fs.StringVar(&f.server.stderr, "server-stderr", "show", "send the server's stderr to `WHERE`: show (this terminal), hide, or append it to a FILE")
 	fs.StringVar(&f.http.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
 	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP `TRANSPORT`: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
-	fs.StringArrayVarP(&f.http.headers, "header", "H", nil, "send the HTTP header `'Name: value'` with every request (repeatable)")
+	stringsVar(fs, &f.http.headers, "header", "H", "send the HTTP header `'Name: value'` with every request (repeatable)")
 	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
 	fs.StringVar(&f.http.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	fs.BoolVar(&f.http.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
@@ -114,10 +114,10 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.rec.force, "force", false, "with --record, replace an existing file instead of adding a session to it")
 	fs.StringVar(&f.rec.mode, "record-mode", "", "with --record, record or replay the session: `MODE` replay-only, once, update or new (default $MCPX_RECORD; without either, record and add a session)")
 	fs.BoolVar(&f.rec.stable, "stable", false, "with --record or verify --update, write the trace in the stable form (no times, placeholders for volatile values, frames laid out for diffs)")
-	fs.StringArrayVar(&f.rec.redact, "redact", nil, "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
+	stringsVar(fs, &f.rec.redact, "redact", "", "also redact the values `JSONPATH` selects in recorded frames (repeatable)")
 	fs.BoolVar(&f.rec.noRedact, "no-redact", false, "record secrets (Authorization, cookies, tokens) instead of redacting them")
-	fs.StringArrayVar(&f.rec.ignore, "ignore", nil, "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")
-	fs.StringArrayVar(&f.rec.normalize, "normalize", nil, "replace volatile values before verify and replay compare: `RE=PLACEHOLDER`, or uuid, timestamp, session-id; with --record, stored in the trace (repeatable)")
+	stringsVar(fs, &f.rec.ignore, "ignore", "", "leave out of verify's and replay's comparisons what `[METHOD:]JSONPATH` selects; with --record, stored in the trace (repeatable)")
+	stringsVar(fs, &f.rec.normalize, "normalize", "", "replace volatile values before verify and replay compare: `RE=PLACEHOLDER`, or uuid, timestamp, session-id; with --record, stored in the trace (repeatable)")
 }
 
 // registerLine registers the flags for the REPL's line tree: the ones a

@@ -446,7 +446,7 @@ func loopbackAddr(addr string) (string, error) {
 
 // addAllowOrigin declares --allow-origin on a command that can --listen.
 func addAllowOrigin(c *cobra.Command, to *[]string) {
-	c.Flags().StringArrayVar(to, "allow-origin", nil, "with --listen, admit requests from web pages of `ORIGIN` (scheme://host[:port], e.g. http://localhost:6274; repeatable)")
+	stringsVar(c.Flags(), to, "allow-origin", "", "with --listen, admit requests from web pages of `ORIGIN` (scheme://host[:port], e.g. http://localhost:6274; repeatable)")
 }
 
 // allowedOrigins checks --allow-origin values (they need --listen).
@@ -658,11 +658,11 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
 	addAllowOrigin(c, &o.allowOrigin)
-	c.Flags().StringArrayVar(&o.ignore, "ignore", nil, "do not match the parts of messages `[METHOD:]JSONPATH` selects (repeatable)")
+	stringsVar(c.Flags(), &o.ignore, "ignore", "", "do not match the parts of messages `[METHOD:]JSONPATH` selects (repeatable)")
 	c.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 7) on any departure from the recording")
 	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	c.Flags().StringVar(&o.pace, "pace", "", "replay at the recorded speed: `recorded`, or recorded*F to scale its delays by F")
-	c.Flags().StringArrayVar(&o.faults, "fault", nil, "misbehave at chosen requests: `SELECTOR:ACTION`, e.g. tools/call#2:delay=2s, tools/call:close, '#3:error=-32603,boom', tools/list:http=503 (repeatable)")
+	stringsVar(c.Flags(), &o.faults, "fault", "", "misbehave at chosen requests: `SELECTOR:ACTION`, e.g. tools/call#2:delay=2s, tools/call:close, '#3:error=-32603,boom', tools/list:http=503 (repeatable)")
 	return c
 }
 

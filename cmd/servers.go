@@ -39,7 +39,7 @@ type namedFlags struct {
 
 func (f *namedFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.server, "server", "s", "", "connect to the server `NAME` (or SOURCE:NAME) from a configuration file (mcpx servers lists them)")
-	fs.StringArrayVar(&f.inputs, "input", nil, "give the value of the named server's ${input:ID} as `ID=VALUE` (repeatable)")
+	stringsVar(fs, &f.inputs, "input", "", "give the value of the named server's ${input:ID} as `ID=VALUE` (repeatable)")
 	fs.BoolVar(&f.trust, "trust", false, "use a named server from a file mcpx did not write without asking: start its command, or send its URL the variables it expands")
 }
 

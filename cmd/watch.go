@@ -49,7 +49,7 @@ acknowledged, and listens again if the stream drops.`,
 		},
 	}
 	c.Flags().DurationVar(&o.dur, "for", 0, "stop after `DURATION` (default: until interrupted)")
-	c.Flags().StringArrayVar(&o.resources, "resource", nil, "also subscribe to updates of resource `URI` (repeatable)")
+	stringsVar(c.Flags(), &o.resources, "resource", "", "also subscribe to updates of resource `URI` (repeatable)")
 	return c
 }
 
