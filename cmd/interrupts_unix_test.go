@@ -10,32 +10,10 @@ import (
 	"time"
 )
 
-func TestOnlyPrints(t *testing.T) {
-	for _, c := range []struct {
-		args string
-		want bool
-	}{
-		{"--help", true},
-		{"-h", true},
-		{"--version", true},
-		{"tools call --help", true},
-		{"tools call echo --protocol-version --help", true}, // a guess: watch corrects it
-		{"tools list", false},
-		{"", false},
-		{"-- node server.js --help", false},
-		{"tools list -- server --version", false},
-		{"help", false}, // the help command runs like any other
-	} {
-		if got := onlyPrints(strings.Fields(c.args)); got != c.want {
-			t.Errorf("onlyPrints(%q) = %v, want %v", c.args, got, c.want)
-		}
-	}
-}
-
 // TestInterruptCancelsWhateverTheGuess interrupts a command waiting for a
 // server that never answers. The interrupt cancels it however the
-// arguments looked beforehand: --help as --protocol-version's value makes onlyPrints
-// guess that nothing runs, and the command is still watched.
+// arguments looked beforehand: --help as --protocol-version's value makes
+// onlyPrints guess that nothing runs, and the command is still watched.
 func TestInterruptCancelsWhateverTheGuess(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
