@@ -61,6 +61,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
@@ -94,7 +95,7 @@ type buildFirst struct{ m *testing.M }
 
 func (b buildFirst) Run() int {
 	var err error
-	if repoRoot, err = findRepoRoot(); err != nil {
+	if repoRoot, err = modsource.Root(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
@@ -117,23 +118,6 @@ func (b buildFirst) Run() int {
 	// The scripts mostly wait for mcpx, servers and timeouts.
 	testwait.RaiseParallel(4)
 	return b.m.Run()
-}
-
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
 
 // buildAll puts mcpx (with -race when the tests have it, else without
@@ -271,31 +255,6 @@ func goSettings() ([]string, error) {
 	return env, nil
 }
 
-// trackSources reads every Go source file of the module, so that `go test`
-// counts them as inputs of this test: the binaries are built by a
-// subprocess, which go test's result cache cannot see, and a change to mcpx
-// must never be answered with a cached PASS.
-func trackSources(t *testing.T) {
-	err := filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != repoRoot && (strings.HasPrefix(name, ".") || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if name := d.Name(); strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" {
-			_, err = os.ReadFile(path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // npmPeers locates server-everything and a node to run it with.
 func npmPeers() (node, everything string, err error) {
 	cache := os.Getenv("MCPX_NPM_CACHE")
@@ -316,8 +275,8 @@ func npmPeers() (node, everything string, err error) {
 }
 
 func TestScripts(t *testing.T) {
-	t.Parallel() // beside TestReplTerminal
-	trackSources(t)
+	t.Parallel()         // beside TestReplTerminal
+	modsource.ReadAll(t) // the binaries under test are built from them
 	node, everything, peerErr := npmPeers()
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join(repoRoot, "testdata", "script"),

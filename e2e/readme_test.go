@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // TestReadmeQuickStart runs the commands of README's "Quick start"
@@ -19,7 +21,7 @@ import (
 // progress) may be there.
 func TestReadmeQuickStart(t *testing.T) {
 	t.Parallel() // beside the scripts
-	trackSources(t)
+	modsource.ReadAll(t)
 	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)

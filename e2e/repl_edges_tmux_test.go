@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
@@ -18,7 +19,7 @@ import (
 // only; it skips without it unless MCPX_REQUIRE_INTEROP=1.
 func TestReplTerminalEdges(t *testing.T) {
 	t.Parallel() // beside the scripts
-	trackSources(t)
+	modsource.ReadAll(t)
 	tmuxBin := tmuxPath(t)
 	dir := t.TempDir()
 	statusFile := filepath.Join(dir, "status")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
@@ -20,7 +21,7 @@ import (
 // test command installs both).
 func TestReplTerminal(t *testing.T) {
 	t.Parallel() // beside the scripts
-	trackSources(t)
+	modsource.ReadAll(t)
 	require := os.Getenv("MCPX_REQUIRE_INTEROP") == "1"
 	tmuxBin := tmuxPath(t)
 	node, everything, err := npmPeers()

@@ -273,22 +273,9 @@ func wantContains(t *testing.T, what, s string, subs ...string) {
 // MCPX_REQUIRE_INTEROP=1.
 func npmCache(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("MCPX_NPM_CACHE")
-	if dir == "" {
-		if wd, err := os.Getwd(); err == nil {
-			for d := wd; ; d = filepath.Dir(d) {
-				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-					dir = filepath.Join(d, ".cache", "npm")
-					break
-				}
-				if filepath.Dir(d) == d {
-					break
-				}
-			}
-		}
-	}
+	dir := testservers.NPMCache()
 	p := filepath.Join(dir, rel)
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Stat(p); dir == "" || err != nil {
 		if os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
 			t.Fatalf("npm peer %s missing (MCPX_REQUIRE_INTEROP=1): run ./scripts/test", p)
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // TestSchemaProblems: the reasons a value fails a schema, said as
@@ -124,6 +126,7 @@ func TestStartupCostsNoSchemaCompilation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcpx")
 	}
+	modsource.ReadAll(t) // go run builds mcpx behind go test's cache
 	// go run keeps the executable in the build cache (no link when it is
 	// warm); -exec runs it with GODEBUG set for it alone, not for go.
 	cmd := exec.CommandContext(t.Context(), "go", "run", "-exec", "env GODEBUG=inittrace=1", "github.com/mcpx-dev/mcpx", "--version")

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
 
 // EchoArgs are the echo tool's arguments.
@@ -123,24 +125,15 @@ func NPMCache() string {
 	if d := os.Getenv("MCPX_NPM_CACHE"); d != "" {
 		return d
 	}
-	dir, err := os.Getwd()
+	root, err := modsource.Root()
 	if err != nil {
 		return ""
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			c := filepath.Join(dir, ".cache", "npm")
-			if _, err := os.Stat(c); err == nil {
-				return c
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	c := filepath.Join(root, ".cache", "npm")
+	if _, err := os.Stat(c); err != nil {
+		return ""
 	}
+	return c
 }
 
 // RequireInterop reports whether interop tests must run (and so fail
