@@ -560,11 +560,15 @@ func (s *streamable) openGet(ctx context.Context) error {
 // reconnecting (with Last-Event-ID when the server gave event ids) when
 // the server closes it; it stops quietly when the server refuses.
 func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamState) {
+	// ctx is a child of the connection's context, as is the stream's
+	// request: on Close the request may hear first, and the stream broke
+	// then because the connection is closing, which is no news.
+	ended := func() bool { return ctx.Err() != nil || s.b.ctx.Err() != nil }
 	failures := 0
 	for {
 		n, err := s.consume(x.resp, st, "GET")
 		x.release()
-		if ctx.Err() != nil {
+		if ended() {
 			return
 		}
 		if n > 0 {
@@ -596,7 +600,7 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 				x = nx
 				break
 			}
-			if ctx.Err() != nil {
+			if ended() {
 				return
 			}
 			var he *HTTPError
