@@ -442,9 +442,7 @@ func TestReplTerminal(t *testing.T) {
 	term.waitScreen(at, "slow: cancelled by the client")
 	at = term.waitScreen(at, "mcpx: interrupted")
 	// The server still answers the call it was told to cancel; mcpx says
-	// so above the prompt. (Waited for before the next line: chzyer/readline
-	// empties its line on Enter without the lock under which a write above
-	// the prompt redraws it, a data race inside readline that -race reports.)
+	// so above the prompt.
 	term.waitScreen(at, "late response to tools/call request")
 	at = term.waitScreen(at, "mcpx> ")
 	term.typeKeys("ping\r")

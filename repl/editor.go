@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -71,10 +72,17 @@ type Editor struct {
 	holders     int  // conversations holding or waiting for the terminal
 	held        bool // a conversation holds the terminal
 
-	editing atomic.Bool // a line is being edited: output goes above it
-	used    atomic.Bool // a line was read once
-	out     io.Writer   // the streams, as given
-	other   io.Writer
+	used  atomic.Bool // a line was read once
+	out   io.Writer   // the streams, as given
+	other io.Writer
+
+	// Output while a line is edited waits here for readline's own
+	// goroutine (see aboveWriter).
+	aboveMu sync.Mutex
+	editing bool // a line is being edited: output goes above it
+	queue   []aboveItem
+	queued  int  // bytes in queue
+	woken   bool // a wake key is on its way
 
 	hist      *outfile.File
 	closeOnce sync.Once
@@ -90,6 +98,8 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	if other == nil {
 		other = t.Out
 	}
+	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other}
+	e.cond = sync.NewCond(&e.mu)
 	cfg := &readline.Config{
 		Prompt:                 o.Prompt,
 		HistoryLimit:           o.HistoryLimit,
@@ -100,7 +110,14 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		Stdout:                 t.Out,
 		Stderr:                 other,
 		FuncIsTerminal:         func() bool { return true },
-		FuncGetWidth:           widthOf(t.Out),
+		FuncFilterInputRune: func(r rune) (rune, bool) {
+			if r == readline.CharDelete && keys.claimWake() {
+				e.drainAbove()
+				return r, false
+			}
+			return r, true
+		},
+		FuncGetWidth: widthOf(t.Out),
 	}
 	if !t.Real {
 		noop := func() error { return nil }
@@ -111,8 +128,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Editor{rl: rl, keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other}
-	e.cond = sync.NewCond(&e.mu)
+	e.rl = rl
 	if o.HistoryFile != "" {
 		e.loadHistory(o.HistoryFile)
 	}
@@ -141,26 +157,111 @@ func (e *Editor) Other() io.Writer {
 	return &aboveWriter{e: e, direct: e.other, above: e.rl.Stderr()}
 }
 
-// aboveWriter writes straight through while no line is edited, and
-// otherwise above the line (readline clears it, writes, and draws it
-// again).
+// aboveWriter writes straight through while no line is edited. While one
+// is, the line must be cleared, the output written and the line drawn
+// again — by readline's own goroutine: it changes its state (the line on
+// Enter, completion and search modes) without a lock, so readline's
+// writer, called from another goroutine (a notification from the server)
+// while a key is being handled, is a data race. So the output waits in
+// the editor's queue, and a key of the editor's own (keyReader.Wake) has
+// readline's goroutine print it in its input filter (drainAbove), between
+// two of the person's keys. What is still queued when the line ends is
+// written straight through, in order.
 type aboveWriter struct {
 	e             *Editor
 	direct, above io.Writer
+	err           error // the first failed write of queued output
 }
 
+type aboveItem struct {
+	w *aboveWriter
+	b []byte
+}
+
+// aboveLimit bounds the output waiting for readline's goroutine (busy
+// completing a name, say, with the server's help): past it a writer
+// prints what waits itself, through readline's writer as before — the
+// race above, rather than memory that grows with what a server sends.
+const aboveLimit = 1 << 20
+
 func (w *aboveWriter) Write(b []byte) (int, error) {
-	if w.e.editing.Load() {
-		return w.above.Write(b)
+	e := w.e
+	e.aboveMu.Lock()
+	defer e.aboveMu.Unlock()
+	if !e.editing {
+		return w.direct.Write(b)
 	}
-	return w.direct.Write(b)
+	if w.err != nil {
+		return 0, w.err
+	}
+	e.queue = append(e.queue, aboveItem{w: w, b: bytes.Clone(b)})
+	e.queued += len(b)
+	if e.queued > aboveLimit {
+		e.printQueued(true)
+		return len(b), w.err
+	}
+	if !e.woken {
+		e.woken = true
+		e.keys.Wake()
+	}
+	return len(b), nil
+}
+
+// printQueued writes the queue out (through readline's writer, or
+// straight through), with aboveMu held.
+func (e *Editor) printQueued(viaReadline bool) {
+	for _, it := range e.queue {
+		out := it.w.direct
+		if viaReadline {
+			out = it.w.above
+		}
+		if _, err := out.Write(it.b); err != nil && it.w.err == nil {
+			it.w.err = err
+		}
+	}
+	e.queue, e.queued = nil, 0
+}
+
+// drainAbove runs on readline's goroutine, in its input filter, when a
+// wake key comes: it takes the line off the screen and prints the queued
+// output; readline then draws the line again. Completion and search end:
+// their candidates and prompt go with the line.
+func (e *Editor) drainAbove() {
+	e.aboveMu.Lock()
+	defer e.aboveMu.Unlock()
+	e.woken = false
+	if len(e.queue) == 0 {
+		return
+	}
+	if e.editing {
+		op := e.rl.Operation
+		if op.IsInCompleteMode() {
+			op.ExitCompleteMode(false)
+		}
+		if op.IsSearchMode() {
+			op.ExitSearchMode(false)
+		}
+		e.rl.Clean()
+	}
+	e.printQueued(false)
+}
+
+// editingLine marks a line as being edited (on) or done: output written
+// meanwhile and not yet printed is written straight through.
+func (e *Editor) editingLine(on bool) {
+	e.aboveMu.Lock()
+	defer e.aboveMu.Unlock()
+	e.editing = on
+	if !on {
+		e.printQueued(false)
+	}
 }
 
 // readline edits one line, starting with prefill.
 func (e *Editor) readline(prefill string) (string, error) {
 	e.used.Store(true)
-	e.editing.Store(true)
-	defer e.editing.Store(false)
+	e.editingLine(true)
+	defer e.editingLine(false)
 	return e.rl.ReadlineWithDefault(prefill)
 }
 
@@ -381,6 +482,7 @@ func (e *Editor) Close() error {
 			// and it holds nothing.)
 			_ = e.rl.Close()
 		}
+		e.editingLine(false) // nothing written is lost
 		if e.hist != nil {
 			e.hist.Close()
 		}

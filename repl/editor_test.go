@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -314,6 +315,102 @@ func TestEditorOutputAbovePrompt(t *testing.T) {
 	}
 	if !strings.HasPrefix(f.screen.String(), "before\n") {
 		t.Errorf("screen = %q", f.screen.String())
+	}
+}
+
+// Output that arrives while keys are being handled (completion, here) is
+// printed by readline's own goroutine, in order: readline keeps its state
+// without a lock, and under -race a writer that drew the line again from
+// the writing goroutine was reported (as it was in CI, by the tmux test).
+func TestEditorOutputWhileCompleting(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return fakeSource{} }}
+	f := newFakeTerm(t, EditorOptions{Complete: c})
+	out := f.ed.Out()
+	ch := f.read()
+	f.typeKeys(t, "tools call ec")
+	const notes = 300
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		for i := range notes {
+			fmt.Fprintf(out, "note %d\n", i)
+		}
+	}()
+	// Complete the name, then take the completion back, many times.
+	for range 40 {
+		f.typeKeys(t, "\t\x7f\x7f\x7f")
+	}
+	<-wrote
+	testwait.For(t, "every note", func() bool { return strings.Contains(f.screen.String(), fmt.Sprintf("note %d\n", notes-1)) })
+	f.typeKeys(t, "\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools call ec" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+	screen := f.screen.String()
+	last := -1
+	for i := range notes {
+		at := strings.Index(screen, fmt.Sprintf("note %d\n", i))
+		if at < last {
+			t.Fatalf("note %d printed before note %d (or not at all):\n%s", i, i-1, screen)
+		}
+		last = at
+	}
+}
+
+// Output queued when the line ends is written then, before the command's
+// own; a Ctrl-D of the person's still ends the input while the editor
+// wakes readline for output.
+func TestEditorOutputAndCtrlD(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	out := f.ed.Out()
+	ch := f.read()
+	for i := range 50 {
+		fmt.Fprintf(out, "note %d\n", i)
+	}
+	f.typeKeys(t, "\x04")
+	if r := wait(t, ch); !errors.Is(r.err, io.EOF) {
+		t.Fatalf("got %q, %v; want io.EOF", r.text, r.err)
+	}
+	if s := f.screen.String(); !strings.Contains(s, "note 49\n") {
+		t.Errorf("the notes were not all printed when the line ended:\n%s", s)
+	}
+	io.WriteString(out, "after\n")
+	if s := f.screen.String(); !strings.HasSuffix(s, "after\n") {
+		t.Errorf("output after the line is not written straight through:\n%q", s)
+	}
+}
+
+// A wake key never lands inside an escape sequence (readline would take
+// it for part of the sequence, and the output would wait for the line's
+// end).
+func TestKeyReaderWakeOutsideEscapes(t *testing.T) {
+	r, w := io.Pipe()
+	k := newKeyReader(r, false)
+	t.Cleanup(func() { k.Close(); w.Close() })
+	buf := make([]byte, 16)
+	go w.Write([]byte("\x1b[1"))
+	if n, _ := k.Read(buf); string(buf[:n]) != "\x1b[1" {
+		t.Fatalf("read %q", buf[:n])
+	}
+	k.Wake()
+	go w.Write([]byte(";5C"))
+	if n, _ := k.Read(buf); string(buf[:n]) != ";5C" {
+		t.Fatalf("inside an escape sequence, read %q; want the rest of the sequence", buf[:n])
+	}
+	if n, _ := k.Read(buf); !bytes.Equal(buf[:n], wakeKey) || !k.claimWake() || k.claimWake() {
+		t.Fatalf("after the sequence, read %q; want one wake key", buf[:n])
+	}
+	for _, tc := range []struct {
+		keys string
+		want escState
+	}{
+		{"abc", escNone}, {"\x1b", escStart}, {"\x1b\x1b", escStart}, {"\x1bb", escNone},
+		{"\x1b[", escCSI}, {"\x1b[1;5", escCSI}, {"\x1b[A", escNone}, {"\x1bO", escSS3}, {"\x1bOP", escNone},
+		{"\x1b[1\x03", escNone},
+	} {
+		if got := escNone.after([]byte(tc.keys)); got != tc.want {
+			t.Errorf("after %q: %d, want %d", tc.keys, got, tc.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // keyReader is the editor's only reader of the terminal. It reads from the
@@ -18,12 +19,17 @@ type keyReader struct {
 	tty bool
 
 	inject chan []byte
-	want   chan struct{}
-	got    chan readResult
+	// wake asks for a wakeKey (see Wake); wakes counts those read and not
+	// yet claimed.
+	wake  chan struct{}
+	wakes atomic.Int32
+	want  chan struct{}
+	got   chan readResult
 
 	// Used by the single goroutine that calls Read (readline's).
 	pending bool
 	buf     []byte
+	esc     escState // where the keys read so far leave an escape sequence
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -42,6 +48,7 @@ func newKeyReader(src io.Reader, tty bool) *keyReader {
 	return &keyReader{
 		src: src, tty: tty,
 		inject: make(chan []byte, 8),
+		wake:   make(chan struct{}, 1),
 		want:   make(chan struct{}, 1),
 		got:    make(chan readResult, 1),
 		closed: make(chan struct{}),
@@ -79,6 +86,43 @@ func (k *keyReader) Inject(b []byte) {
 	}
 }
 
+// wakeKey is the key the editor has readline read to run code on
+// readline's goroutine (Editor.drainAbove), between two of the person's
+// keys. It is Ctrl-D, the one key after which readline's terminal reader
+// waits for the line editor (as it does after Enter and Ctrl-C) rather
+// than reading on: the editor's input filter takes it (claimWake) and
+// ends that wait, as readline does for any key its filter takes. (A key
+// it did not wait after would leave a wake-up behind, and readline would
+// read the terminal between lines.) A Ctrl-D of the person's stays theirs:
+// the filter claims as many as were read here as wake keys; if the
+// person's came first, theirs and the editor's swap places, with nothing
+// between them.
+var wakeKey = []byte{4}
+
+// Wake has a read return wakeKey: at once if the line editor waits for a
+// key, else when it next asks (and not inside an escape sequence). It
+// never blocks: one wake not yet read stands for any number.
+func (k *keyReader) Wake() {
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+// claimWake reports whether a Ctrl-D that reached the line editor is a
+// wakeKey (taking it).
+func (k *keyReader) claimWake() bool {
+	for {
+		n := k.wakes.Load()
+		if n == 0 {
+			return false
+		}
+		if k.wakes.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
 // drainInjected drops injected keys nobody has read.
 func (k *keyReader) drainInjected() {
 	for {
@@ -98,14 +142,29 @@ func (k *keyReader) Ended() bool {
 }
 
 func (k *keyReader) Read(p []byte) (int, error) {
+	n, err := k.read(p)
+	k.esc = k.esc.after(p[:n])
+	return n, err
+}
+
+func (k *keyReader) read(p []byte) (int, error) {
 	if len(k.buf) > 0 {
 		n := copy(p, k.buf)
 		k.buf = k.buf[n:]
 		return n, nil
 	}
+	// Not inside an escape sequence: readline's reader would take the
+	// wake key for a part of it.
+	wake := k.wake
+	if k.esc == escCSI || k.esc == escSS3 {
+		wake = nil
+	}
 	select {
 	case b := <-k.inject:
 		return k.take(p, b), nil
+	case <-wake:
+		k.wakes.Add(1)
+		return k.take(p, wakeKey), nil
 	default:
 	}
 	if k.Ended() {
@@ -119,6 +178,9 @@ func (k *keyReader) Read(p []byte) (int, error) {
 	select {
 	case b := <-k.inject:
 		return k.take(p, b), nil
+	case <-wake:
+		k.wakes.Add(1)
+		return k.take(p, wakeKey), nil
 	case r := <-k.got:
 		k.pending = false
 		if r.err != nil {
@@ -150,4 +212,45 @@ func (k *keyReader) take(p, b []byte) int {
 func (k *keyReader) Close() error {
 	k.closeOnce.Do(func() { close(k.closed) })
 	return nil
+}
+
+// escState follows the escape sequences of the keys read (the cursor and
+// function keys), as far as readline's terminal reader needs.
+type escState uint8
+
+const (
+	escNone  escState = iota
+	escStart          // ESC
+	escCSI            // ESC [, then parameters
+	escSS3            // ESC O
+)
+
+func (s escState) after(b []byte) escState {
+	for _, c := range b {
+		switch s {
+		case escNone:
+			if c == 0x1b {
+				s = escStart
+			}
+		case escStart:
+			switch c {
+			case '[':
+				s = escCSI
+			case 'O':
+				s = escSS3
+			case 0x1b:
+			default:
+				s = escNone
+			}
+		case escCSI:
+			// Parameters and intermediates (0x20-0x3f) go on; a final
+			// byte ends the sequence, and so does a control character.
+			if c < 0x20 || c > 0x3f {
+				s = escNone
+			}
+		case escSS3:
+			s = escNone
+		}
+	}
+	return s
 }
