@@ -80,7 +80,7 @@ func TestExecuteLineMatchesCobra(t *testing.T) {
 		wantRan, wantErr := want.ExecuteContextC(ctx)
 		got, gotLog := build()
 		got.SetArgs(args)
-		gotRan, gotErr := executeLine(ctx, got, args)
+		gotRan, gotErr := executeLine(ctx, got, args, nil)
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotRan.CommandPath() != wantRan.CommandPath() || gotLog.String() != wantLog.String() {
 			t.Errorf("%q:\nexecuteLine: %s, %v\n%s\ncobra: %s, %v\n%s", line, gotRan.CommandPath(), gotErr, gotLog, wantRan.CommandPath(), wantErr, wantLog)
 		}

@@ -69,7 +69,8 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	w.env.started = false
 	w.root.SetArgs(args)
 	wire := s.wire.Load()
-	ran, err := executeLine(ctx, w.root, args)
+	session := w.flags.sessionOnly
+	ran, err := executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
@@ -88,12 +89,32 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 // commands, re-sorts the tree and looks the command up twice on every
 // call, a fifth of a REPL tool call's CPU. Anything else (no command, an
 // unknown one, help, completion) goes through cobra, which reports it.
-func executeLine(ctx context.Context, root *cobra.Command, args []string) (*cobra.Command, error) {
+//
+// prepare, when not nil, readies the commands the line names, and each
+// parent up to root, before they parse it (addSessionFlags); it reports
+// whether it changed one, and the line is looked up again: a flag a
+// command learns can change which words are its values.
+func executeLine(ctx context.Context, root *cobra.Command, args []string, prepare func(*cobra.Command) bool) (*cobra.Command, error) {
 	c, flags, err := root.Find(args)
+	for err == nil && prepare != nil && preparePath(c, prepare) {
+		c, flags, err = root.Find(args)
+	}
 	if err != nil || c == root || !c.Runnable() || c.HasParent() && c.Parent() == root && (c.Name() == "help" || c.Name() == cobra.ShellCompRequestCmd) {
 		return root.ExecuteContextC(ctx)
 	}
 	return c, runFound(ctx, c, flags)
+}
+
+// preparePath calls prepare on c and each of its parents, and reports
+// whether it changed one.
+func preparePath(c *cobra.Command, prepare func(*cobra.Command) bool) bool {
+	changed := false
+	for ; c != nil; c = c.Parent() {
+		if prepare(c) {
+			changed = true
+		}
+	}
+	return changed
 }
 
 // cobraFlagChecks reports whether a flag of c carries one of cobra's
@@ -316,7 +337,6 @@ func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
 	}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
-		addSessionFlags(c, flags.sessionOnly)
 		c.Use = strings.TrimSuffix(c.Use, " -- <server command>")
 		c.Example = replExamples(c.Example)
 		for _, sub := range c.Commands() {
@@ -333,8 +353,20 @@ const sessionFlagAnnotation = "mcpx-session-flag"
 
 // addSessionFlags gives c, as hidden flags of its own, the session's flags
 // that c does not define itself, so that checkLine can refuse them by name
-// (mcpx's own tree has them as persistent flags of its root).
-func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
+// (mcpx's own tree has them as persistent flags of its root). It is done
+// when a line first names c (executeLine's prepare), not for every
+// command of a line tree: a tree per line running at once (repl
+// --parallel), each giving some sixty commands sixty flags, cost a script
+// of 400 calls at 16 in flight a fifth of its CPU. It reports whether c
+// was new to it.
+func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) bool {
+	if _, done := c.Annotations[sessionFlagsGiven]; done {
+		return false
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[sessionFlagsGiven] = ""
 	fs := c.Flags()
 	session.VisitAll(func(f *pflag.Flag) {
 		if fs.Lookup(f.Name) != nil || f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil {
@@ -345,9 +377,14 @@ func addSessionFlags(c *cobra.Command, session *pflag.FlagSet) {
 		cp.Annotations = sessionFlagAnnotations // (only read)
 		fs.AddFlag(&cp)
 	})
+	return true
 }
 
 var sessionFlagAnnotations = map[string][]string{sessionFlagAnnotation: nil}
+
+// sessionFlagsGiven is the command annotation that says addSessionFlags
+// gave the command its flags.
+const sessionFlagsGiven = "mcpx-session-flags-given"
 
 var exampleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(\s*)mcpx (.*?)(?:\s+--\s.*|\s+--url\s+\S+)?$`) })
 

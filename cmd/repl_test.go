@@ -149,6 +149,46 @@ func TestREPLLinesDoNotCarryOver(t *testing.T) {
 	}
 }
 
+// A session flag is refused by name wherever a line puts it — before the
+// command's name too, where whether it takes a value decides which word
+// is the command — on the first line a command tree runs (the session
+// flags are given to a command when a line first names it) and in the
+// trees of lines run at once.
+func TestREPLRefusesSessionFlagsAnywhere(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	lines := []struct{ line, flag string }{
+		{"--stable tools list", "--stable"},
+		{"tools --timeout 1s list", "--timeout"},
+		{"tools list --url http://127.0.0.1:1/mcp", "--url"},
+		{"ping --no-redact", "--no-redact"},
+		{"resources --stable list", "--stable"},
+	}
+	for _, parallel := range []string{"1", "3"} {
+		var script []string
+		for _, l := range lines {
+			script = append(script, l.line)
+		}
+		ios, out, errOut := NewTestIOStreams(nil)
+		ios.In = strings.NewReader(strings.Join(script, "\n") + "\n")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		code := Run(ctx, []string{"repl", "--keep-going", "--parallel", parallel, "--url", u}, ios)
+		cancel()
+		if code != ExitUsage {
+			t.Errorf("--parallel %s: exit %d, want %d", parallel, code, ExitUsage)
+		}
+		got := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		if len(got) != len(lines) {
+			t.Fatalf("--parallel %s: %d lines on stderr, want %d:\n%s\n%s", parallel, len(got), len(lines), errOut, out)
+		}
+		for i, l := range lines {
+			if want := "mcpx: " + l.flag + " chooses or shapes the session"; !strings.HasPrefix(got[i], want) {
+				t.Errorf("--parallel %s: %q: %s; want %q", parallel, l.line, got[i], want)
+			}
+		}
+	}
+}
+
 // forgetRun puts every flag of a command of the REPL's tree back to its
 // default, whatever its type.
 func TestForgetRunResetsEveryFlag(t *testing.T) {
