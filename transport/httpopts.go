@@ -224,6 +224,10 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 	return c, err
 }
 
+// defaultDialer is http.DefaultTransport's (its dial function is not
+// exported): dialTCP dials with it.
+var defaultDialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+
 // newHTTPClient builds the client for opts: proxies from the environment,
 // extra CAs, optional insecure TLS. ownTransport is set when Close should
 // drop its idle connections.
@@ -233,6 +237,7 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
+	tr.DialContext = dialTCP
 	if o.Proxy != nil {
 		tr.Proxy = o.Proxy
 	}

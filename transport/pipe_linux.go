@@ -14,7 +14,8 @@ import (
 // block, and the first one after the process was idle wakes the runtime's
 // monitor thread, which then polls every 20 µs while mcpx works: a fifth
 // of a REPL tool call's CPU (issue 13; the REPL's own writes to stdout are
-// batched for the same reason, cmd/batchout.go). A read or a write of a
+// batched for the same reason, cmd/batchout.go; HTTP's connections are
+// read and written the same way, tcp_linux.go). A read or a write of a
 // non-blocking descriptor cannot block, so it needs none of that.
 // Deadlines (SetWriteDeadline) and Close work as on the file.
 type pipeIO struct {
@@ -40,12 +41,38 @@ func newPipeIO(f *os.File) io.ReadWriter {
 }
 
 func (p *pipeIO) Read(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
+	n, errno, err := rawRead(p.rc, b)
+	switch {
+	case err != nil:
+		return 0, p.fileError("read", err)
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
 	}
-	var n int
-	var errno syscall.Errno
-	err := p.rc.Read(func(fd uintptr) bool {
+	return n, nil
+}
+
+func (p *pipeIO) Write(b []byte) (int, error) {
+	n, errno, err := rawWrite(p.rc, b)
+	switch {
+	case err != nil:
+		return n, p.fileError("write", err)
+	case errno != 0:
+		return n, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
+	}
+	return n, nil
+}
+
+// rawRead reads b from a non-blocking descriptor with one raw system call
+// (retried on EINTR), waiting in the poller while there is nothing to
+// read: err is the poller's (closed, deadline), errno the call's. n is 0
+// at the end of the stream.
+func rawRead(rc syscall.RawConn, b []byte) (n int, errno syscall.Errno, err error) {
+	if len(b) == 0 {
+		return 0, 0, nil
+	}
+	err = rc.Read(func(fd uintptr) bool {
 		for {
 			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 			switch e {
@@ -58,21 +85,13 @@ func (p *pipeIO) Read(b []byte) (int, error) {
 			return true
 		}
 	})
-	switch {
-	case err != nil:
-		return 0, p.fileError("read", err)
-	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return n, errno, err
 }
 
-func (p *pipeIO) Write(b []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := p.rc.Write(func(fd uintptr) bool {
+// rawWrite writes all of b to a non-blocking descriptor with raw system
+// calls, waiting in the poller while it is full; n is what was written.
+func rawWrite(rc syscall.RawConn, b []byte) (n int, errno syscall.Errno, err error) {
+	err = rc.Write(func(fd uintptr) bool {
 		for n < len(b) {
 			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n))
 			switch e {
@@ -88,13 +107,7 @@ func (p *pipeIO) Write(b []byte) (int, error) {
 		}
 		return true
 	})
-	switch {
-	case err != nil:
-		return n, p.fileError("write", err)
-	case errno != 0:
-		return n, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
-	}
-	return n, nil
+	return n, errno, err
 }
 
 // fileError is err as the file's Read or Write says it: a closed file's
