@@ -85,12 +85,16 @@ func rawRead(rc syscall.RawConn, b []byte) (n int, errno syscall.Errno, err erro
 			return true
 		}
 	})
+	if err == nil && errno == 0 {
+		ioAcquire()
+	}
 	return n, errno, err
 }
 
 // rawWrite writes all of b to a non-blocking descriptor with raw system
 // calls, waiting in the poller while it is full; n is what was written.
 func rawWrite(rc syscall.RawConn, b []byte) (n int, errno syscall.Errno, err error) {
+	ioRelease()
 	err = rc.Write(func(fd uintptr) bool {
 		for n < len(b) {
 			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n))

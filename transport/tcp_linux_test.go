@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"syscall"
@@ -124,5 +127,33 @@ func TestRawTCPWriteAfterReset(t *testing.T) {
 	var oe *net.OpError
 	if !errors.As(err, &oe) || oe.Op != "write" || !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("write after a reset: %v (%T)", err, err)
+	}
+}
+
+// What the client did before a request happens before what the server's
+// handler does with it, for the race detector too, as over net's own
+// connections: package syscall annotates its reads and writes, and the
+// raw ones must say the same (rawsync_race.go).
+func TestRawTCPOrdersForTheRaceDetector(t *testing.T) {
+	var seen int // set by the test before each request, read by the handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, seen)
+	}))
+	t.Cleanup(ts.Close)
+	client, err := NewHTTPClient(HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		seen = i
+		resp, err := client.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(body) != fmt.Sprint(i) {
+			t.Fatalf("request %d: the handler saw %q (%v)", i, body, err)
+		}
 	}
 }
