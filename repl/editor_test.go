@@ -357,13 +357,14 @@ func TestEditorOutputWhileCompleting(t *testing.T) {
 	}
 }
 
-// Output queued when the line ends is written then, before the command's
-// own; a Ctrl-D of the person's still ends the input while the editor
-// wakes readline for output.
+// A Ctrl-D of the person's still ends the input while the editor wakes
+// readline for output (the notes are written while the prompt is up, so
+// their wake keys and the person's Ctrl-D reach readline together).
 func TestEditorOutputAndCtrlD(t *testing.T) {
 	f := newFakeTerm(t, EditorOptions{})
 	out := f.ed.Out()
 	ch := f.read()
+	testwait.For(t, "the prompt", func() bool { return strings.Contains(f.screen.String(), "mcpx> ") })
 	for i := range 50 {
 		fmt.Fprintf(out, "note %d\n", i)
 	}
@@ -374,9 +375,25 @@ func TestEditorOutputAndCtrlD(t *testing.T) {
 	if s := f.screen.String(); !strings.Contains(s, "note 49\n") {
 		t.Errorf("the notes were not all printed when the line ended:\n%s", s)
 	}
+}
+
+// Output queued while a line is edited and not yet printed by readline
+// (nobody reads keys here) is written when the line ends, in order; then
+// output goes straight through.
+func TestEditorQueuedOutputAtLineEnd(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	out := f.ed.Out()
+	f.ed.editingLine(true)
+	for i := range 3 {
+		fmt.Fprintf(out, "note %d\n", i)
+	}
+	if s := f.screen.String(); s != "" {
+		t.Fatalf("queued output reached the screen before readline or the line's end: %q", s)
+	}
+	f.ed.editingLine(false)
 	io.WriteString(out, "after\n")
-	if s := f.screen.String(); !strings.HasSuffix(s, "after\n") {
-		t.Errorf("output after the line is not written straight through:\n%q", s)
+	if s, want := f.screen.String(), "note 0\nnote 1\nnote 2\nafter\n"; s != want {
+		t.Errorf("screen = %q, want %q", s, want)
 	}
 }
 
