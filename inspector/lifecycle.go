@@ -203,7 +203,8 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	// Transports that care (HTTP: the MCP-Protocol-Version header, the GET
 	// stream) learn the version before anything else is sent.
 	if n, ok := transport.Find[transport.Negotiator](s.conn); ok {
-		if err := n.Negotiated(ctx, res.ProtocolVersion); err != nil {
+		negotiated := func(ctx context.Context) error { return n.Negotiated(ctx, res.ProtocolVersion) }
+		if err := s.openStreamWithin(ctx, negotiated); err != nil {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package inspector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -103,11 +104,33 @@ func (s *Session) listen(ctx context.Context) error {
 	if s.streamOpen {
 		return nil
 	}
-	if err := ss.OpenServerStream(ctx); err != nil {
+	if err := s.openStreamWithin(ctx, ss.OpenServerStream); err != nil {
 		return fmt.Errorf("opening the stream for server-initiated messages: %w", err)
 	}
 	s.streamOpen = true
 	return nil
+}
+
+// openStreamWithin runs open, which opens the stream for server-initiated
+// messages and returns once the server answered it, within the request
+// timeout (Options.Timeout): a server that takes the GET and never answers
+// would otherwise hold the handshake, or the request waiting for the
+// stream, for as long as ctx lives. Past the timeout the session goes on
+// without the stream, with a note, as it does when the server offers none
+// (the stream is optional: spec 2025-11-25, basic/transports, "Listening
+// for Messages from the Server").
+func (s *Session) openStreamWithin(ctx context.Context, open func(context.Context) error) error {
+	if s.opts.Timeout <= 0 {
+		return open(ctx)
+	}
+	octx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	err := open(octx)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		s.note("no stream for server-initiated messages: the server did not answer its GET within %s; going on without it", s.opts.Timeout)
+		return nil
+	}
+	return err
 }
 
 // holdServerStream makes the connection leave its stream for

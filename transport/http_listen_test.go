@@ -3,6 +3,9 @@ package transport_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -96,6 +100,78 @@ func TestServerStreamOnDemand(t *testing.T) {
 				if first != "GET " {
 					t.Errorf("first of GET and tools/call: %q, want the GET", first)
 				}
+			}
+		})
+	}
+}
+
+// A server that takes the GET for server-initiated messages and never
+// answers it holds neither the handshake of a session that listens nor a
+// call that waits for the stream: past the request timeout the session
+// goes on without the stream, with a note, and does not ask again.
+func TestServerStreamNeverAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		onDemand bool
+	}{
+		{"listening session", false},
+		{"stream on demand", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out the timeout
+			l := newLog()
+			hang := func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					l.record(r)
+					if r.Method == http.MethodGet {
+						<-r.Context().Done()
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			}
+			u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{}, hang)
+			opts := transport.HTTPOptions{URL: u}
+			if c := memClient(t, u); c != nil {
+				opts.Client = c
+			}
+			conn, err := transport.NewHTTP(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			var mu sync.Mutex
+			var notes []string
+			const timeout = time.Second // (also every request's, on a loaded machine)
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+			defer cancel()
+			sess, err := inspector.Connect(ctx, conn, inspector.Options{
+				Lifecycle:            &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "t", Version: "0"}, Capabilities: json.RawMessage(`{"elicitation":{}}`)},
+				ServerStreamOnDemand: tc.onDemand,
+				Timeout:              timeout,
+				OnNote: func(s string) {
+					mu.Lock()
+					notes = append(notes, s)
+					mu.Unlock()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			for range 2 {
+				if got := toolText(t, sess, "echo", map[string]any{"message": "hi"}); got != "Echo: hi" {
+					t.Fatalf("echo = %q", got)
+				}
+			}
+			if n := l.count("GET", "*"); n != 1 {
+				t.Errorf("%d GET requests, want 1 (%s)", n, l.summary())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := "no stream for server-initiated messages: the server did not answer its GET within 1s; going on without it"
+			if !slices.Equal(notes, []string{want}) {
+				t.Errorf("notes %q, want %q", notes, want)
 			}
 		})
 	}
