@@ -192,3 +192,31 @@ func TestVerifyPreludeOpensTheGetStreamAtNegotiation(t *testing.T) {
 		t.Errorf("verify: the server saw %q, want %q", got, want)
 	}
 }
+
+// A live server that takes the GET for server-initiated messages and never
+// answers it does not hold verify, wherever the recording opened the
+// stream: past the timeout that is a mismatch and the run goes on.
+func TestVerifyGetStreamNeverAnswered(t *testing.T) {
+	t.Parallel()
+	u, _ := requestLog(t)
+	hanging := testservers.Streamable(t, newTestServer(""), nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				<-r.Context().Done()
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	for _, when := range []string{"negotiated", "initialized"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel() // each waits out the timeout
+			tr := recordGetStream(t, u, when)
+			res := verifyAgainst(t, tr, newHTTPConn(t, hanging), VerifyOptions{Timeout: time.Second})
+			want := "the GET for server-initiated messages got no answer within 1s"
+			if len(res.Mismatches) != 1 || res.Mismatches[0].Problem != want || res.Exchanges != 2 {
+				t.Errorf("%d exchanges verified, mismatches:\n%s\nwant 2 and only %q", res.Exchanges, reportOf(res), want)
+			}
+		})
+	}
+}

@@ -649,8 +649,24 @@ func (s *sessionRun) openServerStream(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if err := ss.OpenServerStream(ctx); err != nil && ctx.Err() != nil {
+	return s.openStream(ctx, ss.OpenServerStream)
+}
+
+// openStream runs open, which opens the live GET stream (and returns once
+// the server answered it), bounded as a response is: a server that takes
+// the GET and never answers it would hold the run for as long as ctx
+// lives. That is a mismatch, and the run goes on without the stream; a
+// server that refuses the GET is the transport's to note.
+func (s *sessionRun) openStream(ctx context.Context, open func(context.Context) error) error {
+	octx, cancel := context.WithTimeout(ctx, s.r.opts.Timeout)
+	defer cancel()
+	err := open(octx)
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		s.r.add(s.pos, Mismatch{Session: s.n,
+			Problem: fmt.Sprintf("the GET for server-initiated messages got no answer within %s", s.r.opts.Timeout)})
 	}
 	return nil
 }
@@ -675,10 +691,7 @@ func (s *sessionRun) negotiate(ctx context.Context, x *exchange) error {
 	if json.Unmarshal(live.Result, &res) != nil || res.ProtocolVersion == "" {
 		return nil
 	}
-	if err := n.Negotiated(ctx, res.ProtocolVersion); err != nil && ctx.Err() != nil {
-		return err
-	}
-	return nil
+	return s.openStream(ctx, func(ctx context.Context) error { return n.Negotiated(ctx, res.ProtocolVersion) })
 }
 
 // finish compares x (once it has its outcomes) and lets it go.
