@@ -39,16 +39,7 @@ func TestServerStreamOnDemand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLog()
-			u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{}, l.wrap)
-			opts := transport.HTTPOptions{URL: u}
-			if c := memClient(t, u); c != nil {
-				opts.Client = c
-			}
-			conn, err := transport.NewHTTP(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { conn.Close() })
+			conn := streamableConn(t, l.wrap)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			sess, err := inspector.Connect(ctx, conn, inspector.Options{
@@ -130,16 +121,7 @@ func TestServerStreamNeverAnswered(t *testing.T) {
 					h.ServeHTTP(w, r)
 				})
 			}
-			u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{}, hang)
-			opts := transport.HTTPOptions{URL: u}
-			if c := memClient(t, u); c != nil {
-				opts.Client = c
-			}
-			conn, err := transport.NewHTTP(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { conn.Close() })
+			conn := streamableConn(t, hang)
 			var mu sync.Mutex
 			var notes []string
 			const timeout = time.Second // (also every request's, on a loaded machine)
@@ -175,4 +157,21 @@ func TestServerStreamNeverAnswered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// streamableConn serves the test server over Streamable HTTP through wrap
+// and connects to it (closed with the test).
+func streamableConn(t *testing.T, wrap func(http.Handler) http.Handler) *transport.HTTPConn {
+	t.Helper()
+	u := testservers.Streamable(t, testservers.NewServer(), &mcp.StreamableHTTPOptions{}, wrap)
+	opts := transport.HTTPOptions{URL: u}
+	if c := memClient(t, u); c != nil {
+		opts.Client = c
+	}
+	conn, err := transport.NewHTTP(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
