@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -211,17 +213,24 @@ func (d recordDesc) openTrace(ctx context.Context, name string, o record.Recorde
 }
 
 // recordCreateError reports a trace that could not be started: a usage
-// error, unless the run was interrupted while a FIFO waited for its reader.
+// error (the file given is not one mcpx may add to), unless the file could
+// not be created or written (a missing directory, a full disk: an output
+// that could not be written, exit 1 as for -o) or the run was interrupted
+// while a FIFO waited for its reader.
 func recordCreateError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	var rm *record.RedactionMismatchError
+	var pe *fs.PathError
+	var errno syscall.Errno
 	switch {
 	case errors.Is(err, record.ErrNotTrace):
 		return usageErrorf("--record: %v (it is not replaced without --force)", err)
 	case errors.As(err, &rm):
 		return usageErrorf("--record: %v (--force replaces it)", err)
+	case errors.As(err, &pe), errors.As(err, &errno):
+		return fmt.Errorf("--record: %w", err)
 	}
 	return usageErrorf("--record: %v", err)
 }
