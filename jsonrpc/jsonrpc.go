@@ -115,6 +115,14 @@ var (
 // are slices of data (or small copies), never copies of anything large.
 func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 	trimmed := bytes.TrimSpace(data)
+	// RFC 8259 section 8.1: a JSON text must not begin with a byte order
+	// mark, and a parser may ignore one. Servers whose runtime writes one
+	// to stdout exist (.NET's UTF-8 console encoding does); the frame is
+	// read, and its messages say what was wrong with it.
+	bom := bytes.HasPrefix(trimmed, byteOrderMark)
+	if bom {
+		trimmed = bytes.TrimSpace(trimmed[len(byteOrderMark):])
+	}
 	if len(trimmed) == 0 {
 		return nil, false, ErrEmptyFrame
 	}
@@ -129,10 +137,24 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 		if len(msgs) == 0 {
 			return nil, true, ErrEmptyBatch
 		}
-		return msgs, true, nil
+		batch = true
+	} else {
+		msgs = []*Message{decodeMessage(trimmed)}
 	}
-	return []*Message{decodeMessage(trimmed)}, false, nil
+	if bom {
+		for _, m := range msgs {
+			m.Problems = append(m.Problems, problemBOM)
+		}
+	}
+	return msgs, batch, nil
 }
+
+// byteOrderMark is U+FEFF in UTF-8.
+var byteOrderMark = []byte("\uFEFF")
+
+// problemBOM is the Problem of a message whose frame began with a byte
+// order mark.
+const problemBOM = "the frame begins with a byte order mark, which JSON text must not (RFC 8259 section 8.1; skipped)"
 
 // decodeMessage decodes one message of a valid JSON frame. A method
 // member that is neither a string nor null makes the message "not a JSON

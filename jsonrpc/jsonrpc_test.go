@@ -146,6 +146,22 @@ func TestDecodeFrame(t *testing.T) {
 			want: []msgView{{Kind: "invalid", Problems: []string{`"jsonrpc": "2.0"`, "neither", "without an id"}}},
 		},
 		{
+			name: "byte order mark",
+			in:   "\uFEFF{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",
+			want: []msgView{{Kind: "response", ID: "1", Result: "{}", Problems: []string{"byte order mark"}}},
+		},
+		{
+			name:      "byte order mark before a batch",
+			in:        "\uFEFF [{\"jsonrpc\":\"2.0\",\"method\":\"n\"},{\"id\":2,\"result\":1}]",
+			wantBatch: true,
+			want: []msgView{
+				{Kind: "notification", Method: "n", Problems: []string{"byte order mark"}},
+				{Kind: "response", ID: "2", Result: "1", Problems: []string{`"jsonrpc": "2.0"`, "byte order mark"}},
+			},
+		},
+		{name: "byte order mark alone", in: "\uFEFF\r", wantErr: "empty"},
+		{name: "byte order mark before no JSON", in: "\uFEFFStarting", wantErr: "not valid JSON"},
+		{
 			name:      "batch with a non-object",
 			in:        `[null,"x",{"jsonrpc":"2.0","method":"n"}]`,
 			wantBatch: true,
@@ -197,8 +213,9 @@ func TestDecodeFrame(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}
-			if !batch && len(msgs) == 1 && string(msgs[0].Raw) != strings.TrimSpace(tt.in) {
-				t.Errorf("Raw = %q, want the frame's bytes %q", msgs[0].Raw, strings.TrimSpace(tt.in))
+			frame := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(tt.in), "\uFEFF"))
+			if !batch && len(msgs) == 1 && string(msgs[0].Raw) != frame {
+				t.Errorf("Raw = %q, want the frame's bytes %q", msgs[0].Raw, frame)
 			}
 		})
 	}

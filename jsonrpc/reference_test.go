@@ -50,6 +50,8 @@ func (m refMessage) RequestID() (json.RawMessage, bool) {
 // matches struct fields, as DecodeFrame does.
 func refDecode(frame []byte) (msgs []refMessage, batch, valid bool) {
 	t := bytes.TrimSpace(frame)
+	// RFC 8259 section 8.1 lets a parser ignore a leading byte order mark.
+	t = bytes.TrimSpace(bytes.TrimPrefix(t, []byte("\uFEFF")))
 	if len(t) == 0 || !json.Valid(t) {
 		return nil, false, false
 	}

@@ -26,6 +26,7 @@ var oddFrames = []string{
 	"{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"t\":\"a\u2028b\u2029c\"}}",
 	`{"jsonrpc":"2.0","id":7,"result":{"n":1.0e+2,"m":-0.0,"big":123456789012345678901234567890}}`,
 	`{"jsonrpc":"2.0","id":"7","result":{}}`,
+	"\uFEFF{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}",
 	`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
 	`{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`,
 	`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"both"}}`,

@@ -12,6 +12,8 @@
 //	             a new UUID each run, that verify must normalize)
 //	crash        crashes (exit 3, after a line on stderr) while tools/call is pending
 //	garbage      prints non-JSON lines on stdout between valid messages
+//	bom          begins its output with a UTF-8 byte order mark (as .NET's
+//	             console does), then behaves
 //	hang         reads stdin and never answers; keeps running after stdin closes
 //	hang-noterm  like hang, and ignores SIGTERM so only SIGKILL ends it
 //	disorder     sends a ping request of its own, then a response to an
@@ -162,7 +164,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

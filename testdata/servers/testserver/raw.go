@@ -35,6 +35,7 @@ type rawServer struct {
 	mode    string
 	frames  chan frame
 	outMu   sync.Mutex
+	wrote   bool            // a line was written
 	lastID  json.RawMessage // id of the last request answered
 	lastRes json.RawMessage // and its result
 }
@@ -83,6 +84,12 @@ func (s *rawServer) readLoop(in io.Reader) {
 func (s *rawServer) writeLine(line string) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
+	if s.mode == "bom" && !s.wrote {
+		// As a .NET server whose console writes UTF-8 with a byte order
+		// mark begins its output.
+		line = "\uFEFF" + line
+	}
+	s.wrote = true
 	_, _ = os.Stdout.WriteString(line + "\n")
 }
 
