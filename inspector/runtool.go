@@ -81,6 +81,9 @@ func (s *Session) RunTool(ctx context.Context, call ToolCall) (json.RawMessage, 
 		}
 		return nil, err
 	}
+	for _, p := range s.ToolResultProblems(call.Name, res) {
+		note(fmt.Sprintf("the result of tool %q departs from the spec (server/tools): %s", call.Name, p))
+	}
 	if !ToolResultIsError(res) {
 		return res, nil
 	}

@@ -31,6 +31,10 @@ type toolCache struct {
 	props      map[string]derived[schemaProps]
 	compiles   int
 	propsReads int
+	// outputs holds each tool's outputSchema compiled for the check of
+	// its results' structuredContent, dropped with the list too.
+	outputs        map[string]derived[compiledSchema]
+	outputCompiles int
 }
 
 // derived is what was derived from a tool's inputSchema, with the bytes
@@ -84,6 +88,17 @@ func (c *toolCache) inputSchema(name string, raw json.RawMessage) (*Schema, erro
 	return r.schema, r.err
 }
 
+// outputSchema returns tool name's outputSchema raw compiled for the check
+// of its results (formats are annotations, as JSON Schema 2020-12 makes
+// them), compiled once per cached list.
+func (c *toolCache) outputSchema(name string, raw json.RawMessage) (*Schema, error) {
+	r := derive(c, &c.outputs, &c.outputCompiles, name, raw, func(raw json.RawMessage) compiledSchema {
+		s, err := compileSchema(raw, false)
+		return compiledSchema{s, err}
+	})
+	return r.schema, r.err
+}
+
 // properties returns the top-level properties of tool name's inputSchema
 // raw (see schemaProperties), read once per cached list. Callers only
 // read the map.
@@ -107,14 +122,14 @@ func (c *toolCache) store(gen int, items []json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
-		c.items, c.byName, c.valid, c.schemas, c.props = items, nil, true, nil, nil
+		c.items, c.byName, c.valid, c.schemas, c.props, c.outputs = items, nil, true, nil, nil, nil
 	}
 }
 
 func (c *toolCache) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items, c.byName, c.valid, c.schemas, c.props = nil, nil, false, nil, nil
+	c.items, c.byName, c.valid, c.schemas, c.props, c.outputs = nil, nil, false, nil, nil, nil
 	c.gen++
 }
 

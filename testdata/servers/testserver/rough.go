@@ -40,6 +40,16 @@ var roughTools = []any{
 		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
+		"name":        "weather",
+		"description": "Declares an outputSchema; its structured content does not match it (temp a string), unless good=true",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"good": map[string]any{"type": "boolean"}}},
+		"outputSchema": map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"temp": map[string]any{"type": "number"}, "sky": map[string]any{"type": "string"}},
+			"required":   []string{"temp", "sky"},
+		},
+	},
+	map[string]any{
 		"name":        "profile",
 		"description": "Returns its arguments as text; a nested schema",
 		"inputSchema": map[string]any{
@@ -84,6 +94,19 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 				map[string]any{"type": "video", "data": roughImage, "mimeType": "video/mp4"},
 			},
 			"structuredContent": map[string]any{"caption": "a test pattern", "image": map[string]any{"data": roughImage, "mimeType": "image/png"}},
+		})
+	case "weather":
+		var a struct {
+			Good bool `json:"good"`
+		}
+		_ = json.Unmarshal(args, &a)
+		weather := map[string]any{"temp": "mild", "sky": "clear"}
+		if a.Good {
+			weather["temp"] = 18.5
+		}
+		s.reply(m.ID, map[string]any{
+			"content":           []any{map[string]any{"type": "text", "text": string(mustJSON(weather))}},
+			"structuredContent": weather,
 		})
 	case "late-progress":
 		s.reply(m.ID, textResult("answered", false))

@@ -1,0 +1,201 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/mcp"
+)
+
+// maxStructuredCheck bounds the structuredContent checked against an
+// outputSchema: checking decodes the value, which costs several times its
+// size in memory, and a result may be as large as a frame.
+const maxStructuredCheck = 16 << 20
+
+// maxResultProblems bounds the problems said about one result (a result
+// of ten thousand malformed blocks is one mistake, made many times).
+const maxResultProblems = 5
+
+// ToolResultProblems returns the ways res, the result of a tools/call of
+// tool name, departs from CallToolResult in the session's revision (spec:
+// server/tools, "Tool Result"; schema.json's CallToolResult and content
+// blocks), one line each: an inspector shows the result as it came and
+// says what is wrong with it, never hides it.
+//
+// When the session's copy of tools/list has the tool and the tool declares
+// an outputSchema, the result must carry structuredContent that matches
+// it (server/tools, "Output Schema": servers MUST provide structured
+// results that conform, clients SHOULD validate them); a result with
+// isError is not held to the schema. The check reads only the copy the
+// session already has: it never lists the tools for it, so it adds
+// nothing to the wire.
+func (s *Session) ToolResultProblems(name string, res json.RawMessage) []string {
+	raw := bytes.TrimSpace(res)
+	if len(raw) == 0 || raw[0] != '{' {
+		return []string{"the result is not a JSON object"}
+	}
+	var content, isError, structured []byte
+	rawjson.Members(raw, func(n, v []byte) bool {
+		// Exact names, the last of duplicates, as a JSON decoder
+		// of the spec's types reads them.
+		switch {
+		case rawjson.NameIs(n, "content"):
+			content = v
+		case rawjson.NameIs(n, "isError"):
+			isError = v
+		case rawjson.NameIs(n, "structuredContent"):
+			structured = v
+		}
+		return true
+	})
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf(format, args...))
+	}
+	if content == nil {
+		add(`it has no "content" (a CallToolResult must have one, if only [])`)
+	} else {
+		// One pass over the blocks: a result may be as large as a frame.
+		bad, i := 0, 0
+		isArray := rawjson.Elements(content, func(block []byte) bool {
+			if p := contentBlockProblem(block); p != "" {
+				if bad < maxResultProblems-1 {
+					add("content[%d] %s", i, p)
+				}
+				bad++
+			}
+			i++
+			return true
+		})
+		switch {
+		case !isArray:
+			add(`"content" is not an array`)
+		case bad > maxResultProblems-1:
+			add("and %d more content blocks depart from the spec", bad-(maxResultProblems-1))
+		}
+	}
+	if isError != nil && string(isError) != "true" && string(isError) != "false" {
+		add(`"isError" is not a boolean`)
+	}
+	version := ""
+	if srv := s.Server(); srv != nil {
+		version = srv.ProtocolVersion
+	}
+	// Before 2026-07-28 structuredContent is an object; from it, any JSON
+	// value (2026-07-28: server/tools, "Structured Content").
+	modern := mcp.IsModernVersion(version)
+	if structured != nil && !modern && structured[0] != '{' {
+		add(`"structuredContent" is not an object`)
+	}
+	if string(isError) == "true" {
+		return out
+	}
+	return append(out, s.outputSchemaProblems(name, structured, modern)...)
+}
+
+// outputSchemaProblems checks structured (nil when the result has none)
+// against tool name's outputSchema, when the session's copy of tools/list
+// has one.
+func (s *Session) outputSchemaProblems(name string, structured []byte, modern bool) []string {
+	tool, _ := s.tools.lookup(name)
+	if tool == nil {
+		return nil
+	}
+	schema := rawjson.Member(tool, "outputSchema")
+	if schema == nil || rawjson.IsNull(schema) {
+		return nil
+	}
+	if structured == nil || !modern && rawjson.IsNull(structured) {
+		return []string{"the tool declares an outputSchema, but the result has no structuredContent (servers MUST give structured results that conform to it)"}
+	}
+	if len(structured) > maxStructuredCheck {
+		return []string{fmt.Sprintf("structuredContent (%d bytes) is too large to check against the tool's outputSchema", len(structured))}
+	}
+	compiled, err := s.tools.outputSchema(name, schema)
+	if err != nil {
+		return []string{fmt.Sprintf("structuredContent is not checked: the tool's outputSchema: %v", err)}
+	}
+	problems, err := compiled.problems(structured)
+	switch {
+	case err != nil:
+		return []string{fmt.Sprintf("structuredContent is not checked against the tool's outputSchema: %v", err)}
+	case len(problems) > maxResultProblems:
+		problems = append(problems[:maxResultProblems], "…")
+	}
+	var out []string
+	for _, p := range problems {
+		out = append(out, "structuredContent does not match the tool's outputSchema: "+p)
+	}
+	return out
+}
+
+// contentBlockProblem returns what is wrong with one content block of a
+// result ("" when nothing is): the members schema.json requires of each
+// type it defines. A type the revisions do not define is left alone (an
+// extension's, or a newer revision's).
+func contentBlockProblem(block []byte) string {
+	// One pass over the block's members (its text may be most of the
+	// result), the last of duplicates kept.
+	var typ, text, data, mimeType, uri, name, resource []byte
+	if !rawjson.Members(block, func(n, v []byte) bool {
+		switch rawjson.Name(n) {
+		case "type":
+			typ = v
+		case "text":
+			text = v
+		case "data":
+			data = v
+		case "mimeType":
+			mimeType = v
+		case "uri":
+			uri = v
+		case "name":
+			name = v
+		case "resource":
+			resource = v
+		}
+		return true
+	}) {
+		return "is not an object"
+	}
+	t, ok := rawjson.String(typ)
+	if !ok {
+		return `has no string "type"`
+	}
+	var need []string
+	var vals [][]byte
+	switch t {
+	case "text":
+		need, vals = []string{"text"}, [][]byte{text}
+	case "image", "audio":
+		need, vals = []string{"data", "mimeType"}, [][]byte{data, mimeType}
+	case "resource_link":
+		need, vals = []string{"uri", "name"}, [][]byte{uri, name}
+	case "resource":
+		var ruri, rtext, rblob []byte
+		if !rawjson.Members(resource, func(n, v []byte) bool {
+			switch rawjson.Name(n) {
+			case "uri":
+				ruri = v
+			case "text":
+				rtext = v
+			case "blob":
+				rblob = v
+			}
+			return true
+		}) {
+			return `(resource) has no "resource" object`
+		}
+		if !rawjson.IsString(ruri) || !rawjson.IsString(rtext) && !rawjson.IsString(rblob) {
+			return `(resource) has no "resource" with a string "uri" and a string "text" or "blob"`
+		}
+	}
+	for i, n := range need {
+		if !rawjson.IsString(vals[i]) {
+			return fmt.Sprintf("(%s) has no string %q", t, n)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,123 @@
+package inspector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// weatherTools is a tools/list result: weather declares an outputSchema,
+// plain does not.
+const weatherTools = `{"tools":[
+	{"name":"weather","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"temp":{"type":"number"},"sky":{"enum":["clear","cloudy"]}},"required":["temp"]}},
+	{"name":"plain","inputSchema":{"type":"object"}},
+	{"name":"broken","inputSchema":{"type":"object"},"outputSchema":{"type":"objekt"}}]}`
+
+// listTools fills the session's copy of tools/list with result.
+func listTools(t *testing.T, s *Session, srv *fakeServer, result string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := s.List(ctx, ListTools, nil); done <- err }()
+	srv.reply(srv.nextRequest("tools/list"), result)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestToolResultProblems: each way a tools/call result departs from
+// CallToolResult (schema.json) is said in one line; a result that keeps
+// the rules has none; structuredContent is held to the tool's outputSchema
+// from the session's copy of tools/list (spec server/tools, "Output
+// Schema"), never when isError is set, and a result is never checked
+// against a list the session does not have.
+func TestToolResultProblems(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{}}`)
+	// Before any tools/list: the block checks, no outputSchema check, and
+	// nothing listed for it.
+	if got := s.ToolResultProblems("weather", []byte(`{"content":[]}`)); len(got) != 0 {
+		t.Errorf("without a list: %q", got)
+	}
+	srv.quietUntil(mark(t, s))
+	listTools(t, s, srv, weatherTools)
+
+	many := strings.Repeat(`{"type":"text"},`, 7)
+	tests := []struct {
+		tool, result string
+		want         []string // words of each problem, in order
+	}{
+		{"plain", `{"content":[{"type":"text","text":"hi"}]}`, nil},
+		{"plain", `{"content":[],"isError":false,"_meta":{}}`, nil},
+		{"plain", `5`, []string{"not a JSON object"}},
+		{"plain", `[]`, []string{"not a JSON object"}},
+		{"plain", `{}`, []string{`no "content"`}},
+		{"plain", `{"Content":[]}`, []string{`no "content"`}},
+		{"plain", `{"content":{}}`, []string{`"content" is not an array`}},
+		{"plain", `{"content":null}`, []string{`"content" is not an array`}},
+		{"plain", `{"content":[1,{"text":"x"},{"type":"text","text":5}]}`, []string{
+			"content[0] is not an object", `content[1] has no string "type"`, `content[2] (text) has no string "text"`}},
+		{"plain", `{"content":[{"type":"image","data":"AA=="},{"type":"audio","mimeType":"audio/wav"}]}`, []string{
+			`content[0] (image) has no string "mimeType"`, `content[1] (audio) has no string "data"`}},
+		{"plain", `{"content":[{"type":"resource_link","uri":"file:///a"},{"type":"resource","resource":{"uri":"a:b"}},{"type":"resource"}]}`, []string{
+			`content[0] (resource_link) has no string "name"`, `content[1] (resource) has no "resource" with`, `content[2] (resource) has no "resource" object`}},
+		{"plain", `{"content":[{"type":"resource","resource":{"uri":"a:b","blob":"AA=="}},{"type":"future-kind"},{"type":"resource_link","uri":"a:b","name":"b"}]}`, nil},
+		{"plain", `{"content":[` + many + `{"type":"text","text":""}]}`, []string{
+			"content[0]", "content[1]", "content[2]", "content[3]", "and 3 more content blocks"}},
+		{"plain", `{"content":[],"isError":"yes"}`, []string{`"isError" is not a boolean`}},
+		{"plain", `{"content":[],"structuredContent":[1]}`, []string{`"structuredContent" is not an object`}},
+		{"plain", `{"content":[],"structuredContent":{"any":"thing"}}`, nil},
+		{"weather", `{"content":[],"structuredContent":{"temp":21.5,"sky":"clear"}}`, nil},
+		{"weather", `{"content":[]}`, []string{"the tool declares an outputSchema, but the result has no structuredContent"}},
+		{"weather", `{"content":[],"structuredContent":null}`, []string{`"structuredContent" is not an object`, "no structuredContent"}},
+		{"weather", `{"content":[],"structuredContent":{"temp":"hot","sky":"rain"}}`, []string{
+			"structuredContent does not match the tool's outputSchema: at /"}},
+		{"weather", `{"content":[],"structuredContent":{"sky":"clear"}}`, []string{"does not match the tool's outputSchema: missing property 'temp'"}},
+		{"weather", `{"content":[{"type":"text","text":"no weather today"}],"isError":true}`, nil},
+		{"weather", `{"content":[],"isError":true,"structuredContent":{"temp":"hot"}}`, nil},
+		{"broken", `{"content":[],"structuredContent":{}}`, []string{"structuredContent is not checked: the tool's outputSchema: invalid schema"}},
+		{"unlisted", `{"content":[],"structuredContent":{"temp":"hot"}}`, nil},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			got := s.ToolResultProblems(tt.tool, []byte(tt.result))
+			if len(got) != len(tt.want) {
+				t.Fatalf("%s %s: problems %q, want %d like %q", tt.tool, tt.result, got, len(tt.want), tt.want)
+			}
+			for j, w := range tt.want {
+				if !strings.Contains(got[j], w) {
+					t.Errorf("%s %s: problem %q lacks %q", tt.tool, tt.result, got[j], w)
+				}
+			}
+		})
+	}
+	// One compile per tool per list, however many results are checked.
+	if got := s.tools.outputCompiles; got != 2 {
+		t.Errorf("outputSchema compiled %d times, want 2 (weather and broken, once each)", got)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+// TestToolResultProblemsModern: from 2026-07-28 structuredContent may be
+// any JSON value, null included, as long as it matches the outputSchema.
+func TestToolResultProblemsModern(t *testing.T) {
+	s, srv, _, _ := newModernSession(t, &Modern{Reason: "test"}, false, Options{})
+	openModern(t, s, srv)
+	listTools(t, s, srv, `{"resultType":"complete","tools":[{"name":"count","inputSchema":{"type":"object"},"outputSchema":{"type":"array","items":{"type":"integer"}}},{"name":"plain","inputSchema":{"type":"object"}}]}`)
+	for _, tt := range []struct {
+		tool, result string
+		want         string
+	}{
+		{"count", `{"resultType":"complete","content":[],"structuredContent":[1,2]}`, ""},
+		{"count", `{"resultType":"complete","content":[],"structuredContent":[1,"two"]}`, "does not match the tool's outputSchema: at /1"},
+		{"count", `{"resultType":"complete","content":[]}`, "no structuredContent"},
+		{"plain", `{"resultType":"complete","content":[],"structuredContent":null}`, ""},
+		{"plain", `{"resultType":"complete","content":[],"structuredContent":"text"}`, ""},
+	} {
+		got := s.ToolResultProblems(tt.tool, []byte(tt.result))
+		if tt.want == "" && len(got) != 0 || tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)) {
+			t.Errorf("%s %s: problems %q, want %q", tt.tool, tt.result, got, tt.want)
+		}
+	}
+}
