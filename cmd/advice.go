@@ -41,7 +41,7 @@ var adviceTable = []func(error) string{
 	// The server chose a version mcpx does not speak.
 	func(err error) string {
 		var e *inspector.VersionError
-		if !errors.As(err, &e) {
+		if !errors.As(err, &e) || e.Got == "" {
 			return ""
 		}
 		return "; try --protocol-version with one the server supports"

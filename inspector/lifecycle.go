@@ -144,6 +144,10 @@ type VersionError struct {
 var ErrUnsupportedVersion = errors.New("unsupported protocol version")
 
 func (e *VersionError) Error() string {
+	if e.Got == "" {
+		// No version to speak of: another offer will not help.
+		return fmt.Sprintf("the server's initialize result has no protocolVersion, which it must name (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Offered)
+	}
 	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
 		e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 }

@@ -305,10 +305,14 @@ func (e *Error) Error() string {
 	if name == "" {
 		name = CodeName(e.Code)
 	}
-	if name != "" {
-		return fmt.Sprintf("server error %d (%s): %s", e.Code, name, e.Message)
+	msg := e.Message
+	if msg == "" {
+		msg = "(no message)"
 	}
-	return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
+	if name != "" {
+		return fmt.Sprintf("server error %d (%s): %s", e.Code, name, msg)
+	}
+	return fmt.Sprintf("server error %d: %s", e.Code, msg)
 }
 
 // EncodeRequest builds a request frame. Params must be a JSON object (or

@@ -297,6 +297,8 @@ func TestErrorText(t *testing.T) {
 		{Code: 12345, Message: "custom"}:                     "server error 12345: custom",
 		{Code: -32999, Message: "y", Name: "named above"}:    "server error -32999 (named above): y",
 		{Code: CodeInvalidParams, Message: "z", Name: "own"}: "server error -32602 (own): z",
+		{Code: 5}:                 "server error 5: (no message)",
+		{Code: CodeInternalError}: "server error -32603 (internal error): (no message)",
 	} {
 		if s := e.Error(); s != want {
 			t.Errorf("got %q, want %q", s, want)
