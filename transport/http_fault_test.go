@@ -411,6 +411,58 @@ func testServerError(t *testing.T) {
 	}
 }
 
+// A 429's Retry-After is kept and said, escaped like everything the
+// server sent: it tells the person when to try again.
+func TestRetryAfter(t *testing.T) { synctest.Test(t, testRetryAfter) }
+
+func testRetryAfter(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != 429 || he.RetryAfter != "30" {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "HTTP 429 Too Many Requests (Retry-After: 30): slow down") {
+		t.Errorf("message %q lacks the Retry-After", err)
+	}
+	he.RetryAfter = "Wed, 21 Oct 2026 07:28:00 GMT\x1b[2J"
+	if s := he.Error(); !strings.Contains(s, "(Retry-After: Wed, 21 Oct 2026 07:28:00 GMT\\x1b[2J)") {
+		t.Errorf("message %q does not escape the header", s)
+	}
+}
+
+// A request taken with 202 Accepted and no body is a transport failure at
+// once: a request is answered in the POST's body, so waiting would only
+// run out the request timeout (as it did).
+func TestAcceptedRequest(t *testing.T) { synctest.Test(t, testAcceptedRequest) }
+
+func testAcceptedRequest(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(t.Context(), "tools/list", nil)
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "HTTP 202 Accepted with no response, but a request must be answered") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // 401 and 403 carry the challenge and never cause a fallback to HTTP+SSE.
 func TestUnauthorized(t *testing.T) {
 	for _, status := range []int{401, 403} {

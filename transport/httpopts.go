@@ -198,12 +198,25 @@ type HTTPError struct {
 	Status int
 	// Body is a short, single-line excerpt of the response body.
 	Body string
+	// RetryAfter is the response's Retry-After header as sent (RFC 9110
+	// section 10.2.3: seconds or a date), "" when there is none: with a
+	// 429 or a 503 it tells a person, or a script, when to try again.
+	RetryAfter string
+}
+
+// newHTTPError describes resp, a failed answer to method url, with body,
+// an excerpt of its body.
+func newHTTPError(method, url string, resp *http.Response, body string) *HTTPError {
+	return &HTTPError{Method: method, URL: url, Status: resp.StatusCode, Body: body, RetryAfter: resp.Header.Get("Retry-After")}
 }
 
 // Error says what failed, with the URL's secrets redacted (see
 // RedactURL).
 func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status))
+	if e.RetryAfter != "" {
+		msg += " (Retry-After: " + Excerpt(e.RetryAfter) + ")"
+	}
 	if e.Body != "" {
 		msg += ": " + Excerpt(e.Body)
 	}

@@ -198,13 +198,13 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
-		return &HTTPError{Method: "POST", URL: s.url, Status: status, Body: excerpt}
+		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
 		fb := &fallbackError{status: status, body: bodyExcerpt(resp.Body)}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := &HTTPError{Method: "POST", URL: s.url, Status: status, Body: bodyExcerpt(resp.Body)}
+		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp.Body))
 		x.close()
 		return e
 	}
@@ -238,6 +238,15 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			return ErrClosed
 		}
 		return nil
+	case status == http.StatusAccepted && len(ids) > 0:
+		// 202 is how a server takes notifications and responses; a
+		// request is answered in the POST's body, as JSON or an SSE
+		// stream, and never on the GET stream but to resume (spec
+		// 2025-11-25: basic/transports, "Sending Messages to the
+		// Server" and "Listening for Messages from the Server").
+		// Waiting would only run out the timeout.
+		x.close()
+		return fmt.Errorf("%w: POST %s: HTTP 202 Accepted with no response, but a request must be answered in the POST's body (application/json or text/event-stream)", ErrTransport, s.shown)
 	case status == http.StatusAccepted || resp.ContentLength == 0 && len(ids) == 0:
 		// A notification or response was accepted (202, or an empty 200).
 		x.close()
@@ -474,7 +483,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := &HTTPError{Method: "GET", URL: s.url, Status: status, Body: bodyExcerpt(x.resp.Body)}
+		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp.Body))
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
