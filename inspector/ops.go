@@ -166,7 +166,9 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	return res, nil
 }
 
-// GetPrompt calls prompts/get with string arguments.
+// GetPrompt calls prompts/get with string arguments. A result that is not
+// a GetPromptResult is returned as it came, with a warning for each way it
+// departs (PromptResultProblems).
 func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
 	if string(args) == "{}" {
 		args = nil
@@ -178,6 +180,9 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 	res, err := s.Call(ctx, mcp.MethodPromptsGet, params, append(opts, withSubject(name))...)
 	if err != nil {
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
+	}
+	for _, p := range PromptResultProblems(res) {
+		s.warn("the result of prompt %q departs from the spec (server/prompts): %s", name, p)
 	}
 	return res, nil
 }
@@ -311,11 +316,16 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 // ReadResource calls resources/read. A refusal that says the resource was
 // not found — -32602 since 2026-07-28, -32002 before (spec 2026-07-28:
 // server/resources, "Error Handling") — names close URIs from
-// resources/list when the server does not list uri.
+// resources/list when the server does not list uri. A result that is not a
+// ReadResourceResult is returned as it came, with a warning for each way
+// it departs (ResourceResultProblems).
 func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOption) (json.RawMessage, error) {
 	res, err := s.Call(ctx, mcp.MethodResourcesRead, map[string]string{"uri": uri}, append(opts, withSubject(uri))...)
 	if err != nil {
 		return nil, s.explainResource(ctx, err, uri)
+	}
+	for _, p := range ResourceResultProblems(res) {
+		s.warn("the result of reading %s departs from the spec (server/resources): %s", uri, p)
 	}
 	return res, nil
 }

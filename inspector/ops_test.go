@@ -152,8 +152,14 @@ func TestGetPromptAndComplete(t *testing.T) {
 			if !jsonEqual(t, req.Params, []byte(tt.want)) {
 				t.Errorf("params = %s, want %s", req.Params, tt.want)
 			}
-			srv.reply(req, `{"ok":1}`)
-			if r := opDone(t, ch); r.err != nil || string(r.res) != `{"ok":1}` {
+			// Results as the spec has them (a departure would be a warning).
+			result := map[string]string{
+				"prompts/get":         `{"messages":[]}`,
+				"completion/complete": `{"completion":{"values":[]}}`,
+				"resources/read":      `{"contents":[]}`,
+			}[tt.method]
+			srv.reply(req, result)
+			if r := opDone(t, ch); r.err != nil || string(r.res) != result {
 				t.Errorf("result = %s, %v", r.res, r.err)
 			}
 		})

@@ -121,3 +121,70 @@ func TestToolResultProblemsModern(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptAndResourceResultProblems: prompts/get and resources/read
+// results that depart from GetPromptResult and ReadResourceResult are
+// returned as they came, with a warning for each departure.
+func TestPromptAndResourceResultProblems(t *testing.T) {
+	for _, tt := range []struct {
+		prompt bool
+		result string
+		want   []string
+	}{
+		{true, `{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hi"}},{"role":"assistant","content":{"type":"resource_link","uri":"a:b","name":"b"}}]}`, nil},
+		{true, `{"messages":[]}`, nil},
+		{true, `{"description":"no messages"}`, []string{`it has no "messages" (a GetPromptResult must have one)`}},
+		{true, `{"messages":"hello"}`, []string{`"messages" is not an array`}},
+		{true, `[]`, []string{"not a JSON object"}},
+		{true, `{"messages":[7,{"content":{"type":"text","text":"x"}},{"role":"robot","content":{"type":"text","text":"x"}},{"role":"user"},{"role":"user","content":{"type":"image","data":"AA=="}}]}`, []string{
+			"messages[0] is not an object", `messages[1] has no "role"`, `messages[2] has the role "robot", which is neither`, `messages[3] has no "content"`,
+			`and 1 more messages`}},
+		{true, `{"messages":[{"role":"user","content":{"type":"image","data":"AA=="}}]}`, []string{`messages[0] content (image) has no string "mimeType"`}},
+		{false, `{"contents":[{"uri":"a:b","text":"x"},{"uri":"a:c","blob":"AA==","mimeType":"image/png"}]}`, nil},
+		{false, `{"contents":[]}`, nil},
+		{false, `{}`, []string{`it has no "contents" (a ReadResourceResult must have one)`}},
+		{false, `{"contents":{}}`, []string{`"contents" is not an array`}},
+		{false, `{"contents":[null,{"text":"x"},{"uri":"a:b"},{"uri":"a:b","text":5}]}`, []string{
+			"contents[0] is not an object", `contents[1] has no string "uri"`, `contents[2] has neither a string "text" nor a string "blob"`, "contents[3] has neither"}},
+	} {
+		check := ResourceResultProblems
+		if tt.prompt {
+			check = PromptResultProblems
+		}
+		got := check([]byte(tt.result))
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: problems %q, want %d like %q", tt.result, got, len(tt.want), tt.want)
+			continue
+		}
+		for j, w := range tt.want {
+			if !strings.Contains(got[j], w) {
+				t.Errorf("%s: problem %q lacks %q", tt.result, got[j], w)
+			}
+		}
+	}
+
+	// The session says them as warnings and returns the result as it came.
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-11-25","capabilities":{"prompts":{},"resources":{}},"serverInfo":{"name":"srv","version":"1"}}`)
+	srv.next() // notifications/initialized
+	s := waitConnect(t, ch).s
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	got := make(chan string, 2)
+	go func() {
+		res, err := s.GetPrompt(ctx, "greet", nil)
+		got <- fmt.Sprintf("%s %v", res, err)
+		res, err = s.ReadResource(ctx, "test://a")
+		got <- fmt.Sprintf("%s %v", res, err)
+	}()
+	srv.reply(srv.nextRequest("prompts/get"), `{"messages":[{"role":"robot","content":{"type":"text","text":"x"}}]}`)
+	w.expect(`the result of prompt "greet" departs from the spec (server/prompts): messages[0] has the role "robot"`)
+	if r := <-got; r != `{"messages":[{"role":"robot","content":{"type":"text","text":"x"}}]} <nil>` {
+		t.Errorf("prompts/get returned %s", r)
+	}
+	srv.reply(srv.nextRequest("resources/read"), `{"contents":[{"uri":"test://a"}]}`)
+	w.expect(`the result of reading test://a departs from the spec (server/resources): contents[0] has neither`)
+	if r := <-got; r != `{"contents":[{"uri":"test://a"}]} <nil>` {
+		t.Errorf("resources/read returned %s", r)
+	}
+}

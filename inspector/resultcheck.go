@@ -199,3 +199,134 @@ func contentBlockProblem(block []byte) string {
 	}
 	return ""
 }
+
+// PromptResultProblems returns the ways res, a prompts/get result, departs
+// from GetPromptResult (spec: server/prompts, "Getting a Prompt";
+// schema.json's GetPromptResult and PromptMessage), one line each: a
+// messages array whose every message has the role user or assistant and
+// a content block.
+func PromptResultProblems(res json.RawMessage) []string {
+	var out []string
+	items, problem := memberArray(res, "messages", "GetPromptResult")
+	if problem != "" {
+		return []string{problem}
+	}
+	bad := 0
+	for i, msg := range items {
+		p := promptMessageProblem(msg)
+		if p == "" {
+			continue
+		}
+		if bad < maxResultProblems-1 {
+			out = append(out, fmt.Sprintf("messages[%d] %s", i, p))
+		}
+		bad++
+	}
+	if bad > maxResultProblems-1 {
+		out = append(out, fmt.Sprintf("and %d more messages depart from the spec", bad-(maxResultProblems-1)))
+	}
+	return out
+}
+
+func promptMessageProblem(msg []byte) string {
+	var role, content []byte
+	if !rawjson.Members(msg, func(n, v []byte) bool {
+		switch rawjson.Name(n) {
+		case "role":
+			role = v
+		case "content":
+			content = v
+		}
+		return true
+	}) {
+		return "is not an object"
+	}
+	if r, _ := rawjson.String(role); r != "user" && r != "assistant" {
+		if role == nil {
+			return `has no "role"`
+		}
+		return fmt.Sprintf("has the role %s, which is neither \"user\" nor \"assistant\"", rawjson.Excerpt(role, 40))
+	}
+	if content == nil {
+		return `has no "content"`
+	}
+	if p := contentBlockProblem(content); p != "" {
+		return "content " + p
+	}
+	return ""
+}
+
+// ResourceResultProblems returns the ways res, a resources/read result,
+// departs from ReadResourceResult (spec: server/resources, "Reading
+// Resources"; schema.json's TextResourceContents and
+// BlobResourceContents), one line each: a contents array whose every item
+// has a string uri and a string text or blob.
+func ResourceResultProblems(res json.RawMessage) []string {
+	var out []string
+	items, problem := memberArray(res, "contents", "ReadResourceResult")
+	if problem != "" {
+		return []string{problem}
+	}
+	bad := 0
+	for i, it := range items {
+		var uri, text, blob []byte
+		ok := rawjson.Members(it, func(n, v []byte) bool {
+			switch rawjson.Name(n) {
+			case "uri":
+				uri = v
+			case "text":
+				text = v
+			case "blob":
+				blob = v
+			}
+			return true
+		})
+		p := ""
+		switch {
+		case !ok:
+			p = "is not an object"
+		case !rawjson.IsString(uri):
+			p = `has no string "uri"`
+		case !rawjson.IsString(text) && !rawjson.IsString(blob):
+			p = `has neither a string "text" nor a string "blob"`
+		}
+		if p == "" {
+			continue
+		}
+		if bad < maxResultProblems-1 {
+			out = append(out, fmt.Sprintf("contents[%d] %s", i, p))
+		}
+		bad++
+	}
+	if bad > maxResultProblems-1 {
+		out = append(out, fmt.Sprintf("and %d more contents depart from the spec", bad-(maxResultProblems-1)))
+	}
+	return out
+}
+
+// memberArray returns the elements of the array member name of the result
+// res, or a problem saying the result (a what) has none.
+func memberArray(res json.RawMessage, name, what string) ([][]byte, string) {
+	raw := bytes.TrimSpace(res)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, "the result is not a JSON object"
+	}
+	var v []byte
+	rawjson.Members(raw, func(n, val []byte) bool {
+		if rawjson.NameIs(n, name) {
+			v = val
+		}
+		return true
+	})
+	if v == nil {
+		return nil, fmt.Sprintf("it has no %q (a %s must have one)", name, what)
+	}
+	var items [][]byte
+	if !rawjson.Elements(v, func(e []byte) bool {
+		items = append(items, e)
+		return true
+	}) {
+		return nil, fmt.Sprintf("%q is not an array", name)
+	}
+	return items, ""
+}
