@@ -74,6 +74,10 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 				c.console.Note(h)
 			}
 		})
+		// After the list, where a person reading a long table sees them.
+		for _, p := range c.sess.ListProblems(o.method, list.Items) {
+			c.console.Warn(o.method + ": " + p)
+		}
 		if list.NextCursor != "" && !o.e.cfg.out.json {
 			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -329,4 +331,143 @@ func memberArray(res json.RawMessage, name, what string) ([][]byte, string) {
 		return nil, fmt.Sprintf("%q is not an array", name)
 	}
 	return items, ""
+}
+
+// maxListProblems bounds the problems said about one list.
+const maxListProblems = 10
+
+// ListProblems returns the ways the items of a full list (tools/list,
+// prompts/list, resources/list or resources/templates/list, every page)
+// depart from the spec, one line each: an item that is not an object or
+// lacks a member its type requires (schema.json: Tool needs name and an
+// inputSchema of type "object", Prompt a name, Resource a name and uri,
+// ResourceTemplate a name and uriTemplate), a tool or prompt name listed
+// more than once, and, from 2025-11-25, a tool name outside the
+// recommended form (server/tools, "Tool Names": 1 to 128 of A-Z, a-z,
+// 0-9, _, - and .). A server author meets them here, where the list is
+// read, rather than as a host's refusal.
+func (s *Session) ListProblems(method string, items []json.RawMessage) []string {
+	spec, ok := listItemSpecs[method]
+	if !ok {
+		return nil
+	}
+	kind, required := spec.kind, spec.required
+	version := ""
+	if srv := s.Server(); srv != nil {
+		version = srv.ProtocolVersion
+	}
+	namesAdvised := version >= "2025-11-25"
+	var out []string
+	more := 0
+	add := func(format string, args ...any) {
+		if len(out) < maxListProblems {
+			out = append(out, fmt.Sprintf(format, args...))
+		} else {
+			more++
+		}
+	}
+	var count map[string]int
+	var order []string
+	if method == ListTools || method == ListPrompts {
+		count, order = make(map[string]int, len(items)), make([]string, 0, len(items))
+	}
+	for i, it := range items {
+		var name string
+		var have [3]bool // of requiredNames
+		var inputSchema []byte
+		if !rawjson.Members(it, func(n, v []byte) bool {
+			// Names compared in place: a list may have 10,000 items.
+			switch {
+			case rawjson.NameIs(n, "inputSchema"):
+				inputSchema = v
+			case rawjson.NameIs(n, "name"):
+				name, have[0] = rawjson.String(v)
+			case rawjson.NameIs(n, "uri"):
+				have[1] = rawjson.IsString(v)
+			case rawjson.NameIs(n, "uriTemplate"):
+				have[2] = rawjson.IsString(v)
+			}
+			return true
+		}) {
+			add("%s %d of the list is not an object", kind, i+1)
+			continue
+		}
+		for _, r := range required {
+			if !have[slices.Index(requiredNames, r)] {
+				add("%s has no string %q", itemLabel(kind, name, i), r)
+			}
+		}
+		hasName := have[0]
+		if method == ListTools {
+			t := rawjson.Member(inputSchema, "type")
+			switch {
+			case inputSchema == nil:
+				add("%s has no inputSchema (a tool must have one, if only {\"type\": \"object\"})", itemLabel(kind, name, i))
+			case !rawjson.IsString(t) || string(rawjson.StringBytes(t)) != "object":
+				add("%s has an inputSchema whose type is not \"object\"", itemLabel(kind, name, i))
+			}
+			switch {
+			case !hasName || !namesAdvised:
+			case name == "":
+				add("tool %d of the list has an empty name", i+1)
+			default:
+				if p := toolNameProblem(name); p != "" {
+					add("tool name %q %s (spec server/tools, \"Tool Names\")", rawjson.Shorten(name, 60), p)
+				}
+			}
+		}
+		if hasName && (method == ListTools || method == ListPrompts) {
+			if count[name] == 0 {
+				order = append(order, name)
+			}
+			count[name]++
+		}
+	}
+	for _, n := range order {
+		if count[n] > 1 {
+			add("%s %q is listed %d times (a client can call only one of them by name)", kind, rawjson.Shorten(n, 60), count[n])
+		}
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %d more problems", more))
+	}
+	return out
+}
+
+// itemLabel names item i (from 0) of a list, a kind, for a person: by its
+// name when it has one, else by its place.
+func itemLabel(kind, name string, i int) string {
+	if name != "" {
+		return fmt.Sprintf("%s %q", kind, rawjson.Shorten(name, 60))
+	}
+	return fmt.Sprintf("%s %d of the list", kind, i+1)
+}
+
+// requiredNames are the members listItemSpecs may require, "name" first.
+var requiredNames = []string{"name", "uri", "uriTemplate"}
+
+// listItemSpecs names the items of each list method and the string
+// members schema.json requires of them.
+var listItemSpecs = map[string]struct {
+	kind     string
+	required []string
+}{
+	ListTools:             {"tool", []string{"name"}},
+	ListPrompts:           {"prompt", []string{"name"}},
+	ListResources:         {"resource", []string{"name", "uri"}},
+	ListResourceTemplates: {"resource template", []string{"name", "uriTemplate"}},
+}
+
+// toolNameProblem says how name strays from the form 2025-11-25
+// recommends for tool names ("" when it does not).
+func toolNameProblem(name string) string {
+	if n := utf8.RuneCountInString(name); n > 128 {
+		return fmt.Sprintf("is %d characters long, not 1 to 128", n)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return "has characters other than A-Z, a-z, 0-9, _, - and ."
+		}
+	}
+	return ""
 }

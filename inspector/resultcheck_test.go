@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -186,5 +187,64 @@ func TestPromptAndResourceResultProblems(t *testing.T) {
 	w.expect(`the result of reading test://a departs from the spec (server/resources): contents[0] has neither`)
 	if r := <-got; r != `{"contents":[{"uri":"test://a"}]} <nil>` {
 		t.Errorf("resources/read returned %s", r)
+	}
+}
+
+// TestListProblems: items that lack what their type requires, names
+// listed twice and (from 2025-11-25) tool names outside the recommended
+// form are each said once, in the order of the list.
+func TestListProblems(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{}}`)
+	items := func(raw ...string) []json.RawMessage {
+		var out []json.RawMessage
+		for _, r := range raw {
+			out = append(out, json.RawMessage(r))
+		}
+		return out
+	}
+	long := strings.Repeat("n", 129)
+	for _, tt := range []struct {
+		method string
+		items  []json.RawMessage
+		want   []string
+	}{
+		{ListTools, items(`{"name":"get_user.v2-x","inputSchema":{"type":"object"}}`, `{"name":"b","inputSchema":{"type":"object","properties":{}}}`), nil},
+		{ListTools, items(`5`, `{"inputSchema":{"type":"object"}}`, `{"name":"a"}`, `{"name":"b","inputSchema":{"type":"array"}}`, `{"name":"","inputSchema":{"type":"object"}}`), []string{
+			"tool 1 of the list is not an object", `tool 2 of the list has no string "name"`, `tool "a" has no inputSchema`,
+			`tool "b" has an inputSchema whose type is not "object"`, "tool 5 of the list has an empty name"}},
+		{ListTools, items(`{"name":"a b","inputSchema":{"type":"object"}}`, `{"name":"`+long+`","inputSchema":{"type":"object"}}`, `{"name":"é","inputSchema":{"type":"object"}}`), []string{
+			`tool name "a b" has characters other than`, "is 129 characters long, not 1 to 128", `tool name "é" has characters`}},
+		{ListTools, items(`{"name":"x","inputSchema":{"type":"object"}}`, `{"name":"y","inputSchema":{"type":"object"}}`, `{"name":"x","inputSchema":{"type":"object"}}`, `{"name":"x","inputSchema":{"type":"object"}}`), []string{
+			`tool "x" is listed 3 times`}},
+		{ListPrompts, items(`{"name":"p"}`, `{"name":"p"}`, `{"description":"d"}`), []string{`prompt 3 of the list has no string "name"`, `prompt "p" is listed 2 times`}},
+		{ListResources, items(`{"name":"r","uri":"a:b"}`, `{"name":"r","uri":"a:b"}`, `{"uri":"a:c"}`, `{"name":"n"}`), []string{
+			`resource 3 of the list has no string "name"`, `resource "n" has no string "uri"`}},
+		{ListResourceTemplates, items(`{"name":"t","uriTemplate":"a:{b}"}`, `{"name":"t","uri":"a:b"}`), []string{`resource template "t" has no string "uriTemplate"`}},
+		{ListTools, items(strings.Split(strings.Repeat(`{"name":"a b"},`, 12), ",")[:12]...), []string{
+			"", "", "", "", "", "", "", "", "", "", "and 15 more problems"}},
+	} {
+		got := s.ListProblems(tt.method, tt.items)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s %s: problems %q, want %d like %q", tt.method, tt.items, got, len(tt.want), tt.want)
+			continue
+		}
+		for j, w := range tt.want {
+			if !strings.Contains(got[j], w) {
+				t.Errorf("%s: problem %q lacks %q", tt.method, got[j], w)
+			}
+		}
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+// TestListProblemsBefore20251125: tool names are held to the form only
+// from the revision that recommends it.
+func TestListProblemsBefore20251125(t *testing.T) {
+	ch, srv, _ := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"srv","version":"1"}}`)
+	srv.next() // notifications/initialized
+	s := waitConnect(t, ch).s
+	if got := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"look up","inputSchema":{"type":"object"}}`)}); len(got) != 0 {
+		t.Errorf("2025-06-18: %q", got)
 	}
 }

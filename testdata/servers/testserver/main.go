@@ -22,6 +22,8 @@
 //	batch        negotiates 2025-03-26 and sends JSON-RPC batches (a log
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
+//	badtools     lists echo twice, a tool whose name has a space, one with
+//	             no inputSchema and one with no name
 //	badversion   answers initialize with a protocol version nobody speaks
 //	big          a raw server whose tool big answers with the rich server's
 //	             50 MiB text, written straight out (the SDK takes seconds)
@@ -164,7 +166,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

@@ -190,6 +190,13 @@ func (s *rawServer) handle(m rawMsg) {
 			s.reply(m.ID, map[string]any{"tools": roughTools})
 			return
 		}
+		if s.mode == "badtools" {
+			s.reply(m.ID, map[string]any{"tools": []any{echoTool, echoTool,
+				map[string]any{"name": "look up", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "noschema"},
+				map[string]any{"description": "no name", "inputSchema": map[string]any{"type": "object"}}}})
+			return
+		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
 	case "tools/call":
 		s.toolsCall(m)
