@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -468,6 +469,38 @@ func toolNameProblem(name string) string {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
 			return "has characters other than A-Z, a-z, 0-9, _, - and ."
 		}
+	}
+	return ""
+}
+
+// logLevels are the levels of a notifications/message, RFC 5424's (spec:
+// server/utilities/logging, "Log Levels").
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logMessageProblem says how the params of a notifications/message depart
+// from LoggingMessageNotification ("" when they do not): a level that is
+// not one of logLevels, or no data.
+func logMessageProblem(params json.RawMessage) string {
+	var level, data []byte
+	if !rawjson.Members(params, func(n, v []byte) bool {
+		switch {
+		case rawjson.NameIs(n, "level"):
+			level = v
+		case rawjson.NameIs(n, "data"):
+			data = v
+		}
+		return true
+	}) {
+		return "without params"
+	}
+	l, _ := rawjson.String(level)
+	switch {
+	case level == nil:
+		return "without a level"
+	case !slices.Contains(logLevels, l):
+		return fmt.Sprintf("with the level %s, which is none of %s", rawjson.Excerpt(level, 40), strings.Join(logLevels, ", "))
+	case data == nil:
+		return "without data"
 	}
 	return ""
 }

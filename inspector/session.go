@@ -84,6 +84,9 @@ type Session struct {
 
 	mu       sync.Mutex
 	progress map[string]func(Progress) // by the key of the request id its token repeats
+	// lastProgress holds the last progress value each token in progress
+	// reported (same keys): it must increase with each notification.
+	lastProgress map[string]float64
 	// finished holds the loose keys of the latest requests that carried
 	// a progress token and ended, oldest first, so that progress that
 	// comes after the end is known for what it is.
@@ -132,10 +135,11 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		opts.MaxTimeout = DefaultMaxTimeout
 	}
 	s := &Session{
-		conn:     conn,
-		opts:     opts,
-		life:     opts.Lifecycle,
-		progress: map[string]func(Progress){},
+		conn:         conn,
+		opts:         opts,
+		life:         opts.Lifecycle,
+		progress:     map[string]func(Progress){},
+		lastProgress: map[string]float64{},
 	}
 	s.peer = peer.New(conn, peer.Options{
 		Handler: s.handle,
@@ -408,6 +412,7 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		defer func() {
 			s.mu.Lock()
 			delete(s.progress, id.Key())
+			delete(s.lastProgress, id.Key())
 			if len(s.finished) >= maxFinished {
 				s.finished = s.finished[1:]
 			}
@@ -517,10 +522,13 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			token := jsonrpc.RawID(p.Token)
 			prog := Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 			s.mu.Lock()
-			onProg := s.progress[token.Key()]
+			key := token.Key()
+			onProg := s.progress[key]
 			if onProg == nil {
-				onProg = s.progress[retypedKey(token)]
+				key = retypedKey(token)
+				onProg = s.progress[key]
 			}
+			last, reported := s.lastProgress[key]
 			ended := slices.Contains(s.finished, token.LooseKey())
 			s.mu.Unlock()
 			// The read loop takes a response off the pending requests
@@ -528,6 +536,14 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// was answered before this notification came, even while its
 			// caller has not yet returned.
 			if onProg != nil && s.peer.Extend(token) {
+				if reported && p.Progress <= last {
+					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+				}
+				s.mu.Lock()
+				if _, live := s.progress[key]; live {
+					s.lastProgress[key] = p.Progress
+				}
+				s.mu.Unlock()
 				onProg(prog)
 				return
 			}
@@ -537,6 +553,12 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				}
 				return
 			}
+			// Shown as the notification it is, after the warning.
+			s.warn("progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
+		}
+	case mcp.NotificationMessage:
+		if p := logMessageProblem(m.Params); p != "" {
+			s.warn("log message %s (spec server/utilities/logging)", p)
 		}
 	case mcp.NotificationCancelled:
 		var p struct {

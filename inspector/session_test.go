@@ -729,16 +729,18 @@ func TestServerBatches(t *testing.T) {
 
 func TestNotificationsDeliveredInOrder(t *testing.T) {
 	notes := make(chan string, 100)
-	_, srv, _ := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m.Method }})
+	_, srv, w := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m.Method }})
 	var want []string
 	for i := range 20 {
 		method := "notifications/test/" + strconv.Itoa(i)
 		want = append(want, method)
 		srv.send(`{"jsonrpc":"2.0","method":"` + method + `"}`)
 	}
-	// Progress for a token nobody waits for is an ordinary notification.
+	// Progress for a token nobody waits for is an ordinary notification
+	// (and a warning: see TestProgressAndLogDepartures).
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}`)
 	want = append(want, "notifications/progress")
+	defer w.expect(`progress for token "nobody"`)
 	var got []string
 	for range want {
 		select {
@@ -944,5 +946,48 @@ func TestLateProgressIsNotANotification(t *testing.T) {
 	}
 	if n := updates.Load(); n != 0 {
 		t.Errorf("late progress reached the finished call's callback %d times", n)
+	}
+}
+
+// TestProgressAndLogDepartures: progress that does not increase, progress
+// for a token no request of ours carries (spec basic/utilities/progress)
+// and a log message without a known level (server/utilities/logging) are
+// each a warning; the updates and notifications are delivered all the same.
+func TestProgressAndLogDepartures(t *testing.T) {
+	notes := make(chan string, 10)
+	s, srv, w := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m.Method }})
+	var got []float64
+	ch := goCall(context.Background(), s, "tools/call", nil, WithProgress(func(p Progress) { got = append(got, p.Progress) }))
+	req := srv.nextRequest("tools/call")
+	token := progressToken(t, req)
+	sendProgress(srv, token, 2, 4, "a")
+	sendProgress(srv, token, 1, 4, "b")
+	w.expect("progress for request "+req.ID.String()+" went from 2 to 1: it must increase")
+	sendProgress(srv, token, 1, 4, "c")
+	w.expect("went from 1 to 1")
+	sendProgress(srv, token, 3, 4, "d")
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}`)
+	w.expect(`progress for token "nobody", which no request of mcpx's carries`)
+	srv.reply(req, `{"content":[]}`)
+	result(t, ch)
+	if fmt.Sprint(got) != "[2 1 1 3]" {
+		t.Errorf("updates %v, want all four as sent", got)
+	}
+	for _, params := range []string{`{"level":"shouting","data":"x"}`, `{"data":"x"}`, `{"level":"info"}`} {
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":` + params + `}`)
+	}
+	w.expect(`log message with the level "shouting", which is none of debug, info,`)
+	w.expect("log message without a level")
+	w.expect("log message without data")
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"emergency","data":{"a":1}}}`)
+	for _, want := range []string{"notifications/progress", "notifications/message", "notifications/message", "notifications/message", "notifications/message"} {
+		select {
+		case m := <-notes:
+			if m != want {
+				t.Errorf("notification %s, want %s", m, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("no %s delivered", want)
+		}
 	}
 }
