@@ -962,7 +962,7 @@ func TestProgressAndLogDepartures(t *testing.T) {
 	token := progressToken(t, req)
 	sendProgress(srv, token, 2, 4, "a")
 	sendProgress(srv, token, 1, 4, "b")
-	w.expect("progress for request "+req.ID.String()+" went from 2 to 1: it must increase")
+	w.expect("progress for request " + req.ID.String() + " went from 2 to 1: it must increase")
 	sendProgress(srv, token, 1, 4, "c")
 	w.expect("went from 1 to 1")
 	sendProgress(srv, token, 3, 4, "d")
