@@ -221,7 +221,9 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 		return fmt.Errorf("%w: the file is empty", ErrNotTrace)
 	}
 	var h Header
-	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
+	// A byte order mark before the header is skipped: an editor that
+	// saves UTF-8 with one (Windows Notepad did) leaves the trace a trace.
+	if err := json.Unmarshal(bytes.TrimPrefix(first, []byte("\uFEFF")), &h); err != nil || h.Format != Format {
 		return fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
 	}
 	if h.Version != Version {

@@ -160,6 +160,38 @@ func TestReadTornLastLine(t *testing.T) {
 	}
 }
 
+// TestReadByteOrderMarkAndCRLF: a trace saved by an editor that adds a
+// byte order mark, with the CRLF line ends of a Windows checkout, is read
+// whole, from memory and from a file (where sessions are found by offset).
+func TestReadByteOrderMarkAndCRLF(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w, _ := newWriter(&buf, Header{})
+	w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+	w.Write(Event{Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)})
+	edited := "\uFEFF" + strings.ReplaceAll(buf.String(), "\n", "\r\n")
+	tr, err := Read(strings.NewReader(edited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 2 || len(tr.Warnings) != 0 {
+		t.Fatalf("read: %v, %d events, %q", err, len(tr.Events), tr.Warnings)
+	}
+	name := filepath.Join(t.TempDir(), "edited.jsonl")
+	if err := os.WriteFile(name, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tf, err := OpenTrace(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	s, err := tf.Session(1)
+	if err != nil || s == nil || len(s.Events) != 2 || string(s.Events[1].Data) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("opened: %v, %+v", err, s)
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	t.Parallel()
 	header := `{"format":"mcpx-trace","version":1,"created":"2026-01-01T00:00:00Z","redacted":true}` + "\n"
