@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"slices"
 	"time"
 
@@ -131,7 +130,7 @@ type TraceFile struct {
 // Open opens the named trace file and indexes its sessions (see
 // TraceFile). Errors name the file.
 func (o ReadOptions) Open(name string) (*TraceFile, error) {
-	f, err := os.Open(name)
+	f, err := openTraceFile(name)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -808,7 +809,7 @@ func jsonKind(v []byte) string {
 
 // ReadFile reads the trace in the named file; errors name the file.
 func (o ReadOptions) ReadFile(name string) (*Trace, error) {
-	f, err := os.Open(name)
+	f, err := openTraceFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -818,6 +819,20 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, nil
+}
+
+// openTraceFile opens the named trace for reading; a directory is an error
+// that says so (reading one fails with a system error naming the read).
+func openTraceFile(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w, not a trace file", name, syscall.EISDIR)
+	}
+	return f, nil
 }
 
 // WriteTo writes the whole trace to w (header, then events).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,5 +233,14 @@ func TestReadFileNamesTheFile(t *testing.T) {
 	_, err := ReadFile(name)
 	if err == nil || !strings.HasPrefix(err.Error(), name+": ") {
 		t.Errorf("error %v does not name the file", err)
+	}
+	// A directory is said to be one, by both readers.
+	dir := t.TempDir()
+	_, err = ReadFile(dir)
+	if want := dir + ": is a directory, not a trace file"; err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("ReadFile(dir): %v, want %q", err, want)
+	}
+	if _, err := OpenTrace(dir); err == nil || !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("OpenTrace(dir): %v", err)
 	}
 }
