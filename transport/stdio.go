@@ -61,10 +61,16 @@ type StdioConn struct {
 	// monitor thread, as stdout is read).
 	toServer io.Writer
 
-	writeMu sync.Mutex
+	// writeLock, a token taken by each write, serializes writes. It is a
+	// channel, not a mutex, so that waiting for it honours the write's
+	// context: while a server does not read its stdin, a write holding it
+	// blocks until its deadline, and a queue of writes behind it (answers
+	// to a flood of the server's requests) must not make a short-lived
+	// write, such as a cancellation, wait for all of theirs.
+	writeLock chan struct{}
 	// partial is set when a write was cut short (its context ended) after
 	// some bytes of the frame went out: the next write first ends that
-	// broken line so the frames after it stay intact. Guarded by writeMu.
+	// broken line so the frames after it stay intact. Guarded by writeLock.
 	partial bool
 
 	lines *lineReader // the server's stdout, as frames
@@ -130,14 +136,15 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	closeAll(inR, outW, errW)
 
 	c := &StdioConn{
-		opts:    opts,
-		cmd:     cmd,
-		tree:    tree,
-		stdin:   inW,
-		stdout:  outR,
-		stderr:  errR,
-		exited:  make(chan struct{}),
-		closing: make(chan struct{}),
+		opts:      opts,
+		cmd:       cmd,
+		tree:      tree,
+		stdin:     inW,
+		stdout:    outR,
+		stderr:    errR,
+		exited:    make(chan struct{}),
+		closing:   make(chan struct{}),
+		writeLock: make(chan struct{}, 1),
 	}
 	// Everything the readers use is in place before they start.
 	c.stderrWG.Add(1)
@@ -287,8 +294,14 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 		return ErrClosed
 	default:
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	select {
+	case c.writeLock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closing:
+		return ErrClosed
+	}
+	defer func() { <-c.writeLock }()
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		c.stdin.SetWriteDeadline(time.Now())
@@ -358,8 +371,8 @@ func (c *StdioConn) Close() error {
 // while its output can still be read. The stdio recording proxy uses it to
 // pass on the end of its host's input; Close still ends the process.
 func (c *StdioConn) CloseWrite() error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	c.writeLock <- struct{}{}
+	defer func() { <-c.writeLock }()
 	return c.stdin.Close()
 }
 

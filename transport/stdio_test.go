@@ -510,6 +510,62 @@ func TestStdioCloseUnblocksWrite(t *testing.T) {
 	}
 }
 
+// A write waiting behind one that blocks (the server does not read its
+// stdin) gives up when its own context ends, not when the other's does:
+// a cancellation must not wait out the answers queued before it.
+func TestStdioWriteQueuedHonoursContext(t *testing.T) {
+	t.Parallel()
+	c := startHelper(t, helperOptions(t, "noread"))
+	readFrame(t, c) // ready
+	short := func() <-chan error {
+		errc := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			errc <- c.Write(ctx, Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled"}`)})
+		}()
+		return errc
+	}
+	wait := func(errc <-chan error) error {
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("a queued write waited past its context for the write before it")
+		}
+		return nil
+	}
+	// Fill the pipe: short writes until one times out on it.
+	for i := 0; ; i++ {
+		if err := wait(short()); errors.Is(err, context.DeadlineExceeded) {
+			break
+		} else if err != nil || i > 100000 {
+			t.Fatalf("filling the pipe: %v after %d writes", err, i)
+		}
+	}
+	// A write with no deadline now blocks on the full pipe, holding the
+	// connection's writing; each short write after it must still end
+	// with its own deadline (the first few may come before it).
+	long, cancelLong := context.WithCancel(context.Background())
+	defer cancelLong()
+	blocked := make(chan error, 1)
+	go func() { blocked <- c.Write(long, Frame{Data: pattern(1 << 20)}) }()
+	for range 5 {
+		if err := wait(short()); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("queued Write = %v, want context.DeadlineExceeded", err)
+		}
+	}
+	cancelLong()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("blocking Write = %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking write ignored its context")
+	}
+}
+
 func TestStdioReadHonoursContext(t *testing.T) {
 	t.Parallel()
 	c := startHelper(t, helperOptions(t, "noread"))

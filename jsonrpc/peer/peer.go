@@ -100,7 +100,23 @@ type Peer struct {
 	unstarted sync.Once
 
 	handlers sync.WaitGroup
+	// slots holds a token for each request of the peer being answered:
+	// when all maxServing are taken the read loop waits for one, so that a
+	// peer that sends requests faster than it reads the answers is slowed
+	// down instead of filling memory with handlers (each blocked writing
+	// its answer to a peer that does not read).
+	slots chan struct{}
+	// closing is closed by Close, to free a read loop waiting for a slot.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// maxServing bounds the requests of the peer answered at once; maxInBatch
+// the answers of one batch worked on at once.
+const (
+	maxServing = 256
+	maxInBatch = 16
+)
 
 // New returns a Peer on conn, which it owns from then on (Close closes
 // it). Nothing is read until Start, so that the owner can finish setting
@@ -116,6 +132,8 @@ func New(conn transport.Conn, opts Options) *Peer {
 		retired:  map[string]retirement{},
 		serving:  map[string]context.CancelFunc{},
 		done:     make(chan struct{}),
+		slots:    make(chan struct{}, maxServing),
+		closing:  make(chan struct{}),
 	}
 	if lr, ok := transport.Find[transport.LossReporter](conn); ok {
 		lr.OnRequestLost(p.requestLost)
@@ -161,6 +179,7 @@ func (p *Peer) Close() error {
 		started := p.started
 		p.startMu.Unlock()
 		p.closeErr = p.conn.Close()
+		p.closeOnce.Do(func() { close(p.closing) })
 		if !started {
 			p.endUnstarted(transport.ErrClosed)
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -570,4 +572,90 @@ func TestStop(t *testing.T) {
 		t.Fatalf("reading after Stop: %s, %v", f.Data, err)
 	}
 	p.Close()
+}
+
+// TestServingIsBounded: a peer that sends requests without reading the
+// answers (or faster than they are made) gets at most maxServing handled
+// at once: the read loop waits for a slot, so memory stays bounded however
+// many it sends, and a batch works on maxInBatch answers at once. Close
+// frees a read loop waiting for a slot.
+func TestServingIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := transport.Pipe()
+		var running, most atomic.Int32
+		release := make(chan struct{})
+		p := New(a, Options{Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		}})
+		p.Start()
+		r := &remote{t: t, conn: b}
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			for i := range maxServing + 100 {
+				if b.Write(context.Background(), transport.Frame{Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"block"}`, i))}) != nil {
+					return
+				}
+			}
+		}()
+		synctest.Wait()
+		if n := running.Load(); n != maxServing {
+			t.Fatalf("%d handlers running, want %d", n, maxServing)
+		}
+		// The answers drain; the rest are handled as slots free up.
+		go func() {
+			for {
+				if _, err := b.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		close(release)
+		<-sent
+		synctest.Wait()
+		if m := most.Load(); m != maxServing {
+			t.Errorf("at most %d handlers ran at once, want %d", m, maxServing)
+		}
+
+		// A batch of many requests: maxInBatch at once.
+		most.Store(0)
+		release = make(chan struct{})
+		var batch []string
+		for i := range 100 {
+			batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":"b%d","method":"block"}`, i))
+		}
+		r.send("[" + strings.Join(batch, ",") + "]")
+		synctest.Wait()
+		if n := running.Load(); n != maxInBatch {
+			t.Errorf("%d answers of a batch worked on at once, want %d", n, maxInBatch)
+		}
+		close(release)
+		synctest.Wait()
+
+		// Close while the read loop waits for a slot.
+		release = make(chan struct{})
+		go func() {
+			for i := range maxServing + 1 {
+				if b.Write(context.Background(), transport.Frame{Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":"c%d","method":"block"}`, i))}) != nil {
+					return
+				}
+			}
+		}()
+		synctest.Wait()
+		p.Close()
+		<-p.Done()
+		close(release)
+	})
 }

@@ -145,9 +145,13 @@ func looseOfKey(key string) string {
 // so a handler that waits (on a person, on a file) never blocks the
 // response the peer's request is part of.
 func (p *Peer) serve(m *jsonrpc.Message) {
+	if !p.acquire() {
+		return
+	}
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
+		defer p.release()
 		defer p.recoverPanic()
 		frame := p.answer(m)
 		if frame == nil {
@@ -163,16 +167,25 @@ func (p *Peer) serve(m *jsonrpc.Message) {
 
 // serveBatch answers the requests of one batch with one batch response.
 func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
+	if !p.acquire() {
+		return
+	}
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
+		defer p.release()
 		defer p.recoverPanic()
 		out := make([][]byte, len(reqs))
 		var wg sync.WaitGroup
+		// A batch may hold millions of requests: a few are answered at
+		// once.
+		batchSlots := make(chan struct{}, maxInBatch)
 		for i, m := range reqs {
+			batchSlots <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() { <-batchSlots }()
 				out[i] = p.answer(m)
 			}()
 		}
@@ -193,6 +206,21 @@ func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 		}
 	}()
 }
+
+// acquire takes a slot for answering a request of the peer, waiting (on
+// the read loop) while all are taken; it reports false when the Peer is
+// closing or stopping instead.
+func (p *Peer) acquire() bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-p.closing:
+	case <-p.readCtx.Done():
+	}
+	return false
+}
+
+func (p *Peer) release() { <-p.slots }
 
 // answer runs the handler for m and returns the encoded response, or nil
 // when the peer cancelled the request.
