@@ -106,7 +106,7 @@ func (b sessionBackend) CallTool(ctx context.Context, params json.RawMessage) (j
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.sess.Call(ctx, mcp.MethodToolsCall, params)
+	res, err := c.sess.CallToolParams(ctx, params)
 	return res, viewError(err)
 }
 

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -96,6 +97,23 @@ func (s *Session) ToolResultProblems(name string, res json.RawMessage) []string 
 		return out
 	}
 	return append(out, s.outputSchemaProblems(name, structured, modern)...)
+}
+
+// CallToolParams sends tools/call with params as another client wrote them
+// (an MCP Apps view's call, passed on by the host) and returns the result
+// as it came; each way it departs from the spec (ToolResultProblems) is a
+// session warning, so a view's calls are held to the same rules as a
+// person's.
+func (s *Session) CallToolParams(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	res, err := s.Call(ctx, mcp.MethodToolsCall, params)
+	if err != nil {
+		return nil, err
+	}
+	name, _ := rawjson.String(rawjson.Member(params, "name"))
+	for _, p := range s.ToolResultProblems(name, res) {
+		s.warn("the result of tool %q departs from the spec (server/tools): %s", name, p)
+	}
+	return res, nil
 }
 
 // outputSchemaProblems checks structured (nil when the result has none)

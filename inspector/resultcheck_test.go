@@ -248,3 +248,30 @@ func TestListProblemsBefore20251125(t *testing.T) {
 		t.Errorf("2025-06-18: %q", got)
 	}
 }
+
+// TestCallToolParams: a call passed on as another client wrote it (an MCP
+// Apps view's) is checked as a person's is: each departure a warning, the
+// result returned as it came.
+func TestCallToolParams(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"srv","version":"1"}}`)
+	srv.next() // notifications/initialized
+	s := waitConnect(t, ch).s
+	listTools(t, s, srv, weatherTools)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	got := make(chan string, 1)
+	go func() {
+		res, err := s.CallToolParams(ctx, json.RawMessage(`{"name":"weather","arguments":{},"_meta":{"x":1}}`))
+		got <- fmt.Sprintf("%s %v", res, err)
+	}()
+	req := srv.nextRequest("tools/call")
+	if string(req.Params) != `{"name":"weather","arguments":{},"_meta":{"x":1}}` {
+		t.Errorf("params %s, want them as given", req.Params)
+	}
+	srv.reply(req, `{"content":[],"structuredContent":{"temp":"hot"}}`)
+	w.expect(`the result of tool "weather" departs from the spec (server/tools): structuredContent does not match the tool's outputSchema`)
+	if r := <-got; r != `{"content":[],"structuredContent":{"temp":"hot"}} <nil>` {
+		t.Errorf("returned %s", r)
+	}
+}
