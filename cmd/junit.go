@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/outfile"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
-// writeJUnit writes verify's result for trace as a JUnit XML report to
-// name (mcpx verify --junit), atomically; runErr is why the verification
-// stopped early, if it did.
-func writeJUnit(ctx context.Context, name, trace string, res *record.VerifyResult, elapsed time.Duration, runErr error) error {
+// writeJUnit writes verify's result for one trace or several as a JUnit
+// XML report to name (mcpx verify --junit), atomically.
+func writeJUnit(ctx context.Context, name string, elapsed time.Duration, runs ...record.JUnitRun) error {
 	var b bytes.Buffer
-	if err := res.WriteJUnit(&b, record.JUnitOptions{Name: filepath.Base(trace), Time: elapsed, Err: runErr}); err != nil {
+	report := ""
+	if len(runs) == 1 {
+		report = runs[0].Options.Name
+	}
+	if err := record.WriteJUnitRuns(&b, report, elapsed, runs...); err != nil {
 		return err
 	}
 	// Like the trace, the report holds what the session exchanged: its

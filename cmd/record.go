@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -751,7 +752,7 @@ type verifyOptions struct {
 func newVerifyCmd(e *env) *cobra.Command {
 	o := &verifyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "verify FILE [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... -- <server command> | --url URL",
+		Use:   "verify FILE... [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... -- <server command> | --url URL",
 		Short: "Check a live server against a trace (exit 7 on any difference)",
 		Long: `verify re-sends the client side of a trace to a live server, answers the
 server's own requests with the recorded answers, and compares what the server
@@ -776,6 +777,12 @@ document); the exit code is 7 when anything differs.
 one test case per exchange compared, a difference as the test case's failure
 (its JSONPath, the recorded and the live value).
 
+Several traces (mcpx verify traces/*.jsonl -- ...) are verified in turn, each
+report under its file's name, then a line for all; the exit code is 7 when any
+differs. Every file is read before any server starts; the run stops at a trace
+that cannot be verified at all. --junit writes one report with the suites of
+every trace; --json prints {"traces": [{"file", "result" or "error"}]}.
+
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
 with the requestState the live server gave.
@@ -790,13 +797,14 @@ redactions and stable form (--stable makes it stable). The exit code is then
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
   mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
   mcpx verify session.jsonl --junit report.xml -- node server.js
+  mcpx verify traces/*.jsonl --junit report.xml -- node server.js
   mcpx verify session.jsonl --update -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
-			if err := wantArgs(c, own, 1, 1); err != nil {
+			if err := wantArgs(c, own, 1, -1); err != nil {
 				return err
 			}
-			return o.run(c.Context(), own[0], server)
+			return o.run(c.Context(), own, server)
 		},
 	}
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
@@ -804,19 +812,30 @@ redactions and stable form (--stable makes it stable). The exit code is then
 	return c
 }
 
-func (o *verifyOptions) run(ctx context.Context, file string, server []string) (err error) {
+func (o *verifyOptions) run(ctx context.Context, files []string, server []string) (err error) {
 	e := o.e
 	d, out := e.cfg.conn, e.cfg.out
 	con := e.console()
-	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
-	if err != nil {
-		return &usageError{err: err}
+	if len(files) > 1 && d.rec.file != "" {
+		return usageErrorf("--record records one session; give one trace to verify with it")
 	}
-	defer tf.Close()
-	for _, w := range tf.Warnings {
-		con.Warn(file + ": " + w)
+	// Every trace is read before any is verified: a mistyped fifth name
+	// is said at once, not after four servers ran.
+	for _, file := range files {
+		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		for _, w := range tf.Warnings {
+			con.Warn(file + ": " + w)
+		}
+		sessions := len(tf.Index)
+		tf.Close()
+		if d.rec.file != "" && sessions > 1 {
+			return usageErrorf("--record: %s holds %d sessions; verify records one only", file, sessions)
+		}
 	}
-	d, err = e.connFor(ctx, d, server, "mcpx verify "+file)
+	d, err = e.connFor(ctx, d, server, "mcpx verify "+strings.Join(files, " "))
 	if err != nil {
 		return err
 	}
@@ -825,34 +844,67 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 		return err
 	}
 	if update {
-		tf.Close()
-		return o.runUpdate(ctx, file, d, out)
+		if len(files) > 1 && out.json {
+			return usageErrorf("--update --json prints one trace's result; give one trace at a time")
+		}
+		for _, file := range files {
+			if len(files) > 1 && !out.json {
+				e.printer().VerifyFile(file)
+			}
+			if err := o.runUpdate(ctx, file, d, out); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	// verify's own recording (--record) is a plain one.
 	d.rec.mode = ""
-	if d.rec.file != "" && len(tf.Index) > 1 {
-		return usageErrorf("--record: %s holds %d sessions; verify records one only", file, len(tf.Index))
+	if len(files) == 1 {
+		return o.verifyOne(ctx, files[0], d, out)
 	}
+	return o.verifyMany(ctx, files, d, out)
+}
+
+// verifyFile verifies the sessions of one trace against the live server.
+// closeErr is the first error closing what a session opened (a trace of
+// --record).
+func (o *verifyOptions) verifyFile(ctx context.Context, file string, d connDesc, out output) (res *record.VerifyResult, closeErr, err error) {
+	e := o.e
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+	if err != nil {
+		return nil, nil, &usageError{err: err}
+	}
+	defer tf.Close()
 	timeout := d.session.timeout
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
 	}
-	var closeErr error
 	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
 		return e.sessionConn(ctx, d, out, attachments{}, &closeErr)
 	}
-	start := time.Now()
-	res, err := record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
+	res, err = record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
 		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial})
+	return res, closeErr, err
+}
+
+// verifyOne verifies one trace: its report, or its result as one JSON
+// document.
+func (o *verifyOptions) verifyOne(ctx context.Context, file string, d connDesc, out output) error {
+	e := o.e
+	start := time.Now()
+	res, closeErr, err := o.verifyFile(ctx, file, d, out)
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
 	if o.junit != "" && res != nil {
-		if jerr := writeJUnit(ctx, o.junit, file, res, time.Since(start), err); jerr != nil {
+		if jerr := writeJUnit(ctx, o.junit, time.Since(start), record.JUnitRun{Result: res,
+			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(start), Err: err}}); jerr != nil {
 			return jerr
 		}
 	}
-	if res != nil {
+	if res != nil && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0) {
+		// (A run that could not start has nothing to report: not
+		// "✓ 0 exchange(s) verified".)
 		if perr := e.printVerify(res, out.json); perr != nil {
 			return perr
 		}
@@ -864,6 +916,89 @@ func (o *verifyOptions) run(ctx context.Context, file string, server []string) (
 		return closeErr
 	}
 	return res.Err()
+}
+
+// verifyMany verifies several traces in turn (a directory of them, in CI):
+// each one's report under its name, then a line for all; with --json one
+// document, {"traces": [{"file", "result" or "error"}]}; with --junit one
+// report holding the suites of every trace. It stops at the first trace
+// that cannot be verified (the server cannot be started, say), after
+// reporting what was; the exit code is 7 when any trace differs.
+func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDesc, out output) error {
+	e := o.e
+	p := e.printer()
+	start := time.Now()
+	type fileResult struct {
+		File   string               `json:"file"`
+		Result *record.VerifyResult `json:"result,omitempty"`
+		Error  string               `json:"error,omitempty"`
+	}
+	var (
+		results  []fileResult
+		runs     []record.JUnitRun
+		stop     error
+		differ   int
+		verified int
+		empty    int
+	)
+	for _, file := range files {
+		if !out.json {
+			p.VerifyFile(file)
+		}
+		began := time.Now()
+		res, closeErr, err := o.verifyFile(ctx, file, d, out)
+		if err == nil && closeErr != nil {
+			err = closeErr
+		}
+		runs = append(runs, record.JUnitRun{Result: res,
+			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(began), Err: err}})
+		fr := fileResult{File: file, Result: res}
+		if err != nil {
+			fr.Error = err.Error()
+		}
+		results = append(results, fr)
+		if res != nil && !out.json && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0) {
+			p.VerifyReport(res)
+		}
+		switch {
+		case err != nil:
+			stop = err
+		case res.Exchanges == 0:
+			e.console().Warn(file + " holds no request with a recorded response: nothing to verify")
+			empty++
+		case !res.OK():
+			differ++
+		default:
+			verified++
+		}
+		if stop != nil {
+			break
+		}
+	}
+	if o.junit != "" {
+		if jerr := writeJUnit(ctx, o.junit, time.Since(start), runs...); jerr != nil {
+			return jerr
+		}
+	}
+	if out.json {
+		b, err := json.Marshal(struct {
+			Traces []fileResult `json:"traces"`
+		}{results})
+		if err != nil {
+			return err
+		}
+		p.JSON(b)
+	} else {
+		p.VerifyTotal(tui.VerifyTotals{Traces: len(files), Verified: verified, Differ: differ, Empty: empty,
+			Failed: len(results) - verified - differ - empty})
+	}
+	if stop != nil {
+		return stop
+	}
+	if differ > 0 {
+		return fmt.Errorf("%w: %d of %d traces differ from their recordings", record.ErrMismatch, differ, len(files))
+	}
+	return nil
 }
 
 // sessionConn opens the connection of one session verify runs. Closing

@@ -36,6 +36,69 @@ type JUnitOptions struct {
 // (control characters a server sent) become U+FFFD, as encoding/xml
 // writes them.
 func (r *VerifyResult) WriteJUnit(w io.Writer, opts JUnitOptions) error {
+	return WriteJUnitRuns(w, opts.Name, opts.Time, JUnitRun{Result: r, Options: opts})
+}
+
+// JUnitRun is the verification of one trace, for a report of several
+// (WriteJUnitRuns).
+type JUnitRun struct {
+	// Result is what was verified; nil when nothing was (Options.Err
+	// says why).
+	Result *VerifyResult
+	// Options name the trace's suites and say how long it took and why
+	// it stopped early, as for WriteJUnit.
+	Options JUnitOptions
+}
+
+// WriteJUnitRuns writes the verifications of several traces as one JUnit
+// XML report (mcpx verify with several files): the suites of each, named
+// by its Options.Name, one after the other, as WriteJUnit writes those of
+// one. name names the report ("mcpx verify" when empty) and elapsed is its
+// time.
+func WriteJUnitRuns(w io.Writer, name string, elapsed time.Duration, runs ...JUnitRun) error {
+	if name == "" {
+		name = "mcpx verify"
+	}
+	var suites []*junitSuite
+	for _, run := range runs {
+		suites = append(suites, run.Result.junitSuites(run.Options)...)
+	}
+	doc := junitSuites{Name: name, Time: seconds(elapsed)}
+	for _, s := range suites {
+		for _, c := range s.Cases {
+			s.Tests++
+			if c.Failure != nil {
+				s.Failures++
+			}
+			if c.Error != nil {
+				s.Errors++
+			}
+		}
+		s.TimeAttr = seconds(s.Time)
+		doc.Tests, doc.Failures, doc.Errors = doc.Tests+s.Tests, doc.Failures+s.Failures, doc.Errors+s.Errors
+		doc.Suites = append(doc.Suites, *s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("JUnit report: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("JUnit report: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// junitSuites returns the suites of one trace's verification (r may be
+// nil: nothing was verified).
+func (r *VerifyResult) junitSuites(opts JUnitOptions) []*junitSuite {
+	if r == nil {
+		r = &VerifyResult{}
+	}
 	name := opts.Name
 	if name == "" {
 		name = "mcpx verify"
@@ -91,35 +154,11 @@ func (r *VerifyResult) WriteJUnit(w io.Writer, opts JUnitOptions) error {
 		s.Cases = append(s.Cases, junitCase{Class: name, Name: "verify", Time: seconds(0),
 			Error: &junitProblem{Message: opts.Err.Error(), Type: "error", Text: opts.Err.Error()}})
 	}
-	doc := junitSuites{Name: name, Time: seconds(opts.Time)}
-	for _, a := range suites {
-		s := a.suite
-		for _, c := range s.Cases {
-			s.Tests++
-			if c.Failure != nil {
-				s.Failures++
-			}
-			if c.Error != nil {
-				s.Errors++
-			}
-		}
-		s.TimeAttr = seconds(s.Time)
-		doc.Tests, doc.Failures, doc.Errors = doc.Tests+s.Tests, doc.Failures+s.Failures, doc.Errors+s.Errors
-		doc.Suites = append(doc.Suites, *s)
+	out := make([]*junitSuite, len(suites))
+	for i, a := range suites {
+		out[i] = a.suite
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("JUnit report: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("JUnit report: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return out
 }
 
 // compared reports whether m's exchange is among those compared.

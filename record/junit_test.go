@@ -100,3 +100,36 @@ func TestVerifyJUnitPassing(t *testing.T) {
 		t.Fatalf("report:\n%s", text)
 	}
 }
+
+// TestVerifyJUnitRuns: the verifications of several traces make one
+// report, each trace's suites named by it, the counts over all; a trace
+// that was not verified at all (nil result) is its error case.
+func TestVerifyJUnitRuns(t *testing.T) {
+	tr := mkTrace(verifyTrace...)
+	ok := runVerify(t, tr, liveReplay(t, tr), VerifyOptions{})
+	live := append([]string(nil), verifyTrace...)
+	live[8] = `< {"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}}`
+	bad := runVerify(t, tr, liveReplay(t, mkTrace(live...)), VerifyOptions{})
+	var b bytes.Buffer
+	err := WriteJUnitRuns(&b, "", 0,
+		JUnitRun{Result: ok, Options: JUnitOptions{Name: "a.jsonl"}},
+		JUnitRun{Result: bad, Options: JUnitOptions{Name: "b.jsonl"}},
+		JUnitRun{Options: JUnitOptions{Name: "c.jsonl", Err: errors.New("cannot connect")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, b.String())
+	}
+	var names []string
+	for _, s := range doc.Suites {
+		names = append(names, s.Name)
+	}
+	if doc.Tests != 7 || doc.Failures != 1 || doc.Errors != 1 || strings.Join(names, "|") != "a.jsonl session 1|b.jsonl session 1|c.jsonl" {
+		t.Errorf("report: tests %d failures %d errors %d suites %q\n%s", doc.Tests, doc.Failures, doc.Errors, names, b.String())
+	}
+	if !strings.Contains(b.String(), `<testsuites name="mcpx verify"`) {
+		t.Errorf("report name:\n%s", b.String())
+	}
+}

@@ -34,6 +34,40 @@ func (p *Printer) VerifyReport(r *record.VerifyResult) {
 	fmt.Fprintf(w, "%s %s\n", mark, r.Summary())
 }
 
+// VerifyFile heads the report of one of several traces verified in turn.
+func (p *Printer) VerifyFile(name string) {
+	fmt.Fprintf(p.w, "%s\n", p.st.head("== "+EscapeLine(name)))
+}
+
+// VerifyTotals counts the traces of a verify of several.
+type VerifyTotals struct {
+	Traces   int // given
+	Verified int // matched their recordings
+	Differ   int // differ from them
+	Empty    int // held nothing to verify
+	Failed   int // could not be verified (the run stopped there)
+}
+
+// VerifyTotal ends the reports of several traces with what became of
+// them.
+func (p *Printer) VerifyTotal(t VerifyTotals) {
+	mark := p.st.key("✓")
+	if t.Verified < t.Traces {
+		mark = p.st.err("✗")
+	}
+	msg := fmt.Sprintf("%d trace(s): %d verified, %d with differences", t.Traces, t.Verified, t.Differ)
+	if t.Empty > 0 {
+		msg += fmt.Sprintf(", %d with nothing to verify", t.Empty)
+	}
+	if t.Failed > 0 {
+		msg += fmt.Sprintf(", %d could not be verified", t.Failed)
+	}
+	if rest := t.Traces - t.Verified - t.Differ - t.Empty - t.Failed; rest > 0 {
+		msg += fmt.Sprintf(", %d not run", rest)
+	}
+	fmt.Fprintf(p.w, "%s %s\n", mark, msg)
+}
+
 // diffs prints differences as a readable, coloured diff, one path per
 // entry: the recorded value in red (-), the live one in green (+).
 func (p *Printer) diffs(indent string, diffs []record.Difference, more int) {
