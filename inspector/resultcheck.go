@@ -18,8 +18,8 @@ import (
 // size in memory, and a result may be as large as a frame.
 const maxStructuredCheck = 16 << 20
 
-// maxResultProblems bounds the problems said about one result (a result
-// of ten thousand malformed blocks is one mistake, made many times).
+// maxResultProblems bounds the problems said about the items of one
+// result.
 const maxResultProblems = 5
 
 // ToolResultProblems returns the ways res, the result of a tools/call of
@@ -61,23 +61,16 @@ func (s *Session) ToolResultProblems(name string, res json.RawMessage) []string 
 	if content == nil {
 		add(`it has no "content" (a CallToolResult must have one, if only [])`)
 	} else {
-		// One pass over the blocks: a result may be as large as a frame.
-		bad, i := 0, 0
-		isArray := rawjson.Elements(content, func(block []byte) bool {
-			if p := contentBlockProblem(block); p != "" {
-				if bad < maxResultProblems-1 {
-					add("content[%d] %s", i, p)
-				}
-				bad++
-			}
-			i++
+		// The blocks are read in place: a result may be as large as a
+		// frame.
+		var blocks [][]byte
+		if rawjson.Elements(content, func(block []byte) bool {
+			blocks = append(blocks, block)
 			return true
-		})
-		switch {
-		case !isArray:
+		}) {
+			out = append(out, itemProblems("content", "content blocks", blocks, contentBlockProblem)...)
+		} else {
 			add(`"content" is not an array`)
-		case bad > maxResultProblems-1:
-			add("and %d more content blocks depart from the spec", bad-(maxResultProblems-1))
 		}
 	}
 	if isError != nil && string(isError) != "true" && string(isError) != "false" {
@@ -227,26 +220,11 @@ func contentBlockProblem(block []byte) string {
 // messages array whose every message has the role user or assistant and
 // a content block.
 func PromptResultProblems(res json.RawMessage) []string {
-	var out []string
 	items, problem := memberArray(res, "messages", "GetPromptResult")
 	if problem != "" {
 		return []string{problem}
 	}
-	bad := 0
-	for i, msg := range items {
-		p := promptMessageProblem(msg)
-		if p == "" {
-			continue
-		}
-		if bad < maxResultProblems-1 {
-			out = append(out, fmt.Sprintf("messages[%d] %s", i, p))
-		}
-		bad++
-	}
-	if bad > maxResultProblems-1 {
-		out = append(out, fmt.Sprintf("and %d more messages depart from the spec", bad-(maxResultProblems-1)))
-	}
-	return out
+	return itemProblems("messages", "messages", items, promptMessageProblem)
 }
 
 func promptMessageProblem(msg []byte) string {
@@ -283,44 +261,58 @@ func promptMessageProblem(msg []byte) string {
 // BlobResourceContents), one line each: a contents array whose every item
 // has a string uri and a string text or blob.
 func ResourceResultProblems(res json.RawMessage) []string {
-	var out []string
 	items, problem := memberArray(res, "contents", "ReadResourceResult")
 	if problem != "" {
 		return []string{problem}
 	}
+	return itemProblems("contents", "contents", items, resourceContentProblem)
+}
+
+// resourceContentProblem says what is wrong with one item of a
+// ReadResourceResult's contents ("" when nothing is).
+func resourceContentProblem(it []byte) string {
+	var uri, text, blob []byte
+	ok := rawjson.Members(it, func(n, v []byte) bool {
+		switch rawjson.Name(n) {
+		case "uri":
+			uri = v
+		case "text":
+			text = v
+		case "blob":
+			blob = v
+		}
+		return true
+	})
+	switch {
+	case !ok:
+		return "is not an object"
+	case !rawjson.IsString(uri):
+		return `has no string "uri"`
+	case !rawjson.IsString(text) && !rawjson.IsString(blob):
+		return `has neither a string "text" nor a string "blob"`
+	}
+	return ""
+}
+
+// itemProblems says what problem finds wrong with each of items, the
+// elements of the array member name ("content[2] is not an object"): at
+// most maxResultProblems lines, the last counting the rest (a result of
+// ten thousand malformed blocks is one mistake, made many times).
+func itemProblems(name, plural string, items [][]byte, problem func([]byte) string) []string {
+	var out []string
 	bad := 0
 	for i, it := range items {
-		var uri, text, blob []byte
-		ok := rawjson.Members(it, func(n, v []byte) bool {
-			switch rawjson.Name(n) {
-			case "uri":
-				uri = v
-			case "text":
-				text = v
-			case "blob":
-				blob = v
-			}
-			return true
-		})
-		p := ""
-		switch {
-		case !ok:
-			p = "is not an object"
-		case !rawjson.IsString(uri):
-			p = `has no string "uri"`
-		case !rawjson.IsString(text) && !rawjson.IsString(blob):
-			p = `has neither a string "text" nor a string "blob"`
-		}
+		p := problem(it)
 		if p == "" {
 			continue
 		}
 		if bad < maxResultProblems-1 {
-			out = append(out, fmt.Sprintf("contents[%d] %s", i, p))
+			out = append(out, fmt.Sprintf("%s[%d] %s", name, i, p))
 		}
 		bad++
 	}
 	if bad > maxResultProblems-1 {
-		out = append(out, fmt.Sprintf("and %d more contents depart from the spec", bad-(maxResultProblems-1)))
+		out = append(out, fmt.Sprintf("and %d more %s depart from the spec", bad-(maxResultProblems-1), plural))
 	}
 	return out
 }
