@@ -177,14 +177,12 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		}
 		return err
 	}
-	var res struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ServerInfo      Implementation  `json:"serverInfo"`
-		Instructions    string          `json:"instructions"`
+	res, problems, err := readInitializeResult(raw)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("initialize: result is not an InitializeResult: %w", err)
+	for _, p := range problems {
+		s.warn("the initialize result departs from the spec (basic/lifecycle): %s", p)
 	}
 	known := slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion)
 	if res.ProtocolVersion != offered && !known {

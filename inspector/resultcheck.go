@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -513,4 +514,87 @@ func logMessageProblem(params json.RawMessage) string {
 		return "without data"
 	}
 	return ""
+}
+
+// initializeResult is what the handshake reads of an InitializeResult.
+type initializeResult struct {
+	ProtocolVersion string
+	Capabilities    json.RawMessage
+	ServerInfo      Implementation
+	Instructions    string
+}
+
+// readInitializeResult reads an initialize result (spec: basic/lifecycle,
+// "Initialization"; schema.json's InitializeResult). Only a result that is
+// not an object, or a protocolVersion that is not a string, is an error:
+// the session cannot go on without a version. Anything else the spec
+// requires and the server left out or mistyped (capabilities, serverInfo
+// with its name and version, a string instructions) is a problem to say;
+// the session goes on with what there is.
+func readInitializeResult(raw json.RawMessage) (initializeResult, []string, error) {
+	var res initializeResult
+	var version, caps, info, instructions []byte
+	if !rawjson.Members(raw, func(n, v []byte) bool {
+		switch {
+		case rawjson.NameIs(n, "protocolVersion"):
+			version = v
+		case rawjson.NameIs(n, "capabilities"):
+			caps = v
+		case rawjson.NameIs(n, "serverInfo"):
+			info = v
+		case rawjson.NameIs(n, "instructions"):
+			instructions = v
+		}
+		return true
+	}) {
+		return res, nil, errors.New("the result is not an InitializeResult: it is not a JSON object")
+	}
+	if version != nil {
+		v, ok := rawjson.String(version)
+		if !ok {
+			return res, nil, fmt.Errorf("the result is not an InitializeResult: its protocolVersion is %s, not a string", rawjson.Excerpt(version, 40))
+		}
+		res.ProtocolVersion = v
+	}
+	var problems []string
+	switch {
+	case caps == nil:
+		problems = append(problems, `it has no "capabilities" (an InitializeResult must have them, if only {})`)
+	case !isObject(caps):
+		problems = append(problems, `its "capabilities" is not an object`)
+	default:
+		res.Capabilities = caps
+		rawjson.Members(caps, func(n, v []byte) bool {
+			// null is taken as not declared, as mcpx reads it.
+			if !isObject(v) && !rawjson.IsNull(v) {
+				problems = append(problems, fmt.Sprintf("capability %s is %s, not an object", rawjson.Excerpt(n, 40), rawjson.Excerpt(v, 40)))
+			}
+			return true
+		})
+	}
+	switch {
+	case info == nil:
+		problems = append(problems, `it has no "serverInfo" (an InitializeResult must name the server and its version)`)
+	case !isObject(info):
+		problems = append(problems, `its "serverInfo" is not an object`)
+	default:
+		var ok bool
+		if res.ServerInfo.Name, ok = rawjson.String(rawjson.Member(info, "name")); !ok {
+			problems = append(problems, `its serverInfo has no string "name"`)
+		}
+		if res.ServerInfo.Version, ok = rawjson.String(rawjson.Member(info, "version")); !ok {
+			problems = append(problems, `its serverInfo has no string "version"`)
+		}
+		if t := rawjson.Member(info, "title"); t != nil {
+			res.ServerInfo.Title, _ = rawjson.String(t)
+		}
+	}
+	if instructions != nil && !rawjson.IsNull(instructions) {
+		if v, ok := rawjson.String(instructions); ok {
+			res.Instructions = v
+		} else {
+			problems = append(problems, `its "instructions" is not a string (ignored)`)
+		}
+	}
+	return res, problems, nil
 }

@@ -275,3 +275,43 @@ func TestCallToolParams(t *testing.T) {
 		t.Errorf("returned %s", r)
 	}
 }
+
+// TestReadInitializeResult: only a result that is not an object or a
+// protocolVersion that is not a string stops the handshake; what else the
+// spec requires of an InitializeResult and is missing or mistyped is a
+// problem, and the session goes on with the rest.
+func TestReadInitializeResult(t *testing.T) {
+	for _, tt := range []struct {
+		raw     string
+		want    []string
+		wantErr string
+		name    string
+	}{
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":null},"serverInfo":{"name":"s","version":"1","title":"S"},"instructions":"hi"}`, name: "s"},
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":{}}`, want: []string{`it has no "serverInfo"`}},
+		{raw: `{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"}}`, want: []string{`it has no "capabilities"`}, name: "s"},
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":["tools"],"serverInfo":{"name":"s","version":"1"}}`, want: []string{`its "capabilities" is not an object`}, name: "s"},
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":true,"logging":{}},"serverInfo":{"version":1}}`, want: []string{
+			`capability "tools" is true, not an object`, `its serverInfo has no string "name"`, `its serverInfo has no string "version"`}},
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"instructions":42}`, want: []string{`its "instructions" is not a string (ignored)`}, name: "s"},
+		{raw: `{"protocolVersion":2025,"capabilities":{}}`, wantErr: "its protocolVersion is 2025, not a string"},
+		{raw: `[]`, wantErr: "it is not a JSON object"},
+	} {
+		res, problems, err := readInitializeResult(json.RawMessage(tt.raw))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want %q", tt.raw, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(problems) != len(tt.want) || res.ServerInfo.Name != tt.name {
+			t.Errorf("%s: %+v, problems %q, %v; want %d like %q", tt.raw, res, problems, err, len(tt.want), tt.want)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(problems[i], w) {
+				t.Errorf("%s: problem %q lacks %q", tt.raw, problems[i], w)
+			}
+		}
+	}
+}
