@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -149,14 +150,63 @@ type DiscoverResult struct {
 	ServerInfo *Implementation `json:"serverInfo"`
 }
 
-// ParseDiscoverResult decodes a server/discover result.
+// ParseDiscoverResult decodes a server/discover result (spec 2026-07-28:
+// server/discover). Only what the session cannot do without is an error:
+// a result that is not an object, or no supportedVersions array of
+// strings. A member of another type than the schema's is left out (the
+// serverInfo's name and version are read one by one), as a handshake
+// reads its InitializeResult.
 func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	var d DiscoverResult
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("server/discover: result is not a DiscoverResult: %w", err)
+	var versions []byte
+	implementation := func(v []byte) *Implementation {
+		if !isObject(v) {
+			return nil
+		}
+		var impl Implementation
+		impl.Name, _ = rawjson.String(rawjson.Member(v, "name"))
+		impl.Title, _ = rawjson.String(rawjson.Member(v, "title"))
+		impl.Version, _ = rawjson.String(rawjson.Member(v, "version"))
+		return &impl
 	}
-	if d.SupportedVersions == nil {
+	if !rawjson.Members(raw, func(n, v []byte) bool {
+		switch {
+		case rawjson.NameIs(n, "supportedVersions"):
+			versions = v
+		case rawjson.NameIs(n, "capabilities"):
+			if isObject(v) {
+				d.Capabilities = v
+			}
+		case rawjson.NameIs(n, "instructions"):
+			d.Instructions, _ = rawjson.String(v)
+		case rawjson.NameIs(n, "ttlMs"):
+			var ttl int64
+			if json.Unmarshal(v, &ttl) == nil {
+				d.TTLMs = &ttl
+			}
+		case rawjson.NameIs(n, "cacheScope"):
+			d.CacheScope, _ = rawjson.String(v)
+		case rawjson.NameIs(n, "_meta"):
+			d.Meta.ServerInfo = implementation(rawjson.Member(v, mcp.MetaServerInfo))
+		case rawjson.NameIs(n, "serverInfo"):
+			d.ServerInfo = implementation(v)
+		}
+		return true
+	}) {
+		return nil, errors.New("server/discover: the result is not a DiscoverResult: it is not a JSON object")
+	}
+	if versions == nil || rawjson.IsNull(versions) {
 		return nil, errors.New("server/discover: the result lists no supportedVersions")
+	}
+	d.SupportedVersions = []string{}
+	strs := true
+	if !rawjson.Elements(versions, func(e []byte) bool {
+		v, ok := rawjson.String(e)
+		strs = strs && ok
+		d.SupportedVersions = append(d.SupportedVersions, v)
+		return ok
+	}) || !strs {
+		return nil, fmt.Errorf("server/discover: the result is not a DiscoverResult: its supportedVersions is %s, not an array of strings", rawjson.Excerpt(versions, 60))
 	}
 	return &d, nil
 }

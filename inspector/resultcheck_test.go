@@ -315,3 +315,26 @@ func TestReadInitializeResult(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDiscoverResultShapes: a discover result mcpx cannot use is an
+// error that says why in the spec's terms (not a decoder's); a member of
+// another type than the schema's is left out.
+func TestParseDiscoverResultShapes(t *testing.T) {
+	for raw, want := range map[string]string{
+		`5`:                                      "the result is not a DiscoverResult: it is not a JSON object",
+		`{}`:                                     "the result lists no supportedVersions",
+		`{"supportedVersions":null}`:             "the result lists no supportedVersions",
+		`{"supportedVersions":"2026-07-28"}`:     `its supportedVersions is "2026-07-28", not an array of strings`,
+		`{"supportedVersions":["2026-07-28",7]}`: `its supportedVersions is ["2026-07-28",7], not an array of strings`,
+	} {
+		if _, err := ParseDiscoverResult(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "json:") {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+	d, err := ParseDiscoverResult(json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":[],"ttlMs":"soon","cacheScope":1,` +
+		`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":2}},"instructions":"hi"}`))
+	if err != nil || d.Capabilities != nil || d.TTLMs != nil || d.CacheScope != "" || d.Meta.ServerInfo == nil ||
+		d.Meta.ServerInfo.Name != "s" || d.Meta.ServerInfo.Version != "" || d.Instructions != "hi" || len(d.SupportedVersions) != 1 {
+		t.Errorf("lenient read: %+v, %v", d, err)
+	}
+}
