@@ -229,8 +229,7 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next st
 	}
 	if len(list) > 0 && !rawjson.IsNull(list) {
 		if list[0] != '[' {
-			var arr []json.RawMessage
-			return nil, "", fmt.Errorf("result member %q is not an array: %w", key, json.Unmarshal(list, &arr))
+			return nil, "", fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
 		}
 		rawjson.Elements(list, func(e []byte) bool {
 			items = append(items, e)
