@@ -557,7 +557,7 @@ func ParseInputRequired(raw json.RawMessage) (*InputRequired, error) {
 	ir := &InputRequired{}
 	if v := obj.Get("inputRequests"); len(v) > 0 && string(v) != "null" {
 		if err := json.Unmarshal(v, &ir.InputRequests); err != nil {
-			return nil, fmt.Errorf("inputRequests is not a map of requests: %w", err)
+			return nil, fmt.Errorf("inputRequests is not a map of requests: %s", decodeProblem(err))
 		}
 	}
 	if v := obj.Get("requestState"); len(v) > 0 {

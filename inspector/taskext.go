@@ -47,7 +47,7 @@ func (t *DetailedTask) Task() Task {
 func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 	var t DetailedTask
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("not a task: %w", err)
+		return nil, fmt.Errorf("not a task: %s", decodeProblem(err))
 	}
 	if t.TaskID == "" {
 		return nil, errors.New("not a task: no taskId")

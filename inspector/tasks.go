@@ -415,7 +415,7 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/get: result is not a Task: %w", err)
+		return nil, fmt.Errorf("tasks/get: the result is not a Task: %s", decodeProblem(err))
 	}
 	return &t, nil
 }
@@ -434,7 +434,7 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/cancel: result is not a Task: %w", err)
+		return nil, fmt.Errorf("tasks/cancel: the result is not a Task: %s", decodeProblem(err))
 	}
 	return &t, nil
 }
