@@ -820,7 +820,15 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		return usageErrorf("--record records one session; give one trace to verify with it")
 	}
 	// Every trace is read before any is verified: a mistyped fifth name
-	// is said at once, not after four servers ran.
+	// is said at once, not after four servers ran. One trace stays open
+	// for its verification; several are opened again, one at a time, so
+	// that a directory of them does not hold a file each.
+	var only *record.TraceFile
+	defer func() {
+		if only != nil {
+			only.Close()
+		}
+	}()
 	for _, file := range files {
 		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
 		if err != nil {
@@ -829,10 +837,14 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		for _, w := range tf.Warnings {
 			con.Warn(file + ": " + w)
 		}
-		sessions := len(tf.Index)
-		tf.Close()
-		if d.rec.file != "" && sessions > 1 {
-			return usageErrorf("--record: %s holds %d sessions; verify records one only", file, sessions)
+		if d.rec.file != "" && len(tf.Index) > 1 {
+			tf.Close()
+			return usageErrorf("--record: %s holds %d sessions; verify records one only", file, len(tf.Index))
+		}
+		if len(files) == 1 {
+			only = tf
+		} else {
+			tf.Close()
 		}
 	}
 	d, err = e.connFor(ctx, d, server, "mcpx verify "+strings.Join(files, " "))
@@ -844,6 +856,11 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		return err
 	}
 	if update {
+		// The trace is replaced: it is not held open meanwhile.
+		if only != nil {
+			only.Close()
+			only = nil
+		}
 		if len(files) > 1 && out.json {
 			return usageErrorf("--update --json prints one trace's result; give one trace at a time")
 		}
@@ -859,22 +876,17 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	}
 	// verify's own recording (--record) is a plain one.
 	d.rec.mode = ""
-	if len(files) == 1 {
-		return o.verifyOne(ctx, files[0], d, out)
+	if only != nil {
+		return o.verifyOne(ctx, files[0], only, d, out)
 	}
 	return o.verifyMany(ctx, files, d, out)
 }
 
-// verifyFile verifies the sessions of one trace against the live server.
-// closeErr is the first error closing what a session opened (a trace of
-// --record).
-func (o *verifyOptions) verifyFile(ctx context.Context, file string, d connDesc, out output) (res *record.VerifyResult, closeErr, err error) {
+// verifyFile verifies the sessions of the trace tf against the live
+// server. closeErr is the first error closing what a session opened (a
+// trace of --record).
+func (o *verifyOptions) verifyFile(ctx context.Context, tf *record.TraceFile, d connDesc, out output) (res *record.VerifyResult, closeErr, err error) {
 	e := o.e
-	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
-	if err != nil {
-		return nil, nil, &usageError{err: err}
-	}
-	defer tf.Close()
 	timeout := d.session.timeout
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
@@ -889,10 +901,10 @@ func (o *verifyOptions) verifyFile(ctx context.Context, file string, d connDesc,
 
 // verifyOne verifies one trace: its report, or its result as one JSON
 // document.
-func (o *verifyOptions) verifyOne(ctx context.Context, file string, d connDesc, out output) error {
+func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.TraceFile, d connDesc, out output) error {
 	e := o.e
 	start := time.Now()
-	res, closeErr, err := o.verifyFile(ctx, file, d, out)
+	res, closeErr, err := o.verifyFile(ctx, tf, d, out)
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
@@ -946,7 +958,13 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 			p.VerifyFile(file)
 		}
 		began := time.Now()
-		res, closeErr, err := o.verifyFile(ctx, file, d, out)
+		var res *record.VerifyResult
+		var closeErr error
+		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+		if err == nil {
+			res, closeErr, err = o.verifyFile(ctx, tf, d, out)
+			tf.Close()
+		}
 		if err == nil && closeErr != nil {
 			err = closeErr
 		}

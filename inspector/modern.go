@@ -163,10 +163,7 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 		if !isObject(v) {
 			return nil
 		}
-		var impl Implementation
-		impl.Name, _ = rawjson.String(rawjson.Member(v, "name"))
-		impl.Title, _ = rawjson.String(rawjson.Member(v, "title"))
-		impl.Version, _ = rawjson.String(rawjson.Member(v, "version"))
+		impl, _ := readImplementation(v)
 		return &impl
 	}
 	if !rawjson.Members(raw, func(n, v []byte) bool {

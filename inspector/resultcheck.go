@@ -38,7 +38,7 @@ const maxResultProblems = 5
 // nothing to the wire.
 func (s *Session) ToolResultProblems(name string, res json.RawMessage) []string {
 	raw := bytes.TrimSpace(res)
-	if len(raw) == 0 || raw[0] != '{' {
+	if !isObject(raw) {
 		return []string{"the result is not a JSON object"}
 	}
 	var content, isError, structured []byte
@@ -84,7 +84,7 @@ func (s *Session) ToolResultProblems(name string, res json.RawMessage) []string 
 	// Before 2026-07-28 structuredContent is an object; from it, any JSON
 	// value (2026-07-28: server/tools, "Structured Content").
 	modern := mcp.IsModernVersion(version)
-	if structured != nil && !modern && structured[0] != '{' {
+	if structured != nil && !modern && !isObject(structured) {
 		add(`"structuredContent" is not an object`)
 	}
 	if string(isError) == "true" {
@@ -322,7 +322,7 @@ func itemProblems(name, plural string, items [][]byte, problem func([]byte) stri
 // res, or a problem saying the result (a what) has none.
 func memberArray(res json.RawMessage, name, what string) ([][]byte, string) {
 	raw := bytes.TrimSpace(res)
-	if len(raw) == 0 || raw[0] != '{' {
+	if !isObject(raw) {
 		return nil, "the result is not a JSON object"
 	}
 	var v []byte
@@ -578,15 +578,10 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 	case !isObject(info):
 		problems = append(problems, `its "serverInfo" is not an object`)
 	default:
-		var ok bool
-		if res.ServerInfo.Name, ok = rawjson.String(rawjson.Member(info, "name")); !ok {
-			problems = append(problems, `its serverInfo has no string "name"`)
-		}
-		if res.ServerInfo.Version, ok = rawjson.String(rawjson.Member(info, "version")); !ok {
-			problems = append(problems, `its serverInfo has no string "version"`)
-		}
-		if t := rawjson.Member(info, "title"); t != nil {
-			res.ServerInfo.Title, _ = rawjson.String(t)
+		var complete bool
+		res.ServerInfo, complete = readImplementation(info)
+		if !complete {
+			problems = append(problems, `its serverInfo lacks a string "name" or "version"`)
 		}
 	}
 	if instructions != nil && !rawjson.IsNull(instructions) {
@@ -597,4 +592,16 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 		}
 	}
 	return res, problems, nil
+}
+
+// readImplementation reads an Implementation (a serverInfo) member by
+// member: one of another type than the schema's is left empty, and
+// complete reports whether the name and version the schema requires are
+// both strings.
+func readImplementation(v []byte) (impl Implementation, complete bool) {
+	var nameOK, versionOK bool
+	impl.Name, nameOK = rawjson.String(rawjson.Member(v, "name"))
+	impl.Version, versionOK = rawjson.String(rawjson.Member(v, "version"))
+	impl.Title, _ = rawjson.String(rawjson.Member(v, "title"))
+	return impl, nameOK && versionOK
 }

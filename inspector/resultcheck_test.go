@@ -292,7 +292,7 @@ func TestReadInitializeResult(t *testing.T) {
 		{raw: `{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"}}`, want: []string{`it has no "capabilities"`}, name: "s"},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":["tools"],"serverInfo":{"name":"s","version":"1"}}`, want: []string{`its "capabilities" is not an object`}, name: "s"},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":true,"logging":{}},"serverInfo":{"version":1}}`, want: []string{
-			`capability "tools" is true, not an object`, `its serverInfo has no string "name"`, `its serverInfo has no string "version"`}},
+			`capability "tools" is true, not an object`, `its serverInfo lacks a string "name" or "version"`}},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"instructions":42}`, want: []string{`its "instructions" is not a string (ignored)`}, name: "s"},
 		{raw: `{"protocolVersion":2025,"capabilities":{}}`, wantErr: "its protocolVersion is 2025, not a string"},
 		{raw: `[]`, wantErr: "it is not a JSON object"},

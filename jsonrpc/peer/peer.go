@@ -107,8 +107,7 @@ type Peer struct {
 	// its answer to a peer that does not read).
 	slots chan struct{}
 	// closing is closed by Close, to free a read loop waiting for a slot.
-	closing   chan struct{}
-	closeOnce sync.Once
+	closing chan struct{}
 }
 
 // maxServing bounds the requests of the peer answered at once; maxInBatch
@@ -179,7 +178,7 @@ func (p *Peer) Close() error {
 		started := p.started
 		p.startMu.Unlock()
 		p.closeErr = p.conn.Close()
-		p.closeOnce.Do(func() { close(p.closing) })
+		close(p.closing)
 		if !started {
 			p.endUnstarted(transport.ErrClosed)
 		}
