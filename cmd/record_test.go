@@ -35,7 +35,9 @@ func TestRecordHTTPRedactsCredentials(t *testing.T) {
 	u := sdkURL(t, nil)
 	dir := t.TempDir()
 	for name, args := range map[string][]string{
-		"header": {"-H", "Authorization: Bearer SECRET-123", "-H", "X-Api-Key: KEY-456"},
+		// Any header the user adds may be a credential under a name of
+		// their choosing (X-Auth): its value is never recorded.
+		"header": {"-H", "Authorization: Bearer SECRET-123", "-H", "X-Api-Key: KEY-456", "-H", "X-Auth: AUTH-321", "-H", "X-Tenant: TENANT-654"},
 		"bearer": {"--bearer", "SECRET-123"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -45,7 +47,7 @@ func TestRecordHTTPRedactsCredentials(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			tr, raw := readTraceFile(t, file)
-			for _, secret := range []string{"SECRET-123", "KEY-456", "QUERY-789"} {
+			for _, secret := range []string{"SECRET-123", "KEY-456", "QUERY-789", "AUTH-321", "TENANT-654"} {
 				if strings.Contains(raw, secret) {
 					t.Errorf("the trace holds %s", secret)
 				}
@@ -58,6 +60,9 @@ func TestRecordHTTPRedactsCredentials(t *testing.T) {
 				case record.KindHTTP:
 					httpEvents++
 				}
+			}
+			if name == "header" && !strings.Contains(raw, "X-Auth: [redacted], X-Tenant: [redacted]") {
+				t.Error("the trace's HTTP lines do not name the added headers (in order, values redacted)")
 			}
 			if frames < 5 || httpEvents < 4 || tr.Header.Transport != "http" || !strings.HasPrefix(tr.Header.Target, "http: ") || !tr.Header.Redacted {
 				t.Errorf("%d frames, %d http events, header %+v", frames, httpEvents, tr.Header)

@@ -336,7 +336,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		}
 		extra := append(append(append([]string(nil), wireHeaders...), routeHeaderNames(r.Header)...), extraHeaderNames(b.opts.Header)...)
 		text := r.Method + " " + r.URL.String()
-		if h := headerSummary(r.Header, dedupe(extra)...); h != "" {
+		if h := headerSummary(r.Header, b.opts.Header, dedupe(extra)...); h != "" {
 			text += " (" + h + ")"
 		}
 		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), SessionID: r.Header.Get("Mcp-Session-Id")})
@@ -359,7 +359,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		if redirected {
 			text += " (answered by " + resp.Request.URL.String() + ")"
 		}
-		if h := headerSummary(resp.Header, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
+		if h := headerSummary(resp.Header, nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
 		}
 		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -343,13 +344,18 @@ func sensitiveHeader(name string) bool {
 	return false
 }
 
-// headerSummary renders the headers worth showing in --wire output, with
-// secrets redacted.
-func headerSummary(h http.Header, names ...string) string {
+// headerSummary renders the headers worth showing in --wire output and
+// traces, in the order of names. A credential's value (sensitiveHeader)
+// shows as [redacted], and so does the value of a header in added (the
+// headers the user gave, -H) unless it is an MCP header: any of those can
+// be a credential under a name of the user's choosing (X-Auth,
+// X-Credential), and traces keep no header values but the MCP headers'
+// (docs/trace-format.md, "Redaction").
+func headerSummary(h, added http.Header, names ...string) string {
 	var parts []string
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
-			if sensitiveHeader(n) {
+			if sensitiveHeader(n) || added.Get(n) != "" && !mcpHeader(n) {
 				v = "[redacted]"
 			}
 			parts = append(parts, n+": "+Excerpt(v))
@@ -358,12 +364,22 @@ func headerSummary(h http.Header, names ...string) string {
 	return strings.Join(parts, ", ")
 }
 
-// extraHeaderNames lists the user-supplied header names, canonicalized.
+// mcpHeader reports the headers the MCP transports define (Mcp-Session-Id,
+// Mcp-Protocol-Version, the stateless era's Mcp-Method, Mcp-Name and
+// Mcp-Param-*) and SSE's Last-Event-ID: protocol, not credentials.
+func mcpHeader(name string) bool {
+	n := http.CanonicalHeaderKey(name)
+	return strings.HasPrefix(n, "Mcp-") || n == "Last-Event-Id"
+}
+
+// extraHeaderNames lists the user-supplied header names, canonicalized and
+// sorted (the order of a trace's HTTP lines does not change between runs).
 func extraHeaderNames(h http.Header) []string {
-	var names []string
+	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
 	}
+	slices.Sort(names)
 	return names
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -98,11 +99,12 @@ func setRouteHeaders(h http.Header, r *Route) error {
 
 // routeHeaderNames lists the route headers present in h, for --wire.
 func routeHeaderNames(h http.Header) []string {
-	names := []string{headerMethod, headerName}
+	var params []string
 	for k := range h {
 		if strings.HasPrefix(k, headerParamPrefix) {
-			names = append(names, k)
+			params = append(params, k)
 		}
 	}
-	return names
+	slices.Sort(params) // the same order every run
+	return append([]string{headerMethod, headerName}, params...)
 }

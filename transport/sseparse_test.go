@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -258,7 +259,7 @@ func TestHeaderSummaryRedacts(t *testing.T) {
 		"X-Api-Key":      {"s3cret"},
 		"Mcp-Session-Id": {"abc"},
 	}
-	got := headerSummary(h, "Authorization", "Cookie", "X-Api-Key", "Mcp-Session-Id")
+	got := headerSummary(h, nil, "Authorization", "Cookie", "X-Api-Key", "Mcp-Session-Id")
 	if strings.Contains(got, "s3cret") {
 		t.Errorf("secret shown: %s", got)
 	}
@@ -266,6 +267,20 @@ func TestHeaderSummaryRedacts(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary %q lacks %q", got, want)
 		}
+	}
+}
+
+// TestHeaderSummaryHidesAddedValues: the value of a header the user added
+// is not shown (it may be a credential under any name), except an MCP
+// header's.
+func TestHeaderSummaryHidesAddedValues(t *testing.T) {
+	h := http.Header{"X-Auth": {"s3cret"}, "X-Tenant": {"acme"}, "Mcp-Protocol-Version": {"2025-06-18"}, "Last-Event-Id": {"7"}}
+	got := headerSummary(h, h.Clone(), "Mcp-Protocol-Version", "Last-Event-Id", "X-Auth", "X-Tenant")
+	if want := "Mcp-Protocol-Version: 2025-06-18, Last-Event-Id: 7, X-Auth: [redacted], X-Tenant: [redacted]"; got != want {
+		t.Errorf("summary\n got %q\nwant %q", got, want)
+	}
+	if got := headerSummary(h, nil, "X-Tenant"); got != "X-Tenant: acme" {
+		t.Errorf("a header the server sent: %q", got)
 	}
 }
 

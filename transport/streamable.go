@@ -640,7 +640,7 @@ func (s *streamable) deleteSession() {
 	if err := s.b.authorize(ctx, req); err != nil {
 		return
 	}
-	s.b.observe(EventHTTP, "DELETE "+s.url+" ("+headerSummary(req.Header, dedupe(wireHeaders)...)+")",
+	s.b.observe(EventHTTP, "DELETE "+s.url+" ("+headerSummary(req.Header, nil, dedupe(wireHeaders)...)+")",
 		&Meta{HTTPMethod: "DELETE", URL: s.url, SessionID: id})
 	resp, err := s.b.client.Do(req)
 	if err != nil {
