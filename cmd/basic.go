@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // withClient connects to the server after "--" (or at --url), runs fn
@@ -93,18 +95,26 @@ type errReader struct{ err error }
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // readJSONArg reads a JSON argument given inline, as @file, or as @-
-// (from stdin).
-func readJSONArg(flag, v string, stdin io.Reader) (json.RawMessage, error) {
+// (from stdin). A file or standard input is read up to limit bytes (the
+// --max-message-size the argument must fit in), and ctx ends a read that
+// waits: a FIFO without a writer, a terminal, a pipe that never ends.
+func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int64) (json.RawMessage, error) {
 	data := []byte(v)
-	if v == "@-" {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, usageErrorf("%s: reading standard input: %v", flag, err)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		what := name
+		if name == "-" {
+			what = "standard input"
 		}
-		data = b
-	} else if name, ok := strings.CutPrefix(v, "@"); ok {
-		b, err := os.ReadFile(name)
-		if err != nil {
+		b, err := readArgSource(ctx, name, stdin, limit)
+		var tooBig *argTooBigError
+		switch {
+		case errors.As(err, &tooBig):
+			return nil, usageErrorf("%s: %s is larger than the maximum message size (%s); raise --max-message-size", flag, what, transport.FormatSize(limit))
+		case err != nil && ctx.Err() != nil:
+			return nil, fmt.Errorf("%s: reading %s: %w", flag, what, err)
+		case err != nil && name == "-":
+			return nil, usageErrorf("%s: reading standard input: %v", flag, err)
+		case err != nil:
 			return nil, usageErrorf("%s: %v", flag, err)
 		}
 		data = b
@@ -113,6 +123,56 @@ func readJSONArg(flag, v string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, usageErrorf("%s: not valid JSON: %s", flag, excerptArg(string(data)))
 	}
 	return data, nil
+}
+
+// argTooBigError is readArgSource's answer to more than its limit.
+type argTooBigError struct{}
+
+func (*argTooBigError) Error() string { return "larger than the limit" }
+
+// readArgSource reads the file name, or stdin for "-", up to limit bytes.
+// The read runs in a goroutine so that ctx can end it: a blocking read
+// cannot be interrupted otherwise (opening a FIFO waits for a writer; a
+// terminal or a pipe waits for its writer). A file is closed when ctx
+// ends, which ends a read of a pipe; a read of stdin that never returns
+// leaves its goroutine until the process exits (a one-shot command ends
+// then; the REPL does not read @- at all, see env.stdin).
+func readArgSource(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	opened := make(chan *os.File, 1)
+	go func() {
+		r := stdin
+		if name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			opened <- f
+			defer f.Close()
+			r = f
+		}
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err == nil && int64(len(b)) > limit {
+			err = &argTooBigError{}
+		}
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		select {
+		case f := <-opened:
+			f.Close()
+		default:
+		}
+		return nil, ctx.Err()
+	}
 }
 
 func excerptArg(s string) string {
@@ -233,7 +293,7 @@ func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
 	method := own[0]
 	var params json.RawMessage
 	if len(own) == 2 {
-		p, err := readJSONArg("params", own[1], o.e.stdin())
+		p, err := readJSONArg(ctx, "params", own[1], o.e.stdin(), o.e.cfg.conn.session.maxMessageSize)
 		if err != nil {
 			return err
 		}

@@ -234,7 +234,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	}
 	var base json.RawMessage
 	if o.args != "" {
-		b, err := readJSONArg("--args", o.args, o.e.stdin())
+		b, err := readJSONArg(ctx, "--args", o.args, o.e.stdin(), o.e.cfg.conn.session.maxMessageSize)
 		if err != nil {
 			return err
 		}

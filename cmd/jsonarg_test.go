@@ -1,0 +1,62 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadJSONArgIsBounded: @- and @file read at most the message size
+// limit; more is a usage error that names the limit (before, @/dev/zero
+// grew until the kernel killed mcpx).
+func TestReadJSONArgIsBounded(t *testing.T) {
+	const limit = 64
+	big := `{"s":"` + strings.Repeat("x", limit) + `"}`
+	file := filepath.Join(t.TempDir(), "args.json")
+	if err := os.WriteFile(file, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"@-", "@" + file} {
+		_, err := readJSONArg(context.Background(), "--args", v, strings.NewReader(big), limit)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "is larger than the maximum message size (64 bytes); raise --max-message-size") {
+			t.Errorf("%s of %d bytes with a limit of %d: %v", v, len(big), limit, err)
+		}
+	}
+	// At the limit it is read.
+	fits := `{"s":"` + strings.Repeat("x", limit-8) + `"}`
+	if b, err := readJSONArg(context.Background(), "--args", "@-", strings.NewReader(fits), int64(len(fits))); err != nil || string(b) != fits {
+		t.Errorf("%d bytes at a limit of %d: %q, %v", len(fits), len(fits), b, err)
+	}
+}
+
+// TestReadJSONArgHonoursContext: a read that waits (here a pipe whose
+// writer never writes) ends when the context does, as an interruption
+// (before, Ctrl-C waited for the writer).
+func TestReadJSONArgHonoursContext(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := readJSONArg(ctx, "--args", "@-", r, 1<<20)
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		if code, _ := classify(err); code != ExitInterrupted {
+			t.Errorf("exit %d, want %d", code, ExitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read did not end with its context")
+	}
+}
