@@ -113,8 +113,10 @@ func (r reporter) report(err error) int {
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
 		}
+		// The server's error (rpcError) is JSON as it sent it, which may
+		// hold C1 and bidirectional controls raw.
 		b, _ := json.Marshal(map[string]any{"error": out})
-		fmt.Fprintln(r.ios.ErrOut, string(b))
+		fmt.Fprintln(r.ios.ErrOut, tui.EscapeJSON(string(b)))
 		return code
 	}
 	// A message of several lines (a server's) keeps them, indented.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -298,5 +299,29 @@ func TestREPLParallelLinesInOrder(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Errorf("results out of order or wrong:\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
+
+// TestJSONErrorLineIsTerminalSafe: the --json error line quotes the
+// server's error as JSON, with the C1 and bidirectional controls it may
+// hold escaped (the same JSON, nothing a terminal acts on).
+func TestJSONErrorLineIsTerminalSafe(t *testing.T) {
+	t.Parallel()
+	ios, _, errOut := NewTestIOStreams(nil)
+	rpcErr := &jsonrpc.Error{Code: -32000, Message: "bad\u009b2J \u202eevil\u2066", Data: json.RawMessage(`"\u202e"`)}
+	if code := (reporter{ios: ios, json: true}).report(rpcErr); code != ExitServerError {
+		t.Errorf("exit %d", code)
+	}
+	line := errOut.String()
+	if strings.ContainsAny(line, "\u009b\u202e\u2066") {
+		t.Errorf("raw control in the error line: %q", line)
+	}
+	var v struct {
+		Error struct {
+			RPCError jsonrpc.Error `json:"rpcError"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &v); err != nil || v.Error.RPCError.Message != rpcErr.Message {
+		t.Errorf("the line %q does not hold the server's message: %v", line, err)
 	}
 }

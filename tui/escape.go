@@ -98,13 +98,15 @@ func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
-// escapeJSONText escapes the C1 controls and DEL that JSON allows raw inside
-// strings, as \u escapes, so pretty-printed JSON is terminal-safe and still
-// the same JSON. (C0 controls cannot appear raw in valid JSON.)
-func escapeJSONText(s string) string {
+// EscapeJSON escapes the characters JSON allows raw inside strings that a
+// terminal must not get raw (escapedInJSON), as \u escapes, so JSON text
+// printed for a person (pretty-printed results, the --json error line) is
+// terminal-safe and still the same JSON. (C0 controls cannot appear raw in
+// valid JSON.)
+func EscapeJSON(s string) string {
 	needs := false
 	for _, r := range s {
-		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+		if escapedInJSON(r) {
 			needs = true
 			break
 		}
@@ -114,11 +116,18 @@ func escapeJSONText(s string) string {
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+		if escapedInJSON(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
 		} else {
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// escapedInJSON reports the runes EscapeJSON escapes: DEL, the C1
+// controls (U+0080–U+009F, CSI among them) and the bidirectional controls
+// (isBidiControl), as Escape escapes them in text.
+func escapedInJSON(r rune) bool {
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r)
 }

@@ -78,18 +78,20 @@ func TestEscapeJSONText(t *testing.T) {
 		{"{\"a\":\"x\u009by\"}", `{"a":"x\u009by"}`},
 		{"{\"a\":\"\x7f\"}", `{"a":"\u007f"}`},
 		{`{"a":"é"}`, `{"a":"é"}`},
+		// Bidirectional controls reorder what a terminal shows.
+		{"{\"a\u202e\":\"b\u2066c\u2069\"}", `{"a\u202e":"b\u2066c\u2069"}`},
 	}
 	for _, tt := range tests {
-		if got := escapeJSONText(tt.in); got != tt.want {
-			t.Errorf("escapeJSONText(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := EscapeJSON(tt.in); got != tt.want {
+			t.Errorf("EscapeJSON(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	// The escaped text is the same JSON.
 	in := "{\"k\":\"a\u0085b\x7f\"}"
-	if !jsonEqual(t, []byte(in), []byte(escapeJSONText(in))) {
+	if !jsonEqual(t, []byte(in), []byte(EscapeJSON(in))) {
 		t.Errorf("escaping changed the JSON value")
 	}
-	if strings.ContainsRune(escapeJSONText(in), 0x85) {
-		t.Errorf("C1 control left in %q", escapeJSONText(in))
+	if strings.ContainsRune(EscapeJSON(in), 0x85) {
+		t.Errorf("C1 control left in %q", EscapeJSON(in))
 	}
 }

@@ -128,7 +128,7 @@ func (p *Printer) prettyJSON(raw json.RawMessage, indent string) string {
 		raw = json.RawMessage("null")
 	}
 	out := pretty.PrettyOptions(raw, &pretty.Options{Width: 80, Prefix: indent, Indent: "  ", SortKeys: false})
-	out = []byte(escapeJSONText(string(out)))
+	out = []byte(EscapeJSON(string(out)))
 	if p.color {
 		out = pretty.Color(out, nil)
 	}

@@ -26,7 +26,7 @@ const prettyWidth = 80
 
 // prettyWriter writes JSON laid out exactly as tidwall/pretty lays it out
 // (Width 80, Indent two spaces, no prefix, keys in their order), then
-// escaped as escapeJSONText escapes it, without building it in memory.
+// escaped as EscapeJSON escapes it, without building it in memory.
 // TestPrettyWriterMatchesPretty holds it to that.
 type prettyWriter struct {
 	w *bufio.Writer
@@ -35,8 +35,9 @@ type prettyWriter struct {
 	// than the characters written after a newline it appended, as many
 	// after a newline that replaced a space).
 	col int
-	// c1 is set when the text holds a C1 control or DEL: escapeJSONText
-	// then rewrites the whole text rune by rune.
+	// c1 is set when the text holds a rune EscapeJSON escapes (DEL,
+	// a C1 or a bidirectional control): it then rewrites the whole text
+	// rune by rune.
 	c1 bool
 }
 
@@ -49,8 +50,8 @@ func writePrettyJSON(w io.Writer, raw []byte) error {
 	return bw.Flush()
 }
 
-// hasC1 reports whether b holds DEL or a C1 control character (as
-// escapeJSONText decodes text).
+// hasC1 reports whether b holds a rune EscapeJSON escapes (DEL, a C1
+// or a bidirectional control; see escapedInJSON), decoding as it does.
 func hasC1(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -62,7 +63,7 @@ func hasC1(b []byte) bool {
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
-		if r >= 0x80 && r <= 0x9f {
+		if escapedInJSON(r) {
 			return true
 		}
 		i += size
@@ -80,7 +81,7 @@ func (p *prettyWriter) emit(b []byte) {
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
 		switch {
-		case r == 0x7f || r >= 0x80 && r <= 0x9f:
+		case escapedInJSON(r):
 			fmt.Fprintf(p.w, `\u%04x`, r)
 		case r == utf8.RuneError && size == 1:
 			p.w.WriteRune(r)

@@ -24,7 +24,7 @@ import (
 func randomJSON(rng *rand.Rand, depth int) string {
 	ws := func() string { return []string{"", "", " ", "\n  ", "\t"}[rng.Intn(5)] }
 	scalars := []string{`1`, `-2.5e3`, `true`, `false`, `null`, `""`, `"a"`, `"long string that takes room on the line"`,
-		`"esc\"aped\\\n\u00e9"`, "\"c1 \u0085 del \x7f\"", "\"bad \xff utf8\"", `"\u2028"`, `"<&>"`}
+		`"esc\"aped\\\n\u00e9"`, "\"c1 \u0085 del \x7f\"", "\"bidi \u202e \u2067\"", "\"bad \xff utf8\"", `"\u2028"`, `"<&>"`}
 	if depth <= 0 || rng.Intn(3) == 0 {
 		return scalars[rng.Intn(len(scalars))]
 	}
@@ -43,7 +43,7 @@ func randomJSON(rng *rand.Rand, depth int) string {
 }
 
 // The streaming layout is byte for byte what tidwall/pretty and
-// escapeJSONText make of the same JSON.
+// EscapeJSON make of the same JSON.
 func TestPrettyWriterMatchesPretty(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	docs := []string{`{}`, `[]`, `[[]]`, `{"a":[]}`, `[{}]`, `"x"`, `12`, `[1,2,3]`, `{"a":{"b":{"c":[1,[2,[3]]]}}}`,
@@ -56,7 +56,7 @@ func TestPrettyWriterMatchesPretty(t *testing.T) {
 		if !json.Valid([]byte(d)) {
 			continue
 		}
-		want := escapeJSONText(string(pretty.PrettyOptions([]byte(d), &pretty.Options{Width: 80, Indent: "  "})))
+		want := EscapeJSON(string(pretty.PrettyOptions([]byte(d), &pretty.Options{Width: 80, Indent: "  "})))
 		var got bytes.Buffer
 		if err := writePrettyJSON(&got, []byte(d)); err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func TestLargeResultsPrintInPlace(t *testing.T) {
 	if want := sha256.Sum256([]byte(Escape(text) + "\n")); !bytes.Equal(human.Sum(nil), want[:]) {
 		t.Errorf("text output differs from Escape(text)")
 	}
-	if want := sha256.Sum256([]byte(escapeJSONText(string(pretty.PrettyOptions(result, &pretty.Options{Width: 80, Indent: "  "}))))); !bytes.Equal(raw.Sum(nil), want[:]) {
+	if want := sha256.Sum256([]byte(EscapeJSON(string(pretty.PrettyOptions(result, &pretty.Options{Width: 80, Indent: "  "}))))); !bytes.Equal(raw.Sum(nil), want[:]) {
 		t.Errorf("JSON output differs from the in-memory layout")
 	}
 }
