@@ -12,9 +12,10 @@ import (
 )
 
 // A stored OAuth token stays with its server: when the server redirects
-// to another origin (the same host, another port), a 302 is followed
-// without it (-v says so) and a 307, which would resend the message, is
-// refused with exit 4, naming both URLs.
+// to another origin (the same host, another port), a 302 (which would
+// turn the POST into a GET without the message) and a 307 (which would
+// resend the message there) are refused with exit 4, naming both URLs,
+// and the other origin gets nothing.
 func TestStoredTokenNotRedirected(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -52,7 +53,7 @@ func TestStoredTokenNotRedirected(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	if r.code != ExitConnect || n == 0 || !strings.Contains(r.stderr, "HTTP 302 redirect to "+other.URL+"/mcp, another origin: following it without credentials (dropped Authorization") {
+	if r.code != ExitConnect || n != 0 || !strings.Contains(r.stderr, "refused to follow the HTTP 302 redirect to "+other.URL+"/mcp: it would turn the POST into a GET") {
 		t.Errorf("302: exit %d, %d requests elsewhere:\n%s", r.code, n, r.stderr)
 	}
 	noSecrets(t, srv, r.stdout, r.stderr)

@@ -48,9 +48,10 @@ func (l *hostLog) seen() ([]string, []http.Header) {
 
 // Token requests follow mcpx's one redirect policy: a 307 to another
 // origin (which would resend the code or the client secret in the body)
-// is refused, the other origin getting nothing; a 303 to another origin
-// goes there as a GET without the client's credentials or a DPoP proof; a
-// redirect within the origin is followed with everything.
+// is refused, the other origin getting nothing; so is a 303, which would
+// turn the token request into a GET without its body (and take the GET's
+// answer for the token response); a redirect within the origin is
+// followed with everything.
 func TestTokenRequestRedirects(t *testing.T) {
 	other := newHostLog(t, nil)
 	as := newHostLog(t, func(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +67,7 @@ func TestTokenRequestRedirects(t *testing.T) {
 			io.WriteString(w, `{"access_token":"at","token_type":"Bearer","expires_in":60}`)
 		}
 	})
-	a, notes := newTestAuthorizer(t, as.URL+"/mcp", nil)
+	a, _ := newTestAuthorizer(t, as.URL+"/mcp", nil)
 	c := &Client{ID: "id", Secret: "SECRET-CLIENT", AuthMethod: "client_secret_basic"}
 	params := url.Values{"grant_type": {"authorization_code"}, "code": {"SECRET-CODE"}}
 	key, _ := newDPoPKey()
@@ -79,25 +80,19 @@ func TestTokenRequestRedirects(t *testing.T) {
 		t.Fatalf("the other origin got %q", reqs)
 	}
 
-	a.tokenRequest(ctxT(t), as.URL+"/token303", as.URL, c, params, nil, key)
-	reqs, hdrs := other.seen()
-	if len(reqs) != 1 || reqs[0] != "GET /landing " {
+	_, err = a.tokenRequest(ctxT(t), as.URL+"/token303", as.URL, c, params, nil, key)
+	if !errors.Is(err, transport.ErrRedirect) || !strings.Contains(err.Error(), "would turn the POST into a GET") {
+		t.Errorf("303 to another origin: err = %v", err)
+	}
+	if reqs, _ := other.seen(); len(reqs) != 0 {
 		t.Fatalf("303 to another origin: the other origin got %q", reqs)
-	}
-	for k, vs := range hdrs[0] {
-		if k == "Authorization" || k == "Dpop" || strings.Contains(strings.Join(vs, ""), "SECRET") {
-			t.Errorf("303 to another origin: %s: %s went along", k, vs)
-		}
-	}
-	if !strings.Contains(notes.String(), "another origin: following it without credentials (dropped Authorization, Referer)") {
-		t.Errorf("notes:\n%s", notes)
 	}
 
 	tok, err := a.tokenRequest(ctxT(t), as.URL+"/moved", as.URL, c, params, nil, nil)
 	if err != nil || tok.AccessToken != "at" {
 		t.Fatalf("308 within the origin: %v", err)
 	}
-	reqs, hdrs = as.seen()
+	reqs, hdrs := as.seen()
 	last := len(reqs) - 1
 	if !strings.HasPrefix(reqs[last], "POST /token ") || !strings.Contains(reqs[last], "SECRET-CODE") || !strings.HasPrefix(hdrs[last].Get("Authorization"), "Basic ") {
 		t.Errorf("308 within the origin: %q %v", reqs[last], hdrs[last])

@@ -62,6 +62,9 @@ var redirectHeaders = []string{"Accept", "Accept-Language", "User-Agent", "Mcp-P
 //     port: see SameOrigin) is followed with every header;
 //   - a redirect from https to http is refused: the request would travel in
 //     clear text;
+//   - a redirect that changes the method is refused: Go's client turns a
+//     POST answered with 301, 302 or 303 into a GET without the body (the
+//     MCP message, the OAuth request), whose answer is no response to it;
 //   - a redirect to another origin is followed without credentials: only
 //     the headers in redirectHeaders go on. Once a chain of redirects has
 //     left the first origin, no later hop gets credentials back, even one
@@ -95,6 +98,12 @@ func checkRedirect(req *http.Request, via []*http.Request, obs Observer) error {
 	}
 	if strings.EqualFold(prev.URL.Scheme, "https") && !strings.EqualFold(req.URL.Scheme, "https") {
 		return refuse("it leaves https, and the request would travel unencrypted")
+	}
+	if req.Method != prev.Method {
+		// Go's client turns a POST (or a DELETE) answered with 301, 302 or
+		// 303 into a GET without its body: the message would be lost and
+		// the GET's answer taken for its response.
+		return refuse(fmt.Sprintf("it would turn the %s into a %s without its body (a server that moves its endpoint answers 307 or 308, which keep both)", prev.Method, req.Method))
 	}
 	say := func(format string, args ...any) {
 		if obs != nil {

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,6 +161,34 @@ func TestRedirectWithBodyRefused(t *testing.T) {
 	}
 }
 
+// A POST answered with 301, 302 or 303 is refused, within the origin too:
+// Go's client would send a GET without the message in its place and take
+// the GET's answer for the response (the server never got initialize).
+func TestRedirectChangingMethodRefused(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
+		gets := newLog()
+		mux := http.NewServeMux()
+		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/mcp2", status)
+		})
+		mux.Handle("/mcp2", gets.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"GET-ANSWER","version":"1"}}}`)
+		})))
+		ts := httptest.NewServer(mux)
+		t.Cleanup(ts.Close)
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable}, nil)
+		var re *transport.RedirectError
+		if !errors.As(err, &re) || re.Status != status || re.Method != "POST" || !strings.Contains(err.Error(), "would turn the POST into a GET without its body") {
+			t.Errorf("HTTP %d: err = %v, want a refused redirect", status, err)
+		}
+		if n := len(gets.all()); n != 0 {
+			t.Errorf("HTTP %d: the redirect was followed (%d requests)", status, n)
+		}
+	}
+}
+
 // A redirect from https to http is never followed, even without a body;
 // the policy applies to a client the caller supplied (without a
 // CheckRedirect of its own) too.
@@ -285,7 +314,9 @@ func TestRedirectChainStaysStripped(t *testing.T) {
 
 // A refusal from another origin, reached by a redirect that carried no
 // credentials, is not the Authorizer's business: new credentials would not
-// go there either. The error names the origin that refused.
+// go there either. The error names the origin that refused. (The request
+// is the legacy transport's GET: a POST is never redirected to another
+// origin.)
 func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	t.Parallel()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -299,7 +330,7 @@ func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	t.Cleanup(ts.Close)
 	auth := &stubbornAuth{}
 	rec := newRecorder()
-	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Authorizer: auth}, rec)
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeSSE, Authorizer: auth}, rec)
 	var ue *transport.UnauthorizedError
 	if !errors.As(err, &ue) || ue.URL != other.URL+"/mcp" {
 		t.Fatalf("err = %v", err)
@@ -307,7 +338,7 @@ func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	if len(auth.creds) != 0 {
 		t.Errorf("the Authorizer was asked %d times", len(auth.creds))
 	}
-	if wire := rec.eventText(transport.EventHTTP); !strings.Contains(wire, "401 Unauthorized text/plain; charset=utf-8 ← POST "+ts.URL+"/mcp (answered by "+other.URL+"/mcp)") {
+	if wire := rec.eventText(transport.EventHTTP); !strings.Contains(wire, "401 Unauthorized text/plain; charset=utf-8 ← GET "+ts.URL+"/mcp (answered by "+other.URL+"/mcp)") {
 		t.Errorf("wire events:\n%s", wire)
 	}
 }
