@@ -41,22 +41,32 @@ func TestReadJSONArgIsBounded(t *testing.T) {
 func TestReadJSONArgHonoursContext(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()
+	err := readEndsWithContext(t, func(ctx context.Context) error {
+		_, err := readJSONArg(ctx, "--args", "@-", r, 1<<20)
+		return err
+	})
+	if code, _ := classify(err); code != ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, ExitInterrupted)
+	}
+}
+
+// readEndsWithContext runs read with a context it cancels and returns its
+// error, which must be context.Canceled; the test fails if read does not
+// return within a bound.
+func readEndsWithContext(t *testing.T, read func(context.Context) error) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		_, err := readJSONArg(ctx, "--args", "@-", r, 1<<20)
-		done <- err
-	}()
+	go func() { done <- read(ctx) }()
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
-		if code, _ := classify(err); code != ExitInterrupted {
-			t.Errorf("exit %d, want %d", code, ExitInterrupted)
-		}
+		return err
 	case <-time.After(10 * time.Second):
 		t.Fatal("the read did not end with its context")
+		return nil
 	}
 }
