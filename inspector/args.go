@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -347,12 +348,25 @@ func asType(value, t string) (json.RawMessage, error) {
 		if i, err := strconv.ParseInt(value, 10, 64); err == nil {
 			return json.RawMessage(strconv.FormatInt(i, 10)), nil
 		}
-		if f, err := strconv.ParseFloat(value, 64); err == nil && f == math.Trunc(f) && !math.IsInf(f, 0) {
-			return json.RawMessage(strconv.FormatFloat(f, 'f', -1, 64)), nil
+		f, err := strconv.ParseFloat(value, 64)
+		if tooLarge(f, err) {
+			return nil, outOfRange(value)
+		}
+		// Beyond int64, or with a fraction or an exponent (3.0, 1e3): the
+		// exact value decides and is written in digits, never float64's
+		// nearest (which turned 9223372036854775808 into
+		// 9223372036854776000). ParseFloat vets the syntax.
+		if err == nil && !math.IsInf(f, 0) {
+			if r, ok := new(big.Rat).SetString(value); ok && r.IsInt() {
+				return json.RawMessage(r.Num().String()), nil
+			}
 		}
 		return nil, fmt.Errorf("expected an integer")
 	case "number":
 		f, err := strconv.ParseFloat(value, 64)
+		if tooLarge(f, err) {
+			return nil, outOfRange(value)
+		}
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("expected a number")
 		}
@@ -383,6 +397,18 @@ func asType(value, t string) (json.RawMessage, error) {
 		return b.Bytes(), nil
 	}
 	return nil, fmt.Errorf("unsupported schema type %q", t)
+}
+
+// tooLarge reports a number ParseFloat read as f, err that is beyond
+// float64's range (1e999): the schema check reads numbers as float64.
+func tooLarge(f float64, err error) bool {
+	return errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0)
+}
+
+// outOfRange is the reason a number too large for float64 is refused, in
+// place of "expected a number", which it is.
+func outOfRange(value string) error {
+	return fmt.Errorf("%s is out of the range of the numbers mcpx can check (about ±1.8e308)", value)
 }
 
 // Suggest returns the candidates closest to name (by edit distance, or

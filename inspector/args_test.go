@@ -131,6 +131,62 @@ func TestBuildArgumentsErrors(t *testing.T) {
 	}
 }
 
+// TestBuildArgumentsIntegerDigits: an integer beyond float64's 53 bits of
+// mantissa goes out with the digits typed, wherever the schema says
+// integer (a property, an array's items, a nested property, a type list,
+// a oneOf); a fraction or exponent that makes a whole number is written
+// out exactly; a number too large for float64 is refused by name.
+func TestBuildArgumentsIntegerDigits(t *testing.T) {
+	const schema = `{"type":"object","properties":{
+		"i":{"type":"integer"},
+		"n":{"type":"number"},
+		"arr":{"type":"array","items":{"type":"integer"}},
+		"obj":{"type":"object","properties":{"x":{"type":"integer"}}},
+		"nn":{"type":["integer","null"]},
+		"one":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`
+	tests := []struct {
+		pairs []string
+		want  string
+	}{
+		{[]string{"i=12345678901234567890123"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=9223372036854775808"}, `{"i":9223372036854775808}`},
+		{[]string{"i=-9223372036854775809"}, `{"i":-9223372036854775809}`},
+		{[]string{"i=9007199254740993"}, `{"i":9007199254740993}`},
+		{[]string{"i=12345678901234567890123.000"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=1.2345678901234567890123e22"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=+12345678901234567890123"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=1e3"}, `{"i":1000}`},
+		{[]string{"n=12345678901234567890123"}, `{"n":12345678901234567890123}`},
+		{[]string{"arr[0]=9223372036854775808", "arr[]=12345678901234567890123"}, `{"arr":[9223372036854775808,12345678901234567890123]}`},
+		{[]string{"obj.x=12345678901234567890123"}, `{"obj":{"x":12345678901234567890123}}`},
+		{[]string{"nn=12345678901234567890123"}, `{"nn":12345678901234567890123}`},
+		{[]string{"one=12345678901234567890123"}, `{"one":12345678901234567890123}`},
+		{[]string{"one=1e999"}, `{"one":"1e999"}`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {
+			got, _, err := BuildArguments(tt.pairs, nil, json.RawMessage(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	for _, pair := range []string{"i=1e-400", "i=1.5", "i=12345678901234567890123.5"} {
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), "expected an integer") {
+			t.Errorf("%s: got %s, %v; want expected an integer", pair, got, err)
+		}
+	}
+	for _, pair := range []string{"i=1e999", "n=-1e400"} {
+		_, value, _ := strings.Cut(pair, "=")
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !containsAll(err.Error(), pair, value+" is out of the range") {
+			t.Errorf("%s: got %s, %v; want it out of the range", pair, got, err)
+		}
+	}
+}
+
 func TestBuildArgumentsMergeAndWarnings(t *testing.T) {
 	tests := []struct {
 		name         string
