@@ -62,7 +62,7 @@ func FuzzBuildArguments(f *testing.F) {
 			var types []string
 			if s != nil {
 				if p, ok := schemaProperties(s); ok {
-					types = schemaTypes(p[k])
+					types = schemaTypesIn(s, p[k])
 				}
 			}
 			checkTyped(t, pair, v, got, types)

@@ -187,6 +187,74 @@ func TestBuildArgumentsIntegerDigits(t *testing.T) {
 	}
 }
 
+// TestBuildArgumentsFollowsRefs: a property, an array's items or a branch
+// of anyOf/oneOf given as a local $ref ("#/$defs/User", "#/definitions/…",
+// any JSON Pointer into the same schema) is typed by the schema it points
+// to, as the validation that follows reads it; a $ref to another document,
+// to nothing, or round in a circle leaves the value untyped, without
+// hanging. A path goes into the branch of an anyOf or oneOf that is an
+// object (an array), as in a nullable one.
+func TestBuildArgumentsFollowsRefs(t *testing.T) {
+	const schema = `{"type":"object",
+		"$defs":{
+			"User":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
+				"friend":{"$ref":"#/$defs/User"},"tags":{"$ref":"#/$defs/Tags"}}},
+			"Tags":{"type":"array","items":{"$ref":"#/definitions/Tag"}},
+			"Alias":{"$ref":"#/$defs/User"},
+			"Loop":{"$ref":"#/$defs/Loop2"},"Loop2":{"$ref":"#/$defs/Loop"},
+			"Tree":{"anyOf":[{"$ref":"#/$defs/Tree"},{"type":"string"}]},
+			"a/b c":{"type":"string"}},
+		"definitions":{"Tag":{"type":"string"}},
+		"properties":{
+			"user":{"$ref":"#/$defs/User"},
+			"alias":{"$ref":"#/$defs/Alias"},
+			"code":{"type":"string"},
+			"zip":{"$ref":"#/properties/code"},
+			"either":{"oneOf":[{"$ref":"#/definitions/Tag"},{"type":"null"}]},
+			"loop":{"$ref":"#/$defs/Loop"},
+			"tree":{"$ref":"#/$defs/Tree"},
+			"ext":{"$ref":"other.json#/$defs/User"},
+			"missing":{"$ref":"#/$defs/Nope"},
+			"esc":{"$ref":"#/$defs/a~1b%20c"},
+			"opt":{"anyOf":[{"$ref":"#/$defs/User"},{"type":"null"}]},
+			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]}}}`
+	tests := []struct {
+		pairs    []string
+		want     string
+		warnings int
+	}{
+		{[]string{"user.name=123", "user.age=36"}, `{"user":{"name":"123","age":36}}`, 0},
+		{[]string{"user.friend.name=123"}, `{"user":{"friend":{"name":"123"}}}`, 0},
+		{[]string{"user.tags[]=1"}, `{"user":{"tags":["1"]}}`, 0},
+		{[]string{"alias.name=123"}, `{"alias":{"name":"123"}}`, 0},
+		{[]string{"zip=12"}, `{"zip":"12"}`, 0},
+		{[]string{"either=12"}, `{"either":"12"}`, 0},
+		{[]string{"esc=5"}, `{"esc":"5"}`, 0},
+		{[]string{"loop=5"}, `{"loop":5}`, 0},
+		{[]string{"tree=5"}, `{"tree":"5"}`, 0},
+		{[]string{"ext=5"}, `{"ext":5}`, 0},
+		{[]string{"missing=5"}, `{"missing":5}`, 0},
+		{[]string{"user.nmae=x"}, `{"user":{"nmae":"x"}}`, 1},
+		// A nullable object or array (Optional[User]: anyOf [User, null]).
+		{[]string{"opt.name=123", "opt.friend.age=3"}, `{"opt":{"name":"123","friend":{"age":3}}}`, 0},
+		{[]string{"list[]=1"}, `{"list":["1"]}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {
+			got, warnings, err := BuildArguments(tt.pairs, nil, json.RawMessage(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if len(warnings) != tt.warnings {
+				t.Errorf("warnings %q, want %d", warnings, tt.warnings)
+			}
+		})
+	}
+}
+
 func TestBuildArgumentsMergeAndWarnings(t *testing.T) {
 	tests := []struct {
 		name         string

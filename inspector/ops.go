@@ -114,7 +114,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	default:
 		props, known = schemaProperties(schema)
 	}
-	args, w, err := buildArguments(in.Pairs, in.Base, props, known)
+	args, w, err := buildArguments(in.Pairs, in.Base, schema, props, known)
 	warnings = append(warnings, w...)
 	if err != nil || !in.Validate || !listed {
 		return args, warnings, err
