@@ -90,9 +90,9 @@ func buildObject(pairs []string, base, schema json.RawMessage, props map[string]
 		return ""
 	}
 	for _, pair := range pairs {
-		key, value, ok := strings.Cut(pair, "=")
+		key, value, ok := splitPair(pair)
 		if !ok || key == "" {
-			return nil, nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
+			return nil, nil, pairError(pair)
 		}
 		steps := []pathStep{{name: key}}
 		if _, literal := props[key]; !literal && !isPlainKey(key) {
@@ -143,7 +143,7 @@ func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[strin
 	}
 	var keys [maxPairs]string
 	for i, pair := range pairs {
-		key, _, found := strings.Cut(pair, "=")
+		key, _, found := splitPair(pair)
 		if _, literal := props[key]; !found || key == "" || !literal && !isPlainKey(key) || slices.Contains(keys[:i], key) {
 			return nil, nil, nil, false
 		}
@@ -151,7 +151,7 @@ func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[strin
 	}
 	out := []byte{'{'}
 	for i, pair := range pairs {
-		key, value, _ := strings.Cut(pair, "=")
+		key, value, _ := splitPair(pair)
 		prop, w := pathSchema(schema, props, known, []pathStep{{name: key}})
 		if w != "" {
 			warnings = append(warnings, w)

@@ -452,6 +452,12 @@ func TestBuildArgumentsPaths(t *testing.T) {
 		{name: "an escaped dot",
 			pairs: []string{`a\.b=1`, `c\\d.e=2`, `f\[0\]=3`},
 			want:  `{"a.b":1,"c\\d":{"e":2},"f[0]":3}`},
+		{name: "an escaped = is part of the key; the value is all after the first other =",
+			pairs: []string{`k\=v=hi`, `a\=b.c=x=y`, `d\\=1`},
+			want:  `{"k=v":"hi","a=b":{"c":"x=y"},"d\\":1}`},
+		{name: "an escaped = typed by the schema's key",
+			pairs: []string{`k\=v=12`}, schema: `{"type":"object","properties":{"k=v":{"type":"string"}}}`,
+			want: `{"k=v":"12"}`},
 		{name: "unknown nested property warns",
 			pairs: []string{"user.adress.city=Paris"}, schema: nestedSchema,
 			want:         `{"user":{"adress":{"city":"Paris"}}}`,
@@ -503,7 +509,7 @@ func TestBuildArgumentsPathErrors(t *testing.T) {
 		{"a negative index", []string{"a[-1]=1"}, "", []string{"not an array index"}},
 		{"text after ]", []string{"a[0]b=1"}, "", []string{"must follow a dot"}},
 		{"a stray ]", []string{"a]=1"}, "", []string{"without its ["}},
-		{"a trailing backslash", []string{`a\=1`}, "", []string{"backslash"}},
+		{"only an escaped =", []string{`a\=1`}, "", []string{`argument "a\\=1": expected key=value`, `\= is an = in the key`}},
 		{"an index first", []string{"[0]=1"}, "", []string{"starts with a member name"}},
 	}
 	for _, tt := range tests {
