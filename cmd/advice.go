@@ -107,6 +107,14 @@ var adviceTable = []func(error) string{
 		}
 		return " (--no-validate sends the call anyway)"
 	},
+	// Arguments with a number too large to check against the inputSchema.
+	func(err error) string {
+		var e *inspector.NumberRangeError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return " (--no-validate sends the call as typed)"
+	},
 	// A tool that runs only as a task.
 	func(err error) string {
 		if !errors.Is(err, inspector.ErrTaskRequired) {

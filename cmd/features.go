@@ -267,7 +267,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		if err != nil {
 			var ae *inspector.ArgumentError
 			var ie *inspector.InvalidArgumentsError
-			if errorsAs(err, &ae) || errorsAs(err, &ie) {
+			var ne *inspector.NumberRangeError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) || errorsAs(err, &ne) {
 				for _, w := range warnings {
 					c.console.Warn(w)
 				}

@@ -189,6 +189,9 @@ func setHelp(root *cobra.Command) {
 		case "help":
 			c.Example = "  mcpx help tools call\n  mcpx help flags"
 		case "completion":
+			// A mistyped shell is an error, not the help on stdout
+			// (which source <(mcpx completion bsah) would run).
+			c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
 			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
 			for _, sub := range c.Commands() {
 				sub.Example = completionExamples[sub.Name()]

@@ -28,3 +28,27 @@ func TestEveryCommandHasExample(t *testing.T) {
 		t.Fatalf("walked only %d commands", n)
 	}
 }
+
+// A mistyped shell is an unknown command, said as for mcpx tools (exit 2,
+// nothing on stdout for `source <(mcpx completion bsah)` to run), not
+// the help on stdout and exit 0; without a shell, mcpx completion asks
+// for one as mcpx tools asks for a subcommand.
+func TestCompletionUnknownShell(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"completion", "bsah"}, `mcpx: unknown command "bsah" for "mcpx completion" (choose one of: bash, fish, powershell, zsh)`},
+		{[]string{"tools", "bogus"}, `mcpx: unknown command "bogus" for "mcpx tools" (choose one of: call, list, schema)`},
+		{[]string{"completion"}, `mcpx: mcpx completion needs a subcommand: bash, fish, powershell, zsh`},
+	} {
+		r := runMcpx(t, nil, tc.args...)
+		if r.code != ExitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, tc.want) {
+			t.Errorf("mcpx %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	if r := runMcpx(t, nil, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
+		t.Errorf("mcpx completion bash: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

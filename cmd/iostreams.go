@@ -26,6 +26,11 @@ type IOStreams struct {
 	OutWidth func() int
 	// Getenv reads the environment (NO_COLOR, MCPX_*).
 	Getenv func(string) string
+	// LookupEnv reads a variable and whether it is set, as os.LookupEnv:
+	// a server definition's ${VAR} set to "" expands to "", where an
+	// unset one is an error or stays as written. nil: a variable is set
+	// when Getenv gives it a value.
+	LookupEnv func(string) (string, bool)
 	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
 	// in place of the process's own signals: tests press Ctrl-C with it.
 	Signals <-chan os.Signal
@@ -36,6 +41,16 @@ type IOStreams struct {
 	// may then tune the process's Go runtime for itself, which one run
 	// among others in a test binary must not.
 	process bool
+}
+
+// lookupEnv reads a variable and whether it is set (LookupEnv, else
+// Getenv, by which "" is unset).
+func (s *IOStreams) lookupEnv(name string) (string, bool) {
+	if s.LookupEnv != nil {
+		return s.LookupEnv(name)
+	}
+	v := s.Getenv(name)
+	return v, v != ""
 }
 
 // outputFailure returns the error of the first failed write to standard
@@ -51,11 +66,12 @@ func (s *IOStreams) outputFailure() error {
 func SystemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		InTTY:   isTerminal(os.Stdin),
-		OutTTY:  isTerminal(os.Stdout),
-		ErrTTY:  isTerminal(os.Stderr),
-		Getenv:  os.Getenv,
-		process: true,
+		InTTY:     isTerminal(os.Stdin),
+		OutTTY:    isTerminal(os.Stdout),
+		ErrTTY:    isTerminal(os.Stderr),
+		Getenv:    os.Getenv,
+		LookupEnv: os.LookupEnv,
+		process:   true,
 		OutWidth: func() int {
 			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
 				return w
@@ -77,6 +93,10 @@ func NewTestIOStreams(env map[string]string) (ios *IOStreams, stdout, stderr *Bu
 		Out:    stdout,
 		ErrOut: stderr,
 		Getenv: func(k string) string { return env[k] },
+		LookupEnv: func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		},
 	}
 	return ios, stdout, stderr
 }

@@ -469,6 +469,20 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	return root, flags
 }
 
+// needSubcommand is the RunE of a command that only holds subcommands:
+// run, it was given none or an unknown one (a usage error naming them),
+// where cobra would print its help to stdout and exit 0.
+func needSubcommand(c *cobra.Command, args []string) error {
+	var names []string
+	for _, s := range c.Commands() {
+		names = append(names, s.Name())
+	}
+	if len(args) > 0 && c.ArgsLenAtDash() != 0 {
+		return usageErrorf("unknown command %q for %q (choose one of: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+	}
+	return usageErrorf("%s needs a subcommand: %s", c.CommandPath(), strings.Join(names, ", "))
+}
+
 // console returns the stderr console for a command.
 func (e *env) console() *tui.Console { return newConsole(e.ios, e.cfg.out, e.run.prompter) }
 
@@ -490,16 +504,7 @@ func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 		Use:   use,
 		Short: short,
 		Args:  cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			var names []string
-			for _, s := range c.Commands() {
-				names = append(names, s.Name())
-			}
-			if len(args) > 0 && c.ArgsLenAtDash() != 0 {
-				return usageErrorf("unknown command %q for %q (choose one of: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
-			}
-			return usageErrorf("%s needs a subcommand: %s", c.CommandPath(), strings.Join(names, ", "))
-		},
+		RunE:  needSubcommand,
 	}
 	c.AddCommand(subs...)
 	var ex []string

@@ -116,7 +116,7 @@ func (e *env) serversEnv() (*servers.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the working directory (the workspace of project files): %w", err)
 	}
-	return &servers.Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, Getenv: e.ios.Getenv}, nil
+	return &servers.Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, LookupEnv: e.ios.lookupEnv}, nil
 }
 
 // loadServers reads every configuration file. Nothing is started.

@@ -207,6 +207,33 @@ func TestNamedServerInputs(t *testing.T) {
 	}
 }
 
+// A variable of mcpx's environment set to "" is set: ${env:EMPTY} in
+// mcpx's own file (where an unset one is an error) expands to "".
+func TestNamedServerEmptyVariable(t *testing.T) {
+	t.Parallel()
+	env, _ := namedHome(t, nil)
+	mark := filepath.Join(t.TempDir(), "k")
+	own := filepath.Join(env["MCPX_CONFIG_DIR"], "servers.json")
+	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"e": map[string]any{
+		"command": os.Args[0], "args": []string{stdioServerArg}, "env": map[string]string{"K": "[${env:EMPTY}]", "MCPX_TEST_MARK": mark}}}})
+	if err := os.WriteFile(own, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runMcpx(t, env, "ping", "-s", "e"); r.code != ExitUsage || !strings.Contains(r.stderr, "uses ${env:EMPTY}, which is not set in the environment") {
+		t.Fatalf("unset: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	env["EMPTY"] = ""
+	if r := runMcpx(t, env, "ping", "-s", "e"); r.code != 0 {
+		t.Fatalf("set to \"\": exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(mark); err != nil || string(b) != "[]" {
+		t.Errorf("the server got K=%q (%v), want []", b, err)
+	}
+}
+
 // Shell completion offers the configured servers' names for -s, mcpx repl,
 // mcpx connect and mcpx servers show; remove offers mcpx's own only.
 func TestServerNameCompletion(t *testing.T) {

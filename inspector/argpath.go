@@ -14,8 +14,10 @@ import (
 // "user.address.city" sets city in the object address in the object user,
 // "tags[0]" the first element of the array tags, "tags[]" a new last
 // element, and "points[1].x" a member of an array's element. A backslash
-// makes the next character plain ("file\.name" is the key "file.name").
-// A key the tool's schema names as it is, dots and all, is that key.
+// makes the next character plain ("file\.name" is the key "file.name"),
+// an = too: a pair is split at its first = without one (splitPair), so
+// "k\=v=hi" sets the key "k=v". A key the tool's schema names as it is,
+// dots and all, is that key.
 
 // pathStep is one step of a key path: a member name, or an array index
 // (append: one past the end).
@@ -45,7 +47,7 @@ func formatPath(steps []pathStep) string {
 				b.WriteByte('.')
 			}
 			for i := 0; i < len(s.name); i++ {
-				if c := s.name[i]; c == '.' || c == '[' || c == ']' || c == '\\' {
+				if c := s.name[i]; c == '.' || c == '[' || c == ']' || c == '\\' || c == '=' {
 					b.WriteByte('\\')
 				}
 				b.WriteByte(s.name[i])
@@ -55,6 +57,30 @@ func formatPath(steps []pathStep) string {
 		b.WriteString(s.String())
 	}
 	return b.String()
+}
+
+// splitPair splits a key=value argument at its first = that no backslash
+// makes plain: the key keeps its backslashes (parsePath reads them), the
+// value is the rest as typed. ok is false without such an =.
+func splitPair(pair string) (key, value string, ok bool) {
+	for i := 0; i < len(pair); i++ {
+		switch pair[i] {
+		case '\\':
+			i++
+		case '=':
+			return pair[:i], pair[i+1:], true
+		}
+	}
+	return pair, "", false
+}
+
+// pairError is the *ArgumentError of a pair splitPair refuses.
+func pairError(pair string) *ArgumentError {
+	reason := "expected key=value"
+	if strings.Contains(pair, `\=`) {
+		reason += ` (\= is an = in the key)`
+	}
+	return &ArgumentError{Value: pair, Reason: reason}
 }
 
 // parsePath splits a key into its steps.

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // ArgumentError reports a key=value argument that cannot be used.
@@ -31,7 +35,8 @@ func (e *ArgumentError) Error() string {
 // it says string, arrays and objects take JSON. Without a schema for a key,
 // the value is parsed as JSON with a fallback to a string. A key is a path
 // (see parsePath): user.address.city=Paris builds the nested objects,
-// tags[0]=x and tags[]=x array elements, typed by the nested schemas; a
+// tags[0]=x and tags[]=x array elements, typed by the nested schemas
+// (through local $refs, "#/$defs/User", as the validation reads them); a
 // key the schema has as it is, dots and all, stays one key. base is an
 // optional JSON object (from --args) that pairs are merged into: a path
 // goes into the objects and arrays base has. A pair that would replace
@@ -45,27 +50,27 @@ func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage
 		// (Read only to type pairs: --args alone does not need it.)
 		props, known = schemaProperties(schema)
 	}
-	return buildArguments(pairs, base, props, known)
+	return buildArguments(pairs, base, schema, props, known)
 }
 
-// buildArguments is BuildArguments with the schema's top-level properties
-// already read (see schemaProperties), which it only reads: a session
-// keeps them with its tools/list rather than decoding the schema for
-// every call.
-func buildArguments(pairs []string, base json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+// buildArguments is BuildArguments with the top-level properties of
+// schema already read (see schemaProperties), which it only reads: a
+// session keeps them with its tools/list rather than decoding the schema
+// for every call. The $refs of the properties are followed into schema.
+func buildArguments(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
 	if _, plain := plainObject(base); plain && len(pairs) == 0 {
 		// --args alone, as parsing and marshalling would write it.
 		return bytes.Clone(base), nil, nil
 	}
-	if out, warnings, err, ok := buildTopLevel(pairs, base, props, known); ok {
+	if out, warnings, err, ok := buildTopLevel(pairs, base, schema, props, known); ok {
 		return out, warnings, err
 	}
-	return buildObject(pairs, base, props, known)
+	return buildObject(pairs, base, schema, props, known)
 }
 
 // buildObject is buildArguments the general way: base parsed, each pair
 // set along its path, the object marshalled.
-func buildObject(pairs []string, base json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+func buildObject(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
 	obj, err := ParseObject(base)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
@@ -85,9 +90,9 @@ func buildObject(pairs []string, base json.RawMessage, props map[string]json.Raw
 		return ""
 	}
 	for _, pair := range pairs {
-		key, value, ok := strings.Cut(pair, "=")
+		key, value, ok := splitPair(pair)
 		if !ok || key == "" {
-			return nil, nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
+			return nil, nil, pairError(pair)
 		}
 		steps := []pathStep{{name: key}}
 		if _, literal := props[key]; !literal && !isPlainKey(key) {
@@ -95,11 +100,11 @@ func buildObject(pairs []string, base json.RawMessage, props map[string]json.Raw
 				return nil, nil, &ArgumentError{Key: key, Value: value, Reason: "the key is not a path: " + err.Error()}
 			}
 		}
-		prop, w := pathSchema(props, known, steps)
+		prop, w := pathSchema(schema, props, known, steps)
 		if w != "" {
 			warnings = append(warnings, w)
 		}
-		v, err := typeValue(value, prop)
+		v, err := typeValue(value, schema, prop)
 		if err != nil {
 			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}
 		}
@@ -131,14 +136,14 @@ func buildObject(pairs []string, base json.RawMessage, props map[string]json.Raw
 // written: it writes the object as the general way's parse, set and
 // marshal would, without them (they made a key=value call a tenth
 // dearer than --args). ok is false for other input.
-func buildTopLevel(pairs []string, base json.RawMessage, props map[string]json.RawMessage, known bool) (_ json.RawMessage, warnings []string, _ error, ok bool) {
+func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (_ json.RawMessage, warnings []string, _ error, ok bool) {
 	const maxPairs = 16
 	if len(pairs) == 0 || len(pairs) > maxPairs || len(bytes.TrimSpace(base)) > 0 {
 		return nil, nil, nil, false
 	}
 	var keys [maxPairs]string
 	for i, pair := range pairs {
-		key, _, found := strings.Cut(pair, "=")
+		key, _, found := splitPair(pair)
 		if _, literal := props[key]; !found || key == "" || !literal && !isPlainKey(key) || slices.Contains(keys[:i], key) {
 			return nil, nil, nil, false
 		}
@@ -146,12 +151,12 @@ func buildTopLevel(pairs []string, base json.RawMessage, props map[string]json.R
 	}
 	out := []byte{'{'}
 	for i, pair := range pairs {
-		key, value, _ := strings.Cut(pair, "=")
-		prop, w := pathSchema(props, known, []pathStep{{name: key}})
+		key, value, _ := splitPair(pair)
+		prop, w := pathSchema(schema, props, known, []pathStep{{name: key}})
 		if w != "" {
 			warnings = append(warnings, w)
 		}
-		v, err := typeValue(value, prop)
+		v, err := typeValue(value, schema, prop)
 		if err != nil {
 			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}, true
 		}
@@ -168,19 +173,21 @@ func buildTopLevel(pairs []string, base json.RawMessage, props map[string]json.R
 	return append(out, '}'), warnings, nil, true
 }
 
-// pathSchema walks a schema whose top-level properties are props (known
-// when it declares them) along steps, returning the schema of the value
-// at their end (nil when the schema does not say) and a warning when a
-// member name is not among the properties an object schema declares.
-func pathSchema(props map[string]json.RawMessage, known bool, steps []pathStep) (json.RawMessage, string) {
+// pathSchema walks root, a schema whose top-level properties are props
+// (known when it declares them), along steps, following local $refs,
+// returning the schema of the value at their end (nil when the schema
+// does not say) and a warning when a member name is not among the
+// properties an object schema declares.
+func pathSchema(root json.RawMessage, props map[string]json.RawMessage, known bool, steps []pathStep) (json.RawMessage, string) {
 	prop, has := props[steps[0].name]
 	if known && !has {
 		return nil, unknownKeyWarning(fmt.Sprintf("the schema has no argument %q", steps[0].name), props)
 	}
 	for i, s := range steps[1:] {
-		if prop == nil {
+		if prop = deref(root, prop); prop == nil {
 			return nil, ""
 		}
+		prop = stepBranch(root, prop, s)
 		if !s.isElem {
 			if p, ok := schemaProperties(prop); ok {
 				if _, has := p[s.name]; !has {
@@ -237,10 +244,27 @@ func schemaProperties(schema json.RawMessage) (map[string]json.RawMessage, bool)
 
 // schemaTypes collects the JSON types a property schema allows, looking
 // through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf".
-// Nil means the schema does not say.
-func schemaTypes(prop json.RawMessage) []string {
+// Nil means the schema does not say. It follows no $ref: see
+// schemaTypesIn.
+func schemaTypes(prop json.RawMessage) []string { return schemaTypesIn(nil, prop) }
+
+// schemaTypesIn is schemaTypes that also follows the local $refs of prop
+// (and of its anyOf and oneOf) into root, the schema prop is part of, as
+// the validation of the arguments does: a property {"$ref":"#/$defs/Zip"}
+// is typed as Zip is. A schema with types of its own is read by them.
+func schemaTypesIn(root, prop json.RawMessage) []string {
+	var seen []string
+	types := appendTypes(nil, root, prop, &seen)
+	slices.Sort(types)
+	return slices.Compact(types)
+}
+
+// appendTypes appends the types prop allows (see schemaTypesIn) to types.
+// seen holds the $refs followed so far, each followed once: a second time
+// would add no type, and a circle of them ends.
+func appendTypes(types []string, root, prop json.RawMessage, seen *[]string) []string {
 	if len(prop) == 0 {
-		return nil
+		return types
 	}
 	var s struct {
 		Type  json.RawMessage   `json:"type"`
@@ -248,11 +272,12 @@ func schemaTypes(prop json.RawMessage) []string {
 		Const json.RawMessage   `json:"const"`
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+		Ref   json.RawMessage   `json:"$ref"`
 	}
 	if json.Unmarshal(prop, &s) != nil {
-		return nil
+		return types
 	}
-	var types []string
+	own := len(types)
 	if len(s.Type) > 0 {
 		var one string
 		if json.Unmarshal(s.Type, &one) == nil {
@@ -270,10 +295,115 @@ func schemaTypes(prop json.RawMessage) []string {
 		}
 	}
 	for _, sub := range append(s.AnyOf, s.OneOf...) {
-		types = append(types, schemaTypes(sub)...)
+		types = appendTypes(types, root, sub, seen)
 	}
-	slices.Sort(types)
-	return slices.Compact(types)
+	if ref, ok := rawjson.String(s.Ref); ok && len(types) == own && root != nil && !slices.Contains(*seen, ref) {
+		*seen = append(*seen, ref)
+		types = appendTypes(types, root, resolveRef(root, ref), seen)
+	}
+	return types
+}
+
+// stepBranch returns the schema among schema and the branches of its
+// anyOf and oneOf (each through its $ref) that describes where step s
+// leads: schema itself when it has properties (for a member) or items
+// (for an element), else the first branch that has them, as in a
+// nullable object (Optional[User] is anyOf [User, null]); schema when
+// none has.
+func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
+	describes := func(b json.RawMessage) bool {
+		if s.isElem {
+			return stepSchema(b, s) != nil
+		}
+		_, ok := schemaProperties(b)
+		return ok
+	}
+	if describes(schema) {
+		return schema
+	}
+	var u struct {
+		AnyOf []json.RawMessage `json:"anyOf"`
+		OneOf []json.RawMessage `json:"oneOf"`
+	}
+	if json.Unmarshal(schema, &u) != nil {
+		return schema
+	}
+	for _, b := range append(u.AnyOf, u.OneOf...) {
+		if b = deref(root, b); b != nil && describes(b) {
+			return b
+		}
+	}
+	return schema
+}
+
+// maxRefChain bounds a chain of $refs that point to $refs: past it, the
+// chain is taken for a circle.
+const maxRefChain = 32
+
+// deref returns the schema that schema stands for: the target of its
+// local $ref (see resolveRef), through a chain of them; schema itself
+// when it has none; nil when a $ref leads nowhere, out of root (another
+// document, an anchor) or round in a circle.
+func deref(root, schema json.RawMessage) json.RawMessage {
+	for range maxRefChain {
+		if !bytes.Contains(schema, []byte(`"$ref"`)) {
+			return schema
+		}
+		ref, ok := rawjson.String(rawjson.Member(schema, "$ref"))
+		if !ok {
+			return schema
+		}
+		if schema = resolveRef(root, ref); schema == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// resolveRef returns the schema a local $ref names in root: "#" is root,
+// "#/$defs/User" (or any JSON Pointer, URI-escaped) a schema inside it;
+// nil for any other reference (mcpx never fetches one) or a pointer to
+// nothing.
+func resolveRef(root json.RawMessage, ref string) json.RawMessage {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok || root == nil {
+		return nil
+	}
+	frag, err := url.PathUnescape(frag)
+	if err != nil || frag != "" && frag[0] != '/' {
+		return nil
+	}
+	v := bytes.TrimSpace(root)
+	if frag == "" {
+		return v
+	}
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch jsonType(v) {
+		case "object":
+			v = rawjson.Member(v, tok)
+		case "array":
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || strings.TrimLeft(tok, "0123456789") != "" {
+				return nil
+			}
+			var elem json.RawMessage
+			rawjson.Elements(v, func(e []byte) bool {
+				if i == 0 {
+					elem = e
+				}
+				i--
+				return i >= 0
+			})
+			v = elem
+		default:
+			return nil
+		}
+		if v == nil {
+			return nil
+		}
+	}
+	return v
 }
 
 func jsonType(v json.RawMessage) string {
@@ -296,9 +426,9 @@ func jsonType(v json.RawMessage) string {
 	return "number"
 }
 
-// typeValue converts one value by its property schema.
-func typeValue(value string, prop json.RawMessage) (json.RawMessage, error) {
-	types := schemaTypes(prop)
+// typeValue converts one value by its property schema, a part of root.
+func typeValue(value string, root, prop json.RawMessage) (json.RawMessage, error) {
+	types := schemaTypesIn(root, prop)
 	if len(types) == 0 {
 		if json.Valid([]byte(value)) && strings.TrimSpace(value) != "" {
 			var b bytes.Buffer
@@ -347,12 +477,25 @@ func asType(value, t string) (json.RawMessage, error) {
 		if i, err := strconv.ParseInt(value, 10, 64); err == nil {
 			return json.RawMessage(strconv.FormatInt(i, 10)), nil
 		}
-		if f, err := strconv.ParseFloat(value, 64); err == nil && f == math.Trunc(f) && !math.IsInf(f, 0) {
-			return json.RawMessage(strconv.FormatFloat(f, 'f', -1, 64)), nil
+		f, err := strconv.ParseFloat(value, 64)
+		if tooLarge(f, err) {
+			return nil, outOfRange(value)
+		}
+		// Beyond int64, or with a fraction or an exponent (3.0, 1e3): the
+		// exact value decides and is written in digits, never float64's
+		// nearest (which turned 9223372036854775808 into
+		// 9223372036854776000). ParseFloat vets the syntax.
+		if err == nil && !math.IsInf(f, 0) {
+			if r, ok := new(big.Rat).SetString(value); ok && r.IsInt() {
+				return json.RawMessage(r.Num().String()), nil
+			}
 		}
 		return nil, fmt.Errorf("expected an integer")
 	case "number":
 		f, err := strconv.ParseFloat(value, 64)
+		if tooLarge(f, err) {
+			return nil, outOfRange(value)
+		}
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("expected a number")
 		}
@@ -383,6 +526,18 @@ func asType(value, t string) (json.RawMessage, error) {
 		return b.Bytes(), nil
 	}
 	return nil, fmt.Errorf("unsupported schema type %q", t)
+}
+
+// tooLarge reports a number ParseFloat read as f, err that is beyond
+// float64's range (1e999): the schema check reads numbers as float64.
+func tooLarge(f float64, err error) bool {
+	return errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0)
+}
+
+// outOfRange is the reason a number too large for float64 is refused, in
+// place of "expected a number", which it is.
+func outOfRange(value string) error {
+	return fmt.Errorf("%s is out of the range of the numbers mcpx can check (about ±1.8e308)", value)
 }
 
 // Suggest returns the candidates closest to name (by edit distance, or

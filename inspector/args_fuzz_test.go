@@ -28,7 +28,15 @@ func FuzzBuildArguments(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, value string, prop []byte) {
 		pair := key + "=" + value
-		k, v, _ := strings.Cut(pair, "=")
+		k, v, split := splitPair(pair)
+		if !split {
+			// The key's last backslash made the = plain: no pair.
+			var ae *ArgumentError
+			if _, _, err := BuildArguments([]string{pair}, nil, nil); !errors.As(err, &ae) {
+				t.Fatalf("BuildArguments(%q) = %v, want an *ArgumentError", pair, err)
+			}
+			return
+		}
 		schema := []byte(`{"type":"object","properties":{` + string(mustJSON(k)) + `:` + string(prop) + `}}`)
 		for _, s := range [][]byte{schema, nil} {
 			out, _, err := BuildArguments([]string{pair}, nil, s)
@@ -62,7 +70,7 @@ func FuzzBuildArguments(f *testing.F) {
 			var types []string
 			if s != nil {
 				if p, ok := schemaProperties(s); ok {
-					types = schemaTypes(p[k])
+					types = schemaTypesIn(s, p[k])
 				}
 			}
 			checkTyped(t, pair, v, got, types)

@@ -131,6 +131,130 @@ func TestBuildArgumentsErrors(t *testing.T) {
 	}
 }
 
+// TestBuildArgumentsIntegerDigits: an integer beyond float64's 53 bits of
+// mantissa goes out with the digits typed, wherever the schema says
+// integer (a property, an array's items, a nested property, a type list,
+// a oneOf); a fraction or exponent that makes a whole number is written
+// out exactly; a number too large for float64 is refused by name.
+func TestBuildArgumentsIntegerDigits(t *testing.T) {
+	const schema = `{"type":"object","properties":{
+		"i":{"type":"integer"},
+		"n":{"type":"number"},
+		"arr":{"type":"array","items":{"type":"integer"}},
+		"obj":{"type":"object","properties":{"x":{"type":"integer"}}},
+		"nn":{"type":["integer","null"]},
+		"one":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`
+	tests := []struct {
+		pairs []string
+		want  string
+	}{
+		{[]string{"i=12345678901234567890123"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=9223372036854775808"}, `{"i":9223372036854775808}`},
+		{[]string{"i=-9223372036854775809"}, `{"i":-9223372036854775809}`},
+		{[]string{"i=9007199254740993"}, `{"i":9007199254740993}`},
+		{[]string{"i=12345678901234567890123.000"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=1.2345678901234567890123e22"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=+12345678901234567890123"}, `{"i":12345678901234567890123}`},
+		{[]string{"i=1e3"}, `{"i":1000}`},
+		{[]string{"n=12345678901234567890123"}, `{"n":12345678901234567890123}`},
+		{[]string{"arr[0]=9223372036854775808", "arr[]=12345678901234567890123"}, `{"arr":[9223372036854775808,12345678901234567890123]}`},
+		{[]string{"obj.x=12345678901234567890123"}, `{"obj":{"x":12345678901234567890123}}`},
+		{[]string{"nn=12345678901234567890123"}, `{"nn":12345678901234567890123}`},
+		{[]string{"one=12345678901234567890123"}, `{"one":12345678901234567890123}`},
+		{[]string{"one=1e999"}, `{"one":"1e999"}`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {
+			got, _, err := BuildArguments(tt.pairs, nil, json.RawMessage(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	for _, pair := range []string{"i=1e-400", "i=1.5", "i=12345678901234567890123.5"} {
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), "expected an integer") {
+			t.Errorf("%s: got %s, %v; want expected an integer", pair, got, err)
+		}
+	}
+	for _, pair := range []string{"i=1e999", "n=-1e400"} {
+		_, value, _ := strings.Cut(pair, "=")
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !containsAll(err.Error(), pair, value+" is out of the range") {
+			t.Errorf("%s: got %s, %v; want it out of the range", pair, got, err)
+		}
+	}
+}
+
+// TestBuildArgumentsFollowsRefs: a property, an array's items or a branch
+// of anyOf/oneOf given as a local $ref ("#/$defs/User", "#/definitions/…",
+// any JSON Pointer into the same schema) is typed by the schema it points
+// to, as the validation that follows reads it; a $ref to another document,
+// to nothing, or round in a circle leaves the value untyped, without
+// hanging. A path goes into the branch of an anyOf or oneOf that is an
+// object (an array), as in a nullable one.
+func TestBuildArgumentsFollowsRefs(t *testing.T) {
+	const schema = `{"type":"object",
+		"$defs":{
+			"User":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
+				"friend":{"$ref":"#/$defs/User"},"tags":{"$ref":"#/$defs/Tags"}}},
+			"Tags":{"type":"array","items":{"$ref":"#/definitions/Tag"}},
+			"Alias":{"$ref":"#/$defs/User"},
+			"Loop":{"$ref":"#/$defs/Loop2"},"Loop2":{"$ref":"#/$defs/Loop"},
+			"Tree":{"anyOf":[{"$ref":"#/$defs/Tree"},{"type":"string"}]},
+			"a/b c":{"type":"string"}},
+		"definitions":{"Tag":{"type":"string"}},
+		"properties":{
+			"user":{"$ref":"#/$defs/User"},
+			"alias":{"$ref":"#/$defs/Alias"},
+			"code":{"type":"string"},
+			"zip":{"$ref":"#/properties/code"},
+			"either":{"oneOf":[{"$ref":"#/definitions/Tag"},{"type":"null"}]},
+			"loop":{"$ref":"#/$defs/Loop"},
+			"tree":{"$ref":"#/$defs/Tree"},
+			"ext":{"$ref":"other.json#/$defs/User"},
+			"missing":{"$ref":"#/$defs/Nope"},
+			"esc":{"$ref":"#/$defs/a~1b%20c"},
+			"opt":{"anyOf":[{"$ref":"#/$defs/User"},{"type":"null"}]},
+			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]}}}`
+	tests := []struct {
+		pairs    []string
+		want     string
+		warnings int
+	}{
+		{[]string{"user.name=123", "user.age=36"}, `{"user":{"name":"123","age":36}}`, 0},
+		{[]string{"user.friend.name=123"}, `{"user":{"friend":{"name":"123"}}}`, 0},
+		{[]string{"user.tags[]=1"}, `{"user":{"tags":["1"]}}`, 0},
+		{[]string{"alias.name=123"}, `{"alias":{"name":"123"}}`, 0},
+		{[]string{"zip=12"}, `{"zip":"12"}`, 0},
+		{[]string{"either=12"}, `{"either":"12"}`, 0},
+		{[]string{"esc=5"}, `{"esc":"5"}`, 0},
+		{[]string{"loop=5"}, `{"loop":5}`, 0},
+		{[]string{"tree=5"}, `{"tree":"5"}`, 0},
+		{[]string{"ext=5"}, `{"ext":5}`, 0},
+		{[]string{"missing=5"}, `{"missing":5}`, 0},
+		{[]string{"user.nmae=x"}, `{"user":{"nmae":"x"}}`, 1},
+		// A nullable object or array (Optional[User]: anyOf [User, null]).
+		{[]string{"opt.name=123", "opt.friend.age=3"}, `{"opt":{"name":"123","friend":{"age":3}}}`, 0},
+		{[]string{"list[]=1"}, `{"list":["1"]}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {
+			got, warnings, err := BuildArguments(tt.pairs, nil, json.RawMessage(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if len(warnings) != tt.warnings {
+				t.Errorf("warnings %q, want %d", warnings, tt.warnings)
+			}
+		})
+	}
+}
+
 func TestBuildArgumentsMergeAndWarnings(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -328,6 +452,12 @@ func TestBuildArgumentsPaths(t *testing.T) {
 		{name: "an escaped dot",
 			pairs: []string{`a\.b=1`, `c\\d.e=2`, `f\[0\]=3`},
 			want:  `{"a.b":1,"c\\d":{"e":2},"f[0]":3}`},
+		{name: "an escaped = is part of the key; the value is all after the first other =",
+			pairs: []string{`k\=v=hi`, `a\=b.c=x=y`, `d\\=1`},
+			want:  `{"k=v":"hi","a=b":{"c":"x=y"},"d\\":1}`},
+		{name: "an escaped = typed by the schema's key",
+			pairs: []string{`k\=v=12`}, schema: `{"type":"object","properties":{"k=v":{"type":"string"}}}`,
+			want: `{"k=v":"12"}`},
 		{name: "unknown nested property warns",
 			pairs: []string{"user.adress.city=Paris"}, schema: nestedSchema,
 			want:         `{"user":{"adress":{"city":"Paris"}}}`,
@@ -379,7 +509,7 @@ func TestBuildArgumentsPathErrors(t *testing.T) {
 		{"a negative index", []string{"a[-1]=1"}, "", []string{"not an array index"}},
 		{"text after ]", []string{"a[0]b=1"}, "", []string{"must follow a dot"}},
 		{"a stray ]", []string{"a]=1"}, "", []string{"without its ["}},
-		{"a trailing backslash", []string{`a\=1`}, "", []string{"backslash"}},
+		{"only an escaped =", []string{`a\=1`}, "", []string{`argument "a\\=1": expected key=value`, `\= is an = in the key`}},
 		{"an index first", []string{"[0]=1"}, "", []string{"starts with a member name"}},
 	}
 	for _, tt := range tests {

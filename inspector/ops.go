@@ -56,8 +56,9 @@ type ToolInput struct {
 	Base  json.RawMessage
 	// Validate checks the arguments against the tool's inputSchema before
 	// they are sent: a call that does not match is an
-	// *InvalidArgumentsError. An inspector must be able to send a bad call
-	// on purpose, so it is a choice.
+	// *InvalidArgumentsError, one with a number too large to check a
+	// *NumberRangeError. An inspector must be able to send a bad call on
+	// purpose, so it is a choice.
 	Validate bool
 }
 
@@ -113,7 +114,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	default:
 		props, known = schemaProperties(schema)
 	}
-	args, w, err := buildArguments(in.Pairs, in.Base, props, known)
+	args, w, err := buildArguments(in.Pairs, in.Base, schema, props, known)
 	warnings = append(warnings, w...)
 	if err != nil || !in.Validate || !listed {
 		return args, warnings, err
@@ -129,7 +130,8 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	}
 	problems, verr := compiled.problems(args)
 	if verr != nil {
-		return args, warnings, verr
+		// (A *NumberRangeError: valid JSON the validator cannot read.)
+		return args, warnings, fmt.Errorf("the arguments of tool %q cannot be checked against its inputSchema: %w", name, verr)
 	}
 	if len(problems) > 0 {
 		return args, warnings, &InvalidArgumentsError{Tool: name, Problems: problems}

@@ -210,6 +210,18 @@ func TestPrepareToolArgumentsValidates(t *testing.T) {
 			t.Errorf("%s: %q, want the problems %q", c.name, ie.Problems, c.problems)
 		}
 	}
+	// A number beyond float64 cannot be checked: said as such, by where it
+	// is, not as arguments that do not match.
+	for _, base := range []string{`{"city":"Paris","days":1e999}`, `{"city":"Paris","extra":[-1e400]}`} {
+		r := prepare("weather", ToolInput{Base: json.RawMessage(base), Validate: true})
+		var ne *NumberRangeError
+		if !errors.As(r.err, &ne) || !containsAll(r.err.Error(), `tool "weather"`, ne.At+": "+ne.Number+" is out of the range") {
+			t.Errorf("%s: err = %v, want a *NumberRangeError", base, r.err)
+		}
+	}
+	if r := prepare("weather", ToolInput{Base: json.RawMessage(`{"city":"Paris","days":1e999}`)}); r.err != nil || string(r.res) != `{"city":"Paris","days":1e999}` {
+		t.Errorf("without validation: %s, %v; want the arguments as given", r.res, r.err)
+	}
 	for _, c := range []struct {
 		name, tool string
 		in         ToolInput

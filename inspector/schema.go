@@ -1,9 +1,11 @@
 package inspector
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -107,6 +109,25 @@ func refuseRemote(u *url.URL) (*jsonschema.Schema, error) {
 	return nil, fmt.Errorf("mcpx does not fetch schema %s", u)
 }
 
+// NumberRangeError reports a number that is valid JSON but beyond the
+// range of float64 (1e999), in a value to check: the validator reads
+// numbers as float64, so the value cannot be checked. The value itself
+// may still be sent as it is, which is the caller's choice.
+type NumberRangeError struct {
+	// At is where the number is, as "/a/1/b" ("" for the value itself).
+	At string
+	// Number is the number as written.
+	Number string
+}
+
+func (e *NumberRangeError) Error() string {
+	msg := e.Number + " is out of the range of the numbers mcpx can check (about ±1.8e308)"
+	if e.At == "" {
+		return msg
+	}
+	return "at " + e.At + ": " + msg
+}
+
 // Validate checks raw against the schema. The error lists each failure as
 // "at /path: reason".
 func (s *Schema) Validate(raw json.RawMessage) error {
@@ -127,7 +148,13 @@ func (s *Schema) Validate(raw json.RawMessage) error {
 func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("not JSON: %w", err)
+		}
+		if ne := numberOutOfRange(raw); ne != nil {
+			return nil, ne
+		}
+		return nil, fmt.Errorf("cannot be checked: %w", err)
 	}
 	if err := s.resolved.Validate(v); err != nil {
 		first := s.explain(err, v)
@@ -143,6 +170,41 @@ func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
 		return formatProblems(s.root, v), nil
 	}
 	return nil, nil
+}
+
+// numberOutOfRange finds a number of raw (valid JSON) that float64 cannot
+// hold, which is why json.Unmarshal refused raw; nil when there is none.
+// Members are visited in the order of their names.
+func numberOutOfRange(raw json.RawMessage) *NumberRangeError {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var find func(v any, at string) *NumberRangeError
+	find = func(v any, at string) *NumberRangeError {
+		switch v := v.(type) {
+		case json.Number:
+			if _, err := v.Float64(); err != nil {
+				return &NumberRangeError{At: at, Number: v.String()}
+			}
+		case []any:
+			for i, e := range v {
+				if ne := find(e, at+"/"+strconv.Itoa(i)); ne != nil {
+					return ne
+				}
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if ne := find(v[k], at+"/"+k); ne != nil {
+					return ne
+				}
+			}
+		}
+		return nil
+	}
+	return find(v, "")
 }
 
 // explain turns one of the library's errors ("validating root: validating

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -150,5 +151,40 @@ func TestStartupCostsNoSchemaCompilation(t *testing.T) {
 		if bytes > 256<<10 {
 			t.Errorf("package %s allocates %d bytes at start-up: %s", f[1], bytes, line)
 		}
+	}
+}
+
+// TestSchemaNumberOutOfRange: a valid JSON number beyond float64's range
+// cannot be checked (the validator reads numbers as float64); the error
+// says which number, where, instead of "not JSON" and Go's decoder
+// message.
+func TestSchemaNumberOutOfRange(t *testing.T) {
+	s, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"u":{}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]NumberRangeError{
+		`{"u":1e999}`:                      {At: "/u", Number: "1e999"},
+		`{"a":[1,{"b":-1e400}],"c":1e999}`: {At: "/a/1/b", Number: "-1e400"},
+		`{"z":1,"a":1e999,"b":1e999}`:      {At: "/a", Number: "1e999"},
+		`1e999`:                            {At: "", Number: "1e999"},
+	} {
+		err := s.Validate(json.RawMessage(in))
+		var ne *NumberRangeError
+		if !errors.As(err, &ne) {
+			t.Fatalf("%s: err = %v, want a *NumberRangeError", in, err)
+		}
+		if *ne != want {
+			t.Errorf("%s: %+v, want %+v", in, *ne, want)
+		}
+		if msg := err.Error(); !strings.Contains(msg, want.Number+" is out of the range of the numbers mcpx can check") || strings.Contains(msg, "JSON") || strings.Contains(msg, "Go value") {
+			t.Errorf("%s: message %q", in, msg)
+		}
+	}
+	if err := s.Validate(json.RawMessage(`{"u":12345678901234567890123,"v":1e-400}`)); err != nil {
+		t.Errorf("numbers within the range: %v", err)
+	}
+	if err := s.Validate(json.RawMessage(`{"u":`)); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("not JSON: %v", err)
 	}
 }

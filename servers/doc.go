@@ -6,7 +6,7 @@
 //
 // The package reads files and nothing else: listing, looking up and
 // resolving a server never starts a process nor opens a connection. It
-// takes its environment (GOOS, home, workspace, getenv, file reading) as
+// takes its environment (GOOS, home, workspace, variables, file reading) as
 // an Env value, so that tests use temporary directories and fake homes.
 //
 // # Using it

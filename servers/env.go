@@ -23,11 +23,14 @@ type Env struct {
 	// entries, and where relative cwd and envFile paths start. "" reads
 	// no project file.
 	Workspace string
-	// Getenv reads an environment variable (XDG_CONFIG_HOME, APPDATA,
-	// CODEX_HOME, CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the variables
-	// definitions refer to). A variable set to "" counts as unset. nil
-	// means none is set.
-	Getenv func(string) string
+	// LookupEnv reads an environment variable and says whether it is set,
+	// as os.LookupEnv does (XDG_CONFIG_HOME, APPDATA, CODEX_HOME,
+	// CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the variables definitions
+	// refer to). The applications tell a variable set to "" from an unset
+	// one in definitions: ${VAR} set to "" is "", where an unset one is an
+	// error, its default, or left as written. A directory variable set
+	// to "" counts as unset. nil means none is set.
+	LookupEnv func(string) (string, bool)
 	// FS reads files; nil means the operating system's.
 	FS FileSystem
 }
@@ -53,14 +56,21 @@ func OSEnv() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, Getenv: os.Getenv, FS: osFS{}}, nil
+	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, LookupEnv: os.LookupEnv, FS: osFS{}}, nil
 }
 
+// getenv is the value of a variable, "" when it is unset.
 func (e *Env) getenv(name string) string {
-	if e.Getenv == nil {
-		return ""
+	v, _ := e.lookupEnv(name)
+	return v
+}
+
+// lookupEnv is the value of a variable and whether it is set.
+func (e *Env) lookupEnv(name string) (string, bool) {
+	if e.LookupEnv == nil {
+		return "", false
 	}
-	return e.Getenv(name)
+	return e.LookupEnv(name)
 }
 
 func (e *Env) fs() FileSystem {

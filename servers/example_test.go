@@ -21,7 +21,7 @@ func Example() {
 	vars := map[string]string{"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "APPDATA": filepath.Join(home, ".config"),
 		"GITHUB_TOKEN": "ghp_example"}
 	env := &servers.Env{GOOS: runtime.GOOS, Home: home, Workspace: filepath.Join(home, "proj"),
-		Getenv: func(k string) string { return vars[k] }}
+		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	if runtime.GOOS == "darwin" {
 		vars["XDG_CONFIG_HOME"] = filepath.Join(home, "Library", "Application Support")
 	}

@@ -23,7 +23,7 @@ func (m mapFS) ReadFile(name string) ([]byte, error) {
 // linuxEnv is Ada's Linux machine, working in ~/proj.
 func linuxEnv(files mapFS, vars map[string]string) *Env {
 	return &Env{GOOS: "linux", Home: "/home/ada", Workspace: "/home/ada/proj",
-		Getenv: func(k string) string { return vars[k] }, FS: files}
+		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, FS: files}
 }
 
 // got is what a test compares of a Server.

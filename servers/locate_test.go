@@ -147,7 +147,7 @@ func TestLocations(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.env.Getenv = func(k string) string { return tt.vars[k] }
+			tt.env.LookupEnv = func(k string) (string, bool) { v, ok := tt.vars[k]; return v, ok }
 			diff(t, tt.want, paths(tt.env))
 		})
 	}
@@ -157,7 +157,10 @@ func TestLocations(t *testing.T) {
 // per-project entry is found whatever separators its key uses.
 func TestLoadWindows(t *testing.T) {
 	env := &Env{GOOS: "windows", Home: `C:\Users\ada`, Workspace: `D:\src\Proj`,
-		Getenv: func(k string) string { return map[string]string{"APPDATA": `C:\Users\ada\AppData\Roaming`}[k] },
+		LookupEnv: func(k string) (string, bool) {
+			v, ok := map[string]string{"APPDATA": `C:\Users\ada\AppData\Roaming`}[k]
+			return v, ok
+		},
 		FS: mapFS{
 			`C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`: `{"mcpServers": {"fs": {"command": "npx.cmd", "args": ["-y", "@modelcontextprotocol/server-filesystem", "C:\\Users\\ada\\Desktop"]}}}`,
 			`C:\Users\ada\.claude.json`:                                      `{"projects": {"d:/src/proj/": {"mcpServers": {"local": {"command": "node", "args": ["server.js"]}}}}}`,

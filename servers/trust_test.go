@@ -20,11 +20,11 @@ func osEnv(t *testing.T) (*Env, string) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: ws, Getenv: func(k string) string {
+	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: ws, LookupEnv: func(k string) (string, bool) {
 		if k == "APPDATA" || k == "XDG_CONFIG_HOME" {
-			return filepath.Join(home, "config")
+			return filepath.Join(home, "config"), true
 		}
-		return ""
+		return "", false
 	}}, dir
 }
 

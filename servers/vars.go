@@ -80,9 +80,15 @@ type UnsetVariableError struct {
 	Server   string
 	Source   Source
 	Field    string // where: "args[1]", "env.API_KEY", "headers.Authorization"
+	// Empty is for a variable set to "", which Codex refuses for its
+	// bearer_token_env_var as it refuses an unset one.
+	Empty bool
 }
 
 func (e *UnsetVariableError) Error() string {
+	if e.Empty {
+		return fmt.Sprintf("server %q (%s): %s uses %s, which is set but empty", e.Server, e.Source, e.Field, e.Variable)
+	}
 	return fmt.Sprintf("server %q (%s): %s uses %s, which is not set in the environment", e.Server, e.Source, e.Field, e.Variable)
 }
 
@@ -180,9 +186,9 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 		}
 		l.Headers[k] = v
 	}
-	// Codex: env_http_headers are sent when their variable is set;
-	// bearer_token_env_var must be set. They replace a static header of
-	// the same name, whatever its case.
+	// Codex: env_http_headers are sent when their variable is set and
+	// not empty; bearer_token_env_var must be set and not empty. They
+	// replace a static header of the same name, whatever its case.
 	setHeader := func(name, value string) {
 		if l.Headers == nil {
 			l.Headers = map[string]string{}
@@ -196,9 +202,9 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 		}
 	}
 	if s.BearerTokenEnv != "" {
-		v := env.getenv(s.BearerTokenEnv)
+		v, set := env.lookupEnv(s.BearerTokenEnv)
 		if v == "" {
-			return nil, &UnsetVariableError{Variable: s.BearerTokenEnv, Server: s.Name, Source: s.Source, Field: "bearer_token_env_var"}
+			return nil, &UnsetVariableError{Variable: s.BearerTokenEnv, Server: s.Name, Source: s.Source, Field: "bearer_token_env_var", Empty: set}
 		}
 		setHeader("Authorization", "Bearer "+v)
 	}
@@ -411,8 +417,8 @@ func (x *expander) lookup(field, name, whole string, def *string) (string, error
 		x.seen(field, whole)
 		return "", nil
 	}
-	if v := x.env.getenv(name); v != "" {
-		return v, nil
+	if v, set := x.env.lookupEnv(name); set {
+		return v, nil // set to "" is set, for every application
 	}
 	switch {
 	case def != nil:

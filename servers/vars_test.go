@@ -120,6 +120,55 @@ env_http_headers = { "X-Org" = "ORG", "X-Unset" = "UNSET" }
 	}
 }
 
+// A variable set to "" is set: it expands to "" where each application
+// would refuse an unset one (Claude Code, mcpx), take its default (Claude
+// Code's ${VAR:-default}) or leave it as written (Gemini CLI). Codex
+// alone refuses an empty bearer_token_env_var, and sends no
+// env_http_headers header for an empty variable, as it does.
+func TestEmptyVariables(t *testing.T) {
+	vars := map[string]string{"EMPTY": "", "TOKEN": "t0k"}
+	for _, tt := range []struct {
+		name, path, file string
+		want             Launch
+	}{{
+		name: "claude code",
+		path: "/home/ada/proj/.mcp.json",
+		file: `{"mcpServers": {"s": {"command": "x", "args": ["a${EMPTY}b", "${EMPTY:-default}"], "env": {"E": "${EMPTY}"}}}}`,
+		want: Launch{Transport: TransportStdio, Command: "x", Args: []string{"ab", ""}, Env: map[string]string{"E": ""}},
+	}, {
+		name: "mcpx",
+		path: "/home/ada/.config/mcpx/servers.json",
+		file: `{"mcpServers": {"s": {"command": "x", "args": ["${env:EMPTY}", "${EMPTY}", "${EMPTY:-default}"]}}}`,
+		want: Launch{Transport: TransportStdio, Command: "x", Args: []string{"", "", ""}},
+	}, {
+		name: "gemini",
+		path: "/home/ada/.gemini/settings.json",
+		file: `{"mcpServers": {"s": {"command": "x", "args": ["A=$EMPTY", "B=${EMPTY}", "C=$UNSET"], "env": {"FOO": "$EMPTY"}}}}`,
+		want: Launch{Transport: TransportStdio, Command: "x", Args: []string{"A=", "B=", "C=$UNSET"}, Env: map[string]string{"FOO": ""}},
+	}, {
+		name: "vs code",
+		path: "/home/ada/proj/.vscode/mcp.json",
+		file: `{"servers": {"s": {"command": "x", "args": ["${env:EMPTY}"]}}}`,
+		want: Launch{Transport: TransportStdio, Command: "x", Args: []string{""}},
+	}, {
+		name: "codex: env_http_headers",
+		path: "/home/ada/.codex/config.toml",
+		file: "[mcp_servers.s]\nurl = \"https://x\"\nenv_http_headers = { \"X-Empty\" = \"EMPTY\", \"X-Token\" = \"TOKEN\" }\n",
+		want: Launch{Transport: TransportAuto, URL: "https://x", Headers: map[string]string{"X-Token": "t0k"}},
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := linuxEnv(mapFS{tt.path: tt.file}, vars)
+			diff(t, &tt.want, resolve(t, env, one(t, env, "s"), nil))
+		})
+	}
+	env := linuxEnv(mapFS{"/home/ada/.codex/config.toml": "[mcp_servers.s]\nurl = \"https://x\"\nbearer_token_env_var = \"EMPTY\"\n"}, vars)
+	_, err := Resolve(context.Background(), env, one(t, env, "s"), nil)
+	var e *UnsetVariableError
+	if !errors.As(err, &e) || !e.Empty || !strings.Contains(err.Error(), "bearer_token_env_var uses EMPTY, which is set but empty") {
+		t.Errorf("codex: empty bearer_token_env_var: %v", err)
+	}
+}
+
 func TestInputs(t *testing.T) {
 	file := `{
   "inputs": [
@@ -323,7 +372,7 @@ func TestExpansions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			read := 0
 			env := linuxEnv(mapFS{tt.path: tt.file}, nil)
-			env.Getenv = func(string) string { read++; return "" }
+			env.LookupEnv = func(string) (string, bool) { read++; return "", false }
 			c := load(t, env)
 			read = 0
 			s, err := c.Lookup("s")

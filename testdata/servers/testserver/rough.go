@@ -10,7 +10,7 @@ import (
 // The rough server ("testserver rough") is a raw server whose tools give
 // the results a new user trips over: binary data where a client might
 // dump it, JSON repeated as text, progress after the response, multi-line
-// errors, and a nested input schema. It declares the tools capability
+// errors, and a nested input schema (with local $refs). It declares the tools capability
 // only (and logging).
 
 var roughTools = []any{
@@ -75,8 +75,13 @@ var roughTools = []any{
 				"mode":       map[string]any{"type": "string", "enum": []string{"fast", "slow"}},
 				"count":      map[string]any{"type": "integer"},
 				"required-1": map[string]any{"type": "string"},
+				"owner":      map[string]any{"$ref": "#/$defs/Person"},
+				"backup":     map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/Person"}, map[string]any{"type": "null"}}},
 			},
 			"required": []string{"required-1"},
+			"$defs": map[string]any{
+				"Person": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+			},
 		},
 	},
 }
