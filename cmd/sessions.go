@@ -521,9 +521,13 @@ returns once the server has ended.`,
 			}
 			names := args
 			if all {
+				// An entry that is no session of this user's (a stray file,
+				// one that does not answer) is warned about, as mcpx sessions
+				// does, and left as it is: only a session listed and not
+				// ended fails the command.
 				list, err := sessiond.List(c.Context(), dir)
 				if err != nil {
-					return err
+					e.console().Warn(err.Error())
 				}
 				for _, st := range list {
 					names = append(names, st.Name)
