@@ -133,6 +133,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		Parallel:    o.parallel,
 	}
 	s.runner = runner
+	var interruptHook func() bool
 	if interactive {
 		ed, err := o.newEditor(s)
 		if err != nil {
@@ -155,13 +156,12 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			fmt.Fprintln(s.ios.ErrOut, "(to leave, type exit or press Ctrl-D)")
 		}
 		e.run.prompter.UseLineSource(ed)
-		// Ctrl-C while a command runs cancels it, and only it.
-		hook := func() bool {
+		// Ctrl-C while a command runs cancels it, and only it; once the
+		// session is open (until then, Ctrl-C ends the connect and mcpx).
+		interruptHook = func() bool {
 			runner.Interrupt()
 			return true
 		}
-		e.run.onInterrupt.Store(&hook)
-		defer e.run.onInterrupt.Store(nil)
 	} else {
 		feed := startScriptFeed(repl.NewScript(script))
 		defer feed.stop()
@@ -184,6 +184,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	s.root.SetErr(s.ios.ErrOut)
 	if err := s.open(ctx); err != nil {
 		return err
+	}
+	if interruptHook != nil {
+		e.run.onInterrupt.Store(&interruptHook)
+		defer e.run.onInterrupt.Store(nil)
 	}
 	defer func() {
 		// A trace that could not be written is an error of its own.

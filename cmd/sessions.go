@@ -20,6 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // Sessions that stay open (package sessiond): mcpx connect starts a
@@ -347,7 +348,7 @@ func (o *connectOptions) opened(st *sessiond.Status) {
 	e := o.e
 	if e.cfg.out.json {
 		b, _ := json.Marshal(st)
-		fmt.Fprintln(e.ios.Out, string(b))
+		fmt.Fprintln(e.ios.Out, tui.EscapeJSON(string(b)))
 		return
 	}
 	con := e.console()
@@ -477,7 +478,7 @@ With --json, one JSON array.`,
 					list = []sessiond.Status{}
 				}
 				b, _ := json.Marshal(list)
-				fmt.Fprintln(e.ios.Out, string(b))
+				fmt.Fprintln(e.ios.Out, tui.EscapeJSON(string(b)))
 				return nil
 			}
 			if len(list) == 0 {
@@ -491,7 +492,9 @@ With --json, one JSON array.`,
 				if st.Commands == 0 {
 					idle = time.Since(st.LastUsed).Truncate(time.Second).String()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", st.Name, st.Server, st.Target, st.Commands, idle, st.PID)
+				// The server's name and version, and a target's session id, are
+				// the server's text.
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", tui.EscapeLine(st.Name), tui.EscapeLine(st.Server), tui.EscapeLine(st.Target), st.Commands, idle, st.PID)
 			}
 			return tw.Flush()
 		},
@@ -518,9 +521,13 @@ returns once the server has ended.`,
 			}
 			names := args
 			if all {
+				// An entry that is no session of this user's (a stray file,
+				// one that does not answer) is warned about, as mcpx sessions
+				// does, and left as it is: only a session listed and not
+				// ended fails the command.
 				list, err := sessiond.List(c.Context(), dir)
 				if err != nil {
-					return err
+					e.console().Warn(err.Error())
 				}
 				for _, st := range list {
 					names = append(names, st.Name)

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/modsource"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
@@ -103,4 +105,42 @@ func TestReplTerminalEdges(t *testing.T) {
 		b, err := os.ReadFile(statusFile)
 		return err == nil && strings.HasSuffix(string(b), "\n")
 	})
+}
+
+// TestReplTerminalInterruptWhileConnecting: Ctrl-C while an interactive
+// REPL is still connecting (to a server that never answers initialize)
+// ends mcpx with 130 at once, not at --timeout, and the server with it.
+func TestReplTerminalInterruptWhileConnecting(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tmuxBin := tmuxPath(t)
+	dir := t.TempDir()
+	statusFile := filepath.Join(dir, "status")
+	pidFile := filepath.Join(dir, "server.pid")
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1", "TEST_PIDFILE=" + quoteSh(pidFile),
+		quoteSh(filepath.Join(binDir, "mcpx")), "--no-history", "--timeout", "10m", "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "hang",
+	}, " ")
+	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; echo $? > "+quoteSh(statusFile)+"; exec sleep 600")
+
+	var pid int
+	testwait.For(t, "the server to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Sscan(string(b), &pid)
+		return err == nil
+	})
+	tm.keys("C-c")
+	testwait.Within(t, 10*time.Second, "mcpx to exit after Ctrl-C", func() bool {
+		b, err := os.ReadFile(statusFile)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	})
+	if b, _ := os.ReadFile(statusFile); strings.TrimSpace(string(b)) != "130" {
+		t.Errorf("exit status %q, want 130", strings.TrimSpace(string(b)))
+	}
+	tm.waitFor("the interruption", "mcpx: interrupted")
+	if alive(pid) {
+		t.Errorf("the server (pid %d) outlived mcpx", pid)
+	}
 }

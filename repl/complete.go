@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yosida95/uritemplate/v3"
@@ -112,7 +113,7 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Text < cands[j].Text })
 	allValues := part.ValueStart >= 0
 	for _, cand := range cands {
-		if !strings.HasPrefix(cand.Text, part.Value) || seen[cand.Text] {
+		if !strings.HasPrefix(cand.Text, part.Value) || seen[cand.Text] || unsafeForTerminal(cand.Text) {
 			continue
 		}
 		seen[cand.Text] = true
@@ -130,6 +131,17 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 		start = part.ValueStart // show values, not key=value
 	}
 	return suffixes, utf8.RuneCountInString(text[start:])
+}
+
+// unsafeForTerminal reports whether s holds a control character (C0, DEL,
+// C1) or a bidirectional control: readline writes candidates and what it
+// inserts to the terminal as they are, so a server's name with one would
+// drive the terminal. Such candidates are left out, as the shell completion
+// leaves them out (cmd/completion.go); the person can still type the name.
+func unsafeForTerminal(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	}) >= 0
 }
 
 // typing splits text (the line up to the cursor) into the words before

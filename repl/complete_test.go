@@ -209,3 +209,54 @@ func TestCompleterDoGivesUpAtItsTimeout(t *testing.T) {
 		})
 	}
 }
+
+// evilSource is a server whose names, argument names and values carry
+// terminal control characters.
+type evilSource struct{ fakeSource }
+
+func (evilSource) Tools(context.Context) ([]inspector.ToolInfo, error) {
+	return []inspector.ToolInfo{
+		{Name: "cl\x1b[2J\x1b[Hear"},
+		{Name: "clock"},
+		{Name: "ev\u202eil"},
+		{Name: "paint", InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"a\u001b[1mb":{"type":"string"},
+			"color":{"type":"string","enum":["x\u001b[32my","plain","c\u0085d"]}}}`)},
+	}, nil
+}
+
+func (evilSource) Prompts(context.Context) ([]inspector.PromptInfo, error) {
+	return []inspector.PromptInfo{{Name: "p\x1b[31mx"}, {Name: "plain", Args: []inspector.PromptArg{{Name: "q"}}}}, nil
+}
+
+func (evilSource) Resources(context.Context) ([]inspector.ResourceInfo, error) {
+	return []inspector.ResourceInfo{{URI: "file:///x\x1b[31my"}, {URI: "file:///ok"}}, nil
+}
+
+func (evilSource) CompleteValues(context.Context, inspector.CompletionRef, string, string, map[string]string) ([]string, error) {
+	return []string{"\x07bell", "fine"}, nil
+}
+
+// Candidates carrying terminal controls (C0, DEL, C1, bidirectional) are
+// left out, as the shell completion leaves them out: readline writes
+// candidates to the terminal as they are.
+func TestCompleteLeavesOutControlCharacters(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return evilSource{} }}
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"tools call ", []string{"clock ", "paint "}},
+		{"tools call c", []string{"lock "}},
+		{"tools call paint ", []string{"color="}},
+		{"tools call paint color=", []string{"plain "}},
+		{"prompts get ", []string{"plain "}},
+		{"resources read file:///", []string{"ok "}},
+		{"prompts get plain q=", []string{"fine "}},
+	} {
+		got, _ := c.Complete(context.Background(), tc.line)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Complete(%q) (-want +got):\n%s", tc.line, diff)
+		}
+	}
+}

@@ -383,6 +383,11 @@ type ServeOptions struct {
 func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
 	d.target.Store(&o.Target)
 	d.sess.Store(sess)
+	// The idle clock starts now that the session is open: the server's
+	// start-up and initialize are no idle time.
+	d.mu.Lock()
+	d.lastUsed = time.Now()
+	d.mu.Unlock()
 	d.wg.Add(1)
 	go d.accept()
 	var why error

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -442,6 +443,50 @@ func TestIdleTimeoutEndsTheSession(t *testing.T) {
 	if _, err := os.Lstat(h.d.Socket()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left: %v", err)
 	}
+}
+
+// The idle clock starts when the session is open, not when the daemon
+// claimed its socket: a server that took most of the idle timeout to start
+// (connect --idle-timeout 5s with a server that starts in 4.5s) is not
+// ended a moment after it opened.
+func TestIdleClockStartsWhenTheSessionIsOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, err := New(Options{Dir: sessionDir(t), Name: "t", IdleTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No command attaches: a goroutine waiting in accept (network I/O)
+		// would keep the bubble's clock from advancing.
+		d.ln.Close()
+		time.Sleep(4500 * time.Millisecond) // the server starting
+		sess, err := inspector.Connect(t.Context(), newTestServer().connect(t), inspector.Options{
+			Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}},
+			Handlers:  d.Handlers(nil), OnNotification: d.OnNotification,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened := time.Now()
+		served := make(chan error, 1)
+		go func() { served <- d.Serve(t.Context(), sess, ServeOptions{Target: "in-process"}) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case err := <-served:
+			t.Fatalf("the session ended %s after it opened: %v", time.Since(opened), err)
+		default:
+		}
+		time.Sleep(4 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-served:
+			if !errors.Is(err, ErrIdle) {
+				t.Errorf("Serve: %v", err)
+			}
+		default:
+			t.Fatalf("the session is still open %s after it opened", time.Since(opened))
+		}
+	})
 }
 
 // An attached command keeps the session from idling out.

@@ -23,7 +23,8 @@
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
 //	badtools     lists echo twice, a tool whose name has a space, one with
-//	             no inputSchema and one with no name
+//	             no inputSchema and one with no name; its version holds an
+//	             OSC sequence and a C1 control
 //	badversion   answers initialize with a protocol version nobody speaks
 //	big          a raw server whose tool big answers with the rich server's
 //	             50 MiB text, written straight out (the SDK takes seconds)

@@ -220,10 +220,14 @@ func (s *rawServer) initialize(m rawMsg) {
 	case "badversion":
 		version = "2099-01-01"
 	}
+	serverVersion := "0.0.1"
+	if s.mode == "badtools" {
+		serverVersion += "\x1b]0;TITLE\x07\u009b" // an OSC and a C1 control (CSI)
+	}
 	result := map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
-		"serverInfo":      map[string]any{"name": "testserver-" + s.mode, "version": "0.0.1"},
+		"serverInfo":      map[string]any{"name": "testserver-" + s.mode, "version": serverVersion},
 	}
 	if s.mode == "batch" {
 		// Even the initialize response comes as a batch (of one).
