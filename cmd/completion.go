@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
@@ -138,7 +139,7 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 			if method == inspector.ListResources {
 				word = item.URI
 			}
-			if word == "" || !strings.HasPrefix(word, toComplete) || strings.IndexFunc(word, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			if word == "" || !strings.HasPrefix(word, toComplete) || strings.IndexFunc(word, unicode.IsSpace) >= 0 || repl.UnsafeForTerminal(word) {
 				continue
 			}
 			desc, _, _ := strings.Cut(item.Description, "\n")

@@ -113,7 +113,7 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Text < cands[j].Text })
 	allValues := part.ValueStart >= 0
 	for _, cand := range cands {
-		if !strings.HasPrefix(cand.Text, part.Value) || seen[cand.Text] || unsafeForTerminal(cand.Text) {
+		if !strings.HasPrefix(cand.Text, part.Value) || seen[cand.Text] || UnsafeForTerminal(cand.Text) {
 			continue
 		}
 		seen[cand.Text] = true
@@ -133,12 +133,12 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 	return suffixes, utf8.RuneCountInString(text[start:])
 }
 
-// unsafeForTerminal reports whether s holds a control character (C0, DEL,
+// UnsafeForTerminal reports whether s holds a control character (C0, DEL,
 // C1) or a bidirectional control: readline writes candidates and what it
 // inserts to the terminal as they are, so a server's name with one would
-// drive the terminal. Such candidates are left out, as the shell completion
-// leaves them out (cmd/completion.go); the person can still type the name.
-func unsafeForTerminal(s string) bool {
+// drive the terminal. Such candidates are left out, here and by the shell
+// completion (cmd/completion.go); the person can still type the name.
+func UnsafeForTerminal(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool {
 		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 	}) >= 0

@@ -22,9 +22,10 @@
 //	batch        negotiates 2025-03-26 and sends JSON-RPC batches (a log
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
-//	badtools     lists echo twice, a tool whose name has a space, one with
-//	             no inputSchema and one with no name; its version holds an
-//	             OSC sequence and a C1 control
+//	badtools     lists echo twice, a tool whose name has a space, one whose
+//	             name has a bidirectional control, one with no inputSchema
+//	             and one with no name; its version holds an OSC sequence
+//	             and a C1 control
 //	badversion   answers initialize with a protocol version nobody speaks
 //	big          a raw server whose tool big answers with the rich server's
 //	             50 MiB text, written straight out (the SDK takes seconds)
