@@ -422,10 +422,20 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	return r.line, nil
 }
 
-// AddHistory remembers a command (one line: a multi-line command is
-// joined) and appends it to the history file.
+// AddHistory remembers a command and appends it to the history file. The
+// history holds one line per command: a command of several lines is
+// joined, each line's indentation dropped and a blank in place of each
+// line break; a command of one line is kept as typed (blanks inside
+// quotes are part of a value).
 func (e *Editor) AddHistory(cmd string) {
-	line := strings.Join(strings.Fields(strings.ReplaceAll(cmd, "\n", " ")), " ")
+	lines := strings.Split(cmd, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	line := strings.Join(kept, " ")
 	if line == "" {
 		return
 	}

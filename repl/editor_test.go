@@ -147,16 +147,19 @@ func TestEditorHistory(t *testing.T) {
 	r := wait(t, ch)
 	f.ed.AddHistory(r.text)
 	ch = f.read()
-	f.typeKeys(t, "call x {\r}\r")
+	f.typeKeys(t, "call x {\r  \"a\": 1\r}\r")
 	r = wait(t, ch)
 	f.ed.AddHistory(r.text)
+	// A command of one line is kept as typed: blanks inside quotes are
+	// part of a value.
+	f.ed.AddHistory(`tools call echo message="a  b"`)
 	f.ed.Close()
 
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b) != "ping\ncall x { }\n" {
+	if string(b) != "ping\ncall x { \"a\": 1 }\ntools call echo message=\"a  b\"\n" {
 		t.Errorf("history file = %q", b)
 	}
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
@@ -168,9 +171,9 @@ func TestEditorHistory(t *testing.T) {
 	// A new editor has them: up arrow recalls the last one.
 	g := newFakeTerm(t, EditorOptions{HistoryFile: path})
 	ch = g.read()
-	g.typeKeys(t, "\x1b[A\x1b[A\r")
+	g.typeKeys(t, "\x1b[A\x1b[A\x1b[A\r")
 	if r := wait(t, ch); r.text != "ping" {
-		t.Errorf("two ups gave %q, want ping", r.text)
+		t.Errorf("three ups gave %q, want ping", r.text)
 	}
 }
 
