@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/transport"
@@ -216,4 +217,26 @@ func TestWriteBoundedByTimeout(t *testing.T) {
 			t.Fatal("no notifications/cancelled reached the server")
 		}
 	}
+}
+
+// A notification's Write is bounded by the session's timeout: over HTTP it
+// returns once the server's answer to its POST was read, and a server that
+// never finishes that answer held mcpx for good, --timeout or not.
+func TestNotifyBoundedByTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, ec, _ := connectFake(t, Options{Timeout: 2 * time.Second})
+		ec.mu.Lock()
+		ec.block = "notifications/custom"
+		ec.mu.Unlock()
+		start := time.Now()
+		err := s.Notify(context.Background(), "notifications/custom", map[string]any{})
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "notifications/custom") || !strings.Contains(err.Error(), "2s") {
+			t.Fatalf("err = %v, want a timeout after 2s", err)
+		}
+		// (peer.WriteError gives the read loop 50ms to report a broken
+		// connection first.)
+		if d := time.Since(start); d < 2*time.Second || d > 2*time.Second+100*time.Millisecond {
+			t.Errorf("returned after %s, want 2s", d)
+		}
+	})
 }
