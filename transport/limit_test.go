@@ -255,9 +255,18 @@ func TestSSEReaderLimit(t *testing.T) {
 		}
 	})
 	t.Run("an id line longer than the limit", func(t *testing.T) {
+		// An id is held to maxSSEField first (TestSSEReaderFieldTooLong),
+		// and to a smaller limit by that.
 		p := newSSEReaderLimit(strings.NewReader("id: "+strings.Repeat("i", limit+1)+"\ndata: x\n\n"), "", limit)
 		_, err := p.Next()
-		wantTooLarge(t, err, limit)
+		var fe *SSEFieldTooLongError
+		if !errors.As(err, &fe) || !errors.Is(err, ErrFrameTooLarge) {
+			t.Errorf("error = %v, want an *SSEFieldTooLongError", err)
+		}
+		const small = 1 << 10
+		p = newSSEReaderLimit(strings.NewReader("id: "+strings.Repeat("i", small+1)+"\ndata: x\n\n"), "", small)
+		_, err = p.Next()
+		wantTooLarge(t, err, small)
 	})
 }
 
