@@ -221,6 +221,11 @@ func (s *Session) send(ctx context.Context, method string, f transport.Frame) er
 	if err := s.renew(ctx, gen, method, err); err != nil {
 		return err
 	}
+	if method == mcp.NotificationInitialized {
+		// The renewal's own handshake sent it on the new session: once per
+		// session (spec 2025-11-25: basic/lifecycle, "Initialization").
+		return nil
+	}
 	return s.conn.Write(ctx, f)
 }
 
@@ -237,7 +242,11 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	}
 	s.gen.Add(1)
 	s.tools.invalidate()
-	s.note("%v; re-initialized a new session and sent %s again", cause, method)
+	if method == mcp.NotificationInitialized {
+		s.note("%v; re-initialized a new session", cause)
+	} else {
+		s.note("%v; re-initialized a new session and sent %s again", cause, method)
+	}
 	return nil
 }
 
