@@ -871,3 +871,27 @@ func TestJSONBodyWithoutResponse(t *testing.T) {
 		}))
 	}
 }
+
+// A server that closes the connection after reading a POST, before any
+// response headers, is said to have done so: the error was a bare
+// "POST …: EOF".
+func TestConnectionClosedWithoutAnswer(t *testing.T) {
+	synctest.Test(t, testConnectionClosedWithoutAnswer)
+}
+
+func testConnectionClosedWithoutAnswer(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		dropConnection(w)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "POST "+u+": the server closed the connection without answering") {
+		t.Fatalf("err = %v", err)
+	}
+}
