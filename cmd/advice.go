@@ -130,9 +130,10 @@ var adviceTable = []func(error) string{
 		}
 		return " (use --cursor to fetch pages one by one)"
 	},
-	// A message longer than the limit.
+	// A message longer than the limit (an SSE field has a cap of its own).
 	func(err error) string {
-		if !errors.Is(err, transport.ErrFrameTooLarge) {
+		var fe *transport.SSEFieldTooLongError
+		if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &fe) {
 			return ""
 		}
 		return "; raise the limit with --max-message-size"

@@ -57,6 +57,9 @@ func TestAdvice(t *testing.T) {
 			"no client for https://as.example: give --client-id (or --client-metadata-url where it supports client ID metadata documents)"},
 		{"frame too large", fmt.Errorf("initialize: %w", transport.ErrFrameTooLarge),
 			"initialize: " + transport.ErrFrameTooLarge.Error() + "; raise the limit with --max-message-size"},
+		// An SSE field's cap is not the maximum message size.
+		{"SSE field too long", fmt.Errorf("tools/list: %w", &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}),
+			"tools/list: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
 		{"nothing to add", errors.New("boom"), "boom"},
 	} {
 		if got := errorMessage(tc.err); got != tc.want {

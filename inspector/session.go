@@ -221,6 +221,11 @@ func (s *Session) send(ctx context.Context, method string, f transport.Frame) er
 	if err := s.renew(ctx, gen, method, err); err != nil {
 		return err
 	}
+	if method == mcp.NotificationInitialized {
+		// The renewal's own handshake sent it on the new session: once per
+		// session (spec 2025-11-25: basic/lifecycle, "Initialization").
+		return nil
+	}
 	return s.conn.Write(ctx, f)
 }
 
@@ -237,7 +242,11 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	}
 	s.gen.Add(1)
 	s.tools.invalidate()
-	s.note("%v; re-initialized a new session and sent %s again", cause, method)
+	if method == mcp.NotificationInitialized {
+		s.note("%v; re-initialized a new session", cause)
+	} else {
+		s.note("%v; re-initialized a new session and sent %s again", cause, method)
+	}
 	return nil
 }
 
@@ -484,7 +493,21 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 		}
 	}
 	send := func(ctx context.Context, f transport.Frame) error { return s.send(ctx, method, f) }
-	if err := s.peer.Notify(ctx, peer.Notification{Method: method, Params: p, Route: route, Send: send}); err != nil {
+	// A notification's Write returns once the transport has the server's
+	// answer (over Streamable HTTP, a 202 or an error status and its body:
+	// spec 2025-11-25: basic/transports, "Sending Messages to the Server"),
+	// so it is bounded by the request timeout like a request's Write: a
+	// server that never finished that answer held the session for good.
+	wctx := ctx
+	if t := s.opts.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	if err := s.peer.Notify(wctx, peer.Notification{Method: method, Params: p, Route: route, Send: send}); err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: the server had not taken the notification after %s: %w", method, s.opts.Timeout, ErrTimeout)
+		}
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil

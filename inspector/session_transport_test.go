@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/transport"
@@ -24,6 +25,9 @@ type expiringConn struct {
 	expired    bool
 	block      string
 	writes     []string
+	// expireOn expires the session when a frame of this method is first
+	// written, failing that frame.
+	expireOn string
 }
 
 func (c *expiringConn) Negotiated(_ context.Context, v string) error {
@@ -42,6 +46,9 @@ func (c *expiringConn) Write(ctx context.Context, f transport.Frame) error {
 	c.writes = append(c.writes, m.Method)
 	if m.Method == "initialize" {
 		c.expired = false
+	}
+	if m.Method != "" && m.Method == c.expireOn {
+		c.expireOn, c.expired = "", true
 	}
 	expired := c.expired && m.Method != ""
 	block := m.Method != "" && m.Method == c.block
@@ -215,5 +222,56 @@ func TestWriteBoundedByTimeout(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no notifications/cancelled reached the server")
 		}
+	}
+}
+
+// A notification's Write is bounded by the session's timeout: over HTTP it
+// returns once the server's answer to its POST was read, and a server that
+// never finishes that answer held mcpx for good, --timeout or not.
+func TestNotifyBoundedByTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, ec, _ := connectFake(t, Options{Timeout: 2 * time.Second})
+		ec.mu.Lock()
+		ec.block = "notifications/custom"
+		ec.mu.Unlock()
+		start := time.Now()
+		err := s.Notify(context.Background(), "notifications/custom", map[string]any{})
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "notifications/custom") || !strings.Contains(err.Error(), "2s") {
+			t.Fatalf("err = %v, want a timeout after 2s", err)
+		}
+		// (peer.WriteError gives the read loop 50ms to report a broken
+		// connection first.)
+		if d := time.Since(start); d < 2*time.Second || d > 2*time.Second+100*time.Millisecond {
+			t.Errorf("returned after %s, want 2s", d)
+		}
+	})
+}
+
+// A session that expires on notifications/initialized is initialized
+// again, and that new session hears notifications/initialized once: the
+// lost frame was the one the renewal itself sends, and resending it made
+// the server hear it twice (spec 2025-11-25: basic/lifecycle,
+// "Initialization").
+func TestSessionExpiryOnInitializedSendsItOnce(t *testing.T) {
+	client, server := transport.Pipe()
+	serveFake(t, server)
+	ec := &expiringConn{Conn: client, expireOn: "notifications/initialized"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var notes []string
+	s, err := Connect(ctx, ec, Options{OnNote: func(n string) { notes = append(notes, n) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	want := []string{"initialize", "notifications/initialized", "initialize", "notifications/initialized", "tools/list"}
+	if got := ec.methods(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "re-initialized a new session") || strings.Contains(notes[0], "again") {
+		t.Errorf("notes %q", notes)
 	}
 }

@@ -830,3 +830,68 @@ func testCloseUnblocks(t *testing.T) {
 	}
 	checkNoLeaks(t)
 }
+
+// A request answered with application/json whose body is not its response
+// (a response to another id, a notification, garbage) is a transport
+// failure at once: the JSON body is the request's one answer, so waiting
+// would only run out the request timeout (as it did). What the body held
+// is still delivered.
+func TestJSONBodyWithoutResponse(t *testing.T) {
+	for name, body := range map[string]string{
+		"wrongid": `{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}`,
+		"notif":   `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`,
+		"garbage": `<html>oops</html>`,
+	} {
+		t.Run(name, bubble(func(t *testing.T) {
+			f := &fake{}
+			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+				if s.RPC != "tools/list" {
+					return false
+				}
+				writeJSON(w, "", body)
+				return true
+			}
+			u := startFake(t, f)
+			rec := newRecorder()
+			sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, rec)
+			_, err := sess.Call(callCtx(t), "tools/list", nil)
+			if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "JSON body did not answer request id 2") {
+				t.Fatalf("err = %v", err)
+			}
+			if !strings.Contains(err.Error(), strings.Join(strings.Fields(body), " ")) {
+				t.Errorf("message %q does not say what the body held", err)
+			}
+			if name == "notif" {
+				select {
+				case <-rec.notified:
+				case <-callCtx(t).Done():
+					t.Fatal("the notification in the body was not delivered")
+				}
+			}
+		}))
+	}
+}
+
+// A server that closes the connection after reading a POST, before any
+// response headers, is said to have done so: the error was a bare
+// "POST …: EOF".
+func TestConnectionClosedWithoutAnswer(t *testing.T) {
+	synctest.Test(t, testConnectionClosedWithoutAnswer)
+}
+
+func testConnectionClosedWithoutAnswer(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		dropConnection(w)
+		return true
+	}
+	u := startFake(t, f)
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "POST "+u+": the server closed the connection without answering") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -255,9 +255,18 @@ func TestSSEReaderLimit(t *testing.T) {
 		}
 	})
 	t.Run("an id line longer than the limit", func(t *testing.T) {
+		// An id is held to maxSSEField first (TestSSEReaderFieldTooLong),
+		// and to a smaller limit by that.
 		p := newSSEReaderLimit(strings.NewReader("id: "+strings.Repeat("i", limit+1)+"\ndata: x\n\n"), "", limit)
 		_, err := p.Next()
-		wantTooLarge(t, err, limit)
+		var fe *SSEFieldTooLongError
+		if !errors.As(err, &fe) || !errors.Is(err, ErrFrameTooLarge) {
+			t.Errorf("error = %v, want an *SSEFieldTooLongError", err)
+		}
+		const small = 1 << 10
+		p = newSSEReaderLimit(strings.NewReader("id: "+strings.Repeat("i", small+1)+"\ndata: x\n\n"), "", small)
+		_, err = p.Next()
+		wantTooLarge(t, err, small)
 	})
 }
 
@@ -327,7 +336,8 @@ func TestHTTPMessageLimit(t *testing.T) {
 		})
 	}
 	t.Run("JSON body exactly at the limit", func(t *testing.T) {
-		// Not JSON, but read whole: the limit is not what fails.
+		// Not JSON, but read whole and delivered: the limit is not what
+		// fails, the missing response is.
 		u := oversizedServer(t, limit, false)
 		c, err := NewHTTP(HTTPOptions{URL: u, Mode: ModeStreamable, MaxMessageSize: limit})
 		if err != nil {
@@ -336,7 +346,7 @@ func TestHTTPMessageLimit(t *testing.T) {
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if err := c.Write(ctx, initialize); err != nil {
+		if err := c.Write(ctx, initialize); !errors.Is(err, ErrTransport) || !strings.Contains(err.Error(), "did not answer request id 1") {
 			t.Fatalf("Write: %v", err)
 		}
 		f, err := c.Read(ctx)

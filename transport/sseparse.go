@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -29,10 +30,11 @@ type sseEvent struct {
 //
 // It reads through a fixed buffer and never holds a line whole: data
 // field values go straight into the event being assembled, which is
-// handed out in a slice of exactly its size. An event's data (and any one
-// event, id or retry value) may be up to the maximum message size; a
-// longer one ends the stream with a *FrameTooLargeError once the limit is
-// passed. Comments and unknown fields are skipped whatever their length.
+// handed out in a slice of exactly its size. An event's data may be up
+// to the maximum message size; a longer one ends the stream with a *FrameTooLargeError once the limit is
+// passed. An event, id or retry value longer than maxSSEField (4 KiB)
+// ends it with a *SSEFieldTooLongError. Comments and unknown fields are
+// skipped whatever their length.
 type sseReader struct {
 	r     io.Reader
 	buf   []byte
@@ -80,6 +82,31 @@ const (
 
 // maxFieldName is longer than any field name the parser knows.
 const maxFieldName = 8
+
+// maxSSEField bounds the value of an id, event or retry field, which has
+// no business being large: an event id goes back to the server as the
+// Last-Event-ID header, an event type is a word, a retry a number of
+// milliseconds. Held to the maximum message size, an endless id line
+// grew by appending to some 4.5 times that size.
+const maxSSEField = 4 << 10
+
+// SSEFieldTooLongError reports an SSE id, event or retry field longer than
+// the parser takes (4 KiB, whatever the maximum message size). It matches
+// ErrFrameTooLarge, so that a stream is not resumed only to be sent the
+// same line again.
+type SSEFieldTooLongError struct {
+	// Field is "id", "event" or "retry".
+	Field string
+	// Limit is the longest value taken, in bytes.
+	Limit int64
+}
+
+func (e *SSEFieldTooLongError) Error() string {
+	return fmt.Sprintf("an SSE %s field is longer than %s, the most mcpx takes for one", e.Field, FormatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrFrameTooLarge) true.
+func (e *SSEFieldTooLongError) Is(target error) bool { return target == ErrFrameTooLarge }
 
 // newSSEReader reads events from r with events of up to
 // DefaultMaxMessageSize bytes; lastID is the last event id already seen on
@@ -248,8 +275,10 @@ func (p *sseReader) feed(b []byte) error {
 					return p.tooLarge("an SSE event")
 				}
 			case fieldEvent, fieldID, fieldRetry:
-				if int64(len(p.value)+len(b)) > p.limit {
+				if n := int64(len(p.value) + len(b)); n > p.limit {
 					return p.tooLarge("an SSE line")
+				} else if n > maxSSEField {
+					return p.fieldTooLong()
 				}
 				p.value = append(p.value, b...)
 			}
@@ -264,6 +293,14 @@ func (p *sseReader) feed(b []byte) error {
 
 func (p *sseReader) tooLarge(what string) error {
 	err := &FrameTooLargeError{What: what, Limit: p.limit}
+	p.rerr, p.start, p.end = err, 0, 0
+	p.lineLen, p.value = 0, nil
+	p.data.Reset()
+	return err
+}
+
+func (p *sseReader) fieldTooLong() error {
+	err := &SSEFieldTooLongError{Field: string(p.name), Limit: maxSSEField}
 	p.rerr, p.start, p.end = err, 0, 0
 	p.lineLen, p.value = 0, nil
 	p.data.Reset()

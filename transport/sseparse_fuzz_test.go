@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ func FuzzSSEReader(f *testing.F) {
 	for i, s := range fuzzing.SSEStreams() {
 		f.Add([]byte(s), []byte{byte(i), 0, 3, 255})
 	}
+	f.Add([]byte("id: "+strings.Repeat("i", maxSSEField+1)+"\ndata: x\n\n"), []byte{7, 200})
+	f.Add([]byte("event: "+strings.Repeat("e", maxSSEField)+"\ndata: x\n\n"), []byte{255})
 	f.Fuzz(func(t *testing.T, stream, chunks []byte) {
 		want, wantID, ms := fuzzing.SSE(stream)
 		wantRetry := time.Duration(max(ms, 0)) * time.Millisecond
@@ -29,6 +32,15 @@ func FuzzSSEReader(f *testing.F) {
 			ev, err := p.Next()
 			if errors.Is(err, io.EOF) {
 				break
+			}
+			var fe *SSEFieldTooLongError
+			if errors.As(err, &fe) {
+				// The one departure from the standard: an id, event or
+				// retry value over maxSSEField ends the stream.
+				if !longLine(stream, maxSSEField) {
+					t.Fatalf("Next: %v, but stream %q has no line that long", err, stream)
+				}
+				return
 			}
 			if err != nil {
 				t.Fatalf("Next: %v", err)
@@ -54,4 +66,14 @@ func FuzzSSEReader(f *testing.F) {
 			t.Fatalf("stream %q: last event id %q, retry %v; want %q, %v", stream, p.LastEventID(), p.Retry(), wantID, wantRetry)
 		}
 	})
+}
+
+// longLine reports whether stream has a line longer than n bytes.
+func longLine(stream []byte, n int) bool {
+	for _, line := range bytes.FieldsFunc(stream, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		if len(line) > n {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -291,4 +292,63 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// endlessField is a stream of one field line that never ends ("id: xxx…"),
+// made as it is read; it counts the bytes read.
+type endlessField struct {
+	prefix string
+	read   int64
+}
+
+func (r *endlessField) Read(p []byte) (int, error) {
+	n := 0
+	for ; n < len(p); n++ {
+		if r.read < int64(len(r.prefix)) {
+			p[n] = r.prefix[r.read]
+		} else {
+			p[n] = 'x'
+		}
+		r.read++
+	}
+	return n, nil
+}
+
+// An over-long id, event or retry field ends the stream once it passes
+// maxSSEField, holding no more than that and a buffer: it was appended to
+// until the maximum message size, doubling, and a 256 MiB limit cost 1.2
+// GB. An event's data may still be as large as the limit.
+func TestSSEReaderFieldTooLong(t *testing.T) {
+	for _, field := range []string{"id", "event", "retry"} {
+		t.Run(field, func(t *testing.T) {
+			r := &endlessField{prefix: field + ": "}
+			p := newSSEReaderLimit(r, "", 256<<20)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := p.Next()
+			runtime.ReadMemStats(&after)
+			var fe *SSEFieldTooLongError
+			if !errors.As(err, &fe) || fe.Field != field || !errors.Is(err, ErrFrameTooLarge) {
+				t.Fatalf("Next: %v, want an SSE %s field too long", err, field)
+			}
+			if want := "an SSE " + field + " field is longer than 4 KiB"; !strings.Contains(err.Error(), want) {
+				t.Errorf("message %q lacks %q", err, want)
+			}
+			if r.read > maxSSEField+maxSSERead {
+				t.Errorf("read %d bytes of the line before failing", r.read)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 4*(maxSSEField+maxSSERead) {
+				t.Errorf("reading the line allocated %d bytes", n)
+			}
+			if _, err := p.Next(); !errors.As(err, &fe) {
+				t.Errorf("Next after the error: %v", err)
+			}
+		})
+	}
+	// At the cap, a field is still taken.
+	id := strings.Repeat("i", maxSSEField)
+	p := newSSEReader(strings.NewReader("id: "+id+"\ndata: x\n\n"), "")
+	if evs := readAllEvents(t, p); len(evs) != 1 || evs[0].ID != id {
+		t.Errorf("an id of %d bytes: %d events", len(id), len(evs))
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -285,7 +287,31 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	if !s.b.deliver(Frame{Data: body, Meta: meta}) {
 		return ErrClosed
 	}
+	// A JSON answer to a POST carrying a request is that request's
+	// response, one JSON object (spec 2025-11-25: basic/transports,
+	// "Sending Messages to the Server"): once it has been read without the
+	// response, the response will never come, and waiting would only run
+	// out the request's timeout.
+	if missing := unanswered(body, ids); len(missing) > 0 {
+		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s; it held: %s",
+			ErrTransport, s.shown, strings.Join(missing, ", "), excerptString(body))
+	}
 	return nil
+}
+
+// unanswered returns the ids (loose keys) that no response in data answers.
+func unanswered(data []byte, ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	got := responseIDs(data)
+	var missing []string
+	for _, id := range ids {
+		if !slices.Contains(got, id) {
+			missing = append(missing, id)
+		}
+	}
+	return missing
 }
 
 func excerptString(b []byte) string {
