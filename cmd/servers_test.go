@@ -169,16 +169,7 @@ func TestNamedServerAsksOnce(t *testing.T) {
 func TestNamedServerInputs(t *testing.T) {
 	t.Parallel()
 	env, _ := namedHome(t, nil)
-	mark := filepath.Join(t.TempDir(), "k")
-	own := filepath.Join(env["MCPX_CONFIG_DIR"], "servers.json")
-	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"in": map[string]any{
-		"command": os.Args[0], "args": []string{stdioServerArg}, "env": map[string]string{"K": "${input:key}", "MCPX_TEST_MARK": mark}}}})
-	if err := os.WriteFile(own, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mark := ownMarkServer(t, env, "in", "${input:key}")
 	got := func() string {
 		t.Helper()
 		b, err := os.ReadFile(mark)
@@ -207,21 +198,30 @@ func TestNamedServerInputs(t *testing.T) {
 	}
 }
 
+// ownMarkServer defines the server name in mcpx's own file of env: this
+// test binary's stdio server, with K set to k (expanded as definitions
+// are), which it writes to the file ownMarkServer returns.
+func ownMarkServer(t *testing.T, env map[string]string, name, k string) (mark string) {
+	t.Helper()
+	mark = filepath.Join(t.TempDir(), "k")
+	own := filepath.Join(env["MCPX_CONFIG_DIR"], "servers.json")
+	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+		"command": os.Args[0], "args": []string{stdioServerArg}, "env": map[string]string{"K": k, "MCPX_TEST_MARK": mark}}}})
+	if err := os.WriteFile(own, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return mark
+}
+
 // A variable of mcpx's environment set to "" is set: ${env:EMPTY} in
 // mcpx's own file (where an unset one is an error) expands to "".
 func TestNamedServerEmptyVariable(t *testing.T) {
 	t.Parallel()
 	env, _ := namedHome(t, nil)
-	mark := filepath.Join(t.TempDir(), "k")
-	own := filepath.Join(env["MCPX_CONFIG_DIR"], "servers.json")
-	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"e": map[string]any{
-		"command": os.Args[0], "args": []string{stdioServerArg}, "env": map[string]string{"K": "[${env:EMPTY}]", "MCPX_TEST_MARK": mark}}}})
-	if err := os.WriteFile(own, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mark := ownMarkServer(t, env, "e", "[${env:EMPTY}]")
 	if r := runMcpx(t, env, "ping", "-s", "e"); r.code != ExitUsage || !strings.Contains(r.stderr, "uses ${env:EMPTY}, which is not set in the environment") {
 		t.Fatalf("unset: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
