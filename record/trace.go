@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -821,19 +822,51 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 	return t, nil
 }
 
-// openTraceFile opens the named trace for reading; a directory is an error
-// that says so (reading one fails with a system error naming the read).
+// openTraceFile opens the named trace for reading. What is no regular
+// file is a *NotRegularError, found before it is opened: opening a named
+// pipe waits for a writer (and a directory's read fails with a system
+// error naming the read).
 func openTraceFile(name string) (*os.File, error) {
-	f, err := os.Open(name)
+	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w, not a trace file", name, syscall.EISDIR)
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Name: name, Mode: fi.Mode()}
 	}
-	return f, nil
+	return os.Open(name)
 }
+
+// NotRegularError reports a trace to read that is no regular file: a
+// named pipe (opening one waits for a writer, for ever when there is
+// none; standard input through a pipe is one too), a directory, a device.
+// A trace is read more than once (indexed, then a session at a time), so
+// it must be a file. A directory's error matches syscall.EISDIR.
+type NotRegularError struct {
+	// Name is the file as it was given; Mode its type.
+	Name string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a file"
+	switch t := e.Mode.Type(); {
+	case t&fs.ModeDir != 0:
+		what = "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case t&fs.ModeSocket != 0:
+		what = "a socket"
+	case t&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case t&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Sprintf("%s is not a regular file (%s): give a trace file", e.Name, what)
+}
+
+// Is makes errors.Is(err, syscall.EISDIR) true for a directory.
+func (e *NotRegularError) Is(target error) bool { return target == syscall.EISDIR && e.Mode.IsDir() }
 
 // WriteTo writes the whole trace to w (header, then events).
 func (t *Trace) WriteTo(w io.Writer) (int64, error) {

@@ -237,7 +237,7 @@ func TestReadFileNamesTheFile(t *testing.T) {
 	// A directory is said to be one, by both readers.
 	dir := t.TempDir()
 	_, err = ReadFile(dir)
-	if want := dir + ": is a directory, not a trace file"; err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
+	if want := dir + " is not a regular file (a directory): give a trace file"; err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("ReadFile(dir): %v, want %q", err, want)
 	}
 	if _, err := OpenTrace(dir); err == nil || !errors.Is(err, syscall.EISDIR) {
