@@ -310,6 +310,27 @@ func readTrace(con *tui.Console, name string, maxMessageSize int64) (*record.Tra
 	return tr, nil
 }
 
+// openTraceToUse opens a trace named on the command line for a command
+// that applies its header's settings (verify, replay, trace diff): a file
+// that cannot be read as a trace, or whose header holds a setting that
+// cannot be used (record.Header.Check), is the user's to fix, a usage
+// error naming it, said before anything starts. What the reader tolerated
+// is warned about.
+func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*record.TraceFile, error) {
+	tf, err := record.ReadOptions{MaxMessageSize: maxMessageSize}.Open(name)
+	if err != nil {
+		return nil, &usageError{err: err}
+	}
+	if err := tf.Header.Check(); err != nil {
+		tf.Close()
+		return nil, usageErrorf("%s: %w", name, err)
+	}
+	for _, w := range tf.Warnings {
+		con.Warn(name + ": " + w)
+	}
+	return tf, nil
+}
+
 // ---- mcpx proxy ----
 
 type proxyOptions struct {
@@ -689,14 +710,11 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	}
 	// The trace is read a session at a time: replay holds the sessions
 	// it serves, not the file.
-	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+	tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 	if err != nil {
-		return &usageError{err: err}
+		return err
 	}
 	defer tf.Close()
-	for _, w := range tf.Warnings {
-		con.Warn(file + ": " + w)
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opts := record.ReplayOptions{
@@ -833,12 +851,9 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		}
 	}()
 	for _, file := range files {
-		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 		if err != nil {
-			return &usageError{err: err}
-		}
-		for _, w := range tf.Warnings {
-			con.Warn(file + ": " + w)
+			return err
 		}
 		if d.rec.file != "" && len(tf.Index) > 1 {
 			tf.Close()

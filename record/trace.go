@@ -105,6 +105,43 @@ type Header struct {
 	Stable bool `json:"stable,omitempty"`
 }
 
+// Check reports a setting of the header that cannot be used, as a
+// *HeaderError: an ignore, a normalizer or a redaction path that does not
+// parse. Readers do not check them (showing a trace needs none of them);
+// what applies them (Verify, replay, DiffTraces) fails on such a header,
+// and a program that reads several traces before it uses any (mcpx
+// verify) checks each at once.
+func (h Header) Check() error {
+	if _, err := ParseIgnores(h.Ignore); err != nil {
+		return &HeaderError{Member: "ignore", Err: err}
+	}
+	if _, err := CompileNormalizers(h.Normalize, nil); err != nil {
+		return &HeaderError{Member: "normalize", Err: err}
+	}
+	if _, err := ParsePaths(h.Redact); err != nil {
+		return &HeaderError{Member: "redact", Err: err}
+	}
+	return nil
+}
+
+// HeaderError reports a setting of a trace's header that cannot be used
+// (see Header.Check). The fix is in the trace's first line.
+type HeaderError struct {
+	// Member is the header's member that holds the setting: "ignore",
+	// "normalize" or "redact".
+	Member string
+	// Err says what is wrong with it, naming the setting.
+	Err error
+}
+
+func (e *HeaderError) Error() string {
+	what := map[string]string{"ignore": "ignores", "normalize": "normalizers", "redact": "redaction paths"}[e.Member]
+	return fmt.Sprintf("the %s of its header (line 1): %v; correct or remove it there", what, e.Err)
+}
+
+// Unwrap returns what is wrong with the setting.
+func (e *HeaderError) Unwrap() error { return e.Err }
+
 // Kind says what an Event records.
 type Kind string
 

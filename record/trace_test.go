@@ -270,6 +270,34 @@ func TestReadEventProblems(t *testing.T) {
 	}
 }
 
+// TestHeaderCheck: a header setting that cannot be used (an ignore, a
+// normalizer or a redaction path that does not parse) is found by
+// Header.Check, before anything uses it, with the setting named.
+func TestHeaderCheck(t *testing.T) {
+	t.Parallel()
+	good := Header{Format: Format, Version: Version, Redacted: true, Ignore: []string{"tools/call:$.result._meta"},
+		Normalize: []Normalizer{{Builtin: BuiltinUUID}, {Pattern: "id-[0-9]+", Replace: "<id>"}}, Redact: []string{"$.params.arguments.secret"}}
+	if err := good.Check(); err != nil {
+		t.Errorf("good header: %v", err)
+	}
+	for _, tc := range []struct {
+		h      Header
+		member string
+		want   string
+	}{
+		{Header{Normalize: []Normalizer{{Pattern: "(", Replace: "x"}}}, "normalize", `the normalizers of its header (line 1): normalizer pattern "(": error parsing regexp: missing closing ): ` + "`(`" + `; correct or remove it there`},
+		{Header{Normalize: []Normalizer{{Builtin: "bogus"}}}, "normalize", `the normalizers of its header (line 1): normalizer "bogus": no such built-in`},
+		{Header{Ignore: []string{"$.a[?@.x]"}}, "ignore", `the ignores of its header (line 1): JSONPath "$.a[?@.x]": `},
+		{Header{Redacted: true, Redact: []string{"not a path"}}, "redact", `the redaction paths of its header (line 1): JSONPath "not a path" must start with $`},
+	} {
+		err := tc.h.Check()
+		var he *HeaderError
+		if !errors.As(err, &he) || he.Member != tc.member || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Check(%+v) = %v, want a *HeaderError about %q: %s", tc.h, err, tc.member, tc.want)
+		}
+	}
+}
+
 func TestReadFileNamesTheFile(t *testing.T) {
 	t.Parallel()
 	name := filepath.Join(t.TempDir(), "x.jsonl")
