@@ -61,6 +61,7 @@ func (e *env) session(ctx context.Context, d connDesc, a attachments, fn func(*c
 		}
 	}()
 	err = fn(c)
+	keepTrace(c.console, c.rec, d.rec, err)
 	lingerAfter(ctx, c, d.feat.linger, e.cfg.out.verbose)
 	return err
 }

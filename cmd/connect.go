@@ -188,6 +188,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 		ServerStreamOnDemand: !a.listens(d),
 	})
 	if err != nil {
+		keepTrace(c.console, rec, d.rec, err)
 		conn.Close()
 		c.Close()
 		return nil, err
@@ -240,6 +241,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 		if _, isHTTP := dialer.(transport.HTTPOptions); isHTTP && ctx.Err() == nil {
 			err = &usageError{err: err} // the options were refused
 		}
+		keepTrace(c.console, rec, d.rec, err)
 		c.Close()
 		return nil, nil, nil, err
 	}

@@ -48,6 +48,7 @@ func classify(err error) (int, string) {
 	var invalidTool *inspector.InvalidToolError
 	var uv *inspector.UnsupportedVersionError
 	var sc *inspector.ServerCancelledError
+	var lost *record.LostError
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage, "usage"
@@ -72,7 +73,7 @@ func classify(err error) (int, string) {
 		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, oauthflow.ErrAuthorization):
 		return ExitAuth, "auth"
-	case errors.As(err, &exitErr), errors.Is(err, transport.ErrConnect),
+	case errors.As(err, &exitErr), errors.As(err, &lost), errors.Is(err, transport.ErrConnect),
 		errors.Is(err, transport.ErrClosed), errors.Is(err, transport.ErrTransport),
 		errors.Is(err, inspector.ErrUnsupportedVersion), errors.Is(err, io.EOF):
 		return ExitConnect, "connection"

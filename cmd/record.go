@@ -310,6 +310,27 @@ func readTrace(con *tui.Console, name string, maxMessageSize int64) (*record.Tra
 	return tr, nil
 }
 
+// openTraceToUse opens a trace named on the command line for a command
+// that applies its header's settings (verify, replay, trace diff): a file
+// that cannot be read as a trace, or whose header holds a setting that
+// cannot be used (record.Header.Check), is the user's to fix, a usage
+// error naming it, said before anything starts. What the reader tolerated
+// is warned about.
+func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*record.TraceFile, error) {
+	tf, err := record.ReadOptions{MaxMessageSize: maxMessageSize}.Open(name)
+	if err != nil {
+		return nil, &usageError{err: err}
+	}
+	if err := tf.Header.Check(); err != nil {
+		tf.Close()
+		return nil, usageErrorf("%s: %w", name, err)
+	}
+	for _, w := range tf.Warnings {
+		con.Warn(name + ": " + w)
+	}
+	return tf, nil
+}
+
 // ---- mcpx proxy ----
 
 type proxyOptions struct {
@@ -689,14 +710,11 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	}
 	// The trace is read a session at a time: replay holds the sessions
 	// it serves, not the file.
-	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+	tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 	if err != nil {
-		return &usageError{err: err}
+		return err
 	}
 	defer tf.Close()
-	for _, w := range tf.Warnings {
-		con.Warn(file + ": " + w)
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opts := record.ReplayOptions{
@@ -771,7 +789,9 @@ to one method's messages, METHOD:$ leaves its notifications out) and
 addition to the ignores and normalizers stored in the trace when it was
 recorded (mcpx ... --record FILE --ignore ... --normalize ...). Each difference
 is printed with its session, exchange and path (--json: the result as one JSON
-document); the exit code is 7 when anything differs.
+document); the exit code is 7 when anything differs, and 4 when the live server
+could not be talked to (it could not be started or reached, its connection
+ended before an answer; 6 when an answer did not come in time).
 
 --junit FILE also writes a JUnit XML report for CI: one test suite per session,
 one test case per exchange compared, a difference as the test case's failure
@@ -789,10 +809,11 @@ with the requestState the live server gave.
 
 --update (or MCPX_RECORD=update) records the trace again from the live server
 while verifying it: the differences are shown, and the new recording takes the
-trace's place once every session has run (the file is left as it was when the
-server cannot be reached), keeping the header's ignores, normalizers,
-redactions and stable form (--stable makes it stable). The exit code is then
-0 whatever changed.`,
+trace's place once every session has run, keeping the header's ignores,
+normalizers, redactions and stable form (--stable makes it stable). The exit
+code is then 0 whatever changed. When the live server could not be talked to
+(it could not be started or reached, its connection ended, a request got no
+answer in time) the file is left as it was, with that failure's exit code.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
   mcpx verify session.jsonl --ignore '$.result.serverInfo.version' --url http://127.0.0.1:3001/mcp
   mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
@@ -830,12 +851,9 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		}
 	}()
 	for _, file := range files {
-		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 		if err != nil {
-			return &usageError{err: err}
-		}
-		for _, w := range tf.Warnings {
-			con.Warn(file + ": " + w)
+			return err
 		}
 		if d.rec.file != "" && len(tf.Index) > 1 {
 			tf.Close()
@@ -908,9 +926,19 @@ func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.T
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
+	// A server that could not be talked to is the run's failure (exit 4,
+	// 6 for a timeout), not a difference; its report is printed still.
+	var lost error
+	if res != nil && res.Lost != nil {
+		lost = res.Lost
+	}
 	if o.junit != "" && res != nil {
+		stopped := err
+		if stopped == nil {
+			stopped = lost
+		}
 		if jerr := writeJUnit(ctx, o.junit, time.Since(start), record.JUnitRun{Result: res,
-			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(start), Err: err}}); jerr != nil {
+			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(start), Err: stopped}}); jerr != nil {
 			return jerr
 		}
 	}
@@ -926,6 +954,9 @@ func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.T
 	}
 	if closeErr != nil {
 		return closeErr
+	}
+	if lost != nil {
+		return lost
 	}
 	return res.Err()
 }
@@ -967,6 +998,11 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		}
 		if err == nil && closeErr != nil {
 			err = closeErr
+		}
+		if err == nil && res.Lost != nil {
+			// A server that could not be talked to stops the run as one
+			// that could not be started does.
+			err = res.Lost
 		}
 		runs = append(runs, record.JUnitRun{Result: res,
 			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(began), Err: err}})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // ownCommand returns the command's path below mcpx and its own
@@ -56,6 +57,24 @@ func recordedName(o record.RecorderOptions) string {
 // mode may not record is missing; its message names the modes that do).
 func recordModeError(err error) error {
 	return usageErrorf("--record: %v", err)
+}
+
+// keepTrace leaves the trace of a record mode as it was when the session
+// could not talk to the server (err is a connection failure or a timeout:
+// the server could not be started or reached, its connection ended, a
+// request got no answer): such a session is no recording of the server,
+// and must neither take the place of one (mode update) nor be replayed as
+// one later (once, new). Without a mode the session is appended as it
+// went, failure and all.
+func keepTrace(con *tui.Console, rec *record.Recorder, d recordDesc, err error) {
+	if rec == nil || d.mode == "" || err == nil || rec.Events() == 0 {
+		return // (closeRecorder says when nothing was recorded)
+	}
+	if code, _ := classify(err); code != ExitConnect && code != ExitTimeout {
+		return
+	}
+	rec.Discard()
+	con.Note(fmt.Sprintf("the session could not talk to the server: %s was left as it was (record mode %s)", d.file, d.mode))
 }
 
 // replayDialer serves session n of the trace of --record, in process,

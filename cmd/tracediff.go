@@ -61,14 +61,11 @@ func (o *traceDiffOptions) run(oldFile, newFile string) error {
 	con := e.console()
 	var files [2]*record.TraceFile
 	for i, name := range []string{oldFile, newFile} {
-		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(name)
+		tf, err := openTraceToUse(con, name, d.session.maxMessageSize)
 		if err != nil {
-			return &usageError{err: err}
+			return err
 		}
 		defer tf.Close()
-		for _, w := range tf.Warnings {
-			con.Warn(name + ": " + w)
-		}
 		files[i] = tf
 	}
 	res, err := record.DiffTraces(files[0], files[1], record.DiffOptions{Ignore: d.rec.ignore, Normalize: d.rec.normalizers})

@@ -3,11 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
-	"reflect"
-	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -68,45 +64,4 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// decodeProblem says why a server's JSON did not decode into one of the
-// spec's types, in the spec's terms: the member and the JSON types, not
-// the Go ones encoding/json names ("taskId is a number, not a string").
-func decodeProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := "another type"
-		switch te.Type.Kind() {
-		case reflect.String:
-			want = "a string"
-		case reflect.Bool:
-			want = "a boolean"
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			want = "an integer"
-		case reflect.Float32, reflect.Float64:
-			want = "a number"
-		case reflect.Slice, reflect.Array:
-			want = "an array"
-		case reflect.Struct, reflect.Map:
-			want = "an object"
-		}
-		// Value is "string", "bool", "array", "object" or "number",
-		// the last sometimes with the number after it.
-		word, _, _ := strings.Cut(te.Value, " ")
-		got, known := map[string]string{"number": "a number", "string": "a string", "array": "an array", "object": "an object", "bool": "a boolean"}[word]
-		if !known {
-			got = te.Value
-		}
-		if te.Field == "" {
-			return fmt.Sprintf("it is %s, not %s", got, want)
-		}
-		return fmt.Sprintf("its %s is %s, not %s", te.Field, got, want)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return "it is not valid JSON"
-	}
-	return err.Error()
 }

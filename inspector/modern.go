@@ -554,7 +554,7 @@ func ParseInputRequired(raw json.RawMessage) (*InputRequired, error) {
 	ir := &InputRequired{}
 	if v := obj.Get("inputRequests"); len(v) > 0 && string(v) != "null" {
 		if err := json.Unmarshal(v, &ir.InputRequests); err != nil {
-			return nil, fmt.Errorf("inputRequests is not a map of requests: %s", decodeProblem(err))
+			return nil, fmt.Errorf("inputRequests is not a map of requests: %s", rawjson.DecodeProblem(err))
 		}
 	}
 	if v := obj.Get("requestState"); len(v) > 0 {

@@ -338,30 +338,3 @@ func TestParseDiscoverResultShapes(t *testing.T) {
 		t.Errorf("lenient read: %+v, %v", d, err)
 	}
 }
-
-// TestDecodeProblem: a decoding failure is said with JSON's types and the
-// member's name, never Go's.
-func TestDecodeProblem(t *testing.T) {
-	var task Task
-	var list []string
-	for _, tt := range []struct {
-		raw  string
-		into any
-		want string
-	}{
-		{`{"taskId":5}`, &task, "its taskId is a number, not a string"},
-		{`{"taskId":"t","status":["working"]}`, &task, "its status is an array, not a string"},
-		{`"x"`, &task, "it is a string, not an object"},
-		{`{"a":1}`, &list, "it is an object, not an array"},
-		{`[1.5]`, &list, "is a number, not a string"},
-		{`{`, &task, "it is not valid JSON"},
-	} {
-		err := json.Unmarshal([]byte(tt.raw), tt.into)
-		if err == nil {
-			t.Fatalf("%s decoded", tt.raw)
-		}
-		if got := decodeProblem(err); !strings.Contains(got, tt.want) || strings.Contains(got, "Go") || strings.Contains(got, "json:") {
-			t.Errorf("%s: %q, want %q", tt.raw, got, tt.want)
-		}
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -47,7 +48,7 @@ func (t *DetailedTask) Task() Task {
 func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 	var t DetailedTask
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("not a task: %s", decodeProblem(err))
+		return nil, fmt.Errorf("not a task: %s", rawjson.DecodeProblem(err))
 	}
 	if t.TaskID == "" {
 		return nil, errors.New("not a task: no taskId")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -415,7 +416,7 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/get: the result is not a Task: %s", decodeProblem(err))
+		return nil, fmt.Errorf("tasks/get: the result is not a Task: %s", rawjson.DecodeProblem(err))
 	}
 	return &t, nil
 }
@@ -434,7 +435,7 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/cancel: the result is not a Task: %s", decodeProblem(err))
+		return nil, fmt.Errorf("tasks/cancel: the result is not a Task: %s", rawjson.DecodeProblem(err))
 	}
 	return &t, nil
 }

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -160,6 +162,45 @@ func TestUpdateTrace(t *testing.T) {
 	}
 	if same, _ := os.ReadFile(name); !bytes.Equal(same, before) {
 		t.Fatal("a failed update changed the trace")
+	}
+
+	// A server that ends before it answers, or never answers, is no new
+	// recording: the update is refused and the trace kept.
+	exits := func(_ context.Context, _ int, _ SessionInfo, obs transport.Observer) (transport.Conn, error) {
+		o := helper("exit3")
+		o.Observer = obs
+		return transport.StartStdio(o)
+	}
+	silent := func(context.Context, int, SessionInfo, transport.Observer) (transport.Conn, error) {
+		client, server := transport.Pipe()
+		go func() {
+			for {
+				if _, err := server.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		return client, nil
+	}
+	for _, tc := range []struct {
+		what string
+		dial func(context.Context, int, SessionInfo, transport.Observer) (transport.Conn, error)
+		is   error
+	}{
+		{"a server that exits", exits, transport.ErrClosed},
+		{"a server that never answers", silent, peer.ErrTimeout},
+	} {
+		_, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: tc.dial, Verify: VerifyOptions{Timeout: 300 * time.Millisecond}})
+		var lost *LostError
+		if !errors.As(err, &lost) || lost.Exchange != 1 || !strings.Contains(err.Error(), "kept") {
+			t.Errorf("%s: UpdateTrace: %v, want a *LostError at exchange 1 saying the trace was kept", tc.what, err)
+		}
+		if tc.is == peer.ErrTimeout && !errors.Is(err, tc.is) {
+			t.Errorf("%s: %v does not match %v", tc.what, err, tc.is)
+		}
+		if same, _ := os.ReadFile(name); !bytes.Equal(same, before) {
+			t.Fatalf("%s: the update replaced the trace", tc.what)
+		}
 	}
 
 	res, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial("changed"), Mcpx: "test"})

@@ -167,7 +167,7 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 			tf.cut = off
 			return nil
 		default:
-			return fmt.Errorf("trace line %d: %w", n, perr)
+			return lineError(n, perr)
 		}
 		sn := max(e.Session, 1)
 		i, ok := byN[sn]

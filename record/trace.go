@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -103,6 +104,43 @@ type Header struct {
 	// frames as canonical JSON laid out on several lines.
 	Stable bool `json:"stable,omitempty"`
 }
+
+// Check reports a setting of the header that cannot be used, as a
+// *HeaderError: an ignore, a normalizer or a redaction path that does not
+// parse. Readers do not check them (showing a trace needs none of them);
+// what applies them (Verify, replay, DiffTraces) fails on such a header,
+// and a program that reads several traces before it uses any (mcpx
+// verify) checks each at once.
+func (h Header) Check() error {
+	if _, err := ParseIgnores(h.Ignore); err != nil {
+		return &HeaderError{Member: "ignore", Err: err}
+	}
+	if _, err := CompileNormalizers(h.Normalize, nil); err != nil {
+		return &HeaderError{Member: "normalize", Err: err}
+	}
+	if _, err := ParsePaths(h.Redact); err != nil {
+		return &HeaderError{Member: "redact", Err: err}
+	}
+	return nil
+}
+
+// HeaderError reports a setting of a trace's header that cannot be used
+// (see Header.Check). The fix is in the trace's first line.
+type HeaderError struct {
+	// Member is the header's member that holds the setting: "ignore",
+	// "normalize" or "redact".
+	Member string
+	// Err says what is wrong with it, naming the setting.
+	Err error
+}
+
+func (e *HeaderError) Error() string {
+	what := map[string]string{"ignore": "ignores", "normalize": "normalizers", "redact": "redaction paths"}[e.Member]
+	return fmt.Sprintf("the %s of its header (line 1): %v; correct or remove it there", what, e.Err)
+}
+
+// Unwrap returns what is wrong with the setting.
+func (e *HeaderError) Unwrap() error { return e.Err }
 
 // Kind says what an Event records.
 type Kind string
@@ -638,7 +676,7 @@ func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 		case !ended:
 			t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
 		default:
-			return fmt.Errorf("trace line %d: %w", n, perr)
+			return lineError(n, perr)
 		}
 		return nil
 	})
@@ -650,20 +688,18 @@ func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 
 // parseEvent decodes one event line. The frame is a slice of line when
 // the line holds it verbatim (msg), a decoded copy otherwise (raw, b64).
+// What does not decode is said in JSON's terms, naming the member (its
+// "t" is a string, not a whole number of microseconds), never with Go's
+// types.
 func parseEvent(line []byte) (Event, error) {
 	if res := scanJSON(line, nil); !res.valid {
-		var v any
-		err := json.Unmarshal(line, &v) // for the same message as before
-		if err == nil {
-			err = errors.New("invalid JSON")
-		}
-		return Event{}, fmt.Errorf("not a trace event: %w", err)
+		return Event{}, notJSON(line)
 	}
 	var w wireEvent
 	var raw, b64 []byte
 	line = bytes.TrimSpace(line)
 	if line[0] != '{' && !rawjson.IsNull(line) {
-		return Event{}, fmt.Errorf("not a trace event: a JSON %s, not an object", jsonKind(line))
+		return Event{}, &lineProblem{fmt.Sprintf("is %s, not an object (a trace event)", rawjson.Kind(line))}
 	}
 	var typeErr error
 	rawjson.Members(line, func(name, v []byte) bool {
@@ -675,7 +711,7 @@ func parseEvent(line []byte) (Event, error) {
 		case "raw":
 			if !rawjson.IsNull(v) {
 				if !rawjson.IsString(v) {
-					err = errors.New("raw is not a string")
+					err = mistyped(key, v, "a string")
 				}
 				raw = v
 			} else {
@@ -683,49 +719,57 @@ func parseEvent(line []byte) (Event, error) {
 			}
 		case "b64":
 			if !rawjson.IsNull(v) && !rawjson.IsString(v) {
-				err = errors.New("b64 is not a string")
+				err = mistyped(key, v, "a string")
 			}
 			b64 = v
 		case "t":
-			err = json.Unmarshal(v, &w.T)
+			w.T, err = wholeMember(key, v, "a whole number of microseconds")
 		case "kind":
-			err = json.Unmarshal(v, &w.Kind)
+			err = stringMember(key, v, (*string)(&w.Kind))
 		case "dir":
-			err = json.Unmarshal(v, &w.Dir)
+			err = stringMember(key, v, (*string)(&w.Dir))
 		case "text":
-			err = json.Unmarshal(v, &w.Text)
+			err = stringMember(key, v, &w.Text)
 		case "route":
-			err = json.Unmarshal(v, &w.Route)
+			err = objectMember(key, v, &w.Route)
 		case "meta":
-			err = json.Unmarshal(v, &w.Meta)
+			err = objectMember(key, v, &w.Meta)
 		case "s":
-			err = json.Unmarshal(v, &w.S)
-			if err == nil && w.S < 0 {
-				err = errors.New("a session number is at least 1")
+			var s int64
+			s, err = wholeMember(key, v, "a session number (a whole number from 1)")
+			if err == nil && s < 0 {
+				err = fmt.Errorf("its %q is %d, not a session number (a whole number from 1)", key, s)
 			}
+			w.S = int(s)
 		case "prelude":
-			err = json.Unmarshal(v, &w.Prelude)
+			switch {
+			case rawjson.IsNull(v):
+			case string(v) == "true", string(v) == "false":
+				w.Prelude = string(v) == "true"
+			default:
+				err = mistyped(key, v, "true or false")
+			}
 		case "re":
 			if !rawjson.IsNull(v) {
 				w.Re = v
 			}
 		case "retry":
-			err = json.Unmarshal(v, &w.Retry)
+			w.Retry, err = wholeMember(key, v, "a whole number of milliseconds")
 		case "session":
-			err = json.Unmarshal(v, &w.Session)
+			err = objectMember(key, v, &w.Session)
 		case "view":
-			err = json.Unmarshal(v, &w.View)
+			err = objectMember(key, v, &w.View)
 		}
 		if err != nil && typeErr == nil {
-			typeErr = fmt.Errorf("%s: %w", key, err)
+			typeErr = err
 		}
 		return true
 	})
 	if typeErr != nil {
-		return Event{}, fmt.Errorf("not a trace event: %w", typeErr)
+		return Event{}, typeErr
 	}
 	if w.T > math.MaxInt64/int64(time.Microsecond) || w.T < math.MinInt64/int64(time.Microsecond) {
-		return Event{}, fmt.Errorf("t %d is out of range (microseconds, at most %d)", w.T, math.MaxInt64/int64(time.Microsecond))
+		return Event{}, fmt.Errorf("its \"t\" is %d, out of range (microseconds, at most %d)", w.T, math.MaxInt64/int64(time.Microsecond))
 	}
 	e := Event{Time: time.Duration(w.T) * time.Microsecond, Kind: w.Kind, Dir: w.Dir, Text: w.Text, Meta: w.Meta,
 		Session: w.S, Re: w.Re}
@@ -737,7 +781,11 @@ func parseEvent(line []byte) (Event, error) {
 			d := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
 			n, err := base64.StdEncoding.Decode(d, s)
 			if err != nil {
-				return Event{}, fmt.Errorf("b64: %w", err)
+				var at base64.CorruptInputError
+				if errors.As(err, &at) {
+					return Event{}, fmt.Errorf("its \"b64\" is not base64 (at byte %d of its value)", int64(at))
+				}
+				return Event{}, fmt.Errorf("its \"b64\": %w", err)
 			}
 			e.Data = d[:n]
 		case raw != nil:
@@ -788,23 +836,94 @@ func parseEvent(line []byte) (Event, error) {
 	return e, nil
 }
 
+// lineProblem is what is wrong with a trace line that is no JSON object;
+// its message follows the line's number ("trace line 7 is not valid
+// JSON (...)"), see lineError.
+type lineProblem struct{ msg string }
+
+func (e *lineProblem) Error() string { return e.msg }
+
+// lineError names the line n of a trace in the error parsing it.
+func lineError(n int, err error) error {
+	var lp *lineProblem
+	if errors.As(err, &lp) {
+		return fmt.Errorf("trace line %d %w", n, err)
+	}
+	return fmt.Errorf("trace line %d: %w", n, err)
+}
+
+// notJSON says where a line that is not valid JSON departs from it: the
+// byte (from 1) and what follows, or that it is cut short.
+func notJSON(line []byte) error {
+	var v any
+	err := json.Unmarshal(line, &v)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && (se.Error() == "unexpected end of JSON input" || errors.Is(err, io.ErrUnexpectedEOF)):
+		return &lineProblem{"is not valid JSON (it is cut short: its JSON does not end)"}
+	case se != nil && se.Offset > 0 && se.Offset <= int64(len(line)):
+		at := line[se.Offset-1:]
+		return &lineProblem{fmt.Sprintf("is not valid JSON (at byte %d: %q)", se.Offset, rawjson.Shorten(string(at[:min(len(at), 40+utf8.UTFMax)]), 40))}
+	}
+	return &lineProblem{"is not valid JSON"}
+}
+
+// mistyped reports the member name of an event whose value v is of
+// another JSON type than want.
+func mistyped(name string, v []byte, want string) error {
+	return fmt.Errorf("its %q is %s, not %s", name, rawjson.Kind(v), want)
+}
+
+// wholeMember reads the member name, a whole number (want says of what);
+// null is 0, as absent.
+func wholeMember(name string, v []byte, want string) (int64, error) {
+	if rawjson.IsNull(v) {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err == nil {
+		return n, nil
+	}
+	if rawjson.Kind(v) == "a number" {
+		// 1.5, 1e3, or too large: the number says it better.
+		return 0, fmt.Errorf("its %q is %s, not %s", name, v, want)
+	}
+	return 0, mistyped(name, v, want)
+}
+
+// stringMember reads the member name, a string, into dst; null leaves it.
+func stringMember(name string, v []byte, dst *string) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	s, ok := rawjson.String(v)
+	if !ok {
+		return mistyped(name, v, "a string")
+	}
+	*dst = s
+	return nil
+}
+
+// objectMember decodes the member name, an object, into dst, saying
+// which member of it is mistyped when one is ("meta.httpStatus").
+func objectMember(name string, v []byte, dst any) error {
+	err := json.Unmarshal(v, dst)
+	if err == nil {
+		return nil
+	}
+	if m, ok := rawjson.MistypedOf(err); ok {
+		if m.Path != "" {
+			name += "." + m.Path
+		}
+		return fmt.Errorf("its %q is %s, not %s", name, m.Got, m.Want)
+	}
+	return fmt.Errorf("its %q: %s", name, rawjson.DecodeProblem(err))
+}
+
 // eventMember returns the wireEvent member a quoted name stands for.
 func eventMember(q []byte) string {
 	return rawjson.MatchName(q, "t", "kind", "dir", "msg", "raw", "b64", "text", "route", "meta",
 		"s", "prelude", "re", "retry", "session", "view")
-}
-
-// jsonKind names the kind of a JSON value, for messages.
-func jsonKind(v []byte) string {
-	switch v[0] {
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	}
-	return "number"
 }
 
 // ReadFile reads the trace in the named file; errors name the file.
@@ -821,19 +940,51 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 	return t, nil
 }
 
-// openTraceFile opens the named trace for reading; a directory is an error
-// that says so (reading one fails with a system error naming the read).
+// openTraceFile opens the named trace for reading. What is no regular
+// file is a *NotRegularError, found before it is opened: opening a named
+// pipe waits for a writer (and a directory's read fails with a system
+// error naming the read).
 func openTraceFile(name string) (*os.File, error) {
-	f, err := os.Open(name)
+	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w, not a trace file", name, syscall.EISDIR)
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Name: name, Mode: fi.Mode()}
 	}
-	return f, nil
+	return os.Open(name)
 }
+
+// NotRegularError reports a trace to read that is no regular file: a
+// named pipe (opening one waits for a writer, for ever when there is
+// none; standard input through a pipe is one too), a directory, a device.
+// A trace is read more than once (indexed, then a session at a time), so
+// it must be a file. A directory's error matches syscall.EISDIR.
+type NotRegularError struct {
+	// Name is the file as it was given; Mode its type.
+	Name string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a file"
+	switch t := e.Mode.Type(); {
+	case t&fs.ModeDir != 0:
+		what = "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case t&fs.ModeSocket != 0:
+		what = "a socket"
+	case t&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case t&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Sprintf("%s is not a regular file (%s): give a trace file", e.Name, what)
+}
+
+// Is makes errors.Is(err, syscall.EISDIR) true for a directory.
+func (e *NotRegularError) Is(target error) bool { return target == syscall.EISDIR && e.Mode.IsDir() }
 
 // WriteTo writes the whole trace to w (header, then events).
 func (t *Trace) WriteTo(w io.Writer) (int64, error) {

@@ -206,7 +206,7 @@ func TestReadRejects(t *testing.T) {
 		"not json":     {"hello\n", "not an mcpx trace", ErrNotTrace},
 		"newer":        {`{"format":"mcpx-trace","version":2}` + "\n", "version 2 is newer than this mcpx understands (version 1); upgrade mcpx", nil},
 		"zero version": {`{"format":"mcpx-trace"}` + "\n", "version 0 is not a valid version", nil},
-		"bad middle":   {header + "garbage\n" + `{"t":1,"kind":"note","text":"x"}` + "\n", "trace line 2: not a trace event", nil},
+		"bad middle":   {header + "garbage\n" + `{"t":1,"kind":"note","text":"x"}` + "\n", "trace line 2 is not valid JSON (at byte 1: \"garbage\")", nil},
 		"bad dir":      {header + `{"t":1,"kind":"frame","dir":"up","msg":{}}` + "\n", `trace line 2: frame with direction "up"`, nil},
 		"no kind":      {header + `{"t":1}` + "\n", "trace line 2: event without a kind", nil},
 	} {
@@ -226,6 +226,78 @@ func TestReadRejects(t *testing.T) {
 	}
 }
 
+// TestReadEventProblems: an event line that does not decode is said in
+// JSON's terms, naming the line and the member, never with Go's types or
+// encoding/json's own words.
+func TestReadEventProblems(t *testing.T) {
+	t.Parallel()
+	header := `{"format":"mcpx-trace","version":1,"minor":2,"redacted":true}` + "\n"
+	for _, tc := range []struct{ line, want string }{
+		{`{"t":"abc","s":1,"kind":"frame","dir":"c2s","msg":{}}`, `trace line 2: its "t" is a string, not a whole number of microseconds`},
+		{`{"t":1.5,"s":1,"kind":"note","text":"x"}`, `trace line 2: its "t" is 1.5, not a whole number of microseconds`},
+		{`{"t":1e400,"s":1,"kind":"note","text":"x"}`, `trace line 2: its "t" is 1e400, not a whole number of microseconds`},
+		{`{"t":1,"s":"1","kind":"note","text":"x"}`, `trace line 2: its "s" is a string, not a session number (a whole number from 1)`},
+		{`{"t":1,"s":-1,"kind":"note","text":"x"}`, `trace line 2: its "s" is -1, not a session number (a whole number from 1)`},
+		{`{"t":1,"s":1,"kind":5}`, `trace line 2: its "kind" is a number, not a string`},
+		{`{"t":1,"s":1,"kind":"note","text":7}`, `trace line 2: its "text" is a number, not a string`},
+		{`{"t":1,"s":1,"kind":"frame","dir":["c2s"],"msg":{}}`, `trace line 2: its "dir" is an array, not a string`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","raw":5}`, `trace line 2: its "raw" is a number, not a string`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{},"prelude":"yes"}`, `trace line 2: its "prelude" is a string, not true or false`},
+		{`{"t":1,"s":1,"kind":"stream","retry":"x"}`, `trace line 2: its "retry" is a string, not a whole number of milliseconds`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","method":"x"},"meta":{"httpStatus":"200"}}`, `trace line 2: its "meta.httpStatus" is a string, not an integer`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","method":"x"},"route":[1]}`, `trace line 2: its "route" is an array, not an object`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{},"route":{"params":[{"name":1}]}}`, `trace line 2: its "route.params.name" is a number, not a string`},
+		{`{"t":1,"s":1,"kind":"session","session":"x"}`, `trace line 2: its "session" is a string, not an object`},
+		{`{"t":1,"s":1,"kind":"view","dir":"h2v","msg":{},"view":{"id":3}}`, `trace line 2: its "view.id" is a number, not a string`},
+		{`[1,2]`, `trace line 2 is an array, not an object (a trace event)`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{broken`, `trace line 2 is not valid JSON (at byte 48: "broken")`},
+		{`{"t":1,"s":1,"kind":"note" "text":"x"}`, `trace line 2 is not valid JSON (at byte 28: "\"text\":\"x\"}")`},
+		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","b64":"%%%"}`, `trace line 2: its "b64" is not base64 (at byte 0 of its value)`},
+	} {
+		_, err := Read(strings.NewReader(header + tc.line + "\n"))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.line, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "json:") || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "record.")) {
+			t.Errorf("%s: %v speaks Go", tc.line, err)
+		}
+	}
+	// A stable trace whose last event is cut short mid-frame.
+	stable := `{"format":"mcpx-trace","version":1,"minor":3,"stable":true,"redacted":true}` + "\n" +
+		`{"s":1,"kind":"frame","dir":"s2c","msg":{` + "\n" + `    "id": 1,` + "\n"
+	if _, err := Read(strings.NewReader(stable)); err == nil || err.Error() != "trace line 2 is not valid JSON (it is cut short: its JSON does not end)" {
+		t.Errorf("cut stable trace: %v", err)
+	}
+}
+
+// TestHeaderCheck: a header setting that cannot be used (an ignore, a
+// normalizer or a redaction path that does not parse) is found by
+// Header.Check, before anything uses it, with the setting named.
+func TestHeaderCheck(t *testing.T) {
+	t.Parallel()
+	good := Header{Format: Format, Version: Version, Redacted: true, Ignore: []string{"tools/call:$.result._meta"},
+		Normalize: []Normalizer{{Builtin: BuiltinUUID}, {Pattern: "id-[0-9]+", Replace: "<id>"}}, Redact: []string{"$.params.arguments.secret"}}
+	if err := good.Check(); err != nil {
+		t.Errorf("good header: %v", err)
+	}
+	for _, tc := range []struct {
+		h      Header
+		member string
+		want   string
+	}{
+		{Header{Normalize: []Normalizer{{Pattern: "(", Replace: "x"}}}, "normalize", `the normalizers of its header (line 1): normalizer pattern "(": error parsing regexp: missing closing ): ` + "`(`" + `; correct or remove it there`},
+		{Header{Normalize: []Normalizer{{Builtin: "bogus"}}}, "normalize", `the normalizers of its header (line 1): normalizer "bogus": no such built-in`},
+		{Header{Ignore: []string{"$.a[?@.x]"}}, "ignore", `the ignores of its header (line 1): JSONPath "$.a[?@.x]": `},
+		{Header{Redacted: true, Redact: []string{"not a path"}}, "redact", `the redaction paths of its header (line 1): JSONPath "not a path" must start with $`},
+	} {
+		err := tc.h.Check()
+		var he *HeaderError
+		if !errors.As(err, &he) || he.Member != tc.member || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Check(%+v) = %v, want a *HeaderError about %q: %s", tc.h, err, tc.member, tc.want)
+		}
+	}
+}
+
 func TestReadFileNamesTheFile(t *testing.T) {
 	t.Parallel()
 	name := filepath.Join(t.TempDir(), "x.jsonl")
@@ -237,7 +309,7 @@ func TestReadFileNamesTheFile(t *testing.T) {
 	// A directory is said to be one, by both readers.
 	dir := t.TempDir()
 	_, err = ReadFile(dir)
-	if want := dir + ": is a directory, not a trace file"; err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
+	if want := dir + " is not a regular file (a directory): give a trace file"; err == nil || err.Error() != want || !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("ReadFile(dir): %v, want %q", err, want)
 	}
 	if _, err := OpenTrace(dir); err == nil || !errors.Is(err, syscall.EISDIR) {

@@ -38,7 +38,10 @@ type UpdateOptions struct {
 // header's settings: its redaction, ignores, normalizers, target and
 // stable form. It takes the old one's place only once every session has
 // run (through a temporary file): when the verification fails or is
-// interrupted, the file is left as it was.
+// interrupted, or the live server could not be talked to (the connection
+// could not be made or ended, a request got no response in time: see
+// VerifyResult.Lost; the error then wraps the *LostError), the file is
+// left as it was.
 //
 // The result says what changed; differences are what an update is for,
 // so they are no error.
@@ -76,6 +79,10 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	res, err := VerifySessions(ctx, tf, nil, vo)
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil && res.Lost != nil {
+		// What a server that was not there did is no recording of it.
+		err = fmt.Errorf("%s is kept as it was: %w", name, res.Lost)
 	}
 	if err != nil {
 		rec.Discard()

@@ -82,7 +82,39 @@ type VerifyResult struct {
 	// as Exchanges), by session in recorded order, for reports that list
 	// what passed as well as what failed (WriteJUnit).
 	Compared []Compared
+	// Lost is set when the live server could not be talked to: the
+	// first exchange the recording has an outcome for that got none
+	// live, because the connection could not be made or ended, or no
+	// response came in time (its Mismatch is among Mismatches too). The
+	// differences are then no finding about the server, only about its
+	// absence: UpdateTrace keeps the old trace, and a caller may report
+	// the connection's failure rather than the differences.
+	Lost *LostError
 }
+
+// LostError reports an exchange the live server left without an outcome
+// (VerifyResult.Lost). It wraps why: the transport's error when the
+// connection could not be made (transport.ErrConnect) or ended
+// (transport.ErrClosed, a *transport.PeerExitError), or a
+// *peer.TimeoutError when no response came in time.
+type LostError struct {
+	// Session and Exchange say where it is, as in Mismatch; Method is the
+	// request's.
+	Session, Exchange int
+	Method            string
+	Err               error
+}
+
+func (e *LostError) Error() string {
+	where := fmt.Sprintf("exchange %d %s", e.Exchange, e.Method)
+	if e.Session > 1 {
+		where = fmt.Sprintf("session %d, %s", e.Session, where)
+	}
+	return fmt.Sprintf("the live server gave no answer to %s: %v", where, e.Err)
+}
+
+// Unwrap returns why the exchange got no outcome.
+func (e *LostError) Unwrap() error { return e.Err }
 
 // Compared is one recorded exchange Verify compared with the live one.
 type Compared struct {
@@ -128,8 +160,24 @@ type VerifyError struct{ Result *VerifyResult }
 
 func (e *VerifyError) Error() string {
 	m := e.Result.Mismatches[0]
-	msg := fmt.Sprintf("%d of %d exchange(s) differ from the recording; first: %s: %s", len(e.Result.Mismatches), e.Result.Exchanges,
-		m.Where(e.Result.Sessions > 1), m.Problem)
+	// Mismatches outside the exchanges (what the server sent outside any
+	// request, a notification that could not be sent) are counted apart.
+	differ := 0
+	for _, mm := range e.Result.Mismatches {
+		if mm.Exchange > 0 {
+			differ++
+		}
+	}
+	var msg string
+	switch other := len(e.Result.Mismatches) - differ; {
+	case differ == 0:
+		msg = fmt.Sprintf("%d difference(s) from the recording outside the %d exchange(s), which match", other, e.Result.Exchanges)
+	case other == 0:
+		msg = fmt.Sprintf("%d of %d exchange(s) differ from the recording", differ, e.Result.Exchanges)
+	default:
+		msg = fmt.Sprintf("%d of %d exchange(s) differ from the recording, and %d other difference(s)", differ, e.Result.Exchanges, other)
+	}
+	msg += fmt.Sprintf("; first: %s: %s", m.Where(e.Result.Sessions > 1), m.Problem)
 	if len(m.Diffs) > 0 {
 		d := m.Diffs[0]
 		at := d.Path

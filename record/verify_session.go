@@ -730,8 +730,32 @@ func (s *sessionRun) finish(x *exchange) {
 	if bad {
 		s.r.add(x.pos, mm)
 	}
+	if why := s.noOutcome(x); why != nil && s.r.res.Lost == nil {
+		s.r.res.Lost = &LostError{Session: s.n, Exchange: x.n, Method: x.req.Method, Err: why}
+	}
 	c.OK = !bad
 	s.r.res.Compared = append(s.r.res.Compared, c)
+}
+
+// noOutcome says why x got no live outcome (see VerifyResult.Lost): the
+// error that kept it from being sent, a timeout, or why the connection
+// ended; nil when it got one.
+func (s *sessionRun) noOutcome(x *exchange) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case x.failed != nil:
+		return x.failed
+	case x.live != nil || x.liveRefused != nil:
+		return nil
+	case x.timedOut:
+		return &peer.TimeoutError{Method: x.req.Method, After: s.r.opts.Timeout}
+	case s.peer != nil:
+		if err := s.ended(); err != nil {
+			return err
+		}
+	}
+	return transport.ErrClosed
 }
 
 // rewrite gives a recorded request a fresh id, and points a recorded

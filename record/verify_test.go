@@ -3,12 +3,14 @@ package record
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -155,6 +157,53 @@ func TestVerifyConnectionEnds(t *testing.T) {
 		if m.Problem != "not sent: the connection ended first (connection closed)" {
 			t.Errorf("mismatch %+v", m)
 		}
+	}
+	// The result says the live server was lost, and at which exchange:
+	// what it did after is no finding about it.
+	if l := res.Lost; l == nil || l.Session != 1 || l.Exchange != 2 || l.Method != "tools/list" || !errors.Is(l, transport.ErrClosed) {
+		t.Errorf("Lost = %#v", res.Lost)
+	}
+}
+
+// TestVerifyLost: Lost is set only when an exchange with a recorded
+// outcome got none live (here a response that never came, a timeout), not
+// when the live server answered differently.
+func TestVerifyLost(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(verifyTrace...)
+	// The live server takes the tools/call and never answers it.
+	live := append([]string(nil), verifyTrace[:5]...)
+	live = append(live, `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock"}}`)
+	res := runVerify(t, tr, liveReplay(t, mkTrace(live...)), VerifyOptions{Timeout: 200 * time.Millisecond})
+	if len(res.Mismatches) != 1 {
+		t.Fatalf("mismatches %+v", res.Mismatches)
+	}
+	if l := res.Lost; l == nil || l.Exchange != 3 || !errors.Is(l, peer.ErrTimeout) || !strings.Contains(l.Error(), "exchange 3 tools/call") {
+		t.Errorf("Lost = %v", res.Lost)
+	}
+	live = append([]string(nil), verifyTrace...)
+	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo2"}]}}`
+	if res := runVerify(t, tr, liveReplay(t, mkTrace(live...)), VerifyOptions{}); res.OK() || res.Lost != nil {
+		t.Errorf("a server that answered differently: Lost = %v, mismatches %+v", res.Lost, res.Mismatches)
+	}
+}
+
+// TestVerifyErrorCounts: the error counts the exchanges that differ, not
+// every mismatch (what the server sent outside any request, a
+// notification that could not be sent, are no exchanges).
+func TestVerifyErrorCounts(t *testing.T) {
+	t.Parallel()
+	res := &VerifyResult{Sessions: 1, Exchanges: 4}
+	for i := 1; i <= 4; i++ {
+		res.Mismatches = append(res.Mismatches, Mismatch{Session: 1, Exchange: i, Method: "tools/list", Problem: "the response differs"})
+	}
+	res.Mismatches = append(res.Mismatches, Mismatch{Session: 1, Method: "notifications/initialized", Problem: "could not be sent"})
+	if got := res.Err().Error(); !strings.HasPrefix(got, "4 of 4 exchange(s) differ from the recording, and 1 other difference(s); first: exchange 1 tools/list") {
+		t.Errorf("Err() = %q", got)
+	}
+	res.Mismatches = res.Mismatches[4:]
+	if got := res.Err().Error(); !strings.HasPrefix(got, "1 difference(s) from the recording outside the 4 exchange(s), which match; first: notifications/initialized: could not be sent") {
+		t.Errorf("Err() = %q", got)
 	}
 }
 

@@ -8,6 +8,10 @@
 // The input must be valid JSON (callers check with json.Valid or an
 // equivalent scan): on anything else these functions stop early rather
 // than panic, but what they report is then unspecified.
+//
+// It also says why encoding/json could not decode a value, in JSON's
+// terms rather than Go's (DecodeProblem, MistypedOf), for the messages of
+// inspector (a server's results) and record (a trace's lines) alike.
 package rawjson
 
 import (

@@ -1,0 +1,51 @@
+//go:build unix
+
+package record
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
+)
+
+// TestReadNamedPipe: a trace to read must be a regular file. A named pipe
+// is refused at once, without opening it (which would wait for a writer
+// for ever), by both readers, with an error that names it and says what
+// it is.
+func TestReadNamedPipe(t *testing.T) {
+	t.Parallel()
+	name := filepath.Join(t.TempDir(), "f.jsonl")
+	if err := syscall.Mkfifo(name, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, read := range []struct {
+		what string
+		read func() error
+	}{
+		{"ReadFile", func() error { _, err := ReadFile(name); return err }},
+		{"OpenTrace", func() error { _, err := OpenTrace(name); return err }},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- read.read() }()
+		var err error
+		testwait.For(t, read.what+" of a named pipe to return", func() bool {
+			select {
+			case err = <-done:
+				return true
+			default:
+				return false
+			}
+		})
+		var nr *NotRegularError
+		if want := name + " is not a regular file (a named pipe): give a trace file"; err == nil || err.Error() != want || !errors.As(err, &nr) {
+			t.Errorf("%s: %v, want %q", read.what, err, want)
+		}
+		if strings.Contains(err.Error(), "directory") || errors.Is(err, syscall.EISDIR) {
+			t.Errorf("%s: %v is about a directory", read.what, err)
+		}
+	}
+}
