@@ -3,7 +3,6 @@ package inspector
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -36,9 +35,9 @@ func (s *Session) warnUndeclaredTasks(m *Modern, what string) {
 func (s *Session) LookupTask(ctx context.Context, id string) (*TaskReport, error) {
 	m := s.modern()
 	s.warnUndeclaredTasks(m, mcp.MethodTasksGet)
-	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksGet, map[string]string{"taskId": id}, withSubject(id))
 	if err != nil {
-		return nil, fmt.Errorf("tasks/get %q: %w", id, err)
+		return nil, err
 	}
 	return &TaskReport{Raw: raw, Task: parseTaskFor(m, raw)}, nil
 }
@@ -69,11 +68,7 @@ func parseTaskFor(m *Modern, raw json.RawMessage) *DetailedTask {
 func (s *Session) AwaitTask(ctx context.Context, id string) (json.RawMessage, error) {
 	m := s.modern()
 	if m == nil {
-		res, err := s.TaskResult(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("tasks/result %q: %w", id, err)
-		}
-		return res, nil
+		return s.TaskResult(ctx, id)
 	}
 	s.warnUndeclaredTasks(m, mcp.MethodTasksResult)
 	return s.FollowTask(ctx, id)
@@ -97,9 +92,9 @@ type TaskCancellation struct {
 func (s *Session) RequestTaskCancel(ctx context.Context, id string) (*TaskCancellation, error) {
 	m := s.modern()
 	s.warnUndeclaredTasks(m, mcp.MethodTasksCancel)
-	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id}, withSubject(id))
 	if err != nil {
-		return nil, fmt.Errorf("tasks/cancel %q: %w", id, err)
+		return nil, err
 	}
 	c := &TaskCancellation{Raw: raw, Acknowledged: m != nil, s: s, id: id}
 	if m == nil {

@@ -424,12 +424,12 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 // TaskResult calls tasks/result, which blocks until the task is terminal:
 // no idle timeout applies, only the session's hard cap.
 func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, error) {
-	return s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout))
+	return s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout), withSubject(id))
 }
 
 // CancelTask calls tasks/cancel.
 func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
-	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id})
+	raw, err := s.Call(ctx, mcp.MethodTasksCancel, map[string]string{"taskId": id}, withSubject(id))
 	if err != nil {
 		return nil, err
 	}
