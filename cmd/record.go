@@ -216,8 +216,9 @@ func (d recordDesc) openTrace(ctx context.Context, name string, o record.Recorde
 // recordCreateError reports a trace that could not be started: a usage
 // error (the file given is not one mcpx may add to), unless the file could
 // not be created or written (a missing directory, a full disk: an output
-// that could not be written, exit 1 as for -o) or the run was interrupted
-// while a FIFO waited for its reader.
+// that could not be written, exit 1 as for -o; another process that held
+// the trace's lock too long) or the run was interrupted while a FIFO or
+// the lock was waited for.
 func recordCreateError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
@@ -230,7 +231,7 @@ func recordCreateError(err error) error {
 		return usageErrorf("--record: %v (it is not replaced without --force)", err)
 	case errors.As(err, &rm):
 		return usageErrorf("--record: %v (--force replaces it)", err)
-	case errors.As(err, &pe), errors.As(err, &errno):
+	case errors.As(err, &pe), errors.As(err, &errno), errors.Is(err, record.ErrLocked):
 		return fmt.Errorf("--record: %w", err)
 	}
 	return usageErrorf("--record: %v", err)

@@ -30,6 +30,15 @@ import (
 // matching ErrNotTrace. With o.Stable or o.Replace, or when the trace is
 // a stable one, the recording is held in memory and the whole trace
 // written again when the recorder is closed (see RecorderOptions).
+//
+// Several processes may append to one trace at once (see lock.go): each
+// writes whole lines holding the trace's lock, and numbers a session, when
+// its first line is written, after the highest session in the file then,
+// so that sessions recorded at once interleave, numbered apart. Two that
+// both find no trace start one: the first to record an event puts it in
+// place, the other adds its sessions to it. A recording whose file another
+// process replaced meanwhile (--force, a held recording) fails with
+// ErrReplaced. ctx bounds the wait for the lock (see ErrLocked).
 func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	if o.Stable || o.Replace || isStable(name) {
 		return createHeld(ctx, name, o, true)
@@ -40,64 +49,78 @@ func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		o.Overwrite = true
-		return Create(ctx, name, o)
+		return create(ctx, name, o, appendExisting)
 	}
 	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(name)
-	if err != nil {
+	// The trace is read, and a line cut short dropped, holding its lock:
+	// no other process is writing a line then.
+	lk := newTraceLock(name)
+	if err := lk.lock(ctx); err != nil {
+		lk.close()
 		return nil, err
 	}
-	defer f.Close()
-	tf, err := ReadOptions{MaxMessageSize: 1 << 62}.Index(f)
+	defer lk.unlock()
+	at, err := readTarget(name, h)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && at.fi.Size() == 0 {
+		// Removed (or emptied) meanwhile.
+		if at != nil {
+			at.f.Close()
+		}
+		lk.close()
+		o.Overwrite = true
+		return create(ctx, name, o, appendExisting)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		lk.close()
+		return nil, err
 	}
+	defer at.f.Close()
+	tf := at.tf
 	old := tf.Header
-	if old.Redacted != h.Redacted || !sameSet(old.Redact, h.Redact) {
-		return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: old.Redacted, TracePaths: old.Redact, Want: h.Redacted, WantPaths: h.Redact})
-	}
-	merged := old
-	merged.Ignore = union(old.Ignore, h.Ignore)
-	merged.Normalize = unionNormalizers(old.Normalize, h.Normalize)
-	rewrite := old.Minor < Minor || len(merged.Ignore) != len(old.Ignore) || len(merged.Normalize) != len(old.Normalize)
-
-	for _, x := range tf.Index {
-		r.base = max(r.base, x.N)
-	}
+	r.base = at.top
 	// Times continue the trace's: as if the recording had gone on since
 	// the header's time, and never before its last event.
 	r.offset = max(tf.last, time.Since(old.Created))
-	end := tf.end
-	if tf.cut >= 0 {
-		end = tf.cut
-	}
 
-	if rewrite {
+	if at.rewrite {
 		out, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
+		if err == nil {
+			err = rewriteInto(out, at)
+		}
+		var ofi fs.FileInfo
+		if err == nil {
+			ofi, err = out.Stat()
+		}
 		if err != nil {
+			if out != nil {
+				out.Abort()
+			}
+			lk.close()
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		merged.Minor = Minor
-		if _, err := newWriterAs(out, merged); err != nil {
-			out.Abort()
-			return nil, err
-		}
-		if err := copyEvents(out, f, tf.bodyStart, end); err != nil {
-			out.Abort()
-			return nil, fmt.Errorf("%s: copying the trace: %w", name, err)
-		}
 		r.w = out
+		r.disk = &diskState{name: name, lock: lk, file: out, scanned: ofi.Size(), top: at.top}
+		published := false
 		r.publish = func() error {
+			// Under the lock: the trace must be as it was copied.
+			cur, err := os.Stat(name)
+			if err != nil || !os.SameFile(cur, at.fi) || cur.Size() != at.fi.Size() || !cur.ModTime().Equal(at.fi.ModTime()) {
+				out.Abort()
+				return fmt.Errorf("%s: another process recorded into it while this session was recorded into a copy of it in the current format; it was left as it was, without this session (record the session again)", name)
+			}
 			if err := out.Publish(); err != nil {
+				out.Abort()
 				return fmt.Errorf("replacing %s with the new trace: %w", name, err)
 			}
+			published = true
 			return nil
 		}
 		r.close = func(wrote bool) error {
-			if !wrote {
+			defer r.closeLock()
+			if !wrote || !published {
 				out.Abort()
 				return nil
 			}
@@ -106,23 +129,111 @@ func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		return r, nil
 	}
 
-	if end < fi.Size() {
-		if err := os.Truncate(name, end); err != nil {
+	if at.end < at.fi.Size() {
+		if err := os.Truncate(name, at.end); err != nil {
+			lk.close()
 			return nil, fmt.Errorf("%s: dropping the line cut short: %w", name, err)
 		}
 	}
 	out, err := outfile.Append(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
+		lk.close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var w io.Writer = out
-	if tf.unended {
-		// The last line has no newline: give it one before the next.
-		w = &prefixWriter{w: out, prefix: []byte("\n")}
+	r.w = out
+	r.disk = &diskState{name: name, lock: lk, file: out, scanned: at.end, top: at.top, unended: tf.unended}
+	r.close = func(bool) error {
+		defer r.closeLock()
+		return out.Close()
 	}
-	r.w = w
-	r.close = func(bool) error { return out.Close() }
 	return r, nil
+}
+
+// appendTarget is what Append reads of the trace it adds a session to,
+// holding its lock.
+type appendTarget struct {
+	f       *os.File // the trace, open for reading
+	fi      fs.FileInfo
+	tf      *TraceFile
+	merged  Header // its header with the recording's ignores and normalizers
+	rewrite bool   // the header changes: the trace is rewritten
+	top     int    // its highest session number
+	end     int64  // where its events end (a last line cut short left out)
+}
+
+// readTarget reads the index of the trace in name for a recording whose
+// header is h.
+func readTarget(name string, h Header) (*appendTarget, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	at := &appendTarget{f: f}
+	if at.fi, err = f.Stat(); err == nil {
+		at.tf, err = ReadOptions{MaxMessageSize: 1 << 62}.Index(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	old := at.tf.Header
+	if old.Redacted != h.Redacted || !sameSet(old.Redact, h.Redact) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: old.Redacted, TracePaths: old.Redact, Want: h.Redacted, WantPaths: h.Redact})
+	}
+	at.merged = old
+	at.merged.Ignore = union(old.Ignore, h.Ignore)
+	at.merged.Normalize = unionNormalizers(old.Normalize, h.Normalize)
+	at.rewrite = old.Minor < Minor || len(at.merged.Ignore) != len(old.Ignore) || len(at.merged.Normalize) != len(old.Normalize)
+	for _, x := range at.tf.Index {
+		at.top = max(at.top, x.N)
+	}
+	at.end = at.tf.end
+	if at.tf.cut >= 0 {
+		at.end = at.tf.cut
+	}
+	return at, nil
+}
+
+// rewriteInto writes the trace at holds, under its merged header in the
+// current format, to out.
+func rewriteInto(out io.Writer, at *appendTarget) error {
+	h := at.merged
+	h.Minor = Minor
+	if _, err := newWriterAs(out, h); err != nil {
+		return err
+	}
+	if err := copyEvents(out, at.f, at.tf.bodyStart, at.end); err != nil {
+		return fmt.Errorf("copying the trace: %w", err)
+	}
+	return nil
+}
+
+// join makes the recorder, whose new trace another process put in place
+// first, add its sessions to that trace instead. It is called by the
+// writer goroutine, holding the lock.
+func (r *Recorder) join(name string, h Header) (*outfile.File, error) {
+	at, err := readTarget(name, h)
+	if err != nil {
+		return nil, err
+	}
+	defer at.f.Close()
+	if at.rewrite {
+		return nil, fmt.Errorf("%s: another process started the trace at the same time, with another header (other ignores or normalizers); record the session again to add it", name)
+	}
+	if at.end < at.fi.Size() {
+		if err := os.Truncate(name, at.end); err != nil {
+			return nil, fmt.Errorf("%s: dropping the line cut short: %w", name, err)
+		}
+	}
+	out, err := outfile.Append(context.Background(), name, outfile.Options{Perm: 0o600})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.w = out
+	d := r.disk
+	d.file, d.scanned, d.top, d.unended = out, at.end, at.top, at.tf.unended
+	return out, nil
 }
 
 // RedactionMismatchError reports a trace that cannot take a session
@@ -194,20 +305,4 @@ func copyEvents(w io.Writer, r io.ReaderAt, start, end int64) error {
 		return err
 	}
 	return nil
-}
-
-// prefixWriter writes prefix before the first write.
-type prefixWriter struct {
-	w      io.Writer
-	prefix []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	if p.prefix != nil {
-		if _, err := p.w.Write(p.prefix); err != nil {
-			return 0, err
-		}
-		p.prefix = nil
-	}
-	return p.w.Write(b)
 }

@@ -73,6 +73,14 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 			return nil
 		}
 		defer lockFile(name)()
+		// Holding the trace's lock against other processes too: they
+		// neither write into the trace read here, nor replace it.
+		lk := newTraceLock(name)
+		defer lk.close()
+		if err := lk.lock(context.Background()); err != nil {
+			f.Abort()
+			return err
+		}
 		old, err := check()
 		if err != nil {
 			f.Abort()

@@ -46,6 +46,12 @@ func TestMain(m *testing.M) {
 	case "echo-lines":
 		runEchoLines()
 		os.Exit(0)
+	case "append":
+		if err := runAppendHelper(); err != nil {
+			fmt.Fprintln(os.Stderr, "append helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "exit3: giving up")
 		os.Exit(3)

@@ -54,7 +54,9 @@ type RecorderOptions struct {
 // encoded at once, in the order the events happen, then written with one
 // write call by a goroutine of the recorder's own, so that the session
 // never waits for the disk. The file is thus readable up to its last event
-// at any moment; Close writes whatever is still queued, so an ordinary
+// at any moment (to a file, each batch of events is written holding the
+// trace's lock, so that other processes may record into it at once; see
+// Append); Close writes whatever is still queued, so an ordinary
 // exit, an error or Ctrl-C loses nothing, and a process killed outright
 // (SIGKILL) loses at most the events of its last moments. It is safe for
 // concurrent use.
@@ -94,6 +96,12 @@ type Recorder struct {
 	// offset is added to event times: the trace appended to began
 	// earlier, and t never decreases.
 	offset time.Duration
+
+	// disk, for a trace streamed to a regular file (Create, Append), is
+	// what the writer goroutine knows of the file, which other processes
+	// may be recording into at once: it writes holding the file's lock,
+	// and gives sessions their numbers in the file then (see lock.go).
+	disk *diskState
 }
 
 // maxHidden bounds the redacted route headers remembered for the HTTP
@@ -171,8 +179,10 @@ func prepare(o RecorderOptions) (*Recorder, Header, error) {
 // the wait of a FIFO's open for its reader.
 //
 // Without o.Overwrite, a regular file that exists and is not empty is
-// refused with an error matching ErrExists: use Append to add a session to
-// a trace.
+// refused with an error matching ErrExists (also when another process
+// puts one in place before the first event): use Append to add a session
+// to a trace. The trace is written holding its lock, as Append's is, so
+// that a process appending to it at the same time loses nothing.
 func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	if !o.Overwrite {
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
@@ -182,29 +192,88 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 	if o.Stable {
 		return createHeld(ctx, name, o, false)
 	}
+	existing := refuseExisting
+	if o.Overwrite {
+		existing = replaceExisting
+	}
+	return create(ctx, name, o, existing)
+}
+
+// What create does with a trace that another process put in place after
+// it began (it is done when the new trace is published, under the lock).
+const (
+	refuseExisting  = iota // fail with ErrExists (Create)
+	replaceExisting        // replace it (Create with Overwrite)
+	appendExisting         // add the session to it (Append to a missing file)
+)
+
+func create(ctx context.Context, name string, o RecorderOptions, existing int) (*Recorder, error) {
 	f, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r, err := NewRecorder(f, o)
+	r, h, err := prepare(o)
+	if err == nil {
+		_, err = newWriter(f, h)
+	}
 	if err != nil {
 		f.Abort()
 		return nil, err
 	}
+	r.w = f
+	out := f // the file written (another one when the session joins a trace)
+	done := false
 	r.publish = func() error {
+		if r.disk != nil && existing != replaceExisting {
+			// Under the lock: a trace another process started meanwhile
+			// is not replaced.
+			if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+				f.Abort()
+				if existing == refuseExisting {
+					return fmt.Errorf("%s: %w", name, ErrExists)
+				}
+				af, err := r.join(name, h)
+				if err != nil {
+					return err
+				}
+				out, done = af, true
+				return nil
+			}
+		}
 		if err := f.Publish(); err != nil {
+			f.Abort()
 			return fmt.Errorf("replacing %s with the new trace: %w", name, err)
 		}
+		done = true
 		return nil
 	}
+	if !f.Direct() {
+		fi, err := f.Stat()
+		if err != nil {
+			f.Abort()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.disk = &diskState{name: name, lock: newTraceLock(name), file: f, scanned: fi.Size()}
+	}
 	r.close = func(wrote bool) error {
-		if !wrote {
+		defer r.closeLock()
+		if !wrote || !done {
+			// Nothing recorded, or the trace never put in place: the
+			// file is left as it was.
+			out.Abort()
 			f.Abort()
 			return nil
 		}
-		return f.Close()
+		return out.Close()
 	}
 	return r, nil
+}
+
+// closeLock lets go of the trace's lock for good.
+func (r *Recorder) closeLock() {
+	if r.disk != nil {
+		r.disk.lock.close()
+	}
 }
 
 // Redactor returns the redactor the recorder applies.
@@ -271,13 +340,17 @@ func (r *Recorder) writeQueued() {
 		r.drained.Broadcast()
 		r.mu.Unlock()
 		var err error
-		if !r.published && r.publish != nil {
-			r.published = true
-			err = r.publish()
-		}
-		for i := 0; err == nil && i < len(batch); i++ {
-			if _, werr := r.w.Write(batch[i]); werr != nil {
-				err = fmt.Errorf("writing the trace: %w", werr)
+		if r.disk != nil {
+			err = r.writeBatch(batch)
+		} else {
+			if !r.published && r.publish != nil {
+				r.published = true
+				err = r.publish()
+			}
+			for i := 0; err == nil && i < len(batch); i++ {
+				if _, werr := r.w.Write(batch[i]); werr != nil {
+					err = fmt.Errorf("writing the trace: %w", werr)
+				}
 			}
 		}
 		r.mu.Lock()
@@ -501,7 +574,10 @@ func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder 
 }
 
 // N returns the session's number in the trace (-1 when the recorder was
-// closed before it started).
+// closed before it started). When another process records into the same
+// file at once, the number the session gets in the file is given when its
+// first line is written, after the other process's sessions, and may be
+// higher.
 func (s *SessionRecorder) N() int { return s.n }
 
 // Frame records one frame of the session (see Recorder.Frame).

@@ -206,6 +206,14 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Stat describes the open file (the temporary file of a replacement not
+// yet in place): os.SameFile tells whether a name still leads to it.
+func (f *File) Stat() (fs.FileInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.f.Stat()
+}
+
 // Direct reports whether the file is written through (a FIFO, a device,
 // a descriptor) rather than replaced or appended to.
 func (f *File) Direct() bool { return f.kind == direct }
@@ -442,7 +450,9 @@ func createTemp(path string, o Options) (*File, error) {
 	var tmp string
 	for i := 0; ; i++ {
 		tmp = dir + "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
-		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		// O_APPEND: once published (File.Publish), its writes land at
+		// the end of the file even after another process appended to it.
+		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			break
 		}

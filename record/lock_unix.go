@@ -1,0 +1,33 @@
+//go:build unix
+
+package record
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// removeLockedFile: a lock file is removed while its lock is held, so that
+// a process waiting on it sees it was (traceLock.current) and takes the
+// new one.
+const removeLockedFile = true
+
+// tryLockFile takes the flock(2) of f if no other open file holds it.
+func tryLockFile(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
