@@ -300,10 +300,16 @@ func (l labeler) String() string {
 	if l.label != "" {
 		return l.label
 	}
-	if l.subject == "" {
-		return l.method
+	m := l.method
+	if m == "" {
+		// `mcpx call ""` sends what it was given; its errors still
+		// name the method.
+		m = `method ""`
 	}
-	return l.method + " " + strconv.Quote(l.subject)
+	if l.subject == "" {
+		return m
+	}
+	return m + " " + strconv.Quote(l.subject)
 }
 
 // Raw sends params exactly as given: the lifecycle does not decorate them
