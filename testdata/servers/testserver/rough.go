@@ -77,12 +77,21 @@ var roughTools = []any{
 				"required-1": map[string]any{"type": "string"},
 				"owner":      map[string]any{"$ref": "#/$defs/Person"},
 				"backup":     map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/Person"}, map[string]any{"type": "null"}}},
+				"color":      map[string]any{"$ref": "#/$defs/Color"},
+				"limit":      map[string]any{"anyOf": []any{map[string]any{"type": "integer", "maximum": 10}, map[string]any{"type": "null"}}},
+				"size":       map[string]any{"oneOf": []any{map[string]any{"const": "s", "title": "Small"}, map[string]any{"const": "l", "title": "Large"}}},
 			},
 			"required": []string{"required-1"},
 			"$defs": map[string]any{
-				"Person": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+				"Person": map[string]any{"type": "object", "description": "someone to name", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+				"Color":  map[string]any{"type": "string", "enum": []string{"red", "green"}, "description": "a pen colour"},
 			},
 		},
+	},
+	map[string]any{
+		"name":        "huge",
+		"description": "Returns its arguments as text; its inputSchema has a maximum beyond the range of float64",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`),
 	},
 }
 
