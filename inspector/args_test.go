@@ -179,11 +179,36 @@ func TestBuildArgumentsIntegerDigits(t *testing.T) {
 			t.Errorf("%s: got %s, %v; want expected an integer", pair, got, err)
 		}
 	}
-	for _, pair := range []string{"i=1e999", "n=-1e400"} {
+	for _, pair := range []string{"i=1e999", "n=-1e400", "nn=1e999", "obj.x=1E+999"} {
 		_, value, _ := strings.Cut(pair, "=")
-		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !containsAll(err.Error(), pair, value+" is out of the range") {
-			t.Errorf("%s: got %s, %v; want it out of the range", pair, got, err)
+		got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema))
+		var ne *NumberRangeError
+		if err == nil || !containsAll(err.Error(), pair, value+" is out of the range") || !errors.As(err, &ne) || ne.Number != value {
+			t.Errorf("%s: got %s, %v; want it out of the range, a *NumberRangeError", pair, got, err)
 		}
+	}
+	// Not a JSON number: refused all the same, but not as one the check
+	// could not read (sending it unchecked would not send it either).
+	for _, pair := range []string{"i=+1e999", "n=0x1p9999"} {
+		var ne *NumberRangeError
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), "is out of the range") || errors.As(err, &ne) {
+			t.Errorf("%s: got %s, %v; want it out of the range, no *NumberRangeError", pair, got, err)
+		}
+	}
+	// Arguments that are not to be checked (--no-validate) send such a
+	// number as the JSON number written, digits and all.
+	props, known := schemaProperties(json.RawMessage(schema))
+	for pair, want := range map[string]string{
+		"i=1e999": `{"i":1e999}`, "n=-1.50e400": `{"n":-1.50e400}`, "nn=1E+999": `{"nn":1E+999}`,
+		"one=1e999": `{"one":1e999}`, "arr[]=1e999": `{"arr":[1e999]}`, "obj.x=-1e999": `{"obj":{"x":-1e999}}`,
+	} {
+		got, _, err := buildArguments([]string{pair}, nil, json.RawMessage(schema), props, known, true)
+		if err != nil || string(got) != want {
+			t.Errorf("%s as written: got %s, %v; want %s", pair, got, err, want)
+		}
+	}
+	if got, _, err := buildArguments([]string{"i=+1e999"}, nil, json.RawMessage(schema), props, known, true); err == nil {
+		t.Errorf("i=+1e999 as written: got %s, want an error (not a JSON number)", got)
 	}
 }
 
