@@ -49,7 +49,7 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	}
 	root := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, root); err != nil {
-		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
+		return nil, fmt.Errorf("invalid schema: %s", schemaDecodeProblem(raw, err))
 	}
 	switch root.Schema {
 	case "", "https://json-schema.org/draft/2020-12/schema",

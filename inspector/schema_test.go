@@ -96,7 +96,8 @@ func TestSchemaFormats(t *testing.T) {
 	}
 }
 
-// TestSchemaRefused: schemas that cannot be used are errors, never fetched.
+// TestSchemaRefused: schemas that cannot be used are errors, never fetched;
+// one the library cannot decode is said in JSON terms, naming the member.
 func TestSchemaRefused(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"type":`:                "schema is not JSON",
@@ -106,6 +107,27 @@ func TestSchemaRefused(t *testing.T) {
 		`{"type":"string","pattern":"("}`:              "invalid schema",
 	} {
 		if _, err := compileSchema(json.RawMessage(raw), false); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", raw, err, want)
+		}
+	}
+	// A schema the library does not decode is said in JSON's terms,
+	// naming the member by its JSON Pointer, never in Go's.
+	for raw, want := range map[string]string{
+		`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`:          "invalid schema: at /properties/n/maximum: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308)",
+		`{"properties":{"a":{"anyOf":[{"type":"integer"},{"minimum":"x"}]}}}`:             "invalid schema: at /properties/a/anyOf/1/minimum: it is a string, not a number",
+		`{"$defs":{"X":{"maximum":true}},"properties":{"maximum":{"maximum":1}}}`:         "invalid schema: at /$defs/X/maximum: it is a boolean, not a number",
+		`{"properties":{"required":{"type":"object","required":"x"}}}`:                    "invalid schema: at /properties/required/required: it is a string, not an array",
+		`{"properties":{"a/b":{"description":5}}}`:                                        "invalid schema: at /properties/a~1b/description: it is a number, not a string",
+		`{"items":[{"enum":{}}]}`:                                                         "invalid schema: at /items/0/enum: it is an object, not an array",
+		`{"properties":{"a":{"type":5}}}`:                                                 "invalid schema: at /properties/a/type: it is a number, not a string or an array",
+		`{"properties":{"minLength":{"minLength":1.5}}}`:                                  "invalid schema: at /properties/minLength/minLength: 1.5 is not an integer",
+		`{"properties":{"a":{"maxItems":"3"}}}`:                                           "invalid schema: at /properties/a/maxItems: it is a string, not an integer",
+		`{"properties":{"a":{"maxItems":3e10}}}`:                                          "invalid schema: at /properties/a/maxItems: 3e10 is out of the range of the integers mcpx can read (at most 2147483647)",
+		`{"properties":{"a":{"maxLength":3e2}}}`:                                          "invalid schema: at /properties/a/maxLength: 3e2 has an exponent, which mcpx cannot read as an integer",
+		`{"properties":{"a":{"not":{"items":{"additionalProperties":{"const":1e400}}}}}}`: "invalid schema: at /properties/a/not/items/additionalProperties/const: 1e400 is out of the range",
+	} {
+		_, err := compileSchema(json.RawMessage(raw), false)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:") {
 			t.Errorf("%s: err = %v, want %q", raw, err, want)
 		}
 	}
