@@ -50,6 +50,67 @@ func TestSchemaProblems(t *testing.T) {
 	}
 }
 
+// TestSchemaProblemsAlternatives: a value that fails an anyOf or oneOf is
+// explained in one line, in the words of the other failures, from the
+// alternatives checked one by one (their $refs resolved): one type
+// wanted among several, the reason of the alternative of the value's
+// type, the values of titled enums, every reason where several
+// alternatives of the type fail; never the library's several lines of
+// "<anonymous schema>".
+func TestSchemaProblemsAlternatives(t *testing.T) {
+	for _, defs := range []string{"$defs", "definitions"} {
+		raw := `{"type":"object","properties":{
+			"a":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+			"b":{"oneOf":[{"type":"number"},{"type":"integer"}]},
+			"c":{"type":"object","properties":{"d":{"oneOf":[{"const":"x","title":"Ex"},{"const":"y"}]}}},
+			"e":{"$ref":"#/$defs/E"},
+			"limit":{"anyOf":[{"type":"integer","maximum":10},{"type":"null"}]},
+			"u":{"anyOf":[{"$ref":"#/$defs/P"},{"$ref":"#/$defs/Q"}]},
+			"opt":{"anyOf":[{"$ref":"#/$defs/P"},{"type":"null"}]},
+			"list":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"n":{"type":"integer"}}},{"enum":["a"]}]}},
+			"size":{"oneOf":[{"const":"s","title":"Small"},{"enum":["m","l"]}]},
+			"n":{"not":{"type":"string"}},
+			"rows":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}},
+		"$defs":{"E":{"anyOf":[{"type":"string","maxLength":2},{"type":"null"}]},
+			"P":{"type":"object","properties":{"p":{"type":"integer"}},"required":["p"]},"Q":{"type":"object","required":["q"]}}}`
+		raw = strings.ReplaceAll(raw, "$defs", defs)
+		if defs == "definitions" {
+			raw = `{"$schema":"http://json-schema.org/draft-07/schema#",` + raw[1:]
+		}
+		s, err := compileSchema(json.RawMessage(raw), false)
+		if err != nil {
+			t.Fatalf("%s: %v", defs, err)
+		}
+		for in, want := range map[string]string{
+			`{"a":true}`:                   "at /a: got boolean, want string or integer",
+			`{"a":[1]}`:                    "at /a: got array, want string or integer",
+			`{"b":3}`:                      "at /b: matches 2 of the forms its oneOf allows (number, integer), where it must match exactly one",
+			`{"c":{"d":"z"}}`:              "at /c/d: value must be one of 'x', 'y'",
+			`{"e":"abc"}`:                  "at /e: length must be <= 2, but got 3",
+			`{"limit":12}`:                 "at /limit: must be <= 10 but found 12",
+			`{"limit":"x"}`:                "at /limit: got string, want integer or null",
+			`{"u":{}}`:                     "at /u: matches none of the forms its anyOf allows: missing property 'p', or missing property 'q'",
+			`{"u":{"p":"x"}}`:              "at /u: matches none of the forms its anyOf allows: at /u/p: got string, want integer, or missing property 'q'",
+			`{"opt":{"p":"x"}}`:            "at /opt/p: got string, want integer",
+			`{"opt":5}`:                    "at /opt: got number, want object or null",
+			`{"list":[1,{"n":"x"}]}`:       "at /list/0: got number, want object or string",
+			`{"list":[{"n":"x"}]}`:         "at /list/0/n: got string, want integer",
+			`{"size":"x"}`:                 "at /size: value must be one of 's', 'm', 'l'",
+			`{"n":"x"}`:                    `at /n: matches the schema its "not" gives, which it must not`,
+			`{"rows":[{"n":1},{"n":"x"}]}`: "at /rows/1/n: got string, want integer",
+			`{"a":1,"limit":null}`:         "",
+		} {
+			got := ""
+			if err := s.Validate(json.RawMessage(in)); err != nil {
+				got = err.Error()
+			}
+			if got != want {
+				t.Errorf("%s %s:\n got %q\nwant %q", defs, in, got, want)
+			}
+		}
+	}
+}
+
 // TestSchemaDraft07: draft-07's own keywords keep their draft-07 meaning.
 func TestSchemaDraft07(t *testing.T) {
 	s, err := compileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":[{"type":"string"}],"additionalItems":false,"definitions":{"n":{"type":"number"}},"dependencies":{"a":["b"]}}`), false)
