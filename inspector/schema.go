@@ -34,6 +34,9 @@ type Schema struct {
 	// depth is how deep in the explanation of a failure this schema, a
 	// part of another's, is checked (see maxExplainDepth).
 	depth int
+	// plainRefs is set when the document's only $refs are to its $defs
+	// or definitions: a part of it can then be checked alone (see part).
+	plainRefs bool
 }
 
 // CompileSchema compiles a JSON Schema document. A $schema naming a
@@ -54,6 +57,13 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if err := json.Unmarshal(raw, root); err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", schemaDecodeProblem(raw, err))
 	}
+	if at, found := refCircle(raw); found {
+		where := "the root"
+		if at != "" {
+			where = at
+		}
+		return nil, fmt.Errorf("invalid schema: at %s: a $ref leads back here without going into the value, a circle the check would follow forever", where)
+	}
 	switch root.Schema {
 	case "", "https://json-schema.org/draft/2020-12/schema",
 		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
@@ -67,7 +77,7 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
 	}
-	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat}, nil
+	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat, plainRefs: refsToDefsOnly(raw)}, nil
 }
 
 // checkTypeNames refuses a "type" that names no JSON Schema type: the
@@ -230,6 +240,8 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 		loc, base      []string
 		known          bool
 		def, rel, prev = "", []string(nil), []string(nil)
+		itemsAt        []string // where the chain went into items and on
+		intoItems      bool
 	)
 	// The chain names each schema entered, outermost first; a $ref's target
 	// is named from its $defs, and stands at the location of the schema
@@ -246,7 +258,9 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 		msg = after
 		var d string
 		node, rel, known, d = locate(s.root, p)
-		if d != "" && d != def {
+		if d != "" && (d != def || len(rel) == 0) {
+			// (A $ref entered a definition, or entered the same one
+			// again deeper in the value.)
 			base = prev
 		}
 		def = d
@@ -255,6 +269,20 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 			loc = rel
 		}
 		prev = loc
+		if !known && node != nil && strings.HasPrefix(msg, "validating ") {
+			// Into an array's items, and on: which item, the path does
+			// not say; explainItem finds it, where a part of the
+			// document can be checked alone.
+			if s.plainRefs {
+				break
+			}
+			if !intoItems {
+				itemsAt, intoItems = slices.Clip(loc), true
+			}
+		}
+	}
+	if intoItems {
+		return itemsAt, "an item does not match the schema of its items: " + firstLineOf(msg)
 	}
 	if !known && node != nil {
 		// An array item failed: find which with the item schema alone.
@@ -282,28 +310,44 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 	return loc, reason
 }
 
-// explainItem finds the first item of arr that fails items (a schema that
-// stands alone: one with references to elsewhere in its document does not
-// resolve alone, and the item is then not found) and explains its failure
-// (where in the item, and why).
+// explainItem finds the first item of arr that fails items (checked
+// alone, see part) and explains its failure (where in the item, and why).
 func (s *Schema) explainItem(items *jsonschema.Schema, arr any) (int, []string, string, bool) {
 	list, ok := arr.([]any)
 	if !ok {
 		return 0, nil, "", false
 	}
-	root := items.CloneSchemas()
-	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
-	if err != nil {
+	sub, ok := s.part(items)
+	if !ok {
 		return 0, nil, "", false
 	}
-	sub := &Schema{root: root, resolved: resolved, depth: s.depth + 1}
 	for i, v := range list {
-		if err := resolved.Validate(v); err != nil {
+		if err := sub.resolved.Validate(v); err != nil {
 			at, reason := sub.explainAt(err, v)
 			return i, at, reason, true
 		}
 	}
 	return 0, nil, "", false
+}
+
+// part returns sub, a schema of s's document, as a schema of its own whose
+// $refs to the document's $defs (or definitions) still resolve, to check
+// a value against it alone. ok is false where that cannot be done the
+// same: a $ref of the document to anything but its $defs ("#" itself, or
+// "#/properties/a", would be read in the part, or not at all; a $ref to
+// the part's root could even make a circle), or past maxExplainDepth.
+func (s *Schema) part(sub *jsonschema.Schema) (*Schema, bool) {
+	if !s.plainRefs || s.depth >= maxExplainDepth {
+		return nil, false
+	}
+	wrapper := &jsonschema.Schema{Schema: s.root.Schema, Defs: s.root.Defs, Definitions: s.root.Definitions,
+		AllOf: []*jsonschema.Schema{sub}}
+	root := wrapper.CloneSchemas()
+	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
+	if err != nil {
+		return nil, false
+	}
+	return &Schema{root: root, resolved: resolved, depth: s.depth + 1, plainRefs: true}, true
 }
 
 // maxExplainDepth bounds how deep explain goes into the alternatives of
@@ -313,8 +357,8 @@ const maxExplainDepth = 8
 
 // explainChoice says why value fails the anyOf or oneOf of node that msg
 // (the library's message, several lines naming "<anonymous schema>"s)
-// reports, in one line: each alternative is checked alone, in the
-// document of the schema (its $refs resolve), and the reasons are put
+// reports, in one line: each alternative is checked alone (see part),
+// and the reasons are put
 // together. Where all fail on their type, "got boolean, want string or
 // integer"; where the alternatives of the value's type fail otherwise,
 // theirs ("must be <= 10 but found 12", for anyOf [{"type":"integer",
@@ -326,7 +370,7 @@ const maxExplainDepth = 8
 func (s *Schema) explainChoice(node *jsonschema.Schema, msg string, value any, loc []string) (at []string, reason string, ok bool) {
 	keyword, _, _ := strings.Cut(msg, ":")
 	list := map[string][]*jsonschema.Schema{"anyOf": node.AnyOf, "oneOf": node.OneOf}[keyword]
-	if len(list) == 0 || s.depth >= maxExplainDepth {
+	if len(list) == 0 {
 		return nil, "", false
 	}
 	type failure struct {
@@ -337,19 +381,15 @@ func (s *Schema) explainChoice(node *jsonschema.Schema, msg string, value any, l
 	var fails []failure
 	var passes []int
 	for i, b := range list {
-		wrapper := &jsonschema.Schema{Schema: s.root.Schema, Defs: s.root.Defs, Definitions: s.root.Definitions,
-			AllOf: []*jsonschema.Schema{b}}
-		root := wrapper.CloneSchemas()
-		resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
-		if err != nil {
+		sub, ok := s.part(b)
+		if !ok {
 			return nil, "", false
 		}
-		verr := resolved.Validate(value)
+		verr := sub.resolved.Validate(value)
 		if verr == nil {
 			passes = append(passes, i)
 			continue
 		}
-		sub := &Schema{root: root, resolved: resolved, depth: s.depth + 1}
 		at, reason := sub.explainAt(verr, value)
 		fails = append(fails, failure{at, reason, b})
 	}

@@ -192,6 +192,43 @@ func TestSchemaRefused(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", raw, err, want)
 		}
 	}
+	// A $ref that leads back to where it started without going into the
+	// value is refused: the library would follow it until the program
+	// died of a stack overflow. A recursive schema that goes into the
+	// value (a tree's children) is fine.
+	for raw, want := range map[string]string{
+		`{"$defs":{"A":{"$ref":"#/$defs/A"}},"properties":{"a":{"$ref":"#/$defs/A"}}}`:                          "invalid schema: at /$defs/A: a $ref leads back here without going into the value",
+		`{"$defs":{"A":{"allOf":[{"$ref":"#/$defs/B"}]},"B":{"not":{"$ref":"#/$defs/A"}}}}`:                     "invalid schema: at /$defs/A: a $ref leads back here",
+		`{"anyOf":[{"type":"null"},{"$ref":"#"}]}`:                                                              "invalid schema: at the root: a $ref leads back here",
+		`{"definitions":{"T":{"oneOf":[{"type":"string"},{"if":{"$ref":"#/definitions/T"}}]}},"type":"object"}`: "invalid schema: at /definitions/T: a $ref leads back here",
+	} {
+		if _, err := compileSchema(json.RawMessage(raw), false); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", raw, err, want)
+		}
+	}
+	tree, err := compileSchema(json.RawMessage(`{"$defs":{"T":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/T"}}}},
+		"U":{"$ref":"#/$defs/V"},"V":{"type":"string"}},"properties":{"t":{"$ref":"#/$defs/T"},"a":{"$ref":"#/$defs/U"},"b":{"$ref":"#/$defs/U"}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"t":{"kids":[{"kids":[{"kids":5}]}]}}`: "at /t/kids/0/kids/0/kids: got number, want array",
+		`{"t":{"kids":[{},5]}}`:                  "at /t/kids/1: got number, want object",
+		`{"a":5}`:                                "at /a: got number, want string",
+	} {
+		if err := tree.Validate(json.RawMessage(in)); err == nil || err.Error() != want {
+			t.Errorf("a tree, %s: %v, want %q", in, err, want)
+		}
+	}
+	// Where a part of the document cannot be checked alone ($ref "#"),
+	// the item is not found: said at the array.
+	nested, err := compileSchema(json.RawMessage(`{"type":"array","items":{"$ref":"#"}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nested.Validate(json.RawMessage(`[[],[[5]]]`)); err == nil || !strings.HasPrefix(err.Error(), "an item does not match the schema of its items: type: ") {
+		t.Errorf("nested arrays: %v", err)
+	}
 	// A $ref inside the document resolves.
 	s, err := compileSchema(json.RawMessage(`{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`), false)
 	if err != nil {

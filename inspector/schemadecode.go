@@ -128,3 +128,151 @@ func findSchemaMember(schema []byte, at string, match func(name string, v []byte
 func pointerToken(name string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }
+
+// refCircle finds a local $ref that leads back to a schema it starts from
+// without going into the value: through $refs and the keywords that apply
+// a schema to the value itself (allOf, anyOf, oneOf, not, if, then, else,
+// dependentSchemas; JSON Schema 2020-12, "Keywords for Applying
+// Subschemas in Place"), as {"$defs":{"A":{"$ref":"#/$defs/A"}}} or
+// {"$defs":{"T":{"anyOf":[{"$ref":"#/$defs/T"}]}}}. The validation library
+// follows such a circle until the program dies of it (a stack overflow,
+// which no recover catches), so a schema with one is refused. It returns
+// the JSON Pointer of the schema the circle comes back to ("" for the
+// root), and whether there is one. raw is the whole document, valid
+// JSON; its $refs are read as typing reads them (resolveRef).
+func refCircle(raw []byte) (string, bool) {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[int]int{} // by the offset of the schema in raw
+	offset := func(v []byte) int { return cap(raw) - cap(v) }
+	var circle string
+	found := false
+	// inPlace follows the in-place subschemas of v (at its pointer).
+	var inPlace func(v []byte, at string) bool
+	inPlace = func(v []byte, at string) bool {
+		if !isObject(v) {
+			return true
+		}
+		o := offset(v)
+		switch state[o] {
+		case open:
+			circle, found = at, true
+			return false
+		case done:
+			return true
+		}
+		state[o] = open
+		rawjson.Members(v, func(q, m []byte) bool {
+			name := rawjson.Name(q)
+			here := at + "/" + pointerToken(name)
+			switch name {
+			case "allOf", "anyOf", "oneOf":
+				i, fine := 0, true
+				rawjson.Elements(m, func(e []byte) bool {
+					fine = inPlace(e, here+"/"+strconv.Itoa(i))
+					i++
+					return fine
+				})
+				return fine
+			case "not", "if", "then", "else":
+				return inPlace(m, here)
+			case "dependentSchemas":
+				fine := true
+				rawjson.Members(m, func(q, e []byte) bool {
+					fine = inPlace(e, here+"/"+pointerToken(rawjson.Name(q)))
+					return fine
+				})
+				return fine
+			case "$ref":
+				ref, isString := rawjson.String(m)
+				if !isString {
+					return true
+				}
+				target := resolveRef(raw, ref)
+				if target == nil {
+					return true
+				}
+				// (A JSON Pointer's target is named by it.)
+				return inPlace(target, strings.TrimPrefix(ref, "#"))
+			}
+			return true
+		})
+		if found {
+			return false
+		}
+		state[o] = done
+		return true
+	}
+	// Every schema of the document starts a search.
+	var each func(v []byte, at string) bool
+	each = func(v []byte, at string) bool {
+		if !inPlace(v, at) {
+			return false
+		}
+		fine := true
+		rawjson.Members(v, func(q, m []byte) bool {
+			name := rawjson.Name(q)
+			here := at + "/" + pointerToken(name)
+			switch {
+			case isObject(m) && slices.Contains(schemaMapKeywords, name):
+				rawjson.Members(m, func(q, sub []byte) bool {
+					fine = each(sub, here+"/"+pointerToken(rawjson.Name(q)))
+					return fine
+				})
+			case isArray(m) && slices.Contains(schemaListKeywords, name):
+				i := 0
+				rawjson.Elements(m, func(sub []byte) bool {
+					fine = each(sub, here+"/"+strconv.Itoa(i))
+					i++
+					return fine
+				})
+			case isObject(m) && slices.Contains(schemaValueKeywords, name):
+				fine = each(m, here)
+			}
+			return fine
+		})
+		return fine
+	}
+	each(rawjson.Trim(raw), "")
+	return circle, found
+}
+
+// refsToDefsOnly reports whether every $ref of the document raw (valid
+// JSON) is to one of its $defs or definitions ("#/$defs/User"), and it
+// names no other base ($id below its root, $dynamicRef, $recursiveRef).
+// Any object's members are looked at, values (const, enum) too: a false
+// answer only costs a message detail.
+func refsToDefsOnly(raw []byte) bool {
+	fine := true
+	var walk func(v []byte, root bool)
+	walk = func(v []byte, root bool) {
+		switch {
+		case isObject(v):
+			rawjson.Members(v, func(q, m []byte) bool {
+				switch rawjson.Name(q) {
+				case "$ref":
+					ref, _ := rawjson.String(m)
+					fine = strings.HasPrefix(ref, "#/$defs/") || strings.HasPrefix(ref, "#/definitions/")
+				case "$id":
+					fine = root
+				case "$dynamicRef", "$recursiveRef":
+					fine = false
+				}
+				if fine {
+					walk(m, false)
+				}
+				return fine
+			})
+		case isArray(v):
+			rawjson.Elements(v, func(e []byte) bool {
+				walk(e, false)
+				return fine
+			})
+		}
+	}
+	walk(rawjson.Trim(raw), true)
+	return fine
+}

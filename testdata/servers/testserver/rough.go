@@ -93,6 +93,11 @@ var roughTools = []any{
 		"description": "Returns its arguments as text; its inputSchema has a maximum beyond the range of float64",
 		"inputSchema": json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`),
 	},
+	map[string]any{
+		"name":        "circle",
+		"description": "Returns its arguments as text; its inputSchema has a $ref that leads back to itself",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"$ref":"#/$defs/A"}}}`),
+	},
 }
 
 // roughImage is 4 KiB of "image" data.
