@@ -251,7 +251,8 @@ func schemaProperties(schema json.RawMessage) (map[string]json.RawMessage, bool)
 }
 
 // schemaTypes collects the JSON types a property schema allows, looking
-// through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf".
+// through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf",
+// and, where those say nothing, "allOf" (what all of its schemas allow).
 // Nil means the schema does not say. It follows no $ref: see
 // schemaTypesIn.
 func schemaTypes(prop json.RawMessage) []string { return schemaTypesIn(nil, prop) }
@@ -280,6 +281,7 @@ func appendTypes(types []string, root, prop json.RawMessage, seen *[]string) []s
 		Const json.RawMessage   `json:"const"`
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+		AllOf []json.RawMessage `json:"allOf"`
 		Ref   json.RawMessage   `json:"$ref"`
 	}
 	if json.Unmarshal(prop, &s) != nil {
@@ -309,7 +311,38 @@ func appendTypes(types []string, root, prop json.RawMessage, seen *[]string) []s
 		*seen = append(*seen, ref)
 		types = appendTypes(types, root, resolveRef(root, ref), seen)
 	}
+	if len(types) == own && len(s.AllOf) > 0 {
+		// As pydantic v1 writes a described reference: {"allOf":
+		// [{"$ref":"#/definitions/Color"}], "description": "..."}.
+		var all []string
+		said := false
+		for _, sub := range s.AllOf {
+			t := appendTypes(nil, root, sub, seen)
+			switch {
+			case len(t) == 0: // (it allows any type)
+			case !said:
+				all, said = t, true
+			default:
+				all = intersectTypes(all, t)
+			}
+		}
+		types = append(types, all...)
+	}
 	return types
+}
+
+// intersectTypes returns the types both a and b allow (an integer is a
+// number).
+func intersectTypes(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if slices.Contains(b, t) || t == "integer" && slices.Contains(b, "number") {
+			out = append(out, t)
+		} else if t == "number" && slices.Contains(b, "integer") {
+			out = append(out, "integer")
+		}
+	}
+	return out
 }
 
 // stepBranch returns the schema among schema and the branches of its
@@ -332,11 +365,12 @@ func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 	var u struct {
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+		AllOf []json.RawMessage `json:"allOf"`
 	}
 	if json.Unmarshal(schema, &u) != nil {
 		return schema
 	}
-	for _, b := range append(u.AnyOf, u.OneOf...) {
+	for _, b := range slices.Concat(u.AnyOf, u.OneOf, u.AllOf) {
 		if b = deref(root, b); b != nil && describes(b) {
 			return b
 		}

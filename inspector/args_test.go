@@ -218,7 +218,9 @@ func TestBuildArgumentsIntegerDigits(t *testing.T) {
 // to, as the validation that follows reads it; a $ref to another document,
 // to nothing, or round in a circle leaves the value untyped, without
 // hanging. A path goes into the branch of an anyOf or oneOf that is an
-// object (an array), as in a nullable one.
+// object (an array), as in a nullable one. An allOf types by what all of
+// its schemas allow (pydantic v1 writes a described reference as allOf
+// [{"$ref"}]).
 func TestBuildArgumentsFollowsRefs(t *testing.T) {
 	const schema = `{"type":"object",
 		"$defs":{
@@ -242,7 +244,10 @@ func TestBuildArgumentsFollowsRefs(t *testing.T) {
 			"missing":{"$ref":"#/$defs/Nope"},
 			"esc":{"$ref":"#/$defs/a~1b%20c"},
 			"opt":{"anyOf":[{"$ref":"#/$defs/User"},{"type":"null"}]},
-			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]}}}`
+			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]},
+			"zipall":{"allOf":[{"$ref":"#/properties/code"}],"description":"pydantic v1"},
+			"uall":{"allOf":[{"$ref":"#/$defs/User"}]},
+			"both":{"allOf":[{"type":"number"},{"minimum":1},{"type":["integer","string"]}]}}}`
 	tests := []struct {
 		pairs    []string
 		want     string
@@ -263,6 +268,10 @@ func TestBuildArgumentsFollowsRefs(t *testing.T) {
 		// A nullable object or array (Optional[User]: anyOf [User, null]).
 		{[]string{"opt.name=123", "opt.friend.age=3"}, `{"opt":{"name":"123","friend":{"age":3}}}`, 0},
 		{[]string{"list[]=1"}, `{"list":["1"]}`, 0},
+		// Through allOf, as pydantic v1 writes a described reference.
+		{[]string{"zipall=012"}, `{"zipall":"012"}`, 0},
+		{[]string{"uall.name=123", "uall.age=3"}, `{"uall":{"name":"123","age":3}}`, 0},
+		{[]string{"both=1e3"}, `{"both":1000}`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {

@@ -449,14 +449,15 @@ func schemaChoices(prop json.RawMessage) []string {
 
 // appendChoices appends the values prop allows (see schemaChoices) to
 // out, following the local $ref of a schema (or of a branch) that lists
-// none of its own into root, as appendTypes does; seen holds the $refs
-// followed, each once, so that a circle of them ends.
+// none of its own into root, as appendTypes does, then its allOf; seen
+// holds the $refs followed, each once, so that a circle of them ends.
 func appendChoices(out []string, root, prop json.RawMessage, seen *[]string) []string {
 	var s struct {
 		Enum  []json.RawMessage `json:"enum"`
 		Const json.RawMessage   `json:"const"`
 		OneOf []json.RawMessage `json:"oneOf"`
 		AnyOf []json.RawMessage `json:"anyOf"`
+		AllOf []json.RawMessage `json:"allOf"`
 		Ref   json.RawMessage   `json:"$ref"`
 	}
 	if json.Unmarshal(prop, &s) != nil {
@@ -485,6 +486,14 @@ func appendChoices(out []string, root, prop json.RawMessage, seen *[]string) []s
 	if ref, ok := rawjson.String(s.Ref); ok && len(out) == own && root != nil && !slices.Contains(*seen, ref) {
 		*seen = append(*seen, ref)
 		out = appendChoices(out, root, resolveRef(root, ref), seen)
+	}
+	for _, sub := range s.AllOf {
+		// (The first of allOf that lists values: {"allOf":
+		// [{"$ref":"#/definitions/Color"}]}.)
+		if len(out) > own {
+			break
+		}
+		out = appendChoices(out, root, sub, seen)
 	}
 	return out
 }

@@ -192,7 +192,8 @@ func TestSchemaArgs(t *testing.T) {
 // the schema it points to — its type, allowed values, default and
 // description — as key=value typing reads it; what the property says
 // itself comes first. A $ref to nothing, to another document or round in
-// a circle describes nothing, without hanging.
+// a circle describes nothing, without hanging. So is one given as allOf
+// [{"$ref"}], as pydantic v1 writes one with a description.
 func TestSchemaArgsFollowsRefs(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"owner":{"$ref":"#/$defs/Person"},
@@ -202,7 +203,8 @@ func TestSchemaArgsFollowsRefs(t *testing.T) {
 		"size":{"oneOf":[{"$ref":"#/$defs/Small"},{"const":"l"}]},
 		"loop":{"$ref":"#/$defs/Loop"},
 		"ext":{"$ref":"other.json#/$defs/Person"},
-		"nowhere":{"$ref":"#/$defs/Nope"}
+		"nowhere":{"$ref":"#/$defs/Nope"},
+		"shade":{"allOf":[{"$ref":"#/definitions/Color"}],"description":"pydantic v1"}
 	},
 	"$defs":{"Person":{"type":"object","description":"Someone","properties":{"name":{"type":"string"}}},
 		"Alias":{"$ref":"#/definitions/Color","default":"red"},
@@ -219,6 +221,7 @@ func TestSchemaArgsFollowsRefs(t *testing.T) {
 		{Name: "loop", Description: "round"},
 		{Name: "ext"},
 		{Name: "nowhere"},
+		{Name: "shade", Type: "string", Enum: []string{"red", "green"}, Description: "pydantic v1"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("SchemaArgs (-want +got):\n%s", diff)

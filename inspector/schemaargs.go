@@ -122,9 +122,9 @@ func describeProp(raw []byte) (d propDesc, ok bool) {
 			return isArray(v)
 		case "default":
 			d.def = v
-		case "$ref":
-			// The schema it points to describes it: schemaArgsSlow
-			// follows it.
+		case "$ref", "allOf":
+			// The schemas it points to describe it: schemaArgsSlow
+			// follows them.
 			return false
 		case "description":
 			if !rawjson.IsString(v) {
@@ -135,7 +135,7 @@ func describeProp(raw []byte) (d propDesc, ok bool) {
 			return ok
 		}
 		return true
-	}, "type", "enum", "const", "anyOf", "oneOf", "default", "description", "items", "$ref") {
+	}, "type", "enum", "const", "anyOf", "oneOf", "default", "description", "items", "$ref", "allOf") {
 		return d, false
 	}
 	var types []string

@@ -20,6 +20,7 @@ var schemaArgsSeeds = []string{
 	`{"properties":{"b":{},"a":{}},"required":["b","b"]}`, `{"properties":{"a":{"enum":["\ud800","\u00e9\n"]}}}`,
 	`{"properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"string","enum":["x"],"description":"d"}}}`,
 	`{"properties":{"a":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"null"}]}},"$defs":{"A":{"type":"string"}}}`,
+	`{"properties":{"a":{"allOf":[{"type":"number"},{"type":"integer","enum":[1]}]}}}`,
 }
 
 // TestSchemaArgsFastMatchesSlow: the one-pass SchemaArgs answers exactly as

@@ -80,11 +80,13 @@ var roughTools = []any{
 				"color":      map[string]any{"$ref": "#/$defs/Color"},
 				"limit":      map[string]any{"anyOf": []any{map[string]any{"type": "integer", "maximum": 10}, map[string]any{"type": "null"}}},
 				"size":       map[string]any{"oneOf": []any{map[string]any{"const": "s", "title": "Small"}, map[string]any{"const": "l", "title": "Large"}}},
+				"zone":       map[string]any{"allOf": []any{map[string]any{"$ref": "#/$defs/Zone"}}, "description": "as pydantic v1 writes a described reference"},
 			},
 			"required": []string{"required-1"},
 			"$defs": map[string]any{
 				"Person": map[string]any{"type": "object", "description": "someone to name", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
 				"Color":  map[string]any{"type": "string", "enum": []string{"red", "green"}, "description": "a pen colour"},
+				"Zone":   map[string]any{"type": "string"},
 			},
 		},
 	},
