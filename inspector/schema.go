@@ -37,6 +37,9 @@ type Schema struct {
 	// plainRefs is set when the document's only $refs are to its $defs
 	// or definitions: a part of it can then be checked alone (see part).
 	plainRefs bool
+	// at is where in the value being explained the value this part
+	// checks is, for the locations a reason put together names.
+	at []string
 }
 
 // CompileSchema compiles a JSON Schema document. A $schema naming a
@@ -287,7 +290,7 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 	if !known && node != nil {
 		// An array item failed: find which with the item schema alone.
 		if arr, ok := valueAt(instance, loc); ok {
-			if i, at, reason, ok := s.explainItem(node, arr); ok {
+			if i, at, reason, ok := s.explainItem(node, arr, loc); ok {
 				return slices.Concat(loc, []string{strconv.Itoa(i)}, at), reason
 			}
 		}
@@ -312,7 +315,7 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 
 // explainItem finds the first item of arr that fails items (checked
 // alone, see part) and explains its failure (where in the item, and why).
-func (s *Schema) explainItem(items *jsonschema.Schema, arr any) (int, []string, string, bool) {
+func (s *Schema) explainItem(items *jsonschema.Schema, arr any, loc []string) (int, []string, string, bool) {
 	list, ok := arr.([]any)
 	if !ok {
 		return 0, nil, "", false
@@ -323,6 +326,7 @@ func (s *Schema) explainItem(items *jsonschema.Schema, arr any) (int, []string, 
 	}
 	for i, v := range list {
 		if err := sub.resolved.Validate(v); err != nil {
+			sub.at = slices.Concat(s.at, loc, []string{strconv.Itoa(i)})
 			at, reason := sub.explainAt(err, v)
 			return i, at, reason, true
 		}
@@ -385,6 +389,7 @@ func (s *Schema) explainChoice(node *jsonschema.Schema, msg string, value any, l
 		if !ok {
 			return nil, "", false
 		}
+		sub.at = slices.Concat(s.at, loc)
 		verr := sub.resolved.Validate(value)
 		if verr == nil {
 			passes = append(passes, i)
@@ -447,7 +452,7 @@ func (s *Schema) explainChoice(node *jsonschema.Schema, msg string, value any, l
 	for i, f := range others {
 		reasons[i] = f.reason
 		if len(f.at) > 0 {
-			reasons[i] = "at /" + strings.Join(slices.Concat(loc, f.at), "/") + ": " + f.reason
+			reasons[i] = "at /" + strings.Join(slices.Concat(s.at, loc, f.at), "/") + ": " + f.reason
 		}
 	}
 	return nil, "matches none of the forms its " + keyword + " allows: " + strings.Join(reasons, ", or "), true

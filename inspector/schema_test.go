@@ -70,6 +70,7 @@ func TestSchemaProblemsAlternatives(t *testing.T) {
 			"list":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"n":{"type":"integer"}}},{"enum":["a"]}]}},
 			"size":{"oneOf":[{"const":"s","title":"Small"},{"enum":["m","l"]}]},
 			"n":{"not":{"type":"string"}},
+			"ulist":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/P"},{"$ref":"#/$defs/Q"}]}},
 			"rows":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}},
 		"$defs":{"E":{"anyOf":[{"type":"string","maxLength":2},{"type":"null"}]},
 			"P":{"type":"object","properties":{"p":{"type":"integer"}},"required":["p"]},"Q":{"type":"object","required":["q"]}}}`
@@ -82,23 +83,24 @@ func TestSchemaProblemsAlternatives(t *testing.T) {
 			t.Fatalf("%s: %v", defs, err)
 		}
 		for in, want := range map[string]string{
-			`{"a":true}`:                   "at /a: got boolean, want string or integer",
-			`{"a":[1]}`:                    "at /a: got array, want string or integer",
-			`{"b":3}`:                      "at /b: matches 2 of the forms its oneOf allows (number, integer), where it must match exactly one",
-			`{"c":{"d":"z"}}`:              "at /c/d: value must be one of 'x', 'y'",
-			`{"e":"abc"}`:                  "at /e: length must be <= 2, but got 3",
-			`{"limit":12}`:                 "at /limit: must be <= 10 but found 12",
-			`{"limit":"x"}`:                "at /limit: got string, want integer or null",
-			`{"u":{}}`:                     "at /u: matches none of the forms its anyOf allows: missing property 'p', or missing property 'q'",
-			`{"u":{"p":"x"}}`:              "at /u: matches none of the forms its anyOf allows: at /u/p: got string, want integer, or missing property 'q'",
-			`{"opt":{"p":"x"}}`:            "at /opt/p: got string, want integer",
-			`{"opt":5}`:                    "at /opt: got number, want object or null",
-			`{"list":[1,{"n":"x"}]}`:       "at /list/0: got number, want object or string",
-			`{"list":[{"n":"x"}]}`:         "at /list/0/n: got string, want integer",
-			`{"size":"x"}`:                 "at /size: value must be one of 's', 'm', 'l'",
-			`{"n":"x"}`:                    `at /n: matches the schema its "not" gives, which it must not`,
-			`{"rows":[{"n":1},{"n":"x"}]}`: "at /rows/1/n: got string, want integer",
-			`{"a":1,"limit":null}`:         "",
+			`{"a":true}`:                    "at /a: got boolean, want string or integer",
+			`{"a":[1]}`:                     "at /a: got array, want string or integer",
+			`{"b":3}`:                       "at /b: matches 2 of the forms its oneOf allows (number, integer), where it must match exactly one",
+			`{"c":{"d":"z"}}`:               "at /c/d: value must be one of 'x', 'y'",
+			`{"e":"abc"}`:                   "at /e: length must be <= 2, but got 3",
+			`{"limit":12}`:                  "at /limit: must be <= 10 but found 12",
+			`{"limit":"x"}`:                 "at /limit: got string, want integer or null",
+			`{"u":{}}`:                      "at /u: matches none of the forms its anyOf allows: missing property 'p', or missing property 'q'",
+			`{"u":{"p":"x"}}`:               "at /u: matches none of the forms its anyOf allows: at /u/p: got string, want integer, or missing property 'q'",
+			`{"opt":{"p":"x"}}`:             "at /opt/p: got string, want integer",
+			`{"opt":5}`:                     "at /opt: got number, want object or null",
+			`{"list":[1,{"n":"x"}]}`:        "at /list/0: got number, want object or string",
+			`{"ulist":[{"p":1},{"p":"x"}]}`: "at /ulist/1: matches none of the forms its anyOf allows: at /ulist/1/p: got string, want integer, or missing property 'q'",
+			`{"list":[{"n":"x"}]}`:          "at /list/0/n: got string, want integer",
+			`{"size":"x"}`:                  "at /size: value must be one of 's', 'm', 'l'",
+			`{"n":"x"}`:                     `at /n: matches the schema its "not" gives, which it must not`,
+			`{"rows":[{"n":1},{"n":"x"}]}`:  "at /rows/1/n: got string, want integer",
+			`{"a":1,"limit":null}`:          "",
 		} {
 			got := ""
 			if err := s.Validate(json.RawMessage(in)); err != nil {
@@ -107,6 +109,25 @@ func TestSchemaProblemsAlternatives(t *testing.T) {
 			if got != want {
 				t.Errorf("%s %s:\n got %q\nwant %q", defs, in, got, want)
 			}
+		}
+	}
+}
+
+// TestSchemaProblemsAlternativesUnsaid: where the alternatives cannot be
+// checked alone (a $ref of the document to "#" would be read in the part),
+// the failure is still one line, without the library's wording.
+func TestSchemaProblemsAlternativesUnsaid(t *testing.T) {
+	s, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+		"b":{"oneOf":[{"type":"number"},{"type":"integer"}]},"self":{"$ref":"#"}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"a":true}`: "at /a: matches none of the forms its anyOf allows",
+		`{"b":3}`:    "at /b: matches more than one of the forms its oneOf allows, where it must match exactly one",
+	} {
+		if err := s.Validate(json.RawMessage(in)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
 		}
 	}
 }
