@@ -43,6 +43,8 @@ func TestAdvice(t *testing.T) {
 			`tools/call: refused (the server has no tool "ech"; did you mean echo?)`},
 		{"a number too large to check", fmt.Errorf("the arguments of tool %q cannot be checked against its inputSchema: %w", "t", &inspector.NumberRangeError{At: "/u", Number: "1e999"}),
 			`the arguments of tool "t" cannot be checked against its inputSchema: at /u: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308) (--no-validate sends the call as typed)`},
+		{"a number too large to check, as key=value", &inspector.ArgumentError{Key: "n", Value: "1e999", Reason: "1e999 is out of the range of the numbers mcpx can check (about ±1.8e308)", Err: &inspector.NumberRangeError{Number: "1e999"}},
+			`argument n=1e999: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308) (--no-validate sends the call as typed)`},
 		{"task required", fmt.Errorf("%w (%w)", errors.New("tools/call: refused"), inspector.ErrTaskRequired),
 			"tools/call: refused (the tool requires task execution); add --task"},
 		{"pagination", &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Pages: 3},

@@ -20,7 +20,12 @@ import (
 type ArgumentError struct {
 	Key, Value string
 	Reason     string
+	// Err is the typed cause behind Reason, when there is one (a
+	// *NumberRangeError: a number the check cannot read).
+	Err error
 }
+
+func (e *ArgumentError) Unwrap() error { return e.Err }
 
 func (e *ArgumentError) Error() string {
 	if e.Key == "" {
@@ -50,27 +55,30 @@ func BuildArguments(pairs []string, base json.RawMessage, schema json.RawMessage
 		// (Read only to type pairs: --args alone does not need it.)
 		props, known = schemaProperties(schema)
 	}
-	return buildArguments(pairs, base, schema, props, known)
+	return buildArguments(pairs, base, schema, props, known, false)
 }
 
 // buildArguments is BuildArguments with the top-level properties of
 // schema already read (see schemaProperties), which it only reads: a
 // session keeps them with its tools/list rather than decoding the schema
 // for every call. The $refs of the properties are followed into schema.
-func buildArguments(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+// asWritten is for arguments that are not to be checked (--no-validate):
+// a number beyond what the check can read (1e999) is then sent as the
+// JSON number written rather than refused.
+func buildArguments(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known, asWritten bool) (json.RawMessage, []string, error) {
 	if _, plain := plainObject(base); plain && len(pairs) == 0 {
 		// --args alone, as parsing and marshalling would write it.
 		return bytes.Clone(base), nil, nil
 	}
-	if out, warnings, err, ok := buildTopLevel(pairs, base, schema, props, known); ok {
+	if out, warnings, err, ok := buildTopLevel(pairs, base, schema, props, known, asWritten); ok {
 		return out, warnings, err
 	}
-	return buildObject(pairs, base, schema, props, known)
+	return buildObject(pairs, base, schema, props, known, asWritten)
 }
 
 // buildObject is buildArguments the general way: base parsed, each pair
 // set along its path, the object marshalled.
-func buildObject(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (json.RawMessage, []string, error) {
+func buildObject(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known, asWritten bool) (json.RawMessage, []string, error) {
 	obj, err := ParseObject(base)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the base arguments must be a JSON object: %w", err)
@@ -104,9 +112,9 @@ func buildObject(pairs []string, base, schema json.RawMessage, props map[string]
 		if w != "" {
 			warnings = append(warnings, w)
 		}
-		v, err := typeValue(value, schema, prop)
+		v, err := typeValue(value, schema, prop, asWritten)
 		if err != nil {
-			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}
+			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error(), Err: err}
 		}
 		if !slices.ContainsFunc(steps, func(s pathStep) bool { return s.append }) {
 			for _, earlier := range settings {
@@ -136,7 +144,7 @@ func buildObject(pairs []string, base, schema json.RawMessage, props map[string]
 // written: it writes the object as the general way's parse, set and
 // marshal would, without them (they made a key=value call a tenth
 // dearer than --args). ok is false for other input.
-func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known bool) (_ json.RawMessage, warnings []string, _ error, ok bool) {
+func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[string]json.RawMessage, known, asWritten bool) (_ json.RawMessage, warnings []string, _ error, ok bool) {
 	const maxPairs = 16
 	if len(pairs) == 0 || len(pairs) > maxPairs || len(bytes.TrimSpace(base)) > 0 {
 		return nil, nil, nil, false
@@ -156,9 +164,9 @@ func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[strin
 		if w != "" {
 			warnings = append(warnings, w)
 		}
-		v, err := typeValue(value, schema, prop)
+		v, err := typeValue(value, schema, prop, asWritten)
 		if err != nil {
-			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error()}, true
+			return nil, nil, &ArgumentError{Key: key, Value: value, Reason: err.Error(), Err: err}, true
 		}
 		if i > 0 {
 			out = append(out, ',')
@@ -243,7 +251,8 @@ func schemaProperties(schema json.RawMessage) (map[string]json.RawMessage, bool)
 }
 
 // schemaTypes collects the JSON types a property schema allows, looking
-// through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf".
+// through "type" (a string or a list), "enum", "const", "anyOf" and "oneOf",
+// and, where those say nothing, "allOf" (what all of its schemas allow).
 // Nil means the schema does not say. It follows no $ref: see
 // schemaTypesIn.
 func schemaTypes(prop json.RawMessage) []string { return schemaTypesIn(nil, prop) }
@@ -272,6 +281,7 @@ func appendTypes(types []string, root, prop json.RawMessage, seen *[]string) []s
 		Const json.RawMessage   `json:"const"`
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+		AllOf []json.RawMessage `json:"allOf"`
 		Ref   json.RawMessage   `json:"$ref"`
 	}
 	if json.Unmarshal(prop, &s) != nil {
@@ -301,7 +311,38 @@ func appendTypes(types []string, root, prop json.RawMessage, seen *[]string) []s
 		*seen = append(*seen, ref)
 		types = appendTypes(types, root, resolveRef(root, ref), seen)
 	}
+	if len(types) == own && len(s.AllOf) > 0 {
+		// As pydantic v1 writes a described reference: {"allOf":
+		// [{"$ref":"#/definitions/Color"}], "description": "..."}.
+		var all []string
+		said := false
+		for _, sub := range s.AllOf {
+			t := appendTypes(nil, root, sub, seen)
+			switch {
+			case len(t) == 0: // (it allows any type)
+			case !said:
+				all, said = t, true
+			default:
+				all = intersectTypes(all, t)
+			}
+		}
+		types = append(types, all...)
+	}
 	return types
+}
+
+// intersectTypes returns the types both a and b allow (an integer is a
+// number).
+func intersectTypes(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if slices.Contains(b, t) || t == "integer" && slices.Contains(b, "number") {
+			out = append(out, t)
+		} else if t == "number" && slices.Contains(b, "integer") {
+			out = append(out, "integer")
+		}
+	}
+	return out
 }
 
 // stepBranch returns the schema among schema and the branches of its
@@ -324,11 +365,12 @@ func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 	var u struct {
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+		AllOf []json.RawMessage `json:"allOf"`
 	}
 	if json.Unmarshal(schema, &u) != nil {
 		return schema
 	}
-	for _, b := range append(u.AnyOf, u.OneOf...) {
+	for _, b := range slices.Concat(u.AnyOf, u.OneOf, u.AllOf) {
 		if b = deref(root, b); b != nil && describes(b) {
 			return b
 		}
@@ -426,8 +468,9 @@ func jsonType(v json.RawMessage) string {
 	return "number"
 }
 
-// typeValue converts one value by its property schema, a part of root.
-func typeValue(value string, root, prop json.RawMessage) (json.RawMessage, error) {
+// typeValue converts one value by its property schema, a part of root
+// (asWritten: see buildArguments).
+func typeValue(value string, root, prop json.RawMessage, asWritten bool) (json.RawMessage, error) {
 	types := schemaTypesIn(root, prop)
 	if len(types) == 0 {
 		if json.Valid([]byte(value)) && strings.TrimSpace(value) != "" {
@@ -441,7 +484,7 @@ func typeValue(value string, root, prop json.RawMessage) (json.RawMessage, error
 	// allowed types; fall back to a string when strings are allowed.
 	var firstErr error
 	for _, t := range orderTypes(types) {
-		v, err := asType(value, t)
+		v, err := asType(value, t, asWritten)
 		if err == nil {
 			return v, nil
 		}
@@ -449,7 +492,8 @@ func typeValue(value string, root, prop json.RawMessage) (json.RawMessage, error
 			firstErr = err
 		}
 	}
-	if len(types) > 1 {
+	var ne *NumberRangeError
+	if len(types) > 1 && !errors.As(firstErr, &ne) {
 		return nil, fmt.Errorf("expected %s", strings.Join(types, " or "))
 	}
 	return nil, firstErr
@@ -469,7 +513,7 @@ func orderTypes(types []string) []string {
 	return out
 }
 
-func asType(value, t string) (json.RawMessage, error) {
+func asType(value, t string, asWritten bool) (json.RawMessage, error) {
 	switch t {
 	case "string":
 		return json.Marshal(value)
@@ -479,7 +523,7 @@ func asType(value, t string) (json.RawMessage, error) {
 		}
 		f, err := strconv.ParseFloat(value, 64)
 		if tooLarge(f, err) {
-			return nil, outOfRange(value)
+			return outOfRange(value, asWritten)
 		}
 		// Beyond int64, or with a fraction or an exponent (3.0, 1e3): the
 		// exact value decides and is written in digits, never float64's
@@ -494,7 +538,7 @@ func asType(value, t string) (json.RawMessage, error) {
 	case "number":
 		f, err := strconv.ParseFloat(value, 64)
 		if tooLarge(f, err) {
-			return nil, outOfRange(value)
+			return outOfRange(value, asWritten)
 		}
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("expected a number")
@@ -534,10 +578,19 @@ func tooLarge(f float64, err error) bool {
 	return errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0)
 }
 
-// outOfRange is the reason a number too large for float64 is refused, in
+// outOfRange types a number too large for float64. A JSON number is
+// sent as written when asWritten, and is otherwise refused with a
+// *NumberRangeError (the check could not read it; sending it unchecked is
+// the caller's choice); anything else is refused with the same words, in
 // place of "expected a number", which it is.
-func outOfRange(value string) error {
-	return fmt.Errorf("%s is out of the range of the numbers mcpx can check (about ±1.8e308)", value)
+func outOfRange(value string, asWritten bool) (json.RawMessage, error) {
+	if jsonType([]byte(value)) == "number" && json.Valid([]byte(value)) {
+		if asWritten {
+			return json.RawMessage(value), nil
+		}
+		return nil, &NumberRangeError{Number: value}
+	}
+	return nil, errors.New((&NumberRangeError{Number: value}).Error())
 }
 
 // Suggest returns the candidates closest to name (by edit distance, or

@@ -179,11 +179,36 @@ func TestBuildArgumentsIntegerDigits(t *testing.T) {
 			t.Errorf("%s: got %s, %v; want expected an integer", pair, got, err)
 		}
 	}
-	for _, pair := range []string{"i=1e999", "n=-1e400"} {
+	for _, pair := range []string{"i=1e999", "n=-1e400", "nn=1e999", "obj.x=1E+999"} {
 		_, value, _ := strings.Cut(pair, "=")
-		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !containsAll(err.Error(), pair, value+" is out of the range") {
-			t.Errorf("%s: got %s, %v; want it out of the range", pair, got, err)
+		got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema))
+		var ne *NumberRangeError
+		if err == nil || !containsAll(err.Error(), pair, value+" is out of the range") || !errors.As(err, &ne) || ne.Number != value {
+			t.Errorf("%s: got %s, %v; want it out of the range, a *NumberRangeError", pair, got, err)
 		}
+	}
+	// Not a JSON number: refused all the same, but not as one the check
+	// could not read (sending it unchecked would not send it either).
+	for _, pair := range []string{"i=+1e999", "n=0x1p9999"} {
+		var ne *NumberRangeError
+		if got, _, err := BuildArguments([]string{pair}, nil, json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), "is out of the range") || errors.As(err, &ne) {
+			t.Errorf("%s: got %s, %v; want it out of the range, no *NumberRangeError", pair, got, err)
+		}
+	}
+	// Arguments that are not to be checked (--no-validate) send such a
+	// number as the JSON number written, digits and all.
+	props, known := schemaProperties(json.RawMessage(schema))
+	for pair, want := range map[string]string{
+		"i=1e999": `{"i":1e999}`, "n=-1.50e400": `{"n":-1.50e400}`, "nn=1E+999": `{"nn":1E+999}`,
+		"one=1e999": `{"one":1e999}`, "arr[]=1e999": `{"arr":[1e999]}`, "obj.x=-1e999": `{"obj":{"x":-1e999}}`,
+	} {
+		got, _, err := buildArguments([]string{pair}, nil, json.RawMessage(schema), props, known, true)
+		if err != nil || string(got) != want {
+			t.Errorf("%s as written: got %s, %v; want %s", pair, got, err, want)
+		}
+	}
+	if got, _, err := buildArguments([]string{"i=+1e999"}, nil, json.RawMessage(schema), props, known, true); err == nil {
+		t.Errorf("i=+1e999 as written: got %s, want an error (not a JSON number)", got)
 	}
 }
 
@@ -193,7 +218,9 @@ func TestBuildArgumentsIntegerDigits(t *testing.T) {
 // to, as the validation that follows reads it; a $ref to another document,
 // to nothing, or round in a circle leaves the value untyped, without
 // hanging. A path goes into the branch of an anyOf or oneOf that is an
-// object (an array), as in a nullable one.
+// object (an array), as in a nullable one. An allOf types by what all of
+// its schemas allow (pydantic v1 writes a described reference as allOf
+// [{"$ref"}]).
 func TestBuildArgumentsFollowsRefs(t *testing.T) {
 	const schema = `{"type":"object",
 		"$defs":{
@@ -217,7 +244,10 @@ func TestBuildArgumentsFollowsRefs(t *testing.T) {
 			"missing":{"$ref":"#/$defs/Nope"},
 			"esc":{"$ref":"#/$defs/a~1b%20c"},
 			"opt":{"anyOf":[{"$ref":"#/$defs/User"},{"type":"null"}]},
-			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]}}}`
+			"list":{"oneOf":[{"type":"null"},{"type":"array","items":{"$ref":"#/definitions/Tag"}}]},
+			"zipall":{"allOf":[{"$ref":"#/properties/code"}],"description":"pydantic v1"},
+			"uall":{"allOf":[{"$ref":"#/$defs/User"}]},
+			"both":{"allOf":[{"type":"number"},{"minimum":1},{"type":["integer","string"]}]}}}`
 	tests := []struct {
 		pairs    []string
 		want     string
@@ -238,6 +268,10 @@ func TestBuildArgumentsFollowsRefs(t *testing.T) {
 		// A nullable object or array (Optional[User]: anyOf [User, null]).
 		{[]string{"opt.name=123", "opt.friend.age=3"}, `{"opt":{"name":"123","friend":{"age":3}}}`, 0},
 		{[]string{"list[]=1"}, `{"list":["1"]}`, 0},
+		// Through allOf, as pydantic v1 writes a described reference.
+		{[]string{"zipall=012"}, `{"zipall":"012"}`, 0},
+		{[]string{"uall.name=123", "uall.age=3"}, `{"uall":{"name":"123","age":3}}`, 0},
+		{[]string{"both=1e3"}, `{"both":1000}`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.pairs, " "), func(t *testing.T) {

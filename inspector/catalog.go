@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -348,7 +350,10 @@ type ArgInfo struct {
 
 // SchemaArgs lists the properties of an object schema in the order the
 // server wrote them, with their types, defaults and allowed values
-// (enum, const, or oneOf/anyOf of consts).
+// (enum, const, or oneOf/anyOf of consts). A property given as a local
+// $ref ("#/$defs/Color", as pydantic writes a nested model or an enum) is
+// described by the schema it points to, as key=value typing and the
+// validation read it; its own description and default come first.
 func SchemaArgs(schema json.RawMessage) []ArgInfo {
 	if args, ok := schemaArgsFast(schema); ok {
 		return args
@@ -376,17 +381,32 @@ func schemaArgsSlow(schema json.RawMessage) []ArgInfo {
 	var out []ArgInfo
 	for _, n := range names {
 		prop := s.Properties[n]
-		var p struct {
-			Default     json.RawMessage `json:"default"`
-			Description string          `json:"description"`
-			Items       json.RawMessage `json:"items"`
-		}
+		var p propNotes
 		_ = json.Unmarshal(prop, &p)
+		// What the property leaves unsaid, the chain of its $refs says.
+		for cur, i := prop, 0; (p.Default == nil || p.Description == "") && i < maxRefChain; i++ {
+			ref, ok := rawjson.String(rawjson.Member(cur, "$ref"))
+			if !ok {
+				break
+			}
+			if cur = resolveRef(schema, ref); cur == nil {
+				break
+			}
+			var t propNotes
+			_ = json.Unmarshal(cur, &t)
+			if p.Default == nil {
+				p.Default = t.Default
+			}
+			if p.Description == "" {
+				p.Description = t.Description
+			}
+		}
+		var seen []string
 		a := ArgInfo{
 			Name:        n,
-			Type:        strings.Join(schemaTypes(prop), "|"),
+			Type:        strings.Join(schemaTypesIn(schema, prop), "|"),
 			Default:     p.Default,
-			Enum:        schemaChoices(prop),
+			Enum:        appendChoices(nil, schema, prop, &seen),
 			Description: p.Description,
 		}
 		for _, r := range s.Required {
@@ -413,19 +433,37 @@ func propertyOrder(schema json.RawMessage) []string {
 	return props.Keys()
 }
 
+// propNotes are the annotations of a property schema SchemaArgs shows.
+type propNotes struct {
+	Default     json.RawMessage `json:"default"`
+	Description string          `json:"description"`
+}
+
 // schemaChoices returns the values a property schema allows when it lists
-// them: enum, const, or a oneOf/anyOf of consts (titled enums).
+// them: enum, const, or a oneOf/anyOf of consts (titled enums). It
+// follows no $ref: see appendChoices.
 func schemaChoices(prop json.RawMessage) []string {
+	var seen []string
+	return appendChoices(nil, nil, prop, &seen)
+}
+
+// appendChoices appends the values prop allows (see schemaChoices) to
+// out, following the local $ref of a schema (or of a branch) that lists
+// none of its own into root, as appendTypes does, then its allOf; seen
+// holds the $refs followed, each once, so that a circle of them ends.
+func appendChoices(out []string, root, prop json.RawMessage, seen *[]string) []string {
 	var s struct {
 		Enum  []json.RawMessage `json:"enum"`
 		Const json.RawMessage   `json:"const"`
 		OneOf []json.RawMessage `json:"oneOf"`
 		AnyOf []json.RawMessage `json:"anyOf"`
+		AllOf []json.RawMessage `json:"allOf"`
+		Ref   json.RawMessage   `json:"$ref"`
 	}
 	if json.Unmarshal(prop, &s) != nil {
-		return nil
+		return out
 	}
-	var out []string
+	own := len(out)
 	add := func(v json.RawMessage) {
 		var str string
 		if json.Unmarshal(v, &str) == nil {
@@ -443,7 +481,19 @@ func schemaChoices(prop json.RawMessage) []string {
 		add(s.Const)
 	}
 	for _, sub := range append(s.OneOf, s.AnyOf...) {
-		out = append(out, schemaChoices(sub)...)
+		out = appendChoices(out, root, sub, seen)
+	}
+	if ref, ok := rawjson.String(s.Ref); ok && len(out) == own && root != nil && !slices.Contains(*seen, ref) {
+		*seen = append(*seen, ref)
+		out = appendChoices(out, root, resolveRef(root, ref), seen)
+	}
+	for _, sub := range s.AllOf {
+		// (The first of allOf that lists values: {"allOf":
+		// [{"$ref":"#/definitions/Color"}]}.)
+		if len(out) > own {
+			break
+		}
+		out = appendChoices(out, root, sub, seen)
 	}
 	return out
 }

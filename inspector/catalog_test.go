@@ -186,3 +186,44 @@ func TestSchemaArgs(t *testing.T) {
 	}
 
 }
+
+// TestSchemaArgsFollowsRefs: a property given as a local $ref (to $defs,
+// to definitions, through a chain, in a nullable anyOf) is described by
+// the schema it points to — its type, allowed values, default and
+// description — as key=value typing reads it; what the property says
+// itself comes first. A $ref to nothing, to another document or round in
+// a circle describes nothing, without hanging. So is one given as allOf
+// [{"$ref"}], as pydantic v1 writes one with a description.
+func TestSchemaArgsFollowsRefs(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"owner":{"$ref":"#/$defs/Person"},
+		"color":{"$ref":"#/definitions/Color","description":"the pen's colour"},
+		"backup":{"anyOf":[{"$ref":"#/$defs/Person"},{"type":"null"}],"default":null},
+		"alias":{"$ref":"#/$defs/Alias"},
+		"size":{"oneOf":[{"$ref":"#/$defs/Small"},{"const":"l"}]},
+		"loop":{"$ref":"#/$defs/Loop"},
+		"ext":{"$ref":"other.json#/$defs/Person"},
+		"nowhere":{"$ref":"#/$defs/Nope"},
+		"shade":{"allOf":[{"$ref":"#/definitions/Color"}],"description":"pydantic v1"}
+	},
+	"$defs":{"Person":{"type":"object","description":"Someone","properties":{"name":{"type":"string"}}},
+		"Alias":{"$ref":"#/definitions/Color","default":"red"},
+		"Small":{"const":"s"},
+		"Loop":{"$ref":"#/$defs/Loop2"},"Loop2":{"$ref":"#/$defs/Loop","description":"round"}},
+	"definitions":{"Color":{"type":"string","enum":["red","green"],"description":"A colour","default":"green"}}}`)
+	got := SchemaArgs(schema)
+	want := []ArgInfo{
+		{Name: "owner", Type: "object", Description: "Someone"},
+		{Name: "color", Type: "string", Enum: []string{"red", "green"}, Default: json.RawMessage(`"green"`), Description: "the pen's colour"},
+		{Name: "backup", Type: "null|object", Default: json.RawMessage("null")},
+		{Name: "alias", Type: "string", Enum: []string{"red", "green"}, Default: json.RawMessage(`"red"`), Description: "A colour"},
+		{Name: "size", Type: "string", Enum: []string{"s", "l"}},
+		{Name: "loop", Description: "round"},
+		{Name: "ext"},
+		{Name: "nowhere"},
+		{Name: "shade", Type: "string", Enum: []string{"red", "green"}, Description: "pydantic v1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SchemaArgs (-want +got):\n%s", diff)
+	}
+}

@@ -120,8 +120,8 @@ func FuzzPlainArguments(f *testing.F) {
 	f.Add([]byte(` {"a":1}`))
 	f.Add([]byte(`{"<":1}`))
 	f.Fuzz(func(t *testing.T, base []byte) {
-		got, _, err := buildArguments(nil, base, nil, nil, false)
-		want, _, werr := buildObject(nil, base, nil, nil, false)
+		got, _, err := buildArguments(nil, base, nil, nil, false, false)
+		want, _, werr := buildObject(nil, base, nil, nil, false, false)
 		if (err != nil) != (werr != nil) {
 			t.Fatalf("buildArguments(%q): error %v, the general way's %v", base, err, werr)
 		}
@@ -148,7 +148,7 @@ func FuzzTopLevelPairs(f *testing.F) {
 		"a.b":     json.RawMessage(`{"type":["number","null"]}`),
 		"e":       json.RawMessage(`{"enum":["x","y"]}`),
 	}
-	if _, _, _, ok := buildTopLevel([]string{"message=hi", "count=3"}, nil, nil, props, true); !ok {
+	if _, _, _, ok := buildTopLevel([]string{"message=hi", "count=3"}, nil, nil, props, true, false); !ok {
 		f.Fatal("message=hi count=3 does not take the shortcut")
 	}
 	f.Fuzz(func(t *testing.T, p1, p2, base string, known bool) {
@@ -156,11 +156,11 @@ func FuzzTopLevelPairs(f *testing.F) {
 		if p2 != "" {
 			pairs = append(pairs, p2)
 		}
-		got, gw, err, ok := buildTopLevel(pairs, []byte(base), nil, props, known)
+		got, gw, err, ok := buildTopLevel(pairs, []byte(base), nil, props, known, false)
 		if !ok {
 			return
 		}
-		want, ww, werr := buildObject(pairs, []byte(base), nil, props, known)
+		want, ww, werr := buildObject(pairs, []byte(base), nil, props, known, false)
 		if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
 			t.Fatalf("pairs %q: error %v, the general way's %v", pairs, err, werr)
 		}

@@ -58,7 +58,8 @@ type ToolInput struct {
 	// they are sent: a call that does not match is an
 	// *InvalidArgumentsError, one with a number too large to check a
 	// *NumberRangeError. An inspector must be able to send a bad call on
-	// purpose, so it is a choice.
+	// purpose, so it is a choice: without it, a number the check could
+	// not read (1e999) in a pair goes out as the JSON number written.
 	Validate bool
 }
 
@@ -114,7 +115,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	default:
 		props, known = schemaProperties(schema)
 	}
-	args, w, err := buildArguments(in.Pairs, in.Base, schema, props, known)
+	args, w, err := buildArguments(in.Pairs, in.Base, schema, props, known, !in.Validate)
 	warnings = append(warnings, w...)
 	if err != nil || !in.Validate || !listed {
 		return args, warnings, err

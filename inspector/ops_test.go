@@ -222,6 +222,14 @@ func TestPrepareToolArgumentsValidates(t *testing.T) {
 	if r := prepare("weather", ToolInput{Base: json.RawMessage(`{"city":"Paris","days":1e999}`)}); r.err != nil || string(r.res) != `{"city":"Paris","days":1e999}` {
 		t.Errorf("without validation: %s, %v; want the arguments as given", r.res, r.err)
 	}
+	// So for a key=value pair: refused with validation, sent as the JSON
+	// number written without.
+	if r := prepare("weather", ToolInput{Pairs: []string{"city=Paris", "days=1e999"}, Validate: true}); !errors.As(r.err, new(*NumberRangeError)) {
+		t.Errorf("days=1e999: err = %v, want a *NumberRangeError", r.err)
+	}
+	if r := prepare("weather", ToolInput{Pairs: []string{"city=Paris", "days=1e999"}}); r.err != nil || string(r.res) != `{"city":"Paris","days":1e999}` {
+		t.Errorf("days=1e999 without validation: %s, %v; want it sent as written", r.res, r.err)
+	}
 	for _, c := range []struct {
 		name, tool string
 		in         ToolInput

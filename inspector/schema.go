@@ -31,6 +31,15 @@ type Schema struct {
 	root         *jsonschema.Schema
 	resolved     *jsonschema.Resolved
 	assertFormat bool
+	// depth is how deep in the explanation of a failure this schema, a
+	// part of another's, is checked (see maxExplainDepth).
+	depth int
+	// plainRefs is set when the document's only $refs are to its $defs
+	// or definitions: a part of it can then be checked alone (see part).
+	plainRefs bool
+	// at is where in the value being explained the value this part
+	// checks is, for the locations a reason put together names.
+	at []string
 }
 
 // CompileSchema compiles a JSON Schema document. A $schema naming a
@@ -49,7 +58,14 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	}
 	root := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, root); err != nil {
-		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
+		return nil, fmt.Errorf("invalid schema: %s", schemaDecodeProblem(raw, err))
+	}
+	if at, found := refCircle(raw); found {
+		where := "the root"
+		if at != "" {
+			where = at
+		}
+		return nil, fmt.Errorf("invalid schema: at %s: a $ref leads back here without going into the value, a circle the check would follow forever", where)
 	}
 	switch root.Schema {
 	case "", "https://json-schema.org/draft/2020-12/schema",
@@ -64,7 +80,7 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
 	}
-	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat}, nil
+	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat, plainRefs: refsToDefsOnly(raw)}, nil
 }
 
 // checkTypeNames refuses a "type" that names no JSON Schema type: the
@@ -211,12 +227,24 @@ func numberOutOfRange(raw json.RawMessage) *NumberRangeError {
 // /properties/a: type: ...") into "at /a: got string, want integer": the
 // instance's location and a reason said from the failing schema and value.
 func (s *Schema) explain(err error, instance any) string {
+	loc, reason := s.explainAt(err, instance)
+	if len(loc) == 0 {
+		return reason
+	}
+	return "at /" + strings.Join(loc, "/") + ": " + reason
+}
+
+// explainAt is explain with the location apart (nil where it is the
+// instance itself or is not known).
+func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 	msg := err.Error()
 	var (
 		node           *jsonschema.Schema
 		loc, base      []string
 		known          bool
 		def, rel, prev = "", []string(nil), []string(nil)
+		itemsAt        []string // where the chain went into items and on
+		intoItems      bool
 	)
 	// The chain names each schema entered, outermost first; a $ref's target
 	// is named from its $defs, and stands at the location of the schema
@@ -233,7 +261,9 @@ func (s *Schema) explain(err error, instance any) string {
 		msg = after
 		var d string
 		node, rel, known, d = locate(s.root, p)
-		if d != "" && d != def {
+		if d != "" && (d != def || len(rel) == 0) {
+			// (A $ref entered a definition, or entered the same one
+			// again deeper in the value.)
 			base = prev
 		}
 		def = d
@@ -242,12 +272,26 @@ func (s *Schema) explain(err error, instance any) string {
 			loc = rel
 		}
 		prev = loc
+		if !known && node != nil && strings.HasPrefix(msg, "validating ") {
+			// Into an array's items, and on: which item, the path does
+			// not say; explainItem finds it, where a part of the
+			// document can be checked alone.
+			if s.plainRefs {
+				break
+			}
+			if !intoItems {
+				itemsAt, intoItems = slices.Clip(loc), true
+			}
+		}
+	}
+	if intoItems {
+		return itemsAt, "an item does not match the schema of its items: " + firstLineOf(msg)
 	}
 	if !known && node != nil {
 		// An array item failed: find which with the item schema alone.
 		if arr, ok := valueAt(instance, loc); ok {
-			if i, reason, ok := explainItem(node, arr); ok {
-				return "at /" + strings.Join(append(loc, strconv.Itoa(i)), "/") + ": " + reason
+			if i, at, reason, ok := s.explainItem(node, arr, loc); ok {
+				return slices.Concat(loc, []string{strconv.Itoa(i)}, at), reason
 			}
 		}
 	}
@@ -257,35 +301,194 @@ func (s *Schema) explain(err error, instance any) string {
 	}
 	reason := msg
 	if node != nil && found {
-		reason = describe(node, msg, value)
-	}
-	if !known || len(loc) == 0 {
-		return reason
-	}
-	return "at /" + strings.Join(loc, "/") + ": " + reason
-}
-
-// explainItem finds the first item of arr that fails items (a schema that
-// stands alone: one with references to elsewhere in its document does not
-// resolve alone, and the item is then not found) and explains its failure.
-func explainItem(items *jsonschema.Schema, arr any) (int, string, bool) {
-	list, ok := arr.([]any)
-	if !ok {
-		return 0, "", false
-	}
-	root := items.CloneSchemas()
-	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
-	if err != nil {
-		return 0, "", false
-	}
-	sub := &Schema{root: root, resolved: resolved}
-	for i, v := range list {
-		if err := resolved.Validate(v); err != nil {
-			reason := sub.explain(err, v)
-			return i, reason, true
+		if at, r, ok := s.explainChoice(node, msg, value, loc); ok {
+			loc, reason = slices.Concat(loc, at), r
+		} else {
+			reason = describe(node, msg, value)
 		}
 	}
-	return 0, "", false
+	if !known {
+		return nil, reason
+	}
+	return loc, reason
+}
+
+// explainItem finds the first item of arr that fails items (checked
+// alone, see part) and explains its failure (where in the item, and why).
+func (s *Schema) explainItem(items *jsonschema.Schema, arr any, loc []string) (int, []string, string, bool) {
+	list, ok := arr.([]any)
+	if !ok {
+		return 0, nil, "", false
+	}
+	sub, ok := s.part(items)
+	if !ok {
+		return 0, nil, "", false
+	}
+	for i, v := range list {
+		if err := sub.resolved.Validate(v); err != nil {
+			sub.at = slices.Concat(s.at, loc, []string{strconv.Itoa(i)})
+			at, reason := sub.explainAt(err, v)
+			return i, at, reason, true
+		}
+	}
+	return 0, nil, "", false
+}
+
+// part returns sub, a schema of s's document, as a schema of its own whose
+// $refs to the document's $defs (or definitions) still resolve, to check
+// a value against it alone. ok is false where that cannot be done the
+// same: a $ref of the document to anything but its $defs ("#" itself, or
+// "#/properties/a", would be read in the part, or not at all; a $ref to
+// the part's root could even make a circle), or past maxExplainDepth.
+func (s *Schema) part(sub *jsonschema.Schema) (*Schema, bool) {
+	if !s.plainRefs || s.depth >= maxExplainDepth {
+		return nil, false
+	}
+	wrapper := &jsonschema.Schema{Schema: s.root.Schema, Defs: s.root.Defs, Definitions: s.root.Definitions,
+		AllOf: []*jsonschema.Schema{sub}}
+	root := wrapper.CloneSchemas()
+	resolved, err := root.Resolve(&jsonschema.ResolveOptions{Loader: refuseRemote})
+	if err != nil {
+		return nil, false
+	}
+	return &Schema{root: root, resolved: resolved, depth: s.depth + 1, plainRefs: true}, true
+}
+
+// maxExplainDepth bounds how deep explain goes into the alternatives of
+// an anyOf or oneOf (and array items) to say why a value fails them: a
+// schema that refers to itself would otherwise take it round forever.
+const maxExplainDepth = 8
+
+// explainChoice says why value fails the anyOf or oneOf of node that msg
+// (the library's message, several lines naming "<anonymous schema>"s)
+// reports, in one line: each alternative is checked alone (see part),
+// and the reasons are put
+// together. Where all fail on their type, "got boolean, want string or
+// integer"; where the alternatives of the value's type fail otherwise,
+// theirs ("must be <= 10 but found 12", for anyOf [{"type":"integer",
+// "maximum":10}, {"type":"null"}]); consts, "value must be one of 's',
+// 'l'". at is a location inside value, when one alternative's reason
+// alone is given. ok is false for other keywords, and where the
+// alternatives cannot be checked alone. loc is where value is, for the
+// locations inside it that reasons put together name.
+func (s *Schema) explainChoice(node *jsonschema.Schema, msg string, value any, loc []string) (at []string, reason string, ok bool) {
+	keyword, _, _ := strings.Cut(msg, ":")
+	list := map[string][]*jsonschema.Schema{"anyOf": node.AnyOf, "oneOf": node.OneOf}[keyword]
+	if len(list) == 0 {
+		return nil, "", false
+	}
+	type failure struct {
+		at     []string
+		reason string
+		form   *jsonschema.Schema
+	}
+	var fails []failure
+	var passes []int
+	for i, b := range list {
+		sub, ok := s.part(b)
+		if !ok {
+			return nil, "", false
+		}
+		sub.at = slices.Concat(s.at, loc)
+		verr := sub.resolved.Validate(value)
+		if verr == nil {
+			passes = append(passes, i)
+			continue
+		}
+		at, reason := sub.explainAt(verr, value)
+		fails = append(fails, failure{at, reason, b})
+	}
+	if keyword == "oneOf" && len(passes) > 1 {
+		forms := make([]string, len(passes))
+		for j, i := range passes {
+			forms[j] = formName(list[i], i)
+		}
+		return nil, fmt.Sprintf("matches %d of the forms its oneOf allows (%s), where it must match exactly one",
+			len(passes), strings.Join(forms, ", ")), true
+	}
+	if len(passes) > 0 || len(fails) == 0 {
+		return nil, "", false
+	}
+	// A mismatch of type says only that the value is not of that form:
+	// the forms of its type say more.
+	var wants []string
+	var others []failure
+	for _, f := range fails {
+		if want, ok := strings.CutPrefix(f.reason, "got "+jsonTypeName(value)+", want "); ok && len(f.at) == 0 {
+			wants = append(wants, want)
+		} else if types := valueTypes(f.form); len(f.at) == 0 && strings.HasPrefix(f.reason, "value must be ") && !slices.Contains(types, jsonTypeName(value)) {
+			// Values none of which is of the value's type.
+			wants = append(wants, strings.Join(types, " or "))
+		} else {
+			others = append(others, f)
+		}
+	}
+	switch {
+	case len(others) == 0:
+		var distinct []string
+		for _, w := range wants {
+			if !slices.Contains(distinct, w) {
+				distinct = append(distinct, w)
+			}
+		}
+		return nil, "got " + jsonTypeName(value) + ", want " + strings.Join(distinct, " or "), true
+	case len(others) == 1:
+		return others[0].at, others[0].reason, true
+	}
+	// Alternatives that are values (titled enums: oneOf of consts).
+	var values []string
+	for _, f := range others {
+		v, ok := strings.CutPrefix(f.reason, "value must be ")
+		if !ok || len(f.at) > 0 {
+			values = nil
+			break
+		}
+		values = append(values, strings.TrimPrefix(v, "one of "))
+	}
+	if values != nil {
+		return nil, "value must be one of " + strings.Join(values, ", "), true
+	}
+	reasons := make([]string, len(others))
+	for i, f := range others {
+		reasons[i] = f.reason
+		if len(f.at) > 0 {
+			reasons[i] = "at /" + strings.Join(slices.Concat(s.at, loc, f.at), "/") + ": " + f.reason
+		}
+	}
+	return nil, "matches none of the forms its " + keyword + " allows: " + strings.Join(reasons, ", or "), true
+}
+
+// valueTypes returns the types of the values form's enum and const allow.
+func valueTypes(form *jsonschema.Schema) []string {
+	vals := slices.Clone(form.Enum)
+	if form.Const != nil {
+		vals = append(vals, *form.Const)
+	}
+	var types []string
+	for _, v := range vals {
+		if t := jsonTypeName(v); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return types
+}
+
+// formName names the i-th alternative of an anyOf or oneOf for a
+// message: by its title, its type, its const or the last part of its $ref.
+func formName(b *jsonschema.Schema, i int) string {
+	switch {
+	case b.Title != "":
+		return quoteValue(b.Title)
+	case b.Type != "":
+		return b.Type
+	case len(b.Types) > 0:
+		return strings.Join(b.Types, " or ")
+	case b.Const != nil:
+		return quoteValue(*b.Const)
+	case b.Ref != "":
+		return b.Ref[strings.LastIndexByte(b.Ref, '/')+1:]
+	}
+	return "the one at " + strconv.Itoa(i)
 }
 
 // locate follows a schema path of the library's ("root", "/properties/a/
@@ -452,6 +655,14 @@ func describe(node *jsonschema.Schema, msg string, value any) string {
 		}
 	case "pattern":
 		return fmt.Sprintf("%s does not match pattern %s", quoteValue(value), quoteValue(node.Pattern))
+	case "anyOf", "oneOf":
+		// (Where explainChoice cannot say more.)
+		if strings.HasPrefix(msg, "oneOf: validated against both") {
+			return "matches more than one of the forms its oneOf allows, where it must match exactly one"
+		}
+		return "matches none of the forms its " + keyword + " allows"
+	case "not":
+		return "matches the schema its \"not\" gives, which it must not"
 	}
 	if rest, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
 		var names []string

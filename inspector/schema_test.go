@@ -50,6 +50,88 @@ func TestSchemaProblems(t *testing.T) {
 	}
 }
 
+// TestSchemaProblemsAlternatives: a value that fails an anyOf or oneOf is
+// explained in one line, in the words of the other failures, from the
+// alternatives checked one by one (their $refs resolved): one type
+// wanted among several, the reason of the alternative of the value's
+// type, the values of titled enums, every reason where several
+// alternatives of the type fail; never the library's several lines of
+// "<anonymous schema>".
+func TestSchemaProblemsAlternatives(t *testing.T) {
+	for _, defs := range []string{"$defs", "definitions"} {
+		raw := `{"type":"object","properties":{
+			"a":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+			"b":{"oneOf":[{"type":"number"},{"type":"integer"}]},
+			"c":{"type":"object","properties":{"d":{"oneOf":[{"const":"x","title":"Ex"},{"const":"y"}]}}},
+			"e":{"$ref":"#/$defs/E"},
+			"limit":{"anyOf":[{"type":"integer","maximum":10},{"type":"null"}]},
+			"u":{"anyOf":[{"$ref":"#/$defs/P"},{"$ref":"#/$defs/Q"}]},
+			"opt":{"anyOf":[{"$ref":"#/$defs/P"},{"type":"null"}]},
+			"list":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"n":{"type":"integer"}}},{"enum":["a"]}]}},
+			"size":{"oneOf":[{"const":"s","title":"Small"},{"enum":["m","l"]}]},
+			"n":{"not":{"type":"string"}},
+			"ulist":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/P"},{"$ref":"#/$defs/Q"}]}},
+			"rows":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}}}}},
+		"$defs":{"E":{"anyOf":[{"type":"string","maxLength":2},{"type":"null"}]},
+			"P":{"type":"object","properties":{"p":{"type":"integer"}},"required":["p"]},"Q":{"type":"object","required":["q"]}}}`
+		raw = strings.ReplaceAll(raw, "$defs", defs)
+		if defs == "definitions" {
+			raw = `{"$schema":"http://json-schema.org/draft-07/schema#",` + raw[1:]
+		}
+		s, err := compileSchema(json.RawMessage(raw), false)
+		if err != nil {
+			t.Fatalf("%s: %v", defs, err)
+		}
+		for in, want := range map[string]string{
+			`{"a":true}`:                    "at /a: got boolean, want string or integer",
+			`{"a":[1]}`:                     "at /a: got array, want string or integer",
+			`{"b":3}`:                       "at /b: matches 2 of the forms its oneOf allows (number, integer), where it must match exactly one",
+			`{"c":{"d":"z"}}`:               "at /c/d: value must be one of 'x', 'y'",
+			`{"e":"abc"}`:                   "at /e: length must be <= 2, but got 3",
+			`{"limit":12}`:                  "at /limit: must be <= 10 but found 12",
+			`{"limit":"x"}`:                 "at /limit: got string, want integer or null",
+			`{"u":{}}`:                      "at /u: matches none of the forms its anyOf allows: missing property 'p', or missing property 'q'",
+			`{"u":{"p":"x"}}`:               "at /u: matches none of the forms its anyOf allows: at /u/p: got string, want integer, or missing property 'q'",
+			`{"opt":{"p":"x"}}`:             "at /opt/p: got string, want integer",
+			`{"opt":5}`:                     "at /opt: got number, want object or null",
+			`{"list":[1,{"n":"x"}]}`:        "at /list/0: got number, want object or string",
+			`{"ulist":[{"p":1},{"p":"x"}]}`: "at /ulist/1: matches none of the forms its anyOf allows: at /ulist/1/p: got string, want integer, or missing property 'q'",
+			`{"list":[{"n":"x"}]}`:          "at /list/0/n: got string, want integer",
+			`{"size":"x"}`:                  "at /size: value must be one of 's', 'm', 'l'",
+			`{"n":"x"}`:                     `at /n: matches the schema its "not" gives, which it must not`,
+			`{"rows":[{"n":1},{"n":"x"}]}`:  "at /rows/1/n: got string, want integer",
+			`{"a":1,"limit":null}`:          "",
+		} {
+			got := ""
+			if err := s.Validate(json.RawMessage(in)); err != nil {
+				got = err.Error()
+			}
+			if got != want {
+				t.Errorf("%s %s:\n got %q\nwant %q", defs, in, got, want)
+			}
+		}
+	}
+}
+
+// TestSchemaProblemsAlternativesUnsaid: where the alternatives cannot be
+// checked alone (a $ref of the document to "#" would be read in the part),
+// the failure is still one line, without the library's wording.
+func TestSchemaProblemsAlternativesUnsaid(t *testing.T) {
+	s, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+		"b":{"oneOf":[{"type":"number"},{"type":"integer"}]},"self":{"$ref":"#"}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"a":true}`: "at /a: matches none of the forms its anyOf allows",
+		`{"b":3}`:    "at /b: matches more than one of the forms its oneOf allows, where it must match exactly one",
+	} {
+		if err := s.Validate(json.RawMessage(in)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
+
 // TestSchemaDraft07: draft-07's own keywords keep their draft-07 meaning.
 func TestSchemaDraft07(t *testing.T) {
 	s, err := compileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":[{"type":"string"}],"additionalItems":false,"definitions":{"n":{"type":"number"}},"dependencies":{"a":["b"]}}`), false)
@@ -96,7 +178,8 @@ func TestSchemaFormats(t *testing.T) {
 	}
 }
 
-// TestSchemaRefused: schemas that cannot be used are errors, never fetched.
+// TestSchemaRefused: schemas that cannot be used are errors, never fetched;
+// one the library cannot decode is said in JSON terms, naming the member.
 func TestSchemaRefused(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"type":`:                "schema is not JSON",
@@ -108,6 +191,64 @@ func TestSchemaRefused(t *testing.T) {
 		if _, err := compileSchema(json.RawMessage(raw), false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", raw, err, want)
 		}
+	}
+	// A schema the library does not decode is said in JSON's terms,
+	// naming the member by its JSON Pointer, never in Go's.
+	for raw, want := range map[string]string{
+		`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`:          "invalid schema: at /properties/n/maximum: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308)",
+		`{"properties":{"a":{"anyOf":[{"type":"integer"},{"minimum":"x"}]}}}`:             "invalid schema: at /properties/a/anyOf/1/minimum: it is a string, not a number",
+		`{"$defs":{"X":{"maximum":true}},"properties":{"maximum":{"maximum":1}}}`:         "invalid schema: at /$defs/X/maximum: it is a boolean, not a number",
+		`{"properties":{"required":{"type":"object","required":"x"}}}`:                    "invalid schema: at /properties/required/required: it is a string, not an array",
+		`{"properties":{"a/b":{"description":5}}}`:                                        "invalid schema: at /properties/a~1b/description: it is a number, not a string",
+		`{"items":[{"enum":{}}]}`:                                                         "invalid schema: at /items/0/enum: it is an object, not an array",
+		`{"properties":{"a":{"type":5}}}`:                                                 "invalid schema: at /properties/a/type: it is a number, not a string or an array",
+		`{"properties":{"minLength":{"minLength":1.5}}}`:                                  "invalid schema: at /properties/minLength/minLength: 1.5 is not an integer",
+		`{"properties":{"a":{"maxItems":"3"}}}`:                                           "invalid schema: at /properties/a/maxItems: it is a string, not an integer",
+		`{"properties":{"a":{"maxItems":3e10}}}`:                                          "invalid schema: at /properties/a/maxItems: 3e10 is out of the range of the integers mcpx can read (at most 2147483647)",
+		`{"properties":{"a":{"maxLength":3e2}}}`:                                          "invalid schema: at /properties/a/maxLength: 3e2 has an exponent, which mcpx cannot read as an integer",
+		`{"properties":{"a":{"not":{"items":{"additionalProperties":{"const":1e400}}}}}}`: "invalid schema: at /properties/a/not/items/additionalProperties/const: 1e400 is out of the range",
+	} {
+		_, err := compileSchema(json.RawMessage(raw), false)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:") {
+			t.Errorf("%s: err = %v, want %q", raw, err, want)
+		}
+	}
+	// A $ref that leads back to where it started without going into the
+	// value is refused: the library would follow it until the program
+	// died of a stack overflow. A recursive schema that goes into the
+	// value (a tree's children) is fine.
+	for raw, want := range map[string]string{
+		`{"$defs":{"A":{"$ref":"#/$defs/A"}},"properties":{"a":{"$ref":"#/$defs/A"}}}`:                          "invalid schema: at /$defs/A: a $ref leads back here without going into the value",
+		`{"$defs":{"A":{"allOf":[{"$ref":"#/$defs/B"}]},"B":{"not":{"$ref":"#/$defs/A"}}}}`:                     "invalid schema: at /$defs/A: a $ref leads back here",
+		`{"anyOf":[{"type":"null"},{"$ref":"#"}]}`:                                                              "invalid schema: at the root: a $ref leads back here",
+		`{"definitions":{"T":{"oneOf":[{"type":"string"},{"if":{"$ref":"#/definitions/T"}}]}},"type":"object"}`: "invalid schema: at /definitions/T: a $ref leads back here",
+	} {
+		if _, err := compileSchema(json.RawMessage(raw), false); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", raw, err, want)
+		}
+	}
+	tree, err := compileSchema(json.RawMessage(`{"$defs":{"T":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/T"}}}},
+		"U":{"$ref":"#/$defs/V"},"V":{"type":"string"}},"properties":{"t":{"$ref":"#/$defs/T"},"a":{"$ref":"#/$defs/U"},"b":{"$ref":"#/$defs/U"}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"t":{"kids":[{"kids":[{"kids":5}]}]}}`: "at /t/kids/0/kids/0/kids: got number, want array",
+		`{"t":{"kids":[{},5]}}`:                  "at /t/kids/1: got number, want object",
+		`{"a":5}`:                                "at /a: got number, want string",
+	} {
+		if err := tree.Validate(json.RawMessage(in)); err == nil || err.Error() != want {
+			t.Errorf("a tree, %s: %v, want %q", in, err, want)
+		}
+	}
+	// Where a part of the document cannot be checked alone ($ref "#"),
+	// the item is not found: said at the array.
+	nested, err := compileSchema(json.RawMessage(`{"type":"array","items":{"$ref":"#"}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nested.Validate(json.RawMessage(`[[],[[5]]]`)); err == nil || !strings.HasPrefix(err.Error(), "an item does not match the schema of its items: type: ") {
+		t.Errorf("nested arrays: %v", err)
 	}
 	// A $ref inside the document resolves.
 	s, err := compileSchema(json.RawMessage(`{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`), false)

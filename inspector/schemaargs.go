@@ -122,6 +122,10 @@ func describeProp(raw []byte) (d propDesc, ok bool) {
 			return isArray(v)
 		case "default":
 			d.def = v
+		case "$ref", "allOf":
+			// The schemas it points to describe it: schemaArgsSlow
+			// follows them.
+			return false
 		case "description":
 			if !rawjson.IsString(v) {
 				return false
@@ -131,7 +135,7 @@ func describeProp(raw []byte) (d propDesc, ok bool) {
 			return ok
 		}
 		return true
-	}, "type", "enum", "const", "anyOf", "oneOf", "default", "description", "items") {
+	}, "type", "enum", "const", "anyOf", "oneOf", "default", "description", "items", "$ref", "allOf") {
 		return d, false
 	}
 	var types []string

@@ -18,6 +18,9 @@ var schemaArgsSeeds = []string{
 	`{"properties":{"a":{"enum":"x"}}}`, `{"properties":{"a":{"anyOf":[true,{"type":"string"}]}}}`, `{"properties":{"a":{"description":5}}}`,
 	`{"properties":{"a":{"type":null}}}`, `{"properties":{"a":{}}, "required":["a",1]}`, `{"properties":{"a":{}}, "required":"a"}`,
 	`{"properties":{"b":{},"a":{}},"required":["b","b"]}`, `{"properties":{"a":{"enum":["\ud800","\u00e9\n"]}}}`,
+	`{"properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"string","enum":["x"],"description":"d"}}}`,
+	`{"properties":{"a":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"null"}]}},"$defs":{"A":{"type":"string"}}}`,
+	`{"properties":{"a":{"allOf":[{"type":"number"},{"type":"integer","enum":[1]}]}}}`,
 }
 
 // TestSchemaArgsFastMatchesSlow: the one-pass SchemaArgs answers exactly as

@@ -77,12 +77,28 @@ var roughTools = []any{
 				"required-1": map[string]any{"type": "string"},
 				"owner":      map[string]any{"$ref": "#/$defs/Person"},
 				"backup":     map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/Person"}, map[string]any{"type": "null"}}},
+				"color":      map[string]any{"$ref": "#/$defs/Color"},
+				"limit":      map[string]any{"anyOf": []any{map[string]any{"type": "integer", "maximum": 10}, map[string]any{"type": "null"}}},
+				"size":       map[string]any{"oneOf": []any{map[string]any{"const": "s", "title": "Small"}, map[string]any{"const": "l", "title": "Large"}}},
+				"zone":       map[string]any{"allOf": []any{map[string]any{"$ref": "#/$defs/Zone"}}, "description": "as pydantic v1 writes a described reference"},
 			},
 			"required": []string{"required-1"},
 			"$defs": map[string]any{
-				"Person": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+				"Person": map[string]any{"type": "object", "description": "someone to name", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+				"Color":  map[string]any{"type": "string", "enum": []string{"red", "green"}, "description": "a pen colour"},
+				"Zone":   map[string]any{"type": "string"},
 			},
 		},
+	},
+	map[string]any{
+		"name":        "huge",
+		"description": "Returns its arguments as text; its inputSchema has a maximum beyond the range of float64",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`),
+	},
+	map[string]any{
+		"name":        "circle",
+		"description": "Returns its arguments as text; its inputSchema has a $ref that leads back to itself",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"$ref":"#/$defs/A"}}}`),
 	},
 }
 
