@@ -391,7 +391,9 @@ func hasInitialize(msgs []*jsonrpc.Message) bool {
 // else the newest open request stream, else the GET stream, else it is
 // parked until a GET stream opens. Called with s.mu held.
 func (s *httpSession) route(o output, own *sseQueue) {
-	if o.isStderr {
+	if o.isStderr || o.end {
+		// Over HTTP the recorded server's end closes no connection of
+		// the replay's: its client was answered as far as the server did.
 		return
 	}
 	var rootQ *sseQueue
