@@ -98,6 +98,10 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
+	if err := tf.Header.Check(); err != nil {
+		tf.Close()
+		return nil, usageErrorf("--record: %s: %w", d.rec.file, err)
+	}
 	rp, err := record.NewReplayerSource(tf, record.ReplayOptions{
 		Session:        r.n,
 		Ignore:         d.rec.ignore,
@@ -107,7 +111,7 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 	})
 	if err != nil {
 		tf.Close()
-		return nil, &usageError{err: err}
+		return nil, usageErrorf("--record: %s: %w", d.rec.file, err)
 	}
 	// The replay lives as long as the connection, not the dial.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
