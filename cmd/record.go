@@ -642,7 +642,10 @@ trace expected. With --strict, a departure from the recording (an unrecorded
 or repeated message, a request sent before one whose answer the recorded
 client had) ends the replay with exit code 7; what any conforming client may
 do differently (its identity and capabilities, a server/discover probe of a
-handshake-era recording) is reported as a warning only.
+handshake-era recording) is reported as a warning only. Where the recorded
+server went away (it crashed or exited mid-request), the replay goes away too:
+over stdio it exits, and the client sees its server's output end at once; over
+HTTP the POST of that request closes without an answer.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's

@@ -98,6 +98,10 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
+	if err := tf.Header.Check(); err != nil {
+		tf.Close()
+		return nil, usageErrorf("--record: %s: %w", d.rec.file, err)
+	}
 	rp, err := record.NewReplayerSource(tf, record.ReplayOptions{
 		Session:        r.n,
 		Ignore:         d.rec.ignore,
@@ -107,7 +111,7 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 	})
 	if err != nil {
 		tf.Close()
-		return nil, &usageError{err: err}
+		return nil, usageErrorf("--record: %s: %w", d.rec.file, err)
 	}
 	// The replay lives as long as the connection, not the dial.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -213,6 +217,18 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 	if closeErr != nil {
 		return closeErr
 	}
-	e.console().Note(fmt.Sprintf("recorded %s again from the live server (%d exchange(s), %d changed)", file, res.Exchanges, len(res.Mismatches)))
+	e.console().Note(fmt.Sprintf("recorded %s again from the live server (%s)", file, updateCounts(res)))
 	return nil
+}
+
+// updateCounts says what verify --update recorded again and what of it
+// changed: the exchanges (each once, however many of its parts differ),
+// and apart from them what differs outside any exchange.
+func updateCounts(res *record.VerifyResult) string {
+	changed, other := res.Changed()
+	s := fmt.Sprintf("%d exchange(s), %d changed", res.Exchanges, changed)
+	if other > 0 {
+		s += fmt.Sprintf(", and %d difference(s) outside them", other)
+	}
+	return s
 }

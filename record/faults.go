@@ -350,7 +350,7 @@ func (r *Replayer) answerFrame(ctx context.Context, gone <-chan struct{}, conn t
 	if err != nil {
 		return false, err
 	}
-	return false, r.send(ctx, wctx, conn, c.cur, outs, base)
+	return r.send(ctx, wctx, conn, c.cur, outs, base)
 }
 
 // frameQueue holds the client's frames until they are answered, in order.

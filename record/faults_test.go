@@ -339,3 +339,46 @@ func TestParseFault(t *testing.T) {
 		}
 	}
 }
+
+// Over HTTP, where the recorded server went away (a ServerEndedNote) the
+// POST of the request it was handling gets no answer: its connection
+// closes, after what the server sent first; what came before is answered.
+func TestReplayServerEndHTTP(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":2}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`,
+		"# "+ServerEndedNote+": server exited (exit status 3)",
+	)
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	resp, _, err := faultPost(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("initialize: %v %v", resp, err)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":2}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("tools/call: %v, want the progress first", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if ctx.Err() != nil {
+		t.Fatal("tools/call: the stream stayed open where the recorded server went away")
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(string(body), `"progress":1`) || strings.Contains(string(body), `"id":2`) {
+		t.Fatalf("tools/call: %q, %v; want the progress, then the connection closed (unexpected EOF)", body, err)
+	}
+}

@@ -117,7 +117,9 @@ func (e *NotRecordedError) Is(target error) bool { return target == ErrNotRecord
 
 // Plan decides, for the session named name of the trace in file, whether
 // to record it or replay it (see the modes). It reads the trace's index
-// only.
+// only. A session to replay from a trace whose header holds a setting that
+// cannot be used (see Header.Check) is an error naming file that wraps
+// the *HeaderError.
 func (m Mode) Plan(file, name string) (Plan, error) {
 	if _, err := ParseMode(string(m)); err != nil {
 		return Plan{}, err
@@ -143,6 +145,13 @@ func (m Mode) Plan(file, name string) (Plan, error) {
 		p.Record = true
 	default:
 		return Plan{}, &NotRecordedError{File: file, Name: name, Mode: m}
+	}
+	if !p.Record {
+		// The session is replayed with the header's settings: one that
+		// cannot be used fails now, naming the file (a *HeaderError).
+		if err := tf.Header.Check(); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", file, err)
+		}
 	}
 	return p, nil
 }

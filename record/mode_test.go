@@ -125,6 +125,24 @@ func TestModePlan(t *testing.T) {
 			t.Errorf("%s.Plan(%s, %q): %v does not match ErrNotRecorded", tc.mode, filepath.Base(tc.file), tc.name, err)
 		}
 	}
+	// A session to replay from a trace whose header cannot be used: an
+	// error naming the file and the setting (to record one, none).
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"format":"mcpx-trace","version":1,"minor":3,"redacted":true,"normalize":[{"pattern":"(","replace":"x"}]}
+{"t":0,"s":1,"kind":"session","session":{"transport":"stdio","target":"x","name":"a"}}
+{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"t":2,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}
+`), 0o644)
+	for _, m := range []Mode{ModeReplayOnly, ModeOnce, ModeNew} {
+		_, err := m.Plan(bad, "a")
+		var he *HeaderError
+		if !errors.As(err, &he) || he.Member != "normalize" || !strings.HasPrefix(err.Error(), bad+": the normalizers of its header (line 1): ") {
+			t.Errorf("%s.Plan(bad.jsonl) = %v, want a *HeaderError naming the file", m, err)
+		}
+	}
+	if p, err := ModeNew.Plan(bad, "b"); err != nil || !p.Record {
+		t.Errorf("new.Plan(bad.jsonl, b) = %+v, %v; want it recorded", p, err)
+	}
 	if _, err := ParseMode("sometimes"); !errors.Is(err, ErrBadMode) {
 		t.Errorf("ParseMode: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,9 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	host := transport.NewStreamLimit(o.In, o.Out, o.Server.MaxMessageSize)
 	defer host.Close()
 
+	// hostEnded is set once the host closed its input: the server's end
+	// that follows is the session's normal end.
+	var hostEnded atomic.Bool
 	// Each pump reports at most once on each channel, and both may.
 	hostDone := make(chan error, 2)
 	serverDone := make(chan error, 2)
@@ -105,6 +109,10 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		for {
 			f, err := child.Read(ctx)
 			if err != nil {
+				if text, ok := serverEnded(err); ok && !hostEnded.Load() {
+					// The server went away while the host still used it.
+					note(text)
+				}
 				serverDone <- err
 				return
 			}
@@ -143,6 +151,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	}
 	// The host is done sending: pass that on, and let the server finish
 	// what it was saying.
+	hostEnded.Store(true)
 	child.CloseWrite()
 	note("the host closed its input; closed the server's stdin")
 	t := time.NewTimer(o.DrainGrace)

@@ -153,6 +153,21 @@ func TestStdioProxyIsByteTransparent(t *testing.T) {
 	if stderrLines != len(hostFrames)+1 {
 		t.Errorf("%d stderr lines in the trace", stderrLines)
 	}
+	// The server ended because the host closed its input: no server gone.
+	if n := serverEndedNotes(tr); n != 0 {
+		t.Errorf("%d notes that the server closed the connection, after a normal end", n)
+	}
+}
+
+// serverEndedNotes counts the notes of tr that say the server went away.
+func serverEndedNotes(tr *Trace) int {
+	n := 0
+	for _, e := range tr.Events {
+		if e.Kind == KindNote && strings.HasPrefix(e.Text, ServerEndedNote) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
@@ -165,6 +180,14 @@ func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr.String(), "exit3: giving up") {
 		t.Errorf("stderr %q", p.stderr.String())
+	}
+	// The trace says where the server went away, for replay.
+	tr, err := ReadFile(p.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := serverEndedNotes(tr); n != 1 {
+		t.Errorf("%d notes that the server closed the connection, want 1: %+v", n, tr.Events)
 	}
 }
 

@@ -514,15 +514,40 @@ func (r *Recorder) Wrap(c transport.Conn) transport.Conn {
 
 type recConn struct {
 	transport.Conn
-	r *Recorder
+	r     *Recorder
+	ended sync.Once
 }
 
 func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
 	f, err := c.Conn.Read(ctx)
 	if err == nil {
 		c.r.Frame(time.Now(), transport.Incoming, f)
+	} else if text, ok := serverEnded(err); ok {
+		c.ended.Do(func() { c.r.Note(text) })
 	}
 	return f, err
+}
+
+// ServerEndedNote begins the text of the note a recording holds where the
+// server closed the connection while the client still used it (a stdio
+// server that exited or closed its stdout): a replay closes the connection
+// at that point, as the recorded server did, instead of leaving its client
+// waiting for an answer that never came.
+const ServerEndedNote = "the server closed the connection"
+
+// serverEnded reports whether err, from reading a connection the client
+// had not closed, says the server went away (its output ended, its
+// process exited), and returns the text of the note to record for it
+// (ServerEndedNote and why).
+func serverEnded(err error) (string, bool) {
+	var pe *transport.PeerExitError
+	switch {
+	case errors.As(err, &pe):
+		return ServerEndedNote + ": " + pe.Error(), true
+	case errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled):
+		return ServerEndedNote + ": " + err.Error(), true
+	}
+	return "", false
 }
 
 func (c *recConn) Write(ctx context.Context, f transport.Frame) error {

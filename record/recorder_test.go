@@ -218,3 +218,56 @@ func TestRecorderWriteErrors(t *testing.T) {
 		t.Error("Close hid the write error")
 	}
 }
+
+// A wrapped connection whose server goes away while the client still reads
+// it records where (a ServerEndedNote, for replay), once; one the client
+// closes itself records nothing of the kind.
+func TestRecorderNotesTheServerGoing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		what   string
+		closed bool // the client closes the connection first
+		want   int
+	}{
+		{"a server that exits", false, 1},
+		{"a connection the client closed", true, 0},
+	} {
+		name := filepath.Join(t.TempDir(), "t.jsonl")
+		rec, err := Create(context.Background(), name, RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := transport.StartStdio(helper("exit3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rec.Wrap(conn)
+		rec.Note("started") // the trace has an event whatever happens
+		if tc.closed {
+			c.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for range 2 {
+			if _, err := c.Read(ctx); err == nil {
+				t.Fatalf("%s: Read succeeded", tc.what)
+			} else if ctx.Err() != nil {
+				t.Fatalf("%s: Read: %v", tc.what, err)
+			}
+		}
+		cancel()
+		c.Close()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := serverEndedNotes(tr); n != tc.want {
+			t.Errorf("%s: %d notes that the server closed the connection, want %d: %+v", tc.what, n, tc.want, tr.Events)
+		}
+		if tc.want > 0 && !strings.Contains(fmt.Sprint(tr.Events), ServerEndedNote+": server exited (exit status 3)") {
+			t.Errorf("%s: the note does not say why: %+v", tc.what, tr.Events)
+		}
+	}
+}

@@ -278,6 +278,9 @@ type output struct {
 	response bool
 	// get marks a frame the server sent on the session's GET stream.
 	get bool
+	// end, set alone, is where the recorded server closed the connection
+	// (a ServerEndedNote): the replay closes it too.
+	end bool
 	// after is how long after the client message it follows (or, in the
 	// prelude, the session's start) the recorded server did it.
 	after time.Duration
@@ -416,6 +419,9 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		switch {
 		case e.Kind == KindStderr:
 			attach(-1, output{stderr: e.Text, isStderr: true})
+		case e.Kind == KindNote && strings.HasPrefix(e.Text, ServerEndedNote):
+			// The server went away while handling the latest request.
+			attach(inFlight(), output{end: true})
 		case e.Kind == KindHTTP && len(e.Re) > 0:
 			if i, ok := open[idKey(e.Re)]; ok && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
 				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
@@ -597,7 +603,7 @@ func synthesizeDiscover(sc *script) []byte {
 	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps}
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
-			if o.isStderr {
+			if o.isStderr || o.end {
 				continue
 			}
 			msgs, _ := parseFrame(o.frame)
@@ -984,7 +990,7 @@ func (s *replaySession) emit(i int) []output {
 	outs := make([]output, 0, len(st.follow))
 	for _, o := range st.follow {
 		switch {
-		case o.isStderr || o.refused != 0:
+		case o.isStderr || o.refused != 0 || o.end:
 		case o.response:
 			if id, ok := s.live[o.root]; ok {
 				o.frame = replaceTop(o.frame, "id", id.Raw())
@@ -1197,8 +1203,11 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 // returns nil when the client ended the session, and in strict mode a
 // *DeviationError on the first departure from the recording (after
 // answering the message that caused it). Serve does not close conn, but
-// for a fault that closes it (see Fault); it then returns nil. A fault
-// with an HTTP status is ErrHTTPFault.
+// for a fault that closes it (see Fault) and where the recorded server
+// closed the connection (a ServerEndedNote in the trace: a server that
+// crashed or exited mid-request), so that the client sees its server go
+// away as the recorded client did; it then returns nil. A fault with an
+// HTTP status is ErrHTTPFault.
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
 // in order with what the recorded server did because of it: at once, on
@@ -1218,7 +1227,7 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	if err != nil {
 		return err
 	}
-	if err := r.send(ctx, ctx, conn, c.cur, prelude, start); err != nil {
+	if closed, err := r.send(ctx, ctx, conn, c.cur, prelude, start); err != nil || closed {
 		return err
 	}
 	stop := make(chan error, 1)
@@ -1301,14 +1310,20 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 
 // send does outs, what the recorded server did because of a client message
 // that came at base (or, for the prelude, when the session began): paced,
-// when ReplayOptions.Pace says so, for as long as wait lasts.
-func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) error {
+// when ReplayOptions.Pace says so, for as long as wait lasts. Where the
+// recorded server closed the connection, send closes conn and reports
+// closed.
+func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *replaySession, outs []output, base time.Time) (closed bool, err error) {
 	paced := len(outs) > 0 && r.paced(s.sc)
 	for _, o := range outs {
 		if paced && wait.Err() == nil {
 			if err := r.pace(wait, base, o.after); err != nil && ctx.Err() != nil {
-				return ctx.Err()
+				return false, ctx.Err()
 			}
+		}
+		if o.end {
+			conn.Close()
+			return true, nil
 		}
 		if o.isStderr {
 			if r.opts.OnStderr != nil {
@@ -1337,10 +1352,10 @@ func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *repla
 			}
 		}
 		if err := conn.Write(ctx, transport.Frame{Data: data}); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // ServePipe starts serving one session in the background and returns the

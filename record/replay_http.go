@@ -60,7 +60,9 @@ import (
 // to the POST that holds a request they select, before anything else:
 // delay it, close the TCP connection without a response, answer with an
 // HTTP status, or answer its requests with a JSON-RPC error (over
-// HTTP+SSE, on the event stream).
+// HTTP+SSE, on the event stream). Where the recorded server went away (a
+// ServerEndedNote), the POST of the request it was handling gets what the
+// server sent first, then its connection closes without an answer.
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
@@ -309,12 +311,32 @@ func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *h
 			}
 		}
 	}
+	ended := false
 	for _, o := range outs {
+		ended = ended || o.end
 		sess.route(o, q)
 	}
 	if cur := sess.c.cur; cur.err != nil && h.r.opts.Strict {
 		// The deviation was reported; the owner decides what to do.
 		cur.err = nil
+	}
+	if ended && q != nil {
+		// The recorded server went away while handling this request: what
+		// it sent first, then the connection closes without an answer.
+		frames := q.take()
+		sess.removeStream(q)
+		sess.mu.Unlock()
+		if len(frames) > 0 {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			for _, f := range frames {
+				if writeEvent(w, f) != nil {
+					break
+				}
+			}
+			flush(w)
+		}
+		panic(http.ErrAbortHandler)
 	}
 	var frames [][]byte
 	var refused *output
@@ -391,7 +413,8 @@ func hasInitialize(msgs []*jsonrpc.Message) bool {
 // else the newest open request stream, else the GET stream, else it is
 // parked until a GET stream opens. Called with s.mu held.
 func (s *httpSession) route(o output, own *sseQueue) {
-	if o.isStderr {
+	if o.isStderr || o.end {
+		// (answer closes the POST's connection at the server's end.)
 		return
 	}
 	var rootQ *sseQueue

@@ -12,7 +12,8 @@ import (
 )
 
 // mkTrace builds a trace from lines: "> frame" (client to server),
-// "< frame" (server to client), "! text" (a stderr line).
+// "< frame" (server to client), "! text" (a stderr line), "# text" (a
+// note).
 func mkTrace(lines ...string) *Trace {
 	tr := &Trace{Header: Header{Format: Format, Version: Version, Redacted: true}}
 	for i, l := range lines {
@@ -24,6 +25,8 @@ func mkTrace(lines ...string) *Trace {
 			e.Dir = ServerToClient
 		case "! ":
 			e = Event{Time: e.Time, Kind: KindStderr, Dir: ServerToClient, Text: l[2:]}
+		case "# ":
+			e = Event{Time: e.Time, Kind: KindNote, Text: l[2:]}
 		default:
 			panic("mkTrace: bad line " + l)
 		}
@@ -145,6 +148,57 @@ func TestReplayAnswersByMethodAndParams(t *testing.T) {
 	if err := <-c.done; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// A server that went away mid-request (a ServerEndedNote) is replayed as
+// it behaved: the connection closes there, and the client does not wait
+// for an answer that never came.
+func TestReplayEndsWhereTheServerDid(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}`,
+		"! fatal: the widget exploded",
+		`< {"jsonrpc":"2.0","id":`,
+		"# "+ServerEndedNote+": server exited (exit status 3)",
+	)
+	for _, strict := range []bool{false, true} {
+		c := replayRaw(t, tr, ReplayOptions{Strict: strict})
+		// What came before the end is answered as recorded.
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}`)
+		c.expect(`{"jsonrpc":"2.0","id":`)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		f, err := c.conn.Read(ctx)
+		cancel()
+		if !errors.Is(err, transport.ErrClosed) {
+			t.Fatalf("strict %v: after the recorded end: %q, %v; want the connection closed", strict, f.Data, err)
+		}
+		select {
+		case err := <-c.done:
+			if err != nil {
+				t.Errorf("strict %v: Serve: %v", strict, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("strict %v: Serve did not end at the recorded end", strict)
+		}
+		if got := strings.Join(c.errs, "|"); got != "fatal: the widget exploded" {
+			t.Errorf("strict %v: stderr lines %q", strict, got)
+		}
+	}
+
+	// An ordinary note changes nothing.
+	tr = mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`,
+		"# the server ended session X (HTTP 404); it must be initialized again",
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	c.sync()
 }
 
 func TestReplayRemapsProgressTokens(t *testing.T) {

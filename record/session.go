@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -195,6 +196,35 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 	return tf, nil
 }
 
+// mistypedHeader says which member of a header line (one whose format
+// is "mcpx-trace") has a value of the wrong JSON type, when that is why
+// decoding it failed with err; nil otherwise.
+func mistypedHeader(line []byte, err error) *HeaderError {
+	var format string
+	if err == nil || json.Unmarshal(rawjson.Member(line, "format"), &format) != nil || format != Format {
+		return nil
+	}
+	if m, ok := rawjson.MistypedOf(err); ok && m.Path != "" {
+		top, _, nested := strings.Cut(m.Path, ".")
+		if v := rawjson.Member(line, top); !nested && rawjson.Kind(v) == "an array" && m.Got != "an array" {
+			// An element of the array has the wrong type.
+			return &HeaderError{Member: m.Path, Err: fmt.Errorf("holds %s where %s belongs", m.Got, m.Want), Mistyped: true}
+		}
+		return &HeaderError{Member: m.Path, Err: fmt.Errorf("is %s, not %s", m.Got, m.Want), Mistyped: true}
+	}
+	// The one member decoded by a method of its own: a time.
+	if v := rawjson.Member(line, "created"); v != nil {
+		var t time.Time
+		if rawjson.Kind(v) != "a string" {
+			return &HeaderError{Member: "created", Err: fmt.Errorf("is %s, not a string", rawjson.Kind(v)), Mistyped: true}
+		}
+		if json.Unmarshal(v, &t) != nil {
+			return &HeaderError{Member: "created", Err: fmt.Errorf("is %s, not an RFC 3339 time", rawjson.Excerpt(v, 60)), Mistyped: true}
+		}
+	}
+	return nil
+}
+
 // scan reads a trace's lines: the header (given to header) and then each
 // event line with its number, offset and parsed event (or the error
 // parsing it). Lines are parsed fully; a callback error ends the scan.
@@ -222,7 +252,11 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 	var h Header
 	// A byte order mark before the header is skipped: an editor that
 	// saves UTF-8 with one (Windows Notepad did) leaves the trace a trace.
-	if err := json.Unmarshal(bytes.TrimPrefix(first, []byte("\uFEFF")), &h); err != nil || h.Format != Format {
+	line := bytes.TrimPrefix(first, []byte("\uFEFF"))
+	if err := json.Unmarshal(line, &h); err != nil || h.Format != Format {
+		if he := mistypedHeader(line, err); he != nil {
+			return he
+		}
 		return fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
 	}
 	if h.Version != Version {

@@ -125,22 +125,37 @@ func (h Header) Check() error {
 }
 
 // HeaderError reports a setting of a trace's header that cannot be used
-// (see Header.Check). The fix is in the trace's first line.
+// (see Header.Check), or a member of the header whose value has the wrong
+// JSON type (Mistyped), which no reader can read. The fix is in the
+// trace's first line.
 type HeaderError struct {
 	// Member is the header's member that holds the setting: "ignore",
-	// "normalize" or "redact".
+	// "normalize" or "redact"; for a mistyped value, the member's path
+	// ("normalize", "normalize.pattern", "version").
 	Member string
-	// Err says what is wrong with it, naming the setting.
+	// Err says what is wrong with it, naming the setting or the JSON type
+	// the value has and the one it should have.
 	Err error
+	// Mistyped says the member's value has the wrong JSON type: the trace
+	// cannot be read at all, and the error matches ErrNotTrace (though its
+	// text says which member is wrong rather than "not an mcpx trace").
+	Mistyped bool
 }
 
 func (e *HeaderError) Error() string {
+	if e.Mistyped {
+		return fmt.Sprintf("its header (line 1): %q %v; correct it there", e.Member, e.Err)
+	}
 	what := map[string]string{"ignore": "ignores", "normalize": "normalizers", "redact": "redaction paths"}[e.Member]
 	return fmt.Sprintf("the %s of its header (line 1): %v; correct or remove it there", what, e.Err)
 }
 
 // Unwrap returns what is wrong with the setting.
 func (e *HeaderError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotTrace) true for a mistyped member: the
+// file cannot be read as a trace, as with any other header it cannot use.
+func (e *HeaderError) Is(target error) bool { return e.Mistyped && target == ErrNotTrace }
 
 // Kind says what an Event records.
 type Kind string

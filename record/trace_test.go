@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,6 +295,54 @@ func TestHeaderCheck(t *testing.T) {
 		var he *HeaderError
 		if !errors.As(err, &he) || he.Member != tc.member || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("Check(%+v) = %v, want a *HeaderError about %q: %s", tc.h, err, tc.member, tc.want)
+		}
+	}
+}
+
+// A header member with a value of the wrong JSON type is named, with the
+// type it has and the one it should have, by both readers; the error
+// still matches ErrNotTrace. A line that is no header stays one.
+func TestMistypedHeader(t *testing.T) {
+	t.Parallel()
+	const head = `{"format":"mcpx-trace","version":1,"minor":3,"redacted":true`
+	const body = "\n" + `{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}` + "\n"
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		header, member, want string
+	}{
+		{head + `,"normalize":"x"}`, "normalize", `its header (line 1): "normalize" is a string, not an array; correct it there`},
+		{head + `,"normalize":{"builtin":"uuid"}}`, "normalize", `"normalize" is an object, not an array`},
+		{head + `,"normalize":[{"pattern":1,"replace":"x"}]}`, "normalize.pattern", `"normalize.pattern" is a number, not a string`},
+		{head + `,"normalize":[1]}`, "normalize", `"normalize" holds a number where an object belongs`},
+		{head + `,"ignore":"$.a"}`, "ignore", `"ignore" is a string, not an array`},
+		{head + `,"redact":[true]}`, "redact", `"redact" holds a boolean where a string belongs`},
+		{`{"format":"mcpx-trace","version":"1"}`, "version", `"version" is a string, not an integer`},
+		{head + `,"stable":1}`, "stable", `"stable" is a number, not a boolean`},
+		{`{"created":5,"format":"mcpx-trace","version":1}`, "created", `"created" is a number, not a string`},
+		{head + `,"created":"yesterday"}`, "created", `"created" is "yesterday", not an RFC 3339 time`},
+	} {
+		name := filepath.Join(dir, fmt.Sprintf("t%d.jsonl", i))
+		os.WriteFile(name, []byte(tc.header+body), 0o644)
+		_, rerr := ReadFile(name)
+		tf, oerr := OpenTrace(name)
+		if oerr == nil {
+			tf.Close()
+		}
+		for _, err := range []error{rerr, oerr} {
+			var he *HeaderError
+			if !errors.As(err, &he) || !he.Mistyped || he.Member != tc.member || !strings.HasPrefix(err.Error(), name+": ") ||
+				!strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrNotTrace) {
+				t.Errorf("%s: %v, want a *HeaderError about %q saying %s", tc.header, err, tc.member, tc.want)
+			}
+		}
+	}
+	for _, line := range []string{`{"format":"other","version":"1"}`, `{"version":"1"}`, `["mcpx-trace"]`} {
+		name := filepath.Join(dir, "other.jsonl")
+		os.WriteFile(name, []byte(line+body), 0o644)
+		_, err := ReadFile(name)
+		var he *HeaderError
+		if errors.As(err, &he) || !errors.Is(err, ErrNotTrace) || !strings.Contains(err.Error(), `its first line is not an "mcpx-trace" header`) {
+			t.Errorf("%s: %v, want no header", line, err)
 		}
 	}
 }

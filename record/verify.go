@@ -134,6 +134,26 @@ type Compared struct {
 // OK reports whether every exchange matched.
 func (r *VerifyResult) OK() bool { return len(r.Mismatches) == 0 }
 
+// Changed counts what differs, as a new recording (UpdateTrace) changes
+// it: the recorded exchanges whose outcome differs, each once however many
+// of its parts do (at most Exchanges), and the differences outside any
+// exchange (what the server sent outside any request, the outcome of a
+// notification the client sent), which Mismatches holds as well.
+func (r *VerifyResult) Changed() (exchanges, other int) {
+	seen := map[[2]int]bool{}
+	for _, m := range r.Mismatches {
+		k := [2]int{m.Session, m.Exchange}
+		switch {
+		case m.Exchange == 0:
+			other++
+		case !seen[k]:
+			seen[k] = true
+			exchanges++
+		}
+	}
+	return exchanges, other
+}
+
 // Summary is a one-line account of the result.
 func (r *VerifyResult) Summary() string {
 	s := fmt.Sprintf("%d exchange(s) verified", r.Exchanges)

@@ -407,3 +407,22 @@ func TestVerifyListChangedOnTheServersTime(t *testing.T) {
 		t.Errorf("never sent: %s", reportOf(res))
 	}
 }
+
+// Changed counts each exchange that differs once, however many of its
+// parts do, and what differs outside any exchange apart.
+func TestVerifyResultChanged(t *testing.T) {
+	t.Parallel()
+	res := &VerifyResult{Exchanges: 5, Mismatches: []Mismatch{
+		{Session: 1, Exchange: 2, Problem: "the response differs"},
+		{Session: 1, Exchange: 2, Problem: "the notifications differ"},
+		{Session: 1, Exchange: 0, Problem: "the server's messages differ"},
+		{Session: 2, Exchange: 2, Problem: "the response differs"},
+		{Session: 2, Exchange: 0, Method: "notifications/initialized", Problem: "accepted, but the recording has a refusal (HTTP 400)"},
+	}}
+	if ex, other := res.Changed(); ex != 2 || other != 2 {
+		t.Errorf("Changed() = %d, %d; want 2 exchanges and 2 other differences", ex, other)
+	}
+	if ex, other := (&VerifyResult{Exchanges: 3}).Changed(); ex != 0 || other != 0 {
+		t.Errorf("Changed() of a clean result = %d, %d", ex, other)
+	}
+}
