@@ -174,7 +174,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	if err != nil {
 		return nil, tokenError(as.TokenEndpoint, err)
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -312,6 +312,48 @@ func tokenError(endpoint string, err error) error {
 	return fmt.Errorf("token request to %s: %w", endpoint, err)
 }
 
+// checkToken accepts a token response mcpx can use: its tokens are
+// 1*VSCHAR (RFC 6749 Appendix A.12 and A.17: printable ASCII), so they fit
+// in a header and print as they are (mcpx auth token); its lifetime, when
+// given, has not already run out; and its type is one mcpx can send
+// (checkTokenType). What is wrong is said without the token.
+func checkToken(tok *oauth2.Token, key *dpopKey) error {
+	if i := badTokenChar(tok.AccessToken); i >= 0 {
+		return fmt.Errorf("the authorization server issued an access token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.12 allows printable ASCII only): mcpx refuses it", i, charName(tok.AccessToken[i]))
+	}
+	if tok.RefreshToken != "" {
+		if i := badTokenChar(tok.RefreshToken); i >= 0 {
+			return fmt.Errorf("the authorization server issued a refresh token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.17 allows printable ASCII only): mcpx refuses it", i, charName(tok.RefreshToken[i]))
+		}
+	}
+	if !tok.Expiry.IsZero() && !time.Now().Before(tok.Expiry) {
+		return fmt.Errorf("the authorization server issued a token that has expired already (expires_in %v): mcpx cannot use it", tok.Extra("expires_in"))
+	}
+	return checkTokenType(tok, key)
+}
+
+// badTokenChar returns the index of the first byte of token that is not a
+// VSCHAR (%x20-7E, RFC 6749 Appendix A), 0 for an empty token, or -1.
+func badTokenChar(token string) int {
+	if token == "" {
+		return 0
+	}
+	for i := 0; i < len(token); i++ {
+		if token[i] < 0x20 || token[i] > 0x7e {
+			return i
+		}
+	}
+	return -1
+}
+
+// charName names the byte c of a token without showing the token.
+func charName(c byte) string {
+	if c < 0x20 || c == 0x7f {
+		return fmt.Sprintf("the control character 0x%02x", c)
+	}
+	return fmt.Sprintf("the non-ASCII byte 0x%02x", c)
+}
+
 // checkTokenType accepts the tokens mcpx can send: bearer tokens, and
 // DPoP-bound tokens when it asked for one with a proof of key.
 func checkTokenType(tok *oauth2.Token, key *dpopKey) error {
@@ -347,7 +389,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -400,7 +442,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -426,7 +468,7 @@ func (a *Authorizer) refresh(ctx context.Context, r *TokenRecord) (*TokenRecord,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	nr := *r

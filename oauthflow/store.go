@@ -233,6 +233,12 @@ func (s *Store) Tokens() ([]*TokenRecord, error) {
 			s.warn("skipping %s: it holds no resource or token", p)
 			continue
 		}
+		if badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
+			// Not a token mcpx stored (checkToken): it could not be sent
+			// in a header, nor printed as it is.
+			s.warn("skipping %s: its token has characters no token may have (RFC 6749 Appendix A: printable ASCII only)", p)
+			continue
+		}
 		rec.file = p
 		out = append(out, rec)
 	}

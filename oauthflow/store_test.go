@@ -218,3 +218,28 @@ func TestClientAssertion(t *testing.T) {
 		}
 	}
 }
+
+// A stored record whose token is not printable ASCII (not one mcpx
+// stored: checkToken refuses such tokens) is skipped with a warning, so it
+// is neither sent nor printed by mcpx auth token.
+func TestStoreSkipsUnprintableTokens(t *testing.T) {
+	s := NewStore(t.TempDir())
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	for _, r := range []*TokenRecord{
+		{Resource: "https://a.example", Issuer: "https://as", AccessToken: "at\r\nX-Evil: 1"},
+		{Resource: "https://b.example", Issuer: "https://as", AccessToken: "ok", RefreshToken: "\x1b[2J"},
+		{Resource: "https://c.example", Issuer: "https://as", AccessToken: "ok"},
+	} {
+		if err := s.SaveToken(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.Tokens()
+	if err != nil || len(recs) != 1 || recs[0].Resource != "https://c.example" {
+		t.Fatalf("Tokens = %v, %v", tokensOf(recs), err)
+	}
+	if len(warned) != 2 || !strings.Contains(warned[0], "its token has characters no token may have") || strings.Contains(strings.Join(warned, ""), "Evil") {
+		t.Errorf("warnings: %q", warned)
+	}
+}

@@ -1,0 +1,134 @@
+package oauthflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeAS is an MCP server's protected resource metadata and its
+// authorization server on one origin, whose authorization endpoint
+// redirects the browser straight back (with the answer authz makes) and
+// whose token endpoint answers with token. It counts the authorizations.
+type fakeAS struct {
+	*httptest.Server
+	authz      func(cb url.Values)
+	token      func(w http.ResponseWriter, r *http.Request)
+	authorized atomic.Int32
+}
+
+func newFakeAS(t *testing.T) *fakeAS {
+	s := &fakeAS{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := s.URL
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+				base, base+"/authorize", base+"/token", base+"/register")
+		case "/register":
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"client_id":"c1"}`)
+		case "/authorize":
+			s.authorized.Add(1)
+			q := r.URL.Query()
+			cb := url.Values{"state": {q.Get("state")}, "code": {"the-code"}, "iss": {base}}
+			if s.authz != nil {
+				s.authz(cb)
+			}
+			http.Redirect(w, r, q.Get("redirect_uri")+"?"+cb.Encode(), http.StatusFound)
+		case "/token":
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			if s.token != nil {
+				s.token(w, r)
+				return
+			}
+			io.WriteString(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// getBrowser is a Browser that follows the authorization URL's redirects
+// to the callback, as a browser approving at once would.
+func getBrowser(t *testing.T) Browser {
+	return func(u string) (<-chan error, error) {
+		exited := make(chan error, 1)
+		go func() {
+			resp, err := http.Get(u)
+			if err != nil {
+				exited <- err
+				return
+			}
+			resp.Body.Close()
+		}()
+		return exited, nil
+	}
+}
+
+// authorizeOnce runs an authorization as after a 401 without a token.
+func authorizeOnce(t *testing.T, s *fakeAS, mod func(*Config)) (*Authorizer, error, *noteLog) {
+	t.Helper()
+	a, notes := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) {
+		c.Browser = getBrowser(t)
+		if mod != nil {
+			mod(c)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := a.authorize(ctx, challenge(`Bearer`), nil)
+	return a, err, notes
+}
+
+// A token response mcpx cannot use is refused, saying why without the
+// token: an access or refresh token that is not printable ASCII (it could
+// not be sent in a header, and mcpx auth token would print it raw), and a
+// token that has expired already (sending none, mcpx met 401 after 401
+// and opened the browser again each time). Nothing is stored.
+func TestTokenResponseRefused(t *testing.T) {
+	for _, tt := range []struct{ name, body, want string }{
+		{"CRLF in the access token", `{"access_token":"abc\r\nX-Evil: 1","token_type":"Bearer"}`,
+			"an access token with a character no token may have (byte 3 is the control character 0x0d; RFC 6749 Appendix A.12"},
+		{"ANSI in the access token", `{"access_token":"\u001b[2J","token_type":"Bearer"}`,
+			"byte 0 is the control character 0x1b"},
+		{"non-ASCII refresh token", `{"access_token":"ok","refresh_token":"r\u00e9","token_type":"Bearer"}`,
+			"a refresh token with a character no token may have (byte 1 is the non-ASCII byte 0xc3; RFC 6749 Appendix A.17"},
+		{"expired", `{"access_token":"ok","token_type":"Bearer","expires_in":-100}`,
+			"the authorization server issued a token that has expired already (expires_in -100): mcpx cannot use it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			s.token = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) }
+			store := NewStore(t.TempDir())
+			a, err, notes := authorizeOnce(t, s, func(c *Config) { c.Store = store })
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrAuthorization) {
+				t.Fatalf("err = %v", err)
+			}
+			for _, secret := range []string{"X-Evil", "\x1b", "r\u00e9"} {
+				if strings.Contains(err.Error(), secret) || strings.Contains(notes.String(), secret) {
+					t.Errorf("the token shows: %q\n%s", err, notes)
+				}
+			}
+			if a.Current() != nil {
+				t.Errorf("the token was taken: %+v", a.Current())
+			}
+			if recs, _ := store.Tokens(); len(recs) != 0 {
+				t.Errorf("stored: %v", tokensOf(recs))
+			}
+		})
+	}
+}
