@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // ParseCallbackURL checks a callback URL for Config.CallbackURL: an http
@@ -74,14 +75,17 @@ func (c *responseCheck) check(q url.Values) (authResponse, bool) {
 	iss, hasIss := q.Get("iss"), q.Has("iss")
 	switch {
 	case hasIss && c.issuer != "" && iss != c.issuer:
-		return authResponse{err: fmt.Errorf("the authorization response says it comes from issuer %q, not %q (RFC 9207): it is rejected, as a mix-up attack may be under way", iss, c.issuer)}, true
+		return authResponse{err: fmt.Errorf("the authorization response says it comes from issuer %s, not %q (RFC 9207): it is rejected, as a mix-up attack may be under way", quoted(iss), c.issuer)}, true
 	case !hasIss && c.issRequired:
 		return authResponse{err: errors.New("the authorization response has no iss parameter although the authorization server advertises authorization_response_iss_parameter_supported (RFC 9207): it is rejected")}, true
 	}
 	if e := q.Get("error"); e != "" {
-		msg := "the authorization server refused: " + e
+		// The response is anyone's to forge (a page can navigate the
+		// browser here): its text is bounded and its control characters
+		// escaped before it reaches a message or the page.
+		msg := "the authorization server refused: " + transport.Excerpt(e)
 		if d := q.Get("error_description"); d != "" {
-			msg += ": " + d
+			msg += ": " + transport.Excerpt(d)
 		}
 		return authResponse{err: errors.New(msg)}, true
 	}

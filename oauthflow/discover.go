@@ -180,7 +180,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 	var prm *ResourceMetadata
 	if rm := ch.Param("resource_metadata"); rm != "" {
 		if pu, err := url.Parse(rm); err != nil || !pu.IsAbs() || (pu.Scheme != "https" && pu.Scheme != "http") {
-			a.note("the WWW-Authenticate resource_metadata %q is not an http(s) URL; trying the well-known locations", rm)
+			a.note("the WWW-Authenticate resource_metadata %s is not an http(s) URL; trying the well-known locations", quoted(rm))
 		} else if p, ok := try(rm, " (named by the WWW-Authenticate resource_metadata)"); ok {
 			prm, d.ResourceMetadataURL = p, rm
 		} else {
@@ -233,8 +233,8 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 		a.note("the protected resource metadata names no resource (RFC 9728 requires one); using the server's URL %s", canon)
 		d.Resource = canon
 	case !Covers(prm.Resource, server):
-		return fmt.Errorf("the protected resource metadata at %s names the resource %q, which is not this server (%s); mcpx refuses to authorize for it",
-			d.ResourceMetadataURL, prm.Resource, server)
+		return fmt.Errorf("the protected resource metadata at %s names the resource %s, which is not this server (%s); mcpx refuses to authorize for it",
+			d.ResourceMetadataURL, quoted(prm.Resource), server)
 	default:
 		d.Resource = prm.Resource
 	}
@@ -281,9 +281,9 @@ func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 				continue
 			}
 			if m.Issuer != issuer {
-				a.note("authorization server metadata (%s): GET %s → %s, but its issuer %q is not %q; not using it (RFC 8414 section 3.3)",
-					p.Kind, p.URL, r, m.Issuer, issuer)
-				problems = append(problems, fmt.Sprintf("%s (issuer %q, want %q)", p.URL, m.Issuer, issuer))
+				a.note("authorization server metadata (%s): GET %s → %s, but its issuer %s is not %q; not using it (RFC 8414 section 3.3)",
+					p.Kind, p.URL, r, quoted(m.Issuer), issuer)
+				problems = append(problems, fmt.Sprintf("%s (issuer %s, want %q)", p.URL, quoted(m.Issuer), issuer))
 				continue
 			}
 			a.note("authorization server metadata (%s): GET %s → %s; issuer %s matches", p.Kind, p.URL, r, issuer)
@@ -319,7 +319,7 @@ func (a *Authorizer) discoverLegacy(ctx context.Context, d *Discovery) error {
 	if r.err == nil && r.status == http.StatusOK {
 		a.note("authorization server metadata (2025-03-26, at the authorization base URL): GET %s → %s", mu, r)
 		if m.Issuer != base && m.Issuer != base+"/" {
-			a.note("its issuer %q is not the authorization base URL %s; 2025-03-26 does not require them to match, so it is used", m.Issuer, base)
+			a.note("its issuer %s is not the authorization base URL %s; 2025-03-26 does not require them to match, so it is used", quoted(m.Issuer), base)
 		}
 		d.AS, d.ASMetadataURL, d.Issuer = m, mu, m.Issuer
 		if d.Issuer == "" {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Token types and grant identifiers of the extensions.
@@ -292,16 +293,12 @@ func tokenError(endpoint string, err error) error {
 		msg := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, status)
 		switch {
 		case re.ErrorCode != "":
-			msg += ": " + re.ErrorCode
+			msg += ": " + transport.Excerpt(re.ErrorCode)
 			if re.ErrorDescription != "" {
-				msg += ": " + re.ErrorDescription
+				msg += ": " + transport.Excerpt(re.ErrorDescription)
 			}
 		case len(re.Body) > 0:
-			b := strings.Join(strings.Fields(string(re.Body)), " ")
-			if len(b) > 200 {
-				b = b[:200] + "…"
-			}
-			msg += ": " + b
+			msg += ": " + transport.Excerpt(strings.Join(strings.Fields(string(re.Body)), " "))
 		}
 		return errors.New(msg)
 	}
@@ -366,7 +363,7 @@ func checkTokenType(tok *oauth2.Token, key *dpopKey) error {
 		}
 		return errors.New("the authorization server issued a DPoP-bound token, but mcpx sent no DPoP proof to bind it to")
 	}
-	return fmt.Errorf("the authorization server issued a %q token; mcpx sends bearer and DPoP-bound tokens only", tok.TokenType)
+	return fmt.Errorf("the authorization server issued a %s token; mcpx sends bearer and DPoP-bound tokens only", quoted(tok.TokenType))
 }
 
 // clientCredentials obtains a token for a pre-registered client on its own
@@ -426,7 +423,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 		return nil, fmt.Errorf("exchanging the ID token at the IdP: %w", err)
 	}
 	if t, _ := jag.Extra("issued_token_type").(string); t != "" && t != tokenTypeIDJAG {
-		return nil, fmt.Errorf("the IdP issued a %q, not an ID-JAG", t)
+		return nil, fmt.Errorf("the IdP issued a %s, not an ID-JAG", quoted(t))
 	}
 	client := a.staticClient(d)
 	if client == nil {

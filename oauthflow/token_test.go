@@ -2,6 +2,7 @@ package oauthflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ type fakeAS struct {
 	*httptest.Server
 	authz      func(cb url.Values)
 	token      func(w http.ResponseWriter, r *http.Request)
+	register   func(w http.ResponseWriter, r *http.Request)
 	authorized atomic.Int32
 }
 
@@ -36,6 +38,10 @@ func newFakeAS(t *testing.T) *fakeAS {
 			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
 				base, base+"/authorize", base+"/token", base+"/register")
 		case "/register":
+			if s.register != nil {
+				s.register(w, r)
+				return
+			}
 			w.WriteHeader(http.StatusCreated)
 			io.WriteString(w, `{"client_id":"c1"}`)
 		case "/authorize":
@@ -128,6 +134,63 @@ func TestTokenResponseRefused(t *testing.T) {
 			}
 			if recs, _ := store.Tokens(); len(recs) != 0 {
 				t.Errorf("stored: %v", tokensOf(recs))
+			}
+		})
+	}
+}
+
+// Text an authorization server (or a page forging its redirect) puts in
+// an error reaches the message bounded and with its control characters
+// escaped: the callback's error and error_description and its iss, the
+// token endpoint's and the registration endpoint's error_description. A
+// description of 20 kB made a message of 20 kB on one line.
+func TestServerTextBounded(t *testing.T) {
+	long := "\x1b]0;title\x07\x1b[2J" + strings.Repeat("z", 20000)
+	for _, tt := range []struct {
+		name string
+		set  func(s *fakeAS)
+		want string
+	}{
+		{"callback error", func(s *fakeAS) {
+			s.authz = func(cb url.Values) {
+				cb.Del("code")
+				cb.Set("error", "access_denied\x1b[31m")
+				cb.Set("error_description", long)
+			}
+		}, `the authorization server refused: access_denied\x1b[31m: \x1b]0;title\x07\x1b[2Jzzz`},
+		{"callback iss", func(s *fakeAS) {
+			s.authz = func(cb url.Values) { cb.Set("iss", "https://evil.example/"+long) }
+		}, `the authorization response says it comes from issuer "https://evil.example/\x1b]0;title\x07\x1b[2Jzzz`},
+		{"token endpoint", func(s *fakeAS) {
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": long})
+			}
+		}, `/token answered HTTP 400: invalid_grant: \x1b]0;title\x07\x1b[2Jzzz`},
+		{"token endpoint HTML", func(s *fakeAS) {
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, "<h1>"+long)
+			}
+		}, `/token answered HTTP 502: <h1>\x1b]0;title\x07\x1b[2Jzzz`},
+		{"registration", func(s *fakeAS) {
+			s.register = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client_metadata", "error_description": long})
+			}
+		}, `/register was refused: HTTP 400: invalid_client_metadata: \x1b]0;title\x07\x1b[2Jzzz`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			tt.set(s)
+			_, err, _ := authorizeOnce(t, s, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "… (") || len(msg) > 1000 || strings.ContainsAny(msg, "\x1b\x07") {
+				t.Errorf("%d bytes: %q", len(msg), msg)
 			}
 		})
 	}
