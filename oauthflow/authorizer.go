@@ -747,8 +747,23 @@ func (a *Authorizer) save(rec *TokenRecord) {
 
 // refreshLocked refreshes the current token with its refresh token (RFC
 // 6749 section 6, with the resource indicator of RFC 8707). a.mu is held.
+//
+// Another mcpx run may have refreshed the same token since this one read
+// it: the store then holds a newer token, and the refresh token held here
+// may have been rotated away (OAuth 2.1 section 4.3.1: a public client's
+// refresh tokens are single-use), so refreshing with it would fail and
+// send the person to the browser again. The newer stored token is taken
+// instead, and refreshed only if it too is about to expire.
 func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	r := a.rec
+	if s := a.storedNewer(r); s != nil && (!a.expiring(s) || s.RefreshToken != "") {
+		a.note("the stored token in %s was updated by another mcpx run since this one read it (%s); using it", s.File(), a.expiryText(s))
+		a.rec, a.origin = s, fromStore
+		if !a.expiring(s) {
+			return nil
+		}
+		r = s
+	}
 	nr, err := a.refresh(ctx, r)
 	if err != nil {
 		return err
@@ -756,6 +771,23 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	a.rec, a.origin = nr, fromRefresh
 	a.save(nr)
 	return nil
+}
+
+// storedNewer returns the store's record for r's resource and issuer when
+// it holds another token, updated later than r, nil otherwise.
+func (a *Authorizer) storedNewer(r *TokenRecord) *TokenRecord {
+	if a.cfg.Store == nil {
+		return nil
+	}
+	s, err := a.cfg.Store.Token(r.Resource, r.Issuer)
+	if err != nil {
+		a.note("cannot read the token store: %v", err)
+		return nil
+	}
+	if s == nil || s.AccessToken == r.AccessToken || !s.Updated.After(r.Updated) || !a.keyed(s) {
+		return nil
+	}
+	return s
 }
 
 // Token returns the access token for the server, from the store,

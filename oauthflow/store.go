@@ -246,6 +246,26 @@ func (s *Store) Tokens() ([]*TokenRecord, error) {
 	return out, nil
 }
 
+// Token returns the stored record for resource and issuer, nil when there
+// is none (or none usable: see Tokens).
+func (s *Store) Token(resource, issuer string) (*TokenRecord, error) {
+	p := s.tokenFile(resource, issuer)
+	rec := &TokenRecord{}
+	err := s.readFile(p, rec)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.Resource != resource || rec.Issuer != issuer || rec.AccessToken == "" ||
+		badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
+		return nil, nil
+	}
+	rec.file = p
+	return rec, nil
+}
+
 // Matching returns the records whose resource covers serverURL, the most
 // specific resource first, then the most recently updated.
 func (s *Store) Matching(serverURL string) ([]*TokenRecord, error) {
