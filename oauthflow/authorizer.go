@@ -578,7 +578,8 @@ func (a *Authorizer) discovery(ctx context.Context, ch Challenge) (*Discovery, e
 	d, err := a.discover(ctx, ch)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			// -v narrates the request that was waited for.
+			return nil, fmt.Errorf("the discovery of the authorization server did not finish: %w", ctx.Err())
 		}
 		var ae *authError
 		if !errors.As(err, &ae) {
@@ -621,7 +622,13 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("%w: %w", ErrNoResponse, ctx.Err())
+			// Cancelled or out of time: the error says which wait (the
+			// browser's is ErrNoResponse, a token request names its
+			// endpoint), and carries ctx's error for the exit code.
+			if !errors.Is(err, ctx.Err()) {
+				err = fmt.Errorf("%w: %w", err, ctx.Err())
+			}
+			return false, err
 		}
 		var ae *authError
 		if !errors.As(err, &ae) && !errors.Is(err, ErrNoResponse) {

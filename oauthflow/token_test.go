@@ -195,3 +195,53 @@ func TestServerTextBounded(t *testing.T) {
 		})
 	}
 }
+
+// A wait that runs out says what was waited for: the browser
+// (ErrNoResponse), or the endpoint that did not answer. A token endpoint
+// that never answered was reported as "no authorization response: context
+// deadline exceeded", which mcpx explained as a browser authorization that
+// took longer than --timeout, even for client_credentials.
+func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		grant    Grant
+		browser  bool
+		set      func(s *fakeAS, hang func(http.ResponseWriter, *http.Request))
+		want     string
+		browserW bool
+	}{
+		{"token endpoint", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
+			"/token failed: context deadline exceeded", false},
+		{"client credentials", GrantClientCredentials, false, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
+			"/token failed: context deadline exceeded", false},
+		{"registration", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.register = hang },
+			"/register: no answer: context deadline exceeded", false},
+		{"browser", GrantAuthorizationCode, false, func(*fakeAS, func(http.ResponseWriter, *http.Request)) {},
+			"no authorization response: waiting for the browser to be sent to http://127.0.0.1:", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			tt.set(s, func(w http.ResponseWriter, r *http.Request) { <-release })
+			a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) {
+				c.Grant, c.ClientID, c.ClientSecret = tt.grant, "", ""
+				if tt.grant == GrantClientCredentials {
+					c.ClientID, c.ClientSecret = "cid", "secret"
+				}
+				// A browser that never comes back to the callback.
+				c.Browser = func(string) (<-chan error, error) { return nil, nil }
+				if tt.browser {
+					c.Browser = getBrowser(t)
+				}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := a.authorize(ctx, challenge(`Bearer`), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, context.DeadlineExceeded) ||
+				errors.Is(err, ErrNoResponse) != tt.browserW {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
