@@ -173,7 +173,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)), res.code, opts...)
 	if err != nil {
-		return nil, tokenError(as.TokenEndpoint, err)
+		return nil, tokenError(as.TokenEndpoint, err, requestSecrets(client, url.Values{"code": {res.code}, "code_verifier": {verifier}}, extra))
 	}
 	if err := checkToken(tok, key); err != nil {
 		return nil, err
@@ -276,14 +276,54 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	conf.ClientSecret, conf.AuthStyle = clientAuth(c)
 	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)))
 	if err != nil {
-		return nil, tokenError(tokenURL, err)
+		return nil, tokenError(tokenURL, err, requestSecrets(c, p))
 	}
 	return tok, nil
 }
 
+// secretParams are the token request parameters that hold secrets.
+var secretParams = []string{"code", "code_verifier", "refresh_token", "assertion", "client_assertion", "subject_token", "client_secret"}
+
+// requestSecrets returns the secrets a token request carries: the
+// client's secret (as sent with client_secret_basic, too) and the secret
+// parameters of params.
+func requestSecrets(c *Client, params ...url.Values) []string {
+	var out []string
+	if c.Secret != "" {
+		// RFC 6749 section 2.3.1: form-encoded, then base64 in Basic.
+		basic := url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)
+		out = append(out, c.Secret, base64.StdEncoding.EncodeToString([]byte(basic)))
+	}
+	for _, p := range params {
+		for _, k := range secretParams {
+			out = append(out, p[k]...)
+		}
+	}
+	return out
+}
+
+// redactSecrets replaces in s every secret, as it is and form-encoded
+// (as a server echoing the request would show it), with [redacted].
+func redactSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "[redacted]")
+		if q := url.QueryEscape(v); q != v {
+			s = strings.ReplaceAll(s, q, "[redacted]")
+		}
+	}
+	return s
+}
+
 // tokenError describes a failed token request by the OAuth error it
-// carries, never by the request (which holds credentials).
-func tokenError(endpoint string, err error) error {
+// carries, never by the request (which holds credentials). What the
+// endpoint answered is shown bounded, with the request's secrets
+// redacted: an endpoint (or a proxy's error page) may echo the request,
+// with the code, the verifier, the client secret or the refresh token.
+func tokenError(endpoint string, err error, secrets []string) error {
+	excerpt := func(s string) string { return transport.Excerpt(redactSecrets(s, secrets)) }
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0
@@ -293,12 +333,12 @@ func tokenError(endpoint string, err error) error {
 		msg := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, status)
 		switch {
 		case re.ErrorCode != "":
-			msg += ": " + transport.Excerpt(re.ErrorCode)
+			msg += ": " + excerpt(re.ErrorCode)
 			if re.ErrorDescription != "" {
-				msg += ": " + transport.Excerpt(re.ErrorDescription)
+				msg += ": " + excerpt(re.ErrorDescription)
 			}
 		case len(re.Body) > 0:
-			msg += ": " + transport.Excerpt(strings.Join(strings.Fields(string(re.Body)), " "))
+			msg += ": " + excerpt(strings.Join(strings.Fields(string(re.Body)), " "))
 		}
 		return errors.New(msg)
 	}

@@ -2,6 +2,7 @@ package oauthflow
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,12 +54,12 @@ func newFakeAS(t *testing.T) *fakeAS {
 			}
 			http.Redirect(w, r, q.Get("redirect_uri")+"?"+cb.Encode(), http.StatusFound)
 		case "/token":
-			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/json")
 			if s.token != nil {
 				s.token(w, r)
 				return
 			}
+			io.Copy(io.Discard, r.Body)
 			io.WriteString(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600}`)
 		default:
 			http.NotFound(w, r)
@@ -244,4 +245,54 @@ func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A token endpoint (or a proxy's error page) that echoes the request in
+// its error shows no secret of it: the client secret, as sent in Basic or
+// in the body, the code and its verifier, the refresh token. They were
+// printed as the endpoint sent them ('answered HTTP 500: <pre>
+// Authorization: Basic Y2lkOnRvcC1zZWNyZXQ= …', 'code=the-code&code_verifier=…').
+func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
+	s := newFakeAS(t)
+	s.token = func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "<pre>Authorization: %s\n%s\n%v</pre>", r.Header.Get("Authorization"), r.PostForm.Encode(), r.PostForm)
+	}
+	secrets := []string{"s&cret/1", "s%26cret%2F1", base64.StdEncoding.EncodeToString([]byte("cid:s%26cret%2F1")), "the-code", "rt-1"}
+	check := func(t *testing.T, err error, want ...string) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%q shows in %q", s, err)
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q lacks %q", err, w)
+			}
+		}
+	}
+	t.Run("client_secret_basic", func(t *testing.T) {
+		_, err, _ := authorizeOnce(t, s, func(c *Config) { c.Grant, c.ClientID, c.ClientSecret = GrantClientCredentials, "cid", "s&cret/1" })
+		check(t, err, "answered HTTP 500: <pre>Authorization: Basic [redacted] grant_type=client_credentials")
+	})
+	t.Run("client_secret_post", func(t *testing.T) {
+		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
+		_, err := a.tokenRequest(ctxT(t), s.URL+"/token", s.URL, &Client{ID: "cid", Secret: "s&cret/1", AuthMethod: "client_secret_post"}, url.Values{}, nil, nil)
+		check(t, err, "client_secret=[redacted]", "client_secret:[[redacted]]")
+	})
+	t.Run("authorization code", func(t *testing.T) {
+		_, err, _ := authorizeOnce(t, s, nil)
+		check(t, err, "code=[redacted]&code_verifier=[redacted]&grant_type=authorization_code")
+	})
+	t.Run("refresh", func(t *testing.T) {
+		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
+		_, err := a.refresh(ctxT(t), &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", RefreshToken: "rt-1", Client: Client{ID: "c1", AuthMethod: "none"}})
+		check(t, err, "refresh_token=[redacted]")
+	})
 }
