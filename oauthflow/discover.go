@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -158,9 +159,31 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
 		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("the document is larger than %d bytes", maxMetadata)}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("not a valid metadata document: %v", err)}
+		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("not a valid metadata document: %s", jsonProblem(body, err, true))}
 	}
 	return fetchResult{status: resp.StatusCode}
+}
+
+// jsonProblem says why body did not decode, in JSON's terms: the member
+// that has the wrong type ("its authorization_servers is a string, not an
+// array"), or where the JSON breaks and, with showHead, how the body
+// begins (an HTML page where JSON was expected shows as such; a file of
+// secrets is not quoted).
+func jsonProblem(body []byte, err error, showHead bool) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return rawjson.DecodeProblem(err)
+	}
+	var msg string
+	if se.Offset >= int64(len(body)) {
+		msg = fmt.Sprintf("it is not valid JSON (it is cut short after %d bytes", len(body))
+	} else {
+		msg = fmt.Sprintf("it is not valid JSON (at byte %d of %d", se.Offset, len(body))
+	}
+	if showHead {
+		msg += "; it begins " + quoted(string(body[:min(len(body), 40)]))
+	}
+	return msg + ")"
 }
 
 // discover finds the protected resource metadata and the authorization

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +292,38 @@ func TestNoInteractionFailsAtOnce(t *testing.T) {
 	// A plain 403 (no insufficient_scope) is not for OAuth to fix.
 	if ok, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 403, Challenge: `Bearer error="forbidden"`}); ok || err != nil {
 		t.Errorf("403: %v %v", ok, err)
+	}
+}
+
+// Metadata that does not decode is described in JSON's terms, not Go's
+// ('json: cannot unmarshal string into Go struct field
+// ServerMetadata.code_challenge_methods_supported of type []string'), and
+// an HTML page shows as one.
+func TestMetadataDecodeProblems(t *testing.T) {
+	var asBody atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := "http://" + r.Host
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			io.WriteString(w, asBody.Load().(string))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct{ body, want string }{
+		{`{"issuer":"x","code_challenge_methods_supported":"S256"}`, "(not a valid metadata document: its code_challenge_methods_supported is a string, not an array)"},
+		{`["x"]`, "(not a valid metadata document: it is an array, not an object)"},
+		{"<html>\x1b[31m<body>hello</body></html>", `(not a valid metadata document: it is not valid JSON (at byte 1 of 36; it begins "<html>\x1b[31m<body>hello</body></html>"))`},
+		{`{"issuer":"x",`, `(not a valid metadata document: it is not valid JSON (it is cut short after 14 bytes; it begins "{"issuer":"x","))`},
+	} {
+		asBody.Store(tt.body)
+		a, _ := newTestAuthorizer(t, srv.URL+"/mcp", nil)
+		_, err := a.discover(ctxT(t), Challenge{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v", tt.body, err)
+		}
 	}
 }

@@ -190,7 +190,7 @@ func (s *Store) readFile(name string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s is not a valid mcpx token file: %v", name, err)
+		return fmt.Errorf("%s: not a file mcpx stored: %s", name, jsonProblem(data, err, false))
 	}
 	return nil
 }

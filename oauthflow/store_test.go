@@ -243,3 +243,38 @@ func TestStoreSkipsUnprintableTokens(t *testing.T) {
 		t.Errorf("warnings: %q", warned)
 	}
 }
+
+// A token file cut short or mistyped is skipped with a warning that says
+// what is wrong in JSON's terms, without quoting the file (it holds
+// secrets); the other tokens are still found.
+func TestStoreSkipsBrokenFiles(t *testing.T) {
+	s := NewStore(t.TempDir())
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	good := &TokenRecord{Resource: "https://c.example", Issuer: "https://as", AccessToken: "secret-at"}
+	if err := s.SaveToken(good); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(good.File())
+	cut := filepath.Join(s.Dir(), "token-cut.json")
+	os.WriteFile(cut, data[:len(data)/2], 0o600)
+	typed := filepath.Join(s.Dir(), "token-typed.json")
+	os.WriteFile(typed, []byte(`{"resource":"https://d.example","access_token":"secret-at","scopes":"mcp"}`), 0o600)
+	recs, err := s.Tokens()
+	if err != nil || len(recs) != 1 || recs[0].Resource != "https://c.example" {
+		t.Fatalf("Tokens = %v, %v", tokensOf(recs), err)
+	}
+	want := []string{
+		"skipping " + cut + ": not a file mcpx stored: it is not valid JSON (it is cut short after ",
+		"skipping " + typed + ": not a file mcpx stored: its scopes is a string, not an array",
+	}
+	all := strings.Join(warned, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings lack %q:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, "secret") {
+		t.Errorf("a warning quotes the file:\n%s", all)
+	}
+}
