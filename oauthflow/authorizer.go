@@ -102,8 +102,16 @@ type Config struct {
 	// for the person to open (--no-browser).
 	Browser Browser
 	// Stdin, when set, is read for a pasted redirect URL (a browser on
-	// another machine).
+	// another machine). Its reading goes on after the authorization (a
+	// read cannot be interrupted): for a reader nothing else uses.
 	Stdin io.Reader
+	// ReadLine, when set, is used instead of Stdin: it reads one line the
+	// person types or pastes, and is asked for lines only while the
+	// authorization waits for the browser; its context ends with the
+	// wait. A reader shared with others (the prompts on a terminal, the
+	// REPL's editor, as tui.Prompter.ReadLine) so loses no line to a wait
+	// that is over.
+	ReadLine func(ctx context.Context, prompt string) (string, error)
 	// NoInteraction, when set, says why no person can complete a browser
 	// authorization here; such an authorization then fails at once.
 	NoInteraction string

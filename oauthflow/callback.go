@@ -234,17 +234,20 @@ func page(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>mcpx</title><p style=\"font-family:sans-serif\">%s</p>\n", html.EscapeString(msg))
 }
 
-// readPasted reads redirect URLs pasted on r (for a browser on another
-// machine, --no-browser) and delivers the first one that matches the
-// request. Lines that do not are answered on prompt. It stops at the end
-// of r.
-func readPasted(r io.Reader, check *responseCheck, prompt func(string)) <-chan authResponse {
+// readPasted reads redirect URLs pasted (for a browser on another
+// machine, --no-browser), one line at a time from next, and delivers the
+// first one that matches the request. Lines that do not are answered on
+// prompt. It stops when next fails: at the end of the input, or once ctx
+// ends (the wait is over).
+func readPasted(ctx context.Context, next func(context.Context) (string, error), check *responseCheck, prompt func(string)) <-chan authResponse {
 	out := make(chan authResponse, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64*1024), 64*1024)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
+		for ctx.Err() == nil {
+			line, err := next(ctx)
+			if err != nil || ctx.Err() != nil {
+				return
+			}
+			line = strings.TrimSpace(line)
 			if line == "" {
 				continue
 			}
@@ -263,6 +266,24 @@ func readPasted(r io.Reader, check *responseCheck, prompt func(string)) <-chan a
 		}
 	}()
 	return out
+}
+
+// scanLines reads the lines of r (Config.Stdin) for readPasted. A read
+// cannot be taken back, so what it reads after the wait is lost to anyone
+// else reading r: it serves where nothing else does (Config.ReadLine is
+// for a reader that is shared).
+func scanLines(r io.Reader) func(context.Context) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024)
+	return func(context.Context) (string, error) {
+		if sc.Scan() {
+			return sc.Text(), nil
+		}
+		if err := sc.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}
 }
 
 // pastedQuery extracts the response parameters from a pasted redirect URL

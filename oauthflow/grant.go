@@ -133,10 +133,19 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 
 	var exited <-chan error
 	var pasted <-chan authResponse
+	// Pasted lines are read only while the wait lasts.
+	waitCtx, endWait := context.WithCancel(ctx)
+	defer endWait()
 	paste := func(msg string) {
 		a.notify(msg)
-		if a.cfg.Stdin != nil && pasted == nil {
-			pasted = readPasted(a.cfg.Stdin, check, a.notify)
+		if pasted != nil {
+			return
+		}
+		switch {
+		case a.cfg.ReadLine != nil:
+			pasted = readPasted(waitCtx, func(ctx context.Context) (string, error) { return a.cfg.ReadLine(ctx, "") }, check, a.notify)
+		case a.cfg.Stdin != nil:
+			pasted = readPasted(waitCtx, scanLines(a.cfg.Stdin), check, a.notify)
 		}
 	}
 	if a.cfg.Browser == nil {

@@ -296,3 +296,42 @@ func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
 		check(t, err, "refresh_token=[redacted]")
 	})
 }
+
+// Config.ReadLine is asked for a pasted address only while the wait for
+// the browser lasts: when the browser comes back to the callback, the
+// question's context ends and no other line is asked for, so the lines
+// typed next go to whoever asks next (a prompt, the REPL's editor).
+func TestReadLineOnlyWhileWaiting(t *testing.T) {
+	s := newFakeAS(t)
+	var asked atomic.Int32
+	ended := make(chan error, 10)
+	_, err, _ := authorizeOnce(t, s, func(c *Config) {
+		c.Browser = nil // --no-browser: the URL is shown …
+		c.Notify = func(msg string) {
+			// … and opened in a browser here all the same.
+			if i := strings.Index(msg, s.URL+"/authorize?"); i >= 0 {
+				getBrowser(t)(strings.Fields(msg[i:])[0])
+			}
+		}
+		c.ReadLine = func(ctx context.Context, prompt string) (string, error) {
+			asked.Add(1)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the question ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question for a pasted address outlived the authorization")
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("asked for %d lines", n)
+	}
+}
