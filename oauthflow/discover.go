@@ -265,9 +265,9 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 		return fmt.Errorf("the protected resource metadata at %s names no authorization_servers", d.ResourceMetadataURL)
 	}
 	d.PRM = prm
-	msg := fmt.Sprintf("resource %s; authorization servers: %s", d.Resource, strings.Join(prm.AuthorizationServers, ", "))
+	msg := fmt.Sprintf("resource %s; authorization servers: %s", d.Resource, transport.Excerpt(strings.Join(prm.AuthorizationServers, ", ")))
 	if len(prm.ScopesSupported) > 0 {
-		msg += "; scopes_supported: " + strings.Join(prm.ScopesSupported, " ")
+		msg += "; scopes_supported: " + transport.Excerpt(strings.Join(prm.ScopesSupported, " "))
 	}
 	a.note("%s", msg)
 	return nil
@@ -280,7 +280,14 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 // the issuer the URL was built from (RFC 8414 section 3.3).
 func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 	var problems []string
-	for _, issuer := range d.PRM.AuthorizationServers {
+	servers, of := d.PRM.AuthorizationServers, ""
+	if len(servers) > maxAuthorizationServers {
+		// Each costs up to three requests and a line in the error.
+		a.note("the protected resource metadata lists %d authorization servers; trying the first %d", len(servers), maxAuthorizationServers)
+		of = fmt.Sprintf(" (of the first %d of the %d authorization servers listed)", maxAuthorizationServers, len(servers))
+		servers = servers[:maxAuthorizationServers]
+	}
+	for _, issuer := range servers {
 		probes, err := serverMetadataProbes(issuer)
 		if err != nil {
 			a.note("%v; skipping it", err)
@@ -315,8 +322,13 @@ func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no usable authorization server metadata: %s", strings.Join(problems, "; "))
+	return fmt.Errorf("no usable authorization server metadata%s: %s", of, strings.Join(problems, "; "))
 }
+
+// maxAuthorizationServers bounds how many of the authorization servers
+// protected resource metadata lists are tried (RFC 9728 section 7.6 leaves
+// the choice to the client).
+const maxAuthorizationServers = 5
 
 // discoverLegacy is the 2025-03-26 discovery (basic/authorization, "Server
 // Metadata Discovery" and "Fallbacks for Servers without Metadata

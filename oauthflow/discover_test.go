@@ -327,3 +327,26 @@ func TestMetadataDecodeProblems(t *testing.T) {
 		}
 	}
 }
+
+// Protected resource metadata listing thousands of authorization servers
+// costs a few requests and a short error, not three requests and a line
+// of the error each (2000 made a 518 kB error).
+func TestDiscoveryTriesFewAuthorizationServers(t *testing.T) {
+	m := newMetaServer(t)
+	var as []string
+	for i := range 2000 {
+		as = append(as, fmt.Sprintf("%s/as%d", m.URL, i))
+	}
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": as})
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	_, err := a.discover(ctxT(t), Challenge{})
+	if err == nil || !strings.Contains(err.Error(), "no usable authorization server metadata (of the first 5 of the 2000 authorization servers listed): ") || len(err.Error()) > 2000 {
+		t.Errorf("err = %v", err)
+	}
+	if n := len(m.requests()); n != 1+5*3 {
+		t.Errorf("%d requests", n)
+	}
+	if !strings.Contains(notes.String(), "the protected resource metadata lists 2000 authorization servers; trying the first 5") || len(notes.String()) > 10000 {
+		t.Errorf("notes (%d bytes):\n%.2000s", len(notes.String()), notes)
+	}
+}
