@@ -553,3 +553,22 @@ func TestOAuthPasteLeavesREPLLines(t *testing.T) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), stderr)
 	}
 }
+
+// A browser authorization that outlasts --timeout says so, and what to
+// do: the request's timeout said only 'initialize: no response after
+// 1s', blaming the server, and the advice for a browser that took too
+// long was never shown.
+func TestOAuthBrowserTimeoutSaysSo(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the browser here is true(1)")
+	}
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
+	// A browser that opens nothing and exits.
+	r := runMcpx(t, map[string]string{"BROWSER": "true"}, "tools", "list", "--timeout", "1s", "--url", srv.MCPURL)
+	want := "mcpx: initialize: no response after 1s (the browser was not sent to http://127.0.0.1:"
+	if r.code != ExitTimeout || !strings.Contains(r.stderr, want) ||
+		!strings.Contains(r.stderr, "(the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

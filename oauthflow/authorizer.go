@@ -329,7 +329,7 @@ func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 			if err := a.refreshLocked(ctx); err == nil {
 				return a.rec, nil
 			} else if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, err // what was waited for, with ctx's error
 			} else {
 				a.note("refreshing failed: %v", err)
 			}
@@ -473,7 +473,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 					return true, nil
 				}
 				if ctx.Err() != nil {
-					return false, ctx.Err()
+					return false, err
 				}
 				a.note("refreshing failed: %v", err)
 			}
@@ -587,7 +587,7 @@ func (a *Authorizer) discovery(ctx context.Context, ch Challenge) (*Discovery, e
 	if err != nil {
 		if ctx.Err() != nil {
 			// -v narrates the request that was waited for.
-			return nil, fmt.Errorf("the discovery of the authorization server did not finish: %w", ctx.Err())
+			return nil, &transport.WaitError{For: "the discovery of the OAuth authorization server did not finish", Err: ctx.Err()}
 		}
 		var ae *authError
 		if !errors.As(err, &ae) {

@@ -165,7 +165,7 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	resp, err := a.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("dynamic client registration at %s: no answer: %w", d.AS.RegistrationEndpoint, ctx.Err())
+			return nil, &transport.WaitError{For: "the OAuth registration endpoint " + d.AS.RegistrationEndpoint + " did not answer", Err: ctx.Err()}
 		}
 		return nil, fmt.Errorf("dynamic client registration at %s failed: %w", d.AS.RegistrationEndpoint, unwrapURLError(err))
 	}

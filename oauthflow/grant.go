@@ -166,7 +166,8 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	case err := <-exited:
 		return nil, err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: waiting for the browser to be sent to %s: %w", ErrNoResponse, cb.redirect, ctx.Err())
+		return nil, &transport.WaitError{For: "the browser was not sent to " + cb.redirect,
+			Err: fmt.Errorf("%w: %w", ErrNoResponse, ctx.Err())}
 	}
 	if res.err != nil {
 		return nil, res.err
@@ -353,6 +354,9 @@ func tokenError(endpoint string, err error, secrets []string) error {
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
+		if errors.Is(ue.Err, context.DeadlineExceeded) || errors.Is(ue.Err, context.Canceled) {
+			return &transport.WaitError{For: "the OAuth token endpoint " + endpoint + " did not answer", Err: ue.Err}
+		}
 		return fmt.Errorf("token request to %s failed: %w", endpoint, ue.Err)
 	}
 	return fmt.Errorf("token request to %s: %w", endpoint, err)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // fakeAS is an MCP server's protected resource metadata and its
@@ -197,11 +199,12 @@ func TestServerTextBounded(t *testing.T) {
 	}
 }
 
-// A wait that runs out says what was waited for: the browser
-// (ErrNoResponse), or the endpoint that did not answer. A token endpoint
-// that never answered was reported as "no authorization response: context
-// deadline exceeded", which mcpx explained as a browser authorization that
-// took longer than --timeout, even for client_credentials.
+// A wait that runs out says what was waited for, as a
+// transport.WaitError: the browser (ErrNoResponse), or the endpoint that
+// did not answer. A token endpoint that never answered was reported as
+// "no authorization response: context deadline exceeded", which mcpx
+// explained as a browser authorization that took longer than --timeout,
+// even for client_credentials.
 func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -212,13 +215,13 @@ func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
 		browserW bool
 	}{
 		{"token endpoint", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
-			"/token failed: context deadline exceeded", false},
+			"the OAuth token endpoint http://127.0.0.1:", false},
 		{"client credentials", GrantClientCredentials, false, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
-			"/token failed: context deadline exceeded", false},
+			"/token did not answer: context deadline exceeded", false},
 		{"registration", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.register = hang },
-			"/register: no answer: context deadline exceeded", false},
+			"the OAuth registration endpoint http://127.0.0.1:", false},
 		{"browser", GrantAuthorizationCode, false, func(*fakeAS, func(http.ResponseWriter, *http.Request)) {},
-			"no authorization response: waiting for the browser to be sent to http://127.0.0.1:", true},
+			"the browser was not sent to http://127.0.0.1:", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newFakeAS(t)
@@ -239,8 +242,10 @@ func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			_, err := a.authorize(ctx, challenge(`Bearer`), nil)
+			// A WaitError: a request's timeout says what it waited for.
+			var we *transport.WaitError
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, context.DeadlineExceeded) ||
-				errors.Is(err, ErrNoResponse) != tt.browserW {
+				errors.Is(err, ErrNoResponse) != tt.browserW || !errors.As(err, &we) {
 				t.Errorf("err = %v", err)
 			}
 		})
