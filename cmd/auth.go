@@ -223,8 +223,13 @@ func tokenStore(ios *IOStreams, c *tui.Console) *oauthflow.Store {
 }
 
 // newAuthorizer builds the OAuth authorizer for the server at d's URL,
-// asking the person on ios's terminal (or a browser) when it must.
-func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool) (*oauthflow.Authorizer, error) {
+// asking the person on ios's terminal (or a browser) when it must. A
+// pasted redirect address is read through prompter when it is
+// interactive, which leaves the lines typed after the authorization to
+// the next prompt (or the REPL's editor); else from ios.In, unless
+// sharedIn says others read it too (a REPL's commands).
+func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool,
+	prompter *tui.Prompter, sharedIn bool) (*oauthflow.Authorizer, error) {
 	a := d.oauth
 	cfg := oauthflow.Config{
 		ServerURL:         d.http.url,
@@ -260,19 +265,25 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 		},
 	}
 	browser := ios.Getenv("BROWSER")
+	paste := false
 	switch {
 	case a.noBrowser:
-		cfg.Stdin = ios.In
+		paste = true
 	case browser != "":
 		cfg.Browser = oauthflow.CommandBrowser(browser)
 	case ios.InTTY || ios.ErrTTY:
 		cfg.Browser = oauthflow.SystemBrowser()
-		if ios.InTTY {
-			cfg.Stdin = ios.In
-		}
+		paste = ios.InTTY
 	default:
 		cfg.NoInteraction = fmt.Sprintf("mcpx cannot ask anyone to authorize in a browser here: there is no terminal and BROWSER is not set "+
 			"(run `mcpx auth login --url %s` in a terminal first, set BROWSER, use --grant client_credentials, or pass a token with --bearer)", d.http.url)
+	}
+	switch {
+	case !paste:
+	case prompter.Interactive():
+		cfg.ReadLine = prompter.ReadLine
+	case !sharedIn:
+		cfg.Stdin = ios.In
 	}
 	return oauthflow.New(cfg)
 }
@@ -521,7 +532,7 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 			if err != nil {
 				return &usageError{err: err}
 			}
-			az, err := newAuthorizer(e.ios, d, console, obs, client, true)
+			az, err := newAuthorizer(e.ios, d, console, obs, client, true, nil, false)
 			if err != nil {
 				return &usageError{err: err}
 			}

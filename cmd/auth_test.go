@@ -509,3 +509,66 @@ func serveOn(t *testing.T, build func(base string) http.Handler) string {
 	t.Cleanup(s.Close)
 	return base
 }
+
+// A REPL reading its commands from stdin authorizes with --no-browser
+// (the browser here comes back to the callback): the lines that follow
+// are the REPL's. The wait for a pasted address went on reading stdin
+// after the authorization and took them ('that is not the address the
+// browser was sent to …'), so the REPL never ran them.
+func TestOAuthPasteLeavesREPLLines(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ios, out, _ := NewTestIOStreams(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	errW := &lineWriter{fn: func(line string) {
+		u := strings.TrimSpace(strings.TrimPrefix(line, "mcpx: "))
+		if !strings.HasPrefix(u, srv.Issuer+"/authorize?") {
+			return
+		}
+		go func() {
+			if err := testservers.FakeBrowser(u); err != nil {
+				inW.CloseWithError(err)
+				return
+			}
+			for i := range 3 {
+				fmt.Fprintf(inW, "tools call echo message=line%d\n", i)
+			}
+			inW.Close()
+		}()
+	}}
+	ios.In, ios.ErrOut = bufio.NewReader(inR), errW
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := Run(ctx, []string{"repl", "--no-browser", "--url", srv.MCPURL}, ios)
+	errW.mu.Lock()
+	stderr := errW.all.String()
+	errW.mu.Unlock()
+	for i := range 3 {
+		if want := fmt.Sprintf("Echo: line%d", i); !strings.Contains(out.String(), want) {
+			t.Errorf("the REPL did not run line %d", i)
+		}
+	}
+	if code != 0 || strings.Contains(stderr, "not the address") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), stderr)
+	}
+}
+
+// A browser authorization that outlasts --timeout says so, and what to
+// do: the request's timeout said only 'initialize: no response after
+// 1s', blaming the server, and the advice for a browser that took too
+// long was never shown.
+func TestOAuthBrowserTimeoutSaysSo(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the browser here is true(1)")
+	}
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
+	// A browser that opens nothing and exits.
+	r := runMcpx(t, map[string]string{"BROWSER": "true"}, "tools", "list", "--timeout", "1s", "--url", srv.MCPURL)
+	want := "mcpx: initialize: no response after 1s (the browser was not sent to http://127.0.0.1:"
+	if r.code != ExitTimeout || !strings.Contains(r.stderr, want) ||
+		!strings.Contains(r.stderr, "(the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

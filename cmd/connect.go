@@ -119,6 +119,9 @@ type connector struct {
 	// prompter asks the person at the terminal: the consoles' lines wait
 	// while it does (nil: nobody is asked).
 	prompter *tui.Prompter
+	// sharedIn is set when others read ios.In too (the REPL's commands):
+	// OAuth then reads a pasted address only through prompter.
+	sharedIn bool
 	eraCache inspector.EraCache
 }
 
@@ -314,7 +317,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		if err != nil {
 			return nil, &usageError{err: err}
 		}
-		az, err := newAuthorizer(k.ios, d, c.console, opts.Observer, client, false)
+		az, err := newAuthorizer(k.ios, d, c.console, opts.Observer, client, false, k.prompter, k.sharedIn)
 		if err != nil {
 			return nil, &usageError{err: err}
 		}

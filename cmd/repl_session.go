@@ -84,7 +84,7 @@ func newReplSession(ctx context.Context, e *env, d connDesc, interactive bool) *
 	}
 	// The REPL's consoles write through the editor; what it learns about
 	// servers lasts its sessions.
-	s.conns = &connector{ios: s.ios, track: e.conns.track, prompter: e.run.prompter}
+	s.conns = &connector{ios: s.ios, track: e.conns.track, prompter: e.run.prompter, sharedIn: true}
 	s.line = &env{ios: s.ios, run: e.run, conns: s.conns, repl: s}
 	s.commands = replCommands()
 	s.root, s.lineFlags = s.lineTree()

@@ -102,8 +102,16 @@ type Config struct {
 	// for the person to open (--no-browser).
 	Browser Browser
 	// Stdin, when set, is read for a pasted redirect URL (a browser on
-	// another machine).
+	// another machine). Its reading goes on after the authorization (a
+	// read cannot be interrupted): for a reader nothing else uses.
 	Stdin io.Reader
+	// ReadLine, when set, is used instead of Stdin: it reads one line the
+	// person types or pastes, and is asked for lines only while the
+	// authorization waits for the browser; its context ends with the
+	// wait. A reader shared with others (the prompts on a terminal, the
+	// REPL's editor, as tui.Prompter.ReadLine) so loses no line to a wait
+	// that is over.
+	ReadLine func(ctx context.Context, prompt string) (string, error)
 	// NoInteraction, when set, says why no person can complete a browser
 	// authorization here; such an authorization then fails at once.
 	NoInteraction string
@@ -321,7 +329,7 @@ func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 			if err := a.refreshLocked(ctx); err == nil {
 				return a.rec, nil
 			} else if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, err // what was waited for, with ctx's error
 			} else {
 				a.note("refreshing failed: %v", err)
 			}
@@ -465,7 +473,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 					return true, nil
 				}
 				if ctx.Err() != nil {
-					return false, ctx.Err()
+					return false, err
 				}
 				a.note("refreshing failed: %v", err)
 			}
@@ -578,7 +586,8 @@ func (a *Authorizer) discovery(ctx context.Context, ch Challenge) (*Discovery, e
 	d, err := a.discover(ctx, ch)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			// -v narrates the request that was waited for.
+			return nil, &transport.WaitError{For: "the discovery of the OAuth authorization server did not finish", Err: ctx.Err()}
 		}
 		var ae *authError
 		if !errors.As(err, &ae) {
@@ -621,7 +630,13 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("%w: %w", ErrNoResponse, ctx.Err())
+			// Cancelled or out of time: the error says which wait (the
+			// browser's is ErrNoResponse, a token request names its
+			// endpoint), and carries ctx's error for the exit code.
+			if !errors.Is(err, ctx.Err()) {
+				err = fmt.Errorf("%w: %w", err, ctx.Err())
+			}
+			return false, err
 		}
 		var ae *authError
 		if !errors.As(err, &ae) && !errors.Is(err, ErrNoResponse) {
@@ -747,8 +762,23 @@ func (a *Authorizer) save(rec *TokenRecord) {
 
 // refreshLocked refreshes the current token with its refresh token (RFC
 // 6749 section 6, with the resource indicator of RFC 8707). a.mu is held.
+//
+// Another mcpx run may have refreshed the same token since this one read
+// it: the store then holds a newer token, and the refresh token held here
+// may have been rotated away (OAuth 2.1 section 4.3.1: a public client's
+// refresh tokens are single-use), so refreshing with it would fail and
+// send the person to the browser again. The newer stored token is taken
+// instead, and refreshed only if it too is about to expire.
 func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	r := a.rec
+	if s := a.storedNewer(r); s != nil && (!a.expiring(s) || s.RefreshToken != "") {
+		a.note("the stored token in %s was updated by another mcpx run since this one read it (%s); using it", s.File(), a.expiryText(s))
+		a.rec, a.origin = s, fromStore
+		if !a.expiring(s) {
+			return nil
+		}
+		r = s
+	}
 	nr, err := a.refresh(ctx, r)
 	if err != nil {
 		return err
@@ -756,6 +786,23 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	a.rec, a.origin = nr, fromRefresh
 	a.save(nr)
 	return nil
+}
+
+// storedNewer returns the store's record for r's resource and issuer when
+// it holds another token, updated later than r, nil otherwise.
+func (a *Authorizer) storedNewer(r *TokenRecord) *TokenRecord {
+	if a.cfg.Store == nil {
+		return nil
+	}
+	s, err := a.cfg.Store.Token(r.Resource, r.Issuer)
+	if err != nil {
+		a.note("cannot read the token store: %v", err)
+		return nil
+	}
+	if s == nil || s.AccessToken == r.AccessToken || !s.Updated.After(r.Updated) || !a.keyed(s) {
+		return nil
+	}
+	return s
 }
 
 // Token returns the access token for the server, from the store,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // ParseCallbackURL checks a callback URL for Config.CallbackURL: an http
@@ -74,14 +75,17 @@ func (c *responseCheck) check(q url.Values) (authResponse, bool) {
 	iss, hasIss := q.Get("iss"), q.Has("iss")
 	switch {
 	case hasIss && c.issuer != "" && iss != c.issuer:
-		return authResponse{err: fmt.Errorf("the authorization response says it comes from issuer %q, not %q (RFC 9207): it is rejected, as a mix-up attack may be under way", iss, c.issuer)}, true
+		return authResponse{err: fmt.Errorf("the authorization response says it comes from issuer %s, not %q (RFC 9207): it is rejected, as a mix-up attack may be under way", quoted(iss), c.issuer)}, true
 	case !hasIss && c.issRequired:
 		return authResponse{err: errors.New("the authorization response has no iss parameter although the authorization server advertises authorization_response_iss_parameter_supported (RFC 9207): it is rejected")}, true
 	}
 	if e := q.Get("error"); e != "" {
-		msg := "the authorization server refused: " + e
+		// The response is anyone's to forge (a page can navigate the
+		// browser here): its text is bounded and its control characters
+		// escaped before it reaches a message or the page.
+		msg := "the authorization server refused: " + transport.Excerpt(e)
 		if d := q.Get("error_description"); d != "" {
-			msg += ": " + d
+			msg += ": " + transport.Excerpt(d)
 		}
 		return authResponse{err: errors.New(msg)}, true
 	}
@@ -230,17 +234,20 @@ func page(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>mcpx</title><p style=\"font-family:sans-serif\">%s</p>\n", html.EscapeString(msg))
 }
 
-// readPasted reads redirect URLs pasted on r (for a browser on another
-// machine, --no-browser) and delivers the first one that matches the
-// request. Lines that do not are answered on prompt. It stops at the end
-// of r.
-func readPasted(r io.Reader, check *responseCheck, prompt func(string)) <-chan authResponse {
+// readPasted reads redirect URLs pasted (for a browser on another
+// machine, --no-browser), one line at a time from next, and delivers the
+// first one that matches the request. Lines that do not are answered on
+// prompt. It stops when next fails: at the end of the input, or once ctx
+// ends (the wait is over).
+func readPasted(ctx context.Context, next func(context.Context) (string, error), check *responseCheck, prompt func(string)) <-chan authResponse {
 	out := make(chan authResponse, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64*1024), 64*1024)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
+		for ctx.Err() == nil {
+			line, err := next(ctx)
+			if err != nil || ctx.Err() != nil {
+				return
+			}
+			line = strings.TrimSpace(line)
 			if line == "" {
 				continue
 			}
@@ -259,6 +266,24 @@ func readPasted(r io.Reader, check *responseCheck, prompt func(string)) <-chan a
 		}
 	}()
 	return out
+}
+
+// scanLines reads the lines of r (Config.Stdin) for readPasted. A read
+// cannot be taken back, so what it reads after the wait is lost to anyone
+// else reading r: it serves where nothing else does (Config.ReadLine is
+// for a reader that is shared).
+func scanLines(r io.Reader) func(context.Context) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024)
+	return func(context.Context) (string, error) {
+		if sc.Scan() {
+			return sc.Text(), nil
+		}
+		if err := sc.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}
 }
 
 // pastedQuery extracts the response parameters from a pasted redirect URL

@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -160,7 +161,7 @@ func TestCallbackURL(t *testing.T) {
 func TestReadPasted(t *testing.T) {
 	var prompts []string
 	in := strings.NewReader("\nnot a url\nhttp://127.0.0.1:1/callback?state=old&code=x\nhttp://127.0.0.1:1/callback?state=s&code=good&iss=https%3A%2F%2Fas\n")
-	ch := readPasted(in, &responseCheck{state: "s", issuer: "https://as"}, func(p string) { prompts = append(prompts, p) })
+	ch := readPasted(context.Background(), scanLines(in), &responseCheck{state: "s", issuer: "https://as"}, func(p string) { prompts = append(prompts, p) })
 	select {
 	case r := <-ch:
 		if r.code != "good" || r.err != nil {

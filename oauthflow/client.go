@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Client identity, in the spec's priority order (2025-11-25 and later:
@@ -163,7 +165,7 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	resp, err := a.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, &transport.WaitError{For: "the OAuth registration endpoint " + d.AS.RegistrationEndpoint + " did not answer", Err: ctx.Err()}
 		}
 		return nil, fmt.Errorf("dynamic client registration at %s failed: %w", d.AS.RegistrationEndpoint, unwrapURLError(err))
 	}
@@ -177,9 +179,9 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		msg := fmt.Sprintf("dynamic client registration at %s was refused: HTTP %d", d.AS.RegistrationEndpoint, resp.StatusCode)
 		if jerr == nil && rr.Error != "" {
-			msg += ": " + rr.Error
+			msg += ": " + transport.Excerpt(rr.Error)
 			if rr.ErrorDescription != "" {
-				msg += ": " + rr.ErrorDescription
+				msg += ": " + transport.Excerpt(rr.ErrorDescription)
 			}
 		}
 		return nil, &ClientError{Problem: RegistrationRefused, Issuer: d.Issuer, Detail: msg, MetadataDocuments: d.AS.ClientIDMetadataDocumentSupported}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -158,9 +159,31 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
 		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("the document is larger than %d bytes", maxMetadata)}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("not a valid metadata document: %v", err)}
+		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("not a valid metadata document: %s", jsonProblem(body, err, true))}
 	}
 	return fetchResult{status: resp.StatusCode}
+}
+
+// jsonProblem says why body did not decode, in JSON's terms: the member
+// that has the wrong type ("its authorization_servers is a string, not an
+// array"), or where the JSON breaks and, with showHead, how the body
+// begins (an HTML page where JSON was expected shows as such; a file of
+// secrets is not quoted).
+func jsonProblem(body []byte, err error, showHead bool) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return rawjson.DecodeProblem(err)
+	}
+	var msg string
+	if se.Offset >= int64(len(body)) {
+		msg = fmt.Sprintf("it is not valid JSON (it is cut short after %d bytes", len(body))
+	} else {
+		msg = fmt.Sprintf("it is not valid JSON (at byte %d of %d", se.Offset, len(body))
+	}
+	if showHead {
+		msg += "; it begins " + quoted(string(body[:min(len(body), 40)]))
+	}
+	return msg + ")"
 }
 
 // discover finds the protected resource metadata and the authorization
@@ -180,7 +203,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 	var prm *ResourceMetadata
 	if rm := ch.Param("resource_metadata"); rm != "" {
 		if pu, err := url.Parse(rm); err != nil || !pu.IsAbs() || (pu.Scheme != "https" && pu.Scheme != "http") {
-			a.note("the WWW-Authenticate resource_metadata %q is not an http(s) URL; trying the well-known locations", rm)
+			a.note("the WWW-Authenticate resource_metadata %s is not an http(s) URL; trying the well-known locations", quoted(rm))
 		} else if p, ok := try(rm, " (named by the WWW-Authenticate resource_metadata)"); ok {
 			prm, d.ResourceMetadataURL = p, rm
 		} else {
@@ -233,8 +256,8 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 		a.note("the protected resource metadata names no resource (RFC 9728 requires one); using the server's URL %s", canon)
 		d.Resource = canon
 	case !Covers(prm.Resource, server):
-		return fmt.Errorf("the protected resource metadata at %s names the resource %q, which is not this server (%s); mcpx refuses to authorize for it",
-			d.ResourceMetadataURL, prm.Resource, server)
+		return fmt.Errorf("the protected resource metadata at %s names the resource %s, which is not this server (%s); mcpx refuses to authorize for it",
+			d.ResourceMetadataURL, quoted(prm.Resource), server)
 	default:
 		d.Resource = prm.Resource
 	}
@@ -242,9 +265,9 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 		return fmt.Errorf("the protected resource metadata at %s names no authorization_servers", d.ResourceMetadataURL)
 	}
 	d.PRM = prm
-	msg := fmt.Sprintf("resource %s; authorization servers: %s", d.Resource, strings.Join(prm.AuthorizationServers, ", "))
+	msg := fmt.Sprintf("resource %s; authorization servers: %s", d.Resource, transport.Excerpt(strings.Join(prm.AuthorizationServers, ", ")))
 	if len(prm.ScopesSupported) > 0 {
-		msg += "; scopes_supported: " + strings.Join(prm.ScopesSupported, " ")
+		msg += "; scopes_supported: " + transport.Excerpt(strings.Join(prm.ScopesSupported, " "))
 	}
 	a.note("%s", msg)
 	return nil
@@ -257,7 +280,14 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 // the issuer the URL was built from (RFC 8414 section 3.3).
 func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 	var problems []string
-	for _, issuer := range d.PRM.AuthorizationServers {
+	servers, of := d.PRM.AuthorizationServers, ""
+	if len(servers) > maxAuthorizationServers {
+		// Each costs up to three requests and a line in the error.
+		a.note("the protected resource metadata lists %d authorization servers; trying the first %d", len(servers), maxAuthorizationServers)
+		of = fmt.Sprintf(" (of the first %d of the %d authorization servers listed)", maxAuthorizationServers, len(servers))
+		servers = servers[:maxAuthorizationServers]
+	}
+	for _, issuer := range servers {
 		probes, err := serverMetadataProbes(issuer)
 		if err != nil {
 			a.note("%v; skipping it", err)
@@ -281,9 +311,9 @@ func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 				continue
 			}
 			if m.Issuer != issuer {
-				a.note("authorization server metadata (%s): GET %s → %s, but its issuer %q is not %q; not using it (RFC 8414 section 3.3)",
-					p.Kind, p.URL, r, m.Issuer, issuer)
-				problems = append(problems, fmt.Sprintf("%s (issuer %q, want %q)", p.URL, m.Issuer, issuer))
+				a.note("authorization server metadata (%s): GET %s → %s, but its issuer %s is not %q; not using it (RFC 8414 section 3.3)",
+					p.Kind, p.URL, r, quoted(m.Issuer), issuer)
+				problems = append(problems, fmt.Sprintf("%s (issuer %s, want %q)", p.URL, quoted(m.Issuer), issuer))
 				continue
 			}
 			a.note("authorization server metadata (%s): GET %s → %s; issuer %s matches", p.Kind, p.URL, r, issuer)
@@ -292,8 +322,13 @@ func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no usable authorization server metadata: %s", strings.Join(problems, "; "))
+	return fmt.Errorf("no usable authorization server metadata%s: %s", of, strings.Join(problems, "; "))
 }
+
+// maxAuthorizationServers bounds how many of the authorization servers
+// protected resource metadata lists are tried (RFC 9728 section 7.6 leaves
+// the choice to the client).
+const maxAuthorizationServers = 5
 
 // discoverLegacy is the 2025-03-26 discovery (basic/authorization, "Server
 // Metadata Discovery" and "Fallbacks for Servers without Metadata
@@ -319,7 +354,7 @@ func (a *Authorizer) discoverLegacy(ctx context.Context, d *Discovery) error {
 	if r.err == nil && r.status == http.StatusOK {
 		a.note("authorization server metadata (2025-03-26, at the authorization base URL): GET %s → %s", mu, r)
 		if m.Issuer != base && m.Issuer != base+"/" {
-			a.note("its issuer %q is not the authorization base URL %s; 2025-03-26 does not require them to match, so it is used", m.Issuer, base)
+			a.note("its issuer %s is not the authorization base URL %s; 2025-03-26 does not require them to match, so it is used", quoted(m.Issuer), base)
 		}
 		d.AS, d.ASMetadataURL, d.Issuer = m, mu, m.Issuer
 		if d.Issuer == "" {

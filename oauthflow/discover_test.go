@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +292,61 @@ func TestNoInteractionFailsAtOnce(t *testing.T) {
 	// A plain 403 (no insufficient_scope) is not for OAuth to fix.
 	if ok, err := a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Status: 403, Challenge: `Bearer error="forbidden"`}); ok || err != nil {
 		t.Errorf("403: %v %v", ok, err)
+	}
+}
+
+// Metadata that does not decode is described in JSON's terms, not Go's
+// ('json: cannot unmarshal string into Go struct field
+// ServerMetadata.code_challenge_methods_supported of type []string'), and
+// an HTML page shows as one.
+func TestMetadataDecodeProblems(t *testing.T) {
+	var asBody atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := "http://" + r.Host
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			io.WriteString(w, asBody.Load().(string))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct{ body, want string }{
+		{`{"issuer":"x","code_challenge_methods_supported":"S256"}`, "(not a valid metadata document: its code_challenge_methods_supported is a string, not an array)"},
+		{`["x"]`, "(not a valid metadata document: it is an array, not an object)"},
+		{"<html>\x1b[31m<body>hello</body></html>", `(not a valid metadata document: it is not valid JSON (at byte 1 of 36; it begins "<html>\x1b[31m<body>hello</body></html>"))`},
+		{`{"issuer":"x",`, `(not a valid metadata document: it is not valid JSON (it is cut short after 14 bytes; it begins "{"issuer":"x","))`},
+	} {
+		asBody.Store(tt.body)
+		a, _ := newTestAuthorizer(t, srv.URL+"/mcp", nil)
+		_, err := a.discover(ctxT(t), Challenge{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v", tt.body, err)
+		}
+	}
+}
+
+// Protected resource metadata listing thousands of authorization servers
+// costs a few requests and a short error, not three requests and a line
+// of the error each (2000 made a 518 kB error).
+func TestDiscoveryTriesFewAuthorizationServers(t *testing.T) {
+	m := newMetaServer(t)
+	var as []string
+	for i := range 2000 {
+		as = append(as, fmt.Sprintf("%s/as%d", m.URL, i))
+	}
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": as})
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	_, err := a.discover(ctxT(t), Challenge{})
+	if err == nil || !strings.Contains(err.Error(), "no usable authorization server metadata (of the first 5 of the 2000 authorization servers listed): ") || len(err.Error()) > 2000 {
+		t.Errorf("err = %v", err)
+	}
+	if n := len(m.requests()); n != 1+5*3 {
+		t.Errorf("%d requests", n)
+	}
+	if !strings.Contains(notes.String(), "the protected resource metadata lists 2000 authorization servers; trying the first 5") || len(notes.String()) > 10000 {
+		t.Errorf("notes (%d bytes):\n%.2000s", len(notes.String()), notes)
 	}
 }

@@ -259,3 +259,54 @@ func TestBrowserFailure(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Two runs share a stored token (a long session and a command run
+// meanwhile): when the other run has refreshed it, rotating the refresh
+// token, this one takes the newer stored token instead of refreshing with
+// the refresh token it read, which the server no longer takes (then it
+// needed a browser again: "authorization needs a person").
+func TestRefreshTakesTokenAnotherRunStored(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"}, TokenTTL: time.Hour})
+	store := oauthflow.NewStore(t.TempDir())
+	clk := &clock{t: time.Now()}
+	ev := &events{}
+	newAZ := func(br *browser) *oauthflow.Authorizer {
+		cfg := oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Observer: ev.observe, Now: clk.now, NoInteraction: "no browser in this test"}
+		if br != nil {
+			cfg.Browser, cfg.NoInteraction = br.open, ""
+		}
+		az, err := oauthflow.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return az
+	}
+	first := connect(t, srv.MCPURL, newAZ(&browser{}), ev)
+	if _, err := call(t, first, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	long := connect(t, srv.MCPURL, newAZ(nil), ev)
+	if _, err := call(t, long, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Near the expiry, another run refreshes the stored token.
+	clk.add(time.Hour - 10*time.Second)
+	srv.ExpireAll()
+	other := connect(t, srv.MCPURL, newAZ(nil), ev)
+	if _, err := call(t, other, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	// The long session's token is about to expire too.
+	if _, err := call(t, long, "tools/list", nil); err != nil {
+		t.Fatalf("the session that read the token first: %v\n%s", err, ev)
+	}
+	if n := srv.Count("token grant=refresh_token"); n != 1 {
+		t.Errorf("refreshed %d times:\n%s", n, strings.Join(srv.Events(), "\n"))
+	}
+	if !strings.Contains(ev.String(), "was updated by another mcpx run since this one read it (expires in 1h0m0s); using it") {
+		t.Errorf("events:\n%s", ev)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Token types and grant identifiers of the extensions.
@@ -132,10 +133,19 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 
 	var exited <-chan error
 	var pasted <-chan authResponse
+	// Pasted lines are read only while the wait lasts.
+	waitCtx, endWait := context.WithCancel(ctx)
+	defer endWait()
 	paste := func(msg string) {
 		a.notify(msg)
-		if a.cfg.Stdin != nil && pasted == nil {
-			pasted = readPasted(a.cfg.Stdin, check, a.notify)
+		if pasted != nil {
+			return
+		}
+		switch {
+		case a.cfg.ReadLine != nil:
+			pasted = readPasted(waitCtx, func(ctx context.Context) (string, error) { return a.cfg.ReadLine(ctx, "") }, check, a.notify)
+		case a.cfg.Stdin != nil:
+			pasted = readPasted(waitCtx, scanLines(a.cfg.Stdin), check, a.notify)
 		}
 	}
 	if a.cfg.Browser == nil {
@@ -156,7 +166,8 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	case err := <-exited:
 		return nil, err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: waiting for the browser to be sent to %s: %w", ErrNoResponse, cb.redirect, ctx.Err())
+		return nil, &transport.WaitError{For: "the browser was not sent to " + cb.redirect,
+			Err: fmt.Errorf("%w: %w", ErrNoResponse, ctx.Err())}
 	}
 	if res.err != nil {
 		return nil, res.err
@@ -172,9 +183,9 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)), res.code, opts...)
 	if err != nil {
-		return nil, tokenError(as.TokenEndpoint, err)
+		return nil, tokenError(as.TokenEndpoint, err, requestSecrets(client, url.Values{"code": {res.code}, "code_verifier": {verifier}}, extra))
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -275,14 +286,54 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	conf.ClientSecret, conf.AuthStyle = clientAuth(c)
 	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)))
 	if err != nil {
-		return nil, tokenError(tokenURL, err)
+		return nil, tokenError(tokenURL, err, requestSecrets(c, p))
 	}
 	return tok, nil
 }
 
+// secretParams are the token request parameters that hold secrets.
+var secretParams = []string{"code", "code_verifier", "refresh_token", "assertion", "client_assertion", "subject_token", "client_secret"}
+
+// requestSecrets returns the secrets a token request carries: the
+// client's secret (as sent with client_secret_basic, too) and the secret
+// parameters of params.
+func requestSecrets(c *Client, params ...url.Values) []string {
+	var out []string
+	if c.Secret != "" {
+		// RFC 6749 section 2.3.1: form-encoded, then base64 in Basic.
+		basic := url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)
+		out = append(out, c.Secret, base64.StdEncoding.EncodeToString([]byte(basic)))
+	}
+	for _, p := range params {
+		for _, k := range secretParams {
+			out = append(out, p[k]...)
+		}
+	}
+	return out
+}
+
+// redactSecrets replaces in s every secret, as it is and form-encoded
+// (as a server echoing the request would show it), with [redacted].
+func redactSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "[redacted]")
+		if q := url.QueryEscape(v); q != v {
+			s = strings.ReplaceAll(s, q, "[redacted]")
+		}
+	}
+	return s
+}
+
 // tokenError describes a failed token request by the OAuth error it
-// carries, never by the request (which holds credentials).
-func tokenError(endpoint string, err error) error {
+// carries, never by the request (which holds credentials). What the
+// endpoint answered is shown bounded, with the request's secrets
+// redacted: an endpoint (or a proxy's error page) may echo the request,
+// with the code, the verifier, the client secret or the refresh token.
+func tokenError(endpoint string, err error, secrets []string) error {
+	excerpt := func(s string) string { return transport.Excerpt(redactSecrets(s, secrets)) }
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0
@@ -292,24 +343,65 @@ func tokenError(endpoint string, err error) error {
 		msg := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, status)
 		switch {
 		case re.ErrorCode != "":
-			msg += ": " + re.ErrorCode
+			msg += ": " + excerpt(re.ErrorCode)
 			if re.ErrorDescription != "" {
-				msg += ": " + re.ErrorDescription
+				msg += ": " + excerpt(re.ErrorDescription)
 			}
 		case len(re.Body) > 0:
-			b := strings.Join(strings.Fields(string(re.Body)), " ")
-			if len(b) > 200 {
-				b = b[:200] + "…"
-			}
-			msg += ": " + b
+			msg += ": " + excerpt(strings.Join(strings.Fields(string(re.Body)), " "))
 		}
 		return errors.New(msg)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
+		if errors.Is(ue.Err, context.DeadlineExceeded) || errors.Is(ue.Err, context.Canceled) {
+			return &transport.WaitError{For: "the OAuth token endpoint " + endpoint + " did not answer", Err: ue.Err}
+		}
 		return fmt.Errorf("token request to %s failed: %w", endpoint, ue.Err)
 	}
 	return fmt.Errorf("token request to %s: %w", endpoint, err)
+}
+
+// checkToken accepts a token response mcpx can use: its tokens are
+// 1*VSCHAR (RFC 6749 Appendix A.12 and A.17: printable ASCII), so they fit
+// in a header and print as they are (mcpx auth token); its lifetime, when
+// given, has not already run out; and its type is one mcpx can send
+// (checkTokenType). What is wrong is said without the token.
+func checkToken(tok *oauth2.Token, key *dpopKey) error {
+	if i := badTokenChar(tok.AccessToken); i >= 0 {
+		return fmt.Errorf("the authorization server issued an access token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.12 allows printable ASCII only): mcpx refuses it", i, charName(tok.AccessToken[i]))
+	}
+	if tok.RefreshToken != "" {
+		if i := badTokenChar(tok.RefreshToken); i >= 0 {
+			return fmt.Errorf("the authorization server issued a refresh token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.17 allows printable ASCII only): mcpx refuses it", i, charName(tok.RefreshToken[i]))
+		}
+	}
+	if !tok.Expiry.IsZero() && !time.Now().Before(tok.Expiry) {
+		return fmt.Errorf("the authorization server issued a token that has expired already (expires_in %v): mcpx cannot use it", tok.Extra("expires_in"))
+	}
+	return checkTokenType(tok, key)
+}
+
+// badTokenChar returns the index of the first byte of token that is not a
+// VSCHAR (%x20-7E, RFC 6749 Appendix A), 0 for an empty token, or -1.
+func badTokenChar(token string) int {
+	if token == "" {
+		return 0
+	}
+	for i := 0; i < len(token); i++ {
+		if token[i] < 0x20 || token[i] > 0x7e {
+			return i
+		}
+	}
+	return -1
+}
+
+// charName names the byte c of a token without showing the token.
+func charName(c byte) string {
+	if c < 0x20 || c == 0x7f {
+		return fmt.Sprintf("the control character 0x%02x", c)
+	}
+	return fmt.Sprintf("the non-ASCII byte 0x%02x", c)
 }
 
 // checkTokenType accepts the tokens mcpx can send: bearer tokens, and
@@ -324,7 +416,7 @@ func checkTokenType(tok *oauth2.Token, key *dpopKey) error {
 		}
 		return errors.New("the authorization server issued a DPoP-bound token, but mcpx sent no DPoP proof to bind it to")
 	}
-	return fmt.Errorf("the authorization server issued a %q token; mcpx sends bearer and DPoP-bound tokens only", tok.TokenType)
+	return fmt.Errorf("the authorization server issued a %s token; mcpx sends bearer and DPoP-bound tokens only", quoted(tok.TokenType))
 }
 
 // clientCredentials obtains a token for a pre-registered client on its own
@@ -347,7 +439,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -384,7 +476,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 		return nil, fmt.Errorf("exchanging the ID token at the IdP: %w", err)
 	}
 	if t, _ := jag.Extra("issued_token_type").(string); t != "" && t != tokenTypeIDJAG {
-		return nil, fmt.Errorf("the IdP issued a %q, not an ID-JAG", t)
+		return nil, fmt.Errorf("the IdP issued a %s, not an ID-JAG", quoted(t))
 	}
 	client := a.staticClient(d)
 	if client == nil {
@@ -400,7 +492,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil
@@ -426,7 +518,7 @@ func (a *Authorizer) refresh(ctx context.Context, r *TokenRecord) (*TokenRecord,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	nr := *r

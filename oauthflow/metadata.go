@@ -121,10 +121,10 @@ func ServerMetadataURLs(issuer string) ([]string, error) {
 func serverMetadataProbes(issuer string) ([]metadataProbe, error) {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("authorization server %q is not an http(s) URL", issuer)
+		return nil, fmt.Errorf("authorization server %s is not an http(s) URL", quoted(issuer))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("authorization server %q has a query or fragment, which an issuer identifier must not have (RFC 8414 section 2)", issuer)
+		return nil, fmt.Errorf("authorization server %s has a query or fragment, which an issuer identifier must not have (RFC 8414 section 2)", quoted(issuer))
 	}
 	origin := u.Scheme + "://" + u.Host
 	p := strings.TrimSuffix(u.EscapedPath(), "/")
@@ -181,6 +181,14 @@ func Covers(resource, serverURL string) bool {
 	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
 }
 
+// quoted quotes server-supplied text for a message: in double quotes,
+// bounded and with its control characters escaped (transport.Excerpt), as
+// a server can send a value of any length or one that moves the terminal's
+// cursor.
+func quoted(s string) string {
+	return `"` + transport.Excerpt(s) + `"`
+}
+
 // isLoopbackHost reports localhost and loopback IP addresses.
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
@@ -198,7 +206,7 @@ func isLoopbackHost(host string) bool {
 func checkEndpoint(name, endpoint, serverURL string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("the %s %q is not an http(s) URL", name, endpoint)
+		return fmt.Errorf("the %s %s is not an http(s) URL", name, quoted(endpoint))
 	}
 	if u.Scheme == "https" || isLoopbackHost(u.Hostname()) {
 		return nil

@@ -190,7 +190,7 @@ func (s *Store) readFile(name string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s is not a valid mcpx token file: %v", name, err)
+		return fmt.Errorf("%s: not a file mcpx stored: %s", name, jsonProblem(data, err, false))
 	}
 	return nil
 }
@@ -233,11 +233,37 @@ func (s *Store) Tokens() ([]*TokenRecord, error) {
 			s.warn("skipping %s: it holds no resource or token", p)
 			continue
 		}
+		if badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
+			// Not a token mcpx stored (checkToken): it could not be sent
+			// in a header, nor printed as it is.
+			s.warn("skipping %s: its token has characters no token may have (RFC 6749 Appendix A: printable ASCII only)", p)
+			continue
+		}
 		rec.file = p
 		out = append(out, rec)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out, nil
+}
+
+// Token returns the stored record for resource and issuer, nil when there
+// is none (or none usable: see Tokens).
+func (s *Store) Token(resource, issuer string) (*TokenRecord, error) {
+	p := s.tokenFile(resource, issuer)
+	rec := &TokenRecord{}
+	err := s.readFile(p, rec)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.Resource != resource || rec.Issuer != issuer || rec.AccessToken == "" ||
+		badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
+		return nil, nil
+	}
+	rec.file = p
+	return rec, nil
 }
 
 // Matching returns the records whose resource covers serverURL, the most

@@ -218,3 +218,63 @@ func TestClientAssertion(t *testing.T) {
 		}
 	}
 }
+
+// A stored record whose token is not printable ASCII (not one mcpx
+// stored: checkToken refuses such tokens) is skipped with a warning, so it
+// is neither sent nor printed by mcpx auth token.
+func TestStoreSkipsUnprintableTokens(t *testing.T) {
+	s := NewStore(t.TempDir())
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	for _, r := range []*TokenRecord{
+		{Resource: "https://a.example", Issuer: "https://as", AccessToken: "at\r\nX-Evil: 1"},
+		{Resource: "https://b.example", Issuer: "https://as", AccessToken: "ok", RefreshToken: "\x1b[2J"},
+		{Resource: "https://c.example", Issuer: "https://as", AccessToken: "ok"},
+	} {
+		if err := s.SaveToken(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.Tokens()
+	if err != nil || len(recs) != 1 || recs[0].Resource != "https://c.example" {
+		t.Fatalf("Tokens = %v, %v", tokensOf(recs), err)
+	}
+	if len(warned) != 2 || !strings.Contains(warned[0], "its token has characters no token may have") || strings.Contains(strings.Join(warned, ""), "Evil") {
+		t.Errorf("warnings: %q", warned)
+	}
+}
+
+// A token file cut short or mistyped is skipped with a warning that says
+// what is wrong in JSON's terms, without quoting the file (it holds
+// secrets); the other tokens are still found.
+func TestStoreSkipsBrokenFiles(t *testing.T) {
+	s := NewStore(t.TempDir())
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	good := &TokenRecord{Resource: "https://c.example", Issuer: "https://as", AccessToken: "secret-at"}
+	if err := s.SaveToken(good); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(good.File())
+	cut := filepath.Join(s.Dir(), "token-cut.json")
+	os.WriteFile(cut, data[:len(data)/2], 0o600)
+	typed := filepath.Join(s.Dir(), "token-typed.json")
+	os.WriteFile(typed, []byte(`{"resource":"https://d.example","access_token":"secret-at","scopes":"mcp"}`), 0o600)
+	recs, err := s.Tokens()
+	if err != nil || len(recs) != 1 || recs[0].Resource != "https://c.example" {
+		t.Fatalf("Tokens = %v, %v", tokensOf(recs), err)
+	}
+	want := []string{
+		"skipping " + cut + ": not a file mcpx stored: it is not valid JSON (it is cut short after ",
+		"skipping " + typed + ": not a file mcpx stored: its scopes is a string, not an array",
+	}
+	all := strings.Join(warned, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings lack %q:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, "secret") {
+		t.Errorf("a warning quotes the file:\n%s", all)
+	}
+}

@@ -137,7 +137,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []strin
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTokenType(tok, key); err != nil {
+	if err := checkToken(tok, key); err != nil {
 		return nil, err
 	}
 	return &grantResult{tok: tok, client: client}, nil

@@ -48,6 +48,10 @@ type TimeoutError struct {
 	// Waiting, when set, says what the transport was still waiting for
 	// before the request could even be sent (see transport.WaitError).
 	Waiting string
+	// Wait is that *transport.WaitError, whose chain says more (an OAuth
+	// authorization that waited for the browser matches
+	// oauthflow.ErrNoResponse), nil otherwise.
+	Wait error
 }
 
 // ErrTimeout is matched by every *TimeoutError.
@@ -66,6 +70,9 @@ func (e *TimeoutError) Error() string {
 
 // Is makes errors.Is(err, ErrTimeout) true.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Unwrap returns the transport's WaitError, nil when there is none.
+func (e *TimeoutError) Unwrap() error { return e.Wait }
 
 // Call sends a request and waits for its response, which it returns as
 // received: a JSON-RPC error is a response like a result (its Error is
@@ -101,7 +108,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			te := &TimeoutError{Method: req.Method, After: d, Max: max}
 			var we *transport.WaitError
 			if errors.As(err, &we) {
-				te.Waiting = we.For
+				te.Waiting, te.Wait = we.For, we
 			}
 			return nil, te
 		}

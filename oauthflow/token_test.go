@@ -1,0 +1,342 @@
+package oauthflow
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// fakeAS is an MCP server's protected resource metadata and its
+// authorization server on one origin, whose authorization endpoint
+// redirects the browser straight back (with the answer authz makes) and
+// whose token endpoint answers with token. It counts the authorizations.
+type fakeAS struct {
+	*httptest.Server
+	authz      func(cb url.Values)
+	token      func(w http.ResponseWriter, r *http.Request)
+	register   func(w http.ResponseWriter, r *http.Request)
+	authorized atomic.Int32
+}
+
+func newFakeAS(t *testing.T) *fakeAS {
+	s := &fakeAS{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := s.URL
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+				base, base+"/authorize", base+"/token", base+"/register")
+		case "/register":
+			if s.register != nil {
+				s.register(w, r)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"client_id":"c1"}`)
+		case "/authorize":
+			s.authorized.Add(1)
+			q := r.URL.Query()
+			cb := url.Values{"state": {q.Get("state")}, "code": {"the-code"}, "iss": {base}}
+			if s.authz != nil {
+				s.authz(cb)
+			}
+			http.Redirect(w, r, q.Get("redirect_uri")+"?"+cb.Encode(), http.StatusFound)
+		case "/token":
+			w.Header().Set("Content-Type", "application/json")
+			if s.token != nil {
+				s.token(w, r)
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// getBrowser is a Browser that follows the authorization URL's redirects
+// to the callback, as a browser approving at once would.
+func getBrowser(t *testing.T) Browser {
+	return func(u string) (<-chan error, error) {
+		exited := make(chan error, 1)
+		go func() {
+			resp, err := http.Get(u)
+			if err != nil {
+				exited <- err
+				return
+			}
+			resp.Body.Close()
+		}()
+		return exited, nil
+	}
+}
+
+// authorizeOnce runs an authorization as after a 401 without a token.
+func authorizeOnce(t *testing.T, s *fakeAS, mod func(*Config)) (*Authorizer, error, *noteLog) {
+	t.Helper()
+	a, notes := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) {
+		c.Browser = getBrowser(t)
+		if mod != nil {
+			mod(c)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := a.authorize(ctx, challenge(`Bearer`), nil)
+	return a, err, notes
+}
+
+// A token response mcpx cannot use is refused, saying why without the
+// token: an access or refresh token that is not printable ASCII (it could
+// not be sent in a header, and mcpx auth token would print it raw), and a
+// token that has expired already (sending none, mcpx met 401 after 401
+// and opened the browser again each time). Nothing is stored.
+func TestTokenResponseRefused(t *testing.T) {
+	for _, tt := range []struct{ name, body, want string }{
+		{"CRLF in the access token", `{"access_token":"abc\r\nX-Evil: 1","token_type":"Bearer"}`,
+			"an access token with a character no token may have (byte 3 is the control character 0x0d; RFC 6749 Appendix A.12"},
+		{"ANSI in the access token", `{"access_token":"\u001b[2J","token_type":"Bearer"}`,
+			"byte 0 is the control character 0x1b"},
+		{"non-ASCII refresh token", `{"access_token":"ok","refresh_token":"r\u00e9","token_type":"Bearer"}`,
+			"a refresh token with a character no token may have (byte 1 is the non-ASCII byte 0xc3; RFC 6749 Appendix A.17"},
+		{"expired", `{"access_token":"ok","token_type":"Bearer","expires_in":-100}`,
+			"the authorization server issued a token that has expired already (expires_in -100): mcpx cannot use it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			s.token = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) }
+			store := NewStore(t.TempDir())
+			a, err, notes := authorizeOnce(t, s, func(c *Config) { c.Store = store })
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrAuthorization) {
+				t.Fatalf("err = %v", err)
+			}
+			for _, secret := range []string{"X-Evil", "\x1b", "r\u00e9"} {
+				if strings.Contains(err.Error(), secret) || strings.Contains(notes.String(), secret) {
+					t.Errorf("the token shows: %q\n%s", err, notes)
+				}
+			}
+			if a.Current() != nil {
+				t.Errorf("the token was taken: %+v", a.Current())
+			}
+			if recs, _ := store.Tokens(); len(recs) != 0 {
+				t.Errorf("stored: %v", tokensOf(recs))
+			}
+		})
+	}
+}
+
+// Text an authorization server (or a page forging its redirect) puts in
+// an error reaches the message bounded and with its control characters
+// escaped: the callback's error and error_description and its iss, the
+// token endpoint's and the registration endpoint's error_description. A
+// description of 20 kB made a message of 20 kB on one line.
+func TestServerTextBounded(t *testing.T) {
+	long := "\x1b]0;title\x07\x1b[2J" + strings.Repeat("z", 20000)
+	for _, tt := range []struct {
+		name string
+		set  func(s *fakeAS)
+		want string
+	}{
+		{"callback error", func(s *fakeAS) {
+			s.authz = func(cb url.Values) {
+				cb.Del("code")
+				cb.Set("error", "access_denied\x1b[31m")
+				cb.Set("error_description", long)
+			}
+		}, `the authorization server refused: access_denied\x1b[31m: \x1b]0;title\x07\x1b[2Jzzz`},
+		{"callback iss", func(s *fakeAS) {
+			s.authz = func(cb url.Values) { cb.Set("iss", "https://evil.example/"+long) }
+		}, `the authorization response says it comes from issuer "https://evil.example/\x1b]0;title\x07\x1b[2Jzzz`},
+		{"token endpoint", func(s *fakeAS) {
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": long})
+			}
+		}, `/token answered HTTP 400: invalid_grant: \x1b]0;title\x07\x1b[2Jzzz`},
+		{"token endpoint HTML", func(s *fakeAS) {
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, "<h1>"+long)
+			}
+		}, `/token answered HTTP 502: <h1>\x1b]0;title\x07\x1b[2Jzzz`},
+		{"registration", func(s *fakeAS) {
+			s.register = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client_metadata", "error_description": long})
+			}
+		}, `/register was refused: HTTP 400: invalid_client_metadata: \x1b]0;title\x07\x1b[2Jzzz`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			tt.set(s)
+			_, err, _ := authorizeOnce(t, s, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "… (") || len(msg) > 1000 || strings.ContainsAny(msg, "\x1b\x07") {
+				t.Errorf("%d bytes: %q", len(msg), msg)
+			}
+		})
+	}
+}
+
+// A wait that runs out says what was waited for, as a
+// transport.WaitError: the browser (ErrNoResponse), or the endpoint that
+// did not answer. A token endpoint that never answered was reported as
+// "no authorization response: context deadline exceeded", which mcpx
+// explained as a browser authorization that took longer than --timeout,
+// even for client_credentials.
+func TestTimeoutSaysWhatWasWaitedFor(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		grant    Grant
+		browser  bool
+		set      func(s *fakeAS, hang func(http.ResponseWriter, *http.Request))
+		want     string
+		browserW bool
+	}{
+		{"token endpoint", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
+			"the OAuth token endpoint http://127.0.0.1:", false},
+		{"client credentials", GrantClientCredentials, false, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.token = hang },
+			"/token did not answer: context deadline exceeded", false},
+		{"registration", GrantAuthorizationCode, true, func(s *fakeAS, hang func(http.ResponseWriter, *http.Request)) { s.register = hang },
+			"the OAuth registration endpoint http://127.0.0.1:", false},
+		{"browser", GrantAuthorizationCode, false, func(*fakeAS, func(http.ResponseWriter, *http.Request)) {},
+			"the browser was not sent to http://127.0.0.1:", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			tt.set(s, func(w http.ResponseWriter, r *http.Request) { <-release })
+			a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) {
+				c.Grant, c.ClientID, c.ClientSecret = tt.grant, "", ""
+				if tt.grant == GrantClientCredentials {
+					c.ClientID, c.ClientSecret = "cid", "secret"
+				}
+				// A browser that never comes back to the callback.
+				c.Browser = func(string) (<-chan error, error) { return nil, nil }
+				if tt.browser {
+					c.Browser = getBrowser(t)
+				}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := a.authorize(ctx, challenge(`Bearer`), nil)
+			// A WaitError: a request's timeout says what it waited for.
+			var we *transport.WaitError
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, context.DeadlineExceeded) ||
+				errors.Is(err, ErrNoResponse) != tt.browserW || !errors.As(err, &we) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
+// A token endpoint (or a proxy's error page) that echoes the request in
+// its error shows no secret of it: the client secret, as sent in Basic or
+// in the body, the code and its verifier, the refresh token. They were
+// printed as the endpoint sent them ('answered HTTP 500: <pre>
+// Authorization: Basic Y2lkOnRvcC1zZWNyZXQ= …', 'code=the-code&code_verifier=…').
+func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
+	s := newFakeAS(t)
+	s.token = func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "<pre>Authorization: %s\n%s\n%v</pre>", r.Header.Get("Authorization"), r.PostForm.Encode(), r.PostForm)
+	}
+	secrets := []string{"s&cret/1", "s%26cret%2F1", base64.StdEncoding.EncodeToString([]byte("cid:s%26cret%2F1")), "the-code", "rt-1"}
+	check := func(t *testing.T, err error, want ...string) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%q shows in %q", s, err)
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q lacks %q", err, w)
+			}
+		}
+	}
+	t.Run("client_secret_basic", func(t *testing.T) {
+		_, err, _ := authorizeOnce(t, s, func(c *Config) { c.Grant, c.ClientID, c.ClientSecret = GrantClientCredentials, "cid", "s&cret/1" })
+		check(t, err, "answered HTTP 500: <pre>Authorization: Basic [redacted] grant_type=client_credentials")
+	})
+	t.Run("client_secret_post", func(t *testing.T) {
+		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
+		_, err := a.tokenRequest(ctxT(t), s.URL+"/token", s.URL, &Client{ID: "cid", Secret: "s&cret/1", AuthMethod: "client_secret_post"}, url.Values{}, nil, nil)
+		check(t, err, "client_secret=[redacted]", "client_secret:[[redacted]]")
+	})
+	t.Run("authorization code", func(t *testing.T) {
+		_, err, _ := authorizeOnce(t, s, nil)
+		check(t, err, "code=[redacted]&code_verifier=[redacted]&grant_type=authorization_code")
+	})
+	t.Run("refresh", func(t *testing.T) {
+		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
+		_, err := a.refresh(ctxT(t), &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", RefreshToken: "rt-1", Client: Client{ID: "c1", AuthMethod: "none"}})
+		check(t, err, "refresh_token=[redacted]")
+	})
+}
+
+// Config.ReadLine is asked for a pasted address only while the wait for
+// the browser lasts: when the browser comes back to the callback, the
+// question's context ends and no other line is asked for, so the lines
+// typed next go to whoever asks next (a prompt, the REPL's editor).
+func TestReadLineOnlyWhileWaiting(t *testing.T) {
+	s := newFakeAS(t)
+	var asked atomic.Int32
+	ended := make(chan error, 10)
+	_, err, _ := authorizeOnce(t, s, func(c *Config) {
+		c.Browser = nil // --no-browser: the URL is shown …
+		c.Notify = func(msg string) {
+			// … and opened in a browser here all the same.
+			if i := strings.Index(msg, s.URL+"/authorize?"); i >= 0 {
+				getBrowser(t)(strings.Fields(msg[i:])[0])
+			}
+		}
+		c.ReadLine = func(ctx context.Context, prompt string) (string, error) {
+			asked.Add(1)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the question ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question for a pasted address outlived the authorization")
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("asked for %d lines", n)
+	}
+}
