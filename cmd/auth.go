@@ -483,7 +483,7 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 				return errors.New("no token store")
 			}
 			if all {
-				n, err := store.DeleteAll()
+				n, err := store.DeleteAll(c.Context())
 				if err != nil {
 					return err
 				}
@@ -499,7 +499,7 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 				return nil
 			}
 			for _, r := range recs {
-				if err := store.DeleteToken(r); err != nil {
+				if err := store.DeleteToken(c.Context(), r); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.ios.Out, "Removed the token for %s (authorization server %s).\n", tui.EscapeLine(r.Resource), tui.EscapeLine(r.Issuer))

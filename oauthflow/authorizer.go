@@ -24,8 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -285,7 +287,7 @@ func (a *Authorizer) keyed(r *TokenRecord) bool {
 	}
 	if err != nil {
 		a.note("the stored DPoP-bound token for %s cannot be used (%v); removing it from %s", r.Resource, err, r.File())
-		if err := a.cfg.Store.DeleteToken(r); err != nil {
+		if err := a.cfg.Store.deleteToken(r); err != nil {
 			a.note("cannot remove it: %v", err)
 		}
 		return false
@@ -328,7 +330,7 @@ func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 			a.note("the token %s; refreshing it", a.expiryText(r))
 			if err := a.refreshLocked(ctx); err == nil {
 				return a.rec, nil
-			} else if ctx.Err() != nil {
+			} else if ctx.Err() != nil || errors.Is(err, ErrStoreLocked) {
 				return nil, err // what was waited for, with ctx's error
 			} else {
 				a.note("refreshing failed: %v", err)
@@ -472,7 +474,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 				if err == nil {
 					return true, nil
 				}
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || errors.Is(err, ErrStoreLocked) {
 					return false, err
 				}
 				a.note("refreshing failed: %v", err)
@@ -523,7 +525,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *Token
 		return false, err
 	}
 	if refused != nil && d.Issuer != refused.Issuer {
-		if err := a.migrated(d, refused); err != nil {
+		if err := a.migrated(ctx, d, refused); err != nil {
 			return false, err
 		}
 	}
@@ -660,7 +662,7 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 		return false, &authError{err: err}
 	}
 	a.note("token obtained from %s: scopes granted %s; %s; refresh token: %s", d.Issuer, scopeString(rec.Scopes), a.expiryText(rec), yesNo(rec.RefreshToken != ""))
-	a.save(rec)
+	a.save(ctx, rec)
 	a.mu.Lock()
 	a.rec, a.origin, a.requested = rec, fromFlow, scopes
 	a.mu.Unlock()
@@ -675,11 +677,11 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 // authorizes with the new server, registering anew there. A pre-registered
 // client belongs to the old server: mcpx stops and says so rather than
 // presenting it to another.
-func (a *Authorizer) migrated(d *Discovery, refused *TokenRecord) error {
+func (a *Authorizer) migrated(ctx context.Context, d *Discovery, refused *TokenRecord) error {
 	a.note("the server moved to another authorization server: its protected resource metadata now names %s, and it refused the token from %s. Tokens and client registrations belong to the server that issued them: mcpx authorizes anew with %s (registering there), using nothing of %s's",
 		d.Issuer, refused.Issuer, d.Issuer, refused.Issuer)
 	if a.cfg.Store != nil && refused.File() != "" {
-		if err := a.cfg.Store.DeleteToken(refused); err != nil {
+		if err := a.cfg.Store.DeleteToken(ctx, refused); err != nil {
 			a.note("cannot remove the refused token: %v", err)
 		} else {
 			a.note("removed the token from %s, which the server no longer accepts", refused.Issuer)
@@ -749,11 +751,20 @@ func yesNo(b bool) string {
 
 // save stores rec, saying where; a store that cannot be written leaves the
 // token usable for this run.
-func (a *Authorizer) save(rec *TokenRecord) {
+func (a *Authorizer) save(ctx context.Context, rec *TokenRecord) {
 	if a.cfg.Store == nil {
 		return
 	}
-	if err := a.cfg.Store.SaveToken(rec); err != nil {
+	a.saved(rec, a.cfg.Store.SaveToken(ctx, rec))
+}
+
+// saveHeld is save for a caller holding the lock of the stored token.
+func (a *Authorizer) saveHeld(rec *TokenRecord) {
+	a.saved(rec, a.cfg.Store.saveToken(rec))
+}
+
+func (a *Authorizer) saved(rec *TokenRecord, err error) {
+	if err != nil {
 		a.notify(fmt.Sprintf("warning: cannot store the token (%v); it is used for this run only", err))
 		return
 	}
@@ -763,29 +774,58 @@ func (a *Authorizer) save(rec *TokenRecord) {
 // refreshLocked refreshes the current token with its refresh token (RFC
 // 6749 section 6, with the resource indicator of RFC 8707). a.mu is held.
 //
-// Another mcpx run may have refreshed the same token since this one read
-// it: the store then holds a newer token, and the refresh token held here
-// may have been rotated away (OAuth 2.1 section 4.3.1: a public client's
+// Another mcpx run may refresh the same token at the same time, or have
+// refreshed it since this one read it: the refresh token held here may
+// then have been rotated away (OAuth 2.1 section 4.3.1: a public client's
 // refresh tokens are single-use), so refreshing with it would fail and
-// send the person to the browser again. The newer stored token is taken
-// instead, and refreshed only if it too is about to expire.
+// send the person to the browser again, and could make the server revoke
+// the grant (RFC 6749 section 10.4). So the whole of it (reading the
+// stored token, refreshing it if it still needs it, storing the new one)
+// is done holding the lock of the stored token (Store.LockToken): a run
+// that waited for it finds the newer token another stored meanwhile and
+// takes it, refreshing it only if it too is about to expire.
 func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	r := a.rec
-	if s := a.storedNewer(r); s != nil && (!a.expiring(s) || s.RefreshToken != "") {
-		a.note("the stored token in %s was updated by another mcpx run since this one read it (%s); using it", s.File(), a.expiryText(s))
-		a.rec, a.origin = s, fromStore
-		if !a.expiring(s) {
-			return nil
+	stored := true // whether the new token is stored
+	if a.cfg.Store != nil {
+		unlock, err := a.cfg.Store.lockToken(ctx, r.Resource, r.Issuer, func(lockFile string) {
+			a.note("another mcpx run is refreshing or storing the token (it holds %s); waiting for it", lockFile)
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				err = &authError{err: err}
+			}
+			return err
 		}
-		r = s
+		defer unlock()
+		if s := a.storedNewer(r); s != nil && (!a.expiring(s) || s.RefreshToken != "") {
+			a.note("the stored token in %s was updated by another mcpx run since this one read it (%s); using it", s.File(), a.expiryText(s))
+			a.rec, a.origin = s, fromStore
+			if !a.expiring(s) {
+				return nil
+			}
+			r = s
+		} else if r.File() != "" && a.gone(r) {
+			a.note("the token was removed from the store (%s) since this run read it (mcpx auth logout): refreshing it for this run only, without storing it again", r.File())
+			stored = false
+		}
 	}
 	nr, err := a.refresh(ctx, r)
 	if err != nil {
 		return err
 	}
 	a.rec, a.origin = nr, fromRefresh
-	a.save(nr)
+	if stored {
+		a.saveHeld(nr)
+	}
 	return nil
+}
+
+// gone reports whether the store no longer holds a token for r's
+// resource and issuer.
+func (a *Authorizer) gone(r *TokenRecord) bool {
+	_, err := os.Stat(r.File())
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // storedNewer returns the store's record for r's resource and issuer when

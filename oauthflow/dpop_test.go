@@ -371,7 +371,7 @@ func TestDPoPResourceRequests(t *testing.T) {
 func TestDPoPStoredWithoutKey(t *testing.T) {
 	store := NewStore(t.TempDir())
 	rec := &TokenRecord{Resource: "https://mcp.example/mcp", Issuer: "https://as.example", AccessToken: "at", TokenType: "DPoP", Updated: time.Now()}
-	if err := store.SaveToken(rec); err != nil {
+	if err := store.SaveToken(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
 	a, notes := newTestAuthorizer(t, "https://mcp.example/mcp", func(c *Config) { c.Store = store })
@@ -388,7 +388,7 @@ func TestDPoPStoredWithoutKey(t *testing.T) {
 	// With its key, it is used, as a DPoP-bound token.
 	key, _ := newDPoPKey()
 	rec.DPoPKey, _ = key.marshal()
-	store.SaveToken(rec)
+	store.SaveToken(t.Context(), rec)
 	a, _ = newTestAuthorizer(t, "https://mcp.example/mcp", func(c *Config) { c.Store = store })
 	if h, _ := a.Authorization(ctxT(t)); h != "DPoP at" || a.Current().dpop.jkt != key.jkt {
 		t.Errorf("Authorization() = %q", h)

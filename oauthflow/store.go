@@ -14,7 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/filelock"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Client is how mcpx identifies itself to an authorization server.
@@ -87,9 +89,12 @@ type Registration struct {
 }
 
 // Store keeps tokens and client registrations as JSON files in one
-// directory: the directory is 0700, every file 0600 and written atomically
-// (a temporary file renamed over the old one), so a crash never leaves a
-// half-written token.
+// directory, one file per token (per resource and issuer) and per
+// registration (per issuer), so that runs storing different servers'
+// tokens never touch each other's files: the directory is 0700, every
+// file 0600 and written atomically (a temporary file of a unique name
+// renamed over the old one), so a crash never leaves a half-written
+// token. A token is refreshed and written holding its lock (LockToken).
 type Store struct {
 	dir string
 	// Warn is told about stored files that had to be fixed or skipped.
@@ -195,9 +200,74 @@ func (s *Store) readFile(name string, v any) error {
 	return nil
 }
 
+// storeLockWait bounds every wait for the lock of a stored token: it is
+// held for one refresh (one token request) or one write at most, so a
+// longer wait means that its holder is stuck.
+var storeLockWait = 60 * time.Second
+
+// ErrStoreLocked is matched by the error of a run that could not take the
+// lock of a stored token (LockToken): another mcpx run held it for longer
+// than a refresh takes, or an error kept it from being taken.
+var ErrStoreLocked = errors.New("cannot take the lock of the stored token")
+
+// LockToken takes the lock of the stored token for resource and issuer
+// (internal/filelock: the file beside it, NAME.lock), waiting for another
+// mcpx run that holds it until ctx ends or storeLockWait passes, and
+// returns the function that lets go of it. Runs that use the same token
+// hold it while they read the stored token, refresh it if it still needs
+// it and store the new one: a refresh token an authorization server
+// rotates (RFC 6749 section 10.4; OAuth 2.1 section 4.3.1) is then sent
+// once, and the next run finds the new token instead of sending the old
+// refresh token again, which the server would refuse (invalid_grant) and
+// might answer by revoking the whole grant.
+func (s *Store) LockToken(ctx context.Context, resource, issuer string) (unlock func(), err error) {
+	return s.lockToken(ctx, resource, issuer, nil)
+}
+
+// lockToken is LockToken, calling waiting when it has to wait.
+func (s *Store) lockToken(ctx context.Context, resource, issuer string, waiting func(lockFile string)) (unlock func(), err error) {
+	name := s.tokenFile(resource, issuer)
+	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+		// The lock file goes beside the token, in the store. (An existing
+		// store is left as it is: in one that cannot be written, the
+		// token file itself is locked.)
+		if err := s.ensureDir(); err != nil {
+			return nil, fmt.Errorf("%w %s: %w", ErrStoreLocked, name, err)
+		}
+	}
+	l := filelock.New(name)
+	if waiting != nil {
+		l.OnWait = func() { waiting(l.Path()) }
+	}
+	err = l.Lock(ctx, storeLockWait)
+	var be *filelock.BusyError
+	switch {
+	case err == nil:
+		return l.Close, nil
+	case !errors.As(err, &be):
+		l.Close()
+		return nil, fmt.Errorf("%w %s: %w", ErrStoreLocked, name, err)
+	case be.Err != nil:
+		l.Close()
+		return nil, &transport.WaitError{For: fmt.Sprintf("waiting for the lock %s of the stored token, held by another mcpx run", be.Path), Err: be.Err}
+	}
+	l.Close()
+	return nil, fmt.Errorf("%w %s: another mcpx run held its lock %s for %s; is it stuck refreshing the token?", ErrStoreLocked, name, be.Path, be.Waited.Round(time.Second))
+}
+
 // SaveToken stores rec (replacing the record for the same resource and
-// issuer).
-func (s *Store) SaveToken(rec *TokenRecord) error {
+// issuer), holding the lock of the stored token (LockToken).
+func (s *Store) SaveToken(ctx context.Context, rec *TokenRecord) error {
+	unlock, err := s.LockToken(ctx, rec.Resource, rec.Issuer)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.saveToken(rec)
+}
+
+// saveToken is SaveToken for a caller that holds the lock.
+func (s *Store) saveToken(rec *TokenRecord) error {
 	rec.Version = 1
 	name := s.tokenFile(rec.Resource, rec.Issuer)
 	if err := s.writeFile(name, rec); err != nil {
@@ -283,8 +353,20 @@ func (s *Store) Matching(serverURL string) ([]*TokenRecord, error) {
 	return out, nil
 }
 
-// DeleteToken removes a stored record.
-func (s *Store) DeleteToken(rec *TokenRecord) error {
+// DeleteToken removes a stored record, holding its lock (LockToken): a
+// refresh under way in another run then finishes first, and does not
+// store the token again after it.
+func (s *Store) DeleteToken(ctx context.Context, rec *TokenRecord) error {
+	unlock, err := s.LockToken(ctx, rec.Resource, rec.Issuer)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.deleteToken(rec)
+}
+
+// deleteToken is DeleteToken for a caller that holds the lock.
+func (s *Store) deleteToken(rec *TokenRecord) error {
 	name := rec.file
 	if name == "" {
 		name = s.tokenFile(rec.Resource, rec.Issuer)
@@ -293,6 +375,16 @@ func (s *Store) DeleteToken(rec *TokenRecord) error {
 		return err
 	}
 	return nil
+}
+
+// removeLocked removes the token file name holding its lock.
+func (s *Store) removeLocked(ctx context.Context, name string) error {
+	l := filelock.New(name)
+	defer l.Close()
+	if err := l.Lock(ctx, storeLockWait); err != nil {
+		return fmt.Errorf("%w %s: %w", ErrStoreLocked, name, err)
+	}
+	return os.Remove(name)
 }
 
 // Registration returns the stored dynamic registration for issuer, nil
@@ -319,8 +411,9 @@ func (s *Store) SaveRegistration(reg *Registration) error {
 }
 
 // DeleteAll removes every token and registration mcpx stored, and reports
-// how many files it removed.
-func (s *Store) DeleteAll() (int, error) {
+// how many files it removed. Each token is removed holding its lock, as
+// DeleteToken does.
+func (s *Store) DeleteAll(ctx context.Context) (int, error) {
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -337,7 +430,14 @@ func (s *Store) DeleteAll() (int, error) {
 		if e.IsDir() || !strings.HasSuffix(name, ".json") && !temp {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.dir, name)); err != nil {
+		p := filepath.Join(s.dir, name)
+		var err error
+		if strings.HasPrefix(name, "token-") && strings.HasSuffix(name, ".json") {
+			err = s.removeLocked(ctx, p)
+		} else {
+			err = os.Remove(p)
+		}
+		if err != nil {
 			return n, err
 		}
 		if strings.HasSuffix(name, ".json") {

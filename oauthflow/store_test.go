@@ -49,7 +49,7 @@ func TestStore(t *testing.T) {
 	b := &TokenRecord{Resource: "https://mcp.example.com/team/mcp", Issuer: "https://as1", AccessToken: "B", Updated: now.Add(-2 * time.Hour)}
 	c := &TokenRecord{Resource: "https://mcp.example.com", Issuer: "https://as2", AccessToken: "C", Updated: now}
 	for _, r := range []*TokenRecord{a, b, c} {
-		if err := s.SaveToken(r); err != nil {
+		if err := s.SaveToken(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestStore(t *testing.T) {
 	}
 	// Saving the same resource and issuer replaces the record.
 	a.AccessToken = "A2"
-	if err := s.SaveToken(a); err != nil {
+	if err := s.SaveToken(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	if all, _ := s.Tokens(); len(all) != 3 {
@@ -95,7 +95,7 @@ func TestStore(t *testing.T) {
 	if m := mode(t, a.File()); m != 0o600 || len(warned) != 1 {
 		t.Errorf("mode %04o after reading, warnings %q", m, warned)
 	}
-	if err := s.DeleteToken(b); err != nil {
+	if err := s.DeleteToken(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SaveRegistration(&Registration{Issuer: "https://as1", Client: Client{ID: "cid"}}); err != nil {
@@ -107,7 +107,7 @@ func TestStore(t *testing.T) {
 	if reg, _ := s.Registration("https://as2"); reg != nil {
 		t.Errorf("registration for another issuer: %+v", reg)
 	}
-	n, err := s.DeleteAll()
+	n, err := s.DeleteAll(t.Context())
 	if err != nil || n != 3 {
 		t.Errorf("DeleteAll = %d, %v", n, err)
 	}
@@ -129,7 +129,7 @@ func TestStoreTightensDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "auth")
 	os.MkdirAll(dir, 0o755)
 	s := NewStore(dir)
-	if err := s.SaveToken(&TokenRecord{Resource: "https://x", Issuer: "https://y", AccessToken: "t"}); err != nil {
+	if err := s.SaveToken(t.Context(), &TokenRecord{Resource: "https://x", Issuer: "https://y", AccessToken: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if m := mode(t, dir); m != 0o700 {
@@ -231,7 +231,7 @@ func TestStoreSkipsUnprintableTokens(t *testing.T) {
 		{Resource: "https://b.example", Issuer: "https://as", AccessToken: "ok", RefreshToken: "\x1b[2J"},
 		{Resource: "https://c.example", Issuer: "https://as", AccessToken: "ok"},
 	} {
-		if err := s.SaveToken(r); err != nil {
+		if err := s.SaveToken(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,7 +252,7 @@ func TestStoreSkipsBrokenFiles(t *testing.T) {
 	var warned []string
 	s.Warn = func(m string) { warned = append(warned, m) }
 	good := &TokenRecord{Resource: "https://c.example", Issuer: "https://as", AccessToken: "secret-at"}
-	if err := s.SaveToken(good); err != nil {
+	if err := s.SaveToken(t.Context(), good); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(good.File())

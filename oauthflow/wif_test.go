@@ -131,10 +131,10 @@ func TestMigrated(t *testing.T) {
 	store := NewStore(t.TempDir())
 	old := &TokenRecord{Resource: "https://mcp.example/mcp", Issuer: "https://as1.example", AccessToken: "at",
 		Client: Client{ID: "dyn-1", Source: "dynamic registration"}, Updated: time.Now()}
-	store.SaveToken(old)
+	store.SaveToken(t.Context(), old)
 	d := &Discovery{Issuer: "https://as2.example"}
 	a, notes := newTestAuthorizer(t, "https://mcp.example/mcp", func(c *Config) { c.Store = store })
-	if err := a.migrated(d, old); err != nil {
+	if err := a.migrated(t.Context(), d, old); err != nil {
 		t.Fatal(err)
 	}
 	if recs, _ := store.Tokens(); len(recs) != 0 {
@@ -147,7 +147,7 @@ func TestMigrated(t *testing.T) {
 	pre := &TokenRecord{Resource: "https://mcp.example/mcp", Issuer: "https://as1.example", AccessToken: "at",
 		Client: Client{ID: "pre-1", Source: "pre-registered"}}
 	a, _ = newTestAuthorizer(t, "https://mcp.example/mcp", func(c *Config) { c.ClientID = "pre-1" })
-	err := a.migrated(d, pre)
+	err := a.migrated(t.Context(), d, pre)
 	if !errors.Is(err, ErrAuthorization) || !strings.Contains(err.Error(), "the pre-registered client pre-1 was registered with https://as1.example: register mcpx with https://as2.example") {
 		t.Errorf("err = %v", err)
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/filelock"
 )
 
 // Recordings into one trace file by several processes at once (two
@@ -41,14 +40,11 @@ var ErrReplaced = errors.New("was replaced by another process while this session
 // held for one write, so a longer wait means that its holder is stuck.
 var lockWait = 30 * time.Second
 
-// traceLock is the lock of one trace file. It is used by one goroutine at
-// a time (a recorder's writer, or Close).
+// traceLock is the lock of one trace file (see internal/filelock). It is
+// used by one goroutine at a time (a recorder's writer, or Close).
 type traceLock struct {
-	trace string   // the trace file
-	path  string   // the lock file beside it
-	f     *os.File // the open lock file (or the trace itself), nil when closed
-	own   bool     // f is the lock file, not the trace
-	held  bool
+	trace string // the trace file
+	l     *filelock.Lock
 }
 
 // newTraceLock returns the lock of the trace in name, not taken yet.
@@ -56,119 +52,29 @@ func newTraceLock(name string) *traceLock {
 	if p, err := filepath.EvalSymlinks(name); err == nil {
 		name = p
 	}
-	return &traceLock{trace: name, path: name + ".lock"}
+	return &traceLock{trace: name, l: filelock.New(name)}
 }
 
 // lock takes the lock, waiting for another holder until ctx ends or
 // lockWait passes.
 func (l *traceLock) lock(ctx context.Context) error {
-	if l.held {
+	err := l.l.Lock(ctx, lockWait)
+	var be *filelock.BusyError
+	switch {
+	case err == nil:
 		return nil
+	case !errors.As(err, &be):
+		return fmt.Errorf("%s: %w", l.trace, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: waiting for the lock of the trace: %w", l.trace, context.Canceled)
 	}
-	wctx, cancel := context.WithTimeout(ctx, lockWait)
-	defer cancel()
-	delay, start := time.Millisecond, time.Now()
-	for {
-		if l.f == nil {
-			if err := l.open(); err != nil {
-				return err
-			}
-		}
-		ok, err := tryLockFile(l.f)
-		if err != nil {
-			return fmt.Errorf("%s: locking %s: %w", l.trace, l.f.Name(), err)
-		}
-		if ok {
-			if !l.own || l.current() {
-				l.held = true
-				return nil
-			}
-			// Its last holder removed the lock file: take the one now
-			// in its place.
-			unlockFile(l.f)
-			l.f.Close()
-			l.f = nil
-			continue
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-wctx.Done():
-			t.Stop()
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return fmt.Errorf("%s: waiting for the lock of the trace: %w", l.trace, ctx.Err())
-			}
-			return fmt.Errorf("%s: %w (%s) and did not let go of it in %s: is another mcpx stuck writing it?", l.trace, ErrLocked, l.path, time.Since(start).Round(time.Millisecond))
-		case <-t.C:
-		}
-		delay = min(2*delay, 50*time.Millisecond)
-	}
-}
-
-// open opens the lock file, creating it; in a directory where it cannot
-// be created (read-only: no trace can be renamed into it either) the
-// trace itself is locked.
-func (l *traceLock) open() error {
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err == nil {
-		l.f, l.own = f, true
-		return nil
-	}
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		if tf, terr := os.Open(l.trace); terr == nil {
-			l.f, l.own = tf, false
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: creating its lock file: %w", l.trace, err)
-}
-
-// current reports whether the lock file open is still the one at its
-// path.
-func (l *traceLock) current() bool {
-	have, err := l.f.Stat()
-	if err != nil {
-		return false
-	}
-	cur, err := os.Stat(l.path)
-	return err == nil && os.SameFile(have, cur)
+	return fmt.Errorf("%s: %w (%s) and did not let go of it in %s: is another mcpx stuck writing it?", l.trace, ErrLocked, be.Path, be.Waited.Round(time.Millisecond))
 }
 
 // unlock lets go of the lock, keeping the lock file open for the next
 // write.
-func (l *traceLock) unlock() {
-	if l.held {
-		unlockFile(l.f)
-		l.held = false
-	}
-}
+func (l *traceLock) unlock() { l.l.Unlock() }
 
 // close ends the use of the lock, removing the lock file when it can be
 // had at once (otherwise its holder removes it).
-func (l *traceLock) close() {
-	if l.f == nil {
-		return
-	}
-	if !l.held && l.own {
-		ok, _ := tryLockFile(l.f)
-		l.held = ok
-		if ok && !l.current() {
-			unlockFile(l.f)
-			l.held = false
-		}
-	}
-	removed := false
-	if l.held && l.own && removeLockedFile {
-		removed = os.Remove(l.path) == nil
-	}
-	if l.held {
-		unlockFile(l.f)
-		l.held = false
-	}
-	l.f.Close()
-	l.f = nil
-	if l.own && !removed && !removeLockedFile {
-		// Fails while another process has it open, which is as it
-		// should be.
-		_ = os.Remove(l.path)
-	}
-}
+func (l *traceLock) close() { l.l.Close() }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package record
+package filelock
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // removeLockedFile: a lock file is removed while its lock is held, so that
-// a process waiting on it sees it was (traceLock.current) and takes the
+// a process waiting on it sees it was (Lock.current) and takes the
 // new one.
 const removeLockedFile = true
 
