@@ -194,6 +194,7 @@ type hintFacts struct {
 	// Authorization header sent ("FILE entry NAME"), "" for none.
 	entryAuth string
 	narrated  bool // -v or --wire shows the authorization steps
+	login     bool // the command is mcpx auth login
 }
 
 // hintFacts returns the facts of the connection d describes, shown as out
@@ -211,12 +212,16 @@ func (e *env) hintFacts() hintFacts {
 	if f.entryAuth == "" {
 		f.entryAuth = e.run.entryAuth
 	}
+	f.login = e.run.login
 	return f
 }
 
 // httpHint says what to do about an HTTP failure, after its message.
 func httpHint(err error, f hintFacts) string {
 	if errors.Is(err, oauthflow.ErrNoResponse) && errors.Is(err, context.DeadlineExceeded) {
+		if f.login {
+			return " (the browser authorization took longer than --timeout; raise it to wait longer, e.g. --timeout 15m)"
+		}
 		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
 	}
 	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {

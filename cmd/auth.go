@@ -323,6 +323,7 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 				d.session.timeout = 5 * time.Minute
 			}
 			d.oauth.fresh = true
+			e.run.login = true
 			return e.withSession(c.Context(), d, func(cl *client) error {
 				if cl.oauth == nil {
 					return usageErrorf("OAuth is off for this server (-H gives an Authorization header)")

@@ -572,3 +572,19 @@ func TestOAuthBrowserTimeoutSaysSo(t *testing.T) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// In mcpx auth login itself, the advice for a browser authorization that
+// outlasted --timeout was to run mcpx auth login: it is to raise
+// --timeout.
+func TestOAuthLoginBrowserTimeoutAdvice(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the browser here is true(1)")
+	}
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
+	r := runMcpx(t, map[string]string{"BROWSER": "true"}, "auth", "login", "--timeout", "1s", "--url", srv.MCPURL)
+	if r.code != ExitTimeout || strings.Contains(r.stderr, "run `mcpx auth login") ||
+		!strings.Contains(r.stderr, "(the browser authorization took longer than --timeout; raise it to wait longer, e.g. --timeout 15m)") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

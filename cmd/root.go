@@ -108,6 +108,10 @@ type runState struct {
 	// header the run's connection sends ("FILE entry NAME"), for the
 	// advice after a refusal.
 	entryAuth string
+	// login is set by mcpx auth login: the advice after a browser
+	// authorization that outlasted --timeout is to raise it, not to run
+	// mcpx auth login.
+	login bool
 
 	// interrupts is the run's handling of SIGINT, SIGTERM and SIGHUP;
 	// nil in a runState that Run did not make (tests of the tree).
