@@ -112,7 +112,7 @@ type ownMember struct {
 // editOwn reads mcpx's file (an empty document when missing), lets change
 // edit the members of its mcpServers object, and writes it back.
 func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) error {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data = []byte("{}")
 	} else if err != nil {

@@ -51,7 +51,7 @@ func NewTrustStore(path string) *TrustStore { return &TrustStore{path: path} }
 func (t *TrustStore) Path() string { return t.path }
 
 func (t *TrustStore) read() (*trustFile, error) {
-	data, err := os.ReadFile(t.path)
+	data, err := readFile(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &trustFile{Version: 1}, nil
 	}
