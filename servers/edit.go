@@ -110,8 +110,19 @@ type ownMember struct {
 }
 
 // editOwn reads mcpx's file (an empty document when missing), lets change
-// edit the members of its mcpServers object, and writes it back.
+// edit the members of its mcpServers object, and writes it back, holding
+// the file's lock (lockFor) throughout.
 func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the directory of %s: %s", path, bareError(err))
+	}
+	// Two edits at once must not both read the old file: the second
+	// write would drop the first one's entry.
+	unlock, err := lockFor(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	data, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data = []byte("{}")
@@ -159,9 +170,6 @@ func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) 
 		return fmt.Errorf("editing %s made invalid JSON (%v); the file is left as it was", path, err)
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating the directory of %s: %s", path, bareError(err))
-	}
 	if err := outfile.WriteFile(ctx, path, out.Bytes(), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -107,6 +107,15 @@ func (t *TrustStore) Revoke(ctx context.Context, s *Server) error {
 }
 
 func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error {
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return fmt.Errorf("creating the trust store's directory: %s", bareError(err))
+	}
+	// Two confirmations at once must both be kept.
+	unlock, err := lockFor(ctx, t.path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	f, err := t.read()
 	if err != nil {
 		return err
@@ -116,9 +125,6 @@ func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error 
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
-		return fmt.Errorf("creating the trust store's directory: %s", bareError(err))
 	}
 	if err := outfile.WriteFile(ctx, t.path, append(data, '\n'), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing the trust store %s: %w", t.path, err)
