@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -389,5 +390,35 @@ func TestNamedURLAsksBeforeSendingVariables(t *testing.T) {
 	writeProject(u + "?moved=1")
 	if r = runMcpx(t, env, call...); r.code != ExitUsage || !strings.Contains(r.stderr, "--trust") {
 		t.Fatalf("edited: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestShownValue: what listings show of an entry's env and header values
+// and of its arguments. A credential is hidden by its name or by its form;
+// references to variables stay readable.
+func TestShownValue(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"DEBUG", "1", "1"},
+		{"API_KEY", "sekrit", "<redacted>"},
+		{"GITHUB_TOKEN", "${env:GH}", "${env:GH}"},
+		{"Authorization", "Bearer ${env:TOKEN}", "Bearer ${env:TOKEN}"},
+		{"Authorization", "Bearer lit${HOME}", "<redacted>"},
+		{"X-Custom", "Bearer abc", "<redacted>"},
+		{"X-Custom", "Basic dTpw", "<redacted>"},
+		{"GITHUB_PAT", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "<redacted>"},
+		{"OPENAI", "sk-proj-abcdefghijklmnop", "<redacted>"},
+		{"AWS", "AKIAABCDEFGHIJKLMNOP", "<redacted>"},
+		{"DATABASE_URL", "postgres://u:pw@db/app", "postgres://u:redacted@db/app"},
+		{"ENDPOINT", "https://h/p?api_key=k&x=1", "https://h/p?api_key=[redacted]&x=1"},
+		{"MODE", "sk-short", "sk-short"},
+	} {
+		if got := shownValue(c.name, c.value); got != c.want {
+			t.Errorf("shownValue(%q, %q) = %q, want %q", c.name, c.value, got, c.want)
+		}
+	}
+	args := []string{"--token=t", "--api-key", "k", "--port", "80", "-v", "https://u:p@h/", "--auth=${env:A}"}
+	want := []string{"--token=<redacted>", "--api-key", "<redacted>", "--port", "80", "-v", "https://u:redacted@h/", "--auth=${env:A}"}
+	if got := shownArgs(args); !slices.Equal(got, want) {
+		t.Errorf("shownArgs(%q) = %q, want %q", args, got, want)
 	}
 }
