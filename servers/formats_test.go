@@ -269,17 +269,20 @@ colour = "blue"
     "legacy": {"command": {"path": "legacy-command", "args": ["a"], "env": {"K": "V"}}, "settings": {}},
     "postgres-context-server": {"source": "extension", "settings": {"database_url": "postgresql://localhost"}},
     "off": {"command": "x", "enabled": false},
+    "odd": {"command": "x", "enabled": "yes"},
   },
 }`,
 		want: []got{
 			{Ref: "zed:custom", Transport: TransportStdio, Command: "other-command", Args: []string{}},
 			{Ref: "zed:legacy", Transport: TransportStdio, Command: "legacy-command", Args: []string{"a"}, Env: map[string]string{"K": "V"}},
 			{Ref: "zed:local-mcp-server", Transport: TransportStdio, Command: "some-command", Args: []string{"arg-1", "arg-2"}, Env: map[string]string{}},
+			{Ref: "zed:odd", Transport: TransportStdio, Command: "x"}, // a wrong type is ignored: not "false"
 			{Ref: "zed:off", Transport: TransportStdio, Command: "x", Disabled: true},
 			{Ref: "zed:remote-mcp-server", Transport: TransportAuto, URL: "https://example.com/mcp",
 				Headers: map[string]string{"Authorization": "Bearer <token>"}},
 		},
-		warnings: []string{`settings.json:12: server "postgres-context-server": comes from a Zed extension`},
+		warnings: []string{`settings.json:12: server "postgres-context-server": comes from a Zed extension`,
+			`settings.json:14: server "odd": field "enabled" has the wrong type (a string), ignored`},
 	}, {
 		name: "mcpx's own file",
 		path: "/home/ada/.config/mcpx/servers.json",
