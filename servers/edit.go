@@ -180,7 +180,11 @@ func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) 
 // JSON form is std; 0 when there is none. Comments are what ToJSON blanks
 // out, besides trailing commas.
 func commentLine(data, std []byte) int {
-	for i := range data {
+	start := 0
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		start = len(utf8BOM) // blanked out too, but not a comment
+	}
+	for i := start; i < len(data); i++ {
 		if data[i] != std[i] && data[i] != ',' {
 			return lineAt(data, i)
 		}

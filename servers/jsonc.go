@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -31,12 +32,20 @@ type jsonSyntaxError struct {
 
 func (e *jsonSyntaxError) Error() string { return e.Msg }
 
+// utf8BOM is the byte order mark some Windows editors (Notepad, older
+// PowerShell's Out-File) put at the start of a UTF-8 file. VS Code and
+// the other applications read such a file; encoding/json does not.
+const utf8BOM = "\xef\xbb\xbf"
+
 // parseJSONC parses a JSON document that may have comments and trailing
-// commas. std is data as standard JSON: comments and trailing commas
-// turned into spaces, so that every offset (and so every line) in std is
-// the same as in data.
+// commas, and a UTF-8 byte order mark. std is data as standard JSON:
+// comments, trailing commas and the byte order mark turned into spaces,
+// so that every offset (and so every line) in std is the same as in data.
 func parseJSONC(data []byte) (std []byte, root jsonNode, err error) {
 	std = jsonc.ToJSON(data)
+	if bytes.HasPrefix(std, []byte(utf8BOM)) {
+		copy(std, "   ")
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(std, &raw); err != nil {
 		line := 0

@@ -131,3 +131,33 @@ func FuzzAdd(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadBOM: a file saved by Notepad starts with a UTF-8 byte order
+// mark, which VS Code and the other applications read past. mcpx said
+// "not valid JSON: invalid character 'ï' looking for beginning of value"
+// and read no server from it; servers add refused mcpx's own file so.
+// Now it is read, and servers add rewrites the file (without the mark).
+func TestLoadBOM(t *testing.T) {
+	ctx := context.Background()
+	env, _ := osEnv(t)
+	path, err := OwnFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "\xef\xbb\xbf{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}")
+	write(t, filepath.Join(env.Workspace, ".mcp.json"), "\xef\xbb\xbf{\n  \"mcpServers\": {\n    \"b\": {\"command\": \"y\"}}}")
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	if len(c.Servers) != 2 || c.Servers[0].Name != "a" || c.Servers[1].Name != "b" || c.Servers[1].Line != 3 {
+		t.Fatalf("servers = %+v, want a and b (line 3)", c.Servers)
+	}
+	if err := Add(ctx, path, "c", &Server{Transport: TransportStdio, Command: "z"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := load(t, env); len(c.Servers) != 3 {
+		t.Errorf("after add: %d servers, want 3", len(c.Servers))
+	}
+}
