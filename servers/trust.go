@@ -35,7 +35,12 @@ type trustFile struct {
 type trustRecord struct {
 	Path string `json:"path"`
 	Name string `json:"name"`
-	Hash string `json:"hash"`
+	// Source and Workspace tell apart the entries of one name in one
+	// file (~/.claude.json's user scope and each project's local scope);
+	// records written before they were kept have neither.
+	Source    string `json:"source,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Hash      string `json:"hash"`
 	// Command or URL is what was confirmed, for a person reading the
 	// file.
 	Command []string  `json:"command,omitempty"`
@@ -69,6 +74,12 @@ func (r trustRecord) matches(s *Server) bool {
 	return r.Path == s.Source.Path && r.Name == s.Name && r.Hash == s.Hash
 }
 
+// of reports whether r is a record of s's entry, whatever its content.
+func (r trustRecord) of(s *Server) bool {
+	return r.Path == s.Source.Path && r.Name == s.Name && (r.Source == "" || r.Source == s.Source.ID) &&
+		r.Workspace == s.Source.Workspace
+}
+
 // Trusted reports whether the person has confirmed s as it is now. A
 // server that does not need trust (NeedsTrust false) is trusted.
 func (t *TrustStore) Trusted(s *Server) (bool, error) {
@@ -86,12 +97,13 @@ func (t *TrustStore) Trusted(s *Server) (bool, error) {
 // of the same entry (older contents) are replaced.
 func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 	return t.update(ctx, func(f *trustFile) {
-		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.of(s) })
 		now := time.Now
 		if t.Now != nil {
 			now = t.Now
 		}
-		r := trustRecord{Path: s.Source.Path, Name: s.Name, Hash: s.Hash, URL: s.URL, At: now().UTC()}
+		r := trustRecord{Path: s.Source.Path, Name: s.Name, Source: s.Source.ID, Workspace: s.Source.Workspace,
+			Hash: s.Hash, URL: s.URL, At: now().UTC()}
 		if s.Transport == TransportStdio {
 			r.Command = append([]string{s.Command}, s.Args...)
 		}
@@ -102,7 +114,7 @@ func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 // Revoke forgets every record of s's entry (whatever its content).
 func (t *TrustStore) Revoke(ctx context.Context, s *Server) error {
 	return t.update(ctx, func(f *trustFile) {
-		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.of(s) })
 	})
 }
 
