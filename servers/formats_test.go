@@ -396,7 +396,7 @@ func FuzzReadFile(f *testing.F) {
 			if l.toml {
 				list, _ = readTOML(l, []byte(content))
 			} else {
-				list, _ = readJSON(env, l, []byte(content))
+				list, _ = readJSON(env, l, &jsonDoc{data: []byte(content)})
 			}
 			for _, s := range list {
 				switch {

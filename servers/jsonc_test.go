@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -159,5 +160,41 @@ func TestLoadBOM(t *testing.T) {
 	}
 	if c := load(t, env); len(c.Servers) != 3 {
 		t.Errorf("after add: %d servers, want 3", len(c.Servers))
+	}
+}
+
+// TestLoadLargeClaudeJSON: ~/.claude.json keeps every project's history,
+// tens of megabytes of it. It is two locations (user and local scope),
+// and was read and parsed twice, noting every member of every object:
+// a 55 MB file took 4 s and 900 MB of allocations to list two servers.
+// It is parsed once now, noting only the members a location can reach.
+func TestLoadLargeClaudeJSON(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"mcpServers": {"user": {"command": "u"}}, "projects": {`)
+	for i := range 3000 {
+		fmt.Fprintf(&b, `"/p/%d": {"history": [`, i)
+		for j := range 20 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"display": "a prompt of some length, as people write them", "pastedContents": {}}`)
+		}
+		b.WriteString(`], "mcpServers": {}},`)
+	}
+	b.WriteString(`"/home/ada/proj": {"mcpServers": {"local": {"command": "l"}}}}}`)
+	env := linuxEnv(mapFS{"/home/ada/.claude.json": b.String()}, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := load(t, env)
+	runtime.ReadMemStats(&after)
+	checkWarnings(t, c.Warnings)
+	var refs []string
+	for _, s := range c.Servers {
+		refs = append(refs, s.Ref())
+	}
+	diff(t, []string{"claude-code-local:local", "claude-code:user"}, refs)
+	// The text, its standard form, and a little.
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(4*b.Len()); got > limit {
+		t.Errorf("loading a %d-byte ~/.claude.json allocated %d bytes, want at most %d", b.Len(), got, limit)
 	}
 }

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 // envFiles, ${file:PATH}, mcpx's own file and the trust store. The
 // largest of them in practice, Claude Code's ~/.claude.json (which also
 // keeps per-project history), stays well below it.
-const maxFileSize = 64 << 20
+const maxFileSize = 128 << 20
 
 // ErrNotRegular is the error (wrapped in an *fs.PathError) for a path
 // that is not a regular file: a named pipe would block the read forever
@@ -21,7 +22,7 @@ const maxFileSize = 64 << 20
 var ErrNotRegular = errors.New("is not a regular file")
 
 // ErrTooLarge is the error (wrapped in an *fs.PathError) for a file
-// larger than the package reads (64 MiB): reading it whole would take
+// larger than the package reads (128 MiB): reading it whole would take
 // memory without bound.
 var ErrTooLarge = fmt.Errorf("is larger than %d MiB", maxFileSize>>20)
 
@@ -49,7 +50,10 @@ func readFile(name string) ([]byte, error) {
 	if err := regular(name, fi); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	var b bytes.Buffer
+	b.Grow(int(fi.Size()) + bytes.MinRead) // one allocation when the size is right
+	_, err = b.ReadFrom(io.LimitReader(f, maxFileSize+1))
+	data := b.Bytes()
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}

@@ -80,7 +80,7 @@ func TestLoadHostileProjectFiles(t *testing.T) {
 	checkWarnings(t, c.Warnings,
 		".mcp.json: cannot be read: is not a regular file",
 		".cursor/mcp.json: cannot be read: is not a regular file",
-		".gemini/settings.json: cannot be read: is larger than 64 MiB",
+		".gemini/settings.json: cannot be read: is larger than 128 MiB",
 		".vscode/mcp.json: cannot be read: is a directory")
 }
 
