@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -410,4 +411,19 @@ func FuzzReadFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTOMLErrorHidesValues: a Codex file with a value written without
+// quotes was reported with the value quoted ('expected value but found
+// "sekrit" instead'): a token, shown by mcpx servers -v.
+func TestTOMLErrorHidesValues(t *testing.T) {
+	c := load(t, linuxEnv(mapFS{
+		"/home/ada/.codex/config.toml": "[mcp_servers.a]\ncommand = \"x\"\nhttp_headers = { Authorization = sekrit123 }\n",
+	}, nil))
+	checkWarnings(t, c.Warnings, `/home/ada/.codex/config.toml:3: not valid TOML: expected value but found "…" instead`)
+	for _, w := range c.Warnings {
+		if strings.Contains(w.String(), "sekrit") {
+			t.Errorf("warning shows the value: %s", w)
+		}
+	}
 }

@@ -339,6 +339,9 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 		if errors.As(err, &pe) {
 			line, msg = pe.Position.Line, pe.Message
 		}
+		// The decoder quotes what it could not read: a value written
+		// without quotes (TOKEN = sk-live-…) would be shown.
+		msg = tomlQuoted.ReplaceAllString(msg, `"…"`)
 		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it"}}
 	}
 	raw, ok := doc["mcp_servers"]
@@ -367,6 +370,10 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 	}
 	return out, warns
 }
+
+// tomlQuoted matches a quoted excerpt of the file, longer than one
+// character, in a TOML decoder's message.
+var tomlQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"`)
 
 // tomlLine finds the line where [mcp_servers.NAME] (or a dotted key of
 // it) first appears; 0 when not found. The TOML decoder keeps no
