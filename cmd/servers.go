@@ -925,16 +925,21 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 	if err != nil {
 		return nil
 	}
-	if !ownOnly {
-		return cat.Names()
-	}
 	var names []string
-	for _, s := range cat.Servers {
-		if s.Source.Kind == servers.KindMcpx {
-			names = append(names, s.Name)
+	if !ownOnly {
+		names = cat.Names()
+	} else {
+		for _, s := range cat.Servers {
+			if s.Source.Kind == servers.KindMcpx {
+				names = append(names, s.Name)
+			}
 		}
 	}
-	return names
+	// The shell prints candidates as they are: a name from a project
+	// file with an escape sequence in it would reach the terminal, and
+	// one with a line break would be two candidates. Such a name is
+	// still usable, quoted, with -s.
+	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeLine(n) != n })
 }
 
 // addServersCommands adds mcpx servers to root, and the completion of

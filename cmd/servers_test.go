@@ -239,9 +239,25 @@ func TestNamedServerEmptyVariable(t *testing.T) {
 // mcpx connect and mcpx servers show; remove offers mcpx's own only.
 func TestServerNameCompletion(t *testing.T) {
 	t.Parallel()
-	env, _ := namedHome(t, nil)
+	env, cursor := namedHome(t, nil)
 	if r := runMcpx(t, env, "servers", "add", "mine", "--", "node", "server.js"); r.code != 0 {
 		t.Fatalf("add: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// Names with control characters (from any file: a project's too)
+	// are not offered: the shell would print them raw
+	// ("ev\x1b]0;pwned\x07il" set the terminal's title; "nl\nname" was
+	// two candidates).
+	data, err := os.ReadFile(cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(data), `{"mcpServers":{`,
+		`{"mcpServers":{"ev\u001b]0;pwned\u0007il": {"command": "x"}, "nl\nname": {"command": "x"}, "bidi\u202e": {"command": "x"},`, 1)
+	if hostile == string(data) {
+		t.Fatalf("unexpected %s: %s", cursor, data)
+	}
+	if err := os.WriteFile(cursor, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		args []string
