@@ -981,9 +981,16 @@ func resolvedArgs(d connDesc) []string {
 
 // printJSON writes v as one line of JSON, leaving <, > and & as they are.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Names and commands come from files anyone may have written (a
+	// repository's .mcp.json): the same JSON, safe on a terminal.
+	_, err := io.WriteString(w, tui.EscapeJSON(b.String()))
+	return err
 }
 
 // givenFlag names an HTTP flag given on the command line ("" for none),

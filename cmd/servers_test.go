@@ -438,3 +438,27 @@ func TestShownValue(t *testing.T) {
 		t.Errorf("shownArgs(%q) = %q, want %q", args, got, want)
 	}
 }
+
+// TestServersJSONTerminalSafe: mcpx servers --json printed names and
+// commands from definition files with C1 and bidirectional controls raw
+// (valid JSON, but a terminal acts on U+009B as on ESC [). They are \u
+// escapes now: the same JSON.
+func TestServersJSONTerminalSafe(t *testing.T) {
+	t.Parallel()
+	env, cursor := namedHome(t, nil)
+	if err := os.WriteFile(cursor, []byte(`{"mcpServers": {"a\u009b2Jb\u202e": {"command": "x\u0085"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"servers", "--json"}, {"servers", "show", "--json", "a\u009b2Jb\u202e"}} {
+		r := runMcpx(t, env, args...)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
+		}
+		if strings.ContainsAny(r.stdout, "\u009b\u202e\u0085") {
+			t.Errorf("%q printed controls raw: %q", args, r.stdout)
+		}
+		if !strings.Contains(r.stdout, `a\u009b2Jb\u202e`) || !strings.Contains(r.stdout, `x\u0085`) {
+			t.Errorf("%q: %s", args, r.stdout)
+		}
+	}
+}
