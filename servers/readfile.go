@@ -30,12 +30,33 @@ var ErrTooLarge = fmt.Errorf("is larger than %d MiB", maxFileSize>>20)
 // bounded: anything else (a directory, a FIFO, a device, whatever a link
 // points to) is refused before it is opened, and more than maxFileSize
 // bytes is an error.
-func readFile(name string) ([]byte, error) {
+func readFile(name string) ([]byte, error) { return readBounded(name, false) }
+
+// readValueFile is readFile for the files whose content becomes values
+// when a server is started (envFile, ${file:PATH}): a named pipe is read
+// too, since secret managers hand out .env files so (1Password mounts
+// one as a FIFO that it fills once the read is authorized). A device is
+// still refused. Definition files are read while listing, where waiting
+// on a pipe nobody writes would hang mcpx, and git cannot hold a FIFO.
+func readValueFile(env *Env, name string) ([]byte, error) {
+	if _, ok := env.fs().(osFS); !ok {
+		return env.fs().ReadFile(name)
+	}
+	return readBounded(name, true)
+}
+
+func readBounded(name string, fifo bool) ([]byte, error) {
+	check := func(fi fs.FileInfo) error {
+		if fifo && fi.Mode()&fs.ModeNamedPipe != 0 {
+			return nil
+		}
+		return regular(name, fi)
+	}
 	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := regular(name, fi); err != nil {
+	if err := check(fi); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(name)
@@ -47,7 +68,7 @@ func readFile(name string) ([]byte, error) {
 	if fi, err = f.Stat(); err != nil {
 		return nil, err
 	}
-	if err := regular(name, fi); err != nil {
+	if err := check(fi); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

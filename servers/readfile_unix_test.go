@@ -96,3 +96,40 @@ func TestEditOwnNotRegular(t *testing.T) {
 		t.Fatalf("Add = %v, want ErrNotRegular", err)
 	}
 }
+
+// TestEnvFileFIFO: an envFile may be a named pipe (1Password mounts .env
+// files so, writing them once the read is authorized); a device is not
+// read.
+func TestEnvFileFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "app.env")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{GOOS: runtime.GOOS, Home: dir, Workspace: dir, FS: osFS{}}
+	s := &Server{Name: "s", Source: Source{ID: "mcpx", Kind: KindMcpx, Path: filepath.Join(dir, "servers.json")},
+		Transport: TransportStdio, Command: "x", EnvFile: fifo}
+	wrote := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
+		if err == nil {
+			_, err = f.WriteString("TOKEN=from-the-pipe\n")
+			f.Close()
+		}
+		wrote <- err
+	}()
+	l, err := Resolve(context.Background(), env, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if l.Env["TOKEN"] != "from-the-pipe" {
+		t.Errorf("env = %v", l.Env)
+	}
+	s.EnvFile = "/dev/zero"
+	if _, err := Resolve(context.Background(), env, s, nil); err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Errorf("envFile /dev/zero: %v", err)
+	}
+}
