@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,7 +104,7 @@ func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 			now = t.Now
 		}
 		r := trustRecord{Path: s.Source.Path, Name: s.Name, Source: s.Source.ID, Workspace: s.Source.Workspace,
-			Hash: s.Hash, URL: s.URL, At: now().UTC()}
+			Hash: s.Hash, URL: recordedURL(s.URL), At: now().UTC()}
 		if s.Transport == TransportStdio {
 			r.Command = append([]string{s.Command}, s.Args...)
 		}
@@ -142,4 +143,19 @@ func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error 
 		return fmt.Errorf("writing the trust store %s: %w", t.path, err)
 	}
 	return nil
+}
+
+// recordedURL is the URL a record shows a person: without a password and
+// without its query, either of which may hold a credential written into
+// the entry. The record is told apart by its Hash, not by this.
+func recordedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	return u.String()
 }

@@ -224,3 +224,17 @@ func TestTrustClaudeScopes(t *testing.T) {
 		t.Error("Revoke forgot another entry than its own")
 	}
 }
+
+// TestTrustRecordHidesCredentials: a record showed the URL as written, so
+// trusted.json held a copy of a password or token written into it.
+func TestTrustRecordHidesCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://u:pw@h.example/mcp?token=t&x=1": "https://u@h.example/mcp",
+		"https://h.example/mcp":                  "https://h.example/mcp",
+		"http://[::1":                            "",
+	} {
+		if got := recordedURL(raw); got != want {
+			t.Errorf("recordedURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
