@@ -91,6 +91,11 @@ func Add(ctx context.Context, path, name string, s *Server, replace bool) error 
 // not have is an error wrapping ErrNotFound. As with Add, a file with
 // comments is refused with a *CommentsError.
 func Remove(ctx context.Context, path, name string) error {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		// Nothing to remove from: create neither the directory nor the
+		// lock file.
+		return fmt.Errorf("%q in %s: %w", name, path, ErrNotFound)
+	}
 	return editOwn(ctx, path, func(servers *[]ownMember) error {
 		for i, m := range *servers {
 			if m.name == name {

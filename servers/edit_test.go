@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -165,5 +166,19 @@ func TestAddConcurrent(t *testing.T) {
 		if err != nil || !ok {
 			t.Errorf("trust of %s lost (%v)", name, err)
 		}
+	}
+}
+
+// TestRemoveFromNoFile: removing from a servers.json that does not exist
+// is ErrNotFound, and creates nothing (it used to create the directory
+// and the lock file).
+func TestRemoveFromNoFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mcpx")
+	err := Remove(context.Background(), filepath.Join(dir, "servers.json"), "nope")
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("Remove = %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s was created (%v)", dir, err)
 	}
 }
