@@ -271,9 +271,9 @@ type untrustedError struct {
 }
 
 func (e *untrustedError) Error() string {
-	what := "run " + shellJoin(append([]string{e.s.Command}, e.s.Args...))
+	what := "run " + shownCommand(e.s)
 	if e.s.Transport != servers.TransportStdio {
-		what = fmt.Sprintf("send %s to %s", strings.Join(expandedVariables(e.s), ", "), e.s.URL)
+		what = fmt.Sprintf("send %s to %s", strings.Join(expandedVariables(e.s), ", "), transport.RedactURL(e.s.URL))
 	}
 	return fmt.Sprintf("server %s comes from %s, which mcpx did not write, and would %s: confirm it on a terminal, or give --trust",
 		e.s.Ref(), e.s.Source.Path, tui.EscapeLine(what))
@@ -364,7 +364,7 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 			fmt.Fprintf(&b, "  with the variables of %s\n", s.EnvFile)
 		}
 	} else {
-		fmt.Fprintf(&b, "Using it sends requests to:\n  %s\n", s.URL)
+		fmt.Fprintf(&b, "Using it sends requests to:\n  %s\n", transport.RedactURL(s.URL))
 		if names := headerNames(s); len(names) > 0 {
 			fmt.Fprintf(&b, "  with the headers %s\n", strings.Join(names, ", "))
 		}
@@ -465,12 +465,81 @@ var secretName = regexp.MustCompile(`(?i)token|secret|passw|key|auth|cookie|cred
 
 // shownValue is a value of an entry's env or headers as listings show it:
 // a credential written into the file is not printed, a reference to a
-// variable is.
+// variable is. A value is a credential when its name says so (TOKEN,
+// Authorization…) and it holds more than variable references and an
+// authentication scheme ("Bearer ${env:TOKEN}" is shown), or when it
+// looks like one whatever its name: a known token format, a "Bearer" or
+// "Basic" credential. A URL in it is shown without its password and
+// secret query parameters (DATABASE_URL=postgres://u:<pw>@host/db).
 func shownValue(name, v string) string {
-	if secretName.MatchString(name) && !strings.Contains(v, "${") && !strings.HasPrefix(v, "$") {
+	if looksSecret(v) || secretName.MatchString(name) && hasLiteral(v) {
 		return "<redacted>"
 	}
+	if strings.Contains(v, "://") {
+		return transport.RedactURL(v)
+	}
 	return v
+}
+
+// variableRef matches the variable references of every dialect: ${…},
+// $NAME.
+var variableRef = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
+
+// authScheme matches the HTTP authentication schemes that precede a
+// credential.
+var authScheme = regexp.MustCompile(`(?i)^\s*(bearer|basic|token|bot)\b`)
+
+// hasLiteral reports whether v holds text of its own besides variable
+// references and an authentication scheme.
+func hasLiteral(v string) bool {
+	rest := authScheme.ReplaceAllString(variableRef.ReplaceAllString(v, ""), "")
+	return strings.TrimSpace(rest) != ""
+}
+
+// tokenFormat matches credentials by their form: GitHub, GitLab, OpenAI
+// and Anthropic, Slack, AWS and Google API keys, JSON Web Tokens, and
+// "Bearer"/"Basic" followed by a literal credential.
+var tokenFormat = regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|glpat-[\w-]{16,}|sk-[\w-]{16,}|xox[abpr]-[\w-]{8,}|xapp-[\w-]{8,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*)$`)
+
+// looksSecret reports whether v has the form of a credential written
+// into the file.
+func looksSecret(v string) bool {
+	t := strings.TrimSpace(v)
+	if tokenFormat.MatchString(t) {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(authScheme.FindString(t))) {
+	case "bearer", "basic":
+		return hasLiteral(t)
+	}
+	return false
+}
+
+// shownArgs are a command's arguments as listings and errors show them:
+// a credential given as an argument (--api-key=VALUE, --token VALUE, or
+// a value that looks like one) is not printed, nor a URL's password.
+func shownArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if flag, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
+			if shown := shownValue(flag, val); shown != val {
+				out[i] = flag + "=" + shown
+			}
+			continue
+		}
+		if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && !strings.HasPrefix(a, "-") {
+			out[i] = shownValue(args[i-1], a)
+			continue
+		}
+		out[i] = shownValue("", a)
+	}
+	return out
+}
+
+// shownCommand is s's command line as listings and errors show it.
+func shownCommand(s *servers.Server) string {
+	return shellJoin(append([]string{s.Command}, shownArgs(s.Args)...))
 }
 
 func shownMap(m map[string]string) map[string]string {
@@ -511,8 +580,8 @@ type serverJSON struct {
 func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 	return serverJSON{
 		Name: s.Name, Ref: s.Ref(), Source: s.Source.ID, Kind: string(s.Source.Kind), Scope: string(s.Source.Scope),
-		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: s.Args,
-		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: s.URL, Headers: shownMap(s.Headers),
+		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
+		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: transport.RedactURL(s.URL), Headers: shownMap(s.Headers),
 		Disabled: s.Disabled, Trust: trustState(s, store),
 	}
 }
@@ -535,9 +604,9 @@ func trustState(s *servers.Server, store *servers.TrustStore) string {
 // its URL.
 func target(s *servers.Server) string {
 	if s.Transport == servers.TransportStdio {
-		return shellJoin(append([]string{s.Command}, s.Args...))
+		return shownCommand(s)
 	}
-	return s.URL
+	return transport.RedactURL(s.URL)
 }
 
 func (e *env) trustStore(senv *servers.Env) *servers.TrustStore {
@@ -666,7 +735,7 @@ func newServersShowCmd(e *env) *cobra.Command {
 			for _, k := range slices.Sorted(maps.Keys(j.Env)) {
 				row("env", k+"="+j.Env[k])
 			}
-			row("url", s.URL)
+			row("url", j.URL)
 			for _, k := range slices.Sorted(maps.Keys(j.Headers)) {
 				row("header", k+": "+j.Headers[k])
 			}
@@ -856,16 +925,21 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 	if err != nil {
 		return nil
 	}
-	if !ownOnly {
-		return cat.Names()
-	}
 	var names []string
-	for _, s := range cat.Servers {
-		if s.Source.Kind == servers.KindMcpx {
-			names = append(names, s.Name)
+	if !ownOnly {
+		names = cat.Names()
+	} else {
+		for _, s := range cat.Servers {
+			if s.Source.Kind == servers.KindMcpx {
+				names = append(names, s.Name)
+			}
 		}
 	}
-	return names
+	// The shell prints candidates as they are: a name from a project
+	// file with an escape sequence in it would reach the terminal, and
+	// one with a line break would be two candidates. Such a name is
+	// still usable, quoted, with -s.
+	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeLine(n) != n })
 }
 
 // addServersCommands adds mcpx servers to root, and the completion of
@@ -907,9 +981,16 @@ func resolvedArgs(d connDesc) []string {
 
 // printJSON writes v as one line of JSON, leaving <, > and & as they are.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Names and commands come from files anyone may have written (a
+	// repository's .mcp.json): the same JSON, safe on a terminal.
+	_, err := io.WriteString(w, tui.EscapeJSON(b.String()))
+	return err
 }
 
 // givenFlag names an HTTP flag given on the command line ("" for none),

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,9 +239,25 @@ func TestNamedServerEmptyVariable(t *testing.T) {
 // mcpx connect and mcpx servers show; remove offers mcpx's own only.
 func TestServerNameCompletion(t *testing.T) {
 	t.Parallel()
-	env, _ := namedHome(t, nil)
+	env, cursor := namedHome(t, nil)
 	if r := runMcpx(t, env, "servers", "add", "mine", "--", "node", "server.js"); r.code != 0 {
 		t.Fatalf("add: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// Names with control characters (from any file: a project's too)
+	// are not offered: the shell would print them raw
+	// ("ev\x1b]0;pwned\x07il" set the terminal's title; "nl\nname" was
+	// two candidates).
+	data, err := os.ReadFile(cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(data), `{"mcpServers":{`,
+		`{"mcpServers":{"ev\u001b]0;pwned\u0007il": {"command": "x"}, "nl\nname": {"command": "x"}, "bidi\u202e": {"command": "x"},`, 1)
+	if hostile == string(data) {
+		t.Fatalf("unexpected %s: %s", cursor, data)
+	}
+	if err := os.WriteFile(cursor, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -389,5 +406,59 @@ func TestNamedURLAsksBeforeSendingVariables(t *testing.T) {
 	writeProject(u + "?moved=1")
 	if r = runMcpx(t, env, call...); r.code != ExitUsage || !strings.Contains(r.stderr, "--trust") {
 		t.Fatalf("edited: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestShownValue: what listings show of an entry's env and header values
+// and of its arguments. A credential is hidden by its name or by its form;
+// references to variables stay readable.
+func TestShownValue(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"DEBUG", "1", "1"},
+		{"API_KEY", "sekrit", "<redacted>"},
+		{"GITHUB_TOKEN", "${env:GH}", "${env:GH}"},
+		{"Authorization", "Bearer ${env:TOKEN}", "Bearer ${env:TOKEN}"},
+		{"Authorization", "Bearer lit${HOME}", "<redacted>"},
+		{"X-Custom", "Bearer abc", "<redacted>"},
+		{"X-Custom", "Basic dTpw", "<redacted>"},
+		{"GITHUB_PAT", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "<redacted>"},
+		{"OPENAI", "sk-proj-abcdefghijklmnop", "<redacted>"},
+		{"AWS", "AKIAABCDEFGHIJKLMNOP", "<redacted>"},
+		{"DATABASE_URL", "postgres://u:pw@db/app", "postgres://u:redacted@db/app"},
+		{"ENDPOINT", "https://h/p?api_key=k&x=1", "https://h/p?api_key=[redacted]&x=1"},
+		{"MODE", "sk-short", "sk-short"},
+	} {
+		if got := shownValue(c.name, c.value); got != c.want {
+			t.Errorf("shownValue(%q, %q) = %q, want %q", c.name, c.value, got, c.want)
+		}
+	}
+	args := []string{"--token=t", "--api-key", "k", "--port", "80", "-v", "https://u:p@h/", "--auth=${env:A}"}
+	want := []string{"--token=<redacted>", "--api-key", "<redacted>", "--port", "80", "-v", "https://u:redacted@h/", "--auth=${env:A}"}
+	if got := shownArgs(args); !slices.Equal(got, want) {
+		t.Errorf("shownArgs(%q) = %q, want %q", args, got, want)
+	}
+}
+
+// TestServersJSONTerminalSafe: mcpx servers --json printed names and
+// commands from definition files with C1 and bidirectional controls raw
+// (valid JSON, but a terminal acts on U+009B as on ESC [). They are \u
+// escapes now: the same JSON.
+func TestServersJSONTerminalSafe(t *testing.T) {
+	t.Parallel()
+	env, cursor := namedHome(t, nil)
+	if err := os.WriteFile(cursor, []byte(`{"mcpServers": {"a\u009b2Jb\u202e": {"command": "x\u0085"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"servers", "--json"}, {"servers", "show", "--json", "a\u009b2Jb\u202e"}} {
+		r := runMcpx(t, env, args...)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
+		}
+		if strings.ContainsAny(r.stdout, "\u009b\u202e\u0085") {
+			t.Errorf("%q printed controls raw: %q", args, r.stdout)
+		}
+		if !strings.Contains(r.stdout, `a\u009b2Jb\u202e`) || !strings.Contains(r.stdout, `x\u0085`) {
+			t.Errorf("%q: %s", args, r.stdout)
+		}
 	}
 }

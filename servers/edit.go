@@ -91,6 +91,11 @@ func Add(ctx context.Context, path, name string, s *Server, replace bool) error 
 // not have is an error wrapping ErrNotFound. As with Add, a file with
 // comments is refused with a *CommentsError.
 func Remove(ctx context.Context, path, name string) error {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		// Nothing to remove from: create neither the directory nor the
+		// lock file.
+		return fmt.Errorf("%q in %s: %w", name, path, ErrNotFound)
+	}
 	return editOwn(ctx, path, func(servers *[]ownMember) error {
 		for i, m := range *servers {
 			if m.name == name {
@@ -110,9 +115,20 @@ type ownMember struct {
 }
 
 // editOwn reads mcpx's file (an empty document when missing), lets change
-// edit the members of its mcpServers object, and writes it back.
+// edit the members of its mcpServers object, and writes it back, holding
+// the file's lock (lockFor) throughout.
 func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) error {
-	data, err := os.ReadFile(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the directory of %s: %s", path, bareError(err))
+	}
+	// Two edits at once must not both read the old file: the second
+	// write would drop the first one's entry.
+	unlock, err := lockFor(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	data, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data = []byte("{}")
 	} else if err != nil {
@@ -159,9 +175,6 @@ func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) 
 		return fmt.Errorf("editing %s made invalid JSON (%v); the file is left as it was", path, err)
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating the directory of %s: %s", path, bareError(err))
-	}
 	if err := outfile.WriteFile(ctx, path, out.Bytes(), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -172,7 +185,11 @@ func editOwn(ctx context.Context, path string, change func(*[]ownMember) error) 
 // JSON form is std; 0 when there is none. Comments are what ToJSON blanks
 // out, besides trailing commas.
 func commentLine(data, std []byte) int {
-	for i := range data {
+	start := 0
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		start = len(utf8BOM) // blanked out too, but not a comment
+	}
+	for i := start; i < len(data); i++ {
 		if data[i] != std[i] && data[i] != ',' {
 			return lineAt(data, i)
 		}

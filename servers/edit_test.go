@@ -3,9 +3,13 @@ package servers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -121,5 +125,60 @@ func TestAddRemove(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) != `{"mcpServers": {` {
 		t.Errorf("the broken file was changed: %s", data)
+	}
+}
+
+// TestAddConcurrent: servers add run twice at once used to lose one of the
+// entries (each read the old file and wrote it back with its own entry
+// only); 20 at once kept 8. Every entry is kept now, and so is every
+// trust record.
+func TestAddConcurrent(t *testing.T) {
+	ctx := context.Background()
+	env, _ := osEnv(t)
+	path, err := OwnFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := NewTrustStore(filepath.Join(filepath.Dir(path), "trusted.json"))
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			name := fmt.Sprintf("s%d", i)
+			if err := Add(ctx, path, name, &Server{Transport: TransportStdio, Command: "echo", Args: []string{name}}, false); err != nil {
+				t.Error(err)
+			}
+			s := &Server{Name: name, Source: Source{Path: "/p/.mcp.json"}, Transport: TransportStdio, Command: "echo", Hash: name}
+			if err := store.Trust(ctx, s); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	if len(c.Servers) != n {
+		t.Errorf("%d servers in the file after %d concurrent adds, want all of them", len(c.Servers), n)
+	}
+	for i := range n {
+		name := fmt.Sprintf("s%d", i)
+		ok, err := store.Trusted(&Server{Name: name, Source: Source{Path: "/p/.mcp.json", Kind: KindClaudeCode}, Transport: TransportStdio, Command: "echo", Hash: name})
+		if err != nil || !ok {
+			t.Errorf("trust of %s lost (%v)", name, err)
+		}
+	}
+}
+
+// TestRemoveFromNoFile: removing from a servers.json that does not exist
+// is ErrNotFound, and creates nothing (it used to create the directory
+// and the lock file).
+func TestRemoveFromNoFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mcpx")
+	err := Remove(context.Background(), filepath.Join(dir, "servers.json"), "nope")
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("Remove = %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s was created (%v)", dir, err)
 	}
 }

@@ -43,7 +43,8 @@ type FileSystem interface {
 
 type osFS struct{}
 
-func (osFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
+// ReadFile reads a regular file of bounded size (see readFile).
+func (osFS) ReadFile(name string) ([]byte, error) { return readFile(name) }
 
 // OSEnv is the environment of this process: its GOOS, home directory,
 // working directory (as the workspace) and environment variables.

@@ -219,8 +219,9 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 			s.Disabled = s.Disabled || b
 		case rEnabled:
 			var b bool
-			b, ok = v.(bool)
-			s.Disabled = s.Disabled || !b
+			if b, ok = v.(bool); ok { // a wrong type is ignored, not false
+				s.Disabled = s.Disabled || !b
+			}
 		case rBearerEnv:
 			s.BearerTokenEnv, ok = v.(string)
 		case rEnvHeaders:

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -269,17 +270,20 @@ colour = "blue"
     "legacy": {"command": {"path": "legacy-command", "args": ["a"], "env": {"K": "V"}}, "settings": {}},
     "postgres-context-server": {"source": "extension", "settings": {"database_url": "postgresql://localhost"}},
     "off": {"command": "x", "enabled": false},
+    "odd": {"command": "x", "enabled": "yes"},
   },
 }`,
 		want: []got{
 			{Ref: "zed:custom", Transport: TransportStdio, Command: "other-command", Args: []string{}},
 			{Ref: "zed:legacy", Transport: TransportStdio, Command: "legacy-command", Args: []string{"a"}, Env: map[string]string{"K": "V"}},
 			{Ref: "zed:local-mcp-server", Transport: TransportStdio, Command: "some-command", Args: []string{"arg-1", "arg-2"}, Env: map[string]string{}},
+			{Ref: "zed:odd", Transport: TransportStdio, Command: "x"}, // a wrong type is ignored: not "false"
 			{Ref: "zed:off", Transport: TransportStdio, Command: "x", Disabled: true},
 			{Ref: "zed:remote-mcp-server", Transport: TransportAuto, URL: "https://example.com/mcp",
 				Headers: map[string]string{"Authorization": "Bearer <token>"}},
 		},
-		warnings: []string{`settings.json:12: server "postgres-context-server": comes from a Zed extension`},
+		warnings: []string{`settings.json:12: server "postgres-context-server": comes from a Zed extension`,
+			`settings.json:14: server "odd": field "enabled" has the wrong type (a string), ignored`},
 	}, {
 		name: "mcpx's own file",
 		path: "/home/ada/.config/mcpx/servers.json",
@@ -393,7 +397,7 @@ func FuzzReadFile(f *testing.F) {
 			if l.toml {
 				list, _ = readTOML(l, []byte(content))
 			} else {
-				list, _ = readJSON(env, l, []byte(content))
+				list, _ = readJSON(env, l, &jsonDoc{data: []byte(content)})
 			}
 			for _, s := range list {
 				switch {
@@ -407,4 +411,19 @@ func FuzzReadFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTOMLErrorHidesValues: a Codex file with a value written without
+// quotes was reported with the value quoted ('expected value but found
+// "sekrit" instead'): a token, shown by mcpx servers -v.
+func TestTOMLErrorHidesValues(t *testing.T) {
+	c := load(t, linuxEnv(mapFS{
+		"/home/ada/.codex/config.toml": "[mcp_servers.a]\ncommand = \"x\"\nhttp_headers = { Authorization = sekrit123 }\n",
+	}, nil))
+	checkWarnings(t, c.Warnings, `/home/ada/.codex/config.toml:3: not valid TOML: expected value but found "…" instead`)
+	for _, w := range c.Warnings {
+		if strings.Contains(w.String(), "sekrit") {
+			t.Errorf("warning shows the value: %s", w)
+		}
+	}
 }

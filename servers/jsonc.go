@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -31,14 +32,29 @@ type jsonSyntaxError struct {
 
 func (e *jsonSyntaxError) Error() string { return e.Msg }
 
+// utf8BOM is the byte order mark some Windows editors (Notepad, older
+// PowerShell's Out-File) put at the start of a UTF-8 file. VS Code and
+// the other applications read such a file; encoding/json does not.
+const utf8BOM = "\xef\xbb\xbf"
+
 // parseJSONC parses a JSON document that may have comments and trailing
-// commas. std is data as standard JSON: comments and trailing commas
-// turned into spaces, so that every offset (and so every line) in std is
-// the same as in data.
+// commas, and a UTF-8 byte order mark. std is data as standard JSON:
+// comments, trailing commas and the byte order mark turned into spaces,
+// so that every offset (and so every line) in std is the same as in data.
 func parseJSONC(data []byte) (std []byte, root jsonNode, err error) {
-	std = jsonc.ToJSON(data)
+	// In place in a copy: std is as long as data, so one allocation
+	// (ToJSON grows its result by appending).
+	std = jsonc.ToJSONInPlace(bytes.Clone(data))
+	if bytes.HasPrefix(std, []byte(utf8BOM)) {
+		copy(std, "   ")
+	}
+	// json.Valid checks without copying; Unmarshal only says where.
 	var raw json.RawMessage
-	if err := json.Unmarshal(std, &raw); err != nil {
+	if !json.Valid(std) {
+		err := json.Unmarshal(std, &raw)
+		if err == nil { // cannot happen: the same checker
+			err = errors.New("not valid JSON")
+		}
 		line := 0
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -52,11 +68,19 @@ func parseJSONC(data []byte) (std []byte, root jsonNode, err error) {
 	return std, root, nil
 }
 
+// memberDepth is how deep the members of objects are noted: the fields
+// of an entry of Claude Code's local scope (root → projects → PATH →
+// mcpServers → NAME) are the deepest any location needs. Deeper values,
+// and those in lists, are read from their text. ~/.claude.json keeps each project's history
+// too, tens of megabytes of objects that nothing looks into.
+const memberDepth = 5
+
 // jsonScanner walks a document encoding/json has already found valid,
 // noting where values and names are.
 type jsonScanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // of the value being scanned
 }
 
 func (p *jsonScanner) space() {
@@ -90,16 +114,21 @@ func (p *jsonScanner) value() jsonNode {
 				p.i++
 				continue
 			}
-			m := jsonMember{nameStart: p.i}
+			nameStart := p.i
 			p.str()
-			m.nameEnd = p.i
-			_ = json.Unmarshal(p.b[m.nameStart:m.nameEnd], &m.name) // cannot fail: checked
+			nameEnd := p.i
 			p.space()
 			if p.i < len(p.b) && p.b[p.i] == ':' {
 				p.i++
 			}
-			m.value = p.value()
-			n.members = append(n.members, m)
+			p.depth++
+			value := p.value()
+			p.depth--
+			if p.depth < memberDepth {
+				m := jsonMember{nameStart: nameStart, nameEnd: nameEnd, value: value}
+				_ = json.Unmarshal(p.b[nameStart:nameEnd], &m.name) // cannot fail: checked
+				n.members = append(n.members, m)
+			}
 		}
 		p.i++
 	case '[':
@@ -113,7 +142,12 @@ func (p *jsonScanner) value() jsonNode {
 				p.i++
 				continue
 			}
+			// No location looks into a list: its elements are read
+			// from their text.
+			d := p.depth
+			p.depth = memberDepth
 			p.value()
+			p.depth = d
 		}
 		p.i++
 	case '"':

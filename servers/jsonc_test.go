@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -130,4 +131,70 @@ func FuzzAdd(f *testing.F) {
 			t.Fatalf("from\n%s\nwrote\n%s", content, out)
 		}
 	})
+}
+
+// TestLoadBOM: a file saved by Notepad starts with a UTF-8 byte order
+// mark, which VS Code and the other applications read past. mcpx said
+// "not valid JSON: invalid character 'ï' looking for beginning of value"
+// and read no server from it; servers add refused mcpx's own file so.
+// Now it is read, and servers add rewrites the file (without the mark).
+func TestLoadBOM(t *testing.T) {
+	ctx := context.Background()
+	env, _ := osEnv(t)
+	path, err := OwnFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "\xef\xbb\xbf{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}")
+	write(t, filepath.Join(env.Workspace, ".mcp.json"), "\xef\xbb\xbf{\n  \"mcpServers\": {\n    \"b\": {\"command\": \"y\"}}}")
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	if len(c.Servers) != 2 || c.Servers[0].Name != "a" || c.Servers[1].Name != "b" || c.Servers[1].Line != 3 {
+		t.Fatalf("servers = %+v, want a and b (line 3)", c.Servers)
+	}
+	if err := Add(ctx, path, "c", &Server{Transport: TransportStdio, Command: "z"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := load(t, env); len(c.Servers) != 3 {
+		t.Errorf("after add: %d servers, want 3", len(c.Servers))
+	}
+}
+
+// TestLoadLargeClaudeJSON: ~/.claude.json keeps every project's history,
+// tens of megabytes of it. It is two locations (user and local scope),
+// and was read and parsed twice, noting every member of every object:
+// a 55 MB file took 4 s and 900 MB of allocations to list two servers.
+// It is parsed once now, noting only the members a location can reach.
+func TestLoadLargeClaudeJSON(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"mcpServers": {"user": {"command": "u"}}, "projects": {`)
+	for i := range 3000 {
+		fmt.Fprintf(&b, `"/p/%d": {"history": [`, i)
+		for j := range 20 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"display": "a prompt of some length, as people write them", "pastedContents": {}}`)
+		}
+		b.WriteString(`], "mcpServers": {}},`)
+	}
+	b.WriteString(`"/home/ada/proj": {"mcpServers": {"local": {"command": "l"}}}}}`)
+	env := linuxEnv(mapFS{"/home/ada/.claude.json": b.String()}, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := load(t, env)
+	runtime.ReadMemStats(&after)
+	checkWarnings(t, c.Warnings)
+	var refs []string
+	for _, s := range c.Servers {
+		refs = append(refs, s.Ref())
+	}
+	diff(t, []string{"claude-code-local:local", "claude-code:user"}, refs)
+	// The text, its standard form, and a little.
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(4*b.Len()); got > limit {
+		t.Errorf("loading a %d-byte ~/.claude.json allocated %d bytes, want at most %d", b.Len(), got, limit)
+	}
 }

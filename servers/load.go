@@ -45,12 +45,24 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		return nil, errors.New("servers: no home directory to look for server definitions in")
 	}
 	c := &Catalog{}
+	// ~/.claude.json is two locations (user and local scope), and can be
+	// tens of megabytes: it is read and parsed once.
+	docs := map[string]*jsonDoc{}
 	for _, l := range env.locations() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		f := File{Source: l.Source}
-		data, err := env.fs().ReadFile(l.Path)
+		var data []byte
+		var err error
+		doc := docs[l.Path]
+		if doc != nil {
+			data, err = doc.data, doc.readErr
+		} else {
+			data, err = env.fs().ReadFile(l.Path)
+			doc = &jsonDoc{data: data, readErr: err}
+			docs[l.Path] = doc
+		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 				c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: "cannot be read: " + bareError(err)})
@@ -64,7 +76,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		if l.toml {
 			list, warns = readTOML(l, data)
 		} else {
-			list, warns = readJSON(env, l, data)
+			list, warns = readJSON(env, l, doc)
 		}
 		f.Servers = len(list)
 		c.Servers = append(c.Servers, list...)
@@ -105,14 +117,35 @@ func lineAt(data []byte, off int) int {
 	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
 
+// jsonDoc is a file as read, and parsed once (parse).
+type jsonDoc struct {
+	data    []byte
+	readErr error
+
+	parsed   bool
+	std      []byte
+	root     jsonNode
+	parseErr error
+}
+
+// parse parses the document the first time it is called.
+func (d *jsonDoc) parse() ([]byte, *jsonNode, error) {
+	if !d.parsed {
+		d.parsed = true
+		d.std, d.root, d.parseErr = parseJSONC(d.data)
+	}
+	return d.std, &d.root, d.parseErr
+}
+
 // readJSON reads a JSON (with comments) file of location l.
-func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
+func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
 	fileWarn := func(line int, format string, args ...any) []Warning {
 		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...)}}
 	}
+	data := doc.data
 	// std is data with comments and trailing commas blanked out:
 	// offsets and lines stay.
-	std, v, err := parseJSONC(data)
+	std, v, err := doc.parse()
 	if err != nil {
 		line := 0
 		if se := (*jsonSyntaxError)(nil); errors.As(err, &se) {
@@ -132,7 +165,7 @@ func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
 			}
 		}
 	}
-	obj := findPath(env, &v, l.servers)
+	obj := findPath(env, v, l.servers)
 	if obj == nil {
 		return nil, warns
 	}
@@ -142,12 +175,12 @@ func readJSON(env *Env, l location, data []byte) ([]*Server, []Warning) {
 	var inputs map[string]Input
 	if l.inputs != nil {
 		var w []Warning
-		inputs, w = readInputs(l, data, std, findPath(env, &v, l.inputs))
+		inputs, w = readInputs(l, data, std, findPath(env, v, l.inputs))
 		warns = append(warns, w...)
 	}
 	var excluded []string
 	if l.excluded != nil {
-		if ev := findPath(env, &v, l.excluded); ev != nil {
+		if ev := findPath(env, v, l.excluded); ev != nil {
 			var list []any
 			if decode(std[ev.start:ev.end], &list) == nil {
 				excluded, _ = stringList(list)
@@ -306,6 +339,9 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 		if errors.As(err, &pe) {
 			line, msg = pe.Position.Line, pe.Message
 		}
+		// The decoder quotes what it could not read: a value written
+		// without quotes (TOKEN = sk-live-…) would be shown.
+		msg = tomlQuoted.ReplaceAllString(msg, `"…"`)
 		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it"}}
 	}
 	raw, ok := doc["mcp_servers"]
@@ -334,6 +370,10 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 	}
 	return out, warns
 }
+
+// tomlQuoted matches a quoted excerpt of the file, longer than one
+// character, in a TOML decoder's message.
+var tomlQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"`)
 
 // tomlLine finds the line where [mcp_servers.NAME] (or a dotted key of
 // it) first appears; 0 when not found. The TOML decoder keeps no

@@ -74,7 +74,7 @@ func (e *Env) locations() []location {
 	add(location{Source: Source{ID: "claude-code", Kind: KindClaudeCode, Scope: ScopeUser, Path: claudeJSON},
 		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}})
 	if e.Workspace != "" {
-		add(location{Source: Source{ID: "claude-code-local", Kind: KindClaudeCode, Scope: ScopeLocal, Path: claudeJSON},
+		add(location{Source: Source{ID: "claude-code-local", Kind: KindClaudeCode, Scope: ScopeLocal, Path: claudeJSON, Workspace: e.Workspace},
 			dialect: dialects[KindClaudeCode], servers: []string{"projects", workspaceKey, "mcpServers"}})
 	}
 	add(location{Source: Source{ID: "claude-code-project", Kind: KindClaudeCode, Scope: ScopeProject, Path: ws(".mcp.json")},

@@ -47,14 +47,26 @@ func (e *AmbiguousError) Error() string {
 // (user files before project files); otherwise the error is an
 // *AmbiguousError listing the candidates.
 func (c *Catalog) Lookup(ref string) (*Server, error) {
-	var plain, qualified []*Server
+	var plain, qualified, byKind []*Server
 	for _, s := range c.Servers {
 		if s.Name == ref {
 			plain = append(plain, s)
 		}
-		if q, ok := strings.CutSuffix(ref, ":"+s.Name); ok && (q == s.Source.ID || q == string(s.Source.Kind) || q == s.Source.Path) {
+		q, ok := strings.CutSuffix(ref, ":"+s.Name)
+		switch {
+		case !ok:
+		case q == s.Source.ID || q == s.Source.Path:
 			qualified = append(qualified, s)
+		case q == string(s.Source.Kind):
+			byKind = append(byKind, s)
 		}
+	}
+	// A source ID is exact; the application's name only stands for its
+	// source when no ID is given ("cursor" is the ID of ~/.cursor/mcp.json
+	// and the application of .cursor/mcp.json too: the Ref an
+	// AmbiguousError suggests must name one).
+	if len(qualified) == 0 {
+		qualified = byKind
 	}
 	cands := qualified
 	if len(qualified) == 0 {

@@ -65,8 +65,21 @@ func TestLookup(t *testing.T) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
 	}
-	if _, err := c.Lookup("cursor:x"); !errors.As(err, &ae) || len(ae.Candidates) != 2 {
-		t.Errorf("cursor:x: error %v", err)
+	// Each SOURCE:NAME the error suggests names that one entry, even
+	// where the source ID is also an application's name ("cursor:x"
+	// used to be as ambiguous as "x").
+	if _, err := c.Lookup("x"); !errors.As(err, &ae) || len(ae.Candidates) != 2 {
+		t.Errorf("x: error %v", err)
+	}
+	for _, err := range []error{err, func() error { _, err := c.Lookup("x"); return err }()} {
+		if !errors.As(err, &ae) {
+			continue
+		}
+		for _, cand := range ae.Candidates {
+			if s, err := c.Lookup(cand.Ref()); err != nil || s != cand {
+				t.Errorf("%s, suggested by %q: found %v, %v", cand.Ref(), ae.Ref, s, err)
+			}
+		}
 	}
 
 	for _, ref := range []string{"nope", "zed:fs", "cursor:"} {

@@ -80,6 +80,11 @@ type Source struct {
 	Scope Scope
 	// Path is the file.
 	Path string
+	// Workspace is, for Claude Code's local scope, the project whose
+	// entry of Path this is ("" otherwise): ~/.claude.json holds a
+	// server of one name for the user and for each project, each its own
+	// entry, confirmed apart.
+	Workspace string
 }
 
 func (s Source) String() string { return s.ID + " (" + s.Path + ")" }

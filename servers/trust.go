@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,12 @@ type trustFile struct {
 type trustRecord struct {
 	Path string `json:"path"`
 	Name string `json:"name"`
-	Hash string `json:"hash"`
+	// Source and Workspace tell apart the entries of one name in one
+	// file (~/.claude.json's user scope and each project's local scope);
+	// records written before they were kept have neither.
+	Source    string `json:"source,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Hash      string `json:"hash"`
 	// Command or URL is what was confirmed, for a person reading the
 	// file.
 	Command []string  `json:"command,omitempty"`
@@ -51,7 +57,7 @@ func NewTrustStore(path string) *TrustStore { return &TrustStore{path: path} }
 func (t *TrustStore) Path() string { return t.path }
 
 func (t *TrustStore) read() (*trustFile, error) {
-	data, err := os.ReadFile(t.path)
+	data, err := readFile(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &trustFile{Version: 1}, nil
 	}
@@ -67,6 +73,12 @@ func (t *TrustStore) read() (*trustFile, error) {
 
 func (r trustRecord) matches(s *Server) bool {
 	return r.Path == s.Source.Path && r.Name == s.Name && r.Hash == s.Hash
+}
+
+// of reports whether r is a record of s's entry, whatever its content.
+func (r trustRecord) of(s *Server) bool {
+	return r.Path == s.Source.Path && r.Name == s.Name && (r.Source == "" || r.Source == s.Source.ID) &&
+		r.Workspace == s.Source.Workspace
 }
 
 // Trusted reports whether the person has confirmed s as it is now. A
@@ -86,12 +98,13 @@ func (t *TrustStore) Trusted(s *Server) (bool, error) {
 // of the same entry (older contents) are replaced.
 func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 	return t.update(ctx, func(f *trustFile) {
-		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.of(s) })
 		now := time.Now
 		if t.Now != nil {
 			now = t.Now
 		}
-		r := trustRecord{Path: s.Source.Path, Name: s.Name, Hash: s.Hash, URL: s.URL, At: now().UTC()}
+		r := trustRecord{Path: s.Source.Path, Name: s.Name, Source: s.Source.ID, Workspace: s.Source.Workspace,
+			Hash: s.Hash, URL: recordedURL(s.URL), At: now().UTC()}
 		if s.Transport == TransportStdio {
 			r.Command = append([]string{s.Command}, s.Args...)
 		}
@@ -102,11 +115,20 @@ func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 // Revoke forgets every record of s's entry (whatever its content).
 func (t *TrustStore) Revoke(ctx context.Context, s *Server) error {
 	return t.update(ctx, func(f *trustFile) {
-		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.Path == s.Source.Path && r.Name == s.Name })
+		f.Trusted = slices.DeleteFunc(f.Trusted, func(r trustRecord) bool { return r.of(s) })
 	})
 }
 
 func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error {
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return fmt.Errorf("creating the trust store's directory: %s", bareError(err))
+	}
+	// Two confirmations at once must both be kept.
+	unlock, err := lockFor(ctx, t.path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	f, err := t.read()
 	if err != nil {
 		return err
@@ -117,11 +139,23 @@ func (t *TrustStore) update(ctx context.Context, change func(*trustFile)) error 
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
-		return fmt.Errorf("creating the trust store's directory: %s", bareError(err))
-	}
 	if err := outfile.WriteFile(ctx, t.path, append(data, '\n'), outfile.Options{Perm: 0o600}); err != nil {
 		return fmt.Errorf("writing the trust store %s: %w", t.path, err)
 	}
 	return nil
+}
+
+// recordedURL is the URL a record shows a person: without a password and
+// without its query, either of which may hold a credential written into
+// the entry. The record is told apart by its Hash, not by this.
+func recordedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	return u.String()
 }

@@ -131,7 +131,7 @@ func TestTrust(t *testing.T) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
-	diff(t, []trustRecord{{Path: project, Name: "build", Hash: edited.Hash, Command: []string{"./tools/mcp-server", "-v"},
+	diff(t, []trustRecord{{Path: project, Name: "build", Source: "cursor-project", Hash: edited.Hash, Command: []string{"./tools/mcp-server", "-v"},
 		At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}, f.Trusted)
 
 	if err := store.Revoke(ctx, edited); err != nil {
@@ -179,10 +179,62 @@ func TestTrustURL(t *testing.T) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
-	diff(t, []trustRecord{{Path: project, Name: "r", Hash: s.Hash, URL: "https://example.com/mcp",
+	diff(t, []trustRecord{{Path: project, Name: "r", Source: "claude-code-project", Hash: s.Hash, URL: "https://example.com/mcp",
 		At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}, f.Trusted)
 	write(t, project, `{"mcpServers": {"r": {"type": "http", "url": "https://elsewhere.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`)
 	if trusted(t, store, one(t, env, "r")) {
 		t.Error("trusted after the URL changed")
+	}
+}
+
+// TestTrustClaudeScopes: ~/.claude.json holds a server of one name for the
+// user and for each project (local scope). Confirming one used to forget
+// the others (one record per file and name), so that mcpx asked again and
+// again when used in turn. Each entry keeps its own record now.
+func TestTrustClaudeScopes(t *testing.T) {
+	ctx := context.Background()
+	env, dir := osEnv(t)
+	other := filepath.Join(env.Home, "other")
+	write(t, filepath.Join(env.Home, ".claude.json"), `{"mcpServers": {"db": {"command": "db-user"}},
+  "projects": {"`+filepath.ToSlash(env.Workspace)+`": {"mcpServers": {"db": {"command": "db-here"}}},
+               "`+filepath.ToSlash(other)+`": {"mcpServers": {"db": {"command": "db-other"}}}}}`)
+	if runtime.GOOS == "windows" {
+		t.Skip("project keys are written with forward slashes here")
+	}
+	store := NewTrustStore(filepath.Join(dir, "trusted.json"))
+	user := one(t, env, "claude-code:db")
+	here := one(t, env, "claude-code-local:db")
+	envOther := *env
+	envOther.Workspace = other
+	there := one(t, &envOther, "claude-code-local:db")
+	for _, s := range []*Server{user, here, there} {
+		if err := store.Trust(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []*Server{user, here, there} {
+		if !trusted(t, store, s) {
+			t.Errorf("%s (%s, workspace %q) no longer trusted after the others were confirmed", s.Ref(), s.Command, s.Source.Workspace)
+		}
+	}
+	if err := store.Revoke(ctx, here); err != nil {
+		t.Fatal(err)
+	}
+	if trusted(t, store, here) || !trusted(t, store, user) || !trusted(t, store, there) {
+		t.Error("Revoke forgot another entry than its own")
+	}
+}
+
+// TestTrustRecordHidesCredentials: a record showed the URL as written, so
+// trusted.json held a copy of a password or token written into it.
+func TestTrustRecordHidesCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://u:pw@h.example/mcp?token=t&x=1": "https://u@h.example/mcp",
+		"https://h.example/mcp":                  "https://h.example/mcp",
+		"http://[::1":                            "",
+	} {
+		if got := recordedURL(raw); got != want {
+			t.Errorf("recordedURL(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }

@@ -146,7 +146,7 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 			return nil, err
 		}
 		p = x.abs(p)
-		data, err := env.fs().ReadFile(p)
+		data, err := readValueFile(env, p)
 		if err != nil {
 			return nil, fmt.Errorf("server %q (%s): envFile %s: %s", s.Name, s.Source, p, bareError(err))
 		}
@@ -474,7 +474,7 @@ func (x *expander) file(field, p string) (string, error) {
 		p = x.env.join(x.env.Home, rest)
 	}
 	p = x.abs(p)
-	data, err := x.env.fs().ReadFile(p)
+	data, err := readValueFile(x.env, p)
 	if err != nil {
 		return "", fmt.Errorf("server %q (%s): %s reads %s: %s", x.s.Name, x.s.Source, field, p, bareError(err))
 	}

@@ -123,6 +123,15 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
+		// A working directory that is not there fails the same way as a
+		// missing command: say which of the two it was.
+		if opts.Dir != "" {
+			if fi, serr := os.Stat(opts.Dir); serr != nil {
+				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: %v", ErrConnect, opts.Command, opts.Dir, unwrapExec(serr))
+			} else if !fi.IsDir() {
+				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: not a directory", ErrConnect, opts.Command, opts.Dir)
+			}
+		}
 		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, unwrapExec(err))
 	}
 	tree, err := startTree(cmd.Process)

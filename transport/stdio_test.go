@@ -420,14 +420,18 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gone := filepath.Join(t.TempDir(), "gone")
 	tests := []struct {
 		name string
 		opts StdioOptions
+		want string // in the message, when set
 	}{
-		{"no command", StdioOptions{}},
-		{"missing binary", StdioOptions{Command: filepath.Join(t.TempDir(), "no-such-server")}},
-		{"not executable", StdioOptions{Command: t.TempDir()}},
-		{"missing working directory", StdioOptions{Command: exe, Dir: filepath.Join(t.TempDir(), "gone")}},
+		{"no command", StdioOptions{}, ""},
+		{"missing binary", StdioOptions{Command: filepath.Join(t.TempDir(), "no-such-server")}, ""},
+		{"not executable", StdioOptions{Command: t.TempDir()}, ""},
+		// It said "cannot start server \"<exe>\": no such file or
+		// directory", as if the command were missing.
+		{"missing working directory", StdioOptions{Command: exe, Dir: gone}, "in directory " + gone + ": "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,6 +442,9 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 			}
 			if !errors.Is(err, ErrConnect) {
 				t.Errorf("error %v does not wrap ErrConnect", err)
+			}
+			if tt.want != "" && !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
 			}
 		})
 	}
