@@ -547,7 +547,11 @@ func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []strin
 	if !isLoopback(addr) {
 		con.Warn("listening on " + addr + ", which is not a loopback address: other machines can reach it")
 	}
-	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
+	// Headers must arrive within 10s (a request body's bytes within 30s
+	// of each other: the handlers see to that); a kept-alive connection
+	// with no request is closed after 2 minutes, so that idle clients do
+	// not pile up.
+	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	con.Note(fmt.Sprintf("%s on http://%s/ (Ctrl-C to stop)", what, l.Addr()))

@@ -125,17 +125,53 @@ func (q *sseQueue) take() [][]byte {
 	return f
 }
 
+// bodyStallTimeout bounds how long a listener (replay --listen, proxy
+// --listen) waits for the next bytes of a request body: a client that
+// sends headers and then a body slowly or never must not hold a
+// connection, its goroutine and what it sent so far for ever. The
+// server's ReadHeaderTimeout covers only the headers, and its
+// ReadTimeout cannot be used: it would also end the SSE responses that
+// stay open. A variable for tests.
+var bodyStallTimeout = 30 * time.Second
+
+// stallReader renews the connection's read deadline before each read of
+// a request body, so that a body may take as long as it needs as long as
+// its bytes keep coming.
+type stallReader struct {
+	r  io.Reader
+	rc *http.ResponseController
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	_ = s.rc.SetReadDeadline(time.Now().Add(bodyStallTimeout))
+	return s.r.Read(p)
+}
+
 // readRequestBody reads a request's body of at most limit bytes (zero:
 // transport.DefaultMaxMessageSize). It answers 413 Content Too Large to a
-// longer one (before reading it, when its Content-Length says so) and 400
-// when the body cannot be read, and then reports false.
+// longer one (before reading it, when its Content-Length says so), 408
+// Request Timeout when the body stops arriving for bodyStallTimeout and
+// 400 when the body cannot be read, and then reports false.
 func readRequestBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, bool) {
-	body, err := transport.ReadBody(req.Body, req.ContentLength, limit, "the request body")
+	var src io.Reader = req.Body
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Time{}) == nil {
+		src = stallReader{r: req.Body, rc: rc}
+		// Once read, the connection has no deadline again: an SSE
+		// response may stay open as long as it needs.
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	body, err := transport.ReadBody(src, req.ContentLength, limit, "the request body")
+	var ne net.Error
 	switch {
 	case errors.Is(err, transport.ErrFrameTooLarge):
 		// The connection is not reused: the rest of the body is not read.
 		w.Header().Set("Connection", "close")
 		http.Error(w, "Content Too Large: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("Request Timeout: the request body stopped arriving (nothing for %v)", bodyStallTimeout), http.StatusRequestTimeout)
 		return nil, false
 	case err != nil:
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)

@@ -1,11 +1,16 @@
 package record
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func post(t *testing.T, url, session, body string) *http.Response {
@@ -95,5 +100,67 @@ func TestReplayHandlerSessions(t *testing.T) {
 	req, _ = http.NewRequest("PUT", srv.URL, nil)
 	if r, _ := http.DefaultClient.Do(req); r.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("PUT: %d", r.StatusCode)
+	}
+}
+
+// A client that sends a request's headers and then stops sending its body
+// gets 408 Request Timeout once nothing came for bodyStallTimeout, and
+// its connection is closed; a body that keeps arriving, however slowly
+// in all, is read. Before, the listener waited for the body for ever.
+func TestReadRequestBodyStall(t *testing.T) {
+	// Not parallel: it sets bodyStallTimeout.
+	defer func(d time.Duration) { bodyStallTimeout = d }(bodyStallTimeout)
+	bodyStallTimeout = 300 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := readRequestBody(w, r, 0)
+		if ok {
+			w.Write([]byte("read " + string(body)))
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	dial := func() net.Conn {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dl, _ := ctx.Deadline()
+		c.SetDeadline(dl)
+		return c
+	}
+	c := dial()
+	defer c.Close()
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 100\r\n\r\n{", srv.Listener.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a stalled body got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close || !strings.Contains(string(b), "stopped arriving") {
+		t.Errorf("a stalled body: %d (close %v) %s, want 408 and the connection closed", resp.StatusCode, resp.Close, b)
+	}
+
+	// Ten pieces 100ms apart: a second in all, never 300ms without bytes.
+	c2 := dial()
+	defer c2.Close()
+	fmt.Fprintf(c2, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\n", srv.Listener.Addr())
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 10; i++ {
+		<-tick.C
+		if _, err := c2.Write([]byte{'0' + byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err = http.ReadResponse(bufio.NewReader(c2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(b) != "read 0123456789" {
+		t.Errorf("a slow but steady body: %d %s, want it read", resp.StatusCode, b)
 	}
 }
