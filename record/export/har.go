@@ -605,9 +605,12 @@ func finish(x *exchange) {
 		e.Response.Content.Size = b.Len()
 	}
 	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+	// A trace's times only grow within a session, but one edited by hand
+	// (or joined from pieces) may not: HAR allows no negative send, wait
+	// or receive, so a response recorded before its request waits 0.
 	if x.answered {
-		e.Timings.Wait = ms(x.respAt - e.start)
-		e.Timings.Receive = ms(max(e.end, x.respAt) - x.respAt)
+		e.Timings.Wait = ms(max(x.respAt-e.start, 0))
+		e.Timings.Receive = ms(max(e.end, x.respAt) - max(x.respAt, e.start))
 	} else {
 		e.Timings.Wait = ms(e.end - e.start)
 	}
@@ -727,8 +730,8 @@ func messageEntries(s *record.Session) []*harEntry {
 			e.Response.Content = harContent{MimeType: "application/json"}
 			setContent(&e.Response.Content, r.raw)
 			e.Response.BodySize = len(r.raw)
-			e.end = r.ev.Time
-			e.Timings.Wait = ms(r.ev.Time - m.ev.Time)
+			e.end = max(r.ev.Time, m.ev.Time)
+			e.Timings.Wait = ms(e.end - m.ev.Time) // 0 for a response recorded before its request
 		case "notification":
 			setBody(e, m.raw)
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"

@@ -629,3 +629,33 @@ func TestHARWritesSessionBySession(t *testing.T) {
 		}
 	}
 }
+
+// A trace whose times go backwards within a session (edited by hand, or
+// joined from pieces) still gives HAR timings that are never negative:
+// a response recorded before its request waits 0. Before, its wait was
+// negative, which HAR 1.2 forbids and viewers draw wrongly.
+func TestHARTimesGoingBackwards(t *testing.T) {
+	const trace = `{"format":"mcpx-trace","version":1,"minor":2,"created":"2026-11-21T20:08:18.668Z","transport":"http","target":"x","redacted":true}
+{"t":100,"s":1,"kind":"session","session":{"transport":"http","target":"http://h/mcp"}}
+{"t":400,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"ping"}}
+{"t":401,"s":1,"kind":"http","text":"POST http://h/mcp","meta":{"httpMethod":"POST","url":"http://h/mcp"}}
+{"t":150,"s":1,"kind":"http","text":"200 OK application/json ← POST http://h/mcp","meta":{"httpMethod":"POST","url":"http://h/mcp","httpStatus":200,"contentType":"application/json"}}
+{"t":151,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{}},"meta":{"httpMethod":"POST","url":"http://h/mcp","httpStatus":200,"contentType":"application/json"}}
+{"t":1000,"s":2,"kind":"session","session":{"transport":"stdio","target":"server"}}
+{"t":1500,"s":2,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}
+{"t":1200,"s":2,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}
+`
+	tr, err := record.Read(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, h := harDoc(t, tr) // checkRequired: no negative send, wait or receive
+	if len(h.Log.Entries) != 2 {
+		t.Fatalf("%d entries, want 2", len(h.Log.Entries))
+	}
+	for i, e := range h.Log.Entries {
+		if e.Timings.Wait != 0 || e.Time != 0 {
+			t.Errorf("entry %d (%s): wait %v, time %v; want 0 for a response recorded before its request", i, e.Request.URL, e.Timings.Wait, e.Time)
+		}
+	}
+}
