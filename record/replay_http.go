@@ -70,6 +70,72 @@ type replayHandler struct {
 	mu        sync.Mutex
 	sessions  map[string]*httpSession // by the session id minted for it
 	stateless map[string]*httpSession // by remote host: stateless requests
+	// order lists the ids of sessions begun by initialize, oldest first
+	// (ids of sessions since ended are skipped, and dropped now and then).
+	order []string
+}
+
+// maxHTTPSessions bounds the Streamable HTTP sessions a replay keeps: a
+// client may send initialize in a loop and never end a session (DELETE).
+// Beyond it the oldest session is ended, as DELETE would end it; a client
+// still using it gets 404, which tells it to begin a new session (spec:
+// basic/transports, "Session Management"). A variable for tests.
+var maxHTTPSessions = 1000
+
+// addSession registers a session begun by initialize, ending the oldest
+// ones beyond maxHTTPSessions.
+func (h *replayHandler) addSession(sess *httpSession) {
+	var ended []*httpSession
+	h.mu.Lock()
+	h.sessions[sess.id] = sess
+	h.order = append(h.order, sess.id)
+	for len(h.sessions) > maxHTTPSessions && len(h.order) > 0 {
+		id := h.order[0]
+		h.order = h.order[1:]
+		if old := h.sessions[id]; old != nil && old != sess {
+			delete(h.sessions, id)
+			ended = append(ended, old)
+		}
+	}
+	if len(h.order) > 2*maxHTTPSessions {
+		live := h.order[:0]
+		for _, id := range h.order {
+			if h.sessions[id] != nil {
+				live = append(live, id)
+			}
+		}
+		h.order = live
+	}
+	h.mu.Unlock()
+	for _, old := range ended {
+		old.end()
+	}
+}
+
+// removeSession ends the session with id when it is still registered; it
+// reports whether it was (one of concurrent DELETEs wins).
+func (h *replayHandler) removeSession(sess *httpSession) bool {
+	h.mu.Lock()
+	ok := h.sessions[sess.id] == sess
+	if ok {
+		delete(h.sessions, sess.id)
+	}
+	h.mu.Unlock()
+	if ok {
+		sess.end()
+	}
+	return ok
+}
+
+// end finishes a session removed from the handler: its replay ends and
+// its streams close.
+func (sess *httpSession) end() {
+	sess.mu.Lock()
+	if sess.c.cur != nil {
+		sess.c.cur.finish()
+	}
+	sess.mu.Unlock()
+	close(sess.gone)
 }
 
 // httpSession is one replayed connection and the streams its frames go to.
@@ -215,15 +281,10 @@ func (h *replayHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if sess == nil {
 			return
 		}
-		h.mu.Lock()
-		delete(h.sessions, sess.id)
-		h.mu.Unlock()
-		sess.mu.Lock()
-		if sess.c.cur != nil {
-			sess.c.cur.finish()
+		if !h.removeSession(sess) {
+			http.Error(w, "Not Found: no such session", http.StatusNotFound)
+			return
 		}
-		sess.mu.Unlock()
-		close(sess.gone)
 		w.WriteHeader(http.StatusOK)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
@@ -288,9 +349,7 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		h.mu.Lock()
-		h.sessions[sess.id] = sess
-		h.mu.Unlock()
+		h.addSession(sess)
 	} else if sess = h.session(w, req); sess == nil {
 		return
 	}

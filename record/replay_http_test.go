@@ -164,3 +164,64 @@ func TestReadRequestBodyStall(t *testing.T) {
 		t.Errorf("a slow but steady body: %d %s, want it read", resp.StatusCode, b)
 	}
 }
+
+// A client that sends initialize in a loop and never ends a session does
+// not make the replay keep every session: beyond maxHTTPSessions the
+// oldest is ended (404 from then on, which tells a client to begin
+// again), the newest go on. DELETE of an ended or unknown session is 404.
+func TestReplayHandlerSessionsBounded(t *testing.T) {
+	// Not parallel: it sets maxHTTPSessions.
+	defer func(n int) { maxHTTPSessions = n }(maxHTTPSessions)
+	maxHTTPSessions = 3
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rp.Handler().(*replayHandler)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var ids []string
+	for i := 0; i < 10; i++ {
+		r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d: %d", i, r.StatusCode)
+		}
+		ids = append(ids, r.Header.Get("Mcp-Session-Id"))
+	}
+	h.mu.Lock()
+	n, order := len(h.sessions), len(h.order)
+	h.mu.Unlock()
+	if n != 3 || order > 2*3 {
+		t.Errorf("after 10 sessions: %d kept (order %d), want 3", n, order)
+	}
+	if r := post(t, srv.URL, ids[0], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("the oldest session: %d, want 404", r.StatusCode)
+	}
+	if r := post(t, srv.URL, ids[9], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusOK {
+		t.Errorf("the newest session: %d, want 200", r.StatusCode)
+	}
+	del := func(id string) int {
+		req, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := del(ids[9]); got != http.StatusOK {
+		t.Errorf("DELETE of a live session: %d", got)
+	}
+	for _, id := range []string{ids[9], ids[0], "nosuch"} {
+		if got := del(id); got != http.StatusNotFound {
+			t.Errorf("DELETE of %q (ended or unknown): %d, want 404", id, got)
+		}
+	}
+}
