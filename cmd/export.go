@@ -104,14 +104,19 @@ func (o *traceExportOptions) run(ctx context.Context, file string) error {
 		// complete. Like the trace, the export may hold what the session
 		// exchanged: its owner's only.
 		var werr error
+		var ew *errWriter
 		_, err := outfile.WriteFrom(ctx, out.name, writerToFunc(func(w io.Writer) (int64, error) {
-			werr = out.write(w, tf, opts)
+			ew = &errWriter{w: w}
+			werr = out.write(ew, tf, opts)
 			return 0, werr
 		}), outfile.Options{Perm: 0o600})
-		if werr != nil {
-			return fmt.Errorf("%s: %w", file, werr)
-		}
-		if err != nil {
+		switch {
+		case ew != nil && ew.err != nil:
+			// The output failed (a full disk): say which.
+			return fmt.Errorf("%s %s: writing: %w", out.flag, out.name, ew.err)
+		case werr != nil:
+			return fmt.Errorf("%s: %w", file, werr) // the trace could not be read
+		case err != nil:
 			return fmt.Errorf("%s %s: %w", out.flag, out.name, err)
 		}
 	}
@@ -122,6 +127,21 @@ func (o *traceExportOptions) run(ctx context.Context, file string) error {
 type writerToFunc func(io.Writer) (int64, error)
 
 func (f writerToFunc) WriteTo(w io.Writer) (int64, error) { return f(w) }
+
+// errWriter remembers the first error of the writer it wraps, so that a
+// failed output is told apart from a trace that could not be read.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
 
 type exportOutput struct{ flag, name string }
 
