@@ -1,10 +1,10 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -72,6 +72,9 @@ func (o *traceExportOptions) run(ctx context.Context, file string) error {
 	case o.har == "-" && o.html == "-":
 		return usageErrorf("--har - and --html - both write to stdout; choose one")
 	}
+	if err := checkExportOutputs(file, []exportOutput{{"--har", o.har}, {"--html", o.html}}); err != nil {
+		return err
+	}
 	con := e.console()
 	tf, err := record.ReadOptions{MaxMessageSize: e.cfg.conn.session.maxMessageSize}.Open(file)
 	if err != nil {
@@ -96,14 +99,90 @@ func (o *traceExportOptions) run(ctx context.Context, file string) error {
 			}
 			continue
 		}
-		var b bytes.Buffer
-		if err := out.write(&b, tf, opts); err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		// Like the trace, the export may hold what the session
+		// Written as it is produced (a trace with large frames is not
+		// held twice) into a temporary file that replaces OUT only once
+		// complete. Like the trace, the export may hold what the session
 		// exchanged: its owner's only.
-		if err := outfile.WriteFile(ctx, out.name, b.Bytes(), outfile.Options{Perm: 0o600}); err != nil {
+		var werr error
+		var ew *errWriter
+		_, err := outfile.WriteFrom(ctx, out.name, writerToFunc(func(w io.Writer) (int64, error) {
+			ew = &errWriter{w: w}
+			werr = out.write(ew, tf, opts)
+			return 0, werr
+		}), outfile.Options{Perm: 0o600})
+		switch {
+		case ew != nil && ew.err != nil:
+			// The output failed (a full disk): say which.
+			return fmt.Errorf("%s %s: writing: %w", out.flag, out.name, ew.err)
+		case werr != nil:
+			return fmt.Errorf("%s: %w", file, werr) // the trace could not be read
+		case err != nil:
 			return fmt.Errorf("%s %s: %w", out.flag, out.name, err)
+		}
+	}
+	return nil
+}
+
+// writerToFunc makes a function that writes its output an io.WriterTo.
+type writerToFunc func(io.Writer) (int64, error)
+
+func (f writerToFunc) WriteTo(w io.Writer) (int64, error) { return f(w) }
+
+// errWriter remembers the first error of the writer it wraps, so that a
+// failed output is told apart from a trace that could not be read.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+type exportOutput struct{ flag, name string }
+
+// checkExportOutputs refuses outputs that would destroy what the user
+// keeps: an OUT that is the trace being exported (the export would
+// replace it), or --har and --html naming the same file (the second
+// would replace the first). A name that does not exist yet cannot be
+// either, except when both flags give it.
+func checkExportOutputs(trace string, outs []exportOutput) error {
+	in, inErr := os.Stat(trace)
+	seen := map[string]exportOutput{}
+	var seenInfo []struct {
+		out exportOutput
+		fi  os.FileInfo
+	}
+	for _, out := range outs {
+		if out.name == "" || out.name == "-" {
+			continue
+		}
+		fi, err := os.Stat(out.name)
+		if err == nil && inErr == nil && os.SameFile(in, fi) {
+			return usageErrorf("%s %s is the trace being exported: writing it would replace the trace; give another file", out.flag, out.name)
+		}
+		abs, aerr := filepath.Abs(out.name)
+		if aerr != nil {
+			abs = filepath.Clean(out.name)
+		}
+		if prev, ok := seen[abs]; ok {
+			return usageErrorf("%s and %s both write to %s; give each its own file", prev.flag, out.flag, out.name)
+		}
+		seen[abs] = out
+		if err == nil {
+			for _, p := range seenInfo {
+				if os.SameFile(p.fi, fi) {
+					return usageErrorf("%s and %s both write to %s; give each its own file", p.out.flag, out.flag, out.name)
+				}
+			}
+			seenInfo = append(seenInfo, struct {
+				out exportOutput
+				fi  os.FileInfo
+			}{out, fi})
 		}
 	}
 	return nil

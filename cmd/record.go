@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -463,12 +464,17 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 // loopbackAddr completes a --listen address: a bare port or ":port"
 // listens on 127.0.0.1.
 func loopbackAddr(addr string) (string, error) {
+	given := addr
 	if !strings.Contains(addr, ":") {
 		addr = ":" + addr
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageErrorf("--listen %q: expected host:port, e.g. 127.0.0.1:7000", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" {
+		// net.Listen would look a name up as a service ("unknown port").
+		return "", usageErrorf("--listen %q: the port must be a number from 0 to 65535, e.g. 127.0.0.1:7000 (0: any free port)", given)
 	}
 	if host == "" {
 		host = "127.0.0.1"
@@ -536,7 +542,7 @@ func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []strin
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%w: listening on %s: %v", transport.ErrConnect, addr, err)
+		return &listenError{addr: addr, err: err}
 	}
 	guard, err := listenguard.New(h, listenguard.Options{Addr: l.Addr(), AllowOrigins: allow,
 		OnRefuse: listenguard.Throttle(refusalLimit, func(r listenguard.Refusal, last bool) { reportRefusal(con, r, last) })})
@@ -547,7 +553,11 @@ func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []strin
 	if !isLoopback(addr) {
 		con.Warn("listening on " + addr + ", which is not a loopback address: other machines can reach it")
 	}
-	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
+	// Headers must arrive within 10s (a request body's bytes within 30s
+	// of each other: the handlers see to that); a kept-alive connection
+	// with no request is closed after 2 minutes, so that idle clients do
+	// not pile up.
+	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	con.Note(fmt.Sprintf("%s on http://%s/ (Ctrl-C to stop)", what, l.Addr()))
@@ -564,6 +574,27 @@ func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []strin
 	<-errc // Serve has returned
 	return context.Cause(ctx)
 }
+
+// listenError is a listener that could not be opened. It exits as a
+// connection failure (4) and says what to do about the usual causes.
+type listenError struct {
+	addr string
+	err  error
+}
+
+func (e *listenError) Error() string {
+	switch {
+	case errors.Is(e.err, syscall.EADDRINUSE):
+		return "--listen " + e.addr + ": the address is in use (another process listens on it): give another port, or port 0 for any free one"
+	case errors.Is(e.err, syscall.EADDRNOTAVAIL):
+		return "--listen " + e.addr + ": no network interface of this machine has that address: give 127.0.0.1:PORT, or another address of this machine"
+	case errors.Is(e.err, syscall.EACCES):
+		return "--listen " + e.addr + ": not allowed to listen there (ports below 1024 need privileges): give a port from 1024, or 0 for any free one"
+	}
+	return "--listen " + e.addr + ": " + e.err.Error()
+}
+
+func (e *listenError) Unwrap() []error { return []error{transport.ErrConnect, e.err} }
 
 func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []string) (err error) {
 	e := o.e

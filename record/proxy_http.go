@@ -256,13 +256,20 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 }
 
 // answered notes what an answer tells about its session: the session id
-// the server gave it.
-func (p *HTTPProxy) answered(ps *proxySession, resp *http.Response, initialize bool) {
+// the server gave it, or that the session is over: ended by DELETE, or
+// unknown to the server (404), whose id is then forgotten, so that the
+// ids a client sends do not pile up in the proxy.
+func (p *HTTPProxy) answered(ps *proxySession, r *http.Request, resp *http.Response, initialize bool) {
 	if ps == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" &&
+		(resp.StatusCode == http.StatusNotFound || r.Method == http.MethodDelete && resp.StatusCode < 300) {
+		delete(p.byID, sid)
+		return
+	}
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 		p.byID[s] = ps
 	} else if initialize && resp.StatusCode < 300 {
@@ -396,7 +403,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sid = s
 	}
 	meta := &transport.Meta{HTTPMethod: r.Method, URL: tu, HTTPStatus: resp.StatusCode, ContentType: ct, SessionID: sid}
-	p.answered(ps, resp, hasInitialize(msgs))
+	p.answered(ps, r, resp, hasInitialize(msgs))
 	mt, _, _ := mime.ParseMediaType(ct)
 	statusLine := fmt.Sprintf("%s %s ← %s %s", resp.Status, ct, r.Method, tu)
 	if mt == "text/event-stream" || resp.StatusCode < 400 {

@@ -518,3 +518,66 @@ func TestHTTPProxyPrimingAndRefusals(t *testing.T) {
 		t.Errorf("%d frames, %d stream events, %d refusals:\n%+v", frames, streams, refusals, ss[0].Events)
 	}
 }
+
+// The recording proxy forgets a session id once the session is over: the
+// upstream answered 404 (it does not know the id) or a DELETE of it
+// succeeded. Before, every id a client sent stayed in the proxy's table,
+// so a client sending made-up ids grew it without bound.
+func TestHTTPProxyForgetsEndedSessions(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch sid := r.Header.Get("Mcp-Session-Id"); {
+		case sid == "live" && r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusOK)
+		case sid == "live":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+		default:
+			http.Error(w, "Not Found: no such session", http.StatusNotFound)
+		}
+	}))
+	defer upstream.Close()
+	name := t.TempDir() + "/h.jsonl"
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream.URL, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	send := func(method, sid string) int {
+		req, _ := http.NewRequest(method, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	known := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.byID)
+	}
+	for i := 0; i < 50; i++ {
+		if got := send(http.MethodPost, fmt.Sprint("made-up-", i)); got != http.StatusNotFound {
+			t.Fatalf("made-up id: %d, want the upstream's 404", got)
+		}
+	}
+	if n := known(); n != 0 {
+		t.Errorf("after 50 made-up ids the upstream refused, the proxy knows %d", n)
+	}
+	if got := send(http.MethodPost, "live"); got != http.StatusOK || known() != 1 {
+		t.Errorf("a live session: %d, %d known; want 200, 1", got, known())
+	}
+	if got := send(http.MethodDelete, "live"); got != http.StatusOK || known() != 0 {
+		t.Errorf("DELETE of the live session: %d, %d known; want 200, 0", got, known())
+	}
+}

@@ -72,6 +72,72 @@ type replayHandler struct {
 	mu        sync.Mutex
 	sessions  map[string]*httpSession // by the session id minted for it
 	stateless map[string]*httpSession // by remote host: stateless requests
+	// order lists the ids of sessions begun by initialize, oldest first
+	// (ids of sessions since ended are skipped, and dropped now and then).
+	order []string
+}
+
+// maxHTTPSessions bounds the Streamable HTTP sessions a replay keeps: a
+// client may send initialize in a loop and never end a session (DELETE).
+// Beyond it the oldest session is ended, as DELETE would end it; a client
+// still using it gets 404, which tells it to begin a new session (spec:
+// basic/transports, "Session Management"). A variable for tests.
+var maxHTTPSessions = 1000
+
+// addSession registers a session begun by initialize, ending the oldest
+// ones beyond maxHTTPSessions.
+func (h *replayHandler) addSession(sess *httpSession) {
+	var ended []*httpSession
+	h.mu.Lock()
+	h.sessions[sess.id] = sess
+	h.order = append(h.order, sess.id)
+	for len(h.sessions) > maxHTTPSessions && len(h.order) > 0 {
+		id := h.order[0]
+		h.order = h.order[1:]
+		if old := h.sessions[id]; old != nil && old != sess {
+			delete(h.sessions, id)
+			ended = append(ended, old)
+		}
+	}
+	if len(h.order) > 2*maxHTTPSessions {
+		live := h.order[:0]
+		for _, id := range h.order {
+			if h.sessions[id] != nil {
+				live = append(live, id)
+			}
+		}
+		h.order = live
+	}
+	h.mu.Unlock()
+	for _, old := range ended {
+		old.end()
+	}
+}
+
+// removeSession ends the session with id when it is still registered; it
+// reports whether it was (one of concurrent DELETEs wins).
+func (h *replayHandler) removeSession(sess *httpSession) bool {
+	h.mu.Lock()
+	ok := h.sessions[sess.id] == sess
+	if ok {
+		delete(h.sessions, sess.id)
+	}
+	h.mu.Unlock()
+	if ok {
+		sess.end()
+	}
+	return ok
+}
+
+// end finishes a session removed from the handler: its replay ends and
+// its streams close.
+func (sess *httpSession) end() {
+	sess.mu.Lock()
+	if sess.c.cur != nil {
+		sess.c.cur.finish()
+	}
+	sess.mu.Unlock()
+	close(sess.gone)
 }
 
 // httpSession is one replayed connection and the streams its frames go to.
@@ -127,17 +193,53 @@ func (q *sseQueue) take() [][]byte {
 	return f
 }
 
+// bodyStallTimeout bounds how long a listener (replay --listen, proxy
+// --listen) waits for the next bytes of a request body: a client that
+// sends headers and then a body slowly or never must not hold a
+// connection, its goroutine and what it sent so far for ever. The
+// server's ReadHeaderTimeout covers only the headers, and its
+// ReadTimeout cannot be used: it would also end the SSE responses that
+// stay open. A variable for tests.
+var bodyStallTimeout = 30 * time.Second
+
+// stallReader renews the connection's read deadline before each read of
+// a request body, so that a body may take as long as it needs as long as
+// its bytes keep coming.
+type stallReader struct {
+	r  io.Reader
+	rc *http.ResponseController
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	_ = s.rc.SetReadDeadline(time.Now().Add(bodyStallTimeout))
+	return s.r.Read(p)
+}
+
 // readRequestBody reads a request's body of at most limit bytes (zero:
 // transport.DefaultMaxMessageSize). It answers 413 Content Too Large to a
-// longer one (before reading it, when its Content-Length says so) and 400
-// when the body cannot be read, and then reports false.
+// longer one (before reading it, when its Content-Length says so), 408
+// Request Timeout when the body stops arriving for bodyStallTimeout and
+// 400 when the body cannot be read, and then reports false.
 func readRequestBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, bool) {
-	body, err := transport.ReadBody(req.Body, req.ContentLength, limit, "the request body")
+	var src io.Reader = req.Body
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Time{}) == nil {
+		src = stallReader{r: req.Body, rc: rc}
+		// Once read, the connection has no deadline again: an SSE
+		// response may stay open as long as it needs.
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	body, err := transport.ReadBody(src, req.ContentLength, limit, "the request body")
+	var ne net.Error
 	switch {
 	case errors.Is(err, transport.ErrFrameTooLarge):
 		// The connection is not reused: the rest of the body is not read.
 		w.Header().Set("Connection", "close")
 		http.Error(w, "Content Too Large: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("Request Timeout: the request body stopped arriving (nothing for %v)", bodyStallTimeout), http.StatusRequestTimeout)
 		return nil, false
 	case err != nil:
 		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
@@ -181,15 +283,10 @@ func (h *replayHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if sess == nil {
 			return
 		}
-		h.mu.Lock()
-		delete(h.sessions, sess.id)
-		h.mu.Unlock()
-		sess.mu.Lock()
-		if sess.c.cur != nil {
-			sess.c.cur.finish()
+		if !h.removeSession(sess) {
+			http.Error(w, "Not Found: no such session", http.StatusNotFound)
+			return
 		}
-		sess.mu.Unlock()
-		close(sess.gone)
 		w.WriteHeader(http.StatusOK)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
@@ -254,9 +351,7 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		h.mu.Lock()
-		h.sessions[sess.id] = sess
-		h.mu.Unlock()
+		h.addSession(sess)
 	} else if sess = h.session(w, req); sess == nil {
 		return
 	}

@@ -1,11 +1,16 @@
 package record
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func post(t *testing.T, url, session, body string) *http.Response {
@@ -95,5 +100,128 @@ func TestReplayHandlerSessions(t *testing.T) {
 	req, _ = http.NewRequest("PUT", srv.URL, nil)
 	if r, _ := http.DefaultClient.Do(req); r.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("PUT: %d", r.StatusCode)
+	}
+}
+
+// A client that sends a request's headers and then stops sending its body
+// gets 408 Request Timeout once nothing came for bodyStallTimeout, and
+// its connection is closed; a body that keeps arriving, however slowly
+// in all, is read. Before, the listener waited for the body for ever.
+func TestReadRequestBodyStall(t *testing.T) {
+	// Not parallel: it sets bodyStallTimeout.
+	defer func(d time.Duration) { bodyStallTimeout = d }(bodyStallTimeout)
+	bodyStallTimeout = 300 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := readRequestBody(w, r, 0)
+		if ok {
+			w.Write([]byte("read " + string(body)))
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	dial := func() net.Conn {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dl, _ := ctx.Deadline()
+		c.SetDeadline(dl)
+		return c
+	}
+	c := dial()
+	defer c.Close()
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 100\r\n\r\n{", srv.Listener.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a stalled body got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close || !strings.Contains(string(b), "stopped arriving") {
+		t.Errorf("a stalled body: %d (close %v) %s, want 408 and the connection closed", resp.StatusCode, resp.Close, b)
+	}
+
+	// Ten pieces 100ms apart: a second in all, never 300ms without bytes.
+	c2 := dial()
+	defer c2.Close()
+	fmt.Fprintf(c2, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\n", srv.Listener.Addr())
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 10; i++ {
+		<-tick.C
+		if _, err := c2.Write([]byte{'0' + byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err = http.ReadResponse(bufio.NewReader(c2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(b) != "read 0123456789" {
+		t.Errorf("a slow but steady body: %d %s, want it read", resp.StatusCode, b)
+	}
+}
+
+// A client that sends initialize in a loop and never ends a session does
+// not make the replay keep every session: beyond maxHTTPSessions the
+// oldest is ended (404 from then on, which tells a client to begin
+// again), the newest go on. DELETE of an ended or unknown session is 404.
+func TestReplayHandlerSessionsBounded(t *testing.T) {
+	// Not parallel: it sets maxHTTPSessions.
+	defer func(n int) { maxHTTPSessions = n }(maxHTTPSessions)
+	maxHTTPSessions = 3
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rp.Handler().(*replayHandler)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var ids []string
+	for i := 0; i < 10; i++ {
+		r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d: %d", i, r.StatusCode)
+		}
+		ids = append(ids, r.Header.Get("Mcp-Session-Id"))
+	}
+	h.mu.Lock()
+	n, order := len(h.sessions), len(h.order)
+	h.mu.Unlock()
+	if n != 3 || order > 2*3 {
+		t.Errorf("after 10 sessions: %d kept (order %d), want 3", n, order)
+	}
+	if r := post(t, srv.URL, ids[0], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("the oldest session: %d, want 404", r.StatusCode)
+	}
+	if r := post(t, srv.URL, ids[9], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusOK {
+		t.Errorf("the newest session: %d, want 200", r.StatusCode)
+	}
+	del := func(id string) int {
+		req, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := del(ids[9]); got != http.StatusOK {
+		t.Errorf("DELETE of a live session: %d", got)
+	}
+	for _, id := range []string{ids[9], ids[0], "nosuch"} {
+		if got := del(id); got != http.StatusNotFound {
+			t.Errorf("DELETE of %q (ended or unknown): %d, want 404", id, got)
+		}
 	}
 }

@@ -219,22 +219,42 @@ func (l *LineReader) tooLarge() error {
 	return l.err
 }
 
+// declaredUpfront is the largest declared body length ReadBody allocates
+// before the body arrives; a longer one grows as its bytes come.
+const declaredUpfront = 1 << 20
+
 // ReadBody reads a whole HTTP body of at most limit bytes (zero or less:
 // DefaultMaxMessageSize) into a slice of exactly its length. length is the
 // body's declared length (Content-Length), -1 when unknown: a declared
-// length over the limit is refused before anything is read, and a known
-// length is read into one allocation. A body over the limit returns a
-// *FrameTooLargeError naming what as soon as the limit is passed. On a
-// read error it returns what arrived with the error.
+// length over the limit is refused before anything is read. A known
+// length up to 1 MiB is read into one allocation; a longer one is not
+// taken on trust: the slice grows (doubling, to the declared length) as
+// the bytes arrive, so that a peer declaring a large Content-Length and
+// sending a byte makes mcpx hold about what it sent, not what it
+// declared. A body over the limit returns a *FrameTooLargeError naming
+// what as soon as the limit is passed. On a read error it returns what
+// arrived with the error.
 func ReadBody(r io.Reader, length, limit int64, what string) ([]byte, error) {
 	limit = maxSize(limit)
 	if length > limit {
 		return nil, &FrameTooLargeError{What: what, Limit: limit}
 	}
 	if length >= 0 {
-		buf := make([]byte, length)
-		n, err := io.ReadFull(r, buf)
-		return buf[:n], err
+		buf := make([]byte, 0, min(length, declaredUpfront))
+		for int64(len(buf)) < length {
+			if len(buf) == cap(buf) {
+				buf = append(make([]byte, 0, min(2*int64(cap(buf)), length)), buf...)
+			}
+			n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if errors.Is(err, io.EOF) && len(buf) > 0 {
+				err = io.ErrUnexpectedEOF // as one io.ReadFull of the whole would say
+			}
+			if err != nil {
+				return buf, err
+			}
+		}
+		return buf, nil
 	}
 	b := frameBuffer{limit: limit}
 	defer b.Reset()

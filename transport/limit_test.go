@@ -374,3 +374,47 @@ func TestLineReaderAllocatesTheLineOnce(t *testing.T) {
 		t.Errorf("reading an 8 MiB line allocated %d bytes on the heap", n)
 	}
 }
+
+// lyingBody is a body that declares more than it sends: it yields n
+// bytes, then fails as a connection closed by the peer would.
+type lyingBody struct{ n int }
+
+func (b *lyingBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	k := min(len(p), b.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	b.n -= k
+	return k, nil
+}
+
+// A declared Content-Length is not taken on trust: a peer that declares
+// the limit (256 MiB by default) and sends a byte makes ReadBody hold
+// about what it sent. Before, it allocated the declared length up front,
+// which a few local connections could multiply into gigabytes.
+func TestReadBodyDeclaredLengthLie(t *testing.T) {
+	const limit = 256 << 20
+	for _, sent := range []int{1, declaredUpfront + 1, 3*declaredUpfront + 5} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := ReadBody(&lyingBody{n: sent}, limit, limit, "the body")
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || len(got) != sent {
+			t.Fatalf("sent %d of %d: got %d bytes, err %v; want the bytes sent and the read error", sent, limit, len(got), err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(4*sent+2*declaredUpfront) {
+			t.Errorf("sent %d bytes of a declared %d: allocated %d bytes", sent, limit, alloc)
+		}
+	}
+	// An honest declared length still ends in a slice of exactly it.
+	for _, n := range []int64{0, 10, declaredUpfront, 2*declaredUpfront + 3} {
+		want := pattern(int(n))
+		got, err := ReadBody(bytes.NewReader(want), n, limit, "the body")
+		if err != nil || !bytes.Equal(got, want) || int64(cap(got)) != n {
+			t.Errorf("declared %d: got %d bytes (cap %d), err %v", n, len(got), cap(got), err)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package export
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/record"
 )
@@ -19,15 +22,6 @@ import (
 // The HAR 1.2 document (http://www.softwareishard.com/blog/har-12-spec/).
 // Members whose names begin with an underscore are custom fields, which
 // the specification allows.
-
-type harLog struct {
-	Version string       `json:"version"`
-	Creator harCreator   `json:"creator"`
-	Pages   []harPage    `json:"pages"`
-	Entries []*harEntry  `json:"entries"`
-	Comment string       `json:"comment,omitempty"`
-	Trace   harTraceInfo `json:"_trace"`
-}
 
 type harCreator struct {
 	Name    string `json:"name"`
@@ -97,6 +91,7 @@ type harPostData struct {
 	MimeType string  `json:"mimeType"`
 	Params   []harNV `json:"params"`
 	Text     string  `json:"text"`
+	Comment  string  `json:"comment,omitempty"`
 }
 
 type harResponse struct {
@@ -116,6 +111,9 @@ type harContent struct {
 	Size     int    `json:"size"`
 	MimeType string `json:"mimeType"`
 	Text     string `json:"text,omitempty"`
+	// Encoding is "base64" when Text holds a body that is not valid
+	// UTF-8 (a JSON string cannot carry its bytes), empty otherwise.
+	Encoding string `json:"encoding,omitempty"`
 	Comment  string `json:"comment,omitempty"`
 }
 
@@ -171,19 +169,28 @@ type harSSE struct {
 func HAR(w io.Writer, src record.SessionSource, o Options) error {
 	h := src.TraceHeader()
 	start := startTime(h)
-	log := harLog{
-		Version: "1.2",
-		Creator: harCreator{Name: o.name(), Version: o.Version},
-		Pages:   []harPage{},
-		Entries: []*harEntry{},
-		Trace:   harTraceInfo{Mcpx: h.Mcpx, Transport: h.Transport, Target: h.Target, Redacted: h.Redacted},
-	}
+	info := harTraceInfo{Mcpx: h.Mcpx, Transport: h.Transport, Target: h.Target, Redacted: h.Redacted}
 	if !h.Created.IsZero() {
-		log.Trace.Created = harTime(h.Created)
+		info.Created = harTime(h.Created)
 	}
+	comment := ""
 	if !h.Redacted {
-		log.Comment = "recorded without redaction: the archive may hold secrets"
+		comment = "recorded without redaction: the archive may hold secrets"
 	}
+	// The archive is written an entry at a time, as each session is read,
+	// so that exporting a large trace holds one session (and one entry's
+	// JSON), not every session's bodies. The pages, which are small, come
+	// after the entries: the order of an object's members means nothing
+	// to JSON (or to HAR readers).
+	bw := bufio.NewWriter(w)
+	fail := func(err error) error { return fmt.Errorf("writing the HAR: %w", err) }
+	bw.WriteString("{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"creator\": ")
+	if err := writeHARValue(bw, harCreator{Name: o.name(), Version: o.Version}, "    "); err != nil {
+		return fail(err)
+	}
+	bw.WriteString(",\n    \"entries\": [")
+	pages := []harPage{}
+	wrote := 0
 	for _, n := range src.SessionNumbers() {
 		s, err := src.ReadSession(n)
 		if err != nil {
@@ -199,7 +206,7 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 			first = s.Events[0].Time
 		}
 		page.StartedDateTime = harTime(start.Add(first))
-		log.Pages = append(log.Pages, page)
+		pages = append(pages, page)
 		entries := httpEntries(s)
 		if entries == nil {
 			entries = messageEntries(s)
@@ -209,22 +216,52 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 			e.Pageref = page.ID
 			e.Session = s.N
 			e.StartedDateTime = harTime(start.Add(e.start))
-			log.Entries = append(log.Entries, e)
+			if wrote++; wrote > 1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n      ")
+			if err := writeHARValue(bw, e, "      "); err != nil {
+				return fail(err)
+			}
 		}
 	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		Log harLog `json:"log"`
-	}{log}); err != nil {
-		return fmt.Errorf("writing the HAR: %w", err)
+	if wrote > 0 {
+		bw.WriteString("\n    ")
 	}
+	bw.WriteString("],\n    \"pages\": ")
+	if err := writeHARValue(bw, pages, "    "); err != nil {
+		return fail(err)
+	}
+	if comment != "" {
+		bw.WriteString(",\n    \"comment\": ")
+		if err := writeHARValue(bw, comment, "    "); err != nil {
+			return fail(err)
+		}
+	}
+	bw.WriteString(",\n    \"_trace\": ")
+	if err := writeHARValue(bw, info, "    "); err != nil {
+		return fail(err)
+	}
+	bw.WriteString("\n  }\n}\n")
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("writing the HAR: %w", err)
+		return fail(err)
 	}
 	return nil
+}
+
+// writeHARValue writes v as indented JSON whose lines after the first
+// begin with prefix, without a final newline and with <, > and & as they
+// are (a HAR is no HTML).
+func writeHARValue(w *bufio.Writer, v any, prefix string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return err
 }
 
 // sessionTitle describes a session for a page title.
@@ -367,8 +404,8 @@ func httpEntries(s *record.Session) []*harEntry {
 			}
 			x.body = true
 			c := &x.e.Response.Content
-			c.Text, c.Size = string(ev.Data), len(ev.Data)
 			c.Comment = ""
+			setContent(c, ev.Data)
 			x.e.Response.BodySize = len(ev.Data)
 			touch(x, ev.Time)
 		}
@@ -437,7 +474,26 @@ func newExchange(ev *record.Event) *exchange {
 // setBody sets a request's body: the client's frame.
 func setBody(e *harEntry, data []byte) {
 	e.Request.PostData = &harPostData{MimeType: "application/json", Params: []harNV{}, Text: string(data)}
+	if !utf8.Valid(data) {
+		// HAR 1.2 has no encoding for a request body: the JSON string
+		// shows each invalid byte as U+FFFD, and the comment says so.
+		e.Request.PostData.Comment = "the body is not valid UTF-8: each invalid byte is shown as U+FFFD; bodySize counts the bytes sent"
+	}
 	e.Request.BodySize = len(data)
+}
+
+// setContent sets a response's content to the bytes of a body: as text,
+// or, when they are not valid UTF-8 (which a JSON string cannot hold:
+// the encoder would turn each invalid byte into U+FFFD), base64-encoded
+// with encoding "base64", as HAR 1.2 provides for binary content. Size
+// is the body's length in bytes either way.
+func setContent(c *harContent, data []byte) {
+	c.Size = len(data)
+	if utf8.Valid(data) {
+		c.Text, c.Encoding = string(data), ""
+		return
+	}
+	c.Text, c.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 }
 
 // answer records the http event of an exchange's response: a status line
@@ -549,9 +605,12 @@ func finish(x *exchange) {
 		e.Response.Content.Size = b.Len()
 	}
 	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+	// A trace's times only grow within a session, but one edited by hand
+	// (or joined from pieces) may not: HAR allows no negative send, wait
+	// or receive, so a response recorded before its request waits 0.
 	if x.answered {
-		e.Timings.Wait = ms(x.respAt - e.start)
-		e.Timings.Receive = ms(max(e.end, x.respAt) - x.respAt)
+		e.Timings.Wait = ms(max(x.respAt-e.start, 0))
+		e.Timings.Receive = ms(max(e.end, x.respAt) - max(x.respAt, e.start))
 	} else {
 		e.Timings.Wait = ms(e.end - e.start)
 	}
@@ -668,10 +727,11 @@ func messageEntries(s *record.Session) []*harEntry {
 				e.Response.StatusText = "JSON-RPC " + r.errText
 			}
 			e.Response.Headers = []harNV{{Name: "Content-Type", Value: "application/json"}}
-			e.Response.Content = harContent{Size: len(r.raw), MimeType: "application/json", Text: string(r.raw)}
+			e.Response.Content = harContent{MimeType: "application/json"}
+			setContent(&e.Response.Content, r.raw)
 			e.Response.BodySize = len(r.raw)
-			e.end = r.ev.Time
-			e.Timings.Wait = ms(r.ev.Time - m.ev.Time)
+			e.end = max(r.ev.Time, m.ev.Time)
+			e.Timings.Wait = ms(e.end - m.ev.Time) // 0 for a response recorded before its request
 		case "notification":
 			setBody(e, m.raw)
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"
@@ -680,7 +740,8 @@ func messageEntries(s *record.Session) []*harEntry {
 			// A response to no recorded request, or not a message.
 			e.Request.BodySize = 0
 			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
-			e.Response.Content = harContent{Size: len(m.raw), MimeType: "application/json", Text: string(m.raw)}
+			e.Response.Content = harContent{MimeType: "application/json"}
+			setContent(&e.Response.Content, m.raw)
 			e.Response.BodySize = len(m.raw)
 			e.Comment = "a response to no recorded request"
 			if m.kind == "invalid" {

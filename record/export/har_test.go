@@ -3,6 +3,7 @@ package export_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -519,5 +520,142 @@ func TestHARLegacySSE(t *testing.T) {
 	}
 	if get == nil || len(get.SSE) < 2 || !strings.Contains(get.SSE[len(get.SSE)-1].Data, "Echo: hi") {
 		t.Fatalf("GET entry %+v", get)
+	}
+}
+
+// A frame that is not valid UTF-8 keeps its bytes in the HAR: a response
+// body as base64 content (encoding "base64", as HAR 1.2 provides), a
+// request body, which HAR cannot encode, with a comment saying its
+// invalid bytes show as U+FFFD. Before, both silently held U+FFFD.
+func TestHARBinaryFrames(t *testing.T) {
+	binary := "\xff\xfe\x00 not UTF-8 <b>"
+	badReq := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e` + "\xff" + `"}}`
+	badResp := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + "\xc3" + `"}]}}`
+	tr := stdioTrace(t, "> "+badReq, "< "+badResp, "< "+binary)
+	_, doc, h := harDoc(t, tr)
+	if len(h.Log.Entries) != 2 {
+		t.Fatalf("%d entries, want 2: %+v", len(h.Log.Entries), h.Log.Entries)
+	}
+	entries := doc["log"].(map[string]any)["entries"].([]any)
+	content := func(i int) []byte {
+		c := entries[i].(map[string]any)["response"].(map[string]any)["content"].(map[string]any)
+		if c["encoding"] != "base64" {
+			t.Errorf("entry %d: content encoding %v, want base64", i, c["encoding"])
+		}
+		b, err := base64.StdEncoding.DecodeString(c["text"].(string))
+		if err != nil {
+			t.Fatalf("entry %d: content %q: %v", i, c["text"], err)
+		}
+		if int(c["size"].(float64)) != len(b) {
+			t.Errorf("entry %d: content size %v, want %d", i, c["size"], len(b))
+		}
+		return b
+	}
+	if got := content(0); string(got) != badResp {
+		t.Errorf("response content %q, want the bytes recorded %q", got, badResp)
+	}
+	if got := content(1); string(got) != binary {
+		t.Errorf("invalid frame content %q, want the bytes recorded %q", got, binary)
+	}
+	pd := entries[0].(map[string]any)["request"].(map[string]any)["postData"].(map[string]any)
+	if c, _ := pd["comment"].(string); !strings.Contains(c, "not valid UTF-8") {
+		t.Errorf("postData %v: want a comment that the body is not valid UTF-8", pd)
+	}
+	if h.Log.Entries[0].Request.BodySize != len(badReq) {
+		t.Errorf("request bodySize %d, want %d", h.Log.Entries[0].Request.BodySize, len(badReq))
+	}
+	// A body that is valid UTF-8 stays text.
+	_, doc, _ = harDoc(t, stdioTrace(t, stdioFrames...))
+	for i, e := range doc["log"].(map[string]any)["entries"].([]any) {
+		if enc, ok := e.(map[string]any)["response"].(map[string]any)["content"].(map[string]any)["encoding"]; ok {
+			t.Errorf("entry %d of a UTF-8 trace has content encoding %v", i, enc)
+		}
+	}
+}
+
+// sessionWatch is a SessionSource that records how much the export had
+// written when each session was read.
+type sessionWatch struct {
+	record.SessionSource
+	out     *bytes.Buffer
+	written map[int]int
+}
+
+func (s *sessionWatch) ReadSession(n int) (*record.Session, error) {
+	s.written[n] = s.out.Len()
+	return s.SessionSource.ReadSession(n)
+}
+
+// The HAR is written a session at a time: a session's entries (and their
+// bodies) are out before the next session is read, so that exporting a
+// large trace does not hold every session's bodies at once. Before, every
+// entry of every session was built in memory and written at the end.
+func TestHARWritesSessionBySession(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + big + `"}}`
+	var events []record.Event
+	for s := 1; s <= 3; s++ {
+		events = append(events,
+			record.Event{Session: s, Kind: record.KindSession, SessionInfo: &record.SessionInfo{Transport: "stdio", Target: fmt.Sprint("server ", s)}},
+			record.Event{Session: s, Time: time.Duration(s) * time.Millisecond, Kind: record.KindFrame, Dir: record.ClientToServer, Data: []byte(call)},
+			record.Event{Session: s, Time: time.Duration(s)*time.Millisecond + 500*time.Microsecond, Kind: record.KindFrame, Dir: record.ServerToClient,
+				Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)})
+	}
+	tr := &record.Trace{Header: record.Header{Format: record.Format, Version: 1, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, Events: events}
+	var b bytes.Buffer
+	src := &sessionWatch{SessionSource: tr, out: &b, written: map[int]int{}}
+	if err := export.HAR(&b, src, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for s := 2; s <= 3; s++ {
+		if src.written[s] < (s-1)*len(big) {
+			t.Errorf("when session %d was read, %d bytes were written; want sessions 1..%d's entries (%d bytes or more) out already",
+				s, src.written[s], s-1, (s-1)*len(big))
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("the HAR is not JSON: %v", err)
+	}
+	checkRequired(t, doc)
+	var h har
+	json.Unmarshal(b.Bytes(), &h)
+	if len(h.Log.Entries) != 3 || len(h.Log.Pages) != 3 {
+		t.Fatalf("%d entries, %d pages, want 3 of each", len(h.Log.Entries), len(h.Log.Pages))
+	}
+	for i, e := range h.Log.Entries {
+		if e.Pageref != fmt.Sprintf("session-%d", i+1) || e.body() != call {
+			t.Errorf("entry %d: pageref %q, body of %d bytes", i, e.Pageref, len(e.body()))
+		}
+	}
+}
+
+// A trace whose times go backwards within a session (edited by hand, or
+// joined from pieces) still gives HAR timings that are never negative:
+// a response recorded before its request waits 0. Before, its wait was
+// negative, which HAR 1.2 forbids and viewers draw wrongly.
+func TestHARTimesGoingBackwards(t *testing.T) {
+	const trace = `{"format":"mcpx-trace","version":1,"minor":2,"created":"2026-11-21T20:08:18.668Z","transport":"http","target":"x","redacted":true}
+{"t":100,"s":1,"kind":"session","session":{"transport":"http","target":"http://h/mcp"}}
+{"t":400,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"ping"}}
+{"t":401,"s":1,"kind":"http","text":"POST http://h/mcp","meta":{"httpMethod":"POST","url":"http://h/mcp"}}
+{"t":150,"s":1,"kind":"http","text":"200 OK application/json ← POST http://h/mcp","meta":{"httpMethod":"POST","url":"http://h/mcp","httpStatus":200,"contentType":"application/json"}}
+{"t":151,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":2,"result":{}},"meta":{"httpMethod":"POST","url":"http://h/mcp","httpStatus":200,"contentType":"application/json"}}
+{"t":1000,"s":2,"kind":"session","session":{"transport":"stdio","target":"server"}}
+{"t":1500,"s":2,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}
+{"t":1200,"s":2,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}
+`
+	tr, err := record.Read(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, h := harDoc(t, tr) // checkRequired: no negative send, wait or receive
+	if len(h.Log.Entries) != 2 {
+		t.Fatalf("%d entries, want 2", len(h.Log.Entries))
+	}
+	for i, e := range h.Log.Entries {
+		if e.Timings.Wait != 0 || e.Time != 0 {
+			t.Errorf("entry %d (%s): wait %v, time %v; want 0 for a response recorded before its request", i, e.Request.URL, e.Timings.Wait, e.Time)
+		}
 	}
 }
