@@ -961,7 +961,10 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 // error naming the read).
 func openTraceFile(name string) (*os.File, error) {
 	fi, err := os.Stat(name)
-	if err != nil {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// "nope.jsonl: no such file or directory", not "stat nope.jsonl: ...".
+		return nil, fmt.Errorf("%s: %w", name, pe.Err)
+	} else if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
