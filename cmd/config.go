@@ -244,6 +244,9 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if d.http.url == "" && len(server) == 0 {
 		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, name a configured server with -s NAME (mcpx servers lists them), or give --url URL", example)
 	}
+	if len(server) > 0 && strings.TrimSpace(server[0]) == "" {
+		return d, usageErrorf("the server command after -- is empty: give the program to start, e.g. %s -- node server.js", example)
+	}
 	d.server = server
 	return d, nil
 }

@@ -416,6 +416,9 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if len(server) == 0 {
 		return usageErrorf("no server given: put the server command after --, e.g. mcpx proxy --record t.jsonl -- node server.js")
 	}
+	if strings.TrimSpace(server[0]) == "" {
+		return usageErrorf("the server command after -- is empty: give the program to start, e.g. mcpx proxy --record t.jsonl -- node server.js")
+	}
 	d.server = server
 	var rec *record.Recorder
 	if d.rec.file != "" {
