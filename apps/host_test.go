@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -642,5 +643,49 @@ func TestListeners(t *testing.T) {
 	}
 	if r := get(h.sandboxOrig+"/"+h.hostToken+"/view/"+v.Info().ID, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("the host token on the sandbox: %d", r.StatusCode)
+	}
+}
+
+// A view that keeps sending requests while MaxInFlight of its own are in
+// progress gets each refused, and the program is told once, not once per
+// request (a terminal filled with the same warning).
+func TestInFlightRefusalsReportedOnce(t *testing.T) {
+	rec := newRecorder()
+	b := newFakeBackend(minimalHTML)
+	b.callBlock = make(chan struct{})
+	defer close(b.callBlock)
+	o := rec.options(b)
+	o.MaxInFlight = 2
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc() // tool-input
+	p.post(id, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"refresh"}}`,
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"refresh"}}`)
+	b.waitCalls(t, 2)
+	var msgs []string
+	for i := range 50 {
+		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+	}
+	p.post(id, msgs...)
+	for i := range 50 {
+		m := p.rpc()
+		if m["id"] != float64(100+i) || m["error"] == nil {
+			t.Fatalf("request %d over the in-flight limit: %v", i, m)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n := 0
+	for _, e := range rec.problems {
+		if errors.Is(e, ErrFlood) {
+			n++
+		}
+	}
+	if n != 1 || !rec.hasProblem(ErrFlood, "while 2 were in progress") {
+		t.Errorf("%d flood problems reported for 50 refused requests, want 1: %v", n, rec.problems)
 	}
 }

@@ -80,6 +80,8 @@ type View struct {
 	modelContext  json.RawMessage
 	floodDropped  int
 	floodReported time.Time
+	busyRefused   int // requests refused over MaxInFlight, not yet reported
+	busyReported  time.Time
 	unknown       map[string]bool
 	closing       bool
 	err           error
@@ -636,8 +638,17 @@ func (v *View) request(c *pageConn, m message) {
 	}
 	if len(v.inflight) >= v.h.opts.MaxInFlight {
 		v.replyErrorLocked(m.id, &Error{Code: CodeRefused, Message: fmt.Sprintf("too many requests in progress (at most %d)", v.h.opts.MaxInFlight)})
+		// Reported at most once a second, as the rate limit's refusals
+		// are: a view that keeps asking must not flood the terminal.
+		v.busyRefused++
+		n, report := v.busyRefused, time.Since(v.busyReported) >= time.Second
+		if report {
+			v.busyReported, v.busyRefused = time.Now(), 0
+		}
 		v.mu.Unlock()
-		v.h.problem(v.info, fmt.Errorf("%w: more than %d requests in progress", ErrFlood, v.h.opts.MaxInFlight))
+		if report {
+			v.h.problem(v.info, fmt.Errorf("%w: refused %d request(s) while %d were in progress", ErrFlood, n, v.h.opts.MaxInFlight))
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(v.ctx)
