@@ -88,8 +88,9 @@ type Policy struct {
 	Permissions Permissions
 	// Header is the Content-Security-Policy of the view's document.
 	Header string
-	// Refused lists declared entries the host did not admit, each with
-	// the reason.
+	// Refused lists declared entries the host did not admit, each named
+	// by its place in _meta.ui and with the reason (`csp.connectDomains
+	// entry "*": ...`, `permissions member "usb": ...`).
 	Refused []string
 }
 
@@ -116,10 +117,10 @@ func (p Policy) External() bool { return !p.CSP.empty() }
 //     allows: "Host MAY further restrict").
 func buildPolicy(declared CSP, perms Permissions, frameAncestors []string) Policy {
 	p := Policy{Permissions: perms}
-	p.CSP.ConnectDomains, p.Refused = admitSources("connectDomains", declared.ConnectDomains, p.Refused)
-	p.CSP.ResourceDomains, p.Refused = admitSources("resourceDomains", declared.ResourceDomains, p.Refused)
-	p.CSP.FrameDomains, p.Refused = admitSources("frameDomains", declared.FrameDomains, p.Refused)
-	p.CSP.BaseURIDomains, p.Refused = admitSources("baseUriDomains", declared.BaseURIDomains, p.Refused)
+	p.CSP.ConnectDomains, p.Refused = admitSources("csp.connectDomains", declared.ConnectDomains, p.Refused)
+	p.CSP.ResourceDomains, p.Refused = admitSources("csp.resourceDomains", declared.ResourceDomains, p.Refused)
+	p.CSP.FrameDomains, p.Refused = admitSources("csp.frameDomains", declared.FrameDomains, p.Refused)
+	p.CSP.BaseURIDomains, p.Refused = admitSources("csp.baseUriDomains", declared.BaseURIDomains, p.Refused)
 
 	res := p.CSP.ResourceDomains
 	directive := func(name string, base []string, extra []string, fallback string) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,6 +106,20 @@ func TestParseResource(t *testing.T) {
 	r, err := parseResource("ui://a", content(`"text":`+string(mustJSON(html))+`,"_meta":{"ui":{"csp":{"connectDomains":["https://x.example"]},"permissions":{"geolocation":{}},"prefersBorder":false}}`))
 	if err != nil || r.html != html || len(r.csp.ConnectDomains) != 1 || !r.permissions.Geolocation || r.prefersBorder == nil || *r.prefersBorder {
 		t.Fatalf("%+v %v", r, err)
+	}
+	if len(r.refusedPermissions) != 0 {
+		t.Errorf("refused permissions %q", r.refusedPermissions)
+	}
+	// Permissions the spec does not define, or not given as objects,
+	// grant nothing and are reported.
+	r, err = parseResource("ui://a", content(`"text":`+string(mustJSON(html))+`,"_meta":{"ui":{"permissions":{"camera":{},"microphone":true,"usb":{},"geolocation":null}}}`))
+	want := []string{
+		`permissions member "geolocation": its value null is not an object ({} asks for it)`,
+		`permissions member "microphone": its value true is not an object ({} asks for it)`,
+		`permissions member "usb": not a permission of the spec (camera, microphone, geolocation, clipboardWrite)`,
+	}
+	if err != nil || r.permissions != (Permissions{Camera: true}) || !slices.Equal(r.refusedPermissions, want) {
+		t.Errorf("odd permissions: %+v %v, want refused %q", r, err, want)
 	}
 	blob := base64.StdEncoding.EncodeToString([]byte(html))
 	if r, err := parseResource("ui://a", content(`"blob":"`+blob+`"`)); err != nil || r.html != html {

@@ -103,6 +103,7 @@ func newView(h *Host, call Call, name string, res resource) *View {
 		inflight: map[string]*inflightRequest{},
 		unknown:  map[string]bool{},
 	}
+	v.policy.Refused = append(v.policy.Refused, res.refusedPermissions...)
 	return v
 }
 
