@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CSP is the network access a view declares in its resource's
@@ -162,8 +163,13 @@ func admitSources(field string, in []string, refused []string) (ok []string, _ [
 	return ok, refused
 }
 
+// clipString cuts s to at most max bytes, at a character boundary, and
+// marks the cut with "…".
 func clipString(s string, max int) string {
 	if len(s) > max {
+		for max > 0 && !utf8.RuneStart(s[max]) {
+			max--
+		}
 		return s[:max] + "…"
 	}
 	return s

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Without declarations the view gets exactly the spec's restrictive
@@ -222,5 +223,20 @@ func TestDecodeMessage(t *testing.T) {
 	b, _ := encodeNotification("x", map[string]string{"html": "<b>&</b>"})
 	if string(b) != `{"jsonrpc":"2.0","method":"x","params":{"html":"<b>&</b>"}}` {
 		t.Errorf("encoded %s", b)
+	}
+}
+
+// A clipped text stays valid UTF-8: the cut falls between characters.
+func TestClipString(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"aé", 2, "a…"}, {"é", 1, "…"}, {"a😀b", 4, "a…"}, {"a😀b", 5, "a😀…"},
+	} {
+		if got := clipString(tc.in, tc.max); got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("clipString(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
 	}
 }
