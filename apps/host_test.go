@@ -249,6 +249,13 @@ func TestRequestsHandedToTheProgram(t *testing.T) {
 	if m := p.rpc(); m["error"] == nil {
 		t.Fatalf("javascript: link: %v", m)
 	}
+	// Longer than a person can review (or a browser be started with):
+	// refused without asking.
+	p.post(id, `{"jsonrpc":"2.0","id":15,"method":"ui/open-link","params":{"url":"https://example.com/`+strings.Repeat("a", 300000)+`"}}`)
+	if e, _ := p.rpc()["error"].(map[string]any); e == nil || e["code"] != float64(CodeRefused) || e["message"] != "Invalid URL: longer than 8192 bytes" {
+		t.Fatalf("a 300 kB link: %v", e)
+	}
+	rec.waitFor(t, "the long link reported", func(r *recorder) bool { return r.hasProblem(ErrRefused, "URL of 300020 bytes") })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(rec.messages) != 1 || !strings.Contains(rec.messages[0], "say this") {

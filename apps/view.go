@@ -921,6 +921,13 @@ func withoutProgressToken(params json.RawMessage) json.RawMessage {
 	return params
 }
 
+// maxLinkLength bounds the URL of a ui/open-link: the person is shown
+// the whole URL before it is opened, which a longer one makes unreadable
+// (a view can pad a link to hide where it goes), and a browser is
+// started with it as an argument, which the system bounds (128 KiB on
+// Linux).
+const maxLinkLength = 8 << 10
+
 // openLink asks the person, through Handlers.OpenLink, to open an http or
 // https URL (spec "ui/open-link").
 func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Error) {
@@ -935,6 +942,10 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 		strings.ContainsFunc(p.URL, func(c rune) bool { return c < ' ' || c == 0x7f }) {
 		v.h.problem(v.info, fmt.Errorf("%w: ui/open-link of %q, not an http or https URL", ErrRefused, clipString(p.URL, 200)))
 		return nil, &Error{Code: CodeRefused, Message: "Invalid URL: only http and https links are opened"}
+	}
+	if len(p.URL) > maxLinkLength {
+		v.h.problem(v.info, fmt.Errorf("%w: ui/open-link of a URL of %d bytes (more than %d): %q", ErrRefused, len(p.URL), maxLinkLength, clipString(p.URL, 200)))
+		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("Invalid URL: longer than %d bytes", maxLinkLength)}
 	}
 	open := v.h.opts.Handlers.OpenLink
 	if open == nil {
