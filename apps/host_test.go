@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -694,5 +695,48 @@ func TestInFlightRefusalsReportedOnce(t *testing.T) {
 	}
 	if n != 1 || !rec.hasProblem(ErrFlood, "while 2 were in progress") {
 		t.Errorf("%d flood problems reported for 50 refused requests, want 1: %v", n, rec.problems)
+	}
+}
+
+// A sandbox that loads again in the same page (the person reloaded the
+// frame, or the view its sandbox) is a new, empty document: it is sent
+// the view's HTML again and starts over with the handshake, then gets the
+// tool's input and result again. One that keeps reloading fails.
+func TestSandboxReloaded(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.InitTimeout = time.Minute
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{"city":"Paris"}`)
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"sunny"}]}`))
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	for round := range 2 {
+		p.handshake(id)
+		if m := p.rpc(); m["method"] != "ui/notifications/tool-input" {
+			t.Fatalf("round %d: %v, want tool-input", round, m)
+		}
+		if m := p.rpc(); m["method"] != "ui/notifications/tool-result" {
+			t.Fatalf("round %d: %v, want tool-result", round, m)
+		}
+	}
+	rec.mu.Lock()
+	problems := slices.Clone(rec.problems)
+	rec.mu.Unlock()
+	if len(problems) > 0 || v.Err() != nil {
+		t.Fatalf("a reload is not a problem: %v %v", problems, v.Err())
+	}
+	// A view that reloads its sandbox without end.
+	for range sandboxReloadBurst {
+		p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/sandbox-proxy-ready","params":{}}`)
+	}
+	select {
+	case <-v.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a view reloading without end is still open")
+	}
+	if err := v.Err(); !errors.Is(err, ErrFlood) || !strings.Contains(err.Error(), "reloaded") {
+		t.Errorf("view error %v", err)
 	}
 }

@@ -44,6 +44,13 @@ const (
 	sandboxInnerPermissions = "allow-scripts allow-same-origin allow-forms"
 )
 
+// A view's sandbox may reload (and be sent the view's HTML again) this
+// many times at once, then once every 2 seconds.
+const (
+	sandboxReloadBurst = 10
+	sandboxReloadRate  = 0.5
+)
+
 // hostDisplayModes are the display modes the host page offers (spec
 // "Display Modes": HostContext.availableDisplayModes).
 var hostDisplayModes = []string{displayInline, displayFullscreen}
@@ -78,6 +85,7 @@ type View struct {
 	initTimer     *time.Timer
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
+	reloads       bucket // reloads of the sandbox in the same page
 	floodDropped  int
 	floodReported time.Time
 	busyRefused   int // requests refused over MaxInFlight, not yet reported
@@ -98,6 +106,7 @@ func newView(h *Host, call Call, name string, res resource) *View {
 		done:     make(chan struct{}),
 		inited:   make(chan struct{}),
 		limiter:  newBucket(h.opts.RateLimit, h.opts.RateBurst),
+		reloads:  newBucket(sandboxReloadRate, sandboxReloadBurst),
 		mode:     displayInline,
 		pending:  map[string]chan message{},
 		inflight: map[string]*inflightRequest{},
@@ -276,6 +285,27 @@ func (v *View) resetLocked() {
 	v.sandboxReady, v.initRequested, v.initialized, v.outcomeSent = false, false, false, false
 	v.appModes = nil
 	v.mode = displayInline
+}
+
+// restartLocked starts the view over in its reloaded sandbox in page c:
+// the old document's requests are cancelled, the host's requests to it
+// answered by nothing, and the new one gets the handshake, the tool's
+// input and outcome again, within InitTimeout. The display mode stays:
+// the page keeps the frame where it was.
+func (v *View) restartLocked(c *pageConn) {
+	for _, r := range v.inflight {
+		r.cancel()
+	}
+	clear(v.inflight)
+	clear(v.pending)
+	v.initRequested, v.initialized, v.outcomeSent = false, false, false
+	v.appModes = nil
+	if v.initTimer != nil {
+		v.initTimer.Stop()
+	}
+	d := v.h.opts.InitTimeout
+	v.initTimer = time.AfterFunc(d, func() { v.initTimedOut(c, d) })
+	c.send("state", map[string]string{"view": v.info.ID, "text": "reloaded"})
 }
 
 // detach forgets page c when it went away.
@@ -513,15 +543,30 @@ func (v *View) notification(c *pageConn, m message) {
 		// Spec "Sandbox proxy", point 4: the host sends the raw HTML once
 		// the sandbox is ready, with the CSP and permissions it declared.
 		v.mu.Lock()
-		if !v.sandboxReady {
-			v.sandboxReady = true
-			v.notifyLocked(methodSandboxResource, map[string]any{
-				"html":        v.res.html,
-				"sandbox":     sandboxInnerPermissions,
-				"csp":         v.policy.CSP,
-				"permissions": v.policy.Permissions,
-			})
+		if v.closing {
+			v.mu.Unlock()
+			return
 		}
+		if v.sandboxReady {
+			// The sandbox loaded again (the person reloaded the frame, or
+			// the view its sandbox): a new, empty document, which needs
+			// the resource and starts over with ui/initialize. A view
+			// that keeps reloading is failed rather than sent its HTML
+			// again and again.
+			if !v.reloads.allow(time.Now()) {
+				v.mu.Unlock()
+				v.fail(fmt.Errorf("%w: its sandbox reloaded more than %d times in a row", ErrFlood, sandboxReloadBurst))
+				return
+			}
+			v.restartLocked(c)
+		}
+		v.sandboxReady = true
+		v.notifyLocked(methodSandboxResource, map[string]any{
+			"html":        v.res.html,
+			"sandbox":     sandboxInnerPermissions,
+			"csp":         v.policy.CSP,
+			"permissions": v.policy.Permissions,
+		})
 		v.mu.Unlock()
 	case methodInitialized:
 		v.mu.Lock()
