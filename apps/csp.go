@@ -207,13 +207,14 @@ func checkSource(s string) error {
 	if strings.ContainsAny(path, "?#") {
 		return fmt.Errorf("a query or fragment is not part of a CSP source")
 	}
-	host, port := hostport, ""
+	host, port, hasPort := hostport, "", false
 	if strings.HasPrefix(hostport, "[") {
 		end := strings.IndexByte(hostport, ']')
 		if end < 0 {
 			return fmt.Errorf("unclosed IPv6 address")
 		}
-		host, port = hostport[:end+1], strings.TrimPrefix(hostport[end+1:], ":")
+		host = hostport[:end+1]
+		port, hasPort = strings.CutPrefix(hostport[end+1:], ":")
 		if ip := net.ParseIP(host[1:end]); ip == nil || ip.To4() != nil {
 			return fmt.Errorf("%q is not an IPv6 address", host)
 		}
@@ -221,11 +222,13 @@ func checkSource(s string) error {
 			return fmt.Errorf("junk after the IPv6 address")
 		}
 	} else if i := strings.LastIndexByte(hostport, ':'); i >= 0 {
-		host, port = hostport[:i], hostport[i+1:]
+		host, port, hasPort = hostport[:i], hostport[i+1:], true
 	}
-	if port != "" && port != "*" {
+	// port-part = 1*DIGIT / "*": a browser ignores a source with an empty
+	// port or a sign, which the view would then be told was approved.
+	if hasPort && port != "*" {
 		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
+		if err != nil || n < 1 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
 			return fmt.Errorf("invalid port %q", port)
 		}
 	}

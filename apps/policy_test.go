@@ -30,7 +30,7 @@ func TestPolicyDeclared(t *testing.T) {
 		ConnectDomains:  []string{"https://api.example.com", "wss://rt.example.com:8443", "*", "https:", "'unsafe-eval'", "https://a.example.com; script-src *"},
 		ResourceDomains: []string{"https://*.cdn.example.com", "cdn.example.org", "*.com", "data:", "https://x.example.com/path?q"},
 		FrameDomains:    []string{"https://www.youtube.com"},
-		BaseURIDomains:  []string{"https://base.example.com", "http://[::1]:80", "http://[zz]"},
+		BaseURIDomains:  []string{"https://base.example.com", "http://[::1]:80", "http://[zz]", "https://a.example.com:+80", "https://a.example.com:", "http://[::1]:"},
 	}, Permissions{Camera: true, ClipboardWrite: true}, []string{"http://127.0.0.1:1"})
 	for _, d := range []string{
 		"script-src 'self' 'unsafe-inline' https://*.cdn.example.com cdn.example.org;",
@@ -50,8 +50,8 @@ func TestPolicyDeclared(t *testing.T) {
 	if strings.Contains(p.Header, "unsafe-eval") || strings.Contains(p.Header, " * ") || strings.Contains(p.Header, "https:;") {
 		t.Errorf("a refused source got in:\n%s", p.Header)
 	}
-	if len(p.Refused) != 8 {
-		t.Errorf("refused %d entries, want 8:\n%s", len(p.Refused), strings.Join(p.Refused, "\n"))
+	if len(p.Refused) != 11 {
+		t.Errorf("refused %d entries, want 11:\n%s", len(p.Refused), strings.Join(p.Refused, "\n"))
 	}
 	if got := p.Permissions.Allow(); got != "camera; clipboard-write" {
 		t.Errorf("allow %q", got)
