@@ -740,3 +740,50 @@ func TestSandboxReloaded(t *testing.T) {
 		t.Errorf("view error %v", err)
 	}
 }
+
+// A view that keeps sending malformed messages (under the rate limit) is
+// reported problemBurst times at once, then once a second, with the
+// number of those left out: a warning a message would fill the terminal.
+func TestProblemsBounded(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	var msgs []string
+	for range 100 {
+		msgs = append(msgs, `{"jsonrpc":"1.0","method":"x"}`)
+	}
+	p.post(id, msgs...)
+	rec.mu.Lock()
+	n := len(rec.problems)
+	rec.mu.Unlock()
+	if n != problemBurst {
+		t.Fatalf("%d problems reported for 100 malformed messages, want %d", n, problemBurst)
+	}
+	// As time passes, the next one is told, with the count of the others.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.post(id, `{"jsonrpc":"1.0","method":"x"}`)
+		rec.mu.Lock()
+		n = len(rec.problems)
+		last := rec.problems[n-1]
+		rec.mu.Unlock()
+		if n > problemBurst {
+			if !errors.Is(last, ErrMalformed) || !strings.Contains(last.Error(), "more problems of this view not shown") {
+				t.Errorf("the next problem: %v", last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no problem reported after the burst")
+		}
+		select {
+		case <-rec.changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

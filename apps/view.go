@@ -44,6 +44,15 @@ const (
 	sandboxInnerPermissions = "allow-scripts allow-same-origin allow-forms"
 )
 
+// Of a view's problems (malformed messages, refused requests, floods),
+// the program is told this many at once, then one a second: each is a
+// line on the terminal, and a view that keeps misbehaving must not fill
+// it.
+const (
+	problemBurst = 20
+	problemRate  = 1
+)
+
 // A view's sandbox may reload (and be sent the view's HTML again) this
 // many times at once, then once every 2 seconds.
 const (
@@ -86,6 +95,8 @@ type View struct {
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
 	reloads       bucket // reloads of the sandbox in the same page
+	problems      bucket // problems reported to the program
+	problemsLeft  int    // problems not reported since the last one
 	floodDropped  int
 	floodReported time.Time
 	busyRefused   int // requests refused over MaxInFlight, not yet reported
@@ -107,6 +118,7 @@ func newView(h *Host, call Call, name string, res resource) *View {
 		inited:   make(chan struct{}),
 		limiter:  newBucket(h.opts.RateLimit, h.opts.RateBurst),
 		reloads:  newBucket(sandboxReloadRate, sandboxReloadBurst),
+		problems: newBucket(problemRate, problemBurst),
 		mode:     displayInline,
 		pending:  map[string]chan message{},
 		inflight: map[string]*inflightRequest{},
@@ -482,7 +494,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 		}
 		v.mu.Unlock()
 		if report {
-			v.h.problem(v.info, fmt.Errorf("%w: refused %d message(s) over %.0f a second", ErrFlood, n, v.h.opts.RateLimit))
+			v.problem(fmt.Errorf("%w: refused %d message(s) over %.0f a second", ErrFlood, n, v.h.opts.RateLimit))
 		}
 		return
 	}
@@ -502,7 +514,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 		delete(v.pending, idKey(m.id))
 		v.mu.Unlock()
 		if !ok {
-			v.h.problem(v.info, fmt.Errorf("%w: a response to id %s, which the host did not send or no longer awaits", ErrMalformed, clip(m.id)))
+			v.problem(fmt.Errorf("%w: a response to id %s, which the host did not send or no longer awaits", ErrMalformed, clip(m.id)))
 			return
 		}
 		ch <- m
@@ -514,7 +526,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 }
 
 func (v *View) malformed(raw []byte, err error) {
-	v.h.problem(v.info, fmt.Errorf("%w: %w", ErrMalformed, err))
+	v.problem(fmt.Errorf("%w: %w", ErrMalformed, err))
 	if id := peekRequestID(raw); id != nil {
 		v.mu.Lock()
 		v.replyErrorLocked(id, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
@@ -591,7 +603,7 @@ func (v *View) notification(c *pageConn, m message) {
 			}
 			v.h.state(v.info, StateInitialized)
 		} else if !v.initRequested {
-			v.h.problem(v.info, fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
 		}
 	case methodSizeChanged:
 		var p struct {
@@ -600,12 +612,12 @@ func (v *View) notification(c *pageConn, m message) {
 		}
 		d := dimensions{}
 		if json.Unmarshal(m.params, &p) != nil || m.params == nil {
-			v.h.problem(v.info, fmt.Errorf("%w: %s params are not {width, height}", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s params are not {width, height}", ErrMalformed, m.method))
 			return
 		}
 		d.Width, d.Height = p.Width, p.Height
 		if !d.valid() {
-			v.h.problem(v.info, fmt.Errorf("%w: %s with a size out of range", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s with a size out of range", ErrMalformed, m.method))
 			return
 		}
 		// Spec "Container Dimensions", "Host Behavior": the host updates
@@ -621,7 +633,7 @@ func (v *View) notification(c *pageConn, m message) {
 			Data  json.RawMessage `json:"data"`
 		}
 		if m.params == nil || json.Unmarshal(m.params, &p) != nil || p.Level == nil || p.Data == nil {
-			v.h.problem(v.info, fmt.Errorf("%w: %s params lack a level and data", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s params lack a level and data", ErrMalformed, m.method))
 			return
 		}
 		if v.h.opts.Handlers.Log != nil {
@@ -650,6 +662,29 @@ func (v *View) notification(c *pageConn, m message) {
 	}
 }
 
+// problem tells the program about a problem with what the view sent,
+// unless it was told too many lately (problemBurst, problemRate); the
+// number left out is added to the next one told. The view's failures and
+// teardown errors are always told (fail, Close). v.mu is not held.
+func (v *View) problem(err error) {
+	v.mu.Lock()
+	ok := v.problems.allow(time.Now())
+	left := v.problemsLeft
+	if ok {
+		v.problemsLeft = 0
+	} else {
+		v.problemsLeft++
+	}
+	v.mu.Unlock()
+	if !ok {
+		return
+	}
+	if left > 0 {
+		err = fmt.Errorf("%w (and %d more problems of this view not shown)", err, left)
+	}
+	v.h.problem(v.info, err)
+}
+
 // unsupported reports, once per method, a method the host does not
 // handle.
 func (v *View) unsupported(what, method string) {
@@ -660,7 +695,7 @@ func (v *View) unsupported(what, method string) {
 	}
 	v.mu.Unlock()
 	if first {
-		v.h.problem(v.info, fmt.Errorf("%w: %s %s", ErrUnsupported, what, strconv.Quote(clipString(method, 60))))
+		v.problem(fmt.Errorf("%w: %s %s", ErrUnsupported, what, strconv.Quote(clipString(method, 60))))
 	}
 }
 
@@ -679,7 +714,7 @@ func (v *View) request(c *pageConn, m message) {
 	if _, dup := v.inflight[key]; dup {
 		v.replyErrorLocked(m.id, &Error{Code: CodeInvalidRequest, Message: "a request with this id is in progress"})
 		v.mu.Unlock()
-		v.h.problem(v.info, fmt.Errorf("%w: request id %s reused while in progress", ErrMalformed, clip(m.id)))
+		v.problem(fmt.Errorf("%w: request id %s reused while in progress", ErrMalformed, clip(m.id)))
 		return
 	}
 	if len(v.inflight) >= v.h.opts.MaxInFlight {
@@ -693,7 +728,7 @@ func (v *View) request(c *pageConn, m message) {
 		}
 		v.mu.Unlock()
 		if report {
-			v.h.problem(v.info, fmt.Errorf("%w: refused %d request(s) while %d were in progress", ErrFlood, n, v.h.opts.MaxInFlight))
+			v.problem(fmt.Errorf("%w: refused %d request(s) while %d were in progress", ErrFlood, n, v.h.opts.MaxInFlight))
 		}
 		return
 	}
@@ -928,11 +963,11 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 		}
 	}
 	if !found {
-		v.h.problem(v.info, fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, p.Name))
+		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, p.Name))
 		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	}
 	if !ui.VisibleTo(VisibleToApp) {
-		v.h.problem(v.info, fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
+		v.problem(fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
 		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("tool %q is not callable by apps (its visibility does not include %q)", p.Name, VisibleToApp)}
 	}
 	result, err := v.h.opts.Backend.CallTool(ctx, withoutProgressToken(params))
@@ -985,11 +1020,11 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 	u, err := url.Parse(p.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		strings.ContainsFunc(p.URL, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		v.h.problem(v.info, fmt.Errorf("%w: ui/open-link of %q, not an http or https URL", ErrRefused, clipString(p.URL, 200)))
+		v.problem(fmt.Errorf("%w: ui/open-link of %q, not an http or https URL", ErrRefused, clipString(p.URL, 200)))
 		return nil, &Error{Code: CodeRefused, Message: "Invalid URL: only http and https links are opened"}
 	}
 	if len(p.URL) > maxLinkLength {
-		v.h.problem(v.info, fmt.Errorf("%w: ui/open-link of a URL of %d bytes (more than %d): %q", ErrRefused, len(p.URL), maxLinkLength, clipString(p.URL, 200)))
+		v.problem(fmt.Errorf("%w: ui/open-link of a URL of %d bytes (more than %d): %q", ErrRefused, len(p.URL), maxLinkLength, clipString(p.URL, 200)))
 		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("Invalid URL: longer than %d bytes", maxLinkLength)}
 	}
 	open := v.h.opts.Handlers.OpenLink
