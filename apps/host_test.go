@@ -787,3 +787,68 @@ func TestProblemsBounded(t *testing.T) {
 		}
 	}
 }
+
+// While the person is asked about one link of a view's, another
+// ui/open-link of the view's is refused at once rather than queued: a
+// view must not line up questions faster than they can be answered.
+func TestOneLinkQuestionAtATime(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	asked := make(chan string, 4)
+	answer := make(chan error)
+	o.Handlers.OpenLink = func(ctx context.Context, v ViewInfo, url string) error {
+		asked <- url
+		select {
+		case err := <-answer:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc() // tool-input
+	link := func(n int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ui/open-link","params":{"url":"https://example.com/%d"}}`, n, n)
+	}
+	p.post(id, link(1))
+	if u := <-asked; u != "https://example.com/1" {
+		t.Fatalf("asked about %s", u)
+	}
+	p.post(id, link(2), link(3))
+	refused := map[float64]bool{}
+	for range 2 {
+		m := p.rpc()
+		id, _ := m["id"].(float64)
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeRefused) {
+			t.Fatalf("a link while another is asked about: %v", m)
+		}
+		refused[id] = true
+	}
+	if !refused[2] || !refused[3] {
+		t.Fatalf("refused %v, want links 2 and 3", refused)
+	}
+	answer <- nil
+	if m := p.rpc(); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("the link asked about: %v", m)
+	}
+	// Once answered, the next link is asked about.
+	p.post(id, link(4))
+	if u := <-asked; u != "https://example.com/4" {
+		t.Fatalf("asked about %s", u)
+	}
+	answer <- ErrDenied
+	if m := p.rpc(); m["id"] != float64(4) || m["error"] == nil {
+		t.Fatalf("the denied link: %v", m)
+	}
+	if len(asked) > 0 {
+		t.Errorf("asked about %s too", <-asked)
+	}
+	rec.waitFor(t, "the refused links reported", func(r *recorder) bool {
+		return r.hasProblem(ErrRefused, "still asked about another link")
+	})
+}

@@ -94,6 +94,7 @@ type View struct {
 	initTimer     *time.Timer
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
+	askingLink    bool   // a ui/open-link is with Handlers.OpenLink
 	reloads       bucket // reloads of the sandbox in the same page
 	problems      bucket // problems reported to the program
 	problemsLeft  int    // problems not reported since the last one
@@ -1031,6 +1032,21 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 	if open == nil {
 		return nil, &Error{Code: CodeRefused, Message: "Policy violation: this host does not open links"}
 	}
+	// One question at a time: the person answers each link in turn, and
+	// a view must not queue up questions faster than they can say no.
+	v.mu.Lock()
+	asking := v.askingLink
+	v.askingLink = true
+	v.mu.Unlock()
+	if asking {
+		v.problem(fmt.Errorf("%w: ui/open-link of %q while the person is still asked about another link", ErrRefused, clipString(p.URL, 200)))
+		return nil, &Error{Code: CodeRefused, Message: "Link opening denied: the user is still asked about another link"}
+	}
+	defer func() {
+		v.mu.Lock()
+		v.askingLink = false
+		v.mu.Unlock()
+	}()
 	if err := open(ctx, v.info, u.String()); err != nil {
 		return nil, refusal("Link opening denied by user", err)
 	}
