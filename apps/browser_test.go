@@ -221,3 +221,38 @@ func TestBrowserFloodAndMalformed(t *testing.T) {
 		t.Fatalf("Close after the flood: %v", err)
 	}
 }
+
+// A view whose frame is reloaded in the page (Chrome's "Reload frame")
+// is shown again: a new document, given the HTML, the handshake, the
+// tool's input and result again.
+func TestBrowserFrameReloaded(t *testing.T) {
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	app, err := os.ReadFile("testdata/app.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(string(app))))
+	v := openShow(t, h, `{"city":"Oslo"}`)
+	id := v.Info().ID
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"Snow in Oslo"}]}`))
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitViewText(t, bctx, id, css("#result"), func(s string) bool { return s == "Snow in Oslo" })
+	// Mark the document, so that only a new one can show the result.
+	if _, err := browsertest.InView[bool](bctx, id, css("#result")+`.textContent = "old document"; true`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById(`+strconv.Quote(id)+`).querySelector("iframe"); f.src = f.src; return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitViewText(t, bctx, id, css("#result"), func(s string) bool { return s == "Snow in Oslo" })
+	waitViewText(t, bctx, id, css("#input"), func(s string) bool { return s == `{"city":"Oslo"}` })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.problems) > 0 || v.Err() != nil {
+		t.Errorf("a reloaded frame is not a problem: %v %v", rec.problems, v.Err())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CSP is the network access a view declares in its resource's
@@ -88,8 +89,9 @@ type Policy struct {
 	Permissions Permissions
 	// Header is the Content-Security-Policy of the view's document.
 	Header string
-	// Refused lists declared entries the host did not admit, each with
-	// the reason.
+	// Refused lists declared entries the host did not admit, each named
+	// by its place in _meta.ui and with the reason (`csp.connectDomains
+	// entry "*": ...`, `permissions member "usb": ...`).
 	Refused []string
 }
 
@@ -116,10 +118,10 @@ func (p Policy) External() bool { return !p.CSP.empty() }
 //     allows: "Host MAY further restrict").
 func buildPolicy(declared CSP, perms Permissions, frameAncestors []string) Policy {
 	p := Policy{Permissions: perms}
-	p.CSP.ConnectDomains, p.Refused = admitSources("connectDomains", declared.ConnectDomains, p.Refused)
-	p.CSP.ResourceDomains, p.Refused = admitSources("resourceDomains", declared.ResourceDomains, p.Refused)
-	p.CSP.FrameDomains, p.Refused = admitSources("frameDomains", declared.FrameDomains, p.Refused)
-	p.CSP.BaseURIDomains, p.Refused = admitSources("baseUriDomains", declared.BaseURIDomains, p.Refused)
+	p.CSP.ConnectDomains, p.Refused = admitSources("csp.connectDomains", declared.ConnectDomains, p.Refused)
+	p.CSP.ResourceDomains, p.Refused = admitSources("csp.resourceDomains", declared.ResourceDomains, p.Refused)
+	p.CSP.FrameDomains, p.Refused = admitSources("csp.frameDomains", declared.FrameDomains, p.Refused)
+	p.CSP.BaseURIDomains, p.Refused = admitSources("csp.baseUriDomains", declared.BaseURIDomains, p.Refused)
 
 	res := p.CSP.ResourceDomains
 	directive := func(name string, base []string, extra []string, fallback string) string {
@@ -161,8 +163,13 @@ func admitSources(field string, in []string, refused []string) (ok []string, _ [
 	return ok, refused
 }
 
+// clipString cuts s to at most max bytes, at a character boundary, and
+// marks the cut with "…".
 func clipString(s string, max int) string {
 	if len(s) > max {
+		for max > 0 && !utf8.RuneStart(s[max]) {
+			max--
+		}
 		return s[:max] + "…"
 	}
 	return s
@@ -200,13 +207,14 @@ func checkSource(s string) error {
 	if strings.ContainsAny(path, "?#") {
 		return fmt.Errorf("a query or fragment is not part of a CSP source")
 	}
-	host, port := hostport, ""
+	host, port, hasPort := hostport, "", false
 	if strings.HasPrefix(hostport, "[") {
 		end := strings.IndexByte(hostport, ']')
 		if end < 0 {
 			return fmt.Errorf("unclosed IPv6 address")
 		}
-		host, port = hostport[:end+1], strings.TrimPrefix(hostport[end+1:], ":")
+		host = hostport[:end+1]
+		port, hasPort = strings.CutPrefix(hostport[end+1:], ":")
 		if ip := net.ParseIP(host[1:end]); ip == nil || ip.To4() != nil {
 			return fmt.Errorf("%q is not an IPv6 address", host)
 		}
@@ -214,11 +222,13 @@ func checkSource(s string) error {
 			return fmt.Errorf("junk after the IPv6 address")
 		}
 	} else if i := strings.LastIndexByte(hostport, ':'); i >= 0 {
-		host, port = hostport[:i], hostport[i+1:]
+		host, port, hasPort = hostport[:i], hostport[i+1:], true
 	}
-	if port != "" && port != "*" {
+	// port-part = 1*DIGIT / "*": a browser ignores a source with an empty
+	// port or a sign, which the view would then be told was approved.
+	if hasPort && port != "*" {
 		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
+		if err != nil || n < 1 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
 			return fmt.Errorf("invalid port %q", port)
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +250,13 @@ func TestRequestsHandedToTheProgram(t *testing.T) {
 	if m := p.rpc(); m["error"] == nil {
 		t.Fatalf("javascript: link: %v", m)
 	}
+	// Longer than a person can review (or a browser be started with):
+	// refused without asking.
+	p.post(id, `{"jsonrpc":"2.0","id":15,"method":"ui/open-link","params":{"url":"https://example.com/`+strings.Repeat("a", 300000)+`"}}`)
+	if e, _ := p.rpc()["error"].(map[string]any); e == nil || e["code"] != float64(CodeRefused) || e["message"] != "Invalid URL: longer than 8192 bytes" {
+		t.Fatalf("a 300 kB link: %v", e)
+	}
+	rec.waitFor(t, "the long link reported", func(r *recorder) bool { return r.hasProblem(ErrRefused, "URL of 300020 bytes") })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(rec.messages) != 1 || !strings.Contains(rec.messages[0], "say this") {
@@ -643,4 +652,203 @@ func TestListeners(t *testing.T) {
 	if r := get(h.sandboxOrig+"/"+h.hostToken+"/view/"+v.Info().ID, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("the host token on the sandbox: %d", r.StatusCode)
 	}
+}
+
+// A view that keeps sending requests while MaxInFlight of its own are in
+// progress gets each refused, and the program is told once, not once per
+// request (a terminal filled with the same warning).
+func TestInFlightRefusalsReportedOnce(t *testing.T) {
+	rec := newRecorder()
+	b := newFakeBackend(minimalHTML)
+	b.callBlock = make(chan struct{})
+	defer close(b.callBlock)
+	o := rec.options(b)
+	o.MaxInFlight = 2
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc() // tool-input
+	p.post(id, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"refresh"}}`,
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"refresh"}}`)
+	b.waitCalls(t, 2)
+	var msgs []string
+	for i := range 50 {
+		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+	}
+	p.post(id, msgs...)
+	for i := range 50 {
+		m := p.rpc()
+		if m["id"] != float64(100+i) || m["error"] == nil {
+			t.Fatalf("request %d over the in-flight limit: %v", i, m)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n := 0
+	for _, e := range rec.problems {
+		if errors.Is(e, ErrFlood) {
+			n++
+		}
+	}
+	if n != 1 || !rec.hasProblem(ErrFlood, "while 2 were in progress") {
+		t.Errorf("%d flood problems reported for 50 refused requests, want 1: %v", n, rec.problems)
+	}
+}
+
+// A sandbox that loads again in the same page (the person reloaded the
+// frame, or the view its sandbox) is a new, empty document: it is sent
+// the view's HTML again and starts over with the handshake, then gets the
+// tool's input and result again. One that keeps reloading fails.
+func TestSandboxReloaded(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	o.InitTimeout = time.Minute
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{"city":"Paris"}`)
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"sunny"}]}`))
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	for round := range 2 {
+		p.handshake(id)
+		if m := p.rpc(); m["method"] != "ui/notifications/tool-input" {
+			t.Fatalf("round %d: %v, want tool-input", round, m)
+		}
+		if m := p.rpc(); m["method"] != "ui/notifications/tool-result" {
+			t.Fatalf("round %d: %v, want tool-result", round, m)
+		}
+	}
+	rec.mu.Lock()
+	problems := slices.Clone(rec.problems)
+	rec.mu.Unlock()
+	if len(problems) > 0 || v.Err() != nil {
+		t.Fatalf("a reload is not a problem: %v %v", problems, v.Err())
+	}
+	// A view that reloads its sandbox without end.
+	for range sandboxReloadBurst {
+		p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/sandbox-proxy-ready","params":{}}`)
+	}
+	select {
+	case <-v.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a view reloading without end is still open")
+	}
+	if err := v.Err(); !errors.Is(err, ErrFlood) || !strings.Contains(err.Error(), "reloaded") {
+		t.Errorf("view error %v", err)
+	}
+}
+
+// A view that keeps sending malformed messages (under the rate limit) is
+// reported problemBurst times at once, then once a second, with the
+// number of those left out: a warning a message would fill the terminal.
+func TestProblemsBounded(t *testing.T) {
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	var msgs []string
+	for range 100 {
+		msgs = append(msgs, `{"jsonrpc":"1.0","method":"x"}`)
+	}
+	p.post(id, msgs...)
+	rec.mu.Lock()
+	n := len(rec.problems)
+	rec.mu.Unlock()
+	if n != problemBurst {
+		t.Fatalf("%d problems reported for 100 malformed messages, want %d", n, problemBurst)
+	}
+	// As time passes, the next one is told, with the count of the others.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.post(id, `{"jsonrpc":"1.0","method":"x"}`)
+		rec.mu.Lock()
+		n = len(rec.problems)
+		last := rec.problems[n-1]
+		rec.mu.Unlock()
+		if n > problemBurst {
+			if !errors.Is(last, ErrMalformed) || !strings.Contains(last.Error(), "more problems of this view not shown") {
+				t.Errorf("the next problem: %v", last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no problem reported after the burst")
+		}
+		select {
+		case <-rec.changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// While the person is asked about one link of a view's, another
+// ui/open-link of the view's is refused at once rather than queued: a
+// view must not line up questions faster than they can be answered.
+func TestOneLinkQuestionAtATime(t *testing.T) {
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(minimalHTML))
+	asked := make(chan string, 4)
+	answer := make(chan error)
+	o.Handlers.OpenLink = func(ctx context.Context, v ViewInfo, url string) error {
+		asked <- url
+		select {
+		case err := <-answer:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc() // tool-input
+	link := func(n int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ui/open-link","params":{"url":"https://example.com/%d"}}`, n, n)
+	}
+	p.post(id, link(1))
+	if u := <-asked; u != "https://example.com/1" {
+		t.Fatalf("asked about %s", u)
+	}
+	p.post(id, link(2), link(3))
+	refused := map[float64]bool{}
+	for range 2 {
+		m := p.rpc()
+		id, _ := m["id"].(float64)
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeRefused) {
+			t.Fatalf("a link while another is asked about: %v", m)
+		}
+		refused[id] = true
+	}
+	if !refused[2] || !refused[3] {
+		t.Fatalf("refused %v, want links 2 and 3", refused)
+	}
+	answer <- nil
+	if m := p.rpc(); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("the link asked about: %v", m)
+	}
+	// Once answered, the next link is asked about.
+	p.post(id, link(4))
+	if u := <-asked; u != "https://example.com/4" {
+		t.Fatalf("asked about %s", u)
+	}
+	answer <- ErrDenied
+	if m := p.rpc(); m["id"] != float64(4) || m["error"] == nil {
+		t.Fatalf("the denied link: %v", m)
+	}
+	if len(asked) > 0 {
+		t.Errorf("asked about %s too", <-asked)
+	}
+	rec.waitFor(t, "the refused links reported", func(r *recorder) bool {
+		return r.hasProblem(ErrRefused, "still asked about another link")
+	})
 }

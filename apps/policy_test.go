@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Without declarations the view gets exactly the spec's restrictive
@@ -28,7 +30,7 @@ func TestPolicyDeclared(t *testing.T) {
 		ConnectDomains:  []string{"https://api.example.com", "wss://rt.example.com:8443", "*", "https:", "'unsafe-eval'", "https://a.example.com; script-src *"},
 		ResourceDomains: []string{"https://*.cdn.example.com", "cdn.example.org", "*.com", "data:", "https://x.example.com/path?q"},
 		FrameDomains:    []string{"https://www.youtube.com"},
-		BaseURIDomains:  []string{"https://base.example.com", "http://[::1]:80", "http://[zz]"},
+		BaseURIDomains:  []string{"https://base.example.com", "http://[::1]:80", "http://[zz]", "https://a.example.com:+80", "https://a.example.com:", "http://[::1]:"},
 	}, Permissions{Camera: true, ClipboardWrite: true}, []string{"http://127.0.0.1:1"})
 	for _, d := range []string{
 		"script-src 'self' 'unsafe-inline' https://*.cdn.example.com cdn.example.org;",
@@ -48,8 +50,8 @@ func TestPolicyDeclared(t *testing.T) {
 	if strings.Contains(p.Header, "unsafe-eval") || strings.Contains(p.Header, " * ") || strings.Contains(p.Header, "https:;") {
 		t.Errorf("a refused source got in:\n%s", p.Header)
 	}
-	if len(p.Refused) != 8 {
-		t.Errorf("refused %d entries, want 8:\n%s", len(p.Refused), strings.Join(p.Refused, "\n"))
+	if len(p.Refused) != 11 {
+		t.Errorf("refused %d entries, want 11:\n%s", len(p.Refused), strings.Join(p.Refused, "\n"))
 	}
 	if got := p.Permissions.Allow(); got != "camera; clipboard-write" {
 		t.Errorf("allow %q", got)
@@ -105,6 +107,20 @@ func TestParseResource(t *testing.T) {
 	r, err := parseResource("ui://a", content(`"text":`+string(mustJSON(html))+`,"_meta":{"ui":{"csp":{"connectDomains":["https://x.example"]},"permissions":{"geolocation":{}},"prefersBorder":false}}`))
 	if err != nil || r.html != html || len(r.csp.ConnectDomains) != 1 || !r.permissions.Geolocation || r.prefersBorder == nil || *r.prefersBorder {
 		t.Fatalf("%+v %v", r, err)
+	}
+	if len(r.refusedPermissions) != 0 {
+		t.Errorf("refused permissions %q", r.refusedPermissions)
+	}
+	// Permissions the spec does not define, or not given as objects,
+	// grant nothing and are reported.
+	r, err = parseResource("ui://a", content(`"text":`+string(mustJSON(html))+`,"_meta":{"ui":{"permissions":{"camera":{},"microphone":true,"usb":{},"geolocation":null}}}`))
+	want := []string{
+		`permissions member "geolocation": its value null is not an object ({} asks for it)`,
+		`permissions member "microphone": its value true is not an object ({} asks for it)`,
+		`permissions member "usb": not a permission of the spec (camera, microphone, geolocation, clipboardWrite)`,
+	}
+	if err != nil || r.permissions != (Permissions{Camera: true}) || !slices.Equal(r.refusedPermissions, want) {
+		t.Errorf("odd permissions: %+v %v, want refused %q", r, err, want)
 	}
 	blob := base64.StdEncoding.EncodeToString([]byte(html))
 	if r, err := parseResource("ui://a", content(`"blob":"`+blob+`"`)); err != nil || r.html != html {
@@ -207,5 +223,20 @@ func TestDecodeMessage(t *testing.T) {
 	b, _ := encodeNotification("x", map[string]string{"html": "<b>&</b>"})
 	if string(b) != `{"jsonrpc":"2.0","method":"x","params":{"html":"<b>&</b>"}}` {
 		t.Errorf("encoded %s", b)
+	}
+}
+
+// A clipped text stays valid UTF-8: the cut falls between characters.
+func TestClipString(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"aé", 2, "a…"}, {"é", 1, "…"}, {"a😀b", 4, "a…"}, {"a😀b", 5, "a😀…"},
+	} {
+		if got := clipString(tc.in, tc.max); got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("clipString(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -140,11 +142,14 @@ func toolName(tool json.RawMessage) string {
 
 // resource is a view's checked HTML and its declarations.
 type resource struct {
-	uri           string
-	html          string
-	csp           CSP
-	permissions   Permissions
-	prefersBorder *bool
+	uri         string
+	html        string
+	csp         CSP
+	permissions Permissions
+	// refusedPermissions are the declared permissions not granted: names
+	// the spec does not define, or values that are not objects.
+	refusedPermissions []string
+	prefersBorder      *bool
 }
 
 // resourceContent is one member of a resources/read result's contents.
@@ -214,7 +219,8 @@ func parseResource(uri string, result json.RawMessage) (resource, error) {
 		if ui.CSP != nil {
 			res.csp = *ui.CSP
 		}
-		// A permission is asked for by a member holding an object.
+		// A permission is asked for by a member holding an object; other
+		// members grant nothing, and are reported.
 		asked := func(k string) bool {
 			v, ok := ui.Permissions[k]
 			return ok && len(v) > 0 && v[0] == '{'
@@ -222,6 +228,15 @@ func parseResource(uri string, result json.RawMessage) (resource, error) {
 		res.permissions = Permissions{
 			Camera: asked("camera"), Microphone: asked("microphone"),
 			Geolocation: asked("geolocation"), ClipboardWrite: asked("clipboardWrite"),
+		}
+		for _, k := range slices.Sorted(maps.Keys(ui.Permissions)) {
+			name := strconv.QuoteToASCII(clipString(k, 100))
+			switch {
+			case !slices.Contains([]string{"camera", "microphone", "geolocation", "clipboardWrite"}, k):
+				res.refusedPermissions = append(res.refusedPermissions, fmt.Sprintf("permissions member %s: not a permission of the spec (camera, microphone, geolocation, clipboardWrite)", name))
+			case !asked(k):
+				res.refusedPermissions = append(res.refusedPermissions, fmt.Sprintf("permissions member %s: its value %s is not an object ({} asks for it)", name, clip(ui.Permissions[k])))
+			}
 		}
 		res.prefersBorder = ui.PrefersBorder
 	}

@@ -44,6 +44,22 @@ const (
 	sandboxInnerPermissions = "allow-scripts allow-same-origin allow-forms"
 )
 
+// Of a view's problems (malformed messages, refused requests, floods),
+// the program is told this many at once, then one a second: each is a
+// line on the terminal, and a view that keeps misbehaving must not fill
+// it.
+const (
+	problemBurst = 20
+	problemRate  = 1
+)
+
+// A view's sandbox may reload (and be sent the view's HTML again) this
+// many times at once, then once every 2 seconds.
+const (
+	sandboxReloadBurst = 10
+	sandboxReloadRate  = 0.5
+)
+
 // hostDisplayModes are the display modes the host page offers (spec
 // "Display Modes": HostContext.availableDisplayModes).
 var hostDisplayModes = []string{displayInline, displayFullscreen}
@@ -78,8 +94,14 @@ type View struct {
 	initTimer     *time.Timer
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
+	askingLink    bool   // a ui/open-link is with Handlers.OpenLink
+	reloads       bucket // reloads of the sandbox in the same page
+	problems      bucket // problems reported to the program
+	problemsLeft  int    // problems not reported since the last one
 	floodDropped  int
 	floodReported time.Time
+	busyRefused   int // requests refused over MaxInFlight, not yet reported
+	busyReported  time.Time
 	unknown       map[string]bool
 	closing       bool
 	err           error
@@ -96,11 +118,14 @@ func newView(h *Host, call Call, name string, res resource) *View {
 		done:     make(chan struct{}),
 		inited:   make(chan struct{}),
 		limiter:  newBucket(h.opts.RateLimit, h.opts.RateBurst),
+		reloads:  newBucket(sandboxReloadRate, sandboxReloadBurst),
+		problems: newBucket(problemRate, problemBurst),
 		mode:     displayInline,
 		pending:  map[string]chan message{},
 		inflight: map[string]*inflightRequest{},
 		unknown:  map[string]bool{},
 	}
+	v.policy.Refused = append(v.policy.Refused, res.refusedPermissions...)
 	return v
 }
 
@@ -273,6 +298,27 @@ func (v *View) resetLocked() {
 	v.sandboxReady, v.initRequested, v.initialized, v.outcomeSent = false, false, false, false
 	v.appModes = nil
 	v.mode = displayInline
+}
+
+// restartLocked starts the view over in its reloaded sandbox in page c:
+// the old document's requests are cancelled, the host's requests to it
+// answered by nothing, and the new one gets the handshake, the tool's
+// input and outcome again, within InitTimeout. The display mode stays:
+// the page keeps the frame where it was.
+func (v *View) restartLocked(c *pageConn) {
+	for _, r := range v.inflight {
+		r.cancel()
+	}
+	clear(v.inflight)
+	clear(v.pending)
+	v.initRequested, v.initialized, v.outcomeSent = false, false, false
+	v.appModes = nil
+	if v.initTimer != nil {
+		v.initTimer.Stop()
+	}
+	d := v.h.opts.InitTimeout
+	v.initTimer = time.AfterFunc(d, func() { v.initTimedOut(c, d) })
+	c.send("state", map[string]string{"view": v.info.ID, "text": "reloaded"})
 }
 
 // detach forgets page c when it went away.
@@ -449,7 +495,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 		}
 		v.mu.Unlock()
 		if report {
-			v.h.problem(v.info, fmt.Errorf("%w: refused %d message(s) over %.0f a second", ErrFlood, n, v.h.opts.RateLimit))
+			v.problem(fmt.Errorf("%w: refused %d message(s) over %.0f a second", ErrFlood, n, v.h.opts.RateLimit))
 		}
 		return
 	}
@@ -469,7 +515,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 		delete(v.pending, idKey(m.id))
 		v.mu.Unlock()
 		if !ok {
-			v.h.problem(v.info, fmt.Errorf("%w: a response to id %s, which the host did not send or no longer awaits", ErrMalformed, clip(m.id)))
+			v.problem(fmt.Errorf("%w: a response to id %s, which the host did not send or no longer awaits", ErrMalformed, clip(m.id)))
 			return
 		}
 		ch <- m
@@ -481,7 +527,7 @@ func (v *View) receive(c *pageConn, raw json.RawMessage) {
 }
 
 func (v *View) malformed(raw []byte, err error) {
-	v.h.problem(v.info, fmt.Errorf("%w: %w", ErrMalformed, err))
+	v.problem(fmt.Errorf("%w: %w", ErrMalformed, err))
 	if id := peekRequestID(raw); id != nil {
 		v.mu.Lock()
 		v.replyErrorLocked(id, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
@@ -510,15 +556,30 @@ func (v *View) notification(c *pageConn, m message) {
 		// Spec "Sandbox proxy", point 4: the host sends the raw HTML once
 		// the sandbox is ready, with the CSP and permissions it declared.
 		v.mu.Lock()
-		if !v.sandboxReady {
-			v.sandboxReady = true
-			v.notifyLocked(methodSandboxResource, map[string]any{
-				"html":        v.res.html,
-				"sandbox":     sandboxInnerPermissions,
-				"csp":         v.policy.CSP,
-				"permissions": v.policy.Permissions,
-			})
+		if v.closing {
+			v.mu.Unlock()
+			return
 		}
+		if v.sandboxReady {
+			// The sandbox loaded again (the person reloaded the frame, or
+			// the view its sandbox): a new, empty document, which needs
+			// the resource and starts over with ui/initialize. A view
+			// that keeps reloading is failed rather than sent its HTML
+			// again and again.
+			if !v.reloads.allow(time.Now()) {
+				v.mu.Unlock()
+				v.fail(fmt.Errorf("%w: its sandbox reloaded more than %d times in a row", ErrFlood, sandboxReloadBurst))
+				return
+			}
+			v.restartLocked(c)
+		}
+		v.sandboxReady = true
+		v.notifyLocked(methodSandboxResource, map[string]any{
+			"html":        v.res.html,
+			"sandbox":     sandboxInnerPermissions,
+			"csp":         v.policy.CSP,
+			"permissions": v.policy.Permissions,
+		})
 		v.mu.Unlock()
 	case methodInitialized:
 		v.mu.Lock()
@@ -543,7 +604,7 @@ func (v *View) notification(c *pageConn, m message) {
 			}
 			v.h.state(v.info, StateInitialized)
 		} else if !v.initRequested {
-			v.h.problem(v.info, fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
 		}
 	case methodSizeChanged:
 		var p struct {
@@ -552,12 +613,12 @@ func (v *View) notification(c *pageConn, m message) {
 		}
 		d := dimensions{}
 		if json.Unmarshal(m.params, &p) != nil || m.params == nil {
-			v.h.problem(v.info, fmt.Errorf("%w: %s params are not {width, height}", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s params are not {width, height}", ErrMalformed, m.method))
 			return
 		}
 		d.Width, d.Height = p.Width, p.Height
 		if !d.valid() {
-			v.h.problem(v.info, fmt.Errorf("%w: %s with a size out of range", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s with a size out of range", ErrMalformed, m.method))
 			return
 		}
 		// Spec "Container Dimensions", "Host Behavior": the host updates
@@ -573,7 +634,7 @@ func (v *View) notification(c *pageConn, m message) {
 			Data  json.RawMessage `json:"data"`
 		}
 		if m.params == nil || json.Unmarshal(m.params, &p) != nil || p.Level == nil || p.Data == nil {
-			v.h.problem(v.info, fmt.Errorf("%w: %s params lack a level and data", ErrMalformed, m.method))
+			v.problem(fmt.Errorf("%w: %s params lack a level and data", ErrMalformed, m.method))
 			return
 		}
 		if v.h.opts.Handlers.Log != nil {
@@ -602,6 +663,29 @@ func (v *View) notification(c *pageConn, m message) {
 	}
 }
 
+// problem tells the program about a problem with what the view sent,
+// unless it was told too many lately (problemBurst, problemRate); the
+// number left out is added to the next one told. The view's failures and
+// teardown errors are always told (fail, Close). v.mu is not held.
+func (v *View) problem(err error) {
+	v.mu.Lock()
+	ok := v.problems.allow(time.Now())
+	left := v.problemsLeft
+	if ok {
+		v.problemsLeft = 0
+	} else {
+		v.problemsLeft++
+	}
+	v.mu.Unlock()
+	if !ok {
+		return
+	}
+	if left > 0 {
+		err = fmt.Errorf("%w (and %d more problems of this view not shown)", err, left)
+	}
+	v.h.problem(v.info, err)
+}
+
 // unsupported reports, once per method, a method the host does not
 // handle.
 func (v *View) unsupported(what, method string) {
@@ -612,7 +696,7 @@ func (v *View) unsupported(what, method string) {
 	}
 	v.mu.Unlock()
 	if first {
-		v.h.problem(v.info, fmt.Errorf("%w: %s %s", ErrUnsupported, what, strconv.Quote(clipString(method, 60))))
+		v.problem(fmt.Errorf("%w: %s %s", ErrUnsupported, what, strconv.Quote(clipString(method, 60))))
 	}
 }
 
@@ -631,13 +715,22 @@ func (v *View) request(c *pageConn, m message) {
 	if _, dup := v.inflight[key]; dup {
 		v.replyErrorLocked(m.id, &Error{Code: CodeInvalidRequest, Message: "a request with this id is in progress"})
 		v.mu.Unlock()
-		v.h.problem(v.info, fmt.Errorf("%w: request id %s reused while in progress", ErrMalformed, clip(m.id)))
+		v.problem(fmt.Errorf("%w: request id %s reused while in progress", ErrMalformed, clip(m.id)))
 		return
 	}
 	if len(v.inflight) >= v.h.opts.MaxInFlight {
 		v.replyErrorLocked(m.id, &Error{Code: CodeRefused, Message: fmt.Sprintf("too many requests in progress (at most %d)", v.h.opts.MaxInFlight)})
+		// Reported at most once a second, as the rate limit's refusals
+		// are: a view that keeps asking must not flood the terminal.
+		v.busyRefused++
+		n, report := v.busyRefused, time.Since(v.busyReported) >= time.Second
+		if report {
+			v.busyReported, v.busyRefused = time.Now(), 0
+		}
 		v.mu.Unlock()
-		v.h.problem(v.info, fmt.Errorf("%w: more than %d requests in progress", ErrFlood, v.h.opts.MaxInFlight))
+		if report {
+			v.problem(fmt.Errorf("%w: refused %d request(s) while %d were in progress", ErrFlood, n, v.h.opts.MaxInFlight))
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(v.ctx)
@@ -871,11 +964,11 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 		}
 	}
 	if !found {
-		v.h.problem(v.info, fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, p.Name))
+		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, p.Name))
 		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	}
 	if !ui.VisibleTo(VisibleToApp) {
-		v.h.problem(v.info, fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
+		v.problem(fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
 		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("tool %q is not callable by apps (its visibility does not include %q)", p.Name, VisibleToApp)}
 	}
 	result, err := v.h.opts.Backend.CallTool(ctx, withoutProgressToken(params))
@@ -909,6 +1002,13 @@ func withoutProgressToken(params json.RawMessage) json.RawMessage {
 	return params
 }
 
+// maxLinkLength bounds the URL of a ui/open-link: the person is shown
+// the whole URL before it is opened, which a longer one makes unreadable
+// (a view can pad a link to hide where it goes), and a browser is
+// started with it as an argument, which the system bounds (128 KiB on
+// Linux).
+const maxLinkLength = 8 << 10
+
 // openLink asks the person, through Handlers.OpenLink, to open an http or
 // https URL (spec "ui/open-link").
 func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Error) {
@@ -921,13 +1021,32 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 	u, err := url.Parse(p.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		strings.ContainsFunc(p.URL, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		v.h.problem(v.info, fmt.Errorf("%w: ui/open-link of %q, not an http or https URL", ErrRefused, clipString(p.URL, 200)))
+		v.problem(fmt.Errorf("%w: ui/open-link of %q, not an http or https URL", ErrRefused, clipString(p.URL, 200)))
 		return nil, &Error{Code: CodeRefused, Message: "Invalid URL: only http and https links are opened"}
+	}
+	if len(p.URL) > maxLinkLength {
+		v.problem(fmt.Errorf("%w: ui/open-link of a URL of %d bytes (more than %d): %q", ErrRefused, len(p.URL), maxLinkLength, clipString(p.URL, 200)))
+		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("Invalid URL: longer than %d bytes", maxLinkLength)}
 	}
 	open := v.h.opts.Handlers.OpenLink
 	if open == nil {
 		return nil, &Error{Code: CodeRefused, Message: "Policy violation: this host does not open links"}
 	}
+	// One question at a time: the person answers each link in turn, and
+	// a view must not queue up questions faster than they can say no.
+	v.mu.Lock()
+	asking := v.askingLink
+	v.askingLink = true
+	v.mu.Unlock()
+	if asking {
+		v.problem(fmt.Errorf("%w: ui/open-link of %q while the person is still asked about another link", ErrRefused, clipString(p.URL, 200)))
+		return nil, &Error{Code: CodeRefused, Message: "Link opening denied: the user is still asked about another link"}
+	}
+	defer func() {
+		v.mu.Lock()
+		v.askingLink = false
+		v.mu.Unlock()
+	}()
 	if err := open(ctx, v.info, u.String()); err != nil {
 		return nil, refusal("Link opening denied by user", err)
 	}

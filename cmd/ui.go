@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -205,7 +206,7 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 				con.Warn(fmt.Sprintf("view %s asked to open %s: declined (no terminal to ask)", v.Tool, url))
 				return fmt.Errorf("%w: there is no terminal to ask", apps.ErrDenied)
 			}
-			ok, err := o.ui.person.Confirm(ctx, fmt.Sprintf("The view of %s asks to open %s. Open it?", tui.EscapeLine(v.Tool), tui.EscapeLine(url)), false)
+			ok, err := o.ui.person.Confirm(ctx, linkQuestion(v, url), false)
 			if err != nil {
 				return err
 			}
@@ -233,6 +234,20 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			}
 		},
 	}
+}
+
+// linkQuestion asks whether to open the link a view asked for, pointing
+// out what makes it easy to misread (a user name before the host, a host
+// that may imitate another, no HTTPS), as a URL-mode elicitation's
+// question does (inspector.URLWarnings).
+func linkQuestion(v apps.ViewInfo, link string) string {
+	q := fmt.Sprintf("The view of %s asks to open %s", tui.EscapeLine(v.Tool), tui.EscapeLine(link))
+	if u, err := url.Parse(link); err == nil {
+		for _, w := range inspector.URLWarnings(u) {
+			q += " (warning: " + tui.EscapeLine(w) + ")"
+		}
+	}
+	return q + ". Open it?"
 }
 
 // viewFor returns the definition of tool name when it has a view to open

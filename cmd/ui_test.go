@@ -127,3 +127,22 @@ func TestPageGrace(t *testing.T) {
 		}
 	}
 }
+
+// The question before a view's link is opened points out what makes the
+// link easy to misread, as a URL elicitation's does.
+func TestViewLinkQuestion(t *testing.T) {
+	v := apps.ViewInfo{ID: "v", Tool: "show"}
+	for _, tc := range []struct{ link, want string }{
+		{"https://example.com/x", "The view of show asks to open https://example.com/x. Open it?"},
+		{"https://example.com@evil.example/x", "(warning: the URL contains a user name before the host; the real host is evil.example). Open it?"},
+		{"https://ex\u0430mple.com/", "(warning: the host contains non-ASCII characters: it may imitate another name)"},
+		// As package apps hands it over (url.URL.String escapes the host).
+		{"https://ex%D0%B0mple.com/", "(warning: the host contains non-ASCII characters: it may imitate another name)"},
+		{"https://xn--exmple-4nf.com/", "(warning: the host contains Punycode (xn--exmple-4nf): it may imitate another name)"},
+		{"http://example.com/", "(warning: the URL is not HTTPS)"},
+	} {
+		if got := linkQuestion(v, tc.link); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q in it", tc.link, got, tc.want)
+		}
+	}
+}

@@ -58,6 +58,40 @@ func (c *Console) ViewProblem(v apps.ViewInfo, err error) {
 	c.Warn(fmt.Sprintf("view %s: %v", v.Tool, err))
 }
 
+// ViewPolicy tells the person, as a view is opened, what it may do beyond
+// its own sandbox and which of its declarations mcpx refused (spec
+// "Security Implications": "Host SHOULD warn users when UI requires
+// external domain access"; "Host Behavior": "Host SHOULD log CSP
+// configurations for security review"): a warning for each refused
+// _meta.ui.csp entry (the view may fail to load what it needed, and
+// should not be left to guess why), one naming the origins it may reach,
+// and a note of the browser features its frame is allowed.
+func (c *Console) ViewPolicy(v apps.ViewInfo, p apps.Policy) {
+	for _, r := range p.Refused {
+		c.Warn(fmt.Sprintf("view %s: refused its _meta.ui.%s", v.Tool, r))
+	}
+	if p.External() {
+		var parts []string
+		for _, d := range []struct {
+			what    string
+			domains []string
+		}{
+			{"connect to", p.CSP.ConnectDomains},
+			{"load resources from", p.CSP.ResourceDomains},
+			{"frame", p.CSP.FrameDomains},
+			{"use as base URI", p.CSP.BaseURIDomains},
+		} {
+			if len(d.domains) > 0 {
+				parts = append(parts, d.what+" "+strings.Join(d.domains, " "))
+			}
+		}
+		c.Warn(fmt.Sprintf("view %s may reach other origins: %s", v.Tool, strings.Join(parts, "; ")))
+	}
+	if allow := p.Permissions.Allow(); allow != "" {
+		c.Note(fmt.Sprintf("view %s may ask the browser for %s", v.Tool, strings.ReplaceAll(allow, "; ", ", ")))
+	}
+}
+
 // ViewWire prints one message between mcpx and a view (--wire), marked
 // "host→view" or "view→host" with the view's tool, beside the frames'
 // "→ send" and "← recv".

@@ -65,3 +65,28 @@ func TestViewConsoleEscapes(t *testing.T) {
 		}
 	}
 }
+
+// A view's policy is told as it opens: each refused declaration, the
+// origins it may reach, the features its frame may use; nothing for a
+// view that declares nothing.
+func TestViewPolicy(t *testing.T) {
+	var b strings.Builder
+	c := NewConsole(&b, false, false)
+	v := apps.ViewInfo{ID: "v", Tool: "sh\x1b[2Jow"}
+	c.ViewPolicy(v, apps.Policy{})
+	if b.Len() != 0 {
+		t.Errorf("a view that declares nothing: %q", b.String())
+	}
+	c.ViewPolicy(v, apps.Policy{
+		CSP:         apps.CSP{ConnectDomains: []string{"https://a.example", "wss://b.example"}, FrameDomains: []string{"https://f.example"}},
+		Permissions: apps.Permissions{Camera: true, ClipboardWrite: true},
+		Refused:     []string{`csp.connectDomains entry "*": a wildcard host admits every origin`},
+	})
+	want := `warning: view sh\x1b[2Jow: refused its _meta.ui.csp.connectDomains entry "*": a wildcard host admits every origin
+warning: view sh\x1b[2Jow may reach other origins: connect to https://a.example wss://b.example; frame https://f.example
+mcpx: view sh\x1b[2Jow may ask the browser for camera, clipboard-write
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

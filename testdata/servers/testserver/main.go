@@ -35,6 +35,9 @@
 //	exit         exits at once with status 7 after a line on stderr
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
+//	apps         a raw server whose echo tool has an MCP Apps view
+//	             (ui://testserver/view), its resource's _meta the JSON in
+//	             $TEST_VIEW_META when set (apps.go)
 //	modern       the dual-era Go SDK server of internal/testservers for the
 //	             2026-07-28 tests (multi-round tools, x-mcp-header, ...)
 //	modern-only  the same server, speaking only 2026-07-28
@@ -168,7 +171,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools", "apps":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

@@ -198,7 +198,17 @@ func (s *rawServer) handle(m rawMsg) {
 				map[string]any{"description": "no name", "inputSchema": map[string]any{"type": "object"}}}})
 			return
 		}
+		if s.mode == "apps" {
+			s.reply(m.ID, map[string]any{"tools": []any{appsEchoTool}})
+			return
+		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
+	case "resources/read":
+		if s.mode != "apps" {
+			s.replyError(m.ID, -32601, "method not found: "+m.Method)
+			return
+		}
+		s.appsView(m)
 	case "tools/call":
 		s.toolsCall(m)
 	default:
@@ -229,6 +239,9 @@ func (s *rawServer) initialize(m rawMsg) {
 		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
 		"serverInfo":      map[string]any{"name": "testserver-" + s.mode, "version": serverVersion},
+	}
+	if s.mode == "apps" {
+		result["capabilities"].(map[string]any)["resources"] = map[string]any{}
 	}
 	if s.mode == "batch" {
 		// Even the initialize response comes as a batch (of one).
