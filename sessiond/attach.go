@@ -76,6 +76,12 @@ type attachment struct {
 // run reads the command's frames until it goes away, then cancels what it
 // left in flight.
 func (a *attachment) run() {
+	// A command that stops reading (suspended, or not mcpx) leaves a
+	// write blocked in the socket, which no context ends: once the
+	// attachment ends, writes get a last second, so that the session can
+	// detach it, and end, whatever the command does.
+	unblock := context.AfterFunc(a.ctx, func() { _ = a.nc.SetWriteDeadline(time.Now().Add(lastWrite)) })
+	defer unblock()
 	a.wg.Add(1)
 	go a.write()
 	for {
@@ -96,20 +102,27 @@ func (a *attachment) run() {
 	a.nc.Close()
 }
 
+// lastWrite bounds a write to a command once its attachment ended.
+const lastWrite = time.Second
+
 // write sends the queued lines; once the attachment ends, the reason, if
-// the daemon gave one.
+// the daemon gave one (not after a write that failed: a line may have
+// been cut short).
 func (a *attachment) write() {
 	defer a.wg.Done()
-	defer a.sayClosed()
 	for {
 		select {
 		case b := <-a.out:
 			a.queued.Add(-int64(len(b)))
 			if err := a.lines.Write(a.ctx, transport.Frame{Data: b}); err != nil {
+				if errors.Is(err, context.Canceled) {
+					a.sayClosed() // nothing of the line was written
+				}
 				a.cancel()
 				return
 			}
 		case <-a.ctx.Done():
+			a.sayClosed()
 			return
 		}
 	}
@@ -124,8 +137,8 @@ func (a *attachment) sayClosed() {
 	if why == "" {
 		return
 	}
-	_ = a.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = a.nc.SetWriteDeadline(time.Now().Add(lastWrite))
+	ctx, cancel := context.WithTimeout(context.Background(), lastWrite)
 	defer cancel()
 	_ = writeJSON(ctx, a.lines, envelope{Closed: why})
 }

@@ -1,9 +1,11 @@
 package sessiond
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -32,8 +34,10 @@ const (
 	queueLen   = 1024
 	queueBytes = 32 << 20
 	// helloTimeout bounds how long a new connection may take to say what
-	// it wants.
+	// it wants, and to take the reply.
 	helloTimeout = 10 * time.Second
+	// maxHello bounds the hello line.
+	maxHello = 64 << 10
 )
 
 // Options configure a Daemon.
@@ -528,7 +532,13 @@ func (d *Daemon) accept() {
 // serveConn answers one connection's hello.
 func (d *Daemon) serveConn(nc net.Conn) {
 	defer d.wg.Done()
-	lines := transport.NewStreamLimit(nc, nc, d.opts.MaxMessageSize)
+	// The hello is a short line: one as long as the frames after an
+	// attach may be is no hello, and is not read whole.
+	hr := &helloLimit{r: nc, left: maxHello}
+	lines := transport.NewStreamLimit(hr, nc, d.opts.MaxMessageSize)
+	// A connection that does not read the reply must not hold the
+	// session up (it waits for every connection when it ends).
+	_ = nc.SetWriteDeadline(time.Now().Add(helloTimeout))
 	keep := false
 	defer func() {
 		if !keep {
@@ -545,6 +555,9 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	}
 	var h hello
 	if err := readJSON(ctx, lines, &h); err != nil {
+		if hr.over.Load() {
+			err = errLongHello // what was read of it is no JSON
+		}
 		d.note("a connection that said nothing useful: %v", err)
 		return
 	}
@@ -573,8 +586,40 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
 			return
 		}
+		_ = nc.SetWriteDeadline(time.Time{})
 		d.attach(nc, lines, h.Label)
 	default:
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
 	}
+}
+
+// helloLimit reads a connection, failing once maxHello bytes came without
+// the end of the first line (the hello); after it, it reads on unbounded
+// (the lines are then bounded by Options.MaxMessageSize).
+type helloLimit struct {
+	r    io.Reader
+	left int
+	done bool
+	over atomic.Bool // the limit was reached
+}
+
+// errLongHello is what a connection whose first line is too long for a
+// hello reads.
+var errLongHello = fmt.Errorf("%w: a first line longer than %d bytes, which is no hello", ErrProtocol, maxHello)
+
+func (h *helloLimit) Read(p []byte) (int, error) {
+	if h.done {
+		return h.r.Read(p)
+	}
+	if h.left <= 0 {
+		h.over.Store(true)
+		return 0, errLongHello
+	}
+	n, err := h.r.Read(p)
+	if bytes.IndexByte(p[:n], '\n') >= 0 {
+		h.done = true
+	} else {
+		h.left -= n
+	}
+	return n, err
 }

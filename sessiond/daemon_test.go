@@ -1,15 +1,18 @@
 package sessiond
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -638,5 +641,75 @@ func TestRing(t *testing.T) {
 	}
 	if len(r.take()) != 0 || r.bytes != 0 {
 		t.Error("take did not empty the ring")
+	}
+}
+
+// rawAttach attaches to h's session as a client other than mcpx would,
+// on the socket itself, and sends frames.
+func rawAttach(t *testing.T, h *held, frames ...string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	lines := `{"mcpxSession":1,"op":"attach","label":"raw"}` + "\n"
+	for _, f := range frames {
+		lines += `{"frame":` + f + "}\n"
+	}
+	go func() { _, _ = io.WriteString(nc, lines) }()
+	return nc
+}
+
+// A command that stops reading (suspended with Ctrl-Z, say) while a large
+// answer is on its way does not hold the session up: it is detached, and
+// the session ends when asked to, at once.
+func TestCommandThatStopsReading(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	big := strings.Repeat("x", 8<<20) // far more than the socket buffers hold
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`+big+`"}}}`)
+	// The reply to the hello, then the beginning of the answer: the
+	// session is writing it.
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	r := bufio.NewReader(nc)
+	if _, err := r.ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Peek(100); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := Stop(ctx, h.dir, h.name); err != nil {
+		t.Fatalf("Stop while a command does not read: %v", err)
+	}
+	if err := receive(t, h.served, "Serve"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+}
+
+// A first line too long for a hello is not read whole (memory), and the
+// session serves the next command.
+func TestLongHello(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	nc, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() { _, _ = nc.Write(make([]byte, 4<<20)) }()
+	// Sooner than the hello's time limit: the session gives up on it at
+	// once.
+	_ = nc.SetReadDeadline(time.Now().Add(helloTimeout / 2))
+	if n, err := nc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the session answered a 4 MiB hello with %d bytes, %v; want the connection closed", n, err)
+	}
+	if note := receive(t, h.notes, "a note"); !strings.Contains(note, "a first line longer than 65536 bytes, which is no hello") {
+		t.Errorf("noted %q", note)
+	}
+	s := h.command(t, inspector.Options{})
+	if got, err := callText(t, s, t.Context(), "echo", `{"message":"x"}`); err != nil || got != "Echo: x" {
+		t.Errorf("echo: %q, %v", got, err)
 	}
 }
