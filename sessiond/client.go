@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -206,7 +205,7 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 		switch {
 		case errors.As(err, &ns):
 			if errors.Is(ns.Err, syscall.ECONNREFUSED) {
-				_ = os.Remove(s)
+				removeStale(s)
 			}
 		case err != nil:
 			errs = append(errs, err)
@@ -341,4 +340,15 @@ func (c *Conn) Close() error {
 		c.nc.Close()
 	})
 	return nil
+}
+
+// removeStale removes the socket at path if it is still stale once
+// claimLock is held: a session may have opened in its place meanwhile.
+func removeStale(path string) {
+	release, err := claimLock(path)
+	if err != nil {
+		return
+	}
+	defer release()
+	_ = clearStale(path)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/filelock"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -120,6 +121,13 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Replacing a stale socket and listening in its place is one step
+	// for every process that claims the name.
+	release, err := claimLock(path)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
+	}
+	defer release()
 	if err := clearStale(path); err != nil {
 		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
 	}
@@ -148,8 +156,23 @@ func New(opts Options) (*Daemon, error) {
 	}, nil
 }
 
+// claimWait bounds the wait for another process claiming or releasing
+// the same session name (a few socket operations).
+const claimWait = 5 * time.Second
+
+// claimLock takes the lock of the session socket at path, held while a
+// process replaces a stale socket, listens in its place, or removes its
+// own: without it, two processes that both found the socket stale could
+// each remove it and listen, the first one's socket removed by the second
+// (a session no command could reach any more), and a session ending could
+// remove the socket of the one just opened in its place.
+func claimLock(path string) (release func(), err error) {
+	return filelock.Acquire(context.Background(), path, claimWait)
+}
+
 // clearStale removes a socket nobody listens on any more (its session
-// process was killed); a live one is ErrExists.
+// process was killed); a live one is ErrExists. The caller holds
+// claimLock.
 func clearStale(path string) error {
 	if err := checkSocket(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -183,6 +206,16 @@ func (d *Daemon) note(format string, args ...any) {
 // be opened). It is idempotent, and a no-op after Serve.
 func (d *Daemon) Close() error {
 	d.cancel()
+	return d.unlisten()
+}
+
+// unlisten closes the listener and removes the socket (with claimLock,
+// so as not to remove the socket of a session opened in its place). It
+// is idempotent.
+func (d *Daemon) unlisten() error {
+	if release, err := claimLock(d.path); err == nil {
+		defer release()
+	}
 	err := d.ln.Close()
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -460,8 +493,7 @@ func (e *ServerEndedError) Error() string {
 func (e *ServerEndedError) Unwrap() error { return e.Err }
 
 func (d *Daemon) shutdown(sess *inspector.Session, why error) {
-	d.ln.Close()
-	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.unlisten(); err != nil {
 		d.note("removing the socket: %v", err)
 	}
 	reason := "the session was closed"

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -711,5 +712,48 @@ func TestLongHello(t *testing.T) {
 	s := h.command(t, inspector.Options{})
 	if got, err := callText(t, s, t.Context(), "echo", `{"message":"x"}`); err != nil || got != "Echo: x" {
 		t.Errorf("echo: %q, %v", got, err)
+	}
+}
+
+// Processes that open a session of the same name at once where a stale
+// socket was: one gets the name, the others ErrExists. None may remove
+// the socket another just made, which would leave a session no command
+// can reach.
+func TestStaleSocketClaimedOnce(t *testing.T) {
+	for round := range 50 {
+		dir := sessionDir(t)
+		ln, err := net.Listen("unix", filepath.Join(dir, "r.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close() // stale
+		ds := make([]*Daemon, 4)
+		errs := make([]error, len(ds))
+		var wg sync.WaitGroup
+		for i := range ds {
+			wg.Go(func() { ds[i], errs[i] = New(Options{Name: "r", Dir: dir}) })
+		}
+		wg.Wait()
+		var open []*Daemon
+		for i, d := range ds {
+			if d != nil {
+				open = append(open, d)
+				defer d.Close()
+			} else if !errors.Is(errs[i], ErrExists) {
+				t.Errorf("round %d: New: %v", round, errs[i])
+			}
+		}
+		if len(open) != 1 {
+			t.Fatalf("round %d: %d sessions claimed the name", round, len(open))
+		}
+		if nc, err := net.Dial("unix", open[0].Socket()); err != nil {
+			t.Fatalf("round %d: the session that claimed the name cannot be reached: %v", round, err)
+		} else {
+			nc.Close()
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("round %d: the directory holds %d entries, want the socket alone", round, len(entries))
+		}
 	}
 }
