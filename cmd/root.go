@@ -419,6 +419,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.repl != nil {
 				return e.repl.checkLine(c, flags, e)
 			}
+			if err := checkAt(c, e.run.at); err != nil {
+				return err
+			}
 			var person inspector.Person // nobody to ask without a terminal
 			if e.ios.InTTY && e.ios.ErrTTY {
 				person = tui.NewPerson(e.run.prompter, openURL(e.ios))
