@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -184,7 +185,9 @@ func Stop(ctx context.Context, dir, name string) error {
 }
 
 // List describes every open session in dir, by name. A socket left by a
-// session process that was killed is removed.
+// session process that was killed is removed, and reported in the error
+// (a *StaleError), with the other entries that are no session of this
+// user's.
 func List(ctx context.Context, dir string) ([]Status, error) {
 	if err := checkDir(dir, false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -204,8 +207,10 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 		var ns *NoSessionError
 		switch {
 		case errors.As(err, &ns):
-			if errors.Is(ns.Err, syscall.ECONNREFUSED) {
-				removeStale(s)
+			if errors.Is(ns.Err, syscall.ECONNREFUSED) && removeStale(s) {
+				// Said, since the session did not end as sessions
+				// do (disconnect, idle, its server gone).
+				errs = append(errs, &StaleError{Name: name, Log: LogPath(dir, name)})
 			}
 		case err != nil:
 			errs = append(errs, err)
@@ -343,12 +348,36 @@ func (c *Conn) Close() error {
 }
 
 // removeStale removes the socket at path if it is still stale once
-// claimLock is held: a session may have opened in its place meanwhile.
-func removeStale(path string) {
+// claimLock is held (a session may have opened in its place meanwhile),
+// and reports whether it did.
+func removeStale(path string) bool {
 	release, err := claimLock(path)
 	if err != nil {
-		return
+		return false
 	}
 	defer release()
-	_ = clearStale(path)
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
+	if err := clearStale(path); err != nil {
+		return false
+	}
+	_, err = os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// StaleError reports a session whose process ended without closing it
+// (killed, or crashed): List removed the socket it left.
+type StaleError struct {
+	Name string
+	// Log is the session's log, which may say what happened.
+	Log string
+}
+
+func (e *StaleError) Error() string {
+	s := fmt.Sprintf("session %s had ended without closing (its process was killed, or crashed): its socket was removed", e.Name)
+	if _, err := os.Stat(e.Log); err == nil {
+		s += "; its log is " + e.Log
+	}
+	return s
 }

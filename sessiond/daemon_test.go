@@ -579,8 +579,11 @@ func TestStaleSocket(t *testing.T) {
 	if _, err := Dial(t.Context(), dir, "old", DialOptions{}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("Dial a stale socket: %v", err)
 	}
-	if list, err := List(t.Context(), dir); err != nil || len(list) != 0 {
-		t.Errorf("List: %v, %v", list, err)
+	var stale *StaleError
+	if list, err := List(t.Context(), dir); !errors.As(err, &stale) || stale.Name != "old" || len(list) != 0 {
+		t.Errorf("List: %v, %v; want the stale socket reported", list, err)
+	} else if !strings.HasPrefix(err.Error(), "session old had ended without closing (its process was killed, or crashed): its socket was removed") {
+		t.Errorf("List: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "old.sock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("List left the stale socket: %v", err)
