@@ -86,13 +86,14 @@ type sessionDialer struct {
 	dir            string
 	at             sessionRef
 	maxMessageSize int64
+	timeout        time.Duration // --timeout (0: none)
 }
 
 var _ transport.Dialer = sessionDialer{}
 
 // Dial attaches to the session, with ctx.
 func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
-	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize})
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout})
 	if err != nil {
 		return nil, sessionAdvice(err, s.at.name)
 	}

@@ -73,10 +73,13 @@ const replyTimeout = 10 * time.Second
 
 // open connects to session name in dir and exchanges the hello. The
 // directory and the socket must be this user's.
-func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64) (net.Conn, *transport.StreamConn, *reply, error) {
+func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, wait time.Duration) (net.Conn, *transport.StreamConn, *reply, error) {
 	if h.Op != opStop {
+		if wait <= 0 || wait > replyTimeout {
+			wait = replyTimeout
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, replyTimeout, fmt.Errorf("session %s did not answer within %s: %w", name, replyTimeout, transport.ErrConnect))
+		ctx, cancel = context.WithTimeoutCause(ctx, wait, fmt.Errorf("session %s did not answer within %s: %w", name, wait, transport.ErrConnect))
 		defer cancel()
 	}
 	path, err := socketPath(dir, name)
@@ -141,7 +144,7 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64) 
 
 // GetStatus describes the open session name in dir.
 func GetStatus(ctx context.Context, dir, name string) (*Status, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStatus}, 0)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStatus}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func GetStatus(ctx context.Context, dir, name string) (*Status, error) {
 // TakeKept hands over what the session kept while no command was
 // attached (notifications, notes), oldest first, and forgets it.
 func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opKept}, 0)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opKept}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +172,7 @@ func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
 // commands attached were detached and the server shut down (a stdio
 // server with its process tree).
 func Stop(ctx context.Context, dir, name string) error {
-	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0)
+	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -229,6 +232,10 @@ type DialOptions struct {
 	// MaxMessageSize bounds a line from the session (zero:
 	// transport.DefaultMaxMessageSize).
 	MaxMessageSize int64
+	// Timeout bounds the wait for the session's reply when shorter than
+	// the 10 seconds a session process that hangs is given otherwise
+	// (the command's own --timeout).
+	Timeout time.Duration
 }
 
 // Conn is one command's connection through a session: a transport.Conn
@@ -249,7 +256,7 @@ type Conn struct {
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize, o.Timeout)
 	if err != nil {
 		return nil, err
 	}

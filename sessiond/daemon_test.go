@@ -760,3 +760,24 @@ func TestStaleSocketClaimedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A session process that hangs (stopped, say) is given the command's own
+// timeout when it is shorter than the usual wait for its reply.
+func TestDialTimeout(t *testing.T) {
+	dir := sessionDir(t)
+	ln, err := net.Listen("unix", filepath.Join(dir, "hung.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(filepath.Join(dir, "hung.sock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Connections are accepted (the backlog) and never answered.
+	ctx, cancel := context.WithTimeout(t.Context(), replyTimeout/2)
+	defer cancel()
+	_, err = Dial(ctx, dir, "hung", DialOptions{Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "session hung did not answer within 50ms") {
+		t.Errorf("Dial: %v", err)
+	}
+}
