@@ -31,8 +31,9 @@ const (
 	DefaultKeepBytes = 4 << 20
 	// queueLen and queueBytes bound the notifications waiting to be
 	// written to one command; a command that lets more pile up is
-	// detached (it stopped reading).
-	queueLen   = 1024
+	// detached (it stopped reading). A burst of small ones (progress, a
+	// server's log) is no reason to.
+	queueLen   = 1 << 16
 	queueBytes = 32 << 20
 	// helloTimeout bounds how long a new connection may take to say what
 	// it wants, and to take the reply.

@@ -40,10 +40,13 @@ type testServer struct {
 	// started receives the name of each blocking call as it starts, and
 	// cancelled as its context ends.
 	started, cancelled chan string
+	// burst receives the number of progress notifications chatty sent,
+	// once it has sent them all.
+	burst chan int
 }
 
 func newTestServer() *testServer {
-	ts := &testServer{sessions: make(chan *mcp.ServerSession, 1), started: make(chan string, 10), cancelled: make(chan string, 10)}
+	ts := &testServer{sessions: make(chan *mcp.ServerSession, 1), started: make(chan string, 10), cancelled: make(chan string, 10), burst: make(chan int, 1)}
 	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "sessiond-test", Version: "1.0.0"}, &mcp.ServerOptions{
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ts.initialized.Add(1)
@@ -67,6 +70,19 @@ func newTestServer() *testServer {
 		<-ctx.Done()
 		ts.cancelled <- a.Tag
 		return nil, ctx.Err()
+	})
+	// chatty sends n progress notifications at once, then returns.
+	ts.srv.AddTool(&mcp.Tool{Name: "chatty", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ N int }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		tok := req.Params.GetProgressToken()
+		for i := range a.N {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Message: "item"}); err != nil {
+				return nil, err
+			}
+		}
+		ts.burst <- a.N
+		return textResult(fmt.Sprintf("sent %d", a.N)), nil
 	})
 	// ask elicits a name from the client and returns what came back.
 	ts.srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -779,5 +795,55 @@ func TestDialTimeout(t *testing.T) {
 	_, err = Dial(ctx, dir, "hung", DialOptions{Timeout: 50 * time.Millisecond})
 	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "session hung did not answer within 50ms") {
 		t.Errorf("Dial: %v", err)
+	}
+}
+
+// A burst of notifications (a tool's progress for each of many items)
+// that the command reads more slowly than the server sends them waits in
+// the session for it: the command is not detached.
+func TestBurstReachesASlowCommand(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	s := h.command(t, inspector.Options{})
+	const n = 20000 // some 3 MB through the session
+	var got atomic.Int32
+	sent := make(chan int, 1)
+	progress := inspector.WithProgress(func(inspector.Progress) {
+		if got.Add(1) == 1 {
+			// The command reads nothing more until the server has sent
+			// the whole burst (bounded: a failure is reported below).
+			select {
+			case m := <-h.ts.burst:
+				sent <- m
+			case <-time.After(wait):
+			}
+		}
+	})
+	text, err := callText(t, s, t.Context(), "chatty", fmt.Sprintf(`{"n":%d}`, n), progress)
+	if err != nil || text != fmt.Sprintf("sent %d", n) {
+		t.Fatalf("chatty: %q, %v", text, err)
+	}
+	if m := receive(t, sent, "the burst"); m != n {
+		t.Errorf("the server sent %d", m)
+	}
+	if got.Load() != n {
+		t.Errorf("%d progress notifications reached the command, want %d", got.Load(), n)
+	}
+}
+
+// A command that does not read its notifications at all is detached when
+// they pile up beyond the bounds, and told why.
+func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":70000},"_meta":{"progressToken":"p"}}}`)
+	for note := receive(t, h.notes, "a note"); !strings.Contains(note, "does not read what the session sends: detached"); note = receive(t, h.notes, "a note") {
+	}
+	// What was written before the end, then why.
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	b, err := io.ReadAll(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{"closed":"the command did not keep up with what the server sent (65536 messages or 32 MiB waiting for it): it was detached"}`) {
+		t.Errorf("the command was not told why it was detached: ...%s", b[max(0, len(b)-300):])
 	}
 }
