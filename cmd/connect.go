@@ -284,7 +284,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		if err != nil {
 			return nil, err
 		}
-		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize}, nil
+		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize, timeout: d.session.timeout}, nil
 	}
 	if d.http.url == "" {
 		stderr, err := stderrSink(ctx, c, d.stdio.stderr)

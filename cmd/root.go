@@ -408,7 +408,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.repl != nil {
 				return usageErrorf("no command given; type help for the list")
 			}
-			if len(args) == 0 && e.cfg.conn.http.url == "" && e.cfg.conn.named.ref == "" {
+			if len(args) == 0 && e.cfg.conn.http.url == "" && e.cfg.conn.named.ref == "" && e.cfg.conn.at.name == "" {
 				return c.Help()
 			}
 			return ro.run(c.Context(), args)
@@ -418,6 +418,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			e.started = true
 			if e.repl != nil {
 				return e.repl.checkLine(c, flags, e)
+			}
+			if err := checkAt(c, e.run.at); err != nil {
+				return err
 			}
 			var person inspector.Person // nobody to ask without a terminal
 			if e.ios.InTTY && e.ios.ErrTTY {

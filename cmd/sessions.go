@@ -52,6 +52,27 @@ func takeSessionArg(args []string) (at sessionRef, rest []string) {
 	return at, args[1:]
 }
 
+// notThroughSession are the commands that talk to no server of a
+// session's: given @NAME, they would run as if it was not there (mcpx
+// @dev disconnect dev), or complain about what was not given (mcpx @dev
+// connect x: "give no -s with it").
+var notThroughSession = []string{"connect", "disconnect", "sessions", "servers", "trace", "replay", "proxy", "verify", "auth", "completion"}
+
+// checkAt refuses @NAME before a command of notThroughSession.
+func checkAt(c *cobra.Command, at sessionRef) error {
+	if at.name == "" {
+		return nil
+	}
+	top := c
+	for top.HasParent() && top.Parent().HasParent() {
+		top = top.Parent()
+	}
+	if slices.Contains(notThroughSession, top.Name()) {
+		return usageErrorf("@%s runs a command through session %s, but mcpx %s does not talk to a session's server: run it without @%s", at.name, at.name, top.Name(), at.name)
+	}
+	return nil
+}
+
 // sessionDir is this user's directory of session sockets.
 func (e *env) sessionDir() (string, error) {
 	return sessiond.Dir(e.ios.Getenv)
@@ -65,13 +86,14 @@ type sessionDialer struct {
 	dir            string
 	at             sessionRef
 	maxMessageSize int64
+	timeout        time.Duration // --timeout (0: none)
 }
 
 var _ transport.Dialer = sessionDialer{}
 
 // Dial attaches to the session, with ctx.
 func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
-	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize})
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout})
 	if err != nil {
 		return nil, sessionAdvice(err, s.at.name)
 	}
@@ -191,6 +213,9 @@ the whole session; on a command, that command's own frames.`,
 			}
 			if err := sessiond.CheckName(name); err != nil {
 				return usageErrorf("%v", err)
+			}
+			if o.idle < 0 {
+				return usageErrorf("--idle-timeout %s: give a positive duration, or 0 to keep the session open until mcpx disconnect %s", o.idle, name)
 			}
 			if o.child {
 				if o.modeReason != "" {
@@ -520,6 +545,11 @@ returns once the server has ended.`,
 				return err
 			}
 			names := args
+			for _, name := range names {
+				if err := sessiond.CheckName(name); err != nil {
+					return usageErrorf("%v; mcpx sessions lists the open ones", err)
+				}
+			}
 			if all {
 				// An entry that is no session of this user's (a stray file,
 				// one that does not answer) is warned about, as mcpx sessions

@@ -21,7 +21,8 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string) 
 	ctx, cancel := context.WithCancel(d.ctx)
 	a := &attachment{
 		d: d, nc: nc, lines: lines, label: label, ctx: ctx, cancel: cancel,
-		out:   make(chan []byte, queueLen),
+		ready: make(chan struct{}, 1),
+		space: make(chan struct{}, 1),
 		calls: map[string]context.CancelFunc{},
 		asks:  map[string]chan *jsonrpc.Message{},
 	}
@@ -59,10 +60,16 @@ type attachment struct {
 
 	ctx    context.Context // ends when the command detaches
 	cancel context.CancelFunc
-	out    chan []byte // lines for the writer
 	wg     sync.WaitGroup
 
-	queued   atomic.Int64 // bytes in out
+	// queue holds the lines for the writer (qbytes bytes), within
+	// queueLen and queueBytes but for a first one of any size; ready is
+	// signalled when a line is queued, space when one is taken.
+	qmu          sync.Mutex
+	queue        [][]byte
+	qbytes       int
+	ready, space chan struct{}
+
 	inflight atomic.Int32 // requests forwarded and not answered yet
 	lastSeq  atomic.Int64 // Daemon.seq when the latest one started
 
@@ -76,6 +83,12 @@ type attachment struct {
 // run reads the command's frames until it goes away, then cancels what it
 // left in flight.
 func (a *attachment) run() {
+	// A command that stops reading (suspended, or not mcpx) leaves a
+	// write blocked in the socket, which no context ends: once the
+	// attachment ends, writes get a last second, so that the session can
+	// detach it, and end, whatever the command does.
+	unblock := context.AfterFunc(a.ctx, func() { _ = a.nc.SetWriteDeadline(time.Now().Add(lastWrite)) })
+	defer unblock()
 	a.wg.Add(1)
 	go a.write()
 	for {
@@ -96,22 +109,71 @@ func (a *attachment) run() {
 	a.nc.Close()
 }
 
+// lastWrite bounds a write to a command once its attachment ended.
+const lastWrite = time.Second
+
 // write sends the queued lines; once the attachment ends, the reason, if
-// the daemon gave one.
+// the daemon gave one (not after a write that failed: a line may have
+// been cut short).
 func (a *attachment) write() {
 	defer a.wg.Done()
-	defer a.sayClosed()
 	for {
-		select {
-		case b := <-a.out:
-			a.queued.Add(-int64(len(b)))
-			if err := a.lines.Write(a.ctx, transport.Frame{Data: b}); err != nil {
-				a.cancel()
+		b, ok := a.take()
+		if !ok {
+			select {
+			case <-a.ready:
+				continue
+			case <-a.ctx.Done():
+				a.sayClosed()
 				return
 			}
-		case <-a.ctx.Done():
+		}
+		if err := a.lines.Write(a.ctx, transport.Frame{Data: b}); err != nil {
+			if errors.Is(err, context.Canceled) {
+				a.sayClosed() // nothing of the line was written
+			}
+			a.cancel()
 			return
 		}
+	}
+}
+
+// put queues line if it fits (see queue) and reports whether it did.
+func (a *attachment) put(line []byte) bool {
+	a.qmu.Lock()
+	fits := len(a.queue) == 0 || (len(a.queue) < queueLen && a.qbytes+len(line) <= queueBytes)
+	if fits {
+		a.queue = append(a.queue, line)
+		a.qbytes += len(line)
+	}
+	a.qmu.Unlock()
+	if fits {
+		signal(a.ready)
+	}
+	return fits
+}
+
+// take returns the oldest line queued, if any.
+func (a *attachment) take() ([]byte, bool) {
+	a.qmu.Lock()
+	if len(a.queue) == 0 {
+		a.qmu.Unlock()
+		return nil, false
+	}
+	b := a.queue[0]
+	a.queue[0] = nil
+	a.queue = a.queue[1:]
+	a.qbytes -= len(b)
+	a.qmu.Unlock()
+	signal(a.space)
+	return b, true
+}
+
+// signal wakes the one waiting on ch, if any, without waiting itself.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -124,8 +186,8 @@ func (a *attachment) sayClosed() {
 	if why == "" {
 		return
 	}
-	_ = a.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = a.nc.SetWriteDeadline(time.Now().Add(lastWrite))
+	ctx, cancel := context.WithTimeout(context.Background(), lastWrite)
 	defer cancel()
 	_ = writeJSON(ctx, a.lines, envelope{Closed: why})
 }
@@ -145,27 +207,24 @@ func (a *attachment) send(frame []byte) {
 		a.d.note("%v", err)
 		return
 	}
-	a.queued.Add(int64(len(line)))
-	select {
-	case a.out <- line:
-	case <-a.ctx.Done():
+	for !a.put(line) {
+		select {
+		case <-a.space:
+		case <-a.ctx.Done():
+			return
+		}
 	}
 }
 
 // offer queues a notification line without waiting: a command that lets
-// queueLen lines or queueBytes pile up is detached rather than holding up
-// the session (or its memory).
+// queueLen lines or queueBytes pile up is detached, and told why, rather
+// than holding up the session (or its memory).
 func (a *attachment) offer(line []byte) {
-	if a.queued.Add(int64(len(line))) <= queueBytes {
-		select {
-		case a.out <- line:
-			return
-		default:
-		}
+	if a.ctx.Err() != nil || a.put(line) {
+		return
 	}
-	a.queued.Add(-int64(len(line)))
 	a.d.note("%s does not read what the session sends: detached", orUnnamed(a.label))
-	a.cancel()
+	a.end(fmt.Sprintf("the command did not keep up with what the server sent (%d messages or %s waiting for it): it was detached", queueLen, transport.FormatSize(queueBytes)))
 }
 
 // handle dispatches one frame from the command.

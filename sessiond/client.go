@@ -73,10 +73,13 @@ const replyTimeout = 10 * time.Second
 
 // open connects to session name in dir and exchanges the hello. The
 // directory and the socket must be this user's.
-func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64) (net.Conn, *transport.StreamConn, *reply, error) {
+func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, wait time.Duration) (net.Conn, *transport.StreamConn, *reply, error) {
 	if h.Op != opStop {
+		if wait <= 0 || wait > replyTimeout {
+			wait = replyTimeout
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, replyTimeout, fmt.Errorf("session %s did not answer within %s: %w", name, replyTimeout, transport.ErrConnect))
+		ctx, cancel = context.WithTimeoutCause(ctx, wait, fmt.Errorf("session %s did not answer within %s: %w", name, wait, transport.ErrConnect))
 		defer cancel()
 	}
 	path, err := socketPath(dir, name)
@@ -141,7 +144,7 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64) 
 
 // GetStatus describes the open session name in dir.
 func GetStatus(ctx context.Context, dir, name string) (*Status, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStatus}, 0)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStatus}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func GetStatus(ctx context.Context, dir, name string) (*Status, error) {
 // TakeKept hands over what the session kept while no command was
 // attached (notifications, notes), oldest first, and forgets it.
 func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opKept}, 0)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opKept}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +172,7 @@ func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
 // commands attached were detached and the server shut down (a stdio
 // server with its process tree).
 func Stop(ctx context.Context, dir, name string) error {
-	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0)
+	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -185,7 +188,9 @@ func Stop(ctx context.Context, dir, name string) error {
 }
 
 // List describes every open session in dir, by name. A socket left by a
-// session process that was killed is removed.
+// session process that was killed is removed, and reported in the error
+// (a *StaleError), with the other entries that are no session of this
+// user's.
 func List(ctx context.Context, dir string) ([]Status, error) {
 	if err := checkDir(dir, false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -205,8 +210,10 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 		var ns *NoSessionError
 		switch {
 		case errors.As(err, &ns):
-			if errors.Is(ns.Err, syscall.ECONNREFUSED) {
-				_ = os.Remove(s)
+			if errors.Is(ns.Err, syscall.ECONNREFUSED) && removeStale(s) {
+				// Said, since the session did not end as sessions
+				// do (disconnect, idle, its server gone).
+				errs = append(errs, &StaleError{Name: name, Log: LogPath(dir, name)})
 			}
 		case err != nil:
 			errs = append(errs, err)
@@ -225,6 +232,10 @@ type DialOptions struct {
 	// MaxMessageSize bounds a line from the session (zero:
 	// transport.DefaultMaxMessageSize).
 	MaxMessageSize int64
+	// Timeout bounds the wait for the session's reply when shorter than
+	// the 10 seconds a session process that hangs is given otherwise
+	// (the command's own --timeout).
+	Timeout time.Duration
 }
 
 // Conn is one command's connection through a session: a transport.Conn
@@ -245,7 +256,7 @@ type Conn struct {
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize, o.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -341,4 +352,39 @@ func (c *Conn) Close() error {
 		c.nc.Close()
 	})
 	return nil
+}
+
+// removeStale removes the socket at path if it is still stale once
+// claimLock is held (a session may have opened in its place meanwhile),
+// and reports whether it did.
+func removeStale(path string) bool {
+	release, err := claimLock(path)
+	if err != nil {
+		return false
+	}
+	defer release()
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
+	if err := clearStale(path); err != nil {
+		return false
+	}
+	_, err = os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// StaleError reports a session whose process ended without closing it
+// (killed, or crashed): List removed the socket it left.
+type StaleError struct {
+	Name string
+	// Log is the session's log, which may say what happened.
+	Log string
+}
+
+func (e *StaleError) Error() string {
+	s := fmt.Sprintf("session %s had ended without closing (its process was killed, or crashed): its socket was removed", e.Name)
+	if _, err := os.Stat(e.Log); err == nil {
+		s += "; its log is " + e.Log
+	}
+	return s
 }

@@ -1,9 +1,11 @@
 package sessiond
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/filelock"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -28,12 +31,15 @@ const (
 	DefaultKeepBytes = 4 << 20
 	// queueLen and queueBytes bound the notifications waiting to be
 	// written to one command; a command that lets more pile up is
-	// detached (it stopped reading).
-	queueLen   = 1024
+	// detached (it stopped reading). A burst of small ones (progress, a
+	// server's log) is no reason to.
+	queueLen   = 1 << 16
 	queueBytes = 32 << 20
 	// helloTimeout bounds how long a new connection may take to say what
-	// it wants.
+	// it wants, and to take the reply.
 	helloTimeout = 10 * time.Second
+	// maxHello bounds the hello line.
+	maxHello = 64 << 10
 )
 
 // Options configure a Daemon.
@@ -116,6 +122,13 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Replacing a stale socket and listening in its place is one step
+	// for every process that claims the name.
+	release, err := claimLock(path)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
+	}
+	defer release()
 	if err := clearStale(path); err != nil {
 		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
 	}
@@ -144,8 +157,23 @@ func New(opts Options) (*Daemon, error) {
 	}, nil
 }
 
+// claimWait bounds the wait for another process claiming or releasing
+// the same session name (a few socket operations).
+const claimWait = 5 * time.Second
+
+// claimLock takes the lock of the session socket at path, held while a
+// process replaces a stale socket, listens in its place, or removes its
+// own: without it, two processes that both found the socket stale could
+// each remove it and listen, the first one's socket removed by the second
+// (a session no command could reach any more), and a session ending could
+// remove the socket of the one just opened in its place.
+func claimLock(path string) (release func(), err error) {
+	return filelock.Acquire(context.Background(), path, claimWait)
+}
+
 // clearStale removes a socket nobody listens on any more (its session
-// process was killed); a live one is ErrExists.
+// process was killed); a live one is ErrExists. The caller holds
+// claimLock.
 func clearStale(path string) error {
 	if err := checkSocket(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -179,6 +207,16 @@ func (d *Daemon) note(format string, args ...any) {
 // be opened). It is idempotent, and a no-op after Serve.
 func (d *Daemon) Close() error {
 	d.cancel()
+	return d.unlisten()
+}
+
+// unlisten closes the listener and removes the socket (with claimLock,
+// so as not to remove the socket of a session opened in its place). It
+// is idempotent.
+func (d *Daemon) unlisten() error {
+	if release, err := claimLock(d.path); err == nil {
+		defer release()
+	}
 	err := d.ln.Close()
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -456,8 +494,7 @@ func (e *ServerEndedError) Error() string {
 func (e *ServerEndedError) Unwrap() error { return e.Err }
 
 func (d *Daemon) shutdown(sess *inspector.Session, why error) {
-	d.ln.Close()
-	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.unlisten(); err != nil {
 		d.note("removing the socket: %v", err)
 	}
 	reason := "the session was closed"
@@ -528,7 +565,13 @@ func (d *Daemon) accept() {
 // serveConn answers one connection's hello.
 func (d *Daemon) serveConn(nc net.Conn) {
 	defer d.wg.Done()
-	lines := transport.NewStreamLimit(nc, nc, d.opts.MaxMessageSize)
+	// The hello is a short line: one as long as the frames after an
+	// attach may be is no hello, and is not read whole.
+	hr := &helloLimit{r: nc, left: maxHello}
+	lines := transport.NewStreamLimit(hr, nc, d.opts.MaxMessageSize)
+	// A connection that does not read the reply must not hold the
+	// session up (it waits for every connection when it ends).
+	_ = nc.SetWriteDeadline(time.Now().Add(helloTimeout))
 	keep := false
 	defer func() {
 		if !keep {
@@ -545,6 +588,9 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	}
 	var h hello
 	if err := readJSON(ctx, lines, &h); err != nil {
+		if hr.over.Load() {
+			err = errLongHello // what was read of it is no JSON
+		}
 		d.note("a connection that said nothing useful: %v", err)
 		return
 	}
@@ -573,8 +619,40 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
 			return
 		}
+		_ = nc.SetWriteDeadline(time.Time{})
 		d.attach(nc, lines, h.Label)
 	default:
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
 	}
+}
+
+// helloLimit reads a connection, failing once maxHello bytes came without
+// the end of the first line (the hello); after it, it reads on unbounded
+// (the lines are then bounded by Options.MaxMessageSize).
+type helloLimit struct {
+	r    io.Reader
+	left int
+	done bool
+	over atomic.Bool // the limit was reached
+}
+
+// errLongHello is what a connection whose first line is too long for a
+// hello reads.
+var errLongHello = fmt.Errorf("%w: a first line longer than %d bytes, which is no hello", ErrProtocol, maxHello)
+
+func (h *helloLimit) Read(p []byte) (int, error) {
+	if h.done {
+		return h.r.Read(p)
+	}
+	if h.left <= 0 {
+		h.over.Store(true)
+		return 0, errLongHello
+	}
+	n, err := h.r.Read(p)
+	if bytes.IndexByte(p[:n], '\n') >= 0 {
+		h.done = true
+	} else {
+		h.left -= n
+	}
+	return n, err
 }

@@ -1,15 +1,19 @@
 package sessiond
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,10 +40,13 @@ type testServer struct {
 	// started receives the name of each blocking call as it starts, and
 	// cancelled as its context ends.
 	started, cancelled chan string
+	// burst receives the number of progress notifications chatty sent,
+	// once it has sent them all.
+	burst chan int
 }
 
 func newTestServer() *testServer {
-	ts := &testServer{sessions: make(chan *mcp.ServerSession, 1), started: make(chan string, 10), cancelled: make(chan string, 10)}
+	ts := &testServer{sessions: make(chan *mcp.ServerSession, 1), started: make(chan string, 10), cancelled: make(chan string, 10), burst: make(chan int, 1)}
 	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "sessiond-test", Version: "1.0.0"}, &mcp.ServerOptions{
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ts.initialized.Add(1)
@@ -63,6 +70,19 @@ func newTestServer() *testServer {
 		<-ctx.Done()
 		ts.cancelled <- a.Tag
 		return nil, ctx.Err()
+	})
+	// chatty sends n progress notifications at once, then returns.
+	ts.srv.AddTool(&mcp.Tool{Name: "chatty", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ N int }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		tok := req.Params.GetProgressToken()
+		for i := range a.N {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Message: "item"}); err != nil {
+				return nil, err
+			}
+		}
+		ts.burst <- a.N
+		return textResult(fmt.Sprintf("sent %d", a.N)), nil
 	})
 	// ask elicits a name from the client and returns what came back.
 	ts.srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -575,8 +595,11 @@ func TestStaleSocket(t *testing.T) {
 	if _, err := Dial(t.Context(), dir, "old", DialOptions{}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("Dial a stale socket: %v", err)
 	}
-	if list, err := List(t.Context(), dir); err != nil || len(list) != 0 {
-		t.Errorf("List: %v, %v", list, err)
+	var stale *StaleError
+	if list, err := List(t.Context(), dir); !errors.As(err, &stale) || stale.Name != "old" || len(list) != 0 {
+		t.Errorf("List: %v, %v; want the stale socket reported", list, err)
+	} else if !strings.HasPrefix(err.Error(), "session old had ended without closing (its process was killed, or crashed): its socket was removed") {
+		t.Errorf("List: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "old.sock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("List left the stale socket: %v", err)
@@ -638,5 +661,189 @@ func TestRing(t *testing.T) {
 	}
 	if len(r.take()) != 0 || r.bytes != 0 {
 		t.Error("take did not empty the ring")
+	}
+}
+
+// rawAttach attaches to h's session as a client other than mcpx would,
+// on the socket itself, and sends frames.
+func rawAttach(t *testing.T, h *held, frames ...string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	lines := `{"mcpxSession":1,"op":"attach","label":"raw"}` + "\n"
+	for _, f := range frames {
+		lines += `{"frame":` + f + "}\n"
+	}
+	go func() { _, _ = io.WriteString(nc, lines) }()
+	return nc
+}
+
+// A command that stops reading (suspended with Ctrl-Z, say) while a large
+// answer is on its way does not hold the session up: it is detached, and
+// the session ends when asked to, at once.
+func TestCommandThatStopsReading(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	big := strings.Repeat("x", 8<<20) // far more than the socket buffers hold
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`+big+`"}}}`)
+	// The reply to the hello, then the beginning of the answer: the
+	// session is writing it.
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	r := bufio.NewReader(nc)
+	if _, err := r.ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Peek(100); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := Stop(ctx, h.dir, h.name); err != nil {
+		t.Fatalf("Stop while a command does not read: %v", err)
+	}
+	if err := receive(t, h.served, "Serve"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+}
+
+// A first line too long for a hello is not read whole (memory), and the
+// session serves the next command.
+func TestLongHello(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	nc, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() { _, _ = nc.Write(make([]byte, 4<<20)) }()
+	// Sooner than the hello's time limit: the session gives up on it at
+	// once.
+	_ = nc.SetReadDeadline(time.Now().Add(helloTimeout / 2))
+	if n, err := nc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the session answered a 4 MiB hello with %d bytes, %v; want the connection closed", n, err)
+	}
+	if note := receive(t, h.notes, "a note"); !strings.Contains(note, "a first line longer than 65536 bytes, which is no hello") {
+		t.Errorf("noted %q", note)
+	}
+	s := h.command(t, inspector.Options{})
+	if got, err := callText(t, s, t.Context(), "echo", `{"message":"x"}`); err != nil || got != "Echo: x" {
+		t.Errorf("echo: %q, %v", got, err)
+	}
+}
+
+// Processes that open a session of the same name at once where a stale
+// socket was: one gets the name, the others ErrExists. None may remove
+// the socket another just made, which would leave a session no command
+// can reach.
+func TestStaleSocketClaimedOnce(t *testing.T) {
+	for round := range 50 {
+		dir := sessionDir(t)
+		ln, err := net.Listen("unix", filepath.Join(dir, "r.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close() // stale
+		ds := make([]*Daemon, 4)
+		errs := make([]error, len(ds))
+		var wg sync.WaitGroup
+		for i := range ds {
+			wg.Go(func() { ds[i], errs[i] = New(Options{Name: "r", Dir: dir}) })
+		}
+		wg.Wait()
+		var open []*Daemon
+		for i, d := range ds {
+			if d != nil {
+				open = append(open, d)
+				defer d.Close()
+			} else if !errors.Is(errs[i], ErrExists) {
+				t.Errorf("round %d: New: %v", round, errs[i])
+			}
+		}
+		if len(open) != 1 {
+			t.Fatalf("round %d: %d sessions claimed the name", round, len(open))
+		}
+		if nc, err := net.Dial("unix", open[0].Socket()); err != nil {
+			t.Fatalf("round %d: the session that claimed the name cannot be reached: %v", round, err)
+		} else {
+			nc.Close()
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("round %d: the directory holds %d entries, want the socket alone", round, len(entries))
+		}
+	}
+}
+
+// A session process that hangs (stopped, say) is given the command's own
+// timeout when it is shorter than the usual wait for its reply.
+func TestDialTimeout(t *testing.T) {
+	dir := sessionDir(t)
+	ln, err := net.Listen("unix", filepath.Join(dir, "hung.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(filepath.Join(dir, "hung.sock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Connections are accepted (the backlog) and never answered.
+	ctx, cancel := context.WithTimeout(t.Context(), replyTimeout/2)
+	defer cancel()
+	_, err = Dial(ctx, dir, "hung", DialOptions{Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "session hung did not answer within 50ms") {
+		t.Errorf("Dial: %v", err)
+	}
+}
+
+// A burst of notifications (a tool's progress for each of many items)
+// that the command reads more slowly than the server sends them waits in
+// the session for it: the command is not detached.
+func TestBurstReachesASlowCommand(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	s := h.command(t, inspector.Options{})
+	const n = 20000 // some 3 MB through the session
+	var got atomic.Int32
+	sent := make(chan int, 1)
+	progress := inspector.WithProgress(func(inspector.Progress) {
+		if got.Add(1) == 1 {
+			// The command reads nothing more until the server has sent
+			// the whole burst (bounded: a failure is reported below).
+			select {
+			case m := <-h.ts.burst:
+				sent <- m
+			case <-time.After(wait):
+			}
+		}
+	})
+	text, err := callText(t, s, t.Context(), "chatty", fmt.Sprintf(`{"n":%d}`, n), progress)
+	if err != nil || text != fmt.Sprintf("sent %d", n) {
+		t.Fatalf("chatty: %q, %v", text, err)
+	}
+	if m := receive(t, sent, "the burst"); m != n {
+		t.Errorf("the server sent %d", m)
+	}
+	if got.Load() != n {
+		t.Errorf("%d progress notifications reached the command, want %d", got.Load(), n)
+	}
+}
+
+// A command that does not read its notifications at all is detached when
+// they pile up beyond the bounds, and told why.
+func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":70000},"_meta":{"progressToken":"p"}}}`)
+	for note := receive(t, h.notes, "a note"); !strings.Contains(note, "does not read what the session sends: detached"); note = receive(t, h.notes, "a note") {
+	}
+	// What was written before the end, then why.
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	b, err := io.ReadAll(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{"closed":"the command did not keep up with what the server sent (65536 messages or 32 MiB waiting for it): it was detached"}`) {
+		t.Errorf("the command was not told why it was detached: ...%s", b[max(0, len(b)-300):])
 	}
 }
