@@ -187,6 +187,9 @@ func Stop(ctx context.Context, dir, name string) error {
 	return nil
 }
 
+// listParallel bounds the sessions List asks at once.
+const listParallel = 16
+
 // List describes every open session in dir, by name. A socket left by a
 // session process that was killed is removed, and reported in the error
 // (a *StaleError), with the other entries that are no session of this
@@ -202,23 +205,46 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The sessions are asked at once (at most listParallel at a time), so
+	// that each one that hangs does not add its wait to the others'.
+	type answer struct {
+		st  *Status
+		err error
+	}
+	answers := make([]answer, len(socks))
+	sem := make(chan struct{}, listParallel)
+	var wg sync.WaitGroup
+	for i, s := range socks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			name := strings.TrimSuffix(filepath.Base(s), ".sock")
+			st, err := GetStatus(ctx, dir, name)
+			var ns *NoSessionError
+			switch {
+			case errors.As(err, &ns):
+				if errors.Is(ns.Err, syscall.ECONNREFUSED) && removeStale(s) {
+					// Said, since the session did not end as sessions
+					// do (disconnect, idle, its server gone).
+					answers[i].err = &StaleError{Name: name, Log: LogPath(dir, name)}
+				}
+			case err != nil:
+				answers[i].err = err
+			default:
+				answers[i].st = st
+			}
+		}()
+	}
+	wg.Wait()
 	var out []Status
 	var errs []error
-	for _, s := range socks {
-		name := strings.TrimSuffix(filepath.Base(s), ".sock")
-		st, err := GetStatus(ctx, dir, name)
-		var ns *NoSessionError
-		switch {
-		case errors.As(err, &ns):
-			if errors.Is(ns.Err, syscall.ECONNREFUSED) && removeStale(s) {
-				// Said, since the session did not end as sessions
-				// do (disconnect, idle, its server gone).
-				errs = append(errs, &StaleError{Name: name, Log: LogPath(dir, name)})
-			}
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			out = append(out, *st)
+	for _, a := range answers {
+		if a.st != nil {
+			out = append(out, *a.st)
+		}
+		if a.err != nil {
+			errs = append(errs, a.err)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -847,3 +847,54 @@ func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
 		t.Errorf("the command was not told why it was detached: ...%s", b[max(0, len(b)-300):])
 	}
 }
+
+// List asks the sessions at once: a session process that hangs (here a
+// socket that takes the connection and never answers) does not hold up
+// the others, each of which would otherwise wait its turn for the one
+// before to time out.
+func TestListAsksAtOnce(t *testing.T) {
+	dir := sessionDir(t)
+	const n = 3
+	accepted := make(chan struct{}, n)
+	release := make(chan struct{})
+	for i := range n {
+		ln, err := net.Listen("unix", filepath.Join(dir, fmt.Sprintf("frozen%d.sock", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			<-release
+			c.Close()
+		}()
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := List(t.Context(), dir)
+		done <- err
+	}()
+	// Far less than the reply timeout that a session asked in turn after
+	// a frozen one would wait first.
+	bound := time.After(replyTimeout / 2)
+	for range n {
+		select {
+		case <-accepted:
+		case <-bound:
+			t.Fatal("List did not ask every session at once")
+		}
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("List of sessions that answered nothing: no error")
+		}
+	case <-time.After(wait):
+		t.Fatal("List did not return once the sessions closed")
+	}
+}
