@@ -16,11 +16,12 @@ func TestToolsMarksViews(t *testing.T) {
 		json.RawMessage(`{"name":"plain","inputSchema":{"type":"object"}}`),
 		json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://a/b"}}}`),
 		json.RawMessage(`{"name":"refresh","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://a/b","visibility":["app"]}}}`),
+		json.RawMessage(`{"name":"none","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://a/b","visibility":[]}}}`),
 		json.RawMessage(`{"name":"old","inputSchema":{"type":"object"},"_meta":{"ui/resourceUri":"ui://a/b"}}`),
 		json.RawMessage(`{"name":"bad","inputSchema":{"type":"object"},"_meta":{"ui":{"visibility":["everyone"]}}}`),
 	})
 	lines := strings.Split(b.String(), "\n")
-	want := map[string]string{"plain": "", "show": "[view]", "refresh": "[view] [app only]", "old": "[view]", "bad": "[invalid _meta.ui]"}
+	want := map[string]string{"plain": "", "show": "[view]", "refresh": "[view] [app only]", "none": "[view] [hidden]", "old": "[view]", "bad": "[invalid _meta.ui]"}
 	for _, l := range lines {
 		f := strings.Fields(l)
 		if len(f) == 0 {

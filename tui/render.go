@@ -352,7 +352,8 @@ func (p *Printer) Tools(items []json.RawMessage) {
 
 // appMarks marks a tool that has an MCP Apps view ([view]: its
 // _meta.ui.resourceUri) and one visible to views only ([app only]: its
-// visibility lacks "model", so a host keeps it from the model), spec
+// visibility lacks "model", so a host keeps it from the model) or to
+// nobody ([hidden]: an empty visibility), spec
 // "Resource Discovery" and "Visibility" of io.modelcontextprotocol/ui.
 func (p *Printer) appMarks(tool json.RawMessage) cell {
 	if !bytes.Contains(tool, []byte(`"_meta"`)) {
@@ -366,7 +367,11 @@ func (p *Printer) appMarks(tool json.RawMessage) cell {
 	if ui.HasView() {
 		c = append(c, span{text: " "}, span{text: "[view]", style: p.st.key})
 	}
-	if ui.AppOnly() {
+	switch {
+	case ui.AppOnly() && !ui.VisibleTo(apps.VisibleToApp):
+		// "visibility": []: neither the model nor a view may call it.
+		c = append(c, span{text: " "}, span{text: "[hidden]", style: p.st.dim})
+	case ui.AppOnly():
 		c = append(c, span{text: " "}, span{text: "[app only]", style: p.st.dim})
 	}
 	return c
