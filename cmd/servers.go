@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -461,7 +462,9 @@ func shellJoin(words []string) string {
 
 // secretName matches the names of variables and headers whose values are
 // credentials.
-var secretName = regexp.MustCompile(`(?i)token|secret|passw|key|auth|cookie|credential|session`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)token|secret|passw|key|auth|cookie|credential|session`)
+})
 
 // shownValue is a value of an entry's env or headers as listings show it:
 // a credential written into the file is not printed, a reference to a
@@ -472,7 +475,7 @@ var secretName = regexp.MustCompile(`(?i)token|secret|passw|key|auth|cookie|cred
 // "Basic" credential. A URL in it is shown without its password and
 // secret query parameters (DATABASE_URL=postgres://u:<pw>@host/db).
 func shownValue(name, v string) string {
-	if looksSecret(v) || secretName.MatchString(name) && hasLiteral(v) {
+	if looksSecret(v) || secretName().MatchString(name) && hasLiteral(v) {
 		return "<redacted>"
 	}
 	if strings.Contains(v, "://") {
@@ -483,32 +486,34 @@ func shownValue(name, v string) string {
 
 // variableRef matches the variable references of every dialect: ${…},
 // $NAME.
-var variableRef = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
+var variableRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`) })
 
 // authScheme matches the HTTP authentication schemes that precede a
 // credential.
-var authScheme = regexp.MustCompile(`(?i)^\s*(bearer|basic|token|bot)\b`)
+var authScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*(bearer|basic|token|bot)\b`) })
 
 // hasLiteral reports whether v holds text of its own besides variable
 // references and an authentication scheme.
 func hasLiteral(v string) bool {
-	rest := authScheme.ReplaceAllString(variableRef.ReplaceAllString(v, ""), "")
+	rest := authScheme().ReplaceAllString(variableRef().ReplaceAllString(v, ""), "")
 	return strings.TrimSpace(rest) != ""
 }
 
 // tokenFormat matches credentials by their form: GitHub, GitLab, OpenAI
 // and Anthropic, Slack, AWS and Google API keys, JSON Web Tokens, and
 // "Bearer"/"Basic" followed by a literal credential.
-var tokenFormat = regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|glpat-[\w-]{16,}|sk-[\w-]{16,}|xox[abpr]-[\w-]{8,}|xapp-[\w-]{8,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*)$`)
+var tokenFormat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|glpat-[\w-]{16,}|sk-[\w-]{16,}|xox[abpr]-[\w-]{8,}|xapp-[\w-]{8,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*)$`)
+})
 
 // looksSecret reports whether v has the form of a credential written
 // into the file.
 func looksSecret(v string) bool {
 	t := strings.TrimSpace(v)
-	if tokenFormat.MatchString(t) {
+	if tokenFormat().MatchString(t) {
 		return true
 	}
-	switch strings.ToLower(strings.TrimSpace(authScheme.FindString(t))) {
+	switch strings.ToLower(strings.TrimSpace(authScheme().FindString(t))) {
 	case "bearer", "basic":
 		return hasLiteral(t)
 	}

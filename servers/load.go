@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/BurntSushi/toml"
@@ -341,7 +342,7 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 		}
 		// The decoder quotes what it could not read: a value written
 		// without quotes (TOKEN = sk-live-…) would be shown.
-		msg = tomlQuoted.ReplaceAllString(msg, `"…"`)
+		msg = tomlQuoted().ReplaceAllString(msg, `"…"`)
 		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it"}}
 	}
 	raw, ok := doc["mcp_servers"]
@@ -373,7 +374,7 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 
 // tomlQuoted matches a quoted excerpt of the file, longer than one
 // character, in a TOML decoder's message.
-var tomlQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"`)
+var tomlQuoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.){2,}"`) })
 
 // tomlLine finds the line where [mcp_servers.NAME] (or a dotted key of
 // it) first appears; 0 when not found. The TOML decoder keeps no
