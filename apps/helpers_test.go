@@ -401,3 +401,19 @@ func openShow(t *testing.T, h *Host, args string) *View {
 }
 
 const minimalHTML = `<!DOCTYPE html><html><body><p id="x">hi</p></body></html>`
+
+// startedView opens the show view on a host serving a minimal view,
+// connects a page and completes the handshake and the tool input: where
+// the tests of what a view sends begin.
+func startedView(t *testing.T) (*recorder, *View, *fakePage, string) {
+	t.Helper()
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	p := connectPage(t, h)
+	p.next("view")
+	id := v.Info().ID
+	p.handshake(id)
+	p.rpc()
+	return rec, v, p, id
+}

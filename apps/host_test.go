@@ -151,14 +151,7 @@ func TestToolsCallVisibility(t *testing.T) {
 }
 
 func TestResourcesReadAndServerErrors(t *testing.T) {
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc()
+	rec, _, p, id := startedView(t)
 	p.post(id, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"ui://test/app"}}`)
 	if m := p.rpc(); m["result"].(map[string]any)["contents"] == nil {
 		t.Fatalf("resources/read: %v", m)
@@ -211,14 +204,7 @@ func TestPageGoneKeepsViews(t *testing.T) {
 }
 
 func TestRequestsHandedToTheProgram(t *testing.T) {
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc()
+	rec, v, p, id := startedView(t)
 
 	p.post(id, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
 	rec.waitFor(t, "the log", func(r *recorder) bool { return len(r.logs) == 1 && strings.Contains(r.logs[0], "hello") })
@@ -310,14 +296,7 @@ func TestDisplayModeAndSize(t *testing.T) {
 }
 
 func TestMalformedMessagesRefused(t *testing.T) {
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc()
+	rec, _, p, id := startedView(t)
 	p.post(id, `"just a string"`, `[1,2]`, `{"jsonrpc":"1.0","method":"x"}`, `{"jsonrpc":"2.0","id":"bad","method":7}`)
 	m := p.rpc()
 	if m["id"] != "bad" || m["error"].(map[string]any)["code"] != float64(CodeInvalidRequest) {
@@ -745,14 +724,7 @@ func TestSandboxReloaded(t *testing.T) {
 // reported problemBurst times at once, then once a second, with the
 // number of those left out: a warning a message would fill the terminal.
 func TestProblemsBounded(t *testing.T) {
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc()
+	rec, _, p, id := startedView(t)
 	var msgs []string
 	for range 100 {
 		msgs = append(msgs, `{"jsonrpc":"1.0","method":"x"}`)
