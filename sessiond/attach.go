@@ -109,6 +109,12 @@ func (a *attachment) run() {
 	a.nc.Close()
 }
 
+// maxInflight bounds the requests one command may have in flight through
+// the session (an mcpx command has at most a REPL's --parallel of them): a
+// local client that sends requests without reading the answers would
+// otherwise grow the session, and the server, without bound.
+var maxInflight = 1024
+
 // lastWrite bounds a write to a command once its attachment ended.
 const lastWrite = time.Second
 
@@ -258,6 +264,14 @@ func (a *attachment) request(m *jsonrpc.Message) {
 		}
 		// The server was initialized once, when the session opened.
 		a.send(jsonrpc.EncodeResponse(m.ID, info.Raw, nil))
+		return
+	}
+	if n := a.inflight.Load(); n >= int32(maxInflight) {
+		// Refused rather than queued: the command's cancellations must
+		// still be read, and each request in flight holds memory until
+		// it is answered.
+		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("mcpx session: this command has %d requests in flight, the most a session takes from one command; wait for their answers", n)}))
 		return
 	}
 	key := m.ID.Key()

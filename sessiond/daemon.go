@@ -29,11 +29,8 @@ const (
 	// no command is attached.
 	DefaultKeep      = 1000
 	DefaultKeepBytes = 4 << 20
-	// queueLen and queueBytes bound the notifications waiting to be
-	// written to one command; a command that lets more pile up is
-	// detached (it stopped reading). A burst of small ones (progress, a
-	// server's log) is no reason to.
-	queueLen   = 1 << 16
+	// queueBytes bounds the bytes waiting to be written to one command
+	// (see queueLen).
 	queueBytes = 32 << 20
 	// helloTimeout bounds how long a new connection may take to say what
 	// it wants, and to take the reply.
@@ -41,6 +38,12 @@ const (
 	// maxHello bounds the hello line.
 	maxHello = 64 << 10
 )
+
+// queueLen and queueBytes bound the notifications waiting to be written
+// to one command; a command that lets more pile up is detached (it
+// stopped reading). A burst of small ones (progress, a server's log) is
+// no reason to. (A variable for the tests, which flood less.)
+var queueLen = 1 << 16
 
 // Options configure a Daemon.
 type Options struct {

@@ -686,7 +686,7 @@ func rawAttach(t *testing.T, h *held, frames ...string) net.Conn {
 // the session ends when asked to, at once.
 func TestCommandThatStopsReading(t *testing.T) {
 	h := startHeld(t, Options{}, nil)
-	big := strings.Repeat("x", 8<<20) // far more than the socket buffers hold
+	big := strings.Repeat("x", 2<<20) // far more than the socket buffers hold
 	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`+big+`"}}}`)
 	// The reply to the hello, then the beginning of the answer: the
 	// session is writing it.
@@ -804,7 +804,7 @@ func TestDialTimeout(t *testing.T) {
 func TestBurstReachesASlowCommand(t *testing.T) {
 	h := startHeld(t, Options{}, nil)
 	s := h.command(t, inspector.Options{})
-	const n = 20000 // some 3 MB through the session
+	const n = 8000 // some 1.2 MB through the session: far past the old bound of 1024 lines and what the socket buffers hold
 	var got atomic.Int32
 	sent := make(chan int, 1)
 	progress := inspector.WithProgress(func(inspector.Progress) {
@@ -833,8 +833,13 @@ func TestBurstReachesASlowCommand(t *testing.T) {
 // A command that does not read its notifications at all is detached when
 // they pile up beyond the bounds, and told why.
 func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
+	// A smaller bound than the session's, so that the flood is quick
+	// under the race detector: the kernel's socket buffers take a few
+	// thousand of these before the queue fills.
+	defer func(n int) { queueLen = n }(queueLen)
+	queueLen = 1000
 	h := startHeld(t, Options{}, nil)
-	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":70000},"_meta":{"progressToken":"p"}}}`)
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":20000},"_meta":{"progressToken":"p"}}}`)
 	for note := receive(t, h.notes, "a note"); !strings.Contains(note, "does not read what the session sends: detached"); note = receive(t, h.notes, "a note") {
 	}
 	// What was written before the end, then why.
@@ -843,7 +848,7 @@ func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `{"closed":"the command did not keep up with what the server sent (65536 messages or 32 MiB waiting for it): it was detached"}`) {
+	if !strings.Contains(string(b), `{"closed":"the command did not keep up with what the server sent (1000 messages or 32 MiB waiting for it): it was detached"}`) {
 		t.Errorf("the command was not told why it was detached: ...%s", b[max(0, len(b)-300):])
 	}
 }
@@ -896,5 +901,53 @@ func TestListAsksAtOnce(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("List did not return once the sessions closed")
+	}
+}
+
+// A command may have at most maxInflight requests in flight through the
+// session: one more is refused at once (a client that sends without
+// reading answers would otherwise grow the session and the server
+// without bound), and the requests in flight go on.
+func TestInflightBounded(t *testing.T) {
+	defer func(n int) { maxInflight = n }(maxInflight)
+	maxInflight = 3
+	h := startHeld(t, Options{}, nil)
+	var frames []string
+	for i := 1; i <= 4; i++ {
+		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block","arguments":{"tag":"t%d"}}}`, i, i))
+	}
+	nc := rawAttach(t, h, frames...)
+	for range 3 {
+		receive(t, h.ts.started, "a blocking call")
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	r := bufio.NewReader(nc)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("no answer to the request over the limit: %v", err)
+		}
+		var env envelope
+		if json.Unmarshal(line, &env) != nil || len(env.Frame) == 0 {
+			continue // the reply to the hello
+		}
+		var m struct {
+			ID    int `json:"id"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(env.Frame, &m) != nil || m.ID == 0 {
+			continue // progress of the blocking calls
+		}
+		if m.ID != 4 || m.Error == nil || !strings.Contains(m.Error.Message, "has 3 requests in flight") {
+			t.Fatalf("answer %s; want request 4 refused", env.Frame)
+		}
+		break
+	}
+	select {
+	case tag := <-h.ts.started:
+		t.Errorf("the request over the limit reached the server (%s)", tag)
+	default:
 	}
 }
