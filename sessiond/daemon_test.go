@@ -698,7 +698,7 @@ func TestCommandThatStopsReading(t *testing.T) {
 	if _, err := r.Peek(100); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
 	if err := Stop(ctx, h.dir, h.name); err != nil {
 		t.Fatalf("Stop while a command does not read: %v", err)
