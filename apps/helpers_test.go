@@ -408,12 +408,19 @@ const minimalHTML = `<!DOCTYPE html><html><body><p id="x">hi</p></body></html>`
 func startedView(t *testing.T) (*recorder, *View, *fakePage, string) {
 	t.Helper()
 	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))
+	v, p, id := handshaken(t, newTestHost(t, rec.options(newFakeBackend(minimalHTML))))
+	return rec, v, p, id
+}
+
+// handshaken opens the show view on h, connects a page and completes the
+// handshake and the tool input.
+func handshaken(t *testing.T, h *Host) (*View, *fakePage, string) {
+	t.Helper()
 	v := openShow(t, h, `{}`)
 	p := connectPage(t, h)
 	p.next("view")
 	id := v.Info().ID
 	p.handshake(id)
-	p.rpc()
-	return rec, v, p, id
+	p.rpc() // tool-input
+	return v, p, id
 }

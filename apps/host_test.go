@@ -122,12 +122,7 @@ func TestToolsCallVisibility(t *testing.T) {
 	rec := newRecorder()
 	b := newFakeBackend(minimalHTML)
 	h := newTestHost(t, rec.options(b))
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc() // tool-input
+	_, p, id := handshaken(t, h)
 
 	p.post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refresh","arguments":{"n":1},"_meta":{"progressToken":"view-1","k":"v"}}}`)
 	if m := p.rpc(); m["id"] != float64(2) || m["result"] == nil {
@@ -644,12 +639,7 @@ func TestInFlightRefusalsReportedOnce(t *testing.T) {
 	o := rec.options(b)
 	o.MaxInFlight = 2
 	h := newTestHost(t, o)
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc() // tool-input
+	_, p, id := handshaken(t, h)
 	p.post(id, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"refresh"}}`,
 		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"refresh"}}`)
 	b.waitCalls(t, 2)
@@ -778,12 +768,7 @@ func TestOneLinkQuestionAtATime(t *testing.T) {
 		}
 	}
 	h := newTestHost(t, o)
-	v := openShow(t, h, `{}`)
-	p := connectPage(t, h)
-	p.next("view")
-	id := v.Info().ID
-	p.handshake(id)
-	p.rpc() // tool-input
+	_, p, id := handshaken(t, h)
 	link := func(n int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ui/open-link","params":{"url":"https://example.com/%d"}}`, n, n)
 	}
