@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/filelock"
@@ -47,11 +46,10 @@ type traceLock struct {
 	l     *filelock.Lock
 }
 
-// newTraceLock returns the lock of the trace in name, not taken yet.
+// newTraceLock returns the lock of the trace in name, not taken yet
+// (filelock.New follows symbolic links, so every name of the trace shares
+// it; errors name the trace as it was given).
 func newTraceLock(name string) *traceLock {
-	if p, err := filepath.EvalSymlinks(name); err == nil {
-		name = p
-	}
 	return &traceLock{trace: name, l: filelock.New(name)}
 }
 
