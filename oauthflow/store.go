@@ -303,9 +303,7 @@ func (s *Store) Tokens() ([]*TokenRecord, error) {
 			s.warn("skipping %s: it holds no resource or token", p)
 			continue
 		}
-		if badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
-			// Not a token mcpx stored (checkToken): it could not be sent
-			// in a header, nor printed as it is.
+		if rec.unsendable() {
 			s.warn("skipping %s: its token has characters no token may have (RFC 6749 Appendix A: printable ASCII only)", p)
 			continue
 		}
@@ -314,6 +312,14 @@ func (s *Store) Tokens() ([]*TokenRecord, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out, nil
+}
+
+// unsendable reports a record whose access or refresh token has a
+// character no token may have (RFC 6749 Appendix A: printable ASCII
+// only): not one mcpx stored (checkToken), it could not be sent in a
+// header, nor printed as it is.
+func (rec *TokenRecord) unsendable() bool {
+	return badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0
 }
 
 // Token returns the stored record for resource and issuer, nil when there
@@ -329,7 +335,7 @@ func (s *Store) Token(resource, issuer string) (*TokenRecord, error) {
 		return nil, err
 	}
 	if rec.Resource != resource || rec.Issuer != issuer || rec.AccessToken == "" ||
-		badTokenChar(rec.AccessToken) >= 0 || rec.RefreshToken != "" && badTokenChar(rec.RefreshToken) >= 0 {
+		rec.unsendable() {
 		return nil, nil
 	}
 	rec.file = p
