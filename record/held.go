@@ -252,36 +252,11 @@ func writeSessions(w io.Writer, src SessionSource) error {
 }
 
 // Wrap returns c decorated so that every frame read or written is
-// recorded in the session (see Recorder.Wrap). Closing the returned Conn
-// closes c.
+// recorded in the session, and its end noted (see Recorder.Wrap). Closing
+// the returned Conn closes c.
 func (s *SessionRecorder) Wrap(c transport.Conn) transport.Conn {
-	return &sessConn{Conn: c, s: s}
+	return &recConn{Conn: c, r: s}
 }
-
-type sessConn struct {
-	transport.Conn
-	s *SessionRecorder
-}
-
-func (c *sessConn) Read(ctx context.Context) (transport.Frame, error) {
-	f, err := c.Conn.Read(ctx)
-	if err == nil {
-		c.s.Frame(time.Now(), transport.Incoming, f)
-	}
-	return f, err
-}
-
-func (c *sessConn) Write(ctx context.Context, f transport.Frame) error {
-	c.s.Frame(time.Now(), transport.Outgoing, f)
-	err := c.Conn.Write(ctx, f)
-	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
-		c.s.Note("the frame above could not be sent: " + err.Error())
-	}
-	return err
-}
-
-// Unwrap returns the wrapped connection.
-func (c *sessConn) Unwrap() transport.Conn { return c.Conn }
 
 // Discard makes Close leave the trace file as it was, whatever was
 // recorded: a test that failed does not replace its trace. It applies to

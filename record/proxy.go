@@ -134,7 +134,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		}
 		// Whoever writes to the host saw its pipe close and ended ctx
 		// for it: the host stopped reading, as below.
-		note("the host stopped reading (closed pipe); shut the server down")
+		note(hostGoneNote + " (closed pipe); shut the server down")
 		return nil
 	case err := <-serverDone:
 		return serverEnd(err)
@@ -142,7 +142,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		if errors.Is(err, syscall.EPIPE) {
 			// The host stopped reading: it ended the session (went away)
 			// without closing its end of our input first.
-			note("the host stopped reading (closed pipe); shut the server down")
+			note(hostGoneNote + " (closed pipe); shut the server down")
 			return nil
 		}
 		if !errors.Is(err, io.EOF) {
@@ -153,7 +153,7 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	// what it was saying.
 	hostEnded.Store(true)
 	child.CloseWrite()
-	note("the host closed its input; closed the server's stdin")
+	note(hostClosedNote + "; closed the server's stdin")
 	t := time.NewTimer(o.DrainGrace)
 	defer t.Stop()
 	select {

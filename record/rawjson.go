@@ -249,6 +249,19 @@ func replaceTop(msg []byte, key string, value []byte) []byte {
 	return splice(msg, []span{s}, func([]byte) []byte { return value })
 }
 
+// eachMessage calls fn with each message of a frame: the frame itself, or
+// each element of a batch.
+func eachMessage(frame []byte, fn func(msg []byte)) {
+	i := skipSpace(frame, 0)
+	if i < len(frame) && frame[i] == '[' {
+		for _, sp := range elements(frame) {
+			fn(frame[sp.start:sp.end])
+		}
+		return
+	}
+	fn(frame)
+}
+
 // mapMessages applies fn to each message of a frame: the frame itself, or
 // each element of a batch, keeping everything between them.
 func mapMessages(frame []byte, fn func(msg []byte) []byte) []byte {

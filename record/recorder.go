@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -507,23 +508,50 @@ func (r *Recorder) Close() error {
 // Wrap returns c decorated so that every frame read or written is
 // recorded with Frame (a frame written is recorded just before it goes
 // out, as with transport.Tap), and a frame that could not be sent is
-// noted. Closing the returned Conn closes c, not the recorder.
+// noted. The end of the session is noted where it says something a replay
+// needs: the server going away while the client used it
+// (ServerEndedNote), the client closing the connection while a request of
+// its was unanswered (ClientEndedNote). Closing the returned Conn closes
+// c, not the recorder.
 func (r *Recorder) Wrap(c transport.Conn) transport.Conn {
 	return &recConn{Conn: c, r: r}
 }
 
+// frameNoter is what a wrapped connection records to: a Recorder, or one
+// session of it (SessionRecorder).
+type frameNoter interface {
+	Frame(t time.Time, dir transport.Direction, f transport.Frame)
+	Note(text string)
+}
+
 type recConn struct {
 	transport.Conn
-	r     *Recorder
+	r     frameNoter
 	ended sync.Once
+
+	mu sync.Mutex
+	// pending holds the ids (keys) of the client's requests not answered
+	// yet, and their methods, for the note of a client that closes the
+	// connection without their answers; gone says the server went away.
+	pending map[string]string
+	gone    bool
 }
+
+// maxPending bounds the unanswered requests a recConn keeps track of.
+const maxPending = 1024
 
 func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
 	f, err := c.Conn.Read(ctx)
 	if err == nil {
 		c.r.Frame(time.Now(), transport.Incoming, f)
+		c.answered(f.Data)
 	} else if text, ok := serverEnded(err); ok {
-		c.ended.Do(func() { c.r.Note(text) })
+		c.ended.Do(func() {
+			c.mu.Lock()
+			c.gone = true
+			c.mu.Unlock()
+			c.r.Note(text)
+		})
 	}
 	return f, err
 }
@@ -534,6 +562,22 @@ func (c *recConn) Read(ctx context.Context) (transport.Frame, error) {
 // at that point, as the recorded server did, instead of leaving its client
 // waiting for an answer that never came.
 const ServerEndedNote = "the server closed the connection"
+
+// ClientEndedNote begins the text of the note a recording holds where the
+// client closed the connection while a request of its was still
+// unanswered (it gave up waiting, or was interrupted): the recorded
+// server did not go away, it stayed silent, and a replay stays silent
+// too. (A recording proxy notes the host's end with notes of its own,
+// which replay reads the same way.) Traces written before these notes
+// existed say neither; replay then reads a session that ends on a
+// request never answered as a server that went away (see Replayer).
+const ClientEndedNote = "the client closed the connection"
+
+// Notes of the stdio proxy where the host ended the session.
+const (
+	hostClosedNote = "the host closed its input"
+	hostGoneNote   = "the host stopped reading"
+)
 
 // serverEnded reports whether err, from reading a connection the client
 // had not closed, says the server went away (its output ended, its
@@ -552,11 +596,73 @@ func serverEnded(err error) (string, bool) {
 
 func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
 	c.r.Frame(time.Now(), transport.Outgoing, f)
+	c.asked(f.Data)
 	err := c.Conn.Write(ctx, f)
 	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
 		c.r.Note("the frame above could not be sent: " + err.Error())
 	}
 	return err
+}
+
+// Close notes the client leaving with requests unanswered
+// (ClientEndedNote), then closes the connection.
+func (c *recConn) Close() error {
+	c.mu.Lock()
+	var note string
+	if !c.gone && len(c.pending) > 0 {
+		methods := make([]string, 0, len(c.pending))
+		for _, m := range c.pending {
+			methods = append(methods, m)
+		}
+		slices.Sort(methods)
+		methods = slices.Compact(methods)
+		note = fmt.Sprintf("%s with %d request(s) unanswered (%s)", ClientEndedNote, len(c.pending), strings.Join(methods, ", "))
+		c.pending = nil
+	}
+	c.mu.Unlock()
+	if note != "" {
+		c.r.Note(note)
+	}
+	return c.Conn.Close()
+}
+
+// asked keeps track of the requests in a frame the client sends.
+func (c *recConn) asked(data []byte) {
+	eachMessage(data, func(m []byte) {
+		ms, isReq := topMember(m, "method")
+		sp, hasID := topMember(m, "id")
+		if !isReq || !hasID {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.pending == nil {
+			c.pending = map[string]string{}
+		}
+		if len(c.pending) < maxPending {
+			c.pending[idKey(m[sp.start:sp.end])] = decodeKey(m[ms.start:ms.end])
+		}
+	})
+}
+
+// answered forgets the requests a frame of the server answers.
+func (c *recConn) answered(data []byte) {
+	c.mu.Lock()
+	none := len(c.pending) == 0
+	c.mu.Unlock()
+	if none {
+		return
+	}
+	eachMessage(data, func(m []byte) {
+		if _, isReq := topMember(m, "method"); isReq {
+			return
+		}
+		if sp, ok := topMember(m, "id"); ok {
+			c.mu.Lock()
+			delete(c.pending, idKey(m[sp.start:sp.end]))
+			c.mu.Unlock()
+		}
+	})
 }
 
 // Describe forwards to the wrapped connection.

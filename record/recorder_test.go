@@ -271,3 +271,80 @@ func TestRecorderNotesTheServerGoing(t *testing.T) {
 		}
 	}
 }
+
+// A client that closes the connection while a request of its is still
+// unanswered (it gave up) is noted, so that a replay knows the server
+// stayed silent rather than went away; a session whose requests were all
+// answered is not.
+func TestRecorderNotesTheClientLeaving(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		what    string
+		answers []string // what the server sends before the client closes
+		want    string   // the note, "" for none
+	}{
+		{"one unanswered", []string{`{"jsonrpc":"2.0","id":1,"result":{}}`},
+			ClientEndedNote + " with 1 request(s) unanswered (tools/call)"},
+		{"all answered", []string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `[{"jsonrpc":"2.0","id":"two","result":{}}]`}, ""},
+	} {
+		var buf bytes.Buffer
+		rec, err := NewRecorder(&buf, RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, server := transport.Pipe()
+		c := rec.Wrap(client)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		served := make(chan error, 1)
+		go func() { // the server reads the two requests, then answers
+			for range 2 {
+				if _, err := server.Read(ctx); err != nil {
+					served <- err
+					return
+				}
+			}
+			for _, a := range tc.answers {
+				if err := server.Write(ctx, transport.Frame{Data: []byte(a)}); err != nil {
+					served <- err
+					return
+				}
+			}
+			served <- nil
+		}()
+		for _, f := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`,
+			`[{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{}},{"jsonrpc":"2.0","method":"notifications/progress"}]`,
+		} {
+			if err := c.Write(ctx, transport.Frame{Data: []byte(f)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range tc.answers {
+			if _, err := c.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		c.Close()
+		server.Close()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, e := range tr.Events {
+			if e.Kind == KindNote {
+				notes = append(notes, e.Text)
+			}
+		}
+		if got := strings.Join(notes, "|"); got != tc.want {
+			t.Errorf("%s: notes %q, want %q", tc.what, got, tc.want)
+		}
+	}
+}

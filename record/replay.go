@@ -81,6 +81,11 @@ type ReplayOptions struct {
 	// OnWarning is told what the replay cannot do as asked (pace a trace
 	// recorded without timing). Nil drops it.
 	OnWarning func(string)
+	// OnServerEnd is told, before Serve closes the connection where the
+	// recorded server went away, how it went (its exit status as the trace
+	// notes it), so that a replay standing in for a server process can end
+	// as the recorded one did (`mcpx replay` exits with its exit code).
+	OnServerEnd func(ServerEnd)
 }
 
 // Deviation is a departure of the live client from the recording.
@@ -279,8 +284,10 @@ type output struct {
 	// get marks a frame the server sent on the session's GET stream.
 	get bool
 	// end, set alone, is where the recorded server closed the connection
-	// (a ServerEndedNote): the replay closes it too.
-	end bool
+	// (a ServerEndedNote, or the end of an older trace that did not note
+	// it; see buildScript): the replay closes it too. exit says how.
+	end  bool
+	exit *ServerEnd
 	// after is how long after the client message it follows (or, in the
 	// prelude, the session's start) the recorded server did it.
 	after time.Duration
@@ -384,6 +391,8 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		sc.completed = append(sc.completed, i)
 	}
 	var now, start time.Duration // the event's offset, the session's first
+	var stderrTail []string      // the server's last stderr lines
+	ended, left := false, false  // the trace notes the server's end, the client's
 	attach := func(root int, o output) {
 		o.root = root
 		at := last
@@ -419,9 +428,16 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		switch {
 		case e.Kind == KindStderr:
 			attach(-1, output{stderr: e.Text, isStderr: true})
+			if stderrTail = append(stderrTail, e.Text); len(stderrTail) > maxStderrTail {
+				stderrTail = stderrTail[1:]
+			}
 		case e.Kind == KindNote && strings.HasPrefix(e.Text, ServerEndedNote):
 			// The server went away while handling the latest request.
-			attach(inFlight(), output{end: true})
+			ended = true
+			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: endStatus(e.Text), LastStderr: slices.Clone(stderrTail)}})
+		case e.Kind == KindNote && (strings.HasPrefix(e.Text, ClientEndedNote) ||
+			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote)):
+			left = true
 		case e.Kind == KindHTTP && len(e.Re) > 0:
 			if i, ok := open[idKey(e.Re)]; ok && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
 				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
@@ -542,10 +558,49 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			}
 		}
 	}
+	if !ended && !left && last >= 0 && sess.Info.Transport == "stdio" {
+		// A trace of an mcpx that noted neither end (before
+		// ServerEndedNote and ClientEndedNote): a session whose client's
+		// last message is a request the server never answered, and never
+		// cancelled, ended where the server went away (mcpx cancels what
+		// it stops waiting for, but for initialize).
+		if st := sc.steps[last]; st.msg.Kind() == jsonrpc.KindRequest {
+			if i, ok := open[st.msg.ID.Key()]; ok && i == last {
+				attach(last, output{end: true, exit: &ServerEnd{LastStderr: slices.Clone(stderrTail)}})
+			}
+		}
+	}
 	if sc.modern && sc.firstRequest(mcp.MethodDiscover) < 0 {
 		sc.discover = synthesizeDiscover(sc)
 	}
 	return sc
+}
+
+// ServerEnd is how the recorded server went away where a replay ends the
+// connection (ReplayOptions.OnServerEnd), as far as the trace says.
+type ServerEnd struct {
+	// Status is how the recorded server process ended ("exit status 3",
+	// "signal: killed"; see transport.PeerExitError), or why its output
+	// ended ("EOF"); empty when the trace does not say: a trace of an
+	// older mcpx, which noted no end, and whose end the replay inferred.
+	Status string
+	// LastStderr holds the last lines the recorded server wrote on its
+	// stderr (at most 10), newest last.
+	LastStderr []string
+}
+
+// maxStderrTail bounds ServerEnd.LastStderr, as the stdio transport bounds
+// a server's.
+const maxStderrTail = 10
+
+// endStatus returns the status a ServerEndedNote gives: "exit status 3"
+// from "the server closed the connection: server exited (exit status 3)".
+func endStatus(note string) string {
+	why := strings.TrimPrefix(strings.TrimPrefix(note, ServerEndedNote), ": ")
+	if inner, ok := strings.CutPrefix(why, "server exited ("); ok && strings.HasSuffix(inner, ")") {
+		return strings.TrimSuffix(inner, ")")
+	}
+	return why
 }
 
 // firstRequest returns the index of the first recorded request with
@@ -1205,9 +1260,12 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 // answering the message that caused it). Serve does not close conn, but
 // for a fault that closes it (see Fault) and where the recorded server
 // closed the connection (a ServerEndedNote in the trace: a server that
-// crashed or exited mid-request), so that the client sees its server go
-// away as the recorded client did; it then returns nil. A fault with an
-// HTTP status is ErrHTTPFault.
+// crashed or exited mid-request; in a stdio trace that notes neither the
+// server's end nor the client's, as older mcpx wrote them, the end of a
+// session whose client's last message is a request never answered), so
+// that the client sees its server go away as the recorded client did
+// (ReplayOptions.OnServerEnd is told how); it then returns nil. A fault
+// with an HTTP status is ErrHTTPFault.
 //
 // The connection engine (jsonrpc/peer) reads conn; each frame is answered
 // in order with what the recorded server did because of it: at once, on
@@ -1322,6 +1380,9 @@ func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *repla
 			}
 		}
 		if o.end {
+			if r.opts.OnServerEnd != nil && o.exit != nil {
+				r.opts.OnServerEnd(*o.exit)
+			}
 			conn.Close()
 			return true, nil
 		}

@@ -164,7 +164,8 @@ func TestReplayEndsWhereTheServerDid(t *testing.T) {
 		"# "+ServerEndedNote+": server exited (exit status 3)",
 	)
 	for _, strict := range []bool{false, true} {
-		c := replayRaw(t, tr, ReplayOptions{Strict: strict})
+		ends := make(chan ServerEnd, 1)
+		c := replayRaw(t, tr, ReplayOptions{Strict: strict, OnServerEnd: func(e ServerEnd) { ends <- e }})
 		// What came before the end is answered as recorded.
 		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
 		c.expect(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
@@ -187,6 +188,10 @@ func TestReplayEndsWhereTheServerDid(t *testing.T) {
 		if got := strings.Join(c.errs, "|"); got != "fatal: the widget exploded" {
 			t.Errorf("strict %v: stderr lines %q", strict, got)
 		}
+		// How the recorded server ended, for a replay process to end so.
+		if e := <-ends; e.Status != "exit status 3" || strings.Join(e.LastStderr, "|") != "fatal: the widget exploded" {
+			t.Errorf("strict %v: OnServerEnd got %+v", strict, e)
+		}
 	}
 
 	// An ordinary note changes nothing.
@@ -199,6 +204,73 @@ func TestReplayEndsWhereTheServerDid(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
 	c.expect(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
 	c.sync()
+}
+
+// A stdio trace of an older mcpx notes neither the server's end nor the
+// client's: a session whose client's last message is a request never
+// answered (nor cancelled) ends where the server went away, so that the
+// client does not wait for an answer until its timeout; a server that
+// stayed silent while its client gave up is replayed silent.
+func TestReplayEndsWhereAnOlderTraceEnds(t *testing.T) {
+	t.Parallel()
+	const (
+		callA  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`
+		answer = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+		boom   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}`
+		cancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"timeout"}}`
+	)
+	older := func(transport string, tail ...string) *Trace {
+		tr := mkTrace(append([]string{"> " + callA, "< " + answer, "> " + boom}, tail...)...)
+		tr.Header.Transport = transport
+		return tr
+	}
+	t.Run("crashed", func(t *testing.T) {
+		t.Parallel()
+		for _, tr := range []*Trace{
+			older("stdio", "! fatal: the widget exploded", `< {"jsonrpc":"2.0","id":`),
+			older("stdio"), // nothing came at all
+		} {
+			ends := make(chan ServerEnd, 1)
+			c := replayRaw(t, tr, ReplayOptions{OnServerEnd: func(e ServerEnd) { ends <- e }})
+			c.send(callA)
+			c.expect(answer)
+			c.send(boom)
+			if len(tr.Events) > 3 {
+				c.expect(`{"jsonrpc":"2.0","id":`)
+			}
+			ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+			f, err := c.conn.Read(ctx)
+			stop()
+			if !errors.Is(err, transport.ErrClosed) {
+				t.Fatalf("after the end of the trace: %q, %v; want the connection closed", f.Data, err)
+			}
+			if e := <-ends; e.Status != "" || strings.Join(e.LastStderr, "|") != strings.Join(c.errs, "|") {
+				t.Errorf("OnServerEnd got %+v (the trace does not say how it ended)", e)
+			}
+		}
+	})
+	t.Run("silent", func(t *testing.T) {
+		t.Parallel()
+		for what, tr := range map[string]*Trace{
+			"cancelled":        older("stdio", "> "+cancel),
+			"the client left":  older("stdio", "# "+ClientEndedNote+" with 1 request(s) unanswered (tools/call)"),
+			"the host left":    older("stdio", "# the host closed its input; closed the server's stdin"),
+			"the host is gone": older("stdio", "# the host stopped reading (closed pipe); shut the server down"),
+			"over HTTP":        older("http"),
+			"answered last": func() *Trace {
+				tr := mkTrace("> "+boom, "> "+callA, "< "+answer)
+				tr.Header.Transport = "stdio"
+				return tr
+			}(),
+		} {
+			c := replayRaw(t, tr, ReplayOptions{OnServerEnd: func(e ServerEnd) { t.Errorf("%s: OnServerEnd %+v", what, e) }})
+			c.send(callA)
+			c.expect(answer)
+			c.send(boom)
+			c.sync() // still served
+			c.conn.Close()
+		}
+	})
 }
 
 func TestReplayRemapsProgressTokens(t *testing.T) {
