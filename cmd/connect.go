@@ -231,7 +231,11 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 	wireOn := func() bool { return out.wire || (a.wire != nil && a.wire()) }
 	var dialer transport.Dialer
 	if replay > 0 {
-		dialer = d.replayDialer(replay, c.console.Warn)
+		// The recorded server's stderr goes where the live server's would.
+		var stderr transport.Observer
+		if stderr, err = stderrSink(ctx, c, d.stdio.stderr); err == nil {
+			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
+		}
 	} else {
 		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), wireOn)
 	}

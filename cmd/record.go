@@ -678,8 +678,9 @@ client had) ends the replay with exit code 7; what any conforming client may
 do differently (its identity and capabilities, a server/discover probe of a
 handshake-era recording) is reported as a warning only. Where the recorded
 server went away (it crashed or exited mid-request), the replay goes away too:
-over stdio it exits, and the client sees its server's output end at once; over
-HTTP the POST of that request closes without an answer.
+over stdio it exits with the recorded server's exit code, and the client sees
+its server's output end at once; over HTTP the POST of that request closes
+without an answer.
 
 A recording of the stateless 2026-07-28 era (--protocol-era modern) is served
 over HTTP as such a server would: without sessions, each request's
@@ -755,6 +756,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	defer tf.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var end *record.ServerEnd // where the recorded server went away (over stdio)
 	opts := record.ReplayOptions{
 		Ignore:    o.ignore,
 		Normalize: d.rec.normalizers,
@@ -774,6 +776,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		},
 		MaxMessageSize: d.session.maxMessageSize,
 		Session:        o.session,
+		OnServerEnd:    func(se record.ServerEnd) { end = &se },
 	}
 	if o.session < 0 {
 		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
@@ -794,7 +797,40 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, record.ErrMismatch) {
 		return cause
 	}
+	if err == nil && end != nil {
+		// The replay stands in for the server process: it ends as the
+		// recorded one did, silently (its stderr is the server's).
+		if code := recordedExitCode(*end); code != 0 {
+			return &exitStatus{code: code}
+		}
+	}
 	return err
+}
+
+// recordedExitCode is the exit code of the recorded server process that
+// went away (what `mcpx replay` exits with there): N for "exit status N";
+// for a process killed by a signal, 128 plus its number, as a shell
+// reports it; 1 when the trace does not say (an older trace, whose end
+// the replay inferred); 0 for a server that only closed its output.
+func recordedExitCode(end record.ServerEnd) int {
+	if n, ok := strings.CutPrefix(end.Status, "exit status "); ok {
+		if code, err := strconv.Atoi(n); err == nil && code >= 0 {
+			return code
+		}
+		return ExitError
+	}
+	if name, ok := strings.CutPrefix(end.Status, "signal: "); ok {
+		for sig := syscall.Signal(1); sig < 65; sig++ {
+			if sig.String() == name {
+				return 128 + int(sig)
+			}
+		}
+		return ExitError
+	}
+	if end.Status == "" {
+		return ExitError
+	}
+	return ExitOK
 }
 
 // ---- mcpx verify ----

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,15 +81,17 @@ func keepTrace(con *tui.Console, rec *record.Recorder, d recordDesc, err error) 
 
 // replayDialer serves session n of the trace of --record, in process,
 // instead of starting the server: a record mode that replays (once,
-// new, replay-only) with the session recorded.
-func (d connDesc) replayDialer(n int, warn func(string)) transport.Dialer {
-	return replayDialer{d: d, n: n, warn: warn}
+// new, replay-only) with the session recorded. The recorded server's
+// stderr lines go to stderr, as the live server's would.
+func (d connDesc) replayDialer(n int, warn func(string), stderr transport.Observer) transport.Dialer {
+	return replayDialer{d: d, n: n, warn: warn, stderr: stderr}
 }
 
 type replayDialer struct {
-	d    connDesc
-	n    int
-	warn func(string)
+	d      connDesc
+	n      int
+	warn   func(string)
+	stderr transport.Observer
 }
 
 // Dial opens the trace and serves its session on an in-memory pipe until
@@ -102,12 +106,19 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 		tf.Close()
 		return nil, usageErrorf("--record: %s: %w", d.rec.file, err)
 	}
+	rc := &replayConn{}
 	rp, err := record.NewReplayerSource(tf, record.ReplayOptions{
 		Session:        r.n,
 		Ignore:         d.rec.ignore,
 		Normalize:      d.rec.normalizers,
 		MaxMessageSize: d.session.maxMessageSize,
 		OnDeviation:    func(dv record.Deviation) { r.warn("replay: " + dv.Message) },
+		OnStderr: func(line string) {
+			if r.stderr != nil {
+				r.stderr(transport.Event{Time: time.Now(), Kind: transport.EventStderr, Text: line})
+			}
+		},
+		OnServerEnd: func(end record.ServerEnd) { rc.end.Store(recordedExit(end)) },
 	})
 	if err != nil {
 		tf.Close()
@@ -116,17 +127,34 @@ func (r replayDialer) Dial(ctx context.Context) (transport.Conn, error) {
 	// The replay lives as long as the connection, not the dial.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	conn, done := rp.ServePipe(sctx)
-	return &replayConn{Conn: conn, stop: sync.OnceFunc(func() {
+	rc.Conn = conn
+	rc.stop = sync.OnceFunc(func() {
 		cancel()
 		<-done
 		tf.Close()
-	})}, nil
+	})
+	return rc, nil
 }
 
 // replayConn is the client's end of an in-process replay.
 type replayConn struct {
 	transport.Conn
 	stop func()
+	// end is how the recorded server went away, once the replay got there:
+	// the connection then ends as the live server's did.
+	end atomic.Pointer[transport.PeerExitError]
+}
+
+// Read reads the replayed server's next frame; where the recorded server
+// went away, the error says how, as the live connection's did.
+func (c *replayConn) Read(ctx context.Context) (transport.Frame, error) {
+	f, err := c.Conn.Read(ctx)
+	if err != nil && ctx.Err() == nil {
+		if end := c.end.Load(); end != nil {
+			return f, end
+		}
+	}
+	return f, err
 }
 
 // Close ends the replay.
@@ -141,6 +169,20 @@ func (c *replayConn) Describe() string { return "replay of a recorded session" }
 
 // Unwrap returns the pipe.
 func (c *replayConn) Unwrap() transport.Conn { return c.Conn }
+
+// recordedExit is the error of a connection whose server went away as the
+// recorded one did (see recordedExitCode).
+func recordedExit(end record.ServerEnd) *transport.PeerExitError {
+	code := recordedExitCode(end)
+	status := end.Status
+	if status == "" {
+		status = fmt.Sprintf("exit status %d", code)
+	}
+	if strings.HasPrefix(status, "signal: ") {
+		code = -1
+	}
+	return &transport.PeerExitError{Status: status, Code: code, LastStderr: end.LastStderr}
+}
 
 // tee sends transport events to both observers (either may be nil).
 func tee(a, b transport.Observer) transport.Observer {

@@ -365,3 +365,21 @@ func TestReplayHTTPStrictServesAnotherClient(t *testing.T) {
 		t.Errorf("replay: exit %d, stderr %s", code, buf.String())
 	}
 }
+
+// mcpx replay exits as the recorded server process did.
+func TestRecordedExitCode(t *testing.T) {
+	for status, want := range map[string]int{
+		"exit status 3":    3,
+		"exit status 0":    0,
+		"signal: killed":   137,
+		"signal: unheard":  ExitError,
+		"":                 ExitError, // an older trace does not say
+		"EOF":              ExitOK,    // the server closed its output
+		"exit status -5":   ExitError,
+		"exit status many": ExitError,
+	} {
+		if got := recordedExitCode(record.ServerEnd{Status: status}); got != want {
+			t.Errorf("%q: exit code %d, want %d", status, got, want)
+		}
+	}
+}
