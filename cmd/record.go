@@ -1056,7 +1056,10 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		stop     error
 		differ   int
 		verified int
-		empty    int
+		// differNames names the traces that differ (in the total and the
+		// error: the one among many is found without scrolling back).
+		differNames []string
+		empty       int
 	)
 	for _, file := range files {
 		if !out.json {
@@ -1096,6 +1099,7 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 			empty++
 		case !res.OK():
 			differ++
+			differNames = append(differNames, file)
 		default:
 			verified++
 		}
@@ -1118,13 +1122,13 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		p.JSON(b)
 	} else {
 		p.VerifyTotal(tui.VerifyTotals{Traces: len(files), Verified: verified, Differ: differ, Empty: empty,
-			Failed: len(results) - verified - differ - empty})
+			Failed: len(results) - verified - differ - empty, DifferNames: differNames})
 	}
 	if stop != nil {
 		return stop
 	}
 	if differ > 0 {
-		return fmt.Errorf("%w: %d of %d traces differ from their recordings", record.ErrMismatch, differ, len(files))
+		return fmt.Errorf("%w: %d of %d traces differ from their recordings (%s)", record.ErrMismatch, differ, len(files), tui.NameSome(differNames))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/record"
@@ -46,6 +47,26 @@ type VerifyTotals struct {
 	Differ   int // differ from them
 	Empty    int // held nothing to verify
 	Failed   int // could not be verified (the run stopped there)
+	// DifferNames names the traces that differ, so that the one among
+	// many is found without scrolling back.
+	DifferNames []string
+}
+
+// maxNamed bounds the traces a total names.
+const maxNamed = 5
+
+// NameSome joins the first few names (escaped), saying how many more
+// there are.
+func NameSome(names []string) string {
+	shown := make([]string, 0, min(len(names), maxNamed))
+	for _, n := range names[:min(len(names), maxNamed)] {
+		shown = append(shown, EscapeLine(n))
+	}
+	s := strings.Join(shown, ", ")
+	if len(names) > maxNamed {
+		s += fmt.Sprintf(" and %d more", len(names)-maxNamed)
+	}
+	return s
 }
 
 // VerifyTotal ends the reports of several traces with what became of
@@ -56,6 +77,9 @@ func (p *Printer) VerifyTotal(t VerifyTotals) {
 		mark = p.st.err("✗")
 	}
 	msg := fmt.Sprintf("%d trace(s): %d verified, %d with differences", t.Traces, t.Verified, t.Differ)
+	if len(t.DifferNames) > 0 {
+		msg += " (" + NameSome(t.DifferNames) + ")"
+	}
 	if t.Empty > 0 {
 		msg += fmt.Sprintf(", %d with nothing to verify", t.Empty)
 	}

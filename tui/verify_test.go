@@ -98,3 +98,16 @@ session 2: session only in the old trace (3 request(s))
 		t.Errorf("report:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// The total of several traces names those that differ (a few, escaped).
+func TestVerifyTotalNamesTheTracesThatDiffer(t *testing.T) {
+	var b strings.Builder
+	NewPrinter(&b, false).VerifyTotal(VerifyTotals{Traces: 50, Verified: 49, Differ: 1, DifferNames: []string{"t\x1b[2J25.jsonl"}})
+	if got, want := b.String(), "✗ 50 trace(s): 49 verified, 1 with differences (t\\x1b[2J25.jsonl)\n"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	names := []string{"a", "b", "c", "d", "e", "f", "g"}
+	if got, want := NameSome(names), "a, b, c, d, e and 2 more"; got != want {
+		t.Errorf("NameSome: %q, want %q", got, want)
+	}
+}
