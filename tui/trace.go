@@ -575,7 +575,13 @@ func (p *Printer) Trace(tr *record.Trace) {
 	esc := EscapeLine
 
 	h := tr.Header
-	head := fmt.Sprintf("%s v%d, recorded %s", h.Format, h.Version, h.Created.UTC().Format("2006-01-02 15:04:05 UTC"))
+	head := fmt.Sprintf("%s v%d", h.Format, h.Version)
+	switch {
+	case !h.Created.IsZero():
+		head += ", recorded " + h.Created.UTC().Format("2006-01-02 15:04:05 UTC")
+	case h.Stable:
+		head += ", stable" // (a stable trace has no time of its own)
+	}
 	if h.Mcpx != "" {
 		head += " by mcpx " + h.Mcpx
 	}
@@ -641,62 +647,73 @@ func (p *Printer) Trace(tr *record.Trace) {
 			line = red("not JSON-RPC: ") + esc(rawjson.Excerpt([]byte(en.Text), 200))
 		case "view-request", "view-notification", "view-response", "view-invalid":
 			line = viewLine(en, p.st)
+		case "request", "notification", "response":
+			line = p.traceMessage(en, h.Transport)
 		default:
-			id := ""
-			if len(en.ID) > 0 {
-				id = " " + dim("#"+esc(string(en.ID)))
-			}
-			method := en.Method
-			if method == "" {
-				method = "response"
-			}
-			line = bold(esc(method)) + id
-			switch {
-			case en.Kind == "request" && en.Dir == record.ServerToClient:
-				line = yellow("server request ") + line
-			case en.Kind == "notification":
-				line = dim("notification ") + esc(en.Method)
-			}
-			if en.Kind == "response" {
-				lat := ""
-				if en.LatencyMS != nil {
-					lat = " " + dim(fmt.Sprintf("%.1fms", *en.LatencyMS))
-				}
-				switch {
-				case en.Error != nil:
-					line += lat + " " + red(esc(fmt.Sprintf("error %d: %s", en.Error.Code, en.Error.Message)))
-				case en.ToolError:
-					line += lat + " " + red("isError") + " " + esc(en.Summary)
-				default:
-					line += lat + " " + green("ok") + " " + esc(en.Summary)
-				}
-			} else if en.Summary != "" {
-				line += "  " + dim(esc(en.Summary))
-			}
-			if en.Unanswered {
-				line += " " + yellow("(no response in the trace)")
-			}
-			if en.Batch {
-				line += " " + dim("[batch]")
-			}
-			if en.Prelude {
-				line += " " + dim("[from memory]")
-			}
-			if r := en.Route; r != nil && h.Transport == "http" {
-				var hs []string
-				for _, p := range r.Params {
-					hs = append(hs, "Mcp-Param-"+p.Name+": "+p.Value)
-				}
-				if len(hs) > 0 {
-					line += " " + dim(esc("["+strings.Join(hs, ", ")+"]"))
-				}
-			}
-			if en.Route != nil && en.Route.Mismatch != "" {
-				line += " " + red(esc("headers differ from the body: "+en.Route.Mismatch))
-			}
+			// A kind of a newer mcpx: shown as it is.
+			line = dim(esc(en.Kind + " " + en.Text))
 		}
 		fmt.Fprintf(w, "%s %s %s\n", t, arrow, line)
 	}
+}
+
+// traceMessage is the line of a JSON-RPC message of a trace (see Trace).
+func (p *Printer) traceMessage(en Entry, transportName string) string {
+	dim, bold, red, yellow, green := p.st.dim, p.st.head, p.st.err, p.st.warn, p.st.key
+	esc := EscapeLine
+	id := ""
+	if len(en.ID) > 0 {
+		id = " " + dim("#"+esc(string(en.ID)))
+	}
+	method := en.Method
+	if method == "" {
+		method = "response"
+	}
+	line := bold(esc(method)) + id
+	switch {
+	case en.Kind == "request" && en.Dir == record.ServerToClient:
+		line = yellow("server request ") + line
+	case en.Kind == "notification":
+		line = dim("notification ") + esc(en.Method)
+	}
+	if en.Kind == "response" {
+		lat := ""
+		if en.LatencyMS != nil {
+			lat = " " + dim(fmt.Sprintf("%.1fms", *en.LatencyMS))
+		}
+		switch {
+		case en.Error != nil:
+			line += lat + " " + red(esc(fmt.Sprintf("error %d: %s", en.Error.Code, en.Error.Message)))
+		case en.ToolError:
+			line += lat + " " + red("isError") + " " + esc(en.Summary)
+		default:
+			line += lat + " " + green("ok") + " " + esc(en.Summary)
+		}
+	} else if en.Summary != "" {
+		line += "  " + dim(esc(en.Summary))
+	}
+	if en.Unanswered {
+		line += " " + yellow("(no response in the trace)")
+	}
+	if en.Batch {
+		line += " " + dim("[batch]")
+	}
+	if en.Prelude {
+		line += " " + dim("[from memory]")
+	}
+	if r := en.Route; r != nil && transportName == "http" {
+		var hs []string
+		for _, p := range r.Params {
+			hs = append(hs, "Mcp-Param-"+p.Name+": "+p.Value)
+		}
+		if len(hs) > 0 {
+			line += " " + dim(esc("["+strings.Join(hs, ", ")+"]"))
+		}
+	}
+	if en.Route != nil && en.Route.Mismatch != "" {
+		line += " " + red(esc("headers differ from the body: "+en.Route.Mismatch))
+	}
+	return line
 }
 
 // viewLine shows a message between mcpx and an MCP Apps view in trace

@@ -172,3 +172,24 @@ func TestTraceShowViewMessages(t *testing.T) {
 		t.Errorf("an escape sequence reached the terminal:\n%q", out)
 	}
 }
+
+// An event of a kind a newer mcpx wrote is shown as it is, not as a
+// response; a stable trace, which has no time of its own, is not said to
+// have been recorded in the year 1.
+func TestTraceShowUnknownKindsAndStableHeader(t *testing.T) {
+	const input = `{"format":"mcpx-trace","version":1,"minor":3,"transport":"stdio","redacted":true,"stable":true}
+{"s":1,"kind":"session","text":"stdio: x","session":{"transport":"stdio"}}
+{"s":1,"kind":"future","text":"from a newer mcpx\u001b[2J"}
+`
+	tr, err := record.Read(strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	NewPrinter(&b, false).Trace(tr)
+	out := b.String()
+	if !strings.HasPrefix(out, "mcpx-trace v1, stable\n") || !strings.Contains(out, `   future from a newer mcpx\x1b[2J`) ||
+		strings.Contains(out, "response") || strings.Contains(out, "0001") {
+		t.Errorf("trace show:\n%s", out)
+	}
+}
