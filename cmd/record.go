@@ -136,13 +136,22 @@ var secretFlag = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^--?[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*$`)
 })
 
-// commandLine renders a server command line for a trace header, with the
-// values of options that look secret removed.
+// secretAssignment matches the NAME of a NAME=VALUE argument whose value
+// looks secret: an option (--token=X), an environment variable given to
+// env (env GITHUB_TOKEN=X node server.js), a tool argument
+// (tools call login password=X, api_key:=X).
+var secretAssignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^-{0,2}[\w.-]*(token|secret|password|passwd|api[_-]?key|credential)[\w.-]*:?$`)
+})
+
+// commandLine renders a command line for a trace (a server's in its
+// header, a command's in its session name), with the values of options
+// and assignments that look secret removed.
 func commandLine(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
-		if name, _, ok := strings.Cut(a, "="); ok && secretFlag().MatchString(name) {
+		if name, _, ok := strings.Cut(a, "="); ok && secretAssignment().MatchString(name) {
 			out[i] = name + "=" + record.Placeholder
 		} else if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
 			out[i] = record.Placeholder

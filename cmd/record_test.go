@@ -297,6 +297,12 @@ func TestCommandLineRedactsSecretOptions(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// Assignments: an environment for env, a tool's arguments.
+	got = commandLine([]string{"env", "GITHUB_TOKEN=G1", "OPENAI_API_KEY=O2", "PORT=80", "node", "s.js", "token=T3", "api_key:=\"A4\"", "message=hi", "tokens=5x"})
+	want = "env GITHUB_TOKEN=[redacted] OPENAI_API_KEY=[redacted] PORT=80 node s.js token=[redacted] api_key:=[redacted] message=hi tokens=[redacted]"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
