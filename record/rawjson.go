@@ -220,6 +220,35 @@ func topMember(data []byte, key string) (span, bool) {
 	return span{}, false
 }
 
+// hasTopMember reports whether the object starting data has a top-level
+// member key, without reading that member's value (a response's result
+// may be large).
+func hasTopMember(data []byte, key string) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		ks := i
+		i = skipString(data, i)
+		if decodeKey(data[ks:i]) == key {
+			return true
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, skipValue(data, skipSpace(data, i+1)))
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+			continue
+		}
+		break
+	}
+	return false
+}
+
 // elements returns the spans of the elements of the array starting data.
 func elements(data []byte) []span {
 	i := skipSpace(data, 0)

@@ -51,6 +51,8 @@ func TestRawHelpersSurviveBadInput(t *testing.T) {
 		topMember([]byte(s), "a")
 		elements([]byte(s))
 		mapMessages([]byte(s), func(b []byte) []byte { return b })
+		hasTopMember([]byte(s), "b")
+		eachMessage([]byte(s), func([]byte) {})
 	}
 }
 
@@ -67,5 +69,25 @@ func TestReplaceTopAndBatches(t *testing.T) {
 	got := mapMessages(batch, func(m []byte) []byte { return replaceTop(m, "id", []byte("9")) })
 	if string(got) != `[ {"id":9}, {"id":9} ]` {
 		t.Errorf("mapMessages = %s", got)
+	}
+}
+
+func TestHasTopMember(t *testing.T) {
+	for _, tc := range []struct {
+		data, key string
+		want      bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{"x":1}}`, "result", true},
+		{` { "id" : 1 , "error" : {} }`, "error", true},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"result":1}}`, "result", false},
+		{`{"a":"re\"sult","b":[{"result":1}]}`, "result", false},
+		{`{"res\u0075lt":1}`, "result", true},
+		{`[{"result":1}]`, "result", false},
+		{`{"id":1,"result"`, "result", true},
+		{`{"id":`, "result", false},
+	} {
+		if got := hasTopMember([]byte(tc.data), tc.key); got != tc.want {
+			t.Errorf("hasTopMember(%s, %q) = %v", tc.data, tc.key, got)
+		}
 	}
 }

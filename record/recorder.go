@@ -654,7 +654,8 @@ func (c *recConn) answered(data []byte) {
 		return
 	}
 	eachMessage(data, func(m []byte) {
-		if _, isReq := topMember(m, "method"); isReq {
+		// (Read before the result, so that a large one is not read twice.)
+		if !hasTopMember(m, "result") && !hasTopMember(m, "error") {
 			return
 		}
 		if sp, ok := topMember(m, "id"); ok {
