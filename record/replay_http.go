@@ -61,8 +61,9 @@ import (
 // delay it, close the TCP connection without a response, answer with an
 // HTTP status, or answer its requests with a JSON-RPC error (over
 // HTTP+SSE, on the event stream). Where the recorded server went away (a
-// ServerEndedNote), the POST of the request it was handling gets what the
-// server sent first, then its connection closes without an answer.
+// ServerEndedNote, or the end of an older stdio trace; see Serve), the POST
+// of the request it was handling gets what the server sent first, then its
+// connection closes without an answer.
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
