@@ -342,6 +342,37 @@ func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*recor
 	return tf, nil
 }
 
+// traceFiles returns the traces named: each file, and for a directory the
+// *.jsonl files in it, in order (a shell may not expand a pattern: on
+// Windows none does).
+func traceFiles(names []string) ([]string, error) {
+	var out []string
+	for _, name := range names {
+		if fi, err := os.Stat(name); err != nil || !fi.IsDir() {
+			out = append(out, name) // (opening it says what is wrong)
+			continue
+		}
+		entries, err := os.ReadDir(name)
+		if err != nil {
+			return nil, usageErrorf("%s: %v", name, err)
+		}
+		n := len(out)
+		for _, en := range entries {
+			if !strings.HasSuffix(en.Name(), ".jsonl") {
+				continue
+			}
+			f := filepath.Join(name, en.Name())
+			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+				out = append(out, f)
+			}
+		}
+		if len(out) == n {
+			return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)
+		}
+	}
+	return out, nil
+}
+
 // ---- mcpx proxy ----
 
 type proxyOptions struct {
@@ -880,9 +911,10 @@ ended before an answer; 6 when an answer did not come in time).
 one test case per exchange compared, a difference as the test case's failure
 (its JSONPath, the recorded and the live value).
 
-Several traces (mcpx verify traces/*.jsonl -- ...) are verified in turn, each
-report under its file's name, then a line for all; the exit code is 7 when any
-differs. Every file is read before any server starts; the run stops at a trace
+Several traces (mcpx verify traces/*.jsonl -- ..., or a directory: mcpx verify
+traces -- ..., its *.jsonl files) are verified in turn, each report under its
+file's name, then a line for all, naming those that differ; the exit code is 7
+when any differs. Every file is read before any server starts; the run stops at a trace
 that cannot be verified at all. --junit writes one report with the suites of
 every trace; --json prints {"traces": [{"file", "result" or "error"}]}.
 
@@ -920,6 +952,10 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	e := o.e
 	d, out := e.cfg.conn, e.cfg.out
 	con := e.console()
+	files, err = traceFiles(files)
+	if err != nil {
+		return err
+	}
 	if len(files) > 1 && d.rec.file != "" {
 		return usageErrorf("--record records one session; give one trace to verify with it")
 	}
