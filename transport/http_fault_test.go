@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -408,6 +409,42 @@ func testServerError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "500 Internal Server Error: the database is on fire") {
 		t.Errorf("message %q lacks the status and body excerpt", err)
+	}
+}
+
+// An HTML error page (a proxy's, a framework's) is summarised by its
+// title, or its text without markup, escaped: its tags, styles and
+// scripts said nothing and filled the message.
+func TestHTMLErrorPageSummarised(t *testing.T) { synctest.Test(t, testHTMLErrorPageSummarised) }
+
+func testHTMLErrorPageSummarised(t *testing.T) {
+	head := "<!DOCTYPE html>\n<html><head><style>" + strings.Repeat("body{margin:0}", 100) + "</style>"
+	pages := []struct{ ct, body, want string }{
+		// nginx's page, with a title after a head longer than what is read of other bodies.
+		{"text/html", head + "<title>502 Bad\n Gateway &amp; \x1b[2J</title></head><body><h1>502</h1></body></html>", `HTTP 502 Bad Gateway: HTML page "502 Bad Gateway & \x1b[2J"`},
+		{"", "<html><body><script>var x = '<b>';</script><!-- <p>hidden</p> --><h1>Service</h1> <p>down &quot;for now&quot;</p>" + strings.Repeat("<p>more</p>", 1000), `HTTP 502 Bad Gateway: HTML page: Service down "for now" more more`},
+	}
+	for _, p := range pages {
+		f := &fake{}
+		f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+			if s.RPC != "tools/list" {
+				return false
+			}
+			w.Header().Set("Content-Type", p.ct)
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, p.body)
+			return true
+		}
+		u := startFake(t, f)
+		sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+		_, err := sess.Call(callCtx(t), "tools/list", nil)
+		var he *transport.HTTPError
+		if !errors.As(err, &he) {
+			t.Fatalf("err = %v", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, p.want) || strings.ContainsAny(msg, "<\x1b") || len(msg) > 400 {
+			t.Errorf("message %q\nwant one with %q, no markup, no control characters", msg, p.want)
+		}
 	}
 }
 

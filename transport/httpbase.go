@@ -373,7 +373,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			URL:          r.URL.String(),
 			Status:       resp.StatusCode,
 			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
-			Body:         bodyExcerpt(resp.Body),
+			Body:         bodyExcerpt(resp),
 			CredentialID: CredentialID(r.Header.Get("Authorization")),
 			Header:       resp.Header.Clone(),
 		}

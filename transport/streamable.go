@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -196,17 +195,17 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			}
 			return nil
 		}
-		excerpt := excerptString(body)
+		excerpt := excerptBody(body, mediaType(resp))
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
 		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
-		fb := &fallbackError{status: status, body: bodyExcerpt(resp.Body)}
+		fb := &fallbackError{status: status, body: bodyExcerpt(resp)}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp.Body))
+		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp))
 		x.close()
 		return e
 	}
@@ -278,7 +277,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	}
 	if mt != "application/json" {
 		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
-			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptString(body))
+			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
 	}
 	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
 	if !routed {
@@ -294,7 +293,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	// out the request's timeout.
 	if missing := unanswered(body, ids); len(missing) > 0 {
 		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s; it held: %s",
-			ErrTransport, s.shown, strings.Join(missing, ", "), excerptString(body))
+			ErrTransport, s.shown, strings.Join(missing, ", "), excerptBody(body, mt))
 	}
 	return nil
 }
@@ -312,10 +311,6 @@ func unanswered(data []byte, ids []string) []string {
 		}
 	}
 	return missing
-}
-
-func excerptString(b []byte) string {
-	return bodyExcerpt(bytes.NewReader(b))
 }
 
 // streamState follows one logical SSE stream across reconnections.
@@ -509,7 +504,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp.Body))
+		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp))
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
