@@ -1,6 +1,8 @@
 package transport_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -445,6 +447,50 @@ func testHTMLErrorPageSummarised(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, p.want) || strings.ContainsAny(msg, "<\x1b") || len(msg) > 400 {
 			t.Errorf("message %q\nwant one with %q, no markup, no control characters", msg, p.want)
 		}
+	}
+}
+
+// A POST's answer whose headers misdescribe its body fails saying so: an
+// SSE stream labelled application/json, a body compressed with an
+// encoding mcpx did not offer (it read as a malformed message). gzip,
+// which net/http asks for, is decoded.
+func TestMislabelledAnswer(t *testing.T) {
+	gz := func(s string) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.String()
+	}
+	for name, tt := range map[string]struct{ encoding, body, want string }{
+		"sse as json": {"", "event: message\ndata: " + response("2", "hi") + "\n\n", `the body is an SSE stream, but its Content-Type is "application/json"`},
+		"br":          {"br", "\x1b\x00\xf8\x00", `the server encoded its answer with Content-Encoding "br", which mcpx does not decode`},
+		"gzip":        {"gzip", gz(response("2", "hi")), ""},
+	} {
+		t.Run(name, bubble(func(t *testing.T) {
+			f := &fake{}
+			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+				if s.RPC != "tools/call" {
+					return false
+				}
+				if tt.encoding != "" {
+					w.Header().Set("Content-Encoding", tt.encoding)
+				}
+				writeJSON(w, "", tt.body)
+				return true
+			}
+			sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, nil)
+			_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant one with %q", err, tt.want)
+			}
+		}))
 	}
 }
 

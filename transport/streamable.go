@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -292,10 +293,30 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	// response, the response will never come, and waiting would only run
 	// out the request's timeout.
 	if missing := unanswered(body, ids); len(missing) > 0 {
+		if looksLikeSSE(body) {
+			return fmt.Errorf("%w: POST %s: the body is an SSE stream, but its Content-Type is %q; the server must send a stream as text/event-stream (spec: basic/transports, \"Sending Messages to the Server\"): %s",
+				ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
+		}
 		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s; it held: %s",
 			ErrTransport, s.shown, strings.Join(missing, ", "), excerptBody(body, mt))
 	}
 	return nil
+}
+
+// looksLikeSSE reports whether a body starts as an SSE stream does: with
+// a comment or an event, data, id or retry field (and is therefore not
+// JSON).
+func looksLikeSSE(b []byte) bool {
+	b = bytes.TrimLeft(b, "\ufeff")
+	if len(b) > 0 && b[0] == ':' {
+		return true
+	}
+	for _, f := range []string{"event:", "data:", "id:", "retry:"} {
+		if bytes.HasPrefix(b, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // unanswered returns the ids (loose keys) that no response in data answers.
