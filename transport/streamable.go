@@ -69,9 +69,11 @@ func (e *sessionExpiredError) Is(target error) bool {
 // fallbackStatus reports whether status, answering the first POST, means
 // the server may speak the older HTTP+SSE transport. From 2025-11-25 on the
 // spec names 400, 404 and 405; earlier revisions said any 4xx. 401 and 403
-// never do: they ask for credentials.
+// never do: they ask for credentials; nor does 429, which asks to try
+// again later (RFC 6585 section 4): falling back turned it into "not an
+// HTTP+SSE server either", and lost its Retry-After.
 func fallbackStatus(offered string, status int) bool {
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests {
 		return false
 	}
 	if offered == "" || offered >= "2025-11-25" {
