@@ -322,6 +322,50 @@ func testResumeRefused(t *testing.T) {
 	}
 }
 
+// The server ends the session while a response is owed on a stream that
+// broke: resuming it gets 404. That request is lost, the connection is
+// not: the next request is answered 404 in turn and starts a new session,
+// as the client must (it used to fail the connection for good).
+func TestSessionExpiredWhileResuming(t *testing.T) {
+	synctest.Test(t, testSessionExpiredWhileResuming)
+}
+
+func testSessionExpiredWhileResuming(t *testing.T) {
+	f := &fake{}
+	var ended atomic.Bool
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		switch {
+		case s.Header.Get("Mcp-Session-Id") == "s1" && ended.Load():
+			http.Error(w, "unknown session", http.StatusNotFound)
+		case s.RPC == "tools/call":
+			startSSE(w)
+			sendSSE(w, "id: e1\nretry: 10\ndata:\n\n")
+			ended.Store(true)
+		default:
+			return false
+		}
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.Header.Get("Last-Event-Id") == "" {
+			return false
+		}
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return true
+	}
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+	if !errors.Is(err, transport.ErrSessionExpired) || !strings.Contains(err.Error(), "before the response arrived") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatalf("tools/list after the session ended: %v", err)
+	}
+	if n := len(f.log.find("POST", "initialize")); n != 2 || conn.SessionID() != "s2" {
+		t.Errorf("%d initialize requests, session %q: %s", n, conn.SessionID(), f.log.summary())
+	}
+}
+
 // The server forgets the session in the middle of a run: the next request
 // gets 404, the session re-initializes (without the old id) and the
 // request is retried once, and the person is told.

@@ -491,9 +491,20 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			if s.b.ctx.Err() != nil {
 				return
 			}
+			if errors.Is(err, ErrSessionExpired) {
+				// The server ended the session: the response is lost, the
+				// connection is not. The next request still carries the
+				// session id, is answered 404, and starts a new session,
+				// as the client must (spec 2025-11-25: basic/transports,
+				// "Session Management"); failing the connection left a
+				// long-lived session (the REPL, mcpx connect) dead.
+				s.lost(st, fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it found the session ended: %w",
+					ErrTransport, s.shown, why, err))
+				return
+			}
 			var he *HTTPError
 			var ue *UnauthorizedError
-			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) || errors.Is(err, ErrSessionExpired) {
+			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) {
 				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
 					ErrTransport, s.shown, why, err))
 				return
