@@ -193,7 +193,7 @@ func testStreamClosedEarlyWithRetry(t *testing.T) {
 		}
 		callID.Store(s.ID)
 		startSSE(w)
-		sendSSE(w, "id: a1\nretry: 40\ndata:\n\n")
+		sendSSE(w, "id: a1\nretry: 400\ndata:\n\n")
 		return true // graceful end of the stream
 	}
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -225,8 +225,8 @@ func testStreamClosedEarlyWithRetry(t *testing.T) {
 		t.Errorf("resumed with Last-Event-IDs %v", ids)
 	}
 	for i := 1; i < len(gets); i++ {
-		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) != 40*time.Millisecond {
-			t.Errorf("polled again after %s, want retry: 40ms", gets[i].Time.Sub(gets[i-1].Time))
+		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) != 400*time.Millisecond {
+			t.Errorf("polled again after %s, want retry: 400ms", gets[i].Time.Sub(gets[i-1].Time))
 		}
 	}
 	if n := f.log.count("POST", "tools/call"); n != 1 {
@@ -842,7 +842,8 @@ func testGETStreamReconnects(t *testing.T) {
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		startSSE(w)
 		if gets.Add(1) == 1 {
-			sendSSE(w, "id: g1\nretry: 30\ndata:\n\n")
+			// Seconds meant, milliseconds said: mcpx waits its floor.
+			sendSSE(w, "id: g1\nretry: 3\ndata:\n\n")
 			return true
 		}
 		sendSSE(w, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")
@@ -862,9 +863,11 @@ func testGETStreamReconnects(t *testing.T) {
 		t.Fatalf("GETs: %+v", gs)
 	}
 	// The first stream ended as soon as it opened; on synctest's clock the
-	// reconnection comes exactly the server's retry later.
-	if wait := gs[1].Time.Sub(gs[0].Time); wait != 30*time.Millisecond {
-		t.Errorf("reopened the GET stream after %s, want retry: 30ms", wait)
+	// reconnection comes exactly the server's retry later, but never
+	// sooner than 100 ms: a retry of 3 ms had mcpx reopen the stream
+	// hundreds of times a second.
+	if wait := gs[1].Time.Sub(gs[0].Time); wait != 100*time.Millisecond {
+		t.Errorf("reopened the GET stream after %s, want 100ms (retry: 3 raised to the floor)", wait)
 	}
 }
 

@@ -414,9 +414,18 @@ func (s *streamable) maxReconnects() int {
 	return 5
 }
 
+// minRetry is the shortest wait before reconnecting that a server's retry
+// field gets: a server that meant seconds (retry: 3) or set 1 ms had mcpx
+// reopen its stream hundreds of times a second for as long as the session
+// lasted. Waiting longer than retry is the client's to choose (WHATWG
+// HTML, "Server-sent events": the user agent may wait some more); it
+// still waits at least what the server asked (spec 2025-11-25:
+// basic/transports, "Sending Messages to the Server").
+const minRetry = 100 * time.Millisecond
+
 func (s *streamable) delay(st *streamState) time.Duration {
 	if st.retry > 0 {
-		return st.retry
+		return max(st.retry, minRetry)
 	}
 	if s.b.opts.ReconnectDelay > 0 {
 		return s.b.opts.ReconnectDelay
