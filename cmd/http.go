@@ -1,8 +1,8 @@
 package cmd
 
 import (
+	"errors"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
@@ -45,9 +45,8 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 		}
 		return d, nil
 	}
-	u, err := url.Parse(f.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return d, usageErrorf("--url %q: expected an http:// or https:// URL, e.g. http://127.0.0.1:3001/mcp", f.url)
+	if err := checkURL("--url", f.url); err != nil {
+		return d, err
 	}
 	if len(server.env) > 0 || server.cwd != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command after --, not to --url")
@@ -58,6 +57,21 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 		}
 	}
 	return d, nil
+}
+
+// checkURL checks the URL of a server reached over HTTP, given as what
+// (--url, or the entry that holds it): a mistake is a usage error that
+// says what is wrong and how to write it (transport.ParseEndpoint).
+func checkURL(what, u string) error {
+	_, err := transport.ParseEndpoint(u)
+	var ue *transport.URLError
+	if errors.As(err, &ue) {
+		return usageErrorf("%s %q: %s", what, ue.URL, ue.Detail())
+	}
+	if err != nil {
+		return &usageError{err: err}
+	}
+	return nil
 }
 
 // parseHeaders turns -H 'Name: value' flags into a header set.

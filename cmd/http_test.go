@@ -114,7 +114,8 @@ func TestHTTPUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"ping", "--url", "http://127.0.0.1:1/mcp", "--", "node", "x.js"}, "not both"},
-		{[]string{"ping", "--url", "ftp://example.test/"}, "expected an http:// or https:// URL"},
+		{[]string{"ping", "--url", "ftp://example.test/"}, `--url "ftp://example.test/": "ftp://" is not a scheme MCP servers are reached with; use http:// or https://`},
+		{[]string{"ping", "--url", "http://127.0.0.1:/"}, `--url "http://127.0.0.1:/": the port after ":" is empty`},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--transport", "websocket"}, "--transport must be auto, http or sse"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "-H", "no colon"}, "expected 'Name: value'"},
 		{[]string{"ping", "--bearer", "x", "--", "node", "x.js"}, "--bearer applies to HTTP servers"},

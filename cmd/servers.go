@@ -230,6 +230,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if len(d.stdio.env) > 0 || d.stdio.dir != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command; %s is at a URL", s.Ref())
 	}
+	if err := checkURL(fmt.Sprintf("server %s (%s): url", s.Ref(), s.Source.Path), l.URL); err != nil {
+		return d, err
+	}
 	d.http.url = l.URL
 	if d.http.mode == transport.ModeAuto { // else --transport chose
 		switch l.Transport {

@@ -95,9 +95,9 @@ type proxySession struct {
 
 // NewHTTPProxy returns a proxy for o.Upstream.
 func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
-	u, err := url.Parse(o.Upstream)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream %q: expected an http:// or https:// URL", o.Upstream)
+	u, err := transport.ParseEndpoint(o.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	c := o.Client
 	if c == nil {

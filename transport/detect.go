@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 )
@@ -39,12 +38,9 @@ type HTTPConn struct {
 // NewHTTP returns an HTTP connection for opts. It validates the options
 // but does not connect.
 func NewHTTP(opts HTTPOptions) (*HTTPConn, error) {
-	u, err := url.Parse(opts.URL)
+	u, err := ParseEndpoint(opts.URL)
 	if err != nil {
-		return nil, &redactedError{err: fmt.Errorf("invalid URL %q: %w", opts.URL, err)}
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("invalid URL %q: expected http:// or https:// followed by a host", RedactURL(opts.URL))
+		return nil, err
 	}
 	switch opts.Mode {
 	case "":

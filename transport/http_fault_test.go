@@ -1,10 +1,13 @@
 package transport_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -190,7 +193,7 @@ func testStreamClosedEarlyWithRetry(t *testing.T) {
 		}
 		callID.Store(s.ID)
 		startSSE(w)
-		sendSSE(w, "id: a1\nretry: 40\ndata:\n\n")
+		sendSSE(w, "id: a1\nretry: 400\ndata:\n\n")
 		return true // graceful end of the stream
 	}
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -222,8 +225,8 @@ func testStreamClosedEarlyWithRetry(t *testing.T) {
 		t.Errorf("resumed with Last-Event-IDs %v", ids)
 	}
 	for i := 1; i < len(gets); i++ {
-		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) != 40*time.Millisecond {
-			t.Errorf("polled again after %s, want retry: 40ms", gets[i].Time.Sub(gets[i-1].Time))
+		if gets[i].LastEvent != "" && gets[i-1].LastEvent != "" && gets[i].Time.Sub(gets[i-1].Time) != 400*time.Millisecond {
+			t.Errorf("polled again after %s, want retry: 400ms", gets[i].Time.Sub(gets[i-1].Time))
 		}
 	}
 	if n := f.log.count("POST", "tools/call"); n != 1 {
@@ -319,6 +322,50 @@ func testResumeRefused(t *testing.T) {
 	}
 }
 
+// The server ends the session while a response is owed on a stream that
+// broke: resuming it gets 404. That request is lost, the connection is
+// not: the next request is answered 404 in turn and starts a new session,
+// as the client must (it used to fail the connection for good).
+func TestSessionExpiredWhileResuming(t *testing.T) {
+	synctest.Test(t, testSessionExpiredWhileResuming)
+}
+
+func testSessionExpiredWhileResuming(t *testing.T) {
+	f := &fake{}
+	var ended atomic.Bool
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		switch {
+		case s.Header.Get("Mcp-Session-Id") == "s1" && ended.Load():
+			http.Error(w, "unknown session", http.StatusNotFound)
+		case s.RPC == "tools/call":
+			startSSE(w)
+			sendSSE(w, "id: e1\nretry: 10\ndata:\n\n")
+			ended.Store(true)
+		default:
+			return false
+		}
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.Header.Get("Last-Event-Id") == "" {
+			return false
+		}
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return true
+	}
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+	if !errors.Is(err, transport.ErrSessionExpired) || !strings.Contains(err.Error(), "before the response arrived") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatalf("tools/list after the session ended: %v", err)
+	}
+	if n := len(f.log.find("POST", "initialize")); n != 2 || conn.SessionID() != "s2" {
+		t.Errorf("%d initialize requests, session %q: %s", n, conn.SessionID(), f.log.summary())
+	}
+}
+
 // The server forgets the session in the middle of a run: the next request
 // gets 404, the session re-initializes (without the old id) and the
 // request is retried once, and the person is told.
@@ -408,6 +455,86 @@ func testServerError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "500 Internal Server Error: the database is on fire") {
 		t.Errorf("message %q lacks the status and body excerpt", err)
+	}
+}
+
+// An HTML error page (a proxy's, a framework's) is summarised by its
+// title, or its text without markup, escaped: its tags, styles and
+// scripts said nothing and filled the message.
+func TestHTMLErrorPageSummarised(t *testing.T) { synctest.Test(t, testHTMLErrorPageSummarised) }
+
+func testHTMLErrorPageSummarised(t *testing.T) {
+	head := "<!DOCTYPE html>\n<html><head><style>" + strings.Repeat("body{margin:0}", 100) + "</style>"
+	pages := []struct{ ct, body, want string }{
+		// nginx's page, with a title after a head longer than what is read of other bodies.
+		{"text/html", head + "<title>502 Bad\n Gateway &amp; \x1b[2J</title></head><body><h1>502</h1></body></html>", `HTTP 502 Bad Gateway: HTML page "502 Bad Gateway & \x1b[2J"`},
+		{"", "<html><body><script>var x = '<b>';</script><!-- <p>hidden</p> --><h1>Service</h1> <p>down &quot;for now&quot;</p>" + strings.Repeat("<p>more</p>", 1000), `HTTP 502 Bad Gateway: HTML page: Service down "for now" more more`},
+	}
+	for _, p := range pages {
+		f := &fake{}
+		f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+			if s.RPC != "tools/list" {
+				return false
+			}
+			w.Header().Set("Content-Type", p.ct)
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, p.body)
+			return true
+		}
+		u := startFake(t, f)
+		sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+		_, err := sess.Call(callCtx(t), "tools/list", nil)
+		var he *transport.HTTPError
+		if !errors.As(err, &he) {
+			t.Fatalf("err = %v", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, p.want) || strings.ContainsAny(msg, "<\x1b") || len(msg) > 400 {
+			t.Errorf("message %q\nwant one with %q, no markup, no control characters", msg, p.want)
+		}
+	}
+}
+
+// A POST's answer whose headers misdescribe its body fails saying so: an
+// SSE stream labelled application/json, a body compressed with an
+// encoding mcpx did not offer (it read as a malformed message). gzip,
+// which net/http asks for, is decoded.
+func TestMislabelledAnswer(t *testing.T) {
+	gz := func(s string) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.String()
+	}
+	for name, tt := range map[string]struct{ encoding, body, want string }{
+		"sse as json": {"", "event: message\ndata: " + response("2", "hi") + "\n\n", `the body is an SSE stream, but its Content-Type is "application/json"`},
+		"br":          {"br", "\x1b\x00\xf8\x00", `the server encoded its answer with Content-Encoding "br", which mcpx does not decode`},
+		"gzip":        {"gzip", gz(response("2", "hi")), ""},
+	} {
+		t.Run(name, bubble(func(t *testing.T) {
+			f := &fake{}
+			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+				if s.RPC != "tools/call" {
+					return false
+				}
+				if tt.encoding != "" {
+					w.Header().Set("Content-Encoding", tt.encoding)
+				}
+				writeJSON(w, "", tt.body)
+				return true
+			}
+			sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, nil)
+			_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "x"})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant one with %q", err, tt.want)
+			}
+		}))
 	}
 }
 
@@ -715,7 +842,8 @@ func testGETStreamReconnects(t *testing.T) {
 	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		startSSE(w)
 		if gets.Add(1) == 1 {
-			sendSSE(w, "id: g1\nretry: 30\ndata:\n\n")
+			// Seconds meant, milliseconds said: mcpx waits its floor.
+			sendSSE(w, "id: g1\nretry: 3\ndata:\n\n")
 			return true
 		}
 		sendSSE(w, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")
@@ -735,9 +863,11 @@ func testGETStreamReconnects(t *testing.T) {
 		t.Fatalf("GETs: %+v", gs)
 	}
 	// The first stream ended as soon as it opened; on synctest's clock the
-	// reconnection comes exactly the server's retry later.
-	if wait := gs[1].Time.Sub(gs[0].Time); wait != 30*time.Millisecond {
-		t.Errorf("reopened the GET stream after %s, want retry: 30ms", wait)
+	// reconnection comes exactly the server's retry later, but never
+	// sooner than 100 ms: a retry of 3 ms had mcpx reopen the stream
+	// hundreds of times a second.
+	if wait := gs[1].Time.Sub(gs[0].Time); wait != 100*time.Millisecond {
+		t.Errorf("reopened the GET stream after %s, want 100ms (retry: 3 raised to the floor)", wait)
 	}
 }
 

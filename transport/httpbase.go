@@ -365,6 +365,11 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,
 			ContentType: ct, SessionID: resp.Header.Get("Mcp-Session-Id")})
 		x := &exchange{resp: resp, cancel: cancel, stop: stop}
+		if ce := undecoded(resp); ce != "" {
+			x.close()
+			return nil, fmt.Errorf("%w: %s %s: the server encoded its answer with Content-Encoding %q, which mcpx does not decode (it asks for gzip, or for no encoding)",
+				ErrTransport, r.Method, RedactURL(r.URL.String()), Excerpt(ce))
+		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			return x, nil
 		}
@@ -373,7 +378,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			URL:          r.URL.String(),
 			Status:       resp.StatusCode,
 			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
-			Body:         bodyExcerpt(resp.Body),
+			Body:         bodyExcerpt(resp),
 			CredentialID: CredentialID(r.Header.Get("Authorization")),
 			Header:       resp.Header.Clone(),
 		}
@@ -397,6 +402,20 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			return nil, ue
 		}
 	}
+}
+
+// undecoded returns the Content-Encoding of a successful answer with a
+// body that net/http did not decode (it decodes gzip, which it asks for,
+// and removes the header), "" for none: a server that compresses with
+// what it was not offered (br, deflate, zstd) sends bytes that would
+// otherwise be read as a malformed message. An error's body is left to be
+// quoted as it is.
+func undecoded(resp *http.Response) string {
+	ce := strings.TrimSpace(resp.Header.Get("Content-Encoding"))
+	if ce == "" || strings.EqualFold(ce, "identity") || resp.StatusCode < 200 || resp.StatusCode > 299 || resp.ContentLength == 0 {
+		return ""
+	}
+	return ce
 }
 
 func dedupe(names []string) []string {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // HTTPMode chooses how an HTTP connection talks to the server.
@@ -320,17 +323,127 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 	return fmt.Errorf("%w: %s %s: %w", ErrTransport, method, u, err)
 }
 
-// bodyExcerpt reads at most a little of body and returns it on one line.
-func bodyExcerpt(body io.Reader) string {
-	if body == nil {
+// bodyExcerpt reads at most a little of resp's body and returns it on
+// one line (see excerptBody).
+func bodyExcerpt(resp *http.Response) string {
+	if resp == nil || resp.Body == nil {
 		return ""
 	}
-	b, _ := io.ReadAll(io.LimitReader(body, 512))
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	mt := mediaType(resp)
+	if len(b) == 512 && isHTML(mt, b) {
+		// A page's title may follow a long head.
+		more, _ := io.ReadAll(io.LimitReader(resp.Body, maxHTMLExcerpt-512))
+		b = append(b, more...)
 	}
-	return s
+	return excerptBody(b, mt)
+}
+
+// maxHTMLExcerpt bounds what is read of an HTML error page to summarise
+// it.
+const maxHTMLExcerpt = 16 << 10
+
+// excerptBody returns the start of a body of media type mt on one line,
+// cut to 200 bytes. An HTML page — the error page of a proxy, a gateway
+// or a web framework, where an MCP server should be — is summarised by
+// its title, or else by its text without the markup: its tags, scripts
+// and styles would fill the message and say nothing.
+func excerptBody(b []byte, mt string) string {
+	if isHTML(mt, b) {
+		return htmlSummary(b)
+	}
+	return cutLine(string(b), 200)
+}
+
+// cutLine collapses white space in s and cuts it to at most n bytes,
+// never within a character, marking the cut with "…".
+func cutLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := lastRuneStart(s); !utf8.FullRuneInString(s[i:]) {
+		s = s[:i]
+	}
+	return s + "…"
+}
+
+// isHTML reports whether a body of media type mt starting with b is an
+// HTML page: one that starts with markup and says it is HTML (a JSON body
+// labelled text/html is not one), or one of no type or a generic one that
+// starts like a page. A body labelled JSON is quoted as it is.
+func isHTML(mt string, b []byte) bool {
+	head := asciiLower(bytes.TrimLeft(b[:min(len(b), 64)], " \t\r\n\ufeff"))
+	switch mt {
+	case "text/html", "application/xhtml+xml":
+		return bytes.HasPrefix(head, []byte("<"))
+	case "", "text/plain", "application/octet-stream":
+		return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
+	}
+	return false
+}
+
+// htmlSummary describes an HTML page in a line: `HTML page "TITLE"`, or
+// `HTML page: TEXT` with the start of its text when it has no title.
+func htmlSummary(b []byte) string {
+	lower := asciiLower(b)
+	if i := bytes.Index(lower, []byte("<title")); i >= 0 {
+		if j := bytes.IndexByte(lower[i:], '>'); j >= 0 {
+			start := i + j + 1
+			end := len(b)
+			if k := bytes.Index(lower[start:], []byte("</title")); k >= 0 {
+				end = start + k
+			}
+			if t := cutLine(html.UnescapeString(string(b[start:end])), 200); t != "" {
+				return `HTML page "` + t + `"`
+			}
+		}
+	}
+	var text []byte
+	for i := 0; i < len(b); {
+		switch {
+		case b[i] != '<':
+			text = append(text, b[i])
+			i++
+			continue
+		case bytes.HasPrefix(lower[i:], []byte("<!--")):
+			i = skipPast(lower, i, "-->")
+		case bytes.HasPrefix(lower[i:], []byte("<script")):
+			i = skipPast(lower, i, "</script>")
+		case bytes.HasPrefix(lower[i:], []byte("<style")):
+			i = skipPast(lower, i, "</style>")
+		default:
+			i = skipPast(lower, i, ">")
+		}
+		text = append(text, ' ')
+	}
+	if t := cutLine(html.UnescapeString(string(text)), 200); t != "" {
+		return "HTML page: " + t
+	}
+	return "HTML page"
+}
+
+// skipPast returns the index just past the first end in b after i, or
+// len(b).
+func skipPast(b []byte, i int, end string) int {
+	if k := bytes.Index(b[i:], []byte(end)); k >= 0 {
+		return i + k + len(end)
+	}
+	return len(b)
+}
+
+// asciiLower returns a copy of b with its ASCII letters in lower case (the
+// same length, so that indices into it are indices into b).
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // sensitiveHeader reports headers whose values must never be shown.

@@ -73,7 +73,9 @@ type RequestCanceller interface {
 // request can be lost while the connection lives on: in 2026-07-28
 // Streamable HTTP, a response stream that ends before its response loses
 // that request, and streams are not resumable (spec 2026-07-28:
-// basic/transports/streamable-http, "Receiving Messages"). The session
+// basic/transports/streamable-http, "Receiving Messages"); in earlier
+// revisions, a broken stream whose resumption finds the session ended
+// (the error then matches ErrSessionExpired). The session
 // registers fn before the first Write; fn is called with the request's id
 // (normalized: a JSON string's contents, a number's digits) and the reason,
 // from Read, after every frame that arrived before the loss was returned.

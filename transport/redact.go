@@ -10,10 +10,11 @@ import (
 // redactedValue replaces a secret in a URL's query.
 const redactedValue = "[redacted]"
 
-// RedactURL removes a password in the user info and the values of query
+// RedactURL removes a password in the user info (a user name given
+// alone, which is then the credential, too) and the values of query
 // parameters whose names suggest credentials (token, key, secret,
-// password, code, signature, auth). It returns u unchanged when it does
-// not parse. Every URL mcpx prints (notes, --wire lines, error messages)
+// password, code, signature, auth). Text that does not parse as a URL
+// gets the same treatment by hand (see redactLoose). Every URL mcpx prints (notes, --wire lines, error messages)
 // and every URL it records goes through it: a URL given on the command
 // line or sent by a server may carry an API key or a signed token.
 func RedactURL(u string) string {
@@ -24,33 +25,84 @@ func RedactURL(u string) string {
 // redactURL is RedactURL, also reporting whether anything was redacted.
 func redactURL(u string) (string, bool) {
 	p, err := url.Parse(u)
-	if err != nil {
-		return u, false
+	if err != nil || p.Opaque != "" {
+		// Not a URL net/url reads as one with a host: the user info and
+		// the query are found by hand (a URL given with a mistake is
+		// quoted in the error about it).
+		r := redactLoose(u)
+		return r, r != u
 	}
 	changed := false
 	if p.User != nil {
 		if _, ok := p.User.Password(); ok {
 			p.User = url.UserPassword(p.User.Username(), "redacted")
+		} else {
+			// https://TOKEN@host: a user name alone is the credential.
+			p.User = url.User("redacted")
+		}
+		changed = true
+	}
+	if p.RawQuery != "" {
+		var c bool
+		p.RawQuery, c = redactQuery(p.RawQuery)
+		changed = changed || c
+	}
+	return p.String(), changed
+}
+
+// redactQuery redacts the values of the sensitive parameters of a raw
+// query.
+func redactQuery(q string) (string, bool) {
+	changed := false
+	parts := strings.Split(q, "&")
+	for i, part := range parts {
+		k, _, ok := strings.Cut(part, "=")
+		// The name as the server reads it: %74oken is token.
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if ok && sensitiveParam(name) {
+			parts[i] = k + "=" + redactedValue
 			changed = true
 		}
 	}
-	if p.RawQuery != "" {
-		parts := strings.Split(p.RawQuery, "&")
-		for i, part := range parts {
-			k, _, ok := strings.Cut(part, "=")
-			// The name as the server reads it: %74oken is token.
-			name, err := url.QueryUnescape(k)
-			if err != nil {
-				name = k
-			}
-			if ok && sensitiveParam(name) {
-				parts[i] = k + "=" + redactedValue
-				changed = true
-			}
-		}
-		p.RawQuery = strings.Join(parts, "&")
+	return strings.Join(parts, "&"), changed
+}
+
+// redactLoose is RedactURL for text that may not parse as a URL (one given
+// with a mistake, or without a scheme): the user info, everything before
+// an @ in what would be the authority, is redacted, and the query's
+// sensitive values are redacted.
+func redactLoose(u string) string {
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + 3
+	} else if strings.HasPrefix(u, "//") {
+		start = 2
 	}
-	return p.String(), changed
+	end := len(u)
+	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndexByte(u[start:end], '@'); at >= 0 {
+		// As RedactURL: user:redacted, or redacted for a user alone.
+		info := "redacted"
+		if user, _, ok := strings.Cut(u[start:start+at], ":"); ok {
+			info = user + ":redacted"
+		}
+		u = u[:start] + info + u[start+at:]
+	}
+	q := strings.IndexByte(u, '?')
+	if q < 0 {
+		return u
+	}
+	frag := len(u)
+	if i := strings.IndexByte(u[q:], '#'); i >= 0 {
+		frag = q + i
+	}
+	rq, _ := redactQuery(u[q+1 : frag])
+	return u[:q+1] + rq + u[frag:]
 }
 
 func sensitiveParam(name string) bool {

@@ -8,9 +8,10 @@ import (
 )
 
 // FuzzRedactURL checks URL redaction on arbitrary URLs: a URL that does
-// not parse is left alone; one that does still parses, with any password
-// replaced, and no query parameter whose name (as the server decodes it)
-// suggests a credential keeps its value.
+// not parse (or parses without a host) is redacted by hand, keeping no
+// user info; one that does still parses, with any password (or a user
+// name given alone) replaced, and no query parameter whose name (as the
+// server decodes it) suggests a credential keeps its value.
 func FuzzRedactURL(f *testing.F) {
 	for _, s := range []string{
 		"https://user:hunter2@mcp.example.com/mcp?api_key=abc&x=1",
@@ -23,9 +24,16 @@ func FuzzRedactURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, u string) {
 		out := RedactURL(u)
 		orig, err := url.Parse(u)
-		if err != nil {
-			if out != u {
-				t.Fatalf("RedactURL(%q) = %q, want it unchanged", u, out)
+		if err != nil || orig.Opaque != "" {
+			if out != redactLoose(u) {
+				t.Fatalf("RedactURL(%q) = %q, want %q", u, out, redactLoose(u))
+			}
+			if strings.Contains(authority(u), "@") {
+				a := authority(out)
+				info := a[:max(strings.LastIndexByte(a, '@'), 0)]
+				if info != "redacted" && !strings.HasSuffix(info, ":redacted") || strings.Count(info, ":") > 1 {
+					t.Fatalf("RedactURL(%q) = %q keeps user info", u, out)
+				}
 			}
 			return
 		}
@@ -37,6 +45,8 @@ func FuzzRedactURL(f *testing.F) {
 			if p, _ := red.User.Password(); p != "redacted" {
 				t.Fatalf("RedactURL(%q) = %q keeps a password", u, out)
 			}
+		} else if orig.User != nil && red.User.Username() != "redacted" {
+			t.Fatalf("RedactURL(%q) = %q keeps a user name given alone", u, out)
 		}
 		for _, part := range strings.Split(red.RawQuery, "&") {
 			k, v, ok := strings.Cut(part, "=")
@@ -49,6 +59,21 @@ func FuzzRedactURL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// authority returns what would be the authority of u (after "://" or
+// "//", or from its start, to the first /, ? or #), the part redactLoose
+// looks for user info in.
+func authority(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	} else {
+		u = strings.TrimPrefix(u, "//")
+	}
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	return u
 }
 
 // FuzzRedactURLs checks the URLs found in free text against the regular

@@ -16,8 +16,11 @@ func TestRedactURL(t *testing.T) {
 		"http://127.0.0.1:3001/mcp":                            "http://127.0.0.1:3001/mcp",
 		"https://user:pw@h/mcp?token=abc&x=1":                  "https://user:redacted@h/mcp?token=[redacted]&x=1",
 		"https://h/cb?code=c&state=s&X-Amz-Signature=z&k=v":    "https://h/cb?code=[redacted]&state=s&X-Amz-Signature=[redacted]&k=v",
-		"https://user@h/?api_key=1&client_secret=2&Password=3": "https://user@h/?api_key=[redacted]&client_secret=[redacted]&Password=[redacted]",
+		"https://user@h/?api_key=1&client_secret=2&Password=3": "https://redacted@h/?api_key=[redacted]&client_secret=[redacted]&Password=[redacted]",
 		"%%not a url": "%%not a url",
+		// Text that does not parse is redacted by hand.
+		"http://u:pw@[::1/?token=t#f":  "http://u:redacted@[::1/?token=[redacted]#f",
+		"TOKEN@127.0.0.1:3001/mcp?x=1": "redacted@127.0.0.1:3001/mcp?x=1",
 	} {
 		if got := transport.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)

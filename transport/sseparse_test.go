@@ -219,6 +219,7 @@ func TestFallbackStatus(t *testing.T) {
 		{"2025-03-26", 401, false},
 		{"2025-03-26", 403, false},
 		{"2025-03-26", 502, false},
+		{"2025-06-18", 429, false},
 	}
 	for _, tt := range tests {
 		if got := fallbackStatus(tt.offered, tt.status); got != tt.want {

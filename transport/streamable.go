@@ -69,9 +69,11 @@ func (e *sessionExpiredError) Is(target error) bool {
 // fallbackStatus reports whether status, answering the first POST, means
 // the server may speak the older HTTP+SSE transport. From 2025-11-25 on the
 // spec names 400, 404 and 405; earlier revisions said any 4xx. 401 and 403
-// never do: they ask for credentials.
+// never do: they ask for credentials; nor does 429, which asks to try
+// again later (RFC 6585 section 4): falling back turned it into "not an
+// HTTP+SSE server either", and lost its Retry-After.
 func fallbackStatus(offered string, status int) bool {
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests {
 		return false
 	}
 	if offered == "" || offered >= "2025-11-25" {
@@ -196,17 +198,17 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			}
 			return nil
 		}
-		excerpt := excerptString(body)
+		excerpt := excerptBody(body, mediaType(resp))
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
 		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
-		fb := &fallbackError{status: status, body: bodyExcerpt(resp.Body)}
+		fb := &fallbackError{status: status, body: bodyExcerpt(resp)}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp.Body))
+		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp))
 		x.close()
 		return e
 	}
@@ -278,7 +280,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	}
 	if mt != "application/json" {
 		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
-			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptString(body))
+			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
 	}
 	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
 	if !routed {
@@ -293,10 +295,30 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	// response, the response will never come, and waiting would only run
 	// out the request's timeout.
 	if missing := unanswered(body, ids); len(missing) > 0 {
+		if looksLikeSSE(body) {
+			return fmt.Errorf("%w: POST %s: the body is an SSE stream, but its Content-Type is %q; the server must send a stream as text/event-stream (spec: basic/transports, \"Sending Messages to the Server\"): %s",
+				ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
+		}
 		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s; it held: %s",
-			ErrTransport, s.shown, strings.Join(missing, ", "), excerptString(body))
+			ErrTransport, s.shown, strings.Join(missing, ", "), excerptBody(body, mt))
 	}
 	return nil
+}
+
+// looksLikeSSE reports whether a body starts as an SSE stream does: with
+// a comment or an event, data, id or retry field (and is therefore not
+// JSON).
+func looksLikeSSE(b []byte) bool {
+	b = bytes.TrimLeft(b, "\ufeff")
+	if len(b) > 0 && b[0] == ':' {
+		return true
+	}
+	for _, f := range []string{"event:", "data:", "id:", "retry:"} {
+		if bytes.HasPrefix(b, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // unanswered returns the ids (loose keys) that no response in data answers.
@@ -312,10 +334,6 @@ func unanswered(data []byte, ids []string) []string {
 		}
 	}
 	return missing
-}
-
-func excerptString(b []byte) string {
-	return bodyExcerpt(bytes.NewReader(b))
 }
 
 // streamState follows one logical SSE stream across reconnections.
@@ -396,9 +414,18 @@ func (s *streamable) maxReconnects() int {
 	return 5
 }
 
+// minRetry is the shortest wait before reconnecting that a server's retry
+// field gets: a server that meant seconds (retry: 3) or set 1 ms had mcpx
+// reopen its stream hundreds of times a second for as long as the session
+// lasted. Waiting longer than retry is the client's to choose (WHATWG
+// HTML, "Server-sent events": the user agent may wait some more); it
+// still waits at least what the server asked (spec 2025-11-25:
+// basic/transports, "Sending Messages to the Server").
+const minRetry = 100 * time.Millisecond
+
 func (s *streamable) delay(st *streamState) time.Duration {
 	if st.retry > 0 {
-		return st.retry
+		return max(st.retry, minRetry)
 	}
 	if s.b.opts.ReconnectDelay > 0 {
 		return s.b.opts.ReconnectDelay
@@ -473,9 +500,20 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			if s.b.ctx.Err() != nil {
 				return
 			}
+			if errors.Is(err, ErrSessionExpired) {
+				// The server ended the session: the response is lost, the
+				// connection is not. The next request still carries the
+				// session id, is answered 404, and starts a new session,
+				// as the client must (spec 2025-11-25: basic/transports,
+				// "Session Management"); failing the connection left a
+				// long-lived session (the REPL, mcpx connect) dead.
+				s.lost(st, fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it found the session ended: %w",
+					ErrTransport, s.shown, why, err))
+				return
+			}
 			var he *HTTPError
 			var ue *UnauthorizedError
-			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) || errors.Is(err, ErrSessionExpired) {
+			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) {
 				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
 					ErrTransport, s.shown, why, err))
 				return
@@ -509,7 +547,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp.Body))
+		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp))
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":

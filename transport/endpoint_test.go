@@ -1,0 +1,111 @@
+package transport_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// Every URL net/url takes but no client should dial as written is refused
+// with what is wrong and how to write it, and the message never shows the
+// URL's credentials.
+func TestParseEndpoint(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, problem, fix string }{
+		// net/http dialed port 80 for an empty port.
+		{"http://127.0.0.1:/", `the port after ":" is empty`, `write the port (http://127.0.0.1:PORT/) or drop the ":" to use port 80`},
+		{"https://h:/mcp", `the port after ":" is empty`, "(https://h:PORT/mcp) or drop the \":\" to use port 443"},
+		{"127.0.0.1:3001/mcp", "no http:// or https:// scheme", "did you mean http://127.0.0.1:3001/mcp?"},
+		{"localhost:3001", "no http:// or https:// scheme", "did you mean http://localhost:3001?"},
+		{":3001", "no http:// or https:// scheme", "did you mean http://127.0.0.1:3001?"},
+		{"mcp.example.com/mcp", "no http:// or https:// scheme", "did you mean https://mcp.example.com/mcp?"},
+		{"http:/127.0.0.1/", `followed by "//"`, "did you mean http://127.0.0.1/?"},
+		{"ftp://h/", `"ftp://" is not a scheme`, "use http:// or https://"},
+		{"ws://h:1/mcp", "WebSocket", "did you mean http://h:1/mcp?"},
+		{"http:///mcp", "no host", "http://127.0.0.1:3001/mcp"},
+		{"http://:3001/mcp", "no host", "did you mean http://127.0.0.1:3001/mcp?"},
+		{"http://::1:3001/mcp", "must be in brackets", "did you mean http://[::1]:3001/mcp?"},
+		{"http://[::1/", "no closing ']'", "http://[::1]:3001/mcp"},
+		{"http://h:99999/", "99999 is not from 1 to 65535", ""},
+		{"http://h:0/", "0 is not from 1 to 65535", ""},
+		{"http://h:x1/", `"x1" is not a number`, ""},
+		{"http://h/mcp#top", "fragment (#top), which is never sent", "did you mean http://h/mcp?"},
+		{" http://h/", "white space", `did you mean http://h/?`},
+		{"http://[fe80::1%eth0]:1/", "invalid URL escape", "%25"},
+		// Credentials given with a mistake are not shown.
+		{"http://u:hunter2@h:/", "port", ""},
+		{"u:hunter2@127.0.0.1:3001/mcp", "no http:// or https:// scheme", "did you mean http://u:redacted@127.0.0.1:3001/mcp?"},
+		{"http://TOKEN9@h/#f", "fragment", "did you mean http://redacted@h/?"},
+		{"ftp://u:hunter2@h/?token=TOKEN9", "ftp", ""},
+	} {
+		_, err := transport.ParseEndpoint(tt.in)
+		var ue *transport.URLError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: err = %v, want a *URLError", tt.in, err)
+			continue
+		}
+		if !strings.Contains(ue.Problem, tt.problem) || !strings.Contains(ue.Fix, tt.fix) {
+			t.Errorf("%q: %s\nwant a problem with %q, a fix with %q", tt.in, err, tt.problem, tt.fix)
+		}
+		if msg := err.Error(); strings.Contains(msg, "hunter2") || strings.Contains(msg, "TOKEN9") {
+			t.Errorf("%q: the message shows a credential: %s", tt.in, msg)
+		}
+	}
+	for _, ok := range []string{"http://127.0.0.1:3001/mcp", "HTTPS://Example.com/mcp?x=1", "http://[::1]:3001/", "http://[fe80::1%25eth0]:1/", "http://u:p@h/"} {
+		if _, err := transport.ParseEndpoint(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
+// FuzzParseEndpoint checks that a URL ParseEndpoint accepts is one net/http
+// dials as written: http or https, a host, a port that is absent or a
+// number from 1 to 65535 (never a bare ":"), no fragment; and that a
+// refusal never quotes a password.
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1:3001/mcp", "http://127.0.0.1:/", "http://[::1]:/", "localhost:1", "http://u:pw@h:1/#x", "https://[fe80::1%25en0]:443/a?b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := transport.ParseEndpoint(raw)
+		if err != nil {
+			var ue *transport.URLError
+			if !errors.As(err, &ue) {
+				t.Fatalf("%q: %T %v", raw, err, err)
+			}
+			if p, ok := userPassword(raw); ok && len(p) > 3 && strings.Contains(err.Error(), p) && !strings.Contains(strings.ReplaceAll(raw, p, ""), p) {
+				t.Fatalf("%q: the message shows the password: %s", raw, err)
+			}
+			return
+		}
+		if u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" || u.Fragment != "" || strings.HasSuffix(u.Host, ":") {
+			t.Fatalf("%q accepted as %#v", raw, u)
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				t.Fatalf("%q accepted with port %q", raw, p)
+			}
+		}
+	})
+}
+
+// userPassword returns the password of raw's user info, found as
+// ParseEndpoint's messages would find it.
+func userPassword(raw string) (string, bool) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		rest = raw
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return "", false
+	}
+	_, p, ok := strings.Cut(rest[:at], ":")
+	return p, ok
+}
