@@ -37,10 +37,14 @@ type AddArgs struct {
 	B float64 `json:"b"`
 }
 
+// slowLimit bounds the "slow" tool: far beyond any test's timeout, short of
+// the test binary's deadline.
+const slowLimit = 20 * time.Second
+
 // NewServer returns a Go SDK server with the tools the HTTP tests use:
 //   - echo(message): "Echo: <message>"
 //   - add(a, b): the sum as text
-//   - slow: blocks until the request is cancelled
+//   - slow: blocks until the request is cancelled (at most slowLimit)
 //   - roots: asks the client for roots/list and reports how many came back
 //   - retry(ms): closes its SSE stream at once with retry: ms, then answers
 //     (exercises stream resumption; needs an EventStore)
@@ -56,8 +60,16 @@ func NewServer() *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "slow", Description: "never answers", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
+			// Bounded: now and then (a loaded machine) the SDK takes the
+			// client's notifications/cancelled without cancelling this
+			// handler, and ending the session or closing the test server
+			// then waits for it; the test would hang until its deadline.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(slowLimit):
+				return nil, fmt.Errorf("slow: not cancelled within %s", slowLimit)
+			}
 		})
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "list the client's roots", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
