@@ -288,6 +288,11 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 		Stderr: e.ios.ErrOut,
 	})
 	var se *sessiond.StartError
+	if errors.As(err, &se) && se.Code == ExitInterrupted {
+		// Signalled by someone else (this process's interrupts end ctx,
+		// and StartBackground returns that), it left the saying to us.
+		return fmt.Errorf("the session process was interrupted: %w", context.Canceled)
+	}
 	if errors.As(err, &se) {
 		return &exitStatus{code: se.Code} // it said why
 	}
@@ -363,6 +368,12 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	}
 	if !e.started {
 		err = &usageError{err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		// Interrupted before the session was open (after, serve ends
+		// quietly): mcpx connect, which waits for it, reports that, once
+		// (see start).
+		return &exitStatus{code: ExitInterrupted}
 	}
 	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts()}
 	return &exitStatus{code: rep.report(err)}
