@@ -416,6 +416,16 @@ func TestStdioEnvAndDir(t *testing.T) {
 	}
 }
 
+// script writes a server script with the given content and mode.
+func script(t *testing.T, content string, mode os.FileMode) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(name, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
 func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 	t.Parallel()
 	exe, err := os.Executable()
@@ -430,7 +440,13 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 	}{
 		{"no command", StdioOptions{}, ""},
 		{"missing binary", StdioOptions{Command: filepath.Join(t.TempDir(), "no-such-server")}, ""},
-		{"not executable", StdioOptions{Command: t.TempDir()}, ""},
+		{"a directory", StdioOptions{Command: t.TempDir()}, `: it is a directory`},
+		{"not executable", StdioOptions{Command: script(t, "#!/bin/sh\n", 0o644)}, ": permission denied (the file is not executable)"},
+		// It said "no such file or directory", about a file that is there.
+		{"missing interpreter", StdioOptions{Command: script(t, "#! /no/such/interpreter -x\n", 0o755)},
+			`: its interpreter "/no/such/interpreter", named on its #! line, was not found`},
+		{"Windows line endings", StdioOptions{Command: script(t, "#!/bin/sh\r\nexit 0\r\n", 0o755)},
+			`: its interpreter "/bin/sh\r", named on its #! line, was not found (the line ends in a carriage return: the file has Windows line endings)`},
 		// It said "cannot start server \"<exe>\": no such file or
 		// directory", as if the command were missing.
 		{"missing working directory", StdioOptions{Command: exe, Dir: gone}, "in directory " + gone + ": "},
