@@ -3,10 +3,13 @@
 package transport
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // procAttr puts the server in its own process group, so that a terminal's
@@ -17,6 +20,17 @@ func procAttr() *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(a)
 	return a
+}
+
+// canEnter reports why the server could not be started in the directory
+// dir, if it cannot be made the working directory: one without search
+// permission fails the start with "permission denied", as if the command
+// were at fault.
+func canEnter(dir string) error {
+	if err := unix.Access(dir, unix.X_OK); err != nil {
+		return fmt.Errorf("%w (no search permission)", err)
+	}
+	return nil
 }
 
 // startTree returns the process group of the server p, just started with

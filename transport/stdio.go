@@ -131,6 +131,8 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: %v", ErrConnect, opts.Command, opts.Dir, unwrapExec(serr))
 			} else if !fi.IsDir() {
 				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: not a directory", ErrConnect, opts.Command, opts.Dir)
+			} else if aerr := canEnter(opts.Dir); aerr != nil {
+				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: %v", ErrConnect, opts.Command, opts.Dir, aerr)
 			}
 		}
 		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, startProblem(cmd.Path, unwrapExec(err)))

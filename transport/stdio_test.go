@@ -433,6 +433,10 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone := filepath.Join(t.TempDir(), "gone")
+	closed := filepath.Join(t.TempDir(), "closed")
+	if err := os.Mkdir(closed, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		opts StdioOptions
@@ -450,9 +454,15 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 		// It said "cannot start server \"<exe>\": no such file or
 		// directory", as if the command were missing.
 		{"missing working directory", StdioOptions{Command: exe, Dir: gone}, "in directory " + gone + ": "},
+		// It said "cannot start server \"<exe>\": permission denied".
+		{"working directory without search permission", StdioOptions{Command: exe, Dir: closed},
+			"in directory " + closed + ": permission denied (no search permission)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.opts.Dir == closed && os.Geteuid() == 0 {
+				t.Skip("root enters any directory")
+			}
 			c, err := StartStdio(tt.opts)
 			if err == nil {
 				c.Close()
