@@ -384,11 +384,16 @@ type serverStderrFile struct {
 // internal/outfile: links followed, FIFOs and devices written through).
 func openServerStderr(ctx context.Context, name string) (*serverStderrFile, error) {
 	f, err := outfile.Append(ctx, name, outfile.Options{})
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return nil, err
-	}
-	if err != nil {
-		return nil, usageErrorf("--server-stderr %s: %v", name, err)
+	case errors.Is(err, outfile.ErrDirectory):
+		return nil, usageErrorf("--server-stderr %s: that is a directory; give a file name", name)
+	case err != nil:
+		// A file that cannot be opened is output that could not be
+		// written (exit 1, as for --record and -o), not a mistake that
+		// --help would explain.
+		return nil, fmt.Errorf("--server-stderr %s: %w", name, err)
 	}
 	return &serverStderrFile{name: name, f: f}, nil
 }
