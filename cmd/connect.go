@@ -89,6 +89,15 @@ func (c *client) Close() error {
 	return c.closeErr
 }
 
+// closeAfter closes c after the failure that ends the command: a file
+// that could not be written whole (a trace, --server-stderr FILE) is
+// warned about beside it.
+func (c *client) closeAfter() {
+	if err := c.Close(); err != nil {
+		c.console.Warn(err.Error())
+	}
+}
+
 // newConsole returns the stderr console of ios, coloured as out says.
 //
 // Its lines wait while a person answers a form (prompter, when not nil).
@@ -193,7 +202,7 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 	if err != nil {
 		keepTrace(c.console, rec, d.rec, err)
 		conn.Close()
-		c.Close()
+		c.closeAfter()
 		return nil, err
 	}
 	c.sess = sess
@@ -240,7 +249,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), wireOn)
 	}
 	if err != nil {
-		c.Close()
+		c.closeAfter()
 		return nil, nil, nil, err
 	}
 	conn, err = dialer.Dial(ctx)
@@ -249,7 +258,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			err = &usageError{err: err} // the options were refused
 		}
 		keepTrace(c.console, rec, d.rec, err)
-		c.Close()
+		c.closeAfter()
 		return nil, nil, nil, err
 	}
 	switch sc := conn.(type) {
@@ -379,11 +388,16 @@ type serverStderrFile struct {
 // internal/outfile: links followed, FIFOs and devices written through).
 func openServerStderr(ctx context.Context, name string) (*serverStderrFile, error) {
 	f, err := outfile.Append(ctx, name, outfile.Options{})
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return nil, err
-	}
-	if err != nil {
-		return nil, usageErrorf("--server-stderr %s: %v", name, err)
+	case errors.Is(err, outfile.ErrDirectory):
+		return nil, usageErrorf("--server-stderr %s: that is a directory; give a file name", name)
+	case err != nil:
+		// A file that cannot be opened is output that could not be
+		// written (exit 1, as for --record and -o), not a mistake that
+		// --help would explain.
+		return nil, fmt.Errorf("--server-stderr %s: %w", name, err)
 	}
 	return &serverStderrFile{name: name, f: f}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -288,6 +287,11 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 		Stderr: e.ios.ErrOut,
 	})
 	var se *sessiond.StartError
+	if errors.As(err, &se) && se.Code == ExitInterrupted {
+		// Signalled by someone else (this process's interrupts end ctx,
+		// and StartBackground returns that), it left the saying to us.
+		return fmt.Errorf("the session process was interrupted: %w", context.Canceled)
+	}
 	if errors.As(err, &se) {
 		return &exitStatus{code: se.Code} // it said why
 	}
@@ -340,7 +344,11 @@ func childArgs(c *cobra.Command, name string, server []string, resolved *connDes
 // nested runs the command line the session process read on its standard
 // input (see start).
 func (o *connectOptions) nested(ctx context.Context) error {
-	b, err := io.ReadAll(io.LimitReader(o.e.ios.In, 1<<20))
+	// The session process's standard error is the parent's pipe until the
+	// session is open, then its log (sessiond.Ready).
+	out := sessiond.NewOutput(o.e.ios.ErrOut)
+	// ctx ends, too, if mcpx connect goes away before the session is open.
+	b, ctx, err := sessiond.ReadInput(ctx, o.e.ios.In, out, 1<<20)
 	if err != nil {
 		return fmt.Errorf("reading the session's command line: %w", err)
 	}
@@ -348,9 +356,6 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	if err := json.Unmarshal(b, &args); err != nil || len(args) < 3 || args[0] != "connect" || args[2] != "--session-child" {
 		return usageErrorf("--session-args-stdin: standard input holds no session command line")
 	}
-	// The session process's standard error is the parent's pipe until the
-	// session is open, then its log (sessiond.Ready).
-	out := sessiond.NewOutput(o.e.ios.ErrOut)
 	ios := *o.e.ios
 	ios.In = strings.NewReader("")
 	ios.ErrOut = out
@@ -363,6 +368,12 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	}
 	if !e.started {
 		err = &usageError{err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		// Interrupted before the session was open (after, serve ends
+		// quietly): mcpx connect, which waits for it, reports that, once
+		// (see start).
+		return &exitStatus{code: ExitInterrupted}
 	}
 	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts()}
 	return &exitStatus{code: rep.report(err)}

@@ -501,7 +501,12 @@ func (d *Daemon) shutdown(sess *inspector.Session, why error) {
 		d.note("removing the socket: %v", err)
 	}
 	reason := "the session was closed"
-	if why != nil {
+	switch {
+	case errors.Is(why, context.Canceled):
+		// Serve's context ended: the session process was told to stop
+		// (a signal, or Ctrl-C on connect --foreground).
+		reason = "the session process was interrupted"
+	case why != nil:
 		reason = "the session ended: " + why.Error()
 	}
 	d.mu.Lock()

@@ -562,6 +562,25 @@ func TestStop(t *testing.T) {
 	}
 }
 
+// A session process told to stop (Serve's context ends: a signal) tells
+// the attached commands so, not "context canceled".
+func TestInterruptedSessionTellsCommands(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	s := h.command(t, inspector.Options{})
+	done := make(chan error, 1)
+	go func() { _, err := callText(t, s, t.Context(), "block", `{"tag":"interrupted"}`); done <- err }()
+	receive(t, h.ts.started, "the call")
+	h.cancel()
+	var ended *EndedError
+	if err := receive(t, done, "the attached call"); !errors.As(err, &ended) || !strings.Contains(err.Error(), "the session process was interrupted") || strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("the attached call ended with %v", err)
+	}
+	if err := receive(t, h.served, "Serve"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+}
+
 func TestNames(t *testing.T) {
 	h := startHeld(t, Options{}, nil)
 	if _, err := New(Options{Name: h.name, Dir: h.dir}); !errors.Is(err, ErrExists) {

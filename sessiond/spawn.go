@@ -2,7 +2,6 @@ package sessiond
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 )
@@ -21,8 +21,10 @@ type BackgroundOptions struct {
 	Path string
 	Args []string
 	Env  []string
-	// Input is what the process reads on its standard input (then the
-	// end of it).
+	// Input is the one line (no newline in it) the process reads first
+	// on its standard input (ReadInput). The pipe then stays open until
+	// the process is ready, so that it sees the pipe's end should this
+	// process go away first.
 	Input []byte
 	// Stderr receives what the process writes on its standard error until
 	// it is ready (prompts, notes, the error that ended it).
@@ -57,6 +59,17 @@ func StartBackground(ctx context.Context, o BackgroundOptions) (*Status, error) 
 		return nil, err
 	}
 	defer errR.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return nil, err
+	}
+	// Closed when this returns (the process is ready, or gone): written
+	// in the background, in case the process does not read it.
+	var wrote sync.WaitGroup
+	defer wrote.Wait()
+	defer inW.Close()
 
 	cmd := exec.Command(o.Path, o.Args...)
 	env := o.Env
@@ -64,14 +77,14 @@ func StartBackground(ctx context.Context, o BackgroundOptions) (*Status, error) 
 		env = os.Environ()
 	}
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(o.Input), outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = detachedAttr()
 	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	closeAll(inR, outW, errW)
 	if err != nil {
 		return nil, fmt.Errorf("starting the session process: %w", err)
 	}
+	wrote.Go(func() { _, _ = inW.Write(slices.Concat(o.Input, []byte{'\n'})) })
 
 	// Its start-up output, until it detaches (which closes the pipe).
 	var copied sync.WaitGroup
@@ -128,6 +141,53 @@ func StartBackground(ctx context.Context, o BackgroundOptions) (*Status, error) 
 	}
 }
 
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// ReadInput reads the line StartBackground gave the session process as
+// BackgroundOptions.Input from r, its standard input, at most limit
+// bytes. The returned context, derived from ctx, ends if r ends before
+// the session is open (Ready): the mcpx connect that waits for it went
+// away (killed: when interrupted, it ends the session process itself),
+// and nobody would learn of the session. The session process must not
+// outlive it, whatever the server's start and handshake take.
+func ReadInput(ctx context.Context, r io.Reader, out *Output, limit int64) ([]byte, context.Context, error) {
+	br := bufio.NewReader(r)
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if int64(len(line)) > limit+1 {
+			return nil, ctx, fmt.Errorf("the session's input is longer than %d bytes", limit)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return nil, ctx, fmt.Errorf("reading the session's input: %w", err)
+		}
+		break
+	}
+	line = line[:len(line)-1]
+	ctx, cancel := context.WithCancelCause(ctx)
+	// It ends with the input: mcpx connect closes its end once it has
+	// read that the session is open, or goes away.
+	go func() {
+		_, _ = io.Copy(io.Discard, br)
+		if !out.ready() {
+			cancel(ErrStarterGone)
+		}
+	}()
+	return line, ctx, nil
+}
+
+// ErrStarterGone is why a session process stops when the mcpx connect
+// that started it went away before the session was open.
+var ErrStarterGone = errors.New("mcpx connect went away before the session was open")
+
 // readyLine is what a session process writes on its standard output once
 // the session is open.
 type readyLine struct {
@@ -152,6 +212,13 @@ const maxLog = 4 << 20
 // NewOutput returns an Output writing to w (the process's standard error)
 // until Ready.
 func NewOutput(w io.Writer) *Output { return &Output{w: w} }
+
+// ready reports whether Ready switched o to the log.
+func (o *Output) ready() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.log != nil
+}
 
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()

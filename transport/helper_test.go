@@ -128,6 +128,39 @@ func runHelper(mode string) int {
 		fmt.Println(gc.Process.Pid)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "tree-parent":
+		// Be mcpx: start a "spawn" server as StartStdio does, in a
+		// process group with a watchdog (started at once), report the
+		// server's pid and its grandchild's once the watchdog is in
+		// place, then wait to be killed (no Close runs).
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		server := exec.Command(exe)
+		server.Env = append(os.Environ(), helperEnv+"=spawn")
+		server.SysProcAttr = procAttr()
+		if _, err := server.StdinPipe(); err != nil { // held open
+			return 104
+		}
+		out, err := server.StdoutPipe()
+		if err != nil {
+			return 104
+		}
+		if err := server.Start(); err != nil {
+			return 105
+		}
+		g := newProcessGroup(server.Process.Pid, 0)
+		gpid, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			return 106
+		}
+		<-g.started
+		if g.watchdog == nil {
+			return 107
+		}
+		fmt.Printf("%d %s", server.Process.Pid, gpid)
+		select {}
 	case "orphan-stdout":
 		// Leave a grandchild holding our stdout, then exit 3: stdout never
 		// reaches EOF although the server is gone.

@@ -3,8 +3,13 @@
 package transport
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // procAttr puts the server in its own process group, so that a terminal's
@@ -17,13 +22,107 @@ func procAttr() *syscall.SysProcAttr {
 	return a
 }
 
+// canEnter reports why the server could not be started in the directory
+// dir, if it cannot be made the working directory: one without search
+// permission fails the start with "permission denied", as if the command
+// were at fault.
+func canEnter(dir string) error {
+	if err := unix.Access(dir, unix.X_OK); err != nil {
+		return fmt.Errorf("%w (no search permission)", err)
+	}
+	return nil
+}
+
 // startTree returns the process group of the server p, just started with
-// procAttr: its process id is the group's id.
-func startTree(p *os.Process) (procTree, error) { return processGroup(p.Pid), nil }
+// procAttr (its process id is the group's id), whose watchdog starts
+// watchdogAfter later.
+func startTree(p *os.Process) (procTree, error) { return newProcessGroup(p.Pid, watchdogAfter), nil }
 
-// processGroup is a server's process group, by its id.
-type processGroup int
+// watchdogAfter is how long a server runs before its group gets its
+// watchdog. Starting a shell costs a few milliseconds of CPU, at the
+// moment the server and mcpx are busy starting too: a tenth of a one-shot
+// command's CPU against a fast server (scripts/bench, stdio one-shot). A
+// command that ends sooner needs no watchdog; one killed sooner leaves
+// behind what the server started (README.md says so).
+const watchdogAfter = 250 * time.Millisecond
 
-func (g processGroup) terminate() { _ = syscall.Kill(-int(g), syscall.SIGTERM) }
-func (g processGroup) kill()      { _ = syscall.Kill(-int(g), syscall.SIGKILL) }
-func (g processGroup) release()   { g.kill() }
+// newProcessGroup returns the process group id, whose watchdog starts
+// after the given time.
+func newProcessGroup(id int, after time.Duration) *processGroup {
+	g := &processGroup{id: id, started: make(chan struct{})}
+	g.timer = time.AfterFunc(after, g.watch)
+	return g
+}
+
+// processGroup is a server's process group, with its watchdog.
+//
+// Close ends the group in order (shutdownTree), but when mcpx itself dies
+// without running it (SIGKILL, the OOM killer, a crash), nothing of mcpx
+// is left to do so: the kernel's parent-death signal (Linux, FreeBSD)
+// reaches only the server, not what the server started (a launcher's
+// node, a shell script's children), and macOS has none. So a watchdog
+// process joins the group: a shell that waits for the end of its standard
+// input, a pipe whose other end only mcpx holds, which the kernel closes
+// when mcpx ends however it ends, and then kills its own process group.
+// While mcpx lives it only waits (a shell's read), and the group's id
+// stays reserved for as long as it is in the group, so the final kill
+// cannot reach another group that reused the id.
+type processGroup struct {
+	id int
+	// timer starts watch; started is closed once watch has started the
+	// watchdog or failed to (no /bin/sh, or the group is already gone),
+	// or release stopped the timer: watchdog and lifeline are set then,
+	// nil if there is none.
+	timer    *time.Timer
+	started  chan struct{}
+	watchdog *exec.Cmd
+	lifeline *os.File // mcpx's end of the watchdog's standard input
+}
+
+// watchdogScript is what the watchdog runs: it ignores the signals that
+// shutdownTree (SIGTERM) and a terminal (SIGINT, SIGHUP) send to the group,
+// waits for the end of its standard input, then kills the group, itself
+// included. Only shell built-ins: its environment is empty.
+const watchdogScript = "trap '' HUP INT TERM; read x; kill -KILL 0"
+
+// watch starts the group's watchdog.
+func (g *processGroup) watch() {
+	defer close(g.started)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "mcpx-watchdog")
+	cmd.Stdin = r
+	cmd.Env = []string{}
+	cmd.Dir = "/" // it holds no directory of the user's
+	// In the server's group; no parent-death signal: mcpx's death is
+	// what it is there to act on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.id}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return
+	}
+	g.watchdog, g.lifeline = cmd, w
+}
+
+func (g *processGroup) terminate() { _ = syscall.Kill(-g.id, syscall.SIGTERM) }
+func (g *processGroup) kill()      { _ = syscall.Kill(-g.id, syscall.SIGKILL) }
+
+// release kills what is left of the group, the watchdog with it, and
+// reaps the watchdog.
+func (g *processGroup) release() {
+	if g.timer.Stop() {
+		close(g.started) // it never ran
+	}
+	<-g.started
+	g.kill()
+	if g.watchdog != nil {
+		// Its input's end makes it leave too, should it not be in the
+		// group any more.
+		g.lifeline.Close()
+		_ = g.watchdog.Wait()
+	}
+}

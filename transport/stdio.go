@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -130,9 +131,11 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: %v", ErrConnect, opts.Command, opts.Dir, unwrapExec(serr))
 			} else if !fi.IsDir() {
 				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: not a directory", ErrConnect, opts.Command, opts.Dir)
+			} else if aerr := canEnter(opts.Dir); aerr != nil {
+				return nil, fmt.Errorf("%w: cannot start server %q in directory %s: %v", ErrConnect, opts.Command, opts.Dir, aerr)
 			}
 		}
-		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, unwrapExec(err))
+		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, startProblem(cmd.Path, unwrapExec(err)))
 	}
 	tree, err := startTree(cmd.Process)
 	if err != nil {
@@ -190,8 +193,60 @@ func unwrapExec(err error) error {
 	return err
 }
 
-func closeAll(fs ...*os.File) {
-	for _, f := range fs {
+// startProblem returns err, the reason the program at path could not be
+// started, with what the file says about it: the system's error names
+// neither a directory nor a script's interpreter, and a script whose
+// interpreter is missing fails with "no such file or directory" although
+// the script is there.
+func startProblem(path string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	fi, serr := os.Stat(path)
+	switch {
+	case serr != nil:
+		return err
+	case fi.IsDir():
+		return errors.New("it is a directory")
+	case errors.Is(err, fs.ErrPermission) && fi.Mode()&0o111 == 0:
+		return fmt.Errorf("%w (the file is not executable)", err)
+	case errors.Is(err, fs.ErrNotExist):
+		if interp, ok := interpreter(path); ok {
+			msg := fmt.Sprintf("its interpreter %q, named on its #! line, was not found", interp)
+			if strings.HasSuffix(interp, "\r") {
+				msg += " (the line ends in a carriage return: the file has Windows line endings)"
+			}
+			return errors.New(msg)
+		}
+	}
+	return err
+}
+
+// interpreter returns the program the #! line of the script at path
+// names, if it has one.
+func interpreter(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b := make([]byte, 256)
+	n, _ := io.ReadFull(f, b)
+	line, ok := bytes.CutPrefix(b[:n], []byte("#!"))
+	if !ok {
+		return "", false
+	}
+	line, _, _ = bytes.Cut(line, []byte("\n"))
+	// The kernel ends the name at a blank: a carriage return stays in it.
+	name := strings.TrimLeft(string(line), " \t")
+	if i := strings.IndexAny(name, " \t"); i >= 0 {
+		name = name[:i]
+	}
+	return name, name != ""
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
 		f.Close()
 	}
 }

@@ -3,12 +3,14 @@
 package transport
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -414,6 +416,16 @@ func TestStdioEnvAndDir(t *testing.T) {
 	}
 }
 
+// script writes a server script with the given content and mode.
+func script(t *testing.T, content string, mode os.FileMode) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(name, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
 func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 	t.Parallel()
 	exe, err := os.Executable()
@@ -421,6 +433,10 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone := filepath.Join(t.TempDir(), "gone")
+	closed := filepath.Join(t.TempDir(), "closed")
+	if err := os.Mkdir(closed, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		opts StdioOptions
@@ -428,13 +444,25 @@ func TestStartStdioFailureWrapsErrConnect(t *testing.T) {
 	}{
 		{"no command", StdioOptions{}, ""},
 		{"missing binary", StdioOptions{Command: filepath.Join(t.TempDir(), "no-such-server")}, ""},
-		{"not executable", StdioOptions{Command: t.TempDir()}, ""},
+		{"a directory", StdioOptions{Command: t.TempDir()}, `: it is a directory`},
+		{"not executable", StdioOptions{Command: script(t, "#!/bin/sh\n", 0o644)}, ": permission denied (the file is not executable)"},
+		// It said "no such file or directory", about a file that is there.
+		{"missing interpreter", StdioOptions{Command: script(t, "#! /no/such/interpreter -x\n", 0o755)},
+			`: its interpreter "/no/such/interpreter", named on its #! line, was not found`},
+		{"Windows line endings", StdioOptions{Command: script(t, "#!/bin/sh\r\nexit 0\r\n", 0o755)},
+			`: its interpreter "/bin/sh\r", named on its #! line, was not found (the line ends in a carriage return: the file has Windows line endings)`},
 		// It said "cannot start server \"<exe>\": no such file or
 		// directory", as if the command were missing.
 		{"missing working directory", StdioOptions{Command: exe, Dir: gone}, "in directory " + gone + ": "},
+		// It said "cannot start server \"<exe>\": permission denied".
+		{"working directory without search permission", StdioOptions{Command: exe, Dir: closed},
+			"in directory " + closed + ": permission denied (no search permission)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.opts.Dir == closed && os.Geteuid() == 0 {
+				t.Skip("root enters any directory")
+			}
 			c, err := StartStdio(tt.opts)
 			if err == nil {
 				c.Close()
@@ -661,6 +689,86 @@ func TestStdioCloseKillsProcessGroup(t *testing.T) {
 			}
 			waitGone(t, gpid, 10*time.Second)
 		})
+	}
+}
+
+// mcpx killed outright (no Close runs) still takes the server's whole
+// process group with it, a grandchild that ignores SIGTERM included: the
+// group's watchdog sees its input end when the kernel closes mcpx's files.
+// (On Linux the parent-death signal ends the server itself, but not what
+// it started.)
+func TestStdioTreeEndsWhenMcpxIsKilled(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	mcpx := exec.Command(exe)
+	mcpx.Env = append(os.Environ(), helperEnv+"=tree-parent", "GORACE=atexit_sleep_ms=0")
+	mcpx.Stdout = w
+	if err := mcpx.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { mcpx.Process.Kill(); mcpx.Wait() })
+	r.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := bufio.NewReader(r).ReadString('\n')
+	var pid, gpid int
+	if _, serr := fmt.Sscanf(line, "%d %d", &pid, &gpid); err != nil || serr != nil {
+		t.Fatalf("the helper's pids: %q, %v", line, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); syscall.Kill(gpid, syscall.SIGKILL) })
+	if processGone(gpid) {
+		t.Fatalf("grandchild %d not running before mcpx was killed", gpid)
+	}
+	mcpx.Process.Kill()
+	mcpx.Wait()
+	waitGone(t, pid, 10*time.Second)
+	waitGone(t, gpid, 10*time.Second)
+}
+
+// A group's watchdog waits in the group, and release ends the group with
+// it and reaps it; a group released before its watchdog was due never
+// starts one.
+func TestProcessGroupWatchdog(t *testing.T) {
+	t.Parallel()
+	opts := helperOptions(t, "ignore-term")
+	server := exec.Command(opts.Command)
+	server.Env = append(os.Environ(), opts.Env...)
+	server.SysProcAttr = procAttr()
+	if _, err := server.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill(); server.Wait() })
+
+	g := newProcessGroup(server.Process.Pid, 0)
+	<-g.started
+	if g.watchdog == nil {
+		t.Fatal("no watchdog started")
+	}
+	wpid := g.watchdog.Process.Pid
+	if pgid, err := syscall.Getpgid(wpid); err != nil || pgid != g.id {
+		t.Fatalf("watchdog %d in group %d (%v), want %d", wpid, pgid, err, g.id)
+	}
+	g.release()
+	// Reaped: a zombie would still answer signal 0.
+	if err := syscall.Kill(wpid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("watchdog %d still there after release (kill 0: %v)", wpid, err)
+	}
+	waitGone(t, server.Process.Pid, 10*time.Second)
+
+	late := newProcessGroup(server.Process.Pid, time.Hour)
+	late.release()
+	if late.watchdog != nil {
+		t.Error("a watchdog was started for a group released before it was due")
 	}
 }
 
