@@ -73,8 +73,13 @@ type Editor struct {
 	held        bool // a conversation holds the terminal
 
 	used  atomic.Bool // a line was read once
+	real  bool        // the terminal is the process's
 	out   io.Writer   // the streams, as given
 	other io.Writer
+
+	// The text of the pasteKey readline is handling (its goroutine only).
+	piece    []rune
+	pieceDue bool
 
 	// Output while a line is edited waits here for readline's own
 	// goroutine (see aboveWriter).
@@ -98,7 +103,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	if other == nil {
 		other = t.Out
 	}
-	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other}
+	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other, real: t.Real}
 	e.cond = sync.NewCond(&e.mu)
 	cfg := &readline.Config{
 		Prompt:                 o.Prompt,
@@ -111,12 +116,16 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		Stderr:                 other,
 		FuncIsTerminal:         func() bool { return true },
 		FuncFilterInputRune: func(r rune) (rune, bool) {
-			if r == readline.CharDelete && keys.claimWake() {
+			switch {
+			case r == readline.CharDelete && keys.claimWake():
 				e.drainAbove()
 				return r, false
+			case r == pasteKey:
+				return e.takePiece(), true
 			}
 			return r, true
 		},
+		Listener:     readline.FuncListener(e.insertPiece),
 		FuncGetWidth: widthOf(t.Out),
 	}
 	if !t.Real {
@@ -246,14 +255,78 @@ func (e *Editor) drainAbove() {
 	e.printQueued(false)
 }
 
+// searchPieceMax is the longest text that goes into a search (Ctrl-R)
+// under way rather than ending it: each character searches the history
+// again.
+const searchPieceMax = 256
+
+// takePiece runs on readline's goroutine, in its input filter, when a
+// pasteKey comes, and returns the key readline is to handle in its place.
+// During a search (Ctrl-R) a short text is what is searched for, as if
+// typed (all but its last character are added here, the last is the key
+// returned). Otherwise the completion or search under way ends, and the
+// text goes into the line: readline inserts the pasteKey, and insertPiece
+// replaces it.
+func (e *Editor) takePiece() rune {
+	piece := e.keys.takePiece()
+	op := e.rl.Operation
+	if op.IsSearchMode() && len(piece) > 0 && len(piece) <= searchPieceMax {
+		for _, r := range piece[:len(piece)-1] {
+			op.SearchChar(r)
+		}
+		return piece[len(piece)-1]
+	}
+	if op.IsInCompleteMode() {
+		op.ExitCompleteMode(false)
+	}
+	if op.IsSearchMode() {
+		op.ExitSearchMode(false)
+	}
+	e.piece, e.pieceDue = piece, true
+	return pasteKey
+}
+
+// insertPiece is readline's listener, called on its goroutine after each
+// key it handled with the line and the cursor: after a pasteKey, which it
+// inserted before the cursor, it puts the key's text in its place.
+func (e *Editor) insertPiece(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != pasteKey || !e.pieceDue {
+		return nil, 0, false
+	}
+	piece := e.piece
+	e.piece, e.pieceDue = nil, false
+	if pos < 1 || pos > len(line) || line[pos-1] != pasteKey {
+		return nil, 0, false
+	}
+	out := make([]rune, 0, len(line)-1+len(piece))
+	out = append(append(append(out, line[:pos-1]...), piece...), line[pos:]...)
+	return out, pos - 1 + len(piece), true
+}
+
+// Bracketed paste on and off (xterm's mode 2004; see pasteStart).
+const (
+	bracketedPasteOn  = "\x1b[?2004h"
+	bracketedPasteOff = "\x1b[?2004l"
+)
+
 // editingLine marks a line as being edited (on) or done: output written
 // meanwhile and not yet printed is written straight through.
 func (e *Editor) editingLine(on bool) {
 	e.aboveMu.Lock()
 	defer e.aboveMu.Unlock()
+	was := e.editing
 	e.editing = on
 	if !on {
 		e.printQueued(false)
+	}
+	if e.real && on != was {
+		// The terminal marks what is pasted only while a line is edited:
+		// a program run after mcpx would get the marks as keys.
+		mode := bracketedPasteOff
+		if on {
+			mode = bracketedPasteOn
+		}
+		_, _ = io.WriteString(e.out, mode)
 	}
 }
 
