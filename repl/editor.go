@@ -1,13 +1,10 @@
 package repl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
 
 // ErrInterrupt is returned by ReadCommand when the person pressed Ctrl-C;
@@ -43,9 +39,14 @@ type EditorOptions struct {
 	Prompt         string // "mcpx> "
 	ContinuePrompt string // for the lines of an unfinished command
 	// HistoryFile persists commands ("" keeps them for this session only).
+	// It is private (0600, in a 0700 directory): commands can hold
+	// secrets.
 	HistoryFile  string
 	HistoryLimit int // default 1000
-	Complete     readline.AutoCompleter
+	// OnHistoryError is told, once, that the history file could not be
+	// read or written (the commands are then kept for this session only).
+	OnHistoryError func(error)
+	Complete       readline.AutoCompleter
 	// OnInterrupt is called when the person presses Ctrl-C while answering
 	// a question (a server request): the command in flight is cancelled,
 	// once the question's answer (cancel) is shown (inspector.AfterAnswer).
@@ -89,7 +90,7 @@ type Editor struct {
 	queued  int  // bytes in queue
 	woken   bool // a wake key is on its way
 
-	hist      *outfile.File
+	hist      *historyFile
 	closeOnce sync.Once
 }
 
@@ -514,44 +515,17 @@ func (e *Editor) AddHistory(cmd string) {
 	}
 	_ = e.rl.SaveHistory(line)
 	if e.hist != nil {
-		_, _ = e.hist.Write([]byte(line + "\n"))
+		e.hist.add(line)
 	}
 }
 
-// loadHistory reads the history file (keeping the newest HistoryLimit
-// commands) and opens it for appending. The file is private (0600, in a
-// 0700 directory): commands can hold secrets.
+// loadHistory reads the history file and keeps appending to it.
 func (e *Editor) loadHistory(path string) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
-	}
-	var lines []string
-	if f, err := os.Open(path); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); l != "" {
-				lines = append(lines, l)
-			}
-		}
-		f.Close()
-	}
-	// The file is written as mcpx writes every file (internal/outfile): a
-	// link to it is followed, /dev/null takes nothing. The history is
-	// best effort: a file that cannot be written is not an error. (It is
-	// read above without a context, so a FIFO here waits already.)
-	ctx := context.Background()
-	private := outfile.Options{Perm: 0o600}
-	if len(lines) > e.o.HistoryLimit {
-		lines = lines[len(lines)-e.o.HistoryLimit:]
-		_ = outfile.WriteFile(ctx, path, []byte(strings.Join(lines, "\n")+"\n"), private)
-	}
+	hist, lines := openHistory(path, e.o.HistoryLimit, e.o.OnHistoryError)
 	for _, l := range lines {
 		_ = e.rl.SaveHistory(l)
 	}
-	if f, err := outfile.Append(ctx, path, private); err == nil {
-		e.hist = f
-	}
+	e.hist = hist
 }
 
 // Close ends the editor: a pending read returns io.EOF and the terminal
@@ -567,7 +541,7 @@ func (e *Editor) Close() error {
 		}
 		e.editingLine(false) // nothing written is lost
 		if e.hist != nil {
-			e.hist.Close()
+			e.hist.close()
 		}
 	})
 	return nil
