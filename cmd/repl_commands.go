@@ -94,8 +94,12 @@ func replCommandNamed(cmds []replCommand, name string) *replCommand {
 	return nil
 }
 
-// unknownColon refuses a colon command the table does not have.
+// unknownColon refuses a colon command the table does not have, with the
+// commands meant if it looks like some (:wir, :help), else the list.
 func unknownColon(cmds []replCommand, name string) error {
+	if s := replSuggestions(cmds, name); len(s) > 0 {
+		return usageErrorf("unknown REPL command %q (did you mean %s?)", name, strings.Join(s, ", "))
+	}
 	var names []string
 	for _, c := range cmds {
 		if strings.HasPrefix(c.name, ":") {
@@ -103,6 +107,24 @@ func unknownColon(cmds []replCommand, name string) error {
 		}
 	}
 	return usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
+}
+
+// replSuggestions returns the REPL's own commands that name may have
+// meant: the one it names but for the colon (:help for help, wire for
+// :wire), else the closest.
+func replSuggestions(cmds []replCommand, name string) []string {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.name)
+		names = append(names, c.aliases...)
+	}
+	bare := strings.TrimPrefix(name, ":")
+	for _, n := range names {
+		if n != name && strings.TrimPrefix(n, ":") == bare {
+			return []string{n}
+		}
+	}
+	return inspector.Suggest(name, names, 3)
 }
 
 // waitCmd waits for the lines running in the background: the runner runs
