@@ -201,6 +201,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if err := e.checkTrust(ctx, senv, s, d.named.trust); err != nil {
 		return d, err
 	}
+	senv.OnWait = func(path string) {
+		e.console().Note(tui.EscapeLine(fmt.Sprintf("waiting for the named pipe %s to be written (by a secret manager?); Ctrl-C stops", path)))
+	}
 	l, err := servers.Resolve(ctx, senv, s, e.askInput(d.named.inputs))
 	if err != nil {
 		var mi *servers.MissingInputError

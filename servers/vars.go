@@ -146,9 +146,9 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 			return nil, err
 		}
 		p = x.abs(p)
-		data, err := readValueFile(env, p)
+		data, err := readValueFile(ctx, env, p)
 		if err != nil {
-			return nil, fmt.Errorf("server %q (%s): envFile %s: %s", s.Name, s.Source, p, bareError(err))
+			return nil, fmt.Errorf("server %q (%s): envFile %s: %w", s.Name, s.Source, p, bareErr(err))
 		}
 		vars, err := ParseEnvFile(data)
 		if err != nil {
@@ -474,9 +474,9 @@ func (x *expander) file(field, p string) (string, error) {
 		p = x.env.join(x.env.Home, rest)
 	}
 	p = x.abs(p)
-	data, err := readValueFile(x.env, p)
+	data, err := readValueFile(x.ctx, x.env, p)
 	if err != nil {
-		return "", fmt.Errorf("server %q (%s): %s reads %s: %s", x.s.Name, x.s.Source, field, p, bareError(err))
+		return "", fmt.Errorf("server %q (%s): %s reads %s: %w", x.s.Name, x.s.Source, field, p, bareErr(err))
 	}
 	return strings.TrimRight(string(data), "\r\n"), nil
 }
