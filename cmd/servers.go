@@ -214,6 +214,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 		}
 		return d, err
 	}
+	for _, w := range l.Warnings {
+		e.console().Warn(w.String())
+	}
 	d.named.ref = ""
 	if l.Transport == servers.TransportStdio {
 		if flag := d.http.givenFlag(); flag != "" {
