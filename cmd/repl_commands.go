@@ -54,10 +54,11 @@ type replCommand struct {
 }
 
 // replCommands returns the table of the REPL's own commands, in the order
-// help lists them.
+// help lists them. help and exit also answer to the colon forms other
+// REPLs use (:help, :quit, :q), which people type from habit.
 func replCommands() []replCommand {
 	return []replCommand{
-		{name: "help", use: "help [COMMAND]", short: "this list, or a command's help", run: (*replSession).helpCmd},
+		{name: "help", aliases: []string{":help"}, use: "help [COMMAND]", short: "this list, or a command's help", run: (*replSession).helpCmd},
 		{name: ":wire", use: ":wire [on|off]", short: "show every frame in both directions on stderr", run: reportErr((*replSession).wireCmd)},
 		{name: ":json", use: ":json [on|off]", short: "print results as JSON (as --json)", run: reportErr((*replSession).jsonCmd)},
 		{name: ":record", use: ":record FILE|off", short: "record the session's traffic to a trace file", run: reportErr((*replSession).record)},
@@ -68,7 +69,7 @@ func replCommands() []replCommand {
 		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
 		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
 		{name: "wait", use: "wait", short: "in a script, wait for the commands running in the background (a line ending in &)", run: (*replSession).waitCmd},
-		{name: "exit", aliases: []string{"quit"}, use: "exit [STATUS]", short: "leave (also quit, Ctrl-D)", run: (*replSession).exitCmd},
+		{name: "exit", aliases: []string{"quit", ":quit", ":exit", ":q"}, use: "exit [STATUS]", short: "leave (also quit, :q, Ctrl-D)", run: (*replSession).exitCmd},
 	}
 }
 
@@ -114,9 +115,12 @@ func unknownColon(cmds []replCommand, name string) error {
 // :wire), else the closest.
 func replSuggestions(cmds []replCommand, name string) []string {
 	var names []string
-	for _, c := range cmds {
-		names = append(names, c.name)
-		names = append(names, c.aliases...)
+	cmdOf := map[string]int{}
+	for i, c := range cmds {
+		for _, n := range append([]string{c.name}, c.aliases...) {
+			names = append(names, n)
+			cmdOf[n] = i
+		}
 	}
 	bare := strings.TrimPrefix(name, ":")
 	for _, n := range names {
@@ -124,7 +128,16 @@ func replSuggestions(cmds []replCommand, name string) []string {
 			return []string{n}
 		}
 	}
-	return inspector.Suggest(name, names, 3)
+	// The closest name of each command (:help, not :help and help).
+	var out []string
+	seen := map[int]bool{}
+	for _, n := range inspector.Suggest(name, names, len(names)) {
+		if !seen[cmdOf[n]] && len(out) < 3 {
+			seen[cmdOf[n]] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // waitCmd waits for the lines running in the background: the runner runs
