@@ -324,6 +324,10 @@ func (o *replOptions) newEditor(s *replSession) (*repl.Editor, error) {
 		HistoryFile:    history,
 		Complete:       s.completer(),
 		OnInterrupt:    func() { s.runner.Interrupt() },
+		OnHistoryError: func(err error) {
+			newConsole(s.ios, s.cfg.out, s.conns.prompter).Warn("this session's commands are not kept in the history: " + err.Error() +
+				" (MCPX_HISTORY_FILE names another file; --no-history keeps no history)")
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the line editor: %w", err)

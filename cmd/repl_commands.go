@@ -54,10 +54,11 @@ type replCommand struct {
 }
 
 // replCommands returns the table of the REPL's own commands, in the order
-// help lists them.
+// help lists them. help and exit also answer to the colon forms other
+// REPLs use (:help, :quit, :q), which people type from habit.
 func replCommands() []replCommand {
 	return []replCommand{
-		{name: "help", use: "help [COMMAND]", short: "this list, or a command's help", run: (*replSession).helpCmd},
+		{name: "help", aliases: []string{":help"}, use: "help [COMMAND]", short: "this list, or a command's help", run: (*replSession).helpCmd},
 		{name: ":wire", use: ":wire [on|off]", short: "show every frame in both directions on stderr", run: reportErr((*replSession).wireCmd)},
 		{name: ":json", use: ":json [on|off]", short: "print results as JSON (as --json)", run: reportErr((*replSession).jsonCmd)},
 		{name: ":record", use: ":record FILE|off", short: "record the session's traffic to a trace file", run: reportErr((*replSession).record)},
@@ -68,7 +69,7 @@ func replCommands() []replCommand {
 		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
 		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
 		{name: "wait", use: "wait", short: "in a script, wait for the commands running in the background (a line ending in &)", run: (*replSession).waitCmd},
-		{name: "exit", aliases: []string{"quit"}, use: "exit [STATUS]", short: "leave (also quit, Ctrl-D)", run: (*replSession).exitCmd},
+		{name: "exit", aliases: []string{"quit", ":quit", ":exit", ":q"}, use: "exit [STATUS]", short: "leave (also quit, :q, Ctrl-D)", run: (*replSession).exitCmd},
 	}
 }
 
@@ -94,8 +95,12 @@ func replCommandNamed(cmds []replCommand, name string) *replCommand {
 	return nil
 }
 
-// unknownColon refuses a colon command the table does not have.
+// unknownColon refuses a colon command the table does not have, with the
+// commands meant if it looks like some (:wir, :help), else the list.
 func unknownColon(cmds []replCommand, name string) error {
+	if s := replSuggestions(cmds, name); len(s) > 0 {
+		return usageErrorf("unknown REPL command %q (did you mean %s?)", name, strings.Join(s, ", "))
+	}
 	var names []string
 	for _, c := range cmds {
 		if strings.HasPrefix(c.name, ":") {
@@ -103,6 +108,36 @@ func unknownColon(cmds []replCommand, name string) error {
 		}
 	}
 	return usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
+}
+
+// replSuggestions returns the REPL's own commands that name may have
+// meant: the one it names but for the colon (:help for help, wire for
+// :wire), else the closest.
+func replSuggestions(cmds []replCommand, name string) []string {
+	var names []string
+	cmdOf := map[string]int{}
+	for i, c := range cmds {
+		for _, n := range append([]string{c.name}, c.aliases...) {
+			names = append(names, n)
+			cmdOf[n] = i
+		}
+	}
+	bare := strings.TrimPrefix(name, ":")
+	for _, n := range names {
+		if n != name && strings.TrimPrefix(n, ":") == bare {
+			return []string{n}
+		}
+	}
+	// The closest name of each command (:help, not :help and help).
+	var out []string
+	seen := map[int]bool{}
+	for _, n := range inspector.Suggest(name, names, len(names)) {
+		if !seen[cmdOf[n]] && len(out) < 3 {
+			seen[cmdOf[n]] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // waitCmd waits for the lines running in the background: the runner runs

@@ -396,7 +396,11 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 && c.ArgsLenAtDash() != 0 {
 				msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
-				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				s := c.SuggestionsFor(args[0])
+				if len(s) == 0 && e.repl != nil {
+					s = replSuggestions(e.repl.commands, args[0])
+				}
+				if len(s) > 0 {
 					msg += " (did you mean " + strings.Join(s, ", ") + "?)"
 				}
 				return &usageError{err: &strayArgsError{err: errors.New(msg)}}

@@ -201,6 +201,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if err := e.checkTrust(ctx, senv, s, d.named.trust); err != nil {
 		return d, err
 	}
+	senv.OnWait = func(path string) {
+		e.console().Note(tui.EscapeLine(fmt.Sprintf("waiting for the named pipe %s to be written (by a secret manager?); Ctrl-C stops", path)))
+	}
 	l, err := servers.Resolve(ctx, senv, s, e.askInput(d.named.inputs))
 	if err != nil {
 		var mi *servers.MissingInputError
@@ -210,6 +213,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 			return d, &usageError{err: err}
 		}
 		return d, err
+	}
+	for _, w := range l.Warnings {
+		e.console().Warn(w.String())
 	}
 	d.named.ref = ""
 	if l.Transport == servers.TransportStdio {

@@ -100,6 +100,23 @@ func TestReplTerminalEdges(t *testing.T) {
 	})
 	tm.keys("C-u")
 
+	// A long line pasted arrives whole, at once, and a Tab in it is text
+	// (the editor turns bracketed paste on): pasted key by key, 50 KB took
+	// minutes, and a Tab completed.
+	line := "call ping\t" + `{"pad": "` + strings.Repeat("x", 50<<10) + `"}`
+	paste := filepath.Join(dir, "paste.txt")
+	if err := os.WriteFile(paste, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm.run("load-buffer", "-b", "long", paste)
+	tm.run("paste-buffer", "-p", "-d", "-b", "long", "-t", "repl")
+	tm.keys("Enter")
+	testwait.For(t, "the pasted line in the history", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "history"))
+		return strings.HasSuffix(string(b), "\n"+line+"\n")
+	})
+	tm.waitForAfter("the prompt after the pasted line", `x"}`, "mcpx> ")
+
 	tm.keys("C-d")
 	testwait.For(t, "mcpx to exit after Ctrl-D", func() bool {
 		b, err := os.ReadFile(statusFile)

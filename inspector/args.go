@@ -594,7 +594,9 @@ func outOfRange(value string, asWritten bool) (json.RawMessage, error) {
 }
 
 // Suggest returns the candidates closest to name (by edit distance, or
-// sharing a prefix or substring), best first, at most n.
+// sharing a prefix or substring), best first, at most n, each once. An
+// empty candidate (a nameless tool in a server's list) is never one: the
+// empty string is in every name.
 func Suggest(name string, candidates []string, n int) []string {
 	type scored struct {
 		s string
@@ -602,7 +604,15 @@ func Suggest(name string, candidates []string, n int) []string {
 	}
 	var out []scored
 	lname := strings.ToLower(name)
+	if lname == "" {
+		return nil
+	}
+	seen := map[string]bool{}
 	for _, c := range candidates {
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
 		lc := strings.ToLower(c)
 		d := editDistance(lname, lc)
 		limit := max(2, len(name)/3)

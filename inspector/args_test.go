@@ -413,17 +413,26 @@ func TestSuggest(t *testing.T) {
 		name string
 		n    int
 		want []string
+		from []string // instead of candidates
 	}{
-		{"get_sum", 3, []string{"get-sum", "getTinyImage"}},
-		{"ecoh", 3, []string{"echo"}},
-		{"ECHO", 3, []string{"echo"}},
-		{"long", 3, []string{"longRunningOperation"}},
-		{"get-sum", 1, []string{"get-sum"}},
-		{"zzzzzz", 3, nil},
-		{"printenv", 3, []string{"printEnv"}},
+		{"get_sum", 3, []string{"get-sum", "getTinyImage"}, nil},
+		{"ecoh", 3, []string{"echo"}, nil},
+		{"ECHO", 3, []string{"echo"}, nil},
+		{"long", 3, []string{"longRunningOperation"}, nil},
+		{"get-sum", 1, []string{"get-sum"}, nil},
+		{"zzzzzz", 3, nil, nil},
+		{"printenv", 3, []string{"printEnv"}, nil},
+		// A nameless tool and a name listed twice (a server's list can
+		// hold both) are not suggested: "did you mean ev, ?".
+		{"ev", 3, []string{"eval"}, []string{"eval", "", "eval", "echo"}},
+		{"", 3, nil, nil},
 	}
 	for _, tt := range tests {
-		got := Suggest(tt.name, candidates, tt.n)
+		from := candidates
+		if tt.from != nil {
+			from = tt.from
+		}
+		got := Suggest(tt.name, from, tt.n)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("Suggest(%q) (-want +got):\n%s", tt.name, diff)
 		}

@@ -1,13 +1,10 @@
 package repl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpx-dev/mcpx/inspector"
-	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
 
 // ErrInterrupt is returned by ReadCommand when the person pressed Ctrl-C;
@@ -43,9 +39,14 @@ type EditorOptions struct {
 	Prompt         string // "mcpx> "
 	ContinuePrompt string // for the lines of an unfinished command
 	// HistoryFile persists commands ("" keeps them for this session only).
+	// It is private (0600, in a 0700 directory): commands can hold
+	// secrets.
 	HistoryFile  string
 	HistoryLimit int // default 1000
-	Complete     readline.AutoCompleter
+	// OnHistoryError is told, once, that the history file could not be
+	// read or written (the commands are then kept for this session only).
+	OnHistoryError func(error)
+	Complete       readline.AutoCompleter
 	// OnInterrupt is called when the person presses Ctrl-C while answering
 	// a question (a server request): the command in flight is cancelled,
 	// once the question's answer (cancel) is shown (inspector.AfterAnswer).
@@ -73,8 +74,13 @@ type Editor struct {
 	held        bool // a conversation holds the terminal
 
 	used  atomic.Bool // a line was read once
+	real  bool        // the terminal is the process's
 	out   io.Writer   // the streams, as given
 	other io.Writer
+
+	// The text of the pasteKey readline is handling (its goroutine only).
+	piece    []rune
+	pieceDue bool
 
 	// Output while a line is edited waits here for readline's own
 	// goroutine (see aboveWriter).
@@ -84,7 +90,7 @@ type Editor struct {
 	queued  int  // bytes in queue
 	woken   bool // a wake key is on its way
 
-	hist      *outfile.File
+	hist      *historyFile
 	closeOnce sync.Once
 }
 
@@ -98,7 +104,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	if other == nil {
 		other = t.Out
 	}
-	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other}
+	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other, real: t.Real}
 	e.cond = sync.NewCond(&e.mu)
 	cfg := &readline.Config{
 		Prompt:                 o.Prompt,
@@ -111,12 +117,16 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		Stderr:                 other,
 		FuncIsTerminal:         func() bool { return true },
 		FuncFilterInputRune: func(r rune) (rune, bool) {
-			if r == readline.CharDelete && keys.claimWake() {
+			switch {
+			case r == readline.CharDelete && keys.claimWake():
 				e.drainAbove()
 				return r, false
+			case r == pasteKey:
+				return e.takePiece(), true
 			}
 			return r, true
 		},
+		Listener:     readline.FuncListener(e.insertPiece),
 		FuncGetWidth: widthOf(t.Out),
 	}
 	if !t.Real {
@@ -246,14 +256,78 @@ func (e *Editor) drainAbove() {
 	e.printQueued(false)
 }
 
+// searchPieceMax is the longest text that goes into a search (Ctrl-R)
+// under way rather than ending it: each character searches the history
+// again.
+const searchPieceMax = 256
+
+// takePiece runs on readline's goroutine, in its input filter, when a
+// pasteKey comes, and returns the key readline is to handle in its place.
+// During a search (Ctrl-R) a short text is what is searched for, as if
+// typed (all but its last character are added here, the last is the key
+// returned). Otherwise the completion or search under way ends, and the
+// text goes into the line: readline inserts the pasteKey, and insertPiece
+// replaces it.
+func (e *Editor) takePiece() rune {
+	piece := e.keys.takePiece()
+	op := e.rl.Operation
+	if op.IsSearchMode() && len(piece) > 0 && len(piece) <= searchPieceMax {
+		for _, r := range piece[:len(piece)-1] {
+			op.SearchChar(r)
+		}
+		return piece[len(piece)-1]
+	}
+	if op.IsInCompleteMode() {
+		op.ExitCompleteMode(false)
+	}
+	if op.IsSearchMode() {
+		op.ExitSearchMode(false)
+	}
+	e.piece, e.pieceDue = piece, true
+	return pasteKey
+}
+
+// insertPiece is readline's listener, called on its goroutine after each
+// key it handled with the line and the cursor: after a pasteKey, which it
+// inserted before the cursor, it puts the key's text in its place.
+func (e *Editor) insertPiece(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != pasteKey || !e.pieceDue {
+		return nil, 0, false
+	}
+	piece := e.piece
+	e.piece, e.pieceDue = nil, false
+	if pos < 1 || pos > len(line) || line[pos-1] != pasteKey {
+		return nil, 0, false
+	}
+	out := make([]rune, 0, len(line)-1+len(piece))
+	out = append(append(append(out, line[:pos-1]...), piece...), line[pos:]...)
+	return out, pos - 1 + len(piece), true
+}
+
+// Bracketed paste on and off (xterm's mode 2004; see pasteStart).
+const (
+	bracketedPasteOn  = "\x1b[?2004h"
+	bracketedPasteOff = "\x1b[?2004l"
+)
+
 // editingLine marks a line as being edited (on) or done: output written
 // meanwhile and not yet printed is written straight through.
 func (e *Editor) editingLine(on bool) {
 	e.aboveMu.Lock()
 	defer e.aboveMu.Unlock()
+	was := e.editing
 	e.editing = on
 	if !on {
 		e.printQueued(false)
+	}
+	if e.real && on != was {
+		// The terminal marks what is pasted only while a line is edited:
+		// a program run after mcpx would get the marks as keys.
+		mode := bracketedPasteOff
+		if on {
+			mode = bracketedPasteOn
+		}
+		_, _ = io.WriteString(e.out, mode)
 	}
 }
 
@@ -441,44 +515,17 @@ func (e *Editor) AddHistory(cmd string) {
 	}
 	_ = e.rl.SaveHistory(line)
 	if e.hist != nil {
-		_, _ = e.hist.Write([]byte(line + "\n"))
+		e.hist.add(line)
 	}
 }
 
-// loadHistory reads the history file (keeping the newest HistoryLimit
-// commands) and opens it for appending. The file is private (0600, in a
-// 0700 directory): commands can hold secrets.
+// loadHistory reads the history file and keeps appending to it.
 func (e *Editor) loadHistory(path string) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
-	}
-	var lines []string
-	if f, err := os.Open(path); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); l != "" {
-				lines = append(lines, l)
-			}
-		}
-		f.Close()
-	}
-	// The file is written as mcpx writes every file (internal/outfile): a
-	// link to it is followed, /dev/null takes nothing. The history is
-	// best effort: a file that cannot be written is not an error. (It is
-	// read above without a context, so a FIFO here waits already.)
-	ctx := context.Background()
-	private := outfile.Options{Perm: 0o600}
-	if len(lines) > e.o.HistoryLimit {
-		lines = lines[len(lines)-e.o.HistoryLimit:]
-		_ = outfile.WriteFile(ctx, path, []byte(strings.Join(lines, "\n")+"\n"), private)
-	}
+	hist, lines := openHistory(path, e.o.HistoryLimit, e.o.OnHistoryError)
 	for _, l := range lines {
 		_ = e.rl.SaveHistory(l)
 	}
-	if f, err := outfile.Append(ctx, path, private); err == nil {
-		e.hist = f
-	}
+	e.hist = hist
 }
 
 // Close ends the editor: a pending read returns io.EOF and the terminal
@@ -494,7 +541,7 @@ func (e *Editor) Close() error {
 		}
 		e.editingLine(false) // nothing written is lost
 		if e.hist != nil {
-			e.hist.Close()
+			e.hist.close()
 		}
 	})
 	return nil

@@ -1,10 +1,12 @@
 package repl
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // keyReader is the editor's only reader of the terminal. It reads from the
@@ -12,6 +14,11 @@ import (
 // its own in front of the person's: the editor injects them to take a
 // prompt away (a server request needs the terminal) or to end a question
 // nobody waits for any more.
+//
+// It also hands text over in pieces rather than key by key (see pasteKey):
+// readline draws the whole line again after each key, so a line pasted
+// key by key cost time in the square of its length (a JSON value of
+// 200 KB for --args took many minutes).
 type keyReader struct {
 	src io.Reader
 	// tty: an end of input read from a terminal is a Ctrl-D typed while
@@ -30,6 +37,13 @@ type keyReader struct {
 	pending bool
 	buf     []byte
 	esc     escState // where the keys read so far leave an escape sequence
+	in      escState // where the terminal's bytes fed so far leave one
+	seq     []byte   // an escape sequence of the terminal's, not yet whole
+	run     []byte   // text of the terminal's, not yet handed over
+	paste   bool     // inside a bracketed paste
+
+	pieceMu sync.Mutex
+	pieces  [][]rune // text handed over as pasteKeys, in order (see takePiece)
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -148,6 +162,20 @@ func (k *keyReader) Read(p []byte) (int, error) {
 }
 
 func (k *keyReader) read(p []byte) (int, error) {
+	for {
+		n, err := k.readOnce(p)
+		if err != errHeldBack {
+			return n, err
+		}
+	}
+}
+
+// errHeldBack is readOnce's when the terminal's bytes it read were all
+// held back (text of a paste, part of an escape sequence or of a
+// character): the read goes on.
+var errHeldBack = errors.New("held back")
+
+func (k *keyReader) readOnce(p []byte) (int, error) {
 	if len(k.buf) > 0 {
 		n := copy(p, k.buf)
 		k.buf = k.buf[n:]
@@ -192,11 +220,18 @@ func (k *keyReader) read(p []byte) (int, error) {
 				k.eof = true
 				k.mu.Unlock()
 			}
-			if len(r.data) == 0 {
+		}
+		last := r.err != nil && k.Ended()
+		k.feed(r.data, last)
+		if len(k.buf) == 0 {
+			if last {
 				return 0, io.EOF
 			}
+			return 0, errHeldBack
 		}
-		return k.take(p, r.data), nil
+		n := copy(p, k.buf)
+		k.buf = k.buf[n:]
+		return n, nil
 	case <-k.closed:
 		return 0, io.EOF
 	}
@@ -206,6 +241,118 @@ func (k *keyReader) take(p, b []byte) int {
 	n := copy(p, b)
 	k.buf = append(k.buf[:0], b[n:]...)
 	return n
+}
+
+// pasteKey stands, in the keys readline reads, for a piece of text that
+// the editor puts into the line at once (Editor.insertPiece): the key
+// reader hands over each run of printable characters of the terminal's
+// (of pieceMin characters or more, or a bracketed paste) as one pasteKey,
+// keeping the text (takePiece). Readline inserts the key like any
+// character and calls the editor's listener, which puts the text in its
+// place — one redraw of the line for the run rather than one per
+// character. The character itself is never handed over as it is (text
+// holding it goes as a piece), so each pasteKey readline reads is one.
+const pasteKey = '\uFFFC' // OBJECT REPLACEMENT CHARACTER
+
+// pieceMin is the shortest run of text handed over as a piece outside a
+// bracketed paste: what a person types comes a key or a few at a time,
+// and goes to readline as keys, as it always did.
+const pieceMin = 16
+
+// pasteLimit bounds the text of a bracketed paste held back before it is
+// handed over (in pieces of this size, then).
+const pasteLimit = 1 << 20
+
+// Bracketed paste (xterm's mode 2004, which the editor turns on while a
+// line is edited): the terminal puts what is pasted between these two
+// sequences, so the text comes over as one piece however many reads it
+// takes, and a Tab in it is text rather than completion.
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
+// feed takes bytes of the terminal's: keys go to buf for readline, text to
+// pieces (with a pasteKey in buf). Escape sequences are kept whole, the
+// bracketed paste's own taken out. At the end of the input (last), what
+// is held back goes too.
+func (k *keyReader) feed(data []byte, last bool) {
+	for _, c := range data {
+		if k.in != escNone || c == 0x1b {
+			k.flushRun(false)
+			k.seq = append(k.seq, c)
+			if k.in = k.in.after([]byte{c}); k.in != escNone && len(k.seq) < 64 {
+				continue
+			}
+			switch {
+			case bytes.Equal(k.seq, pasteStart):
+				k.paste = true
+			case bytes.Equal(k.seq, pasteEnd):
+				k.paste = false
+			default:
+				k.buf = append(k.buf, k.seq...)
+			}
+			k.seq, k.in = k.seq[:0], escNone
+			continue
+		}
+		if c < 0x20 && !(c == '\t' && k.paste) || c == 0x7f {
+			k.flushRun(false)
+			k.buf = append(k.buf, c)
+			continue
+		}
+		k.run = append(k.run, c)
+	}
+	switch {
+	case last:
+		k.flushRun(false)
+		k.buf = append(k.buf, k.seq...)
+		k.seq, k.in = k.seq[:0], escNone
+	case !k.paste || len(k.run) >= pasteLimit:
+		k.flushRun(true)
+	}
+}
+
+// flushRun hands the text held back over (but, with keepPartial, the
+// bytes of a character that the next read completes).
+func (k *keyReader) flushRun(keepPartial bool) {
+	text := k.run
+	var rest []byte
+	if keepPartial {
+		for i := len(text) - 1; i >= 0 && i >= len(text)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(text[i]) {
+				if !utf8.FullRune(text[i:]) {
+					text, rest = text[:i], text[i:]
+				}
+				break
+			}
+		}
+	}
+	if len(text) > 0 {
+		if !k.paste && utf8.RuneCount(text) < pieceMin && !bytes.ContainsRune(text, pasteKey) {
+			k.buf = append(k.buf, text...)
+		} else {
+			k.pieceMu.Lock()
+			k.pieces = append(k.pieces, []rune(string(text)))
+			k.pieceMu.Unlock()
+			k.buf = utf8.AppendRune(k.buf, pasteKey)
+		}
+	}
+	k.run = append(k.run[:0], rest...)
+}
+
+// takePiece returns the text the next pasteKey stands for, in the order
+// they were read (by readline's goroutine that handles keys, when it
+// comes to that key).
+func (k *keyReader) takePiece() []rune {
+	k.pieceMu.Lock()
+	defer k.pieceMu.Unlock()
+	if len(k.pieces) == 0 {
+		return nil
+	}
+	p := k.pieces[0]
+	k.pieces[0] = nil
+	k.pieces = k.pieces[1:]
+	return p
 }
 
 // Close makes every read end; it does not close the source.

@@ -33,6 +33,11 @@ type Env struct {
 	LookupEnv func(string) (string, bool)
 	// FS reads files; nil means the operating system's.
 	FS FileSystem
+	// OnWait, when set, is told that Resolve waits for the writer of a
+	// named pipe (an envFile or ${file:PATH} that a secret manager fills
+	// once the read is authorized), after a second of waiting: so that
+	// the person knows what mcpx waits for, and that Ctrl-C ends it.
+	OnWait func(path string)
 }
 
 // FileSystem reads whole files. A missing file is an error that

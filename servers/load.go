@@ -103,12 +103,16 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 }
 
 // bareError drops the path an *fs.PathError repeats.
-func bareError(err error) string {
+func bareError(err error) string { return bareErr(err).Error() }
+
+// bareErr is err without the path of its *fs.PathError (the message names
+// the file already).
+func bareErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err.Error()
+		return pe.Err
 	}
-	return err.Error()
+	return err
 }
 
 func lineAt(data []byte, off int) int {

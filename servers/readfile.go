@@ -2,11 +2,14 @@ package servers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"sync"
+	"time"
 )
 
 // maxFileSize bounds every file the package reads: definition files,
@@ -38,25 +41,94 @@ func readFile(name string) ([]byte, error) { return readBounded(name, false) }
 // one as a FIFO that it fills once the read is authorized). A device is
 // still refused. Definition files are read while listing, where waiting
 // on a pipe nobody writes would hang mcpx, and git cannot hold a FIFO.
-func readValueFile(env *Env, name string) ([]byte, error) {
+//
+// The wait for a pipe's writer ends with ctx (Ctrl-C): opening a FIFO
+// waits for a writer, and reading it for the writer's data, neither of
+// which could be interrupted (mcpx hung on a pipe nobody wrote, deaf to
+// Ctrl-C). When the writer has not opened the pipe within a second,
+// env.OnWait is told.
+func readValueFile(ctx context.Context, env *Env, name string) ([]byte, error) {
 	if _, ok := env.fs().(osFS); !ok {
 		return env.fs().ReadFile(name)
 	}
-	return readBounded(name, true)
+	fi, err := os.Stat(name)
+	if err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		return readFIFO(ctx, env, name)
+	}
+	return readBounded(name, false)
+}
+
+// fifoWaitNote is how long the open of a named pipe waits for its writer
+// before Env.OnWait is told.
+var fifoWaitNote = time.Second
+
+// readFIFO reads the named pipe name whole (bounded), its open and read
+// on a goroutine of their own that ctx abandons: the file open is closed
+// (which ends a read), or the open still waiting for a writer is released
+// by opening the pipe for writing and closing it at once (unblockFIFO).
+func readFIFO(ctx context.Context, env *Env, name string) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	var (
+		mu        sync.Mutex
+		opened    *os.File
+		abandoned bool
+	)
+	go func() {
+		f, err := os.Open(name)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		mu.Lock()
+		if abandoned {
+			mu.Unlock()
+			f.Close()
+			return
+		}
+		opened = f
+		mu.Unlock()
+		b, err := readOpen(name, f, true)
+		f.Close()
+		done <- result{b, err}
+	}()
+	note := time.NewTimer(fifoWaitNote)
+	defer note.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.b, r.err
+		case <-note.C:
+			mu.Lock()
+			waiting := opened == nil
+			mu.Unlock()
+			if waiting && env.OnWait != nil {
+				env.OnWait(name)
+			}
+		case <-ctx.Done():
+			mu.Lock()
+			abandoned = true
+			f := opened
+			mu.Unlock()
+			if f != nil {
+				f.Close()
+			} else {
+				unblockFIFO(name)
+			}
+			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("the named pipe was not written: %w", ctx.Err())}
+		}
+	}
 }
 
 func readBounded(name string, fifo bool) ([]byte, error) {
-	check := func(fi fs.FileInfo) error {
-		if fifo && fi.Mode()&fs.ModeNamedPipe != 0 {
-			return nil
-		}
-		return regular(name, fi)
-	}
 	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := check(fi); err != nil {
+	if err := checkValue(name, fi, fifo); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(name)
@@ -64,11 +136,26 @@ func readBounded(name string, fifo bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpen(name, f, fifo)
+}
+
+// checkValue refuses what is not a regular file (nor, with fifo, a named
+// pipe).
+func checkValue(name string, fi fs.FileInfo, fifo bool) error {
+	if fifo && fi.Mode()&fs.ModeNamedPipe != 0 {
+		return nil
+	}
+	return regular(name, fi)
+}
+
+// readOpen reads the file f opened as name, whole and bounded.
+func readOpen(name string, f *os.File, fifo bool) ([]byte, error) {
 	// What was opened may not be what was looked at.
-	if fi, err = f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
 	}
-	if err := check(fi); err != nil {
+	if err := checkValue(name, fi, fifo); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

@@ -4,6 +4,7 @@ package servers
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // TestLoadHostileProjectFiles: a repository can ship .mcp.json as a link
@@ -131,5 +134,77 @@ func TestEnvFileFIFO(t *testing.T) {
 	s.EnvFile = "/dev/zero"
 	if _, err := Resolve(context.Background(), env, s, nil); err == nil || !strings.Contains(err.Error(), "is not a regular file") {
 		t.Errorf("envFile /dev/zero: %v", err)
+	}
+}
+
+// TestEnvFileFIFOInterrupted: an envFile that is a named pipe nobody
+// writes made mcpx wait for ever, deaf to Ctrl-C (the open of a FIFO
+// waits for a writer, and the read for the writer's data). The wait ends
+// with the context — before the open, during it (after the note that it
+// waits), and during the read — and leaves no reader behind.
+func TestEnvFileFIFOInterrupted(t *testing.T) {
+	defer func(d time.Duration) { fifoWaitNote = d }(fifoWaitNote)
+	fifoWaitNote = time.Millisecond
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "app.env")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Name: "s", Source: Source{ID: "mcpx", Kind: KindMcpx, Path: filepath.Join(dir, "servers.json")},
+		Transport: TransportStdio, Command: "x", EnvFile: fifo}
+	noReader := func() bool {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			f.Close()
+		}
+		return errors.Is(err, syscall.ENXIO)
+	}
+	resolveUntil := func(what string, env *Env, ctx context.Context) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			_, err := Resolve(ctx, env, s, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "envFile "+fifo+": the named pipe was not written: context canceled") {
+				t.Errorf("%s: %v", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: Resolve did not return", what)
+		}
+		testwait.For(t, what+": the reader gone", noReader)
+	}
+
+	// Cancelled before.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	resolveUntil("cancelled before", &Env{GOOS: runtime.GOOS, Home: dir, FS: osFS{}}, ctx)
+
+	// Cancelled while the open waits, once told.
+	ctx, cancel = context.WithCancel(context.Background())
+	var told []string
+	env := &Env{GOOS: runtime.GOOS, Home: dir, FS: osFS{}, OnWait: func(p string) { told = append(told, p); cancel() }}
+	resolveUntil("cancelled while the open waits", env, ctx)
+	if len(told) != 1 || told[0] != fifo {
+		t.Errorf("OnWait told %q, want once %s", told, fifo)
+	}
+
+	// Cancelled while the read waits: the writer opened and writes
+	// nothing.
+	ctx, cancel = context.WithCancel(context.Background())
+	opened := make(chan *os.File, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- f
+		cancel()
+	}()
+	resolveUntil("cancelled while the read waits", &Env{GOOS: runtime.GOOS, Home: dir, FS: osFS{}}, ctx)
+	if f := <-opened; f != nil {
+		f.Close()
 	}
 }

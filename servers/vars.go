@@ -118,6 +118,11 @@ type Launch struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// Warnings are what does not stop the server but is likely a mistake:
+	// text written like a variable (${foo:bar}, ${TOKEN} in VS Code's
+	// file) that the entry's application does not expand, and which is
+	// passed as written, as the application would.
+	Warnings []Warning
 }
 
 // Resolve expands s's variables as its application defines them, loads
@@ -127,8 +132,8 @@ type Launch struct {
 // are *UnsetVariableError, *UnsupportedVariableError, or a file that
 // cannot be read.
 func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, error) {
-	x := &expander{ctx: ctx, env: env, s: s, ask: ask, answers: map[string]string{}}
 	l := &Launch{Transport: s.Transport}
+	x := &expander{ctx: ctx, env: env, s: s, ask: ask, answers: map[string]string{}, launch: l}
 	var err error
 	if l.Command, err = x.expand("command", s.Command, true); err != nil {
 		return nil, err
@@ -146,9 +151,9 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 			return nil, err
 		}
 		p = x.abs(p)
-		data, err := readValueFile(env, p)
+		data, err := readValueFile(ctx, env, p)
 		if err != nil {
-			return nil, fmt.Errorf("server %q (%s): envFile %s: %s", s.Name, s.Source, p, bareError(err))
+			return nil, fmt.Errorf("server %q (%s): envFile %s: %w", s.Name, s.Source, p, bareErr(err))
 		}
 		vars, err := ParseEnvFile(data)
 		if err != nil {
@@ -221,6 +226,46 @@ type expander struct {
 	// read the machine are reported to it instead of being read, and
 	// nothing is asked, read or refused.
 	seen func(field, variable string)
+	// launch gets the warnings (none in a dry run).
+	launch *Launch
+}
+
+// notExpanded warns of text written like a variable, ${…}, that the
+// entry's application does not expand (it is passed as written, as the
+// application passes it): a mistyped or foreign form, such as ${foo:bar},
+// ${HOME:0:3} or VS Code's ${env:NAME} in Claude Code's file, would
+// otherwise reach the server unnoticed.
+func (x *expander) notExpanded(field, text string) {
+	if x.launch == nil || x.s.syntax&synBracedForms == 0 {
+		return
+	}
+	what := fmt.Sprintf("%s has %s, which is not a variable %s expands (%s)", field, text, x.s.Source.Kind, x.s.syntax.forms())
+	if !strings.HasSuffix(text, "}") {
+		what = fmt.Sprintf("%s has %s without its closing }", field, text)
+	}
+	x.launch.Warnings = append(x.launch.Warnings, Warning{Path: x.s.Source.Path, Line: x.s.Line, Server: x.s.Name,
+		Message: what + "; it is passed as written"})
+}
+
+// synBracedForms are the syntaxes of ${…} forms.
+const synBracedForms = synBraced | synDefault | synEnvPrefix | synInput | synEditor | synFile
+
+// forms lists the variable forms of syn, for a message.
+func (syn syntax) forms() string {
+	var f []string
+	for _, c := range []struct {
+		s    syntax
+		form string
+	}{
+		{synBraced, "${NAME}"}, {synDefault, "${NAME:-default}"}, {synEnvPrefix, "${env:NAME}"}, {synDollar, "$NAME"},
+		{synInput, "${input:ID}"}, {synFile, "${file:PATH}"},
+		{synEditor, "${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator}"},
+	} {
+		if syn&c.s != 0 {
+			f = append(f, c.form)
+		}
+	}
+	return strings.Join(f, ", ")
 }
 
 // Expansion is a value that Resolve takes from this machine rather than
@@ -303,6 +348,7 @@ func (x *expander) expand(field, v string, path bool) (string, error) {
 		if v[i+1] == '{' {
 			end := strings.IndexByte(v[i+2:], '}')
 			if end < 0 {
+				x.notExpanded(field, v[i:])
 				b.WriteString(v[i:])
 				break
 			}
@@ -314,6 +360,7 @@ func (x *expander) expand(field, v string, path bool) (string, error) {
 			if handled {
 				b.WriteString(val)
 			} else {
+				x.notExpanded(field, whole)
 				b.WriteString(whole)
 			}
 			i += len(whole)
@@ -356,7 +403,7 @@ func (x *expander) braced(field, inner, whole string) (val string, handled bool,
 	switch {
 	case syn&synEnvPrefix != 0 && strings.HasPrefix(inner, "env:"):
 		name := inner[len("env:"):]
-		if identLen(name) != len(name) {
+		if identLen(name) != len(name) || name == "" {
 			return "", false, nil
 		}
 		v, err := x.lookup(field, name, whole, nil)
@@ -474,9 +521,9 @@ func (x *expander) file(field, p string) (string, error) {
 		p = x.env.join(x.env.Home, rest)
 	}
 	p = x.abs(p)
-	data, err := readValueFile(x.env, p)
+	data, err := readValueFile(x.ctx, x.env, p)
 	if err != nil {
-		return "", fmt.Errorf("server %q (%s): %s reads %s: %s", x.s.Name, x.s.Source, field, p, bareError(err))
+		return "", fmt.Errorf("server %q (%s): %s reads %s: %w", x.s.Name, x.s.Source, field, p, bareErr(err))
 	}
 	return strings.TrimRight(string(data), "\r\n"), nil
 }

@@ -42,6 +42,9 @@ func TestVariables(t *testing.T) {
 		ref   string
 		extra mapFS
 		want  Launch
+		// warns are the texts written like variables that the
+		// application does not expand (Launch.Warnings).
+		warns []string
 	}{{
 		name: "claude code: ${VAR} and ${VAR:-default}, nothing else",
 		path: "/home/ada/proj/.mcp.json",
@@ -49,6 +52,7 @@ func TestVariables(t *testing.T) {
 		        "env": {"T": "${TOKEN}"}}}}`,
 		want: Launch{Transport: TransportStdio, Command: "/home/ada/bin/db",
 			Args: []string{"postgres://db", "fallback", "$HOME", "${env:TOKEN}", "${x%y}", "$t0k"}, Env: map[string]string{"T": "t0k"}},
+		warns: []string{"args[3] has ${env:TOKEN}", "args[4] has ${x%y}"},
 	}, {
 		name: "claude code: headers and url",
 		path: "/home/ada/.claude.json",
@@ -63,12 +67,14 @@ func TestVariables(t *testing.T) {
 		want: Launch{Transport: TransportStdio, Command: "/home/ada/bin/x",
 			Args: []string{"/home/ada/proj", "proj", "t0k", "", "${TOKEN}", "a/b/c"},
 			Env:  map[string]string{"A": "from file", "B": "from env"}},
+		warns: []string{"args[4] has ${TOKEN}"},
 	}, {
 		name: "cursor: ${env:}, ${userHome}; no inputs",
 		path: "/home/ada/.cursor/mcp.json",
 		file: `{"mcpServers": {"s": {"url": "https://example.com/${env:ORG}", "headers": {"Authorization": "Bearer ${env:TOKEN}", "X": "${input:x} ${userHome}"}}}}`,
 		want: Launch{Transport: TransportAuto, URL: "https://example.com/acme",
 			Headers: map[string]string{"Authorization": "Bearer t0k", "X": "${input:x} /home/ada"}},
+		warns: []string{"headers.X has ${input:x}"},
 	}, {
 		name:  "windsurf: ${env:} and ${file:}",
 		path:  "/home/ada/.codeium/windsurf/mcp_config.json",
@@ -115,8 +121,64 @@ env_http_headers = { "X-Org" = "ORG", "X-Unset" = "UNSET" }
 				files[k] = v
 			}
 			env := linuxEnv(files, testVars)
-			diff(t, &tt.want, resolve(t, env, one(t, env, "s"), nil))
+			l := resolve(t, env, one(t, env, "s"), nil)
+			var warns []string
+			for _, w := range l.Warnings {
+				if w.Path != tt.path || w.Server != "s" {
+					t.Errorf("warning %q is not of %s, server s", w, tt.path)
+				}
+				msg, _, _ := strings.Cut(w.Message, ",")
+				warns = append(warns, msg)
+			}
+			if strings.Join(warns, "\n") != strings.Join(tt.warns, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(tt.warns, "\n"))
+			}
+			l.Warnings = nil
+			diff(t, &tt.want, l)
 		})
+	}
+}
+
+// Text written like a variable that the application does not expand is
+// passed as written, as the application passes it, with a warning that
+// names the file, the entry, the field and the text (it was passed
+// silently: a mistyped ${env:TOKEN} reached the server as written).
+func TestVariablesNotExpanded(t *testing.T) {
+	files := mapFS{
+		"/home/ada/.config/mcpx/servers.json": `{"mcpServers": {
+  "own": {"command": "x", "args": ["${foo:bar}", "${HOME:0:3}", "${env:}", "${unclosed"], "env": {"T": "${TOKEN}"}}}}`,
+		"/home/ada/proj/.vscode/mcp.json": `{"servers": {"vs": {"type": "http", "url": "https://example.com", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`,
+	}
+	env := linuxEnv(files, testVars)
+	l := resolve(t, env, one(t, env, "own"), nil)
+	if want := []string{"x", "${foo:bar}", "${HOME:0:3}", "${env:}", "${unclosed"}; strings.Join(append([]string{l.Command}, l.Args...), " ") != strings.Join(want, " ") {
+		t.Errorf("command %q %q, want %q", l.Command, l.Args, want)
+	}
+	var got []string
+	for _, w := range l.Warnings {
+		got = append(got, w.String())
+	}
+	forms := "${NAME}, ${NAME:-default}, ${env:NAME}, ${input:ID}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator}"
+	want := []string{
+		`/home/ada/.config/mcpx/servers.json:2: server "own": args[0] has ${foo:bar}, which is not a variable mcpx expands (` + forms + `); it is passed as written`,
+		`/home/ada/.config/mcpx/servers.json:2: server "own": args[1] has ${HOME:0:3}, which is not a variable mcpx expands (` + forms + `); it is passed as written`,
+		`/home/ada/.config/mcpx/servers.json:2: server "own": args[2] has ${env:}, which is not a variable mcpx expands (` + forms + `); it is passed as written`,
+		`/home/ada/.config/mcpx/servers.json:2: server "own": args[3] has ${unclosed without its closing }; it is passed as written`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	l = resolve(t, env, one(t, env, "vs"), nil)
+	if len(l.Warnings) != 1 || l.Headers["Authorization"] != "Bearer ${TOKEN}" ||
+		l.Warnings[0].String() != `/home/ada/proj/.vscode/mcp.json:1: server "vs": headers.Authorization has ${TOKEN}, which is not a variable vscode expands (${env:NAME}, ${input:ID}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator}); it is passed as written` {
+		t.Errorf("headers %v, warnings %v", l.Headers, l.Warnings)
+	}
+
+	// What lists the variables an entry takes from the machine does not
+	// warn; an application without variables has nothing to warn of.
+	if s := one(t, env, "vs"); len(s.Expansions()) != 0 {
+		t.Errorf("expansions %v", s.Expansions())
 	}
 }
 

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package servers
+
+// unblockFIFO has nothing to release where named pipes are not files
+// that an open waits on: the goroutine that opened one ends with it.
+func unblockFIFO(string) {}
