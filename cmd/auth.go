@@ -290,7 +290,15 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 
 func newAuthCmd(e *env) *cobra.Command {
 	c := groupCmd("auth", "Authorize mcpx with an HTTP server's OAuth authorization server, and manage stored tokens",
-		newAuthLoginCmd(e), newAuthStatusCmd(e), newAuthLogoutCmd(e), newAuthTokenCmd(e))
+		newAuthLoginCmd(e),
+		// -s NAME names the server at a URL these take (namedBeforeRun),
+		// with its --input and --trust.
+		readsGlobals(newAuthStatusCmd(e), "reads the token store only", "url", "server", "input", "trust", "verbose", "json"),
+		readsGlobals(newAuthLogoutCmd(e), "deletes stored tokens only", "url", "server", "input", "trust", "verbose"),
+		// A refresh talks to the authorization server: the HTTP and OAuth
+		// flags, and --timeout, apply.
+		readsGlobals(newAuthTokenCmd(e), "talks to the authorization server only", "@http", "@auth", "server", "input", "trust",
+			"timeout", "max-message-size", "protocol-version", "wire", "verbose"))
 	c.Long = `mcpx authorizes itself with OAuth whenever an HTTP server answers 401 (or 403
 insufficient_scope), following the server's protocol revision: protected resource
 metadata, authorization server discovery, client registration, the browser with
@@ -313,7 +321,7 @@ func newAuthLoginCmd(e *env) *cobra.Command {
 authorization, runs the authorization (a browser, unless --grant says otherwise),
 stores the token and checks that the server accepts it. The wait for the
 browser is bounded by --timeout, 5 minutes unless given.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			d := e.cfg.conn
 			if d.http.url == "" {
@@ -418,7 +426,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 		Example: `  mcpx auth status
   mcpx auth status --url https://mcp.example.com/mcp`,
 		Short: "Show the stored tokens (for --url, or all): server, authorization server, scopes, expiry — never the token",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			console := e.console()
 			store := tokenStore(e.ios, console)
@@ -473,7 +481,7 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 		Example: `  mcpx auth logout --url https://mcp.example.com/mcp
   mcpx auth logout --all`,
 		Short: "Delete the stored token for --url, or every stored token and client registration with --all",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if all == (e.cfg.conn.http.url != "") {
 				return usageErrorf("auth logout needs exactly one of --url URL or --all")
@@ -520,7 +528,7 @@ func newAuthTokenCmd(e *env) *cobra.Command {
 		Long: `Prints the access token stored for the server at --url on stdout — the only
 command that ever shows a token. It is refreshed first when it is about to
 expire; no new authorization is started (use mcpx auth login for that).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if e.cfg.conn.http.url == "" {
 				return usageErrorf("auth token needs the server: --url URL")

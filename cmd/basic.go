@@ -189,7 +189,7 @@ type infoOptions struct{ e *env }
 func newInfoCmd(e *env) *cobra.Command {
 	o := &infoOptions{e: e}
 	return &cobra.Command{
-		Use:   "info -- <server command>",
+		Use:   "info [flags] -- <server command>",
 		Short: "Show the server's name, version, protocol, capabilities and instructions",
 		Example: `  mcpx info -- node server.js
   mcpx info --json --url http://127.0.0.1:3001/mcp`,
@@ -216,7 +216,7 @@ type pingOptions struct{ e *env }
 func newPingCmd(e *env) *cobra.Command {
 	o := &pingOptions{e: e}
 	return &cobra.Command{
-		Use:   "ping -- <server command>",
+		Use:   "ping [flags] -- <server command>",
 		Short: "Check that the server answers (ping)",
 		Example: `  mcpx ping -- node server.js
   mcpx ping --timeout 5s --url http://127.0.0.1:3001/mcp`,
@@ -260,7 +260,7 @@ type rawCallOptions struct {
 func newCallCmd(e *env) *cobra.Command {
 	o := &rawCallOptions{e: e}
 	return &cobra.Command{
-		Use:   "call METHOD [JSON-params | @file.json] -- <server command>",
+		Use:   "call METHOD [JSON-params | @file.json] [flags] -- <server command>",
 		Short: "Send any request and print its result",
 		Example: `  mcpx call tools/list '{}' -- node server.js
   mcpx call resources/read '{"uri":"file:///tmp/x"}' --json -- node server.js`,
@@ -277,7 +277,7 @@ func newCallCmd(e *env) *cobra.Command {
 func newNotifyCmd(e *env) *cobra.Command {
 	o := &rawCallOptions{e: e, notify: true}
 	return &cobra.Command{
-		Use:     "notify METHOD [JSON-params | @file.json] -- <server command>",
+		Use:     "notify METHOD [JSON-params | @file.json] [flags] -- <server command>",
 		Short:   "Send any notification",
 		Example: `  mcpx notify notifications/roots/list_changed -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {

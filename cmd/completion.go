@@ -101,9 +101,10 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		f.rec.file, f.feat.linger = "", 0
 		if f.http.url != "" {
 			f.auth.storedOnly = true // never a browser
+		} else {
+			f.server.stderr = "hide"
 		}
 		f.out = outputFlags{color: "never"}
-		f.server.stderr = "hide"
 		cfg, err := f.validate(validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"), at: e.run.at})
 		if err != nil {
 			return nil, none

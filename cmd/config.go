@@ -241,6 +241,12 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if d.http.url != "" && len(server) > 0 {
 		return d, usageErrorf("give either --url URL or a server command after --, not both")
 	}
+	if d.named.trust || len(d.named.inputs) > 0 {
+		return d, usageErrorf("--trust and --input apply to a configured server (-s NAME); the server here is given on the command line")
+	}
+	if d.http.url != "" && d.stdio.stderr != "show" {
+		return d, usageErrorf("--server-stderr applies to a server command after --; a server at --url has no stderr of mcpx's to send")
+	}
 	if d.http.url == "" && len(server) == 0 {
 		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, name a configured server with -s NAME (mcpx servers lists them), or give --url URL", example)
 	}

@@ -87,6 +87,9 @@ type reporter struct {
 	json bool // one JSON line (--json)
 	// inREPL refers the reader to the REPL's help rather than mcpx --help.
 	inREPL bool
+	// command is the command path whose help a usage error refers to
+	// (mcpx tools call); "" for mcpx's.
+	command string
 	// hints are what the advice after an HTTP failure depends on.
 	hints hintFacts
 }
@@ -123,9 +126,12 @@ func (r reporter) report(err error) int {
 	// A message of several lines (a server's) keeps them, indented.
 	line := "mcpx: " + strings.ReplaceAll(msg, "\n", "\n  ")
 	if code == ExitUsage {
-		if r.inREPL {
+		switch {
+		case r.inREPL:
 			line += " (see help)"
-		} else {
+		case r.command != "":
+			line += " (see " + r.command + " --help)"
+		default:
 			line += " (see mcpx --help)"
 		}
 	}

@@ -50,18 +50,15 @@ like traces, are readable by their owner only.`,
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || e.cfg.conn.http.url != "" {
+			if len(server) > 0 {
 				return usageErrorf("trace export reads a file; it takes no server")
-			}
-			if err := noRecord(c, e.cfg.conn.rec); err != nil {
-				return err
 			}
 			return o.run(c.Context(), own[0])
 		},
 	}
 	c.Flags().StringVar(&o.har, "har", "", "write an HTTP Archive (HAR 1.2) to `OUT` (- for stdout)")
 	c.Flags().StringVar(&o.html, "html", "", "write an HTML timeline to `OUT` (- for stdout)")
-	return c
+	return readsGlobals(c, "reads a trace file", "max-message-size")
 }
 
 func (o *traceExportOptions) run(ctx context.Context, file string) error {

@@ -35,7 +35,7 @@ func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []j
 func (o *listOptions) command(use, short string) *cobra.Command {
 	family, _, _ := strings.Cut(o.method, "/")
 	c := &cobra.Command{
-		Use:     use + " -- <server command>",
+		Use:     use + " [flags] -- <server command>",
 		Short:   short,
 		Example: fmt.Sprintf("  mcpx %[1]s %[2]s -- node server.js\n  mcpx %[1]s %[2]s --wide --url http://127.0.0.1:3001/mcp\n  mcpx %[1]s %[2]s --json -- node server.js | jq .", family, use),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -101,21 +101,31 @@ type toolsSchemaOptions struct {
 func newToolsSchemaCmd(e *env) *cobra.Command {
 	o := &toolsSchemaOptions{e: e}
 	c := &cobra.Command{
-		Use:   "schema NAME -- <server command>",
+		Use:   "schema NAME [flags] -- <server command>",
 		Short: "Print a tool's input schema exactly as the server sent it",
-		Long: `Print a tool's inputSchema (or, with --output, its outputSchema) exactly as
-the server sent it in tools/list: the same members in the same order, $ref and
-$defs untouched. mcpx never dereferences or fetches a schema.`,
-		Example: `  mcpx tools schema search -- node server.js > search.schema.json`,
+		Long: `Print a tool's inputSchema (or, with --output-schema, its outputSchema)
+exactly as the server sent it in tools/list: the same members in the same
+order, $ref and $defs untouched. mcpx never dereferences or fetches a schema.`,
+		Example: `  mcpx tools schema search -- node server.js > search.schema.json
+  mcpx tools schema search --output-schema -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
+			if c.Flags().Changed("output") {
+				e.console().Warn("--output is now --output-schema (elsewhere -o, --output names a FILE)")
+			}
 			return o.run(c.Context(), own[0], server)
 		},
 	}
-	c.Flags().BoolVar(&o.output, "output", false, "print the outputSchema instead")
+	c.Flags().BoolVar(&o.output, "output-schema", false, "print the outputSchema instead of the inputSchema")
+	// It was --output, which elsewhere (-o, --output FILE) names a file:
+	// mcpx tools schema NAME --output s.json took s.json for an argument.
+	// It stays, hidden, for the scripts that use it (pflag's own notice of
+	// a deprecated flag goes to standard output, into the schema).
+	c.Flags().BoolVar(&o.output, "output", false, "the old name of --output-schema")
+	c.Flags().Lookup("output").Hidden = true
 	return c
 }
 
@@ -151,7 +161,7 @@ type toolsCallOptions struct {
 func newToolsCallCmd(e *env) *cobra.Command {
 	o := &toolsCallOptions{e: e}
 	c := &cobra.Command{
-		Use:   "call NAME [key=value ...] -- <server command>",
+		Use:   "call NAME [key=value ...] [flags] -- <server command>",
 		Short: "Call a tool",
 		Long: `Call a tool with key=value arguments, typed by the tool's input schema:
 a=2 is a number where the schema says number, zip=012 stays a string where it
@@ -428,7 +438,7 @@ type resourcesReadOptions struct {
 func newResourcesReadCmd(e *env) *cobra.Command {
 	o := &resourcesReadOptions{e: e}
 	c := &cobra.Command{
-		Use:   "read URI -- <server command>",
+		Use:   "read URI [flags] -- <server command>",
 		Short: "Read a resource",
 		Long: `Read a resource. Text is printed; binary contents are summarised (type and
 size) unless -o writes them to a file (-o - writes them to stdout when it is
@@ -519,7 +529,7 @@ type promptsGetOptions struct{ e *env }
 func newPromptsGetCmd(e *env) *cobra.Command {
 	o := &promptsGetOptions{e: e}
 	return &cobra.Command{
-		Use:     "get NAME [key=value ...] -- <server command>",
+		Use:     "get NAME [key=value ...] [flags] -- <server command>",
 		Short:   "Get a prompt with arguments",
 		Example: `  mcpx prompts get args-prompt city=Paris -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -558,7 +568,7 @@ type completeOptions struct {
 func newCompleteCmd(e *env) *cobra.Command {
 	o := &completeOptions{e: e}
 	c := &cobra.Command{
-		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL -- <server command>",
+		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL [flags] -- <server command>",
 		Short: "Ask the server to complete a prompt argument or a template variable",
 		Example: `  mcpx complete --prompt code-review language=py -- node server.js
   mcpx complete --resource 'file:///{path}' path=src/ -- node server.js`,

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -77,10 +78,10 @@ func groupNames() string {
 // the template was a sixth of mcpx --help's start-up (reflection for every
 // field of every listed command); usage_test.go keeps the bytes identical
 // to the template this replaced.
-func usageFunc(seeAlso string) func(*cobra.Command) error {
+func usageFunc(seeAlso func(*cobra.Command) string) func(*cobra.Command) error {
 	return func(c *cobra.Command) error {
 		var b strings.Builder
-		writeUsage(&b, c, seeAlso)
+		writeUsage(&b, c, seeAlso(c))
 		_, err := io.WriteString(c.OutOrStderr(), b.String())
 		return err
 	}
@@ -164,15 +165,54 @@ func rpad(s string, n int) string {
 	return s
 }
 
-// globalSeeAlso is the last line of every command's usage in mcpx's tree.
-func globalSeeAlso() string {
-	return "Global flags (" + groupNames() + "): see mcpx help flags"
+// globalSeeAlso is the last line of c's usage in mcpx's tree: where the
+// global flags are described, or for a command that takes only some of
+// them (readsGlobals), which.
+func globalSeeAlso(c *cobra.Command) string {
+	reads, restricted := c.Annotations[globalsAnnotation]
+	if !restricted {
+		return "Global flags (" + groupNames() + "): see mcpx help flags"
+	}
+	names := strings.Fields(reads)
+	for _, n := range []string{"json", "color"} { // (alwaysRead's)
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	// A group it takes whole is named as such when the list is long.
+	var groups []string
+	if len(names) > 8 {
+		for _, g := range flagGroups {
+			var of []string
+			for name, in := range flagGroupOf {
+				if in == g.id {
+					of = append(of, name)
+				}
+			}
+			if len(of) > 0 && !slices.ContainsFunc(of, func(n string) bool { return !slices.Contains(names, n) }) {
+				groups = append(groups, g.short)
+				names = slices.DeleteFunc(names, func(n string) bool { return flagGroupOf[n] == g.id })
+			}
+		}
+	}
+	fs := c.Root().PersistentFlags()
+	for i, n := range names {
+		names[i] = flagName(fs.Lookup(n))
+	}
+	var took []string
+	if len(groups) > 0 {
+		took = append(took, "the "+strings.Join(groups, ", ")+" flags")
+	}
+	if len(names) > 0 {
+		took = append(took, strings.Join(names, ", "))
+	}
+	return "Global flags it takes: " + strings.Join(took, "; ") + " (see mcpx help flags)"
 }
 
 // setHelp gives root (mcpx's tree) its usage function and the help
 // topic mcpx help flags.
 func setHelp(root *cobra.Command) {
-	root.SetUsageFunc(usageFunc(globalSeeAlso()))
+	root.SetUsageFunc(usageFunc(globalSeeAlso))
 	root.AddCommand(newFlagsTopic(root))
 	// cobra adds help and completion when it runs; added now, they get
 	// examples like every other command.
@@ -187,17 +227,52 @@ func setHelp(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
+			readsGlobals(c, "prints help")
+			c.Run, c.RunE = nil, helpTopic
 			c.Example = "  mcpx help tools call\n  mcpx help flags"
 		case "completion":
 			// A mistyped shell is an error, not the help on stdout
 			// (which source <(mcpx completion bsah) would run).
 			c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
 			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
+			readsGlobals(c, "writes a shell's completion script")
 			for _, sub := range c.Commands() {
+				sub.Args = noArgs
 				sub.Example = completionExamples[sub.Name()]
+				readsGlobals(sub, "writes a shell's completion script")
 			}
 		}
 	}
+}
+
+// helpTopic is the RunE of mcpx help: the help of the command args name.
+// A topic that names no command is a usage error naming it, with a
+// suggestion (cobra's printed "Unknown help topic" and mcpx's help on
+// stdout, exit 0, and mcpx help tools bogus the help of mcpx tools). Words
+// after a command without subcommands are its arguments, as with --help.
+func helpTopic(h *cobra.Command, args []string) error {
+	root := h.Root()
+	target, rest, err := root.Find(args)
+	if err != nil || target == nil || len(rest) > 0 && target.HasSubCommands() {
+		if target == nil || err != nil {
+			target = root
+		}
+		word := args[len(args)-len(rest)]
+		if len(rest) == 0 {
+			word = args[0]
+		}
+		msg := fmt.Sprintf("unknown help topic %q", strings.Join(args, " "))
+		if target.SuggestionsMinimumDistance <= 0 {
+			target.SuggestionsMinimumDistance = 2 // (cobra sets it only on the path it runs)
+		}
+		if s := target.SuggestionsFor(word); len(s) > 0 {
+			msg += " (did you mean " + strings.TrimSpace(target.CommandPath()+" "+strings.Join(s, ", ")) + "?)"
+		}
+		return usageErrorf("%s; mcpx help lists the commands", msg)
+	}
+	target.InitDefaultHelpFlag()
+	target.InitDefaultVersionFlag()
+	return target.Help()
 }
 
 // newFlagsTopic is mcpx help flags: the global flags, by group.

@@ -12,12 +12,14 @@ import (
 
 // TestInterruptCancelsWhateverTheGuess interrupts a command waiting for a
 // server that never answers. The interrupt cancels it however the
-// arguments looked beforehand: --help as --protocol-version's value makes
-// onlyPrints guess that nothing runs, and the command is still watched.
+// arguments looked beforehand: --version (mcpx's own flag, not tools
+// call's) as --protocol-version's value makes onlyPrints guess that
+// nothing runs, and the command is still watched. (--help as the value is
+// refused: it is a flag of every command, so the value was left out.)
 func TestInterruptCancelsWhateverTheGuess(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"tools", "call", "echo", "--protocol-version", "--help", "--", "sleep", "60"},
+		{"tools", "call", "echo", "--protocol-version", "--version", "--", "sleep", "60"},
 		{"tools", "call", "echo", "--args", "{}", "--", "sleep", "60"},
 	} {
 		t.Run(strings.Join(args[3:5], " "), func(t *testing.T) {

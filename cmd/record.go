@@ -95,14 +95,6 @@ func parseNormalizer(s string) (record.Normalizer, error) {
 	return n, nil
 }
 
-// noRecord rejects --record for commands that are not a client session.
-func noRecord(c *cobra.Command, d recordDesc) error {
-	if d.file != "" {
-		return usageErrorf("--record does not apply to %s", c.CommandPath())
-	}
-	return nil
-}
-
 // recordOptions describe the trace for --record: its header and what to
 // redact (the bearer token and credential headers given on the command
 // line are removed wherever they appear).
@@ -384,7 +376,7 @@ type proxyOptions struct {
 func newProxyCmd(e *env) *cobra.Command {
 	o := &proxyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "proxy [--record FILE] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE]",
+		Use:   "proxy [--record FILE] [flags] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE] [flags]",
 		Short: "Stand in for a server and record a host's session with it",
 		Long: `proxy sits between an MCP host (an IDE, a desktop assistant) and a server and
 records their session with --record FILE.
@@ -416,7 +408,14 @@ other than its own; --allow-origin ORIGIN admits a browser-based client.`,
 	}
 	c.Flags().StringVar(&o.listen, "listen", "", "serve an HTTP reverse proxy for --url on `ADDR` (host:port; the host defaults to 127.0.0.1)")
 	addAllowOrigin(c, &o.allowOrigin)
-	return c
+	// It forwards frames as they come: no session of its own (timeouts,
+	// protocol, client features), no OAuth (the host's headers pass
+	// through), and its HTTP upstream is reached as it is (no
+	// --transport, --ca-cert or --insecure). It records every session
+	// it forwards (no --record-mode).
+	return readsGlobals(c, "forwards frames between a host and a server as they come, recording every session",
+		"@server", "url", "header", "bearer", "record", "force", "stable", "redact", "no-redact", "ignore", "normalize",
+		"wire", "verbose", "max-message-size")
 }
 
 func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
@@ -426,9 +425,6 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	origins, err := allowedOrigins(o.allowOrigin, o.listen)
 	if err != nil {
 		return err
-	}
-	if d.rec.modeFlag {
-		return usageErrorf("--record-mode does not apply to mcpx proxy, which records every session it forwards")
 	}
 	if d.named.ref != "" {
 		// A configured server: its command, started by the proxy.
@@ -757,11 +753,8 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || e.cfg.conn.http.url != "" {
-				return usageErrorf("replay serves the server recorded in %s; it takes no server command or --url", own[0])
-			}
-			if err := noRecord(c, e.cfg.conn.rec); err != nil {
-				return err
+			if len(server) > 0 {
+				return usageErrorf("replay serves the server recorded in %s; it takes no server command", own[0])
 			}
 			return o.run(c.Context(), own[0])
 		},
@@ -773,7 +766,8 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 	c.Flags().IntVar(&o.session, "session", 0, "serve every client session `N` of the trace (default: each new client the session that matches it)")
 	c.Flags().StringVar(&o.pace, "pace", "", "replay at the recorded speed: `recorded`, or recorded*F to scale its delays by F")
 	stringsVar(c.Flags(), &o.faults, "fault", "", "misbehave at chosen requests: `SELECTOR:ACTION`, e.g. tools/call#2:delay=2s, tools/call:close, '#3:error=-32603,boom', tools/list:http=503 (repeatable)")
-	return c
+	ownsRecording(c)
+	return readsGlobals(c, "serves the server recorded in a trace", "max-message-size", "normalize")
 }
 
 func (o *replayOptions) run(ctx context.Context, file string) error {
@@ -884,7 +878,7 @@ type verifyOptions struct {
 func newVerifyCmd(e *env) *cobra.Command {
 	o := &verifyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "verify FILE... [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... -- <server command> | --url URL",
+		Use:   "verify FILE... [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [flags] -- <server command> | --url URL",
 		Short: "Check a live server against a trace (exit 7 on any difference)",
 		Long: `verify re-sends the client side of a trace to a live server, answers the
 server's own requests with the recorded answers, and compares what the server
@@ -945,7 +939,11 @@ answer in time) the file is left as it was, with that failure's exit code.`,
 	}
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
 	c.Flags().BoolVar(&o.update, "update", false, "record the trace again from the live server, in its place, keeping its header's ignores, normalizers and redactions (also MCPX_RECORD=update)")
-	return c
+	ownsRecording(c)
+	// The server's requests get the recorded answers: mcpx offers the
+	// server nothing of its own (no client features).
+	return readsGlobals(c, "answers the server's requests from the trace",
+		"@server", "@http", "@auth", "@session", "@output", "@record")
 }
 
 func (o *verifyOptions) run(ctx context.Context, files []string, server []string) (err error) {
@@ -1235,15 +1233,13 @@ document.`,
 			if err := wantArgs(c, own, 1, 1); err != nil {
 				return err
 			}
-			if len(server) > 0 || e.cfg.conn.http.url != "" {
+			if len(server) > 0 {
 				return usageErrorf("trace show reads a file; it takes no server")
-			}
-			if err := noRecord(c, e.cfg.conn.rec); err != nil {
-				return err
 			}
 			return o.run(own[0])
 		},
 	}
+	readsGlobals(show, "reads a trace file", "json", "max-message-size")
 	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e), newTraceDiffCmd(e))
 }
 

@@ -58,7 +58,7 @@ blank.`
 func newReplCmd(e *env) *cobra.Command {
 	o := &replOptions{e: e}
 	c := &cobra.Command{
-		Use:   "repl [-f FILE] [NAME | -- <server command>]",
+		Use:   "repl [-f FILE] [flags] [NAME | -- <server command>]",
 		Short: "Open one session and type commands against it (or run a script)",
 		Long:  replLong,
 		Example: `  mcpx repl -- node server.js
@@ -82,6 +82,7 @@ func newReplCmd(e *env) *cobra.Command {
 		},
 	}
 	o.addFlags(c.Flags())
+	ownsRecording(c) // :record FILE records with them
 	return c
 }
 

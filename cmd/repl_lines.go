@@ -70,11 +70,21 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	w.root.SetArgs(args)
 	wire := s.wire.Load()
 	session := w.flags.sessionOnly
-	ran, err := executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
+	ran, err := unknownHelpTarget(w.root, args)
+	if err != nil {
+		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(err)
+	}
+	ran, err = executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
 		return ExitOK
+	}
+	if code, _ := classify(err); ran != nil && (code == ExitUsage || !w.env.started) {
+		// A long flag typed with one dash explains the mistake found.
+		if derr := checkOneDash(ran, args); derr != nil {
+			err = derr
+		}
 	}
 	if !w.env.started {
 		err = &usageError{err: err}
@@ -318,7 +328,7 @@ func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
 			f.Hidden = true
 		}
 	})
-	root.SetUsageFunc(usageFunc(replSeeAlso))
+	root.SetUsageFunc(usageFunc(func(*cobra.Command) string { return replSeeAlso }))
 	for _, c := range root.Commands() {
 		if _, ok := notInREPL[c.Name()]; ok {
 			root.RemoveCommand(c)

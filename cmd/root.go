@@ -96,6 +96,9 @@ type runState struct {
 	// at is the open session the run's command goes through (@NAME
 	// before it), taken off the arguments before they are parsed.
 	at sessionRef
+	// args are mcpx's arguments as given (without @NAME), for
+	// checkOneDash.
+	args []string
 	// prompter asks the person at the terminal (elicitation, sampling);
 	// the REPL lends it its line editor.
 	prompter *tui.Prompter
@@ -165,7 +168,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		at, rest = takeSessionArg(args[1:])
 		args = append([]string{args[0]}, rest...)
 	}
-	run := &runState{at: at, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
+	run := &runState{at: at, args: args, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
 	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
 	run.interrupts = &interrupts{ios: ios, run: run, cancel: cancel}
 	if onlyPrints(args) {
@@ -186,7 +189,17 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		}
 	}()
 	root.SetArgs(args)
-	ran, err := root.ExecuteContextC(ctx)
+	ran, err := unknownHelpTarget(root, args)
+	if err == nil {
+		ran, err = root.ExecuteContextC(ctx)
+	}
+	if err != nil && ran != nil && !e.started {
+		// A long flag typed with one dash explains the mistake cobra
+		// found before the flags were checked (mcpx -server foo ping).
+		if derr := checkOneDash(ran, args); derr != nil {
+			err = derr
+		}
+	}
 	if err != nil {
 		err = forgotDash(ran, args, err)
 	}
@@ -194,6 +207,9 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		err = &usageError{err: err}
 	}
 	rep := reporter{ios: ios, json: flags.out.json, hints: e.hintFacts()}
+	if ran != nil && ran.HasParent() {
+		rep.command = ran.CommandPath()
+	}
 	if oerr := out.failure(); oerr != nil && (err == nil || causedBy(ctx, err, oerr)) {
 		if brokenPipe(oerr) {
 			return ExitOK // the reader went away: nothing more to say
@@ -421,7 +437,22 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			e.run.interrupts.watch()
 			e.started = true
 			if e.repl != nil {
-				return e.repl.checkLine(c, flags, e)
+				if err := e.repl.checkLine(c, flags, e); err != nil {
+					return err
+				}
+				if err := checkFlags(c); err != nil {
+					return err
+				}
+				return checkArgs(c, args)
+			}
+			if err := checkFlags(c); err != nil {
+				return err
+			}
+			if err := checkArgs(c, args); err != nil {
+				return err
+			}
+			if err := checkOneDash(c, e.run.args); err != nil {
+				return err
 			}
 			if err := checkAt(c, e.run.at); err != nil {
 				return err
@@ -432,6 +463,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			}
 			cfg, err := flags.validate(validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"), at: e.run.at})
 			if err != nil {
+				return err
+			}
+			if err := checkRecording(c, cfg.conn.rec); err != nil {
 				return err
 			}
 			cfg.conn.rec.command, cfg.conn.rec.args = ownCommand(c, args)
@@ -445,7 +479,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	root.SuggestionsMinimumDistance = 2
 	root.SetOut(e.ios.Out)
 	root.SetErr(e.ios.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: &strayArgsError{err: err}} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{err: &strayArgsError{err: flagError(c, err)}}
+	})
 
 	if e.repl != nil {
 		flags.registerLine(root.PersistentFlags())
@@ -476,6 +512,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		root.AddCommand(c)
 	}
 	setHelp(root)
+	ownsRecording(root) // the REPL (:record)
 	registerCompletions(root, e, flags)
 	return root, flags
 }
@@ -492,6 +529,23 @@ func needSubcommand(c *cobra.Command, args []string) error {
 		return usageErrorf("unknown command %q for %q (choose one of: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
 	}
 	return usageErrorf("%s needs a subcommand: %s", c.CommandPath(), strings.Join(names, ", "))
+}
+
+// noArgs is the Args of a command that takes no arguments. A word given
+// is a usage error that says so, with the usage line (cobra.NoArgs calls
+// it an unknown command: mcpx sessions x said 'unknown command "x" for
+// "mcpx sessions"'); for a command that also has subcommands (mcpx
+// servers), an unknown one, with their names.
+func noArgs(c *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return nil
+	case c.ArgsLenAtDash() == 0:
+		return usageErrorf("%s takes no server command: leave out -- and what follows; usage: %s", c.CommandPath(), c.UseLine())
+	case c.HasSubCommands():
+		return needSubcommand(c, args)
+	}
+	return &usageError{err: &strayArgsError{err: fmt.Errorf("%s takes no arguments, but was given %q; usage: %s", c.CommandPath(), args[0], c.UseLine())}}
 }
 
 // console returns the stderr console for a command.

@@ -68,8 +68,8 @@ func (f namedFlags) validate() (namedDesc, error) {
 }
 
 // namedBeforeRun settles -s for the commands that do not connect through
-// connFor: the auth commands take the URL of the server it names; -s is
-// refused where no server is used (it would be ignored without a word).
+// connFor: the auth commands take the URL of the server it names. (Where
+// no server is used, checkFlags refused it.)
 func (e *env) namedBeforeRun(c *cobra.Command) error {
 	ref := e.cfg.conn.named.ref
 	if ref == "" {
@@ -93,8 +93,6 @@ func (e *env) namedBeforeRun(c *cobra.Command) error {
 			return err
 		}
 		e.cfg.conn = d
-	case "replay", "trace", "servers", "sessions", "disconnect", "completion", "help":
-		return usageErrorf("-s applies to commands that connect to a server, not to %s", c.CommandPath())
 	}
 	return nil
 }
@@ -648,17 +646,20 @@ NAME or mcpx connect NAME. -v also shows the problems met in the files.`,
   mcpx servers add remote --url https://mcp.example.com/mcp -H 'Authorization: Bearer ${env:TOKEN}'
   mcpx servers remove remote
   mcpx tools list -s everything`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return e.listServers(c.Context()) },
 	}
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the configured servers (as mcpx servers does)",
 		Example: "  mcpx servers list --json",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    func(c *cobra.Command, _ []string) error { return e.listServers(c.Context()) },
 	}
 	c.AddCommand(list, newServersShowCmd(e), newServersAddCmd(e), newServersRemoveCmd(e))
+	const reads = "reads configuration files only"
+	readsGlobals(c, reads, "json", "verbose")
+	readsGlobals(list, reads, "json", "verbose")
 	return c
 }
 
@@ -709,7 +710,7 @@ func (e *env) listServers(ctx context.Context) error {
 }
 
 func newServersShowCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	return readsGlobals(&cobra.Command{
 		Use:               "show NAME",
 		Short:             "Show one configured server: where it is defined and what it runs",
 		Example:           "  mcpx servers show github\n  mcpx servers show vscode-project:github --json",
@@ -768,7 +769,7 @@ func newServersShowCmd(e *env) *cobra.Command {
 			row("trust", trust)
 			return tw.Flush()
 		},
-	}
+	}, "reads configuration files only", "json", "verbose")
 }
 
 type serversAddOptions struct {
@@ -779,7 +780,7 @@ type serversAddOptions struct {
 func newServersAddCmd(e *env) *cobra.Command {
 	o := &serversAddOptions{e: e}
 	c := &cobra.Command{
-		Use:   "add NAME [--env KEY=VALUE] [--cwd DIR] -- <server command> | add NAME --url URL [-H 'Name: value'] [--transport http|sse]",
+		Use:   "add NAME [--env KEY=VALUE] [--cwd DIR] [flags] -- <server command> | add NAME --url URL [-H 'Name: value'] [--transport http|sse] [flags]",
 		Short: "Add a server to mcpx's own configuration file",
 		Long: `Add a server to mcpx's own file (servers.json in mcpx's configuration
 directory), which no other application reads: a command after -- (with
@@ -799,7 +800,9 @@ atomically, keeping its other content; --replace overwrites an entry.`,
 		},
 	}
 	c.Flags().BoolVar(&o.replace, "replace", false, "replace an entry of the same name")
-	return c
+	// (--bearer and -s are read to be refused with advice: see run.)
+	return readsGlobals(c, "writes a server's command or URL into mcpx's file",
+		"url", "header", "transport", "env", "cwd", "verbose", "bearer", "server")
 }
 
 func (o *serversAddOptions) run(c *cobra.Command, name string, server []string) error {
@@ -882,7 +885,7 @@ func (o *serversAddOptions) run(c *cobra.Command, name string, server []string) 
 }
 
 func newServersRemoveCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	return readsGlobals(&cobra.Command{
 		Use:               "remove NAME",
 		Short:             "Remove a server from mcpx's own configuration file",
 		Long:              "Remove a server from mcpx's own file; other applications' files are never edited.",
@@ -913,7 +916,7 @@ func newServersRemoveCmd(e *env) *cobra.Command {
 			}
 			return nil
 		},
-	}
+	}, "edits mcpx's configuration file only", "verbose")
 }
 
 // completeServers completes the first argument with the names of the

@@ -57,7 +57,9 @@ func takeSessionArg(args []string) (at sessionRef, rest []string) {
 // connect x: "give no -s with it").
 var notThroughSession = []string{"connect", "disconnect", "sessions", "servers", "trace", "replay", "proxy", "verify", "auth", "completion"}
 
-// checkAt refuses @NAME before a command of notThroughSession.
+// checkAt refuses @NAME before a command of notThroughSession, and the
+// flags that say how to start or reach a server, which the session did
+// when it opened (forServer refuses -s, --url and a server command).
 func checkAt(c *cobra.Command, at sessionRef) error {
 	if at.name == "" {
 		return nil
@@ -68,6 +70,24 @@ func checkAt(c *cobra.Command, at sessionRef) error {
 	}
 	if slices.Contains(notThroughSession, top.Name()) {
 		return usageErrorf("@%s runs a command through session %s, but mcpx %s does not talk to a session's server: run it without @%s", at.name, at.name, top.Name(), at.name)
+	}
+	var given []string
+	c.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if !f.Changed || f.Name == "server" || f.Name == "url" {
+			return
+		}
+		switch flagGroupOf[f.Name] {
+		case "server", "http", "auth":
+		default:
+			if f.Name != "protocol-era" && f.Name != "protocol-version" {
+				return
+			}
+		}
+		given = append(given, flagName(f))
+	})
+	if len(given) > 0 {
+		return usageErrorf("%s: @%s runs the command through an open session, whose server and protocol were settled when it opened; give %s to mcpx connect %s, or leave it out",
+			strings.Join(given, ", "), at.name, strings.Join(given, ", "), at.name)
 	}
 	return nil
 }
@@ -170,7 +190,7 @@ type connectOptions struct {
 func newConnectCmd(e *env) *cobra.Command {
 	o := &connectOptions{e: e}
 	c := &cobra.Command{
-		Use:   "connect NAME [-- <server command> | --url URL | -s SERVER]",
+		Use:   "connect NAME [flags] [-- <server command> | --url URL | -s SERVER]",
 		Short: "Open a session that stays open; run commands through it with @NAME",
 		Long: `Start the server (or connect to the one at --url, authorizing once) and keep
 the session open in a background process, so that one-shot commands given
@@ -491,7 +511,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 }
 
 func newSessionsCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	return readsGlobals(&cobra.Command{
 		Use:   "sessions",
 		Short: "List the open sessions (mcpx connect)",
 		Long: `List the sessions mcpx connect opened for this user: name, server, what it
@@ -499,7 +519,7 @@ is connected to, the commands attached now, and how long it has been idle.
 With --json, one JSON array.`,
 		Example: `  mcpx sessions
   mcpx sessions --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dir, err := e.sessionDir()
 			if err != nil {
@@ -534,7 +554,7 @@ With --json, one JSON array.`,
 			}
 			return tw.Flush()
 		},
-	}
+	}, "lists the open sessions and connects to no server", "json")
 }
 
 func newDisconnectCmd(e *env) *cobra.Command {
@@ -586,7 +606,7 @@ returns once the server has ended.`,
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "end every open session")
-	return c
+	return readsGlobals(c, "ends open sessions and connects to no server", "verbose")
 }
 
 // addSessionCommands adds connect, sessions and disconnect to root.

@@ -61,7 +61,7 @@ func newTasksCmd(e *env) *cobra.Command {
 	o := &tasksOptions{e: e}
 	one := func(use, short string, verb taskVerb) *cobra.Command {
 		return &cobra.Command{
-			Use:     use + " ID -- <server command>",
+			Use:     use + " ID [flags] -- <server command>",
 			Short:   short,
 			Example: "  mcpx tasks " + use + " 786512e2-9e0d-44bd-8f29-789f320fe840 -- node server.js",
 			RunE: func(c *cobra.Command, args []string) error {

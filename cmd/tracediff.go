@@ -43,16 +43,14 @@ and 7 when they differ.`,
 			if err := wantArgs(c, own, 2, 2); err != nil {
 				return err
 			}
-			if len(server) > 0 || e.cfg.conn.http.url != "" {
+			if len(server) > 0 {
 				return usageErrorf("trace diff reads two files; it takes no server")
-			}
-			if err := noRecord(c, e.cfg.conn.rec); err != nil {
-				return err
 			}
 			return o.run(own[0], own[1])
 		},
 	}
-	return c
+	ownsRecording(c)
+	return readsGlobals(c, "reads two trace files", "json", "max-message-size", "ignore", "normalize")
 }
 
 func (o *traceDiffOptions) run(oldFile, newFile string) error {

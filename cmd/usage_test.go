@@ -48,7 +48,7 @@ func TestUsageMatchesTemplate(t *testing.T) {
 		return root
 	}
 	got, want := tree(), tree()
-	got.SetUsageFunc(usageFunc("SEE-ALSO"))
+	got.SetUsageFunc(usageFunc(func(*cobra.Command) string { return "SEE-ALSO" }))
 	want.SetUsageFunc(nil)
 	want.SetUsageTemplate(referenceUsageTemplate)
 	n := 0

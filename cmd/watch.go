@@ -27,7 +27,7 @@ type watchOptions struct {
 func newWatchCmd(e *env) *cobra.Command {
 	o := &watchOptions{e: e}
 	c := &cobra.Command{
-		Use:   "watch -- <server command>",
+		Use:   "watch [flags] -- <server command>",
 		Short: "Print every notification the server sends until interrupted",
 		Long: `Connect and print every notification the server sends, one per line on
 stdout (with --json, each notification message as one JSON line), until
@@ -150,7 +150,7 @@ type subscribeOptions struct {
 func newResourcesSubscribeCmd(e *env) *cobra.Command {
 	o := &subscribeOptions{e: e}
 	c := &cobra.Command{
-		Use:   "subscribe URI -- <server command>",
+		Use:   "subscribe URI [flags] -- <server command>",
 		Short: "Subscribe to a resource and print its updates until interrupted",
 		Long: `Subscribe to a resource (resources/subscribe) and print each
 notifications/resources/updated for it on stdout — re-reading the resource
