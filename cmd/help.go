@@ -283,7 +283,7 @@ func newFlagsTopic(root *cobra.Command) *cobra.Command {
 		Long: `The global flags go before or after the command (not after --, which starts
 the server's command line) and apply to every command that connects.`,
 		Example: `  mcpx help flags
-  mcpx tools list --url https://mcp.example.com/mcp --grant client_credentials --client-id ID`,
+  mcpx tools list --url https://mcp.example.com/mcp --grant client_credentials --client-id ID --client-secret "$SECRET"`,
 	}
 	c.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		w := c.OutOrStdout()

@@ -713,7 +713,7 @@ func newServersShowCmd(e *env) *cobra.Command {
 	return readsGlobals(&cobra.Command{
 		Use:               "show NAME",
 		Short:             "Show one configured server: where it is defined and what it runs",
-		Example:           "  mcpx servers show github\n  mcpx servers show vscode-project:github --json",
+		Example:           "  mcpx servers show github\n  mcpx servers show cursor:github --json",
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: e.completeServers,
 		RunE: func(c *cobra.Command, args []string) error {
