@@ -149,3 +149,81 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		return out, none
 	}
 }
+
+// bashInitCompletion is the function of cobra's bash script (V2) that
+// splits the command line, which calls _get_comp_words_by_ref from the
+// bash-completion package: without that package (macOS's bash, many
+// images) every Tab printed "_get_comp_words_by_ref: command not found"
+// and completed nothing. bashInitFallback replaces it with one that uses
+// the package where it is loaded and otherwise the words bash split,
+// joined again where bash split them at = or : (--color=al, http://…), as
+// the package's -n =: does.
+const bashInitCompletion = `__mcpx_init_completion()
+{
+    COMPREPLY=()
+    _get_comp_words_by_ref "$@" cur prev words cword
+}`
+
+const bashInitFallback = `__mcpx_init_completion()
+{
+    COMPREPLY=()
+    if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+        _get_comp_words_by_ref "$@" cur prev words cword
+        return
+    fi
+    local i w
+    words=()
+    cword=0
+    for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+        w=${COMP_WORDS[i]}
+        if ((${#words[@]} > 0)) && [[ $w == "=" || $w == ":" || ${COMP_WORDS[i-1]} == "=" || ${COMP_WORDS[i-1]} == ":" ]]; then
+            words[${#words[@]}-1]+=$w
+        else
+            words+=("$w")
+        fi
+        if ((i == COMP_CWORD)); then
+            cword=$((${#words[@]} - 1))
+        fi
+    done
+    cur=${words[cword]}
+    prev=${words[cword-1]}
+}`
+
+// bashCompletionLong is mcpx completion bash's help: cobra's says the
+// script needs the bash-completion package, which mcpx's does not.
+const bashCompletionLong = `Generate the autocompletion script for the bash shell. It works with or
+without the bash-completion package.
+
+To load completions in your current shell session:
+
+	source <(mcpx completion bash)
+
+To load completions for every new session, add that line to ~/.bashrc or,
+with the bash-completion package, execute once:
+
+#### Linux:
+
+	mcpx completion bash > /etc/bash_completion.d/mcpx
+
+#### macOS:
+
+	mcpx completion bash > $(brew --prefix)/etc/bash_completion.d/mcpx
+
+You will need to start a new shell for this setup to take effect.`
+
+// bashCompletion writes mcpx's bash completion script: cobra's, which
+// needs no bash-completion package (see bashInitCompletion).
+func bashCompletion(root *cobra.Command, w io.Writer, descriptions bool) error {
+	var b bytes.Buffer
+	if err := root.GenBashCompletionV2(&b, descriptions); err != nil {
+		return err
+	}
+	script := b.String()
+	if !strings.Contains(script, bashInitCompletion) {
+		// cobra changed its script: it is written as it is.
+		_, err := io.WriteString(w, script)
+		return err
+	}
+	_, err := io.WriteString(w, strings.Replace(script, bashInitCompletion, bashInitFallback, 1))
+	return err
+}

@@ -238,6 +238,14 @@ func setHelp(root *cobra.Command) {
 			readsGlobals(c, "writes a shell's completion script")
 			for _, sub := range c.Commands() {
 				sub.Args = noArgs
+				if sub.Name() == "bash" {
+					sub.Long = bashCompletionLong
+					sub.RunE = func(b *cobra.Command, _ []string) error {
+						noDesc, _ := b.Flags().GetBool("no-descriptions")
+						return bashCompletion(root, b.OutOrStdout(), !noDesc)
+					}
+					sub.Run = nil
+				}
 				sub.Example = completionExamples[sub.Name()]
 				readsGlobals(sub, "writes a shell's completion script")
 			}
