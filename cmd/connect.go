@@ -99,6 +99,8 @@ func (c *client) closeAfter() {
 }
 
 // newConsole returns the stderr console of ios, coloured as out says.
+// Progress is a bar redrawn in place only on a terminal that can erase a
+// line: not TERM=dumb, which got the bar's escape codes as text.
 //
 // Its lines wait while a person answers a form (prompter, when not nil).
 func newConsole(ios *IOStreams, out output, prompter *tui.Prompter) *tui.Console {
@@ -106,7 +108,7 @@ func newConsole(ios *IOStreams, out output, prompter *tui.Prompter) *tui.Console
 	if prompter != nil {
 		w = prompter.Gate(w)
 	}
-	return tui.NewConsole(w, ios.ErrTTY, ios.colorEnabled(out.color, ios.ErrTTY))
+	return tui.NewConsole(w, ios.ErrTTY && !ios.dumbTerminal(), ios.colorEnabled(out.color, ios.ErrTTY))
 }
 
 // newPrinter returns the stdout printer of ios, coloured as out says.

@@ -134,6 +134,10 @@ func (s *IOStreams) outWidth() int {
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
+// dumbTerminal reports whether the terminal says it understands no escape
+// sequence (TERM=dumb): no colour unless asked for, no line redrawn.
+func (s *IOStreams) dumbTerminal() bool { return s.Getenv("TERM") == "dumb" }
+
 // colorEnabled decides colour for a stream from --color, NO_COLOR and
 // whether the stream is a terminal.
 func (s *IOStreams) colorEnabled(mode string, tty bool) bool {
@@ -143,7 +147,7 @@ func (s *IOStreams) colorEnabled(mode string, tty bool) bool {
 	case "never":
 		return false
 	}
-	if s.Getenv("NO_COLOR") != "" || s.Getenv("TERM") == "dumb" {
+	if s.Getenv("NO_COLOR") != "" || s.dumbTerminal() {
 		return false
 	}
 	return tty
