@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/modsource"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/transport"
+)
+
+// The exit codes and error kinds README's "Exit codes" section lists are
+// those classify gives, each for the errors it documents (wrapped as
+// commands return them).
+func TestExitCodesAsDocumented(t *testing.T) {
+	t.Parallel()
+	wrap := func(err error) error { return fmt.Errorf("tools/call: %w", err) }
+	cases := []struct {
+		err  error
+		code int
+		kind string
+	}{
+		{errors.New("something unexpected"), ExitError, "error"},
+		{usageErrorf("unknown flag: --x"), ExitUsage, "usage"},
+		{wrap(transport.ErrUnauthorized), ExitAuth, "auth"},
+		{wrap(oauthflow.ErrAuthorization), ExitAuth, "auth"},
+		{wrap(transport.ErrConnect), ExitConnect, "connection"},
+		{wrap(&transport.PeerExitError{}), ExitConnect, "connection"},
+		{wrap(transport.ErrFrameTooLarge), ExitConnect, "connection"},
+		{wrap(transport.ErrRedirect), ExitConnect, "connection"},
+		{wrap(io.EOF), ExitConnect, "connection"},
+		{wrap(&jsonrpc.Error{Code: -32601, Message: "method not found"}), ExitServerError, "server_error"},
+		{wrap(&inspector.ToolResultError{Name: "t"}), ExitServerError, "tool_error"},
+		{wrap(&inspector.InvalidToolError{}), ExitServerError, "invalid_tool"},
+		{wrap(inspector.ErrTimeout), ExitTimeout, "timeout"},
+		{wrap(context.DeadlineExceeded), ExitTimeout, "timeout"},
+		{wrap(record.ErrMismatch), ExitMismatch, "mismatch"},
+		{wrap(context.Canceled), ExitInterrupted, "interrupted"},
+	}
+	codes, kinds := map[int]bool{}, map[string]bool{}
+	for _, tc := range cases {
+		code, kind := classify(tc.err)
+		if code != tc.code || kind != tc.kind {
+			t.Errorf("%v: exit %d (%s), want %d (%s)", tc.err, code, kind, tc.code, tc.kind)
+		}
+		codes[code], kinds[kind] = true, true
+	}
+
+	root, err := modsource.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile(`(?s)\n## Exit codes\n(.*?)\n## `).FindSubmatch(readme)
+	if section == nil {
+		t.Fatal("README.md has no Exit codes section")
+	}
+	var documented []int
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllStringSubmatch(string(section[1]), -1) {
+		n, _ := strconv.Atoi(m[1])
+		documented = append(documented, n)
+	}
+	for code := range codes {
+		if !slices.Contains(documented, code) {
+			t.Errorf("exit code %d is not in README's table %v", code, documented)
+		}
+	}
+	for _, code := range documented {
+		if !codes[code] && code != ExitOK {
+			t.Errorf("README's table has exit code %d, which no error gets", code)
+		}
+	}
+	kindsLine := regexp.MustCompile("(?s)`code` is one of (.*?)\\.\n").FindSubmatch(section[1])
+	if kindsLine == nil {
+		t.Fatal("README's Exit codes section does not list the error codes")
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("`(\\w+)`").FindAllStringSubmatch(string(kindsLine[1]), -1) {
+		listed = append(listed, m[1])
+	}
+	for kind := range kinds {
+		if !slices.Contains(listed, kind) {
+			t.Errorf("error code %q is not in README's list %v", kind, listed)
+		}
+	}
+	for _, kind := range listed {
+		if !kinds[kind] {
+			t.Errorf("README lists the error code %q, which no error gets", kind)
+		}
+	}
+}
