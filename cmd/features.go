@@ -43,6 +43,9 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 			if err := wantArgs(c, own, 0, 0); err != nil {
 				return err
 			}
+			if o.wide && c.Flags().Changed("json") {
+				return usageErrorf("--wide shapes the table, which --json replaces; give one of them")
+			}
 			var cursor *string
 			if c.Flags().Changed("cursor") {
 				cursor = &o.cursor

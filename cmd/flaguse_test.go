@@ -82,6 +82,16 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 	})
 }
 
+// --wide shapes a table that --json does not print: both is a mistake
+// (the error, with --json, is one JSON line).
+func TestWideWithJSON(t *testing.T) {
+	t.Parallel()
+	r := runMcpx(t, nil, withServer("tools", "list", "--wide", "--json")...)
+	if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `"message":"--wide shapes the table, which --json replaces; give one of them"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 // What a command takes works: the global flags it says it reads, and
 // --json and --color everywhere.
 func TestGlobalFlagsThatApply(t *testing.T) {
