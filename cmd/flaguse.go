@@ -355,6 +355,9 @@ func flagError(c *cobra.Command, err error) error {
 			return errors.New(msg)
 		}
 	}
+	if typed == "version" && c.HasParent() {
+		return fmt.Errorf("%s (the version is mcpx's own: mcpx --version)", msg)
+	}
 	if typed != "" {
 		var names []string
 		fs.VisitAll(func(f *pflag.Flag) {

@@ -416,6 +416,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				if len(s) == 0 && e.repl != nil {
 					s = replSuggestions(e.repl.commands, args[0])
 				}
+				if len(s) == 0 && args[0] == "version" && e.repl == nil {
+					s = []string{"mcpx --version"}
+				}
 				if len(s) > 0 {
 					msg += " (did you mean " + strings.Join(s, ", ") + "?)"
 				}
