@@ -584,7 +584,7 @@ func newCompleteCmd(e *env) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.prompt, "prompt", "", "complete an argument of prompt `NAME`")
-	c.Flags().StringVar(&o.resource, "resource", "", "complete a variable of resource template `URI`")
+	c.Flags().StringVar(&o.resource, "resource", "", "complete a variable of the resource `TEMPLATE` (a URI template)")
 	stringsVar(c.Flags(), &o.context, "context", "", "an already-chosen argument value `k=v` (repeatable)")
 	return c
 }

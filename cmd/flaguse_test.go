@@ -191,6 +191,7 @@ func TestFlagErrorWords(t *testing.T) {
 		{withServer("ping", "--bogus"), "unknown flag: --bogus (see mcpx ping --help)"},
 		{[]string{"tools", "list", "--version"}, "unknown flag: --version (the version is mcpx's own: mcpx --version)"},
 		{[]string{"version"}, `unknown command "version" for "mcpx" (did you mean mcpx --version?)`},
+		{[]string{"--wire"}, "no server given: put the server command after --, e.g. mcpx -- node server.js"},
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/sessiond"
@@ -432,6 +433,15 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				return usageErrorf("no command given; type help for the list")
 			}
 			if len(args) == 0 && e.cfg.conn.http.url == "" && e.cfg.conn.named.ref == "" && e.cfg.conn.at.name == "" {
+				given := false
+				c.Flags().Visit(func(f *pflag.Flag) { given = given || f.Changed && !alwaysRead[f.Name] })
+				if given {
+					// mcpx --wire: flags for a REPL without a server,
+					// which the help would ignore (--color and --json
+					// apply to every command, as from an alias).
+					_, err := e.cfg.conn.forServer(nil, "mcpx")
+					return err
+				}
 				return c.Help()
 			}
 			return ro.run(c.Context(), args)
