@@ -365,10 +365,15 @@ func flagError(c *cobra.Command, err error) error {
 				names = append(names, f.Name)
 			}
 		})
-		if s := inspector.Suggest(typed, names, 2); len(s) > 0 {
-			for i := range s {
-				s[i] = "--" + s[i]
-			}
+		s := inspector.Suggest(typed, names, 2)
+		for i := range s {
+			s[i] = "--" + s[i]
+		}
+		if strings.Contains(c.Use, "[key=value") {
+			// mcpx tools call echo --message hi: an argument as a flag.
+			s = append(s, "the argument "+typed+"=VALUE")
+		}
+		if len(s) > 0 {
 			msg += " (did you mean " + strings.Join(s, " or ") + "?)"
 		}
 		return errors.New(msg)

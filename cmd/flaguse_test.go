@@ -189,6 +189,8 @@ func TestFlagErrorWords(t *testing.T) {
 		{withServer("ping", "-json"), "unknown flag: -json (flags with long names take two dashes: --json)"},
 		{withServer("ping", "-x"), "unknown flag: -x (see mcpx ping --help)"},
 		{withServer("ping", "--bogus"), "unknown flag: --bogus (see mcpx ping --help)"},
+		{withServer("tools", "call", "echo", "--message", "hi"), "unknown flag: --message (did you mean --max-message-size or the argument message=VALUE?)"},
+		{withServer("prompts", "get", "greet", "--name=Ada"), "unknown flag: --name (did you mean the argument name=VALUE?)"},
 		{[]string{"tools", "list", "--version"}, "unknown flag: --version (the version is mcpx's own: mcpx --version)"},
 		{[]string{"version"}, `unknown command "version" for "mcpx" (did you mean mcpx --version?)`},
 		{[]string{"--wire"}, "no server given: put the server command after --, e.g. mcpx -- node server.js"},
