@@ -403,3 +403,31 @@ func checkOneDash(c *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// checkViewFlags refuses --ui-theme and --ui-timeout without --ui, and
+// --no-browser where nothing opens a browser (no --url or configured
+// server for OAuth, no --ui for views): each did nothing, silently. The
+// REPL (:ui on) and mcpx connect (whose session's commands may show
+// views) take them for later.
+func checkViewFlags(c *cobra.Command, conn connDesc) error {
+	if !c.HasParent() || c.Name() == "repl" || c.Name() == "connect" || conn.feat.ui.on {
+		return nil
+	}
+	fs := c.Flags()
+	changed := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	var given []string
+	for _, name := range []string{"ui-theme", "ui-timeout"} {
+		if changed(name) {
+			given = append(given, "--"+name)
+		}
+	}
+	switch {
+	case len(given) == 1:
+		return usageErrorf("%s applies to MCP Apps' views: give --ui, or leave it out", given[0])
+	case len(given) > 1:
+		return usageErrorf("%s apply to MCP Apps' views: give --ui, or leave them out", strings.Join(given, ", "))
+	case changed("no-browser") && conn.http.url == "" && conn.named.ref == "":
+		return usageErrorf("--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here")
+	}
+	return nil
+}

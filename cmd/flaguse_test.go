@@ -79,6 +79,10 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--trust"), "--trust and --input apply to a configured server (-s NAME)"},
 		{withServer("ping", "--input", "a=b"), "--trust and --input apply to a configured server"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "hide"}, "--server-stderr applies to a server command after --"},
+		// The views' flags without views, --no-browser without a browser.
+		{withServer("tools", "call", "x", "--ui-theme", "dark"), "--ui-theme applies to MCP Apps' views: give --ui, or leave it out"},
+		{withServer("ping", "--ui-timeout", "5s", "--ui-theme", "light"), "--ui-theme, --ui-timeout apply to MCP Apps' views"},
+		{withServer("ping", "--no-browser"), "--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here"},
 	})
 }
 

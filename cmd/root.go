@@ -481,6 +481,9 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if err := checkRecording(c, cfg.conn.rec); err != nil {
 				return err
 			}
+			if err := checkViewFlags(c, cfg.conn); err != nil {
+				return err
+			}
 			cfg.conn.rec.command, cfg.conn.rec.args = ownCommand(c, args)
 			e.cfg = cfg
 			return e.namedBeforeRun(c)
