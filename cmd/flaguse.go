@@ -431,3 +431,35 @@ func checkViewFlags(c *cobra.Command, conn connDesc) error {
 	}
 	return nil
 }
+
+// explainStray returns the usage error that explains a mistake found in
+// args for c, when one of these caused it: a long flag typed with one
+// dash (checkOneDash), or a switch given its value as the next word
+// (--wire true, --json false), which pflag does not take: the word
+// became an argument ("wrong number of arguments"). nil when neither is
+// in args.
+func explainStray(c *cobra.Command, args []string) error {
+	if err := checkOneDash(c, args); err != nil {
+		return err
+	}
+	fs := c.Flags()
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if i+1 == len(args) || (args[i+1] != "true" && args[i+1] != "false") {
+			continue
+		}
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(a, "--"):
+			f = fs.Lookup(a[2:])
+		case len(a) == 2 && a[0] == '-':
+			f = fs.ShorthandLookup(a[1:])
+		}
+		if f != nil && f.Value.Type() == "bool" {
+			return usageErrorf("%s %s: %s is a switch and takes no separate value; give %s alone (or %s=%s)", a, args[i+1], a, a, a, args[i+1])
+		}
+	}
+	return nil
+}

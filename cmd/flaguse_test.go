@@ -169,6 +169,8 @@ func TestFlagLikeValues(t *testing.T) {
 		{[]string{"ping", "-s", "--url=http://x/"}, `-s "--url=http://x/": that is a flag`},
 		{withServer("tools", "call", "echo", "-output", "f.png"), `-output: a long flag takes two dashes: --output (one dash made it -o with the value "utput")`},
 		{[]string{"-server", "web", "ping"}, `-server: a long flag takes two dashes: --server`},
+		{withServer("ping", "--wire", "false"), `--wire false: --wire is a switch and takes no separate value; give --wire alone (or --wire=false)`},
+		{withServer("tools", "list", "-v", "true"), `-v true: -v is a switch and takes no separate value; give -v alone (or -v=true)`},
 	})
 	// A value that only starts with a dash is a value.
 	if r := runMcpx(t, nil, withServer("ping", "--env", "-notaflag=1")...); r.code != ExitConnect {

@@ -81,8 +81,9 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 		return ExitOK
 	}
 	if code, _ := classify(err); ran != nil && (code == ExitUsage || !w.env.started) {
-		// A long flag typed with one dash explains the mistake found.
-		if derr := checkOneDash(ran, args); derr != nil {
+		// A long flag typed with one dash, or a switch given a value,
+		// explains the mistake found.
+		if derr := explainStray(ran, args); derr != nil {
 			err = derr
 		}
 	}

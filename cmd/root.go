@@ -194,10 +194,10 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	if err == nil {
 		ran, err = root.ExecuteContextC(ctx)
 	}
-	if err != nil && ran != nil && !e.started {
-		// A long flag typed with one dash explains the mistake cobra
-		// found before the flags were checked (mcpx -server foo ping).
-		if derr := checkOneDash(ran, args); derr != nil {
+	if code, _ := classify(err); err != nil && ran != nil && (code == ExitUsage || !e.started) {
+		// A long flag typed with one dash (mcpx -server foo ping), or a
+		// switch given a value (--wire true), explains the mistake found.
+		if derr := explainStray(ran, args); derr != nil {
 			err = derr
 		}
 	}
