@@ -122,8 +122,12 @@ func checkFlags(c *cobra.Command) error {
 		}
 		return usageErrorf("%s", msg)
 	}
-	if len(empty) > 0 {
-		return usageErrorf("%s is empty: give a value, or leave the flag out (is a variable unset?)", strings.Join(empty, ", "))
+	switch len(empty) {
+	case 0:
+	case 1:
+		return usageErrorf("%s is empty: give a value, or leave the flag out (is a variable unset?)", empty[0])
+	default:
+		return usageErrorf("%s are empty: give values, or leave the flags out (is a variable unset?)", strings.Join(empty, ", "))
 	}
 	return nil
 }

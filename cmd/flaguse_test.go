@@ -132,6 +132,7 @@ func TestEmptyValues(t *testing.T) {
 		{[]string{"ping", "--url="}, "--url " + empty},
 		{withServer("ping", "--record", ""), "--record " + empty},
 		{withServer("ping", "--cwd", ""), "--cwd " + empty},
+		{withServer("ping", "--cwd", "", "--record", ""), "--cwd, --record are empty: give values, or leave the flags out"},
 		{withServer("ping", "--server-stderr", ""), "--server-stderr " + empty},
 		{withServer("ping", "--bearer", ""), "--bearer " + empty},
 		{withServer("ping", "--protocol-era", ""), "--protocol-era " + empty},
