@@ -950,6 +950,13 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	e := o.e
 	d, out := e.cfg.conn, e.cfg.out
 	con := e.console()
+	if len(server) == 0 && d.http.url == "" && d.named.ref == "" && d.at.name == "" {
+		// Said before the files are read: mcpx verify t.jsonl node s.js
+		// is a server command without -- before it (forgotDash), not a
+		// trace named node that does not exist.
+		_, err := d.forServer(nil, "mcpx verify "+shellJoin(files))
+		return &usageError{err: &strayArgsError{err: err}}
+	}
 	files, err = traceFiles(files)
 	if err != nil {
 		return err
