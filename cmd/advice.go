@@ -200,7 +200,7 @@ type hintFacts struct {
 // hintFacts returns the facts of the connection d describes, shown as out
 // says.
 func (d connDesc) hintFacts(out output) hintFacts {
-	return hintFacts{bearer: d.http.bearer != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
+	return hintFacts{bearer: d.http.sentBearer() != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
 		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire}
 }
 

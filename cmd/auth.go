@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,8 +122,16 @@ func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
 	if h.url == "" {
 		return d, usageErrorf("%s applies to HTTP servers; give the server with --url URL", given[0])
 	}
-	if h.bearer != "" {
-		return d, usageErrorf("--bearer sends a fixed token, so OAuth flags such as %s do not apply; drop one or the other", given[0])
+	// (--no-browser is also --ui's: it may come with fixed credentials.)
+	if oauthOnly := slices.DeleteFunc(slices.Clone(given), func(n string) bool { return n == "--no-browser" }); len(oauthOnly) > 0 {
+		if h.bearer != "" {
+			return d, usageErrorf("--bearer sends a fixed token, so OAuth flags such as %s do not apply; drop one or the other", oauthOnly[0])
+		}
+		for _, line := range h.headers {
+			if name, _, _ := strings.Cut(line, ":"); strings.EqualFold(strings.TrimSpace(name), "Authorization") {
+				return d, usageErrorf("-H gives the Authorization header, so OAuth flags such as %s do not apply; drop one or the other", oauthOnly[0])
+			}
+		}
 	}
 	switch oauthflow.Grant(a.grant) {
 	case "", oauthflow.GrantAuthorizationCode:

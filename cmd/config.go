@@ -78,6 +78,18 @@ type httpDesc struct {
 	authFrom string
 }
 
+// sentBearer is the bearer token the connection sends, "" for none:
+// --bearer (which replaces a configured server's Authorization header),
+// else $MCPX_BEARER_TOKEN unless an Authorization header is given (-H, or
+// the configured server's): a default from the environment does not
+// replace credentials given for this server.
+func (h httpDesc) sentBearer() string {
+	if h.bearerFlag || h.header.Get("Authorization") == "" {
+		return h.bearer
+	}
+	return ""
+}
+
 // oauthOff says why mcpx must not run OAuth for the connection, "" when
 // it may: credentials given by hand take precedence.
 func (h httpDesc) oauthOff() string {

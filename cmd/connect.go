@@ -321,8 +321,8 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
 	}
 	switch why := d.http.oauthOff(); {
-	case d.http.bearer != "":
-		opts.Authorizer = transport.BearerToken(d.http.bearer)
+	case d.http.sentBearer() != "":
+		opts.Authorizer = transport.BearerToken(d.http.sentBearer())
 	case why != "":
 		if out.verbose || out.wire {
 			c.console.Note("OAuth is off: " + why)

@@ -93,7 +93,7 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.http.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
 	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP `TRANSPORT`: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
 	stringsVar(fs, &f.http.headers, "header", "H", "send the HTTP header `'Name: value'` with every request (repeatable)")
-	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN)")
+	fs.StringVar(&f.http.bearer, "bearer", "", "send `TOKEN` as an HTTP bearer token (default $MCPX_BEARER_TOKEN, unless an Authorization header is given)")
 	fs.StringVar(&f.http.caCert, "ca-cert", "", "trust the certificate authorities in PEM `FILE` for HTTPS")
 	fs.BoolVar(&f.http.insecure, "insecure", false, "do not verify the server's TLS certificate (unsafe)")
 	f.named.register(fs)

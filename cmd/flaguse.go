@@ -410,7 +410,8 @@ func checkOneDash(c *cobra.Command, args []string) error {
 
 // checkViewFlags refuses --ui-theme and --ui-timeout without --ui, and
 // --no-browser where nothing opens a browser (no --url or configured
-// server for OAuth, no --ui for views): each did nothing, silently. The
+// server for OAuth, or credentials given, and no --ui for views): each did
+// nothing, silently. The
 // REPL (:ui on) and mcpx connect (whose session's commands may show
 // views) take them for later.
 func checkViewFlags(c *cobra.Command, conn connDesc) error {
@@ -432,6 +433,8 @@ func checkViewFlags(c *cobra.Command, conn connDesc) error {
 		return usageErrorf("%s apply to MCP Apps' views: give --ui, or leave them out", strings.Join(given, ", "))
 	case changed("no-browser") && conn.http.url == "" && conn.named.ref == "":
 		return usageErrorf("--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here")
+	case changed("no-browser") && conn.http.url != "" && (conn.http.sentBearer() != "" || conn.http.oauthOff() != ""):
+		return usageErrorf("--no-browser applies to OAuth's authorization and to --ui's views; neither is here (the credentials are given: --bearer, -H 'Authorization: …' or $MCPX_BEARER_TOKEN)")
 	}
 	return nil
 }

@@ -79,7 +79,12 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--trust"), "--trust and --input apply to a configured server (-s NAME)"},
 		{withServer("ping", "--input", "a=b"), "--trust and --input apply to a configured server"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "hide"}, "--server-stderr applies to a server command after --"},
+		// Credentials given twice, TLS flags that contradict.
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--bearer", "x", "-H", "Authorization: Bearer y"}, "--bearer and -H 'Authorization: …' both give the Authorization header; give one"},
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "-H", "authorization: Bearer y", "--client-id", "c"}, "-H gives the Authorization header, so OAuth flags such as --client-id do not apply"},
+		{[]string{"ping", "--url", "https://127.0.0.1:1/", "--insecure", "--ca-cert", "/dev/null"}, "--insecure verifies no certificate, so --ca-cert would not be used; give one"},
 		// The views' flags without views, --no-browser without a browser.
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--bearer", "x", "--no-browser"}, "--no-browser applies to OAuth's authorization and to --ui's views; neither is here (the credentials are given"},
 		{withServer("tools", "call", "x", "--ui-theme", "dark"), "--ui-theme applies to MCP Apps' views: give --ui, or leave it out"},
 		{withServer("ping", "--ui-timeout", "5s", "--ui-theme", "light"), "--ui-theme, --ui-timeout apply to MCP Apps' views"},
 		{withServer("ping", "--no-browser"), "--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here"},

@@ -48,6 +48,12 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 	if err := checkURL("--url", f.url); err != nil {
 		return d, err
 	}
+	if f.bearer != "" && header.Get("Authorization") != "" {
+		return d, usageErrorf("--bearer and -H 'Authorization: …' both give the Authorization header; give one")
+	}
+	if f.insecure && f.caCert != "" {
+		return d, usageErrorf("--insecure verifies no certificate, so --ca-cert would not be used; give one")
+	}
 	if len(server.env) > 0 || server.cwd != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command after --, not to --url")
 	}

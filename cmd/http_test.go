@@ -245,6 +245,17 @@ func TestHTTPBearerFromEnv(t *testing.T) {
 	if r.code != 0 || got.Load() != "Bearer from-env" {
 		t.Errorf("exit %d, Authorization %q, stderr %s", r.code, got.Load(), r.stderr)
 	}
+	// The environment's default does not replace an Authorization header
+	// given on the command line (it did: the header was set, then the
+	// bearer token over it); --bearer, given, wins over the environment.
+	r = runMcpx(t, map[string]string{"MCPX_BEARER_TOKEN": "from-env"}, "ping", "--url", u, "-H", "Authorization: Token given")
+	if r.code != 0 || got.Load() != "Token given" {
+		t.Errorf("-H Authorization with $MCPX_BEARER_TOKEN: exit %d, Authorization %q, stderr %s", r.code, got.Load(), r.stderr)
+	}
+	r = runMcpx(t, map[string]string{"MCPX_BEARER_TOKEN": "from-env"}, "ping", "--url", u, "--bearer", "from-flag")
+	if r.code != 0 || got.Load() != "Bearer from-flag" {
+		t.Errorf("--bearer with $MCPX_BEARER_TOKEN: exit %d, Authorization %q, stderr %s", r.code, got.Load(), r.stderr)
+	}
 }
 
 func TestHTTPTLSFlags(t *testing.T) {

@@ -648,8 +648,8 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 		defer finishRecording(con, rec, d.rec.file, out.verbose, &err)
 	}
 	header := d.http.header.Clone()
-	if d.http.bearer != "" {
-		header.Set("Authorization", "Bearer "+d.http.bearer)
+	if b := d.http.sentBearer(); b != "" {
+		header.Set("Authorization", "Bearer "+b)
 	}
 	po := record.HTTPProxyOptions{Upstream: d.http.url, Header: header, MaxMessageSize: d.session.maxMessageSize}
 	var wire transport.FrameFunc
