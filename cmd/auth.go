@@ -336,6 +336,17 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 			if d.http.url == "" {
 				return usageErrorf("auth login needs the server: --url URL")
 			}
+			// OAuth is what it runs: fixed credentials turn it off (the
+			// environment's default token does not: it is not sent here).
+			if !d.http.bearerFlag {
+				d.http.bearer = ""
+			}
+			switch why := d.http.oauthOff(); {
+			case d.http.bearerFlag:
+				return usageErrorf("auth login runs OAuth, and --bearer sends a fixed token instead: leave --bearer out")
+			case why != "":
+				return usageErrorf("auth login runs OAuth, which is off for this server: %s", why)
+			}
 			if !c.Flags().Changed("timeout") {
 				d.session.timeout = 5 * time.Minute
 			}
@@ -343,7 +354,7 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 			e.run.login = true
 			return e.withSession(c.Context(), d, func(cl *client) error {
 				if cl.oauth == nil {
-					return usageErrorf("OAuth is off for this server (-H gives an Authorization header)")
+					return usageErrorf("OAuth is off for this server")
 				}
 				rec := cl.oauth.Current()
 				if rec == nil {

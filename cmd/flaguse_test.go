@@ -79,7 +79,10 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--trust"), "--trust and --input apply to a configured server (-s NAME)"},
 		{withServer("ping", "--input", "a=b"), "--trust and --input apply to a configured server"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "hide"}, "--server-stderr applies to a server command after --"},
-		// Credentials given twice, TLS flags that contradict.
+		// Credentials given twice, TLS flags that contradict; fixed
+		// credentials where OAuth is the point.
+		{[]string{"auth", "login", "--url", "http://127.0.0.1:1/", "--bearer", "x"}, "auth login runs OAuth, and --bearer sends a fixed token instead: leave --bearer out"},
+		{[]string{"auth", "login", "--url", "http://127.0.0.1:1/", "-H", "Authorization: x"}, "auth login runs OAuth, which is off for this server: -H gives an Authorization header"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--bearer", "x", "-H", "Authorization: Bearer y"}, "--bearer and -H 'Authorization: …' both give the Authorization header; give one"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "-H", "authorization: Bearer y", "--client-id", "c"}, "-H gives the Authorization header, so OAuth flags such as --client-id do not apply"},
 		{[]string{"ping", "--url", "https://127.0.0.1:1/", "--insecure", "--ca-cert", "/dev/null"}, "--insecure verifies no certificate, so --ca-cert would not be used; give one"},
@@ -89,6 +92,17 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--ui-timeout", "5s", "--ui-theme", "light"), "--ui-theme, --ui-timeout apply to MCP Apps' views"},
 		{withServer("ping", "--no-browser"), "--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here"},
 	})
+}
+
+// The environment's default token does not keep mcpx auth login from
+// running OAuth (it is not sent there): the login gets as far as the
+// server, which is not listening.
+func TestAuthLoginIgnoresBearerFromEnv(t *testing.T) {
+	t.Parallel()
+	r := runMcpx(t, map[string]string{"MCPX_BEARER_TOKEN": "from-env"}, "auth", "login", "--url", "http://127.0.0.1:1/mcp", "--timeout", "5s")
+	if r.code != ExitConnect {
+		t.Errorf("exit %d, want %d; stderr %q", r.code, ExitConnect, r.stderr)
+	}
 }
 
 // --wide shapes a table that --json does not print: both is a mistake
