@@ -597,6 +597,9 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 		if err != nil {
 			return err
 		}
+		for _, p := range inspector.CompleteResultProblems(res) {
+			c.console.Warn("the completion result departs from the spec (server/utilities/completion): " + p)
+		}
 		o.e.emit(c, res, func() { c.out.Completion(res) })
 		return nil
 	})

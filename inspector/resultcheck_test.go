@@ -64,6 +64,10 @@ func TestToolResultProblems(t *testing.T) {
 		{"plain", `{"content":[{"type":"resource_link","uri":"file:///a"},{"type":"resource","resource":{"uri":"a:b"}},{"type":"resource"}]}`, []string{
 			`content[0] (resource_link) has no string "name"`, `content[1] (resource) has no "resource" with`, `content[2] (resource) has no "resource" object`}},
 		{"plain", `{"content":[{"type":"resource","resource":{"uri":"a:b","blob":"AA=="}},{"type":"future-kind"},{"type":"resource_link","uri":"a:b","name":"b"}]}`, nil},
+		{"plain", `{"content":[{"type":"image","data":"AAE","mimeType":"image/png"},{"type":"audio","data":"AA\nAA==","mimeType":"audio/wav"}]}`, nil},
+		{"plain", `{"content":[{"type":"image","data":"-_-_","mimeType":"image/png"},{"type":"audio","data":"A","mimeType":"audio/wav"},{"type":"resource","resource":{"uri":"a:b","blob":"!"}},{"type":"resource","resource":{"uri":"a:b","text":"t","blob":"AA=="}}]}`, []string{
+			`content[0] (image) has a "data" that is not valid base64 (illegal base64 data at input byte 0)`, `content[1] (audio) has a "data" that is not valid base64`,
+			`content[2] (resource) has a "blob" that is not valid base64`, `content[3] (resource) has both a "text" and a "blob"`}},
 		{"plain", `{"content":[` + many + `{"type":"text","text":""}]}`, []string{
 			"content[0]", "content[1]", "content[2]", "content[3]", "and 3 more content blocks"}},
 		{"plain", `{"content":[],"isError":"yes"}`, []string{`"isError" is not a boolean`}},
@@ -147,6 +151,9 @@ func TestPromptAndResourceResultProblems(t *testing.T) {
 		{false, `{"contents":{}}`, []string{`"contents" is not an array`}},
 		{false, `{"contents":[null,{"text":"x"},{"uri":"a:b"},{"uri":"a:b","text":5}]}`, []string{
 			"contents[0] is not an object", `contents[1] has no string "uri"`, `contents[2] has neither a string "text" nor a string "blob"`, "contents[3] has neither"}},
+		{false, `{"contents":[{"uri":"a:b","blob":"not base64"},{"uri":"a:c","text":"","blob":""}]}`, []string{
+			`contents[0] has a "blob" that is not valid base64 (illegal base64 data at input byte 3)`, `contents[1] has both a "text" and a "blob"`}},
+		{true, `{"messages":[{"role":"user","content":{"type":"audio","data":"*","mimeType":"audio/wav"}}]}`, []string{`messages[0] content (audio) has a "data" that is not valid base64`}},
 	} {
 		check := ResourceResultProblems
 		if tt.prompt {
@@ -187,6 +194,37 @@ func TestPromptAndResourceResultProblems(t *testing.T) {
 	w.expect(`the result of reading test://a departs from the spec (server/resources): contents[0] has neither`)
 	if r := <-got; r != `{"contents":[{"uri":"test://a"}]} <nil>` {
 		t.Errorf("resources/read returned %s", r)
+	}
+}
+
+// TestCompleteResultProblems: a completion/complete result that departs
+// from CompleteResult is said, one line per departure.
+func TestCompleteResultProblems(t *testing.T) {
+	hundred := strings.Repeat(`"v",`, 100)
+	for _, tt := range []struct {
+		result string
+		want   []string
+	}{
+		{`{"completion":{"values":["a","b"],"total":2,"hasMore":false}}`, nil},
+		{`{"completion":{"values":[],"total":1.0}}`, nil},
+		{`{"completion":{"values":[],"total":12345678901234567890}}`, nil},
+		{`[]`, []string{"not a JSON object"}},
+		{`{"values":[]}`, []string{`no "completion" object`}},
+		{`{"completion":{}}`, []string{`no "values" array`}},
+		{`{"completion":{"values":[1,"a",null],"total":"3","hasMore":"no"}}`, []string{
+			"2 of its completion values are not strings", `total "3" is not an integer`, `hasMore "no" is not a boolean`}},
+		{`{"completion":{"values":[` + hundred + `"v"],"total":1.5}}`, []string{"101 completion values, more than the 100 allowed", "total 1.5 is not an integer"}},
+	} {
+		got := CompleteResultProblems([]byte(tt.result))
+		if len(got) != len(tt.want) {
+			t.Errorf("%.80s: problems %q, want %d like %q", tt.result, got, len(tt.want), tt.want)
+			continue
+		}
+		for j, w := range tt.want {
+			if !strings.Contains(got[j], w) {
+				t.Errorf("%.80s: problem %q lacks %q", tt.result, got[j], w)
+			}
+		}
 	}
 }
 

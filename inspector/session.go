@@ -539,6 +539,12 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 	case mcp.NotificationToolsListChanged:
 		s.tools.invalidate()
 	case mcp.NotificationProgress:
+		if problem := progressProblem(m.Params); problem != "" {
+			// Not taken as progress: shown as the notification it is,
+			// after the warning.
+			s.warn("progress notification %s (spec basic/utilities/progress)", problem)
+			break
+		}
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`
 			Progress float64         `json:"progress"`
@@ -567,6 +573,9 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			if onProg != nil && s.peer.Extend(token) {
 				if reported && p.Progress <= last {
 					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+				}
+				if p.Total != nil && p.Progress > *p.Total {
+					s.warn("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
 				if _, live := s.progress[key]; live {
