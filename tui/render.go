@@ -3,10 +3,10 @@ package tui
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -406,12 +406,19 @@ func (p *Printer) Resources(items []json.RawMessage) {
 	p.table(items, "(no resources)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URI, MimeType, Description string
-			Size                                    *int64
+			Size                                    json.RawMessage
 		}
 		_ = json.Unmarshal(it, &r)
 		extra := EscapeLine(r.MimeType)
-		if r.Size != nil {
-			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
+		if len(r.Size) > 0 && !rawjson.IsNull(r.Size) {
+			// A size that is not a count of bytes (negative, beyond
+			// int64, not a number) is shown as it came, marked.
+			var n int64
+			size := EscapeLine(rawjson.Excerpt(r.Size, 40)) + " (not a size)"
+			if json.Unmarshal(r.Size, &n) == nil && n >= 0 {
+				size = HumanSize(n)
+			}
+			extra = strings.TrimSpace(extra + " " + size)
 		}
 		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
 	})
@@ -452,14 +459,14 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 }
 
 // ToolResult renders a CallToolResult: its content blocks, then its
-// structured content. It reports whether the result has isError set.
-// Content is read in place and texts are written as they are decoded, so
-// a large result is never copied.
+// structured content, then whatever else the result holds. It reports
+// whether the result has isError set. Content is read in place and texts
+// are written as they are decoded, so a large result is never copied.
 func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 	var f rawjson.Fields
 	var content [][]byte
 	var structured []byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
 		switch name {
 		case "content":
 			content = f.Array(v)
@@ -490,14 +497,17 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
 		p.humanJSON(structured)
 	}
-	if len(content) == 0 && len(structured) == 0 && p.saved == 0 {
+	rest := resultRest(raw, "content", "structuredContent", "isError")
+	if len(content) == 0 && len(structured) == 0 && p.saved == 0 && len(rest) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
+	p.resultMore(rest)
 	return isError
 }
 
 // duplicatesStructured reports whether the content block c is a text
-// block holding the same JSON as structured.
+// block holding the same JSON as structured, and nothing else (a block
+// with annotations is shown, for them).
 func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 	var f rawjson.Fields
 	var typ string
@@ -508,14 +518,119 @@ func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 		} else {
 			text = f.OptStr(v)
 		}
-	}) || typ != "text" || text == nil || len(text) > maxCompared {
+	}) || typ != "text" || text == nil || len(text) > maxCompared || len(unshown(c, "type", "text")) > 0 {
 		return false
 	}
 	s, ok := rawjson.String(text)
 	return ok && sameJSON(s, structured)
 }
 
-// Content renders one content block (spec: server/tools, "Tool Result").
+// member is one member of an object as received: its name (quoted, as
+// written) and its value.
+type member struct{ name, value []byte }
+
+// unshown returns the members of the object raw that a renderer showing
+// the members shown (matched as rawjson.Fields matches them) leaves out,
+// in order.
+func unshown(raw []byte, shown ...string) []member {
+	var out []member
+	rawjson.Members(raw, func(n, v []byte) bool {
+		if rawjson.MatchName(n, shown...) == "" {
+			out = append(out, member{n, v})
+		}
+		return true
+	})
+	return out
+}
+
+// specMembers are the members the spec defines on content blocks,
+// resource contents and results that the renderers show only as they
+// came (schema.json: annotations, _meta, a resource link's icons, a
+// 2026-07-28 result's resultType): more names them as they are, and marks
+// any other member as not in the spec.
+var specMembers = []string{"annotations", "_meta", "icons", "resultType"}
+
+// more prints, one line each under what was rendered, the members ms
+// that the rendering left out: the spec's by name (specMembers), any
+// other marked as not in the spec, each value as compact JSON with binary
+// data elided and control characters escaped. Human output drops nothing
+// a server sent without saying so; --json has it all as it came.
+func (p *Printer) more(ms []member, indent string) {
+	for _, m := range ms {
+		name := rawjson.Name(m.name)
+		label := EscapeLine(name)
+		if !slices.Contains(specMembers, name) {
+			label += " (not in the spec)"
+		}
+		v := elideBinary(rawjson.AppendCompactPrefix(nil, m.value, len(m.value), false), p.saveHint())
+		fmt.Fprintf(p.w, "%s%s %s\n", indent, p.st.dim(label+":"), EscapeJSON(string(v)))
+	}
+}
+
+// resultRest returns the members of the result raw that its renderer,
+// showing the members shown, leaves out, less what the protocol itself
+// puts on every result and mcpx has taken in: resultType "complete"
+// (spec 2026-07-28: every result carries one) and the _meta keys the
+// protocol reserves (io.modelcontextprotocol/*, such as the serverInfo a
+// 2026-07-28 server adds to each response).
+func resultRest(raw []byte, shown ...string) []member {
+	ms := unshown(raw, shown...)
+	out := ms[:0]
+	for _, m := range ms {
+		switch {
+		case rawjson.NameIs(m.name, "resultType") && string(m.value) == `"complete"`:
+			continue
+		case rawjson.NameIs(m.name, "_meta") && bytes.Contains(m.value, []byte(mcp.MetaReservedPrefix)):
+			var kept []byte
+			if !rawjson.Members(m.value, func(n, v []byte) bool {
+				if !strings.HasPrefix(rawjson.Name(n), mcp.MetaReservedPrefix) {
+					if len(kept) > 0 {
+						kept = append(kept, ',')
+					}
+					kept = append(append(append(kept, n...), ':'), v...)
+				}
+				return true
+			}) {
+				break
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			m.value = append(append([]byte{'{'}, kept...), '}')
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// resultMore prints a result's members its renderer did not show (see
+// resultRest) under a heading, after the rest of the result.
+func (p *Printer) resultMore(rest []member) {
+	if len(rest) == 0 {
+		return
+	}
+	fmt.Fprintln(p.w, p.st.head("Also in the result:"))
+	p.more(rest, "  ")
+}
+
+// binary summarises base64 data (the JSON string data, nil when there is
+// none) as what: its MIME type and decoded size, or that it is not base64.
+func (p *Printer) binary(what, mimeType string, data []byte) {
+	mt := orString(EscapeLine(mimeType), "unknown type")
+	var line string
+	if data == nil {
+		line = fmt.Sprintf("[%s: %s, no data]", what, mt)
+	} else if n, err := inspector.Base64Len(data); err != nil {
+		line = fmt.Sprintf("[%s: %s, %d characters that are not valid base64 (%v); --json shows them]", what, mt, stringLen(data), err)
+	} else {
+		line = fmt.Sprintf("[%s: %s, %s; %s]", what, mt, HumanSize(n), p.saveHint())
+	}
+	fmt.Fprintln(p.w, p.st.dim(line))
+}
+
+// Content renders one content block (spec: server/tools, "Tool Result"),
+// then what it holds besides (annotations, _meta, members the spec does
+// not define).
 func (p *Printer) Content(raw json.RawMessage) {
 	var f rawjson.Fields
 	var typ, mimeType, uri, name, title, description string
@@ -556,23 +671,38 @@ func (p *Printer) Content(raw json.RawMessage) {
 		} else {
 			p.rawText(text)
 		}
+		p.more(unshown(raw, "type", "text"), "  ")
 	case "image", "audio":
-		n := 0
-		if data != nil {
-			n = stringLen(data)
-		}
-		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s; %s]", typ, orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(base64.StdEncoding.DecodedLen(n))), p.saveHint())))
+		p.binary(typ, mimeType, data)
+		p.more(unshown(raw, "type", "data", "mimeType"), "  ")
 	case "resource_link":
-		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(name, title)), EscapeLine(uri))
+		label := EscapeLine(orString(name, title))
+		if title != "" && name != "" && title != name {
+			label += " (" + EscapeLine(title) + ")"
+		}
+		line := fmt.Sprintf("[resource link] %s %s", label, EscapeLine(uri))
+		var details []string
 		if mimeType != "" {
-			line += " (" + EscapeLine(mimeType) + ")"
+			details = append(details, EscapeLine(mimeType))
+		}
+		var n *int64
+		if size != nil && json.Unmarshal(size, &n) == nil && n != nil {
+			details = append(details, HumanSize(*n))
+		}
+		if len(details) > 0 {
+			line += " (" + strings.Join(details, ", ") + ")"
 		}
 		fmt.Fprintln(p.w, p.st.dim(line))
 		if description != "" {
-			fmt.Fprintln(p.w, "  "+firstLine(description))
+			p.indented(description, "  ")
 		}
+		p.more(unshown(raw, "type", "uri", "name", "title", "mimeType", "size", "description"), "  ")
 	case "resource":
 		p.ResourceContents(resource, true)
+		p.more(unshown(raw, "type", "resource"), "  ")
+	case "":
+		fmt.Fprintln(p.w, p.st.dim("[content without a type]"))
+		p.humanJSON(raw)
 	default:
 		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(typ))))
 		p.humanJSON(raw)
@@ -585,7 +715,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 	var f rawjson.Fields
 	var uri, mimeType string
 	var text, blob []byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
 		switch n {
 		case "uri":
 			uri = f.Str(v)
@@ -607,26 +737,26 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 		}
 		fmt.Fprintln(p.w, p.st.dim(h))
 	}
-	switch {
-	case text != nil:
+	if text != nil {
 		p.rawText(text)
-	case blob != nil:
-		s := rawjson.StringBytes(blob)
-		n, err := base64Len(s)
-		if err != nil {
-			n = base64.StdEncoding.DecodedLen(len(s))
-		}
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; %s]", orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(n)), p.saveHint())))
-	default:
+	}
+	if blob != nil {
+		// Both a text and a blob is against the spec (a warning says so):
+		// both are shown.
+		p.binary("binary", mimeType, blob)
+	}
+	if text == nil && blob == nil {
 		fmt.Fprintln(p.w, p.st.dim("(no text or blob)"))
 	}
+	p.more(unshown(raw, "uri", "mimeType", "text", "blob"), "  ")
 }
 
-// ReadResult renders a ReadResourceResult.
+// ReadResult renders a ReadResourceResult. Its caching hints are the
+// command's to describe (CacheHint).
 func (p *Printer) ReadResult(raw json.RawMessage) {
 	var f rawjson.Fields
 	var contents [][]byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
 		p.humanJSON(raw)
 		return
 	}
@@ -636,67 +766,120 @@ func (p *Printer) ReadResult(raw json.RawMessage) {
 	for _, c := range contents {
 		p.ResourceContents(c, len(contents) > 1)
 	}
+	p.resultMore(resultRest(raw, "contents", "ttlMs", "cacheScope"))
 }
 
 // PromptResult renders a GetPromptResult: description, then each message.
 func (p *Printer) PromptResult(raw json.RawMessage) {
-	var r struct {
-		Description string `json:"description"`
-		Messages    []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	var f rawjson.Fields
+	var description string
+	var messages [][]byte
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"description", "messages"}, func(n string, v []byte) {
+		if n == "description" {
+			description = f.Str(v)
+		} else {
+			messages = f.Array(v)
+		}
+	}) {
 		p.humanJSON(raw)
 		return
 	}
-	if r.Description != "" {
-		fmt.Fprintln(p.w, p.st.dim(EscapeLine(r.Description)))
+	if description != "" {
+		fmt.Fprintln(p.w, p.st.dim(EscapeLine(description)))
 	}
-	for _, m := range r.Messages {
-		fmt.Fprintln(p.w, p.st.head("["+EscapeLine(m.Role)+"]"))
-		if len(m.Content) > 0 && m.Content[0] == '[' {
-			var blocks []json.RawMessage
-			_ = json.Unmarshal(m.Content, &blocks)
-			for _, b := range blocks {
-				p.Content(b)
+	if len(messages) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no messages)"))
+	}
+	for _, m := range messages {
+		var mf rawjson.Fields
+		var role string
+		var content []byte
+		if rawjson.IsNull(m) || !mf.Object(m, []string{"role", "content"}, func(n string, v []byte) {
+			if n == "role" {
+				role = mf.Str(v)
+			} else {
+				content = v
 			}
-		} else {
-			p.Content(m.Content)
+		}) {
+			p.humanJSON(m)
+			continue
 		}
+		fmt.Fprintln(p.w, p.st.head("["+EscapeLine(role)+"]"))
+		switch {
+		case content == nil:
+			fmt.Fprintln(p.w, p.st.dim("(no content)"))
+		case content[0] == '[':
+			// A list of blocks is not a PromptMessage's content (one
+			// block; a warning says so), but each is shown.
+			rawjson.Elements(content, func(b []byte) bool {
+				p.Content(b)
+				return true
+			})
+		default:
+			p.Content(content)
+		}
+		p.more(unshown(m, "role", "content"), "  ")
 	}
+	p.resultMore(resultRest(raw, "description", "messages"))
 }
 
-// Completion renders a CompleteResult's values.
+// Completion renders a CompleteResult's values, and its total and
+// hasMore. A value that is not a string, or a total or hasMore of
+// another type, is shown as it came, marked.
 func (p *Printer) Completion(raw json.RawMessage) {
-	var r struct {
-		Completion struct {
-			Values  []string `json:"values"`
-			Total   *int     `json:"total"`
-			HasMore bool     `json:"hasMore"`
-		} `json:"completion"`
+	var completion, values, total, hasMore []byte
+	if json.Valid(raw) {
+		completion = rawjson.Member(raw, "completion")
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		p.JSON(raw)
+	if !rawjson.Members(completion, func(n, v []byte) bool {
+		switch rawjson.MatchName(n, "values", "total", "hasMore") {
+		case "values":
+			values = v
+		case "total":
+			total = v
+		case "hasMore":
+			hasMore = v
+		}
+		return true
+	}) || values != nil && !rawjson.IsNull(values) && values[0] != '[' {
+		p.humanJSON(raw)
 		return
 	}
-	for _, v := range r.Completion.Values {
-		fmt.Fprintln(p.w, EscapeLine(v))
-	}
-	if len(r.Completion.Values) == 0 {
+	n := 0
+	rawjson.Elements(values, func(v []byte) bool {
+		n++
+		if s, ok := rawjson.String(v); ok {
+			fmt.Fprintln(p.w, EscapeLine(s))
+		} else {
+			fmt.Fprintln(p.w, EscapeJSON(string(rawjson.AppendCompactPrefix(nil, v, len(v), false)))+" "+p.st.warn("(not a string)"))
+		}
+		return true
+	})
+	if n == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(no completions)"))
 	}
 	var notes []string
-	if r.Completion.Total != nil {
-		notes = append(notes, fmt.Sprintf("%d in total", *r.Completion.Total))
+	switch {
+	case total == nil || rawjson.IsNull(total):
+	case total[0] == '-' || total[0] >= '0' && total[0] <= '9':
+		// As it came, however many digits (a warning says if it is not
+		// an integer).
+		notes = append(notes, string(total)+" in total")
+	default:
+		notes = append(notes, "total "+EscapeJSON(rawjson.Excerpt(total, 60))+", not a number")
 	}
-	if r.Completion.HasMore {
+	switch string(hasMore) {
+	case "", "null", "false":
+	case "true":
 		notes = append(notes, "more available")
+	default:
+		notes = append(notes, "hasMore "+EscapeJSON(rawjson.Excerpt(hasMore, 60))+", not a boolean")
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(p.w, p.st.dim("("+strings.Join(notes, ", ")+")"))
+		fmt.Fprintln(p.w, p.st.dim("("+strings.Join(notes, "; ")+")"))
 	}
+	p.more(unshown(completion, "values", "total", "hasMore"), "  ")
+	p.resultMore(resultRest(raw, "completion"))
 }
 
 // HumanSize formats a byte count ("512 B", "1.5 KiB").

@@ -172,7 +172,7 @@ func TestContentKinds(t *testing.T) {
 		raw   string
 		words []string
 	}{
-		{"resource link", `{"type":"resource_link","uri":"file:///a.txt","name":"a\u001b.txt","mimeType":"text/plain","description":"first\nsecond"}`, []string{"file:///a.txt", `a\x1b.txt`, "text/plain", "first …"}},
+		{"resource link", `{"type":"resource_link","uri":"file:///a.txt","name":"a\u001b.txt","mimeType":"text/plain","description":"first\nsecond"}`, []string{"file:///a.txt", `a\x1b.txt`, "text/plain", "\n  first\n  second\n"}},
 		{"embedded text resource", `{"type":"resource","resource":{"uri":"mem://t","mimeType":"text/plain","text":"body\u001b"}}`, []string{"mem://t", `body\x1b`}},
 		{"unknown type", `{"type":"hologram","x":1}`, []string{"hologram", `"x"`}},
 	}
