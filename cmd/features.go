@@ -130,8 +130,9 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 			return err
 		}
 		if o.e.cfg.out.json || !o.e.ios.OutTTY {
-			// The bytes as received, one line: what a script wants.
-			fmt.Fprintln(o.e.ios.Out, string(schema))
+			// The bytes as received, one line: what a script wants; what a
+			// terminal must not get raw escaped as JSON, the same JSON.
+			fmt.Fprintln(o.e.ios.Out, tui.EscapeJSON(string(schema)))
 			return nil
 		}
 		c.out.JSON(schema)
