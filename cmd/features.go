@@ -363,7 +363,7 @@ func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMess
 	}
 	o.e.emit(c, res, func() {
 		c.out.WithSaved(pick).WithSaveHint("use --json to get it").ToolResult(res)
-		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, content.Type), o.output)
+		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, content.Type)), o.output)
 	})
 	return nil
 }
@@ -495,7 +495,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.e.emit(c, res, func() {
-			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, "unknown type"), o.output)
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, "unknown type")), o.output)
 		})
 		return nil
 	})

@@ -92,7 +92,7 @@ var roughTools = []any{
 	},
 	map[string]any{
 		"name":        "oddities",
-		"description": "Returns a text with annotations and _meta, an image whose data is not base64, and members the spec does not define, written byte for byte (a number beyond float64, a \"<\")",
+		"description": "Returns a text with annotations and _meta, an image whose MIME type has a control character, audio whose data is not base64, and members the spec does not define, written byte for byte (a number beyond float64, a \"<\")",
 		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
@@ -125,7 +125,8 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 		// Written as it is: json.Marshal would escape the "<".
 		s.writeLine(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[` +
 			`{"type":"text","text":"note","annotations":{"audience":["user"],"priority":0.5},"_meta":{"x-trace":"t1"}},` +
-			`{"type":"image","data":"not*b64","mimeType":"image/png"}],` +
+			`{"type":"image","data":"AAEC","mimeType":"image/png\u001b[2J"},` +
+			`{"type":"audio","data":"not*b64","mimeType":"audio/wav"}],` +
 			`"count":12345678901234567890,"tag":"<b>"}}`)
 	case "weather":
 		var a struct {
