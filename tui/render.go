@@ -161,6 +161,12 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Cache:"), hint)
 	}
 	tw.Flush()
+	// The rest of the serverInfo (the spec's websiteUrl, description and
+	// icons, and whatever else the server put there), as it came.
+	if rest := unshown(serverInfoOf(info.Raw), "name", "version", "title"); len(rest) > 0 {
+		fmt.Fprintln(p.w, p.st.head("Server info:"))
+		p.more(rest, "  ")
+	}
 	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
 	caps, err := inspector.ParseObject(info.Capabilities)
 	if err != nil || len(caps.Keys()) == 0 {
@@ -176,6 +182,20 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 		fmt.Fprintln(p.w, p.st.head("Instructions:"))
 		p.indented(info.Instructions, "  ")
 	}
+	// An initialize result (or, in the modern era, a server/discover one)
+	// may carry more than the above.
+	p.resultMore(resultRest(info.Raw, "protocolVersion", "capabilities", "serverInfo", "instructions", "supportedVersions", "ttlMs", "cacheScope"))
+}
+
+// serverInfoOf returns the Implementation object of the result raw that
+// described a server: the serverInfo of an initialize result, or of a
+// server/discover result's _meta (where 2026-07-28 puts it; a top-level
+// one as a fallback, as the session reads it); nil for none.
+func serverInfoOf(raw json.RawMessage) []byte {
+	if impl := rawjson.Member(rawjson.Member(raw, "_meta"), mcp.MetaServerInfo); impl != nil {
+		return impl
+	}
+	return rawjson.Member(raw, "serverInfo")
 }
 
 // describeEra says which protocol era a session speaks and why.
@@ -546,9 +566,10 @@ func unshown(raw []byte, shown ...string) []member {
 // specMembers are the members the spec defines on content blocks,
 // resource contents and results that the renderers show only as they
 // came (schema.json: annotations, _meta, a resource link's icons, a
-// 2026-07-28 result's resultType): more names them as they are, and marks
-// any other member as not in the spec.
-var specMembers = []string{"annotations", "_meta", "icons", "resultType"}
+// 2026-07-28 result's resultType, an Implementation's websiteUrl and
+// description): more names them as they are, and marks any other member
+// as not in the spec.
+var specMembers = []string{"annotations", "_meta", "icons", "resultType", "websiteUrl", "description"}
 
 // more prints, one line each under what was rendered, the members ms
 // that the rendering left out: the spec's by name (specMembers), any

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/inspector"
 )
 
 func TestStructuredContentShownOnce(t *testing.T) {
@@ -206,5 +208,26 @@ func TestResourceSizeAsItCame(t *testing.T) {
 	assertTerminalSafe(t, out)
 	if !containsAll(out, "12345678901234567890 (not a size)", "-5 (not a size)", `"\u009b" (not a size)`) || strings.Contains(out, "0 B") {
 		t.Errorf("got %q", out)
+	}
+}
+
+// TestInfoShowsTheRest: what info does not render in its own way (the
+// serverInfo's websiteUrl, icons and unknown members; members of the
+// result the spec does not define) is shown as it came; a 2026-07-28
+// discover result's reserved _meta (the serverInfo) is not repeated.
+func TestInfoShowsTheRest(t *testing.T) {
+	info := &inspector.ServerInfo{
+		ProtocolVersion: "2025-11-25",
+		Implementation:  inspector.Implementation{Name: "srv", Version: "1"},
+		Capabilities:    json.RawMessage(`{}`),
+		Raw:             json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"srv","version":"1","websiteUrl":"https://x.example","build":7},"instructions":"","extra":{"a":1}}`),
+	}
+	out := printed(func(p *Printer) { p.Info(info, "") })
+	if !containsAll(out, "Server info:\n  websiteUrl: \"https://x.example\"\n  build (not in the spec): 7\nCapabilities:", "Also in the result:\n  extra (not in the spec): {\"a\":1}\n") {
+		t.Errorf("legacy:\n%s", out)
+	}
+	info.Raw = json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}`)
+	if out := printed(func(p *Printer) { p.Info(info, "") }); strings.Contains(out, "Server info:") || strings.Contains(out, "Also in the result:") {
+		t.Errorf("modern:\n%s", out)
 	}
 }
