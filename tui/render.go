@@ -340,6 +340,12 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 	}
 	t := &table{width: p.width}
 	for _, it := range items {
+		if len(it) == 0 || it[0] != '{' {
+			// Not an item at all (a warning says so): shown as it came,
+			// not as an empty row.
+			t.add(styled(EscapeLine(rawjson.Excerpt(it, 60)), p.st.warn), plain(""), styled("(not an object)", p.st.dim))
+			continue
+		}
 		r := row(it)
 		t.add(r[:]...)
 	}
@@ -350,13 +356,22 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 	bw.Flush()
 }
 
+// nameCell is the name column of a list: the item's name, or, for an
+// item without one (a warning says so), a mark instead of a blank.
+func (p *Printer) nameCell(name string) cell {
+	if name == "" {
+		return styled("(no name)", p.st.warn)
+	}
+	return styled(EscapeLine(name), p.st.name)
+}
+
 // Tools lists tools with their arguments (required ones marked with *).
 // items are valid JSON, as inspector.Session.List returns them.
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
 	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
 		t := readToolEntry(it)
-		name := styled(EscapeLine(t.Name), p.st.name)
+		name := p.nameCell(t.Name)
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
 			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
@@ -440,7 +455,7 @@ func (p *Printer) Resources(items []json.RawMessage) {
 			}
 			extra = strings.TrimSpace(extra + " " + size)
 		}
-		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
 	})
 }
 
@@ -451,7 +466,7 @@ func (p *Printer) Templates(items []json.RawMessage) {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
 	})
 }
 
@@ -474,7 +489,7 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 			}
 			args = append(args, s)
 		}
-		return [3]cell{styled(EscapeLine(r.Name), p.st.name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
+		return [3]cell{p.nameCell(r.Name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
 	})
 }
 

@@ -231,3 +231,19 @@ func TestInfoShowsTheRest(t *testing.T) {
 		t.Errorf("modern:\n%s", out)
 	}
 }
+
+// TestListItemsAsTheyCame: an item that is not an object, or has no name,
+// is a row that says so, not a blank one.
+func TestListItemsAsTheyCame(t *testing.T) {
+	out := printed(func(p *Printer) {
+		p.Tools([]json.RawMessage{json.RawMessage(`5`), json.RawMessage(`"x` + "\u009b" + `"`), json.RawMessage(`{"name":7,"inputSchema":{"type":"object"}}`)})
+	})
+	assertTerminalSafe(t, out)
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(l), " "))
+	}
+	if want := []string{"5 (not an object)", `"x\u009b" (not an object)`, "(no name)"}; strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q\nwant %q", rows, want)
+	}
+}
