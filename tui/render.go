@@ -562,19 +562,45 @@ func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 
 // member is one member of an object as received: its name (quoted, as
 // written) and its value.
-type member struct{ name, value []byte }
+type member struct {
+	name, value []byte
+	// overridden marks a member the renderer reads that comes again
+	// later in the object: the later one is what was shown (as a JSON
+	// decoder reads it).
+	overridden bool
+}
 
 // unshown returns the members of the object raw that a renderer showing
-// the members shown (matched as rawjson.Fields matches them) leaves out,
-// in order.
+// the members shown (matched as rawjson.Fields matches them, the last of
+// duplicates counting) leaves out: the others, in order, then the
+// earlier of a shown member given twice.
 func unshown(raw []byte, shown ...string) []member {
 	var out []member
+	// The shown members, by the name they matched: one pass over the
+	// object (a text member may be most of a large result).
+	var seen []struct {
+		name string
+		m    member
+	}
 	rawjson.Members(raw, func(n, v []byte) bool {
-		if rawjson.MatchName(n, shown...) == "" {
-			out = append(out, member{n, v})
+		if name := rawjson.MatchName(n, shown...); name == "" {
+			out = append(out, member{name: n, value: v})
+		} else {
+			seen = append(seen, struct {
+				name string
+				m    member
+			}{name, member{name: n, value: v, overridden: true}})
 		}
 		return true
 	})
+	for i, s := range seen {
+		for _, later := range seen[i+1:] {
+			if later.name == s.name {
+				out = append(out, s.m)
+				break
+			}
+		}
+	}
 	return out
 }
 
@@ -595,7 +621,10 @@ func (p *Printer) more(ms []member, indent string) {
 	for _, m := range ms {
 		name := rawjson.Name(m.name)
 		label := EscapeLine(name)
-		if !slices.Contains(specMembers, name) {
+		switch {
+		case m.overridden:
+			label += " (given again later; the later one is shown)"
+		case !slices.Contains(specMembers, name):
 			label += " (not in the spec)"
 		}
 		v := elideBinary(rawjson.AppendCompactPrefix(nil, m.value, len(m.value), false), p.saveHint())

@@ -146,6 +146,9 @@ func TestNothingDroppedSilently(t *testing.T) {
 		{"a result of members mcpx does not know", func(p *Printer) {
 			p.ToolResult(json.RawMessage(`{"content":[],"dup":1,"dup":2,"c1` + "\u009b" + `":"` + "\u202e" + `"}`))
 		}, "Also in the result:\n  dup (not in the spec): 1\n  dup (not in the spec): 2\n  c1\\u009b (not in the spec): \"\\u202e\"\n"},
+		{"a member given twice", func(p *Printer) {
+			p.ToolResult(json.RawMessage(`{"content":[{"type":"text","text":"first","text":"second"}]}`))
+		}, "second\n  text (given again later; the later one is shown): \"first\"\n"},
 		{"only what the protocol puts on every result", func(p *Printer) {
 			p.ToolResult(json.RawMessage(`{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`))
 		}, "(empty result)\n"},
