@@ -23,7 +23,7 @@ type Prompter struct {
 	out         io.Writer
 	interactive bool
 
-	conv sync.Mutex // held for a whole conversation (Begin/end)
+	conv turns // one conversation at a time (Begin/end), in the order they began
 
 	start sync.Once
 	in    io.Reader
@@ -35,9 +35,13 @@ type Prompter struct {
 	hold holdState
 
 	mu          sync.Mutex
-	outstanding bool  // the reader was asked for a line not yet taken
-	readErr     error // the reader's final error (io.EOF): every later read gets it
-	src         LineSource
+	outstanding bool // the reader was asked for a line not yet taken
+	// stale is set when the question that asked for the outstanding line
+	// went away because the server withdrew its request: what was typed
+	// for it is not the answer to the next question.
+	stale   bool
+	readErr error // the reader's final error (io.EOF): every later read gets it
+	src     LineSource
 }
 
 // LineSource reads answers for a Prompter that shares the terminal with a
@@ -82,34 +86,79 @@ func (p *Prompter) Interactive() bool { return p != nil && p.interactive }
 
 // Begin starts a conversation: it waits until no other conversation is in
 // progress (or ctx ends) and returns the function that ends it.
+// Conversations waiting take their turns in the order they began, so that
+// a server's questions are put in the order it asked them.
 func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
-	got := make(chan struct{})
-	go func() {
-		p.conv.Lock()
-		close(got)
-	}()
-	select {
-	case <-got:
-		src := p.source()
-		if src == nil {
-			p.hold.close()
-			return func() { p.hold.open(); p.conv.Unlock() }, nil
-		}
-		release, err := src.Hold(ctx)
-		if err != nil {
-			p.conv.Unlock()
-			return nil, err
-		}
-		p.hold.close()
-		return func() { p.hold.open(); release(); p.conv.Unlock() }, nil
-	case <-ctx.Done():
-		// Take and release the lock once it comes so it is not lost.
-		go func() {
-			<-got
-			p.conv.Unlock()
-		}()
-		return nil, ctx.Err()
+	if err := p.conv.take(ctx); err != nil {
+		return nil, err
 	}
+	src := p.source()
+	if src == nil {
+		p.hold.close()
+		return func() { p.hold.open(); p.conv.pass() }, nil
+	}
+	release, err := src.Hold(ctx)
+	if err != nil {
+		p.conv.pass()
+		return nil, err
+	}
+	p.hold.close()
+	return func() { p.hold.open(); release(); p.conv.pass() }, nil
+}
+
+// turns lets one holder at a time in, the others in the order they came.
+type turns struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []chan struct{} // closed when it is that waiter's turn
+}
+
+// take waits for the turn, or until ctx ends.
+func (q *turns) take(ctx context.Context) error {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return nil
+	}
+	turn := make(chan struct{})
+	q.waiting = append(q.waiting, turn)
+	q.mu.Unlock()
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+		q.mu.Lock()
+		for i, w := range q.waiting {
+			if w == turn {
+				q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+				q.mu.Unlock()
+				return ctx.Err()
+			}
+		}
+		q.mu.Unlock()
+		q.pass() // the turn came meanwhile: hand it on
+		return ctx.Err()
+	}
+}
+
+// pass ends the turn: the next waiter's begins.
+func (q *turns) pass() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) > 0 {
+		close(q.waiting[0])
+		q.waiting = q.waiting[1:]
+		return
+	}
+	q.busy = false
+}
+
+// waiters returns how many wait for their turn.
+func (q *turns) waiters() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
 }
 
 // Printf writes to the person.
@@ -138,7 +187,10 @@ func (p *Prompter) reader() {
 }
 
 // ReadLine shows prompt and returns the line the person typed, without its
-// newline. At end of input it returns io.EOF.
+// newline. At end of input it returns io.EOF. On a terminal line by line
+// (no LineSource), a line of only Esc dismisses the question
+// (inspector.ErrDismissed), and a line with other control characters
+// (arrow keys, which do not edit there) is asked again.
 func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
 	if !p.Interactive() {
 		return "", inspector.ErrNoTerminal
@@ -151,30 +203,76 @@ func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) 
 		p.want = make(chan struct{}, 1)
 		go p.reader()
 	})
-	fmt.Fprint(p.out, prompt)
-	// A line asked for by an asker that gave up is the answer to this
-	// question; otherwise ask the reader for one.
-	p.mu.Lock()
-	if p.readErr != nil {
-		p.mu.Unlock()
-		fmt.Fprintln(p.out)
-		return "", p.readErr
+	for {
+		line, err := p.readLine(ctx, prompt)
+		if err != nil {
+			return line, err
+		}
+		switch answer := strings.TrimSpace(line); {
+		case answer == "\x1b":
+			p.Println("(dismissed)")
+			return "", inspector.ErrDismissed
+		case strings.ContainsFunc(line, isTypedControl):
+			p.Println("  ✗ that line holds control characters (arrow keys and Esc do not edit here); type the answer again, or Esc alone and Enter to dismiss")
+			continue
+		}
+		return line, nil
 	}
-	if !p.outstanding {
-		p.outstanding = true
-		p.want <- struct{}{}
-	}
-	p.mu.Unlock()
-	select {
-	case r := <-p.lines:
+}
+
+// isTypedControl reports a control character that has no place in an
+// answer typed on a line: what arrow keys, Esc or Ctrl-letters put there
+// on a terminal that does not edit lines itself. A tab is text.
+func isTypedControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+}
+
+// readLine asks the reader for one line (see ReadLine).
+func (p *Prompter) readLine(ctx context.Context, prompt string) (string, error) {
+	for {
+		fmt.Fprint(p.out, prompt)
 		p.mu.Lock()
-		p.outstanding = false
-		p.readErr = r.err
+		if p.readErr != nil {
+			p.mu.Unlock()
+			fmt.Fprintln(p.out)
+			return "", p.readErr
+		}
+		if !p.outstanding {
+			p.outstanding = true
+			p.want <- struct{}{}
+		}
 		p.mu.Unlock()
-		return r.text, r.err
-	case <-ctx.Done():
-		fmt.Fprintln(p.out)
-		return "", ctx.Err()
+		select {
+		case r := <-p.lines:
+			p.mu.Lock()
+			p.outstanding = false
+			p.readErr = r.err
+			stale := p.stale
+			p.stale = false
+			p.mu.Unlock()
+			if r.err != nil {
+				fmt.Fprintln(p.out) // (the input ended on the prompt's line)
+				return r.text, r.err
+			}
+			if stale {
+				// The line was begun for a question that went away; what
+				// the person typed after this one appeared is in it too.
+				p.Println("  (that line was begun for a question that went away; type the answer again)")
+				continue
+			}
+			return r.text, nil
+		case <-ctx.Done():
+			if inspector.Withdrawn(ctx) {
+				// (Not for other ends: the lines typed after an OAuth
+				// paste prompt gave way to the browser are the next
+				// prompt's.)
+				p.mu.Lock()
+				p.stale = true
+				p.mu.Unlock()
+			}
+			fmt.Fprintln(p.out)
+			return "", ctx.Err()
+		}
 	}
 }
 
