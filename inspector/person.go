@@ -66,6 +66,12 @@ func (dismissed) Is(target error) bool { return target == io.EOF }
 // a question put to the person for it is moot, and no answer is sent.
 func Withdrawn(ctx context.Context) bool { return errors.Is(context.Cause(ctx), peer.ErrCancelled) }
 
+// Arrival returns the place of the server request whose handler ctx is
+// in the order the server sent its requests (1 for the first), 0 when
+// ctx is no server request's. Server requests are answered concurrently:
+// a Person that asks one question at a time asks them in this order.
+func Arrival(ctx context.Context) uint64 { return peer.Arrival(ctx) }
+
 // ErrNoTerminal is returned when a policy needs a person but there is no
 // one to ask.
 var ErrNoTerminal = errors.New("no terminal to ask on")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -206,17 +207,21 @@ func TestWithdrawnQuestionLeavesNoAnswerBehind(t *testing.T) {
 	}
 }
 
-// Conversations that wait take their turns in the order they began.
+// Conversations that wait take their turns in the order the server sent
+// the requests they answer, whatever order they began in; those of no
+// request go last, in the order they began. One that gives up leaves the
+// queue.
 func TestConversationsInOrder(t *testing.T) {
 	p := NewPrompter(strings.NewReader(""), io.Discard, true)
-	end, err := p.Begin(testCtx(t))
+	end, err := p.Begin(peer.WithArrival(testCtx(t), 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := make(chan int, 5)
-	for i := range 5 {
+	arrivals := []uint64{5, 3, 0, 4, 0, 2}
+	order := make(chan int, len(arrivals))
+	for i, n := range arrivals {
 		go func() {
-			end, err := p.Begin(testCtx(t))
+			end, err := p.Begin(peer.WithArrival(testCtx(t), n))
 			if err != nil {
 				t.Error(err)
 				return
@@ -226,22 +231,26 @@ func TestConversationsInOrder(t *testing.T) {
 		}()
 		testwait.For(t, "the conversation to queue", func() bool { return p.conv.waiters() == i+1 })
 	}
-	// One that gives up leaves the queue.
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
 	if _, err := p.Begin(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled Begin: %v", err)
 	}
 	end()
-	for want := range 5 {
+	var got []uint64
+	for range arrivals {
 		select {
-		case got := <-order:
-			if got != want {
-				t.Errorf("conversation %d went %s", got, []string{"first", "second", "third", "fourth", "fifth"}[want])
+		case i := <-order:
+			got = append(got, arrivals[i])
+			if arrivals[i] == 0 {
+				got[len(got)-1] = uint64(100 + i) // which of the two
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("a conversation never had its turn")
 		}
+	}
+	if want := []uint64{2, 3, 4, 5, 102, 104}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("turns in the order of arrivals %v, want %v", got, want)
 	}
 }
 

@@ -85,11 +85,13 @@ func NewPrompter(in io.Reader, out io.Writer, interactive bool) *Prompter {
 func (p *Prompter) Interactive() bool { return p != nil && p.interactive }
 
 // Begin starts a conversation: it waits until no other conversation is in
-// progress (or ctx ends) and returns the function that ends it.
-// Conversations waiting take their turns in the order they began, so that
-// a server's questions are put in the order it asked them.
+// progress (or ctx ends) and returns the function that ends it. The
+// conversations that wait take their turns in the order the server sent
+// the requests they answer (inspector.Arrival), then in the order they
+// began: handlers run concurrently and reach Begin in any order, and a
+// person should be asked a server's questions in the order it asked them.
 func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
-	if err := p.conv.take(ctx); err != nil {
+	if err := p.conv.take(ctx, inspector.Arrival(ctx)); err != nil {
 		return nil, err
 	}
 	src := p.source()
@@ -106,31 +108,46 @@ func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
 	return func() { p.hold.open(); release(); p.conv.pass() }, nil
 }
 
-// turns lets one holder at a time in, the others in the order they came.
+// turns lets one holder at a time in, the others in order.
 type turns struct {
 	mu      sync.Mutex
 	busy    bool
-	waiting []chan struct{} // closed when it is that waiter's turn
+	waiting []*turn // in the order they go
 }
 
-// take waits for the turn, or until ctx ends.
-func (q *turns) take(ctx context.Context) error {
+type turn struct {
+	order uint64        // the request's arrival; 0, unknown, goes last
+	ready chan struct{} // closed when it is this turn
+}
+
+// after reports whether t goes after a turn of the given order.
+func (t *turn) after(order uint64) bool {
+	return order != 0 && (t.order == 0 || order < t.order)
+}
+
+// take waits for the turn of a holder of the given order, or until ctx
+// ends.
+func (q *turns) take(ctx context.Context, order uint64) error {
 	q.mu.Lock()
 	if !q.busy {
 		q.busy = true
 		q.mu.Unlock()
 		return nil
 	}
-	turn := make(chan struct{})
-	q.waiting = append(q.waiting, turn)
+	me := &turn{order: order, ready: make(chan struct{})}
+	i := len(q.waiting)
+	for i > 0 && q.waiting[i-1].after(order) {
+		i--
+	}
+	q.waiting = append(q.waiting[:i], append([]*turn{me}, q.waiting[i:]...)...)
 	q.mu.Unlock()
 	select {
-	case <-turn:
+	case <-me.ready:
 		return nil
 	case <-ctx.Done():
 		q.mu.Lock()
 		for i, w := range q.waiting {
-			if w == turn {
+			if w == me {
 				q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
 				q.mu.Unlock()
 				return ctx.Err()
@@ -147,7 +164,7 @@ func (q *turns) pass() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.waiting) > 0 {
-		close(q.waiting[0])
+		close(q.waiting[0].ready)
 		q.waiting = q.waiting[1:]
 		return
 	}

@@ -81,6 +81,9 @@ type Peer struct {
 	opts Options
 
 	nextID atomic.Int64
+	// arrived counts the peer's requests in the order the read loop
+	// took them (see Arrival).
+	arrived atomic.Uint64
 
 	mu      sync.Mutex
 	pending map[string]*Pending   // by id key
@@ -366,6 +369,26 @@ func (r retirement) String() string {
 		return ""
 	}
 	return fmt.Sprintf(r.format, r.method, r.id)
+}
+
+type arrivalKey struct{}
+
+// WithArrival returns ctx for a handler of the peer's n-th request (see
+// Arrival): the Peer sets it on the contexts of the handlers it runs; a
+// caller that runs handlers itself (requests that came another way) can
+// set it too.
+func WithArrival(ctx context.Context, n uint64) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, n)
+}
+
+// Arrival returns the place of the request whose handler ctx is in the
+// order the peer sent its requests (1 for the first), 0 for a context
+// that is no handler's. Handlers run concurrently and reach what they
+// share in any order; this is the order to serve them in (a person asked
+// the questions of several requests in turn).
+func Arrival(ctx context.Context) uint64 {
+	n, _ := ctx.Value(arrivalKey{}).(uint64)
+	return n
 }
 
 // Cancel ends the handler of the peer's request id, whose answer is then
