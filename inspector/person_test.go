@@ -338,6 +338,25 @@ func TestWithdrawnQuestion(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 
+	// mcpx closing the session (Ctrl-C, exit) ends the question too,
+	// but the server withdrew nothing.
+	asked = make(chan struct{})
+	srv.send(`{"jsonrpc":"2.0","id":"q2","method":"elicitation/create","params":{"message":"m","requestedSchema":` + sep1034Schema + `}}`)
+	select {
+	case <-asked:
+	case <-time.After(wait):
+		t.Fatal("the person was not asked again")
+	}
+	s.Close()
+	select {
+	case w := <-withdrawn:
+		if w {
+			t.Error("Withdrawn is true for a question the session's close ended")
+		}
+	case <-time.After(wait):
+		t.Fatal("the question's context did not end with the session")
+	}
+
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
 	if Withdrawn(ctx) {

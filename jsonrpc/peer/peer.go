@@ -35,13 +35,18 @@ import (
 // returns the result (nil is {}) or an error: a *jsonrpc.Error is sent as
 // is, any other as an internal error. ctx ends when the peer cancels the
 // request (Cancel; context.Cause is then ErrCancelled, and no answer is
-// sent) or the Peer closes.
+// sent) or the Peer closes or stops (ErrEnded, no answer either).
 type Handler func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error)
 
 // ErrCancelled is the cause of a handler's context when Cancel ended it:
 // the peer withdrew its request. Receivers of a cancellation should not
 // answer (MCP spec: basic/utilities/cancellation), so none is sent.
 var ErrCancelled = errors.New("the peer cancelled its request")
+
+// ErrEnded is the cause of a handler's context when Close or Stop ended
+// it: the connection ends on this side, and the peer did not withdraw
+// anything (a person asked for the request is not told it was withdrawn).
+var ErrEnded = errors.New("the connection to the peer ended")
 
 // Options configure a Peer. Every hook is optional.
 type Options struct {
@@ -88,7 +93,7 @@ type Peer struct {
 	mu      sync.Mutex
 	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
-	serving map[string]context.CancelFunc
+	serving map[string]context.CancelCauseFunc
 
 	readCtx  context.Context // the read loop's; Stop cancels it
 	stopRead context.CancelFunc
@@ -132,7 +137,7 @@ func New(conn transport.Conn, opts Options) *Peer {
 		opts:     opts,
 		pending:  map[string]*Pending{},
 		retired:  map[string]retirement{},
-		serving:  map[string]context.CancelFunc{},
+		serving:  map[string]context.CancelCauseFunc{},
 		done:     make(chan struct{}),
 		slots:    make(chan struct{}, maxServing),
 		closing:  make(chan struct{}),
@@ -188,7 +193,7 @@ func (p *Peer) Close() error {
 		<-p.done
 		p.mu.Lock()
 		for _, cancel := range p.serving {
-			cancel()
+			cancel(ErrEnded)
 		}
 		p.mu.Unlock()
 	})
@@ -219,7 +224,7 @@ func (p *Peer) Stop() {
 	<-p.done
 	p.mu.Lock()
 	for _, cancel := range p.serving {
-		cancel()
+		cancel(ErrEnded)
 	}
 	p.mu.Unlock()
 	p.handlers.Wait()
@@ -398,6 +403,6 @@ func (p *Peer) Cancel(id jsonrpc.ID) {
 	cancel := p.serving[id.Key()]
 	p.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(ErrCancelled)
 	}
 }

@@ -241,7 +241,7 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	ctx, cancel := context.WithCancelCause(WithArrival(context.Background(), arrival))
 	defer cancel(nil)
 	p.mu.Lock()
-	p.serving[key] = func() { cancel(ErrCancelled) }
+	p.serving[key] = cancel
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
@@ -260,7 +260,7 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	} else {
 		result = res
 	}
-	if errors.Is(context.Cause(ctx), ErrCancelled) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrCancelled) || errors.Is(cause, ErrEnded) {
 		return nil
 	}
 	return jsonrpc.EncodeResponse(m.ID, result, rpcErr)
