@@ -304,3 +304,53 @@ func TestFieldHints(t *testing.T) {
 		t.Errorf("an invalid default offered, or a required mark with no required field:\n%s", out)
 	}
 }
+
+// On a terminal, a conversation begins by dropping what was typed ahead:
+// a "y" typed twice for one URL does not consent to the next.
+func TestTypeAheadIsDropped(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var out syncBuffer
+	p := NewPrompter(pr, &out, true)
+	discarded := 0
+	p.DiscardTypeAhead(func() error { discarded++; return nil })
+	var opened []string
+	person := NewPerson(p, func(u string) error { opened = append(opened, u); return nil })
+	e, err := inspector.NewElicitor(inspector.ElicitPolicy{Mode: inspector.PolicyPrompt}, person)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&inspector.ClientFeatures{Elicitor: e}).Capabilities()
+	ask := func(id string) <-chan string {
+		done := make(chan string, 1)
+		go func() {
+			raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"url","elicitationId":"`+id+`","message":"m","url":"https://example.com/`+id+`"}`))
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			a, _ := decodeAnswer(t, raw)
+			done <- a
+		}()
+		return done
+	}
+	first := ask("one")
+	waitFor(t, &out, "Open it in your browser?")
+	if _, err := pw.Write([]byte("y\ny\n")); err != nil { // one read takes both
+		t.Fatal(err)
+	}
+	if got := <-first; got != inspector.ActionAccept {
+		t.Fatalf("first: %s", got)
+	}
+	second := ask("two")
+	testwait.For(t, "the second question", func() bool { return strings.Count(out.String(), "Open it in your browser?") == 2 })
+	if _, err := pw.Write([]byte("n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-second; got != inspector.ActionDecline {
+		t.Errorf("second: %s, want decline: the line typed ahead answered it", got)
+	}
+	if discarded != 2 || len(opened) != 1 {
+		t.Errorf("terminal discarded %d times (want 2, once a conversation), opened %q", discarded, opened)
+	}
+}

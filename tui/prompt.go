@@ -29,6 +29,10 @@ type Prompter struct {
 	in    io.Reader
 	lines chan lineResult
 	want  chan struct{}
+	drop  chan chan struct{} // asks the reader to drop what it holds
+	// discard drops what the terminal holds typed ahead (nil: nothing
+	// to do); see DiscardTypeAhead.
+	discard func() error
 
 	// hold is the gate of the writers Gate returned: closed while a
 	// conversation is in progress.
@@ -81,6 +85,47 @@ func NewPrompter(in io.Reader, out io.Writer, interactive bool) *Prompter {
 	return &Prompter{in: in, out: out, interactive: interactive}
 }
 
+// DiscardTypeAhead makes every conversation begin by dropping what was
+// typed before its first question appeared: discard drops what the
+// terminal holds (ttyin.Discard), and the Prompter what it read ahead.
+// An answer, consent above all (open this page?), must be typed after
+// the question was shown: a "y" typed twice for the question before is
+// not one for this. For a terminal read line by line (no LineSource);
+// input that is not a terminal, a script, is all typed ahead and kept.
+func (p *Prompter) DiscardTypeAhead(discard func() error) {
+	p.mu.Lock()
+	p.discard = discard
+	p.mu.Unlock()
+}
+
+// dropTypeAhead drops what was typed ahead (see DiscardTypeAhead), unless
+// a line is being read: that one is the answer to a question asked
+// already (the next prompt's, after an OAuth paste prompt gave way), or
+// is dropped as stale.
+func (p *Prompter) dropTypeAhead() {
+	p.mu.Lock()
+	discard, outstanding := p.discard, p.outstanding
+	p.mu.Unlock()
+	if discard == nil || outstanding {
+		return
+	}
+	p.startReader()
+	ack := make(chan struct{})
+	p.drop <- ack
+	<-ack
+	_ = discard() // (best effort: a terminal that cannot is no worse off)
+}
+
+// startReader starts the goroutine that reads lines, once.
+func (p *Prompter) startReader() {
+	p.start.Do(func() {
+		p.lines = make(chan lineResult, 1)
+		p.want = make(chan struct{}, 1)
+		p.drop = make(chan chan struct{})
+		go p.reader()
+	})
+}
+
 // Interactive reports whether a person can be asked.
 func (p *Prompter) Interactive() bool { return p != nil && p.interactive }
 
@@ -96,6 +141,7 @@ func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
 	}
 	src := p.source()
 	if src == nil {
+		p.dropTypeAhead()
 		p.hold.close()
 		return func() { p.hold.open(); p.conv.pass() }, nil
 	}
@@ -191,13 +237,25 @@ func (p *Prompter) Println(s string) { fmt.Fprintln(p.out, s) }
 // the asker stops waiting when its context ends.
 func (p *Prompter) reader() {
 	br := bufio.NewReader(p.in)
-	for range p.want {
+	for {
+		select {
+		case ack := <-p.drop:
+			_, _ = br.Discard(br.Buffered())
+			close(ack)
+			continue
+		case <-p.want:
+		}
 		s, err := br.ReadString('\n')
 		if err != nil && s != "" && errors.Is(err, io.EOF) {
 			err = nil // a last line without a newline
 		}
 		p.lines <- lineResult{text: strings.TrimRight(s, "\r\n"), err: err}
 		if err != nil {
+			// Every later read gets err (readErr); a drop has nothing
+			// left to drop.
+			for ack := range p.drop {
+				close(ack)
+			}
 			return
 		}
 	}
@@ -215,11 +273,7 @@ func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) 
 	if src := p.source(); src != nil {
 		return src.ReadLine(ctx, prompt)
 	}
-	p.start.Do(func() {
-		p.lines = make(chan lineResult, 1)
-		p.want = make(chan struct{}, 1)
-		go p.reader()
-	})
+	p.startReader()
 	for {
 		line, err := p.readLine(ctx, prompt)
 		if err != nil {
