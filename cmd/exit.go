@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -113,6 +114,15 @@ func (r reporter) report(err error) int {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
+		}
+		// A script's failing command: its line, for a program to find it.
+		var atLine *repl.LineError
+		var inc *repl.IncompleteError
+		switch {
+		case errors.As(err, &atLine):
+			out["line"] = atLine.Line
+		case errors.As(err, &inc):
+			out["line"] = inc.Line
 		}
 		// The server's error (rpcError) is JSON as it sent it, which may
 		// hold C1 and bidirectional controls raw.

@@ -95,8 +95,13 @@ func TestRoots(t *testing.T) {
 	if err != nil || rel.URI != "file://"+filepath.ToSlash(wd) {
 		t.Errorf("relative root: %+v %v", rel, err)
 	}
-	if _, err := RootFromPath(filepath.Join(dir, "missing")); err == nil {
-		t.Error("a missing directory must be refused")
+	if _, err := RootFromPath(filepath.Join(dir, "missing")); err == nil || !strings.HasSuffix(err.Error(), filepath.Join(dir, "missing")+" does not exist") {
+		t.Errorf("a missing directory must be refused, saying so: %v", err)
+	}
+	for _, empty := range []string{"", " "} {
+		if _, err := RootFromPath(empty); err == nil || !strings.Contains(err.Error(), "the one given is empty") {
+			t.Errorf("an empty path must be refused, not taken as the working directory: %v", err)
+		}
 	}
 	if _, err := RootFromPath("https://example.com"); err == nil {
 		t.Error("a non-file URI must be refused")

@@ -675,8 +675,8 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 	default:
 		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
 	}
-	if errors.Is(context.Cause(ctx), peer.ErrCancelled) {
-		return nil, context.Cause(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, peer.ErrCancelled) || errors.Is(cause, peer.ErrEnded) {
+		return nil, cause
 	}
 	if s.opts.OnServerRequest != nil {
 		s.opts.OnServerRequest(m, result, rpcErr)

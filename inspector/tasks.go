@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -76,7 +77,7 @@ type storedTask struct {
 	result json.RawMessage
 	err    *jsonrpc.Error
 	done   chan struct{}
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 // NewTaskStore returns an empty store. Close cancels the work of every task.
@@ -116,15 +117,15 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 			return nil, invalidParams("%s: task must be an object with an optional integer ttl: %v", method, err)
 		}
 		st := t.create(method, meta.TTL)
-		runCtx, cancel := context.WithCancel(t.ctx)
+		runCtx, cancel := context.WithCancelCause(t.ctx)
 		st.cancel = cancel
 		if !t.work.Go(func() {
-			defer cancel()
+			defer cancel(nil)
 			res, err := h(runCtx, method, params)
 			t.finish(st, res, err)
 		}) {
 			// The store is closing: the task ends before it starts.
-			cancel()
+			cancel(nil)
 			t.finish(st, nil, context.Canceled)
 		}
 		t.mu.Lock()
@@ -231,7 +232,9 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		cancel := st.cancel
 		t.mu.Unlock()
 		if cancel != nil {
-			cancel()
+			// The server withdrew the request the task answers: a
+			// person asked for it is told so (Withdrawn).
+			cancel(peer.ErrCancelled)
 		}
 		return marshalRaw(snapshot), nil
 	case mcp.MethodTasksResult:
