@@ -138,14 +138,20 @@ type Legacy struct {
 // (Legacy.ProtocolVersion) may get further.
 type VersionError struct {
 	Offered, Got string
+	// Invalid is the protocolVersion as received (a JSON excerpt) when
+	// it names no version at all: a number, null, "". Got is then empty.
+	Invalid string
 }
 
 // ErrUnsupportedVersion is matched by *VersionError.
 var ErrUnsupportedVersion = errors.New("unsupported protocol version")
 
 func (e *VersionError) Error() string {
-	if e.Got == "" {
+	switch {
+	case e.Invalid != "":
 		// No version to speak of: another offer will not help.
+		return fmt.Sprintf("the server's initialize result has protocolVersion %s, not a string naming a version (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Invalid, e.Offered)
+	case e.Got == "":
 		return fmt.Sprintf("the server's initialize result has no protocolVersion, which it must name (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Offered)
 	}
 	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
@@ -185,8 +191,8 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		s.warn("the initialize result departs from the spec (basic/lifecycle): %s", p)
 	}
 	known := slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion)
-	if res.ProtocolVersion != offered && !known {
-		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion})
+	if res.ProtocolVersion == "" || (res.ProtocolVersion != offered && !known) {
+		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion, Invalid: res.BadVersion})
 	}
 	if !known {
 		// The version asked for, which mcpx does not know: the server

@@ -183,6 +183,33 @@ func TestLegacyRejects(t *testing.T) {
 			},
 		},
 		{
+			// A version that is no string, or empty, is refused like a
+			// missing one, quoting what came (not as a broken result).
+			name: "version not a string",
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.reply(req, `{"protocolVersion":20251125,"capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+			},
+			check: func(t *testing.T, err error) {
+				var ve *VersionError
+				if !errors.As(err, &ve) || ve.Invalid != "20251125" || ve.Got != "" ||
+					!strings.Contains(err.Error(), "has protocolVersion 20251125, not a string naming a version") {
+					t.Fatalf("err = %v", err)
+				}
+			},
+		},
+		{
+			name: "empty version",
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.reply(req, `{"protocolVersion":"","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+			},
+			check: func(t *testing.T, err error) {
+				var ve *VersionError
+				if !errors.As(err, &ve) || ve.Invalid != `""` || !strings.Contains(err.Error(), `has protocolVersion "", not a string`) {
+					t.Fatalf("err = %v", err)
+				}
+			},
+		},
+		{
 			name: "JSON-RPC error",
 			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"unsupported"}}`)
