@@ -26,7 +26,8 @@ var adviceTable = []func(error) string{
 	// The server speaks the other protocol era.
 	func(err error) string {
 		var e *inspector.EraError
-		if !errors.As(err, &e) {
+		if !errors.As(err, &e) || e.Other != nil {
+			// Other: both eras were tried; neither flag helps.
 			return ""
 		}
 		return ": use --protocol-era " + e.Looks + " (or auto)"

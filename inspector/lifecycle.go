@@ -105,13 +105,21 @@ type EraError struct {
 	// Looks is the era the server appears to speak: "legacy" or "modern".
 	Looks string
 	Err   error
+	// Other is set when the other era was tried too (Auto, after its
+	// probe chose wrongly) and failed as well: its error. Neither era
+	// then opens the session, so choosing one would not help.
+	Other error
 }
 
 func (e *EraError) Error() string {
+	looks := "a handshake-era (initialize) server"
 	if e.Looks == "modern" {
-		return fmt.Sprintf("%v; the server looks like a 2026-07-28 (stateless) server", e.Err)
+		looks = "a 2026-07-28 (stateless) server"
 	}
-	return fmt.Sprintf("%v; the server looks like a handshake-era (initialize) server", e.Err)
+	if e.Other != nil {
+		return fmt.Sprintf("%v; the server looks like %s, but that era fails too: %v", e.Err, looks, e.Other)
+	}
+	return fmt.Sprintf("%v; the server looks like %s", e.Err, looks)
 }
 
 func (e *EraError) Unwrap() error { return e.Err }
