@@ -123,6 +123,17 @@ var adviceTable = []func(error) string{
 		}
 		return "; add --task"
 	},
+	// A task mcpx stopped waiting for.
+	func(err error) string {
+		var e *inspector.TaskTimeoutError
+		switch {
+		case !errors.As(err, &e):
+			return ""
+		case e.Max:
+			return " (--max-timeout waits longer)"
+		}
+		return " (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"
+	},
 	// A list whose pages List stopped following.
 	func(err error) string {
 		var e *inspector.PaginationError

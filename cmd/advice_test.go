@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -51,6 +52,10 @@ func TestAdvice(t *testing.T) {
 			`argument n=1e999: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308) (--no-validate sends the call as typed)`},
 		{"task required", fmt.Errorf("%w (%w)", errors.New("tools/call: refused"), inspector.ErrTaskRequired),
 			"tools/call: refused (the tool requires task execution); add --task"},
+		{"task timeout", fmt.Errorf("tools/call: %w", &inspector.TaskTimeoutError{TaskID: "t1", Status: "working", After: 5 * time.Second, Cancelled: true}),
+			"tools/call: task t1 still working: no status change in 5s; tasks/cancel sent (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"},
+		{"task timeout, maximum", &inspector.TaskTimeoutError{TaskID: "t1", Status: "working", After: time.Minute, Max: true},
+			"task t1 still working after 1m0s (the maximum total time, even with status changes) (--max-timeout waits longer)"},
 		{"pagination", &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Pages: 3},
 			`tools/list: server returned cursor "c1" twice; stopping to avoid a loop (use --cursor to fetch pages one by one)`},
 		{"stored tokens only", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp", StoredOnly: true},

@@ -40,6 +40,9 @@ type Task struct {
 	// TTL is the retention in milliseconds; nil means unlimited.
 	TTL          *int64 `json:"ttl"`
 	PollInterval *int64 `json:"pollInterval,omitempty"`
+
+	// problems is what UnmarshalJSON found amiss (see Problems).
+	problems string
 }
 
 // Terminal reports whether the status is final.
@@ -325,13 +328,14 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	if minPoll <= 0 {
 		minPoll = 100 * time.Millisecond
 	}
+	poll := s.newTaskPoll(cur)
 	for !cur.Terminal() && cur.Status != TaskInputRequired {
-		wait := time.Second
-		if cur.PollInterval != nil {
-			wait = time.Duration(*cur.PollInterval) * time.Millisecond
+		if te := poll.expired(); te != nil {
+			_ = s.cancelTask(cur.TaskID, nil, run)
+			te.Cancelled = true
+			return nil, fmt.Errorf("%s: %w", method, te)
 		}
-		wait = max(wait, minPoll)
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(poll.wait(cur.PollInterval, minPoll))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -354,6 +358,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		if err != nil {
 			return nil, err
 		}
+		poll.observe(next)
 		if next.Status != cur.Status || next.StatusMessage != cur.StatusMessage {
 			report(*next)
 		}
