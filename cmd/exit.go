@@ -48,6 +48,7 @@ func classify(err error) (int, string) {
 	var invalidTool *inspector.InvalidToolError
 	var uv *inspector.UnsupportedVersionError
 	var sc *inspector.ServerCancelledError
+	var ended *inspector.TaskEndedError
 	var lost *record.LostError
 	switch {
 	case errors.As(err, &ue):
@@ -63,7 +64,7 @@ func classify(err error) (int, string) {
 		return ExitTimeout, "timeout"
 	case errors.As(err, &te):
 		return ExitServerError, "tool_error"
-	case errors.As(err, &rpcErr), errors.As(err, &sc):
+	case errors.As(err, &rpcErr), errors.As(err, &sc), errors.As(err, &ended):
 		return ExitServerError, "server_error"
 	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"

@@ -188,14 +188,38 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 			return nil, fmt.Errorf("%s: task %s completed without a result", req.Label(), cur.TaskID)
 		}
 		return cur.Result, nil
-	case TaskFailed:
-		if cur.Error != nil {
-			return nil, fmt.Errorf("%s: task %s failed: %w", req.Label(), cur.TaskID, cur.Error)
-		}
-		return nil, fmt.Errorf("%s: task %s failed: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "no reason given"))
 	}
-	return nil, fmt.Errorf("%s: task %s was cancelled: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "by the server"))
+	te := &TaskEndedError{TaskID: cur.TaskID, Status: cur.Status, Message: cur.StatusMessage}
+	if cur.Status == TaskFailed && cur.Error != nil {
+		te.Err = cur.Error
+	}
+	return nil, fmt.Errorf("%s: %w", req.Label(), te)
 }
+
+// TaskEndedError reports a task of the tasks extension that the server
+// ended without a result: failed (with the protocol error it carries, if
+// any), or cancelled (not by mcpx). It is the server's answer, as a
+// JSON-RPC error is.
+type TaskEndedError struct {
+	TaskID string
+	// Status is "failed" or "cancelled".
+	Status  string
+	Message string
+	// Err is the task's error (a *jsonrpc.Error), nil when it carries none.
+	Err error
+}
+
+func (e *TaskEndedError) Error() string {
+	if e.Status == TaskCancelled {
+		return fmt.Sprintf("task %s was cancelled: %s", e.TaskID, cmp.Or(e.Message, "by the server"))
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("task %s failed: %v", e.TaskID, e.Err)
+	}
+	return fmt.Sprintf("task %s failed: %s", e.TaskID, cmp.Or(e.Message, "no reason given"))
+}
+
+func (e *TaskEndedError) Unwrap() error { return e.Err }
 
 // cancelTaskExt sends tasks/cancel for an interrupted task and reports it.
 func (m *Modern) cancelTaskExt(s *Session, id string, cause error) error {

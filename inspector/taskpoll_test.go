@@ -214,3 +214,29 @@ func TestReadMillis(t *testing.T) {
 		}
 	}
 }
+
+// A task of the tasks extension that the server fails or cancels is the
+// server's answer: a TaskEndedError, with the task's error when it has one.
+func TestModernTaskEnded(t *testing.T) {
+	for _, tc := range []struct {
+		end, want string
+		rpc       bool
+	}{
+		{`"status":"failed"`, "task t1 failed: no reason given", false},
+		{`"status":"failed","statusMessage":"disk full"`, "task t1 failed: disk full", false},
+		{`"status":"failed","error":{"code":-32603,"message":"boom"}`, "task t1 failed: server error -32603", true},
+		{`"status":"cancelled"`, "task t1 was cancelled: by the server", false},
+	} {
+		s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+		openModern(t, s, srv)
+		ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "job"})
+		srv.reply(srv.nextRequest("tools/call"), `{"resultType":"task","taskId":"t1","status":"working","pollIntervalMs":1}`)
+		srv.reply(srv.nextRequest("tasks/get"), `{"resultType":"complete","taskId":"t1",`+tc.end+`}`)
+		r := result(t, ch)
+		var te *TaskEndedError
+		var rpcErr *jsonrpc.Error
+		if !errors.As(r.err, &te) || !strings.Contains(r.err.Error(), tc.want) || errors.As(r.err, &rpcErr) != tc.rpc {
+			t.Errorf("%s: err = %v", tc.end, r.err)
+		}
+	}
+}
