@@ -275,15 +275,21 @@ func (s *Session) warnUndeclared(method string) {
 		return
 	}
 	name := strings.Join(path, ".")
+	s.warnOnce("capability "+name, "the server does not declare the %s capability; sending %s anyway", name, method)
+}
+
+// warnOnce warns unless a warning with the same key was given already in
+// this session.
+func (s *Session) warnOnce(key, format string, args ...any) {
 	s.mu.Lock()
-	first := !s.warned[name]
+	first := !s.warned[key]
 	if s.warned == nil {
 		s.warned = map[string]bool{}
 	}
-	s.warned[name] = true
+	s.warned[key] = true
 	s.mu.Unlock()
 	if first {
-		s.warn("the server does not declare the %s capability; sending %s anyway", name, method)
+		s.warn(format, args...)
 	}
 }
 

@@ -139,7 +139,18 @@ type Legacy struct {
 	// info is written once by Open and read by the session's read loop
 	// (a server's message may arrive while Open is still running).
 	info atomic.Pointer[ServerInfo]
+	// phase is where Open is: handshakeIdle before it runs (a session
+	// used without it, in tests), handshaking until it is about to send
+	// notifications/initialized, handshakeDone after.
+	phase atomic.Int32
 }
+
+// The phases of Legacy.Open.
+const (
+	handshakeIdle int32 = iota
+	handshaking
+	handshakeDone
+)
 
 // VersionError reports a server that answered initialize with a protocol
 // version mcpx does not speak: offering one the server supports
@@ -171,6 +182,7 @@ func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVe
 
 // Open performs the initialize handshake.
 func (l *Legacy) Open(ctx context.Context, s *Session) error {
+	l.phase.Store(handshaking)
 	offered := l.ProtocolVersion
 	if offered == "" {
 		offered = mcp.LatestHandshakeVersion
@@ -232,7 +244,20 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
+	// Set before the notification goes out: a server may send its
+	// requests as soon as it has it, before Notify returns.
+	l.phase.Store(handshakeDone)
 	return s.Notify(ctx, mcp.NotificationInitialized, nil)
+}
+
+// handshakePending reports whether the session is in the handshake era
+// and has not yet sent notifications/initialized.
+func (s *Session) handshakePending() bool {
+	l, ok := s.life.(*Legacy)
+	if a, isAuto := s.life.(*Auto); isAuto {
+		l, ok = a.Chosen().(*Legacy)
+	}
+	return ok && l.phase.Load() == handshaking
 }
 
 // Decorate leaves params untouched: handshake-era requests carry nothing extra.

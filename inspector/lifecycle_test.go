@@ -295,3 +295,33 @@ func TestBatchWarningDependsOnVersion(t *testing.T) {
 		})
 	}
 }
+
+// A server request other than ping that comes before the initialized
+// notification is warned about once per method (spec 2025-11-25:
+// basic/lifecycle, "Initialization") and answered all the same; once the
+// session is initialized, none is.
+func TestLegacyEarlyServerRequests(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	init := srv.nextRequest("initialize")
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); m.ID.String() != `"p"` || string(m.Result) != "{}" {
+		t.Fatalf("ping answered with %s", m.Raw)
+	}
+	for range 2 {
+		srv.send(`{"jsonrpc":"2.0","id":"r","method":"roots/list"}`)
+		if m := srv.next(); m.ID.String() != `"r"` || m.Error == nil {
+			t.Fatalf("roots/list answered with %s", m.Raw)
+		}
+	}
+	w.expect("the server sent roots/list before the session was initialized", "SHOULD NOT")
+	srv.reply(init, initResult("2025-11-25"))
+	if m := srv.next(); m.Method != "notifications/initialized" {
+		t.Fatalf("sent %s", m.Raw)
+	}
+	if r := waitConnect(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	srv.send(`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{}}`)
+	srv.next()
+	w.none()
+}
