@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -276,6 +277,27 @@ func (s *Session) warnUndeclared(method string) {
 	}
 	name := strings.Join(path, ".")
 	s.warnOnce("capability "+name, "the server does not declare the %s capability; sending %s anyway", name, method)
+}
+
+// warnDeclaredButUnknown warns, once per method, when the server answers
+// a method of a capability it declared with "method not found": the
+// declaration promised it (spec 2025-11-25: basic/lifecycle, "Capability
+// Negotiation"). tools/call is left out: -32601 is also how a server
+// refuses a tool that requires a task (basic/utilities/tasks).
+func (s *Session) warnDeclaredButUnknown(method string, err error) {
+	var rpcErr *jsonrpc.Error
+	if method == mcp.MethodToolsCall || !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
+		return
+	}
+	path := methodCapabilities[method]
+	if path == nil && s.modern() == nil {
+		path = legacyMethodCapabilities[method]
+	}
+	if path == nil || !s.life.Server().Declares(path...) {
+		return
+	}
+	name := strings.Join(path, ".")
+	s.warnOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
 }
 
 // warnOnce warns unless a warning with the same key was given already in

@@ -391,7 +391,10 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
-		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+		res, err = f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+	}
+	if err != nil && !cfg.probe {
+		s.warnDeclaredButUnknown(method, err)
 	}
 	return res, err
 }
