@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -205,15 +206,16 @@ type hintFacts struct {
 	// entryAuth is the configured server's entry that gave the
 	// Authorization header sent ("FILE entry NAME"), "" for none.
 	entryAuth string
-	narrated  bool // -v or --wire shows the authorization steps
-	login     bool // the command is mcpx auth login
+	narrated  bool   // -v or --wire shows the authorization steps
+	login     bool   // the command is mcpx auth login
+	era       string // --protocol-era as settled (legacy, auto, modern)
 }
 
 // hintFacts returns the facts of the connection d describes, shown as out
 // says.
 func (d connDesc) hintFacts(out output) hintFacts {
 	return hintFacts{bearer: d.http.bearer != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
-		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire}
+		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire, era: d.session.era}
 }
 
 // hintFacts are the facts of the run's connection: e's configuration, and
@@ -262,6 +264,19 @@ func httpHint(err error, f hintFacts) string {
 	}
 	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
 		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"
+	}
+	return ""
+}
+
+// sessionHint says what to do about a session that did not open, after
+// its message: a handshake that got no answer at all may have been sent
+// to a server that speaks only 2026-07-28, which need not answer
+// initialize (spec 2026-07-28: basic/versioning, "Compatibility Matrix":
+// a legacy client fails against a modern server).
+func sessionHint(err error, f hintFacts) string {
+	var te *inspector.TimeoutError
+	if f.era == eraLegacy && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
+		return " (a server that speaks only 2026-07-28 may not answer initialize at all: --protocol-era auto finds out)"
 	}
 	return ""
 }

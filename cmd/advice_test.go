@@ -14,6 +14,24 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
+// An initialize that got no answer in the legacy era suggests the era
+// that would find out; in auto (which did) or modern it would not help.
+func TestSessionHint(t *testing.T) {
+	err := fmt.Errorf("initialize: %w", &inspector.TimeoutError{Method: "initialize", After: time.Second})
+	if got := sessionHint(err, hintFacts{era: eraLegacy}); !strings.Contains(got, "--protocol-era auto finds out") {
+		t.Errorf("legacy: %q", got)
+	}
+	for _, f := range []hintFacts{{era: eraAuto}, {era: eraModern}} {
+		if got := sessionHint(err, f); got != "" {
+			t.Errorf("%s: %q", f.era, got)
+		}
+	}
+	other := fmt.Errorf("tools/list: %w", &inspector.TimeoutError{Method: "tools/list", After: time.Second})
+	if got := sessionHint(other, hintFacts{era: eraLegacy}); got != "" {
+		t.Errorf("tools/list: %q", got)
+	}
+}
+
 // The libraries' typed errors get their command-line advice here, after
 // their own text and before what the error chain adds: the lines people
 // see are those mcpx printed when the libraries named the flags.

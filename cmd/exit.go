@@ -107,7 +107,7 @@ func (r reporter) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints))
+	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints) + sessionHint(err, r.hints))
 	if r.json {
 		// The JSON error's message is one line.
 		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}

@@ -234,6 +234,9 @@ func (a *Auto) use(ctx context.Context, s *Session, d EraDecision, cached bool) 
 			return &EraError{Looks: ee.Looks, Err: ee.Err, Other: rerr}
 		}
 		return nil
+	case d.unanswered && errors.Is(err, ErrTimeout):
+		// Silent in both eras: say so, rather than only half of it.
+		return fmt.Errorf("%w; server/discover, sent first, got none either", err)
 	case d.unanswered && errors.As(err, &rpcErr):
 		// The server that did not answer the probe in time answers
 		// initialize, with an error: its answer to the probe may only

@@ -579,6 +579,24 @@ func TestAutoRediscover(t *testing.T) {
 	}
 }
 
+// A server that answers neither server/discover nor initialize is said to.
+func TestAutoSilentInBothEras(t *testing.T) {
+	a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}, ProbeTimeout: 50 * time.Millisecond}
+	s, srv, _, _ := newModernSession(t, a, false, Options{Timeout: 50 * time.Millisecond})
+	errc := make(chan error, 1)
+	go func() { errc <- a.Open(context.Background(), s) }()
+	srv.nextRequest("server/discover")
+	srv.nextRequest("initialize")
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "initialize: no response after 50ms; server/discover, sent first, got none either") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Open did not return")
+	}
+}
+
 // A server/discover result with supportedVersions that is not a
 // DiscoverResult comes from a broken modern server, not a handshake-era
 // one: the modern era does not suggest the other.
