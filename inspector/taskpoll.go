@@ -81,7 +81,7 @@ func (t *Task) UnmarshalJSON(b []byte) error {
 		PollInterval json.RawMessage `json:"pollInterval"`
 	}
 	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
+		return unembedded(err)
 	}
 	*t = Task(aux.plain)
 	var problems []string
@@ -104,7 +104,7 @@ func (t *DetailedTask) UnmarshalJSON(b []byte) error {
 		PollIntervalMs json.RawMessage `json:"pollIntervalMs"`
 	}
 	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
+		return unembedded(err)
 	}
 	*t = DetailedTask(aux.plain)
 	var problems []string
@@ -112,6 +112,19 @@ func (t *DetailedTask) UnmarshalJSON(b []byte) error {
 	t.PollIntervalMs, problems = readMillis("pollIntervalMs", aux.PollIntervalMs, problems)
 	t.problems = strings.Join(problems, "; ")
 	return nil
+}
+
+// unembedded removes the name of the alias type UnmarshalJSON decodes
+// through from a decoding error's field path ("plain.taskId"), which
+// would otherwise show in what mcpx says about the server's task.
+func unembedded(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		c := *te
+		c.Field = strings.TrimPrefix(c.Field, "plain.")
+		return &c
+	}
+	return err
 }
 
 // pollWait is how long to wait before polling again: the server's
@@ -192,7 +205,9 @@ func (p *taskPoll) warnOnce(key, format string, args ...any) {
 // check warns, once each, about what in a task as received departs from
 // the spec (spec 2025-11-25: basic/utilities/tasks).
 func (p *taskPoll) check(t Task) {
-	if t.Status != "" && !slices.Contains(taskStatuses, t.Status) {
+	if t.Status == "" {
+		p.warnOnce("no status", "task %s has no status (spec: a Task must have one); waiting on as for a task still working", p.id)
+	} else if !slices.Contains(taskStatuses, t.Status) {
 		p.warnOnce("status "+t.Status, "task %s: status %q is not one the spec defines (%s); waiting on as for a task still working",
 			p.id, t.Status, strings.Join(taskStatuses, ", "))
 	}

@@ -240,3 +240,41 @@ func TestModernTaskEnded(t *testing.T) {
 		}
 	}
 }
+
+// A result with a task object is a CreateTaskResult however broken, never
+// the request's own result; one without is the server answering directly.
+func TestCallAsTaskCreateResultShapes(t *testing.T) {
+	for answer, want := range map[string]string{
+		`{"task":{"taskId":5,"status":"working"}}`: "tools/call: the server created a task that is not a Task: its taskId is a number, not a string",
+		`{"task":{"status":"working"}}`:            "tools/call: the server created a task without a taskId",
+		`{"content":[],"task":null}`:               "",
+	} {
+		s, srv, _ := newTestSession(t, Options{})
+		var notes []string
+		ch := make(chan callResult, 1)
+		go func() {
+			res, err := s.CallAsTask(context.Background(), "tools/call", json.RawMessage(`{"name":"x"}`), TaskRun{OnNote: func(n string) { notes = append(notes, n) }})
+			ch <- callResult{res, err}
+		}()
+		srv.reply(srv.nextRequest("tools/call"), answer)
+		r := result(t, ch)
+		switch {
+		case want == "" && (r.err != nil || string(r.res) != answer || len(notes) != 1):
+			t.Errorf("%s: %s %v %q, want it returned as the answer", answer, r.res, r.err, notes)
+		case want != "" && (r.err == nil || r.err.Error() != want):
+			t.Errorf("%s: %v, want %q", answer, r.err, want)
+		}
+	}
+}
+
+// A task without a status is warned about (once) and shown as such.
+func TestTaskWithoutStatus(t *testing.T) {
+	s, _, w := newTestSession(t, Options{})
+	p := s.newTaskPoll(Task{TaskID: "t"})
+	w.expect("task t has no status")
+	p.observe(&Task{TaskID: "t"})
+	w.none()
+	if got := (Task{TaskID: "t"}).String(); got != "task t: (no status)" {
+		t.Errorf("String() = %q", got)
+	}
+}

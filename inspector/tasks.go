@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -308,16 +309,23 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return nil, err
 	}
-	var created struct {
-		Task *Task `json:"task"`
-	}
-	if err := json.Unmarshal(raw, &created); err != nil || created.Task == nil || created.Task.TaskID == "" {
+	created := rawjson.Member(raw, "task")
+	if !isObject(created) {
 		if run.OnNote != nil {
 			run.OnNote(method + ": the server answered directly instead of creating a task")
 		}
 		return raw, nil
 	}
-	cur := *created.Task
+	// A result with a task object is a CreateTaskResult, even a broken
+	// one: it is not the request's own result, and must not be shown as
+	// that (spec 2025-11-25: basic/utilities/tasks, "Creating Tasks").
+	var cur Task
+	if err := json.Unmarshal(created, &cur); err != nil {
+		return nil, fmt.Errorf("%s: the server created a task that is not a Task: %s", method, rawjson.DecodeProblem(err))
+	}
+	if cur.TaskID == "" {
+		return nil, fmt.Errorf("%s: the server created a task without a taskId", method)
+	}
 	report := func(t Task) {
 		if run.OnStatus != nil {
 			run.OnStatus(t)
@@ -447,7 +455,7 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 
 // String describes the task's state on one line: "task ID: status — message".
 func (t Task) String() string {
-	s := "task " + t.TaskID + ": " + t.Status
+	s := "task " + t.TaskID + ": " + cmp.Or(t.Status, "(no status)")
 	if t.StatusMessage != "" {
 		s += " — " + t.StatusMessage
 	}
