@@ -33,6 +33,14 @@ var adviceTable = []func(error) string{
 		}
 		return ": use --protocol-era " + e.Looks + " (or auto)"
 	},
+	// The auto era's probe failed in a way that says nothing of the era.
+	func(err error) string {
+		var e *inspector.ProbeError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return "; --protocol-era legacy or modern opens the session without it"
+	},
 	func(err error) string {
 		var e *inspector.UnsupportedVersionError
 		if !errors.As(err, &e) || !e.HandshakeEra() {

@@ -50,6 +50,8 @@ func TestAdvice(t *testing.T) {
 			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server, but that era fails too: server/discover: not a DiscoverResult"},
 		{"no string version: nothing to add", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Invalid: "null"}),
 			`initialize: the server's initialize result has protocolVersion null, not a string naming a version (offered "2025-11-25"; spec basic/lifecycle, "Version Negotiation")`},
+		{"probe failed", fmt.Errorf("server/discover: %w", &inspector.ProbeError{Err: errors.New("POST http://x/mcp: HTTP 500 Internal Server Error")}),
+			"server/discover: POST http://x/mcp: HTTP 500 Internal Server Error (the probe for the server's protocol era); --protocol-era legacy or modern opens the session without it"},
 		{"handshake-era versions", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2025-06-18"}},
 			"the server does not support protocol version 2026-07-28 (it supports 2025-06-18); those are handshake-era versions: use --protocol-era legacy (or auto)"},
 		{"modern versions: nothing to add", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2099-01-01"}},

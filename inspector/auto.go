@@ -35,6 +35,19 @@ type EraDecision struct {
 	unanswered bool
 }
 
+// ProbeError is a failure of Auto's probe that says nothing about the
+// server's era — a server error (HTTP 5xx), a broken stream — so Auto
+// neither falls back nor goes on: the session is not open, though
+// choosing the era outright (no probe) might open it, a handshake-era
+// server failing only on a request without a session.
+type ProbeError struct{ Err error }
+
+func (e *ProbeError) Error() string {
+	return e.Err.Error() + " (the probe for the server's protocol era)"
+}
+
+func (e *ProbeError) Unwrap() error { return e.Err }
+
 // EraCache remembers each target's era for the rest of the run: the era
 // is a property of the server, not of a connection (spec 2026-07-28:
 // basic/versioning, "Backward Compatibility with Initialization-Based
@@ -183,11 +196,11 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 		if he.Status >= 400 && he.Status < 500 {
 			return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover was refused with HTTP %d and no modern error", he.Status)}, nil
 		}
-		return EraDecision{}, err
+		return EraDecision{}, &ProbeError{Err: err}
 	case errors.As(err, &rpcErr):
 		return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover failed with error %d (%s), so a handshake-era server", rpcErr.Code, firstLineOf(rpcErr.Message))}, nil
 	case errors.Is(err, transport.ErrTransport):
-		return EraDecision{}, err
+		return EraDecision{}, &ProbeError{Err: err}
 	}
 	// The server answered, but not with a DiscoverResult.
 	return EraDecision{Era: "legacy", Reason: "auto-detected: server/discover did not return a DiscoverResult (" + err.Error() + ")"}, nil

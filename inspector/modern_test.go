@@ -616,3 +616,29 @@ func TestModernOpenMalformedDiscover(t *testing.T) {
 		}
 	}
 }
+
+// refusingConn refuses every write with err, as an HTTP server answering
+// with an error status does.
+type refusingConn struct {
+	transport.Conn
+	err error
+}
+
+func (c *refusingConn) Write(ctx context.Context, f transport.Frame) error { return c.err }
+func (c *refusingConn) CarriesRoutes() bool                                { return true }
+
+// A probe that fails in a way that says nothing of the era (HTTP 5xx) is a
+// ProbeError: Auto does not guess an era, and says the probe failed.
+func TestAutoProbeFails(t *testing.T) {
+	client, _ := transport.Pipe()
+	conn := &refusingConn{Conn: client, err: &transport.HTTPError{Method: "POST", URL: "http://x/mcp", Status: 500}}
+	a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}}
+	s := NewSession(conn, Options{Lifecycle: a})
+	defer s.Close()
+	err := a.Open(context.Background(), s)
+	var pe *ProbeError
+	var he *transport.HTTPError
+	if !errors.As(err, &pe) || !errors.As(err, &he) || a.Chosen() != nil {
+		t.Fatalf("err = %v, chosen %v", err, a.Chosen())
+	}
+}
