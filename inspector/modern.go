@@ -142,7 +142,16 @@ func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error
 	if err != nil {
 		return &malformedDiscoverError{err: err, modern: rawjson.Member(raw, "supportedVersions") != nil}
 	}
-	return m.adopt(d, raw)
+	if err := m.adopt(d, raw); err != nil {
+		return err
+	}
+	if v := m.currentVersion(); !slices.Contains(mcp.ModernVersions, v) {
+		// The version asked for, which mcpx does not know: the server
+		// says it speaks it, and the person wanted to see that (as a
+		// handshake that accepts it, Legacy.Open).
+		s.warn("the server supports protocol version %s, which mcpx does not know; going on as with %s", v, mcp.LatestModernVersion)
+	}
+	return nil
 }
 
 // malformedDiscoverError is a server/discover result that is not a

@@ -597,6 +597,22 @@ func TestAutoSilentInBothEras(t *testing.T) {
 	}
 }
 
+// A version mcpx does not know, asked for and supported by the server, is
+// used, with a warning, as the handshake era does.
+func TestModernUnknownVersionAccepted(t *testing.T) {
+	s, srv, w, _ := newModernSession(t, &Modern{ProtocolVersion: "2099-01-01"}, false, Options{})
+	errc := make(chan error, 1)
+	go func() { errc <- s.life.Open(context.Background(), s) }()
+	srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2099-01-01"],"capabilities":{}}`)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	w.expect("the server supports protocol version 2099-01-01, which mcpx does not know; going on as with 2026-07-28")
+	if v := s.Server().ProtocolVersion; v != "2099-01-01" {
+		t.Errorf("version %s", v)
+	}
+}
+
 // A server/discover result with supportedVersions that is not a
 // DiscoverResult comes from a broken modern server, not a handshake-era
 // one: the modern era does not suggest the other.
