@@ -300,15 +300,22 @@ func (s *Session) warnDeclaredButUnknown(method string, err error) {
 	s.warnOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
 }
 
+// maxWarned bounds the warnings warnOnce remembers: some of their keys
+// come from the server (a method it sent), and memory stays bounded
+// whatever it sends. Past the bound, such warnings are no longer given.
+const maxWarned = 256
+
 // warnOnce warns unless a warning with the same key was given already in
 // this session.
 func (s *Session) warnOnce(key, format string, args ...any) {
 	s.mu.Lock()
-	first := !s.warned[key]
+	first := !s.warned[key] && len(s.warned) < maxWarned
 	if s.warned == nil {
 		s.warned = map[string]bool{}
 	}
-	s.warned[key] = true
+	if first {
+		s.warned[key] = true
+	}
 	s.mu.Unlock()
 	if first {
 		s.warn(format, args...)

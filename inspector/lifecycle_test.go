@@ -325,3 +325,22 @@ func TestLegacyEarlyServerRequests(t *testing.T) {
 	srv.next()
 	w.none()
 }
+
+// However many methods a server sends before the handshake ends, what
+// mcpx remembers of its warnings stays bounded.
+func TestEarlyRequestWarningsBounded(t *testing.T) {
+	s, _, w := newTestSession(t, Options{})
+	s.life.(*Legacy).phase.Store(handshaking)
+	for i := range 2 * maxWarned {
+		s.checkRequestTime(&jsonrpc.Message{Method: fmt.Sprintf("x/%d", i)})
+	}
+	s.mu.Lock()
+	n := len(s.warned)
+	s.mu.Unlock()
+	if n != maxWarned {
+		t.Errorf("%d warnings remembered, want %d", n, maxWarned)
+	}
+	for range maxWarned {
+		w.expect("before the session was initialized")
+	}
+}

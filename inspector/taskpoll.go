@@ -194,8 +194,12 @@ func (s *Session) newTaskPoll(t Task) *taskPoll {
 	return p
 }
 
+// maxTaskWarnings bounds the warnings about one task: their keys hold
+// what the server sent (a status), which may change with every poll.
+const maxTaskWarnings = 16
+
 func (p *taskPoll) warnOnce(key, format string, args ...any) {
-	if p.warned[key] {
+	if p.warned[key] || len(p.warned) >= maxTaskWarnings {
 		return
 	}
 	p.warned[key] = true

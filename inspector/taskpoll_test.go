@@ -278,3 +278,19 @@ func TestTaskWithoutStatus(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+// A server that reports a new unknown status at every poll gets a bounded
+// number of warnings, and mcpx remembers a bounded number of them.
+func TestTaskWarningsBounded(t *testing.T) {
+	s, _, w := newTestSession(t, Options{})
+	p := s.newTaskPoll(Task{TaskID: "t", Status: "working"})
+	for i := range 100 {
+		p.observe(&Task{TaskID: "t", Status: strconv.Itoa(i)})
+	}
+	if len(p.warned) != maxTaskWarnings {
+		t.Errorf("%d warnings remembered", len(p.warned))
+	}
+	for range maxTaskWarnings {
+		w.expect("is not one the spec defines")
+	}
+}
