@@ -49,6 +49,7 @@ func classify(err error) (int, string) {
 	var invalidTool *inspector.InvalidToolError
 	var uv *inspector.UnsupportedVersionError
 	var sc *inspector.ServerCancelledError
+	var ended *inspector.TaskEndedError
 	var lost *record.LostError
 	switch {
 	case errors.As(err, &ue):
@@ -64,7 +65,7 @@ func classify(err error) (int, string) {
 		return ExitTimeout, "timeout"
 	case errors.As(err, &te):
 		return ExitServerError, "tool_error"
-	case errors.As(err, &rpcErr), errors.As(err, &sc):
+	case errors.As(err, &rpcErr), errors.As(err, &sc), errors.As(err, &ended):
 		return ExitServerError, "server_error"
 	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"
@@ -107,7 +108,7 @@ func (r reporter) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints))
+	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints) + sessionHint(err, r.hints))
 	if r.json {
 		// The JSON error's message is one line.
 		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}

@@ -207,6 +207,33 @@ func TestUndeclaredCapabilityWarnsAndSends(t *testing.T) {
 	w.none()
 }
 
+// A method of a capability the server declared, answered with -32601, is
+// a contradiction worth a warning (once per method); an undeclared one's,
+// or tools/call's (how a task-only tool is refused), is not.
+func TestDeclaredButMethodNotFound(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
+	srv.next()
+	s := waitConnect(t, ch).s
+	refuse := func(method string) {
+		t.Helper()
+		done := goCall(context.Background(), s, method, nil, capabilityWarned())
+		m := srv.nextRequest(method)
+		srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		if r := result(t, done); r.err == nil {
+			t.Fatalf("%s succeeded", method)
+		}
+	}
+	refuse("tools/list")
+	w.expect("the server declares the tools capability, yet answers tools/list with -32601 (method not found)")
+	refuse("tools/list")
+	refuse("tools/call")
+	refuse("prompts/list")
+	w.none()
+	refuse("logging/setLevel")
+	w.expect("declares the logging capability, yet answers logging/setLevel")
+}
+
 // Extensions (MCP Apps with --ui) are declared under
 // capabilities.extensions in both eras, beside the tasks extension in
 // the modern one.

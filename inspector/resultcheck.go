@@ -676,15 +676,19 @@ func progressProblem(params json.RawMessage) string {
 // initializeResult is what the handshake reads of an InitializeResult.
 type initializeResult struct {
 	ProtocolVersion string
-	Capabilities    json.RawMessage
-	ServerInfo      Implementation
-	Instructions    string
+	// BadVersion is the protocolVersion as received (a JSON excerpt) when
+	// it is present but names no version: not a string, or "".
+	BadVersion   string
+	Capabilities json.RawMessage
+	ServerInfo   Implementation
+	Instructions string
 }
 
 // readInitializeResult reads an initialize result (spec: basic/lifecycle,
 // "Initialization"; schema.json's InitializeResult). Only a result that is
-// not an object, or a protocolVersion that is not a string, is an error:
-// the session cannot go on without a version. Anything else the spec
+// not an object is an error; a protocolVersion that names no version (not
+// a string, or empty) is left in BadVersion for the handshake to refuse
+// as it refuses one that is missing. Anything else the spec
 // requires and the server left out or mistyped (capabilities, serverInfo
 // with its name and version, a string instructions) is a problem to say;
 // the session goes on with what there is.
@@ -708,10 +712,11 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 	}
 	if version != nil {
 		v, ok := rawjson.String(version)
-		if !ok {
-			return res, nil, fmt.Errorf("the result is not an InitializeResult: its protocolVersion is %s, not a string", rawjson.Excerpt(version, 40))
+		if !ok || v == "" {
+			res.BadVersion = rawjson.Excerpt(version, 40)
+		} else {
+			res.ProtocolVersion = v
 		}
-		res.ProtocolVersion = v
 	}
 	var problems []string
 	switch {

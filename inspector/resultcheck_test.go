@@ -314,16 +314,18 @@ func TestCallToolParams(t *testing.T) {
 	}
 }
 
-// TestReadInitializeResult: only a result that is not an object or a
-// protocolVersion that is not a string stops the handshake; what else the
-// spec requires of an InitializeResult and is missing or mistyped is a
-// problem, and the session goes on with the rest.
+// TestReadInitializeResult: only a result that is not an object is an
+// error; a protocolVersion that names no version is kept as received for
+// the handshake to refuse; what else the spec requires of an
+// InitializeResult and is missing or mistyped is a problem, and the
+// session goes on with the rest.
 func TestReadInitializeResult(t *testing.T) {
 	for _, tt := range []struct {
 		raw     string
 		want    []string
 		wantErr string
 		name    string
+		bad     string
 	}{
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":null},"serverInfo":{"name":"s","version":"1","title":"S"},"instructions":"hi"}`, name: "s"},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{}}`, want: []string{`it has no "serverInfo"`}},
@@ -332,7 +334,8 @@ func TestReadInitializeResult(t *testing.T) {
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":true,"logging":{}},"serverInfo":{"version":1}}`, want: []string{
 			`capability "tools" is true, not an object`, `its serverInfo lacks a string "name" or "version"`}},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"instructions":42}`, want: []string{`its "instructions" is not a string (ignored)`}, name: "s"},
-		{raw: `{"protocolVersion":2025,"capabilities":{}}`, wantErr: "its protocolVersion is 2025, not a string"},
+		{raw: `{"protocolVersion":2025,"capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: "2025"},
+		{raw: `{"protocolVersion":"","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: `""`},
 		{raw: `[]`, wantErr: "it is not a JSON object"},
 	} {
 		res, problems, err := readInitializeResult(json.RawMessage(tt.raw))
@@ -342,7 +345,7 @@ func TestReadInitializeResult(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || len(problems) != len(tt.want) || res.ServerInfo.Name != tt.name {
+		if err != nil || len(problems) != len(tt.want) || res.ServerInfo.Name != tt.name || res.BadVersion != tt.bad {
 			t.Errorf("%s: %+v, problems %q, %v; want %d like %q", tt.raw, res, problems, err, len(tt.want), tt.want)
 			continue
 		}

@@ -95,7 +95,7 @@ type Session struct {
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
 
-	// warned holds the server capabilities warnUndeclared warned about.
+	// warned holds the keys of the warnings warnOnce gave.
 	warned map[string]bool
 
 	hookMu sync.Mutex
@@ -148,6 +148,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 				s.opts.OnServerRequest(m, nil, e)
 			}
 		},
+		OnRequest:      s.checkRequestTime,
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
@@ -390,7 +391,10 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
-		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+		res, err = f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+	}
+	if err != nil && !cfg.probe {
+		s.warnDeclaredButUnknown(method, err)
 	}
 	return res, err
 }
@@ -685,6 +689,17 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 		return nil, rpcErr
 	}
 	return result, nil
+}
+
+// checkRequestTime warns, once per method, about a server request other
+// than ping that comes before the handshake era's initialized
+// notification (spec 2025-11-25: basic/lifecycle, "Initialization"). It
+// is judged when the request arrives: it is answered later, by which time
+// the session may be initialized.
+func (s *Session) checkRequestTime(m *jsonrpc.Message) {
+	if m.Method != mcp.MethodPing && s.handshakePending() {
+		s.warnOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", m.Method)
+	}
 }
 
 // retypedKey is the key the id our request had when a server echoes it

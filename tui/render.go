@@ -145,6 +145,11 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	if impl.Title != "" {
 		name += " (" + EscapeLine(impl.Title) + ")"
 	}
+	if strings.TrimSpace(name) == "" {
+		// No serverInfo (a handshake-era server that left it out, which
+		// mcpx warned about; a 2026-07-28 server, for which it is a SHOULD).
+		name = "(not named by the server)"
+	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Server:"), p.st.name(name))
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Protocol:"), EscapeLine(info.ProtocolVersion))

@@ -239,6 +239,14 @@ func TestInfoRendering(t *testing.T) {
 	}
 }
 
+// A server that names itself not at all is said to, not shown as a blank.
+func TestInfoRenderingUnnamed(t *testing.T) {
+	out := printed(func(p *Printer) { p.Info(&inspector.ServerInfo{ProtocolVersion: "2025-11-25"}, "") })
+	if !strings.Contains(out, "(not named by the server)\n") || strings.Contains(out, "Server:\n") {
+		t.Errorf("info output:\n%s", out)
+	}
+}
+
 func TestPromptAndCompletionRendering(t *testing.T) {
 	out := printed(func(p *Printer) {
 		p.PromptResult(json.RawMessage(`{"description":"Weather","messages":[{"role":"user","content":{"type":"text","text":"Weather in Paris?"}},{"role":"assistant","content":[{"type":"text","text":"Sunny\u001b"}]}]}`))

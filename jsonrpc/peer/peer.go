@@ -61,6 +61,11 @@ type Options struct {
 	// OnNotification receives every notification, on the read loop, in
 	// arrival order: it must not block for long.
 	OnNotification func(*jsonrpc.Message)
+	// OnRequest is told about each request of the peer on the read loop,
+	// in arrival order, before it is served (the Handler runs later, in
+	// a goroutine of its own): what depends on when a request came (a
+	// protocol's ordering rules) is judged here. It must not block.
+	OnRequest func(*jsonrpc.Message)
 	// OnBatch is told, on the read loop, that a batch arrived, before its
 	// messages are handled (a protocol on top may not allow batches).
 	OnBatch func()

@@ -476,6 +476,35 @@ func TestNotificationsInOrder(t *testing.T) {
 	}
 }
 
+// OnRequest sees each request on the read loop, in arrival order with the
+// notifications, while the handlers of earlier ones still run.
+func TestOnRequestInArrivalOrder(t *testing.T) {
+	got := make(chan string, 100)
+	release := make(chan struct{})
+	defer close(release)
+	_, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+			<-release
+			return json.RawMessage(`{}`), nil
+		},
+		OnRequest:      func(m *jsonrpc.Message) { got <- m.Method },
+		OnNotification: func(m *jsonrpc.Message) { got <- m.Method },
+	})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	r.send(`[{"jsonrpc":"2.0","id":2,"method":"b"},{"jsonrpc":"2.0","method":"n"}]`)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"c"}`)
+	for _, want := range []string{"a", "b", "n", "c"} {
+		select {
+		case m := <-got:
+			if m != want {
+				t.Fatalf("got %s, want %s", m, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("%s never came", want)
+		}
+	}
+}
+
 // Close ends every wait, is idempotent, and works before Start.
 func TestClose(t *testing.T) {
 	p, r, _ := newPeer(t, Options{})

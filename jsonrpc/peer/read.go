@@ -58,6 +58,9 @@ func (p *Peer) handleFrame(f transport.Frame) {
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
+			if p.opts.OnRequest != nil {
+				p.opts.OnRequest(m)
+			}
 			if batch {
 				batchReqs = append(batchReqs, m)
 			} else {
