@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -26,10 +27,19 @@ var adviceTable = []func(error) string{
 	// The server speaks the other protocol era.
 	func(err error) string {
 		var e *inspector.EraError
-		if !errors.As(err, &e) {
+		if !errors.As(err, &e) || e.Other != nil {
+			// Other: both eras were tried; neither flag helps.
 			return ""
 		}
 		return ": use --protocol-era " + e.Looks + " (or auto)"
+	},
+	// The auto era's probe failed in a way that says nothing of the era.
+	func(err error) string {
+		var e *inspector.ProbeError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return "; --protocol-era legacy or modern opens the session without it"
 	},
 	func(err error) string {
 		var e *inspector.UnsupportedVersionError
@@ -122,6 +132,17 @@ var adviceTable = []func(error) string{
 		}
 		return "; add --task"
 	},
+	// A task mcpx stopped waiting for.
+	func(err error) string {
+		var e *inspector.TaskTimeoutError
+		switch {
+		case !errors.As(err, &e):
+			return ""
+		case e.Max:
+			return " (--max-timeout waits longer)"
+		}
+		return " (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"
+	},
 	// A list whose pages List stopped following.
 	func(err error) string {
 		var e *inspector.PaginationError
@@ -193,15 +214,16 @@ type hintFacts struct {
 	// entryAuth is the configured server's entry that gave the
 	// Authorization header sent ("FILE entry NAME"), "" for none.
 	entryAuth string
-	narrated  bool // -v or --wire shows the authorization steps
-	login     bool // the command is mcpx auth login
+	narrated  bool   // -v or --wire shows the authorization steps
+	login     bool   // the command is mcpx auth login
+	era       string // --protocol-era as settled (legacy, auto, modern)
 }
 
 // hintFacts returns the facts of the connection d describes, shown as out
 // says.
 func (d connDesc) hintFacts(out output) hintFacts {
 	return hintFacts{bearer: d.http.sentBearer() != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
-		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire}
+		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire, era: d.session.era}
 }
 
 // hintFacts are the facts of the run's connection: e's configuration, and
@@ -250,6 +272,19 @@ func httpHint(err error, f hintFacts) string {
 	}
 	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
 		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"
+	}
+	return ""
+}
+
+// sessionHint says what to do about a session that did not open, after
+// its message: a handshake that got no answer at all may have been sent
+// to a server that speaks only 2026-07-28, which need not answer
+// initialize (spec 2026-07-28: basic/versioning, "Compatibility Matrix":
+// a legacy client fails against a modern server).
+func sessionHint(err error, f hintFacts) string {
+	var te *inspector.TimeoutError
+	if f.era == eraLegacy && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
+		return " (a server that speaks only 2026-07-28 may not answer initialize at all: --protocol-era auto finds out)"
 	}
 	return ""
 }

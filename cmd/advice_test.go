@@ -6,12 +6,31 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 )
+
+// An initialize that got no answer in the legacy era suggests the era
+// that would find out; in auto (which did) or modern it would not help.
+func TestSessionHint(t *testing.T) {
+	err := fmt.Errorf("initialize: %w", &inspector.TimeoutError{Method: "initialize", After: time.Second})
+	if got := sessionHint(err, hintFacts{era: eraLegacy}); !strings.Contains(got, "--protocol-era auto finds out") {
+		t.Errorf("legacy: %q", got)
+	}
+	for _, f := range []hintFacts{{era: eraAuto}, {era: eraModern}} {
+		if got := sessionHint(err, f); got != "" {
+			t.Errorf("%s: %q", f.era, got)
+		}
+	}
+	other := fmt.Errorf("tools/list: %w", &inspector.TimeoutError{Method: "tools/list", After: time.Second})
+	if got := sessionHint(other, hintFacts{era: eraLegacy}); got != "" {
+		t.Errorf("tools/list: %q", got)
+	}
+}
 
 // The libraries' typed errors get their command-line advice here, after
 // their own text and before what the error chain adds: the lines people
@@ -27,6 +46,12 @@ func TestAdvice(t *testing.T) {
 			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern (or auto)"},
 		{"era: legacy", &inspector.EraError{Looks: "legacy", Err: errors.New("server/discover: boom")},
 			"server/discover: boom; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)"},
+		{"both eras fail: nothing to add", fmt.Errorf("initialize: %w", &inspector.EraError{Looks: "modern", Err: rpc, Other: errors.New("server/discover: not a DiscoverResult")}),
+			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server, but that era fails too: server/discover: not a DiscoverResult"},
+		{"no string version: nothing to add", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Invalid: "null"}),
+			`initialize: the server's initialize result has protocolVersion null, not a string naming a version (offered "2025-11-25"; spec basic/lifecycle, "Version Negotiation")`},
+		{"probe failed", fmt.Errorf("server/discover: %w", &inspector.ProbeError{Err: errors.New("POST http://x/mcp: HTTP 500 Internal Server Error")}),
+			"server/discover: POST http://x/mcp: HTTP 500 Internal Server Error (the probe for the server's protocol era); --protocol-era legacy or modern opens the session without it"},
 		{"handshake-era versions", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2025-06-18"}},
 			"the server does not support protocol version 2026-07-28 (it supports 2025-06-18); those are handshake-era versions: use --protocol-era legacy (or auto)"},
 		{"modern versions: nothing to add", &inspector.UnsupportedVersionError{Requested: "2026-07-28", Supported: []string{"2099-01-01"}},
@@ -47,6 +72,10 @@ func TestAdvice(t *testing.T) {
 			`argument n=1e999: 1e999 is out of the range of the numbers mcpx can check (about ±1.8e308) (--no-validate sends the call as typed)`},
 		{"task required", fmt.Errorf("%w (%w)", errors.New("tools/call: refused"), inspector.ErrTaskRequired),
 			"tools/call: refused (the tool requires task execution); add --task"},
+		{"task timeout", fmt.Errorf("tools/call: %w", &inspector.TaskTimeoutError{TaskID: "t1", Status: "working", After: 5 * time.Second, Cancelled: true}),
+			"tools/call: task t1 still working: no status change in 5s; tasks/cancel sent (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"},
+		{"task timeout, maximum", &inspector.TaskTimeoutError{TaskID: "t1", Status: "working", After: time.Minute, Max: true},
+			"task t1 still working after 1m0s (the maximum total time, even with status changes) (--max-timeout waits longer)"},
 		{"pagination", &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Pages: 3},
 			`tools/list: server returned cursor "c1" twice; stopping to avoid a loop (use --cursor to fetch pages one by one)`},
 		{"stored tokens only", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp", StoredOnly: true},

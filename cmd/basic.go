@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -121,7 +122,8 @@ func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int
 		data = b
 	}
 	if !json.Valid(data) {
-		return nil, usageErrorf("%s: not valid JSON: %s", flag, excerptArg(string(data)))
+		// Where it breaks, so that a long argument or file can be fixed.
+		return nil, usageErrorf("%s: not valid JSON: %s", flag, rawjson.FindSyntaxProblem(data))
 	}
 	return data, nil
 }
@@ -174,14 +176,6 @@ func readArgSource(ctx context.Context, name string, stdin io.Reader, limit int6
 		}
 		return nil, ctx.Err()
 	}
-}
-
-func excerptArg(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 type infoOptions struct{ e *env }

@@ -66,7 +66,7 @@ func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (feature
 			return d, usageErrorf("--on-sampling: %v", err)
 		}
 		if p.Mode == inspector.PolicyPrompt && !interactive {
-			return d, usageErrorf("--on-sampling: --on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
+			return d, usageErrorf("--on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
 		}
 		if d.sampler, err = inspector.NewSampler(p, person); err != nil {
 			return d, usageErrorf("--on-sampling: %v", err)
@@ -78,7 +78,7 @@ func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (feature
 			return d, usageErrorf("--on-elicit: %v", err)
 		}
 		if p.Mode == inspector.PolicyPrompt && !interactive {
-			return d, usageErrorf("--on-elicit: --on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
+			return d, usageErrorf("--on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
 		}
 		if d.elicitor, err = inspector.NewElicitor(p, person); err != nil {
 			return d, usageErrorf("--on-elicit: %v", err)

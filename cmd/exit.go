@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -48,6 +49,7 @@ func classify(err error) (int, string) {
 	var invalidTool *inspector.InvalidToolError
 	var uv *inspector.UnsupportedVersionError
 	var sc *inspector.ServerCancelledError
+	var ended *inspector.TaskEndedError
 	var lost *record.LostError
 	switch {
 	case errors.As(err, &ue):
@@ -63,7 +65,7 @@ func classify(err error) (int, string) {
 		return ExitTimeout, "timeout"
 	case errors.As(err, &te):
 		return ExitServerError, "tool_error"
-	case errors.As(err, &rpcErr), errors.As(err, &sc):
+	case errors.As(err, &rpcErr), errors.As(err, &sc), errors.As(err, &ended):
 		return ExitServerError, "server_error"
 	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"
@@ -109,13 +111,22 @@ func (r reporter) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints))
+	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints) + sessionHint(err, r.hints))
 	if r.json {
 		// The JSON error's message is one line.
 		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			out["rpcError"] = rpcErr
+		}
+		// A script's failing command: its line, for a program to find it.
+		var atLine *repl.LineError
+		var inc *repl.IncompleteError
+		switch {
+		case errors.As(err, &atLine):
+			out["line"] = atLine.Line
+		case errors.As(err, &inc):
+			out["line"] = inc.Line
 		}
 		// The server's error (rpcError) is JSON as it sent it, which may
 		// hold C1 and bidirectional controls raw.

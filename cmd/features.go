@@ -143,8 +143,9 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 			return err
 		}
 		if o.e.cfg.out.json || !o.e.ios.OutTTY {
-			// The bytes as received, one line: what a script wants.
-			fmt.Fprintln(o.e.ios.Out, string(schema))
+			// The bytes as received, one line: what a script wants; what a
+			// terminal must not get raw escaped as JSON, the same JSON.
+			fmt.Fprintln(o.e.ios.Out, tui.EscapeJSON(string(schema)))
 			return nil
 		}
 		c.out.JSON(schema)
@@ -375,7 +376,7 @@ func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMess
 	}
 	o.e.emit(c, res, func() {
 		c.out.WithSaved(pick).WithSaveHint("use --json to get it").ToolResult(res)
-		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, content.Type), o.output)
+		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, content.Type)), o.output)
 	})
 	return nil
 }
@@ -507,7 +508,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.e.emit(c, res, func() {
-			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), orDefault(content.MimeType, "unknown type"), o.output)
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, "unknown type")), o.output)
 		})
 		return nil
 	})
@@ -609,6 +610,9 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 		res, err := c.sess.Complete(ctx, inspector.CompletionRef{Prompt: o.prompt, URI: o.resource}, name, partial, ctxArgs)
 		if err != nil {
 			return err
+		}
+		for _, p := range inspector.CompleteResultProblems(res) {
+			c.console.Warn("the completion result departs from the spec (server/utilities/completion): " + p)
 		}
 		o.e.emit(c, res, func() { c.out.Completion(res) })
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -343,9 +344,10 @@ func TestREPLLineFlagChecks(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, ExitUsage)
 	}
 	var got []string
+	lineNo := regexp.MustCompile(`^mcpx: line \d+: `) // (a script's errors say where)
 	for _, l := range strings.Split(errOut.String(), "\n") {
 		if strings.HasPrefix(l, "mcpx: ") {
-			got = append(got, l)
+			got = append(got, lineNo.ReplaceAllString(l, "mcpx: "))
 		}
 	}
 	if len(got) != len(lines) {

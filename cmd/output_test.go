@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // failingWriter is a standard output whose writes fail with err (after
@@ -117,5 +118,22 @@ func TestFailedStdoutStopsLongCommands(t *testing.T) {
 	}
 	if n := out.writes.Load(); n != 1 {
 		t.Errorf("%d writes reached the failed output, want 1", n)
+	}
+}
+
+// TestWatchJSONLinesAsSent: watch --json prints each notification as the
+// server sent it, on one line: "<" not rewritten as \u003c, numbers with
+// their digits, and only what a terminal must not get raw (a C1 control)
+// escaped, as JSON.
+func TestWatchJSONLinesAsSent(t *testing.T) {
+	msgs, _, err := jsonrpc.DecodeFrame([]byte(`{"jsonrpc":"2.0", "method":"notifications/message","params":{"level":"info","data":{"t":"<b>&","n":12345678901234567890,"c":"` + "\u009b" + `"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ios, stdout, _ := NewTestIOStreams(nil)
+	notificationPrinter(ios, output{json: true})(msgs[0])
+	want := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"t":"<b>&","n":12345678901234567890,"c":"\u009b"}}}` + "\n"
+	if got := stdout.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

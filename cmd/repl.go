@@ -164,8 +164,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			return true
 		}
 	} else {
-		feed := startScriptFeed(repl.NewScript(script))
+		sc := repl.NewScript(script)
+		feed := startScriptFeed(sc)
 		defer feed.stop()
+		runner.Line = sc.Line
 		if !s.ios.OutTTY {
 			out := newBatchOut(s.ios.Out)
 			// Closed (flushed) after the session's close, the lines and

@@ -78,7 +78,7 @@ func replCommands() []replCommand {
 func reportErr(fn func(*replSession, context.Context, []string) error) func(*replSession, context.Context, []string) repl.Result {
 	return func(s *replSession, ctx context.Context, args []string) repl.Result {
 		if err := fn(s, ctx, args); err != nil {
-			return repl.Result{Code: s.report(err)}
+			return repl.Result{Code: s.report(ctx, err)}
 		}
 		return repl.Result{}
 	}
@@ -143,22 +143,22 @@ func replSuggestions(cmds []replCommand, name string) []string {
 // waitCmd waits for the lines running in the background: the runner runs
 // the REPL's own commands only once the lines before them are done, so
 // there is nothing left to do.
-func (s *replSession) waitCmd(_ context.Context, args []string) repl.Result {
+func (s *replSession) waitCmd(ctx context.Context, args []string) repl.Result {
 	if len(args) > 0 {
-		return repl.Result{Code: s.report(usageErrorf("usage: wait"))}
+		return repl.Result{Code: s.report(ctx, usageErrorf("usage: wait"))}
 	}
 	return repl.Result{}
 }
 
-func (s *replSession) exitCmd(_ context.Context, args []string) repl.Result {
+func (s *replSession) exitCmd(ctx context.Context, args []string) repl.Result {
 	code := 0
 	if len(args) > 1 {
-		return repl.Result{Code: s.report(usageErrorf("usage: exit [STATUS]"))}
+		return repl.Result{Code: s.report(ctx, usageErrorf("usage: exit [STATUS]"))}
 	}
 	if len(args) == 1 {
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n < 0 || n > 255 {
-			return repl.Result{Code: s.report(usageErrorf("exit %s: the status must be a number from 0 to 255", args[0]))}
+			return repl.Result{Code: s.report(ctx, usageErrorf("exit %s: the status must be a number from 0 to 255", args[0]))}
 		}
 		code = n
 	}
@@ -171,7 +171,7 @@ func (s *replSession) helpCmd(ctx context.Context, args []string) repl.Result {
 		return repl.Result{}
 	}
 	if why, ok := notInREPL[args[0]]; ok {
-		return repl.Result{Code: s.report(usageErrorf("%s is not available in the REPL: %s", args[0], why))}
+		return repl.Result{Code: s.report(ctx, usageErrorf("%s is not available in the REPL: %s", args[0], why))}
 	}
 	return repl.Result{Code: s.runLine(ctx, append(args, "--help"))}
 }

@@ -48,10 +48,10 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 		return rc.run(s, ctx, args)
 	}
 	if strings.HasPrefix(name, ":") {
-		return repl.Result{Code: s.report(unknownColon(s.commands, name))}
+		return repl.Result{Code: s.report(ctx, unknownColon(s.commands, name))}
 	}
 	if why, ok := notInREPL[name]; ok {
-		return repl.Result{Code: s.report(usageErrorf("%s is not available in the REPL: %s", name, why))}
+		return repl.Result{Code: s.report(ctx, usageErrorf("%s is not available in the REPL: %s", name, why))}
 	}
 	return repl.Result{Code: s.runLine(ctx, words)}
 }
@@ -72,7 +72,7 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	session := w.flags.sessionOnly
 	ran, err := unknownHelpTarget(w.root, args)
 	if err != nil {
-		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(err)
+		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(atLine(ctx, err))
 	}
 	ran, err = executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
 	s.wire.Store(wire) // --wire lasts for its command
@@ -91,7 +91,7 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 		err = &usageError{err: err}
 	}
 	out := w.flags.out
-	return s.reporterTo(w.env.ios, out.json, out.verbose || out.wire).report(err)
+	return s.reporterTo(w.env.ios, out.json, out.verbose || out.wire).report(atLine(ctx, err))
 }
 
 // executeLine runs a REPL line through root, as root.ExecuteContextC
@@ -519,8 +519,18 @@ func (s *replSession) help() {
 
 // report prints a REPL command's error the way mcpx reports errors, and
 // returns its exit status.
-func (s *replSession) report(err error) int {
-	return s.reporter(s.json.Load(), false).report(err)
+func (s *replSession) report(ctx context.Context, err error) int {
+	return s.reporter(s.json.Load(), false).report(atLine(ctx, err))
+}
+
+// atLine names the line of the script a command's error comes from, when
+// ctx is a script's command's, so that the failure can be found in the
+// script (lines run with --parallel report in the order of the lines).
+func atLine(ctx context.Context, err error) error {
+	if n := repl.LineOf(ctx); n > 0 {
+		return &repl.LineError{Line: n, Err: err}
+	}
+	return err
 }
 
 // reporter reports errors in the REPL: as JSON with json, with the advice
@@ -543,7 +553,7 @@ func (s *replSession) reportPlain(err error, usage bool) int {
 	if usage {
 		err = &usageError{err: err}
 	}
-	return s.report(err)
+	return s.reporter(s.json.Load(), false).report(err)
 }
 
 // completer completes commands from the grammar and the live server.

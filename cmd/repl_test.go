@@ -183,7 +183,7 @@ func TestREPLRefusesSessionFlagsAnywhere(t *testing.T) {
 			t.Fatalf("--parallel %s: %d lines on stderr, want %d:\n%s\n%s", parallel, len(got), len(lines), errOut, out)
 		}
 		for i, l := range lines {
-			if want := "mcpx: " + l.flag + " chooses or shapes the session"; !strings.HasPrefix(got[i], want) {
+			if want := fmt.Sprintf("mcpx: line %d: %s chooses or shapes the session", i+1, l.flag); !strings.HasPrefix(got[i], want) {
 				t.Errorf("--parallel %s: %q: %s; want %q", parallel, l.line, got[i], want)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/ttyin"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -170,6 +171,10 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 		args = append([]string{args[0]}, rest...)
 	}
 	run := &runState{at: at, args: args, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
+	if f, ok := ios.In.(*os.File); ok && ios.InTTY {
+		// A question is answered by what is typed once it is shown.
+		run.prompter.DiscardTypeAhead(func() error { return ttyin.Discard(f) })
+	}
 	e := &env{ios: ios, run: run, conns: &connector{ios: ios, track: run.track, prompter: run.prompter}}
 	run.interrupts = &interrupts{ios: ios, run: run, cancel: cancel}
 	if onlyPrints(args) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -176,13 +177,22 @@ func renderTasks(p *tui.Printer, items []json.RawMessage) {
 			continue
 		}
 		fmt.Fprintln(w, tui.DescribeTask(t))
-		extra := "  created " + tui.EscapeLine(t.CreatedAt) + ", updated " + tui.EscapeLine(t.LastUpdatedAt)
+		// What the server left out is left out here, not shown empty.
+		var extra []string
+		if t.CreatedAt != "" {
+			extra = append(extra, "created "+tui.EscapeLine(t.CreatedAt))
+		}
+		if t.LastUpdatedAt != "" {
+			extra = append(extra, "updated "+tui.EscapeLine(t.LastUpdatedAt))
+		}
 		if t.TTL != nil {
-			extra += fmt.Sprintf(", ttl %dms", *t.TTL)
+			extra = append(extra, fmt.Sprintf("ttl %dms", *t.TTL))
 		}
 		if t.PollInterval != nil {
-			extra += fmt.Sprintf(", poll every %dms", *t.PollInterval)
+			extra = append(extra, fmt.Sprintf("poll every %dms", *t.PollInterval))
 		}
-		fmt.Fprintln(w, extra)
+		if len(extra) > 0 {
+			fmt.Fprintln(w, "  "+strings.Join(extra, ", "))
+		}
 	}
 }

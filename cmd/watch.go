@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -59,23 +58,11 @@ func notificationPrinter(ios *IOStreams, o output) func(*jsonrpc.Message) {
 	out := tui.NewConsole(ios.Out, false, ios.colorEnabled(o.color, ios.OutTTY))
 	return func(m *jsonrpc.Message) {
 		if o.json {
-			raw := m.Raw
-			if b, err := compactRaw(raw); err == nil {
-				raw = b
-			}
-			out.Println(string(raw))
+			out.Println(tui.JSONLine(m.Raw))
 			return
 		}
 		out.Notification(m)
 	}
-}
-
-func compactRaw(raw json.RawMessage) (json.RawMessage, error) {
-	var v json.RawMessage
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }
 
 func (o *watchOptions) run(ctx context.Context, server []string) error {
@@ -232,8 +219,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 					continue
 				}
 				if o.e.cfg.out.json {
-					b, _ := compactRaw(res)
-					fmt.Fprintln(o.e.ios.Out, string(b))
+					fmt.Fprintln(o.e.ios.Out, tui.JSONLine(res))
 				} else {
 					c.out.ReadResult(res)
 				}

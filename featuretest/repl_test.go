@@ -201,7 +201,7 @@ func TestReplScriptFailures(t *testing.T) {
 	if n := strings.Count(r.stdout, "mcpx> ping"); n != 1 {
 		t.Errorf("%d pings ran, want 1", n)
 	}
-	wantContains(t, "stderr", r.stderr, `mcpx: tools/call "nosuch"`)
+	wantContains(t, "stderr", r.stderr, `mcpx: line 2: tools/call "nosuch"`)
 
 	// --keep-going: to the end, with the first failure's status.
 	r = runScript(t, "tools call nosuch\n:bogus\nping\n", args("repl", "--keep-going", sdkServer())...)

@@ -30,7 +30,23 @@ type EraDecision struct {
 	Version string
 	// Reason says how the era was found, for people.
 	Reason string
+
+	// unanswered: the probe got no answer in time (stdio).
+	unanswered bool
 }
+
+// ProbeError is a failure of Auto's probe that says nothing about the
+// server's era — a server error (HTTP 5xx), a broken stream — so Auto
+// neither falls back nor goes on: the session is not open, though
+// choosing the era outright (no probe) might open it, a handshake-era
+// server failing only on a request without a session.
+type ProbeError struct{ Err error }
+
+func (e *ProbeError) Error() string {
+	return e.Err.Error() + " (the probe for the server's protocol era)"
+}
+
+func (e *ProbeError) Unwrap() error { return e.Err }
 
 // EraCache remembers each target's era for the rest of the run: the era
 // is a property of the server, not of a connection (spec 2026-07-28:
@@ -150,7 +166,15 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 		return EraDecision{Era: "modern", Reason: fmt.Sprintf("auto-detected: server/discover answered (supported versions %s)", strings.Join(info.SupportedVersions, ", "))}, nil
 	case isConnectionFailure(ctx, err):
 		return EraDecision{}, err
-	case errors.As(err, &uv) && !uv.speaksModern():
+	case errors.As(err, &uv):
+		if uv.speaksModern() || len(uv.Supported) == 0 {
+			// A modern server with no version in common with mcpx
+			// (its DiscoverResult or its -32022 named only stateless
+			// versions mcpx does not speak): not a reason to fall back
+			// (spec 2026-07-28: basic/transports/stdio, "Backward
+			// Compatibility": do not fall back to initialize).
+			return EraDecision{}, err
+		}
 		// A modern answer naming only handshake-era versions: initialize
 		// with the newest of them mcpx speaks.
 		d := EraDecision{Era: "legacy", Reason: "auto-detected: server/discover named only handshake-era versions (" + strings.Join(uv.Supported, ", ") + ")"}
@@ -167,16 +191,16 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 	case isModernError(err):
 		return EraDecision{}, err
 	case errors.As(err, &te):
-		return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: no answer to server/discover within %s, so a handshake-era server", wait)}, nil
+		return EraDecision{Era: "legacy", unanswered: true, Reason: fmt.Sprintf("auto-detected: no answer to server/discover within %s, so a handshake-era server", wait)}, nil
 	case errors.As(err, &he):
 		if he.Status >= 400 && he.Status < 500 {
 			return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover was refused with HTTP %d and no modern error", he.Status)}, nil
 		}
-		return EraDecision{}, err
+		return EraDecision{}, &ProbeError{Err: err}
 	case errors.As(err, &rpcErr):
 		return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover failed with error %d (%s), so a handshake-era server", rpcErr.Code, firstLineOf(rpcErr.Message))}, nil
 	case errors.Is(err, transport.ErrTransport):
-		return EraDecision{}, err
+		return EraDecision{}, &ProbeError{Err: err}
 	}
 	// The server answered, but not with a DiscoverResult.
 	return EraDecision{Era: "legacy", Reason: "auto-detected: server/discover did not return a DiscoverResult (" + err.Error() + ")"}, nil
@@ -199,22 +223,82 @@ func (a *Auto) use(ctx context.Context, s *Session, d EraDecision, cached bool) 
 		}
 		l = a.Legacy
 	}
+	a.choose(l, d.Era)
+	if d.Era == "modern" {
+		if info := a.Modern.Server(); info != nil && !cached {
+			// The probe's answer is the discover result; keep its reason.
+			a.Modern.setReason(reason)
+			return nil
+		}
+	}
+	err := l.Open(ctx, s)
+	if err == nil || d.Era != "legacy" || isConnectionFailure(ctx, err) {
+		return err
+	}
+	var ee *EraError
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &ee) && ee.Looks == "modern":
+		// Refused as a 2026-07-28 server refuses initialize.
+		if rerr := a.rediscover(ctx, s, "initialize was refused as by a 2026-07-28 server"); rerr != nil {
+			if isConnectionFailure(ctx, rerr) {
+				return rerr
+			}
+			return &EraError{Looks: ee.Looks, Err: ee.Err, Other: rerr}
+		}
+		return nil
+	case d.unanswered && errors.Is(err, ErrTimeout):
+		// Silent in both eras: say so, rather than only half of it.
+		return fmt.Errorf("%w; server/discover, sent first, got none either", err)
+	case d.unanswered && errors.As(err, &rpcErr):
+		// The server that did not answer the probe in time answers
+		// initialize, with an error: its answer to the probe may only
+		// have come late (a server slow to start).
+		if rerr := a.rediscover(ctx, s, "server/discover was not answered in time, initialize was refused"); rerr != nil {
+			if isConnectionFailure(ctx, rerr) {
+				return rerr
+			}
+			return err
+		}
+		return nil
+	}
+	return err
+}
+
+func (a *Auto) choose(l Lifecycle, era string) {
 	a.mu.Lock()
 	a.chosen = l
 	a.mu.Unlock()
 	if a.OnChoose != nil {
-		a.OnChoose(d.Era)
+		a.OnChoose(era)
 	}
-	if d.Era == "modern" {
-		if info := a.Modern.Server(); info != nil && !cached {
-			// The probe's answer is the discover result; keep its reason.
-			a.Modern.mu.Lock()
-			a.Modern.info.EraReason = reason
-			a.Modern.mu.Unlock()
-			return nil
-		}
+}
+
+// rediscover handles a handshake refused after the probe chose the
+// handshake era: the probe's answer came too late (a server slow to start
+// on stdio), was not a DiscoverResult, or the era remembered no longer
+// holds. The era is probed once more, without the stdio probe's bound
+// (spec 2026-07-28: basic/versioning, "Backward Compatibility with
+// Initialization-Based Versions": "re-probing if the cached assumption
+// later fails"); why says what happened, for the era's reason. It returns
+// server/discover's error when the server does not answer it this time
+// either.
+func (a *Auto) rediscover(ctx context.Context, s *Session, why string) error {
+	a.mu.Lock()
+	a.probing = true
+	a.mu.Unlock()
+	err := a.Modern.open(ctx, s)
+	a.mu.Lock()
+	a.probing = false
+	a.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return l.Open(ctx, s)
+	d := EraDecision{Era: "modern", Reason: "auto-detected: " + why + ", and server/discover, asked again, answered"}
+	a.Cache.Put(a.Target, d)
+	a.Modern.setReason(d.Reason)
+	a.choose(a.Modern, d.Era)
+	return nil
 }
 
 // Decorate decorates for the era in use (modern while probing).

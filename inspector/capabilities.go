@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -275,15 +276,49 @@ func (s *Session) warnUndeclared(method string) {
 		return
 	}
 	name := strings.Join(path, ".")
+	s.warnOnce("capability "+name, "the server does not declare the %s capability; sending %s anyway", name, method)
+}
+
+// warnDeclaredButUnknown warns, once per method, when the server answers
+// a method of a capability it declared with "method not found": the
+// declaration promised it (spec 2025-11-25: basic/lifecycle, "Capability
+// Negotiation"). tools/call is left out: -32601 is also how a server
+// refuses a tool that requires a task (basic/utilities/tasks).
+func (s *Session) warnDeclaredButUnknown(method string, err error) {
+	var rpcErr *jsonrpc.Error
+	if method == mcp.MethodToolsCall || !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
+		return
+	}
+	path := methodCapabilities[method]
+	if path == nil && s.modern() == nil {
+		path = legacyMethodCapabilities[method]
+	}
+	if path == nil || !s.life.Server().Declares(path...) {
+		return
+	}
+	name := strings.Join(path, ".")
+	s.warnOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
+}
+
+// maxWarned bounds the warnings warnOnce remembers: some of their keys
+// come from the server (a method it sent), and memory stays bounded
+// whatever it sends. Past the bound, such warnings are no longer given.
+const maxWarned = 256
+
+// warnOnce warns unless a warning with the same key was given already in
+// this session.
+func (s *Session) warnOnce(key, format string, args ...any) {
 	s.mu.Lock()
-	first := !s.warned[name]
+	first := !s.warned[key] && len(s.warned) < maxWarned
 	if s.warned == nil {
 		s.warned = map[string]bool{}
 	}
-	s.warned[name] = true
+	if first {
+		s.warned[key] = true
+	}
 	s.mu.Unlock()
 	if first {
-		s.warn("the server does not declare the %s capability; sending %s anyway", name, method)
+		s.warn(format, args...)
 	}
 }
 

@@ -95,8 +95,13 @@ func TestRoots(t *testing.T) {
 	if err != nil || rel.URI != "file://"+filepath.ToSlash(wd) {
 		t.Errorf("relative root: %+v %v", rel, err)
 	}
-	if _, err := RootFromPath(filepath.Join(dir, "missing")); err == nil {
-		t.Error("a missing directory must be refused")
+	if _, err := RootFromPath(filepath.Join(dir, "missing")); err == nil || !strings.HasSuffix(err.Error(), filepath.Join(dir, "missing")+" does not exist") {
+		t.Errorf("a missing directory must be refused, saying so: %v", err)
+	}
+	for _, empty := range []string{"", " "} {
+		if _, err := RootFromPath(empty); err == nil || !strings.Contains(err.Error(), "the one given is empty") {
+			t.Errorf("an empty path must be refused, not taken as the working directory: %v", err)
+		}
 	}
 	if _, err := RootFromPath("https://example.com"); err == nil {
 		t.Error("a non-file URI must be refused")
@@ -200,6 +205,33 @@ func TestUndeclaredCapabilityWarnsAndSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.none()
+}
+
+// A method of a capability the server declared, answered with -32601, is
+// a contradiction worth a warning (once per method); an undeclared one's,
+// or tools/call's (how a task-only tool is refused), is not.
+func TestDeclaredButMethodNotFound(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
+	srv.next()
+	s := waitConnect(t, ch).s
+	refuse := func(method string) {
+		t.Helper()
+		done := goCall(context.Background(), s, method, nil, capabilityWarned())
+		m := srv.nextRequest(method)
+		srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		if r := result(t, done); r.err == nil {
+			t.Fatalf("%s succeeded", method)
+		}
+	}
+	refuse("tools/list")
+	w.expect("the server declares the tools capability, yet answers tools/list with -32601 (method not found)")
+	refuse("tools/list")
+	refuse("tools/call")
+	refuse("prompts/list")
+	w.none()
+	refuse("logging/setLevel")
+	w.expect("declares the logging capability, yet answers logging/setLevel")
 }
 
 // Extensions (MCP Apps with --ui) are declared under

@@ -128,4 +128,13 @@ func TestToolContents(t *testing.T) {
 	if _, err := ToolContents(json.RawMessage(`{"content":[{"type":"resource"}]}`)); err == nil {
 		t.Error("a resource block without its resource was accepted")
 	}
+	// Data that is not base64 is named for what it is: an image has no
+	// URI and no blob.
+	bad, err := ToolContents(json.RawMessage(`{"content":[{"type":"image","data":"a*b=","mimeType":"image/png"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad[0].Check(); err == nil || err.Error() != "image content: data is not valid base64: illegal base64 data at input byte 1" {
+		t.Errorf("Check = %v", err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -143,7 +144,7 @@ func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMes
 	}
 	var req ElicitRequest
 	if err := json.Unmarshal(params, &req); err != nil {
-		return nil, invalidParams("elicitation/create params: %v", err)
+		return nil, invalidParams("elicitation/create params: %s", rawjson.DecodeProblem(err))
 	}
 	switch req.Mode {
 	case "", "form":
@@ -181,7 +182,10 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 	case PolicyCancel:
 		return ElicitAnswer("cancel", nil), nil
 	case PolicyAcceptDefaults:
-		content, missing := form.Defaults()
+		content, missing, invalid := form.Defaults()
+		if len(invalid) > 0 {
+			e.note(fmt.Sprintf("elicitation policy accept-defaults: the default of field(s) %s does not match its own schema; accepted without them", strings.Join(invalid, ", ")))
+		}
 		if len(missing) > 0 {
 			e.note(fmt.Sprintf("elicitation policy accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
 		}
@@ -210,21 +214,31 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 	if req.ElicitationID == "" && !e.stateless {
 		return nil, invalidParams("elicitation/create: url mode needs an elicitationId")
 	}
-	web := (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+	why := NotOpenable(u)
+	web := why == ""
 	switch e.Policy.Mode {
 	case PolicyDecline:
 		return ElicitAnswer("decline", nil), nil
 	case PolicyCancel:
 		return ElicitAnswer("cancel", nil), nil
 	case PolicyAcceptDefaults, PolicyFile:
+		if !web {
+			e.note(fmt.Sprintf("elicitation policy %s declined a URL elicitation: %s (%s)", e.Policy, req.URL, why))
+			return ElicitAnswer("decline", nil), nil
+		}
 		// A policy cannot open a browser on the person's behalf (consent
-		// must be explicit); it accepts and shows the URL to open by hand.
-		e.note(fmt.Sprintf("elicitation policy %s accepted a URL elicitation without opening it: %s", e.Policy, req.URL))
+		// must be explicit); it accepts and shows the URL to open by hand,
+		// with what makes it easy to misread.
+		note := fmt.Sprintf("elicitation policy %s accepted a URL elicitation without opening it: %s (host %s)", e.Policy, req.URL, u.Host)
+		for _, w := range URLWarnings(u) {
+			note += "; warning: " + w
+		}
+		e.note(note)
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
 	case PolicyPrompt:
 		res, err := e.Person.VisitURL(ctx, &URLQuestion{Server: e.who(), Message: req.Message, URL: req.URL, Parsed: u,
-			Warnings: URLWarnings(u), Openable: web, AwaitDone: e.stateless})
+			Warnings: URLWarnings(u), Openable: web, NotOpenable: why, AwaitDone: e.stateless})
 		if err != nil {
 			return e.personGone(err)
 		}
@@ -249,6 +263,28 @@ func (e *Elicitor) personGone(err error) (json.RawMessage, error) {
 		return ElicitAnswer(ActionCancel, nil), nil
 	}
 	return nil, err
+}
+
+// NotOpenable says why mcpx does not open u in a browser, or "" when it
+// does: only http and https URLs with a host, whose host holds no
+// character that could hide the real one (bidirectional and other
+// invisible controls, spaces, symbols no host name has)
+// (spec 2025-11-25: client/elicitation, "Safe URL Handling").
+func NotOpenable(u *url.URL) string {
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Sprintf("mcpx opens only http and https URLs; this one is %s:", u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return "the URL names no host"
+	}
+	for _, r := range host {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || strings.ContainsRune("-._:%", r) {
+			continue
+		}
+		return fmt.Sprintf("its host holds the character %U, which no host name has: it may hide the real host", r)
+	}
+	return ""
 }
 
 // URLWarnings points out what makes a URL easy to misread
@@ -327,6 +363,13 @@ type FormField struct {
 	// or of each item of a multi-select (Multi true).
 	Options []Option
 	Multi   bool
+	// Min and Max are the field's bounds, nil where the schema sets none:
+	// a number's (minimum, maximum), a string's length (minLength,
+	// maxLength) or how many choices a multi-select takes (minItems,
+	// maxItems).
+	Min, Max *float64
+	// Pattern is the regular expression a string must match ("" for none).
+	Pattern string
 	schema  *Schema
 }
 
@@ -377,9 +420,18 @@ func parseField(name string, raw json.RawMessage) (*FormField, error) {
 		Default     json.RawMessage   `json:"default"`
 		Enum        []json.RawMessage `json:"enum"`
 		EnumNames   []string          `json:"enumNames"`
-		OneOf       []json.RawMessage `json:"oneOf"`
-		AnyOf       []json.RawMessage `json:"anyOf"`
-		Items       *struct {
+		Pattern     string            `json:"pattern"`
+		// (Bounds are read leniently: one of the wrong type is left
+		// to the schema's own validation, not a reason to refuse the form.)
+		Minimum   json.RawMessage   `json:"minimum"`
+		Maximum   json.RawMessage   `json:"maximum"`
+		MinLength json.RawMessage   `json:"minLength"`
+		MaxLength json.RawMessage   `json:"maxLength"`
+		MinItems  json.RawMessage   `json:"minItems"`
+		MaxItems  json.RawMessage   `json:"maxItems"`
+		OneOf     []json.RawMessage `json:"oneOf"`
+		AnyOf     []json.RawMessage `json:"anyOf"`
+		Items     *struct {
 			Type  string            `json:"type"`
 			Enum  []json.RawMessage `json:"enum"`
 			OneOf []json.RawMessage `json:"oneOf"`
@@ -403,6 +455,14 @@ func parseField(name string, raw json.RawMessage) (*FormField, error) {
 	}
 	if f.Type == "" && len(f.Options) > 0 {
 		f.Type = "string"
+	}
+	switch f.Type {
+	case "number", "integer":
+		f.Min, f.Max = numberOf(p.Minimum), numberOf(p.Maximum)
+	case "string":
+		f.Min, f.Max, f.Pattern = numberOf(p.MinLength), numberOf(p.MaxLength), p.Pattern
+	case "array":
+		f.Min, f.Max = numberOf(p.MinItems), numberOf(p.MaxItems)
 	}
 	switch f.Type {
 	case "string", "number", "integer", "boolean", "array":
@@ -434,6 +494,15 @@ func enumOptions(enum []json.RawMessage, names []string, oneOf, anyOf []json.Raw
 	return out
 }
 
+// numberOf returns a JSON number's value, nil for anything else.
+func numberOf(raw json.RawMessage) *float64 {
+	var f float64
+	if len(raw) == 0 || json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	return &f
+}
+
 // rawString returns a JSON string's value, or the raw JSON of other values.
 func rawString(v json.RawMessage) string {
 	var s string
@@ -444,19 +513,24 @@ func rawString(v json.RawMessage) string {
 }
 
 // Defaults returns the content of accept-defaults: every field that has a
-// default, set to it (SEP-1034), and the names of required fields left out
-// because they have none.
-func (f *Form) Defaults() (json.RawMessage, []string) {
-	content := &Object{vals: map[string]json.RawMessage{}}
-	var missing []string
+// default its own schema accepts, set to it (SEP-1034); the names of
+// required fields left out because they have none; and those of fields
+// whose default their schema refuses, left out too (spec 2025-11-25:
+// client/elicitation: clients SHOULD validate responses against the
+// schema, and a server's default does not make a wrong value right).
+func (f *Form) Defaults() (content json.RawMessage, missing, invalid []string) {
+	obj := &Object{vals: map[string]json.RawMessage{}}
 	for _, fld := range f.Fields {
-		if fld.Default != nil {
-			content.Set(fld.Name, fld.Default)
-		} else if fld.Required {
+		switch {
+		case fld.Default != nil && fld.Validate(fld.Default) == nil:
+			obj.Set(fld.Name, fld.Default)
+		case fld.Default != nil:
+			invalid = append(invalid, fld.Name)
+		case fld.Required:
 			missing = append(missing, fld.Name)
 		}
 	}
-	return content.Marshal(), missing
+	return obj.Marshal(), missing, invalid
 }
 
 // Validate checks content against the requested schema, or, when the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -167,3 +168,112 @@ func TestParseElicitPolicy(t *testing.T) {
 }
 
 func fmtErr(e *jsonrpc.Error) error { return errors.Join(errors.New("tools/call"), e) }
+
+// accept-defaults sends only defaults their own field's schema accepts:
+// a server's default of the wrong type or outside an enum or a range is
+// left out and reported, not sent as if the person had chosen it.
+func TestAcceptDefaultsLeavesOutDefaultsTheSchemaRefuses(t *testing.T) {
+	e := elicitor(t, "accept-defaults", nil)
+	var notes []string
+	e.Note = func(s string) { notes = append(notes, s) }
+	schema := `{"type":"object","properties":{
+	 "n":{"type":"integer","minimum":5,"default":"abc"},
+	 "small":{"type":"integer","minimum":5,"default":1},
+	 "pick":{"type":"string","enum":["a","b"],"default":"zzz"},
+	 "ok":{"type":"string","default":"fine"}}}`
+	raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":`+schema+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"action":"accept","content":{"ok":"fine"}}`; string(raw) != want {
+		t.Errorf("answer %s, want %s", raw, want)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "n, small, pick") {
+		t.Errorf("notes %q: want one naming n, small, pick", notes)
+	}
+}
+
+// A request that does not decode is refused with what is wrong in JSON's
+// terms, not in mcpx's Go types.
+func TestMalformedClientRequestsSayWhatIsWrong(t *testing.T) {
+	for _, tc := range []struct {
+		handle func(context.Context, string, json.RawMessage) (json.RawMessage, error)
+		method string
+		params string
+		want   string
+	}{
+		{sampler(t, "decline", nil).Handle, "sampling/createMessage", `{"messages":"hi","maxTokens":1}`, "sampling/createMessage params: its messages is a string, not an array"},
+		{sampler(t, "decline", nil).Handle, "sampling/createMessage", `{"messages":[],"maxTokens":1e30}`, "sampling/createMessage params: its maxTokens is a number, not an integer"},
+		{elicitor(t, "decline", nil).Handle, "elicitation/create", `{"message":7,"requestedSchema":{}}`, "elicitation/create params: its message is a number, not a string"},
+	} {
+		_, err := tc.handle(testCtx(t), tc.method, json.RawMessage(tc.params))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || rpcErr.Message != tc.want {
+			t.Errorf("%s: got %v, want -32602 %q", tc.params, err, tc.want)
+		}
+	}
+}
+
+// URLs mcpx does not open, and why: anything but http and https, no host,
+// and a host with a character no host name has (a bidirectional override
+// that makes it read as another). A policy that accepts URL elicitations
+// declines those too, and reports the others with their warnings.
+func TestURLsNotOpened(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://example.com/pay":          "",
+		"http://127.0.0.1:8080/x":          "",
+		"https://[::1]:8443/x":             "",
+		"https://bücher.example/":          "",
+		"javascript:alert(1)":              "mcpx opens only http and https URLs; this one is javascript:",
+		"file:///etc/passwd":               "mcpx opens only http and https URLs; this one is file:",
+		"https:///nohost":                  "the URL names no host",
+		"https://good.com\u202emoc.live/":  "U+202E",
+		"https://exa\u200bmple.com/":       "U+200B",
+		"https://google.com@evil.example/": "",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got := NotOpenable(u)
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("NotOpenable(%q) = %q, want %q", raw, got, want)
+		}
+	}
+
+	for _, policy := range []string{"accept-defaults", "file:" + writeTemp(t, `{}`)} {
+		e := elicitor(t, policy, nil)
+		var notes []string
+		e.Note = func(s string) { notes = append(notes, s) }
+		for _, tc := range []struct{ url, action, note string }{
+			{"javascript:alert(1)", ActionDecline, "declined a URL elicitation: javascript:alert(1) (mcpx opens only http and https"},
+			{"https://google.com@evil.example/x", ActionAccept, "host evil.example); warning: the URL contains a user name before the host"},
+		} {
+			notes = nil
+			raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"url","elicitationId":"e","message":"m","url":`+strconvQuote(tc.url)+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if action, _ := decodeAnswer(t, raw); action != tc.action {
+				t.Errorf("%s, %s: answer %s, want %s", policy, tc.url, raw, tc.action)
+			}
+			if len(notes) != 1 || !strings.Contains(notes[0], tc.note) {
+				t.Errorf("%s, %s: notes %q, want one with %q", policy, tc.url, notes, tc.note)
+			}
+		}
+	}
+}
+
+func writeTemp(t *testing.T, data string) string {
+	t.Helper()
+	p := t.TempDir() + "/content.json"
+	if err := writeFile(p, data); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -106,5 +107,9 @@ func (i *ServerInfo) OpenedNote() string {
 	if i.Era == "modern" {
 		verb = "discovered"
 	}
-	return fmt.Sprintf("%s: %s %s, protocol %s", verb, i.Implementation.Name, i.Implementation.Version, i.ProtocolVersion)
+	name := strings.TrimSpace(i.Implementation.Name + " " + i.Implementation.Version)
+	if name == "" {
+		name = "a server that did not name itself"
+	}
+	return fmt.Sprintf("%s: %s, protocol %s", verb, name, i.ProtocolVersion)
 }

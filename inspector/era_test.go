@@ -716,3 +716,10 @@ func TestVersionEra(t *testing.T) {
 		}
 	}
 }
+
+// A server without a name is said to be one, not shown as blanks.
+func TestOpenedNoteUnnamed(t *testing.T) {
+	if got := (&ServerInfo{Era: "legacy", ProtocolVersion: "2025-11-25"}).OpenedNote(); got != "initialized: a server that did not name itself, protocol 2025-11-25" {
+		t.Errorf("got %q", got)
+	}
+}

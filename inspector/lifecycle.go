@@ -105,13 +105,21 @@ type EraError struct {
 	// Looks is the era the server appears to speak: "legacy" or "modern".
 	Looks string
 	Err   error
+	// Other is set when the other era was tried too (Auto, after its
+	// probe chose wrongly) and failed as well: its error. Neither era
+	// then opens the session, so choosing one would not help.
+	Other error
 }
 
 func (e *EraError) Error() string {
+	looks := "a handshake-era (initialize) server"
 	if e.Looks == "modern" {
-		return fmt.Sprintf("%v; the server looks like a 2026-07-28 (stateless) server", e.Err)
+		looks = "a 2026-07-28 (stateless) server"
 	}
-	return fmt.Sprintf("%v; the server looks like a handshake-era (initialize) server", e.Err)
+	if e.Other != nil {
+		return fmt.Sprintf("%v; the server looks like %s, but that era fails too: %v", e.Err, looks, e.Other)
+	}
+	return fmt.Sprintf("%v; the server looks like %s", e.Err, looks)
 }
 
 func (e *EraError) Unwrap() error { return e.Err }
@@ -131,21 +139,38 @@ type Legacy struct {
 	// info is written once by Open and read by the session's read loop
 	// (a server's message may arrive while Open is still running).
 	info atomic.Pointer[ServerInfo]
+	// phase is where Open is: handshakeIdle before it runs (a session
+	// used without it, in tests), handshaking until it is about to send
+	// notifications/initialized, handshakeDone after.
+	phase atomic.Int32
 }
+
+// The phases of Legacy.Open.
+const (
+	handshakeIdle int32 = iota
+	handshaking
+	handshakeDone
+)
 
 // VersionError reports a server that answered initialize with a protocol
 // version mcpx does not speak: offering one the server supports
 // (Legacy.ProtocolVersion) may get further.
 type VersionError struct {
 	Offered, Got string
+	// Invalid is the protocolVersion as received (a JSON excerpt) when
+	// it names no version at all: a number, null, "". Got is then empty.
+	Invalid string
 }
 
 // ErrUnsupportedVersion is matched by *VersionError.
 var ErrUnsupportedVersion = errors.New("unsupported protocol version")
 
 func (e *VersionError) Error() string {
-	if e.Got == "" {
+	switch {
+	case e.Invalid != "":
 		// No version to speak of: another offer will not help.
+		return fmt.Sprintf("the server's initialize result has protocolVersion %s, not a string naming a version (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Invalid, e.Offered)
+	case e.Got == "":
 		return fmt.Sprintf("the server's initialize result has no protocolVersion, which it must name (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Offered)
 	}
 	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
@@ -157,6 +182,7 @@ func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVe
 
 // Open performs the initialize handshake.
 func (l *Legacy) Open(ctx context.Context, s *Session) error {
+	l.phase.Store(handshaking)
 	offered := l.ProtocolVersion
 	if offered == "" {
 		offered = mcp.LatestHandshakeVersion
@@ -185,8 +211,8 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		s.warn("the initialize result departs from the spec (basic/lifecycle): %s", p)
 	}
 	known := slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion)
-	if res.ProtocolVersion != offered && !known {
-		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion})
+	if res.ProtocolVersion == "" || (res.ProtocolVersion != offered && !known) {
+		return fmt.Errorf("initialize: %w", &VersionError{Offered: offered, Got: res.ProtocolVersion, Invalid: res.BadVersion})
 	}
 	if !known {
 		// The version asked for, which mcpx does not know: the server
@@ -218,7 +244,20 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
+	// Set before the notification goes out: a server may send its
+	// requests as soon as it has it, before Notify returns.
+	l.phase.Store(handshakeDone)
 	return s.Notify(ctx, mcp.NotificationInitialized, nil)
+}
+
+// handshakePending reports whether the session is in the handshake era
+// and has not yet sent notifications/initialized.
+func (s *Session) handshakePending() bool {
+	l, ok := s.life.(*Legacy)
+	if a, isAuto := s.life.(*Auto); isAuto {
+		l, ok = a.Chosen().(*Legacy)
+	}
+	return ok && l.phase.Load() == handshaking
 }
 
 // Decorate leaves params untouched: handshake-era requests carry nothing extra.

@@ -183,6 +183,33 @@ func TestLegacyRejects(t *testing.T) {
 			},
 		},
 		{
+			// A version that is no string, or empty, is refused like a
+			// missing one, quoting what came (not as a broken result).
+			name: "version not a string",
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.reply(req, `{"protocolVersion":20251125,"capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+			},
+			check: func(t *testing.T, err error) {
+				var ve *VersionError
+				if !errors.As(err, &ve) || ve.Invalid != "20251125" || ve.Got != "" ||
+					!strings.Contains(err.Error(), "has protocolVersion 20251125, not a string naming a version") {
+					t.Fatalf("err = %v", err)
+				}
+			},
+		},
+		{
+			name: "empty version",
+			answer: func(srv *fakeServer, req *jsonrpc.Message) {
+				srv.reply(req, `{"protocolVersion":"","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)
+			},
+			check: func(t *testing.T, err error) {
+				var ve *VersionError
+				if !errors.As(err, &ve) || ve.Invalid != `""` || !strings.Contains(err.Error(), `has protocolVersion "", not a string`) {
+					t.Fatalf("err = %v", err)
+				}
+			},
+		},
+		{
 			name: "JSON-RPC error",
 			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"unsupported"}}`)
@@ -266,5 +293,54 @@ func TestBatchWarningDependsOnVersion(t *testing.T) {
 				w.none()
 			}
 		})
+	}
+}
+
+// A server request other than ping that comes before the initialized
+// notification is warned about once per method (spec 2025-11-25:
+// basic/lifecycle, "Initialization") and answered all the same; once the
+// session is initialized, none is.
+func TestLegacyEarlyServerRequests(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	init := srv.nextRequest("initialize")
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); m.ID.String() != `"p"` || string(m.Result) != "{}" {
+		t.Fatalf("ping answered with %s", m.Raw)
+	}
+	for range 2 {
+		srv.send(`{"jsonrpc":"2.0","id":"r","method":"roots/list"}`)
+		if m := srv.next(); m.ID.String() != `"r"` || m.Error == nil {
+			t.Fatalf("roots/list answered with %s", m.Raw)
+		}
+	}
+	w.expect("the server sent roots/list before the session was initialized", "SHOULD NOT")
+	srv.reply(init, initResult("2025-11-25"))
+	if m := srv.next(); m.Method != "notifications/initialized" {
+		t.Fatalf("sent %s", m.Raw)
+	}
+	if r := waitConnect(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	srv.send(`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{}}`)
+	srv.next()
+	w.none()
+}
+
+// However many methods a server sends before the handshake ends, what
+// mcpx remembers of its warnings stays bounded.
+func TestEarlyRequestWarningsBounded(t *testing.T) {
+	s, _, w := newTestSession(t, Options{})
+	s.life.(*Legacy).phase.Store(handshaking)
+	for i := range 2 * maxWarned {
+		s.checkRequestTime(&jsonrpc.Message{Method: fmt.Sprintf("x/%d", i)})
+	}
+	s.mu.Lock()
+	n := len(s.warned)
+	s.mu.Unlock()
+	if n != maxWarned {
+		t.Errorf("%d warnings remembered, want %d", n, maxWarned)
+	}
+	for range maxWarned {
+		w.expect("before the session was initialized")
 	}
 }

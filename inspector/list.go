@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,75 +134,70 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		out.Raw = firstRaw
 		return out, nil
 	}
-	first, err := ParseObject(firstRaw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: result is not an object: %w", method, err)
-	}
-	merged, err := joinItems(out.Items, len(firstRaw)*out.Pages)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	first.Set(key, merged)
-	first.Delete("nextCursor")
-	out.Raw = first.Marshal()
+	out.Raw = mergePages(firstRaw, key, out.Items)
 	return out, nil
 }
 
-// joinItems writes items as the JSON array json.Marshal would (each item
-// compacted, HTML characters escaped), without its reflection and second
-// validation of every item: a list of thousands of tools is joined in
-// one pass over them. The items are valid JSON (slices of a decoded
-// result, see readPage); one that is compact and has nothing to escape
-// (most are) is copied as it is.
-func joinItems(items []json.RawMessage, sizeHint int) (json.RawMessage, error) {
-	var out, item bytes.Buffer
-	out.Grow(sizeHint)
-	out.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			out.WriteByte(',')
+// mergePages returns first, the first page of a list as received, with
+// the items of every page (items) in its list member key and without its
+// nextCursor: every other member, names and values, byte for byte as the
+// server sent it, and each item too (--json prints it; what json.Marshal
+// would write otherwise, such as "<" as "\u003c", is not rewritten). Of
+// a member given twice, the last is the one readPage read, and so the one
+// that holds the items. first is a valid JSON object (readPage read it).
+func mergePages(first []byte, key string, items []json.RawMessage) json.RawMessage {
+	last, i := -1, 0
+	rawjson.Members(first, func(n, _ []byte) bool {
+		if rawjson.NameIs(n, key) {
+			last = i
 		}
-		if marshalsAsIs(it) {
-			out.Write(it)
-			continue
-		}
-		item.Reset()
-		if err := json.Compact(&item, it); err != nil {
-			return nil, fmt.Errorf("an item is not JSON: %w", err)
-		}
-		json.HTMLEscape(&out, item.Bytes())
+		i++
+		return true
+	})
+	size := len(first) + len(items) + len(key) + 8
+	for _, it := range items {
+		size += len(it)
 	}
-	out.WriteByte(']')
-	return out.Bytes(), nil
-}
-
-// marshalsAsIs reports whether json.Marshal writes the valid JSON value v
-// as it is: no white space outside its strings, and none of the
-// characters Marshal escapes (<, >, &, U+2028, U+2029).
-func marshalsAsIs(v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	inString := false
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == '<' || c == '>' || c == '&':
-			return false
-		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
-			return false
-		case inString:
-			if c == '\\' {
-				i++ // the escaped character (a quote or a backslash) ends nothing
-			} else if c == '"' {
-				inString = false
+	b := make([]byte, 0, size)
+	list := func() {
+		b = append(b, '[')
+		for j, it := range items {
+			if j > 0 {
+				b = append(b, ',')
 			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			return false
+			b = append(b, it...)
 		}
+		b = append(b, ']')
 	}
-	return true
+	b = append(b, '{')
+	i = 0
+	rawjson.Members(first, func(n, v []byte) bool {
+		this := i
+		i++
+		if rawjson.NameIs(n, "nextCursor") {
+			return true
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(b, n...), ':')
+		if this == last {
+			list()
+		} else {
+			b = append(b, v...)
+		}
+		return true
+	})
+	if last < 0 {
+		// A first page without the list member gets one.
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(key)
+		b = append(append(b, k...), ':')
+		list()
+	}
+	return append(b, '}')
 }
 
 // readPage reads one page of a list result in place: its items (slices of

@@ -111,6 +111,16 @@ func TestListFollowsCursors(t *testing.T) {
 			wantRaw: `{"resources":[]}`,
 		},
 		{
+			name:   "bytes kept as the server sent them: escapes, <>&, numbers, white space in items, duplicate members",
+			method: "tools/list",
+			pages: []page{
+				{"", `{"tools":[],"k\u00e9":"<b> & \u00e9","tools":[{"name":"a<b>", "n": 1.50}],"nextCursor":"c1","big":12345678901234567890,"nextCursor":"c1"}`},
+				{"c1", `{"tools":[ {"name":"\u0062"} ]}`},
+			},
+			wantRaw:   `{"tools":[],"k\u00e9":"<b> & \u00e9","tools":[{"name":"a<b>", "n": 1.50},{"name":"\u0062"}],"big":12345678901234567890}`,
+			wantNames: []string{"a<b>", "b"},
+		},
+		{
 			name:   "templates use their own member",
 			method: "resources/templates/list",
 			pages: []page{

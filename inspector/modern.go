@@ -114,6 +114,13 @@ func (m *Modern) Stateless() bool { return true }
 func (m *Modern) Open(ctx context.Context, s *Session) error {
 	err := m.open(ctx, s)
 	var uv *UnsupportedVersionError
+	var bad *malformedDiscoverError
+	if errors.As(err, &bad) && bad.modern {
+		// A result with supportedVersions is a modern server's, if a
+		// broken one: a handshake-era server answers no result before
+		// initialize.
+		return err
+	}
 	if err != nil && !isConnectionFailure(ctx, err) && !isModernError(err) && !errors.As(err, &uv) && !isTransportFault(err) {
 		return &EraError{Looks: "legacy", Err: err}
 	}
@@ -131,8 +138,31 @@ func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error
 	if err != nil {
 		return err
 	}
-	return m.adopt(raw)
+	d, err := ParseDiscoverResult(raw)
+	if err != nil {
+		return &malformedDiscoverError{err: err, modern: rawjson.Member(raw, "supportedVersions") != nil}
+	}
+	if err := m.adopt(d, raw); err != nil {
+		return err
+	}
+	if v := m.currentVersion(); !slices.Contains(mcp.ModernVersions, v) {
+		// The version asked for, which mcpx does not know: the server
+		// says it speaks it, and the person wanted to see that (as a
+		// handshake that accepts it, Legacy.Open).
+		s.warn("the server supports protocol version %s, which mcpx does not know; going on as with %s", v, mcp.LatestModernVersion)
+	}
+	return nil
 }
+
+// malformedDiscoverError is a server/discover result that is not a
+// DiscoverResult; modern says whether it has supportedVersions all the same.
+type malformedDiscoverError struct {
+	err    error
+	modern bool
+}
+
+func (e *malformedDiscoverError) Error() string { return e.err.Error() }
+func (e *malformedDiscoverError) Unwrap() error { return e.err }
 
 // DiscoverResult is a server/discover result (spec 2026-07-28:
 // server/discover, "DiscoverResult").
@@ -210,11 +240,7 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 
 // adopt takes what the discover result says about the server, and picks a
 // version it supports.
-func (m *Modern) adopt(raw json.RawMessage) error {
-	d, err := ParseDiscoverResult(raw)
-	if err != nil {
-		return err
-	}
+func (m *Modern) adopt(d *DiscoverResult, raw json.RawMessage) error {
 	cur := m.currentVersion()
 	if !slices.Contains(d.SupportedVersions, cur) {
 		v := commonModern(d.SupportedVersions)
@@ -243,6 +269,16 @@ func (m *Modern) adopt(raw json.RawMessage) error {
 	m.info = info
 	m.mu.Unlock()
 	return nil
+}
+
+// setReason sets the reason the era was chosen, once Open has run.
+func (m *Modern) setReason(reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Reason = reason
+	if m.info != nil {
+		m.info.EraReason = reason
+	}
 }
 
 // Server returns a copy of what server/discover (and the serverInfo of

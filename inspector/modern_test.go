@@ -487,3 +487,174 @@ func TestAutoProbe(t *testing.T) {
 		})
 	}
 }
+
+// A DiscoverResult (or -32022) naming only stateless versions mcpx does not
+// speak is a modern server with no version in common: Auto reports it and
+// does not fall back to initialize.
+func TestAutoNoCommonModernVersion(t *testing.T) {
+	for name, answer := range map[string]string{
+		"result": `"result":{"supportedVersions":["2099-01-01"],"capabilities":{}}`,
+		"error":  `"error":{"code":-32022,"message":"no","data":{"supported":["2099-01-01"],"requested":"2026-07-28"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}, ProbeTimeout: wait}
+			s, srv, _, _ := newModernSession(t, a, false, Options{})
+			errc := make(chan error, 1)
+			go func() { errc <- a.Open(context.Background(), s) }()
+			m := srv.nextRequest("server/discover")
+			srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,` + answer + `}`)
+			var err error
+			select {
+			case err = <-errc:
+			case fr := <-srv.in:
+				t.Fatalf("the session sent %s after the probe", fr.Data)
+			case <-time.After(wait):
+				t.Fatal("Open did not return")
+			}
+			var uv *UnsupportedVersionError
+			if !errors.As(err, &uv) || uv.HandshakeEra() || !strings.Contains(err.Error(), "2099-01-01") {
+				t.Fatalf("err = %v, want an UnsupportedVersionError naming 2099-01-01", err)
+			}
+		})
+	}
+}
+
+// The probe chose the handshake era (server/discover unanswered in time),
+// but initialize is refused: Auto asks server/discover once more and goes
+// on in the modern era when it answers (the first answer came late). When
+// it fails too, a refusal as by a 2026-07-28 server says both eras failed,
+// and any other refusal is returned as it came.
+func TestAutoRediscover(t *testing.T) {
+	modernRefusal := `"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}`
+	otherRefusal := `"error":{"code":0,"message":"duplicate initialize"}`
+	for _, tc := range []struct {
+		name, refusal string
+		answers       bool
+		check         func(t *testing.T, err error)
+	}{
+		{"modern refusal, answered", modernRefusal, true, nil},
+		{"other refusal, answered", otherRefusal, true, nil},
+		{"modern refusal, fails", modernRefusal, false, func(t *testing.T, err error) {
+			var ee *EraError
+			if !errors.As(err, &ee) || ee.Other == nil || !containsAll(err.Error(), "-32022", "fails too", "not a DiscoverResult") {
+				t.Fatalf("err = %v", err)
+			}
+		}},
+		{"other refusal, fails", otherRefusal, false, func(t *testing.T, err error) {
+			var ee *EraError
+			if errors.As(err, &ee) || !strings.Contains(err.Error(), "duplicate initialize") {
+				t.Fatalf("err = %v", err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := &EraCache{}
+			a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}, Cache: cache, Target: "x", ProbeTimeout: 50 * time.Millisecond}
+			s, srv, _, _ := newModernSession(t, a, false, Options{})
+			errc := make(chan error, 1)
+			go func() { errc <- a.Open(context.Background(), s) }()
+			srv.nextRequest("server/discover") // not answered in time
+			init := srv.nextRequest("initialize")
+			srv.send(`{"jsonrpc":"2.0","id":` + init.ID.String() + `,` + tc.refusal + `}`)
+			again := srv.nextRequest("server/discover")
+			if _, ok := metaOf(t, again)[mcp.MetaProtocolVersion]; !ok {
+				t.Errorf("the second probe lacks the modern _meta: %s", again.Raw)
+			}
+			if tc.answers {
+				srv.reply(again, discoverOK)
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+				if info := s.Server(); info.Era != "modern" || !strings.Contains(info.EraReason, "asked again") {
+					t.Errorf("info %+v", info)
+				}
+				if d, _ := cache.Get("x"); d.Era != "modern" {
+					t.Errorf("cached %+v", d)
+				}
+				return
+			}
+			srv.reply(again, `{"supportedVersions":"2026-07-28"}`)
+			tc.check(t, <-errc)
+		})
+	}
+}
+
+// A server that answers neither server/discover nor initialize is said to.
+func TestAutoSilentInBothEras(t *testing.T) {
+	a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}, ProbeTimeout: 50 * time.Millisecond}
+	s, srv, _, _ := newModernSession(t, a, false, Options{Timeout: 50 * time.Millisecond})
+	errc := make(chan error, 1)
+	go func() { errc <- a.Open(context.Background(), s) }()
+	srv.nextRequest("server/discover")
+	srv.nextRequest("initialize")
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "initialize: no response after 50ms; server/discover, sent first, got none either") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Open did not return")
+	}
+}
+
+// A version mcpx does not know, asked for and supported by the server, is
+// used, with a warning, as the handshake era does.
+func TestModernUnknownVersionAccepted(t *testing.T) {
+	s, srv, w, _ := newModernSession(t, &Modern{ProtocolVersion: "2099-01-01"}, false, Options{})
+	errc := make(chan error, 1)
+	go func() { errc <- s.life.Open(context.Background(), s) }()
+	srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2099-01-01"],"capabilities":{}}`)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	w.expect("the server supports protocol version 2099-01-01, which mcpx does not know; going on as with 2026-07-28")
+	if v := s.Server().ProtocolVersion; v != "2099-01-01" {
+		t.Errorf("version %s", v)
+	}
+}
+
+// A server/discover result with supportedVersions that is not a
+// DiscoverResult comes from a broken modern server, not a handshake-era
+// one: the modern era does not suggest the other.
+func TestModernOpenMalformedDiscover(t *testing.T) {
+	for raw, looksLegacy := range map[string]bool{
+		`{"supportedVersions":"2026-07-28"}`: false,
+		`{"tools":[]}`:                       true,
+	} {
+		s, srv, _, _ := newModernSession(t, &Modern{}, false, Options{})
+		errc := make(chan error, 1)
+		go func() { errc <- s.life.Open(context.Background(), s) }()
+		srv.reply(srv.nextRequest("server/discover"), raw)
+		err := <-errc
+		var ee *EraError
+		if err == nil || errors.As(err, &ee) != looksLegacy {
+			t.Errorf("%s: err = %v, want an EraError: %v", raw, err, looksLegacy)
+		}
+	}
+}
+
+// refusingConn refuses every write with err, as an HTTP server answering
+// with an error status does.
+type refusingConn struct {
+	transport.Conn
+	err error
+}
+
+func (c *refusingConn) Write(ctx context.Context, f transport.Frame) error { return c.err }
+func (c *refusingConn) CarriesRoutes() bool                                { return true }
+
+// A probe that fails in a way that says nothing of the era (HTTP 5xx) is a
+// ProbeError: Auto does not guess an era, and says the probe failed.
+func TestAutoProbeFails(t *testing.T) {
+	client, _ := transport.Pipe()
+	conn := &refusingConn{Conn: client, err: &transport.HTTPError{Method: "POST", URL: "http://x/mcp", Status: 500}}
+	a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}}
+	s := NewSession(conn, Options{Lifecycle: a})
+	defer s.Close()
+	err := a.Open(context.Background(), s)
+	var pe *ProbeError
+	var he *transport.HTTPError
+	if !errors.As(err, &pe) || !errors.As(err, &he) || a.Chosen() != nil {
+		t.Fatalf("err = %v, chosen %v", err, a.Chosen())
+	}
+}

@@ -508,9 +508,22 @@ func (rc ResourceContent) WriteTo(w io.Writer) (int64, error) {
 		return n, we.err
 	}
 	if err != nil {
+		if rc.Type == "image" || rc.Type == "audio" {
+			return n, fmt.Errorf("%s content: data is not valid base64: %w", rc.Type, err)
+		}
 		return n, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
 	}
 	return n, nil
+}
+
+// Base64Len returns the length of the data the JSON string q (quotes
+// included) decodes to as base64, decoding it as ResourceContent.WriteTo
+// does (the standard alphabet, padded or not, line breaks skipped), or an
+// error saying where it is not base64: a blob's, an image's and an
+// audio's data are base64 (schema.json: "format": "byte"), and what a
+// person is shown of them is their size, or that they are not.
+func Base64Len(q []byte) (int64, error) {
+	return writeBase64(io.Discard, rawjson.StringBytes(q))
 }
 
 // writeError is a failure of the writer rather than of the data.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 )
 
 // Person is the person at the client whom the prompt policies ask: the
@@ -57,6 +59,18 @@ type dismissed struct{}
 
 func (dismissed) Error() string        { return "dismissed" }
 func (dismissed) Is(target error) bool { return target == io.EOF }
+
+// Withdrawn reports whether ctx, the context of a server request's
+// handler, ended because the server withdrew the request
+// (notifications/cancelled; spec 2025-11-25: basic/utilities/cancellation):
+// a question put to the person for it is moot, and no answer is sent.
+func Withdrawn(ctx context.Context) bool { return errors.Is(context.Cause(ctx), peer.ErrCancelled) }
+
+// Arrival returns the place of the server request whose handler ctx is
+// in the order the server sent its requests (1 for the first), 0 when
+// ctx is no server request's. Server requests are answered concurrently:
+// a Person that asks one question at a time asks them in this order.
+func Arrival(ctx context.Context) uint64 { return peer.Arrival(ctx) }
 
 // ErrNoTerminal is returned when a policy needs a person but there is no
 // one to ask.
@@ -109,9 +123,11 @@ type URLQuestion struct {
 	Parsed *url.URL
 	// Warnings say what makes the URL easy to misread (see URLWarnings).
 	Warnings []string
-	// Openable is false for a URL mcpx does not open (not http or
-	// https): the person is shown it, and it is declined.
+	// Openable is false for a URL mcpx does not open (see NotOpenable):
+	// the person is shown it, and it is declined.
 	Openable bool
+	// NotOpenable says why a URL that is not Openable is not.
+	NotOpenable string
 	// AwaitDone asks the person to say when they are done on the page
 	// before the answer goes out: in the 2026-07-28 era the client learns
 	// the outcome by retrying the request at once (spec 2026-07-28:
@@ -144,8 +160,14 @@ type ToolUse struct {
 func (r SamplingReply) Empty() bool { return r.Text == "" && len(r.ToolUses) == 0 }
 
 // result builds the CreateMessageResult of the reply (spec 2025-11-25:
-// client/sampling, "Tools in Sampling" for tool uses).
-func (r SamplingReply) result() json.RawMessage {
+// client/sampling, "Tools in Sampling" for tool uses). The ids of its
+// tool uses are unique on the connection: a tool loop sends back every
+// earlier turn, and the server matches each tool result to its use by id.
+func (s *Sampler) result(r SamplingReply) json.RawMessage {
+	s.mu.Lock()
+	first := s.uses + 1
+	s.uses += len(r.ToolUses)
+	s.mu.Unlock()
 	res := map[string]any{"role": "assistant", "model": "mcpx-human", "stopReason": "endTurn"}
 	if len(r.ToolUses) == 0 {
 		res["content"] = map[string]string{"type": "text", "text": r.Text}
@@ -161,7 +183,7 @@ func (r SamplingReply) result() json.RawMessage {
 			input = json.RawMessage("{}")
 		}
 		blocks = append(blocks, map[string]any{
-			"type": "tool_use", "id": fmt.Sprintf("mcpx_tool_%d", i+1),
+			"type": "tool_use", "id": fmt.Sprintf("mcpx_tool_%d", first+i),
 			"name": u.Name, "input": input,
 		})
 	}

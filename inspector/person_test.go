@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -215,15 +216,47 @@ func TestPromptPolicySamplesThroughThePerson(t *testing.T) {
 	}
 
 	person = &scriptedPerson{reply: SamplingReply{Text: "Let me look.", ToolUses: []ToolUse{
-		{Name: "get_weather", Input: json.RawMessage(`{"city": "Paris"}`)}, {Name: "get_time"}}}}
-	raw, err = sampler(t, "prompt", person).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(toolParams))
+		{Name: "get_weather", Input: json.RawMessage(`{"city": "Paris"}`)}, {Name: "get_weather"}}}}
+	s = sampler(t, "prompt", person)
+	raw, err = s.Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(toolParams))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"content":[{"text":"Let me look.","type":"text"},{"id":"mcpx_tool_1","input":{"city":"Paris"},"name":"get_weather","type":"tool_use"},` +
-		`{"id":"mcpx_tool_2","input":{},"name":"get_time","type":"tool_use"}],"model":"mcpx-human","role":"assistant","stopReason":"toolUse"}`
+		`{"id":"mcpx_tool_2","input":{},"name":"get_weather","type":"tool_use"}],"model":"mcpx-human","role":"assistant","stopReason":"toolUse"}`
 	if string(raw) != want {
 		t.Errorf("got %s\nwant %s", raw, want)
+	}
+	// The next turn of a tool loop sends the earlier tool uses back: the
+	// ids of this one's must differ from theirs.
+	raw, err = s.Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(toolParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"id":"mcpx_tool_3"`) || !strings.Contains(string(raw), `"id":"mcpx_tool_4"`) {
+		t.Errorf("second turn: %s, want tool use ids 3 and 4", raw)
+	}
+
+	// A reply the request does not allow is not sent as if it were the
+	// model's: a tool not offered, an input that is not an object or
+	// that the tool's schema refuses, a tool use where toolChoice is
+	// none, none where it is required.
+	for name, tc := range map[string]struct {
+		params string
+		reply  SamplingReply
+	}{
+		"tool not offered":    {toolParams, SamplingReply{ToolUses: []ToolUse{{Name: "get_time"}}}},
+		"input not an object": {toolParams, SamplingReply{ToolUses: []ToolUse{{Name: "get_weather", Input: json.RawMessage(`[1]`)}}}},
+		"input against the schema": {strings.Replace(toolParams, `"inputSchema":{"type":"object"}`, `"inputSchema":{"type":"object","required":["city"]}`, 1),
+			SamplingReply{ToolUses: []ToolUse{{Name: "get_weather"}}}},
+		"toolChoice none":     {strings.Replace(toolParams, `"auto"`, `"none"`, 1), SamplingReply{ToolUses: []ToolUse{{Name: "get_weather"}}}},
+		"toolChoice required": {strings.Replace(toolParams, `"auto"`, `"required"`, 1), SamplingReply{Text: "no tools"}},
+	} {
+		_, err := sampler(t, "prompt", &scriptedPerson{reply: tc.reply}).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(tc.params))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || !strings.Contains(rpcErr.Message, "does not fit the request") {
+			t.Errorf("%s: want the reply refused, got %v", name, err)
+		}
 	}
 
 	_, err = sampler(t, "prompt", &scriptedPerson{}).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(samplingParams))
@@ -231,9 +264,18 @@ func TestPromptPolicySamplesThroughThePerson(t *testing.T) {
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -1 {
 		t.Errorf("an empty reply: want the user-rejected error (-1), got %v", err)
 	}
-	_, err = sampler(t, "prompt", &scriptedPerson{err: ErrDismissed}).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(samplingParams))
-	if !errors.Is(err, ErrDismissed) {
-		t.Errorf("a dismissed question: %v", err)
+	// A person who dismissed the question (Ctrl-C in the REPL) rejected
+	// the request: the server gets the spec's rejection, not an internal
+	// error.
+	for _, gone := range []error{ErrDismissed, io.EOF} {
+		_, err = sampler(t, "prompt", &scriptedPerson{err: gone}).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(samplingParams))
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -1 {
+			t.Errorf("%v: want the user-rejected error (-1), got %v", gone, err)
+		}
+	}
+	_, err = sampler(t, "prompt", &scriptedPerson{err: context.Canceled}).Handle(testCtx(t), mcp.MethodSamplingCreateMessage, json.RawMessage(samplingParams))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("a question whose context ended: %v", err)
 	}
 	if _, err := NewSampler(SamplingPolicy{Mode: PolicyPrompt}, nil); err == nil {
 		t.Error("prompt without a person must be refused")
@@ -261,5 +303,63 @@ func TestPersonIsAskedUnderTheHandlersContext(t *testing.T) {
 	after.run()
 	if got := strings.Join(order, ", "); got != "asked, answered, after the answer" {
 		t.Errorf("order: %s", got)
+	}
+}
+
+// A server that withdraws its request (notifications/cancelled) while the
+// person is asked ends the question's context, and Withdrawn says so: the
+// person can be told why the question went away. No answer is sent.
+func TestWithdrawnQuestion(t *testing.T) {
+	asked := make(chan struct{})
+	withdrawn := make(chan bool, 1)
+	person := &scriptedPerson{form: ElicitResult{Action: ActionAccept}}
+	person.onQuestion = func(ctx context.Context) {
+		close(asked)
+		<-ctx.Done()
+		withdrawn <- Withdrawn(ctx)
+	}
+	f := &ClientFeatures{Elicitor: elicitor(t, "prompt", person)}
+	f.Capabilities()
+	s, srv, _ := newTestSession(t, Options{Handlers: f.Handlers()})
+	srv.send(`{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"message":"m","requestedSchema":` + sep1034Schema + `}}`)
+	select {
+	case <-asked:
+	case <-time.After(wait):
+		t.Fatal("the person was not asked")
+	}
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"q1","reason":"no longer needed"}}`)
+	select {
+	case w := <-withdrawn:
+		if !w {
+			t.Error("Withdrawn is false for a question the server withdrew")
+		}
+	case <-time.After(wait):
+		t.Fatal("the question's context did not end")
+	}
+	srv.quietUntil(mark(t, s))
+
+	// mcpx closing the session (Ctrl-C, exit) ends the question too,
+	// but the server withdrew nothing.
+	asked = make(chan struct{})
+	srv.send(`{"jsonrpc":"2.0","id":"q2","method":"elicitation/create","params":{"message":"m","requestedSchema":` + sep1034Schema + `}}`)
+	select {
+	case <-asked:
+	case <-time.After(wait):
+		t.Fatal("the person was not asked again")
+	}
+	s.Close()
+	select {
+	case w := <-withdrawn:
+		if w {
+			t.Error("Withdrawn is true for a question the session's close ended")
+		}
+	case <-time.After(wait):
+		t.Fatal("the question's context did not end with the session")
+	}
+
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	if Withdrawn(ctx) {
+		t.Error("Withdrawn is true for a context that merely ended")
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -206,11 +208,38 @@ func contentBlockProblem(block []byte) string {
 		if !rawjson.IsString(ruri) || !rawjson.IsString(rtext) && !rawjson.IsString(rblob) {
 			return `(resource) has no "resource" with a string "uri" and a string "text" or "blob"`
 		}
+		if p := base64Problem("blob", rtext, rblob); p != "" {
+			return "(resource) " + p
+		}
 	}
 	for i, n := range need {
 		if !rawjson.IsString(vals[i]) {
 			return fmt.Sprintf("(%s) has no string %q", t, n)
 		}
+	}
+	if t == "image" || t == "audio" {
+		if p := base64Problem("data", nil, data); p != "" {
+			return fmt.Sprintf("(%s) %s", t, p)
+		}
+	}
+	return ""
+}
+
+// base64Problem says what is wrong with the base64 member name of a
+// content ("" when nothing is): data that does not decode (schema.json:
+// "format": "byte"), or, for a resource's contents, a blob given
+// besides a text (TextResourceContents or BlobResourceContents, not both:
+// a client shows one, and the other is lost). text is nil when the
+// contents have none, value nil when they have no string name.
+func base64Problem(name string, text, value []byte) string {
+	if !rawjson.IsString(value) {
+		return ""
+	}
+	if rawjson.IsString(text) {
+		return `has both a "text" and a "blob" (a resource's contents are one or the other)`
+	}
+	if _, err := Base64Len(value); err != nil {
+		return fmt.Sprintf("has a %q that is not valid base64 (%v)", name, err)
 	}
 	return ""
 }
@@ -292,7 +321,7 @@ func resourceContentProblem(it []byte) string {
 	case !rawjson.IsString(text) && !rawjson.IsString(blob):
 		return `has neither a string "text" nor a string "blob"`
 	}
-	return ""
+	return base64Problem("blob", text, blob)
 }
 
 // itemProblems says what problem finds wrong with each of items, the
@@ -516,18 +545,150 @@ func logMessageProblem(params json.RawMessage) string {
 	return ""
 }
 
+// maxCompletionValues is how many values a CompleteResult may hold (spec:
+// server/utilities/completion; schema.json: values "maxItems": 100).
+const maxCompletionValues = 100
+
+// CompleteResultProblems returns the ways res, a completion/complete
+// result, departs from CompleteResult (spec: server/utilities/completion;
+// schema.json's CompleteResult), one line each: a completion object whose
+// values are an array of at most 100 strings, whose total is an integer
+// and whose hasMore is a boolean. completion/complete answers a person
+// typing, so the session does not say these itself: the command that
+// shows a result does (the REPL's tab completion stays quiet).
+func CompleteResultProblems(res json.RawMessage) []string {
+	raw := bytes.TrimSpace(res)
+	if !isObject(raw) {
+		return []string{"the result is not a JSON object"}
+	}
+	completion := rawjson.Member(raw, "completion")
+	var values, total, hasMore []byte
+	if !rawjson.Members(completion, func(n, v []byte) bool {
+		switch {
+		case rawjson.NameIs(n, "values"):
+			values = v
+		case rawjson.NameIs(n, "total"):
+			total = v
+		case rawjson.NameIs(n, "hasMore"):
+			hasMore = v
+		}
+		return true
+	}) {
+		return []string{`it has no "completion" object`}
+	}
+	var out []string
+	n, notString := 0, 0
+	if !rawjson.Elements(values, func(v []byte) bool {
+		n++
+		if !rawjson.IsString(v) {
+			notString++
+		}
+		return true
+	}) {
+		out = append(out, `its completion has no "values" array`)
+	}
+	if notString > 0 {
+		out = append(out, fmt.Sprintf("%d of its completion values are not strings", notString))
+	}
+	if n > maxCompletionValues {
+		out = append(out, fmt.Sprintf("it has %d completion values, more than the %d allowed", n, maxCompletionValues))
+	}
+	if total != nil {
+		// An integer, however large: digits, or a number with a zero
+		// fraction as JSON Schema counts it (1.0).
+		f, err := strconv.ParseFloat(string(total), 64)
+		if !isInteger(total) && (err != nil || f != math.Trunc(f)) {
+			out = append(out, fmt.Sprintf("its completion total %s is not an integer", rawjson.Excerpt(total, 40)))
+		}
+	}
+	if hasMore != nil && string(hasMore) != "true" && string(hasMore) != "false" {
+		out = append(out, fmt.Sprintf("its completion hasMore %s is not a boolean", rawjson.Excerpt(hasMore, 40)))
+	}
+	return out
+}
+
+// isInteger reports whether the JSON value v is digits, with a sign or
+// not.
+func isInteger(v []byte) bool {
+	v = bytes.TrimPrefix(v, []byte("-"))
+	if len(v) == 0 {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// progressProblem says how the params of a notifications/progress depart
+// from ProgressNotificationParams so far that mcpx cannot take them as
+// progress ("" when they do not): no progressToken, or one that is
+// neither a string nor a number (a ProgressToken); no progress, or one
+// that is not a number (or one no float64 holds, such as 1e400); a total
+// that is not such a number; a message that is not a string. A null total
+// or message is taken as none.
+func progressProblem(params json.RawMessage) string {
+	var token, progress, total, message []byte
+	if !rawjson.Members(params, func(n, v []byte) bool {
+		switch {
+		case rawjson.NameIs(n, "progressToken"):
+			token = v
+		case rawjson.NameIs(n, "progress"):
+			progress = v
+		case rawjson.NameIs(n, "total"):
+			total = v
+		case rawjson.NameIs(n, "message"):
+			message = v
+		}
+		return true
+	}) {
+		return "without params"
+	}
+	// number says what keeps the value v from being read as a number.
+	number := func(v []byte) string {
+		if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			return "which is not a number"
+		}
+		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+			return "which is beyond the range of a 64-bit float"
+		}
+		return ""
+	}
+	switch {
+	case token == nil:
+		return "without a progressToken"
+	case !rawjson.IsString(token) && number(token) == "which is not a number":
+		return fmt.Sprintf("with the progressToken %s, which is neither a string nor a number", rawjson.Excerpt(token, 40))
+	case progress == nil:
+		return "without a progress"
+	case number(progress) != "":
+		return fmt.Sprintf("with the progress %s, %s", rawjson.Excerpt(progress, 40), number(progress))
+	case total != nil && !rawjson.IsNull(total) && number(total) != "":
+		return fmt.Sprintf("with the total %s, %s", rawjson.Excerpt(total, 40), number(total))
+	case message != nil && !rawjson.IsNull(message) && !rawjson.IsString(message):
+		return fmt.Sprintf("with the message %s, which is not a string", rawjson.Excerpt(message, 40))
+	}
+	return ""
+}
+
 // initializeResult is what the handshake reads of an InitializeResult.
 type initializeResult struct {
 	ProtocolVersion string
-	Capabilities    json.RawMessage
-	ServerInfo      Implementation
-	Instructions    string
+	// BadVersion is the protocolVersion as received (a JSON excerpt) when
+	// it is present but names no version: not a string, or "".
+	BadVersion   string
+	Capabilities json.RawMessage
+	ServerInfo   Implementation
+	Instructions string
 }
 
 // readInitializeResult reads an initialize result (spec: basic/lifecycle,
 // "Initialization"; schema.json's InitializeResult). Only a result that is
-// not an object, or a protocolVersion that is not a string, is an error:
-// the session cannot go on without a version. Anything else the spec
+// not an object is an error; a protocolVersion that names no version (not
+// a string, or empty) is left in BadVersion for the handshake to refuse
+// as it refuses one that is missing. Anything else the spec
 // requires and the server left out or mistyped (capabilities, serverInfo
 // with its name and version, a string instructions) is a problem to say;
 // the session goes on with what there is.
@@ -551,10 +712,11 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 	}
 	if version != nil {
 		v, ok := rawjson.String(version)
-		if !ok {
-			return res, nil, fmt.Errorf("the result is not an InitializeResult: its protocolVersion is %s, not a string", rawjson.Excerpt(version, 40))
+		if !ok || v == "" {
+			res.BadVersion = rawjson.Excerpt(version, 40)
+		} else {
+			res.ProtocolVersion = v
 		}
-		res.ProtocolVersion = v
 	}
 	var problems []string
 	switch {

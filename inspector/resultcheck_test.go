@@ -64,6 +64,10 @@ func TestToolResultProblems(t *testing.T) {
 		{"plain", `{"content":[{"type":"resource_link","uri":"file:///a"},{"type":"resource","resource":{"uri":"a:b"}},{"type":"resource"}]}`, []string{
 			`content[0] (resource_link) has no string "name"`, `content[1] (resource) has no "resource" with`, `content[2] (resource) has no "resource" object`}},
 		{"plain", `{"content":[{"type":"resource","resource":{"uri":"a:b","blob":"AA=="}},{"type":"future-kind"},{"type":"resource_link","uri":"a:b","name":"b"}]}`, nil},
+		{"plain", `{"content":[{"type":"image","data":"AAE","mimeType":"image/png"},{"type":"audio","data":"AA\nAA==","mimeType":"audio/wav"}]}`, nil},
+		{"plain", `{"content":[{"type":"image","data":"-_-_","mimeType":"image/png"},{"type":"audio","data":"A","mimeType":"audio/wav"},{"type":"resource","resource":{"uri":"a:b","blob":"!"}},{"type":"resource","resource":{"uri":"a:b","text":"t","blob":"AA=="}}]}`, []string{
+			`content[0] (image) has a "data" that is not valid base64 (illegal base64 data at input byte 0)`, `content[1] (audio) has a "data" that is not valid base64`,
+			`content[2] (resource) has a "blob" that is not valid base64`, `content[3] (resource) has both a "text" and a "blob"`}},
 		{"plain", `{"content":[` + many + `{"type":"text","text":""}]}`, []string{
 			"content[0]", "content[1]", "content[2]", "content[3]", "and 3 more content blocks"}},
 		{"plain", `{"content":[],"isError":"yes"}`, []string{`"isError" is not a boolean`}},
@@ -147,6 +151,9 @@ func TestPromptAndResourceResultProblems(t *testing.T) {
 		{false, `{"contents":{}}`, []string{`"contents" is not an array`}},
 		{false, `{"contents":[null,{"text":"x"},{"uri":"a:b"},{"uri":"a:b","text":5}]}`, []string{
 			"contents[0] is not an object", `contents[1] has no string "uri"`, `contents[2] has neither a string "text" nor a string "blob"`, "contents[3] has neither"}},
+		{false, `{"contents":[{"uri":"a:b","blob":"not base64"},{"uri":"a:c","text":"","blob":""}]}`, []string{
+			`contents[0] has a "blob" that is not valid base64 (illegal base64 data at input byte 3)`, `contents[1] has both a "text" and a "blob"`}},
+		{true, `{"messages":[{"role":"user","content":{"type":"audio","data":"*","mimeType":"audio/wav"}}]}`, []string{`messages[0] content (audio) has a "data" that is not valid base64`}},
 	} {
 		check := ResourceResultProblems
 		if tt.prompt {
@@ -187,6 +194,37 @@ func TestPromptAndResourceResultProblems(t *testing.T) {
 	w.expect(`the result of reading test://a departs from the spec (server/resources): contents[0] has neither`)
 	if r := <-got; r != `{"contents":[{"uri":"test://a"}]} <nil>` {
 		t.Errorf("resources/read returned %s", r)
+	}
+}
+
+// TestCompleteResultProblems: a completion/complete result that departs
+// from CompleteResult is said, one line per departure.
+func TestCompleteResultProblems(t *testing.T) {
+	hundred := strings.Repeat(`"v",`, 100)
+	for _, tt := range []struct {
+		result string
+		want   []string
+	}{
+		{`{"completion":{"values":["a","b"],"total":2,"hasMore":false}}`, nil},
+		{`{"completion":{"values":[],"total":1.0}}`, nil},
+		{`{"completion":{"values":[],"total":12345678901234567890}}`, nil},
+		{`[]`, []string{"not a JSON object"}},
+		{`{"values":[]}`, []string{`no "completion" object`}},
+		{`{"completion":{}}`, []string{`no "values" array`}},
+		{`{"completion":{"values":[1,"a",null],"total":"3","hasMore":"no"}}`, []string{
+			"2 of its completion values are not strings", `total "3" is not an integer`, `hasMore "no" is not a boolean`}},
+		{`{"completion":{"values":[` + hundred + `"v"],"total":1.5}}`, []string{"101 completion values, more than the 100 allowed", "total 1.5 is not an integer"}},
+	} {
+		got := CompleteResultProblems([]byte(tt.result))
+		if len(got) != len(tt.want) {
+			t.Errorf("%.80s: problems %q, want %d like %q", tt.result, got, len(tt.want), tt.want)
+			continue
+		}
+		for j, w := range tt.want {
+			if !strings.Contains(got[j], w) {
+				t.Errorf("%.80s: problem %q lacks %q", tt.result, got[j], w)
+			}
+		}
 	}
 }
 
@@ -276,16 +314,18 @@ func TestCallToolParams(t *testing.T) {
 	}
 }
 
-// TestReadInitializeResult: only a result that is not an object or a
-// protocolVersion that is not a string stops the handshake; what else the
-// spec requires of an InitializeResult and is missing or mistyped is a
-// problem, and the session goes on with the rest.
+// TestReadInitializeResult: only a result that is not an object is an
+// error; a protocolVersion that names no version is kept as received for
+// the handshake to refuse; what else the spec requires of an
+// InitializeResult and is missing or mistyped is a problem, and the
+// session goes on with the rest.
 func TestReadInitializeResult(t *testing.T) {
 	for _, tt := range []struct {
 		raw     string
 		want    []string
 		wantErr string
 		name    string
+		bad     string
 	}{
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":null},"serverInfo":{"name":"s","version":"1","title":"S"},"instructions":"hi"}`, name: "s"},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{}}`, want: []string{`it has no "serverInfo"`}},
@@ -294,7 +334,8 @@ func TestReadInitializeResult(t *testing.T) {
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{"tools":true,"logging":{}},"serverInfo":{"version":1}}`, want: []string{
 			`capability "tools" is true, not an object`, `its serverInfo lacks a string "name" or "version"`}},
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"instructions":42}`, want: []string{`its "instructions" is not a string (ignored)`}, name: "s"},
-		{raw: `{"protocolVersion":2025,"capabilities":{}}`, wantErr: "its protocolVersion is 2025, not a string"},
+		{raw: `{"protocolVersion":2025,"capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: "2025"},
+		{raw: `{"protocolVersion":"","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: `""`},
 		{raw: `[]`, wantErr: "it is not a JSON object"},
 	} {
 		res, problems, err := readInitializeResult(json.RawMessage(tt.raw))
@@ -304,7 +345,7 @@ func TestReadInitializeResult(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || len(problems) != len(tt.want) || res.ServerInfo.Name != tt.name {
+		if err != nil || len(problems) != len(tt.want) || res.ServerInfo.Name != tt.name || res.BadVersion != tt.bad {
 			t.Errorf("%s: %+v, problems %q, %v; want %d like %q", tt.raw, res, problems, err, len(tt.want), tt.want)
 			continue
 		}

@@ -3,7 +3,9 @@ package inspector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +27,11 @@ type Root struct {
 // made absolute and must exist (spec: clients SHOULD validate root
 // accessibility before exposing it); the name is the last path element.
 func RootFromPath(p string) (Root, error) {
+	if strings.TrimSpace(p) == "" {
+		// (filepath.Abs would make it the working directory, which
+		// nobody named.)
+		return Root{}, errors.New("a root needs a path: the one given is empty")
+	}
 	if strings.HasPrefix(p, "file://") {
 		u, err := url.Parse(p)
 		if err != nil || u.Path == "" {
@@ -39,8 +46,14 @@ func RootFromPath(p string) (Root, error) {
 	if err != nil {
 		return Root{}, fmt.Errorf("root %q: %w", p, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return Root{}, fmt.Errorf("root %q: %w", p, err)
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return Root{}, fmt.Errorf("root %q: %s does not exist", p, abs)
+	} else if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // (the path is said already)
+		}
+		return Root{}, fmt.Errorf("root %q: %s: %w", p, abs, err)
 	}
 	slash := filepath.ToSlash(abs)
 	if !strings.HasPrefix(slash, "/") {

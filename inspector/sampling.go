@@ -3,11 +3,14 @@ package inspector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -63,6 +66,7 @@ type Sampler struct {
 	mu      sync.Mutex
 	answers []json.RawMessage // policy file: results used in turn, the last repeating
 	next    int
+	uses    int // tool uses answered so far: their ids are unique on the connection
 }
 
 // NewSampler checks the policy and, for file:PATH, reads and checks the file
@@ -154,13 +158,92 @@ type SamplingRequest struct {
 	Temperature      *float64        `json:"temperature"`
 	StopSequences    []string        `json:"stopSequences"`
 	IncludeContext   string          `json:"includeContext"`
-	Tools            []struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	} `json:"tools"`
-	ToolChoice *struct {
+	Tools            []SamplingTool  `json:"tools"`
+	ToolChoice       *struct {
 		Mode string `json:"mode"`
 	} `json:"toolChoice"`
+}
+
+// SamplingTool is a tool a sampling request offers the model.
+type SamplingTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// The modes of a sampling request's toolChoice (spec 2025-11-25:
+// client/sampling, "Tool Choice Modes").
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+	ToolChoiceNone     = "none"
+)
+
+// ToolChoiceMode returns the request's toolChoice mode: auto when it
+// names none.
+func (r *SamplingRequest) ToolChoiceMode() string {
+	if r.ToolChoice == nil || r.ToolChoice.Mode == "" {
+		return ToolChoiceAuto
+	}
+	return r.ToolChoice.Mode
+}
+
+// OffersTools reports whether a reply may use tools: the request offers
+// some and its toolChoice does not forbid them.
+func (r *SamplingRequest) OffersTools() bool {
+	return len(r.Tools) > 0 && r.ToolChoiceMode() != ToolChoiceNone
+}
+
+// CheckToolUse says what is wrong with a tool use in reply to the
+// request, or nil: the tool must be one the request offers, its input a
+// JSON object that its inputSchema accepts, and toolChoice must allow
+// tools (spec 2025-11-25: client/sampling, "Tools in Sampling", "Tool
+// Choice Modes"; schema: ToolUseContent.input is an object).
+func (r *SamplingRequest) CheckToolUse(name string, input json.RawMessage) error {
+	if !r.OffersTools() {
+		if len(r.Tools) > 0 {
+			return errors.New(`the request's toolChoice is "none": answer with text only`)
+		}
+		return errors.New("the request offers no tools")
+	}
+	var tool *SamplingTool
+	var names []string
+	for i := range r.Tools {
+		names = append(names, r.Tools[i].Name)
+		if r.Tools[i].Name == name {
+			tool = &r.Tools[i]
+		}
+	}
+	if tool == nil {
+		return fmt.Errorf("%q is not one of the tools offered: %s", name, strings.Join(names, ", "))
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if _, err := ParseObject(input); err != nil || !json.Valid(input) {
+		return errors.New(`the tool's input must be a JSON object, e.g. {"city":"Paris"}`)
+	}
+	if sch, err := CompileSchema(tool.InputSchema); err == nil && len(tool.InputSchema) > 0 {
+		if verr := sch.Validate(input); verr != nil {
+			return fmt.Errorf("the input does not match %s's inputSchema: %v", name, verr)
+		}
+	}
+	return nil
+}
+
+// CheckReply says what is wrong with a reply to the request, or nil: each
+// tool use must pass CheckToolUse, and a request whose toolChoice is
+// required needs at least one.
+func (r *SamplingRequest) CheckReply(reply SamplingReply) error {
+	for _, u := range reply.ToolUses {
+		if err := r.CheckToolUse(u.Name, u.Input); err != nil {
+			return fmt.Errorf("tool use %q: %w", u.Name, err)
+		}
+	}
+	if len(reply.ToolUses) == 0 && len(r.Tools) > 0 && r.ToolChoiceMode() == ToolChoiceRequired {
+		return errors.New(`the request's toolChoice is "required": the reply must use at least one tool`)
+	}
+	return nil
 }
 
 // Handle answers sampling/createMessage.
@@ -170,7 +253,7 @@ func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMess
 	}
 	var req SamplingRequest
 	if err := json.Unmarshal(params, &req); err != nil {
-		return nil, invalidParams("sampling/createMessage params: %v", err)
+		return nil, invalidParams("sampling/createMessage params: %s", rawjson.DecodeProblem(err))
 	}
 	if err := s.check(params, &req); err != nil {
 		return nil, err
@@ -186,13 +269,23 @@ func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMess
 		return r, nil
 	case PolicyPrompt:
 		reply, err := s.Person.Sample(ctx, &SamplingQuestion{Server: s.who(), Request: &req})
+		if errors.Is(err, io.EOF) {
+			// The person dismissed the question or their input ended:
+			// they rejected it (spec 2025-11-25: client/sampling, "Error
+			// Handling"), which the server is told as such, not as a
+			// failure of mcpx's.
+			return nil, rejectError("User rejected sampling request (dismissed)")
+		}
 		if err != nil {
 			return nil, err
 		}
 		if reply.Empty() {
 			return nil, rejectError("User rejected sampling request")
 		}
-		return reply.result(), nil
+		if cerr := req.CheckReply(reply); cerr != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx: the reply does not fit the request: " + cerr.Error()}
+		}
+		return s.result(reply), nil
 	}
 	return nil, fmt.Errorf("unknown sampling policy %q", s.Policy.Mode)
 }

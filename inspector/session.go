@@ -95,7 +95,7 @@ type Session struct {
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
 
-	// warned holds the server capabilities warnUndeclared warned about.
+	// warned holds the keys of the warnings warnOnce gave.
 	warned map[string]bool
 
 	hookMu sync.Mutex
@@ -148,6 +148,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 				s.opts.OnServerRequest(m, nil, e)
 			}
 		},
+		OnRequest:      s.checkRequestTime,
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
@@ -390,7 +391,10 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 	}
 	res, err := s.callOnce(ctx, method, p, cfg)
 	if f, ok := s.life.(Finisher); ok && !cfg.raw {
-		return f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+		res, err = f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
+	}
+	if err != nil && !cfg.probe {
+		s.warnDeclaredButUnknown(method, err)
 	}
 	return res, err
 }
@@ -539,6 +543,12 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 	case mcp.NotificationToolsListChanged:
 		s.tools.invalidate()
 	case mcp.NotificationProgress:
+		if problem := progressProblem(m.Params); problem != "" {
+			// Not taken as progress: shown as the notification it is,
+			// after the warning.
+			s.warn("progress notification %s (spec basic/utilities/progress)", problem)
+			break
+		}
 		var p struct {
 			Token    json.RawMessage `json:"progressToken"`
 			Progress float64         `json:"progress"`
@@ -567,6 +577,9 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			if onProg != nil && s.peer.Extend(token) {
 				if reported && p.Progress <= last {
 					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+				}
+				if p.Total != nil && p.Progress > *p.Total {
+					s.warn("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
 				if _, live := s.progress[key]; live {
@@ -666,8 +679,8 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 	default:
 		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
 	}
-	if errors.Is(context.Cause(ctx), peer.ErrCancelled) {
-		return nil, context.Cause(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, peer.ErrCancelled) || errors.Is(cause, peer.ErrEnded) {
+		return nil, cause
 	}
 	if s.opts.OnServerRequest != nil {
 		s.opts.OnServerRequest(m, result, rpcErr)
@@ -676,6 +689,17 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 		return nil, rpcErr
 	}
 	return result, nil
+}
+
+// checkRequestTime warns, once per method, about a server request other
+// than ping that comes before the handshake era's initialized
+// notification (spec 2025-11-25: basic/lifecycle, "Initialization"). It
+// is judged when the request arrives: it is answered later, by which time
+// the session may be initialized.
+func (s *Session) checkRequestTime(m *jsonrpc.Message) {
+	if m.Method != mcp.MethodPing && s.handshakePending() {
+		s.warnOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", m.Method)
+	}
 }
 
 // retypedKey is the key the id our request had when a server echoes it

@@ -455,7 +455,7 @@ func TestHardCapFiresDespiteProgress(t *testing.T) {
 				break loop
 			case <-tick.C:
 				i++
-				sendProgress(srv, token, float64(i), 0, "")
+				sendProgress(srv, token, float64(i), 1e6, "")
 			case <-deadline:
 				t.Fatal("hard cap never fired")
 			}
@@ -950,11 +950,14 @@ func TestLateProgressIsNotANotification(t *testing.T) {
 }
 
 // TestProgressAndLogDepartures: progress that does not increase, progress
-// for a token no request of ours carries (spec basic/utilities/progress)
-// and a log message without a known level (server/utilities/logging) are
-// each a warning; the updates and notifications are delivered all the same.
+// for a token no request of ours carries (spec basic/utilities/progress),
+// progress beyond its total and a log message without a known level
+// (server/utilities/logging) are each a warning; the updates and
+// notifications are delivered all the same. Progress that cannot be read
+// as such (no progress, not a number) is a warning and a notification,
+// never an update.
 func TestProgressAndLogDepartures(t *testing.T) {
-	notes := make(chan string, 10)
+	notes := make(chan string, 20)
 	s, srv, w := newTestSession(t, Options{OnNotification: func(m *jsonrpc.Message) { notes <- m.Method }})
 	var got []float64
 	ch := goCall(context.Background(), s, "tools/call", nil, WithProgress(func(p Progress) { got = append(got, p.Progress) }))
@@ -968,10 +971,27 @@ func TestProgressAndLogDepartures(t *testing.T) {
 	sendProgress(srv, token, 3, 4, "d")
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}`)
 	w.expect(`progress for token "nobody", which no request of mcpx's carries`)
+	// Progress beyond its total is said, and taken.
+	sendProgress(srv, token, 5, 4, "e")
+	w.expect("progress for request " + req.ID.String() + " is 5, beyond its total 4")
+	// What cannot be read as progress is not taken for it (nor for 0):
+	// each is a warning, then shown as the notification it is.
+	for _, c := range []struct{ params, warning string }{
+		{`{"progressToken":%s}`, "progress notification without a progress"},
+		{`{"progressToken":%s,"progress":"6"}`, `progress notification with the progress "6", which is not a number`},
+		{`{"progressToken":%s,"progress":1e400}`, "progress notification with the progress 1e400, which is beyond the range of a 64-bit float"},
+		{`{"progressToken":%s,"progress":7,"total":"8"}`, `progress notification with the total "8", which is not a number`},
+		{`{"progressToken":%s,"progress":7,"message":{}}`, "progress notification with the message {}, which is not a string"},
+		{`{"progressToken":[%s],"progress":7}`, "which is neither a string nor a number"},
+		{`{"progress":7%.0s}`, "progress notification without a progressToken"},
+	} {
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":` + fmt.Sprintf(c.params, token) + `}`)
+		w.expect(c.warning)
+	}
 	srv.reply(req, `{"content":[]}`)
 	result(t, ch)
-	if fmt.Sprint(got) != "[2 1 1 3]" {
-		t.Errorf("updates %v, want all four as sent", got)
+	if fmt.Sprint(got) != "[2 1 1 3 5]" {
+		t.Errorf("updates %v, want all five as sent", got)
 	}
 	for _, params := range []string{`{"level":"shouting","data":"x"}`, `{"data":"x"}`, `{"level":"info"}`} {
 		srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":` + params + `}`)
@@ -980,7 +1000,8 @@ func TestProgressAndLogDepartures(t *testing.T) {
 	w.expect("log message without a level")
 	w.expect("log message without data")
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"emergency","data":{"a":1}}}`)
-	for _, want := range []string{"notifications/progress", "notifications/message", "notifications/message", "notifications/message", "notifications/message"} {
+	for _, want := range []string{"notifications/progress", "notifications/progress", "notifications/progress", "notifications/progress", "notifications/progress", "notifications/progress", "notifications/progress", "notifications/progress",
+		"notifications/message", "notifications/message", "notifications/message", "notifications/message"} {
 		select {
 		case m := <-notes:
 			if m != want {

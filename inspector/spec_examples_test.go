@@ -199,7 +199,7 @@ func interpret(t *testing.T, typ string, raw []byte) {
 			t.Fatal(err)
 		}
 		m := &Modern{}
-		if err := m.adopt(payload); err != nil {
+		if err := m.adopt(d, payload); err != nil {
 			t.Fatal(err)
 		}
 		if info := m.Server(); info.Implementation.Name == "" || len(info.SupportedVersions) == 0 || d.TTLMs == nil {

@@ -36,12 +36,16 @@ type DetailedTask struct {
 	Error *jsonrpc.Error `json:"error,omitempty"`
 	// InputRequests are the requests the task waits on (input_required).
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+
+	// problems is what UnmarshalJSON found amiss (see Task.Problems).
+	problems string
 }
 
 // Task returns the state part.
 func (t *DetailedTask) Task() Task {
 	return Task{TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
-		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTL: t.TTLMs, PollInterval: t.PollIntervalMs}
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTL: t.TTLMs, PollInterval: t.PollIntervalMs,
+		problems: t.problems}
 }
 
 // ParseDetailedTask decodes a CreateTaskResult or a tasks/get result.
@@ -100,6 +104,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 	}
 	show := func(t *DetailedTask) { m.note(s, t.Task().String()) }
 	show(cur)
+	poll := s.newTaskPoll(cur.Task())
 	answered := map[string]bool{}
 	for !TerminalStatus(cur.Status) {
 		if cur.Status == TaskInputRequired && len(cur.InputRequests) > 0 {
@@ -121,6 +126,8 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 				for k := range pending {
 					answered[k] = true
 				}
+				// A person may have taken their time to answer.
+				poll.progressed()
 				if len(failed) > 0 && len(responses.Keys()) == 0 {
 					m.note(s, fmt.Sprintf("%s: mcpx could not answer task %s's input requests; cancelling it", req.Label(), cur.TaskID))
 					return nil, m.cancelTaskExt(s, cur.TaskID, fmt.Errorf("%s: task %s needs input mcpx could not give", req.Label(), cur.TaskID))
@@ -139,12 +146,14 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 				}
 			}
 		}
-		wait := time.Second
-		if cur.PollIntervalMs != nil && *cur.PollIntervalMs > 0 {
-			wait = time.Duration(*cur.PollIntervalMs) * time.Millisecond
+		if te := poll.expired(); te != nil {
+			if cancel {
+				_ = m.cancelTaskExt(s, cur.TaskID, nil)
+				te.Cancelled = true
+			}
+			return nil, fmt.Errorf("%s: %w", req.Label(), te)
 		}
-		wait = max(wait, minTaskPoll)
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(poll.wait(cur.PollIntervalMs, minTaskPoll))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -165,6 +174,9 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Label(), err)
 		}
+		t := next.Task()
+		poll.observe(&t)
+		next.TaskID = t.TaskID
 		if next.Status != cur.Status || next.StatusMessage != cur.StatusMessage {
 			show(next)
 		}
@@ -176,14 +188,38 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 			return nil, fmt.Errorf("%s: task %s completed without a result", req.Label(), cur.TaskID)
 		}
 		return cur.Result, nil
-	case TaskFailed:
-		if cur.Error != nil {
-			return nil, fmt.Errorf("%s: task %s failed: %w", req.Label(), cur.TaskID, cur.Error)
-		}
-		return nil, fmt.Errorf("%s: task %s failed: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "no reason given"))
 	}
-	return nil, fmt.Errorf("%s: task %s was cancelled: %s", req.Label(), cur.TaskID, cmp.Or(cur.StatusMessage, "by the server"))
+	te := &TaskEndedError{TaskID: cur.TaskID, Status: cur.Status, Message: cur.StatusMessage}
+	if cur.Status == TaskFailed && cur.Error != nil {
+		te.Err = cur.Error
+	}
+	return nil, fmt.Errorf("%s: %w", req.Label(), te)
 }
+
+// TaskEndedError reports a task of the tasks extension that the server
+// ended without a result: failed (with the protocol error it carries, if
+// any), or cancelled (not by mcpx). It is the server's answer, as a
+// JSON-RPC error is.
+type TaskEndedError struct {
+	TaskID string
+	// Status is "failed" or "cancelled".
+	Status  string
+	Message string
+	// Err is the task's error (a *jsonrpc.Error), nil when it carries none.
+	Err error
+}
+
+func (e *TaskEndedError) Error() string {
+	if e.Status == TaskCancelled {
+		return fmt.Sprintf("task %s was cancelled: %s", e.TaskID, cmp.Or(e.Message, "by the server"))
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("task %s failed: %v", e.TaskID, e.Err)
+	}
+	return fmt.Sprintf("task %s failed: %s", e.TaskID, cmp.Or(e.Message, "no reason given"))
+}
+
+func (e *TaskEndedError) Unwrap() error { return e.Err }
 
 // cancelTaskExt sends tasks/cancel for an interrupted task and reports it.
 func (m *Modern) cancelTaskExt(s *Session, id string, cause error) error {

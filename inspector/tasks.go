@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -40,6 +42,9 @@ type Task struct {
 	// TTL is the retention in milliseconds; nil means unlimited.
 	TTL          *int64 `json:"ttl"`
 	PollInterval *int64 `json:"pollInterval,omitempty"`
+
+	// problems is what UnmarshalJSON found amiss (see Problems).
+	problems string
 }
 
 // Terminal reports whether the status is final.
@@ -76,7 +81,7 @@ type storedTask struct {
 	result json.RawMessage
 	err    *jsonrpc.Error
 	done   chan struct{}
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 // NewTaskStore returns an empty store. Close cancels the work of every task.
@@ -116,15 +121,15 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 			return nil, invalidParams("%s: task must be an object with an optional integer ttl: %v", method, err)
 		}
 		st := t.create(method, meta.TTL)
-		runCtx, cancel := context.WithCancel(t.ctx)
+		runCtx, cancel := context.WithCancelCause(t.ctx)
 		st.cancel = cancel
 		if !t.work.Go(func() {
-			defer cancel()
+			defer cancel(nil)
 			res, err := h(runCtx, method, params)
 			t.finish(st, res, err)
 		}) {
 			// The store is closing: the task ends before it starts.
-			cancel()
+			cancel(nil)
 			t.finish(st, nil, context.Canceled)
 		}
 		t.mu.Lock()
@@ -231,7 +236,9 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		cancel := st.cancel
 		t.mu.Unlock()
 		if cancel != nil {
-			cancel()
+			// The server withdrew the request the task answers: a
+			// person asked for it is told so (Withdrawn).
+			cancel(peer.ErrCancelled)
 		}
 		return marshalRaw(snapshot), nil
 	case mcp.MethodTasksResult:
@@ -305,16 +312,23 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return nil, err
 	}
-	var created struct {
-		Task *Task `json:"task"`
-	}
-	if err := json.Unmarshal(raw, &created); err != nil || created.Task == nil || created.Task.TaskID == "" {
+	created := rawjson.Member(raw, "task")
+	if !isObject(created) {
 		if run.OnNote != nil {
 			run.OnNote(method + ": the server answered directly instead of creating a task")
 		}
 		return raw, nil
 	}
-	cur := *created.Task
+	// A result with a task object is a CreateTaskResult, even a broken
+	// one: it is not the request's own result, and must not be shown as
+	// that (spec 2025-11-25: basic/utilities/tasks, "Creating Tasks").
+	var cur Task
+	if err := json.Unmarshal(created, &cur); err != nil {
+		return nil, fmt.Errorf("%s: the server created a task that is not a Task: %s", method, rawjson.DecodeProblem(err))
+	}
+	if cur.TaskID == "" {
+		return nil, fmt.Errorf("%s: the server created a task without a taskId", method)
+	}
 	report := func(t Task) {
 		if run.OnStatus != nil {
 			run.OnStatus(t)
@@ -325,13 +339,14 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	if minPoll <= 0 {
 		minPoll = 100 * time.Millisecond
 	}
+	poll := s.newTaskPoll(cur)
 	for !cur.Terminal() && cur.Status != TaskInputRequired {
-		wait := time.Second
-		if cur.PollInterval != nil {
-			wait = time.Duration(*cur.PollInterval) * time.Millisecond
+		if te := poll.expired(); te != nil {
+			_ = s.cancelTask(cur.TaskID, nil, run)
+			te.Cancelled = true
+			return nil, fmt.Errorf("%s: %w", method, te)
 		}
-		wait = max(wait, minPoll)
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(poll.wait(cur.PollInterval, minPoll))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -354,6 +369,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		if err != nil {
 			return nil, err
 		}
+		poll.observe(next)
 		if next.Status != cur.Status || next.StatusMessage != cur.StatusMessage {
 			report(*next)
 		}
@@ -442,7 +458,7 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 
 // String describes the task's state on one line: "task ID: status — message".
 func (t Task) String() string {
-	s := "task " + t.TaskID + ": " + t.Status
+	s := "task " + t.TaskID + ": " + cmp.Or(t.Status, "(no status)")
 	if t.StatusMessage != "" {
 		s += " — " + t.StatusMessage
 	}

@@ -17,11 +17,13 @@ func TestTaskStoreReceiver(t *testing.T) {
 	store := NewTaskStore()
 	defer store.Close()
 	release := make(chan struct{})
+	withdrawn := make(chan bool, 10)
 	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		select {
 		case <-release:
 			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`), nil
 		case <-ctx.Done():
+			withdrawn <- Withdrawn(ctx)
 			return nil, ctx.Err()
 		}
 	})
@@ -110,6 +112,15 @@ func TestTaskStoreReceiver(t *testing.T) {
 	}
 	if _, err := store.Handle(ctx, "tasks/result", json.RawMessage(`{"taskId":"`+id2+`"}`)); err == nil {
 		t.Error("the result of a cancelled task must be an error")
+	}
+	// A person asked for it is told the server withdrew it.
+	select {
+	case w := <-withdrawn:
+		if !w {
+			t.Error("tasks/cancel: Withdrawn is false in the task's handler")
+		}
+	case <-time.After(wait):
+		t.Fatal("tasks/cancel did not end the task's handler")
 	}
 
 	raw, err = store.Handle(ctx, "tasks/list", nil)

@@ -15,9 +15,14 @@ import (
 // the following lines while unfinished (an open quote, unbalanced JSON
 // brackets, a final backslash), like the editor does.
 type Script struct {
-	r    *bufio.Reader
-	line int
+	r     *bufio.Reader
+	line  int
+	start int // the line the command returned last starts on
 }
+
+// Line returns the line (1-based) of the script on which the command
+// ReadCommand or Buffered returned last starts.
+func (s *Script) Line() int { return s.start }
 
 // NewScript reads commands from r.
 func NewScript(r io.Reader) *Script { return &Script{r: bufio.NewReaderSize(r, 64*1024)} }
@@ -41,6 +46,7 @@ func (s *Script) ReadCommand() (string, error) {
 		lines = append(lines, strings.TrimRight(l, "\r\n"))
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
+			s.start = start
 			return text, nil
 		}
 	}
@@ -70,6 +76,7 @@ func (s *Script) Buffered() (string, bool) {
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
 			_, _ = s.r.Discard(off)
+			s.start = s.line + 1
 			s.line += len(lines)
 			return text, true
 		}
@@ -84,6 +91,32 @@ type IncompleteError struct {
 
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("line %d: the script ends inside the command that starts there (%s)", e.Line, e.Open)
+}
+
+// LineError is a script's command that failed, with the line it starts
+// on, so that a person can find it in the script.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+type lineKey struct{}
+
+// WithLine returns ctx for running the command that starts on line n of a
+// script (see LineOf).
+func WithLine(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, lineKey{}, n)
+}
+
+// LineOf returns the line of the script that the command ctx runs
+// starts on, 0 when it is not a script's (a command typed at the
+// prompt).
+func LineOf(ctx context.Context) int {
+	n, _ := ctx.Value(lineKey{}).(int)
+	return n
 }
 
 // Result is how one command ended.
@@ -115,6 +148,11 @@ type Runner struct {
 	// Report prints a problem that is not a command's own (an unsplittable
 	// line, a read error) and returns its exit status.
 	Report func(err error, usage bool) int
+	// Line, for a script, returns the line on which the command Read
+	// returned last starts: each command runs with it in its context
+	// (LineOf), and a problem Report is given for a line is a *LineError,
+	// so that what fails is named by its line.
+	Line func() int
 
 	// Spawn, for a script, prepares a line to run without waiting for the
 	// lines before it: a line that ends in " &", or every line when
@@ -298,6 +336,12 @@ func (r *Runner) Run(ctx context.Context) int {
 		if len(words) == 0 && err == nil {
 			continue
 		}
+		lctx, lbg := ctx, bg
+		line := 0
+		if r.Line != nil && !r.Interactive {
+			line = r.Line()
+			lctx, lbg = WithLine(ctx, line), WithLine(bg, line)
+		}
 		background := err == nil && endsInAmpersand(text, words)
 		if background {
 			words = words[:len(words)-1]
@@ -342,7 +386,7 @@ func (r *Runner) Run(ctx context.Context) int {
 			slots <- struct{}{}
 			j := &job{echo: echo, done: make(chan Result, 1), flush: flush}
 			jobs = append(jobs, j)
-			inBackground(func() { j.done <- run(bg) })
+			inBackground(func() { j.done <- run(lbg) })
 			continue
 		}
 		// A line run in order waits for the lines before it.
@@ -354,10 +398,13 @@ func (r *Runner) Run(ctx context.Context) int {
 			fmt.Fprint(r.Echo, echo)
 		}
 		var res Result
-		if err != nil {
+		switch {
+		case err != nil && line > 0:
+			res.Code = r.Report(&LineError{Line: line, Err: err}, true)
+		case err != nil:
 			res.Code = r.Report(err, true)
-		} else {
-			res = r.exec(ctx, words)
+		default:
+			res = r.exec(lctx, words)
 		}
 		if res.Quit {
 			return res.Code

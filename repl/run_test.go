@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +160,54 @@ func TestRunnerInterrupt(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("Run did not return after the interrupt")
 		}
+	}
+}
+
+// A script's commands run knowing the line they start on (a command of
+// several lines: its first), whether read or taken from what was read
+// already, and a line that cannot be split is reported with its line.
+func TestRunnerScriptLines(t *testing.T) {
+	sc := NewScript(strings.NewReader("ping\n\n# c\ntools call echo 'message=a\nb'\nping &\n&\n"))
+	var lines []int
+	var mu sync.Mutex
+	var reported error
+	r := &Runner{Read: sc.ReadCommand, Line: sc.Line, KeepGoing: true,
+		Exec: func(ctx context.Context, _ []string) Result {
+			mu.Lock()
+			lines = append(lines, LineOf(ctx))
+			mu.Unlock()
+			return Result{}
+		},
+		Spawn: func([]string) (func(context.Context) Result, func()) {
+			return func(ctx context.Context) Result {
+				mu.Lock()
+				lines = append(lines, LineOf(ctx))
+				mu.Unlock()
+				return Result{}
+			}, func() {}
+		},
+		Report: func(err error, usage bool) int { reported = err; return 2 }}
+	r.Run(context.Background())
+	if diff := cmp.Diff([]int{1, 4, 6}, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	var le *LineError
+	if !errors.As(reported, &le) || le.Line != 7 || !strings.HasPrefix(reported.Error(), "line 7: ") {
+		t.Errorf("reported %v, want it at line 7", reported)
+	}
+
+	// Taken whole from what was read already (Buffered), the same.
+	sc = NewScript(strings.NewReader("a\n\nb\n"))
+	if _, err := sc.ReadCommand(); err != nil || sc.Line() != 1 {
+		t.Fatalf("first: line %d, %v", sc.Line(), err)
+	}
+	if text, ok := sc.Buffered(); !ok || text != "" || sc.Line() != 2 {
+		t.Errorf("buffered %q %v: line %d, want the empty line 2", text, ok, sc.Line())
+	}
+	if text, ok := sc.Buffered(); !ok || text != "b" || sc.Line() != 3 {
+		t.Errorf("buffered %q %v: line %d, want b at 3", text, ok, sc.Line())
+	}
+	if LineOf(context.Background()) != 0 {
+		t.Error("a command typed at the prompt has no line")
 	}
 }

@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Escape makes server-supplied text safe to print on a terminal: C0 and C1
@@ -130,4 +133,12 @@ func EscapeJSON(s string) string {
 // (isBidiControl), as Escape escapes them in text.
 func escapedInJSON(r rune) bool {
 	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r)
+}
+
+// JSONLine returns the JSON raw on one line, as JSON Lines output needs
+// it (watch --json): compacted and otherwise the server's bytes ("<" stays
+// "<", numbers keep their digits), with what a terminal must not get raw
+// escaped as EscapeJSON escapes it, so the line is still the same JSON.
+func JSONLine(raw json.RawMessage) string {
+	return EscapeJSON(string(rawjson.AppendCompactPrefix(nil, raw, len(raw), false)))
 }

@@ -9,8 +9,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Person is the person at the terminal, asked line by line through a
@@ -41,13 +43,19 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 	form := q.Form
 	p.Println("")
 	p.Println(fmt.Sprintf("── %s asks for information (elicitation/create) ──", EscapeLine(q.Server)))
-	p.Println(Escape(q.Message))
+	p.Println(clipText(q.Message))
 	var names []string
+	required := false
 	for _, fld := range form.Fields {
 		names = append(names, fieldLabel(fld))
+		required = required || fld.Required
 	}
 	if len(names) > 0 {
-		p.Println("Fields: " + strings.Join(names, ", ") + "   (* required)")
+		line := "Fields: " + strings.Join(names, ", ")
+		if required {
+			line += "   (* required)"
+		}
+		p.Println(line)
 	}
 	answer := func(action string) (inspector.ElicitResult, error) {
 		p.Println("(" + action + ")")
@@ -55,14 +63,16 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 	}
 	choice, err := p.Choose(ctx, "[a]nswer, [d]ecline or [c]ancel? [a] ", []string{"answer", "decline", "cancel"}, "answer")
 	if err != nil {
-		return t.formEnded(err)
+		return t.formEnded(ctx, err)
 	}
 	if choice != "answer" {
 		return answer(choice)
 	}
 	values := map[string]json.RawMessage{}
 	for _, fld := range form.Fields {
-		if fld.Default != nil {
+		// (A default its own schema refuses is not offered: Enter
+		// would keep a value that cannot be sent.)
+		if fld.Default != nil && fld.Validate(fld.Default) == nil {
 			values[fld.Name] = fld.Default
 		}
 	}
@@ -70,7 +80,7 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 		for _, fld := range form.Fields {
 			v, err := t.askField(ctx, fld, values[fld.Name])
 			if err != nil {
-				return t.formEnded(err)
+				return t.formEnded(ctx, err)
 			}
 			if v == nil {
 				delete(values, fld.Name)
@@ -93,7 +103,7 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 			choice, err = p.Choose(ctx, "Send it? [s]end, [e]dit, [d]ecline or [c]ancel? [s] ", []string{"send", "edit", "decline", "cancel"}, "send")
 		}
 		if err != nil {
-			return t.formEnded(err)
+			return t.formEnded(ctx, err)
 		}
 		switch choice {
 		case "send":
@@ -107,13 +117,14 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 // formEnded maps the end of a conversation to an answer: end of input,
 // or the question dismissed (Ctrl-C, which the screen shows already), is
 // the person dismissing the form (cancel); a cancelled context is an error.
-func (t *Person) formEnded(err error) (inspector.ElicitResult, error) {
+func (t *Person) formEnded(ctx context.Context, err error) (inspector.ElicitResult, error) {
 	if errors.Is(err, io.EOF) {
 		if !errors.Is(err, inspector.ErrDismissed) {
 			t.Prompter.Println("(end of input: cancelled)")
 		}
 		return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
 	}
+	t.withdrawn(ctx)
 	return inspector.ElicitResult{}, err
 }
 
@@ -124,26 +135,40 @@ func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current
 	p.Println("")
 	head := fieldLabel(fld)
 	if fld.Description != "" {
-		head += ": " + EscapeLine(fld.Description)
+		head += ": " + clipLine(fld.Description)
 	}
 	p.Println(head)
 	var hint []string
 	switch {
 	case fld.Multi:
-		hint = append(hint, "choose any, comma-separated numbers")
+		hint = append(hint, "choose "+orString(bounds(fld.Min, fld.Max, ""), "any")+", comma-separated numbers")
 	case len(fld.Options) > 0:
 		hint = append(hint, "choose one by number")
 	case fld.Type == "boolean":
 		hint = append(hint, "y or n")
-	case fld.Format != "":
-		hint = append(hint, fld.Type+", format "+EscapeLine(fld.Format))
+	case fld.Type == "string":
+		h := "string"
+		if fld.Format != "" {
+			h += ", format " + EscapeLine(fld.Format)
+		}
+		if b := bounds(fld.Min, fld.Max, " characters"); b != "" {
+			h += ", " + b
+		}
+		if fld.Pattern != "" {
+			h += ", matching " + EscapeLine(fld.Pattern)
+		}
+		hint = append(hint, h)
 	default:
-		hint = append(hint, fld.Type)
+		h := EscapeLine(fld.Type)
+		if b := bounds(fld.Min, fld.Max, ""); b != "" {
+			h += ", " + b
+		}
+		hint = append(hint, h)
 	}
 	for i, o := range fld.Options {
-		line := fmt.Sprintf("  %d) %s", i+1, EscapeLine(o.Value))
+		line := fmt.Sprintf("  %d) %s", i+1, clipLine(o.Value))
 		if o.Title != "" && o.Title != o.Value {
-			line = fmt.Sprintf("  %d) %s  [%s]", i+1, EscapeLine(o.Title), EscapeLine(o.Value))
+			line = fmt.Sprintf("  %d) %s  [%s]", i+1, clipLine(o.Title), clipLine(o.Value))
 		}
 		p.Println(line)
 	}
@@ -184,11 +209,25 @@ func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current
 	}
 }
 
+// bounds describes a field's bounds: "1 to 5", "at least 1", "at most 5"
+// (unit after them), or "" for none.
+func bounds(lo, hi *float64, unit string) string {
+	switch {
+	case lo != nil && hi != nil:
+		return num(*lo) + " to " + num(*hi) + unit
+	case lo != nil:
+		return "at least " + num(*lo) + unit
+	case hi != nil:
+		return "at most " + num(*hi) + unit
+	}
+	return ""
+}
+
 // fieldLabel is how a field is named to the person.
 func fieldLabel(fld *inspector.FormField) string {
-	l := EscapeLine(fld.Name)
+	l := clipLine(fld.Name)
 	if fld.Title != "" && fld.Title != fld.Name {
-		l = EscapeLine(fld.Title) + " (" + EscapeLine(fld.Name) + ")"
+		l = clipLine(fld.Title) + " (" + clipLine(fld.Name) + ")"
 	}
 	if fld.Required {
 		l += " *"
@@ -317,14 +356,18 @@ func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspec
 	defer end()
 	p.Println("")
 	p.Println(fmt.Sprintf("── %s asks you to open a web page (elicitation/create, url mode) ──", EscapeLine(q.Server)))
-	p.Println(Escape(q.Message))
+	p.Println(clipText(q.Message))
 	p.Println("URL:  " + EscapeLine(q.URL))
-	p.Println("Host: " + EscapeLine(q.Parsed.Hostname()))
+	p.Println("Host: " + EscapeLine(q.Parsed.Host))
 	for _, w := range q.Warnings {
 		p.Println("warning: " + EscapeLine(w))
 	}
 	if !q.Openable {
-		p.Println(fmt.Sprintf("mcpx only opens http and https URLs; this one is %s:, so it is declined.", EscapeLine(q.Parsed.Scheme)))
+		why := q.NotOpenable
+		if why == "" {
+			why = "mcpx does not open it"
+		}
+		p.Println(EscapeLine(why) + ": declined.")
 		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
 	}
 	choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
@@ -335,6 +378,7 @@ func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspec
 		if errors.Is(err, io.EOF) {
 			return inspector.ElicitResult{Action: inspector.ActionCancel}, nil
 		}
+		t.withdrawn(ctx)
 		return inspector.ElicitResult{}, err
 	}
 	switch choice {
@@ -354,6 +398,7 @@ func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspec
 	}
 	if q.AwaitDone {
 		if _, err := p.ReadLine(ctx, "Press Enter when you have finished in the browser (mcpx then retries the request): "); err != nil && !errors.Is(err, io.EOF) {
+			t.withdrawn(ctx)
 			return inspector.ElicitResult{}, err
 		}
 	}
@@ -391,29 +436,57 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 	p.Println(fmt.Sprintf("── %s asks for an LLM completion (sampling/createMessage) ──", EscapeLine(q.Server)))
 	p.Printf("%s", renderSamplingRequest(req))
 	p.Println("Type the assistant's reply; end it with an empty line. An empty reply declines.")
-	if len(req.Tools) > 0 {
+	if req.OffersTools() {
 		p.Println(`A line "/tool NAME {json input}" answers with a tool use instead of text.`)
+	}
+	switch {
+	case len(req.Tools) > 0 && req.ToolChoiceMode() == inspector.ToolChoiceRequired:
+		p.Println(`The server requires a tool use (toolChoice "required").`)
+	case len(req.Tools) > 0 && req.ToolChoiceMode() == inspector.ToolChoiceNone:
+		p.Println(`The server allows no tool use (toolChoice "none"): answer with text.`)
 	}
 	var lines []string
 	var reply inspector.SamplingReply
+	refused := false // the reply was refused once: an empty line now declines
 	for {
 		line, err := p.ReadLine(ctx, "> ")
 		if err != nil {
 			if errors.Is(err, inspector.ErrNoTerminal) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, inspector.ErrDismissed) {
+				t.withdrawn(ctx)
 				return inspector.SamplingReply{}, err
 			}
 			break // end of input ends the reply
 		}
 		if line == "" {
+			if refused {
+				lines, reply.ToolUses = nil, nil
+				break
+			}
+			reply.Text = strings.Join(lines, "\n")
+			if cerr := req.CheckReply(reply); cerr != nil && !reply.Empty() {
+				p.Println("  ✗ " + EscapeLine(cerr.Error()) + "; add a /tool line, or press Enter again to decline")
+				refused = true
+				continue
+			}
 			break
 		}
-		if rest, ok := strings.CutPrefix(line, "/tool "); ok && len(req.Tools) > 0 {
+		refused = false
+		if rest, ok := strings.CutPrefix(line, "/tool"); ok && len(req.Tools) > 0 && (rest == "" || rest[0] == ' ') {
 			name, input, _ := strings.Cut(strings.TrimSpace(rest), " ")
-			if strings.TrimSpace(input) == "" {
+			if name == "" {
+				p.Println(`  usage: /tool NAME {json input}, e.g. /tool ` + EscapeLine(req.Tools[0].Name) + ` {}`)
+				continue
+			}
+			input = strings.TrimSpace(input)
+			if input == "" {
 				input = "{}"
 			}
 			if !json.Valid([]byte(input)) {
-				p.Println("  the tool input must be JSON, e.g. /tool get_weather {\"city\":\"Paris\"}")
+				p.Println(`  ✗ the tool input must be JSON, e.g. /tool get_weather {"city":"Paris"}`)
+				continue
+			}
+			if cerr := req.CheckToolUse(name, json.RawMessage(input)); cerr != nil {
+				p.Println("  ✗ " + EscapeLine(cerr.Error()))
 				continue
 			}
 			reply.ToolUses = append(reply.ToolUses, inspector.ToolUse{Name: name, Input: json.RawMessage(input)})
@@ -422,10 +495,74 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 		lines = append(lines, line)
 	}
 	reply.Text = strings.Join(lines, "\n")
+	if cerr := req.CheckReply(reply); cerr != nil && !reply.Empty() {
+		// The input ended on a reply the request does not allow.
+		p.Println("  ✗ " + EscapeLine(cerr.Error()))
+		reply = inspector.SamplingReply{}
+	}
 	if reply.Empty() {
 		p.Println("(declined)")
 	}
 	return reply, nil
+}
+
+// withdrawn tells the person, when a question went away because the
+// server withdrew its request (notifications/cancelled), why: no answer
+// goes to the server then.
+func (t *Person) withdrawn(ctx context.Context) {
+	if inspector.Withdrawn(ctx) {
+		t.Prompter.Println("(the server withdrew its request; nothing was sent)")
+	}
+}
+
+// What a question shows of a server's text: a person reads no more on a
+// terminal, and who asks and what to answer must stay on the screen
+// (spec 2025-11-25: client/elicitation, "Security Considerations": a
+// clear indication of which server asks). The request as it came is on
+// the wire (--wire, a trace).
+const (
+	maxShownLines    = 60
+	maxShownBytes    = 8 << 10
+	maxShownMessages = 20
+)
+
+// clipText is Escape for a server's text in a question, cut after
+// maxShownLines lines or maxShownBytes bytes with a line that says how
+// much was left out.
+func clipText(s string) string {
+	cut, rest := min(len(s), maxShownBytes), ""
+	if i := nthIndex(s[:cut], '\n', maxShownLines); i >= 0 {
+		cut, rest = i, s[i+1:]
+	} else {
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		rest = s[cut:]
+	}
+	if rest == "" {
+		return Escape(s)
+	}
+	lines := strings.Count(strings.TrimSuffix(rest, "\n"), "\n") + 1
+	return Escape(s[:cut]) + fmt.Sprintf("\n… (%s more, %s, not shown)", HumanSize(int64(len(rest))), plural(lines, "line"))
+}
+
+// clipLine is EscapeLine for a server's text on a line of a question, cut
+// after maxShownBytes / 16 bytes.
+func clipLine(s string) string {
+	return EscapeLine(rawjson.Shorten(s, maxShownBytes/16))
+}
+
+// nthIndex returns the index of the nth c in s, or -1.
+func nthIndex(s string, c byte, n int) int {
+	off := 0
+	for range n {
+		i := strings.IndexByte(s[off:], c)
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	return off - 1
 }
 
 // renderSamplingRequest describes a sampling request for a person: system
@@ -433,7 +570,7 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 func renderSamplingRequest(req *inspector.SamplingRequest) string {
 	var b strings.Builder
 	if req.SystemPrompt != "" {
-		fmt.Fprintf(&b, "System prompt: %s\n", Escape(req.SystemPrompt))
+		fmt.Fprintf(&b, "System prompt: %s\n", clipText(req.SystemPrompt))
 	}
 	if prefs := describeModelPreferences(req.ModelPreferences); prefs != "" {
 		fmt.Fprintf(&b, "Model preferences: %s\n", prefs)
@@ -473,7 +610,13 @@ func renderSamplingRequest(req *inspector.SamplingRequest) string {
 		}
 		fmt.Fprintf(&b, "Tools (choice %s): %s\n", EscapeLine(choice), strings.Join(names, "; "))
 	}
-	for _, m := range req.Messages {
+	msgs := req.Messages
+	if n := len(msgs); n > maxShownMessages {
+		// The latest are the ones to answer.
+		fmt.Fprintf(&b, "(%d earlier messages not shown)\n", n-maxShownMessages)
+		msgs = msgs[n-maxShownMessages:]
+	}
+	for _, m := range msgs {
 		fmt.Fprintf(&b, "[%s]\n", EscapeLine(m.Role))
 		for _, blk := range inspector.ContentBlocks(m.Content) {
 			b.WriteString(indent(describeBlock(blk), "  "))
@@ -509,7 +652,7 @@ func describeBlock(raw json.RawMessage) string {
 	}
 	switch c.Type {
 	case "text":
-		return Escape(c.Text)
+		return clipText(c.Text)
 	case "image", "audio":
 		return fmt.Sprintf("[%s: %s, %s]", c.Type, EscapeLine(c.MimeType), HumanSize(int64(len(c.Data)*3/4)))
 	case "tool_use":

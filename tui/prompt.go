@@ -23,21 +23,29 @@ type Prompter struct {
 	out         io.Writer
 	interactive bool
 
-	conv sync.Mutex // held for a whole conversation (Begin/end)
+	conv turns // one conversation at a time (Begin/end), in the order they began
 
 	start sync.Once
 	in    io.Reader
 	lines chan lineResult
 	want  chan struct{}
+	drop  chan chan struct{} // asks the reader to drop what it holds
+	// discard drops what the terminal holds typed ahead (nil: nothing
+	// to do); see DiscardTypeAhead.
+	discard func() error
 
 	// hold is the gate of the writers Gate returned: closed while a
 	// conversation is in progress.
 	hold holdState
 
 	mu          sync.Mutex
-	outstanding bool  // the reader was asked for a line not yet taken
-	readErr     error // the reader's final error (io.EOF): every later read gets it
-	src         LineSource
+	outstanding bool // the reader was asked for a line not yet taken
+	// stale is set when the question that asked for the outstanding line
+	// went away because the server withdrew its request: what was typed
+	// for it is not the answer to the next question.
+	stale   bool
+	readErr error // the reader's final error (io.EOF): every later read gets it
+	src     LineSource
 }
 
 // LineSource reads answers for a Prompter that shares the terminal with a
@@ -77,39 +85,143 @@ func NewPrompter(in io.Reader, out io.Writer, interactive bool) *Prompter {
 	return &Prompter{in: in, out: out, interactive: interactive}
 }
 
+// DiscardTypeAhead makes every conversation begin by dropping what was
+// typed before its first question appeared: discard drops what the
+// terminal holds (ttyin.Discard), and the Prompter what it read ahead.
+// An answer, consent above all (open this page?), must be typed after
+// the question was shown: a "y" typed twice for the question before is
+// not one for this. For a terminal read line by line (no LineSource);
+// input that is not a terminal, a script, is all typed ahead and kept.
+func (p *Prompter) DiscardTypeAhead(discard func() error) {
+	p.mu.Lock()
+	p.discard = discard
+	p.mu.Unlock()
+}
+
+// dropTypeAhead drops what was typed ahead (see DiscardTypeAhead), unless
+// a line is being read: that one is the answer to a question asked
+// already (the next prompt's, after an OAuth paste prompt gave way), or
+// is dropped as stale.
+func (p *Prompter) dropTypeAhead() {
+	p.mu.Lock()
+	discard, outstanding := p.discard, p.outstanding
+	p.mu.Unlock()
+	if discard == nil || outstanding {
+		return
+	}
+	p.startReader()
+	ack := make(chan struct{})
+	p.drop <- ack
+	<-ack
+	_ = discard() // (best effort: a terminal that cannot is no worse off)
+}
+
+// startReader starts the goroutine that reads lines, once.
+func (p *Prompter) startReader() {
+	p.start.Do(func() {
+		p.lines = make(chan lineResult, 1)
+		p.want = make(chan struct{}, 1)
+		p.drop = make(chan chan struct{})
+		go p.reader()
+	})
+}
+
 // Interactive reports whether a person can be asked.
 func (p *Prompter) Interactive() bool { return p != nil && p.interactive }
 
 // Begin starts a conversation: it waits until no other conversation is in
-// progress (or ctx ends) and returns the function that ends it.
+// progress (or ctx ends) and returns the function that ends it. The
+// conversations that wait take their turns in the order the server sent
+// the requests they answer (inspector.Arrival), then in the order they
+// began: handlers run concurrently and reach Begin in any order, and a
+// person should be asked a server's questions in the order it asked them.
 func (p *Prompter) Begin(ctx context.Context) (end func(), err error) {
-	got := make(chan struct{})
-	go func() {
-		p.conv.Lock()
-		close(got)
-	}()
-	select {
-	case <-got:
-		src := p.source()
-		if src == nil {
-			p.hold.close()
-			return func() { p.hold.open(); p.conv.Unlock() }, nil
-		}
-		release, err := src.Hold(ctx)
-		if err != nil {
-			p.conv.Unlock()
-			return nil, err
-		}
-		p.hold.close()
-		return func() { p.hold.open(); release(); p.conv.Unlock() }, nil
-	case <-ctx.Done():
-		// Take and release the lock once it comes so it is not lost.
-		go func() {
-			<-got
-			p.conv.Unlock()
-		}()
-		return nil, ctx.Err()
+	if err := p.conv.take(ctx, inspector.Arrival(ctx)); err != nil {
+		return nil, err
 	}
+	src := p.source()
+	if src == nil {
+		p.dropTypeAhead()
+		p.hold.close()
+		return func() { p.hold.open(); p.conv.pass() }, nil
+	}
+	release, err := src.Hold(ctx)
+	if err != nil {
+		p.conv.pass()
+		return nil, err
+	}
+	p.hold.close()
+	return func() { p.hold.open(); release(); p.conv.pass() }, nil
+}
+
+// turns lets one holder at a time in, the others in order.
+type turns struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []*turn // in the order they go
+}
+
+type turn struct {
+	order uint64        // the request's arrival; 0, unknown, goes last
+	ready chan struct{} // closed when it is this turn
+}
+
+// after reports whether t goes after a turn of the given order.
+func (t *turn) after(order uint64) bool {
+	return order != 0 && (t.order == 0 || order < t.order)
+}
+
+// take waits for the turn of a holder of the given order, or until ctx
+// ends.
+func (q *turns) take(ctx context.Context, order uint64) error {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return nil
+	}
+	me := &turn{order: order, ready: make(chan struct{})}
+	i := len(q.waiting)
+	for i > 0 && q.waiting[i-1].after(order) {
+		i--
+	}
+	q.waiting = append(q.waiting[:i], append([]*turn{me}, q.waiting[i:]...)...)
+	q.mu.Unlock()
+	select {
+	case <-me.ready:
+		return nil
+	case <-ctx.Done():
+		q.mu.Lock()
+		for i, w := range q.waiting {
+			if w == me {
+				q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+				q.mu.Unlock()
+				return ctx.Err()
+			}
+		}
+		q.mu.Unlock()
+		q.pass() // the turn came meanwhile: hand it on
+		return ctx.Err()
+	}
+}
+
+// pass ends the turn: the next waiter's begins.
+func (q *turns) pass() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) > 0 {
+		close(q.waiting[0].ready)
+		q.waiting = q.waiting[1:]
+		return
+	}
+	q.busy = false
+}
+
+// waiters returns how many wait for their turn.
+func (q *turns) waiters() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
 }
 
 // Printf writes to the person.
@@ -125,20 +237,35 @@ func (p *Prompter) Println(s string) { fmt.Fprintln(p.out, s) }
 // the asker stops waiting when its context ends.
 func (p *Prompter) reader() {
 	br := bufio.NewReader(p.in)
-	for range p.want {
+	for {
+		select {
+		case ack := <-p.drop:
+			_, _ = br.Discard(br.Buffered())
+			close(ack)
+			continue
+		case <-p.want:
+		}
 		s, err := br.ReadString('\n')
 		if err != nil && s != "" && errors.Is(err, io.EOF) {
 			err = nil // a last line without a newline
 		}
 		p.lines <- lineResult{text: strings.TrimRight(s, "\r\n"), err: err}
 		if err != nil {
+			// Every later read gets err (readErr); a drop has nothing
+			// left to drop.
+			for ack := range p.drop {
+				close(ack)
+			}
 			return
 		}
 	}
 }
 
 // ReadLine shows prompt and returns the line the person typed, without its
-// newline. At end of input it returns io.EOF.
+// newline. At end of input it returns io.EOF. On a terminal line by line
+// (no LineSource), a line of only Esc dismisses the question
+// (inspector.ErrDismissed), and a line with other control characters
+// (arrow keys, which do not edit there) is asked again.
 func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) {
 	if !p.Interactive() {
 		return "", inspector.ErrNoTerminal
@@ -146,35 +273,77 @@ func (p *Prompter) ReadLine(ctx context.Context, prompt string) (string, error) 
 	if src := p.source(); src != nil {
 		return src.ReadLine(ctx, prompt)
 	}
-	p.start.Do(func() {
-		p.lines = make(chan lineResult, 1)
-		p.want = make(chan struct{}, 1)
-		go p.reader()
-	})
-	fmt.Fprint(p.out, prompt)
-	// A line asked for by an asker that gave up is the answer to this
-	// question; otherwise ask the reader for one.
-	p.mu.Lock()
-	if p.readErr != nil {
-		p.mu.Unlock()
-		fmt.Fprintln(p.out)
-		return "", p.readErr
+	p.startReader()
+	for {
+		line, err := p.readLine(ctx, prompt)
+		if err != nil {
+			return line, err
+		}
+		switch answer := strings.TrimSpace(line); {
+		case answer == "\x1b":
+			p.Println("(dismissed)")
+			return "", inspector.ErrDismissed
+		case strings.ContainsFunc(line, isTypedControl):
+			p.Println("  ✗ that line holds control characters (arrow keys and Esc do not edit here); type the answer again, or Esc alone and Enter to dismiss")
+			continue
+		}
+		return line, nil
 	}
-	if !p.outstanding {
-		p.outstanding = true
-		p.want <- struct{}{}
-	}
-	p.mu.Unlock()
-	select {
-	case r := <-p.lines:
+}
+
+// isTypedControl reports a control character that has no place in an
+// answer typed on a line: what arrow keys, Esc or Ctrl-letters put there
+// on a terminal that does not edit lines itself. A tab is text.
+func isTypedControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+}
+
+// readLine asks the reader for one line (see ReadLine).
+func (p *Prompter) readLine(ctx context.Context, prompt string) (string, error) {
+	for {
+		fmt.Fprint(p.out, prompt)
 		p.mu.Lock()
-		p.outstanding = false
-		p.readErr = r.err
+		if p.readErr != nil {
+			p.mu.Unlock()
+			fmt.Fprintln(p.out)
+			return "", p.readErr
+		}
+		if !p.outstanding {
+			p.outstanding = true
+			p.want <- struct{}{}
+		}
 		p.mu.Unlock()
-		return r.text, r.err
-	case <-ctx.Done():
-		fmt.Fprintln(p.out)
-		return "", ctx.Err()
+		select {
+		case r := <-p.lines:
+			p.mu.Lock()
+			p.outstanding = false
+			p.readErr = r.err
+			stale := p.stale
+			p.stale = false
+			p.mu.Unlock()
+			if r.err != nil {
+				fmt.Fprintln(p.out) // (the input ended on the prompt's line)
+				return r.text, r.err
+			}
+			if stale {
+				// The line was begun for a question that went away; what
+				// the person typed after this one appeared is in it too.
+				p.Println("  (that line was begun for a question that went away; type the answer again)")
+				continue
+			}
+			return r.text, nil
+		case <-ctx.Done():
+			if inspector.Withdrawn(ctx) {
+				// (Not for other ends: the lines typed after an OAuth
+				// paste prompt gave way to the browser are the next
+				// prompt's.)
+				p.mu.Lock()
+				p.stale = true
+				p.mu.Unlock()
+			}
+			fmt.Fprintln(p.out)
+			return "", ctx.Err()
+		}
 	}
 }
 

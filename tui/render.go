@@ -3,10 +3,10 @@ package tui
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -145,6 +145,11 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	if impl.Title != "" {
 		name += " (" + EscapeLine(impl.Title) + ")"
 	}
+	if strings.TrimSpace(name) == "" {
+		// No serverInfo (a handshake-era server that left it out, which
+		// mcpx warned about; a 2026-07-28 server, for which it is a SHOULD).
+		name = "(not named by the server)"
+	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Server:"), p.st.name(name))
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Protocol:"), EscapeLine(info.ProtocolVersion))
@@ -161,6 +166,12 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 		fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Cache:"), hint)
 	}
 	tw.Flush()
+	// The rest of the serverInfo (the spec's websiteUrl, description and
+	// icons, and whatever else the server put there), as it came.
+	if rest := unshown(serverInfoOf(info.Raw), "name", "version", "title"); len(rest) > 0 {
+		fmt.Fprintln(p.w, p.st.head("Server info:"))
+		p.more(rest, "  ")
+	}
 	fmt.Fprintln(p.w, p.st.head("Capabilities:"))
 	caps, err := inspector.ParseObject(info.Capabilities)
 	if err != nil || len(caps.Keys()) == 0 {
@@ -176,6 +187,20 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 		fmt.Fprintln(p.w, p.st.head("Instructions:"))
 		p.indented(info.Instructions, "  ")
 	}
+	// An initialize result (or, in the modern era, a server/discover one)
+	// may carry more than the above.
+	p.resultMore(resultRest(info.Raw, "protocolVersion", "capabilities", "serverInfo", "instructions", "supportedVersions", "ttlMs", "cacheScope"))
+}
+
+// serverInfoOf returns the Implementation object of the result raw that
+// described a server: the serverInfo of an initialize result, or of a
+// server/discover result's _meta (where 2026-07-28 puts it; a top-level
+// one as a fallback, as the session reads it); nil for none.
+func serverInfoOf(raw json.RawMessage) []byte {
+	if impl := rawjson.Member(rawjson.Member(raw, "_meta"), mcp.MetaServerInfo); impl != nil {
+		return impl
+	}
+	return rawjson.Member(raw, "serverInfo")
 }
 
 // describeEra says which protocol era a session speaks and why.
@@ -320,6 +345,12 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 	}
 	t := &table{width: p.width}
 	for _, it := range items {
+		if len(it) == 0 || it[0] != '{' {
+			// Not an item at all (a warning says so): shown as it came,
+			// not as an empty row.
+			t.add(styled(EscapeLine(rawjson.Excerpt(it, 60)), p.st.warn), plain(""), styled("(not an object)", p.st.dim))
+			continue
+		}
 		r := row(it)
 		t.add(r[:]...)
 	}
@@ -330,13 +361,22 @@ func (p *Printer) table(items []json.RawMessage, none string, row func(json.RawM
 	bw.Flush()
 }
 
+// nameCell is the name column of a list: the item's name, or, for an
+// item without one (a warning says so), a mark instead of a blank.
+func (p *Printer) nameCell(name string) cell {
+	if name == "" {
+		return styled("(no name)", p.st.warn)
+	}
+	return styled(EscapeLine(name), p.st.name)
+}
+
 // Tools lists tools with their arguments (required ones marked with *).
 // items are valid JSON, as inspector.Session.List returns them.
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
 	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
 		t := readToolEntry(it)
-		name := styled(EscapeLine(t.Name), p.st.name)
+		name := p.nameCell(t.Name)
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
 			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
@@ -406,14 +446,21 @@ func (p *Printer) Resources(items []json.RawMessage) {
 	p.table(items, "(no resources)", func(it json.RawMessage) [3]cell {
 		var r struct {
 			Name, Title, URI, MimeType, Description string
-			Size                                    *int64
+			Size                                    json.RawMessage
 		}
 		_ = json.Unmarshal(it, &r)
 		extra := EscapeLine(r.MimeType)
-		if r.Size != nil {
-			extra = strings.TrimSpace(extra + " " + HumanSize(*r.Size))
+		if len(r.Size) > 0 && !rawjson.IsNull(r.Size) {
+			// A size that is not a count of bytes (negative, beyond
+			// int64, not a number) is shown as it came, marked.
+			var n int64
+			size := EscapeLine(rawjson.Excerpt(r.Size, 40)) + " (not a size)"
+			if json.Unmarshal(r.Size, &n) == nil && n >= 0 {
+				size = HumanSize(n)
+			}
+			extra = strings.TrimSpace(extra + " " + size)
 		}
-		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
 	})
 }
 
@@ -424,7 +471,7 @@ func (p *Printer) Templates(items []json.RawMessage) {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		return [3]cell{styled(EscapeLine(orString(r.Name, r.Title)), p.st.name), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
 	})
 }
 
@@ -447,19 +494,19 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 			}
 			args = append(args, s)
 		}
-		return [3]cell{styled(EscapeLine(r.Name), p.st.name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
+		return [3]cell{p.nameCell(r.Name), styled(strings.Join(args, " "), p.st.dim), plain(firstLine(orString(r.Description, r.Title)))}
 	})
 }
 
 // ToolResult renders a CallToolResult: its content blocks, then its
-// structured content. It reports whether the result has isError set.
-// Content is read in place and texts are written as they are decoded, so
-// a large result is never copied.
+// structured content, then whatever else the result holds. It reports
+// whether the result has isError set. Content is read in place and texts
+// are written as they are decoded, so a large result is never copied.
 func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 	var f rawjson.Fields
 	var content [][]byte
 	var structured []byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"content", "structuredContent", "isError"}, func(name string, v []byte) {
 		switch name {
 		case "content":
 			content = f.Array(v)
@@ -490,14 +537,17 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
 		p.humanJSON(structured)
 	}
-	if len(content) == 0 && len(structured) == 0 && p.saved == 0 {
+	rest := resultRest(raw, "content", "structuredContent", "isError")
+	if len(content) == 0 && len(structured) == 0 && p.saved == 0 && len(rest) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
+	p.resultMore(rest)
 	return isError
 }
 
 // duplicatesStructured reports whether the content block c is a text
-// block holding the same JSON as structured.
+// block holding the same JSON as structured, and nothing else (a block
+// with annotations is shown, for them).
 func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 	var f rawjson.Fields
 	var typ string
@@ -508,14 +558,149 @@ func (p *Printer) duplicatesStructured(c, structured []byte) bool {
 		} else {
 			text = f.OptStr(v)
 		}
-	}) || typ != "text" || text == nil || len(text) > maxCompared {
+	}) || typ != "text" || text == nil || len(text) > maxCompared || len(unshown(c, "type", "text")) > 0 {
 		return false
 	}
 	s, ok := rawjson.String(text)
 	return ok && sameJSON(s, structured)
 }
 
-// Content renders one content block (spec: server/tools, "Tool Result").
+// member is one member of an object as received: its name (quoted, as
+// written) and its value.
+type member struct {
+	name, value []byte
+	// overridden marks a member the renderer reads that comes again
+	// later in the object: the later one is what was shown (as a JSON
+	// decoder reads it).
+	overridden bool
+}
+
+// unshown returns the members of the object raw that a renderer showing
+// the members shown (matched as rawjson.Fields matches them, the last of
+// duplicates counting) leaves out: the others, in order, then the
+// earlier of a shown member given twice.
+func unshown(raw []byte, shown ...string) []member {
+	var out []member
+	// The shown members, by the name they matched: one pass over the
+	// object (a text member may be most of a large result).
+	var seen []struct {
+		name string
+		m    member
+	}
+	rawjson.Members(raw, func(n, v []byte) bool {
+		if name := rawjson.MatchName(n, shown...); name == "" {
+			out = append(out, member{name: n, value: v})
+		} else {
+			seen = append(seen, struct {
+				name string
+				m    member
+			}{name, member{name: n, value: v, overridden: true}})
+		}
+		return true
+	})
+	for i, s := range seen {
+		for _, later := range seen[i+1:] {
+			if later.name == s.name {
+				out = append(out, s.m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// specMembers are the members the spec defines on content blocks,
+// resource contents and results that the renderers show only as they
+// came (schema.json: annotations, _meta, a resource link's icons, a
+// 2026-07-28 result's resultType, an Implementation's websiteUrl and
+// description): more names them as they are, and marks any other member
+// as not in the spec.
+var specMembers = []string{"annotations", "_meta", "icons", "resultType", "websiteUrl", "description"}
+
+// more prints, one line each under what was rendered, the members ms
+// that the rendering left out: the spec's by name (specMembers), any
+// other marked as not in the spec, each value as compact JSON with binary
+// data elided and control characters escaped. Human output drops nothing
+// a server sent without saying so; --json has it all as it came.
+func (p *Printer) more(ms []member, indent string) {
+	for _, m := range ms {
+		name := rawjson.Name(m.name)
+		label := EscapeLine(name)
+		switch {
+		case m.overridden:
+			label += " (given again later; the later one is shown)"
+		case !slices.Contains(specMembers, name):
+			label += " (not in the spec)"
+		}
+		v := elideBinary(rawjson.AppendCompactPrefix(nil, m.value, len(m.value), false), p.saveHint())
+		fmt.Fprintf(p.w, "%s%s %s\n", indent, p.st.dim(label+":"), EscapeJSON(string(v)))
+	}
+}
+
+// resultRest returns the members of the result raw that its renderer,
+// showing the members shown, leaves out, less what the protocol itself
+// puts on every result and mcpx has taken in: resultType "complete"
+// (spec 2026-07-28: every result carries one) and the _meta keys the
+// protocol reserves (io.modelcontextprotocol/*, such as the serverInfo a
+// 2026-07-28 server adds to each response).
+func resultRest(raw []byte, shown ...string) []member {
+	ms := unshown(raw, shown...)
+	out := ms[:0]
+	for _, m := range ms {
+		switch {
+		case rawjson.NameIs(m.name, "resultType") && string(m.value) == `"complete"`:
+			continue
+		case rawjson.NameIs(m.name, "_meta") && bytes.Contains(m.value, []byte(mcp.MetaReservedPrefix)):
+			var kept []byte
+			if !rawjson.Members(m.value, func(n, v []byte) bool {
+				if !strings.HasPrefix(rawjson.Name(n), mcp.MetaReservedPrefix) {
+					if len(kept) > 0 {
+						kept = append(kept, ',')
+					}
+					kept = append(append(append(kept, n...), ':'), v...)
+				}
+				return true
+			}) {
+				break
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			m.value = append(append([]byte{'{'}, kept...), '}')
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// resultMore prints a result's members its renderer did not show (see
+// resultRest) under a heading, after the rest of the result.
+func (p *Printer) resultMore(rest []member) {
+	if len(rest) == 0 {
+		return
+	}
+	fmt.Fprintln(p.w, p.st.head("Also in the result:"))
+	p.more(rest, "  ")
+}
+
+// binary summarises base64 data (the JSON string data, nil when there is
+// none) as what: its MIME type and decoded size, or that it is not base64.
+func (p *Printer) binary(what, mimeType string, data []byte) {
+	mt := orString(EscapeLine(mimeType), "unknown type")
+	var line string
+	if data == nil {
+		line = fmt.Sprintf("[%s: %s, no data]", what, mt)
+	} else if n, err := inspector.Base64Len(data); err != nil {
+		line = fmt.Sprintf("[%s: %s, %d characters that are not valid base64 (%v); --json shows them]", what, mt, stringLen(data), err)
+	} else {
+		line = fmt.Sprintf("[%s: %s, %s; %s]", what, mt, HumanSize(n), p.saveHint())
+	}
+	fmt.Fprintln(p.w, p.st.dim(line))
+}
+
+// Content renders one content block (spec: server/tools, "Tool Result"),
+// then what it holds besides (annotations, _meta, members the spec does
+// not define).
 func (p *Printer) Content(raw json.RawMessage) {
 	var f rawjson.Fields
 	var typ, mimeType, uri, name, title, description string
@@ -556,23 +741,38 @@ func (p *Printer) Content(raw json.RawMessage) {
 		} else {
 			p.rawText(text)
 		}
+		p.more(unshown(raw, "type", "text"), "  ")
 	case "image", "audio":
-		n := 0
-		if data != nil {
-			n = stringLen(data)
-		}
-		fmt.Fprintf(p.w, "%s\n", p.st.dim(fmt.Sprintf("[%s: %s, %s; %s]", typ, orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(base64.StdEncoding.DecodedLen(n))), p.saveHint())))
+		p.binary(typ, mimeType, data)
+		p.more(unshown(raw, "type", "data", "mimeType"), "  ")
 	case "resource_link":
-		line := fmt.Sprintf("[resource link] %s %s", EscapeLine(orString(name, title)), EscapeLine(uri))
+		label := EscapeLine(orString(name, title))
+		if title != "" && name != "" && title != name {
+			label += " (" + EscapeLine(title) + ")"
+		}
+		line := fmt.Sprintf("[resource link] %s %s", label, EscapeLine(uri))
+		var details []string
 		if mimeType != "" {
-			line += " (" + EscapeLine(mimeType) + ")"
+			details = append(details, EscapeLine(mimeType))
+		}
+		var n *int64
+		if size != nil && json.Unmarshal(size, &n) == nil && n != nil {
+			details = append(details, HumanSize(*n))
+		}
+		if len(details) > 0 {
+			line += " (" + strings.Join(details, ", ") + ")"
 		}
 		fmt.Fprintln(p.w, p.st.dim(line))
 		if description != "" {
-			fmt.Fprintln(p.w, "  "+firstLine(description))
+			p.indented(description, "  ")
 		}
+		p.more(unshown(raw, "type", "uri", "name", "title", "mimeType", "size", "description"), "  ")
 	case "resource":
 		p.ResourceContents(resource, true)
+		p.more(unshown(raw, "type", "resource"), "  ")
+	case "":
+		fmt.Fprintln(p.w, p.st.dim("[content without a type]"))
+		p.humanJSON(raw)
 	default:
 		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[%s content]", EscapeLine(typ))))
 		p.humanJSON(raw)
@@ -585,7 +785,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 	var f rawjson.Fields
 	var uri, mimeType string
 	var text, blob []byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"uri", "mimeType", "text", "blob"}, func(n string, v []byte) {
 		switch n {
 		case "uri":
 			uri = f.Str(v)
@@ -607,26 +807,26 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 		}
 		fmt.Fprintln(p.w, p.st.dim(h))
 	}
-	switch {
-	case text != nil:
+	if text != nil {
 		p.rawText(text)
-	case blob != nil:
-		s := rawjson.StringBytes(blob)
-		n, err := base64Len(s)
-		if err != nil {
-			n = base64.StdEncoding.DecodedLen(len(s))
-		}
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("[binary: %s, %s; %s]", orString(EscapeLine(mimeType), "unknown type"), HumanSize(int64(n)), p.saveHint())))
-	default:
+	}
+	if blob != nil {
+		// Both a text and a blob is against the spec (a warning says so):
+		// both are shown.
+		p.binary("binary", mimeType, blob)
+	}
+	if text == nil && blob == nil {
 		fmt.Fprintln(p.w, p.st.dim("(no text or blob)"))
 	}
+	p.more(unshown(raw, "uri", "mimeType", "text", "blob"), "  ")
 }
 
-// ReadResult renders a ReadResourceResult.
+// ReadResult renders a ReadResourceResult. Its caching hints are the
+// command's to describe (CacheHint).
 func (p *Printer) ReadResult(raw json.RawMessage) {
 	var f rawjson.Fields
 	var contents [][]byte
-	if !json.Valid(raw) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { contents = f.Array(v) }) {
 		p.humanJSON(raw)
 		return
 	}
@@ -636,67 +836,120 @@ func (p *Printer) ReadResult(raw json.RawMessage) {
 	for _, c := range contents {
 		p.ResourceContents(c, len(contents) > 1)
 	}
+	p.resultMore(resultRest(raw, "contents", "ttlMs", "cacheScope"))
 }
 
 // PromptResult renders a GetPromptResult: description, then each message.
 func (p *Printer) PromptResult(raw json.RawMessage) {
-	var r struct {
-		Description string `json:"description"`
-		Messages    []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	var f rawjson.Fields
+	var description string
+	var messages [][]byte
+	if !json.Valid(raw) || rawjson.IsNull(bytes.TrimSpace(raw)) || !f.Object(raw, []string{"description", "messages"}, func(n string, v []byte) {
+		if n == "description" {
+			description = f.Str(v)
+		} else {
+			messages = f.Array(v)
+		}
+	}) {
 		p.humanJSON(raw)
 		return
 	}
-	if r.Description != "" {
-		fmt.Fprintln(p.w, p.st.dim(EscapeLine(r.Description)))
+	if description != "" {
+		fmt.Fprintln(p.w, p.st.dim(EscapeLine(description)))
 	}
-	for _, m := range r.Messages {
-		fmt.Fprintln(p.w, p.st.head("["+EscapeLine(m.Role)+"]"))
-		if len(m.Content) > 0 && m.Content[0] == '[' {
-			var blocks []json.RawMessage
-			_ = json.Unmarshal(m.Content, &blocks)
-			for _, b := range blocks {
-				p.Content(b)
+	if len(messages) == 0 {
+		fmt.Fprintln(p.w, p.st.dim("(no messages)"))
+	}
+	for _, m := range messages {
+		var mf rawjson.Fields
+		var role string
+		var content []byte
+		if rawjson.IsNull(m) || !mf.Object(m, []string{"role", "content"}, func(n string, v []byte) {
+			if n == "role" {
+				role = mf.Str(v)
+			} else {
+				content = v
 			}
-		} else {
-			p.Content(m.Content)
+		}) {
+			p.humanJSON(m)
+			continue
 		}
+		fmt.Fprintln(p.w, p.st.head("["+EscapeLine(role)+"]"))
+		switch {
+		case content == nil:
+			fmt.Fprintln(p.w, p.st.dim("(no content)"))
+		case content[0] == '[':
+			// A list of blocks is not a PromptMessage's content (one
+			// block; a warning says so), but each is shown.
+			rawjson.Elements(content, func(b []byte) bool {
+				p.Content(b)
+				return true
+			})
+		default:
+			p.Content(content)
+		}
+		p.more(unshown(m, "role", "content"), "  ")
 	}
+	p.resultMore(resultRest(raw, "description", "messages"))
 }
 
-// Completion renders a CompleteResult's values.
+// Completion renders a CompleteResult's values, and its total and
+// hasMore. A value that is not a string, or a total or hasMore of
+// another type, is shown as it came, marked.
 func (p *Printer) Completion(raw json.RawMessage) {
-	var r struct {
-		Completion struct {
-			Values  []string `json:"values"`
-			Total   *int     `json:"total"`
-			HasMore bool     `json:"hasMore"`
-		} `json:"completion"`
+	var completion, values, total, hasMore []byte
+	if json.Valid(raw) {
+		completion = rawjson.Member(raw, "completion")
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		p.JSON(raw)
+	if !rawjson.Members(completion, func(n, v []byte) bool {
+		switch rawjson.MatchName(n, "values", "total", "hasMore") {
+		case "values":
+			values = v
+		case "total":
+			total = v
+		case "hasMore":
+			hasMore = v
+		}
+		return true
+	}) || values != nil && !rawjson.IsNull(values) && values[0] != '[' {
+		p.humanJSON(raw)
 		return
 	}
-	for _, v := range r.Completion.Values {
-		fmt.Fprintln(p.w, EscapeLine(v))
-	}
-	if len(r.Completion.Values) == 0 {
+	n := 0
+	rawjson.Elements(values, func(v []byte) bool {
+		n++
+		if s, ok := rawjson.String(v); ok {
+			fmt.Fprintln(p.w, EscapeLine(s))
+		} else {
+			fmt.Fprintln(p.w, EscapeJSON(string(rawjson.AppendCompactPrefix(nil, v, len(v), false)))+" "+p.st.warn("(not a string)"))
+		}
+		return true
+	})
+	if n == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(no completions)"))
 	}
 	var notes []string
-	if r.Completion.Total != nil {
-		notes = append(notes, fmt.Sprintf("%d in total", *r.Completion.Total))
+	switch {
+	case total == nil || rawjson.IsNull(total):
+	case total[0] == '-' || total[0] >= '0' && total[0] <= '9':
+		// As it came, however many digits (a warning says if it is not
+		// an integer).
+		notes = append(notes, string(total)+" in total")
+	default:
+		notes = append(notes, "total "+EscapeJSON(rawjson.Excerpt(total, 60))+", not a number")
 	}
-	if r.Completion.HasMore {
+	switch string(hasMore) {
+	case "", "null", "false":
+	case "true":
 		notes = append(notes, "more available")
+	default:
+		notes = append(notes, "hasMore "+EscapeJSON(rawjson.Excerpt(hasMore, 60))+", not a boolean")
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(p.w, p.st.dim("("+strings.Join(notes, ", ")+")"))
+		fmt.Fprintln(p.w, p.st.dim("("+strings.Join(notes, "; ")+")"))
 	}
+	p.more(unshown(completion, "values", "total", "hasMore"), "  ")
+	p.resultMore(resultRest(raw, "completion"))
 }
 
 // HumanSize formats a byte count ("512 B", "1.5 KiB").

@@ -172,7 +172,7 @@ func TestContentKinds(t *testing.T) {
 		raw   string
 		words []string
 	}{
-		{"resource link", `{"type":"resource_link","uri":"file:///a.txt","name":"a\u001b.txt","mimeType":"text/plain","description":"first\nsecond"}`, []string{"file:///a.txt", `a\x1b.txt`, "text/plain", "first …"}},
+		{"resource link", `{"type":"resource_link","uri":"file:///a.txt","name":"a\u001b.txt","mimeType":"text/plain","description":"first\nsecond"}`, []string{"file:///a.txt", `a\x1b.txt`, "text/plain", "\n  first\n  second\n"}},
 		{"embedded text resource", `{"type":"resource","resource":{"uri":"mem://t","mimeType":"text/plain","text":"body\u001b"}}`, []string{"mem://t", `body\x1b`}},
 		{"unknown type", `{"type":"hologram","x":1}`, []string{"hologram", `"x"`}},
 	}
@@ -236,6 +236,14 @@ func TestInfoRendering(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(line), "prompts") && strings.Contains(line, "listChanged") {
 			t.Errorf("a false flag shown as set: %q", line)
 		}
+	}
+}
+
+// A server that names itself not at all is said to, not shown as a blank.
+func TestInfoRenderingUnnamed(t *testing.T) {
+	out := printed(func(p *Printer) { p.Info(&inspector.ServerInfo{ProtocolVersion: "2025-11-25"}, "") })
+	if !strings.Contains(out, "(not named by the server)\n") || strings.Contains(out, "Server:\n") {
+		t.Errorf("info output:\n%s", out)
 	}
 }
 

@@ -3,7 +3,6 @@ package tui
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
@@ -258,17 +257,6 @@ func (p *Printer) rawText(q []byte) {
 		bw.WriteByte('\n')
 	}
 	bw.Flush()
-}
-
-// base64Len returns the length of the data the base64 text s (standard
-// alphabet, padded or not) decodes to, decoding it in pieces.
-func base64Len(s []byte) (int, error) {
-	n, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(s)))
-	if err == nil {
-		return int(n), nil
-	}
-	n, err = io.Copy(io.Discard, base64.NewDecoder(base64.RawStdEncoding, bytes.NewReader(bytes.TrimRight(s, "="))))
-	return int(n), err
 }
 
 // stringLen returns the length of the JSON string q once decoded, without

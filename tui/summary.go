@@ -45,11 +45,12 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		if req.Mode == "url" {
 			return fmt.Sprintf("url %s, %s%s", EscapeLine(req.URL), quoteShort(req.Message, 60), task)
 		}
-		n := 0
-		if form, err := inspector.ParseForm(req.RequestedSchema); err == nil {
-			n = len(form.Fields)
+		form, err := inspector.ParseForm(req.RequestedSchema)
+		if err != nil {
+			// (Not a form mcpx can ask: the answer says why.)
+			return fmt.Sprintf("form, %s%s", quoteShort(req.Message, 60), task)
 		}
-		return fmt.Sprintf("form with %s, %s%s", plural(n, "field"), quoteShort(req.Message, 60), task)
+		return fmt.Sprintf("form with %s, %s%s", plural(len(form.Fields), "field"), quoteShort(req.Message, 60), task)
 	case mcp.MethodRootsList, mcp.MethodPing:
 		return ""
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel:

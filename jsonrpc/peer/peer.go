@@ -35,13 +35,18 @@ import (
 // returns the result (nil is {}) or an error: a *jsonrpc.Error is sent as
 // is, any other as an internal error. ctx ends when the peer cancels the
 // request (Cancel; context.Cause is then ErrCancelled, and no answer is
-// sent) or the Peer closes.
+// sent) or the Peer closes or stops (ErrEnded, no answer either).
 type Handler func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error)
 
 // ErrCancelled is the cause of a handler's context when Cancel ended it:
 // the peer withdrew its request. Receivers of a cancellation should not
 // answer (MCP spec: basic/utilities/cancellation), so none is sent.
 var ErrCancelled = errors.New("the peer cancelled its request")
+
+// ErrEnded is the cause of a handler's context when Close or Stop ended
+// it: the connection ends on this side, and the peer did not withdraw
+// anything (a person asked for the request is not told it was withdrawn).
+var ErrEnded = errors.New("the connection to the peer ended")
 
 // Options configure a Peer. Every hook is optional.
 type Options struct {
@@ -56,6 +61,11 @@ type Options struct {
 	// OnNotification receives every notification, on the read loop, in
 	// arrival order: it must not block for long.
 	OnNotification func(*jsonrpc.Message)
+	// OnRequest is told about each request of the peer on the read loop,
+	// in arrival order, before it is served (the Handler runs later, in
+	// a goroutine of its own): what depends on when a request came (a
+	// protocol's ordering rules) is judged here. It must not block.
+	OnRequest func(*jsonrpc.Message)
 	// OnBatch is told, on the read loop, that a batch arrived, before its
 	// messages are handled (a protocol on top may not allow batches).
 	OnBatch func()
@@ -81,11 +91,14 @@ type Peer struct {
 	opts Options
 
 	nextID atomic.Int64
+	// arrived counts the peer's requests in the order the read loop
+	// took them (see Arrival).
+	arrived atomic.Uint64
 
 	mu      sync.Mutex
 	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
-	serving map[string]context.CancelFunc
+	serving map[string]context.CancelCauseFunc
 
 	readCtx  context.Context // the read loop's; Stop cancels it
 	stopRead context.CancelFunc
@@ -129,7 +142,7 @@ func New(conn transport.Conn, opts Options) *Peer {
 		opts:     opts,
 		pending:  map[string]*Pending{},
 		retired:  map[string]retirement{},
-		serving:  map[string]context.CancelFunc{},
+		serving:  map[string]context.CancelCauseFunc{},
 		done:     make(chan struct{}),
 		slots:    make(chan struct{}, maxServing),
 		closing:  make(chan struct{}),
@@ -185,7 +198,7 @@ func (p *Peer) Close() error {
 		<-p.done
 		p.mu.Lock()
 		for _, cancel := range p.serving {
-			cancel()
+			cancel(ErrEnded)
 		}
 		p.mu.Unlock()
 	})
@@ -216,7 +229,7 @@ func (p *Peer) Stop() {
 	<-p.done
 	p.mu.Lock()
 	for _, cancel := range p.serving {
-		cancel()
+		cancel(ErrEnded)
 	}
 	p.mu.Unlock()
 	p.handlers.Wait()
@@ -368,6 +381,26 @@ func (r retirement) String() string {
 	return fmt.Sprintf(r.format, r.method, r.id)
 }
 
+type arrivalKey struct{}
+
+// WithArrival returns ctx for a handler of the peer's n-th request (see
+// Arrival): the Peer sets it on the contexts of the handlers it runs; a
+// caller that runs handlers itself (requests that came another way) can
+// set it too.
+func WithArrival(ctx context.Context, n uint64) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, n)
+}
+
+// Arrival returns the place of the request whose handler ctx is in the
+// order the peer sent its requests (1 for the first), 0 for a context
+// that is no handler's. Handlers run concurrently and reach what they
+// share in any order; this is the order to serve them in (a person asked
+// the questions of several requests in turn).
+func Arrival(ctx context.Context) uint64 {
+	n, _ := ctx.Value(arrivalKey{}).(uint64)
+	return n
+}
+
 // Cancel ends the handler of the peer's request id, whose answer is then
 // not sent (the MCP session calls it for notifications/cancelled).
 func (p *Peer) Cancel(id jsonrpc.ID) {
@@ -375,6 +408,6 @@ func (p *Peer) Cancel(id jsonrpc.ID) {
 	cancel := p.serving[id.Key()]
 	p.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(ErrCancelled)
 	}
 }

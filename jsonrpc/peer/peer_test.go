@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -475,6 +476,35 @@ func TestNotificationsInOrder(t *testing.T) {
 	}
 }
 
+// OnRequest sees each request on the read loop, in arrival order with the
+// notifications, while the handlers of earlier ones still run.
+func TestOnRequestInArrivalOrder(t *testing.T) {
+	got := make(chan string, 100)
+	release := make(chan struct{})
+	defer close(release)
+	_, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+			<-release
+			return json.RawMessage(`{}`), nil
+		},
+		OnRequest:      func(m *jsonrpc.Message) { got <- m.Method },
+		OnNotification: func(m *jsonrpc.Message) { got <- m.Method },
+	})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	r.send(`[{"jsonrpc":"2.0","id":2,"method":"b"},{"jsonrpc":"2.0","method":"n"}]`)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"c"}`)
+	for _, want := range []string{"a", "b", "n", "c"} {
+		select {
+		case m := <-got:
+			if m != want {
+				t.Fatalf("got %s, want %s", m, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("%s never came", want)
+		}
+	}
+}
+
 // Close ends every wait, is idempotent, and works before Start.
 func TestClose(t *testing.T) {
 	p, r, _ := newPeer(t, Options{})
@@ -658,4 +688,30 @@ func TestServingIsBounded(t *testing.T) {
 		<-p.Done()
 		close(release)
 	})
+}
+
+// Each handler knows the place of its request in the order the peer sent
+// them, a batch's requests in the batch's order: handlers run at once,
+// and what serves them in turn (a person's questions) goes by it.
+func TestArrival(t *testing.T) {
+	_, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			return json.RawMessage(strconv.FormatUint(Arrival(ctx), 10)), nil
+		},
+	})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	if m := r.next(); string(m.Result) != "1" {
+		t.Errorf("first request: %s", m.Raw)
+	}
+	r.send(`[{"jsonrpc":"2.0","id":2,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":3,"method":"a"}]`)
+	if b := r.nextFrame(); len(b) != 2 || string(b[0].Result) != "2" || string(b[1].Result) != "3" {
+		t.Errorf("batch: %v", b)
+	}
+	r.send(`{"jsonrpc":"2.0","id":4,"method":"a"}`)
+	if m := r.next(); string(m.Result) != "4" {
+		t.Errorf("after the batch: %s", m.Raw)
+	}
+	if Arrival(context.Background()) != 0 {
+		t.Error("a context of no handler has an arrival")
+	}
 }

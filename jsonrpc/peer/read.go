@@ -58,6 +58,9 @@ func (p *Peer) handleFrame(f transport.Frame) {
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
+			if p.opts.OnRequest != nil {
+				p.opts.OnRequest(m)
+			}
 			if batch {
 				batchReqs = append(batchReqs, m)
 			} else {
@@ -148,12 +151,13 @@ func (p *Peer) serve(m *jsonrpc.Message) {
 	if !p.acquire() {
 		return
 	}
+	arrival := p.arrived.Add(1) // (on the read loop: in the order sent)
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
 		defer p.release()
 		defer p.recoverPanic()
-		frame := p.answer(m)
+		frame := p.answer(m, arrival)
 		if frame == nil {
 			return
 		}
@@ -170,6 +174,7 @@ func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 	if !p.acquire() {
 		return
 	}
+	first := p.arrived.Add(uint64(len(reqs))) - uint64(len(reqs)) + 1
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
@@ -186,7 +191,7 @@ func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 			go func() {
 				defer wg.Done()
 				defer func() { <-batchSlots }()
-				out[i] = p.answer(m)
+				out[i] = p.answer(m, first+uint64(i))
 			}()
 		}
 		wg.Wait()
@@ -222,9 +227,10 @@ func (p *Peer) acquire() bool {
 
 func (p *Peer) release() { <-p.slots }
 
-// answer runs the handler for m and returns the encoded response, or nil
-// when the peer cancelled the request.
-func (p *Peer) answer(m *jsonrpc.Message) []byte {
+// answer runs the handler for m, the arrival-th request of the peer, and
+// returns the encoded response, or nil when the peer cancelled the
+// request.
+func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	if !m.ID.Valid() {
 		// JSON-RPC 2.0: a request whose id is neither a string nor a number
 		// is an invalid request, answered with a null id.
@@ -235,10 +241,10 @@ func (p *Peer) answer(m *jsonrpc.Message) []byte {
 		return jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, rpcErr)
 	}
 	key := m.ID.Key()
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(WithArrival(context.Background(), arrival))
 	defer cancel(nil)
 	p.mu.Lock()
-	p.serving[key] = func() { cancel(ErrCancelled) }
+	p.serving[key] = cancel
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
@@ -257,7 +263,7 @@ func (p *Peer) answer(m *jsonrpc.Message) []byte {
 	} else {
 		result = res
 	}
-	if errors.Is(context.Cause(ctx), ErrCancelled) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrCancelled) || errors.Is(cause, ErrEnded) {
 		return nil
 	}
 	return jsonrpc.EncodeResponse(m.ID, result, rpcErr)

@@ -192,7 +192,7 @@ func (s *rawServer) handle(m rawMsg) {
 		}
 		if s.mode == "badtools" {
 			s.reply(m.ID, map[string]any{"tools": []any{echoTool, echoTool,
-				map[string]any{"name": "look up", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "look up", "inputSchema": map[string]any{"type": "object", "description": "bidi \u202e control"}},
 				map[string]any{"name": "ev\u202eil", "inputSchema": map[string]any{"type": "object"}},
 				map[string]any{"name": "noschema"},
 				map[string]any{"description": "no name", "inputSchema": map[string]any{"type": "object"}}}})

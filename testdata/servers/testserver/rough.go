@@ -91,6 +91,11 @@ var roughTools = []any{
 		},
 	},
 	map[string]any{
+		"name":        "oddities",
+		"description": "Returns a text with annotations and _meta, an image whose MIME type has a control character, audio whose data is not base64, and members the spec does not define, written byte for byte (a number beyond float64, a \"<\")",
+		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
 		"name":        "huge",
 		"description": "Returns its arguments as text; its inputSchema has a maximum beyond the range of float64",
 		"inputSchema": json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","maximum":1e999}}}`),
@@ -116,6 +121,13 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 			},
 			"structuredContent": map[string]any{"caption": "a test pattern", "image": map[string]any{"data": roughImage, "mimeType": "image/png"}},
 		})
+	case "oddities":
+		// Written as it is: json.Marshal would escape the "<".
+		s.writeLine(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[` +
+			`{"type":"text","text":"note","annotations":{"audience":["user"],"priority":0.5},"_meta":{"x-trace":"t1"}},` +
+			`{"type":"image","data":"AAEC","mimeType":"image/png\u001b[2J"},` +
+			`{"type":"audio","data":"not*b64","mimeType":"audio/wav"}],` +
+			`"count":12345678901234567890,"tag":"<b>"}}`)
 	case "weather":
 		var a struct {
 			Good bool `json:"good"`
