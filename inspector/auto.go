@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +37,8 @@ type EraDecision struct {
 }
 
 // ProbeError is a failure of Auto's probe that says nothing about the
-// server's era — a server error (HTTP 5xx), a broken stream — so Auto
+// server's era — a server error (HTTP 500 and the like, but not 502, 503
+// or 504, which say the server is down), a broken stream — so Auto
 // neither falls back nor goes on: the session is not open, though
 // choosing the era outright (no probe) might open it, a handshake-era
 // server failing only on a request without a session.
@@ -195,6 +197,11 @@ func (a *Auto) probe(ctx context.Context, s *Session) (EraDecision, error) {
 	case errors.As(err, &he):
 		if he.Status >= 400 && he.Status < 500 {
 			return EraDecision{Era: "legacy", Reason: fmt.Sprintf("auto-detected: server/discover was refused with HTTP %d and no modern error", he.Status)}, nil
+		}
+		if he.Status == http.StatusBadGateway || he.Status == http.StatusServiceUnavailable || he.Status == http.StatusGatewayTimeout {
+			// The server (or the gateway before it) is down, whatever
+			// its era: choosing one would not help.
+			return EraDecision{}, err
 		}
 		return EraDecision{}, &ProbeError{Err: err}
 	case errors.As(err, &rpcErr):

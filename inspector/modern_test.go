@@ -645,16 +645,20 @@ func (c *refusingConn) CarriesRoutes() bool                                { ret
 
 // A probe that fails in a way that says nothing of the era (HTTP 5xx) is a
 // ProbeError: Auto does not guess an era, and says the probe failed.
+// A server that is down (502, 503, 504) is down whatever its era: that
+// is no ProbeError, whose advice is to choose an era.
 func TestAutoProbeFails(t *testing.T) {
-	client, _ := transport.Pipe()
-	conn := &refusingConn{Conn: client, err: &transport.HTTPError{Method: "POST", URL: "http://x/mcp", Status: 500}}
-	a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}}
-	s := NewSession(conn, Options{Lifecycle: a})
-	defer s.Close()
-	err := a.Open(context.Background(), s)
-	var pe *ProbeError
-	var he *transport.HTTPError
-	if !errors.As(err, &pe) || !errors.As(err, &he) || a.Chosen() != nil {
-		t.Fatalf("err = %v, chosen %v", err, a.Chosen())
+	for status, probe := range map[int]bool{500: true, 501: true, 502: false, 503: false, 504: false} {
+		client, _ := transport.Pipe()
+		conn := &refusingConn{Conn: client, err: &transport.HTTPError{Method: "POST", URL: "http://x/mcp", Status: status}}
+		a := &Auto{Modern: &Modern{OnNote: func(string) {}}, Legacy: &Legacy{}}
+		s := NewSession(conn, Options{Lifecycle: a})
+		err := a.Open(context.Background(), s)
+		s.Close()
+		var pe *ProbeError
+		var he *transport.HTTPError
+		if errors.As(err, &pe) != probe || !errors.As(err, &he) || a.Chosen() != nil {
+			t.Errorf("HTTP %d: err = %v, chosen %v", status, err, a.Chosen())
+		}
 	}
 }
