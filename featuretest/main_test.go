@@ -2,7 +2,6 @@ package featuretest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,23 +142,8 @@ func sdkServer() []string {
 	return []string{"--env", serverEnv + "=sdk", "--", os.Args[0]}
 }
 
-// syncBuffer is a bytes.Buffer safe for the writes of several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is output written by one goroutine and read by another.
+type syncBuffer = testwait.Buffer
 
 type result struct {
 	code           int

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,23 +16,8 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
-// screen is a terminal's output, safe for concurrent writes.
-type screen struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// screen is output written by one goroutine and read by another.
+type screen = testwait.Buffer
 
 type fakeTerm struct {
 	keys   *io.PipeWriter

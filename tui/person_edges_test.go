@@ -1,14 +1,12 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,24 +94,8 @@ func TestHugeServerTextIsCut(t *testing.T) {
 	}
 }
 
-// syncBuffer is a buffer written by the person's goroutine and read by
-// the test's.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is output written by one goroutine and read by another.
+type syncBuffer = testwait.Buffer
 
 // waitFor waits until out holds s.
 func waitFor(t *testing.T, out *syncBuffer, s string) {
