@@ -192,9 +192,28 @@ func splice(data []byte, spans []span, repl func(old []byte) []byte) []byte {
 // (or ok=false when data is not an object or has no such member). Only the
 // top level is scanned: values are skipped, not walked.
 func topMember(data []byte, key string) (span, bool) {
+	i, ok := topValueAt(data, key)
+	if !ok {
+		return span{}, false
+	}
+	return span{i, skipValue(data, i)}, true
+}
+
+// hasTopMember reports whether the object starting data has a top-level
+// member key, without reading that member's value (a response's result
+// may be large).
+func hasTopMember(data []byte, key string) bool {
+	_, ok := topValueAt(data, key)
+	return ok
+}
+
+// topValueAt returns where the value of the top-level member key of the
+// object starting data begins; the values of the members before it are
+// skipped, its own is not read.
+func topValueAt(data []byte, key string) (int, bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return span{}, false
+		return 0, false
 	}
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] == '"' {
@@ -203,50 +222,20 @@ func topMember(data []byte, key string) (span, bool) {
 		k := decodeKey(data[ks:i])
 		i = skipSpace(data, i)
 		if i >= len(data) || data[i] != ':' {
-			return span{}, false
+			return 0, false
 		}
 		i = skipSpace(data, i+1)
-		end := skipValue(data, i)
 		if k == key {
-			return span{i, end}, true
+			return i, true
 		}
-		i = skipSpace(data, end)
+		i = skipSpace(data, skipValue(data, i))
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 			continue
 		}
 		break
 	}
-	return span{}, false
-}
-
-// hasTopMember reports whether the object starting data has a top-level
-// member key, without reading that member's value (a response's result
-// may be large).
-func hasTopMember(data []byte, key string) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		ks := i
-		i = skipString(data, i)
-		if decodeKey(data[ks:i]) == key {
-			return true
-		}
-		i = skipSpace(data, i)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipSpace(data, skipValue(data, skipSpace(data, i+1)))
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-			continue
-		}
-		break
-	}
-	return false
+	return 0, false
 }
 
 // elements returns the spans of the elements of the array starting data.

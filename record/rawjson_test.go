@@ -83,7 +83,7 @@ func TestHasTopMember(t *testing.T) {
 		{`{"a":"re\"sult","b":[{"result":1}]}`, "result", false},
 		{`{"res\u0075lt":1}`, "result", true},
 		{`[{"result":1}]`, "result", false},
-		{`{"id":1,"result"`, "result", true},
+		{`{"id":1,"result":`, "result", true}, // its value is not read
 		{`{"id":`, "result", false},
 	} {
 		if got := hasTopMember([]byte(tc.data), tc.key); got != tc.want {
