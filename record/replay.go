@@ -189,9 +189,9 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 			return nil, err
 		}
 	}
-	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
+	red, err := NewRedactor(h.RedactOptions())
 	if err != nil {
-		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+		return nil, fmt.Errorf("the trace's redaction: %w", err)
 	}
 	r := &Replayer{opts: opts, src: src, header: h, ignore: ignore, norm: norm, red: red,
 		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{},

@@ -366,9 +366,9 @@ func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn,
 	if _, err := CompileNormalizers(norms, nil); err != nil {
 		return nil, err
 	}
-	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
+	red, err := NewRedactor(h.RedactOptions())
 	if err != nil {
-		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+		return nil, fmt.Errorf("the trace's redaction: %w", err)
 	}
 	r := &verifyRun{opts: opts, header: h, ignores: append(ignores, own...), norms: norms, red: red,
 		xheaders: map[string][]mcp.HeaderParam{}}
