@@ -127,7 +127,9 @@ func TestRecorderRedactsSecretArguments(t *testing.T) {
 }
 
 // A trace recorded with secret arguments replays for a client that sends
-// any secret there, and still tells a changed argument that is no secret.
+// any secret there, and still tells a changed argument that is no secret;
+// what replay says about the request it cannot answer does not give the
+// live secret away.
 func TestReplaySecretArguments(t *testing.T) {
 	t.Parallel()
 	tr, err := Read(bytes.NewReader(recordSecretCall(t)))
@@ -141,8 +143,13 @@ func TestReplaySecretArguments(t *testing.T) {
 	c = replayRaw(t, tr, ReplayOptions{})
 	c.send(strings.Replace(secretCall, `"env":"prod"`, `"env":"staging"`, 1))
 	got := c.recv()
-	if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, `"received":{"name":"deploy","arguments":{"env":"staging"`) {
+	if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, `"received":{"name":"deploy","arguments":{"env":"staging","token":"[redacted]"`) {
 		t.Errorf("a changed argument was answered with %s", got)
+	}
+	for _, s := range append(c.deviations(), got) {
+		if strings.Contains(s, "tk-LIVE-0001") || strings.Contains(s, "cs-LIVE-0002") {
+			t.Errorf("replay gave the live secret away: %s", s)
+		}
 	}
 }
 
@@ -186,6 +193,9 @@ func TestVerifySecretMembers(t *testing.T) {
 	res = runVerify(t, rules2(answer(`{"sessionToken":"[redacted]","n":1}`)), liveReplay(t, mkTrace(answer(`{"sessionToken":"st-live","n":2}`)...)), VerifyOptions{})
 	if len(res.Mismatches) != 1 || len(res.Mismatches[0].Diffs) != 1 || res.Mismatches[0].Diffs[0].Path != "$.result.n" {
 		t.Errorf("rules 2, another n: %+v", res.Mismatches)
+	}
+	if m := res.Mismatches; len(m) == 1 && strings.Contains(string(m[0].Live), "st-live") {
+		t.Errorf("the mismatch holds the live secret: %s", m[0].Live)
 	}
 	res = runVerify(t, mkTrace(answer(`{"sessionToken":"st-1","n":1}`)...), liveReplay(t, mkTrace(answer(`{"sessionToken":"st-1","n":1}`)...)), VerifyOptions{})
 	if !res.OK() {

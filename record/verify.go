@@ -61,7 +61,8 @@ type Mismatch struct {
 	Diffs []Difference
 	// MoreDiffs counts differences beyond those listed.
 	MoreDiffs int
-	// Recorded and Live are the responses (nil when absent).
+	// Recorded and Live are the responses (nil when absent), the live one
+	// redacted as the recording was.
 	Recorded, Live json.RawMessage
 }
 
