@@ -221,6 +221,15 @@ func (e *redactedError) Unwrap() error { return e.err }
 // message.
 const maxExcerpt = 300
 
+// QuoteExcerpt is Excerpt in double quotes: a value quoted in a one-line
+// message, whether a server sent it (a header, an OAuth error) or the
+// user typed it (a key=value argument, a flag's value, a word where a
+// command was expected): a value pasted by mistake may be a whole
+// document, or hold a line break that would split the message.
+func QuoteExcerpt(s string) string {
+	return `"` + Excerpt(s) + `"`
+}
+
 // Excerpt makes server-supplied text fit a one-line message: control
 // characters (C0, DEL, C1) are shown as \x or \u escapes, and text longer
 // than a few hundred bytes is cut, saying how long it was. A server can
