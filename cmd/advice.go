@@ -143,10 +143,10 @@ var adviceTable = []func(error) string{
 		}
 		return " (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"
 	},
-	// A list whose pages List stopped following.
+	// A list that stopped before its end.
 	func(err error) string {
-		var e *inspector.PaginationError
-		if !errors.As(err, &e) {
+		var e *inspector.IncompleteListError
+		if !errors.As(err, &e) || e.Cursor == nil || errors.Is(err, context.Canceled) {
 			return ""
 		}
 		return " (use --cursor to fetch pages one by one)"

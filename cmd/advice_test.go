@@ -37,6 +37,7 @@ func TestSessionHint(t *testing.T) {
 // see are those mcpx printed when the libraries named the flags.
 func TestAdvice(t *testing.T) {
 	rpc := &jsonrpc.Error{Code: -32601, Message: "Method not found"}
+	cursorC1 := "c1"
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -76,8 +77,13 @@ func TestAdvice(t *testing.T) {
 			"tools/call: task t1 still working: no status change in 5s; tasks/cancel sent (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"},
 		{"task timeout, maximum", &inspector.TaskTimeoutError{TaskID: "t1", Status: "working", After: time.Minute, Max: true},
 			"task t1 still working after 1m0s (the maximum total time, even with status changes) (--max-timeout waits longer)"},
-		{"pagination", &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Pages: 3},
-			`tools/list: server returned cursor "c1" twice; stopping to avoid a loop (use --cursor to fetch pages one by one)`},
+		{"pagination", &inspector.IncompleteListError{Method: "tools/list", Pages: 3, Items: 7, Cursor: &cursorC1,
+			Err: &inspector.PaginationError{Method: "tools/list", Cursor: "c1", Repeated: true, Pages: 3}},
+			`tools/list: server returned cursor "c1" twice; stopping to avoid a loop; the list stops after 7 items from 3 pages (use --cursor to fetch pages one by one)`},
+		// A cursor that is not a string cannot be given to --cursor.
+		{"list stopped at a cursor that is not a string", &inspector.IncompleteListError{Method: "tools/list", Pages: 1, Items: 1,
+			Err: errors.New("tools/list: nextCursor is 5, not a string")},
+			`tools/list: nextCursor is 5, not a string; the list stops after 1 item from 1 page`},
 		{"stored tokens only", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp", StoredOnly: true},
 			"authorization needs a person: no usable stored token for https://mcp.example/mcp, and only stored tokens may be used (--stored-auth-only forbids a new authorization: run `mcpx auth login --url https://mcp.example/mcp` first)"},
 		{"no stored token", &oauthflow.NoTokenError{ServerURL: "https://mcp.example/mcp"},

@@ -122,8 +122,9 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 			return nil, none
 		}
 		defer cl.Close()
-		list, err := cl.sess.List(ctx, method, nil)
-		if err != nil {
+		// A list that stopped early still completes what it has.
+		list, _ := cl.sess.List(ctx, method, nil)
+		if list == nil {
 			return nil, none
 		}
 		var out []cobra.Completion

@@ -65,27 +65,38 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		if errors.Is(err, inspector.ErrNotInThisEra) {
 			return usageErrorf("%v%s", err, o.instead)
 		}
-		if err != nil {
+		if list == nil {
 			return err
 		}
-		o.e.emit(c, list.Raw, func() {
+		// A list that stopped early (err) is shown as far as it came, then
+		// the error says where it stopped and why; its JSON ends with the
+		// nextCursor of the page it lacks (see ListResult.JSON), which
+		// only --json builds: a table needs no second copy of the items.
+		if o.e.cfg.out.json {
+			c.out.JSON(list.JSON())
+		} else {
 			out := c.out
 			if !o.wide && !o.e.cfg.out.verbose {
 				out = out.WithWidth(o.e.ios.outWidth())
 			}
 			o.render(out, list.Items)
-			if h := tui.CacheHint(list.Raw, o.e.cfg.out.verbose); h != "" {
+			if h := tui.CacheHint(list.First(), o.e.cfg.out.verbose); h != "" {
 				c.console.Note(h)
 			}
-		})
+		}
 		// After the list, where a person reading a long table sees them.
 		for _, p := range c.sess.ListProblems(o.method, list.Items) {
 			c.console.Warn(o.method + ": " + p)
 		}
-		if list.NextCursor != "" && !o.e.cfg.out.json {
-			c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", list.NextCursor))
+		if next := list.NextCursor; next != nil && !o.e.cfg.out.json {
+			if *next == "" {
+				// --cursor "" is the first page.
+				c.console.Note(`more results: the next cursor is "" (empty), which --cursor cannot ask for; without --cursor, mcpx follows it`)
+			} else {
+				c.console.Note(fmt.Sprintf("more results: next cursor %q (use --cursor to fetch it)", *next))
+			}
 		}
-		return nil
+		return err
 	})
 }
 

@@ -217,18 +217,20 @@ func (c *Catalog) Tools(ctx context.Context) ([]ToolInfo, error) {
 	return out, err
 }
 
-// Tool returns one tool, or a *NotFoundError naming close ones.
+// Tool returns one tool, or a *NotFoundError naming close ones. A list
+// that failed after some pages gives the tools of those pages; its error
+// is for a tool not among them.
 func (c *Catalog) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 	tools, err := c.Tools(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var names []string
 	for _, t := range tools {
 		if t.Name == name {
 			return &t, nil
 		}
 		names = append(names, t.Name)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, names, 3),
 		Err: errors.New("tools/list has no tool " + quoteName(name))}

@@ -97,6 +97,37 @@ func TestCatalogCachesAndRefreshes(t *testing.T) {
 	}
 }
 
+// TestCatalogIncompleteList: a list that stopped early gives completion
+// the items it read, and Tool a tool among them; its error is kept for
+// the others.
+func TestCatalogIncompleteList(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{}}`)
+	c := NewCatalog(s)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	ch := make(chan toolsResult, 1)
+	go func() {
+		tools, err := c.Tools(ctx)
+		ch <- toolsResult{tools, err}
+	}()
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"echo"}],"nextCursor":"p2"}`)
+	req := srv.nextRequest("tools/list")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32603,"message":"down"}}`)
+	r := <-ch
+	var inc *IncompleteListError
+	if !errors.As(r.err, &inc) || len(r.tools) != 1 || r.tools[0].Name != "echo" {
+		t.Fatalf("Tools = %v, %v; want echo and the list's error", r.tools, r.err)
+	}
+	// Remembered (until the next change): nothing more is sent.
+	if tool, err := c.Tool(ctx, "echo"); err != nil || tool.Name != "echo" {
+		t.Errorf("Tool(echo) = %v, %v", tool, err)
+	}
+	if _, err := c.Tool(ctx, "add"); !errors.As(err, &inc) {
+		t.Errorf("Tool(add): %v, want the list's error", err)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
 func TestCatalogAutoRefresh(t *testing.T) {
 	s, srv := catalogSession(t, `{"prompts":{"listChanged":true},"resources":{"listChanged":true}}`)
 	c := NewCatalog(s)

@@ -1,6 +1,8 @@
 package inspector
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,18 +37,82 @@ var listKeys = map[string]string{
 // or "" when the method is not a paginated list.
 func ListKey(method string) string { return listKeys[method] }
 
-// ListResult is a list method's result with every page merged.
+// ListResult is what List read of a list: every page, or the pages
+// before the one a walk stopped at (see IncompleteListError).
 type ListResult struct {
-	// Raw is the first page's result object as received, with the items of
-	// every page merged into its list and nextCursor removed — or, for a
-	// single requested page, exactly as received.
-	Raw json.RawMessage
-	// Items are the raw list elements, in order.
+	// Items are the raw list elements, in order: slices of the pages as
+	// received, not copies.
 	Items []json.RawMessage
-	// NextCursor is set when a single page was asked for and more exist.
-	NextCursor string
-	// Pages is how many requests it took.
+	// NextCursor is, for a single page asked for (List with a cursor), the
+	// page's nextCursor: nil when it has none. A walk leaves it nil.
+	NextCursor *string
+	// Pages is how many pages Items holds the items of.
 	Pages int
+
+	key string
+	// first is the first page as received.
+	first json.RawMessage
+	// whole says that first alone is the result, as received: a single
+	// page asked for, or a list of one page.
+	whole bool
+	// stop is, for a walk that stopped early, the cursor of the page it
+	// did not read, as the server sent it (any JSON); JSON puts it in.
+	stop json.RawMessage
+}
+
+// First returns the first page's result object as received; its members
+// other than the list (ttlMs, cacheScope, _meta, …) are the list's.
+func (r *ListResult) First() json.RawMessage { return r.first }
+
+// JSON returns the list as one result object. A single page, or a list of
+// one page, is returned exactly as received. Otherwise it is the first
+// page as received with the items of every page in its list and without
+// its nextCursor — unless the walk stopped early: then nextCursor is the
+// cursor of the page it did not read, as the server sent it, so that the
+// result says it is incomplete the way a page does (spec:
+// server/utilities/pagination, "nextCursor field if more results exist")
+// and a program that reads it is not handed part of a list as the whole.
+// It is built at each call, from the pages: a caller that shows the items
+// only (a table) never pays for a second copy of them.
+func (r *ListResult) JSON() json.RawMessage {
+	if r.whole {
+		return r.first
+	}
+	return mergePages(r.first, r.key, r.Items, r.stop)
+}
+
+// Incomplete reports whether a walk stopped before the end of the list.
+func (r *ListResult) Incomplete() bool { return r.stop != nil }
+
+// IncompleteListError reports a list that List did not read to its end:
+// a page's request failed (Err is its error: the server's JSON-RPC error, a
+// timeout, the connection lost, an interrupt), a page could not be read,
+// or the server's cursors could not be followed (a nextCursor that is not
+// a string, a *PaginationError). The *ListResult that List returns with
+// it holds the pages before: an inspector shows what it got, then why it
+// stopped. Unwrap gives Err, whose kind is the failure's.
+type IncompleteListError struct {
+	Method string
+	// Pages and Items are how many pages were read, and the items they
+	// held.
+	Pages, Items int
+	// Cursor is the cursor of the page that was not read; nil when the
+	// server's nextCursor was not a string.
+	Cursor *string
+	Err    error
+}
+
+func (e *IncompleteListError) Error() string {
+	return fmt.Sprintf("%v; the list stops after %s from %s", e.Err, plural(e.Items, "item"), plural(e.Pages, "page"))
+}
+
+func (e *IncompleteListError) Unwrap() error { return e.Err }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // PaginationError reports a list List stopped following: the server
@@ -56,27 +122,50 @@ type ListResult struct {
 type PaginationError struct {
 	Method string
 	// Cursor is the cursor returned twice; "" when there were too many
-	// pages.
-	Cursor string
+	// pages (Repeated says which).
+	Cursor   string
+	Repeated bool
 	// Pages is how many pages were fetched.
 	Pages int
 }
 
 func (e *PaginationError) Error() string {
-	if e.Cursor != "" {
-		return fmt.Sprintf("%s: server returned cursor %q twice; stopping to avoid a loop", e.Method, e.Cursor)
+	if e.Repeated {
+		return fmt.Sprintf("%s: server returned cursor %s twice; stopping to avoid a loop", e.Method, quoteCursor(e.Cursor))
 	}
-	return fmt.Sprintf("%s: more than %d pages; stopping", e.Method, maxPages)
+	return fmt.Sprintf("%s: more than %d pages; stopping", e.Method, e.Pages)
 }
 
-// maxPages bounds pagination so a server that never stops cannot hang mcpx.
+// quoteCursor quotes a cursor, a server's string, for a message: JSON
+// escapes, cut to a length a line can hold.
+func quoteCursor(c string) string {
+	b, _ := json.Marshal(c)
+	return rawjson.Excerpt(b, 60)
+}
+
+// maxPages bounds pagination so a server that never stops cannot hang
+// mcpx (Session.maxPages overrides it in tests).
 const maxPages = 10000
 
-// List calls a paginated list method. With cursor == nil it follows
-// nextCursor to the end; otherwise it fetches the single page at *cursor
-// (an empty string asks for the first page only). A method the session's
-// era lacks (tasks/list in 2026-07-28) is an *EraUnsupportedError, and no
-// request is sent.
+// List calls a paginated list method (spec: server/utilities/pagination).
+// With cursor == nil it follows nextCursor to the end; otherwise it
+// fetches the single page at *cursor (an empty string asks for the first
+// page only). A method the session's era lacks (tasks/list in 2026-07-28)
+// is an *EraUnsupportedError, and no request is sent.
+//
+// A cursor is opaque: the walk ends where a page has no nextCursor, and
+// an empty string is a cursor like any other, sent back as it came
+// (spec 2026-07-28: "an empty string is a valid cursor and thus MUST NOT
+// be treated as the end of results"), with a warning, since servers that
+// send it mostly mean the end: one that answers it with the first page
+// again did, and the walk ends there without that page. A nextCursor of
+// null ends the list with a warning; a cursor that is not a string, or
+// that comes back (a loop), stops the walk, and so do more than maxPages
+// pages.
+//
+// A walk that fails after reading a page returns what it read with an
+// *IncompleteListError (see ListResult.JSON); the result is nil only when
+// no page was read.
 func (s *Session) List(ctx context.Context, method string, cursor *string, opts ...CallOption) (*ListResult, error) {
 	key := ListKey(method)
 	if key == "" {
@@ -85,57 +174,142 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	if method == ListTasks && s.modern() != nil {
 		return nil, &EraUnsupportedError{Op: method, Why: "the tasks extension of the modern era (2026-07-28) has no tasks/list"}
 	}
-	var firstRaw json.RawMessage
-	out := &ListResult{}
-	cacheGen := s.tools.generation()
-	seen := map[string]bool{}
-	next := ""
 	if cursor != nil {
-		next = *cursor
+		return s.listPage(ctx, method, key, *cursor, opts)
 	}
+	out := &ListResult{key: key}
+	cacheGen := s.tools.generation()
+	limit := cmp.Or(s.maxPages, maxPages)
+	seen := map[string]bool{}
+	// next is the cursor to send (nil for the first page), nextRaw the
+	// same as the server sent it.
+	var next *string
+	var nextRaw json.RawMessage
+	// The first page's item count and cursor, for a server that answers
+	// "" with the first page again.
+	var firstItems int
+	var firstNext *string
 	for {
+		label := method
 		var params any
-		if next != "" {
-			params = map[string]string{"cursor": next}
+		callOpts := opts
+		if next != nil {
+			label = fmt.Sprintf("%s page %d (cursor %s)", method, out.Pages+1, quoteCursor(*next))
+			params = map[string]string{"cursor": *next}
+			callOpts = append(opts[:len(opts):len(opts)], withLabel(label))
 		}
-		raw, err := s.Call(ctx, method, params, opts...)
+		raw, err := s.Call(ctx, method, params, callOpts...)
 		if err != nil {
-			return nil, err
+			return out.incomplete(method, next, nextRaw, err)
 		}
-		out.Pages++
-		items, nextCursor, err := readPage(raw, key)
+		items, rawNext, err := readPage(raw, key)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
+			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
-		out.Items = append(out.Items, items...)
-		next = nextCursor
-		if cursor != nil {
-			out.Raw, out.NextCursor = raw, next
-			return out, nil
-		}
-		if firstRaw == nil {
-			firstRaw = raw
-		}
-		if next == "" {
+		c, cerr := s.nextCursor(method, label, rawNext)
+		if next != nil && *next == "" && cerr == nil && s.restarted(out, firstItems, firstNext, items, c) {
+			s.warnOnce("restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
 			break
 		}
-		if seen[next] {
-			return nil, &PaginationError{Method: method, Cursor: next, Pages: out.Pages}
+		if out.Pages == 0 {
+			out.first, firstItems, firstNext = raw, len(items), c
 		}
-		seen[next] = true
-		if out.Pages >= maxPages {
-			return nil, &PaginationError{Method: method, Pages: out.Pages}
+		out.Items = append(out.Items, items...)
+		out.Pages++
+		switch {
+		case cerr != nil:
+			return out.incomplete(method, nil, rawNext, fmt.Errorf("%s: %w", label, cerr))
+		case c == nil:
+			if method == ListTools {
+				s.tools.store(cacheGen, out.Items)
+			}
+			out.whole = out.Pages == 1
+			return out, nil
+		case seen[*c]:
+			return out.incomplete(method, c, rawNext, &PaginationError{Method: method, Cursor: *c, Repeated: true, Pages: out.Pages})
+		case out.Pages >= limit:
+			return out.incomplete(method, c, rawNext, &PaginationError{Method: method, Pages: out.Pages})
+		case *c == "":
+			s.warnOnce("empty cursor "+method, `%s: the server sent an empty nextCursor (""); mcpx asks for the page at it, as an empty string is a valid cursor (spec 2026-07-28: server/utilities/pagination); a server that means the end of the list leaves nextCursor out`, label)
 		}
+		seen[*c] = true
+		next, nextRaw = c, rawNext
 	}
+	// The walk ended at a restart: the pages before are the list.
 	if method == ListTools {
 		s.tools.store(cacheGen, out.Items)
 	}
-	if out.Pages == 1 {
-		out.Raw = firstRaw
-		return out, nil
-	}
-	out.Raw = mergePages(firstRaw, key, out.Items)
 	return out, nil
+}
+
+// listPage fetches the single page at cursor ("" for the first).
+func (s *Session) listPage(ctx context.Context, method, key, cursor string, opts []CallOption) (*ListResult, error) {
+	var params any
+	if cursor != "" {
+		params = map[string]string{"cursor": cursor}
+	}
+	raw, err := s.Call(ctx, method, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	items, rawNext, err := readPage(raw, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	out := &ListResult{Items: items, Pages: 1, key: key, first: raw, whole: true}
+	next, err := s.nextCursor(method, method, rawNext)
+	if err != nil {
+		// The page is shown; the way to the next one is not.
+		return out, fmt.Errorf("%s: %w", method, err)
+	}
+	out.NextCursor = next
+	return out, nil
+}
+
+// restarted reports whether a page is the first page again (the same
+// items, byte for byte, and the same nextCursor): the answer of a server
+// that takes the cursor "" for no cursor at all. Following it would only
+// go round the list again.
+func (s *Session) restarted(out *ListResult, firstItems int, firstNext *string, items []json.RawMessage, next *string) bool {
+	if out.Pages == 0 || len(items) != firstItems || (next == nil) != (firstNext == nil) || (next != nil && *next != *firstNext) {
+		return false
+	}
+	for i, it := range items {
+		if !bytes.Equal(it, out.Items[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextCursor reads a page's nextCursor (raw, nil when the member is
+// absent): the cursor of the next page, or nil at the end of the list.
+// The schema has it a string (spec: ListToolsResult and its siblings); a
+// null ends the list, with a warning; anything else is an error.
+func (s *Session) nextCursor(method, label string, raw []byte) (*string, error) {
+	switch {
+	case raw == nil:
+		return nil, nil
+	case rawjson.IsNull(raw):
+		s.warnOnce("null cursor "+method, "%s: nextCursor is null, which the schema does not allow (a string, left out at the end of the list); taken as the end of the list", label)
+		return nil, nil
+	}
+	var c string
+	if raw[0] != '"' || json.Unmarshal(raw, &c) != nil {
+		return nil, fmt.Errorf("nextCursor is %s, not a string: the pages after it cannot be asked for", rawjson.Excerpt(raw, 40))
+	}
+	return &c, nil
+}
+
+// incomplete ends a walk that failed with err before the page at cursor
+// (raw: as the server sent it): what was read, and an
+// *IncompleteListError; nothing but err when no page was read.
+func (r *ListResult) incomplete(method string, cursor *string, raw json.RawMessage, err error) (*ListResult, error) {
+	if r.Pages == 0 {
+		return nil, err
+	}
+	r.stop = raw
+	return r, &IncompleteListError{Method: method, Pages: r.Pages, Items: len(r.Items), Cursor: cursor, Err: err}
 }
 
 // mergePages returns first, the first page of a list as received, with
@@ -145,7 +319,9 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 // would write otherwise, such as "<" as "\u003c", is not rewritten). Of
 // a member given twice, the last is the one readPage read, and so the one
 // that holds the items. first is a valid JSON object (readPage read it).
-func mergePages(first []byte, key string, items []json.RawMessage) json.RawMessage {
+// next, when not nil, is the nextCursor to end it with (JSON, as the
+// server sent it).
+func mergePages(first []byte, key string, items []json.RawMessage, next json.RawMessage) json.RawMessage {
 	last, i := -1, 0
 	rawjson.Members(first, func(n, _ []byte) bool {
 		if rawjson.NameIs(n, key) {
@@ -154,7 +330,7 @@ func mergePages(first []byte, key string, items []json.RawMessage) json.RawMessa
 		i++
 		return true
 	})
-	size := len(first) + len(items) + len(key) + 8
+	size := len(first) + len(items) + len(key) + len(next) + 24
 	for _, it := range items {
 		size += len(it)
 	}
@@ -197,14 +373,20 @@ func mergePages(first []byte, key string, items []json.RawMessage) json.RawMessa
 		b = append(append(b, k...), ':')
 		list()
 	}
+	if next != nil {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(b, `"nextCursor":`...), next...)
+	}
 	return append(b, '}')
 }
 
 // readPage reads one page of a list result in place: its items (slices of
-// raw, not copies) and its nextCursor. raw is a result as the session
+// raw, not copies) and its nextCursor as sent (nil when absent). raw is a result as the session
 // returns it (valid JSON); a member given twice counts with its last value,
 // as ParseObject has it.
-func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next string, err error) {
+func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next json.RawMessage, err error) {
 	var list, cursor []byte
 	if !rawjson.Members(raw, func(name, v []byte) bool {
 		switch {
@@ -219,21 +401,16 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next st
 		if err == nil {
 			err = errors.New("expected a JSON object")
 		}
-		return nil, "", fmt.Errorf("result is not an object: %w", err)
+		return nil, nil, fmt.Errorf("result is not an object: %w", err)
 	}
 	if len(list) > 0 && !rawjson.IsNull(list) {
 		if list[0] != '[' {
-			return nil, "", fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
+			return nil, nil, fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
 		}
 		rawjson.Elements(list, func(e []byte) bool {
 			items = append(items, e)
 			return true
 		})
 	}
-	if len(cursor) > 0 && !rawjson.IsNull(cursor) {
-		if err := json.Unmarshal(cursor, &next); err != nil {
-			return nil, "", fmt.Errorf("nextCursor is not a string: %s", cursor)
-		}
-	}
-	return items, next, nil
+	return items, cursor, nil
 }

@@ -395,8 +395,8 @@ func (m *Modern) Route(ctx context.Context, s *Session, method string, params js
 
 // toolHeaders returns what tools/list said about tool name, listing the
 // tools first when they are not known yet; nil when the server does not
-// list it (or listing fails: the call goes out without Mcp-Param headers
-// and the server judges).
+// list it (or listing fails before the page that has it: the call goes
+// out without Mcp-Param headers and the server judges).
 func (m *Modern) toolHeaders(ctx context.Context, s *Session, name string) *toolHeaders {
 	m.mu.Lock()
 	th, listed := m.tools[name], m.listed
@@ -406,7 +406,7 @@ func (m *Modern) toolHeaders(ctx context.Context, s *Session, name string) *tool
 	}
 	if _, err := s.List(ctx, mcp.MethodToolsList, nil); err != nil {
 		m.note(s, fmt.Sprintf("tools/list (to find the headers tool %q needs) failed: %v", name, err))
-		return nil
+		// The pages read before a later one failed are known still.
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -421,7 +421,9 @@ func (m *Modern) recordTools(req *Request, raw json.RawMessage) {
 			Name        string          `json:"name"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
+		// Any JSON: a cursor that is not a string does not hide the
+		// page's tools.
+		NextCursor json.RawMessage `json:"nextCursor"`
 	}
 	if json.Unmarshal(raw, &page) != nil {
 		return
@@ -444,7 +446,9 @@ func (m *Modern) recordTools(req *Request, raw json.RawMessage) {
 		}
 		m.tools[t.Name] = th
 	}
-	if page.NextCursor == "" {
+	if len(page.NextCursor) == 0 || rawjson.IsNull(page.NextCursor) {
+		// The last page: an empty cursor is a cursor like any other
+		// (spec 2026-07-28: server/utilities/pagination).
 		m.listed = true
 	}
 }

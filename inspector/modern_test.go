@@ -351,6 +351,28 @@ func TestModernRoutes(t *testing.T) {
 	}
 }
 
+// TestModernRoutesFromAnIncompleteList: a tools/list that stops early (a
+// nextCursor that is not a string) still gives the headers of the tools on
+// the pages it read.
+func TestModernRoutesFromAnIncompleteList(t *testing.T) {
+	var notes []string
+	s, srv, _, rc := newModernSession(t, &Modern{OnNote: func(n string) { notes = append(notes, n) }}, true, Options{})
+	openModern(t, s, srv)
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "geo", "arguments": map[string]any{"region": "eu"}})
+	srv.reply(srv.nextRequest("tools/list"), `{"resultType":"complete","nextCursor":2,"tools":[
+		{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`)
+	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"complete","content":[]}`)
+	if res := result(t, ch); res.err != nil {
+		t.Fatal(res.err)
+	}
+	if r := rc.lastRoute(); len(r.Params) != 1 || r.Params[0] != (transport.RouteParam{Name: "Region", Value: "eu"}) {
+		t.Errorf("route %+v, want the Region header", r)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "nextCursor is 2, not a string") {
+		t.Errorf("notes %q, want the list's failure", notes)
+	}
+}
+
 // In the stateless era a cancelled request is cancelled by the transport
 // when it can (closing the stream) and with notifications/cancelled when it
 // cannot (stdio).

@@ -103,6 +103,9 @@ type Session struct {
 	hookID int
 
 	tools toolCache // tools/list as last listed in full
+	// maxPages, when set (tests), bounds the pages List follows instead
+	// of the package's maxPages.
+	maxPages int
 
 	streamMu   sync.Mutex // serializes opening the stream (see listen)
 	streamOpen bool       // the held stream was opened for this negotiation
@@ -291,6 +294,10 @@ func WithTimeout(idle, max time.Duration) CallOption {
 // withSubject names what the request is about in its errors (the tool
 // in `tools/call "echo"`) after the bare method.
 func withSubject(subject string) CallOption { return func(c *callConfig) { c.subject = subject } }
+
+// withLabel names the request in its errors instead of its method (a
+// list's later page: "tools/list page 3 (cursor "c2")").
+func withLabel(label string) CallOption { return func(c *callConfig) { c.label = label } }
 
 // labeler names a request in errors: its label if it has one, else its
 // method, and its subject quoted. It is formatted only when an error is

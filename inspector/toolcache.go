@@ -163,13 +163,19 @@ func (c *toolCache) lookup(name string) (json.RawMessage, bool) {
 
 // listedTool returns tool name from the session's tools/list (nil when the
 // server does not list it), listing the tools only when the cache is empty
-// or stale.
+// or stale. A listing that stopped early still gives the tools of the pages
+// it read, as the server defined them (with a warning): the error is for a
+// tool not among them.
 func (s *Session) listedTool(ctx context.Context, name string) (json.RawMessage, error) {
 	if it, ok := s.tools.lookup(name); ok {
 		return it, nil
 	}
 	list, err := s.List(ctx, mcp.MethodToolsList, nil)
 	if err != nil {
+		if it := findByName(listItems(list), name); it != nil && ctx.Err() == nil {
+			s.warnOnce("partial tools/list", "tool %q is taken from the pages tools/list read before it stopped: %v", name, err)
+			return it, nil
+		}
 		return nil, err
 	}
 	if it, ok := s.tools.lookup(name); ok {
@@ -177,6 +183,14 @@ func (s *Session) listedTool(ctx context.Context, name string) (json.RawMessage,
 	}
 	// Changed again while listing: this listing is still the freshest.
 	return findByName(list.Items, name), nil
+}
+
+// listItems returns the items of list, which may be nil.
+func listItems(list *ListResult) []json.RawMessage {
+	if list == nil {
+		return nil
+	}
+	return list.Items
 }
 
 // listedTools returns the server's tools from the session's cache, listing

@@ -35,6 +35,11 @@
 //	exit         exits at once with status 7 after a line on stderr
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
+//	pages-error, pages-empty, pages-loop
+//	             raw servers whose paginated tools/list goes wrong after
+//	             its first page: a JSON-RPC error on page 3, a nextCursor
+//	             "" answered with the first page again, a cursor that
+//	             comes back forever (pages.go)
 //	apps         a raw server whose echo tool has an MCP Apps view
 //	             (ui://testserver/view), its resource's _meta the JSON in
 //	             $TEST_VIEW_META when set (apps.go)
@@ -171,7 +176,8 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools", "apps":
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools", "apps",
+		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":
 		_, _ = io.Copy(io.Discard, in) // read and log everything, answer nothing

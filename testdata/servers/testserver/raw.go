@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -202,6 +203,10 @@ func (s *rawServer) handle(m rawMsg) {
 			s.reply(m.ID, map[string]any{"tools": []any{appsEchoTool}})
 			return
 		}
+		if strings.HasPrefix(s.mode, "pages-") {
+			s.pagesList(m)
+			return
+		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
 	case "resources/read":
 		if s.mode != "apps" {
@@ -278,6 +283,10 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		}
 		_ = json.Unmarshal(m.Params, &a)
 		s.roughCall(m, p.Name, a.Arguments, p.Meta.ProgressToken)
+		return
+	}
+	if strings.HasPrefix(s.mode, "pages-") && p.Name != "echo" {
+		s.pagesCall(m)
 		return
 	}
 	if p.Name != "echo" {
