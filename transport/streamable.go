@@ -345,7 +345,10 @@ type streamState struct {
 	// a notification (read to its end, never resumed).
 	pending map[string]bool
 	lastID  string
-	retry   time.Duration
+	// retry is the reconnection time the server set with a retry field
+	// (retrySet), which may be 0: reconnect at once.
+	retry    time.Duration
+	retrySet bool
 	// routed marks the response stream of a request sent with a Route
 	// (2026-07-28): it carries no session and is never resumed.
 	routed bool
@@ -359,22 +362,20 @@ var errAnswered = errors.New("all responses arrived")
 func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
 	p := newSSEReaderLimit(resp.Body, st.lastID, s.b.opts.MaxMessageSize)
 	n := 0
-	defer func() {
+	keep := func() {
 		st.lastID = p.LastEventID()
-		if r := p.Retry(); r > 0 {
-			st.retry = r
+		if r, ok := p.Retry(); ok {
+			st.retry, st.retrySet = r, true
 		}
-	}()
+	}
+	defer keep()
 	for {
 		ev, err := p.Next()
 		if err != nil {
 			return n, err
 		}
 		n++
-		st.lastID = p.LastEventID()
-		if r := p.Retry(); r > 0 {
-			st.retry = r
-		}
+		keep()
 		meta := &Meta{HTTPMethod: method, URL: s.url, HTTPStatus: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 			SessionID: s.SessionID(), StreamID: st.name}
 		if ev.HasID {
@@ -383,10 +384,11 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 		if len(ev.Data) == 0 {
 			// A priming event: an id (and perhaps retry) to resume from.
 			text := fmt.Sprintf("SSE %s: event id=%q with no data (priming)", st.name, ev.ID)
-			if st.retry > 0 {
+			if st.retrySet {
 				text += fmt.Sprintf(", retry %s", st.retry)
 			}
-			s.b.observeStream(text, meta, p.Retry())
+			r, _ := p.Retry()
+			s.b.observeStream(text, meta, r)
 			continue
 		}
 		if ev.Type != "message" {
@@ -415,16 +417,16 @@ func (s *streamable) maxReconnects() int {
 }
 
 // minRetry is the shortest wait before reconnecting that a server's retry
-// field gets: a server that meant seconds (retry: 3) or set 1 ms had mcpx
-// reopen its stream hundreds of times a second for as long as the session
-// lasted. Waiting longer than retry is the client's to choose (WHATWG
-// HTML, "Server-sent events": the user agent may wait some more); it
-// still waits at least what the server asked (spec 2025-11-25:
+// field gets: a server that meant seconds (retry: 3), set 1 ms or 0 had
+// mcpx reopen its stream hundreds of times a second for as long as the
+// session lasted. Waiting longer than retry is the client's to choose
+// (WHATWG HTML, "Server-sent events": the user agent may wait some more);
+// it still waits at least what the server asked (spec 2025-11-25:
 // basic/transports, "Sending Messages to the Server").
 const minRetry = 100 * time.Millisecond
 
 func (s *streamable) delay(st *streamState) time.Duration {
-	if st.retry > 0 {
+	if st.retrySet {
 		return max(st.retry, minRetry)
 	}
 	if s.b.opts.ReconnectDelay > 0 {
