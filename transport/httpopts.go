@@ -142,8 +142,12 @@ var (
 	// ErrUnauthorized is matched by *UnauthorizedError.
 	ErrUnauthorized = errors.New("authorization required")
 	// ErrStreamLost marks a request whose response stream ended before its
-	// response (2026-07-28 Streamable HTTP, where streams are not resumed):
-	// that request is lost, the connection is not. It wraps ErrTransport.
+	// response and cannot go on: in 2026-07-28 Streamable HTTP, where
+	// streams are not resumed, as soon as it ends; earlier, once resuming
+	// it failed (refused, no event id to resume from, an event over the
+	// maximum message size, attempts exhausted, the session ended). That
+	// request is lost, the connection and the other requests are not (see
+	// LossReporter). It wraps ErrTransport.
 	ErrStreamLost = fmt.Errorf("%w: response stream lost", ErrTransport)
 )
 

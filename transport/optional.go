@@ -74,11 +74,15 @@ type RequestCanceller interface {
 // Streamable HTTP, a response stream that ends before its response loses
 // that request, and streams are not resumable (spec 2026-07-28:
 // basic/transports/streamable-http, "Receiving Messages"); in earlier
-// revisions, a broken stream whose resumption finds the session ended
-// (the error then matches ErrSessionExpired). The session
-// registers fn before the first Write; fn is called with the request's id
-// (normalized: a JSON string's contents, a number's digits) and the reason,
-// from Read, after every frame that arrived before the loss was returned.
+// revisions, a broken stream that cannot be resumed loses the requests it
+// still owed a response, and only those: redelivery is per stream (spec
+// 2025-11-25: basic/transports, "Resumability and Redelivery"). The
+// reason matches ErrStreamLost, and ErrSessionExpired when resuming found
+// the session ended. The session registers fn before the first Write; fn
+// is called with the request's id (normalized: a JSON string's contents,
+// a number's digits) and the reason, from Read, after every frame that
+// arrived before the loss was returned. Without fn the connection fails
+// instead.
 type LossReporter interface {
 	OnRequestLost(fn func(id string, err error))
 }

@@ -425,6 +425,15 @@ func (s *streamable) maxReconnects() int {
 // basic/transports, "Sending Messages to the Server").
 const minRetry = 100 * time.Millisecond
 
+// maxRetryWait is the longest reconnection time (a retry field) mcpx
+// waits out before resuming a stream that still owes responses. The
+// client must wait at least what the server asked (spec 2025-11-25:
+// basic/transports, "Sending Messages to the Server"), and a server that
+// asks for more than an hour (retry: 2000000000 is 23 days) had the
+// request sit until its timeout with no word of why: its requests are
+// given up at once instead, saying what the server asked.
+const maxRetryWait = time.Hour
+
 func (s *streamable) delay(st *streamState) time.Duration {
 	if st.retrySet {
 		return max(st.retry, minRetry)
@@ -435,14 +444,57 @@ func (s *streamable) delay(st *streamState) time.Duration {
 	return time.Second
 }
 
+// errNotSSE marks a GET answered 200 with something other than an SSE
+// stream: asking again would get the same.
+var errNotSSE = errors.New("not an SSE stream")
+
+// retryable reports whether a GET that failed to open (or resume) an SSE
+// stream may succeed if tried again: a network failure, a server error
+// (5xx), 408 or 429. A refusal (another 4xx, 401 and 403 once the
+// Authorizer gave up, a refused redirect), an ended session or an answer
+// that is no SSE stream would only be repeated.
+func retryable(err error) bool {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Status >= 500 || he.Status == http.StatusRequestTimeout || he.Status == http.StatusTooManyRequests
+	}
+	return !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrSessionExpired) &&
+		!errors.Is(err, ErrRedirect) && !errors.Is(err, errNotSSE)
+}
+
+// causeText is err's message without the "transport failure: " it starts
+// with when it wraps ErrTransport, for quoting it inside the message of
+// another transport failure.
+func causeText(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrTransport.Error()+": ")
+}
+
+// streamLost is the error of requests whose response stream ended before
+// their responses and cannot go on: it matches ErrStreamLost (so
+// ErrTransport) and cause, which it quotes after what happened.
+func streamLost(cause error, format string, args ...any) error {
+	msg := ErrStreamLost.Error() + ": " + fmt.Sprintf(format, args...)
+	errs := []error{ErrStreamLost}
+	if cause != nil {
+		msg += ": " + causeText(cause)
+		errs = append(errs, cause)
+	}
+	return &messageError{msg: RedactURLs(msg), errs: errs}
+}
+
 // runPostStream reads a POST's SSE stream until every response it owes has
 // arrived. When the stream breaks first, it resumes it with GET and
 // Last-Event-ID after the server's retry delay (spec 2025-11-25:
 // basic/transports, "Resumability and Redelivery"), never re-sending the
-// request. When it cannot, the connection fails: the response is lost.
+// request. When it cannot, the requests still owed a response on this
+// stream are lost (see LossReporter), each with an error matching
+// ErrStreamLost that says why; the session and every other request carry
+// on: a stream that cannot be resumed is that stream's loss, and the
+// spec's redelivery is per stream ("on the stream that was disconnected").
 func (s *streamable) runPostStream(x *exchange, st *streamState) {
 	failures := 0
 	method := "POST"
+	var last error // why the last attempt to resume failed
 	for {
 		n, err := s.consume(x.resp, st, method)
 		x.release()
@@ -450,53 +502,64 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			return
 		}
 		if n > 0 {
-			failures = 0
-		}
-		why := "ended"
-		if err != nil && !errors.Is(err, io.EOF) {
-			why = "broke (" + err.Error() + ")"
+			failures, last = 0, nil
 		}
 		if st.pending == nil {
 			// Nothing was owed (a notification that got a stream).
 			return
 		}
+		what := "the SSE stream answering POST " + s.shown
+		if st.routed {
+			what = "the response stream of POST " + s.shown
+		}
+		why := "ended"
+		switch {
+		case err != nil && !errors.Is(err, io.EOF):
+			why = "broke (" + causeText(err) + ")"
+		case method == "GET" && n == 0:
+			why = "ended again as soon as it was resumed, with no event"
+		}
 		if errors.Is(err, ErrFrameTooLarge) {
 			// Resuming would only send the same event again.
-			if st.routed {
-				s.lost(st, fmt.Errorf("%w: POST %s: %w", ErrStreamLost, s.url, err))
-			} else {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s: %w", ErrTransport, s.url, err))
-			}
+			s.lost(st, streamLost(err, "%s", what))
 			return
 		}
 		if st.routed {
 			// 2026-07-28 streams are not resumable: the requests still owed
 			// a response are lost, the connection lives on (spec 2026-07-28:
 			// basic/transports/streamable-http, "Receiving Messages").
-			s.lost(st, fmt.Errorf("%w: the response stream of POST %s %s before the response arrived", ErrStreamLost, s.shown, why))
+			s.lost(st, streamLost(nil, "%s %s before the response arrived", what, why))
 			return
 		}
 		if st.lastID == "" {
-			s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and the server gave no event id to resume it from",
-				ErrTransport, s.shown, why))
+			s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server gave no event id to resume it from", what, why))
 			return
 		}
 		for {
 			failures++
 			if failures > s.maxReconnects() {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived; gave up resuming it after %d attempts",
-					ErrTransport, s.shown, why, s.maxReconnects()))
+				msg := fmt.Sprintf("%s %s before the response arrived; gave up resuming it after %d attempts", what, why, s.maxReconnects())
+				if last != nil {
+					s.lost(st, streamLost(last, "%s; the last attempt", msg))
+				} else {
+					s.lost(st, streamLost(nil, "%s", msg))
+				}
+				return
+			}
+			if st.retrySet && st.retry > maxRetryWait {
+				s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server asked to wait %s before resuming it (retry: %d); mcpx waits at most %s",
+					what, why, st.retry, st.retry.Milliseconds(), maxRetryWait))
 				return
 			}
 			d := s.delay(st)
 			s.b.note("SSE %s %s before the response; resuming in %s with GET Last-Event-ID: %s (attempt %d of %d)",
-				st.name, why, d, st.lastID, failures, s.maxReconnects())
+				st.name, why, d, Excerpt(st.lastID), failures, s.maxReconnects())
 			if !sleepCtx(s.b.ctx, d) {
 				return
 			}
 			nx, err := s.get(s.b.ctx, st.lastID)
 			if err == nil {
-				x, method = nx, "GET"
+				x, method, last = nx, "GET", nil
 				break
 			}
 			if s.b.ctx.Err() != nil {
@@ -509,18 +572,15 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 				// as the client must (spec 2025-11-25: basic/transports,
 				// "Session Management"); failing the connection left a
 				// long-lived session (the REPL, mcpx connect) dead.
-				s.lost(st, fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it found the session ended: %w",
-					ErrTransport, s.shown, why, err))
+				s.lost(st, streamLost(err, "%s %s before the response arrived, and resuming it found the session ended", what, why))
 				return
 			}
-			var he *HTTPError
-			var ue *UnauthorizedError
-			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
-					ErrTransport, s.shown, why, err))
+			if !retryable(err) {
+				s.lost(st, streamLost(err, "%s %s before the response arrived, and resuming it failed", what, why))
 				return
 			}
-			why = "could not be resumed (" + err.Error() + ")"
+			last = err
+			why = "could not be resumed"
 		}
 	}
 }
@@ -553,8 +613,11 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
-		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not text/event-stream",
-			ErrTransport, s.shown, x.resp.Header.Get("Content-Type"))
+		e := &messageError{
+			msg: fmt.Sprintf("%v: GET %s: the server answered with Content-Type %q, not text/event-stream",
+				ErrTransport, s.shown, Excerpt(x.resp.Header.Get("Content-Type"))),
+			errs: []error{ErrTransport, errNotSSE},
+		}
 		x.close()
 		return nil, e
 	}
@@ -652,12 +715,12 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 		if errors.Is(err, ErrFrameTooLarge) {
 			// A message the server sent on its own is lost, and resuming
 			// would only send it again: the connection cannot go on.
-			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.url, err))
+			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.shown, err))
 			return
 		}
 		why := "ended"
 		if err != nil && !errors.Is(err, io.EOF) {
-			why = "broke (" + err.Error() + ")"
+			why = "broke (" + causeText(err) + ")"
 		}
 		for {
 			failures++
@@ -678,12 +741,11 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			if ended() {
 				return
 			}
-			var he *HTTPError
-			if errors.As(err, &he) && he.Status < 500 || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrSessionExpired) {
-				s.b.note("SSE %s (GET stream) %s and could not be reopened: %v", st.name, why, err)
+			if !retryable(err) {
+				s.b.note("SSE %s (GET stream) %s and could not be reopened: %s", st.name, why, causeText(err))
 				return
 			}
-			why = "could not be reopened (" + err.Error() + ")"
+			why = "could not be reopened (" + causeText(err) + ")"
 		}
 	}
 }
