@@ -105,17 +105,77 @@ func (s *streamable) SessionID() string {
 	return id
 }
 
-// adoptSession keeps the session id the server assigned (at initialize).
-func (s *streamable) adoptSession(resp *http.Response) {
+// adoptSession keeps the session id the server assigned (at initialize),
+// once it is one mcpx can send back (see checkSessionID).
+func (s *streamable) adoptSession(method string, resp *http.Response) error {
 	v := resp.Header.Get("Mcp-Session-Id")
 	if v == "" {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sessionID == "" {
-		s.sessionID = v
+	if s.sessionID != "" {
+		return nil
 	}
+	if err := checkSessionID(v); err != nil {
+		err.Method, err.URL = method, s.url
+		return err
+	}
+	s.sessionID = v
+	return nil
+}
+
+// maxSessionID is the longest Mcp-Session-Id mcpx takes. The id goes
+// back to the server in a header of every request, where proxies and
+// servers refuse much longer lines (nginx's buffer for a header line is
+// 8 KiB), and one of megabytes would go with each; a UUID, a JWT or a
+// hash fits many times over.
+const maxSessionID = 4 << 10
+
+// SessionIDError reports an Mcp-Session-Id that mcpx refuses to adopt,
+// and so to send back with every request: one holding a byte outside
+// visible ASCII (0x21 to 0x7E), which the spec forbids (spec 2025-11-25:
+// basic/transports, "Session Management"), and which would otherwise go
+// out in headers as the server wrote it; or one longer than mcpx takes
+// (maxSessionID). The session cannot be used, so the request that got it
+// (initialize) fails. It matches ErrTransport.
+type SessionIDError struct {
+	// Method and URL are the request whose answer carried the id.
+	Method, URL string
+	// ID is the session id as the server sent it.
+	ID string
+	// Offset is the index in ID of the first byte outside 0x21 to 0x7E,
+	// -1 when the id is refused for its length.
+	Offset int
+	// Limit is the longest session id mcpx takes, in bytes.
+	Limit int
+}
+
+func (e *SessionIDError) Error() string {
+	what := fmt.Sprintf("%s %s: the server's Mcp-Session-Id", e.Method, RedactURL(e.URL))
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s is %d bytes long, more than the %s mcpx takes (it would go back to the server with every request)",
+			what, len(e.ID), FormatSize(int64(e.Limit)))
+	}
+	return fmt.Sprintf("%s \"%s\" holds the byte 0x%02x at offset %d, but a session id may hold only visible ASCII (0x21 to 0x7E); mcpx does not send it back",
+		what, Excerpt(e.ID), e.ID[e.Offset], e.Offset)
+}
+
+// Is makes errors.Is(err, ErrTransport) true.
+func (e *SessionIDError) Is(target error) bool { return target == ErrTransport }
+
+// checkSessionID returns why a client must not adopt session id id, nil
+// when it may.
+func checkSessionID(id string) *SessionIDError {
+	if len(id) > maxSessionID {
+		return &SessionIDError{ID: id, Offset: -1, Limit: maxSessionID}
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return &SessionIDError{ID: id, Offset: i, Limit: maxSessionID}
+		}
+	}
+	return nil
 }
 
 // forgetSession drops session id (if it is still the current one) and
@@ -213,7 +273,10 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		return e
 	}
 	if !routed {
-		s.adoptSession(resp)
+		if err := s.adoptSession("POST", resp); err != nil {
+			x.close()
+			return err
+		}
 	}
 	mt := mediaType(resp)
 	switch {
