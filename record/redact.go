@@ -3,9 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -233,17 +231,8 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 	return &c
 }
 
-// credential patterns in free text (stderr lines, HTTP summaries, frames
-// that are not JSON).
-var (
-	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
-	keyValueRE   = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
-	})
-)
-
 // Text returns s with known secrets, credential-like values and the
-// secrets in URLs (see RedactURL) replaced.
+// secrets in URLs (see transport.RedactCredentials) replaced.
 func (r *Redactor) Text(s string) string {
 	if !r.Enabled() || s == "" {
 		return s
@@ -251,9 +240,7 @@ func (r *Redactor) Text(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, string(sec), Placeholder)
 	}
-	s = transport.RedactURLs(s)
-	s = authSchemeRE().ReplaceAllString(s, "${1}${2}"+Placeholder)
-	return keyValueRE().ReplaceAllString(s, "${1}"+Placeholder)
+	return transport.RedactCredentials(s)
 }
 
 // URL returns u with a password and the values of credential-like query

@@ -3,7 +3,9 @@ package transport
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -208,6 +210,48 @@ func mayHoldSecret(u string) bool {
 		}
 	}
 	return false
+}
+
+// Credential patterns in free text (stderr lines, HTTP summaries and
+// error bodies, frames that are not JSON).
+var (
+	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
+	keyValueRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
+	})
+)
+
+// RedactCredentials returns s with what looks like a credential in free
+// text replaced by [redacted]: the secrets of the URLs in it (see
+// RedactURLs), the token after Bearer or Basic, and the value after a
+// credential's name (access_token=, "password": , Cookie: ). Traces
+// redact their text with it (package record), and --wire the bodies of
+// HTTP error answers, which a server or a proxy may fill with the
+// request it refused.
+func RedactCredentials(s string) string {
+	if s == "" {
+		return s
+	}
+	s = RedactURLs(s)
+	s = authSchemeRE().ReplaceAllString(s, "${1}${2}"+redactedValue)
+	return keyValueRE().ReplaceAllString(s, "${1}"+redactedValue)
+}
+
+// RedactSecrets returns s with every one of secrets, as it is and
+// form-encoded (as a server echoing a request would show it), replaced
+// by [redacted]: for text a server sent back that may quote the
+// credentials mcpx sent it. Empty secrets are skipped.
+func RedactSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, redactedValue)
+		if q := url.QueryEscape(v); q != v {
+			s = strings.ReplaceAll(s, q, redactedValue)
+		}
+	}
+	return s
 }
 
 // redactedError shows its error's message with the URLs in it redacted,
