@@ -272,14 +272,29 @@ const maxExcerpt = 300
 // bury everything else. Programs that need the full value keep it in the
 // error's fields.
 func Excerpt(s string) string {
-	cut := len(s) > maxExcerpt
-	t := s
-	if cut {
-		t = s[:maxExcerpt]
-		if i := lastRuneStart(t); !utf8.FullRuneInString(t[i:]) {
-			t = t[:i] // do not split a character
-		}
+	t := cutAt(s, maxExcerpt)
+	out := escapeControls(t)
+	if len(t) < len(s) {
+		out += fmt.Sprintf("… (%d bytes)", len(s))
 	}
+	return out
+}
+
+// cutAt returns s cut to at most n bytes, never within a character.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := lastRuneStart(s); !utf8.FullRuneInString(s[i:]) {
+		s = s[:i]
+	}
+	return s
+}
+
+// escapeControls returns s with its control characters (C0, DEL, C1)
+// and the bytes that are not UTF-8 shown as \x or \u escapes.
+func escapeControls(t string) string {
 	var b strings.Builder
 	for i := 0; i < len(t); {
 		r, size := utf8.DecodeRuneInString(t[i:])
@@ -294,9 +309,6 @@ func Excerpt(s string) string {
 			b.WriteString(t[i : i+size])
 		}
 		i += size
-	}
-	if cut {
-		fmt.Fprintf(&b, "… (%d bytes)", len(s))
 	}
 	return b.String()
 }

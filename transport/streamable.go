@@ -249,7 +249,8 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// is the server's, not a transport failure, and it is not a reason
 		// to try the HTTP+SSE transport either (spec 2026-07-28:
 		// basic/transports/streamable-http, "Backward Compatibility").
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		const most = 1 << 20
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, most))
 		x.close()
 		if answersAny(body, ids) && mediaTypeOf(resp.Header.Get("Content-Type")) == "application/json" {
 			meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
@@ -258,17 +259,17 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			}
 			return nil
 		}
-		excerpt := excerptBody(body, mediaType(resp))
+		excerpt := x.excerpt(body, len(body) < most)
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
 		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
-		fb := &fallbackError{status: status, body: bodyExcerpt(resp)}
+		fb := &fallbackError{status: status, body: x.bodyExcerpt()}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp))
+		e := newHTTPError("POST", s.url, resp, x.bodyExcerpt())
 		x.close()
 		return e
 	}
@@ -672,7 +673,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp))
+		e := newHTTPError("GET", s.url, x.resp, x.bodyExcerpt())
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
