@@ -177,6 +177,10 @@ func (c *HTTPConn) CarriesRoutes() bool { return true }
 // (see RequestCanceller).
 func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) }
 
+// ForgetRequest closes the response stream of request id, once it owes
+// no other request a response (see RequestForgetter).
+func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
+
 // OnRequestLost registers fn to learn about requests whose response
 // stream ended before the response and cannot go on (see LossReporter).
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {

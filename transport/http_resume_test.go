@@ -1,8 +1,10 @@
 package transport_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -263,5 +265,58 @@ func testRetryZero(t *testing.T) {
 	// On synctest's clock the wait is exact.
 	if wait := resumes[0].Time.Sub(time.Unix(0, cut.Load())); wait != 100*time.Millisecond {
 		t.Errorf("resumed %s after the stream ended, want 100ms (retry: 0, at the shortest delay)", wait)
+	}
+}
+
+// A request mcpx stopped waiting for (its timeout, an interrupt) lets go
+// of its stream once the server is told (notifications/cancelled): a
+// server that polls, closing the stream with a retry field and answering
+// each resumption with another event, was polled for as long as the
+// session lasted, and a stream left open held a connection.
+func TestAbandonedRequestStopsResuming(t *testing.T) {
+	synctest.Test(t, testAbandonedRequestStopsResuming)
+}
+
+func testAbandonedRequestStopsResuming(t *testing.T) {
+	var polls atomic.Int32
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, "id: p0\nretry: 100\ndata:\n\n")
+		return true
+	}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.LastEvent == "" {
+			return false
+		}
+		startSSE(w)
+		sendSSE(w, fmt.Sprintf("id: p%d\ndata:\n\n", polls.Add(1)))
+		return true
+	}
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := sess.Call(ctx, "tools/call", map[string]any{"name": "x"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+	if n := f.log.count("POST", "notifications/cancelled"); n != 1 {
+		t.Errorf("notifications/cancelled sent %d times", n)
+	}
+	synctest.Wait()
+	before := polls.Load()
+	if before < 5 {
+		t.Fatalf("polled %d times while the request was waited for, want about 9", before)
+	}
+	time.Sleep(time.Minute)
+	synctest.Wait()
+	if after := polls.Load(); after != before {
+		t.Errorf("polled %d more times after the request was given up", after-before)
+	}
+	// The session goes on.
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
 	}
 }

@@ -69,6 +69,22 @@ type RequestCanceller interface {
 	CancelRequest(id string) bool
 }
 
+// RequestForgetter is implemented by connections that follow a request's
+// response stream on their own after Write returned: Streamable HTTP
+// reads the SSE stream answering a POST, and resumes it when it breaks
+// (spec 2025-11-25: basic/transports, "Resumability and Redelivery").
+// The caller calls ForgetRequest once it stopped waiting for request id
+// (a timeout, the user's interrupt) and told the server so with
+// notifications/cancelled: the stream is closed, which the client may do
+// at any time, once it owes no other request a response, rather than
+// kept open, and resumed when it breaks, for a response nobody waits for
+// (a server that polls by closing its stream with a retry field was
+// polled for as long as the session lasted). id is normalized as for
+// LossReporter.
+type RequestForgetter interface {
+	ForgetRequest(id string)
+}
+
 // LossReporter is implemented by connections on which the response to one
 // request can be lost while the connection lives on: in 2026-07-28
 // Streamable HTTP, a response stream that ends before its response loses

@@ -36,6 +36,9 @@ type streamable struct {
 	routed     map[string]context.CancelFunc
 	routedSeen map[string]bool
 	onLost     func(id string, err error)
+	// following holds the POST streams of the handshake era by the ids of
+	// the requests they still owe a response, for ForgetRequest.
+	following map[string]*streamState
 }
 
 func newStreamable(b *httpBase, u string) *streamable {
@@ -286,7 +289,11 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			x.close()
 			return ctx.Err()
 		}
-		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed}
+		// The stream, and the GETs that resume it, live until it is
+		// answered, forgotten (ForgetRequest) or the connection closes.
+		streamCtx, cancel := context.WithCancel(s.b.ctx)
+		x.stop = context.AfterFunc(streamCtx, x.cancel)
+		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed, cancel: cancel}
 		if len(ids) > 0 {
 			st.pending = map[string]bool{}
 			for _, id := range ids {
@@ -295,13 +302,20 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		}
 		if routed {
 			s.trackRouted(ids, x.cancel)
+		} else {
+			s.follow(ids, st)
 		}
 		if !s.b.spawn(func() {
+			defer cancel()
 			if routed {
 				defer s.untrackRouted(ids)
+			} else {
+				defer s.unfollow(ids, st)
 			}
-			s.runPostStream(x, st)
+			s.runPostStream(streamCtx, x, st)
 		}) {
+			cancel()
+			s.unfollow(ids, st)
 			x.close()
 			return ErrClosed
 		}
@@ -416,6 +430,32 @@ type streamState struct {
 	// routed marks the response stream of a request sent with a Route
 	// (2026-07-28): it carries no session and is never resumed.
 	routed bool
+	// cancel ends the stream, and any GET resuming it; mu guards pending,
+	// which ForgetRequest changes too.
+	cancel context.CancelFunc
+	mu     sync.Mutex
+}
+
+// answered removes the requests data answers from those st owes, and
+// reports whether it owes none any more.
+func (st *streamState) answered(data []byte) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range responseIDs(data) {
+		delete(st.pending, id)
+	}
+	return len(st.pending) == 0
+}
+
+// owed returns the ids of the requests st still owes a response.
+func (st *streamState) owed() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ids := make([]string, 0, len(st.pending))
+	for id := range st.pending {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // errAnswered ends reading a POST stream once every response arrived.
@@ -462,13 +502,8 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 		if !s.b.deliver(Frame{Data: ev.Data, Meta: meta}) {
 			return n, ErrClosed
 		}
-		if st.pending != nil {
-			for _, id := range responseIDs(ev.Data) {
-				delete(st.pending, id)
-			}
-			if len(st.pending) == 0 {
-				return n, errAnswered
-			}
+		if st.pending != nil && st.answered(ev.Data) {
+			return n, errAnswered
 		}
 	}
 }
@@ -555,14 +590,17 @@ func streamLost(cause error, format string, args ...any) error {
 // ErrStreamLost that says why; the session and every other request carry
 // on: a stream that cannot be resumed is that stream's loss, and the
 // spec's redelivery is per stream ("on the stream that was disconnected").
-func (s *streamable) runPostStream(x *exchange, st *streamState) {
+//
+// ctx ends the stream: the connection closed, or the requests it owed
+// were forgotten (ForgetRequest); it then ends quietly.
+func (s *streamable) runPostStream(ctx context.Context, x *exchange, st *streamState) {
 	failures := 0
 	method := "POST"
 	var last error // why the last attempt to resume failed
 	for {
 		n, err := s.consume(x.resp, st, method)
 		x.release()
-		if errors.Is(err, errAnswered) || s.b.ctx.Err() != nil {
+		if errors.Is(err, errAnswered) || ctx.Err() != nil {
 			return
 		}
 		if n > 0 {
@@ -618,15 +656,15 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 			d := s.delay(st)
 			s.b.note("SSE %s %s before the response; resuming in %s with GET Last-Event-ID: %s (attempt %d of %d)",
 				st.name, why, d, Excerpt(st.lastID), failures, s.maxReconnects())
-			if !sleepCtx(s.b.ctx, d) {
+			if !sleepCtx(ctx, d) {
 				return
 			}
-			nx, err := s.get(s.b.ctx, st.lastID)
+			nx, err := s.get(ctx, st.lastID)
 			if err == nil {
 				x, method, last = nx, "GET", nil
 				break
 			}
-			if s.b.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			if errors.Is(err, ErrSessionExpired) {
@@ -897,13 +935,55 @@ func (s *streamable) cancelRouted(id string) bool {
 	return open || seen
 }
 
-// lost reports the requests a routed stream still owed as lost.
+// lost reports the requests a stream still owed as lost.
 func (s *streamable) lost(st *streamState, err error) {
-	ids := make([]string, 0, len(st.pending))
-	for id := range st.pending {
-		ids = append(ids, id)
+	s.b.reportLost(st.owed(), err)
+}
+
+// follow registers st as the stream that owes requests ids a response.
+func (s *streamable) follow(ids []string, st *streamState) {
+	if len(ids) == 0 {
+		return
 	}
-	s.b.reportLost(ids, err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.following == nil {
+		s.following = map[string]*streamState{}
+	}
+	for _, id := range ids {
+		s.following[id] = st
+	}
+}
+
+// unfollow drops the registrations of st, once it ended.
+func (s *streamable) unfollow(ids []string, st *streamState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if s.following[id] == st {
+			delete(s.following, id)
+		}
+	}
+}
+
+// forgetRequest stops waiting for the response to request id: the stream
+// that owes it is closed, and no longer resumed, once it owes no other
+// request a response (see RequestForgetter).
+func (s *streamable) forgetRequest(id string) {
+	s.mu.Lock()
+	st := s.following[id]
+	delete(s.following, id)
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	delete(st.pending, id)
+	done := len(st.pending) == 0
+	st.mu.Unlock()
+	if done {
+		st.cancel()
+	}
 }
 
 // answersAny reports whether a frame holds a response to one of ids.
