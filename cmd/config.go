@@ -222,7 +222,7 @@ func (f outputFlags) validate() (output, error) {
 func (f serverFlags) validate() (stdioDesc, error) {
 	for _, e := range f.env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
-			return stdioDesc{}, usageErrorf("--env %q: expected KEY=VALUE", e)
+			return stdioDesc{}, usageErrorf("--env %s: expected KEY=VALUE", transport.QuoteExcerpt(e))
 		}
 	}
 	return stdioDesc{env: f.env, dir: f.cwd, stderr: f.stderr}, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
@@ -259,7 +260,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	}
 	for _, p := range pairs {
 		if k, _, ok := strings.Cut(p, "="); !ok || k == "" {
-			return &usageError{err: &strayArgsError{err: fmt.Errorf("argument %q: expected key=value", p)}}
+			return &usageError{err: &strayArgsError{err: fmt.Errorf("argument %s: expected key=value", transport.QuoteExcerpt(p))}}
 		}
 	}
 	if o.ttl != 0 && !o.task {
@@ -596,13 +597,13 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 	}
 	name, partial, ok := strings.Cut(arg, "=")
 	if !ok || name == "" {
-		return usageErrorf("complete: expected ARG=PARTIAL, got %q", arg)
+		return usageErrorf("complete: expected ARG=PARTIAL, got %s", transport.QuoteExcerpt(arg))
 	}
 	ctxArgs := map[string]string{}
 	for _, kv := range o.context {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return usageErrorf("--context %q: expected k=v", kv)
+			return usageErrorf("--context %s: expected k=v", transport.QuoteExcerpt(kv))
 		}
 		ctxArgs[k] = v
 	}

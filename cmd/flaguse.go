@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Which flags a command takes. The global flags are persistent flags of
@@ -94,7 +95,7 @@ func checkFlags(c *cobra.Command) error {
 		}
 		if v := flagLikeValue(fs, f); v != "" && flagLike == nil {
 			arg, _ := pflag.UnquoteUsage(f)
-			flagLike = usageErrorf("%s %q: that is a flag, not the %s %s takes (was the value left out?)", flagName(f), v, arg, flagName(f))
+			flagLike = usageErrorf("%s %s: that is a flag, not the %s %s takes (was the value left out?)", flagName(f), transport.QuoteExcerpt(v), arg, flagName(f))
 		}
 	})
 	if flagLike != nil {
@@ -318,14 +319,14 @@ func flagError(c *cobra.Command, err error) error {
 		}
 		switch f.Value.Type() {
 		case "duration":
-			return fmt.Errorf("%s %q is not a duration: give a number with a unit, e.g. 30s, 1m30s or 500ms", name, value)
+			return fmt.Errorf("%s %s is not a duration: give a number with a unit, e.g. 30s, 1m30s or 500ms", name, transport.QuoteExcerpt(value))
 		case "int", "int64", "int32", "uint", "uint64":
 			if strings.Contains(m[3], "out of range") {
-				return fmt.Errorf("%s %q is too large", name, value)
+				return fmt.Errorf("%s %s is too large", name, transport.QuoteExcerpt(value))
 			}
-			return fmt.Errorf("%s %q is not a whole number", name, value)
+			return fmt.Errorf("%s %s is not a whole number", name, transport.QuoteExcerpt(value))
 		case "bool":
-			return fmt.Errorf("%s is a switch: give it without a value (or %s=false), not %s=%s", name, name, name, value)
+			return fmt.Errorf("%s is a switch: give it without a value (or %s=false), not %s=%s", name, name, name, transport.Excerpt(value))
 		}
 		return fmt.Errorf("%s: %s", name, m[3])
 	}
@@ -402,7 +403,7 @@ func checkOneDash(c *cobra.Command, args []string) error {
 		name, _, _ := strings.Cut(a[1:], "=")
 		short := fs.ShorthandLookup(a[1:2])
 		if f := fs.Lookup(name); f != nil && short != nil && takesValue(short) {
-			return usageErrorf("%s: a long flag takes two dashes: --%s (one dash made it -%s with the value %q)", a, f.Name, a[1:2], a[2:])
+			return usageErrorf("%s: a long flag takes two dashes: --%s (one dash made it -%s with the value %s)", transport.Excerpt(a), f.Name, a[1:2], transport.QuoteExcerpt(a[2:]))
 		}
 	}
 	return nil
@@ -465,7 +466,7 @@ func explainStray(c *cobra.Command, args []string) error {
 			f = fs.ShorthandLookup(a[1:])
 		}
 		if f != nil && f.Value.Type() == "bool" {
-			return usageErrorf("%s %s: %s is a switch and takes no separate value; give %s alone (or %s=%s)", a, args[i+1], a, a, a, args[i+1])
+			return usageErrorf("%s %s: %s is a switch and takes no separate value; give %s alone (or %s=%s)", a, transport.Excerpt(args[i+1]), a, a, a, transport.Excerpt(args[i+1]))
 		}
 	}
 	return nil

@@ -87,10 +87,10 @@ func parseHeaders(flags []string) (http.Header, error) {
 		name, value, ok := strings.Cut(f, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-			return nil, usageErrorf("-H %q: expected 'Name: value'", f)
+			return nil, usageErrorf("-H %s: expected 'Name: value'", transport.QuoteExcerpt(f))
 		}
 		if !transport.ValidHeaderName(name) {
-			return nil, usageErrorf("-H %q: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", f, name)
+			return nil, usageErrorf("-H %s: %s is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", transport.QuoteExcerpt(f), transport.QuoteExcerpt(name))
 		}
 		if strings.ContainsAny(value, "\r\n") {
 			return nil, usageErrorf("-H %q: a header value cannot contain a line break", name)

@@ -25,9 +25,11 @@ type replOptions struct {
 	keepGoing bool
 	noHistory bool
 	parallel  int
+	flags     *pflag.FlagSet // where the flags above are, to tell which were given
 }
 
 func (o *replOptions) addFlags(f *pflag.FlagSet) {
+	o.flags = f
 	f.StringVarP(&o.file, "file", "f", "", "run the commands in script `FILE` instead of reading them from the terminal")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "in a script, go on after a command fails (the exit status is then the first failure's)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not read or write the command history file")
@@ -91,6 +93,12 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 	if e.repl != nil {
 		return usageErrorf("this is the REPL already; its server stays connected (:reconnect starts a new session)")
 	}
+	interactive := o.file == "" && e.ios.InTTY && (e.ios.OutTTY || e.ios.ErrTTY)
+	if interactive {
+		if err := o.refuseScriptFlags(); err != nil {
+			return err
+		}
+	}
 	d := e.cfg.conn
 	if o.named != "" {
 		d.named.ref = o.named
@@ -111,7 +119,6 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		defer f.Close()
 		script = f
 	}
-	interactive := script == nil && e.ios.InTTY && (e.ios.OutTTY || e.ios.ErrTTY)
 	if script == nil && !interactive {
 		script = e.ios.In
 	}
@@ -213,6 +220,30 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		return &exitStatus{code: code}
 	}
 	return nil
+}
+
+// scriptFlags are the flags of mcpx repl that shape a script's run only:
+// typed at a terminal, commands run one at a time and a failure never
+// ends the session (repl.Runner ignores KeepGoing and Parallel there).
+var scriptFlags = []string{"keep-going", "parallel"}
+
+// refuseScriptFlags refuses, for a REPL at a terminal, the scriptFlags
+// given, which it would ignore without a word. (--no-history is not one:
+// a script keeps no history, which is what it asks for.)
+func (o *replOptions) refuseScriptFlags() error {
+	var given []string
+	for _, name := range scriptFlags {
+		if f := o.flags.Lookup(name); f != nil && f.Changed {
+			given = append(given, "--"+name)
+		}
+	}
+	switch len(given) {
+	case 0:
+		return nil
+	case 1:
+		return usageErrorf("%s applies to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave it out", given[0])
+	}
+	return usageErrorf("%s apply to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave them out", strings.Join(given, ", "))
 }
 
 // oneProcessor runs the REPL's goroutines on one processor (the user's

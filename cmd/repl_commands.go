@@ -99,7 +99,7 @@ func replCommandNamed(cmds []replCommand, name string) *replCommand {
 // commands meant if it looks like some (:wir, :help), else the list.
 func unknownColon(cmds []replCommand, name string) error {
 	if s := replSuggestions(cmds, name); len(s) > 0 {
-		return usageErrorf("unknown REPL command %q (did you mean %s?)", name, strings.Join(s, ", "))
+		return usageErrorf("unknown REPL command %s (did you mean %s?)", transport.QuoteExcerpt(name), strings.Join(s, ", "))
 	}
 	var names []string
 	for _, c := range cmds {
@@ -107,7 +107,7 @@ func unknownColon(cmds []replCommand, name string) error {
 			names = append(names, c.name)
 		}
 	}
-	return usageErrorf("unknown REPL command %q (choose one of: %s)", name, strings.Join(names, ", "))
+	return usageErrorf("unknown REPL command %s (choose one of: %s)", transport.QuoteExcerpt(name), strings.Join(names, ", "))
 }
 
 // replSuggestions returns the REPL's own commands that name may have
@@ -403,7 +403,7 @@ func (s *replSession) wait(ctx context.Context, args []string) error {
 	if len(args) == 2 {
 		d, err := time.ParseDuration(args[1])
 		if err != nil || d <= 0 {
-			return usageErrorf(":wait: %q is not a positive duration (e.g. 15s)", args[1])
+			return usageErrorf(":wait: %s is not a positive duration (e.g. 15s)", transport.QuoteExcerpt(args[1]))
 		}
 		timeout = d
 	}

@@ -190,6 +190,30 @@ func TestREPLRefusesSessionFlagsAnywhere(t *testing.T) {
 	}
 }
 
+// At a terminal the REPL runs commands one at a time and goes on after a
+// failure: --parallel and --keep-going, which shape a script's run, would
+// do nothing there, and are refused in one line before anything starts
+// (the server at --url is never asked).
+func TestREPLAtATerminalRefusesScriptFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"repl", "--parallel", "4"},
+		{"repl", "--keep-going"},
+		{"--keep-going", "--parallel", "2"}, // mcpx with no command
+	} {
+		ios, out, errOut := NewTestIOStreams(nil)
+		ios.InTTY, ios.ErrTTY = true, true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := Run(ctx, append(args, "--url", "http://127.0.0.1:1/mcp"), ios)
+		cancel()
+		stderr := errOut.String()
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
+			!strings.Contains(stderr, "to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time") || out.String() != "" {
+			t.Errorf("%q: exit %d, want %d and one line:\n%s%s", args, code, ExitUsage, stderr, out)
+		}
+	}
+}
+
 // forgetRun puts every flag of a command of the REPL's tree back to its
 // default, whatever its type.
 func TestForgetRunResetsEveryFlag(t *testing.T) {

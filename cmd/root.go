@@ -24,6 +24,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/ttyin"
 	"github.com/mcpx-dev/mcpx/sessiond"
+	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
 
@@ -547,7 +548,7 @@ func needSubcommand(c *cobra.Command, args []string) error {
 		names = append(names, s.Name())
 	}
 	if len(args) > 0 && c.ArgsLenAtDash() != 0 {
-		return usageErrorf("unknown command %q for %q (choose one of: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+		return usageErrorf("unknown command %s for %q (choose one of: %s)", transport.QuoteExcerpt(args[0]), c.CommandPath(), strings.Join(names, ", "))
 	}
 	return usageErrorf("%s needs a subcommand: %s", c.CommandPath(), strings.Join(names, ", "))
 }
@@ -566,7 +567,7 @@ func noArgs(c *cobra.Command, args []string) error {
 	case c.HasSubCommands():
 		return needSubcommand(c, args)
 	}
-	return &usageError{err: &strayArgsError{err: fmt.Errorf("%s takes no arguments, but was given %q; usage: %s", c.CommandPath(), args[0], c.UseLine())}}
+	return &usageError{err: &strayArgsError{err: fmt.Errorf("%s takes no arguments, but was given %s; usage: %s", c.CommandPath(), transport.QuoteExcerpt(args[0]), c.UseLine())}}
 }
 
 // console returns the stderr console for a command.

@@ -16,9 +16,10 @@ import (
 // TestReplTerminalEdges drives the REPL in a real terminal (tmux, as
 // TestReplTerminal) against testserver rough, for the rough edges a new
 // user met in it: the banner before the first prompt, commands that make
-// no sense in a session, lines that arrive during a form, progress after
-// Ctrl-C, and the history of a command of several lines. It needs tmux
-// only; it skips without it unless MCPX_REQUIRE_INTEROP=1.
+// no sense in a session, lines that arrive during a form, the review of a
+// sampling reply, progress after Ctrl-C, and the history of a command of
+// several lines. It needs tmux only; it skips without it unless
+// MCPX_REQUIRE_INTEROP=1.
 func TestReplTerminalEdges(t *testing.T) {
 	t.Parallel() // beside the scripts
 	modsource.ReadAll(t)
@@ -73,6 +74,25 @@ func TestReplTerminalEdges(t *testing.T) {
 	if news < 0 || news < strings.Index(form, "Send it?") {
 		t.Errorf("the log message that arrived during the form is not after it:\n%s", form)
 	}
+
+	// A sampling reply is shown back for review: edited, then sent.
+	tm.keys("-l", "tools call sample")
+	tm.keys("Enter")
+	tm.waitFor("the sampling request", "Capital of France?")
+	tm.keys("-l", "Lyon")
+	tm.keys("Enter")
+	tm.keys("Enter")
+	tm.waitFor("the review", "Send it to the server? [s]end, [e]dit or [d]ecline:")
+	tm.keys("-l", "e")
+	tm.keys("Enter")
+	tm.waitFor("the edit", "Type the reply again")
+	tm.keys("-l", "Paris")
+	tm.keys("Enter")
+	tm.keys("Enter")
+	tm.waitForAfter("the second review", "Type the reply again", "Send it to the server?")
+	tm.keys("-l", "s")
+	tm.keys("Enter")
+	tm.waitFor("the result", `got {"content":{"text":"Paris","type":"text"}`)
 
 	// After Ctrl-C, the call's late progress is dropped; the log message
 	// the server sends after it is shown (so the progress came before).

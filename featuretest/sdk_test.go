@@ -42,11 +42,17 @@ func TestSDKSampling(t *testing.T) {
 	wantContains(t, "stdout", r.stdout, `sampled by file-model`, `Paris, from the file`)
 	wantContains(t, "stderr", r.stderr, `server request sampling/createMessage: 1 message, last: "What is the capital of France?", max 50 tokens`, `→ answered: assistant "Paris, from the file" (model file-model)`)
 
-	// The person answers on the terminal.
-	r = run(t, "Paris, typed.\n\n", args("tools", "call", "sample", "--on-sampling", "prompt", sdkServer())...)
+	// The person answers on the terminal, and sends the reply once
+	// reviewed.
+	r = run(t, "Paris, typed.\n\ns\n", args("tools", "call", "sample", "--on-sampling", "prompt", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "sampled by mcpx-human", "Paris, typed.")
 	wantContains(t, "stderr", r.stderr, "sdk-features 1.0.0 asks for an LLM completion", "System prompt: You are terse.", "Model preferences: hints claude; speed 0.9")
+
+	// Declined on review: the server gets the spec's refusal (-1).
+	r = run(t, "Paris, typed.\n\nd\n", args("tools", "call", "sample", "--on-sampling", "prompt", sdkServer())...)
+	r.wantCode(t, cmd.ExitServerError)
+	wantContains(t, "stderr", r.stderr, "Send it to the server? [s]end, [e]dit or [d]ecline:", "(declined)", "→ answered: error -1: User rejected sampling request")
 
 	// Declined: the tool fails with the refusal, mcpx exits with 5.
 	r = run(t, "", args("tools", "call", "sample", "--on-sampling", "decline", sdkServer())...)
@@ -65,7 +71,7 @@ func TestSDKSampling(t *testing.T) {
 
 func TestSDKSamplingWithTools(t *testing.T) {
 	t.Parallel()
-	r := run(t, "/tool get_weather {\"city\":\"Paris\"}\n\n", args("tools", "call", "sample-tools", "--on-sampling", "prompt", sdkServer())...)
+	r := run(t, "/tool get_weather {\"city\":\"Paris\"}\n\ns\n", args("tools", "call", "sample-tools", "--on-sampling", "prompt", sdkServer())...)
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stderr", r.stderr, "Tools (choice auto): get_weather (Get the weather)")
 	wantContains(t, "stdout", r.stdout, "stop toolUse", `"name":"get_weather"`, `"city":"Paris"`)

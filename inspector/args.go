@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // ArgumentError reports a key=value argument that cannot be used.
@@ -27,11 +28,14 @@ type ArgumentError struct {
 
 func (e *ArgumentError) Unwrap() error { return e.Err }
 
+// Error quotes the argument bounded, its control characters escaped
+// (transport.Excerpt): a value may be a pasted document, or hold a line
+// break, and the message is one line.
 func (e *ArgumentError) Error() string {
 	if e.Key == "" {
-		return fmt.Sprintf("argument %q: %s", e.Value, e.Reason)
+		return fmt.Sprintf("argument %s: %s", transport.QuoteExcerpt(e.Value), e.Reason)
 	}
-	return fmt.Sprintf("argument %s=%s: %s", e.Key, e.Value, e.Reason)
+	return fmt.Sprintf("argument %s: %s", transport.Excerpt(e.Key+"="+e.Value), e.Reason)
 }
 
 // BuildArguments turns key=value pairs into a JSON arguments object, typing
@@ -120,7 +124,7 @@ func buildObject(pairs []string, base, schema json.RawMessage, props map[string]
 			for _, earlier := range settings {
 				if isPrefix(steps, earlier.steps) {
 					return nil, nil, &ArgumentError{Key: key, Value: value,
-						Reason: fmt.Sprintf("it would replace what %s set inside %s", earlier.pair, formatPath(steps))}
+						Reason: fmt.Sprintf("it would replace what %s set inside %s", transport.Excerpt(earlier.pair), formatPath(steps))}
 				}
 			}
 		}

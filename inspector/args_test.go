@@ -552,7 +552,7 @@ func TestBuildArgumentsPathErrors(t *testing.T) {
 		{"a negative index", []string{"a[-1]=1"}, "", []string{"not an array index"}},
 		{"text after ]", []string{"a[0]b=1"}, "", []string{"must follow a dot"}},
 		{"a stray ]", []string{"a]=1"}, "", []string{"without its ["}},
-		{"only an escaped =", []string{`a\=1`}, "", []string{`argument "a\\=1": expected key=value`, `\= is an = in the key`}},
+		{"only an escaped =", []string{`a\=1`}, "", []string{`argument "a\=1": expected key=value`, `\= is an = in the key`}},
 		{"an index first", []string{"[0]=1"}, "", []string{"starts with a member name"}},
 	}
 	for _, tt := range tests {
@@ -566,5 +566,24 @@ func TestBuildArgumentsPathErrors(t *testing.T) {
 				t.Errorf("message %q lacks %q", err, tt.words)
 			}
 		})
+	}
+}
+
+// An argument is quoted in its error bounded, its control characters
+// escaped: the message stays one line whatever was pasted.
+func TestArgumentErrorQuotesBounded(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("9", 5000) + "\x1b[2J\nEND"
+	schema := []byte(`{"type":"object","properties":{"n":{"type":"number"}}}`)
+	for _, pair := range []string{long, "n=" + long} {
+		_, _, err := BuildArguments([]string{pair}, nil, schema)
+		var ae *ArgumentError
+		if !errors.As(err, &ae) {
+			t.Fatalf("BuildArguments(%.20q…) = %v, want an *ArgumentError", pair, err)
+		}
+		msg := err.Error()
+		if len(msg) > 600 || strings.ContainsAny(msg, "\x1b\n") || strings.Contains(msg, "END") || !strings.Contains(msg, "… (") {
+			t.Errorf("error (%d bytes): %.400q", len(msg), msg)
+		}
 	}
 }

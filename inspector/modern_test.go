@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +181,45 @@ func TestModernMultiRound(t *testing.T) {
 	defer mu.Unlock()
 	if !containsAll(strings.Join(shown, "\n"), `tools/call: the server needs input (round 1 of at most 10): elicitation/create (who)`, `answered elicitation/create {"action":"accept"`) {
 		t.Errorf("rounds not shown: %q", shown)
+	}
+}
+
+// A sampling request embedded in an input round that the person declines
+// (spec 2026-07-28: client/sampling, "Error Handling") gets no response:
+// the retry leaves it out, and what was answered is shown as the
+// refusal. Asked again, it ends the call without asking the person again.
+func TestModernDeclinedSampling(t *testing.T) {
+	person := &scriptedPerson{} // an empty reply: declined
+	smp := sampler(t, "prompt", person)
+	var shown []string
+	var mu sync.Mutex
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
+		Handlers: map[string]RequestHandler{mcp.MethodSamplingCreateMessage: Adapt(smp.Handle)},
+		OnServerRequest: func(req *jsonrpc.Message, res json.RawMessage, err *jsonrpc.Error) {
+			mu.Lock()
+			shown = append(shown, fmt.Sprintf("%s %s %v", req.Method, res, err))
+			mu.Unlock()
+		},
+	})
+	openModern(t, s, srv)
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "ask"})
+	round := `{"resultType":"input_required","inputRequests":{"llm":{"method":"sampling/createMessage","params":` + samplingParams + `}},"requestState":"s"}`
+	srv.reply(srv.nextRequest("tools/call"), round)
+	retry := srv.nextRequest("tools/call")
+	if strings.Contains(string(retry.Params), `"llm"`) || !strings.Contains(string(retry.Params), `"requestState":"s"`) {
+		t.Errorf("retry params: %s", retry.Params)
+	}
+	srv.reply(retry, round)
+	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `asked again for input "llm"`) || !strings.Contains(r.err.Error(), "User rejected sampling request") {
+		t.Errorf("err %v", r.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(shown) != 2 || !strings.Contains(shown[0], "sampling/createMessage") || !strings.Contains(shown[0], "User rejected sampling request") {
+		t.Errorf("shown %q", shown)
+	}
+	if len(person.samples) != 2 {
+		t.Errorf("the person was asked %d times", len(person.samples))
 	}
 }
 

@@ -44,7 +44,15 @@ type Person interface {
 	// q.Openable.
 	VisitURL(ctx context.Context, q *URLQuestion) (ElicitResult, error)
 	// Sample shows a sampling request and returns the reply the person
-	// wrote; an empty reply (no text, no tool use) declines it.
+	// wrote and, having seen it as it will be sent, chose to send; an
+	// empty reply (no text, no tool use) declines the request, which the
+	// server is told with the spec's rejection. The person must be able
+	// to decline on reading the request and again on reviewing their
+	// reply, and to edit the reply before it goes (spec 2025-11-25:
+	// client/sampling, "User Interaction Model"). Composing and
+	// reviewing are one conversation, so that no other question comes
+	// between them; a Person whose input ends before the review
+	// declines rather than sends what was not reviewed.
 	Sample(ctx context.Context, q *SamplingQuestion) (SamplingReply, error)
 	// Confirm asks a yes-or-no question; an empty answer is def.
 	Confirm(ctx context.Context, question string, def bool) (bool, error)

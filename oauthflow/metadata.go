@@ -185,9 +185,7 @@ func Covers(resource, serverURL string) bool {
 // bounded and with its control characters escaped (transport.Excerpt), as
 // a server can send a value of any length or one that moves the terminal's
 // cursor.
-func quoted(s string) string {
-	return `"` + transport.Excerpt(s) + `"`
-}
+func quoted(s string) string { return transport.QuoteExcerpt(s) }
 
 // isLoopbackHost reports localhost and loopback IP addresses.
 func isLoopbackHost(host string) bool {

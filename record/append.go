@@ -155,10 +155,11 @@ type appendTarget struct {
 	f       *os.File // the trace, open for reading
 	fi      fs.FileInfo
 	tf      *TraceFile
-	merged  Header // its header with the recording's ignores and normalizers
-	rewrite bool   // the header changes: the trace is rewritten
-	top     int    // its highest session number
-	end     int64  // where its events end (a last line cut short left out)
+	merged  Header    // its header with the recording's ignores and normalizers
+	redact  *Redactor // the newer rules its events are redacted by again, if any (see reRedactor)
+	rewrite bool      // the header changes: the trace is rewritten
+	top     int       // its highest session number
+	end     int64     // where its events end (a last line cut short left out)
 }
 
 // readTarget reads the index of the trace in name for a recording whose
@@ -181,10 +182,15 @@ func readTarget(name string, h Header) (*appendTarget, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: old.Redacted, TracePaths: old.Redact, Want: h.Redacted, WantPaths: h.Redact})
 	}
+	if at.redact, err = reRedactor(old, h); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	at.merged = old
 	at.merged.Ignore = union(old.Ignore, h.Ignore)
 	at.merged.Normalize = unionNormalizers(old.Normalize, h.Normalize)
-	at.rewrite = old.Minor < Minor || len(at.merged.Ignore) != len(old.Ignore) || len(at.merged.Normalize) != len(old.Normalize)
+	at.merged.RedactRules = h.RedactRules
+	at.rewrite = old.Minor < Minor || len(at.merged.Ignore) != len(old.Ignore) || len(at.merged.Normalize) != len(old.Normalize) || at.redact != nil
 	for _, x := range at.tf.Index {
 		at.top = max(at.top, x.N)
 	}
@@ -200,13 +206,50 @@ func readTarget(name string, h Header) (*appendTarget, error) {
 func rewriteInto(out io.Writer, at *appendTarget) error {
 	h := at.merged
 	h.Minor = Minor
-	if _, err := newWriterAs(out, h); err != nil {
+	w, err := newWriterAs(out, h)
+	if err != nil {
 		return err
 	}
-	if err := copyEvents(out, at.f, at.tf.bodyStart, at.end); err != nil {
+	if at.redact != nil {
+		err = redactEvents(w, at.f, at.end, at.redact)
+	} else {
+		err = copyEvents(out, at.f, at.tf.bodyStart, at.end)
+	}
+	if err != nil {
 		return fmt.Errorf("copying the trace: %w", err)
 	}
 	return nil
+}
+
+// reRedactor returns the redactor that brings the events of the trace
+// whose header is old to the redaction rules of a recording whose header
+// is h, before the recording is added to it: nil when they have the same
+// rules, or are not redacted. Rules only grow (what rules 1 redact,
+// rules 2 do), so the old events become what the newer rules would have
+// recorded, and the trace keeps one set of rules, in its header, that
+// replay and verify apply to live traffic. A trace of newer rules than h
+// is refused: its sessions would be redacted unlike this one.
+func reRedactor(old, h Header) (*Redactor, error) {
+	was, now := old.redactRules(), h.redactRules()
+	switch {
+	case was == now:
+		return nil, nil
+	case was > now:
+		return nil, &HeaderError{Member: "redactRules", Err: &RulesError{Rules: was}}
+	}
+	return NewRedactor(RedactOptions{Paths: h.Redact, Rules: now})
+}
+
+// redactEvents writes the events of the trace in r, up to end, to w,
+// each redacted by red (see reRedactor). A line that does not parse is
+// copied as it is.
+func redactEvents(w *writer, r io.ReaderAt, end int64, red *Redactor) error {
+	return ReadOptions{MaxMessageSize: 1 << 62}.scan(io.NewSectionReader(r, 0, end), func(Header, int64) {}, func(_ int, _ int64, line []byte, _ bool, e *Event, perr error) error {
+		if perr != nil {
+			return w.writeLine(line)
+		}
+		return w.Write(red.event(*e))
+	})
 }
 
 // join makes the recorder, whose new trace another process put in place

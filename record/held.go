@@ -43,6 +43,16 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 		if oh := old.Header; oh.Redacted != h.Redacted || !sameSet(oh.Redact, h.Redact) {
 			return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: oh.Redacted, TracePaths: oh.Redact, Want: h.Redacted, WantPaths: h.Redact})
 		}
+		red, err := reRedactor(old.Header, h)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if red != nil {
+			for i, e := range old.Events {
+				old.Events[i] = red.event(e)
+			}
+			old.Header.RedactRules = h.RedactRules
+		}
 		return old, nil
 	}
 	if old, err := check(); err != nil {

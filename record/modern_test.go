@@ -562,7 +562,7 @@ func TestTraceRouteFormat(t *testing.T) {
 	}
 	w.Write(Event{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"id":2}`), Route: &transport.Route{Method: "m"}})
 	lines := strings.Split(b.String(), "\n")
-	if !strings.Contains(lines[0], `"version":1,"minor":3`) ||
+	if !strings.Contains(lines[0], `"version":1,"minor":4`) ||
 		lines[1] != `{"t":0,"kind":"frame","dir":"c2s","msg":{"id":1},"route":{"protocolVersion":"2026-07-28","method":"tools/call","name":"x \"<y>\"","params":[{"name":"Region","value":"eu\nwest"},{"name":"N","value":""}]}}` ||
 		lines[2] != `{"t":0,"kind":"frame","dir":"c2s","msg":{"id":2},"route":{"method":"m"}}` {
 		t.Errorf("written:\n%s", b.String())

@@ -50,6 +50,18 @@ type StdioProxyOptions struct {
 //
 // Lines are forwarded exactly, except that a last line the host sends
 // without a newline reaches the server with one.
+//
+// A host that stops reading (closes its end of Out) but keeps In open is
+// noticed at the next write to it, when the server next sends a line,
+// not at once: there is no portable way to wait for the reader of Out to
+// go away without writing. Linux would say so (poll(2) reports POLLERR on
+// the write end of a pipe left without a reader, even with no events
+// asked for, and POLLHUP on a socket whose peer closed), but Go's
+// poller offers no such wait (and a blocking stdout is not in it), so it
+// would be a thread parked in poll(2) per platform that has one; Windows'
+// anonymous pipes signal nothing until a write fails; and Out need not
+// be a pipe at all (a file, a terminal). A host that goes away closes both
+// ends, and the end of In is seen at once.
 func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	if o.DrainGrace <= 0 {
 		o.DrainGrace = 2 * time.Second

@@ -147,6 +147,7 @@ func prepare(o RecorderOptions) (*Recorder, Header, error) {
 	} else {
 		h.Redact = nil
 	}
+	h.RedactRules = red.Rules()
 	h.Target = red.Text(h.Target)
 	if h.Created.IsZero() {
 		h.Created = time.Now()

@@ -3,7 +3,10 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -13,12 +16,80 @@ const Placeholder = "[redacted]"
 
 var placeholderJSON = []byte(`"` + Placeholder + `"`)
 
-// sensitiveKeys are the object member names whose values are redacted from
-// every frame by default, at any depth, compared without regard to case:
-// credentials and the tokens of OAuth exchanges.
-var sensitiveKeys = []string{
+// RedactRules is the version of the rules that say which member names
+// hold secrets, the one a recorder applies and writes in its trace's
+// header (Header.RedactRules). Replay and verify redact live traffic by
+// the rules the trace was recorded with (Header.RedactOptions), since a
+// recorded request is matched by its redacted form: a trace keeps
+// replaying as it did when the rules grow.
+//
+// Rules 1 (traces without redactRules) redact the members named exactly
+// one of legacyKeys (without regard to case). Rules 2 redact every member
+// whose name, lower-cased and without its punctuation (Api-Key, api_key
+// and apiKey are all apikey), is or ends with a word of secretSuffixes:
+// the tool arguments token, github_token, clientSecret, dbPassword,
+// openaiApiKey, and the names of rules 1. The few names ending so that
+// are no secrets are left alone (notSecret: the progress token and the
+// tokens of pagination and of language models). The text rules (Text)
+// follow the same names in rules 2.
+const RedactRules = 2
+
+// legacyKeys are the member names rules 1 redact from every frame, at
+// any depth, compared without regard to case.
+var legacyKeys = []string{
 	"access_token", "refresh_token", "id_token", "client_secret", "code_verifier",
 	"authorization", "cookie", "set-cookie", "password", "api_key", "apikey", "x-api-key",
+}
+
+// secretSuffixes are the words (lower case, no punctuation) that mark a
+// member name as a secret in rules 2, as the whole name or its end.
+var secretSuffixes = [][]byte{
+	[]byte("token"), []byte("secret"), []byte("password"), []byte("passwd"), []byte("passphrase"),
+	[]byte("apikey"), []byte("privatekey"), []byte("secretkey"), []byte("accesskey"),
+	[]byte("credential"), []byte("credentials"), []byte("cookie"), []byte("authorization"),
+	[]byte("codeverifier"),
+}
+
+// notSecret are the names (lower case, no punctuation) that end with a
+// word of secretSuffixes but hold no secret: MCP's progress token (spec
+// basic/utilities/progress), which replay must see to tie notifications
+// to their requests, the tokens of pagination, and a language model's
+// special tokens.
+var notSecret = map[string]bool{
+	"progresstoken": true, "pagetoken": true, "nextpagetoken": true, "prevpagetoken": true,
+	"previouspagetoken": true, "nexttoken": true, "continuationtoken": true, "synctoken": true,
+	"bostoken": true, "eostoken": true, "padtoken": true, "unktoken": true, "septoken": true,
+	"clstoken": true, "masktoken": true,
+}
+
+// maxSecretName bounds the member names rules 2 look at: longer ones are
+// data, not names of arguments.
+const maxSecretName = 64
+
+// secretName reports whether a member name holds a secret by rules 2.
+func secretName(key []byte) bool {
+	if len(key) < len("token") || len(key) > maxSecretName {
+		return false
+	}
+	var buf [maxSecretName]byte
+	n := 0
+	for _, c := range key {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			buf[n] = c
+			n++
+		case c >= 'A' && c <= 'Z':
+			buf[n] = c + 'a' - 'A'
+			n++
+		}
+	}
+	name := buf[:n]
+	for _, s := range secretSuffixes {
+		if bytes.HasSuffix(name, s) {
+			return !notSecret[string(name)]
+		}
+	}
+	return false
 }
 
 // RedactOptions say what is removed before anything reaches a trace.
@@ -27,38 +98,64 @@ type RedactOptions struct {
 	// secrets.
 	Disabled bool
 	// Paths are JSONPath expressions (see Path) whose values are replaced
-	// in every frame, in addition to sensitiveKeys (--redact).
+	// in every frame, in addition to the members the rules name as
+	// secrets (--redact).
 	Paths []string
 	// Secrets are literal values known to be secret (a bearer token, the
 	// value of an Authorization header given with -H): they are removed
 	// wherever they appear, in frames, text and metadata.
 	Secrets []string
+	// Rules is the version of the rules that name secret members (see
+	// RedactRules); 0 means the newest, which recordings use. Replay and
+	// verify use the trace's (Header.RedactOptions).
+	Rules int
 }
 
 // Redactor removes secrets from frames, text and metadata. The zero value
 // and nil redact nothing.
 type Redactor struct {
 	on      bool
+	rules   int
 	paths   []*Path
 	secrets [][]byte
-	keys    [maxKeyLen + 1][][]byte // sensitive keys by length
+	keys    [maxKeyLen + 1][][]byte // rules 1: legacyKeys by length
 }
 
-// maxKeyLen bounds the length of sensitiveKeys.
+// maxKeyLen bounds the length of legacyKeys.
 const maxKeyLen = 24
+
+// RulesError reports redaction rules this package does not know: a trace
+// recorded by a newer program.
+type RulesError struct{ Rules int }
+
+func (e *RulesError) Error() string {
+	if e.Rules > RedactRules {
+		return fmt.Sprintf("redaction rules %d are newer than this program knows (%d): the trace was recorded by a newer mcpx; upgrade to use it", e.Rules, RedactRules)
+	}
+	return fmt.Sprintf("redaction rules %d are no valid version (1 to %d)", e.Rules, RedactRules)
+}
 
 // NewRedactor compiles o.
 func NewRedactor(o RedactOptions) (*Redactor, error) {
 	if o.Disabled {
 		return &Redactor{}, nil
 	}
+	rules := o.Rules
+	if rules == 0 {
+		rules = RedactRules
+	}
+	if rules < 1 || rules > RedactRules {
+		return nil, &RulesError{Rules: o.Rules}
+	}
 	paths, err := ParsePaths(o.Paths)
 	if err != nil {
 		return nil, err
 	}
-	r := &Redactor{on: true, paths: paths}
-	for _, k := range sensitiveKeys {
-		r.keys[len(k)] = append(r.keys[len(k)], []byte(k))
+	r := &Redactor{on: true, rules: rules, paths: paths}
+	if rules == 1 {
+		for _, k := range legacyKeys {
+			r.keys[len(k)] = append(r.keys[len(k)], []byte(k))
+		}
 	}
 	for _, s := range o.Secrets {
 		// Very short values would redact innocent text everywhere.
@@ -72,8 +169,20 @@ func NewRedactor(o RedactOptions) (*Redactor, error) {
 // Enabled reports whether r redacts anything.
 func (r *Redactor) Enabled() bool { return r != nil && r.on }
 
-// sensitive reports whether a member name is one of sensitiveKeys.
+// Rules returns the version of the rules r applies (see RedactRules); 0
+// when it redacts nothing.
+func (r *Redactor) Rules() int {
+	if !r.Enabled() {
+		return 0
+	}
+	return r.rules
+}
+
+// sensitive reports whether a member's value is a secret by r's rules.
 func (r *Redactor) sensitive(key []byte) bool {
+	if r.rules != 1 {
+		return secretName(key)
+	}
 	if len(key) > maxKeyLen {
 		return false
 	}
@@ -179,8 +288,8 @@ func headerForm(raw []byte) (string, bool) {
 // URI, tool arguments designated with x-mcp-header), so a mirrored value
 // is replaced wherever the same value was redacted from the frame
 // (sensitive member names, --redact paths); an Mcp-Param-{Name} value is
-// also replaced when its Name is one of sensitiveKeys (with "-" read as
-// "_": Api-Key is api_key), and known secrets are removed from every
+// also replaced when its Name names a secret by the rules (with "-" read
+// as "_": Api-Key is api_key), and known secrets are removed from every
 // value. The route returned is a copy when anything changed.
 func (r *Redactor) FrameRoute(data []byte, route *transport.Route) ([]byte, *transport.Route) {
 	out, _, rt := r.frameRoute(data, route)
@@ -231,8 +340,18 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 	return &c
 }
 
+// namedValueRE finds the values rules 2 judge in free text: every
+// NAME=VALUE, NAME: VALUE and "NAME": "VALUE", whose NAME secretName then
+// judges. (The patterns of rules 1, and the tokens after Bearer and
+// Basic, are transport's: see transport.RedactCredentials.)
+var namedValueRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([A-Za-z0-9_.-]+)"?\s*[:=]\s*"?([^"&\s,;)]+)`)
+})
+
 // Text returns s with known secrets, credential-like values and the
-// secrets in URLs (see transport.RedactCredentials) replaced.
+// secrets in URLs replaced: by rules 1, what transport.RedactCredentials
+// finds; by rules 2, the secrets of URLs, the tokens after Bearer and
+// Basic, and the values of the names that secretName judges secret.
 func (r *Redactor) Text(s string) string {
 	if !r.Enabled() || s == "" {
 		return s
@@ -240,7 +359,41 @@ func (r *Redactor) Text(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, string(sec), Placeholder)
 	}
-	return transport.RedactCredentials(s)
+	if r.rules == 1 {
+		// The name list of rules 1 is transport's (RedactCredentials).
+		return transport.RedactCredentials(s)
+	}
+	return namedValues(transport.RedactAuthTokens(transport.RedactURLs(s)))
+}
+
+// namedValues replaces the values that follow secret names in s (rules
+// 2). The value of a name that is no secret is searched for names too
+// (dump: access_token=x).
+func namedValues(s string) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		m := namedValueRE().FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		name, vs, ve := s[pos+m[2]:pos+m[3]], pos+m[4], pos+m[5]
+		if !secretName([]byte(name)) {
+			pos = vs
+			continue
+		}
+		if s[vs:ve] != Placeholder {
+			b.WriteString(s[last:vs])
+			b.WriteString(Placeholder)
+			last = ve
+		}
+		pos = ve
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // URL returns u with a password and the values of credential-like query
@@ -263,4 +416,21 @@ func (r *Redactor) Meta(m *transport.Meta) *transport.Meta {
 		return &c
 	}
 	return m
+}
+
+// event returns e redacted by r: its frame and route, its text, its
+// metadata and the description of the session it opens. It brings an
+// event recorded by older rules to r's (see reRedactor).
+func (r *Redactor) event(e Event) Event {
+	if e.Kind == KindFrame || e.Kind == KindView {
+		e.Data, _, e.Route = r.frameRoute(e.Data, e.Route)
+	}
+	e.Text = r.Text(e.Text)
+	e.Meta = r.Meta(e.Meta)
+	if e.SessionInfo != nil {
+		info := *e.SessionInfo
+		info.Target, info.Name = r.Text(info.Target), r.Text(info.Name)
+		e.SessionInfo = &info
+	}
+	return e
 }

@@ -189,9 +189,9 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 			return nil, err
 		}
 	}
-	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
+	red, err := NewRedactor(h.RedactOptions())
 	if err != nil {
-		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+		return nil, fmt.Errorf("the trace's redaction: %w", err)
 	}
 	r := &Replayer{opts: opts, src: src, header: h, ignore: ignore, norm: norm, red: red,
 		scripts: map[int]weak.Pointer[script]{}, served: map[int]bool{}, xheaders: map[string][]mcp.HeaderParam{},
@@ -845,10 +845,10 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 				// to initialize (spec 2026-07-28: basic/versioning,
 				// "Backward Compatibility"). A conforming client's way,
 				// reported only.
-				frame, _ := s.unmatched(m, devInfo)
+				frame, _ := s.unmatched(m, lm, devInfo)
 				return []output{{frame: frame, root: -1}}
 			}
-			frame, code := s.unmatched(m, devWarn)
+			frame, code := s.unmatched(m, lm, devWarn)
 			o := output{frame: frame, root: -1}
 			if code == -32601 && s.sc.modern {
 				o.status = 404 // 2026-07-28: an unknown method is 404 over HTTP
@@ -857,7 +857,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 		}
 		if rec := s.sc.steps[i].msg; m.Method == mcp.MethodInitialize && canonicalJSON(orEmpty(m.Params)) != canonicalJSON(orEmpty(rec.Params)) {
 			s.deviate(devInfo, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
-				m.Method, rawjson.Excerpt(m.Params, 200), rawjson.Excerpt(rec.Params, 200))
+				m.Method, rawjson.Excerpt(lm.Params, 200), rawjson.Excerpt(rec.Params, 200))
 		}
 		s.noteClient(m, s.sc.steps[i].msg)
 		s.live[i] = m.ID
@@ -899,7 +899,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			got, want := canonicalWith(lm, paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
-					m.ID.String(), rawjson.Excerpt(m.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
+					m.ID.String(), rawjson.Excerpt(lm.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
 			}
 		}
 		return s.emit(i)
@@ -980,10 +980,12 @@ func canonicalJSON(raw []byte) string {
 	return encodeValue(v)
 }
 
-// unmatched builds the error for a request the recording cannot answer,
-// saying what it has instead, and reports the deviation at level; it
-// returns the error's code too.
-func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
+// unmatched builds the error for request m that the recording cannot
+// answer, saying what it has instead, and reports the deviation at level;
+// it returns the error's code too. What it quotes of the request is
+// shown, m redacted as the recording was: the error and the report must
+// not give away a secret argument the recording left out.
+func (s *replaySession) unmatched(m, shown *jsonrpc.Message, level int) ([]byte, int) {
 	var same []*jsonrpc.Message
 	nextReq := ""
 	for i, st := range s.sc.steps {
@@ -996,7 +998,7 @@ func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 			nextReq = st.msg.Method
 		}
 	}
-	data := map[string]any{"received": rawOrNull(m.Params)}
+	data := map[string]any{"received": rawOrNull(shown.Params)}
 	var msg string
 	code := -32601
 	if len(same) == 0 {
@@ -1022,8 +1024,8 @@ func (s *replaySession) unmatched(m *jsonrpc.Message, level int) ([]byte, int) {
 		}
 	}
 	got := "no params"
-	if len(bytes.TrimSpace(m.Params)) > 0 {
-		got = rawjson.Excerpt(m.Params, 160)
+	if len(bytes.TrimSpace(shown.Params)) > 0 {
+		got = rawjson.Excerpt(shown.Params, 160)
 	}
 	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+got+")")
 	d, _ := json.Marshal(data)

@@ -43,7 +43,7 @@ func TestTraceSessionsFormat(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	for _, want := range []string{
-		`"minor":3`, `"ignore":["tools/call:$.result._meta","$.params._meta"]`, `"normalize":[{"builtin":"uuid"},{"pattern":"sess-[0-9]+","replace":"<sess>"}]`,
+		`"minor":4`, `"ignore":["tools/call:$.result._meta","$.params._meta"]`, `"normalize":[{"builtin":"uuid"},{"pattern":"sess-[0-9]+","replace":"<sess>"}]`,
 	} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("header %s lacks %s", lines[0], want)

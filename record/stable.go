@@ -18,8 +18,11 @@ import (
 // MinorStable is the minor version of a stable trace (see WriteStable):
 // minor 3 added the header's stable member and events laid out on
 // several lines, which readers of minor 2 cannot read (it also added view
-// events, which every trace may hold: Minor is 3 too).
-const MinorStable = 3
+// events, which every trace may hold); minor 4 the header's redactRules,
+// which a stable trace holds as any other does. It is Minor, but a
+// constant of its own: a stable trace's bytes change only when the format
+// does.
+const MinorStable = 4
 
 // laidOutOver is the length in bytes above which a stable trace lays a
 // frame out on several lines; shorter frames stay on their event's line.

@@ -83,7 +83,7 @@ func TestStableTraceLayoutReplayVerify(t *testing.T) {
 	tr, want := recordSession(t, stdioDialer(t, helper("sdk")), "stdio", stableCalls)
 	st := stableBytes(t, tr)
 	lines := strings.Split(string(st), "\n")
-	if !strings.Contains(lines[0], `"minor":3`) || !strings.Contains(lines[0], `"stable":true`) {
+	if !strings.Contains(lines[0], `"minor":4`) || !strings.Contains(lines[0], `"stable":true`) {
 		t.Errorf("header %s", lines[0])
 	}
 	found := false

@@ -57,8 +57,11 @@ const Version = 1
 // (the s member of every event, session events), prelude frames, stream
 // events, the re member, and the header's ignore and normalize lists.
 // Minor 3 added view events: the messages between an MCP Apps host and
-// its views (KindView).
-const Minor = 3
+// its views (KindView). Minor 4 added the header's redactRules (see
+// RedactRules): a reader that ignores it redacts live traffic by the
+// rules of its own time, and may find a request whose secret members
+// only the newer rules redacted unlike the recorded one.
+const Minor = 4
 
 // Header is the first line of a trace: what it is and where it came from.
 type Header struct {
@@ -89,6 +92,10 @@ type Header struct {
 	// default sensitive keys (--redact), so that replay and verify can
 	// redact live traffic the same way before comparing it.
 	Redact []string `json:"redact,omitempty"`
+	// RedactRules is the version of the rules that named the secret
+	// members redacted (minor 4, see RedactRules); absent (0) in a trace
+	// redacted by rules 1, and in one not redacted.
+	RedactRules int `json:"redactRules,omitempty"`
 	// Ignore lists what replay and verify leave out when they compare
 	// messages, stored at recording time (minor 2): JSONPath expressions,
 	// each perhaps scoped to one method as METHOD:JSONPATH (see
@@ -121,7 +128,26 @@ func (h Header) Check() error {
 	if _, err := ParsePaths(h.Redact); err != nil {
 		return &HeaderError{Member: "redact", Err: err}
 	}
+	if h.RedactRules < 0 || h.RedactRules > RedactRules {
+		return &HeaderError{Member: "redactRules", Err: &RulesError{Rules: h.RedactRules}}
+	}
 	return nil
+}
+
+// RedactOptions returns the redaction the trace was recorded with: what
+// replay and verify apply to live traffic before they compare it with
+// the trace (a trace without redactRules was redacted by rules 1).
+func (h Header) RedactOptions() RedactOptions {
+	return RedactOptions{Disabled: !h.Redacted, Paths: h.Redact, Rules: max(h.RedactRules, 1)}
+}
+
+// redactRules returns the rules the trace's members were redacted by: 0
+// when it was not redacted.
+func (h Header) redactRules() int {
+	if !h.Redacted {
+		return 0
+	}
+	return max(h.RedactRules, 1)
 }
 
 // HeaderError reports a setting of a trace's header that cannot be used
@@ -130,7 +156,7 @@ func (h Header) Check() error {
 // trace's first line.
 type HeaderError struct {
 	// Member is the header's member that holds the setting: "ignore",
-	// "normalize" or "redact"; for a mistyped value, the member's path
+	// "normalize", "redact" or "redactRules"; for a mistyped value, the member's path
 	// ("normalize", "normalize.pattern", "version").
 	Member string
 	// Err says what is wrong with it, naming the setting or the JSON type
@@ -146,7 +172,12 @@ func (e *HeaderError) Error() string {
 	if e.Mistyped {
 		return fmt.Sprintf("its header (line 1): %q %v; correct it there", e.Member, e.Err)
 	}
-	what := map[string]string{"ignore": "ignores", "normalize": "normalizers", "redact": "redaction paths"}[e.Member]
+	var rules *RulesError
+	if errors.As(e.Err, &rules) && rules.Rules > RedactRules {
+		// Nothing to correct: the trace is newer than the program.
+		return fmt.Sprintf("its header (line 1): %v", e.Err)
+	}
+	what := map[string]string{"ignore": "ignores", "normalize": "normalizers", "redact": "redaction paths", "redactRules": "redaction rules"}[e.Member]
 	return fmt.Sprintf("the %s of its header (line 1): %v; correct or remove it there", what, e.Err)
 }
 
@@ -435,6 +466,20 @@ func (w *writer) write(e Event, scan *scanResult) error {
 	}
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not keep a huge frame's buffer around
+	}
+	return w.err
+}
+
+// writeLine writes a line as it is, ending it with a newline.
+func (w *writer) writeLine(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(append(w.buf[:0], line...), '\n')
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("writing the trace: %w", err)
 	}
 	return w.err
 }

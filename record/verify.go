@@ -61,7 +61,8 @@ type Mismatch struct {
 	Diffs []Difference
 	// MoreDiffs counts differences beyond those listed.
 	MoreDiffs int
-	// Recorded and Live are the responses (nil when absent).
+	// Recorded and Live are the responses (nil when absent), the live one
+	// redacted as the recording was.
 	Recorded, Live json.RawMessage
 }
 
@@ -366,9 +367,9 @@ func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn,
 	if _, err := CompileNormalizers(norms, nil); err != nil {
 		return nil, err
 	}
-	red, err := NewRedactor(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact})
+	red, err := NewRedactor(h.RedactOptions())
 	if err != nil {
-		return nil, fmt.Errorf("the trace's redaction paths: %w", err)
+		return nil, fmt.Errorf("the trace's redaction: %w", err)
 	}
 	r := &verifyRun{opts: opts, header: h, ignores: append(ignores, own...), norms: norms, red: red,
 		xheaders: map[string][]mcp.HeaderParam{}}

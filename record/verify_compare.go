@@ -217,7 +217,7 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 		mm.Recorded = x.resp.Raw
 	}
 	if live != nil {
-		mm.Live = live.Raw
+		mm.Live = s.liveRaw(live) // redacted as the recording was
 	}
 	var problems []string
 	status := func(st int) string {

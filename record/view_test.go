@@ -31,8 +31,8 @@ func TestViewEventsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Header.Minor != 3 {
-		t.Errorf("minor %d, want 3", tr.Header.Minor)
+	if tr.Header.Minor != Minor {
+		t.Errorf("minor %d, want %d", tr.Header.Minor, Minor)
 	}
 	var views []Event
 	for _, e := range tr.Events {

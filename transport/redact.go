@@ -223,18 +223,23 @@ var (
 
 // RedactCredentials returns s with what looks like a credential in free
 // text replaced by [redacted]: the secrets of the URLs in it (see
-// RedactURLs), the token after Bearer or Basic, and the value after a
-// credential's name (access_token=, "password": , Cookie: ). Traces
-// redact their text with it (package record), and --wire the bodies of
-// HTTP error answers, which a server or a proxy may fill with the
-// request it refused.
+// RedactURLs), the token after Bearer or Basic (RedactAuthTokens), and
+// the value after a credential's name (access_token=, "password": ,
+// Cookie: ). --wire redacts the bodies of HTTP error answers with it,
+// which a server or a proxy may fill with the request it refused, and
+// traces of redaction rules 1 their text (package record).
 func RedactCredentials(s string) string {
 	if s == "" {
 		return s
 	}
-	s = RedactURLs(s)
-	s = authSchemeRE().ReplaceAllString(s, "${1}${2}"+redactedValue)
+	s = RedactAuthTokens(RedactURLs(s))
 	return keyValueRE().ReplaceAllString(s, "${1}"+redactedValue)
+}
+
+// RedactAuthTokens returns s with the token after "Bearer" or "Basic"
+// (an Authorization header quoted in free text) replaced by [redacted].
+func RedactAuthTokens(s string) string {
+	return authSchemeRE().ReplaceAllString(s, "${1}${2}"+redactedValue)
 }
 
 // RedactSecrets returns s with every one of secrets, as it is and
@@ -264,6 +269,15 @@ func (e *redactedError) Unwrap() error { return e.err }
 // maxExcerpt bounds server-supplied text (a header value) echoed in a
 // message.
 const maxExcerpt = 300
+
+// QuoteExcerpt is Excerpt in double quotes: a value quoted in a one-line
+// message, whether a server sent it (a header, an OAuth error) or the
+// user typed it (a key=value argument, a flag's value, a word where a
+// command was expected): a value pasted by mistake may be a whole
+// document, or hold a line break that would split the message.
+func QuoteExcerpt(s string) string {
+	return `"` + Excerpt(s) + `"`
+}
 
 // Excerpt makes server-supplied text fit a one-line message: control
 // characters (C0, DEL, C1) are shown as \x or \u escapes, and text longer

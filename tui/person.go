@@ -421,9 +421,13 @@ func (t *Person) Confirm(ctx context.Context, question string, def bool) (bool, 
 	return choice == "yes", err
 }
 
-// Sample shows a sampling request and reads the assistant's reply the
-// person types, up to an empty line or the end of input; a line
-// "/tool NAME {json}" adds a tool use when the request offers tools.
+// Sample shows a sampling request, reads the assistant's reply the person
+// types (composeReply), then shows it back for review: send it, edit it
+// (type it again) or decline the request. Nothing goes to the server
+// without that review (spec 2025-11-25: client/sampling, "User
+// Interaction Model": a human in the loop who can deny the request, and
+// responses presented for review before delivery). Composing and review
+// are one conversation, so no other server's question comes between them.
 func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (inspector.SamplingReply, error) {
 	p := t.Prompter
 	end, err := p.Begin(ctx)
@@ -435,7 +439,7 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 	p.Println("")
 	p.Println(fmt.Sprintf("── %s asks for an LLM completion (sampling/createMessage) ──", EscapeLine(q.Server)))
 	p.Printf("%s", renderSamplingRequest(req))
-	p.Println("Type the assistant's reply; end it with an empty line. An empty reply declines.")
+	p.Println("Type the assistant's reply; end it with an empty line. An empty reply declines; a reply is shown for review before it is sent.")
 	if req.OffersTools() {
 		p.Println(`A line "/tool NAME {json input}" answers with a tool use instead of text.`)
 	}
@@ -445,6 +449,54 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 	case len(req.Tools) > 0 && req.ToolChoiceMode() == inspector.ToolChoiceNone:
 		p.Println(`The server allows no tool use (toolChoice "none"): answer with text.`)
 	}
+	declined := func() (inspector.SamplingReply, error) {
+		p.Println("(declined)")
+		return inspector.SamplingReply{}, nil
+	}
+	for {
+		reply, err := t.composeReply(ctx, req)
+		if err != nil {
+			return inspector.SamplingReply{}, err
+		}
+		if reply.Empty() {
+			return declined()
+		}
+		p.Printf("%s", describeReply(reply))
+		// No default: the reply ends with an empty line, and an Enter
+		// too many must not send it unreviewed.
+		choices := []string{"send", "edit", "decline"}
+		choice, err := p.Choose(ctx, "Send it to the server? [s]end, [e]dit or [d]ecline: ", choices, "")
+		for err == nil && choice == "" {
+			choice, err = p.Choose(ctx, "Please answer s, e or d: ", choices, "")
+		}
+		switch {
+		case errors.Is(err, inspector.ErrDismissed):
+			return inspector.SamplingReply{}, err
+		case errors.Is(err, io.EOF):
+			// The person cannot review it any more: nothing is sent
+			// unreviewed (as a form whose input ends is cancelled).
+			p.Println("(end of input before the review: declined)")
+			return inspector.SamplingReply{}, nil
+		case err != nil:
+			t.withdrawn(ctx)
+			return inspector.SamplingReply{}, err
+		}
+		switch choice {
+		case "send":
+			return reply, nil
+		case "decline":
+			return declined()
+		}
+		p.Println("Type the reply again; it replaces the one above (an empty reply declines).")
+	}
+}
+
+// composeReply reads one reply to req, up to an empty line or the end of
+// input; a line "/tool NAME {json}" adds a tool use when the request offers
+// tools. A reply the request does not allow is refused at once and an
+// empty line then declines (an empty reply).
+func (t *Person) composeReply(ctx context.Context, req *inspector.SamplingRequest) (inspector.SamplingReply, error) {
+	p := t.Prompter
 	var lines []string
 	var reply inspector.SamplingReply
 	refused := false // the reply was refused once: an empty line now declines
@@ -500,10 +552,26 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 		p.Println("  ✗ " + EscapeLine(cerr.Error()))
 		reply = inspector.SamplingReply{}
 	}
-	if reply.Empty() {
-		p.Println("(declined)")
-	}
 	return reply, nil
+}
+
+// describeReply shows a reply as it is about to be sent: its text and
+// each tool use.
+func describeReply(r inspector.SamplingReply) string {
+	var b strings.Builder
+	b.WriteString("Your reply:\n")
+	if r.Text != "" {
+		b.WriteString(indent(Escape(r.Text), "  "))
+	}
+	for _, u := range r.ToolUses {
+		input := string(u.Input)
+		if input == "" {
+			input = "{}"
+		}
+		// (In full, unlike a server's: this is what is sent.)
+		fmt.Fprintf(&b, "  [tool use %s] %s\n", EscapeLine(u.Name), EscapeLine(input))
+	}
+	return b.String()
 }
 
 // withdrawn tells the person, when a question went away because the

@@ -26,7 +26,7 @@ func TestSamplingToolUseChecked(t *testing.T) {
 		`/tool get_weather {}`,
 		`/tool`,
 		`/tool get_weather {"city":"Paris"}`,
-		"", "",
+		"", "s", "",
 	}, "\n"))
 	raw, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(params))
 	if err != nil {
@@ -59,7 +59,7 @@ func TestSamplingToolUseChecked(t *testing.T) {
 	}
 
 	// toolChoice none: no tool use is offered or taken.
-	s, out = sampler(t, "prompt", "/tool get_weather {}\nSunny.\n\n")
+	s, out = sampler(t, "prompt", "/tool get_weather {}\nSunny.\n\ns\n")
 	raw, err = s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(strings.Replace(toolParams, `"auto"`, `"none"`, 1)))
 	if err != nil || !strings.Contains(string(raw), `"text":"Sunny."`) || strings.Contains(string(raw), "tool_use") {
 		t.Errorf("none: got %s, %v\n%s", raw, err, out)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -339,7 +340,7 @@ const toolParams = `{"messages":[{"role":"user","content":{"type":"text","text":
  "toolChoice":{"mode":"auto"},"maxTokens":1000}`
 
 func TestSamplingPrompt(t *testing.T) {
-	s, out := sampler(t, "prompt", "The capital\nis Paris.\n\n")
+	s, out := sampler(t, "prompt", "The capital\nis Paris.\n\ns\n")
 	s.Who = func() string { return "demo-server 1.0" }
 	raw, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams))
 	if err != nil {
@@ -371,8 +372,97 @@ func TestSamplingPrompt(t *testing.T) {
 	}
 }
 
+// The reply is shown back before it is sent: the person sends it, edits
+// it (types it again) or declines the request, which the server gets as
+// the spec's refusal (-1). Enter alone does not send it (the reply ends
+// with an empty line, so an Enter too many would), and input that ends
+// before the review sends nothing.
+func TestSamplingReview(t *testing.T) {
+	s, out := sampler(t, "prompt", "Paris.\n\n\nx\ne\nLyon.\n\ns\n")
+	raw, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(raw), `"text":"Lyon."`) {
+		t.Errorf("got %s, want the edited reply\n%s", raw, out)
+	}
+	if !containsAll(out.String(), "Your reply:\n  Paris.\n", "Send it to the server? [s]end, [e]dit or [d]ecline: ",
+		"Please answer s, e or d: ", "please answer send, edit, decline", "Type the reply again; it replaces the one above", "Your reply:\n  Lyon.\n") {
+		t.Errorf("conversation:\n%s", out)
+	}
+
+	for name, tc := range map[string]struct{ input, said string }{
+		"declined":               {"Paris.\n\nd\n", "(declined)"},
+		"dismissed":              {"Paris.\n\n\x1b\n", "(dismissed)"},
+		"input ended":            {"Paris.\n", "(end of input before the review: declined)"},
+		"input ended at review":  {"Paris.\n\n", "(end of input before the review: declined)"},
+		"declined after an edit": {"Paris.\n\ne\n\n", "(declined)"},
+	} {
+		s, out := sampler(t, "prompt", tc.input)
+		_, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -1 || !strings.HasPrefix(rpcErr.Message, "User rejected sampling request") {
+			t.Errorf("%s: want the rejection (-1), got %v\n%s", name, err, out)
+		}
+		if !strings.Contains(out.String(), "Send it to the server?") || !strings.Contains(out.String(), tc.said) {
+			t.Errorf("%s: conversation:\n%s", name, out)
+		}
+	}
+}
+
+// Composing a reply and reviewing it are one conversation: a question
+// waiting for its turn does not come between them.
+func TestSamplingReviewKeepsTheTurn(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var out syncBuffer
+	p := NewPrompter(pr, &out, true)
+	person := NewPerson(p, nil)
+	ctx := testCtx(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := person.Sample(ctx, &inspector.SamplingQuestion{Server: "s", Request: &inspector.SamplingRequest{}})
+		done <- err
+	}()
+	waitFor(t, &out, "> ")
+	next := make(chan struct{})
+	go func() {
+		end, err := p.Begin(ctx)
+		if err == nil {
+			close(next)
+			end()
+		}
+	}()
+	testwait.For(t, "the other conversation to wait", func() bool { return p.conv.waiters() == 1 })
+	if _, err := pw.Write([]byte("hi\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, "Send it to the server?")
+	select {
+	case <-next:
+		t.Fatal("another conversation began between the reply and its review")
+	default:
+	}
+	if _, err := pw.Write([]byte("s\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sampling question did not end")
+	}
+	select {
+	case <-next:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other conversation did not begin")
+	}
+}
+
 func TestSamplingTools(t *testing.T) {
-	s, out := sampler(t, "prompt", "/tool get_weather {\"city\":\"Paris\"}\n\n")
+	s, out := sampler(t, "prompt", "/tool get_weather {\"city\":\"Paris\"}\n\ns\n")
 	raw, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(toolParams))
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +478,7 @@ func TestSamplingTools(t *testing.T) {
 	good := `{"messages":[{"role":"user","content":{"type":"text","text":"q"}},
 		{"role":"assistant","content":{"type":"tool_use","id":"a","name":"w","input":{}}},
 		{"role":"user","content":{"type":"tool_result","toolUseId":"a","content":[{"type":"text","text":"18C"}]}}],"maxTokens":10}`
-	s, out = sampler(t, "prompt", "Mild.\n\n")
+	s, out = sampler(t, "prompt", "Mild.\n\ns\n")
 	if _, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(good)); err != nil {
 		t.Errorf("a balanced tool loop was refused: %v", err)
 	}

@@ -30,6 +30,11 @@ var roughTools = []any{
 		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
+		"name":        "sample",
+		"description": "Asks for an LLM completion (sampling/createMessage) and answers with what it got, or the error",
+		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
 		"name":        "stubborn",
 		"description": "Sends progress until cancelled, then three more progress notifications and a log message; never answers",
 		"inputSchema": map[string]any{"type": "object"},
@@ -176,6 +181,20 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 			return
 		}
 		s.reply(m.ID, textResult("got "+string(r.Result), false))
+	case "sample":
+		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"sample-1"`), Method: "sampling/createMessage", Params: mustJSON(map[string]any{
+			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Capital of France?"}}},
+			"maxTokens": 20,
+		})})
+		r, ok := s.awaitFrame(func(r rawMsg) bool { return r.Method == "" && string(r.ID) == `"sample-1"` }, time.Minute)
+		switch {
+		case !ok:
+			s.reply(m.ID, textResult("the sampling request was not answered", true))
+		case r.Error != nil:
+			s.reply(m.ID, textResult("refused "+string(r.Error), false))
+		default:
+			s.reply(m.ID, textResult("got "+string(r.Result), false))
+		}
 	case "stubborn":
 		if token != nil {
 			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "message": "working"})})
