@@ -468,7 +468,8 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 // the 2026-07-28 era a transport with per-request streams (Streamable
 // HTTP) cancels by closing the request's stream instead of sending
 // notifications/cancelled (spec 2026-07-28: basic/transports,
-// "Cancellation").
+// "Cancellation"); earlier, the notification goes first, and then the
+// transport lets go of the stream (transport.RequestForgetter).
 func (s *Session) abandon(id jsonrpc.ID, reason string) {
 	if s.stateless() {
 		if rc, ok := transport.Find[transport.RequestCanceller](s.conn); ok && rc.CancelRequest(id.LooseKey()) {
@@ -479,6 +480,11 @@ func (s *Session) abandon(id jsonrpc.ID, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_ = s.conn.Write(ctx, transport.Frame{Data: jsonrpc.EncodeNotification(mcp.NotificationCancelled, params)})
+	// Nobody waits for the response any more: the transport need not
+	// follow (or resume) the stream that would carry it.
+	if f, ok := transport.Find[transport.RequestForgetter](s.conn); ok {
+		f.ForgetRequest(id.LooseKey())
+	}
 }
 
 // stateless reports whether the lifecycle sends requests in the

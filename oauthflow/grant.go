@@ -312,28 +312,13 @@ func requestSecrets(c *Client, params ...url.Values) []string {
 	return out
 }
 
-// redactSecrets replaces in s every secret, as it is and form-encoded
-// (as a server echoing the request would show it), with [redacted].
-func redactSecrets(s string, secrets []string) string {
-	for _, v := range secrets {
-		if v == "" {
-			continue
-		}
-		s = strings.ReplaceAll(s, v, "[redacted]")
-		if q := url.QueryEscape(v); q != v {
-			s = strings.ReplaceAll(s, q, "[redacted]")
-		}
-	}
-	return s
-}
-
 // tokenError describes a failed token request by the OAuth error it
 // carries, never by the request (which holds credentials). What the
 // endpoint answered is shown bounded, with the request's secrets
 // redacted: an endpoint (or a proxy's error page) may echo the request,
 // with the code, the verifier, the client secret or the refresh token.
 func tokenError(endpoint string, err error, secrets []string) error {
-	excerpt := func(s string) string { return transport.Excerpt(redactSecrets(s, secrets)) }
+	excerpt := func(s string) string { return transport.Excerpt(transport.RedactSecrets(s, secrets)) }
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0

@@ -340,23 +340,18 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 	return &c
 }
 
-// credential patterns in free text (stderr lines, HTTP summaries, frames
-// that are not JSON).
-var (
-	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
-	// keyValueRE is rules 1's: the names of legacyKeys.
-	keyValueRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
-	})
-	// namedValueRE is rules 2's: every NAME=VALUE, NAME: VALUE and
-	// "NAME": "VALUE", whose NAME secretName then judges.
-	namedValueRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`([A-Za-z0-9_.-]+)"?\s*[:=]\s*"?([^"&\s,;)]+)`)
-	})
-)
+// namedValueRE finds the values rules 2 judge in free text: every
+// NAME=VALUE, NAME: VALUE and "NAME": "VALUE", whose NAME secretName then
+// judges. (The patterns of rules 1, and the tokens after Bearer and
+// Basic, are transport's: see transport.RedactCredentials.)
+var namedValueRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([A-Za-z0-9_.-]+)"?\s*[:=]\s*"?([^"&\s,;)]+)`)
+})
 
 // Text returns s with known secrets, credential-like values and the
-// secrets in URLs (see RedactURL) replaced.
+// secrets in URLs replaced: by rules 1, what transport.RedactCredentials
+// finds; by rules 2, the secrets of URLs, the tokens after Bearer and
+// Basic, and the values of the names that secretName judges secret.
 func (r *Redactor) Text(s string) string {
 	if !r.Enabled() || s == "" {
 		return s
@@ -364,12 +359,11 @@ func (r *Redactor) Text(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, string(sec), Placeholder)
 	}
-	s = transport.RedactURLs(s)
-	s = authSchemeRE().ReplaceAllString(s, "${1}${2}"+Placeholder)
 	if r.rules == 1 {
-		return keyValueRE().ReplaceAllString(s, "${1}"+Placeholder)
+		// The name list of rules 1 is transport's (RedactCredentials).
+		return transport.RedactCredentials(s)
 	}
-	return namedValues(s)
+	return namedValues(transport.RedactAuthTokens(transport.RedactURLs(s)))
 }
 
 // namedValues replaces the values that follow secret names in s (rules

@@ -139,7 +139,7 @@ func (c *HTTPConn) first(ctx context.Context, f Frame) error {
 		// Said once: the second failure's own "transport failure: " prefix
 		// would repeat the first's.
 		return &messageError{
-			msg:  fmt.Sprintf("%v: %s; and it is not an HTTP+SSE server either: %s", ErrTransport, msg, strings.TrimPrefix(err.Error(), ErrTransport.Error()+": ")),
+			msg:  fmt.Sprintf("%v: %s; and it is not an HTTP+SSE server either: %s", ErrTransport, msg, causeText(err)),
 			errs: []error{ErrTransport, err},
 		}
 	}
@@ -177,8 +177,12 @@ func (c *HTTPConn) CarriesRoutes() bool { return true }
 // (see RequestCanceller).
 func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) }
 
-// OnRequestLost registers fn to learn about routed requests whose response
-// stream ended before the response (see LossReporter).
+// ForgetRequest closes the response stream of request id, once it owes
+// no other request a response (see RequestForgetter).
+func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
+
+// OnRequestLost registers fn to learn about requests whose response
+// stream ended before the response and cannot go on (see LossReporter).
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {
 	c.b.lostMu.Lock()
 	c.b.onLost = fn

@@ -235,7 +235,7 @@ func testStreamClosedEarlyWithRetry(t *testing.T) {
 }
 
 // A stream that ends before the response, with no event id to resume from,
-// fails the connection with a clear error rather than hanging.
+// fails its request with a clear error rather than hanging.
 func TestStreamEndsWithoutEventID(t *testing.T) { synctest.Test(t, testStreamEndsWithoutEventID) }
 
 func testStreamEndsWithoutEventID(t *testing.T) {

@@ -229,6 +229,10 @@ func (b *httpBase) reportLost(ids []string, err error) {
 // exchange is one HTTP request whose response headers have arrived.
 type exchange struct {
 	resp *http.Response
+	// secrets are the credentials the request carried (see
+	// requestSecrets), for an error answer that quotes them; nil for a
+	// successful one.
+	secrets []string
 	// cancel aborts the request and its body.
 	cancel context.CancelFunc
 	// stop detaches the request from the caller's context, so that its body
@@ -242,6 +246,19 @@ func (x *exchange) release() {
 	x.resp.Body.Close()
 	x.stop()
 	x.cancel()
+}
+
+// bodyExcerpt is a short excerpt of an error answer's body for its
+// error message (see bodyExcerpt), without the credentials the request
+// carried should the server quote them.
+func (x *exchange) bodyExcerpt() string {
+	return bodyExcerpt(x.resp, x.secrets)
+}
+
+// excerpt is excerptBody of body, the error answer's body (complete:
+// read to its end), without the credentials the request carried.
+func (x *exchange) excerpt(body []byte, complete bool) string {
+	return excerptBody(redactBody(body, complete, x.secrets), mediaType(x.resp))
 }
 
 // close closes the body and releases the request. A short body of known
@@ -349,6 +366,14 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			}
 			return nil, classifyDoError(ctx, r.Method, r.URL.String(), err)
 		}
+		var secrets []string
+		var body string
+		if resp.StatusCode >= 300 {
+			secrets = requestSecrets(r.Header, b.opts.Header)
+			if b.opts.Observer != nil {
+				body = wireBody(resp, secrets)
+			}
+		}
 		ct := resp.Header.Get("Content-Type")
 		text = resp.Status
 		if ct != "" {
@@ -362,9 +387,12 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		if h := headerSummary(resp.Header, nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
 		}
+		if body != "" {
+			text += " body: " + body
+		}
 		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,
 			ContentType: ct, SessionID: resp.Header.Get("Mcp-Session-Id")})
-		x := &exchange{resp: resp, cancel: cancel, stop: stop}
+		x := &exchange{resp: resp, secrets: secrets, cancel: cancel, stop: stop}
 		if ce := undecoded(resp); ce != "" {
 			x.close()
 			return nil, fmt.Errorf("%w: %s %s: the server encoded its answer with Content-Encoding %q, which mcpx does not decode (it asks for gzip, or for no encoding)",
@@ -378,7 +406,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			URL:          r.URL.String(),
 			Status:       resp.StatusCode,
 			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
-			Body:         bodyExcerpt(resp),
+			Body:         x.bodyExcerpt(),
 			CredentialID: CredentialID(r.Header.Get("Authorization")),
 			Header:       resp.Header.Clone(),
 		}
@@ -402,6 +430,85 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			return nil, ue
 		}
 	}
+}
+
+// maxWireBody bounds the start of an error answer's body that --wire
+// shows: enough for a server's message, a JSON error or the head of an
+// error page, never a whole page of megabytes on one line.
+const maxWireBody = 2 << 10
+
+// wireBody returns, for --wire, the start of the body of resp, an error
+// answer (3xx and above, which is all mcpx sees of what went wrong when
+// the error message summarises it), and puts back what it read, so the
+// body reads as it came. It is bounded (maxWireBody), its control
+// characters escaped, the request's credentials (secrets) and whatever
+// looks like one redacted (RedactCredentials, as in traces); a body cut
+// short is never cut inside one of secrets. "" when the body is empty, or
+// is a JSON-RPC response, which --wire shows as the frame it is.
+func wireBody(resp *http.Response, secrets []string) string {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxWireBody+1))
+	if len(raw) == 0 {
+		return ""
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(raw), resp.Body), resp.Body}
+	complete := len(raw) <= maxWireBody
+	if complete && mediaType(resp) == "application/json" && len(responseIDs(raw)) > 0 {
+		return ""
+	}
+	shown := redactBody(raw, complete, secrets)
+	t := strings.TrimRight(RedactCredentials(string(shown)), "\r\n")
+	c := cutAt(t, maxWireBody) // redaction may have made it longer
+	out := escapeControls(c)
+	switch {
+	case complete && len(c) == len(t):
+	case resp.ContentLength > 0:
+		out += fmt.Sprintf("… (%d bytes)", resp.ContentLength)
+	default:
+		out += "…"
+	}
+	return out
+}
+
+// requestSecrets lists the credentials in h, the headers of a request:
+// the values of the headers that --wire shows as [redacted] (see
+// headerSummary: credentials, and the headers the user added, added,
+// but MCP's and the standard ones that never carry one, plainHeader),
+// and the token after the scheme of each ("Bearer TOKEN"). Values under
+// 4 bytes are left out: they would redact innocent text.
+func requestSecrets(h, added http.Header) []string {
+	var out []string
+	keep := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	for name, vs := range h {
+		if !sensitiveHeader(name) && (added.Get(name) == "" || mcpHeader(name) || plainHeader(name)) {
+			continue
+		}
+		for _, v := range vs {
+			keep(v)
+			if _, token, ok := strings.Cut(v, " "); ok {
+				keep(token)
+			}
+		}
+	}
+	return out
+}
+
+// plainHeader reports the standard request headers whose values describe
+// the request, never a credential: a server that quotes the Origin it
+// refused (-H 'Origin: …') is quoted as it is.
+func plainHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Accept", "Accept-Encoding", "Accept-Language", "Cache-Control", "Content-Type",
+		"Origin", "Pragma", "Referer", "User-Agent":
+		return true
+	}
+	return false
 }
 
 // undecoded returns the Content-Encoding of a successful answer with a

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // HTTPMode chooses how an HTTP connection talks to the server.
@@ -142,8 +141,12 @@ var (
 	// ErrUnauthorized is matched by *UnauthorizedError.
 	ErrUnauthorized = errors.New("authorization required")
 	// ErrStreamLost marks a request whose response stream ended before its
-	// response (2026-07-28 Streamable HTTP, where streams are not resumed):
-	// that request is lost, the connection is not. It wraps ErrTransport.
+	// response and cannot go on: in 2026-07-28 Streamable HTTP, where
+	// streams are not resumed, as soon as it ends; earlier, once resuming
+	// it failed (refused, no event id to resume from, an event over the
+	// maximum message size, attempts exhausted, the session ended). That
+	// request is lost, the connection and the other requests are not (see
+	// LossReporter). It wraps ErrTransport.
 	ErrStreamLost = fmt.Errorf("%w: response stream lost", ErrTransport)
 )
 
@@ -324,19 +327,62 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 }
 
 // bodyExcerpt reads at most a little of resp's body and returns it on
-// one line (see excerptBody).
-func bodyExcerpt(resp *http.Response) string {
+// one line (see excerptBody), without secrets, the credentials of the
+// request, should the server quote them (see redactBody).
+func bodyExcerpt(resp *http.Response, secrets []string) string {
 	if resp == nil || resp.Body == nil {
 		return ""
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	limit := 512
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
 	mt := mediaType(resp)
-	if len(b) == 512 && isHTML(mt, b) {
+	if len(b) == limit && isHTML(mt, b) {
 		// A page's title may follow a long head.
 		more, _ := io.ReadAll(io.LimitReader(resp.Body, maxHTMLExcerpt-512))
-		b = append(b, more...)
+		b, limit = append(b, more...), maxHTMLExcerpt
 	}
-	return excerptBody(b, mt)
+	return excerptBody(redactBody(b, len(b) < limit, secrets), mt)
+}
+
+// redactBody returns b, a body or (complete false) the start of one,
+// with every one of secrets replaced (see RedactSecrets). The start of a
+// body is cut first where no secret is cut short: one cut short would
+// not be recognised, and its start would be shown.
+func redactBody(b []byte, complete bool, secrets []string) []byte {
+	if len(secrets) == 0 {
+		return b
+	}
+	if !complete {
+		b = safePrefix(b, secrets)
+	}
+	return []byte(RedactSecrets(string(b), secrets))
+}
+
+// safePrefix returns the longest start of b, the start of a longer text,
+// in which no one of secrets may be cut short: one that b ends in the
+// middle of starts in its last len(secret)-1 bytes, and one that ends
+// past the cut starts before it.
+func safePrefix(b []byte, secrets []string) []byte {
+	cut := len(b)
+	for _, s := range secrets {
+		cut = min(cut, len(b)-len(s)+1)
+	}
+	for again := true; again && cut > 0; {
+		again = false
+		for _, s := range secrets {
+			for i := 0; i < cut; {
+				j := bytes.Index(b[i:], []byte(s))
+				if j < 0 {
+					break
+				}
+				if at := i + j; at < cut && at+len(s) > cut {
+					cut, again = at, true
+				}
+				i += j + 1
+			}
+		}
+	}
+	return b[:max(cut, 0)]
 }
 
 // maxHTMLExcerpt bounds what is read of an HTML error page to summarise
@@ -359,14 +405,10 @@ func excerptBody(b []byte, mt string) string {
 // never within a character, marking the cut with "…".
 func cutLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
+	if t := cutAt(s, n); len(t) < len(s) {
+		return t + "…"
 	}
-	s = s[:n]
-	if i := lastRuneStart(s); !utf8.FullRuneInString(s[i:]) {
-		s = s[:i]
-	}
-	return s + "…"
+	return s
 }
 
 // isHTML reports whether a body of media type mt starting with b is an

@@ -69,16 +69,36 @@ type RequestCanceller interface {
 	CancelRequest(id string) bool
 }
 
+// RequestForgetter is implemented by connections that follow a request's
+// response stream on their own after Write returned: Streamable HTTP
+// reads the SSE stream answering a POST, and resumes it when it breaks
+// (spec 2025-11-25: basic/transports, "Resumability and Redelivery").
+// The caller calls ForgetRequest once it stopped waiting for request id
+// (a timeout, the user's interrupt) and told the server so with
+// notifications/cancelled: the stream is closed, which the client may do
+// at any time, once it owes no other request a response, rather than
+// kept open, and resumed when it breaks, for a response nobody waits for
+// (a server that polls by closing its stream with a retry field was
+// polled for as long as the session lasted). id is normalized as for
+// LossReporter.
+type RequestForgetter interface {
+	ForgetRequest(id string)
+}
+
 // LossReporter is implemented by connections on which the response to one
 // request can be lost while the connection lives on: in 2026-07-28
 // Streamable HTTP, a response stream that ends before its response loses
 // that request, and streams are not resumable (spec 2026-07-28:
 // basic/transports/streamable-http, "Receiving Messages"); in earlier
-// revisions, a broken stream whose resumption finds the session ended
-// (the error then matches ErrSessionExpired). The session
-// registers fn before the first Write; fn is called with the request's id
-// (normalized: a JSON string's contents, a number's digits) and the reason,
-// from Read, after every frame that arrived before the loss was returned.
+// revisions, a broken stream that cannot be resumed loses the requests it
+// still owed a response, and only those: redelivery is per stream (spec
+// 2025-11-25: basic/transports, "Resumability and Redelivery"). The
+// reason matches ErrStreamLost, and ErrSessionExpired when resuming found
+// the session ended. The session registers fn before the first Write; fn
+// is called with the request's id (normalized: a JSON string's contents,
+// a number's digits) and the reason, from Read, after every frame that
+// arrived before the loss was returned. Without fn the connection fails
+// instead.
 type LossReporter interface {
 	OnRequestLost(fn func(id string, err error))
 }

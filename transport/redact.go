@@ -3,7 +3,9 @@ package transport
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -210,6 +212,53 @@ func mayHoldSecret(u string) bool {
 	return false
 }
 
+// Credential patterns in free text (stderr lines, HTTP summaries and
+// error bodies, frames that are not JSON).
+var (
+	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
+	keyValueRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
+	})
+)
+
+// RedactCredentials returns s with what looks like a credential in free
+// text replaced by [redacted]: the secrets of the URLs in it (see
+// RedactURLs), the token after Bearer or Basic (RedactAuthTokens), and
+// the value after a credential's name (access_token=, "password": ,
+// Cookie: ). --wire redacts the bodies of HTTP error answers with it,
+// which a server or a proxy may fill with the request it refused, and
+// traces of redaction rules 1 their text (package record).
+func RedactCredentials(s string) string {
+	if s == "" {
+		return s
+	}
+	s = RedactAuthTokens(RedactURLs(s))
+	return keyValueRE().ReplaceAllString(s, "${1}"+redactedValue)
+}
+
+// RedactAuthTokens returns s with the token after "Bearer" or "Basic"
+// (an Authorization header quoted in free text) replaced by [redacted].
+func RedactAuthTokens(s string) string {
+	return authSchemeRE().ReplaceAllString(s, "${1}${2}"+redactedValue)
+}
+
+// RedactSecrets returns s with every one of secrets, as it is and
+// form-encoded (as a server echoing a request would show it), replaced
+// by [redacted]: for text a server sent back that may quote the
+// credentials mcpx sent it. Empty secrets are skipped.
+func RedactSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, redactedValue)
+		if q := url.QueryEscape(v); q != v {
+			s = strings.ReplaceAll(s, q, redactedValue)
+		}
+	}
+	return s
+}
+
 // redactedError shows its error's message with the URLs in it redacted,
 // and unwraps to it, so errors.Is and errors.As see the original chain.
 type redactedError struct{ err error }
@@ -237,14 +286,29 @@ func QuoteExcerpt(s string) string {
 // bury everything else. Programs that need the full value keep it in the
 // error's fields.
 func Excerpt(s string) string {
-	cut := len(s) > maxExcerpt
-	t := s
-	if cut {
-		t = s[:maxExcerpt]
-		if i := lastRuneStart(t); !utf8.FullRuneInString(t[i:]) {
-			t = t[:i] // do not split a character
-		}
+	t := cutAt(s, maxExcerpt)
+	out := escapeControls(t)
+	if len(t) < len(s) {
+		out += fmt.Sprintf("… (%d bytes)", len(s))
 	}
+	return out
+}
+
+// cutAt returns s cut to at most n bytes, never within a character.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := lastRuneStart(s); !utf8.FullRuneInString(s[i:]) {
+		s = s[:i]
+	}
+	return s
+}
+
+// escapeControls returns s with its control characters (C0, DEL, C1)
+// and the bytes that are not UTF-8 shown as \x or \u escapes.
+func escapeControls(t string) string {
 	var b strings.Builder
 	for i := 0; i < len(t); {
 		r, size := utf8.DecodeRuneInString(t[i:])
@@ -259,9 +323,6 @@ func Excerpt(s string) string {
 			b.WriteString(t[i : i+size])
 		}
 		i += size
-	}
-	if cut {
-		fmt.Fprintf(&b, "… (%d bytes)", len(s))
 	}
 	return b.String()
 }

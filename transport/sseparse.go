@@ -43,11 +43,12 @@ type sseReader struct {
 	rerr  error // the read error (io.EOF at the end), once there is one
 	limit int64
 
-	lastID  string        // the last event id string (set when an event is dispatched)
-	idBuf   string        // the last event id buffer (set by each id field)
-	retry   time.Duration // the reconnection time the server asked for, 0 if none
-	first   bool          // no line read yet (a leading BOM is skipped)
-	afterCR bool          // the last line ended with CR: an LF right after belongs to it
+	lastID   string        // the last event id string (set when an event is dispatched)
+	idBuf    string        // the last event id buffer (set by each id field)
+	retry    time.Duration // the reconnection time the server asked for
+	retrySet bool          // a retry field set it (0 is a value: reconnect at once)
+	first    bool          // no line read yet (a leading BOM is skipped)
+	afterCR  bool          // the last line ended with CR: an LF right after belongs to it
 
 	// The line being parsed.
 	lineLen int64  // bytes of the line so far
@@ -127,8 +128,15 @@ func newSSEReaderLimit(r io.Reader, lastID string, limit int64) *sseReader {
 func (p *sseReader) LastEventID() string { return p.lastID }
 
 // Retry returns the reconnection delay the server set with a retry field,
-// or 0 when it set none.
-func (p *sseReader) Retry() time.Duration { return p.retry }
+// and whether it set one: "retry: 0" asks to reconnect at once, which is
+// not the same as asking nothing.
+func (p *sseReader) Retry() (time.Duration, bool) { return p.retry, p.retrySet }
+
+// maxRetryField is the reconnection time a retry field of more digits
+// than fit 31 bits stands for: the standard takes any run of digits, so
+// such a value asks for a very long wait (about 24.8 days), which is
+// not the same as asking nothing.
+const maxRetryField = (1<<31 - 1) * time.Millisecond
 
 // Next returns the next event. Blocks that dispatch nothing (comments, a
 // lone retry field, an event with no data field) are consumed silently but
@@ -349,8 +357,13 @@ func (p *sseReader) endLine() error {
 			p.idSet = true
 		}
 	case fieldRetry:
-		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil && isDigits(value) {
-			p.retry = time.Duration(n) * time.Millisecond
+		if isDigits(value) {
+			// Only digits: the standard sets the reconnection time to
+			// that many milliseconds, however many there are.
+			p.retry, p.retrySet = maxRetryField, true
+			if n, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+				p.retry = time.Duration(n) * time.Millisecond
+			}
 		}
 	}
 	p.lineLen, p.name, p.state, p.field = 0, p.name[:0], lineName, fieldOther

@@ -25,7 +25,7 @@ func FuzzSSEReader(f *testing.F) {
 	f.Add([]byte("event: "+strings.Repeat("e", maxSSEField)+"\ndata: x\n\n"), []byte{255})
 	f.Fuzz(func(t *testing.T, stream, chunks []byte) {
 		want, wantID, ms := fuzzing.SSE(stream)
-		wantRetry := time.Duration(max(ms, 0)) * time.Millisecond
+		wantRetry, wantSet := time.Duration(max(ms, 0))*time.Millisecond, ms >= 0
 		p := newSSEReader(fuzzing.ChunkReader(stream, chunks), "")
 		var got []sseEvent
 		for {
@@ -62,8 +62,8 @@ func FuzzSSEReader(f *testing.F) {
 				t.Fatalf("stream %q in chunks %v: event %d is %+v, want %+v", stream, chunks, i, g, w)
 			}
 		}
-		if p.LastEventID() != wantID || p.Retry() != wantRetry {
-			t.Fatalf("stream %q: last event id %q, retry %v; want %q, %v", stream, p.LastEventID(), p.Retry(), wantID, wantRetry)
+		if retry, set := p.Retry(); p.LastEventID() != wantID || retry != wantRetry || set != wantSet {
+			t.Fatalf("stream %q: last event id %q, retry %v (set %v); want %q, %v (set %v)", stream, p.LastEventID(), retry, set, wantID, wantRetry, wantSet)
 		}
 	})
 }

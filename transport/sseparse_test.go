@@ -34,6 +34,9 @@ func TestSSEReader(t *testing.T) {
 		want  []sseEvent
 		last  string
 		retry time.Duration
+		// zeroRetry: a retry field set the reconnection time to 0 (a
+		// retry of 0 otherwise means none was set).
+		zeroRetry bool
 	}{
 		{
 			name:  "one message, LF",
@@ -94,6 +97,18 @@ func TestSSEReader(t *testing.T) {
 			want:  []sseEvent{{Type: "message", Data: []byte("x")}},
 		},
 		{
+			name:      "retry: 0 asks to reconnect at once, which is a value",
+			input:     "retry: 500\nretry: 0\ndata: x\n\n",
+			want:      []sseEvent{{Type: "message", Data: []byte("x")}},
+			zeroRetry: true,
+		},
+		{
+			name:  "a retry of more digits than 31 bits hold asks for the longest wait",
+			input: "retry: 99999999999\ndata: x\n\n",
+			want:  []sseEvent{{Type: "message", Data: []byte("x")}},
+			retry: (1<<31 - 1) * time.Millisecond,
+		},
+		{
 			name:  "event type",
 			input: "event: endpoint\ndata: /message?sessionId=1\n\n",
 			want:  []sseEvent{{Type: "endpoint", Data: []byte("/message?sessionId=1")}},
@@ -131,8 +146,9 @@ func TestSSEReader(t *testing.T) {
 			if p.LastEventID() != tt.last {
 				t.Errorf("LastEventID = %q, want %q", p.LastEventID(), tt.last)
 			}
-			if p.Retry() != tt.retry {
-				t.Errorf("Retry = %v, want %v", p.Retry(), tt.retry)
+			retry, set := p.Retry()
+			if wantSet := tt.retry != 0 || tt.zeroRetry; retry != tt.retry || set != wantSet {
+				t.Errorf("Retry = %v (set %v), want %v (set %v)", retry, set, tt.retry, wantSet)
 			}
 		})
 	}

@@ -36,6 +36,9 @@ type streamable struct {
 	routed     map[string]context.CancelFunc
 	routedSeen map[string]bool
 	onLost     func(id string, err error)
+	// following holds the POST streams of the handshake era by the ids of
+	// the requests they still owe a response, for ForgetRequest.
+	following map[string]*streamState
 }
 
 func newStreamable(b *httpBase, u string) *streamable {
@@ -105,17 +108,77 @@ func (s *streamable) SessionID() string {
 	return id
 }
 
-// adoptSession keeps the session id the server assigned (at initialize).
-func (s *streamable) adoptSession(resp *http.Response) {
+// adoptSession keeps the session id the server assigned (at initialize),
+// once it is one mcpx can send back (see checkSessionID).
+func (s *streamable) adoptSession(method string, resp *http.Response) error {
 	v := resp.Header.Get("Mcp-Session-Id")
 	if v == "" {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sessionID == "" {
-		s.sessionID = v
+	if s.sessionID != "" {
+		return nil
 	}
+	if err := checkSessionID(v); err != nil {
+		err.Method, err.URL = method, s.url
+		return err
+	}
+	s.sessionID = v
+	return nil
+}
+
+// maxSessionID is the longest Mcp-Session-Id mcpx takes. The id goes
+// back to the server in a header of every request, where proxies and
+// servers refuse much longer lines (nginx's buffer for a header line is
+// 8 KiB), and one of megabytes would go with each; a UUID, a JWT or a
+// hash fits many times over.
+const maxSessionID = 4 << 10
+
+// SessionIDError reports an Mcp-Session-Id that mcpx refuses to adopt,
+// and so to send back with every request: one holding a byte outside
+// visible ASCII (0x21 to 0x7E), which the spec forbids (spec 2025-11-25:
+// basic/transports, "Session Management"), and which would otherwise go
+// out in headers as the server wrote it; or one longer than mcpx takes
+// (maxSessionID). The session cannot be used, so the request that got it
+// (initialize) fails. It matches ErrTransport.
+type SessionIDError struct {
+	// Method and URL are the request whose answer carried the id.
+	Method, URL string
+	// ID is the session id as the server sent it.
+	ID string
+	// Offset is the index in ID of the first byte outside 0x21 to 0x7E,
+	// -1 when the id is refused for its length.
+	Offset int
+	// Limit is the longest session id mcpx takes, in bytes.
+	Limit int
+}
+
+func (e *SessionIDError) Error() string {
+	what := fmt.Sprintf("%s %s: the server's Mcp-Session-Id", e.Method, RedactURL(e.URL))
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s is %d bytes long, more than the %s mcpx takes (it would go back to the server with every request)",
+			what, len(e.ID), FormatSize(int64(e.Limit)))
+	}
+	return fmt.Sprintf("%s \"%s\" holds the byte 0x%02x at offset %d, but a session id may hold only visible ASCII (0x21 to 0x7E); mcpx does not send it back",
+		what, Excerpt(e.ID), e.ID[e.Offset], e.Offset)
+}
+
+// Is makes errors.Is(err, ErrTransport) true.
+func (e *SessionIDError) Is(target error) bool { return target == ErrTransport }
+
+// checkSessionID returns why a client must not adopt session id id, nil
+// when it may.
+func checkSessionID(id string) *SessionIDError {
+	if len(id) > maxSessionID {
+		return &SessionIDError{ID: id, Offset: -1, Limit: maxSessionID}
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return &SessionIDError{ID: id, Offset: i, Limit: maxSessionID}
+		}
+	}
+	return nil
 }
 
 // forgetSession drops session id (if it is still the current one) and
@@ -189,7 +252,8 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// is the server's, not a transport failure, and it is not a reason
 		// to try the HTTP+SSE transport either (spec 2026-07-28:
 		// basic/transports/streamable-http, "Backward Compatibility").
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		const most = 1 << 20
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, most))
 		x.close()
 		if answersAny(body, ids) && mediaTypeOf(resp.Header.Get("Content-Type")) == "application/json" {
 			meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
@@ -198,22 +262,25 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			}
 			return nil
 		}
-		excerpt := excerptBody(body, mediaType(resp))
+		excerpt := x.excerpt(body, len(body) < most)
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
 		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
-		fb := &fallbackError{status: status, body: bodyExcerpt(resp)}
+		fb := &fallbackError{status: status, body: x.bodyExcerpt()}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := newHTTPError("POST", s.url, resp, bodyExcerpt(resp))
+		e := newHTTPError("POST", s.url, resp, x.bodyExcerpt())
 		x.close()
 		return e
 	}
 	if !routed {
-		s.adoptSession(resp)
+		if err := s.adoptSession("POST", resp); err != nil {
+			x.close()
+			return err
+		}
 	}
 	mt := mediaType(resp)
 	switch {
@@ -222,7 +289,11 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			x.close()
 			return ctx.Err()
 		}
-		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed}
+		// The stream, and the GETs that resume it, live until it is
+		// answered, forgotten (ForgetRequest) or the connection closes.
+		streamCtx, cancel := context.WithCancel(s.b.ctx)
+		x.stop = context.AfterFunc(streamCtx, x.cancel)
+		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed, cancel: cancel}
 		if len(ids) > 0 {
 			st.pending = map[string]bool{}
 			for _, id := range ids {
@@ -231,13 +302,20 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		}
 		if routed {
 			s.trackRouted(ids, x.cancel)
+		} else {
+			s.follow(ids, st)
 		}
 		if !s.b.spawn(func() {
+			defer cancel()
 			if routed {
 				defer s.untrackRouted(ids)
+			} else {
+				defer s.unfollow(ids, st)
 			}
-			s.runPostStream(x, st)
+			s.runPostStream(streamCtx, x, st)
 		}) {
+			cancel()
+			s.unfollow(ids, st)
 			x.close()
 			return ErrClosed
 		}
@@ -345,10 +423,39 @@ type streamState struct {
 	// a notification (read to its end, never resumed).
 	pending map[string]bool
 	lastID  string
-	retry   time.Duration
+	// retry is the reconnection time the server set with a retry field
+	// (retrySet), which may be 0: reconnect at once.
+	retry    time.Duration
+	retrySet bool
 	// routed marks the response stream of a request sent with a Route
 	// (2026-07-28): it carries no session and is never resumed.
 	routed bool
+	// cancel ends the stream, and any GET resuming it; mu guards pending,
+	// which ForgetRequest changes too.
+	cancel context.CancelFunc
+	mu     sync.Mutex
+}
+
+// answered removes the requests data answers from those st owes, and
+// reports whether it owes none any more.
+func (st *streamState) answered(data []byte) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range responseIDs(data) {
+		delete(st.pending, id)
+	}
+	return len(st.pending) == 0
+}
+
+// owed returns the ids of the requests st still owes a response.
+func (st *streamState) owed() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ids := make([]string, 0, len(st.pending))
+	for id := range st.pending {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // errAnswered ends reading a POST stream once every response arrived.
@@ -359,22 +466,20 @@ var errAnswered = errors.New("all responses arrived")
 func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
 	p := newSSEReaderLimit(resp.Body, st.lastID, s.b.opts.MaxMessageSize)
 	n := 0
-	defer func() {
+	keep := func() {
 		st.lastID = p.LastEventID()
-		if r := p.Retry(); r > 0 {
-			st.retry = r
+		if r, ok := p.Retry(); ok {
+			st.retry, st.retrySet = r, true
 		}
-	}()
+	}
+	defer keep()
 	for {
 		ev, err := p.Next()
 		if err != nil {
 			return n, err
 		}
 		n++
-		st.lastID = p.LastEventID()
-		if r := p.Retry(); r > 0 {
-			st.retry = r
-		}
+		keep()
 		meta := &Meta{HTTPMethod: method, URL: s.url, HTTPStatus: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 			SessionID: s.SessionID(), StreamID: st.name}
 		if ev.HasID {
@@ -383,10 +488,11 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 		if len(ev.Data) == 0 {
 			// A priming event: an id (and perhaps retry) to resume from.
 			text := fmt.Sprintf("SSE %s: event id=%q with no data (priming)", st.name, ev.ID)
-			if st.retry > 0 {
+			if st.retrySet {
 				text += fmt.Sprintf(", retry %s", st.retry)
 			}
-			s.b.observeStream(text, meta, p.Retry())
+			r, _ := p.Retry()
+			s.b.observeStream(text, meta, r)
 			continue
 		}
 		if ev.Type != "message" {
@@ -396,13 +502,8 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 		if !s.b.deliver(Frame{Data: ev.Data, Meta: meta}) {
 			return n, ErrClosed
 		}
-		if st.pending != nil {
-			for _, id := range responseIDs(ev.Data) {
-				delete(st.pending, id)
-			}
-			if len(st.pending) == 0 {
-				return n, errAnswered
-			}
+		if st.pending != nil && st.answered(ev.Data) {
+			return n, errAnswered
 		}
 	}
 }
@@ -415,16 +516,25 @@ func (s *streamable) maxReconnects() int {
 }
 
 // minRetry is the shortest wait before reconnecting that a server's retry
-// field gets: a server that meant seconds (retry: 3) or set 1 ms had mcpx
-// reopen its stream hundreds of times a second for as long as the session
-// lasted. Waiting longer than retry is the client's to choose (WHATWG
-// HTML, "Server-sent events": the user agent may wait some more); it
-// still waits at least what the server asked (spec 2025-11-25:
+// field gets: a server that meant seconds (retry: 3), set 1 ms or 0 had
+// mcpx reopen its stream hundreds of times a second for as long as the
+// session lasted. Waiting longer than retry is the client's to choose
+// (WHATWG HTML, "Server-sent events": the user agent may wait some more);
+// it still waits at least what the server asked (spec 2025-11-25:
 // basic/transports, "Sending Messages to the Server").
 const minRetry = 100 * time.Millisecond
 
+// maxRetryWait is the longest reconnection time (a retry field) mcpx
+// waits out before resuming a stream that still owes responses. The
+// client must wait at least what the server asked (spec 2025-11-25:
+// basic/transports, "Sending Messages to the Server"), and a server that
+// asks for more than an hour (retry: 2000000000 is 23 days) had the
+// request sit until its timeout with no word of why: its requests are
+// given up at once instead, saying what the server asked.
+const maxRetryWait = time.Hour
+
 func (s *streamable) delay(st *streamState) time.Duration {
-	if st.retry > 0 {
+	if st.retrySet {
 		return max(st.retry, minRetry)
 	}
 	if s.b.opts.ReconnectDelay > 0 {
@@ -433,71 +543,128 @@ func (s *streamable) delay(st *streamState) time.Duration {
 	return time.Second
 }
 
+// errNotSSE marks a GET answered 200 with something other than an SSE
+// stream: asking again would get the same.
+var errNotSSE = errors.New("not an SSE stream")
+
+// retryable reports whether a GET that failed to open (or resume) an SSE
+// stream may succeed if tried again: a network failure, a server error
+// (5xx), 408 or 429. A refusal (another 4xx, 401 and 403 once the
+// Authorizer gave up, a refused redirect), an ended session or an answer
+// that is no SSE stream would only be repeated.
+func retryable(err error) bool {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Status >= 500 || he.Status == http.StatusRequestTimeout || he.Status == http.StatusTooManyRequests
+	}
+	return !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrSessionExpired) &&
+		!errors.Is(err, ErrRedirect) && !errors.Is(err, errNotSSE)
+}
+
+// causeText is err's message without the "transport failure: " it starts
+// with when it wraps ErrTransport, for quoting it inside the message of
+// another transport failure.
+func causeText(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrTransport.Error()+": ")
+}
+
+// streamLost is the error of requests whose response stream ended before
+// their responses and cannot go on: it matches ErrStreamLost (so
+// ErrTransport) and cause, which it quotes after what happened.
+func streamLost(cause error, format string, args ...any) error {
+	msg := ErrStreamLost.Error() + ": " + fmt.Sprintf(format, args...)
+	errs := []error{ErrStreamLost}
+	if cause != nil {
+		msg += ": " + causeText(cause)
+		errs = append(errs, cause)
+	}
+	return &messageError{msg: RedactURLs(msg), errs: errs}
+}
+
 // runPostStream reads a POST's SSE stream until every response it owes has
 // arrived. When the stream breaks first, it resumes it with GET and
 // Last-Event-ID after the server's retry delay (spec 2025-11-25:
 // basic/transports, "Resumability and Redelivery"), never re-sending the
-// request. When it cannot, the connection fails: the response is lost.
-func (s *streamable) runPostStream(x *exchange, st *streamState) {
+// request. When it cannot, the requests still owed a response on this
+// stream are lost (see LossReporter), each with an error matching
+// ErrStreamLost that says why; the session and every other request carry
+// on: a stream that cannot be resumed is that stream's loss, and the
+// spec's redelivery is per stream ("on the stream that was disconnected").
+//
+// ctx ends the stream: the connection closed, or the requests it owed
+// were forgotten (ForgetRequest); it then ends quietly.
+func (s *streamable) runPostStream(ctx context.Context, x *exchange, st *streamState) {
 	failures := 0
 	method := "POST"
+	var last error // why the last attempt to resume failed
 	for {
 		n, err := s.consume(x.resp, st, method)
 		x.release()
-		if errors.Is(err, errAnswered) || s.b.ctx.Err() != nil {
+		if errors.Is(err, errAnswered) || ctx.Err() != nil {
 			return
 		}
 		if n > 0 {
-			failures = 0
-		}
-		why := "ended"
-		if err != nil && !errors.Is(err, io.EOF) {
-			why = "broke (" + err.Error() + ")"
+			failures, last = 0, nil
 		}
 		if st.pending == nil {
 			// Nothing was owed (a notification that got a stream).
 			return
 		}
+		what := "the SSE stream answering POST " + s.shown
+		if st.routed {
+			what = "the response stream of POST " + s.shown
+		}
+		why := "ended"
+		switch {
+		case err != nil && !errors.Is(err, io.EOF):
+			why = "broke (" + causeText(err) + ")"
+		case method == "GET" && n == 0:
+			why = "ended again as soon as it was resumed, with no event"
+		}
 		if errors.Is(err, ErrFrameTooLarge) {
 			// Resuming would only send the same event again.
-			if st.routed {
-				s.lost(st, fmt.Errorf("%w: POST %s: %w", ErrStreamLost, s.url, err))
-			} else {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s: %w", ErrTransport, s.url, err))
-			}
+			s.lost(st, streamLost(err, "%s", what))
 			return
 		}
 		if st.routed {
 			// 2026-07-28 streams are not resumable: the requests still owed
 			// a response are lost, the connection lives on (spec 2026-07-28:
 			// basic/transports/streamable-http, "Receiving Messages").
-			s.lost(st, fmt.Errorf("%w: the response stream of POST %s %s before the response arrived", ErrStreamLost, s.shown, why))
+			s.lost(st, streamLost(nil, "%s %s before the response arrived", what, why))
 			return
 		}
 		if st.lastID == "" {
-			s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and the server gave no event id to resume it from",
-				ErrTransport, s.shown, why))
+			s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server gave no event id to resume it from", what, why))
 			return
 		}
 		for {
 			failures++
 			if failures > s.maxReconnects() {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived; gave up resuming it after %d attempts",
-					ErrTransport, s.shown, why, s.maxReconnects()))
+				msg := fmt.Sprintf("%s %s before the response arrived; gave up resuming it after %d attempts", what, why, s.maxReconnects())
+				if last != nil {
+					s.lost(st, streamLost(last, "%s; the last attempt", msg))
+				} else {
+					s.lost(st, streamLost(nil, "%s", msg))
+				}
+				return
+			}
+			if st.retrySet && st.retry > maxRetryWait {
+				s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server asked to wait %s before resuming it (retry: %d); mcpx waits at most %s",
+					what, why, st.retry, st.retry.Milliseconds(), maxRetryWait))
 				return
 			}
 			d := s.delay(st)
 			s.b.note("SSE %s %s before the response; resuming in %s with GET Last-Event-ID: %s (attempt %d of %d)",
-				st.name, why, d, st.lastID, failures, s.maxReconnects())
-			if !sleepCtx(s.b.ctx, d) {
+				st.name, why, d, Excerpt(st.lastID), failures, s.maxReconnects())
+			if !sleepCtx(ctx, d) {
 				return
 			}
-			nx, err := s.get(s.b.ctx, st.lastID)
+			nx, err := s.get(ctx, st.lastID)
 			if err == nil {
-				x, method = nx, "GET"
+				x, method, last = nx, "GET", nil
 				break
 			}
-			if s.b.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			if errors.Is(err, ErrSessionExpired) {
@@ -507,18 +674,15 @@ func (s *streamable) runPostStream(x *exchange, st *streamState) {
 				// as the client must (spec 2025-11-25: basic/transports,
 				// "Session Management"); failing the connection left a
 				// long-lived session (the REPL, mcpx connect) dead.
-				s.lost(st, fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it found the session ended: %w",
-					ErrTransport, s.shown, why, err))
+				s.lost(st, streamLost(err, "%s %s before the response arrived, and resuming it found the session ended", what, why))
 				return
 			}
-			var he *HTTPError
-			var ue *UnauthorizedError
-			if errors.As(err, &he) && he.Status < 500 || errors.As(err, &ue) {
-				s.b.fail(fmt.Errorf("%w: the SSE stream answering POST %s %s before the response arrived, and resuming it failed: %w",
-					ErrTransport, s.shown, why, err))
+			if !retryable(err) {
+				s.lost(st, streamLost(err, "%s %s before the response arrived, and resuming it failed", what, why))
 				return
 			}
-			why = "could not be resumed (" + err.Error() + ")"
+			last = err
+			why = "could not be resumed"
 		}
 	}
 }
@@ -547,12 +711,15 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := newHTTPError("GET", s.url, x.resp, bodyExcerpt(x.resp))
+		e := newHTTPError("GET", s.url, x.resp, x.bodyExcerpt())
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
-		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not text/event-stream",
-			ErrTransport, s.shown, x.resp.Header.Get("Content-Type"))
+		e := &messageError{
+			msg: fmt.Sprintf("%v: GET %s: the server answered with Content-Type %q, not text/event-stream",
+				ErrTransport, s.shown, Excerpt(x.resp.Header.Get("Content-Type"))),
+			errs: []error{ErrTransport, errNotSSE},
+		}
 		x.close()
 		return nil, e
 	}
@@ -650,12 +817,12 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 		if errors.Is(err, ErrFrameTooLarge) {
 			// A message the server sent on its own is lost, and resuming
 			// would only send it again: the connection cannot go on.
-			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.url, err))
+			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.shown, err))
 			return
 		}
 		why := "ended"
 		if err != nil && !errors.Is(err, io.EOF) {
-			why = "broke (" + err.Error() + ")"
+			why = "broke (" + causeText(err) + ")"
 		}
 		for {
 			failures++
@@ -676,12 +843,11 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			if ended() {
 				return
 			}
-			var he *HTTPError
-			if errors.As(err, &he) && he.Status < 500 || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrSessionExpired) {
-				s.b.note("SSE %s (GET stream) %s and could not be reopened: %v", st.name, why, err)
+			if !retryable(err) {
+				s.b.note("SSE %s (GET stream) %s and could not be reopened: %s", st.name, why, causeText(err))
 				return
 			}
-			why = "could not be reopened (" + err.Error() + ")"
+			why = "could not be reopened (" + causeText(err) + ")"
 		}
 	}
 }
@@ -769,13 +935,55 @@ func (s *streamable) cancelRouted(id string) bool {
 	return open || seen
 }
 
-// lost reports the requests a routed stream still owed as lost.
+// lost reports the requests a stream still owed as lost.
 func (s *streamable) lost(st *streamState, err error) {
-	ids := make([]string, 0, len(st.pending))
-	for id := range st.pending {
-		ids = append(ids, id)
+	s.b.reportLost(st.owed(), err)
+}
+
+// follow registers st as the stream that owes requests ids a response.
+func (s *streamable) follow(ids []string, st *streamState) {
+	if len(ids) == 0 {
+		return
 	}
-	s.b.reportLost(ids, err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.following == nil {
+		s.following = map[string]*streamState{}
+	}
+	for _, id := range ids {
+		s.following[id] = st
+	}
+}
+
+// unfollow drops the registrations of st, once it ended.
+func (s *streamable) unfollow(ids []string, st *streamState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if s.following[id] == st {
+			delete(s.following, id)
+		}
+	}
+}
+
+// forgetRequest stops waiting for the response to request id: the stream
+// that owes it is closed, and no longer resumed, once it owes no other
+// request a response (see RequestForgetter).
+func (s *streamable) forgetRequest(id string) {
+	s.mu.Lock()
+	st := s.following[id]
+	delete(s.following, id)
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	delete(st.pending, id)
+	done := len(st.pending) == 0
+	st.mu.Unlock()
+	if done {
+		st.cancel()
+	}
 }
 
 // answersAny reports whether a frame holds a response to one of ids.

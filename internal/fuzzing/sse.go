@@ -42,8 +42,9 @@ func SSEStreams() []string {
 // ("Interpreting an event stream"): the events dispatched, the last event
 // id and the reconnection time in milliseconds (-1 when none is set). It
 // makes the choices mcpx's parser documents: a retry that does not fit 31
-// bits is ignored, and an unterminated last line is interpreted (so a
-// final retry field counts) but never dispatches.
+// bits stands for the largest that does (2^31-1 ms), and an unterminated
+// last line is interpreted (so a final retry field counts) but never
+// dispatches.
 func SSE(stream []byte) (events []SSEEvent, lastID string, retry int64) {
 	retry = -1
 	stream = bytes.TrimPrefix(stream, []byte("\xef\xbb\xbf"))
@@ -101,8 +102,11 @@ func SSE(stream []byte) (events []SSEEvent, lastID string, retry int64) {
 			for _, c := range value {
 				digits = digits && c >= '0' && c <= '9'
 			}
-			if n, err := strconv.ParseUint(string(value), 10, 31); digits && err == nil {
-				retry = int64(n)
+			if digits {
+				retry = 1<<31 - 1
+				if n, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+					retry = int64(n)
+				}
 			}
 		}
 	}

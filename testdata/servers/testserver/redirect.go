@@ -17,6 +17,8 @@ import (
 //	/307, /308  that redirect to the second origin's /mcp
 //	/302        a 302 there (a POST becomes a GET, without its body)
 //	/fail       HTTP 500
+//	/echo       HTTP 500 quoting the request's Authorization and X-Api
+//	            headers, and an escape sequence
 //	/challenge  HTTP 401 with a WWW-Authenticate challenge of 400 KB
 //
 // The second origin logs every request it gets to $TEST_LOG ("# other:
@@ -59,6 +61,9 @@ func runRedirectHTTP(urlFile string) error {
 	}
 	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the widget exploded", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "denied: Authorization: "+r.Header.Get("Authorization")+", X-Api: "+r.Header.Get("X-Api")+" \x1b[31m", http.StatusInternalServerError)
 	})
 	mux.HandleFunc("/challenge", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+strings.Repeat("x", 400<<10)+`"`)
