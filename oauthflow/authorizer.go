@@ -10,7 +10,9 @@
 // (protected resource metadata, authorization server metadata, the
 // 2025-03-26 fallbacks), client identity (pre-registered, Client ID Metadata
 // Document, dynamic registration), PKCE, the loopback redirect and the
-// token store are here; golang.org/x/oauth2 does the OAuth mechanics.
+// token store are here. golang.org/x/oauth2 builds the authorization URL
+// and the PKCE verifier; token requests are mcpx's own (tokenreq.go), so
+// that every answer a token endpoint gets wrong is said in mcpx's words.
 //
 // Every step is narrated to the Observer (transport.EventNote, and
 // transport.EventHTTP for each request, without headers or bodies), so a

@@ -404,3 +404,30 @@ func (a *Authorizer) describeServer(d *Discovery) {
 		a.note("authorization server %s offers %s", d.Issuer, strings.Join(parts, "; "))
 	}
 }
+
+// requestTimeout bounds each discovery, registration and token request,
+// whatever the caller's context allows (a browser authorization may wait
+// minutes, and --timeout 0 not at all): a server that answers one byte at
+// a time, or never, must not hold mcpx for that long.
+var requestTimeout = 30 * time.Second
+
+// requestContext returns the context of one discovery, registration or
+// token request (requestTimeout).
+func (a *Authorizer) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, requestTimeout)
+}
+
+// requestFailed describes the failure err of a request (what: "token
+// request to URL") made with rctx, from requestContext(ctx): the end of
+// ctx as a transport.WaitError saying what was waited for (endpoint: "the
+// OAuth token endpoint URL"), the end of the request's own time as such,
+// and anything else as it is.
+func requestFailed(what, endpoint string, ctx, rctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return &transport.WaitError{For: endpoint + " did not answer", Err: ctx.Err()}
+	case rctx.Err() != nil:
+		return fmt.Errorf("%s: no complete answer within %s", what, requestTimeout)
+	}
+	return fmt.Errorf("%s failed: %w", what, err)
+}

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -289,7 +287,7 @@ func TestCheckTokenType(t *testing.T) {
 		key *dpopKey
 		ok  bool
 	}{{"", nil, true}, {"bearer", nil, true}, {"Bearer", key, true}, {"DPoP", key, true}, {"dpop", nil, false}, {"mac", key, false}} {
-		if err := checkTokenType(&oauth2.Token{TokenType: tt.typ}, tt.key); (err == nil) != tt.ok {
+		if err := checkTokenType(&tokenResponse{TokenType: tt.typ}, tt.key); (err == nil) != tt.ok {
 			t.Errorf("%q with key %v: %v", tt.typ, tt.key != nil, err)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -30,7 +29,7 @@ const (
 
 // grantResult is a token response and the client that obtained it.
 type grantResult struct {
-	tok    *oauth2.Token
+	tok    *tokenResponse
 	client *Client
 }
 
@@ -42,12 +41,12 @@ func (g *grantResult) apply(rec *TokenRecord, requested []string, now time.Time)
 	rec.TokenType = g.tok.TokenType
 	rec.RefreshToken = g.tok.RefreshToken
 	rec.Expiry = time.Time{}
-	if !g.tok.Expiry.IsZero() {
-		rec.Expiry = now.Add(time.Until(g.tok.Expiry)).Round(time.Second)
+	if g.tok.HasExpiry {
+		rec.Expiry = now.Add(time.Duration(g.tok.ExpiresIn) * time.Second).Round(time.Second)
 	}
 	rec.Scopes = requested
-	if s, ok := g.tok.Extra("scope").(string); ok && s != "" {
-		rec.Scopes = strings.Fields(s)
+	if len(g.tok.Scope) > 0 {
+		rec.Scopes = g.tok.Scope
 	}
 }
 
@@ -172,18 +171,16 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	if res.err != nil {
 		return nil, res.err
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
-	extra, err := a.clientAssertion(client, d.Issuer)
+	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
+	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {res.code},
+		"redirect_uri":  {cb.redirect},
+		"code_verifier": {verifier},
+		"resource":      {d.Resource},
+	}, nil, key)
 	if err != nil {
 		return nil, err
-	}
-	for k, v := range extra {
-		opts = append(opts, oauth2.SetAuthURLParam(k, v[0]))
-	}
-	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", as.TokenEndpoint, client.AuthMethod, d.Resource, dpopText(key))
-	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)), res.code, opts...)
-	if err != nil {
-		return nil, tokenError(as.TokenEndpoint, err, requestSecrets(client, url.Values{"code": {res.code}, "code_verifier": {verifier}}, extra))
 	}
 	if err := checkToken(tok, key); err != nil {
 		return nil, err
@@ -201,30 +198,16 @@ func (a *Authorizer) issNote(c *responseCheck) string {
 	return "; iss, when present, matches the issuer"
 }
 
-// oauthConfig is the x/oauth2 configuration for a client of d's server.
+// oauthConfig is the x/oauth2 configuration that builds the
+// authorization URL for a client of d's server. (Token requests are
+// mcpx's own: tokenRequest.)
 func (a *Authorizer) oauthConfig(d *Discovery, c *Client, redirect string, scopes []string) *oauth2.Config {
-	conf := &oauth2.Config{
+	return &oauth2.Config{
 		ClientID:    c.ID,
 		Endpoint:    oauth2.Endpoint{AuthURL: d.AS.AuthorizationEndpoint, TokenURL: d.AS.TokenEndpoint},
 		RedirectURL: redirect,
 		Scopes:      scopes,
 	}
-	conf.ClientSecret, conf.Endpoint.AuthStyle = clientAuth(c)
-	return conf
-}
-
-// clientAuth maps a token endpoint authentication method to x/oauth2's
-// secret and style: client_secret_basic in the Authorization header,
-// client_secret_post in the body, none and private_key_jwt with only the
-// client_id in the body.
-func clientAuth(c *Client) (secret string, style oauth2.AuthStyle) {
-	switch c.AuthMethod {
-	case "client_secret_basic":
-		return c.Secret, oauth2.AuthStyleInHeader
-	case "client_secret_post":
-		return c.Secret, oauth2.AuthStyleInParams
-	}
-	return "", oauth2.AuthStyleInParams
 }
 
 // clientAssertion returns the private_key_jwt parameters for a client
@@ -267,30 +250,6 @@ func dpopText(key *dpopKey) string {
 	return ", DPoP proof"
 }
 
-// tokenRequest POSTs a token request with params (grant_type among them,
-// or client_credentials by default) and the client's authentication, with
-// a DPoP proof of key when it is not nil.
-func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string, c *Client, params url.Values, scopes []string, key *dpopKey) (*oauth2.Token, error) {
-	p := url.Values{}
-	for k, v := range params {
-		p[k] = v
-	}
-	extra, err := a.clientAssertion(c, audience)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range extra {
-		p[k] = v
-	}
-	conf := &clientcredentials.Config{ClientID: c.ID, TokenURL: tokenURL, Scopes: scopes, EndpointParams: p}
-	conf.ClientSecret, conf.AuthStyle = clientAuth(c)
-	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient(key)))
-	if err != nil {
-		return nil, tokenError(tokenURL, err, requestSecrets(c, p))
-	}
-	return tok, nil
-}
-
 // secretParams are the token request parameters that hold secrets.
 var secretParams = []string{"code", "code_verifier", "refresh_token", "assertion", "client_assertion", "subject_token", "client_secret"}
 
@@ -312,47 +271,12 @@ func requestSecrets(c *Client, params ...url.Values) []string {
 	return out
 }
 
-// tokenError describes a failed token request by the OAuth error it
-// carries, never by the request (which holds credentials). What the
-// endpoint answered is shown bounded, with the request's secrets
-// redacted: an endpoint (or a proxy's error page) may echo the request,
-// with the code, the verifier, the client secret or the refresh token.
-func tokenError(endpoint string, err error, secrets []string) error {
-	excerpt := func(s string) string { return transport.Excerpt(transport.RedactSecrets(s, secrets)) }
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		status := 0
-		if re.Response != nil {
-			status = re.Response.StatusCode
-		}
-		msg := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, status)
-		switch {
-		case re.ErrorCode != "":
-			msg += ": " + excerpt(re.ErrorCode)
-			if re.ErrorDescription != "" {
-				msg += ": " + excerpt(re.ErrorDescription)
-			}
-		case len(re.Body) > 0:
-			msg += ": " + excerpt(strings.Join(strings.Fields(string(re.Body)), " "))
-		}
-		return errors.New(msg)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if errors.Is(ue.Err, context.DeadlineExceeded) || errors.Is(ue.Err, context.Canceled) {
-			return &transport.WaitError{For: "the OAuth token endpoint " + endpoint + " did not answer", Err: ue.Err}
-		}
-		return fmt.Errorf("token request to %s failed: %w", endpoint, ue.Err)
-	}
-	return fmt.Errorf("token request to %s: %w", endpoint, err)
-}
-
 // checkToken accepts a token response mcpx can use: its tokens are
 // 1*VSCHAR (RFC 6749 Appendix A.12 and A.17: printable ASCII), so they fit
 // in a header and print as they are (mcpx auth token); its lifetime, when
 // given, has not already run out; and its type is one mcpx can send
 // (checkTokenType). What is wrong is said without the token.
-func checkToken(tok *oauth2.Token, key *dpopKey) error {
+func checkToken(tok *tokenResponse, key *dpopKey) error {
 	if i := badTokenChar(tok.AccessToken); i >= 0 {
 		return fmt.Errorf("the authorization server issued an access token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.12 allows printable ASCII only): mcpx refuses it", i, charName(tok.AccessToken[i]))
 	}
@@ -361,8 +285,8 @@ func checkToken(tok *oauth2.Token, key *dpopKey) error {
 			return fmt.Errorf("the authorization server issued a refresh token with a character no token may have (byte %d is %s; RFC 6749 Appendix A.17 allows printable ASCII only): mcpx refuses it", i, charName(tok.RefreshToken[i]))
 		}
 	}
-	if !tok.Expiry.IsZero() && !time.Now().Before(tok.Expiry) {
-		return fmt.Errorf("the authorization server issued a token that has expired already (expires_in %v): mcpx cannot use it", tok.Extra("expires_in"))
+	if tok.HasExpiry && tok.ExpiresIn <= 0 {
+		return fmt.Errorf("the authorization server issued a token that has expired already (expires_in %d): mcpx cannot use it", tok.ExpiresIn)
 	}
 	return checkTokenType(tok, key)
 }
@@ -391,7 +315,7 @@ func charName(c byte) string {
 
 // checkTokenType accepts the tokens mcpx can send: bearer tokens, and
 // DPoP-bound tokens when it asked for one with a proof of key.
-func checkTokenType(tok *oauth2.Token, key *dpopKey) error {
+func checkTokenType(tok *tokenResponse, key *dpopKey) error {
 	switch {
 	case tok.TokenType == "", strings.EqualFold(tok.TokenType, "bearer"):
 		return nil
@@ -460,7 +384,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 	if err != nil {
 		return nil, fmt.Errorf("exchanging the ID token at the IdP: %w", err)
 	}
-	if t, _ := jag.Extra("issued_token_type").(string); t != "" && t != tokenTypeIDJAG {
+	if t := jag.IssuedTokenType; t != "" && t != tokenTypeIDJAG {
 		return nil, fmt.Errorf("the IdP issued a %s, not an ID-JAG", quoted(t))
 	}
 	client := a.staticClient(d)

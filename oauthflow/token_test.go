@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -284,12 +285,12 @@ func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
 	}
 	t.Run("client_secret_basic", func(t *testing.T) {
 		_, err, _ := authorizeOnce(t, s, func(c *Config) { c.Grant, c.ClientID, c.ClientSecret = GrantClientCredentials, "cid", "s&cret/1" })
-		check(t, err, "answered HTTP 500: <pre>Authorization: Basic [redacted] grant_type=client_credentials")
+		check(t, err, "answered HTTP 500: <pre>Authorization: [redacted]", " grant_type=client_credentials")
 	})
 	t.Run("client_secret_post", func(t *testing.T) {
 		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
 		_, err := a.tokenRequest(ctxT(t), s.URL+"/token", s.URL, &Client{ID: "cid", Secret: "s&cret/1", AuthMethod: "client_secret_post"}, url.Values{}, nil, nil)
-		check(t, err, "client_secret=[redacted]", "client_secret:[[redacted]]")
+		check(t, err, "client_secret=[redacted]", "client_secret:[redacted]")
 	})
 	t.Run("authorization code", func(t *testing.T) {
 		_, err, _ := authorizeOnce(t, s, nil)
@@ -338,5 +339,102 @@ func TestReadLineOnlyWhileWaiting(t *testing.T) {
 	}
 	if n := asked.Load(); n != 1 {
 		t.Errorf("asked for %d lines", n)
+	}
+}
+
+// A token endpoint's answer that is no token response is one line in
+// mcpx's words, naming the endpoint and what was wrong, with what it sent
+// bounded and its secrets redacted. These were x/oauth2's errors: "oauth2:
+// cannot parse json: invalid character '<' looking for beginning of
+// value", "oauth2: server response missing access_token", "json: cannot
+// unmarshal number into Go struct field tokenJSON.access_token of type
+// string" (and an HTML page's text, or an echo of the code, was never
+// shown for a 200).
+func TestTokenResponseUnreadable(t *testing.T) {
+	for _, tt := range []struct{ name, ct, body, want string }{
+		{"login page", "text/html", "<html><body>Sign in\n to continue</body></html>",
+			"answered HTTP 200 with text/html that is not a token response (it is not valid JSON): <html><body>Sign in to continue</body></html>"},
+		{"no access_token", "application/json", `{"token_type":"Bearer","refresh_token":"rt-leak"}`,
+			"answered HTTP 200 with a token response mcpx cannot use: it has no access_token (its members: refresh_token, token_type)"},
+		{"empty object", "application/json", `{}`, "it has no access_token (it is empty)"},
+		{"empty body", "application/json", ``, "answered HTTP 200 (application/json) with no body, not a token response"},
+		{"no content type", "", `hello`, "answered HTTP 200 with no Content-Type that is not a token response (it is not valid JSON): hello"},
+		{"plain text", "text/plain", `hello world`, "with text/plain that is not a token response (it is neither JSON nor form-encoded parameters): hello world"},
+		{"array", "application/json", `[]`, "with application/json that is not a token response (it is an array, not an object): []"},
+		{"null", "application/json", `null`, "(it is null, not an object): null"},
+		{"access_token a number", "application/json", `{"access_token":5,"token_type":"Bearer"}`,
+			"with a token response mcpx cannot use: its access_token is a number, not a string"},
+		{"token_type a number", "application/json", `{"access_token":"x","token_type":5}`, "its token_type is a number, not a string"},
+		{"expires_in an object", "application/json", `{"access_token":"x","expires_in":{}}`, "its expires_in is an object, not a number of seconds"},
+		{"echo of the request", "text/html", `<pre>code=the-code&access_token=at-leak</pre>`,
+			"with text/html that is not a token response (it is not valid JSON): <pre>code=[redacted]&access_token=[redacted]"},
+		{"error with 200", "application/json", `{"error":"invalid_grant","error_description":"the-code was used"}`,
+			"answered HTTP 200: invalid_grant: [redacted] was used"},
+		{"cut short", "application/json", `{"access_token":"at-leak`, "(it is not valid JSON)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				if tt.ct == "" {
+					w.Header()["Content-Type"] = nil
+				} else {
+					w.Header().Set("Content-Type", tt.ct)
+				}
+				io.WriteString(w, tt.body)
+			}
+			_, err, notes := authorizeOnce(t, s, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "the token endpoint "+s.URL+"/token answered HTTP 200") || !strings.Contains(msg, tt.want) ||
+				strings.ContainsAny(msg, "\n") || strings.Contains(msg, "oauth2") || strings.Contains(msg, "Go ") || !errors.Is(err, ErrAuthorization) {
+				t.Errorf("err = %q\nwant %q", msg, tt.want)
+			}
+			for _, secret := range []string{"the-code", "at-leak", "rt-leak"} {
+				if strings.Contains(msg, secret) || strings.Contains(notes.String(), secret) {
+					t.Errorf("%q shows: %q", secret, msg)
+				}
+			}
+		})
+	}
+}
+
+// What servers send that x/oauth2 took, mcpx takes too: form-encoded
+// parameters, expires_in as a string, and more (a fraction, an array of
+// scopes); token types are compared without regard to case.
+func TestTokenResponseVariants(t *testing.T) {
+	for _, tt := range []struct {
+		name, ct, body string
+		expiry         time.Duration
+		scopes         string
+	}{
+		{"form", "application/x-www-form-urlencoded", "access_token=at&token_type=bearer&expires_in=60&scope=a+b", time.Minute, "a b"},
+		{"expires_in string", "application/json", `{"access_token":"at","token_type":"BEARER","expires_in":" 120 "}`, 2 * time.Minute, ""},
+		{"expires_in fraction", "application/json", `{"access_token":"at","token_type":"Bearer","expires_in":60.9}`, time.Minute, ""},
+		{"expires_in huge", "application/json", `{"access_token":"at","token_type":"Bearer","expires_in":1e300}`, math.MaxInt32 * time.Second, ""},
+		{"scope array", "application/json", `{"access_token":"at","token_type":"Bearer","scope":["x","y"]}`, 0, "x y"},
+		{"json as text/plain", "text/plain", `{"access_token":"at"}`, 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ct)
+				io.WriteString(w, tt.body)
+			}
+			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			a, err, _ := authorizeOnce(t, s, func(c *Config) { c.Now = func() time.Time { return now } })
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := a.Current()
+			var want time.Time
+			if tt.expiry != 0 {
+				want = now.Add(tt.expiry)
+			}
+			if rec.AccessToken != "at" || !rec.Expiry.Equal(want) || strings.Join(rec.Scopes, " ") != tt.scopes {
+				t.Errorf("token %q, expiry %v (want %v), scopes %q", rec.AccessToken, rec.Expiry, want, rec.Scopes)
+			}
+		})
 	}
 }
