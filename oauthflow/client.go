@@ -153,7 +153,9 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
+	rctx, cancel := a.requestContext(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -162,17 +164,15 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	if a.cfg.UserAgent != "" {
 		req.Header.Set("User-Agent", a.cfg.UserAgent)
 	}
+	what, endpoint := "dynamic client registration at "+d.AS.RegistrationEndpoint, "the OAuth registration endpoint "+d.AS.RegistrationEndpoint
 	resp, err := a.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &transport.WaitError{For: "the OAuth registration endpoint " + d.AS.RegistrationEndpoint + " did not answer", Err: ctx.Err()}
-		}
-		return nil, fmt.Errorf("dynamic client registration at %s failed: %w", d.AS.RegistrationEndpoint, unwrapURLError(err))
+		return nil, requestFailed(what, endpoint, ctx, rctx, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
 	if err != nil {
-		return nil, fmt.Errorf("dynamic client registration at %s: reading the answer: %w", d.AS.RegistrationEndpoint, err)
+		return nil, requestFailed(what+" (reading the answer)", endpoint, ctx, rctx, err)
 	}
 	var rr registrationResponse
 	jerr := json.Unmarshal(data, &rr)

@@ -122,7 +122,9 @@ const maxMetadata = 1 << 20
 // status; a non-200 answer is not an error (discovery moves on), a
 // malformed 200 answer is.
 func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	rctx, cancel := a.requestContext(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fetchResult{err: err}
 	}
@@ -135,16 +137,18 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
 		// Headers": clients SHOULD send the protocol version.
 		req.Header.Set("MCP-Protocol-Version", a.cfg.ProtocolVersion)
 	}
-	resp, err := a.http.Do(req)
+	resp, err := sameOriginClient(a.http).Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
+		var co *crossOriginError
+		switch {
+		case ctx.Err() != nil:
 			return fetchResult{err: ctx.Err()}
+		case errors.As(err, &co):
+			return fetchResult{err: co}
+		case rctx.Err() != nil:
+			return fetchResult{err: fmt.Errorf("no answer within %s", requestTimeout)}
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fetchResult{err: fmt.Errorf("request failed: %w", err)}
+		return fetchResult{err: fmt.Errorf("request failed: %w", unwrapURLError(err))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -153,6 +157,12 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	if err != nil {
+		if ctx.Err() != nil {
+			return fetchResult{err: ctx.Err()}
+		}
+		if rctx.Err() != nil {
+			return fetchResult{status: resp.StatusCode, err: fmt.Errorf("the document did not arrive whole within %s", requestTimeout)}
+		}
 		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("reading the body: %w", err)}
 	}
 	if len(body) > maxMetadata {
@@ -162,6 +172,39 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) fetchResult {
 		return fetchResult{status: resp.StatusCode, err: fmt.Errorf("not a valid metadata document: %s", jsonProblem(body, err, true))}
 	}
 	return fetchResult{status: resp.StatusCode}
+}
+
+// crossOriginError is a metadata request redirected to another origin.
+type crossOriginError struct{ from, to *url.URL }
+
+func (e *crossOriginError) Error() string {
+	return fmt.Sprintf("it redirects to %s, another origin, whose document cannot speak for %s (metadata is taken only from the origin it is asked of)",
+		redactURL(e.to), transport.RedactURL(e.from.Scheme+"://"+e.from.Host))
+}
+
+// sameOriginClient returns c, refusing redirects to another origin than
+// the first request's. A metadata document speaks for the origin it is
+// served by: the issuer check of RFC 8414 section 3.3 (and the spec's
+// "Authorization Server Metadata Discovery") binds a document to the
+// issuer the URL was built from only when it comes from there, and a
+// redirect elsewhere (an open redirect on the authorization server's or
+// the MCP server's origin) would let another origin name the token
+// endpoint that receives the code, the verifier and the client's secret,
+// or the authorization server a person is sent to. A redirect within the
+// origin is followed as c's policy says.
+func sameOriginClient(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	if next == nil {
+		next = transport.RedirectPolicy(nil)
+	}
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !transport.SameOrigin(via[0].URL, req.URL) {
+			return &crossOriginError{from: via[0].URL, to: req.URL}
+		}
+		return next(req, via)
+	}
+	return &cc
 }
 
 // jsonProblem says why body did not decode, in JSON's terms: the member

@@ -350,3 +350,125 @@ func TestDiscoveryTriesFewAuthorizationServers(t *testing.T) {
 		t.Errorf("notes (%d bytes):\n%.2000s", len(notes.String()), notes)
 	}
 }
+
+// Metadata is taken only from the origin it was asked of: a well-known
+// location that redirects to another origin is not used (and that origin
+// is not even asked), and discovery goes on to the next location. Such a
+// document was used: a redirect on the MCP server's origin named the
+// authorization servers, and one on the authorization server's origin
+// (whose issuer then still matched) named the token endpoint that gets
+// the code, the verifier and the client's secret.
+func TestDiscoveryRefusesCrossOriginRedirects(t *testing.T) {
+	var otherHits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(asDoc("http://" + r.Host))
+	}))
+	t.Cleanup(other.Close)
+	m := newMetaServer(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/prm", http.StatusFound)
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/as", http.StatusMovedPermanently)
+	})
+	mux.Handle("/", m.Config.Handler)
+	m.Config.Handler = mux
+	m.set("/.well-known/oauth-protected-resource", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL}})
+	m.set("/.well-known/openid-configuration", asDoc(m.URL))
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	d, err := a.discover(ctxT(t), Challenge{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ResourceMetadataURL != m.URL+"/.well-known/oauth-protected-resource" || d.ASMetadataURL != m.URL+"/.well-known/openid-configuration" ||
+		d.AS.TokenEndpoint != m.URL+"/token" {
+		t.Errorf("discovery = %+v", d)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("the other origin was asked %d times", n)
+	}
+	for _, want := range []string{
+		"GET " + m.URL + "/.well-known/oauth-protected-resource/mcp → it redirects to " + other.URL + "/prm, another origin, whose document cannot speak for " + m.URL,
+		"GET " + m.URL + "/.well-known/oauth-authorization-server → it redirects to " + other.URL + "/as, another origin",
+	} {
+		if !strings.Contains(notes.String(), want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// setRequestTimeout makes each OAuth request's own bound d for the test.
+func setRequestTimeout(t *testing.T, d time.Duration) {
+	old := requestTimeout
+	requestTimeout = d
+	t.Cleanup(func() { requestTimeout = old })
+}
+
+// slowLoris answers 200 and then a byte at a time, never finishing, until
+// the client gives up.
+func slowLoris(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w.Write([]byte(" "))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Each discovery, registration and token request is bounded on its own
+// (requestTimeout), whatever the caller's context allows: a server that
+// sends its answer a byte at a time held mcpx until --timeout (5 minutes
+// for mcpx auth login, forever with --timeout 0). A metadata location
+// that does not finish is passed over; an endpoint that does not is an
+// authorization failure that says so.
+func TestRequestsBoundedOnTheirOwn(t *testing.T) {
+	setRequestTimeout(t, 200*time.Millisecond)
+	t.Run("metadata", func(t *testing.T) {
+		m := newMetaServer(t)
+		mux := http.NewServeMux()
+		mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", slowLoris)
+		mux.Handle("/", m.Config.Handler)
+		m.Config.Handler = mux
+		m.set("/.well-known/oauth-protected-resource", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL}})
+		m.set("/.well-known/oauth-authorization-server", asDoc(m.URL))
+		a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+		d, err := a.discover(ctxT(t), Challenge{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ResourceMetadataURL != m.URL+"/.well-known/oauth-protected-resource" {
+			t.Errorf("used %s", d.ResourceMetadataURL)
+		}
+		if !strings.Contains(notes.String(), "/.well-known/oauth-protected-resource/mcp → the document did not arrive whole within 200ms") {
+			t.Errorf("notes:\n%s", notes)
+		}
+	})
+	for _, tt := range []struct {
+		name string
+		set  func(s *fakeAS)
+		want string
+	}{
+		{"token endpoint", func(s *fakeAS) { s.token = slowLoris }, "token request to %s/token (reading the answer): no complete answer within 200ms"},
+		{"registration", func(s *fakeAS) { s.register = slowLoris }, "dynamic client registration at %s/register (reading the answer): no complete answer within 200ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			tt.set(s)
+			_, err, _ := authorizeOnce(t, s, nil)
+			var we *transport.WaitError
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(tt.want, s.URL)) || !errors.Is(err, ErrAuthorization) || errors.As(err, &we) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}

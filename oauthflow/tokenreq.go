@@ -108,7 +108,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	if err != nil {
-		return nil, requestFailed("token request to "+tokenURL+": reading the answer", "the OAuth token endpoint "+tokenURL, ctx, rctx, err)
+		return nil, requestFailed("token request to "+tokenURL+" (reading the answer)", "the OAuth token endpoint "+tokenURL, ctx, rctx, err)
 	}
 	if len(body) > maxMetadata {
 		return nil, fmt.Errorf("the token endpoint %s answered HTTP %d with more than %s: no token response is that large",
