@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -170,13 +172,18 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 		return nil, requestFailed(what, endpoint, ctx, rctx, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	if err != nil {
 		return nil, requestFailed(what+" (reading the answer)", endpoint, ctx, rctx, err)
 	}
+	if len(data) > maxMetadata {
+		return nil, fmt.Errorf("%s: the answer is larger than %s, which no registration is", what, transport.FormatSize(maxMetadata))
+	}
 	var rr registrationResponse
 	jerr := json.Unmarshal(data, &rr)
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+	// RFC 7591 section 3.2.2: an error response has an error member (some
+	// servers send it with 200).
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK || jerr == nil && rr.Error != "" {
 		msg := fmt.Sprintf("dynamic client registration at %s was refused: HTTP %d", d.AS.RegistrationEndpoint, resp.StatusCode)
 		if jerr == nil && rr.Error != "" {
 			msg += ": " + transport.Excerpt(rr.Error)
@@ -186,8 +193,8 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 		}
 		return nil, &ClientError{Problem: RegistrationRefused, Issuer: d.Issuer, Detail: msg, MetadataDocuments: d.AS.ClientIDMetadataDocumentSupported}
 	}
-	if jerr != nil || rr.ClientID == "" {
-		return nil, fmt.Errorf("dynamic client registration at %s: the answer has no client_id", d.AS.RegistrationEndpoint)
+	if err := a.checkRegistration(resp, data, jerr, &rr); err != nil {
+		return nil, fmt.Errorf("%s answered HTTP %d %w", what, resp.StatusCode, err)
 	}
 	c := &Client{ID: rr.ClientID, Secret: rr.ClientSecret, AuthMethod: rr.TokenEndpointAuthMethod, Source: "dynamic registration",
 		RedirectURIs: rr.RedirectURIs, SecretExpiresAt: rr.ClientSecretExpiresAt}
@@ -196,6 +203,11 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	}
 	if c.AuthMethod == "" {
 		c.AuthMethod = registeredMethod(method, c.Secret != "", d)
+	}
+	switch c.AuthMethod {
+	case "none", "client_secret_basic", "client_secret_post":
+	default:
+		return nil, fmt.Errorf("%s registered mcpx with token_endpoint_auth_method %s, which mcpx cannot authenticate with (it asked for %s)", what, quoted(c.AuthMethod), method)
 	}
 	if c.AuthMethod != "none" && c.Secret == "" {
 		return nil, fmt.Errorf("dynamic client registration at %s: the client must authenticate with %s but got no client_secret", d.AS.RegistrationEndpoint, c.AuthMethod)
@@ -209,6 +221,38 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 		}
 	}
 	return c, nil
+}
+
+// checkRegistration accepts the answer of a registration that succeeded
+// (RFC 7591 section 3.2.1), data decoded into rr with jerr: JSON with a
+// client_id, and a client secret that has not already expired. What is
+// wrong is said after "answered HTTP 201": how the body begins when it is
+// not JSON (redacted: it may hold the secret issued), the member of the
+// wrong type, the missing client_id.
+func (a *Authorizer) checkRegistration(resp *http.Response, data []byte, jerr error, rr *registrationResponse) error {
+	if jerr != nil {
+		var se *json.SyntaxError
+		if !errors.As(jerr, &se) {
+			return fmt.Errorf("with a registration mcpx cannot use: %s", rawjson.DecodeProblem(jerr))
+		}
+		what := "no Content-Type"
+		if ct := resp.Header.Get("Content-Type"); ct != "" {
+			what = quoted(ct)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return fmt.Errorf("with no body (%s), not a registration", what)
+		}
+		return fmt.Errorf("with %s that is not a registration (%s): %s", what, rawjson.DecodeProblem(jerr),
+			transport.Excerpt(transport.RedactCredentials(strings.Join(strings.Fields(string(data)), " "))))
+	}
+	if rr.ClientID == "" {
+		return errors.New("without a client_id")
+	}
+	if rr.ClientSecret != "" && rr.ClientSecretExpiresAt != 0 && !a.cfg.Now().Before(time.Unix(rr.ClientSecretExpiresAt, 0)) {
+		return fmt.Errorf("with a client secret that has expired already (client_secret_expires_at %d is %s; RFC 7591 section 3.2.1): mcpx cannot use it",
+			rr.ClientSecretExpiresAt, time.Unix(rr.ClientSecretExpiresAt, 0).UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // registeredMethod decides how a registered client authenticates when the

@@ -197,3 +197,48 @@ func TestTokenEndpointAuth(t *testing.T) {
 		}
 	}
 }
+
+// A registration answer mcpx cannot use is refused, saying what was wrong
+// with it, and nothing is stored. It was "the answer has no client_id"
+// whatever came (a login page, a client_id of the wrong type, an error
+// sent with 200), and a client secret that had expired already, or a
+// token endpoint authentication method mcpx cannot use (a secret then
+// went unsent, or a private key was looked for at ""), was taken.
+func TestRegistrationAnswerRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name, ct, body, want string
+		refused              bool
+	}{
+		{"login page", "text/html", "<html><title>Sign in</title>\n client_secret=s3cr3t</html>",
+			`answered HTTP 201 with "text/html" that is not a registration (it is not valid JSON): <html><title>Sign in</title> client_secret=[redacted]`, false},
+		{"empty", "application/json", "", `answered HTTP 201 with no body ("application/json"), not a registration`, false},
+		{"no client_id", "application/json", `{"client_secret":"s3cr3t"}`, "answered HTTP 201 without a client_id", false},
+		{"client_id a number", "application/json", `{"client_id":5}`, "answered HTTP 201 with a registration mcpx cannot use: its client_id is a number, not a string", false},
+		{"error", "application/json", `{"error":"invalid_redirect_uri","error_description":"no"}`, "was refused: HTTP 201: invalid_redirect_uri: no", true},
+		{"expired secret", "application/json", `{"client_id":"c","client_secret":"s3cr3t","client_secret_expires_at":1000}`,
+			"answered HTTP 201 with a client secret that has expired already (client_secret_expires_at 1000 is 1970-01-01T00:16:40Z; RFC 7591 section 3.2.1)", false},
+		{"unusable method", "application/json", `{"client_id":"c","client_secret":"s3cr3t","token_endpoint_auth_method":"tls_client_auth"}`,
+			`registered mcpx with token_endpoint_auth_method "tls_client_auth", which mcpx cannot authenticate with (it asked for none)`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newRegServer(t)
+			s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ct)
+				w.WriteHeader(http.StatusCreated)
+				io.WriteString(w, tt.body)
+			})
+			store := NewStore(t.TempDir())
+			a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) { c.Store = store })
+			d := discoveryFor(s, func(m *ServerMetadata) { m.TokenEndpointAuthMethodsSupported = []string{"none"} })
+			_, err := a.register(ctxT(t), d, "http://127.0.0.1:1/callback")
+			var ce *ClientError
+			if err == nil || !strings.Contains(err.Error(), "dynamic client registration at "+s.URL+"/register") || !strings.Contains(err.Error(), tt.want) ||
+				strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "\n") || errors.As(err, &ce) != tt.refused {
+				t.Errorf("err = %v\nwant %q", err, tt.want)
+			}
+			if reg, _ := store.Registration(s.URL); reg != nil {
+				t.Errorf("stored %+v", reg)
+			}
+		})
+	}
+}
