@@ -372,6 +372,15 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 					}
 					return nil
 				}
+				// Storing the token is what auth login is for: a token
+				// that could not be stored is a failure (the warning said
+				// why), not "Authorized".
+				if err := cl.oauth.StoreError(); err != nil {
+					return fmt.Errorf("the server accepts the new token, but it could not be stored: %w", err)
+				}
+				if rec.File() == "" {
+					return errors.New("the server accepts the new token, but there is no token store to keep it in")
+				}
 				st := statusOf(rec, time.Now())
 				if e.cfg.out.json {
 					b, _ := json.Marshal(st)

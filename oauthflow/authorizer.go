@@ -199,6 +199,7 @@ type Authorizer struct {
 	origin    tokenOrigin
 	loaded    bool
 	requested []string // scopes asked for so far, for step-up unions
+	saveErr   error    // why rec could not be stored (StoreError)
 }
 
 // New returns an Authorizer for cfg.ServerURL.
@@ -664,9 +665,9 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 		return false, &authError{err: err}
 	}
 	a.note("token obtained from %s: scopes granted %s; %s; refresh token: %s", d.Issuer, scopeString(rec.Scopes), a.expiryText(rec), yesNo(rec.RefreshToken != ""))
-	a.save(ctx, rec)
+	serr := a.save(ctx, rec)
 	a.mu.Lock()
-	a.rec, a.origin, a.requested = rec, fromFlow, scopes
+	a.rec, a.origin, a.requested, a.saveErr = rec, fromFlow, scopes, serr
 	a.mu.Unlock()
 	return true, nil
 }
@@ -753,24 +754,34 @@ func yesNo(b bool) string {
 
 // save stores rec, saying where; a store that cannot be written leaves the
 // token usable for this run.
-func (a *Authorizer) save(ctx context.Context, rec *TokenRecord) {
+func (a *Authorizer) save(ctx context.Context, rec *TokenRecord) error {
 	if a.cfg.Store == nil {
-		return
+		return nil
 	}
-	a.saved(rec, a.cfg.Store.SaveToken(ctx, rec))
+	return a.saved(rec, a.cfg.Store.SaveToken(ctx, rec))
 }
 
 // saveHeld is save for a caller holding the lock of the stored token.
-func (a *Authorizer) saveHeld(rec *TokenRecord) {
-	a.saved(rec, a.cfg.Store.saveToken(rec))
+func (a *Authorizer) saveHeld(rec *TokenRecord) error {
+	return a.saved(rec, a.cfg.Store.saveToken(rec))
 }
 
-func (a *Authorizer) saved(rec *TokenRecord, err error) {
+func (a *Authorizer) saved(rec *TokenRecord, err error) error {
 	if err != nil {
 		a.notify(fmt.Sprintf("warning: cannot store the token (%v); it is used for this run only", err))
-		return
+		return err
 	}
 	a.note("token stored in %s", rec.File())
+	return nil
+}
+
+// StoreError returns why the current token could not be stored, nil when
+// it was (or there is no store, or no token). The token is used all the
+// same; a command whose purpose is to store it (mcpx auth login) fails.
+func (a *Authorizer) StoreError() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.saveErr
 }
 
 // refreshLocked refreshes the current token with its refresh token (RFC
@@ -802,7 +813,7 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 		defer unlock()
 		if s := a.storedNewer(r); s != nil && (!a.expiring(s) || s.RefreshToken != "") {
 			a.note("the stored token in %s was updated by another mcpx run since this one read it (%s); using it", s.File(), a.expiryText(s))
-			a.rec, a.origin = s, fromStore
+			a.rec, a.origin, a.saveErr = s, fromStore, nil
 			if !a.expiring(s) {
 				return nil
 			}
@@ -816,9 +827,9 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.rec, a.origin = nr, fromRefresh
+	a.rec, a.origin, a.saveErr = nr, fromRefresh, nil
 	if stored {
-		a.saveHeld(nr)
+		a.saveErr = a.saveHeld(nr)
 	}
 	return nil
 }

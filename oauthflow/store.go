@@ -200,6 +200,27 @@ func (s *Store) readFile(name string, v any) error {
 	return nil
 }
 
+// replaceable checks that the file name, about to be replaced, is
+// missing or one mcpx can read into v: a file that does not decode (cut
+// short by a full disk, edited by hand, written by something else) may
+// hold the only copy of a refresh token or a client secret, and mcpx
+// must not lose it without a word. Reading skips such a file with a
+// warning (Tokens); writing over it is refused, saying why, and the new
+// token is then used for the run only.
+func (s *Store) replaceable(name string, v any) error {
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s to replace it: %w", name, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s is not a file mcpx stored (%s): mcpx does not write over it; repair it or remove it", name, jsonProblem(data, err, false))
+	}
+	return nil
+}
+
 // storeLockWait bounds every wait for the lock of a stored token: it is
 // held for one refresh (one token request) or one write at most, so a
 // longer wait means that its holder is stuck.
@@ -270,6 +291,9 @@ func (s *Store) SaveToken(ctx context.Context, rec *TokenRecord) error {
 func (s *Store) saveToken(rec *TokenRecord) error {
 	rec.Version = 1
 	name := s.tokenFile(rec.Resource, rec.Issuer)
+	if err := s.replaceable(name, &TokenRecord{}); err != nil {
+		return err
+	}
 	if err := s.writeFile(name, rec); err != nil {
 		return err
 	}
@@ -413,7 +437,11 @@ func (s *Store) Registration(issuer string) (*Registration, error) {
 // SaveRegistration stores a dynamic registration.
 func (s *Store) SaveRegistration(reg *Registration) error {
 	reg.Version = 1
-	return s.writeFile(s.clientFile(reg.Issuer), reg)
+	name := s.clientFile(reg.Issuer)
+	if err := s.replaceable(name, &Registration{}); err != nil {
+		return err
+	}
+	return s.writeFile(name, reg)
 }
 
 // DeleteAll removes every token and registration mcpx stored, and reports

@@ -278,3 +278,54 @@ func TestStoreSkipsBrokenFiles(t *testing.T) {
 		t.Errorf("a warning quotes the file:\n%s", all)
 	}
 }
+
+// A stored file mcpx cannot read is never written over, as it may hold
+// the only copy of a refresh token or a client secret: saving the token
+// (or the registration) it would be replaced by fails saying why, and the
+// file keeps its bytes. A new authorization silently replaced a token
+// file cut short or edited by hand. The Authorizer then uses its new
+// token for the run only, and StoreError says why it was not stored.
+func TestStoreKeepsUnreadableFiles(t *testing.T) {
+	s := newFakeAS(t)
+	store := NewStore(t.TempDir())
+	resource, issuer := s.URL+"/mcp", s.URL
+	broken := []byte(`{"refresh_token":"rt-precious`)
+	tokFile, regFile := store.tokenFile(resource, issuer), store.clientFile(issuer)
+	os.MkdirAll(store.Dir(), 0o700)
+	for _, f := range []string{tokFile, regFile} {
+		if err := os.WriteFile(f, broken, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := store.SaveToken(t.Context(), &TokenRecord{Resource: resource, Issuer: issuer, AccessToken: "at"})
+	want := tokFile + " is not a file mcpx stored (it is not valid JSON (it is cut short after 29 bytes)): mcpx does not write over it; repair it or remove it"
+	if err == nil || err.Error() != want {
+		t.Errorf("SaveToken: %v\nwant %s", err, want)
+	}
+	if err := store.SaveRegistration(&Registration{Issuer: issuer, Client: Client{ID: "c"}}); err == nil || !strings.Contains(err.Error(), regFile+" is not a file mcpx stored") {
+		t.Errorf("SaveRegistration: %v", err)
+	}
+
+	a, err, notes := authorizeOnce(t, s, func(c *Config) { c.Store = store })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Current() == nil || a.Current().AccessToken != "at-1" || a.StoreError() == nil || !strings.Contains(a.StoreError().Error(), tokFile+" is not a file mcpx stored") {
+		t.Errorf("current %+v, StoreError %v", a.Current(), a.StoreError())
+	}
+	if !strings.Contains(notes.String(), "cannot store the registration: "+regFile+" is not a file mcpx stored") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	for _, f := range []string{tokFile, regFile} {
+		if b, _ := os.ReadFile(f); string(b) != string(broken) {
+			t.Errorf("%s was replaced: %q", f, b)
+		}
+	}
+
+	// Once it is gone, the token is stored.
+	os.Remove(tokFile)
+	a, err, _ = authorizeOnce(t, s, func(c *Config) { c.Store = store })
+	if err != nil || a.StoreError() != nil || a.Current().File() != tokFile {
+		t.Errorf("err %v, StoreError %v, file %q", err, a.StoreError(), a.Current().File())
+	}
+}
