@@ -799,7 +799,7 @@ func (a *Authorizer) StoreError() error {
 // takes it, refreshing it only if it too is about to expire.
 func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	r := a.rec
-	stored := true // whether the new token is stored
+	stored := a.cfg.Store != nil // whether the new token is stored
 	if a.cfg.Store != nil {
 		unlock, err := a.cfg.Store.lockToken(ctx, r.Resource, r.Issuer, func(lockFile string) {
 			a.note("another mcpx run is refreshing or storing the token (it holds %s); waiting for it", lockFile)

@@ -438,3 +438,20 @@ func TestTokenResponseVariants(t *testing.T) {
 		})
 	}
 }
+
+// Without a store (no configuration directory: Config.Store nil), a token
+// obtained in this run is refreshed and kept for the run. It panicked
+// (a nil *Store's saveToken) the first time the token of a long session
+// was refreshed.
+func TestRefreshWithoutStore(t *testing.T) {
+	s := newFakeAS(t)
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) { c.Now = func() time.Time { return now } })
+	a.rec = &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", AccessToken: "at-old", RefreshToken: "rt",
+		Client: Client{ID: "c", AuthMethod: "none"}, Updated: now, Expiry: now.Add(10 * time.Second)}
+	a.loaded, a.origin = true, fromFlow
+	h, err := a.Authorization(ctxT(t))
+	if err != nil || h != "Bearer at-1" || a.StoreError() != nil {
+		t.Errorf("%q, %v, StoreError %v", h, err, a.StoreError())
+	}
+}
