@@ -310,8 +310,20 @@ func (a *Authorizer) expiryText(r *TokenRecord) string {
 	return fmt.Sprintf("expires in %s", d)
 }
 
+// expiring reports whether r is to be refreshed before it is sent: it
+// expires within refreshMargin, or within half its lifetime when that is
+// shorter. (A token issued for less than refreshMargin was otherwise
+// refreshed before every request, each refresh issuing another such
+// token.)
 func (a *Authorizer) expiring(r *TokenRecord) bool {
-	return !r.Expiry.IsZero() && !a.cfg.Now().Add(refreshMargin).Before(r.Expiry)
+	if r.Expiry.IsZero() {
+		return false
+	}
+	margin := refreshMargin
+	if life := r.Expiry.Sub(r.Updated); !r.Updated.IsZero() && life > 0 && life/2 < margin {
+		margin = life / 2
+	}
+	return !a.cfg.Now().Add(margin).Before(r.Expiry)
 }
 
 func (a *Authorizer) expired(r *TokenRecord) bool {

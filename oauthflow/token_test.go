@@ -450,8 +450,38 @@ func TestRefreshWithoutStore(t *testing.T) {
 	a.rec = &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", AccessToken: "at-old", RefreshToken: "rt",
 		Client: Client{ID: "c", AuthMethod: "none"}, Updated: now, Expiry: now.Add(10 * time.Second)}
 	a.loaded, a.origin = true, fromFlow
+	now = now.Add(6 * time.Second)
 	h, err := a.Authorization(ctxT(t))
 	if err != nil || h != "Bearer at-1" || a.StoreError() != nil {
 		t.Errorf("%q, %v, StoreError %v", h, err, a.StoreError())
+	}
+}
+
+// A token issued for less than the refresh margin is refreshed once half
+// its life has passed, not before every request: each refresh of a token
+// with expires_in 10 issued another one that was "about to expire", so
+// every MCP request cost a token request first.
+func TestShortLivedTokenNotRefreshedEachTime(t *testing.T) {
+	s := newFakeAS(t)
+	var refreshes atomic.Int32
+	s.token = func(w http.ResponseWriter, r *http.Request) {
+		refreshes.Add(1)
+		io.WriteString(w, `{"access_token":"at-new","token_type":"Bearer","expires_in":10}`)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) { c.Now = func() time.Time { return now } })
+	a.rec = &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", AccessToken: "at-old", RefreshToken: "rt",
+		Client: Client{ID: "c", AuthMethod: "none"}, Updated: now, Expiry: now.Add(10 * time.Second)}
+	a.loaded = true
+	for _, step := range []struct {
+		after     time.Duration
+		token     string
+		refreshes int32
+	}{{0, "at-old", 0}, {4 * time.Second, "at-old", 0}, {2 * time.Second, "at-new", 1}, {time.Second, "at-new", 1}, {3 * time.Second, "at-new", 1}, {2 * time.Second, "at-new", 2}} {
+		now = now.Add(step.after)
+		h, err := a.Authorization(ctxT(t))
+		if err != nil || h != "Bearer "+step.token || refreshes.Load() != step.refreshes {
+			t.Fatalf("after %v more: %q, %v, %d refreshes (want %s, %d)", step.after, h, err, refreshes.Load(), step.token, step.refreshes)
+		}
 	}
 }
