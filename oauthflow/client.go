@@ -243,7 +243,7 @@ func (a *Authorizer) checkRegistration(resp *http.Response, data []byte, jerr er
 			return fmt.Errorf("with no body (%s), not a registration", what)
 		}
 		return fmt.Errorf("with %s that is not a registration (%s): %s", what, rawjson.DecodeProblem(jerr),
-			transport.Excerpt(transport.RedactCredentials(strings.Join(strings.Fields(string(data)), " "))))
+			transport.Excerpt(strings.Join(strings.Fields(transport.RedactCredentials(string(data))), " ")))
 	}
 	if rr.ClientID == "" {
 		return errors.New("without a client_id")

@@ -301,6 +301,15 @@ func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
 		_, err := a.refresh(ctxT(t), &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", RefreshToken: "rt-1", Client: Client{ID: "c1", AuthMethod: "none"}})
 		check(t, err, "refresh_token=[redacted]")
 	})
+	// A token may hold spaces (VSCHAR): it is redacted before the white
+	// space of the excerpt is collapsed, which would make it unrecognised.
+	t.Run("refresh token with spaces", func(t *testing.T) {
+		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
+		_, err := a.refresh(ctxT(t), &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", RefreshToken: "rt  zq9", Client: Client{ID: "c1", AuthMethod: "none"}})
+		if check(t, err, "refresh_token=[redacted]"); strings.Contains(err.Error(), "zq9") {
+			t.Errorf("the refresh token shows: %q", err)
+		}
+	})
 }
 
 // Config.ReadLine is asked for a pasted address only while the wait for

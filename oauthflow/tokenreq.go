@@ -129,7 +129,8 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 func readTokenResponse(endpoint string, resp *http.Response, body []byte, secrets []string) (*tokenResponse, error) {
 	at := fmt.Sprintf("the token endpoint %s answered HTTP %d", endpoint, resp.StatusCode)
 	excerpt := func(s string) string {
-		return transport.Excerpt(transport.RedactCredentials(transport.RedactSecrets(strings.Join(strings.Fields(s), " "), secrets)))
+		// Redacted before white space is collapsed: a secret may hold spaces.
+		return transport.Excerpt(strings.Join(strings.Fields(transport.RedactCredentials(transport.RedactSecrets(s, secrets))), " "))
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	fields, perr := parseTokenFields(body, mt)
