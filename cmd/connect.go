@@ -248,7 +248,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
 		}
 	} else {
-		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), wireOn)
+		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), rec, wireOn)
 	}
 	if err != nil {
 		c.closeAfter()
@@ -292,8 +292,9 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 // to attach to (@NAME), which holds the server; the server command to
 // start, with its stderr going where --server-stderr says; or the HTTP
 // connection with its credentials (--bearer, -H Authorization, or OAuth
-// answering the server's 401s).
-func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, wireOn func() bool) (transport.Dialer, error) {
+// answering the server's 401s). recorder is the --record recorder (nil
+// without one), told the access tokens OAuth presents.
+func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, recorder *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
 	if d.at.name != "" {
 		dir, err := sessiond.Dir(k.ios.Getenv)
 		if err != nil {
@@ -338,6 +339,9 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		}
 		c.oauth = az
 		opts.Authorizer = az
+		if recorder != nil {
+			opts.Authorizer = recordedAuth{Authorizer: az, rec: recorder}
+		}
 	}
 	return opts, nil
 }

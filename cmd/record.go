@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
+	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
@@ -96,12 +97,18 @@ func parseNormalizer(s string) (record.Normalizer, error) {
 }
 
 // recordOptions describe the trace for --record: its header and what to
-// redact (the bearer token and credential headers given on the command
-// line are removed wherever they appear).
+// redact (the bearer token, credential headers and OAuth client secrets
+// given on the command line are removed wherever they appear, and so are
+// the secret values of the server's command line and environment).
 func (d connDesc) recordOptions(transportName, target string) record.RecorderOptions {
 	var secrets []string
 	if d.http.bearer != "" {
 		secrets = append(secrets, d.http.bearer)
+	}
+	for _, s := range []string{d.oauth.clientSecret, d.oauth.idpClientSecret} {
+		if s != "" {
+			secrets = append(secrets, s)
+		}
 	}
 	for _, h := range d.http.headerLines {
 		name, value, _ := strings.Cut(h, ":")
@@ -116,7 +123,7 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 	return record.RecorderOptions{
 		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
 			Ignore: d.rec.ignore, Normalize: d.rec.normalizers},
-		Redact:  record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets},
+		Redact:  record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets, Values: d.commandSecrets()},
 		Session: record.SessionInfo{Name: d.rec.sessionName()},
 		Stable:  d.rec.stable,
 	}
@@ -141,15 +148,81 @@ var secretAssignment = sync.OnceValue(func() *regexp.Regexp {
 // and assignments that look secret removed.
 func commandLine(args []string) string {
 	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if name, _, ok := strings.Cut(a, "="); ok && secretAssignment().MatchString(name) {
-			out[i] = name + "=" + record.Placeholder
-		} else if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
-			out[i] = record.Placeholder
-		}
+	for i := range args {
+		_, out[i], _ = secretArg(args, i)
 	}
 	return strings.Join(out, " ")
+}
+
+// secretArg says whether args[i] holds a secret value (see commandLine):
+// the value, and the argument as a trace shows it.
+func secretArg(args []string, i int) (value, shown string, ok bool) {
+	a := args[i]
+	if name, v, ok := strings.Cut(a, "="); ok && secretAssignment().MatchString(name) {
+		return v, name + "=" + record.Placeholder, true
+	}
+	if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
+		return a, record.Placeholder, true
+	}
+	return "", a, false
+}
+
+// recordedAuth tells the recorder the credentials OAuth presents with
+// each request before the request goes out: a server may echo its access
+// token (a whoami tool), and the trace must not keep it.
+type recordedAuth struct {
+	*oauthflow.Authorizer
+	rec *record.Recorder
+}
+
+// Authorization is the Authorizer's, told the recorder.
+func (a recordedAuth) Authorization(ctx context.Context) (string, error) {
+	v, err := a.Authorizer.Authorization(ctx)
+	a.tell(v)
+	return v, err
+}
+
+// AuthorizeRequest is the Authorizer's (transport.RequestAuthorizer), told
+// the recorder.
+func (a recordedAuth) AuthorizeRequest(ctx context.Context, req *http.Request) error {
+	err := a.Authorizer.AuthorizeRequest(ctx, req)
+	a.tell(req.Header.Get("Authorization"))
+	return err
+}
+
+// tell tells the recorder an Authorization header's value and its
+// credential (after the scheme).
+func (a recordedAuth) tell(v string) {
+	if v == "" {
+		return
+	}
+	a.rec.Secret(v)
+	if _, cred, ok := strings.Cut(v, " "); ok {
+		a.rec.Secret(strings.TrimSpace(cred))
+	}
+}
+
+// commandSecrets returns the secret values of the server's command line
+// and of mcpx's own arguments (those commandLine hides: --token X,
+// token=X) and of the server's environment (--env, a configured server's
+// env, named as commandLine's assignments): the server may print them, and
+// the session's name may hold one again under another name, so a trace
+// looks for them everywhere (record.RedactOptions.Values).
+func (d connDesc) commandSecrets() []string {
+	var out []string
+	for _, args := range [][]string{d.server, d.rec.args} {
+		for i := range args {
+			if v, _, ok := secretArg(args, i); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, kv := range d.stdio.env {
+		if name, v, ok := strings.Cut(kv, "="); ok && secretAssignment().MatchString(name) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // credentialHeader reports header names whose values are secrets.

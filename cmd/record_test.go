@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
 )
@@ -303,6 +306,59 @@ func TestCommandLineRedactsSecretOptions(t *testing.T) {
 	want = "env GITHUB_TOKEN=[redacted] OPENAI_API_KEY=[redacted] PORT=80 node s.js token=[redacted] api_key:=[redacted] message=hi tokens=[redacted]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A server that prints the secrets of its command line and environment
+// (--env, a secret option) gives none of them away in a trace: the
+// recorder looks for them everywhere, in its stderr too.
+func TestRecordRedactsCommandLineSecretsEverywhere(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	r := runMcpx(t, nil, "tools", "list", "--record", trace, "--env", "MCPX_TEST_SAY=config: $API_TOKEN",
+		"--env", "API_TOKEN=tk-ENV-00000001", "--", os.Args[0], stdioServerArg, "--token", "tk-ARG-00000002")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, "tk-ENV") || strings.Contains(raw, "tk-ARG") {
+		t.Errorf("the trace holds a secret of the command line:\n%s", raw)
+	}
+	found := false
+	for _, e := range tr.Events {
+		found = found || e.Kind == record.KindStderr && e.Text == "config: [redacted] --token [redacted]"
+	}
+	if !found {
+		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+}
+
+// A server that echoes the access token OAuth presents (here: the echo
+// tool, asked for "whoami", is given the request's token) gives it away
+// in no trace.
+func TestRecordRedactsEchoedOAuthToken(t *testing.T) {
+	t.Parallel()
+	whoami := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if body, err := io.ReadAll(r.Body); err == nil {
+				body = bytes.ReplaceAll(body, []byte(`"message":"whoami"`), []byte(`"message":"`+tok+`"`))
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	r := runMcpx(t, withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}),
+		"tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--record", trace)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Echo: ") || strings.Contains(r.stdout, "whoami") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	_, raw := readTraceFile(t, trace)
+	noSecrets(t, srv, raw)
+	if !strings.Contains(raw, `"text":"Echo: [redacted]"`) {
+		t.Errorf("the echo is not in the trace, redacted:\n%s", raw)
 	}
 }
 

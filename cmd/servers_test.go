@@ -20,10 +20,15 @@ import (
 )
 
 // stdioServerArg makes the test binary a stdio MCP server (see TestMain),
-// which writes the value of $K to the file $MCPX_TEST_MARK first.
+// which writes the value of $K to the file $MCPX_TEST_MARK first, and
+// $MCPX_TEST_SAY (its variables expanded) and its own arguments on
+// stderr, as a server that logs its configuration does.
 const stdioServerArg = "-mcpx-stdio-server"
 
 func stdioServerMain() int {
+	if say := os.Getenv("MCPX_TEST_SAY"); say != "" {
+		fmt.Fprintln(os.Stderr, os.ExpandEnv(say), strings.Join(os.Args[2:], " "))
+	}
 	if mark := os.Getenv("MCPX_TEST_MARK"); mark != "" {
 		if err := os.WriteFile(mark, []byte(os.Getenv("K")), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)

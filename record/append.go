@@ -225,9 +225,10 @@ func rewriteInto(out io.Writer, at *appendTarget) error {
 // whose header is old to the redaction rules of a recording whose header
 // is h, before the recording is added to it: nil when they have the same
 // rules, or are not redacted. Rules only grow (what rules 1 redact,
-// rules 2 do), so the old events become what the newer rules would have
-// recorded, and the trace keeps one set of rules, in its header, that
-// replay and verify apply to live traffic. A trace of newer rules than h
+// rules 2 do, and rules 3), so the old events become what the newer
+// rules would have recorded (as far as they can: a value older rules
+// replaced cannot be learned by rules 3), and the trace keeps one set of
+// rules, in its header, that replay and verify apply to live traffic. A trace of newer rules than h
 // is refused: its sessions would be redacted unlike this one.
 func reRedactor(old, h Header) (*Redactor, error) {
 	was, now := old.redactRules(), h.redactRules()
@@ -244,11 +245,12 @@ func reRedactor(old, h Header) (*Redactor, error) {
 // each redacted by red (see reRedactor). A line that does not parse is
 // copied as it is.
 func redactEvents(w *writer, r io.ReaderAt, end int64, red *Redactor) error {
+	rr := red.reRedaction()
 	return ReadOptions{MaxMessageSize: 1 << 62}.scan(io.NewSectionReader(r, 0, end), func(Header, int64) {}, func(_ int, _ int64, line []byte, _ bool, e *Event, perr error) error {
 		if perr != nil {
 			return w.writeLine(line)
 		}
-		return w.Write(red.event(*e))
+		return w.Write(rr.event(*e))
 	})
 }
 

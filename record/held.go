@@ -48,8 +48,9 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if red != nil {
+			rr := red.reRedaction()
 			for i, e := range old.Events {
-				old.Events[i] = red.event(e)
+				old.Events[i] = rr.event(e)
 			}
 			old.Header.RedactRules = h.RedactRules
 		}

@@ -342,6 +342,22 @@ func headerText(h http.Header) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
+// hostSecrets tells the session's recorder the credentials the host
+// sends with r (its Authorization header's, its cookies' values), which
+// the server may echo: recorded before the request is forwarded, so
+// before any answer.
+func hostSecrets(rec *SessionRecorder, r *http.Request) {
+	for _, v := range r.Header.Values("Authorization") {
+		rec.Secret(v)
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			rec.Secret(strings.TrimSpace(cred))
+		}
+	}
+	for _, c := range r.Cookies() {
+		rec.Secret(c.Value)
+	}
+}
+
 // ServeHTTP forwards one request to the upstream server and streams its
 // answer back, recording both; it makes the proxy an http.Handler.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -361,6 +377,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msgs, _ = parseFrame(body)
 	}
 	ps := p.session(r, msgs)
+	if ps != nil {
+		hostSecrets(ps.rec, r)
+	}
 	p.event(ps, transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
 	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
 		p.frameRoute(ps, ClientToServer, transport.Frame{Data: body, Meta: &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid},

@@ -567,3 +567,45 @@ func TestHTTPProxyForgetsEndedSessions(t *testing.T) {
 		t.Errorf("DELETE of the live session: %d, %d known; want 200, 0", got, known())
 	}
 }
+
+// A host's credentials (its bearer token, its cookies) that the upstream
+// server echoes (in a result, in a refusal's body) are redacted from the
+// proxy's trace.
+func TestHTTPProxyRedactsEchoedHostCredentials(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		c, _ := r.Cookie("sid")
+		who := r.Header.Get("Authorization") + " / " + c.Value
+		if bytes.Contains(body, []byte(`"tools/list"`)) {
+			http.Error(w, "Bad Request: who is "+who+"?", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"`+who+`","version":"1"}}}`)
+	}))
+	defer up.Close()
+	proxyURL, readTrace := startHTTPProxy(t, up.URL)
+	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`} {
+		req, _ := http.NewRequest("POST", proxyURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer host-BEARER-0001")
+		req.AddCookie(&http.Cookie{Name: "sid", Value: "host-COOKIE-0002"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	tr.WriteTo(&all)
+	if bytes.Contains(all.Bytes(), []byte("host-")) || !bytes.Contains(all.Bytes(), []byte(`"name":"[redacted] / [redacted]"`)) {
+		t.Errorf("the trace:\n%s", all.Bytes())
+	}
+}

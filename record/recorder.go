@@ -64,6 +64,10 @@ type RecorderOptions struct {
 type Recorder struct {
 	red   *Redactor
 	start time.Time
+	// told holds the values the recorder was told are secret (Secret),
+	// looked for in every session; own is the memory of the recorder's
+	// own session (see memory). Both are nil before rules 3.
+	told, ownMem *memory
 
 	mu     sync.Mutex
 	w      io.Writer
@@ -165,6 +169,8 @@ func prepare(o RecorderOptions) (*Recorder, Header, error) {
 		text = h.Target
 	}
 	r := &Recorder{red: red, start: time.Now(), ownInfo: info, ownText: red.Text(text)}
+	r.told = red.newMemory(nil)
+	r.ownMem = red.newMemory(r.told)
 	r.drained = sync.NewCond(&r.mu)
 	return r, h, nil
 }
@@ -281,6 +287,15 @@ func (r *Recorder) closeLock() {
 // Redactor returns the redactor the recorder applies.
 func (r *Recorder) Redactor() *Redactor { return r.red }
 
+// Secret tells the recorder that value is secret wherever it appears:
+// from now on it is replaced in every frame and text of every session (a
+// value of a secret option on the server's command line, the access token
+// OAuth got, a credential the caller holds). Tell it before the value is
+// sent, so that nothing that echoes it comes first. Values shorter than 8
+// bytes, which would match innocent text, are ignored; so is everything
+// with --no-redact, and before redaction rules 3.
+func (r *Recorder) Secret(value string) { r.told.learn(value) }
+
 // ErrExists is matched by the error of Create for a file that exists
 // (and may be a trace worth keeping) when overwriting was not asked for.
 var ErrExists = errors.New("the file exists")
@@ -375,20 +390,23 @@ func (r *Recorder) writeQueued() {
 // with the time they are recorded (t is not used), so the trace keeps
 // the order they happened in.
 func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
-	r.frame(0, false, dir, f)
+	r.frame(0, r.ownMem, false, dir, f)
 }
 
-// frame records a frame in session n (0: the recorder's own).
-func (r *Recorder) frame(n int, prelude bool, dir transport.Direction, f transport.Frame) {
+// frame records a frame in session n (0: the recorder's own), whose
+// memory of secret values is mem: the client's frames teach it theirs.
+// (A client frame is recorded before it is sent, so its values are known
+// before the server can echo them, on whichever stream.)
+func (r *Recorder) frame(n int, mem *memory, prelude bool, dir transport.Direction, f transport.Frame) {
 	d := ServerToClient
 	if dir == transport.Outgoing {
 		d = ClientToServer
 	}
-	data, res, route := r.red.frameRoute(f.Data, f.Route)
+	data, res, route := r.red.frameRouteMem(f.Data, f.Route, mem, d == ClientToServer)
 	if route != f.Route && route != nil {
 		r.hide(f.Route, route)
 	}
-	r.writeScanned(Event{Session: n, Kind: KindFrame, Dir: d, Data: data, Meta: r.red.Meta(f.Meta), Route: route, Prelude: prelude}, &res)
+	r.writeScanned(Event{Session: n, Kind: KindFrame, Dir: d, Data: data, Meta: r.red.metaMem(f.Meta, mem), Route: route, Prelude: prelude}, &res)
 }
 
 // hide remembers the header lines of route values that were redacted:
@@ -415,9 +433,10 @@ func (r *Recorder) hide(orig, red *transport.Route) {
 	}
 }
 
-// text redacts the text of a transport event.
-func (r *Recorder) text(s string) string {
-	s = r.red.Text(s)
+// text redacts the text of a transport event of the session whose
+// memory is mem.
+func (r *Recorder) text(s string, mem *memory) string {
+	s = r.red.textMem(s, mem)
 	r.hmu.Lock()
 	defer r.hmu.Unlock()
 	for _, line := range r.hidden {
@@ -433,30 +452,30 @@ func (r *Recorder) text(s string) string {
 // its views (a view event, minor 3): dir is HostToView or ViewToHost,
 // data the message as sent or received, redacted like a frame.
 func (r *Recorder) View(dir Direction, v ViewInfo, data []byte) {
-	red, res, _ := r.red.frameRoute(data, nil)
+	red, res, _ := r.red.frameMem(data, r.ownMem, false, false)
 	r.writeScanned(Event{Kind: KindView, Dir: dir, Data: red, View: &v}, &res)
 }
 
 // Note records a note about the session or transport.
 func (r *Recorder) Note(text string) {
-	r.write(Event{Kind: KindNote, Text: r.text(text)})
+	r.write(Event{Kind: KindNote, Text: r.text(text, r.ownMem)})
 }
 
 // Observe records a transport event; it is a transport.Observer. SSE
 // stream metadata (transport.EventStream: priming events) is recorded as
 // a stream event, not as a frame.
-func (r *Recorder) Observe(ev transport.Event) { r.observe(0, ev) }
+func (r *Recorder) Observe(ev transport.Event) { r.observe(0, r.ownMem, ev) }
 
-func (r *Recorder) observe(n int, ev transport.Event) {
+func (r *Recorder) observe(n int, mem *memory, ev transport.Event) {
 	switch ev.Kind {
 	case transport.EventStderr:
-		r.write(Event{Session: n, Kind: KindStderr, Dir: ServerToClient, Text: r.red.Text(ev.Text)})
+		r.write(Event{Session: n, Kind: KindStderr, Dir: ServerToClient, Text: r.red.textMem(ev.Text, mem)})
 	case transport.EventHTTP:
-		r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(ev.Text, mem), Meta: r.red.metaMem(ev.Meta, mem)})
 	case transport.EventStream:
-		r.write(Event{Session: n, Kind: KindStream, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta), Retry: ev.Retry})
+		r.write(Event{Session: n, Kind: KindStream, Text: r.text(ev.Text, mem), Meta: r.red.metaMem(ev.Meta, mem), Retry: ev.Retry})
 	default:
-		r.write(Event{Session: n, Kind: KindNote, Text: r.text(ev.Text), Meta: r.red.Meta(ev.Meta)})
+		r.write(Event{Session: n, Kind: KindNote, Text: r.text(ev.Text, mem), Meta: r.red.metaMem(ev.Meta, mem)})
 	}
 }
 
@@ -683,16 +702,17 @@ func (c *recConn) Unwrap() transport.Conn { return c.Conn }
 // methods are those of Recorder, for its own session. It is safe for
 // concurrent use.
 type SessionRecorder struct {
-	r *Recorder
-	n int
+	r   *Recorder
+	n   int
+	mem *memory // the session's secret values
 }
 
 // StartSession opens a new session in the trace (its session event is
 // written at once) and returns the recorder of its events. info.Target and
 // text are redacted like every text.
 func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder {
-	info.Target, info.Name = r.red.Text(info.Target), r.red.Text(info.Name)
-	text = r.red.Text(text)
+	info.Target, info.Name = r.red.textMem(info.Target, r.told), r.red.textMem(info.Name, r.told)
+	text = r.red.textMem(text, r.told)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for len(r.queue) >= maxQueued && r.err == nil && !r.closed {
@@ -703,7 +723,7 @@ func (r *Recorder) StartSession(info SessionInfo, text string) *SessionRecorder 
 	}
 	n := r.newSessionLocked(info, text, r.offset+time.Since(r.start))
 	r.kick()
-	return &SessionRecorder{r: r, n: n}
+	return &SessionRecorder{r: r, n: n, mem: r.red.newMemory(r.told)}
 }
 
 // N returns the session's number in the trace (-1 when the recorder was
@@ -718,7 +738,7 @@ func (s *SessionRecorder) Frame(t time.Time, dir transport.Direction, f transpor
 	if s.n < 0 {
 		return
 	}
-	s.r.frame(s.n, false, dir, f)
+	s.r.frame(s.n, s.mem, false, dir, f)
 }
 
 // Observe records a transport event of the session (see Recorder.Observe).
@@ -726,7 +746,15 @@ func (s *SessionRecorder) Observe(ev transport.Event) {
 	if s.n < 0 {
 		return
 	}
-	s.r.observe(s.n, ev)
+	s.r.observe(s.n, s.mem, ev)
+}
+
+// Secret tells the recorder that value is secret in this session (a
+// bearer token its client sends in a header): see Recorder.Secret.
+func (s *SessionRecorder) Secret(value string) {
+	if s.n >= 0 {
+		s.mem.learn(value)
+	}
 }
 
 // Note records a note about the session.
@@ -734,7 +762,7 @@ func (s *SessionRecorder) Note(text string) {
 	if s.n < 0 {
 		return
 	}
-	s.r.write(Event{Session: s.n, Kind: KindNote, Text: s.r.text(text)})
+	s.r.write(Event{Session: s.n, Kind: KindNote, Text: s.r.text(text, s.mem)})
 }
 
 // Refusal records an HTTP answer to request id that carried no JSON-RPC
@@ -744,19 +772,19 @@ func (s *SessionRecorder) Refusal(id json.RawMessage, meta *transport.Meta, body
 	if s.n < 0 {
 		return
 	}
-	s.r.refusal(s.n, id, meta, body)
+	s.r.refusal(s.n, s.mem, id, meta, body)
 }
 
 // Refusal records an HTTP refusal in the recorder's own session (see
 // SessionRecorder.Refusal).
 func (r *Recorder) Refusal(id json.RawMessage, meta *transport.Meta, body []byte) {
-	r.refusal(0, id, meta, body)
+	r.refusal(0, r.ownMem, id, meta, body)
 }
 
 // maxRefusalText bounds the excerpt of a refusal's body kept in a trace.
 const maxRefusalText = 512
 
-func (r *Recorder) refusal(n int, id json.RawMessage, meta *transport.Meta, body []byte) {
+func (r *Recorder) refusal(n int, mem *memory, id json.RawMessage, meta *transport.Meta, body []byte) {
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	if len(text) > maxRefusalText {
 		text = strings.ToValidUTF8(text[:maxRefusalText], "") + "…"
@@ -765,7 +793,7 @@ func (r *Recorder) refusal(n int, id json.RawMessage, meta *transport.Meta, body
 	if text == "" {
 		text = "(no body)"
 	}
-	r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(text), Meta: r.red.Meta(meta), Re: id})
+	r.write(Event{Session: n, Kind: KindHTTP, Text: r.text(text, mem), Meta: r.red.metaMem(meta, mem), Re: id})
 }
 
 // Prelude writes frames the session exchanged before the recording began
@@ -782,6 +810,6 @@ func (r *Recorder) Prelude(frames []HeldFrame) {
 	r.ownInfo.Prelude = true
 	r.mu.Unlock()
 	for _, f := range frames {
-		r.frame(0, true, f.Dir, f.Frame)
+		r.frame(0, r.ownMem, true, f.Dir, f.Frame)
 	}
 }

@@ -32,7 +32,14 @@ var placeholderJSON = []byte(`"` + Placeholder + `"`)
 // are no secrets are left alone (notSecret: the progress token and the
 // tokens of pagination and of language models). The text rules (Text)
 // follow the same names in rules 2.
-const RedactRules = 2
+//
+// Rules 3 redact what rules 2 do, and also every later occurrence, in any
+// frame or text of the session, of a value the session's client sent
+// under a secret name, or that the recorder was told is secret (see
+// memory in redactvalues.go): a server that echoes a token argument back
+// in a text, an error or a stderr line. Replay redacts the live client's
+// frames so too, learning the values the live client sends.
+const RedactRules = 3
 
 // legacyKeys are the member names rules 1 redact from every frame, at
 // any depth, compared without regard to case.
@@ -105,6 +112,13 @@ type RedactOptions struct {
 	// value of an Authorization header given with -H): they are removed
 	// wherever they appear, in frames, text and metadata.
 	Secrets []string
+	// Values are values to look for wherever they appear as a session
+	// looks for the values it learned (rules 3, see RedactRules): those
+	// of the options and environment variables of the server's command
+	// line that are named as secrets, which the server may print. Unlike
+	// Secrets, values shorter than 8 bytes (a flag's 1 or yes) are left
+	// alone, as is everything before rules 3.
+	Values []string
 	// Rules is the version of the rules that name secret members (see
 	// RedactRules); 0 means the newest, which recordings use. Replay and
 	// verify use the trace's (Header.RedactOptions).
@@ -117,7 +131,9 @@ type Redactor struct {
 	on      bool
 	rules   int
 	paths   []*Path
-	secrets [][]byte
+	secrets [][]byte                // Secrets
+	values  []string                // Values
+	static  *matcher                // finds secrets and values (nil: none)
 	keys    [maxKeyLen + 1][][]byte // rules 1: legacyKeys by length
 }
 
@@ -159,9 +175,17 @@ func NewRedactor(o RedactOptions) (*Redactor, error) {
 	}
 	for _, s := range o.Secrets {
 		// Very short values would redact innocent text everywhere.
-		if len(s) >= 4 {
+		if len(s) >= minSecret {
 			r.secrets = append(r.secrets, []byte(s))
 		}
+	}
+	for _, v := range o.Values {
+		if rules >= 3 && len(v) >= minLearned && len(v) <= maxLearnedLen {
+			r.values = append(r.values, v)
+		}
+	}
+	if len(r.secrets) > 0 || len(r.values) > 0 {
+		r.static = compileMatcher(r.secrets, r.values)
 	}
 	return r, nil
 }
@@ -204,7 +228,9 @@ func (r *Redactor) matchFrame(path []elem) bool {
 // Frame returns data with secrets replaced by "[redacted]": the values of
 // sensitive members and of the configured paths (when data is JSON; the
 // rest of the frame keeps its exact bytes), known secret values, and, in
-// frames that are not JSON, anything that looks like a credential.
+// frames that are not JSON, anything that looks like a credential. It
+// learns nothing: the values a session learned are redacted by a memory
+// (see frameMem).
 func (r *Redactor) Frame(data []byte) []byte {
 	out, _ := r.frame(data)
 	return out
@@ -213,21 +239,19 @@ func (r *Redactor) Frame(data []byte) []byte {
 // frame is Frame, also returning what a scan of the result found (so the
 // writer need not scan it again).
 func (r *Redactor) frame(data []byte) ([]byte, scanResult) {
-	out, res, _ := r.frameValues(data, false)
+	out, res, _ := r.frameMem(data, nil, false, false)
 	return out, res
 }
 
-// frameValues is frame; with values, it also returns the values it
-// replaced, in the form a route header mirrors them (strings as they
-// are, numbers as written, booleans as true or false).
-func (r *Redactor) frameValues(data []byte, values bool) ([]byte, scanResult, map[string]bool) {
+// frameMem is frame for a session whose secret values mem holds (nil:
+// r's secrets alone). learn says data is the client's: the values of its
+// secret members are learned first, so that they are replaced wherever
+// else they stand in it and in what follows. With values, it also returns
+// the values it replaced by name, in the form a route header mirrors them
+// (strings as they are, numbers as written, booleans as true or false).
+func (r *Redactor) frameMem(data []byte, mem *memory, learn, values bool) ([]byte, scanResult, map[string]bool) {
 	if !r.Enabled() {
 		return data, scanJSON(data, nil), nil
-	}
-	for _, s := range r.secrets {
-		if bytes.Contains(data, s) {
-			data = bytes.ReplaceAll(data, s, []byte(Placeholder))
-		}
 	}
 	var res scanResult
 	if len(r.paths) > 0 {
@@ -239,17 +263,14 @@ func (r *Redactor) frameValues(data []byte, values bool) ([]byte, scanResult, ma
 		res = scanJSON(data, r.sensitive)
 	}
 	if !res.valid {
-		if t := r.Text(string(data)); t != string(data) {
+		if t := r.textMem(string(data), mem); t != string(data) {
 			data = []byte(t)
 			return data, scanJSON(data, nil), nil
 		}
 		return data, res, nil
 	}
-	if len(res.spans) == 0 {
-		return data, res, nil
-	}
 	var replaced map[string]bool
-	if values {
+	if values && len(res.spans) > 0 {
 		replaced = map[string]bool{}
 		for _, sp := range res.spans {
 			if v, ok := headerForm(data[sp.start:sp.end]); ok {
@@ -257,8 +278,37 @@ func (r *Redactor) frameValues(data []byte, values bool) ([]byte, scanResult, ma
 			}
 		}
 	}
-	data = splice(data, res.spans, func([]byte) []byte { return placeholderJSON })
-	return data, scanJSON(data, nil), replaced
+	if learn && mem != nil {
+		for _, sp := range res.spans {
+			mem.learnValue(data[sp.start:sp.end])
+		}
+	}
+	if len(res.spans) > 0 {
+		data = splice(data, res.spans, func([]byte) []byte { return placeholderJSON })
+		res = scanJSON(data, nil)
+	}
+	// Values are replaced inside strings: the frame stays as valid and
+	// as compact as it was, and need not be scanned again.
+	data, _ = r.matcher(mem).frame(data)
+	return data, res, replaced
+}
+
+// liveFrame redacts a frame a live client sent, as the recorder redacted
+// the recorded client's: it learns the frame's secret values into mem
+// (the live session's memory; nil before rules 3) and replaces them and
+// those learned before.
+func (r *Redactor) liveFrame(data []byte, mem *memory) []byte {
+	out, _, _ := r.frameMem(data, mem, true, false)
+	return out
+}
+
+// matcher returns what finds the secret values of a session whose memory
+// is mem (nil: r's secrets).
+func (r *Redactor) matcher(mem *memory) *matcher {
+	if mem != nil {
+		return mem.matcher()
+	}
+	return r.static
 }
 
 // headerForm returns a JSON scalar as a route header mirrors it (spec
@@ -297,16 +347,23 @@ func (r *Redactor) FrameRoute(data []byte, route *transport.Route) ([]byte, *tra
 }
 
 func (r *Redactor) frameRoute(data []byte, route *transport.Route) ([]byte, scanResult, *transport.Route) {
-	if route == nil || !r.Enabled() {
-		out, res := r.frame(data)
-		return out, res, route
-	}
-	out, res, replaced := r.frameValues(data, true)
-	return out, res, r.route(route, replaced)
+	return r.frameRouteMem(data, route, nil, false)
 }
 
-// route redacts a route given the values redacted from its frame.
-func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *transport.Route {
+// frameRouteMem is frameRoute for a session whose secret values mem
+// holds; learn says the frame is the client's (see frameMem).
+func (r *Redactor) frameRouteMem(data []byte, route *transport.Route, mem *memory, learn bool) ([]byte, scanResult, *transport.Route) {
+	if route == nil || !r.Enabled() {
+		out, res, _ := r.frameMem(data, mem, learn, false)
+		return out, res, route
+	}
+	out, res, replaced := r.frameMem(data, mem, learn, true)
+	return out, res, r.route(route, replaced, r.matcher(mem))
+}
+
+// route redacts a route given the values redacted from its frame and
+// what finds the session's secret values.
+func (r *Redactor) route(route *transport.Route, replaced map[string]bool, secrets *matcher) *transport.Route {
 	c := *route
 	changed := false
 	value := func(v string, sensitiveName bool) string {
@@ -317,11 +374,9 @@ func (r *Redactor) route(route *transport.Route, replaced map[string]bool) *tran
 			changed = true
 			return Placeholder
 		}
-		for _, s := range r.secrets {
-			if strings.Contains(v, string(s)) {
-				changed = true
-				v = strings.ReplaceAll(v, string(s), Placeholder)
-			}
+		if t := secrets.text(v); t != v {
+			changed = true
+			v = t
 		}
 		return v
 	}
@@ -352,13 +407,14 @@ var namedValueRE = sync.OnceValue(func() *regexp.Regexp {
 // secrets in URLs replaced: by rules 1, what transport.RedactCredentials
 // finds; by rules 2, the secrets of URLs, the tokens after Bearer and
 // Basic, and the values of the names that secretName judges secret.
-func (r *Redactor) Text(s string) string {
+func (r *Redactor) Text(s string) string { return r.textMem(s, nil) }
+
+// textMem is Text for a session whose secret values mem holds.
+func (r *Redactor) textMem(s string, mem *memory) string {
 	if !r.Enabled() || s == "" {
 		return s
 	}
-	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, string(sec), Placeholder)
-	}
+	s = r.matcher(mem).text(s)
 	if r.rules == 1 {
 		// The name list of rules 1 is transport's (RedactCredentials).
 		return transport.RedactCredentials(s)
@@ -406,11 +462,14 @@ func (r *Redactor) URL(u string) string {
 }
 
 // Meta returns m with its URL redacted (a copy when anything changed).
-func (r *Redactor) Meta(m *transport.Meta) *transport.Meta {
+func (r *Redactor) Meta(m *transport.Meta) *transport.Meta { return r.metaMem(m, nil) }
+
+// metaMem is Meta for a session whose secret values mem holds.
+func (r *Redactor) metaMem(m *transport.Meta, mem *memory) *transport.Meta {
 	if !r.Enabled() || m == nil || m.URL == "" {
 		return m
 	}
-	if u := r.URL(m.URL); u != m.URL {
+	if u := r.textMem(m.URL, mem); u != m.URL {
 		c := *m
 		c.URL = u
 		return &c
@@ -418,18 +477,37 @@ func (r *Redactor) Meta(m *transport.Meta) *transport.Meta {
 	return m
 }
 
+// reRedaction brings the events of a trace recorded by older rules to
+// r's (see reRedactor), in the order they were recorded, each session
+// with a memory of its own: the secret members of its client frames,
+// which older rules may have kept in clear, are learned as a recording
+// would have learned them.
+type reRedaction struct {
+	r    *Redactor
+	mems map[int]*memory
+}
+
+func (r *Redactor) reRedaction() *reRedaction {
+	return &reRedaction{r: r, mems: map[int]*memory{}}
+}
+
 // event returns e redacted by r: its frame and route, its text, its
-// metadata and the description of the session it opens. It brings an
-// event recorded by older rules to r's (see reRedactor).
-func (r *Redactor) event(e Event) Event {
-	if e.Kind == KindFrame || e.Kind == KindView {
-		e.Data, _, e.Route = r.frameRoute(e.Data, e.Route)
+// metadata and the description of the session it opens.
+func (rr *reRedaction) event(e Event) Event {
+	r := rr.r
+	mem, ok := rr.mems[e.Session]
+	if !ok {
+		mem = r.newMemory(nil)
+		rr.mems[e.Session] = mem
 	}
-	e.Text = r.Text(e.Text)
-	e.Meta = r.Meta(e.Meta)
+	if e.Kind == KindFrame || e.Kind == KindView {
+		e.Data, _, e.Route = r.frameRouteMem(e.Data, e.Route, mem, e.Kind == KindFrame && e.Dir == ClientToServer)
+	}
+	e.Text = r.textMem(e.Text, mem)
+	e.Meta = r.metaMem(e.Meta, mem)
 	if e.SessionInfo != nil {
 		info := *e.SessionInfo
-		info.Target, info.Name = r.Text(info.Target), r.Text(info.Name)
+		info.Target, info.Name = r.textMem(info.Target, mem), r.textMem(info.Name, mem)
 		e.SessionInfo = &info
 	}
 	return e

@@ -698,6 +698,9 @@ type replaySession struct {
 	// quiet drops deviations (a session catching up with what another
 	// one answered, see replayConn).
 	quiet bool
+	// mem holds the secret values the live client sent (rules 3): its
+	// frames are redacted as the recorder redacted the recorded ones.
+	mem *memory
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -714,6 +717,7 @@ func newEraSession(sc *script, opts *ReplayOptions, era string) *replaySession {
 		live:   map[int]jsonrpc.ID{},
 		idMap:  map[string]json.RawMessage{},
 		tokMap: map[string]json.RawMessage{},
+		mem:    sc.red.newMemory(nil),
 	}
 	if era == "" || !sc.modern || !sc.legacy {
 		return s
@@ -763,6 +767,28 @@ func (s *replaySession) pick(key string) (i int, repeat bool) {
 		return list[c], false
 	}
 	return list[len(list)-1], true
+}
+
+// pickLive is pick for the live request or notification m, redacted as
+// lm. When the recording has nothing of lm's key and the session's memory
+// of the live client's secret values changed lm, it tries m redacted by
+// the rules alone, which it then makes lm: a session recorded before
+// rules 3 (and redacted by them again when the trace was appended to) may
+// hold in clear a value the live client sent under a secret name before.
+func (s *replaySession) pickLive(m *jsonrpc.Message, lm **jsonrpc.Message) (int, bool) {
+	i, repeat := s.pick(s.sc.keyOf(*lm))
+	if i >= 0 || s.mem == nil {
+		return i, repeat
+	}
+	plain := parseMessage(s.sc.red.Frame(m.Raw))
+	if bytes.Equal(plain.Raw, (*lm).Raw) {
+		return i, repeat
+	}
+	if j, rep := s.pick(s.sc.keyOf(plain)); j >= 0 {
+		*lm = plain
+		return j, rep
+	}
+	return i, repeat
 }
 
 // firstUnused returns the first unused request with method, or -1.
@@ -820,11 +846,11 @@ func (s *replaySession) handle(frame []byte) []output {
 func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 	lm := m
 	if s.sc.red.Enabled() && m.Kind() != jsonrpc.KindInvalid {
-		lm = parseMessage(s.sc.red.Frame(m.Raw))
+		lm = parseMessage(s.sc.red.liveFrame(m.Raw, s.mem))
 	}
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
-		i, repeat := s.pick(s.sc.keyOf(lm))
+		i, repeat := s.pickLive(m, &lm)
 		if i >= 0 && repeat && m.Method == mcp.MethodInitialize {
 			i = -1 // a second initialize is not answered again
 		}
@@ -873,7 +899,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 		}
 		return s.emit(i)
 	case jsonrpc.KindNotification:
-		i, repeat := s.pick(s.sc.keyOf(lm))
+		i, repeat := s.pickLive(m, &lm)
 		if i < 0 {
 			s.deviate(devStrict, "%s is not in the recording (ignored)", describe(m))
 			return nil
@@ -1138,6 +1164,7 @@ type replayConn struct {
 	cur   *replaySession
 	n     int      // the session cur replays
 	log   [][]byte // the client's frames so far, while the choice is open
+	mem   *memory  // the secret values the client sent, while the choice is open
 }
 
 // newConn starts a connection of era ("legacy", "modern" or "" for any):
@@ -1146,7 +1173,7 @@ type replayConn struct {
 func (r *Replayer) newConn(era string) *replayConn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := &replayConn{r: r, era: era}
+	c := &replayConn{r: r, era: era, mem: r.red.newMemory(nil)}
 	rank := func(s *sessionSig) int {
 		k := 0
 		if r.served[s.n] {
@@ -1197,9 +1224,16 @@ func (c *replayConn) start() ([]output, error) {
 func (c *replayConn) handle(frame []byte) ([]output, error) {
 	if len(c.cands) > 1 {
 		msgs, _ := parseFrame(frame)
+		lms := make([]*jsonrpc.Message, len(msgs))
+		for i, m := range msgs {
+			lms[i] = m
+			if c.r.red.Enabled() && m.Kind() != jsonrpc.KindInvalid {
+				lms[i] = parseMessage(c.r.red.liveFrame(m.Raw, c.mem))
+			}
+		}
 		var keep []*sessionSig
 		for _, sig := range c.cands {
-			if c.r.holds(sig, msgs) {
+			if c.r.holds(sig, msgs, lms) {
 				keep = append(keep, sig)
 			}
 		}
@@ -1224,11 +1258,12 @@ func (c *replayConn) handle(frame []byte) ([]output, error) {
 	return c.cur.handle(frame), nil
 }
 
-// holds reports whether session sig can answer msgs: it holds each request
-// and notification (initialize, server/discover and ping any session
-// answers).
-func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
-	for _, m := range msgs {
+// holds reports whether session sig can answer msgs, redacted as lms: it
+// holds each request and notification (initialize, server/discover and
+// ping any session answers). As in pickLive, a message redacted by the
+// live client's memory is looked for redacted by the rules alone too.
+func (r *Replayer) holds(sig *sessionSig, msgs, lms []*jsonrpc.Message) bool {
+	for i, m := range msgs {
 		k := m.Kind()
 		if k != jsonrpc.KindRequest && k != jsonrpc.KindNotification {
 			continue
@@ -1242,11 +1277,14 @@ func (r *Replayer) holds(sig *sessionSig, msgs []*jsonrpc.Message) bool {
 		if k == jsonrpc.KindRequest && (m.Method == mcp.MethodDiscover || m.Method == mcp.MethodPing) {
 			continue
 		}
-		lm := m
-		if r.red.Enabled() {
-			lm = parseMessage(r.red.Frame(m.Raw))
+		paths := pathsFor(r.ignore, m.Method)
+		if sig.keys[keyHash(canonicalWith(lms[i], paths, r.norm))] {
+			continue
 		}
-		if !sig.keys[keyHash(canonicalWith(lm, pathsFor(r.ignore, m.Method), r.norm))] {
+		if lms[i] == m {
+			return false
+		}
+		if plain := parseMessage(r.red.Frame(m.Raw)); bytes.Equal(plain.Raw, lms[i].Raw) || !sig.keys[keyHash(canonicalWith(plain, paths, r.norm))] {
 			return false
 		}
 	}
