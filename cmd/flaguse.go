@@ -270,20 +270,9 @@ func checkRecording(c *cobra.Command, rec recordDesc) error {
 	if _, own := c.Annotations[ownsRecordingFlags]; own {
 		return nil
 	}
-	globals := c.Root().PersistentFlags()
-	var given []string
-	for _, name := range recordingFlags {
-		if f := globals.Lookup(name); f != nil && f.Changed {
-			given = append(given, "--"+name)
-		}
-	}
-	switch len(given) {
-	case 0:
-		return nil
-	case 1:
-		return usageErrorf("%s applies to a recording: give --record FILE, or leave it out", given[0])
-	}
-	return usageErrorf("%s apply to a recording: give --record FILE, or leave them out", strings.Join(given, ", "))
+	return refuseGiven(c.Root().PersistentFlags(), recordingFlags,
+		"applies to a recording: give --record FILE, or leave it out",
+		"apply to a recording: give --record FILE, or leave them out")
 }
 
 // pflag's words for a flag that could not be parsed.
@@ -470,4 +459,22 @@ func explainStray(c *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// refuseGiven refuses, as a usage error, the flags of names given in fs:
+// "--a applies …" (one) or "--a, --b apply …" (several).
+func refuseGiven(fs *pflag.FlagSet, names []string, one, several string) error {
+	var given []string
+	for _, name := range names {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			given = append(given, "--"+name)
+		}
+	}
+	switch len(given) {
+	case 0:
+		return nil
+	case 1:
+		return usageErrorf("%s %s", given[0], one)
+	}
+	return usageErrorf("%s %s", strings.Join(given, ", "), several)
 }

@@ -231,19 +231,9 @@ var scriptFlags = []string{"keep-going", "parallel"}
 // given, which it would ignore without a word. (--no-history is not one:
 // a script keeps no history, which is what it asks for.)
 func (o *replOptions) refuseScriptFlags() error {
-	var given []string
-	for _, name := range scriptFlags {
-		if f := o.flags.Lookup(name); f != nil && f.Changed {
-			given = append(given, "--"+name)
-		}
-	}
-	switch len(given) {
-	case 0:
-		return nil
-	case 1:
-		return usageErrorf("%s applies to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave it out", given[0])
-	}
-	return usageErrorf("%s apply to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave them out", strings.Join(given, ", "))
+	return refuseGiven(o.flags, scriptFlags,
+		"applies to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave it out",
+		"apply to a script (-f FILE, or commands piped to stdin); at a terminal commands run one at a time and a failure does not end the session: leave them out")
 }
 
 // oneProcessor runs the REPL's goroutines on one processor (the user's

@@ -214,20 +214,33 @@ const oldSecretTrace = `{"format":"mcpx-trace","version":1,"minor":3,"created":"
 // by the newer ones, so that the trace keeps one set of rules, and no
 // secret those rules name; a trace of newer rules than the program's is
 // refused.
+// appendPing writes content to a new trace, appends a session with one
+// ping to it (stable or not) and returns the file and what it then holds.
+func appendPing(t *testing.T, content string, stable bool) (string, []byte) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Append(context.Background(), name, RecorderOptions{Stable: stable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Frame(time.Now(), transport.Outgoing, ping("2"))
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, b
+}
+
 func TestAppendRedactsAnOlderTraceAgain(t *testing.T) {
 	t.Parallel()
 	for _, stable := range []bool{false, true} {
-		name := filepath.Join(t.TempDir(), "old.jsonl")
-		os.WriteFile(name, []byte(oldSecretTrace), 0o600)
-		rec, err := Append(context.Background(), name, RecorderOptions{Stable: stable})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Frame(time.Now(), transport.Outgoing, ping("2"))
-		if err := rec.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(name)
+		name, b := appendPing(t, oldSecretTrace, stable)
 		if bytes.Contains(b, []byte("tk-OLD-0001")) || bytes.Contains(b, []byte("cs-OLD-0002")) {
 			t.Errorf("stable %v: the trace keeps an old secret:\n%s", stable, b)
 		}

@@ -2,11 +2,8 @@ package record
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -309,17 +306,7 @@ func TestAppendRedactsOldEchoes(t *testing.T) {
 	t.Parallel()
 	old := strings.Replace(oldSecretTrace, `"result":{"ok":true}`, `"result":{"text":"deployed with tk-OLD-0001"}`, 1)
 	for _, stable := range []bool{false, true} {
-		name := filepath.Join(t.TempDir(), "old.jsonl")
-		os.WriteFile(name, []byte(old), 0o600)
-		rec, err := Append(context.Background(), name, RecorderOptions{Stable: stable})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Frame(time.Now(), transport.Outgoing, ping("2"))
-		if err := rec.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(name)
+		_, b := appendPing(t, old, stable)
 		if bytes.Contains(b, []byte("tk-OLD-0001")) || !bytes.Contains(b, []byte(`"text":"deployed with [redacted]"`)) {
 			t.Errorf("stable %v: the trace keeps an old echo:\n%s", stable, b)
 		}
