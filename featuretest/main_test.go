@@ -202,6 +202,21 @@ func runWith(ctx context.Context, t *testing.T, stdin string, env map[string]str
 // bounded.
 func runInterrupted(t *testing.T, marker string, args ...string) result {
 	t.Helper()
+	return runInterruptedAll(t, []string{marker}, args...)
+}
+
+// runInterruptedAll is runInterrupted once stderr showed every marker, in
+// whatever order they came.
+func runInterruptedAll(t *testing.T, markers []string, args ...string) result {
+	t.Helper()
+	showsAll := func(s string) bool {
+		for _, m := range markers {
+			if !strings.Contains(s, m) {
+				return false
+			}
+		}
+		return true
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut syncBuffer
@@ -224,10 +239,10 @@ func runInterrupted(t *testing.T, marker string, args ...string) result {
 			ended = true // on its own
 		default:
 		}
-		return ended || strings.Contains(errOut.String(), marker)
+		return ended || showsAll(errOut.String())
 	})
-	if !shown || !strings.Contains(errOut.String(), marker) {
-		t.Errorf("stderr never showed %q", marker)
+	if !shown || !showsAll(errOut.String()) {
+		t.Errorf("stderr never showed all of %q", markers)
 	}
 	cancel()
 	code := <-done

@@ -399,7 +399,8 @@ func TestModernListenSDK(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go testservers.ChangeTools(ctx, srv, 50*time.Millisecond)
-	r := runInterrupted(t, "notifications/tools/list_changed", "watch", "--protocol-era", "modern", "--url", url, "--wire")
+	// The server may send a change before its acknowledgment: wait for both.
+	r := runInterruptedAll(t, []string{"notifications/tools/list_changed", "subscription acknowledged"}, "watch", "--protocol-era", "modern", "--url", url, "--wire")
 	r.wantCode(t, cmd.ExitOK)
 	wantContains(t, "stdout", r.stdout, "notification notifications/tools/list_changed")
 	wantContains(t, "stderr", r.stderr, "subscription acknowledged: tools list changes, prompts list changes, resources list changes")
