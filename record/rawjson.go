@@ -4,69 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Raw JSON surgery: finding values by path in a frame's bytes and
 // replacing them without touching anything else, so that a redacted or
 // re-numbered frame keeps the member order, spacing and escapes the peer
 // chose. The input must be valid JSON (callers check with json.Valid); on
-// anything else these functions stop early rather than panic.
+// anything else these functions stop early rather than panic. The
+// scanning itself is internal/rawjson's, shared with the rest of mcpx.
 
 // span is a value's byte range in a frame.
 type span struct{ start, end int }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just after the string starting at i.
-func skipString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(data)
-}
-
-// skipValue returns the index just after the value starting at i.
-func skipValue(data []byte, i int) int {
-	if i >= len(data) {
-		return i
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				i = skipString(data, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(data)
-	}
-	for i < len(data) && !isSpace(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']' {
-		i++
-	}
-	return i
-}
 
 // rawWalker visits the values of a frame with their paths. For every value
 // it asks match; a matched value's span is collected and not descended into.
@@ -81,9 +31,9 @@ type rawWalker struct {
 // in order.
 func findSpans(data []byte, match func([]elem) bool) []span {
 	w := &rawWalker{data: data, match: match}
-	i := skipSpace(data, 0)
+	i := rawjson.SkipSpace(data, 0)
 	if match(nil) {
-		return []span{{i, skipValue(data, i)}}
+		return []span{{i, rawjson.SkipValue(data, i)}}
 	}
 	w.value(i)
 	return w.spans
@@ -91,7 +41,7 @@ func findSpans(data []byte, match func([]elem) bool) []span {
 
 func (w *rawWalker) visit(i int) int {
 	if w.match(w.path) {
-		end := skipValue(w.data, i)
+		end := rawjson.SkipValue(w.data, i)
 		w.spans = append(w.spans, span{i, end})
 		return end
 	}
@@ -105,7 +55,7 @@ func (w *rawWalker) value(i int) int {
 	}
 	switch data[i] {
 	case '{':
-		i = skipSpace(data, i+1)
+		i = rawjson.SkipSpace(data, i+1)
 		if i < len(data) && data[i] == '}' {
 			return i + 1
 		}
@@ -114,19 +64,19 @@ func (w *rawWalker) value(i int) int {
 				return len(data)
 			}
 			ks := i
-			i = skipString(data, i)
+			i = rawjson.SkipString(data, i)
 			key := decodeKey(data[ks:i])
-			i = skipSpace(data, i)
+			i = rawjson.SkipSpace(data, i)
 			if i >= len(data) || data[i] != ':' {
 				return len(data)
 			}
-			i = skipSpace(data, i+1)
+			i = rawjson.SkipSpace(data, i+1)
 			w.path = append(w.path, elem{key: key, index: -1})
 			i = w.visit(i)
 			w.path = w.path[:len(w.path)-1]
-			i = skipSpace(data, i)
+			i = rawjson.SkipSpace(data, i)
 			if i < len(data) && data[i] == ',' {
-				i = skipSpace(data, i+1)
+				i = rawjson.SkipSpace(data, i+1)
 				continue
 			}
 			if i < len(data) && data[i] == '}' {
@@ -136,7 +86,7 @@ func (w *rawWalker) value(i int) int {
 		}
 		return i
 	case '[':
-		i = skipSpace(data, i+1)
+		i = rawjson.SkipSpace(data, i+1)
 		if i < len(data) && data[i] == ']' {
 			return i + 1
 		}
@@ -144,9 +94,9 @@ func (w *rawWalker) value(i int) int {
 			w.path = append(w.path, elem{index: n})
 			i = w.visit(i)
 			w.path = w.path[:len(w.path)-1]
-			i = skipSpace(data, i)
+			i = rawjson.SkipSpace(data, i)
 			if i < len(data) && data[i] == ',' {
-				i = skipSpace(data, i+1)
+				i = rawjson.SkipSpace(data, i+1)
 				continue
 			}
 			if i < len(data) && data[i] == ']' {
@@ -156,7 +106,7 @@ func (w *rawWalker) value(i int) int {
 		}
 		return i
 	}
-	return skipValue(data, i)
+	return rawjson.SkipValue(data, i)
 }
 
 // decodeKey returns a member name from its quoted form.
@@ -196,7 +146,7 @@ func topMember(data []byte, key string) (span, bool) {
 	if !ok {
 		return span{}, false
 	}
-	return span{i, skipValue(data, i)}, true
+	return span{i, rawjson.SkipValue(data, i)}, true
 }
 
 // hasTopMember reports whether the object starting data has a top-level
@@ -211,26 +161,26 @@ func hasTopMember(data []byte, key string) bool {
 // object starting data begins; the values of the members before it are
 // skipped, its own is not read.
 func topValueAt(data []byte, key string) (int, bool) {
-	i := skipSpace(data, 0)
+	i := rawjson.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return 0, false
 	}
-	i = skipSpace(data, i+1)
+	i = rawjson.SkipSpace(data, i+1)
 	for i < len(data) && data[i] == '"' {
 		ks := i
-		i = skipString(data, i)
+		i = rawjson.SkipString(data, i)
 		k := decodeKey(data[ks:i])
-		i = skipSpace(data, i)
+		i = rawjson.SkipSpace(data, i)
 		if i >= len(data) || data[i] != ':' {
 			return 0, false
 		}
-		i = skipSpace(data, i+1)
+		i = rawjson.SkipSpace(data, i+1)
 		if k == key {
 			return i, true
 		}
-		i = skipSpace(data, skipValue(data, i))
+		i = rawjson.SkipSpace(data, rawjson.SkipValue(data, i))
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = rawjson.SkipSpace(data, i+1)
 			continue
 		}
 		break
@@ -240,18 +190,18 @@ func topValueAt(data []byte, key string) (int, bool) {
 
 // elements returns the spans of the elements of the array starting data.
 func elements(data []byte) []span {
-	i := skipSpace(data, 0)
+	i := rawjson.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return nil
 	}
 	var out []span
-	i = skipSpace(data, i+1)
+	i = rawjson.SkipSpace(data, i+1)
 	for i < len(data) && data[i] != ']' {
-		end := skipValue(data, i)
+		end := rawjson.SkipValue(data, i)
 		out = append(out, span{i, end})
-		i = skipSpace(data, end)
+		i = rawjson.SkipSpace(data, end)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = rawjson.SkipSpace(data, i+1)
 		}
 	}
 	return out
@@ -270,7 +220,7 @@ func replaceTop(msg []byte, key string, value []byte) []byte {
 // eachMessage calls fn with each message of a frame: the frame itself, or
 // each element of a batch.
 func eachMessage(frame []byte, fn func(msg []byte)) {
-	i := skipSpace(frame, 0)
+	i := rawjson.SkipSpace(frame, 0)
 	if i < len(frame) && frame[i] == '[' {
 		for _, sp := range elements(frame) {
 			fn(frame[sp.start:sp.end])
@@ -283,7 +233,7 @@ func eachMessage(frame []byte, fn func(msg []byte)) {
 // mapMessages applies fn to each message of a frame: the frame itself, or
 // each element of a batch, keeping everything between them.
 func mapMessages(frame []byte, fn func(msg []byte) []byte) []byte {
-	i := skipSpace(frame, 0)
+	i := rawjson.SkipSpace(frame, 0)
 	if i < len(frame) && frame[i] == '[' {
 		return splice(frame, elements(frame), fn)
 	}

@@ -23,20 +23,23 @@ import (
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func skipSpace(data []byte, i int) int {
+// SkipSpace returns the index of the first byte at or after i that is
+// not JSON white space (len(data) when there is none).
+func SkipSpace(data []byte, i int) int {
 	for i < len(data) && isSpace(data[i]) {
 		i++
 	}
 	return i
 }
 
-// skipString returns the index just after the string starting at i. It
+// SkipString returns the index just after the string starting at i
+// (len(data) when it is not closed). It
 // finds the next quote and looks for an escape before it, each with
 // bytes.IndexByte: bytes.IndexAny of the two goes a byte at a time, and
 // was a seventh of listing 10,000 tools (issue 13). A quote found stays
 // the candidate until an escape is skipped past it, so each byte is
 // looked at about twice, however many escapes a string has.
-func skipString(data []byte, i int) int {
+func SkipString(data []byte, i int) int {
 	q := -1 // the next quote at or after i
 	for i++; i < len(data); {
 		if q < i {
@@ -55,20 +58,22 @@ func skipString(data []byte, i int) int {
 	return len(data)
 }
 
-// skipValue returns the index just after the value starting at i.
-func skipValue(data []byte, i int) int {
+// SkipValue returns the index just after the value starting at i, which
+// must be valid JSON: like the other scanners here it checks nothing, so
+// that a frame already known to be valid is not parsed twice.
+func SkipValue(data []byte, i int) int {
 	if i >= len(data) {
 		return i
 	}
 	switch data[i] {
 	case '"':
-		return skipString(data, i)
+		return SkipString(data, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(data); i++ {
 			switch data[i] {
 			case '"':
-				i = skipString(data, i) - 1
+				i = SkipString(data, i) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -93,29 +98,29 @@ func Trim(data []byte) []byte { return bytes.TrimSpace(data) }
 // each member of the object data, in order, until fn returns false. It
 // reports whether data is an object.
 func Members(data []byte, fn func(name, value []byte) bool) bool {
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	for i < len(data) && data[i] == '"' {
 		ks := i
-		i = skipString(data, i)
+		i = SkipString(data, i)
 		name := data[ks:i]
-		i = skipSpace(data, i)
+		i = SkipSpace(data, i)
 		if i >= len(data) || data[i] != ':' {
 			return true
 		}
-		i = skipSpace(data, i+1)
-		end := skipValue(data, i)
+		i = SkipSpace(data, i+1)
+		end := SkipValue(data, i)
 		if !fn(name, data[i:end]) {
 			return true
 		}
-		i = skipSpace(data, end)
+		i = SkipSpace(data, end)
 		if i >= len(data) || data[i] != ',' {
 			break
 		}
-		i = skipSpace(data, i+1)
+		i = SkipSpace(data, i+1)
 	}
 	return true
 }
@@ -123,21 +128,21 @@ func Members(data []byte, fn func(name, value []byte) bool) bool {
 // Elements calls fn with each element of the array data, in order, until
 // fn returns false. It reports whether data is an array.
 func Elements(data []byte, fn func(value []byte) bool) bool {
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return false
 	}
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	for i < len(data) && data[i] != ']' {
-		end := skipValue(data, i)
+		end := SkipValue(data, i)
 		if !fn(data[i:end]) {
 			return true
 		}
-		i = skipSpace(data, end)
+		i = SkipSpace(data, end)
 		if i >= len(data) || data[i] != ',' {
 			break
 		}
-		i = skipSpace(data, i+1)
+		i = SkipSpace(data, i+1)
 	}
 	return true
 }

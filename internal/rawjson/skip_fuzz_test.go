@@ -35,8 +35,8 @@ func FuzzSkipString(f *testing.F) {
 				return
 			}
 		}
-		if got, want := skipString(data, at), skipStringByteWise(data, at); got != want {
-			t.Fatalf("skipString(%q, %d) = %d, want %d", data, at, got, want)
+		if got, want := SkipString(data, at), skipStringByteWise(data, at); got != want {
+			t.Fatalf("SkipString(%q, %d) = %d, want %d", data, at, got, want)
 		}
 	})
 }
@@ -46,7 +46,7 @@ func BenchmarkSkipStringEscapes(b *testing.B) {
 	data := append(append([]byte{'"'}, bytes.Repeat([]byte(`\n`), 1<<20)...), '"')
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if skipString(data, 0) != len(data) {
+		if SkipString(data, 0) != len(data) {
 			b.Fatal("wrong end")
 		}
 	}
