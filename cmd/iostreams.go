@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/mcpx-dev/mcpx/internal/syncbuf"
 )
 
 // IOStreams are the standard streams a command uses, with what is known
@@ -103,24 +105,7 @@ func NewTestIOStreams(env map[string]string) (ios *IOStreams, stdout, stderr *Bu
 
 // Buffer is a bytes.Buffer that is safe for concurrent use: mcpx writes to
 // it from several goroutines while a test reads it.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p to the buffer.
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// String returns what has been written so far.
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type Buffer = syncbuf.Buffer
 
 // outWidth is the width tables on standard output are fitted to: the
 // terminal's, 0 (no limit) when Out is not a terminal or its width is
