@@ -149,6 +149,9 @@ type attachments struct {
 	// events receives the transport's events (the server's stderr, HTTP
 	// exchanges) for a recording the caller makes (verify --update).
 	events transport.Observer
+	// secrets, when set, is told the access tokens OAuth presents (verify
+	// redacts them from what the live server says).
+	secrets *record.Secrets
 }
 
 // listens reports whether the session shows what the server sends on its
@@ -248,7 +251,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
 		}
 	} else {
-		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), rec, wireOn)
+		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), tellSecret(rec, a.secrets), wireOn)
 	}
 	if err != nil {
 		c.closeAfter()
@@ -292,9 +295,9 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 // to attach to (@NAME), which holds the server; the server command to
 // start, with its stderr going where --server-stderr says; or the HTTP
 // connection with its credentials (--bearer, -H Authorization, or OAuth
-// answering the server's 401s). recorder is the --record recorder (nil
-// without one), told the access tokens OAuth presents.
-func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, recorder *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
+// answering the server's 401s). tell, when set, is told the access tokens
+// OAuth presents (see tellSecret).
+func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, tell func(string), wireOn func() bool) (transport.Dialer, error) {
 	if d.at.name != "" {
 		dir, err := sessiond.Dir(k.ios.Getenv)
 		if err != nil {
@@ -339,11 +342,26 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		}
 		c.oauth = az
 		opts.Authorizer = az
-		if recorder != nil {
-			opts.Authorizer = recordedAuth{Authorizer: az, rec: recorder}
+		if tell != nil {
+			opts.Authorizer = toldAuth{Authorizer: az, tell: tell}
 		}
 	}
 	return opts, nil
+}
+
+// tellSecret returns what tells a secret value to the --record recorder
+// (nil without one) and to verify's secrets (nil outside verify); nil when
+// neither is there.
+func tellSecret(rec *record.Recorder, secrets *record.Secrets) func(string) {
+	switch {
+	case rec == nil && secrets == nil:
+		return nil
+	case rec == nil:
+		return secrets.Add
+	case secrets == nil:
+		return rec.Secret
+	}
+	return func(v string) { rec.Secret(v); secrets.Add(v) }
 }
 
 // orNone maps a flag's 0 ("disabled") to the session's "none" (-1).

@@ -333,21 +333,53 @@ func TestRecordRedactsCommandLineSecretsEverywhere(t *testing.T) {
 	}
 }
 
+// verify --update records the server again without the secrets of its
+// command line and environment, which it prints on stderr.
+func TestVerifyUpdateRedactsCommandLineSecrets(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	server := func(n string) []string {
+		return []string{"--env", "MCPX_TEST_SAY=config: $API_TOKEN", "--env", "API_TOKEN=tk-ENV-0000000" + n,
+			"--", os.Args[0], stdioServerArg, "--token", "tk-ARG-0000000" + n}
+	}
+	if r := runMcpx(t, nil, append([]string{"tools", "list", "--record", trace}, server("1")...)...); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r := runMcpx(t, nil, append([]string{"verify", trace, "--update"}, server("2")...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, "tk-ENV") || strings.Contains(raw, "tk-ARG") {
+		t.Errorf("the updated trace holds a secret of the command line:\n%s", raw)
+	}
+	found := false
+	for _, e := range tr.Events {
+		found = found || e.Kind == record.KindStderr && e.Text == "config: [redacted] --token [redacted]"
+	}
+	if !found {
+		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+}
+
+// whoami makes the echo tool, asked for "whoami", say the credential the
+// request carried (after the Authorization header's scheme).
+func whoami(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if body, err := io.ReadAll(r.Body); err == nil {
+			body = bytes.ReplaceAll(body, []byte(`"message":"whoami"`), []byte(`"message":"`+tok+`"`))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // A server that echoes the access token OAuth presents (here: the echo
 // tool, asked for "whoami", is given the request's token) gives it away
 // in no trace.
 func TestRecordRedactsEchoedOAuthToken(t *testing.T) {
 	t.Parallel()
-	whoami := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			if body, err := io.ReadAll(r.Body); err == nil {
-				body = bytes.ReplaceAll(body, []byte(`"message":"whoami"`), []byte(`"message":"`+tok+`"`))
-				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-			}
-			h.ServeHTTP(w, r)
-		})
-	}
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	r := runMcpx(t, withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}),
@@ -360,6 +392,66 @@ func TestRecordRedactsEchoedOAuthToken(t *testing.T) {
 	if !strings.Contains(raw, `"text":"Echo: [redacted]"`) {
 		t.Errorf("the echo is not in the trace, redacted:\n%s", raw)
 	}
+}
+
+// verify redacts the credentials it sends (--bearer, the environment's
+// bearer token, a -H header, the access token OAuth presents) from what
+// the live server echoes, as the recording redacted them: the echo
+// matches the recorded "[redacted]", and a difference is reported
+// without them, on the screen, in --json and in the JUnit report.
+func TestVerifyRedactsEchoedCredentials(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, whoami)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	if r := runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", u, "--bearer", "tk-RECORDED-0001", "--record", trace); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"bearer": {nil, []string{"--bearer", "tk-LIVE-SECRET-0002"}},
+		"env":    {map[string]string{"MCPX_BEARER_TOKEN": "tk-LIVE-SECRET-0003"}, nil},
+		"header": {nil, []string{"-H", "Authorization: Token tk-LIVE-SECRET-0004"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			junit := filepath.Join(t.TempDir(), "j.xml")
+			args := append([]string{"verify", trace, "--url", u, "--junit", junit}, tc.args...)
+			r := runMcpx(t, tc.env, args...)
+			if r.code != 0 {
+				t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			}
+			rj := runMcpx(t, tc.env, append(args, "--json")...)
+			report, _ := os.ReadFile(junit)
+			for _, o := range []string{r.stdout, r.stderr, rj.stdout, rj.stderr, string(report)} {
+				if strings.Contains(o, "SECRET") {
+					t.Errorf("the live credential was shown:\n%s", o)
+				}
+			}
+		})
+	}
+	// A difference beside the echo is shown, the echo redacted.
+	changedSrv := testservers.NewServer()
+	testservers.ChangeEcho(changedSrv)
+	changed := testservers.Streamable(t, changedSrv, nil, whoami)
+	r := runMcpx(t, nil, "verify", trace, "--url", changed, "--bearer", "tk-LIVE-SECRET-0005", "--json")
+	if r.code != ExitMismatch || strings.Contains(r.stdout+r.stderr, "SECRET") || !strings.Contains(r.stdout, `Echo! [redacted]`) {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+
+	// OAuth: the access token the live session presents.
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
+	env := withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	otrace := filepath.Join(dir, "o.jsonl")
+	if r := runMcpx(t, env, "tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--record", otrace); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r = runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL, "--json")
+	if r.code != 0 {
+		t.Errorf("verify with OAuth: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	noSecrets(t, srv, r.stdout, r.stderr)
 }
 
 func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {
