@@ -45,6 +45,10 @@ type client struct {
 	// rec is the --record recorder, nil without one: views' messages are
 	// recorded beside the frames.
 	rec *record.Recorder
+	// secrets are the credentials the connection sends (and its server's
+	// command-line secrets), which --wire does not show where the server
+	// echoes them.
+	secrets *record.Secrets
 }
 
 // clientState is what a client and its views share.
@@ -149,8 +153,11 @@ type attachments struct {
 	// events receives the transport's events (the server's stderr, HTTP
 	// exchanges) for a recording the caller makes (verify --update).
 	events transport.Observer
-	// secrets, when set, is told the access tokens OAuth presents (verify
-	// redacts them from what the live server says).
+	// secrets, when set, are the secrets the connection knows (see
+	// connDesc.knownSecrets), told the access tokens OAuth presents:
+	// verify redacts them from what the live server says, the REPL from
+	// what :wire shows and tells them to a :record started later. Without
+	// them the connection has its own.
 	secrets *record.Secrets
 }
 
@@ -243,6 +250,10 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 		return nil, nil, nil, err
 	}
 	wireOn := func() bool { return out.wire || (a.wire != nil && a.wire()) }
+	c.secrets = a.secrets
+	if c.secrets == nil {
+		c.secrets = d.knownSecrets()
+	}
 	var dialer transport.Dialer
 	if replay > 0 {
 		// The recorded server's stderr goes where the live server's would.
@@ -251,7 +262,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
 		}
 	} else {
-		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), tellSecret(rec, a.secrets), wireOn)
+		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), tellSecret(rec, c.secrets), wireOn)
 	}
 	if err != nil {
 		c.closeAfter()
@@ -285,7 +296,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 	case a.frames != nil:
 		conn = transport.Tap(conn, func(t time.Time, dir transport.Direction, f transport.Frame) { a.frames(c, t, dir, f) })
 	case out.wire:
-		conn = transport.Tap(conn, c.console.Wire)
+		conn = transport.Tap(conn, c.wire)
 	}
 	c.conn = conn
 	return c, conn, rec, nil
@@ -347,6 +358,14 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		}
 	}
 	return opts, nil
+}
+
+// wire shows a frame (--wire), without the secrets the connection knows
+// where the server echoes them (a whoami tool): the HTTP layer shows
+// Authorization as [redacted], and so does what the server says.
+func (c *client) wire(t time.Time, dir transport.Direction, f transport.Frame) {
+	f.Data = c.secrets.Frame(f.Data)
+	c.console.Wire(t, dir, f)
 }
 
 // tellSecret returns what tells a secret value to the --record recorder

@@ -538,3 +538,39 @@ func TestRecordedExitCode(t *testing.T) {
 		}
 	}
 }
+
+// The access token OAuth presents is shown by no --wire (nor the REPL's
+// :wire), and kept by no trace the REPL's :record starts mid-session,
+// when the server echoes it; nor is the --bearer token.
+func TestWireAndLateRecordRedactEchoedCredentials(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
+	env := withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	r := runMcpx(t, env, "tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--wire")
+	if r.code != 0 || !strings.Contains(r.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("--wire: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	noSecrets(t, srv, r.stderr)
+
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte(":record "+trace+"\n:wire on\ntools call echo message=whoami\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runMcpx(t, env, "repl", "-f", script, "--url", srv.MCPURL)
+	if r.code != 0 {
+		t.Fatalf("repl: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	_, raw := readTraceFile(t, trace)
+	noSecrets(t, srv, raw, r.stderr)
+	if !strings.Contains(raw, `"text":"Echo: [redacted]"`) {
+		t.Errorf("the echo is not in the trace, redacted:\n%s", raw)
+	}
+
+	u := sdkURL(t, whoami)
+	r = runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", u, "--bearer", "tk-BEARER-SECRET-1", "--wire")
+	if r.code != 0 || strings.Contains(r.stderr, "SECRET") || !strings.Contains(r.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("--wire --bearer: exit %d\nstderr %s", r.code, r.stderr)
+	}
+}

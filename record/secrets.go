@@ -69,9 +69,10 @@ func (s *Secrets) Add(v string) {
 	}
 }
 
-// tell has f told the values Add was given, and those it is given later
-// (a recorder's Secret).
-func (s *Secrets) tell(f func(string)) {
+// Tell has f told the values Add was given, and those it is given later:
+// a recorder's Secret, for a recording that starts after the access token
+// was presented.
+func (s *Secrets) Tell(f func(string)) {
 	if s == nil {
 		return
 	}
@@ -117,8 +118,10 @@ func (s *Secrets) matcher() *matcher {
 	return c
 }
 
-// frame returns data, a frame (JSON or not), with the values replaced.
-func (s *Secrets) frame(data []byte) []byte {
+// Frame returns data, a frame (JSON or not), with the values replaced
+// by "[redacted]" (a copy when any is found): for what shows live frames
+// (--wire), and Verify.
+func (s *Secrets) Frame(data []byte) []byte {
 	c := s.matcher()
 	if c.empty() {
 		return data
@@ -130,5 +133,5 @@ func (s *Secrets) frame(data []byte) []byte {
 	return []byte(c.text(string(data)))
 }
 
-// text returns t with the values replaced.
-func (s *Secrets) text(t string) string { return s.matcher().text(t) }
+// Text returns t with the values replaced by "[redacted]".
+func (s *Secrets) Text(t string) string { return s.matcher().text(t) }

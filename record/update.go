@@ -63,7 +63,7 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	if err != nil {
 		return nil, err
 	}
-	o.Verify.Secrets.tell(rec.Secret)
+	o.Verify.Secrets.Tell(rec.Secret)
 	texts := map[int]string{}
 	for _, x := range tf.Index {
 		texts[x.N] = x.Text

@@ -202,7 +202,7 @@ func (s *sessionRun) diffOptionsFor(method string, named bool) diffOptions {
 // as the recorder was given its own.
 func (s *sessionRun) liveRaw(m *jsonrpc.Message) []byte {
 	if s.r.red.Enabled() {
-		return s.r.opts.Secrets.frame(s.r.red.Frame(m.Raw))
+		return s.r.opts.Secrets.Frame(s.r.red.Frame(m.Raw))
 	}
 	return m.Raw
 }
@@ -211,7 +211,7 @@ func (s *sessionRun) liveRaw(m *jsonrpc.Message) []byte {
 // body, an error) redacted as the recorder redacts text.
 func (s *sessionRun) liveText(t string) string {
 	if s.r.red.Enabled() {
-		return s.r.opts.Secrets.text(s.r.red.Text(t))
+		return s.r.opts.Secrets.Text(s.r.red.Text(t))
 	}
 	return t
 }
