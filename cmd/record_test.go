@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -407,6 +408,10 @@ func TestVerifyRedactsEchoedCredentials(t *testing.T) {
 	if r := runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", u, "--bearer", "tk-RECORDED-0001", "--record", trace); r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	// The server as recorded, and one that changed: its echo says "Echo! ".
+	changedSrv := testservers.NewServer()
+	testservers.ChangeEcho(changedSrv)
+	changed := testservers.Streamable(t, changedSrv, nil, whoami)
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		args []string
@@ -416,14 +421,17 @@ func TestVerifyRedactsEchoedCredentials(t *testing.T) {
 		"header": {nil, []string{"-H", "Authorization: Token tk-LIVE-SECRET-0004"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			junit := filepath.Join(t.TempDir(), "j.xml")
-			args := append([]string{"verify", trace, "--url", u, "--junit", junit}, tc.args...)
-			r := runMcpx(t, tc.env, args...)
-			if r.code != 0 {
+			if r := runMcpx(t, tc.env, append([]string{"verify", trace, "--url", u}, tc.args...)...); r.code != 0 {
 				t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 			}
+			junit := filepath.Join(t.TempDir(), "j.xml")
+			args := append([]string{"verify", trace, "--url", changed, "--junit", junit}, tc.args...)
+			r := runMcpx(t, tc.env, args...)
 			rj := runMcpx(t, tc.env, append(args, "--json")...)
 			report, _ := os.ReadFile(junit)
+			if r.code != ExitMismatch || !strings.Contains(r.stdout, `"Echo! [redacted]"`) || !strings.Contains(rj.stdout, `Echo! [redacted]`) {
+				t.Errorf("the difference is not shown, redacted: exit %d\nstdout %s\nstderr %s\n--json %s", r.code, r.stdout, r.stderr, rj.stdout)
+			}
 			for _, o := range []string{r.stdout, r.stderr, rj.stdout, rj.stderr, string(report)} {
 				if strings.Contains(o, "SECRET") {
 					t.Errorf("the live credential was shown:\n%s", o)
@@ -431,27 +439,50 @@ func TestVerifyRedactsEchoedCredentials(t *testing.T) {
 			}
 		})
 	}
-	// A difference beside the echo is shown, the echo redacted.
-	changedSrv := testservers.NewServer()
-	testservers.ChangeEcho(changedSrv)
-	changed := testservers.Streamable(t, changedSrv, nil, whoami)
-	r := runMcpx(t, nil, "verify", trace, "--url", changed, "--bearer", "tk-LIVE-SECRET-0005", "--json")
-	if r.code != ExitMismatch || strings.Contains(r.stdout+r.stderr, "SECRET") || !strings.Contains(r.stdout, `Echo! [redacted]`) {
-		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
-	}
 
-	// OAuth: the access token the live session presents.
-	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
+	// OAuth: the access token the live session presents, echoed by a
+	// server that changed (its answers say "Echo! ").
+	var regressed atomic.Bool
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: func(h http.Handler) http.Handler {
+		h = whoami(h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if regressed.Load() {
+				w = echoBang{w}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
 	env := withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
 	otrace := filepath.Join(dir, "o.jsonl")
 	if r := runMcpx(t, env, "tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--record", otrace); r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	r = runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL, "--json")
-	if r.code != 0 {
+	if r := runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL); r.code != 0 {
 		t.Errorf("verify with OAuth: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
+	regressed.Store(true)
+	r := runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL, "--json")
+	if r.code != ExitMismatch || !strings.Contains(r.stdout, `Echo! [redacted]`) {
+		t.Errorf("verify with OAuth, changed: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
 	noSecrets(t, srv, r.stdout, r.stderr)
+}
+
+// echoBang makes the answers of the echo tool say "Echo! " rather than
+// "Echo: ", as a regressed server would.
+type echoBang struct{ http.ResponseWriter }
+
+func (w echoBang) Write(b []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(b, []byte("Echo: "), []byte("Echo! "))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (w echoBang) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func TestReplayHTTPStrictStopsOnDeviation(t *testing.T) {

@@ -30,7 +30,7 @@ var knownTrace = []string{
 func knownLive() []string {
 	live := append([]string(nil), knownTrace...)
 	live[4] = `< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"you are tk-BEARER-0001 (oauth-TOKEN-00002)"}]}}`
-	live[6] = `< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"token cfg-VALUE-0003, again"}]}}`
+	live[6] = `< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"token! cfg-VALUE-0003"}]}}`
 	return live
 }
 
@@ -71,7 +71,7 @@ func TestVerifyRedactsKnownSecrets(t *testing.T) {
 			t.Errorf("the result shows %s:\n%s", s, b.String())
 		}
 	}
-	if !strings.Contains(b.String(), `token [redacted], again`) {
+	if !strings.Contains(b.String(), `token! [redacted]`) {
 		t.Errorf("the difference is not shown redacted:\n%s", b.String())
 	}
 	// A trace recorded without redaction is compared as it is.
