@@ -582,13 +582,24 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var wire transport.FrameFunc
 	if out.wire {
-		wire = con.Wire
+		wire = redactedWire(con, d)
 	}
 	if rec != nil {
 		po.OnEvent = rec.Observe
 	}
 	po.OnFrame = teeFrames(rec, wire)
 	return record.ProxyStdio(ctx, po)
+}
+
+// redactedWire shows the frames a proxy forwards (--wire) without the
+// secrets d knows (the upstream credentials, the server's command line's)
+// where a server echoes them, as a connection's --wire does.
+func redactedWire(con *tui.Console, d connDesc) transport.FrameFunc {
+	known := d.knownSecrets()
+	return func(t time.Time, dir transport.Direction, f transport.Frame) {
+		f.Data = known.Frame(f.Data)
+		con.Wire(t, dir, f)
+	}
 }
 
 // loopbackAddr completes a --listen address: a bare port or ":port"
@@ -746,7 +757,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	var wire transport.FrameFunc
 	var show transport.Observer
 	if out.wire {
-		wire = con.Wire
+		wire = redactedWire(con, d)
 		show = func(ev transport.Event) {
 			// The proxy's events quote upstream URLs as requested; the
 			// recorder redacts its copy, and so does the screen.

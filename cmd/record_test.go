@@ -605,3 +605,21 @@ func TestWireAndLateRecordRedactEchoedCredentials(t *testing.T) {
 		t.Errorf("--wire --bearer: exit %d\nstderr %s", r.code, r.stderr)
 	}
 }
+
+// mcpx proxy --wire does not show the upstream credential it adds
+// (--bearer) where the server echoes it.
+func TestProxyWireRedactsUpstreamCredentials(t *testing.T) {
+	t.Parallel()
+	up := sdkURL(t, whoami)
+	addr := freeAddr(t)
+	stop := background(t, "proxy", "--listen", addr, "--url", up, "--bearer", "tk-UPSTREAM-SECRET-1", "--wire")
+	waitListening(t, addr)
+	r := runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", "http://"+addr+"/mcp")
+	if r.code != 0 {
+		t.Fatalf("through the proxy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	pr := stop()
+	if strings.Contains(pr.stderr, "SECRET") || !strings.Contains(pr.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("proxy --wire:\n%s", pr.stderr)
+	}
+}
