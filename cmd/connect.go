@@ -45,6 +45,10 @@ type client struct {
 	// rec is the --record recorder, nil without one: views' messages are
 	// recorded beside the frames.
 	rec *record.Recorder
+	// secrets are the credentials the connection sends (and its server's
+	// command-line secrets), which --wire does not show where the server
+	// echoes them.
+	secrets *record.Secrets
 }
 
 // clientState is what a client and its views share.
@@ -149,6 +153,12 @@ type attachments struct {
 	// events receives the transport's events (the server's stderr, HTTP
 	// exchanges) for a recording the caller makes (verify --update).
 	events transport.Observer
+	// secrets, when set, are the secrets the connection knows (see
+	// connDesc.knownSecrets), told the access tokens OAuth presents:
+	// verify redacts them from what the live server says, the REPL from
+	// what :wire shows and tells them to a :record started later. Without
+	// them the connection has its own.
+	secrets *record.Secrets
 }
 
 // listens reports whether the session shows what the server sends on its
@@ -240,6 +250,10 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 		return nil, nil, nil, err
 	}
 	wireOn := func() bool { return out.wire || (a.wire != nil && a.wire()) }
+	c.secrets = a.secrets
+	if c.secrets == nil {
+		c.secrets = d.knownSecrets()
+	}
 	var dialer transport.Dialer
 	if replay > 0 {
 		// The recorded server's stderr goes where the live server's would.
@@ -248,7 +262,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
 		}
 	} else {
-		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), rec, wireOn)
+		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), tellSecret(rec, c.secrets), wireOn)
 	}
 	if err != nil {
 		c.closeAfter()
@@ -282,7 +296,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 	case a.frames != nil:
 		conn = transport.Tap(conn, func(t time.Time, dir transport.Direction, f transport.Frame) { a.frames(c, t, dir, f) })
 	case out.wire:
-		conn = transport.Tap(conn, c.console.Wire)
+		conn = transport.Tap(conn, c.wire)
 	}
 	c.conn = conn
 	return c, conn, rec, nil
@@ -292,9 +306,9 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 // to attach to (@NAME), which holds the server; the server command to
 // start, with its stderr going where --server-stderr says; or the HTTP
 // connection with its credentials (--bearer, -H Authorization, or OAuth
-// answering the server's 401s). recorder is the --record recorder (nil
-// without one), told the access tokens OAuth presents.
-func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, recorder *record.Recorder, wireOn func() bool) (transport.Dialer, error) {
+// answering the server's 401s). tell, when set, is told the access tokens
+// OAuth presents (see tellSecret).
+func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, tell func(string), wireOn func() bool) (transport.Dialer, error) {
 	if d.at.name != "" {
 		dir, err := sessiond.Dir(k.ios.Getenv)
 		if err != nil {
@@ -339,11 +353,34 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		}
 		c.oauth = az
 		opts.Authorizer = az
-		if recorder != nil {
-			opts.Authorizer = recordedAuth{Authorizer: az, rec: recorder}
+		if tell != nil {
+			opts.Authorizer = toldAuth{Authorizer: az, tell: tell}
 		}
 	}
 	return opts, nil
+}
+
+// wire shows a frame (--wire), without the secrets the connection knows
+// where the server echoes them (a whoami tool): the HTTP layer shows
+// Authorization as [redacted], and so does what the server says.
+func (c *client) wire(t time.Time, dir transport.Direction, f transport.Frame) {
+	f.Data = c.secrets.Frame(f.Data)
+	c.console.Wire(t, dir, f)
+}
+
+// tellSecret returns what tells a secret value to the --record recorder
+// (nil without one) and to verify's secrets (nil outside verify); nil when
+// neither is there.
+func tellSecret(rec *record.Recorder, secrets *record.Secrets) func(string) {
+	switch {
+	case rec == nil && secrets == nil:
+		return nil
+	case rec == nil:
+		return secrets.Add
+	case secrets == nil:
+		return rec.Secret
+	}
+	return func(v string) { rec.Secret(v); secrets.Add(v) }
 }
 
 // orNone maps a flag's 0 ("disabled") to the session's "none" (-1).

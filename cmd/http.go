@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -80,6 +81,18 @@ func checkURL(what, u string) error {
 	return nil
 }
 
+// malformedHeader shows a -H flag that is no 'Name: value' in its error
+// without what may be its credential ('Authorization Bearer TOKEN',
+// 'X-Api-Key=KEY', the token alone): the header name it begins with, if
+// it begins with one, and how long the rest is.
+func malformedHeader(f string) string {
+	i := strings.IndexAny(f, " \t=:")
+	if i > 0 && transport.ValidHeaderName(f[:i]) {
+		return fmt.Sprintf("%s (then %d bytes, not shown)", transport.QuoteExcerpt(f[:i]), len(f)-i)
+	}
+	return fmt.Sprintf("(%d bytes, not shown)", len(f))
+}
+
 // parseHeaders turns -H 'Name: value' flags into a header set.
 func parseHeaders(flags []string) (http.Header, error) {
 	h := http.Header{}
@@ -87,10 +100,10 @@ func parseHeaders(flags []string) (http.Header, error) {
 		name, value, ok := strings.Cut(f, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-			return nil, usageErrorf("-H %s: expected 'Name: value'", transport.QuoteExcerpt(f))
+			return nil, usageErrorf("-H %s: expected 'Name: value'", malformedHeader(f))
 		}
 		if !transport.ValidHeaderName(name) {
-			return nil, usageErrorf("-H %s: %s is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", transport.QuoteExcerpt(f), transport.QuoteExcerpt(name))
+			return nil, usageErrorf("-H %s: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only); its value is not shown", transport.QuoteExcerpt(name))
 		}
 		if strings.ContainsAny(value, "\r\n") {
 			return nil, usageErrorf("-H %q: a header value cannot contain a line break", name)

@@ -117,7 +117,7 @@ func TestHTTPUsageErrors(t *testing.T) {
 		{[]string{"ping", "--url", "ftp://example.test/"}, `--url "ftp://example.test/": "ftp://" is not a scheme MCP servers are reached with; use http:// or https://`},
 		{[]string{"ping", "--url", "http://127.0.0.1:/"}, `--url "http://127.0.0.1:/": the port after ":" is empty`},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--transport", "websocket"}, "--transport must be auto, http or sse"},
-		{[]string{"ping", "--url", "http://127.0.0.1:1/", "-H", "no colon"}, "expected 'Name: value'"},
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "-H", "no colon"}, `-H "no" (then 6 bytes, not shown): expected 'Name: value'`},
 		{[]string{"ping", "--bearer", "x", "--", "node", "x.js"}, "--bearer applies to HTTP servers"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--env", "A=1"}, "--env and --cwd apply to a server command"},
 		{[]string{"ping", "--url", "https://127.0.0.1:1/", "--ca-cert", "/nonexistent/ca.pem"}, "--ca-cert"},
@@ -127,6 +127,14 @@ func TestHTTPUsageErrors(t *testing.T) {
 		r := runMcpx(t, nil, tt.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+	// A -H flag that is no header is refused without its value, which may
+	// be a credential.
+	for _, h := range []string{"Authorization Bearer tk-SECRET-1", "X-Api-Key=tk-SECRET-2", "tk-SECRET-3", "X-Api@Key: tk-SECRET-4"} {
+		r := runMcpx(t, nil, "ping", "--url", "http://127.0.0.1:1/", "-H", h, "--json")
+		if r.code != ExitUsage || strings.Contains(r.stderr, "SECRET") || !strings.Contains(r.stderr, "-H ") {
+			t.Errorf("-H %q: exit %d, stderr %q", h, r.code, r.stderr)
 		}
 	}
 }

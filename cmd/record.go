@@ -101,6 +101,20 @@ func parseNormalizer(s string) (record.Normalizer, error) {
 // given on the command line are removed wherever they appear, and so are
 // the secret values of the server's command line and environment).
 func (d connDesc) recordOptions(transportName, target string) record.RecorderOptions {
+	return record.RecorderOptions{
+		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
+			Ignore: d.rec.ignore, Normalize: d.rec.normalizers},
+		Redact:  record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: d.sentSecrets(), Values: d.commandSecrets()},
+		Session: record.SessionInfo{Name: d.rec.sessionName()},
+		Stable:  d.rec.stable,
+	}
+}
+
+// sentSecrets returns the credentials the connection sends that the
+// command line or the environment gave: the bearer token, the values of
+// credential headers (and the credential after an Authorization
+// header's scheme) and the OAuth client secrets.
+func (d connDesc) sentSecrets() []string {
 	var secrets []string
 	if d.http.bearer != "" {
 		secrets = append(secrets, d.http.bearer)
@@ -120,13 +134,16 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 			}
 		}
 	}
-	return record.RecorderOptions{
-		Header: record.Header{Mcpx: Version(), Transport: transportName, Target: target,
-			Ignore: d.rec.ignore, Normalize: d.rec.normalizers},
-		Redact:  record.RedactOptions{Disabled: d.rec.noRedact, Paths: d.rec.redact, Secrets: secrets, Values: d.commandSecrets()},
-		Session: record.SessionInfo{Name: d.rec.sessionName()},
-		Stable:  d.rec.stable,
-	}
+	return secrets
+}
+
+// knownSecrets returns the secrets of d for verify to redact from the live
+// server's messages (and verify --update from the trace it writes), as a
+// recording redacts them: those it sends (sentSecrets) and those of the
+// server's command line (commandSecrets); the access tokens OAuth presents
+// are added as they are (see toldAuth).
+func (d connDesc) knownSecrets() *record.Secrets {
+	return record.NewSecrets(d.sentSecrets(), d.commandSecrets())
 }
 
 // secretFlag matches a command-line option whose value looks secret:
@@ -167,38 +184,39 @@ func secretArg(args []string, i int) (value, shown string, ok bool) {
 	return "", a, false
 }
 
-// recordedAuth tells the recorder the credentials OAuth presents with
-// each request before the request goes out: a server may echo its access
-// token (a whoami tool), and the trace must not keep it.
-type recordedAuth struct {
+// toldAuth tells the credentials OAuth presents with each request, before
+// the request goes out, to what must not show them (a recorder's Secret,
+// verify's record.Secrets): a server may echo its access token (a whoami
+// tool), and neither a trace nor verify's report may keep it.
+type toldAuth struct {
 	*oauthflow.Authorizer
-	rec *record.Recorder
+	tell func(string)
 }
 
-// Authorization is the Authorizer's, told the recorder.
-func (a recordedAuth) Authorization(ctx context.Context) (string, error) {
+// Authorization is the Authorizer's, told.
+func (a toldAuth) Authorization(ctx context.Context) (string, error) {
 	v, err := a.Authorizer.Authorization(ctx)
-	a.tell(v)
+	a.told(v)
 	return v, err
 }
 
-// AuthorizeRequest is the Authorizer's (transport.RequestAuthorizer), told
-// the recorder.
-func (a recordedAuth) AuthorizeRequest(ctx context.Context, req *http.Request) error {
+// AuthorizeRequest is the Authorizer's (transport.RequestAuthorizer),
+// told.
+func (a toldAuth) AuthorizeRequest(ctx context.Context, req *http.Request) error {
 	err := a.Authorizer.AuthorizeRequest(ctx, req)
-	a.tell(req.Header.Get("Authorization"))
+	a.told(req.Header.Get("Authorization"))
 	return err
 }
 
-// tell tells the recorder an Authorization header's value and its
-// credential (after the scheme).
-func (a recordedAuth) tell(v string) {
+// told tells an Authorization header's value and its credential (after
+// the scheme).
+func (a toldAuth) told(v string) {
 	if v == "" {
 		return
 	}
-	a.rec.Secret(v)
+	a.tell(v)
 	if _, cred, ok := strings.Cut(v, " "); ok {
-		a.rec.Secret(strings.TrimSpace(cred))
+		a.tell(strings.TrimSpace(cred))
 	}
 }
 
@@ -564,13 +582,24 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var wire transport.FrameFunc
 	if out.wire {
-		wire = con.Wire
+		wire = redactedWire(con, d)
 	}
 	if rec != nil {
 		po.OnEvent = rec.Observe
 	}
 	po.OnFrame = teeFrames(rec, wire)
 	return record.ProxyStdio(ctx, po)
+}
+
+// redactedWire shows the frames a proxy forwards (--wire) without the
+// secrets d knows (the upstream credentials, the server's command line's)
+// where a server echoes them, as a connection's --wire does.
+func redactedWire(con *tui.Console, d connDesc) transport.FrameFunc {
+	known := d.knownSecrets()
+	return func(t time.Time, dir transport.Direction, f transport.Frame) {
+		f.Data = known.Frame(f.Data)
+		con.Wire(t, dir, f)
+	}
 }
 
 // loopbackAddr completes a --listen address: a bare port or ":port"
@@ -728,7 +757,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	var wire transport.FrameFunc
 	var show transport.Observer
 	if out.wire {
-		wire = con.Wire
+		wire = redactedWire(con, d)
 		show = func(ev transport.Event) {
 			// The proxy's events quote upstream URLs as requested; the
 			// recorder redacts its copy, and so does the screen.
@@ -1106,11 +1135,12 @@ func (o *verifyOptions) verifyFile(ctx context.Context, tf *record.TraceFile, d 
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
 	}
+	known := d.knownSecrets()
 	dial := func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
-		return e.sessionConn(ctx, d, out, attachments{}, &closeErr)
+		return e.sessionConn(ctx, d, out, attachments{secrets: known}, &closeErr)
 	}
 	res, err = record.VerifySessions(ctx, tf, nil, record.VerifyOptions{
-		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial})
+		Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Dial: dial, Secrets: known})
 	return res, closeErr, err
 }
 

@@ -231,13 +231,13 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 		timeout = d.session.maxTimeout
 	}
 	var closeErr error
+	known := d.knownSecrets()
 	res, err := record.UpdateTrace(ctx, file, record.UpdateOptions{
-		Verify: record.VerifyOptions{Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout},
+		Verify: record.VerifyOptions{Ignore: d.rec.ignore, Normalize: d.rec.normalizers, Timeout: timeout, Secrets: known},
 		Dial: func(ctx context.Context, _ int, _ record.SessionInfo, observe transport.Observer) (transport.Conn, error) {
-			return e.sessionConn(ctx, d, out, attachments{events: observe}, &closeErr)
+			return e.sessionConn(ctx, d, out, attachments{events: observe, secrets: known}, &closeErr)
 		},
 		Mcpx:           Version(),
-		Secrets:        d.recordOptions(d.traceTarget()).Redact.Secrets,
 		Stable:         d.rec.stable,
 		MaxMessageSize: d.session.maxMessageSize,
 	})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -333,21 +334,53 @@ func TestRecordRedactsCommandLineSecretsEverywhere(t *testing.T) {
 	}
 }
 
+// verify --update records the server again without the secrets of its
+// command line and environment, which it prints on stderr.
+func TestVerifyUpdateRedactsCommandLineSecrets(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	server := func(n string) []string {
+		return []string{"--env", "MCPX_TEST_SAY=config: $API_TOKEN", "--env", "API_TOKEN=tk-ENV-0000000" + n,
+			"--", os.Args[0], stdioServerArg, "--token", "tk-ARG-0000000" + n}
+	}
+	if r := runMcpx(t, nil, append([]string{"tools", "list", "--record", trace}, server("1")...)...); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r := runMcpx(t, nil, append([]string{"verify", trace, "--update"}, server("2")...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, "tk-ENV") || strings.Contains(raw, "tk-ARG") {
+		t.Errorf("the updated trace holds a secret of the command line:\n%s", raw)
+	}
+	found := false
+	for _, e := range tr.Events {
+		found = found || e.Kind == record.KindStderr && e.Text == "config: [redacted] --token [redacted]"
+	}
+	if !found {
+		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+}
+
+// whoami makes the echo tool, asked for "whoami", say the credential the
+// request carried (after the Authorization header's scheme).
+func whoami(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if body, err := io.ReadAll(r.Body); err == nil {
+			body = bytes.ReplaceAll(body, []byte(`"message":"whoami"`), []byte(`"message":"`+tok+`"`))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // A server that echoes the access token OAuth presents (here: the echo
 // tool, asked for "whoami", is given the request's token) gives it away
 // in no trace.
 func TestRecordRedactsEchoedOAuthToken(t *testing.T) {
 	t.Parallel()
-	whoami := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			if body, err := io.ReadAll(r.Body); err == nil {
-				body = bytes.ReplaceAll(body, []byte(`"message":"whoami"`), []byte(`"message":"`+tok+`"`))
-				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-			}
-			h.ServeHTTP(w, r)
-		})
-	}
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	r := runMcpx(t, withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}),
@@ -359,6 +392,96 @@ func TestRecordRedactsEchoedOAuthToken(t *testing.T) {
 	noSecrets(t, srv, raw)
 	if !strings.Contains(raw, `"text":"Echo: [redacted]"`) {
 		t.Errorf("the echo is not in the trace, redacted:\n%s", raw)
+	}
+}
+
+// verify redacts the credentials it sends (--bearer, the environment's
+// bearer token, a -H header, the access token OAuth presents) from what
+// the live server echoes, as the recording redacted them: the echo
+// matches the recorded "[redacted]", and a difference is reported
+// without them, on the screen, in --json and in the JUnit report.
+func TestVerifyRedactsEchoedCredentials(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, whoami)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	if r := runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", u, "--bearer", "tk-RECORDED-0001", "--record", trace); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The server as recorded, and one that changed: its echo says "Echo! ".
+	changedSrv := testservers.NewServer()
+	testservers.ChangeEcho(changedSrv)
+	changed := testservers.Streamable(t, changedSrv, nil, whoami)
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"bearer": {nil, []string{"--bearer", "tk-LIVE-SECRET-0002"}},
+		"env":    {map[string]string{"MCPX_BEARER_TOKEN": "tk-LIVE-SECRET-0003"}, nil},
+		"header": {nil, []string{"-H", "Authorization: Token tk-LIVE-SECRET-0004"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r := runMcpx(t, tc.env, append([]string{"verify", trace, "--url", u}, tc.args...)...); r.code != 0 {
+				t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			}
+			junit := filepath.Join(t.TempDir(), "j.xml")
+			args := append([]string{"verify", trace, "--url", changed, "--junit", junit}, tc.args...)
+			r := runMcpx(t, tc.env, args...)
+			rj := runMcpx(t, tc.env, append(args, "--json")...)
+			report, _ := os.ReadFile(junit)
+			if r.code != ExitMismatch || !strings.Contains(r.stdout, `"Echo! [redacted]"`) || !strings.Contains(rj.stdout, `Echo! [redacted]`) {
+				t.Errorf("the difference is not shown, redacted: exit %d\nstdout %s\nstderr %s\n--json %s", r.code, r.stdout, r.stderr, rj.stdout)
+			}
+			for _, o := range []string{r.stdout, r.stderr, rj.stdout, rj.stderr, string(report)} {
+				if strings.Contains(o, "SECRET") {
+					t.Errorf("the live credential was shown:\n%s", o)
+				}
+			}
+		})
+	}
+
+	// OAuth: the access token the live session presents, echoed by a
+	// server that changed (its answers say "Echo! ").
+	var regressed atomic.Bool
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: func(h http.Handler) http.Handler {
+		h = whoami(h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if regressed.Load() {
+				w = echoBang{w}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
+	env := withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	otrace := filepath.Join(dir, "o.jsonl")
+	if r := runMcpx(t, env, "tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--record", otrace); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if r := runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL); r.code != 0 {
+		t.Errorf("verify with OAuth: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	regressed.Store(true)
+	r := runMcpx(t, env, "verify", otrace, "--url", srv.MCPURL, "--json")
+	if r.code != ExitMismatch || !strings.Contains(r.stdout, `Echo! [redacted]`) {
+		t.Errorf("verify with OAuth, changed: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	noSecrets(t, srv, r.stdout, r.stderr)
+}
+
+// echoBang makes the answers of the echo tool say "Echo! " rather than
+// "Echo: ", as a regressed server would.
+type echoBang struct{ http.ResponseWriter }
+
+func (w echoBang) Write(b []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(b, []byte("Echo: "), []byte("Echo! "))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (w echoBang) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 
@@ -444,5 +567,59 @@ func TestRecordedExitCode(t *testing.T) {
 		if got := recordedExitCode(record.ServerEnd{Status: status}); got != want {
 			t.Errorf("%q: exit code %d, want %d", status, got, want)
 		}
+	}
+}
+
+// The access token OAuth presents is shown by no --wire (nor the REPL's
+// :wire), and kept by no trace the REPL's :record starts mid-session,
+// when the server echoes it; nor is the --bearer token.
+func TestWireAndLateRecordRedactEchoedCredentials(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{WrapMCP: whoami})
+	env := withBrowser(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	r := runMcpx(t, env, "tools", "call", "echo", "message=whoami", "--url", srv.MCPURL, "--wire")
+	if r.code != 0 || !strings.Contains(r.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("--wire: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	noSecrets(t, srv, r.stderr)
+
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte(":record "+trace+"\n:wire on\ntools call echo message=whoami\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runMcpx(t, env, "repl", "-f", script, "--url", srv.MCPURL)
+	if r.code != 0 {
+		t.Fatalf("repl: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	_, raw := readTraceFile(t, trace)
+	noSecrets(t, srv, raw, r.stderr)
+	if !strings.Contains(raw, `"text":"Echo: [redacted]"`) {
+		t.Errorf("the echo is not in the trace, redacted:\n%s", raw)
+	}
+
+	u := sdkURL(t, whoami)
+	r = runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", u, "--bearer", "tk-BEARER-SECRET-1", "--wire")
+	if r.code != 0 || strings.Contains(r.stderr, "SECRET") || !strings.Contains(r.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("--wire --bearer: exit %d\nstderr %s", r.code, r.stderr)
+	}
+}
+
+// mcpx proxy --wire does not show the upstream credential it adds
+// (--bearer) where the server echoes it.
+func TestProxyWireRedactsUpstreamCredentials(t *testing.T) {
+	t.Parallel()
+	up := sdkURL(t, whoami)
+	addr := freeAddr(t)
+	stop := background(t, "proxy", "--listen", addr, "--url", up, "--bearer", "tk-UPSTREAM-SECRET-1", "--wire")
+	waitListening(t, addr)
+	r := runMcpx(t, nil, "tools", "call", "echo", "message=whoami", "--url", "http://"+addr+"/mcp")
+	if r.code != 0 {
+		t.Fatalf("through the proxy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	pr := stop()
+	if strings.Contains(pr.stderr, "SECRET") || !strings.Contains(pr.stderr, `"text":"Echo: [redacted]"`) {
+		t.Errorf("proxy --wire:\n%s", pr.stderr)
 	}
 }

@@ -38,6 +38,9 @@ func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, 
 	if err != nil {
 		return nil, usageErrorf(":record: %v", err)
 	}
+	// The access token OAuth presented before the recording starts is a
+	// secret of it too.
+	s.secrets.Tell(rec.Secret)
 	rec.Prelude(s.hs.Frames())
 	return rec, nil
 }

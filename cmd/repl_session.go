@@ -63,6 +63,10 @@ type replSession struct {
 	// hs keeps the session's handshake, which a :record started later
 	// begins with.
 	hs record.Handshake
+	// secrets are the secrets its connections know: the credentials they
+	// send, told the access tokens OAuth presents, which a :record started
+	// later is told too.
+	secrets *record.Secrets
 	// ends waits for the goroutine watching each session's end.
 	ends sync.WaitGroup
 
@@ -78,6 +82,7 @@ func newReplSession(ctx context.Context, e *env, d connDesc, interactive bool) *
 	s.wire.Store(s.cfg.out.wire)
 	s.cfg.out.wire = false // frames are shown by the REPL's own tap, which :wire switches
 	s.json.Store(s.cfg.out.json)
+	s.secrets = d.knownSecrets()
 	if s.cfg.conn.feat.roots == nil {
 		// Roots are declared so that :roots can change them.
 		s.cfg.conn.feat.roots = []inspector.Root{}
@@ -96,7 +101,7 @@ func newReplSession(ctx context.Context, e *env, d connDesc, interactive bool) *
 // catalog for completion, the watch for a server that dies, and the watch
 // of list changes (for completion) and of the resources subscribed to.
 func (s *replSession) open(ctx context.Context) error {
-	c, err := s.conns.connect(ctx, s.cfg.conn, s.cfg.out, attachments{observe: s.observer(), frames: s.frame, wire: s.wire.Load})
+	c, err := s.conns.connect(ctx, s.cfg.conn, s.cfg.out, attachments{observe: s.observer(), frames: s.frame, wire: s.wire.Load, secrets: s.secrets})
 	if err != nil {
 		return err
 	}
@@ -140,7 +145,7 @@ func (s *replSession) observer() func(*client, *jsonrpc.Message) {
 func (s *replSession) frame(c *client, t time.Time, dir transport.Direction, f transport.Frame) {
 	s.hs.Frame(t, dir, f)
 	if s.wire.Load() {
-		c.console.Wire(t, dir, f)
+		c.wire(t, dir, f)
 	}
 	s.mu.Lock()
 	tw := s.trace

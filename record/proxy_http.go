@@ -343,18 +343,22 @@ func headerText(h http.Header) string {
 }
 
 // hostSecrets tells the session's recorder the credentials the host
-// sends with r (its Authorization header's, its cookies' values), which
-// the server may echo: recorded before the request is forwarded, so
-// before any answer.
-func hostSecrets(rec *SessionRecorder, r *http.Request) {
+// sends with r (see requestSecrets), which the server may echo: recorded
+// before the request is forwarded, so before any answer.
+func hostSecrets(rec *SessionRecorder, r *http.Request) { requestSecrets(r, rec.Secret) }
+
+// requestSecrets tells secret the credentials a client sends with r: its
+// Authorization header's value and the credential after its scheme, its
+// cookies' values.
+func requestSecrets(r *http.Request, secret func(string)) {
 	for _, v := range r.Header.Values("Authorization") {
-		rec.Secret(v)
+		secret(v)
 		if _, cred, ok := strings.Cut(v, " "); ok {
-			rec.Secret(strings.TrimSpace(cred))
+			secret(strings.TrimSpace(cred))
 		}
 	}
 	for _, c := range r.Cookies() {
-		rec.Secret(c.Value)
+		secret(c.Value)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -291,9 +292,37 @@ func (d *rawDiffer) normString(q []byte) string {
 
 // sameString compares two JSON strings once decoded and normalized. Equal
 // bytes need no decoding, which is the rule for a large text that matches.
+// A recorded string that holds the placeholder matches a live one that
+// has anything (not nothing) where it stands: the recording redacted a
+// secret there (a token the server echoed in a text), which the live
+// server may echo in clear.
 func (d *rawDiffer) sameString(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	return d.normString(a) == d.normString(b)
+	ra, lb := d.normString(a), d.normString(b)
+	return ra == lb || placeholderMatch(ra, lb)
+}
+
+// placeholderMatch reports whether live is rec with each placeholder in
+// rec standing for one or more bytes.
+func placeholderMatch(rec, live string) bool {
+	parts := strings.Split(rec, Placeholder)
+	if len(parts) < 2 || !strings.HasPrefix(live, parts[0]) {
+		return false
+	}
+	pos := len(parts[0])
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		// The leftmost place of each part leaves the most for the rest.
+		if pos+1 > len(live) {
+			return false
+		}
+		i := strings.Index(live[pos+1:], p)
+		if i < 0 {
+			return false
+		}
+		pos += 1 + i + len(p)
+	}
+	return len(live)-pos >= len(last)+1 && strings.HasSuffix(live, last)
 }

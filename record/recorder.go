@@ -394,15 +394,17 @@ func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame
 }
 
 // frame records a frame in session n (0: the recorder's own), whose
-// memory of secret values is mem: the client's frames teach it theirs.
-// (A client frame is recorded before it is sent, so its values are known
-// before the server can echo them, on whichever stream.)
+// memory of secret values is mem: the client's frames teach it theirs,
+// the server's the tokens it hands out (see learnFrom). (A client frame
+// is recorded before it is sent, so its values are known before the
+// server can echo them, on whichever stream; a server's frame before the
+// client has it.)
 func (r *Recorder) frame(n int, mem *memory, prelude bool, dir transport.Direction, f transport.Frame) {
 	d := ServerToClient
 	if dir == transport.Outgoing {
 		d = ClientToServer
 	}
-	data, res, route := r.red.frameRouteMem(f.Data, f.Route, mem, d == ClientToServer)
+	data, res, route := r.red.frameRouteMem(f.Data, f.Route, mem, learnDir(d))
 	if route != f.Route && route != nil {
 		r.hide(f.Route, route)
 	}
@@ -452,7 +454,7 @@ func (r *Recorder) text(s string, mem *memory) string {
 // its views (a view event, minor 3): dir is HostToView or ViewToHost,
 // data the message as sent or received, redacted like a frame.
 func (r *Recorder) View(dir Direction, v ViewInfo, data []byte) {
-	red, res, _ := r.red.frameMem(data, r.ownMem, false, false)
+	red, res, _ := r.red.frameMem(data, r.ownMem, learnNone, false)
 	r.writeScanned(Event{Kind: KindView, Dir: dir, Data: red, View: &v}, &res)
 }
 

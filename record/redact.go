@@ -35,10 +35,12 @@ var placeholderJSON = []byte(`"` + Placeholder + `"`)
 //
 // Rules 3 redact what rules 2 do, and also every later occurrence, in any
 // frame or text of the session, of a value the session's client sent
-// under a secret name, or that the recorder was told is secret (see
-// memory in redactvalues.go): a server that echoes a token argument back
-// in a text, an error or a stderr line. Replay redacts the live client's
-// frames so too, learning the values the live client sends.
+// under a secret name, of a string or number its server sent under one,
+// or of a value the recorder was told is secret (see memory in
+// redactvalues.go): a server that echoes a token argument back in a text,
+// an error or a stderr line; a client that sends back a token the server
+// handed out. Replay redacts the live client's frames so too, learning
+// the values the live client sends.
 const RedactRules = 3
 
 // legacyKeys are the member names rules 1 redact from every frame, at
@@ -239,17 +241,42 @@ func (r *Redactor) Frame(data []byte) []byte {
 // frame is Frame, also returning what a scan of the result found (so the
 // writer need not scan it again).
 func (r *Redactor) frame(data []byte) ([]byte, scanResult) {
-	out, res, _ := r.frameMem(data, nil, false, false)
+	out, res, _ := r.frameMem(data, nil, learnNone, false)
 	return out, res
 }
 
+// learnFrom says what a frame teaches its session's memory (rules 3).
+type learnFrom int
+
+const (
+	// learnNone: nothing (a view's message, a trace being read).
+	learnNone learnFrom = iota
+	// learnClient: every value redacted by name or path, and the strings
+	// and numbers in one that is an object or an array (a client's frame).
+	learnClient
+	// learnServer: the strings and numbers redacted by name or path, not
+	// what is in an object or an array (a server's frame): a token the
+	// server hands out ({"sessionToken": "..."}), which its client sends
+	// back later under any name; not a tool's input schema, whose
+	// property named token is an object of descriptions.
+	learnServer
+)
+
+// learnDir is what a frame recorded in direction d teaches.
+func learnDir(d Direction) learnFrom {
+	if d == ClientToServer {
+		return learnClient
+	}
+	return learnServer
+}
+
 // frameMem is frame for a session whose secret values mem holds (nil:
-// r's secrets alone). learn says data is the client's: the values of its
-// secret members are learned first, so that they are replaced wherever
-// else they stand in it and in what follows. With values, it also returns
+// r's secrets alone). learn says whose data is (see learnFrom): the
+// values of its secret members are learned first, so that they are
+// replaced wherever else they stand in it and in what follows. With values, it also returns
 // the values it replaced by name, in the form a route header mirrors them
 // (strings as they are, numbers as written, booleans as true or false).
-func (r *Redactor) frameMem(data []byte, mem *memory, learn, values bool) ([]byte, scanResult, map[string]bool) {
+func (r *Redactor) frameMem(data []byte, mem *memory, learn learnFrom, values bool) ([]byte, scanResult, map[string]bool) {
 	if !r.Enabled() {
 		return data, scanJSON(data, nil), nil
 	}
@@ -278,9 +305,11 @@ func (r *Redactor) frameMem(data []byte, mem *memory, learn, values bool) ([]byt
 			}
 		}
 	}
-	if learn && mem != nil {
+	if learn != learnNone && mem != nil {
 		for _, sp := range res.spans {
-			mem.learnValue(data[sp.start:sp.end])
+			if v := data[sp.start:sp.end]; learn == learnClient || scalar(v) {
+				mem.learnValue(v)
+			}
 		}
 	}
 	if len(res.spans) > 0 {
@@ -298,7 +327,7 @@ func (r *Redactor) frameMem(data []byte, mem *memory, learn, values bool) ([]byt
 // (the live session's memory; nil before rules 3) and replaces them and
 // those learned before.
 func (r *Redactor) liveFrame(data []byte, mem *memory) []byte {
-	out, _, _ := r.frameMem(data, mem, true, false)
+	out, _, _ := r.frameMem(data, mem, learnClient, false)
 	return out
 }
 
@@ -347,12 +376,12 @@ func (r *Redactor) FrameRoute(data []byte, route *transport.Route) ([]byte, *tra
 }
 
 func (r *Redactor) frameRoute(data []byte, route *transport.Route) ([]byte, scanResult, *transport.Route) {
-	return r.frameRouteMem(data, route, nil, false)
+	return r.frameRouteMem(data, route, nil, learnNone)
 }
 
 // frameRouteMem is frameRoute for a session whose secret values mem
-// holds; learn says the frame is the client's (see frameMem).
-func (r *Redactor) frameRouteMem(data []byte, route *transport.Route, mem *memory, learn bool) ([]byte, scanResult, *transport.Route) {
+// holds; learn says whose the frame is (see frameMem).
+func (r *Redactor) frameRouteMem(data []byte, route *transport.Route, mem *memory, learn learnFrom) ([]byte, scanResult, *transport.Route) {
 	if route == nil || !r.Enabled() {
 		out, res, _ := r.frameMem(data, mem, learn, false)
 		return out, res, route
@@ -501,7 +530,11 @@ func (rr *reRedaction) event(e Event) Event {
 		rr.mems[e.Session] = mem
 	}
 	if e.Kind == KindFrame || e.Kind == KindView {
-		e.Data, _, e.Route = r.frameRouteMem(e.Data, e.Route, mem, e.Kind == KindFrame && e.Dir == ClientToServer)
+		learn := learnNone
+		if e.Kind == KindFrame {
+			learn = learnDir(e.Dir)
+		}
+		e.Data, _, e.Route = r.frameRouteMem(e.Data, e.Route, mem, learn)
 	}
 	e.Text = r.textMem(e.Text, mem)
 	e.Meta = r.metaMem(e.Meta, mem)

@@ -359,7 +359,7 @@ func FuzzRedactValues(f *testing.F) {
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(html)
 		enc.Encode(map[string]any{"text": around + secret + around, "n": 12345678, around: secret})
-		out, _, _ := r.frameMem(bytes.TrimSpace(buf.Bytes()), mem, false, false)
+		out, _, _ := r.frameMem(bytes.TrimSpace(buf.Bytes()), mem, learnNone, false)
 		var v map[string]any
 		dec := json.NewDecoder(bytes.NewReader(out))
 		dec.UseNumber()
@@ -377,4 +377,104 @@ func FuzzRedactValues(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mintTrace is a session of rules 3 whose server hands out a token under
+// a secret name, which the client then sends back under another name
+// (and the server echoes); its tools/list has an argument named token,
+// whose schema (an object) is redacted by name but teaches nothing.
+func mintTrace(t *testing.T) []byte {
+	t.Helper()
+	return recordEvents(t, RecorderOptions{Header: Header{Transport: "stdio"}},
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"login","description":"The API token to use","inputSchema":{"type":"object","properties":{"token":{"type":"string","description":"The API token to use"}}}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mint"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"structuredContent":{"sessionToken":"st-MINTED-0042","expires":"2030-01-01"}}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"st-MINTED-0042"}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Echo: st-MINTED-0042"}]}}`,
+	)
+}
+
+// A token the server hands out under a secret name is redacted wherever
+// it comes back later in the session: in the client's requests (under
+// any name) and in the server's echoes.
+func TestRecorderRedactsServerTokens(t *testing.T) {
+	t.Parallel()
+	b := mintTrace(t)
+	if bytes.Contains(b, []byte("MINTED")) {
+		t.Errorf("the trace holds the server's token:\n%s", b)
+	}
+	got := traceData(t, b)
+	want := map[int]string{
+		1: `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"login","description":"The API token to use","inputSchema":{"type":"object","properties":{"token":"[redacted]"}}}]}}`,
+		3: `{"jsonrpc":"2.0","id":2,"result":{"structuredContent":{"sessionToken":"[redacted]","expires":"2030-01-01"}}}`,
+		4: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"[redacted]"}}}`,
+		5: `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Echo: [redacted]"}]}}`,
+	}
+	for i, w := range want {
+		if i >= len(got) || got[i] != w {
+			t.Errorf("event %d:\ngot  %v\nwant %s", i, got, w)
+		}
+	}
+}
+
+// The trace replays to a client that sends back the token the replay
+// handed it ("[redacted]"), and verifies against a server that mints
+// another one each time (an echo holding it matches the recorded
+// "Echo: [redacted]"), and against one that mints the same.
+func TestReplayAndVerifyServerTokens(t *testing.T) {
+	t.Parallel()
+	tr, err := Read(bytes.NewReader(mintTrace(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := replayRaw(t, tr, ReplayOptions{Strict: true})
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mint"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,"result":{"structuredContent":{"sessionToken":"[redacted]","expires":"2030-01-01"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"[redacted]"}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Echo: [redacted]"}]}}`)
+	if d := c.deviations(); len(d) > 0 {
+		t.Errorf("deviations: %q", d)
+	}
+	for _, tok := range []string{"st-OTHER-0043", "st-MINTED-0042"} {
+		live := mkTrace(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"login","description":"The API token to use","inputSchema":{"type":"object","properties":{"token":{"type":"string","description":"The API token to use"}}}}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mint"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"structuredContent":{"sessionToken":"`+tok+`","expires":"2030-01-01"}}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"[redacted]"}}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Echo: `+tok+`"}]}}`,
+		)
+		if res := runVerify(t, tr, liveReplay(t, live), VerifyOptions{}); !res.OK() || res.Exchanges != 3 {
+			t.Errorf("verify against %s: %+v", tok, res.Mismatches)
+		}
+	}
+}
+
+// A recorded string that holds the placeholder matches a live one with
+// anything (not nothing) in its place, and nothing else.
+func TestPlaceholderMatch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rec, live string
+		ok        bool
+	}{
+		{"Echo: [redacted]", "Echo: tk-1", true},
+		{"Echo: [redacted]", "Echo: ", false},
+		{"Echo: [redacted]", "Echo! tk-1", false},
+		{"[redacted] and [redacted]", "a and b", true},
+		{"[redacted] and [redacted]", "a and ", false},
+		{"[redacted] and [redacted]", "a and b and c", true},
+		{"x[redacted]y[redacted]z", "xAyBz", true},
+		{"x[redacted]y[redacted]z", "xyz", false},
+		{"x[redacted]yy", "xAyy", true},
+		{"x[redacted]yy", "xyy", false},
+		{"no placeholder", "no placeholder!", false},
+	} {
+		if got := placeholderMatch(tc.rec, tc.live); got != tc.ok {
+			t.Errorf("placeholderMatch(%q, %q) = %v, want %v", tc.rec, tc.live, got, tc.ok)
+		}
+	}
 }

@@ -23,9 +23,14 @@ import (
 // and every later occurrence of one of them, in any frame or text of the
 // session, is replaced too: in JSON, inside strings (member names
 // included), in the forms JSON encoders write the value in (escapes); in
-// text, as it is and in those forms. Only the client's values are
-// learned: replay learns the live client's the same way, and verify sends
-// the recorded client frames, which hold the placeholder instead.
+// text, as it is and in those forms. The client's values are learned
+// (replay learns the live client's the same way, and verify sends the
+// recorded client frames, which hold the placeholder instead), and the
+// strings and numbers a server's frame holds under secret names (a token
+// it hands out, which the client sends back under any name: learnFrom);
+// a live client of replay gets, and sends back, the placeholder, and
+// verify matches a recorded string that holds it with any live value in
+// its place (placeholderMatch).
 //
 // The values are looked for with one pass over the data whatever their
 // number (sampled q-gram filters, see finder), so that a 50 MiB frame
@@ -130,6 +135,12 @@ func (m *memory) learnValue(v []byte) {
 		}
 	}
 	walk(v)
+}
+
+// scalar reports whether the JSON value v is a string or a number.
+func scalar(v []byte) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && (v[0] == '"' || v[0] == '-' || v[0] >= '0' && v[0] <= '9')
 }
 
 // matcher returns what looks for the memory's values and its parent's,

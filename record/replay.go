@@ -699,7 +699,8 @@ type replaySession struct {
 	// one answered, see replayConn).
 	quiet bool
 	// mem holds the secret values the live client sent (rules 3): its
-	// frames are redacted as the recorder redacted the recorded ones.
+	// frames are redacted as the recorder redacted the recorded ones. Its
+	// parent is the connection's told memory (see replayConn).
 	mem *memory
 }
 
@@ -708,7 +709,7 @@ type replaySession struct {
 // (a client that probed with server/discover, then sent initialize): over
 // HTTP each era's requests reach their own session, and what the other
 // era's did is not this one's to repeat, in order or at all.
-func newEraSession(sc *script, opts *ReplayOptions, era string) *replaySession {
+func newEraSession(sc *script, opts *ReplayOptions, era string, told *memory) *replaySession {
 	s := &replaySession{
 		sc:     sc,
 		opts:   opts,
@@ -717,7 +718,7 @@ func newEraSession(sc *script, opts *ReplayOptions, era string) *replaySession {
 		live:   map[int]jsonrpc.ID{},
 		idMap:  map[string]json.RawMessage{},
 		tokMap: map[string]json.RawMessage{},
-		mem:    sc.red.newMemory(nil),
+		mem:    sc.red.newMemory(told),
 	}
 	if era == "" || !sc.modern || !sc.legacy {
 		return s
@@ -1165,6 +1166,12 @@ type replayConn struct {
 	n     int      // the session cur replays
 	log   [][]byte // the client's frames so far, while the choice is open
 	mem   *memory  // the secret values the client sent, while the choice is open
+	// told holds the credentials the client sent with its HTTP requests
+	// (Authorization, cookies: see requestSecrets), the parent of mem and
+	// of the sessions' memories: a recorder was told the recorded
+	// client's (mcpx --bearer, OAuth, a proxied host's), and redacted them
+	// wherever they stood, under any name.
+	told *memory
 }
 
 // newConn starts a connection of era ("legacy", "modern" or "" for any):
@@ -1173,7 +1180,8 @@ type replayConn struct {
 func (r *Replayer) newConn(era string) *replayConn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := &replayConn{r: r, era: era, mem: r.red.newMemory(nil)}
+	told := r.red.newMemory(nil)
+	c := &replayConn{r: r, era: era, told: told, mem: r.red.newMemory(told)}
 	rank := func(s *sessionSig) int {
 		k := 0
 		if r.served[s.n] {
@@ -1189,6 +1197,9 @@ func (r *Replayer) newConn(era string) *replayConn {
 	return c
 }
 
+// tell learns a credential the client sent with an HTTP request.
+func (c *replayConn) tell(v string) { c.told.learn(v) }
+
 // choose makes session sig the one the connection is served, catching it
 // up with what the client sent so far.
 func (c *replayConn) choose(sig *sessionSig) error {
@@ -1196,7 +1207,7 @@ func (c *replayConn) choose(sig *sessionSig) error {
 	if err != nil {
 		return err
 	}
-	s := newEraSession(sc, &c.r.opts, c.era)
+	s := newEraSession(sc, &c.r.opts, c.era, c.told)
 	s.quiet = true
 	for _, f := range c.log {
 		s.handle(f)

@@ -366,6 +366,7 @@ func (h *replayHandler) post(w http.ResponseWriter, req *http.Request) {
 // stream otherwise.
 func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *httpSession, body []byte, msgs []*jsonrpc.Message, batch bool) {
 	base := time.Now()
+	requestSecrets(req, sess.c.tell)
 	var q *sseQueue
 	for _, m := range msgs {
 		if m.Kind() == jsonrpc.KindRequest {
@@ -762,6 +763,7 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 		return
 	}
 	base := time.Now()
+	requestSecrets(req, sess.c.tell)
 	sess.mu.Lock()
 	outs, err := sess.c.handle(body)
 	if err == nil && h.r.opts.Pace > 0 {

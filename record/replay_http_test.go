@@ -225,3 +225,52 @@ func TestReplayHandlerSessionsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A client that sends its bearer token in a message too (under a name
+// that is no secret's) matches the recording, where the recorder, told
+// the recorded client's token, redacted it; and what replay reports of a
+// request it has no answer for does not give the token away.
+func TestReplayHTTPLearnsClientCredentials(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"[redacted]"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Echo: [redacted]"}]}}`,
+	)
+	tr.Header.RedactRules = RedactRules
+	var devs strings.Builder
+	rp, err := NewReplayer(tr, ReplayOptions{OnDeviation: func(d Deviation) { devs.WriteString(d.Message + "\n") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	send := func(session, body string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer tk-LIVE-CRED-0001")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	r, _ := send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	id := r.Header.Get("Mcp-Session-Id")
+	send(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if _, body := send(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"tk-LIVE-CRED-0001"}}}`); !strings.Contains(body, `"Echo: [redacted]"`) {
+		t.Errorf("the call was not answered from the recording: %s", body)
+	}
+	_, body := send(id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"tk-LIVE-CRED-0001 again"}}}`)
+	if !strings.Contains(body, `[redacted] again`) || strings.Contains(body+devs.String(), "tk-LIVE") {
+		t.Errorf("the unanswered call's error, or the deviation, shows the token:\n%s\n%s", body, devs.String())
+	}
+}

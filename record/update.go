@@ -11,7 +11,10 @@ import (
 // UpdateOptions configure UpdateTrace.
 type UpdateOptions struct {
 	// Verify configures the verification that drives the live server
-	// (its Dial is replaced by this Dial).
+	// (its Dial is replaced by this Dial). Its Secrets are redacted from
+	// the new trace too, wherever they appear, besides what the trace's
+	// header says to redact: as a recording redacts those it is given
+	// (RedactOptions.Secrets and Values, Recorder.Secret).
 	Verify VerifyOptions
 	// Dial opens the connection of session n to the live server, for a
 	// session described by info; the transport's events (a server's
@@ -19,9 +22,6 @@ type UpdateOptions struct {
 	Dial func(ctx context.Context, n int, info SessionInfo, observe transport.Observer) (transport.Conn, error)
 	// Mcpx names the program writing the new trace (Header.Mcpx).
 	Mcpx string
-	// Secrets are redacted wherever they appear, besides what the
-	// trace's header says to redact (RedactOptions.Secrets).
-	Secrets []string
 	// Stable writes the new trace in the stable form even when the old
 	// one was not (a stable trace stays stable).
 	Stable bool
@@ -57,12 +57,13 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	h := tf.Header
 	rec, err := createHeld(ctx, name, RecorderOptions{
 		Header: Header{Mcpx: o.Mcpx, Transport: h.Transport, Target: h.Target, Ignore: h.Ignore, Normalize: h.Normalize},
-		Redact: RedactOptions{Disabled: !h.Redacted, Paths: h.Redact, Secrets: o.Secrets},
+		Redact: o.Verify.Secrets.redactOptions(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact}),
 		Stable: h.Stable || o.Stable,
 	}, false)
 	if err != nil {
 		return nil, err
 	}
+	o.Verify.Secrets.Tell(rec.Secret)
 	texts := map[int]string{}
 	for _, x := range tf.Index {
 		texts[x.N] = x.Text

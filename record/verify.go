@@ -37,6 +37,13 @@ type VerifyOptions struct {
 	// session that gets the connection given to Verify is verified; the
 	// others are reported as not verified.
 	Dial func(ctx context.Context, session int, info SessionInfo) (transport.Conn, error)
+	// Secrets are the secret values the caller knows (the credentials it
+	// sends the live server, its command line's): a live server that
+	// echoes one (a whoami tool, an error quoting the request) has it
+	// redacted, as a recording redacts it, before its message is compared
+	// with the recorded one and wherever the result quotes it. Unless the
+	// trace was recorded without redaction (--no-redact).
+	Secrets *Secrets
 }
 
 // Mismatch is one recorded exchange the live server did not reproduce, or

@@ -197,12 +197,23 @@ func (s *sessionRun) diffOptionsFor(method string, named bool) diffOptions {
 	return diffOptions{ignore: pathsFor(s.r.ignores, method), ids: s.ids, norm: s.norm, named: named}
 }
 
-// liveRaw returns a live message redacted as the recording was.
+// liveRaw returns a live message redacted as the recording was: by the
+// trace's rules, and of the secrets the caller knows (VerifyOptions.Secrets),
+// as the recorder was given its own.
 func (s *sessionRun) liveRaw(m *jsonrpc.Message) []byte {
 	if s.r.red.Enabled() {
-		return s.r.red.Frame(m.Raw)
+		return s.r.opts.Secrets.Frame(s.r.red.Frame(m.Raw))
 	}
 	return m.Raw
+}
+
+// liveText returns what the live side said in text (an HTTP refusal's
+// body, an error) redacted as the recorder redacts text.
+func (s *sessionRun) liveText(t string) string {
+	if s.r.red.Enabled() {
+		return s.r.opts.Secrets.Text(s.r.red.Text(t))
+	}
+	return t
 }
 
 // compareExchange compares the recorded outcome of x with the live one,
@@ -238,10 +249,10 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 	case live == nil:
 		switch {
 		case liveRefused != nil:
-			problems = append(problems, fmt.Sprintf("refused with HTTP %d: %s", liveRefused.status, liveRefused.text))
+			problems = append(problems, fmt.Sprintf("refused with HTTP %d: %s", liveRefused.status, s.liveText(liveRefused.text)))
 			httpDiff(x.respStatus, liveRefused.status)
 		case failed != nil:
-			problems = append(problems, failed.Error())
+			problems = append(problems, s.liveText(failed.Error()))
 		case timedOut:
 			problems = append(problems, fmt.Sprintf("no response within %s", s.r.opts.Timeout))
 		case x.recRefused != nil:
@@ -398,7 +409,7 @@ func (s *sessionRun) compareFrame(it *sendItem) {
 	rec, live := it.recRefused, it.liveRefused
 	switch {
 	case it.sendErr != nil:
-		mm.Problem = "could not be sent: " + it.sendErr.Error()
+		mm.Problem = "could not be sent: " + s.liveText(it.sendErr.Error())
 	case rec == nil && live == nil, rec != nil && live != nil && rec.status == live.status:
 		return
 	case live == nil:
@@ -408,7 +419,7 @@ func (s *sessionRun) compareFrame(it *sendItem) {
 		mm.Problem = fmt.Sprintf("accepted, but the recording has a refusal (HTTP %d)", rec.status)
 		mm.Diffs = []Difference{{Message: "HTTP", Path: "$.status", Recorded: strconv.Itoa(rec.status)}}
 	case rec == nil:
-		mm.Problem = fmt.Sprintf("refused with HTTP %d: %s", live.status, live.text)
+		mm.Problem = fmt.Sprintf("refused with HTTP %d: %s", live.status, s.liveText(live.text))
 		mm.Diffs = []Difference{{Message: "HTTP", Path: "$.status", Live: strconv.Itoa(live.status)}}
 	default:
 		mm.Problem = fmt.Sprintf("refused with HTTP %d, the recording has HTTP %d", live.status, rec.status)
