@@ -209,14 +209,40 @@ func globalSeeAlso(c *cobra.Command) string {
 	return "Global flags it takes: " + strings.Join(took, "; ") + " (see mcpx help flags)"
 }
 
-// setHelp gives root (mcpx's tree) its usage function and the help
-// topic mcpx help flags.
-func setHelp(root *cobra.Command) {
+// setHelp gives root (mcpx's tree) its usage function, the help topic
+// mcpx help flags, the help command and the completion command: built
+// when withCompletion is set, else its shell (see topCommand).
+func setHelp(root *cobra.Command, withCompletion bool) {
 	root.SetUsageFunc(usageFunc(globalSeeAlso))
 	root.AddCommand(newFlagsTopic(root))
 	// cobra adds help and completion when it runs; added now, they get
 	// examples like every other command.
 	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			readsGlobals(c, "prints help")
+			c.Run, c.RunE = nil, helpTopic
+			c.Example = "  mcpx help tools call\n  mcpx help flags"
+		}
+	}
+	if !withCompletion {
+		// (Its shell stops cobra from adding its own when it runs.)
+		root.AddCommand(completionShell.shell())
+		return
+	}
+	addCompletionCmd(root)
+}
+
+// completionCmdName is the name of cobra's completion command.
+const completionCmdName = "completion"
+
+// completionShell is the shell of cobra's completion command (its name and
+// summary are cobra's).
+var completionShell = topCommand{name: completionCmdName, short: "Generate the autocompletion script for the specified shell"}
+
+// addCompletionCmd adds cobra's completion command to root, with mcpx's
+// examples, arguments and bash script.
+func addCompletionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	completionExamples := map[string]string{
 		"bash":       `  source <(mcpx completion bash)`,
@@ -225,30 +251,26 @@ func setHelp(root *cobra.Command) {
 		"powershell": `  mcpx completion powershell | Out-String | Invoke-Expression`,
 	}
 	for _, c := range root.Commands() {
-		switch c.Name() {
-		case "help":
-			readsGlobals(c, "prints help")
-			c.Run, c.RunE = nil, helpTopic
-			c.Example = "  mcpx help tools call\n  mcpx help flags"
-		case "completion":
-			// A mistyped shell is an error, not the help on stdout
-			// (which source <(mcpx completion bsah) would run).
-			c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
-			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
-			readsGlobals(c, "writes a shell's completion script")
-			for _, sub := range c.Commands() {
-				sub.Args = noArgs
-				if sub.Name() == "bash" {
-					sub.Long = bashCompletionLong
-					sub.RunE = func(b *cobra.Command, _ []string) error {
-						noDesc, _ := b.Flags().GetBool("no-descriptions")
-						return bashCompletion(root, b.OutOrStdout(), !noDesc)
-					}
-					sub.Run = nil
+		if c.Name() != completionCmdName {
+			continue
+		}
+		// A mistyped shell is an error, not the help on stdout (which
+		// source <(mcpx completion bsah) would run).
+		c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
+		c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
+		readsGlobals(c, "writes a shell's completion script")
+		for _, sub := range c.Commands() {
+			sub.Args = noArgs
+			if sub.Name() == "bash" {
+				sub.Long = bashCompletionLong
+				sub.RunE = func(b *cobra.Command, _ []string) error {
+					noDesc, _ := b.Flags().GetBool("no-descriptions")
+					return bashCompletion(root, b.OutOrStdout(), !noDesc)
 				}
-				sub.Example = completionExamples[sub.Name()]
-				readsGlobals(sub, "writes a shell's completion script")
+				sub.Run = nil
 			}
+			sub.Example = completionExamples[sub.Name()]
+			readsGlobals(sub, "writes a shell's completion script")
 		}
 	}
 }

@@ -961,23 +961,6 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeLine(n) != n })
 }
 
-// addServersCommands adds mcpx servers to root, and the completion of
-// server names to -s, mcpx repl and mcpx connect (which root holds by
-// then).
-func addServersCommands(root *cobra.Command, e *env) {
-	if e.repl == nil { // (a REPL line cannot edit files or name a server)
-		root.AddCommand(newServersCmd(e))
-	}
-	_ = root.RegisterFlagCompletionFunc("server", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return e.serverNames(c.Context(), false), cobra.ShellCompDirectiveNoFileComp
-	})
-	for _, c := range root.Commands() {
-		if n := c.Name(); n == "repl" || n == "connect" {
-			c.ValidArgsFunction = e.completeServers
-		}
-	}
-}
-
 // resolvedArgs are the flags that give the session process the server a
 // configured server resolved to (the command itself goes after --).
 func resolvedArgs(d connDesc) []string {

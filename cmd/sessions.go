@@ -608,12 +608,3 @@ returns once the server has ended.`,
 	c.Flags().BoolVar(&all, "all", false, "end every open session")
 	return readsGlobals(c, "ends open sessions and connects to no server", "verbose")
 }
-
-// addSessionCommands adds connect, sessions and disconnect to root.
-func addSessionCommands(root *cobra.Command, e *env) {
-	root.AddGroup(&cobra.Group{ID: "sessions", Title: "Sessions that stay open:"})
-	for _, c := range []*cobra.Command{newConnectCmd(e), newSessionsCmd(e), newDisconnectCmd(e)} {
-		c.GroupID = "sessions"
-		root.AddCommand(c)
-	}
-}
