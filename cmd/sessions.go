@@ -76,7 +76,7 @@ func checkAt(c *cobra.Command, at sessionRef) error {
 		if !f.Changed || f.Name == "server" || f.Name == "url" {
 			return
 		}
-		switch flagGroupOf[f.Name] {
+		switch flagGroupOf(f.Name) {
 		case "server", "http", "auth":
 		default:
 			if f.Name != "protocol-era" && f.Name != "protocol-version" {
