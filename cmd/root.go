@@ -448,9 +448,10 @@ func (r *reach) completes() bool {
 // arguments name it (reach), the tree holds a shell in its place: its
 // name, one-line summary and group, which is all that mcpx's help, mcpx
 // help, the suggestions for a mistyped command ("did you mean") and the
-// completion of command names read of a command they do not run.
-// TestShellsMatchCommands checks that each shell says what its command
-// says.
+// completion of command names read of a command they do not run. The
+// summary and group are written here only: a built command takes them
+// from its entry, so shell and command cannot disagree on them
+// (TestShellsMatchCommands checks the rest).
 type topCommand struct {
 	name, short, group string
 	// oneShot commands are left out of the REPL's tree: a line cannot
@@ -648,7 +649,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 		case t.oneShot && e.repl != nil:
 		case r.names(t.name):
 			c := t.build(e)
-			c.GroupID = t.group
+			c.Short, c.GroupID = t.short, t.group
 			completeArgs(c, e, flags)
 			root.AddCommand(c)
 		default:
@@ -710,12 +711,11 @@ func splitServer(c *cobra.Command, args []string) (own, server []string) {
 }
 
 // groupCmd returns a command that only holds subcommands.
-func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+func groupCmd(use string, subs ...*cobra.Command) *cobra.Command {
 	c := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ArbitraryArgs,
-		RunE:  needSubcommand,
+		Use:  use,
+		Args: cobra.ArbitraryArgs,
+		RunE: needSubcommand,
 	}
 	c.AddCommand(subs...)
 	var ex []string

@@ -631,8 +631,7 @@ func (e *env) trustStore(senv *servers.Env) *servers.TrustStore {
 
 func newServersCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "servers",
-		Short: "List the MCP servers defined in configuration files (use one with -s NAME)",
+		Use: "servers",
 		Long: `List the servers defined in the configuration files of Claude Desktop, Claude
 Code, VS Code, Cursor, Windsurf, Codex CLI, Gemini CLI and Zed, and in mcpx's
 own file (mcpx servers add writes it): name, source, transport, and the
