@@ -298,7 +298,7 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 }
 
 func newAuthCmd(e *env) *cobra.Command {
-	c := groupCmd("auth", "Authorize mcpx with an HTTP server's OAuth authorization server, and manage stored tokens",
+	c := groupCmd("auth",
 		newAuthLoginCmd(e),
 		// -s NAME names the server at a URL these take (namedBeforeRun),
 		// with its --input and --trust.

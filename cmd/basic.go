@@ -183,8 +183,7 @@ type infoOptions struct{ e *env }
 func newInfoCmd(e *env) *cobra.Command {
 	o := &infoOptions{e: e}
 	return &cobra.Command{
-		Use:   "info [flags] -- <server command>",
-		Short: "Show the server's name, version, protocol, capabilities and instructions",
+		Use: "info [flags] -- <server command>",
 		Example: `  mcpx info -- node server.js
   mcpx info --json --url http://127.0.0.1:3001/mcp`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -210,8 +209,7 @@ type pingOptions struct{ e *env }
 func newPingCmd(e *env) *cobra.Command {
 	o := &pingOptions{e: e}
 	return &cobra.Command{
-		Use:   "ping [flags] -- <server command>",
-		Short: "Check that the server answers (ping)",
+		Use: "ping [flags] -- <server command>",
 		Example: `  mcpx ping -- node server.js
   mcpx ping --timeout 5s --url http://127.0.0.1:3001/mcp`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -254,8 +252,7 @@ type rawCallOptions struct {
 func newCallCmd(e *env) *cobra.Command {
 	o := &rawCallOptions{e: e}
 	return &cobra.Command{
-		Use:   "call METHOD [JSON-params | @file.json] [flags] -- <server command>",
-		Short: "Send any request and print its result",
+		Use: "call METHOD [JSON-params | @file.json] [flags] -- <server command>",
 		Example: `  mcpx call tools/list '{}' -- node server.js
   mcpx call resources/read '{"uri":"file:///tmp/x"}' --json -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -272,7 +269,6 @@ func newNotifyCmd(e *env) *cobra.Command {
 	o := &rawCallOptions{e: e, notify: true}
 	return &cobra.Command{
 		Use:     "notify METHOD [JSON-params | @file.json] [flags] -- <server command>",
-		Short:   "Send any notification",
 		Example: `  mcpx notify notifications/roots/list_changed -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)

@@ -42,8 +42,8 @@ func flagValues() map[string][]string {
 	}
 }
 
-// registerCompletions adds the completions of root's flags and of the
-// commands that name a tool, a prompt or a resource.
+// registerCompletions adds the completions of root's flags: only a tree
+// that completes a shell's words reads them (see reach).
 func registerCompletions(root *cobra.Command, e *env, flags *rootFlags) {
 	for name, values := range flagValues() {
 		if root.PersistentFlags().Lookup(name) == nil {
@@ -63,23 +63,38 @@ func registerCompletions(root *cobra.Command, e *env, flags *rootFlags) {
 			return out, dir
 		})
 	}
-	live := map[string]string{
-		"tools call":     inspector.ListTools,
-		"tools schema":   inspector.ListTools,
-		"prompts get":    inspector.ListPrompts,
-		"resources read": inspector.ListResources,
+	_ = root.RegisterFlagCompletionFunc("server", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return e.serverNames(c.Context(), false), cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// liveMethod is the list method whose names (URIs for resources)
+// complete the first argument of the command at path below mcpx (see
+// liveNames); "" for a command whose arguments are not such names.
+func liveMethod(path string) string {
+	switch path {
+	case "tools call", "tools schema":
+		return inspector.ListTools
+	case "prompts get":
+		return inspector.ListPrompts
+	case "resources read":
+		return inspector.ListResources
 	}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		path := strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
-		if method, ok := live[path]; ok {
-			c.ValidArgsFunction = liveNames(e, flags, method)
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
+	return ""
+}
+
+// completeArgs adds the completions of the arguments of top, a top-level
+// command just built, and of its subcommands: server names (mcpx repl
+// NAME, mcpx connect NAME), and the live server's names (liveMethod).
+func completeArgs(top *cobra.Command, e *env, flags *rootFlags) {
+	if n := top.Name(); n == "repl" || n == "connect" {
+		top.ValidArgsFunction = e.completeServers
+	}
+	for _, sub := range top.Commands() {
+		if method := liveMethod(top.Name() + " " + sub.Name()); method != "" {
+			sub.ValidArgsFunction = liveNames(e, flags, method)
 		}
 	}
-	walk(root)
 }
 
 // liveNames completes a command's first argument with the names (URIs for

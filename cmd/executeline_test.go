@@ -36,7 +36,7 @@ func TestExecuteLineMatchesCobra(t *testing.T) {
 		var n int
 		root.PersistentFlags().StringP("fail", "f", "", "")
 		root.PersistentFlags().Bool("json", false, "")
-		group := groupCmd("tools", "Tools",
+		group := groupCmd("tools",
 			&cobra.Command{Use: "call NAME", Args: cobra.MinimumNArgs(1), PreRun: note("pre"), PostRun: note("post"),
 				RunE: func(c *cobra.Command, args []string) error {
 					note("run")(c, args)

@@ -101,7 +101,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 }
 
 func newToolsCmd(e *env) *cobra.Command {
-	return groupCmd("tools", "List and call tools",
+	return groupCmd("tools",
 		newListCmd(e, "list", "List the server's tools (all pages)", inspector.ListTools, (*tui.Printer).Tools),
 		newToolsCallCmd(e),
 		newToolsSchemaCmd(e),
@@ -438,7 +438,7 @@ func (o *toolsCallOptions) openView(ctx context.Context, c *client, name string,
 }
 
 func newResourcesCmd(e *env) *cobra.Command {
-	return groupCmd("resources", "List and read resources",
+	return groupCmd("resources",
 		newListCmd(e, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
 		newListCmd(e, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
 		newResourcesReadCmd(e),
@@ -534,7 +534,7 @@ func orDefault(s, d string) string {
 }
 
 func newPromptsCmd(e *env) *cobra.Command {
-	return groupCmd("prompts", "List and get prompts",
+	return groupCmd("prompts",
 		newListCmd(e, "list", "List the server's prompts (all pages)", inspector.ListPrompts, (*tui.Printer).Prompts),
 		newPromptsGetCmd(e),
 	)
@@ -584,8 +584,7 @@ type completeOptions struct {
 func newCompleteCmd(e *env) *cobra.Command {
 	o := &completeOptions{e: e}
 	c := &cobra.Command{
-		Use:   "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL [flags] -- <server command>",
-		Short: "Ask the server to complete a prompt argument or a template variable",
+		Use: "complete (--prompt NAME | --resource TEMPLATE) ARG=PARTIAL [flags] -- <server command>",
 		Example: `  mcpx complete --prompt code-review language=py -- node server.js
   mcpx complete --resource 'file:///{path}' path=src/ -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {

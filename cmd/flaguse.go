@@ -40,10 +40,10 @@ const (
 func readsGlobals(c *cobra.Command, why string, names ...string) *cobra.Command {
 	var flags []string
 	for _, n := range names {
-		if g, ok := strings.CutPrefix(n, "@"); ok {
-			for name, of := range flagGroupOf {
-				if of == g {
-					flags = append(flags, name)
+		if id, ok := strings.CutPrefix(n, "@"); ok {
+			for _, g := range flagGroups {
+				if g.id == id {
+					flags = append(flags, g.flags...)
 				}
 			}
 			continue

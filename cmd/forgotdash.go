@@ -23,11 +23,12 @@ func (e *strayArgsError) Error() string { return e.err.Error() }
 func (e *strayArgsError) Unwrap() error { return e.err }
 
 // runners are the programs servers are commonly started with, which are
-// server commands even where they are not installed.
-var runners = map[string]bool{
-	"node": true, "npx": true, "npm": true, "pnpm": true, "pnpx": true, "yarn": true, "bun": true, "bunx": true, "deno": true,
-	"python": true, "python3": true, "uv": true, "uvx": true, "pipx": true, "poetry": true,
-	"docker": true, "podman": true, "go": true, "java": true, "ruby": true, "php": true, "dotnet": true, "cargo": true,
+// server commands even where they are not installed. (A list, not a map
+// built when mcpx starts: only a usage error reads it.)
+var runners = []string{
+	"node", "npx", "npm", "pnpm", "pnpx", "yarn", "bun", "bunx", "deno",
+	"python", "python3", "uv", "uvx", "pipx", "poetry",
+	"docker", "podman", "go", "java", "ruby", "php", "dotnet", "cargo",
 }
 
 // forgotDash turns err, the usage error a command c ended with, into
@@ -118,7 +119,7 @@ func fixedArgs(c *cobra.Command) int {
 // looksLikeCommand reports whether w looks like the start of a server
 // command line.
 func looksLikeCommand(w string) bool {
-	if runners[w] {
+	if slices.Contains(runners, w) {
 		return true
 	}
 	if strings.ContainsAny(w, `/\`) {

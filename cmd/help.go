@@ -21,44 +21,43 @@ type flagGroup struct {
 	id    string
 	short string // in the see-also line; "" leaves the group out of it
 	title string
+	flags []string // the names of its flags
 }
 
 // flagGroups are the groups of the global flags, in the order mcpx help
-// flags shows them. A flag not in flagGroupOf is shown under "other", so
-// that a new flag is never hidden; give it its group there.
+// flags shows them. A flag in no group's flags is shown under "other", so
+// that a new flag is never hidden; give it its group here. (A table, not
+// a map built when mcpx starts: most runs read none of it.)
 var flagGroups = []flagGroup{
-	{"server", "server", "Server (a command given after --, or a named one)"},
-	{"http", "HTTP", "HTTP (a server at --url)"},
-	{"auth", "authorization", "Authorization (OAuth, for HTTP servers)"},
-	{"session", "session", "Session and protocol"},
-	{"features", "client features", "Client features (what mcpx offers the server)"},
-	{"output", "output", "Output"},
-	{"record", "recording", "Recording, replay and verify"},
-	{"other", "", "Other"},
+	{"server", "server", "Server (a command given after --, or a named one)", []string{
+		"env", "cwd", "server-stderr", "server", "input", "trust"}},
+	{"http", "HTTP", "HTTP (a server at --url)", []string{
+		"url", "transport", "header", "bearer", "ca-cert", "insecure"}},
+	{"auth", "authorization", "Authorization (OAuth, for HTTP servers)", []string{
+		"client-id", "client-secret", "client-metadata-url", "grant",
+		"private-key", "callback-url", "no-browser", "stored-auth-only",
+		"id-token-file", "idp-token-url", "idp-client-id", "idp-client-secret",
+		"assertion-file", "no-dpop"}},
+	{"session", "session", "Session and protocol", []string{
+		"max-message-size", "timeout", "max-timeout", "protocol-version", "protocol-era"}},
+	{"features", "client features", "Client features (what mcpx offers the server)", []string{
+		"root", "on-sampling", "on-elicit", "no-sampling", "no-elicitation", "log-level", "linger",
+		"ui", "ui-theme", "ui-timeout"}},
+	{"output", "output", "Output", []string{"json", "wire", "verbose", "color"}},
+	{"record", "recording", "Recording, replay and verify", []string{
+		"record", "record-mode", "stable", "force", "redact", "no-redact", "ignore", "normalize"}},
+	{"other", "", "Other", nil},
 }
 
-// flagGroupOf maps each global flag to its group.
-var flagGroupOf = map[string]string{
-	"env": "server", "cwd": "server", "server-stderr": "server", "server": "server", "input": "server", "trust": "server",
-
-	"url": "http", "transport": "http", "header": "http", "bearer": "http", "ca-cert": "http", "insecure": "http",
-
-	"client-id": "auth", "client-secret": "auth", "client-metadata-url": "auth", "grant": "auth",
-	"private-key": "auth", "callback-url": "auth", "no-browser": "auth", "stored-auth-only": "auth",
-	"id-token-file": "auth", "idp-token-url": "auth", "idp-client-id": "auth", "idp-client-secret": "auth",
-	"assertion-file": "auth", "no-dpop": "auth",
-
-	"max-message-size": "session", "timeout": "session", "max-timeout": "session",
-	"protocol-version": "session", "protocol-era": "session",
-
-	"root": "features", "on-sampling": "features", "on-elicit": "features", "no-sampling": "features",
-	"no-elicitation": "features", "log-level": "features", "linger": "features",
-	"ui": "features", "ui-theme": "features", "ui-timeout": "features",
-
-	"json": "output", "wire": "output", "verbose": "output", "color": "output",
-
-	"record": "record", "record-mode": "record", "stable": "record", "force": "record", "redact": "record", "no-redact": "record",
-	"ignore": "record", "normalize": "record",
+// flagGroupOf returns the id of the group of the global flag name, ""
+// for none.
+func flagGroupOf(name string) string {
+	for _, g := range flagGroups {
+		if slices.Contains(g.flags, name) {
+			return g.id
+		}
+	}
+	return ""
 }
 
 // groupNames lists the groups' short names for the see-also line.
@@ -183,15 +182,9 @@ func globalSeeAlso(c *cobra.Command) string {
 	var groups []string
 	if len(names) > 8 {
 		for _, g := range flagGroups {
-			var of []string
-			for name, in := range flagGroupOf {
-				if in == g.id {
-					of = append(of, name)
-				}
-			}
-			if len(of) > 0 && !slices.ContainsFunc(of, func(n string) bool { return !slices.Contains(names, n) }) {
+			if len(g.flags) > 0 && !slices.ContainsFunc(g.flags, func(n string) bool { return !slices.Contains(names, n) }) {
 				groups = append(groups, g.short)
-				names = slices.DeleteFunc(names, func(n string) bool { return flagGroupOf[n] == g.id })
+				names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(g.flags, n) })
 			}
 		}
 	}
@@ -209,14 +202,40 @@ func globalSeeAlso(c *cobra.Command) string {
 	return "Global flags it takes: " + strings.Join(took, "; ") + " (see mcpx help flags)"
 }
 
-// setHelp gives root (mcpx's tree) its usage function and the help
-// topic mcpx help flags.
-func setHelp(root *cobra.Command) {
+// setHelp gives root (mcpx's tree) its usage function, the help topic
+// mcpx help flags, the help command and the completion command: built
+// when withCompletion is set, else its shell (see topCommand).
+func setHelp(root *cobra.Command, withCompletion bool) {
 	root.SetUsageFunc(usageFunc(globalSeeAlso))
 	root.AddCommand(newFlagsTopic(root))
 	// cobra adds help and completion when it runs; added now, they get
 	// examples like every other command.
 	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			readsGlobals(c, "prints help")
+			c.Run, c.RunE = nil, helpTopic
+			c.Example = "  mcpx help tools call\n  mcpx help flags"
+		}
+	}
+	if !withCompletion {
+		// (Its shell stops cobra from adding its own when it runs.)
+		root.AddCommand(completionShell.shell())
+		return
+	}
+	addCompletionCmd(root)
+}
+
+// completionCmdName is the name of cobra's completion command.
+const completionCmdName = "completion"
+
+// completionShell is the shell of cobra's completion command (its name and
+// summary are cobra's).
+var completionShell = topCommand{name: completionCmdName, short: "Generate the autocompletion script for the specified shell"}
+
+// addCompletionCmd adds cobra's completion command to root, with mcpx's
+// examples, arguments and bash script.
+func addCompletionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	completionExamples := map[string]string{
 		"bash":       `  source <(mcpx completion bash)`,
@@ -225,30 +244,26 @@ func setHelp(root *cobra.Command) {
 		"powershell": `  mcpx completion powershell | Out-String | Invoke-Expression`,
 	}
 	for _, c := range root.Commands() {
-		switch c.Name() {
-		case "help":
-			readsGlobals(c, "prints help")
-			c.Run, c.RunE = nil, helpTopic
-			c.Example = "  mcpx help tools call\n  mcpx help flags"
-		case "completion":
-			// A mistyped shell is an error, not the help on stdout
-			// (which source <(mcpx completion bsah) would run).
-			c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
-			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
-			readsGlobals(c, "writes a shell's completion script")
-			for _, sub := range c.Commands() {
-				sub.Args = noArgs
-				if sub.Name() == "bash" {
-					sub.Long = bashCompletionLong
-					sub.RunE = func(b *cobra.Command, _ []string) error {
-						noDesc, _ := b.Flags().GetBool("no-descriptions")
-						return bashCompletion(root, b.OutOrStdout(), !noDesc)
-					}
-					sub.Run = nil
+		if c.Name() != completionCmdName {
+			continue
+		}
+		// A mistyped shell is an error, not the help on stdout (which
+		// source <(mcpx completion bsah) would run).
+		c.Args, c.RunE = cobra.ArbitraryArgs, needSubcommand
+		c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"]
+		readsGlobals(c, "writes a shell's completion script")
+		for _, sub := range c.Commands() {
+			sub.Args = noArgs
+			if sub.Name() == "bash" {
+				sub.Long = bashCompletionLong
+				sub.RunE = func(b *cobra.Command, _ []string) error {
+					noDesc, _ := b.Flags().GetBool("no-descriptions")
+					return bashCompletion(root, b.OutOrStdout(), !noDesc)
 				}
-				sub.Example = completionExamples[sub.Name()]
-				readsGlobals(sub, "writes a shell's completion script")
+				sub.Run = nil
 			}
+			sub.Example = completionExamples[sub.Name()]
+			readsGlobals(sub, "writes a shell's completion script")
 		}
 	}
 }
@@ -309,8 +324,8 @@ func writeFlagGroups(w io.Writer, fs *pflag.FlagSet) {
 		if f.Hidden {
 			return
 		}
-		g, ok := flagGroupOf[f.Name]
-		if !ok {
+		g := flagGroupOf(f.Name)
+		if g == "" {
 			g = "other"
 		}
 		if sets[g] == nil {

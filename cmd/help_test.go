@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestEveryCommandHasExample walks mcpx's command tree: every command,
@@ -50,5 +51,32 @@ func TestCompletionUnknownShell(t *testing.T) {
 	}
 	if r := runMcpx(t, nil, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
 		t.Errorf("mcpx completion bash: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestFlagGroupsCoverGlobalFlags: every global flag is in exactly one
+// group of flagGroups, and every name there is a global flag.
+func TestFlagGroupsCoverGlobalFlags(t *testing.T) {
+	ios, _, _ := NewTestIOStreams(nil)
+	root, _ := newRootCmd(&env{ios: ios, run: &runState{}})
+	fs := root.PersistentFlags()
+	in := map[string]int{}
+	for _, g := range flagGroups {
+		for _, name := range g.flags {
+			in[name]++
+			if fs.Lookup(name) == nil {
+				t.Errorf("group %s lists %s, which is no global flag", g.id, name)
+			}
+		}
+	}
+	n := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		n++
+		if in[f.Name] != 1 && !f.Hidden && f.Name != "help" {
+			t.Errorf("--%s is in %d groups of flagGroups, not one", f.Name, in[f.Name])
+		}
+	})
+	if n < 50 {
+		t.Fatalf("only %d global flags", n)
 	}
 }

@@ -467,8 +467,7 @@ type proxyOptions struct {
 func newProxyCmd(e *env) *cobra.Command {
 	o := &proxyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "proxy [--record FILE] [flags] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE] [flags]",
-		Short: "Stand in for a server and record a host's session with it",
+		Use: "proxy [--record FILE] [flags] -- <server command> | proxy --listen ADDR --url UPSTREAM [--record FILE] [flags]",
 		Long: `proxy sits between an MCP host (an IDE, a desktop assistant) and a server and
 records their session with --record FILE.
 
@@ -794,8 +793,7 @@ type replayOptions struct {
 func newReplayCmd(e *env) *cobra.Command {
 	o := &replayOptions{e: e}
 	c := &cobra.Command{
-		Use:   "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict] [--pace recorded[*F]] [--fault SELECTOR:ACTION]...",
-		Short: "Serve a recorded server from a trace (a mock server)",
+		Use: "replay FILE [--listen ADDR] [--session N] [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [--strict] [--pace recorded[*F]] [--fault SELECTOR:ACTION]...",
 		Long: `replay plays the server side of a trace back to a live client, over stdio
 (launch it as the server: mcpx tools list -- mcpx replay t.jsonl) or, with
 --listen ADDR, over Streamable HTTP.
@@ -980,8 +978,7 @@ type verifyOptions struct {
 func newVerifyCmd(e *env) *cobra.Command {
 	o := &verifyOptions{e: e}
 	c := &cobra.Command{
-		Use:   "verify FILE... [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [flags] -- <server command> | --url URL",
-		Short: "Check a live server against a trace (exit 7 on any difference)",
+		Use: "verify FILE... [--ignore [METHOD:]JSONPATH]... [--normalize RE=PLACEHOLDER]... [flags] -- <server command> | --url URL",
 		Long: `verify re-sends the client side of a trace to a live server, answers the
 server's own requests with the recorded answers, and compares what the server
 does with what the recorded server did: every response (or HTTP refusal), the
@@ -1350,7 +1347,7 @@ document.`,
 		},
 	}
 	readsGlobals(show, "reads a trace file", "json", "max-message-size")
-	return groupCmd("trace", "Inspect recorded traces", show, newTraceExportCmd(e), newTraceDiffCmd(e))
+	return groupCmd("trace", show, newTraceExportCmd(e), newTraceDiffCmd(e))
 }
 
 func (o *traceShowOptions) run(file string) error {

@@ -60,9 +60,8 @@ blank.`
 func newReplCmd(e *env) *cobra.Command {
 	o := &replOptions{e: e}
 	c := &cobra.Command{
-		Use:   "repl [-f FILE] [flags] [NAME | -- <server command>]",
-		Short: "Open one session and type commands against it (or run a script)",
-		Long:  replLong,
+		Use:  "repl [-f FILE] [flags] [NAME | -- <server command>]",
+		Long: replLong,
 		Example: `  mcpx repl -- node server.js
   mcpx repl github    (a server of mcpx servers)
   mcpx --url http://127.0.0.1:3001/mcp

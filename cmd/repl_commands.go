@@ -173,7 +173,7 @@ func (s *replSession) helpCmd(ctx context.Context, args []string) repl.Result {
 		s.help()
 		return repl.Result{}
 	}
-	if why, ok := notInREPL[args[0]]; ok {
+	if why, ok := notInREPL(args[0]); ok {
 		return repl.Result{Code: s.report(ctx, usageErrorf("%s is not available in the REPL: %s", args[0], why))}
 	}
 	return repl.Result{Code: s.runLine(ctx, append(args, "--help"))}

@@ -50,7 +50,7 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 	if strings.HasPrefix(name, ":") {
 		return repl.Result{Code: s.report(ctx, unknownColon(s.commands, name))}
 	}
-	if why, ok := notInREPL[name]; ok {
+	if why, ok := notInREPL(name); ok {
 		return repl.Result{Code: s.report(ctx, usageErrorf("%s is not available in the REPL: %s", name, why))}
 	}
 	return repl.Result{Code: s.runLine(ctx, words)}
@@ -291,20 +291,36 @@ func (s *replSession) takeWorker() *lineWorker {
 	return w
 }
 
-// notInREPL are mcpx's commands that make no sense inside a session,
-// with why: the REPL's tree leaves them out (not offered, not completed)
-// and says so when one is typed.
-var notInREPL = map[string]string{
-	"replay":     "it serves a trace as a mock server on this terminal; run mcpx replay from a shell",
-	"proxy":      "it stands in for a server on this terminal; run mcpx proxy from a shell",
-	"verify":     "it runs a session of its own against a trace; run mcpx verify from a shell",
-	"connect":    "this REPL holds its session already; run mcpx connect from a shell",
-	"disconnect": "it ends sessions of mcpx connect; run it from a shell",
-	"sessions":   "it lists the sessions of mcpx connect; run it from a shell",
-	"auth":       "authorization is the session's (give its flags to mcpx repl); run mcpx auth from a shell",
-	"completion": "it writes a shell's completion script; run it from a shell",
-	"repl":       "this is the REPL already; its server stays connected (:reconnect starts a new session)",
-	"flags":      "the session's flags go to mcpx repl; per command: --json, --wire, -v",
+// notInREPL says why name, one of mcpx's commands, makes no sense inside a
+// session, if it does not: the REPL's tree leaves such commands out (not
+// offered, not completed) and says so when one is typed. (A switch, not
+// a map built when mcpx starts: only the REPL reads it.)
+func notInREPL(name string) (why string, ok bool) {
+	switch name {
+	case "replay":
+		why = "it serves a trace as a mock server on this terminal; run mcpx replay from a shell"
+	case "proxy":
+		why = "it stands in for a server on this terminal; run mcpx proxy from a shell"
+	case "verify":
+		why = "it runs a session of its own against a trace; run mcpx verify from a shell"
+	case "connect":
+		why = "this REPL holds its session already; run mcpx connect from a shell"
+	case "disconnect":
+		why = "it ends sessions of mcpx connect; run it from a shell"
+	case "sessions":
+		why = "it lists the sessions of mcpx connect; run it from a shell"
+	case "auth":
+		why = "authorization is the session's (give its flags to mcpx repl); run mcpx auth from a shell"
+	case "completion":
+		why = "it writes a shell's completion script; run it from a shell"
+	case "repl":
+		why = "this is the REPL already; its server stays connected (:reconnect starts a new session)"
+	case "flags":
+		why = "the session's flags go to mcpx repl; per command: --json, --wire, -v"
+	default:
+		return "", false
+	}
+	return why, true
 }
 
 // allowedLineFlags are the global flags a REPL command may carry: the
@@ -331,7 +347,7 @@ func (s *replSession) lineTreeFor(e *env) (*cobra.Command, *rootFlags) {
 	})
 	root.SetUsageFunc(usageFunc(func(*cobra.Command) string { return replSeeAlso }))
 	for _, c := range root.Commands() {
-		if _, ok := notInREPL[c.Name()]; ok {
+		if _, ok := notInREPL(c.Name()); ok {
 			root.RemoveCommand(c)
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,15 @@ const version = "0.1.0"
 var pseudoVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+.*)?$`) })
 
 // Version returns mcpx's version string.
-func Version() string {
+func Version() string { return versionOnce() }
+
+// versionOnce computes Version once: a one-shot asks for it several times
+// (the version flag, the client's name in initialize, the HTTP
+// User-Agent), and each debug.ReadBuildInfo parses the build information
+// anew.
+var versionOnce = sync.OnceValue(buildVersion)
+
+func buildVersion() string {
 	if releaseVersion != "" {
 		return releaseVersion
 	}
@@ -156,7 +165,13 @@ func Main() int {
 // A write to standard output that fails ends the run (its context is
 // cancelled) and makes it exit 1 with a message, except a closed pipe
 // (mcpx … | head -1), which ends it quietly.
-func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
+func Run(ctx context.Context, args []string, ios *IOStreams) int {
+	return runTree(ctx, args, ios, newRootCmdFor)
+}
+
+// runTree is Run with the command tree tree builds for the arguments
+// (tests compare newRootCmdFor's with the whole tree's).
+func runTree(ctx context.Context, args []string, ios *IOStreams, tree func(*env, []string) (*cobra.Command, *rootFlags)) (code int) {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
 	cancel := func() { cancelCause(nil) }
@@ -183,7 +198,7 @@ func Run(ctx context.Context, args []string, ios *IOStreams) (code int) {
 	} else {
 		run.interrupts.subscribe() // while the command tree is built
 	}
-	root, flags := newRootCmd(e)
+	root, flags := tree(e, args)
 	defer run.interrupts.stop()
 	defer func() {
 		if r := recover(); r != nil {
@@ -391,11 +406,119 @@ func subscribeSignals(ios *IOStreams) (sigs signalSource, subscribed <-chan stru
 	return signalSource{c: ch, own: ch}, done
 }
 
-// newRootCmd builds mcpx's command tree, whose commands run with e, and
-// returns it with the flags it parses into. The REPL builds one too, for
-// its lines (e.repl set): the same commands, with the flags that choose
-// or shape a session refused (replSession.lineTree adjusts the rest).
-func newRootCmd(e *env) (*cobra.Command, *rootFlags) {
+// newRootCmd builds mcpx's whole command tree, whose commands run with e,
+// and returns it with the flags it parses into. The REPL builds one too,
+// for its lines (e.repl set): the same commands, with the flags that
+// choose or shape a session refused (replSession.lineTree adjusts the
+// rest).
+func newRootCmd(e *env) (*cobra.Command, *rootFlags) { return buildRootCmd(e, nil) }
+
+// newRootCmdFor builds the command tree for one invocation of mcpx with
+// args: the top-level commands args can reach are built whole, the others
+// are shells (see topCommand). Building every command, with its flags,
+// subcommands, help and completions, cost each start of mcpx a tenth of
+// its CPU and of its page faults, for the one command it runs.
+func newRootCmdFor(e *env, args []string) (*cobra.Command, *rootFlags) {
+	if e.repl != nil {
+		return newRootCmd(e) // (its lines may name any command)
+	}
+	return buildRootCmd(e, &reach{args: args})
+}
+
+// reach says which top-level commands one invocation's arguments can
+// reach, for newRootCmdFor.
+type reach struct{ args []string }
+
+// names reports whether the arguments may reach the top-level command
+// name: they hold the word, anywhere (cobra finds a command only by its
+// exact name, before --; mcpx's commands have no aliases). A word that is
+// only a flag's value or a server's argument builds a command that is not
+// run: harmless. mcpx help NAME and mcpx __complete … NAME … name it too.
+func (r *reach) names(name string) bool {
+	return r == nil || slices.Contains(r.args, name)
+}
+
+// completes reports whether the invocation completes a shell's words
+// (mcpx __complete …), which reads the completions of the flags.
+func (r *reach) completes() bool {
+	return r == nil || len(r.args) > 0 && strings.HasPrefix(r.args[0], cobra.ShellCompRequestCmd)
+}
+
+// topCommand is one of mcpx's top-level commands. Unless an invocation's
+// arguments name it (reach), the tree holds a shell in its place: its
+// name, one-line summary and group, which is all that mcpx's help, mcpx
+// help, the suggestions for a mistyped command ("did you mean") and the
+// completion of command names read of a command they do not run. The
+// summary and group are written here only: a built command takes them
+// from its entry, so shell and command cannot disagree on them
+// (TestShellsMatchCommands checks the rest).
+type topCommand struct {
+	name, short, group string
+	// oneShot commands are left out of the REPL's tree: a line cannot
+	// open sessions, edit files or name a server.
+	oneShot bool
+	build   func(*env) *cobra.Command
+}
+
+// topCommands returns mcpx's top-level commands, in the order they are
+// added (which is the order of cobra's suggestions); mcpx's help sorts
+// them. (A function: the REPL's commands build a tree themselves, which a
+// variable would make an initialization cycle.)
+func topCommands() []topCommand {
+	return []topCommand{
+		{name: "info", group: "methods", build: newInfoCmd, short: "Show the server's name, version, protocol, capabilities and instructions"},
+		{name: "ping", group: "methods", build: newPingCmd, short: "Check that the server answers (ping)"},
+		{name: "tools", group: "methods", build: newToolsCmd, short: "List and call tools"},
+		{name: "resources", group: "methods", build: newResourcesCmd, short: "List and read resources"},
+		{name: "prompts", group: "methods", build: newPromptsCmd, short: "List and get prompts"},
+		{name: "complete", group: "methods", build: newCompleteCmd, short: "Ask the server to complete a prompt argument or a template variable"},
+		{name: "call", group: "methods", build: newCallCmd, short: "Send any request and print its result"},
+		{name: "notify", group: "methods", build: newNotifyCmd, short: "Send any notification"},
+		{name: "tasks", group: "methods", build: newTasksCmd, short: "List, inspect, fetch and cancel tasks (2025-11-25, experimental)"},
+		{name: "watch", group: "methods", build: newWatchCmd, short: "Print every notification the server sends until interrupted"},
+		{name: "connect", group: "sessions", oneShot: true, build: newConnectCmd, short: "Open a session that stays open; run commands through it with @NAME"},
+		{name: "sessions", group: "sessions", oneShot: true, build: newSessionsCmd, short: "List the open sessions (mcpx connect)"},
+		{name: "disconnect", group: "sessions", oneShot: true, build: newDisconnectCmd, short: "End an open session and its server"},
+		{name: "repl", build: newReplCmd, short: "Open one session and type commands against it (or run a script)"},
+		{name: "auth", build: newAuthCmd, short: "Authorize mcpx with an HTTP server's OAuth authorization server, and manage stored tokens"},
+		{name: "servers", oneShot: true, build: newServersCmd, short: "List the MCP servers defined in configuration files (use one with -s NAME)"},
+		{name: "proxy", group: "record", build: newProxyCmd, short: "Stand in for a server and record a host's session with it"},
+		{name: "replay", group: "record", build: newReplayCmd, short: "Serve a recorded server from a trace (a mock server)"},
+		{name: "verify", group: "record", build: newVerifyCmd, short: "Check a live server against a trace (exit 7 on any difference)"},
+		{name: "trace", group: "record", build: newTraceCmd, short: "Inspect recorded traces"},
+	}
+}
+
+// shellAnnotations are the annotations of every shell (read only).
+var shellAnnotations = map[string]string{shellAnnotation: ""}
+
+// shellAnnotation marks a shell: a top-level command not built.
+const shellAnnotation = "mcpx-shell"
+
+// isShell reports whether c is a shell (topCommand).
+func isShell(c *cobra.Command) bool {
+	_, ok := c.Annotations[shellAnnotation]
+	return ok
+}
+
+// shell returns the shell of the command t, or of cobra's completion
+// command when t.build is nil.
+func (t *topCommand) shell() *cobra.Command {
+	return &cobra.Command{
+		Use: t.name, Short: t.short, GroupID: t.group,
+		Annotations: shellAnnotations,
+		// Runnable, as the command is: help lists it as a command
+		// rather than a help topic. It never runs: an invocation that
+		// reaches it builds the command (reach).
+		RunE: func(c *cobra.Command, _ []string) error {
+			return fmt.Errorf("internal error: mcpx %s was run unbuilt (please report this bug)", c.Name())
+		},
+	}
+}
+
+// buildRootCmd builds mcpx's tree with the top-level commands r reaches
+// (all of them when r is nil).
+func buildRootCmd(e *env, r *reach) (*cobra.Command, *rootFlags) {
 	flags := &rootFlags{}
 	ro := &replOptions{e: e}
 	root := &cobra.Command{
@@ -495,7 +618,10 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			return e.namedBeforeRun(c)
 		},
 	}
-	root.SetVersionTemplate("mcpx version {{.Version}}\n")
+	// mcpx --version prints "mcpx version V", cobra's default (the
+	// root's name and Version), which cobra writes with fmt: a version
+	// template of the same words it parses and executes with
+	// text/template, on every mcpx --version.
 	// (cobra sets this default only on the path it bypasses here: Args
 	// reports unknown commands itself.)
 	root.SuggestionsMinimumDistance = 2
@@ -513,29 +639,28 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 	ro.addFlags(root.Flags())
 
 	root.AddGroup(&cobra.Group{ID: "methods", Title: "Protocol methods:"})
-	for _, c := range []*cobra.Command{
-		newInfoCmd(e), newPingCmd(e), newToolsCmd(e), newResourcesCmd(e),
-		newPromptsCmd(e), newCompleteCmd(e), newCallCmd(e), newNotifyCmd(e),
-		newTasksCmd(e), newWatchCmd(e),
-	} {
-		c.GroupID = "methods"
-		root.AddCommand(c)
-	}
 	if e.repl == nil {
 		// (Not even the group's heading in the REPL: see notInREPL.)
-		addSessionCommands(root, e)
+		root.AddGroup(&cobra.Group{ID: "sessions", Title: "Sessions that stay open:"})
 	}
-	root.AddCommand(newReplCmd(e))
-	root.AddCommand(newAuthCmd(e))
-	addServersCommands(root, e)
 	root.AddGroup(&cobra.Group{ID: "record", Title: "Recording and replay:"})
-	for _, c := range []*cobra.Command{newProxyCmd(e), newReplayCmd(e), newVerifyCmd(e), newTraceCmd(e)} {
-		c.GroupID = "record"
-		root.AddCommand(c)
+	for _, t := range topCommands() {
+		switch {
+		case t.oneShot && e.repl != nil:
+		case r.names(t.name):
+			c := t.build(e)
+			c.Short, c.GroupID = t.short, t.group
+			completeArgs(c, e, flags)
+			root.AddCommand(c)
+		default:
+			root.AddCommand(t.shell())
+		}
 	}
-	setHelp(root)
+	setHelp(root, r.names(completionCmdName))
 	ownsRecording(root) // the REPL (:record)
-	registerCompletions(root, e, flags)
+	if r.completes() {
+		registerCompletions(root, e, flags)
+	}
 	return root, flags
 }
 
@@ -586,12 +711,11 @@ func splitServer(c *cobra.Command, args []string) (own, server []string) {
 }
 
 // groupCmd returns a command that only holds subcommands.
-func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+func groupCmd(use string, subs ...*cobra.Command) *cobra.Command {
 	c := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ArbitraryArgs,
-		RunE:  needSubcommand,
+		Use:  use,
+		Args: cobra.ArbitraryArgs,
+		RunE: needSubcommand,
 	}
 	c.AddCommand(subs...)
 	var ex []string

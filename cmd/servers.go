@@ -631,8 +631,7 @@ func (e *env) trustStore(senv *servers.Env) *servers.TrustStore {
 
 func newServersCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "servers",
-		Short: "List the MCP servers defined in configuration files (use one with -s NAME)",
+		Use: "servers",
 		Long: `List the servers defined in the configuration files of Claude Desktop, Claude
 Code, VS Code, Cursor, Windsurf, Codex CLI, Gemini CLI and Zed, and in mcpx's
 own file (mcpx servers add writes it): name, source, transport, and the
@@ -959,23 +958,6 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 	// one with a line break would be two candidates. Such a name is
 	// still usable, quoted, with -s.
 	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeLine(n) != n })
-}
-
-// addServersCommands adds mcpx servers to root, and the completion of
-// server names to -s, mcpx repl and mcpx connect (which root holds by
-// then).
-func addServersCommands(root *cobra.Command, e *env) {
-	if e.repl == nil { // (a REPL line cannot edit files or name a server)
-		root.AddCommand(newServersCmd(e))
-	}
-	_ = root.RegisterFlagCompletionFunc("server", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return e.serverNames(c.Context(), false), cobra.ShellCompDirectiveNoFileComp
-	})
-	for _, c := range root.Commands() {
-		if n := c.Name(); n == "repl" || n == "connect" {
-			c.ValidArgsFunction = e.completeServers
-		}
-	}
 }
 
 // resolvedArgs are the flags that give the session process the server a

@@ -76,7 +76,7 @@ func checkAt(c *cobra.Command, at sessionRef) error {
 		if !f.Changed || f.Name == "server" || f.Name == "url" {
 			return
 		}
-		switch flagGroupOf[f.Name] {
+		switch flagGroupOf(f.Name) {
 		case "server", "http", "auth":
 		default:
 			if f.Name != "protocol-era" && f.Name != "protocol-version" {
@@ -190,8 +190,7 @@ type connectOptions struct {
 func newConnectCmd(e *env) *cobra.Command {
 	o := &connectOptions{e: e}
 	c := &cobra.Command{
-		Use:   "connect NAME [flags] [-- <server command> | --url URL | -s SERVER]",
-		Short: "Open a session that stays open; run commands through it with @NAME",
+		Use: "connect NAME [flags] [-- <server command> | --url URL | -s SERVER]",
 		Long: `Start the server (or connect to the one at --url, authorizing once) and keep
 the session open in a background process, so that one-shot commands given
 @NAME as their first argument run through it without starting the server
@@ -512,8 +511,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 
 func newSessionsCmd(e *env) *cobra.Command {
 	return readsGlobals(&cobra.Command{
-		Use:   "sessions",
-		Short: "List the open sessions (mcpx connect)",
+		Use: "sessions",
 		Long: `List the sessions mcpx connect opened for this user: name, server, what it
 is connected to, the commands attached now, and how long it has been idle.
 With --json, one JSON array.`,
@@ -560,8 +558,7 @@ With --json, one JSON array.`,
 func newDisconnectCmd(e *env) *cobra.Command {
 	var all bool
 	c := &cobra.Command{
-		Use:   "disconnect NAME | --all",
-		Short: "End an open session and its server",
+		Use: "disconnect NAME | --all",
 		Long: `End the session NAME: the commands attached to it are detached, and its
 server is shut down (a stdio server with every process it started). It
 returns once the server has ended.`,
@@ -607,13 +604,4 @@ returns once the server has ended.`,
 	}
 	c.Flags().BoolVar(&all, "all", false, "end every open session")
 	return readsGlobals(c, "ends open sessions and connects to no server", "verbose")
-}
-
-// addSessionCommands adds connect, sessions and disconnect to root.
-func addSessionCommands(root *cobra.Command, e *env) {
-	root.AddGroup(&cobra.Group{ID: "sessions", Title: "Sessions that stay open:"})
-	for _, c := range []*cobra.Command{newConnectCmd(e), newSessionsCmd(e), newDisconnectCmd(e)} {
-		c.GroupID = "sessions"
-		root.AddCommand(c)
-	}
 }

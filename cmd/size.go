@@ -34,10 +34,30 @@ func (v *sizeValue) Set(s string) error {
 	return nil
 }
 
-var sizeUnits = map[string]float64{
-	"": 1, "b": 1,
-	"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+// sizeUnit returns the bytes of the (lower-case) unit u of a size. (A
+// switch, not a map built when mcpx starts: few runs give a size.)
+func sizeUnit(u string) (float64, bool) {
+	switch u {
+	case "", "b":
+		return 1, true
+	case "k", "kb":
+		return 1e3, true
+	case "m", "mb":
+		return 1e6, true
+	case "g", "gb":
+		return 1e9, true
+	case "t", "tb":
+		return 1e12, true
+	case "kib":
+		return 1 << 10, true
+	case "mib":
+		return 1 << 20, true
+	case "gib":
+		return 1 << 30, true
+	case "tib":
+		return 1 << 40, true
+	}
+	return 0, false
 }
 
 // parseSize parses a positive size in bytes (see sizeValue).
@@ -48,7 +68,7 @@ func parseSize(s string) (int64, error) {
 		i = len(t)
 	}
 	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := sizeUnits[unit]
+	mult, ok := sizeUnit(unit)
 	if num == "" || !ok {
 		return 0, fmt.Errorf("%q is not a size: give bytes or a number with a unit, e.g. 100MiB, 256MB or 1G", s)
 	}

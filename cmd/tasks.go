@@ -76,7 +76,7 @@ func newTasksCmd(e *env) *cobra.Command {
 	}
 	list := (&listOptions{e: e, method: inspector.ListTasks, render: renderTasks,
 		instead: "; look a task up with mcpx tasks get ID"}).command("list", "List the server's tasks (all pages)")
-	cmd := groupCmd("tasks", "List, inspect, fetch and cancel tasks (2025-11-25, experimental)",
+	cmd := groupCmd("tasks",
 		list,
 		one("get", "Show a task's status (tasks/get)", taskGet),
 		one("result", "Wait for a task's result and print it (tasks/result)", taskResult),

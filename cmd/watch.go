@@ -26,8 +26,7 @@ type watchOptions struct {
 func newWatchCmd(e *env) *cobra.Command {
 	o := &watchOptions{e: e}
 	c := &cobra.Command{
-		Use:   "watch [flags] -- <server command>",
-		Short: "Print every notification the server sends until interrupted",
+		Use: "watch [flags] -- <server command>",
 		Long: `Connect and print every notification the server sends, one per line on
 stdout (with --json, each notification message as one JSON line), until
 Ctrl-C or until --for has passed. Either is a normal end: exit status 0.
