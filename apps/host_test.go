@@ -145,6 +145,44 @@ func TestToolsCallVisibility(t *testing.T) {
 	})
 }
 
+// The server is asked for the tool the host checked: a member given
+// twice reaches it once, as the host read it, and a member cased
+// differently from name, arguments or _meta (which encoding/json would
+// match and a JavaScript server would not) is refused, so that no
+// reading of the params can call a tool the view may not call (spec
+// "Visibility", "tools/call behavior").
+func TestToolsCallParamsAsChecked(t *testing.T) {
+	rec := newRecorder()
+	b := newFakeBackend(minimalHTML)
+	h := newTestHost(t, rec.options(b))
+	_, p, id := handshaken(t, h)
+
+	for i, params := range []string{
+		`{"name":"secret","NAME":"refresh","arguments":{}}`,
+		`{"name":"refresh","Arguments":{"a":1},"arguments":{}}`,
+		`{"name":"refresh","_META":{"progressToken":1}}`,
+	} {
+		p.post(id, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 10+i, params))
+		m := p.rpc()
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeInvalidParams) {
+			t.Errorf("%s: answered %v, want invalid params", params, m)
+		}
+	}
+	if calls := b.toolCalls(); len(calls) != 0 {
+		t.Fatalf("ambiguous params reached the server: %q", calls)
+	}
+	p.post(id, `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"secret","name":"refresh","_meta":{"PROGRESSTOKEN":"t","progressToken":"u"}}}`)
+	if m := p.rpc(); m["result"] == nil {
+		t.Fatalf("duplicate name: %v", m)
+	}
+	if calls := b.toolCalls(); len(calls) != 1 || calls[0] != `{"name":"refresh"}` {
+		t.Errorf("the server got %q, want the params as checked: {\"name\":\"refresh\"}", calls)
+	}
+	rec.waitFor(t, "the ambiguous params reported", func(r *recorder) bool {
+		return r.hasProblem(ErrRefused, `"NAME"`)
+	})
+}
+
 func TestResourcesReadAndServerErrors(t *testing.T) {
 	rec, _, p, id := startedView(t)
 	p.post(id, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"ui://test/app"}}`)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -936,15 +937,33 @@ func (v *View) envChanged(old, e pageEnv) {
 // of this server whose visibility includes "app" (spec "Visibility":
 // "Host MUST reject tools/call requests from apps for tools that don't
 // include "app" in visibility").
+//
+// The server gets the params the host checked, re-encoded from what the
+// host read, never the view's text: JSON parsers disagree on a member
+// given twice (the first or the last wins) and on case (encoding/json
+// matches "NAME" to name, a JavaScript or Python server does not), so a
+// view that sent {"name":"secret","NAME":"refresh"} would have the host
+// check one tool and the server call another. Members whose names differ
+// from the ones the host reads (name, arguments, _meta) only by case are
+// refused as ambiguous.
 func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Error) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if params == nil || json.Unmarshal(params, &p) != nil || p.Name == "" {
+	var members map[string]json.RawMessage
+	if params == nil || json.Unmarshal(params, &members) != nil {
 		return nil, &Error{Code: CodeInvalidParams, Message: "tools/call needs a tool name"}
 	}
-	if p.Arguments != nil && (len(p.Arguments) == 0 || p.Arguments[0] != '{') && string(p.Arguments) != "null" {
+	for k := range members {
+		for _, known := range []string{"name", "arguments", "_meta"} {
+			if k != known && strings.EqualFold(k, known) {
+				v.problem(fmt.Errorf("%w: tools/call params with a member %q besides %q", ErrRefused, clipString(k, 40), known))
+				return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("tools/call params have a member %q, which is ambiguous with %q", k, known)}
+			}
+		}
+	}
+	var name string
+	if json.Unmarshal(members["name"], &name) != nil || name == "" {
+		return nil, &Error{Code: CodeInvalidParams, Message: "tools/call needs a tool name"}
+	}
+	if a, ok := members["arguments"]; ok && a[0] != '{' && string(a) != "null" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "tools/call arguments must be an object"}
 	}
 	tools, err := v.h.opts.Backend.ListTools(ctx)
@@ -954,7 +973,7 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 	var ui ToolUI
 	found := false
 	for _, t := range tools {
-		if toolName(t) == p.Name {
+		if toolName(t) == name {
 			found = true
 			ui, err = ParseToolUI(t)
 			if err != nil {
@@ -964,42 +983,50 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 		}
 	}
 	if !found {
-		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, p.Name))
-		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, name))
+		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
 	if !ui.VisibleTo(VisibleToApp) {
-		v.problem(fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, p.Name, ui.Visibility, VisibleToApp))
-		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("tool %q is not callable by apps (its visibility does not include %q)", p.Name, VisibleToApp)}
+		v.problem(fmt.Errorf("%w: tools/call of %q, whose visibility %q does not include %q", ErrRefused, name, ui.Visibility, VisibleToApp))
+		return nil, &Error{Code: CodeRefused, Message: fmt.Sprintf("tool %q is not callable by apps (its visibility does not include %q)", name, VisibleToApp)}
 	}
-	result, err := v.h.opts.Backend.CallTool(ctx, withoutProgressToken(params))
+	// The name as the host read it (a lone surrogate escape, say, decoded
+	// as U+FFFD), so that the server is asked for the tool checked.
+	if members["name"], err = marshal(name); err != nil {
+		return nil, &Error{Code: CodeInternalError, Message: "the host could not encode the tool name"}
+	}
+	withoutProgressToken(members)
+	forward, err := marshal(members)
+	if err != nil {
+		return nil, &Error{Code: CodeInternalError, Message: "the host could not encode the call: " + err.Error()}
+	}
+	result, err := v.h.opts.Backend.CallTool(ctx, forward)
 	if err != nil {
 		return nil, asError(err)
 	}
 	return json.RawMessage(result), nil
 }
 
-// withoutProgressToken removes _meta.progressToken from a view's request
-// params: the host does not relay progress to views, and the view's token
-// must not collide with the session's own.
-func withoutProgressToken(params json.RawMessage) json.RawMessage {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil {
-		return params
-	}
+// withoutProgressToken removes _meta.progressToken (however cased: a
+// server decoding with encoding/json would take "PROGRESSTOKEN" for it)
+// from a view's request params: the host does not relay progress to
+// views, and the view's token must not collide with the session's own.
+func withoutProgressToken(params map[string]json.RawMessage) {
 	var meta map[string]json.RawMessage
-	if json.Unmarshal(p["_meta"], &meta) != nil || meta["progressToken"] == nil {
-		return params
+	if json.Unmarshal(params["_meta"], &meta) != nil || meta == nil {
+		return
 	}
-	delete(meta, "progressToken")
-	if len(meta) == 0 {
-		delete(p, "_meta")
-	} else if b, err := marshal(meta); err == nil {
-		p["_meta"] = b
+	n := len(meta)
+	maps.DeleteFunc(meta, func(k string, _ json.RawMessage) bool { return strings.EqualFold(k, "progressToken") })
+	switch {
+	case len(meta) == n:
+	case len(meta) == 0:
+		delete(params, "_meta")
+	default:
+		if b, err := marshal(meta); err == nil {
+			params["_meta"] = b
+		}
 	}
-	if b, err := marshal(p); err == nil {
-		return b
-	}
-	return params
 }
 
 // maxLinkLength bounds the URL of a ui/open-link: the person is shown
