@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/listenguard"
@@ -503,17 +504,39 @@ func (d *dimensions) valid() bool {
 	return true
 }
 
+// A page's event stream holds at most this many events, and this many
+// bytes of them, waiting to be written (an event larger than that alone
+// is still queued, when nothing else waits: a tool's result may be as
+// large as a message of the server's, transport.DefaultMaxMessageSize).
+const (
+	maxPageEvents = 4096
+	maxPageQueued = 256 << 20
+)
+
 // pageConn is one connected host page: its event stream.
 type pageConn struct {
 	id     string
 	events chan []byte
 	gone   chan struct{}
 	once   sync.Once
+	// queued is the size of the events waiting in events, limit its
+	// bound (maxPageQueued).
+	queued atomic.Int64
+	limit  int64
+}
+
+func newPageConn() *pageConn {
+	return &pageConn{events: make(chan []byte, maxPageEvents), gone: make(chan struct{}), limit: maxPageQueued}
 }
 
 // send queues an event for the page; a page that does not read its
-// stream (4096 events behind) is disconnected rather than buffered
-// without bound.
+// stream (maxPageEvents events or maxPageQueued bytes behind) is
+// disconnected rather than buffered without bound. The bytes count: a
+// view whose requests are answered with large results (its server's, or
+// its own resource read again and again) faster than the browser reads
+// them would otherwise fill the host's memory with up to maxPageEvents
+// of them (spec "Other risks": "Hosts should implement resource
+// limits").
 func (c *pageConn) send(event string, data any) {
 	b, err := marshal(data)
 	if err != nil {
@@ -527,12 +550,26 @@ func (c *pageConn) send(event string, data any) {
 		e.WriteByte('\n')
 	}
 	e.WriteByte('\n')
+	n := int64(e.Len())
+	if before := c.queued.Add(n) - n; before > 0 && before+n > c.limit {
+		c.queued.Add(-n)
+		c.end()
+		return
+	}
 	select {
 	case <-c.gone:
+		c.queued.Add(-n)
 	case c.events <- e.Bytes():
 	default:
+		c.queued.Add(-n)
 		c.end()
 	}
+}
+
+// next takes a queued event off the stream's queue, to be written.
+func (c *pageConn) next(e []byte) []byte {
+	c.queued.Add(-int64(len(e)))
+	return e
 }
 
 func (c *pageConn) end() { c.once.Do(func() { close(c.gone) }) }
@@ -604,7 +641,7 @@ func (h *Host) sandboxURL(id string) string {
 // again in the new page and starts over with ui/initialize.
 func (h *Host) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	c := &pageConn{events: make(chan []byte, 4096), gone: make(chan struct{})}
+	c := newPageConn()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -638,12 +675,12 @@ func (h *Host) serveEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case e := <-c.events:
-			if _, err := w.Write(e); err != nil {
+			if _, err := w.Write(c.next(e)); err != nil {
 				return
 			}
 			// Write what is queued before flushing.
 			for n := len(c.events); n > 0; n-- {
-				if _, err := w.Write(<-c.events); err != nil {
+				if _, err := w.Write(c.next(<-c.events)); err != nil {
 					return
 				}
 			}
@@ -657,7 +694,7 @@ func (h *Host) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-c.gone:
 			// Deliver what was queued last (replaced, bye, closed).
 			for n := len(c.events); n > 0; n-- {
-				_, _ = w.Write(<-c.events)
+				_, _ = w.Write(c.next(<-c.events))
 			}
 			_ = rc.Flush()
 			return

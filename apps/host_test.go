@@ -847,3 +847,33 @@ func TestOneLinkQuestionAtATime(t *testing.T) {
 		return r.hasProblem(ErrRefused, "still asked about another link")
 	})
 }
+
+// A page that does not read its event stream is disconnected once the
+// events waiting for it pass maxPageQueued bytes, not only maxPageEvents
+// events: a view answered with large results faster than the browser
+// reads them must not fill the host's memory. One event larger than the
+// bound is still queued when nothing else waits.
+func TestPageQueueBoundedInBytes(t *testing.T) {
+	c := newPageConn()
+	c.limit = 1 << 20
+	big := strings.Repeat("x", 2<<20)
+	c.send("rpc", big)
+	select {
+	case <-c.gone:
+		t.Fatal("one event larger than the bound, alone in the queue, disconnected the page")
+	default:
+	}
+	c.next(<-c.events) // written
+	chunk := strings.Repeat("y", 64<<10)
+	for i := 0; i < 64; i++ { // 4 MiB, far fewer than maxPageEvents events
+		c.send("rpc", chunk)
+	}
+	select {
+	case <-c.gone:
+	default:
+		t.Fatalf("%d bytes queued for a page that does not read, and it is still connected", c.queued.Load())
+	}
+	if q := c.queued.Load(); q > c.limit {
+		t.Errorf("%d bytes queued, more than the bound %d", q, c.limit)
+	}
+}
