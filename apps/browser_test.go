@@ -256,3 +256,49 @@ func TestBrowserFrameReloaded(t *testing.T) {
 		t.Errorf("a reloaded frame is not a problem: %v %v", rec.problems, v.Err())
 	}
 }
+
+// Large messages a view sends close together each reach the host: the
+// page posts them in batches that fit the host's bound on a post
+// (MaxMessageSize and room for the rest), counted in bytes of UTF-8, not
+// as many as are queued. A batch over the bound is refused whole, and
+// every message in it, the view's own and other views', is lost.
+func TestBrowserLargeMessagesBatched(t *testing.T) {
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	app, err := os.ReadFile("testdata/app.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(newFakeBackend(string(app))))
+	v := openShow(t, h, `{}`)
+	id := v.Info().ID
+	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"ready"}]}`))
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitViewText(t, bctx, id, css("#result"), func(s string) bool { return s == "ready" })
+	// 3 MiB each, under the 4 MiB MaxMessageSize; the second and third
+	// wait while the first is posted. The é of the last makes it 3 MiB in
+	// UTF-16 code units and 6 MiB in UTF-8: more than MaxMessageSize,
+	// dropped by the page and reported.
+	if _, err := browsertest.InView[bool](bctx, id, `(() => {
+		const log = (data) => window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message", params: {level: "info", data}}, "*");
+		const big = "x".repeat(3 << 20);
+		log("first"); log(big); log(big); log("é".repeat(3 << 20)); log("last");
+		return true;
+	})()`); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "the last log", func(r *recorder) bool {
+		return len(r.logs) > 0 && strings.Contains(r.logs[len(r.logs)-1], `"last"`)
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.logs) != 4 {
+		t.Errorf("the host got %d logs, want 4 (first, two of 3 MiB, last)", len(rec.logs))
+	}
+	if !rec.hasProblem(ErrFlood, "too large") {
+		t.Errorf("the 6 MiB message was not reported as dropped: %v", rec.problems)
+	}
+}

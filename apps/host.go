@@ -746,6 +746,14 @@ type postBody struct {
 // maxBatch bounds the messages of one post (the page sends at most 64).
 const maxBatch = 256
 
+// postOverhead is what a post may hold beyond one message of
+// MaxMessageSize: the other members and the rest of the batch. The page
+// is told the resulting bound (maxPost) and fills each post up to it, so
+// that a batch of large messages is never refused whole.
+const postOverhead = 1 << 20
+
+func (h *Host) maxPost() int64 { return h.opts.MaxMessageSize + postOverhead }
+
 func (h *Host) servePost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	c := h.conn
@@ -754,7 +762,7 @@ func (h *Host) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this page is no longer connected to mcpx", http.StatusConflict)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxMessageSize+1<<20))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxPost()))
 	if err != nil {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return

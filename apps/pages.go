@@ -66,6 +66,7 @@ func (h *Host) servePage(w http.ResponseWriter, r *http.Request) {
 		"Events":        base + "events",
 		"Post":          base + "post",
 		"MaxMessage":    strconv.FormatInt(h.opts.MaxMessageSize, 10),
+		"MaxPost":       strconv.FormatInt(h.maxPost(), 10),
 		"CSS":           base + "host.css",
 		"JS":            base + "host.js",
 	})

@@ -7,15 +7,21 @@
 (() => {
   const cfg = document.documentElement.dataset;
   const sandboxOrigin = cfg.sandboxOrigin;
+  // Both bounds are mcpx's, in bytes of UTF-8: a message larger than
+  // maxMessage is dropped here, and a post larger than maxPost is refused
+  // whole by mcpx, so each post takes only the messages that fit.
   const maxMessage = Number(cfg.maxMessage) || 4194304;
+  const maxPost = Number(cfg.maxPost) || maxMessage + 1048576;
+  const POST_RESERVE = 65536; // for the post's other members
   const MAX_QUEUE = 1000; // messages waiting to be posted; more are dropped
   const MAX_BATCH = 64;
+  const utf8 = new TextEncoder();
   const list = document.getElementById("views");
   const status = document.getElementById("status");
   const views = new Map(); // id -> {box, frame, state, mode}
 
   let conn = null;
-  let queue = []; // {view, text}
+  let queue = []; // {view, text, bytes}
   const dropped = new Map(); // view -> {count, why}
   const modes = []; // {view, mode}: display mode changes the person asked for
   let envDirty = true;
@@ -61,10 +67,26 @@
     } catch (e) {
       text = JSON.stringify("unserializable message: " + e);
     }
+    // A UTF-16 code unit is at least one byte of UTF-8: the length alone
+    // rules out most messages that are too large without encoding them.
     if (text.length > maxMessage) return drop(view, "too large");
+    const bytes = utf8.encode(text).length + view.length + 32;
+    if (bytes - view.length - 32 > maxMessage) return drop(view, "too large");
     if (queue.length >= MAX_QUEUE) return drop(view, "queue full");
-    queue.push({ view, text });
+    queue.push({ view, text, bytes });
     flush();
+  }
+
+  // nextBatch takes the queued messages of the next post: at least one,
+  // at most MAX_BATCH, and no more bytes than fit in a post.
+  function nextBatch() {
+    let n = 0;
+    let size = 0;
+    while (n < queue.length && n < MAX_BATCH && (n === 0 || size + queue[n].bytes <= maxPost - POST_RESERVE)) {
+      size += queue[n].bytes;
+      n++;
+    }
+    return queue.splice(0, n);
   }
 
   async function flush() {
@@ -72,7 +94,7 @@
     posting = true;
     try {
       while (conn && (queue.length || dropped.size || modes.length || envDirty)) {
-        const batch = queue.splice(0, MAX_BATCH);
+        const batch = nextBatch();
         const parts = ['"messages":[' + batch.map((m) => '{"view":' + JSON.stringify(m.view) + ',"message":' + m.text + "}").join(",") + "]"];
         if (dropped.size) {
           parts.push('"dropped":' + JSON.stringify([...dropped].map(([view, d]) => ({ view, count: d.count, why: d.why }))));
