@@ -297,9 +297,15 @@ func TestDisplayModeAndSize(t *testing.T) {
 	p.handshake(id)
 	p.rpc()
 
-	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/size-changed","params":{"width":300,"height":611}}`)
-	if e := p.next("size"); !strings.Contains(string(e.data), `"height":611`) {
+	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/size-changed","params":{"width":300,"height":311}}`)
+	if e := p.next("size"); !strings.Contains(string(e.data), `"height":311`) {
 		t.Fatalf("size event %s", e.data)
+	}
+	// The frame grows up to the maxHeight the view was told, no further
+	// (spec "Container Dimensions": "up to this maximum height").
+	p.post(id, `{"jsonrpc":"2.0","method":"ui/notifications/size-changed","params":{"width":300,"height":99999}}`)
+	if e := p.next("size"); !strings.Contains(string(e.data), `"height":400`) {
+		t.Fatalf("size event %s, want the height cut to the maxHeight 400", e.data)
 	}
 	p.post(id, `{"jsonrpc":"2.0","id":20,"method":"ui/request-display-mode","params":{"mode":"pip"}}`)
 	if m := p.rpc(); m["result"].(map[string]any)["mode"] != "inline" {

@@ -623,9 +623,15 @@ func (v *View) notification(c *pageConn, m message) {
 			return
 		}
 		// Spec "Container Dimensions", "Host Behavior": the host updates
-		// the iframe to the view's size.
+		// the iframe to the view's size, which is the view's "up to this
+		// maximum height" (and width) the host context gave it: a view
+		// cannot grow its frame past what it was told it may have.
+		env := v.h.environment()
 		v.mu.Lock()
 		if v.conn == c {
+			if box := v.containerLocked(env); box != nil {
+				p.Width, p.Height = atMost(p.Width, box.MaxWidth), atMost(p.Height, box.MaxHeight)
+			}
 			c.send("size", map[string]any{"view": v.info.ID, "width": p.Width, "height": p.Height})
 		}
 		v.mu.Unlock()
@@ -662,6 +668,14 @@ func (v *View) notification(c *pageConn, m message) {
 	default:
 		v.unsupported("ignored the notification", m.method)
 	}
+}
+
+// atMost is n bounded by max, when both are set.
+func atMost(n, max *float64) *float64 {
+	if n != nil && max != nil && *n > *max {
+		return max
+	}
+	return n
 }
 
 // problem tells the program about a problem with what the view sent,
