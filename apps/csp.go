@@ -115,7 +115,14 @@ func (p Policy) External() bool { return !p.CSP.empty() }
 //     could end the directive): the policy is never looser than declared;
 //   - frame-ancestors names the host page's origins, so that no other page
 //     can frame the view's sandbox (a further restriction, which the spec
-//     allows: "Host MAY further restrict").
+//     allows: "Host MAY further restrict");
+//   - form-action 'none', which no other directive covers (default-src
+//     does not): a form the view submits would send its fields to an
+//     undeclared origin ("Host MUST block connections to undeclared
+//     domains"), and from a loopback origin, to which other services on
+//     127.0.0.1 are same-site, with their SameSite cookies. A view's
+//     own form submission would only replace it, so no working view
+//     loses anything.
 func buildPolicy(declared CSP, perms Permissions, frameAncestors []string) Policy {
 	p := Policy{Permissions: perms}
 	p.CSP.ConnectDomains, p.Refused = admitSources("csp.connectDomains", declared.ConnectDomains, p.Refused)
@@ -146,6 +153,7 @@ func buildPolicy(declared CSP, perms Permissions, frameAncestors []string) Polic
 		directive("frame-src", nil, p.CSP.FrameDomains, "'none'"),
 		"object-src 'none'",
 		directive("base-uri", nil, p.CSP.BaseURIDomains, "'self'"),
+		"form-action 'none'",
 		directive("frame-ancestors", nil, frameAncestors, "'none'"),
 	)
 	p.Header = strings.Join(d, "; ")

@@ -16,7 +16,7 @@ func TestPolicyDefault(t *testing.T) {
 	p := buildPolicy(CSP{}, Permissions{}, []string{"http://127.0.0.1:1"})
 	want := "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; " +
-		"object-src 'none'; base-uri 'self'; frame-ancestors http://127.0.0.1:1"
+		"object-src 'none'; base-uri 'self'; form-action 'none'; frame-ancestors http://127.0.0.1:1"
 	if p.Header != want {
 		t.Errorf("default policy\n got %s\nwant %s", p.Header, want)
 	}
