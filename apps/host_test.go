@@ -181,6 +181,19 @@ func TestToolsCallParamsAsChecked(t *testing.T) {
 	rec.waitFor(t, "the ambiguous params reported", func(r *recorder) bool {
 		return r.hasProblem(ErrRefused, `"NAME"`)
 	})
+
+	// The name of a tool the server does not list is the view's text,
+	// up to MaxMessageSize: the terminal is shown the start of it.
+	p.post(id, `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"`+strings.Repeat("n", 1<<20)+`"}}`)
+	p.rpc()
+	rec.waitFor(t, "the unknown tool reported", func(r *recorder) bool { return r.hasProblem(ErrRefused, "does not list") })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, e := range rec.problems {
+		if len(e.Error()) > 1000 {
+			t.Errorf("a problem of %d bytes reported: %.100s…", len(e.Error()), e.Error())
+		}
+	}
 }
 
 func TestResourcesReadAndServerErrors(t *testing.T) {

@@ -997,7 +997,7 @@ func (v *View) callTool(ctx context.Context, params json.RawMessage) (any, *Erro
 		}
 	}
 	if !found {
-		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, name))
+		v.problem(fmt.Errorf("%w: tools/call of %q, which the server does not list", ErrRefused, clipString(name, 100)))
 		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
 	if !ui.VisibleTo(VisibleToApp) {
