@@ -117,7 +117,10 @@ func (s State) String() string {
 
 // Handlers hand what views ask for to the program running the host (the
 // CLI shows or asks in the terminal). Every field is optional; each is
-// called from the host's goroutines, one call at a time per view.
+// called from the host's goroutines, and may be called concurrently, for
+// one view too: a view's requests are handled in parallel (up to
+// MaxInFlight), so Message and ModelContext calls may overlap. OpenLink
+// is called for one link of a view at a time.
 type Handlers struct {
 	// Log receives the params of a view's notifications/message (level,
 	// logger, data), to be shown like a server's log message.
