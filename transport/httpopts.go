@@ -248,6 +248,25 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 // exported): dialTCP dials with it.
 var defaultDialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 
+// newTransport returns a transport set as http.DefaultTransport is (the
+// proxies of the environment, its timeouts and pool sizes, HTTP/2 when
+// the server offers it), dialing with dialTCP. It is built, not cloned
+// from http.DefaultTransport: Clone first sets up HTTP/2 on the transport
+// it copies, which mcpx never uses, so every connection paid for that set-
+// up twice (a tenth of a one-shot HTTP command's connection set-up, issue
+// 13). TestNewTransportIsDefaultTransport holds the two alike.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialTCP,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+	}
+}
+
 // newHTTPClient builds the client for opts: proxies from the environment,
 // extra CAs, optional insecure TLS. ownTransport is set when Close should
 // drop its idle connections.
@@ -255,9 +274,7 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	if o.Client != nil {
 		return WithRedirectPolicy(o.Client, o.Observer), nil, nil
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = http.ProxyFromEnvironment
-	tr.DialContext = dialTCP
+	tr := newTransport()
 	if o.Proxy != nil {
 		tr.Proxy = o.Proxy
 	}
