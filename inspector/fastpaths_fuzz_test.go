@@ -3,6 +3,8 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,6 +34,61 @@ func FuzzNamedParams(f *testing.F) {
 		}
 		if err == nil && !bytes.Equal(got, want) {
 			t.Fatalf("namedParams(%q, %q) = %s, json.Marshal writes %s", name, args, got, want)
+		}
+	})
+}
+
+// FuzzInitializeParams: initialize's params are the bytes json.Marshal
+// writes for the map of the three, and its error for capabilities that
+// are not JSON.
+func FuzzInitializeParams(f *testing.F) {
+	f.Add("2025-11-25", []byte(`{}`), "mcpx", "", "0.1.0+4731e6c0a1b2")
+	f.Add("2025-06-18", []byte(` { "roots" : {"listChanged":true}, "x":"<\u2028>&" } `), "a<b>&\"c\"", "Title", "é\x00\xff")
+	f.Add("x\u2028", []byte(`{"a":`), "n", "t", "v")
+	f.Add("", []byte(`[]`), "", "", "")
+	f.Fuzz(func(t *testing.T, offered string, caps []byte, name, title, version string) {
+		info := Implementation{Name: name, Title: title, Version: version}
+		got, err := initializeParams(offered, caps, info)
+		want, werr := json.Marshal(map[string]any{"protocolVersion": offered, "capabilities": json.RawMessage(caps), "clientInfo": info})
+		if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("initializeParams(%q, %q, %+v): error %v, json.Marshal's %v", offered, caps, info, err, werr)
+		}
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("initializeParams(%q, %q, %+v) = %s, json.Marshal writes %s", offered, caps, info, got, want)
+		}
+	})
+}
+
+// initializeParams writes every field of Implementation.
+func TestInitializeParamsKnowsImplementation(t *testing.T) {
+	if n := reflect.TypeFor[Implementation]().NumField(); n != 3 {
+		t.Fatalf("Implementation has %d fields; initializeParams writes name, title and version", n)
+	}
+}
+
+// FuzzObjectMarshal: an object's members are written with their names as
+// json.Marshal writes them.
+func FuzzObjectMarshal(f *testing.F) {
+	f.Add("a", "b<>&\u2028", "\xff\x01")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		o := &Object{vals: map[string]json.RawMessage{}}
+		for i, k := range []string{a, b, c} {
+			o.Set(k, json.RawMessage(strconv.Itoa(i)))
+		}
+		var want bytes.Buffer
+		want.WriteByte('{')
+		for i, k := range o.keys {
+			if i > 0 {
+				want.WriteByte(',')
+			}
+			q, _ := json.Marshal(k)
+			want.Write(q)
+			want.WriteByte(':')
+			want.Write(o.vals[k])
+		}
+		want.WriteByte('}')
+		if got := o.Marshal(); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("Marshal() = %s, want %s", got, want.Bytes())
 		}
 	})
 }

@@ -191,10 +191,9 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	if len(caps) == 0 {
 		caps = json.RawMessage("{}")
 	}
-	params := map[string]any{
-		"protocolVersion": offered,
-		"capabilities":    caps,
-		"clientInfo":      l.ClientInfo,
+	params, err := initializeParams(offered, caps, l.ClientInfo)
+	if err != nil {
+		return fmt.Errorf("%s: encoding params: %w", mcp.MethodInitialize, err)
 	}
 	raw, err := s.Call(ctx, mcp.MethodInitialize, params)
 	if err != nil {

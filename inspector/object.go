@@ -135,23 +135,26 @@ func (o *Object) Delete(key string) {
 	}
 }
 
-// Marshal encodes the object compactly, members in order.
+// Marshal encodes the object compactly, members in order. Names are
+// written as json.Marshal writes strings, without its reflection.
 func (o *Object) Marshal() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, k := range o.keys {
+		n += len(k) + len(o.vals[k]) + 8
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, k := range o.keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
+		b = appendJSONString(b, k)
+		b = append(b, ':')
 		v := o.vals[k]
 		if len(v) == 0 {
 			v = json.RawMessage("null")
 		}
-		b.Write(v)
+		b = append(b, v...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
