@@ -34,20 +34,38 @@ func (e *env) withClientListening(ctx context.Context, server []string, listen b
 	if e.repl != nil {
 		return e.repl.with(e, server, fn)
 	}
-	d, err := e.connFor(ctx, e.cfg.conn, server, "mcpx tools list")
+	d, err := e.descFor(ctx, server)
 	if err != nil {
 		return err
 	}
 	return e.session(ctx, d, attachments{listen: listen}, fn)
 }
 
+// descFor returns the description of the connection a command makes to
+// server (or to the URL of the flags). The description (the size of a
+// few hundred pointers) is built here, in a frame of its own that is gone
+// by the time the session runs, and handed on by pointer: built and
+// copied in the frames the session runs under, it made the deepest call of
+// a one-shot HTTP command need a second doubling of its goroutine's stack
+// (a copy of 16 KiB and a 32 KiB stack, issue 13).
+//
+//go:noinline
+func (e *env) descFor(ctx context.Context, server []string) (*connDesc, error) {
+	d, err := e.connFor(ctx, e.cfg.conn, server, "mcpx tools list")
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
 // withSession opens the session d describes, runs fn, lingers as --linger
 // says and closes the session.
 func (e *env) withSession(ctx context.Context, d connDesc, fn func(*client) error) (err error) {
-	return e.session(ctx, d, attachments{}, fn)
+	return e.session(ctx, &d, attachments{}, fn)
 }
 
-func (e *env) session(ctx context.Context, d connDesc, a attachments, fn func(*client) error) (err error) {
+// session is withSession for d, which it does not change, with a.
+func (e *env) session(ctx context.Context, d *connDesc, a attachments, fn func(*client) error) (err error) {
 	c, err := e.conns.connect(ctx, d, e.cfg.out, a)
 	if err != nil {
 		return err

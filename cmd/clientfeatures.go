@@ -96,7 +96,7 @@ func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (feature
 // newFeatures returns the client features for one connection, wired to
 // its console. Each connection gets its own task store and pending URL
 // elicitations.
-func newFeatures(d connDesc, c *client) *inspector.ClientFeatures {
+func newFeatures(d *connDesc, c *client) *inspector.ClientFeatures {
 	o := d.feat
 	f := &inspector.ClientFeatures{Version: d.session.protocolVersion, Tasks: inspector.NewTaskStore()}
 	who := func() string {

@@ -132,7 +132,7 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		ctx, cancel := context.WithTimeout(c.Context(), liveCompletionTimeout)
 		defer cancel()
 		k := &connector{ios: &quiet, track: e.run.track}
-		cl, err := k.connect(ctx, d, cfg.out, attachments{})
+		cl, err := k.connect(ctx, &d, cfg.out, attachments{})
 		if err != nil {
 			return nil, none
 		}

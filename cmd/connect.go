@@ -166,20 +166,24 @@ type attachments struct {
 // every notification) — so that over Streamable HTTP the GET stream is
 // opened with the session. Other sessions leave it to the session to open
 // when the server may call back (inspector.Options.ServerStreamOnDemand).
-func (a attachments) listens(d connDesc) bool {
+func (a attachments) listens(d *connDesc) bool {
 	return a.listen || a.observe != nil || d.feat.linger > 0
 }
 
 // connect starts the server d describes (or reaches the one at its URL)
 // and opens an MCP session over the connection, with ctx: starting the
 // server, the first contact and the handshake end when it does.
-func (k *connector) connect(ctx context.Context, d connDesc, out output, a attachments) (*client, error) {
+//
+// d is not changed; it is passed by pointer, as it is to open,
+// newFeatures and lifecycle, so that the frames under which the session
+// runs do not each hold a copy (see env.descFor).
+func (k *connector) connect(ctx context.Context, d *connDesc, out output, a attachments) (*client, error) {
 	c, conn, rec, err := k.open(ctx, d, out, a)
 	if err != nil {
 		return nil, err
 	}
 	if c.held != nil {
-		d.session = d.session.inSession(*c.held)
+		d = d.inSession(*c.held)
 	}
 	c.feats = newFeatures(d, c)
 	c.observe = a.observe
@@ -241,11 +245,11 @@ func (k *connector) connect(ctx context.Context, d connDesc, out output, a attac
 // session: the connection carries the recorder (--record) and a tap
 // (--wire, or the REPL's). The client owns the connection until a session
 // takes it over. rec is the recorder, nil without --record.
-func (k *connector) open(ctx context.Context, d connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
+func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
 	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out), clientState: &clientState{}}
 	c.showLists.Store(out.verbose)
 	k.track(c)
-	rec, replay, err := k.recorder(ctx, c, d, out)
+	rec, replay, err := k.recorder(ctx, c, *d, out)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -262,7 +266,7 @@ func (k *connector) open(ctx context.Context, d connDesc, out output, a attachme
 			dialer = d.replayDialer(replay, c.console.Warn, tee(stderr, a.events))
 		}
 	} else {
-		dialer, err = k.dialer(ctx, c, d, out, teeObserver(a.events, rec), tellSecret(rec, c.secrets), wireOn)
+		dialer, err = k.dialer(ctx, c, *d, out, teeObserver(a.events, rec), tellSecret(rec, c.secrets), wireOn)
 	}
 	if err != nil {
 		c.closeAfter()

@@ -93,7 +93,7 @@ func (d connDesc) eraKey() string {
 // lifecycle builds the session's lifecycle for the era: Legacy
 // (initialize), Modern (per-request _meta) or Auto (probe, then one of
 // them, remembering the answer in cache).
-func lifecycle(d connDesc, feats *inspector.ClientFeatures, onNote func(string), cache *inspector.EraCache) inspector.Lifecycle {
+func lifecycle(d *connDesc, feats *inspector.ClientFeatures, onNote func(string), cache *inspector.EraCache) inspector.Lifecycle {
 	client := inspector.Implementation{Name: "mcpx", Version: Version()}
 	legacy := func(reason string) *inspector.Legacy {
 		return &inspector.Legacy{

@@ -1287,7 +1287,7 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 // it ends the server and closes what the client opened with it (a trace
 // of --record); the first error closing those is kept in *closeErr.
 func (e *env) sessionConn(ctx context.Context, d connDesc, out output, a attachments, closeErr *error) (transport.Conn, error) {
-	c, conn, _, err := e.conns.open(ctx, d, out, a)
+	c, conn, _, err := e.conns.open(ctx, &d, out, a)
 	if err != nil {
 		return nil, err
 	}

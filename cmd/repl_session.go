@@ -101,7 +101,8 @@ func newReplSession(ctx context.Context, e *env, d connDesc, interactive bool) *
 // catalog for completion, the watch for a server that dies, and the watch
 // of list changes (for completion) and of the resources subscribed to.
 func (s *replSession) open(ctx context.Context) error {
-	c, err := s.conns.connect(ctx, s.cfg.conn, s.cfg.out, attachments{observe: s.observer(), frames: s.frame, wire: s.wire.Load, secrets: s.secrets})
+	d := s.cfg.conn
+	c, err := s.conns.connect(ctx, &d, s.cfg.out, attachments{observe: s.observer(), frames: s.frame, wire: s.wire.Load, secrets: s.secrets})
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,18 @@ func (d sessionDesc) inSession(st sessiond.Status) sessionDesc {
 	return d
 }
 
+// inSession returns a copy of d for a command run through the open
+// session st (see sessionDesc.inSession). The copy is made on the heap,
+// in a frame of its own, not in the frame the session runs under (see
+// env.descFor).
+//
+//go:noinline
+func (d *connDesc) inSession(st sessiond.Status) *connDesc {
+	held := *d
+	held.session = held.session.inSession(st)
+	return &held
+}
+
 // sessionAdvice adds what to do about a session that is not open.
 func sessionAdvice(err error, name string) error {
 	if errors.Is(err, sessiond.ErrNoSession) {
@@ -450,7 +462,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	}
 	defer d.Close()
 	k := e.conns
-	c, tc, rec, err := k.open(ctx, conn, e.cfg.out, attachments{})
+	c, tc, rec, err := k.open(ctx, &conn, e.cfg.out, attachments{})
 	if err != nil {
 		return err
 	}
@@ -458,11 +470,11 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	if c.held != nil {
 		conn.session = conn.session.inSession(*c.held)
 	}
-	c.feats = newFeatures(conn, c)
+	c.feats = newFeatures(&conn, c)
 	// Task-augmented requests would need the session to run the tasks
 	// itself; it passes requests on instead.
 	c.feats.Tasks = nil
-	life := lifecycle(conn, c.feats, c.console.Note, &k.eraCache)
+	life := lifecycle(&conn, c.feats, c.console.Note, &k.eraCache)
 	onNote := c.console.Note
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
