@@ -258,19 +258,77 @@ func ReadBody(r io.Reader, length, limit int64, what string) ([]byte, error) {
 	}
 	b := frameBuffer{limit: limit}
 	defer b.Reset()
-	var scratch [32 << 10]byte
+	tooLarge, err := b.readFrom(r)
+	if tooLarge {
+		return nil, &FrameTooLargeError{What: what, Limit: limit}
+	}
+	return b.Bytes(nil), err
+}
+
+// readFrom reads r to its end (io.EOF, which is not returned) or its
+// first error into b, straight into b's buffers. A body of unknown length
+// was read through a 32 KiB scratch array, a heap allocation of its own
+// (it escapes through r.Read), and copied from there: each byte was
+// written twice before Bytes copied it out, and each such body allocated
+// 40 KiB to read 4 (issue 13). It reports tooLarge as soon as more than
+// the limit arrived.
+func (b *frameBuffer) readFrom(r io.Reader) (tooLarge bool, err error) {
 	for {
-		n, err := r.Read(scratch[:])
-		if n > 0 && !b.Write(scratch[:n]) {
-			return nil, &FrameTooLargeError{What: what, Limit: limit}
+		buf := b.spare()
+		// One byte past the limit is enough to know it is passed.
+		if room := b.limit - b.n + 1; int64(len(buf)) > room {
+			buf = buf[:room]
+		}
+		n, err := r.Read(buf)
+		b.extend(n)
+		if b.n > b.limit {
+			return true, nil
 		}
 		if errors.Is(err, io.EOF) {
-			return b.Bytes(nil), nil
+			return false, nil
 		}
 		if err != nil {
-			return b.Bytes(nil), err
+			return false, err
 		}
 	}
+}
+
+// spare returns the room left in b's last buffer, after making some: a
+// first buffer of firstChunk bytes (reads fill it as they come: growing it
+// as Write does would copy and touch more memory, not less), then chunks
+// as Write adds them.
+func (b *frameBuffer) spare() []byte {
+	if len(b.chunks) == 0 {
+		if len(b.first) < cap(b.first) {
+			return b.first[len(b.first):cap(b.first)]
+		}
+		if cap(b.first) == 0 {
+			b.first = make([]byte, 0, firstChunk)
+			return b.first
+		}
+	}
+	k := len(b.chunks)
+	if k == 0 || len(b.chunks[k-1].b) == cap(b.chunks[k-1].b) {
+		size := 4 * firstChunk
+		if k > 0 {
+			size = min(2*cap(b.chunks[k-1].b), maxChunk)
+		}
+		c, mapped := allocChunk(size)
+		b.chunks = append(b.chunks, chunk{c, mapped})
+	}
+	last := b.chunks[len(b.chunks)-1].b
+	return last[len(last):cap(last)]
+}
+
+// extend takes the first n bytes of the room spare returned as written.
+func (b *frameBuffer) extend(n int) {
+	b.n += int64(n)
+	if len(b.chunks) == 0 {
+		b.first = b.first[:len(b.first)+n]
+		return
+	}
+	last := &b.chunks[len(b.chunks)-1].b
+	*last = (*last)[:len(*last)+n]
 }
 
 // readAhead bounds the bytes of frames read ahead of the one consuming

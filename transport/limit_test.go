@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -136,6 +137,29 @@ func TestReadBody(t *testing.T) {
 			_, err = ReadBody(bytes.NewReader(append(want, 'x')), -1, limit, "the body")
 			wantTooLarge(t, err, limit)
 		})
+	}
+}
+
+// A body of unknown length (a server's chunked answer) is read straight
+// into the buffers that hold it, with no 32 KiB scratch buffer to copy
+// from: reading 4 KiB allocates less than that buffer alone (the least of
+// a few measures, as other tests allocate too).
+func TestReadBodyOfUnknownLengthAllocatesLittle(t *testing.T) {
+	body := pattern(4 << 10)
+	perRead := uint64(math.MaxUint64)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 10 {
+			if got, err := ReadBody(bytes.NewReader(body), -1, 1<<20, "the body"); err != nil || !bytes.Equal(got, body) {
+				t.Fatalf("got %d bytes, %v", len(got), err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		perRead = min(perRead, (after.TotalAlloc-before.TotalAlloc)/10)
+	}
+	if perRead >= 32<<10 {
+		t.Fatalf("reading a 4 KiB body allocates %d bytes", perRead)
 	}
 }
 
