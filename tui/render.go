@@ -252,10 +252,6 @@ func cacheHint(ttlMs *int64, scope string) string {
 // what every result without hints means (stale at once), and a scope on
 // its own changes nothing for a command that does not cache.
 func CacheHint(raw json.RawMessage, all bool) string {
-	var r struct {
-		TTLMs      *int64 `json:"ttlMs"`
-		CacheScope string `json:"cacheScope"`
-	}
 	// Only the two members are decoded, as json.Unmarshal would match
 	// them (exactly, else without regard to case; the last one counts):
 	// a list result of thousands of items is not decoded whole.
@@ -271,15 +267,27 @@ func CacheHint(raw json.RawMessage, all bool) string {
 	}) {
 		return ""
 	}
-	if json.Unmarshal(append(append([]byte{'{'}, small...), '}'), &r) != nil {
-		return ""
+	var ttlMs *int64
+	var scope string
+	// Without either (most results) there is nothing to decode: a
+	// one-shot list built json's decoder for them, on first use, for
+	// nothing (issue 13).
+	if len(small) > 0 {
+		var r struct {
+			TTLMs      *int64 `json:"ttlMs"`
+			CacheScope string `json:"cacheScope"`
+		}
+		if json.Unmarshal(append(append([]byte{'{'}, small...), '}'), &r) != nil {
+			return ""
+		}
+		ttlMs, scope = r.TTLMs, r.CacheScope
 	}
-	useful := r.TTLMs != nil && *r.TTLMs != 0 ||
-		r.CacheScope != "" && r.CacheScope != "public" && r.CacheScope != "private"
+	useful := ttlMs != nil && *ttlMs != 0 ||
+		scope != "" && scope != "public" && scope != "private"
 	if !all && !useful {
 		return ""
 	}
-	if h := cacheHint(r.TTLMs, r.CacheScope); h != "" {
+	if h := cacheHint(ttlMs, scope); h != "" {
 		return "cache hint: " + h
 	}
 	return ""

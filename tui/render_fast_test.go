@@ -60,3 +60,11 @@ func TestCacheHintReadsTwoMembers(t *testing.T) {
 		}
 	}
 }
+
+// A result without hints (most) is not decoded at all.
+func TestCacheHintOfNoHintsDecodesNothing(t *testing.T) {
+	raw := json.RawMessage(`{}`)
+	if n := testing.AllocsPerRun(10, func() { CacheHint(raw, true) }); n != 0 {
+		t.Fatalf("CacheHint allocates %v times", n)
+	}
+}
