@@ -185,3 +185,27 @@ func TestDecodeFrameFuzzFindings(t *testing.T) {
 		t.Errorf("error without code: %+v, %+v", m, m.Error)
 	}
 }
+
+// FuzzEncodeMethod: a frame names its method as json.Marshal writes the
+// string, whether it takes the plain way or not.
+func FuzzEncodeMethod(f *testing.F) {
+	for _, m := range []string{"tools/call", "notifications/initialized", "a<b>&\"c\"\\", "é\x00\xff", "x\u2028y", ""} {
+		f.Add(m)
+	}
+	f.Fuzz(func(t *testing.T, method string) {
+		var got bytes.Buffer
+		writeJSONString(&got, method)
+		want, _ := json.Marshal(method)
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("writeJSONString(%q) = %s, json.Marshal writes %s", method, got.Bytes(), want)
+		}
+	})
+}
+
+// A plain method name is written without json.Marshal.
+func TestEncodePlainMethodAllocatesOnce(t *testing.T) {
+	id := Int(1)
+	if n := testing.AllocsPerRun(10, func() { EncodeRequest(id, "tools/list", nil) }); n > 1 {
+		t.Fatalf("EncodeRequest allocates %v times", n)
+	}
+}
