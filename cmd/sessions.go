@@ -288,7 +288,9 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 	if err != nil {
 		return err
 	}
-	if st, err := sessiond.GetStatus(ctx, dir, name); err == nil {
+	if st, err := sessiond.GetStatus(ctx, dir, name); err == nil && st.Opening {
+		return usageErrorf("session %s is being opened by another mcpx connect (its process is pid %d); mcpx disconnect %s ends it", name, st.PID, name)
+	} else if err == nil {
 		return usageErrorf("session %s is open already (%s, pid %d); mcpx disconnect %s ends it", name, st.Target, st.PID, name)
 	}
 	var resolved *connDesc
@@ -461,10 +463,19 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		return err
 	}
 	defer d.Close()
-	k := e.conns
-	c, tc, rec, err := k.open(ctx, &conn, e.cfg.out, attachments{})
-	if err != nil {
+	// Only the opening ends with this context's stop (mcpx disconnect):
+	// once served, a stop ends Serve.
+	openCtx := d.Opening(ctx)
+	stopped := func(err error) error {
+		if errors.Is(context.Cause(openCtx), sessiond.ErrStoppedOpening) {
+			return fmt.Errorf("session %s: %w", name, sessiond.ErrStoppedOpening)
+		}
 		return err
+	}
+	k := e.conns
+	c, tc, rec, err := k.open(openCtx, &conn, e.cfg.out, attachments{})
+	if err != nil {
+		return stopped(err)
 	}
 	defer c.Close()
 	if c.held != nil {
@@ -479,7 +490,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
-	sess, err := inspector.Connect(ctx, tc, inspector.Options{
+	sess, err := inspector.Connect(openCtx, tc, inspector.Options{
 		Lifecycle:       life,
 		Handlers:        d.Handlers(c.feats.HandlersFor(life)),
 		OnNotification:  d.OnNotification,
@@ -491,7 +502,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	})
 	if err != nil {
 		tc.Close()
-		return err
+		return stopped(err)
 	}
 	c.sess, c.conn = sess, nil
 	if dsc, ok := tc.(transport.Describer); ok {
@@ -555,8 +566,11 @@ With --json, one JSON array.`,
 			fmt.Fprintln(tw, "NAME\tSERVER\tTARGET\tCOMMANDS\tIDLE\tPID")
 			for _, st := range list {
 				idle := "-"
-				if st.Commands == 0 {
+				if st.Commands == 0 && !st.Opening {
 					idle = time.Since(st.LastUsed).Truncate(time.Second).String()
+				}
+				if st.Opening {
+					st.Server, st.Target = "(opening)", "-"
 				}
 				// The server's name and version, and a target's session id, are
 				// the server's text.

@@ -66,6 +66,22 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("session %s refused the request: %s", e.Name, e.Reason)
 }
 
+// OpeningError reports a session that cannot take commands yet: the mcpx
+// connect that opens it is still starting its server, authorizing or
+// initializing.
+type OpeningError struct {
+	Name string
+	// PID is the session process's id.
+	PID int
+}
+
+func (e *OpeningError) Error() string {
+	return fmt.Sprintf("session %s is still opening (its process, pid %d, is starting the server): run the command once mcpx connect %s has returned", e.Name, e.PID, e.Name)
+}
+
+// Is makes errors.Is(err, transport.ErrConnect) true.
+func (e *OpeningError) Is(target error) bool { return target == transport.ErrConnect }
+
 // replyTimeout bounds the wait for a session's reply to a hello (but for
 // stop, which is answered once the session ended): a session process that
 // hangs must not hang the command.
@@ -137,6 +153,9 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 		return fail(fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err))
 	}
 	if !r.OK {
+		if r.Status != nil && r.Status.Opening {
+			return fail(&OpeningError{Name: name, PID: r.Status.PID})
+		}
 		return fail(&RefusedError{Name: name, Reason: r.Error})
 	}
 	return nc, lines, &r, nil

@@ -102,12 +102,19 @@ type Daemon struct {
 	wake     chan struct{} // attachments changed: recompute the idle time
 	stop     chan struct{} // closed by a stop request
 	stopOnce sync.Once
+	serving  chan struct{}  // closed when Serve starts: the opening is over
+	ended    sync.Once      // the end (shutdown, or Close before Serve)
 	wg       sync.WaitGroup // every goroutine of the daemon's
 }
 
 // New claims the socket of session opts.Name in opts.Dir. A socket left
 // by a session that ended without removing it is replaced; a live one
 // makes New fail with ErrExists.
+//
+// The daemon answers on the socket from then on, while the caller opens
+// the session (a server that takes a while to start, an authorization):
+// a status says the session is opening, an attach is refused as such, and
+// a stop request ends the context Opening returns.
 func New(opts Options) (*Daemon, error) {
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
@@ -149,7 +156,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	now := time.Now()
-	return &Daemon{
+	d := &Daemon{
 		opts: opts, path: path, ln: ln, started: now, lastUsed: now,
 		ctx: ctx, cancel: cancel,
 		attached: map[*attachment]struct{}{},
@@ -157,7 +164,41 @@ func New(opts Options) (*Daemon, error) {
 		ring:     ring{maxItems: opts.Keep, maxBytes: opts.KeepBytes},
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
-	}, nil
+		serving:  make(chan struct{}),
+	}
+	// Answered from now on: a socket that accepts no connection (the
+	// kernel's backlog takes them) would hold every mcpx sessions,
+	// connect and @NAME of this name for the whole opening, and mcpx
+	// disconnect until it ended.
+	d.wg.Add(1)
+	go d.accept()
+	return d, nil
+}
+
+// ErrStoppedOpening is the cause of the context Opening returns when a
+// command asked the session to stop (mcpx disconnect) before it was open.
+var ErrStoppedOpening = errors.New("the session was ended (mcpx disconnect) before it was open")
+
+// Opening returns the context to open the session with (start the server,
+// authorize, initialize): ctx, ended with the cause ErrStoppedOpening by
+// a stop request that comes before Serve. Once Serve runs, stop requests
+// end Serve instead, and the context only ends with ctx.
+func (d *Daemon) Opening(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-d.stop:
+			select {
+			case <-d.serving:
+				// Serve ends on it.
+			default:
+				cancel(ErrStoppedOpening)
+			}
+		case <-d.serving:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
 }
 
 // claimWait bounds the wait for another process claiming or releasing
@@ -207,10 +248,17 @@ func (d *Daemon) note(format string, args ...any) {
 }
 
 // Close releases the socket when Serve never ran (the session could not
-// be opened). It is idempotent, and a no-op after Serve.
+// be opened), and answers the stop requests that came meanwhile. It is
+// idempotent, and a no-op after Serve.
 func (d *Daemon) Close() error {
-	d.cancel()
-	return d.unlisten()
+	var err error
+	d.ended.Do(func() {
+		err = d.unlisten()
+		d.cancel()
+		d.wg.Wait()
+		d.answerStoppers()
+	})
+	return err
 }
 
 // unlisten closes the listener and removes the socket (with claimLock,
@@ -386,7 +434,9 @@ func (d *Daemon) Status() Status {
 	if t := d.target.Load(); t != nil {
 		st.Target = *t
 	}
-	if s := d.sess.Load(); s != nil {
+	if s := d.sess.Load(); s == nil {
+		st.Opening = true
+	} else {
 		if info := s.Server(); info != nil {
 			st.Server = info.Implementation.Name
 			if v := info.Implementation.Version; v != "" {
@@ -424,13 +474,12 @@ type ServeOptions struct {
 func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
 	d.target.Store(&o.Target)
 	d.sess.Store(sess)
+	close(d.serving)
 	// The idle clock starts now that the session is open: the server's
 	// start-up and initialize are no idle time.
 	d.mu.Lock()
 	d.lastUsed = time.Now()
 	d.mu.Unlock()
-	d.wg.Add(1)
-	go d.accept()
 	var why error
 	if o.Ready != nil {
 		why = o.Ready(d.Status())
@@ -438,7 +487,7 @@ func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOpti
 	if why == nil {
 		why = d.wait(ctx, sess)
 	}
-	d.shutdown(sess, why)
+	d.ended.Do(func() { d.shutdown(sess, why) })
 	return why
 }
 
@@ -525,6 +574,12 @@ func (d *Daemon) shutdown(sess *inspector.Session, why error) {
 	if err := sess.Close(); err != nil {
 		d.note("closing the session: %v", err)
 	}
+	d.answerStoppers()
+}
+
+// answerStoppers tells the connections that asked the session to stop
+// that it has ended.
+func (d *Daemon) answerStoppers() {
 	d.mu.Lock()
 	stoppers := d.stoppers
 	d.stoppers = nil
@@ -616,7 +671,10 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		d.mu.Unlock()
 		_ = writeJSON(ctx, lines, reply{OK: true, Kept: kept})
 	case opStop:
-		d.note("asked to stop")
+		if d.sess.Load() != nil {
+			// (While opening, the opening's error says it.)
+			d.note("asked to stop")
+		}
 		d.mu.Lock()
 		d.stoppers = append(d.stoppers, stopper{nc, lines})
 		d.mu.Unlock()
@@ -624,6 +682,12 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		d.stopOnce.Do(func() { close(d.stop) })
 	case opAttach:
 		st := d.Status()
+		if st.Opening {
+			// Refused rather than held: the opening may take as long as
+			// the server's start and an authorization do.
+			_ = writeJSON(ctx, lines, reply{Error: "the session is still opening", Status: &st})
+			return
+		}
 		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
 			return
 		}

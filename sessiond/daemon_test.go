@@ -970,3 +970,66 @@ func TestInflightBounded(t *testing.T) {
 	default:
 	}
 }
+
+// While mcpx connect opens the session (a server slow to start, an
+// authorization), the socket answers: a status says so, an attach is
+// refused at once as such, and a stop ends the opening. A socket that
+// accepted nothing held each of them until its wait ran out, and mcpx
+// disconnect until the opening ended by itself.
+func TestOpeningSessionAnswers(t *testing.T) {
+	dir := sessionDir(t)
+	d, err := New(Options{Name: "slow", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), wait/2)
+	defer cancel()
+	st, err := GetStatus(ctx, dir, "slow")
+	if err != nil || !st.Opening || st.PID != os.Getpid() {
+		t.Fatalf("status while opening: %+v, %v", st, err)
+	}
+	var opening *OpeningError
+	if _, err := Dial(ctx, dir, "slow", DialOptions{}); !errors.As(err, &opening) || !errors.Is(err, transport.ErrConnect) ||
+		!strings.HasPrefix(err.Error(), "session slow is still opening") {
+		t.Fatalf("attach while opening: %v", err)
+	}
+	if list, err := List(ctx, dir); err != nil || len(list) != 1 || !list[0].Opening {
+		t.Errorf("List while opening: %+v, %v", list, err)
+	}
+	openCtx := d.Opening(t.Context())
+	stopped := make(chan error, 1)
+	go func() { stopped <- Stop(ctx, dir, "slow") }()
+	select {
+	case <-openCtx.Done():
+	case <-time.After(wait):
+		t.Fatal("a stop request did not end the opening")
+	}
+	if cause := context.Cause(openCtx); !errors.Is(cause, ErrStoppedOpening) {
+		t.Errorf("the opening ended with %v", cause)
+	}
+	// The opener gives up and closes: the stop request is answered.
+	d.Close()
+	if err := receive(t, stopped, "Stop"); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "slow.sock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket is left: %v", err)
+	}
+}
+
+// Once served, the opening's context no longer ends with a stop: Serve does.
+func TestOpeningContextOutlivesTheOpening(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	openCtx := h.d.Opening(t.Context())
+	if err := Stop(t.Context(), h.dir, h.name); err != nil {
+		t.Fatal(err)
+	}
+	if err := receive(t, h.served, "Serve"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+	if openCtx.Err() != nil {
+		t.Errorf("the opening's context ended after the session opened: %v", context.Cause(openCtx))
+	}
+}

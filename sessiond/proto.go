@@ -69,8 +69,12 @@ type Status struct {
 	Commands int `json:"commands"`
 	// Kept is how many notifications are kept for mcpx @NAME watch, and
 	// Dropped how many the bounded ring let go.
-	Kept    int    `json:"kept"`
-	Dropped int    `json:"dropped"`
+	Kept    int `json:"kept"`
+	Dropped int `json:"dropped"`
+	// Opening is true while mcpx connect is still opening the session
+	// (starting its server, authorizing, initializing): commands cannot
+	// attach yet.
+	Opening bool   `json:"opening,omitempty"`
 	Socket  string `json:"socket"`
 	Log     string `json:"log,omitempty"`
 }
