@@ -15,6 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/servers"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -158,6 +159,15 @@ var adviceTable = []func(error) string{
 			return ""
 		}
 		return "; raise the limit with --max-message-size"
+	},
+	// A message longer than the open session (@NAME) takes: its limit was
+	// set when it opened.
+	func(err error) string {
+		var e *sessiond.MessageTooLargeError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return fmt.Sprintf(" (mcpx disconnect %s, then mcpx connect %s --max-message-size SIZE opens it with a larger limit)", e.Name, e.Name)
 	},
 	// No stored token, and no new authorization allowed.
 	func(err error) string {

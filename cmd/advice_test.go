@@ -11,6 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -94,6 +95,10 @@ func TestAdvice(t *testing.T) {
 			"no client for https://as.example: give --client-id (or --client-metadata-url where it supports client ID metadata documents)"},
 		{"frame too large", fmt.Errorf("initialize: %w", transport.ErrFrameTooLarge),
 			"initialize: " + transport.ErrFrameTooLarge.Error() + "; raise the limit with --max-message-size"},
+		// The open session's limit was set when it opened: the command's
+		// --max-message-size does not raise it.
+		{"message too large for the session", fmt.Errorf("tools/call: %w", &sessiond.MessageTooLargeError{Name: "dev", Size: 2 << 20, Limit: 1 << 20}),
+			"tools/call: a message of 2 MiB is longer than the 1 MiB session dev takes (its maximum message size, set when it opened) (mcpx disconnect dev, then mcpx connect dev --max-message-size SIZE opens it with a larger limit)"},
 		// An SSE field's cap is not the maximum message size.
 		{"SSE field too long", fmt.Errorf("tools/list: %w", &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}),
 			"tools/list: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,17 @@ func (a *attachment) run() {
 	go a.write()
 	for {
 		f, err := a.lines.Read(a.ctx)
+		var tooLarge *transport.FrameTooLargeError
+		if errors.As(err, &tooLarge) {
+			// An mcpx command checks its messages against the session's
+			// limit before it sends them (Conn.Write); another client is
+			// told why it is detached rather than finding the connection
+			// reset.
+			a.d.note("%s sent a message longer than the session's maximum message size (%s): detached", orUnnamed(a.label), transport.FormatSize(a.d.opts.MaxMessageSize))
+			a.end(fmt.Sprintf("the command sent a message longer than the %s the session takes (its maximum message size, set when it opened): it was detached", transport.FormatSize(a.d.opts.MaxMessageSize)))
+			a.drain()
+			break
+		}
 		if err != nil {
 			break
 		}
@@ -107,6 +119,14 @@ func (a *attachment) run() {
 	a.wg.Wait()
 	a.lines.Close()
 	a.nc.Close()
+}
+
+// drain reads what the command still sends, for at most lastWrite, once
+// the attachment ended with a reason: a socket closed with input unread
+// resets the connection, and the command could lose the reason.
+func (a *attachment) drain() {
+	_ = a.nc.SetReadDeadline(time.Now().Add(lastWrite))
+	_, _ = io.Copy(io.Discard, a.nc)
 }
 
 // maxInflight bounds the requests one command may have in flight through

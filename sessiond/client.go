@@ -82,6 +82,18 @@ func (e *OpeningError) Error() string {
 // Is makes errors.Is(err, transport.ErrConnect) true.
 func (e *OpeningError) Is(target error) bool { return target == transport.ErrConnect }
 
+// MessageTooLargeError reports a message longer than the session takes
+// from a command: its maximum message size, set when it opened. The
+// message was not sent; the command stays attached.
+type MessageTooLargeError struct {
+	Name        string
+	Size, Limit int64
+}
+
+func (e *MessageTooLargeError) Error() string {
+	return fmt.Sprintf("a message of %s is longer than the %s session %s takes (its maximum message size, set when it opened)", transport.FormatSize(e.Size), transport.FormatSize(e.Limit), e.Name)
+}
+
 // replyTimeout bounds the wait for a session's reply to a hello (but for
 // stop, which is answered once the session ended): a session process that
 // hangs must not hang the command.
@@ -297,15 +309,22 @@ type Conn struct {
 	closed    chan struct{}
 	mu        sync.Mutex
 	ended     string // the reason the session gave for ending the attachment
+	// maxMessageSize is the longest message the command reads
+	// (DialOptions.MaxMessageSize).
+	maxMessageSize int64
 }
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, o.MaxMessageSize, o.Timeout)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, lineLimit(o.MaxMessageSize), o.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{})}
+	limit := o.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
+	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit}
 	if r.Status != nil {
 		c.status = *r.Status
 	}
@@ -353,6 +372,10 @@ func (c *Conn) readError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if errors.Is(err, transport.ErrFrameTooLarge) {
+		// The command's own limit (the session's may be larger).
+		return fmt.Errorf("session %s: %w", c.name, &transport.FrameTooLargeError{What: "a message the session passed on from its server", Limit: c.maxMessageSize})
+	}
 	c.mu.Lock()
 	why := c.ended
 	c.mu.Unlock()
@@ -375,6 +398,10 @@ func (c *Conn) Write(ctx context.Context, f transport.Frame) error {
 	case <-c.closed:
 		return transport.ErrClosed
 	default:
+	}
+	if size, limit := int64(len(line)-envelopeOverhead), c.status.MaxMessageSize; limit > 0 && size > limit {
+		// Refused here: the session would detach a command that sends it.
+		return &MessageTooLargeError{Name: c.name, Size: size, Limit: limit}
 	}
 	if err := c.lines.Write(ctx, transport.Frame{Data: line}); err != nil {
 		c.mu.Lock()

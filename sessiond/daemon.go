@@ -125,6 +125,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.KeepBytes <= 0 {
 		opts.KeepBytes = DefaultKeepBytes
 	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = transport.DefaultMaxMessageSize
+	}
 	if err := checkDir(opts.Dir, false); err != nil {
 		return nil, err
 	}
@@ -424,12 +427,13 @@ func (d *Daemon) toSubscriber(m *jsonrpc.Message) bool {
 // Status describes the session now.
 func (d *Daemon) Status() Status {
 	st := Status{
-		Name:          d.opts.Name,
-		PID:           os.Getpid(),
-		Started:       d.started,
-		IdleTimeoutMs: max(d.opts.IdleTimeout, 0).Milliseconds(),
-		Socket:        d.path,
-		Log:           d.opts.Log,
+		Name:           d.opts.Name,
+		PID:            os.Getpid(),
+		Started:        d.started,
+		IdleTimeoutMs:  max(d.opts.IdleTimeout, 0).Milliseconds(),
+		MaxMessageSize: d.opts.MaxMessageSize,
+		Socket:         d.path,
+		Log:            d.opts.Log,
 	}
 	if t := d.target.Load(); t != nil {
 		st.Target = *t
@@ -631,7 +635,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	// The hello is a short line: one as long as the frames after an
 	// attach may be is no hello, and is not read whole.
 	hr := &helloLimit{r: nc, left: maxHello}
-	lines := transport.NewStreamLimit(hr, nc, d.opts.MaxMessageSize)
+	lines := transport.NewStreamLimit(hr, nc, lineLimit(d.opts.MaxMessageSize))
 	// A connection that does not read the reply must not hold the
 	// session up (it waits for every connection when it ends).
 	_ = nc.SetWriteDeadline(time.Now().Add(helloTimeout))

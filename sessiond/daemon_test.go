@@ -2,6 +2,7 @@ package sessiond
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1031,5 +1032,87 @@ func TestOpeningContextOutlivesTheOpening(t *testing.T) {
 	h.served <- nil
 	if openCtx.Err() != nil {
 		t.Errorf("the opening's context ended after the session opened: %v", context.Cause(openCtx))
+	}
+}
+
+// A message longer than the session takes from a command (its maximum
+// message size) is refused by the command's end, which stays attached:
+// the session detached it, and the command said the session process had
+// gone away ("connection reset by peer").
+func TestMessageLongerThanTheSessionTakes(t *testing.T) {
+	h := startHeld(t, Options{MaxMessageSize: 1 << 10}, nil)
+	s := h.command(t, inspector.Options{})
+	_, err := callText(t, s, t.Context(), "echo", `{"message":"`+strings.Repeat("x", 2<<10)+`"}`)
+	var tl *MessageTooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 1<<10 || !strings.Contains(err.Error(), "is longer than the 1 KiB session t takes") {
+		t.Fatalf("an oversized request: %v", err)
+	}
+	if got, err := callText(t, s, t.Context(), "echo", `{"message":"still here"}`); err != nil || got != "Echo: still here" {
+		t.Errorf("the command after it: %q, %v", got, err)
+	}
+}
+
+// A client other than mcpx that sends a line longer than the session
+// takes is detached and told why, not reset.
+func TestOversizedLineIsExplained(t *testing.T) {
+	h := startHeld(t, Options{MaxMessageSize: 1 << 10}, nil)
+	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`+strings.Repeat("x", 64<<10)+`"}}}`)
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	r := bufio.NewReader(nc)
+	if _, err := r.ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	line, err := r.ReadBytes('\n')
+	var env envelope
+	if err != nil || json.Unmarshal(line, &env) != nil || !strings.Contains(env.Closed, "the command sent a message longer than the 1 KiB the session takes") {
+		t.Fatalf("after an oversized line the command read %q, %v", line, err)
+	}
+}
+
+// A message of exactly the maximum size goes through in both directions
+// (the envelope around it is not counted), and one longer than the
+// command's own limit is reported as such, not as a session that went
+// away.
+func TestMaxMessageSizeThroughTheSession(t *testing.T) {
+	const limit = 4 << 10
+	h := startHeld(t, Options{MaxMessageSize: limit}, nil)
+	roundTrip := func(max int64, frame string) ([]byte, error) {
+		t.Helper()
+		c, err := Dial(t.Context(), h.dir, h.name, DialOptions{MaxMessageSize: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		if err := c.Write(ctx, transport.Frame{Data: []byte(frame)}); err != nil {
+			return nil, err
+		}
+		for {
+			f, err := c.Read(ctx)
+			if err != nil || bytes.Contains(f.Data, []byte(`"id":1,`)) || bytes.Contains(f.Data, []byte(`"id":1}`)) {
+				return f.Data, err
+			}
+		}
+	}
+	call := func(msg string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + msg + `"}}}`
+	}
+	// A request of exactly the session's limit.
+	req := call(strings.Repeat("x", limit-len(call(""))))
+	res, err := roundTrip(0, req)
+	if err != nil || !bytes.Contains(res, []byte(`Echo: xxx`)) {
+		t.Fatalf("a request of exactly %d bytes: %.100s, %v", limit, res, err)
+	}
+	// An answer of exactly the command's limit.
+	res, err = roundTrip(int64(len(res)), req)
+	if err != nil || !bytes.Contains(res, []byte(`Echo: xxx`)) {
+		t.Fatalf("an answer of exactly the command's limit: %.100s, %v", res, err)
+	}
+	_, err = roundTrip(int64(len(res)-1), req)
+	var ended *EndedError
+	if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &ended) ||
+		!strings.Contains(err.Error(), "a message the session passed on from its server exceeds the maximum message size") {
+		t.Errorf("an answer longer than the command's limit: %v", err)
 	}
 }

@@ -71,6 +71,9 @@ type Status struct {
 	// Dropped how many the bounded ring let go.
 	Kept    int `json:"kept"`
 	Dropped int `json:"dropped"`
+	// MaxMessageSize is the longest message the session takes from a
+	// command (set when it opened); 0 from a session of an older build.
+	MaxMessageSize int64 `json:"maxMessageSize,omitempty"`
 	// Opening is true while mcpx connect is still opening the session
 	// (starting its server, authorizing, initializing): commands cannot
 	// attach yet.
@@ -113,6 +116,20 @@ func readJSON(ctx context.Context, c transport.Conn, v any) error {
 // ErrProtocol is matched by errors about lines that break the session
 // protocol.
 var ErrProtocol = errors.New("session protocol error")
+
+// envelopeOverhead is what an envelope adds to the frame it carries
+// ({"frame":…}): the lines on the socket are bounded by the maximum
+// message size plus it, so that a message of that size goes through.
+const envelopeOverhead = len(`{"frame":}`)
+
+// lineLimit is the longest line on the socket that carries a message of
+// at most maxMessageSize bytes (zero: transport.DefaultMaxMessageSize).
+func lineLimit(maxMessageSize int64) int64 {
+	if maxMessageSize <= 0 {
+		maxMessageSize = transport.DefaultMaxMessageSize
+	}
+	return maxMessageSize + int64(envelopeOverhead)
+}
 
 // frameLine encodes frame (one JSON value) as an envelope line. A frame
 // must be valid JSON; one with line breaks (a pretty-printed HTTP body) is
