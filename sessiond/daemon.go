@@ -344,8 +344,29 @@ func (d *Daemon) waiter() *attachment {
 func (d *Daemon) keepNote(s string) {
 	d.note("%s", s)
 	d.mu.Lock()
-	d.ring.add(Kept{Time: time.Now(), Note: s})
+	loss := d.ring.add(Kept{Time: time.Now(), Note: s})
 	d.mu.Unlock()
+	if loss {
+		d.noteLoss()
+	}
+}
+
+// noteLoss notes that the kept notifications reached their bounds.
+func (d *Daemon) noteLoss() {
+	d.note("the notifications kept for mcpx @%s watch reached their bound (%s): older ones are dropped until it takes them", d.opts.Name, d.keepBounds())
+}
+
+// olderDropped says how many older ones were dropped.
+func olderDropped(n int) string {
+	if n == 1 {
+		return "1 older one was"
+	}
+	return fmt.Sprintf("%d older ones were", n)
+}
+
+// keepBounds says how much the session keeps while no command is attached.
+func (d *Daemon) keepBounds() string {
+	return fmt.Sprintf("the newest %d, at most %s", d.opts.Keep, transport.FormatSize(int64(d.opts.KeepBytes)))
 }
 
 // OnNotification is the held session's notification callback: each
@@ -366,11 +387,14 @@ func (d *Daemon) OnNotification(m *jsonrpc.Message) {
 	}
 	d.mu.Lock()
 	if len(d.attached) == 0 {
-		d.ring.add(Kept{Time: time.Now(), Message: line[len(`{"frame":`) : len(line)-1]})
+		loss := d.ring.add(Kept{Time: time.Now(), Message: line[len(`{"frame":`) : len(line)-1]})
 		first := d.ring.firstOf(m.Method)
 		d.mu.Unlock()
 		if first {
 			d.note("keeping %s for mcpx @%s watch", m.Method, d.opts.Name)
+		}
+		if loss {
+			d.noteLoss()
 		}
 		return
 	}
@@ -671,8 +695,12 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		_ = writeJSON(ctx, lines, reply{OK: true, Status: &st})
 	case opKept:
 		d.mu.Lock()
-		kept := d.ring.take()
+		kept, lost, lostAt := d.ring.take()
 		d.mu.Unlock()
+		if lost > 0 {
+			// Said first: what was dropped is older than what is kept.
+			kept = append([]Kept{{Time: lostAt, Note: fmt.Sprintf("%s dropped: while no command is attached, the session keeps only %s", olderDropped(lost), d.keepBounds())}}, kept...)
+		}
 		_ = writeJSON(ctx, lines, reply{OK: true, Kept: kept})
 	case opStop:
 		if d.sess.Load() != nil {

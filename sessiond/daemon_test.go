@@ -428,11 +428,22 @@ func TestNotificationsKeptBetweenCommands(t *testing.T) {
 		receive(t, h.kept, "the list_changed notification")
 	}
 	kept, err := TakeKept(t.Context(), h.dir, h.name)
-	if err != nil || len(kept) != 2 {
-		t.Fatalf("kept %d (want the last 2), %v", len(kept), err)
+	if err != nil || len(kept) != 3 {
+		t.Fatalf("kept %d (want a note and the last 2), %v", len(kept), err)
 	}
-	if !strings.Contains(string(kept[0].Message), "notifications/tools/list_changed") {
-		t.Errorf("kept %s", kept[0].Message)
+	// What was dropped is said first (it was older than what is kept).
+	if kept[0].Note != "1 older one was dropped: while no command is attached, the session keeps only the newest 2, at most 4 MiB" {
+		t.Errorf("the first kept is %+v", kept[0])
+	}
+	if !strings.Contains(string(kept[1].Message), "notifications/tools/list_changed") {
+		t.Errorf("kept %s", kept[1].Message)
+	}
+	var logged bool
+	for len(h.notes) > 0 && !logged {
+		logged = strings.Contains(<-h.notes, "the notifications kept for mcpx @t watch reached their bound (the newest 2, at most 4 MiB): older ones are dropped")
+	}
+	if !logged {
+		t.Error("the log does not say that notifications were dropped")
 	}
 	if st, err := GetStatus(t.Context(), h.dir, h.name); err != nil || st.Dropped != 1 || st.Kept != 0 {
 		t.Errorf("status %+v, %v", st, err)
@@ -672,15 +683,19 @@ func TestRing(t *testing.T) {
 		r.add(Kept{Note: s})
 	}
 	var got []string
-	for _, k := range r.take() {
+	items, lost, _ := r.take()
+	for _, k := range items {
 		got = append(got, k.Note)
 	}
 	// dddddddddddd is over the byte budget on its own; aaaa went for bytes.
-	if strings.Join(got, ",") != "bbbb,cc,e" || r.dropped != 2 {
-		t.Errorf("kept %v, dropped %d", got, r.dropped)
+	if strings.Join(got, ",") != "bbbb,cc,e" || r.dropped != 2 || lost != 2 {
+		t.Errorf("kept %v, dropped %d, lost %d", got, r.dropped, lost)
 	}
-	if len(r.take()) != 0 || r.bytes != 0 {
+	if items, lost, _ := r.take(); len(items) != 0 || lost != 0 || r.bytes != 0 || r.dropped != 2 {
 		t.Error("take did not empty the ring")
+	}
+	if !r.add(Kept{Note: strings.Repeat("f", 11)}) || r.add(Kept{Note: strings.Repeat("g", 11)}) {
+		t.Error("add did not report the first loss since the take alone")
 	}
 }
 

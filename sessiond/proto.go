@@ -157,13 +157,25 @@ type ring struct {
 	bytes    int
 	maxItems int
 	maxBytes int
-	dropped  int
+	dropped  int       // ever
+	lost     int       // since the last take
+	lostAt   time.Time // the first of those went
 }
 
-func (r *ring) add(k Kept) {
+// add keeps k, dropping the oldest items beyond the bounds (or k itself,
+// when it is over the byte budget on its own), and reports whether these
+// are the first dropped since the last take.
+func (r *ring) add(k Kept) (firstLoss bool) {
+	before := r.lost
+	defer func() {
+		if firstLoss = before == 0 && r.lost > 0; firstLoss {
+			r.lostAt = k.Time
+		}
+	}()
 	size := len(k.Message) + len(k.Note)
 	if size > r.maxBytes {
 		r.dropped++
+		r.lost++
 		return
 	}
 	r.items = append(r.items, k)
@@ -173,14 +185,17 @@ func (r *ring) add(k Kept) {
 		r.items[0] = Kept{}
 		r.items = r.items[1:]
 		r.dropped++
+		r.lost++
 	}
+	return
 }
 
-// take returns the kept items and empties the ring.
-func (r *ring) take() []Kept {
-	items := r.items
-	r.items, r.bytes, r.methods = nil, 0, nil
-	return items
+// take returns the kept items and empties the ring; lost is how many were
+// dropped since the last take, the first at lostAt.
+func (r *ring) take() (items []Kept, lost int, lostAt time.Time) {
+	items, lost, lostAt = r.items, r.lost, r.lostAt
+	r.items, r.bytes, r.methods, r.lost = nil, 0, nil, 0
+	return items, lost, lostAt
 }
 
 // firstOf reports whether method was not kept since the last take (for a
