@@ -189,7 +189,9 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	c.observe = a.observe
 	c.rec = rec
 	life := lifecycle(d, c.feats, c.console.Note, &k.eraCache)
-	if out.verbose {
+	if out.verbose && (c.held == nil || c.held.Era == eraModern) {
+		// (Through a handshake-era session, what it offered when it
+		// opened counts.)
 		if note := inspector.OpeningNote(life); note != "" {
 			c.console.Note(note)
 		}
@@ -291,6 +293,11 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 		c.held = &st
 		if out.verbose {
 			c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", d.at.name, st.Server, st.Target, st.PID))
+		}
+		if err := settledBySession(d, st, c.console.Warn); err != nil {
+			conn.Close()
+			c.closeAfter()
+			return nil, nil, nil, err
 		}
 	}
 	if rec != nil {

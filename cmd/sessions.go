@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/sessiond"
@@ -90,6 +92,43 @@ func checkAt(c *cobra.Command, at sessionRef) error {
 			strings.Join(given, ", "), at.name, strings.Join(given, ", "), at.name)
 	}
 	return nil
+}
+
+// settledBySession refuses the client features a command cannot change
+// through the open session st, and warns about MCP Apps it did not
+// declare. In the handshake era the session declared the client's
+// capabilities in its initialize and answers roots/list itself; in the
+// 2026-07-28 era each request declares the command's own, and the command
+// answers its tools' input requests.
+func settledBySession(d *connDesc, st sessiond.Status, warn func(string)) error {
+	if d.feat.ui.on && !slices.Contains(st.Extensions, apps.ExtensionID) {
+		warn(fmt.Sprintf("session %s does not declare MCP Apps (mcpx connect %s --ui declares it), so the server may not offer views", d.at.name, d.at.name))
+	}
+	if st.Era == eraModern {
+		return nil
+	}
+	var given []string
+	instead, roots := "", ""
+	if len(d.feat.roots) > 0 { // (the REPL declares none with an empty list)
+		given = append(given, "--root")
+		roots = ", and answers the server's roots/list itself"
+	}
+	if d.feat.sampler == nil {
+		given = append(given, "--no-sampling")
+		instead = " (--on-sampling decline declines this command's sampling requests)"
+	}
+	if d.feat.elicitor == nil {
+		given = append(given, "--no-elicitation")
+		instead = " (--on-elicit decline declines this command's elicitation requests)"
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	if len(given) > 1 {
+		instead = ""
+	}
+	list := strings.Join(given, ", ")
+	return usageErrorf("%s: session %s declared the client's capabilities when it opened%s; give %s to mcpx connect %s, or leave it out%s", list, d.at.name, roots, list, d.at.name, instead)
 }
 
 // sessionDir is this user's directory of session sockets.
@@ -510,7 +549,8 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	}
 	c.afterConnect(ctx, conn.feat.logLevel)
 	err = d.Serve(ctx, sess, sessiond.ServeOptions{
-		Target: c.describe,
+		Target:     c.describe,
+		Extensions: slices.Sorted(maps.Keys(c.feats.Extensions)),
 		Ready: func(st sessiond.Status) error {
 			if o.child {
 				return sessiond.Ready(st, out, logPath)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -78,12 +79,14 @@ var (
 // New claims the socket; the caller then opens the session with the
 // daemon's hooks (Handlers, OnNotification) and hands it to Serve.
 type Daemon struct {
-	opts    Options
-	target  atomic.Pointer[string]
-	path    string
-	ln      net.Listener
-	started time.Time
-	sess    atomic.Pointer[inspector.Session]
+	opts   Options
+	target atomic.Pointer[string]
+	// extensions are ServeOptions.Extensions, set before sess.
+	extensions []string
+	path       string
+	ln         net.Listener
+	started    time.Time
+	sess       atomic.Pointer[inspector.Session]
 
 	ctx    context.Context // ends when Serve ends: every attachment with it
 	cancel context.CancelFunc
@@ -465,6 +468,7 @@ func (d *Daemon) Status() Status {
 	if s := d.sess.Load(); s == nil {
 		st.Opening = true
 	} else {
+		st.Extensions = d.extensions
 		if info := s.Server(); info != nil {
 			st.Server = info.Implementation.Name
 			if v := info.Implementation.Version; v != "" {
@@ -488,6 +492,9 @@ type ServeOptions struct {
 	// Target describes the connection, for Status ("stdio: node
 	// server.js").
 	Target string
+	// Extensions are the client extensions the session declared (their
+	// identifiers), for Status.
+	Extensions []string
 	// Ready, when set, is told once the session is served, with its
 	// Status; an error from it ends Serve at once.
 	Ready func(Status) error
@@ -501,6 +508,7 @@ type ServeOptions struct {
 // and returns; stop requests are answered then.
 func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
 	d.target.Store(&o.Target)
+	d.extensions = slices.Clone(o.Extensions)
 	d.sess.Store(sess)
 	close(d.serving)
 	// The idle clock starts now that the session is open: the server's

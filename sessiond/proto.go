@@ -74,6 +74,9 @@ type Status struct {
 	// MaxMessageSize is the longest message the session takes from a
 	// command (set when it opened); 0 from a session of an older build.
 	MaxMessageSize int64 `json:"maxMessageSize,omitempty"`
+	// Extensions are the client extensions the session declared when it
+	// opened (io.modelcontextprotocol/ui: MCP Apps).
+	Extensions []string `json:"extensions,omitempty"`
 	// Opening is true while mcpx connect is still opening the session
 	// (starting its server, authorizing, initializing): commands cannot
 	// attach yet.
