@@ -350,6 +350,17 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 	res, err := sess.Call(ctx, m.Method, params, opts...)
 	var rpcErr *jsonrpc.Error
 	var sc *inspector.ServerCancelledError
+	if err != nil {
+		select {
+		case <-sess.Done():
+			// The connection to the server ended: the session ends, and
+			// tells every command why (the server's last words
+			// included), which an error answer here would have
+			// pre-empted, as if the server had answered it.
+			return
+		default:
+		}
+	}
 	switch {
 	case err == nil:
 		a.send(jsonrpc.EncodeResponse(m.ID, res, nil))

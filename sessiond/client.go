@@ -28,10 +28,34 @@ type NoSessionError struct {
 	Name string
 	// Err is what reaching its socket failed with.
 	Err error
+	// Stale is set when the socket was there but nobody listened: the
+	// session process had been killed, or crashed.
+	Stale bool
+	// Log is the log a session of that name left, which says how it
+	// ended ("" when there is none).
+	Log string
 }
 
 func (e *NoSessionError) Error() string {
-	return fmt.Sprintf("no session named %q is open", e.Name)
+	s := fmt.Sprintf("no session named %q is open", e.Name)
+	switch {
+	case e.Stale && e.Log != "":
+		s += ": its process had ended without closing (killed, or crashed); its log, " + e.Log + ", may say why"
+	case e.Stale:
+		s += ": its process had ended without closing (killed, or crashed)"
+	case e.Log != "":
+		s += "; the log of the last one, " + e.Log + ", says how it ended"
+	}
+	return s
+}
+
+// noSession returns the NoSessionError for name in dir.
+func noSession(dir, name string, err error, stale bool) *NoSessionError {
+	e := &NoSessionError{Name: name, Err: err, Stale: stale}
+	if fi, serr := os.Lstat(LogPath(dir, name)); serr == nil && fi.Mode().IsRegular() {
+		e.Log = LogPath(dir, name)
+	}
+	return e
 }
 
 func (e *NoSessionError) Unwrap() error { return e.Err }
@@ -122,7 +146,7 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 	}
 	if err := checkSocket(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil, &NoSessionError{Name: name, Err: err}
+			return nil, nil, nil, noSession(dir, name, err, false)
 		}
 		return nil, nil, nil, fmt.Errorf("session %s: %w", name, err)
 	}
@@ -130,8 +154,9 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 	nc, err := dialer.DialContext(ctx, "unix", path)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
-			// A socket left by a session process that was killed.
-			return nil, nil, nil, &NoSessionError{Name: name, Err: err}
+			// A socket left by a session process that was killed (or
+			// removed since: one that ended meanwhile).
+			return nil, nil, nil, noSession(dir, name, err, errors.Is(err, syscall.ECONNREFUSED))
 		}
 		return nil, nil, nil, fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err)
 	}

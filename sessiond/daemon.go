@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -593,6 +594,12 @@ func (d *Daemon) shutdown(sess *inspector.Session, why error) {
 		reason = "the session process was interrupted"
 	case why != nil:
 		reason = "the session ended: " + why.Error()
+		// What a server that crashed said last, as a command of its own
+		// would have been told.
+		var pe *transport.PeerExitError
+		if errors.As(why, &pe) && len(pe.LastStderr) > 0 {
+			reason += "; its last stderr lines: " + strings.Join(lastLines(pe.LastStderr, 3), " | ")
+		}
 	}
 	d.mu.Lock()
 	as := make([]*attachment, 0, len(d.attached))
@@ -628,6 +635,17 @@ func (d *Daemon) answerStoppers() {
 		s.lines.Close()
 		s.nc.Close()
 	}
+}
+
+// lastLines returns the last n lines that are not blank.
+func lastLines(lines []string, n int) []string {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			out = append([]string{l}, out...)
+		}
+	}
+	return out
 }
 
 // stopper is a connection that asked the session to stop.

@@ -44,6 +44,8 @@ type testServer struct {
 	// burst receives the number of progress notifications chatty sent,
 	// once it has sent them all.
 	burst chan int
+	// wrap, when set, wraps the held session's connection to the server.
+	wrap func(*pipeConn) transport.Conn
 }
 
 func newTestServer() *testServer {
@@ -124,7 +126,11 @@ func (ts *testServer) connect(t *testing.T) transport.Conn {
 	if _, err := ts.srv.Connect(t.Context(), &mcp.IOTransport{Reader: sr, Writer: sw}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return &pipeConn{StreamConn: transport.NewStream(cr, cw), closers: []io.Closer{cr, cw, sr, sw}}
+	pc := &pipeConn{StreamConn: transport.NewStream(cr, cw), closers: []io.Closer{cr, cw, sr, sw}}
+	if ts.wrap != nil {
+		return ts.wrap(pc)
+	}
+	return pc
 }
 
 // held is a daemon serving a session with ts, in the background.
@@ -623,7 +629,8 @@ func TestStaleSocket(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "old.sock")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Dial(t.Context(), dir, "old", DialOptions{}); !errors.Is(err, ErrNoSession) {
+	if _, err := Dial(t.Context(), dir, "old", DialOptions{}); !errors.Is(err, ErrNoSession) ||
+		err.Error() != `no session named "old" is open: its process had ended without closing (killed, or crashed)` {
 		t.Errorf("Dial a stale socket: %v", err)
 	}
 	var stale *StaleError
@@ -1129,5 +1136,87 @@ func TestMaxMessageSizeThroughTheSession(t *testing.T) {
 	if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &ended) ||
 		!strings.Contains(err.Error(), "a message the session passed on from its server exceeds the maximum message size") {
 		t.Errorf("an answer longer than the command's limit: %v", err)
+	}
+}
+
+// crashingConn is a server connection whose end reads as the exit of a
+// stdio server that said why on its stderr.
+type crashingConn struct {
+	*pipeConn
+	crash func() // ends the server's output
+}
+
+func (c *crashingConn) Read(ctx context.Context) (transport.Frame, error) {
+	f, err := c.pipeConn.Read(ctx)
+	if errors.Is(err, io.EOF) {
+		err = &transport.PeerExitError{Status: "exit status 3", Code: 3, LastStderr: []string{"starting", "", "fatal: the widget exploded"}}
+	}
+	return f, err
+}
+
+// A command attached when the server crashes is told what the server
+// said last, as a command of its own would be; the log of a session that
+// ended is pointed to by the next command that names it.
+func TestServerCrashIsExplained(t *testing.T) {
+	ts := newTestServer()
+	var crash func()
+	ts.wrap = func(pc *pipeConn) transport.Conn {
+		crash = func() { pc.closers[3].Close() } // the server's stdout
+		return &crashingConn{pipeConn: pc}
+	}
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	s := h.command(t, inspector.Options{})
+	done := make(chan error, 1)
+	go func() { _, err := callText(t, s, t.Context(), "block", `{"tag":"crash"}`); done <- err }()
+	receive(t, ts.started, "the call")
+	if err := os.WriteFile(LogPath(h.dir, h.name), []byte("the log\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crash()
+	var ended *EndedError
+	if err := receive(t, done, "the attached call"); !errors.As(err, &ended) ||
+		!strings.HasSuffix(err.Error(), "the session ended: the connection to the server ended: server exited (exit status 3); its last stderr lines: starting | fatal: the widget exploded") {
+		t.Errorf("the attached call ended with %v", err)
+	}
+	var se *ServerEndedError
+	if err := receive(t, h.served, "Serve"); !errors.As(err, &se) {
+		t.Errorf("Serve: %v", err)
+	}
+	h.served <- nil
+	_, err := Dial(t.Context(), h.dir, h.name, DialOptions{})
+	if !errors.Is(err, ErrNoSession) || err.Error() != `no session named "t" is open; the log of the last one, `+LogPath(h.dir, h.name)+`, says how it ended` {
+		t.Errorf("Dial after the session ended: %v", err)
+	}
+}
+
+// exitedConn is a server connection whose server has exited.
+type exitedConn struct{}
+
+func (exitedConn) Read(context.Context) (transport.Frame, error) {
+	return transport.Frame{}, &transport.PeerExitError{Status: "exit status 3", Code: 3}
+}
+func (exitedConn) Write(context.Context, transport.Frame) error { return nil }
+func (exitedConn) Close() error                                 { return nil }
+
+// A request in flight when the connection to the server ends gets no
+// answer from the session: the session ends and tells each command why.
+// An error answer ("server error -32603 (internal error): mcpx session t:
+// tools/call: server exited") raced with that, and won often, as if the
+// server had answered it.
+func TestNoAnswerOnceTheServerIsGone(t *testing.T) {
+	sess := inspector.NewSession(exitedConn{}, inspector.Options{Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}}})
+	defer sess.Close()
+	select {
+	case <-sess.Done():
+	case <-time.After(wait):
+		t.Fatal("the session did not end")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a := &attachment{d: &Daemon{opts: Options{Name: "t"}, forwards: map[string]forward{}}, ctx: ctx, cancel: cancel,
+		ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+	a.forward(ctx, sess, &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`)})
+	if b, ok := a.take(); ok {
+		t.Errorf("the command was answered %s", b)
 	}
 }
