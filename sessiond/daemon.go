@@ -586,7 +586,7 @@ func (d *Daemon) shutdown(sess *inspector.Session, why error) {
 	if err := d.unlisten(); err != nil {
 		d.note("removing the socket: %v", err)
 	}
-	reason := "the session was closed"
+	reason := "the session was closed (mcpx disconnect)"
 	switch {
 	case errors.Is(why, context.Canceled):
 		// Serve's context ended: the session process was told to stop

@@ -568,7 +568,7 @@ func TestStop(t *testing.T) {
 		t.Error("Stop returned before the session was closed")
 	}
 	var ended *EndedError
-	if err := receive(t, done, "the attached call"); !errors.As(err, &ended) || !strings.Contains(err.Error(), "the session was closed") {
+	if err := receive(t, done, "the attached call"); !errors.As(err, &ended) || !strings.HasSuffix(err.Error(), "session t: the session was closed (mcpx disconnect)") {
 		t.Errorf("the attached call ended with %v", err)
 	}
 	if err := receive(t, h.served, "Serve"); err != nil {
@@ -1218,5 +1218,19 @@ func TestNoAnswerOnceTheServerIsGone(t *testing.T) {
 	a.forward(ctx, sess, &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo"}`)})
 	if b, ok := a.take(); ok {
 		t.Errorf("the command was answered %s", b)
+	}
+}
+
+// A runtime directory that is not there is named as the environment's.
+func TestDirNamesTheRuntimeDirectory(t *testing.T) {
+	rt := filepath.Join(t.TempDir(), "missing")
+	_, err := Dir(func(k string) string {
+		if k == "XDG_RUNTIME_DIR" {
+			return rt
+		}
+		return ""
+	})
+	if !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "session directory (in $XDG_RUNTIME_DIR, "+rt+"): ") {
+		t.Errorf("Dir: %v", err)
 	}
 }

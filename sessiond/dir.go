@@ -49,9 +49,9 @@ func Dir(getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	dir := ""
+	dir, from := "", ""
 	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "mcpx")
+		dir, from = filepath.Join(rt, "mcpx"), " (in $XDG_RUNTIME_DIR, "+rt+")"
 	} else {
 		tmp := getenv("TMPDIR")
 		if tmp == "" || !filepath.IsAbs(tmp) {
@@ -60,7 +60,7 @@ func Dir(getenv func(string) string) (string, error) {
 		dir = filepath.Join(tmp, "mcpx-"+userTag())
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("session directory: %w", err)
+		return "", fmt.Errorf("session directory%s: %w", from, err)
 	}
 	if err := checkDir(dir, true); err != nil {
 		return "", err
