@@ -203,6 +203,7 @@ func (d *Daemon) Opening(ctx context.Context) context.Context {
 			}
 		case <-d.serving:
 		case <-ctx.Done():
+		case <-d.ctx.Done(): // closed without serving
 		}
 	}()
 	return ctx
