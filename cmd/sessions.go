@@ -327,10 +327,8 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 	if err != nil {
 		return err
 	}
-	if st, err := sessiond.GetStatus(ctx, dir, name); err == nil && st.Opening {
-		return usageErrorf("session %s is being opened by another mcpx connect (its process is pid %d); mcpx disconnect %s ends it", name, st.PID, name)
-	} else if err == nil {
-		return usageErrorf("session %s is open already (%s, pid %d); mcpx disconnect %s ends it", name, st.Target, st.PID, name)
+	if err := openAlready(ctx, dir, name); err != nil {
+		return err
 	}
 	var resolved *connDesc
 	if d.named.ref != "" {
@@ -372,6 +370,19 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 	}
 	o.opened(st)
 	return nil
+}
+
+// openAlready returns the error for mcpx connect NAME where session name
+// is open, or being opened, already; nil where it is not.
+func openAlready(ctx context.Context, dir, name string) error {
+	st, err := sessiond.GetStatus(ctx, dir, name)
+	switch {
+	case err != nil:
+		return nil
+	case st.Opening:
+		return usageErrorf("session %s is being opened by another mcpx connect (its process is pid %d); mcpx disconnect %s ends it", name, st.PID, name)
+	}
+	return usageErrorf("session %s is open already (%s, pid %d); mcpx disconnect %s ends it", name, st.Target, st.PID, name)
 }
 
 // childArgs is the session process's real command line: connect with
@@ -496,6 +507,10 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		OnNote:         func(s string) { console.Note(time.Now().Format(time.TimeOnly) + " " + s) },
 	})
 	if errors.Is(err, sessiond.ErrExists) {
+		// Another mcpx connect of the name won the race.
+		if err := openAlready(ctx, dir, name); err != nil {
+			return err
+		}
 		return usageErrorf("%v; mcpx disconnect %s ends it", err, name)
 	}
 	if err != nil {

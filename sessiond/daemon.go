@@ -706,6 +706,11 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	}
 	var h hello
 	if err := readJSON(ctx, lines, &h); err != nil {
+		if errors.Is(err, io.EOF) {
+			// Closed without a word: another process checking that the
+			// session is alive (New, before it replaces a stale socket).
+			return
+		}
 		if hr.over.Load() {
 			err = errLongHello // what was read of it is no JSON
 		}

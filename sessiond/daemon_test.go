@@ -1234,3 +1234,36 @@ func TestDirNamesTheRuntimeDirectory(t *testing.T) {
 		t.Errorf("Dir: %v", err)
 	}
 }
+
+// A connection closed without a word (another process's check that the
+// session lives, before it would replace a stale socket) is not noted:
+// it printed "a connection that said nothing useful: EOF" on the terminal
+// of an mcpx connect that won a race for the name.
+func TestProbeIsNotNoted(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	probe, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	junk, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.WriteString(junk, "junk\n")
+	junk.Close()
+	// Accepted after the probe, so the probe was accepted too.
+	if note := receive(t, h.notes, "the junk noted"); !strings.Contains(note, "a connection that said nothing useful: session protocol error") {
+		t.Fatalf("noted %q", note)
+	}
+	if err := Stop(t.Context(), h.dir, h.name); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, h.served, "Serve") // every connection was served
+	h.served <- nil
+	for len(h.notes) > 0 {
+		if note := <-h.notes; strings.Contains(note, "said nothing useful") {
+			t.Errorf("noted %q", note)
+		}
+	}
+}
