@@ -118,22 +118,25 @@ func (e *MessageTooLargeError) Error() string {
 	return fmt.Sprintf("a message of %s is longer than the %s session %s takes (its maximum message size, set when it opened)", transport.FormatSize(e.Size), transport.FormatSize(e.Limit), e.Name)
 }
 
-// replyTimeout bounds the wait for a session's reply to a hello (but for
-// stop, which is answered once the session ended): a session process that
-// hangs must not hang the command.
-const replyTimeout = 10 * time.Second
+// replyTimeout bounds the wait for a session's reply to a hello: a
+// session process that hangs (or was stopped, SIGSTOP) must not hang the
+// command. (Variables for the tests.)
+var replyTimeout = 10 * time.Second
+
+// endTimeout bounds the wait for a session that was asked to stop to end:
+// it detaches its commands (a second each at most) and shuts its server
+// down (a stdio server gets SIGTERM, then SIGKILL).
+var endTimeout = 30 * time.Second
 
 // open connects to session name in dir and exchanges the hello. The
 // directory and the socket must be this user's.
 func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, wait time.Duration) (net.Conn, *transport.StreamConn, *reply, error) {
-	if h.Op != opStop {
-		if wait <= 0 || wait > replyTimeout {
-			wait = replyTimeout
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, wait, fmt.Errorf("session %s did not answer within %s: %w", name, wait, transport.ErrConnect))
-		defer cancel()
+	if wait <= 0 || wait > replyTimeout {
+		wait = replyTimeout
 	}
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithTimeoutCause(ctx, wait, fmt.Errorf("session %s did not answer within %s: %w", name, wait, transport.ErrConnect))
+	defer cancel()
 	path, err := socketPath(dir, name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -228,19 +231,43 @@ func TakeKept(ctx context.Context, dir, name string) ([]Kept, error) {
 // commands attached were detached and the server shut down (a stdio
 // server with its process tree).
 func Stop(ctx context.Context, dir, name string) error {
-	nc, lines, _, err := open(ctx, dir, name, hello{Op: opStop}, 0, 0)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opStop}, 0, 0)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	defer lines.Close()
-	// The daemon answers the hello's reply only after the session
-	// ended; the connection then closes.
-	var r reply
-	if err := readJSON(ctx, lines, &r); err != nil && !errors.Is(err, io.EOF) {
+	// The daemon acknowledged the request (an older one answered only
+	// after the session ended, and then closes the connection); it
+	// answers again once the session has ended.
+	pid := 0
+	if r.Status != nil {
+		pid = r.Status.PID
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, endTimeout, &NotEndedError{Name: name, PID: pid, After: endTimeout})
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	var end reply
+	if err := readJSON(ctx, lines, &end); err != nil && !errors.Is(err, io.EOF) {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
 		return fmt.Errorf("session %s: waiting for it to end: %w", name, err)
 	}
 	return nil
+}
+
+// NotEndedError reports a session that was asked to stop and did not end
+// in time.
+type NotEndedError struct {
+	Name  string
+	PID   int
+	After time.Duration
+}
+
+func (e *NotEndedError) Error() string {
+	return fmt.Sprintf("session %s was asked to end and did not within %s: its process (pid %d) may be hung", e.Name, e.After, e.PID)
 }
 
 // listParallel bounds the sessions List asks at once.

@@ -739,6 +739,13 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			// (While opening, the opening's error says it.)
 			d.note("asked to stop")
 		}
+		// Acknowledged at once, so that the client can tell a session
+		// process that does not answer (stopped, hung) from one that
+		// is ending; a second reply says that it has ended.
+		st := d.Status()
+		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
+			return
+		}
 		d.mu.Lock()
 		d.stoppers = append(d.stoppers, stopper{nc, lines})
 		d.mu.Unlock()

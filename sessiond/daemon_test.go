@@ -1267,3 +1267,54 @@ func TestProbeIsNotNoted(t *testing.T) {
 		}
 	}
 }
+
+// fakeSession listens as session name in dir and runs serve on each
+// connection.
+func fakeSession(t *testing.T, dir, name string, serve func(net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(dir, name+".sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	if err := os.Chmod(filepath.Join(dir, name+".sock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { nc.Close() })
+			go serve(nc)
+		}
+	}()
+}
+
+// mcpx disconnect of a session process that does not answer (stopped
+// with SIGSTOP, or hung) or does not end once asked fails in bounded time,
+// saying so: it waited forever.
+func TestStopIsBounded(t *testing.T) {
+	defer func(r, e time.Duration) { replyTimeout, endTimeout = r, e }(replyTimeout, endTimeout)
+	replyTimeout, endTimeout = 50*time.Millisecond, 50*time.Millisecond
+	dir := sessionDir(t)
+	fakeSession(t, dir, "frozen", func(net.Conn) {})
+	fakeSession(t, dir, "stuck", func(nc net.Conn) {
+		if _, err := bufio.NewReader(nc).ReadBytes('\n'); err == nil {
+			_, _ = io.WriteString(nc, `{"ok":true,"status":{"name":"stuck","pid":42}}`+"\n")
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := Stop(ctx, dir, "frozen"); !errors.Is(err, transport.ErrConnect) || err.Error() != "session frozen did not answer within 50ms: cannot connect" {
+		t.Errorf("Stop a session that does not answer: %v", err)
+	}
+	var ne *NotEndedError
+	if err := Stop(ctx, dir, "stuck"); !errors.As(err, &ne) || err.Error() != "session stuck was asked to end and did not within 50ms: its process (pid 42) may be hung" {
+		t.Errorf("Stop a session that does not end: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Stop waited for the test's own bound")
+	}
+}

@@ -20,7 +20,7 @@ const (
 	opAttach = "attach" // carry one command's MCP traffic
 	opStatus = "status" // describe the session
 	opKept   = "kept"   // hand over the notifications kept meanwhile
-	opStop   = "stop"   // end the session (answered once it has ended)
+	opStop   = "stop"   // end the session (answered at once, and again once it has ended)
 )
 
 // hello is the first line a client sends.
