@@ -226,6 +226,24 @@ func (b *httpBase) reportLost(ids []string, err error) {
 	b.enqueue(inboxItem{lost: &lossEvent{ids: ids, err: err}})
 }
 
+// skipped reports an incoming message dropped for its size (an SSE event
+// over the limit, read past): a note saying so, prefixed with where it
+// came, and, when it is a response whose id its first bytes give, the
+// loss of that request (see reportLost; with no listener for losses, the
+// connection fails). Any other message (a notification, a server
+// request) is only noted: the connection goes on.
+func (b *httpBase) skipped(sk *SkippedMessageError, where string) {
+	if sk.End {
+		b.note("%s%s", where, sk.describe(prefixInfo{}))
+		return
+	}
+	info := scanPrefix(sk.Prefix)
+	b.note("%s%s", where, sk.describe(info))
+	if info.ID != "" {
+		b.reportLost([]string{info.ID}, sk.requestError())
+	}
+}
+
 // exchange is one HTTP request whose response headers have arrived.
 type exchange struct {
 	resp *http.Response

@@ -78,8 +78,12 @@ type HTTPOptions struct {
 	ReconnectDelay time.Duration
 	// MaxMessageSize bounds a JSON response body and the data of an SSE
 	// event (and any one SSE line), in bytes; zero means
-	// DefaultMaxMessageSize. A longer one fails with an error matching
-	// both ErrTransport and ErrFrameTooLarge.
+	// DefaultMaxMessageSize. A longer one fails the requests it answers
+	// with an error matching ErrFrameTooLarge. An event over the limit on
+	// a stream that owes no response (the GET stream, the HTTP+SSE
+	// stream) is read past without being held and noted: when its first
+	// bytes give the id of the response it is, that request is lost (see
+	// LossReporter), and the stream goes on.
 	MaxMessageSize int64
 }
 

@@ -39,6 +39,72 @@ func (e *FrameTooLargeError) Error() string {
 // Is makes errors.Is(err, ErrFrameTooLarge) true.
 func (e *FrameTooLargeError) Is(target error) bool { return target == ErrFrameTooLarge }
 
+// SkippedMessageError reports a message longer than the maximum message
+// size that is being read past and dropped, the input going on after it.
+// It matches ErrFrameTooLarge. Reading it holds no more than the limit:
+// the message's first bytes (Prefix, at most skipPrefix of them) are all
+// that is kept, for finding the JSON-RPC id of the request it answers
+// (see scanPrefix) and for showing what it was.
+//
+// A reader reports it as soon as the limit is passed, so that what waits
+// for the message need not wait for its end (a line that never ends would
+// never be reported); Whole is then false and Size what was read so far.
+// Once the message ended, the reader reports it again with End set, Whole
+// set and its whole Size (for the record of what was dropped). A message
+// whose end was already in sight when the limit was passed is reported
+// once, Whole, without End.
+type SkippedMessageError struct {
+	// What names the message, as for FrameTooLargeError.
+	What string
+	// Size is the message's length in bytes (without its delimiter), or
+	// what was read of it so far when Whole is false.
+	Size int64
+	// Whole says Size is the message's whole length.
+	Whole bool
+	// End marks the second report of a message, at its end.
+	End bool
+	// Limit is the maximum message size in bytes.
+	Limit int64
+	// Prefix is the message's first bytes.
+	Prefix []byte
+}
+
+func (e *SkippedMessageError) Error() string {
+	if !e.Whole {
+		return fmt.Sprintf("%s exceeds the maximum message size (%s)", e.What, FormatSize(e.Limit))
+	}
+	return fmt.Sprintf("%s (%s) exceeds the maximum message size (%s)", e.What, FormatSize(e.Size), FormatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrFrameTooLarge) true.
+func (e *SkippedMessageError) Is(target error) bool { return target == ErrFrameTooLarge }
+
+// ended returns the report of e at the end of its message, size bytes
+// long.
+func (e *SkippedMessageError) ended(size int64) *SkippedMessageError {
+	return &SkippedMessageError{What: e.What, Size: size, Whole: true, End: true, Limit: e.Limit, Prefix: e.Prefix}
+}
+
+// skipPrefix is how many first bytes of a skipped message are kept: a
+// response's "id" member comes before its result in every encoder seen.
+const skipPrefix = 4 << 10
+
+// keepPrefix returns a copy of the first skipPrefix bytes (at most the
+// limit) of what b holds followed by tail.
+func (b *frameBuffer) keepPrefix(tail []byte) []byte {
+	n := min(int64(skipPrefix), b.limit, b.n+int64(len(tail)))
+	out := make([]byte, 0, n)
+	out = append(out, b.first[:min(len(b.first), int(n))]...)
+	for i := 0; i < len(b.chunks) && len(out) < int(n); i++ {
+		c := b.chunks[i].b
+		out = append(out, c[:min(len(c), int(n)-len(out))]...)
+	}
+	if len(out) < int(n) {
+		out = append(out, tail[:int(n)-len(out)]...)
+	}
+	return out
+}
+
 // FormatSize renders a byte count exactly: in KiB, MiB or GiB when it is a
 // whole number of them ("256 MiB"), else in bytes ("256000000 bytes").
 func FormatSize(n int64) string {
@@ -166,7 +232,19 @@ type LineReader struct {
 	what  string
 	buf   frameBuffer
 	err   error // what ends the input, returned after the last line
+	skip  bool  // a line over the limit is skipped (SkipLong)
+	// dropping is the line over the limit being read past, reported
+	// before its end.
+	dropping *SkippedMessageError
 }
+
+// SkipLong makes ReadLine read past a line longer than the limit, holding
+// none of it but its first bytes. It returns a *SkippedMessageError for
+// it as soon as the limit is passed; when the line's end was not in
+// sight then, the next call reads up to it, counting, and returns the
+// line's second report (End set); the call after that returns the next
+// line.
+func (l *LineReader) SkipLong() { l.skip = true }
 
 // NewLineReader reads lines from r; a line (without its newline) longer
 // than limit bytes is an error. A limit of zero or less means
@@ -185,8 +263,11 @@ func (l *LineReader) Limit() int64 { return l.limit }
 // without a newline (or a read error interrupted). After the last line it
 // returns io.EOF, or the read error. A line longer than the limit returns
 // a *FrameTooLargeError as soon as the limit is passed, without reading
-// the rest; every later call returns it too.
+// the rest; every later call returns it too (but see SkipLong).
 func (l *LineReader) ReadLine() (line []byte, ended bool, err error) {
+	if l.dropping != nil {
+		return l.dropRest()
+	}
 	if l.err != nil {
 		return nil, false, l.err
 	}
@@ -194,6 +275,9 @@ func (l *LineReader) ReadLine() (line []byte, ended bool, err error) {
 		frag, err := l.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !l.buf.Write(frag) {
+				if l.skip {
+					return l.skipLine(frag, false)
+				}
 				return nil, false, l.tooLarge()
 			}
 			continue
@@ -207,10 +291,48 @@ func (l *LineReader) ReadLine() (line []byte, ended bool, err error) {
 			l.err = err // after this last line
 		}
 		if !l.buf.fits(len(frag)) {
+			if l.skip {
+				return l.skipLine(frag, err == nil)
+			}
 			return nil, false, l.tooLarge()
 		}
 		return l.buf.Bytes(frag), err == nil, nil
 	}
+}
+
+// skipLine starts dropping the line being read, over the limit: what was
+// collected and frag, its next piece (ended when it ended the line).
+func (l *LineReader) skipLine(frag []byte, ended bool) ([]byte, bool, error) {
+	e := &SkippedMessageError{What: l.what, Limit: l.limit, Prefix: l.buf.keepPrefix(frag), Size: l.buf.Len() + int64(len(frag))}
+	l.buf.Reset()
+	if ended || l.err != nil {
+		e.Whole = true
+		return nil, ended, e
+	}
+	l.dropping = e
+	return nil, false, e
+}
+
+// dropRest reads the rest of the line being dropped through the bufio
+// buffer, counting it, never holding it, and returns its second report.
+func (l *LineReader) dropRest() ([]byte, bool, error) {
+	e := l.dropping
+	l.dropping = nil
+	size, ended := e.Size, false
+	for !ended && l.err == nil {
+		frag, err := l.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			size += int64(len(frag) - 1)
+			ended = true
+		case errors.Is(err, bufio.ErrBufferFull):
+			size += int64(len(frag))
+		default:
+			size += int64(len(frag))
+			l.err = err // after this line
+		}
+	}
+	return nil, ended, e.ended(size)
 }
 
 func (l *LineReader) tooLarge() error {

@@ -4,19 +4,39 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 )
 
 // lineReader splits a byte stream into frames, one per newline-terminated
 // line (the stdio framing), in its own goroutine. A frame is the line
 // exactly as read, without its newline; a last line without one is a
-// frame too. A line longer than the maximum message size ends the stream
-// with a *FrameTooLargeError.
+// frame too. A line longer than the maximum message size is read past,
+// holding none of it but its first bytes (LineReader.SkipLong), and
+// queued in its place as a *SkippedMessageError, which read turns into
+// the loss of the request it answers when its id is found (see
+// LossReporter; a connection with an over-limit line, one of the
+// server's own messages, dropped and noted otherwise) or, without a
+// LossReporter listener, into the end of the stream with a
+// *FrameTooLargeError: a caller that cannot fail one request must not
+// wait forever for its answer.
 type lineReader struct {
-	frames  chan Frame
+	frames  chan lineItem
 	ahead   *readAhead    // bounds the bytes queued in frames
 	done    chan struct{} // closed when the stream ended or failed
 	err     error         // why it ended; set before done is closed
 	closing <-chan struct{}
+
+	mu     sync.Mutex
+	onLost func(id string, err error) // see LossReporter
+	note   func(text string)          // tells of a dropped message
+	fatal  error                      // set by read when a skipped line ended the stream
+}
+
+// lineItem is a queued line, or (skipped set) the line over the limit
+// that was dropped in its place.
+type lineItem struct {
+	f       Frame
+	skipped *SkippedMessageError
 }
 
 // startLineReader reads r until it ends or closing is closed. Lines may be
@@ -25,16 +45,27 @@ type lineReader struct {
 // (io.EOF at its normal end) into the error Read reports after the last
 // frame; a *FrameTooLargeError is reported as it is.
 func startLineReader(r io.Reader, limit int64, what string, closing <-chan struct{}, end func(error) error) *lineReader {
-	l := &lineReader{frames: make(chan Frame, 16), ahead: newReadAhead(limit), done: make(chan struct{}), closing: closing}
+	l := &lineReader{frames: make(chan lineItem, 16), ahead: newReadAhead(limit), done: make(chan struct{}), closing: closing}
 	go func() {
 		defer close(l.done)
 		lr := NewLineReader(r, limit, what)
+		lr.SkipLong()
 		for {
 			if !l.ahead.wait(closing) {
 				l.err = ErrClosed
 				return
 			}
 			line, _, err := lr.ReadLine()
+			var sk *SkippedMessageError
+			if errors.As(err, &sk) {
+				select {
+				case l.frames <- lineItem{skipped: sk}:
+					continue
+				case <-closing:
+					l.err = ErrClosed
+					return
+				}
+			}
 			if err != nil {
 				select {
 				case <-closing:
@@ -52,7 +83,7 @@ func startLineReader(r io.Reader, limit int64, what string, closing <-chan struc
 			}
 			l.ahead.add(len(line))
 			select {
-			case l.frames <- Frame{Data: line}:
+			case l.frames <- lineItem{f: Frame{Data: line}}:
 			case <-closing:
 				l.err = ErrClosed
 				return
@@ -62,37 +93,75 @@ func startLineReader(r io.Reader, limit int64, what string, closing <-chan struc
 	return l
 }
 
-// read returns the next frame; after the last one, the error that ended
-// the stream, or ErrClosed once closing is closed.
-func (l *lineReader) read(ctx context.Context) (Frame, error) {
-	f, err := l.next(ctx)
-	if err == nil {
-		l.ahead.take(len(f.Data))
-	}
-	return f, err
+// setOnLost registers the LossReporter listener.
+func (l *lineReader) setOnLost(fn func(id string, err error)) {
+	l.mu.Lock()
+	l.onLost = fn
+	l.mu.Unlock()
 }
 
-func (l *lineReader) next(ctx context.Context) (Frame, error) {
+// read returns the next frame; after the last one, the error that ended
+// the stream, or ErrClosed once closing is closed. A line dropped for its
+// size is reported as the type says (see lineReader), in its place among
+// the frames.
+func (l *lineReader) read(ctx context.Context) (Frame, error) {
+	for {
+		if l.fatal != nil {
+			return Frame{}, l.fatal
+		}
+		it, err := l.next(ctx)
+		if err != nil {
+			return Frame{}, err
+		}
+		if it.skipped == nil {
+			l.ahead.take(len(it.f.Data))
+			return it.f, nil
+		}
+		l.mu.Lock()
+		onLost, note := l.onLost, l.note
+		l.mu.Unlock()
+		sk := it.skipped
+		if onLost == nil {
+			l.fatal = &FrameTooLargeError{What: sk.What, Limit: sk.Limit}
+			continue
+		}
+		if sk.End {
+			if note != nil {
+				note(sk.describe(prefixInfo{}))
+			}
+			continue
+		}
+		info := scanPrefix(sk.Prefix)
+		if note != nil {
+			note(sk.describe(info))
+		}
+		if info.ID != "" {
+			onLost(info.ID, sk.requestError())
+		}
+	}
+}
+
+func (l *lineReader) next(ctx context.Context) (lineItem, error) {
 	select {
-	case f := <-l.frames:
-		return f, nil
+	case it := <-l.frames:
+		return it, nil
 	default:
 	}
 	select {
-	case f := <-l.frames:
-		return f, nil
+	case it := <-l.frames:
+		return it, nil
 	case <-l.done:
 		// Frames queued before the end come first.
 		select {
-		case f := <-l.frames:
-			return f, nil
+		case it := <-l.frames:
+			return it, nil
 		default:
 		}
-		return Frame{}, l.err
+		return lineItem{}, l.err
 	case <-l.closing:
-		return Frame{}, ErrClosed
+		return lineItem{}, ErrClosed
 	case <-ctx.Done():
-		return Frame{}, ctx.Err()
+		return lineItem{}, ctx.Err()
 	}
 }
 

@@ -102,6 +102,9 @@ func (l *legacySSE) open(ctx context.Context) error {
 		x.close()
 		return ctx.Err()
 	}
+	// From now on an event over the limit is that message's loss, not the
+	// connection's: the one stream carries every message of the session.
+	p.skipEvents()
 	if !l.b.spawn(func() { l.run(x, p) }) {
 		x.close()
 		return ErrClosed
@@ -132,6 +135,11 @@ func (l *legacySSE) run(x *exchange, p *sseReader) {
 	defer x.release()
 	for {
 		ev, err := p.Next()
+		var sk *SkippedMessageError
+		if errors.As(err, &sk) {
+			l.b.skipped(sk, fmt.Sprintf("HTTP+SSE stream GET %s: ", l.shown))
+			continue
+		}
 		if err != nil {
 			if l.b.ctx.Err() != nil {
 				return

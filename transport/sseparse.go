@@ -62,6 +62,30 @@ type sseReader struct {
 	data    frameBuffer
 	hasData bool
 	idSet   bool
+
+	// skipLong: an event whose data is over the limit is read past (see
+	// skipEvents); over is the one being read past, report what Next is
+	// to return next.
+	skipLong bool
+	over     *SkippedMessageError
+	report   *SkippedMessageError
+}
+
+// skipEvents makes Next read past an event whose data is longer than the
+// limit, holding none of it but its first bytes, and return a
+// *SkippedMessageError for it as soon as the limit is passed, and another
+// (End set, its whole size) at its end, in its place; the stream goes
+// on, and the event counts as dispatched (its id becomes the last event
+// id: resuming must not send it again).
+func (p *sseReader) skipEvents() { p.skipLong = true }
+
+// overflow starts reading past the event being assembled: its data so
+// far, then b, did not fit.
+func (p *sseReader) overflow(b []byte) {
+	p.over = &SkippedMessageError{What: "an SSE event", Limit: p.limit, Prefix: p.data.keepPrefix(b), Size: p.data.Len() + int64(len(b))}
+	p.data.Reset()
+	first := *p.over
+	p.report = &first
 }
 
 // Parser states within a line.
@@ -145,6 +169,10 @@ const maxRetryField = (1<<31 - 1) * time.Millisecond
 // the standard says. After a *FrameTooLargeError it returns that error.
 func (p *sseReader) Next() (sseEvent, error) {
 	for {
+		if r := p.report; r != nil {
+			p.report = nil
+			return sseEvent{}, r
+		}
 		if p.start == p.end {
 			if p.rerr != nil {
 				if p.lineLen > 0 && errors.Is(p.rerr, io.EOF) {
@@ -156,6 +184,7 @@ func (p *sseReader) Next() (sseEvent, error) {
 				}
 				// The event being assembled is torn: it is discarded.
 				p.data.Reset()
+				p.over = nil
 				return sseEvent{}, p.rerr
 			}
 			p.fill()
@@ -191,6 +220,12 @@ func (p *sseReader) Next() (sseEvent, error) {
 			return sseEvent{}, err
 		}
 		if p.lineLen == 0 {
+			if p.over != nil {
+				p.lastID = p.idBuf
+				p.report = p.over.ended(p.over.Size)
+				p.typ, p.hasData, p.idSet, p.over = "", false, false, nil
+				continue
+			}
 			if ev, ok := p.dispatch(); ok {
 				return ev, nil
 			}
@@ -279,8 +314,14 @@ func (p *sseReader) feed(b []byte) error {
 			p.lineLen += int64(len(b))
 			switch p.field {
 			case fieldData:
-				if !p.data.Write(b) {
-					return p.tooLarge("an SSE event")
+				switch {
+				case p.over != nil:
+					p.over.Size += int64(len(b))
+				case !p.data.Write(b):
+					if !p.skipLong {
+						return p.tooLarge("an SSE event")
+					}
+					p.overflow(b)
 				}
 			case fieldEvent, fieldID, fieldRetry:
 				if n := int64(len(p.value) + len(b)); n > p.limit {
@@ -321,8 +362,15 @@ func (p *sseReader) beginValue() error {
 	switch string(p.name) {
 	case "data":
 		p.field = fieldData
-		if p.hasData && !p.data.Write([]byte("\n")) {
-			return p.tooLarge("an SSE event")
+		switch {
+		case !p.hasData:
+		case p.over != nil:
+			p.over.Size++
+		case !p.data.Write([]byte("\n")):
+			if !p.skipLong {
+				return p.tooLarge("an SSE event")
+			}
+			p.overflow([]byte("\n"))
 		}
 		p.hasData = true
 	case "event":

@@ -37,9 +37,13 @@ type StdioOptions struct {
 	// Zero means 500ms. Windows ends the server at once instead of SIGTERM.
 	TermGrace time.Duration
 	// MaxMessageSize bounds a line of the server's stdout (a frame), in
-	// bytes; zero means DefaultMaxMessageSize. A longer line ends the
-	// connection with a *FrameTooLargeError. (A stderr line longer than
-	// 1 MiB is passed on in pieces.)
+	// bytes; zero means DefaultMaxMessageSize. A longer line is read past
+	// without being held, and noted (EventNote, with its size); when it is
+	// a response whose id its first bytes give, the request it answers is
+	// lost (see LossReporter) with a *FrameTooLargeError, and the
+	// connection goes on. Without a LossReporter listener such a line ends
+	// the connection with a *FrameTooLargeError. (A stderr line longer
+	// than 1 MiB is passed on in pieces.)
 	MaxMessageSize int64
 }
 
@@ -163,6 +167,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	go c.readStderr()
 	c.toServer = newPipeIO(c.stdin)
 	c.lines = startLineReader(newPipeIO(c.stdout), opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
+	c.lines.note = func(text string) { c.observe(Event{Time: time.Now(), Kind: EventNote, Text: text}) }
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
@@ -346,6 +351,11 @@ func (c *StdioConn) stderrLine(line string) {
 
 // Read returns the next line the server wrote on stdout.
 func (c *StdioConn) Read(ctx context.Context) (Frame, error) { return c.lines.read(ctx) }
+
+// OnRequestLost registers fn to learn about requests whose response was
+// dropped for its size (see StdioOptions.MaxMessageSize and
+// LossReporter).
+func (c *StdioConn) OnRequestLost(fn func(id string, err error)) { c.lines.setOnLost(fn) }
 
 // Write sends one frame followed by a newline. Frames must not contain a
 // newline: stdio framing forbids it (spec: basic/transports, stdio).

@@ -465,6 +465,11 @@ var errAnswered = errors.New("all responses arrived")
 // how many events arrived and why reading stopped.
 func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
 	p := newSSEReaderLimit(resp.Body, st.lastID, s.b.opts.MaxMessageSize)
+	if st.pending == nil {
+		// A stream that owes no response (the GET stream): an event over
+		// the limit is that message's loss, not the stream's.
+		p.skipEvents()
+	}
 	n := 0
 	keep := func() {
 		st.lastID = p.LastEventID()
@@ -475,6 +480,15 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 	defer keep()
 	for {
 		ev, err := p.Next()
+		var sk *SkippedMessageError
+		if errors.As(err, &sk) {
+			if sk.End {
+				n++
+				keep()
+			}
+			s.b.skipped(sk, fmt.Sprintf("SSE %s (%s %s): ", st.name, method, s.shown))
+			continue
+		}
 		if err != nil {
 			return n, err
 		}
@@ -815,8 +829,10 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			failures = 0
 		}
 		if errors.Is(err, ErrFrameTooLarge) {
-			// A message the server sent on its own is lost, and resuming
-			// would only send it again: the connection cannot go on.
+			// An SSE line (an id, event or retry field) too long to
+			// parse: resuming would only send it again, and the stream
+			// cannot be read past it. (An event whose data is over the
+			// limit is skipped: see consume.)
 			s.b.fail(fmt.Errorf("%w: the SSE stream GET %s: %w", ErrTransport, s.shown, err))
 			return
 		}

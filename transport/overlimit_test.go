@@ -1,0 +1,287 @@
+//go:build unix
+
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+)
+
+// oversized returns a reader of head, n bytes of x, then tail, made as it
+// is read: the test holds none of it.
+func oversized(head string, n int64, tail string) io.Reader {
+	return io.MultiReader(strings.NewReader(head), io.LimitReader(&endless{}, n), strings.NewReader(tail))
+}
+
+const bigResponseHead = `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"`
+
+// A line over the limit is read past, holding no more than the limit:
+// reported as soon as the limit is passed, then at its end with its size,
+// and the line after it is read as usual.
+func TestLineReaderSkipsALongLine(t *testing.T) {
+	const limit = 1 << 10
+	const n = 8 << 20
+	head := bigResponseHead
+	tail := `"}]}}`
+	src := io.MultiReader(oversized(head, n, tail+"\n"), strings.NewReader(`{"jsonrpc":"2.0","id":8,"result":{}}`+"\n"))
+	lr := NewLineReader(src, limit, "a line")
+	lr.SkipLong()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := lr.ReadLine()
+	var first *SkippedMessageError
+	if !errors.As(err, &first) || first.Whole || first.End || !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("first report = %#v (%v), want a *SkippedMessageError before the line's end", err, err)
+	}
+	if !strings.HasPrefix(string(first.Prefix), head) || len(first.Prefix) > limit || cap(first.Prefix) > limit {
+		t.Errorf("prefix: %d bytes (cap %d), %q…", len(first.Prefix), cap(first.Prefix), first.Prefix[:min(len(first.Prefix), 80)])
+	}
+	_, ended, err := lr.ReadLine()
+	var end *SkippedMessageError
+	if !errors.As(err, &end) || !end.End || !end.Whole || !ended || end.Size != int64(len(head)+n+len(tail)) {
+		t.Fatalf("second report = %v (ended %v), want the end of the line with its size %d", err, ended, len(head)+n+len(tail))
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("skipping an 8 MiB line with a limit of 1 KiB allocated %d bytes", got)
+	}
+	line, ended, err := lr.ReadLine()
+	if err != nil || !ended || string(line) != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("the next line: %q, %v, %v", line, ended, err)
+	}
+	if _, _, err := lr.ReadLine(); !errors.Is(err, io.EOF) {
+		t.Fatalf("at the end: %v", err)
+	}
+}
+
+// Over stdio framing, a response over the limit fails only the request
+// it answers, a server message over the limit is dropped with a note, and
+// the frames after them are delivered; both are noted with their size.
+// Without a listener for lost requests, the line ends the stream as before.
+func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
+	const limit = 1 << 10
+	input := func() io.Reader {
+		return io.MultiReader(
+			oversized(bigResponseHead, 100<<10, `"}]}}`+"\n"),
+			oversized(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`, 100<<10, `"}}`+"\n"),
+			oversized(`{"jsonrpc":"2.0","result":{"text":"`, 100<<10, `"},"id":9}`+"\n"),
+			strings.NewReader(`{"jsonrpc":"2.0","id":8,"result":{}}`+"\n"),
+		)
+	}
+	closing := make(chan struct{})
+	defer close(closing)
+	l := startLineReader(input(), limit, "a line the server wrote on stdout", closing, func(err error) error { return err })
+	var notes []string
+	l.note = func(s string) { notes = append(notes, s) }
+	type loss struct {
+		id  string
+		err error
+	}
+	var lost []loss
+	l.setOnLost(func(id string, err error) { lost = append(lost, loss{id, err}) })
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+	defer cancel()
+	f, err := l.read(ctx)
+	if err != nil || string(f.Data) != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("read: %q, %v", f.Data, err)
+	}
+	if len(lost) != 1 || lost[0].id != "7" || !errors.Is(lost[0].err, ErrFrameTooLarge) ||
+		lost[0].err.Error() != "the server's answer exceeds the maximum message size (1 KiB)" {
+		t.Fatalf("lost = %v", lost)
+	}
+	all := strings.Join(notes, "\n")
+	for _, want := range []string{
+		"dropping a line the server wrote on stdout longer than the maximum message size (1 KiB): the response to request 7, which fails",
+		`a message with method "notifications/message"`,
+		"a response whose id was not found in its first 1 KiB",
+		"over the maximum message size ended: " + FormatSize(int64(len(bigResponseHead)+100<<10+5)) + " dropped",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the notes do not say %q:\n%s", want, all)
+		}
+	}
+	if _, err := l.read(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("at the end: %v", err)
+	}
+
+	// Nobody to fail the request: the stream ends, as it did.
+	l = startLineReader(input(), limit, "a line the server wrote on stdout", closing, func(err error) error { return err })
+	_, err = l.read(ctx)
+	wantTooLarge(t, err, limit)
+	if _, err := l.read(ctx); !errors.Is(err, ErrFrameTooLarge) {
+		t.Errorf("after the error: %v", err)
+	}
+}
+
+// An event over the limit on the GET stream is read past: a response (one
+// the server should not send there) fails its request, a notification is
+// dropped with a note, and the stream goes on. Before, either ended the
+// connection.
+func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
+	const limit = 64 << 10
+	var mu sync.Mutex
+	var notes []string
+	b, err := newHTTPBase(HTTPOptions{
+		URL:            "http://127.0.0.1:1/mcp",
+		MaxMessageSize: limit,
+		ReconnectDelay: time.Hour,
+		Observer: func(ev Event) {
+			if ev.Kind == EventNote {
+				mu.Lock()
+				notes = append(notes, ev.Text)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := make(chan string, 4)
+	b.onLost = func(id string, err error) {
+		if errors.Is(err, ErrFrameTooLarge) {
+			lost <- id
+		} else {
+			lost <- "unexpected: " + err.Error()
+		}
+	}
+	s := newStreamable(b, "http://127.0.0.1:1/mcp")
+	body := io.MultiReader(
+		oversized("id: e1\ndata: "+`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`, 1<<20, `"}}`+"\n\n"),
+		oversized("id: e2\ndata: "+bigResponseHead, 1<<20, "\ndata: "+`"}]}}`+"\n\n"),
+		strings.NewReader("id: e3\ndata: "+`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n\n"),
+	)
+	x := &exchange{
+		resp:   &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body), Header: http.Header{}},
+		cancel: func() {},
+		stop:   func() bool { return true },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &streamState{name: "get-1", method: "GET"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.runGetStream(ctx, x, st)
+	}()
+	defer func() {
+		cancel()
+		b.cancel()
+		<-done
+	}()
+	rctx, rcancel := context.WithTimeout(context.Background(), testwait.Bound)
+	defer rcancel()
+	f, err := b.read(rctx)
+	if err != nil || !strings.Contains(string(f.Data), "notifications/tools/list_changed") {
+		t.Fatalf("read: %q, %v", f.Data, err)
+	}
+	select {
+	case id := <-lost:
+		if id != "7" {
+			t.Fatalf("lost %q, want request 7", id)
+		}
+	default:
+		t.Fatal("request 7 was not reported lost before the frame after it")
+	}
+	mu.Lock()
+	all := strings.Join(notes, "\n")
+	mu.Unlock()
+	for _, want := range []string{
+		`SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event longer than the maximum message size (64 KiB): a message with method "notifications/message"`,
+		"the response to request 7, which fails",
+		"an SSE event over the maximum message size ended: ",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the notes do not say %q:\n%s", want, all)
+		}
+	}
+}
+
+// The SSE parser skipping events holds no more than the limit.
+func TestSSEReaderSkipsAnEventOverTheLimit(t *testing.T) {
+	const limit = 1 << 10
+	const n = 8 << 20
+	head := "data: " + bigResponseHead
+	src := io.MultiReader(oversized(head, n, "\ndata: end\n\n"), strings.NewReader("data: next\n\n"))
+	p := newSSEReaderLimit(src, "", limit)
+	p.skipEvents()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := p.Next()
+	var sk *SkippedMessageError
+	if !errors.As(err, &sk) || sk.End || scanPrefix(sk.Prefix).ID != "7" {
+		t.Fatalf("first report: %v", err)
+	}
+	_, err = p.Next()
+	if !errors.As(err, &sk) || !sk.End || sk.Size != int64(len(bigResponseHead)+n+len("\nend")) {
+		t.Fatalf("second report: %v (size %d)", err, sk.Size)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("skipping an 8 MiB event with a limit of 1 KiB allocated %d bytes", got)
+	}
+	ev, err := p.Next()
+	if err != nil || string(ev.Data) != "next" {
+		t.Fatalf("next event: %q, %v", ev.Data, err)
+	}
+}
+
+func TestScanPrefix(t *testing.T) {
+	for _, tt := range []struct {
+		prefix string
+		want   prefixInfo
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"te`, prefixInfo{ID: "7", Response: true}},
+		{` { "id" : "a\"b" , "error":{"code":-1,"message":"xx`, prefixInfo{ID: `a"b`, Response: true}},
+		{`{"jsonrpc":"2.0","result":{"x":1},"id":3}`, prefixInfo{Response: true}},
+		{`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage"}},
+		{`{"jsonrpc":"2.0","id":5,"params":{},"method":"x","result":{`, prefixInfo{Method: "x", Response: true}},
+		{`{"jsonrpc":"2.0","id":12`, prefixInfo{}},
+		{`{"jsonrpc":"2.0","id":null,"error":{`, prefixInfo{Response: true}},
+		{`[{"jsonrpc":"2.0","id":1,"result":{`, prefixInfo{Batch: true}},
+		{`xyz`, prefixInfo{}},
+	} {
+		if got := scanPrefix([]byte(tt.prefix)); got != tt.want {
+			t.Errorf("scanPrefix(%s) = %+v, want %+v", tt.prefix, got, tt.want)
+		}
+	}
+}
+
+// scanPrefix never fails on what a server sends, and the id it finds in
+// any prefix of a response is that response's id.
+func FuzzScanPrefix(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"text":"hi"}}`,
+		`{"jsonrpc":"2.0","id":"x\u0041","error":{"code":-32600,"message":"no"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`,
+		`{"result":{},"id":1}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
+		`{"id":[1,2],"result":1}`,
+	} {
+		f.Add([]byte(s), len(s)/2)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+		info := scanPrefix(data)
+		if info.ID != "" && !info.Response {
+			t.Fatalf("an id without a response: %+v", info)
+		}
+		msgs, _, err := jsonrpc.DecodeFrame(data)
+		if err != nil || len(msgs) != 1 || data[0] != '{' || !msgs[0].IsResponse() || msgs[0].ID.IsZero() || msgs[0].ID.IsNull() {
+			return
+		}
+		if cut < 0 || cut > len(data) {
+			cut = len(data)
+		}
+		if got := scanPrefix(data[:cut]).ID; got != "" && got != msgs[0].ID.LooseKey() {
+			t.Fatalf("scanPrefix(%q) found id %q, the response's is %q", data[:cut], got, msgs[0].ID.LooseKey())
+		}
+	})
+}
