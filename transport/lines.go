@@ -30,6 +30,9 @@ type lineReader struct {
 	onLost func(id string, err error) // see LossReporter
 	note   func(text string)          // tells of a dropped message
 	fatal  error                      // set by read when a skipped line ended the stream
+	// attributed: the line being dropped answers a request, which was
+	// failed with it; its end needs no note (read's goroutine only).
+	attributed bool
 }
 
 // lineItem is a queued line, or (skipped set) the line over the limit
@@ -126,17 +129,22 @@ func (l *lineReader) read(ctx context.Context) (Frame, error) {
 			continue
 		}
 		if sk.End {
-			if note != nil {
+			if note != nil && !l.attributed {
 				note(sk.describe(prefixInfo{}))
 			}
+			l.attributed = false
 			continue
 		}
 		info := scanPrefix(sk.Prefix)
+		if info.ID != "" {
+			// The request's error says it (one line, naming the limit
+			// and the flag): no note beside it, nor at the line's end.
+			l.attributed = !sk.Whole
+			onLost(info.ID, sk.requestError())
+			continue
+		}
 		if note != nil {
 			note(sk.describe(info))
-		}
-		if info.ID != "" {
-			onLost(info.ID, sk.requestError())
 		}
 	}
 }
