@@ -161,8 +161,10 @@ func errorMessage(err error) string {
 		msg += " (data: " + compact(rpcErr.Data) + ")"
 	}
 	var exitErr *transport.PeerExitError
-	if errors.As(err, &exitErr) && len(exitErr.LastStderr) > 0 {
-		msg += "; its last stderr lines: " + strings.Join(lastLines(exitErr.LastStderr, 3), " | ")
+	if errors.As(err, &exitErr) {
+		if last := exitErr.LastLines(3); len(last) > 0 {
+			msg += "; its last stderr lines: " + strings.Join(last, " | ")
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
@@ -179,14 +181,3 @@ func compact(raw json.RawMessage) string {
 }
 
 func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }
-
-// lastLines returns the last n non-blank lines, trimmed.
-func lastLines(lines []string, n int) []string {
-	var out []string
-	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			out = append([]string{l}, out...)
-		}
-	}
-	return out
-}

@@ -598,8 +598,10 @@ func (d *Daemon) shutdown(sess *inspector.Session, why error) {
 		// What a server that crashed said last, as a command of its own
 		// would have been told.
 		var pe *transport.PeerExitError
-		if errors.As(why, &pe) && len(pe.LastStderr) > 0 {
-			reason += "; its last stderr lines: " + strings.Join(lastLines(pe.LastStderr, 3), " | ")
+		if errors.As(why, &pe) {
+			if last := pe.LastLines(3); len(last) > 0 {
+				reason += "; its last stderr lines: " + strings.Join(last, " | ")
+			}
 		}
 	}
 	d.mu.Lock()
@@ -636,17 +638,6 @@ func (d *Daemon) answerStoppers() {
 		s.lines.Close()
 		s.nc.Close()
 	}
-}
-
-// lastLines returns the last n lines that are not blank.
-func lastLines(lines []string, n int) []string {
-	var out []string
-	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			out = append([]string{l}, out...)
-		}
-	}
-	return out
 }
 
 // stopper is a connection that asked the session to stop.

@@ -9,6 +9,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -161,4 +162,17 @@ type PeerExitError struct {
 
 func (e *PeerExitError) Error() string {
 	return "server exited (" + e.Status + ")"
+}
+
+// LastLines returns the last n lines of LastStderr that are not blank,
+// trimmed, oldest first: what a message about the exit quotes (the
+// server's own last words are usually why it died).
+func (e *PeerExitError) LastLines(n int) []string {
+	var out []string
+	for i := len(e.LastStderr) - 1; i >= 0 && len(out) < n; i-- {
+		if l := strings.TrimSpace(e.LastStderr[i]); l != "" {
+			out = append([]string{l}, out...)
+		}
+	}
+	return out
 }
