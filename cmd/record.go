@@ -427,7 +427,10 @@ func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*recor
 
 // traceFiles returns the traces named: each file, and for a directory the
 // *.jsonl files in it, in order (a shell may not expand a pattern: on
-// Windows none does).
+// Windows none does). Every entry named so is one: one that cannot be read
+// as a trace (a symbolic link to nothing, a directory, a named pipe) is
+// an error naming it when it is opened, as it is when named, rather than
+// a trace left out without a word.
 func traceFiles(names []string) ([]string, error) {
 	var out []string
 	for _, name := range names {
@@ -436,7 +439,9 @@ func traceFiles(names []string) ([]string, error) {
 			continue
 		}
 		entries, err := os.ReadDir(name)
-		if err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, usageErrorf("%s: %v", name, pe.Err)
+		} else if err != nil {
 			return nil, usageErrorf("%s: %v", name, err)
 		}
 		n := len(out)
@@ -444,10 +449,7 @@ func traceFiles(names []string) ([]string, error) {
 			if !strings.HasSuffix(en.Name(), ".jsonl") {
 				continue
 			}
-			f := filepath.Join(name, en.Name())
-			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-				out = append(out, f)
-			}
+			out = append(out, filepath.Join(name, en.Name()))
 		}
 		if len(out) == n {
 			return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)

@@ -1007,6 +1007,12 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 func openTraceFile(name string) (*os.File, error) {
 	fi, err := os.Stat(name)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		if errors.Is(err, fs.ErrNotExist) {
+			// A symbolic link to nothing is there: say what it is.
+			if to, lerr := os.Readlink(name); lerr == nil {
+				return nil, fmt.Errorf("%s: a symbolic link to %s, which does not exist: %w", name, to, pe.Err)
+			}
+		}
 		// "nope.jsonl: no such file or directory", not "stat nope.jsonl: ...".
 		return nil, fmt.Errorf("%s: %w", name, pe.Err)
 	} else if err != nil {
