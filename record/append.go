@@ -41,7 +41,7 @@ import (
 // ErrReplaced. ctx bounds the wait for the lock (see ErrLocked).
 func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	if o.Stable || o.Replace || isStable(name) {
-		return createHeld(ctx, name, o, true)
+		return createHeld(ctx, name, o, true, nil)
 	}
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
@@ -191,6 +191,12 @@ func readTarget(name string, h Header) (*appendTarget, error) {
 	at.merged.Normalize = unionNormalizers(old.Normalize, h.Normalize)
 	at.merged.RedactRules = h.RedactRules
 	at.rewrite = old.Minor < Minor || len(at.merged.Ignore) != len(old.Ignore) || len(at.merged.Normalize) != len(old.Normalize) || at.redact != nil
+	if at.rewrite {
+		if err := checkRewrite(old); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	for _, x := range at.tf.Index {
 		at.top = max(at.top, x.N)
 	}

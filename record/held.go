@@ -26,8 +26,12 @@ import (
 // createHeld makes a recorder that holds its recording for name. With
 // appendTo, the recording is added to the trace the file holds when the
 // recorder is closed (read then, so that recordings of one process that
-// overlap in time each add their sessions); without, it replaces the file.
-func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bool) (*Recorder, error) {
+// overlap in time each add their sessions); without, it replaces the file:
+// the file was (base, not nil) as base describes it, which it must still
+// be then (UpdateTrace: another process may have recorded into it
+// meanwhile; ErrChanged), or (base nil) it must not be a trace by then
+// unless o.Overwrite is set (ErrExists).
+func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bool, base fs.FileInfo) (*Recorder, error) {
 	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err
@@ -39,6 +43,9 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 		old, err := readOld(name)
 		if err != nil || old == nil {
 			return nil, err
+		}
+		if err := checkRewrite(old.Header); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if oh := old.Header; oh.Redacted != h.Redacted || !sameSet(oh.Redact, h.Redact) {
 			return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: oh.Redacted, TracePaths: oh.Redact, Want: h.Redacted, WantPaths: h.Redact})
@@ -91,6 +98,17 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 		if err := lk.lock(context.Background()); err != nil {
 			f.Abort()
 			return err
+		}
+		if !appendTo {
+			cur, err := os.Stat(name)
+			switch {
+			case base != nil && (err != nil || !os.SameFile(cur, base) || cur.Size() != base.Size() || !cur.ModTime().Equal(base.ModTime())):
+				f.Abort()
+				return fmt.Errorf("%s %w", name, ErrChanged)
+			case base == nil && !o.Overwrite && err == nil && cur.Mode().IsRegular() && cur.Size() > 0:
+				f.Abort()
+				return fmt.Errorf("%s: %w", name, ErrExists)
+			}
 		}
 		old, err := check()
 		if err != nil {

@@ -198,7 +198,7 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		}
 	}
 	if o.Stable {
-		return createHeld(ctx, name, o, false)
+		return createHeld(ctx, name, o, false, nil)
 	}
 	existing := refuseExisting
 	if o.Overwrite {

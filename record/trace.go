@@ -698,6 +698,30 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("trace format version %d is not a valid version (this mcpx reads version %d)", e.Got, Version)
 }
 
+// MinorError reports a trace of a newer minor version than this package
+// writes, which it was asked to write again: to add to its header (new
+// ignores or normalizers), to add a session to a stable trace or hold a
+// recording for it (RecorderOptions.Stable, Replace), to record it again
+// (UpdateTrace). It reads such a trace (a minor version only adds what
+// readers may ignore), and appends a session to it as it is, but writing it
+// again would drop what the newer version added (members and events it
+// does not know), and say an older minor.
+type MinorError struct{ Got int }
+
+func (e *MinorError) Error() string {
+	return fmt.Sprintf("the trace is of format %d.%d, newer than this mcpx writes (%d.%d): writing it again would lose what %d.%d added; upgrade mcpx to record into it, or record to another file",
+		Version, e.Got, Version, Minor, Version, e.Got)
+}
+
+// checkRewrite refuses to write again a trace whose header is h when it
+// is of a newer minor version than this package writes.
+func checkRewrite(h Header) error {
+	if h.Minor > Minor {
+		return &MinorError{Got: h.Minor}
+	}
+	return nil
+}
+
 // ReadOptions configure reading a trace.
 type ReadOptions struct {
 	// MaxMessageSize bounds a frame in the trace, in bytes: a line may be
