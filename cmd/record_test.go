@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -661,5 +662,46 @@ func TestVerifyDirectoryNamesWhatIsNoTrace(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and one line with %q", r.code, r.stderr, ExitUsage, c.want)
 			}
 		})
+	}
+}
+
+// With --junit, a trace that cannot be read (the run's usage error) is
+// also the report's: one test case in error naming it. Before, no report
+// was written, and CI showed the one an earlier run had left, passing.
+func TestVerifyJUnitSaysATraceCannotBeRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "report.xml")
+	if err := os.WriteFile(report, []byte(`<testsuites tests="9" failures="0"></testsuites>`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runMcpx(t, nil, "verify", dir, "--junit", report, "--url", "http://127.0.0.1:9/mcp")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "empty.jsonl: not an mcpx trace: the file is empty") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests  int `xml:"tests,attr"`
+		Errors int `xml:"errors,attr"`
+		Suites []struct {
+			Cases []struct {
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("the report is not XML: %v\n%s", err, raw)
+	}
+	if doc.Tests != 1 || doc.Errors != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Error == nil ||
+		!strings.Contains(doc.Suites[0].Cases[0].Error.Message, "empty.jsonl: not an mcpx trace") {
+		t.Errorf("report:\n%s", raw)
 	}
 }
