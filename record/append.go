@@ -28,8 +28,9 @@ import (
 // A last line cut short (a recording killed mid-write) is dropped, as
 // readers drop it. A file that is not a trace is refused with an error
 // matching ErrNotTrace. With o.Stable or o.Replace, or when the trace is
-// a stable one, the recording is held in memory and the whole trace
-// written again when the recorder is closed (see RecorderOptions).
+// a stable one, the recording is held aside (in a spool file beside the
+// trace) and the whole trace written again, a session at a time, when the
+// recorder is closed (see RecorderOptions).
 //
 // Several processes may append to one trace at once (see lock.go): each
 // writes whole lines holding the trace's lock, and numbers a session, when
