@@ -1045,7 +1045,12 @@ func openTraceFile(name string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Name: name, Mode: fi.Mode()}
 	}
-	return os.Open(name)
+	f, err := os.Open(name)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// "t.jsonl: permission denied", not "open t.jsonl: ...".
+		return nil, fmt.Errorf("%s: %w", name, pe.Err)
+	}
+	return f, err
 }
 
 // NotRegularError reports a trace to read that is no regular file: a
