@@ -427,7 +427,10 @@ func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*recor
 
 // traceFiles returns the traces named: each file, and for a directory the
 // *.jsonl files in it, in order (a shell may not expand a pattern: on
-// Windows none does).
+// Windows none does). Every entry named so is one: one that cannot be read
+// as a trace (a symbolic link to nothing, a directory, a named pipe) is
+// an error naming it when it is opened, as it is when named, rather than
+// a trace left out without a word.
 func traceFiles(names []string) ([]string, error) {
 	var out []string
 	for _, name := range names {
@@ -436,7 +439,9 @@ func traceFiles(names []string) ([]string, error) {
 			continue
 		}
 		entries, err := os.ReadDir(name)
-		if err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, usageErrorf("%s: %v", name, pe.Err)
+		} else if err != nil {
 			return nil, usageErrorf("%s: %v", name, err)
 		}
 		n := len(out)
@@ -444,10 +449,7 @@ func traceFiles(names []string) ([]string, error) {
 			if !strings.HasSuffix(en.Name(), ".jsonl") {
 				continue
 			}
-			f := filepath.Join(name, en.Name())
-			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-				out = append(out, f)
-			}
+			out = append(out, filepath.Join(name, en.Name()))
 		}
 		if len(out) == n {
 			return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)
@@ -1002,7 +1004,9 @@ ended before an answer; 6 when an answer did not come in time).
 
 --junit FILE also writes a JUnit XML report for CI: one test suite per session,
 one test case per exchange compared, a difference as the test case's failure
-(its JSONPath, the recorded and the live value).
+(its JSONPath, the recorded and the live value); a verification that could not
+run (the server could not be started, a trace could not be read) is a test case
+in error.
 
 Several traces (mcpx verify traces/*.jsonl -- ..., or a directory: mcpx verify
 traces -- ..., its *.jsonl files) are verified in turn, each report under its
@@ -1056,9 +1060,21 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		_, err := d.forServer(nil, "mcpx verify "+shellJoin(files))
 		return &usageError{err: &strayArgsError{err: err}}
 	}
+	// A trace that cannot be read is a usage error, said before any
+	// server starts; with --junit, the report says it too (an error test
+	// case naming the file), so that CI does not show an older report.
+	unreadable := func(name string, err error) error {
+		if o.junit != "" {
+			if jerr := writeJUnit(ctx, o.junit, 0, record.JUnitRun{Options: record.JUnitOptions{Name: filepath.Base(name), Err: err}}); jerr != nil {
+				con.Warn(jerr.Error())
+			}
+		}
+		return err
+	}
+	given := files
 	files, err = traceFiles(files)
 	if err != nil {
-		return err
+		return unreadable(strings.Join(given, " "), err)
 	}
 	if len(files) > 1 && d.rec.file != "" {
 		return usageErrorf("--record records one session; give one trace to verify with it")
@@ -1076,7 +1092,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	for _, file := range files {
 		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 		if err != nil {
-			return err
+			return unreadable(file, err)
 		}
 		if d.rec.file != "" && len(tf.Index) > 1 {
 			tf.Close()

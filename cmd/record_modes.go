@@ -251,7 +251,8 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 	}
 	if err != nil {
 		var perr *fs.PathError
-		if errors.As(err, &perr) || errors.Is(err, record.ErrNotTrace) {
+		var merr *record.MinorError
+		if errors.As(err, &perr) || errors.Is(err, record.ErrNotTrace) || errors.As(err, &merr) {
 			return &usageError{err: err}
 		}
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -621,5 +622,86 @@ func TestProxyWireRedactsUpstreamCredentials(t *testing.T) {
 	pr := stop()
 	if strings.Contains(pr.stderr, "SECRET") || !strings.Contains(pr.stderr, `"text":"Echo: [redacted]"`) {
 		t.Errorf("proxy --wire:\n%s", pr.stderr)
+	}
+}
+
+// Every *.jsonl entry of a directory given to verify is a trace to verify:
+// one that cannot be read as one (a symbolic link to nothing, a
+// directory) is an error naming it, said before any server starts, as it
+// is for a file named. Before, such entries were left out without a word:
+// the run verified the others and passed.
+func TestVerifyDirectoryNamesWhatIsNoTrace(t *testing.T) {
+	t.Parallel()
+	const trace = `{"format":"mcpx-trace","version":1,"minor":2,"created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: x","redacted":true}` + "\n" +
+		`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+		`{"t":2,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n"
+	for _, c := range []struct {
+		name string
+		make func(dir string) error
+		want string
+	}{
+		{"dangling link", func(dir string) error {
+			return os.Symlink(filepath.Join(dir, "nothing"), filepath.Join(dir, "gone.jsonl"))
+		},
+			"gone.jsonl: a symbolic link to "},
+		{"directory", func(dir string) error { return os.Mkdir(filepath.Join(dir, "sub.jsonl"), 0o700) },
+			"sub.jsonl is not a regular file (a directory)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "ok.jsonl"), []byte(trace), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(dir); err != nil {
+				t.Skip(err) // no symbolic links here
+			}
+			// The server is never reached: the traces are read first.
+			r := runMcpx(t, nil, "verify", dir, "--url", "http://127.0.0.1:9/mcp")
+			if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want %d and one line with %q", r.code, r.stderr, ExitUsage, c.want)
+			}
+		})
+	}
+}
+
+// With --junit, a trace that cannot be read (the run's usage error) is
+// also the report's: one test case in error naming it. Before, no report
+// was written, and CI showed the one an earlier run had left, passing.
+func TestVerifyJUnitSaysATraceCannotBeRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "report.xml")
+	if err := os.WriteFile(report, []byte(`<testsuites tests="9" failures="0"></testsuites>`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runMcpx(t, nil, "verify", dir, "--junit", report, "--url", "http://127.0.0.1:9/mcp")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "empty.jsonl: not an mcpx trace: the file is empty") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests  int `xml:"tests,attr"`
+		Errors int `xml:"errors,attr"`
+		Suites []struct {
+			Cases []struct {
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("the report is not XML: %v\n%s", err, raw)
+	}
+	if doc.Tests != 1 || doc.Errors != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Error == nil ||
+		!strings.Contains(doc.Suites[0].Cases[0].Error.Message, "empty.jsonl: not an mcpx trace") {
+		t.Errorf("report:\n%s", raw)
 	}
 }

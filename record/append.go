@@ -28,8 +28,9 @@ import (
 // A last line cut short (a recording killed mid-write) is dropped, as
 // readers drop it. A file that is not a trace is refused with an error
 // matching ErrNotTrace. With o.Stable or o.Replace, or when the trace is
-// a stable one, the recording is held in memory and the whole trace
-// written again when the recorder is closed (see RecorderOptions).
+// a stable one, the recording is held aside (in a spool file beside the
+// trace) and the whole trace written again, a session at a time, when the
+// recorder is closed (see RecorderOptions).
 //
 // Several processes may append to one trace at once (see lock.go): each
 // writes whole lines holding the trace's lock, and numbers a session, when
@@ -41,7 +42,7 @@ import (
 // ErrReplaced. ctx bounds the wait for the lock (see ErrLocked).
 func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, error) {
 	if o.Stable || o.Replace || isStable(name) {
-		return createHeld(ctx, name, o, true)
+		return createHeld(ctx, name, o, true, nil)
 	}
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
@@ -191,6 +192,12 @@ func readTarget(name string, h Header) (*appendTarget, error) {
 	at.merged.Normalize = unionNormalizers(old.Normalize, h.Normalize)
 	at.merged.RedactRules = h.RedactRules
 	at.rewrite = old.Minor < Minor || len(at.merged.Ignore) != len(old.Ignore) || len(at.merged.Normalize) != len(old.Normalize) || at.redact != nil
+	if at.rewrite {
+		if err := checkRewrite(old); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	for _, x := range at.tf.Index {
 		at.top = max(at.top, x.N)
 	}

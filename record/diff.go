@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Difference is one place where what the live server sent differs from
@@ -22,9 +25,73 @@ type Difference struct {
 	Message string
 	// Path is the JSONPath of the differing value in the message.
 	Path string
-	// Recorded and Live are the values as compact JSON (in full); "" means
-	// the value is absent on that side.
+	// Recorded and Live are the values as compact JSON; "" means the value
+	// is absent on that side. A value whose JSON is longer than 1 KiB is
+	// Shortened: two strings of which one is that long are shown as
+	// excerpts around where they first differ, with "…" for what is left
+	// out ("…xxxZxxx…"), and any other such value as a string holding the
+	// start of its JSON and "…".
 	Recorded, Live string
+	// Shortened says that Recorded and Live are excerpts (see above).
+	Shortened bool
+}
+
+// maxShown bounds the JSON of a value a Difference holds in full: a
+// difference in a large text (a 50 MiB tool result) is held, printed and
+// reported (--json, --junit) as excerpts, not twice in full.
+const maxShown = 1 << 10
+
+// Excerpts of two long strings that differ keep this many bytes before
+// the first difference and after it.
+const excerptBefore, excerptAfter = 60, 120
+
+// excerpts returns the JSON of excerpts of rec and live around the first
+// byte where they differ.
+func excerpts(rec, live string) (string, string) {
+	p := 0
+	for p < len(rec) && p < len(live) && rec[p] == live[p] {
+		p++
+	}
+	for p > 0 && (p < len(rec) && !utf8.RuneStart(rec[p]) || p < len(live) && !utf8.RuneStart(live[p])) {
+		p-- // the character that differs, from its first byte
+	}
+	cut := func(s string) string {
+		start := max(p-excerptBefore, 0)
+		for start > 0 && !utf8.RuneStart(s[start]) {
+			start--
+		}
+		end := min(p+excerptAfter, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		out := s[start:end]
+		if start > 0 {
+			out = "…" + out
+		}
+		if end < len(s) {
+			out += "…"
+		}
+		return encodeValue(out)
+	}
+	return cut(rec), cut(live)
+}
+
+// shorten makes each value whose JSON is longer than maxShown an excerpt:
+// a string its start, another value the start of its JSON, as a string.
+func (d *Difference) shorten() {
+	for _, v := range []*string{&d.Recorded, &d.Live} {
+		if len(*v) <= maxShown {
+			continue
+		}
+		s := *v
+		if kindOf([]byte(s)) == '"' {
+			if str, ok := rawjson.String([]byte(s)); ok {
+				s = str
+			}
+		}
+		*v = encodeValue(rawjson.Shorten(s, maxShown))
+		d.Shortened = true
+	}
 }
 
 // maxDiffs bounds the differences reported for one message.

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,17 +16,23 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-// A held recording (RecorderOptions.Stable or Replace) is kept in memory
-// while the session runs and written whole, with the sessions it keeps
-// from the old trace, when the recorder is closed: through a temporary
-// file that takes the trace's place only once it is complete, so that an
-// interrupted or failed recording leaves the old trace as it was.
+// A held recording (RecorderOptions.Stable or Replace, UpdateTrace) is
+// kept aside while the session runs, in a spool file beside the trace,
+// and written whole, with the sessions it keeps from the old trace, when
+// the recorder is closed: a session at a time (it is read back from the
+// spool as a TraceFile), through a temporary file that takes the trace's
+// place only once it is complete, so that an interrupted or failed
+// recording leaves the old trace as it was.
 
 // createHeld makes a recorder that holds its recording for name. With
 // appendTo, the recording is added to the trace the file holds when the
 // recorder is closed (read then, so that recordings of one process that
-// overlap in time each add their sessions); without, it replaces the file.
-func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bool) (*Recorder, error) {
+// overlap in time each add their sessions); without, it replaces the file:
+// the file was (base, not nil) as base describes it, which it must still
+// be then (UpdateTrace: another process may have recorded into it
+// meanwhile; ErrChanged), or (base nil) it must not be a trace by then
+// unless o.Overwrite is set (ErrExists).
+func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bool, base fs.FileInfo) (*Recorder, error) {
 	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err
@@ -39,6 +44,9 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 		old, err := readOld(name)
 		if err != nil || old == nil {
 			return nil, err
+		}
+		if err := checkRewrite(old.Header); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if oh := old.Header; oh.Redacted != h.Redacted || !sameSet(oh.Redact, h.Redact) {
 			return nil, fmt.Errorf("%s: %w", name, &RedactionMismatchError{Trace: oh.Redacted, TracePaths: oh.Redact, Want: h.Redacted, WantPaths: h.Redact})
@@ -67,18 +75,30 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var buf bytes.Buffer
-	if _, err := newWriter(&buf, h); err != nil {
+	// The spool: readable by its owner only (os.CreateTemp), as the
+	// trace is, and not a *.jsonl file (mcpx verify DIR takes those).
+	spool, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".held-*")
+	if err != nil {
 		f.Abort()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	unspool := func() {
+		spool.Close()
+		os.Remove(spool.Name())
+	}
+	if _, err := newWriter(spool, h); err != nil {
+		f.Abort()
+		unspool()
 		return nil, err
 	}
-	r.w = &buf
+	r.w = spool
 	drop := ""
 	if o.Replace {
 		drop = o.Session.Name
 	}
 	r.close = func(wrote bool) error {
 		// Called by Close with r.mu held.
+		defer unspool()
 		if !wrote || r.err != nil {
 			f.Abort()
 			return nil
@@ -92,12 +112,23 @@ func createHeld(ctx context.Context, name string, o RecorderOptions, appendTo bo
 			f.Abort()
 			return err
 		}
+		if !appendTo {
+			cur, err := os.Stat(name)
+			switch {
+			case base != nil && (err != nil || !os.SameFile(cur, base) || cur.Size() != base.Size() || !cur.ModTime().Equal(base.ModTime())):
+				f.Abort()
+				return fmt.Errorf("%s %w", name, ErrChanged)
+			case base == nil && !o.Overwrite && err == nil && cur.Mode().IsRegular() && cur.Size() > 0:
+				f.Abort()
+				return fmt.Errorf("%s: %w", name, ErrExists)
+			}
+		}
 		old, err := check()
 		if err != nil {
 			f.Abort()
 			return err
 		}
-		rec, err := Read(bytes.NewReader(buf.Bytes()))
+		rec, err := ReadOptions{MaxMessageSize: 1 << 62}.Index(spool)
 		if err != nil {
 			f.Abort()
 			return fmt.Errorf("%s: reading the recording back: %w", name, err)
@@ -169,59 +200,67 @@ func isStable(name string) bool {
 	return json.Unmarshal(line, &h) == nil && h.Format == Format && h.Stable
 }
 
-// sessionList is a SessionSource of sessions in memory.
-type sessionList struct {
-	h  Header
-	ss []*Session
+// mergedSessions is a SessionSource of sessions in memory (an old
+// trace's) followed by sessions of a trace file (a recording's), read
+// when asked for, numbered from 1.
+type mergedSessions struct {
+	h   Header
+	old []*Session
+	rec *TraceFile
+	ns  []int // the numbers of rec's sessions, in order
 }
 
-func (l *sessionList) TraceHeader() Header { return l.h }
+func (m *mergedSessions) TraceHeader() Header { return m.h }
 
-func (l *sessionList) SessionNumbers() []int {
-	ns := make([]int, len(l.ss))
-	for i, s := range l.ss {
-		ns[i] = s.N
+func (m *mergedSessions) SessionNumbers() []int {
+	ns := make([]int, len(m.old)+len(m.ns))
+	for i := range ns {
+		ns[i] = i + 1
 	}
 	return ns
 }
 
-func (l *sessionList) ReadSession(n int) (*Session, error) {
-	for _, s := range l.ss {
-		if s.N == n {
-			return s, nil
+func (m *mergedSessions) ReadSession(n int) (*Session, error) {
+	var s *Session
+	switch i := n - 1; {
+	case i < 0 || i >= len(m.old)+len(m.ns):
+		return nil, nil
+	case i < len(m.old):
+		s = m.old[i]
+	default:
+		var err error
+		if s, err = m.rec.Session(m.ns[i-len(m.old)]); err != nil || s == nil {
+			return nil, err
 		}
 	}
-	return nil, nil
+	c := *s
+	c.N = n
+	return &c, nil
 }
 
 // mergeTraces returns old's sessions (without those named drop when
-// replace is set) followed by rec's, numbered anew from 1, under old's
-// header with rec's ignores and normalizers added.
-func mergeTraces(old, rec *Trace, replace bool, drop string) *sessionList {
-	l := &sessionList{h: rec.Header}
-	var ss []*Session
+// replace is set) followed by rec's that hold something, numbered anew
+// from 1, under old's header with rec's ignores and normalizers added.
+func mergeTraces(old *Trace, rec *TraceFile, replace bool, drop string) *mergedSessions {
+	m := &mergedSessions{h: rec.Header, rec: rec}
 	if old != nil {
-		l.h = old.Header
-		l.h.Ignore = union(old.Header.Ignore, rec.Header.Ignore)
-		l.h.Normalize = unionNormalizers(old.Header.Normalize, rec.Header.Normalize)
+		m.h = old.Header
+		m.h.Ignore = union(old.Header.Ignore, rec.Header.Ignore)
+		m.h.Normalize = unionNormalizers(old.Header.Normalize, rec.Header.Normalize)
 		for _, s := range old.Sessions() {
 			if replace && s.Info.Name == drop {
 				continue
 			}
-			ss = append(ss, s)
+			m.old = append(m.old, s)
 		}
 	}
-	for _, s := range rec.Sessions() {
-		if len(s.Events) > 0 || s.Text != "" {
-			ss = append(ss, s)
+	for _, x := range rec.Index {
+		// (Every session of a recording begins with its session event.)
+		if x.Events > 1 || x.Text != "" {
+			m.ns = append(m.ns, x.N)
 		}
 	}
-	for i, s := range ss {
-		c := *s
-		c.N = i + 1
-		l.ss = append(l.ss, &c)
-	}
-	return l
+	return m
 }
 
 // writeSessions writes the sessions of src one after the other, as an

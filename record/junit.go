@@ -107,15 +107,17 @@ func (r *VerifyResult) junitSuites(opts JUnitOptions) []*junitSuite {
 		n     int
 		suite *junitSuite
 	}
+	// Suites and exchanges are looked up by number: a trace of many
+	// exchanges (and sessions) that all differ is not quadratic.
 	var suites []*suiteAcc
+	bySession := map[int]*junitSuite{}
 	suiteFor := func(n int) *junitSuite {
-		for _, s := range suites {
-			if s.n == n {
-				return s.suite
-			}
+		if s := bySession[n]; s != nil {
+			return s
 		}
 		s := &suiteAcc{n: n, suite: &junitSuite{Name: fmt.Sprintf("%s session %d", name, n)}}
 		suites = append(suites, s)
+		bySession[n] = s.suite
 		return s.suite
 	}
 	class := func(n int) string { return fmt.Sprintf("%s.session%d", name, n) }
@@ -125,7 +127,9 @@ func (r *VerifyResult) junitSuites(opts JUnitOptions) []*junitSuite {
 			byExchange[[2]int{m.Session, m.Exchange}] = m
 		}
 	}
+	compared := make(map[[2]int]bool, len(r.Compared))
 	for _, c := range r.Compared {
+		compared[[2]int{c.Session, c.Exchange}] = true
 		s := suiteFor(c.Session)
 		m := Mismatch{Session: c.Session, Exchange: c.Exchange, Method: c.Method, Request: c.Request}
 		tc := junitCase{Class: class(c.Session), Name: m.Where(false), Time: seconds(c.Time)}
@@ -136,10 +140,8 @@ func (r *VerifyResult) junitSuites(opts JUnitOptions) []*junitSuite {
 		s.Time += c.Time
 	}
 	for _, m := range r.Mismatches {
-		if m.Exchange > 0 {
-			if compared(r.Compared, m) {
-				continue
-			}
+		if m.Exchange > 0 && compared[[2]int{m.Session, m.Exchange}] {
+			continue
 		}
 		s := suiteFor(m.Session)
 		label := m.Where(false)
@@ -159,16 +161,6 @@ func (r *VerifyResult) junitSuites(opts JUnitOptions) []*junitSuite {
 		out[i] = a.suite
 	}
 	return out
-}
-
-// compared reports whether m's exchange is among those compared.
-func compared(cs []Compared, m Mismatch) bool {
-	for _, c := range cs {
-		if c.Session == m.Session && c.Exchange == m.Exchange {
-			return true
-		}
-	}
-	return false
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }

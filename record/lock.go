@@ -35,6 +35,13 @@ var ErrLocked = errors.New("another process holds the lock of the trace")
 // have no file to go to, and are not written into the new one.
 var ErrReplaced = errors.New("was replaced by another process while this session was recorded into it; the session's later events were not written")
 
+// ErrChanged is matched by the error of UpdateTrace when another process
+// changed the trace while it was recorded again (recorded a session into
+// it, replaced it): the trace is left as that process left it, and the new
+// recording is not written, since it would replace what the other process
+// recorded.
+var ErrChanged = errors.New("was changed by another process while it was recorded again; it was left as it is, with what that process wrote (record it again)")
+
 // lockWait bounds every wait for the lock of a trace: it is only ever
 // held for one write, so a longer wait means that its holder is stuck.
 var lockWait = 30 * time.Second

@@ -249,3 +249,107 @@ func TestUpdateTrace(t *testing.T) {
 		t.Errorf("verify after update: %v %+v", err, res)
 	}
 }
+
+// A trace another process records a session into while UpdateTrace runs
+// is left as that process left it: the update fails with ErrChanged.
+// Before, the update replaced the trace with its new recording, and the
+// other process's session was lost without a word.
+func TestUpdateTraceKeepsWhatAnotherProcessRecorded(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	recordTo(t, name, RecorderOptions{Session: SessionInfo{Name: "s"}}, "", echoCall, false)
+	dial := func(_ context.Context, _ int, _ SessionInfo, obs transport.Observer) (transport.Conn, error) {
+		// Meanwhile, another recording adds a session to the trace.
+		recordTo(t, name, RecorderOptions{Session: SessionInfo{Name: "other"}}, "", echoCall, true)
+		o := helper("sdk", "RECORD_TEST_VARIANT=changed")
+		o.Observer = obs
+		return transport.StartStdio(o)
+	}
+	_, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial, Mcpx: "test"})
+	if !errors.Is(err, ErrChanged) || !strings.HasPrefix(err.Error(), name+" was changed by another process") {
+		t.Fatalf("UpdateTrace = %v, want ErrChanged naming the trace", err)
+	}
+	if got := sessionNames(t, name); strings.Join(got, ",") != "s,other" {
+		t.Errorf("sessions %q, want the old one and the other process's", got)
+	}
+	if raw, _ := os.ReadFile(name); bytes.Contains(raw, []byte("Echo! hi")) {
+		t.Error("the trace holds the update's recording")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(name))
+	for _, e := range entries {
+		if e.Name() != "t.jsonl" {
+			t.Errorf("%s left beside the trace", e.Name())
+		}
+	}
+}
+
+// A trace of a newer minor version than this package writes is read, and
+// a session appended to it as it is, but it is not written again: adding
+// ignores to its header, adding a session to it when it is stable, or
+// recording it again would drop what the newer version added (its
+// header's members, members of its events) and say an older minor. Each
+// is a *MinorError naming both versions, and the file stays as it was.
+// Before, each rewrote it as minor 4 without those members.
+func TestNewerMinorIsNotWrittenAgain(t *testing.T) {
+	future := func(stable string) string {
+		return `{"format":"mcpx-trace","version":1,"minor":9,` + stable + `"transport":"stdio","target":"helper","redacted":true,"redactRules":3,"future":{"x":1}}` + "\n" +
+			`{"s":1,"kind":"session","session":{"transport":"stdio","target":"helper","name":"s"},"future":true}` + "\n" +
+			`{"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+			`{"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n" +
+			`{"s":1,"kind":"hologram","text":"a kind of 1.9"}` + "\n"
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		what   string
+		stable string
+		write  func(name string) error
+	}{
+		{"a session appended with a new ignore", "", func(name string) error {
+			_, err := Append(context.Background(), name, RecorderOptions{Header: Header{Ignore: []string{"$.result._meta"}}})
+			return err
+		}},
+		{"a session appended to a stable trace", `"stable":true,`, func(name string) error {
+			rec, err := Append(context.Background(), name, RecorderOptions{Header: Header{Transport: "stdio", Target: "helper"}})
+			if err != nil {
+				return err
+			}
+			rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+			return rec.Close()
+		}},
+		{"a held recording", "", func(name string) error {
+			_, err := Append(context.Background(), name, RecorderOptions{Stable: true})
+			return err
+		}},
+		{"an update", "", func(name string) error {
+			_, err := UpdateTrace(context.Background(), name, UpdateOptions{
+				Dial: func(context.Context, int, SessionInfo, transport.Observer) (transport.Conn, error) {
+					return nil, errors.New("not reached")
+				}})
+			return err
+		}},
+	} {
+		name := filepath.Join(dir, strings.ReplaceAll(c.what, " ", "-")+".jsonl")
+		if err := os.WriteFile(name, []byte(future(c.stable)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := c.write(name)
+		var me *MinorError
+		if !errors.As(err, &me) || me.Got != 9 || !strings.Contains(err.Error(), "format 1.9, newer than this mcpx writes (1.4)") {
+			t.Errorf("%s: %v, want a *MinorError naming 1.9 and 1.4", c.what, err)
+		}
+		if raw, _ := os.ReadFile(name); string(raw) != future(c.stable) {
+			t.Errorf("%s: the trace was changed:\n%s", c.what, raw)
+		}
+	}
+
+	// A session appended as it is keeps the trace's header and events.
+	name := filepath.Join(dir, "plain.jsonl")
+	os.WriteFile(name, []byte(future("")), 0o600)
+	recordTo(t, name, RecorderOptions{Session: SessionInfo{Name: "new"}}, "", echoCall, true)
+	raw, _ := os.ReadFile(name)
+	if !bytes.HasPrefix(raw, []byte(future(""))) {
+		t.Errorf("appending changed what the trace held:\n%s", raw)
+	}
+	if got := sessionNames(t, name); strings.Join(got, ",") != "s,new" {
+		t.Errorf("sessions %q", got)
+	}
+}

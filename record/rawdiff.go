@@ -65,12 +65,21 @@ func (d *rawDiffer) add(path []elem, a, b side) {
 		return
 	}
 	diff := Difference{Path: pathString(path)}
+	if a.ok && b.ok && !a.ignored && !b.ignored && kindOf(a.raw) == '"' && kindOf(b.raw) == '"' && max(len(a.raw), len(b.raw)) > maxShown {
+		// Two strings, one long (a large text): where they differ, not
+		// their starts (which may well be the same).
+		diff.Recorded, diff.Live = excerpts(d.normString(a.raw), d.normString(b.raw))
+		diff.Shortened = true
+		d.out = append(d.out, diff)
+		return
+	}
 	if a.ok {
 		diff.Recorded = d.show(path, a)
 	}
 	if b.ok {
 		diff.Live = d.show(path, b)
 	}
+	diff.shorten()
 	d.out = append(d.out, diff)
 }
 
@@ -170,7 +179,27 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 			}
 		}
 	case '"':
-		if kb != '"' || !d.sameString(a, b) {
+		if kb != '"' {
+			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
+			return
+		}
+		// Strings are compared once decoded and normalized. Equal bytes
+		// need no decoding, which is the rule for a large text that
+		// matches. A recorded string that holds the placeholder matches a
+		// live one that has anything (not nothing) where it stands: the
+		// recording redacted a secret there (a token the server echoed in
+		// a text), which the live server may echo in clear.
+		if bytes.Equal(a, b) {
+			return
+		}
+		ra, lb := d.normString(a), d.normString(b)
+		switch {
+		case ra == lb || placeholderMatch(ra, lb):
+		case max(len(a), len(b)) > maxShown && len(d.out) < maxDiffs:
+			// Excerpts of the strings just decoded (not decoded again).
+			rec, live := excerpts(ra, lb)
+			d.out = append(d.out, Difference{Path: pathString(path), Recorded: rec, Live: live, Shortened: true})
+		default:
 			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
 		}
 	case '0':
@@ -288,20 +317,6 @@ func (d *rawDiffer) normString(q []byte) string {
 		return "<time>"
 	}
 	return d.norm.String(s)
-}
-
-// sameString compares two JSON strings once decoded and normalized. Equal
-// bytes need no decoding, which is the rule for a large text that matches.
-// A recorded string that holds the placeholder matches a live one that
-// has anything (not nothing) where it stands: the recording redacted a
-// secret there (a token the server echoed in a text), which the live
-// server may echo in clear.
-func (d *rawDiffer) sameString(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	ra, lb := d.normString(a), d.normString(b)
-	return ra == lb || placeholderMatch(ra, lb)
 }
 
 // placeholderMatch reports whether live is rec with each placeholder in

@@ -37,15 +37,16 @@ type RecorderOptions struct {
 	Overwrite bool
 	// Stable writes the trace in the stable form (see WriteStable), so
 	// that recording an unchanged session again gives the same file. The
-	// recording is then held in memory and written whole by Close
+	// recording is then held aside, in a spool file beside the trace
+	// (removed by Close), and written whole by Close
 	// (Create and Append; NewRecorder ignores it). Appending to a stable
 	// trace keeps it stable.
 	Stable bool
 	// Replace, with Append, drops the trace's sessions named as the
 	// recorder's own (Session.Name) when the recording is written, so
 	// that a session recorded again takes the place of its old recording
-	// (ModeUpdate). The recording is then held in memory and written
-	// whole by Close.
+	// (ModeUpdate). The recording is then held aside and written whole
+	// by Close, as with Stable.
 	Replace bool
 }
 
@@ -198,7 +199,7 @@ func Create(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 		}
 	}
 	if o.Stable {
-		return createHeld(ctx, name, o, false)
+		return createHeld(ctx, name, o, false, nil)
 	}
 	existing := refuseExisting
 	if o.Overwrite {

@@ -53,11 +53,13 @@ const laidOutOver = 100
 //
 // Replay and verify read stable traces like any other: a frame's bytes
 // are its canonical JSON, compact.
+//
+// The sessions are read twice, one at a time: once for the placeholders,
+// once to write them; a large trace is not held whole.
 func WriteStable(w io.Writer, src SessionSource) error {
 	st := newStabilizer()
-	ns := src.SessionNumbers()
-	sessions := make([]*Session, 0, len(ns))
-	for _, n := range ns {
+	var ns []int
+	for _, n := range src.SessionNumbers() {
 		s, err := src.ReadSession(n)
 		if err != nil {
 			return err
@@ -66,7 +68,7 @@ func WriteStable(w io.Writer, src SessionSource) error {
 			continue
 		}
 		st.collect(s)
-		sessions = append(sessions, s)
+		ns = append(ns, n)
 	}
 	h := src.TraceHeader()
 	h.Stable = true
@@ -74,7 +76,14 @@ func WriteStable(w io.Writer, src SessionSource) error {
 	if err != nil {
 		return err
 	}
-	for i, s := range sessions {
+	for i, sn := range ns {
+		s, err := src.ReadSession(sn)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return fmt.Errorf("session %d is gone from the trace", sn)
+		}
 		n := i + 1
 		info := st.info(s.Info)
 		if err := tw.Write(Event{Session: n, Kind: KindSession, Text: st.text(s.Text), SessionInfo: &info}); err != nil {

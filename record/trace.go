@@ -698,6 +698,30 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("trace format version %d is not a valid version (this mcpx reads version %d)", e.Got, Version)
 }
 
+// MinorError reports a trace of a newer minor version than this package
+// writes, which it was asked to write again: to add to its header (new
+// ignores or normalizers), to add a session to a stable trace or hold a
+// recording for it (RecorderOptions.Stable, Replace), to record it again
+// (UpdateTrace). It reads such a trace (a minor version only adds what
+// readers may ignore), and appends a session to it as it is, but writing it
+// again would drop what the newer version added (members and events it
+// does not know), and say an older minor.
+type MinorError struct{ Got int }
+
+func (e *MinorError) Error() string {
+	return fmt.Sprintf("the trace is of format %d.%d, newer than this mcpx writes (%d.%d): writing it again would lose what %d.%d added; upgrade mcpx to record into it, or record to another file",
+		Version, e.Got, Version, Minor, Version, e.Got)
+}
+
+// checkRewrite refuses to write again a trace whose header is h when it
+// is of a newer minor version than this package writes.
+func checkRewrite(h Header) error {
+	if h.Minor > Minor {
+		return &MinorError{Got: h.Minor}
+	}
+	return nil
+}
+
 // ReadOptions configure reading a trace.
 type ReadOptions struct {
 	// MaxMessageSize bounds a frame in the trace, in bytes: a line may be
@@ -1007,6 +1031,12 @@ func (o ReadOptions) ReadFile(name string) (*Trace, error) {
 func openTraceFile(name string) (*os.File, error) {
 	fi, err := os.Stat(name)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		if errors.Is(err, fs.ErrNotExist) {
+			// A symbolic link to nothing is there: say what it is.
+			if to, lerr := os.Readlink(name); lerr == nil {
+				return nil, fmt.Errorf("%s: a symbolic link to %s, which does not exist: %w", name, to, pe.Err)
+			}
+		}
 		// "nope.jsonl: no such file or directory", not "stat nope.jsonl: ...".
 		return nil, fmt.Errorf("%s: %w", name, pe.Err)
 	} else if err != nil {
@@ -1015,7 +1045,12 @@ func openTraceFile(name string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Name: name, Mode: fi.Mode()}
 	}
-	return os.Open(name)
+	f, err := os.Open(name)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// "t.jsonl: permission denied", not "open t.jsonl: ...".
+		return nil, fmt.Errorf("%s: %w", name, pe.Err)
+	}
+	return f, err
 }
 
 // NotRegularError reports a trace to read that is no regular file: a

@@ -4,6 +4,8 @@ package record
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,5 +49,22 @@ func TestReadNamedPipe(t *testing.T) {
 		if strings.Contains(err.Error(), "directory") || errors.Is(err, syscall.EISDIR) {
 			t.Errorf("%s: %v is about a directory", read.what, err)
 		}
+	}
+}
+
+// A trace that cannot be opened is said as one that does not exist is:
+// its name and why, without the system call ("open t.jsonl: permission
+// denied" before).
+func TestUnreadableTraceNamesIt(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any file")
+	}
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(name, []byte("{}\n"), 0o200); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenTrace(name)
+	if err == nil || err.Error() != name+": permission denied" || !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("OpenTrace = %v, want %q", err, name+": permission denied")
 	}
 }

@@ -75,14 +75,16 @@ func (e *DiffError) Is(target error) bool { return target == ErrMismatch }
 // MarshalJSON gives the diff the form `mcpx trace diff --json` prints:
 // {"equal", "sessions", "exchanges", "count", "changes": [{"session",
 // "exchange", "method", "params", "problem", "diffs": [{"message",
-// "path", "old", "new"}], "moreDiffs"}]}, where an absent value has no old
-// or new member.
+// "path", "old", "new", "shortened"}], "moreDiffs"}]}, where an absent
+// value has no old or new member, and shortened is true for excerpts (see
+// Difference).
 func (d *TraceDiff) MarshalJSON() ([]byte, error) {
 	type diff struct {
-		Message string          `json:"message,omitempty"`
-		Path    string          `json:"path"`
-		Old     json.RawMessage `json:"old,omitempty"`
-		New     json.RawMessage `json:"new,omitempty"`
+		Message   string          `json:"message,omitempty"`
+		Path      string          `json:"path"`
+		Old       json.RawMessage `json:"old,omitempty"`
+		New       json.RawMessage `json:"new,omitempty"`
+		Shortened bool            `json:"shortened,omitempty"`
 	}
 	type change struct {
 		Session   int             `json:"session"`
@@ -106,7 +108,7 @@ func (d *TraceDiff) MarshalJSON() ([]byte, error) {
 			c.Params = m.Request
 		}
 		for _, x := range m.Diffs {
-			c.Diffs = append(c.Diffs, diff{Message: x.Message, Path: x.Path, Old: validRaw(x.Recorded), New: validRaw(x.Live)})
+			c.Diffs = append(c.Diffs, diff{Message: x.Message, Path: x.Path, Old: validRaw(x.Recorded), New: validRaw(x.Live), Shortened: x.Shortened})
 		}
 		out.Changes = append(out.Changes, c)
 	}

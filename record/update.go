@@ -41,7 +41,10 @@ type UpdateOptions struct {
 // interrupted, or the live server could not be talked to (the connection
 // could not be made or ended, a request got no response in time: see
 // VerifyResult.Lost; the error then wraps the *LostError), the file is
-// left as it was.
+// left as it was. So it is when another process changed it meanwhile
+// (recorded a session into it: the error matches ErrChanged). A trace of
+// a newer minor version than this package writes is refused (*MinorError)
+// before anything runs: its header's settings would be lost.
 //
 // The result says what changed; differences are what an update is for,
 // so they are no error.
@@ -49,17 +52,28 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	if o.Dial == nil {
 		return nil, errors.New("record.UpdateTrace: no Dial")
 	}
-	tf, err := ReadOptions{MaxMessageSize: o.MaxMessageSize}.Open(name)
+	f, err := openTraceFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer tf.Close()
+	defer f.Close()
+	base, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tf, err := ReadOptions{MaxMessageSize: o.MaxMessageSize}.Index(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	h := tf.Header
+	if err := checkRewrite(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	rec, err := createHeld(ctx, name, RecorderOptions{
 		Header: Header{Mcpx: o.Mcpx, Transport: h.Transport, Target: h.Target, Ignore: h.Ignore, Normalize: h.Normalize},
 		Redact: o.Verify.Secrets.redactOptions(RedactOptions{Disabled: !h.Redacted, Paths: h.Redact}),
 		Stable: h.Stable || o.Stable,
-	}, false)
+	}, false, base)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +104,11 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 		rec.Close()
 		return res, err
 	}
-	tf.Close()
+	f.Close()
 	if err := rec.Close(); err != nil {
+		if errors.Is(err, ErrChanged) {
+			return res, err // (nothing was written: it says so)
+		}
 		return res, fmt.Errorf("writing the updated trace: %w", err)
 	}
 	return res, nil

@@ -266,15 +266,17 @@ func (m *Mismatch) Where(withSession bool) string {
 // MarshalJSON gives the result the form `mcpx verify --json` prints:
 // {"ok", "sessions", "exchanges", "mismatches": [{"session", "exchange",
 // "method", "params", "problem", "diffs": [{"message", "path", "recorded",
-// "live"}], "moreDiffs"}], "notifications", "serverRequests"}, where an
-// absent value has no recorded or live member, and a difference in the
-// response no message.
+// "live", "shortened"}], "moreDiffs"}], "notifications", "serverRequests"},
+// where an absent value has no recorded or live member, a difference in
+// the response no message, and shortened is true for excerpts (see
+// Difference).
 func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 	type diff struct {
-		Message  string          `json:"message,omitempty"`
-		Path     string          `json:"path"`
-		Recorded json.RawMessage `json:"recorded,omitempty"`
-		Live     json.RawMessage `json:"live,omitempty"`
+		Message   string          `json:"message,omitempty"`
+		Path      string          `json:"path"`
+		Recorded  json.RawMessage `json:"recorded,omitempty"`
+		Live      json.RawMessage `json:"live,omitempty"`
+		Shortened bool            `json:"shortened,omitempty"`
 	}
 	type mismatch struct {
 		Session   int             `json:"session"`
@@ -305,7 +307,7 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 			mm.Params = m.Request
 		}
 		for _, d := range m.Diffs {
-			mm.Diffs = append(mm.Diffs, diff{Message: d.Message, Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live)})
+			mm.Diffs = append(mm.Diffs, diff{Message: d.Message, Path: d.Path, Recorded: raw(d.Recorded), Live: raw(d.Live), Shortened: d.Shortened})
 		}
 		out.Mismatches = append(out.Mismatches, mm)
 	}

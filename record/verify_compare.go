@@ -374,7 +374,9 @@ func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffO
 		r, l := byMethod[0][method], byMethod[1][method]
 		if len(r) != len(l) {
 			counts = append(counts, countDiff{method, [2]int{len(r), len(l)}})
-			diffs = append(diffs, Difference{Message: method, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)})
+			diff := Difference{Message: method, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)}
+			diff.shorten()
+			diffs = append(diffs, diff)
 			continue
 		}
 		for i := range r {
@@ -388,15 +390,20 @@ func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffO
 	return diffs, more, counts
 }
 
-// messageList renders messages as one JSON array, each as raw gives it.
+// messageList renders messages as one JSON array, each as raw gives it;
+// past maxShown bytes the rest is left out (Difference.shorten cuts it).
 func messageList(ms []*jsonrpc.Message, raw func(*jsonrpc.Message) []byte) string {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, m := range ms {
+		if b.Len() > maxShown {
+			break
+		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(bytes.TrimSpace(raw(m)))
+		r := bytes.TrimSpace(raw(m))
+		b.Write(r[:min(len(r), maxShown+1)])
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -3,7 +3,6 @@ package export
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -90,7 +89,7 @@ type harRequest struct {
 type harPostData struct {
 	MimeType string  `json:"mimeType"`
 	Params   []harNV `json:"params"`
-	Text     string  `json:"text"`
+	Text     *text   `json:"text"`
 	Comment  string  `json:"comment,omitempty"`
 }
 
@@ -110,7 +109,7 @@ type harResponse struct {
 type harContent struct {
 	Size     int    `json:"size"`
 	MimeType string `json:"mimeType"`
-	Text     string `json:"text,omitempty"`
+	Text     *text  `json:"text,omitempty"`
 	// Encoding is "base64" when Text holds a body that is not valid
 	// UTF-8 (a JSON string cannot carry its bytes), empty otherwise.
 	Encoding string `json:"encoding,omitempty"`
@@ -136,7 +135,7 @@ type harSSE struct {
 	Time   string  `json:"time"`
 	Offset float64 `json:"offset"`
 	ID     string  `json:"id,omitempty"`
-	Data   string  `json:"data"`
+	Data   *text   `json:"data"`
 	// Retry is the reconnection delay the event asked for, in ms.
 	Retry int64 `json:"retry,omitempty"`
 	// Stream is mcpx's name for the stream ("post-3", "get-2", "sse").
@@ -183,6 +182,7 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 	// after the entries: the order of an object's members means nothing
 	// to JSON (or to HAR readers).
 	bw := bufio.NewWriter(w)
+	sp := newSplicer(false)
 	fail := func(err error) error { return fmt.Errorf("writing the HAR: %w", err) }
 	bw.WriteString("{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"creator\": ")
 	if err := writeHARValue(bw, harCreator{Name: o.name(), Version: o.Version}, "    "); err != nil {
@@ -207,12 +207,7 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 		}
 		page.StartedDateTime = harTime(start.Add(first))
 		pages = append(pages, page)
-		entries := httpEntries(s)
-		if entries == nil {
-			entries = messageEntries(s)
-		}
-		setTimes(entries, start)
-		for _, e := range entries {
+		write := func(e *harEntry) error {
 			e.Pageref = page.ID
 			e.Session = s.N
 			e.StartedDateTime = harTime(start.Add(e.start))
@@ -220,9 +215,26 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 				bw.WriteString(",")
 			}
 			bw.WriteString("\n      ")
-			if err := writeHARValue(bw, e, "      "); err != nil {
-				return fail(err)
+			return sp.encode(bw, e, "      ", "  ")
+		}
+		if entries := httpEntries(sp, s); entries != nil {
+			setTimes(entries, start)
+			for _, e := range entries {
+				if err = write(e); err != nil {
+					break
+				}
 			}
+		} else {
+			// Each entry is written as it is made (and its texts let
+			// go of): a session of many exchanges holds none of them.
+			err = messageEntries(sp, s, func(e *harEntry) error {
+				defer sp.reset()
+				return write(e)
+			})
+		}
+		sp.reset()
+		if err != nil {
+			return fail(err)
 		}
 	}
 	if wrote > 0 {
@@ -303,7 +315,7 @@ type exchange struct {
 // answered exchange still without one. The client's frame is the POST's
 // body: mcpx as the client records the frame just before the request,
 // mcpx proxy just after it (the first POST of the session tells which).
-func httpEntries(s *record.Session) []*harEntry {
+func httpEntries(sp *splicer, s *record.Session) []*harEntry {
 	var xs []*exchange
 	var pendingFrames [][]byte // frames sent before their POST
 	var awaiting []*exchange   // POSTs whose frame follows them
@@ -336,7 +348,7 @@ func httpEntries(s *record.Session) []*harEntry {
 					case !framesFirst:
 						awaiting = append(awaiting, x)
 					case len(pendingFrames) > 0:
-						setBody(x.e, pendingFrames[0])
+						setBody(sp, x.e, pendingFrames[0])
 						pendingFrames = pendingFrames[1:]
 					default:
 						// A request sent again (after a 401, or to the
@@ -344,7 +356,7 @@ func httpEntries(s *record.Session) []*harEntry {
 						// frame of its own: it carries the last one.
 						if prev := lastPost(xs); prev != nil && prev.e.Request.PostData != nil &&
 							(prev.e.Response.Status == 0 || prev.e.Response.Status >= 400) {
-							setBody(x.e, []byte(prev.e.Request.PostData.Text))
+							x.e.Request.PostData, x.e.Request.BodySize = prev.e.Request.PostData, prev.e.Request.BodySize
 						}
 					}
 				}
@@ -355,7 +367,7 @@ func httpEntries(s *record.Session) []*harEntry {
 					x = newExchange(ev) // the request was not recorded
 					xs = append(xs, x)
 				}
-				answer(x, ev)
+				answer(sp, x, ev)
 				touch(x, ev.Time)
 				for j, a := range awaiting {
 					if a == x {
@@ -365,7 +377,7 @@ func httpEntries(s *record.Session) []*harEntry {
 				}
 			default:
 				if x := streamExchange(xs, streams, ev); x != nil {
-					addSSE(x, ev, nil)
+					addSSE(sp, x, ev, nil)
 					touch(x, ev.Time)
 				}
 			}
@@ -374,13 +386,13 @@ func httpEntries(s *record.Session) []*harEntry {
 				continue
 			}
 			if x := streamExchange(xs, streams, ev); x != nil {
-				addSSE(x, ev, nil)
+				addSSE(sp, x, ev, nil)
 				touch(x, ev.Time)
 			}
 		case record.KindFrame:
 			if ev.Dir == record.ClientToServer {
 				if len(awaiting) > 0 && !awaiting[0].answered {
-					setBody(awaiting[0].e, ev.Data)
+					setBody(sp, awaiting[0].e, ev.Data)
 					touch(awaiting[0], ev.Time)
 					awaiting = awaiting[1:]
 				} else if !decided || framesFirst {
@@ -393,7 +405,7 @@ func httpEntries(s *record.Session) []*harEntry {
 			}
 			if ev.Meta.StreamID != "" {
 				if x := streamExchange(xs, streams, ev); x != nil {
-					addSSE(x, ev, ev.Data)
+					addSSE(sp, x, ev, ev.Data)
 					touch(x, ev.Time)
 				}
 				continue
@@ -405,7 +417,7 @@ func httpEntries(s *record.Session) []*harEntry {
 			x.body = true
 			c := &x.e.Response.Content
 			c.Comment = ""
-			setContent(c, ev.Data)
+			setContent(sp, c, ev.Data)
 			x.e.Response.BodySize = len(ev.Data)
 			touch(x, ev.Time)
 		}
@@ -415,7 +427,7 @@ func httpEntries(s *record.Session) []*harEntry {
 	}
 	out := make([]*harEntry, 0, len(xs))
 	for _, x := range xs {
-		finish(x)
+		finish(sp, x)
 		out = append(out, x.e)
 	}
 	return out
@@ -472,8 +484,8 @@ func newExchange(ev *record.Event) *exchange {
 }
 
 // setBody sets a request's body: the client's frame.
-func setBody(e *harEntry, data []byte) {
-	e.Request.PostData = &harPostData{MimeType: "application/json", Params: []harNV{}, Text: string(data)}
+func setBody(sp *splicer, e *harEntry, data []byte) {
+	e.Request.PostData = &harPostData{MimeType: "application/json", Params: []harNV{}, Text: sp.text(data)}
 	if !utf8.Valid(data) {
 		// HAR 1.2 has no encoding for a request body: the JSON string
 		// shows each invalid byte as U+FFFD, and the comment says so.
@@ -487,19 +499,22 @@ func setBody(e *harEntry, data []byte) {
 // the encoder would turn each invalid byte into U+FFFD), base64-encoded
 // with encoding "base64", as HAR 1.2 provides for binary content. Size
 // is the body's length in bytes either way.
-func setContent(c *harContent, data []byte) {
+func setContent(sp *splicer, c *harContent, data []byte) {
 	c.Size = len(data)
-	if utf8.Valid(data) {
-		c.Text, c.Encoding = string(data), ""
-		return
+	switch {
+	case len(data) == 0:
+		c.Text, c.Encoding = nil, "" // (omitted, as an empty string was)
+	case utf8.Valid(data):
+		c.Text, c.Encoding = sp.text(data), ""
+	default:
+		c.Text, c.Encoding = sp.base64(data), "base64"
 	}
-	c.Text, c.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 }
 
 // answer records the http event of an exchange's response: a status line
 // ("200 OK text/event-stream ← POST URL (Mcp-Session-Id: …)"), or a
 // refusal whose text is an excerpt of its body.
-func answer(x *exchange, ev *record.Event) {
+func answer(sp *splicer, x *exchange, ev *record.Event) {
 	x.answered, x.respAt = true, ev.Time
 	r := &x.e.Response
 	r.Status = ev.Meta.HTTPStatus
@@ -530,7 +545,9 @@ func answer(x *exchange, ev *record.Event) {
 		}
 	default:
 		// A refusal: the trace keeps a bounded excerpt of its body.
-		r.Content.Text = ev.Text
+		if ev.Text != "" {
+			r.Content.Text = sp.text([]byte(ev.Text))
+		}
 		r.Content.Size = len(ev.Text)
 		r.Content.Comment = "an excerpt of the body (the trace keeps at most 512 bytes)"
 		r.BodySize = -1
@@ -539,7 +556,7 @@ func answer(x *exchange, ev *record.Event) {
 		strings.Contains(ev.Text, "Mcp-Session-Id") {
 		r.Headers = append(r.Headers, harNV{Name: "Mcp-Session-Id", Value: ev.Meta.SessionID})
 	}
-	x.json = strings.Contains(strings.ToLower(ct), "json") && x.e.Response.Content.Text == ""
+	x.json = strings.Contains(strings.ToLower(ct), "json") && x.e.Response.Content.Text.len() == 0
 	if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
 		x.sse = true
 		r.BodySize = -1
@@ -570,8 +587,8 @@ func streamExchange(xs []*exchange, streams map[string]*exchange, ev *record.Eve
 
 // addSSE appends an SSE event to a stream's exchange: a frame (data) or
 // stream metadata (data nil).
-func addSSE(x *exchange, ev *record.Event, data []byte) {
-	e := harSSE{Offset: ms(ev.Time - x.e.start), ID: ev.Meta.EventID, Data: string(data), Stream: ev.Meta.StreamID}
+func addSSE(sp *splicer, x *exchange, ev *record.Event, data []byte) {
+	e := harSSE{Offset: ms(ev.Time - x.e.start), ID: ev.Meta.EventID, Data: sp.text(data), Stream: ev.Meta.StreamID}
 	if ev.Retry > 0 {
 		e.Retry = ev.Retry.Milliseconds()
 	}
@@ -583,26 +600,30 @@ func addSSE(x *exchange, ev *record.Event, data []byte) {
 
 // finish fills in what is known once the session has been read: the
 // SSE text, the timings and the entry's total time.
-func finish(x *exchange) {
+func finish(sp *splicer, x *exchange) {
 	e := x.e
 	if x.sse {
-		var b strings.Builder
+		// The text refers to the events' data, not copied.
+		var parts []textPart
+		str := func(s string) { parts = append(parts, textPart{b: []byte(s)}) }
+		blank := []byte("\n")
 		for _, ev := range e.SSE {
 			if ev.ID != "" {
-				b.WriteString("id: " + ev.ID + "\n")
+				str("id: " + ev.ID + "\n")
 			}
 			if ev.Retry > 0 {
-				b.WriteString("retry: " + strconv.FormatInt(ev.Retry, 10) + "\n")
+				str("retry: " + strconv.FormatInt(ev.Retry, 10) + "\n")
 			}
 			if !ev.meta {
-				for _, line := range strings.Split(ev.Data, "\n") {
-					b.WriteString("data: " + line + "\n")
-				}
+				parts = append(parts, textPart{b: ev.Data.parts[0].b, sse: true})
 			}
-			b.WriteString("\n")
+			parts = append(parts, textPart{b: blank})
 		}
-		e.Response.Content.Text = b.String()
-		e.Response.Content.Size = b.Len()
+		e.Response.Content.Text = sp.textOf(parts...)
+		e.Response.Content.Size = e.Response.Content.Text.len()
+		if e.Response.Content.Size == 0 {
+			e.Response.Content.Text = nil
+		}
 	}
 	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
 	// A trace's times only grow within a session, but one edited by hand
@@ -692,15 +713,15 @@ func queryString(u string) []harNV {
 	return out
 }
 
-// messageEntries builds the synthetic entries of a session without HTTP
-// exchanges: one per request with its response, one per notification.
-func messageEntries(s *record.Session) []*harEntry {
+// messageEntries makes the synthetic entries of a session without HTTP
+// exchanges, one per request with its response, one per notification,
+// and gives each to emit as it is made; an error of emit ends it.
+func messageEntries(sp *splicer, s *record.Session, emit func(*harEntry) error) error {
 	msgs := messages(s)
 	scheme := s.Info.Transport
 	if scheme != "stdio" && scheme != "pipe" {
 		scheme = "mcp"
 	}
-	var out []*harEntry
 	for _, m := range msgs {
 		if m.kind == "response" && m.pair >= 0 {
 			continue // in its request's entry
@@ -716,7 +737,7 @@ func messageEntries(s *record.Session) []*harEntry {
 		e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
 		switch m.kind {
 		case "request":
-			setBody(e, m.raw)
+			setBody(sp, e, m.raw)
 			if m.pair < 0 {
 				e.Response.Comment = "no response recorded"
 				break
@@ -728,12 +749,12 @@ func messageEntries(s *record.Session) []*harEntry {
 			}
 			e.Response.Headers = []harNV{{Name: "Content-Type", Value: "application/json"}}
 			e.Response.Content = harContent{MimeType: "application/json"}
-			setContent(&e.Response.Content, r.raw)
+			setContent(sp, &e.Response.Content, r.raw)
 			e.Response.BodySize = len(r.raw)
 			e.end = max(r.ev.Time, m.ev.Time)
 			e.Timings.Wait = ms(e.end - m.ev.Time) // 0 for a response recorded before its request
 		case "notification":
-			setBody(e, m.raw)
+			setBody(sp, e, m.raw)
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"
 			e.Response.Comment = "a notification: nothing answers it"
 		default:
@@ -741,7 +762,7 @@ func messageEntries(s *record.Session) []*harEntry {
 			e.Request.BodySize = 0
 			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
 			e.Response.Content = harContent{MimeType: "application/json"}
-			setContent(&e.Response.Content, m.raw)
+			setContent(sp, &e.Response.Content, m.raw)
 			e.Response.BodySize = len(m.raw)
 			e.Comment = "a response to no recorded request"
 			if m.kind == "invalid" {
@@ -750,7 +771,9 @@ func messageEntries(s *record.Session) []*harEntry {
 			}
 		}
 		e.Time = e.Timings.Wait
-		out = append(out, e)
+		if err := emit(e); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }

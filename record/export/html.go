@@ -54,17 +54,18 @@ type htmlHeader struct {
 	Exporter  string `json:"exporter"`
 }
 
-// htmlSession is one session of the page's data.
+// htmlSession is one session of the page's data, but for its rows
+// (member "rows", an array of htmlRow, written after the others a row at
+// a time).
 type htmlSession struct {
-	N         int       `json:"n"`
-	Text      string    `json:"text"`
-	Transport string    `json:"transport,omitempty"`
-	Target    string    `json:"target,omitempty"`
-	Client    string    `json:"client,omitempty"`
-	Prelude   bool      `json:"prelude,omitempty"`
-	Start     int64     `json:"start"`
-	End       int64     `json:"end"`
-	Rows      []htmlRow `json:"rows"`
+	N         int    `json:"n"`
+	Text      string `json:"text"`
+	Transport string `json:"transport,omitempty"`
+	Target    string `json:"target,omitempty"`
+	Client    string `json:"client,omitempty"`
+	Prelude   bool   `json:"prelude,omitempty"`
+	Start     int64  `json:"start"`
+	End       int64  `json:"end"`
 }
 
 // htmlRow is one row of a session's timeline: a message, or an event
@@ -91,7 +92,7 @@ type htmlRow struct {
 	Pending bool   `json:"pending,omitempty"`
 	Text    string `json:"text,omitempty"`
 	// Frame is the message, exactly as recorded.
-	Frame   string   `json:"frame,omitempty"`
+	Frame   *text    `json:"frame,omitempty"`
 	Batch   bool     `json:"batch,omitempty"`
 	Prelude bool     `json:"prelude,omitempty"`
 	Meta    []string `json:"meta,omitempty"`
@@ -123,6 +124,7 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 		hd.Created = h.Created.UTC().Format(time.RFC3339)
 	}
 	bw := bufio.NewWriter(w)
+	sp := newSplicer(true)
 	fmt.Fprintf(bw, `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -137,7 +139,7 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 <noscript>This page shows an mcpx trace with JavaScript, which is turned off.</noscript>
 <div id="app"></div>
 <script type="application/json" id="mcpx-trace">{"header":`, html.EscapeString(csp()), html.EscapeString(title), pageCSS)
-	if err := writeScriptJSON(bw, hd); err != nil {
+	if err := writeScriptJSON(bw, sp, hd); err != nil {
 		return err
 	}
 	bw.WriteString(`,"sessions":[`)
@@ -153,7 +155,7 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 		if wrote++; wrote > 1 {
 			bw.WriteString(",\n")
 		}
-		if err := writeScriptJSON(bw, htmlSessionOf(s)); err != nil {
+		if err := writeSession(bw, sp, s); err != nil {
 			return err
 		}
 	}
@@ -166,9 +168,15 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 
 // writeScriptJSON writes v as JSON that is safe inside a <script>
 // element: encoding/json escapes <, > and & (so no </script> or <!--
-// can end or change the element) and U+2028 and U+2029; the check
-// below keeps it so.
-func writeScriptJSON(w io.Writer, v any) error {
+// can end or change the element) and U+2028 and U+2029, in v and in the
+// texts spliced in (the splicer escapes as it does); the check below
+// keeps it so. A trailing "}" is left out when open is set (for the
+// caller to add members).
+func writeScriptJSON(w *bufio.Writer, sp *splicer, v any) error {
+	return writeScriptJSONOpen(w, sp, v, false)
+}
+
+func writeScriptJSONOpen(w *bufio.Writer, sp *splicer, v any, open bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding the page's data: %w", err)
@@ -176,21 +184,44 @@ func writeScriptJSON(w io.Writer, v any) error {
 	if bytes.ContainsAny(b, "<>&\u2028\u2029") {
 		return fmt.Errorf("encoding the page's data: unescaped markup") // not reached: json.Marshal escapes it
 	}
-	if _, err := w.Write(b); err != nil {
+	if open {
+		b = bytes.TrimSuffix(b, []byte("}"))
+	}
+	if err := sp.write(w, b); err != nil {
 		return fmt.Errorf("writing the page: %w", err)
 	}
 	return nil
 }
 
-// htmlSessionOf builds a session's timeline.
-func htmlSessionOf(s *record.Session) htmlSession {
+// writeSession writes a session's timeline: its description, then its
+// rows one at a time, each frame written from the trace's bytes (so that
+// a large session is not held twice, nor its JSON).
+func writeSession(w *bufio.Writer, sp *splicer, s *record.Session) error {
+	defer sp.reset()
 	hs := htmlSession{N: s.N, Text: s.Text, Transport: s.Info.Transport, Target: s.Info.Target,
-		Client: s.Info.Client, Prelude: s.Info.Prelude, Rows: []htmlRow{}}
+		Client: s.Info.Client, Prelude: s.Info.Prelude}
 	if hs.Text == "" {
 		hs.Text = strings.TrimSpace(s.Info.Transport + ": " + s.Info.Target)
 	}
 	if len(s.Events) > 0 {
 		hs.Start, hs.End = s.Events[0].Time.Microseconds(), s.Events[0].Time.Microseconds()
+	}
+	for i := range s.Events {
+		t := s.Events[i].Time.Microseconds()
+		hs.Start, hs.End = min(hs.Start, t), max(hs.End, t)
+	}
+	if err := writeScriptJSONOpen(w, sp, hs, true); err != nil {
+		return err
+	}
+	w.WriteString(`,"rows":[`)
+	rows := 0
+	row := func(r htmlRow) error {
+		if rows++; rows > 1 {
+			w.WriteString(",")
+		}
+		err := writeScriptJSON(w, sp, r)
+		sp.reset()
+		return err
 	}
 	msgs := messages(s)
 	id := func(i int) string { return fmt.Sprintf("s%d-m%d", s.N, i) }
@@ -198,7 +229,6 @@ func htmlSessionOf(s *record.Session) htmlSession {
 	for i := range s.Events {
 		e := &s.Events[i]
 		t := e.Time.Microseconds()
-		hs.Start, hs.End = min(hs.Start, t), max(hs.End, t)
 		if e.Kind != record.KindFrame {
 			r := htmlRow{ID: fmt.Sprintf("s%d-e%d", s.N, i), T: t, Kind: string(e.Kind), Dir: string(e.Dir), Text: e.Text,
 				Meta: metaLines(e)}
@@ -210,18 +240,20 @@ func htmlSessionOf(s *record.Session) htmlSession {
 			}
 			if e.Kind == record.KindView {
 				// A message between mcpx and an MCP Apps view (minor 3).
-				r.Text, r.Frame = excerpt(string(e.Data), summaryLen), string(e.Data)
+				r.Text, r.Frame = excerpt(string(e.Data[:min(len(e.Data), 4*summaryLen)]), summaryLen), frameText(sp, e.Data)
 				if e.View != nil {
 					r.Meta = append(r.Meta, "view of "+e.View.Tool+" ("+e.View.URI+")")
 				}
 			}
-			hs.Rows = append(hs.Rows, r)
+			if err := row(r); err != nil {
+				return err
+			}
 			continue
 		}
 		for ; next < len(msgs) && msgs[next].ev == e; next++ {
 			m := msgs[next]
 			r := htmlRow{ID: id(next), T: t, Kind: m.kind, Dir: string(e.Dir), Method: m.method, RPCID: m.id,
-				Error: m.errText, Text: m.summary, Frame: string(m.raw), Batch: m.batch, Prelude: e.Prelude,
+				Error: m.errText, Text: m.summary, Frame: frameText(sp, m.raw), Batch: m.batch, Prelude: e.Prelude,
 				Meta: metaLines(e)}
 			if m.pair >= 0 {
 				r.Pair = id(m.pair)
@@ -233,12 +265,23 @@ func htmlSessionOf(s *record.Session) htmlSession {
 				r.Pending = true
 			}
 			if m.kind == "invalid" {
-				r.Text = excerpt(string(m.raw), summaryLen)
+				r.Text = excerpt(string(m.raw[:min(len(m.raw), 4*summaryLen)]), summaryLen)
 			}
-			hs.Rows = append(hs.Rows, r)
+			if err := row(r); err != nil {
+				return err
+			}
 		}
 	}
-	return hs
+	w.WriteString("]}")
+	return nil
+}
+
+// frameText is a row's frame: nil (left out) when empty.
+func frameText(sp *splicer, b []byte) *text {
+	if len(b) == 0 {
+		return nil
+	}
+	return sp.text(b)
 }
 
 // metaLines describes an event's transport details, one per line.

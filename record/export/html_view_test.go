@@ -1,6 +1,9 @@
 package export
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,16 +13,31 @@ import (
 // A view event (minor 3) is a row with its message and the view it
 // belongs to.
 func TestHTMLViewEvents(t *testing.T) {
+	const msg = `{"jsonrpc":"2.0","id":0,"method":"ui/initialize"}`
 	s := &record.Session{N: 1, Events: []record.Event{
-		{Kind: record.KindView, Dir: record.ViewToHost, Data: []byte(`{"jsonrpc":"2.0","id":0,"method":"ui/initialize"}`),
+		{Kind: record.KindView, Dir: record.ViewToHost, Data: []byte(msg),
 			View: &record.ViewInfo{ID: "v", Tool: "get-time", URI: "ui://get-time/app"}},
 	}}
-	hs := htmlSessionOf(s)
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	if err := writeSession(w, newSplicer(true), s); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	var hs struct {
+		Rows []struct {
+			Kind, Dir, Text, Frame string
+			Meta                   []string
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &hs); err != nil {
+		t.Fatalf("%v: %s", err, b.Bytes())
+	}
 	if len(hs.Rows) != 1 {
 		t.Fatalf("rows %+v", hs.Rows)
 	}
 	r := hs.Rows[0]
-	if r.Kind != "view" || r.Dir != "v2h" || !strings.Contains(r.Text, "ui/initialize") || len(r.Meta) != 1 || r.Meta[0] != "view of get-time (ui://get-time/app)" {
+	if r.Kind != "view" || r.Dir != "v2h" || !strings.Contains(r.Text, "ui/initialize") || r.Frame != msg || len(r.Meta) != 1 || r.Meta[0] != "view of get-time (ui://get-time/app)" {
 		t.Errorf("row %+v", r)
 	}
 }
