@@ -270,7 +270,12 @@ func TestBrowserLargeMessagesBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	h := newTestHost(t, rec.options(newFakeBackend(string(app))))
+	o := rec.options(newFakeBackend(string(app)))
+	// 1.5 MiB, posts of at most 2.5 MiB: two messages of 1.4 MiB cannot
+	// share one (smaller than the default 4 MiB, which took over ten
+	// seconds under the race detector).
+	o.MaxMessageSize = 3 << 19
+	h := newTestHost(t, o)
 	v := openShow(t, h, `{}`)
 	id := v.Info().ID
 	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"ready"}]}`))
@@ -278,14 +283,14 @@ func TestBrowserLargeMessagesBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitViewText(t, bctx, id, css("#result"), func(s string) bool { return s == "ready" })
-	// 3 MiB each, under the 4 MiB MaxMessageSize; the second and third
-	// wait while the first is posted. The é of the last makes it 3 MiB in
-	// UTF-16 code units and 6 MiB in UTF-8: more than MaxMessageSize,
-	// dropped by the page and reported.
+	// 1.4 MiB each, under MaxMessageSize; the second and third wait while
+	// the first is posted. The é of the last makes it 1.4 MiB in UTF-16
+	// code units and 2.8 MiB in UTF-8: more than MaxMessageSize, dropped
+	// by the page and reported.
 	if _, err := browsertest.InView[bool](bctx, id, `(() => {
 		const log = (data) => window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message", params: {level: "info", data}}, "*");
-		const big = "x".repeat(3 << 20);
-		log("first"); log(big); log(big); log("é".repeat(3 << 20)); log("last");
+		const big = "x".repeat(1400 << 10);
+		log("first"); log(big); log(big); log("é".repeat(1400 << 10)); log("last");
 		return true;
 	})()`); err != nil {
 		t.Fatal(err)
@@ -296,9 +301,9 @@ func TestBrowserLargeMessagesBatched(t *testing.T) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(rec.logs) != 4 {
-		t.Errorf("the host got %d logs, want 4 (first, two of 3 MiB, last)", len(rec.logs))
+		t.Errorf("the host got %d logs, want 4 (first, two of 1.4 MiB, last)", len(rec.logs))
 	}
 	if !rec.hasProblem(ErrFlood, "too large") {
-		t.Errorf("the 6 MiB message was not reported as dropped: %v", rec.problems)
+		t.Errorf("the 2.8 MiB message was not reported as dropped: %v", rec.problems)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 // fakeBackend is an in-process MCP server: three tools (show, with a
@@ -192,7 +194,7 @@ func (r *recorder) options(b Backend) Options {
 // waitFor waits (bounded) until cond holds on the recorder.
 func (r *recorder) waitFor(t *testing.T, what string, cond func(r *recorder) bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(testwait.Bound)
 	for {
 		r.mu.Lock()
 		ok := cond(r)
