@@ -227,21 +227,16 @@ func (b *httpBase) reportLost(ids []string, err error) {
 }
 
 // skipped reports an incoming message dropped for its size (an SSE event
-// over the limit, read past): a note saying so, prefixed with where it
-// came, and, when it is a response whose id its first bytes give, the
-// loss of that request (see reportLost; with no listener for losses, the
-// connection fails). Any other message (a notification, a server
-// request) is only noted: the connection goes on.
-func (b *httpBase) skipped(sk *SkippedMessageError, where string) {
-	if sk.End {
-		b.note("%s%s", where, sk.describe(prefixInfo{}))
-		return
-	}
-	info := scanPrefix(sk.Prefix)
-	b.note("%s%s", where, sk.describe(info))
-	if info.ID != "" {
-		b.reportLost([]string{info.ID}, sk.requestError())
-	}
+// over the limit, read past; see SkippedMessageError.report): when it is a
+// response whose id its first bytes give, the loss of that request (see
+// reportLost; with no listener for losses, the connection fails); any
+// other message (a notification, a server request) is noted, prefixed
+// with where it came, and the connection goes on. attributed is the
+// stream's own (report).
+func (b *httpBase) skipped(sk *SkippedMessageError, where string, attributed *bool) {
+	sk.report(attributed,
+		func(text string) { b.note("%s%s", where, text) },
+		func(id string, err error) { b.reportLost([]string{id}, err) })
 }
 
 // exchange is one HTTP request whose response headers have arrived.

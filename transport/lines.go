@@ -128,24 +128,7 @@ func (l *lineReader) read(ctx context.Context) (Frame, error) {
 			l.fatal = &FrameTooLargeError{What: sk.What, Limit: sk.Limit}
 			continue
 		}
-		if sk.End {
-			if note != nil && !l.attributed {
-				note(sk.describe(prefixInfo{}))
-			}
-			l.attributed = false
-			continue
-		}
-		info := scanPrefix(sk.Prefix)
-		if info.ID != "" {
-			// The request's error says it (one line, naming the limit
-			// and the flag): no note beside it, nor at the line's end.
-			l.attributed = !sk.Whole
-			onLost(info.ID, sk.requestError())
-			continue
-		}
-		if note != nil {
-			note(sk.describe(info))
-		}
+		sk.report(&l.attributed, note, onLost)
 	}
 }
 

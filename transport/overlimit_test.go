@@ -200,12 +200,16 @@ func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
 	mu.Unlock()
 	for _, want := range []string{
 		`SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event longer than the maximum message size (64 KiB): a message with method "notifications/message"`,
-		"the response to request 7, which fails",
 		"an SSE event over the maximum message size ended: ",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the notes do not say %q:\n%s", want, all)
 		}
+	}
+	// Request 7's error tells of its response: no note, at its start or
+	// its end, says it again.
+	if strings.Contains(all, "request 7") || strings.Count(all, "ended: ") != 1 {
+		t.Errorf("notes of the response the request's error tells of:\n%s", all)
 	}
 }
 

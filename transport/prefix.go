@@ -92,6 +92,30 @@ func scanPrefix(prefix []byte) prefixInfo {
 	return info
 }
 
+// report tells of e, a message dropped for its size, for a stdio line
+// and an SSE event alike: the request a response answers fails with it
+// (lost), which says it all, and anything else is noted. attributed
+// carries, from a message's start to its end (one reader's, read in
+// order), whether its request was failed: its end then needs no note.
+func (e *SkippedMessageError) report(attributed *bool, note func(string), lost func(id string, err error)) {
+	if e.End {
+		if !*attributed && note != nil {
+			note(e.describe(prefixInfo{}))
+		}
+		*attributed = false
+		return
+	}
+	info := scanPrefix(e.Prefix)
+	if info.ID != "" {
+		*attributed = !e.Whole
+		lost(info.ID, e.requestError())
+		return
+	}
+	if note != nil {
+		note(e.describe(info))
+	}
+}
+
 // requestError is the error of the request whose response e drops.
 func (e *SkippedMessageError) requestError() error {
 	what := "the server's answer"
@@ -111,8 +135,6 @@ func (e *SkippedMessageError) describe(info prefixInfo) string {
 		head = fmt.Sprintf("dropping %s longer than the maximum message size (%s)", e.What, FormatSize(e.Limit))
 	}
 	switch {
-	case info.ID != "":
-		return fmt.Sprintf("%s: the response to request %s, which fails", head, Excerpt(info.ID))
 	case info.Method != "":
 		return fmt.Sprintf("%s: a message with method %q, begun %s", head, Excerpt(info.Method), e.begun())
 	case info.Batch:

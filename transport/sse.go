@@ -133,11 +133,12 @@ func (l *legacySSE) handle(resp *http.Response, ev sseEvent) bool {
 // 2024-11-05 transport ties the session to this one stream.
 func (l *legacySSE) run(x *exchange, p *sseReader) {
 	defer x.release()
+	var attributed bool // (see SkippedMessageError.report)
 	for {
 		ev, err := p.Next()
 		var sk *SkippedMessageError
 		if errors.As(err, &sk) {
-			l.b.skipped(sk, fmt.Sprintf("HTTP+SSE stream GET %s: ", l.shown))
+			l.b.skipped(sk, fmt.Sprintf("HTTP+SSE stream GET %s: ", l.shown), &attributed)
 			continue
 		}
 		if err != nil {

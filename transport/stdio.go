@@ -38,10 +38,10 @@ type StdioOptions struct {
 	TermGrace time.Duration
 	// MaxMessageSize bounds a line of the server's stdout (a frame), in
 	// bytes; zero means DefaultMaxMessageSize. A longer line is read past
-	// without being held, and noted (EventNote, with its size); when it is
-	// a response whose id its first bytes give, the request it answers is
-	// lost (see LossReporter) with a *FrameTooLargeError, and the
-	// connection goes on. Without a LossReporter listener such a line ends
+	// without being held: when it is a response whose id its first bytes
+	// give, the request it answers is lost (see LossReporter) with a
+	// *FrameTooLargeError, else it is noted (EventNote, with its size);
+	// the connection goes on. Without a LossReporter listener such a line ends
 	// the connection with a *FrameTooLargeError. (A stderr line longer
 	// than 1 MiB is passed on in pieces.)
 	MaxMessageSize int64

@@ -478,6 +478,7 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 		}
 	}
 	defer keep()
+	var attributed bool // (see SkippedMessageError.report)
 	for {
 		ev, err := p.Next()
 		var sk *SkippedMessageError
@@ -486,7 +487,7 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 				n++
 				keep()
 			}
-			s.b.skipped(sk, fmt.Sprintf("SSE %s (%s %s): ", st.name, method, s.shown))
+			s.b.skipped(sk, fmt.Sprintf("SSE %s (%s %s): ", st.name, method, s.shown), &attributed)
 			continue
 		}
 		if err != nil {
