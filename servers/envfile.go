@@ -41,7 +41,10 @@ func ParseEnvFile(data []byte) (map[string]string, error) {
 			return nil, fmt.Errorf("line %d: expected NAME=VALUE", line)
 		}
 		name := strings.TrimSpace(body[:eq])
-		if name == "" || strings.ContainsAny(name, " \t\r\"'") {
+		// A name cannot start with "#": the line "#A=1" is a comment, so
+		// "export #A=1" (a comment after export, to a shell) is no
+		// variable either, and no file could set one named "#A".
+		if name == "" || name[0] == '#' || strings.ContainsAny(name, " \t\r\"'") {
 			return nil, fmt.Errorf("line %d: %q is not a variable name", line, name)
 		}
 		rest := strings.TrimLeft(body[eq+1:], " \t")

@@ -24,6 +24,7 @@ func TestParseEnvFile(t *testing.T) {
 		{name: "later wins", in: "A=1\nA=2", want: map[string]string{"A": "2"}},
 		{name: "no equals", in: "A=1\nJUSTAWORD\n", err: "line 2: expected NAME=VALUE"},
 		{name: "empty name", in: "=x", err: "line 1"},
+		{name: "export of a comment", in: "A=1\nexport #B=2", err: `line 2: "#B" is not a variable name`},
 		{name: "unterminated", in: "A=1\nB=\"open\nC=2\n", err: "line 2: the quote \" is not closed"},
 		{name: "junk after quote", in: "A=\"x\" y", err: "line 1: unexpected \"y\""},
 		{name: "line numbers after a multi-line value", in: "A=\"1\n2\n3\"\nB", err: "line 4"},
@@ -66,6 +67,7 @@ func FuzzParseEnvFile(f *testing.F) {
 	for _, s := range []string{
 		"A=1\nB=2", "export A='x'", `A="a\nb"`, "A=\"1\n2\"", "# c\n\nA=1 # c", "A=", "=", "A", "\"A\"=1", "A='", `A="\`, "A=\"x\"y",
 		"\uFEFFA=1", "A=1\r\n", "export =1", "A=\"\\\n\"",
+		"export #0=", // found by fuzzing: read as a variable "#0", which no file can set
 	} {
 		f.Add(s)
 	}
