@@ -40,6 +40,10 @@ func TestParseEndpoint(t *testing.T) {
 		{"u:hunter2@127.0.0.1:3001/mcp", "no http:// or https:// scheme", "did you mean http://u:redacted@127.0.0.1:3001/mcp?"},
 		{"http://TOKEN9@h/#f", "fragment", "did you mean http://redacted@h/?"},
 		{"ftp://u:hunter2@h/?token=TOKEN9", "ftp", ""},
+		{"http:/u:hunter2@h/", `followed by "//"`, "did you mean http://u:redacted@h/?"},
+		{"u:hunter2@h/cb?next=https://a:TOKEN9@c", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=https://a:redacted@c?"},
+		{"//u:hunter2@h/cb?next=http://x", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=http://x?"},
+		{"h#x://u:hunter2@h", "no http:// or https:// scheme", "did you mean https://h#x://u:redacted@h?"},
 	} {
 		_, err := transport.ParseEndpoint(tt.in)
 		var ue *transport.URLError
@@ -69,7 +73,11 @@ func FuzzParseEndpoint(f *testing.F) {
 	for _, s := range []string{"http://127.0.0.1:3001/mcp", "http://127.0.0.1:/", "http://[::1]:/", "localhost:1", "http://u:pw@h:1/#x", "https://[fe80::1%25en0]:443/a?b=c", "00000:0000@0", "u:https@h", "u:hunter2@h",
 		// Not a password shown: its text is in the path, or in the problem
 		// (net/url refuses " " in a password: "invalid userinfo").
-		"http://u:a<bc@h/a<bc", "http://u:pass@h:0/:pass@", "http://u:d userinfo@h"} {
+		"http://u:a<bc@h/a<bc", "http://u:pass@h:0/:pass@", "http://u:d userinfo@h",
+		// Shown: the authority was taken to follow the first "://", wherever
+		// it was (h#00:// found by fuzzing), and "http:/" was not skipped.
+		"h#00://0:0000@0", "u:hunter2@h/?next=https://a:b@c", "//u:hunter2@h/?next=http://x", "u:hunter2@h:1/https://",
+		"http:/u:hunter2@h", "example.com/?next=https://u:hunter2@h", "u:pw@h://x:hunter2@y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -79,8 +87,10 @@ func FuzzParseEndpoint(f *testing.F) {
 			if !errors.As(err, &ue) {
 				t.Fatalf("%q: %T %v", raw, err, err)
 			}
-			if p, at, ok := userPassword(raw); ok {
-				checkPasswordHidden(t, raw, err, p, at)
+			for _, at := range authorities(raw) {
+				if p, at, ok := userPassword(raw, at); ok {
+					checkPasswordHidden(t, raw, err, p, at)
+				}
 			}
 			return
 		}
@@ -144,13 +154,42 @@ func maskPassword(p string) (string, bool) {
 	return string(b), true
 }
 
-// userPassword returns the password of raw's user info, found as
-// ParseEndpoint's messages would find it, and its offset in raw.
-func userPassword(raw string) (string, int, bool) {
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
-		start = i + len("://")
+// authorities returns the offsets in raw of the authorities whose
+// passwords no message may show: the one raw starts with, after its
+// scheme and slashes (RFC 3986's scheme, even with one slash or three:
+// "http:/u:pw@h" is mistyped), after the slashes it starts with, or at
+// its start ("u:pw@h:3001", "localhost:1"); and each one after a later
+// "://" (a URL in the query, or after a "scheme" that is none:
+// "h#x://u:pw@h", "h/?next=https://u:pw@x").
+func authorities(raw string) []int {
+	first := len(raw) - len(strings.TrimLeft(raw, "/"))
+	if i := strings.IndexByte(raw, ':'); i > 0 && i+1 < len(raw) && raw[i+1] == '/' && isScheme(raw[:i]) {
+		first = i + 1 + len(raw[i+1:]) - len(strings.TrimLeft(raw[i+1:], "/"))
 	}
+	offsets := []int{first}
+	for i := 0; i+3 <= len(raw); i++ {
+		if raw[i:i+3] == "://" && i+3 > first {
+			offsets = append(offsets, i+3)
+		}
+	}
+	return offsets
+}
+
+// isScheme reports whether s is a URL scheme by RFC 3986: a letter, then
+// letters, digits, "+", "-" and ".".
+func isScheme(s string) bool {
+	for i, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// userPassword returns the password of the user info of the authority at
+// offset start in raw (up to the first "/", "?" or "#"; the user info up
+// to its last "@", the password after its first ":"), and its offset.
+func userPassword(raw string, start int) (string, int, bool) {
 	rest := raw[start:]
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]

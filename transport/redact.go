@@ -74,26 +74,19 @@ func redactQuery(q string) (string, bool) {
 
 // redactLoose is RedactURL for text that may not parse as a URL (one given
 // with a mistake, or without a scheme): the user info, everything before
-// an @ in what would be the authority, is redacted, and the query's
-// sensitive values are redacted.
+// an @ in what would be an authority, is redacted, and the query's
+// sensitive values are redacted. The authorities are the one the text
+// starts with (looseAuthority) and each one after a later "://": a URL
+// inside this one, or after a scheme that is none ("h#x://u:pw@h").
 func redactLoose(u string) string {
-	start := 0
-	if i := strings.Index(u, "://"); i >= 0 {
-		start = i + 3
-	} else if strings.HasPrefix(u, "//") {
-		start = 2
-	}
-	end := len(u)
-	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
-		end = start + i
-	}
-	if at := strings.LastIndexByte(u[start:end], '@'); at >= 0 {
-		// As RedactURL: user:redacted, or redacted for a user alone.
-		info := "redacted"
-		if user, _, ok := strings.Cut(u[start:start+at], ":"); ok {
-			info = user + ":redacted"
+	u, end := redactUserInfo(u, looseAuthority(u))
+	for {
+		// The ":" of "://" may end the first authority ("u:pw@h://").
+		i := strings.Index(u[max(end-1, 0):], "://")
+		if i < 0 {
+			break
 		}
-		u = u[:start] + info + u[start+at:]
+		u, end = redactUserInfo(u, max(end-1, 0)+i+len("://"))
 	}
 	q := strings.IndexByte(u, '?')
 	if q < 0 {
@@ -105,6 +98,39 @@ func redactLoose(u string) string {
 	}
 	rq, _ := redactQuery(u[q+1 : frag])
 	return u[:q+1] + rq + u[frag:]
+}
+
+// looseAuthority returns where the authority of u begins, as meant by
+// whoever may have mistyped it: after a scheme and the slashes that follow
+// it ("http://", or "http:/" and "http:///"), after the slashes u starts
+// with ("//host"), or at its start ("user:pw@host:3001"). A scheme is one
+// by RFC 3986 (validScheme): in "h#x://u:pw@h" the authority is "h", and
+// in "u:pw@h/?next=https://x" it is "u:pw@h", not what follows a "://".
+func looseAuthority(u string) int {
+	rest := u
+	if scheme, r, ok := strings.Cut(u, ":"); ok && validScheme(scheme) && strings.HasPrefix(r, "/") {
+		rest = r
+	}
+	return len(u) - len(strings.TrimLeft(rest, "/"))
+}
+
+// redactUserInfo redacts the user info of the authority that starts at
+// start in u, as RedactURL does: user:redacted, or redacted for a user
+// given alone. It returns u and where the authority ends in it.
+func redactUserInfo(u string, start int) (string, int) {
+	end := len(u)
+	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndexByte(u[start:end], '@')
+	if at < 0 {
+		return u, end
+	}
+	info := "redacted"
+	if user, _, ok := strings.Cut(u[start:start+at], ":"); ok {
+		info = user + ":redacted"
+	}
+	return u[:start] + info + u[start+at:], end - at + len(info)
 }
 
 func sensitiveParam(name string) bool {

@@ -18,6 +18,7 @@ func FuzzRedactURL(f *testing.F) {
 		"http://127.0.0.1:8080/cb?code=SplxlOBeZQQYbYS6WxSbIA&state=xyz&iss=https%3A%2F%2Fas",
 		"https://h/p?access_token=t;x=1&Signature=s&X-Amz-Signature=abc",
 		"https://h/p?%74oken=secret", "https://h/p?token", "https://h/?a=b=c&&=", "not a url", "https://h/p#access_token=frag",
+		"u:hunter2@h/?next=https://a:b@c", "//u:hunter2@h/%zz?next=http://x",
 	} {
 		f.Add(s)
 	}
@@ -61,20 +62,24 @@ func FuzzRedactURL(f *testing.F) {
 	})
 }
 
-// authority returns what would be the authority of u (after "://" or
-// "//", or from its start, to the first /, ? or #), the part redactLoose
-// looks for user info in.
+// authority returns what would be the authority of u, the part
+// redactLoose looks for user info in first: after a scheme (RFC 3986) and
+// the slashes that follow it, after the slashes u starts with, or from its
+// start, to the first /, ? or #. Not after the first "://" wherever it is:
+// "u:pw@h/?next=https://x" has the authority "u:pw@h".
 func authority(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
-	} else {
-		u = strings.TrimPrefix(u, "//")
+	rest := u
+	if scheme, r, ok := strings.Cut(u, ":"); ok && strings.HasPrefix(r, "/") && schemeRE.MatchString(scheme) {
+		rest = r
 	}
+	u = strings.TrimLeft(rest, "/")
 	if i := strings.IndexAny(u, "/?#"); i >= 0 {
 		u = u[:i]
 	}
 	return u
 }
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // FuzzRedactURLs checks the URLs found in free text against the regular
 // expression that defines them (RedactURLs's documentation), each redacted

@@ -21,6 +21,9 @@ func TestRedactURL(t *testing.T) {
 		// Text that does not parse is redacted by hand.
 		"http://u:pw@[::1/?token=t#f":  "http://u:redacted@[::1/?token=[redacted]#f",
 		"TOKEN@127.0.0.1:3001/mcp?x=1": "redacted@127.0.0.1:3001/mcp?x=1",
+		// The authority is the one the text starts with, not what follows
+		// the first "://" (here a URL in the query, redacted too).
+		"u:pw@h/x?next=https://a:b@c": "u:redacted@h/x?next=https://a:redacted@c",
 	} {
 		if got := transport.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
