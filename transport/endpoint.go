@@ -125,8 +125,11 @@ func ParseEndpoint(raw string) (*url.URL, error) {
 				def = "443"
 			}
 			shown := strings.ToLower(scheme) + "://" + host
+			// The rest is redacted as it is in raw, before PORT goes in:
+			// in "http://h://u:pw@x" the ":" before "//" begins a "://".
+			tail := redactLoose(shown + ":" + rest[len(authority):])[len(shown)+1:]
 			return nil, bad(`the port after ":" is empty`,
-				fmt.Sprintf(`write the port (%s:PORT%s) or drop the ":" to use port %s`, shown, rest[len(authority):], def))
+				fmt.Sprintf(`write the port (%s:PORT%s) or drop the ":" to use port %s`, shown, tail, def))
 		}
 		if !isDigits([]byte(port)) {
 			return nil, bad(fmt.Sprintf("the port %q is not a number", port), "write it as "+example)
@@ -161,7 +164,7 @@ func ParseEndpoint(raw string) (*url.URL, error) {
 // noScheme is ParseEndpoint's error for a URL that does not start with a
 // scheme and "//".
 func noScheme(raw string, bad func(problem, fix string) error, suggest func(string) string) error {
-	if scheme, rest, ok := strings.Cut(raw, ":"); ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) {
+	if scheme, rest, ok := strings.Cut(raw, ":"); ok && httpScheme(scheme) {
 		// http:/host, http:host
 		return bad(`the scheme must be followed by "//"`, suggest(strings.ToLower(scheme)+"://"+strings.TrimLeft(rest, "/")))
 	}

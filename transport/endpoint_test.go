@@ -41,6 +41,8 @@ func TestParseEndpoint(t *testing.T) {
 		{"http://TOKEN9@h/#f", "fragment", "did you mean http://redacted@h/?"},
 		{"ftp://u:hunter2@h/?token=TOKEN9", "ftp", ""},
 		{"http:/u:hunter2@h/", `followed by "//"`, "did you mean http://u:redacted@h/?"},
+		{"http:u:hunter2@h/", `followed by "//"`, "did you mean http://u:redacted@h/?"},
+		{"http://h://u:hunter2@x", `the port after ":" is empty`, "(http://h:PORT//u:redacted@x)"},
 		{"u:hunter2@h/cb?next=https://a:TOKEN9@c", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=https://a:redacted@c?"},
 		{"//u:hunter2@h/cb?next=http://x", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=http://x?"},
 		{"h#x://u:hunter2@h", "no http:// or https:// scheme", "did you mean https://h#x://u:redacted@h?"},
@@ -157,13 +159,14 @@ func maskPassword(p string) (string, bool) {
 // authorities returns the offsets in raw of the authorities whose
 // passwords no message may show: the one raw starts with, after its
 // scheme and slashes (RFC 3986's scheme, even with one slash or three:
-// "http:/u:pw@h" is mistyped), after the slashes it starts with, or at
+// "http:/u:pw@h" is mistyped; "http:" and "https:" even with none, as
+// in "http:u:pw@h"), after the slashes it starts with, or at
 // its start ("u:pw@h:3001", "localhost:1"); and each one after a later
 // "://" (a URL in the query, or after a "scheme" that is none:
 // "h#x://u:pw@h", "h/?next=https://u:pw@x").
 func authorities(raw string) []int {
 	first := len(raw) - len(strings.TrimLeft(raw, "/"))
-	if i := strings.IndexByte(raw, ':'); i > 0 && i+1 < len(raw) && raw[i+1] == '/' && isScheme(raw[:i]) {
+	if i := strings.IndexByte(raw, ':'); i > 0 && i+1 < len(raw) && isScheme(raw[:i]) && (raw[i+1] == '/' || strings.EqualFold(raw[:i], "http") || strings.EqualFold(raw[:i], "https")) {
 		first = i + 1 + len(raw[i+1:]) - len(strings.TrimLeft(raw[i+1:], "/"))
 	}
 	offsets := []int{first}

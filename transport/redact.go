@@ -106,12 +106,19 @@ func redactLoose(u string) string {
 // with ("//host"), or at its start ("user:pw@host:3001"). A scheme is one
 // by RFC 3986 (validScheme): in "h#x://u:pw@h" the authority is "h", and
 // in "u:pw@h/?next=https://x" it is "u:pw@h", not what follows a "://".
+// "http:" and "https:" are schemes with no slash after them too
+// ("http:u:pw@h"), as ParseEndpoint reads them when it says so.
 func looseAuthority(u string) int {
 	rest := u
-	if scheme, r, ok := strings.Cut(u, ":"); ok && validScheme(scheme) && strings.HasPrefix(r, "/") {
+	if scheme, r, ok := strings.Cut(u, ":"); ok && validScheme(scheme) && (strings.HasPrefix(r, "/") || httpScheme(scheme)) {
 		rest = r
 	}
 	return len(u) - len(strings.TrimLeft(rest, "/"))
+}
+
+// httpScheme reports whether scheme is http or https, in any case.
+func httpScheme(scheme string) bool {
+	return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
 }
 
 // redactUserInfo redacts the user info of the authority that starts at

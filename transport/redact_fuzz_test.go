@@ -63,13 +63,14 @@ func FuzzRedactURL(f *testing.F) {
 }
 
 // authority returns what would be the authority of u, the part
-// redactLoose looks for user info in first: after a scheme (RFC 3986) and
+// redactLoose looks for user info in first: after a scheme (RFC 3986;
+// http: and https: even with no slash after them) and
 // the slashes that follow it, after the slashes u starts with, or from its
 // start, to the first /, ? or #. Not after the first "://" wherever it is:
 // "u:pw@h/?next=https://x" has the authority "u:pw@h".
 func authority(u string) string {
 	rest := u
-	if scheme, r, ok := strings.Cut(u, ":"); ok && strings.HasPrefix(r, "/") && schemeRE.MatchString(scheme) {
+	if scheme, r, ok := strings.Cut(u, ":"); ok && (strings.HasPrefix(r, "/") || strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) && schemeRE.MatchString(scheme) {
 		rest = r
 	}
 	u = strings.TrimLeft(rest, "/")
