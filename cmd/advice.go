@@ -152,22 +152,31 @@ var adviceTable = []func(error) string{
 		}
 		return " (use --cursor to fetch pages one by one)"
 	},
-	// A message longer than the limit (an SSE field has a cap of its own).
+	// A message longer than the limit (an SSE field has a cap of its own;
+	// an open session's limit is its own, below).
 	func(err error) string {
 		var fe *transport.SSEFieldTooLongError
-		if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &fe) {
+		var ae *sessiond.AnswerTooLargeError
+		if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &fe) || errors.As(err, &ae) {
 			return ""
 		}
 		return "; raise the limit with --max-message-size"
 	},
-	// A message longer than the open session (@NAME) takes: its limit was
-	// set when it opened.
+	// A message longer than the open session (@NAME) takes, or an answer
+	// longer than it took: its limit was set when it opened.
 	func(err error) string {
 		var e *sessiond.MessageTooLargeError
-		if !errors.As(err, &e) {
+		var ae *sessiond.AnswerTooLargeError
+		name := ""
+		switch {
+		case errors.As(err, &e):
+			name = e.Name
+		case errors.As(err, &ae):
+			name = ae.Name
+		default:
 			return ""
 		}
-		return fmt.Sprintf(" (mcpx disconnect %s, then mcpx connect %s --max-message-size SIZE opens it with a larger limit)", e.Name, e.Name)
+		return fmt.Sprintf(" (mcpx disconnect %s, then mcpx connect %s --max-message-size SIZE opens it with a larger limit)", name, name)
 	},
 	// No stored token, and no new authorization allowed.
 	func(err error) string {

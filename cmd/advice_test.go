@@ -99,9 +99,15 @@ func TestAdvice(t *testing.T) {
 		// --max-message-size does not raise it.
 		{"message too large for the session", fmt.Errorf("tools/call: %w", &sessiond.MessageTooLargeError{Name: "dev", Size: 2 << 20, Limit: 1 << 20}),
 			"tools/call: a message of 2 MiB is longer than the 1 MiB session dev takes (its maximum message size, set when it opened) (mcpx disconnect dev, then mcpx connect dev --max-message-size SIZE opens it with a larger limit)"},
+		// An answer over the open session's limit: the same.
+		{"answer too large for the session", fmt.Errorf("tools/list: %w", &sessiond.AnswerTooLargeError{Name: "dev", Limit: 64 << 10}),
+			"tools/list: the server's answer exceeds the maximum message size of session dev (64 KiB) (mcpx disconnect dev, then mcpx connect dev --max-message-size SIZE opens it with a larger limit)"},
 		// An SSE field's cap is not the maximum message size.
 		{"SSE field too long", fmt.Errorf("tools/list: %w", &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}),
 			"tools/list: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
+		{"answer in an event with an SSE field too long", fmt.Errorf("tools/list: %w", (&transport.SkippedMessageError{What: "an SSE event", Whole: true, Limit: 1 << 20,
+			Field: &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}})),
+			"tools/list: an SSE event was dropped: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
 		{"nothing to add", errors.New("boom"), "boom"},
 	} {
 		if got := errorMessage(tc.err); got != tc.want {

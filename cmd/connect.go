@@ -337,7 +337,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 			Args:     d.server[1:],
 			Env:      d.stdio.env,
 			Dir:      d.stdio.dir,
-			Observer: tee(stderr, rec),
+			Observer: tee(notesIf(stderr, wireOn, out.verbose), rec),
 
 			MaxMessageSize: d.session.maxMessageSize,
 		}, nil
@@ -427,6 +427,19 @@ func stderrSink(ctx context.Context, c *client, mode string) (transport.Observer
 		}
 		fmt.Fprintln(f, ev.Text)
 	}, nil
+}
+
+// notesIf passes the transport's notes (EventNote: details such as the
+// size of a dropped message at its end) to show only with --wire or -v,
+// as httpObserver does, so that a message dropped for its size is told
+// in one line whatever the transport; every other event always.
+func notesIf(show transport.Observer, wireOn func() bool, verbose bool) transport.Observer {
+	return func(ev transport.Event) {
+		if ev.Kind == transport.EventNote && !verbose && !wireOn() {
+			return
+		}
+		show(ev)
+	}
 }
 
 // serverStderrFile is the --server-stderr FILE the server's stderr is

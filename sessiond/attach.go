@@ -233,6 +233,11 @@ func (a *attachment) send(frame []byte) {
 		a.d.note("%v", err)
 		return
 	}
+	a.sendLine(line)
+}
+
+// sendLine queues an envelope line, waiting for room as send does.
+func (a *attachment) sendLine(line []byte) {
 	for !a.put(line) {
 		select {
 		case <-a.space:
@@ -350,6 +355,7 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 	res, err := sess.Call(ctx, m.Method, params, opts...)
 	var rpcErr *jsonrpc.Error
 	var sc *inspector.ServerCancelledError
+	var tooLarge *transport.FrameTooLargeError
 	if err != nil {
 		select {
 		case <-sess.Done():
@@ -372,6 +378,17 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 	case errors.As(err, &sc):
 		params, _ := json.Marshal(map[string]any{"requestId": m.ID, "reason": sc.Reason})
 		a.send(jsonrpc.EncodeNotification(mcp.NotificationCancelled, params))
+	case errors.As(err, &tooLarge):
+		// The answer was over the session's limit: the command is told
+		// so apart from the words (envelope.TooLarge), for the advice a
+		// connection of its own would get.
+		frame := jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()})
+		line, merr := json.Marshal(envelope{Frame: frame, TooLarge: tooLarge.Limit})
+		if merr != nil {
+			a.d.note("%v", merr)
+			return
+		}
+		a.sendLine(line)
 	default:
 		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()}))
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -117,6 +118,22 @@ type MessageTooLargeError struct {
 func (e *MessageTooLargeError) Error() string {
 	return fmt.Sprintf("a message of %s is longer than the %s session %s takes (its maximum message size, set when it opened)", transport.FormatSize(e.Size), transport.FormatSize(e.Limit), e.Name)
 }
+
+// AnswerTooLargeError fails a command's request whose answer was longer
+// than the session's maximum message size, set when it opened: the
+// session dropped it unread. It matches transport.ErrFrameTooLarge, as
+// the same over a connection of the command's own does.
+type AnswerTooLargeError struct {
+	Name  string
+	Limit int64
+}
+
+func (e *AnswerTooLargeError) Error() string {
+	return fmt.Sprintf("the server's answer exceeds the maximum message size of session %s (%s)", e.Name, transport.FormatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, transport.ErrFrameTooLarge) true.
+func (e *AnswerTooLargeError) Is(target error) bool { return target == transport.ErrFrameTooLarge }
 
 // replyTimeout bounds the wait for a session's reply to a hello: a
 // session process that hangs (or was stopped, SIGSTOP) must not hang the
@@ -364,6 +381,9 @@ type Conn struct {
 	// maxMessageSize is the longest message the command reads
 	// (DialOptions.MaxMessageSize).
 	maxMessageSize int64
+	// onLost learns of requests whose answer was over the session's
+	// maximum message size (see transport.LossReporter).
+	onLost func(id string, err error)
 }
 
 // Dial attaches to the session name in dir.
@@ -411,8 +431,35 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 		if len(env.Frame) == 0 {
 			return transport.Frame{}, fmt.Errorf("session %s: %w: a line without a frame", c.name, ErrProtocol)
 		}
+		if env.TooLarge > 0 && c.tooLarge(env) {
+			continue
+		}
 		return transport.Frame{Data: env.Frame}, nil
 	}
+}
+
+// OnRequestLost registers fn to learn of the requests whose answer was
+// longer than the session's maximum message size (see
+// transport.LossReporter).
+func (c *Conn) OnRequestLost(fn func(id string, err error)) {
+	c.mu.Lock()
+	c.onLost = fn
+	c.mu.Unlock()
+}
+
+// tooLarge fails the request env's frame answers with an
+// AnswerTooLargeError, and reports whether it did (with no listener, the
+// frame is read as it is).
+func (c *Conn) tooLarge(env envelope) bool {
+	c.mu.Lock()
+	fn := c.onLost
+	c.mu.Unlock()
+	msgs, _, err := jsonrpc.DecodeFrame(env.Frame)
+	if fn == nil || err != nil || len(msgs) != 1 || !msgs[0].IsResponse() || msgs[0].ID.IsZero() {
+		return false
+	}
+	fn(msgs[0].ID.LooseKey(), &AnswerTooLargeError{Name: c.name, Limit: env.TooLarge})
+	return true
 }
 
 func (c *Conn) readError(err error) error {

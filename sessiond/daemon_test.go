@@ -1318,3 +1318,63 @@ func TestStopIsBounded(t *testing.T) {
 		t.Error("Stop waited for the test's own bound")
 	}
 }
+
+// dropsLargeAnswers is a server connection that drops an answer longer
+// than limit as the transports do (see transport.LossReporter): the
+// request it answers fails with a *transport.FrameTooLargeError.
+type dropsLargeAnswers struct {
+	*pipeConn
+	limit  int
+	mu     sync.Mutex
+	onLost func(id string, err error)
+}
+
+func (c *dropsLargeAnswers) OnRequestLost(fn func(id string, err error)) {
+	c.mu.Lock()
+	c.onLost = fn
+	c.mu.Unlock()
+}
+
+func (c *dropsLargeAnswers) Read(ctx context.Context) (transport.Frame, error) {
+	for {
+		f, err := c.pipeConn.Read(ctx)
+		if err != nil || len(f.Data) <= c.limit {
+			return f, err
+		}
+		msgs, _, derr := jsonrpc.DecodeFrame(f.Data)
+		c.mu.Lock()
+		fn := c.onLost
+		c.mu.Unlock()
+		if derr == nil && len(msgs) == 1 && msgs[0].IsResponse() && fn != nil {
+			fn(msgs[0].ID.LooseKey(), &transport.FrameTooLargeError{What: "the server's answer", Limit: int64(c.limit)})
+		}
+	}
+}
+
+// An answer longer than the session's maximum message size fails the
+// attached command's request as it would fail over a connection of the
+// command's own — an error matching transport.ErrFrameTooLarge that says
+// whose limit it was, for the advice — and the command stays attached.
+// Before, it was a JSON-RPC error ("server error -32603: mcpx session t:
+// …") that no advice could tell apart.
+func TestAnswerLongerThanTheSessionTakes(t *testing.T) {
+	const limit = 1 << 10
+	ts := newTestServer()
+	ts.wrap = func(pc *pipeConn) transport.Conn { return &dropsLargeAnswers{pipeConn: pc, limit: limit} }
+	// (The session's own limit on what a command sends is larger: the
+	// request goes through, its echo does not.)
+	h := startHeldOn(t, Options{MaxMessageSize: 4 * limit}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	s := h.command(t, inspector.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	_, err := callText(t, s, ctx, "echo", `{"message":"`+strings.Repeat("x", limit)+`"}`)
+	var tl *AnswerTooLargeError
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &tl) || tl.Name != "t" || tl.Limit != limit || !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &rpcErr) ||
+		!strings.HasSuffix(err.Error(), "the server's answer exceeds the maximum message size of session t (1 KiB)") {
+		t.Fatalf("the call: %v, want an *AnswerTooLargeError", err)
+	}
+	if got, err := callText(t, s, ctx, "echo", `{"message":"hi"}`); err != nil || got != "Echo: hi" {
+		t.Errorf("the next call: %q, %v", got, err)
+	}
+}

@@ -44,6 +44,12 @@ type reply struct {
 type envelope struct {
 	Frame  json.RawMessage `json:"frame,omitempty"`
 	Closed string          `json:"closed,omitempty"`
+	// TooLarge, from the daemon, marks Frame as the error answering a
+	// command's request whose answer was longer than the session's
+	// maximum message size, TooLarge bytes: the command fails the request
+	// as a connection of its own would (AnswerTooLargeError). A command
+	// of an older build reads the frame, which says so in words.
+	TooLarge int64 `json:"tooLarge,omitempty"`
 }
 
 // Status describes an open session.

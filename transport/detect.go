@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // HTTPConn is a Conn to an MCP server over HTTP: Streamable HTTP, the
@@ -186,6 +188,14 @@ func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {
 	c.b.lostMu.Lock()
 	c.b.onLost = fn
+	c.b.lostMu.Unlock()
+}
+
+// OnRequestDropped registers fn to answer the server's requests that
+// were dropped for their size (see DropReporter).
+func (c *HTTPConn) OnRequestDropped(fn func(id jsonrpc.ID, method string, err error)) {
+	c.b.lostMu.Lock()
+	c.b.onDropped = fn
 	c.b.lostMu.Unlock()
 }
 

@@ -32,6 +32,9 @@ type httpBase struct {
 	// a request is handled before its loss is.
 	lostMu sync.Mutex
 	onLost func(id string, err error)
+	// onDropped answers the server's requests dropped for their size (see
+	// DropReporter), called from read like onLost.
+	onDropped func(id jsonrpc.ID, method string, err error)
 
 	failOnce sync.Once
 	failErr  error
@@ -124,11 +127,20 @@ func (b *httpBase) release() {
 }
 
 // inboxItem is a queued incoming frame, or (lost set) the point where
-// requests were lost (see LossReporter), which Read reports in order and
-// never returns.
+// requests were lost (see LossReporter), or (dropped set) where a request
+// of the server's was dropped (see DropReporter), which Read reports in
+// order and never returns.
 type inboxItem struct {
-	f    Frame
-	lost *lossEvent
+	f       Frame
+	lost    *lossEvent
+	dropped *dropEvent
+}
+
+// dropEvent is a queued DropReporter report.
+type dropEvent struct {
+	id     jsonrpc.ID
+	method string
+	err    error
 }
 
 // lossEvent is a queued LossReporter report.
@@ -172,15 +184,21 @@ func (b *httpBase) fail(err error) {
 func (b *httpBase) read(ctx context.Context) (Frame, error) {
 	for {
 		it, err := b.next(ctx)
-		if err == nil && it.lost == nil {
+		if err == nil && it.lost == nil && it.dropped == nil {
 			b.ahead.take(len(it.f.Data))
 		}
-		if err != nil || it.lost == nil {
+		if err != nil || it.lost == nil && it.dropped == nil {
 			return it.f, err
 		}
 		b.lostMu.Lock()
-		fn := b.onLost
+		fn, dropped := b.onLost, b.onDropped
 		b.lostMu.Unlock()
+		if d := it.dropped; d != nil {
+			if dropped != nil {
+				dropped(d.id, d.method, d.err)
+			}
+			continue
+		}
 		for _, id := range it.lost.ids {
 			if fn != nil {
 				fn(id, it.lost.err)
@@ -229,14 +247,26 @@ func (b *httpBase) reportLost(ids []string, err error) {
 // skipped reports an incoming message dropped for its size (an SSE event
 // over the limit, read past; see SkippedMessageError.report): when it is a
 // response whose id its first bytes give, the loss of that request (see
-// reportLost; with no listener for losses, the connection fails); any
-// other message (a notification, a server request) is noted, prefixed
-// with where it came, and the connection goes on. attributed is the
-// stream's own (report).
+// reportLost; with no listener for losses, the connection fails); when
+// it is a request of the server's whose id they give, the point where it
+// is to be answered (see DropReporter); any other message (a
+// notification) is told of, prefixed with where it came, as over stdio
+// (EventDropped: not only with --wire or -v, as notes are); the
+// connection goes on. attributed is the stream's own (report).
 func (b *httpBase) skipped(sk *SkippedMessageError, where string, attributed *bool) {
+	b.lostMu.Lock()
+	listening := b.onDropped != nil
+	b.lostMu.Unlock()
+	var refuse func(id jsonrpc.ID, method string, err error)
+	if listening {
+		refuse = func(id jsonrpc.ID, method string, err error) {
+			b.enqueue(inboxItem{dropped: &dropEvent{id: id, method: method, err: err}})
+		}
+	}
 	sk.report(attributed,
-		func(text string) { b.note("%s%s", where, text) },
-		func(id string, err error) { b.reportLost([]string{id}, err) })
+		func(kind EventKind, text string) { b.observe(kind, where+text, nil) },
+		func(id string, err error) { b.reportLost([]string{id}, err) },
+		refuse)
 }
 
 // exchange is one HTTP request whose response headers have arrived.

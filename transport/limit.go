@@ -67,9 +67,16 @@ type SkippedMessageError struct {
 	Limit int64
 	// Prefix is the message's first bytes.
 	Prefix []byte
+	// Field, when set, is why an SSE event is dropped rather than its
+	// size: an id, event or retry field longer than the parser takes
+	// (Size is then the size of its data). It is what Unwrap returns.
+	Field *SSEFieldTooLongError
 }
 
 func (e *SkippedMessageError) Error() string {
+	if e.Field != nil {
+		return fmt.Sprintf("%s was dropped: %v", e.What, e.Field)
+	}
 	if !e.Whole {
 		return fmt.Sprintf("%s exceeds the maximum message size (%s)", e.What, FormatSize(e.Limit))
 	}
@@ -79,10 +86,18 @@ func (e *SkippedMessageError) Error() string {
 // Is makes errors.Is(err, ErrFrameTooLarge) true.
 func (e *SkippedMessageError) Is(target error) bool { return target == ErrFrameTooLarge }
 
+// Unwrap returns Field, when set.
+func (e *SkippedMessageError) Unwrap() error {
+	if e.Field == nil {
+		return nil
+	}
+	return e.Field
+}
+
 // ended returns the report of e at the end of its message, size bytes
 // long.
 func (e *SkippedMessageError) ended(size int64) *SkippedMessageError {
-	return &SkippedMessageError{What: e.What, Size: size, Whole: true, End: true, Limit: e.Limit, Prefix: e.Prefix}
+	return &SkippedMessageError{What: e.What, Size: size, Whole: true, End: true, Limit: e.Limit, Prefix: e.Prefix, Field: e.Field}
 }
 
 // skipPrefix is how many first bytes of a skipped message are kept: a

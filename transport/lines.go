@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // lineReader splits a byte stream into frames, one per newline-terminated
@@ -14,9 +16,9 @@ import (
 // holding none of it but its first bytes (LineReader.SkipLong), and
 // queued in its place as a *SkippedMessageError, which read turns into
 // the loss of the request it answers when its id is found (see
-// LossReporter; a connection with an over-limit line, one of the
-// server's own messages, dropped and noted otherwise) or, without a
-// LossReporter listener, into the end of the stream with a
+// LossReporter), into the error answer of a request of the server's (see
+// DropReporter), or into a note for the person (anything else); without
+// a LossReporter listener, into the end of the stream with a
 // *FrameTooLargeError: a caller that cannot fail one request must not
 // wait forever for its answer.
 type lineReader struct {
@@ -26,10 +28,11 @@ type lineReader struct {
 	err     error         // why it ended; set before done is closed
 	closing <-chan struct{}
 
-	mu     sync.Mutex
-	onLost func(id string, err error) // see LossReporter
-	note   func(text string)          // tells of a dropped message
-	fatal  error                      // set by read when a skipped line ended the stream
+	mu        sync.Mutex
+	onLost    func(id string, err error)                    // see LossReporter
+	onDropped func(id jsonrpc.ID, method string, err error) // see DropReporter
+	note      func(kind EventKind, text string)             // tells of a dropped message
+	fatal     error                                         // set by read when a skipped line ended the stream
 	// attributed: the line being dropped answers a request, which was
 	// failed with it; its end needs no note (read's goroutine only).
 	attributed bool
@@ -103,6 +106,13 @@ func (l *lineReader) setOnLost(fn func(id string, err error)) {
 	l.mu.Unlock()
 }
 
+// setOnDropped registers the DropReporter listener.
+func (l *lineReader) setOnDropped(fn func(id jsonrpc.ID, method string, err error)) {
+	l.mu.Lock()
+	l.onDropped = fn
+	l.mu.Unlock()
+}
+
 // read returns the next frame; after the last one, the error that ended
 // the stream, or ErrClosed once closing is closed. A line dropped for its
 // size is reported as the type says (see lineReader), in its place among
@@ -121,14 +131,14 @@ func (l *lineReader) read(ctx context.Context) (Frame, error) {
 			return it.f, nil
 		}
 		l.mu.Lock()
-		onLost, note := l.onLost, l.note
+		onLost, onDropped, note := l.onLost, l.onDropped, l.note
 		l.mu.Unlock()
 		sk := it.skipped
 		if onLost == nil {
 			l.fatal = &FrameTooLargeError{What: sk.What, Limit: sk.Limit}
 			continue
 		}
-		sk.report(&l.attributed, note, onLost)
+		sk.report(&l.attributed, note, onLost, onDropped)
 	}
 }
 

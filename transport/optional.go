@@ -1,6 +1,10 @@
 package transport
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+)
 
 // Negotiator is implemented by connections that need to know the protocol
 // version the session agreed on. The session calls it once the server's
@@ -101,4 +105,17 @@ type RequestForgetter interface {
 // instead.
 type LossReporter interface {
 	OnRequestLost(fn func(id string, err error))
+}
+
+// DropReporter is implemented by connections that read past a message
+// longer than the maximum message size and go on: when that message is a
+// request of the peer's whose id its first bytes give, fn is called with
+// the id as sent, the request's method and the error it is to be
+// answered with (matching ErrFrameTooLarge), from Read, in the order of
+// the frames. The listener answers it, through the connection and its
+// decorators (--wire, a recording), so that the peer does not wait for an
+// answer that never comes. The session registers fn before the first
+// Write; without fn such a request is only noted (EventDropped).
+type DropReporter interface {
+	OnRequestDropped(fn func(id jsonrpc.ID, method string, err error))
 }

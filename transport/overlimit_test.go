@@ -82,8 +82,13 @@ func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 	closing := make(chan struct{})
 	defer close(closing)
 	l := startLineReader(input(), limit, "a line the server wrote on stdout", closing, func(err error) error { return err })
-	var notes []string
-	l.note = func(s string) { notes = append(notes, s) }
+	var notes, told []string
+	l.note = func(kind EventKind, s string) {
+		notes = append(notes, s)
+		if kind == EventDropped {
+			told = append(told, s)
+		}
+	}
 	type loss struct {
 		id  string
 		err error
@@ -114,6 +119,11 @@ func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 	if strings.Contains(all, "request 7") || strings.Count(all, "ended: ") != 2 {
 		t.Errorf("notes of the response the request's error tells of:\n%s", all)
 	}
+	// The person is told of each other message once, at its start (its
+	// end is a note for -v and the record).
+	if len(told) != 2 || !strings.HasPrefix(told[0], "dropping ") || !strings.HasPrefix(told[1], "dropping ") {
+		t.Errorf("told the person:\n%s", strings.Join(told, "\n"))
+	}
 	if _, err := l.read(ctx); !errors.Is(err, io.EOF) {
 		t.Errorf("at the end: %v", err)
 	}
@@ -134,16 +144,20 @@ func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
 	const limit = 64 << 10
 	var mu sync.Mutex
-	var notes []string
+	var notes, told []string
 	b, err := newHTTPBase(HTTPOptions{
 		URL:            "http://127.0.0.1:1/mcp",
 		MaxMessageSize: limit,
 		ReconnectDelay: time.Hour,
 		Observer: func(ev Event) {
-			if ev.Kind == EventNote {
-				mu.Lock()
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev.Kind {
+			case EventDropped:
+				told = append(told, ev.Text)
+				fallthrough
+			case EventNote:
 				notes = append(notes, ev.Text)
-				mu.Unlock()
 			}
 		},
 	})
@@ -197,6 +211,11 @@ func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
 	}
 	mu.Lock()
 	all := strings.Join(notes, "\n")
+	// The person is told of the notification, in one line whatever the
+	// verbosity (EventDropped), as over stdio.
+	if len(told) != 1 || !strings.HasPrefix(told[0], "SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event") {
+		t.Errorf("told the person:\n%s", strings.Join(told, "\n"))
+	}
 	mu.Unlock()
 	for _, want := range []string{
 		`SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event longer than the maximum message size (64 KiB): a message with method "notifications/message"`,
@@ -250,7 +269,12 @@ func TestScanPrefix(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"result":{"te`, prefixInfo{ID: "7", Response: true}},
 		{` { "id" : "a\"b" , "error":{"code":-1,"message":"xx`, prefixInfo{ID: `a"b`, Response: true}},
 		{`{"jsonrpc":"2.0","result":{"x":1},"id":3}`, prefixInfo{Response: true}},
-		{`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage"}},
+		{`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage", RequestID: jsonrpc.Int(5)}},
+		{`{"method":"elicitation/create","id":"e\u0031","params":{"mess`, prefixInfo{Method: "elicitation/create", RequestID: jsonrpc.RawID([]byte(`"e\u0031"`))}},
+		{`{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage"}},
+		{`{"method":"sampling/createMessage","params":{"messages":[]},"jsonrpc":"2.0","id":1`, prefixInfo{Method: "sampling/createMessage"}},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage"}},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`, prefixInfo{Method: "notifications/message"}},
 		{`{"jsonrpc":"2.0","id":5,"params":{},"method":"x","result":{`, prefixInfo{Method: "x", Response: true}},
 		{`{"jsonrpc":"2.0","id":12`, prefixInfo{}},
 		{`{"jsonrpc":"2.0","id":null,"error":{`, prefixInfo{Response: true}},
@@ -273,6 +297,8 @@ func FuzzScanPrefix(f *testing.F) {
 		`{"result":{},"id":1}`,
 		`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
 		`{"id":[1,2],"result":1}`,
+		`{"jsonrpc":"2.0","id":"s\u0031","method":"sampling/createMessage","params":{"maxTokens":5}}`,
+		`{"id":3,"method":"elicitation/create","params":{},"result":{}}`,
 	} {
 		f.Add([]byte(s), len(s)/2)
 	}
@@ -281,15 +307,194 @@ func FuzzScanPrefix(f *testing.F) {
 		if info.ID != "" && !info.Response {
 			t.Fatalf("an id without a response: %+v", info)
 		}
+		if !info.RequestID.IsZero() && (info.Response || info.Method == "" || !info.RequestID.Valid()) {
+			t.Fatalf("a request id without a request: %+v", info)
+		}
 		msgs, _, err := jsonrpc.DecodeFrame(data)
-		if err != nil || len(msgs) != 1 || data[0] != '{' || !msgs[0].IsResponse() || msgs[0].ID.IsZero() || msgs[0].ID.IsNull() {
+		if err != nil || len(msgs) != 1 || data[0] != '{' || msgs[0].ID.IsZero() || msgs[0].ID.IsNull() {
 			return
 		}
 		if cut < 0 || cut > len(data) {
 			cut = len(data)
 		}
-		if got := scanPrefix(data[:cut]).ID; got != "" && got != msgs[0].ID.LooseKey() {
-			t.Fatalf("scanPrefix(%q) found id %q, the response's is %q", data[:cut], got, msgs[0].ID.LooseKey())
+		got := scanPrefix(data[:cut])
+		if msgs[0].IsResponse() && got.ID != "" && got.ID != msgs[0].ID.LooseKey() {
+			t.Fatalf("scanPrefix(%q) found id %q, the response's is %q", data[:cut], got.ID, msgs[0].ID.LooseKey())
+		}
+		// The id of a request is answered as sent: the same key, type
+		// and all.
+		if msgs[0].IsRequest() && !got.RequestID.IsZero() && got.RequestID.Key() != msgs[0].ID.Key() {
+			t.Fatalf("scanPrefix(%q) found request id %s, the request's is %s", data[:cut], got.RequestID, msgs[0].ID)
 		}
 	})
+}
+
+// With skipEvents, an id, event or retry field longer than the parser
+// takes drops its event, not the stream: the event is reported once, at
+// its end, with its data's first bytes (the id of the request a response
+// answers), its id does not become the last event id, and the next event
+// is read. Before, the stream ended with an *SSEFieldTooLongError.
+func TestSSEReaderSkipsAnEventWithAFieldTooLong(t *testing.T) {
+	for _, field := range []string{"id", "event", "retry"} {
+		t.Run(field, func(t *testing.T) {
+			input := "id: e1\ndata: first\n\n" +
+				field + ": " + strings.Repeat("9", maxSSEField+1) + "\ndata: " + `{"jsonrpc":"2.0","id":7,"result":{}}` + "\n\n" +
+				"data: next\n\n"
+			p := newSSEReaderLimit(&chunkReader{data: []byte(input), size: 100}, "", 64<<10)
+			p.skipEvents()
+			if ev, err := p.Next(); err != nil || string(ev.Data) != "first" {
+				t.Fatalf("first event: %q, %v", ev.Data, err)
+			}
+			_, err := p.Next()
+			var sk *SkippedMessageError
+			var fe *SSEFieldTooLongError
+			if !errors.As(err, &sk) || !sk.Whole || sk.End || !errors.As(err, &fe) || fe.Field != field || !errors.Is(err, ErrFrameTooLarge) {
+				t.Fatalf("the event with the long %s: %v, want it dropped for its %s field", field, err, field)
+			}
+			if scanPrefix(sk.Prefix).ID != "7" {
+				t.Errorf("its prefix %q does not give the id of the request it answers", sk.Prefix)
+			}
+			if err := sk.requestError(); !errors.As(err, &fe) || !strings.Contains(err.Error(), "the server's answer was dropped: an SSE "+field+" field is longer than 4 KiB") {
+				t.Errorf("the request's error: %v", err)
+			}
+			if ev, err := p.Next(); err != nil || string(ev.Data) != "next" || ev.ID != "e1" {
+				t.Fatalf("the event after it: %+v, %v", ev, err)
+			}
+		})
+	}
+}
+
+// A field line that goes on past the limit, in skipEvents mode, is
+// reported as soon as the limit is passed, holding no more than a buffer
+// and the cap of a field, as data over the limit is; it is not waited
+// for to its end, which may never come.
+func TestSSEReaderSkipsAnEndlessFieldLine(t *testing.T) {
+	const limit = 64 << 10
+	r := &endlessField{prefix: "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\nid: "}
+	p := newSSEReaderLimit(r, "", limit)
+	p.skipEvents()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := p.Next()
+	runtime.ReadMemStats(&after)
+	var sk *SkippedMessageError
+	if !errors.As(err, &sk) || sk.Whole || sk.Field == nil || sk.Field.Field != "id" || scanPrefix(sk.Prefix).ID != "3" {
+		t.Fatalf("Next: %v, want the event dropped at once for its id field, with its data's prefix", err)
+	}
+	if r.read > limit+2*maxSSERead {
+		t.Errorf("read %d bytes of the line before reporting it", r.read)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*(maxSSEField+maxSSERead) {
+		t.Errorf("reading the line allocated %d bytes", n)
+	}
+}
+
+// postStreamHarness reads bodies as the stream of a POST that owes
+// request 7 a response, and keeps what the connection reports.
+type postStreamHarness struct {
+	s       *streamable
+	st      *streamState
+	dropped chan string
+	mu      sync.Mutex
+	told    []string
+}
+
+func newPostStreamHarness(t *testing.T, limit int64) *postStreamHarness {
+	h := &postStreamHarness{dropped: make(chan string, 4)}
+	b, err := newHTTPBase(HTTPOptions{
+		URL:            "http://127.0.0.1:1/mcp",
+		MaxMessageSize: limit,
+		ReconnectDelay: time.Hour,
+		Observer: func(ev Event) {
+			if ev.Kind == EventDropped {
+				h.mu.Lock()
+				h.told = append(h.told, ev.Text)
+				h.mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cancel)
+	b.onLost = func(string, error) {}
+	b.onDropped = func(id jsonrpc.ID, method string, err error) {
+		h.dropped <- id.String() + " " + method + ": " + err.Error()
+	}
+	h.s = newStreamable(b, "http://127.0.0.1:1/mcp")
+	h.st = &streamState{name: "post-1", method: "POST", pending: map[string]bool{"7": true}}
+	return h
+}
+
+func (h *postStreamHarness) consume(body io.Reader) (int, error) {
+	resp := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body), Header: http.Header{}}
+	return h.s.consume(resp, h.st, "POST")
+}
+
+// On the SSE stream of a POST, a notification and a request of the
+// server's over the limit (and a priming event with an id too long) are
+// dropped as over stdio, not the stream: the
+// notification is told of (EventDropped), the request answered with an
+// error (DropReporter), and the response the stream owes is delivered.
+// Before, either failed the request the stream was for.
+func TestPOSTStreamSkipsServerMessagesOverTheLimit(t *testing.T) {
+	const limit = 64 << 10
+	h := newPostStreamHarness(t, limit)
+	body := io.MultiReader(
+		// A priming event whose id is too long: no message, only noted.
+		strings.NewReader("id: "+strings.Repeat("i", maxSSEField+1)+"\ndata:\n\n"),
+		oversized("data: "+`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`, 1<<20, `"}}`+"\n\n"),
+		oversized("data: "+`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"`, 1<<20, `"}}]}}`+"\n\n"),
+		strings.NewReader("data: "+`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n\n"),
+	)
+	if _, err := h.consume(body); !errors.Is(err, errAnswered) {
+		t.Errorf("consume: %v, want the stream answered", err)
+	}
+	// What it queued is read without waiting (a cancelled context ends
+	// only the wait for more).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f, err := h.s.b.read(ctx)
+	if err != nil || string(f.Data) != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Fatalf("read: %q, %v", f.Data, err)
+	}
+	select {
+	case d := <-h.dropped:
+		if d != `"s1" sampling/createMessage: the request exceeds the client's maximum message size (64 KiB)` {
+			t.Errorf("the request is answered with %q", d)
+		}
+	default:
+		t.Error("the request of the server's was not reported for an answer before the frame after it")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.told) != 1 || !strings.HasPrefix(h.told[0], "SSE post-1 (POST http://127.0.0.1:1/mcp): dropping an SSE event longer than the maximum message size (64 KiB): a message with method \"notifications/message\"") {
+		t.Errorf("told the person:\n%s", strings.Join(h.told, "\n"))
+	}
+}
+
+// On the SSE stream of a POST, a response over the limit whose id is read
+// fails its request and settles the stream; one whose id is not read
+// (it may be the response owed) still ends the stream, failing what it
+// owes at once rather than leaving it to wait for what was dropped.
+func TestPOSTStreamResponseOverTheLimit(t *testing.T) {
+	const limit = 64 << 10
+	h := newPostStreamHarness(t, limit)
+	_, err := h.consume(oversized("data: "+bigResponseHead, 1<<20, `"}]}}`+"\n\n"))
+	if !errors.Is(err, errAnswered) {
+		t.Errorf("consume: %v, want the stream settled", err)
+	}
+	// The loss is queued for Read, behind the frames before it.
+	select {
+	case it := <-h.s.b.inbox:
+		if it.lost == nil || len(it.lost.ids) != 1 || it.lost.ids[0] != "7" ||
+			it.lost.err.Error() != "the server's answer exceeds the maximum message size (64 KiB)" {
+			t.Errorf("queued %+v, want the loss of request 7", it)
+		}
+	default:
+		t.Fatal("request 7 was not reported lost")
+	}
+	h = newPostStreamHarness(t, limit)
+	_, err = h.consume(oversized("data: "+`{"jsonrpc":"2.0","result":{"text":"`, 1<<20, `"},"id":7}`+"\n\n"))
+	wantTooLarge(t, err, limit)
 }

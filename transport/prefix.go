@@ -19,6 +19,11 @@ type prefixInfo struct {
 	Method string
 	// Batch is set for a JSON array (a batch: its ids are not attributed).
 	Batch bool
+	// RequestID is the id of a request (its method seen whole, and no
+	// "result" or "error" member), as sent, for the error that answers
+	// it; zero for anything else, and for an id MCP does not allow
+	// (neither a string nor an integer).
+	RequestID jsonrpc.ID
 }
 
 // scanPrefix reads the top-level members of the JSON object that prefix,
@@ -89,35 +94,72 @@ func scanPrefix(prefix []byte) prefixInfo {
 	if info.Response && info.Method == "" && id != nil {
 		info.ID = jsonrpc.RawID(id).LooseKey()
 	}
+	if !info.Response && info.Method != "" && id != nil {
+		if rid := jsonrpc.RawID(id); rid.Valid() {
+			info.RequestID = rid
+		}
+	}
 	return info
+}
+
+// unattributed reports whether a message dropped for its size may be a
+// response whose request cannot be told: not a message with a method
+// (a notification or a request), not a response whose id was read, nor
+// an SSE event without data.
+func (info prefixInfo) unattributed(e *SkippedMessageError) bool {
+	if e.Field != nil && e.Whole && e.Size == 0 {
+		return false
+	}
+	return info.ID == "" && (info.Method == "" || info.Response)
 }
 
 // report tells of e, a message dropped for its size, for a stdio line
 // and an SSE event alike: the request a response answers fails with it
-// (lost), which says it all, and anything else is noted. attributed
-// carries, from a message's start to its end (one reader's, read in
-// order), whether its request was failed: its end then needs no note.
-func (e *SkippedMessageError) report(attributed *bool, note func(string), lost func(id string, err error)) {
+// (lost), which says it all; a request of the server's whose id was read
+// is answered with an error (refuse, when set: the server must not wait
+// for an answer that never comes), noted for the record (EventNote);
+// anything else is told to the person (note, EventDropped), its end
+// noted for the record. attributed carries, from a message's start to
+// its end (one reader's, read in order), whether its request was failed
+// or answered: its end then needs no note.
+func (e *SkippedMessageError) report(attributed *bool, note func(kind EventKind, text string), lost func(id string, err error), refuse func(id jsonrpc.ID, method string, err error)) {
 	if e.End {
 		if !*attributed && note != nil {
-			note(e.describe(prefixInfo{}))
+			note(EventNote, e.describe(prefixInfo{}))
 		}
 		*attributed = false
 		return
 	}
 	info := scanPrefix(e.Prefix)
-	if info.ID != "" {
+	switch {
+	case info.ID != "":
 		*attributed = !e.Whole
 		lost(info.ID, e.requestError())
 		return
+	case !info.RequestID.IsZero() && refuse != nil:
+		*attributed = !e.Whole
+		if note != nil {
+			note(EventNote, e.describe(info)+"; answered with an error")
+		}
+		refuse(info.RequestID, info.Method, e.refusal())
+		return
+	}
+	kind := EventDropped
+	if e.Field != nil && e.Whole && e.Size == 0 {
+		// An SSE event without data (a priming event): no message is
+		// missing, only its id or retry.
+		kind = EventNote
 	}
 	if note != nil {
-		note(e.describe(info))
+		note(kind, e.describe(info))
 	}
 }
 
 // requestError is the error of the request whose response e drops.
 func (e *SkippedMessageError) requestError() error {
+	if e.Field != nil {
+		return fmt.Errorf("the server's answer was dropped: %w", e.Field)
+	}
 	what := "the server's answer"
 	if e.Whole {
 		what += fmt.Sprintf(" (%s)", FormatSize(e.Size))
@@ -125,16 +167,39 @@ func (e *SkippedMessageError) requestError() error {
 	return &FrameTooLargeError{What: what, Limit: e.Limit}
 }
 
+// refusal is the error that answers the server's request e drops: what
+// the server is told, and the person sees as the answer.
+func (e *SkippedMessageError) refusal() error {
+	if e.Field != nil {
+		return fmt.Errorf("the request was dropped: %w", e.Field)
+	}
+	what := "the request"
+	if e.Whole {
+		what += fmt.Sprintf(" (%s)", FormatSize(e.Size))
+	}
+	return &messageError{msg: fmt.Sprintf("%s exceeds the client's maximum message size (%s)", what, FormatSize(e.Limit)), errs: []error{ErrFrameTooLarge}}
+}
+
 // describe says what is dropped and what follows from it, for a note.
 func (e *SkippedMessageError) describe(info prefixInfo) string {
 	if e.End {
+		if e.Field != nil {
+			return fmt.Sprintf("%s with an SSE %s field too long ended: %s of data dropped", e.What, e.Field.Field, FormatSize(e.Size))
+		}
 		return fmt.Sprintf("%s over the maximum message size ended: %s dropped", e.What, FormatSize(e.Size))
 	}
 	head := fmt.Sprintf("dropped %s of %s, longer than the maximum message size (%s)", e.What, FormatSize(e.Size), FormatSize(e.Limit))
-	if !e.Whole {
+	switch {
+	case e.Field != nil && e.Whole:
+		head = fmt.Sprintf("dropped %s (%s of data): %v", e.What, FormatSize(e.Size), e.Field)
+	case e.Field != nil:
+		head = fmt.Sprintf("dropping %s: %v", e.What, e.Field)
+	case !e.Whole:
 		head = fmt.Sprintf("dropping %s longer than the maximum message size (%s)", e.What, FormatSize(e.Limit))
 	}
 	switch {
+	case len(e.Prefix) == 0:
+		return head
 	case info.Method != "":
 		return fmt.Sprintf("%s: a message with method %q, begun %s", head, Excerpt(info.Method), e.begun())
 	case info.Batch:

@@ -33,7 +33,8 @@ type sseEvent struct {
 // handed out in a slice of exactly its size. An event's data may be up
 // to the maximum message size; a longer one ends the stream with a *FrameTooLargeError once the limit is
 // passed. An event, id or retry value longer than maxSSEField (4 KiB)
-// ends it with a *SSEFieldTooLongError. Comments and unknown fields are
+// ends it with a *SSEFieldTooLongError. (With skipEvents, either drops
+// its event instead, and the stream goes on.) Comments and unknown fields are
 // skipped whatever their length.
 type sseReader struct {
 	r     io.Reader
@@ -69,6 +70,11 @@ type sseReader struct {
 	skipLong bool
 	over     *SkippedMessageError
 	report   *SkippedMessageError
+	// badField, in skipLong mode, is the id, event or retry field too
+	// long for which the event being assembled is dropped at its end;
+	// dropping is set while the rest of that field's line is read past.
+	badField *SSEFieldTooLongError
+	dropping bool
 }
 
 // skipEvents makes Next read past an event whose data is longer than the
@@ -77,7 +83,43 @@ type sseReader struct {
 // (End set, its whole size) at its end, in its place; the stream goes
 // on, and the event counts as dispatched (its id becomes the last event
 // id: resuming must not send it again).
+//
+// An id, event or retry field too long (see fieldCap) drops its event
+// too, instead of ending the stream: the rest of its line is read past
+// and its event's data still collected (within the limit), so that the
+// one *SkippedMessageError (Field set) returned at the event's end has
+// the data's first bytes, which say which request a dropped response
+// answered. A field line that goes on past the limit is reported at
+// once, as data over the limit is (then again at the event's end). Such
+// an event's id does not become the last event id when the id is what
+// is too long: the last one is kept.
 func (p *sseReader) skipEvents() { p.skipLong = true }
+
+// fieldCap is the longest id, event or retry value taken: maxSSEField,
+// or the maximum message size when that is smaller.
+func (p *sseReader) fieldCap() int64 { return min(maxSSEField, p.limit) }
+
+// dropField starts reading past the rest of the line of a field too
+// long, in skipLong mode: its event is dropped at its end.
+func (p *sseReader) dropField() {
+	if p.badField == nil {
+		p.badField = &SSEFieldTooLongError{Field: string(p.name), Limit: p.fieldCap()}
+	}
+	p.field, p.state, p.dropping = fieldOther, lineSkip, true
+	p.value = p.value[:0]
+	p.dropLong()
+}
+
+// dropLong starts reading past the event being assembled, as overflow
+// does, once the line of a field too long passed the limit: its end may
+// be far, or never come.
+func (p *sseReader) dropLong() {
+	if p.over == nil && p.lineLen > p.limit {
+		p.overflow(nil)
+		p.over.Field = p.badField
+		p.report.Field = p.badField
+	}
+}
 
 // overflow starts reading past the event being assembled: its data so
 // far, then b, did not fit.
@@ -184,7 +226,7 @@ func (p *sseReader) Next() (sseEvent, error) {
 				}
 				// The event being assembled is torn: it is discarded.
 				p.data.Reset()
-				p.over = nil
+				p.over, p.badField = nil, nil
 				return sseEvent{}, p.rerr
 			}
 			p.fill()
@@ -223,7 +265,15 @@ func (p *sseReader) Next() (sseEvent, error) {
 			if p.over != nil {
 				p.lastID = p.idBuf
 				p.report = p.over.ended(p.over.Size)
-				p.typ, p.hasData, p.idSet, p.over = "", false, false, nil
+				p.typ, p.hasData, p.idSet, p.over, p.badField = "", false, false, nil, nil
+				continue
+			}
+			if p.badField != nil {
+				p.lastID = p.idBuf
+				p.report = &SkippedMessageError{What: "an SSE event", Limit: p.limit, Field: p.badField,
+					Whole: true, Size: p.data.Len(), Prefix: p.data.keepPrefix(nil)}
+				p.data.Reset()
+				p.typ, p.hasData, p.idSet, p.badField = "", false, false, nil
 				continue
 			}
 			if ev, ok := p.dispatch(); ok {
@@ -324,9 +374,13 @@ func (p *sseReader) feed(b []byte) error {
 					p.overflow(b)
 				}
 			case fieldEvent, fieldID, fieldRetry:
-				if n := int64(len(p.value) + len(b)); n > p.limit {
+				switch n := int64(len(p.value) + len(b)); {
+				case n > p.fieldCap() && p.skipLong:
+					p.dropField()
+					return nil
+				case n > p.limit:
 					return p.tooLarge("an SSE line")
-				} else if n > maxSSEField {
+				case n > maxSSEField:
 					return p.fieldTooLong()
 				}
 				p.value = append(p.value, b...)
@@ -334,6 +388,9 @@ func (p *sseReader) feed(b []byte) error {
 			return nil
 		case lineSkip:
 			p.lineLen += int64(len(b))
+			if p.dropping {
+				p.dropLong()
+			}
 			return nil
 		}
 	}
@@ -414,7 +471,7 @@ func (p *sseReader) endLine() error {
 			}
 		}
 	}
-	p.lineLen, p.name, p.state, p.field = 0, p.name[:0], lineName, fieldOther
+	p.lineLen, p.name, p.state, p.field, p.dropping = 0, p.name[:0], lineName, fieldOther, false
 	if cap(p.value) > 4<<10 {
 		p.value = nil
 	} else {

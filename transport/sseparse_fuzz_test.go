@@ -65,7 +65,45 @@ func FuzzSSEReader(f *testing.F) {
 		if retry, set := p.Retry(); p.LastEventID() != wantID || retry != wantRetry || set != wantSet {
 			t.Fatalf("stream %q: last event id %q, retry %v (set %v); want %q, %v (set %v)", stream, p.LastEventID(), retry, set, wantID, wantRetry, wantSet)
 		}
+		skipping(t, stream, chunks, want)
 	})
+}
+
+// skipping reads stream again with skipEvents and a small limit: an
+// event over it, or with a field over it, is dropped (a
+// *SkippedMessageError, never the end of the stream), and the events
+// that come are the standard's, in order, with some left out.
+func skipping(t *testing.T, stream, chunks []byte, want []fuzzing.SSEEvent) {
+	const limit = 64
+	p := newSSEReaderLimit(fuzzing.ChunkReader(stream, chunks), "", limit)
+	p.skipEvents()
+	i := 0
+	for {
+		ev, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		var sk *SkippedMessageError
+		if errors.As(err, &sk) {
+			if len(sk.Prefix) > limit {
+				t.Fatalf("stream %q: a dropped event kept %d bytes", stream, len(sk.Prefix))
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("stream %q, skipping: Next: %v", stream, err)
+		}
+		if len(ev.Data) > limit {
+			t.Fatalf("stream %q, skipping: an event of %d bytes", stream, len(ev.Data))
+		}
+		for i < len(want) && (want[i].Type != ev.Type || !bytes.Equal(want[i].Data, ev.Data)) {
+			i++
+		}
+		if i == len(want) {
+			t.Fatalf("stream %q in chunks %v, skipping: event %+v is not among the standard's %+v, in order", stream, chunks, ev, want)
+		}
+		i++
+	}
 }
 
 // longLine reports whether stream has a line longer than n bytes.

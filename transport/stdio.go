@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // StdioOptions describes a server to launch as a child process and talk to
@@ -40,8 +42,9 @@ type StdioOptions struct {
 	// bytes; zero means DefaultMaxMessageSize. A longer line is read past
 	// without being held: when it is a response whose id its first bytes
 	// give, the request it answers is lost (see LossReporter) with a
-	// *FrameTooLargeError, else it is noted (EventNote, with its size);
-	// the connection goes on. Without a LossReporter listener such a line ends
+	// *FrameTooLargeError; a request of the server's whose id they give
+	// is answered with an error (see DropReporter); anything else is
+	// told of (EventDropped, its end EventNote); the connection goes on. Without a LossReporter listener such a line ends
 	// the connection with a *FrameTooLargeError. (A stderr line longer
 	// than 1 MiB is passed on in pieces.)
 	MaxMessageSize int64
@@ -167,7 +170,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	go c.readStderr()
 	c.toServer = newPipeIO(c.stdin)
 	c.lines = startLineReader(newPipeIO(c.stdout), opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
-	c.lines.note = func(text string) { c.observe(Event{Time: time.Now(), Kind: EventNote, Text: text}) }
+	c.lines.note = func(kind EventKind, text string) { c.observe(Event{Time: time.Now(), Kind: kind, Text: text}) }
 	go func() {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
@@ -356,6 +359,12 @@ func (c *StdioConn) Read(ctx context.Context) (Frame, error) { return c.lines.re
 // dropped for its size (see StdioOptions.MaxMessageSize and
 // LossReporter).
 func (c *StdioConn) OnRequestLost(fn func(id string, err error)) { c.lines.setOnLost(fn) }
+
+// OnRequestDropped registers fn to answer the server's requests that
+// were dropped for their size (see DropReporter).
+func (c *StdioConn) OnRequestDropped(fn func(id jsonrpc.ID, method string, err error)) {
+	c.lines.setOnDropped(fn)
+}
 
 // Write sends one frame followed by a newline. Frames must not contain a
 // newline: stdio framing forbids it (spec: basic/transports, stdio).

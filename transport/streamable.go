@@ -447,6 +447,16 @@ func (st *streamState) answered(data []byte) bool {
 	return len(st.pending) == 0
 }
 
+// settled removes request id (a loose key), whose response was dropped
+// for its size and the request failed, from those st owes, and reports
+// whether it owes none any more.
+func (st *streamState) settled(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.pending, id)
+	return len(st.pending) == 0
+}
+
 // owed returns the ids of the requests st still owes a response.
 func (st *streamState) owed() []string {
 	st.mu.Lock()
@@ -465,11 +475,11 @@ var errAnswered = errors.New("all responses arrived")
 // how many events arrived and why reading stopped.
 func (s *streamable) consume(resp *http.Response, st *streamState, method string) (int, error) {
 	p := newSSEReaderLimit(resp.Body, st.lastID, s.b.opts.MaxMessageSize)
-	if st.pending == nil {
-		// A stream that owes no response (the GET stream): an event over
-		// the limit is that message's loss, not the stream's.
-		p.skipEvents()
-	}
+	// An event over the limit is that message's loss, not the stream's:
+	// a notification or a request of the server's, on the stream of a
+	// POST too, is dropped as over stdio, and the response it owes still
+	// comes (see skippedOnPost).
+	p.skipEvents()
 	n := 0
 	keep := func() {
 		st.lastID = p.LastEventID()
@@ -487,7 +497,17 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 				n++
 				keep()
 			}
+			answered := false
+			if st.pending != nil && !sk.End {
+				var stop error
+				if answered, stop = skippedOnPost(sk, st); stop != nil {
+					return n, stop
+				}
+			}
 			s.b.skipped(sk, fmt.Sprintf("SSE %s (%s %s): ", st.name, method, s.shown), &attributed)
+			if answered {
+				return n, errAnswered
+			}
 			continue
 		}
 		if err != nil {
@@ -521,6 +541,25 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 			return n, errAnswered
 		}
 	}
+}
+
+// skippedOnPost judges a message dropped for its size on a stream that
+// owes responses (a POST's): one that may be a response whose id was not
+// read ends the stream with stop, failing the requests it owes (which
+// would otherwise wait for a response already gone: resuming would not
+// send it again); a response whose id was read settles that request,
+// answered reporting whether the stream owes none any more.
+func skippedOnPost(sk *SkippedMessageError, st *streamState) (answered bool, stop error) {
+	info := scanPrefix(sk.Prefix)
+	switch {
+	case info.unattributed(sk) && sk.Field != nil:
+		return false, sk.Field
+	case info.unattributed(sk):
+		return false, &FrameTooLargeError{What: sk.What, Limit: sk.Limit}
+	case info.ID != "":
+		return st.settled(info.ID), nil
+	}
+	return false, nil
 }
 
 func (s *streamable) maxReconnects() int {

@@ -114,6 +114,12 @@ const (
 	// EventNote is a transport decision worth telling the person about
 	// ("falling back to HTTP+SSE", "session re-initialized", "server exited").
 	EventNote EventKind = "note"
+	// EventDropped tells of a message from the server that mcpx dropped
+	// unread (longer than the maximum message size) and that no error
+	// tells of: a notification, or a response whose request could not be
+	// found. Something the server sent is missing, so unlike a note it is
+	// for the person whatever the verbosity, over every transport.
+	EventDropped EventKind = "dropped"
 	// EventHTTP describes one HTTP request or response at the HTTP layer.
 	EventHTTP EventKind = "http"
 	// EventStream is SSE stream metadata that carries no frame: a priming

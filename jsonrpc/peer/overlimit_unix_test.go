@@ -5,10 +5,12 @@ package peer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -31,7 +33,7 @@ read c
 		Args:           []string{"-c", script},
 		MaxMessageSize: 64 << 10,
 		Observer: func(ev transport.Event) {
-			if ev.Kind == transport.EventNote {
+			if ev.Kind == transport.EventDropped || ev.Kind == transport.EventNote {
 				mu.Lock()
 				notes = append(notes, ev.Text)
 				mu.Unlock()
@@ -64,5 +66,67 @@ read c
 	all := strings.Join(notes, "\n")
 	if !strings.Contains(all, `a message with method "notifications/message"`) || strings.Contains(all, "request 1") {
 		t.Errorf("notes:\n%s", all)
+	}
+}
+
+// A request of the server's over the maximum message size whose id its
+// first bytes give is answered with an error saying so, as sent through
+// the connection (the server would otherwise wait for an answer forever),
+// and the owner is told (OnRefused); one whose id comes after its params
+// cannot be answered and is told of. Before, neither was answered: this
+// server waits for the answer before it answers our call.
+func TestOverLimitServerRequestIsAnswered(t *testing.T) {
+	const script = `read a
+printf '{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"text":"'; head -c 200000 /dev/zero | tr '\0' x; printf '"},"id":"late"}\n'
+printf '{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"text":"'; head -c 200000 /dev/zero | tr '\0' y; printf '"}}\n'
+read b
+printf '{"jsonrpc":"2.0","id":1,"result":{"answer":%s}}\n' "$b"
+read c
+`
+	var mu sync.Mutex
+	var told []string
+	conn, err := transport.StartStdio(transport.StdioOptions{
+		Command:        "/bin/sh",
+		Args:           []string{"-c", script},
+		MaxMessageSize: 64 << 10,
+		Observer: func(ev transport.Event) {
+			if ev.Kind == transport.EventDropped {
+				mu.Lock()
+				told = append(told, ev.Text)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan string, 4)
+	p := New(conn, Options{OnRefused: func(m *jsonrpc.Message, e *jsonrpc.Error) {
+		refused <- fmt.Sprintf("%s %s: %d %s", m.ID, m.Method, e.Code, e.Message)
+	}})
+	p.Start()
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	res, err := p.Call(ctx, Request{Method: "tools/call"})
+	want := `{"answer":{"jsonrpc":"2.0","id":"s1","error":{"code":-32603,"message":"the request exceeds the client's maximum message size (64 KiB)"}}}`
+	if err != nil {
+		t.Fatalf("the call: %v; the server did not get the answer %s", err, want)
+	}
+	if string(res.Result) != want {
+		t.Fatalf("the server got %s, want %s", res.Result, want)
+	}
+	select {
+	case r := <-refused:
+		if r != `"s1" sampling/createMessage: -32603 the request exceeds the client's maximum message size (64 KiB)` {
+			t.Errorf("OnRefused: %s", r)
+		}
+	default:
+		t.Error("OnRefused was not told")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 1 || !strings.Contains(told[0], `a message with method "sampling/createMessage"`) || !strings.Contains(told[0], "xxx") {
+		t.Errorf("told the person:\n%s", strings.Join(told, "\n"))
 	}
 }

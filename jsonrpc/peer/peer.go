@@ -56,7 +56,8 @@ type Options struct {
 	// OnRefused is told about each request the engine refused without a
 	// handler, with the error it answered: one whose id is neither a
 	// string nor an integer (JSON-RPC 2.0: an invalid request, answered
-	// with a null id).
+	// with a null id), and one the connection dropped for its size (see
+	// transport.DropReporter), of which req holds only the id and method.
 	OnRefused func(req *jsonrpc.Message, err *jsonrpc.Error)
 	// OnNotification receives every notification, on the read loop, in
 	// arrival order: it must not block for long.
@@ -149,6 +150,9 @@ func New(conn transport.Conn, opts Options) *Peer {
 	}
 	if lr, ok := transport.Find[transport.LossReporter](conn); ok {
 		lr.OnRequestLost(p.requestLost)
+	}
+	if dr, ok := transport.Find[transport.DropReporter](conn); ok {
+		dr.OnRequestDropped(p.requestDropped)
 	}
 	return p
 }

@@ -169,6 +169,37 @@ func (p *Peer) serve(m *jsonrpc.Message) {
 	}()
 }
 
+// requestDropped answers a request of the peer's that the connection
+// read past, longer than its maximum message size (see
+// transport.DropReporter), with an internal error saying so: the peer
+// would otherwise wait for an answer that never comes. Internal error
+// (-32603: "the receiver encounters an unexpected condition that
+// prevents it from fulfilling the request", spec 2025-11-25 schema,
+// InternalError), not invalid request (-32600): whether the request was
+// valid is not known, as it was not read; what stopped it is the
+// receiver's own limit. Called on the read loop; the answer is written
+// from a goroutine of its own, as serve's are.
+func (p *Peer) requestDropped(id jsonrpc.ID, method string, err error) {
+	m := &jsonrpc.Message{ID: id, Method: method}
+	rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	if p.opts.OnRefused != nil {
+		p.opts.OnRefused(m, rpcErr)
+	}
+	if !p.acquire() {
+		return
+	}
+	p.handlers.Add(1)
+	go func() {
+		defer p.handlers.Done()
+		defer p.release()
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		if err := p.conn.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(id, nil, rpcErr)}); err != nil && !errors.Is(err, transport.ErrClosed) {
+			p.warn("could not answer the server's %s request: %v", method, err)
+		}
+	}()
+}
+
 // serveBatch answers the requests of one batch with one batch response.
 func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 	if !p.acquire() {
