@@ -110,7 +110,9 @@ func TestReplayHandlerSessions(t *testing.T) {
 func TestReadRequestBodyStall(t *testing.T) {
 	// Not parallel: it sets bodyStallTimeout.
 	defer func(d time.Duration) { bodyStallTimeout = d }(bodyStallTimeout)
-	bodyStallTimeout = 300 * time.Millisecond
+	// A second: under load (CI, race detector) 300 ms passed between two
+	// writes 100 ms apart.
+	bodyStallTimeout = time.Second
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := readRequestBody(w, r, 0)
 		if ok {
@@ -143,13 +145,14 @@ func TestReadRequestBodyStall(t *testing.T) {
 		t.Errorf("a stalled body: %d (close %v) %s, want 408 and the connection closed", resp.StatusCode, resp.Close, b)
 	}
 
-	// Ten pieces 100ms apart: a second in all, never 300ms without bytes.
+	// Twelve pieces 100ms apart: longer than bodyStallTimeout in all,
+	// never that long without bytes.
 	c2 := dial()
 	defer c2.Close()
-	fmt.Fprintf(c2, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\n", srv.Listener.Addr())
+	fmt.Fprintf(c2, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 12\r\n\r\n", srv.Listener.Addr())
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 12; i++ {
 		<-tick.C
 		if _, err := c2.Write([]byte{'0' + byte(i)}); err != nil {
 			t.Fatal(err)
@@ -160,7 +163,7 @@ func TestReadRequestBodyStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || string(b) != "read 0123456789" {
+	if resp.StatusCode != http.StatusOK || string(b) != "read 0123456789:;" {
 		t.Errorf("a slow but steady body: %d %s, want it read", resp.StatusCode, b)
 	}
 }
