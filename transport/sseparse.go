@@ -163,6 +163,10 @@ const maxFieldName = 8
 // grew by appending to some 4.5 times that size.
 const maxSSEField = 4 << 10
 
+// maxEmptyReads is how many reads in a row may return no bytes and no
+// error before the stream ends with io.ErrNoProgress (bufio's figure).
+const maxEmptyReads = 100
+
 // SSEFieldTooLongError reports an SSE id, event or retry field longer than
 // the parser takes (4 KiB, whatever the maximum message size). It matches
 // ErrFrameTooLarge, so that a stream is not resumed only to be sent the
@@ -309,7 +313,13 @@ func (p *sseReader) fill() {
 		p.buf = make([]byte, 2*len(p.buf))
 	}
 	p.start, p.end = 0, 0
-	for p.end == 0 && p.rerr == nil {
+	// A reader that keeps returning nothing and no error would hold this
+	// loop for ever: as bufio does, it ends after maxEmptyReads.
+	for empty := 0; p.end == 0 && p.rerr == nil; empty++ {
+		if empty == maxEmptyReads {
+			p.rerr = io.ErrNoProgress
+			break
+		}
 		n, err := p.r.Read(p.buf)
 		p.end = n
 		if err != nil {
@@ -318,9 +328,16 @@ func (p *sseReader) fill() {
 	}
 	if p.first && p.end > 0 {
 		// The BOM may arrive split across reads.
-		for p.end < 3 && p.rerr == nil && bytes.HasPrefix([]byte("\xef\xbb\xbf"), p.buf[:p.end]) {
+		for empty := 0; p.end < 3 && p.rerr == nil && bytes.HasPrefix([]byte("\xef\xbb\xbf"), p.buf[:p.end]); empty++ {
+			if empty == maxEmptyReads {
+				p.rerr = io.ErrNoProgress
+				break
+			}
 			n, err := p.r.Read(p.buf[p.end:])
 			p.end += n
+			if n > 0 {
+				empty = -1
+			}
 			if err != nil {
 				p.rerr = err
 			}

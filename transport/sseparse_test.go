@@ -369,3 +369,40 @@ func TestSSEReaderFieldTooLong(t *testing.T) {
 		t.Errorf("an id of %d bytes: %d events", len(id), len(evs))
 	}
 }
+
+// emptyReader returns its data, then nothing and no error for ever: an
+// io.Reader that breaks its contract's advice.
+type emptyReader struct {
+	data  string
+	reads int
+}
+
+func (r *emptyReader) Read(p []byte) (int, error) {
+	r.reads++
+	if r.data != "" {
+		n := copy(p, r.data)
+		r.data = r.data[n:]
+		return n, nil
+	}
+	return 0, nil
+}
+
+// A body that returns no bytes and no error, again and again, ends the
+// stream with io.ErrNoProgress after a bounded number of reads (at the
+// start, within a split byte-order mark, and after an event) instead of
+// holding the reader for ever.
+func TestSSEReaderNoProgress(t *testing.T) {
+	for _, data := range []string{"", "\xef", "data: a\n\n"} {
+		r := &emptyReader{data: data}
+		p := newSSEReader(r, "")
+		var err error
+		for range 3 {
+			if _, err = p.Next(); err != nil {
+				break
+			}
+		}
+		if !errors.Is(err, io.ErrNoProgress) || r.reads > 2*maxEmptyReads+2 {
+			t.Errorf("%q: %v after %d reads, want io.ErrNoProgress", data, err, r.reads)
+		}
+	}
+}
