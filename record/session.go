@@ -193,6 +193,7 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 		tf.Index = []SessionIndex{{N: 1, Info: headerInfo(tf.Header)}}
 	}
 	slices.SortStableFunc(tf.Index, func(a, b SessionIndex) int { return a.N - b.N })
+	tf.Warnings = newerMinor(tf.Header, tf.Warnings)
 	return tf, nil
 }
 

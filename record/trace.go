@@ -767,7 +767,22 @@ func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Warnings = newerMinor(t.Header, t.Warnings)
 	return t, nil
+}
+
+// newerMinor puts first in warnings, for a trace of a newer minor version
+// than this package reads, that what that version added is ignored: a
+// minor version only adds what an older reader may skip, but a replay or
+// a verification may then differ from the newer one's (minor 4's
+// redactRules, for one).
+func newerMinor(h Header, warnings []string) []string {
+	if h.Minor <= Minor {
+		return warnings
+	}
+	w := fmt.Sprintf("the trace is of format %d.%d, newer than this reader's %d.%d: what %d.%d added is ignored",
+		Version, h.Minor, Version, Minor, Version, h.Minor)
+	return append([]string{w}, warnings...)
 }
 
 // parseEvent decodes one event line. The frame is a slice of line when

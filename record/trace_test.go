@@ -365,3 +365,35 @@ func TestReadFileNamesTheFile(t *testing.T) {
 		t.Errorf("OpenTrace(dir): %v", err)
 	}
 }
+
+// A trace of a newer minor version is read, with a warning, first among
+// them, that what that version added is ignored; reading one of this
+// package's minor, or an older one, warns of nothing. Before, a newer
+// one was read without a word, and a replay or a verification could
+// differ from the newer version's.
+func TestNewerMinorIsWarnedOf(t *testing.T) {
+	trace := func(minor int) string {
+		return fmt.Sprintf(`{"format":"mcpx-trace","version":1,"minor":%d,"transport":"stdio","target":"helper","redacted":true}`, minor) + "\n" +
+			`{"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+			`{"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"res`
+	}
+	want := fmt.Sprintf("the trace is of format 1.%d, newer than this reader's 1.%d: what 1.%d added is ignored", Minor+5, Minor, Minor+5)
+	for _, minor := range []int{Minor + 5, Minor, 2} {
+		tr, err := Read(strings.NewReader(trace(minor)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf, err := ReadOptions{}.Index(strings.NewReader(trace(minor)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range [][]string{tr.Warnings, tf.Warnings} {
+			if minor > Minor && (len(got) != 2 || got[0] != want || !strings.Contains(got[1], "cut short")) {
+				t.Errorf("minor %d: warnings %q, want %q first, then the line cut short", minor, got, want)
+			}
+			if minor <= Minor && (len(got) != 1 || !strings.Contains(got[0], "cut short")) {
+				t.Errorf("minor %d: warnings %q, want only the line cut short", minor, got)
+			}
+		}
+	}
+}
