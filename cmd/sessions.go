@@ -145,13 +145,16 @@ type sessionDialer struct {
 	at             sessionRef
 	maxMessageSize int64
 	timeout        time.Duration // --timeout (0: none)
+	// observer is told of the messages the session's connection dropped
+	// for their size while the command is attached (EventDropped).
+	observer transport.Observer
 }
 
 var _ transport.Dialer = sessionDialer{}
 
 // Dial attaches to the session, with ctx.
 func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
-	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout})
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout, Observer: s.observer})
 	if err != nil {
 		return nil, sessionAdvice(err, s.at.name)
 	}
@@ -527,7 +530,10 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		return err
 	}
 	k := e.conns
-	c, tc, rec, err := k.open(openCtx, &conn, e.cfg.out, attachments{})
+	// The attached commands hear of a message the connection drops for
+	// its size (d.Observe), as they would over a connection of their own;
+	// the log has it too.
+	c, tc, rec, err := k.open(openCtx, &conn, e.cfg.out, attachments{events: d.Observe})
 	if err != nil {
 		return stopped(err)
 	}

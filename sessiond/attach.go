@@ -17,11 +17,12 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-// attach serves one command until it detaches or the session ends.
-func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string) {
+// attach serves one command until it detaches or the session ends;
+// dropped says it asked for envelope.Dropped lines.
+func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, dropped bool) {
 	ctx, cancel := context.WithCancel(d.ctx)
 	a := &attachment{
-		d: d, nc: nc, lines: lines, label: label, ctx: ctx, cancel: cancel,
+		d: d, nc: nc, lines: lines, label: label, dropped: dropped, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1),
 		calls: map[string]context.CancelFunc{},
@@ -58,6 +59,8 @@ type attachment struct {
 	nc    net.Conn
 	lines *transport.StreamConn
 	label string
+	// dropped: the command reads envelope.Dropped (see Daemon.Observe).
+	dropped bool
 
 	ctx    context.Context // ends when the command detaches
 	cancel context.CancelFunc

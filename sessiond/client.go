@@ -362,6 +362,11 @@ type DialOptions struct {
 	// the 10 seconds a session process that hangs is given otherwise
 	// (the command's own --timeout).
 	Timeout time.Duration
+	// Observer, when set, receives the transport.EventDropped events the
+	// session's connection to the server reports while the command is
+	// attached (a notification over the session's maximum message size,
+	// dropped unread), as the command's own connection would report them.
+	Observer transport.Observer
 }
 
 // Conn is one command's connection through a session: a transport.Conn
@@ -384,11 +389,13 @@ type Conn struct {
 	// onLost learns of requests whose answer was over the session's
 	// maximum message size (see transport.LossReporter).
 	onLost func(id string, err error)
+	// observer is DialOptions.Observer.
+	observer transport.Observer
 }
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label}, lineLimit(o.MaxMessageSize), o.Timeout)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label, Dropped: o.Observer != nil}, lineLimit(o.MaxMessageSize), o.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +403,7 @@ func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
 	}
-	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit}
+	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit, observer: o.Observer}
 	if r.Status != nil {
 		c.status = *r.Status
 	}
@@ -426,6 +433,12 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 			c.mu.Lock()
 			c.ended = env.Closed
 			c.mu.Unlock()
+			continue
+		}
+		if env.Dropped != "" && len(env.Frame) == 0 {
+			if c.observer != nil {
+				c.observer(transport.Event{Time: time.Now(), Kind: transport.EventDropped, Text: env.Dropped})
+			}
 			continue
 		}
 		if len(env.Frame) == 0 {

@@ -3,6 +3,7 @@ package sessiond
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -413,6 +414,35 @@ func (d *Daemon) OnNotification(m *jsonrpc.Message) {
 	}
 }
 
+// Observe is an observer of the held session's connection to the server
+// (besides the one that logs its events): each message it dropped unread
+// that no error tells of (transport.EventDropped) is told to the commands
+// attached at that moment that asked for it (envelope.Dropped), as their
+// own connection would tell them; the text is the transport's, already
+// escaped. Other events are the session log's alone. It does not wait: a
+// command that does not read is detached, as for a notification.
+func (d *Daemon) Observe(ev transport.Event) {
+	if ev.Kind != transport.EventDropped || ev.Text == "" {
+		return
+	}
+	line, err := json.Marshal(envelope{Dropped: ev.Text})
+	if err != nil {
+		d.note("%v", err)
+		return
+	}
+	d.mu.Lock()
+	as := make([]*attachment, 0, len(d.attached))
+	for a := range d.attached {
+		if a.dropped {
+			as = append(as, a)
+		}
+	}
+	d.mu.Unlock()
+	for _, a := range as {
+		a.offer(line)
+	}
+}
+
 // forward is a command's request in flight through the held session.
 type forward struct {
 	a  *attachment
@@ -754,7 +784,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			return
 		}
 		_ = nc.SetWriteDeadline(time.Time{})
-		d.attach(nc, lines, h.Label)
+		d.attach(nc, lines, h.Label, h.Dropped)
 	default:
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
 	}

@@ -1378,3 +1378,87 @@ func TestAnswerLongerThanTheSessionTakes(t *testing.T) {
 		t.Errorf("the next call: %q, %v", got, err)
 	}
 }
+
+// dropsLargeNotifications is a server connection that drops a message
+// longer than limit as the transports drop a notification: it tells its
+// observer (transport.EventDropped) and reads on.
+type dropsLargeNotifications struct {
+	*pipeConn
+	limit   int
+	observe func(transport.Event)
+}
+
+func (c *dropsLargeNotifications) Read(ctx context.Context) (transport.Frame, error) {
+	for {
+		f, err := c.pipeConn.Read(ctx)
+		if err != nil || len(f.Data) <= c.limit {
+			return f, err
+		}
+		c.observe(transport.Event{Time: time.Now(), Kind: transport.EventDropped,
+			Text: fmt.Sprintf("dropped a message of %s, longer than the maximum message size (%s): %s", transport.FormatSize(int64(len(f.Data))), transport.FormatSize(int64(c.limit)), transport.Excerpt(string(f.Data)))})
+	}
+}
+
+// A notification the session's connection drops for its size is told to
+// the command attached at that moment (its observer gets the
+// EventDropped, with the transport's text), as its own connection would
+// tell it; before, only the session's log said so. A command that did not
+// ask for it (an older build) is not sent it, and goes on working.
+func TestDroppedNotificationReachesTheCommand(t *testing.T) {
+	const limit = 1 << 10
+	var d atomic.Pointer[Daemon]
+	ts := newTestServer()
+	ts.wrap = func(pc *pipeConn) transport.Conn {
+		return &dropsLargeNotifications{pipeConn: pc, limit: limit, observe: func(ev transport.Event) { d.Load().Observe(ev) }}
+	}
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	d.Store(h.d)
+	ss := receive(t, ts.sessions, "the server's session")
+
+	events := make(chan transport.Event, 10)
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{Label: t.Name(), Observer: func(ev transport.Event) { events <- ev }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := inspector.Connect(t.Context(), conn, inspector.Options{Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A command of an older build does not ask for them (and would take
+	// a line without a frame for a protocol error).
+	older := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	_ = older.SetReadDeadline(time.Now().Add(wait))
+	olderLines := bufio.NewReader(older)
+	for range 2 { // the reply, the answer: attached
+		if _, err := olderLines.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "t", Progress: 1, Message: strings.Repeat("x", limit)}); err != nil {
+		t.Fatal(err)
+	}
+	ev := receive(t, events, "the dropped notification's event")
+	if ev.Kind != transport.EventDropped || !strings.HasPrefix(ev.Text, "dropped a message of ") ||
+		!strings.Contains(ev.Text, `"method":"notifications/progress"`) {
+		t.Errorf("event %+v", ev)
+	}
+	if got, err := callText(t, s, ctx, "echo", `{"message":"hi"}`); err != nil || got != "Echo: hi" {
+		t.Errorf("a call after it: %q, %v", got, err)
+	}
+	// What the older command reads next is the answer to its next request.
+	if _, err := io.WriteString(older, `{"frame":{"jsonrpc":"2.0","id":2,"method":"ping"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := olderLines.ReadBytes('\n'); err != nil || !strings.HasPrefix(string(line), `{"frame":{"jsonrpc":"2.0","id":2,`) {
+		t.Errorf("the older command read %q, %v; want the answer to its ping", line, err)
+	}
+	select {
+	case ev := <-events:
+		t.Errorf("another event: %+v", ev)
+	default:
+	}
+}

@@ -29,6 +29,11 @@ type hello struct {
 	Op      string `json:"op"`
 	// Label says what the command runs, for the daemon's log.
 	Label string `json:"label,omitempty"`
+	// Dropped, in an attach, asks for envelope.Dropped lines: a command
+	// of an older build, which does not ask, would take a line without a
+	// frame for a protocol error (a daemon of an older build ignores the
+	// field and sends none).
+	Dropped bool `json:"dropped,omitempty"`
 }
 
 // reply is the daemon's first line.
@@ -50,6 +55,13 @@ type envelope struct {
 	// as a connection of its own would (AnswerTooLargeError). A command
 	// of an older build reads the frame, which says so in words.
 	TooLarge int64 `json:"tooLarge,omitempty"`
+	// Dropped, from the daemon and without a frame, is the text of a
+	// transport.EventDropped its connection to the server reported while
+	// the command was attached (a notification over the session's
+	// maximum message size, dropped unread): the command tells the person
+	// as it would of its own connection's. Sent only to a command whose
+	// hello asked for it (hello.Dropped).
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // Status describes an open session.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,11 @@ var roughTools = []any{
 		"name":        "late-progress",
 		"description": "Answers, then sends a progress notification for the answered request, then a log message",
 		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
+		"name":        "loud",
+		"description": "Sends a log message of about bytes bytes (for --max-message-size), then answers",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"bytes": map[string]any{"type": "integer"}}},
 	},
 	map[string]any{
 		"name":        "ask",
@@ -152,6 +158,13 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": token, "progress": 1, "total": 1, "message": "too late"})})
 		}
 		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "after the late progress"})})
+	case "loud":
+		var a struct {
+			Bytes int `json:"bytes"`
+		}
+		_ = json.Unmarshal(args, &a)
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": strings.Repeat("x", max(a.Bytes, 0))})})
+		s.reply(m.ID, textResult("sent", false))
 	case "ask":
 		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"ask-1"`), Method: "elicitation/create", Params: mustJSON(map[string]any{
 			"message": "Who are you?",
