@@ -160,11 +160,15 @@ func (e *SkippedMessageError) requestError() error {
 	if e.Field != nil {
 		return fmt.Errorf("the server's answer was dropped: %w", e.Field)
 	}
-	what := "the server's answer"
+	return &FrameTooLargeError{What: e.sized("the server's answer"), Limit: e.Limit}
+}
+
+// sized is what, with e's size when the whole message was read past.
+func (e *SkippedMessageError) sized(what string) string {
 	if e.Whole {
 		what += fmt.Sprintf(" (%s)", FormatSize(e.Size))
 	}
-	return &FrameTooLargeError{What: what, Limit: e.Limit}
+	return what
 }
 
 // refusal is the error that answers the server's request e drops: what
@@ -173,11 +177,7 @@ func (e *SkippedMessageError) refusal() error {
 	if e.Field != nil {
 		return fmt.Errorf("the request was dropped: %w", e.Field)
 	}
-	what := "the request"
-	if e.Whole {
-		what += fmt.Sprintf(" (%s)", FormatSize(e.Size))
-	}
-	return &messageError{msg: fmt.Sprintf("%s exceeds the client's maximum message size (%s)", what, FormatSize(e.Limit)), errs: []error{ErrFrameTooLarge}}
+	return &messageError{msg: fmt.Sprintf("%s exceeds the client's maximum message size (%s)", e.sized("the request"), FormatSize(e.Limit)), errs: []error{ErrFrameTooLarge}}
 }
 
 // describe says what is dropped and what follows from it, for a note.
