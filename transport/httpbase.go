@@ -246,9 +246,10 @@ func (b *httpBase) reportLost(ids []string, err error) {
 
 // skipped reports an incoming message dropped for its size (an SSE event
 // over the limit, read past; see SkippedMessageError.report): when it is a
-// response whose id its first bytes give, the loss of that request (see
-// reportLost; with no listener for losses, the connection fails); when
-// it is a request of the server's whose id they give, the point where it
+// response whose id it gives (wherever it is: see memberScanner), the
+// loss of that request (see reportLost; with no listener for losses,
+// the connection fails); when it is a request of the server's whose id
+// it gives, the point where it
 // is to be answered (see DropReporter); any other message (a
 // notification) is told of, prefixed with where it came, as over stdio
 // (EventDropped: not only with --wire or -v, as notes are); the

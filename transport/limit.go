@@ -42,9 +42,10 @@ func (e *FrameTooLargeError) Is(target error) bool { return target == ErrFrameTo
 // SkippedMessageError reports a message longer than the maximum message
 // size that is being read past and dropped, the input going on after it.
 // It matches ErrFrameTooLarge. Reading it holds no more than the limit:
-// the message's first bytes (Prefix, at most skipPrefix of them) are all
-// that is kept, for finding the JSON-RPC id of the request it answers
-// (see scanPrefix) and for showing what it was.
+// the message's first bytes (Prefix, at most skipPrefix of them), for
+// showing what it was, and what a memberScanner reading all of it finds
+// (its JSON-RPC id and method, wherever they are: see info) are all that
+// is kept.
 //
 // A reader reports it as soon as the limit is passed, so that what waits
 // for the message need not wait for its end (a line that never ends would
@@ -71,6 +72,11 @@ type SkippedMessageError struct {
 	// size: an id, event or retry field longer than the parser takes
 	// (Size is then the size of its data). It is what Unwrap returns.
 	Field *SSEFieldTooLongError
+
+	// found is what the reader found in the message (memberScanner) in
+	// the Size bytes read of it when it reported e; nil: only Prefix
+	// tells (see info).
+	found *prefixInfo
 }
 
 func (e *SkippedMessageError) Error() string {
@@ -95,14 +101,22 @@ func (e *SkippedMessageError) Unwrap() error {
 }
 
 // ended returns the report of e at the end of its message, size bytes
-// long.
-func (e *SkippedMessageError) ended(size int64) *SkippedMessageError {
-	return &SkippedMessageError{What: e.What, Size: size, Whole: true, End: true, Limit: e.Limit, Prefix: e.Prefix, Field: e.Field}
+// long, in which scan found found.
+func (e *SkippedMessageError) ended(size int64, found prefixInfo) *SkippedMessageError {
+	return &SkippedMessageError{What: e.What, Size: size, Whole: true, End: true, Limit: e.Limit, Prefix: e.Prefix, Field: e.Field, found: &found}
 }
 
-// skipPrefix is how many first bytes of a skipped message are kept: a
-// response's "id" member comes before its result in every encoder seen.
+// skipPrefix is how many first bytes of a skipped message are kept, to
+// show what it was.
 const skipPrefix = 4 << 10
+
+// scan feeds what b holds to s.
+func (b *frameBuffer) scan(s *memberScanner) {
+	s.write(b.first)
+	for i := range b.chunks {
+		s.write(b.chunks[i].b)
+	}
+}
 
 // keepPrefix returns a copy of the first skipPrefix bytes (at most the
 // limit) of what b holds followed by tail.
@@ -249,8 +263,9 @@ type LineReader struct {
 	err   error // what ends the input, returned after the last line
 	skip  bool  // a line over the limit is skipped (SkipLong)
 	// dropping is the line over the limit being read past, reported
-	// before its end.
+	// before its end; scan reads it as it goes.
 	dropping *SkippedMessageError
+	scan     memberScanner
 }
 
 // SkipLong makes ReadLine read past a line longer than the limit, holding
@@ -319,6 +334,11 @@ func (l *LineReader) ReadLine() (line []byte, ended bool, err error) {
 // collected and frag, its next piece (ended when it ended the line).
 func (l *LineReader) skipLine(frag []byte, ended bool) ([]byte, bool, error) {
 	e := &SkippedMessageError{What: l.what, Limit: l.limit, Prefix: l.buf.keepPrefix(frag), Size: l.buf.Len() + int64(len(frag))}
+	l.scan = memberScanner{}
+	l.buf.scan(&l.scan)
+	l.scan.write(frag)
+	found := l.scan.info()
+	e.found = &found
 	l.buf.Reset()
 	if ended || l.err != nil {
 		e.Whole = true
@@ -338,16 +358,18 @@ func (l *LineReader) dropRest() ([]byte, bool, error) {
 		frag, err := l.br.ReadSlice('\n')
 		switch {
 		case err == nil:
-			size += int64(len(frag) - 1)
+			frag = frag[:len(frag)-1]
 			ended = true
 		case errors.Is(err, bufio.ErrBufferFull):
-			size += int64(len(frag))
 		default:
-			size += int64(len(frag))
 			l.err = err // after this line
 		}
+		size += int64(len(frag))
+		l.scan.write(frag)
 	}
-	return nil, ended, e.ended(size)
+	found := l.scan.info()
+	l.scan = memberScanner{}
+	return nil, ended, e.ended(size, found)
 }
 
 func (l *LineReader) tooLarge() error {

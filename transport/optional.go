@@ -109,7 +109,8 @@ type LossReporter interface {
 
 // DropReporter is implemented by connections that read past a message
 // longer than the maximum message size and go on: when that message is a
-// request of the peer's whose id its first bytes give, fn is called with
+// request of the peer's whose id it gives (when it has been read past, if
+// the id comes after the params), fn is called with
 // the id as sent, the request's method and the error it is to be
 // answered with (matching ErrFrameTooLarge), from Read, in the order of
 // the frames. The listener answers it, through the connection and its

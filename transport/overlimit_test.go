@@ -5,6 +5,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
@@ -71,11 +73,12 @@ func TestLineReaderSkipsALongLine(t *testing.T) {
 // Without a listener for lost requests, the line ends the stream as before.
 func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 	const limit = 1 << 10
+	const head9, tail9 = `{"jsonrpc":"2.0","result":{"text":"`, `"},"id":9}`
 	input := func() io.Reader {
 		return io.MultiReader(
 			oversized(bigResponseHead, 100<<10, `"}]}}`+"\n"),
 			oversized(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`, 100<<10, `"}}`+"\n"),
-			oversized(`{"jsonrpc":"2.0","result":{"text":"`, 100<<10, `"},"id":9}`+"\n"),
+			oversized(head9, 100<<10, tail9+"\n"),
 			strings.NewReader(`{"jsonrpc":"2.0","id":8,"result":{}}`+"\n"),
 		)
 	}
@@ -101,14 +104,18 @@ func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 	if err != nil || string(f.Data) != `{"jsonrpc":"2.0","id":8,"result":{}}` {
 		t.Fatalf("read: %q, %v", f.Data, err)
 	}
-	if len(lost) != 1 || lost[0].id != "7" || !errors.Is(lost[0].err, ErrFrameTooLarge) ||
-		lost[0].err.Error() != "the server's answer exceeds the maximum message size (1 KiB)" {
+	// The response to 9 names its id at its end, as the TypeScript SDK
+	// writes one: its request fails then, not at its timeout.
+	if len(lost) != 2 || lost[0].id != "7" || !errors.Is(lost[0].err, ErrFrameTooLarge) ||
+		lost[0].err.Error() != "the server's answer exceeds the maximum message size (1 KiB)" ||
+		lost[1].id != "9" || !errors.Is(lost[1].err, ErrFrameTooLarge) ||
+		lost[1].err.Error() != fmt.Sprintf("the server's answer (%d bytes) exceeds the maximum message size (1 KiB)", len(head9)+100<<10+len(tail9)) {
 		t.Fatalf("lost = %v", lost)
 	}
 	all := strings.Join(notes, "\n")
 	for _, want := range []string{
 		`a message with method "notifications/message"`,
-		"a response whose id was not found in its first 1 KiB",
+		"a response whose id was not found in its first 64 KiB (should the rest name it, its request fails then)",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the notes do not say %q:\n%s", want, all)
@@ -116,7 +123,7 @@ func TestLineReaderFailsOnlyWhatTheLineWasFor(t *testing.T) {
 	}
 	// The request's error says what happened to the response to 7: a
 	// note beside it would say it twice.
-	if strings.Contains(all, "request 7") || strings.Count(all, "ended: ") != 2 {
+	if strings.Contains(all, "request 7") || strings.Count(all, "ended: ") != 1 {
 		t.Errorf("notes of the response the request's error tells of:\n%s", all)
 	}
 	// The person is told of each other message once, at its start (its
@@ -176,7 +183,10 @@ func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
 	body := io.MultiReader(
 		oversized("id: e1\ndata: "+`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`, 1<<20, `"}}`+"\n\n"),
 		oversized("id: e2\ndata: "+bigResponseHead, 1<<20, "\ndata: "+`"}]}}`+"\n\n"),
-		strings.NewReader("id: e3\ndata: "+`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n\n"),
+		// Its id last, on a data line of its own (the TypeScript SDK
+		// writes the id after the result).
+		oversized("id: e3\ndata: "+`{"result":{"text":"`, 1<<20, "\"}\ndata: ,\"jsonrpc\":\"2.0\",\"id\":11}\n\n"),
+		strings.NewReader("id: e4\ndata: "+`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n\n"),
 	)
 	x := &exchange{
 		resp:   &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body), Header: http.Header{}},
@@ -201,19 +211,22 @@ func TestGETStreamSkipsAnEventOverTheLimit(t *testing.T) {
 	if err != nil || !strings.Contains(string(f.Data), "notifications/tools/list_changed") {
 		t.Fatalf("read: %q, %v", f.Data, err)
 	}
-	select {
-	case id := <-lost:
-		if id != "7" {
-			t.Fatalf("lost %q, want request 7", id)
+	for _, want := range []string{"7", "11"} {
+		select {
+		case id := <-lost:
+			if id != want {
+				t.Fatalf("lost %q, want request %s", id, want)
+			}
+		default:
+			t.Fatalf("request %s was not reported lost before the frame after it", want)
 		}
-	default:
-		t.Fatal("request 7 was not reported lost before the frame after it")
 	}
 	mu.Lock()
 	all := strings.Join(notes, "\n")
 	// The person is told of the notification, in one line whatever the
 	// verbosity (EventDropped), as over stdio.
-	if len(told) != 1 || !strings.HasPrefix(told[0], "SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event") {
+	if len(told) != 2 || !strings.HasPrefix(told[0], "SSE get-1 (GET http://127.0.0.1:1/mcp): dropping an SSE event") ||
+		!strings.Contains(told[1], "a response whose id was not found in its first ") {
 		t.Errorf("told the person:\n%s", strings.Join(told, "\n"))
 	}
 	mu.Unlock()
@@ -268,7 +281,8 @@ func TestScanPrefix(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","id":7,"result":{"te`, prefixInfo{ID: "7", Response: true}},
 		{` { "id" : "a\"b" , "error":{"code":-1,"message":"xx`, prefixInfo{ID: `a"b`, Response: true}},
-		{`{"jsonrpc":"2.0","result":{"x":1},"id":3}`, prefixInfo{Response: true}},
+		{`{"jsonrpc":"2.0","result":{"x":1},"id":3}`, prefixInfo{ID: "3", Response: true}},
+		{`{"jsonrpc":"2.0","result":{"x":"}],\"id\":4"},"id":3`, prefixInfo{Response: true}},
 		{`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage", RequestID: jsonrpc.Int(5)}},
 		{`{"method":"elicitation/create","id":"e\u0031","params":{"mess`, prefixInfo{Method: "elicitation/create", RequestID: jsonrpc.RawID([]byte(`"e\u0031"`))}},
 		{`{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"mess`, prefixInfo{Method: "sampling/createMessage"}},
@@ -310,9 +324,48 @@ func FuzzScanPrefix(f *testing.F) {
 		if !info.RequestID.IsZero() && (info.Response || info.Method == "" || !info.RequestID.Valid()) {
 			t.Fatalf("a request id without a request: %+v", info)
 		}
+		// Fed in pieces, as a reader dropping a message feeds it, the
+		// scanner finds what it finds in the whole.
+		k := cut % (len(data) + 1)
+		if k < 0 {
+			k = -k
+		}
+		var pieces memberScanner
+		pieces.write(data[:k])
+		pieces.write(data[k : (k+len(data))/2])
+		pieces.write(data[(k+len(data))/2:])
+		if got := pieces.info(); got != info {
+			t.Fatalf("fed in pieces at %d: %+v, fed whole: %+v", k, got, info)
+		}
+		if len(data) <= 512 {
+			var bytewise memberScanner
+			for i := range data {
+				bytewise.write(data[i : i+1])
+			}
+			if got := bytewise.info(); got != info {
+				t.Fatalf("fed byte by byte: %+v, fed whole: %+v", got, info)
+			}
+		}
 		msgs, _, err := jsonrpc.DecodeFrame(data)
 		if err != nil || len(msgs) != 1 || data[0] != '{' || msgs[0].ID.IsZero() || msgs[0].ID.IsNull() {
 			return
+		}
+		// In a whole message whose members of interest are each named
+		// once, as written (the decoder also takes "ID" for "id"), the
+		// scanner finds the id wherever it is: a response's, when it is
+		// a string or a number, and a request's, when MCP allows it.
+		if has, ok := onceEach(data); ok {
+			m := msgs[0]
+			switch {
+			case m.IsResponse() && (m.Result != nil || m.ErrorRaw != nil) && (m.ID.IsString() || m.ID.String()[0] == '-' || (m.ID.String()[0] >= '0' && m.ID.String()[0] <= '9')):
+				if info.ID != m.ID.LooseKey() {
+					t.Fatalf("scanPrefix(%q) = %+v, the response's id is %s", data, info, m.ID)
+				}
+			case m.IsRequest() && m.Method != "" && m.ID.Valid() && !has["result"] && !has["error"]:
+				if info.RequestID.Key() != m.ID.Key() || info.Method != m.Method {
+					t.Fatalf("scanPrefix(%q) = %+v, the request is %s %q", data, info, m.ID, m.Method)
+				}
+			}
 		}
 		if cut < 0 || cut > len(data) {
 			cut = len(data)
@@ -327,6 +380,23 @@ func FuzzScanPrefix(f *testing.F) {
 			t.Fatalf("scanPrefix(%q) found request id %s, the request's is %s", data[:cut], got.RequestID, msgs[0].ID)
 		}
 	})
+}
+
+// onceEach reports whether each of the members id, method, result and
+// error of the object data is named at most once, and as written, and
+// which of them it has.
+func onceEach(data []byte) (has map[string]bool, ok bool) {
+	has, ok = map[string]bool{}, true
+	rawjson.Members(data, func(name, _ []byte) bool {
+		n := rawjson.Name(name)
+		switch l := strings.ToLower(n); l {
+		case "id", "method", "result", "error":
+			ok = ok && n == l && !has[l]
+			has[l] = true
+		}
+		return ok
+	})
+	return has, ok
 }
 
 // With skipEvents, an id, event or retry field longer than the parser
@@ -470,6 +540,38 @@ func TestPOSTStreamSkipsServerMessagesOverTheLimit(t *testing.T) {
 	defer h.mu.Unlock()
 	if len(h.told) != 1 || !strings.HasPrefix(h.told[0], "SSE post-1 (POST http://127.0.0.1:1/mcp): dropping an SSE event longer than the maximum message size (64 KiB): a message with method \"notifications/message\"") {
 		t.Errorf("told the person:\n%s", strings.Join(h.told, "\n"))
+	}
+}
+
+// A request of the server's over the limit whose id comes after its
+// params, as the TypeScript SDK writes one, is answered with an error at
+// its end, where its id is read. Before, it was only noted, and the
+// server waited for an answer that never came.
+func TestPOSTStreamAnswersARequestWhoseIDComesLast(t *testing.T) {
+	const limit = 64 << 10
+	h := newPostStreamHarness(t, limit)
+	head := `{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"`
+	tail := `"}}]},"jsonrpc":"2.0","id":"s2"}`
+	body := io.MultiReader(
+		oversized("data: "+head, 1<<20, tail+"\n\n"),
+		strings.NewReader("data: "+`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n\n"),
+	)
+	if _, err := h.consume(body); !errors.Is(err, errAnswered) {
+		t.Errorf("consume: %v, want the stream answered", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if f, err := h.s.b.read(ctx); err != nil || string(f.Data) != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Fatalf("read: %q, %v", f.Data, err)
+	}
+	select {
+	case d := <-h.dropped:
+		want := fmt.Sprintf(`"s2" sampling/createMessage: the request (%d bytes) exceeds the client's maximum message size (64 KiB)`, len(head)+1<<20+len(tail))
+		if d != want {
+			t.Errorf("the request is answered with %q, want %q", d, want)
+		}
+	default:
+		t.Error("the request of the server's was not reported for an answer")
 	}
 }
 

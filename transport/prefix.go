@@ -3,12 +3,11 @@ package transport
 import (
 	"fmt"
 
-	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
-// prefixInfo is what the first bytes of a message that was too large to
-// keep say about it (see scanPrefix).
+// prefixInfo is what a message that was too large to keep says about
+// itself, in what was read of it (see memberScanner).
 type prefixInfo struct {
 	// ID is the message's id, normalized as for LossReporter; set only
 	// for a response (Response), whose request it fails.
@@ -27,79 +26,24 @@ type prefixInfo struct {
 }
 
 // scanPrefix reads the top-level members of the JSON object that prefix,
-// the first bytes of a message, begins, up to where it is cut: the "id"
-// member counts only when it is whole, a string or a number, and a
-// "result" or "error" member (its name is enough: its value is what made
-// the message large) says the message is a response. Scanning stops at
-// the first member it cannot read whole. prefix need not be valid JSON.
+// the first bytes of a message, begins, up to where it is cut (see
+// memberScanner): the "id" member counts only when it is whole, a string
+// or a number, and a "result" or "error" member (its name is enough: its
+// value may be what made the message large) says the message is a
+// response. prefix need not be valid JSON.
 func scanPrefix(prefix []byte) prefixInfo {
-	var info prefixInfo
-	var id []byte
-	p := prefix
-	i := rawjson.SkipSpace(p, 0)
-	if i >= len(p) {
-		return info
+	var s memberScanner
+	s.write(prefix)
+	return s.info()
+}
+
+// info is what e's message says of itself: what its reader found while
+// reading it (all of it when Whole), else what its Prefix says.
+func (e *SkippedMessageError) info() prefixInfo {
+	if e.found != nil {
+		return *e.found
 	}
-	if p[i] == '[' {
-		info.Batch = true
-		return info
-	}
-	if p[i] != '{' {
-		return info
-	}
-	i++
-	for {
-		i = rawjson.SkipSpace(p, i)
-		if i >= len(p) || p[i] != '"' {
-			break
-		}
-		j := rawjson.SkipString(p, i)
-		if j >= len(p) {
-			break
-		}
-		name := p[i:j]
-		i = rawjson.SkipSpace(p, j)
-		if i >= len(p) || p[i] != ':' {
-			break
-		}
-		i = rawjson.SkipSpace(p, i+1)
-		if i >= len(p) {
-			break
-		}
-		if rawjson.NameIs(name, "result") || rawjson.NameIs(name, "error") {
-			info.Response = true
-			break
-		}
-		k := rawjson.SkipValue(p, i)
-		if k >= len(p) || k <= i {
-			break // the value may be cut
-		}
-		v := p[i:k]
-		switch {
-		case rawjson.NameIs(name, "id"):
-			if rawjson.IsString(v) || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
-				id = v
-			}
-		case rawjson.NameIs(name, "method"):
-			if s, ok := rawjson.String(v); ok {
-				info.Method = s
-			}
-		}
-		i = rawjson.SkipSpace(p, k)
-		if i >= len(p) || p[i] != ',' {
-			break
-		}
-		i++
-	}
-	if info.Response && info.Method == "" && id != nil {
-		info.ID = jsonrpc.RawID(id).LooseKey()
-	}
-	if !info.Response && info.Method != "" && id != nil {
-		if rid := jsonrpc.RawID(id); rid.Valid() {
-			info.RequestID = rid
-		}
-	}
-	return info
+	return scanPrefix(e.Prefix)
 }
 
 // unattributed reports whether a message dropped for its size may be a
@@ -124,24 +68,26 @@ func (info prefixInfo) unattributed(e *SkippedMessageError) bool {
 // or answered: its end then needs no note.
 func (e *SkippedMessageError) report(attributed *bool, note func(kind EventKind, text string), lost func(id string, err error), refuse func(id jsonrpc.ID, method string, err error)) {
 	if e.End {
-		if !*attributed && note != nil {
+		was := *attributed
+		*attributed = false
+		if was {
+			return
+		}
+		// The id may come after what made the message large: its
+		// reader has read it all now.
+		if info := e.info(); info.ID != "" || (!info.RequestID.IsZero() && refuse != nil) {
+			e.attribute(info, note, lost, refuse)
+			return
+		}
+		if note != nil {
 			note(EventNote, e.describe(prefixInfo{}))
 		}
-		*attributed = false
 		return
 	}
-	info := scanPrefix(e.Prefix)
-	switch {
-	case info.ID != "":
+	info := e.info()
+	if info.ID != "" || (!info.RequestID.IsZero() && refuse != nil) {
 		*attributed = !e.Whole
-		lost(info.ID, e.requestError())
-		return
-	case !info.RequestID.IsZero() && refuse != nil:
-		*attributed = !e.Whole
-		if note != nil {
-			note(EventNote, e.describe(info)+"; answered with an error")
-		}
-		refuse(info.RequestID, info.Method, e.refusal())
+		e.attribute(info, note, lost, refuse)
 		return
 	}
 	kind := EventDropped
@@ -153,6 +99,20 @@ func (e *SkippedMessageError) report(attributed *bool, note func(kind EventKind,
 	if note != nil {
 		note(kind, e.describe(info))
 	}
+}
+
+// attribute fails the request the response e drops answers (info.ID),
+// which says it all, or answers the server's request e drops
+// (info.RequestID), noting it for the record.
+func (e *SkippedMessageError) attribute(info prefixInfo, note func(kind EventKind, text string), lost func(id string, err error), refuse func(id jsonrpc.ID, method string, err error)) {
+	if info.ID != "" {
+		lost(info.ID, e.requestError())
+		return
+	}
+	if note != nil {
+		note(EventNote, e.describe(info)+"; answered with an error")
+	}
+	refuse(info.RequestID, info.Method, e.refusal())
 }
 
 // requestError is the error of the request whose response e drops.
@@ -204,10 +164,21 @@ func (e *SkippedMessageError) describe(info prefixInfo) string {
 		return fmt.Sprintf("%s: a message with method %q, begun %s", head, Excerpt(info.Method), e.begun())
 	case info.Batch:
 		return fmt.Sprintf("%s: a batch, whose ids are not read: begun %s", head, e.begun())
+	case info.Response && !e.Whole:
+		return fmt.Sprintf("%s: a response whose id was not found in its first %s (should the rest name it, its request fails then), begun %s", head, FormatSize(e.scanned()), e.begun())
 	case info.Response:
-		return fmt.Sprintf("%s: a response whose id was not found in its first %s, begun %s", head, FormatSize(int64(len(e.Prefix))), e.begun())
+		return fmt.Sprintf("%s: a response whose id was not found in it, begun %s", head, e.begun())
 	}
-	return fmt.Sprintf("%s: no response id was found in its first %s, begun %s", head, FormatSize(int64(len(e.Prefix))), e.begun())
+	return fmt.Sprintf("%s: no response id was found in its first %s, begun %s", head, FormatSize(e.scanned()), e.begun())
+}
+
+// scanned is how many of the message's first bytes info read: what was
+// read of it when its reader scanned it, else its Prefix.
+func (e *SkippedMessageError) scanned() int64 {
+	if e.found != nil {
+		return e.Size
+	}
+	return int64(len(e.Prefix))
 }
 
 // begun is the start of the dropped message, escaped, for a note.

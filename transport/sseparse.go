@@ -76,6 +76,7 @@ type sseReader struct {
 	skipLong bool
 	over     *SkippedMessageError
 	report   *SkippedMessageError
+	scan     memberScanner // reads the data of over as it goes
 	// badField, in skipLong mode, is the id, event or retry field too
 	// long for which the event being assembled is dropped at its end;
 	// dropping is set while the rest of that field's line is read past.
@@ -131,6 +132,11 @@ func (p *sseReader) dropLong() {
 // far, then b, did not fit.
 func (p *sseReader) overflow(b []byte) {
 	p.over = &SkippedMessageError{What: "an SSE event", Limit: p.limit, Prefix: p.data.keepPrefix(b), Size: p.data.Len() + int64(len(b))}
+	p.scan = memberScanner{}
+	p.data.scan(&p.scan)
+	p.scan.write(b)
+	found := p.scan.info()
+	p.over.found = &found
 	p.data.Reset()
 	first := *p.over
 	p.report = &first
@@ -274,14 +280,18 @@ func (p *sseReader) Next() (sseEvent, error) {
 		if p.lineLen == 0 {
 			if p.over != nil {
 				p.lastID = p.idBuf
-				p.report = p.over.ended(p.over.Size)
+				p.report = p.over.ended(p.over.Size, p.scan.info())
+				p.scan = memberScanner{}
 				p.typ, p.hasData, p.idSet, p.over, p.badField = "", false, false, nil, nil
 				continue
 			}
 			if p.badField != nil {
 				p.lastID = p.idBuf
+				var scan memberScanner
+				p.data.scan(&scan)
+				found := scan.info()
 				p.report = &SkippedMessageError{What: "an SSE event", Limit: p.limit, Field: p.badField,
-					Whole: true, Size: p.data.Len(), Prefix: p.data.keepPrefix(nil)}
+					Whole: true, Size: p.data.Len(), Prefix: p.data.keepPrefix(nil), found: &found}
 				p.data.Reset()
 				p.typ, p.hasData, p.idSet, p.badField = "", false, false, nil
 				continue
@@ -390,6 +400,7 @@ func (p *sseReader) feed(b []byte) error {
 				switch {
 				case p.over != nil:
 					p.over.Size += int64(len(b))
+					p.scan.write(b)
 				case !p.data.Write(b):
 					if !p.skipLong {
 						return p.tooLarge("an SSE event")
@@ -446,6 +457,7 @@ func (p *sseReader) beginValue() error {
 		case !p.hasData:
 		case p.over != nil:
 			p.over.Size++
+			p.scan.write([]byte("\n"))
 		case !p.data.Write([]byte("\n")):
 			if !p.skipLong {
 				return p.tooLarge("an SSE event")

@@ -40,13 +40,14 @@ type StdioOptions struct {
 	TermGrace time.Duration
 	// MaxMessageSize bounds a line of the server's stdout (a frame), in
 	// bytes; zero means DefaultMaxMessageSize. A longer line is read past
-	// without being held: when it is a response whose id its first bytes
-	// give, the request it answers is lost (see LossReporter) with a
-	// *FrameTooLargeError; a request of the server's whose id they give
-	// is answered with an error (see DropReporter); anything else is
-	// told of (EventDropped, its end EventNote); the connection goes on. Without a LossReporter listener such a line ends
-	// the connection with a *FrameTooLargeError. (A stderr line longer
-	// than 1 MiB is passed on in pieces.)
+	// without being held: when it is a response whose id it gives
+	// (wherever it is: see memberScanner), the request it answers is lost
+	// (see LossReporter) with a *FrameTooLargeError; a request of the
+	// server's whose id it gives is answered with an error (see
+	// DropReporter); anything else is told of (EventDropped, its end
+	// EventNote); the connection goes on. Without a LossReporter listener
+	// such a line ends the connection with a *FrameTooLargeError. (A
+	// stderr line longer than 1 MiB is passed on in pieces.)
 	MaxMessageSize int64
 }
 

@@ -550,7 +550,7 @@ func (s *streamable) consume(resp *http.Response, st *streamState, method string
 // send it again); a response whose id was read settles that request,
 // answered reporting whether the stream owes none any more.
 func skippedOnPost(sk *SkippedMessageError, st *streamState) (answered bool, stop error) {
-	info := scanPrefix(sk.Prefix)
+	info := sk.info()
 	switch {
 	case info.unattributed(sk) && sk.Field != nil:
 		return false, sk.Field
