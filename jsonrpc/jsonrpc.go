@@ -350,27 +350,31 @@ func EncodeNotification(method string, params json.RawMessage) []byte {
 // (null when id is zero: an answer to a request whose id could not be
 // read), with rpcErr when it is set, else with result ({} when empty).
 func EncodeResponse(id ID, result json.RawMessage, rpcErr *Error) []byte {
-	var b bytes.Buffer
-	b.Grow(len(result) + 48)
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	return AppendResponse(make([]byte, 0, len(result)+len(id.raw)+48), id, result, rpcErr)
+}
+
+// AppendResponse appends to dst the response EncodeResponse returns: a
+// caller that wraps a large result (the session protocol's envelope)
+// builds the wrapping and the response in one buffer, not one for each.
+func AppendResponse(dst []byte, id ID, result json.RawMessage, rpcErr *Error) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	if id.IsZero() {
-		b.WriteString("null")
+		dst = append(dst, "null"...)
 	} else {
-		b.WriteString(id.raw)
+		dst = append(dst, id.raw...)
 	}
 	if rpcErr != nil {
 		e, _ := json.Marshal(rpcErr)
-		b.WriteString(`,"error":`)
-		b.Write(e)
+		dst = append(dst, `,"error":`...)
+		dst = append(dst, e...)
 	} else {
 		if len(result) == 0 {
 			result = json.RawMessage("{}")
 		}
-		b.WriteString(`,"result":`)
-		b.Write(result)
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, result...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(dst, '}')
 }
 
 // EncodeBatch joins encoded messages into a batch frame.

@@ -372,7 +372,12 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 	}
 	switch {
 	case err == nil:
-		a.send(jsonrpc.EncodeResponse(m.ID, res, nil))
+		line, lerr := responseLine(m.ID, res)
+		if lerr != nil {
+			a.d.note("%v", lerr)
+			return
+		}
+		a.sendLine(line)
 	case ctx.Err() != nil:
 		// The command cancelled it or went away: no answer (spec:
 		// basic/utilities/cancellation), the server was told.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -168,6 +169,19 @@ func frameLine(frame []byte) ([]byte, error) {
 	out := make([]byte, 0, len(frame)+10)
 	out = append(out, `{"frame":`...)
 	out = append(out, frame...)
+	return append(out, '}'), nil
+}
+
+// responseLine is frameLine(jsonrpc.EncodeResponse(id, result, nil))
+// built in one buffer of about the result's size: a large result held by
+// the session cost it once more for the response and again for its line.
+func responseLine(id jsonrpc.ID, result json.RawMessage) ([]byte, error) {
+	if bytes.ContainsAny(result, "\r\n") || !json.Valid(result) {
+		return frameLine(jsonrpc.EncodeResponse(id, result, nil))
+	}
+	out := make([]byte, 0, len(result)+len(id.String())+64)
+	out = append(out, `{"frame":`...)
+	out = jsonrpc.AppendResponse(out, id, result, nil)
 	return append(out, '}'), nil
 }
 
