@@ -418,9 +418,11 @@ func (d *Daemon) OnNotification(m *jsonrpc.Message) {
 // (besides the one that logs its events): each message it dropped unread
 // that no error tells of (transport.EventDropped) is told to the commands
 // attached at that moment that asked for it (envelope.Dropped), as their
-// own connection would tell them; the text is the transport's, already
-// escaped. Other events are the session log's alone. It does not wait: a
-// command that does not read is detached, as for a notification.
+// own connection would tell them, or, while none is attached, kept for
+// mcpx @NAME watch among the notifications, where the one it was would
+// have been; the text is the transport's, already escaped. Other events
+// are the session log's alone. It does not wait: a command that does not
+// read is detached, as for a notification.
 func (d *Daemon) Observe(ev transport.Event) {
 	if ev.Kind != transport.EventDropped || ev.Text == "" {
 		return
@@ -431,6 +433,14 @@ func (d *Daemon) Observe(ev transport.Event) {
 		return
 	}
 	d.mu.Lock()
+	if len(d.attached) == 0 {
+		loss := d.ring.add(Kept{Time: time.Now(), Note: ev.Text})
+		d.mu.Unlock()
+		if loss {
+			d.noteLoss()
+		}
+		return
+	}
 	as := make([]*attachment, 0, len(d.attached))
 	for a := range d.attached {
 		if a.dropped {

@@ -1399,6 +1399,40 @@ func (c *dropsLargeNotifications) Read(ctx context.Context) (transport.Frame, er
 	}
 }
 
+// While no command is attached, a notification the session's connection
+// drops for its size is kept for mcpx @NAME watch, in its place among the
+// notifications kept; before, only the session's log said so.
+func TestDroppedNotificationKeptForWatch(t *testing.T) {
+	const limit = 1 << 10
+	var d atomic.Pointer[Daemon]
+	ts := newTestServer()
+	ts.wrap = func(pc *pipeConn) transport.Conn {
+		return &dropsLargeNotifications{pipeConn: pc, limit: limit, observe: func(ev transport.Event) { d.Load().Observe(ev) }}
+	}
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	d.Store(h.d)
+	ss := receive(t, ts.sessions, "the server's session")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "t", Progress: 1, Message: strings.Repeat("x", limit)}); err != nil {
+		t.Fatal(err)
+	}
+	// A notification after it: once the session has it, the dropped one
+	// was read before.
+	h.ts.srv.AddTool(&mcp.Tool{Name: "after", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult(""), nil })
+	receive(t, h.kept, "the notification after the dropped one")
+	kept, err := TakeKept(t.Context(), h.dir, h.name)
+	if err != nil || len(kept) != 2 {
+		t.Fatalf("kept %+v, %v; want the dropped one's note and the notification after it", kept, err)
+	}
+	if !strings.HasPrefix(kept[0].Note, "dropped a message of ") || !strings.Contains(kept[0].Note, `"method":"notifications/progress"`) {
+		t.Errorf("the first kept is %+v", kept[0])
+	}
+	if !strings.Contains(string(kept[1].Message), "notifications/tools/list_changed") {
+		t.Errorf("the second kept is %+v", kept[1])
+	}
+}
+
 // A notification the session's connection drops for its size is told to
 // the command attached at that moment (its observer gets the
 // EventDropped, with the transport's text), as its own connection would
