@@ -76,6 +76,35 @@ func TestResourceContentWriteToStreams(t *testing.T) {
 	}
 }
 
+// A text of many lines is written in few writes, whatever its escapes:
+// each "\n" ended a piece, each piece was a write, and each write to a
+// file (-o) a system call (a 100 MiB text of short lines took 10 s).
+func TestResourceContentWriteToBuffersText(t *testing.T) {
+	line := strings.Repeat("x", 15) + `\n`
+	const lines = 64 << 10
+	res := []byte(`{"contents":[{"uri":"x:/log","text":"` + strings.Repeat(line, lines) + `"}]}`)
+	cs, err := DecodeContents(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w writeCounter
+	n, err := cs[0].WriteTo(&w)
+	if err != nil || n != 16*lines || w.n != n {
+		t.Fatalf("WriteTo = %d, %v; wrote %d", n, err, w.n)
+	}
+	if w.writes > 32 {
+		t.Errorf("%d writes for %d bytes", w.writes, n)
+	}
+}
+
+type writeCounter struct{ n, writes int64 }
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	w.writes++
+	return len(p), nil
+}
+
 type countingWriter int64
 
 func (c *countingWriter) Write(p []byte) (int, error) {

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -490,15 +491,22 @@ func (rc ResourceContent) WriteTo(w io.Writer) (int64, error) {
 		return 0, nil
 	}
 	if !rc.Binary {
+		// Through a buffer: each escape (a text's every "\n") ends a
+		// piece, and each piece was a write of its own, a system call
+		// for a file (-o): a 100 MiB text of short lines took 10 s.
+		bw := bufio.NewWriterSize(w, 64<<10)
 		var n int64
 		var err error
 		rawjson.DecodeString(rc.value, func(piece []byte) bool {
 			var k int
-			k, err = w.Write(piece)
+			k, err = bw.Write(piece)
 			n += int64(k)
 			return err == nil
 		})
-		return n, err
+		if err == nil {
+			err = bw.Flush()
+		}
+		return n - int64(bw.Buffered()), err
 	}
 	// Base64 needs no JSON escapes: the blob is read in place unless the
 	// server escaped some character anyway.
