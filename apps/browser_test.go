@@ -3,11 +3,13 @@ package apps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -215,6 +217,26 @@ func TestBrowserFloodAndMalformed(t *testing.T) {
 	if logs > 1000 {
 		t.Errorf("%d of the 5000 flooding messages were handed on", logs)
 	}
+	// The host still answers the view once the flood has passed. The
+	// flood reaches the page from the sandbox's process (another site's:
+	// 127.0.0.2), message by message, for a while after it was reported,
+	// and the page drops what finds its queue full, a request or the
+	// answer to the teardown as the flood: the view asks until it is
+	// answered (served or refused), and the teardown then finds room.
+	eventually(t, "an answer to the view after the flood", func() error {
+		clickInView(t, bctx, id, css("#call"))
+		s, err := browsertest.InView[string](bctx, id, `new Promise((resolve) => {
+			const text = () => document.querySelector("#refreshed").textContent;
+			if (text() !== "never") { resolve(text()); return; }
+			const o = new MutationObserver(() => { if (text() !== "never") { o.disconnect(); resolve(text()); } });
+			o.observe(document, {subtree: true, childList: true, characterData: true});
+			setTimeout(() => { o.disconnect(); resolve(text()); }, 1000);
+		})`, chromedp.EvalAwaitPromise)
+		if err == nil && s == "never" {
+			err = errors.New("no answer yet")
+		}
+		return err
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := v.Close(ctx, "test over"); err != nil {
@@ -305,5 +327,67 @@ func TestBrowserLargeMessagesBatched(t *testing.T) {
 	}
 	if !rec.hasProblem(ErrFlood, "too large") {
 		t.Errorf("the 2.8 MiB message was not reported as dropped: %v", rec.problems)
+	}
+}
+
+// A view sees none of the cookies of a local service on 127.0.0.1 (a
+// developer's web app), and its requests to it carry none of them: its
+// sandbox is on 127.0.0.2, another host for cookies and another site
+// (listenSandbox). On 127.0.0.1, as the host page, the view read them
+// with document.cookie and, through a connectDomains it declared, sent
+// SameSite ones along with its requests.
+func TestBrowserViewSeesNoLocalCookies(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("127.0.0.2 is certain to be there on Linux only")
+	}
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	probed := make(chan string, 1)
+	dev := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/login":
+			w.Header().Add("Set-Cookie", "lax=secret-lax; Path=/; SameSite=Lax")
+			w.Header().Add("Set-Cookie", "strict=secret-strict; Path=/; SameSite=Strict")
+		case "/probe":
+			select {
+			case probed <- r.Header.Get("Cookie"):
+			default:
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(dev.Close)
+	// The browser keeps the service's cookies for host 127.0.0.1.
+	if err := chromedp.Do(bctx, chromedp.Navigate(dev.URL+"/login")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.cookie`)); err != nil || !strings.Contains(c, "secret-lax") {
+		t.Fatalf("the service's page has cookies %q (%v)", c, err)
+	}
+	b := newFakeBackend(`<!DOCTYPE html><html><body><p id="cookie"></p><p id="fetch"></p><script>
+document.getElementById("cookie").textContent = "cookies: " + document.cookie;
+fetch(` + strconv.Quote(dev.URL+"/probe") + `, {mode: "no-cors", credentials: "include"}).then(() => "done", (e) => "failed: " + e)
+  .then((s) => { document.getElementById("fetch").textContent = s; });
+</script></body></html>`)
+	b.meta = `{"ui":{"csp":{"connectDomains":["` + dev.URL + `"]}}}`
+	h := newTestHost(t, newRecorder().options(b))
+	v := openShow(t, h, `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	if c := waitViewText(t, bctx, id, css("#cookie"), func(s string) bool { return strings.HasPrefix(s, "cookies: ") }); c != "cookies: " {
+		t.Errorf("the view (sandbox %s) read the local service's cookies: %q", h.sandboxOrig, c)
+	}
+	if f := waitViewText(t, bctx, id, css("#fetch"), func(s string) bool { return s != "" }); f != "done" {
+		t.Fatalf("the view's request to the local service: %s", f)
+	}
+	select {
+	case c := <-probed:
+		if c != "" {
+			t.Errorf("the view's request to the local service carried its cookies: %q", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the view's request did not reach the local service")
 	}
 }

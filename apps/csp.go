@@ -119,10 +119,10 @@ func (p Policy) External() bool { return !p.CSP.empty() }
 //   - form-action 'none', which no other directive covers (default-src
 //     does not): a form the view submits would send its fields to an
 //     undeclared origin ("Host MUST block connections to undeclared
-//     domains"), and from a loopback origin, to which other services on
-//     127.0.0.1 are same-site, with their SameSite cookies. A view's
-//     own form submission would only replace it, so no working view
-//     loses anything.
+//     domains"), and, where the sandbox is on 127.0.0.1 (listenSandbox's
+//     fallback), to the other services there, which are same-site to
+//     it, with their SameSite cookies. A view's own form submission
+//     would only replace it, so no working view loses anything.
 func buildPolicy(declared CSP, perms Permissions, frameAncestors []string) Policy {
 	p := Policy{Permissions: perms}
 	p.CSP.ConnectDomains, p.Refused = admitSources("csp.connectDomains", declared.ConnectDomains, p.Refused)

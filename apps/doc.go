@@ -7,11 +7,12 @@
 // # Design
 //
 // The spec's web host ("Sandbox proxy") is followed with two loopback
-// listeners, both on 127.0.0.1 and both under unguessable per-run paths:
+// listeners, on two loopback hosts and both under unguessable per-run
+// paths:
 //
 //   - the host page (http://127.0.0.1:P1/<token>/), one page for the
 //     session that shows every view opened, each in a frame of
-//   - the sandbox origin (http://127.0.0.1:P2/<token>/view/<id>): the
+//   - the sandbox origin (http://127.0.0.2:P2/<token>/view/<id>): the
 //     view's sandbox proxy, served with the view's Content-Security-Policy
 //     header (built from the resource's _meta.ui.csp, never looser than
 //     declared, the spec's restrictive default without declarations, and
@@ -19,11 +20,18 @@
 //     HTML into an inner frame, which inherits that policy, and relays
 //     postMessage both ways.
 //
-// Different ports are different origins, so the host page and the views
-// cannot reach each other's documents; an IP literal avoids any doubt
-// about what "localhost" resolves to. Both listeners follow mcpx's local
-// listener rule (internal/listenguard): requests for other Hosts (DNS
-// rebinding) and from other Origins are refused.
+// Different origins keep the host page and the views from each other's
+// documents; an IP literal avoids any doubt about what "localhost"
+// resolves to. The sandbox has a loopback host of its own because
+// browsers scope cookies by host, not port: on 127.0.0.1 a view would
+// read the non-HttpOnly cookies of every local service reached as
+// http://127.0.0.1:PORT (a developer's web app), and be same-site to
+// them, SameSite cookies included. Where 127.0.0.2 cannot be listened on
+// (macOS configures no such alias by default) the sandbox falls back to
+// http://127.0.0.1:P2: another origin by its port, and views work, but
+// without that isolation. Both listeners follow mcpx's local listener
+// rule (internal/listenguard): requests for other Hosts (DNS rebinding)
+// and from other Origins are refused.
 //
 // The page is a relay only: host→page messages arrive on a server-sent
 // event stream, page→host messages are POSTed in order, batched, with a

@@ -245,11 +245,15 @@ func (o *Options) defaults() {
 
 // Host serves views to a browser, following the spec's web-host design
 // ("Sandbox proxy"): one host page on http://127.0.0.1:P1 and the views'
-// sandbox proxies on http://127.0.0.1:P2, two loopback listeners whose
-// different ports make different origins (spec: "The Host and the Sandbox
-// MUST have different origins"). Both answer only under unguessable
-// per-run paths and follow mcpx's local listener rule (package
-// listenguard: other Hosts and Origins are refused).
+// sandbox proxies on http://127.0.0.2:P2, two loopback listeners of
+// different origins (spec: "The Host and the Sandbox MUST have different
+// origins"). The sandbox's own loopback host keeps the views from the
+// cookies of the local services on 127.0.0.1 (listenSandbox); where
+// 127.0.0.2 cannot be listened on (macOS without an alias) the sandbox is
+// on http://127.0.0.1:P2, another origin by its port but the same host
+// for cookies. Both answer only under unguessable per-run paths and
+// follow mcpx's local listener rule (package listenguard: other Hosts and
+// Origins are refused).
 //
 // The host page is one page for the whole session: every view opened
 // appears in it, each in its own sandbox frame. It talks to the host over
@@ -288,10 +292,10 @@ func NewHost(opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apps: listening for the host page on 127.0.0.1: %w", err)
 	}
-	sandboxLn, err := net.Listen("tcp", "127.0.0.1:0")
+	sandboxLn, err := listenSandbox(net.Listen)
 	if err != nil {
 		hostLn.Close()
-		return nil, fmt.Errorf("apps: listening for the sandbox on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("apps: %w", err)
 	}
 	h.hostOrigin = "http://" + hostLn.Addr().String()
 	h.sandboxOrig = "http://" + sandboxLn.Addr().String()
@@ -313,6 +317,32 @@ func NewHost(opts Options) (*Host, error) {
 	go func() { defer h.serveWG.Done(); _ = h.hostSrv.Serve(hostLn) }()
 	go func() { defer h.serveWG.Done(); _ = h.sandboxSrv.Serve(sandboxLn) }()
 	return h, nil
+}
+
+// listenSandbox listens for the views' sandbox proxies on 127.0.0.2, a
+// loopback host of their own. Browsers scope cookies by host, not port:
+// on 127.0.0.1, as the host page is, a view (server-supplied HTML,
+// running with allow-same-origin in its proxy's origin) would read with
+// document.cookie every non-HttpOnly cookie that any local service
+// reached as http://127.0.0.1:PORT has set, and its requests to those
+// services would be same-site, SameSite cookies included; with a
+// connectDomains it declares, it could send them away. Every address of
+// 127.0.0.0/8 is loopback on Linux and Windows, and browsers count
+// 127.0.0.2 as loopback too (a potentially trustworthy origin, as
+// 127.0.0.1). Where 127.0.0.2 cannot be listened on (macOS configures
+// only 127.0.0.1 unless an alias is added: EADDRNOTAVAIL), the sandbox
+// falls back to 127.0.0.1 and works as before, without that isolation.
+// listen is net.Listen (a test's stand-in refuses 127.0.0.2).
+func listenSandbox(listen func(network, address string) (net.Listener, error)) (net.Listener, error) {
+	ln, err := listen("tcp", "127.0.0.2:0")
+	if err == nil {
+		return ln, nil
+	}
+	ln, err1 := listen("tcp", "127.0.0.1:0")
+	if err1 != nil {
+		return nil, fmt.Errorf("listening for the sandbox on 127.0.0.2 (%w) and on 127.0.0.1: %w", err, err1)
+	}
+	return ln, nil
 }
 
 // token returns 32 random bytes in base64url: an unguessable path part.

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -645,7 +648,7 @@ func TestListeners(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
-	if !strings.HasPrefix(h.URL(), "http://127.0.0.1:") || !strings.HasPrefix(h.sandboxOrig, "http://127.0.0.1:") || h.hostOrigin == h.sandboxOrig {
+	if !strings.HasPrefix(h.URL(), "http://127.0.0.1:") || !strings.HasPrefix(h.sandboxOrig, "http://127.0.0.") || h.hostOrigin == h.sandboxOrig {
 		t.Fatalf("origins %s %s", h.hostOrigin, h.sandboxOrig)
 	}
 	if r := get(h.hostOrigin+"/", nil); r.StatusCode != http.StatusNotFound {
@@ -686,6 +689,97 @@ func TestListeners(t *testing.T) {
 	}
 	if r := get(h.sandboxOrig+"/"+h.hostToken+"/view/"+v.Info().ID, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("the host token on the sandbox: %d", r.StatusCode)
+	}
+}
+
+// The views' sandbox is on a loopback host of its own, 127.0.0.2 where
+// the system has it (Linux, Windows), so that views share no cookies with
+// the local services on 127.0.0.1; the host page stays on 127.0.0.1, and
+// both pages name the sandbox's actual origin.
+func TestSandboxOwnLoopbackHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("127.0.0.2 is certain to be there on Linux only")
+	}
+	h := newTestHost(t, newRecorder().options(newFakeBackend(minimalHTML)))
+	v := openShow(t, h, `{}`)
+	hostURL, err := url.Parse(h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandboxURL, err := url.Parse(h.sandboxURL(v.Info().ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostURL.Hostname() != "127.0.0.1" || sandboxURL.Hostname() != "127.0.0.2" || h.sandboxOrig != "http://"+sandboxURL.Host {
+		t.Fatalf("host page %s, sandbox %s (origin %s): want 127.0.0.1 and 127.0.0.2", h.URL(), sandboxURL, h.sandboxOrig)
+	}
+	page, err := http.Get(h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(page.Header.Get("Content-Security-Policy"), "frame-src "+h.sandboxOrig+";") ||
+		!strings.Contains(string(body), `data-sandbox-origin="`+h.sandboxOrig+`"`) {
+		t.Errorf("the host page does not name the sandbox %s: %q", h.sandboxOrig, page.Header.Get("Content-Security-Policy"))
+	}
+	// The sandbox listener admits requests addressed to 127.0.0.2 and
+	// from its own origin (listenguard), and names the host page as the
+	// only frame ancestor.
+	req, _ := http.NewRequest(http.MethodGet, h.sandboxURL(v.Info().ID), nil)
+	req.Header.Set("Origin", h.sandboxOrig)
+	sb, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Body.Close()
+	if sb.StatusCode != http.StatusOK || !strings.HasSuffix(sb.Header.Get("Content-Security-Policy"), "frame-ancestors "+h.hostOrigin) {
+		t.Errorf("sandbox page: %d %q", sb.StatusCode, sb.Header.Get("Content-Security-Policy"))
+	}
+}
+
+// Where 127.0.0.2 cannot be listened on (macOS: EADDRNOTAVAIL), the
+// sandbox falls back to 127.0.0.1; when neither can, the error names
+// both.
+func TestListenSandboxFallback(t *testing.T) {
+	var tried []string
+	refuse2 := func(network, address string) (net.Listener, error) {
+		tried = append(tried, address)
+		if strings.HasPrefix(address, "127.0.0.2:") {
+			return nil, &net.OpError{Op: "listen", Net: network, Err: errors.New("bind: can't assign requested address")}
+		}
+		return net.Listen(network, address)
+	}
+	ln, err := listenSandbox(refuse2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); host != "127.0.0.1" || !slices.Equal(tried, []string{"127.0.0.2:0", "127.0.0.1:0"}) {
+		t.Errorf("listened on %s after trying %q, want 127.0.0.1 after 127.0.0.2", ln.Addr(), tried)
+	}
+
+	tried = nil
+	ln, err = listenSandbox(func(network, address string) (net.Listener, error) {
+		tried = append(tried, address)
+		if strings.HasPrefix(address, "127.0.0.2:") {
+			return net.Listen(network, "127.0.0.1:0") // stands for 127.0.0.2
+		}
+		return nil, errors.New("not asked")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if !slices.Equal(tried, []string{"127.0.0.2:0"}) {
+		t.Errorf("tried %q, want 127.0.0.2 only", tried)
+	}
+
+	_, err = listenSandbox(func(network, address string) (net.Listener, error) {
+		return nil, errors.New("refused " + address)
+	})
+	if err == nil || !strings.Contains(err.Error(), "refused 127.0.0.2:0") || !strings.Contains(err.Error(), "refused 127.0.0.1:0") {
+		t.Errorf("both refused: %v", err)
 	}
 }
 

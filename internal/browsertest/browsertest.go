@@ -154,47 +154,91 @@ func Eventually(t testing.TB, what string, f func() error) {
 
 // viewWorld is an isolated script world in the view's own document: the
 // inner frame of the view's sandbox frame (found by the view's sandbox
-// URL in the frame tree). It sees the view's DOM, not its scripts.
-func viewWorld(ctx context.Context, viewID string) (runtime.ExecutionContextID, error) {
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return 0, err
-	}
-	var find func(n *page.FrameTree) *page.FrameTree
-	find = func(n *page.FrameTree) *page.FrameTree {
-		if strings.HasSuffix(n.Frame.URL, "/view/"+viewID) && len(n.ChildFrames) > 0 && n.Frame.ParentID != "" {
+// URL). It sees the view's DOM, not its scripts. The sandbox frame is in
+// the page's frame tree when it is of the page's site; of another site
+// (the sandbox on 127.0.0.2, the page on 127.0.0.1) chromium runs it in a
+// process of its own, as a target of type "iframe" that the page's frame
+// tree does not show: then the world is in that target, and the context
+// returned is attached to it, to be used for the evaluation and ended by
+// done.
+func viewWorld(ctx context.Context, viewID string) (wctx context.Context, id runtime.ExecutionContextID, done func(), err error) {
+	suffix := "/view/" + viewID
+	var find func(n *page.FrameTree, top bool) *page.FrameTree
+	find = func(n *page.FrameTree, top bool) *page.FrameTree {
+		if strings.HasSuffix(n.Frame.URL, suffix) && len(n.ChildFrames) > 0 && (n.Frame.ParentID != "" || top) {
 			if p := n.ChildFrames[0]; p != nil {
 				return p
 			}
 		}
 		for _, c := range n.ChildFrames {
-			if f := find(c); f != nil {
+			if f := find(c, false); f != nil {
 				return f
 			}
 		}
 		return nil
 	}
-	inner := find(tree.FrameTree)
-	if inner == nil {
-		return 0, fmt.Errorf("the view's frame is not there yet")
-	}
-	w, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: inner.Frame.ID, WorldName: "mcpx-test"})
+	wctx, done = ctx, func() {}
+	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
 	if err != nil {
-		return 0, err
+		return nil, 0, nil, err
 	}
-	return w.ExecutionContextID, nil
+	inner := find(tree.FrameTree, false)
+	if inner == nil {
+		// Another site's sandbox frame: a target of its own, whose parent
+		// is a frame of this tab (the same page may be open in others).
+		ours := map[cdp.FrameID]bool{}
+		var walk func(n *page.FrameTree)
+		walk = func(n *page.FrameTree) {
+			ours[n.Frame.ID] = true
+			for _, c := range n.ChildFrames {
+				walk(c)
+			}
+		}
+		walk(tree.FrameTree)
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		for _, info := range infos {
+			if info.Type != "iframe" || !ours[info.ParentFrameID] || !strings.HasSuffix(info.URL, suffix) {
+				continue
+			}
+			fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+			tree, err := chromedp.Call(fctx, page.GetFrameTree, cdp.Empty{})
+			if err != nil {
+				cancel()
+				return nil, 0, nil, err
+			}
+			if inner = find(tree.FrameTree, true); inner == nil {
+				cancel()
+				break
+			}
+			wctx, done = fctx, cancel
+			break
+		}
+	}
+	if inner == nil {
+		return nil, 0, nil, fmt.Errorf("the view's frame is not there yet")
+	}
+	w, err := chromedp.Call(wctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: inner.Frame.ID, WorldName: "mcpx-test"})
+	if err != nil {
+		done()
+		return nil, 0, nil, err
+	}
+	return wctx, w.ExecutionContextID, done, nil
 }
 
 // InView evaluates expr in the view's document, with the evaluate options
 // opts (chromedp.EvalAwaitPromise for a promise).
 func InView[T any](ctx context.Context, viewID, expr string, opts ...chromedp.EvaluateOption) (T, error) {
 	var zero T
-	w, err := viewWorld(ctx, viewID)
+	wctx, w, done, err := viewWorld(ctx, viewID)
 	if err != nil {
 		return zero, err
 	}
+	defer done()
 	opts = append(opts, func(p *runtime.EvaluateParams) { p.ContextID = w })
-	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
+	return chromedp.Run(wctx, chromedp.Evaluate[T](expr, opts...))
 }
 
 // CSS is the view's element matching a CSS selector, as a script
