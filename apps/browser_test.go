@@ -3,7 +3,6 @@ package apps
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"net/http"
@@ -217,26 +216,11 @@ func TestBrowserFloodAndMalformed(t *testing.T) {
 	if logs > 1000 {
 		t.Errorf("%d of the 5000 flooding messages were handed on", logs)
 	}
-	// The host still answers the view once the flood has passed. The
-	// flood reaches the page from the sandbox's process (another site's:
-	// 127.0.0.2), message by message, for a while after it was reported,
-	// and the page drops what finds its queue full, a request or the
-	// answer to the teardown as the flood: the view asks until it is
-	// answered (served or refused), and the teardown then finds room.
-	eventually(t, "an answer to the view after the flood", func() error {
-		clickInView(t, bctx, id, css("#call"))
-		s, err := browsertest.InView[string](bctx, id, `new Promise((resolve) => {
-			const text = () => document.querySelector("#refreshed").textContent;
-			if (text() !== "never") { resolve(text()); return; }
-			const o = new MutationObserver(() => { if (text() !== "never") { o.disconnect(); resolve(text()); } });
-			o.observe(document, {subtree: true, childList: true, characterData: true});
-			setTimeout(() => { o.disconnect(); resolve(text()); }, 1000);
-		})`, chromedp.EvalAwaitPromise)
-		if err == nil && s == "never" {
-			err = errors.New("no answer yet")
-		}
-		return err
-	})
+	// The teardown's answer finds room in the page's queue while the
+	// flood still fills it (host.js, ANSWER_RESERVE): from the sandbox's
+	// own process (127.0.0.2, another site) the flood reaches the page
+	// for a while after it was reported, and the answer was dropped with
+	// it, failing Close about two times in three.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := v.Close(ctx, "test over"); err != nil {

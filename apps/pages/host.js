@@ -14,6 +14,10 @@
   const maxPost = Number(cfg.maxPost) || maxMessage + 1048576;
   const POST_RESERVE = 65536; // for the post's other members
   const MAX_QUEUE = 1000; // messages waiting to be posted; more are dropped
+  // Answers to mcpx's own requests (a teardown's, a tool input's) may
+  // take this many more: a view that floods must not have the answers
+  // that mcpx waits for dropped with its flood.
+  const ANSWER_RESERVE = 100;
   const MAX_BATCH = 64;
   const utf8 = new TextEncoder();
   const list = document.getElementById("views");
@@ -59,6 +63,13 @@
     dropped.set(view, d);
   }
 
+  // isAnswer reports whether data is a JSON-RPC response: an id, a result
+  // or an error, no method.
+  function isAnswer(data) {
+    return data !== null && typeof data === "object" && !Array.isArray(data) && "id" in data &&
+      ("result" in data || "error" in data) && !("method" in data);
+  }
+
   function enqueue(view, data) {
     let text;
     try {
@@ -72,7 +83,7 @@
     if (text.length > maxMessage) return drop(view, "too large");
     const bytes = utf8.encode(text).length + view.length + 32;
     if (bytes - view.length - 32 > maxMessage) return drop(view, "too large");
-    if (queue.length >= MAX_QUEUE) return drop(view, "queue full");
+    if (queue.length >= MAX_QUEUE && (!isAnswer(data) || queue.length >= MAX_QUEUE + ANSWER_RESERVE)) return drop(view, "queue full");
     queue.push({ view, text, bytes });
     flush();
   }
