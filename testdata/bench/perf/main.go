@@ -254,6 +254,7 @@ func run(o options) error {
 			floor job
 		}{
 			{"result over stdio", o.stdio(o.mcpxJob, big, "tools", "call", "big"), o.stdio(o.floorJob, big, "call", "big", "{}")},
+			{"text result -o FILE over stdio", o.stdio(o.mcpxJob, big, "tools", "call", "big", "-o", out), o.stdio(o.floorJob, big, "call", "big", "{}", "-o", out)},
 			{"result over HTTP", o.mcpxJob(nil, "tools", "call", "big", "--url", o.http.URL(big)), o.floorJob(nil, "-url", o.http.URL(big), "call", "big", "{}")},
 			{"resource (text) over HTTP", o.mcpxJob(nil, "resources", "read", "bench://big", "--url", o.http.URL(big)), o.floorJob(nil, "-url", o.http.URL(big), "read", "bench://big")},
 			{"blob -o FILE over stdio", o.stdio(o.mcpxJob, big, "resources", "read", "bench://blob", "-o", out), o.stdio(o.floorJob, big, "read", "bench://blob", "-o", out)},

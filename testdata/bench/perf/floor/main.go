@@ -235,7 +235,8 @@ func (c *client) list(w *bufio.Writer) error {
 }
 
 // printContents prints the text of each content block of res[key] and
-// writes the decoded blobs to out.
+// writes the decoded blobs to out, or with out every block's text or
+// data (the last one's stays).
 func printContents(w *bufio.Writer, res []byte, key, out string) error {
 	var r map[string][]struct {
 		Type     string `json:"type"`
@@ -264,6 +265,12 @@ func printContents(w *bufio.Writer, res []byte, key, out string) error {
 				continue
 			}
 			if err := os.WriteFile(out, data, 0o666); err != nil {
+				return err
+			}
+			continue
+		}
+		if out != "" {
+			if err := os.WriteFile(out, []byte(text), 0o666); err != nil {
 				return err
 			}
 			continue
