@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpx-dev/mcpx/internal/memhint"
 	"github.com/mcpx-dev/mcpx/repl"
 )
 
@@ -75,6 +76,7 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(atLine(ctx, err))
 	}
 	ran, err = executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
+	memhint.Release()  // after a large result, its memory goes back (see memhint)
 	s.wire.Store(wire) // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {

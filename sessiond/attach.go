@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/memhint"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -111,8 +112,8 @@ func (a *attachment) run() {
 		if err != nil {
 			break
 		}
-		var env envelope
-		if err := json.Unmarshal(f.Data, &env); err != nil || len(env.Frame) == 0 {
+		env, err := parseEnvelope(f.Data)
+		if err != nil || len(env.Frame) == 0 {
 			a.d.note("%s sent a line that is not an envelope: detached", orUnnamed(a.label))
 			break
 		}
@@ -164,6 +165,10 @@ func (a *attachment) write() {
 			a.cancel()
 			return
 		}
+		// A large answer's memory goes back to the system once it is
+		// written: a session lives long (see memhint).
+		b = nil
+		memhint.Release()
 	}
 }
 

@@ -2,7 +2,6 @@ package sessiond
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -425,9 +424,9 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 		if err != nil {
 			return transport.Frame{}, c.readError(err)
 		}
-		var env envelope
-		if err := json.Unmarshal(f.Data, &env); err != nil {
-			return transport.Frame{}, fmt.Errorf("session %s: %w: %w", c.name, ErrProtocol, err)
+		env, err := parseEnvelope(f.Data)
+		if err != nil {
+			return transport.Frame{}, fmt.Errorf("session %s: %w", c.name, err)
 		}
 		if env.Closed != "" {
 			c.mu.Lock()

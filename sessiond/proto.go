@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -170,6 +172,43 @@ func frameLine(frame []byte) ([]byte, error) {
 	out = append(out, `{"frame":`...)
 	out = append(out, frame...)
 	return append(out, '}'), nil
+}
+
+// parseEnvelope reads an envelope line. Its frame is a slice of line,
+// not a copy: json.Unmarshal copied a large frame, checking it on the way,
+// and the frame is checked where it is decoded anyway (jsonrpc.DecodeFrame).
+// A line that is not a JSON object, or whose members have the wrong
+// types, is an error.
+func parseEnvelope(line []byte) (envelope, error) {
+	var env envelope
+	var f rawjson.Fields
+	bad := false
+	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped"}, func(name string, v []byte) {
+		switch name {
+		case "frame":
+			switch {
+			case len(v) > 0 && (v[0] == '{' || v[0] == '['):
+				env.Frame = v
+			case !rawjson.IsNull(v):
+				bad = true // neither a message nor a batch
+			}
+		case "closed":
+			env.Closed = f.Str(v)
+		case "dropped":
+			env.Dropped = f.Str(v)
+		case "tooLarge":
+			if rawjson.IsNull(v) {
+				return
+			}
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			bad = bad || err != nil
+			env.TooLarge = n
+		}
+	})
+	if !ok || bad || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+		return envelope{}, fmt.Errorf("%w: a line that is not an envelope", ErrProtocol)
+	}
+	return env, nil
 }
 
 // responseLine is frameLine(jsonrpc.EncodeResponse(id, result, nil))

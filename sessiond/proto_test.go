@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -49,4 +50,68 @@ func TestResponseLineAllocatesOnce(t *testing.T) {
 	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(result))*5/4 {
 		t.Errorf("a line of %d bytes allocated %d", len(line), n)
 	}
+}
+
+// parseEnvelope reads what json.Unmarshal read, with the frame a slice of
+// the line rather than a copy of it.
+func TestParseEnvelope(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want envelope
+		bad  bool
+	}{
+		{`{"frame":{"jsonrpc":"2.0","id":1,"result":{}}}`, envelope{Frame: json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{}}`)}, false},
+		{` {"frame": [{"a":1}] , "tooLarge": 65536}`, envelope{Frame: json.RawMessage(`[{"a":1}]`), TooLarge: 65536}, false},
+		{`{"closed":"the session ended \"now\""}`, envelope{Closed: `the session ended "now"`}, false},
+		{`{"dropped":"dropped a line","other":[1,2]}`, envelope{Dropped: "dropped a line"}, false},
+		{`{"Frame":{},"closed":null}`, envelope{Frame: json.RawMessage(`{}`)}, false},
+		{`{"frame":"x"}`, envelope{}, true},
+		{`{"tooLarge":"big"}`, envelope{}, true},
+		{`{"closed":3}`, envelope{}, true},
+		{`[{"frame":{}}]`, envelope{}, true},
+		{`nope`, envelope{}, true},
+	} {
+		got, err := parseEnvelope([]byte(tt.line))
+		if (err != nil) != tt.bad || !bytes.Equal(got.Frame, tt.want.Frame) || got.Closed != tt.want.Closed ||
+			got.Dropped != tt.want.Dropped || got.TooLarge != tt.want.TooLarge {
+			t.Errorf("parseEnvelope(%s) = %+v, %v; want %+v (error: %v)", tt.line, got, err, tt.want, tt.bad)
+		}
+	}
+	line := []byte(`{"frame":{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("x", 1<<20) + `"}}}`)
+	env, err := parseEnvelope(line)
+	if err != nil || &env.Frame[0] != &line[len(`{"frame":`)] {
+		t.Errorf("the frame is not read in place: %v", err)
+	}
+}
+
+// What json.Unmarshal reads as an envelope whose frame is a message or a
+// batch, parseEnvelope reads alike.
+func FuzzParseEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"frame":{"jsonrpc":"2.0","id":1,"result":{}}}`,
+		`{"frame":[{"a":"\u0041"}],"tooLarge":12}`,
+		`{"closed":"x\ny","dropped":"z"}`,
+		`{"FRAME":{},"Dropped":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, err := parseEnvelope(line)
+		var want envelope
+		if json.Unmarshal(line, &want) != nil || bytes.HasPrefix(bytes.TrimSpace(line), []byte("null")) {
+			return
+		}
+		if fr := bytes.TrimSpace(want.Frame); len(fr) > 0 && fr[0] != '{' && fr[0] != '[' && string(fr) != "null" {
+			return
+		}
+		if string(want.Frame) == "null" {
+			want.Frame = nil
+		}
+		if err != nil {
+			t.Fatalf("parseEnvelope(%q): %v; json.Unmarshal read %+v", line, err, want)
+		}
+		if !bytes.Equal(got.Frame, want.Frame) || got.Closed != want.Closed || got.Dropped != want.Dropped || got.TooLarge != want.TooLarge {
+			t.Fatalf("parseEnvelope(%q) = %+v; json.Unmarshal read %+v", line, got, want)
+		}
+	})
 }
