@@ -69,18 +69,21 @@ read c
 	}
 }
 
-// A request of the server's over the maximum message size whose id its
-// first bytes give is answered with an error saying so, as sent through
-// the connection (the server would otherwise wait for an answer forever),
-// and the owner is told (OnRefused); one whose id comes after its params
-// cannot be answered and is told of. Before, neither was answered: this
-// server waits for the answer before it answers our call.
+// A request of the server's over the maximum message size is answered
+// with an error saying so, as sent through the connection (the server
+// would otherwise wait for an answer forever), and the owner is told
+// (OnRefused): one whose id its first bytes give at once, one whose id
+// comes after its params (as the TypeScript SDK writes it) once it has
+// been read past, its size known; the person is told of that one's
+// start. Before, neither was answered, then only the first: this server
+// waits for both answers before it answers our call.
 func TestOverLimitServerRequestIsAnswered(t *testing.T) {
 	const script = `read a
 printf '{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"text":"'; head -c 200000 /dev/zero | tr '\0' x; printf '"},"id":"late"}\n'
 printf '{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"text":"'; head -c 200000 /dev/zero | tr '\0' y; printf '"}}\n'
 read b
-printf '{"jsonrpc":"2.0","id":1,"result":{"answer":%s}}\n' "$b"
+read b2
+printf '{"jsonrpc":"2.0","id":1,"result":{"answers":[%s,%s]}}\n' "$b" "$b2"
 read c
 `
 	var mu sync.Mutex
@@ -109,20 +112,26 @@ read c
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	res, err := p.Call(ctx, Request{Method: "tools/call"})
-	want := `{"answer":{"jsonrpc":"2.0","id":"s1","error":{"code":-32603,"message":"the request exceeds the client's maximum message size (64 KiB)"}}}`
+	want := `{"answers":[{"jsonrpc":"2.0","id":"late","error":{"code":-32603,"message":"the request (200084 bytes) exceeds the client's maximum message size (64 KiB)"}},` +
+		`{"jsonrpc":"2.0","id":"s1","error":{"code":-32603,"message":"the request exceeds the client's maximum message size (64 KiB)"}}]}`
 	if err != nil {
 		t.Fatalf("the call: %v; the server did not get the answer %s", err, want)
 	}
 	if string(res.Result) != want {
 		t.Fatalf("the server got %s, want %s", res.Result, want)
 	}
-	select {
-	case r := <-refused:
-		if r != `"s1" sampling/createMessage: -32603 the request exceeds the client's maximum message size (64 KiB)` {
-			t.Errorf("OnRefused: %s", r)
+	for _, want := range []string{
+		`"late" sampling/createMessage: -32603 the request (200084 bytes) exceeds the client's maximum message size (64 KiB)`,
+		`"s1" sampling/createMessage: -32603 the request exceeds the client's maximum message size (64 KiB)`,
+	} {
+		select {
+		case r := <-refused:
+			if r != want {
+				t.Errorf("OnRefused: %s, want %s", r, want)
+			}
+		default:
+			t.Errorf("OnRefused was not told: %s", want)
 		}
-	default:
-		t.Error("OnRefused was not told")
 	}
 	mu.Lock()
 	defer mu.Unlock()
