@@ -75,9 +75,10 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 	if err != nil {
 		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(atLine(ctx, err))
 	}
+	mark := memhint.Mark()
 	ran, err = executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
-	memhint.Release()  // after a large result, its memory goes back (see memhint)
-	s.wire.Store(wire) // --wire lasts for its command
+	memhint.Release(mark) // after a large result, its memory goes back (see memhint)
+	s.wire.Store(wire)    // --wire lasts for its command
 	forgetRun(ran)
 	if err == nil {
 		return ExitOK

@@ -165,12 +165,18 @@ func (a *attachment) write() {
 			a.cancel()
 			return
 		}
-		// A large answer's memory goes back to the system once it is
-		// written: a session lives long (see memhint).
-		b = nil
-		memhint.Release()
+		if len(b) >= bigLine {
+			// A large answer's memory goes back to the system once it
+			// is written: a session lives long (see memhint).
+			b = nil
+			memhint.Free()
+		}
 	}
 }
+
+// bigLine is the size of a line after whose writing the session hands the
+// memory it no longer uses back to the system.
+const bigLine = 16 << 20
 
 // put queues line if it fits (see queue) and reports whether it did.
 func (a *attachment) put(line []byte) bool {

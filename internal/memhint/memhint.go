@@ -1,5 +1,5 @@
-// Package memhint hands memory back to the system after a burst of
-// allocation in a process that lives on: the REPL and a held session.
+// Package memhint hands memory back to the system after a large result in
+// a process that lives on: the REPL and a held session.
 //
 // Go's garbage collector sets its next goal from the heap live at the last
 // collection. A collection that ran while a large result was live (a
@@ -13,36 +13,38 @@ package memhint
 import (
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
 )
 
-// Burst is how many bytes allocated since the last Release make it
-// collect: far more than a command or a line of the REPL allocates
-// unless it handled a large message.
+// Burst is how many bytes allocated during one piece of work (a line of
+// the REPL) make Release collect: far more than a line allocates unless
+// it handled a large message. A rule on the allocations since the last
+// collection instead fired every few thousand small calls of a long
+// script, each time a full collection of a large catalog.
 const Burst = 64 << 20
 
-var (
-	// lastAllocs is the allocation count when Release last looked.
-	lastAllocs atomic.Uint64
-	// free is debug.FreeOSMemory (a test counts its calls).
-	free = debug.FreeOSMemory
-)
+// free is debug.FreeOSMemory (a test counts its calls).
+var free = debug.FreeOSMemory
 
-// Release collects the garbage and returns the memory it frees to the
-// system when more than Burst bytes were allocated since it last did or
-// was last called: after a command or a line that handled a large
-// message. Otherwise it costs a read of one runtime metric. It is safe
-// for concurrent use; of concurrent calls after one burst, one collects.
-func Release() {
+// Mark returns the bytes allocated so far, for Release.
+func Mark() uint64 {
 	s := [1]metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s[:])
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return
+		return 0
 	}
-	now := s[0].Value.Uint64()
-	last := lastAllocs.Load()
-	if now-last < Burst || !lastAllocs.CompareAndSwap(last, now) {
-		return
-	}
-	free()
+	return s[0].Value.Uint64()
 }
+
+// Release collects the garbage and returns the memory it frees to the
+// system when more than Burst bytes were allocated since mark (Mark): at
+// the end of a piece of work that handled a large message. Otherwise it
+// costs a read of one runtime metric.
+func Release(mark uint64) {
+	if now := Mark(); now > mark && now-mark > Burst {
+		free()
+	}
+}
+
+// Free collects the garbage and returns the memory it frees to the system
+// at once: a session, after it wrote a large line.
+func Free() { free() }

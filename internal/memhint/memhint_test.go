@@ -6,27 +6,26 @@ import (
 
 var sink []byte
 
-// Release collects after a burst of allocation, once, and not after
-// small allocations.
+// Release collects after work that allocated more than Burst, and not
+// after work that allocated little, however much was allocated before.
 func TestRelease(t *testing.T) {
 	calls := 0
 	old := free
 	free = func() { calls++ }
 	t.Cleanup(func() { free = old })
-	Release() // whatever the test binary allocated before
-	calls = 0
 	for range 100 {
-		sink = make([]byte, 1<<10)
-		Release()
+		m := Mark()
+		sink = make([]byte, 1<<20)
+		Release(m)
 	}
 	if calls != 0 {
-		t.Errorf("collected %d times after small allocations", calls)
+		t.Errorf("collected %d times after work that allocated 1 MiB each", calls)
 	}
+	m := Mark()
 	sink = make([]byte, Burst+1)
 	sink = nil
-	Release()
-	Release()
+	Release(m)
 	if calls != 1 {
-		t.Errorf("collected %d times after a burst, want once", calls)
+		t.Errorf("collected %d times after work that allocated a burst, want once", calls)
 	}
 }
