@@ -1399,11 +1399,11 @@ func (c *dropsLargeNotifications) Read(ctx context.Context) (transport.Frame, er
 	}
 }
 
-// While no command is attached, a notification the session's connection
-// drops for its size is kept for mcpx @NAME watch, in its place among the
-// notifications kept; before, only the session's log said so.
-func TestDroppedNotificationKeptForWatch(t *testing.T) {
-	const limit = 1 << 10
+// startHeldDropping starts a held session whose connection drops the
+// messages longer than limit, telling the daemon (Observe), and returns
+// it with the server's session.
+func startHeldDropping(t *testing.T, limit int) (*held, *mcp.ServerSession) {
+	t.Helper()
 	var d atomic.Pointer[Daemon]
 	ts := newTestServer()
 	ts.wrap = func(pc *pipeConn) transport.Conn {
@@ -1411,7 +1411,15 @@ func TestDroppedNotificationKeptForWatch(t *testing.T) {
 	}
 	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
 	d.Store(h.d)
-	ss := receive(t, ts.sessions, "the server's session")
+	return h, receive(t, ts.sessions, "the server's session")
+}
+
+// While no command is attached, a notification the session's connection
+// drops for its size is kept for mcpx @NAME watch, in its place among the
+// notifications kept; before, only the session's log said so.
+func TestDroppedNotificationKeptForWatch(t *testing.T) {
+	const limit = 1 << 10
+	h, ss := startHeldDropping(t, limit)
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
 	if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "t", Progress: 1, Message: strings.Repeat("x", limit)}); err != nil {
@@ -1440,14 +1448,7 @@ func TestDroppedNotificationKeptForWatch(t *testing.T) {
 // ask for it (an older build) is not sent it, and goes on working.
 func TestDroppedNotificationReachesTheCommand(t *testing.T) {
 	const limit = 1 << 10
-	var d atomic.Pointer[Daemon]
-	ts := newTestServer()
-	ts.wrap = func(pc *pipeConn) transport.Conn {
-		return &dropsLargeNotifications{pipeConn: pc, limit: limit, observe: func(ev transport.Event) { d.Load().Observe(ev) }}
-	}
-	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
-	d.Store(h.d)
-	ss := receive(t, ts.sessions, "the server's session")
+	h, ss := startHeldDropping(t, limit)
 
 	events := make(chan transport.Event, 10)
 	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{Label: t.Name(), Observer: func(ev transport.Event) { events <- ev }})

@@ -180,12 +180,8 @@ func (s *memberScanner) value(b []byte, i int) int {
 				i++
 				continue
 			}
-			if !s.keep {
-				j := bytes.IndexAny(b[i:], "\"\\")
-				if j < 0 {
-					return len(b)
-				}
-				i += j
+			if i = s.skipTo(b, i, "\"\\"); i < 0 {
+				return len(b)
 			}
 			c := b[i]
 			s.keepByte(c)
@@ -201,12 +197,8 @@ func (s *memberScanner) value(b []byte, i int) int {
 				}
 			}
 		case s.depth > 0:
-			if !s.keep {
-				j := bytes.IndexAny(b[i:], "\"{}[]")
-				if j < 0 {
-					return len(b)
-				}
-				i += j
+			if i = s.skipTo(b, i, "\"{}[]"); i < 0 {
+				return len(b)
 			}
 			c := b[i]
 			s.keepByte(c)
@@ -238,6 +230,20 @@ func (s *memberScanner) value(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// skipTo returns where the next byte of set is in b from i, -1 for
+// nowhere: what comes before it is skipped unread, unless the value is
+// kept, whose every byte is read (i itself).
+func (s *memberScanner) skipTo(b []byte, i int, set string) int {
+	if s.keep {
+		return i
+	}
+	j := bytes.IndexAny(b[i:], set)
+	if j < 0 {
+		return -1
+	}
+	return i + j
 }
 
 func (s *memberScanner) keepByte(c byte) {
