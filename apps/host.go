@@ -352,6 +352,14 @@ func token() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// SandboxSharesCookies reports whether the views' sandbox fell back to
+// 127.0.0.1 (listenSandbox), where views can read the cookies of the
+// local services on 127.0.0.1 and send them requests that carry them: a
+// program says so to the person.
+func (h *Host) SandboxSharesCookies() bool {
+	return strings.HasPrefix(h.sandboxOrig, "http://127.0.0.1:")
+}
+
 // URL is the host page's address: the page that shows every view.
 func (h *Host) URL() string { return h.hostOrigin + "/" + h.hostToken + "/" }
 

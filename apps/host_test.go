@@ -713,6 +713,12 @@ func TestSandboxOwnLoopbackHost(t *testing.T) {
 	if hostURL.Hostname() != "127.0.0.1" || sandboxURL.Hostname() != "127.0.0.2" || h.sandboxOrig != "http://"+sandboxURL.Host {
 		t.Fatalf("host page %s, sandbox %s (origin %s): want 127.0.0.1 and 127.0.0.2", h.URL(), sandboxURL, h.sandboxOrig)
 	}
+	if h.SandboxSharesCookies() {
+		t.Error("SandboxSharesCookies on 127.0.0.2")
+	}
+	if !(&Host{sandboxOrig: "http://127.0.0.1:4000"}).SandboxSharesCookies() {
+		t.Error("a sandbox fallen back to 127.0.0.1 does not say it shares cookies")
+	}
 	page, err := http.Get(h.URL())
 	if err != nil {
 		t.Fatal(err)

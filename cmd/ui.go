@@ -165,7 +165,7 @@ type viewRecorder interface {
 // newViewHost starts an MCP Apps host on two loopback origins.
 func newViewHost(o viewHostOptions) (*apps.Host, error) {
 	con := o.console
-	return apps.NewHost(apps.Options{
+	h, err := apps.NewHost(apps.Options{
 		Backend:        sessionBackend{current: o.current},
 		HostInfo:       apps.Implementation{Name: "mcpx", Version: Version()},
 		Theme:          o.ui.theme,
@@ -185,6 +185,10 @@ func newViewHost(o viewHostOptions) (*apps.Host, error) {
 			}
 		},
 	})
+	if err == nil && h.SandboxSharesCookies() {
+		con.Warn("views run on 127.0.0.1, as local services do, and can read their cookies: this system has no 127.0.0.2 to give them (on macOS: sudo ifconfig lo0 alias 127.0.0.2 up)")
+	}
+	return h, err
 }
 
 // viewHandlers hand what views ask for to the terminal: logs, messages
