@@ -480,8 +480,16 @@ func (rc ResourceContent) HasData() bool { return rc.value != nil }
 // base64 is an error. WriteTo finds the same error, but only after it
 // wrote what came before it.
 func (rc ResourceContent) Check() error {
-	_, err := rc.WriteTo(io.Discard)
-	return err
+	if !rc.Binary {
+		// A text always decodes (DecodeContents read a JSON string):
+		// decoding it here was a pass over it for nothing.
+		return nil
+	}
+	_, err := writeBase64(io.Discard, rawjson.StringBytes(rc.value))
+	if err != nil {
+		return rc.base64Error(err)
+	}
+	return nil
 }
 
 // WriteTo writes the content's bytes to w — the text, or the decoded blob
@@ -516,12 +524,17 @@ func (rc ResourceContent) WriteTo(w io.Writer) (int64, error) {
 		return n, we.err
 	}
 	if err != nil {
-		if rc.Type == "image" || rc.Type == "audio" {
-			return n, fmt.Errorf("%s content: data is not valid base64: %w", rc.Type, err)
-		}
-		return n, fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
+		return n, rc.base64Error(err)
 	}
 	return n, nil
+}
+
+// base64Error says that the content's data is not base64.
+func (rc ResourceContent) base64Error(err error) error {
+	if rc.Type == "image" || rc.Type == "audio" {
+		return fmt.Errorf("%s content: data is not valid base64: %w", rc.Type, err)
+	}
+	return fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
 }
 
 // Base64Len returns the length of the data the JSON string q (quotes
