@@ -167,8 +167,8 @@ func (a *attachment) write() {
 		}
 		if len(b) >= bigLine {
 			// A large answer's memory goes back to the system once it
-			// is written: a session lives long (see memhint).
-			b = nil
+			// is written (the queue let go of it): a session lives long
+			// (see memhint).
 			memhint.Free()
 		}
 	}
