@@ -36,7 +36,7 @@ type diskState struct {
 // it puts a new trace in place first (publish), reads what the other
 // processes wrote since, and numbers the sessions the lines start after
 // the highest in the file.
-func (r *Recorder) writeBatch(batch [][]byte) error {
+func (r *Recorder) writeBatch(batch []queued) error {
 	d := r.disk
 	if err := d.lock.lock(context.Background()); err != nil {
 		return err
@@ -59,12 +59,12 @@ func (r *Recorder) writeBatch(batch [][]byte) error {
 		d.scanned++
 		d.unended = false
 	}
-	for _, line := range batch {
-		line = d.renumber(line)
-		if _, err := r.w.Write(line); err != nil {
+	for _, q := range batch {
+		q.line = d.renumber(q.line)
+		if err := q.write(r.w); err != nil {
 			return fmt.Errorf("writing the trace: %w", err)
 		}
-		d.scanned += int64(len(line))
+		d.scanned += int64(q.size())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -346,5 +347,49 @@ func TestRecorderNotesTheClientLeaving(t *testing.T) {
 		if got := strings.Join(notes, "|"); got != tc.want {
 			t.Errorf("%s: notes %q, want %q", tc.what, got, tc.want)
 		}
+	}
+}
+
+// A large frame is written verbatim without being copied into its event
+// line, and the line is the one a small frame's would be: --record cost a
+// large result's size once more. The trace reads back with the frame.
+func TestRecorderBigFrameNotCopied(t *testing.T) {
+	frame := []byte(`{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 8<<20) + `"}]}}`)
+	var out bytes.Buffer
+	out.Grow(len(frame) + 4096)
+	rec, err := NewRecorder(&out, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: frame})
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(frame))/4 {
+		t.Errorf("recording a frame of %d bytes allocated %d", len(frame), n)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadOptions{}.Read(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, e := range tr.Events {
+		if e.Kind == KindFrame {
+			got = e.Data
+		}
+	}
+	if !bytes.Equal(got, frame) {
+		t.Errorf("the frame read back differs (%d bytes, want %d)", len(got), len(frame))
+	}
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	last := lines[len(lines)-1]
+	if !bytes.HasPrefix(last, []byte(`{"t":`)) || !bytes.Contains(last, []byte(`"kind":"frame","dir":"s2c","msg":{"jsonrpc"`)) || !bytes.HasSuffix(last, []byte(`"}]}}}`)) {
+		t.Errorf("the frame's line: %.200s … %s", last, last[len(last)-40:])
 	}
 }

@@ -405,6 +405,12 @@ type writer struct {
 	buf    []byte
 	cbuf   bytes.Buffer
 	err    error
+	// split, set by the caller of appendEvent, asks for a frame written
+	// verbatim to be left out of the line: splitAt is then where it goes
+	// and splitData the frame (nil when it was written in place).
+	split     bool
+	splitAt   int
+	splitData []byte
 }
 
 // newWriter writes h (with Format and Version filled in) to w and returns a
@@ -618,6 +624,10 @@ func (w *writer) appendFrame(b []byte, data []byte, scan *scanResult) []byte {
 	case res.compact:
 		// The usual case: the frame's bytes are the JSON, verbatim.
 		b = append(b, `,"msg":`...)
+		if w.split {
+			w.splitAt, w.splitData = len(b), data
+			return b
+		}
 		return append(b, data...)
 	}
 	w.cbuf.Reset()
