@@ -431,6 +431,10 @@ func (r *Recorder) writeQueued() {
 // redacted like the frame (see Redactor.FrameRoute). Events are stamped
 // with the time they are recorded (t is not used), so the trace keeps
 // the order they happened in.
+//
+// A frame of 1 MiB or more is kept as it is until it is written, not
+// copied: f.Data must not change after Frame returns, as no frame a
+// transport reads or writes does (transport.Frame).
 func (r *Recorder) Frame(_ time.Time, dir transport.Direction, f transport.Frame) {
 	r.frame(0, r.ownMem, false, dir, f)
 }
@@ -494,7 +498,8 @@ func (r *Recorder) text(s string, mem *memory) string {
 
 // View records one message between mcpx as an MCP Apps host and one of
 // its views (a view event, minor 3): dir is HostToView or ViewToHost,
-// data the message as sent or received, redacted like a frame.
+// data the message as sent or received, redacted like a frame (and kept
+// as Frame keeps a large frame's data: unchanged after View returns).
 func (r *Recorder) View(dir Direction, v ViewInfo, data []byte) {
 	red, res, _ := r.red.frameMem(data, r.ownMem, learnNone, false)
 	r.writeScanned(Event{Kind: KindView, Dir: dir, Data: red, View: &v}, &res)
@@ -820,7 +825,8 @@ func (s *SessionRecorder) Refusal(id json.RawMessage, meta *transport.Meta, body
 }
 
 // Refusal records an HTTP refusal in the recorder's own session (see
-// SessionRecorder.Refusal).
+// SessionRecorder.Refusal); body is kept as Frame keeps a large frame's
+// data.
 func (r *Recorder) Refusal(id json.RawMessage, meta *transport.Meta, body []byte) {
 	r.refusal(0, r.ownMem, id, meta, body)
 }

@@ -15,7 +15,9 @@ import (
 
 // Frame is one message as it crossed the wire. Data holds the raw bytes,
 // without the transport's delimiter (the stdio newline, the SSE "data:"
-// prefix); it is not guaranteed to be valid JSON.
+// prefix); it is not guaranteed to be valid JSON. Data is never changed
+// once the frame was read or handed to Write: an observer (a Tap's
+// FrameFunc, a recorder) may keep it without copying it.
 type Frame struct {
 	Data []byte
 	// Meta carries transport details about how the frame travelled, when the
