@@ -388,8 +388,8 @@ func (r *Recorder) kick() {
 	}
 }
 
-// writeQueued writes the queued events, one write call each, until the
-// queue is empty.
+// writeQueued writes the queued events, one write call each (three for
+// a large frame: see queued), until the queue is empty.
 func (r *Recorder) writeQueued() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
