@@ -98,6 +98,18 @@ func TestBrowserTestApp(t *testing.T) {
 	o := rec.options(b)
 	o.Theme = "dark"
 	h := newTestHost(t, o)
+	t.Cleanup(func() { // what went over the wire, should a step fail
+		if t.Failed() {
+			rec.mu.Lock()
+			for _, w := range rec.wire {
+				t.Logf("%s %.200s", w.Direction, w.Raw)
+			}
+			for _, p := range rec.problems {
+				t.Logf("problem: %v", p)
+			}
+			rec.mu.Unlock()
+		}
+	})
 	v := openShow(t, h, `{"city":"Paris"}`)
 	id := v.Info().ID
 	v.SetResult(json.RawMessage(`{"content":[{"type":"text","text":"Sunny in Paris"}]}`))
@@ -209,18 +221,24 @@ func TestBrowserFloodAndMalformed(t *testing.T) {
 	clickInView(t, bctx, id, css("#bad"))
 	rec.waitFor(t, "the malformed message reported", func(r *recorder) bool { return r.hasProblem(ErrMalformed, "") })
 	clickInView(t, bctx, id, css("#flood"))
-	rec.waitFor(t, "the flood reported", func(r *recorder) bool { return r.hasProblem(ErrFlood, "") })
+	// The page drops the notifications over mcpx's rate itself.
+	rec.waitFor(t, "the flood reported", func(r *recorder) bool {
+		return r.hasProblem(ErrFlood, "the host page dropped") && r.hasProblem(ErrFlood, "(too many messages)")
+	})
 	rec.mu.Lock()
 	logs := len(rec.logs)
 	rec.mu.Unlock()
 	if logs > 1000 {
 		t.Errorf("%d of the 5000 flooding messages were handed on", logs)
 	}
-	// The teardown's answer finds room in the page's queue while the
-	// flood still fills it (host.js, ANSWER_RESERVE): from the sandbox's
-	// own process (127.0.0.2, another site) the flood reaches the page
-	// for a while after it was reported, and the answer was dropped with
-	// it, failing Close about two times in three.
+	// The teardown's answer is neither dropped with the flood nor held up
+	// behind it: from the sandbox's own process (127.0.0.2, another site)
+	// the flood reaches the page for a while after it was reported, and
+	// the answer was dropped with it (Close failed two times in three
+	// before a full queue kept room for answers: host.js, ANSWER_RESERVE)
+	// or, on a busy machine, came after the thousand queued notifications
+	// mcpx then refused, too late (before the page dropped notifications
+	// over mcpx's rate itself: host.js, allow).
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := v.Close(ctx, "test over"); err != nil {

@@ -67,6 +67,8 @@ func (h *Host) servePage(w http.ResponseWriter, r *http.Request) {
 		"Post":          base + "post",
 		"MaxMessage":    strconv.FormatInt(h.opts.MaxMessageSize, 10),
 		"MaxPost":       strconv.FormatInt(h.maxPost(), 10),
+		"Rate":          strconv.FormatFloat(h.opts.RateLimit, 'g', -1, 64),
+		"Burst":         strconv.Itoa(h.opts.RateBurst),
 		"CSS":           base + "host.css",
 		"JS":            base + "host.js",
 	})

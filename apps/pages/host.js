@@ -19,6 +19,15 @@
   // that mcpx waits for dropped with its flood.
   const ANSWER_RESERVE = 100;
   const MAX_BATCH = 64;
+  // A view's notifications beyond mcpx's rate limit (rate a second on
+  // average, burst at once) are dropped here, before they are serialized
+  // and carried: mcpx would refuse them, and a flood would otherwise fill
+  // the queue in front of the answers mcpx waits for (a teardown's, after
+  // 5000 notifications, came seconds late on a busy machine). Requests
+  // still go, for mcpx to answer (refusing them when over its limit: a
+  // view must not wait for an answer that never comes), and answers do.
+  const rate = Number(cfg.rate) || 50;
+  const burst = Number(cfg.burst) || 200;
   const utf8 = new TextEncoder();
   const list = document.getElementById("views");
   const status = document.getElementById("status");
@@ -70,7 +79,24 @@
       ("result" in data || "error" in data) && !("method" in data);
   }
 
+  function isNotification(data) {
+    return data !== null && typeof data === "object" && !Array.isArray(data) && "method" in data && !("id" in data);
+  }
+
+  // allow takes a token from v's bucket: false when the view sent more
+  // than burst at once, or more than rate a second on average.
+  function allow(v) {
+    const now = performance.now();
+    v.tokens = Math.min(burst, v.tokens + ((now - v.last) / 1000) * rate);
+    v.last = now;
+    if (v.tokens < 1) return false;
+    v.tokens--;
+    return true;
+  }
+
   function enqueue(view, data) {
+    const v = views.get(view);
+    if (v && isNotification(data) && !allow(v)) return drop(view, "too many messages");
     let text;
     try {
       text = JSON.stringify(data);
@@ -168,7 +194,7 @@
     frame.src = d.sandbox;
     box.append(head, details, frame);
     list.append(box);
-    const v = { box, frame, state, exit, mode: "inline" };
+    const v = { box, frame, state, exit, mode: "inline", tokens: burst, last: performance.now() };
     views.set(d.id, v);
     setMode(v, d.mode);
     if (location.hash === "#" + d.id) box.scrollIntoView();

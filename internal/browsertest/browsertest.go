@@ -288,28 +288,55 @@ type errRetryNow struct{ error }
 
 // ClickInView clicks the view's element (a script expression) with the
 // mouse, as a person does: at its centre in the page, through both
-// frames.
+// frames. The click waits until both frames show the element there, and
+// the page has settled: the view's frame (of another site: a process of
+// its own) learns of a resize, and its scrollIntoView scrolls the page,
+// a moment later, and on a busy machine a click at the place computed
+// before landed elsewhere.
 func ClickInView(t testing.TB, ctx context.Context, viewID, elem string) {
 	t.Helper()
 	Eventually(t, "clicking "+elem, func() error {
-		xy, err := InView[[]float64](ctx, viewID, `(() => {
+		in, err := InView[[]float64](ctx, viewID, `(() => {
 			const e = `+elem+`;
 			e.scrollIntoView({block: "center"});
-			const r = e.getBoundingClientRect(), f = window.frameElement.getBoundingClientRect();
-			return [f.left + r.left + r.width / 2, f.top + r.top + r.height / 2];
+			const r = e.getBoundingClientRect();
+			const x = r.left + r.width / 2, y = r.top + r.height / 2;
+			const at = document.elementFromPoint(x, y);
+			return [x, y, window.innerWidth, window.innerHeight, at !== null && (at === e || e.contains(at)) ? 1 : 0];
 		})()`)
 		if err != nil {
 			return err
 		}
-		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		if len(in) != 5 || in[4] != 1 {
+			return fmt.Errorf("%s is not what the view shows at its centre (%v)", elem, in)
+		}
+		// Where the point is in the page, after two frames of the page's
+		// (a scroll the view started has been applied): the same as
+		// before them, on the view's frame, of the view's size.
+		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(async () => {
 			const f = document.getElementById(`+strconv.Quote(viewID)+`).querySelector("iframe");
-			const r = f.getBoundingClientRect();
-			return [r.left + f.clientLeft, r.top + f.clientTop];
-		})()`))
+			const pos = () => {
+				const r = f.getBoundingClientRect();
+				const x = r.left + f.clientLeft + `+fmt.Sprint(in[0])+`, y = r.top + f.clientTop + `+fmt.Sprint(in[1])+`;
+				return [x, y, f.clientWidth, f.clientHeight, document.elementFromPoint(x, y) === f ? 1 : 0];
+			};
+			const before = pos();
+			await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+			const after = pos();
+			return before.every((v, i) => v === after[i]) ? after : [];
+		})()`, chromedp.EvalAwaitPromise))
 		if err != nil {
 			return err
 		}
-		return chromedp.Do(ctx, chromedp.MouseClickXY(at[0]+xy[0], at[1]+xy[1]))
+		switch {
+		case len(at) != 5:
+			return errors.New("the page is still moving the view's frame")
+		case at[2] != in[2] || at[3] != in[3]:
+			return fmt.Errorf("the view's window is %vx%v, its frame %vx%v: not resized yet", in[2], in[3], at[2], at[3])
+		case at[4] != 1:
+			return fmt.Errorf("the page does not show the view's frame at %v,%v", at[0], at[1])
+		}
+		return chromedp.Do(ctx, chromedp.MouseClickXY(at[0], at[1]))
 	})
 }
 
