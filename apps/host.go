@@ -209,8 +209,9 @@ type Options struct {
 	MaxMessageSize int64
 	// RateLimit is the number of messages a second a view may send on
 	// average (default 50), RateBurst how many at once (default 200).
-	// The host page applies them to a view's notifications too, dropping
-	// those over them before they are carried to mcpx.
+	// The view's sandbox and the host page apply them to a view's
+	// notifications too, dropping those over them before they are
+	// carried to mcpx (and telling how many).
 	RateLimit float64
 	RateBurst int
 	// MaxInFlight bounds a view's requests being handled at once

@@ -456,6 +456,8 @@ func (v *View) serveSandbox(w http.ResponseWriter) {
 	if err := sandboxPage().Execute(&b, map[string]string{
 		"HostOrigin": v.h.hostOrigin,
 		"Script":     "/" + v.h.sandboxToken + "/sandbox.js",
+		"Rate":       strconv.FormatFloat(v.h.opts.RateLimit, 'g', -1, 64),
+		"Burst":      strconv.Itoa(v.h.opts.RateBurst),
 	}); err != nil {
 		http.Error(w, "sandbox page", http.StatusInternalServerError)
 		return

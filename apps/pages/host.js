@@ -23,9 +23,11 @@
   // average, burst at once) are dropped here, before they are serialized
   // and carried: mcpx would refuse them, and a flood would otherwise fill
   // the queue in front of the answers mcpx waits for (a teardown's, after
-  // 5000 notifications, came seconds late on a busy machine). Requests
-  // still go, for mcpx to answer (refusing them when over its limit: a
-  // view must not wait for an answer that never comes), and answers do.
+  // 5000 notifications, came seconds late on a busy machine). The view's
+  // sandbox drops them first (sandbox.js); this holds when a view got
+  // round it (it is of the sandbox's origin). Requests still go, for mcpx
+  // to answer (refusing them when over its limit: a view must not wait
+  // for an answer that never comes), and answers do.
   const rate = Number(cfg.rate) || 50;
   const burst = Number(cfg.burst) || 200;
   const utf8 = new TextEncoder();
@@ -66,9 +68,9 @@
     };
   }
 
-  function drop(view, why) {
+  function drop(view, why, n) {
     const d = dropped.get(view) || { count: 0, why };
-    d.count++;
+    d.count += n || 1;
     dropped.set(view, d);
   }
 
@@ -275,6 +277,14 @@
     if (e.origin !== sandboxOrigin) return;
     for (const [id, v] of views) {
       if (v.frame.contentWindow === e.source) {
+        // What the view's sandbox dropped for the view's rate (sandbox.js).
+        const d = e.data;
+        if (d !== null && typeof d === "object" && d.method === "ui/notifications/sandbox-dropped") {
+          const n = d.params && d.params.count;
+          if (Number.isSafeInteger(n) && n > 0) drop(id, "too many messages", n);
+          flush();
+          return;
+        }
         enqueue(id, e.data);
         return;
       }

@@ -16,6 +16,40 @@
   }
   let inner = null;
 
+  // The view's notifications over mcpx's rate limit (rate a second on
+  // average, burst at once) are dropped here, before they cross to the
+  // host page's process: a view's burst of 5000 took the page a second
+  // or more to receive, and the answers mcpx waited for (a teardown's)
+  // came after it. The page is told how many were dropped (and limits
+  // them itself: a view of this origin can reach this page's script).
+  const rate = Number(document.documentElement.dataset.rate) || 50;
+  const burst = Number(document.documentElement.dataset.burst) || 200;
+  let tokens = burst;
+  let last = performance.now();
+  let dropped = 0;
+  let telling = false;
+
+  function tooMany(d) {
+    if (d === null || typeof d !== "object" || Array.isArray(d) || !("method" in d) || "id" in d) return false;
+    const now = performance.now();
+    tokens = Math.min(burst, tokens + ((now - last) / 1000) * rate);
+    last = now;
+    if (tokens >= 1) {
+      tokens--;
+      return false;
+    }
+    dropped++;
+    if (!telling) {
+      telling = true;
+      setTimeout(() => {
+        telling = false;
+        window.parent.postMessage({ jsonrpc: "2.0", method: reserved + "dropped", params: { count: dropped } }, host);
+        dropped = 0;
+      }, 100);
+    }
+    return true;
+  }
+
   // The spec's permissions, as Permission Policy features of the inner frame.
   function allowOf(p) {
     if (!p || typeof p !== "object") return "";
@@ -55,7 +89,7 @@
       }
       if (inner && inner.contentWindow) inner.contentWindow.postMessage(e.data, own);
     } else if (inner && e.source === inner.contentWindow) {
-      if (e.origin !== own || isReserved(e.data)) return;
+      if (e.origin !== own || isReserved(e.data) || tooMany(e.data)) return;
       window.parent.postMessage(e.data, host);
     }
   });
