@@ -2,7 +2,7 @@
 // frames and prints it as a ratio to the frame's size: a 50 MiB frame over
 // stdio, over Streamable HTTP with an SSE response (and, for comparison,
 // with a JSON body), and a 100 MiB frame in a trace read by trace show,
-// replay and verify. scripts/bench-memory builds mcpx and runs it.
+// replay, verify and trace diff. scripts/bench-memory builds mcpx and runs it.
 //
 // The peak is the child's ru_maxrss as wait4 reports it. That figure also
 // covers the child's own waited-for children (the stdio server mcpx
@@ -137,6 +137,7 @@ func run(mcpx string, frame, traceFrame int, only string, keep bool) error {
 		{name: "trace: replay (stdio)", payload: traceFrame, args: []string{"replay", trace},
 			stdin: func(w io.WriteCloser, r io.Reader) error { return replayClient(trace, w, r) }},
 		{name: "trace: verify", payload: traceFrame, args: cat([]string{"verify", trace}, server(traceFrame)), env: env(traceFrame)},
+		{name: "trace: trace diff (the trace with itself)", payload: traceFrame, args: []string{"trace", "diff", trace, trace}},
 		// A trace of several sessions (a proxy's day): replay holds the
 		// session it serves, not the file.
 		{name: "sessions: replay (stdio) of session 3", payload: sessionsTraceSize, args: []string{"replay", sessions},
