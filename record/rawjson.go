@@ -211,7 +211,9 @@ func elements(data []byte) []span {
 // member key replaced by value; unchanged when it has no such member.
 func replaceTop(msg []byte, key string, value []byte) []byte {
 	s, ok := topMember(msg, key)
-	if !ok {
+	if !ok || bytes.Equal(msg[s.start:s.end], value) {
+		// The same value (a live client's id that is the recorded one):
+		// no copy of what may be a large frame.
 		return msg
 	}
 	return splice(msg, []span{s}, func([]byte) []byte { return value })
