@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,7 +128,14 @@ type TraceFile struct {
 	bodyStart, end, cut int64
 	unended             bool
 	last                time.Duration
+	// long lists the lines of largeLine bytes or more, in file order,
+	// which a session's reading reads at once (see lines).
+	long []longLine
 }
+
+// longLine is where a long line of a trace file is: its offset and its
+// length without the newline that ends it.
+type longLine struct{ off, n int64 }
 
 // Open opens the named trace file and indexes its sessions (see
 // TraceFile). Errors name the file.
@@ -167,6 +175,9 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 		longest = max(longest, len(line))
 		switch {
 		case perr == nil:
+			if len(line) >= largeLine && ended && !tf.Header.Stable {
+				tf.long = append(tf.long, longLine{off, int64(len(line))})
+			}
 			tf.end, tf.unended = off+int64(len(line)), !ended
 			if ended {
 				tf.end++
@@ -199,8 +210,8 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 		// The lines were read whole (to check them) and let go, but their
 		// memory stays the process's until collected and handed back, and
 		// the reading that follows (a session's events) did not get it:
-		// a 100 MiB frame took another 100 MiB, and verify peaked at 3.1
-		// times the trace (2.1 now: the trace's frame and the live one).
+		// a 100 MiB frame took another 100 MiB, and verify peaked at 3.3
+		// times the frame (2.2 now: the trace's frame and the live one).
 		debug.FreeOSMemory()
 	}
 	if err != nil {
@@ -332,8 +343,7 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
 	}
-	lr := transport.NewLineReader(io.NewSectionReader(f.r, x.Start, x.End-x.Start), limit+min(limit, lineSlack), "")
-	ev := &eventLines{read: lr.ReadLine, stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
+	ev := &eventLines{read: f.lines(x.Start, x.End, limit+min(limit, lineSlack)), stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
 	for {
 		line, _, err := ev.next()
 		if errors.Is(err, io.EOF) {
@@ -354,6 +364,56 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 			continue
 		}
 		s.Events = append(s.Events, e)
+	}
+}
+
+// lines returns a reader of the lines of the file from start to end (a
+// session's), as transport.LineReader.ReadLine reads them, except that a
+// long line the index found there (f.long) is read at once, into a slice
+// of its size. A LineReader assembles a line it does not know the length
+// of from chunks and copies it out of them: the line's size twice while
+// it does, all of it when the slice is in memory the process used
+// before (which Go clears at once, the chunks still held): replaying a
+// trace with a 100 MiB frame peaked at 2.2 times the frame.
+func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) {
+	i, _ := slices.BinarySearchFunc(f.long, start, func(l longLine, off int64) int { return cmp.Compare(l.off, off) })
+	long := f.long[i:]
+	pos := start
+	var lr *transport.LineReader
+	return func() ([]byte, bool, error) {
+		for {
+			if lr == nil && len(long) > 0 && long[0].off == pos && pos < end {
+				l := long[0]
+				long = long[1:]
+				buf := make([]byte, l.n+1)
+				n, err := f.r.ReadAt(buf, l.off)
+				if int64(n) != l.n+1 || buf[l.n] != '\n' || bytes.IndexByte(buf[:l.n], '\n') >= 0 {
+					if err == nil || errors.Is(err, io.EOF) {
+						err = errors.New("the trace changed since it was indexed")
+					}
+					return nil, false, fmt.Errorf("reading a line of %d bytes at %d: %w", l.n, l.off, err)
+				}
+				pos += l.n + 1
+				return buf[:l.n:l.n], true, nil
+			}
+			if lr == nil {
+				stop := end
+				if len(long) > 0 && long[0].off < end {
+					stop = long[0].off
+				}
+				if pos >= stop {
+					return nil, false, io.EOF
+				}
+				lr = transport.NewLineReader(io.NewSectionReader(f.r, pos, stop-pos), limit, "")
+				pos = stop
+			}
+			line, ended, err := lr.ReadLine()
+			if errors.Is(err, io.EOF) && len(long) > 0 && long[0].off == pos && pos < end {
+				lr = nil
+				continue
+			}
+			return line, ended, err
+		}
 	}
 }
 

@@ -189,3 +189,99 @@ func TestParseIgnoreAndNormalizers(t *testing.T) {
 		t.Error("a bad pattern was accepted")
 	}
 }
+
+// readAtRecorder is a trace file that remembers the largest single read
+// made of it.
+type readAtRecorder struct {
+	r       *bytes.Reader
+	largest int
+}
+
+func (r *readAtRecorder) ReadAt(p []byte, off int64) (int, error) {
+	r.largest = max(r.largest, len(p))
+	return r.r.ReadAt(p, off)
+}
+
+// A long line (largeLine bytes or more) of a session is read at once,
+// into a slice of its size, rather than assembled and copied (twice its
+// size while it was): sessions read a session at a time, interleaved with
+// another session's lines and long lines, are what Read reads; and a
+// long line the file no longer has where the index found it is an error,
+// not another line.
+func TestTraceFileLongLines(t *testing.T) {
+	t.Parallel()
+	big := func(c string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"` + strings.Repeat(c, largeLine) + `"}]}}`)
+	}
+	var b bytes.Buffer
+	w, err := newWriter(&b, Header{Transport: "stdio", Target: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := []Event{
+		{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)},
+		{Session: 2, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)},
+		{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: big("a")},
+		{Session: 2, Kind: KindFrame, Dir: ServerToClient, Data: big("b")},
+		{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: big("c")},
+		{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled"}`)},
+		{Session: 2, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/message"}`)},
+	}
+	for _, e := range ev {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Read(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &readAtRecorder{r: bytes.NewReader(b.Bytes())}
+	tf, err := ReadOptions{}.Index(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tf.long) != 3 {
+		t.Fatalf("the index found %d long lines, want 3", len(tf.long))
+	}
+	for _, n := range []int{1, 2} {
+		f.largest = 0
+		s, err := tf.Session(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, streamed []Event
+		for _, e := range want.Events {
+			if e.Session == n && e.Kind != KindSession {
+				got = append(got, e)
+			}
+		}
+		if len(s.Events) != len(got) {
+			t.Fatalf("session %d: %d events, want %d", n, len(s.Events), len(got))
+		}
+		for i := range got {
+			if !bytes.Equal(s.Events[i].Data, got[i].Data) || s.Events[i].Dir != got[i].Dir {
+				t.Errorf("session %d event %d: %.60s, want %.60s", n, i, s.Events[i].Data, got[i].Data)
+			}
+		}
+		if f.largest <= largeLine {
+			t.Errorf("session %d: the largest read was %d bytes: its long lines were not read at once", n, f.largest)
+		}
+		for e, err := range tf.streamSession(tf.Index[n-1]) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed = append(streamed, e)
+		}
+		if len(streamed) != len(got) || !bytes.Equal(streamed[len(streamed)-1].Data, got[len(got)-1].Data) {
+			t.Errorf("session %d streamed %d events, want %d", n, len(streamed), len(got))
+		}
+	}
+	// The file changed under the index: a long line moved.
+	changed := bytes.Replace(b.Bytes(), []byte(`"notifications/cancelled"`), []byte(`"x"`), 1)
+	changed = append([]byte(`{"t":0,"s":1,"kind":"note","text":"moved"}`+"\n"), changed...)
+	tf.r = bytes.NewReader(changed)
+	if _, err := tf.Session(1); err == nil {
+		t.Error("a session read from a changed file: no error")
+	}
+}

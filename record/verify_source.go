@@ -71,8 +71,7 @@ func (f *TraceFile) streamSession(x SessionIndex) iter.Seq2[Event, error] {
 		if limit <= 0 {
 			limit = transport.DefaultMaxMessageSize
 		}
-		lr := transport.NewLineReader(io.NewSectionReader(f.r, x.Start, x.End-x.Start), limit+min(limit, lineSlack), "")
-		ev := &eventLines{read: lr.ReadLine, stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
+		ev := &eventLines{read: f.lines(x.Start, x.End, limit+min(limit, lineSlack)), stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
 		for {
 			line, _, err := ev.next()
 			if errors.Is(err, io.EOF) {
