@@ -37,8 +37,12 @@
 // event stream, page→host messages are POSTed in order, batched, with a
 // bounded queue. All protocol logic is in Go (view.go), where messages
 // are checked, rate-limited, answered, proxied to the server through a
-// Backend, or handed to the program through Handlers. The pages are
-// embedded, fetch nothing from elsewhere, and put server-supplied text in
+// Backend, or handed to the program through Handlers. The one exception
+// is the rate limit: the sandbox and the page also drop a view's
+// notifications over it before they are carried (the sandbox tells the
+// page how many in ui/notifications/sandbox-dropped, a message of mcpx's
+// own), so that a flood does not delay the answers mcpx waits for. The
+// pages are embedded, fetch nothing from elsewhere, and put server-supplied text in
 // the document only as text.
 //
 // JSON-RPC encoding and decoding of view messages is in wire.go only.
