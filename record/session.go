@@ -157,8 +157,9 @@ func (o ReadOptions) Open(name string) (*TraceFile, error) {
 // ReadOptions.Open).
 func OpenTrace(name string) (*TraceFile, error) { return ReadOptions{}.Open(name) }
 
-// largeLine is the length of a trace line after which Index hands the
-// memory it read lines into back to the system (see Index).
+// largeLine is the length from which a trace line is long: after one,
+// Index hands the memory it read lines into back to the system, and a
+// session's reading reads each at once (see Index, TraceFile.lines).
 const largeLine = 16 << 20
 
 // Index reads the trace in r once, checking every line as Read does, and
@@ -370,11 +371,12 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 // lines returns a reader of the lines of the file from start to end (a
 // session's), as transport.LineReader.ReadLine reads them, except that a
 // long line the index found there (f.long) is read at once, into a slice
-// of its size. A LineReader assembles a line it does not know the length
-// of from chunks and copies it out of them: the line's size twice while
-// it does, all of it when the slice is in memory the process used
-// before (which Go clears at once, the chunks still held): replaying a
-// trace with a 100 MiB frame peaked at 2.2 times the frame.
+// of its size. A LineReader assembles a line of unknown length in chunks
+// and then copies it into a slice of its own, which takes up to twice the
+// line's size, all of it at once when the slice reuses memory the process
+// had used (Go clears that memory up front, while the chunks are still
+// held): replaying a trace with a 100 MiB frame peaked at 2.2 times the
+// frame.
 func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) {
 	i, _ := slices.BinarySearchFunc(f.long, start, func(l longLine, off int64) int { return cmp.Compare(l.off, off) })
 	long := f.long[i:]
