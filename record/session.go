@@ -159,8 +159,9 @@ func OpenTrace(name string) (*TraceFile, error) { return ReadOptions{}.Open(name
 
 // largeLine is the length from which a trace line is long: after one,
 // Index hands the memory it read lines into back to the system, and a
-// session's reading reads each at once (see Index, TraceFile.lines).
-const largeLine = 16 << 20
+// session's reading reads each at once (see Index, TraceFile.lines). A
+// variable for tests to lower.
+var largeLine = 16 << 20
 
 // Index reads the trace in r once, checking every line as Read does, and
 // returns it indexed for reading a session at a time. r must stay
