@@ -299,10 +299,10 @@ func ClickInView(t testing.TB, ctx context.Context, viewID, elem string) {
 		in, err := InView[[]float64](ctx, viewID, `(() => {
 			const e = `+elem+`;
 			e.scrollIntoView({block: "center"});
-			const r = e.getBoundingClientRect();
+			const r = e.getBoundingClientRect(), f = window.frameElement.getBoundingClientRect();
 			const x = r.left + r.width / 2, y = r.top + r.height / 2;
 			const at = document.elementFromPoint(x, y);
-			return [x, y, window.innerWidth, window.innerHeight, at !== null && (at === e || e.contains(at)) ? 1 : 0];
+			return [f.left + x, f.top + y, window.innerWidth, window.innerHeight, at !== null && (at === e || e.contains(at)) ? 1 : 0];
 		})()`)
 		if err != nil {
 			return err
