@@ -315,7 +315,7 @@ func notInREPL(name string) (why string, ok bool) {
 	case "auth":
 		why = "authorization is the session's (give its flags to mcpx repl); run mcpx auth from a shell"
 	case "completion":
-		why = "it writes a shell's completion script; run it from a shell"
+		why = "it writes a shell's completion script; run it from a shell (the server's completions of an argument: complete)"
 	case "repl":
 		why = "this is the REPL already; its server stays connected (:reconnect starts a new session)"
 	case "flags":
