@@ -311,8 +311,8 @@ func ClickInView(t testing.TB, ctx context.Context, viewID, elem string) {
 			return fmt.Errorf("%s is not what the view shows at its centre (%v)", elem, in)
 		}
 		// Where the point is in the page, after two frames of the page's
-		// (a scroll the view started has been applied): the same as
-		// before them, on the view's frame, of the view's size.
+		// (a scroll the view started has been applied; at most 500 ms):
+		// the same as before them, on the view's frame, of the view's size.
 		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(async () => {
 			const f = document.getElementById(`+strconv.Quote(viewID)+`).querySelector("iframe");
 			const pos = () => {
@@ -321,7 +321,10 @@ func ClickInView(t testing.TB, ctx context.Context, viewID, elem string) {
 				return [x, y, f.clientWidth, f.clientHeight, document.elementFromPoint(x, y) === f ? 1 : 0];
 			};
 			const before = pos();
-			await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+			await new Promise((resolve) => {
+				requestAnimationFrame(() => requestAnimationFrame(resolve));
+				setTimeout(resolve, 500); // a page not drawing (hidden) draws no frame
+			});
 			const after = pos();
 			return before.every((v, i) => v === after[i]) ? after : [];
 		})()`, chromedp.EvalAwaitPromise))
