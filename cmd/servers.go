@@ -528,25 +528,44 @@ func looksSecret(v string) bool {
 }
 
 // shownArgs are a command's arguments as listings and errors show them:
-// a credential given as an argument (--api-key=VALUE, --token VALUE, or
-// a value that looks like one) is not printed, nor a URL's password.
+// a credential given as an argument (--api-key=VALUE, --token VALUE, a
+// NAME=VALUE or "Name: value" that names it, or a value that looks like
+// one) is not printed, nor a URL's password.
 func shownArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = a
 		if flag, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
-			if shown := shownValue(flag, val); shown != val {
-				out[i] = flag + "=" + shown
-			}
+			out[i] = flag + "=" + shownArg(flag, val)
 			continue
 		}
+		flag := ""
 		if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && !strings.HasPrefix(a, "-") {
-			out[i] = shownValue(args[i-1], a)
-			continue
+			flag = args[i-1]
 		}
-		out[i] = shownValue("", a)
+		out[i] = shownArg(flag, a)
 	}
 	return out
+}
+
+// namedArg matches an argument that names its own value: NAME=VALUE
+// (docker's -e, env's operands) or an HTTP header line, "Name: value"
+// (mcp-remote's --header), through which Claude Desktop's file, which
+// only starts commands, passes a token to a container or a remote server.
+var namedArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*(?:=|:[ \t]*)`) })
+
+// shownArg is the argument a, given after the flag named flag ("" for
+// none), as listings show it.
+func shownArg(flag, a string) string {
+	if shown := shownValue(flag, a); shown != a {
+		return shown
+	}
+	if m := namedArg().FindStringIndex(a); m != nil {
+		name := strings.TrimRight(a[:m[1]], "=: \t")
+		if shown := shownValue(name, a[m[1]:]); shown != a[m[1]:] {
+			return a[:m[1]] + shown
+		}
+	}
+	return a
 }
 
 // shownCommand is s's command line as listings and errors show it.

@@ -467,3 +467,25 @@ func TestServersJSONTerminalSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestShownArgsEmbeddedCredentials: a credential written into an argument
+// that names it itself — docker's -e NAME=VALUE, mcp-remote's --header
+// 'Authorization: Bearer …', both common in Claude Desktop's file, which
+// has no other way to reach a remote server or pass a container a token —
+// was printed by mcpx servers and servers show, since only the flag before
+// it was looked at.
+func TestShownArgsEmbeddedCredentials(t *testing.T) {
+	args := []string{
+		"run", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=Pl41nSecret", "-e", "GH=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "-e", "DEBUG=1",
+		"--env=API_KEY=k3y", "mcp-remote", "https://example.com/mcp", "--header", "Authorization: Bearer abc123",
+		"--header", "Authorization:${AUTH_HEADER}", "--header", "X-Api-Key:k3y", `C:\Users\ada`, "PATH=/usr/bin",
+	}
+	want := []string{
+		"run", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=<redacted>", "-e", "GH=<redacted>", "-e", "DEBUG=1",
+		"--env=API_KEY=<redacted>", "mcp-remote", "https://example.com/mcp", "--header", "Authorization: <redacted>",
+		"--header", "Authorization:${AUTH_HEADER}", "--header", "X-Api-Key:<redacted>", `C:\Users\ada`, "PATH=/usr/bin",
+	}
+	if got := shownArgs(args); !slices.Equal(got, want) {
+		t.Errorf("shownArgs:\n got %q\nwant %q", got, want)
+	}
+}
