@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/mcpx-dev/mcpx/internal/outfile"
 )
@@ -87,9 +88,10 @@ func Add(ctx context.Context, path, name string, s *Server, replace bool) error 
 	})
 }
 
-// Remove deletes name from mcpx's own file at path; a name the file does
-// not have is an error wrapping ErrNotFound. As with Add, a file with
-// comments is refused with a *CommentsError.
+// Remove deletes name from mcpx's own file at path, each entry of it if
+// the file has several; a name the file does not have is an error
+// wrapping ErrNotFound. As with Add, a file with comments is refused
+// with a *CommentsError.
 func Remove(ctx context.Context, path, name string) error {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		// Nothing to remove from: create neither the directory nor the
@@ -97,13 +99,13 @@ func Remove(ctx context.Context, path, name string) error {
 		return fmt.Errorf("%q in %s: %w", name, path, ErrNotFound)
 	}
 	return editOwn(ctx, path, func(servers *[]ownMember) error {
-		for i, m := range *servers {
-			if m.name == name {
-				*servers = append((*servers)[:i], (*servers)[i+1:]...)
-				return nil
-			}
+		// Every entry of the name: of two, Load reads the last one.
+		n := len(*servers)
+		*servers = slices.DeleteFunc(*servers, func(m ownMember) bool { return m.name == name })
+		if len(*servers) == n {
+			return fmt.Errorf("%q in %s: %w", name, path, ErrNotFound)
 		}
-		return fmt.Errorf("%q in %s: %w", name, path, ErrNotFound)
+		return nil
 	})
 }
 

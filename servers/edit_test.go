@@ -182,3 +182,31 @@ func TestRemoveFromNoFile(t *testing.T) {
 		t.Errorf("%s was created (%v)", dir, err)
 	}
 }
+
+// TestRemoveDuplicate: of a name written twice in mcpx's file (by hand,
+// or pasted), Remove took out the first entry and reported success, while
+// the last one, the one Load reads, stayed: mcpx servers remove NAME
+// succeeded and NAME was still there, unchanged. Every entry of the name
+// goes now.
+func TestRemoveDuplicate(t *testing.T) {
+	ctx := context.Background()
+	env, _ := osEnv(t)
+	path, err := OwnFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, `{"mcpServers": {"d": {"command": "first"}, "keep": {"command": "k"}, "d": {"command": "second"}}}`)
+	if err := Remove(ctx, path, "d"); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	if len(c.Servers) != 1 || c.Servers[0].Name != "keep" {
+		for _, s := range c.Servers {
+			t.Errorf("left: %s (%s)", s.Name, s.Command)
+		}
+	}
+}
