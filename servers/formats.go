@@ -20,7 +20,7 @@ const (
 	rEnv                    // its environment
 	rEnvFile                // a file of NAME=VALUE lines
 	rCwd                    // its working directory
-	rURL                    // the URL (Gemini: of an HTTP+SSE server)
+	rURL                    // the URL
 	rHTTPURL                // Gemini's httpUrl: a Streamable HTTP server
 	rServerURL              // Windsurf's serverUrl
 	rHeaders                // HTTP headers
@@ -123,8 +123,10 @@ var dialects = map[Kind]*dialect{
 	}},
 
 	// Gemini CLI (docs/tools/mcp-server.md, "Configuration Properties"):
-	// one of command (stdio), url (SSE) or httpUrl (Streamable HTTP),
-	// chosen in the order httpUrl, url, command; args, headers, env, cwd,
+	// one of command (stdio), url or httpUrl (Streamable HTTP), chosen in
+	// the order httpUrl, url, command; url's type is "http" or "sse",
+	// and without one Streamable HTTP then HTTP+SSE (gemini mcp add
+	// writes url with a type since 0.21); args, headers, env, cwd,
 	// timeout, trust, includeTools, excludeTools, OAuth settings. String
 	// values may use $VAR_NAME or ${VAR_NAME} (docs/cli/configuration.md,
 	// "environment variables in settings"); Gemini CLI leaves an unset
@@ -295,9 +297,10 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 		}
 	case s.URL != "" && s.Command != "":
 		if d.kind == KindGemini && httpURL == "" {
-			// url (SSE) wins over command.
+			// url wins over command; without a type, Gemini CLI tries
+			// Streamable HTTP, then HTTP+SSE.
 			s.Command = ""
-			s.Transport = TransportSSE
+			s.Transport = TransportAuto
 			warn("url", "has url and command; url is used, as Gemini CLI does")
 			break
 		}
@@ -306,10 +309,10 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 	case s.Command != "":
 		s.Transport = TransportStdio
 	case s.URL != "":
+		// Gemini CLI too, whose docs still call url an SSE endpoint:
+		// since 0.21 (mcp-client.ts, createUrlTransport) a url without a
+		// type is Streamable HTTP, then HTTP+SSE when that fails.
 		s.Transport = TransportAuto
-		if d.kind == KindGemini {
-			s.Transport = TransportSSE // Gemini's url is an SSE endpoint
-		}
 	default:
 		if d.kind == KindZed {
 			if src, _ := e.fields["source"].(string); src == "extension" {

@@ -242,18 +242,25 @@ colour = "blue"
       "env": {"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}, "timeout": 15000
     },
     "httpServerWithAuth": {"httpUrl": "http://localhost:3000/mcp", "headers": {"Authorization": "Bearer your-api-token"}, "timeout": 5000},
-    "sseServer": {"url": "https://api.example.com/sse", "trust": false},
+    "sseServer": {"url": "https://api.example.com/sse", "type": "sse", "trust": false},
+    "remote": {"url": "https://api.example.com/mcp"},
+    "typed": {"url": "https://api.example.com/mcp", "type": "http"},
+    "both": {"url": "https://api.example.com/mcp", "command": "ignored"},
     "experimental": {"command": "exp", "includeTools": ["safe_tool"]}
   }
 }`,
 		want: []got{
+			{Ref: "gemini:both", Transport: TransportAuto, URL: "https://api.example.com/mcp"},
 			{Ref: "gemini:experimental", Transport: TransportStdio, Command: "exp", Disabled: true},
 			{Ref: "gemini:httpServerWithAuth", Transport: TransportHTTP, URL: "http://localhost:3000/mcp",
 				Headers: map[string]string{"Authorization": "Bearer your-api-token"}},
 			{Ref: "gemini:pythonTools", Transport: TransportStdio, Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
 				Cwd: "./mcp-servers/python", Env: map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}},
+			{Ref: "gemini:remote", Transport: TransportAuto, URL: "https://api.example.com/mcp"},
 			{Ref: "gemini:sseServer", Transport: TransportSSE, URL: "https://api.example.com/sse"},
+			{Ref: "gemini:typed", Transport: TransportHTTP, URL: "https://api.example.com/mcp"},
 		},
+		warnings: []string{`settings.json:13: server "both": has url and command; url is used, as Gemini CLI does`},
 	}, {
 		name: "zed, today's form and the older ones",
 		path: "/home/ada/.config/zed/settings.json",
