@@ -128,16 +128,17 @@ var dialects = map[Kind]*dialect{
 	// and without one Streamable HTTP then HTTP+SSE (gemini mcp add
 	// writes url with a type since 0.21); args, headers, env, cwd,
 	// timeout, trust, includeTools, excludeTools, OAuth settings. String
-	// values may use $VAR_NAME or ${VAR_NAME} (docs/cli/configuration.md,
-	// "environment variables in settings"); Gemini CLI leaves an unset
-	// one as written.
+	// values may use $VAR_NAME, ${VAR_NAME} (docs/cli/configuration.md,
+	// "environment variables in settings") and, since 0.38,
+	// ${VAR_NAME:-default} (packages/cli/src/utils/envVarResolver.ts);
+	// Gemini CLI leaves an unset one without a default as written.
 	KindGemini: {kind: KindGemini, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
 		"url": rURL, "httpUrl": rHTTPURL, "headers": rHeaders,
 		"timeout": rIgnore, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
 		"description": rIgnore, "oauth": rIgnore, "authProviderType": rIgnore, "targetAudience": rIgnore,
 		"targetServiceAccount": rIgnore, "extensionName": rIgnore,
-	}, syntax: synBraced | synDollar | unsetKeep},
+	}, syntax: synBraced | synDefault | synDollar | unsetKeep},
 
 	// Zed (https://zed.dev/docs/ai/mcp, "As Custom Servers"): command,
 	// args, env for a local server, url and headers for a remote one.

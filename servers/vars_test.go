@@ -83,10 +83,10 @@ func TestVariables(t *testing.T) {
 		want: Launch{Transport: TransportAuto, URL: "https://example.com/mcp",
 			Headers: map[string]string{"Authorization": "Bearer from-file", "Org": "acme"}},
 	}, {
-		name: "gemini: $VAR and ${VAR}; an unset one stays as written; relative cwd from the workspace",
+		name: "gemini: $VAR, ${VAR}, ${VAR:-default}; an unset one stays as written; relative cwd from the workspace",
 		path: "/home/ada/.gemini/settings.json",
-		file: `{"mcpServers": {"s": {"command": "python", "args": ["$DB", "${TOKEN}", "$UNSET", "${UNSET}", "$", "$1"], "cwd": "./servers/py"}}}`,
-		want: Launch{Transport: TransportStdio, Command: "python", Args: []string{"postgres://db", "t0k", "$UNSET", "${UNSET}", "$", "$1"},
+		file: `{"mcpServers": {"s": {"command": "python", "args": ["$DB", "${TOKEN}", "$UNSET", "${UNSET}", "$", "$1", "${UNSET:-https://d}", "${TOKEN:-d}"], "cwd": "./servers/py"}}}`,
+		want: Launch{Transport: TransportStdio, Command: "python", Args: []string{"postgres://db", "t0k", "$UNSET", "${UNSET}", "$", "$1", "https://d", "t0k"},
 			Cwd: "/home/ada/proj/servers/py"},
 	}, {
 		name: "codex: no interpolation; env_http_headers and bearer_token_env_var",
