@@ -601,7 +601,12 @@ type serverJSON struct {
 	Cwd       string            `json:"cwd,omitempty"`
 	URL       string            `json:"url,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
-	Disabled  bool              `json:"disabled,omitempty"`
+	// EnvHeaders and BearerTokenEnv are Codex's env_http_headers (header
+	// name → variable name) and bearer_token_env_var: names of
+	// variables, never their values.
+	EnvHeaders     map[string]string `json:"envHeaders,omitempty"`
+	BearerTokenEnv string            `json:"bearerTokenEnv,omitempty"`
+	Disabled       bool              `json:"disabled,omitempty"`
 	// Trust is "own" (mcpx's file), "url" (a URL whose entry takes
 	// nothing from this machine: nothing to confirm), "trusted"
 	// (confirmed as it is) or "ask".
@@ -613,7 +618,7 @@ func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 		Name: s.Name, Ref: s.Ref(), Source: s.Source.ID, Kind: string(s.Source.Kind), Scope: string(s.Source.Scope),
 		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
 		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: transport.RedactURL(s.URL), Headers: shownMap(s.Headers),
-		Disabled: s.Disabled, Trust: trustState(s, store),
+		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, Trust: trustState(s, store),
 	}
 }
 
@@ -771,6 +776,13 @@ func newServersShowCmd(e *env) *cobra.Command {
 			row("url", j.URL)
 			for _, k := range slices.Sorted(maps.Keys(j.Headers)) {
 				row("header", k+": "+j.Headers[k])
+			}
+			// Codex's headers from variables, by the variable's name.
+			for _, k := range slices.Sorted(maps.Keys(s.EnvHeaders)) {
+				row("header", k+": $"+s.EnvHeaders[k])
+			}
+			if s.BearerTokenEnv != "" {
+				row("header", "Authorization: Bearer $"+s.BearerTokenEnv)
 			}
 			if s.Disabled {
 				row("disabled", "yes (in its file; mcpx still uses it when named)")

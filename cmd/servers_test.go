@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -487,5 +488,31 @@ func TestShownArgsEmbeddedCredentials(t *testing.T) {
 	}
 	if got := shownArgs(args); !slices.Equal(got, want) {
 		t.Errorf("shownArgs:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestServersShowCodexHeaderVariables: Codex's bearer_token_env_var and
+// env_http_headers, which add headers to every request, were shown by
+// neither mcpx servers show nor --json (the trust line named the
+// variables only until the entry was confirmed).
+func TestServersShowCodexHeaderVariables(t *testing.T) {
+	t.Parallel()
+	env, _ := namedHome(t, nil)
+	codex := filepath.Join(env["HOME"], ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(codex), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toml := "[mcp_servers.figma]\nurl = \"https://mcp.figma.com/mcp\"\nbearer_token_env_var = \"FIGMA_TOKEN\"\nenv_http_headers = { \"X-Key\" = \"FIGMA_KEY\" }\n"
+	if err := os.WriteFile(codex, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runMcpx(t, env, "servers", "show", "figma")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^header: +Authorization: Bearer \$FIGMA_TOKEN$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^header: +X-Key: \$FIGMA_KEY$`).MatchString(r.stdout) {
+		t.Errorf("servers show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, env, "servers", "show", "figma", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"bearerTokenEnv":"FIGMA_TOKEN"`) || !strings.Contains(r.stdout, `"envHeaders":{"X-Key":"FIGMA_KEY"}`) {
+		t.Errorf("servers show --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
