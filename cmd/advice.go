@@ -85,6 +85,9 @@ var adviceTable = []func(error) string{
 		if !errors.As(err, &e) {
 			return ""
 		}
+		if len(e.Problems) > 0 {
+			return "; `mcpx servers -v` lists the servers found and the problems met (or give the server command after --, or --url URL)"
+		}
 		return "; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"
 	},
 	// A configured server's ${input:ID} without a value.

@@ -66,7 +66,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-				c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: "cannot be read: " + bareError(err)})
+				c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: "cannot be read: " + bareError(err), Unread: true})
 			}
 			c.Files = append(c.Files, f)
 			continue
@@ -145,7 +145,7 @@ func (d *jsonDoc) parse() ([]byte, *jsonNode, error) {
 // readJSON reads a JSON (with comments) file of location l.
 func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
 	fileWarn := func(line int, format string, args ...any) []Warning {
-		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...)}}
+		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...), Unread: true}}
 	}
 	data := doc.data
 	// std is data with comments and trailing commas blanked out:
@@ -347,7 +347,7 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 		// The decoder quotes what it could not read: a value written
 		// without quotes (TOKEN = sk-live-…) would be shown.
 		msg = tomlQuoted().ReplaceAllString(msg, `"…"`)
-		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it"}}
+		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it", Unread: true}}
 	}
 	raw, ok := doc["mcp_servers"]
 	if !ok {
@@ -355,7 +355,7 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 	}
 	tables, ok := raw.(map[string]any)
 	if !ok {
-		return nil, []Warning{{Path: l.Path, Message: "mcp_servers is not a table; no server read from it"}}
+		return nil, []Warning{{Path: l.Path, Message: "mcp_servers is not a table; no server read from it", Unread: true}}
 	}
 	var out []*Server
 	var warns []Warning

@@ -12,10 +12,22 @@ var ErrNotFound = errors.New("no such server")
 // NotFoundError is Lookup's error for a name that no file defines.
 type NotFoundError struct {
 	Ref string
+	// Problems are what loading met that may be why: a file no server
+	// was read from (Warning.Unread), or an entry of the name that was
+	// skipped. Without them a malformed file was silent, the server the
+	// user sees in it simply "not found".
+	Problems []Warning
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no server named %q in any configuration file", e.Ref)
+	msg := fmt.Sprintf("no server named %q in any configuration file", e.Ref)
+	switch len(e.Problems) {
+	case 0:
+		return msg
+	case 1:
+		return msg + " (a problem met may be why: " + e.Problems[0].String() + ")"
+	}
+	return fmt.Sprintf("%s (%d problems met may be why; the first: %s)", msg, len(e.Problems), e.Problems[0])
 }
 
 // Is makes errors.Is(err, ErrNotFound) true.
@@ -77,7 +89,7 @@ func (c *Catalog) Lookup(ref string) (*Server, error) {
 	}
 	switch len(cands) {
 	case 0:
-		return nil, &NotFoundError{Ref: ref}
+		return nil, &NotFoundError{Ref: ref, Problems: c.problemsFor(ref)}
 	case 1:
 		return cands[0], nil
 	}
@@ -101,6 +113,20 @@ func (c *Catalog) Lookup(ref string) (*Server, error) {
 		return cands[0], nil
 	}
 	return nil, &AmbiguousError{Ref: ref, Candidates: cands}
+}
+
+// problemsFor are the warnings that may explain why ref was not found:
+// the files read not at all, and those about entries of its name (an
+// entry of it that loaded would have been found: these were skipped).
+func (c *Catalog) problemsFor(ref string) []Warning {
+	var out []Warning
+	for _, w := range c.Warnings {
+		named := w.Server != "" && (w.Server == ref || strings.HasSuffix(ref, ":"+w.Server))
+		if w.Unread || named {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Names lists each server name once, in listing order, followed by the

@@ -93,3 +93,34 @@ func TestLookup(t *testing.T) {
 		"claude-desktop:github", "cursor:github", "vscode-project:github",
 		"mcpx:mine", "codex:mine", "cursor:x", "cursor-project:x"}, c.Names())
 }
+
+// TestLookupNotFoundNamesProblems: a name in a file that could not be
+// parsed, or in an entry that was skipped, was "not found" like a name
+// written nowhere; the problems met that may be why are now in the error.
+func TestLookupNotFoundNamesProblems(t *testing.T) {
+	env := linuxEnv(mapFS{
+		"/home/ada/.cursor/mcp.json":          `{"mcpServers": {"broken": {"command": "x"},}`,
+		"/home/ada/.config/mcpx/servers.json": `{"mcpServers": {"odd": 7, "fine": {"command": "a"}}}`,
+	}, nil)
+	c := load(t, env)
+	for _, tt := range []struct {
+		ref      string
+		problems int
+		want     string
+	}{
+		{"broken", 1, `no server named "broken" in any configuration file (a problem met may be why: /home/ada/.cursor/mcp.json:1: not valid JSON`},
+		{"odd", 2, `no server named "odd" in any configuration file (2 problems met may be why; the first: `},
+		{"mcpx:odd", 2, `(2 problems met may be why`},
+	} {
+		_, err := c.Lookup(tt.ref)
+		var nf *NotFoundError
+		if !errors.As(err, &nf) || len(nf.Problems) != tt.problems || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %d problems and %q", tt.ref, err, tt.problems, tt.want)
+		}
+	}
+	// With every file read, a name defined nowhere has nothing to add.
+	c = load(t, linuxEnv(mapFS{"/home/ada/.config/mcpx/servers.json": `{"mcpServers": {"fine": {"command": "a"}}}`}, nil))
+	if _, err := c.Lookup("nope"); err == nil || err.Error() != `no server named "nope" in any configuration file` {
+		t.Errorf("nope: %v", err)
+	}
+}

@@ -221,6 +221,10 @@ type Warning struct {
 	// Server is the entry concerned ("" for the file as a whole).
 	Server  string
 	Message string
+	// Unread marks a file no server was read from at all (it could not
+	// be read, or parsed, or its servers' member is not an object): a
+	// server the user names may be in it (see NotFoundError).
+	Unread bool
 }
 
 func (w Warning) String() string {
