@@ -70,6 +70,17 @@ func TestWireShowsErrorBodies(t *testing.T) {
 			err:  "HTTP 401",
 		},
 		{
+			// A server that quotes the refused token in its challenge: the
+			// challenge is shown, in --wire and in the error, without it.
+			name: "401 challenge quoting the token",
+			answer: func(w http.ResponseWriter, id string) {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="token `+token+` expired"`)
+				http.Error(w, "expired", http.StatusUnauthorized)
+			},
+			line: []string{`401 Unauthorized text/plain; charset=utf-8 ← POST http://`, `(WWW-Authenticate: Bearer error="invalid_token", error_description="token [redacted] expired")`},
+			err:  `WWW-Authenticate: Bearer error="invalid_token", error_description="token [redacted] expired"`,
+		},
+		{
 			name: "a JSON-RPC answer is shown as its frame",
 			answer: func(w http.ResponseWriter, id string) {
 				w.Header().Set("Content-Type", "application/json")
@@ -170,5 +181,41 @@ func testWireBodyReadsThrough(t *testing.T) {
 	}
 	if msgs[0] != msgs[1] || !strings.HasPrefix(msgs[0], "éé") {
 		t.Errorf("excerpt with --wire %q, without %q", msgs[0], msgs[1])
+	}
+}
+
+// The credentials of the URL itself — its user info, which net/http sends
+// as Basic credentials, and the values of its secret query parameters —
+// are the request's too: an error answer that quotes them is shown, in
+// the error and in --wire, without them, as one quoting the bearer token
+// is. mcpx used to redact only the headers it set, and a server echoing
+// the request showed "Basic dXNlcjpQVy1TRUNSRVQtOQ==" and "api_key=…" whole.
+func TestErrorBodiesHideURLCredentials(t *testing.T) {
+	synctest.Test(t, testErrorBodiesHideURLCredentials)
+}
+
+func testErrorBodiesHideURLCredentials(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="x", error_description="`+r.Header.Get("Authorization")+`"`)
+		http.Error(w, "refused "+r.Header.Get("Authorization")+" for "+r.URL.RawQuery, http.StatusInternalServerError)
+		return true
+	}
+	base := startFake(t, f)
+	u := strings.Replace(base, "http://", "http://user:PW-SECRET-9@", 1) + "?api_key=Q-SECRET-7&x=1"
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u, Client: memClient(t, base)}, rec)
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 500") || !strings.Contains(err.Error(), "refused Basic [redacted] for api_key=[redacted]&x=1") {
+		t.Fatalf("err = %v, want the HTTP 500 quoting the request without its credentials", err)
+	}
+	all := err.Error() + rec.eventText(transport.EventHTTP) + rec.eventText(transport.EventNote)
+	for _, secret := range []string{"PW-SECRET", "Q-SECRET", "dXNlcjpQVy1TRUNSRVQtOQ"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("%q shown:\n%s", secret, all)
+		}
 	}
 }

@@ -3,10 +3,12 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -413,7 +415,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		var secrets []string
 		var body string
 		if resp.StatusCode >= 300 {
-			secrets = requestSecrets(r.Header, b.opts.Header)
+			secrets = requestSecrets(r.Header, b.opts.Header, r.URL)
 			if b.opts.Observer != nil {
 				body = wireBody(resp, secrets)
 			}
@@ -428,7 +430,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		if redirected {
 			text += " (answered by " + resp.Request.URL.String() + ")"
 		}
-		if h := headerSummary(resp.Header, nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
+		if h := headerSummary(redactHeader(resp.Header, secrets), nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
 		}
 		if body != "" {
@@ -449,7 +451,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			Method:       r.Method,
 			URL:          r.URL.String(),
 			Status:       resp.StatusCode,
-			Challenge:    strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+			Challenge:    RedactSecrets(strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), secrets),
 			Body:         x.bodyExcerpt(),
 			CredentialID: CredentialID(r.Header.Get("Authorization")),
 			Header:       resp.Header.Clone(),
@@ -516,13 +518,16 @@ func wireBody(resp *http.Response, secrets []string) string {
 	return out
 }
 
-// requestSecrets lists the credentials in h, the headers of a request:
-// the values of the headers that --wire shows as [redacted] (see
-// headerSummary: credentials, and the headers the user added, added,
+// requestSecrets lists the credentials of a request, its headers h and
+// its URL u: the values of the headers that --wire shows as [redacted]
+// (see headerSummary: credentials, and the headers the user added, added,
 // but MCP's and the standard ones that never carry one, plainHeader),
-// and the token after the scheme of each ("Bearer TOKEN"). Values under
-// 4 bytes are left out: they would redact innocent text.
-func requestSecrets(h, added http.Header) []string {
+// and the token after the scheme of each ("Bearer TOKEN"); the URL's
+// password and the Basic credentials net/http makes of its user info
+// (added to the request after h is set, so not in h); and the values of
+// the URL's query parameters that RedactURL hides (api_key=…). Values
+// under 4 bytes are left out: they would redact innocent text.
+func requestSecrets(h, added http.Header, u *url.URL) []string {
 	var out []string
 	keep := func(v string) {
 		if v = strings.TrimSpace(v); len(v) >= 4 {
@@ -538,6 +543,38 @@ func requestSecrets(h, added http.Header) []string {
 			if _, token, ok := strings.Cut(v, " "); ok {
 				keep(token)
 			}
+		}
+	}
+	if u == nil {
+		return out
+	}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		keep(pw)
+		keep(base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw)))
+	}
+	for name, vs := range u.Query() {
+		if sensitiveParam(name) {
+			for _, v := range vs {
+				keep(v)
+			}
+		}
+	}
+	return out
+}
+
+// redactHeader returns h, the headers of an answer, with every one of
+// secrets (see requestSecrets) redacted from their values (a challenge
+// that quotes the refused token), for showing them; h itself when there
+// are none.
+func redactHeader(h http.Header, secrets []string) http.Header {
+	if len(secrets) == 0 {
+		return h
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		for _, v := range vs {
+			out[k] = append(out[k], RedactSecrets(v, secrets))
 		}
 	}
 	return out

@@ -159,7 +159,9 @@ type UnauthorizedError struct {
 	Method string
 	URL    string
 	Status int
-	// Challenge is the WWW-Authenticate header, as sent.
+	// Challenge is the WWW-Authenticate header, as sent but for the
+	// credentials of the refused request it quotes, which are redacted
+	// (see requestSecrets): the error shows it.
 	Challenge string
 	// Body is a short excerpt of the response body.
 	Body string
