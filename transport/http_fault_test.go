@@ -966,12 +966,24 @@ func testCloseUnblocks(t *testing.T) {
 // failure at once: the JSON body is the request's one answer, so waiting
 // would only run out the request timeout (as it did). What the body held
 // is still delivered.
+//
+// A body that holds the response and more (newline-delimited messages,
+// as over stdio) is not a JSON text, and the error says so: it used to
+// say only that the body, which visibly held "id":2, did not answer
+// request id 2.
 func TestJSONBodyWithoutResponse(t *testing.T) {
 	for name, body := range map[string]string{
 		"wrongid": `{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}`,
 		"notif":   `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`,
 		"garbage": `<html>oops</html>`,
+		"ndjson":  `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}` + "\n",
+		"cut":     `{"jsonrpc":"2.0","id":2,"result":{"tools":[`,
 	} {
+		why := map[string]string{
+			"garbage": "(it is not JSON)",
+			"ndjson":  "(it holds more than one JSON value, but a response body is one JSON-RPC message)",
+			"cut":     "(it is not valid JSON)",
+		}[name]
 		t.Run(name, bubble(func(t *testing.T) {
 			f := &fake{}
 			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
@@ -987,6 +999,9 @@ func TestJSONBodyWithoutResponse(t *testing.T) {
 			_, err := sess.Call(callCtx(t), "tools/list", nil)
 			if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "JSON body did not answer request id 2") {
 				t.Fatalf("err = %v", err)
+			}
+			if want := strings.TrimSpace("request id 2 "+why) + ";"; !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v, want it to say %q", err, want)
 			}
 			if !strings.Contains(err.Error(), strings.Join(strings.Fields(body), " ")) {
 				t.Errorf("message %q does not say what the body held", err)

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 )
 
 // streamable is the Streamable HTTP transport (spec 2025-03-26 and later:
@@ -377,10 +381,30 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			return fmt.Errorf("%w: POST %s: the body is an SSE stream, but its Content-Type is %q; the server must send a stream as text/event-stream (spec: basic/transports, \"Sending Messages to the Server\"): %s",
 				ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
 		}
-		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s; it held: %s",
-			ErrTransport, s.shown, strings.Join(missing, ", "), excerptBody(body, mt))
+		why := ""
+		if _, _, err := jsonrpc.DecodeFrame(body); err != nil {
+			why = " (" + notJSON(body) + ")"
+		}
+		return fmt.Errorf("%w: POST %s: the JSON body did not answer request id %s%s; it held: %s",
+			ErrTransport, s.shown, strings.Join(missing, ", "), why, excerptBody(body, mt))
 	}
 	return nil
+}
+
+// notJSON says what is wrong with body, a JSON answer that holds no
+// message: that it is no JSON at all, or more than one JSON value (a
+// server writing newline-delimited messages, as over stdio, whose first
+// may be the very response that was missed), or invalid JSON.
+func notJSON(body []byte) string {
+	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(body), []byte("\ufeff")))
+	if len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		return "it is not JSON"
+	}
+	end := rawjson.SkipValue(t, 0)
+	if rest := bytes.TrimSpace(t[min(end, len(t)):]); len(rest) > 0 && (rest[0] == '{' || rest[0] == '[') && json.Valid(t[:end]) {
+		return "it holds more than one JSON value, but a response body is one JSON-RPC message"
+	}
+	return "it is not valid JSON"
 }
 
 // looksLikeSSE reports whether a body starts as an SSE stream does: with
