@@ -226,7 +226,7 @@ func newHTTPError(method, url string, resp *http.Response, body string) *HTTPErr
 // Error says what failed, with the URL's secrets redacted (see
 // RedactURL).
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status))
+	msg := strings.TrimSuffix(fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status)), " ")
 	if e.RetryAfter != "" {
 		msg += " (Retry-After: " + Excerpt(e.RetryAfter) + ")"
 	}

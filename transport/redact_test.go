@@ -113,3 +113,16 @@ func TestErrorsRedactURLs(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A status without a standard text (a server's 600, 299 or 499) is shown
+// as its number: the message read "HTTP 600 : body".
+func TestHTTPErrorUnknownStatus(t *testing.T) {
+	e := &transport.HTTPError{Method: "POST", URL: "http://h/mcp", Status: 600, Body: "weird"}
+	if got, want := e.Error(), "POST http://h/mcp: HTTP 600: weird"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	e.Body = ""
+	if got, want := e.Error(), "POST http://h/mcp: HTTP 600"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
