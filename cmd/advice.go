@@ -239,13 +239,21 @@ type hintFacts struct {
 	narrated  bool   // -v or --wire shows the authorization steps
 	login     bool   // the command is mcpx auth login
 	era       string // --protocol-era as settled (legacy, auto, modern)
+	// mode is the HTTP transport asked for (--transport, or a named
+	// server's type), "" for a server command; modeReason what chose it.
+	mode       transport.HTTPMode
+	modeReason string
 }
 
 // hintFacts returns the facts of the connection d describes, shown as out
 // says.
 func (d connDesc) hintFacts(out output) hintFacts {
-	return hintFacts{bearer: d.http.sentBearer() != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
+	f := hintFacts{bearer: d.http.sentBearer() != "", authHeader: d.http.url != "" && d.http.oauthOff() != "",
 		entryAuth: d.http.authFrom, narrated: out.verbose || out.wire, era: d.session.era}
+	if d.http.url != "" {
+		f.mode, f.modeReason = d.http.mode, orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode))
+	}
+	return f
 }
 
 // hintFacts are the facts of the run's connection: e's configuration, and
@@ -292,10 +300,35 @@ func httpHint(err error, f hintFacts) string {
 		}
 		return " (-v shows the authorization steps; --bearer TOKEN sends a token of your own)"
 	}
+	if errors.Is(err, transport.ErrConnect) && notTLS(err) {
+		// No certificate was offered: --ca-cert cannot help.
+		return " (the server does not speak TLS at that address; for a plain HTTP server, use an http:// URL)"
+	}
 	if errors.Is(err, transport.ErrConnect) && isTLSError(err) {
 		return " (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"
 	}
+	// The transport asked for may be the wrong one (spec 2025-03-26:
+	// basic/transports, "Backwards Compatibility"): a Streamable HTTP
+	// server refuses the legacy transport's opening GET (405 as the spec
+	// has it, 400 without a session, as the TypeScript SDK does, or 404),
+	// and a legacy server's stream URL takes no POST.
+	var he *transport.HTTPError
+	if errors.As(err, &he) && (he.Status == http.StatusBadRequest || he.Status == http.StatusNotFound || he.Status == http.StatusMethodNotAllowed) {
+		switch {
+		case f.mode == transport.ModeSSE && he.Method == http.MethodGet:
+			return " (the URL was reached as a legacy HTTP+SSE server, " + f.modeReason + "; for a Streamable HTTP server use --transport http, or auto to find out)"
+		case f.mode == transport.ModeStreamable && he.Method == http.MethodPost && he.Status != http.StatusBadRequest:
+			return " (the URL was reached as a Streamable HTTP server, " + f.modeReason + "; for a legacy HTTP+SSE server use --transport sse, or auto to find out)"
+		}
+	}
 	return ""
+}
+
+// notTLS reports a TLS connection refused because the server answered
+// with something else than TLS (plain HTTP, most often).
+func notTLS(err error) bool {
+	var recErr tls.RecordHeaderError
+	return errors.As(err, &recErr) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
 }
 
 // sessionHint says what to do about a session that did not open, after
@@ -305,7 +338,8 @@ func httpHint(err error, f hintFacts) string {
 // a legacy client fails against a modern server).
 func sessionHint(err error, f hintFacts) string {
 	var te *inspector.TimeoutError
-	if f.era == eraLegacy && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
+	// (Not over HTTP+SSE, which 2026-07-28 does not run over.)
+	if f.era == eraLegacy && f.mode != transport.ModeSSE && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
 		return " (a server that speaks only 2026-07-28 may not answer initialize at all: --protocol-era auto finds out)"
 	}
 	return ""

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,5 +125,47 @@ func TestAdviceBeforeData(t *testing.T) {
 	got := errorMessage(err)
 	if want := `(the server lists no resource "test://nope"); see ` + "`mcpx resources list`" + ` (data: {"uri":"test://nope"})`; !strings.HasSuffix(got, want) {
 		t.Errorf("got %s\nwant …%s", got, want)
+	}
+}
+
+// httpHint after a connection or HTTP failure: TLS spoken to a plain HTTP
+// server is not a certificate matter, and a transport asked for that the
+// server does not speak points at the other one (or auto).
+func TestHTTPHintTransportAndTLS(t *testing.T) {
+	connect := func(err error) error { return fmt.Errorf("%w: POST https://x/mcp: %w", transport.ErrConnect, err) }
+	sse := hintFacts{mode: transport.ModeSSE, modeReason: "chosen with --transport sse"}
+	streamable := hintFacts{mode: transport.ModeStreamable, modeReason: "chosen with --transport http"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		f    hintFacts
+		want string
+	}{
+		{"https to plain HTTP", connect(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), hintFacts{},
+			" (the server does not speak TLS at that address; for a plain HTTP server, use an http:// URL)"},
+		{"https to plain HTTP, net/http's words", connect(errors.New("http: server gave HTTP response to HTTPS client")), hintFacts{},
+			" (the server does not speak TLS at that address; for a plain HTTP server, use an http:// URL)"},
+		{"unknown CA", connect(x509.UnknownAuthorityError{}), hintFacts{},
+			" (if the server's certificate comes from a private CA, trust it with --ca-cert FILE)"},
+		{"sse's GET refused", &transport.HTTPError{Method: "GET", Status: 400}, sse,
+			" (the URL was reached as a legacy HTTP+SSE server, chosen with --transport sse; for a Streamable HTTP server use --transport http, or auto to find out)"},
+		{"sse's GET: 405", &transport.HTTPError{Method: "GET", Status: 405}, sse, "for a Streamable HTTP server use --transport http"},
+		{"sse's GET: 500 says nothing of the transport", &transport.HTTPError{Method: "GET", Status: 500}, sse, ""},
+		{"streamable's POST: 404", &transport.HTTPError{Method: "POST", Status: 404}, streamable,
+			" (the URL was reached as a Streamable HTTP server, chosen with --transport http; for a legacy HTTP+SSE server use --transport sse, or auto to find out)"},
+		{"streamable's POST: 400 is the server's word on the request", &transport.HTTPError{Method: "POST", Status: 400}, streamable, ""},
+		{"auto tried both", &transport.HTTPError{Method: "GET", Status: 405}, hintFacts{mode: transport.ModeAuto}, ""},
+	} {
+		got := httpHint(tc.err, tc.f)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// The legacy era's hint that a 2026-07-28 server may not answer
+	// initialize is not given over HTTP+SSE, which that revision does not
+	// run over.
+	err := fmt.Errorf("initialize: %w", &inspector.TimeoutError{Method: "initialize", After: time.Second})
+	if got := sessionHint(err, hintFacts{era: eraLegacy, mode: transport.ModeSSE}); got != "" {
+		t.Errorf("sessionHint over HTTP+SSE: %q", got)
 	}
 }
