@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -254,6 +255,15 @@ func (d connDesc) hintFacts(out output) hintFacts {
 		f.mode, f.modeReason = d.http.mode, orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode))
 	}
 	return f
+}
+
+// secrets are the secrets of the run's connection, or of its
+// configuration when it made none through env.session (verify, proxy).
+func (e *env) secrets() *record.Secrets {
+	if e.run != nil && e.run.secrets != nil {
+		return e.run.secrets
+	}
+	return e.cfg.conn.knownSecrets()
 }
 
 // hintFacts are the facts of the run's connection: e's configuration, and

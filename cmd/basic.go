@@ -66,6 +66,12 @@ func (e *env) withSession(ctx context.Context, d connDesc, fn func(*client) erro
 
 // session is withSession for d, which it does not change, with a.
 func (e *env) session(ctx context.Context, d *connDesc, a attachments, fn func(*client) error) (err error) {
+	if a.secrets == nil {
+		a.secrets = d.knownSecrets()
+	}
+	if e.run != nil {
+		e.run.secrets = a.secrets // (told the access tokens OAuth presents)
+	}
 	c, err := e.conns.connect(ctx, d, e.cfg.out, a)
 	if err != nil {
 		return err

@@ -94,6 +94,11 @@ type reporter struct {
 	command string
 	// hints are what the advice after an HTTP failure depends on.
 	hints hintFacts
+	// secrets are the credentials the connection knew (see
+	// connDesc.knownSecrets), redacted from the message: a server may
+	// quote the token it refused in its error, which --wire and traces
+	// redact too. nil redacts none.
+	secrets *record.Secrets
 }
 
 // report prints err on stderr — one line, or one JSON line with --json —
@@ -111,7 +116,7 @@ func (r reporter) report(err error) int {
 	code, kind := classify(err)
 	// The packages redact the URLs they quote; this is the last line of
 	// defence for any that slipped through (a library's error text).
-	msg := transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints) + sessionHint(err, r.hints))
+	msg := r.secrets.Text(transport.RedactURLs(errorMessage(err) + httpHint(err, r.hints) + sessionHint(err, r.hints)))
 	if r.json {
 		// The JSON error's message is one line.
 		out := map[string]any{"code": kind, "message": tui.EscapeLine(msg), "exitCode": code}
@@ -131,7 +136,7 @@ func (r reporter) report(err error) int {
 		// The server's error (rpcError) is JSON as it sent it, which may
 		// hold C1 and bidirectional controls raw.
 		b, _ := json.Marshal(map[string]any{"error": out})
-		fmt.Fprintln(r.ios.ErrOut, tui.EscapeJSON(string(b)))
+		fmt.Fprintln(r.ios.ErrOut, tui.EscapeJSON(string(r.secrets.Frame(b))))
 		return code
 	}
 	// A message of several lines (a server's) keeps them, indented.

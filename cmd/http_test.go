@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	stdlog "log"
 	"net/http"
@@ -398,5 +399,39 @@ func TestHTTPPrimingEventsOnlyWithVerbose(t *testing.T) {
 	}
 	if r := runMcpx(t, nil, "verify", trace, "--url", u); r.code != 0 || strings.Contains(r.stderr, "priming") {
 		t.Fatalf("verify: exit %d, a priming event on stderr:\n%s%s", r.code, r.stderr, r.stdout)
+	}
+}
+
+// A server's error that quotes the credentials it was sent (here the
+// Authorization header, in a JSON-RPC error's message and data) is
+// reported without them, on the error line and in --json's error: --wire
+// and traces redact such echoes already.
+func TestServerErrorEchoingTokenIsRedacted(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "", http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		auth, _ := json.Marshal("rejected: " + r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s,"data":{"sent":%s}}}`, req.ID, auth, auth)
+	}))
+	t.Cleanup(ts.Close)
+	const token = "s3cr3t-t0ken-echoed"
+	for _, args := range [][]string{
+		{"ping", "--url", ts.URL + "/mcp", "--bearer", token},
+		{"ping", "--json", "--url", ts.URL + "/mcp", "--bearer", token},
+		{"ping", "--url", ts.URL + "/mcp", "-H", "Authorization: Bearer " + token},
+	} {
+		r := runMcpx(t, nil, args...)
+		if r.code == ExitOK || strings.Contains(r.stderr, token) || !strings.Contains(r.stderr, "rejected: ") || !strings.Contains(r.stderr, "[redacted]") {
+			t.Errorf("%q: exit %d, stderr %s", args, r.code, r.stderr)
+		}
 	}
 }

@@ -563,7 +563,7 @@ func (s *replSession) reporter(json, narrated bool) reporter {
 
 // reporterTo is reporter writing to ios.
 func (s *replSession) reporterTo(ios *IOStreams, json, narrated bool) reporter {
-	return reporter{ios: ios, json: json, inREPL: true,
+	return reporter{ios: ios, json: json, inREPL: true, secrets: s.secrets,
 		hints: hintFacts{bearer: ios.Getenv("MCPX_BEARER_TOKEN") != "", entryAuth: s.cfg.conn.http.authFrom, narrated: narrated}}
 }
 

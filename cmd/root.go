@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/ttyin"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
@@ -123,6 +124,9 @@ type runState struct {
 	// header the run's connection sends ("FILE entry NAME"), for the
 	// advice after a refusal.
 	entryAuth string
+	// secrets are those of the run's connection (attachments.secrets),
+	// for the report of its error; nil before one is made.
+	secrets *record.Secrets
 	// login is set by mcpx auth login: the advice after a browser
 	// authorization that outlasted --timeout is to raise it, not to run
 	// mcpx auth login.
@@ -228,7 +232,7 @@ func runTree(ctx context.Context, args []string, ios *IOStreams, tree func(*env,
 	if err != nil && !e.started {
 		err = &usageError{err: err}
 	}
-	rep := reporter{ios: ios, json: flags.out.json, hints: e.hintFacts()}
+	rep := reporter{ios: ios, json: flags.out.json, hints: e.hintFacts(), secrets: e.secrets()}
 	if ran != nil && ran.HasParent() {
 		rep.command = ran.CommandPath()
 	}

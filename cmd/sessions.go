@@ -461,7 +461,7 @@ func (o *connectOptions) nested(ctx context.Context) error {
 		// (see start).
 		return &exitStatus{code: ExitInterrupted}
 	}
-	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts()}
+	rep := reporter{ios: &ios, json: flags.out.json, hints: e.hintFacts(), secrets: e.secrets()}
 	return &exitStatus{code: rep.report(err)}
 }
 
