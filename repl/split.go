@@ -186,6 +186,15 @@ func Scan(line string) Scanned {
 			} else {
 				i, out.Comment = len(line), true
 			}
+		case c == '\\' && i+1 < len(line) && line[i+1] == '\n':
+			// \<newline> continues the line and is removed, as a shell
+			// does: inside a word the word goes on, between words it
+			// starts none (an indented or empty next line would
+			// otherwise add an empty word).
+			if in {
+				plain = false
+			}
+			i++
 		case c == '\\':
 			begin(i)
 			plain = false

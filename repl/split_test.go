@@ -23,6 +23,11 @@ func TestSplit(t *testing.T) {
 		{`''`, []string{""}},
 		{`a''b`, []string{"ab"}},
 		{"a \\\nb", []string{"a", "b"}},
+		// \<newline> is removed, as a shell does: between words it adds
+		// no word, so an indented or empty next line is just more blanks.
+		{"tools call get-sum \\\n  a=1 \\\n  b=2", []string{"tools", "call", "get-sum", "a=1", "b=2"}},
+		{"ping \\\n", []string{"ping"}},
+		{"a\\\nb \\\n\tc", []string{"ab", "c"}},
 		{"ping # a comment", []string{"ping"}},
 		{"# only a comment", nil},
 		{"a#b", []string{"a#b"}},
