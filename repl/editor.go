@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/chzyer/readline"
 	"golang.org/x/term"
@@ -502,14 +503,7 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 // line break; a command of one line is kept as typed (blanks inside
 // quotes are part of a value).
 func (e *Editor) AddHistory(cmd string) {
-	lines := strings.Split(cmd, "\n")
-	kept := lines[:0]
-	for _, l := range lines {
-		if l = strings.TrimSpace(l); l != "" {
-			kept = append(kept, l)
-		}
-	}
-	line := strings.Join(kept, " ")
+	line := historyLine(cmd)
 	if line == "" {
 		return
 	}
@@ -517,6 +511,35 @@ func (e *Editor) AddHistory(cmd string) {
 	if e.hist != nil {
 		e.hist.add(line)
 	}
+}
+
+// historyLine joins the lines of cmd into one (see AddHistory). A line
+// break continued with a final backslash is removed with its backslash,
+// as Scan removes it: kept, the backslash would escape the blank put in
+// the break's place and make a word of it (a\<newline>b, one word, would
+// come back as two).
+func historyLine(cmd string) string {
+	lines := strings.Split(cmd, "\n")
+	var b strings.Builder
+	glue := false // the break before this line is a \<newline> inside a word
+	for i, l := range lines {
+		next := false
+		if i < len(lines)-1 && Scan(strings.Join(lines[:i+1], "\n")).Incomplete() == OpenEscape {
+			l = l[:len(l)-1]
+			n := lines[i+1]
+			next = l != "" && !isBlank(l[len(l)-1]) && n != "" && !isBlank(n[0])
+		}
+		if glue {
+			b.WriteString(strings.TrimRightFunc(l, unicode.IsSpace))
+		} else if t := strings.TrimSpace(l); t != "" {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t)
+		}
+		glue = next
+	}
+	return b.String()
 }
 
 // loadHistory reads the history file and keeps appending to it.

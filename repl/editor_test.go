@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,5 +432,40 @@ func TestEditorCompletes(t *testing.T) {
 	f.typeKeys(t, "mes\thi\r")
 	if r := wait(t, ch); r.err != nil || r.text != "tools call echo message=hi" {
 		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+}
+
+// A command continued with \<newline> is kept as the one line it means:
+// the continuation is removed, not turned into an escaped blank, so that
+// recalling it runs the same words.
+func TestEditorHistoryContinuation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history")
+	f := newFakeTerm(t, EditorOptions{HistoryFile: path})
+	cmds := []string{
+		"tools call get-sum \\\n  a=1 \\\n  b=2",
+		"tools call echo message=a\\\nb",
+		"ping \\\n",
+		"call tools/call {\"name\": \"echo\"} \\\n  --json",
+	}
+	for _, c := range cmds {
+		f.ed.AddHistory(c)
+	}
+	f.ed.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(kept) != len(cmds) {
+		t.Fatalf("history file = %q", b)
+	}
+	for i, c := range cmds {
+		want, err := Split(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Split(kept[i]); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q kept as %q: words %q, %v; want %q", c, kept[i], got, err, want)
+		}
 	}
 }
