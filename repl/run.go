@@ -43,7 +43,7 @@ func (s *Script) ReadCommand() (string, error) {
 			return "", io.EOF
 		}
 		s.line++
-		lines = append(lines, strings.TrimRight(l, "\r\n"))
+		lines = append(lines, lineText(l, s.line))
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
 			s.start = start
@@ -71,7 +71,7 @@ func (s *Script) Buffered() (string, bool) {
 		if i < 0 {
 			return "", false
 		}
-		lines = append(lines, strings.TrimRight(string(buf[off:off+i+1]), "\r\n"))
+		lines = append(lines, lineText(string(buf[off:off+i+1]), s.line+len(lines)+1))
 		off += i + 1
 		text := strings.Join(lines, "\n")
 		if Scan(text).Incomplete() == Closed {
@@ -81,6 +81,18 @@ func (s *Script) Buffered() (string, bool) {
 			return text, true
 		}
 	}
+}
+
+// lineText returns the text of line n (1-based) of a script, read with
+// its line ending: without it (\n or \r\n), and the first line without a
+// UTF-8 byte order mark, which some Windows editors write at the start of
+// a file and which would otherwise be part of the first command's name.
+func lineText(raw string, n int) string {
+	l := strings.TrimRight(raw, "\r\n")
+	if n == 1 {
+		l = strings.TrimPrefix(l, "\ufeff")
+	}
+	return l
 }
 
 // IncompleteError reports a script that ends inside a command.

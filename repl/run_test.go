@@ -30,6 +30,16 @@ func TestScript(t *testing.T) {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 
+	// A UTF-8 byte order mark at the start of the file is not part of
+	// the first command.
+	sc = NewScript(strings.NewReader("\ufeffping\r\n\ufeffinfo\r\n"))
+	if cmd, err := sc.ReadCommand(); cmd != "ping" || err != nil {
+		t.Errorf("first command after a byte order mark: %q, %v", cmd, err)
+	}
+	if cmd, err := sc.ReadCommand(); cmd != "\ufeffinfo" || err != nil {
+		t.Errorf("second command: %q, %v (a mark inside the file is not removed)", cmd, err)
+	}
+
 	sc = NewScript(strings.NewReader("ping\ncall x {\n"))
 	if _, err := sc.ReadCommand(); err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func readAll(script string, buffered bool) ([]string, int) {
 func TestScriptBuffered(t *testing.T) {
 	for _, script := range []string{
 		"ping\n\n# c\ncall x {\n  \"a\": 1\n}\r\ntools call echo 'message=two\nlines'\nlast",
-		"a\nb\nc\n", "call x {\n", "a\ncall x {\n\"b\"\n", "", "\n", "x 'open\n",
+		"a\nb\nc\n", "\ufeffa\n\ufeffb\n", "\ufeffcall x {\n1}\n", "call x {\n", "a\ncall x {\n\"b\"\n", "", "\n", "x 'open\n",
 	} {
 		want, _ := readAll(script, false)
 		got, n := readAll(script, true)
