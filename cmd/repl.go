@@ -30,7 +30,7 @@ type replOptions struct {
 
 func (o *replOptions) addFlags(f *pflag.FlagSet) {
 	o.flags = f
-	f.StringVarP(&o.file, "file", "f", "", "run the commands in script `FILE` instead of reading them from the terminal")
+	f.StringVarP(&o.file, "file", "f", "", "run the commands in script `FILE` instead of reading them from the terminal (- for standard input)")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "in a script, go on after a command fails (the exit status is then the first failure's)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not read or write the command history file")
 	f.IntVar(&o.parallel, "parallel", 1, "in a script, run up to `N` commands at once (each line's output is printed in the order of the lines)")
@@ -110,7 +110,13 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		return usageErrorf("--parallel %d: give the number of commands a script may run at once, 1 or more", o.parallel)
 	}
 	var script io.Reader
-	if o.file != "" {
+	switch o.file {
+	case "":
+	case "-":
+		// -f - is stdin, as for --args @-: the way to say "a script"
+		// when stdin is a terminal, or in a command written for -f FILE.
+		script = e.ios.In
+	default:
 		f, err := os.Open(o.file)
 		if err != nil {
 			return usageErrorf("-f: %v", err)

@@ -349,3 +349,20 @@ func TestJSONErrorLineIsTerminalSafe(t *testing.T) {
 		t.Errorf("the line %q does not hold the server's message: %v", line, err)
 	}
 }
+
+// TestREPLScriptFromStdinDash: -f - reads the script from stdin, as
+// --args @- reads an argument from it.
+func TestREPLScriptFromStdinDash(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	ios, out, errOut := NewTestIOStreams(nil)
+	ios.In = strings.NewReader("tools call echo message=from-stdin\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if code := Run(ctx, []string{"repl", "-f", "-", "--url", u}, ios); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "mcpx> tools call echo message=from-stdin\nEcho: from-stdin\n") {
+		t.Errorf("the script on stdin did not run:\n%s\n%s", out.String(), errOut.String())
+	}
+}
