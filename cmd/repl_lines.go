@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -243,10 +243,67 @@ func runFound(ctx context.Context, c *cobra.Command, flags []string) error {
 // lines ending in &, or mcpx repl --parallel) each take a worker of their
 // own, whose output is kept until the lines before it are printed.
 type lineWorker struct {
-	root        *cobra.Command
-	flags       *rootFlags
-	env         *env
-	out, errOut bytes.Buffer
+	root  *cobra.Command
+	flags *rootFlags
+	env   *env
+	kept  lineOutput
+}
+
+// lineOutput is a background line's output kept until its turn: what it
+// wrote to stdout and to stderr, in the order it wrote it. Two buffers
+// printed one after the other put a line's stderr (its progress, a
+// warning before its call) after all its stdout when both streams are
+// one (2>&1, a terminal), unlike the same line run on its own. Writes
+// come from the line's command and from the session's read loop (its
+// progress), hence the lock.
+type lineOutput struct {
+	mu     sync.Mutex
+	chunks []lineChunk
+}
+
+type lineChunk struct {
+	toErr bool
+	b     []byte
+}
+
+func (o *lineOutput) write(toErr bool, p []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(o.chunks)
+	switch {
+	case n > 0 && o.chunks[n-1].toErr == toErr:
+		o.chunks[n-1].b = append(o.chunks[n-1].b, p...)
+	case n < cap(o.chunks): // a chunk of an earlier line: its memory again
+		o.chunks = o.chunks[:n+1]
+		o.chunks[n].toErr, o.chunks[n].b = toErr, append(o.chunks[n].b[:0], p...)
+	default:
+		o.chunks = append(o.chunks, lineChunk{toErr, append([]byte(nil), p...)})
+	}
+}
+
+// flush writes what was kept to out and errOut, in order, and forgets it.
+func (o *lineOutput) flush(out, errOut io.Writer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.chunks {
+		w := out
+		if c.toErr {
+			w = errOut
+		}
+		_, _ = w.Write(c.b)
+	}
+	o.chunks = o.chunks[:0]
+}
+
+// lineStream is one of a lineOutput's two streams.
+type lineStream struct {
+	o     *lineOutput
+	toErr bool
+}
+
+func (w lineStream) Write(p []byte) (int, error) {
+	w.o.write(w.toErr, p)
+	return len(p), nil
 }
 
 // spawn prepares a script's line to run in the background on a worker of
@@ -262,10 +319,7 @@ func (s *replSession) spawn(words []string) (func(context.Context) repl.Result, 
 		return repl.Result{Code: code}
 	}
 	flush := func() {
-		_, _ = s.ios.Out.Write(w.out.Bytes())
-		_, _ = s.ios.ErrOut.Write(w.errOut.Bytes())
-		w.out.Reset()
-		w.errOut.Reset()
+		w.kept.flush(s.ios.Out, s.ios.ErrOut)
 		s.workersMu.Lock()
 		s.workers = append(s.workers, w)
 		s.workersMu.Unlock()
@@ -286,11 +340,11 @@ func (s *replSession) takeWorker() *lineWorker {
 	s.workersMu.Unlock()
 	w := &lineWorker{}
 	ios := *s.ios
-	ios.Out, ios.ErrOut = &w.out, &w.errOut
+	ios.Out, ios.ErrOut = lineStream{&w.kept, false}, lineStream{&w.kept, true}
 	w.env = &env{ios: &ios, run: s.line.run, conns: s.conns, repl: s}
 	w.root, w.flags = s.lineTreeFor(w.env)
-	w.root.SetOut(&w.out)
-	w.root.SetErr(&w.errOut)
+	w.root.SetOut(ios.Out)
+	w.root.SetErr(ios.ErrOut)
 	return w
 }
 
