@@ -86,6 +86,11 @@ var adviceTable = []func(error) string{
 		if !errors.As(err, &e) {
 			return ""
 		}
+		if len(e.Ref) > 1 && e.Ref[0] == '@' {
+			// mcpx repl @dev, mcpx -s @dev: a session's name, which is
+			// read only as mcpx's first argument (takeSessionArg).
+			return "; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"
+		}
 		if len(e.Problems) > 0 {
 			return "; `mcpx servers -v` lists the servers found and the problems met (or give the server command after --, or --url URL)"
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -110,6 +111,11 @@ func TestAdvice(t *testing.T) {
 		{"answer in an event with an SSE field too long", fmt.Errorf("tools/list: %w", (&transport.SkippedMessageError{What: "an SSE event", Whole: true, Limit: 1 << 20,
 			Field: &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}})),
 			"tools/list: an SSE event was dropped: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
+		{"server name", &servers.NotFoundError{Ref: "github"},
+			"no server named \"github\" in any configuration file; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"},
+		// mcpx repl @dev: a session's name where a server's goes.
+		{"session name in a server's place", &servers.NotFoundError{Ref: "@dev"},
+			"no server named \"@dev\" in any configuration file; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"},
 		{"nothing to add", errors.New("boom"), "boom"},
 	} {
 		if got := errorMessage(tc.err); got != tc.want {
