@@ -122,6 +122,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			return usageErrorf("-f: %v", err)
 		}
 		defer f.Close()
+		// A directory opens; reading it fails only once the server runs.
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return usageErrorf("-f %s: is a directory; give a script file (or - for standard input)", o.file)
+		}
 		script = f
 	}
 	if script == nil && !interactive {

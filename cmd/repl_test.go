@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -364,5 +365,16 @@ func TestREPLScriptFromStdinDash(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "mcpx> tools call echo message=from-stdin\nEcho: from-stdin\n") {
 		t.Errorf("the script on stdin did not run:\n%s\n%s", out.String(), errOut.String())
+	}
+}
+
+// -f DIRECTORY is refused before the server is reached: a directory
+// opens, and reading it failed only once the session was open.
+func TestREPLScriptDirectoryRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runMcpx(t, nil, "repl", "-f", dir, "--url", "http://"+testservers.RefusedAddr(t)+"/mcp")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "-f "+dir+": is a directory; give a script file") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 }
