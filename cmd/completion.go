@@ -120,7 +120,8 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 			f.server.stderr = "hide"
 		}
 		f.out = outputFlags{color: "never"}
-		cfg, err := f.validate(validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"), at: e.run.at})
+		cfg, err := f.validate(validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"),
+			timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: e.run.at})
 		if err != nil {
 			return nil, none
 		}

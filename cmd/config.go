@@ -104,10 +104,13 @@ func (h httpDesc) oauthOff() string {
 
 // sessionDesc shapes the MCP session.
 type sessionDesc struct {
-	maxMessageSize  int64
-	timeout         time.Duration // 0: none
-	maxTimeout      time.Duration // 0: none
-	protocolVersion string
+	maxMessageSize int64
+	timeout        time.Duration // 0: none
+	maxTimeout     time.Duration // 0: none
+	// timeoutSet and maxTimeoutSet say the flags gave them (see
+	// validation).
+	timeoutSet, maxTimeoutSet bool
+	protocolVersion           string
 	// era is legacy, auto or modern; eraSource names what chose it ("" for
 	// the default).
 	era, eraSource string
@@ -156,6 +159,9 @@ type validation struct {
 	person inspector.Person
 	// eraSet says --protocol-era was given (its value may be "").
 	eraSet bool
+	// timeoutSet and maxTimeoutSet say --timeout and --max-timeout were
+	// given: a configured server's own timeout does not replace them.
+	timeoutSet, maxTimeoutSet bool
 	// at is the @NAME given before the command, if any.
 	at sessionRef
 }
@@ -200,6 +206,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	sess.timeoutSet, sess.maxTimeoutSet = v.timeoutSet, v.maxTimeoutSet
 	named, err := f.named.validate()
 	if err != nil {
 		return cfg, err

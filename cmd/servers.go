@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -214,6 +215,14 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	}
 	for _, w := range l.Warnings {
 		e.console().Warn(w.String())
+	}
+	// The entry's timeout (the application gives a slow server that
+	// long), unless the flags set one.
+	if s.Timeout > 0 && !d.session.timeoutSet {
+		d.session.timeout = s.Timeout
+		if !d.session.maxTimeoutSet && d.session.maxTimeout > 0 && s.Timeout > d.session.maxTimeout {
+			d.session.maxTimeout = s.Timeout
+		}
 	}
 	d.named.ref = ""
 	if l.Transport == servers.TransportStdio {
@@ -606,7 +615,10 @@ type serverJSON struct {
 	// variables, never their values.
 	EnvHeaders     map[string]string `json:"envHeaders,omitempty"`
 	BearerTokenEnv string            `json:"bearerTokenEnv,omitempty"`
-	Disabled       bool              `json:"disabled,omitempty"`
+	// Timeout is the entry's request timeout (Go's duration syntax),
+	// which mcpx uses unless --timeout is given.
+	Timeout  string `json:"timeout,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
 	// Trust is "own" (mcpx's file), "url" (a URL whose entry takes
 	// nothing from this machine: nothing to confirm), "trusted"
 	// (confirmed as it is) or "ask".
@@ -619,7 +631,16 @@ func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
 		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: transport.RedactURL(s.URL), Headers: shownMap(s.Headers),
 		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, Trust: trustState(s, store),
+		Timeout: timeoutText(s.Timeout),
 	}
+}
+
+// timeoutText is d in Go's duration syntax, "" for none.
+func timeoutText(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }
 
 func trustState(s *servers.Server, store *servers.TrustStore) string {
@@ -783,6 +804,9 @@ func newServersShowCmd(e *env) *cobra.Command {
 			}
 			if s.BearerTokenEnv != "" {
 				row("header", "Authorization: Bearer $"+s.BearerTokenEnv)
+			}
+			if j.Timeout != "" {
+				row("timeout", j.Timeout+" (the entry's wait for an answer; mcpx waits as long unless --timeout is given)")
 			}
 			if s.Disabled {
 				row("disabled", "yes (in its file; mcpx still uses it when named)")
@@ -995,6 +1019,13 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 // configured server resolved to (the command itself goes after --).
 func resolvedArgs(d connDesc) []string {
 	var args []string
+	// The entry's timeouts (flags given are passed as given).
+	if !d.session.timeoutSet {
+		args = append(args, "--timeout="+d.session.timeout.String())
+	}
+	if !d.session.maxTimeoutSet {
+		args = append(args, "--max-timeout="+d.session.maxTimeout.String())
+	}
 	if d.http.url == "" {
 		for _, kv := range d.stdio.env {
 			args = append(args, "--env="+kv)

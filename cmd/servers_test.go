@@ -516,3 +516,44 @@ func TestServersShowCodexHeaderVariables(t *testing.T) {
 		t.Errorf("servers show --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A configured server's own timeout (here Gemini CLI's, in milliseconds)
+// is how long mcpx waits for an answer unless --timeout is given; servers
+// show says so.
+func TestServerEntryTimeout(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	env, _ := namedHome(t, nil)
+	gemini := filepath.Join(env["HOME"], ".gemini", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(gemini), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gemini, []byte(`{"mcpServers": {"slowpoke": {"httpUrl": "`+u+`", "timeout": 300}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runMcpx(t, env, "tools", "call", "slow", "-s", "slowpoke")
+	if r.code != ExitTimeout || !strings.Contains(r.stderr, "no response after 300ms") {
+		t.Errorf("the entry's timeout: exit %d: %s", r.code, r.stderr)
+	}
+	r = runMcpx(t, env, "tools", "call", "slow", "-s", "slowpoke", "--timeout", "200ms")
+	if r.code != ExitTimeout || !strings.Contains(r.stderr, "no response after 200ms") {
+		t.Errorf("--timeout: exit %d: %s", r.code, r.stderr)
+	}
+	r = runMcpx(t, env, "servers", "show", "slowpoke")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^timeout: +300ms \(the entry's wait for an answer`).MatchString(r.stdout) {
+		t.Errorf("servers show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, env, "servers", "show", "slowpoke", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"timeout":"300ms"`) {
+		t.Errorf("servers show --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A session process gets the entry's timeout with the rest of it.
+	d := connDesc{session: sessionDesc{timeout: 300 * time.Millisecond, maxTimeout: defaultMaxTimeout}}
+	if got := strings.Join(resolvedArgs(d), " "); got != "--timeout=300ms --max-timeout=10m0s" {
+		t.Errorf("resolvedArgs: %s", got)
+	}
+	d.session.timeoutSet, d.session.maxTimeoutSet = true, true
+	if got := resolvedArgs(d); len(got) != 0 {
+		t.Errorf("resolvedArgs with the flags given (passed as given): %q", got)
+	}
+}

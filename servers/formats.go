@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 )
 
 // role is what a field of a server entry means to mcpx.
@@ -28,6 +29,8 @@ const (
 	rEnabled                // false turns the server off
 	rBearerEnv              // Codex: variable holding a bearer token
 	rEnvHeaders             // Codex: header → variable holding its value
+	rTimeoutMS              // Gemini: how long to wait for an answer, in milliseconds
+	rTimeoutSec             // Codex: how long to wait for a tool's answer, in seconds
 	rUnhonoured             // known, but mcpx cannot do what it asks: a warning unless false or empty
 )
 
@@ -115,7 +118,7 @@ var dialects = map[Kind]*dialect{
 		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd, "env_vars": rIgnore,
 		"url": rURL, "http_headers": rHeaders, "env_http_headers": rEnvHeaders, "bearer_token_env_var": rBearerEnv,
 		"enabled": rEnabled, "required": rIgnore, "startup_timeout_sec": rIgnore, "startup_timeout_ms": rIgnore,
-		"tool_timeout_sec": rIgnore, "enabled_tools": rIgnore, "disabled_tools": rIgnore,
+		"tool_timeout_sec": rTimeoutSec, "enabled_tools": rIgnore, "disabled_tools": rIgnore,
 		"default_tools_approval_mode": rIgnore, "tools": rIgnore, "scopes": rIgnore, "oauth_resource": rIgnore,
 		"experimental_environment": rIgnore, "bearer_token": rUnhonoured,
 	}, notes: map[string]string{
@@ -135,7 +138,7 @@ var dialects = map[Kind]*dialect{
 	KindGemini: {kind: KindGemini, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
 		"url": rURL, "httpUrl": rHTTPURL, "headers": rHeaders,
-		"timeout": rIgnore, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
+		"timeout": rTimeoutMS, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
 		"description": rIgnore, "oauth": rIgnore, "authProviderType": rIgnore, "targetAudience": rIgnore,
 		"targetServiceAccount": rIgnore, "extensionName": rIgnore,
 	}, syntax: synBraced | synDefault | synDollar | unsetKeep},
@@ -229,6 +232,14 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 			s.BearerTokenEnv, ok = v.(string)
 		case rEnvHeaders:
 			s.EnvHeaders, ok = stringMap(v)
+		case rTimeoutMS, rTimeoutSec:
+			unit := time.Second
+			if r == rTimeoutMS {
+				unit = time.Millisecond
+			}
+			if s.Timeout, ok = duration(v, unit); ok && s.Timeout == 0 {
+				warn(k, "%s is not a positive number, ignored", k)
+			}
 		case rUnhonoured:
 			ok = true
 			if v != nil && v != false && v != "" {
@@ -410,6 +421,35 @@ func stringMap(v any) (map[string]string, bool) {
 		}
 	}
 	return out, true
+}
+
+// duration reads v, a number of units, as a duration: 0 when it is not
+// positive, at least a millisecond, at most a year (a larger one waits as
+// long as none would); false when v is not a number.
+func duration(v any, unit time.Duration) (time.Duration, bool) {
+	var n float64
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return 0, false
+		}
+		n = f
+	case int64:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		return 0, false
+	}
+	const year = 365 * 24 * time.Hour
+	switch {
+	case !(n > 0): // (NaN too)
+		return 0, true
+	case n*float64(unit) >= float64(year):
+		return year, true
+	}
+	return max(time.Duration(n*float64(unit)), time.Millisecond), true
 }
 
 func describe(v any) string {

@@ -3,6 +3,7 @@ package servers
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The files below are written after the examples of each application's
@@ -222,7 +223,7 @@ command = "odd-server"
 colour = "blue"
 `,
 		want: []got{
-			{Ref: "codex:chrome_devtools", Transport: TransportAuto, URL: "http://localhost:3000/mcp", Disabled: true},
+			{Ref: "codex:chrome_devtools", Transport: TransportAuto, URL: "http://localhost:3000/mcp", Timeout: 45 * time.Second, Disabled: true},
 			{Ref: "codex:context7", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"},
 				Env: map[string]string{"MY_ENV_VAR": "MY_ENV_VALUE"}, Cwd: "/home/ada/code/context7"},
 			{Ref: "codex:figma", Transport: TransportAuto, URL: "https://mcp.figma.com/mcp",
@@ -253,9 +254,9 @@ colour = "blue"
 			{Ref: "gemini:both", Transport: TransportAuto, URL: "https://api.example.com/mcp"},
 			{Ref: "gemini:experimental", Transport: TransportStdio, Command: "exp", Disabled: true},
 			{Ref: "gemini:httpServerWithAuth", Transport: TransportHTTP, URL: "http://localhost:3000/mcp",
-				Headers: map[string]string{"Authorization": "Bearer your-api-token"}},
+				Headers: map[string]string{"Authorization": "Bearer your-api-token"}, Timeout: 5 * time.Second},
 			{Ref: "gemini:pythonTools", Transport: TransportStdio, Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
-				Cwd: "./mcp-servers/python", Env: map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}},
+				Cwd: "./mcp-servers/python", Env: map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"}, Timeout: 15 * time.Second},
 			{Ref: "gemini:remote", Transport: TransportAuto, URL: "https://api.example.com/mcp"},
 			{Ref: "gemini:sseServer", Transport: TransportSSE, URL: "https://api.example.com/sse"},
 			{Ref: "gemini:typed", Transport: TransportHTTP, URL: "https://api.example.com/mcp"},
@@ -431,6 +432,30 @@ func TestTOMLErrorHidesValues(t *testing.T) {
 	for _, w := range c.Warnings {
 		if strings.Contains(w.String(), "sekrit") {
 			t.Errorf("warning shows the value: %s", w)
+		}
+	}
+}
+
+// An entry's request timeout (Gemini's timeout in milliseconds, Codex's
+// tool_timeout_sec in seconds) is read as a duration; one that is not a
+// positive number is ignored with a warning, and a huge one is capped.
+func TestEntryTimeouts(t *testing.T) {
+	env := linuxEnv(mapFS{
+		"/home/ada/.gemini/settings.json": `{"mcpServers": {
+			"slow": {"command": "a", "timeout": 300000},
+			"zero": {"command": "a", "timeout": 0},
+			"word": {"command": "a", "timeout": "fast"},
+			"huge": {"command": "a", "timeout": 1e300}}}`,
+		"/home/ada/.codex/config.toml": "[mcp_servers.half]\ncommand = \"b\"\ntool_timeout_sec = 0.5\n",
+	}, nil)
+	c := load(t, env)
+	checkWarnings(t, c.Warnings,
+		`server "word": field "timeout" has the wrong type (a string), ignored`,
+		`server "zero": timeout is not a positive number, ignored`)
+	want := map[string]time.Duration{"slow": 5 * time.Minute, "zero": 0, "word": 0, "huge": 365 * 24 * time.Hour, "half": 500 * time.Millisecond}
+	for _, s := range c.Servers {
+		if s.Timeout != want[s.Name] {
+			t.Errorf("%s: timeout %v, want %v", s.Ref(), s.Timeout, want[s.Name])
 		}
 	}
 }

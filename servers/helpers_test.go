@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,12 +38,13 @@ type got struct {
 	Cwd       string
 	URL       string
 	Headers   map[string]string
+	Timeout   time.Duration
 	Disabled  bool
 }
 
 func project(s *Server) got {
 	return got{Ref: s.Ref(), Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, EnvFile: s.EnvFile,
-		Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, Disabled: s.Disabled}
+		Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Disabled: s.Disabled}
 }
 
 func load(t *testing.T, env *Env) *Catalog {

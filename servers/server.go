@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Kind names the application whose configuration file defines a server.
@@ -130,6 +131,12 @@ type Server struct {
 	// token for the Authorization header (Codex's bearer_token_env_var);
 	// it must be set.
 	BearerTokenEnv string
+
+	// Timeout is how long the application waits for the server's answer
+	// to a request (Gemini CLI's timeout, Codex's tool_timeout_sec); 0
+	// when the entry sets none. A server that takes minutes is given
+	// them there, and mcpx gives it as many unless told otherwise.
+	Timeout time.Duration
 
 	// Disabled reports that the file turns the server off (Windsurf's
 	// "disabled", Zed's and Codex's "enabled": false, Gemini's
