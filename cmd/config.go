@@ -186,6 +186,9 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if stdio.stderr != "show" && stdio.stderr != "hide" && sameFile(stdio.stderr, rec.file) {
+		return cfg, usageErrorf("--server-stderr and --record both write to %s: the server's stderr lines would break the trace; give each its own file (the trace holds the stderr lines too)", rec.file)
+	}
 	hd, err := f.http.validate(f.server, v.ios, f.named.server != "")
 	if err != nil {
 		return cfg, err

@@ -258,6 +258,9 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
 	}
+	if sameFile(o.output, o.e.cfg.conn.rec.file) {
+		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", o.output)
+	}
 	var base json.RawMessage
 	if o.args != "" {
 		b, err := readJSONArg(ctx, "--args", o.args, o.e.stdin(), o.e.cfg.conn.session.maxMessageSize)
@@ -479,6 +482,9 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 	}
 	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
+	}
+	if sameFile(o.output, o.e.cfg.conn.rec.file) {
+		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", o.output)
 	}
 	return o.e.withClient(ctx, server, func(c *client) error {
 		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))

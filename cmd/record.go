@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -456,6 +457,27 @@ func traceFiles(names []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// sameFile reports whether the names a and b lead to one file: the same
+// path, or two names (a symbolic link, another spelling) of one existing
+// file. Two outputs of one command, or an output and a trace it reads,
+// that are one file would destroy what the user keeps: the second write
+// replaces the first (a JUnit report in place of the trace verified, -o's
+// contents in place of the trace), or lines of another kind go into the
+// trace (--server-stderr appends), so such a command is refused before it
+// starts. An empty name and "-" (stdout) are no file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" || a == "-" || b == "-" {
+		return false
+	}
+	if fa, err := os.Stat(a); err == nil {
+		fb, err := os.Stat(b)
+		return err == nil && os.SameFile(fa, fb)
+	}
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
 }
 
 // ---- mcpx proxy ----
@@ -1072,9 +1094,15 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		return err
 	}
 	given := files
+	if err := o.checkOutputs(given, d.rec.file); err != nil {
+		return err
+	}
 	files, err = traceFiles(files)
 	if err != nil {
 		return unreadable(strings.Join(given, " "), err)
+	}
+	if err := o.checkOutputs(files, d.rec.file); err != nil {
+		return err
 	}
 	if len(files) > 1 && d.rec.file != "" {
 		return usageErrorf("--record records one session; give one trace to verify with it")
@@ -1137,6 +1165,54 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		return o.verifyOne(ctx, files[0], only, d, out)
 	}
 	return o.verifyMany(ctx, files, d, out)
+}
+
+// checkOutputs refuses a --junit report or a --record trace that is one
+// of the traces to verify, or both one file (see sameFile): the report
+// would replace the trace (mcpx verify --junit traces/*.jsonl, the flag's
+// value forgotten, makes the first trace the report's file), and a
+// recording would add verify's own session to it (--update records a
+// trace again). It runs on the names given, before a report of a trace
+// that cannot be read is written, and on the traces a directory holds.
+func (o *verifyOptions) checkOutputs(traces []string, rec string) error {
+	for _, t := range traces {
+		if sameFile(o.junit, t) {
+			return usageErrorf("--junit %s is a trace to verify: the report would replace it; give the report a file of its own", o.junit)
+		}
+		if sameFile(rec, t) {
+			return usageErrorf("--record %s is a trace to verify: verify's session would be added to it; record to another file (--update records the trace again)", rec)
+		}
+	}
+	if sameFile(o.junit, rec) {
+		return usageErrorf("--junit and --record both write to %s; give each its own file", rec)
+	}
+	if isTrace(o.junit) {
+		return usageErrorf("--junit %s is an mcpx trace: the report would replace it; give the report's file name after --junit (--junit report.xml traces/*.jsonl)", o.junit)
+	}
+	return nil
+}
+
+// isTrace reports whether name is a regular file that begins with an
+// mcpx trace's header: a file no report should replace. (mcpx verify
+// --junit traces/*.jsonl, the report's name forgotten, makes the first
+// trace the report's file and verifies the others.) Only the start of the
+// file is read.
+func isTrace(name string) bool {
+	if name == "" || name == "-" {
+		return false
+	}
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	line, _, _ := bytes.Cut(b[:n], []byte("\n"))
+	return bytes.Contains(line, []byte(`"format":"mcpx-trace"`))
 }
 
 // verifyFile verifies the sessions of the trace tf against the live
