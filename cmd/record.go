@@ -1303,6 +1303,7 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		differNames []string
 		empty       int
 	)
+	names := junitNames(files)
 	for _, file := range files {
 		if !out.json {
 			p.VerifyFile(file)
@@ -1324,7 +1325,7 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 			err = res.Lost
 		}
 		runs = append(runs, record.JUnitRun{Result: res,
-			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(began), Err: err}})
+			Options: record.JUnitOptions{Name: names[file], Time: time.Since(began), Err: err}})
 		fr := fileResult{File: file, Result: res}
 		if err != nil {
 			fr.Error = err.Error()
@@ -1373,6 +1374,26 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		return fmt.Errorf("%w: %d of %d traces differ from their recordings (%s)", record.ErrMismatch, differ, len(files), tui.NameSome(differNames))
 	}
 	return nil
+}
+
+// junitNames names each trace's suites in a JUnit report of several: its
+// file name, or, when another trace has the same one (traces/v1/echo.jsonl
+// and traces/v2/echo.jsonl), its path as given, so that no two suites,
+// test classes and test cases have one name (a CI reporter would merge
+// them, or show one trace's failure under the other).
+func junitNames(files []string) map[string]string {
+	count := map[string]int{}
+	for _, f := range files {
+		count[filepath.Base(f)]++
+	}
+	names := make(map[string]string, len(files))
+	for _, f := range files {
+		names[f] = filepath.Base(f)
+		if count[names[f]] > 1 {
+			names[f] = filepath.ToSlash(f)
+		}
+	}
+	return names
 }
 
 // sessionConn opens the connection of one session verify runs. Closing
