@@ -88,8 +88,10 @@ type proxySession struct {
 	// asked marks a session that sent a request other than
 	// server/discover (a later server/discover is a new client).
 	asked bool
-	// sse marks an HTTP+SSE session; noID an initialize answered
-	// without a session id; handshake a session that sent initialize.
+	// sse marks an HTTP+SSE session; noID a Streamable HTTP session
+	// whose initialize was answered without a session id (its GET
+	// stream, sent without one, belongs to it); handshake a session that
+	// sent initialize.
 	sse, noID, handshake bool
 }
 
@@ -272,7 +274,10 @@ func (p *HTTPProxy) answered(ps *proxySession, r *http.Request, resp *http.Respo
 	}
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 		p.byID[s] = ps
-	} else if initialize && resp.StatusCode < 300 {
+	} else if initialize && resp.StatusCode < 300 && !ps.sse {
+		// (An HTTP+SSE initialize is answered 202 on its message
+		// endpoint, the result coming on the stream: its session is kept
+		// by that endpoint, and the host's next GET is a new connection.)
 		ps.noID = true
 	}
 }

@@ -293,6 +293,43 @@ func TestHTTPProxyLegacySSE(t *testing.T) {
 	}
 }
 
+// Each HTTP+SSE host connection is a session of its own, also when the
+// host connects again from the same address (the Inspector CLI, one
+// connection per command): the 202 its initialize POST gets, without an
+// Mcp-Session-Id, does not make the session one whose later GET (the next
+// connection's stream) belongs to it.
+func TestHTTPProxyLegacySSESessionPerConnection(t *testing.T) {
+	t.Parallel()
+	up := testservers.SSE(t, testservers.NewServer(), nil)
+	proxyURL, readTrace := startHTTPProxy(t, up)
+	for range 3 {
+		conn, err := transport.NewHTTP(transport.HTTPOptions{URL: proxyURL + "/sse", Mode: transport.ModeSSE})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exercise(t, conn, []call{{method: "tools/call", params: `{"name":"echo","arguments":{"message":"via sse"}}`}})
+	}
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := tr.Sessions()
+	if len(ss) != 3 {
+		t.Fatalf("%d sessions, want 3", len(ss))
+	}
+	for _, s := range ss {
+		inits := 0
+		for _, e := range s.Events {
+			if e.Kind == KindFrame && e.Dir == ClientToServer && bytes.Contains(e.Data, []byte(`"initialize"`)) {
+				inits++
+			}
+		}
+		if inits != 1 || s.Info.Transport != "sse" {
+			t.Errorf("session %d: %d initialize, info %+v", s.N, inits, s.Info)
+		}
+	}
+}
+
 func TestHTTPProxyStreamsWithoutBuffering(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
