@@ -702,6 +702,10 @@ type replaySession struct {
 	// frames are redacted as the recorder redacted the recorded ones. Its
 	// parent is the connection's told memory (see replayConn).
 	mem *memory
+	// asked holds the method of each request the replay sent the client,
+	// by its id's key: an answer the recording lacks is then told apart
+	// from one to a request never sent.
+	asked map[string]string
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -719,6 +723,7 @@ func newEraSession(sc *script, opts *ReplayOptions, era string, told *memory) *r
 		idMap:  map[string]json.RawMessage{},
 		tokMap: map[string]json.RawMessage{},
 		mem:    sc.red.newMemory(told),
+		asked:  map[string]string{},
 	}
 	if era == "" || !sc.modern || !sc.legacy {
 		return s
@@ -913,6 +918,10 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 		return s.emit(i)
 	case jsonrpc.KindResponse:
 		i, repeat := s.pick("response-id:" + m.ID.Key())
+		if method, sent := s.asked[m.ID.Key()]; sent && i < 0 {
+			s.deviate(devWarn, "%s (%s), which the recorded client never answered (ignored)", describe(m), method)
+			return nil
+		}
 		if i < 0 || repeat {
 			s.deviate(devWarn, "%s, which the replayed server never sent (ignored)", describe(m))
 			return nil
@@ -1081,10 +1090,28 @@ func (s *replaySession) emit(i int) []output {
 			}
 		default:
 			o.frame = mapMessages(o.frame, s.liveID)
+			s.noteAsked(o.frame)
 		}
 		outs = append(outs, o)
 	}
 	return outs
+}
+
+// noteAsked remembers the request frame (not a batch) the replay sends
+// the client, by its id (server requests keep their recorded ids).
+func (s *replaySession) noteAsked(frame []byte) {
+	id, ok := topMember(frame, "id")
+	if !ok {
+		return
+	}
+	m, ok := topMember(frame, "method")
+	if !ok {
+		return
+	}
+	var method string
+	if json.Unmarshal(frame[m.start:m.end], &method) == nil {
+		s.asked[idKey(frame[id.start:id.end])] = method
+	}
 }
 
 // liveRequest returns the live id of the request of step root.

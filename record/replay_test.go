@@ -364,6 +364,28 @@ func TestReplayServerRequestAndIgnore(t *testing.T) {
 	}
 }
 
+// A server request the recorded client never answered (a host that went
+// away first, as the Inspector CLI does after its one command) that the
+// live client answers is reported as such, not as an answer to a request
+// the replayed server never sent: it did send it.
+func TestReplayAnswerTheRecordingLacks(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	c.expect(`{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}`, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
+	c.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
+	c.sync()
+	d := c.deviations()
+	if len(d) != 1 || !strings.Contains(d[0], "a response to request 0 (roots/list), which the recorded client never answered (ignored)") {
+		t.Errorf("deviations %q", d)
+	}
+}
+
 func TestReplayRepeatedRequest(t *testing.T) {
 	t.Parallel()
 	tr := mkTrace(
