@@ -1044,7 +1044,9 @@ with the requestState the live server gave.
 --update (or MCPX_RECORD=update) records the trace again from the live server
 while verifying it: the differences are shown, and the new recording takes the
 trace's place once every session has run, keeping the header's ignores,
-normalizers, redactions and stable form (--stable makes it stable). The exit
+normalizers, redactions and stable form (--stable makes it stable). A trace
+the live server matches is left as it was, so that one under version control
+changes only when the server did (--force records it again anyway). The exit
 code is then 0 whatever changed. When the live server could not be talked to
 (it could not be started or reached, its connection ended, a request got no
 answer in time) the file is left as it was, with that failure's exit code.`,

@@ -240,6 +240,7 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 		Mcpx:           Version(),
 		Stable:         d.rec.stable,
 		MaxMessageSize: d.session.maxMessageSize,
+		Always:         d.rec.force,
 	})
 	if res != nil && err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
@@ -259,6 +260,10 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 	}
 	if closeErr != nil {
 		return closeErr
+	}
+	if res.Kept {
+		e.console().Note(fmt.Sprintf("left %s as it was: the live server matches it (%s); --force records it again anyway", file, updateCounts(res)))
+		return nil
 	}
 	e.console().Note(fmt.Sprintf("recorded %s again from the live server (%s)", file, updateCounts(res)))
 	return nil

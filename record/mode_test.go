@@ -221,7 +221,25 @@ func TestUpdateTrace(t *testing.T) {
 		}
 	}
 
-	res, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial("changed"), Mcpx: "test"})
+	// A server that answers as recorded leaves the trace as it was (a
+	// trace under version control changes only when the server did),
+	// unless Always asks for it to be written again.
+	res, err := UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial(""), Mcpx: "test"})
+	if err != nil || !res.OK() || !res.Kept {
+		t.Fatalf("update against the server recorded: %v, %+v", err, res)
+	}
+	if same, _ := os.ReadFile(name); !bytes.Equal(same, before) {
+		t.Fatalf("an update that found no difference rewrote the trace:\n%s", same)
+	}
+	res, err = UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial(""), Mcpx: "test-always", Always: true})
+	if err != nil || !res.OK() || res.Kept {
+		t.Fatalf("update with Always: %v, %+v", err, res)
+	}
+	if again, _ := os.ReadFile(name); !bytes.Contains(again, []byte(`"mcpx":"test-always"`)) {
+		t.Fatalf("Always did not write the trace again:\n%s", again)
+	}
+
+	res, err = UpdateTrace(context.Background(), name, UpdateOptions{Dial: dial("changed"), Mcpx: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

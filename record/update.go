@@ -27,6 +27,13 @@ type UpdateOptions struct {
 	Stable bool
 	// MaxMessageSize bounds a frame of the old trace (see ReadOptions).
 	MaxMessageSize int64
+	// Always writes the new trace even when the live server matched the
+	// old one. Without it a trace that verifies is left as it was (unless
+	// Stable asks a trace that is not stable to become so): a trace kept
+	// under version control then changes only when the server did, not
+	// for new times, ids or values its normalizers and ignores say are
+	// no difference (MCPX_RECORD=update over a whole suite of traces).
+	Always bool
 }
 
 // UpdateTrace records the trace in the named file again from a live
@@ -47,7 +54,8 @@ type UpdateOptions struct {
 // before anything runs: its header's settings would be lost.
 //
 // The result says what changed; differences are what an update is for,
-// so they are no error.
+// so they are no error. When there are none the file is left as it was
+// (see UpdateOptions.Always; VerifyResult.Kept says so).
 func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResult, error) {
 	if o.Dial == nil {
 		return nil, errors.New("record.UpdateTrace: no Dial")
@@ -105,6 +113,12 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 		return res, err
 	}
 	f.Close()
+	if res.OK() && !o.Always && (h.Stable || !o.Stable) {
+		rec.Discard()
+		rec.Close()
+		res.Kept = true
+		return res, nil
+	}
 	if err := rec.Close(); err != nil {
 		if errors.Is(err, ErrChanged) {
 			return res, err // (nothing was written: it says so)

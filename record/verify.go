@@ -98,6 +98,9 @@ type VerifyResult struct {
 	// absence: UpdateTrace keeps the old trace, and a caller may report
 	// the connection's failure rather than the differences.
 	Lost *LostError
+	// Kept is set by UpdateTrace when it left the trace as it was, the
+	// live server matching it (see UpdateOptions.Always).
+	Kept bool
 }
 
 // LostError reports an exchange the live server left without an outcome
@@ -294,7 +297,8 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 		Mismatches     []mismatch `json:"mismatches"`
 		Notifications  int        `json:"notifications"`
 		ServerRequests int        `json:"serverRequests"`
-	}{OK: r.OK(), Sessions: r.Sessions, Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
+		Kept           bool       `json:"kept,omitempty"`
+	}{Kept: r.Kept, OK: r.OK(), Sessions: r.Sessions, Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
 	raw := func(s string) json.RawMessage {
 		if s == "" || !json.Valid([]byte(s)) {
 			return nil
