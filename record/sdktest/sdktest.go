@@ -141,8 +141,9 @@ func Replay(t testing.TB, file string, o Options) mcp.Transport {
 // the test fails with a readable account of each difference (see
 // record.VerifySessions and recordtest.Report). In mode update it records
 // the trace again from server instead (record.UpdateTrace: the header's
-// ignores, normalizers and redactions kept) and logs what changed. A
-// missing trace fails the test.
+// ignores, normalizers and redactions kept; a trace the server matches
+// is left as it was) and logs what changed. A missing trace fails the
+// test.
 func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.VerifyResult {
 	t.Helper()
 	dial := func(ctx context.Context) (transport.Conn, error) {
