@@ -54,6 +54,11 @@ type stdioDesc struct {
 	env    []string
 	dir    string
 	stderr string // show, hide, or the file to append to
+	// inherited are the values of the variables of mcpx's environment,
+	// which a server command inherits, whose names look secret
+	// (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY): a server may print its
+	// environment (a debugging tool), and a trace must not keep them.
+	inherited []string
 }
 
 // httpDesc is how the server at a URL is reached.
@@ -178,6 +183,9 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	stdio, err := f.server.validate()
 	if err != nil {
 		return cfg, err
+	}
+	if v.ios.Environ != nil {
+		stdio.inherited = secretValues(v.ios.Environ())
 	}
 	if f.session.timeout < 0 || f.session.maxTimeout < 0 {
 		return cfg, usageErrorf("--timeout and --max-timeout must not be negative")

@@ -33,6 +33,10 @@ type IOStreams struct {
 	// unset one is an error or stays as written. nil: a variable is set
 	// when Getenv gives it a value.
 	LookupEnv func(string) (string, bool)
+	// Environ lists the environment a server command inherits
+	// (os.Environ), for the secret values a trace must not keep; nil:
+	// none.
+	Environ func() []string
 	// Signals, when set, delivers the interrupts (os.Interrupt, SIGTERM)
 	// in place of the process's own signals: tests press Ctrl-C with it.
 	Signals <-chan os.Signal
@@ -73,6 +77,7 @@ func SystemIO() *IOStreams {
 		ErrTTY:    isTerminal(os.Stderr),
 		Getenv:    os.Getenv,
 		LookupEnv: os.LookupEnv,
+		Environ:   os.Environ,
 		process:   true,
 		OutWidth: func() int {
 			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
@@ -98,6 +103,13 @@ func NewTestIOStreams(env map[string]string) (ios *IOStreams, stdout, stderr *Bu
 		LookupEnv: func(k string) (string, bool) {
 			v, ok := env[k]
 			return v, ok
+		},
+		Environ: func() []string {
+			var out []string
+			for k, v := range env {
+				out = append(out, k+"="+v)
+			}
+			return out
 		},
 	}
 	return ios, stdout, stderr

@@ -224,7 +224,8 @@ func (a toldAuth) told(v string) {
 // commandSecrets returns the secret values of the server's command line
 // and of mcpx's own arguments (those commandLine hides: --token X,
 // token=X) and of the server's environment (--env, a configured server's
-// env, named as commandLine's assignments): the server may print them, and
+// env, and for a server command what it inherits of mcpx's: named as
+// commandLine's assignments): the server may print them, and
 // the session's name may hold one again under another name, so a trace
 // looks for them everywhere (record.RedactOptions.Values).
 func (d connDesc) commandSecrets() []string {
@@ -236,8 +237,19 @@ func (d connDesc) commandSecrets() []string {
 			}
 		}
 	}
-	for _, kv := range d.stdio.env {
-		if name, v, ok := strings.Cut(kv, "="); ok && secretAssignment().MatchString(name) {
+	out = append(out, secretValues(d.stdio.env)...)
+	if d.http.url == "" {
+		out = append(out, d.stdio.inherited...)
+	}
+	return out
+}
+
+// secretValues are the values of the NAME=VALUE entries of env whose
+// names look secret (as commandLine's assignments).
+func secretValues(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if name, v, ok := strings.Cut(kv, "="); ok && v != "" && secretAssignment().MatchString(name) {
 			out = append(out, v)
 		}
 	}

@@ -335,6 +335,31 @@ func TestRecordRedactsCommandLineSecretsEverywhere(t *testing.T) {
 	}
 }
 
+// A server command that prints a secret it inherited of mcpx's own
+// environment (GITHUB_TOKEN and the like; a debugging tool that shows
+// its environment) gives it away in no trace either.
+func TestRecordRedactsInheritedSecrets(t *testing.T) {
+	const secret = "tk-INH-00000003"
+	t.Setenv("MCPX_TEST_INHERITED_TOKEN", secret) // (what the server inherits)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	r := runMcpx(t, map[string]string{"MCPX_TEST_INHERITED_TOKEN": secret}, "tools", "list", "--record", trace,
+		"--env", "MCPX_TEST_SAY=inherited: $MCPX_TEST_INHERITED_TOKEN", "--", os.Args[0], stdioServerArg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, secret) {
+		t.Errorf("the trace holds a secret the server inherited:\n%s", raw)
+	}
+	found := false
+	for _, e := range tr.Events {
+		found = found || e.Kind == record.KindStderr && strings.TrimSpace(e.Text) == "inherited: [redacted]"
+	}
+	if !found {
+		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+}
+
 // verify --update records the server again without the secrets of its
 // command line and environment, which it prints on stderr.
 func TestVerifyUpdateRedactsCommandLineSecrets(t *testing.T) {
