@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1200,33 +1199,10 @@ func (o *verifyOptions) checkOutputs(traces []string, rec string) error {
 	if sameFile(o.junit, rec) {
 		return usageErrorf("--junit and --record both write to %s; give each its own file", rec)
 	}
-	if isTrace(o.junit) {
+	if o.junit != "" && o.junit != "-" && record.IsTrace(o.junit) {
 		return usageErrorf("--junit %s is an mcpx trace: the report would replace it; give the report's file name after --junit (--junit report.xml traces/*.jsonl)", o.junit)
 	}
 	return nil
-}
-
-// isTrace reports whether name is a regular file that begins with an
-// mcpx trace's header: a file no report should replace. (mcpx verify
-// --junit traces/*.jsonl, the report's name forgotten, makes the first
-// trace the report's file and verifies the others.) Only the start of the
-// file is read.
-func isTrace(name string) bool {
-	if name == "" || name == "-" {
-		return false
-	}
-	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 4096)
-	n, _ := io.ReadFull(f, b)
-	line, _, _ := bytes.Cut(b[:n], []byte("\n"))
-	return bytes.Contains(line, []byte(`"format":"mcpx-trace"`))
 }
 
 // verifyFile verifies the sessions of the trace tf against the live

@@ -180,24 +180,38 @@ func readOld(name string) (*Trace, error) {
 	return ReadOptions{MaxMessageSize: 1 << 62}.ReadFile(name)
 }
 
-// isStable reports whether name holds a stable trace (by its header). A
-// file that is no regular file (a FIFO, whose open would wait for a
-// writer) holds none.
+// isStable reports whether name holds a stable trace (by its header).
 func isStable(name string) bool {
+	h := headerOf(name)
+	return h != nil && h.Stable
+}
+
+// IsTrace reports whether the file name begins with a trace's header:
+// a file that no other output of a command (a report, a result) should
+// replace. Only its first line is read; a file that is no regular file
+// (a FIFO, whose open would wait for a writer) is no trace.
+func IsTrace(name string) bool { return headerOf(name) != nil }
+
+// headerOf returns the header of the trace in the file name, nil when it
+// is no regular file or does not begin with a trace's header.
+func headerOf(name string) *Header {
 	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
-		return false
+		return nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer f.Close()
 	line, _, err := transport.NewLineReader(f, 64<<10, "").ReadLine()
 	if err != nil {
-		return false
+		return nil
 	}
 	var h Header
-	return json.Unmarshal(line, &h) == nil && h.Format == Format && h.Stable
+	if json.Unmarshal(line, &h) != nil || h.Format != Format {
+		return nil
+	}
+	return &h
 }
 
 // mergedSessions is a SessionSource of sessions in memory (an old

@@ -397,3 +397,31 @@ func TestNewerMinorIsWarnedOf(t *testing.T) {
 		}
 	}
 }
+
+// IsTrace tells a trace by its first line: not a JSON file of another
+// format, an empty file, a directory or a missing file.
+func TestIsTrace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{write("t.jsonl", `{"format":"mcpx-trace","version":1}`+"\n"), true},
+		{write("other.json", `{"format":"other"}`+"\n"), false},
+		{write("empty", ""), false},
+		{write("report.xml", "<testsuites/>\n"), false},
+		{dir, false},
+		{filepath.Join(dir, "missing"), false},
+	} {
+		if got := IsTrace(tc.name); got != tc.want {
+			t.Errorf("IsTrace(%s) = %v", filepath.Base(tc.name), got)
+		}
+	}
+}
