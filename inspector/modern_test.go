@@ -724,3 +724,45 @@ func TestAutoProbeFails(t *testing.T) {
 		}
 	}
 }
+
+// A 2026-07-28 server sends no requests, and its client sends no
+// responses: "Servers MUST NOT initiate JSON-RPC requests, and clients do
+// not send JSON-RPC responses" (spec 2026-07-28: basic/patterns), "The
+// client MUST NOT write JSON-RPC responses" (basic/transports/stdio,
+// "Sending Messages"), "The client MUST NOT send JSON-RPC responses"
+// (basic/transports/streamable-http, "Sending Messages"). A request a
+// server sends all the same (ping, or sampling, which this revision
+// carries only inside InputRequiredResult) is shown as the departure it
+// is and left unanswered, and no handler is asked.
+func TestModernServerRequestsUnanswered(t *testing.T) {
+	asked := make(chan string, 4)
+	handlers := map[string]RequestHandler{
+		"sampling/createMessage": func(ctx context.Context, req *jsonrpc.Message) (any, error) {
+			asked <- req.Method
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}`), nil
+		},
+	}
+	for _, era := range []string{"modern", "auto"} {
+		t.Run(era, func(t *testing.T) {
+			var life Lifecycle = &Modern{}
+			if era == "auto" {
+				life = &Auto{Modern: &Modern{}, Legacy: &Legacy{}, ProbeTimeout: wait}
+			}
+			s, srv, w, _ := newModernSession(t, life, false, Options{Handlers: handlers})
+			openModern(t, s, srv)
+			srv.send(`{"jsonrpc":"2.0","id":"p1","method":"ping"}`)
+			srv.send(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`)
+			// Answered concurrently, so warned about in either order.
+			got := w.expect("not answered", "basic/patterns") + "\n" + w.expect("not answered", "basic/patterns")
+			if !containsAll(got, "a ping request", "a sampling/createMessage request") {
+				t.Errorf("warnings: %s", got)
+			}
+			srv.quietUntil(mark(t, s))
+			select {
+			case m := <-asked:
+				t.Errorf("the handler was asked to answer %s", m)
+			default:
+			}
+		})
+	}
+}

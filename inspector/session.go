@@ -487,6 +487,19 @@ func (s *Session) abandon(id jsonrpc.ID, reason string) {
 	}
 }
 
+// speaksModern reports whether the session is known to speak the
+// 2026-07-28 era: its lifecycle is stateless and, for Auto, the probe has
+// chosen that era (while it probes, the server may be a handshake-era one,
+// which may ping before initialize).
+func (s *Session) speaksModern() bool {
+	if a, ok := s.life.(*Auto); ok {
+		l, probing := a.current()
+		_, modern := l.(*Modern)
+		return modern && !probing
+	}
+	return s.stateless()
+}
+
 // stateless reports whether the lifecycle sends requests in the
 // per-request style of 2026-07-28 (see Stateless).
 func (s *Session) stateless() bool {
@@ -670,7 +683,19 @@ func (s *Session) addNotificationHook(fn func(*jsonrpc.Message) bool) (remove fu
 // shown, before it is sent. A request the server cancelled gets no answer
 // (receivers of a cancellation SHOULD NOT respond, spec:
 // basic/utilities/cancellation, "Behavior Requirements"), and is not shown.
+//
+// In the 2026-07-28 era a server's request gets no answer at all: servers
+// there send none and clients send no responses ("Servers MUST NOT
+// initiate JSON-RPC requests, and clients do not send JSON-RPC
+// responses", spec 2026-07-28: basic/patterns; "The client MUST NOT write
+// JSON-RPC responses", basic/transports/stdio; "The client MUST NOT send
+// JSON-RPC responses", basic/transports/streamable-http). What such a
+// server needs from the client comes inside an InputRequiredResult.
 func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+	if s.speaksModern() {
+		s.warnOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", m.Method)
+		return nil, peer.ErrNoAnswer
+	}
 	hctx, after := withAfterAnswer(ctx)
 	defer after.run()
 	var result json.RawMessage

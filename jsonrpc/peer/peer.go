@@ -33,15 +33,23 @@ import (
 // Handler answers one request from the peer, in a goroutine of its own (so
 // that a handler waiting on a person never blocks the read loop). It
 // returns the result (nil is {}) or an error: a *jsonrpc.Error is sent as
-// is, any other as an internal error. ctx ends when the peer cancels the
-// request (Cancel; context.Cause is then ErrCancelled, and no answer is
-// sent) or the Peer closes or stops (ErrEnded, no answer either).
+// is, ErrNoAnswer sends nothing, any other is an internal error. ctx ends
+// when the peer cancels the request (Cancel; context.Cause is then
+// ErrCancelled, and no answer is sent) or the Peer closes or stops
+// (ErrEnded, no answer either).
 type Handler func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error)
 
 // ErrCancelled is the cause of a handler's context when Cancel ended it:
 // the peer withdrew its request. Receivers of a cancellation should not
 // answer (MCP spec: basic/utilities/cancellation), so none is sent.
 var ErrCancelled = errors.New("the peer cancelled its request")
+
+// ErrNoAnswer, returned (or wrapped) by a Handler, sends no answer to the
+// request: for protocols in which the peer must not send requests and
+// this end must not send responses (MCP 2026-07-28: "Servers MUST NOT
+// initiate JSON-RPC requests, and clients do not send JSON-RPC
+// responses", basic/patterns).
+var ErrNoAnswer = errors.New("the request gets no answer")
 
 // ErrEnded is the cause of a handler's context when Close or Stop ended
 // it: the connection ends on this side, and the peer did not withdraw

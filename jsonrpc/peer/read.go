@@ -260,7 +260,7 @@ func (p *Peer) release() { <-p.slots }
 
 // answer runs the handler for m, the arrival-th request of the peer, and
 // returns the encoded response, or nil when the peer cancelled the
-// request.
+// request or the handler chose not to answer (ErrNoAnswer).
 func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	if !m.ID.Valid() {
 		// JSON-RPC 2.0: a request whose id is neither a string nor a number
@@ -288,6 +288,9 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	if p.opts.Handler == nil {
 		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method}
 	} else if res, err := p.opts.Handler(ctx, m); err != nil {
+		if errors.Is(err, ErrNoAnswer) {
+			return nil
+		}
 		if !errors.As(err, &rpcErr) {
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
