@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -479,15 +480,29 @@ func (m *Modern) noteServer(raw json.RawMessage) {
 }
 
 // ResultType returns a result's resultType; an absent one means complete
-// (spec 2026-07-28: basic/index, "ResultType").
+// (spec 2026-07-28: basic/index, "ResultType"). A resultType that is not
+// a string is returned as its JSON text (1, {"…":…}), which is no result
+// type: "A resultType of any value unrecognized by the client MUST be
+// considered invalid" (ibid.).
 func ResultType(raw json.RawMessage) string {
+	rt, _ := resultType(raw)
+	return rt
+}
+
+// resultType returns ResultType and how to name it in an error: quoted
+// when it is a string, as it came otherwise.
+func resultType(raw json.RawMessage) (rt, shown string) {
 	var r struct {
-		ResultType *string `json:"resultType"`
+		ResultType json.RawMessage `json:"resultType"`
 	}
-	if json.Unmarshal(raw, &r) != nil || r.ResultType == nil {
-		return mcp.ResultComplete
+	if json.Unmarshal(raw, &r) != nil || len(r.ResultType) == 0 || rawjson.IsNull(r.ResultType) {
+		return mcp.ResultComplete, strconv.Quote(mcp.ResultComplete)
 	}
-	return *r.ResultType
+	if s, ok := rawjson.String(r.ResultType); ok {
+		return s, strconv.Quote(s)
+	}
+	text := rawjson.Excerpt(r.ResultType, 60)
+	return text, text
 }
 
 // mrtrMethods may answer with input_required (spec 2026-07-28:
@@ -550,7 +565,8 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		if req.Method == mcp.MethodToolsList {
 			m.recordTools(req, res)
 		}
-		switch rt := ResultType(res); rt {
+		rt, shown := resultType(res)
+		switch rt {
 		case mcp.ResultComplete:
 			return res, nil
 		case mcp.ResultInputRequired:
@@ -570,7 +586,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		case mcp.ResultTask:
 			return m.awaitTask(ctx, s, req, res)
 		default:
-			return nil, fmt.Errorf("%s: the server answered with resultType %q, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), rt)
+			return nil, fmt.Errorf("%s: the server answered with resultType %s, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), shown)
 		}
 	}
 }

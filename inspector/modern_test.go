@@ -257,6 +257,16 @@ func TestModernResultTypes(t *testing.T) {
 	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `resultType "mystery"`) {
 		t.Errorf("err %v", r.err)
 	}
+	// A resultType that is not a string is no value mcpx recognizes
+	// either: "A resultType of any value unrecognized by the client MUST
+	// be considered invalid" (spec 2026-07-28: basic/index, "ResultType").
+	for _, rt := range []string{`1`, `true`, `{"type":"complete"}`, `["complete"]`} {
+		ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
+		srv.reply(srv.nextRequest("tools/call"), `{"resultType":`+rt+`,"content":[]}`)
+		if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "resultType "+rt) {
+			t.Errorf("resultType %s: err %v", rt, r.err)
+		}
+	}
 	// No resultType: complete.
 	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
 	srv.reply(srv.nextRequest("tools/call"), `{"content":[]}`)
