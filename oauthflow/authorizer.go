@@ -200,6 +200,9 @@ type Authorizer struct {
 	loaded    bool
 	requested []string // scopes asked for so far, for step-up unions
 	saveErr   error    // why rec could not be stored (StoreError)
+	// accepted is the transport.CredentialID of the last credentials a
+	// server took (Accepted): a current token that matches was good once.
+	accepted string
 }
 
 // New returns an Authorizer for cfg.ServerURL.
@@ -415,6 +418,23 @@ func (a *Authorizer) currentLocked() (*TokenRecord, string) {
 	return a.rec, transport.CredentialID(authHeader(a.rec))
 }
 
+// Accepted records that the server took the credentials with this
+// transport.CredentialID (transport.AcceptedAuthorizer): a later refusal
+// of the same token is one of a token that expired or was revoked there,
+// which a refresh may cure, not of one the server never takes.
+// (A late answer to a request with a token since replaced says nothing
+// of the current one.)
+func (a *Authorizer) Accepted(credentialID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.accepted == credentialID {
+		return
+	}
+	if _, cur := a.currentLocked(); cur == credentialID {
+		a.accepted = credentialID
+	}
+}
+
 // Unauthorized reacts to a refusal. A 401 refreshes the token or runs a
 // new authorization (the request is then sent again); a 403 with
 // insufficient_scope re-authorizes for the union of the scopes asked so
@@ -437,7 +457,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 	a.mu.Lock()
 	a.loadLocked()
 	cur, curID := a.currentLocked()
-	origin := a.origin
+	origin, accepted := a.origin, curID != "" && a.accepted == curID
 	a.mu.Unlock()
 	if cur != nil && e.CredentialID != curID {
 		a.note("%s %s was refused with a token since replaced; sending it again with the current one", e.Method, e.URL)
@@ -471,8 +491,21 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		// The refused token may mean that the server moved to another
 		// authorization server: discover anew.
 		a.disc = nil
-		switch origin {
-		case fromFlow:
+		switch {
+		case cur.RefreshToken != "" && (origin == fromStore || accepted):
+			// A stored token, or one the server took in this run (a long
+			// session), may have expired or been revoked there since.
+			a.mu.Lock()
+			err := a.refreshLocked(ctx)
+			a.mu.Unlock()
+			if err == nil {
+				return true, nil
+			}
+			if ctx.Err() != nil || errors.Is(err, ErrStoreLocked) {
+				return false, err
+			}
+			a.note("refreshing failed: %v", err)
+		case origin == fromFlow:
 			d, err := a.discovery(ctx, ch)
 			if err != nil {
 				return false, err
@@ -480,19 +513,6 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 			if d.Issuer == cur.Issuer {
 				return false, authErrorf("the server refused the token %s just issued for resource %s; check that the server accepts tokens from that authorization server for that resource",
 					cur.Issuer, cur.Resource)
-			}
-		case fromStore:
-			if cur.RefreshToken != "" {
-				a.mu.Lock()
-				err := a.refreshLocked(ctx)
-				a.mu.Unlock()
-				if err == nil {
-					return true, nil
-				}
-				if ctx.Err() != nil || errors.Is(err, ErrStoreLocked) {
-					return false, err
-				}
-				a.note("refreshing failed: %v", err)
 			}
 		}
 		a.mu.Lock()

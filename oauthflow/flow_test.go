@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -308,5 +309,56 @@ func TestRefreshTakesTokenAnotherRunStored(t *testing.T) {
 	}
 	if !strings.Contains(ev.String(), "was updated by another mcpx run since this one read it (expires in 1h0m0s); using it") {
 		t.Errorf("events:\n%s", ev)
+	}
+}
+
+// A long session (the REPL, mcpx connect) whose token, obtained by this
+// run's authorization and taken by the server since, is refused later
+// (it expired or was revoked there before the expiry mcpx knows, or
+// never said one): the refusal is answered with a refresh, as for a
+// stored token. It was an error ("the server refused the token … just
+// issued"), ending the session although a refresh token was at hand. A
+// token refused before the server ever took it is still that error, not
+// a loop of refreshes and authorizations.
+func TestFlowTokenRefusedLaterIsRefreshed(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"}, TokenTTL: time.Hour})
+	br := &browser{}
+	ev := &events{}
+	az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: oauthflow.NewStore(t.TempDir()), Browser: br.open, Observer: ev.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := connect(t, srv.MCPURL, az, ev)
+	if _, err := call(t, sess, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireAll()
+	if _, err := call(t, sess, "tools/list", nil); err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(srv.Events(), "\n"))
+	}
+	if n, m := srv.Count("token grant=refresh_token"), len(br.opened()); n != 1 || m != 1 {
+		t.Errorf("%d refreshes, %d authorizations; want 1 and 1:\n%s", n, m, strings.Join(srv.Events(), "\n"))
+	}
+
+	// A server that takes none of its authorization server's tokens.
+	refusing := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"},
+		WrapMCP: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.Header.Del("Authorization")
+				h.ServeHTTP(w, r)
+			})
+		}})
+	br2 := &browser{}
+	az2, _ := oauthflow.New(oauthflow.Config{ServerURL: refusing.MCPURL, Browser: br2.open, Observer: ev.observe})
+	conn, _ := transport.NewHTTP(transport.HTTPOptions{URL: refusing.MCPURL, Authorizer: az2})
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = inspector.Connect(ctx, conn, inspector.Options{Lifecycle: &inspector.Legacy{Capabilities: json.RawMessage("{}")}})
+	if err == nil || !strings.Contains(err.Error(), "just issued") {
+		t.Errorf("err = %v", err)
+	}
+	if n, m := refusing.Count("token grant=refresh_token"), len(br2.opened()); n != 0 || m != 1 {
+		t.Errorf("%d refreshes, %d authorizations; want 0 and 1", n, m)
 	}
 }

@@ -445,6 +445,11 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 				ErrTransport, r.Method, RedactURL(r.URL.String()), Excerpt(ce))
 		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			if aa, ok := b.opts.Authorizer.(AcceptedAuthorizer); ok && resp.StatusCode/100 == 2 && !(redirected && LeftOrigin(resp.Request)) {
+				if h := r.Header.Get("Authorization"); h != "" {
+					aa.Accepted(CredentialID(h))
+				}
+			}
 			return x, nil
 		}
 		ue := &UnauthorizedError{

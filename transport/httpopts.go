@@ -114,6 +114,17 @@ type RequestAuthorizer interface {
 	AuthorizeRequest(ctx context.Context, req *http.Request) error
 }
 
+// AcceptedAuthorizer is an optional extension of Authorizer that is told
+// which credentials servers take: Accepted gets the CredentialID of the
+// Authorization header of each request answered with a 2xx status by the
+// origin it was sent to. It lets the Authorizer tell a token a server took
+// and refuses later (expired or revoked there: a refresh may help) from one
+// it refused at once (refreshing cannot help, and would loop). It is called
+// for every such request, concurrently: it must be cheap.
+type AcceptedAuthorizer interface {
+	Accepted(credentialID string)
+}
+
 // BearerToken is an Authorizer that sends one fixed bearer token and never
 // retries.
 type BearerToken string
