@@ -203,6 +203,10 @@ type Authorizer struct {
 	// accepted is the transport.CredentialID of the last credentials a
 	// server took (Accepted): a current token that matches was good once.
 	accepted string
+	// refreshErr is why the token that expired could not be refreshed,
+	// for the error of a run that may not authorize anew: it is all the
+	// person needs to know (a revoked refresh token), said with -v only.
+	refreshErr error
 }
 
 // New returns an Authorizer for cfg.ServerURL.
@@ -352,6 +356,7 @@ func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 				return nil, err // what was waited for, with ctx's error
 			} else {
 				a.note("refreshing failed: %v", err)
+				a.refreshErr = err
 			}
 		}
 		if a.expired(r) {
@@ -497,6 +502,9 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 			// session), may have expired or been revoked there since.
 			a.mu.Lock()
 			err := a.refreshLocked(ctx)
+			if err != nil {
+				a.refreshErr = err
+			}
 			a.mu.Unlock()
 			if err == nil {
 				return true, nil
@@ -537,11 +545,18 @@ func (a *Authorizer) cannotInteract() error {
 	if a.cfg.Grant != GrantAuthorizationCode {
 		return nil
 	}
+	a.mu.Lock()
+	refreshErr := a.refreshErr
+	a.mu.Unlock()
 	if a.cfg.StoredOnly {
-		return &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL, StoredOnly: true}}
+		return &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL, StoredOnly: true, Refresh: refreshErr}}
 	}
 	if a.cfg.NoInteraction != "" {
-		return &authError{err: fmt.Errorf("%w, but %s", ErrInteraction, a.cfg.NoInteraction)}
+		why := ""
+		if refreshErr != nil {
+			why = fmt.Sprintf(" (refreshing the expired stored token failed: %v)", refreshErr)
+		}
+		return &authError{err: fmt.Errorf("%w%s, but %s", ErrInteraction, why, a.cfg.NoInteraction)}
 	}
 	return nil
 }
@@ -699,7 +714,7 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 	a.note("token obtained from %s: scopes granted %s; %s; refresh token: %s", d.Issuer, scopeString(rec.Scopes), a.expiryText(rec), yesNo(rec.RefreshToken != ""))
 	serr := a.save(ctx, rec)
 	a.mu.Lock()
-	a.rec, a.origin, a.requested, a.saveErr = rec, fromFlow, scopes, serr
+	a.rec, a.origin, a.requested, a.saveErr, a.refreshErr = rec, fromFlow, scopes, serr, nil
 	a.mu.Unlock()
 	return true, nil
 }
@@ -859,7 +874,7 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.rec, a.origin, a.saveErr = nr, fromRefresh, nil
+	a.rec, a.origin, a.saveErr, a.refreshErr = nr, fromRefresh, nil, nil
 	if stored {
 		a.saveErr = a.saveHeld(nr)
 	}
@@ -901,7 +916,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, *TokenRecord, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if h == "" || a.rec == nil {
-		return "", nil, &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL}}
+		return "", nil, &authError{err: &NoTokenError{ServerURL: a.cfg.ServerURL, Refresh: a.refreshErr}}
 	}
 	return a.rec.AccessToken, a.rec, nil
 }

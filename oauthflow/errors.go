@@ -17,13 +17,20 @@ type NoTokenError struct {
 	// StoredOnly is true when the configuration forbids a new
 	// authorization.
 	StoredOnly bool
+	// Refresh is why the stored token, expired, could not be refreshed
+	// (the authorization server's refusal), nil when that is not why.
+	Refresh error
 }
 
 func (e *NoTokenError) Error() string {
-	if e.StoredOnly {
-		return fmt.Sprintf("%v: no usable stored token for %s, and only stored tokens may be used", ErrInteraction, e.ServerURL)
+	msg := "no usable stored token for " + e.ServerURL
+	if e.Refresh != nil {
+		msg += fmt.Sprintf(" (refreshing the expired one failed: %v)", e.Refresh)
 	}
-	return "no usable stored token for " + e.ServerURL
+	if e.StoredOnly {
+		return fmt.Sprintf("%v: %s, and only stored tokens may be used", ErrInteraction, msg)
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrInteraction) true when a new authorization

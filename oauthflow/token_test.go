@@ -494,3 +494,63 @@ func TestShortLivedTokenNotRefreshedEachTime(t *testing.T) {
 		}
 	}
 }
+
+// A stored token that has expired and whose refresh the authorization
+// server refuses (the refresh token revoked, or rotated away by a client
+// of the grant mcpx does not know of) leaves mcpx without a token. Where
+// no new authorization may start, the error says why the stored token
+// did not serve: it said only "no usable stored token" (or that
+// authorization needs a person), while mcpx auth status showed the token
+// and its refresh token, and the token endpoint's answer was seen with -v
+// only.
+func TestFailedRefreshSaysWhy(t *testing.T) {
+	s := newFakeAS(t)
+	s.token = func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":"invalid_grant","error_description":"refresh token revoked"}`)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"token", nil, "no usable stored token for " + s.URL + "/mcp (refreshing the expired one failed: the token endpoint " + s.URL +
+			"/token answered HTTP 400: invalid_grant: refresh token revoked)"},
+		{"stored only", func(c *Config) { c.StoredOnly = true }, "authorization needs a person: no usable stored token for " + s.URL +
+			"/mcp (refreshing the expired one failed: the token endpoint " + s.URL + "/token answered HTTP 400: invalid_grant: refresh token revoked), and only stored tokens may be used"},
+		{"no interaction", func(c *Config) { c.NoInteraction = "nobody is here" }, "authorization needs a person (refreshing the expired stored token failed: the token endpoint " + s.URL +
+			"/token answered HTTP 400: invalid_grant: refresh token revoked), but nobody is here"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := NewStore(t.TempDir())
+			a, _ := newTestAuthorizer(t, s.URL+"/mcp", func(c *Config) {
+				c.Now, c.Store = func() time.Time { return now }, store
+				if tt.mod != nil {
+					tt.mod(c)
+				}
+			})
+			rec := &TokenRecord{Resource: s.URL + "/mcp", Issuer: s.URL, TokenEndpoint: s.URL + "/token", AccessToken: "at-old", RefreshToken: "rt-old",
+				Client: Client{ID: "c", AuthMethod: "none"}, Updated: now.Add(-2 * time.Hour), Expiry: now.Add(-time.Hour)}
+			if err := store.SaveToken(ctxT(t), rec); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if tt.mod == nil {
+				_, _, err = a.Token(ctxT(t))
+			} else {
+				if h, err := a.Authorization(ctxT(t)); h != "" || err != nil {
+					t.Fatalf("Authorization = %q, %v", h, err)
+				}
+				_, err = a.Unauthorized(ctxT(t), &transport.UnauthorizedError{Method: "POST", URL: s.URL + "/mcp", Status: http.StatusUnauthorized,
+					Challenge: `Bearer resource_metadata="` + s.URL + `/.well-known/oauth-protected-resource/mcp"`})
+			}
+			if err == nil || !errors.Is(err, ErrAuthorization) || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant  %s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "rt-old") {
+				t.Error("the refresh token is in the error")
+			}
+		})
+	}
+}
