@@ -194,15 +194,19 @@ type Authorizer struct {
 	// nonces are the DPoP nonces servers supplied.
 	nonces dpopNonces
 
+	// accepted holds the transport.CredentialIDs of the latest credentials
+	// a server took (Accepted): a current token among them was good once.
+	// It has a lock of its own, as a refresh holds mu for its request and
+	// Accepted is on the path of every answer.
+	accMu    sync.Mutex
+	accepted map[string]bool
+
 	mu        sync.Mutex // guards the fields below
 	rec       *TokenRecord
 	origin    tokenOrigin
 	loaded    bool
 	requested []string // scopes asked for so far, for step-up unions
 	saveErr   error    // why rec could not be stored (StoreError)
-	// accepted is the transport.CredentialID of the last credentials a
-	// server took (Accepted): a current token that matches was good once.
-	accepted string
 	// refreshErr is why the token that expired could not be refreshed,
 	// for the error of a run that may not authorize anew: it is all the
 	// person needs to know (a revoked refresh token), said with -v only.
@@ -427,17 +431,29 @@ func (a *Authorizer) currentLocked() (*TokenRecord, string) {
 // transport.CredentialID (transport.AcceptedAuthorizer): a later refusal
 // of the same token is one of a token that expired or was revoked there,
 // which a refresh may cure, not of one the server never takes.
-// (A late answer to a request with a token since replaced says nothing
-// of the current one.)
 func (a *Authorizer) Accepted(credentialID string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.accepted == credentialID {
+	a.accMu.Lock()
+	defer a.accMu.Unlock()
+	if a.accepted[credentialID] {
 		return
 	}
-	if _, cur := a.currentLocked(); cur == credentialID {
-		a.accepted = credentialID
+	if len(a.accepted) >= maxAccepted || a.accepted == nil {
+		// Tokens change a few times an hour: those of long ago are
+		// no longer anyone's current token.
+		a.accepted = map[string]bool{}
 	}
+	a.accepted[credentialID] = true
+}
+
+// maxAccepted bounds how many accepted credentials are remembered.
+const maxAccepted = 8
+
+// wasAccepted reports whether a server took the credentials with this
+// transport.CredentialID.
+func (a *Authorizer) wasAccepted(credentialID string) bool {
+	a.accMu.Lock()
+	defer a.accMu.Unlock()
+	return credentialID != "" && a.accepted[credentialID]
 }
 
 // Unauthorized reacts to a refusal. A 401 refreshes the token or runs a
@@ -462,8 +478,9 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 	a.mu.Lock()
 	a.loadLocked()
 	cur, curID := a.currentLocked()
-	origin, accepted := a.origin, curID != "" && a.accepted == curID
+	origin := a.origin
 	a.mu.Unlock()
+	accepted := a.wasAccepted(curID)
 	if cur != nil && e.CredentialID != curID {
 		a.note("%s %s was refused with a token since replaced; sending it again with the current one", e.Method, e.URL)
 		return true, nil
