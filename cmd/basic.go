@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -20,17 +21,26 @@ import (
 // and closes the session, shutting the server down. In the REPL, fn runs
 // on the REPL's session, which stays open.
 func (e *env) withClient(ctx context.Context, server []string, fn func(*client) error) error {
-	return e.withClientListening(ctx, server, false, fn)
+	return e.withClientListening(ctx, server, attachments{}, fn)
 }
 
 // withListeningClient is withClient for a command that shows what the
 // server sends on its own (watch, resources subscribe): over Streamable
 // HTTP its GET stream opens with the session.
 func (e *env) withListeningClient(ctx context.Context, server []string, fn func(*client) error) error {
-	return e.withClientListening(ctx, server, true, fn)
+	return e.withClientListening(ctx, server, attachments{listen: true}, fn)
 }
 
-func (e *env) withClientListening(ctx context.Context, server []string, listen bool, fn func(*client) error) error {
+// withWatchingClient is withListeningClient for a command whose output
+// is every notification (watch): show gets them from the start of the
+// session, so that what a server sends while the session is being set up
+// (during logging/setLevel, before fn runs) is shown like the rest. In
+// the REPL the session is open already and fn sets where they go.
+func (e *env) withWatchingClient(ctx context.Context, server []string, show func(*jsonrpc.Message), fn func(*client) error) error {
+	return e.withClientListening(ctx, server, attachments{listen: true, sink: show}, fn)
+}
+
+func (e *env) withClientListening(ctx context.Context, server []string, a attachments, fn func(*client) error) error {
 	if e.repl != nil {
 		return e.repl.with(e, server, fn)
 	}
@@ -38,7 +48,7 @@ func (e *env) withClientListening(ctx context.Context, server []string, listen b
 	if err != nil {
 		return err
 	}
-	return e.session(ctx, d, attachments{listen: listen}, fn)
+	return e.session(ctx, d, a, fn)
 }
 
 // descFor returns the description of the connection a command makes to

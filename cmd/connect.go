@@ -150,6 +150,9 @@ type attachments struct {
 	// listen says the caller shows what the server sends on its own
 	// (watch, resources subscribe): see listens.
 	listen bool
+	// sink, when set, is where notifications go from the start of the
+	// session (see notifySink) instead of the console.
+	sink func(*jsonrpc.Message)
 	// events receives the transport's events (the server's stderr, HTTP
 	// exchanges) for a recording the caller makes (verify --update).
 	events transport.Observer
@@ -250,6 +253,9 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachments) (c *client, conn transport.Conn, rec *record.Recorder, err error) {
 	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out), clientState: &clientState{}}
 	c.showLists.Store(out.verbose)
+	if a.sink != nil {
+		c.sink.set(a.sink)
+	}
 	k.track(c)
 	rec, replay, err := k.recorder(ctx, c, *d, out)
 	if err != nil {

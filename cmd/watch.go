@@ -68,8 +68,9 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	if o.dur < 0 {
 		return usageErrorf("--for must not be negative")
 	}
-	return o.e.withListeningClient(ctx, server, func(c *client) error {
-		c.sink.set(notificationPrinter(o.e.ios, o.e.cfg.out))
+	show := notificationPrinter(o.e.ios, o.e.cfg.out)
+	return o.e.withWatchingClient(ctx, server, show, func(c *client) error {
+		c.sink.set(show)
 		until := "Ctrl-C"
 		if o.dur > 0 {
 			until = o.dur.String() + " or Ctrl-C"
