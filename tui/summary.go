@@ -27,7 +27,7 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 		if n := len(req.Messages); n > 0 {
 			blocks := inspector.ContentBlocks(req.Messages[n-1].Content)
 			if len(blocks) > 0 {
-				parts = append(parts, "last: "+quoteShort(describeBlock(blocks[0]), 60))
+				parts = append(parts, "last: "+quoteBlock(blocks[0]))
 			}
 		}
 		if req.MaxTokens != nil {
@@ -111,7 +111,7 @@ func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Erro
 		if r.Model != "" || r.Role != "" {
 			var parts []string
 			for _, b := range inspector.ContentBlocks(r.Content) {
-				parts = append(parts, quoteShort(describeBlock(b), 60))
+				parts = append(parts, quoteBlock(b))
 			}
 			s := EscapeLine(r.Role) + " " + strings.Join(parts, " ")
 			if r.Model != "" {
@@ -170,6 +170,21 @@ func plural(n int, what string) string {
 }
 
 // quoteShort quotes s on one line, shortened to about max runes.
+// quoteBlock is quoteShort for a sampling content block: a text block's
+// own text, which quoteShort escapes (describeBlock's text is escaped
+// already, and quoted again it showed \x1b as \\x1b), else what
+// describeBlock says of it.
+func quoteBlock(raw json.RawMessage) string {
+	var c struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &c) == nil && c.Type == "text" {
+		return quoteShort(c.Text, 60)
+	}
+	return quoteShort(describeBlock(raw), 60)
+}
+
 func quoteShort(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
