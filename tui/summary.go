@@ -169,7 +169,6 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// quoteShort quotes s on one line, shortened to about max runes.
 // quoteBlock is quoteShort for a sampling content block: a text block's
 // own text, which quoteShort escapes (describeBlock's text is escaped
 // already, and quoted again it showed \x1b as \\x1b), else what
@@ -185,6 +184,7 @@ func quoteBlock(raw json.RawMessage) string {
 	return quoteShort(describeBlock(raw), 60)
 }
 
+// quoteShort quotes s on one line, shortened to about max runes.
 func quoteShort(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
