@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -44,5 +45,38 @@ func TestHTTPGetStreamOnlyWhenListened(t *testing.T) {
 				t.Errorf("%d GET requests, want %d", got, tc.gets)
 			}
 		})
+	}
+}
+
+// watch and resources subscribe against a server that refuses the GET
+// stream (405, which the spec allows) say that only what comes with
+// answers can be shown: the refusal was a note for -v only, and watch
+// waited in silence. A server that takes the stream gets no such warning.
+func TestWatchWarnsWithoutServerStream(t *testing.T) {
+	t.Parallel()
+	refusing := sdkURL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				http.Error(w, "no stream here", http.StatusMethodNotAllowed)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	const warning = "warning: the server opened no stream for messages of its own (GET "
+	// (The test server takes no subscription: subscribe fails after the
+	// warning, which is what is looked at.)
+	for _, args := range [][]string{
+		{"watch", "--for", "10ms"},
+		{"resources", "subscribe", "test://static/1", "--for", "10ms"},
+	} {
+		r := runMcpx(t, nil, append(args, "--url", refusing)...)
+		if r.code != 0 && args[0] == "watch" || !strings.Contains(r.stderr, warning) || !strings.Contains(r.stderr, "405") {
+			t.Errorf("%s: exit %d: %s", args[0], r.code, r.stderr)
+		}
+		r = runMcpx(t, nil, append(args, "--url", sdkURL(t, nil))...)
+		if r.code != 0 && args[0] == "watch" || strings.Contains(r.stderr, "no stream for messages") {
+			t.Errorf("%s, a server with the stream: exit %d: %s", args[0], r.code, r.stderr)
+		}
 	}
 }

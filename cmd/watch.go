@@ -81,10 +81,20 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	})
 }
 
+// warnNoServerStream warns that the server refused the stream on which
+// it would send what (notifications, updates) of its own accord: a watch
+// would otherwise wait in silence, the refusal noted only with -v.
+func (c *client) warnNoServerStream(what string) {
+	if err := c.sess.ServerStreamErr(); err != nil {
+		c.console.Warn(fmt.Sprintf("the server opened no stream for messages of its own (%v): only %s that come with answers to mcpx's requests can be shown", err, what))
+	}
+}
+
 // watch watches what spec names until ctx ends or spec.For has passed,
 // showing what the watch meets. The server ending the subscription ends
 // the command normally, with a note.
 func (c *client) watch(ctx context.Context, spec inspector.WatchSpec) error {
+	c.warnNoServerStream("notifications")
 	err := c.sess.Watch(ctx, spec, c.watchHooks())
 	return c.endedNormally(err)
 }
@@ -187,6 +197,7 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 		if !c.sess.Server().Declares("resources", "subscribe") {
 			c.console.Warn("the server does not declare resources.subscribe; subscribing anyway")
 		}
+		c.warnNoServerStream("updates")
 		ended := make(chan error, 1)
 		hooks := c.watchHooks()
 		hooks.OnEnd = func(_ inspector.ListenFilter, err error) { ended <- err }

@@ -133,6 +133,18 @@ func (s *Session) openStreamWithin(ctx context.Context, open func(context.Contex
 	return err
 }
 
+// ServerStreamErr says why the connection's stream for server-initiated
+// messages is not open (its server refused it: see
+// transport.ServerStreamReporter), nil when it is or the transport has
+// none to open. Notifications and requests of the server's own then come
+// only on the streams answering the client's requests.
+func (s *Session) ServerStreamErr() error {
+	if r, ok := transport.Find[transport.ServerStreamReporter](s.conn); ok {
+		return r.ServerStreamErr()
+	}
+	return nil
+}
+
 // holdServerStream makes the connection leave its stream for
 // server-initiated messages closed at negotiation (see listen).
 func (s *Session) holdServerStream() {

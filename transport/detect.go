@@ -232,6 +232,17 @@ func (c *HTTPConn) OpenServerStream(ctx context.Context) error {
 	return nil
 }
 
+// ServerStreamErr says why the GET stream for server-initiated messages
+// was not opened at its last attempt (see ServerStreamReporter).
+func (c *HTTPConn) ServerStreamErr() error {
+	if c.chosen() != ModeStreamable {
+		return nil
+	}
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return c.st.getErr
+}
+
 // Close ends every request and stream, then ends the session on the
 // server with DELETE when there is one. It is idempotent.
 func (c *HTTPConn) Close() error {

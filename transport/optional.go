@@ -34,6 +34,17 @@ type ServerStreamer interface {
 	OpenServerStream(ctx context.Context) error
 }
 
+// ServerStreamReporter is implemented by connections that can say why
+// their stream for server-initiated messages is not open: the server's
+// refusal of its last opening (an *HTTPError; 405 when it offers none,
+// which the spec allows: basic/transports, "Listening for Messages from
+// the Server"), nil when it is open or was never asked for. Such a refusal
+// is only noted, not an error; a command whose whole point is what the
+// server sends on its own (watch) tells the person.
+type ServerStreamReporter interface {
+	ServerStreamErr() error
+}
+
 // Find returns the first connection in c's decorator chain — c itself, then
 // whatever each decorator's Unwrap returns — that implements T. Decorators
 // such as Tap hide the optional interfaces of what they wrap; Find sees

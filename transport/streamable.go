@@ -32,6 +32,7 @@ type streamable struct {
 	version   string             // MCP-Protocol-Version to send, "" for none
 	getCancel context.CancelFunc // ends the current GET stream
 	holdGet   bool               // Negotiated leaves the GET stream to OpenServerStream
+	getErr    error              // why the last GET stream was not opened (ServerStreamErr)
 	seq       int                // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
@@ -849,8 +850,14 @@ func (s *streamable) openGet(ctx context.Context) error {
 		} else {
 			s.b.note("no GET stream for server-initiated messages: %v", err)
 		}
+		s.mu.Lock()
+		s.getErr = err
+		s.mu.Unlock()
 		return nil
 	}
+	s.mu.Lock()
+	s.getErr = nil
+	s.mu.Unlock()
 	// Rebind the stream from the caller's context to one that lives until
 	// the session ends (or is replaced).
 	if !x.stop() {
