@@ -723,3 +723,28 @@ func TestOpenedNoteUnnamed(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A log message from a server that does not declare the logging
+// capability is a warning, once ("Servers that emit log message
+// notifications MUST declare the logging capability", spec
+// server/utilities/logging); it is delivered all the same. A server that
+// declares it gets none.
+func TestLogMessageWithoutLoggingCapability(t *testing.T) {
+	for _, era := range eras {
+		for _, caps := range []string{`{}`, `{"logging":{}}`} {
+			got := make(chan string, 4)
+			s, srv, w := openEra(t, era, caps, Options{OnNotification: func(m *jsonrpc.Message) { got <- m.Method }})
+			for range 2 {
+				srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`)
+				if m := recv(t, got); m != "notifications/message" {
+					t.Errorf("%s %s: delivered %s", era, caps, m)
+				}
+			}
+			if caps == `{}` {
+				w.expect("the server sends log messages without declaring the logging capability")
+			}
+			w.none()
+			s.Close()
+		}
+	}
+}

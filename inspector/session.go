@@ -628,6 +628,9 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		if p := logMessageProblem(m.Params); p != "" {
 			s.warn("log message %s (spec server/utilities/logging)", p)
 		}
+		if info := s.Server(); info != nil && !info.Declares("logging") {
+			s.warnOnce("undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
+		}
 	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
