@@ -105,11 +105,14 @@ func isBidiControl(r rune) bool {
 // terminal must not get raw (escapedInJSON), as \u escapes, so JSON text
 // printed for a person (pretty-printed results, the --json error line) is
 // terminal-safe and still the same JSON. (C0 controls cannot appear raw in
-// valid JSON.)
+// valid JSON.) A byte that is not UTF-8 becomes U+FFFD, as a JSON decoder
+// reads it: left raw, a byte such as 0x9b is CSI to a terminal that takes
+// 8-bit controls.
 func EscapeJSON(s string) string {
 	needs := false
 	for _, r := range s {
-		if escapedInJSON(r) {
+		// RuneError: an invalid byte (or U+FFFD itself, rewritten as is).
+		if escapedInJSON(r) || r == utf8.RuneError {
 			needs = true
 			break
 		}

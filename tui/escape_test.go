@@ -95,3 +95,48 @@ func TestEscapeJSONText(t *testing.T) {
 		t.Errorf("C1 control left in %q", EscapeJSON(in))
 	}
 }
+
+// A string that is not valid UTF-8 (JSON as a server sent it) reaches the
+// terminal as valid UTF-8 through every JSON path a person reads: a raw
+// byte 0x9b is CSI to a terminal that takes 8-bit controls, and Escape
+// already shows such bytes as escapes. It is the same JSON to a decoder
+// (which reads an invalid byte as U+FFFD).
+func TestEscapeJSONInvalidUTF8(t *testing.T) {
+	in := "{\"k\xff\":\"a\x9b2Jb\xc3\"}"
+	for name, got := range map[string]string{
+		"EscapeJSON": EscapeJSON(in),
+		"JSONLine":   JSONLine([]byte(in)),
+	} {
+		if !utf8.ValidString(got) || strings.ContainsRune(got, 0x9b) {
+			t.Errorf("%s(%q) = %q: not valid UTF-8", name, in, got)
+		}
+		if !jsonEqual(t, []byte(in), []byte(got)) {
+			t.Errorf("%s(%q) = %q: not the same JSON", name, in, got)
+		}
+	}
+	// Large JSON is laid out as it is written, small JSON in memory: the
+	// same safety either way, and the same bytes.
+	for _, doc := range []string{in, `{"pad":"` + strings.Repeat("x", streamJSONMin) + "\",\"v\":\"\x9b\"}"} {
+		var out strings.Builder
+		NewPrinter(&out, false).JSON([]byte(doc))
+		if !utf8.ValidString(out.String()) {
+			t.Errorf("Printer.JSON of %d bytes left invalid UTF-8: %q", len(doc), tail(out.String(), 40))
+		}
+		var streamed strings.Builder
+		if err := writePrettyJSON(&streamed, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		if want := NewPrinter(nil, false).prettyJSON([]byte(doc), ""); streamed.String() != want {
+			t.Errorf("streamed layout %q differs from %q", tail(streamed.String(), 40), tail(want, 40))
+		}
+	}
+	// A tool result's structured content, annotations and members of its
+	// own, as a person sees them.
+	var out strings.Builder
+	NewPrinter(&out, false).ToolResult([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"t\",\"annotations\":{\"x\":\"\x9b\"}}],\"structuredContent\":{\"k\":\"\x9b31m\"},\"extra\":\"\x9b\"}"))
+	if !utf8.ValidString(out.String()) {
+		t.Errorf("ToolResult left invalid UTF-8: %q", out.String())
+	}
+}
+
+func tail(s string, n int) string { return s[max(len(s)-n, 0):] }

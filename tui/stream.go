@@ -35,8 +35,8 @@ type prettyWriter struct {
 	// after a newline that replaced a space).
 	col int
 	// c1 is set when the text holds a rune EscapeJSON escapes (DEL,
-	// a C1 or a bidirectional control): it then rewrites the whole text
-	// rune by rune.
+	// a C1 or a bidirectional control) or an invalid byte: it then
+	// rewrites the whole text rune by rune.
 	c1 bool
 }
 
@@ -50,7 +50,8 @@ func writePrettyJSON(w io.Writer, raw []byte) error {
 }
 
 // hasC1 reports whether b holds a rune EscapeJSON escapes (DEL, a C1
-// or a bidirectional control; see escapedInJSON), decoding as it does.
+// or a bidirectional control; see escapedInJSON) or a byte that is not
+// UTF-8 (which it replaces), decoding as it does.
 func hasC1(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -62,7 +63,7 @@ func hasC1(b []byte) bool {
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
-		if escapedInJSON(r) {
+		if escapedInJSON(r) || r == utf8.RuneError && size == 1 {
 			return true
 		}
 		i += size
