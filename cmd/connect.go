@@ -116,8 +116,10 @@ func newConsole(ios *IOStreams, out output, prompter *tui.Prompter) *tui.Console
 }
 
 // newPrinter returns the stdout printer of ios, coloured as out says.
+// The binary contents it summarises point to --json, which every command
+// has; a command with -o (resources read, tools call) says so itself.
 func newPrinter(ios *IOStreams, out output) *tui.Printer {
-	return tui.NewPrinter(ios.Out, ios.colorEnabled(out.color, ios.OutTTY))
+	return tui.NewPrinter(ios.Out, ios.colorEnabled(out.color, ios.OutTTY)).WithSaveHint("use --json to get it")
 }
 
 // connector opens the connections and sessions of one run. It builds

@@ -494,7 +494,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		}
 		if o.output == "" {
 			o.e.emit(c, res, func() {
-				c.out.ReadResult(res)
+				c.out.WithSaveHint("use -o FILE to save it").ReadResult(res)
 				if h := tui.CacheHint(res, o.e.cfg.out.verbose); h != "" {
 					c.console.Note(h)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // failingWriter is a standard output whose writes fail with err (after
@@ -135,5 +136,33 @@ func TestWatchJSONLinesAsSent(t *testing.T) {
 	want := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"t":"<b>&","n":12345678901234567890,"c":"\u009b"}}}` + "\n"
 	if got := stdout.String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// Binary contents a command summarises say how to get them with what
+// that command has: prompts get has no -o, so its hint names --json only;
+// resources read and tools call offer -o.
+func TestBinaryHintNamesTheCommandsFlags(t *testing.T) {
+	t.Parallel()
+	srv := testservers.NewServer()
+	srv.AddPrompt(&sdk.Prompt{Name: "blobby"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.EmbeddedResource{
+			Resource: &sdk.ResourceContents{URI: "test://b", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}}}}}, nil
+	})
+	srv.AddResource(&sdk.Resource{URI: "test://b", Name: "b"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://b", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}}}, nil
+	})
+	u := testservers.Streamable(t, srv, nil, nil)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prompts", "get", "blobby"}, "[binary: application/octet-stream, 3 B; use --json to get it]\n"},
+		{[]string{"resources", "read", "test://b"}, "[binary: application/octet-stream, 3 B; use -o FILE to save it]\n"},
+	} {
+		r := runMcpx(t, nil, append(tt.args, "--url", u)...)
+		if r.code != ExitOK || !strings.HasSuffix(r.stdout, tt.want) {
+			t.Errorf("%s: exit %d, stdout %q, want it to end with %q (stderr %s)", strings.Join(tt.args, " "), r.code, r.stdout, tt.want, r.stderr)
+		}
 	}
 }
