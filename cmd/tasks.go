@@ -104,6 +104,12 @@ func (o *tasksOptions) one(ctx context.Context, verb taskVerb, id string, server
 				}
 				c.out.JSON(res)
 			})
+			// A tool task that failed has a result with isError (spec
+			// 2025-11-25: basic/utilities/tasks, "Task Execution Errors"):
+			// exit 5, as tools call --task does with the same result.
+			if inspector.ToolResultIsError(res) {
+				return fmt.Errorf("task %s: %w", id, &inspector.ToolResultError{})
+			}
 			return nil
 		case taskCancel:
 			res, err := c.sess.RequestTaskCancel(ctx, id)

@@ -3,6 +3,8 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -39,5 +41,61 @@ func TestRenderTasksLeavesOutWhatIsMissing(t *testing.T) {
 	want := "task a: cancelled\ntask b: working\n  created T1, poll every 5ms\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// legacyTaskServer is a 2025-11-25 server over Streamable HTTP (JSON
+// responses) that knows one task, which failed: tasks/get says so, and
+// tasks/result returns the tool's result with isError, as the spec says a
+// failed tool task does (basic/utilities/tasks, "Task Execution Errors").
+func legacyTaskServer(t *testing.T) string {
+	t.Helper()
+	const task = `{"taskId":"t-1","status":"failed","statusMessage":"boom","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null}`
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no stream", http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result string
+		switch m.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"fake","version":"1"}}`
+		case "tasks/get":
+			result = task
+		case "tasks/result":
+			result = `{"content":[{"type":"text","text":"it broke"}],"isError":true,"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`, m.ID)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// The result of a failed tool task has isError: tasks result prints it
+// and exits 5, as tools call --task does with the same result (and as a
+// failed task does in the 2026-07-28 era).
+func TestTasksResultOfFailedTaskExits5(t *testing.T) {
+	t.Parallel()
+	u := legacyTaskServer(t)
+	r := runMcpx(t, nil, "tasks", "result", "t-1", "--protocol-era", "legacy", "--url", u)
+	if r.code != ExitServerError || !strings.Contains(r.stdout, "it broke") {
+		t.Errorf("exit %d, want 5 with the result shown\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, nil, "tasks", "result", "t-1", "--json", "--protocol-era", "legacy", "--url", u)
+	if r.code != ExitServerError || !strings.Contains(r.stdout, `"isError": true`) || !strings.Contains(r.stderr, `"code":"tool_error"`) {
+		t.Errorf("--json: exit %d, want 5 with the result as received\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -35,10 +35,14 @@ type ToolCall struct {
 var ErrTaskRequired = errors.New("the tool requires task execution")
 
 // ToolResultError reports a CallToolResult with isError: true. The result
-// is returned with it, so it can still be shown.
+// is returned with it, so it can still be shown. Name is empty when the
+// tool is not known (the result of a task, fetched by its id).
 type ToolResultError struct{ Name string }
 
 func (e *ToolResultError) Error() string {
+	if e.Name == "" {
+		return "the tool reported an error (isError: true)"
+	}
 	return fmt.Sprintf("tool %q reported an error (isError: true)", e.Name)
 }
 
