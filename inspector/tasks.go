@@ -121,6 +121,12 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 			return nil, invalidParams("%s: task must be an object with an optional integer ttl: %v", method, err)
 		}
 		st := t.create(method, meta.TTL)
+		// The answer is the task as created, working (spec: "Task Status
+		// Lifecycle"): taken before the work starts, which may end it
+		// before this answer is sent.
+		t.mu.Lock()
+		snapshot := st.Task
+		t.mu.Unlock()
 		runCtx, cancel := context.WithCancelCause(t.ctx)
 		st.cancel = cancel
 		if !t.work.Go(func() {
@@ -132,9 +138,6 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 			cancel(nil)
 			t.finish(st, nil, context.Canceled)
 		}
-		t.mu.Lock()
-		snapshot := st.Task
-		t.mu.Unlock()
 		return marshalRaw(map[string]any{"task": snapshot}), nil
 	}
 }

@@ -320,3 +320,28 @@ func TestCallAsTaskCancelDuringPoll(t *testing.T) {
 		t.Errorf("want tasks/cancel and no notifications/cancelled, got %v", seen)
 	}
 }
+
+// A task begins working (spec 2025-11-25: basic/utilities/tasks, "Task
+// Status Lifecycle"), and the CreateTaskResult says so even when the work
+// has ended before it is sent: here the store is closing, so the task
+// fails before it starts (as an instant policy's answer could end it
+// first); tasks/get tells the end.
+func TestTaskStoreCreatedWorking(t *testing.T) {
+	store := NewTaskStore()
+	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"cancel"}`), nil
+	})
+	store.Close()
+	raw, err := h(testCtx(t), "elicitation/create", json.RawMessage(`{"task":{}}`))
+	var created struct{ Task Task }
+	if err != nil || json.Unmarshal(raw, &created) != nil {
+		t.Fatalf("CreateTaskResult: %s %v", raw, err)
+	}
+	if created.Task.Status != TaskWorking || created.Task.StatusMessage != "" {
+		t.Errorf("CreateTaskResult %s: want the task as created, working", raw)
+	}
+	raw, err = store.Handle(testCtx(t), "tasks/get", json.RawMessage(`{"taskId":"`+created.Task.TaskID+`"}`))
+	if err != nil || !strings.Contains(string(raw), `"status":"failed"`) {
+		t.Errorf("tasks/get: %s %v", raw, err)
+	}
+}
