@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -254,6 +255,15 @@ func (p *taskPoll) wait(suggested *int64, floor time.Duration) time.Duration {
 		w = min(w, max(p.start.Add(p.max).Sub(now), floor))
 	}
 	return w
+}
+
+// untilMax returns ctx ending also when the maximum time is up (ctx itself
+// when there is none).
+func (p *taskPoll) untilMax(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.max <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, p.start.Add(p.max))
 }
 
 // expired returns the error to stop with once a bound has expired, nil

@@ -294,3 +294,46 @@ func TestTaskWarningsBounded(t *testing.T) {
 		w.expect("is not one the spec defines")
 	}
 }
+
+// The maximum time bounds the whole task, the wait in tasks/result too (a
+// task that needed input and then runs on): at the bound mcpx gives up on
+// the task as while polling — tasks/cancel, and a TaskTimeoutError — never
+// only notifications/cancelled for tasks/result, which leaves the task
+// running (spec 2025-11-25: basic/utilities/cancellation: a task is
+// cancelled with tasks/cancel).
+func TestCallAsTaskBoundedInResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, srv, _ := newTestSession(t, Options{Timeout: time.Second, MaxTimeout: 3 * time.Second})
+		start := time.Now()
+		ch := make(chan callResult, 1)
+		go func() {
+			res, err := s.CallAsTask(context.Background(), "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{})
+			ch <- callResult{res, err}
+		}()
+		srv.reply(srv.nextRequest("tools/call"), `{"task":`+legacyTask("t1", "working", "")+`}`)
+		// Two seconds of polls, then the task needs input.
+		for i := 1; ; i++ {
+			m := srv.nextRequest("tasks/get")
+			if time.Since(start) >= 2*time.Second {
+				srv.reply(m, legacyTask("t1", "input_required", ""))
+				break
+			}
+			srv.reply(m, legacyTask("t1", "working", strconv.Itoa(i)))
+		}
+		// tasks/result is never answered: the task runs on.
+		srv.nextRequest("tasks/result")
+		m := srv.next()
+		if m.Method != "tasks/cancel" {
+			t.Fatalf("at the bound, sent %s; want tasks/cancel", m.Raw)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("gave up after %s, want the maximum, 3s", d)
+		}
+		srv.reply(m, legacyTask("t1", "cancelled", ""))
+		r := result(t, ch)
+		var te *TaskTimeoutError
+		if !errors.As(r.err, &te) || !te.Cancelled || !te.Max || te.Status != "input_required" {
+			t.Fatalf("err = %v (%+v), want a TaskTimeoutError, Max, cancelled", r.err, te)
+		}
+	})
+}

@@ -380,14 +380,25 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	}
 	// tasks/result blocks until the task is terminal; while it waits, the
 	// server may send its requests (input_required). It runs detached so
-	// that an interrupt cancels the task, not just this request.
+	// that an interrupt cancels the task, not just this request, and within
+	// what remains of the maximum time, which bounds the whole task: at the
+	// bound the task is given up on and cancelled as while polling (not
+	// only the request, which would leave the task running).
+	rctx, stop := poll.untilMax(ctx)
+	defer stop()
 	var res json.RawMessage
-	err = s.detached(ctx, func(dctx context.Context) (err error) {
+	err = s.detached(rctx, func(dctx context.Context) (err error) {
 		res, err = s.TaskResult(dctx, cur.TaskID)
 		return err
 	})
 	if ctx.Err() != nil {
 		return nil, s.cancelTask(cur.TaskID, ctx.Err(), run)
+	}
+	if err != nil && rctx.Err() != nil {
+		te := &TaskTimeoutError{TaskID: cur.TaskID, Status: poll.lastStatus(), After: poll.max, Max: true}
+		_ = s.cancelTask(cur.TaskID, nil, run)
+		te.Cancelled = true
+		return nil, fmt.Errorf("%s: %w", method, te)
 	}
 	if err == nil && !cur.Terminal() && run.OnStatus != nil {
 		if final, gerr := s.GetTask(ctx, cur.TaskID); gerr == nil && final.Status != cur.Status {
