@@ -170,7 +170,13 @@ func (t *TaskStore) finish(st *storedTask, res json.RawMessage, err error) {
 	if st.Status != TaskCancelled {
 		if err != nil {
 			st.Status = TaskFailed
+			// The reason in mcpx's words: a *jsonrpc.Error's text
+			// would call mcpx's own error a "server error".
 			st.StatusMessage = err.Error()
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				st.StatusMessage = rpcErr.Message
+			}
 		} else {
 			st.Status = TaskCompleted
 		}

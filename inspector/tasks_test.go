@@ -345,3 +345,31 @@ func TestTaskStoreCreatedWorking(t *testing.T) {
 		t.Errorf("tasks/get: %s %v", raw, err)
 	}
 }
+
+// A task whose request mcpx could not answer fails with the reason as its
+// statusMessage (spec 2025-11-25: basic/utilities/tasks, "Task Execution
+// Errors"), in mcpx's words: not as a "server error", which is how mcpx
+// describes the errors servers send it, and tasks/result returns the
+// JSON-RPC error itself.
+func TestTaskStoreFailedStatusMessage(t *testing.T) {
+	store := NewTaskStore()
+	defer store.Close()
+	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		return nil, invalidParams("the content file does not match the requested schema")
+	})
+	ctx := testCtx(t)
+	raw, _ := h(ctx, "elicitation/create", json.RawMessage(`{"task":{}}`))
+	var created struct{ Task Task }
+	_ = json.Unmarshal(raw, &created)
+	id := json.RawMessage(`{"taskId":"` + created.Task.TaskID + `"}`)
+	var rpcErr *jsonrpc.Error
+	if _, err := store.Handle(ctx, "tasks/result", id); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("tasks/result: want the handler's -32602, got %v", err)
+	}
+	raw, err := store.Handle(ctx, "tasks/get", id)
+	var got Task
+	if err != nil || json.Unmarshal(raw, &got) != nil || got.Status != TaskFailed ||
+		got.StatusMessage != "the content file does not match the requested schema" {
+		t.Errorf("tasks/get: %s %v", raw, err)
+	}
+}
