@@ -86,6 +86,18 @@ func (t *Task) UnmarshalJSON(b []byte) error {
 	}
 	*t = Task(aux.plain)
 	var problems []string
+	// The members a Task must have besides its id and status, which are
+	// checked where they are needed (spec 2025-11-25 schema: Task; ttl is
+	// null for unlimited, "TTL and Resource Management").
+	var missing []string
+	for _, name := range []string{"createdAt", "lastUpdatedAt", "ttl"} {
+		if rawjson.Member(b, name) == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, "it lacks "+strings.Join(missing, ", ")+", which a Task must have (ttl: null for unlimited)")
+	}
 	t.TTL, problems = readMillis("ttl", aux.TTL, problems)
 	t.PollInterval, problems = readMillis("pollInterval", aux.PollInterval, problems)
 	t.problems = strings.Join(problems, "; ")

@@ -337,3 +337,25 @@ func TestCallAsTaskBoundedInResult(t *testing.T) {
 		}
 	})
 }
+
+// A Task must have createdAt, lastUpdatedAt and ttl (null for unlimited)
+// (spec 2025-11-25 schema: Task; basic/utilities/tasks, "TTL and Resource
+// Management"): a server that leaves them out is warned about, once, and
+// followed all the same.
+func TestCallAsTaskMissingRequiredMembers(t *testing.T) {
+	s, srv, w := newTestSession(t, Options{})
+	ch := make(chan callResult, 1)
+	go func() {
+		res, err := s.CallAsTask(context.Background(), "tools/call", json.RawMessage(`{"name":"x"}`), TaskRun{MinPoll: time.Millisecond})
+		ch <- callResult{res, err}
+	}()
+	srv.reply(srv.nextRequest("tools/call"), `{"task":{"taskId":"t1","status":"working","pollInterval":1}}`)
+	w.expect("task t1 departs from the spec", "it lacks createdAt, lastUpdatedAt, ttl")
+	srv.reply(srv.nextRequest("tasks/get"), `{"taskId":"t1","status":"completed","createdAt":"x","lastUpdatedAt":"x","pollInterval":1}`)
+	w.expect("task t1 departs from the spec", "it lacks ttl")
+	srv.reply(srv.nextRequest("tasks/result"), `{"content":[]}`)
+	if r := result(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	w.none()
+}
