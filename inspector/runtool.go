@@ -105,7 +105,9 @@ func (s *Session) RunTool(ctx context.Context, call ToolCall) (json.RawMessage, 
 func (s *Session) callToolAsTask(ctx context.Context, call ToolCall, note func(string)) (json.RawMessage, error) {
 	if !s.Server().Declares("tasks", "requests", "tools", "call") {
 		note("the server does not declare tasks.requests.tools.call; sending a task-augmented call anyway")
-	} else if ts := s.ToolTaskSupport(ctx, call.Name); ts != "required" && ts != "optional" {
+	} else if ts := s.ToolTaskSupport(ctx, call.Name); ts == "forbidden" {
+		note(fmt.Sprintf("tool %q declares execution.taskSupport \"forbidden\" (the spec says a client must not call it as a task); sending a task-augmented call anyway", call.Name))
+	} else if ts != "required" && ts != "optional" {
 		note(fmt.Sprintf("tool %q does not declare task support (execution.taskSupport); sending a task-augmented call anyway", call.Name))
 	}
 	params := map[string]any{"name": call.Name}

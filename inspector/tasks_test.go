@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,8 +136,9 @@ type fakeTaskServer struct {
 	mu      sync.Mutex
 	methods []string
 	polls   int
-	hold    bool // never complete (for cancellation)
-	stall   bool // never answer tasks/get (an interrupt during a poll)
+	hold    bool   // never complete (for cancellation)
+	stall   bool   // never answer tasks/get (an interrupt during a poll)
+	tools   string // the tools/list result ({} when empty)
 }
 
 func (f *fakeTaskServer) seen() []string {
@@ -193,6 +195,8 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 			result = `{"content":[{"type":"text","text":"done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`
 		case "tasks/cancel":
 			result = task(TaskCancelled)
+		case "tools/list":
+			result = cmp.Or(f.tools, `{}`)
 		default:
 			result = `{}`
 		}
@@ -371,5 +375,30 @@ func TestTaskStoreFailedStatusMessage(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &got) != nil || got.Status != TaskFailed ||
 		got.StatusMessage != "the content file does not match the requested schema" {
 		t.Errorf("tasks/get: %s %v", raw, err)
+	}
+}
+
+// A tool that declares execution.taskSupport "forbidden" is called as a
+// task only when asked, and the note says what the tool declared: the
+// spec says a client must not (basic/utilities/tasks, "Tool-Level
+// Negotiation"), not that the tool is silent about it.
+func TestRunToolTaskForbidden(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{tools: `{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"forbidden"}}]}`}
+	go srv.serve(b)
+	ctx := testCtx(t)
+	s, err := Connect(ctx, a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var notes []string
+	if _, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, TTL: 5 * time.Second,
+		OnNote: func(n string) { notes = append(notes, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	want := `tool "slow" declares execution.taskSupport "forbidden" (the spec says a client must not call it as a task); sending a task-augmented call anyway`
+	if len(notes) == 0 || notes[0] != want {
+		t.Errorf("notes %q, want first %q", notes, want)
 	}
 }
