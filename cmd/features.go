@@ -283,6 +283,10 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.ttl < 0 {
 		return usageErrorf("--ttl must not be negative")
 	}
+	if o.ttl > 0 && o.ttl < time.Millisecond {
+		// Sent as 0: keep the task for no time at all.
+		return usageErrorf("--ttl is sent in whole milliseconds: give at least 1ms")
+	}
 	grace := defaultPageGrace // how long a one-shot's view outlives its page
 	if o.e.cfg.conn.feat.ui.on && o.e.repl == nil {
 		g, err := pageGrace(o.e.ios)

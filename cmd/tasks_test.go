@@ -99,3 +99,13 @@ func TestTasksResultOfFailedTaskExits5(t *testing.T) {
 		t.Errorf("--json: exit %d, want 5 with the result as received\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A task's ttl is sent in whole milliseconds: a --ttl under one would be
+// sent as 0, asking the server to keep the task for no time at all.
+func TestTaskTTLUnderAMillisecond(t *testing.T) {
+	t.Parallel()
+	r := runMcpx(t, nil, "tools", "call", "x", "--task", "--ttl", "500us", "--", "false")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--ttl is sent in whole milliseconds") {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+}
