@@ -127,7 +127,7 @@ func TestCallAsTaskOddServer(t *testing.T) {
 			t.Errorf("second poll after %s", d)
 		}
 		srv.reply(m, legacyTask("t1", "completed", ""))
-		srv.reply(srv.nextRequest("tasks/result"), `{"content":[]}`)
+		srv.reply(srv.nextRequest("tasks/result"), `{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`)
 		if r := result(t, ch); r.err != nil {
 			t.Fatal(r.err)
 		}
@@ -353,9 +353,36 @@ func TestCallAsTaskMissingRequiredMembers(t *testing.T) {
 	w.expect("task t1 departs from the spec", "it lacks createdAt, lastUpdatedAt, ttl")
 	srv.reply(srv.nextRequest("tasks/get"), `{"taskId":"t1","status":"completed","createdAt":"x","lastUpdatedAt":"x","pollInterval":1}`)
 	w.expect("task t1 departs from the spec", "it lacks ttl")
-	srv.reply(srv.nextRequest("tasks/result"), `{"content":[]}`)
+	srv.reply(srv.nextRequest("tasks/result"), `{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`)
 	if r := result(t, ch); r.err != nil {
 		t.Fatal(r.err)
 	}
 	w.none()
+}
+
+// tasks/result must carry io.modelcontextprotocol/related-task with the
+// task's id (spec 2025-11-25: basic/utilities/tasks, "Related Task
+// Metadata"): a result without it, or naming another task, is warned
+// about and returned as it came.
+func TestTaskResultRelatedTask(t *testing.T) {
+	for answer, want := range map[string]string{
+		`{"content":[]}`: `tasks/result t1: the result has no _meta "io.modelcontextprotocol/related-task" naming the task`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t2"}}}`: `tasks/result t1: the result has no _meta "io.modelcontextprotocol/related-task" naming the task`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`: "",
+	} {
+		s, srv, w := newTestSession(t, Options{})
+		ch := make(chan callResult, 1)
+		go func() {
+			res, err := s.TaskResult(context.Background(), "t1")
+			ch <- callResult{res, err}
+		}()
+		srv.reply(srv.nextRequest("tasks/result"), answer)
+		if r := result(t, ch); r.err != nil || string(r.res) != answer {
+			t.Errorf("%s: got %s %v", answer, r.res, r.err)
+		}
+		if want != "" {
+			w.expect(want)
+		}
+		w.none()
+	}
 }

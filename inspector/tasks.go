@@ -460,7 +460,22 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 // TaskResult calls tasks/result, which blocks until the task is terminal:
 // no idle timeout applies, only the session's hard cap.
 func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, error) {
-	return s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout), withSubject(id))
+	res, err := s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout), withSubject(id))
+	if err == nil && !relatesTo(res, id) {
+		// The result as it came is still returned.
+		s.warnOnce("related-task "+id, "tasks/result %s: the result has no _meta %q naming the task (spec basic/utilities/tasks: tasks/result MUST include it)", id, RelatedTaskKey)
+	}
+	return res, err
+}
+
+// relatesTo reports whether a result's _meta ties it to task id
+// (spec 2025-11-25: basic/utilities/tasks, "Related Task Metadata").
+func relatesTo(res json.RawMessage, id string) bool {
+	var rt struct {
+		TaskID string `json:"taskId"`
+	}
+	raw := relatedTask(res)
+	return raw != nil && json.Unmarshal(raw, &rt) == nil && rt.TaskID == id
 }
 
 // CancelTask calls tasks/cancel.
