@@ -244,15 +244,32 @@ func (d connDesc) commandSecrets() []string {
 }
 
 // secretValues are the values of the NAME=VALUE entries of env whose
-// names look secret (as commandLine's assignments).
+// names look secret (as commandLine's assignments). Most names of an
+// environment are not: they are passed over without the expression.
 func secretValues(env []string) []string {
 	var out []string
 	for _, kv := range env {
-		if name, v, ok := strings.Cut(kv, "="); ok && v != "" && secretAssignment().MatchString(name) {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || !mayBeSecretName(name) {
+			continue
+		}
+		if secretAssignment().MatchString(name) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// mayBeSecretName reports whether name holds a word of secretAssignment's
+// (token, secret, password, passwd, api key, credential), in any case.
+func mayBeSecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "passw", "key", "credential"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialHeader reports header names whose values are secrets.
