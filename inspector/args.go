@@ -486,8 +486,16 @@ func typeValue(value string, root, prop json.RawMessage, asWritten bool) (json.R
 	}
 	// Prefer a non-string reading when the value parses as one of the
 	// allowed types; fall back to a string when strings are allowed.
+	// Where a string is allowed, another reading must be the value as
+	// JSON writes it: a phone number (+33612345678) or an id with
+	// leading zeros (007) under ["number","string"] is the string typed,
+	// not a number rewritten (3.3612345678e+10, 7), and True stays True.
+	stringToo := slices.Contains(types, "string")
 	var firstErr error
 	for _, t := range orderTypes(types) {
+		if stringToo && t != "string" && !writtenAsJSON(value) {
+			continue
+		}
 		v, err := asType(value, t, asWritten)
 		if err == nil {
 			return v, nil
@@ -501,6 +509,12 @@ func typeValue(value string, root, prop json.RawMessage, asWritten bool) (json.R
 		return nil, fmt.Errorf("expected %s", strings.Join(types, " or "))
 	}
 	return nil, firstErr
+}
+
+// writtenAsJSON reports whether value is a JSON value as typed (JSON
+// allows no leading +, leading zeros, hex or True).
+func writtenAsJSON(value string) bool {
+	return json.Valid([]byte(value))
 }
 
 // orderTypes tries specific types before "string", which accepts anything.

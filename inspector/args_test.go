@@ -59,6 +59,13 @@ func TestBuildArgumentsTyping(t *testing.T) {
 		{"maybe=null", `null`},
 		{"either=3", `3`},
 		{"either=three", `"three"`},
+		// Where a string is allowed, a number is one only as JSON
+		// writes it: the rest is the text typed, not a number rewritten.
+		{"either=007", `"007"`},
+		{"either=+33612345678", `"+33612345678"`},
+		{"either=0x1p4", `"0x1p4"`},
+		{"either=1_000", `"1_000"`},
+		{"either=-2.5e3", `-2.5e3`},
 		{"choice=true", `true`},
 		{"choice=[1]", `[1]`},
 		{"fixed=v1", `"v1"`},
