@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // A key of a key=value argument is a path into the arguments object:
@@ -180,7 +183,43 @@ func stepSchema(schema json.RawMessage, s pathStep) json.RawMessage {
 		return a.Items
 	}
 	props, _ := schemaProperties(schema)
-	return props[s.name]
+	if p, ok := props[s.name]; ok {
+		return p
+	}
+	return extraMemberSchema(schema, s.name)
+}
+
+// extraMemberSchema returns the schema an object schema gives a member its
+// properties do not name: that of the first of its patternProperties whose
+// pattern matches name, else its additionalProperties when that is a
+// schema (a map of strings, {"additionalProperties":{"type":"string"}},
+// as zod writes a record: env.HOME=123 is then the string "123"); nil
+// when it gives none.
+func extraMemberSchema(schema json.RawMessage, name string) json.RawMessage {
+	if len(schema) == 0 || schema[0] != '{' {
+		return nil
+	}
+	var found json.RawMessage
+	rawjson.Members(rawjson.Member(schema, "patternProperties"), func(q, v []byte) bool {
+		pattern, ok := rawjson.String(q)
+		if !ok {
+			return true
+		}
+		// (ECMA-262 regular expressions, read as RE2: a pattern RE2
+		// cannot read gives nothing.)
+		if re, err := regexp.Compile(pattern); err == nil && re.MatchString(name) && len(v) > 0 && v[0] == '{' {
+			found = v
+			return false
+		}
+		return true
+	})
+	if found != nil {
+		return found
+	}
+	if v := rawjson.Member(schema, "additionalProperties"); len(v) > 0 && v[0] == '{' {
+		return v
+	}
+	return nil
 }
 
 // conflictError is a value set where an earlier argument set something

@@ -192,7 +192,10 @@ func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[strin
 // properties an object schema declares.
 func pathSchema(root json.RawMessage, props map[string]json.RawMessage, known bool, steps []pathStep) (json.RawMessage, string) {
 	prop, has := props[steps[0].name]
-	if known && !has {
+	if !has {
+		prop = extraMemberSchema(root, steps[0].name)
+	}
+	if known && !has && prop == nil {
 		return nil, unknownKeyWarning(fmt.Sprintf("the schema has no argument %q", steps[0].name), props)
 	}
 	for i, s := range steps[1:] {
@@ -202,7 +205,7 @@ func pathSchema(root json.RawMessage, props map[string]json.RawMessage, known bo
 		prop = stepBranch(root, prop, s)
 		if !s.isElem {
 			if p, ok := schemaProperties(prop); ok {
-				if _, has := p[s.name]; !has {
+				if _, has := p[s.name]; !has && extraMemberSchema(prop, s.name) == nil {
 					return nil, unknownKeyWarning(fmt.Sprintf("the schema of %s has no property %q", formatPath(steps[:i+1]), s.name), p)
 				}
 			}
@@ -361,7 +364,7 @@ func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 			return stepSchema(b, s) != nil
 		}
 		_, ok := schemaProperties(b)
-		return ok
+		return ok || extraMemberSchema(b, s.name) != nil
 	}
 	if describes(schema) {
 		return schema
