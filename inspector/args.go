@@ -193,7 +193,13 @@ func buildTopLevel(pairs []string, base, schema json.RawMessage, props map[strin
 func pathSchema(root json.RawMessage, props map[string]json.RawMessage, known bool, steps []pathStep) (json.RawMessage, string) {
 	prop, has := props[steps[0].name]
 	if !has {
-		prop = extraMemberSchema(root, steps[0].name)
+		// Named by the root's patternProperties or additionalProperties,
+		// or by the schema of its $ref or a branch of its allOf (an
+		// inputSchema of {"$ref":"#/$defs/Args"}, or an allOf of two
+		// object schemas).
+		if r := deref(root, bytes.TrimSpace(root)); r != nil {
+			prop = stepSchema(stepBranch(root, r, steps[0]), steps[0])
+		}
 	}
 	if known && !has && prop == nil {
 		return nil, unknownKeyWarning(fmt.Sprintf("the schema has no argument %q", steps[0].name), props)
@@ -353,11 +359,13 @@ func intersectTypes(a, b []string) []string {
 }
 
 // stepBranch returns the schema among schema and the branches of its
-// anyOf and oneOf (each through its $ref) that describes where step s
-// leads: schema itself when it has properties (for a member) or items
-// (for an element), else the first branch that has them, as in a
-// nullable object (Optional[User] is anyOf [User, null]); schema when
-// none has.
+// anyOf, oneOf and allOf (each through its $ref) that describes where
+// step s leads: for a member, the first that names it (by its
+// properties, patternProperties or additionalProperties), as in an allOf
+// of two object schemas, each with properties of its own; else schema
+// itself when it has properties (for a member) or items (for an
+// element), else the first branch that has them, as in a nullable object
+// (Optional[User] is anyOf [User, null]); schema when none has.
 func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 	describes := func(b json.RawMessage) bool {
 		if s.isElem {
@@ -366,7 +374,8 @@ func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 		_, ok := schemaProperties(b)
 		return ok || extraMemberSchema(b, s.name) != nil
 	}
-	if describes(schema) {
+	names := func(b json.RawMessage) bool { return !s.isElem && stepSchema(b, s) != nil }
+	if names(schema) {
 		return schema
 	}
 	var u struct {
@@ -377,10 +386,20 @@ func stepBranch(root, schema json.RawMessage, s pathStep) json.RawMessage {
 	if json.Unmarshal(schema, &u) != nil {
 		return schema
 	}
+	var branches []json.RawMessage
 	for _, b := range slices.Concat(u.AnyOf, u.OneOf, u.AllOf) {
-		if b = deref(root, b); b != nil && describes(b) {
-			return b
+		if b = deref(root, b); b != nil {
+			branches = append(branches, b)
 		}
+	}
+	if i := slices.IndexFunc(branches, names); i >= 0 {
+		return branches[i]
+	}
+	if describes(schema) {
+		return schema
+	}
+	if i := slices.IndexFunc(branches, describes); i >= 0 {
+		return branches[i]
 	}
 	return schema
 }
