@@ -494,10 +494,21 @@ func jsonType(v json.RawMessage) string {
 	return "number"
 }
 
+// typingTypes is schemaTypesIn without a type that is none of JSON
+// Schema's ("strng"), which says nothing: the schema is invalid, the
+// check of the call says so (and is skipped), and a value is read as if
+// the type were not there rather than refused, which left no pair, even
+// with --no-validate, to send it.
+func typingTypes(root, prop json.RawMessage) []string {
+	return slices.DeleteFunc(schemaTypesIn(root, prop), func(t string) bool {
+		return !slices.Contains([]string{"string", "integer", "number", "boolean", "null", "array", "object"}, t)
+	})
+}
+
 // typeValue converts one value by its property schema, a part of root
 // (asWritten: see buildArguments).
 func typeValue(value string, root, prop json.RawMessage, asWritten bool) (json.RawMessage, error) {
-	types := schemaTypesIn(root, prop)
+	types := typingTypes(root, prop)
 	if len(types) == 0 {
 		if json.Valid([]byte(value)) && strings.TrimSpace(value) != "" {
 			var b bytes.Buffer

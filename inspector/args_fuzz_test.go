@@ -70,7 +70,7 @@ func FuzzBuildArguments(f *testing.F) {
 			var types []string
 			if s != nil {
 				if p, ok := schemaProperties(s); ok {
-					types = schemaTypesIn(s, p[k])
+					types = typingTypes(s, p[k])
 				}
 			}
 			checkTyped(t, pair, v, got, types)
