@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,6 +273,15 @@ func (s *Schema) explainAt(err error, instance any) ([]string, string) {
 			loc = rel
 		}
 		prev = loc
+		if !known && node == nil && s.plainRefs {
+			// Into additionalProperties or patternProperties: which
+			// member, the path does not say; explainMember finds it.
+			if value, ok := valueAt(instance, loc); ok {
+				if name, at, reason, ok := s.explainMember(p, value, loc); ok {
+					return slices.Concat(loc, []string{name}, at), reason
+				}
+			}
+		}
 		if !known && node != nil && strings.HasPrefix(msg, "validating ") {
 			// Into an array's items, and on: which item, the path does
 			// not say; explainItem finds it, where a part of the
@@ -332,6 +342,75 @@ func (s *Schema) explainItem(items *jsonschema.Schema, arr any, loc []string) (i
 		}
 	}
 	return 0, nil, "", false
+}
+
+// explainMember finds, when path (a schema path of the library's) ends in
+// an additionalProperties or patternProperties/PATTERN, the first member
+// (by name) of value, the object there, that it applies to and that fails
+// it (checked alone, see part), and explains its failure: the library
+// names the schema, never the member ("type: 123 has type "integer",
+// want "string"" for env.HOME of a map of strings).
+func (s *Schema) explainMember(path string, value any, loc []string) (string, []string, string, bool) {
+	obj, ok := value.(map[string]any)
+	if !ok {
+		return "", nil, "", false
+	}
+	var parentPath, pattern string
+	if before, ok := strings.CutSuffix(path, "/additionalProperties"); ok {
+		parentPath = before
+	} else if i := strings.LastIndex(path, "/patternProperties/"); i >= 0 {
+		parentPath, pattern = path[:i], path[i+len("/patternProperties/"):]
+	} else {
+		return "", nil, "", false
+	}
+	parent, _, _, _ := locate(s.root, parentPath)
+	if parent == nil {
+		return "", nil, "", false
+	}
+	sub := parent.AdditionalProperties
+	if pattern != "" {
+		// (The library writes the pattern as a JSON Pointer token.)
+		if _, ok := parent.PatternProperties[pattern]; !ok {
+			pattern = strings.ReplaceAll(strings.ReplaceAll(pattern, "~1", "/"), "~0", "~")
+		}
+		sub = parent.PatternProperties[pattern]
+	}
+	if sub == nil {
+		return "", nil, "", false
+	}
+	matches := func(pattern, name string) bool {
+		re, err := regexp.Compile(pattern)
+		return err == nil && re.MatchString(name)
+	}
+	applies := func(name string) bool {
+		if pattern != "" {
+			return matches(pattern, name)
+		}
+		if _, declared := parent.Properties[name]; declared {
+			return false
+		}
+		for p := range parent.PatternProperties {
+			if matches(p, name) {
+				return false
+			}
+		}
+		return true
+	}
+	part, ok := s.part(sub)
+	if !ok {
+		return "", nil, "", false
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		if !applies(name) {
+			continue
+		}
+		if err := part.resolved.Validate(obj[name]); err != nil {
+			part.at = slices.Concat(s.at, loc, []string{name})
+			at, reason := part.explainAt(err, obj[name])
+			return name, at, reason, true
+		}
+	}
+	return "", nil, "", false
 }
 
 // part returns sub, a schema of s's document, as a schema of its own whose

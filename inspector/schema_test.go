@@ -50,6 +50,37 @@ func TestSchemaProblems(t *testing.T) {
 	}
 }
 
+// TestSchemaProblemsMembers: a member that fails the additionalProperties
+// or patternProperties of its object (a map: zod's record) is named, as a
+// property is, rather than left to the library's words, which name no
+// location.
+func TestSchemaProblemsMembers(t *testing.T) {
+	s, err := compileSchema(json.RawMessage(`{"type":"object","properties":{
+		"env":{"type":"object","properties":{"PATH":{"type":"integer"}},"additionalProperties":{"type":"string"}},
+		"labels":{"type":"object","patternProperties":{"^x/":{"type":"string"}}},
+		"users":{"type":"object","additionalProperties":{"$ref":"#/$defs/User"}}},
+		"additionalProperties":{"type":"boolean"},
+		"$defs":{"User":{"type":"object","properties":{"age":{"type":"integer","minimum":0}}}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"env":{"PATH":1,"HOME":"/h","ZIP":7}}`:      "at /env/ZIP: got number, want string",
+		`{"labels":{"x/id":1}}`:                       "at /labels/x/id: got number, want string",
+		`{"users":{"ada":{"age":-1}}}`:                "at /users/ada/age: must be >= 0 but found -1",
+		`{"verbose":"yes"}`:                           "at /verbose: got string, want boolean",
+		`{"env":{"PATH":1,"HOME":"/h"},"quiet":true}`: "",
+	} {
+		got := ""
+		if err := s.Validate(json.RawMessage(in)); err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("%s:\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
 // TestSchemaProblemsAlternatives: a value that fails an anyOf or oneOf is
 // explained in one line, in the words of the other failures, from the
 // alternatives checked one by one (their $refs resolved): one type
