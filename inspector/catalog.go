@@ -1,9 +1,11 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -364,12 +366,16 @@ func SchemaArgs(schema json.RawMessage) []ArgInfo {
 }
 
 // schemaArgsSlow is SchemaArgs by encoding/json, for any schema.
+// The properties of the root come first, then those of the schema its
+// $ref names and of the schemas of its allOf (each through its $ref), as
+// an inputSchema of {"$ref":"#/$defs/Args"} or an allOf of object schemas
+// describes its arguments: key=value typing and the check read them there.
 func schemaArgsSlow(schema json.RawMessage) []ArgInfo {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
-	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+	if json.Unmarshal(schema, &s) != nil {
 		return nil
 	}
 	names := propertyOrder(schema)
@@ -379,6 +385,45 @@ func schemaArgsSlow(schema json.RawMessage) []ArgInfo {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+	}
+	var more struct {
+		Ref   json.RawMessage   `json:"$ref"`
+		AllOf []json.RawMessage `json:"allOf"`
+	}
+	_ = json.Unmarshal(schema, &more)
+	var sources []json.RawMessage
+	if len(more.Ref) > 0 {
+		sources = append(sources, deref(schema, bytes.TrimSpace(schema)))
+	}
+	sources = append(sources, more.AllOf...)
+	for _, src := range sources {
+		if src = deref(schema, src); src == nil {
+			continue
+		}
+		var b struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if json.Unmarshal(src, &b) != nil {
+			continue
+		}
+		if s.Properties == nil {
+			s.Properties = map[string]json.RawMessage{}
+		}
+		order := propertyOrder(src)
+		if len(order) != len(b.Properties) {
+			order = slices.Sorted(maps.Keys(b.Properties))
+		}
+		for _, n := range order {
+			if _, ok := s.Properties[n]; !ok {
+				s.Properties[n] = b.Properties[n]
+				names = append(names, n)
+			}
+		}
+		s.Required = append(s.Required, b.Required...)
+	}
+	if len(s.Properties) == 0 {
+		return nil
 	}
 	var out []ArgInfo
 	for _, n := range names {

@@ -218,6 +218,23 @@ func TestSchemaArgs(t *testing.T) {
 
 }
 
+// TestSchemaArgsComposedRoot: an inputSchema that is a $ref, or an allOf
+// of object schemas, has the arguments those describe (it was said to take
+// none), the root's own first.
+func TestSchemaArgsComposedRoot(t *testing.T) {
+	for schema, want := range map[string][]ArgInfo{
+		`{"type":"object","$ref":"#/$defs/Args","$defs":{"Args":{"type":"object","properties":{"s":{"type":"string"},"i":{"$ref":"#/$defs/I"}},"required":["s"]},"I":{"type":"integer"}}}`: {
+			{Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}},
+		`{"type":"object","properties":{"o":{"type":"object"}},"required":["o"],"allOf":[{"properties":{"s":{"type":"string"},"o":{"type":"string"}},"required":["s"]},{"$ref":"#/$defs/B"}],"$defs":{"B":{"properties":{"i":{"type":"integer"}}}}}`: {
+			{Name: "o", Type: "object", Required: true}, {Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}},
+		`{"$ref":"#"}`: nil,
+	} {
+		if diff := cmp.Diff(want, SchemaArgs(json.RawMessage(schema))); diff != "" {
+			t.Errorf("%s: SchemaArgs (-want +got):\n%s", schema, diff)
+		}
+	}
+}
+
 // TestSchemaArgsFollowsRefs: a property given as a local $ref (to $defs,
 // to definitions, through a chain, in a nullable anyOf) is described by
 // the schema it points to — its type, allowed values, default and

@@ -34,9 +34,14 @@ func schemaArgsFast(schema json.RawMessage) (args []ArgInfo, ok bool) {
 				return false
 			}
 			required = v
+		case "$ref", "allOf":
+			// Arguments described elsewhere (an inputSchema that is
+			// a $ref, or an allOf of object schemas): schemaArgsSlow
+			// reads them.
+			return false
 		}
 		return true
-	}, "properties", "required") {
+	}, "properties", "required", "$ref", "allOf") {
 		return nil, false
 	}
 	var req []string
