@@ -234,14 +234,17 @@ func unknownKeyWarning(w string, props map[string]json.RawMessage) string {
 }
 
 // StringArguments builds an object of string values (prompt arguments are
-// always strings: spec server/prompts, GetPromptRequest).
+// always strings: spec server/prompts, GetPromptRequest). A key is a name
+// as written, not a path (a.b is the argument "a.b"); as in a tool's
+// key=value, \= is an = in it and \\ a backslash.
 func StringArguments(pairs []string) (json.RawMessage, error) {
 	obj := &Object{vals: map[string]json.RawMessage{}}
 	for _, pair := range pairs {
-		key, value, ok := strings.Cut(pair, "=")
+		key, value, ok := splitPair(pair)
 		if !ok || key == "" {
-			return nil, &ArgumentError{Value: pair, Reason: "expected key=value"}
+			return nil, pairError(pair)
 		}
+		key = strings.NewReplacer(`\\`, `\`, `\=`, `=`).Replace(key)
 		v, _ := json.Marshal(value)
 		obj.Set(key, v)
 	}

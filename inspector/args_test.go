@@ -376,11 +376,11 @@ func TestBuildArgumentsMergeAndWarnings(t *testing.T) {
 }
 
 func TestStringArguments(t *testing.T) {
-	got, err := StringArguments([]string{"city=Paris", "n=3", "empty=", "eq=a=b", "json={\"x\":1}"})
+	got, err := StringArguments([]string{"city=Paris", "n=3", "empty=", "eq=a=b", "json={\"x\":1}", `k\=v=1`, `a.b=c`, `back\\=s`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"city":"Paris","n":"3","empty":"","eq":"a=b","json":"{\"x\":1}"}`
+	want := `{"city":"Paris","n":"3","empty":"","eq":"a=b","json":"{\"x\":1}","k=v":"1","a.b":"c","back\\":"s"}`
 	if string(got) != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
