@@ -306,6 +306,12 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 	if len(args) != 2 || (args[0] != "add" && args[0] != "remove") {
 		return usageErrorf("usage: :roots [add|remove PATH]")
 	}
+	if c.held != nil && c.held.Era != eraModern {
+		// In the handshake era the open session declared the client's
+		// capabilities and answers roots/list itself: a change here would
+		// tell the server of roots it never sees, as --root would.
+		return usageErrorf(":roots %s: session %s declared the client's capabilities when it opened, and answers the server's roots/list itself; give --root to mcpx connect %s", args[0], c.held.Name, c.held.Name)
+	}
 	list := r.List()
 	switch args[0] {
 	case "add":
