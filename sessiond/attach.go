@@ -40,6 +40,7 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, 
 	d.mu.Unlock()
 	d.note("attached: %s", orUnnamed(label))
 	a.run()
+	d.releaseSubscriptions(a)
 	d.mu.Lock()
 	delete(d.attached, a)
 	d.touch()
@@ -313,6 +314,20 @@ func (a *attachment) request(m *jsonrpc.Message) {
 			Message: fmt.Sprintf("mcpx session: this command has %d requests in flight, the most a session takes from one command; wait for their answers", n)}))
 		return
 	}
+	var subscribed string // the URI of a resources/subscribe
+	switch m.Method {
+	case mcp.MethodResourcesSubscribe:
+		if subscribed = subscriptionURI(m.Params); subscribed != "" {
+			a.d.subscribe(a, subscribed)
+		}
+	case mcp.MethodResourcesUnsubscribe:
+		if uri := subscriptionURI(m.Params); uri != "" && a.d.unsubscribe(a, uri) {
+			// Another command attached is still subscribed to it: the
+			// server's subscription, the held session's, stays.
+			a.send(jsonrpc.EncodeResponse(m.ID, json.RawMessage(`{}`), nil))
+			return
+		}
+	}
 	key := m.ID.Key()
 	ctx, cancel := context.WithCancel(a.ctx)
 	a.mu.Lock()
@@ -336,13 +351,19 @@ func (a *attachment) request(m *jsonrpc.Message) {
 			a.inflight.Add(-1)
 			cancel()
 		}()
-		a.forward(ctx, sess, m)
+		if !a.forward(ctx, sess, m) && subscribed != "" && ctx.Err() == nil {
+			// The server refused it. (One cancelled may have been
+			// subscribed: it stays counted, and is released with the
+			// command.)
+			a.d.unsubscribe(a, subscribed)
+		}
 	}()
 }
 
 // forward sends the command's request through the held session and
-// passes the outcome back under the command's id.
-func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *jsonrpc.Message) {
+// passes the outcome back under the command's id; it reports whether the
+// server answered with a result.
+func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *jsonrpc.Message) bool {
 	// The command keeps its own timeouts and cancels when they expire.
 	var sent string
 	defer func() {
@@ -377,7 +398,7 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 			// tells every command why (the server's last words
 			// included), which an error answer here would have
 			// pre-empted, as if the server had answered it.
-			return
+			return false
 		default:
 		}
 	}
@@ -386,9 +407,10 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 		line, lerr := responseLine(m.ID, res)
 		if lerr != nil {
 			a.d.note("%v", lerr)
-			return
+			return true
 		}
 		a.sendLine(line)
+		return true
 	case ctx.Err() != nil:
 		// The command cancelled it or went away: no answer (spec:
 		// basic/utilities/cancellation), the server was told.
@@ -405,12 +427,13 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 		line, merr := json.Marshal(envelope{Frame: frame, TooLarge: tooLarge.Limit})
 		if merr != nil {
 			a.d.note("%v", merr)
-			return
+			return false
 		}
 		a.sendLine(line)
 	default:
 		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()}))
 	}
+	return false
 }
 
 // progressToken returns params._meta.progressToken, nil when absent.

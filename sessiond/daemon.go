@@ -102,6 +102,9 @@ type Daemon struct {
 	// loose key) to the command that made it, for the notifications that
 	// name the request (a 2026-07-28 subscription's).
 	forwards map[string]forward
+	// subs are the attached commands subscribed to each resource URI
+	// (subscriptions.go).
+	subs map[string]map[*attachment]struct{}
 
 	seq      atomic.Int64  // orders requests, to find the latest waiter
 	wake     chan struct{} // attachments changed: recompute the idle time
@@ -169,6 +172,7 @@ func New(opts Options) (*Daemon, error) {
 		ctx: ctx, cancel: cancel,
 		attached: map[*attachment]struct{}{},
 		forwards: map[string]forward{},
+		subs:     map[string]map[*attachment]struct{}{},
 		ring:     ring{maxItems: opts.Keep, maxBytes: opts.KeepBytes},
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),

@@ -1497,3 +1497,56 @@ func TestDroppedNotificationReachesTheCommand(t *testing.T) {
 	default:
 	}
 }
+
+// A resource subscription is the held session's, shared by the commands:
+// one command's resources/unsubscribe does not end it while another
+// attached command is subscribed to the same resource (it still gets its
+// updates), and the last subscriber's going away, without unsubscribing
+// (Ctrl-C, killed), ends it at the server.
+func TestSubscriptionSharedByCommands(t *testing.T) {
+	const uri = "test://doc"
+	ts := newTestServer()
+	unsubscribed := make(chan string, 10)
+	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "sessiond-test", Version: "1.0.0"}, &mcp.ServerOptions{
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { ts.sessions <- req.Session },
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			unsubscribed <- req.Params.URI
+			return nil
+		},
+	})
+	ts.srv.AddResource(&mcp.Resource{URI: uri, Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "x"}}}, nil
+	})
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	receive(t, ts.sessions, "the server's initialization")
+
+	updated := make(chan string, 10)
+	a := h.command(t, inspector.Options{})
+	b := h.command(t, inspector.Options{OnNotification: func(m *jsonrpc.Message) {
+		if m.Method == "notifications/resources/updated" {
+			updated <- string(m.Params)
+		}
+	}})
+	for _, s := range []*inspector.Session{a, b} {
+		if _, err := s.Call(t.Context(), "resources/subscribe", map[string]string{"uri": uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Call(t.Context(), "resources/unsubscribe", map[string]string{"uri": uri}); err != nil {
+		t.Fatal(err)
+	}
+	if len(unsubscribed) != 0 {
+		t.Fatalf("the server was told to unsubscribe %s while command b is still subscribed", <-unsubscribed)
+	}
+	if err := ts.srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, updated, "the update at command b"); !strings.Contains(got, uri) {
+		t.Errorf("b got %s", got)
+	}
+	b.Close()
+	if got := receive(t, unsubscribed, "the unsubscribe once the last subscriber went away"); got != uri {
+		t.Errorf("unsubscribed %q", got)
+	}
+}
