@@ -431,9 +431,37 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 		}
 		a.sendLine(line)
 	default:
-		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()}))
+		frame := jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpx session " + a.d.opts.Name + ": " + err.Error()})
+		kind := failure(err)
+		if kind == "" {
+			a.send(frame)
+			return false
+		}
+		// The connection to the server failed this request (the session
+		// goes on: over HTTP the next may get through): the command is
+		// told so apart from the words (envelope.Failed), so that it fails
+		// as over a connection of its own, not as if the server had
+		// answered with an error.
+		line, merr := json.Marshal(envelope{Frame: frame, Failed: kind})
+		if merr != nil {
+			a.d.note("%v", merr)
+			return false
+		}
+		a.sendLine(line)
 	}
 	return false
+}
+
+// failure says what kind of failure of the connection to the server err
+// is (envelope.Failed), "" when it is none.
+func failure(err error) string {
+	switch {
+	case errors.Is(err, transport.ErrUnauthorized):
+		return failedAuth
+	case errors.Is(err, transport.ErrConnect), errors.Is(err, transport.ErrTransport), errors.Is(err, transport.ErrClosed):
+		return failedConnection
+	}
+	return ""
 }
 
 // progressToken returns params._meta.progressToken, nil when absent.

@@ -134,6 +134,33 @@ func (e *AnswerTooLargeError) Error() string {
 // Is makes errors.Is(err, transport.ErrFrameTooLarge) true.
 func (e *AnswerTooLargeError) Is(target error) bool { return target == transport.ErrFrameTooLarge }
 
+// ConnectionFailedError fails a command's request that the session's
+// connection to its server failed to carry (envelope.Failed): over HTTP,
+// the session could not connect, lost the response stream, or had its
+// credentials refused. It matches transport.ErrTransport, or
+// transport.ErrUnauthorized when Auth, as the same failure over a
+// connection of the command's own does, rather than reading as an error
+// the server answered.
+type ConnectionFailedError struct {
+	Name string
+	// Text is the session's account of the failure.
+	Text string
+	Auth bool
+}
+
+func (e *ConnectionFailedError) Error() string {
+	return fmt.Sprintf("session %s: %s", e.Name, e.Text)
+}
+
+// Is makes errors.Is(err, transport.ErrTransport) true, or, when Auth,
+// errors.Is(err, transport.ErrUnauthorized).
+func (e *ConnectionFailedError) Is(target error) bool {
+	if e.Auth {
+		return target == transport.ErrUnauthorized
+	}
+	return target == transport.ErrTransport
+}
+
 // replyTimeout bounds the wait for a session's reply to a hello: a
 // session process that hangs (or was stopped, SIGSTOP) must not hang the
 // command. (Variables for the tests.)
@@ -443,7 +470,7 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 		if len(env.Frame) == 0 {
 			return transport.Frame{}, fmt.Errorf("session %s: %w: a line without a frame", c.name, ErrProtocol)
 		}
-		if env.TooLarge > 0 && c.tooLarge(env) {
+		if (env.TooLarge > 0 || env.Failed != "") && c.lost(env) {
 			continue
 		}
 		return transport.Frame{Data: env.Frame}, nil
@@ -459,10 +486,10 @@ func (c *Conn) OnRequestLost(fn func(id string, err error)) {
 	c.mu.Unlock()
 }
 
-// tooLarge fails the request env's frame answers with an
-// AnswerTooLargeError, and reports whether it did (with no listener, the
-// frame is read as it is).
-func (c *Conn) tooLarge(env envelope) bool {
+// lost fails the request env's frame answers with an AnswerTooLargeError
+// (env.TooLarge) or a ConnectionFailedError (env.Failed), and reports
+// whether it did (with no listener, the frame is read as it is).
+func (c *Conn) lost(env envelope) bool {
 	c.mu.Lock()
 	fn := c.onLost
 	c.mu.Unlock()
@@ -470,7 +497,15 @@ func (c *Conn) tooLarge(env envelope) bool {
 	if fn == nil || err != nil || len(msgs) != 1 || !msgs[0].IsResponse() || msgs[0].ID.IsZero() {
 		return false
 	}
-	fn(msgs[0].ID.LooseKey(), &AnswerTooLargeError{Name: c.name, Limit: env.TooLarge})
+	var why error = &AnswerTooLargeError{Name: c.name, Limit: env.TooLarge}
+	if env.Failed != "" {
+		text := "the connection to the server failed"
+		if msgs[0].Error != nil {
+			text = strings.TrimPrefix(msgs[0].Error.Message, "mcpx session "+c.name+": ")
+		}
+		why = &ConnectionFailedError{Name: c.name, Text: text, Auth: env.Failed == failedAuth}
+	}
+	fn(msgs[0].ID.LooseKey(), why)
 	return true
 }
 

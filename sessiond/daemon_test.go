@@ -1550,3 +1550,42 @@ func TestSubscriptionSharedByCommands(t *testing.T) {
 		t.Errorf("unsubscribed %q", got)
 	}
 }
+
+// failingConn fails the writes of frames that name a tool "unreachable"
+// or "refused", as an HTTP connection does a request it could not send.
+type failingConn struct{ *pipeConn }
+
+func (c failingConn) Write(ctx context.Context, f transport.Frame) error {
+	switch {
+	case bytes.Contains(f.Data, []byte(`"unreachable"`)):
+		return fmt.Errorf("%w: POST http://127.0.0.1:1/mcp: connection refused", transport.ErrConnect)
+	case bytes.Contains(f.Data, []byte(`"refused"`)):
+		return fmt.Errorf("%w: the server refused the token", transport.ErrUnauthorized)
+	}
+	return c.pipeConn.Write(ctx, f)
+}
+
+// A request the session's connection to its server failed to carry fails
+// the command's request as its own connection's failure would (exit 4, or
+// 3 for refused credentials), not as an error the server answered
+// (exit 5); the session goes on.
+func TestConnectionFailureIsNotAServerError(t *testing.T) {
+	ts := newTestServer()
+	ts.wrap = func(pc *pipeConn) transport.Conn { return failingConn{pc} }
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	receive(t, ts.sessions, "the server's initialization")
+	s := h.command(t, inspector.Options{})
+	for tool, want := range map[string]error{"unreachable": transport.ErrTransport, "refused": transport.ErrUnauthorized} {
+		_, err := s.Call(t.Context(), "tools/call", map[string]any{"name": tool})
+		var rpcErr *jsonrpc.Error
+		if !errors.Is(err, want) || errors.As(err, &rpcErr) {
+			t.Errorf("%s: %v (%T), want an error matching %v and no JSON-RPC error", tool, err, err, want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "session t: ") {
+			t.Errorf("%s: %v does not name the session", tool, err)
+		}
+	}
+	if text, err := callText(t, s, t.Context(), "echo", `{"message":"still"}`); err != nil || text != "Echo: still" {
+		t.Errorf("after the failures: %q, %v", text, err)
+	}
+}

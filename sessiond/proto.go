@@ -58,6 +58,14 @@ type envelope struct {
 	// as a connection of its own would (AnswerTooLargeError). A command
 	// of an older build reads the frame, which says so in words.
 	TooLarge int64 `json:"tooLarge,omitempty"`
+	// Failed, from the daemon, marks Frame as the error answering a
+	// command's request that the session's connection to its server
+	// failed to carry (over HTTP: it could not connect, the response
+	// stream was lost; failedAuth: the server refused its credentials),
+	// not an answer of the server's: the command fails the request as a
+	// connection of its own would (ConnectionFailedError). A command of
+	// an older build reads the frame, which says so in words.
+	Failed string `json:"failed,omitempty"`
 	// Dropped, from the daemon and without a frame, is the text of a
 	// transport.EventDropped its connection to the server reported while
 	// the command was attached (a notification over the session's
@@ -66,6 +74,12 @@ type envelope struct {
 	// hello asked for it (hello.Dropped).
 	Dropped string `json:"dropped,omitempty"`
 }
+
+// The kinds of envelope.Failed.
+const (
+	failedConnection = "connection"
+	failedAuth       = "auth"
+)
 
 // Status describes an open session.
 type Status struct {
@@ -183,7 +197,7 @@ func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
 	var f rawjson.Fields
 	bad := false
-	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped"}, func(name string, v []byte) {
+	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped", "failed"}, func(name string, v []byte) {
 		switch name {
 		case "frame":
 			switch {
@@ -196,6 +210,8 @@ func parseEnvelope(line []byte) (envelope, error) {
 			env.Closed = f.Str(v)
 		case "dropped":
 			env.Dropped = f.Str(v)
+		case "failed":
+			env.Failed = f.Str(v)
 		case "tooLarge":
 			if rawjson.IsNull(v) {
 				return

@@ -64,6 +64,8 @@ func TestParseEnvelope(t *testing.T) {
 		{` {"frame": [{"a":1}] , "tooLarge": 65536}`, envelope{Frame: json.RawMessage(`[{"a":1}]`), TooLarge: 65536}, false},
 		{`{"closed":"the session ended \"now\""}`, envelope{Closed: `the session ended "now"`}, false},
 		{`{"dropped":"dropped a line","other":[1,2]}`, envelope{Dropped: "dropped a line"}, false},
+		{`{"frame":{"id":1},"failed":"connection"}`, envelope{Frame: json.RawMessage(`{"id":1}`), Failed: "connection"}, false},
+		{`{"failed":true}`, envelope{}, true},
 		{`{"Frame":{},"closed":null}`, envelope{Frame: json.RawMessage(`{}`)}, false},
 		{`{"frame":"x"}`, envelope{}, true},
 		{`{"tooLarge":"big"}`, envelope{}, true},
@@ -73,7 +75,7 @@ func TestParseEnvelope(t *testing.T) {
 	} {
 		got, err := parseEnvelope([]byte(tt.line))
 		if (err != nil) != tt.bad || !bytes.Equal(got.Frame, tt.want.Frame) || got.Closed != tt.want.Closed ||
-			got.Dropped != tt.want.Dropped || got.TooLarge != tt.want.TooLarge {
+			got.Dropped != tt.want.Dropped || got.TooLarge != tt.want.TooLarge || got.Failed != tt.want.Failed {
 			t.Errorf("parseEnvelope(%s) = %+v, %v; want %+v (error: %v)", tt.line, got, err, tt.want, tt.bad)
 		}
 	}
@@ -110,7 +112,7 @@ func FuzzParseEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("parseEnvelope(%q): %v; json.Unmarshal read %+v", line, err, want)
 		}
-		if !bytes.Equal(got.Frame, want.Frame) || got.Closed != want.Closed || got.Dropped != want.Dropped || got.TooLarge != want.TooLarge {
+		if !bytes.Equal(got.Frame, want.Frame) || got.Closed != want.Closed || got.Dropped != want.Dropped || got.TooLarge != want.TooLarge || got.Failed != want.Failed {
 			t.Fatalf("parseEnvelope(%q) = %+v; json.Unmarshal read %+v", line, got, want)
 		}
 	})
