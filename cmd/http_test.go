@@ -408,26 +408,16 @@ func TestHTTPPrimingEventsOnlyWithVerbose(t *testing.T) {
 // and traces redact such echoes already.
 func TestServerErrorEchoingTokenIsRedacted(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "", http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID json.RawMessage `json:"id"`
-		}
-		body, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(body, &req)
-		auth, _ := json.Marshal("rejected: " + r.Header.Get("Authorization"))
+	u := fakeHTTPServer(t, func(w http.ResponseWriter, req fakeRequest) {
+		auth, _ := json.Marshal("rejected: " + req.r.Header.Get("Authorization"))
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s,"data":{"sent":%s}}}`, req.ID, auth, auth)
-	}))
-	t.Cleanup(ts.Close)
+	})
 	const token = "s3cr3t-t0ken-echoed"
 	for _, args := range [][]string{
-		{"ping", "--url", ts.URL + "/mcp", "--bearer", token},
-		{"ping", "--json", "--url", ts.URL + "/mcp", "--bearer", token},
-		{"ping", "--url", ts.URL + "/mcp", "-H", "Authorization: Bearer " + token},
+		{"ping", "--url", u, "--bearer", token},
+		{"ping", "--json", "--url", u, "--bearer", token},
+		{"ping", "--url", u, "-H", "Authorization: Bearer " + token},
 	} {
 		r := runMcpx(t, nil, args...)
 		if r.code == ExitOK || strings.Contains(r.stderr, token) || !strings.Contains(r.stderr, "rejected: ") || !strings.Contains(r.stderr, "[redacted]") {

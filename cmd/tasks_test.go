@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -51,19 +50,7 @@ func TestRenderTasksLeavesOutWhatIsMissing(t *testing.T) {
 func legacyTaskServer(t *testing.T) string {
 	t.Helper()
 	const task = `{"taskId":"t-1","status":"failed","statusMessage":"boom","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null}`
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "no stream", http.StatusMethodNotAllowed)
-			return
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
+	return fakeHTTPServer(t, func(w http.ResponseWriter, m fakeRequest) {
 		var result string
 		switch m.Method {
 		case "initialize":
@@ -79,9 +66,7 @@ func legacyTaskServer(t *testing.T) string {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	})
 }
 
 // The result of a failed tool task has isError: tasks result prints it

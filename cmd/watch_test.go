@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -16,20 +13,8 @@ import (
 // reach mcpx while it is still setting the session up.
 func startupNotifier(t *testing.T) string {
 	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
+	return fakeHTTPServer(t, func(w http.ResponseWriter, m fakeRequest) {
 		switch {
-		case len(m.ID) == 0:
-			w.WriteHeader(http.StatusAccepted)
 		case m.Method == "initialize":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"early","version":"1"}}}`, m.ID)
@@ -42,9 +27,7 @@ func startupNotifier(t *testing.T) string {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
 		}
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	})
 }
 
 // watch prints every notification on stdout, the ones the server sends
