@@ -503,9 +503,7 @@ func jsonType(v json.RawMessage) string {
 // the type were not there rather than refused, which left no pair, even
 // with --no-validate, to send it.
 func typingTypes(root, prop json.RawMessage) []string {
-	return slices.DeleteFunc(schemaTypesIn(root, prop), func(t string) bool {
-		return !slices.Contains([]string{"string", "integer", "number", "boolean", "null", "array", "object"}, t)
-	})
+	return slices.DeleteFunc(schemaTypesIn(root, prop), func(t string) bool { return !isSchemaType(t) })
 }
 
 // typeValue converts one value by its property schema, a part of root

@@ -84,6 +84,15 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat, plainRefs: refsToDefsOnly(raw)}, nil
 }
 
+// isSchemaType reports whether t is one of JSON Schema's seven type names.
+func isSchemaType(t string) bool {
+	switch t {
+	case "null", "boolean", "object", "array", "number", "string", "integer":
+		return true
+	}
+	return false
+}
+
 // checkTypeNames refuses a "type" that names no JSON Schema type: the
 // library checks no schema against its metaschema, and a misspelt type
 // would otherwise pass every value without a word.
@@ -92,9 +101,7 @@ func checkTypeNames(s *jsonschema.Schema, at string) error {
 		return nil
 	}
 	for _, t := range append([]string{s.Type}, s.Types...) {
-		switch t {
-		case "", "null", "boolean", "object", "array", "number", "string", "integer":
-		default:
+		if t != "" && !isSchemaType(t) {
 			return fmt.Errorf("at %s: type %q is not a JSON Schema type", at, t)
 		}
 	}
