@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -148,39 +147,20 @@ type exportOutput struct{ flag, name string }
 // would replace the first). A name that does not exist yet cannot be
 // either, except when both flags give it.
 func checkExportOutputs(trace string, outs []exportOutput) error {
-	in, inErr := os.Stat(trace)
-	seen := map[string]exportOutput{}
-	var seenInfo []struct {
-		out exportOutput
-		fi  os.FileInfo
-	}
+	var prev []exportOutput
 	for _, out := range outs {
 		if out.name == "" || out.name == "-" {
 			continue
 		}
-		fi, err := os.Stat(out.name)
-		if err == nil && inErr == nil && os.SameFile(in, fi) {
+		if sameFile(out.name, trace) {
 			return usageErrorf("%s %s is the trace being exported: writing it would replace the trace; give another file", out.flag, out.name)
 		}
-		abs, aerr := filepath.Abs(out.name)
-		if aerr != nil {
-			abs = filepath.Clean(out.name)
-		}
-		if prev, ok := seen[abs]; ok {
-			return usageErrorf("%s and %s both write to %s; give each its own file", prev.flag, out.flag, out.name)
-		}
-		seen[abs] = out
-		if err == nil {
-			for _, p := range seenInfo {
-				if os.SameFile(p.fi, fi) {
-					return usageErrorf("%s and %s both write to %s; give each its own file", p.out.flag, out.flag, out.name)
-				}
+		for _, p := range prev {
+			if sameFile(p.name, out.name) {
+				return usageErrorf("%s and %s both write to %s; give each its own file", p.flag, out.flag, out.name)
 			}
-			seenInfo = append(seenInfo, struct {
-				out exportOutput
-				fi  os.FileInfo
-			}{out, fi})
 		}
+		prev = append(prev, out)
 	}
 	return nil
 }
