@@ -197,7 +197,9 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 		}
 		return ElicitAnswer("accept", e.fileContent), nil
 	case PolicyPrompt:
-		res, err := e.Person.FillForm(ctx, &FormQuestion{Server: e.who(), Message: req.Message, Form: form})
+		res, err := asking(ctx, func() (ElicitResult, error) {
+			return e.Person.FillForm(ctx, &FormQuestion{Server: e.who(), Message: req.Message, Form: form})
+		})
 		if err != nil {
 			return e.personGone(err)
 		}
@@ -237,8 +239,10 @@ func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage
 		e.remember(req)
 		return ElicitAnswer("accept", nil), nil
 	case PolicyPrompt:
-		res, err := e.Person.VisitURL(ctx, &URLQuestion{Server: e.who(), Message: req.Message, URL: req.URL, Parsed: u,
-			Warnings: URLWarnings(u), Openable: web, NotOpenable: why, AwaitDone: e.stateless})
+		res, err := asking(ctx, func() (ElicitResult, error) {
+			return e.Person.VisitURL(ctx, &URLQuestion{Server: e.who(), Message: req.Message, URL: req.URL, Parsed: u,
+				Warnings: URLWarnings(u), Openable: web, NotOpenable: why, AwaitDone: e.stateless})
+		})
 		if err != nil {
 			return e.personGone(err)
 		}

@@ -80,6 +80,16 @@ func Withdrawn(ctx context.Context) bool { return errors.Is(context.Cause(ctx), 
 // a Person that asks one question at a time asks them in this order.
 func Arrival(ctx context.Context) uint64 { return peer.Arrival(ctx) }
 
+// asking puts a question to the person: while they answer, the session's
+// requests wait without their idle timeouts running (peer.HoldTimeouts),
+// so that a tool call waiting on a form the person takes a minute over is
+// not given up as unanswered; the hard cap (Options.MaxTimeout) still
+// bounds it.
+func asking[T any](ctx context.Context, ask func() (T, error)) (T, error) {
+	defer peer.HoldTimeouts(ctx)()
+	return ask()
+}
+
 // ErrNoTerminal is returned when a policy needs a person but there is no
 // one to ask.
 var ErrNoTerminal = errors.New("no terminal to ask on")

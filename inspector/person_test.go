@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -362,4 +363,28 @@ func TestWithdrawnQuestion(t *testing.T) {
 	if Withdrawn(ctx) {
 		t.Error("Withdrawn is true for a context that merely ended")
 	}
+}
+
+// A tool call waiting on a form the person takes longer over than the
+// idle timeout is not given up: the timeout does not run while they
+// answer (peer.HoldTimeouts), and the call ends when the server answers.
+func TestIdleTimeoutWaitsForThePerson(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const answering = 5 * time.Second
+		person := &scriptedPerson{form: ElicitResult{Action: ActionAccept, Content: json.RawMessage(`{"name":"Ada"}`)},
+			onQuestion: func(context.Context) { time.Sleep(answering) }}
+		e := elicitor(t, "prompt", person)
+		s, srv, _ := newTestSession(t, Options{Handlers: map[string]RequestHandler{mcp.MethodElicitationCreate: Adapt(e.Handle)}})
+		start := time.Now()
+		ch := goCall(t.Context(), s, mcp.MethodToolsCall, map[string]any{"name": "ask"}, WithTimeout(time.Second, 0))
+		req := srv.nextRequest(mcp.MethodToolsCall)
+		srv.send(`{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Who are you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)
+		if ans := srv.next(); ans.ID.String() != `"e1"` || !strings.Contains(string(ans.Result), `"accept"`) {
+			t.Fatalf("the answer to the elicitation: %s", ans.Raw)
+		}
+		srv.reply(req, `{"content":[]}`)
+		if res := result(t, ch); res.err != nil {
+			t.Fatalf("the tool call, %s after it was sent, with the form answered in %s: %v", time.Since(start), answering, res.err)
+		}
+	})
 }

@@ -268,7 +268,9 @@ func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMess
 		s.mu.Unlock()
 		return r, nil
 	case PolicyPrompt:
-		reply, err := s.Person.Sample(ctx, &SamplingQuestion{Server: s.who(), Request: &req})
+		reply, err := asking(ctx, func() (SamplingReply, error) {
+			return s.Person.Sample(ctx, &SamplingQuestion{Server: s.who(), Request: &req})
+		})
 		if errors.Is(err, io.EOF) {
 			// The person dismissed the question or their input ended:
 			// they rejected it (spec 2025-11-25: client/sampling, "Error

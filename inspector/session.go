@@ -52,7 +52,8 @@ type Options struct {
 	// should know about (a new session after the server ended the old one).
 	// Nil sends notes to OnWarning.
 	OnNote func(string)
-	// Timeout is the default per-request timeout, reset by progress; zero
+	// Timeout is the default per-request timeout, reset by progress and
+	// stopped while a person answers the server (peer.HoldTimeouts); zero
 	// means DefaultTimeout, negative means none.
 	Timeout time.Duration
 	// MaxTimeout caps a request's total time even while progress arrives;

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/memhint"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -26,7 +27,7 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, 
 		d: d, nc: nc, lines: lines, label: label, dropped: dropped, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1),
-		calls: map[string]context.CancelFunc{},
+		calls: map[string]context.CancelCauseFunc{},
 		asks:  map[string]chan *jsonrpc.Message{},
 	}
 	d.mu.Lock()
@@ -80,8 +81,8 @@ type attachment struct {
 	lastSeq  atomic.Int64 // Daemon.seq when the latest one started
 
 	mu      sync.Mutex
-	calls   map[string]context.CancelFunc    // the command's requests in flight, by id key
-	asks    map[string]chan *jsonrpc.Message // server requests the command is to answer, by our id key
+	calls   map[string]context.CancelCauseFunc // the command's requests in flight, by id key
+	asks    map[string]chan *jsonrpc.Message   // server requests the command is to answer, by our id key
 	nextAsk int64
 	closed  string // why the daemon ends the attachment
 }
@@ -329,11 +330,11 @@ func (a *attachment) request(m *jsonrpc.Message) {
 		}
 	}
 	key := m.ID.Key()
-	ctx, cancel := context.WithCancel(a.ctx)
+	ctx, cancel := context.WithCancelCause(a.ctx)
 	a.mu.Lock()
 	if _, dup := a.calls[key]; dup {
 		a.mu.Unlock()
-		cancel()
+		cancel(nil)
 		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "mcpx session: request id " + m.ID.String() + " is in use"}))
 		return
 	}
@@ -349,7 +350,7 @@ func (a *attachment) request(m *jsonrpc.Message) {
 			delete(a.calls, key)
 			a.mu.Unlock()
 			a.inflight.Add(-1)
-			cancel()
+			cancel(nil)
 		}()
 		if !a.forward(ctx, sess, m) && subscribed != "" && ctx.Err() == nil {
 			// The server refused it. (One cancelled may have been
@@ -503,14 +504,16 @@ func (a *attachment) notification(m *jsonrpc.Message) {
 	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			a.mu.Lock()
 			cancel := a.calls[jsonrpc.RawID(p.RequestID).Key()]
 			a.mu.Unlock()
 			if cancel != nil {
-				// The held session tells the server, with its own id.
-				cancel()
+				// The held session tells the server, with its own id and
+				// the command's reason (a timeout, Ctrl-C).
+				cancel(peer.Reason(p.Reason))
 			}
 		}
 		return

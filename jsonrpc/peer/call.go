@@ -20,19 +20,21 @@ type Request struct {
 	Params json.RawMessage
 	// Route goes with the frame (see transport.Route).
 	Route *transport.Route
-	// Timeout is the idle timeout, which Extend resets; MaxTimeout caps
-	// the request's total time whatever Extend says. Zero or negative
-	// means none. Both count from before the request is written: over
-	// HTTP, writing can take as long as the peer takes to answer.
+	// Timeout is the idle timeout, which Extend resets and Hold stops
+	// for a while; MaxTimeout caps the request's total time whatever
+	// Extend and Hold say. Zero or negative means none. Both count from
+	// before the request is written: over HTTP, writing can take as long
+	// as the peer takes to answer.
 	Timeout, MaxTimeout time.Duration
 	// Send writes the encoded request; nil writes it to the connection.
 	// (The MCP session sends through its lifecycle, which may open a new
 	// session and send the frame again.)
 	Send func(ctx context.Context, f transport.Frame) error
-	// Abandon, when set, is called once the caller stopped waiting (its
-	// context ended, reason "cancelled by the user", or a timeout expired,
-	// reason "timeout") before the response arrived: the place to tell
-	// the peer so (MCP: notifications/cancelled).
+	// Abandon, when set, is called once the caller stopped waiting before
+	// the response arrived (its context ended: reason "cancelled by the
+	// user", or "timeout" for a deadline; or a timeout expired: reason
+	// "timeout"): the place to tell the peer so (MCP:
+	// notifications/cancelled).
 	Abandon func(id jsonrpc.ID, reason string)
 	// Quiet makes a response that arrives after the caller gave up pass
 	// without a warning (a probe whose failure is expected).
@@ -100,7 +102,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			p.abandon(pc, req, "cancelled by the user")
+			p.abandon(pc, req, callerReason(ctx))
 			return nil, ctx.Err()
 		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			p.abandon(pc, req, "timeout")
@@ -117,10 +119,14 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 
 	var idle, hard <-chan time.Time
 	var idleTimer *time.Timer
+	held, holdEdge := p.holds.state()
 	if req.Timeout > 0 {
 		idleTimer = time.NewTimer(req.Timeout - time.Since(start))
 		defer idleTimer.Stop()
 		idle = idleTimer.C
+		if held {
+			idleTimer.Stop()
+		}
 	}
 	if req.MaxTimeout > 0 {
 		t := time.NewTimer(req.MaxTimeout - time.Since(start))
@@ -133,8 +139,19 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 		case m := <-pc.resp:
 			return m, nil
 		case <-pc.extend:
-			if idleTimer != nil {
+			if idleTimer != nil && !held {
 				idleTimer.Reset(req.Timeout)
+			}
+			continue
+		case <-holdEdge:
+			// A person started or ended answering the peer (Hold).
+			held, holdEdge = p.holds.state()
+			if idleTimer != nil {
+				if held {
+					idleTimer.Stop()
+				} else {
+					idleTimer.Reset(req.Timeout)
+				}
 			}
 			continue
 		case <-idle:
@@ -167,7 +184,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 		}
 		reason := "timeout"
 		if ctx.Err() != nil {
-			reason = "cancelled by the user"
+			reason = callerReason(ctx)
 		}
 		if !p.abandon(pc, req, reason) {
 			// The response won the race; it is already on its way.
@@ -198,6 +215,28 @@ func (p *Peer) Notify(ctx context.Context, n Notification) error {
 		return p.WriteError(err)
 	}
 	return nil
+}
+
+// Reason is a cause (context.WithCancelCause) that gives the reason a
+// request is abandoned with when its caller's context ends: a caller that
+// passes on another's cancellation (a session forwarding a command's
+// request) keeps that one's reason.
+type Reason string
+
+func (r Reason) Error() string { return "cancelled: " + string(r) }
+
+// callerReason is why a request is abandoned when the caller's context
+// ended: the Reason given as the cause, "timeout" for a deadline, anything
+// else is the user's doing.
+func callerReason(ctx context.Context) string {
+	var r Reason
+	switch {
+	case errors.As(context.Cause(ctx), &r) && r != "":
+		return string(r)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "cancelled by the user"
 }
 
 // firstDeadline returns the earlier of a request's idle timeout and its

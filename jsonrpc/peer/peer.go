@@ -130,6 +130,8 @@ type Peer struct {
 	slots chan struct{}
 	// closing is closed by Close, to free a read loop waiting for a slot.
 	closing chan struct{}
+	// holds stops the idle timeouts while a person answers (Hold).
+	holds holdState
 }
 
 // maxServing bounds the requests of the peer answered at once; maxInBatch

@@ -272,7 +272,7 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 		return jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, rpcErr)
 	}
 	key := m.ID.Key()
-	ctx, cancel := context.WithCancelCause(WithArrival(context.Background(), arrival))
+	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), arrival), holderKey{}, p))
 	defer cancel(nil)
 	p.mu.Lock()
 	p.serving[key] = cancel
