@@ -741,9 +741,10 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	}
 	var h hello
 	if err := readJSON(ctx, lines, &h); err != nil {
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || d.ctx.Err() != nil {
 			// Closed without a word: another process checking that the
-			// session is alive (New, before it replaces a stale socket).
+			// session is alive (New, before it replaces a stale socket);
+			// or the session is ending, and stopped reading it.
 			return
 		}
 		if hr.over.Load() {
