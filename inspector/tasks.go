@@ -127,15 +127,21 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 		t.mu.Lock()
 		snapshot := st.Task
 		t.mu.Unlock()
-		runCtx, cancel := context.WithCancelCause(t.ctx)
-		st.cancel = cancel
+		// The work outlives the request's handler but keeps what its
+		// context carries (a person asked for it asks in the request's
+		// turn, and holds the timeouts meanwhile: peer.HoldTimeouts); it
+		// ends with the store.
+		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+		stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
+		end := func(err error) { stop(); cancel(err) }
+		st.cancel = end
 		if !t.work.Go(func() {
-			defer cancel(nil)
+			defer end(nil)
 			res, err := h(runCtx, method, params)
 			t.finish(st, res, err)
 		}) {
 			// The store is closing: the task ends before it starts.
-			cancel(nil)
+			end(nil)
 			t.finish(st, nil, context.Canceled)
 		}
 		return marshalRaw(map[string]any{"task": snapshot}), nil

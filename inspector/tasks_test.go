@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -400,5 +401,40 @@ func TestRunToolTaskForbidden(t *testing.T) {
 	want := `tool "slow" declares execution.taskSupport "forbidden" (the spec says a client must not call it as a task); sending a task-augmented call anyway`
 	if len(notes) == 0 || notes[0] != want {
 		t.Errorf("notes %q, want first %q", notes, want)
+	}
+}
+
+// A request answered as a task runs after its handler returned, with what
+// the handler's context carries (its place among the server's requests;
+// the hold on the timeouts while a person answers: peer.HoldTimeouts),
+// and ends when the store closes.
+func TestTaskStoreWorkKeepsTheRequestsContext(t *testing.T) {
+	store := NewTaskStore()
+	arrival := make(chan uint64, 1)
+	ended := make(chan error, 1)
+	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		arrival <- Arrival(ctx)
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	ctx, cancel := context.WithCancel(peer.WithArrival(testCtx(t), 7))
+	if _, err := h(ctx, "elicitation/create", json.RawMessage(`{"task":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the handler has returned: its context ends
+	if n := <-arrival; n != 7 {
+		t.Errorf("the task's work is the server's request number %d, want 7", n)
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the task's work ended with its request's handler: %v", err)
+	default:
+	}
+	store.Close()
+	select {
+	case <-ended:
+	case <-time.After(wait):
+		t.Fatal("the task's work did not end with the store")
 	}
 }
