@@ -19,7 +19,8 @@ type ToolCall struct {
 	// whether a call becomes a task, so it is ignored there (with a note).
 	Task bool
 	TTL  time.Duration
-	// Progress receives progress updates of a plain call.
+	// Progress receives progress updates of a plain call, or of a task
+	// for its lifetime.
 	Progress func(Progress)
 	// OnTaskStatus is told each status of a task-augmented call.
 	OnTaskStatus func(Task)
@@ -115,5 +116,5 @@ func (s *Session) callToolAsTask(ctx context.Context, call ToolCall, note func(s
 		params["arguments"] = call.Args
 	}
 	p, _ := json.Marshal(params)
-	return s.CallAsTask(ctx, mcp.MethodToolsCall, p, TaskRun{TTL: call.TTL, OnStatus: call.OnTaskStatus, OnNote: note})
+	return s.CallAsTask(ctx, mcp.MethodToolsCall, p, TaskRun{TTL: call.TTL, OnStatus: call.OnTaskStatus, OnNote: note, Progress: call.Progress})
 }

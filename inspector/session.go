@@ -85,6 +85,12 @@ type Session struct {
 
 	mu       sync.Mutex
 	progress map[string]func(Progress) // by the key of the request id its token repeats
+	// taskProgress holds the progress callbacks of task-augmented
+	// requests, whose tokens stay valid after the request is answered,
+	// for the task's lifetime (spec 2025-11-25: basic/utilities/tasks,
+	// "Task Progress Notifications"); same keys. endTaskProgress removes
+	// one.
+	taskProgress map[string]func(Progress)
 	// lastProgress holds the last progress value each token in progress
 	// reported (same keys): it must increase with each notification.
 	lastProgress map[string]float64
@@ -143,6 +149,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		opts:         opts,
 		life:         opts.Lifecycle,
 		progress:     map[string]func(Progress){},
+		taskProgress: map[string]func(Progress){},
 		lastProgress: map[string]float64{},
 	}
 	s.peer = peer.New(conn, peer.Options{
@@ -260,11 +267,14 @@ type CallOption func(*callConfig)
 
 type callConfig struct {
 	onProgress func(Progress)
-	timeout    time.Duration
-	maxTimeout time.Duration
-	raw        bool
-	subject    string // what the request is about, named in errors (withSubject)
-	label      string // names the request in errors in place of method and subject
+	// taskProgress keeps onProgress past the response, for the task the
+	// request creates (withTaskProgress).
+	taskProgress bool
+	timeout      time.Duration
+	maxTimeout   time.Duration
+	raw          bool
+	subject      string // what the request is about, named in errors (withSubject)
+	label        string // names the request in errors in place of method and subject
 	// probe marks a request whose failure is expected and handled (an era
 	// probe): it is never cancelled with notifications/cancelled, and a late
 	// answer to it is ignored silently.
@@ -285,6 +295,36 @@ func capabilityWarned() CallOption { return func(c *callConfig) { c.capabilityWa
 // to fn on the read loop. Progress also resets the request's timeout.
 func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.onProgress = fn }
+}
+
+// withTaskProgress asks for progress as WithProgress does, for a
+// task-augmented request: the token stays valid for the task's lifetime,
+// past the response (the CreateTaskResult), until the caller calls
+// endTaskProgress with the request's id. Progress does not reset the
+// request's timeout then: the task's polling has its own.
+func withTaskProgress(fn func(Progress)) CallOption {
+	return func(c *callConfig) { c.onProgress, c.taskProgress = fn, true }
+}
+
+// endTaskProgress ends the progress of the task created by request id
+// (withTaskProgress): what comes later is late.
+func (s *Session) endTaskProgress(id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.taskProgress[id.Key()]; !ok {
+		return
+	}
+	delete(s.taskProgress, id.Key())
+	delete(s.lastProgress, id.Key())
+	s.finishedLocked(id)
+}
+
+// finishedLocked remembers that the progress of request id ended.
+func (s *Session) finishedLocked(id jsonrpc.ID) {
+	if len(s.finished) >= maxFinished {
+		s.finished = s.finished[1:]
+	}
+	s.finished = append(s.finished, id.LooseKey())
 }
 
 // WithTimeout overrides the session's timeouts for one call.
@@ -434,18 +474,21 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 		s.mu.Lock()
-		s.progress[id.Key()] = cfg.onProgress
+		if cfg.taskProgress {
+			s.taskProgress[id.Key()] = cfg.onProgress
+		} else {
+			s.progress[id.Key()] = cfg.onProgress
+		}
 		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			delete(s.progress, id.Key())
-			delete(s.lastProgress, id.Key())
-			if len(s.finished) >= maxFinished {
-				s.finished = s.finished[1:]
-			}
-			s.finished = append(s.finished, id.LooseKey())
-			s.mu.Unlock()
-		}()
+		if !cfg.taskProgress {
+			defer func() {
+				s.mu.Lock()
+				delete(s.progress, id.Key())
+				delete(s.lastProgress, id.Key())
+				s.finishedLocked(id)
+				s.mu.Unlock()
+			}()
+		}
 	}
 	req := peer.Request{ID: id, Method: method, Params: p, Route: route, Timeout: cfg.timeout, MaxTimeout: cfg.maxTimeout,
 		Send:  func(ctx context.Context, f transport.Frame) error { return s.send(ctx, method, f) },
@@ -594,14 +637,24 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				key = retypedKey(token)
 				onProg = s.progress[key]
 			}
+			task := false
+			if onProg == nil {
+				for _, k := range []string{token.Key(), retypedKey(token)} {
+					if fn := s.taskProgress[k]; fn != nil {
+						onProg, key, task = fn, k, true
+						break
+					}
+				}
+			}
 			last, reported := s.lastProgress[key]
 			ended := slices.Contains(s.finished, token.LooseKey())
 			s.mu.Unlock()
 			// The read loop takes a response off the pending requests
 			// before it reads on, so a request that is no longer pending
 			// was answered before this notification came, even while its
-			// caller has not yet returned.
-			if onProg != nil && s.peer.Extend(token) {
+			// caller has not yet returned. A task's token needs no
+			// pending request: it lives as long as the task.
+			if onProg != nil && (task || s.peer.Extend(token)) {
 				if reported && p.Progress <= last {
 					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
 				}
@@ -609,7 +662,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 					s.warn("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
-				if _, live := s.progress[key]; live {
+				if s.progress[key] != nil || s.taskProgress[key] != nil {
 					s.lastProgress[key] = p.Progress
 				}
 				s.mu.Unlock()

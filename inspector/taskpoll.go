@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -195,7 +196,10 @@ type taskPoll struct {
 	max     time.Duration // <= 0: none
 	start   time.Time
 	changed time.Time
-	warned  map[string]bool
+	// progressAt, when set, holds when progress last came (Unix
+	// nanoseconds; 0: never): progress resets the timeout too.
+	progressAt *atomic.Int64
+	warned     map[string]bool
 }
 
 // newTaskPoll starts following task t, bounded by the session's timeouts.
@@ -254,6 +258,19 @@ func (p *taskPoll) observe(t *Task) {
 // or input answered).
 func (p *taskPoll) progressed() { p.changed = time.Now() }
 
+// lastChange is when the timeout was last reset: by a status change, input
+// answered, or progress.
+func (p *taskPoll) lastChange() time.Time {
+	if p.progressAt != nil {
+		if n := p.progressAt.Load(); n != 0 {
+			if t := time.Unix(0, n); t.After(p.changed) {
+				return t
+			}
+		}
+	}
+	return p.changed
+}
+
 // wait returns how long to wait before the next poll: what the server
 // suggests, but no later than a bound expires, so that the task is polled
 // once more before mcpx gives up on it.
@@ -261,7 +278,7 @@ func (p *taskPoll) wait(suggested *int64, floor time.Duration) time.Duration {
 	w := pollWait(suggested, floor)
 	now := time.Now()
 	if p.idle > 0 {
-		w = min(w, max(p.changed.Add(p.idle).Sub(now), floor))
+		w = min(w, max(p.lastChange().Add(p.idle).Sub(now), floor))
 	}
 	if p.max > 0 {
 		w = min(w, max(p.start.Add(p.max).Sub(now), floor))
@@ -285,7 +302,7 @@ func (p *taskPoll) expired() *TaskTimeoutError {
 	switch {
 	case p.max > 0 && !now.Before(p.start.Add(p.max)):
 		return &TaskTimeoutError{TaskID: p.id, Status: p.lastStatus(), After: p.max, Max: true}
-	case p.idle > 0 && !now.Before(p.changed.Add(p.idle)):
+	case p.idle > 0 && !now.Before(p.lastChange().Add(p.idle)):
 		return &TaskTimeoutError{TaskID: p.id, Status: p.lastStatus(), After: p.idle}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -289,6 +290,12 @@ type TaskRun struct {
 	// MinPoll bounds the poll interval from below when the server suggests
 	// none or a tiny one; zero means 100ms.
 	MinPoll time.Duration
+	// Progress, when set, asks for progress (a progressToken), which the
+	// server may send for the task's whole lifetime (spec 2025-11-25:
+	// basic/utilities/tasks, "Task Progress Notifications"): each update
+	// comes to it, on the read loop, and resets the timeout as a status
+	// change does.
+	Progress func(Progress)
 }
 
 // TaskCancelledError reports that the person interrupted a task and mcpx
@@ -323,7 +330,33 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		return nil, fmt.Errorf("%s: params must be a JSON object: %w", method, err)
 	}
 	obj.Set("task", marshalRaw(task))
-	raw, err := s.Call(ctx, method, obj.Marshal())
+	var opts []CallOption
+	var progressAt atomic.Int64 // when progress last came, in Unix nanoseconds
+	if run.Progress != nil {
+		var ids []jsonrpc.ID // (one unless the request was sent again)
+		// No update reaches run.Progress once this returns: one the read
+		// loop took just before the end is dropped.
+		var mu sync.Mutex
+		ended := false
+		opts = append(opts, OnRequestID(func(id jsonrpc.ID) { ids = append(ids, id) }),
+			withTaskProgress(func(p Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !ended {
+					progressAt.Store(time.Now().UnixNano())
+					run.Progress(p)
+				}
+			}))
+		defer func() {
+			for _, id := range ids {
+				s.endTaskProgress(id)
+			}
+			mu.Lock()
+			ended = true
+			mu.Unlock()
+		}()
+	}
+	raw, err := s.Call(ctx, method, obj.Marshal(), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +388,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		minPoll = 100 * time.Millisecond
 	}
 	poll := s.newTaskPoll(cur)
+	poll.progressAt = &progressAt
 	for !cur.Terminal() && cur.Status != TaskInputRequired {
 		if te := poll.expired(); te != nil {
 			_ = s.cancelTask(cur.TaskID, nil, run)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +142,10 @@ type fakeTaskServer struct {
 	hold    bool   // never complete (for cancellation)
 	stall   bool   // never answer tasks/get (an interrupt during a poll)
 	tools   string // the tools/list result ({} when empty)
+	// progress sends progress for the task's token before each answer
+	// to tasks/get, and before the answer to a ping (after the task).
+	progress bool
+	token    json.RawMessage
 }
 
 func (f *fakeTaskServer) seen() []string {
@@ -179,6 +185,13 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 				result = `{"content":[{"type":"text","text":"no task param"}]}`
 				break
 			}
+			var p struct {
+				Meta struct {
+					Token json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			f.token = p.Meta.Token
 			result = `{"task":` + task(TaskWorking) + `}`
 		case "tasks/get":
 			if f.stall {
@@ -186,6 +199,10 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 			}
 			f.mu.Lock()
 			f.polls++
+			if f.progress && f.token != nil {
+				_ = conn.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` +
+					string(f.token) + `,"progress":` + strconv.Itoa(f.polls) + `}}`)})
+			}
 			status := TaskWorking
 			if f.polls >= 2 && !f.hold {
 				status = TaskCompleted
@@ -198,6 +215,13 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 			result = task(TaskCancelled)
 		case "tools/list":
 			result = cmp.Or(f.tools, `{}`)
+		case "ping":
+			if f.progress && f.token != nil {
+				// Late: the task is over.
+				_ = conn.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` +
+					string(f.token) + `,"progress":99}}`)})
+			}
+			result = `{}`
 		default:
 			result = `{}`
 		}
@@ -436,5 +460,58 @@ func TestTaskStoreWorkKeepsTheRequestsContext(t *testing.T) {
 	case <-ended:
 	case <-time.After(wait):
 		t.Fatal("the task's work did not end with the store")
+	}
+}
+
+// A task-augmented call asks for progress, which the server may send for
+// the task's whole lifetime, not only until the CreateTaskResult (spec
+// 2025-11-25: basic/utilities/tasks, "Task Progress Notifications");
+// progress after the task ended is late.
+func TestCallAsTaskProgress(t *testing.T) {
+	a, b := transport.Pipe()
+	srv := &fakeTaskServer{progress: true}
+	go srv.serve(b)
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	var warnings []string
+	late := make(chan Progress, 1)
+	s, err := Connect(ctx, a, Options{OnWarning: func(w string) {
+		mu.Lock()
+		warnings = append(warnings, w)
+		mu.Unlock()
+	}, OnLateProgress: func(_ jsonrpc.ID, p Progress) { late <- p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []float64
+	res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, TTL: 5 * time.Second,
+		Progress: func(p Progress) { got = append(got, p.Progress) }})
+	if err != nil || !strings.Contains(string(res), "done") {
+		t.Fatalf("RunTool: %s %v", res, err)
+	}
+	if srv.token == nil {
+		t.Fatal("the task-augmented tools/call carried no progressToken")
+	}
+	if !slices.Equal(got, []float64{1, 2}) {
+		t.Errorf("progress %v, want [1 2] (one before each poll's answer)", got)
+	}
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-late:
+		if p.Progress != 99 {
+			t.Errorf("late progress %v", p)
+		}
+	case <-time.After(wait):
+		t.Error("the progress after the task ended was not reported as late")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, w := range warnings {
+		if strings.Contains(w, "progress") {
+			t.Errorf("warning: %s", w)
+		}
 	}
 }
