@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -189,6 +191,8 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	// "" with the first page again.
 	var firstItems int
 	var firstNext *string
+	// expires is when the tools listed go stale (zero: no page said).
+	var expires time.Time
 	for {
 		label := method
 		var params any
@@ -206,6 +210,9 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		if err != nil {
 			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
+		if at, ok := staleAt(raw); ok && (expires.IsZero() || at.Before(expires)) {
+			expires = at
+		}
 		c, cerr := s.nextCursor(method, label, rawNext)
 		if next != nil && *next == "" && cerr == nil && s.restarted(out, firstItems, firstNext, items, c) {
 			s.warnOnce("restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
@@ -221,7 +228,7 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 			return out.incomplete(method, nil, rawNext, fmt.Errorf("%s: %w", label, cerr))
 		case c == nil:
 			if method == ListTools {
-				s.tools.store(cacheGen, out.Items)
+				s.tools.store(cacheGen, out.Items, expires)
 			}
 			out.whole = out.Pages == 1
 			return out, nil
@@ -237,9 +244,29 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	}
 	// The walk ended at a restart: the pages before are the list.
 	if method == ListTools {
-		s.tools.store(cacheGen, out.Items)
+		s.tools.store(cacheGen, out.Items, expires)
 	}
 	return out, nil
+}
+
+// staleAt returns when a page received now goes stale by its ttlMs (spec
+// 2026-07-28: server/utilities/caching, "Freshness Calculation": fresh
+// while now < t_received + ttlMs; a negative ttlMs counts as 0), and
+// false when the page has no integer ttlMs.
+func staleAt(page json.RawMessage) (time.Time, bool) {
+	v := rawjson.Member(page, "ttlMs")
+	if v == nil {
+		return time.Time{}, false
+	}
+	var ms int64
+	if json.Unmarshal(v, &ms) != nil {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	if ms <= 0 {
+		return now, true
+	}
+	return now.Add(time.Duration(min(ms, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond), true
 }
 
 // listPage fetches the single page at cursor ("" for the first).

@@ -116,7 +116,7 @@ func (s *Session) CallToolParams(ctx context.Context, params json.RawMessage) (j
 // against tool name's outputSchema, when the session's copy of tools/list
 // has one.
 func (s *Session) outputSchemaProblems(name string, structured []byte, modern bool) []string {
-	tool, _ := s.tools.lookup(name)
+	tool, _ := s.tools.lookupStale(name)
 	if tool == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -15,13 +16,20 @@ import (
 // tools/list the session makes and dropped when the server says the list
 // changed (spec: server/tools, "List Changed Notification"), when the
 // session is re-opened, and when a 2026-07-28 server reports mismatched
-// headers (the tools' annotations changed).
+// headers (the tools' annotations changed). A list whose pages carry
+// ttlMs is fresh only that long (spec 2026-07-28: server/utilities/caching,
+// "Time-to-Live (TTL) Field"): once stale it is listed again when next
+// needed. A list without ttlMs lives until the server says it changed,
+// which the spec leaves to the client's own heuristics.
 type toolCache struct {
 	mu     sync.Mutex
 	items  []json.RawMessage
 	byName map[string]json.RawMessage // built on first use
 	valid  bool
-	gen    int // bumped by each invalidation: a fetch that raced one is not kept
+	// expires, when set, is when the list goes stale: the earliest of its
+	// pages' t_received + ttlMs.
+	expires time.Time
+	gen     int // bumped by each invalidation: a fetch that raced one is not kept
 	// schemas holds each tool's inputSchema compiled for the argument
 	// check, and props the top-level properties of it that key=value
 	// typing reads (decoding them for every call cost a key=value call a
@@ -117,13 +125,20 @@ func (c *toolCache) generation() int {
 	return c.gen
 }
 
-// store keeps items unless the list changed since generation gen.
-func (c *toolCache) store(gen int, items []json.RawMessage) {
+// store keeps items unless the list changed since generation gen; a
+// non-zero expires is when it goes stale.
+func (c *toolCache) store(gen int, items []json.RawMessage, expires time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
 		c.items, c.byName, c.valid, c.schemas, c.props, c.outputs = items, nil, true, nil, nil, nil
+		c.expires = expires
 	}
+}
+
+// freshLocked reports whether the cache holds a list that is not stale.
+func (c *toolCache) freshLocked() bool {
+	return c.valid && (c.expires.IsZero() || time.Now().Before(c.expires))
 }
 
 func (c *toolCache) invalidate() {
@@ -136,16 +151,28 @@ func (c *toolCache) invalidate() {
 func (c *toolCache) get() ([]json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.items, c.valid
+	return c.items, c.freshLocked()
 }
 
 // lookup returns the tool named name (nil when the list has none) and
-// whether the cache holds a list at all. The first lookup indexes the list
-// by name (the first of duplicate names wins, as findByName would).
+// whether the cache holds a fresh list at all. The first lookup indexes
+// the list by name (the first of duplicate names wins, as findByName
+// would).
 func (c *toolCache) lookup(name string) (json.RawMessage, bool) {
+	return c.find(name, false)
+}
+
+// lookupStale is lookup taking a stale list too: what a check of a result
+// against the tool's definition reads, which lists nothing (the spec lets a
+// client serve a stale response, server/utilities/caching).
+func (c *toolCache) lookupStale(name string) (json.RawMessage, bool) {
+	return c.find(name, true)
+}
+
+func (c *toolCache) find(name string, stale bool) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.valid {
+	if !c.valid || (!stale && !c.freshLocked()) {
 		return nil, false
 	}
 	if c.byName == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 type argsResult struct {
@@ -193,4 +195,48 @@ func toolsChanged(t *testing.T, srv *fakeServer) {
 	if m := srv.next(); string(m.ID.String()) != `"p"` {
 		t.Fatalf("want the ping's answer, got %s", m.Raw)
 	}
+}
+
+// A tools/list whose pages carry ttlMs is fresh for the shortest of them
+// (each page's clock starts when it is received), then listed again when
+// next needed; ttlMs 0 (or negative) is stale at once; a list without
+// ttlMs lives until the server says it changed (spec 2026-07-28:
+// server/utilities/caching).
+func TestToolListTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, srv := catalogSession(t, `{"tools":{}}`)
+		typed := func(want string) {
+			t.Helper()
+			args, _, err := s.ToolArguments(t.Context(), "add", []string{"a=2"}, nil)
+			if err != nil || string(args) != want {
+				t.Fatalf("arguments %s, %v; want %s", args, err, want)
+			}
+		}
+		listed := func(pages ...string) {
+			t.Helper()
+			for _, p := range pages {
+				srv.reply(srv.nextRequest("tools/list"), p)
+			}
+		}
+		number := `{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}`
+		text := `{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`
+
+		go listed(`{"tools":[{"name":"echo"}],"nextCursor":"2","ttlMs":60000}`, `{"tools":[`+number+`],"ttlMs":30000}`)
+		typed(`{"a":2}`)
+		time.Sleep(29 * time.Second)
+		typed(`{"a":2}`) // fresh: nothing sent
+		srv.quietUntil(mark(t, s))
+
+		time.Sleep(2 * time.Second) // past the second page's 30 s
+		go listed(`{"tools":[` + text + `],"ttlMs":0}`)
+		typed(`{"a":"2"}`)
+		go listed(`{"tools":[` + number + `],"ttlMs":-5}`)
+		typed(`{"a":2}`) // ttlMs 0 was stale at once
+		go listed(`{"tools":[` + text + `]}`)
+		typed(`{"a":"2"}`) // so was -5
+
+		time.Sleep(time.Hour)
+		typed(`{"a":"2"}`) // no ttlMs: kept
+		srv.quietUntil(mark(t, s))
+	})
 }
