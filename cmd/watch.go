@@ -192,6 +192,9 @@ func (o *subscribeOptions) run(ctx context.Context, uri string, server []string)
 				}
 				return
 			}
+			if inspector.IsListChanged(m) && !c.showLists.Load() {
+				return // start-up noise, as in any one-shot command (-v shows it)
+			}
 			c.console.Notification(m)
 		})
 		if !c.sess.Server().Declares("resources", "subscribe") {

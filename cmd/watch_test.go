@@ -52,3 +52,36 @@ func TestWatchShowsNotificationsOfTheStartUp(t *testing.T) {
 		t.Errorf("--json: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// resources subscribe, a one-shot command, shows list_changed
+// notifications only with -v, as every one-shot command does (README,
+// "Session flags"): many servers announce their lists as a session
+// starts, and the subscription's own output sink printed them all on
+// stderr. Other notifications still go there.
+func TestSubscribeHidesListChangedUnlessVerbose(t *testing.T) {
+	t.Parallel()
+	u := fakeHTTPServer(t, func(w http.ResponseWriter, m fakeRequest) {
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"resources":{"subscribe":true,"listChanged":true}},"serverInfo":{"name":"lists","version":"1"}}}`, m.ID)
+		case "resources/subscribe":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"subscribed here\"}}\n\n")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", m.ID)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		}
+	})
+	args := []string{"resources", "subscribe", "test://x", "--for", "1ms", "--url", u}
+	r := runMcpx(t, nil, args...)
+	if r.code != ExitOK || strings.Contains(r.stderr, "list_changed") || !strings.Contains(r.stderr, "subscribed here") {
+		t.Errorf("exit %d: want the log message and no list_changed on stderr:\n%s", r.code, r.stderr)
+	}
+	r = runMcpx(t, nil, append(args, "-v")...)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "notifications/resources/list_changed") {
+		t.Errorf("-v: exit %d: want the list_changed on stderr:\n%s", r.code, r.stderr)
+	}
+}
