@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -39,6 +40,8 @@ func flagValues() map[string][]string {
 		"log-level":        inspector.LogLevels,
 		"grant":            {string(oauthflow.GrantAuthorizationCode), string(oauthflow.GrantClientCredentials), string(oauthflow.GrantIDJAG), string(oauthflow.GrantJWTBearer)},
 		"server-stderr":    {"show", "hide"},
+		"record-mode":      {string(record.ModeReplayOnly), string(record.ModeOnce), string(record.ModeUpdate), string(record.ModeNew)},
+		"ui-theme":         {"light", "dark", "auto"},
 	}
 }
 
