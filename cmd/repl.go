@@ -50,8 +50,8 @@ every line so, up to N at once; outputs are printed in the order of the lines,
 and wait waits for the lines running.
 
 REPL commands besides mcpx's own: help, :wire on|off, :json on|off,
-:record FILE|off, :reconnect, :roots [add|remove PATH], :log LEVEL,
-:sleep DURATION, :wait METHOD [TIMEOUT], wait, exit.
+:record FILE|off, :reconnect, :roots [add|remove PATH], :ui [on|off],
+:log LEVEL, :sleep DURATION, :wait METHOD [TIMEOUT], wait, exit [STATUS].
 
 The history is kept in $XDG_STATE_HOME/mcpx/history (~/.local/state/mcpx/history;
 $MCPX_HISTORY_FILE overrides the path), except commands typed with a leading
