@@ -366,6 +366,8 @@ func notInREPL(name string) (why string, ok bool) {
 		why = "it ends sessions of mcpx connect; run it from a shell"
 	case "sessions":
 		why = "it lists the sessions of mcpx connect; run it from a shell"
+	case "servers":
+		why = "it reads and edits configuration files, and this REPL's server is chosen already (mcpx repl NAME); run mcpx servers from a shell"
 	case "auth":
 		why = "authorization is the session's (give its flags to mcpx repl); run mcpx auth from a shell"
 	case "completion":
