@@ -160,6 +160,7 @@ type Replayer struct {
 type sessionSig struct {
 	n              int
 	keys           map[uint64]bool // hashes of the keys of the client's requests and notifications
+	methods        map[string]bool // the methods of the client's requests
 	modern, legacy bool
 	first          string // the method of the first request
 }
@@ -204,12 +205,15 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		if err != nil {
 			return nil, err
 		}
-		sig := &sessionSig{n: n, keys: map[uint64]bool{}, modern: sc.modern, legacy: sc.legacy}
+		sig := &sessionSig{n: n, keys: map[uint64]bool{}, methods: map[string]bool{}, modern: sc.modern, legacy: sc.legacy}
 		for _, st := range sc.steps {
 			if k := st.msg.Kind(); k == jsonrpc.KindRequest || k == jsonrpc.KindNotification {
 				sig.keys[keyHash(st.key)] = true
-				if sig.first == "" && k == jsonrpc.KindRequest {
-					sig.first = st.msg.Method
+				if k == jsonrpc.KindRequest {
+					sig.methods[st.msg.Method] = true
+					if sig.first == "" {
+						sig.first = st.msg.Method
+					}
 				}
 			}
 		}
@@ -1277,6 +1281,14 @@ func (c *replayConn) handle(frame []byte) ([]output, error) {
 		}
 		if len(keep) > 0 {
 			c.cands = keep
+		} else if sig := c.withMethod(msgs); sig != nil {
+			// No session holds what the client sent, and the one it is
+			// served lacks the method too: the error is answered from one
+			// that has it, so that it says what the trace holds of the
+			// method (its params), not that it holds none.
+			if err := c.choose(sig); err != nil {
+				return nil, err
+			}
 		}
 		if c.cur == nil || !slices.ContainsFunc(c.cands, func(s *sessionSig) bool { return s.n == c.n }) {
 			if err := c.choose(c.cands[0]); err != nil {
@@ -1294,6 +1306,27 @@ func (c *replayConn) handle(frame []byte) ([]output, error) {
 		}
 	}
 	return c.cur.handle(frame), nil
+}
+
+// withMethod returns the first candidate that has a request of the
+// method of a request in msgs that the session served now has none of;
+// nil when there is no such request or no such candidate.
+func (c *replayConn) withMethod(msgs []*jsonrpc.Message) *sessionSig {
+	i := slices.IndexFunc(c.cands, func(s *sessionSig) bool { return s.n == c.n })
+	if c.cur == nil || i < 0 {
+		return nil
+	}
+	for _, m := range msgs {
+		if m.Kind() != jsonrpc.KindRequest || c.cands[i].methods[m.Method] {
+			continue
+		}
+		for _, sig := range c.cands {
+			if sig.methods[m.Method] {
+				return sig
+			}
+		}
+	}
+	return nil
 }
 
 // holds reports whether session sig can answer msgs, redacted as lms: it

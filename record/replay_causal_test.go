@@ -399,3 +399,42 @@ func TestReplayLegacySSE(t *testing.T) {
 		}
 	}
 }
+
+// A request no session of the trace holds is answered by a session that
+// has requests of its method, so that the error says what the trace holds
+// (the params it was recorded with), rather than by the session served so
+// far, which has none of the method and said "the recording has no
+// tools/call request" of a trace that has one.
+func TestReplayUnmatchedAcrossSessionsSaysWhatTheTraceHas(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"2"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
+	)
+	for i := 4; i < len(tr.Events); i++ {
+		tr.Events[i].Session = 2
+	}
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	got := c.recv()
+	for _, want := range []string{`"id":5`, `"code":-32602`, `no recorded tools/call request has these params`, `{\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer lacks %s:\n%s", want, got)
+		}
+	}
+	// What the session chosen holds is still answered.
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":6,"result":{"content":[]}}`)
+}
