@@ -248,3 +248,29 @@ func TestExtensionsDeclared(t *testing.T) {
 		t.Errorf("modern:\n got %s\nwant %s", got, want)
 	}
 }
+
+// Subscribe's and Unsubscribe's errors name the method once, with the
+// URI quoted, as every other call's do (tools/call "echo": …); they read
+// `resources/subscribe "x://y": resources/subscribe: server error …`.
+func TestSubscribeErrorNamesTheMethodOnce(t *testing.T) {
+	ch, srv, _ := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+	srv.next()
+	s := waitConnect(t, ch).s
+	for _, tc := range []struct {
+		method string
+		call   func(context.Context, string) error
+	}{
+		{"resources/subscribe", s.Subscribe},
+		{"resources/unsubscribe", s.Unsubscribe},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- tc.call(context.Background(), "x://y") }()
+		m := srv.nextRequest(tc.method)
+		srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		err := <-done
+		if err == nil || !strings.HasPrefix(err.Error(), tc.method+` "x://y": server error -32601`) {
+			t.Errorf("%s: error %v", tc.method, err)
+		}
+	}
+}

@@ -73,19 +73,15 @@ func (s *Session) LogLevelCaveat(level string) string {
 // which work in both eras. It does not warn when the server does not
 // declare resources.subscribe: that is its caller's to say.
 func (s *Session) Subscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, mcp.MethodResourcesSubscribe, map[string]string{"uri": uri}, capabilityWarned()); err != nil {
-		return fmt.Errorf("resources/subscribe %q: %w", uri, err)
-	}
-	return nil
+	_, err := s.Call(ctx, mcp.MethodResourcesSubscribe, map[string]string{"uri": uri}, capabilityWarned(), withSubject(uri))
+	return err
 }
 
 // Unsubscribe sends resources/unsubscribe (without a warning, like
 // Subscribe).
 func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
-	if _, err := s.Call(ctx, mcp.MethodResourcesUnsubscribe, map[string]string{"uri": uri}, capabilityWarned()); err != nil {
-		return fmt.Errorf("resources/unsubscribe %q: %w", uri, err)
-	}
-	return nil
+	_, err := s.Call(ctx, mcp.MethodResourcesUnsubscribe, map[string]string{"uri": uri}, capabilityWarned(), withSubject(uri))
+	return err
 }
 
 // ErrServerGone is matched by the error Wait returns when the connection
