@@ -250,6 +250,27 @@ var methodCapabilities = map[string][]string{
 	mcp.MethodLoggingSetLevel:        {"logging"},
 }
 
+// capabilitySince names the first revision that defines a capability
+// whose requests are older than it: 2024-11-05 has completion/complete
+// but no completions capability (spec 2025-03-26: changelog, "Added
+// completions capability"), so a server of that revision cannot declare
+// it, and its absence says nothing.
+var capabilitySince = map[string]string{
+	"completions": "2025-03-26",
+}
+
+// revision is the handshake-era revision whose rules the session follows:
+// the one negotiated, or the latest for a version mcpx does not know that
+// the server accepted (Legacy.Open goes on as with it); "" before the
+// handshake. Callers ask it of handshake-era sessions only.
+func (s *Session) revision() string {
+	v := s.protocolVersion()
+	if v != "" && !slices.Contains(mcp.HandshakeVersions, v) {
+		return mcp.LatestHandshakeVersion
+	}
+	return v
+}
+
 // legacyMethodCapabilities are the handshake era's task methods
 // (2025-11-25: basic/utilities/tasks, "Capabilities"); the 2026-07-28
 // tasks extension is declared otherwise (see warnUndeclaredTasks).
@@ -273,6 +294,9 @@ func (s *Session) warnUndeclared(method string) {
 		path = legacyMethodCapabilities[method]
 	}
 	if path == nil || info.Declares(path...) {
+		return
+	}
+	if since := capabilitySince[path[0]]; since != "" && s.modern() == nil && s.revision() < since {
 		return
 	}
 	name := strings.Join(path, ".")

@@ -207,6 +207,37 @@ func TestUndeclaredCapabilityWarnsAndSends(t *testing.T) {
 	w.none()
 }
 
+// A 2024-11-05 server cannot declare completions (the capability came in
+// 2025-03-26), so completion/complete to it is sent without a warning; a
+// 2025-03-26 server that leaves it out is warned about.
+func TestCompletionsCapabilityBySessionVersion(t *testing.T) {
+	// An old version mcpx does not know, offered and accepted, is
+	// followed as the latest one (with a warning that says so).
+	for _, tt := range []struct {
+		version string
+		warns   bool
+	}{{"2024-11-05", false}, {"2025-03-26", true}, {"2024-01-01", true}} {
+		t.Run(tt.version, func(t *testing.T) {
+			ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{ProtocolVersion: tt.version}})
+			srv.reply(srv.nextRequest("initialize"), initResult(tt.version)) // no completions
+			srv.next()
+			s := waitConnect(t, ch).s
+			if tt.version == "2024-01-01" {
+				w.expect("accepted protocol version 2024-01-01, which mcpx does not know")
+			}
+			done := goCall(context.Background(), s, "completion/complete", nil)
+			srv.reply(srv.nextRequest("completion/complete"), `{"completion":{"values":[]}}`)
+			if r := result(t, done); r.err != nil {
+				t.Fatal(r.err)
+			}
+			if tt.warns {
+				w.expect("does not declare the completions capability")
+			}
+			w.none()
+		})
+	}
+}
+
 // A method of a capability the server declared, answered with -32601, is
 // a contradiction worth a warning (once per method); an undeclared one's,
 // or tools/call's (how a task-only tool is refused), is not.
