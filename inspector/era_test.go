@@ -116,7 +116,7 @@ func TestSetLogLevelBothEras(t *testing.T) {
 	m = srv.nextRequest("logging/setLevel")
 	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"nope"}}`)
 	var rpcErr *jsonrpc.Error
-	if o := recv(t, ch); !errors.As(o.err, &rpcErr) || !strings.Contains(o.err.Error(), `logging/setLevel "info"`) {
+	if o := recv(t, ch); !errors.As(o.err, &rpcErr) || !strings.HasPrefix(o.err.Error(), `logging/setLevel "info": server error -32601`) {
 		t.Errorf("err %v", o.err)
 	}
 
@@ -186,7 +186,7 @@ func TestWatchLegacy(t *testing.T) {
 	if err := recv(t, errc); err != nil {
 		t.Fatalf("err %v", err)
 	}
-	if w := recv(t, log.warns); !strings.Contains(w, `resources/unsubscribe "a://2"`) {
+	if w := recv(t, log.warns); !strings.Contains(w, `resources/unsubscribe "a://2": server error`) {
 		t.Errorf("warning %q", w)
 	}
 
@@ -200,7 +200,7 @@ func TestWatchLegacy(t *testing.T) {
 		t.Errorf("undo %s", m.Params)
 	}
 	srv.reply(m, `{}`)
-	if err := recv(t, errc); err == nil || !strings.Contains(err.Error(), `resources/subscribe "a://2"`) {
+	if err := recv(t, errc); err == nil || !strings.HasPrefix(err.Error(), `resources/subscribe "a://2": server error -32602`) {
 		t.Errorf("err %v", err)
 	}
 

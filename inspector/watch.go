@@ -48,8 +48,8 @@ func (s *Session) SetLogLevel(ctx context.Context, level string) (LogLevelChange
 	}
 	// Callers warn about an undeclared logging capability (see
 	// LogLevelCaveat).
-	if _, err := s.Call(ctx, mcp.MethodLoggingSetLevel, map[string]string{"level": level}, capabilityWarned()); err != nil {
-		return LogLevelChange{}, fmt.Errorf("logging/setLevel %q: %w", level, err)
+	if _, err := s.Call(ctx, mcp.MethodLoggingSetLevel, map[string]string{"level": level}, capabilityWarned(), withSubject(level)); err != nil {
+		return LogLevelChange{}, err
 	}
 	return LogLevelChange{Level: level}, nil
 }
