@@ -615,14 +615,15 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 	if (o.prompt == "") == (o.resource == "") {
 		return usageErrorf("complete: give exactly one of --prompt NAME or --resource TEMPLATE")
 	}
-	name, partial, ok := strings.Cut(arg, "=")
-	if !ok || name == "" {
+	// Names are split as prompts get splits them (\= is an = in one).
+	name, partial, err := inspector.StringPair(arg)
+	if err != nil {
 		return usageErrorf("complete: expected ARG=PARTIAL, got %s", transport.QuoteExcerpt(arg))
 	}
 	ctxArgs := map[string]string{}
 	for _, kv := range o.context {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
+		k, v, err := inspector.StringPair(kv)
+		if err != nil {
 			return usageErrorf("--context %s: expected k=v", transport.QuoteExcerpt(kv))
 		}
 		ctxArgs[k] = v

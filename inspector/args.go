@@ -240,15 +240,26 @@ func unknownKeyWarning(w string, props map[string]json.RawMessage) string {
 func StringArguments(pairs []string) (json.RawMessage, error) {
 	obj := &Object{vals: map[string]json.RawMessage{}}
 	for _, pair := range pairs {
-		key, value, ok := splitPair(pair)
-		if !ok || key == "" {
-			return nil, pairError(pair)
+		key, value, err := StringPair(pair)
+		if err != nil {
+			return nil, err
 		}
-		key = strings.NewReplacer(`\\`, `\`, `\=`, `=`).Replace(key)
 		v, _ := json.Marshal(value)
 		obj.Set(key, v)
 	}
 	return obj.Marshal(), nil
+}
+
+// StringPair splits one key=value pair of a prompt's arguments as
+// StringArguments does (\= is an = in the key, \\ a backslash), so that
+// completing a prompt argument (completion/complete's argument and
+// context) names it as prompts/get does. The error is an *ArgumentError.
+func StringPair(pair string) (key, value string, err error) {
+	key, value, ok := splitPair(pair)
+	if !ok || key == "" {
+		return "", "", pairError(pair)
+	}
+	return strings.NewReplacer(`\\`, `\`, `\=`, `=`).Replace(key), value, nil
 }
 
 // schemaProperties returns the properties of an object schema; known is
