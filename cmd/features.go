@@ -340,7 +340,14 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 		case res != nil && o.output != "" && err == nil:
 			saveErr = o.save(ctx, c, res)
 		case res != nil:
-			o.e.emit(c, res, func() { c.out.WithSaveHint("use -o FILE or --json to get it").ToolResult(res) })
+			o.e.emit(c, res, func() {
+				// -o would write one block: only its summary offers -o.
+				pick := -1
+				if contents, err := inspector.ToolContents(res); err == nil {
+					pick = inspector.SavedContent(contents)
+				}
+				c.out.WithSaveHint("use -o FILE or --json to get it").WithSavable(pick).ToolResult(res)
+			})
 		}
 		if view != nil {
 			giveOutcome(view, res, err, ctx.Err() != nil)
@@ -365,18 +372,7 @@ func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMess
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.output, err)
 	}
-	pick := -1
-	for i, ct := range contents {
-		if ct.HasData() && ct.Binary {
-			pick = i
-			break
-		}
-	}
-	for i, ct := range contents {
-		if pick < 0 && ct.HasData() {
-			pick = i
-		}
-	}
+	pick := inspector.SavedContent(contents)
 	if pick < 0 {
 		o.e.emit(c, res, func() { c.out.ToolResult(res) })
 		return fmt.Errorf("-o %s: the result has no content to write (text, image, audio or an embedded resource)", o.output)
@@ -498,7 +494,8 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		}
 		if o.output == "" {
 			o.e.emit(c, res, func() {
-				c.out.WithSaveHint("use -o FILE to save it").ReadResult(res)
+				// -o writes the first contents only.
+				c.out.WithSaveHint("use -o FILE to save it").WithSavable(0).ReadResult(res)
 				if h := tui.CacheHint(res, o.e.cfg.out.verbose); h != "" {
 					c.console.Note(h)
 				}

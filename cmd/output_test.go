@@ -152,6 +152,18 @@ func TestBinaryHintNamesTheCommandsFlags(t *testing.T) {
 	srv.AddResource(&sdk.Resource{URI: "test://b", Name: "b"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "test://b", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}}}, nil
 	})
+	// -o writes one content: the first contents of a resource, a tool
+	// result's first binary block. Only that one's summary offers -o.
+	srv.AddResource(&sdk.Resource{URI: "test://two", Name: "two"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
+			{URI: "test://two/a", MIMEType: "text/plain", Text: "a"},
+			{URI: "test://two/b", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}}}, nil
+	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "two"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ImageContent{MIMEType: "image/png", Data: []byte{1}},
+			&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte{1, 2}}}}, nil, nil
+	})
 	u := testservers.Streamable(t, srv, nil, nil)
 	for _, tt := range []struct {
 		args []string
@@ -159,6 +171,8 @@ func TestBinaryHintNamesTheCommandsFlags(t *testing.T) {
 	}{
 		{[]string{"prompts", "get", "blobby"}, "[binary: application/octet-stream, 3 B; use --json to get it]\n"},
 		{[]string{"resources", "read", "test://b"}, "[binary: application/octet-stream, 3 B; use -o FILE to save it]\n"},
+		{[]string{"resources", "read", "test://two"}, "[binary: application/octet-stream, 3 B; use --json to get it]\n"},
+		{[]string{"tools", "call", "two"}, "[image: image/png, 1 B; use -o FILE or --json to get it]\n[audio: audio/wav, 2 B; use --json to get it]\n"},
 	} {
 		r := runMcpx(t, nil, append(tt.args, "--url", u)...)
 		if r.code != ExitOK || !strings.HasSuffix(r.stdout, tt.want) {

@@ -473,6 +473,23 @@ func ToolContents(raw json.RawMessage) ([]ResourceContent, error) {
 	return out, nil
 }
 
+// SavedContent returns the index of the content that tools call -o
+// writes: the first image, audio or embedded blob, else the first text or
+// embedded text; -1 when no content has data to write.
+func SavedContent(contents []ResourceContent) int {
+	for i, ct := range contents {
+		if ct.HasData() && ct.Binary {
+			return i
+		}
+	}
+	for i, ct := range contents {
+		if ct.HasData() {
+			return i
+		}
+	}
+	return -1
+}
+
 // HasData reports whether the content has text or data to write.
 func (rc ResourceContent) HasData() bool { return rc.value != nil }
 

@@ -34,7 +34,14 @@ type Printer struct {
 	// saved is 1 + the index of the tool result's content block that was
 	// written to a file instead (WithSaved), 0 for none.
 	saved int
+	// savable is the index of the one content block (or contents item)
+	// the hint applies to, -1 for none, when savableSet (WithSavable).
+	savable    int
+	savableSet bool
 }
+
+// otherHint is how to get binary data that a command's -o does not write.
+const otherHint = "use --json to get it"
 
 // style returns a function that renders its arguments with attrs when
 // enabled is true and plainly otherwise, whatever fatih/color's global
@@ -102,6 +109,27 @@ func (p *Printer) WithSaveHint(hint string) *Printer {
 func (p *Printer) WithSaved(i int) *Printer {
 	q := *p
 	q.saved = i + 1
+	return &q
+}
+
+// WithSavable returns a printer like p whose hint (WithSaveHint) is given
+// for the binary data of the content block (tools call) or contents item
+// (resources read) at index i only, -1 for none: the one -o writes. Other
+// binary data gets "use --json to get it", the one way to get it.
+func (p *Printer) WithSavable(i int) *Printer {
+	q := *p
+	q.savable, q.savableSet = i, true
+	return &q
+}
+
+// item returns the printer for the content block or contents item at
+// index i (-1: what is not one, such as structured content).
+func (p *Printer) item(i int) *Printer {
+	if !p.savableSet || (i >= 0 && i == p.savable) {
+		return p
+	}
+	q := *p
+	q.hint = otherHint
 	return &q
 }
 
@@ -539,17 +567,17 @@ func (p *Printer) ToolResult(raw json.RawMessage) (isError bool) {
 			// Shown once, below, as structured content.
 			continue
 		}
-		p.Content(c)
+		p.item(i).Content(c)
 	}
 	if hasStructured {
 		fmt.Fprintln(p.w, p.st.head("Structured content:"))
-		p.humanJSON(structured)
+		p.item(-1).humanJSON(structured)
 	}
 	rest := resultRest(raw, "content", "structuredContent", "isError")
 	if len(content) == 0 && len(structured) == 0 && p.saved == 0 && len(rest) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(empty result)"))
 	}
-	p.resultMore(rest)
+	p.item(-1).resultMore(rest)
 	return isError
 }
 
@@ -841,10 +869,10 @@ func (p *Printer) ReadResult(raw json.RawMessage) {
 	if len(contents) == 0 {
 		fmt.Fprintln(p.w, p.st.dim("(no contents)"))
 	}
-	for _, c := range contents {
-		p.ResourceContents(c, len(contents) > 1)
+	for i, c := range contents {
+		p.item(i).ResourceContents(c, len(contents) > 1)
 	}
-	p.resultMore(resultRest(raw, "contents", "ttlMs", "cacheScope"))
+	p.item(-1).resultMore(resultRest(raw, "contents", "ttlMs", "cacheScope"))
 }
 
 // PromptResult renders a GetPromptResult: description, then each message.
