@@ -275,3 +275,60 @@ func TestSchemaArgsFollowsRefs(t *testing.T) {
 		t.Errorf("SchemaArgs (-want +got):\n%s", diff)
 	}
 }
+
+// completion/complete's context came in 2025-06-18. Asked for with an
+// older session, it is sent after one warning; the catalog (the REPL's
+// Tab) leaves it out there, silently. A 2025-06-18 session sends it as is.
+func TestCompletionContextBeforeItsRevision(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		warns   bool
+	}{{"2025-03-26", true}, {"2025-06-18", false}} {
+		t.Run(tt.version, func(t *testing.T) {
+			ch, srv, w := startConnect(t, Options{})
+			srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"`+tt.version+`","capabilities":{"prompts":{},"completions":{}},"serverInfo":{"name":"srv","version":"1"}}`)
+			srv.next() // notifications/initialized
+			s := waitConnect(t, ch).s
+			ctx := context.Background()
+			lang := map[string]string{"language": "go"}
+			withContext := `{"ref":{"type":"ref/prompt","name":"code-review"},"argument":{"name":"code","value":"fm"},"context":{"arguments":{"language":"go"}}}`
+			for range 2 {
+				done := goOp(func() (json.RawMessage, []string, error) {
+					r, err := s.Complete(ctx, CompletionRef{Prompt: "code-review"}, "code", "fm", lang)
+					return r, nil, err
+				})
+				req := srv.nextRequest("completion/complete")
+				if !jsonEqual(t, req.Params, []byte(withContext)) {
+					t.Errorf("params %s", req.Params)
+				}
+				srv.reply(req, `{"completion":{"values":[]}}`)
+				if r := opDone(t, done); r.err != nil {
+					t.Fatal(r.err)
+				}
+			}
+			if tt.warns {
+				w.expect("speaks "+tt.version+", whose completion/complete has no context", "sending it anyway")
+			}
+			w.none()
+
+			want := withContext
+			if tt.warns {
+				want = `{"ref":{"type":"ref/prompt","name":"code-review"},"argument":{"name":"code","value":"fm"}}`
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := NewCatalog(s).CompleteValues(ctx, CompletionRef{Prompt: "code-review"}, "code", "fm", lang)
+				done <- err
+			}()
+			req := srv.nextRequest("completion/complete")
+			if !jsonEqual(t, req.Params, []byte(want)) {
+				t.Errorf("catalog params %s, want %s", req.Params, want)
+			}
+			srv.reply(req, `{"completion":{"values":[]}}`)
+			if err := recv(t, done); err != nil {
+				t.Fatal(err)
+			}
+			w.none()
+		})
+	}
+}

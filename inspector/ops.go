@@ -295,9 +295,25 @@ type CompletionRef struct {
 	Prompt, URI string
 }
 
+// completionContextVersion is the first revision whose completion/complete
+// carries context.arguments (spec 2025-06-18: changelog).
+const completionContextVersion = "2025-06-18"
+
+// completionContextIgnored reports whether the session's revision predates
+// completion/complete's context: a server of it does not read it.
+func (s *Session) completionContextIgnored() bool {
+	v := s.revision()
+	return s.modern() == nil && v != "" && v < completionContextVersion
+}
+
 // Complete calls completion/complete for one argument, with the values of
-// other arguments as context (context.arguments, since 2025-06-18).
+// other arguments as context (context.arguments, since 2025-06-18; sent to
+// an older session too, after a warning, since it is asked for).
 func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, partial string, context map[string]string) (json.RawMessage, error) {
+	if len(context) > 0 && s.completionContextIgnored() {
+		s.warnOnce("completion context", "the session speaks %s, whose completion/complete has no context (it came in %s): the server may complete without it; sending it anyway",
+			s.protocolVersion(), completionContextVersion)
+	}
 	var r map[string]string
 	switch {
 	case ref.Prompt != "" && ref.URI == "":
