@@ -330,7 +330,7 @@ func (c *Catalog) CompleteValues(ctx context.Context, ref CompletionRef, arg, pa
 	if c.sess.completionContextIgnored() {
 		context = nil // a server of that revision does not read it
 	}
-	raw, err := c.sess.Complete(ctx, ref, arg, partial, context)
+	raw, err := c.sess.complete(ctx, ref, arg, partial, context)
 	if err != nil {
 		return nil, err
 	}

@@ -308,8 +308,20 @@ func (s *Session) completionContextIgnored() bool {
 
 // Complete calls completion/complete for one argument, with the values of
 // other arguments as context (context.arguments, since 2025-06-18; sent to
-// an older session too, after a warning, since it is asked for).
+// an older session too, after a warning, since it is asked for). Its
+// errors name the prompt or template; a refusal about a prompt the server
+// does not list names the closest ones it does, as GetPrompt's.
 func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, partial string, context map[string]string) (json.RawMessage, error) {
+	res, err := s.complete(ctx, ref, argName, partial, context)
+	if err != nil && ref.Prompt != "" {
+		return nil, s.explainUnknown(ctx, err, "prompt", ref.Prompt)
+	}
+	return res, err
+}
+
+// complete is Complete without the look at prompts/list after an error:
+// the catalog's completion on every key press asks for nothing more.
+func (s *Session) complete(ctx context.Context, ref CompletionRef, argName, partial string, context map[string]string) (json.RawMessage, error) {
 	if len(context) > 0 && s.completionContextIgnored() {
 		s.warnOnce("completion context", "the session speaks %s, whose completion/complete has no context (it came in %s): the server may complete without it; sending it anyway",
 			s.protocolVersion(), completionContextVersion)
@@ -330,7 +342,7 @@ func (s *Session) Complete(ctx context.Context, ref CompletionRef, argName, part
 	if len(context) > 0 {
 		params["context"] = map[string]any{"arguments": context}
 	}
-	return s.Call(ctx, mcp.MethodCompletionComplete, params)
+	return s.Call(ctx, mcp.MethodCompletionComplete, params, withSubject(ref.Prompt+ref.URI))
 }
 
 // ReadResource calls resources/read. A refusal that says the resource was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +169,39 @@ func TestGetPromptAndComplete(t *testing.T) {
 		if _, err := s.Complete(ctx, ref, "a", "", nil); err == nil {
 			t.Errorf("Complete(%+v) succeeded", ref)
 		}
+	}
+	srv.quietUntil(mark(t, s))
+}
+
+// completion/complete's errors name what was completed, and a prompt the
+// server does not list gets the closest names it does, as prompts get's.
+func TestCompleteUnknownPromptSuggestsNames(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ch := goOp(func() (json.RawMessage, []string, error) {
+		res, err := s.Complete(context.Background(), CompletionRef{Prompt: "gret"}, "name", "", nil)
+		return res, nil, err
+	})
+	req := srv.nextRequest("completion/complete")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"Prompt gret not found"}}`)
+	srv.reply(srv.nextRequest("prompts/list"), `{"prompts":[{"name":"greet"},{"name":"summarize"}]}`)
+	r := opDone(t, ch)
+	var nf *NotFoundError
+	if !errors.As(r.err, &nf) || !cmp.Equal(nf.Suggestions, []string{"greet"}) {
+		t.Fatalf("err = %v, want a *NotFoundError suggesting greet", r.err)
+	}
+	if !strings.HasPrefix(r.err.Error(), `completion/complete "gret": server error -32602`) {
+		t.Errorf("message %q", r.err)
+	}
+
+	// A template's: named, nothing else asked.
+	ch = goOp(func() (json.RawMessage, []string, error) {
+		res, err := s.Complete(context.Background(), CompletionRef{URI: "x://{a}"}, "a", "", nil)
+		return res, nil, err
+	})
+	req = srv.nextRequest("completion/complete")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32602,"message":"no such template"}}`)
+	if r := opDone(t, ch); r.err == nil || !strings.HasPrefix(r.err.Error(), `completion/complete "x://{a}": server error -32602`) {
+		t.Errorf("err = %v", r.err)
 	}
 	srv.quietUntil(mark(t, s))
 }
