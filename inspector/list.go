@@ -210,6 +210,7 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		if err != nil {
 			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
+		s.warnNoList(method, label, key, items)
 		if at, ok := staleAt(raw); ok && (expires.IsZero() || at.Before(expires)) {
 			expires = at
 		}
@@ -283,6 +284,7 @@ func (s *Session) listPage(ctx context.Context, method, key, cursor string, opts
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
+	s.warnNoList(method, method, key, items)
 	out := &ListResult{Items: items, Pages: 1, key: key, first: raw, whole: true}
 	next, err := s.nextCursor(method, method, rawNext)
 	if err != nil {
@@ -413,6 +415,18 @@ func mergePages(first []byte, key string, items []json.RawMessage, next json.Raw
 // raw, not copies) and its nextCursor as sent (nil when absent). raw is a result as the session
 // returns it (valid JSON); a member given twice counts with its last value,
 // as ParseObject has it.
+// warnNoList warns, once per method, about a page whose result has no
+// array of items (readPage's nil items: the member is absent or null). The
+// spec requires it on every page (ListToolsResult's "tools", …), and an
+// empty list is an empty array; mcpx reads the page as holding no items.
+func (s *Session) warnNoList(method, label, key string, items []json.RawMessage) {
+	if items == nil {
+		s.warnOnce("no list "+method, "%s: the result has no %q array, which the spec requires (an empty list is []); read as no items", label, key)
+	}
+}
+
+// readPage reads a page of a list: its items (nil when the result has no
+// array of them, an empty slice for []) and its nextCursor as sent.
 func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next json.RawMessage, err error) {
 	var list, cursor []byte
 	if !rawjson.Members(raw, func(name, v []byte) bool {
@@ -434,6 +448,7 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next js
 		if list[0] != '[' {
 			return nil, nil, fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
 		}
+		items = []json.RawMessage{}
 		rawjson.Elements(list, func(e []byte) bool {
 			items = append(items, e)
 			return true

@@ -138,6 +138,20 @@ func TestListFollowsCursors(t *testing.T) {
 				{"x", `{"resources":null}`},
 			},
 			wantRaw: `{"resources":[]}`,
+			// null is not the empty list the spec asks for.
+			warnings: [][]string{{`resources/list page 2 (cursor "x"): the result has no "resources" array`}},
+		},
+		{
+			name:   "a page without its list is warned about, once",
+			method: "resources/templates/list",
+			pages: []page{
+				{"", `{"nextCursor":"x"}`},
+				{"x", `{"resourceTemplates":[{"name":"t","uriTemplate":"a://{b}"}],"nextCursor":"y"}`},
+				{"y", `{}`},
+			},
+			wantRaw:   `{"resourceTemplates":[{"name":"t","uriTemplate":"a://{b}"}]}`,
+			wantNames: []string{"t"},
+			warnings:  [][]string{{`resources/templates/list: the result has no "resourceTemplates" array, which the spec requires`}},
 		},
 		{
 			name:   "bytes kept as the server sent them: escapes, <>&, numbers, white space in items, duplicate members",
@@ -223,6 +237,7 @@ func TestListFollowsCursors(t *testing.T) {
 			for _, subs := range tt.warnings {
 				w.expect(subs...)
 			}
+			w.none()
 		})
 	}
 }
