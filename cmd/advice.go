@@ -110,6 +110,9 @@ var adviceTable = []func(error) string{
 		if !errors.As(err, &e) || len(e.Suggestions) > 0 {
 			return ""
 		}
+		if e.Template {
+			return "; see `mcpx resources templates`"
+		}
 		return fmt.Sprintf("; see `mcpx %ss list`", e.Kind)
 	},
 	// An MCP Apps view that no browser showed, or that did not start.

@@ -116,6 +116,8 @@ func TestAdvice(t *testing.T) {
 		// mcpx repl @dev: a session's name where a server's goes.
 		{"session name in a server's place", &servers.NotFoundError{Ref: "@dev"},
 			"no server named \"@dev\" in any configuration file; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"},
+		{"a resource template read as a URI", &inspector.NotFoundError{Kind: "resource", Name: "a://{b}", Template: true, Err: errors.New("resources/read: not found")},
+			"resources/read: not found (\"a://{b}\" is one of the server's resource templates: read a URI made from it, each {variable} replaced by a value); see `mcpx resources templates`"},
 		{"nothing to add", errors.New("boom"), "boom"},
 	} {
 		if got := errorMessage(tc.err); got != tc.want {

@@ -23,14 +23,21 @@ type NotFoundError struct {
 	Kind        string // "tool", "prompt" or "resource"
 	Name        string
 	Suggestions []string
-	Err         error
+	// Template is set when Name, a resource URI, is one of the server's
+	// resource templates as it lists it: a URI to make one from, not to
+	// read.
+	Template bool
+	Err      error
 }
 
 func (e *NotFoundError) Error() string {
 	msg := e.Err.Error()
-	if len(e.Suggestions) > 0 {
+	switch {
+	case e.Template:
+		msg += fmt.Sprintf(" (%q is one of the server's resource templates: read a URI made from it, each {variable} replaced by a value)", e.Name)
+	case len(e.Suggestions) > 0:
 		msg += fmt.Sprintf(" (the server has no %s %q; did you mean %s?)", e.Kind, e.Name, strings.Join(e.Suggestions, ", "))
-	} else {
+	default:
 		msg += fmt.Sprintf(" (the server lists no %s %q)", e.Kind, e.Name)
 	}
 	return msg
@@ -377,6 +384,19 @@ func (s *Session) explainResource(ctx context.Context, err error, uri string) er
 		}
 		if json.Unmarshal(it, &r) == nil && r.URI == uri {
 			return err
+		}
+	}
+	// A template read as it is listed (a person who took it for a URI).
+	if strings.Contains(uri, "{") {
+		if ts, terr := s.List(ctx, mcp.MethodResourcesTemplatesList, nil); terr == nil {
+			for _, it := range ts.Items {
+				var t struct {
+					URITemplate string `json:"uriTemplate"`
+				}
+				if json.Unmarshal(it, &t) == nil && t.URITemplate == uri {
+					return &NotFoundError{Kind: "resource", Name: uri, Template: true, Err: err}
+				}
+			}
 		}
 	}
 	// URIs are not names: no "did you mean" (an edit distance between URIs

@@ -206,6 +206,26 @@ func TestCompleteUnknownPromptSuggestsNames(t *testing.T) {
 	srv.quietUntil(mark(t, s))
 }
 
+// A resource template read as it is listed is named as one (the
+// templates are asked for only for a URI with a brace).
+func TestReadResourceTemplateAsURI(t *testing.T) {
+	s, srv, _ := newTestSession(t, Options{})
+	ch := goOp(func() (json.RawMessage, []string, error) {
+		res, err := s.ReadResource(context.Background(), "a://{b}")
+		return res, nil, err
+	})
+	req := srv.nextRequest("resources/read")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32002,"message":"Resource not found"}}`)
+	srv.reply(srv.nextRequest("resources/list"), `{"resources":[]}`)
+	srv.reply(srv.nextRequest("resources/templates/list"), `{"resourceTemplates":[{"name":"b","uriTemplate":"a://{b}"}]}`)
+	r := opDone(t, ch)
+	var nf *NotFoundError
+	if !errors.As(r.err, &nf) || !nf.Template || !strings.Contains(r.err.Error(), `"a://{b}" is one of the server's resource templates`) {
+		t.Fatalf("err = %v, want a *NotFoundError for a template", r.err)
+	}
+	srv.quietUntil(mark(t, s))
+}
+
 func TestPrepareToolArgumentsValidates(t *testing.T) {
 	s, srv, _ := newTestSession(t, Options{})
 	ctx := context.Background()
