@@ -142,6 +142,15 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 	select {
 	case <-ctx.Done():
 		if !errors.Is(context.Cause(ctx), syscall.EPIPE) {
+			// Stopped (Ctrl-C, or the host signalled the proxy without
+			// closing its input): the server did not go away, and the
+			// trace says so, lest a replay read a request left
+			// unanswered as the server's end.
+			why := "interrupted"
+			if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+				why = err.Error()
+			}
+			note(proxyStoppedNote + " (" + why + "); shut the server down")
 			return ctx.Err()
 		}
 		// Whoever writes to the host saw its pipe close and ended ctx

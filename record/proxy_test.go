@@ -177,6 +177,50 @@ func TestStdioProxyEndsWhenTheServerDoes(t *testing.T) {
 	}
 }
 
+// A proxy stopped (Ctrl-C) while a request of the host's is unanswered
+// notes that it was stopped: the server did not go away there, and a
+// replay of the session stays silent instead of ending the connection
+// as a crashed server's.
+func TestStdioProxyStoppedIsNoServerEnd(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := startStdioProxy(t, ctx, helper("echo-lines"))
+	for range serverOddFrames {
+		p.readLine(t)
+	}
+	const call = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}`
+	if _, err := io.WriteString(p.hostIn, call+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.readLine(t) // the helper's echo: the call reached the server
+	cancel()
+	if err := p.wait(t); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ProxyStdio = %v, want context.Canceled", err)
+	}
+	tr, err := ReadFile(p.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := 0
+	for _, e := range tr.Events {
+		if e.Kind == KindNote && strings.HasPrefix(e.Text, proxyStoppedNote) {
+			stopped++
+		}
+	}
+	if stopped != 1 {
+		t.Errorf("%d notes that the proxy was stopped, want 1: %+v", stopped, tr.Events)
+	}
+	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
+	for _, st := range sc.steps {
+		for _, o := range st.follow {
+			if o.end {
+				t.Errorf("replay would end the connection after %s, as where the server went away", st.msg.Method)
+			}
+		}
+	}
+}
+
 // startHTTPProxy serves a recording proxy for upstream and returns its
 // URL and the trace file; readTrace flushes the recording and reads it.
 func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {

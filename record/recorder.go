@@ -642,10 +642,12 @@ const ServerEndedNote = "the server closed the connection"
 // request never answered as a server that went away (see Replayer).
 const ClientEndedNote = "the client closed the connection"
 
-// Notes of the stdio proxy where the host ended the session.
+// Notes of the stdio proxy where the host ended the session, or the
+// proxy was stopped (interrupted) while the server still ran.
 const (
-	hostClosedNote = "the host closed its input"
-	hostGoneNote   = "the host stopped reading"
+	hostClosedNote   = "the host closed its input"
+	hostGoneNote     = "the host stopped reading"
+	proxyStoppedNote = "the proxy was stopped"
 )
 
 // serverEnded reports whether err, from reading a connection the client

@@ -252,11 +252,12 @@ func TestReplayEndsWhereAnOlderTraceEnds(t *testing.T) {
 	t.Run("silent", func(t *testing.T) {
 		t.Parallel()
 		for what, tr := range map[string]*Trace{
-			"cancelled":        older("stdio", "> "+cancel),
-			"the client left":  older("stdio", "# "+ClientEndedNote+" with 1 request(s) unanswered (tools/call)"),
-			"the host left":    older("stdio", "# the host closed its input; closed the server's stdin"),
-			"the host is gone": older("stdio", "# the host stopped reading (closed pipe); shut the server down"),
-			"over HTTP":        older("http"),
+			"cancelled":         older("stdio", "> "+cancel),
+			"the client left":   older("stdio", "# "+ClientEndedNote+" with 1 request(s) unanswered (tools/call)"),
+			"the host left":     older("stdio", "# the host closed its input; closed the server's stdin"),
+			"the host is gone":  older("stdio", "# the host stopped reading (closed pipe); shut the server down"),
+			"the proxy stopped": older("stdio", "# the proxy was stopped (interrupted); shut the server down"),
+			"over HTTP":         older("http"),
 			"answered last": func() *Trace {
 				tr := mkTrace("> "+boom, "> "+callA, "< "+answer)
 				tr.Header.Transport = "stdio"
