@@ -444,7 +444,15 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(resp.StatusCode)
 		flush(w)
 		kind := "post"
-		if r.Method == http.MethodGet {
+		switch {
+		case r.Method == http.MethodGet && ps != nil && ps.sse:
+			// An HTTP+SSE session's one stream, which carries everything
+			// the server says, answers included (mcpx's own client names
+			// it "sse"): not a Streamable HTTP GET stream, whose
+			// messages belong to no request (verify tells them apart by
+			// the name).
+			kind = "sse"
+		case r.Method == http.MethodGet:
 			kind = "get"
 		}
 		p.stream(w, r, resp, meta, kind+"-"+strconv.FormatInt(p.streams.Add(1), 10), ps)
