@@ -461,6 +461,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			sinceClient = true
 		case e.Kind != KindFrame:
 		case e.Dir == ServerToClient:
+			fresh := !sinceClient
 			sinceClient = true
 			o := output{frame: e.Data}
 			if e.Meta != nil && e.Meta.HTTPStatus >= 400 {
@@ -468,6 +469,16 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			}
 			get := e.Meta != nil && e.Meta.HTTPMethod == "GET"
 			msgs, _ := parseFrame(e.Data)
+			if i := nullIDRefusal(e, msgs, fresh, last, sc.steps, open); i >= 0 {
+				// A JSON-RPC error that names no request, as the whole
+				// answer of the POST of the last client frame (a
+				// handshake-era server refusing a server/discover
+				// probe: 400, "Server not initialized"): that request's
+				// refusal, replayed with its status and body.
+				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: string(e.Data), refusedType: e.Meta.ContentType})
+				closeReq(i)
+				continue
+			}
 			root := -2
 			for _, m := range msgs {
 				switch m.Kind() {
@@ -579,6 +590,26 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 		sc.discover = synthesizeDiscover(sc)
 	}
 	return sc
+}
+
+// nullIDRefusal returns the request whose refusal e is, or -1: e is a
+// JSON-RPC error with a null id that came as the JSON answer (not an SSE
+// stream) of a POST, with an error status, before anything else the
+// server sent after the client's last frame (last), whose request is
+// still unanswered.
+func nullIDRefusal(e Event, msgs []*jsonrpc.Message, fresh bool, last int, steps []step, open map[string]int) int {
+	if !fresh || last < 0 || e.Meta == nil || e.Meta.HTTPMethod != "POST" || e.Meta.HTTPStatus < 400 || e.Meta.StreamID != "" ||
+		len(msgs) != 1 || msgs[0].Kind() != jsonrpc.KindResponse || !msgs[0].ID.IsNull() {
+		return -1
+	}
+	st := steps[last]
+	if st.msg.Kind() != jsonrpc.KindRequest {
+		return -1
+	}
+	if i, ok := open[st.msg.ID.Key()]; ok && i == last {
+		return i
+	}
+	return -1
 }
 
 // ServerEnd is how the recorded server went away where a replay ends the

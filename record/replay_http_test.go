@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 func post(t *testing.T, url, session, body string) *http.Response {
@@ -275,5 +277,62 @@ func TestReplayHTTPLearnsClientCredentials(t *testing.T) {
 	_, body := send(id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"tk-LIVE-CRED-0001 again"}}}`)
 	if !strings.Contains(body, `[redacted] again`) || strings.Contains(body+devs.String(), "tk-LIVE") {
 		t.Errorf("the unanswered call's error, or the deviation, shows the token:\n%s\n%s", body, devs.String())
+	}
+}
+
+// A handshake-era server refuses a client's server/discover probe with
+// HTTP 400 and a JSON-RPC error whose id is null (server-everything says
+// "Server not initialized"); the client then falls back to initialize.
+// The replay refuses the probe the same way, rather than answering it
+// with an event stream that carries the error and never the response
+// (the Go SDK's client then failed to connect at all).
+func TestReplayHandlerRefusesWithANullIDError(t *testing.T) {
+	t.Parallel()
+	const (
+		discover = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		refusal  = `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}`
+	)
+	meta := func(status int) *transport.Meta {
+		m := &transport.Meta{HTTPMethod: "POST", URL: "http://127.0.0.1:1/mcp", HTTPStatus: status}
+		if status != 0 {
+			m.ContentType = "application/json"
+		}
+		return m
+	}
+	tr := &Trace{Header: Header{Format: Format, Version: Version, Redacted: true, Transport: "http"}}
+	for i, e := range []Event{
+		{Kind: KindFrame, Dir: ClientToServer, Data: []byte(discover), Meta: meta(0),
+			Route: &transport.Route{ProtocolVersion: "2026-07-28", Method: "server/discover"}},
+		{Kind: KindHTTP, Text: "400 Bad Request application/json ← POST http://127.0.0.1:1/mcp", Meta: meta(400)},
+		{Kind: KindFrame, Dir: ServerToClient, Data: []byte(refusal), Meta: meta(400)},
+		{Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`), Meta: meta(0)},
+		{Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25"}}`), Meta: meta(200)},
+	} {
+		e.Time = time.Duration(i) * time.Millisecond
+		tr.Events = append(tr.Events, e)
+	}
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(discover))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "server/discover")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || string(body) != refusal {
+		t.Fatalf("server/discover: %d %s %q (%v); want 400 and the recorded error", resp.StatusCode, resp.Header.Get("Content-Type"), body, err)
+	}
+	r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	if b, _ := io.ReadAll(r.Body); r.StatusCode != 200 || string(b) != `{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":"2025-11-25"}}` {
+		t.Errorf("initialize after the refused probe: %d %s", r.StatusCode, b)
 	}
 }
