@@ -340,6 +340,10 @@ type script struct {
 	xheaders map[string][]mcp.HeaderParam
 	// discover answers server/discover when the recording has none.
 	discover []byte
+	// afterLeft holds the ids of the requests the server sent after the
+	// recorded client had left (a proxy forwards what the server says
+	// after the host closed its input), which it could not answer.
+	afterLeft map[string]bool
 	// timed says the recording has timing (events with offsets), which
 	// pacing needs.
 	timed bool
@@ -357,7 +361,8 @@ func (sc *script) keyOf(m *jsonrpc.Message) string {
 // messages into steps and ties each thing the server did to the request
 // it belongs to (see Replayer).
 func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
-	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, red: red, xheaders: map[string][]mcp.HeaderParam{}}
+	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, red: red, xheaders: map[string][]mcp.HeaderParam{},
+		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 
 	// Which request each SSE stream answers: the stream that carried its
@@ -522,6 +527,9 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			for _, m := range msgs {
 				if m.Kind() == jsonrpc.KindRequest {
 					s2c[m.ID.Key()] = root
+					if left {
+						sc.afterLeft[m.ID.Key()] = true
+					}
 				}
 			}
 			attach(root, o)
@@ -955,6 +963,11 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 	case jsonrpc.KindResponse:
 		i, repeat := s.pick("response-id:" + m.ID.Key())
 		if method, sent := s.asked[m.ID.Key()]; sent && i < 0 {
+			if s.sc.afterLeft[m.ID.Key()] {
+				// The recorded client could not answer it: no departure.
+				s.deviate(devInfo, "%s (%s), which the server sent after the recorded client had left (ignored)", describe(m), method)
+				return nil
+			}
 			s.deviate(devWarn, "%s (%s), which the recorded client never answered (ignored)", describe(m), method)
 			return nil
 		}

@@ -492,3 +492,31 @@ func TestReplayRedactedTraceMatchesLiveSecrets(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"login","params":{"user":"ada","password":"hunter2","pin":1234}}`)
 	c.expect(`{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`)
 }
+
+// A request the server sent after the recorded client had left (the
+// stdio proxy forwards what the server says after the host closed its
+// input) could not be answered by it: a live client that answers it,
+// the replay having sent it earlier, departs from nothing, even in
+// strict mode.
+func TestReplayStrictTakesAnAnswerTheLeftClientCouldNotGive(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+		"# the host closed its input; closed the server's stdin",
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+	)
+	tr.Header.Transport = "stdio"
+	c := replayRaw(t, tr, ReplayOptions{Strict: true})
+	c.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
+	c.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
+	c.send(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":"b","result":{"content":[]}}`)
+	for _, d := range c.deviations() {
+		if !strings.HasPrefix(d, "(reported only) ") {
+			t.Errorf("a departure: %s", d)
+		}
+	}
+}
