@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -199,10 +198,10 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(ctx, "unix", path)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+		if refused(err) || errors.Is(err, fs.ErrNotExist) {
 			// A socket left by a session process that was killed (or
 			// removed since: one that ended meanwhile).
-			return nil, nil, nil, noSession(dir, name, err, errors.Is(err, syscall.ECONNREFUSED))
+			return nil, nil, nil, noSession(dir, name, err, refused(err))
 		}
 		return nil, nil, nil, fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err)
 	}
@@ -350,7 +349,7 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 			var ns *NoSessionError
 			switch {
 			case errors.As(err, &ns):
-				if errors.Is(ns.Err, syscall.ECONNREFUSED) && removeStale(s) {
+				if refused(ns.Err) && removeStale(s) {
 					// Said, since the session did not end as sessions
 					// do (disconnect, idle, its server gone).
 					answers[i].err = &StaleError{Name: name, Log: LogPath(dir, name)}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -154,7 +153,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
 	}
 	ln, err := net.Listen("unix", path)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if addrInUse(err) {
 		return nil, fmt.Errorf("session %s: %w", opts.Name, ErrExists)
 	}
 	if err != nil {
@@ -242,7 +241,7 @@ func clearStale(path string) error {
 		nc.Close()
 		return ErrExists
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
+	if !refused(err) && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
