@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -184,7 +185,7 @@ func (s *Store) readFile(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if readableByOthers(runtime.GOOS, fi.Mode()) {
 		if err := os.Chmod(name, 0o600); err != nil {
 			return fmt.Errorf("%s is readable by others and cannot be made private: %w", name, err)
 		}
@@ -198,6 +199,16 @@ func (s *Store) readFile(name string, v any) error {
 		return fmt.Errorf("%s: not a file mcpx stored: %s", name, jsonProblem(data, err, false))
 	}
 	return nil
+}
+
+// readableByOthers reports whether a file of mode m on the system goos
+// lets other users read it. Windows has no such bits: Go reports every
+// file there as 0666 (0444 when read-only) whatever its ACL says, and
+// chmod only sets the read-only attribute, so the check would warn on
+// every read and fix nothing; the store's privacy there is its
+// directory's ACL (%APPDATA% is the user's own).
+func readableByOthers(goos string, m fs.FileMode) bool {
+	return goos != "windows" && m.Perm()&0o077 != 0
 }
 
 // replaceable checks that the file name, about to be replaced, is

@@ -329,3 +329,34 @@ func TestStoreKeepsUnreadableFiles(t *testing.T) {
 		t.Errorf("err %v, StoreError %v, file %q", err, a.StoreError(), a.Current().File())
 	}
 }
+
+// Only systems with permission bits have files readable by others to
+// fix: on Windows every file's mode is 0666 to Go, and a warning on each
+// read of a token would be noise that fixes nothing.
+func TestReadableByOthers(t *testing.T) {
+	for _, c := range []struct {
+		goos string
+		mode os.FileMode
+		want bool
+	}{
+		{"linux", 0o600, false},
+		{"linux", 0o644, true},
+		{"darwin", 0o640, true},
+		{"windows", 0o666, false},
+		{"windows", 0o444, false},
+	} {
+		if got := readableByOthers(c.goos, c.mode); got != c.want {
+			t.Errorf("readableByOthers(%s, %04o) = %v", c.goos, c.mode, got)
+		}
+	}
+	// A token saved and read again is no cause for a warning, here.
+	s := NewStore(filepath.Join(t.TempDir(), "auth"))
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	if err := s.SaveToken(t.Context(), &TokenRecord{Resource: "https://mcp.example.com", Issuer: "https://as", AccessToken: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := s.Tokens(); err != nil || len(recs) != 1 || len(warned) != 0 {
+		t.Errorf("Tokens = %d records, %v; warnings %q", len(recs), err, warned)
+	}
+}
