@@ -24,10 +24,16 @@ func detachedAttr() *syscall.SysProcAttr {
 // terminate ends the session process (Windows has no SIGTERM to send).
 func terminate(p *os.Process) { _ = p.Kill() }
 
-// redirectStderr closes the parent's pipe; the process's own writes to
-// standard error go nowhere from then on (the session's output goes to
-// the log through Output).
-func redirectStderr(*os.File) error {
+// redirectStderr makes f the process's standard error, as dup2 does on
+// Unix, and closes the parent's pipe. The runtime writes a crash's
+// report to the standard handle it asks Windows for at that moment:
+// without this, that would be the pipe's handle, closed, and the report
+// lost, or written to whatever object has since been given the same
+// handle value (a socket to a command, the server's input).
+func redirectStderr(f *os.File) error {
+	if err := windows.SetStdHandle(windows.STD_ERROR_HANDLE, windows.Handle(f.Fd())); err != nil {
+		return err
+	}
 	os.Stderr.Close()
 	return nil
 }
