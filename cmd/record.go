@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -774,11 +775,25 @@ type listenError struct {
 	err  error
 }
 
-func (e *listenError) Error() string {
+func (e *listenError) Error() string { return e.message(runtime.GOOS) }
+
+// Winsock's codes (winerror.h) for the errors listenError explains: on
+// Windows, syscall.EADDRINUSE and EADDRNOTAVAIL are numbers Go invents,
+// which errors.Is does not match with these.
+const (
+	wsaEADDRINUSE    syscall.Errno = 10048
+	wsaEADDRNOTAVAIL syscall.Errno = 10049
+)
+
+// message is Error on the system goos. (Windows' WSAEACCES is no
+// privileged port, which Windows does not have, but a port it reserves:
+// its own message says so better.)
+func (e *listenError) message(goos string) string {
+	win := goos == "windows"
 	switch {
-	case errors.Is(e.err, syscall.EADDRINUSE):
+	case errors.Is(e.err, syscall.EADDRINUSE), win && errors.Is(e.err, wsaEADDRINUSE):
 		return "--listen " + e.addr + ": the address is in use (another process listens on it): give another port, or port 0 for any free one"
-	case errors.Is(e.err, syscall.EADDRNOTAVAIL):
+	case errors.Is(e.err, syscall.EADDRNOTAVAIL), win && errors.Is(e.err, wsaEADDRNOTAVAIL):
 		return "--listen " + e.addr + ": no network interface of this machine has that address: give 127.0.0.1:PORT, or another address of this machine"
 	case errors.Is(e.err, syscall.EACCES):
 		return "--listen " + e.addr + ": not allowed to listen there (ports below 1024 need privileges): give a port from 1024, or 0 for any free one"
