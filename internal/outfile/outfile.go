@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -289,7 +290,7 @@ func (f *File) Close() error {
 		f.err = checkTarget(f.target)
 	}
 	if f.err == nil {
-		if err := os.Rename(f.tmp, f.target); err != nil {
+		if err := rename(f.tmp, f.target); err != nil {
 			f.err = fmt.Errorf("putting it in place: %w", bare(err))
 		}
 	}
@@ -532,6 +533,32 @@ func openCtx(ctx context.Context, name string, flag int, perm fs.FileMode, fifo 
 		release()
 	}()
 	return nil, ctx.Err()
+}
+
+// retryRename renames oldpath to newpath with rename, trying again for
+// at most wait while transient says the refusal ends by itself.
+func retryRename(rename func(oldpath, newpath string) error, transient func(error) bool, wait time.Duration, oldpath, newpath string) error {
+	deadline := time.Now().Add(wait)
+	delay := time.Millisecond
+	for {
+		err := rename(oldpath, newpath)
+		if err == nil || !transient(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// sharingRefusal reports Windows' refusal to rename over a file that
+// another process has open without FILE_SHARE_DELETE, as Go's os.Open
+// opens files (a reader of the old content, another mcpx reading a
+// token, a virus scanner): ERROR_ACCESS_DENIED (5) or
+// ERROR_SHARING_VIOLATION (32). It lasts as long as that open, usually
+// milliseconds.
+func sharingRefusal(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno) && (errno == 5 || errno == 32)
 }
 
 // dirName names the directory part of a path split by filepath.Split.

@@ -5,6 +5,7 @@ package outfile
 import (
 	"io/fs"
 	"os"
+	"time"
 )
 
 // descriptorOf: only Unix systems name descriptors with paths.
@@ -21,11 +22,22 @@ func renameOpen(f *os.File, tmp, target string) (*os.File, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := rename(tmp, target); err != nil {
 		return nil, err
 	}
 	return os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0)
 }
+
+// rename is os.Rename, tried again for a moment while Windows refuses it
+// because another process has the target open (sharingRefusal): without
+// that, a token refreshed while another mcpx run read the old one would
+// be lost, the refresh token the server rotated with it.
+func rename(oldpath, newpath string) error {
+	return retryRename(os.Rename, sharingRefusal, renameWait, oldpath, newpath)
+}
+
+// renameWait bounds the retries of rename.
+const renameWait = time.Second
 
 // syncDir: directories cannot be synced here.
 func syncDir(string) {}

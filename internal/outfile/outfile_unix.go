@@ -75,8 +75,11 @@ func unblockFIFO(name string) (release func()) {
 // renameOpen renames the open temporary file over target; f stays the
 // open file.
 func renameOpen(f *os.File, tmp, target string) (*os.File, error) {
-	return f, os.Rename(tmp, target)
+	return f, rename(tmp, target)
 }
+
+// rename is os.Rename: Unix renames over a file whatever has it open.
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 
 // syncDir syncs the directory holding path, so that a rename in it
 // survives a crash. It is best effort: the rename is done, and some file
