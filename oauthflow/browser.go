@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -19,7 +20,9 @@ import (
 type Browser func(url string) (exited <-chan error, err error)
 
 // CommandBrowser runs the browser named by a BROWSER environment variable:
-// a list of commands separated by ':', each split on spaces, with %s
+// a list of commands separated by the system's path list separator (':',
+// ';' on Windows, where ':' is in every absolute path), each split on
+// spaces, with %s
 // replaced by the URL (or the URL appended as the last argument). The first
 // command that starts is used; it is not waited for (a browser may run for
 // long), but a non-zero exit is reported on exited with its last stderr
@@ -27,7 +30,7 @@ type Browser func(url string) (exited <-chan error, err error)
 func CommandBrowser(spec string) Browser {
 	return func(u string) (<-chan error, error) {
 		var errs []error
-		for _, entry := range strings.Split(spec, ":") {
+		for _, entry := range strings.Split(spec, string(os.PathListSeparator)) {
 			fields := strings.Fields(entry)
 			if len(fields) == 0 {
 				continue
