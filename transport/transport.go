@@ -9,6 +9,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -174,11 +175,19 @@ func (e *PeerExitError) Error() string {
 
 // LastLines returns the last n lines of LastStderr that are not blank,
 // trimmed, oldest first: what a message about the exit quotes (the
-// server's own last words are usually why it died).
+// server's own last words are usually why it died). A line longer than
+// a few hundred bytes is cut, saying how long it was: a stderr line is
+// kept whole up to a megabyte, and a server that dies after writing a
+// minified stack trace or a JSON dump would otherwise make the one-line
+// error megabytes long. Control characters are left for the message's
+// own escaping.
 func (e *PeerExitError) LastLines(n int) []string {
 	var out []string
 	for i := len(e.LastStderr) - 1; i >= 0 && len(out) < n; i-- {
 		if l := strings.TrimSpace(e.LastStderr[i]); l != "" {
+			if t := cutAt(l, maxExcerpt); len(t) < len(l) {
+				l = t + fmt.Sprintf("… (%d bytes)", len(l))
+			}
 			out = append([]string{l}, out...)
 		}
 	}
