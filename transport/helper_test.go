@@ -90,6 +90,12 @@ func runHelper(mode string) int {
 		// Never read stdin, so a writer fills the pipe and blocks.
 		fmt.Println("ready")
 		select {}
+	case "close-stdin":
+		// Close stdin and keep running: mcpx's writes fail (EPIPE) while
+		// the server is still there.
+		os.Stdin.Close()
+		fmt.Println("ready")
+		select {}
 	case "exit-on-eof":
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin)

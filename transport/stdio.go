@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -425,7 +426,23 @@ func (c *StdioConn) Write(ctx context.Context, f Frame) error {
 		return c.exitError()
 	case <-time.After(100 * time.Millisecond):
 	}
-	return fmt.Errorf("writing to server stdin: %w", err)
+	return stdinWriteError(err)
+}
+
+// stdinWriteError is the error of a write to the server's stdin that
+// failed while the server still runs: a transport failure (the command
+// exits as for a lost connection, not as for an unexpected error), in
+// words: the file's name is Go's internal "|1", which tells nobody
+// anything.
+func stdinWriteError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w: the server closed its stdin (%w)", ErrTransport, err)
+	}
+	return fmt.Errorf("%w: writing to server stdin: %w", ErrTransport, err)
 }
 
 // Close ends the session as the spec describes for stdio (basic/lifecycle,

@@ -302,6 +302,25 @@ func TestStdioWriteHonoursContext(t *testing.T) {
 	}
 }
 
+// A server that closes its stdin but keeps running fails mcpx's writes:
+// a transport failure (a command exits 4 for it, not 1 as for an
+// unexpected error), saying what happened in words rather than naming
+// Go's internal name of the pipe ("write |1: broken pipe").
+func TestStdioWriteToClosedStdinIsTransportFailure(t *testing.T) {
+	t.Parallel()
+	c := startHelper(t, helperOptions(t, "close-stdin"))
+	readFrame(t, c) // ready: stdin is closed
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := c.Write(ctx, Frame{Data: []byte("{}")})
+	if !errors.Is(err, ErrTransport) || !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("Write = %v, want ErrTransport wrapping EPIPE", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "|") || !strings.Contains(msg, "the server closed its stdin") {
+		t.Errorf("Write = %q, want it to say the server closed its stdin", msg)
+	}
+}
+
 // A write cut short by its context after part of the frame went out must
 // not glue that fragment to the next frame: the next write ends the broken
 // line first, so the server sees one bad line and then intact frames.
