@@ -92,6 +92,11 @@ type StdioConn struct {
 	tailMu sync.Mutex
 	tail   []string
 
+	// treeMu orders the end of the server's leftovers when it exits on
+	// its own (see StartStdio) before Close, which closes closing under
+	// it: on Windows the tree is a handle that Close's release closes.
+	treeMu sync.Mutex
+
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -184,9 +189,22 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		select {
 		case <-c.lines.done:
 		case <-c.closing:
+			return
 		case <-t.C:
 			c.stdout.Close()
 		}
+		// What the server left behind in its tree ends with it, as Close
+		// would end it, rather than running on for as long as whoever
+		// holds the connection keeps it (a REPL, until it reconnects or
+		// exits). Close releases the tree later; once it has begun, it
+		// alone touches the tree.
+		c.treeMu.Lock()
+		select {
+		case <-c.closing:
+		default:
+			c.tree.kill()
+		}
+		c.treeMu.Unlock()
 	}()
 	return c, nil
 }
@@ -453,7 +471,9 @@ func stdinWriteError(err error) error {
 // idempotent.
 func (c *StdioConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.treeMu.Lock()
 		close(c.closing)
+		c.treeMu.Unlock()
 		graces := shutdownGraces{close: c.opts.CloseGrace, term: c.opts.TermGrace, kill: killWait}
 		if !shutdownTree(c.tree, c.exited, func() { c.stdin.Close() }, graces) {
 			c.closeErr = fmt.Errorf("server process %d did not exit after it was killed", c.cmd.Process.Pid)

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
 
 func scriptOptions(t *testing.T, stdout, stderr, exit string) StdioOptions {
@@ -836,4 +838,24 @@ func TestStdioServerExitWithStdoutHeldOpen(t *testing.T) {
 	}
 	c.Close()
 	waitGone(t, gpid, 10*time.Second)
+}
+
+// A server that exits on its own takes what it left behind in its
+// process group with it, without waiting for Close: a connection kept
+// after the server's end (the REPL's, until :reconnect or exit) would
+// otherwise leave those processes running for as long.
+func TestStdioServerExitEndsWhatItLeftBehind(t *testing.T) {
+	t.Parallel()
+	c := startHelper(t, helperOptions(t, "spawn"))
+	f := readFrame(t, c)
+	gpid, err := strconv.Atoi(string(f.Data))
+	if err != nil {
+		t.Fatalf("grandchild pid line %q: %v", f.Data, err)
+	}
+	t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
+	c.stdin.Close() // the server exits at the end of its input; no Close
+	if _, err := readEnd(t, c); !errors.As(err, new(*PeerExitError)) {
+		t.Fatalf("Read = %v, want *PeerExitError", err)
+	}
+	testwait.Within(t, 5*time.Second, fmt.Sprintf("grandchild %d to end with the server", gpid), func() bool { return processGone(gpid) })
 }
