@@ -90,6 +90,12 @@ func runHelper(mode string) int {
 		// Never read stdin, so a writer fills the pipe and blocks.
 		fmt.Println("ready")
 		select {}
+	case "stop-ttin":
+		// Be stopped as the kernel stops a background process that
+		// reads the terminal.
+		fmt.Println("ready")
+		syscall.Kill(os.Getpid(), syscall.SIGTTIN)
+		select {}
 	case "close-stdin":
 		// Close stdin and keep running: mcpx's writes fail (EPIPE) while
 		// the server is still there.

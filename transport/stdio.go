@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -91,6 +92,10 @@ type StdioConn struct {
 
 	tailMu sync.Mutex
 	tail   []string
+
+	// stopErr is set when the server was stopped for using the terminal
+	// (terminalStopped), before its stdout is closed under the reader.
+	stopErr atomic.Pointer[error]
 
 	// treeMu orders the end of the server's leftovers when it exits on
 	// its own (see StartStdio) before Close, which closes closing under
@@ -178,8 +183,10 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	c.toServer = newPipeIO(c.stdin)
 	c.lines = startLineReader(newPipeIO(c.stdout), opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
 	c.lines.note = func(kind EventKind, text string) { c.observe(Event{Time: time.Now(), Kind: kind, Text: text}) }
+	unwatch := watchTerminalStops(cmd.Process.Pid, c.terminalStopped)
 	go func() {
 		c.exitErr = cmd.Wait()
+		unwatch()
 		close(c.exited)
 		// A process the server left behind may still hold its stdout, so EOF
 		// never comes. The server is gone: end the connection after a moment
@@ -294,12 +301,30 @@ func (c *StdioConn) observe(ev Event) {
 	}
 }
 
+// terminalStopped ends the connection to a server the kernel stopped for
+// using the terminal (see watchTerminalStops): it would never answer.
+func (c *StdioConn) terminalStopped(signal string) {
+	err := fmt.Errorf("%w: the server was stopped (%s) for using the terminal, to ask for a password perhaps: "+
+		"the servers mcpx starts run apart from the terminal and cannot use it (give it what it asks for another way)", ErrTransport, signal)
+	c.stopErr.Store(&err)
+	go func() {
+		// What the server wrote before it stopped is read first. Its whole
+		// process group is stopped (the kernel stops the group), so no
+		// more comes: the pipe is closed under the reader once it is empty.
+		waitPipeEmpty(c.stdout, time.Second, c.closing)
+		c.stdout.Close()
+	}()
+}
+
 // endError explains why stdout ended: usually because the process exited.
 func (c *StdioConn) endError(readErr error) error {
 	select {
 	case <-c.closing:
 		return ErrClosed
 	default:
+	}
+	if err := c.stopErr.Load(); err != nil {
+		return *err
 	}
 	if !errors.Is(readErr, io.EOF) && !errors.Is(readErr, os.ErrClosed) {
 		return fmt.Errorf("reading server stdout: %w", readErr)

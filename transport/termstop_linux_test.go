@@ -1,0 +1,68 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
+)
+
+// A server the kernel stops for using the terminal (here it stops itself
+// with the same signal) would never answer: the connection ends at once,
+// saying why, instead of each request waiting for its timeout.
+func TestStdioServerStoppedByTerminalEndsTheConnection(t *testing.T) {
+	t.Parallel()
+	c := startHelper(t, helperOptions(t, "stop-ttin"))
+	readFrame(t, c) // ready
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := c.Read(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("Read waited although the server was stopped by SIGTTIN")
+	}
+	if !errors.Is(err, ErrTransport) || !strings.Contains(err.Error(), "stopped (SIGTTIN) for using the terminal") {
+		t.Fatalf("Read = %v, want a transport failure saying the server was stopped for using the terminal", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// Only the terminal's stops count: a server a person (or a debugger)
+// stopped with SIGSTOP is left alone.
+func TestTerminalStopIsOnlyTheTerminals(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group that is not orphaned, as a server's
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stopped := func() bool {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		i := strings.LastIndexByte(string(stat), ')')
+		return err == nil && i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTTIN} {
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		testwait.Within(t, 5*time.Second, "the child to stop", stopped)
+		got, ok := terminalStop(pid)
+		if want := sig == syscall.SIGTTIN; ok != want || (ok && got != sig) {
+			t.Errorf("stopped by %v: terminalStop = %v, %v; want %v", sig, got, ok, want)
+		}
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		testwait.Within(t, 5*time.Second, "the child to go on", func() bool { return !stopped() })
+	}
+}
