@@ -108,8 +108,16 @@ func (g *processGroup) watch() {
 	g.watchdog, g.lifeline = cmd, w
 }
 
-func (g *processGroup) terminate() { _ = syscall.Kill(-g.id, syscall.SIGTERM) }
-func (g *processGroup) kill()      { _ = syscall.Kill(-g.id, syscall.SIGKILL) }
+// terminate sends the group SIGTERM, then SIGCONT, as a shell's kill does
+// for a stopped job: a stopped process (one the kernel stopped for using
+// the terminal, or a person with SIGSTOP) would otherwise hold the SIGTERM
+// pending, unacted on, until the SIGKILL that follows.
+func (g *processGroup) terminate() {
+	_ = syscall.Kill(-g.id, syscall.SIGTERM)
+	_ = syscall.Kill(-g.id, syscall.SIGCONT)
+}
+
+func (g *processGroup) kill() { _ = syscall.Kill(-g.id, syscall.SIGKILL) }
 
 // release kills what is left of the group, the watchdog with it, and
 // reaps the watchdog.

@@ -66,3 +66,24 @@ func TestTerminalStopIsOnlyTheTerminals(t *testing.T) {
 		testwait.Within(t, 5*time.Second, "the child to go on", func() bool { return !stopped() })
 	}
 }
+
+// A stopped server is asked to terminate as any other: SIGTERM alone would
+// wait, pending, until the SIGKILL that follows it, so the group is
+// continued too (as a shell's kill does for a stopped job) and the server
+// ends by the SIGTERM, with its chance to clean up.
+func TestStdioStoppedServerGetsSIGTERM(t *testing.T) {
+	t.Parallel()
+	opts := helperOptions(t, "stop-ttin")
+	opts.TermGrace = 10 * time.Second // ample: a SIGKILL would mean the SIGTERM was not acted on
+	c := startHelper(t, opts)
+	readFrame(t, c) // ready, then stopped
+	if _, err := readEnd(t, c); !errors.Is(err, ErrTransport) {
+		t.Fatalf("Read = %v, want the stop's transport failure", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("the stopped server ended with %v, want SIGTERM", c.cmd.ProcessState)
+	}
+}
