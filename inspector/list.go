@@ -206,12 +206,12 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		if err != nil {
 			return out.incomplete(method, next, nextRaw, err)
 		}
-		items, rawNext, err := readPage(raw, key)
+		items, rawNext, ttl, err := readPage(raw, key)
 		if err != nil {
 			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
 		s.warnNoList(method, label, key, items)
-		if at, ok := staleAt(raw); ok && (expires.IsZero() || at.Before(expires)) {
+		if at, ok := staleAt(ttl); ok && (expires.IsZero() || at.Before(expires)) {
 			expires = at
 		}
 		c, cerr := s.nextCursor(method, label, rawNext)
@@ -250,12 +250,11 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	return out, nil
 }
 
-// staleAt returns when a page received now goes stale by its ttlMs (spec
-// 2026-07-28: server/utilities/caching, "Freshness Calculation": fresh
-// while now < t_received + ttlMs; a negative ttlMs counts as 0), and
-// false when the page has no integer ttlMs.
-func staleAt(page json.RawMessage) (time.Time, bool) {
-	v := rawjson.Member(page, "ttlMs")
+// staleAt returns when a page received now goes stale by its ttlMs v as
+// sent (spec 2026-07-28: server/utilities/caching, "Freshness
+// Calculation": fresh while now < t_received + ttlMs; a negative ttlMs
+// counts as 0), and false when v is no integer (nil: the page has none).
+func staleAt(v json.RawMessage) (time.Time, bool) {
 	if v == nil {
 		return time.Time{}, false
 	}
@@ -280,7 +279,7 @@ func (s *Session) listPage(ctx context.Context, method, key, cursor string, opts
 	if err != nil {
 		return nil, err
 	}
-	items, rawNext, err := readPage(raw, key)
+	items, rawNext, _, err := readPage(raw, key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
@@ -411,10 +410,6 @@ func mergePages(first []byte, key string, items []json.RawMessage, next json.Raw
 	return append(b, '}')
 }
 
-// readPage reads one page of a list result in place: its items (slices of
-// raw, not copies) and its nextCursor as sent (nil when absent). raw is a result as the session
-// returns it (valid JSON); a member given twice counts with its last value,
-// as ParseObject has it.
 // warnNoList warns, once per method, about a page whose result has no
 // array of items (readPage's nil items: the member is absent or null). The
 // spec requires it on every page (ListToolsResult's "tools", …), and an
@@ -425,9 +420,13 @@ func (s *Session) warnNoList(method, label, key string, items []json.RawMessage)
 	}
 }
 
-// readPage reads a page of a list: its items (nil when the result has no
-// array of them, an empty slice for []) and its nextCursor as sent.
-func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next json.RawMessage, err error) {
+// readPage reads one page of a list result in place, in one pass: its
+// items (slices of raw, not copies; nil when the result has no array of
+// them, an empty slice for []), its nextCursor as sent (nil when absent),
+// and its ttlMs as sent (2026-07-28; see staleAt). raw is a result as the
+// session returns it (valid JSON); a member given twice counts with its
+// last value, as ParseObject has it.
+func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next, ttl json.RawMessage, err error) {
 	var list, cursor []byte
 	if !rawjson.Members(raw, func(name, v []byte) bool {
 		switch {
@@ -435,6 +434,8 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next js
 			list = v
 		case rawjson.NameIs(name, "nextCursor"):
 			cursor = v
+		case rawjson.NameIs(name, "ttlMs"):
+			ttl = v
 		}
 		return true
 	}) {
@@ -442,11 +443,11 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next js
 		if err == nil {
 			err = errors.New("expected a JSON object")
 		}
-		return nil, nil, fmt.Errorf("result is not an object: %w", err)
+		return nil, nil, nil, fmt.Errorf("result is not an object: %w", err)
 	}
 	if len(list) > 0 && !rawjson.IsNull(list) {
 		if list[0] != '[' {
-			return nil, nil, fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
+			return nil, nil, nil, fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
 		}
 		items = []json.RawMessage{}
 		rawjson.Elements(list, func(e []byte) bool {
@@ -454,5 +455,5 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next js
 			return true
 		})
 	}
-	return items, cursor, nil
+	return items, cursor, ttl, nil
 }
