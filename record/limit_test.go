@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -154,7 +155,13 @@ func TestHTTPProxyLimits(t *testing.T) {
 		}
 	}))
 	defer up.Close()
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit})
+	name := t.TempDir() + "/h.jsonl"
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +173,21 @@ func TestHTTPProxyLimits(t *testing.T) {
 	}
 	if r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"bigjson"}`); r.StatusCode != http.StatusBadGateway {
 		t.Errorf("an answer over the limit: %d", r.StatusCode)
+	}
+	// The trace records the 502 the host got, as the request's refusal.
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for _, e := range tr.Events {
+		refused = refused || e.Kind == KindHTTP && string(e.Re) == "1" && e.Meta.HTTPStatus == http.StatusBadGateway && strings.HasPrefix(e.Text, "mcpx proxy: ")
+	}
+	if !refused {
+		t.Errorf("no refusal of the answer over the limit in the trace: %+v", tr.Events)
 	}
 	r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"bigsse"}`)
 	body, _ := io.ReadAll(r.Body)

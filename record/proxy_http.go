@@ -401,7 +401,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	up, err := http.NewRequestWithContext(r.Context(), r.Method, tu, rb)
 	if err != nil {
-		http.Error(w, "mcpx proxy: "+err.Error(), http.StatusBadGateway)
+		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return
 	}
 	copyHeaders(up.Header, r.Header)
@@ -415,13 +415,17 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := p.client.Do(up)
 	if err != nil {
 		if r.Context().Err() == nil {
-			p.event(ps, transport.EventNote, fmt.Sprintf("%s %s failed: %v", r.Method, tu, err), nil)
 			var re *transport.RedirectError
-			if errors.As(err, &re) {
-				http.Error(w, "mcpx proxy: "+re.Error(), http.StatusBadGateway)
-				return
+			switch {
+			case errors.As(err, &re):
+				p.badGateway(w, ps, r, tu, sid, msgs, re.Error())
+			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+				// The server took the request and closed the connection
+				// without answering (it crashed, or was stopped).
+				p.badGateway(w, ps, r, tu, sid, msgs, "the upstream server closed the connection without answering: "+err.Error())
+			default:
+				p.badGateway(w, ps, r, tu, sid, msgs, "the upstream server cannot be reached: "+err.Error())
 			}
-			http.Error(w, "mcpx proxy: the upstream server cannot be reached: "+err.Error(), http.StatusBadGateway)
 		}
 		return
 	}
@@ -459,21 +463,22 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data, err := transport.ReadBody(resp.Body, resp.ContentLength, p.o.MaxMessageSize, "the upstream's answer")
+	tooLarge := errors.Is(err, transport.ErrFrameTooLarge)
 	if resp.StatusCode >= 400 {
 		// An error status: a JSON-RPC answer (2026-07-28 answers some
 		// errors with 4xx) is recorded as usual; anything else is a
 		// refusal, recorded with an excerpt of its body and the request
-		// it answered.
-		if mt == "application/json" && jsonrpcBody(data) {
+		// it answered (unless the host gets the proxy's 502 instead).
+		if tooLarge || mt == "application/json" && jsonrpcBody(data) {
 			p.event(ps, transport.EventHTTP, statusLine, meta)
 		} else {
 			p.refusal(ps, statusLine, meta, msgs, data)
 		}
 	}
-	if errors.Is(err, transport.ErrFrameTooLarge) {
+	if tooLarge {
 		p.event(ps, transport.EventNote, fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err), nil)
 		w.Header().Del("Content-Length")
-		http.Error(w, "mcpx proxy: "+err.Error(), http.StatusBadGateway)
+		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return
 	}
 	if err != nil && r.Context().Err() == nil {
@@ -670,6 +675,25 @@ func (p *HTTPProxy) refusal(ps *proxySession, statusLine string, meta *transport
 		}
 	}
 	ps.rec.Refusal(re, meta, body)
+}
+
+// badGateway answers the host 502 Bad Gateway with text (the upstream
+// could not be reached, went away without answering, redirected
+// elsewhere, or answered beyond the size limit), and records that answer
+// as a refusal of the request, for it is what the host saw: a replay
+// answers the request the same way, at once, instead of leaving it open
+// as a server that never answered. It is no end of the server: over
+// HTTP, one failed exchange does not end the session (the host may go
+// on, the upstream may answer its next request), as mcpx's own recording
+// notes no server end where a POST fails.
+func (p *HTTPProxy) badGateway(w http.ResponseWriter, ps *proxySession, r *http.Request, tu, sid string, msgs []*jsonrpc.Message, text string) {
+	body := "mcpx proxy: " + text + "\n"
+	const ct = "text/plain; charset=utf-8"
+	meta := &transport.Meta{HTTPMethod: r.Method, URL: tu, HTTPStatus: http.StatusBadGateway, ContentType: ct, SessionID: sid}
+	statusLine := fmt.Sprintf("502 Bad Gateway %s ← %s %s (the proxy's answer) body: %s", ct, r.Method, tu, strings.TrimSpace(body))
+	p.refusal(ps, statusLine, meta, msgs, []byte(body))
+	// (http.Error writes body, with the same content type.)
+	http.Error(w, strings.TrimSuffix(body, "\n"), http.StatusBadGateway)
 }
 
 // rewriteEndpoint points an HTTP+SSE endpoint event at the proxy: a URL on

@@ -690,3 +690,112 @@ func TestHTTPProxyRedactsEchoedHostCredentials(t *testing.T) {
 		t.Errorf("the trace:\n%s", all.Bytes())
 	}
 }
+
+// An upstream that goes away mid-request (it closes the connection
+// without answering) gets the host an immediate 502 from the proxy; the
+// trace records that answer, as a refusal of the request, so that a
+// replay answers the POST the same way at once. Before, the trace held
+// only a note ("POST … failed: EOF"), and the replay left the POST open
+// until the host gave up. One failed exchange is no end of an HTTP
+// server (mcpx's own --record notes no server end either): the trace has
+// no ServerEndedNote, and the session goes on.
+func TestHTTPProxyUpstreamGoneMidRequest(t *testing.T) {
+	t.Parallel()
+	const initResult = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case bytes.Contains(body, []byte(`"initialize"`)):
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "S1")
+			io.WriteString(w, initResult)
+		case bytes.Contains(body, []byte(`"tools/call"`)):
+			// The server goes away while handling the call.
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":3,"result":{}}`)
+		}
+	}))
+	defer up.Close()
+	proxyURL, readTrace := startHTTPProxy(t, up.URL)
+	client := &http.Client{Timeout: 3 * time.Second}
+	send := func(url, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	const (
+		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		call       = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}`
+		ping       = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	)
+	send(proxyURL, "", initialize)
+	resp, live := send(proxyURL, "S1", call)
+	if resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(live, "mcpx proxy: ") {
+		t.Fatalf("the call through the proxy: %d %q, want 502 from the proxy", resp.StatusCode, live)
+	}
+	liveType := resp.Header.Get("Content-Type")
+	if resp, _ := send(proxyURL, "S1", ping); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a request after the failed one: %d", resp.StatusCode)
+	}
+	tr, err := readTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := serverEndedNotes(tr); n != 0 {
+		t.Errorf("%d notes that the server closed the connection, want none: %+v", n, tr.Events)
+	}
+	refusals := 0
+	for _, e := range tr.Events {
+		if e.Kind == KindHTTP && e.Re != nil {
+			refusals++
+			if string(e.Re) != "2" || e.Meta == nil || e.Meta.HTTPStatus != http.StatusBadGateway || e.Text != strings.TrimSpace(live) {
+				t.Errorf("refusal %+v, want 502 for id 2 with the body %q", e, live)
+			}
+		}
+	}
+	if refusals != 1 {
+		t.Errorf("%d refusals in the trace, want 1: %+v", refusals, tr.Events)
+	}
+
+	// The replay answers the call as the host saw it, at once, and goes on.
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	resp, _ = send(srv.URL, "", initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	resp, got := send(srv.URL, sid, call)
+	if resp.StatusCode != http.StatusBadGateway || got != strings.TrimSpace(live) || resp.Header.Get("Content-Type") != liveType {
+		t.Errorf("replayed call: %d %s %q, want 502 %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), got, liveType, live)
+	}
+	if resp, got := send(srv.URL, sid, ping); resp.StatusCode != http.StatusOK || got != ping[:len(ping)-len(`"method":"ping"}`)]+`"result":{}}` {
+		t.Errorf("replayed ping after the call: %d %q", resp.StatusCode, got)
+	}
+	// Verified against the replay, it matches; against a server that goes
+	// away again, the report says so, and that the recording's did too.
+	if res := verifyAgainst(t, tr, newHTTPConn(t, srv.URL), VerifyOptions{Timeout: 2 * time.Second}); !res.OK() || res.Exchanges != 3 {
+		t.Errorf("verify against the replay: %s", reportOf(res))
+	}
+	res := verifyAgainst(t, tr, newHTTPConn(t, up.URL), VerifyOptions{Timeout: 2 * time.Second})
+	if len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].Problem, "closed the connection without answering (EOF); the recording has a refusal, HTTP 502: mcpx proxy: the upstream server closed the connection without answering") {
+		t.Errorf("verify against the upstream: %s", reportOf(res))
+	}
+}

@@ -253,6 +253,11 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 			httpDiff(x.respStatus, liveRefused.status)
 		case failed != nil:
 			problems = append(problems, s.liveText(failed.Error()))
+			if x.recRefused != nil {
+				// The recording's may say the same (mcpx proxy's 502 for
+				// a server that went away mid-request).
+				problems = append(problems, fmt.Sprintf("the recording has a refusal, HTTP %d: %s", x.recRefused.status, x.recRefused.text))
+			}
 		case timedOut:
 			problems = append(problems, fmt.Sprintf("no response within %s", s.r.opts.Timeout))
 		case x.recRefused != nil:
