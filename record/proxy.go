@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -45,8 +46,10 @@ type StdioProxyOptions struct {
 // ends, never leaving the server running: nil when the host closed its
 // input (the server then gets DrainGrace to finish, as when the host talks
 // to it directly) or stopped reading (a closed pipe: the host went away),
-// the server's *transport.PeerExitError when the server ended first, ctx's
-// error when ctx ended.
+// the server's *transport.PeerExitError when the server ended first, a
+// *transport.FrameTooLargeError when the host sent a line over
+// Server.MaxMessageSize (noted in the trace: the proxy can neither forward
+// nor record it), ctx's error when ctx ended.
 //
 // Lines are forwarded exactly, except that a last line the host sends
 // without a newline reaches the server with one.
@@ -165,6 +168,14 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 			// without closing its end of our input first.
 			note(hostGoneNote + " (closed pipe); shut the server down")
 			return nil
+		}
+		var tl *transport.FrameTooLargeError
+		if errors.As(err, &tl) {
+			// A line the proxy cannot forward, nor record: the host ended
+			// the session with it (it sees its server's output close), and
+			// the server did not go away. Replay stays silent here.
+			note(fmt.Sprintf("%s (%s); shut the server down", hostTooLargeNote, transport.FormatSize(tl.Limit)))
+			return err
 		}
 		if !errors.Is(err, io.EOF) {
 			return err

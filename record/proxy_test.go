@@ -221,6 +221,56 @@ func TestStdioProxyStoppedIsNoServerEnd(t *testing.T) {
 	}
 }
 
+// A host line over the maximum message size ends the stdio proxy (the
+// host sees its stdout close), and the trace notes why: the host's line,
+// not the server, ended the session. Before, the trace said nothing, and
+// a replay read the request the host had in flight as one the server
+// went away on, and ended there as a crashed server.
+func TestStdioProxyNotesAHostLineOverTheLimit(t *testing.T) {
+	t.Parallel()
+	server := helper("echo-lines")
+	server.MaxMessageSize = 1 << 10
+	p := startStdioProxy(t, context.Background(), server)
+	for range serverOddFrames {
+		p.readLine(t)
+	}
+	// A request in flight (the helper echoes it, which answers nothing),
+	// then a line over the limit.
+	const call = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}`
+	if _, err := io.WriteString(p.hostIn, call+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.readLine(t)
+	go io.WriteString(p.hostIn, `{"jsonrpc":"2.0","method":"big","params":{"x":"`+strings.Repeat("x", 2<<10)+`"}}`+"\n")
+	if err := p.wait(t); !errors.Is(err, transport.ErrFrameTooLarge) {
+		t.Fatalf("ProxyStdio = %v, want a message too large", err)
+	}
+	tr, err := ReadFile(p.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, e := range tr.Events {
+		if e.Kind == KindNote && strings.HasPrefix(e.Text, hostTooLargeNote) {
+			notes = append(notes, e.Text)
+		}
+	}
+	if want := hostTooLargeNote + " (1 KiB); shut the server down"; len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want one %q: %+v", notes, want, tr.Events)
+	}
+	if n := serverEndedNotes(tr); n != 0 {
+		t.Errorf("%d notes that the server closed the connection", n)
+	}
+	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
+	for _, st := range sc.steps {
+		for _, o := range st.follow {
+			if o.end {
+				t.Errorf("replay would end the connection after %s, as where the server went away", st.msg.Method)
+			}
+		}
+	}
+}
+
 // startHTTPProxy serves a recording proxy for upstream and returns its
 // URL and the trace file; readTrace flushes the recording and reads it.
 func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {

@@ -648,6 +648,9 @@ const (
 	hostClosedNote   = "the host closed its input"
 	hostGoneNote     = "the host stopped reading"
 	proxyStoppedNote = "the proxy was stopped"
+	// hostTooLargeNote: the host sent a line over the maximum message
+	// size, which the proxy cannot forward; it ends the session.
+	hostTooLargeNote = "the host sent a line over the maximum message size"
 )
 
 // serverEnded reports whether err, from reading a connection the client

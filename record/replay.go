@@ -446,7 +446,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: endStatus(e.Text), LastStderr: slices.Clone(stderrTail)}})
 		case e.Kind == KindNote && (strings.HasPrefix(e.Text, ClientEndedNote) ||
 			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote) ||
-			strings.HasPrefix(e.Text, proxyStoppedNote)):
+			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
 			left = true
 		case e.Kind == KindHTTP && len(e.Re) > 0:
 			if i, ok := open[idKey(e.Re)]; ok && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
