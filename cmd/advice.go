@@ -130,6 +130,14 @@ var adviceTable = []func(error) string{
 		}
 		return " (--no-validate sends the call anyway)"
 	},
+	// Prompt arguments the prompt does not declare, or required ones missing.
+	func(err error) string {
+		var e *inspector.PromptArgumentsError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return " (--no-validate sends the request anyway)"
+	},
 	// Arguments with a number too large to check against the inputSchema.
 	func(err error) string {
 		var e *inspector.NumberRangeError

@@ -547,13 +547,18 @@ func newPromptsCmd(e *env) *cobra.Command {
 	)
 }
 
-type promptsGetOptions struct{ e *env }
+type promptsGetOptions struct {
+	e          *env
+	noValidate bool
+}
 
 func newPromptsGetCmd(e *env) *cobra.Command {
 	o := &promptsGetOptions{e: e}
-	return &cobra.Command{
-		Use:     "get NAME [key=value ...] [flags] -- <server command>",
-		Short:   "Get a prompt with arguments",
+	c := &cobra.Command{
+		Use:   "get NAME [key=value ...] [flags] -- <server command>",
+		Short: "Get a prompt with arguments",
+		Long: `Get a prompt with key=value arguments, which are always strings (\= is an = in a key).
+Arguments are checked against prompts/list before sending, REPL and @NAME alike; --no-validate sends anyway.`,
 		Example: `  mcpx prompts get args-prompt city=Paris -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -563,14 +568,26 @@ func newPromptsGetCmd(e *env) *cobra.Command {
 			return o.run(c.Context(), own[0], own[1:], server)
 		},
 	}
+	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when the prompt does not declare them or a required one is missing")
+	return c
 }
 
 func (o *promptsGetOptions) run(ctx context.Context, name string, pairs, server []string) error {
-	args, err := inspector.StringArguments(pairs)
-	if err != nil {
+	if _, err := inspector.StringArguments(pairs); err != nil {
 		return &usageError{err: err}
 	}
 	return o.e.withClient(ctx, server, func(c *client) error {
+		args, warnings, err := c.sess.PreparePromptArguments(ctx, name, pairs, !o.noValidate)
+		for _, w := range warnings {
+			c.console.Warn(w)
+		}
+		var pe *inspector.PromptArgumentsError
+		if errorsAs(err, &pe) {
+			return &usageError{err: err}
+		}
+		if err != nil {
+			return err
+		}
 		res, err := c.sess.GetPrompt(ctx, name, args, c.withProgress(name))
 		c.console.ClearProgress()
 		if err != nil {

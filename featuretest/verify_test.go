@@ -75,5 +75,6 @@ func TestVerifySessionsEverything(t *testing.T) {
 	}
 	r = run(t, "", "verify", edited, "--url", u)
 	r.wantCode(t, 7)
-	wantContains(t, "stdout", r.stdout, "✗ session 2, exchange 2 prompts/get \"simple-prompt\": the response differs", " verified in 3 sessions, 1 mismatch(es)")
+	// (Exchange 2 is the prompts/list that checked the prompt's arguments.)
+	wantContains(t, "stdout", r.stdout, "✗ session 2, exchange 3 prompts/get \"simple-prompt\": the response differs", " verified in 3 sessions, 1 mismatch(es)")
 }

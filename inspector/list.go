@@ -180,7 +180,11 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		return s.listPage(ctx, method, key, *cursor, opts)
 	}
 	out := &ListResult{key: key}
-	cacheGen := s.tools.generation()
+	cache := s.listCache(method)
+	var cacheGen int
+	if cache != nil {
+		cacheGen = cache.generation()
+	}
 	limit := cmp.Or(s.maxPages, maxPages)
 	seen := map[string]bool{}
 	// next is the cursor to send (nil for the first page), nextRaw the
@@ -228,8 +232,8 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		case cerr != nil:
 			return out.incomplete(method, nil, rawNext, fmt.Errorf("%s: %w", label, cerr))
 		case c == nil:
-			if method == ListTools {
-				s.tools.store(cacheGen, out.Items, expires)
+			if cache != nil {
+				cache.store(cacheGen, out.Items, expires)
 			}
 			out.whole = out.Pages == 1
 			return out, nil
@@ -244,10 +248,23 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 		next, nextRaw = c, rawNext
 	}
 	// The walk ended at a restart: the pages before are the list.
-	if method == ListTools {
-		s.tools.store(cacheGen, out.Items, expires)
+	if cache != nil {
+		cache.store(cacheGen, out.Items, expires)
 	}
 	return out, nil
+}
+
+// listCache returns the session's copy of method's list (tools/list,
+// prompts/list), which every full listing fills, or nil for a list the
+// session keeps no copy of.
+func (s *Session) listCache(method string) *toolCache {
+	switch method {
+	case ListTools:
+		return &s.tools
+	case ListPrompts:
+		return &s.prompts
+	}
+	return nil
 }
 
 // staleAt returns when a page received now goes stale by its ttlMs v as

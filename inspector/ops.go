@@ -177,6 +177,121 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	return res, nil
 }
 
+// PromptArgumentsError reports arguments for prompts/get that do not fit
+// the prompt as the server's prompts/list declares it (spec: server/prompts,
+// "Prompt": each argument's name and whether it is required), found before
+// the request was sent: names it does not declare, and required ones not
+// given.
+type PromptArgumentsError struct {
+	Prompt string
+	// Unknown are the names given that the prompt does not declare, in
+	// the order given.
+	Unknown []UnknownArgument
+	// Missing are the required arguments not given, in the prompt's order.
+	Missing []string
+	// Declared are the prompt's argument names, in its order.
+	Declared []string
+}
+
+// UnknownArgument is an argument name a prompt does not declare, with the
+// declared names closest to it (none when nothing is close).
+type UnknownArgument struct {
+	Name        string
+	Suggestions []string
+}
+
+func (e *PromptArgumentsError) Error() string {
+	var parts []string
+	for _, u := range e.Unknown {
+		switch {
+		case len(u.Suggestions) > 0:
+			parts = append(parts, fmt.Sprintf("no argument %q (did you mean %s?)", u.Name, quoteNames(u.Suggestions)))
+		case len(e.Declared) > 0:
+			parts = append(parts, fmt.Sprintf("no argument %q (it takes %s)", u.Name, quoteNames(e.Declared)))
+		default:
+			parts = append(parts, fmt.Sprintf("no argument %q (it takes none)", u.Name))
+		}
+	}
+	switch len(e.Missing) {
+	case 0:
+	case 1:
+		parts = append(parts, "missing required argument "+quoteNames(e.Missing))
+	default:
+		parts = append(parts, "missing required arguments "+quoteNames(e.Missing))
+	}
+	return fmt.Sprintf("prompt %q: %s", e.Prompt, strings.Join(parts, "; "))
+}
+
+// quoteNames quotes names (the server's text, escaped) for a message.
+func quoteNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// PreparePromptArguments builds the arguments of prompts/get for prompt
+// name from key=value pairs (see StringArguments) and, with validate,
+// checks their names against the prompt's arguments in the session's
+// prompts/list, listed only when the session has no fresh copy (as for
+// tools): a name the prompt does not declare, or a required argument
+// missing, is a *PromptArgumentsError. What keeps it from checking — a
+// prompt that is not listed, a prompts/list that fails, a prompt whose
+// arguments cannot be read — is a warning, and the request goes out: the
+// server decides.
+func (s *Session) PreparePromptArguments(ctx context.Context, name string, pairs []string, validate bool) (json.RawMessage, []string, error) {
+	args, err := StringArguments(pairs)
+	if err != nil || !validate {
+		return args, nil, err
+	}
+	prompt, err := s.listedPrompt(ctx, name)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, err
+	case err != nil:
+		return args, []string{fmt.Sprintf("the arguments are not checked: %v", err)}, nil
+	case prompt == nil:
+		return args, []string{fmt.Sprintf("prompt %q is not in the server's prompts/list; its arguments are not checked", name)}, nil
+	}
+	var p struct {
+		Arguments []struct {
+			Name     string `json:"name"`
+			Required bool   `json:"required"`
+		} `json:"arguments"`
+	}
+	if err := json.Unmarshal(prompt, &p); err != nil {
+		return args, []string{fmt.Sprintf("the arguments are not checked: the arguments of prompt %q in prompts/list cannot be read: %v", name, err)}, nil
+	}
+	e := &PromptArgumentsError{Prompt: name}
+	declared := map[string]bool{}
+	for _, a := range p.Arguments {
+		e.Declared = append(e.Declared, a.Name)
+		declared[a.Name] = true
+	}
+	given := map[string]bool{}
+	for _, pair := range pairs {
+		key, _, _ := StringPair(pair) // StringArguments read every pair
+		if given[key] {
+			continue
+		}
+		given[key] = true
+		if !declared[key] {
+			e.Unknown = append(e.Unknown, UnknownArgument{Name: key, Suggestions: Suggest(key, e.Declared, 3)})
+		}
+	}
+	for _, a := range p.Arguments {
+		if a.Required && !given[a.Name] {
+			given[a.Name] = true // named once, if declared twice
+			e.Missing = append(e.Missing, a.Name)
+		}
+	}
+	if len(e.Unknown) > 0 || len(e.Missing) > 0 {
+		return args, nil, e
+	}
+	return args, nil, nil
+}
+
 // GetPrompt calls prompts/get with string arguments. A result that is not
 // a GetPromptResult is returned as it came, with a warning for each way it
 // departs (PromptResultProblems).

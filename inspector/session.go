@@ -110,6 +110,9 @@ type Session struct {
 	hookID int
 
 	tools toolCache // tools/list as last listed in full
+	// prompts is prompts/list as last listed in full, which checking a
+	// prompt's arguments reads (its derived maps stay empty).
+	prompts toolCache
 	// maxPages, when set (tests), bounds the pages List follows instead
 	// of the package's maxPages.
 	maxPages int
@@ -254,6 +257,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	}
 	s.gen.Add(1)
 	s.tools.invalidate()
+	s.prompts.invalidate()
 	if method == mcp.NotificationInitialized {
 		s.note("%v; re-initialized a new session", cause)
 	} else {
@@ -612,6 +616,8 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
 	case mcp.NotificationToolsListChanged:
 		s.tools.invalidate()
+	case mcp.NotificationPromptsListChanged:
+		s.prompts.invalidate()
 	case mcp.NotificationProgress:
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,

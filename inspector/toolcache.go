@@ -20,7 +20,11 @@ import (
 // ttlMs is fresh only that long (spec 2026-07-28: server/utilities/caching,
 // "Time-to-Live (TTL) Field"): once stale it is listed again when next
 // needed. A list without ttlMs lives until the server says it changed,
-// which the spec leaves to the client's own heuristics.
+// which the spec leaves to the client's own heuristics. The session keeps
+// prompts/list in one too (Session.prompts), for the check of a prompt's
+// arguments: filled by every full prompts/list, dropped on
+// notifications/prompts/list_changed and re-opening, stale by ttlMs alike;
+// its maps of what is derived from schemas stay empty.
 type toolCache struct {
 	mu     sync.Mutex
 	items  []json.RawMessage
@@ -190,22 +194,35 @@ func (c *toolCache) find(name string, stale bool) (json.RawMessage, bool) {
 
 // listedTool returns tool name from the session's tools/list (nil when the
 // server does not list it), listing the tools only when the cache is empty
-// or stale. A listing that stopped early still gives the tools of the pages
-// it read, as the server defined them (with a warning): the error is for a
-// tool not among them.
+// or stale.
 func (s *Session) listedTool(ctx context.Context, name string) (json.RawMessage, error) {
-	if it, ok := s.tools.lookup(name); ok {
+	return s.listedItem(ctx, &s.tools, mcp.MethodToolsList, "tool", name)
+}
+
+// listedPrompt returns prompt name from the session's prompts/list (nil
+// when the server does not list it), listing the prompts only when the
+// cache is empty or stale.
+func (s *Session) listedPrompt(ctx context.Context, name string) (json.RawMessage, error) {
+	return s.listedItem(ctx, &s.prompts, mcp.MethodPromptsList, "prompt", name)
+}
+
+// listedItem returns the item called name (a kind) of the list method
+// keeps in cache. A listing that stopped early still gives the items of
+// the pages it read, as the server defined them (with a warning): the
+// error is for an item not among them.
+func (s *Session) listedItem(ctx context.Context, cache *toolCache, method, kind, name string) (json.RawMessage, error) {
+	if it, ok := cache.lookup(name); ok {
 		return it, nil
 	}
-	list, err := s.List(ctx, mcp.MethodToolsList, nil)
+	list, err := s.List(ctx, method, nil)
 	if err != nil {
 		if it := findByName(listItems(list), name); it != nil && ctx.Err() == nil {
-			s.warnOnce("partial tools/list", "tool %q is taken from the pages tools/list read before it stopped: %v", name, err)
+			s.warnOnce("partial "+method, "%s %q is taken from the pages %s read before it stopped: %v", kind, name, method, err)
 			return it, nil
 		}
 		return nil, err
 	}
-	if it, ok := s.tools.lookup(name); ok {
+	if it, ok := cache.lookup(name); ok {
 		return it, nil
 	}
 	// Changed again while listing: this listing is still the freshest.
