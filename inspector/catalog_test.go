@@ -25,6 +25,14 @@ func catalogSession(t *testing.T, caps string) (*Session, *fakeServer) {
 	return r.s, srv
 }
 
+// modernCatalogSession is catalogSession in the 2026-07-28 era.
+func modernCatalogSession(t *testing.T) (*Session, *fakeServer) {
+	t.Helper()
+	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+	openModern(t, s, srv)
+	return s, srv
+}
+
 type toolsResult struct {
 	tools []ToolInfo
 	err   error

@@ -195,8 +195,12 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	// "" with the first page again.
 	var firstItems int
 	var firstNext *string
-	// expires is when the tools listed go stale (zero: no page said).
+	// expires is when the list goes stale (zero: no page said). ttlMs is
+	// 2026-07-28's: earlier revisions define no such member, and an SDK
+	// that writes "ttlMs":0 into every result of theirs (the Go SDK
+	// does) says nothing about freshness there.
 	var expires time.Time
+	modern := s.modern() != nil
 	for {
 		label := method
 		var params any
@@ -215,7 +219,7 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
 		s.warnNoList(method, label, key, items)
-		if at, ok := staleAt(ttl); ok && (expires.IsZero() || at.Before(expires)) {
+		if at, ok := staleAt(ttl); ok && modern && (expires.IsZero() || at.Before(expires)) {
 			expires = at
 		}
 		c, cerr := s.nextCursor(method, label, rawNext)

@@ -166,7 +166,7 @@ func TestPromptArgumentsListOnce(t *testing.T) {
 // long, as tools/list is (spec 2026-07-28: server/utilities/caching).
 func TestPromptListTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, srv := catalogSession(t, `{"prompts":{}}`)
+		s, srv := modernCatalogSession(t)
 		check := func() {
 			t.Helper()
 			if _, _, err := s.PreparePromptArguments(t.Context(), "greet", []string{"name=a"}, true); err != nil {

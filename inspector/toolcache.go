@@ -16,10 +16,11 @@ import (
 // tools/list the session makes and dropped when the server says the list
 // changed (spec: server/tools, "List Changed Notification"), when the
 // session is re-opened, and when a 2026-07-28 server reports mismatched
-// headers (the tools' annotations changed). A list whose pages carry
-// ttlMs is fresh only that long (spec 2026-07-28: server/utilities/caching,
-// "Time-to-Live (TTL) Field"): once stale it is listed again when next
-// needed. A list without ttlMs lives until the server says it changed,
+// headers (the tools' annotations changed). In a 2026-07-28 session, a
+// list whose pages carry ttlMs is fresh only that long (spec 2026-07-28:
+// server/utilities/caching, "Time-to-Live (TTL) Field"): once stale it is
+// listed again when next needed. A list without ttlMs, or of an earlier
+// revision (which has none), lives until the server says it changed,
 // which the spec leaves to the client's own heuristics. The session keeps
 // prompts/list in one too (Session.prompts), for the check of a prompt's
 // arguments: filled by every full prompts/list, dropped on

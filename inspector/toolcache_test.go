@@ -204,7 +204,7 @@ func toolsChanged(t *testing.T, srv *fakeServer) {
 // server/utilities/caching).
 func TestToolListTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, srv := catalogSession(t, `{"tools":{}}`)
+		s, srv := modernCatalogSession(t)
 		typed := func(want string) {
 			t.Helper()
 			args, _, err := s.ToolArguments(t.Context(), "add", []string{"a=2"}, nil)
@@ -239,4 +239,21 @@ func TestToolListTTL(t *testing.T) {
 		typed(`{"a":"2"}`) // no ttlMs: kept
 		srv.quietUntil(mark(t, s))
 	})
+}
+
+// Before 2026-07-28 there is no ttlMs: a "ttlMs":0 that an SDK writes into
+// every result (the Go SDK does) does not make the copy stale.
+func TestToolListTTLIsModern(t *testing.T) {
+	s, srv := catalogSession(t, `{"tools":{}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	go func() {
+		srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}],"ttlMs":0}`)
+	}()
+	for range 2 {
+		if args, _, err := s.ToolArguments(ctx, "add", []string{"a=2"}, nil); err != nil || string(args) != `{"a":2}` {
+			t.Fatalf("arguments %s, %v", args, err)
+		}
+	}
+	srv.quietUntil(mark(t, s))
 }
