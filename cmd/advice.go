@@ -111,7 +111,13 @@ var adviceTable = []func(error) string{
 			return ""
 		}
 		if e.Template {
-			return "; see `mcpx resources templates`"
+			// The variables as key=value after the template expand it.
+			words := []string{"mcpx", "resources", "read", e.Name}
+			_, vars, _ := inspector.ExpandURITemplate(e.Name, nil)
+			for _, v := range vars {
+				words = append(words, v+"=VALUE")
+			}
+			return fmt.Sprintf("; give its variables values after it (%s), or see `mcpx resources templates`", shellJoin(words))
 		}
 		return fmt.Sprintf("; see `mcpx %ss list`", e.Kind)
 	},

@@ -117,7 +117,7 @@ func TestAdvice(t *testing.T) {
 		{"session name in a server's place", &servers.NotFoundError{Ref: "@dev"},
 			"no server named \"@dev\" in any configuration file; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"},
 		{"a resource template read as a URI", &inspector.NotFoundError{Kind: "resource", Name: "a://{b}", Template: true, Err: errors.New("resources/read: not found")},
-			"resources/read: not found (\"a://{b}\" is one of the server's resource templates: read a URI made from it, each {variable} replaced by a value); see `mcpx resources templates`"},
+			"resources/read: not found (\"a://{b}\" is one of the server's resource templates: read a URI made from it, each {variable} replaced by a value); give its variables values after it (mcpx resources read 'a://{b}' b=VALUE), or see `mcpx resources templates`"},
 		{"nothing to add", errors.New("boom"), "boom"},
 	} {
 		if got := errorMessage(tc.err); got != tc.want {

@@ -457,26 +457,40 @@ type resourcesReadOptions struct {
 func newResourcesReadCmd(e *env) *cobra.Command {
 	o := &resourcesReadOptions{e: e}
 	c := &cobra.Command{
-		Use:   "read URI [flags] -- <server command>",
+		Use:   "read URI [key=value ...] [flags] -- <server command>",
 		Short: "Read a resource",
 		Long: `Read a resource. Text is printed; binary contents are summarised (type and
 size) unless -o writes them to a file (-o - writes them to stdout when it is
-not a terminal).`,
+not a terminal).
+
+With key=value pairs after it, URI is a resource template (RFC 6570, as
+mcpx resources templates lists it) and the resource read is the URI it
+expands to with those values, encoded as the template says.`,
 		Example: `  mcpx resources read demo://readme -- node server.js
+  mcpx resources read 'demo://greeting/{name}' name='Ada Lovelace' -- node server.js
   mcpx resources read file:///logo.png -o logo.png -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
-			if err := wantArgs(c, own, 1, 1); err != nil {
+			if err := wantArgs(c, own, 1, -1); err != nil {
 				return err
 			}
-			return o.run(c.Context(), own[0], server)
+			return o.run(c.Context(), own[0], own[1:], server)
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the contents to `FILE` (- for stdout)")
 	return c
 }
 
-func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []string) error {
+func (o *resourcesReadOptions) run(ctx context.Context, uri string, pairs, server []string) error {
+	// key=value pairs make uri a template to expand (the URI read, and
+	// named in errors, is the expansion).
+	var unset []string
+	if len(pairs) > 0 {
+		var err error
+		if uri, unset, err = inspector.ExpandURITemplate(uri, pairs); err != nil {
+			return &usageError{err: err}
+		}
+	}
 	if o.output == "-" && o.e.cfg.out.json {
 		return usageErrorf("-o - and --json both write to stdout; choose one")
 	}
@@ -487,6 +501,13 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, server []str
 		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", o.output)
 	}
 	return o.e.withClient(ctx, server, func(c *client) error {
+		if len(unset) > 0 {
+			what := "variable " + unset[0] + " has"
+			if len(unset) > 1 {
+				what = "variables " + strings.Join(unset, ", ") + " have"
+			}
+			c.console.Warn(fmt.Sprintf("the template's %s no value: RFC 6570 expands an undefined variable to nothing; reading %s", what, uri))
+		}
 		res, err := c.sess.ReadResource(ctx, uri, c.withProgress(uri))
 		c.console.ClearProgress()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -350,7 +351,13 @@ func (c *Completer) args(ctx context.Context, node *Node, pos []string, partial 
 			return c.promptNames(ctx, src)
 		}
 		return c.promptArgs(ctx, src, pos[0], pos[1:], partial)
-	case "resources read", "resources subscribe", "resources unsubscribe":
+	case "resources read":
+		if n == 0 {
+			return append(c.uris(ctx, src, partial), c.templates(ctx, src, partial)...)
+		}
+		// resources read TEMPLATE key=value ...
+		return c.templateVars(ctx, src, pos[0], pos[1:], partial)
+	case "resources subscribe", "resources unsubscribe":
 		if n == 0 {
 			return c.uris(ctx, src, partial)
 		}
@@ -360,7 +367,7 @@ func (c *Completer) args(ctx context.Context, node *Node, pos []string, partial 
 				return c.promptArgs(ctx, src, p, nil, partial)
 			}
 			if t := flags["resource"]; t != "" {
-				return c.templateVars(ctx, src, t, partial, flags)
+				return c.templateVars(ctx, src, t, nil, partial)
 			}
 		}
 	}
@@ -460,8 +467,11 @@ func (c *Completer) promptArgs(ctx context.Context, src Source, name string, pai
 }
 
 // templateVars completes the variables of a resource template (complete
-// --resource T): their names, then values through completion/complete.
-func (c *Completer) templateVars(ctx context.Context, src Source, tmpl, partial string, _ map[string]string) []Candidate {
+// --resource T, resources read T key=value ...): the names not given yet
+// in pairs, then values through completion/complete, with those given as
+// its context. A value is completed as it is: the expansion encodes it.
+func (c *Completer) templateVars(ctx context.Context, src Source, tmpl string, pairs []string, partial string) []Candidate {
+	have := given(pairs)
 	key, value, typingValue := strings.Cut(partial, "=")
 	if !typingValue {
 		t, err := uritemplate.New(tmpl)
@@ -470,11 +480,13 @@ func (c *Completer) templateVars(ctx context.Context, src Source, tmpl, partial 
 		}
 		var out []Candidate
 		for _, v := range t.Varnames() {
-			out = append(out, Candidate{Text: v + "=", NoSpace: true})
+			if _, ok := have[v]; !ok {
+				out = append(out, Candidate{Text: v + "=", NoSpace: true})
+			}
 		}
 		return out
 	}
-	values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, key, value, nil)
+	values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, key, value, have)
 	var out []Candidate
 	for _, v := range values {
 		out = append(out, Candidate{Text: key + "=" + v})
@@ -494,6 +506,21 @@ func (c *Completer) uris(ctx context.Context, src Source, partial string) []Cand
 	ts, _ := src.Templates(ctx)
 	for _, t := range ts {
 		out = append(out, c.templateURI(ctx, src, t.URI, partial)...)
+	}
+	return out
+}
+
+// templates completes the resource templates themselves, once a brace
+// is typed (resources read TEMPLATE key=value ...); before that, the
+// URIs made from them (uris).
+func (c *Completer) templates(ctx context.Context, src Source, partial string) []Candidate {
+	if !strings.Contains(partial, "{") {
+		return nil
+	}
+	ts, _ := src.Templates(ctx)
+	var out []Candidate
+	for _, t := range ts {
+		out = append(out, Candidate{Text: t.URI})
 	}
 	return out
 }
@@ -545,7 +572,11 @@ func parseTemplate(t string) []templatePart {
 
 // templateURI completes partial against one template: while partial is
 // still inside a literal, the literal up to the next variable; inside a
-// simple variable, the values the server suggests for it.
+// simple variable, the values the server suggests for it. A value is in
+// the URI as RFC 6570 expands it (inspector.TemplateValue: "a b" is a%20b
+// in {var}), as resources read TEMPLATE key=value makes it; the server
+// is asked with the values decoded, and a suggestion that does not extend
+// what was typed is left out.
 func (c *Completer) templateURI(ctx context.Context, src Source, tmpl, partial string) []Candidate {
 	parts := parseTemplate(tmpl)
 	done := ""
@@ -584,18 +615,44 @@ func (c *Completer) templateURI(ctx context.Context, src Source, tmpl, partial s
 			}
 		}
 		if end < len(rest) {
-			vals[p.vars[0]] = strings.TrimPrefix(rest[:end], lead)
+			vals[p.vars[0]] = pctDecode(strings.TrimPrefix(rest[:end], lead))
 			done += rest[:end]
 			rest = rest[end:]
 			continue
 		}
-		values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, p.vars[0], strings.TrimPrefix(rest, lead), vals)
+		values, _ := src.CompleteValues(ctx, inspector.CompletionRef{URI: tmpl}, p.vars[0], pctDecode(strings.TrimPrefix(rest, lead)), vals)
 		more := slices.ContainsFunc(parts[i+1:], func(q templatePart) bool { return q.literal != "" || q.vars != nil })
 		var out []Candidate
 		for _, v := range values {
-			out = append(out, Candidate{Text: done + lead + v, NoSpace: more})
+			text := done + lead + inspector.TemplateValue(v, p.op == '+')
+			if strings.HasPrefix(text, partial) {
+				out = append(out, Candidate{Text: text, NoSpace: more})
+			}
 		}
 		return out
 	}
 	return nil
+}
+
+// pctDecode decodes the pct-encoded triplets of s, a value typed in a
+// URI; a % that starts none stays.
+func pctDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			n, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(n))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

@@ -123,6 +123,14 @@ func TestComplete(t *testing.T) {
 		{"resources read test://users/a", []string{"da", "lan"}, 14},
 		{"resources read test://users/ada/", []string{"files/"}, 17},
 		{"resources read test://users/ada/files/", []string{"notes.txt "}, 23},
+		// resources read TEMPLATE key=value: the template once a brace is
+		// typed, then its variables not given yet, their values with the
+		// others as context.
+		{"resources read demo://dynamic/{", []string{"id} "}, 16},
+		{"resources read demo://dynamic/{id} ", []string{"id="}, 0},
+		{"resources read demo://dynamic/{id} id=1", []string{" ", "2 "}, 1},
+		{"resources read test://users/{user}/files/{file} user=ada ", []string{"file="}, 0},
+		{"resources read test://users/{user}/files/{file} user=ada file=", []string{"notes.txt "}, 0},
 		{"complete --prompt a", []string{"rgs-prompt "}, 1},
 		{"complete --prompt args-prompt ", []string{"city=", "state="}, 0},
 		{"complete --prompt args-prompt city=Po", []string{"rto "}, 2},
@@ -168,11 +176,50 @@ func TestTemplateVars(t *testing.T) {
 		"x://{a%20b}{.ext}{/seg}": {"a%20b=", "ext=", "seg="},
 	} {
 		var got []string
-		for _, cand := range c.templateVars(context.Background(), fakeSource{}, tmpl, "", nil) {
+		for _, cand := range c.templateVars(context.Background(), fakeSource{}, tmpl, nil, "") {
 			got = append(got, cand.Text)
 		}
 		if !cmp.Equal(got, want) {
 			t.Errorf("templateVars(%q) = %q, want %q", tmpl, got, want)
+		}
+	}
+}
+
+// spacedSource suggests template values that a URI holds encoded.
+type spacedSource struct{ fakeSource }
+
+func (spacedSource) Templates(context.Context) ([]inspector.ResourceInfo, error) {
+	return []inspector.ResourceInfo{{URI: "x://greet/{name}"}, {URI: "x://files/{+path}"}}, nil
+}
+
+func (spacedSource) CompleteValues(_ context.Context, _ inspector.CompletionRef, _, partial string, _ map[string]string) ([]string, error) {
+	var out []string
+	for _, v := range []string{"Ada Lovelace", "a/b é"} {
+		if strings.HasPrefix(v, partial) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// A value completed into a URI is encoded as RFC 6570 expands it, as
+// resources read TEMPLATE key=value makes the URI; what was typed is
+// decoded before the server is asked. A value completed as key=value is
+// left as it is (the expansion encodes it).
+func TestCompleteTemplateValuesEncoded(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return spacedSource{} }}
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"resources read x://greet/", []string{"Ada%20Lovelace ", "a%2Fb%20%C3%A9 "}},
+		{"resources read x://greet/Ada%20L", []string{"ovelace "}},
+		{"resources read x://files/", []string{"Ada%20Lovelace ", "a/b%20%C3%A9 "}},
+		{"resources read x://greet/{name} name=A", []string{"da\\ Lovelace "}},
+	} {
+		got, _ := c.Complete(context.Background(), tc.line)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Complete(%q) (-want +got):\n%s", tc.line, diff)
 		}
 	}
 }

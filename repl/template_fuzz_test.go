@@ -32,7 +32,7 @@ func FuzzURITemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tmpl, partial string) {
 		parts := parseTemplate(tmpl)
 		c := &Completer{}
-		vars := c.templateVars(context.Background(), extendingSource{}, tmpl, "", nil)
+		vars := c.templateVars(context.Background(), extendingSource{}, tmpl, nil, "")
 		parsed, err := uritemplate.New(tmpl)
 		if err != nil {
 			if parts != nil || vars != nil {
@@ -77,7 +77,7 @@ func FuzzURITemplate(f *testing.F) {
 		}
 		// Variable names are filtered by Complete; values must extend
 		// what was typed.
-		for _, cand := range c.templateVars(context.Background(), extendingSource{}, tmpl, partial, nil) {
+		for _, cand := range c.templateVars(context.Background(), extendingSource{}, tmpl, nil, partial) {
 			if strings.Contains(partial, "=") && !strings.HasPrefix(cand.Text, partial) {
 				t.Fatalf("templateVars(%q, %q) offers %q", tmpl, partial, cand.Text)
 			}
