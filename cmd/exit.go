@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/repl"
+	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -60,6 +61,10 @@ func classify(err error) (int, string) {
 	case errors.Is(err, record.ErrMismatch):
 		return ExitMismatch, "mismatch"
 	case errors.Is(err, context.Canceled):
+		return ExitInterrupted, "interrupted"
+	case errors.Is(err, sessiond.ErrStoppedOpening):
+		// The person ended the session (mcpx disconnect) while connect was
+		// opening it: an interruption, not a failure to connect.
 		return ExitInterrupted, "interrupted"
 	case errors.Is(err, inspector.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout, "timeout"

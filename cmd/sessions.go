@@ -360,6 +360,11 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 		Stderr: e.ios.ErrOut,
 	})
 	var se *sessiond.StartError
+	if errors.As(err, &se) && se.Code == exitStoppedOpening {
+		// mcpx disconnect ended the opening; the process left the saying
+		// to us, so that it is said as an interruption (exit 130).
+		return fmt.Errorf("session %s: %w", name, sessiond.ErrStoppedOpening)
+	}
 	if errors.As(err, &se) && se.Code == ExitInterrupted {
 		// Signalled by someone else (this process's interrupts end ctx,
 		// and StartBackground returns that), it left the saying to us.
@@ -427,6 +432,13 @@ func childArgs(c *cobra.Command, name string, server []string, resolved *connDes
 	return args
 }
 
+// exitStoppedOpening is the session process's exit status, seen only by
+// the mcpx connect that started it, when mcpx disconnect ended the opening
+// (sessiond.ErrStoppedOpening). It is not ExitInterrupted, which tells
+// mcpx connect that the process was signalled, nor any status that
+// means the process said why itself.
+const exitStoppedOpening = 120
+
 // nested runs the command line the session process read on its standard
 // input (see start).
 func (o *connectOptions) nested(ctx context.Context) error {
@@ -454,6 +466,11 @@ func (o *connectOptions) nested(ctx context.Context) error {
 	}
 	if !e.started {
 		err = &usageError{err: err}
+	}
+	if errors.Is(err, sessiond.ErrStoppedOpening) {
+		// Ended by mcpx disconnect before it was open: mcpx connect says
+		// so (see start), as it does an interruption.
+		return &exitStatus{code: exitStoppedOpening}
 	}
 	if errors.Is(err, context.Canceled) {
 		// Interrupted before the session was open (after, serve ends
