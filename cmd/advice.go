@@ -56,6 +56,11 @@ var adviceTable = []func(error) string{
 		if !errors.As(err, &e) || e.Got == "" {
 			return ""
 		}
+		if slices.Contains(mcp.ModernVersions, e.Got) {
+			// A stateless revision mcpx speaks, in the other era: no
+			// version offered in initialize gets it.
+			return ": use --protocol-era modern (or auto)"
+		}
 		return "; try --protocol-version with one the server supports"
 	},
 	// The server needs a client capability mcpx did not declare.

@@ -63,6 +63,8 @@ func TestAdvice(t *testing.T) {
 			"the server does not support protocol version 2026-07-28 (it supports 2099-01-01)"},
 		{"version", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Got: "2099-01-01"}),
 			`initialize: server chose protocol version "2099-01-01", which mcpx does not speak (offered "2025-11-25"; mcpx speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05); try --protocol-version with one the server supports`},
+		{"a stateless version: the era", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Got: "2026-07-28"}),
+			`initialize: server chose protocol version "2026-07-28", a stateless revision, which has no initialize handshake (offered "2025-11-25"; in the handshake mcpx speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05): use --protocol-era modern (or auto)`},
 		{"no version: nothing to add", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25"}),
 			`initialize: the server's initialize result has no protocolVersion, which it must name (offered "2025-11-25"; spec basic/lifecycle, "Version Negotiation")`},
 		{"missing capabilities", &inspector.MissingCapabilityError{Required: json.RawMessage(`{"roots":{},"sampling":{"tools":{}}}`), Err: errors.New("tools/call: refused")},

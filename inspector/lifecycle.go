@@ -173,6 +173,11 @@ func (e *VersionError) Error() string {
 	case e.Got == "":
 		return fmt.Sprintf("the server's initialize result has no protocolVersion, which it must name (offered %q; spec basic/lifecycle, \"Version Negotiation\")", e.Offered)
 	}
+	if slices.Contains(mcp.ModernVersions, e.Got) {
+		// mcpx speaks it, but not in initialize: it has no handshake.
+		return fmt.Sprintf("server chose protocol version %q, a stateless revision, which has no initialize handshake (offered %q; in the handshake mcpx speaks %s)",
+			e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
+	}
 	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
 		e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 }
