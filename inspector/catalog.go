@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -36,6 +37,9 @@ type Catalog struct {
 	// fetches.
 	stop    []context.CancelFunc
 	fetches workGroup
+	// noComplete is set once the server answered completion/complete with
+	// "method not found": asking again (each Tab) would fail the same way.
+	noComplete atomic.Bool
 }
 
 type catalogList struct {
@@ -316,13 +320,27 @@ func (c *Catalog) resources(ctx context.Context, method, key string) ([]Resource
 	return out, err
 }
 
-// CanComplete reports whether the server declares completions.
-func (c *Catalog) CanComplete() bool { return c.sess.Server().HasCapability("completions") }
+// CanComplete reports whether completion/complete is worth asking: the
+// server declares completions, or the session's revision predates that
+// capability (2024-11-05 has the method without it, see capabilitySince),
+// and the server has not answered it with "method not found".
+func (c *Catalog) CanComplete() bool {
+	if c.noComplete.Load() {
+		return false
+	}
+	if c.sess.Server().HasCapability("completions") {
+		return true
+	}
+	if c.sess.modern() != nil {
+		return false
+	}
+	v := c.sess.revision()
+	return v != "" && v < capabilitySince["completions"]
+}
 
 // CompleteValues asks completion/complete for the values of one prompt
 // argument or template variable starting with partial (spec:
-// server/utilities/completion). It asks nothing of a server that does not
-// declare completions.
+// server/utilities/completion). It asks nothing when CanComplete is false.
 func (c *Catalog) CompleteValues(ctx context.Context, ref CompletionRef, arg, partial string, context map[string]string) ([]string, error) {
 	if !c.CanComplete() {
 		return nil, nil
@@ -331,6 +349,10 @@ func (c *Catalog) CompleteValues(ctx context.Context, ref CompletionRef, arg, pa
 		context = nil // a server of that revision does not read it
 	}
 	raw, err := c.sess.complete(ctx, ref, arg, partial, context)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		c.noComplete.Store(true)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -202,6 +202,62 @@ func TestCatalogCompleteValues(t *testing.T) {
 	}
 }
 
+// A 2024-11-05 server cannot declare completions (the capability came in
+// 2025-03-26) but may answer completion/complete: the catalog asks it, and
+// stops asking once it answers "method not found". A 2025-03-26 server
+// that does not declare completions is not asked.
+func TestCatalogCompleteBeforeTheCapability(t *testing.T) {
+	open := func(version string) (*Session, *fakeServer) {
+		ch, srv, _ := startConnect(t, Options{})
+		srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"`+version+`","capabilities":{"prompts":{}},"serverInfo":{"name":"srv","version":"1"}}`)
+		srv.next() // notifications/initialized
+		r := waitConnect(t, ch)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.s, srv
+	}
+	ctx := context.Background()
+	ask := func(c *Catalog) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.CompleteValues(ctx, CompletionRef{Prompt: "greet"}, "name", "a", nil)
+			done <- err
+		}()
+		return done
+	}
+
+	s, srv := open("2024-11-05")
+	c := NewCatalog(s)
+	if !c.CanComplete() {
+		t.Fatal("CanComplete false for a 2024-11-05 session")
+	}
+	done := ask(c)
+	srv.reply(srv.nextRequest("completion/complete"), `{"completion":{"values":["alice"]}}`)
+	if err := recv(t, done); err != nil {
+		t.Fatal(err)
+	}
+	done = ask(c)
+	req := srv.nextRequest("completion/complete")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+	if err := recv(t, done); err == nil {
+		t.Fatal("no error for -32601")
+	}
+	if c.CanComplete() {
+		t.Error("CanComplete true after -32601")
+	}
+	if err := recv(t, ask(c)); err != nil {
+		t.Fatal(err)
+	}
+	srv.quietUntil(mark(t, s))
+
+	s, srv = open("2025-03-26")
+	if NewCatalog(s).CanComplete() {
+		t.Error("CanComplete true for a 2025-03-26 session that does not declare completions")
+	}
+	srv.quietUntil(mark(t, s))
+}
+
 func TestSchemaArgs(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","description":"Who\nto greet"},
