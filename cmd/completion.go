@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -109,6 +110,14 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		const none = cobra.ShellCompDirectiveNoFileComp
 		own, server := splitServer(c, args)
+		if method == inspector.ListResources && len(own) > 0 && len(server) == 0 {
+			// resources read TEMPLATE key=value …: the template's
+			// variables, which need no server.
+			if out := templateVars(own[0], own[1:], toComplete); len(out) > 0 {
+				return out, none | cobra.ShellCompDirectiveNoSpace
+			}
+			return nil, none
+		}
 		if len(own) > 0 {
 			return nil, none
 		}
@@ -168,6 +177,31 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		}
 		return out, none
 	}
+}
+
+// templateVars completes a word after resources read's URI template with
+// the variables not given a value yet in given, as NAME= (the value
+// follows without a space); nothing once the word has its =, nor after a
+// URI that is no template.
+func templateVars(tmpl string, given []string, toComplete string) []cobra.Completion {
+	if strings.Contains(toComplete, "=") {
+		return nil
+	}
+	_, vars, err := inspector.ExpandURITemplate(tmpl, nil)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, v := range vars {
+		if !strings.HasPrefix(v, toComplete) || slices.ContainsFunc(given, func(p string) bool {
+			k, _, err := inspector.StringPair(p)
+			return err == nil && k == v
+		}) {
+			continue
+		}
+		out = append(out, v+"=")
+	}
+	return out
 }
 
 // bashInitCompletion is the function of cobra's bash script (V2) that
