@@ -2,12 +2,14 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,8 +80,11 @@ var serverOddFrames = []string{
 }
 
 // runEchoLines writes serverOddFrames, then echoes every line it reads,
-// byte for byte, and a line on stderr for each.
+// byte for byte, and a line on stderr for each; with ECHO_LINES_BIG=N, a
+// notifications/big it reads is answered with a notification N bytes
+// long instead (a server line over a proxy's limit).
 func runEchoLines() {
+	big, _ := strconv.Atoi(os.Getenv("ECHO_LINES_BIG"))
 	fmt.Fprintf(os.Stderr, "echo-lines: pid %d\n", os.Getpid())
 	w := bufio.NewWriter(os.Stdout)
 	for _, f := range serverOddFrames {
@@ -89,7 +94,10 @@ func runEchoLines() {
 	r := bufio.NewReader(os.Stdin)
 	for {
 		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
+		if big > 0 && bytes.Contains(line, []byte(`"method":"notifications/big"`)) {
+			pad := big - len(`{"jsonrpc":"2.0","method":"notifications/big","params":{"x":""}}`)
+			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/big","params":{"x":"%s"}}`+"\n", strings.Repeat("x", max(pad, 0)))
+		} else if len(line) > 0 {
 			os.Stdout.Write(line)
 			fmt.Fprintf(os.Stderr, "echo-lines: %d bytes\n", len(line))
 		}

@@ -47,9 +47,9 @@ type StdioProxyOptions struct {
 // input (the server then gets DrainGrace to finish, as when the host talks
 // to it directly) or stopped reading (a closed pipe: the host went away),
 // the server's *transport.PeerExitError when the server ended first, a
-// *transport.FrameTooLargeError when the host sent a line over
-// Server.MaxMessageSize (noted in the trace: the proxy can neither forward
-// nor record it), ctx's error when ctx ended.
+// *transport.FrameTooLargeError when the host or the server sent a line
+// over Server.MaxMessageSize (noted in the trace: the proxy can neither
+// forward nor record it), ctx's error when ctx ended.
 //
 // Lines are forwarded exactly, except that a last line the host sends
 // without a newline reaches the server with one.
@@ -124,9 +124,16 @@ func ProxyStdio(ctx context.Context, o StdioProxyOptions) error {
 		for {
 			f, err := child.Read(ctx)
 			if err != nil {
+				var tl *transport.FrameTooLargeError
 				if text, ok := serverEnded(err); ok && !hostEnded.Load() {
 					// The server went away while the host still used it.
 					note(text)
+				} else if errors.As(err, &tl) && !hostEnded.Load() {
+					// A line the proxy cannot forward, nor record: the
+					// session ends with it, the host seeing its server's
+					// output close. Replay ends the connection here as
+					// the server's end.
+					note(fmt.Sprintf("%s (%s); shut the server down", serverTooLargeNote, transport.FormatSize(tl.Limit)))
 				}
 				serverDone <- err
 				return

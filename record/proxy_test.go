@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,6 +269,62 @@ func TestStdioProxyNotesAHostLineOverTheLimit(t *testing.T) {
 				t.Errorf("replay would end the connection after %s, as where the server went away", st.msg.Method)
 			}
 		}
+	}
+}
+
+// A server line over the maximum message size ends the stdio proxy too
+// (the host sees its server's output close), and the trace notes why:
+// the server's line ended the session, so a replay ends the connection
+// there as the server's end. Before, the proxy ended without a note, and
+// the trace read as a host that left with its request unanswered.
+func TestStdioProxyNotesAServerLineOverTheLimit(t *testing.T) {
+	t.Parallel()
+	server := helper("echo-lines", "ECHO_LINES_BIG=2048")
+	server.MaxMessageSize = 1 << 10
+	p := startStdioProxy(t, context.Background(), server)
+	for range serverOddFrames {
+		p.readLine(t)
+	}
+	// A request in flight (the helper echoes it, which answers nothing),
+	// then a notification the helper answers with a line over the limit.
+	const call = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}`
+	if _, err := io.WriteString(p.hostIn, call+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.readLine(t)
+	if _, err := io.WriteString(p.hostIn, `{"jsonrpc":"2.0","method":"notifications/big"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wait(t); !errors.Is(err, transport.ErrFrameTooLarge) {
+		t.Fatalf("ProxyStdio = %v, want a message too large", err)
+	}
+	tr, err := ReadFile(p.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, e := range tr.Events {
+		if e.Kind == KindNote && strings.HasPrefix(e.Text, serverTooLargeNote) {
+			notes = append(notes, e.Text)
+		}
+	}
+	if want := serverTooLargeNote + " (1 KiB); shut the server down"; len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want one %q: %+v", notes, want, tr.Events)
+	}
+	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
+	var ends []string
+	for _, st := range sc.steps {
+		for _, o := range st.follow {
+			if o.end {
+				ends = append(ends, st.msg.Method)
+				if o.exit == nil || o.exit.Status != serverTooLargeNote+" (1 KiB)" {
+					t.Errorf("the end says %+v, want the line over the limit", o.exit)
+				}
+			}
+		}
+	}
+	if !slices.Equal(ends, []string{"tools/call"}) {
+		t.Errorf("replay ends the connection after %q, want after the tools/call in flight", ends)
 	}
 }
 

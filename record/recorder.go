@@ -643,7 +643,8 @@ const ServerEndedNote = "the server closed the connection"
 const ClientEndedNote = "the client closed the connection"
 
 // Notes of the stdio proxy where the host ended the session, or the
-// proxy was stopped (interrupted) while the server still ran.
+// proxy was stopped (interrupted) while the server still ran, or a line
+// over the maximum message size ended it.
 const (
 	hostClosedNote   = "the host closed its input"
 	hostGoneNote     = "the host stopped reading"
@@ -651,6 +652,10 @@ const (
 	// hostTooLargeNote: the host sent a line over the maximum message
 	// size, which the proxy cannot forward; it ends the session.
 	hostTooLargeNote = "the host sent a line over the maximum message size"
+	// serverTooLargeNote: the server did, which ends the session too,
+	// the host seeing its server's output close; unlike the notes
+	// above, replay reads it as the server's end (see buildScript).
+	serverTooLargeNote = "the server sent a line over the maximum message size"
 )
 
 // serverEnded reports whether err, from reading a connection the client

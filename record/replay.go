@@ -444,6 +444,12 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			// The server went away while handling the latest request.
 			ended = true
 			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: endStatus(e.Text), LastStderr: slices.Clone(stderrTail)}})
+		case e.Kind == KindNote && strings.HasPrefix(e.Text, serverTooLargeNote):
+			// The stdio proxy ended the session on a line of the server's
+			// over the limit: its host saw the server's output close.
+			ended = true
+			status, _, _ := strings.Cut(e.Text, ";")
+			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: status, LastStderr: slices.Clone(stderrTail)}})
 		case e.Kind == KindNote && (strings.HasPrefix(e.Text, ClientEndedNote) ||
 			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote) ||
 			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
@@ -625,7 +631,9 @@ func nullIDRefusal(e Event, msgs []*jsonrpc.Message, fresh bool, last int, steps
 type ServerEnd struct {
 	// Status is how the recorded server process ended ("exit status 3",
 	// "signal: killed"; see transport.PeerExitError), or why its output
-	// ended ("EOF"); empty when the trace does not say: a trace of an
+	// ended ("EOF", or "the server sent a line over the maximum message
+	// size (1 KiB)", where the stdio proxy ended the session on such a
+	// line); empty when the trace does not say: a trace of an
 	// older mcpx, which noted no end, and whose end the replay inferred.
 	Status string
 	// LastStderr holds the last lines the recorded server wrote on its
