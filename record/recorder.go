@@ -577,7 +577,8 @@ func (r *Recorder) Close() error {
 // Wrap returns c decorated so that every frame read or written is
 // recorded with Frame (a frame written is recorded just before it goes
 // out, as with transport.Tap), and a frame that could not be sent is
-// noted. The end of the session is noted where it says something a replay
+// noted (over HTTP, its requests then count as failed, not unanswered:
+// their client got an error). The end of the session is noted where it says something a replay
 // needs: the server going away while the client used it
 // (ServerEndedNote), the client closing the connection while a request of
 // its was unanswered (ClientEndedNote). Closing the returned Conn closes
@@ -642,6 +643,11 @@ const ServerEndedNote = "the server closed the connection"
 // request never answered as a server that went away (see Replayer).
 const ClientEndedNote = "the client closed the connection"
 
+// sendFailedNote begins the note that follows a client frame that could
+// not be sent (an HTTP POST whose connection failed or was closed without
+// an answer).
+const sendFailedNote = "the frame above could not be sent"
+
 // Notes of the stdio proxy where the host ended the session, or the
 // proxy was stopped (interrupted) while the server still ran, or a line
 // over the maximum message size ended it.
@@ -678,9 +684,27 @@ func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
 	c.asked(f.Data)
 	err := c.Conn.Write(ctx, f)
 	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
-		c.r.Note("the frame above could not be sent: " + err.Error())
+		c.r.Note(sendFailedNote + ": " + err.Error())
+		if _, stdio := transport.Find[*transport.StdioConn](c.Conn); !stdio {
+			// Over HTTP, the request's POST failed: its client got an
+			// error, and waits for no answer (replay fails the POST
+			// too). A stdio trace keeps them pending, as before.
+			c.forget(f.Data)
+		}
 	}
 	return err
+}
+
+// forget drops the requests of a frame the client could not send from
+// those unanswered.
+func (c *recConn) forget(data []byte) {
+	eachMessage(data, func(m []byte) {
+		if sp, ok := topMember(m, "id"); ok && hasTopMember(m, "method") {
+			c.mu.Lock()
+			delete(c.pending, idKey(m[sp.start:sp.end]))
+			c.mu.Unlock()
+		}
+	})
 }
 
 // Close notes the client leaving with requests unanswered

@@ -279,6 +279,10 @@ type output struct {
 	refused     int
 	refusedText string
 	refusedType string
+	// dropped, set alone, is why the request's POST failed in the
+	// recording (the text of the sendFailedNote: the server closed the
+	// connection without answering, say): the replay fails it too.
+	dropped string
 	// root is the step of the client request this output belongs to
 	// (its response, its progress, its server-to-client requests), -1
 	// when none.
@@ -402,6 +406,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 	var now, start time.Duration // the event's offset, the session's first
 	var stderrTail []string      // the server's last stderr lines
 	ended, left := false, false  // the trace notes the server's end, the client's
+	var lastFrame []int          // the steps of the client's latest frame
 	attach := func(root int, o output) {
 		o.root = root
 		at := last
@@ -454,6 +459,16 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote) ||
 			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
 			left = true
+		case e.Kind == KindNote && strings.HasPrefix(e.Text, sendFailedNote) && sess.Info.Transport != "stdio":
+			// The POST of the client's latest frame failed: its client
+			// got an error, not an answer, and stopped waiting.
+			why := strings.TrimPrefix(strings.TrimPrefix(e.Text, sendFailedNote), ": ")
+			for _, i := range lastFrame {
+				if _, ok := open[sc.steps[i].msg.ID.Key()]; ok && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
+					attach(i, output{dropped: why})
+					closeReq(i)
+				}
+			}
 		case e.Kind == KindHTTP && len(e.Re) > 0:
 			if i, ok := open[idKey(e.Re)]; ok && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
 				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
@@ -541,6 +556,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			attach(root, o)
 		case e.Dir == ClientToServer:
 			sinceClient = false
+			lastFrame = lastFrame[:0]
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
 				i := len(sc.steps)
@@ -581,6 +597,7 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 				st.key = key
 				sc.byKey[key] = append(sc.byKey[key], i)
 				sc.steps = append(sc.steps, st)
+				lastFrame = append(lastFrame, i)
 				if st.root >= 0 {
 					latest[st.root] = i
 				}
@@ -1140,7 +1157,7 @@ func (s *replaySession) emit(i int) []output {
 	outs := make([]output, 0, len(st.follow))
 	for _, o := range st.follow {
 		switch {
-		case o.isStderr || o.refused != 0 || o.end:
+		case o.isStderr || o.refused != 0 || o.dropped != "" || o.end:
 		case o.response:
 			if id, ok := s.live[o.root]; ok {
 				o.frame = replaceTop(o.frame, "id", id.Raw())
@@ -1557,15 +1574,15 @@ func (r *Replayer) send(ctx, wait context.Context, conn transport.Conn, s *repla
 			continue
 		}
 		data := o.frame
-		if o.refused != 0 {
-			// Refused over HTTP without an answer; over a connection the
-			// client would wait forever: an error says what happened.
+		if o.refused != 0 || o.dropped != "" {
+			// Refused over HTTP without an answer, or its POST failed;
+			// over a connection the client would wait forever: an error
+			// says what happened.
 			id, ok := s.liveRequest(o.root)
 			if !ok {
 				continue
 			}
-			data = jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: -32603,
-				Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)})
+			data = jsonrpc.EncodeResponse(id, nil, noAnswerError(o))
 		}
 		if bytes.IndexByte(data, '\n') >= 0 {
 			// Recorded over HTTP with line breaks; stdio framing has none.
@@ -1598,4 +1615,15 @@ func (r *Replayer) ServePipe(ctx context.Context) (transport.Conn, <-chan error)
 		done <- err
 	}()
 	return client, done
+}
+
+// noAnswerError is the JSON-RPC error that stands for an HTTP answer
+// without a JSON-RPC message where the replay has no HTTP answer to give
+// (over stdio, or on an HTTP+SSE connection's event stream): o is a
+// refusal or a failed POST.
+func noAnswerError(o output) *jsonrpc.Error {
+	if o.dropped != "" {
+		return &jsonrpc.Error{Code: -32603, Message: "mcpx replay: the recorded client's POST of this request failed: " + o.dropped}
+	}
+	return &jsonrpc.Error{Code: -32603, Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)}
 }

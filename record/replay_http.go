@@ -63,7 +63,10 @@ import (
 // HTTP+SSE, on the event stream). Where the recorded server went away (a
 // ServerEndedNote, or the end of an older stdio trace; see Serve), the POST
 // of the request it was handling gets what the server sent first, then its
-// connection closes without an answer.
+// connection closes without an answer. The POST of a request whose POST
+// failed in the recording (a note that the frame could not be sent) has
+// its connection closed without an answer at once: the client gets the
+// error the recorded one got, rather than waiting for an answer.
 func (r *Replayer) Handler() http.Handler {
 	return &replayHandler{r: r, sessions: map[string]*httpSession{}, stateless: map[string]*httpSession{}}
 }
@@ -171,6 +174,7 @@ type sseQueue struct {
 	closed  bool
 	status  int     // the recorded HTTP error status of the answer, if any
 	refused *output // the recorded refusal of the request, if any
+	dropped bool    // the request's POST failed in the recording
 	listen  bool    // answers subscriptions/listen (stateless era)
 }
 
@@ -417,6 +421,20 @@ func (h *replayHandler) answer(w http.ResponseWriter, req *http.Request, sess *h
 		// The deviation was reported; the owner decides what to do.
 		cur.err = nil
 	}
+	if q != nil {
+		q.mu.Lock()
+		dropped := q.dropped
+		q.mu.Unlock()
+		if dropped {
+			// The POST failed in the recording (its connection closed
+			// without an answer, as far as the client could tell): the
+			// connection closes now, the client seeing it end as the
+			// recorded one did.
+			sess.removeStream(q)
+			sess.mu.Unlock()
+			panic(http.ErrAbortHandler)
+		}
+	}
 	if ended && q != nil {
 		// The recorded server went away while handling this request: what
 		// it sent first, then the connection closes without an answer.
@@ -527,6 +545,14 @@ func (s *httpSession) route(o output, own *sseQueue) {
 				rootQ.refused = &o
 			}
 			rootQ.pending = map[string]bool{}
+			rootQ.mu.Unlock()
+		}
+		return
+	}
+	if o.dropped != "" {
+		if rootQ != nil {
+			rootQ.mu.Lock()
+			rootQ.dropped = true
 			rootQ.mu.Unlock()
 		}
 		return
@@ -766,6 +792,7 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 	requestSecrets(req, sess.c.tell)
 	sess.mu.Lock()
 	outs, err := sess.c.handle(body)
+	dropped := false // the POST failed in the recording
 	if err == nil && h.r.opts.Pace > 0 {
 		sc := sess.c.cur.sc
 		sess.mu.Unlock()
@@ -774,10 +801,13 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 	}
 	if err == nil {
 		for _, o := range outs {
+			if o.dropped != "" {
+				dropped = true
+				continue
+			}
 			if o.refused != 0 {
 				if id, ok := sess.c.cur.liveRequest(o.root); ok {
-					o.frame = jsonrpc.EncodeResponse(id, nil, &jsonrpc.Error{Code: -32603,
-						Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)})
+					o.frame = jsonrpc.EncodeResponse(id, nil, noAnswerError(o))
 					o.refused = 0
 				}
 			}
@@ -793,6 +823,11 @@ func (h *replayHandler) postSSE(w http.ResponseWriter, req *http.Request, sess *
 	if err != nil {
 		http.Error(w, "mcpx replay: "+err.Error(), http.StatusInternalServerError)
 		return
+	}
+	if dropped {
+		// Its connection closes without an answer, as the recorded
+		// one did.
+		panic(http.ErrAbortHandler)
 	}
 	w.WriteHeader(http.StatusAccepted)
 }

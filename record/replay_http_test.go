@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -335,4 +336,135 @@ func TestReplayHandlerRefusesWithANullIDError(t *testing.T) {
 	if b, _ := io.ReadAll(r.Body); r.StatusCode != 200 || string(b) != `{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":"2025-11-25"}}` {
 		t.Errorf("initialize after the refused probe: %d %s", r.StatusCode, b)
 	}
+}
+
+// dropsCalls is a Streamable HTTP server that answers initialize and
+// takes notifications, but closes the connection of a tools/call POST
+// without an answer (a server that crashed, a proxy that dropped it).
+func dropsCalls(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method != "POST":
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	case strings.Contains(string(body), `"method":"initialize"`):
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "s1")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"drops","version":"1"}}}`)
+	case strings.Contains(string(body), `"method":"tools/call"`):
+		panic(http.ErrAbortHandler)
+	default:
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// A request whose POST failed (the server closed the connection without
+// an answer) is no request the client left unanswered: the recording
+// notes the failure, not a client that closed the connection with it
+// pending. Its replay fails that POST the same way, at once. Before, the
+// trace said the client left with the request unanswered, and the replay
+// kept the POST open, leaving the client to wait for its timeout where the
+// recorded client got an error at once.
+func TestReplayHTTPFailsAPOSTThatFailed(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(dropsCalls))
+	defer up.Close()
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, RecorderOptions{Header: Header{Transport: "http", Target: "http: drops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		call        = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	)
+	// session runs the client's side on conn and returns the error of the
+	// tools/call's POST.
+	session := func(conn transport.Conn) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		defer conn.Close()
+		if err := conn.Write(ctx, transport.Frame{Data: []byte(initialize)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Write(ctx, transport.Frame{Data: []byte(initialized)}); err != nil {
+			t.Fatal(err)
+		}
+		err := conn.Write(ctx, transport.Frame{Data: []byte(call)})
+		if err == nil {
+			// The transport may report the POST's failure on Read.
+			_, err = conn.Read(ctx)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the tools/call's POST did not fail within 5s: %v", err)
+		}
+		return err
+	}
+	c, err := transport.NewHTTP(transport.HTTPOptions{URL: up.URL, Observer: rec.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := session(rec.Wrap(c)); err == nil {
+		t.Fatal("the tools/call's POST succeeded live")
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, left := 0, 0
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind != KindNote:
+		case strings.HasPrefix(e.Text, sendFailedNote):
+			failed++
+		case strings.HasPrefix(e.Text, ClientEndedNote):
+			left++
+			t.Errorf("note %q", e.Text)
+		}
+	}
+	if failed != 1 || left != 0 {
+		t.Errorf("%d notes that a frame could not be sent (want 1), %d that the client left with requests unanswered (want 0)", failed, left)
+	}
+
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	c, err = transport.NewHTTP(transport.HTTPOptions{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := session(c); err == nil || !strings.Contains(err.Error(), "the server closed the connection without answering") {
+		t.Fatalf("the tools/call's POST in the replay: %v, want the connection closed without an answer", err)
+	}
+}
+
+// Replayed over a connection that has no POST to fail (stdio), a request
+// whose POST failed in an HTTP recording is answered with an error saying
+// so, at once, rather than never.
+func TestReplayOverStdioAnswersAFailedPOST(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+		`# `+sendFailedNote+`: transport failure: POST http://127.0.0.1:1: the server closed the connection without answering (EOF)`,
+	)
+	tr.Header.Transport = "http"
+	c := replayRaw(t, tr, ReplayOptions{})
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"mcpx replay: the recorded client's POST of this request failed: transport failure: POST http://127.0.0.1:1: the server closed the connection without answering (EOF)"}}`)
 }
