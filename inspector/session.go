@@ -304,8 +304,9 @@ func WithProgress(fn func(Progress)) CallOption {
 // withTaskProgress asks for progress as WithProgress does, for a
 // task-augmented request: the token stays valid for the task's lifetime,
 // past the response (the CreateTaskResult), until the caller calls
-// endTaskProgress with the request's id. Progress does not reset the
-// request's timeout then: the task's polling has its own.
+// endTaskProgress with the request's id. Progress resets the request's
+// timeout while it is pending, as WithProgress's does; after the response
+// the task's polling has its own.
 func withTaskProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.onProgress, c.taskProgress = fn, true }
 }
@@ -659,8 +660,10 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// before it reads on, so a request that is no longer pending
 			// was answered before this notification came, even while its
 			// caller has not yet returned. A task's token needs no
-			// pending request: it lives as long as the task.
-			if onProg != nil && (task || s.peer.Extend(token)) {
+			// pending request: it lives as long as the task; while its
+			// request is pending (a server that does not support tasks
+			// answers it as a plain call), progress resets its timeout.
+			if onProg != nil && (s.peer.Extend(token) || task) {
 				if reported && p.Progress <= last {
 					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
 				}

@@ -515,3 +515,57 @@ func TestCallAsTaskProgress(t *testing.T) {
 		}
 	}
 }
+
+// A server that does not support tasks answers a task-augmented call as a
+// plain one (CallAsTask returns its result as it is): until then the
+// call is an ordinary pending request, whose progress resets its idle
+// timeout as a plain call's does.
+func TestCallAsTaskProgressWhilePendingResetsTimeout(t *testing.T) {
+	a, b := transport.Pipe()
+	go func() {
+		ctx := context.Background()
+		for {
+			fr, err := b.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Meta struct {
+						Token json.RawMessage `json:"progressToken"`
+					} `json:"_meta"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(fr.Data, &m)
+			if m.ID == nil {
+				continue
+			}
+			result := `{}`
+			switch m.Method {
+			case "initialize":
+				result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
+			case "tools/call":
+				// Longer than the idle timeout, with progress well within it.
+				for i := 1; i <= 8; i++ {
+					time.Sleep(60 * time.Millisecond)
+					_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` +
+						string(m.Params.Meta.Token) + `,"progress":` + strconv.Itoa(i) + `}}`)})
+				}
+				result = `{"content":[{"type":"text","text":"done"}]}`
+			}
+			_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)})
+		}
+	}()
+	ctx := testCtx(t)
+	s, err := Connect(ctx, a, Options{Timeout: 300 * time.Millisecond, OnWarning: func(string) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, Progress: func(Progress) {}})
+	if err != nil || !strings.Contains(string(res), "done") {
+		t.Fatalf("RunTool: %s %v", res, err)
+	}
+}
