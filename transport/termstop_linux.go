@@ -28,9 +28,14 @@ import (
 // that wakes the watch while there is any (its goroutine ends with it).
 var stopWatch struct {
 	mu       sync.Mutex
-	watchers map[int]func(signal string)
+	watchers map[int]*stopWatcher
 	signals  chan os.Signal
 }
+
+// stopWatcher is one watch (a pointer, so that a watch ends only itself:
+// by the time os/exec has reaped a server, a server started since may have
+// its process id and a watch of its own).
+type stopWatcher struct{ stopped func(signal string) }
 
 // watchTerminalStops calls stopped (at most once) with the signal's name
 // if the process pid, a child of mcpx, is stopped for using the terminal,
@@ -42,21 +47,24 @@ func watchTerminalStops(pid int, stopped func(signal string)) (unwatch func()) {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGCHLD)
 		stopWatch.signals = ch
-		stopWatch.watchers = map[int]func(string){}
+		stopWatch.watchers = map[int]*stopWatcher{}
 		go func() {
 			for range ch {
 				checkTerminalStops()
 			}
 		}()
 	}
-	stopWatch.watchers[pid] = func(sig string) { once.Do(func() { stopped(sig) }) }
+	w := &stopWatcher{func(sig string) { once.Do(func() { stopped(sig) }) }}
+	stopWatch.watchers[pid] = w
 	stopWatch.mu.Unlock()
 	// A stop before the watch began sent its SIGCHLD to no one.
 	checkTerminalStops()
 	return func() {
 		stopWatch.mu.Lock()
 		defer stopWatch.mu.Unlock()
-		delete(stopWatch.watchers, pid)
+		if stopWatch.watchers[pid] == w {
+			delete(stopWatch.watchers, pid)
+		}
 		if len(stopWatch.watchers) == 0 && stopWatch.signals != nil {
 			signal.Stop(stopWatch.signals) // nothing is sent on it after this
 			close(stopWatch.signals)
@@ -74,9 +82,9 @@ func checkTerminalStops() {
 	}
 	var hits []hit
 	stopWatch.mu.Lock()
-	for pid, stopped := range stopWatch.watchers {
+	for pid, w := range stopWatch.watchers {
 		if sig, ok := terminalStop(pid); ok {
-			hits = append(hits, hit{stopped, unix.SignalName(sig)})
+			hits = append(hits, hit{w.stopped, unix.SignalName(sig)})
 		}
 	}
 	stopWatch.mu.Unlock()

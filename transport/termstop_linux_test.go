@@ -87,3 +87,33 @@ func TestStdioStoppedServerGetsSIGTERM(t *testing.T) {
 		t.Errorf("the stopped server ended with %v, want SIGTERM", c.cmd.ProcessState)
 	}
 }
+
+// The watch of a server that exited ends after os/exec reaped it, by
+// which time a server started since may have been given its process id:
+// ending the old watch leaves the new one in place.
+func TestTerminalStopWatchOfAReusedPid(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	unwatchOld := watchTerminalStops(pid, func(string) {})
+	got := make(chan string, 1)
+	unwatchNew := watchTerminalStops(pid, func(sig string) { got <- sig })
+	defer unwatchNew()
+	unwatchOld()
+	if err := syscall.Kill(pid, syscall.SIGTTIN); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case sig := <-got:
+		if sig != "SIGTTIN" {
+			t.Errorf("stopped by %s, want SIGTTIN", sig)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the newer watch of the process id was ended with the older one")
+	}
+}
