@@ -469,14 +469,24 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// errors with 4xx) is recorded as usual; anything else is a
 		// refusal, recorded with an excerpt of its body and the request
 		// it answered (unless the host gets the proxy's 502 instead).
-		if tooLarge || mt == "application/json" && jsonrpcBody(data) {
+		switch {
+		case tooLarge:
+			// Told in the note below: an http event of an error status
+			// with a body of another type is what replay takes for an
+			// older trace's refusal of the POST, which would then answer
+			// with the upstream's status, not the 502 the host got.
+		case mt == "application/json" && jsonrpcBody(data):
 			p.event(ps, transport.EventHTTP, statusLine, meta)
-		} else {
+		default:
 			p.refusal(ps, statusLine, meta, msgs, data)
 		}
 	}
 	if tooLarge {
-		p.event(ps, transport.EventNote, fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err), nil)
+		note := fmt.Sprintf("the answer to %s %s: %v", r.Method, tu, err)
+		if resp.StatusCode >= 400 {
+			note += " (the upstream answered " + statusLine + ")"
+		}
+		p.event(ps, transport.EventNote, note, nil)
 		w.Header().Del("Content-Length")
 		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return

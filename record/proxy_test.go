@@ -906,3 +906,81 @@ func TestHTTPProxyUpstreamGoneMidRequest(t *testing.T) {
 		t.Errorf("verify against the upstream: %s", reportOf(res))
 	}
 }
+
+// An upstream error status whose body is over the size limit gets the
+// host the proxy's 502, not the upstream's status: a replay answers the
+// request with that 502 too, whatever the upstream's body's type (an
+// older trace's untied refusal of the POST must not claim it first).
+func TestHTTPProxyOversizedErrorBodyReplaysAsThe502(t *testing.T) {
+	t.Parallel()
+	const limit = 4096
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"initialize"`)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "S1")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"u","version":"1"}}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, strings.Repeat("x", 2*limit))
+	}))
+	defer up.Close()
+	name := t.TempDir() + "/h.jsonl"
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	defer proxy.Close()
+	client := &http.Client{Timeout: 3 * time.Second}
+	send := func(url, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	const (
+		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		call       = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big"}}`
+	)
+	send(proxy.URL, "", initialize)
+	resp, live := send(proxy.URL, "S1", call)
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("the call through the proxy: %d %q, want the proxy's 502", resp.StatusCode, live)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	resp, _ = send(srv.URL, "", initialize)
+	resp, got := send(srv.URL, resp.Header.Get("Mcp-Session-Id"), call)
+	if resp.StatusCode != http.StatusBadGateway || got != strings.TrimSpace(live) {
+		t.Errorf("replayed call: %d %q, want 502 %q", resp.StatusCode, got, live)
+	}
+}
