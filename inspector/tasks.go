@@ -332,6 +332,17 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	obj.Set("task", marshalRaw(task))
 	var opts []CallOption
 	var progressAt atomic.Int64 // when progress last came, in Unix nanoseconds
+	if run.Progress != nil && s.legacyOf() != nil {
+		// Once the CreateTaskResult has answered the request, the task's
+		// progress can come only on the stream for server-initiated
+		// messages (Streamable HTTP's GET), which a session that holds it
+		// until the server may call back (Options.ServerStreamOnDemand)
+		// would otherwise leave closed. A server that offers none is
+		// noted by the transport; the call goes on without it.
+		if err := s.listen(ctx); err != nil && run.OnNote != nil {
+			run.OnNote(fmt.Sprintf("%s: the task's progress may not arrive: %v", method, err))
+		}
+	}
 	if run.Progress != nil {
 		var ids []jsonrpc.ID // (one unless the request was sent again)
 		// No update reaches run.Progress once this returns: one the read

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -567,5 +568,44 @@ func TestCallAsTaskProgressWhilePendingResetsTimeout(t *testing.T) {
 	res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, Progress: func(Progress) {}})
 	if err != nil || !strings.Contains(string(res), "done") {
 		t.Fatalf("RunTool: %s %v", res, err)
+	}
+}
+
+// streamConn is a connection whose stream for server-initiated messages
+// is opened on demand (as Streamable HTTP's GET), counting the openings.
+type streamConn struct {
+	transport.Conn
+	opened atomic.Int32
+}
+
+func (c *streamConn) HoldServerStream()                      {}
+func (c *streamConn) OpenServerStream(context.Context) error { c.opened.Add(1); return nil }
+
+// A task's progress after the CreateTaskResult can come only on the stream
+// for server-initiated messages: a task-augmented call that asks for
+// progress opens it, even when the session holds it until the server may
+// call back (nothing declared here that it could).
+func TestCallAsTaskProgressOpensTheServerStream(t *testing.T) {
+	a, b := transport.Pipe()
+	go (&fakeTaskServer{}).serve(b)
+	conn := &streamConn{Conn: a}
+	ctx := testCtx(t)
+	s, err := Connect(ctx, conn, Options{ServerStreamOnDemand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A plain request does not open it: nothing could call back.
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.opened.Load(); n != 0 {
+		t.Fatalf("the stream was opened %d times before the task", n)
+	}
+	if _, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, TTL: 5 * time.Second, Progress: func(Progress) {}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.opened.Load(); n != 1 {
+		t.Errorf("the stream was opened %d times for a task asking for progress, want 1", n)
 	}
 }
