@@ -829,22 +829,9 @@ func TestHTTPProxyUpstreamGoneMidRequest(t *testing.T) {
 	}))
 	defer up.Close()
 	proxyURL, readTrace := startHTTPProxy(t, up.URL)
-	client := &http.Client{Timeout: 3 * time.Second}
 	send := func(url, sid, body string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
+		return postRead(t, url, sid, body)
 	}
 	const (
 		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
@@ -939,22 +926,9 @@ func TestHTTPProxyOversizedErrorBodyReplaysAsThe502(t *testing.T) {
 	}
 	proxy := httptest.NewServer(p)
 	defer proxy.Close()
-	client := &http.Client{Timeout: 3 * time.Second}
 	send := func(url, sid, body string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
+		return postRead(t, url, sid, body)
 	}
 	const (
 		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
@@ -983,4 +957,24 @@ func TestHTTPProxyOversizedErrorBodyReplaysAsThe502(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || got != strings.TrimSpace(live) {
 		t.Errorf("replayed call: %d %q, want 502 %q", resp.StatusCode, got, live)
 	}
+}
+
+// postRead POSTs one JSON-RPC body as a Streamable HTTP client does (in
+// session sid, when set) and returns the answer with its body read,
+// within a few seconds.
+func postRead(t *testing.T, url, sid, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
 }
