@@ -212,13 +212,8 @@ func TestStdioProxyStoppedIsNoServerEnd(t *testing.T) {
 	if stopped != 1 {
 		t.Errorf("%d notes that the proxy was stopped, want 1: %+v", stopped, tr.Events)
 	}
-	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
-	for _, st := range sc.steps {
-		for _, o := range st.follow {
-			if o.end {
-				t.Errorf("replay would end the connection after %s, as where the server went away", st.msg.Method)
-			}
-		}
+	if ends, _ := replayEnds(tr); len(ends) > 0 {
+		t.Errorf("replay would end the connection after %q, as where the server went away", ends)
 	}
 }
 
@@ -262,13 +257,8 @@ func TestStdioProxyNotesAHostLineOverTheLimit(t *testing.T) {
 	if n := serverEndedNotes(tr); n != 0 {
 		t.Errorf("%d notes that the server closed the connection", n)
 	}
-	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
-	for _, st := range sc.steps {
-		for _, o := range st.follow {
-			if o.end {
-				t.Errorf("replay would end the connection after %s, as where the server went away", st.msg.Method)
-			}
-		}
+	if ends, _ := replayEnds(tr); len(ends) > 0 {
+		t.Errorf("replay would end the connection after %q, as where the server went away", ends)
 	}
 }
 
@@ -311,16 +301,10 @@ func TestStdioProxyNotesAServerLineOverTheLimit(t *testing.T) {
 	if want := serverTooLargeNote + " (1 KiB); shut the server down"; len(notes) != 1 || notes[0] != want {
 		t.Errorf("notes %q, want one %q: %+v", notes, want, tr.Events)
 	}
-	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
-	var ends []string
-	for _, st := range sc.steps {
-		for _, o := range st.follow {
-			if o.end {
-				ends = append(ends, st.msg.Method)
-				if o.exit == nil || o.exit.Status != serverTooLargeNote+" (1 KiB)" {
-					t.Errorf("the end says %+v, want the line over the limit", o.exit)
-				}
-			}
+	ends, exits := replayEnds(tr)
+	for _, exit := range exits {
+		if exit == nil || exit.Status != serverTooLargeNote+" (1 KiB)" {
+			t.Errorf("the end says %+v, want the line over the limit", exit)
 		}
 	}
 	if !slices.Equal(ends, []string{"tools/call"}) {
@@ -977,4 +961,20 @@ func postRead(t *testing.T, url, sid, body string) (*http.Response, string) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp, string(b)
+}
+
+// replayEnds returns the methods of the requests after which a replay of
+// tr's first session ends the connection (as where the server went away),
+// with how it says the server ended at each.
+func replayEnds(tr *Trace) (methods []string, exits []*ServerEnd) {
+	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
+	for _, st := range sc.steps {
+		for _, o := range st.follow {
+			if o.end {
+				methods = append(methods, st.msg.Method)
+				exits = append(exits, o.exit)
+			}
+		}
+	}
+	return methods, exits
 }
