@@ -230,16 +230,29 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 	}
 }
 
-func TestCallAsTask(t *testing.T) {
+// connectTaskServer connects a session (opts) to srv, which it serves
+// over a pipe whose client end wrap, when set, decorates; the session
+// closes with the test.
+func connectTaskServer(t *testing.T, srv *fakeTaskServer, opts Options, wrap func(transport.Conn) transport.Conn) *Session {
+	t.Helper()
 	a, b := transport.Pipe()
-	srv := &fakeTaskServer{}
 	go srv.serve(b)
-	ctx := testCtx(t)
-	s, err := Connect(ctx, a, Options{})
+	var conn transport.Conn = a
+	if wrap != nil {
+		conn = wrap(a)
+	}
+	s, err := Connect(testCtx(t), conn, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestCallAsTask(t *testing.T) {
+	srv := &fakeTaskServer{}
+	s := connectTaskServer(t, srv, Options{}, nil)
+	ctx := testCtx(t)
 	var statuses []string
 	raw, err := s.CallAsTask(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`), TaskRun{
 		TTL:      5 * time.Second,
@@ -261,14 +274,8 @@ func TestCallAsTask(t *testing.T) {
 }
 
 func TestCallAsTaskCancel(t *testing.T) {
-	a, b := transport.Pipe()
 	srv := &fakeTaskServer{hold: true}
-	go srv.serve(b)
-	s, err := Connect(testCtx(t), a, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connectTaskServer(t, srv, Options{}, nil)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	var last Task
 	done := make(chan error, 1)
@@ -284,6 +291,7 @@ func TestCallAsTaskCancel(t *testing.T) {
 		})
 		done <- err
 	}()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(5 * time.Second):
@@ -314,14 +322,8 @@ func contains(list []string, s string) bool {
 // An interrupt while a tasks/get is in flight cancels the task, and sends
 // no notifications/cancelled for the poll.
 func TestCallAsTaskCancelDuringPoll(t *testing.T) {
-	a, b := transport.Pipe()
 	srv := &fakeTaskServer{stall: true}
-	go srv.serve(b)
-	s, err := Connect(testCtx(t), a, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connectTaskServer(t, srv, Options{}, nil)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	done := make(chan error, 1)
 	go func() {
@@ -337,6 +339,7 @@ func TestCallAsTaskCancelDuringPoll(t *testing.T) {
 		}
 	}
 	cancel()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(5 * time.Second):
@@ -409,15 +412,9 @@ func TestTaskStoreFailedStatusMessage(t *testing.T) {
 // spec says a client must not (basic/utilities/tasks, "Tool-Level
 // Negotiation"), not that the tool is silent about it.
 func TestRunToolTaskForbidden(t *testing.T) {
-	a, b := transport.Pipe()
 	srv := &fakeTaskServer{tools: `{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"forbidden"}}]}`}
-	go srv.serve(b)
+	s := connectTaskServer(t, srv, Options{}, nil)
 	ctx := testCtx(t)
-	s, err := Connect(ctx, a, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	var notes []string
 	if _, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, TTL: 5 * time.Second,
 		OnNote: func(n string) { notes = append(notes, n) }}); err != nil {
@@ -469,22 +466,16 @@ func TestTaskStoreWorkKeepsTheRequestsContext(t *testing.T) {
 // 2025-11-25: basic/utilities/tasks, "Task Progress Notifications");
 // progress after the task ended is late.
 func TestCallAsTaskProgress(t *testing.T) {
-	a, b := transport.Pipe()
 	srv := &fakeTaskServer{progress: true}
-	go srv.serve(b)
 	ctx := testCtx(t)
 	var mu sync.Mutex
 	var warnings []string
 	late := make(chan Progress, 1)
-	s, err := Connect(ctx, a, Options{OnWarning: func(w string) {
+	s := connectTaskServer(t, srv, Options{OnWarning: func(w string) {
 		mu.Lock()
 		warnings = append(warnings, w)
 		mu.Unlock()
-	}, OnLateProgress: func(_ jsonrpc.ID, p Progress) { late <- p }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	}, OnLateProgress: func(_ jsonrpc.ID, p Progress) { late <- p }}, nil)
 	var got []float64
 	res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, TTL: 5 * time.Second,
 		Progress: func(p Progress) { got = append(got, p.Progress) }})
@@ -586,15 +577,10 @@ func (c *streamConn) OpenServerStream(context.Context) error { c.opened.Add(1); 
 // progress opens it, even when the session holds it until the server may
 // call back (nothing declared here that it could).
 func TestCallAsTaskProgressOpensTheServerStream(t *testing.T) {
-	a, b := transport.Pipe()
-	go (&fakeTaskServer{}).serve(b)
-	conn := &streamConn{Conn: a}
+	var conn *streamConn
+	s := connectTaskServer(t, &fakeTaskServer{}, Options{ServerStreamOnDemand: true},
+		func(c transport.Conn) transport.Conn { conn = &streamConn{Conn: c}; return conn })
 	ctx := testCtx(t)
-	s, err := Connect(ctx, conn, Options{ServerStreamOnDemand: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	// A plain request does not open it: nothing could call back.
 	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
 		t.Fatal(err)

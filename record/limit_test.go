@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -155,30 +154,16 @@ func TestHTTPProxyLimits(t *testing.T) {
 		}
 	}))
 	defer up.Close()
-	name := t.TempDir() + "/h.jsonl"
-	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit, Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(p)
-	defer srv.Close()
+	proxyURL, readTrace := startHTTPProxyWith(t, HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit})
 
-	if r := post(t, srv.URL, "", `{"jsonrpc":"2.0","method":"n","params":{"x":"`+strings.Repeat("x", limit)+`"}}`); r.StatusCode != http.StatusRequestEntityTooLarge {
+	if r := post(t, proxyURL, "", `{"jsonrpc":"2.0","method":"n","params":{"x":"`+strings.Repeat("x", limit)+`"}}`); r.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a request body over the limit: %d", r.StatusCode)
 	}
-	if r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"bigjson"}`); r.StatusCode != http.StatusBadGateway {
+	if r := post(t, proxyURL, "", `{"jsonrpc":"2.0","id":1,"method":"bigjson"}`); r.StatusCode != http.StatusBadGateway {
 		t.Errorf("an answer over the limit: %d", r.StatusCode)
 	}
 	// The trace records the 502 the host got, as the request's refusal.
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := ReadFile(name)
+	tr, err := readTrace()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +174,7 @@ func TestHTTPProxyLimits(t *testing.T) {
 	if !refused {
 		t.Errorf("no refusal of the answer over the limit in the trace: %+v", tr.Events)
 	}
-	r := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"bigsse"}`)
+	r := post(t, proxyURL, "", `{"jsonrpc":"2.0","id":1,"method":"bigsse"}`)
 	body, _ := io.ReadAll(r.Body)
 	if !strings.Contains(string(body), `"method":"small"`) || strings.Contains(string(body), "sss") {
 		t.Errorf("an SSE stream with an event over the limit: %d %q", r.StatusCode, body)

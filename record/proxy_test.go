@@ -316,12 +316,20 @@ func TestStdioProxyNotesAServerLineOverTheLimit(t *testing.T) {
 // URL and the trace file; readTrace flushes the recording and reads it.
 func startHTTPProxy(t *testing.T, upstream string) (string, func() (*Trace, error)) {
 	t.Helper()
+	return startHTTPProxyWith(t, HTTPProxyOptions{Upstream: upstream})
+}
+
+// startHTTPProxyWith is startHTTPProxy with more options (o.Recorder is
+// set to the trace's).
+func startHTTPProxyWith(t *testing.T, o HTTPProxyOptions) (string, func() (*Trace, error)) {
+	t.Helper()
 	name := t.TempDir() + "/h.jsonl"
 	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream, Recorder: rec})
+	o.Recorder = rec
+	p, err := NewHTTPProxy(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,22 +821,18 @@ func TestHTTPProxyUpstreamGoneMidRequest(t *testing.T) {
 	}))
 	defer up.Close()
 	proxyURL, readTrace := startHTTPProxy(t, up.URL)
-	send := func(url, sid, body string) (*http.Response, string) {
-		t.Helper()
-		return postRead(t, url, sid, body)
-	}
 	const (
 		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
 		call       = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}`
 		ping       = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
 	)
-	send(proxyURL, "", initialize)
-	resp, live := send(proxyURL, "S1", call)
+	postRead(t, proxyURL, "", initialize)
+	resp, live := postRead(t, proxyURL, "S1", call)
 	if resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(live, "mcpx proxy: ") {
 		t.Fatalf("the call through the proxy: %d %q, want 502 from the proxy", resp.StatusCode, live)
 	}
 	liveType := resp.Header.Get("Content-Type")
-	if resp, _ := send(proxyURL, "S1", ping); resp.StatusCode != http.StatusOK {
+	if resp, _ := postRead(t, proxyURL, "S1", ping); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a request after the failed one: %d", resp.StatusCode)
 	}
 	tr, err := readTrace()
@@ -858,13 +862,13 @@ func TestHTTPProxyUpstreamGoneMidRequest(t *testing.T) {
 	}
 	srv := httptest.NewServer(rp.Handler())
 	defer srv.Close()
-	resp, _ = send(srv.URL, "", initialize)
+	resp, _ = postRead(t, srv.URL, "", initialize)
 	sid := resp.Header.Get("Mcp-Session-Id")
-	resp, got := send(srv.URL, sid, call)
+	resp, got := postRead(t, srv.URL, sid, call)
 	if resp.StatusCode != http.StatusBadGateway || got != strings.TrimSpace(live) || resp.Header.Get("Content-Type") != liveType {
 		t.Errorf("replayed call: %d %s %q, want 502 %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), got, liveType, live)
 	}
-	if resp, got := send(srv.URL, sid, ping); resp.StatusCode != http.StatusOK || got != ping[:len(ping)-len(`"method":"ping"}`)]+`"result":{}}` {
+	if resp, got := postRead(t, srv.URL, sid, ping); resp.StatusCode != http.StatusOK || got != ping[:len(ping)-len(`"method":"ping"}`)]+`"result":{}}` {
 		t.Errorf("replayed ping after the call: %d %q", resp.StatusCode, got)
 	}
 	// Verified against the replay, it matches; against a server that goes
@@ -898,35 +902,17 @@ func TestHTTPProxyOversizedErrorBodyReplaysAsThe502(t *testing.T) {
 		io.WriteString(w, strings.Repeat("x", 2*limit))
 	}))
 	defer up.Close()
-	name := t.TempDir() + "/h.jsonl"
-	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit, Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httptest.NewServer(p)
-	defer proxy.Close()
-	send := func(url, sid, body string) (*http.Response, string) {
-		t.Helper()
-		return postRead(t, url, sid, body)
-	}
+	proxyURL, readTrace := startHTTPProxyWith(t, HTTPProxyOptions{Upstream: up.URL, MaxMessageSize: limit})
 	const (
 		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
 		call       = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big"}}`
 	)
-	send(proxy.URL, "", initialize)
-	resp, live := send(proxy.URL, "S1", call)
+	postRead(t, proxyURL, "", initialize)
+	resp, live := postRead(t, proxyURL, "S1", call)
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("the call through the proxy: %d %q, want the proxy's 502", resp.StatusCode, live)
 	}
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := ReadFile(name)
+	tr, err := readTrace()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -936,8 +922,8 @@ func TestHTTPProxyOversizedErrorBodyReplaysAsThe502(t *testing.T) {
 	}
 	srv := httptest.NewServer(rp.Handler())
 	defer srv.Close()
-	resp, _ = send(srv.URL, "", initialize)
-	resp, got := send(srv.URL, resp.Header.Get("Mcp-Session-Id"), call)
+	resp, _ = postRead(t, srv.URL, "", initialize)
+	resp, got := postRead(t, srv.URL, resp.Header.Get("Mcp-Session-Id"), call)
 	if resp.StatusCode != http.StatusBadGateway || got != strings.TrimSpace(live) {
 		t.Errorf("replayed call: %d %q, want 502 %q", resp.StatusCode, got, live)
 	}
