@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // strayArgsError marks a usage error about a command's words — too many
@@ -35,7 +36,8 @@ var runners = []string{
 // "did you forget --?" when mcpx's command line args has no "--" and one
 // of c's words after its fixed arguments looks like a server command (a
 // common runner, a path to a file, a program on $PATH): mcpx tools list
-// node server.js. Other errors are returned as they are.
+// node server.js; and "give --url" when one is a URL (mcpx tools list
+// http://…). Other errors are returned as they are.
 func forgotDash(c *cobra.Command, args []string, err error) error {
 	var stray *strayArgsError
 	var ae *inspector.ArgumentError
@@ -60,6 +62,12 @@ func forgotDash(c *cobra.Command, args []string, err error) error {
 	for _, i := range words {
 		if !c.HasParent() && len(c.SuggestionsFor(args[i])) > 0 {
 			return err // a mistyped command (mcpx toolz)
+		}
+		if w := args[i]; strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") {
+			// mcpx tools list http://…: a server at a URL is given with
+			// --url (the URL's credentials, if any, are not repeated).
+			fixed := slices.Concat([]string{"mcpx"}, args[:i], []string{"--url", w}, args[i+1:])
+			return usageErrorf("a server at a URL is given with --url (try: %s)", transport.RedactURLs(shellJoin(fixed)))
 		}
 		if w := args[i]; !strings.Contains(w, "=") && looksLikeCommand(w) {
 			fixed := slices.Concat([]string{"mcpx"}, args[:i], []string{"--"}, args[i:])
