@@ -510,6 +510,10 @@ func (r *Recorder) Note(text string) {
 	r.write(Event{Kind: KindNote, Text: r.text(text, r.ownMem)})
 }
 
+func (r *Recorder) noteRe(text string, re json.RawMessage) {
+	r.write(Event{Kind: KindNote, Text: r.text(text, r.ownMem), Re: re})
+}
+
 // Observe records a transport event; it is a transport.Observer. SSE
 // stream metadata (transport.EventStream: priming events) is recorded as
 // a stream event, not as a frame.
@@ -592,6 +596,8 @@ func (r *Recorder) Wrap(c transport.Conn) transport.Conn {
 type frameNoter interface {
 	Frame(t time.Time, dir transport.Direction, f transport.Frame)
 	Note(text string)
+	// noteRe records a note about the request whose id is re (Event.Re).
+	noteRe(text string, re json.RawMessage)
 }
 
 type recConn struct {
@@ -684,27 +690,43 @@ func (c *recConn) Write(ctx context.Context, f transport.Frame) error {
 	c.asked(f.Data)
 	err := c.Conn.Write(ctx, f)
 	if err != nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, context.Canceled) {
-		c.r.Note(sendFailedNote + ": " + err.Error())
-		if _, stdio := transport.Find[*transport.StdioConn](c.Conn); !stdio {
-			// Over HTTP, the request's POST failed: its client got an
-			// error, and waits for no answer (replay fails the POST
-			// too). A stdio trace keeps them pending, as before.
-			c.forget(f.Data)
+		text := sendFailedNote + ": " + err.Error()
+		if _, stdio := transport.Find[*transport.StdioConn](c.Conn); stdio {
+			// A stdio trace keeps the frame's requests pending, as
+			// before.
+			c.r.Note(text)
+			return err
+		}
+		// Over HTTP, the request's POST failed: its client got an
+		// error, and waits for no answer (replay fails the POST too).
+		// Other POSTs may be in flight, and recorded since this frame:
+		// the note names each request it is about (Event.Re), not
+		// leaving replay to take it for the latest frame's.
+		if ids := c.forget(f.Data); len(ids) > 0 {
+			for _, id := range ids {
+				c.r.noteRe(text, id)
+			}
+		} else {
+			c.r.Note(text)
 		}
 	}
 	return err
 }
 
 // forget drops the requests of a frame the client could not send from
-// those unanswered.
-func (c *recConn) forget(data []byte) {
+// those unanswered, and returns their ids.
+func (c *recConn) forget(data []byte) []json.RawMessage {
+	var ids []json.RawMessage
 	eachMessage(data, func(m []byte) {
 		if sp, ok := topMember(m, "id"); ok && hasTopMember(m, "method") {
+			id := m[sp.start:sp.end]
+			ids = append(ids, slices.Clone(id))
 			c.mu.Lock()
-			delete(c.pending, idKey(m[sp.start:sp.end]))
+			delete(c.pending, idKey(id))
 			c.mu.Unlock()
 		}
 	})
+	return ids
 }
 
 // Close notes the client leaving with requests unanswered
@@ -846,6 +868,13 @@ func (s *SessionRecorder) Note(text string) {
 		return
 	}
 	s.r.write(Event{Session: s.n, Kind: KindNote, Text: s.r.text(text, s.mem)})
+}
+
+func (s *SessionRecorder) noteRe(text string, re json.RawMessage) {
+	if s.n < 0 {
+		return
+	}
+	s.r.write(Event{Session: s.n, Kind: KindNote, Text: s.r.text(text, s.mem), Re: re})
 }
 
 // Refusal records an HTTP answer to request id that carried no JSON-RPC

@@ -460,9 +460,18 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
 			left = true
 		case e.Kind == KindNote && strings.HasPrefix(e.Text, sendFailedNote) && sess.Info.Transport != "stdio":
-			// The POST of the client's latest frame failed: its client
-			// got an error, not an answer, and stopped waiting.
+			// The POST of a request failed: its client got an error, not
+			// an answer, and stopped waiting. The note names the request
+			// (re); one of an older trace does not, and is the latest
+			// client frame's.
 			why := strings.TrimPrefix(strings.TrimPrefix(e.Text, sendFailedNote), ": ")
+			if len(e.Re) > 0 {
+				if i, ok := open[idKey(e.Re)]; ok && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
+					attach(i, output{dropped: why})
+					closeReq(i)
+				}
+				break
+			}
 			for _, i := range lastFrame {
 				if _, ok := open[sc.steps[i].msg.ID.Key()]; ok && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
 					attach(i, output{dropped: why})

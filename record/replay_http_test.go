@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -467,4 +471,136 @@ func TestReplayOverStdioAnswersAFailedPOST(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`)
 	c.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"mcpx replay: the recorded client's POST of this request failed: transport failure: POST http://127.0.0.1:1: the server closed the connection without answering (EOF)"}}`)
+}
+
+// Over Streamable HTTP a client has several POSTs in flight: when one
+// fails, its note may be recorded after another request's frame. The
+// note names its request (re), so that the replay fails that one and
+// answers the other. Before, the note was read as the latest client
+// frame's, the other request's: it was lost (that one was answered
+// already) or would fail it, and the one that failed waited in the
+// replay for an answer that never came.
+func TestReplayHTTPFailsTheFailedOfTwoConcurrentPOSTs(t *testing.T) {
+	t.Parallel()
+	okArrived := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case strings.Contains(string(body), `"name":"fails"`):
+			// Fail only once the other call's frame was recorded (it
+			// is recorded before its POST is sent).
+			select {
+			case <-okArrived:
+			case <-time.After(5 * time.Second):
+			}
+			panic(http.ErrAbortHandler)
+		case strings.Contains(string(body), `"name":"works"`):
+			close(okArrived)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}]}}`)
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			dropsCalls(w, r)
+		}
+	}))
+	defer up.Close()
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, RecorderOptions{Header: Header{Transport: "http", Target: "http: drops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// session runs the client's side on conn: the handshake, then the
+	// call that fails (id 2) and, while its POST is in flight, the one
+	// that works (id 3). It returns what each got.
+	session := func(conn transport.Conn, sending <-chan struct{}) (fails, works string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p := peer.New(conn, peer.Options{})
+		p.Start()
+		defer p.Close()
+		if _, err := p.Call(ctx, peer.Request{Method: "initialize", Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Notify(ctx, peer.Notification{Method: "notifications/initialized"}); err != nil {
+			t.Fatal(err)
+		}
+		outcome := func(m *jsonrpc.Message, err error) string {
+			switch {
+			case err != nil:
+				return "error: " + err.Error()
+			case m.Error != nil:
+				return "JSON-RPC error: " + m.Error.Message
+			}
+			return "result: " + string(m.Result)
+		}
+		got := make(chan string, 1)
+		go func() {
+			got <- outcome(p.Call(ctx, peer.Request{ID: jsonrpc.Int(2), Method: "tools/call", Params: json.RawMessage(`{"name":"fails"}`)}))
+		}()
+		// The second call once the first one's POST is under way (its
+		// frame recorded).
+		select {
+		case <-sending:
+		case <-ctx.Done():
+			t.Fatal("the failing call was not sent within 5s")
+		}
+		works = outcome(p.Call(ctx, peer.Request{ID: jsonrpc.Int(3), Method: "tools/call", Params: json.RawMessage(`{"name":"works"}`)}))
+		return <-got, works
+	}
+	c, err := transport.NewHTTP(transport.HTTPOptions{URL: up.URL, Observer: rec.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &sendingConn{Conn: c, sending: make(chan struct{}), what: `"name":"fails"`}
+	fails, works := session(rec.Wrap(sc), sc.sending)
+	if !strings.HasPrefix(fails, "error: ") || !strings.HasPrefix(works, "result: ") {
+		t.Fatalf("live: the call that fails got %q, the one that works %q", fails, works)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, e := range tr.Events {
+		if e.Kind == KindNote && strings.HasPrefix(e.Text, sendFailedNote) {
+			notes = append(notes, string(e.Re))
+		}
+	}
+	if len(notes) != 1 || notes[0] != "2" {
+		t.Errorf("the notes that a frame could not be sent name requests %q, want one naming 2", notes)
+	}
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	if c, err = transport.NewHTTP(transport.HTTPOptions{URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	sc = &sendingConn{Conn: c, sending: make(chan struct{}), what: `"name":"fails"`}
+	fails, works = session(sc, sc.sending)
+	if !strings.Contains(fails, "the server closed the connection without answering") || works != `result: {"content":[{"type":"text","text":"done"}]}` {
+		t.Errorf("replayed: the call that fails got %q (want its POST closed without an answer), the one that works %q", fails, works)
+	}
+}
+
+// sendingConn closes sending when a frame holding what starts to be
+// written.
+type sendingConn struct {
+	transport.Conn
+	what    string
+	sending chan struct{}
+	once    sync.Once
+}
+
+func (c *sendingConn) Write(ctx context.Context, f transport.Frame) error {
+	if strings.Contains(string(f.Data), c.what) {
+		c.once.Do(func() { close(c.sending) })
+	}
+	return c.Conn.Write(ctx, f)
 }
