@@ -121,6 +121,18 @@ func TestResumeFailureLosesOnlyItsRequests(t *testing.T) {
 			attempts: 0,
 		},
 		{
+			// The response, its id after its result: the id is not read
+			// before the limit is passed, so the stream ends, failing
+			// the one request it owes, not the session.
+			name: "response over the maximum message size, its id last",
+			prime: "id: L1\ndata: " + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}` + "\n\n" +
+				"id: L2\ndata: " + `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 2048) + `"}]},"id":{{id}}}` + "\n\n",
+			limit:    1024,
+			want:     []string{"the SSE stream answering POST http://", "an SSE event exceeds the maximum message size (1 KiB)"},
+			is:       transport.ErrFrameTooLarge,
+			attempts: 0,
+		},
+		{
 			name:     "retry of 23 days",
 			prime:    "id: L1\nretry: 2000000000\ndata:\n\n",
 			want:     []string{"the server asked to wait 555h33m20s before resuming it (retry: 2000000000); mcpx waits at most 1h0m0s"},
@@ -144,7 +156,7 @@ func TestResumeFailureLosesOnlyItsRequests(t *testing.T) {
 					<-release
 					sendSSE(w, "id: S2\ndata: "+response(s.ID, "slow done")+"\n\n")
 				case "lost":
-					sendSSE(w, tc.prime)
+					sendSSE(w, strings.ReplaceAll(tc.prime, "{{id}}", s.ID))
 				}
 				return true
 			}
