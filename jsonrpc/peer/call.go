@@ -23,8 +23,10 @@ type Request struct {
 	// Timeout is the idle timeout, which Extend resets and Hold stops
 	// for a while; MaxTimeout caps the request's total time whatever
 	// Extend and Hold say. Zero or negative means none. Both count from
-	// before the request is written: over HTTP, writing can take as long
-	// as the peer takes to answer.
+	// before the request is written and run, held and extended alike,
+	// during the write: over HTTP, writing can take as long as the peer
+	// takes to answer, and the peer may ask a person on another stream
+	// meanwhile.
 	Timeout, MaxTimeout time.Duration
 	// Send writes the encoded request; nil writes it to the connection.
 	// (The MCP session sends through its lifecycle, which may open a new
@@ -88,76 +90,67 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 	pc := p.Expect(id, req.Method, func() bool { return ctx.Err() != nil })
 	defer p.Forget(pc)
 
-	start := time.Now()
-	wctx, wcancel := ctx, context.CancelFunc(func() {})
-	if d, _ := firstDeadline(req); d > 0 {
-		wctx, wcancel = context.WithTimeout(ctx, d)
-	}
+	t := p.startTimeouts(req)
+	defer t.stop()
 	send := req.Send
 	if send == nil {
 		send = p.conn.Write
 	}
-	err := send(wctx, transport.Frame{Data: jsonrpc.EncodeRequest(id, req.Method, req.Params), Route: req.Route})
-	wcancel()
+	frame := transport.Frame{Data: jsonrpc.EncodeRequest(id, req.Method, req.Params), Route: req.Route}
+	var err error
+	var expired *TimeoutError
+	if !t.set() {
+		err = send(ctx, frame)
+	} else {
+		// The timeouts run during the write too, held like afterwards
+		// while a person answers the peer.
+		wctx := newWriteContext(ctx)
+		written := make(chan struct{})
+		watched := make(chan *TimeoutError, 1)
+		go func() { watched <- t.whileWriting(ctx, p, pc, wctx, written) }()
+		err = send(wctx, frame)
+		close(written)
+		expired = <-watched
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			p.abandon(pc, req, callerReason(ctx))
 			return nil, ctx.Err()
-		case wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+		case expired != nil && errors.Is(err, context.DeadlineExceeded):
 			p.abandon(pc, req, "timeout")
-			d, max := firstDeadline(req)
-			te := &TimeoutError{Method: req.Method, After: d, Max: max}
 			var we *transport.WaitError
 			if errors.As(err, &we) {
-				te.Waiting, te.Wait = we.For, we
+				expired.Waiting, expired.Wait = we.For, we
 			}
-			return nil, te
+			return nil, expired
 		}
 		return nil, p.WriteError(err)
 	}
-
-	var idle, hard <-chan time.Time
-	var idleTimer *time.Timer
-	held, holdEdge := p.holds.state()
-	if req.Timeout > 0 {
-		idleTimer = time.NewTimer(req.Timeout - time.Since(start))
-		defer idleTimer.Stop()
-		idle = idleTimer.C
-		if held {
-			idleTimer.Stop()
+	if expired != nil {
+		// A timeout expired just as the write succeeded.
+		if !p.abandon(pc, req, "timeout") {
+			return <-pc.resp, nil
 		}
+		return nil, expired
 	}
-	if req.MaxTimeout > 0 {
-		t := time.NewTimer(req.MaxTimeout - time.Since(start))
-		defer t.Stop()
-		hard = t.C
-	}
+
 	for {
 		var giveUp error
 		select {
 		case m := <-pc.resp:
 			return m, nil
 		case <-pc.extend:
-			if idleTimer != nil && !held {
-				idleTimer.Reset(req.Timeout)
-			}
+			t.extended()
 			continue
-		case <-holdEdge:
+		case <-t.holdEdge:
 			// A person started or ended answering the peer (Hold).
-			held, holdEdge = p.holds.state()
-			if idleTimer != nil {
-				if held {
-					idleTimer.Stop()
-				} else {
-					idleTimer.Reset(req.Timeout)
-				}
-			}
+			t.holdChanged(p)
 			continue
-		case <-idle:
-			giveUp = &TimeoutError{Method: req.Method, After: req.Timeout}
-		case <-hard:
-			giveUp = &TimeoutError{Method: req.Method, After: req.MaxTimeout, Max: true}
+		case <-t.idle:
+			giveUp = t.idleError()
+		case <-t.hard:
+			giveUp = t.hardError()
 		case <-ctx.Done():
 			giveUp = ctx.Err()
 		case why := <-pc.ended:
@@ -237,18 +230,6 @@ func callerReason(ctx context.Context) string {
 		return "timeout"
 	}
 	return "cancelled by the user"
-}
-
-// firstDeadline returns the earlier of a request's idle timeout and its
-// hard cap (0 when neither is set), and whether it is the cap.
-func firstDeadline(req Request) (time.Duration, bool) {
-	switch {
-	case req.Timeout > 0 && (req.MaxTimeout <= 0 || req.Timeout <= req.MaxTimeout):
-		return req.Timeout, false
-	case req.MaxTimeout > 0:
-		return req.MaxTimeout, true
-	}
-	return 0, false
 }
 
 func (p *Peer) forgetLocked(pc *Pending) {

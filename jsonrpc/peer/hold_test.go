@@ -96,3 +96,58 @@ func TestCallerReason(t *testing.T) {
 		}
 	})
 }
+
+// The timeouts run during the write as they do afterwards (over HTTP a
+// POST answered with JSON is written until its response arrives, while
+// the peer asks a person on another stream): progress restarts the idle
+// timeout, a hold stops it, the hard cap runs on, and an expired timeout
+// ends the write's context as a deadline would.
+func TestTimeoutsDuringTheWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, _ := transport.Pipe()
+		p := New(a, Options{})
+		p.Start()
+		defer p.Close()
+		var writeErr error
+		send := func(ctx context.Context, _ transport.Frame) error {
+			<-ctx.Done()
+			writeErr = ctx.Err()
+			return &transport.WaitError{For: "the response", Err: ctx.Err()}
+		}
+		call := func(req Request, meanwhile func()) (time.Duration, error) {
+			req.Method, req.Send = "tools/call", send
+			start := time.Now()
+			ch := goCall(p, t.Context(), req)
+			time.Sleep(500 * time.Millisecond)
+			meanwhile()
+			res := <-ch
+			return time.Since(start), res.err
+		}
+
+		d, err := call(Request{ID: jsonrpc.Int(100), Timeout: time.Second, MaxTimeout: time.Hour},
+			func() { p.Extend(jsonrpc.Int(100)) })
+		var te *TimeoutError
+		if !errors.As(err, &te) || te.Max || te.Waiting != "the response" || d != 1500*time.Millisecond {
+			t.Fatalf("progress during the write: %v after %s, want the idle timeout after 1.5s", err, d)
+		}
+		if !errors.Is(writeErr, context.DeadlineExceeded) {
+			t.Errorf("the write's context ended with %v, want context.DeadlineExceeded", writeErr)
+		}
+
+		d, err = call(Request{Timeout: time.Second, MaxTimeout: time.Hour}, func() {
+			release := p.Hold()
+			time.Sleep(10 * time.Second)
+			release()
+		})
+		if !errors.As(err, &te) || te.Max || d != 11500*time.Millisecond {
+			t.Fatalf("a hold during the write: %v after %s, want the idle timeout after 11.5s", err, d)
+		}
+
+		release := p.Hold()
+		d, err = call(Request{Timeout: time.Second, MaxTimeout: 3 * time.Second}, func() {})
+		release()
+		if !errors.As(err, &te) || !te.Max || d != 3*time.Second {
+			t.Fatalf("a hold during the write: %v after %s, want the 3s cap", err, d)
+		}
+	})
+}
