@@ -88,7 +88,7 @@ type Session struct {
 	// taskProgress holds the progress callbacks of task-augmented
 	// requests, whose tokens stay valid after the request is answered,
 	// for the task's lifetime (spec 2025-11-25: basic/utilities/tasks,
-	// "Task Progress Notifications"); same keys. endTaskProgress removes
+	// "Task Progress Notifications"); same keys. EndTaskProgress removes
 	// one.
 	taskProgress map[string]func(Progress)
 	// lastProgress holds the last progress value each token in progress
@@ -272,7 +272,7 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	onProgress func(Progress)
 	// taskProgress keeps onProgress past the response, for the task the
-	// request creates (withTaskProgress).
+	// request creates (WithTaskProgress).
 	taskProgress bool
 	timeout      time.Duration
 	maxTimeout   time.Duration
@@ -301,19 +301,23 @@ func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.onProgress = fn }
 }
 
-// withTaskProgress asks for progress as WithProgress does, for a
+// WithTaskProgress asks for progress as WithProgress does, for a
 // task-augmented request: the token stays valid for the task's lifetime,
 // past the response (the CreateTaskResult), until the caller calls
-// endTaskProgress with the request's id. Progress resets the request's
-// timeout while it is pending, as WithProgress's does; after the response
-// the task's polling has its own.
-func withTaskProgress(fn func(Progress)) CallOption {
+// EndTaskProgress with the request's id (OnRequestID tells it; spec
+// 2025-11-25: basic/utilities/tasks, "Task Progress Notifications").
+// Progress resets the request's timeout while it is pending, as
+// WithProgress's does; after the response the task's polling has its own.
+// CallAsTask uses it; so does a session that passes another client's
+// task-augmented requests on (sessiond), and follows the task for it.
+func WithTaskProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.onProgress, c.taskProgress = fn, true }
 }
 
-// endTaskProgress ends the progress of the task created by request id
-// (withTaskProgress): what comes later is late.
-func (s *Session) endTaskProgress(id jsonrpc.ID) {
+// EndTaskProgress ends the progress of the task created by request id
+// (WithTaskProgress): what comes later is late. Ending it again, or that
+// of a request without it, does nothing.
+func (s *Session) EndTaskProgress(id jsonrpc.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.taskProgress[id.Key()]; !ok {

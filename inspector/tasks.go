@@ -350,7 +350,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 		var mu sync.Mutex
 		ended := false
 		opts = append(opts, OnRequestID(func(id jsonrpc.ID) { ids = append(ids, id) }),
-			withTaskProgress(func(p Progress) {
+			WithTaskProgress(func(p Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				if !ended {
@@ -360,7 +360,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 			}))
 		defer func() {
 			for _, id := range ids {
-				s.endTaskProgress(id)
+				s.EndTaskProgress(id)
 			}
 			mu.Lock()
 			ended = true

@@ -41,6 +41,7 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, 
 	d.mu.Unlock()
 	d.note("attached: %s", orUnnamed(label))
 	a.run()
+	d.endTasks(a)
 	d.releaseSubscriptions(a)
 	d.mu.Lock()
 	delete(d.attached, a)
@@ -374,14 +375,22 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 			a.d.mu.Unlock()
 		}
 	}()
+	var ids []jsonrpc.ID // (one unless the request was sent again)
 	opts := []inspector.CallOption{inspector.Raw(), inspector.WithTimeout(-1, -1),
 		inspector.OnRequestID(func(id jsonrpc.ID) {
+			ids = append(ids, id)
 			sent = id.LooseKey()
 			a.d.mu.Lock()
 			a.d.forwards[sent] = forward{a: a, id: m.ID}
 			a.d.mu.Unlock()
 		})}
-	if token := progressToken(m.Params); token != nil {
+	token := progressToken(m.Params)
+	task := token != nil && taskAugmented(m.Params)
+	switch {
+	case task:
+		// The token outlives the answer, for the task's life (tasks.go).
+		opts = append(opts, inspector.WithTaskProgress(func(p inspector.Progress) { a.progress(token, p) }))
+	case token != nil:
 		opts = append(opts, inspector.WithProgress(func(p inspector.Progress) { a.progress(token, p) }))
 	}
 	var params any
@@ -389,6 +398,10 @@ func (a *attachment) forward(ctx context.Context, sess *inspector.Session, m *js
 		params = m.Params
 	}
 	res, err := sess.Call(ctx, m.Method, params, opts...)
+	if task {
+		a.d.followTask(a, sess, ids, res, err)
+	}
+	a.d.taskAnswered(m.Method, m.Params, res, err)
 	var rpcErr *jsonrpc.Error
 	var sc *inspector.ServerCancelledError
 	var tooLarge *transport.FrameTooLargeError

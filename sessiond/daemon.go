@@ -101,6 +101,9 @@ type Daemon struct {
 	// loose key) to the command that made it, for the notifications that
 	// name the request (a 2026-07-28 subscription's).
 	forwards map[string]forward
+	// tasks are the tasks commands created through the session whose
+	// progress it passes on (tasks.go), by taskId.
+	tasks map[string]taskFollow
 	// subs are the attached commands subscribed to each resource URI
 	// (subscriptions.go).
 	subs map[string]map[*attachment]struct{}
@@ -171,6 +174,7 @@ func New(opts Options) (*Daemon, error) {
 		ctx: ctx, cancel: cancel,
 		attached: map[*attachment]struct{}{},
 		forwards: map[string]forward{},
+		tasks:    map[string]taskFollow{},
 		subs:     map[string]map[*attachment]struct{}{},
 		ring:     ring{maxItems: opts.Keep, maxBytes: opts.KeepBytes},
 		wake:     make(chan struct{}, 1),

@@ -175,7 +175,16 @@ func startHeld(t *testing.T, opts Options, fallback map[string]inspector.Request
 
 func startHeldOn(t *testing.T, opts Options, fallback map[string]inspector.RequestHandler, ts *testServer, life inspector.Lifecycle) *held {
 	t.Helper()
-	h := &held{ts: ts, notes: make(chan string, 100), kept: make(chan string, 100), served: make(chan error, 1)}
+	h := startHeldConn(t, opts, fallback, ts.connect(t), life)
+	h.ts = ts
+	return h
+}
+
+// startHeldConn starts a daemon serving a session over conn, to a server
+// of the test's own (h.ts is nil).
+func startHeldConn(t *testing.T, opts Options, fallback map[string]inspector.RequestHandler, conn transport.Conn, life inspector.Lifecycle) *held {
+	t.Helper()
+	h := &held{notes: make(chan string, 100), kept: make(chan string, 100), served: make(chan error, 1)}
 	if opts.Dir == "" {
 		opts.Dir = sessionDir(t)
 	}
@@ -188,7 +197,7 @@ func startHeldOn(t *testing.T, opts Options, fallback map[string]inspector.Reque
 		t.Fatal(err)
 	}
 	h.d, h.dir, h.name = d, opts.Dir, opts.Name
-	sess, err := inspector.Connect(t.Context(), h.ts.connect(t), inspector.Options{
+	sess, err := inspector.Connect(t.Context(), conn, inspector.Options{
 		Lifecycle:      life,
 		Handlers:       d.Handlers(fallback),
 		OnNotification: func(m *jsonrpc.Message) { d.OnNotification(m); h.kept <- m.Method },
