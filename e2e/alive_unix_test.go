@@ -11,7 +11,11 @@ import (
 )
 
 // alive reports whether pid is a live process (a zombie has ended: it only
-// waits to be reaped by whoever inherited it).
+// waits to be reaped by whoever inherited it). A zombie whose other
+// threads are still exiting is alive: a killed Go program's main thread
+// becomes a zombie first, and its files — a session's listening socket —
+// are closed by the last thread that exits (a client that connected
+// meanwhile got "connection reset" instead of "refused").
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
@@ -22,9 +26,15 @@ func alive(pid int) bool {
 		_, noProc := os.Stat("/proc/self/stat")
 		return noProc != nil
 	}
-	// The state follows the parenthesised command name.
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
+	// The state follows the parenthesised command name; the number of
+	// threads is the 18th field after it (proc(5): num_threads).
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return true
 	}
-	return true
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 18 || string(f[0]) != "Z" {
+		return true
+	}
+	return string(f[17]) != "1"
 }
