@@ -396,3 +396,62 @@ fetch(` + strconv.Quote(dev.URL+"/probe") + `, {mode: "no-cors", credentials: "i
 		t.Fatal("the view's request did not reach the local service")
 	}
 }
+
+// sizeApp reports the containerDimensions the host gave it (at
+// ui/initialize and in host-context-changed) beside the size of its own
+// viewport, the frame it is shown in; a button asks for full screen.
+const sizeApp = `<!DOCTYPE html><html><head><style>html,body{margin:0}</style></head><body>
+<p id="inline">?</p><p id="full">?</p><button id="go">full</button>
+<script>
+let cd = null;
+const report = (id) => { document.getElementById(id).textContent =
+  JSON.stringify(cd) + " in " + window.innerWidth + "x" + window.innerHeight; };
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (m.id === 1 && m.result) {
+    cd = m.result.hostContext.containerDimensions;
+    window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+    setTimeout(() => report("inline"), 300);
+  } else if (m.method === "ui/notifications/host-context-changed" && m.params.containerDimensions) {
+    cd = m.params.containerDimensions;
+    setTimeout(() => report("full"), 300);
+  }
+});
+document.getElementById("go").onclick = () => window.parent.postMessage({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } }, "*");
+window.parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26",
+  appInfo: { name: "size", version: "1" }, appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] } } }, "*");
+</script></body></html>`
+
+// The containerDimensions a view is told are the frame it is shown in
+// (spec "Container Dimensions": a fixed width or height "controls the
+// actual space the View occupies"; the view fills it): inline, its width,
+// and full screen, its width and height.
+func TestBrowserContainerDimensionsAreTheFrame(t *testing.T) {
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	b := newFakeBackend(sizeApp)
+	b.meta = `{"ui":{"prefersBorder":true}}`
+	h := newTestHost(t, newRecorder().options(b))
+	v := openShow(t, h, `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	var cd struct{ Width, Height, MaxHeight *float64 }
+	var w, ht int
+	parse := func(s string) bool {
+		i := strings.LastIndex(s, " in ")
+		cd = struct{ Width, Height, MaxHeight *float64 }{}
+		return i > 0 && json.Unmarshal([]byte(s[:i]), &cd) == nil && cd.Width != nil &&
+			func() bool { _, err := fmt.Sscanf(s[i+4:], "%dx%d", &w, &ht); return err == nil }()
+	}
+	s := waitViewText(t, bctx, id, css("#inline"), parse)
+	if int(*cd.Width) != w {
+		t.Errorf("inline: told %s, the frame is %d wide", s, w)
+	}
+	clickInView(t, bctx, id, css("#go"))
+	s = waitViewText(t, bctx, id, css("#full"), parse)
+	if cd.Height == nil || int(*cd.Width) != w || int(*cd.Height) != ht {
+		t.Errorf("full screen: told %s, the frame is %dx%d", s, w, ht)
+	}
+}

@@ -54,17 +54,30 @@
     return e;
   }
 
+  // The height of a full-screen view's head (host.css), above its frame.
+  const FULL_HEAD = 40;
+
+  // env is the browser's environment, and the space of a view's frame
+  // (its content box: what the view's document gets), which the view is
+  // told in containerDimensions: inline, the views' column (a frame is
+  // 100% of it wide), full screen, the viewport (without its scroll
+  // bars) less the head.
   function env() {
     const bar = document.getElementById("bar");
     const barH = bar ? bar.offsetHeight : 0;
+    const cs = getComputedStyle(list);
+    const root = document.documentElement;
     let tz = "";
     try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { /* none */ }
     return {
       timeZone: tz,
       locale: navigator.language || "",
       dark: window.matchMedia("(prefers-color-scheme: dark)").matches,
-      inline: { width: Math.floor(list.clientWidth - 32), maxHeight: Math.max(200, Math.floor((window.innerHeight - barH) * 0.9)) },
-      fullscreen: { width: window.innerWidth, height: Math.max(100, window.innerHeight - 48) },
+      inline: {
+        width: Math.floor(list.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)),
+        maxHeight: Math.max(200, Math.floor((window.innerHeight - barH) * 0.9)),
+      },
+      fullscreen: { width: root.clientWidth, height: Math.max(100, root.clientHeight - FULL_HEAD) },
     };
   }
 
