@@ -31,6 +31,9 @@ type client struct {
 	closers  []func() error
 	once     sync.Once
 	closeErr error // the first error of closers
+	// untrack lets the run go of the client once it is closed (see
+	// runState.track); nil for a view (withOutput).
+	untrack func()
 
 	feats *inspector.ClientFeatures
 	// clientState is shared by the client and its views (withOutput).
@@ -89,6 +92,9 @@ func (c *client) Close() error {
 				c.closeErr = err
 			}
 		}
+		if c.untrack != nil {
+			c.untrack()
+		}
 	})
 	return c.closeErr
 }
@@ -131,8 +137,9 @@ func newPrinter(ios *IOStreams, out output) *tui.Printer {
 type connector struct {
 	// ios are the streams the consoles and prompts use.
 	ios *IOStreams
-	// track is told of every client opened, to close it if mcpx panics.
-	track func(*client)
+	// track is told of every client opened, to close it if mcpx panics;
+	// the client's Close calls what it returns, to be let go of.
+	track func(*client) (untrack func())
 	// prompter asks the person at the terminal: the consoles' lines wait
 	// while it does (nil: nobody is asked).
 	prompter *tui.Prompter
@@ -258,7 +265,7 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 	if a.sink != nil {
 		c.sink.set(a.sink)
 	}
-	k.track(c)
+	c.untrack = k.track(c)
 	rec, replay, err := k.recorder(ctx, c, *d, out)
 	if err != nil {
 		return nil, nil, nil, err

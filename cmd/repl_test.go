@@ -220,7 +220,7 @@ func TestREPLAtATerminalRefusesScriptFlags(t *testing.T) {
 func TestForgetRunResetsEveryFlag(t *testing.T) {
 	t.Parallel()
 	ios, _, _ := NewTestIOStreams(nil)
-	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) {}}}
+	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) func() { return nil }}}
 	s := newReplSession(context.Background(), e, connDesc{}, false)
 	values := map[string]string{"bool": "true", "string": "x", "stringArray": "x", "duration": "3s", "int": "7", "SIZE": "1MiB"}
 	var visit func(c *cobra.Command)
@@ -262,7 +262,7 @@ func TestForgetRunResetsEveryFlag(t *testing.T) {
 func TestREPLCommandTable(t *testing.T) {
 	t.Parallel()
 	ios, out, errOut := NewTestIOStreams(nil)
-	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) {}}}
+	e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) func() { return nil }}}
 	s := newReplSession(context.Background(), e, connDesc{}, false)
 	s.help()
 	offered := map[string]bool{}

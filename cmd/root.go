@@ -137,19 +137,34 @@ type runState struct {
 	interrupts *interrupts
 
 	mu   sync.Mutex
-	open []*client // the clients to close if mcpx panics
+	open map[*client]struct{} // the clients to close if mcpx panics
 }
 
-func (r *runState) track(c *client) {
+// track keeps c to close if mcpx panics, until the returned func, which
+// c's Close calls, lets go of it: a run that opens many clients in turn
+// (verify of a directory of traces, the REPL's :reconnect) would
+// otherwise hold each one's session and frames until it ends.
+func (r *runState) track(c *client) (untrack func()) {
 	r.mu.Lock()
-	r.open = append(r.open, c)
+	if r.open == nil {
+		r.open = map[*client]struct{}{}
+	}
+	r.open[c] = struct{}{}
 	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.open, c)
+		r.mu.Unlock()
+	}
 }
 
 // closeAll closes every client opened (after a panic).
 func (r *runState) closeAll() {
 	r.mu.Lock()
-	open := r.open
+	open := make([]*client, 0, len(r.open))
+	for c := range r.open {
+		open = append(open, c)
+	}
 	r.mu.Unlock()
 	for _, c := range open {
 		c.Close()
