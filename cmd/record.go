@@ -1356,6 +1356,15 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		if res != nil && !out.json && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0) {
 			p.VerifyReport(res)
 		}
+		if res != nil {
+			// What is kept for the end (--junit, --json, the total) needs
+			// no response whole: each mismatch's differences hold what
+			// differs, shortened. Kept whole, every trace's differing
+			// answers, recorded and live, stayed in memory to the last.
+			for i := range res.Mismatches {
+				res.Mismatches[i].Recorded, res.Mismatches[i].Live = nil, nil
+			}
+		}
 		switch {
 		case err != nil:
 			stop = err

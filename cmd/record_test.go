@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -769,5 +771,59 @@ func TestVerifyManyLetsGoOfClosedClients(t *testing.T) {
 	defer run.mu.Unlock()
 	if n := len(run.open); n != 0 {
 		t.Errorf("the run still holds %d closed client(s)", n)
+	}
+}
+
+// verify of several traces holds one trace's answers at a time: what it
+// keeps of each for the end (--junit, --json, the total) is the
+// differences, shortened, not the whole recorded and live answers of each
+// mismatch. Before, a directory of traces whose large answers differ held
+// them all: 60 traces of 2 MiB answers peaked at 350 MB. The heap is
+// measured, after a collection, as each trace's session begins (its
+// initialize has no session id yet); not in parallel, so that only this
+// test's memory is counted.
+func TestVerifyManyHoldsOneTracesAnswersAtATime(t *testing.T) {
+	var peak atomic.Uint64
+	u := sdkURL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				for p := peak.Load(); ms.HeapAlloc > p && !peak.CompareAndSwap(p, ms.HeapAlloc); p = peak.Load() {
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	dir := t.TempDir()
+	first := filepath.Join(t.TempDir(), "a.jsonl")
+	if r := runMcpx(t, nil, "tools", "call", "echo", "message=hi", "--url", u, "--record", first); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recorded answer is a 2 MiB text the live server does not give.
+	const big = 2 << 20
+	edited := bytes.Replace(raw, []byte(`"text":"Echo: hi"`), []byte(`"text":"`+strings.Repeat("x", big)+`"`), 1)
+	if len(edited) < big {
+		t.Fatalf("no answer to edit in the trace:\n%s", raw)
+	}
+	const traces = 10
+	for i := range traces {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("t%02d.jsonl", i)), edited, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peak.Store(0)
+	r := runMcpx(t, nil, "verify", dir, "--junit", filepath.Join(t.TempDir(), "report.xml"), "--url", u)
+	if r.code != ExitMismatch || !strings.Contains(r.stdout, fmt.Sprintf("%d trace(s): 0 verified, %d with differences", traces, traces)) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Each trace's answer kept would be 20 MiB by the last trace.
+	if p := peak.Load(); p > 5*big {
+		t.Errorf("the heap held %d MiB as the last trace began, for traces of one %d MiB answer each", p>>20, big>>20)
 	}
 }
