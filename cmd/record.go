@@ -1348,12 +1348,19 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		}
 		runs = append(runs, record.JUnitRun{Result: res,
 			Options: record.JUnitOptions{Name: names[file], Time: time.Since(began), Err: err}})
-		fr := fileResult{File: file, Result: res}
+		// A run that could not start has nothing to report: not a result
+		// saying ok with nothing verified (--json printed "ok": true
+		// beside the error), nor "✓ 0 exchange(s) verified".
+		reported := res != nil && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0)
+		fr := fileResult{File: file}
+		if reported {
+			fr.Result = res
+		}
 		if err != nil {
 			fr.Error = err.Error()
 		}
 		results = append(results, fr)
-		if res != nil && !out.json && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0) {
+		if reported && !out.json {
 			p.VerifyReport(res)
 		}
 		if res != nil {
