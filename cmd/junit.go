@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,7 +13,22 @@ import (
 
 // writeJUnit writes verify's result for one trace or several as a JUnit
 // XML report to name (mcpx verify --junit), atomically.
+//
+// An interrupted run (Ctrl-C, a CI job cancelled) writes it still, with
+// what was verified and the trace interrupted as an error: otherwise no
+// report, or an older run's, passing, stayed in its place. ctx no longer
+// bounds the write then; a few seconds do (a FIFO nobody reads).
 func writeJUnit(ctx context.Context, name string, elapsed time.Duration, runs ...record.JUnitRun) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	for i := range runs {
+		if errors.Is(runs[i].Options.Err, context.Canceled) {
+			runs[i].Options.Err = errInterrupted
+		}
+	}
 	var b bytes.Buffer
 	report := ""
 	if len(runs) == 1 {
@@ -28,3 +44,7 @@ func writeJUnit(ctx context.Context, name string, elapsed time.Duration, runs ..
 	}
 	return nil
 }
+
+// errInterrupted is how a report names a verification the run's
+// interruption stopped (what mcpx prints for it too).
+var errInterrupted = errors.New("interrupted")
