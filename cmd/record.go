@@ -485,7 +485,23 @@ func traceFiles(names []string) ([]string, error) {
 			return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)
 		}
 	}
-	return out, nil
+	// A trace named twice (traces/*.jsonl and traces, ./a.jsonl and
+	// a.jsonl) is verified once, under its first name: twice, it took
+	// twice the time and its suites were in the JUnit report twice
+	// under one name, which a CI reporter merges.
+	seen := make(map[string]bool, len(out))
+	kept := out[:0]
+	for _, f := range out {
+		key := f
+		if abs, err := filepath.Abs(f); err == nil {
+			key = abs
+		}
+		if !seen[key] {
+			seen[key] = true
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
 }
 
 // sameFile reports whether the names a and b lead to one file: the same
