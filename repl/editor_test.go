@@ -469,3 +469,20 @@ func TestEditorHistoryContinuation(t *testing.T) {
 		}
 	}
 }
+
+// TestEditorHomeEnd: Home and End move to the start and the end of the
+// line in each of the forms terminals send them: xterm's (ESC [ H, ESC O
+// H), and the VT220 form of tmux, screen and the Linux console (ESC [ 1 ~,
+// ESC [ 4 ~) and rxvt's (ESC [ 7 ~, ESC [ 8 ~), which readline ignores.
+func TestEditorHomeEnd(t *testing.T) {
+	for _, k := range []struct{ home, end string }{
+		{"\x1b[H", "\x1b[F"}, {"\x1bOH", "\x1bOF"}, {"\x1b[1~", "\x1b[4~"}, {"\x1b[7~", "\x1b[8~"},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		ch := f.read()
+		f.typeKeys(t, "ping"+k.home+"#"+k.end+"!\r")
+		if r := wait(t, ch); r.err != nil || r.text != "#ping!" {
+			t.Errorf("Home %q, End %q: got %q, %v; want %q", k.home, k.end, r.text, r.err, "#ping!")
+		}
+	}
+}

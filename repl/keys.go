@@ -272,6 +272,20 @@ var (
 	pasteEnd   = []byte("\x1b[201~")
 )
 
+// homeEnd turns the VT220 form of Home and End (ESC [ 1 ~ and ESC [ 4 ~:
+// what tmux, screen and the Linux console send) and rxvt's (ESC [ 7 ~,
+// ESC [ 8 ~) into xterm's, the only ones readline knows: it ignores the
+// others, and Home and End did nothing there.
+func homeEnd(seq []byte) []byte {
+	switch string(seq) {
+	case "\x1b[1~", "\x1b[7~":
+		return []byte("\x1b[H")
+	case "\x1b[4~", "\x1b[8~":
+		return []byte("\x1b[F")
+	}
+	return seq
+}
+
 // feed takes bytes of the terminal's: keys go to buf for readline, text to
 // pieces (with a pasteKey in buf). Escape sequences are kept whole, the
 // bracketed paste's own taken out. At the end of the input (last), what
@@ -290,7 +304,7 @@ func (k *keyReader) feed(data []byte, last bool) {
 			case bytes.Equal(k.seq, pasteEnd):
 				k.paste = false
 			default:
-				k.buf = append(k.buf, k.seq...)
+				k.buf = append(k.buf, homeEnd(k.seq)...)
 			}
 			k.seq, k.in = k.seq[:0], escNone
 			continue
