@@ -55,7 +55,8 @@ REPL commands besides mcpx's own: help, :wire on|off, :json on|off,
 
 The history is kept in $XDG_STATE_HOME/mcpx/history (~/.local/state/mcpx/history;
 $MCPX_HISTORY_FILE overrides the path), except commands typed with a leading
-blank.`
+blank and commands that give a credential (--bearer, -H 'Authorization: …',
+password=…).`
 
 func newReplCmd(e *env) *cobra.Command {
 	o := &replOptions{e: e}
@@ -164,8 +165,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		})
 		runner.Read = func() (string, error) {
 			text, err := ed.ReadCommand()
-			if err == nil && !strings.HasPrefix(text, " ") {
-				ed.AddHistory(text) // (a command typed with a leading blank is not kept)
+			// (A command typed with a leading blank is not kept, nor one
+			// that gives a credential.)
+			if err == nil && !strings.HasPrefix(text, " ") && !givesCredential(text) {
+				ed.AddHistory(text)
 			}
 			return text, err
 		}
@@ -379,6 +382,42 @@ func (o *replOptions) newEditor(s *replSession) (*repl.Editor, error) {
 func isRealTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && isTerminal(f)
+}
+
+// givesCredential says whether a command gives a credential, and is
+// therefore kept out of the history file, which outlives the session: an
+// option or argument whose value looks secret (as a trace's command line
+// hides it: --client-secret X, password=X), --bearer, or a credential
+// header (-H 'Authorization: …'). The session's options are refused in the
+// REPL, but the line that gave one would have kept the token for good.
+func givesCredential(text string) bool {
+	words, err := repl.Split(text)
+	if err != nil {
+		return false
+	}
+	for i, w := range words {
+		if _, _, secret := secretArg(words, i); secret {
+			return true
+		}
+		name, value, hasValue := strings.Cut(w, "=")
+		switch {
+		case name == "--bearer":
+			return true
+		case name == "--header" && hasValue:
+		case strings.HasPrefix(w, "-H") && !strings.HasPrefix(w, "--"):
+			value, hasValue = strings.TrimPrefix(w, "-H"), len(w) > 2
+		case w == "--header":
+		default:
+			continue
+		}
+		if !hasValue && i+1 < len(words) {
+			value = words[i+1]
+		}
+		if h, _, _ := strings.Cut(value, ":"); credentialHeader(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // historyPath is where the command history lives: $MCPX_HISTORY_FILE, else

@@ -475,6 +475,42 @@ func TestReplTerminal(t *testing.T) {
 	}
 }
 
+// A command that gives a credential is not kept in the history file:
+// --bearer, --client-secret and -H with a credential header are refused
+// in the REPL (they choose the session), and the file would otherwise
+// keep the token for good; a secret-looking option or tool argument
+// (--api-key, password=) is a credential too.
+func TestReplHistoryKeepsNoCredentials(t *testing.T) {
+	t.Parallel()
+	hist := filepath.Join(t.TempDir(), "history")
+	term := startTerminal(t, map[string]string{"MCPX_HISTORY_FILE": hist}, args("repl", sdkServer())...)
+	at := term.waitScreen(0, "mcpx> ")
+	for _, l := range []string{
+		"ping --bearer s3cret-1",
+		"ping --bearer=s3cret-2",
+		"ping -H 'Authorization: Bearer s3cret-3'",
+		"ping --header='X-Api-Key: s3cret-4'",
+		"ping -H'Cookie: s=s3cret-5'",
+		"ping --client-secret s3cret-6",
+		"ping --idp-client-secret=s3cret-7",
+		"tools call log password=s3cret-8",
+		"tools call log --api-key s3cret-9",
+	} {
+		term.typeKeys(l + "\r")
+	}
+	term.typeKeys("ping -H 'Accept-Language: fr'\rping\r")
+	at = term.waitScreen(at, "pong")
+	term.waitScreen(at, "mcpx> ")
+	term.typeKeys("\x04")
+	if code := term.exit(); code != cmd.ExitOK {
+		t.Errorf("exit %d after Ctrl-D", code)
+	}
+	b, err := os.ReadFile(hist)
+	if err != nil || string(b) != "ping -H 'Accept-Language: fr'\nping\n" {
+		t.Errorf("history %q, %v; want only the commands without a credential", b, err)
+	}
+}
+
 // Ctrl-C while a question is asked dismisses it (an elicitation is
 // cancelled) and then cancels the command: the person always sees the
 // question answered, then the interruption -- never the call's result
