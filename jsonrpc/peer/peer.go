@@ -108,6 +108,9 @@ type Peer struct {
 	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
 	serving map[string]context.CancelCauseFunc
+	// unserved: the read loop has ended, and so have the handlers (see
+	// endHandlers); one that starts after is ended at once.
+	unserved bool
 
 	readCtx  context.Context // the read loop's; Stop cancels it
 	stopRead context.CancelFunc
@@ -194,7 +197,7 @@ func (p *Peer) Err() error {
 	}
 }
 
-// Close closes the connection, waits for the read loop to end, and
+// Close closes the connection, waits for the read loop to end, which
 // cancels the handlers still running (it does not wait for them: one may
 // be waiting on a person). Every Call waiting for a response returns. It
 // is idempotent.
@@ -210,11 +213,6 @@ func (p *Peer) Close() error {
 			p.endUnstarted(transport.ErrClosed)
 		}
 		<-p.done
-		p.mu.Lock()
-		for _, cancel := range p.serving {
-			cancel(ErrEnded)
-		}
-		p.mu.Unlock()
 	})
 	return p.closeErr
 }
@@ -241,12 +239,21 @@ func (p *Peer) Stop() {
 		p.endUnstarted(context.Canceled)
 	}
 	<-p.done
+	p.handlers.Wait()
+}
+
+// endHandlers ends the handlers still running (ErrEnded), and those that
+// start later, when the read loop ends: on Close or Stop, and when the
+// connection ends on the peer's side (a server that exited): no answer
+// can reach the peer then, and a handler asking a person for one would
+// ask on for nothing.
+func (p *Peer) endHandlers() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unserved = true
 	for _, cancel := range p.serving {
 		cancel(ErrEnded)
 	}
-	p.mu.Unlock()
-	p.handlers.Wait()
 }
 
 func (p *Peer) warn(format string, args ...any) {

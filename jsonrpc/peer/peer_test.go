@@ -715,3 +715,37 @@ func TestArrival(t *testing.T) {
 		t.Error("a context of no handler has an arrival")
 	}
 }
+
+// TestPeerGoneEndsHandlers: when the connection ends on the peer's side
+// (a server that exits while its request waits on a person), the handlers
+// still running end too (ErrEnded): nobody is left to answer, and a
+// question asked for the request would otherwise go on for nothing.
+func TestPeerGoneEndsHandlers(t *testing.T) {
+	started := make(chan struct{})
+	ended := make(chan error, 1)
+	a, b := transport.Pipe()
+	p := New(a, Options{Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return nil, context.Cause(ctx)
+	}})
+	p.Start()
+	t.Cleanup(func() { p.Close() })
+	r := &remote{t: t, conn: b}
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	select {
+	case <-started:
+	case <-time.After(wait):
+		t.Fatal("the handler never started")
+	}
+	b.Close()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, ErrEnded) {
+			t.Errorf("the handler's context ended with %v, want ErrEnded", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the handler still runs after the peer's end of the connection closed")
+	}
+}

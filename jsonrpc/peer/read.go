@@ -19,6 +19,7 @@ const answerTimeout = 5 * time.Second
 // readLoop is the connection's only reader.
 func (p *Peer) readLoop() {
 	defer close(p.done)
+	defer p.endHandlers()
 	defer p.recoverPanic()
 	for {
 		f, err := p.conn.Read(p.readCtx)
@@ -276,6 +277,9 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	defer cancel(nil)
 	p.mu.Lock()
 	p.serving[key] = cancel
+	if p.unserved {
+		cancel(ErrEnded)
+	}
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
