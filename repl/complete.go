@@ -294,8 +294,20 @@ func (c *Completer) args(ctx context.Context, node *Node, pos []string, partial 
 	n := len(pos)
 	switch node.Path {
 	case "help":
+		// help COMMAND...: the commands, then the subcommands of the one
+		// named, then what the command named takes first (help tools call
+		// NAME describes the tool).
+		at := c.Root
+		for _, p := range pos {
+			if at = at.child(p); at == nil {
+				return nil
+			}
+		}
+		if n > 0 && len(at.Children) == 0 {
+			return c.args(ctx, at, nil, partial, flags)
+		}
 		var out []Candidate
-		for _, ch := range c.Root.Children {
+		for _, ch := range at.Children {
 			if !strings.HasPrefix(ch.Name, ":") {
 				out = append(out, Candidate{Text: ch.Name})
 			}

@@ -141,6 +141,15 @@ func TestComplete(t *testing.T) {
 		{":log e", []string{"mergency ", "rror "}, 1},
 		{":roots remove ", []string{"file:///tmp "}, 0},
 		{"help t", []string{"ools "}, 1},
+		// help's later words: the subcommands of the command named, then
+		// what that command takes first (help tools call NAME describes
+		// the tool).
+		{"help tools ", []string{"call ", "list ", "schema "}, 0},
+		{"help tools c", []string{"all "}, 1},
+		{"help tools call e", []string{"cho "}, 1},
+		{"help tools call echo ", nil, 0},
+		{"help ping ", nil, 0},
+		{"help nosuch ", nil, 0},
 		// Nothing to complete inside JSON.
 		{"call tools/call {\"na", nil, 0},
 	} {
