@@ -54,6 +54,15 @@ func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 	if why, ok := notInREPL(name); ok {
 		return repl.Result{Code: s.report(ctx, usageErrorf("%s is not available in the REPL: %s", name, why))}
 	}
+	if name == "mcpx" && len(args) > 0 {
+		// A command pasted from a shell or the README: cobra would say
+		// unknown command "mcpx" for "mcpx".
+		shown := make([]string, len(args))
+		for i, a := range args {
+			shown[i] = repl.Quote(a)
+		}
+		return repl.Result{Code: s.report(ctx, usageErrorf("leave out \"mcpx\": the REPL runs mcpx's commands as they follow it (%s)", strings.Join(shown, " ")))}
+	}
 	return repl.Result{Code: s.runLine(ctx, words)}
 }
 

@@ -378,3 +378,20 @@ func TestREPLScriptDirectoryRefused(t *testing.T) {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// A line pasted from a shell, with mcpx in front, is told to leave it out
+// (cobra said: unknown command "mcpx" for "mcpx").
+func TestREPLLineStartingWithMcpx(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, nil)
+	ios, _, errOut := NewTestIOStreams(nil)
+	ios.In = strings.NewReader("mcpx tools list\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if code := Run(ctx, []string{"repl", "--url", u}, ios); code != ExitUsage {
+		t.Errorf("exit %d, want %d", code, ExitUsage)
+	}
+	if want := `mcpx: line 1: leave out "mcpx": the REPL runs mcpx's commands as they follow it (tools list)`; !strings.HasPrefix(errOut.String(), want) {
+		t.Errorf("stderr %q, want it to begin %q", errOut, want)
+	}
+}
