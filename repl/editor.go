@@ -74,10 +74,11 @@ type Editor struct {
 	holders     int  // conversations holding or waiting for the terminal
 	held        bool // a conversation holds the terminal
 
-	used  atomic.Bool // a line was read once
-	real  bool        // the terminal is the process's
-	out   io.Writer   // the streams, as given
-	other io.Writer
+	used   atomic.Bool // a line was read once
+	asking atomic.Bool // a question is read (see promptCompleter)
+	real   bool        // the terminal is the process's
+	out    io.Writer   // the streams, as given
+	other  io.Writer
 
 	// The text of the pasteKey readline is handling (its goroutine only).
 	piece    []rune
@@ -112,7 +113,6 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		HistoryLimit:           o.HistoryLimit,
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
-		AutoComplete:           o.Complete,
 		Stdin:                  keys,
 		Stdout:                 t.Out,
 		Stderr:                 other,
@@ -130,6 +130,9 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		Listener:     readline.FuncListener(e.insertPiece),
 		FuncGetWidth: widthOf(t.Out),
 	}
+	if o.Complete != nil {
+		cfg.AutoComplete = promptCompleter{e: e, c: o.Complete}
+	}
 	if !t.Real {
 		noop := func() error { return nil }
 		cfg.FuncMakeRaw, cfg.FuncExitRaw = noop, noop
@@ -144,6 +147,21 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		e.loadHistory(o.HistoryFile)
 	}
 	return e, nil
+}
+
+// promptCompleter completes at the prompt only: a question's answer (an
+// elicitation's field, a sampling reply) is not a command, and Tab there
+// offered mcpx's commands (to, Tab: "tools ").
+type promptCompleter struct {
+	e *Editor
+	c readline.AutoCompleter
+}
+
+func (p promptCompleter) Do(line []rune, pos int) ([][]rune, int) {
+	if p.e.asking.Load() {
+		return nil, 0
+	}
+	return p.c.Do(line, pos)
 }
 
 func widthOf(w io.Writer) func() int {
@@ -463,6 +481,8 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	done := make(chan result, 1)
 	e.rl.SetPrompt(prompt)
 	defer e.rl.SetPrompt(e.o.Prompt)
+	e.asking.Store(true)
+	defer e.asking.Store(false)
 	go func() {
 		line, err := e.readline("")
 		done <- result{line, err}

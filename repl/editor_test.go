@@ -486,3 +486,27 @@ func TestEditorHomeEnd(t *testing.T) {
 		}
 	}
 }
+
+// A question's answer is not a command: Tab completes mcpx's commands at
+// the prompt only (in an elicitation's field, "to" and Tab became
+// "tools "), and is then part of the answer as typed.
+func TestEditorQuestionDoesNotComplete(t *testing.T) {
+	c := &Completer{Root: testGrammar(), Source: func() Source { return fakeSource{} }}
+	f := newFakeTerm(t, EditorOptions{Complete: c})
+	answer := make(chan cmdResult, 1)
+	go func() {
+		s, err := f.ed.ReadLine(context.Background(), "your name? ")
+		answer <- cmdResult{s, err}
+	}()
+	testwait.For(t, "the question", func() bool { return strings.Contains(f.screen.String(), "your name? ") })
+	f.typeKeys(t, "to\t\t\r")
+	if r := wait(t, answer); r.err != nil || r.text != "to" {
+		t.Fatalf("answer %q, %v; want %q", r.text, r.err, "to")
+	}
+	// The prompt still completes.
+	ch := f.read()
+	f.typeKeys(t, "to\t\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools " {
+		t.Fatalf("the prompt gave %q, %v; want %q", r.text, r.err, "tools ")
+	}
+}
