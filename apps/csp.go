@@ -93,7 +93,32 @@ type Policy struct {
 	// by its place in _meta.ui and with the reason (`csp.connectDomains
 	// entry "*": ...`, `permissions member "usb": ...`).
 	Refused []string
+	// Declared says whose _meta.ui the policy was built from: the
+	// resources/read content item's, the resources/list entry's (when the
+	// content item has none), or none.
+	Declared Declared
+	// ListingError is why the resources/list entry, looked at because the
+	// content item declares no _meta.ui, gave nothing: the listing failed
+	// (a server without resources/list; the backend's error), or the
+	// entry's _meta.ui is malformed (wraps ErrBadMeta). The view then has
+	// the restrictive default. Nil otherwise.
+	ListingError error
 }
+
+// Declared is where a view's _meta.ui comes from.
+type Declared string
+
+const (
+	// DeclaredNowhere: neither the content item nor the listing declares
+	// _meta.ui (or the listing could not be read): the spec's restrictive
+	// default.
+	DeclaredNowhere Declared = ""
+	// DeclaredInContent: the resources/read content item's _meta.ui.
+	DeclaredInContent Declared = "resources/read content"
+	// DeclaredInListing: the resources/list entry's _meta.ui, the
+	// fallback for a content item without one.
+	DeclaredInListing Declared = "resources/list entry"
+)
 
 // External reports whether the view may reach any origin beyond its own
 // sandbox: the case the user should be warned about.

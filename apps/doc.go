@@ -14,7 +14,8 @@
 //     session that shows every view opened, each in a frame of
 //   - the sandbox origin (http://127.0.0.2:P2/<token>/view/<id>): the
 //     view's sandbox proxy, served with the view's Content-Security-Policy
-//     header (built from the resource's _meta.ui.csp, never looser than
+//     header (built from the resource's _meta.ui.csp — its resources/read
+//     content item's, else its resources/list entry's — never looser than
 //     declared, the spec's restrictive default without declarations, and
 //     frame-ancestors naming the host page). The proxy writes the view's
 //     HTML into an inner frame, which inherits that policy, and relays

@@ -24,6 +24,9 @@ type fakeBackend struct {
 	html      string
 	mime      string
 	meta      string // the resource content's _meta, raw
+	listMeta  string // the resource's resources/list entry's _meta, raw
+	listErr   error  // what resources/list fails with
+	listings  int    // ListedResource calls
 	calls     []string
 	reads     []string
 	readErr   error
@@ -90,6 +93,23 @@ func (b *fakeBackend) ReadResource(ctx context.Context, uri string) (json.RawMes
 		c["_meta"] = json.RawMessage(b.meta)
 	}
 	return json.Marshal(map[string]any{"contents": []any{c}})
+}
+
+func (b *fakeBackend) ListedResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.listings++
+	if b.listErr != nil {
+		return nil, b.listErr
+	}
+	if uri != "ui://test/app" {
+		return nil, nil
+	}
+	e := map[string]any{"uri": uri, "name": "app", "mimeType": MIMEType}
+	if b.listMeta != "" {
+		e["_meta"] = json.RawMessage(b.listMeta)
+	}
+	return json.Marshal(e)
 }
 
 func (b *fakeBackend) toolCalls() []string {

@@ -36,6 +36,17 @@ type Backend interface {
 	CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 	// ReadResource sends resources/read for uri and returns the result.
 	ReadResource(ctx context.Context, uri string) (json.RawMessage, error)
+	// ListedResource returns uri's entry in the server's resources/list
+	// (a Resource object with its _meta), nil when the server does not
+	// list it. The host asks only when the view's resources/read content
+	// item declares no _meta.ui: the entry's _meta.ui is then the view's
+	// declaration (the ext-apps SDK puts registerAppResource's _meta.ui
+	// there, "a listing-level fallback" to the content item's). An error
+	// (a server without resources/list, a listing that failed) leaves the
+	// view with the spec's restrictive default, as a server that declares
+	// nothing. Implementations should answer from a cache of the list,
+	// kept up to date by list_changed, as for ListTools.
+	ListedResource(ctx context.Context, uri string) (json.RawMessage, error)
 }
 
 // Implementation names the host in ui/initialize (hostInfo).
@@ -391,9 +402,10 @@ type Call struct {
 // Open reads the tool's ui:// resource through the backend, checks it
 // and makes a view of it, shown in the connected host page or in the
 // next one that connects (spec "Resource Discovery": "Host MUST use
-// resources/read to fetch the referenced resource URI"). Errors wrap
-// ErrNoView, ErrBadMeta, ErrResourceRead, ErrMIMEType, ErrInvalidHTML or
-// ErrClosed.
+// resources/read to fetch the referenced resource URI"); a content item
+// without _meta.ui has its resources/list entry's (listingDeclarations).
+// Errors wrap ErrNoView, ErrBadMeta, ErrResourceRead, ErrMIMEType,
+// ErrInvalidHTML or ErrClosed, or are ctx's.
 func (h *Host) Open(ctx context.Context, call Call) (*View, error) {
 	ui, err := ParseToolUI(call.Tool)
 	if err != nil {
@@ -418,6 +430,12 @@ func (h *Host) Open(ctx context.Context, call Call) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res.declared == DeclaredNowhere {
+		h.listingDeclarations(ctx, &res)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("apps: opening the view of %q: %w", name, err)
+		}
+	}
 	v := newView(h, call, name, res)
 	h.mu.Lock()
 	if h.closed {
@@ -437,6 +455,50 @@ func (h *Host) Open(ctx context.Context, call Call) (*View, error) {
 		v.attach(c)
 	}
 	return v, nil
+}
+
+// listingDeclarations reads the view's _meta.ui from its resource's
+// resources/list entry, for a resources/read content item that declares
+// none. This is the ext-apps SDK's rule (McpUiAppResourceConfig: the
+// entry's _meta.ui is "a listing-level fallback"; McpUiToolMeta.csp:
+// "Hosts read it from the resources/read content item (with
+// resources/list entry as fallback)"), which its servers rely on: a
+// registerAppResource's _meta.ui is only in the listing unless the read
+// callback repeats it. The precedence is whole-object, as in the SDK's
+// reference hosts (contentMeta?.ui ?? listingMeta?.ui): a content item
+// with a _meta.ui, even an empty one, is the whole declaration and the
+// entry is not read; fields are never merged from both, which could
+// grant what neither declaration asked for alone. Failing to list, or a
+// malformed entry, leaves the restrictive default (res unchanged) and
+// says why in the view's Policy.ListingError: the listing is a
+// fallback, never required.
+func (h *Host) listingDeclarations(ctx context.Context, res *resource) {
+	entry, err := h.opts.Backend.ListedResource(ctx, res.uri)
+	if err != nil {
+		res.listingErr = fmt.Errorf("resources/list: %w", err)
+		return
+	}
+	if entry == nil {
+		return
+	}
+	var e struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(entry, &e); err != nil {
+		res.listingErr = fmt.Errorf("%w: the resources/list entry of %s is not a Resource object: %v", ErrBadMeta, res.uri, err)
+		return
+	}
+	raw, ok := e.Meta["ui"]
+	if !ok || string(raw) == "null" {
+		return
+	}
+	decl, err := parseUIMeta(raw)
+	if err != nil {
+		res.listingErr = fmt.Errorf("%w: %s: its resources/list entry's _meta.ui: %v", ErrBadMeta, res.uri, err)
+		return
+	}
+	res.uiDecl = decl
+	res.declared = DeclaredInListing
 }
 
 // Views returns the views that are open.

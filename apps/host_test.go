@@ -623,6 +623,93 @@ func TestOpenChecksTheResource(t *testing.T) {
 	}
 }
 
+// A view's _meta.ui comes from its resources/read content item, and from
+// its resources/list entry only when the content item has none (the
+// ext-apps SDK's listing-level fallback, which its registerAppResource
+// relies on). The content item's, when present, is the whole declaration
+// (no field taken from the entry); a listing that fails or is malformed
+// leaves the restrictive default, and the view opens.
+func TestListingDeclarations(t *testing.T) {
+	const listed = `{"ui":{"csp":{"connectDomains":["https://api.example.com"],"resourceDomains":["https://cdn.example.com","'unsafe-eval'"]},"permissions":{"camera":{}},"prefersBorder":true}}`
+	defaultHeader := buildPolicy(CSP{}, Permissions{}, nil).Header
+	defaultHeader = defaultHeader[:strings.Index(defaultHeader, "; frame-ancestors")]
+	for _, tc := range []struct {
+		name     string
+		meta     string // the content item's _meta
+		listMeta string
+		listErr  error
+		// want: the policy's connect-src and script-src, where the
+		// declarations came from, whether the listing was asked.
+		connect, script string
+		declared        Declared
+		listed          bool
+		listingErr      error
+		border          bool
+	}{
+		{name: "only listed", listMeta: listed,
+			connect: "connect-src https://api.example.com;", script: "script-src 'self' 'unsafe-inline' https://cdn.example.com;",
+			declared: DeclaredInListing, listed: true, border: true},
+		{name: "content _meta without ui", meta: `{"other":{}}`, listMeta: listed,
+			connect: "connect-src https://api.example.com;", script: "script-src 'self' 'unsafe-inline' https://cdn.example.com;",
+			declared: DeclaredInListing, listed: true, border: true},
+		{name: "content ui null", meta: `{"ui":null}`, listMeta: listed,
+			connect: "connect-src https://api.example.com;", script: "script-src 'self' 'unsafe-inline' https://cdn.example.com;",
+			declared: DeclaredInListing, listed: true, border: true},
+		{name: "content wins whole", meta: `{"ui":{"csp":{"resourceDomains":["https://other.example.com"]}}}`, listMeta: listed,
+			connect: "connect-src 'none';", script: "script-src 'self' 'unsafe-inline' https://other.example.com;",
+			declared: DeclaredInContent},
+		{name: "empty content ui wins", meta: `{"ui":{}}`, listMeta: listed,
+			connect: "connect-src 'none';", script: "script-src 'self' 'unsafe-inline';",
+			declared: DeclaredInContent},
+		{name: "neither", connect: "connect-src 'none';", script: "script-src 'self' 'unsafe-inline';", listed: true},
+		{name: "listing fails", listMeta: listed, listErr: &Error{Code: -32601, Message: "Method not found"},
+			connect: "connect-src 'none';", script: "script-src 'self' 'unsafe-inline';", listed: true, listingErr: &Error{}},
+		{name: "listing malformed", listMeta: `{"ui":{"csp":{"connectDomains":"https://api.example.com"}}}`,
+			connect: "connect-src 'none';", script: "script-src 'self' 'unsafe-inline';", listed: true, listingErr: ErrBadMeta},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newFakeBackend(minimalHTML)
+			b.meta, b.listMeta, b.listErr = tc.meta, tc.listMeta, tc.listErr
+			h := newTestHost(t, newRecorder().options(b))
+			v := openShow(t, h, `{}`)
+			p := v.Policy()
+			if !strings.Contains(p.Header, tc.connect) || !strings.Contains(p.Header, tc.script) {
+				t.Errorf("CSP %q, want %q and %q", p.Header, tc.connect, tc.script)
+			}
+			if tc.declared == DeclaredNowhere && !strings.HasPrefix(p.Header, defaultHeader) {
+				t.Errorf("CSP %q, want the restrictive default %q", p.Header, defaultHeader)
+			}
+			if p.Declared != tc.declared {
+				t.Errorf("declared in %q, want %q", p.Declared, tc.declared)
+			}
+			if b.listings > 0 != tc.listed {
+				t.Errorf("%d listings, want some: %v", b.listings, tc.listed)
+			}
+			var rpc *Error
+			switch {
+			case tc.listingErr == nil && p.ListingError != nil:
+				t.Errorf("listing error %v", p.ListingError)
+			case tc.listingErr == ErrBadMeta && !errors.Is(p.ListingError, ErrBadMeta),
+				tc.listingErr != nil && tc.listingErr != ErrBadMeta && !errors.As(p.ListingError, &rpc):
+				t.Errorf("listing error %v, want %T %v", p.ListingError, tc.listingErr, tc.listingErr)
+			}
+			if got := v.res.prefersBorder != nil && *v.res.prefersBorder; got != tc.border {
+				t.Errorf("prefersBorder %v, want %v", got, tc.border)
+			}
+			if tc.declared == DeclaredInListing {
+				// Declared in the listing, checked as in the content: the
+				// keyword refused, the permission granted.
+				if len(p.Refused) != 1 || !strings.Contains(p.Refused[0], "unsafe-eval") || strings.Contains(p.Header, "unsafe-eval") ||
+					p.Permissions.Allow() != "camera" || len(p.CSP.ConnectDomains) != 1 {
+					t.Errorf("policy %+v", p)
+				}
+			} else if p.Permissions.Allow() != "" {
+				t.Errorf("permissions %q, none declared", p.Permissions.Allow())
+			}
+		})
+	}
+}
+
 // The listeners follow the local listener rule and serve nothing outside
 // their per-run paths.
 func TestListeners(t *testing.T) {

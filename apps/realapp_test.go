@@ -54,6 +54,18 @@ func (b sdkBackend) ReadResource(ctx context.Context, uri string) (json.RawMessa
 	return json.Marshal(res)
 }
 
+func (b sdkBackend) ListedResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	for r, err := range b.s.Resources(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if r.URI == uri {
+			return json.Marshal(r)
+		}
+	}
+	return nil, nil
+}
+
 // appServer starts an example app server from npm over stdio (--stdio),
 // declaring the extension, or skips (fails under MCPX_REQUIRE_INTEROP=1)
 // when it is not installed.

@@ -142,8 +142,19 @@ func toolName(tool json.RawMessage) string {
 
 // resource is a view's checked HTML and its declarations.
 type resource struct {
-	uri         string
-	html        string
+	uri  string
+	html string
+	uiDecl
+	// declared says where uiDecl comes from.
+	declared Declared
+	// listingErr is why the resources/list entry, looked at for a content
+	// item without _meta.ui, gave no declarations: nil when it was not
+	// looked at, declared nothing or was used.
+	listingErr error
+}
+
+// uiDecl is what a resource's _meta.ui declares (McpUiResourceMeta).
+type uiDecl struct {
 	csp         CSP
 	permissions Permissions
 	// refusedPermissions are the declared permissions not granted: names
@@ -208,39 +219,51 @@ func parseResource(uri string, result json.RawMessage) (resource, error) {
 	}
 	res := resource{uri: uri, html: string(html)}
 	if raw, ok := c.Meta["ui"]; ok && string(raw) != "null" {
-		var ui struct {
-			CSP           *CSP                       `json:"csp"`
-			Permissions   map[string]json.RawMessage `json:"permissions"`
-			PrefersBorder *bool                      `json:"prefersBorder"`
-		}
-		if err := json.Unmarshal(raw, &ui); err != nil {
+		decl, err := parseUIMeta(raw)
+		if err != nil {
 			return resource{}, fmt.Errorf("%w: %s: the resource's _meta.ui: %v", ErrBadMeta, uri, err)
 		}
-		if ui.CSP != nil {
-			res.csp = *ui.CSP
-		}
-		// A permission is asked for by a member holding an object; other
-		// members grant nothing, and are reported.
-		asked := func(k string) bool {
-			v, ok := ui.Permissions[k]
-			return ok && len(v) > 0 && v[0] == '{'
-		}
-		res.permissions = Permissions{
-			Camera: asked("camera"), Microphone: asked("microphone"),
-			Geolocation: asked("geolocation"), ClipboardWrite: asked("clipboardWrite"),
-		}
-		for _, k := range slices.Sorted(maps.Keys(ui.Permissions)) {
-			name := strconv.QuoteToASCII(clipString(k, 100))
-			switch {
-			case !slices.Contains([]string{"camera", "microphone", "geolocation", "clipboardWrite"}, k):
-				res.refusedPermissions = append(res.refusedPermissions, fmt.Sprintf("permissions member %s: not a permission of the spec (camera, microphone, geolocation, clipboardWrite)", name))
-			case !asked(k):
-				res.refusedPermissions = append(res.refusedPermissions, fmt.Sprintf("permissions member %s: its value %s is not an object ({} asks for it)", name, clip(ui.Permissions[k])))
-			}
-		}
-		res.prefersBorder = ui.PrefersBorder
+		res.uiDecl, res.declared = decl, DeclaredInContent
 	}
 	return res, nil
+}
+
+// parseUIMeta reads a resource's _meta.ui, of its resources/read content
+// item or of its resources/list entry.
+func parseUIMeta(raw json.RawMessage) (uiDecl, error) {
+	var ui struct {
+		CSP           *CSP                       `json:"csp"`
+		Permissions   map[string]json.RawMessage `json:"permissions"`
+		PrefersBorder *bool                      `json:"prefersBorder"`
+	}
+	if err := json.Unmarshal(raw, &ui); err != nil {
+		return uiDecl{}, err
+	}
+	var d uiDecl
+	if ui.CSP != nil {
+		d.csp = *ui.CSP
+	}
+	// A permission is asked for by a member holding an object; other
+	// members grant nothing, and are reported.
+	asked := func(k string) bool {
+		v, ok := ui.Permissions[k]
+		return ok && len(v) > 0 && v[0] == '{'
+	}
+	d.permissions = Permissions{
+		Camera: asked("camera"), Microphone: asked("microphone"),
+		Geolocation: asked("geolocation"), ClipboardWrite: asked("clipboardWrite"),
+	}
+	for _, k := range slices.Sorted(maps.Keys(ui.Permissions)) {
+		name := strconv.QuoteToASCII(clipString(k, 100))
+		switch {
+		case !slices.Contains([]string{"camera", "microphone", "geolocation", "clipboardWrite"}, k):
+			d.refusedPermissions = append(d.refusedPermissions, fmt.Sprintf("permissions member %s: not a permission of the spec (camera, microphone, geolocation, clipboardWrite)", name))
+		case !asked(k):
+			d.refusedPermissions = append(d.refusedPermissions, fmt.Sprintf("permissions member %s: its value %s is not an object ({} asks for it)", name, clip(ui.Permissions[k])))
+		}
+	}
+	d.prefersBorder = ui.PrefersBorder
+	return d, nil
 }
 
 // isAppMIME reports whether t is text/html with profile=mcp-app, however

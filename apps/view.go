@@ -127,6 +127,7 @@ func newView(h *Host, call Call, name string, res resource) *View {
 		unknown:  map[string]bool{},
 	}
 	v.policy.Refused = append(v.policy.Refused, res.refusedPermissions...)
+	v.policy.Declared, v.policy.ListingError = res.declared, res.listingErr
 	return v
 }
 

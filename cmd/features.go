@@ -435,7 +435,7 @@ func (o *toolsCallOptions) openView(ctx context.Context, c *client, name string,
 		stop()
 		return nil, nil, func() {}, fmt.Errorf("cannot open the view of tool %q: %w", name, err)
 	}
-	c.console.ViewPolicy(view.Info(), view.Policy())
+	c.console.ViewPolicy(view.Info(), view.Policy(), o.e.cfg.out.verbose)
 	showView(c, ui, host, view, openURL(o.e.ios))
 	return view, states, stop, nil
 }

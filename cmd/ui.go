@@ -120,6 +120,16 @@ func (b sessionBackend) ReadResource(ctx context.Context, uri string) (json.RawM
 	return res, viewError(err)
 }
 
+// ListedResource answers from the session's copy of resources/list,
+// listing only when it has none (or a stale one).
+func (b sessionBackend) ListedResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	c, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	return c.sess.ListedResource(ctx, uri)
+}
+
 // viewError hands the server's JSON-RPC error to the view as the server
 // sent it.
 func viewError(err error) error {

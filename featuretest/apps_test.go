@@ -33,7 +33,9 @@ import (
 )
 
 // runAppsServer serves the "apps" test server: the hand-written test app
-// (apps/testdata/app.html, path in $APPS_HTML) as ui://test/app, with a
+// (apps/testdata/app.html, path in $APPS_HTML) as ui://test/app, its
+// _meta.ui on the resources/read content or, with $APPS_UI_META_IN=list,
+// on the resources/list entry only, with a
 // tool that shows it, one for views only and one for the model only, and
 // tools whose views cannot be shown.
 func runAppsServer() error {
@@ -45,7 +47,13 @@ func runAppsServer() error {
 		`<html lang="en" data-declared="`+os.Getenv("APPS_DECLARED")+`/probe" data-undeclared="`+os.Getenv("APPS_UNDECLARED")+`/probe">`, 1)
 	server := mcp.NewServer(&mcp.Implementation{Name: "apps-test", Version: "1.0.0"}, nil)
 	resource := func(uri, mimeType, text string, meta mcp.Meta) {
-		server.AddResource(&mcp.Resource{URI: uri, Name: uri, MIMEType: mimeType},
+		var listMeta mcp.Meta
+		if os.Getenv("APPS_UI_META_IN") == "list" {
+			// As the ext-apps SDK's registerAppResource does: _meta.ui on
+			// the resources/list entry only.
+			meta, listMeta = nil, meta
+		}
+		server.AddResource(&mcp.Resource{URI: uri, Name: uri, MIMEType: mimeType, Meta: listMeta},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType, Text: text, Meta: meta}}}, nil
 			})
@@ -361,6 +369,34 @@ func TestAppsThroughMcpx(t *testing.T) {
 		if strings.Contains(m.stderr.String(), "the model's secret") {
 			t.Error("the model-only tool was called")
 		}
+	})
+
+	// A server that declares the view's CSP on its resources/list entry
+	// only (the ext-apps SDK's registerAppResource): the view may reach
+	// the declared origin, and only it.
+	t.Run("csp in the listing", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
+		declared, declaredHits := probe(t)
+		undeclared, undeclaredHits := probe(t)
+		m := startMcpx(t, append([]string{"tools", "call", "show", "city=Lima", "--ui", "--no-browser", "-v", "--env", "APPS_UI_META_IN=list"},
+			appsServer(t, declared, undeclared)...)...)
+		u, id := m.url()
+		tab := browsertest.NewTab(t, bctx)
+		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#input"), func(s string) bool { return s == `{"city":"Lima"}` })
+		browsertest.ClickInView(t, tab, id, browsertest.CSS("#fetch"))
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#fetch-undeclared"), func(s string) bool { return s == "blocked" })
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#fetch-declared"), func(s string) bool { return s == "allowed" })
+		if declaredHits.Load() == 0 || undeclaredHits.Load() != 0 {
+			t.Errorf("requests: declared %d, undeclared %d", declaredHits.Load(), undeclaredHits.Load())
+		}
+		if code := m.interrupt(); code != 0 {
+			t.Errorf("exit %d after Ctrl-C, want 0", code)
+		}
+		wantContains(t, "stderr", m.stderr.String(), "view show: its _meta.ui is its resources/list entry's")
+		wantContains(t, "stderr", m.stderr.String(), "warning: view show may reach other origins: connect to "+declared)
 	})
 
 	// The REPL: :ui on declares MCP Apps, a call with --ui opens its view,

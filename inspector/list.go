@@ -259,7 +259,7 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 }
 
 // listCache returns the session's copy of method's list (tools/list,
-// prompts/list), which every full listing fills, or nil for a list the
+// prompts/list, resources/list), which every full listing fills, or nil for a list the
 // session keeps no copy of.
 func (s *Session) listCache(method string) *toolCache {
 	switch method {
@@ -267,6 +267,8 @@ func (s *Session) listCache(method string) *toolCache {
 		return &s.tools
 	case ListPrompts:
 		return &s.prompts
+	case ListResources:
+		return &s.resources
 	}
 	return nil
 }

@@ -113,6 +113,10 @@ type Session struct {
 	// prompts is prompts/list as last listed in full, which checking a
 	// prompt's arguments reads (its derived maps stay empty).
 	prompts toolCache
+	// resources is resources/list as last listed in full, which an MCP
+	// Apps host reads for a view's listing-level _meta.ui (ListedResource;
+	// its derived maps stay empty).
+	resources toolCache
 	// maxPages, when set (tests), bounds the pages List follows instead
 	// of the package's maxPages.
 	maxPages int
@@ -258,6 +262,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	s.gen.Add(1)
 	s.tools.invalidate()
 	s.prompts.invalidate()
+	s.resources.invalidate()
 	if method == mcp.NotificationInitialized {
 		s.note("%v; re-initialized a new session", cause)
 	} else {
@@ -623,6 +628,8 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		s.tools.invalidate()
 	case mcp.NotificationPromptsListChanged:
 		s.prompts.invalidate()
+	case mcp.NotificationResourcesListChanged:
+		s.resources.invalidate()
 	case mcp.NotificationProgress:
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,

@@ -25,7 +25,10 @@ import (
 // prompts/list in one too (Session.prompts), for the check of a prompt's
 // arguments: filled by every full prompts/list, dropped on
 // notifications/prompts/list_changed and re-opening, stale by ttlMs alike;
-// its maps of what is derived from schemas stay empty.
+// its maps of what is derived from schemas stay empty. And resources/list
+// (Session.resources), for an MCP Apps view's listing-level _meta.ui:
+// filled by every full resources/list, dropped on
+// notifications/resources/list_changed and re-opening, stale by ttlMs.
 type toolCache struct {
 	mu     sync.Mutex
 	items  []json.RawMessage
@@ -264,4 +267,40 @@ func (s *Session) ListedTools(ctx context.Context) ([]json.RawMessage, error) {
 // of tools/list (nil when the server does not list it).
 func (s *Session) ListedTool(ctx context.Context, name string) (json.RawMessage, error) {
 	return s.listedTool(ctx, name)
+}
+
+// ListedResource returns resource uri's entry (the first with that uri) in
+// the session's copy of resources/list, nil when the server does not list
+// it, listing the resources (every page) only when the copy is empty or
+// stale. An MCP Apps host reads a view's _meta.ui there when the
+// resources/read content item has none (the ext-apps SDK's listing-level
+// fallback), once per view opened. A listing that stopped early still
+// gives the entry when its pages had it (with a warning).
+func (s *Session) ListedResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	items, ok := s.resources.get()
+	if !ok {
+		list, err := s.List(ctx, mcp.MethodResourcesList, nil)
+		if err != nil {
+			if it := findByURI(listItems(list), uri); it != nil && ctx.Err() == nil {
+				s.warnOnce("partial "+mcp.MethodResourcesList, "resource %q is taken from the pages %s read before it stopped: %v", uri, mcp.MethodResourcesList, err)
+				return it, nil
+			}
+			return nil, err
+		}
+		items = list.Items
+	}
+	return findByURI(items, uri), nil
+}
+
+// findByURI returns the first of items whose uri is uri.
+func findByURI(items []json.RawMessage, uri string) json.RawMessage {
+	for _, it := range items {
+		var r struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(it, &r) == nil && r.URI == uri {
+			return it
+		}
+	}
+	return nil
 }

@@ -257,3 +257,51 @@ func TestToolListTTLIsModern(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 }
+
+// ListedResource (an MCP Apps view's listing-level _meta.ui) lists the
+// resources once, answers from that copy (nil for a URI it lacks), and
+// lists again after notifications/resources/list_changed.
+func TestListedResourceListsOnce(t *testing.T) {
+	s, srv := catalogSession(t, `{"resources":{"listChanged":true}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	type result struct {
+		it  json.RawMessage
+		err error
+	}
+	listed := func(uri string) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			it, err := s.ListedResource(ctx, uri)
+			ch <- result{it, err}
+		}()
+		return ch
+	}
+	want := func(ch <-chan result, it string) {
+		t.Helper()
+		r := <-ch
+		if r.err != nil || string(r.it) != it {
+			t.Fatalf("entry %s, %v; want %s", r.it, r.err, it)
+		}
+	}
+	a1 := `{"uri":"ui://a","name":"a","_meta":{"ui":{"prefersBorder":true}}}`
+	ch := listed("ui://a")
+	srv.reply(srv.nextRequest("resources/list"), `{"resources":[{"uri":"file:///x","name":"x"}],"nextCursor":"2"}`)
+	srv.reply(srv.nextRequest("resources/list"), `{"resources":[`+a1+`]}`)
+	want(ch, a1)
+	want(listed("ui://a"), a1)
+	want(listed("ui://b"), "")
+	srv.quietUntil(mark(t, s))
+
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
+	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := srv.next(); m.ID.String() != `"p"` {
+		t.Fatalf("want the ping's answer, got %s", m.Raw)
+	}
+	a2 := `{"uri":"ui://a","name":"a","_meta":{"ui":{"prefersBorder":false}}}`
+	ch = listed("ui://a")
+	srv.reply(srv.nextRequest("resources/list"), `{"resources":[`+a2+`]}`)
+	want(ch, a2)
+	want(listed("ui://a"), a2)
+	srv.quietUntil(mark(t, s))
+}

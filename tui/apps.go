@@ -7,6 +7,7 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -65,8 +66,20 @@ func (c *Console) ViewProblem(v apps.ViewInfo, err error) {
 // configurations for security review"): a warning for each refused
 // _meta.ui.csp entry (the view may fail to load what it needed, and
 // should not be left to guess why), one naming the origins it may reach,
-// and a note of the browser features its frame is allowed.
-func (c *Console) ViewPolicy(v apps.ViewInfo, p apps.Policy) {
+// and a note of the browser features its frame is allowed. A malformed
+// _meta.ui on the resource's resources/list entry (read when the
+// resources/read content item has none) is a warning too; with verbose,
+// notes say when the declarations came from that entry, or why it could
+// not be read.
+func (c *Console) ViewPolicy(v apps.ViewInfo, p apps.Policy, verbose bool) {
+	switch {
+	case p.ListingError != nil && errors.Is(p.ListingError, apps.ErrBadMeta):
+		c.Warn(fmt.Sprintf("view %s: ignored %v; the view has the restrictive default policy", v.Tool, p.ListingError))
+	case p.ListingError != nil && verbose:
+		c.Note(fmt.Sprintf("view %s: its resources/read content declares no _meta.ui, and its resources/list entry could not be read (%v): the view has the restrictive default policy", v.Tool, p.ListingError))
+	case p.Declared == apps.DeclaredInListing && verbose:
+		c.Note(fmt.Sprintf("view %s: its _meta.ui is its resources/list entry's (its resources/read content declares none)", v.Tool))
+	}
 	for _, r := range p.Refused {
 		c.Warn(fmt.Sprintf("view %s: refused its _meta.ui.%s", v.Tool, r))
 	}

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +76,7 @@ func TestViewPolicy(t *testing.T) {
 	var b strings.Builder
 	c := NewConsole(&b, false, false)
 	v := apps.ViewInfo{ID: "v", Tool: "sh\x1b[2Jow"}
-	c.ViewPolicy(v, apps.Policy{})
+	c.ViewPolicy(v, apps.Policy{}, true)
 	if b.Len() != 0 {
 		t.Errorf("a view that declares nothing: %q", b.String())
 	}
@@ -82,12 +84,38 @@ func TestViewPolicy(t *testing.T) {
 		CSP:         apps.CSP{ConnectDomains: []string{"https://a.example", "wss://b.example"}, FrameDomains: []string{"https://f.example"}},
 		Permissions: apps.Permissions{Camera: true, ClipboardWrite: true},
 		Refused:     []string{`csp.connectDomains entry "*": a wildcard host admits every origin`},
-	})
+	}, false)
 	want := `warning: view sh\x1b[2Jow: refused its _meta.ui.csp.connectDomains entry "*": a wildcard host admits every origin
 warning: view sh\x1b[2Jow may reach other origins: connect to https://a.example wss://b.example; frame https://f.example
 mcpx: view sh\x1b[2Jow may ask the browser for camera, clipboard-write
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+
+	// Where the declarations came from: notes with verbose only; a
+	// malformed listing always warned of.
+	for _, tc := range []struct {
+		p           apps.Policy
+		quiet, loud string
+	}{
+		{apps.Policy{Declared: apps.DeclaredInListing}, "",
+			"mcpx: view sh\\x1b[2Jow: its _meta.ui is its resources/list entry's (its resources/read content declares none)\n"},
+		{apps.Policy{ListingError: errors.New("resources/list: Method not found")}, "",
+			"mcpx: view sh\\x1b[2Jow: its resources/read content declares no _meta.ui, and its resources/list entry could not be read (resources/list: Method not found): the view has the restrictive default policy\n"},
+		{apps.Policy{ListingError: fmt.Errorf("%w: ui://a: its resources/list entry's _meta.ui: x", apps.ErrBadMeta)},
+			"warning: view sh\\x1b[2Jow: ignored malformed _meta.ui: ui://a: its resources/list entry's _meta.ui: x; the view has the restrictive default policy\n", ""},
+	} {
+		for _, verbose := range []bool{false, true} {
+			b.Reset()
+			c.ViewPolicy(v, tc.p, verbose)
+			want := tc.quiet
+			if verbose {
+				want += tc.loud
+			}
+			if b.String() != want {
+				t.Errorf("verbose %v: got\n%q\nwant\n%q", verbose, b.String(), want)
+			}
+		}
 	}
 }
