@@ -208,6 +208,15 @@ func (s *rawServer) handle(m rawMsg) {
 			return
 		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})
+	case "resources/list":
+		if s.mode != "apps" {
+			s.replyError(m.ID, -32601, "method not found: "+m.Method)
+			return
+		}
+		// The view, as an ext-apps server lists it (no _meta.ui here:
+		// $TEST_VIEW_META is the read content's).
+		s.reply(m.ID, map[string]any{"resources": []any{map[string]any{
+			"uri": appsViewURI, "name": "echo view", "mimeType": "text/html;profile=mcp-app"}}})
 	case "resources/read":
 		if s.mode != "apps" {
 			s.replyError(m.ID, -32601, "method not found: "+m.Method)
