@@ -784,6 +784,10 @@ type replaySession struct {
 	// by its id's key: an answer the recording lacks is then told apart
 	// from one to a request never sent.
 	asked map[string]string
+	// viewRead says the client was answered a recorded resources/read of
+	// an MCP Apps view whose content declares no _meta.ui: a host may
+	// then list the resources for the view's declaration (viewListing).
+	viewRead bool
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -957,6 +961,8 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 				// reported only.
 				frame, _ := s.unmatched(m, lm, devInfo)
 				return []output{{frame: frame, root: -1}}
+			case m.Method == mcp.MethodResourcesList && s.viewRead && !hasCursor(m.Params):
+				return []output{{frame: s.viewListing(m), root: -1}}
 			}
 			frame, code := s.unmatched(m, lm, devWarn)
 			o := output{frame: frame, root: -1}
@@ -970,6 +976,9 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 				m.Method, rawjson.Excerpt(lm.Params, 200), rawjson.Excerpt(rec.Params, 200))
 		}
 		s.noteClient(m, s.sc.steps[i].msg)
+		if m.Method == mcp.MethodResourcesRead && undeclaredView(s.sc.steps[i]) {
+			s.viewRead = true
+		}
 		s.live[i] = m.ID
 		s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
 		if repeat && m.Method == mcp.MethodDiscover {
@@ -1149,6 +1158,74 @@ func (s *replaySession) unmatched(m, shown *jsonrpc.Message, level int) ([]byte,
 	s.deviate(level, "%s", strings.TrimPrefix(msg, "mcpx replay: ")+" (got "+got+")")
 	d, _ := json.Marshal(data)
 	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: code, Message: msg, Data: d}), code
+}
+
+// viewListing answers a resources/list the recording does not have, sent
+// after the client read an MCP Apps view whose content item declares no
+// _meta.ui. A conforming host does that: the ext-apps SDK makes the view's
+// resources/list entry the fallback for its declaration
+// (McpUiAppResourceConfig; McpUiToolMeta.csp: "Hosts read it from the
+// resources/read content item (with resources/list entry as fallback)"),
+// and a host that did not have the listing at hand, as the recorded one
+// may not have (mcpx before it followed that rule; a host that never
+// asked), asks for it. Like another client's server/discover probe, it is
+// a conforming client's way, reported only (strict mode too), not a
+// departure. The answer is an error saying the recording has no listing,
+// not -32601 (the server has the method, and its client would take it for
+// one that says it lists resources but does not): the host then gives the
+// view the restrictive default, which is what the recorded view got.
+func (s *replaySession) viewListing(m *jsonrpc.Message) []byte {
+	s.deviate(devInfo, "%s is not in the recording: an MCP Apps host looking for a view's _meta.ui in the listing, which the recorded client did not (answered with an error)", describe(m))
+	return jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: -32603,
+		Message: "mcpx replay: the recording has no resources/list request (the recorded client did not list the resources)"})
+}
+
+// undeclaredView says whether st, a recorded resources/read, read an MCP
+// Apps view (a ui:// resource) whose content item declares no _meta.ui
+// (the item with its URI, or the only one, as an MCP Apps host picks it).
+func undeclaredView(st step) bool {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(st.msg.Params, &p) != nil || !strings.HasPrefix(p.URI, "ui://") {
+		return false
+	}
+	for _, o := range st.follow {
+		if !o.response {
+			continue
+		}
+		type content struct {
+			URI  string                     `json:"uri"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		var r struct {
+			Result *struct {
+				Contents []content `json:"contents"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(o.frame, &r) != nil || r.Result == nil {
+			return false
+		}
+		c := r.Result.Contents
+		i := slices.IndexFunc(c, func(x content) bool { return x.URI == p.URI })
+		if i < 0 && len(c) == 1 {
+			i = 0
+		}
+		if i < 0 {
+			return false
+		}
+		ui, ok := c[i].Meta["ui"]
+		return !ok || string(ui) == "null"
+	}
+	return false
+}
+
+// hasCursor says whether params ask for a page after the first.
+func hasCursor(params json.RawMessage) bool {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Cursor != nil
 }
 
 func rawOrNull(raw json.RawMessage) json.RawMessage {

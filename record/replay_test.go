@@ -520,3 +520,83 @@ func TestReplayStrictTakesAnAnswerTheLeftClientCouldNotGive(t *testing.T) {
 		}
 	}
 }
+
+// An MCP Apps host that opens a view whose resources/read content
+// declares no _meta.ui looks for the declaration in the view's
+// resources/list entry (the ext-apps SDK's fallback). A trace of a host
+// that did not (mcpx before it followed that rule) has no listing: the
+// replay answers it with an error, not -32601, and strict mode reports it
+// without failing. A listing no such read explains is a departure still.
+func TestReplayViewListing(t *testing.T) {
+	t.Parallel()
+	view := func(meta string) *Trace {
+		return mkTrace(
+			`> {"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ui://s/view"}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"ui://s/view","mimeType":"text/html;profile=mcp-app","text":"<p>v</p>"`+meta+`}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+		)
+	}
+	const (
+		read    = `{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"ui://s/view"}}`
+		list    = `{"jsonrpc":"2.0","id":"l","method":"resources/list"}`
+		call    = `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"echo"}}`
+		refused = `{"jsonrpc":"2.0","id":"l","error":{"code":-32603,"message":"mcpx replay: the recording has no resources/list request (the recorded client did not list the resources)"}}`
+	)
+	t.Run("undeclared view", func(t *testing.T) {
+		c := replayRaw(t, view(""), ReplayOptions{Strict: true})
+		c.send(read)
+		c.recv()
+		c.send(list)
+		c.expect(refused)
+		c.send(call)
+		c.expect(`{"jsonrpc":"2.0","id":"c","result":{"content":[]}}`)
+		c.conn.Close()
+		if err := <-c.done; err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		if d := c.deviations(); len(d) != 1 || !strings.HasPrefix(d[0], "(reported only) request resources/list is not in the recording: an MCP Apps host") {
+			t.Errorf("deviations %q", d)
+		}
+	})
+	t.Run("undeclared view, not strict", func(t *testing.T) {
+		c := replayRaw(t, view(""), ReplayOptions{})
+		c.send(read)
+		c.recv()
+		c.send(list)
+		c.expect(refused)
+		c.sync()
+		if d := c.deviations(); len(d) != 0 {
+			t.Errorf("deviations %q", d)
+		}
+	})
+	departs := func(t *testing.T, c *rawClient) {
+		t.Helper()
+		c.send(list)
+		if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+			t.Errorf("answered %s", got)
+		}
+		if err := <-c.done; err == nil || !strings.Contains(err.Error(), "the recording has no resources/list request") {
+			t.Fatalf("Serve = %v", err)
+		}
+	}
+	t.Run("declared view", func(t *testing.T) {
+		c := replayRaw(t, view(`,"_meta":{"ui":{}}`), ReplayOptions{Strict: true})
+		c.send(read)
+		c.recv()
+		departs(t, c)
+	})
+	t.Run("no view read", func(t *testing.T) {
+		departs(t, replayRaw(t, view(""), ReplayOptions{Strict: true}))
+	})
+	t.Run("next page", func(t *testing.T) {
+		c := replayRaw(t, view(""), ReplayOptions{Strict: true})
+		c.send(read)
+		c.recv()
+		c.send(`{"jsonrpc":"2.0","id":"l","method":"resources/list","params":{"cursor":"2"}}`)
+		c.recv()
+		if err := <-c.done; err == nil || !strings.Contains(err.Error(), "the recording has no resources/list request") {
+			t.Fatalf("Serve = %v", err)
+		}
+	})
+}
