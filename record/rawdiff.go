@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // diffResponses compares a recorded and a live response message (valid
@@ -140,7 +141,7 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if len(path) == 0 && (k == "id" || k == "jsonrpc") {
+			if len(path) == 0 && (k == "id" || k == "jsonrpc") || isSubscriptionID(path, k) {
 				continue
 			}
 			p := append(path, elem{key: k, index: -1})
@@ -211,6 +212,17 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 			d.add(path, side{raw: a, ok: true}, side{raw: b, ok: true})
 		}
 	}
+}
+
+// isSubscriptionID says whether member k at path is the subscription id
+// of a notification or result (params._meta or result._meta): the id of
+// the subscriptions/listen request echoed (spec 2026-07-28:
+// basic/patterns/subscriptions), which is left out as the id is, since
+// the live request's id is not the recorded one's. Attribution checks it
+// (see attributor).
+func isSubscriptionID(path []elem, k string) bool {
+	return k == mcp.MetaSubscriptionID && len(path) == 2 && path[0].index < 0 &&
+		(path[0].key == "params" || path[0].key == "result") && path[1].index < 0 && path[1].key == "_meta"
 }
 
 // byIdentity compares two lists of named things (see namedList) element

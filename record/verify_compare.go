@@ -19,13 +19,18 @@ import (
 // token it carries (spec: basic/utilities/progress); a message on the SSE
 // stream of a POST to the request answered on that stream (spec:
 // basic/transports, Streamable HTTP: messages related to the request);
-// any other to the one request awaiting its response, when exactly one
-// is. The rest (on the GET stream, with several or no request pending) is
-// left over and compared for the session as a whole.
+// a notification tagged with a subscription id to the subscriptions/listen
+// request it names (spec 2026-07-28: basic/patterns/subscriptions, "The
+// value is the JSON-RPC ID of the subscriptions/listen request"; on stdio
+// clients "MUST use this field to correlate notifications"); any other to
+// the one request awaiting its response, when exactly one is. The rest
+// (on the GET stream, with several or no request pending) is left over
+// and compared for the session as a whole.
 type attributor struct {
 	side        int // which of exchange.win it fills
 	outstanding []*exchange
 	tokens      map[string]*exchange
+	subs        map[string]*exchange          // request id (loose key, this side's) -> its exchange
 	streams     map[string]*exchange          // POST stream -> the request answered on it
 	waiting     map[string][]*jsonrpc.Message // POST stream -> messages before its response
 	loose       []*jsonrpc.Message            // attributed to no request
@@ -34,7 +39,7 @@ type attributor struct {
 }
 
 func newAttributor(side int) *attributor {
-	return &attributor{side: side, tokens: map[string]*exchange{}, streams: map[string]*exchange{},
+	return &attributor{side: side, tokens: map[string]*exchange{}, subs: map[string]*exchange{}, streams: map[string]*exchange{},
 		waiting: map[string][]*jsonrpc.Message{}, order: map[*jsonrpc.Message]int{}}
 }
 
@@ -44,6 +49,17 @@ func (a *attributor) sent(x *exchange) {
 	if x.token != "" {
 		a.tokens[x.token] = x
 	}
+	if x.req != nil && x.req.Method == mcp.MethodSubscriptionsListen {
+		a.subs[a.idOf(x).LooseKey()] = x
+	}
+}
+
+// idOf is x's request id on this side: as recorded, or as sent live.
+func (a *attributor) idOf(x *exchange) jsonrpc.ID {
+	if a.side == 0 {
+		return x.req.ID
+	}
+	return x.liveID
 }
 
 // answered notes x's response (meta: how it came), or its end without one.
@@ -70,6 +86,11 @@ func (a *attributor) finished(x *exchange) {
 	if x.token != "" && a.tokens[x.token] == x {
 		delete(a.tokens, x.token)
 	}
+	for k, y := range a.subs {
+		if y == x {
+			delete(a.subs, k)
+		}
+	}
 	for sid, y := range a.streams {
 		if y == x {
 			delete(a.streams, sid)
@@ -81,6 +102,12 @@ func (a *attributor) finished(x *exchange) {
 func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	if tok := progressTokenKey(m.Params); tok != "" && m.Kind() == jsonrpc.KindNotification {
 		if x := a.tokens[tok]; x != nil {
+			x.win[a.side] = append(x.win[a.side], m)
+			return
+		}
+	}
+	if sub := subscriptionKey(m); sub != "" {
+		if x := a.subs[sub]; x != nil {
 			x.win[a.side] = append(x.win[a.side], m)
 			return
 		}
@@ -169,6 +196,24 @@ func progressTokenKey(params []byte) string {
 		return ""
 	}
 	return idKey(tok)
+}
+
+// subscriptionKey returns the subscription id a notification is tagged
+// with (params._meta, spec 2026-07-28: basic/patterns/subscriptions) as a
+// loose id key, "" when it has none.
+func subscriptionKey(m *jsonrpc.Message) string {
+	if m.Kind() != jsonrpc.KindNotification || len(m.Params) == 0 {
+		return ""
+	}
+	meta := rawjson.Member(m.Params, "_meta")
+	if meta == nil {
+		return ""
+	}
+	sub := rawjson.Member(meta, mcp.MetaSubscriptionID)
+	if sub == nil || rawjson.IsNull(sub) {
+		return ""
+	}
+	return jsonrpc.RawID(sub).LooseKey()
 }
 
 // diffOptionsFor returns how messages of method are compared in this

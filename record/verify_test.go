@@ -426,3 +426,59 @@ func TestVerifyResultChanged(t *testing.T) {
 		t.Errorf("Changed() of a clean result = %d, %d", ex, other)
 	}
 }
+
+// A notification tagged with a subscription id belongs to the
+// subscriptions/listen request of that id (spec 2026-07-28:
+// basic/patterns/subscriptions), whatever else is pending when it comes:
+// recorded with only the listen pending, sent live while a later request
+// is pending too (verify does not wait for a subscription's answer), the
+// sessions match, the live request's id in place of the recorded one. An
+// acknowledgment tagged with another id is a difference still.
+func TestVerifySubscriptionNotifications(t *testing.T) {
+	t.Parallel()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
+	)
+	// live acknowledges the subscription once tools/list came too, tagged
+	// with the listen request's id (or tag), then answers both.
+	live := func(tag string) transport.Conn {
+		client, server := transport.Pipe()
+		go func() {
+			ctx := context.Background()
+			var listen jsonrpc.ID
+			for {
+				f, err := server.Read(ctx)
+				if err != nil {
+					return
+				}
+				m := parseMessage(f.Data)
+				switch m.Method {
+				case "subscriptions/listen":
+					listen = m.ID
+				case "tools/list":
+					sub := string(listen.Raw())
+					if tag != "" {
+						sub = tag
+					}
+					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + sub + `},"notifications":{"toolsListChanged":true}}}`)})
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(listen, []byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+sub+`}}`), nil)})
+				}
+			}
+		}()
+		t.Cleanup(func() { server.Close() })
+		return client
+	}
+	if res := runVerify(t, tr, live(""), VerifyOptions{}); !res.OK() || res.Exchanges != 2 {
+		t.Errorf("acknowledged as recorded: %s", reportOf(res))
+	}
+	res := runVerify(t, tr, live(`"another"`), VerifyOptions{Timeout: 300 * time.Millisecond})
+	if res.OK() || !strings.Contains(reportOf(res), "notifications/subscriptions/acknowledged") {
+		t.Errorf("acknowledged with another id: %s", reportOf(res))
+	}
+}
