@@ -1248,6 +1248,7 @@ func (s *replaySession) emit(i int) []output {
 			if id, ok := s.live[o.root]; ok {
 				o.frame = replaceTop(o.frame, "id", id.Raw())
 			}
+			o.frame = s.liveSubscription(o.frame)
 		default:
 			o.frame = mapMessages(o.frame, s.liveID)
 			s.noteAsked(o.frame)
@@ -1298,11 +1299,45 @@ func isProgressNotificationToken(p []elem) bool {
 	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "progressToken"
 }
 
+// isSubscriptionIDMember matches the subscription id of a notification or
+// a subscriptions/listen result: params._meta or result._meta
+// io.modelcontextprotocol/subscriptionId.
+func isSubscriptionIDMember(p []elem) bool {
+	return len(p) == 3 && p[0].index < 0 && (p[0].key == "params" || p[0].key == "result") &&
+		p[1].index < 0 && p[1].key == "_meta" && p[2].index < 0 && p[2].key == mcp.MetaSubscriptionID
+}
+
+// liveSubscription rewrites the subscription id of a recorded message
+// (a notification on a subscriptions/listen stream, the listen's result)
+// to the id of the live client's subscriptions/listen request: the spec
+// makes it "the JSON-RPC ID of the subscriptions/listen request", and a
+// client correlates the stream's notifications by it (2026-07-28:
+// basic/patterns/subscriptions; on stdio it MUST), so one tagged with
+// the recorded client's id is for a subscription the live client never
+// opened.
+func (s *replaySession) liveSubscription(msg []byte) []byte {
+	if len(s.idMap) == 0 || !bytes.Contains(msg, []byte(mcp.MetaSubscriptionID)) {
+		return msg
+	}
+	spans := findSpans(msg, isSubscriptionIDMember)
+	if len(spans) != 1 {
+		return msg
+	}
+	live, ok := s.idMap[idKey(msg[spans[0].start:spans[0].end])]
+	if !ok || bytes.Equal(live, msg[spans[0].start:spans[0].end]) {
+		return msg
+	}
+	return splice(msg, spans, func([]byte) []byte { return live })
+}
+
 // liveID rewrites the id of a recorded response to the id the live client
-// used for the matching request, and the token of a recorded progress
-// notification to the token the live client asked for.
+// used for the matching request, the token of a recorded progress
+// notification to the token the live client asked for, and the
+// subscription id of a notification to the live subscriptions/listen
+// request's (liveSubscription).
 func (s *replaySession) liveID(msg []byte) []byte {
 	if _, isReq := topMember(msg, "method"); isReq {
+		msg = s.liveSubscription(msg)
 		if len(s.tokMap) == 0 || !bytes.Contains(msg, []byte(`"notifications/progress"`)) {
 			return msg
 		}

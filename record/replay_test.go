@@ -600,3 +600,34 @@ func TestReplayViewListing(t *testing.T) {
 		}
 	})
 }
+
+// The notifications of a subscriptions/listen stream, and its result,
+// carry the subscription id, which is the listen request's id (spec
+// 2026-07-28: basic/patterns/subscriptions): replayed, it is the live
+// client's request id, as a response's id is, or the client could not
+// tell them for its own.
+func TestReplaySubscriptionID(t *testing.T) {
+	t.Parallel()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{Strict: true})
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true}}}`)
+	// The listen's answer is its own to replay (no client message came
+	// after it in its chain); the list_changed came during tools/list.
+	c.expect(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7},"notifications":{"toolsListChanged":true}}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`)
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{` + meta + `}}`)
+	c.expect(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`,
+		`{"jsonrpc":"2.0","id":8,"result":{"tools":[]}}`)
+	c.conn.Close()
+	if err := <-c.done; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+}
