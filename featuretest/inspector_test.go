@@ -229,3 +229,75 @@ func hostSession(t *testing.T, lines, want string, args ...string) {
 		t.Fatalf("the proxy exited %d: %s", code, errOut.String())
 	}
 }
+
+// runInspectorStdio runs the Inspector CLI with args against a stdio
+// server: the test binary as mcpx (serverEnv=mcpx) with mcpxArgs. It
+// returns the Inspector's stdout.
+func runInspectorStdio(t *testing.T, args []string, mcpxArgs ...string) string {
+	t.Helper()
+	node := nodeBin(t)
+	cli := npmCache(t, inspectorCLI)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	home := t.TempDir()
+	argv := append([]string{cli, "--cli"}, args...)
+	argv = append(argv, "-e", serverEnv+"=mcpx", "--", os.Args[0])
+	c := exec.CommandContext(ctx, node, append(argv, mcpxArgs...)...)
+	c.Env = append(os.Environ(), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"), "NO_COLOR=1")
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("inspector %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "replay:") {
+		t.Errorf("inspector %s: the replay departed:\n%s", strings.Join(args, " "), stderr.String())
+	}
+	return string(out)
+}
+
+// The Inspector CLI in the 2026-07-28 era (it probes with server/discover
+// and opens a subscriptions/listen stream before its request), through the
+// stdio proxy to the package's dual-era server: each run is a session of
+// the trace; replay --strict serves each run back as recorded, and the
+// trace verifies against the server, again and again (the stream's
+// acknowledgment is the listen request's whatever else is pending when
+// it comes).
+func TestInspectorModernStdio(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "modern.jsonl")
+	runs := [][]string{
+		{"--method", "tools/list"},
+		{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"},
+		{"--method", "resources/list"},
+	}
+	var outputs []string
+	for _, r := range runs {
+		args := append([]string{"--protocol-era", "modern", "--format", "json"}, r...)
+		outputs = append(outputs, runInspectorStdio(t, args, "proxy", "--record", trace, "--env", serverEnv+"=modern", "--", os.Args[0]))
+	}
+	if !strings.Contains(outputs[1], "Echo: hi") {
+		t.Fatalf("tools/call through the proxy: %s", outputs[1])
+	}
+	tr, err := record.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Sessions()); n != len(runs) {
+		t.Fatalf("%d sessions in the trace, want %d", n, len(runs))
+	}
+	if data, _ := os.ReadFile(trace); !strings.Contains(string(data), `"method":"subscriptions/listen"`) {
+		t.Fatalf("the Inspector opened no subscription: the test tests nothing")
+	}
+	for i, r := range runs {
+		args := append([]string{"--protocol-era", "modern", "--format", "json"}, r...)
+		if got := runInspectorStdio(t, args, "replay", "--strict", trace); got != outputs[i] {
+			t.Errorf("replayed %s:\n%s\nwant (as recorded)\n%s", strings.Join(r, " "), got, outputs[i])
+		}
+	}
+	for range 3 {
+		r := run(t, "", "verify", trace, "--env", serverEnv+"=modern", "--", os.Args[0])
+		r.wantCode(t, 0)
+		wantContains(t, "stdout", r.stdout, "0 mismatch(es)")
+	}
+}
