@@ -475,7 +475,10 @@ func (h *Host) Open(ctx context.Context, call Call) (*View, error) {
 func (h *Host) listingDeclarations(ctx context.Context, res *resource) {
 	entry, err := h.opts.Backend.ListedResource(ctx, res.uri)
 	if err != nil {
-		res.listingErr = fmt.Errorf("resources/list: %w", err)
+		// As the backend gives it: its own names the request (the
+		// session's "resources/list: server error ..."), and what shows it
+		// says it is the listing's.
+		res.listingErr = err
 		return
 	}
 	if entry == nil {
