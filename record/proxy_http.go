@@ -141,17 +141,52 @@ func copyHeaders(dst, src http.Header) {
 	}
 }
 
-// target maps a request to the proxy onto the upstream server.
+// target maps a request to the proxy onto the upstream server. A request
+// for the upstream's own endpoint keeps the query the upstream URL was
+// given with (a server may take its key or token there) and adds the
+// host's parameters, but not one the upstream URL sets: the user named
+// the upstream, the host only the proxy. Another path (the message
+// endpoint a legacy HTTP+SSE server announced) is the host's, query and
+// all, as a client resolves that endpoint against the server's URL.
 func (p *HTTPProxy) target(r *http.Request) *url.URL {
 	t := *p.upstream
 	if r.URL.Path == "/" || r.URL.Path == "" || r.URL.Path == p.upstream.Path {
-		if r.URL.RawQuery != "" {
-			t.RawQuery = r.URL.RawQuery
-		}
+		t.RawQuery = mergeQuery(t.RawQuery, r.URL.RawQuery)
 		return &t
 	}
 	t.Path, t.RawPath, t.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
 	return &t
+}
+
+// mergeQuery appends the parameters of extra to base's, leaving out those
+// whose name base has, each parameter as written (no re-encoding).
+func mergeQuery(base, extra string) string {
+	if extra == "" {
+		return base
+	}
+	if base == "" {
+		return extra
+	}
+	have := map[string]bool{}
+	for _, kv := range strings.Split(base, "&") {
+		have[queryName(kv)] = true
+	}
+	out := base
+	for _, kv := range strings.Split(extra, "&") {
+		if kv != "" && !have[queryName(kv)] {
+			out += "&" + kv
+		}
+	}
+	return out
+}
+
+// queryName is the unescaped name of one name=value query parameter.
+func queryName(kv string) string {
+	k, _, _ := strings.Cut(kv, "=")
+	if u, err := url.QueryUnescape(k); err == nil {
+		return u
+	}
+	return k
 }
 
 func (p *HTTPProxy) event(ps *proxySession, kind transport.EventKind, text string, meta *transport.Meta) {
