@@ -16,10 +16,10 @@ import (
 // TestReplTerminalEdges drives the REPL in a real terminal (tmux, as
 // TestReplTerminal) against testserver rough, for the rough edges a new
 // user met in it: the banner before the first prompt, commands that make
-// no sense in a session, lines that arrive during a form, the review of a
-// sampling reply, progress after Ctrl-C, and the history of a command of
-// several lines. It needs tmux only; it skips without it unless
-// MCPX_REQUIRE_INTEROP=1.
+// no sense in a session, a log message during a search (Ctrl-R), lines
+// that arrive during a form, the review of a sampling reply, progress
+// after Ctrl-C, and the history of a command of several lines. It needs
+// tmux only; it skips without it unless MCPX_REQUIRE_INTEROP=1.
 func TestReplTerminalEdges(t *testing.T) {
 	t.Parallel() // beside the scripts
 	modsource.ReadAll(t)
@@ -27,8 +27,9 @@ func TestReplTerminalEdges(t *testing.T) {
 	dir := t.TempDir()
 	statusFile := filepath.Join(dir, "status")
 	trigger := filepath.Join(dir, "ask-trigger")
+	later := filepath.Join(dir, "later-trigger")
 	mcpx := strings.Join([]string{
-		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1", "TEST_ASK_TRIGGER=" + quoteSh(trigger),
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1", "TEST_ASK_TRIGGER=" + quoteSh(trigger), "TEST_LATER_TRIGGER=" + quoteSh(later),
 		"MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
 		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
 	}, " ")
@@ -46,6 +47,22 @@ func TestReplTerminalEdges(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("the refusal", "mcpx: replay is not available in the REPL")
 	tm.waitForAfter("the prompt after the refusal", "not available in the REPL", "mcpx> ")
+
+	// A search (Ctrl-R) goes on when a log message arrives: the message is
+	// printed above, the line and the search's prompt below it again.
+	tm.keys("-l", "tools call later")
+	tm.keys("Enter")
+	tm.waitForAfter("the prompt after later", "news will follow", "mcpx> ")
+	tm.keys("C-r")
+	tm.keys("-l", "repl")
+	tm.waitFor("the search", "bck-i-search: repl")
+	if err := os.WriteFile(later, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitForAfter("the search after the news", "news between commands", "mcpx> replay trace.jsonl\nbck-i-search: repl")
+	tm.keys("-l", "ay")
+	tm.waitForAfter("the search going on", "news between commands", "bck-i-search: replay")
+	tm.keys("C-g")
 
 	// A log message and progress that arrive while a form is open wait
 	// for its end.

@@ -120,8 +120,12 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		FuncFilterInputRune: func(r rune) (rune, bool) {
 			switch {
 			case r == readline.CharDelete && keys.claimWake():
-				e.drainAbove()
+				if e.drainAbove() {
+					keys.Redraw()
+				}
 				return r, false
+			case r == searchRedrawKey:
+				return e.redrawSearch(), true
 			case r == pasteKey:
 				return e.takePiece(), true
 			}
@@ -253,26 +257,58 @@ func (e *Editor) printQueued(viaReadline bool) {
 
 // drainAbove runs on readline's goroutine, in its input filter, when a
 // wake key comes: it takes the line off the screen and prints the queued
-// output; readline then draws the line again. Completion and search end:
-// their candidates and prompt go with the line.
-func (e *Editor) drainAbove() {
+// output; readline then draws the line again. Completion ends: its
+// candidates go with the line. A search (Ctrl-R) goes on, but readline
+// draws only the line after a key its filter takes: drainAbove reports
+// the search, and the editor has a searchRedrawKey follow to draw its
+// prompt again.
+func (e *Editor) drainAbove() (search bool) {
 	e.aboveMu.Lock()
 	defer e.aboveMu.Unlock()
 	e.woken = false
 	if len(e.queue) == 0 {
-		return
+		return false
 	}
 	if e.editing {
 		op := e.rl.Operation
 		if op.IsInCompleteMode() {
 			op.ExitCompleteMode(false)
 		}
-		if op.IsSearchMode() {
-			op.ExitSearchMode(false)
-		}
+		search = op.IsSearchMode()
 		e.rl.Clean()
 	}
 	e.printQueued(false)
+	return search
+}
+
+// searchRedrawKey is the key the editor has readline read after output
+// printed during a search (see drainAbove): it comes right after the wake
+// key, in the same read, so no key of the person's comes between. The
+// character itself is never handed over as a key (text holding it goes
+// as a piece, see keyReader.flushRun).
+const searchRedrawKey = '\uFDD0' // a noncharacter
+
+// searchProbe is what redrawSearch adds to the text searched for: a
+// surrogate, which no line read and no line of the history holds
+// (readline decodes the terminal's bytes, and Go a string's, with U+FFFD
+// in place of one), so the search it makes finds nothing.
+const searchProbe rune = 0xDFFF
+
+// redrawSearch runs on readline's goroutine, in its input filter, when a
+// searchRedrawKey comes, and returns the key readline is to handle in its
+// place. Readline draws a search's prompt (below the line) only as it
+// searches: the probe is added to what is searched for (which finds
+// nothing, and draws the prompt) and the Backspace returned takes it out
+// (which finds again what was found, from where it stands, and draws the
+// line and the prompt). Outside a search (it ended meanwhile), the key is
+// a Bell, which does nothing there.
+func (e *Editor) redrawSearch() rune {
+	op := e.rl.Operation
+	if !op.IsSearchMode() {
+		return readline.CharBell
+	}
+	op.SearchChar(searchProbe)
+	return readline.CharBackspace
 }
 
 // searchPieceMax is the longest text that goes into a search (Ctrl-R)

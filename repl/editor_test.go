@@ -510,3 +510,38 @@ func TestEditorQuestionDoesNotComplete(t *testing.T) {
 		t.Fatalf("the prompt gave %q, %v; want %q", r.text, r.err, "tools ")
 	}
 }
+
+// Output that arrives during a search (Ctrl-R) is printed above the line,
+// and the search goes on: its prompt is drawn again below the line, and
+// the next key still searches.
+func TestEditorOutputDuringSearch(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	f.ed.AddHistory("tools call echo message=hi")
+	f.ed.AddHistory("ping")
+	out := f.ed.Out()
+	ch := f.read()
+	f.typeKeys(t, "\x12ech")
+	testwait.For(t, "the search", func() bool { return strings.Contains(f.screen.String(), "bck-i-search: ech") })
+	io.WriteString(out, "notification arrived\n")
+	testwait.For(t, "the search drawn again below the note", func() bool {
+		s := f.screen.String()
+		i := strings.Index(s, "notification arrived\n")
+		return i >= 0 && strings.Contains(s[i:], "mcpx> tools call echo message=hi") && strings.Contains(s[i:], "bck-i-search: ech")
+	})
+	f.typeKeys(t, "o m")
+	testwait.For(t, "the search going on", func() bool { return strings.Contains(f.screen.String(), "bck-i-search: echo m") })
+	f.typeKeys(t, "\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools call echo message=hi" {
+		t.Fatalf("got %q, %v; want the command found", r.text, r.err)
+	}
+}
+
+// The character the editor uses as its search redraw key, typed, is text.
+func TestEditorRedrawKeyTypedIsText(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	ch := f.read()
+	f.typeKeys(t, "a"+string(searchRedrawKey)+"b\r")
+	if r := wait(t, ch); r.err != nil || r.text != "a"+string(searchRedrawKey)+"b" {
+		t.Fatalf("got %q, %v", r.text, r.err)
+	}
+}

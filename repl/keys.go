@@ -30,8 +30,10 @@ type keyReader struct {
 	// yet claimed.
 	wake  chan struct{}
 	wakes atomic.Int32
-	want  chan struct{}
-	got   chan readResult
+	// redraw asks for a searchRedrawKey (see Redraw).
+	redraw chan struct{}
+	want   chan struct{}
+	got    chan readResult
 
 	// Used by the single goroutine that calls Read (readline's).
 	pending bool
@@ -63,6 +65,7 @@ func newKeyReader(src io.Reader, tty bool) *keyReader {
 		src: src, tty: tty,
 		inject: make(chan []byte, 8),
 		wake:   make(chan struct{}, 1),
+		redraw: make(chan struct{}, 1),
 		want:   make(chan struct{}, 1),
 		got:    make(chan readResult, 1),
 		closed: make(chan struct{}),
@@ -122,6 +125,20 @@ func (k *keyReader) Wake() {
 	default:
 	}
 }
+
+// Redraw has the next read return searchRedrawKey, before any key of the
+// person's. It is called by readline's goroutine, in its input filter,
+// while readline's terminal reader waits after a wake key (which was the
+// last key of its read), so the redraw key comes next. It never blocks.
+func (k *keyReader) Redraw() {
+	select {
+	case k.redraw <- struct{}{}:
+	default:
+	}
+}
+
+// redrawKey is searchRedrawKey as the terminal's bytes.
+var redrawKey = []byte(string(searchRedrawKey))
 
 // claimWake reports whether a Ctrl-D that reached the line editor is a
 // wakeKey (taking it).
@@ -183,11 +200,13 @@ func (k *keyReader) readOnce(p []byte) (int, error) {
 	}
 	// Not inside an escape sequence: readline's reader would take the
 	// wake key for a part of it.
-	wake := k.wake
+	wake, redraw := k.wake, k.redraw
 	if k.esc == escCSI || k.esc == escSS3 {
-		wake = nil
+		wake, redraw = nil, nil
 	}
 	select {
+	case <-redraw:
+		return k.take(p, redrawKey), nil
 	case b := <-k.inject:
 		return k.take(p, b), nil
 	case <-wake:
@@ -204,6 +223,8 @@ func (k *keyReader) readOnce(p []byte) (int, error) {
 		k.want <- struct{}{}
 	}
 	select {
+	case <-redraw:
+		return k.take(p, redrawKey), nil
 	case b := <-k.inject:
 		return k.take(p, b), nil
 	case <-wake:
@@ -342,7 +363,7 @@ func (k *keyReader) flushRun(keepPartial bool) {
 		}
 	}
 	if len(text) > 0 {
-		if !k.paste && utf8.RuneCount(text) < pieceMin && !bytes.ContainsRune(text, pasteKey) {
+		if !k.paste && utf8.RuneCount(text) < pieceMin && !bytes.ContainsRune(text, pasteKey) && !bytes.ContainsRune(text, searchRedrawKey) {
 			k.buf = append(k.buf, text...)
 		} else {
 			k.pieceMu.Lock()

@@ -36,6 +36,11 @@ var roughTools = []any{
 		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
+		"name":        "later",
+		"description": "Answers, then sends a log message on its own: at once, or once the file $TEST_LATER_TRIGGER exists (TRIGGER.sent then says it was sent)",
+		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
 		"name":        "sample",
 		"description": "Asks for an LLM completion (sampling/createMessage) and answers with what it got, or the error",
 		"inputSchema": map[string]any{"type": "object"},
@@ -194,6 +199,18 @@ func (s *rawServer) roughCall(m rawMsg, name string, args json.RawMessage, token
 			return
 		}
 		s.reply(m.ID, textResult("got "+string(r.Result), false))
+	case "later":
+		s.reply(m.ID, textResult("news will follow", false))
+		go func() {
+			trigger := os.Getenv("TEST_LATER_TRIGGER")
+			if trigger != "" && !waitForFile(trigger, time.Minute) {
+				return
+			}
+			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "news between commands"})})
+			if trigger != "" {
+				_ = os.WriteFile(trigger+".sent", nil, 0o600)
+			}
+		}()
 	case "sample":
 		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"sample-1"`), Method: "sampling/createMessage", Params: mustJSON(map[string]any{
 			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Capital of France?"}}},
