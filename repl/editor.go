@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,7 +93,14 @@ type Editor struct {
 	queued  int  // bytes in queue
 	woken   bool // a wake key is on its way
 
-	hist      *historyFile
+	hist *historyFile
+	// The commands given to readline's history, in order (at most
+	// HistoryLimit): a question empties readline's history while it is
+	// asked and gives it these back after (see hideHistory).
+	histMu     sync.Mutex
+	cmds       []string
+	histHidden bool
+
 	closeOnce sync.Once
 }
 
@@ -519,8 +527,10 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	defer e.rl.SetPrompt(e.o.Prompt)
 	e.asking.Store(true)
 	defer e.asking.Store(false)
+	e.hideHistory()
 	go func() {
 		line, err := e.readline("")
+		e.restoreHistory()
 		done <- result{line, err}
 	}()
 	var r result
@@ -563,10 +573,49 @@ func (e *Editor) AddHistory(cmd string) {
 	if line == "" {
 		return
 	}
-	_ = e.rl.SaveHistory(line)
+	e.saveHistory(line)
 	if e.hist != nil {
 		e.hist.add(line)
 	}
+}
+
+// saveHistory gives readline's history a command (unless a question is
+// asked: it gets it after).
+func (e *Editor) saveHistory(line string) {
+	e.histMu.Lock()
+	defer e.histMu.Unlock()
+	e.cmds = append(e.cmds, line)
+	if n := len(e.cmds) - e.o.HistoryLimit; n > 0 {
+		e.cmds = slices.Delete(e.cmds, 0, n)
+	}
+	if !e.histHidden {
+		_ = e.rl.SaveHistory(line)
+	}
+}
+
+// hideHistory empties readline's history while a question is asked: an
+// answer is not a command, and Up or Ctrl-R there offered the commands.
+// And readline keeps the line being edited in its history (it is what
+// Down comes back to): restoreHistory gives the commands back in a
+// history of its own, so that an answer (a password, say) is not offered
+// at the prompt afterwards.
+func (e *Editor) hideHistory() {
+	e.histMu.Lock()
+	defer e.histMu.Unlock()
+	e.rl.ResetHistory()
+	e.histHidden = true
+}
+
+// restoreHistory ends hideHistory: readline's history holds the commands
+// again, and nothing of the answer.
+func (e *Editor) restoreHistory() {
+	e.histMu.Lock()
+	defer e.histMu.Unlock()
+	e.rl.ResetHistory()
+	for _, l := range e.cmds {
+		_ = e.rl.SaveHistory(l)
+	}
+	e.histHidden = false
 }
 
 // historyLine joins the lines of cmd into one (see AddHistory). A line
@@ -602,7 +651,7 @@ func historyLine(cmd string) string {
 func (e *Editor) loadHistory(path string) {
 	hist, lines := openHistory(path, e.o.HistoryLimit, e.o.OnHistoryError)
 	for _, l := range lines {
-		_ = e.rl.SaveHistory(l)
+		e.saveHistory(l)
 	}
 	e.hist = hist
 }

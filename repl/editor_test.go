@@ -545,3 +545,48 @@ func TestEditorRedrawKeyTypedIsText(t *testing.T) {
 		t.Fatalf("got %q, %v", r.text, r.err)
 	}
 }
+
+// A question's answer is not a command: Up, Down and Ctrl-R there offer
+// none of the history of commands, and an answer (a password, say) is
+// not offered at the prompt afterwards.
+func TestEditorQuestionHasNoHistory(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	f.ed.AddHistory("tools call echo message=hi")
+	f.ed.AddHistory("ping")
+	ask := func(keys string) cmdResult {
+		t.Helper()
+		answer := make(chan cmdResult, 1)
+		go func() {
+			s, err := f.ed.ReadLine(context.Background(), "your name? ")
+			answer <- cmdResult{s, err}
+		}()
+		f.typeKeys(t, keys)
+		return wait(t, answer)
+	}
+	for _, keys := range []string{"\x1b[A\x1b[A\r", "\x10\r", "\x1b[A\x1b[BAda\r", "\x12ping\r", "\x12ech\x12\r", "Bob\x1b[A\x1b[B\x1b[B\x15\r"} {
+		want := ""
+		if strings.Contains(keys, "Ada") {
+			want = "Ada"
+		}
+		if r := ask(keys); r.err != nil || r.text != want {
+			t.Errorf("keys %q in a question: got %q, %v; want %q", keys, r.text, r.err, want)
+		}
+	}
+	if r := ask("s3cret\r"); r.text != "s3cret" {
+		t.Fatalf("got %q", r.text)
+	}
+	// At the prompt: Up, then Down back to the line being typed.
+	ch := f.read()
+	f.typeKeys(t, "\x1b[A\x1b[B\r")
+	if r := wait(t, ch); r.err != nil || r.text != "" {
+		t.Errorf("Up, Down at the prompt after a question gave %q, %v; want an empty line", r.text, r.err)
+	}
+	ch = f.read()
+	f.typeKeys(t, "\x1b[A\x1b[A\x1b[A\r")
+	if r := wait(t, ch); r.err != nil || r.text != "tools call echo message=hi" {
+		t.Errorf("Up three times gave %q, %v; want the first command", r.text, r.err)
+	}
+	if s := f.screen.String(); strings.Contains(s[strings.Index(s, "s3cret\n")+1:], "s3cret") {
+		t.Errorf("the answer was shown at the prompt:\n%q", s)
+	}
+}
