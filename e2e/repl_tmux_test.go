@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,24 @@ func TestReplTerminal(t *testing.T) {
 	tm.keys("-l", " city=Paris")
 	tm.keys("Enter")
 	tm.waitFor("the prompt's output", "weather in Paris")
+
+	// What is typed ahead while a call shows progress waits for the next
+	// prompt: the terminal no longer echoes it into the progress bar's
+	// line, where an Enter left a stale bar on the screen.
+	tm.keys("-l", "tools call trigger-long-running-operation duration=3 steps=3")
+	tm.keys("Enter")
+	tm.waitFor("progress", "1/3 (33%)")
+	tm.keys("-l", "ping")
+	tm.keys("Enter")
+	tm.waitForAfter("the answer to the line typed ahead", "Long running operation completed", "pong")
+	scr := tm.screen()
+	after := scr[strings.LastIndex(scr, "duration=3 steps=3"):]
+	if strings.Contains(after, "trigger-long-running-operation [") {
+		t.Errorf("a progress bar stayed on the screen after the call:\n%s", after)
+	}
+	if !regexp.MustCompile(`completed\. Duration: 3 seconds, Steps: 3\.\nmcpx> ping\npong`).MatchString(after) {
+		t.Errorf("the line typed ahead is not shown at the prompt after the call's result:\n%s", after)
+	}
 
 	// Ctrl-C during a long call returns to the prompt and tells the
 	// server (the wire shows notifications/cancelled).

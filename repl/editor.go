@@ -93,6 +93,13 @@ type Editor struct {
 	queued  int  // bytes in queue
 	woken   bool // a wake key is on its way
 
+	// The terminal's echo, off between lines (see quiet).
+	echoMu     sync.Mutex
+	echoFd     uintptr
+	echoable   bool // echoFd is a terminal whose echo can be turned off
+	echoOff    bool
+	echoClosed bool
+
 	hist *historyFile
 	// The commands given to readline's history, in order (at most
 	// HistoryLimit): a question empties readline's history while it is
@@ -116,6 +123,9 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	}
 	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other, real: t.Real}
 	e.cond = sync.NewCond(&e.mu)
+	if f, ok := t.In.(interface{ Fd() uintptr }); ok && t.Real {
+		e.echoFd, e.echoable = f.Fd(), true
+	}
 	cfg := &readline.Config{
 		Prompt:                 o.Prompt,
 		HistoryLimit:           o.HistoryLimit,
@@ -397,9 +407,33 @@ func (e *Editor) editingLine(on bool) {
 // readline edits one line, starting with prefill.
 func (e *Editor) readline(prefill string) (string, error) {
 	e.used.Store(true)
+	e.quiet(false)
+	defer e.quiet(true)
 	e.editingLine(true)
 	defer e.editingLine(false)
 	return e.rl.ReadlineWithDefault(prefill)
+}
+
+// quiet turns the terminal's echo off (on) when no line is edited (is).
+// Between lines the terminal is as mcpx found it, in line mode, and it
+// echoed what the person typed ahead while a command ran: into the line
+// of its progress bar, which the next update then cleared from the screen
+// (not from the input), or, after an Enter, below it, leaving a stale
+// bar on the screen. With the echo off what is typed ahead waits unseen
+// in the terminal, and the next prompt shows it as the editor reads it.
+// Ctrl-C still interrupts. Close turns the echo back on.
+func (e *Editor) quiet(on bool) {
+	if !e.echoable {
+		return
+	}
+	e.echoMu.Lock()
+	defer e.echoMu.Unlock()
+	if on == e.echoOff || (on && e.echoClosed) {
+		return
+	}
+	if setEcho(e.echoFd, !on) == nil {
+		e.echoOff = on
+	}
 }
 
 // ReadCommand shows the prompt and returns one command: a line, or
@@ -668,6 +702,10 @@ func (e *Editor) Close() error {
 			_ = e.rl.Close()
 		}
 		e.editingLine(false) // nothing written is lost
+		e.echoMu.Lock()
+		e.echoClosed = true
+		e.echoMu.Unlock()
+		e.quiet(false)
 		if e.hist != nil {
 			e.hist.close()
 		}
