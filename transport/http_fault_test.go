@@ -1040,3 +1040,51 @@ func testConnectionClosedWithoutAnswer(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A server that answers HTTP 400 naming the session, where the spec has
+// 404 (the TypeScript SDK's "No valid session ID provided" after the
+// server restarted), rejects the session: the error says so by its type
+// (ErrSessionRejected), and the request is not sent again on a new
+// session, as after a 404. A 400 about something else, or to a request
+// without a session, is no such rejection.
+func TestSessionRejected(t *testing.T) { synctest.Test(t, testSessionRejected) }
+
+func testSessionRejected(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"ts-sdk", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`, true},
+		{"other", `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad Request: malformed"},"id":null}`, false},
+	} {
+		f := &fake{}
+		f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+			if s.RPC == "tools/list" && s.Header.Get("Mcp-Session-Id") != "" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, tc.body)
+				return true
+			}
+			return false
+		}
+		u := startFake(t, f)
+		sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+		_, err := sess.Call(callCtx(t), "tools/list", nil)
+		var he *transport.HTTPError
+		if !errors.As(err, &he) || he.Status != 400 || he.SessionID == "" || !errors.Is(err, transport.ErrTransport) {
+			t.Fatalf("%s: err = %v", tc.name, err)
+		}
+		if got := errors.Is(err, transport.ErrSessionRejected); got != tc.want {
+			t.Errorf("%s: errors.Is(err, ErrSessionRejected) = %v, want %v (err %v)", tc.name, got, tc.want, err)
+		}
+		if errors.Is(err, transport.ErrSessionExpired) {
+			t.Errorf("%s: a 400 taken for the spec's 404: %v", tc.name, err)
+		}
+		if n := f.log.count("POST", "tools/list"); n != 1 {
+			t.Errorf("%s: tools/list sent %d times, want once", tc.name, n)
+		}
+	}
+	if (&transport.HTTPError{Status: 400, Body: "No valid session ID provided"}).Is(transport.ErrSessionRejected) {
+		t.Error("a 400 to a request without a session is taken for a rejected session")
+	}
+}
