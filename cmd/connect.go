@@ -147,6 +147,18 @@ type connector struct {
 	// OAuth then reads a pasted address only through prompter.
 	sharedIn bool
 	eraCache inspector.EraCache
+	// shared, when set, is the era cache of the connector this one
+	// stands beside (verify --parallel's traces): what one learns, the
+	// others use, as one connector's sessions do.
+	shared *inspector.EraCache
+}
+
+// eras returns the cache of the eras the servers speak.
+func (k *connector) eras() *inspector.EraCache {
+	if k.shared != nil {
+		return k.shared
+	}
+	return &k.eraCache
 }
 
 // attachments are what a caller adds to a connection beyond its
@@ -200,7 +212,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	c.feats = newFeatures(d, c)
 	c.observe = a.observe
 	c.rec = rec
-	life := lifecycle(d, c.feats, c.console.Note, &k.eraCache)
+	life := lifecycle(d, c.feats, c.console.Note, k.eras())
 	if out.verbose && (c.held == nil || c.held.Era == eraModern) {
 		// (Through a handshake-era session, what it offered when it
 		// opened counts.)

@@ -12,13 +12,18 @@ import (
 )
 
 // writeJUnit writes verify's result for one trace or several as a JUnit
-// XML report to name (mcpx verify --junit), atomically.
+// XML report to name (mcpx verify --junit), atomically. report names the
+// whole report (<testsuites name>): the trace's file name when one trace
+// is verified, "" for several ("mcpx verify", see record.WriteJUnitRuns),
+// whatever number of them ran before the run stopped; named after the
+// first trace when the run stopped there, the report of a run of many
+// looked like one of that trace alone.
 //
 // An interrupted run (Ctrl-C, a CI job cancelled) writes it still, with
 // what was verified and the trace interrupted as an error: otherwise no
 // report, or an older run's, passing, stayed in its place. ctx no longer
 // bounds the write then; a few seconds do (a FIFO nobody reads).
-func writeJUnit(ctx context.Context, name string, elapsed time.Duration, runs ...record.JUnitRun) error {
+func writeJUnit(ctx context.Context, name, report string, elapsed time.Duration, runs ...record.JUnitRun) error {
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -30,10 +35,6 @@ func writeJUnit(ctx context.Context, name string, elapsed time.Duration, runs ..
 		}
 	}
 	var b bytes.Buffer
-	report := ""
-	if len(runs) == 1 {
-		report = runs[0].Options.Name
-	}
 	if err := record.WriteJUnitRuns(&b, report, elapsed, runs...); err != nil {
 		return err
 	}

@@ -1056,6 +1056,8 @@ type verifyOptions struct {
 	e      *env
 	junit  string
 	update bool
+	// parallel is how many traces of several are verified at once.
+	parallel int
 }
 
 func newVerifyCmd(e *env) *cobra.Command {
@@ -1095,6 +1097,9 @@ file's name, then a line for all, naming those that differ; the exit code is 7
 when any differs. Every file is read before any server starts; the run stops at a trace
 that cannot be verified at all. --junit writes one report with the suites of
 every trace; --json prints {"traces": [{"file", "result" or "error"}]}.
+--parallel N verifies up to N traces at once, each on connections of its own;
+what is printed is what verifying them one at a time prints, in the order of
+the files (a trace's report waits for those before it).
 
 Requests of the stateless 2026-07-28 era go out with the headers they were
 recorded with (the route in the trace), and a multi-round request is retried
@@ -1106,7 +1111,8 @@ trace's place once every session has run, keeping the header's ignores,
 normalizers, redactions and stable form (--stable makes it stable). A trace
 the live server matches is left as it was, so that one under version control
 changes only when the server did (--force records it again anyway). The exit
-code is then 0 whatever changed. When the live server could not be talked to
+code is then 0 whatever changed; several traces end with a line saying how
+many were recorded again and how many left as they were. When the live server could not be talked to
 (it could not be started or reached, its connection ended, a request got no
 answer in time) the file is left as it was, with that failure's exit code.`,
 		Example: `  mcpx verify session.jsonl -- node server.js
@@ -1114,6 +1120,7 @@ answer in time) the file is left as it was, with that failure's exit code.`,
   mcpx verify session.jsonl --ignore 'tools/call:$.result._meta' --normalize uuid -- node server.js
   mcpx verify session.jsonl --junit report.xml -- node server.js
   mcpx verify traces/*.jsonl --junit report.xml -- node server.js
+  mcpx verify traces/*.jsonl --parallel 8 -- node server.js
   mcpx verify session.jsonl --update -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -1124,6 +1131,7 @@ answer in time) the file is left as it was, with that failure's exit code.`,
 		},
 	}
 	c.Flags().StringVar(&o.junit, "junit", "", "also write the result as a JUnit XML report to `FILE` (one test case per exchange, for CI)")
+	c.Flags().IntVar(&o.parallel, "parallel", 1, "verify up to `N` traces at once, each on connections of its own (the reports are printed in the order of the files)")
 	c.Flags().BoolVar(&o.update, "update", false, "record the trace again from the live server, in its place, keeping its header's ignores, normalizers and redactions (also MCPX_RECORD=update)")
 	ownsRecording(c)
 	// The server's requests get the recorded answers: mcpx offers the
@@ -1136,6 +1144,9 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	e := o.e
 	d, out := e.cfg.conn, e.cfg.out
 	con := e.console()
+	if o.parallel < 1 {
+		return usageErrorf("--parallel %d: give the number of traces to verify at once, 1 or more", o.parallel)
+	}
 	if len(server) == 0 && d.http.url == "" && d.named.ref == "" && d.at.name == "" {
 		// Said before the files are read: mcpx verify t.jsonl node s.js
 		// is a server command without -- before it (forgotDash), not a
@@ -1146,9 +1157,15 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	// A trace that cannot be read is a usage error, said before any
 	// server starts; with --junit, the report says it too (an error test
 	// case naming the file), so that CI does not show an older report.
-	unreadable := func(name string, err error) error {
+	// The report is named after the trace when there is one, and after
+	// the run when there are several, as a report of theirs is.
+	unreadable := func(name string, several bool, err error) error {
 		if o.junit != "" {
-			if jerr := writeJUnit(ctx, o.junit, 0, record.JUnitRun{Options: record.JUnitOptions{Name: filepath.Base(name), Err: err}}); jerr != nil {
+			report := filepath.Base(name)
+			if several {
+				report = ""
+			}
+			if jerr := writeJUnit(ctx, o.junit, report, 0, record.JUnitRun{Options: record.JUnitOptions{Name: filepath.Base(name), Err: err}}); jerr != nil {
 				con.Warn(jerr.Error())
 			}
 		}
@@ -1160,7 +1177,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	}
 	files, err = traceFiles(files)
 	if err != nil {
-		return unreadable(strings.Join(given, " "), err)
+		return unreadable(strings.Join(given, " "), len(given) > 1, err)
 	}
 	if err := o.checkOutputs(files, d.rec.file); err != nil {
 		return err
@@ -1181,7 +1198,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	for _, file := range files {
 		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
 		if err != nil {
-			return unreadable(file, err)
+			return unreadable(file, len(files) > 1, err)
 		}
 		if d.rec.file != "" && len(tf.Index) > 1 {
 			tf.Close()
@@ -1210,15 +1227,11 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		if len(files) > 1 && out.json {
 			return usageErrorf("--update --json prints one trace's result; give one trace at a time")
 		}
-		for _, file := range files {
-			if len(files) > 1 && !out.json {
-				e.printer().VerifyFile(file)
-			}
-			if err := o.runUpdate(ctx, file, d, out); err != nil {
-				return err
-			}
+		if len(files) == 1 {
+			_, err := o.runUpdate(ctx, e, files[0], d, out)
+			return err
 		}
-		return nil
+		return o.updateMany(ctx, files, d, out)
 	}
 	// verify's own recording (--record) is a plain one.
 	d.rec.mode = ""
@@ -1256,8 +1269,7 @@ func (o *verifyOptions) checkOutputs(traces []string, rec string) error {
 // verifyFile verifies the sessions of the trace tf against the live
 // server. closeErr is the first error closing what a session opened (a
 // trace of --record).
-func (o *verifyOptions) verifyFile(ctx context.Context, tf *record.TraceFile, d connDesc, out output) (res *record.VerifyResult, closeErr, err error) {
-	e := o.e
+func (o *verifyOptions) verifyFile(ctx context.Context, e *env, tf *record.TraceFile, d connDesc, out output) (res *record.VerifyResult, closeErr, err error) {
 	timeout := d.session.timeout
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
@@ -1276,7 +1288,7 @@ func (o *verifyOptions) verifyFile(ctx context.Context, tf *record.TraceFile, d 
 func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.TraceFile, d connDesc, out output) error {
 	e := o.e
 	start := time.Now()
-	res, closeErr, err := o.verifyFile(ctx, tf, d, out)
+	res, closeErr, err := o.verifyFile(ctx, e, tf, d, out)
 	if err == nil && res.Exchanges == 0 {
 		return usageErrorf("%s holds no request with a recorded response: nothing to verify", file)
 	}
@@ -1291,7 +1303,7 @@ func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.T
 		if stopped == nil {
 			stopped = lost
 		}
-		if jerr := writeJUnit(ctx, o.junit, time.Since(start), record.JUnitRun{Result: res,
+		if jerr := writeJUnit(ctx, o.junit, filepath.Base(file), time.Since(start), record.JUnitRun{Result: res,
 			Options: record.JUnitOptions{Name: filepath.Base(file), Time: time.Since(start), Err: stopped}}); jerr != nil {
 			return jerr
 		}
@@ -1320,18 +1332,16 @@ func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.T
 // document, {"traces": [{"file", "result" or "error"}]}; with --junit one
 // report holding the suites of every trace. It stops at the first trace
 // that cannot be verified (the server cannot be started, say), after
-// reporting what was; the exit code is 7 when any trace differs.
+// reporting what was; the exit code is 7 when any trace differs. With
+// --parallel N, N traces are verified at once, each on connections of its
+// own, and what is printed is what verifying them one at a time prints
+// (see inOrder).
 func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDesc, out output) error {
 	e := o.e
 	p := e.printer()
 	start := time.Now()
-	type fileResult struct {
-		File   string               `json:"file"`
-		Result *record.VerifyResult `json:"result,omitempty"`
-		Error  string               `json:"error,omitempty"`
-	}
 	var (
-		results  []fileResult
+		results  []verifiedTrace
 		runs     []record.JUnitRun
 		stop     error
 		differ   int
@@ -1342,76 +1352,33 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		empty       int
 	)
 	names := junitNames(files)
-	for _, file := range files {
-		if !out.json {
-			p.VerifyFile(file)
-		}
-		began := time.Now()
-		var res *record.VerifyResult
-		var closeErr error
-		tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
-		if err == nil {
-			res, closeErr, err = o.verifyFile(ctx, tf, d, out)
-			tf.Close()
-		}
-		if err == nil && closeErr != nil {
-			err = closeErr
-		}
-		if err == nil && res.Lost != nil {
-			// A server that could not be talked to stops the run as one
-			// that could not be started does.
-			err = res.Lost
-		}
-		runs = append(runs, record.JUnitRun{Result: res,
-			Options: record.JUnitOptions{Name: names[file], Time: time.Since(began), Err: err}})
-		// A run that could not start has nothing to report: not a result
-		// saying ok with nothing verified (--json printed "ok": true
-		// beside the error), nor "✓ 0 exchange(s) verified".
-		reported := res != nil && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0)
-		fr := fileResult{File: file}
-		if reported {
-			fr.Result = res
-		}
-		if err != nil {
-			fr.Error = err.Error()
-		}
-		results = append(results, fr)
-		if reported && !out.json {
-			p.VerifyReport(res)
-		}
-		if res != nil {
-			// What is kept for the end (--junit, --json, the total) needs
-			// no response whole: each mismatch's differences hold what
-			// differs, shortened. Kept whole, every trace's differing
-			// answers, recorded and live, stayed in memory to the last.
-			for i := range res.Mismatches {
-				res.Mismatches[i].Recorded, res.Mismatches[i].Live = nil, nil
-			}
-		}
+	job := func(ctx context.Context, i int, je *env) (verifiedTrace, bool) {
+		v := o.verifyTrace(ctx, je, files[i], names[files[i]], d, out)
+		return v, v.err != nil
+	}
+	inOrder(ctx, e, len(files), o.parallel, job, func(_ int, v verifiedTrace) {
+		runs = append(runs, v.run)
+		results = append(results, v)
 		switch {
-		case err != nil:
-			stop = err
-		case res.Exchanges == 0:
-			e.console().Warn(file + " holds no request with a recorded response: nothing to verify")
+		case v.err != nil:
+			stop = v.err
+		case v.run.Result.Exchanges == 0:
 			empty++
-		case !res.OK():
+		case !v.run.Result.OK():
 			differ++
-			differNames = append(differNames, file)
+			differNames = append(differNames, v.File)
 		default:
 			verified++
 		}
-		if stop != nil {
-			break
-		}
-	}
+	})
 	if o.junit != "" {
-		if jerr := writeJUnit(ctx, o.junit, time.Since(start), runs...); jerr != nil {
+		if jerr := writeJUnit(ctx, o.junit, "", time.Since(start), runs...); jerr != nil {
 			return jerr
 		}
 	}
 	if out.json {
 		b, err := json.Marshal(struct {
-			Traces []fileResult `json:"traces"`
+			Traces []verifiedTrace `json:"traces"`
 		}{results})
 		if err != nil {
 			return err
@@ -1428,6 +1395,106 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 		return fmt.Errorf("%w: %d of %d traces differ from their recordings (%s)", record.ErrMismatch, differ, len(files), tui.NameSome(differNames))
 	}
 	return nil
+}
+
+// verifiedTrace is what became of one trace of several: its entry in
+// --json's document (file, result or error), its part of the JUnit
+// report, and err when it could not be verified (the run stops there).
+type verifiedTrace struct {
+	File   string               `json:"file"`
+	Result *record.VerifyResult `json:"result,omitempty"`
+	Error  string               `json:"error,omitempty"`
+	run    record.JUnitRun
+	err    error
+}
+
+// verifyTrace verifies the trace file, one of several, printing with e
+// (an env of its own with --parallel): its name, then its report, and
+// the warning of a trace with nothing to verify.
+func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file, name string, d connDesc, out output) verifiedTrace {
+	p := e.printer()
+	if !out.json {
+		p.VerifyFile(file)
+	}
+	began := time.Now()
+	var res *record.VerifyResult
+	var closeErr error
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
+	if err == nil {
+		res, closeErr, err = o.verifyFile(ctx, e, tf, d, out)
+		tf.Close()
+	}
+	if err == nil && closeErr != nil {
+		err = closeErr
+	}
+	if err == nil && res.Lost != nil {
+		// A server that could not be talked to stops the run as one
+		// that could not be started does.
+		err = res.Lost
+	}
+	v := verifiedTrace{File: file, err: err, run: record.JUnitRun{Result: res,
+		Options: record.JUnitOptions{Name: name, Time: time.Since(began), Err: err}}}
+	// A run that could not start has nothing to report: not a result
+	// saying ok with nothing verified (--json printed "ok": true beside
+	// the error), nor "✓ 0 exchange(s) verified".
+	reported := res != nil && (err == nil || res.Exchanges > 0 || len(res.Mismatches) > 0)
+	if reported {
+		v.Result = res
+	}
+	if err != nil {
+		v.Error = err.Error()
+	}
+	if reported && !out.json {
+		p.VerifyReport(res)
+	}
+	if res != nil {
+		// What is kept for the end (--junit, --json, the total) needs no
+		// response whole: each mismatch's differences hold what differs,
+		// shortened. Kept whole, every trace's differing answers,
+		// recorded and live, stayed in memory to the last.
+		for i := range res.Mismatches {
+			res.Mismatches[i].Recorded, res.Mismatches[i].Live = nil, nil
+		}
+	}
+	if err == nil && res.Exchanges == 0 {
+		e.console().Warn(file + " holds no request with a recorded response: nothing to verify")
+	}
+	return v
+}
+
+// updateMany records several traces again (verify --update), each under
+// its name, then a line for all: how many were recorded again and how
+// many left as they were. Like verifyMany it stops at a trace that cannot
+// be recorded again, and verifies --parallel N at once, printing what one
+// at a time prints; each file is replaced (or left) as it is alone.
+func (o *verifyOptions) updateMany(ctx context.Context, files []string, d connDesc, out output) error {
+	type updated struct {
+		kept bool
+		err  error
+	}
+	var (
+		stop           error
+		recorded, kept int
+		failed         int
+	)
+	job := func(ctx context.Context, i int, je *env) (updated, bool) {
+		je.printer().VerifyFile(files[i])
+		k, err := o.runUpdate(ctx, je, files[i], d, out)
+		return updated{kept: k, err: err}, err != nil
+	}
+	inOrder(ctx, o.e, len(files), o.parallel, job, func(_ int, u updated) {
+		switch {
+		case u.err != nil:
+			stop = u.err
+			failed++
+		case u.kept:
+			kept++
+		default:
+			recorded++
+		}
+	})
+	o.e.printer().UpdateTotal(tui.UpdateTotals{Traces: len(files), Recorded: recorded, Kept: kept, Failed: failed})
+	return stop
 }
 
 // junitNames names each trace's suites in a JUnit report of several: its

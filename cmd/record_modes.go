@@ -224,8 +224,7 @@ func (o *verifyOptions) updating(d connDesc) (bool, error) {
 
 // runUpdate is verify --update: the trace recorded again from the live
 // server (record.UpdateTrace), the differences shown.
-func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, out output) error {
-	e := o.e
+func (o *verifyOptions) runUpdate(ctx context.Context, e *env, file string, d connDesc, out output) (kept bool, err error) {
 	timeout := d.session.timeout
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
@@ -243,30 +242,30 @@ func (o *verifyOptions) runUpdate(ctx context.Context, file string, d connDesc, 
 		Always:         d.rec.force,
 	})
 	if res != nil && err == nil && res.Exchanges == 0 {
-		return usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
+		return false, usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
 	}
 	if res != nil {
 		if perr := e.printVerify(res, out.json); perr != nil {
-			return perr
+			return false, perr
 		}
 	}
 	if err != nil {
 		var perr *fs.PathError
 		var merr *record.MinorError
 		if errors.As(err, &perr) || errors.Is(err, record.ErrNotTrace) || errors.As(err, &merr) {
-			return &usageError{err: err}
+			return false, &usageError{err: err}
 		}
-		return err
+		return false, err
 	}
 	if closeErr != nil {
-		return closeErr
+		return false, closeErr
 	}
 	if res.Kept {
 		e.console().Note(fmt.Sprintf("left %s as it was: the live server matches it (%s); --force records it again anyway", file, updateCounts(res)))
-		return nil
+		return true, nil
 	}
 	e.console().Note(fmt.Sprintf("recorded %s again from the live server (%s)", file, updateCounts(res)))
-	return nil
+	return false, nil
 }
 
 // updateCounts says what verify --update recorded again and what of it

@@ -562,7 +562,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	// Task-augmented requests would need the session to run the tasks
 	// itself; it passes requests on instead.
 	c.feats.Tasks = nil
-	life := lifecycle(&conn, c.feats, c.console.Note, &k.eraCache)
+	life := lifecycle(&conn, c.feats, c.console.Note, k.eras())
 	onNote := c.console.Note
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }

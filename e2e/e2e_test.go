@@ -600,14 +600,29 @@ func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[3]), bytes.ReplaceAll(b, []byte(args[1]), []byte(args[2])), 0o644))
 }
 
-// cmdGone is `gone PIDFILE...`: the process whose PID each file holds must
+// cmdGone is `gone PIDFILE...`: the process whose PID each file (or each
+// file a pattern matches) holds must
 // no longer run (with !, must run now). mcpx waits for its server before exiting, so this normally
 // holds at once; the bounded wait only tolerates a slow kernel.
 func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: [!] gone PIDFILE...")
 	}
+	// A pattern stands for the PID files it matches (several servers,
+	// each with its own), at least one.
+	var files []string
 	for _, f := range args {
+		if !strings.ContainsAny(f, "*?[") {
+			files = append(files, f)
+			continue
+		}
+		m, err := filepath.Glob(ts.MkAbs(f))
+		if err != nil || len(m) == 0 {
+			ts.Fatalf("no PID file matches %s (did the servers start?)", f)
+		}
+		files = append(files, m...)
+	}
+	for _, f := range files {
 		b, err := os.ReadFile(ts.MkAbs(f))
 		if err != nil {
 			ts.Fatalf("no PID: %v (did the server start?)", err)

@@ -92,6 +92,31 @@ func (p *Printer) VerifyTotal(t VerifyTotals) {
 	fmt.Fprintf(p.w, "%s %s\n", mark, msg)
 }
 
+// UpdateTotals counts the traces of a verify --update of several.
+type UpdateTotals struct {
+	Traces   int // given
+	Recorded int // recorded again from the live server
+	Kept     int // left as they were: the live server matches them
+	Failed   int // could not be recorded again (the run stopped there)
+}
+
+// UpdateTotal ends the reports of verify --update over several traces
+// with what became of them, as VerifyTotal does for verify's.
+func (p *Printer) UpdateTotal(t UpdateTotals) {
+	mark := p.st.key("✓")
+	if t.Recorded+t.Kept < t.Traces {
+		mark = p.st.err("✗")
+	}
+	msg := fmt.Sprintf("%d trace(s): %d recorded again, %d left as they were", t.Traces, t.Recorded, t.Kept)
+	if t.Failed > 0 {
+		msg += fmt.Sprintf(", %d could not be recorded again", t.Failed)
+	}
+	if rest := t.Traces - t.Recorded - t.Kept - t.Failed; rest > 0 {
+		msg += fmt.Sprintf(", %d not run", rest)
+	}
+	fmt.Fprintf(p.w, "%s %s\n", mark, msg)
+}
+
 // diffs prints differences as a readable, coloured diff, one path per
 // entry: the recorded value in red (-), the live one in green (+).
 func (p *Printer) diffs(indent string, diffs []record.Difference, more int) {

@@ -111,3 +111,19 @@ func TestVerifyTotalNamesTheTracesThatDiffer(t *testing.T) {
 		t.Errorf("NameSome: %q, want %q", got, want)
 	}
 }
+
+func TestUpdateTotal(t *testing.T) {
+	for _, c := range []struct {
+		t    UpdateTotals
+		want string
+	}{
+		{UpdateTotals{Traces: 3, Recorded: 1, Kept: 2}, "✓ 3 trace(s): 1 recorded again, 2 left as they were\n"},
+		{UpdateTotals{Traces: 4, Recorded: 1, Failed: 1}, "✗ 4 trace(s): 1 recorded again, 0 left as they were, 1 could not be recorded again, 2 not run\n"},
+	} {
+		var b strings.Builder
+		NewPrinter(&b, false).UpdateTotal(c.t)
+		if b.String() != c.want {
+			t.Errorf("got  %q\nwant %q", b.String(), c.want)
+		}
+	}
+}
