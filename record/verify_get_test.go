@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -218,5 +220,33 @@ func TestVerifyGetStreamNeverAnswered(t *testing.T) {
 				t.Errorf("%d exchanges verified, mismatches:\n%s\nwant 2 and only %q", res.Exchanges, reportOf(res), want)
 			}
 		})
+	}
+}
+
+// A POST the live server never answers, not even with its headers, ends
+// at the timeout as an answer that never comes does (exit 6 for the
+// command): over Streamable HTTP the request is written until its
+// response comes, and the write held the run until the server gave up.
+func TestVerifyPostNeverAnswered(t *testing.T) {
+	t.Parallel()
+	u, _ := requestLog(t)
+	hanging := testservers.Streamable(t, newTestServer(""), nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte(`"tools/list"`)) {
+					<-r.Context().Done()
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	tr := recordGetStream(t, u, "negotiated")
+	res := verifyAgainst(t, tr, newHTTPConn(t, hanging), VerifyOptions{Timeout: time.Second})
+	var timeout *peer.TimeoutError
+	if !errors.As(res.Lost, &timeout) || timeout.Method != "tools/list" || res.OK() {
+		t.Fatalf("lost %v, report:\n%s", res.Lost, reportOf(res))
 	}
 }

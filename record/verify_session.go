@@ -488,12 +488,26 @@ func (s *sessionRun) send(ctx context.Context, it *sendItem) error {
 	}
 	frame := mapMessages(it.frame, func(msg []byte) []byte { return s.rewrite(msg, it) })
 	route := s.route(it)
-	err := s.peer.Write(ctx, transport.Frame{Data: frame, Route: route})
+	// The write is bounded by the timeout as the wait for the answer is:
+	// over Streamable HTTP a POST is written until its response comes
+	// (its headers, or its whole JSON body), and a server that never
+	// answers would hold it, and the run, for ever.
+	wctx, cancel := context.WithTimeout(ctx, s.r.opts.Timeout)
+	defer cancel()
+	err := s.peer.Write(wctx, transport.Frame{Data: frame, Route: route})
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if wctx.Err() != nil {
+		method := "a message"
+		if len(it.reqs) > 0 {
+			method = it.reqs[0].req.Method
+		}
+		s.fail(it, &peer.TimeoutError{Method: method, After: s.r.opts.Timeout}, true)
+		return nil
 	}
 	if ref := refusalOf(err); ref != nil {
 		// The server refused the frame: an outcome, compared with the
