@@ -207,6 +207,10 @@ type Authorizer struct {
 	loaded    bool
 	requested []string // scopes asked for so far, for step-up unions
 	saveErr   error    // why rec could not be stored (StoreError)
+	// dropped fingerprints (transport.CredentialID of the access token)
+	// the tokens this run gave up: refused by the server, or expired and
+	// not refreshable. storedReplacement never takes them up again.
+	dropped map[string]bool
 	// refreshErr is why the token that expired could not be refreshed,
 	// for the error of a run that may not authorize anew: it is all the
 	// person needs to know (a revoked refresh token), said with -v only.
@@ -365,6 +369,7 @@ func (a *Authorizer) usableLocked(ctx context.Context) (*TokenRecord, error) {
 		}
 		if a.expired(r) {
 			a.note("the token %s and cannot be refreshed; sending none", a.expiryText(r))
+			a.dropLocked(r)
 			a.rec = nil
 			return nil, nil
 		}
@@ -541,12 +546,57 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 			}
 		}
 		a.mu.Lock()
+		a.dropLocked(cur)
 		if a.rec == cur {
 			a.rec = nil
 		}
 		a.mu.Unlock()
 	}
+	if a.storedReplacement() {
+		return true, nil
+	}
 	return a.authorize(ctx, ch, cur)
+}
+
+// dropLocked remembers that this run gave up r (a.mu is held).
+func (a *Authorizer) dropLocked(r *TokenRecord) {
+	if len(a.dropped) >= maxDropped || a.dropped == nil {
+		a.dropped = map[string]bool{}
+	}
+	a.dropped[transport.CredentialID(r.AccessToken)] = true
+}
+
+// maxDropped bounds how many given-up tokens are remembered.
+const maxDropped = 16
+
+// storedReplacement makes current a token the store holds for the server
+// that this run has not given up, and reports whether it found one. A
+// long session (mcpx connect, the REPL) whose token was revoked, or whose
+// refresh token no longer works, so takes the token the person stored
+// meanwhile with mcpx auth login, as the error of its last command
+// advised, instead of failing until it is restarted. A run that ignores
+// the store (Config.Fresh) takes nothing from it.
+func (a *Authorizer) storedReplacement() bool {
+	if a.cfg.Store == nil || a.cfg.Fresh {
+		return false
+	}
+	recs, err := a.cfg.Store.Matching(a.cfg.ServerURL)
+	if err != nil {
+		a.note("cannot read the token store: %v", err)
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range recs {
+		if a.dropped[transport.CredentialID(r.AccessToken)] || !a.keyed(r) {
+			continue
+		}
+		a.note("the store holds another token for resource %s from %s (%s), stored by another mcpx run since this one read it (mcpx auth login); using it",
+			r.Resource, r.Issuer, a.expiryText(r))
+		a.rec, a.origin, a.requested, a.saveErr, a.refreshErr = r, fromStore, r.RequestedScopes, nil, nil
+		return true
+	}
+	return false
 }
 
 func orNone(s string) string {

@@ -362,3 +362,50 @@ func TestFlowTokenRefusedLaterIsRefreshed(t *testing.T) {
 		t.Errorf("%d refreshes, %d authorizations; want 0 and 1", n, m)
 	}
 }
+
+// A long session (mcpx connect, the REPL) with no browser whose grant is
+// revoked fails its next request, advising mcpx auth login; once the
+// person has logged in (another run storing a new token), the session's
+// next request takes that token. It kept failing until restarted: having
+// given its token up, it never read the store again. A session that gave
+// up a token does not take it up again: an expired stored token whose
+// refresh fails ends in the same error, not a loop.
+func TestSessionTakesTokenOfLaterLogin(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"}, TokenTTL: time.Hour})
+	store := oauthflow.NewStore(t.TempDir())
+	ev := &events{}
+	login := func() {
+		t.Helper()
+		az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Browser: (&browser{}).open, Fresh: true, Observer: ev.observe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := connect(t, srv.MCPURL, az, ev)
+		if _, err := call(t, s, "tools/list", nil); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	login()
+	az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Observer: ev.observe, NoInteraction: "no browser in this test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := connect(t, srv.MCPURL, az, ev)
+	srv.RevokeAll()
+	for range 2 {
+		if _, err := call(t, long, "tools/list", nil); !errors.Is(err, oauthflow.ErrInteraction) || !strings.Contains(err.Error(), "invalid_grant") {
+			t.Fatalf("after the revocation: err = %v", err)
+		}
+	}
+	login()
+	if _, err := call(t, long, "tools/list", nil); err != nil {
+		t.Fatalf("after mcpx auth login: %v\n%s", err, ev)
+	}
+	if !strings.Contains(ev.String(), "stored by another mcpx run since this one read it (mcpx auth login); using it") {
+		t.Errorf("events:\n%s", ev)
+	}
+	if n := srv.Count("authorize "); n != 2 {
+		t.Errorf("%d authorizations, want the 2 logins:\n%s", n, strings.Join(srv.Events(), "\n"))
+	}
+}

@@ -275,6 +275,17 @@ func (s *OAuthServer) ExpireAll() {
 	}
 }
 
+// RevokeAll revokes every token issued so far, access and refresh tokens
+// alike, as an authorization server does when a person revokes the grant:
+// a refresh is then refused with invalid_grant.
+func (s *OAuthServer) RevokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.tokens)
+	clear(s.refresh)
+	s.events = append(s.events, "revoked every token")
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
