@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/filelock"
@@ -98,8 +99,14 @@ type Registration struct {
 // token. A token is refreshed and written holding its lock (LockToken).
 type Store struct {
 	dir string
-	// Warn is told about stored files that had to be fixed or skipped.
+	// Warn is told about stored files that had to be fixed or skipped,
+	// once per message: a run reads the store more than once (a long
+	// session, whenever the server refuses its token), and a file it
+	// skips stays skipped.
 	Warn func(string)
+
+	warnMu sync.Mutex
+	warned map[string]bool
 }
 
 // StoreDir returns the directory mcpx keeps authorization state in:
@@ -125,10 +132,26 @@ func NewStore(dir string) *Store { return &Store{dir: dir} }
 func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) warn(format string, args ...any) {
-	if s.Warn != nil {
-		s.Warn(fmt.Sprintf(format, args...))
+	if s.Warn == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	s.warnMu.Lock()
+	said := s.warned[msg]
+	if !said && len(s.warned) < maxWarned {
+		if s.warned == nil {
+			s.warned = map[string]bool{}
+		}
+		s.warned[msg] = true
+	}
+	s.warnMu.Unlock()
+	if !said {
+		s.Warn(msg)
 	}
 }
+
+// maxWarned bounds how many warnings a Store remembers having said.
+const maxWarned = 64
 
 func hashKey(parts ...string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))

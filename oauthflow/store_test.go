@@ -277,6 +277,12 @@ func TestStoreSkipsBrokenFiles(t *testing.T) {
 	if strings.Contains(all, "secret") {
 		t.Errorf("a warning quotes the file:\n%s", all)
 	}
+	// Reading the store again (a long session does, each time the server
+	// refuses its token) says nothing new: each skipped file is said once.
+	n := len(warned)
+	if _, err := s.Matching("https://d.example"); err != nil || len(warned) != n {
+		t.Errorf("read again: %v; warnings:\n%s", err, strings.Join(warned, "\n"))
+	}
 }
 
 // A stored file mcpx cannot read is never written over, as it may hold
