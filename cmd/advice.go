@@ -221,11 +221,21 @@ var adviceTable = []func(error) string{
 		}
 		return fmt.Sprintf(" (mcpx disconnect %s, then mcpx connect %s --max-message-size SIZE opens it with a larger limit)", name, name)
 	},
+	// A step-up no person could authorize here: a login elsewhere must ask
+	// for the scopes, or it stores a token refused the same way.
+	func(err error) string {
+		var e *oauthflow.StepUpError
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return fmt.Sprintf(" (run `mcpx auth login --url %s --scope '%s'` in a terminal first: it stores a token with them)", e.ServerURL, strings.Join(e.Scopes, " "))
+	},
 	// No stored token, and no new authorization allowed.
 	func(err error) string {
 		var e *oauthflow.NoTokenError
+		var su *oauthflow.StepUpError
 		switch {
-		case !errors.As(err, &e):
+		case !errors.As(err, &e), errors.As(err, &su):
 			return ""
 		case e.StoredOnly:
 			return fmt.Sprintf(" (--stored-auth-only forbids a new authorization: run `mcpx auth login --url %s` first)", e.ServerURL)

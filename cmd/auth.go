@@ -60,6 +60,8 @@ type oauthDesc struct {
 	noDPoP            bool
 	// fresh makes the authorizer ignore stored tokens (auth login).
 	fresh bool
+	// scopes are asked for on top of the server's (auth login --scope).
+	scopes []string
 }
 
 func (a *authFlags) register(f *pflag.FlagSet) {
@@ -262,6 +264,7 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 		CallbackURL:       a.callback,
 		StoredOnly:        a.storedOnly || storedOnly,
 		Fresh:             a.fresh,
+		Scopes:            a.scopes,
 		Observer:          obs,
 		Notify: func(msg string) {
 			for _, line := range strings.Split(msg, "\n") {
@@ -321,15 +324,21 @@ the server they were issued for, and never printed — except by "mcpx auth toke
 }
 
 func newAuthLoginCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var scope string
+	c := &cobra.Command{
 		Use: "login --url URL",
 		Example: `  mcpx auth login --url https://mcp.example.com/mcp
+  mcpx auth login --url https://mcp.example.com/mcp --scope "mcp:tools mcp:admin"
   mcpx auth login --url https://mcp.example.com/mcp --grant client_credentials --client-id ID --client-secret "$SECRET"`,
 		Short: "Authorize mcpx for the server at --url now, and store the token",
 		Long: `Connects to the server at --url without using a stored token, so that it asks for
 authorization, runs the authorization (a browser, unless --grant says otherwise),
 stores the token and checks that the server accepts it. The wait for the
-browser is bounded by --timeout, 5 minutes unless given.`,
+browser is bounded by --timeout, 5 minutes unless given.
+
+The scopes asked for are those the server names; --scope adds more, such as
+those a server asks for later with 403 insufficient_scope (a step-up), which
+a run without a terminal or a session held by mcpx connect cannot authorize.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			d := e.cfg.conn
@@ -351,6 +360,7 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 				d.session.timeout = 5 * time.Minute
 			}
 			d.oauth.fresh = true
+			d.oauth.scopes = strings.Fields(scope)
 			e.run.login = true
 			return e.withSession(c.Context(), d, func(cl *client) error {
 				if cl.oauth == nil {
@@ -393,6 +403,8 @@ browser is bounded by --timeout, 5 minutes unless given.`,
 			})
 		},
 	}
+	c.Flags().StringVar(&scope, "scope", "", "also ask for these `SCOPES` (separated by spaces), on top of those the server names")
+	return c
 }
 
 // tokenStatus is what mcpx shows about a stored token: never the token.

@@ -279,6 +279,38 @@ func TestOAuthStepUp(t *testing.T) {
 	}
 }
 
+// A step-up that no person can authorize here (no terminal, no BROWSER;
+// or --stored-auth-only) advises a login that asks for the scopes the
+// server wants, with auth login --scope; after it, the command runs
+// without a browser. The advice was a plain auth login, which stored a
+// token with the challenge's scopes only, refused the same way.
+func TestOAuthStepUpWithoutPerson(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{ListScopes: []string{"mcp:tools"}, CallScopes: []string{"mcp:call"}})
+	env := map[string]string{"MCPX_CONFIG_DIR": t.TempDir()}
+	if r := runMcpx(t, withBrowser(env), "auth", "login", "--url", srv.MCPURL); r.code != 0 {
+		t.Fatalf("login: exit %d\n%s", r.code, r.stderr)
+	}
+	advice := "(run `mcpx auth login --url " + srv.MCPURL + " --scope 'mcp:tools mcp:call'` in a terminal first: it stores a token with them)"
+	for _, flags := range [][]string{nil, {"--stored-auth-only"}} {
+		r := runMcpx(t, env, append([]string{"tools", "call", "echo", "message=up", "--url", srv.MCPURL}, flags...)...)
+		if r.code != ExitAuth || !strings.Contains(r.stderr, "the server wants a token with scopes mcp:tools mcp:call "+advice) {
+			t.Errorf("%v: exit %d\n%s", flags, r.code, r.stderr)
+		}
+	}
+	r := runMcpx(t, withBrowser(env), "auth", "login", "--url", srv.MCPURL, "--scope", "mcp:tools mcp:call")
+	if r.code != 0 || !strings.Contains(r.stdout, "scopes:        mcp:tools mcp:call\n") {
+		t.Fatalf("login --scope: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runMcpx(t, env, "tools", "call", "echo", "message=up", "--url", srv.MCPURL)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: up" {
+		t.Errorf("after login --scope: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := srv.Count("authorize "); n != 2 {
+		t.Errorf("%d authorizations, want the 2 logins:\n%s", n, strings.Join(srv.Events(), "\n"))
+	}
+}
+
 // lineWriter hands each complete line written to it to fn.
 type lineWriter struct {
 	mu  sync.Mutex

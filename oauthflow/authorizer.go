@@ -124,6 +124,11 @@ type Config struct {
 	StoredOnly bool
 	// Fresh ignores stored tokens (mcpx auth login) and authorizes anew.
 	Fresh bool
+	// Scopes are asked for in every authorization on top of those the
+	// server's challenge names (mcpx auth login --scope): those a step-up
+	// would ask for later, when no person may be there to authorize it
+	// (a run without a terminal, a session held by mcpx connect).
+	Scopes []string
 
 	// Observer receives the narration (EventNote) and the OAuth HTTP
 	// requests (EventHTTP).
@@ -653,6 +658,9 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *Token
 	if len(prev) > 0 && !Subset(prev, scopes) {
 		scopes, why = Union(prev, scopes), why+", plus those asked for before"
 	}
+	if len(a.cfg.Scopes) > 0 && !Subset(a.cfg.Scopes, scopes) {
+		scopes, why = Union(scopes, a.cfg.Scopes), why+", plus those configured (mcpx auth login --scope)"
+	}
 	return a.obtain(ctx, d, scopes, why)
 }
 
@@ -677,8 +685,13 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 	if a.stepUps >= maxStepUps {
 		return false, authErrorf("gave up after %d step-up authorizations in this run: the server keeps asking for more scopes", a.stepUps)
 	}
+	prev := cur.RequestedScopes
+	if len(prev) == 0 {
+		prev = held
+	}
+	want := Union(prev, need)
 	if err := a.cannotInteract(); err != nil {
-		return false, err
+		return false, &StepUpError{ServerURL: a.cfg.ServerURL, Scopes: want, Err: err}
 	}
 	if a.flows >= maxFlows {
 		return false, authErrorf("gave up after %d authorizations in this run: the server keeps refusing", a.flows)
@@ -688,11 +701,7 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 	if err != nil {
 		return false, err
 	}
-	prev := cur.RequestedScopes
-	if len(prev) == 0 {
-		prev = held
-	}
-	return a.obtain(ctx, d, Union(prev, need), "step-up: the scopes asked for before plus the challenge's")
+	return a.obtain(ctx, d, want, "step-up: the scopes asked for before plus the challenge's")
 }
 
 // discovery returns the discovery for the challenge, reusing the last one

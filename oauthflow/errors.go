@@ -37,6 +37,27 @@ func (e *NoTokenError) Error() string {
 // was forbidden.
 func (e *NoTokenError) Is(target error) bool { return e.StoredOnly && target == ErrInteraction }
 
+// StepUpError is a step-up authorization (a 403 insufficient_scope) that
+// could not run because no person can be asked here (Config.StoredOnly,
+// Config.NoInteraction). A new authorization elsewhere that does not ask
+// for the scopes the server wants stores a token that is refused the same
+// way: the way out is one that asks for Scopes (Config.Scopes).
+type StepUpError struct {
+	// ServerURL is the MCP server's URL.
+	ServerURL string
+	// Scopes are those to ask for: the ones asked for before and the
+	// challenge's.
+	Scopes []string
+	// Err is why the authorization could not run.
+	Err error
+}
+
+func (e *StepUpError) Error() string {
+	return fmt.Sprintf("%v; the server wants a token with scopes %s", e.Err, scopeString(e.Scopes))
+}
+
+func (e *StepUpError) Unwrap() error { return e.Err }
+
 // ClientProblem says why an authorization has no client of its own (see
 // ClientError).
 type ClientProblem int
