@@ -248,8 +248,15 @@ func mayHoldSecret(u string) bool {
 // Credential patterns in free text (stderr lines, HTTP summaries and
 // error bodies, frames that are not JSON).
 var (
-	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`) })
-	keyValueRE   = sync.OnceValue(func() *regexp.Regexp {
+	authSchemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{4,})`) })
+	// challengeParamRE is what follows the scheme in a WWW-Authenticate
+	// challenge rather than a token: one of the parameters of RFC 6750
+	// section 3, RFC 9728 section 5.1 and RFC 9449 section 7.1, with its
+	// value quoted.
+	challengeParamRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(?:realm|scope|error|error_description|error_uri|resource_metadata|algs)="`)
+	})
+	keyValueRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)((?:access_token|refresh_token|id_token|client_secret|code_verifier|password|api[_-]?key|authorization|set-cookie|cookie)"?\s*[:=]\s*"?)([^"&\s,;)]+)`)
 	})
 )
@@ -271,8 +278,29 @@ func RedactCredentials(s string) string {
 
 // RedactAuthTokens returns s with the token after "Bearer" or "Basic"
 // (an Authorization header quoted in free text) replaced by [redacted].
+//
+// A challenge (WWW-Authenticate: Bearer error="invalid_token", …, as
+// --wire and traces show a 401) is left as it is: what follows its scheme
+// is a parameter, which holds no credential, not a token. Its first
+// parameter's name was replaced, so that a trace of an authorization
+// lost the error (Bearer [redacted]"insufficient_scope").
 func RedactAuthTokens(s string) string {
-	return authSchemeRE().ReplaceAllString(s, "${1}${2}"+redactedValue)
+	re := authSchemeRE()
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		if challengeParamRE().MatchString(s[m[6]:]) {
+			continue
+		}
+		b.WriteString(s[last:m[6]])
+		b.WriteString(redactedValue)
+		last = m[7]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // RedactSecrets returns s with every one of secrets, as it is and

@@ -126,3 +126,24 @@ func TestHTTPErrorUnknownStatus(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// The token after Bearer or Basic in free text is redacted; a
+// WWW-Authenticate challenge's parameters are not tokens, and stay as
+// they are (a trace of an authorization showed Bearer [redacted]"…").
+func TestRedactAuthTokens(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Authorization: Bearer at-SECRET.x_y~z+/==", "Authorization: Bearer [redacted]"},
+		{`{"authorization":"Bearer abcd=="}`, `{"authorization":"Bearer [redacted]"}`},
+		{"basic dXNlcjpwYXNz, then bearer eyJhbGciOi.eyJzdWIi.sig", "basic [redacted], then bearer [redacted]"},
+		{"Bearer error=x", "Bearer [redacted]"},
+		{"Bearer scope=", "Bearer [redacted]"},
+		{`WWW-Authenticate: Bearer resource_metadata="http://h/prm", scope="a b"`, `WWW-Authenticate: Bearer resource_metadata="http://h/prm", scope="a b"`},
+		{`Bearer error="insufficient_scope", scope="mcp:call"; DPoP algs="ES256"`, `Bearer error="insufficient_scope", scope="mcp:call"; DPoP algs="ES256"`},
+		{`Bearer realm="x" and Bearer tok-1234`, `Bearer realm="x" and Bearer [redacted]`},
+		{"Bearer abc", "Bearer abc"},
+	} {
+		if got := transport.RedactAuthTokens(c.in); got != c.want {
+			t.Errorf("RedactAuthTokens(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
