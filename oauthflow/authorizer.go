@@ -626,7 +626,7 @@ func (a *Authorizer) cannotInteract() error {
 	if a.cfg.NoInteraction != "" {
 		why := ""
 		if refreshErr != nil {
-			why = fmt.Sprintf(" (refreshing the expired stored token failed: %v)", refreshErr)
+			why = fmt.Sprintf(" (refreshing the stored token failed: %v)", refreshErr)
 		}
 		return &authError{err: fmt.Errorf("%w%s, but %s", ErrInteraction, why, a.cfg.NoInteraction)}
 	}

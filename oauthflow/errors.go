@@ -17,15 +17,16 @@ type NoTokenError struct {
 	// StoredOnly is true when the configuration forbids a new
 	// authorization.
 	StoredOnly bool
-	// Refresh is why the stored token, expired, could not be refreshed
-	// (the authorization server's refusal), nil when that is not why.
+	// Refresh is why the stored token (expired, or refused by the server)
+	// could not be refreshed (the authorization server's refusal), nil
+	// when that is not why.
 	Refresh error
 }
 
 func (e *NoTokenError) Error() string {
 	msg := "no usable stored token for " + e.ServerURL
 	if e.Refresh != nil {
-		msg += fmt.Sprintf(" (refreshing the expired one failed: %v)", e.Refresh)
+		msg += fmt.Sprintf(" (refreshing it failed: %v)", e.Refresh)
 	}
 	if e.StoredOnly {
 		return fmt.Sprintf("%v: %s, and only stored tokens may be used", ErrInteraction, msg)

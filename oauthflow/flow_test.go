@@ -394,7 +394,9 @@ func TestSessionTakesTokenOfLaterLogin(t *testing.T) {
 	long := connect(t, srv.MCPURL, az, ev)
 	srv.RevokeAll()
 	for range 2 {
-		if _, err := call(t, long, "tools/list", nil); !errors.Is(err, oauthflow.ErrInteraction) || !strings.Contains(err.Error(), "invalid_grant") {
+		// The token was revoked, not expired: the error says neither.
+		if _, err := call(t, long, "tools/list", nil); !errors.Is(err, oauthflow.ErrInteraction) ||
+			!strings.Contains(err.Error(), "(refreshing the stored token failed: the token endpoint "+srv.Issuer+"/token answered HTTP 400: invalid_grant") {
 			t.Fatalf("after the revocation: err = %v", err)
 		}
 	}

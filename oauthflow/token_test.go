@@ -515,11 +515,11 @@ func TestFailedRefreshSaysWhy(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{"token", nil, "no usable stored token for " + s.URL + "/mcp (refreshing the expired one failed: the token endpoint " + s.URL +
+		{"token", nil, "no usable stored token for " + s.URL + "/mcp (refreshing it failed: the token endpoint " + s.URL +
 			"/token answered HTTP 400: invalid_grant: refresh token revoked)"},
 		{"stored only", func(c *Config) { c.StoredOnly = true }, "authorization needs a person: no usable stored token for " + s.URL +
-			"/mcp (refreshing the expired one failed: the token endpoint " + s.URL + "/token answered HTTP 400: invalid_grant: refresh token revoked), and only stored tokens may be used"},
-		{"no interaction", func(c *Config) { c.NoInteraction = "nobody is here" }, "authorization needs a person (refreshing the expired stored token failed: the token endpoint " + s.URL +
+			"/mcp (refreshing it failed: the token endpoint " + s.URL + "/token answered HTTP 400: invalid_grant: refresh token revoked), and only stored tokens may be used"},
+		{"no interaction", func(c *Config) { c.NoInteraction = "nobody is here" }, "authorization needs a person (refreshing the stored token failed: the token endpoint " + s.URL +
 			"/token answered HTTP 400: invalid_grant: refresh token revoked), but nobody is here"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
