@@ -286,6 +286,10 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 	case ios.InTTY || ios.ErrTTY:
 		cfg.Browser = oauthflow.SystemBrowser()
 		paste = ios.InTTY
+	case a.fresh:
+		// mcpx auth login itself: it takes no --bearer, and is what to run.
+		cfg.NoInteraction = "mcpx cannot ask anyone to authorize in a browser here: there is no terminal and BROWSER is not set " +
+			"(run it in a terminal, set BROWSER, or use --grant client_credentials)"
 	default:
 		cfg.NoInteraction = fmt.Sprintf("mcpx cannot ask anyone to authorize in a browser here: there is no terminal and BROWSER is not set "+
 			"(run `mcpx auth login --url %s` in a terminal first, set BROWSER, use --grant client_credentials, or pass a token with --bearer)", d.http.url)

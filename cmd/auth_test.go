@@ -298,7 +298,13 @@ func TestOAuthStepUpWithoutPerson(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s", flags, r.code, r.stderr)
 		}
 	}
-	r := runMcpx(t, withBrowser(env), "auth", "login", "--url", srv.MCPURL, "--scope", "mcp:tools mcp:call")
+	// auth login itself without a person: run it in a terminal (not
+	// "run auth login", nor "pass --bearer", which it refuses).
+	r := runMcpx(t, env, "auth", "login", "--url", srv.MCPURL, "--scope", "mcp:tools mcp:call")
+	if r.code != ExitAuth || !strings.HasSuffix(strings.TrimSpace(r.stderr), "there is no terminal and BROWSER is not set (run it in a terminal, set BROWSER, or use --grant client_credentials)") {
+		t.Errorf("login without a person: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runMcpx(t, withBrowser(env), "auth", "login", "--url", srv.MCPURL, "--scope", "mcp:tools mcp:call")
 	if r.code != 0 || !strings.Contains(r.stdout, "scopes:        mcp:tools mcp:call\n") {
 		t.Fatalf("login --scope: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
