@@ -557,7 +557,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		}
 		a.mu.Unlock()
 	}
-	if a.storedReplacement() {
+	if a.storedReplacement(nil) {
 		return true, nil
 	}
 	return a.authorize(ctx, ch, cur)
@@ -575,13 +575,14 @@ func (a *Authorizer) dropLocked(r *TokenRecord) {
 const maxDropped = 16
 
 // storedReplacement makes current a token the store holds for the server
-// that this run has not given up, and reports whether it found one. A
-// long session (mcpx connect, the REPL) whose token was revoked, or whose
-// refresh token no longer works, so takes the token the person stored
+// that this run has not given up (and that accept takes, when not nil),
+// and reports whether it found one. A long session (mcpx connect, the
+// REPL) whose token was revoked, or whose refresh token no longer works,
+// or lacks the scopes of a step-up, so takes the token the person stored
 // meanwhile with mcpx auth login, as the error of its last command
 // advised, instead of failing until it is restarted. A run that ignores
 // the store (Config.Fresh) takes nothing from it.
-func (a *Authorizer) storedReplacement() bool {
+func (a *Authorizer) storedReplacement(accept func(*TokenRecord) bool) bool {
 	if a.cfg.Store == nil || a.cfg.Fresh {
 		return false
 	}
@@ -593,7 +594,7 @@ func (a *Authorizer) storedReplacement() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, r := range recs {
-		if a.dropped[transport.CredentialID(r.AccessToken)] || !a.keyed(r) {
+		if a.dropped[transport.CredentialID(r.AccessToken)] || (accept != nil && !accept(r)) || !a.keyed(r) {
 			continue
 		}
 		a.note("the store holds another token for resource %s from %s (%s), stored by another mcpx run since this one read it (mcpx auth login); using it",
@@ -690,6 +691,15 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 		prev = held
 	}
 	want := Union(prev, need)
+	if a.storedReplacement(func(r *TokenRecord) bool {
+		has := r.Scopes
+		if len(has) == 0 {
+			has = r.RequestedScopes
+		}
+		return r.AccessToken != cur.AccessToken && Subset(need, has)
+	}) {
+		return true, nil
+	}
 	if err := a.cannotInteract(); err != nil {
 		return false, &StepUpError{ServerURL: a.cfg.ServerURL, Scopes: want, Err: err}
 	}

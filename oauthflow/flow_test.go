@@ -411,3 +411,44 @@ func TestSessionTakesTokenOfLaterLogin(t *testing.T) {
 		t.Errorf("%d authorizations, want the 2 logins:\n%s", n, strings.Join(srv.Events(), "\n"))
 	}
 }
+
+// A step-up in a long session with no browser fails with a StepUpError
+// naming the scopes to log in with; once another run has stored a token
+// with them (Config.Scopes, mcpx auth login --scope), the session takes
+// it. It kept failing until restarted: a step-up never read the store.
+func TestSessionTakesStepUpTokenOfLaterLogin(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{ListScopes: []string{"mcp:tools"}, CallScopes: []string{"mcp:call"}})
+	store := oauthflow.NewStore(t.TempDir())
+	ev := &events{}
+	login := func(scopes ...string) {
+		t.Helper()
+		az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Browser: (&browser{}).open, Fresh: true, Scopes: scopes, Observer: ev.observe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := connect(t, srv.MCPURL, az, ev)
+		if _, err := call(t, s, "tools/list", nil); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	login()
+	az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Observer: ev.observe, NoInteraction: "no browser in this test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := connect(t, srv.MCPURL, az, ev)
+	echo := map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi"}}
+	_, err = call(t, long, "tools/call", echo)
+	var su *oauthflow.StepUpError
+	if !errors.As(err, &su) || strings.Join(su.Scopes, " ") != "mcp:tools mcp:call" || su.ServerURL != srv.MCPURL || !errors.Is(err, oauthflow.ErrInteraction) {
+		t.Fatalf("step-up without a person: %v", err)
+	}
+	login("mcp:call")
+	if _, err := call(t, long, "tools/call", echo); err != nil {
+		t.Fatalf("after the login with the scopes: %v\n%s", err, ev)
+	}
+	if n := srv.Count("authorize scope=mcp:tools mcp:call resource="); n != 1 || srv.Count("authorize ") != 2 {
+		t.Errorf("authorizations:\n%s", strings.Join(srv.Events(), "\n"))
+	}
+}
