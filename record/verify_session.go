@@ -506,7 +506,12 @@ func (s *sessionRun) send(ctx context.Context, it *sendItem) error {
 		if len(it.reqs) > 0 {
 			method = it.reqs[0].req.Method
 		}
-		s.fail(it, &peer.TimeoutError{Method: method, After: s.r.opts.Timeout}, true)
+		te := &peer.TimeoutError{Method: method, After: s.r.opts.Timeout}
+		if we := (*transport.WaitError)(nil); errors.As(err, &we) {
+			// What it was still waiting for (a browser authorization).
+			te.Waiting, te.Wait = we.For, we
+		}
+		s.fail(it, te, true)
 		return nil
 	}
 	if ref := refusalOf(err); ref != nil {
