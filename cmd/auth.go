@@ -238,9 +238,10 @@ func tokenStore(ios *IOStreams, c *tui.Console) *oauthflow.Store {
 // pasted redirect address is read through prompter when it is
 // interactive, which leaves the lines typed after the authorization to
 // the next prompt (or the REPL's editor); else from ios.In, unless
-// sharedIn says others read it too (a REPL's commands).
+// sharedIn says others read it too (a REPL's commands). gate, when set,
+// is shared by the authorizers of sessions that may authorize at once.
 func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transport.Observer, client *http.Client, storedOnly bool,
-	prompter *tui.Prompter, sharedIn bool) (*oauthflow.Authorizer, error) {
+	prompter *tui.Prompter, sharedIn bool, gate *oauthflow.Gate) (*oauthflow.Authorizer, error) {
 	a := d.oauth
 	cfg := oauthflow.Config{
 		ServerURL:         d.http.url,
@@ -265,6 +266,7 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 		StoredOnly:        a.storedOnly || storedOnly,
 		Fresh:             a.fresh,
 		Scopes:            a.scopes,
+		Gate:              gate,
 		Observer:          obs,
 		Notify: func(msg string) {
 			for _, line := range strings.Split(msg, "\n") {
@@ -586,7 +588,7 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 			if err != nil {
 				return &usageError{err: err}
 			}
-			az, err := newAuthorizer(e.ios, d, console, obs, client, true, nil, false)
+			az, err := newAuthorizer(e.ios, d, console, obs, client, true, nil, false, nil)
 			if err != nil {
 				return &usageError{err: err}
 			}

@@ -151,6 +151,21 @@ type connector struct {
 	// stands beside (verify --parallel's traces): what one learns, the
 	// others use, as one connector's sessions do.
 	shared *inspector.EraCache
+	// gate lets one OAuth authorization at a time run among the
+	// connector's sessions, and sharedGate, when set, is the gate of the
+	// connector this one stands beside (verify --parallel's traces): the
+	// sessions that wait take the token the first stored rather than each
+	// asking the person in a browser.
+	gate       oauthflow.Gate
+	sharedGate *oauthflow.Gate
+}
+
+// authGate returns the gate of the connector's OAuth authorizations.
+func (k *connector) authGate() *oauthflow.Gate {
+	if k.sharedGate != nil {
+		return k.sharedGate
+	}
+	return &k.gate
 }
 
 // eras returns the cache of the eras the servers speak.
@@ -388,7 +403,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		if err != nil {
 			return nil, &usageError{err: err}
 		}
-		az, err := newAuthorizer(k.ios, d, c.console, opts.Observer, client, false, k.prompter, k.sharedIn)
+		az, err := newAuthorizer(k.ios, d, c.console, opts.Observer, client, false, k.prompter, k.sharedIn, k.authGate())
 		if err != nil {
 			return nil, &usageError{err: err}
 		}

@@ -107,7 +107,7 @@ func (e *env) withOutput(out *orderedOutput) *env {
 	ios.Out, ios.ErrOut = orderedStream{out, false}, orderedStream{out, true}
 	je := *e
 	je.ios = &ios
-	je.conns = &connector{ios: &ios, track: e.conns.track, prompter: e.conns.prompter, sharedIn: e.conns.sharedIn, shared: e.conns.eras()}
+	je.conns = &connector{ios: &ios, track: e.conns.track, prompter: e.conns.prompter, sharedIn: e.conns.sharedIn, shared: e.conns.eras(), sharedGate: e.conns.authGate()}
 	return &je
 }
 

@@ -129,6 +129,11 @@ type Config struct {
 	// would ask for later, when no person may be there to authorize it
 	// (a run without a terminal, a session held by mcpx connect).
 	Scopes []string
+	// Gate, when set, is shared by the Authorizers of one run that may
+	// authorize at once (verify --parallel's sessions): one authorization
+	// at a time runs, and the others, when their turn comes, take the
+	// token it stored instead of each asking the person in a browser.
+	Gate *Gate
 
 	// Observer receives the narration (EventNote) and the OAuth HTTP
 	// requests (EventHTTP).
@@ -652,6 +657,14 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *Token
 			return false, err
 		}
 	}
+	leave, waited, err := a.enterGate(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer leave()
+	if waited && a.storedReplacement(nil) {
+		return true, nil
+	}
 	scopes, why := SelectScopes(ch, d.PRM)
 	a.mu.Lock()
 	prev := a.requested
@@ -691,13 +704,14 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 		prev = held
 	}
 	want := Union(prev, need)
-	if a.storedReplacement(func(r *TokenRecord) bool {
+	covers := func(r *TokenRecord) bool {
 		has := r.Scopes
 		if len(has) == 0 {
 			has = r.RequestedScopes
 		}
 		return r.AccessToken != cur.AccessToken && Subset(need, has)
-	}) {
+	}
+	if a.storedReplacement(covers) {
 		return true, nil
 	}
 	if err := a.cannotInteract(); err != nil {
@@ -706,12 +720,56 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 	if a.flows >= maxFlows {
 		return false, authErrorf("gave up after %d authorizations in this run: the server keeps refusing", a.flows)
 	}
+	leave, waited, err := a.enterGate(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer leave()
+	if waited && a.storedReplacement(covers) {
+		return true, nil
+	}
 	a.stepUps++
 	d, err := a.discovery(ctx, ch)
 	if err != nil {
 		return false, err
 	}
 	return a.obtain(ctx, d, want, "step-up: the scopes asked for before plus the challenge's")
+}
+
+// Gate lets one authorization at a time run among the Authorizers that
+// share it (Config.Gate). Its zero value is ready to use.
+type Gate struct {
+	once sync.Once
+	turn chan struct{}
+}
+
+// enter waits for the gate's turn, until ctx ends, calling waiting first
+// when another authorization holds it; waited says whether it did.
+func (g *Gate) enter(ctx context.Context, waiting func()) (leave func(), waited bool, err error) {
+	g.once.Do(func() { g.turn = make(chan struct{}, 1) })
+	leave = func() { <-g.turn }
+	select {
+	case g.turn <- struct{}{}:
+		return leave, false, nil
+	default:
+	}
+	waiting()
+	select {
+	case g.turn <- struct{}{}:
+		return leave, true, nil
+	case <-ctx.Done():
+		return nil, true, ctx.Err()
+	}
+}
+
+// enterGate waits for the turn of Config.Gate, when there is one.
+func (a *Authorizer) enterGate(ctx context.Context) (leave func(), waited bool, err error) {
+	if a.cfg.Gate == nil {
+		return func() {}, false, nil
+	}
+	return a.cfg.Gate.enter(ctx, func() {
+		a.note("another session of this run is being authorized; waiting for it, to use the token it stores")
+	})
 }
 
 // discovery returns the discovery for the challenge, reusing the last one

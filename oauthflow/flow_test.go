@@ -452,3 +452,53 @@ func TestSessionTakesStepUpTokenOfLaterLogin(t *testing.T) {
 		t.Errorf("authorizations:\n%s", strings.Join(srv.Events(), "\n"))
 	}
 }
+
+// Sessions of one run that share a Gate (verify --parallel's traces)
+// authorize one at a time: those that waited take the token the first
+// stored, so the person is asked once, not once per session.
+func TestGateAuthorizesOnce(t *testing.T) {
+	srv := testservers.StartOAuth(t, testservers.OAuthOptions{ListScopes: []string{"mcp:tools"}, TokenTTL: time.Hour})
+	store := oauthflow.NewStore(t.TempDir())
+	ev := &events{}
+	b := &browser{}
+	var gate oauthflow.Gate
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Browser: b.open, Gate: &gate, Observer: ev.observe})
+			if err != nil {
+				errs <- err
+				return
+			}
+			conn, err := transport.NewHTTP(transport.HTTPOptions{URL: srv.MCPURL, Authorizer: az, Observer: ev.observe})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			sess, err := inspector.Connect(ctx, conn, inspector.Options{Lifecycle: &inspector.Legacy{
+				ClientInfo: inspector.Implementation{Name: "test", Version: "1"}, Capabilities: json.RawMessage("{}")}})
+			if err != nil {
+				conn.Close()
+				errs <- err
+				return
+			}
+			defer sess.Close()
+			_, err = sess.Call(ctx, "tools/list", nil)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("a session: %v\n%s", err, ev)
+		}
+	}
+	if got := len(b.opened()); got != 1 {
+		t.Errorf("the browser opened %d times, want once:\n%s", got, ev)
+	}
+	if got := srv.Count("authorize "); got != 1 {
+		t.Errorf("%d authorizations, want 1:\n%s", got, strings.Join(srv.Events(), "\n"))
+	}
+}
