@@ -175,18 +175,6 @@ var adviceTable = []func(error) string{
 		}
 		return " (a longer --timeout waits longer between status changes; --timeout 0, as long as --max-timeout)"
 	},
-	// The server no longer knows the session (HTTP 400 naming it, as
-	// servers on the TypeScript SDK answer after a restart; a 404, the
-	// spec's answer, starts a new session by itself).
-	func(err error) string {
-		if !errors.Is(err, transport.ErrSessionRejected) {
-			return ""
-		}
-		if errors.As(err, new(replError)) {
-			return " (the server no longer knows this session, as after a restart: :reconnect starts a new one)"
-		}
-		return " (the server no longer knows this session, as after a restart: run the command again)"
-	},
 	// A list that stopped before its end.
 	func(err error) string {
 		var e *inspector.IncompleteListError

@@ -179,22 +179,3 @@ func TestHTTPHintTransportAndTLS(t *testing.T) {
 		t.Errorf("sessionHint over HTTP+SSE: %q", got)
 	}
 }
-
-// A session the server no longer knows (HTTP 400 naming it, after a
-// restart) is said so, with what starts a new one: :reconnect in the REPL,
-// running the command again elsewhere. A 400 about something else gets
-// no such advice.
-func TestAdviceSessionRejected(t *testing.T) {
-	rejected := fmt.Errorf("ping: %w", &transport.HTTPError{Method: "POST", URL: "http://h/mcp", Status: 400, SessionID: "s1",
-		Body: `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`})
-	if got := errorMessage(replError{rejected}); !strings.HasSuffix(got, "(the server no longer knows this session, as after a restart: :reconnect starts a new one)") {
-		t.Errorf("in the REPL: %q", got)
-	}
-	if got := errorMessage(rejected); !strings.HasSuffix(got, "(the server no longer knows this session, as after a restart: run the command again)") {
-		t.Errorf("elsewhere: %q", got)
-	}
-	other := fmt.Errorf("ping: %w", &transport.HTTPError{Method: "POST", URL: "http://h/mcp", Status: 400, SessionID: "s1", Body: "bad JSON"})
-	if got := errorMessage(replError{other}); strings.Contains(got, "no longer knows") {
-		t.Errorf("a 400 about something else: %q", got)
-	}
-}

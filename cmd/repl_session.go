@@ -220,20 +220,8 @@ func (s *replSession) with(e *env, server []string, fn func(*client) error) erro
 	prev := c.sink.get()
 	defer c.sink.set(prev)
 	defer c.console.ClearProgress()
-	if err := fn(c); err != nil {
-		if errors.Is(err, transport.ErrSessionRejected) {
-			return replError{err}
-		}
-		return err
-	}
-	return nil
+	return fn(c)
 }
-
-// replError marks the error of a command run in the REPL, whose advice
-// then names the REPL's commands (:reconnect) rather than mcpx's.
-type replError struct{ error }
-
-func (e replError) Unwrap() error { return e.error }
 
 // close ends the session: subscriptions, then the server, and waits for
 // what watched it. It returns the first error finishing the files: the

@@ -153,16 +153,6 @@ var (
 	// (spec: basic/transports, "Session Management"). The connection has
 	// forgotten the session id; the next initialize starts a new session.
 	ErrSessionExpired = errors.New("session expired")
-	// ErrSessionRejected is matched by an *HTTPError answering HTTP 400,
-	// with a body that speaks of the session, to a request that carried an
-	// Mcp-Session-Id: the server does not know the session (it restarted,
-	// or ended it). Servers built on the TypeScript SDK answer so ("Bad
-	// Request: No valid session ID provided") where the spec has HTTP 404
-	// (spec: basic/transports, "Session Management"), after which a client
-	// starts a new session by itself (ErrSessionExpired). A 400 may mean
-	// other things, so nothing is started again here: the connection keeps
-	// the session id, and the caller decides.
-	ErrSessionRejected = errors.New("session rejected")
 	// ErrUnauthorized is matched by *UnauthorizedError.
 	ErrUnauthorized = errors.New("authorization required")
 	// ErrStreamLost marks a request whose response stream ended before its
@@ -236,9 +226,6 @@ type HTTPError struct {
 	// section 10.2.3: seconds or a date), "" when there is none: with a
 	// 429 or a 503 it tells a person, or a script, when to try again.
 	RetryAfter string
-	// SessionID is the Mcp-Session-Id the request carried, "" for none
-	// (see ErrSessionRejected).
-	SessionID string
 }
 
 // newHTTPError describes resp, a failed answer to method url, with body,
@@ -260,17 +247,8 @@ func (e *HTTPError) Error() string {
 	return RedactURLs(msg)
 }
 
-// Is makes errors.Is(err, ErrTransport) true, and ErrSessionRejected for
-// a 400 that speaks of the session the request carried.
-func (e *HTTPError) Is(target error) bool {
-	switch target {
-	case ErrTransport:
-		return true
-	case ErrSessionRejected:
-		return e.Status == http.StatusBadRequest && e.SessionID != "" && strings.Contains(strings.ToLower(e.Body), "session")
-	}
-	return false
-}
+// Is makes errors.Is(err, ErrTransport) true.
+func (e *HTTPError) Is(target error) bool { return target == ErrTransport }
 
 // NewHTTPClient returns the HTTP client a connection with opts uses
 // (opts.Client, or one built from CACertFile, Insecure and Proxy), so that

@@ -271,16 +271,13 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
-		e := newHTTPError("POST", s.url, resp, excerpt)
-		e.SessionID = sid
-		return e
+		return newHTTPError("POST", s.url, resp, excerpt)
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
 		fb := &fallbackError{status: status, body: x.bodyExcerpt()}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
 		e := newHTTPError("POST", s.url, resp, x.bodyExcerpt())
-		e.SessionID = sid
 		x.close()
 		return e
 	}
@@ -794,7 +791,6 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
 		e := newHTTPError("GET", s.url, x.resp, x.bodyExcerpt())
-		e.SessionID = sid
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
