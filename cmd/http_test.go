@@ -313,6 +313,68 @@ func TestHTTPSessionExpiredSaysSo(t *testing.T) {
 	}
 }
 
+// forgettingServer wraps h as a server built on the TypeScript SDK's
+// examples that restarted: once a POST of method forget arrives in a
+// session, every later request in that session is answered 400 with the
+// examples' JSON-RPC error, not the spec's 404. With only, the session is
+// not forgotten: that one request is refused, and the session goes on.
+func forgettingServer(forget string, only bool) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		var mu sync.Mutex
+		dead := map[string]bool{}
+		refused := false
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sid := r.Header.Get("Mcp-Session-Id")
+			refuse := false
+			if sid != "" {
+				body := new(bytes.Buffer)
+				body.ReadFrom(r.Body)
+				r.Body = readCloser{bytes.NewReader(body.Bytes())}
+				mu.Lock()
+				if r.Method == "POST" && !refused && strings.Contains(body.String(), `"`+forget+`"`) {
+					refused, refuse = true, true
+					dead[sid] = !only
+				}
+				refuse = refuse || dead[sid]
+				mu.Unlock()
+			}
+			if refuse {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+}
+
+// A server that forgot the session and answers 400 to it, as those built
+// on the TypeScript SDK's examples do (the spec says 404), gets a new
+// session, found out with a ping, and mcpx says so.
+func TestHTTPSessionUnknown400Renews(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, forgettingServer("tools/list", false))
+	r := runMcpx(t, nil, "tools", "list", "--json", "--url", u)
+	if r.code != 0 || !strings.Contains(r.stderr, "HTTP 400 for session") || !strings.Contains(r.stderr, "re-initialized a new session and sent tools/list again") {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `"tools"`) {
+		t.Errorf("stdout %s", r.stdout)
+	}
+}
+
+// A 400 that refuses one request of a session the server still knows
+// (its ping is answered) fails that request, and the session is kept.
+func TestHTTPRequestRefused400KeepsSession(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, forgettingServer("tools/list", true))
+	r := runMcpx(t, nil, "tools", "list", "--json", "--url", u)
+	if r.code != 4 || !strings.Contains(r.stderr, "HTTP 400 Bad Request") || strings.Contains(r.stderr, "re-initialized") {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
 // HTTP_PROXY from the environment is honoured. The environment is read
 // once per process, so the check runs mcpx in a child process whose only
 // proxy setting points at a loopback server that plays the MCP server.

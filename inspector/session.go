@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -231,11 +232,24 @@ type renewingKey struct{}
 // carried Mcp-Session-Id), the lifecycle opens a new session and the frame
 // is sent once more (spec: basic/transports, "Session Management": the
 // client MUST start a new session).
+//
+// A server built on the TypeScript SDK's examples answers 400, not 404, to
+// a session it does not know (it restarted): when a request in a session
+// gets a 400 that is no answer of the server's, a ping tells whether the
+// session is gone (refused the same way) or the request alone was refused
+// (answered); only the first renews the session.
 func (s *Session) send(ctx context.Context, method string, f transport.Frame) error {
 	gen := s.gen.Load()
 	err := s.conn.Write(ctx, f)
-	if err == nil || !errors.Is(err, transport.ErrSessionExpired) || ctx.Value(renewingKey{}) != nil {
+	if err == nil || ctx.Value(renewingKey{}) != nil {
 		return err
+	}
+	if !errors.Is(err, transport.ErrSessionExpired) {
+		unknown := s.unknownSession(ctx, method, err)
+		if unknown == nil {
+			return err
+		}
+		err = unknown
 	}
 	if err := s.renew(ctx, gen, method, err); err != nil {
 		return err
@@ -246,6 +260,52 @@ func (s *Session) send(ctx context.Context, method string, f transport.Frame) er
 		return nil
 	}
 	return s.conn.Write(ctx, f)
+}
+
+// UnknownSessionError reports a session the server no longer knows, though
+// it answered 400 rather than the 404 the spec has it answer (spec
+// 2025-11-25: basic/transports, "Session Management"): both the request
+// and a ping in the session were refused with HTTP 400. It matches
+// transport.ErrSessionExpired, and unwraps to the request's HTTPError.
+type UnknownSessionError struct {
+	// Err is the refusal of the request that found out.
+	Err *transport.HTTPError
+}
+
+func (e *UnknownSessionError) Error() string {
+	return fmt.Sprintf("session expired: the server answered %s %s with HTTP 400 for session %s, and a ping in it as well, so it no longer knows the session (servers built on the TypeScript SDK's examples answer 400 where the spec says 404)",
+		e.Err.Method, transport.RedactURL(e.Err.URL), e.Err.SessionID)
+}
+
+func (e *UnknownSessionError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, transport.ErrSessionExpired) true.
+func (e *UnknownSessionError) Is(target error) bool { return target == transport.ErrSessionExpired }
+
+// unknownSession returns an UnknownSessionError when err, the failure to
+// send method, is an HTTP 400 to a request in a session that the server
+// no longer knows: a ping in the session is refused with 400 as well (a
+// ping needs no second opinion). The connection has forgotten the session
+// then. It returns nil for any other failure, and for a 400 that refused
+// the request alone.
+func (s *Session) unknownSession(ctx context.Context, method string, err error) error {
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.SessionID == "" || method == mcp.MethodInitialize {
+		return nil
+	}
+	sf, ok := transport.Find[transport.SessionForgetter](s.conn)
+	if !ok {
+		return nil
+	}
+	if method != mcp.MethodPing {
+		_, perr := s.Call(context.WithValue(ctx, renewingKey{}, true), mcp.MethodPing, nil, asProbe())
+		var pe *transport.HTTPError
+		if !errors.As(perr, &pe) || pe.Status != http.StatusBadRequest || pe.SessionID != he.SessionID {
+			return nil
+		}
+	}
+	sf.ForgetSession(he.SessionID)
+	return &UnknownSessionError{Err: he}
 }
 
 // renew re-runs the lifecycle's Open after the session expired, unless a

@@ -183,6 +183,10 @@ func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) 
 // no other request a response (see RequestForgetter).
 func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
 
+// ForgetSession drops session id, which the server no longer knows (see
+// SessionForgetter).
+func (c *HTTPConn) ForgetSession(id string) { c.st.ForgetSession(id) }
+
 // OnRequestLost registers fn to learn about requests whose response
 // stream ended before the response and cannot go on (see LossReporter).
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {

@@ -226,6 +226,12 @@ type HTTPError struct {
 	// section 10.2.3: seconds or a date), "" when there is none: with a
 	// 429 or a 503 it tells a person, or a script, when to try again.
 	RetryAfter string
+	// SessionID is the Mcp-Session-Id the request carried, "" when it
+	// carried none. A 400 to a request in a session the server forgot
+	// (restarted) is how servers built on the TypeScript SDK's examples
+	// answer, where the spec says 404 (ErrSessionExpired); the session
+	// tells the two apart (see SessionForgetter).
+	SessionID string
 }
 
 // newHTTPError describes resp, a failed answer to method url, with body,

@@ -131,3 +131,17 @@ type LossReporter interface {
 type DropReporter interface {
 	OnRequestDropped(fn func(id jsonrpc.ID, method string, err error))
 }
+
+// SessionForgetter is implemented by connections that keep a session the
+// server assigned (Streamable HTTP's Mcp-Session-Id). A server that
+// restarted no longer knows the session; the spec has it answer 404, which
+// the connection reports as ErrSessionExpired having forgotten the session
+// itself (spec 2025-11-25: basic/transports, "Session Management"). Servers
+// built on the TypeScript SDK's examples answer 400 instead, which may
+// also refuse one bad request in a live session: the session finds out
+// which (an HTTPError whose SessionID is set, and a ping refused the same
+// way) and then calls ForgetSession, so that the next initialize starts a
+// new session. id is the session to forget; a later one is kept.
+type SessionForgetter interface {
+	ForgetSession(id string)
+}

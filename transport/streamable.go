@@ -186,6 +186,13 @@ func checkSessionID(id string) *SessionIDError {
 	return nil
 }
 
+// ForgetSession drops session id, which the server no longer knows
+// though it did not say so with a 404 (see SessionForgetter).
+func (s *streamable) ForgetSession(id string) {
+	s.forgetSession(id)
+	s.b.note("the server no longer knows session %s; it must be initialized again", id)
+}
+
 // forgetSession drops session id (if it is still the current one) and
 // everything tied to it, so the next initialize starts afresh.
 func (s *streamable) forgetSession(id string) {
@@ -271,13 +278,16 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
-		return newHTTPError("POST", s.url, resp, excerpt)
+		e := newHTTPError("POST", s.url, resp, excerpt)
+		e.SessionID = sid
+		return e
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
 		fb := &fallbackError{status: status, body: x.bodyExcerpt()}
 		x.close()
 		return fb
 	case status < 200 || status > 299:
 		e := newHTTPError("POST", s.url, resp, x.bodyExcerpt())
+		e.SessionID = sid
 		x.close()
 		return e
 	}
