@@ -370,7 +370,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		// What the session's connection drops for its size is told as a
 		// connection of the command's own would tell it (EventDropped).
 		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize, timeout: d.session.timeout,
-			observer: tee(notesIf(c.console.Event, wireOn, out.verbose), rec)}, nil
+			observer: tee(notesIf(c.console.Event, wireOn, out.verbose), rec), onNote: c.console.Note}, nil
 	}
 	if d.http.url == "" {
 		stderr, err := stderrSink(ctx, c, d.stdio.stderr)

@@ -148,13 +148,16 @@ type sessionDialer struct {
 	// observer is told of the messages the session's connection dropped
 	// for their size while the command is attached (EventDropped).
 	observer transport.Observer
+	// onNote is told what the session did on its own while the command
+	// is attached (a new session with the server).
+	onNote func(string)
 }
 
 var _ transport.Dialer = sessionDialer{}
 
 // Dial attaches to the session, with ctx.
 func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
-	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout, Observer: s.observer})
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout, Observer: s.observer, OnNote: s.onNote})
 	if err != nil {
 		return nil, sessionAdvice(err, s.at.name)
 	}
@@ -574,8 +577,16 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		OnServerRequest: c.console.ServerRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
-		Timeout:         orNone(conn.session.timeout),
-		MaxTimeout:      orNone(conn.session.maxTimeout),
+		// A new session with the server is news to every attached
+		// command: what the old one held is gone.
+		OnRenew: func(s string) {
+			if rec != nil {
+				rec.Note(s)
+			}
+			d.Tell(s)
+		},
+		Timeout:    orNone(conn.session.timeout),
+		MaxTimeout: orNone(conn.session.maxTimeout),
 	})
 	if err != nil {
 		tc.Close()

@@ -53,6 +53,12 @@ type Options struct {
 	// should know about (a new session after the server ended the old one).
 	// Nil sends notes to OnWarning.
 	OnNote func(string)
+	// OnRenew, when set, receives in place of OnNote the note that the
+	// session was re-initialized because the server ended the old one:
+	// what the server held for the old session (subscriptions, a log
+	// level) is gone, which a session serving several commands tells
+	// them all (sessiond).
+	OnRenew func(string)
 	// Timeout is the default per-request timeout, reset by progress and
 	// stopped while a person answers the server (peer.HoldTimeouts); zero
 	// means DefaultTimeout, negative means none.
@@ -323,10 +329,14 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	s.tools.invalidate()
 	s.prompts.invalidate()
 	s.resources.invalidate()
+	note := fmt.Sprintf("%v; re-initialized a new session and sent %s again", cause, method)
 	if method == mcp.NotificationInitialized {
-		s.note("%v; re-initialized a new session", cause)
+		note = fmt.Sprintf("%v; re-initialized a new session", cause)
+	}
+	if s.opts.OnRenew != nil {
+		s.opts.OnRenew(note)
 	} else {
-		s.note("%v; re-initialized a new session and sent %s again", cause, method)
+		s.note("%s", note)
 	}
 	return nil
 }

@@ -275,3 +275,24 @@ func TestSessionExpiryOnInitializedSendsItOnce(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// OnRenew, when set, gets the note of a renewal in place of OnNote.
+func TestSessionExpiryToldToOnRenew(t *testing.T) {
+	var mu sync.Mutex
+	var notes, renewals []string
+	s, ec, _ := connectFake(t, Options{
+		OnNote:  func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() },
+		OnRenew: func(n string) { mu.Lock(); renewals = append(renewals, n); mu.Unlock() },
+	})
+	ec.expire()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 0 || len(renewals) != 1 || !strings.Contains(renewals[0], "re-initialized a new session and sent tools/list again") {
+		t.Errorf("notes %q, renewals %q", notes, renewals)
+	}
+}

@@ -20,11 +20,12 @@ import (
 )
 
 // attach serves one command until it detaches or the session ends;
-// dropped says it asked for envelope.Dropped lines.
-func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, dropped bool) {
+// dropped says it asked for envelope.Dropped lines, notes for
+// envelope.Note lines.
+func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, dropped, notes bool) {
 	ctx, cancel := context.WithCancel(d.ctx)
 	a := &attachment{
-		d: d, nc: nc, lines: lines, label: label, dropped: dropped, ctx: ctx, cancel: cancel,
+		d: d, nc: nc, lines: lines, label: label, dropped: dropped, notes: notes, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1),
 		calls: map[string]context.CancelCauseFunc{},
@@ -65,6 +66,8 @@ type attachment struct {
 	label string
 	// dropped: the command reads envelope.Dropped (see Daemon.Observe).
 	dropped bool
+	// notes: the command reads envelope.Note (see Daemon.Tell).
+	notes bool
 
 	ctx    context.Context // ends when the command detaches
 	cancel context.CancelFunc

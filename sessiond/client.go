@@ -392,6 +392,10 @@ type DialOptions struct {
 	// attached (a notification over the session's maximum message size,
 	// dropped unread), as the command's own connection would report them.
 	Observer transport.Observer
+	// OnNote, when set, is told what the held session did on its own
+	// while the command is attached (it started a new session with the
+	// server, which ended the old one: see Daemon.Tell).
+	OnNote func(string)
 }
 
 // Conn is one command's connection through a session: a transport.Conn
@@ -416,11 +420,13 @@ type Conn struct {
 	onLost func(id string, err error)
 	// observer is DialOptions.Observer.
 	observer transport.Observer
+	// onNote is DialOptions.OnNote.
+	onNote func(string)
 }
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label, Dropped: o.Observer != nil}, lineLimit(o.MaxMessageSize), o.Timeout)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label, Dropped: o.Observer != nil, Notes: o.OnNote != nil}, lineLimit(o.MaxMessageSize), o.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +434,7 @@ func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
 	}
-	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit, observer: o.Observer}
+	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit, observer: o.Observer, onNote: o.OnNote}
 	if r.Status != nil {
 		c.status = *r.Status
 	}
@@ -463,6 +469,12 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 		if env.Dropped != "" && len(env.Frame) == 0 {
 			if c.observer != nil {
 				c.observer(transport.Event{Time: time.Now(), Kind: transport.EventDropped, Text: env.Dropped})
+			}
+			continue
+		}
+		if env.Note != "" && len(env.Frame) == 0 {
+			if c.onNote != nil {
+				c.onNote(env.Note)
 			}
 			continue
 		}

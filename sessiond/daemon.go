@@ -460,6 +460,40 @@ func (d *Daemon) Observe(ev transport.Event) {
 	}
 }
 
+// Tell tells note, something the held session did on its own (it
+// started a new session with the server, which ended the old one), to
+// the commands attached at that moment that asked for notes
+// (envelope.Note), as their own connection would tell them, or, while
+// none is attached, keeps it for mcpx @NAME watch among the
+// notifications. The log has it too. It does not wait.
+func (d *Daemon) Tell(note string) {
+	d.note("%s", note)
+	line, err := json.Marshal(envelope{Note: note})
+	if err != nil {
+		d.note("%v", err)
+		return
+	}
+	d.mu.Lock()
+	if len(d.attached) == 0 {
+		loss := d.ring.add(Kept{Time: time.Now(), Note: note})
+		d.mu.Unlock()
+		if loss {
+			d.noteLoss()
+		}
+		return
+	}
+	as := make([]*attachment, 0, len(d.attached))
+	for a := range d.attached {
+		if a.notes {
+			as = append(as, a)
+		}
+	}
+	d.mu.Unlock()
+	for _, a := range as {
+		a.offer(line)
+	}
+}
+
 // forward is a command's request in flight through the held session.
 type forward struct {
 	a  *attachment
@@ -802,7 +836,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			return
 		}
 		_ = nc.SetWriteDeadline(time.Time{})
-		d.attach(nc, lines, h.Label, h.Dropped)
+		d.attach(nc, lines, h.Label, h.Dropped, h.Notes)
 	default:
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
 	}

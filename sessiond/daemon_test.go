@@ -1598,3 +1598,51 @@ func TestConnectionFailureIsNotAServerError(t *testing.T) {
 		t.Errorf("after the failures: %q, %v", text, err)
 	}
 }
+
+// What the held session does on its own (a new session with the server,
+// which ended the old one) is told to the commands attached at that
+// moment that asked for notes, as their own connection would tell them,
+// and kept for mcpx @NAME watch while none is attached; before, only the
+// session's log said so. A command of an older build is not sent it.
+func TestTellReachesTheCommand(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	h.d.Tell("kept while none is attached")
+	kept, err := TakeKept(t.Context(), h.dir, h.name)
+	if err != nil || len(kept) != 1 || kept[0].Note != "kept while none is attached" {
+		t.Fatalf("kept %+v, %v", kept, err)
+	}
+
+	notes := make(chan string, 10)
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{Label: t.Name(), OnNote: func(s string) { notes <- s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := inspector.Connect(t.Context(), conn, inspector.Options{Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	older := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	_ = older.SetReadDeadline(time.Now().Add(wait))
+	olderLines := bufio.NewReader(older)
+	for range 2 { // the reply, the answer: attached
+		if _, err := olderLines.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.d.Tell("a new session")
+	if got := receive(t, notes, "the note"); got != "a new session" {
+		t.Errorf("note %q", got)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if got, err := callText(t, s, ctx, "echo", `{"message":"hi"}`); err != nil || got != "Echo: hi" {
+		t.Errorf("a call after it: %q, %v", got, err)
+	}
+	if _, err := io.WriteString(older, `{"frame":{"jsonrpc":"2.0","id":2,"method":"ping"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := olderLines.ReadBytes('\n'); err != nil || !strings.HasPrefix(string(line), `{"frame":{"jsonrpc":"2.0","id":2,`) {
+		t.Errorf("the older command read %q, %v; want the answer to its ping", line, err)
+	}
+}

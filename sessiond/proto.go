@@ -37,6 +37,9 @@ type hello struct {
 	// frame for a protocol error (a daemon of an older build ignores the
 	// field and sends none).
 	Dropped bool `json:"dropped,omitempty"`
+	// Notes, in an attach, asks for envelope.Note lines, for the same
+	// reason.
+	Notes bool `json:"notes,omitempty"`
 }
 
 // reply is the daemon's first line.
@@ -73,6 +76,13 @@ type envelope struct {
 	// as it would of its own connection's. Sent only to a command whose
 	// hello asked for it (hello.Dropped).
 	Dropped string `json:"dropped,omitempty"`
+	// Note, from the daemon and without a frame, is what the held
+	// session did on its own that the commands attached at that moment
+	// are told, as a connection of their own would tell them (the server
+	// ended the session, and the held session started a new one: see
+	// Daemon.Tell). Sent only to a command whose hello asked for it
+	// (hello.Notes).
+	Note string `json:"note,omitempty"`
 }
 
 // The kinds of envelope.Failed.
@@ -197,7 +207,7 @@ func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
 	var f rawjson.Fields
 	bad := false
-	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped", "failed"}, func(name string, v []byte) {
+	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped", "failed", "note"}, func(name string, v []byte) {
 		switch name {
 		case "frame":
 			switch {
@@ -212,6 +222,8 @@ func parseEnvelope(line []byte) (envelope, error) {
 			env.Dropped = f.Str(v)
 		case "failed":
 			env.Failed = f.Str(v)
+		case "note":
+			env.Note = f.Str(v)
 		case "tooLarge":
 			if rawjson.IsNull(v) {
 				return
