@@ -583,6 +583,10 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 			if rec != nil {
 				rec.Note(s)
 			}
+			if dsc, ok := tc.(transport.Describer); ok {
+				// (mcpx sessions shows the new session id.)
+				d.SetTarget(dsc.Describe())
+			}
 			d.Tell(s)
 		},
 		Timeout:    orNone(conn.session.timeout),

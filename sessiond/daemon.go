@@ -494,6 +494,11 @@ func (d *Daemon) Tell(note string) {
 	}
 }
 
+// SetTarget replaces the description of the connection that Status gives
+// (ServeOptions.Target), once what it says changed: a new session with
+// the server has another session id.
+func (d *Daemon) SetTarget(target string) { d.target.Store(&target) }
+
 // forward is a command's request in flight through the held session.
 type forward struct {
 	a  *attachment

@@ -1646,3 +1646,14 @@ func TestTellReachesTheCommand(t *testing.T) {
 		t.Errorf("the older command read %q, %v; want the answer to its ping", line, err)
 	}
 }
+
+// SetTarget changes what mcpx sessions shows the session connected to (a
+// new session with the server has another session id).
+func TestSetTargetShowsInStatus(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	h.d.SetTarget("streamable-http: http://127.0.0.1:1/mcp (session new)")
+	st, err := GetStatus(t.Context(), h.dir, h.name)
+	if err != nil || st.Target != "streamable-http: http://127.0.0.1:1/mcp (session new)" {
+		t.Errorf("status %+v, %v", st, err)
+	}
+}
