@@ -28,6 +28,8 @@
 //	everythingurl VAR MODE    start server-everything over HTTP (MODE
 //	                          streamableHttp or sse) until the script
 //	                          ends; VAR is its URL
+//	everythingrestart VAR     stop the server-everything at $VAR and start
+//	                          it again there (a restarted server)
 //
 // and the programs fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
@@ -322,6 +324,9 @@ func TestScripts(t *testing.T) {
 			"everythingurl": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdEverythingURL(ts, neg, args, node, everything, peerErr)
 			},
+			"everythingrestart": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdEverythingRestart(ts, neg, args, node, everything)
+			},
 		},
 	})
 }
@@ -561,8 +566,48 @@ func cmdEverythingURL(ts *testscript.TestScript, neg bool, args []string, node, 
 	}
 	url, stop, err := testservers.StartEverything(node, everything, args[1])
 	ts.Check(err)
-	ts.Defer(stop)
+	s := &everythingServer{mode: args[1], stop: stop}
+	ts.Defer(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.stop()
+	})
+	everythingServers.Store(url, s)
 	ts.Setenv(args[0], url)
+}
+
+// everythingServer is a server-everything everythingurl started, by its
+// URL, for everythingrestart.
+type everythingServer struct {
+	mode string
+	mu   sync.Mutex
+	stop func()
+}
+
+var everythingServers sync.Map // URL -> *everythingServer
+
+// cmdEverythingRestart is `everythingrestart VAR`: stop the
+// server-everything everythingurl started at $VAR and start it again
+// there, a server that knows none of the sessions of the one before.
+func cmdEverythingRestart(ts *testscript.TestScript, neg bool, args []string, node, everything string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: everythingrestart VAR")
+	}
+	url := ts.Getenv(args[0])
+	v, ok := everythingServers.Load(url)
+	if !ok {
+		ts.Fatalf("$%s (%s) is no server everythingurl started", args[0], url)
+	}
+	s := v.(*everythingServer)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stop()
+	stop, err := testservers.RestartEverything(node, everything, s.mode, url)
+	if err != nil {
+		s.stop = func() {}
+		ts.Fatalf("restarting server-everything: %v", err)
+	}
+	s.stop = stop
 }
 
 // waitBound bounds every poll in the scripts. It is generous: it only

@@ -13,9 +13,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -383,6 +385,22 @@ func StartEverything(node, script, mode string) (url string, stop func(), err er
 		path = "/sse"
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path), stop, nil
+}
+
+// RestartEverything starts server-everything in mode again at url, where
+// StartEverything started it and its stop ended it: a server that
+// restarted, which knows none of the sessions of the one before. stop
+// kills it and waits for it.
+func RestartEverything(node, script, mode, url string) (stop func(), err error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("%s: no port: %w", url, err)
+	}
+	return startEverything(node, script, mode, port)
 }
 
 // errPortTaken says server-everything could not bind its port.
