@@ -375,6 +375,47 @@ func TestHTTPRequestRefused400KeepsSession(t *testing.T) {
 	}
 }
 
+// The server restarted under a watch: its GET stream breaks, and
+// reopening it is answered 404 (the session is gone). Nothing else would
+// find out, since watch sends no request: mcpx starts a new session at
+// once, and says so, instead of watching a dead session in silence.
+func TestHTTPWatchRenewsWhenTheStreamFindsTheSessionGone(t *testing.T) {
+	t.Parallel()
+	u := sdkURL(t, func(h http.Handler) http.Handler {
+		var mu sync.Mutex
+		dead := map[string]bool{}
+		var first string
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sid := r.Header.Get("Mcp-Session-Id")
+			mu.Lock()
+			if r.Method == "GET" && sid != "" && first == "" {
+				// The first session's GET stream: it ends at once, and
+				// the session with it (the server restarted).
+				first, dead[sid] = sid, true
+				mu.Unlock()
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprint(w, "retry: 10\n\n")
+				return
+			}
+			gone := dead[sid] && r.Method == "GET"
+			mu.Unlock()
+			if gone {
+				// (Only the GET is refused: the POSTs of the handshake
+				// still under way would find out first otherwise.)
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	r := runMcpx(t, nil, "watch", "--for", "3s", "--url", u)
+	if r.code != 0 || !strings.Contains(r.stderr, "the server answered GET") || !strings.Contains(r.stderr, "with HTTP 404 for session") ||
+		!strings.Contains(r.stderr, "re-initialized a new session") {
+		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
 // HTTP_PROXY from the environment is honoured. The environment is read
 // once per process, so the check runs mcpx in a child process whose only
 // proxy setting points at a loopback server that plays the MCP server.

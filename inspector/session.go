@@ -180,6 +180,11 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		CodeName:       mcp.CodeName,
 	})
 	s.holdServerStream()
+	if r, ok := transport.Find[transport.ServerStreamEndReporter](conn); ok {
+		r.OnServerStreamEnd(func(err error) {
+			s.detachedWork.Go(func() { s.serverStreamEnded(err) })
+		})
+	}
 	s.peer.Start()
 	return s
 }
@@ -330,7 +335,7 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	s.prompts.invalidate()
 	s.resources.invalidate()
 	note := fmt.Sprintf("%v; re-initialized a new session and sent %s again", cause, method)
-	if method == mcp.NotificationInitialized {
+	if method == mcp.NotificationInitialized || method == "" {
 		note = fmt.Sprintf("%v; re-initialized a new session", cause)
 	}
 	if s.opts.OnRenew != nil {

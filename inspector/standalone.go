@@ -145,6 +145,32 @@ func (s *Session) ServerStreamErr() error {
 	return nil
 }
 
+// serverStreamEnded is told that the connection's stream for
+// server-initiated messages ended for good (see
+// transport.ServerStreamEndReporter). When the server no longer knows the
+// session (it restarted: a 404, or a 400 that a ping in the session gets
+// too), a new session is started at once, as the client must (spec
+// 2025-11-25: basic/transports, "Session Management"), whose stream
+// carries the server's messages again; a session that only listens
+// (watch) sends nothing else that would find out. Otherwise the person
+// is told that the server's own messages no longer arrive.
+func (s *Session) serverStreamEnded(err error) {
+	gen := s.gen.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.opts.Timeout, DefaultTimeout))
+	defer cancel()
+	cause := err
+	if !errors.Is(err, transport.ErrSessionExpired) {
+		cause = s.unknownSession(ctx, "", err)
+	}
+	if cause == nil {
+		s.warn("the stream for the server's own messages ended: %v; notifications and requests the server sends on its own no longer arrive", err)
+		return
+	}
+	if err := s.renew(ctx, gen, "", cause); err != nil {
+		s.warn("the stream for the server's own messages ended: %v", err)
+	}
+}
+
 // holdServerStream makes the connection leave its stream for
 // server-initiated messages closed at negotiation (see listen).
 func (s *Session) holdServerStream() {

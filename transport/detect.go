@@ -187,6 +187,10 @@ func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
 // SessionForgetter).
 func (c *HTTPConn) ForgetSession(id string) { c.st.ForgetSession(id) }
 
+// OnServerStreamEnd registers fn to learn that the stream for
+// server-initiated messages ended for good (see ServerStreamEndReporter).
+func (c *HTTPConn) OnServerStreamEnd(fn func(error)) { c.st.OnServerStreamEnd(fn) }
+
 // OnRequestLost registers fn to learn about requests whose response
 // stream ended before the response and cannot go on (see LossReporter).
 func (c *HTTPConn) OnRequestLost(fn func(id string, err error)) {

@@ -145,3 +145,18 @@ type DropReporter interface {
 type SessionForgetter interface {
 	ForgetSession(id string)
 }
+
+// ServerStreamEndReporter is implemented by connections whose stream for
+// server-initiated messages (Streamable HTTP's GET stream), once open,
+// can end for good while the connection lives on: it broke and could not
+// be reopened. fn is called, from the connection's own goroutine, with
+// why: ErrSessionExpired when the server answered 404 to the session (it
+// restarted, and forgot it), an *HTTPError whose SessionID is set for
+// another refusal, the last failure when reconnecting gave up. Notifications
+// and requests the server sends on its own no longer arrive then, which
+// the session tells the person, or starts a new session for when the old
+// one is gone (spec 2025-11-25: basic/transports, "Session Management").
+// The session registers fn before the first Write.
+type ServerStreamEndReporter interface {
+	OnServerStreamEnd(fn func(err error))
+}

@@ -33,6 +33,7 @@ type streamable struct {
 	getCancel context.CancelFunc // ends the current GET stream
 	holdGet   bool               // Negotiated leaves the GET stream to OpenServerStream
 	getErr    error              // why the last GET stream was not opened (ServerStreamErr)
+	onGetEnd  func(error)        // learns that the GET stream ended for good (ServerStreamEndReporter)
 	seq       int                // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
@@ -801,6 +802,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
 		e := newHTTPError("GET", s.url, x.resp, x.bodyExcerpt())
+		e.SessionID = sid
 		x.close()
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
@@ -925,6 +927,7 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			failures++
 			if failures > s.maxReconnects() {
 				s.b.note("SSE %s (GET stream) %s; gave up reconnecting after %d attempts", st.name, why, s.maxReconnects())
+				s.getEnded(fmt.Errorf("%w: the GET stream for server-initiated messages %s; gave up reconnecting after %d attempts", ErrTransport, why, s.maxReconnects()))
 				return
 			}
 			d := s.delay(st)
@@ -942,11 +945,38 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			}
 			if !retryable(err) {
 				s.b.note("SSE %s (GET stream) %s and could not be reopened: %s", st.name, why, causeText(err))
+				var he *HTTPError
+				if errors.As(err, &he) && he.Status == http.StatusNotFound && he.SessionID != "" {
+					// The stream was open in this session a moment ago:
+					// the URL takes GETs, so the server ended the session.
+					s.forgetSession(he.SessionID)
+					err = &sessionExpiredError{method: "GET", url: s.url, id: he.SessionID}
+				}
+				s.getEnded(err)
 				return
 			}
 			why = "could not be reopened (" + causeText(err) + ")"
 		}
 	}
+}
+
+// getEnded tells the session that the GET stream ended for good (see
+// ServerStreamEndReporter).
+func (s *streamable) getEnded(err error) {
+	s.mu.Lock()
+	fn := s.onGetEnd
+	s.mu.Unlock()
+	if fn != nil {
+		fn(err)
+	}
+}
+
+// OnServerStreamEnd registers fn to learn that the GET stream ended for
+// good (see ServerStreamEndReporter).
+func (s *streamable) OnServerStreamEnd(fn func(error)) {
+	s.mu.Lock()
+	s.onGetEnd = fn
+	s.mu.Unlock()
 }
 
 // deleteSession ends the session on the server (spec: basic/transports,
