@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,6 +110,11 @@ type Session struct {
 
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
+	// subscribed holds the URIs of the resource subscriptions the server
+	// took (resources/subscribe answered, not unsubscribed since): a new
+	// session after the old one expired subscribes to them again.
+	subMu      sync.Mutex
+	subscribed map[string]bool
 
 	// warned holds the keys of the warnings warnOnce gave.
 	warned map[string]bool
@@ -334,9 +341,10 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	s.tools.invalidate()
 	s.prompts.invalidate()
 	s.resources.invalidate()
-	note := fmt.Sprintf("%v; re-initialized a new session and sent %s again", cause, method)
+	subs := s.resubscribe(context.WithValue(ctx, renewingKey{}, true))
+	note := fmt.Sprintf("%v; re-initialized a new session%s and sent %s again", cause, subs, method)
 	if method == mcp.NotificationInitialized || method == "" {
-		note = fmt.Sprintf("%v; re-initialized a new session", cause)
+		note = fmt.Sprintf("%v; re-initialized a new session%s", cause, subs)
 	}
 	if s.opts.OnRenew != nil {
 		s.opts.OnRenew(note)
@@ -594,7 +602,57 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if m.Error != nil {
 		return nil, fmt.Errorf("%s: %w", label, m.Error)
 	}
+	if method == mcp.MethodResourcesSubscribe || method == mcp.MethodResourcesUnsubscribe {
+		s.keepSubscription(method, p)
+	}
 	return m.Result, nil
+}
+
+// keepSubscription records the subscription that a resources/subscribe or
+// resources/unsubscribe with params p, answered, made or ended.
+func (s *Session) keepSubscription(method string, p json.RawMessage) {
+	var params struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(p, &params) != nil || params.URI == "" {
+		return
+	}
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if method == mcp.MethodResourcesUnsubscribe {
+		delete(s.subscribed, params.URI)
+		return
+	}
+	if s.subscribed == nil {
+		s.subscribed = map[string]bool{}
+	}
+	s.subscribed[params.URI] = true
+}
+
+// resubscribe subscribes the new session to the resources the old one was
+// subscribed to (the server's subscriptions are its session's: spec
+// 2025-11-25: server/resources, "Subscriptions"), and says how that went,
+// for the renewal's note: "" when there were none.
+func (s *Session) resubscribe(ctx context.Context) string {
+	s.subMu.Lock()
+	uris := slices.Sorted(maps.Keys(s.subscribed))
+	s.subMu.Unlock()
+	if len(uris) == 0 {
+		return ""
+	}
+	var failed []string
+	for _, uri := range uris {
+		if err := s.Subscribe(ctx, uri); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", uri, err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Sprintf("; subscribing to %d resources again failed for %s", len(uris), strings.Join(failed, ", "))
+	}
+	if len(uris) == 1 {
+		return "; subscribed to " + uris[0] + " again"
+	}
+	return fmt.Sprintf("; subscribed to its %d resources again", len(uris))
 }
 
 // abandon tells the server that mcpx stopped waiting for request id. In

@@ -97,6 +97,8 @@ func serveFake(t *testing.T, conn transport.Conn) <-chan string {
 				result = `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}`
 			case "tools/list":
 				result = `{"tools":[]}`
+			case "resources/subscribe", "resources/unsubscribe":
+				result = `{}`
 			default:
 				continue
 			}
@@ -294,5 +296,37 @@ func TestSessionExpiryToldToOnRenew(t *testing.T) {
 	defer mu.Unlock()
 	if len(notes) != 0 || len(renewals) != 1 || !strings.Contains(renewals[0], "re-initialized a new session and sent tools/list again") {
 		t.Errorf("notes %q, renewals %q", notes, renewals)
+	}
+}
+
+// A new session after the old one expired is subscribed again to the
+// resources the old one was (the server's subscriptions are its
+// session's), not to one unsubscribed since, and the note says so.
+func TestSessionExpiryResubscribes(t *testing.T) {
+	var mu sync.Mutex
+	var notes []string
+	s, ec, _ := connectFake(t, Options{OnNote: func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() }})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, uri := range []string{"test://a", "test://gone"} {
+		if err := s.Subscribe(ctx, uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Unsubscribe(ctx, "test://gone"); err != nil {
+		t.Fatal(err)
+	}
+	ec.expire()
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	want := "initialize,notifications/initialized,resources/subscribe,resources/subscribe,resources/unsubscribe,tools/list,initialize,notifications/initialized,resources/subscribe,tools/list"
+	if got := strings.Join(ec.methods(), ","); got != want {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 1 || !strings.Contains(notes[0], "re-initialized a new session; subscribed to test://a again and sent tools/list again") {
+		t.Errorf("notes %q", notes)
 	}
 }
