@@ -57,6 +57,11 @@ func TestMain(m *testing.M) {
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "exit3: giving up")
 		os.Exit(3)
+	case "exit3-at-eof":
+		// exit3 once the client has closed its stdin: a server that
+		// ends only after the client went.
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(3)
 	}
 	fmt.Fprintln(os.Stderr, "unknown RECORD_TEST_HELPER")
 	os.Exit(2)
