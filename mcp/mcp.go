@@ -54,6 +54,18 @@ const MetaProgressToken = "progressToken"
 // declared under capabilities.extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
+// SkillsExtension identifies the Skills extension (specification
+// io.modelcontextprotocol/skills, "Extension Identifier"): a server that
+// declares it under capabilities.extensions serves skills/list and
+// skills/get. It is specified against 2026-07-28, and declared the same
+// way in a handshake-era initialize result.
+const SkillsExtension = "io.modelcontextprotocol/skills"
+
+// SkillsDirectoryRead is the setting of SkillsExtension by which a server
+// says it implements resources/directory/read (Skills extension,
+// "Capability Negotiation": a boolean, false when absent).
+const SkillsDirectoryRead = "directoryRead"
+
 // Error codes MCP defines beside JSON-RPC's own (package jsonrpc).
 const (
 	// CodeResourceNotFound (spec 2025-11-25: server/resources, "Error

@@ -36,6 +36,13 @@ const (
 	MethodTasksList   = "tasks/list"
 	MethodTasksCancel = "tasks/cancel"
 	MethodTasksUpdate = "tasks/update"
+
+	// The Skills extension (io.modelcontextprotocol/skills, "Listing
+	// Skills", "Getting a Skill", "Reading Directories"): it defines no
+	// notification of its own.
+	MethodSkillsList             = "skills/list"
+	MethodSkillsGet              = "skills/get"
+	MethodResourcesDirectoryRead = "resources/directory/read"
 )
 
 // Notification methods.
