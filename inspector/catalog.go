@@ -114,6 +114,12 @@ func (c *Catalog) Notify(m *jsonrpc.Message) bool {
 	if len(methods) == 0 {
 		return false
 	}
+	if m.Method == mcp.NotificationResourcesListChanged {
+		// Skills are resources, and the Skills extension has no
+		// notification of its own: a change of the resources may be one
+		// of the skills.
+		methods = append(methods[:len(methods):len(methods)], ListSkills)
+	}
 	c.mu.Lock()
 	for _, method := range methods {
 		l := c.list(method)
@@ -142,6 +148,10 @@ func (c *Catalog) list(method string) *catalogList {
 }
 
 func (c *Catalog) declared(method string) bool {
+	if method == ListSkills {
+		skills, _ := c.sess.DeclaresSkills()
+		return skills
+	}
 	return c.sess.Server().HasCapability(capabilityOf[method])
 }
 
@@ -295,6 +305,20 @@ type ResourceInfo struct {
 // Resources returns the server's resources.
 func (c *Catalog) Resources(ctx context.Context) ([]ResourceInfo, error) {
 	return c.resources(ctx, mcp.MethodResourcesList, "uri")
+}
+
+// Skills returns the skills the server lists (skills/list), each as
+// the URI of its SKILL.md and its name; none when the server does not
+// declare the Skills extension.
+func (c *Catalog) Skills(ctx context.Context) ([]ResourceInfo, error) {
+	items, err := c.items(ctx, ListSkills)
+	var out []ResourceInfo
+	for _, it := range items {
+		if sk, _ := ParseSkill(it); sk != nil {
+			out = append(out, ResourceInfo{URI: sk.URI, Name: sk.Name})
+		}
+	}
+	return out, err
 }
 
 // Templates returns the server's resource templates.

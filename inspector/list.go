@@ -24,6 +24,10 @@ const (
 	// ListTasks exists in the handshake era only (spec 2025-11-25:
 	// basic/utilities/tasks); the tasks extension of 2026-07-28 has none.
 	ListTasks = mcp.MethodTasksList
+	// ListSkills is the Skills extension's list (io.modelcontextprotocol/
+	// skills, "Listing Skills"); List refuses it, sending nothing, when
+	// the server has not declared the extension.
+	ListSkills = mcp.MethodSkillsList
 )
 
 // listKeys maps each paginated method to the result member holding its items.
@@ -33,6 +37,10 @@ var listKeys = map[string]string{
 	ListResourceTemplates: "resourceTemplates",
 	ListPrompts:           "prompts",
 	ListTasks:             "tasks",
+	ListSkills:            "skills",
+	// resources/directory/read pages like a list but names a directory
+	// too: Session.ReadDirectory calls it.
+	mcp.MethodResourcesDirectoryRead: "resources",
 }
 
 // ListKey returns the result member that holds the items of a list method,
@@ -176,8 +184,38 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	if method == ListTasks && s.modern() != nil {
 		return nil, &EraUnsupportedError{Op: method, Why: "the tasks extension of the modern era (2026-07-28) has no tasks/list"}
 	}
+	if method == ListSkills {
+		if err := s.requireSkills(method, ""); err != nil {
+			return nil, err
+		}
+	}
+	if method == mcp.MethodResourcesDirectoryRead {
+		return nil, fmt.Errorf("%s names a directory: use ReadDirectory", method)
+	}
+	return s.list(ctx, method, key, nil, cursor, opts)
+}
+
+// pageParams returns the params of one page of a list: base (the members
+// every page carries, such as the directory of resources/directory/read)
+// and the cursor, when there is one; nil when there is neither.
+func pageParams(base map[string]string, cursor *string) any {
+	if len(base) == 0 && cursor == nil {
+		return nil
+	}
+	p := make(map[string]string, len(base)+1)
+	for k, v := range base {
+		p[k] = v
+	}
 	if cursor != nil {
-		return s.listPage(ctx, method, key, *cursor, opts)
+		p["cursor"] = *cursor
+	}
+	return p
+}
+
+// list is List for a method whose pages all carry base in their params.
+func (s *Session) list(ctx context.Context, method, key string, base map[string]string, cursor *string, opts []CallOption) (*ListResult, error) {
+	if cursor != nil {
+		return s.listPage(ctx, method, key, base, *cursor, opts)
 	}
 	out := &ListResult{key: key}
 	cache := s.listCache(method)
@@ -203,11 +241,10 @@ func (s *Session) List(ctx context.Context, method string, cursor *string, opts 
 	modern := s.modern() != nil
 	for {
 		label := method
-		var params any
+		params := pageParams(base, next)
 		callOpts := opts
 		if next != nil {
 			label = fmt.Sprintf("%s page %d (cursor %s)", method, out.Pages+1, quoteCursor(*next))
-			params = map[string]string{"cursor": *next}
 			callOpts = append(opts[:len(opts):len(opts)], withLabel(label))
 		}
 		raw, err := s.Call(ctx, method, params, callOpts...)
@@ -293,11 +330,12 @@ func staleAt(v json.RawMessage) (time.Time, bool) {
 }
 
 // listPage fetches the single page at cursor ("" for the first).
-func (s *Session) listPage(ctx context.Context, method, key, cursor string, opts []CallOption) (*ListResult, error) {
-	var params any
+func (s *Session) listPage(ctx context.Context, method, key string, base map[string]string, cursor string, opts []CallOption) (*ListResult, error) {
+	var c *string
 	if cursor != "" {
-		params = map[string]string{"cursor": cursor}
+		c = &cursor
 	}
+	params := pageParams(base, c)
 	raw, err := s.Call(ctx, method, params, opts...)
 	if err != nil {
 		return nil, err

@@ -388,6 +388,9 @@ const maxListProblems = 10
 // 0-9, _, - and .). A server author meets them here, where the list is
 // read, rather than as a host's refusal.
 func (s *Session) ListProblems(method string, items []json.RawMessage) []string {
+	if method == ListSkills {
+		return skillListProblems(items)
+	}
 	spec, ok := listItemSpecs[method]
 	if !ok {
 		return nil
@@ -766,4 +769,35 @@ func readImplementation(v []byte) (impl Implementation, complete bool) {
 	impl.Version, versionOK = rawjson.String(rawjson.Member(v, "version"))
 	impl.Title, _ = rawjson.String(rawjson.Member(v, "title"))
 	return impl, nameOK && versionOK
+}
+
+// skillListProblems are the departures of a skills/list's entries from
+// the Skills extension's rules (Skill.Problems), each naming its entry,
+// and entries that cannot be loaded at all.
+func skillListProblems(items []json.RawMessage) []string {
+	var out []string
+	more := 0
+	add := func(p string) {
+		if len(out) < maxListProblems {
+			out = append(out, p)
+		} else {
+			more++
+		}
+	}
+	for i, it := range items {
+		sk, err := ParseSkill(it)
+		if err != nil {
+			add(fmt.Sprintf("skill %d: %v", i+1, err))
+		}
+		if sk == nil {
+			continue
+		}
+		for _, p := range sk.Problems() {
+			add(fmt.Sprintf("skill %s: %s", sk.URI, p))
+		}
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %d more problems", more))
+	}
+	return out
 }
