@@ -74,6 +74,11 @@
 //	modern-crash a raw 2026-07-28 stdio server that crashes (exit 3, after
 //	             half a frame and a line on stderr) while tools/call is pending
 //	modern-hang  a raw 2026-07-28 stdio server that never answers tools/call
+//	skills, skills-hostile, skills-nodir, skills-none
+//	             a raw server of the Skills extension in both eras: three
+//	             skills, directory reads; a traversal URI, a bad digest and
+//	             a terminal escape in the hostile one; no directoryRead, no
+//	             extension in the last two (skills.go)
 //
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
@@ -189,6 +194,8 @@ func main() {
 		os.Exit(7)
 	case "endless":
 		err = runEndless(in)
+	case "skills", "skills-hostile", "skills-nodir", "skills-none":
+		err = runSkills(mode, in)
 	default:
 		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q\n", mode)
 		os.Exit(2)
