@@ -62,6 +62,12 @@ type Source interface {
 	CompleteValues(ctx context.Context, ref inspector.CompletionRef, arg, partial string, context map[string]string) ([]string, error)
 }
 
+// SkillSource is a Source that also lists skills (the Skills extension),
+// for completing skill URIs; a Source without it completes none.
+type SkillSource interface {
+	Skills(ctx context.Context) ([]inspector.ResourceInfo, error)
+}
+
 // Completer completes mcpx commands for readline: command and flag names
 // from the grammar; tool, prompt and resource names and URIs, template
 // URIs, and key= argument names with their enum values from the live
@@ -270,9 +276,10 @@ func words(ws ...string) []Candidate {
 var (
 	requestMethods = []string{
 		"completion/complete", "initialize", "logging/setLevel", "ping",
-		"prompts/get", "prompts/list", "resources/list", "resources/read",
-		"resources/subscribe", "resources/templates/list", "resources/unsubscribe",
-		"server/discover", "subscriptions/listen", "tasks/cancel", "tasks/get",
+		"prompts/get", "prompts/list", "resources/directory/read", "resources/list",
+		"resources/read", "resources/subscribe", "resources/templates/list",
+		"resources/unsubscribe", "server/discover", "skills/get", "skills/list",
+		"subscriptions/listen", "tasks/cancel", "tasks/get",
 		"tasks/list", "tasks/result", "tools/call", "tools/list",
 	}
 	clientNotifications = []string{
@@ -372,6 +379,14 @@ func (c *Completer) args(ctx context.Context, node *Node, pos []string, partial 
 	case "resources subscribe", "resources unsubscribe":
 		if n == 0 {
 			return c.uris(ctx, src, partial)
+		}
+	case "resources dir":
+		if n == 0 {
+			return c.skillDirs(ctx, src)
+		}
+	case "skills get", "skills pull", "skills check":
+		if n == 0 {
+			return c.skillURIs(ctx, src)
 		}
 	case "complete":
 		if n == 0 {
@@ -518,6 +533,33 @@ func (c *Completer) uris(ctx context.Context, src Source, partial string) []Cand
 	ts, _ := src.Templates(ctx)
 	for _, t := range ts {
 		out = append(out, c.templateURI(ctx, src, t.URI, partial)...)
+	}
+	return out
+}
+
+// skillURIs completes the URIs of the skills the server lists.
+func (c *Completer) skillURIs(ctx context.Context, src Source) []Candidate {
+	ss, ok := src.(SkillSource)
+	if !ok {
+		return nil
+	}
+	skills, _ := ss.Skills(ctx)
+	var out []Candidate
+	for _, s := range skills {
+		out = append(out, Candidate{Text: s.URI})
+	}
+	return out
+}
+
+// skillDirs completes the directories of the skills the server lists
+// (their SKILL.md URIs without /SKILL.md, as resources/directory/read
+// names them).
+func (c *Completer) skillDirs(ctx context.Context, src Source) []Candidate {
+	var out []Candidate
+	for _, s := range c.skillURIs(ctx, src) {
+		if dir, ok := strings.CutSuffix(s.Text, "/SKILL.md"); ok {
+			out = append(out, Candidate{Text: dir})
+		}
 	}
 	return out
 }

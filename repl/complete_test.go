@@ -316,3 +316,41 @@ func TestCompleteLeavesOutControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// skillSource is fakeSource with skills (SkillSource).
+type skillSource struct{ fakeSource }
+
+func (skillSource) Skills(context.Context) ([]inspector.ResourceInfo, error) {
+	return []inspector.ResourceInfo{{URI: "skill://git-workflow/SKILL.md", Name: "git-workflow"}, {URI: "skill://acme/billing/refunds/SKILL.md", Name: "refunds"}}, nil
+}
+
+// TestCompleteSkills: skills get, check and pull complete the URIs of the
+// listed skills, resources dir their directories; a Source without
+// skills completes none.
+func TestCompleteSkills(t *testing.T) {
+	n := func(name, path string) *Node { return &Node{Name: name, Path: path} }
+	root := &Node{Children: []*Node{
+		{Name: "skills", Path: "skills", Children: []*Node{n("get", "skills get"), n("pull", "skills pull"), n("check", "skills check")}},
+		{Name: "resources", Path: "resources", Children: []*Node{n("dir", "resources dir")}},
+	}}
+	with := &Completer{Root: root, Source: func() Source { return skillSource{} }}
+	without := &Completer{Root: root, Source: func() Source { return fakeSource{} }}
+	for _, tc := range []struct {
+		c      *Completer
+		line   string
+		want   []string
+		offset int
+	}{
+		{with, "skills get skill://a", []string{"cme/billing/refunds/SKILL.md "}, 9},
+		{with, "skills pull ", []string{"skill://acme/billing/refunds/SKILL.md ", "skill://git-workflow/SKILL.md "}, 0},
+		{with, "skills check skill://g", []string{"it-workflow/SKILL.md "}, 9},
+		{with, "resources dir skill://", []string{"acme/billing/refunds ", "git-workflow "}, 8},
+		{without, "skills get ", nil, 0},
+		{without, "resources dir ", nil, 0},
+	} {
+		got, offset := tc.c.Complete(context.Background(), tc.line)
+		if diff := cmp.Diff(tc.want, got); diff != "" || offset != tc.offset {
+			t.Errorf("Complete(%q) offset %d (want %d), suffixes (-want +got):\n%s", tc.line, offset, tc.offset, diff)
+		}
+	}
+}
