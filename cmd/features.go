@@ -27,6 +27,12 @@ type listOptions struct {
 	render func(p *tui.Printer, items []json.RawMessage)
 	// instead completes the usage error for an era without the method.
 	instead string
+	// arg names the list's one argument ("" for none): resources dir
+	// URI lists the directory URI.
+	arg   string
+	value string
+	// fetch reads the list; nil: Session.List of method.
+	fetch func(ctx context.Context, c *client, arg string, cursor *string) (*inspector.ListResult, error)
 }
 
 func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []json.RawMessage)) *cobra.Command {
@@ -35,14 +41,21 @@ func newListCmd(e *env, use, short, method string, render func(*tui.Printer, []j
 
 func (o *listOptions) command(use, short string) *cobra.Command {
 	family, _, _ := strings.Cut(o.method, "/")
+	arg, n := "", 0
+	if o.arg != "" {
+		arg, n = " "+o.arg, 1
+	}
 	c := &cobra.Command{
-		Use:     use + " [flags] -- <server command>",
+		Use:     use + arg + " [flags] -- <server command>",
 		Short:   short,
-		Example: fmt.Sprintf("  mcpx %[1]s %[2]s -- node server.js\n  mcpx %[1]s %[2]s --wide --url http://127.0.0.1:3001/mcp\n  mcpx %[1]s %[2]s --json -- node server.js | jq .", family, use),
+		Example: fmt.Sprintf("  mcpx %[1]s %[2]s -- node server.js\n  mcpx %[1]s %[2]s --wide --url http://127.0.0.1:3001/mcp\n  mcpx %[1]s %[2]s --json -- node server.js | jq .", family, use+arg),
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
-			if err := wantArgs(c, own, 0, 0); err != nil {
+			if err := wantArgs(c, own, n, n); err != nil {
 				return err
+			}
+			if n == 1 {
+				o.value = own[0]
 			}
 			if o.wide && c.Flags().Changed("json") {
 				return usageErrorf("--wide shapes the table, which --json replaces; give one of them")
@@ -61,7 +74,13 @@ func (o *listOptions) command(use, short string) *cobra.Command {
 
 func (o *listOptions) run(ctx context.Context, server []string, cursor *string) error {
 	return o.e.withClient(ctx, server, func(c *client) error {
-		list, err := c.sess.List(ctx, o.method, cursor)
+		var list *inspector.ListResult
+		var err error
+		if o.fetch != nil {
+			list, err = o.fetch(ctx, c, o.value, cursor)
+		} else {
+			list, err = c.sess.List(ctx, o.method, cursor)
+		}
 		if errors.Is(err, inspector.ErrNotInThisEra) {
 			return usageErrorf("%v%s", err, o.instead)
 		}
@@ -445,6 +464,7 @@ func newResourcesCmd(e *env) *cobra.Command {
 		newListCmd(e, "list", "List the server's resources (all pages)", inspector.ListResources, (*tui.Printer).Resources),
 		newListCmd(e, "templates", "List the server's resource templates (all pages)", inspector.ListResourceTemplates, (*tui.Printer).Templates),
 		newResourcesReadCmd(e),
+		newResourcesDirCmd(e),
 		newResourcesSubscribeCmd(e),
 	)
 }

@@ -489,6 +489,7 @@ func topCommands() []topCommand {
 		{name: "ping", group: "methods", build: newPingCmd, short: "Check that the server answers (ping)"},
 		{name: "tools", group: "methods", build: newToolsCmd, short: "List and call tools"},
 		{name: "resources", group: "methods", build: newResourcesCmd, short: "List and read resources"},
+		{name: "skills", group: "methods", build: newSkillsCmd, short: "List, show, check and fetch the server's skills (Skills extension)"},
 		{name: "prompts", group: "methods", build: newPromptsCmd, short: "List and get prompts"},
 		{name: "complete", group: "methods", build: newCompleteCmd, short: "Ask the server to complete a prompt argument or a template variable"},
 		{name: "call", group: "methods", build: newCallCmd, short: "Send any request and print its result"},
