@@ -72,9 +72,9 @@ func registerCompletions(root *cobra.Command, e *env, flags *rootFlags) {
 	})
 }
 
-// liveMethod is the list method whose names (URIs for resources)
-// complete the first argument of the command at path below mcpx (see
-// liveNames); "" for a command whose arguments are not such names.
+// liveMethod is the list method whose names (URIs for resources and
+// skills) complete the first argument of the command at path below mcpx
+// (see liveNames); "" for a command whose arguments are not such names.
 func liveMethod(path string) string {
 	switch path {
 	case "tools call", "tools schema":
@@ -83,6 +83,8 @@ func liveMethod(path string) string {
 		return inspector.ListPrompts
 	case "resources read":
 		return inspector.ListResources
+	case "skills get", "skills check", "skills pull":
+		return inspector.ListSkills
 	}
 	return ""
 }
@@ -166,8 +168,14 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 				continue
 			}
 			word := item.Name
-			if method == inspector.ListResources {
+			switch method {
+			case inspector.ListResources:
 				word = item.URI
+			case inspector.ListSkills:
+				// A skill's description is in its frontmatter.
+				if sk, _ := inspector.ParseSkill(it); sk != nil {
+					word, item.Description = sk.URI, sk.Description
+				}
 			}
 			if word == "" || !strings.HasPrefix(word, toComplete) || strings.IndexFunc(word, unicode.IsSpace) >= 0 || repl.UnsafeForTerminal(word) {
 				continue
