@@ -19,6 +19,7 @@ require (
 	github.com/tidwall/jsonc v0.3.3
 	github.com/tidwall/pretty v1.2.2
 	github.com/yosida95/uritemplate/v3 v3.0.2
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/oauth2 v0.35.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0

@@ -71,8 +71,10 @@ func newSkillsCheckCmd(e *env) *cobra.Command {
 		Short: "Read a skill's files and check them against its entry's digests and sizes",
 		Long: `Ask for the entry of the skill whose SKILL.md is at URI (skills/get), read
 every file it lists (resources/read) and check that each has the size and
-sha256 digest the entry gives. A file that does not match is an error (exit
-1). A skill whose files are "dynamic" has nothing to check.`,
+sha256 digest the entry gives, and that the YAML frontmatter of its SKILL.md
+is the entry's frontmatter. A file that does not match, or a SKILL.md
+without frontmatter, is an error (exit 1). A skill whose files are
+"dynamic" has nothing to check.`,
 		Example: `  mcpx skills check skill://acme/billing/refunds/SKILL.md -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -96,7 +98,8 @@ func newSkillsPullCmd(e *env) *cobra.Command {
 		Short: "Fetch a skill's files into a directory, their digests verified",
 		Long: `Fetch the skill whose SKILL.md is at URI into DIR: its entry (skills/get),
 then every file it lists (resources/read), each checked against the size
-and sha256 digest of the entry before anything is written. DIR/SKILL.md is
+and sha256 digest of the entry, and its SKILL.md's YAML frontmatter against
+the entry's, before anything is written. DIR/SKILL.md is
 its SKILL.md, and the other files keep their paths within the skill.
 
 Every file is written whole (to a temporary file, then renamed), and only
@@ -159,6 +162,9 @@ func (o *skillsPullOptions) run(ctx context.Context, uri string, server []string
 		for i, f := range sk.Files {
 			data, err := c.sess.ReadSkillFile(ctx, f, c.withProgress(f.URI))
 			c.console.ClearProgress()
+			if err == nil && f.URI == sk.URI {
+				err = sk.CheckFrontmatter(data)
+			}
 			if err != nil {
 				return fmt.Errorf("skill %s: %w", uri, err)
 			}

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,27 @@ func FuzzSkillFilePath(f *testing.F) {
 		dir := filepath.FromSlash("/base/dir")
 		if p := filepath.Join(dir, filepath.FromSlash(rel)); !strings.HasPrefix(p, dir+string(filepath.Separator)) {
 			t.Fatalf("SkillFilePath(%q, %q) = %q leads out of %s: %s", skill, uri, rel, dir, p)
+		}
+	})
+}
+
+// FuzzFrontmatterBlock checks the hand-written cut of a SKILL.md's
+// frontmatter: it never returns more than MaxFrontmatterBytes, and what
+// it returns is a part of the input that follows a --- line.
+func FuzzFrontmatterBlock(f *testing.F) {
+	for _, s := range []string{"---\nname: a\n---\nbody", "\ufeff---\r\na: 1\r\n...\r\n", "---\n---", "---", "--- \nx\n", "# no\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, md []byte) {
+		block, err := frontmatterBlock(md)
+		if err != nil {
+			return
+		}
+		if len(block) > MaxFrontmatterBytes {
+			t.Fatalf("a block of %d bytes", len(block))
+		}
+		if !bytes.Contains(md, block) || !bytes.HasPrefix(bytes.TrimPrefix(md, []byte("\ufeff")), []byte("---")) {
+			t.Fatalf("frontmatterBlock(%q) = %q", md, block)
 		}
 	})
 }
