@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -73,8 +75,14 @@ func newSkillsCheckCmd(e *env) *cobra.Command {
 every file it lists (resources/read) and check that each has the size and
 sha256 digest the entry gives, and that the YAML frontmatter of its SKILL.md
 is the entry's frontmatter. A file that does not match, or a SKILL.md
-without frontmatter, is an error (exit 1). A skill whose files are
-"dynamic" has nothing to check.`,
+without frontmatter, is an error (exit 1); every file is read all the same.
+A skill whose files are "dynamic" has nothing to check.
+
+--json prints what was checked, not the skills/get result: {"uri", "ok",
+"files": [{"uri", "size", "digest", "ok", "error"}]}, size and digest as
+the entry gives them, error saying why a file did not verify ("dynamic":
+true and no files for a dynamic skill). It is printed on a failure too,
+before the error.`,
 		Example: `  mcpx skills check skill://acme/billing/refunds/SKILL.md -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -107,7 +115,13 @@ once all of them matched: a mismatch writes nothing. A file whose URI would
 place it outside DIR (a .. segment, a path outside the skill's directory)
 is refused, whatever the server says. Files are written without execute
 permission: a skill's scripts are the server's, to be read before they are
-run. A skill whose files are "dynamic" has no digests and is not pulled.`,
+run. A skill whose files are "dynamic" has no digests and is not pulled.
+
+--json prints what was checked and written, as skills check does, with
+"dir" and each written file's "path" (DIR joined with its path within the
+skill; none when nothing was written), and "error" when the files matched
+but could not be written. A skill refused before any file is read (a path
+refused, beyond the limits, "dynamic") prints only the error.`,
 		Example: `  mcpx skills pull skill://acme/billing/refunds/SKILL.md -o refunds -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -130,7 +144,42 @@ type pulledFile struct {
 	data []byte
 }
 
-// run checks the skill's files (dir "") or pulls them into dir.
+// skillReport is what skills check and skills pull print with --json:
+// what was checked, file by file, rather than the skills/get result.
+type skillReport struct {
+	// URI is the skill's SKILL.md's.
+	URI string `json:"uri"`
+	// Dir is pull's -o DIR.
+	Dir string `json:"dir,omitempty"`
+	// Dynamic is set for a skill whose files are "dynamic": nothing is
+	// checked (Files is empty).
+	Dynamic bool `json:"dynamic,omitempty"`
+	// OK is set when every file matched its entry (and, for pull, was
+	// written).
+	OK    bool              `json:"ok"`
+	Files []skillFileReport `json:"files"`
+	// Error is why pull did not write the files, when they all matched.
+	Error string `json:"error,omitempty"`
+}
+
+// skillFileReport is one file of a skillReport: its URI, size and digest
+// as the entry gives them, and whether the content read matched them (and,
+// for SKILL.md, whether its frontmatter matched the entry's), or why not.
+type skillFileReport struct {
+	URI string `json:"uri"`
+	// Path is where pull wrote it (DIR joined with its path within the
+	// skill); absent when it was not written.
+	Path   string `json:"path,omitempty"`
+	Size   int64  `json:"size"`
+	Digest string `json:"digest"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+}
+
+// run checks the skill's files (dir "") or pulls them into dir. Every
+// file is read even after one failed to verify, so that the report
+// (--json) says what became of each; a failure of the connection ends
+// the run there.
 func (o *skillsPullOptions) run(ctx context.Context, uri string, server []string) error {
 	if o.dir != "" {
 		if fi, err := os.Stat(o.dir); err == nil && !fi.IsDir() {
@@ -146,42 +195,83 @@ func (o *skillsPullOptions) run(ctx context.Context, uri string, server []string
 		for _, p := range sk.Problems() {
 			c.console.Warn("skills/get: the entry departs from the Skills extension: " + p)
 		}
+		report := &skillReport{URI: sk.URI, Dir: o.dir, Files: []skillFileReport{}}
 		if sk.Dynamic {
 			if o.dir != "" {
 				return fmt.Errorf("skill %s: its files are \"dynamic\" (the server publishes no digests), so they cannot be verified; not pulled (resources dir and resources read show them)", uri)
 			}
-			o.e.emit(c, res.Raw, func() {
+			report.Dynamic, report.OK = true, true
+			return o.emitReport(c, report, func() {
 				fmt.Fprintf(o.e.ios.Out, "%s: its files are \"dynamic\" (the server publishes no digests): nothing to check\n", tui.EscapeLine(uri))
 			})
-			return nil
 		}
 		files, err := o.plan(sk)
 		if err != nil {
 			return err
 		}
+		var failed []error
 		for i, f := range sk.Files {
 			data, err := c.sess.ReadSkillFile(ctx, f, c.withProgress(f.URI))
 			c.console.ClearProgress()
 			if err == nil && f.URI == sk.URI {
 				err = sk.CheckFrontmatter(data)
 			}
+			fr := skillFileReport{URI: f.URI, Size: f.Size, Digest: f.Digest, OK: err == nil}
 			if err != nil {
-				return fmt.Errorf("skill %s: %w", uri, err)
+				if code, _ := classify(err); code != ExitError && code != ExitServerError {
+					// Not this file's: the connection's, a timeout, an
+					// interruption.
+					return fmt.Errorf("skill %s: %w", uri, err)
+				}
+				fr.Error = err.Error()
+				failed = append(failed, err)
 			}
+			report.Files = append(report.Files, fr)
 			files[i].data = data
 		}
+		if len(failed) > 0 {
+			err := fmt.Errorf("skill %s: %w", uri, failed[0])
+			if n := len(failed) - 1; n > 0 {
+				err = fmt.Errorf("%w (and %d more of its files did not verify; --json lists each)", err, n)
+			}
+			return o.emitReport(c, report, func() {}, err)
+		}
 		if o.dir != "" {
-			if err := writeSkillFiles(ctx, o.dir, files); err != nil {
-				return fmt.Errorf("-o %s: %w", o.dir, err)
+			n, err := writeSkillFiles(ctx, o.dir, files)
+			for i := range n {
+				report.Files[i].Path = filepath.Join(o.dir, filepath.FromSlash(files[i].rel))
+			}
+			if err != nil {
+				err = fmt.Errorf("-o %s: %w", o.dir, err)
+				report.Error = err.Error()
+				return o.emitReport(c, report, func() {}, err)
 			}
 		}
+		report.OK = true
 		paths := make([]string, len(files))
 		for i, f := range files {
 			paths[i] = f.rel
 		}
-		o.e.emit(c, res.Raw, func() { c.out.SkillFiles(sk, paths, o.dir) })
-		return nil
+		return o.emitReport(c, report, func() { c.out.SkillFiles(sk, paths, o.dir) })
 	})
+}
+
+// emitReport prints report with --json, or calls human, and returns err
+// (the first of errs, or nil).
+func (o *skillsPullOptions) emitReport(c *client, report *skillReport, human func(), errs ...error) error {
+	if o.e.cfg.out.json {
+		b, err := json.Marshal(report)
+		if err != nil {
+			return err
+		}
+		c.out.JSON(b)
+	} else {
+		human()
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
 }
 
 // plan returns where each of the skill's files goes, before any is read:
@@ -225,28 +315,28 @@ func (o *skillsPullOptions) plan(sk *inspector.Skill) ([]pulledFile, error) {
 	return files, nil
 }
 
-// writeSkillFiles writes files under dir, which is created if need be.
-// Every file is opened through an os.Root of dir, which no path and no
+// writeSkillFiles writes files under dir, which is created if need be,
+// and returns how many of them (the first n) it wrote. Every file is opened through an os.Root of dir, which no path and no
 // symbolic link leads out of, and written whole: to a temporary file in
 // its directory, synced, then renamed over the file.
-func writeSkillFiles(ctx context.Context, dir string, files []pulledFile) error {
+func writeSkillFiles(ctx context.Context, dir string, files []pulledFile) (int, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
+		return 0, err
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer root.Close()
-	for _, f := range files {
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return err
+			return i, err
 		}
 		if err := writeRootFile(root, f.rel, f.data); err != nil {
-			return fmt.Errorf("%s: %w", f.rel, err)
+			return i, fmt.Errorf("%s: %w", f.rel, err)
 		}
 	}
-	return nil
+	return len(files), nil
 }
 
 func writeRootFile(root *os.Root, rel string, data []byte) error {

@@ -29,7 +29,8 @@ import (
 // (skill://evil/../../escape.txt), skill://tampered/SKILL.md, whose
 // second file's digest does not match its content, and a description
 // that holds a terminal escape, skill://drifted/SKILL.md, whose SKILL.md's
-// frontmatter is not its entry's (its digest matches), and
+// frontmatter is not its entry's (its digest matches) and whose second
+// file's digest does not match either, and
 // skill://bare/SKILL.md, whose SKILL.md has no frontmatter. skills-nodir
 // declares the extension without directoryRead; skills-none declares no
 // extension at all.
@@ -52,6 +53,7 @@ var skillFiles = map[string][]byte{
 	"skill://tampered/SKILL.md":                       []byte("---\nname: tampered\ndescription: A file changed under its digest\n---\n"),
 	"skill://tampered/notes.md":                       []byte("the content as served\n"),
 	"skill://drifted/SKILL.md":                        []byte("---\nname: drifted\ndescription: Says one thing here\nallowed-tools: Bash\n---\n"),
+	"skill://drifted/notes.md":                        []byte("the content as served\n"),
 	"skill://bare/SKILL.md":                           []byte("# Bare\n\nNo frontmatter.\n"),
 	"skill://acme/billing/refunds/examples/nested.md": nil, // never served: only the hostile directory lists it
 }
@@ -72,7 +74,7 @@ func skillDefs(mode string) []skillDef {
 			skillDef{uri: "skill://tampered/SKILL.md", name: "tampered", description: "A file changed under its digest",
 				files: []string{"skill://tampered/SKILL.md", "skill://tampered/notes.md"}, bad: "skill://tampered/notes.md"},
 			skillDef{uri: "skill://drifted/SKILL.md", name: "drifted", description: "Says another thing in its entry",
-				files: []string{"skill://drifted/SKILL.md"}},
+				files: []string{"skill://drifted/SKILL.md", "skill://drifted/notes.md"}, bad: "skill://drifted/notes.md"},
 			skillDef{uri: "skill://bare/SKILL.md", name: "bare", description: "Has no frontmatter",
 				files: []string{"skill://bare/SKILL.md"}})
 	}
