@@ -85,6 +85,20 @@ var adviceTable = []func(error) string{
 		}
 		return " (" + strings.Join(slices.Compact(hints), "; ") + ")"
 	},
+	// A request of the Skills extension to a server that does not declare
+	// it, or does not declare directoryRead with it.
+	func(err error) string {
+		var e *inspector.ExtensionNotDeclaredError
+		switch {
+		case !errors.As(err, &e) || e.Extension != mcp.SkillsExtension:
+			return ""
+		case e.Setting == mcp.SkillsDirectoryRead:
+			return "; `mcpx skills get URI` lists a skill's files"
+		}
+		// Skills extension, "Capability Negotiation": to a client without
+		// the extension, skill:// resources are ordinary resources.
+		return "; any skill files it serves are ordinary resources (`mcpx resources list`, `mcpx resources read URI`)"
+	},
 	// A server name no configuration file defines.
 	func(err error) string {
 		var e *servers.NotFoundError

@@ -48,6 +48,7 @@ func classify(err error) (int, string) {
 	var rpcErr *jsonrpc.Error
 	var exitErr *transport.PeerExitError
 	var invalidTool *inspector.InvalidToolError
+	var undeclared *inspector.ExtensionNotDeclaredError
 	var uv *inspector.UnsupportedVersionError
 	var sc *inspector.ServerCancelledError
 	var ended *inspector.TaskEndedError
@@ -58,6 +59,11 @@ func classify(err error) (int, string) {
 	case errors.As(err, &invalidTool):
 		// The server's tool definition is at fault; mcpx refused to call it.
 		return ExitServerError, "invalid_tool"
+	case errors.As(err, &undeclared):
+		// The server does not offer what was asked for: mcpx did not
+		// send the request, which a server that did not declare the
+		// capability of a method answers with an error (exit 5).
+		return ExitServerError, "not_declared"
 	case errors.Is(err, record.ErrMismatch):
 		return ExitMismatch, "mismatch"
 	case errors.Is(err, context.Canceled):

@@ -43,6 +43,7 @@ func TestExitCodesAsDocumented(t *testing.T) {
 		{wrap(&jsonrpc.Error{Code: -32601, Message: "method not found"}), ExitServerError, "server_error"},
 		{wrap(&inspector.ToolResultError{Name: "t"}), ExitServerError, "tool_error"},
 		{wrap(&inspector.InvalidToolError{}), ExitServerError, "invalid_tool"},
+		{wrap(&inspector.ExtensionNotDeclaredError{}), ExitServerError, "not_declared"},
 		{wrap(inspector.ErrTimeout), ExitTimeout, "timeout"},
 		{wrap(context.DeadlineExceeded), ExitTimeout, "timeout"},
 		{wrap(record.ErrMismatch), ExitMismatch, "mismatch"},
