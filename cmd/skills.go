@@ -76,13 +76,14 @@ every file it lists (resources/read) and check that each has the size and
 sha256 digest the entry gives, and that the YAML frontmatter of its SKILL.md
 is the entry's frontmatter. A file that does not match, or a SKILL.md
 without frontmatter, is an error (exit 1); every file is read all the same.
-A skill whose files are "dynamic" has nothing to check.
+A skill whose files are "dynamic" has no digests: only its SKILL.md is read,
+and its frontmatter checked.
 
 --json prints what was checked, not the skills/get result: {"uri", "ok",
 "files": [{"uri", "size", "digest", "ok", "error"}]}, size and digest as
 the entry gives them, error saying why a file did not verify ("dynamic":
-true and no files for a dynamic skill). It is printed on a failure too,
-before the error.`,
+true, and its SKILL.md the only file, for a dynamic skill). It is printed
+on a failure too, before the error.`,
 		Example: `  mcpx skills check skill://acme/billing/refunds/SKILL.md -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
@@ -151,8 +152,8 @@ type skillReport struct {
 	URI string `json:"uri"`
 	// Dir is pull's -o DIR.
 	Dir string `json:"dir,omitempty"`
-	// Dynamic is set for a skill whose files are "dynamic": nothing is
-	// checked (Files is empty).
+	// Dynamic is set for a skill whose files are "dynamic": only its
+	// SKILL.md's frontmatter is checked (Files holds it alone).
 	Dynamic bool `json:"dynamic,omitempty"`
 	// OK is set when every file matched its entry (and, for pull, was
 	// written).
@@ -200,9 +201,27 @@ func (o *skillsPullOptions) run(ctx context.Context, uri string, server []string
 			if o.dir != "" {
 				return fmt.Errorf("skill %s: its files are \"dynamic\" (the server publishes no digests), so they cannot be verified; not pulled (resources dir and resources read show them)", uri)
 			}
-			report.Dynamic, report.OK = true, true
+			// No digests, but SKILL.md's frontmatter is still the entry's
+			// to match (the extension's "Frontmatter Verification").
+			report.Dynamic = true
+			data, err := c.sess.ReadSkillMD(ctx, sk, c.withProgress(sk.URI))
+			c.console.ClearProgress()
+			if err == nil {
+				err = sk.CheckFrontmatter(data)
+			}
+			fr := skillFileReport{URI: sk.URI, OK: err == nil}
+			if err != nil {
+				if code, _ := classify(err); code != ExitError && code != ExitServerError {
+					return fmt.Errorf("skill %s: %w", uri, err)
+				}
+				fr.Error = err.Error()
+				report.Files = append(report.Files, fr)
+				return o.emitReport(c, report, func() {}, fmt.Errorf("skill %s: %w", uri, err))
+			}
+			report.Files = append(report.Files, fr)
+			report.OK = true
 			return o.emitReport(c, report, func() {
-				fmt.Fprintf(o.e.ios.Out, "%s: its files are \"dynamic\" (the server publishes no digests): nothing to check\n", tui.EscapeLine(uri))
+				fmt.Fprintf(o.e.ios.Out, "%s: its SKILL.md's frontmatter matches its entry's; its files are \"dynamic\" (the server publishes no digests): nothing more to check\n", tui.EscapeLine(uri))
 			})
 		}
 		files, err := o.plan(sk)

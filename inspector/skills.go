@@ -318,40 +318,67 @@ func (s *Session) ReadSkillFile(ctx context.Context, f SkillFile, opts ...CallOp
 	if f.Size < 0 || f.Size > MaxSkillBytes {
 		return nil, fmt.Errorf("%s: the skill's entry gives it %d bytes, outside 0 to %d", f.URI, f.Size, MaxSkillBytes)
 	}
-	res, err := s.ReadResource(ctx, f.URI, opts...)
+	data, over, err := s.readSkillBytes(ctx, f.URI, f.Size, opts...)
 	if err != nil {
 		return nil, err
 	}
+	got := SkillFile{URI: f.URI, Size: int64(len(data))}
+	if over {
+		return nil, &SkillMismatchError{URI: f.URI, Want: f, Got: got}
+	}
+	sum := sha256.Sum256(data)
+	got.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	if got.Size != f.Size || got.Digest != f.Digest {
+		return nil, &SkillMismatchError{URI: f.URI, Want: f, Got: got}
+	}
+	return data, nil
+}
+
+// ReadSkillMD reads the SKILL.md of a skill whose files are "dynamic":
+// there is no digest to check it against, but its frontmatter is still
+// the entry's to match (CheckFrontmatter; the extension's "Frontmatter
+// Verification" holds for dynamic skills too). It is bounded by
+// MaxSkillBytes.
+func (s *Session) ReadSkillMD(ctx context.Context, sk *Skill, opts ...CallOption) ([]byte, error) {
+	data, over, err := s.readSkillBytes(ctx, sk.URI, MaxSkillBytes, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if over {
+		return nil, fmt.Errorf("%s: longer than the %d bytes a skill may hold in all", sk.URI, MaxSkillBytes)
+	}
+	return data, nil
+}
+
+// readSkillBytes reads uri with resources/read and returns the raw bytes
+// of its content item, at most limit of them: over says there were more
+// (those after the first limit+1 were not kept).
+func (s *Session) readSkillBytes(ctx context.Context, uri string, limit int64, opts ...CallOption) (data []byte, over bool, err error) {
+	res, err := s.ReadResource(ctx, uri, opts...)
+	if err != nil {
+		return nil, false, err
+	}
 	contents, err := DecodeContents(res)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, f.URI, err)
+		return nil, false, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, uri, err)
 	}
-	i := slices.IndexFunc(contents, func(c ResourceContent) bool { return c.URI == f.URI })
+	i := slices.IndexFunc(contents, func(c ResourceContent) bool { return c.URI == uri })
 	if i < 0 {
 		if len(contents) != 1 {
-			return nil, fmt.Errorf("%s %q: the result has %d contents, none of them for that URI", mcp.MethodResourcesRead, f.URI, len(contents))
+			return nil, false, fmt.Errorf("%s %q: the result has %d contents, none of them for that URI", mcp.MethodResourcesRead, uri, len(contents))
 		}
 		i = 0
 	}
 	c := contents[i]
 	if err := c.Check(); err != nil {
-		return nil, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, f.URI, err)
+		return nil, false, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, uri, err)
 	}
 	var buf bytes.Buffer
-	w := &cappedWriter{w: &buf, left: f.Size + 1}
+	w := &cappedWriter{w: &buf, left: limit + 1}
 	if _, err := c.WriteTo(w); err != nil && !errors.Is(err, errCapped) {
-		return nil, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, f.URI, err)
+		return nil, false, fmt.Errorf("%s %q: %w", mcp.MethodResourcesRead, uri, err)
 	}
-	got := SkillFile{URI: f.URI, Size: int64(buf.Len())}
-	if w.over {
-		return nil, &SkillMismatchError{URI: f.URI, Want: f, Got: got}
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	got.Digest = "sha256:" + hex.EncodeToString(sum[:])
-	if got.Size != f.Size || got.Digest != f.Digest {
-		return nil, &SkillMismatchError{URI: f.URI, Want: f, Got: got}
-	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), w.over, nil
 }
 
 var errCapped = errors.New("content longer than expected")

@@ -55,6 +55,7 @@ var skillFiles = map[string][]byte{
 	"skill://drifted/SKILL.md":                        []byte("---\nname: drifted\ndescription: Says one thing here\nallowed-tools: Bash\n---\n"),
 	"skill://drifted/notes.md":                        []byte("the content as served\n"),
 	"skill://bare/SKILL.md":                           []byte("# Bare\n\nNo frontmatter.\n"),
+	"skill://shifting/SKILL.md":                       []byte("---\nname: shifting\ndescription: Generated, and not as listed\n---\n"),
 	"skill://acme/billing/refunds/examples/nested.md": nil, // never served: only the hostile directory lists it
 }
 
@@ -76,7 +77,8 @@ func skillDefs(mode string) []skillDef {
 			skillDef{uri: "skill://drifted/SKILL.md", name: "drifted", description: "Says another thing in its entry",
 				files: []string{"skill://drifted/SKILL.md", "skill://drifted/notes.md"}, bad: "skill://drifted/notes.md"},
 			skillDef{uri: "skill://bare/SKILL.md", name: "bare", description: "Has no frontmatter",
-				files: []string{"skill://bare/SKILL.md"}})
+				files: []string{"skill://bare/SKILL.md"}},
+			skillDef{uri: "skill://shifting/SKILL.md", name: "shifting", description: "A dynamic skill"})
 	}
 	return defs
 }
