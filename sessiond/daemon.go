@@ -439,25 +439,7 @@ func (d *Daemon) Observe(ev transport.Event) {
 		d.note("%v", err)
 		return
 	}
-	d.mu.Lock()
-	if len(d.attached) == 0 {
-		loss := d.ring.add(Kept{Time: time.Now(), Note: ev.Text})
-		d.mu.Unlock()
-		if loss {
-			d.noteLoss()
-		}
-		return
-	}
-	as := make([]*attachment, 0, len(d.attached))
-	for a := range d.attached {
-		if a.dropped {
-			as = append(as, a)
-		}
-	}
-	d.mu.Unlock()
-	for _, a := range as {
-		a.offer(line)
-	}
+	d.offerOrKeep(line, ev.Text, func(a *attachment) bool { return a.dropped })
 }
 
 // Tell tells note, something the held session did on its own (it
@@ -473,6 +455,13 @@ func (d *Daemon) Tell(note string) {
 		d.note("%v", err)
 		return
 	}
+	d.offerOrKeep(line, note, func(a *attachment) bool { return a.notes })
+}
+
+// offerOrKeep offers line to the attached commands that want it, or,
+// while none is attached, keeps note for mcpx @NAME watch. It does not
+// wait.
+func (d *Daemon) offerOrKeep(line []byte, note string, wants func(*attachment) bool) {
 	d.mu.Lock()
 	if len(d.attached) == 0 {
 		loss := d.ring.add(Kept{Time: time.Now(), Note: note})
@@ -484,7 +473,7 @@ func (d *Daemon) Tell(note string) {
 	}
 	as := make([]*attachment, 0, len(d.attached))
 	for a := range d.attached {
-		if a.notes {
+		if wants(a) {
 			as = append(as, a)
 		}
 	}
