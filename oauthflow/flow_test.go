@@ -374,18 +374,7 @@ func TestSessionTakesTokenOfLaterLogin(t *testing.T) {
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{RefreshTokens: true, ListScopes: []string{"mcp:tools"}, TokenTTL: time.Hour})
 	store := oauthflow.NewStore(t.TempDir())
 	ev := &events{}
-	login := func() {
-		t.Helper()
-		az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Browser: (&browser{}).open, Fresh: true, Observer: ev.observe})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := connect(t, srv.MCPURL, az, ev)
-		if _, err := call(t, s, "tools/list", nil); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-	}
+	login := func() { t.Helper(); logIn(t, srv.MCPURL, store, ev) }
 	login()
 	az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Observer: ev.observe, NoInteraction: "no browser in this test"})
 	if err != nil {
@@ -412,6 +401,21 @@ func TestSessionTakesTokenOfLaterLogin(t *testing.T) {
 	}
 }
 
+// logIn does what mcpx auth login [--scope SCOPES] does: a fresh
+// authorization in the browser, its token stored.
+func logIn(t *testing.T, mcpURL string, store *oauthflow.Store, ev *events, scopes ...string) {
+	t.Helper()
+	az, err := oauthflow.New(oauthflow.Config{ServerURL: mcpURL, Store: store, Browser: (&browser{}).open, Fresh: true, Scopes: scopes, Observer: ev.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, mcpURL, az, ev)
+	if _, err := call(t, s, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
 // A step-up in a long session with no browser fails with a StepUpError
 // naming the scopes to log in with; once another run has stored a token
 // with them (Config.Scopes, mcpx auth login --scope), the session takes
@@ -420,18 +424,7 @@ func TestSessionTakesStepUpTokenOfLaterLogin(t *testing.T) {
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{ListScopes: []string{"mcp:tools"}, CallScopes: []string{"mcp:call"}})
 	store := oauthflow.NewStore(t.TempDir())
 	ev := &events{}
-	login := func(scopes ...string) {
-		t.Helper()
-		az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Browser: (&browser{}).open, Fresh: true, Scopes: scopes, Observer: ev.observe})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := connect(t, srv.MCPURL, az, ev)
-		if _, err := call(t, s, "tools/list", nil); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-	}
+	login := func(scopes ...string) { t.Helper(); logIn(t, srv.MCPURL, store, ev, scopes...) }
 	login()
 	az, err := oauthflow.New(oauthflow.Config{ServerURL: srv.MCPURL, Store: store, Observer: ev.observe, NoInteraction: "no browser in this test"})
 	if err != nil {
