@@ -1471,14 +1471,7 @@ func TestDroppedNotificationReachesTheCommand(t *testing.T) {
 	defer s.Close()
 	// A command of an older build does not ask for them (and would take
 	// a line without a frame for a protocol error).
-	older := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	_ = older.SetReadDeadline(time.Now().Add(wait))
-	olderLines := bufio.NewReader(older)
-	for range 2 { // the reply, the answer: attached
-		if _, err := olderLines.ReadBytes('\n'); err != nil {
-			t.Fatal(err)
-		}
-	}
+	older, olderLines := attachOlder(t, h)
 
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
@@ -1622,14 +1615,7 @@ func TestTellReachesTheCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	older := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	_ = older.SetReadDeadline(time.Now().Add(wait))
-	olderLines := bufio.NewReader(older)
-	for range 2 { // the reply, the answer: attached
-		if _, err := olderLines.ReadBytes('\n'); err != nil {
-			t.Fatal(err)
-		}
-	}
+	older, olderLines := attachOlder(t, h)
 	h.d.Tell("a new session")
 	if got := receive(t, notes, "the note"); got != "a new session" {
 		t.Errorf("note %q", got)
@@ -1656,4 +1642,20 @@ func TestSetTargetShowsInStatus(t *testing.T) {
 	if err != nil || st.Target != "streamable-http: http://127.0.0.1:1/mcp (session new)" {
 		t.Errorf("status %+v, %v", st, err)
 	}
+}
+
+// attachOlder attaches a command of an older build, which asks for no
+// envelope.Dropped or envelope.Note lines, and reads the reply and the
+// answer to its first ping: it is attached.
+func attachOlder(t *testing.T, h *held) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	older := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	_ = older.SetReadDeadline(time.Now().Add(wait))
+	lines := bufio.NewReader(older)
+	for range 2 {
+		if _, err := lines.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return older, lines
 }
