@@ -33,6 +33,10 @@ type NoSessionError struct {
 	// Log is the log a session of that name left, which says how it
 	// ended ("" when there is none).
 	Log string
+	// Ended is how the last session of that name ended, as its log says
+	// ("" when it does not say: an older mcpx's log, one cut at its size
+	// limit).
+	Ended string
 }
 
 func (e *NoSessionError) Error() string {
@@ -42,6 +46,8 @@ func (e *NoSessionError) Error() string {
 		s += ": its process had ended without closing (killed, or crashed); its log, " + e.Log + ", may say why"
 	case e.Stale:
 		s += ": its process had ended without closing (killed, or crashed)"
+	case e.Ended != "" && e.Log != "":
+		s += "; the last one ended: " + e.Ended + " (its log: " + e.Log + ")"
 	case e.Log != "":
 		s += "; the log of the last one, " + e.Log + ", says how it ended"
 	}
@@ -53,8 +59,56 @@ func noSession(dir, name string, err error, stale bool) *NoSessionError {
 	e := &NoSessionError{Name: name, Err: err, Stale: stale}
 	if fi, serr := os.Lstat(LogPath(dir, name)); serr == nil && fi.Mode().IsRegular() {
 		e.Log = LogPath(dir, name)
+		if !stale {
+			e.Ended = EndedIn(e.Log, name)
+		}
 	}
 	return e
+}
+
+// endNote is the line a session's log ends with (Options.OnNote adds its
+// prefix), which says how it ended: a command that names the session
+// afterwards quotes it rather than only pointing to the log.
+func endNote(name, cause string) string {
+	return endMark(name) + cause
+}
+
+func endMark(name string) string { return "session " + name + " ended: " }
+
+// endTail bounds how much of the end of a log EndedIn reads.
+const endTail = 64 << 10
+
+// EndedIn returns how the session name whose log is at path ended, as the
+// log's last end note says, or "" when the log has none (an older mcpx's
+// log, one cut at its size limit, one that cannot be read). Only mcpx's
+// own lines count ("mcpx: ..."), not the server's ("server| ...").
+func EndedIn(path, name string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-endTail, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	mark := endMark(name)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if !strings.HasPrefix(l, "mcpx: ") {
+			continue
+		}
+		if _, cause, ok := strings.Cut(l, mark); ok {
+			return cause
+		}
+	}
+	return ""
 }
 
 func (e *NoSessionError) Unwrap() error { return e.Err }

@@ -659,25 +659,34 @@ func (e *ServerEndedError) Error() string {
 func (e *ServerEndedError) Unwrap() error { return e.Err }
 
 func (d *Daemon) shutdown(sess *inspector.Session, why error) {
-	if err := d.unlisten(); err != nil {
-		d.note("removing the socket: %v", err)
-	}
 	reason := "the session was closed (mcpx disconnect)"
+	cause := "it was closed (mcpx disconnect)"
 	switch {
 	case errors.Is(why, context.Canceled):
 		// Serve's context ended: the session process was told to stop
 		// (a signal, or Ctrl-C on connect --foreground).
 		reason = "the session process was interrupted"
+		cause = "its process was interrupted"
 	case why != nil:
-		reason = "the session ended: " + why.Error()
+		cause = why.Error()
 		// What a server that crashed said last, as a command of its own
 		// would have been told.
 		var pe *transport.PeerExitError
 		if errors.As(why, &pe) {
 			if last := pe.LastLines(3); len(last) > 0 {
-				reason += "; its last stderr lines: " + strings.Join(last, " | ")
+				cause += "; its last stderr lines: " + strings.Join(last, " | ")
 			}
 		}
+		reason = "the session ended: " + cause
+	}
+	if d.opts.Log != "" {
+		// A command that names the session once it is gone is told this
+		// from the log (see EndedIn), so it goes there before the socket
+		// does.
+		d.note("%s", endNote(d.opts.Name, cause))
+	}
+	if err := d.unlisten(); err != nil {
+		d.note("removing the socket: %v", err)
 	}
 	d.mu.Lock()
 	as := make([]*attachment, 0, len(d.attached))

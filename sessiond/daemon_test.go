@@ -1164,8 +1164,8 @@ func (c *crashingConn) Read(ctx context.Context) (transport.Frame, error) {
 }
 
 // A command attached when the server crashes is told what the server
-// said last, as a command of its own would be; the log of a session that
-// ended is pointed to by the next command that names it.
+// said last, as a command of its own would be; so is the next command
+// that names the session, from its log, which it points to.
 func TestServerCrashIsExplained(t *testing.T) {
 	ts := newTestServer()
 	var crash func()
@@ -1173,7 +1173,8 @@ func TestServerCrashIsExplained(t *testing.T) {
 		crash = func() { pc.closers[3].Close() } // the server's stdout
 		return &crashingConn{pipeConn: pc}
 	}
-	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	dir := sessionDir(t)
+	h := startHeldOn(t, Options{Dir: dir, Log: LogPath(dir, "t")}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
 	s := h.command(t, inspector.Options{})
 	done := make(chan error, 1)
 	go func() { _, err := callText(t, s, t.Context(), "block", `{"tag":"crash"}`); done <- err }()
@@ -1192,9 +1193,27 @@ func TestServerCrashIsExplained(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 	h.served <- nil
+	// The log as the session process writes it: its notes (the end's
+	// among them), then a server's line that looks like one.
+	log := "the log\n"
+	for len(h.notes) > 0 {
+		log += "mcpx: 12:00:00 " + <-h.notes + "\n"
+	}
+	log += "server| mcpx: session t ended: as the server says\n"
+	if err := os.WriteFile(LogPath(h.dir, h.name), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Dial(t.Context(), h.dir, h.name, DialOptions{})
-	if !errors.Is(err, ErrNoSession) || err.Error() != `no session named "t" is open; the log of the last one, `+LogPath(h.dir, h.name)+`, says how it ended` {
+	if !errors.Is(err, ErrNoSession) || err.Error() != `no session named "t" is open; the last one ended: the connection to the server ended: server exited (exit status 3); its last stderr lines: starting | fatal: the widget exploded (its log: `+LogPath(h.dir, h.name)+`)` {
 		t.Errorf("Dial after the session ended: %v", err)
+	}
+	// A log that does not say (an older mcpx's) is pointed to.
+	if err := os.WriteFile(LogPath(h.dir, h.name), []byte("the log\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Dial(t.Context(), h.dir, h.name, DialOptions{})
+	if !errors.Is(err, ErrNoSession) || err.Error() != `no session named "t" is open; the log of the last one, `+LogPath(h.dir, h.name)+`, says how it ended` {
+		t.Errorf("Dial after the session ended, its log silent: %v", err)
 	}
 }
 
