@@ -396,11 +396,16 @@ func notTLS(err error) bool {
 // its message: a handshake that got no answer at all may have been sent
 // to a server that speaks only 2026-07-28, which need not answer
 // initialize (spec 2026-07-28: basic/versioning, "Compatibility Matrix":
-// a legacy client fails against a modern server).
+// a legacy client fails against a modern server). A server that answered
+// the POST with a stream did answer, only not with the result: that is
+// said instead.
 func sessionHint(err error, f hintFacts) string {
 	var te *inspector.TimeoutError
 	// (Not over HTTP+SSE, which 2026-07-28 does not run over.)
 	if f.era == eraLegacy && f.mode != transport.ModeSSE && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
+		if te.Awaiting != "" {
+			return " (" + te.Awaiting + ")"
+		}
 		return " (a server that speaks only 2026-07-28 may not answer initialize at all: --protocol-era auto finds out)"
 	}
 	return ""

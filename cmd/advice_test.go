@@ -19,7 +19,8 @@ import (
 )
 
 // An initialize that got no answer in the legacy era suggests the era
-// that would find out; in auto (which did) or modern it would not help.
+// that would find out; in auto (which did) or modern it would not help,
+// nor when the server answered the POST with a stream.
 func TestSessionHint(t *testing.T) {
 	err := fmt.Errorf("initialize: %w", &inspector.TimeoutError{Method: "initialize", After: time.Second})
 	if got := sessionHint(err, hintFacts{era: eraLegacy}); !strings.Contains(got, "--protocol-era auto finds out") {
@@ -29,6 +30,11 @@ func TestSessionHint(t *testing.T) {
 		if got := sessionHint(err, f); got != "" {
 			t.Errorf("%s: %q", f.era, got)
 		}
+	}
+	// A server that answered with a stream did answer: that is said instead.
+	streamed := fmt.Errorf("initialize: %w", &inspector.TimeoutError{Method: "initialize", After: time.Second, Awaiting: "the server answered POST U with an SSE stream, but has sent no response on it"})
+	if got := sessionHint(streamed, hintFacts{era: eraLegacy}); got != " (the server answered POST U with an SSE stream, but has sent no response on it)" {
+		t.Errorf("a stream that carried nothing: %q", got)
 	}
 	other := fmt.Errorf("tools/list: %w", &inspector.TimeoutError{Method: "tools/list", After: time.Second})
 	if got := sessionHint(other, hintFacts{era: eraLegacy}); got != "" {

@@ -183,6 +183,10 @@ func (c *HTTPConn) CancelRequest(id string) bool { return c.st.cancelRouted(id) 
 // no other request a response (see RequestForgetter).
 func (c *HTTPConn) ForgetRequest(id string) { c.st.forgetRequest(id) }
 
+// Awaiting says which POST's SSE stream still owes the response to
+// request id (see AnswerAwaiter).
+func (c *HTTPConn) Awaiting(id string) string { return c.st.awaiting(id) }
+
 // ForgetSession drops session id, which the server no longer knows (see
 // SessionForgetter).
 func (c *HTTPConn) ForgetSession(id string) { c.st.ForgetSession(id) }

@@ -74,6 +74,18 @@ type RouteCarrier interface {
 	CarriesRoutes() bool
 }
 
+// AnswerAwaiter is implemented by connections that can say where the
+// response to a request they sent is still awaited, for the message of a
+// request that timed out: over Streamable HTTP, on the SSE stream the
+// server answered the POST with (spec 2025-11-25: basic/transports,
+// "Sending Messages to the Server"), which has not carried it. A server
+// that opened that stream did answer the POST, which is worth telling
+// from one that never did. Awaiting returns "" when there is no such
+// stream. id is normalized as for LossReporter.
+type AnswerAwaiter interface {
+	Awaiting(id string) string
+}
+
 // RequestCanceller is implemented by connections on which a request sent
 // with a Route is cancelled by closing its response stream rather than by
 // a notifications/cancelled message (spec 2026-07-28: basic/transports,

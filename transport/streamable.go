@@ -1113,6 +1113,18 @@ func (s *streamable) forgetRequest(id string) {
 	}
 }
 
+// awaiting says which stream owes the response to request id, "" when
+// none does (see AnswerAwaiter).
+func (s *streamable) awaiting(id string) string {
+	s.mu.Lock()
+	st := s.following[id]
+	s.mu.Unlock()
+	if st == nil || st.method != http.MethodPost {
+		return ""
+	}
+	return fmt.Sprintf("the server answered POST %s with an SSE stream, but has sent no response on it", s.shown)
+}
+
 // answersAny reports whether a frame holds a response to one of ids.
 func answersAny(data []byte, ids []string) bool {
 	for _, got := range responseIDs(data) {

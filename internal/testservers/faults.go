@@ -50,7 +50,9 @@ import (
 //
 // Streamable HTTP with a session (2025-11-25), /session/progress:
 // initialize assigns a session, GET is refused with 405, tools/call gets an
-// endless stream of progress notifications, and DELETE is logged.
+// endless stream of progress notifications, and DELETE is logged;
+// /session/comments: initialize gets an SSE stream of comments (keep-alives)
+// that never carries the result.
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -161,7 +163,7 @@ func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kind == "modern" && len(parts) == 2 && r.Method == http.MethodPost:
 		f.modern(w, r, fault, req)
 	case kind == "session" && len(parts) == 2:
-		f.session(w, r, req)
+		f.session(w, r, fault, req)
 	default:
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -385,9 +387,29 @@ func (f *Faults) progressForever(w http.ResponseWriter, r *http.Request, req fau
 	}
 }
 
+// commentsForever answers with an SSE stream of comments only, until the
+// client goes away.
+func (f *Faults) commentsForever(w http.ResponseWriter, r *http.Request) {
+	sseHeaders(w)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		fmt.Fprint(w, ": keep-alive\n\n")
+		flush(w)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			f.logf("%s stream closed by the client", r.URL.Path)
+			return
+		case <-f.stop.Done():
+			return
+		}
+	}
+}
+
 const faultSession = "fault-session-1"
 
-func (f *Faults) session(w http.ResponseWriter, r *http.Request, req faultRequest) {
+func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, req faultRequest) {
 	switch r.Method {
 	case http.MethodDelete:
 		f.logf("%s DELETE session %s", r.URL.Path, r.Header.Get("Mcp-Session-Id"))
@@ -397,6 +419,10 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, req faultReques
 	default:
 		w.Header().Set("Allow", "POST, DELETE")
 		http.Error(w, "no GET stream here", http.StatusMethodNotAllowed)
+		return
+	}
+	if req.Method == "initialize" && fault == "comments" {
+		f.commentsForever(w, r)
 		return
 	}
 	if req.Method == "initialize" {

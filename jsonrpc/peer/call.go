@@ -56,6 +56,11 @@ type TimeoutError struct {
 	// authorization that waited for the browser matches
 	// oauthflow.ErrNoResponse), nil otherwise.
 	Wait error
+	// Awaiting, when set, says where the response was still awaited once
+	// the request was sent (see transport.AnswerAwaiter): the server
+	// answered it with a stream that never carried the response. Advice
+	// meant for a server that never answered at all does not fit then.
+	Awaiting string
 }
 
 // ErrTimeout is matched by every *TimeoutError.
@@ -178,6 +183,13 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 		reason := "timeout"
 		if ctx.Err() != nil {
 			reason = callerReason(ctx)
+		}
+		var te *TimeoutError
+		if errors.As(giveUp, &te) {
+			// Asked before abandon, which lets the stream go.
+			if a, ok := transport.Find[transport.AnswerAwaiter](p.conn); ok {
+				te.Awaiting = a.Awaiting(id.LooseKey())
+			}
 		}
 		if !p.abandon(pc, req, reason) {
 			// The response won the race; it is already on its way.
