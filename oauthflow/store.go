@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/filelock"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -219,9 +221,51 @@ func (s *Store) readFile(name string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: not a file mcpx stored: %s", name, jsonProblem(data, err, false))
+		problem, ok := timeProblem(data, v)
+		if !ok {
+			problem = jsonProblem(data, err, false)
+		}
+		return fmt.Errorf("%s: not a file mcpx stored: %s", name, problem)
 	}
 	return nil
+}
+
+// timeProblem names the field of v (a pointer to a struct) whose time in
+// data is not an RFC 3339 time, as mcpx writes them: encoding/json
+// reports only the time package's parse error, which names neither the
+// field nor the format plainly.
+func timeProblem(data []byte, v any) (string, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return "", false
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return "", false
+	}
+	t = t.Elem()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type != reflect.TypeFor[time.Time]() {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := fields[key]
+		if !ok {
+			continue
+		}
+		var tm time.Time
+		if json.Unmarshal(raw, &tm) == nil {
+			continue
+		}
+		// (Not quoted: the file holds secrets, and a hand edit may have
+		// put one in the wrong place.)
+		if kind := rawjson.Kind(raw); kind != "a string" {
+			return fmt.Sprintf("its %s is %s, not an RFC 3339 time", key, kind), true
+		}
+		return fmt.Sprintf("its %s is not an RFC 3339 time", key), true
+	}
+	return "", false
 }
 
 // readableByOthers reports whether a file of mode m on the system goos

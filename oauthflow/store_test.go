@@ -245,8 +245,9 @@ func TestStoreSkipsUnprintableTokens(t *testing.T) {
 }
 
 // A token file cut short or mistyped is skipped with a warning that says
-// what is wrong in JSON's terms, without quoting the file (it holds
-// secrets); the other tokens are still found.
+// what is wrong in JSON's terms (a time that is not one, naming its
+// field), without quoting the file (it holds secrets); the other tokens
+// are still found.
 func TestStoreSkipsBrokenFiles(t *testing.T) {
 	s := NewStore(t.TempDir())
 	var warned []string
@@ -260,6 +261,10 @@ func TestStoreSkipsBrokenFiles(t *testing.T) {
 	os.WriteFile(cut, data[:len(data)/2], 0o600)
 	typed := filepath.Join(s.Dir(), "token-typed.json")
 	os.WriteFile(typed, []byte(`{"resource":"https://d.example","access_token":"secret-at","scopes":"mcp"}`), 0o600)
+	when := filepath.Join(s.Dir(), "token-when.json")
+	os.WriteFile(when, []byte(`{"resource":"https://e.example","access_token":"secret-at","expiry":"secret-notatime"}`), 0o600)
+	numbered := filepath.Join(s.Dir(), "token-numbered.json")
+	os.WriteFile(numbered, []byte(`{"resource":"https://f.example","access_token":"secret-at","updated":1700000000}`), 0o600)
 	recs, err := s.Tokens()
 	if err != nil || len(recs) != 1 || recs[0].Resource != "https://c.example" {
 		t.Fatalf("Tokens = %v, %v", tokensOf(recs), err)
@@ -267,8 +272,10 @@ func TestStoreSkipsBrokenFiles(t *testing.T) {
 	want := []string{
 		"skipping " + cut + ": not a file mcpx stored: it is not valid JSON (it is cut short after ",
 		"skipping " + typed + ": not a file mcpx stored: its scopes is a string, not an array",
+		"skipping " + when + ": not a file mcpx stored: its expiry is not an RFC 3339 time\n",
+		"skipping " + numbered + ": not a file mcpx stored: its updated is a number, not an RFC 3339 time\n",
 	}
-	all := strings.Join(warned, "\n")
+	all := strings.Join(warned, "\n") + "\n"
 	for _, w := range want {
 		if !strings.Contains(all, w) {
 			t.Errorf("warnings lack %q:\n%s", w, all)
