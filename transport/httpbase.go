@@ -455,6 +455,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		ue := &UnauthorizedError{
 			Method:       r.Method,
 			URL:          r.URL.String(),
+			AnsweredBy:   answeredBy(resp),
 			Status:       resp.StatusCode,
 			Challenge:    RedactSecrets(strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), secrets),
 			Body:         x.bodyExcerpt(),
@@ -467,7 +468,6 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			// Another origin refused a redirected request that carried no
 			// credentials (RedirectPolicy): new ones would not go there
 			// either, so the Authorizer is not asked.
-			ue.URL = resp.Request.URL.String()
 			return nil, ue
 		}
 		if b.opts.Authorizer == nil || attempt >= maxAuthRetries {

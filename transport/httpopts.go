@@ -169,7 +169,10 @@ var (
 type UnauthorizedError struct {
 	Method string
 	URL    string
-	Status int
+	// AnsweredBy is the URL that refused the request when redirects were
+	// followed from URL, "" when none was (see HTTPError.AnsweredBy).
+	AnsweredBy string
+	Status     int
 	// Challenge is the WWW-Authenticate header, as sent but for the
 	// credentials of the refused request it quotes, which are redacted
 	// (see requestSecrets): the error shows it.
@@ -203,7 +206,7 @@ func CredentialID(authorization string) string {
 // RedactURL) and the challenge cut to a readable length (see Excerpt);
 // Challenge keeps it whole.
 func (e *UnauthorizedError) Error() string {
-	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status))
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, answeringURL(e.URL, e.AnsweredBy), e.Status, http.StatusText(e.Status))
 	if e.Challenge != "" {
 		msg += "; WWW-Authenticate: " + Excerpt(e.Challenge)
 	} else if e.Body != "" {
@@ -219,7 +222,11 @@ func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthor
 type HTTPError struct {
 	Method string
 	URL    string
-	Status int
+	// AnsweredBy is the URL that answered with Status when redirects
+	// were followed from URL (RedirectPolicy), "" when none was: the
+	// status, and the body, are that URL's.
+	AnsweredBy string
+	Status     int
 	// Body is a short, single-line excerpt of the response body.
 	Body string
 	// RetryAfter is the response's Retry-After header as sent (RFC 9110
@@ -237,13 +244,33 @@ type HTTPError struct {
 // newHTTPError describes resp, a failed answer to method url, with body,
 // an excerpt of its body.
 func newHTTPError(method, url string, resp *http.Response, body string) *HTTPError {
-	return &HTTPError{Method: method, URL: url, Status: resp.StatusCode, Body: body, RetryAfter: resp.Header.Get("Retry-After")}
+	return &HTTPError{Method: method, URL: url, AnsweredBy: answeredBy(resp), Status: resp.StatusCode, Body: body, RetryAfter: resp.Header.Get("Retry-After")}
+}
+
+// answeringURL names url, and the URL that answered when redirects were
+// followed from it (as -v's http lines do), with their secrets redacted.
+func answeringURL(url, answeredBy string) string {
+	if answeredBy == "" {
+		return RedactURL(url)
+	}
+	return RedactURL(url) + " (answered by " + RedactURL(answeredBy) + ")"
+}
+
+// answeredBy returns the URL that answered resp when the client followed
+// redirects to it, "" when it followed none.
+func answeredBy(resp *http.Response) string {
+	// A request the client made for a redirect records the response
+	// that caused it.
+	if resp.Request == nil || resp.Request.Response == nil {
+		return ""
+	}
+	return resp.Request.URL.String()
 }
 
 // Error says what failed, with the URL's secrets redacted (see
-// RedactURL).
+// RedactURL), naming the URL that answered after redirects as -v does.
 func (e *HTTPError) Error() string {
-	msg := strings.TrimSuffix(fmt.Sprintf("%s %s: HTTP %d %s", e.Method, RedactURL(e.URL), e.Status, http.StatusText(e.Status)), " ")
+	msg := strings.TrimSuffix(fmt.Sprintf("%s %s: HTTP %d %s", e.Method, answeringURL(e.URL, e.AnsweredBy), e.Status, http.StatusText(e.Status)), " ")
 	if e.RetryAfter != "" {
 		msg += " (Retry-After: " + Excerpt(e.RetryAfter) + ")"
 	}

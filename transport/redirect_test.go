@@ -332,7 +332,8 @@ func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	rec := newRecorder()
 	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeSSE, Authorizer: auth}, rec)
 	var ue *transport.UnauthorizedError
-	if !errors.As(err, &ue) || ue.URL != other.URL+"/mcp" {
+	if !errors.As(err, &ue) || ue.URL != ts.URL+"/mcp" ||
+		!strings.Contains(err.Error(), "GET "+ts.URL+"/mcp (answered by "+other.URL+"/mcp): HTTP 401 Unauthorized") {
 		t.Fatalf("err = %v", err)
 	}
 	if len(auth.creds) != 0 {
@@ -340,5 +341,35 @@ func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	}
 	if wire := rec.eventText(transport.EventHTTP); !strings.Contains(wire, "401 Unauthorized text/plain; charset=utf-8 ← GET "+ts.URL+"/mcp (answered by "+other.URL+"/mcp)") {
 		t.Errorf("wire events:\n%s", wire)
+	}
+}
+
+// An HTTP error after redirects were followed names the URL that answered
+// it, as -v does, with its secrets redacted like the first URL's.
+func TestRedirectedErrorNamesWhoAnswered(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "gone fishing", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/mcp": // within the origin
+			http.Redirect(w, r, "/moved?token=SECRET-MOVED", http.StatusTemporaryRedirect)
+		case "/moved": // to another origin
+			http.Redirect(w, r, other.URL+"/sse?api_key=SECRET-KEY", http.StatusTemporaryRedirect)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp?token=SECRET-FIRST", Mode: transport.ModeSSE}, newRecorder())
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v", err)
+	}
+	want := "initialize: GET " + ts.URL + "/mcp?token=[redacted] (answered by " + other.URL + "/sse?api_key=[redacted]): HTTP 503 Service Unavailable: gone fishing"
+	if err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }
