@@ -338,7 +338,11 @@ func httpHint(err error, f hintFacts) string {
 		return " (the browser authorization took longer than --timeout; run `mcpx auth login --url URL`, which waits 5 minutes, or raise --timeout)"
 	}
 	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, oauthflow.ErrAuthorization) {
+		var ue *transport.UnauthorizedError
 		switch {
+		case errors.As(err, &ue) && ue.LeftOrigin:
+			// The credentials were never sent where they were refused.
+			return " (a redirect led to another origin, which mcpx sends no credentials to; if that is the server's own address, give it as --url)"
 		case f.bearer:
 			return " (the server refused the bearer token)"
 		case f.entryAuth != "":
@@ -350,7 +354,6 @@ func httpHint(err error, f hintFacts) string {
 		case errors.Is(err, oauthflow.ErrAuthorization):
 			return " (-v shows every authorization step)"
 		}
-		var ue *transport.UnauthorizedError
 		if errors.As(err, &ue) && ue.Status == http.StatusForbidden && ue.CredentialID == "" && ue.Challenge == "" {
 			// Not an authorization matter: the request carried no
 			// credentials and the server asked for none.

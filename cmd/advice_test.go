@@ -151,8 +151,10 @@ func TestAdviceBeforeData(t *testing.T) {
 }
 
 // httpHint after a connection or HTTP failure: TLS spoken to a plain HTTP
-// server is not a certificate matter, and a transport asked for that the
-// server does not speak points at the other one (or auto).
+// server is not a certificate matter, a transport asked for that the
+// server does not speak points at the other one (or auto), and a refusal
+// from another origin a redirect led to is no verdict on the credentials,
+// which did not go there.
 func TestHTTPHintTransportAndTLS(t *testing.T) {
 	connect := func(err error) error { return fmt.Errorf("%w: POST https://x/mcp: %w", transport.ErrConnect, err) }
 	sse := hintFacts{mode: transport.ModeSSE, modeReason: "chosen with --transport sse"}
@@ -177,6 +179,9 @@ func TestHTTPHintTransportAndTLS(t *testing.T) {
 			" (the URL was reached as a Streamable HTTP server, chosen with --transport http; for a legacy HTTP+SSE server use --transport sse, or auto to find out)"},
 		{"streamable's POST: 400 is the server's word on the request", &transport.HTTPError{Method: "POST", Status: 400}, streamable, ""},
 		{"auto tried both", &transport.HTTPError{Method: "GET", Status: 405}, hintFacts{mode: transport.ModeAuto}, ""},
+		{"refused by another origin, the bearer token left behind", &transport.UnauthorizedError{Method: "GET", Status: 401, LeftOrigin: true}, hintFacts{bearer: true},
+			" (a redirect led to another origin, which mcpx sends no credentials to; if that is the server's own address, give it as --url)"},
+		{"refused with the bearer token", &transport.UnauthorizedError{Method: "GET", Status: 401}, hintFacts{bearer: true}, " (the server refused the bearer token)"},
 	} {
 		got := httpHint(tc.err, tc.f)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

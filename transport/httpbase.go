@@ -468,6 +468,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			// Another origin refused a redirected request that carried no
 			// credentials (RedirectPolicy): new ones would not go there
 			// either, so the Authorizer is not asked.
+			ue.LeftOrigin = true
 			return nil, ue
 		}
 		if b.opts.Authorizer == nil || attempt >= maxAuthRetries {

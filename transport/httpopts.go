@@ -172,6 +172,10 @@ type UnauthorizedError struct {
 	// AnsweredBy is the URL that refused the request when redirects were
 	// followed from URL, "" when none was (see HTTPError.AnsweredBy).
 	AnsweredBy string
+	// LeftOrigin is set when those redirects left the origin of URL: the
+	// request reached AnsweredBy without credentials (RedirectPolicy), so
+	// the refusal is no verdict on them.
+	LeftOrigin bool
 	Status     int
 	// Challenge is the WWW-Authenticate header, as sent but for the
 	// credentials of the refused request it quotes, which are redacted

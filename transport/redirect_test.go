@@ -332,7 +332,7 @@ func TestRedirectRefusalElsewhereNotAuthorized(t *testing.T) {
 	rec := newRecorder()
 	_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeSSE, Authorizer: auth}, rec)
 	var ue *transport.UnauthorizedError
-	if !errors.As(err, &ue) || ue.URL != ts.URL+"/mcp" ||
+	if !errors.As(err, &ue) || ue.URL != ts.URL+"/mcp" || !ue.LeftOrigin ||
 		!strings.Contains(err.Error(), "GET "+ts.URL+"/mcp (answered by "+other.URL+"/mcp): HTTP 401 Unauthorized") {
 		t.Fatalf("err = %v", err)
 	}
