@@ -31,6 +31,7 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, 
 		calls: map[string]context.CancelCauseFunc{},
 		asks:  map[string]chan *jsonrpc.Message{},
 	}
+	a.lastTake.Store(time.Now().UnixNano())
 	d.mu.Lock()
 	if d.ctx.Err() != nil {
 		d.mu.Unlock()
@@ -80,6 +81,14 @@ type attachment struct {
 	queue        [][]byte
 	qbytes       int
 	ready, space chan struct{}
+
+	// lastTake is when the writer last took a line (UnixNano; the attach
+	// to begin with): a full queue the writer still takes from is a
+	// command that reads, more slowly than the server sends.
+	lastTake atomic.Int64
+	// lost counts the notifications dropped for this command since it
+	// was last told (see offer and tellLost).
+	lost atomic.Int64
 
 	inflight atomic.Int32 // requests forwarded and not answered yet
 	lastSeq  atomic.Int64 // Daemon.seq when the latest one started
@@ -156,6 +165,9 @@ func (a *attachment) write() {
 	for {
 		b, ok := a.take()
 		if !ok {
+			if a.tellLost() {
+				continue
+			}
 			select {
 			case <-a.ready:
 				continue
@@ -206,6 +218,7 @@ func (a *attachment) take() ([]byte, bool) {
 		a.qmu.Unlock()
 		return nil, false
 	}
+	a.lastTake.Store(time.Now().UnixNano())
 	b := a.queue[0]
 	a.queue[0] = nil
 	a.queue = a.queue[1:]
@@ -267,15 +280,53 @@ func (a *attachment) sendLine(line []byte) {
 	}
 }
 
-// offer queues a notification line without waiting: a command that lets
-// queueLen lines or queueBytes pile up is detached, and told why, rather
-// than holding up the session (or its memory).
+// offer queues a notification line without waiting. When the queue is
+// full (queueLen lines or queueBytes), a command that still reads, more
+// slowly than the server sends (a server flooding its log), loses the
+// notification, and is told how many it lost once there is room
+// (tellLost): the answers to its own requests still reach it, where
+// detaching it would fail them all. A command whose writer has taken
+// nothing for stallLimit stopped reading: it is detached, and told why,
+// rather than holding up the session (or its memory).
 func (a *attachment) offer(line []byte) {
-	if a.ctx.Err() != nil || a.put(line) {
+	if a.ctx.Err() != nil {
+		return
+	}
+	a.tellLost()
+	if a.put(line) {
+		return
+	}
+	if time.Since(time.Unix(0, a.lastTake.Load())) < stallLimit {
+		a.lost.Add(1)
 		return
 	}
 	a.d.note("%s does not read what the session sends: detached", orUnnamed(a.label))
-	a.end(fmt.Sprintf("the command did not keep up with what the server sent (%d messages or %s waiting for it): it was detached", queueLen, transport.FormatSize(queueBytes)))
+	a.end(fmt.Sprintf("the command did not read what the server sent for %s (%d messages or %s waiting for it): it was detached", stallLimit, queueLen, transport.FormatSize(queueBytes)))
+}
+
+// stallLimit is how long a command with a full queue may take nothing
+// before it is detached (see offer). (A variable for the tests.)
+var stallLimit = 5 * time.Second
+
+// tellLost queues, if notifications were lost for the command since it
+// was last told and there is room, a line that tells it how many
+// (envelope.Dropped, to a command that asked for those), and reports
+// whether it queued one.
+func (a *attachment) tellLost() bool {
+	n := a.lost.Swap(0)
+	if n == 0 || !a.dropped {
+		return false
+	}
+	line, err := json.Marshal(envelope{Dropped: fmt.Sprintf("dropped %d notification(s) from the server: they came faster than this command could take them (the session holds at most %d messages or %s for a command)",
+		n, queueLen, transport.FormatSize(queueBytes))})
+	if err != nil {
+		return false
+	}
+	if !a.put(line) {
+		a.lost.Add(n)
+		return false
+	}
+	return true
 }
 
 // handle dispatches one frame from the command.

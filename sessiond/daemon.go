@@ -42,9 +42,11 @@ const (
 )
 
 // queueLen and queueBytes bound the notifications waiting to be written
-// to one command; a command that lets more pile up is detached (it
-// stopped reading). A burst of small ones (progress, a server's log) is
-// no reason to. (A variable for the tests, which flood less.)
+// to one command; beyond them, a command that still reads loses the
+// newest (and is told how many), and one that stopped reading is
+// detached (see attachment.offer). A burst of small ones (progress, a
+// server's log) is no reason to either. (A variable for the tests,
+// which flood less.)
 var queueLen = 1 << 16
 
 // Options configure a Daemon.
@@ -429,7 +431,7 @@ func (d *Daemon) OnNotification(m *jsonrpc.Message) {
 // mcpx @NAME watch among the notifications, where the one it was would
 // have been; the text is the transport's, already escaped. Other events
 // are the session log's alone. It does not wait: a command that does not
-// read is detached, as for a notification.
+// keep up is treated as for a notification (see attachment.offer).
 func (d *Daemon) Observe(ev transport.Event) {
 	if ev.Kind != transport.EventDropped || ev.Text == "" {
 		return

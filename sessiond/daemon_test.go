@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -886,9 +887,10 @@ func TestBurstReachesASlowCommand(t *testing.T) {
 func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
 	// A smaller bound than the session's, so that the flood is quick
 	// under the race detector: the kernel's socket buffers take a few
-	// thousand of these before the queue fills.
-	defer func(n int) { queueLen = n }(queueLen)
-	queueLen = 1000
+	// thousand of these before the queue fills. No grace: the first
+	// notification that finds the queue full detaches the command.
+	defer func(n int, d time.Duration) { queueLen, stallLimit = n, d }(queueLen, stallLimit)
+	queueLen, stallLimit = 1000, 0
 	h := startHeld(t, Options{}, nil)
 	nc := rawAttach(t, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":20000},"_meta":{"progressToken":"p"}}}`)
 	for note := receive(t, h.notes, "a note"); !strings.Contains(note, "does not read what the session sends: detached"); note = receive(t, h.notes, "a note") {
@@ -899,8 +901,65 @@ func TestFloodDetachesACommandThatDoesNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `{"closed":"the command did not keep up with what the server sent (1000 messages or 32 MiB waiting for it): it was detached"}`) {
+	if !strings.Contains(string(b), `{"closed":"the command did not read what the server sent for 0s (1000 messages or 32 MiB waiting for it): it was detached"}`) {
 		t.Errorf("the command was not told why it was detached: ...%s", b[max(0, len(b)-300):])
+	}
+}
+
+// A command that reads, but more slowly than a flooding server sends,
+// loses notifications rather than being detached: the answer to its own
+// request reaches it, and it is told how many notifications it lost.
+func TestFloodDropsNotificationsForASlowCommand(t *testing.T) {
+	defer func(n int, d time.Duration) { queueLen, stallLimit = n, d }(queueLen, stallLimit)
+	queueLen, stallLimit = 100, time.Hour
+	h := startHeld(t, Options{}, nil)
+	nc, err := net.Dial("unix", h.d.Socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	const n = 20000
+	go func() {
+		_, _ = io.WriteString(nc, `{"mcpxSession":1,"op":"attach","label":"slow","dropped":true}`+"\n"+
+			`{"frame":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"n":`+strconv.Itoa(n)+`},"_meta":{"progressToken":"p"}}}}`+"\n")
+	}()
+	// The command reads nothing until the server has sent the whole
+	// burst, far more than the queue and the socket buffers hold.
+	if m := receive(t, h.ts.burst, "the burst"); m != n {
+		t.Fatalf("the server sent %d", m)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(wait))
+	r := bufio.NewReader(nc)
+	// Every notification either reaches the command or is counted in a
+	// line that says how many were dropped.
+	var progress, dropped int
+	var answered bool
+	for !answered || progress+dropped < n {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("after %d progress notifications and %d dropped (answered %v): %v", progress, dropped, answered, err)
+		}
+		var env struct {
+			Closed, Dropped string
+		}
+		_ = json.Unmarshal(line, &env)
+		switch s := string(line); {
+		case env.Closed != "":
+			t.Fatalf("the command was detached: %s", env.Closed)
+		case env.Dropped != "":
+			var k int
+			if _, err := fmt.Sscanf(env.Dropped, "dropped %d notification(s) from the server: they came faster than this command could take them", &k); err != nil || k <= 0 {
+				t.Fatalf("the command was told %q", env.Dropped)
+			}
+			dropped += k
+		case strings.Contains(s, "notifications/progress"):
+			progress++
+		case strings.Contains(s, `"id":1`) && strings.Contains(s, "sent "+strconv.Itoa(n)):
+			answered = true
+		}
+	}
+	if progress+dropped != n || dropped == 0 {
+		t.Errorf("%d progress notifications reached the command and %d were said dropped, of %d", progress, dropped, n)
 	}
 }
 
