@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -156,6 +157,18 @@ var byteOrderMark = []byte("\uFEFF")
 // order mark.
 const problemBOM = "the frame begins with a byte order mark, which JSON text must not (RFC 8259 section 8.1; skipped)"
 
+// clipRaw returns a JSON value for a problem's text, cut after n bytes
+// (at a character's end): a peer's value of any size stays one short line.
+func clipRaw(v []byte, n int) string {
+	if len(v) <= n {
+		return string(v)
+	}
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return string(v[:n]) + "…"
+}
+
 // decodeMessage decodes one message of a valid JSON frame. A method
 // member that is neither a string nor null makes the message "not a JSON
 // object", as decoding it into a struct would.
@@ -167,8 +180,8 @@ func decodeMessage(raw json.RawMessage) *Message {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
 	}
-	var jsonrpc, method *string
-	var id, params, result, rpcError json.RawMessage
+	var method *string
+	var jsonrpc, id, params, result, rpcError json.RawMessage
 	typeErr := false
 	optString := func(v []byte) *string {
 		if rawjson.IsNull(v) {
@@ -186,9 +199,7 @@ func decodeMessage(raw json.RawMessage) *Message {
 		case "jsonrpc":
 			// A wrong version ("jsonrpc": 2.0) is a problem of the
 			// message, not a reason to drop it.
-			if s, ok := rawjson.String(v); ok {
-				jsonrpc = &s
-			}
+			jsonrpc = v
 		case "method":
 			method = optString(v)
 		case "id":
@@ -206,8 +217,12 @@ func decodeMessage(raw json.RawMessage) *Message {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
 	}
-	if jsonrpc == nil || *jsonrpc != "2.0" {
+	if jsonrpc == nil {
 		m.Problems = append(m.Problems, `missing "jsonrpc": "2.0"`)
+	} else if v, ok := rawjson.String(jsonrpc); !ok || v != "2.0" {
+		// Said as it is: "missing" would send the reader looking for a
+		// member that is there ("jsonrpc": "1.0").
+		m.Problems = append(m.Problems, `"jsonrpc" must be "2.0", not `+clipRaw(jsonrpc, 40))
 	}
 	if method != nil {
 		m.Method = *method

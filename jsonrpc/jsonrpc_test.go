@@ -83,7 +83,17 @@ func TestDecodeFrame(t *testing.T) {
 		{
 			name: "wrong jsonrpc version",
 			in:   `{"jsonrpc":"1.0","method":"x"}`,
-			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc": "2.0"`}}},
+			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc" must be "2.0", not "1.0"`}}},
+		},
+		{
+			name: "jsonrpc a number",
+			in:   `{"jsonrpc":2.0,"method":"x"}`,
+			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc" must be "2.0", not 2.0`}}},
+		},
+		{
+			name: "jsonrpc a long string",
+			in:   `{"jsonrpc":"` + strings.Repeat("é", 100) + `","method":"x"}`,
+			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc" must be "2.0", not "` + strings.Repeat("é", 19) + `…`}}},
 		},
 		{
 			name: "fractional id",
