@@ -82,6 +82,19 @@ func (id ID) Raw() json.RawMessage {
 // String returns the id as written, for messages ("" when absent).
 func (id ID) String() string { return id.raw }
 
+// Excerpt returns the id as written, cut short for a line of text: a
+// peer's id may be anything (an object, a string of a megabyte), and a
+// warning that quotes it stays one line.
+func (id ID) Excerpt() string {
+	if len(id.raw) <= maxExcerpt {
+		return id.raw
+	}
+	return rawjson.Excerpt([]byte(id.raw), maxExcerpt)
+}
+
+// maxExcerpt is the longest id Excerpt returns whole, in bytes.
+const maxExcerpt = 64
+
 // Key is the id's canonical form: equal for equal ids ("ab" and "a\u0062"
 // are one id), different for a number and a string ("n:7", "s:7"), ""
 // for the absent id. Numbers keep their text (1 and 1.0 differ).

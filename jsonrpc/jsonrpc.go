@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -157,18 +156,6 @@ var byteOrderMark = []byte("\uFEFF")
 // order mark.
 const problemBOM = "the frame begins with a byte order mark, which JSON text must not (RFC 8259 section 8.1; skipped)"
 
-// clipRaw returns a JSON value for a problem's text, cut after n bytes
-// (at a character's end): a peer's value of any size stays one short line.
-func clipRaw(v []byte, n int) string {
-	if len(v) <= n {
-		return string(v)
-	}
-	for n > 0 && !utf8.RuneStart(v[n]) {
-		n--
-	}
-	return string(v[:n]) + "…"
-}
-
 // decodeMessage decodes one message of a valid JSON frame. A method
 // member that is neither a string nor null makes the message "not a JSON
 // object", as decoding it into a struct would.
@@ -222,7 +209,7 @@ func decodeMessage(raw json.RawMessage) *Message {
 	} else if v, ok := rawjson.String(jsonrpc); !ok || v != "2.0" {
 		// Said as it is: "missing" would send the reader looking for a
 		// member that is there ("jsonrpc": "1.0").
-		m.Problems = append(m.Problems, `"jsonrpc" must be "2.0", not `+clipRaw(jsonrpc, 40))
+		m.Problems = append(m.Problems, `"jsonrpc" must be "2.0", not `+rawjson.Excerpt(jsonrpc, 40))
 	}
 	if method != nil {
 		m.Method = *method
@@ -235,13 +222,13 @@ func decodeMessage(raw json.RawMessage) *Message {
 	m.Params = params
 	if m.hasMethod() {
 		if !m.ID.IsZero() && !m.ID.Valid() {
-			m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.String())
+			m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.Excerpt())
 		}
 		return m
 	}
 	m.Result, m.ErrorRaw = result, rpcError
 	if !m.ID.IsZero() && !m.ID.Valid() && !m.ID.IsNull() {
-		m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.String())
+		m.Problems = append(m.Problems, "id must be a string or an integer, got "+m.ID.Excerpt())
 	}
 	switch {
 	case len(result) > 0 && len(rpcError) > 0:

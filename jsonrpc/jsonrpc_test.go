@@ -323,3 +323,26 @@ func TestErrorText(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// An id of any size (an object, a long string) is quoted in a problem, and
+// by ID.Excerpt, cut short: the warning that says it stays one line.
+func TestLongIDIsCutShortInProblems(t *testing.T) {
+	long := `{"k":"` + strings.Repeat("k", 100000) + `"}`
+	msgs, _, err := DecodeFrame([]byte(`{"jsonrpc":"2.0","id":` + long + `,"method":"ping"}`))
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("DecodeFrame: %v, %d messages", err, len(msgs))
+	}
+	m := msgs[0]
+	if m.ID.String() != long {
+		t.Errorf("the id is not kept whole: %d bytes", len(m.ID.String()))
+	}
+	if len(m.Problems) != 1 || !strings.HasPrefix(m.Problems[0], `id must be a string or an integer, got {"k":"kkk`) || len(m.Problems[0]) > 200 {
+		t.Errorf("Problems = %.300q", m.Problems)
+	}
+	if e := m.ID.Excerpt(); !strings.HasSuffix(e, "…") || len(e) > 100 {
+		t.Errorf("Excerpt() = %q", e)
+	}
+	if e := Int(7).Excerpt(); e != "7" {
+		t.Errorf("Int(7).Excerpt() = %q", e)
+	}
+}

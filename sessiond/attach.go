@@ -390,7 +390,7 @@ func (a *attachment) request(m *jsonrpc.Message) {
 	if _, dup := a.calls[key]; dup {
 		a.mu.Unlock()
 		cancel(nil)
-		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "mcpx session: request id " + m.ID.String() + " is in use"}))
+		a.send(jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "mcpx session: request id " + m.ID.Excerpt() + " is in use"}))
 		return
 	}
 	a.calls[key] = cancel

@@ -204,6 +204,10 @@ func TestResponseDiagnostics(t *testing.T) {
 			r.send(`{"jsonrpc":"2.0","id":987654,"result":{}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
 		}, []string{"unknown request id 987654"}},
+		{"unknown, an id of 100 kB", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":"` + strings.Repeat("k", 100000) + `","result":{}}`)
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+		}, []string{`unknown request id "kkk`, `k… (ignored)`}},
 		{"not tied to a request", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error here"}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)

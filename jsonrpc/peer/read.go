@@ -122,7 +122,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	switch {
 	case ok:
 		if retyped {
-			p.warn("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id, m.ID)
+			p.warn("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
 		}
 		pc.resp <- m
 	case late:
@@ -132,7 +132,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	case m.ID.IsNull() && m.Error != nil:
 		p.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
-		p.warn("response to unknown request id %s (ignored): %s", m.ID, excerpt(m.Raw, 200))
+		p.warn("response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
 }
 
@@ -266,7 +266,7 @@ func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
 	if !m.ID.Valid() {
 		// JSON-RPC 2.0: a request whose id is neither a string nor a number
 		// is an invalid request, answered with a null id.
-		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.String()}
+		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.Excerpt()}
 		if p.opts.OnRefused != nil {
 			p.opts.OnRefused(m, rpcErr)
 		}
