@@ -405,7 +405,7 @@ func notTLS(err error) bool {
 func sessionHint(err error, f hintFacts) string {
 	var te *inspector.TimeoutError
 	// (Not over HTTP+SSE, which 2026-07-28 does not run over.)
-	if f.era == eraLegacy && f.mode != transport.ModeSSE && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" {
+	if f.era == eraLegacy && f.mode != transport.ModeSSE && errors.As(err, &te) && te.Method == mcp.MethodInitialize && te.Waiting == "" && te.Unended == "" {
 		if te.Awaiting != "" {
 			return " (" + te.Awaiting + ")"
 		}

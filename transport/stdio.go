@@ -84,7 +84,8 @@ type StdioConn struct {
 	// broken line so the frames after it stay intact. Guarded by writeLock.
 	partial bool
 
-	lines *lineReader // the server's stdout, as frames
+	lines   *lineReader   // the server's stdout, as frames
+	unended *unendedWatch // what it wrote after its last newline
 
 	exited   chan struct{} // closed when the process has been waited for
 	exitErr  error         // result of cmd.Wait, valid after exited
@@ -181,7 +182,8 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	c.stderrWG.Add(1)
 	go c.readStderr()
 	c.toServer = newPipeIO(c.stdin)
-	c.lines = startLineReader(newPipeIO(c.stdout), opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
+	c.unended = &unendedWatch{r: newPipeIO(c.stdout)}
+	c.lines = startLineReader(c.unended, opts.MaxMessageSize, "a line the server wrote on stdout", c.closing, c.endError)
 	c.lines.note = func(kind EventKind, text string) { c.observe(Event{Time: time.Now(), Kind: kind, Text: text}) }
 	unwatch := watchTerminalStops(cmd.Process.Pid, c.terminalStopped)
 	go func() {
@@ -395,6 +397,14 @@ func (c *StdioConn) stderrLine(line string) {
 	}
 	c.tailMu.Unlock()
 	c.observe(Event{Kind: EventStderr, Text: line})
+}
+
+var _ UnendedLineReporter = (*StdioConn)(nil)
+
+// UnendedLine says what the server wrote on stdout after its last
+// newline, if anything (see UnendedLineReporter).
+func (c *StdioConn) UnendedLine() string {
+	return c.unended.describe("the server wrote %d bytes on stdout")
 }
 
 // Read returns the next line the server wrote on stdout.

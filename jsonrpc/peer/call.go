@@ -61,6 +61,10 @@ type TimeoutError struct {
 	// answered it with a stream that never carried the response. Advice
 	// meant for a server that never answered at all does not fit then.
 	Awaiting string
+	// Unended, when set, says what the peer wrote that is not yet a
+	// message (see transport.UnendedLineReporter): a server that does
+	// not end its messages with a newline seems not to answer.
+	Unended string
 }
 
 // ErrTimeout is matched by every *TimeoutError.
@@ -74,7 +78,19 @@ func (e *TimeoutError) Error() string {
 	if e.Waiting != "" {
 		msg += " (" + e.Waiting + ")"
 	}
+	if e.Unended != "" {
+		msg += "; " + e.Unended
+	}
 	return msg
+}
+
+// unended notes in e what the connection holds that is not yet a
+// message, if it can tell (transport.UnendedLineReporter), and returns e.
+func (p *Peer) unended(e *TimeoutError) *TimeoutError {
+	if r, ok := transport.Find[transport.UnendedLineReporter](p.conn); ok {
+		e.Unended = r.UnendedLine()
+	}
+	return e
 }
 
 // Is makes errors.Is(err, ErrTimeout) true.
@@ -123,6 +139,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			p.abandon(pc, req, callerReason(ctx))
 			return nil, ctx.Err()
 		case expired != nil && errors.Is(err, context.DeadlineExceeded):
+			p.unended(expired)
 			p.abandon(pc, req, "timeout")
 			var we *transport.WaitError
 			if errors.As(err, &we) {
@@ -153,9 +170,9 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			t.holdChanged(p)
 			continue
 		case <-t.idle:
-			giveUp = t.idleError()
+			giveUp = p.unended(t.idleError())
 		case <-t.hard:
-			giveUp = t.hardError()
+			giveUp = p.unended(t.hardError())
 		case <-ctx.Done():
 			giveUp = ctx.Err()
 		case why := <-pc.ended:

@@ -753,3 +753,32 @@ func TestPeerGoneEndsHandlers(t *testing.T) {
 		t.Fatal("the handler still runs after the peer's end of the connection closed")
 	}
 }
+
+// unendedConn is a connection whose peer wrote a line it never ended.
+type unendedConn struct {
+	transport.Conn
+	unended string
+}
+
+func (c unendedConn) UnendedLine() string { return c.unended }
+
+// A request that times out on a connection that holds an unended line (a
+// server that forgets the newline after each message) says so.
+func TestTimeoutTellsOfAnUnendedLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := transport.Pipe()
+		defer b.Close()
+		p := New(unendedConn{Conn: a, unended: "the server wrote 9 bytes on stdout after its last newline"}, Options{})
+		p.Start()
+		defer p.Close()
+		r := &remote{t: t, conn: b}
+		ch := goCall(p, t.Context(), Request{Method: "initialize", Timeout: time.Second})
+		r.next()
+		res := <-ch
+		var te *TimeoutError
+		if !errors.As(res.err, &te) || te.Unended != "the server wrote 9 bytes on stdout after its last newline" ||
+			res.err.Error() != "no response after 1s; the server wrote 9 bytes on stdout after its last newline" {
+			t.Fatalf("timeout: %v", res.err)
+		}
+	})
+}

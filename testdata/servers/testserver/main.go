@@ -14,6 +14,9 @@
 //	garbage      prints non-JSON lines on stdout between valid messages
 //	bom          begins its output with a UTF-8 byte order mark (as .NET's
 //	             console does), then behaves
+//	unended      writes its messages without the newline that ends each one
+//	             (as a hand-written server that forgets it), so none is ever
+//	             whole while it runs
 //	hang         reads stdin and never answers; keeps running after stdin closes
 //	hang-noterm  like hang, and ignores SIGTERM so only SIGKILL ends it
 //	disorder     sends a ping request of its own, then a response to an
@@ -181,7 +184,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "badtools", "apps",
+	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -91,6 +91,10 @@ func (s *rawServer) writeLine(line string) {
 		line = "\uFEFF" + line
 	}
 	s.wrote = true
+	if s.mode == "unended" {
+		_, _ = os.Stdout.WriteString(line)
+		return
+	}
 	_, _ = os.Stdout.WriteString(line + "\n")
 }
 
