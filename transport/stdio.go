@@ -338,12 +338,20 @@ func (c *StdioConn) endError(readErr error) error {
 	case <-c.closing:
 		return ErrClosed
 	case <-time.After(2 * time.Second):
-		// Still a transport failure for the caller: wrap io.EOF.
-		return fmt.Errorf("server closed its stdout but is still running (%w)", io.EOF)
+		return errStdoutClosed{}
 	}
 	waitTimeout(&c.stderrWG, 500*time.Millisecond)
 	return c.exitError()
 }
+
+// errStdoutClosed is the end of a server that closed its stdout but
+// still runs. Still a transport failure for the caller, it matches io.EOF;
+// its text leaves Go's "EOF" out, which tells a person nothing more.
+type errStdoutClosed struct{}
+
+func (errStdoutClosed) Error() string { return "server closed its stdout but is still running" }
+
+func (errStdoutClosed) Unwrap() error { return io.EOF }
 
 func (c *StdioConn) exitError() *PeerExitError {
 	e := &PeerExitError{Status: "exit status 0", Code: 0}
