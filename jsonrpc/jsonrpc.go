@@ -311,11 +311,20 @@ func (e *Error) Error() string {
 	if msg == "" {
 		msg = "(no message)"
 	}
+	if len(msg) > maxErrorMessageShown {
+		// A server may send a message of any length; the error is one
+		// line for a person (the whole is in the message, and on --wire).
+		msg = rawjson.Shorten(msg, maxErrorMessageShown) + fmt.Sprintf(" (%d bytes in all)", len(e.Message))
+	}
 	if name != "" {
 		return fmt.Sprintf("server error %d (%s): %s", e.Code, name, msg)
 	}
 	return fmt.Sprintf("server error %d: %s", e.Code, msg)
 }
+
+// maxErrorMessageShown is the longest error message Error quotes whole, in
+// bytes.
+const maxErrorMessageShown = 4 << 10
 
 // EncodeRequest builds a request frame. Params must be a JSON object (or
 // array) or nil; id must not be zero.

@@ -317,6 +317,12 @@ func TestErrorText(t *testing.T) {
 			t.Errorf("%q lacks code or message", s)
 		}
 	}
+	// A message of any length is one line for a person: cut, with its
+	// length said.
+	long := &Error{Code: 1, Message: strings.Repeat("é", 200<<10)}
+	if s := long.Error(); len(s) > 5<<10 || !strings.HasSuffix(s, "… (409600 bytes in all)") || !strings.HasPrefix(s, "server error 1: éé") {
+		t.Errorf("a 400 KB message: %d bytes, ending %q", len(s), s[max(0, len(s)-40):])
+	}
 	if b, _ := json.Marshal(&Error{Code: 1, Message: "m", Name: "n"}); string(b) != `{"code":1,"message":"m"}` {
 		t.Errorf("the name is sent: %s", b)
 	}
