@@ -11,6 +11,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -201,7 +202,7 @@ func (c *Console) Notification(m *jsonrpc.Message) {
 			return
 		}
 	}
-	line := c.st.key("notification") + " " + EscapeLine(m.Method)
+	line := c.st.key("notification") + " " + methodText(m.Method)
 	if len(m.Params) > 0 && string(m.Params) != "{}" {
 		line += " " + c.st.dim(EscapeLine(compactString(m.Params)))
 	}
@@ -211,7 +212,7 @@ func (c *Console) Notification(m *jsonrpc.Message) {
 // ServerRequest prints a server-to-client request and the answer sent, one
 // line each (the full messages are on --wire).
 func (c *Console) ServerRequest(req *jsonrpc.Message, result json.RawMessage, rpcErr *jsonrpc.Error) {
-	line := c.st.key("server request") + " " + EscapeLine(req.Method)
+	line := c.st.key("server request") + " " + methodText(req.Method)
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum
 	}
@@ -271,6 +272,17 @@ func metaSummary(m *transport.Meta) string {
 	}
 	return "[" + EscapeLine(strings.Join(parts, " ")) + "]"
 }
+
+// methodText is a peer's method name for a line of its own: escaped, and
+// cut short, since a server may send one of any length (the whole is on
+// --wire).
+func methodText(method string) string {
+	return EscapeLine(rawjson.Shorten(method, maxMethodShown))
+}
+
+// maxMethodShown is the longest method name methodText shows whole, in
+// bytes.
+const maxMethodShown = 200
 
 func compactString(raw json.RawMessage) string {
 	if len(raw) > 300 {

@@ -395,6 +395,22 @@ func TestConsoleLines(t *testing.T) {
 	}
 }
 
+// A method name of any length is cut short on its line, in a notification
+// and in a server request (the whole is on --wire).
+func TestConsoleLongMethod(t *testing.T) {
+	long := "notifications/" + strings.Repeat("m", 100<<10)
+	for _, do := range []func(c *Console){
+		func(c *Console) { c.Notification(&jsonrpc.Message{Method: long}) },
+		func(c *Console) { c.ServerRequest(&jsonrpc.Message{Method: long}, json.RawMessage(`{}`), nil) },
+	} {
+		var b bytes.Buffer
+		do(NewConsole(&b, false, false))
+		if first, _, _ := strings.Cut(b.String(), "\n"); len(first) > 300 || !strings.HasSuffix(first, "m…") {
+			t.Errorf("a line of %d bytes: %.60q…", len(first), first)
+		}
+	}
+}
+
 func TestSchemaSignature(t *testing.T) {
 	schema := `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"e":{"enum":["x"]},"f":{}},"required":["a"]}`
 	if got, want := SchemaSignature(json.RawMessage(schema)), "z:string a:number* e:string f"; got != want {
