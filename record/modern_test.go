@@ -630,3 +630,55 @@ func TestReplayModernOtherClient(t *testing.T) {
 		}
 	}
 }
+
+// A task the live server names otherwise than the recorded one is
+// followed under its live id: the recorded tasks/get about it name the
+// live task, and the live id compares as the recorded
+// one (servers generate task ids: the official TypeScript SDK's are
+// random). A request about a task no response created is sent as
+// recorded.
+func TestVerifyCarriesTaskIDs(t *testing.T) {
+	t.Parallel()
+	// The session follows each task with tasks/get until it completes.
+	calls := []call{
+		{method: "tools/call", params: `{"name":"job","arguments":{}}`},
+		{method: "tools/call", params: `{"name":"job","arguments":{}}`},
+	}
+	tr, _ := recordSessionWith(t, httpDialer(t, (&testservers.RawModern{}).HTTP(t)), "http", calls, modernLife(), RedactOptions{})
+	// edited returns tr with old replaced by new in the frames keep selects.
+	edited := func(keep func(Event) bool, oldNew ...string) *Trace {
+		c := *tr
+		c.Events = append([]Event(nil), tr.Events...)
+		for i, e := range c.Events {
+			if e.Kind != KindFrame || !keep(e) {
+				continue
+			}
+			for j := 0; j < len(oldNew); j += 2 {
+				c.Events[i].Data = bytes.ReplaceAll(c.Events[i].Data, []byte(`"`+oldNew[j]+`"`), []byte(`"`+oldNew[j+1]+`"`))
+			}
+		}
+		return &c
+	}
+	all := func(Event) bool { return true }
+	renamed := edited(all, "task-1", "0f3a9c", "task-2", "77b1e4")
+	if bytes.Contains(renamed.Events[len(renamed.Events)-1].Data, []byte("task-")) {
+		t.Fatal("the trace still names task-N")
+	}
+	if res := verifyAgainst(t, renamed, newHTTPConn(t, (&testservers.RawModern{}).HTTP(t)), VerifyOptions{}); !res.OK() {
+		t.Errorf("the tasks' live ids were not followed:\n%s", reportOf(res))
+	}
+	// The first poll of task-2 asks about task-9 instead.
+	polls := 0
+	unknown := edited(func(e Event) bool {
+		if e.Dir == ClientToServer && bytes.Contains(e.Data, []byte(`"task-2"`)) && bytes.Contains(e.Data, []byte(`"tasks/get"`)) {
+			polls++
+			return polls == 1
+		}
+		return false
+	}, "task-2", "task-9")
+	res := verifyAgainst(t, unknown, newHTTPConn(t, (&testservers.RawModern{}).HTTP(t)), VerifyOptions{})
+	// (and the next poll, which finds the task one poll behind).
+	if len(res.Mismatches) != 2 || res.Mismatches[0].Method != "tasks/get" || !strings.Contains(reportOf(res), "unknown task task-9") {
+		t.Errorf("want the poll of an unknown task to differ:\n%s", reportOf(res))
+	}
+}

@@ -28,6 +28,9 @@ type diffOptions struct {
 	ignore []*Path
 	// ids are session ids: a string that is one is "<session-id>".
 	ids map[string]bool
+	// tasks maps the recorded and the live id of each task a verified
+	// request created to the recorded one (sessionRun.taskPairs).
+	tasks map[string]string
 	// norm, when set, rewrites every string before it is compared.
 	norm *Normalizers
 	// named compares the lists of named things in a result by identity
@@ -324,6 +327,9 @@ func (d *rawDiffer) normString(q []byte) string {
 	s, _ := rawjson.String(q)
 	if d.ids[s] {
 		return "<session-id>"
+	}
+	if rec, ok := d.tasks[s]; ok {
+		s = rec
 	}
 	if isTimestamp(s) {
 		return "<time>"

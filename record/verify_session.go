@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/jsonrpc/peer"
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -134,6 +135,7 @@ type sessionRun struct {
 	eventsDone    bool
 	stalled       bool // the run loop waits for responses
 	states        map[string]json.RawMessage
+	tasks         map[string]string // recorded task id -> live task id
 	notifications int
 	serverReqs    int
 
@@ -160,7 +162,8 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{},
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
 		liveIDs: map[string]jsonrpc.ID{}, recIDs: map[string]bool{},
-		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{}}
+		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{},
+		tasks: map[string]string{}}
 	s.cond = sync.NewCond(&s.mu)
 	if conn == nil && r.opts.Dial == nil {
 		return s.skip(events)
@@ -604,6 +607,7 @@ func (s *sessionRun) awaitAfter(ctx context.Context) error {
 			}
 		}
 		s.carryState(x)
+		s.carryTask(x)
 		s.finish(x)
 	}
 	s.after = s.after[:0]
@@ -794,7 +798,7 @@ func (s *sessionRun) rewrite(msg []byte, it *sendItem) []byte {
 			s.liveAttr.sent(x)
 			s.mu.Unlock()
 			s.liveIDs[x.req.ID.Key()] = id
-			return s.liveState(replaceTop(msg, "id", id.Raw()))
+			return s.liveTask(s.liveState(replaceTop(msg, "id", id.Raw())))
 		}
 	case jsonrpc.KindNotification:
 		if !it.cancels || m.Method != mcp.NotificationCancelled {
@@ -1040,6 +1044,94 @@ func (s *sessionRun) liveState(msg []byte) []byte {
 		return msg
 	}
 	return splice(msg, spans, func([]byte) []byte { return live })
+}
+
+// carryTask notes the task id the live server gave the task x created
+// where the recorded server gave another: receivers generate task ids
+// (spec 2025-11-25: basic/utilities/tasks, "Task Creation"; the
+// io.modelcontextprotocol/tasks extension alike), so a live server
+// rightly names its task otherwise, and the recorded tasks/get,
+// tasks/result, tasks/update and tasks/cancel about it must name the
+// live one. A 2025-11-25 task is at result.task, an extension's task
+// result (resultType "task") is the task itself.
+func (s *sessionRun) carryTask(x *exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x.resp == nil || x.live == nil {
+		return
+	}
+	rec, live := createdTaskID(x.resp.Raw), createdTaskID(x.live.Raw)
+	if rec == "" || live == "" || rec == live {
+		return
+	}
+	if _, ok := s.tasks[rec]; !ok {
+		s.tasks[rec] = live
+	}
+}
+
+// liveTask replaces a recorded request's params.taskId with the id the
+// live server gave that task, when it gave another.
+func (s *sessionRun) liveTask(msg []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tasks) == 0 {
+		return msg
+	}
+	spans := findSpans(msg, isParamsTaskID)
+	if len(spans) != 1 {
+		return msg
+	}
+	rec, _ := rawjson.String(msg[spans[0].start:spans[0].end])
+	live, ok := s.tasks[rec]
+	if !ok {
+		return msg
+	}
+	q, _ := json.Marshal(live)
+	return splice(msg, spans, func([]byte) []byte { return q })
+}
+
+// taskPairs returns the task ids carried so far (see carryTask), each
+// recorded and live one named alike, for the comparison: a live task id
+// reads as the recorded one it stands for, and as nothing else.
+func (s *sessionRun) taskPairs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tasks) == 0 {
+		return nil
+	}
+	out := make(map[string]string, 2*len(s.tasks))
+	for rec, live := range s.tasks {
+		out[rec] = rec
+		out[live] = rec
+	}
+	return out
+}
+
+// createdTaskID returns the id of the task a response created (at
+// result.task.taskId, or result.taskId beside resultType "task"), or "".
+func createdTaskID(msg []byte) string {
+	spans := findSpans(msg, func(p []elem) bool {
+		return len(p) == 3 && p[0].key == "result" && p[1].key == "task" && p[2].key == "taskId" &&
+			p[0].index < 0 && p[1].index < 0 && p[2].index < 0
+	})
+	if len(spans) != 1 {
+		var r struct {
+			Result struct {
+				ResultType string `json:"resultType"`
+				TaskID     string `json:"taskId"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(msg, &r) != nil || r.Result.ResultType != "task" {
+			return ""
+		}
+		return r.Result.TaskID
+	}
+	id, _ := rawjson.String(msg[spans[0].start:spans[0].end])
+	return id
+}
+
+func isParamsTaskID(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "taskId"
 }
 
 // requestState returns the value at the path match selects, or nil.
