@@ -345,9 +345,10 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 //
 // A notification or server request belongs to the window of the request
 // that caused it: the one whose progress token it carries, the one whose
-// response came on the same HTTP stream, or else (a list_changed
-// notification excepted: a server's timer decides which request it falls
-// beside) the one request awaiting its response when it came. What
+// response came on the same HTTP stream, or else (a list_changed or
+// task status notification excepted: a server's timer or a task decides
+// which request it falls beside) the one request awaiting its response
+// when it came. What
 // belongs to no request (several were pending, or none) is compared per
 // session; a session lasts, bounded
 // by the timeout, until the live server sent as many of those messages of

@@ -130,6 +130,13 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	case mcp.StaleLists[m.Method] != nil:
 		// A list changes on the server's own time (a timer, another
 		// client): it belongs to no request unless its stream says so.
+	case m.Method == mcp.NotificationTasksStatus:
+		// So does a task's status: the task runs on after the request
+		// that created it was answered, and its receiver may tell of each
+		// change whenever it comes (spec 2025-11-25
+		// basic/utilities/tasks, "Task Status Notification"): the official
+		// TypeScript SDK's input_required comes beside whichever request
+		// happens to be pending.
 	case len(a.outstanding) == 1:
 		x := a.outstanding[0]
 		x.win[a.side] = append(x.win[a.side], m)

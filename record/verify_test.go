@@ -408,6 +408,57 @@ func TestVerifyListChangedOnTheServersTime(t *testing.T) {
 	}
 }
 
+// A task's status notification comes on the task's own time: recorded
+// beside tasks/result (the official TypeScript SDK sends input_required
+// as its task asks, whatever the client is waiting for), sent live before
+// it, the sessions still match; a missing one is still reported.
+func TestVerifyTaskStatusOnTheTasksTime(t *testing.T) {
+	t.Parallel()
+	status := `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t1","status":"input_required","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":null}}`
+	result := `{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`
+	during := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"t1"}}`,
+		`< `+status,
+		`< {"jsonrpc":"2.0","id":2,"result":`+result+`}`,
+	)
+	// live sends the status once it answered initialize (early), or not
+	// at all, and answers tasks/result.
+	live := func(early bool) transport.Conn {
+		client, server := transport.Pipe()
+		go func() {
+			ctx := context.Background()
+			for {
+				f, err := server.Read(ctx)
+				if err != nil {
+					return
+				}
+				m := parseMessage(f.Data)
+				switch m.Method {
+				case "initialize":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+					if early {
+						server.Write(ctx, transport.Frame{Data: []byte(status)})
+					}
+				case "tasks/result":
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(result), nil)})
+				}
+			}
+		}()
+		t.Cleanup(func() { server.Close() })
+		return client
+	}
+	if res := runVerify(t, during, live(true), VerifyOptions{}); !res.OK() {
+		t.Errorf("sent before tasks/result, recorded during it: %s", reportOf(res))
+	}
+	res := runVerify(t, during, live(false), VerifyOptions{Timeout: 200 * time.Millisecond})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Problem != "the server's messages differ: 0 notifications/tasks/status, the recording has 1" {
+		t.Errorf("never sent: %s", reportOf(res))
+	}
+}
+
 // Changed counts each exchange that differs once, however many of its
 // parts do, and what differs outside any exchange apart.
 func TestVerifyResultChanged(t *testing.T) {
