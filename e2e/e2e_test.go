@@ -30,6 +30,9 @@
 //	                          ends; VAR is its URL
 //	everythingrestart VAR     stop the server-everything at $VAR and start
 //	                          it again there (a restarted server)
+//	sdktasksurl VAR           start testdata/servers/sdktasks (tasks of the
+//	                          official TypeScript SDK) over Streamable HTTP
+//	                          until the script ends; VAR is its URL
 //
 // and the programs fakebrowser URL, a browser that follows an authorization
 // server's immediate redirect to mcpx's callback (for BROWSER=fakebrowser),
@@ -40,6 +43,8 @@
 // tty_linux_test.go),
 // and the conditions [everything]: server-everything is installed (when
 // MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead),
+// [sdktasks]: the TypeScript SDK testdata/servers/sdktasks runs on is
+// (the same),
 // [devfull]: /dev/full, whose writes fail with ENOSPC, exists, and [pty]:
 // ttyrun works (Linux).
 package e2e
@@ -257,12 +262,27 @@ func goSettings() ([]string, error) {
 	return env, nil
 }
 
+// npmCache is the directory the npm peers are installed in.
+func npmCache() string {
+	if cache := os.Getenv("MCPX_NPM_CACHE"); cache != "" {
+		return cache
+	}
+	return filepath.Join(repoRoot, ".cache", "npm")
+}
+
+// sdkTasksPeer locates testdata/servers/sdktasks/server.mjs, a server of
+// the official TypeScript SDK's tasks, and checks that SDK is installed.
+func sdkTasksPeer() (script string, err error) {
+	tasks := filepath.Join(npmCache(), "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "experimental", "tasks")
+	if _, err := os.Stat(tasks); err != nil {
+		return "", fmt.Errorf("the TypeScript SDK (@modelcontextprotocol/sdk, with tasks) is not installed in %s (run ./scripts/test, or set MCPX_NPM_CACHE)", npmCache())
+	}
+	return filepath.Join(repoRoot, "testdata", "servers", "sdktasks", "server.mjs"), nil
+}
+
 // npmPeers locates server-everything and a node to run it with.
 func npmPeers() (node, everything string, err error) {
-	cache := os.Getenv("MCPX_NPM_CACHE")
-	if cache == "" {
-		cache = filepath.Join(repoRoot, ".cache", "npm")
-	}
+	cache := npmCache()
 	everything = filepath.Join(cache, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(everything); err != nil {
 		return "", "", fmt.Errorf("server-everything is not installed in %s (run ./scripts/test, or set MCPX_NPM_CACHE)", cache)
@@ -280,13 +300,18 @@ func TestScripts(t *testing.T) {
 	t.Parallel()         // beside TestReplTerminal
 	modsource.ReadAll(t) // the binaries under test are built from them
 	node, everything, peerErr := npmPeers()
+	sdkTasks, sdkErr := sdkTasksPeer()
+	if sdkErr == nil {
+		sdkErr = peerErr // node
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join(repoRoot, "testdata", "script"),
 		RequireExplicitExec: false,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Vars = append(env.Vars, goEnv...)
-			env.Vars = append(env.Vars, "NODE="+node, "EVERYTHING="+everything)
+			env.Vars = append(env.Vars, "NODE="+node, "EVERYTHING="+everything,
+				"SDKTASKS="+sdkTasks, "MCPX_NPM_CACHE="+npmCache())
 			// A -race binary that exits 0 sleeps a second first (to catch
 			// races in exiting goroutines); mcpx has none running by then.
 			env.Vars = append(env.Vars, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -301,6 +326,11 @@ func TestScripts(t *testing.T) {
 					return false, fmt.Errorf("MCPX_REQUIRE_INTEROP=1 but %v", peerErr)
 				}
 				return peerErr == nil, nil
+			case "sdktasks":
+				if sdkErr != nil && os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+					return false, fmt.Errorf("MCPX_REQUIRE_INTEROP=1 but %v", sdkErr)
+				}
+				return sdkErr == nil, nil
 			case "race":
 				return raceEnabled, nil
 			case "devfull":
@@ -323,6 +353,9 @@ func TestScripts(t *testing.T) {
 			"perm":     cmdPerm,
 			"everythingurl": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdEverythingURL(ts, neg, args, node, everything, peerErr)
+			},
+			"sdktasksurl": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdSDKTasksURL(ts, neg, args, node, sdkTasks, sdkErr)
 			},
 			"everythingrestart": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdEverythingRestart(ts, neg, args, node, everything)
@@ -573,6 +606,23 @@ func cmdEverythingURL(ts *testscript.TestScript, neg bool, args []string, node, 
 		s.stop()
 	})
 	everythingServers.Store(url, s)
+	ts.Setenv(args[0], url)
+}
+
+// cmdSDKTasksURL is `sdktasksurl VAR`: start testdata/servers/sdktasks
+// (the official TypeScript SDK's tasks) over stateless Streamable HTTP for
+// the rest of the script, and set VAR to its URL. Its tasks outlive the
+// connection that created them, for mcpx tasks get|result|cancel.
+func cmdSDKTasksURL(ts *testscript.TestScript, neg bool, args []string, node, script string, peerErr error) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sdktasksurl VAR")
+	}
+	if peerErr != nil {
+		ts.Fatalf("%v", peerErr)
+	}
+	url, stop, err := testservers.StartEverything(node, script, "streamableHttp")
+	ts.Check(err)
+	ts.Defer(stop)
 	ts.Setenv(args[0], url)
 }
 
