@@ -44,7 +44,9 @@
 // and the conditions [everything]: server-everything is installed (when
 // MCPX_REQUIRE_INTEROP=1 a missing one fails the script instead),
 // [sdktasks]: the TypeScript SDK testdata/servers/sdktasks runs on is
-// (the same),
+// (the same), [exttasks]: @modelcontextprotocol/ext-tasks, whose schemas
+// $EXTTASKSCHECK TRACE checks a trace's tasks extension traffic against,
+// is (the same),
 // [devfull]: /dev/full, whose writes fail with ENOSPC, exists, and [pty]:
 // ttyrun works (Linux).
 package e2e
@@ -280,6 +282,17 @@ func sdkTasksPeer() (script string, err error) {
 	return filepath.Join(repoRoot, "testdata", "servers", "sdktasks", "server.mjs"), nil
 }
 
+// extTasksPeer locates testdata/servers/sdktasks/check-ext.mjs, which
+// checks a trace against the official tasks extension's schemas, and
+// checks their package, @modelcontextprotocol/ext-tasks, is installed.
+func extTasksPeer() (script string, err error) {
+	pkg := filepath.Join(npmCache(), "node_modules", "@modelcontextprotocol", "ext-tasks", "dist", "core", "v2", "index.js")
+	if _, err := os.Stat(pkg); err != nil {
+		return "", fmt.Errorf("@modelcontextprotocol/ext-tasks is not installed in %s (run ./scripts/test, or set MCPX_NPM_CACHE)", npmCache())
+	}
+	return filepath.Join(repoRoot, "testdata", "servers", "sdktasks", "check-ext.mjs"), nil
+}
+
 // npmPeers locates server-everything and a node to run it with.
 func npmPeers() (node, everything string, err error) {
 	cache := npmCache()
@@ -300,9 +313,14 @@ func TestScripts(t *testing.T) {
 	t.Parallel()         // beside TestReplTerminal
 	modsource.ReadAll(t) // the binaries under test are built from them
 	node, everything, peerErr := npmPeers()
+	// Both need the node npmPeers finds beside server-everything.
 	sdkTasks, sdkErr := sdkTasksPeer()
 	if sdkErr == nil {
-		sdkErr = peerErr // node
+		sdkErr = peerErr
+	}
+	extCheck, extErr := extTasksPeer()
+	if extErr == nil {
+		extErr = peerErr
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join(repoRoot, "testdata", "script"),
@@ -311,7 +329,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Vars = append(env.Vars, goEnv...)
 			env.Vars = append(env.Vars, "NODE="+node, "EVERYTHING="+everything,
-				"SDKTASKS="+sdkTasks, "MCPX_NPM_CACHE="+npmCache())
+				"SDKTASKS="+sdkTasks, "EXTTASKSCHECK="+extCheck, "MCPX_NPM_CACHE="+npmCache())
 			// A -race binary that exits 0 sleeps a second first (to catch
 			// races in exiting goroutines); mcpx has none running by then.
 			env.Vars = append(env.Vars, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -331,6 +349,11 @@ func TestScripts(t *testing.T) {
 					return false, fmt.Errorf("MCPX_REQUIRE_INTEROP=1 but %v", sdkErr)
 				}
 				return sdkErr == nil, nil
+			case "exttasks":
+				if extErr != nil && os.Getenv("MCPX_REQUIRE_INTEROP") == "1" {
+					return false, fmt.Errorf("MCPX_REQUIRE_INTEROP=1 but %v", extErr)
+				}
+				return extErr == nil, nil
 			case "race":
 				return raceEnabled, nil
 			case "devfull":
