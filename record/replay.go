@@ -768,8 +768,12 @@ type replaySession struct {
 	live   map[int]jsonrpc.ID         // step of a recorded request -> the live request's id
 	idMap  map[string]json.RawMessage // recorded request id key -> live id (for batches)
 	tokMap map[string]json.RawMessage // recorded progress token key -> live token
-	done   int                        // script.completed[:done] are all used (causal order)
-	err    *DeviationError            // the first deviation, in strict mode
+	// taskMap holds the id the live client gave each task it created for
+	// a recorded server request (a 2025-11-25 task-augmented sampling or
+	// elicitation), by the id the recorded client gave it.
+	taskMap map[string]string
+	done    int             // script.completed[:done] are all used (causal order)
+	err     *DeviationError // the first deviation, in strict mode
 	// noted holds the per-request protocol fields (_meta keys) whose
 	// difference from the recording was reported (once per session).
 	noted map[string]bool
@@ -797,15 +801,16 @@ type replaySession struct {
 // era's did is not this one's to repeat, in order or at all.
 func newEraSession(sc *script, opts *ReplayOptions, era string, told *memory) *replaySession {
 	s := &replaySession{
-		sc:     sc,
-		opts:   opts,
-		used:   make([]bool, len(sc.steps)),
-		cursor: map[string]int{},
-		live:   map[int]jsonrpc.ID{},
-		idMap:  map[string]json.RawMessage{},
-		tokMap: map[string]json.RawMessage{},
-		mem:    sc.red.newMemory(told),
-		asked:  map[string]string{},
+		sc:      sc,
+		opts:    opts,
+		used:    make([]bool, len(sc.steps)),
+		cursor:  map[string]int{},
+		live:    map[int]jsonrpc.ID{},
+		idMap:   map[string]json.RawMessage{},
+		tokMap:  map[string]json.RawMessage{},
+		taskMap: map[string]string{},
+		mem:     sc.red.newMemory(told),
+		asked:   map[string]string{},
 	}
 	if era == "" || !sc.modern || !sc.legacy {
 		return s
@@ -1018,13 +1023,16 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			s.deviate(devWarn, "%s, which the replayed server never sent (ignored)", describe(m))
 			return nil
 		}
+		if rec, live := createdTaskID(s.sc.steps[i].msg.Raw), createdTaskID(lm.Raw); rec != "" && live != "" && rec != live {
+			s.taskMap[rec] = live
+		}
 		if s.opts.Strict {
 			method := ""
 			if root := s.sc.steps[i].root; root >= 0 {
 				method = s.sc.steps[root].msg.Method
 			}
 			paths := pathsFor(s.sc.ignore, method)
-			got, want := canonicalWith(lm, paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
+			got, want := canonicalWith(s.recordedTasks(lm), paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
 					m.ID.String(), rawjson.Excerpt(lm.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
@@ -1337,7 +1345,7 @@ func (s *replaySession) liveSubscription(msg []byte) []byte {
 // request's (liveSubscription).
 func (s *replaySession) liveID(msg []byte) []byte {
 	if _, isReq := topMember(msg, "method"); isReq {
-		msg = s.liveSubscription(msg)
+		msg = s.liveSubscription(s.liveTask(msg))
 		if len(s.tokMap) == 0 || !bytes.Contains(msg, []byte(`"notifications/progress"`)) {
 			return msg
 		}
@@ -1360,6 +1368,44 @@ func (s *replaySession) liveID(msg []byte) []byte {
 		return msg
 	}
 	return splice(msg, []span{sp}, func([]byte) []byte { return live })
+}
+
+// liveTask rewrites the params.taskId of a recorded server request
+// (tasks/get, tasks/result, tasks/cancel) about a task the client created
+// to the id the live client gave that task: a receiver makes up its task
+// ids (spec 2025-11-25: basic/utilities/tasks), so the live client knows
+// its task by its own.
+func (s *replaySession) liveTask(msg []byte) []byte {
+	if len(s.taskMap) == 0 {
+		return msg
+	}
+	spans := findSpans(msg, isParamsTaskID)
+	if len(spans) != 1 {
+		return msg
+	}
+	rec, _ := rawjson.String(msg[spans[0].start:spans[0].end])
+	live, ok := s.taskMap[rec]
+	if !ok {
+		return msg
+	}
+	q, _ := json.Marshal(live)
+	return splice(msg, spans, func([]byte) []byte { return q })
+}
+
+// recordedTasks returns the live client's message m with the ids it gave
+// its tasks (see liveTask) read as the recorded client's, for comparing
+// it with the recording.
+func (s *replaySession) recordedTasks(m *jsonrpc.Message) *jsonrpc.Message {
+	raw := m.Raw
+	for rec, live := range s.taskMap {
+		l, _ := json.Marshal(live)
+		r, _ := json.Marshal(rec)
+		raw = bytes.ReplaceAll(raw, l, r)
+	}
+	if bytes.Equal(raw, m.Raw) {
+		return m
+	}
+	return parseMessage(raw)
 }
 
 // finish reports, in strict mode, recorded client messages never sent.

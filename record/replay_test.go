@@ -365,6 +365,43 @@ func TestReplayServerRequestAndIgnore(t *testing.T) {
 	}
 }
 
+// A task the live client creates for a recorded task-augmented server
+// request has an id of the client's making: the recorded tasks/get and
+// tasks/result about it are sent with the live id, and the client's
+// answers naming it match the recorded ones (strictly).
+func TestReplayRemapsClientTaskIDs(t *testing.T) {
+	t.Parallel()
+	task := func(id, status string) string {
+		return `{"taskId":"` + id + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}`
+	}
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object"},"task":{"ttl":60000}}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"task":`+task("rec-7", "working")+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"rec-7"}}`,
+		`> {"jsonrpc":"2.0","id":1,"result":`+task("rec-7", "completed")+`}`,
+		`< {"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"rec-7"}}`,
+		`> {"jsonrpc":"2.0","id":2,"result":{"action":"decline","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"rec-7"}}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	)
+	c := replayRaw(t, tr, ReplayOptions{Strict: true})
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object"},"task":{"ttl":60000}}}`)
+	c.send(`{"jsonrpc":"2.0","id":0,"result":{"task":` + task("live-9", "working") + `}}`)
+	c.expect(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"live-9"}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"result":` + task("live-9", "completed") + `}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"live-9"}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"result":{"action":"decline","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"live-9"}}}}`)
+	c.expect(`{"jsonrpc":"2.0","id":5,"result":{"content":[]}}`)
+	c.conn.Close()
+	if err := <-c.done; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if d := c.deviations(); len(d) != 0 {
+		t.Errorf("deviations %q", d)
+	}
+}
+
 // A server request the recorded client never answered (a host that went
 // away first, as the Inspector CLI does after its one command) that the
 // live client answers is reported as such, not as an answer to a request
