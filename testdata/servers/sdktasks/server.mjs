@@ -19,6 +19,11 @@
 //   fail      ends failed with an isError result
 //   forever   works until it is cancelled
 //   quick     taskSupport "optional": answers at once without --task too
+//   ask-as-task
+//             no task itself: sends elicitation/create as a task of the
+//             client's (2025-11-25 tasks for elicitation), polls it with
+//             tasks/get, fetches it with tasks/result, and answers with
+//             the name and the messages the SDK's stream yielded
 //
 // The SDK is found in $MCPX_NPM_CACHE, or the repository's .cache/npm.
 import { dirname, join } from "node:path";
@@ -160,6 +165,26 @@ function newServer() {
       getTaskResult: result,
     },
   );
+  // The other way round: the SDK as the requestor of a task-augmented
+  // elicitation, which the client (mcpx) runs as a task of its own.
+  server.registerTool("ask-as-task", { description: "asks for a name, as a task of the client's", inputSchema: {} }, async () => {
+    let answer;
+    const seen = [];
+    for await (const msg of server.server.experimental.tasks.elicitInputStream(
+      {
+        mode: "form",
+        message: "Your name?",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      },
+      { task: { ttl: 60000 } },
+    )) {
+      seen.push(msg.type === "taskStatus" ? `${msg.type} ${msg.task.status}` : msg.type);
+      if (msg.type === "result") answer = msg.result;
+      if (msg.type === "error") throw msg.error;
+    }
+    const text = answer.action === "accept" ? `hello ${answer.content?.name}` : `no name (${answer.action})`;
+    return { content: [{ type: "text", text }, { type: "text", text: seen.join(", ") }] };
+  });
   return server;
 }
 
