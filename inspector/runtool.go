@@ -97,6 +97,9 @@ func (s *Session) RunTool(ctx context.Context, call ToolCall) (json.RawMessage, 
 		return res, nf
 	}
 	if !call.Task && s.ToolTaskSupport(ctx, call.Name) == "required" {
+		// The official TypeScript SDK (1.32) answers so: its tool handler
+		// turns the -32601 it throws into an isError result.
+		note(fmt.Sprintf("tool %q requires a task, and the server answered the call without one with an isError result where the spec requires a -32601 (Method not found) error (basic/utilities/tasks, \"Tool-Level Negotiation\")", call.Name))
 		return res, fmt.Errorf("%w (%w)", err, ErrTaskRequired)
 	}
 	return res, err

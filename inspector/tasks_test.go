@@ -143,6 +143,9 @@ type fakeTaskServer struct {
 	hold    bool   // never complete (for cancellation)
 	stall   bool   // never answer tasks/get (an interrupt during a poll)
 	tools   string // the tools/list result ({} when empty)
+	// plainError answers a call without a task with an isError result
+	// (as the official TypeScript SDK does for a tool that requires one).
+	plainError bool
 	// progress sends progress for the task's token before each answer
 	// to tasks/get, and before the answer to a ping (after the task).
 	progress bool
@@ -184,6 +187,9 @@ func (f *fakeTaskServer) serve(conn transport.Conn) {
 		case "tools/call":
 			if !strings.Contains(string(m.Params), `"task":{"ttl":5000}`) {
 				result = `{"content":[{"type":"text","text":"no task param"}]}`
+				if f.plainError {
+					result = `{"content":[{"type":"text","text":"MCP error -32601: Tool slow requires task augmentation"}],"isError":true}`
+				}
 				break
 			}
 			var p struct {
@@ -423,6 +429,26 @@ func TestRunToolTaskForbidden(t *testing.T) {
 	want := `tool "slow" declares execution.taskSupport "forbidden" (the spec says a client must not call it as a task); sending a task-augmented call anyway`
 	if len(notes) == 0 || notes[0] != want {
 		t.Errorf("notes %q, want first %q", notes, want)
+	}
+}
+
+// A tool that requires a task, called without one, answered with an
+// isError result rather than the -32601 the spec requires (the official
+// TypeScript SDK's way): the result comes back as the tool's error, marked
+// as needing a task, and a note names the departure.
+func TestRunToolTaskRequiredAnsweredIsError(t *testing.T) {
+	srv := &fakeTaskServer{plainError: true, tools: `{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`}
+	s := connectTaskServer(t, srv, Options{}, nil)
+	ctx := testCtx(t)
+	var notes []string
+	res, err := s.RunTool(ctx, ToolCall{Name: "slow", OnNote: func(n string) { notes = append(notes, n) }})
+	var tre *ToolResultError
+	if !errors.Is(err, ErrTaskRequired) || !errors.As(err, &tre) || !ToolResultIsError(res) {
+		t.Fatalf("RunTool = %s, %v", res, err)
+	}
+	want := `tool "slow" requires a task, and the server answered the call without one with an isError result where the spec requires a -32601 (Method not found) error (basic/utilities/tasks, "Tool-Level Negotiation")`
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want %q", notes, want)
 	}
 }
 
