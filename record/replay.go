@@ -1376,7 +1376,14 @@ func (s *replaySession) liveID(msg []byte) []byte {
 // ids (spec 2025-11-25: basic/utilities/tasks), so the live client knows
 // its task by its own.
 func (s *replaySession) liveTask(msg []byte) []byte {
-	if len(s.taskMap) == 0 {
+	return mapTaskID(msg, s.taskMap)
+}
+
+// mapTaskID returns msg with its params.taskId replaced by the id tasks
+// maps it to (a recorded task's id to the live one's), msg as it is when
+// it has none or the map does not have it.
+func mapTaskID(msg []byte, tasks map[string]string) []byte {
+	if len(tasks) == 0 {
 		return msg
 	}
 	spans := findSpans(msg, isParamsTaskID)
@@ -1384,7 +1391,7 @@ func (s *replaySession) liveTask(msg []byte) []byte {
 		return msg
 	}
 	rec, _ := rawjson.String(msg[spans[0].start:spans[0].end])
-	live, ok := s.taskMap[rec]
+	live, ok := tasks[rec]
 	if !ok {
 		return msg
 	}

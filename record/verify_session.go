@@ -1074,20 +1074,7 @@ func (s *sessionRun) carryTask(x *exchange) {
 func (s *sessionRun) liveTask(msg []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.tasks) == 0 {
-		return msg
-	}
-	spans := findSpans(msg, isParamsTaskID)
-	if len(spans) != 1 {
-		return msg
-	}
-	rec, _ := rawjson.String(msg[spans[0].start:spans[0].end])
-	live, ok := s.tasks[rec]
-	if !ok {
-		return msg
-	}
-	q, _ := json.Marshal(live)
-	return splice(msg, spans, func([]byte) []byte { return q })
+	return mapTaskID(msg, s.tasks)
 }
 
 // taskPairs returns the task ids carried so far (see carryTask), each
