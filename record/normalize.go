@@ -94,6 +94,18 @@ func CompileNormalizers(ns []Normalizer, sessionIDs []string) (*Normalizers, err
 	return out, nil
 }
 
+// withTimestamps returns ns (which may be nil) with the timestamp
+// built-in after its own normalizers.
+func (ns *Normalizers) withTimestamps() *Normalizers {
+	b := builtinPatterns[BuiltinTimestamp]
+	out := &Normalizers{}
+	if ns != nil {
+		out.list = append(out.list, ns.list...)
+	}
+	out.list = append(out.list, compiledNormalizer{re: regexp.MustCompile(b.Pattern), replace: b.Replace})
+	return out
+}
+
 // Empty reports whether there is nothing to apply.
 func (ns *Normalizers) Empty() bool { return ns == nil || len(ns.list) == 0 }
 

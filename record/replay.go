@@ -331,7 +331,10 @@ type script struct {
 	byKey   map[string][]int
 	ignore  []Ignore
 	norm    *Normalizers
-	red     *Redactor
+	// answerNorm compares the live client's answers with the recorded
+	// ones: norm, and timestamps (see replaySession.handleMsg).
+	answerNorm *Normalizers
+	red        *Redactor
 	// completed lists the requests in the order their answers were
 	// recorded (causal order for strict mode).
 	completed []int
@@ -365,7 +368,7 @@ func (sc *script) keyOf(m *jsonrpc.Message) string {
 // messages into steps and ties each thing the server did to the request
 // it belongs to (see Replayer).
 func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
-	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, red: red, xheaders: map[string][]mcp.HeaderParam{},
+	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 
@@ -1031,8 +1034,11 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			if root := s.sc.steps[i].root; root >= 0 {
 				method = s.sc.steps[root].msg.Method
 			}
-			paths := pathsFor(s.sc.ignore, method)
-			got, want := canonicalWith(s.recordedTasks(lm), paths, s.sc.norm), canonicalWith(s.sc.steps[i].msg, paths, s.sc.norm)
+			// Timestamps in the client's answer are its own, of this run
+			// (a task it created: createdAt), as verify takes the
+			// server's.
+			paths, norm := pathsFor(s.sc.ignore, method), s.sc.answerNorm
+			got, want := canonicalWith(s.recordedTasks(lm), paths, norm), canonicalWith(s.sc.steps[i].msg, paths, norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
 					m.ID.String(), rawjson.Excerpt(lm.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
