@@ -371,31 +371,27 @@ func (f *Faults) progress(req faultRequest, n int) []byte {
 // progressForever streams progress on an SSE answer until the client
 // leaves.
 func (f *Faults) progressForever(w http.ResponseWriter, r *http.Request, req faultRequest) {
-	sseHeaders(w)
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for n := 1; ; n++ {
-		sseEvent(w, "message", f.progress(req, n))
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			f.logf("%s stream closed by the client", r.URL.Path)
-			return
-		case <-f.stop.Done():
-			return
-		}
-	}
+	f.sseForever(w, r, func(n int) { sseEvent(w, "message", f.progress(req, n)) })
 }
 
 // commentsForever answers with an SSE stream of comments only, until the
 // client goes away.
 func (f *Faults) commentsForever(w http.ResponseWriter, r *http.Request) {
+	f.sseForever(w, r, func(int) {
+		fmt.Fprint(w, ": keep-alive\n\n")
+		flush(w)
+	})
+}
+
+// sseForever answers with an SSE stream on which write writes its n-th
+// piece every 50 ms, from the first at once, until the client leaves or
+// the faults stop.
+func (f *Faults) sseForever(w http.ResponseWriter, r *http.Request, write func(n int)) {
 	sseHeaders(w)
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for {
-		fmt.Fprint(w, ": keep-alive\n\n")
-		flush(w)
+	for n := 1; ; n++ {
+		write(n)
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
