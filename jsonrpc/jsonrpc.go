@@ -181,8 +181,17 @@ func decodeMessage(raw json.RawMessage) *Message {
 		}
 		return &s
 	}
+	// seen marks the members read so far, to tell of a member given twice
+	// (RFC 8259 section 4: names SHOULD be unique; parsers differ on
+	// which one they keep, so the peer may mean the other).
+	var seen, twice uint8
 	rawjson.Members(raw, func(name, v []byte) bool {
-		switch rawjson.MatchName(name, "jsonrpc", "id", "method", "params", "result", "error") {
+		match := rawjson.MatchName(name, "jsonrpc", "id", "method", "params", "result", "error")
+		if bit := memberBit(match); bit != 0 {
+			twice |= seen & bit
+			seen |= bit
+		}
+		switch match {
 		case "jsonrpc":
 			// A wrong version ("jsonrpc": 2.0) is a problem of the
 			// message, not a reason to drop it.
@@ -203,6 +212,9 @@ func decodeMessage(raw json.RawMessage) *Message {
 	if typeErr {
 		m.Problems = append(m.Problems, "not a JSON object")
 		return m
+	}
+	if twice != 0 {
+		m.Problems = append(m.Problems, duplicateMembers(twice)...)
 	}
 	if jsonrpc == nil {
 		m.Problems = append(m.Problems, `missing "jsonrpc": "2.0"`)
@@ -259,6 +271,35 @@ func decodeMessage(raw json.RawMessage) *Message {
 		}
 	}
 	return m
+}
+
+// memberNames are the members decodeMessage reads, in the order of their
+// bits (memberBit).
+var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// memberBit returns the bit of the member name (one of memberNames), 0 for
+// any other.
+func memberBit(name string) uint8 {
+	for i, n := range memberNames {
+		if n == name {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// duplicateMembers says, for each member of twice (memberBit's bits), that
+// the message gives it more than once: the last is the one read, as
+// encoding/json and JavaScript's JSON.parse read it, but a peer whose
+// parser keeps the first means something else.
+func duplicateMembers(twice uint8) []string {
+	var out []string
+	for i, n := range memberNames {
+		if twice&(1<<i) != 0 {
+			out = append(out, `member "`+n+`" appears more than once; the last is read (RFC 8259 section 4: names should be unique)`)
+		}
+	}
+	return out
 }
 
 // JSON-RPC 2.0 error codes (section 5.1).

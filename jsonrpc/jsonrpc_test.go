@@ -96,6 +96,16 @@ func TestDecodeFrame(t *testing.T) {
 			want: []msgView{{Kind: "notification", Method: "x", Problems: []string{`"jsonrpc" must be "2.0", not "` + strings.Repeat("é", 19) + `…`}}},
 		},
 		{
+			name: "id twice",
+			in:   `{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`,
+			want: []msgView{{Kind: "response", ID: "2", Result: "{}", Problems: []string{`member "id" appears more than once; the last is read`}}},
+		},
+		{
+			name: "method twice, differing in case",
+			in:   `{"jsonrpc":"2.0","method":"a","Method":"b"}`,
+			want: []msgView{{Kind: "notification", Method: "b", Problems: []string{`member "method" appears more than once`}}},
+		},
+		{
 			name: "fractional id",
 			in:   `{"jsonrpc":"2.0","id":1.5,"result":{}}`,
 			want: []msgView{{Kind: "response", ID: "1.5", Result: "{}", Problems: []string{"id must be a string or an integer, got 1.5"}}},
