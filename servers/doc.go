@@ -39,7 +39,7 @@
 //	windsurf             ~/.codeium/windsurf/mcp_config.json          mcpServers
 //	codex                $CODEX_HOME or ~/.codex, config.toml          [mcp_servers.NAME]
 //	codex-project        WORKSPACE/.codex/config.toml                 [mcp_servers.NAME]
-//	gemini               ~/.gemini/settings.json                      mcpServers
+//	gemini               ~/.gemini/settings.json (in $GEMINI_CLI_HOME) mcpServers
 //	gemini-project       WORKSPACE/.gemini/settings.json              mcpServers
 //	zed                  ~/.config/zed/settings.json (Linux: $XDG_CONFIG_HOME/zed;
 //	                     Windows: %APPDATA%\Zed\settings.json)         context_servers

@@ -25,8 +25,8 @@ type Env struct {
 	Workspace string
 	// LookupEnv reads an environment variable and says whether it is set,
 	// as os.LookupEnv does (XDG_CONFIG_HOME, APPDATA, CODEX_HOME,
-	// CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the variables definitions
-	// refer to). The applications tell a variable set to "" from an unset
+	// GEMINI_CLI_HOME, CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the
+	// variables definitions refer to). The applications tell a variable set to "" from an unset
 	// one in definitions: ${VAR} set to "" is "", where an unset one is an
 	// error, its default, or left as written. A directory variable set
 	// to "" counts as unset. nil means none is set.

@@ -127,8 +127,15 @@ func (e *Env) locations() []location {
 	// docs/tools/mcp-server.md, "Configure the MCP server in
 	// settings.json"): mcpServers in ~/.gemini/settings.json and in the
 	// project's .gemini/settings.json; mcp.excluded names servers not to
-	// connect to.
-	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(e.Home, ".gemini", "settings.json")},
+	// connect to. GEMINI_CLI_HOME stands for the home directory that
+	// .gemini is in (https://github.com/google-gemini/gemini-cli/blob/main/
+	// docs/reference/configuration.md, "Environment variables";
+	// packages/core/src/utils/paths.ts, homedir).
+	geminiHome := e.Home
+	if d := e.getenv("GEMINI_CLI_HOME"); d != "" {
+		geminiHome = d
+	}
+	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(geminiHome, ".gemini", "settings.json")},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})
 	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})

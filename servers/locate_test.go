@@ -43,6 +43,7 @@ func TestLocations(t *testing.T) {
 		env:  &Env{GOOS: "linux", Home: "/home/ada", Workspace: "/srv/w"},
 		vars: map[string]string{
 			"XDG_CONFIG_HOME": "/cfg", "CODEX_HOME": "/opt/codex", "CLAUDE_CONFIG_DIR": "/opt/claude", "MCPX_CONFIG_DIR": "/etc/mcpx",
+			"GEMINI_CLI_HOME": "/opt/gemini",
 		},
 		want: map[string]string{
 			"mcpx":                "/etc/mcpx/servers.json",
@@ -58,7 +59,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":            "/home/ada/.codeium/windsurf/mcp_config.json",
 			"codex":               "/opt/codex/config.toml",
 			"codex-project":       "/srv/w/.codex/config.toml",
-			"gemini":              "/home/ada/.gemini/settings.json",
+			"gemini":              "/opt/gemini/.gemini/settings.json",
 			"gemini-project":      "/srv/w/.gemini/settings.json",
 			"zed":                 "/cfg/zed/settings.json",
 			"zed-project":         "/srv/w/.zed/settings.json",
