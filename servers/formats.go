@@ -110,8 +110,10 @@ var dialects = map[Kind]*dialect{
 	// take command, args, env, env_vars, cwd; Streamable HTTP servers url,
 	// bearer_token_env_var, http_headers, env_http_headers; both
 	// startup_timeout_sec, tool_timeout_sec, enabled, required,
-	// enabled_tools, disabled_tools and tool approval settings. No
-	// variable syntax: env_vars forwards variables (mcpx passes its whole
+	// enabled_tools, disabled_tools and tool approval settings. Its
+	// parser (codex-rs/config/src/mcp_types.rs, RawMcpServerConfig) also
+	// takes supports_parallel_tool_calls, a legacy display name, and oauth
+	// with the client_id of a registered OAuth client. No variable syntax: env_vars forwards variables (mcpx passes its whole
 	// environment anyway), env_http_headers and bearer_token_env_var name
 	// variables.
 	KindCodex: {kind: KindCodex, fields: map[string]role{
@@ -120,9 +122,11 @@ var dialects = map[Kind]*dialect{
 		"enabled": rEnabled, "required": rIgnore, "startup_timeout_sec": rIgnore, "startup_timeout_ms": rIgnore,
 		"tool_timeout_sec": rTimeoutSec, "enabled_tools": rIgnore, "disabled_tools": rIgnore,
 		"default_tools_approval_mode": rIgnore, "tools": rIgnore, "scopes": rIgnore, "oauth_resource": rIgnore,
-		"experimental_environment": rIgnore, "bearer_token": rUnhonoured,
+		"experimental_environment": rIgnore, "supports_parallel_tool_calls": rIgnore, "name": rIgnore,
+		"bearer_token": rUnhonoured, "oauth": rUnhonoured,
 	}, notes: map[string]string{
 		"bearer_token": "is refused by Codex, which takes the token from the variable named by bearer_token_env_var; not sent",
+		"oauth":        "names an OAuth client that mcpx does not take from the file; give its client_id with --client-id",
 	}},
 
 	// Gemini CLI (docs/tools/mcp-server.md, "Configuration Properties"):

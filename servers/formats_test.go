@@ -208,12 +208,15 @@ url = "https://mcp.figma.com/mcp"
 bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
 http_headers = { "X-Figma-Region" = "us-east-1" }
 env_http_headers = { "X-Org" = "FIGMA_ORG" }
+oauth = { client_id = "mcpx-test-client" }
 
 [mcp_servers.chrome_devtools]
 url = "http://localhost:3000/mcp"
 enabled_tools = ["open", "screenshot"]
 enabled = false
 tool_timeout_sec = 45
+supports_parallel_tool_calls = true
+name = "Chrome DevTools"
 
 [mcp_servers.chrome_devtools.tools.open]
 approval_mode = "approve"
@@ -230,7 +233,8 @@ colour = "blue"
 				Headers: map[string]string{"X-Figma-Region": "us-east-1"}},
 			{Ref: "codex:odd", Transport: TransportStdio, Command: "odd-server"},
 		},
-		warnings: []string{`config.toml:26: server "odd": unknown field "colour"`},
+		warnings: []string{`config.toml:11: server "figma": oauth names an OAuth client that mcpx does not take from the file; give its client_id with --client-id`,
+			`config.toml:29: server "odd": unknown field "colour"`},
 	}, {
 		name: "gemini",
 		path: "/home/ada/.gemini/settings.json",
