@@ -340,6 +340,57 @@ colour = "blue"
 	}
 }
 
+// Gemini CLI's mcp.excluded and mcp.allowed apply to the servers of all
+// its settings files: every excluded name is off, and with allowed lists
+// only the names in all of them (compared without case) are on.
+func TestGeminiNameLists(t *testing.T) {
+	const user, proj = "/home/ada/.gemini/settings.json", "/home/ada/proj/.gemini/settings.json"
+	tests := []struct {
+		name  string
+		files mapFS
+		want  map[string]bool // Ref → Disabled
+	}{{
+		name: "allowed in both files, excluded in the project's",
+		files: mapFS{
+			user: `{"mcp": {"allowed": ["a", "B", "c"]},
+			        "mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}, "c": {"command": "x"}, "d": {"command": "x"}}}`,
+			proj: `{"mcp": {"allowed": ["A", "c", "e"], "excluded": ["c"]}, "mcpServers": {"e": {"command": "x"}}}`,
+		},
+		want: map[string]bool{"gemini:a": false, "gemini:b": true, "gemini:c": true, "gemini:d": true, "gemini-project:e": true},
+	}, {
+		name: "excluded by the user's file, a file without servers",
+		files: mapFS{
+			user: `{"mcp": {"excluded": ["e"]}}`,
+			proj: `{"mcpServers": {"e": {"command": "x"}, "f": {"command": "x"}}}`,
+		},
+		want: map[string]bool{"gemini-project:e": true, "gemini-project:f": false},
+	}, {
+		name: "an empty allowed list turns nothing off",
+		files: mapFS{
+			user: `{"mcp": {"allowed": []}, "mcpServers": {"a": {"command": "x"}}}`,
+		},
+		want: map[string]bool{"gemini:a": false},
+	}, {
+		name: "another application's server of an excluded name stays on",
+		files: mapFS{
+			user:                         `{"mcp": {"excluded": ["a"], "allowed": ["b"]}}`,
+			"/home/ada/.cursor/mcp.json": `{"mcpServers": {"a": {"command": "x"}, "c": {"command": "x"}}}`,
+		},
+		want: map[string]bool{"cursor:a": false, "cursor:c": false},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := load(t, linuxEnv(tt.files, nil))
+			have := map[string]bool{}
+			for _, s := range c.Servers {
+				have[s.Ref()] = s.Disabled
+			}
+			diff(t, tt.want, have)
+			checkWarnings(t, c.Warnings)
+		})
+	}
+}
+
 // A file that does not parse is a warning naming it and the line; the
 // other files still load.
 func TestMalformedFileIsAWarning(t *testing.T) {
@@ -396,6 +447,7 @@ func FuzzReadFile(f *testing.F) {
 		`{"context_servers": {"a": {"command": {"path": "p", "args": [1]}}}}`,
 		`{"projects": {"/home/ada/proj": {"mcpServers": {"a": {"command": "x"}}}}}`,
 		`{"mcp": {"servers": {"a": {"command": "x"}}, "excluded": ["a"]}, "mcpServers": {"a": {"httpUrl": "h", "url": "u", "command": "c"}}}`,
+		`{"mcp": {"allowed": ["a", 1], "excluded": "a"}, "mcpServers": {"a": {"command": "x"}}}`,
 		"[mcp_servers.a]\ncommand = \"x\"\nenv = { K = 1 }\n[mcp_servers.b]\nurl = \"u\"\nenv_http_headers = { H = \"V\" }\n",
 		`{"mcpServers": {"a": {"serverUrl": "s", "url": "u", "disabled": true}}}`,
 		`{"mcpServers": {"a": null, "b": [], "c": {"type": 1}}}`,
@@ -409,7 +461,7 @@ func FuzzReadFile(f *testing.F) {
 			if l.toml {
 				list, _ = readTOML(l, []byte(content))
 			} else {
-				list, _ = readJSON(env, l, &jsonDoc{data: []byte(content)})
+				list, _, _ = readJSON(env, l, &jsonDoc{data: []byte(content)})
 			}
 			for _, s := range list {
 				switch {

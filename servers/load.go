@@ -49,6 +49,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	// ~/.claude.json is two locations (user and local scope), and can be
 	// tens of megabytes: it is read and parsed once.
 	docs := map[string]*jsonDoc{}
+	var rules []nameRules
 	for _, l := range env.locations() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -77,7 +78,11 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		if l.toml {
 			list, warns = readTOML(l, data)
 		} else {
-			list, warns = readJSON(env, l, doc)
+			var r *nameRules
+			list, warns, r = readJSON(env, l, doc)
+			if r != nil {
+				rules = append(rules, *r)
+			}
 		}
 		f.Servers = len(list)
 		c.Servers = append(c.Servers, list...)
@@ -89,6 +94,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		}
 		c.Files = append(c.Files, f)
 	}
+	applyNameRules(c.Servers, rules)
 	sort.SliceStable(c.Servers, func(i, j int) bool {
 		a, b := c.Servers[i], c.Servers[j]
 		if la, lb := strings.ToLower(a.Name), strings.ToLower(b.Name); la != lb {
@@ -142,8 +148,51 @@ func (d *jsonDoc) parse() ([]byte, *jsonNode, error) {
 	return d.std, &d.root, d.parseErr
 }
 
-// readJSON reads a JSON (with comments) file of location l.
-func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
+// nameRules are the server names one file of an application turns off or
+// allows, for every file of that application (Gemini CLI's mcp.excluded
+// and mcp.allowed).
+type nameRules struct {
+	kind     Kind
+	excluded []string
+	// allowed is nil when the file has no list.
+	allowed []string
+}
+
+// applyNameRules marks the servers that their application's name lists
+// turn off. Gemini CLI consolidates the lists of all its settings files
+// (packages/cli/src/config/settings.ts, getConsolidatedExcludedMcpServers:
+// every excluded name; getConsolidatedAllowedMcpServers: the names in
+// every allowed list, compared without case), and does not connect to a
+// server whose name is excluded, or missing from a consolidated allowed
+// list that is not empty (packages/core/src/tools/mcp-client-manager.ts,
+// isBlockedBySettings; https://github.com/google-gemini/gemini-cli/blob/
+// main/docs/reference/configuration.md, mcp.allowed and mcp.excluded).
+func applyNameRules(list []*Server, rules []nameRules) {
+	excluded := map[Kind][]string{}
+	allowed := map[Kind][]string{}
+	for _, r := range rules {
+		excluded[r.kind] = append(excluded[r.kind], r.excluded...)
+		if r.allowed == nil {
+			continue
+		}
+		if prev, ok := allowed[r.kind]; ok {
+			r.allowed = slices.DeleteFunc(slices.Clone(prev), func(n string) bool {
+				return !slices.ContainsFunc(r.allowed, func(a string) bool { return strings.EqualFold(a, n) })
+			})
+		}
+		allowed[r.kind] = r.allowed
+	}
+	for _, s := range list {
+		k := s.Source.Kind
+		if slices.Contains(excluded[k], s.Name) || (len(allowed[k]) > 0 && !slices.Contains(allowed[k], s.Name)) {
+			s.Disabled = true
+		}
+	}
+}
+
+// readJSON reads a JSON (with comments) file of location l, and the name
+// lists it holds for its application's other files too.
+func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRules) {
 	fileWarn := func(line int, format string, args ...any) []Warning {
 		return []Warning{{Path: l.Path, Line: line, Message: fmt.Sprintf(format, args...), Unread: true}}
 	}
@@ -156,10 +205,30 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
 		if se := (*jsonSyntaxError)(nil); errors.As(err, &se) {
 			line = se.Line
 		}
-		return nil, fileWarn(line, "not valid JSON: %s; no server read from it", err)
+		return nil, fileWarn(line, "not valid JSON: %s; no server read from it", err), nil
 	}
 	if !v.object {
-		return nil, fileWarn(1, "is not a JSON object; no server read from it")
+		return nil, fileWarn(1, "is not a JSON object; no server read from it"), nil
+	}
+	var rules *nameRules
+	if l.excluded != nil || l.allowed != nil {
+		rules = &nameRules{kind: l.Kind}
+		list := func(keys []string) []string {
+			if keys == nil {
+				return nil
+			}
+			ev := findPath(env, v, keys)
+			if ev == nil {
+				return nil
+			}
+			var raw []any
+			if decode(std[ev.start:ev.end], &raw) != nil {
+				return nil
+			}
+			names, _ := stringList(raw)
+			return names
+		}
+		rules.excluded, rules.allowed = list(l.excluded), list(l.allowed)
 	}
 	var warns []Warning
 	if l.topLevel != nil {
@@ -172,25 +241,16 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
 	}
 	obj := findPath(env, v, l.servers)
 	if obj == nil {
-		return nil, warns
+		return nil, warns, rules
 	}
 	if !obj.object {
-		return nil, append(warns, fileWarn(lineAt(data, obj.start), "%s is not an object; no server read from it", strings.Join(l.servers, "."))...)
+		return nil, append(warns, fileWarn(lineAt(data, obj.start), "%s is not an object; no server read from it", strings.Join(l.servers, "."))...), rules
 	}
 	var inputs map[string]Input
 	if l.inputs != nil {
 		var w []Warning
 		inputs, w = readInputs(l, data, std, findPath(env, v, l.inputs))
 		warns = append(warns, w...)
-	}
-	var excluded []string
-	if l.excluded != nil {
-		if ev := findPath(env, v, l.excluded); ev != nil {
-			var list []any
-			if decode(std[ev.start:ev.end], &list) == nil {
-				excluded, _ = stringList(list)
-			}
-		}
 	}
 
 	var out []*Server
@@ -227,13 +287,10 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning) {
 			continue
 		}
 		s.inputs = inputs
-		if slices.Contains(excluded, name) {
-			s.Disabled = true
-		}
 		index[name] = len(out)
 		out = append(out, s)
 	}
-	return slices.DeleteFunc(out, func(s *Server) bool { return s == nil }), warns
+	return slices.DeleteFunc(out, func(s *Server) bool { return s == nil }), warns, rules
 }
 
 // decode decodes standard JSON keeping numbers as written.

@@ -16,8 +16,9 @@ type location struct {
 	// anything else at its top level is reported. nil for settings files
 	// that hold much else.
 	topLevel []string
-	// excluded is the path to Gemini's list of excluded server names.
-	excluded []string
+	// excluded and allowed are the paths to Gemini's lists of the server
+	// names not to connect to and of the only ones to connect to.
+	excluded, allowed []string
 }
 
 const workspaceKey = "\x00workspace"
@@ -127,7 +128,8 @@ func (e *Env) locations() []location {
 	// docs/tools/mcp-server.md, "Configure the MCP server in
 	// settings.json"): mcpServers in ~/.gemini/settings.json and in the
 	// project's .gemini/settings.json; mcp.excluded names servers not to
-	// connect to. GEMINI_CLI_HOME stands for the home directory that
+	// connect to, mcp.allowed the only ones to connect to (see
+	// applyNameRules). GEMINI_CLI_HOME stands for the home directory that
 	// .gemini is in (https://github.com/google-gemini/gemini-cli/blob/main/
 	// docs/reference/configuration.md, "Environment variables";
 	// packages/core/src/utils/paths.ts, homedir).
@@ -136,9 +138,11 @@ func (e *Env) locations() []location {
 		geminiHome = d
 	}
 	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(geminiHome, ".gemini", "settings.json")},
-		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
+		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
 	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
-		dialect: dialects[KindGemini], servers: []string{"mcpServers"}, excluded: []string{"mcp", "excluded"}})
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
+		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
 
 	// Zed (https://zed.dev/docs/ai/mcp, https://zed.dev/docs/configuring-zed):
 	// context_servers in the user settings, ~/.config/zed/settings.json

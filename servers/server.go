@@ -140,7 +140,8 @@ type Server struct {
 
 	// Disabled reports that the file turns the server off (Windsurf's
 	// "disabled", Zed's and Codex's "enabled": false, Gemini's
-	// mcp.excluded). It is listed, and can still be used by name.
+	// mcp.excluded, or a Gemini mcp.allowed without it). It is listed,
+	// and can still be used by name.
 	Disabled bool
 
 	// Hash identifies the entry's content: the SHA-256, in hex, of its
