@@ -333,6 +333,9 @@ func TestScripts(t *testing.T) {
 			// A -race binary that exits 0 sleeps a second first (to catch
 			// races in exiting goroutines); mcpx has none running by then.
 			env.Vars = append(env.Vars, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// Gemini CLI's system settings (and the defaults beside them)
+			// are outside HOME: a script reads none unless it says so.
+			env.Vars = append(env.Vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+filepath.Join(env.WorkDir, "no-gemini-system", "settings.json"))
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

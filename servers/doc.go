@@ -41,6 +41,12 @@
 //	codex-project        WORKSPACE/.codex/config.toml                 [mcp_servers.NAME]
 //	gemini               ~/.gemini/settings.json (in $GEMINI_CLI_HOME) mcpServers
 //	gemini-project       WORKSPACE/.gemini/settings.json              mcpServers
+//	gemini-system        $GEMINI_CLI_SYSTEM_SETTINGS_PATH or           mcpServers
+//	                     /etc/gemini-cli/settings.json (macOS:
+//	                     /Library/Application Support/GeminiCli;
+//	                     Windows: C:\ProgramData\gemini-cli)
+//	gemini-system-defaults $GEMINI_CLI_SYSTEM_DEFAULTS_PATH or          mcpServers
+//	                     system-defaults.json beside it
 //	zed                  ~/.config/zed/settings.json (Linux: $XDG_CONFIG_HOME/zed;
 //	                     Windows: %APPDATA%\Zed\settings.json)         context_servers
 //	zed-project          WORKSPACE/.zed/settings.json                 context_servers

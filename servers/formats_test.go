@@ -365,6 +365,14 @@ func TestGeminiNameLists(t *testing.T) {
 		},
 		want: map[string]bool{"gemini-project:e": true, "gemini-project:f": false},
 	}, {
+		name: "the system files: their servers, and their lists",
+		files: mapFS{
+			user:                                   `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}}}`,
+			"/etc/gemini-cli/settings.json":        `{"mcp": {"excluded": ["a"]}, "mcpServers": {"s": {"command": "x"}}}`,
+			"/etc/gemini-cli/system-defaults.json": `{"mcpServers": {"d": {"command": "x"}}}`,
+		},
+		want: map[string]bool{"gemini:a": true, "gemini:b": false, "gemini-system:s": false, "gemini-system-defaults:d": false},
+	}, {
 		name: "an empty allowed list turns nothing off",
 		files: mapFS{
 			user: `{"mcp": {"allowed": []}, "mcpServers": {"a": {"command": "x"}}}`,

@@ -143,6 +143,32 @@ func (e *Env) locations() []location {
 	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
 		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
+	// Gemini CLI's system files, for every user of the machine: the
+	// system settings, which override the others, and the system
+	// defaults beside them, which the others override
+	// (docs/reference/configuration.md, "Settings files";
+	// packages/cli/src/config/settings.ts, getSystemSettingsPath and
+	// getSystemDefaultsPath).
+	geminiSystem := "/etc/gemini-cli/settings.json"
+	switch e.GOOS {
+	case "windows":
+		geminiSystem = `C:\ProgramData\gemini-cli\settings.json`
+	case "darwin":
+		geminiSystem = "/Library/Application Support/GeminiCli/settings.json"
+	}
+	if p := e.getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
+		geminiSystem = p
+	}
+	geminiDefaults := e.join(geminiSystem, "..", "system-defaults.json")
+	if p := e.getenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"); p != "" {
+		geminiDefaults = p
+	}
+	add(location{Source: Source{ID: "gemini-system", Kind: KindGemini, Scope: ScopeSystem, Path: e.join(geminiSystem)},
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
+		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
+	add(location{Source: Source{ID: "gemini-system-defaults", Kind: KindGemini, Scope: ScopeSystem, Path: e.join(geminiDefaults)},
+		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
+		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
 
 	// Zed (https://zed.dev/docs/ai/mcp, https://zed.dev/docs/configuring-zed):
 	// context_servers in the user settings, ~/.config/zed/settings.json

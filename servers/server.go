@@ -43,9 +43,12 @@ const (
 	// ScopeProject is a file inside the workspace, usually checked into
 	// its repository.
 	ScopeProject Scope = "project"
+	// ScopeSystem is a file an administrator keeps for every user of the
+	// machine (Gemini CLI's system settings).
+	ScopeSystem Scope = "system"
 )
 
-var scopeOrder = []Scope{ScopeUser, ScopeLocal, ScopeProject}
+var scopeOrder = []Scope{ScopeUser, ScopeLocal, ScopeProject, ScopeSystem}
 
 // Transport is how mcpx talks to a server.
 type Transport string
@@ -91,8 +94,8 @@ type Source struct {
 func (s Source) String() string { return s.ID + " (" + s.Path + ")" }
 
 // rank orders sources in listings: user files (mcpx's own first), then
-// Claude Code's local scope, then project files; by application within a
-// scope.
+// Claude Code's local scope, then project files, then the machine's;
+// by application within a scope.
 func (s Source) rank() int {
 	return slices.Index(scopeOrder, s.Scope)*len(kindOrder) + slices.Index(kindOrder, s.Kind)
 }
