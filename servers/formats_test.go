@@ -349,6 +349,7 @@ func TestGeminiNameLists(t *testing.T) {
 		name  string
 		files mapFS
 		want  map[string]bool // Ref → Disabled
+		warns []string
 	}{{
 		name: "allowed in both files, excluded in the project's",
 		files: mapFS{
@@ -373,6 +374,22 @@ func TestGeminiNameLists(t *testing.T) {
 		},
 		want: map[string]bool{"gemini:a": true, "gemini:b": false, "gemini-system:s": false, "gemini-system-defaults:d": false},
 	}, {
+		name: "turned off by gemini mcp disable, whatever the case",
+		files: mapFS{
+			user: `{"mcpServers": {"Foo": {"command": "x"}, "bar": {"command": "x"}}}`,
+			proj: `{"mcpServers": {"baz": {"command": "x"}, "qux": {"command": "x"}}}`,
+			"/home/ada/.gemini/mcp-server-enablement.json": `{"foo": {"enabled": false}, "bar": {"enabled": true}, "qux": {"enabled": false}, "odd": 1}`,
+		},
+		want: map[string]bool{"gemini:Foo": true, "gemini:bar": false, "gemini-project:baz": false, "gemini-project:qux": true},
+	}, {
+		name: "an enablement file that is not an object",
+		files: mapFS{
+			user: `{"mcpServers": {"a": {"command": "x"}}}`,
+			"/home/ada/.gemini/mcp-server-enablement.json": `["a"]`,
+		},
+		want:  map[string]bool{"gemini:a": false},
+		warns: []string{"mcp-server-enablement.json: is not a JSON object; the servers gemini mcp disable turned off are not known"},
+	}, {
 		name: "an empty allowed list turns nothing off",
 		files: mapFS{
 			user: `{"mcp": {"allowed": []}, "mcpServers": {"a": {"command": "x"}}}`,
@@ -394,7 +411,7 @@ func TestGeminiNameLists(t *testing.T) {
 				have[s.Ref()] = s.Disabled
 			}
 			diff(t, tt.want, have)
-			checkWarnings(t, c.Warnings)
+			checkWarnings(t, c.Warnings, tt.warns...)
 		})
 	}
 }

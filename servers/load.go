@@ -94,6 +94,9 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		}
 		c.Files = append(c.Files, f)
 	}
+	r, w := geminiEnablement(env)
+	rules = append(rules, r)
+	c.Warnings = append(c.Warnings, w...)
 	applyNameRules(c.Servers, rules)
 	sort.SliceStable(c.Servers, func(i, j int) bool {
 		a, b := c.Servers[i], c.Servers[j]
@@ -156,6 +159,41 @@ type nameRules struct {
 	excluded []string
 	// allowed is nil when the file has no list.
 	allowed []string
+	// off are names turned off, compared without case and surrounding
+	// spaces.
+	off []string
+}
+
+// geminiEnablement reads the servers that gemini mcp disable NAME turned
+// off: mcp-server-enablement.json in Gemini CLI's user directory, an
+// object of lower-cased names to {"enabled": false}
+// (https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/
+// mcp-server.md, "Enabling/disabling a server"; packages/cli/src/config/
+// mcp/mcpServerEnablement.ts). A missing file turns nothing off.
+func geminiEnablement(env *Env) (nameRules, []Warning) {
+	r := nameRules{kind: KindGemini}
+	p := env.join(env.geminiDir(), "mcp-server-enablement.json")
+	data, err := env.fs().ReadFile(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return r, nil
+		}
+		return r, []Warning{{Path: p, Message: "cannot be read: " + bareError(err) + "; the servers gemini mcp disable turned off are not known"}}
+	}
+	std, _, err := parseJSONC(data)
+	var states map[string]any
+	if err == nil {
+		err = decode(std, &states)
+	}
+	if err != nil {
+		return r, []Warning{{Path: p, Message: "is not a JSON object; the servers gemini mcp disable turned off are not known"}}
+	}
+	for name, st := range states {
+		if m, ok := st.(map[string]any); ok && m["enabled"] == false {
+			r.off = append(r.off, name)
+		}
+	}
+	return r, nil
 }
 
 // applyNameRules marks the servers that their application's name lists
@@ -166,12 +204,15 @@ type nameRules struct {
 // server whose name is excluded, or missing from a consolidated allowed
 // list that is not empty (packages/core/src/tools/mcp-client-manager.ts,
 // isBlockedBySettings; https://github.com/google-gemini/gemini-cli/blob/
-// main/docs/reference/configuration.md, mcp.allowed and mcp.excluded).
+// main/docs/reference/configuration.md, mcp.allowed and mcp.excluded),
+// nor to one gemini mcp disable turned off (geminiEnablement).
 func applyNameRules(list []*Server, rules []nameRules) {
 	excluded := map[Kind][]string{}
 	allowed := map[Kind][]string{}
+	off := map[Kind][]string{}
 	for _, r := range rules {
 		excluded[r.kind] = append(excluded[r.kind], r.excluded...)
+		off[r.kind] = append(off[r.kind], r.off...)
 		if r.allowed == nil {
 			continue
 		}
@@ -184,7 +225,8 @@ func applyNameRules(list []*Server, rules []nameRules) {
 	}
 	for _, s := range list {
 		k := s.Source.Kind
-		if slices.Contains(excluded[k], s.Name) || (len(allowed[k]) > 0 && !slices.Contains(allowed[k], s.Name)) {
+		if slices.Contains(excluded[k], s.Name) || (len(allowed[k]) > 0 && !slices.Contains(allowed[k], s.Name)) ||
+			slices.ContainsFunc(off[k], func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(s.Name)) }) {
 			s.Disabled = true
 		}
 	}

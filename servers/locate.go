@@ -133,11 +133,7 @@ func (e *Env) locations() []location {
 	// .gemini is in (https://github.com/google-gemini/gemini-cli/blob/main/
 	// docs/reference/configuration.md, "Environment variables";
 	// packages/core/src/utils/paths.ts, homedir).
-	geminiHome := e.Home
-	if d := e.getenv("GEMINI_CLI_HOME"); d != "" {
-		geminiHome = d
-	}
-	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(geminiHome, ".gemini", "settings.json")},
+	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(e.geminiDir(), "settings.json")},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
 		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
 	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
@@ -189,6 +185,15 @@ func (e *Env) locations() []location {
 	add(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject, Path: ws(".zed", "settings.json")},
 		dialect: dialects[KindZed], servers: []string{"context_servers"}})
 	return out
+}
+
+// geminiDir is Gemini CLI's user directory: .gemini in $GEMINI_CLI_HOME,
+// else in the home directory.
+func (e *Env) geminiDir() string {
+	if d := e.getenv("GEMINI_CLI_HOME"); d != "" {
+		return e.join(d, ".gemini")
+	}
+	return e.join(e.Home, ".gemini")
 }
 
 func equalKeys(a, b []string) bool {
