@@ -416,6 +416,45 @@ func TestGeminiNameLists(t *testing.T) {
 	}
 }
 
+// Claude Code does not start the .mcp.json servers its settings reject
+// (disabledMcpjsonServers, in any settings file or in the workspace's
+// entry of ~/.claude.json), nor those /mcp turned off in the workspace
+// (disabledMcpServers), whatever their scope.
+func TestClaudeCodeRules(t *testing.T) {
+	files := mapFS{
+		"/home/ada/.claude.json": `{"mcpServers": {"u": {"command": "x"}, "toggled": {"command": "x"}},
+			"projects": {
+			  "/home/ada/proj": {"mcpServers": {"l": {"command": "x"}}, "disabledMcpjsonServers": ["p2"], "disabledMcpServers": ["toggled", "l"]},
+			  "/elsewhere": {"disabledMcpServers": ["u"], "disabledMcpjsonServers": ["p4"]}}}`,
+		"/home/ada/proj/.mcp.json": `{"mcpServers": {"p1": {"command": "x"}, "p2": {"command": "x"}, "p3": {"command": "x"},
+			"p4": {"command": "x"}, "u": {"command": "x"}}}`,
+		"/home/ada/.claude/settings.json":            `{"disabledMcpjsonServers": ["p1", "u"]}`,
+		"/home/ada/proj/.claude/settings.json":       `{"disabledMcpjsonServers": ["p3"]}`,
+		"/home/ada/proj/.claude/settings.local.json": `{"enabledMcpjsonServers": ["p4"]}`,
+		"/home/ada/.cursor/mcp.json":                 `{"mcpServers": {"p1": {"command": "x"}}}`,
+	}
+	c := load(t, linuxEnv(files, nil))
+	have := map[string]bool{}
+	for _, s := range c.Servers {
+		have[s.Ref()] = s.Disabled
+	}
+	diff(t, map[string]bool{
+		"claude-code:u": false, "claude-code:toggled": true, "claude-code-local:l": true,
+		"claude-code-project:p1": true, "claude-code-project:p2": true, "claude-code-project:p3": true,
+		"claude-code-project:p4": false, "claude-code-project:u": true, "cursor:p1": false,
+	}, have)
+	checkWarnings(t, c.Warnings)
+
+	// CLAUDE_CONFIG_DIR holds the user's settings.
+	files["/opt/claude/settings.json"] = `{"disabledMcpjsonServers": ["p4"]}`
+	c = load(t, linuxEnv(files, map[string]string{"CLAUDE_CONFIG_DIR": "/opt/claude"}))
+	for _, s := range c.Servers {
+		if want := s.Name == "p3" || s.Name == "p4"; s.Disabled != want {
+			t.Errorf("with CLAUDE_CONFIG_DIR: %s disabled = %v", s.Ref(), s.Disabled)
+		}
+	}
+}
+
 // A file that does not parse is a warning naming it and the line; the
 // other files still load.
 func TestMalformedFileIsAWarning(t *testing.T) {

@@ -97,6 +97,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	r, w := geminiEnablement(env)
 	rules = append(rules, r)
 	c.Warnings = append(c.Warnings, w...)
+	rules = append(rules, claudeCodeRules(env, docs)...)
 	applyNameRules(c.Servers, rules)
 	sort.SliceStable(c.Servers, func(i, j int) bool {
 		a, b := c.Servers[i], c.Servers[j]
@@ -155,13 +156,72 @@ func (d *jsonDoc) parse() ([]byte, *jsonNode, error) {
 // allows, for every file of that application (Gemini CLI's mcp.excluded
 // and mcp.allowed).
 type nameRules struct {
-	kind     Kind
+	kind Kind
+	// scope, when set, limits the rules to the servers of that scope.
+	scope    Scope
 	excluded []string
 	// allowed is nil when the file has no list.
 	allowed []string
 	// off are names turned off, compared without case and surrounding
 	// spaces.
 	off []string
+}
+
+// claudeCodeRules are the servers Claude Code does not start in the
+// workspace: the .mcp.json servers that disabledMcpjsonServers rejects,
+// in the user's, the project's and the project's local settings
+// (https://code.claude.com/docs/en/settings, "Available settings" and
+// "Settings files"), or in the workspace's entry of ~/.claude.json, where
+// Claude Code has kept the answers to its approval question; and any of
+// its servers the person turned off with /mcp in the workspace, which
+// Claude Code keeps as that entry's disabledMcpServers (not documented;
+// seen in its files). The lists are merged, as Claude Code merges array
+// settings.
+func claudeCodeRules(env *Env, docs map[string]*jsonDoc) []nameRules {
+	if env.Workspace == "" {
+		return nil
+	}
+	dir, claudeJSON := env.join(env.Home, ".claude"), env.join(env.Home, ".claude.json")
+	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		dir, claudeJSON = d, env.join(d, ".claude.json")
+	}
+	rejected := nameRules{kind: KindClaudeCode, scope: ScopeProject}
+	for _, p := range []string{env.join(dir, "settings.json"), env.join(env.Workspace, ".claude", "settings.json"),
+		env.join(env.Workspace, ".claude", "settings.local.json")} {
+		rejected.excluded = append(rejected.excluded, docList(env, docs, p, []string{"disabledMcpjsonServers"})...)
+	}
+	rejected.excluded = append(rejected.excluded, docList(env, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpjsonServers"})...)
+	off := nameRules{kind: KindClaudeCode, excluded: docList(env, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpServers"})}
+	return []nameRules{rejected, off}
+}
+
+// docList is the list of strings at keys in the JSON file at path, read
+// and parsed through docs once; nil when the file, the keys or the list
+// are not there.
+func docList(env *Env, docs map[string]*jsonDoc, path string, keys []string) []string {
+	doc := docs[path]
+	if doc == nil {
+		data, err := env.fs().ReadFile(path)
+		doc = &jsonDoc{data: data, readErr: err}
+		docs[path] = doc
+	}
+	if doc.readErr != nil {
+		return nil
+	}
+	std, v, err := doc.parse()
+	if err != nil {
+		return nil
+	}
+	n := findPath(env, v, keys)
+	if n == nil {
+		return nil
+	}
+	var raw []any
+	if decode(std[n.start:n.end], &raw) != nil {
+		return nil
+	}
+	names, _ := stringList(raw)
+	return names
 }
 
 // geminiEnablement reads the servers that gemini mcp disable NAME turned
@@ -207,12 +267,17 @@ func geminiEnablement(env *Env) (nameRules, []Warning) {
 // main/docs/reference/configuration.md, mcp.allowed and mcp.excluded),
 // nor to one gemini mcp disable turned off (geminiEnablement).
 func applyNameRules(list []*Server, rules []nameRules) {
-	excluded := map[Kind][]string{}
 	allowed := map[Kind][]string{}
-	off := map[Kind][]string{}
 	for _, r := range rules {
-		excluded[r.kind] = append(excluded[r.kind], r.excluded...)
-		off[r.kind] = append(off[r.kind], r.off...)
+		for _, s := range list {
+			if s.Source.Kind != r.kind || (r.scope != "" && s.Source.Scope != r.scope) {
+				continue
+			}
+			if slices.Contains(r.excluded, s.Name) ||
+				slices.ContainsFunc(r.off, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(s.Name)) }) {
+				s.Disabled = true
+			}
+		}
 		if r.allowed == nil {
 			continue
 		}
@@ -224,9 +289,7 @@ func applyNameRules(list []*Server, rules []nameRules) {
 		allowed[r.kind] = r.allowed
 	}
 	for _, s := range list {
-		k := s.Source.Kind
-		if slices.Contains(excluded[k], s.Name) || (len(allowed[k]) > 0 && !slices.Contains(allowed[k], s.Name)) ||
-			slices.ContainsFunc(off[k], func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(s.Name)) }) {
+		if a := allowed[s.Source.Kind]; len(a) > 0 && !slices.Contains(a, s.Name) {
 			s.Disabled = true
 		}
 	}
