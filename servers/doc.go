@@ -39,6 +39,7 @@
 //	windsurf             ~/.codeium/windsurf/mcp_config.json          mcpServers
 //	codex                $CODEX_HOME or ~/.codex, config.toml          [mcp_servers.NAME]
 //	codex-project        WORKSPACE/.codex/config.toml                 [mcp_servers.NAME]
+//	codex-system         /etc/codex/config.toml (not on Windows)      [mcp_servers.NAME]
 //	gemini               ~/.gemini/settings.json (in $GEMINI_CLI_HOME) mcpServers
 //	gemini-project       WORKSPACE/.gemini/settings.json              mcpServers
 //	gemini-system        $GEMINI_CLI_SYSTEM_SETTINGS_PATH or           mcpServers

@@ -236,6 +236,13 @@ colour = "blue"
 		warnings: []string{`config.toml:11: server "figma": oauth names an OAuth client that mcpx does not take from the file; give its client_id with --client-id`,
 			`config.toml:29: server "odd": unknown field "colour"`},
 	}, {
+		name: "codex, the system file",
+		path: "/etc/codex/config.toml",
+		content: `[mcp_servers.fleet]
+command = "fleet-mcp"
+`,
+		want: []got{{Ref: "codex-system:fleet", Transport: TransportStdio, Command: "fleet-mcp"}},
+	}, {
 		name: "gemini",
 		path: "/home/ada/.gemini/settings.json",
 		content: `{

@@ -123,6 +123,13 @@ func (e *Env) locations() []location {
 		dialect: dialects[KindCodex], toml: true})
 	add(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject, Path: ws(".codex", "config.toml")},
 		dialect: dialects[KindCodex], toml: true})
+	// and the system configuration, /etc/codex/config.toml on Unix
+	// (https://developers.openai.com/codex/config-basic, "Configuration
+	// precedence"); Codex reads none on Windows.
+	if !e.windows() {
+		add(location{Source: Source{ID: "codex-system", Kind: KindCodex, Scope: ScopeSystem, Path: "/etc/codex/config.toml"},
+			dialect: dialects[KindCodex], toml: true})
+	}
 
 	// Gemini CLI (https://github.com/google-gemini/gemini-cli/blob/main/
 	// docs/tools/mcp-server.md, "Configure the MCP server in

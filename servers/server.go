@@ -44,7 +44,8 @@ const (
 	// its repository.
 	ScopeProject Scope = "project"
 	// ScopeSystem is a file an administrator keeps for every user of the
-	// machine (Gemini CLI's system settings).
+	// machine (Codex's /etc/codex/config.toml, Gemini CLI's system
+	// settings).
 	ScopeSystem Scope = "system"
 )
 
