@@ -63,27 +63,30 @@ var dialects = map[Kind]*dialect{
 	// variable expansion in .mcp.json": ${VAR} and ${VAR:-default} in
 	// command, args, env, url and headers, and a variable that is not set
 	// and has no default makes the configuration fail to parse.
-	// headersHelper names a command that prints headers.
+	// headersHelper names a command that prints headers; oauth a
+	// registered OAuth client (clientId, callbackPort).
 	KindClaudeCode: {kind: KindClaudeCode, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
-		"url": rURL, "headers": rHeaders, "oauth": rIgnore, "timeout": rIgnore,
-		"headersHelper": rUnhonoured,
+		"url": rURL, "headers": rHeaders, "timeout": rIgnore,
+		"headersHelper": rUnhonoured, "oauth": rUnhonoured,
 	}, notes: map[string]string{
 		"headersHelper": "runs a command to make the request headers; mcpx does not run it, so those headers are not sent",
+		"oauth":         noteOAuthClient,
 	}, syntax: synBraced | synDefault | unsetError},
 
 	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
 	// mcp-configuration): type stdio with command, args, env, envFile;
-	// type http or sse with url and headers; dev, sandboxEnabled and
-	// sandbox. Strings take the predefined variables, ${env:NAME} and
+	// type http or sse with url, headers and oauth (the clientId of a
+	// registered OAuth client); dev, sandboxEnabled and sandbox. Strings take the predefined variables, ${env:NAME} and
 	// ${input:ID} (https://code.visualstudio.com/docs/reference/
 	// variables-reference).
 	KindVSCode: {kind: KindVSCode, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "envFile": rEnvFile, "cwd": rCwd,
 		"url": rURL, "headers": rHeaders, "dev": rIgnore, "sandbox": rIgnore, "gallery": rIgnore, "version": rIgnore,
-		"sandboxEnabled": rUnhonoured,
+		"sandboxEnabled": rUnhonoured, "oauth": rUnhonoured,
 	}, notes: map[string]string{
 		"sandboxEnabled": "asks for a sandbox; mcpx does not sandbox servers and starts this one without it",
+		"oauth":          noteOAuthClient,
 	}, syntax: synEnvPrefix | synInput | synEditor},
 
 	// Cursor (https://cursor.com/docs/mcp): command, args, env, envFile
@@ -93,7 +96,9 @@ var dialects = map[Kind]*dialect{
 	// ${pathSeparator} and ${/}.
 	KindCursor: {kind: KindCursor, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "envFile": rEnvFile, "cwd": rCwd,
-		"url": rURL, "headers": rHeaders, "auth": rIgnore,
+		"url": rURL, "headers": rHeaders, "auth": rUnhonoured,
+	}, notes: map[string]string{
+		"auth": noteOAuthClient,
 	}, syntax: synEnvPrefix | synEditor},
 
 	// Windsurf (https://docs.windsurf.com/windsurf/cascade/mcp): command,
@@ -126,7 +131,7 @@ var dialects = map[Kind]*dialect{
 		"bearer_token": rUnhonoured, "oauth": rUnhonoured,
 	}, notes: map[string]string{
 		"bearer_token": "is refused by Codex, which takes the token from the variable named by bearer_token_env_var; not sent",
-		"oauth":        "names an OAuth client that mcpx does not take from the file; give its client_id with --client-id",
+		"oauth":        noteOAuthClient,
 	}},
 
 	// Gemini CLI (docs/tools/mcp-server.md, "Configuration Properties"):
@@ -156,6 +161,12 @@ var dialects = map[Kind]*dialect{
 		"enabled": rEnabled, "source": rIgnore, "settings": rIgnore, "timeout": rIgnore,
 	}},
 }
+
+// noteOAuthClient explains an entry's registered OAuth client (VS Code's
+// and Claude Code's oauth.clientId, Codex's oauth.client_id, Cursor's
+// auth.CLIENT_ID), which mcpx does not use: it registers a client of its
+// own unless --client-id names one.
+const noteOAuthClient = "names an OAuth client that mcpx does not take from the file; give its client ID with --client-id"
 
 // entry is one server entry as read from a file, before normalisation:
 // JSON decoded with numbers kept as json.Number, TOML as decoded.

@@ -52,7 +52,7 @@ func TestFormats(t *testing.T) {
 		content: `{
   "numStartups": 12,
   "mcpServers": {
-    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"},
+    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp", "oauth": {"clientId": "abc", "callbackPort": 8080}},
     "airtable": {"type": "stdio", "command": "npx", "args": ["-y", "airtable-mcp-server"],
                  "env": {"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}}
   },
@@ -73,6 +73,7 @@ func TestFormats(t *testing.T) {
 			{Ref: "claude-code-local:stripe", Transport: TransportSSE, URL: "https://mcp.stripe.com/sse",
 				Headers: map[string]string{"Authorization": "Bearer ${STRIPE_KEY:-none}"}},
 		},
+		warnings: []string{`.claude.json:4: server "sentry": oauth names an OAuth client that mcpx does not take from the file`},
 	}, {
 		name: "claude code project .mcp.json",
 		path: "/home/ada/proj/.mcp.json",
@@ -111,7 +112,7 @@ func TestFormats(t *testing.T) {
       "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"},
     },
     "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]},
-    "my-remote-server": {"type": "sse", "url": "http://api.contoso.com/sse", "headers": {"VERSION": "1.2"}},
+    "my-remote-server": {"type": "sse", "url": "http://api.contoso.com/sse", "headers": {"VERSION": "1.2"}, "oauth": {"clientId": "c"}},
     "memory": {
       "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"],
       "envFile": "${workspaceFolder}/.env", "sandboxEnabled": true,
@@ -129,7 +130,8 @@ func TestFormats(t *testing.T) {
 				Args: []string{"run", "-i", "--rm", "-e", "PERPLEXITY_API_KEY", "mcp/perplexity-ask"},
 				Env:  map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
 		},
-		warnings: []string{`mcp.json:18: server "memory": sandboxEnabled asks for a sandbox`},
+		warnings: []string{`mcp.json:15: server "my-remote-server": oauth names an OAuth client`,
+			`mcp.json:18: server "memory": sandboxEnabled asks for a sandbox`},
 	}, {
 		name:    "vs code user mcp.json",
 		path:    "/home/ada/.config/Code/User/mcp.json",
@@ -153,13 +155,15 @@ func TestFormats(t *testing.T) {
 		path: "/home/ada/.cursor/mcp.json",
 		content: `{
   "mcpServers": {
-    "userjot": {"url": "https://api.userjot.com/v1/mcp", "headers": {"Authorization": "Bearer ${env:USERJOT_API_TOKEN}"}},
+    "userjot": {"url": "https://api.userjot.com/v1/mcp", "headers": {"Authorization": "Bearer ${env:USERJOT_API_TOKEN}"},
+                "auth": {"CLIENT_ID": "${env:USERJOT_CLIENT_ID}", "scopes": ["read"]}},
     "both": {"command": "npx", "url": "https://example.com/mcp"}
   }
 }`,
 		want: []got{{Ref: "cursor:userjot", Transport: TransportAuto, URL: "https://api.userjot.com/v1/mcp",
 			Headers: map[string]string{"Authorization": "Bearer ${env:USERJOT_API_TOKEN}"}}},
-		warnings: []string{`mcp.json:4: server "both": has both a command and a URL and no type to choose; skipped`},
+		warnings: []string{`mcp.json:4: server "userjot": auth names an OAuth client`,
+			`mcp.json:5: server "both": has both a command and a URL and no type to choose; skipped`},
 	}, {
 		name: "cursor project",
 		path: "/home/ada/proj/.cursor/mcp.json",
@@ -233,7 +237,7 @@ colour = "blue"
 				Headers: map[string]string{"X-Figma-Region": "us-east-1"}},
 			{Ref: "codex:odd", Transport: TransportStdio, Command: "odd-server"},
 		},
-		warnings: []string{`config.toml:11: server "figma": oauth names an OAuth client that mcpx does not take from the file; give its client_id with --client-id`,
+		warnings: []string{`config.toml:11: server "figma": oauth names an OAuth client that mcpx does not take from the file; give its client ID with --client-id`,
 			`config.toml:29: server "odd": unknown field "colour"`},
 	}, {
 		name: "codex, the system file",
