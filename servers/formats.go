@@ -38,8 +38,10 @@ const (
 type dialect struct {
 	kind   Kind
 	fields map[string]role
-	// notes explain the rUnhonoured fields.
-	notes map[string]string
+	// notes explain the rUnhonoured fields; harmless is, for some of
+	// them, the value that asks nothing mcpx does not do.
+	notes    map[string]string
+	harmless map[string]string
 	// syntax is the variable syntax of the application (vars.go).
 	syntax syntax
 }
@@ -144,12 +146,19 @@ var dialects = map[Kind]*dialect{
 	// "environment variables in settings") and, since 0.38,
 	// ${VAR_NAME:-default} (packages/cli/src/utils/envVarResolver.ts);
 	// Gemini CLI leaves an unset one without a default as written.
+	// authProviderType other than dynamic_discovery (OAuth discovered
+	// from the server, as mcpx does) signs in with Google credentials
+	// (docs/tools/mcp-server.md, "Authentication provider type").
 	KindGemini: {kind: KindGemini, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
 		"url": rURL, "httpUrl": rHTTPURL, "headers": rHeaders,
 		"timeout": rTimeoutMS, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
-		"description": rIgnore, "oauth": rIgnore, "authProviderType": rIgnore, "targetAudience": rIgnore,
+		"description": rIgnore, "oauth": rIgnore, "authProviderType": rUnhonoured, "targetAudience": rIgnore,
 		"targetServiceAccount": rIgnore, "extensionName": rIgnore,
+	}, notes: map[string]string{
+		"authProviderType": "asks for Google credentials (Application Default Credentials or a service account), which mcpx does not use; it signs in with the server's own OAuth, if any",
+	}, harmless: map[string]string{
+		"authProviderType": "dynamic_discovery",
 	}, syntax: synBraced | synDefault | synDollar | unsetKeep},
 
 	// Zed (https://zed.dev/docs/ai/mcp, "As Custom Servers"): command,
@@ -257,7 +266,7 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 			}
 		case rUnhonoured:
 			ok = true
-			if v != nil && v != false && v != "" {
+			if v != nil && v != false && v != "" && (d.harmless[k] == "" || v != d.harmless[k]) {
 				warn(k, "%s %s", k, d.notes[k])
 			}
 		}

@@ -262,12 +262,16 @@ command = "fleet-mcp"
     "remote": {"url": "https://api.example.com/mcp"},
     "typed": {"url": "https://api.example.com/mcp", "type": "http"},
     "both": {"url": "https://api.example.com/mcp", "command": "ignored"},
-    "experimental": {"command": "exp", "includeTools": ["safe_tool"]}
+    "experimental": {"command": "exp", "includeTools": ["safe_tool"]},
+    "gcp": {"httpUrl": "https://my-gcp-service.run.app/mcp", "authProviderType": "google_credentials", "oauth": {"scopes": ["s"]}},
+    "discovered": {"httpUrl": "https://example.com/mcp", "authProviderType": "dynamic_discovery"}
   }
 }`,
 		want: []got{
 			{Ref: "gemini:both", Transport: TransportAuto, URL: "https://api.example.com/mcp"},
+			{Ref: "gemini:discovered", Transport: TransportHTTP, URL: "https://example.com/mcp"},
 			{Ref: "gemini:experimental", Transport: TransportStdio, Command: "exp", Disabled: true},
+			{Ref: "gemini:gcp", Transport: TransportHTTP, URL: "https://my-gcp-service.run.app/mcp"},
 			{Ref: "gemini:httpServerWithAuth", Transport: TransportHTTP, URL: "http://localhost:3000/mcp",
 				Headers: map[string]string{"Authorization": "Bearer your-api-token"}, Timeout: 5 * time.Second},
 			{Ref: "gemini:pythonTools", Transport: TransportStdio, Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
@@ -276,7 +280,8 @@ command = "fleet-mcp"
 			{Ref: "gemini:sseServer", Transport: TransportSSE, URL: "https://api.example.com/sse"},
 			{Ref: "gemini:typed", Transport: TransportHTTP, URL: "https://api.example.com/mcp"},
 		},
-		warnings: []string{`settings.json:13: server "both": has url and command; url is used, as Gemini CLI does`},
+		warnings: []string{`settings.json:13: server "both": has url and command; url is used, as Gemini CLI does`,
+			`settings.json:15: server "gcp": authProviderType asks for Google credentials`},
 	}, {
 		name: "zed, today's form and the older ones",
 		path: "/home/ada/.config/zed/settings.json",
