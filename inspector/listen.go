@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -163,15 +164,21 @@ func (s *Session) Listen(ctx context.Context, filter ListenFilter, o ListenOptio
 // whether the server acknowledged it.
 func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenOptions) (acked bool, err error) {
 	var idKeyVal atomic.Value // string: the request's idKey
+	var ackSeen atomic.Bool
 	ackCh := make(chan struct{}, 1)
 	remove := s.addNotificationHook(func(m *jsonrpc.Message) bool {
 		idKeyStr, _ := idKeyVal.Load().(string)
-		if m.Method != mcp.NotificationSubscriptionsAcknowledged || idKeyStr == "" {
+		if idKeyStr == "" {
 			return false
 		}
-		if sid := subscriptionID(m.Params); sid != idKeyStr && sid != "s:"+strings.TrimPrefix(idKeyStr, "n:") {
+		if sid := subscriptionID(m.Params); sid == "" || (sid != idKeyStr && sid != "s:"+strings.TrimPrefix(idKeyStr, "n:")) {
 			return false
 		}
+		if m.Method != mcp.NotificationSubscriptionsAcknowledged {
+			s.checkOnSubscription(m, filter, ackSeen.Load())
+			return false
+		}
+		ackSeen.Store(true)
 		var p struct {
 			Notifications ListenFilter `json:"notifications"`
 		}
@@ -199,6 +206,52 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 	default:
 	}
 	return acked, err
+}
+
+// checkOnSubscription warns about a notification that carries the id of a
+// subscription the server must not have sent on it: one before the
+// subscription's acknowledgement ("MUST NOT send any notification on the
+// subscription before it"), a change notification of a type, or for a
+// resource, that the filter did not ask for ("The server MUST NOT send
+// notification types the client has not explicitly requested"; spec
+// 2026-07-28: basic/patterns/subscriptions), or a request-scoped one
+// (log messages and progress belong to the stream of their request, spec
+// 2026-07-28: server/utilities/logging, "Per-request log level"). The
+// notification is shown all the same, after the warning.
+func (s *Session) checkOnSubscription(m *jsonrpc.Message, asked ListenFilter, acked bool) {
+	const spec = "spec 2026-07-28: basic/patterns/subscriptions"
+	if !acked {
+		s.warnOnce("listen early "+m.Method, "the server sent %s on a subscription before acknowledging it (notifications/subscriptions/acknowledged must come first, %s)", m.Method, spec)
+	}
+	var what string
+	switch m.Method {
+	case mcp.NotificationToolsListChanged:
+		if !asked.ToolsListChanged {
+			what = "tools list changes"
+		}
+	case mcp.NotificationPromptsListChanged:
+		if !asked.PromptsListChanged {
+			what = "prompts list changes"
+		}
+	case mcp.NotificationResourcesListChanged:
+		if !asked.ResourcesListChanged {
+			what = "resources list changes"
+		}
+	case mcp.NotificationResourcesUpdated:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if !slices.Contains(asked.ResourceSubscriptions, p.URI) {
+			what = "updates of " + rawjson.Excerpt(marshalRaw(p.URI), 80)
+		}
+	case mcp.NotificationMessage, mcp.NotificationProgress:
+		s.warnOnce("listen scoped "+m.Method, "the server sent %s on a subscription: it belongs on the response stream of the request it relates to, never on a subscriptions/listen stream (spec 2026-07-28: server/utilities/logging, basic/patterns/subscriptions)", m.Method)
+		return
+	}
+	if what != "" {
+		s.warnOnce("listen unasked "+m.Method, "the server sent %s on a subscription that did not ask for %s (the server must not send notification types the client has not requested, %s)", m.Method, what, spec)
+	}
 }
 
 // subscriptionID returns the idKey of params._meta's subscription id, or "".

@@ -476,6 +476,48 @@ func TestListenEnds(t *testing.T) {
 	}
 }
 
+// What a server must not send on a subscription is warned about, and
+// still shown: a notification before the acknowledgement, a type or a
+// resource the filter did not ask for, a request-scoped log message. What
+// was asked for, after the acknowledgement, draws no warning.
+func TestListenWarnsAboutWhatTheServerMustNotSend(t *testing.T) {
+	var delivered []string
+	var mu sync.Mutex
+	s, srv, w, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
+		OnNotification: func(m *jsonrpc.Message) { mu.Lock(); delivered = append(delivered, m.Method); mu.Unlock() },
+	})
+	openModern(t, s, srv)
+	filter := ListenFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"a://b"}}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Listen(context.Background(), filter, ListenOptions{}) }()
+	m := srv.nextRequest("subscriptions/listen")
+	sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.String() + `}`
+	other := `"_meta":{"io.modelcontextprotocol/subscriptionId":"someone-else"}`
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + sub + `}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{` + sub + `,"notifications":{"toolsListChanged":true,"resourceSubscriptions":["a://b"]}}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + sub + `}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{` + sub + `,"uri":"a://b"}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{` + other + `}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{` + sub + `}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{` + sub + `,"uri":"a://other"}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{` + sub + `,"level":"info","data":"x"}}`)
+	srv.reply(m, `{"resultType":"complete",`+sub+`}`)
+	if err := <-errc; err == nil {
+		t.Fatal("the graceful end was not reported")
+	}
+	w.expect("sent notifications/tools/list_changed on a subscription before acknowledging it")
+	w.expect("sent notifications/prompts/list_changed on a subscription that did not ask for prompts list changes")
+	w.expect(`sent notifications/resources/updated on a subscription that did not ask for updates of "a://other"`)
+	w.expect("without declaring the logging capability")
+	w.expect("sent notifications/message on a subscription: it belongs on the response stream of the request")
+	w.none()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(delivered) != 7 {
+		t.Errorf("delivered %q, want every notification but the acknowledgement", delivered)
+	}
+}
+
 // A task handle is polled with tasks/get, honouring pollIntervalMs, until
 // it ends; its inlined result is the call's result.
 func TestModernTaskPolling(t *testing.T) {
