@@ -119,6 +119,9 @@ type sessionDesc struct {
 	// era is legacy, auto or modern; eraSource names what chose it ("" for
 	// the default).
 	era, eraSource string
+	// held is set for a command through an open session (@NAME), whose
+	// connection to the server carries other commands' requests too.
+	held bool
 }
 
 // featuresDesc is what mcpx offers the server and does around the

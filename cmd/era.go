@@ -111,6 +111,7 @@ func lifecycle(d *connDesc, feats *inspector.ClientFeatures, onNote func(string)
 			LogLevel:        d.feat.logLevel,
 			Reason:          reason,
 			OnNote:          onNote,
+			Shared:          d.session.held,
 		}
 	}
 	chosenBy := "chosen with " + d.session.eraSource

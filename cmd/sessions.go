@@ -167,6 +167,7 @@ func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
 // inSession returns the session description for a command run through
 // the open session st: the session settled the era when it opened.
 func (d sessionDesc) inSession(st sessiond.Status) sessionDesc {
+	d.held = true
 	if st.Era == eraModern {
 		d.era, d.eraSource, d.protocolVersion = eraModern, "the session", st.ProtocolVersion
 	} else {

@@ -124,6 +124,16 @@ func (a *Auto) Stateless() bool {
 	return ok && st.Stateless()
 }
 
+// logsUnasked asks the era chosen (see Modern.logsUnasked).
+func (a *Auto) logsUnasked() bool {
+	l, probing := a.current()
+	if probing {
+		return false
+	}
+	u, ok := l.(logAsker)
+	return ok && u.logsUnasked()
+}
+
 // Open probes the server (or uses the cached era) and opens the session
 // in the era found.
 func (a *Auto) Open(ctx context.Context, s *Session) error {

@@ -740,6 +740,10 @@ func TestLogMessageWithoutLoggingCapability(t *testing.T) {
 					t.Errorf("%s %s: delivered %s", era, caps, m)
 				}
 			}
+			if era == "modern" {
+				// And no request asked for them (TestModernUnaskedLogMessage).
+				w.expect("though no request of mcpx's asked for one")
+			}
 			if caps == `{}` {
 				w.expect("the server sends log messages without declaring the logging capability")
 			}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -51,6 +52,13 @@ type Modern struct {
 	// OnNote tells the person what the lifecycle did on its own (a retry,
 	// an input round, a task's progress). Nil uses the session's notes.
 	OnNote func(string)
+	// Shared says the connection carries other clients' requests too (a
+	// command through a held session): a log message may be for one of
+	// theirs, so one no request of ours asked for is not warned about.
+	Shared bool
+
+	// askedLog is set once a request went out asking for log messages.
+	askedLog atomic.Bool
 
 	mu      sync.Mutex
 	version string
@@ -105,6 +113,14 @@ func (m *Modern) setVersion(v string) {
 	m.version = v
 	m.mu.Unlock()
 }
+
+// logsUnasked reports whether no request of this client's has asked for
+// log messages, so that a server sending one breaks the rule that "The
+// server MUST NOT emit notifications/message for a request that does not
+// include" io.modelcontextprotocol/logLevel (spec 2026-07-28:
+// server/utilities/logging, "Per-request log level"). On a shared
+// connection it cannot tell: false.
+func (m *Modern) logsUnasked() bool { return !m.Shared && !m.askedLog.Load() }
 
 // Stateless reports true: every request stands alone.
 func (m *Modern) Stateless() bool { return true }
@@ -331,6 +347,9 @@ func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessag
 		if !meta.Has(f.key) {
 			meta.Set(f.key, f.value)
 		}
+	}
+	if meta.Has(mcp.MetaLogLevel) {
+		m.askedLog.Store(true)
 	}
 	obj.Set("_meta", meta.Marshal())
 	return obj.Marshal(), nil

@@ -508,6 +508,7 @@ func TestListenWarnsAboutWhatTheServerMustNotSend(t *testing.T) {
 	w.expect("sent notifications/tools/list_changed on a subscription before acknowledging it")
 	w.expect("sent notifications/prompts/list_changed on a subscription that did not ask for prompts list changes")
 	w.expect(`sent notifications/resources/updated on a subscription that did not ask for updates of "a://other"`)
+	w.expect("sent a log message, though no request of mcpx's asked for one")
 	w.expect("without declaring the logging capability")
 	w.expect("sent notifications/message on a subscription: it belongs on the response stream of the request")
 	w.none()
@@ -515,6 +516,40 @@ func TestListenWarnsAboutWhatTheServerMustNotSend(t *testing.T) {
 	defer mu.Unlock()
 	if len(delivered) != 7 {
 		t.Errorf("delivered %q, want every notification but the acknowledgement", delivered)
+	}
+}
+
+// A log message when no request asked for one breaks a MUST of
+// 2026-07-28 and is warned about; one asked for (--log-level) is not, nor
+// one on a connection shared with other clients, who may have asked.
+func TestModernUnaskedLogMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		life *Modern
+		warn bool
+	}{
+		{"no level", &Modern{}, true},
+		{"--log-level", &Modern{LogLevel: "info"}, false},
+		{"held session", &Modern{Shared: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.life.OnNote = func(string) {}
+			s, srv, w, _ := newModernSession(t, tc.life, false, Options{})
+			openModern(t, s, srv)
+			ch := goCall(context.Background(), s, "tools/list", nil)
+			m := srv.nextRequest("tools/list")
+			srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
+			srv.reply(m, `{"resultType":"complete","tools":[]}`)
+			if r := result(t, ch); r.err != nil {
+				t.Fatal(r.err)
+			}
+			if tc.warn {
+				w.expect("sent a log message, though no request of mcpx's asked for one", "server/utilities/logging")
+			}
+			// The server declares no logging capability (discoverOK).
+			w.expect("without declaring the logging capability")
+			w.none()
+		})
 	}
 }
 

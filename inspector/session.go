@@ -693,6 +693,10 @@ func (s *Session) speaksModern() bool {
 
 // stateless reports whether the lifecycle sends requests in the
 // per-request style of 2026-07-28 (see Stateless).
+// logAsker is a lifecycle that knows whether log messages were asked for
+// per request (the 2026-07-28 era's).
+type logAsker interface{ logsUnasked() bool }
+
 func (s *Session) stateless() bool {
 	st, ok := s.life.(Stateless)
 	return ok && st.Stateless()
@@ -834,6 +838,9 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
 			s.warn("log message %s (spec server/utilities/logging)", p)
+		}
+		if la, ok := s.life.(logAsker); ok && la.logsUnasked() {
+			s.warnOnce("unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")
 		}
 		if info := s.Server(); info != nil && !info.Declares("logging") {
 			s.warnOnce("undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
