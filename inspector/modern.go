@@ -652,6 +652,13 @@ func (m *Modern) answerRound(ctx context.Context, s *Session, req *Request, res 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", req.Label(), err)
 	}
+	if len(ir.InputRequests) == 0 && ir.RequestState == nil {
+		// The retry would be the very request answered: "Servers MUST
+		// include at least one of inputRequests or requestState in every
+		// InputRequiredResult response" (spec 2026-07-28:
+		// basic/patterns/mrtr, "Server Requirements").
+		return nil, nil, fmt.Errorf("%s: the server answered input_required with neither input requests nor requestState, so a retry would repeat the same request (an InputRequiredResult must include at least one, spec 2026-07-28: basic/patterns/mrtr)", req.Label())
+	}
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
 		keys = append(keys, k)

@@ -242,6 +242,24 @@ func TestModernRoundsCapped(t *testing.T) {
 	}
 }
 
+// An input_required answer with neither input requests nor state leaves
+// nothing to retry with: it ends the call at once, saying so, instead of
+// sending the same request again round after round.
+func TestModernInputRequiredWithNothing(t *testing.T) {
+	for _, answer := range []string{`{"resultType":"input_required"}`, `{"resultType":"input_required","inputRequests":{}}`} {
+		s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+		openModern(t, s, srv)
+		ch := goCall(context.Background(), s, "resources/read", map[string]any{"uri": "a://b"})
+		srv.reply(srv.nextRequest("resources/read"), answer)
+		r := result(t, ch)
+		if r.err == nil || !strings.Contains(r.err.Error(), "neither input requests nor requestState") {
+			t.Fatalf("%s: err %v", answer, r.err)
+		}
+		srv.quietUntil(mark(t, s))
+		s.Close()
+	}
+}
+
 func TestModernResultTypes(t *testing.T) {
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
 	openModern(t, s, srv)
