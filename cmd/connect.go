@@ -248,6 +248,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		Handlers:        c.feats.HandlersFor(life),
 		OnNotification:  c.onNotification,
 		OnServerRequest: c.console.ServerRequest,
+		OnInputRequest:  c.console.InputRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
 		OnLateProgress:  onLate,

@@ -576,6 +576,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		Handlers:        d.Handlers(c.feats.HandlersFor(life)),
 		OnNotification:  d.OnNotification,
 		OnServerRequest: c.console.ServerRequest,
+		OnInputRequest:  c.console.InputRequest,
 		OnWarning:       c.console.Warn,
 		OnNote:          onNote,
 		// A new session with the server is news to every attached

@@ -768,15 +768,21 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 				}
 			}
 		}
-		if s.opts.OnServerRequest != nil {
-			s.opts.OnServerRequest(msg, result, rpcErr)
+		show := s.opts.OnInputRequest
+		if show == nil {
+			show = s.opts.OnServerRequest
+		}
+		if show != nil {
+			show(msg, result, rpcErr)
 		}
 		after.run()
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		if rpcErr != nil {
-			failed[k] = rpcErr
+			// mcpx's own refusal, which never reaches the server: not a
+			// *jsonrpc.Error, which would read as the server's.
+			failed[k] = errors.New(rpcErr.Message)
 			continue
 		}
 		if len(result) == 0 {

@@ -195,10 +195,13 @@ func TestModernDeclinedSampling(t *testing.T) {
 	var mu sync.Mutex
 	s, srv, _, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
 		Handlers: map[string]RequestHandler{mcp.MethodSamplingCreateMessage: Adapt(smp.Handle)},
-		OnServerRequest: func(req *jsonrpc.Message, res json.RawMessage, err *jsonrpc.Error) {
+		OnInputRequest: func(req *jsonrpc.Message, res json.RawMessage, err *jsonrpc.Error) {
 			mu.Lock()
 			shown = append(shown, fmt.Sprintf("%s %s %v", req.Method, res, err))
 			mu.Unlock()
+		},
+		OnServerRequest: func(req *jsonrpc.Message, res json.RawMessage, err *jsonrpc.Error) {
+			t.Errorf("an input request shown as a server request: %s", req.Method)
 		},
 	})
 	openModern(t, s, srv)
@@ -212,6 +215,9 @@ func TestModernDeclinedSampling(t *testing.T) {
 	srv.reply(retry, round)
 	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `asked again for input "llm"`) || !strings.Contains(r.err.Error(), "User rejected sampling request") {
 		t.Errorf("err %v", r.err)
+	} else if strings.Contains(r.err.Error(), "server error") || errors.As(r.err, new(*jsonrpc.Error)) {
+		// The refusal is mcpx's; the server never saw it.
+		t.Errorf("err %v reads as the server's", r.err)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -48,6 +48,13 @@ type Options struct {
 	// OnServerRequest is told about each server-to-client request and the
 	// answer we sent, for display.
 	OnServerRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
+	// OnInputRequest is told about each input request of the 2026-07-28
+	// era (embedded in an input_required result, or a task's) and mcpx's
+	// answer, which goes out in the retry's inputResponses (or
+	// tasks/update). With err set there is no answer: the request is left
+	// out and nothing is sent for it, no error either. Nil uses
+	// OnServerRequest.
+	OnInputRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
 	// OnWarning receives protocol warnings: frames that are not JSON-RPC,
 	// responses nobody waits for, and other departures from the spec.
 	OnWarning func(string)

@@ -212,16 +212,33 @@ func (c *Console) Notification(m *jsonrpc.Message) {
 // ServerRequest prints a server-to-client request and the answer sent, one
 // line each (the full messages are on --wire).
 func (c *Console) ServerRequest(req *jsonrpc.Message, result json.RawMessage, rpcErr *jsonrpc.Error) {
+	c.request(req, "→ answered: ", SummarizeAnswer(req.Method, result, rpcErr))
+}
+
+// InputRequest prints an input request of the 2026-07-28 era (embedded in
+// an input_required result or a task) and mcpx's answer, as ServerRequest
+// does. One mcpx gave no answer to (declined, not declared) is said to be
+// left out of inputResponses: no error goes to the server, unlike a
+// refused server request's.
+func (c *Console) InputRequest(req *jsonrpc.Message, result json.RawMessage, rpcErr *jsonrpc.Error) {
+	if rpcErr != nil {
+		c.request(req, "→ not answered (left out of inputResponses): ", EscapeLine(rpcErr.Message))
+		return
+	}
+	c.ServerRequest(req, result, nil)
+}
+
+// request prints a request's line and its outcome's.
+func (c *Console) request(req *jsonrpc.Message, verdict, answer string) {
 	line := c.st.key("server request") + " " + methodText(req.Method)
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum
 	}
-	answer := SummarizeAnswer(req.Method, result, rpcErr)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
 	fmt.Fprintln(c.w, line)
-	fmt.Fprintln(c.w, "  "+c.st.dim("→ answered: ")+answer)
+	fmt.Fprintln(c.w, "  "+c.st.dim(verdict)+answer)
 	c.drawStatus()
 }
 

@@ -368,6 +368,12 @@ func TestConsoleLines(t *testing.T) {
 		{"server request", func(c *Console) {
 			c.ServerRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"})
 		}, []string{"server request roots/list", "error", "no"}},
+		{"input request left out", func(c *Console) {
+			c.InputRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "not declared\u001b"})
+		}, []string{"server request roots/list", "→ not answered (left out of inputResponses): not declared\\x1b"}},
+		{"input request answered", func(c *Console) {
+			c.InputRequest(&jsonrpc.Message{Method: "roots/list"}, json.RawMessage(`{"roots":[]}`), nil)
+		}, []string{"server request roots/list", "→ answered: "}},
 		{"wire send", func(c *Console) {
 			c.Wire(ts, transport.Outgoing, transport.Frame{Data: []byte(`{"x":"\u001b"}` + "\x1b")})
 		}, []string{"03:04:05.006", "send", `{"x":"\u001b"}\x1b`}},
