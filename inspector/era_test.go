@@ -29,7 +29,7 @@ func openEra(t *testing.T, era, caps string, opts Options) (*Session, *fakeServe
 	errc := make(chan error, 1)
 	go func() { errc <- s.life.Open(context.Background(), s) }()
 	if era == "modern" {
-		srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2026-07-28"],"capabilities":`+caps+`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}`)
+		srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2026-07-28"],"ttlMs":0,"cacheScope":"public","capabilities":`+caps+`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}`)
 	} else {
 		srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"fake","version":"1"}}`)
 		if n := srv.next(); n.Method != "notifications/initialized" {

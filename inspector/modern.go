@@ -162,6 +162,9 @@ func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error
 	if err := m.adopt(d, raw); err != nil {
 		return err
 	}
+	// Checked here, once it is a DiscoverResult: hints missing from an
+	// answer that is not one (a probe's) would be beside the point.
+	m.checkCacheHints(s, mcp.MethodDiscover, raw)
 	if v := m.currentVersion(); !slices.Contains(mcp.ModernVersions, v) {
 		// The version asked for, which mcpx does not know: the server
 		// says it speaks it, and the person wanted to see that (as a
@@ -587,6 +590,9 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		rt, shown := resultType(res)
 		switch rt {
 		case mcp.ResultComplete:
+			if req.Method != mcp.MethodDiscover { // (see open)
+				m.checkCacheHints(s, req.Method, res)
+			}
 			return res, nil
 		case mcp.ResultInputRequired:
 			if !mrtrMethods[req.Method] {
@@ -608,6 +614,34 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 			return nil, fmt.Errorf("%s: the server answered with resultType %s, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), shown)
 		}
 	}
+}
+
+// cacheableMethods are the requests whose complete results carry caching
+// hints (spec 2026-07-28: server/utilities/caching, "Cacheable Results").
+var cacheableMethods = map[string]bool{
+	mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodPromptsList: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+}
+
+// checkCacheHints warns, once a session, about a complete result of a
+// cacheable request without ttlMs or cacheScope: "Servers MUST include
+// caching hints" on them (spec 2026-07-28: server/utilities/caching,
+// "Cacheable Results"). Only the two members are looked for: a list of
+// thousands of items is not decoded for it.
+func (m *Modern) checkCacheHints(s *Session, method string, res json.RawMessage) {
+	if !cacheableMethods[method] {
+		return
+	}
+	var missing []string
+	for _, name := range []string{"ttlMs", "cacheScope"} {
+		if rawjson.Member(res, name) == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	s.warnOnce("cache hints", "the server's %s result has no %s: servers must include caching hints on it (spec 2026-07-28: server/utilities/caching, \"Cacheable Results\"); taken as stale at once", method, strings.Join(missing, " or "))
 }
 
 // InputRequired is an InputRequiredResult (spec 2026-07-28:

@@ -563,7 +563,7 @@ func TestModernUnaskedLogMessage(t *testing.T) {
 			ch := goCall(context.Background(), s, "tools/list", nil)
 			m := srv.nextRequest("tools/list")
 			srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
-			srv.reply(m, `{"resultType":"complete","tools":[]}`)
+			srv.reply(m, `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}`)
 			if r := result(t, ch); r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -575,6 +575,41 @@ func TestModernUnaskedLogMessage(t *testing.T) {
 			w.none()
 		})
 	}
+}
+
+// A cacheable result without caching hints breaks a MUST of 2026-07-28:
+// warned about once a session, naming what is missing. Results of other
+// requests need none.
+func TestModernCacheHintsMissing(t *testing.T) {
+	s, srv, w, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+	openModern(t, s, srv) // discoverOK has both
+	w.none()
+	ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
+	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"complete","content":[]}`)
+	if r := result(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	w.none()
+	for _, answer := range []string{`{"resultType":"complete","ttlMs":5,"tools":[]}`, `{"resultType":"complete","tools":[]}`} {
+		ch = goCall(context.Background(), s, "tools/list", nil)
+		srv.reply(srv.nextRequest("tools/list"), answer)
+		if r := result(t, ch); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	w.expect("the server's tools/list result has no cacheScope", "server/utilities/caching")
+	w.none() // once
+
+	// server/discover's, once it is a DiscoverResult.
+	s, srv, w, _ = newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{})
+	errc := make(chan error, 1)
+	go func() { errc <- s.life.Open(context.Background(), s) }()
+	srv.reply(srv.nextRequest("server/discover"), `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}`)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	w.expect("the server's server/discover result has no ttlMs or cacheScope")
+	w.none()
 }
 
 // A task handle is polled with tasks/get, honouring pollIntervalMs, until
@@ -776,7 +811,7 @@ func TestModernUnknownVersionAccepted(t *testing.T) {
 	s, srv, w, _ := newModernSession(t, &Modern{ProtocolVersion: "2099-01-01"}, false, Options{})
 	errc := make(chan error, 1)
 	go func() { errc <- s.life.Open(context.Background(), s) }()
-	srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2099-01-01"],"capabilities":{}}`)
+	srv.reply(srv.nextRequest("server/discover"), `{"supportedVersions":["2099-01-01"],"capabilities":{},"ttlMs":0,"cacheScope":"public"}`)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}

@@ -717,8 +717,8 @@ func learnToolHeaders(result json.RawMessage, into map[string][]mcp.HeaderParam)
 // synthesizeDiscover makes a server/discover result for a stateless-era
 // recording without one (a proxy recorded a client that never asked):
 // the versions the client declared, the capabilities its requests imply,
-// and the server's identity from a result's _meta (spec 2026-07-28:
-// server/discover).
+// the server's identity from a result's _meta (spec 2026-07-28:
+// server/discover), and caching hints.
 func synthesizeDiscover(sc *script) []byte {
 	versions := []string{}
 	caps := map[string]any{}
@@ -736,7 +736,11 @@ func synthesizeDiscover(sc *script) []byte {
 			caps["completions"] = map[string]any{}
 		}
 	}
-	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps}
+	// The caching hints a server must include (spec 2026-07-28:
+	// server/utilities/caching, "Cacheable Results"): nothing is known,
+	// so stale at once, and for this caller only.
+	result := map[string]any{"resultType": "complete", "supportedVersions": versions, "capabilities": caps,
+		"ttlMs": 0, "cacheScope": "private"}
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
 			if o.isStderr || o.end {

@@ -324,11 +324,11 @@ func (f *Faults) modern(w http.ResponseWriter, r *http.Request, fault string, re
 			answer(resultMsg(req.ID, `{"resultType":"complete","supportedVersions":"2026-07-28","capabilities":[]}`))
 			return
 		}
-		answer(resultMsg(req.ID, `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},`+
+		answer(resultMsg(req.ID, `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public",`+
 			`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"faults","version":"0.1"}}}`))
 		return
 	case "tools/list":
-		answer(resultMsg(req.ID, `{"resultType":"complete","tools":[`+faultTools+`]}`))
+		answer(resultMsg(req.ID, `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[`+faultTools+`]}`))
 		return
 	case "tools/call":
 	default:

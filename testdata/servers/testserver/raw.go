@@ -179,6 +179,8 @@ func (s *rawServer) handle(m rawMsg) {
 			"supportedVersions": []string{"2026-07-28"},
 			"capabilities":      map[string]any{"tools": map[string]any{}},
 			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "testserver-" + s.mode, "version": "0.0.1"}},
+			"ttlMs":             0,
+			"cacheScope":        "public",
 		})
 	case "ping":
 		s.reply(m.ID, map[string]any{})
@@ -209,6 +211,11 @@ func (s *rawServer) handle(m rawMsg) {
 		}
 		if strings.HasPrefix(s.mode, "pages-") {
 			s.pagesList(m)
+			return
+		}
+		if strings.HasPrefix(s.mode, "modern-") {
+			// A 2026-07-28 server's caching hints (server/utilities/caching).
+			s.reply(m.ID, map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "public", "tools": []any{echoTool}})
 			return
 		}
 		s.reply(m.ID, map[string]any{"tools": []any{echoTool}})

@@ -136,6 +136,14 @@ func runSkills(mode string, in io.Reader) error {
 		reply := func(result map[string]any) {
 			if modern {
 				result["resultType"] = "complete"
+				// The caching hints a 2026-07-28 server must include
+				// (server/utilities/caching, "Cacheable Results").
+				switch m.Method {
+				case "server/discover", "resources/list", "resources/read", "resources/templates/list":
+					if _, ok := result["ttlMs"]; !ok {
+						result["ttlMs"], result["cacheScope"] = 0, "private"
+					}
+				}
 			}
 			b, _ := json.Marshal(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(result)})
 			_, _ = out.Write(append(b, '\n'))
