@@ -193,6 +193,13 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 		return true
 	})
 	defer remove()
+	// (Deferred after remove, so it runs first: no acknowledgement falls
+	// between the two.)
+	defer func() {
+		if k, _ := idKeyVal.Load().(string); k != "" {
+			s.endSubscription(k)
+		}
+	}()
 	params := map[string]any{"notifications": filter}
 	// The id is known before the request is sent, so the hook can match
 	// the acknowledgement that may come before anything else.
@@ -252,6 +259,45 @@ func (s *Session) checkOnSubscription(m *jsonrpc.Message, asked ListenFilter, ac
 	if what != "" {
 		s.warnOnce("listen unasked "+m.Method, "the server sent %s on a subscription that did not ask for %s (the server must not send notification types the client has not requested, %s)", m.Method, what, spec)
 	}
+}
+
+// maxEndedSubs bounds the subscriptions a session remembers as ended.
+const maxEndedSubs = 64
+
+// endSubscription remembers that the subscription of request idKey ended,
+// so that its acknowledgement, should the server send it only now (it
+// was on its way when the subscription was cancelled), is not shown as a
+// notification of its own: no one listens for it any more.
+func (s *Session) endSubscription(idKey string) {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	if len(s.endedSubs) >= maxEndedSubs {
+		s.endedSubs = slices.Delete(s.endedSubs, 0, 1)
+	}
+	s.endedSubs = append(s.endedSubs, idKey)
+}
+
+// subscriptionEnded reports whether params carry the id of a
+// subscription that ended (see endSubscription).
+func (s *Session) subscriptionEnded(params json.RawMessage) bool {
+	s.hookMu.Lock()
+	none := len(s.endedSubs) == 0
+	s.hookMu.Unlock()
+	if none {
+		return false
+	}
+	sid := subscriptionID(params)
+	if sid == "" {
+		return false
+	}
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	for _, k := range s.endedSubs {
+		if sid == k || sid == "s:"+strings.TrimPrefix(k, "n:") {
+			return true
+		}
+	}
+	return false
 }
 
 // subscriptionID returns the idKey of params._meta's subscription id, or "".

@@ -612,6 +612,40 @@ func TestModernCacheHintsMissing(t *testing.T) {
 	w.none()
 }
 
+// The acknowledgement of a subscription mcpx ended before the server
+// acknowledged it (the REPL listening again with a new filter) is not
+// shown as a notification; what the server sent on it is.
+func TestListenLateAcknowledgement(t *testing.T) {
+	got := make(chan string, 8)
+	s, srv, w, _ := newModernSession(t, &Modern{OnNote: func(string) {}}, false, Options{
+		OnNotification: func(m *jsonrpc.Message) { got <- m.Method + " " + string(m.Params) },
+	})
+	openModern(t, s, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Listen(ctx, ListenFilter{ToolsListChanged: true}, ListenOptions{}) }()
+	m := srv.nextRequest("subscriptions/listen")
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.next(); n.Method != "notifications/cancelled" {
+		t.Fatalf("sent %s", n.Raw)
+	}
+	sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.String() + `}`
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{` + sub + `,"notifications":{"toolsListChanged":true}}}`)
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + sub + `}}`)
+	if n := recv(t, got); !strings.HasPrefix(n, "notifications/tools/list_changed") {
+		t.Errorf("delivered %s first", n)
+	}
+	// Another subscription's acknowledgement nobody waits for is shown.
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"other"},"notifications":{}}}`)
+	if n := recv(t, got); !strings.HasPrefix(n, "notifications/subscriptions/acknowledged") {
+		t.Errorf("delivered %s", n)
+	}
+	w.none()
+}
+
 // A task handle is polled with tasks/get, honouring pollIntervalMs, until
 // it ends; its inlined result is the call's result.
 func TestModernTaskPolling(t *testing.T) {

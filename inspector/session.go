@@ -128,7 +128,10 @@ type Session struct {
 
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
-	hookID int
+	// endedSubs are the idKeys of the latest subscriptions that ended
+	// (see endSubscription), under hookMu.
+	endedSubs []string
+	hookID    int
 
 	tools toolCache // tools/list as last listed in full
 	// prompts is prompts/list as last listed in full, which checking a
@@ -865,6 +868,11 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				s.peer.End(jsonrpc.RawID(p.RequestID), &ServerCancelledError{Reason: p.Reason})
 			}
 		}
+	}
+	if m.Method == mcp.NotificationSubscriptionsAcknowledged && s.subscriptionEnded(m.Params) {
+		// A subscription mcpx ended before the server acknowledged it
+		// (the REPL listens again with a new filter): old news.
+		return
 	}
 	s.hookMu.Lock()
 	hooks := make([]func(*jsonrpc.Message) bool, 0, len(s.hooks))
