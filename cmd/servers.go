@@ -99,8 +99,8 @@ func (e *env) namedBeforeRun(c *cobra.Command) error {
 }
 
 // serversEnv is what the servers package knows of this machine: the
-// home directory as os.UserHomeDir finds it, the working directory as the
-// workspace, and mcpx's environment.
+// home directory as os.UserHomeDir finds it, the working directory and the
+// project it is in (the workspace), and mcpx's environment.
 func (e *env) serversEnv() (*servers.Env, error) {
 	home := e.ios.Getenv("HOME")
 	switch runtime.GOOS {
@@ -116,7 +116,9 @@ func (e *env) serversEnv() (*servers.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the working directory (the workspace of project files): %w", err)
 	}
-	return &servers.Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, LookupEnv: e.ios.lookupEnv}, nil
+	senv := &servers.Env{GOOS: runtime.GOOS, Home: home, Dir: wd, LookupEnv: e.ios.lookupEnv}
+	senv.Workspace = servers.ProjectRoot(senv, wd)
+	return senv, nil
 }
 
 // loadServers reads every configuration file. Nothing is started.

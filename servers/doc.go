@@ -23,7 +23,10 @@
 // name defined in more than one file (SOURCE:NAME). CONFIG is the user
 // configuration directory: $XDG_CONFIG_HOME or ~/.config on Linux,
 // ~/Library/Application Support on macOS, %APPDATA% on Windows. WORKSPACE
-// is Env.Workspace.
+// is each directory from Env.Dir up to Env.Workspace, the project's root
+// (ProjectRoot: the nearest with .git): of a project file, the nearest
+// one is read, and Codex's are all read, the closest winning; Claude
+// Code's local scope is the entry of the nearest that has one.
 //
 //	ID                   file                                         servers in
 //	mcpx                 $MCPX_CONFIG_DIR or CONFIG/mcpx, servers.json mcpServers

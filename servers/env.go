@@ -2,6 +2,7 @@ package servers
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -17,12 +18,18 @@ type Env struct {
 	GOOS string
 	// Home is the person's home directory.
 	Home string
-	// Workspace is the project directory: where project files
-	// (.vscode/mcp.json, .mcp.json…) are looked for, what
-	// ${workspaceFolder} means, the key of Claude Code's per-project
-	// entries, and where relative cwd and envFile paths start. "" reads
-	// no project file.
+	// Workspace is the project directory, the root of the project Dir
+	// is in (ProjectRoot): the top of the directories project files
+	// (.vscode/mcp.json, .mcp.json…) are looked for in, and what
+	// ${workspaceFolder} means and where relative cwd and envFile paths
+	// start for a server of a file that belongs to no project (a user
+	// file). "" reads no project file.
 	Workspace string
+	// Dir is the working directory: Workspace or a directory below it.
+	// Project files are looked for in every directory from Workspace
+	// down to Dir, as the applications do when that project is open
+	// (see locations). "" is Workspace.
+	Dir string
 	// LookupEnv reads an environment variable and says whether it is set,
 	// as os.LookupEnv does (XDG_CONFIG_HOME, APPDATA, CODEX_HOME,
 	// GEMINI_CLI_HOME, CLAUDE_CONFIG_DIR, MCPX_CONFIG_DIR, and the
@@ -51,8 +58,19 @@ type osFS struct{}
 // ReadFile reads a regular file of bounded size (see readFile).
 func (osFS) ReadFile(name string) ([]byte, error) { return readFile(name) }
 
+// Stat tells whether name exists (statFS).
+func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+// statFS is a FileSystem that can tell that a path exists without reading
+// it: ProjectRoot looks for .git, a directory or a file. A FileSystem
+// without Stat finds no project root.
+type statFS interface {
+	Stat(name string) (fs.FileInfo, error)
+}
+
 // OSEnv is the environment of this process: its GOOS, home directory,
-// working directory (as the workspace) and environment variables.
+// working directory (Dir), the project it is in (Workspace, see
+// ProjectRoot) and environment variables.
 func OSEnv() (*Env, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -62,7 +80,79 @@ func OSEnv() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{GOOS: runtime.GOOS, Home: home, Workspace: wd, LookupEnv: os.LookupEnv, FS: osFS{}}, nil
+	e := &Env{GOOS: runtime.GOOS, Home: home, Dir: wd, LookupEnv: os.LookupEnv, FS: osFS{}}
+	e.Workspace = ProjectRoot(e, wd)
+	return e, nil
+}
+
+// ProjectRoot is the root of the project that dir is in, as the
+// applications find it when they open a project: the nearest of dir and
+// its parents that holds a .git entry — a directory, or the file that
+// stands for it in a worktree or a submodule (Codex's default
+// project_root_markers, https://developers.openai.com/codex/config-basic,
+// "Configuration precedence"; VS Code, Cursor and Zed open the
+// repository's folder). The search costs one stat a directory, and stops
+// below the home directory and below the file system's root: a home
+// directory kept in git (dotfiles) would otherwise make every directory
+// under it one project. Without a .git, dir is its own project.
+func ProjectRoot(e *Env, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	sfs, ok := e.fs().(statFS)
+	if !ok {
+		return dir
+	}
+	for d := dir; ; {
+		if _, err := sfs.Stat(e.join(d, ".git")); err == nil {
+			return d
+		}
+		p := e.parent(d)
+		if e.samePath(d, e.Home) || p == "" || e.samePath(p, e.Home) {
+			return dir
+		}
+		d = p
+	}
+}
+
+// parent is the directory that holds p, "" when p is a root or its
+// parent is one (/, C:\, \\server\share), or p is not absolute.
+func (e *Env) parent(p string) string {
+	if !e.isAbs(p) {
+		return ""
+	}
+	s := p
+	if e.windows() {
+		s = strings.ReplaceAll(s, `\`, "/")
+	}
+	s = strings.TrimRight(s, "/")
+	i := strings.LastIndex(s, "/")
+	if i <= 0 {
+		return ""
+	}
+	up := s[:i]
+	if e.windows() && (len(up) <= 2 || strings.HasPrefix(s, "//") && strings.Count(up, "/") < 4) {
+		return ""
+	}
+	return e.join(up)
+}
+
+// projectDirs are the directories project files are looked for in,
+// nearest to Dir first: Dir and its parents up to Workspace. It is
+// Workspace alone when Dir is "" or not below it, and nothing without a
+// workspace.
+func (e *Env) projectDirs() []string {
+	if e.Workspace == "" {
+		return nil
+	}
+	var out []string
+	for d := e.Dir; d != ""; d = e.parent(d) {
+		out = append(out, d)
+		if e.samePath(d, e.Workspace) {
+			return out
+		}
+	}
+	return []string{e.Workspace}
 }
 
 // getenv is the value of a variable, "" when it is unset.

@@ -21,6 +21,17 @@ func (m mapFS) ReadFile(name string) ([]byte, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
+// Stat finds a file of m, or a directory: the start of a file's path.
+// Only whether it exists is used (ProjectRoot), so no FileInfo is given.
+func (m mapFS) Stat(name string) (fs.FileInfo, error) {
+	for k := range m {
+		if k == name || strings.HasPrefix(k, name+"/") || strings.HasPrefix(k, name+`\`) {
+			return nil, nil
+		}
+	}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+}
+
 // linuxEnv is Ada's Linux machine, working in ~/proj.
 func linuxEnv(files mapFS, vars map[string]string) *Env {
 	return &Env{GOOS: "linux", Home: "/home/ada", Workspace: "/home/ada/proj",

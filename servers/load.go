@@ -50,11 +50,18 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	// tens of megabytes: it is read and parsed once.
 	docs := map[string]*jsonDoc{}
 	var rules []nameRules
+	// taken are the IDs of the project files of which the nearest was
+	// found; defined, the names each layer of a layered one defined.
+	taken := map[string]bool{}
+	defined := map[string]map[string]bool{}
+	claude := claudeDirs{project: env.Workspace, local: env.Workspace}
 	for _, l := range env.locations() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f := File{Source: l.Source}
+		if l.nearest && taken[l.ID] {
+			continue
+		}
 		var data []byte
 		var err error
 		doc := docs[l.Path]
@@ -65,8 +72,21 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 			doc = &jsonDoc{data: data, readErr: err}
 			docs[l.Path] = doc
 		}
+		missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+		if l.nearest && !missing {
+			// The application reads this one, even if it cannot.
+			taken[l.ID] = true
+			if l.ID == "claude-code-project" {
+				claude.project = l.Workspace
+			}
+		}
+		if err == nil && slices.Contains(l.servers, workspaceKey) {
+			l.Workspace = claudeLocal(env, doc, l.Workspace)
+			claude.local = l.Workspace
+		}
+		f := File{Source: l.Source}
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			if !missing {
 				c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: "cannot be read: " + bareError(err), Unread: true})
 			}
 			c.Files = append(c.Files, f)
@@ -77,6 +97,9 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		var warns []Warning
 		if l.toml {
 			list, warns = readTOML(l, data)
+			if l.layered {
+				list = hideNearer(list, defined, l.ID)
+			}
 		} else {
 			var r *nameRules
 			list, warns, r = readJSON(env, l, doc)
@@ -97,7 +120,7 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	r, w := geminiEnablement(env)
 	rules = append(rules, r)
 	c.Warnings = append(c.Warnings, w...)
-	rules = append(rules, claudeCodeRules(env, docs)...)
+	rules = append(rules, claudeCodeRules(env, claude, docs)...)
 	applyNameRules(c.Servers, rules)
 	sort.SliceStable(c.Servers, func(i, j int) bool {
 		a, b := c.Servers[i], c.Servers[j]
@@ -110,6 +133,43 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		return a.Source.rank() < b.Source.rank()
 	})
 	return c, nil
+}
+
+// hideNearer drops from list, a layer of a layered project file read
+// nearest first, the servers a nearer layer of id defined, and notes the
+// names the others define.
+func hideNearer(list []*Server, defined map[string]map[string]bool, id string) []*Server {
+	seen := defined[id]
+	if seen == nil {
+		seen = map[string]bool{}
+		defined[id] = seen
+	}
+	list = slices.DeleteFunc(list, func(s *Server) bool { return seen[s.Name] })
+	for _, s := range list {
+		seen[s.Name] = true
+	}
+	return list
+}
+
+// claudeDirs are the directories of Claude Code's project: the one whose
+// .mcp.json is read (where its .claude/settings.json is), and the one
+// whose entry of ~/.claude.json is its local scope.
+type claudeDirs struct{ project, local string }
+
+// claudeLocal is the project directory whose entry of ~/.claude.json's
+// projects is the local scope: the nearest to the working directory of
+// env.projectDirs that has one, else def.
+func claudeLocal(env *Env, doc *jsonDoc, def string) string {
+	_, v, err := doc.parse()
+	if err != nil {
+		return def
+	}
+	for _, d := range env.projectDirs() {
+		if findPath(env, d, v, []string{"projects", workspaceKey}) != nil {
+			return d
+		}
+	}
+	return def
 }
 
 // bareError drops the path an *fs.PathError repeats.
@@ -177,7 +237,7 @@ type nameRules struct {
 // Claude Code keeps as that entry's disabledMcpServers (not documented;
 // seen in its files). The lists are merged, as Claude Code merges array
 // settings.
-func claudeCodeRules(env *Env, docs map[string]*jsonDoc) []nameRules {
+func claudeCodeRules(env *Env, claude claudeDirs, docs map[string]*jsonDoc) []nameRules {
 	if env.Workspace == "" {
 		return nil
 	}
@@ -186,19 +246,19 @@ func claudeCodeRules(env *Env, docs map[string]*jsonDoc) []nameRules {
 		dir, claudeJSON = d, env.join(d, ".claude.json")
 	}
 	rejected := nameRules{kind: KindClaudeCode, scope: ScopeProject}
-	for _, p := range []string{env.join(dir, "settings.json"), env.join(env.Workspace, ".claude", "settings.json"),
-		env.join(env.Workspace, ".claude", "settings.local.json")} {
-		rejected.excluded = append(rejected.excluded, docList(env, docs, p, []string{"disabledMcpjsonServers"})...)
+	for _, p := range []string{env.join(dir, "settings.json"), env.join(claude.project, ".claude", "settings.json"),
+		env.join(claude.project, ".claude", "settings.local.json")} {
+		rejected.excluded = append(rejected.excluded, docList(env, "", docs, p, []string{"disabledMcpjsonServers"})...)
 	}
-	rejected.excluded = append(rejected.excluded, docList(env, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpjsonServers"})...)
-	off := nameRules{kind: KindClaudeCode, excluded: docList(env, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpServers"})}
+	rejected.excluded = append(rejected.excluded, docList(env, claude.local, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpjsonServers"})...)
+	off := nameRules{kind: KindClaudeCode, excluded: docList(env, claude.local, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpServers"})}
 	return []nameRules{rejected, off}
 }
 
 // docList is the list of strings at keys in the JSON file at path, read
-// and parsed through docs once; nil when the file, the keys or the list
-// are not there.
-func docList(env *Env, docs map[string]*jsonDoc, path string, keys []string) []string {
+// and parsed through docs once (workspaceKey stands for ws's entry); nil
+// when the file, the keys or the list are not there.
+func docList(env *Env, ws string, docs map[string]*jsonDoc, path string, keys []string) []string {
 	doc := docs[path]
 	if doc == nil {
 		data, err := env.fs().ReadFile(path)
@@ -212,7 +272,7 @@ func docList(env *Env, docs map[string]*jsonDoc, path string, keys []string) []s
 	if err != nil {
 		return nil
 	}
-	n := findPath(env, v, keys)
+	n := findPath(env, ws, v, keys)
 	if n == nil {
 		return nil
 	}
@@ -322,7 +382,7 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRu
 			if keys == nil {
 				return nil
 			}
-			ev := findPath(env, v, keys)
+			ev := findPath(env, l.Workspace, v, keys)
 			if ev == nil {
 				return nil
 			}
@@ -344,7 +404,7 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRu
 			}
 		}
 	}
-	obj := findPath(env, v, l.servers)
+	obj := findPath(env, l.Workspace, v, l.servers)
 	if obj == nil {
 		return nil, warns, rules
 	}
@@ -354,7 +414,7 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRu
 	var inputs map[string]Input
 	if l.inputs != nil {
 		var w []Warning
-		inputs, w = readInputs(l, data, std, findPath(env, v, l.inputs))
+		inputs, w = readInputs(l, data, std, findPath(env, l.Workspace, v, l.inputs))
 		warns = append(warns, w...)
 	}
 
@@ -406,9 +466,8 @@ func decode(b []byte, v any) error {
 }
 
 // findPath follows keys from v; workspaceKey matches the project entry of
-// env.Workspace. nil when a key is missing or a value on the way is not
-// an object.
-func findPath(env *Env, v *jsonNode, keys []string) *jsonNode {
+// ws. nil when a key is missing or a value on the way is not an object.
+func findPath(env *Env, ws string, v *jsonNode, keys []string) *jsonNode {
 	for _, k := range keys {
 		if !v.object {
 			return nil
@@ -416,7 +475,7 @@ func findPath(env *Env, v *jsonNode, keys []string) *jsonNode {
 		var next *jsonNode
 		for i := range v.members {
 			name := v.members[i].name
-			if name == k || (k == workspaceKey && env.samePath(name, env.Workspace)) {
+			if name == k || (k == workspaceKey && env.samePath(name, ws)) {
 				next = &v.members[i].value // the last one wins, as in JSON decoders
 			}
 		}

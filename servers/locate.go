@@ -19,14 +19,25 @@ type location struct {
 	// excluded and allowed are the paths to Gemini's lists of the server
 	// names not to connect to and of the only ones to connect to.
 	excluded, allowed []string
+	// nearest: the location is one of an application's project files,
+	// one a directory from the working directory up to the project root,
+	// listed nearest first, and only the first one found is read.
+	// layered: every one is read, and a server defined in a nearer one
+	// hides the farther ones' of its name (Codex).
+	nearest, layered bool
 }
 
 const workspaceKey = "\x00workspace"
 
-// locations lists where e's definitions live, in listing order. Project
-// locations are left out when e has no workspace, and a location whose
-// file is another location's (a workspace that is the home directory) is
-// listed once.
+// locations lists where e's definitions live, in listing order. A
+// project file is looked for in each of e.projectDirs, nearest first,
+// under one source ID: the applications that read one project file read
+// the one of the project they open, which is the nearest to the working
+// directory that has one (a sub-project opened on its own, like the
+// repository around it, sees its own file), and Codex reads them all.
+// Project locations are left out when e has no workspace, and a location
+// whose file is another location's (a workspace that is the home
+// directory) is listed once.
 func (e *Env) locations() []location {
 	cfg := e.userConfigDir()
 	var out []location
@@ -41,11 +52,14 @@ func (e *Env) locations() []location {
 		}
 		out = append(out, l)
 	}
-	ws := func(elem ...string) string {
-		if e.Workspace == "" {
-			return ""
+	dirs := e.projectDirs()
+	// project adds l for each project directory, its file at elem there.
+	project := func(l location, elem ...string) {
+		for _, d := range dirs {
+			l.Path, l.Workspace = e.join(append([]string{d}, elem...)...), d
+			l.nearest = !l.layered
+			add(l)
 		}
-		return e.join(append([]string{e.Workspace}, elem...)...)
 	}
 
 	// mcpx's own file: see the package comment.
@@ -74,12 +88,15 @@ func (e *Env) locations() []location {
 	}
 	add(location{Source: Source{ID: "claude-code", Kind: KindClaudeCode, Scope: ScopeUser, Path: claudeJSON},
 		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}})
-	if e.Workspace != "" {
-		add(location{Source: Source{ID: "claude-code-local", Kind: KindClaudeCode, Scope: ScopeLocal, Path: claudeJSON, Workspace: e.Workspace},
+	// The local scope's entry is the one of the nearest project directory
+	// that has one (claudeLocal); it is the working directory's until the
+	// file is read.
+	if len(dirs) > 0 {
+		add(location{Source: Source{ID: "claude-code-local", Kind: KindClaudeCode, Scope: ScopeLocal, Path: claudeJSON, Workspace: dirs[0]},
 			dialect: dialects[KindClaudeCode], servers: []string{"projects", workspaceKey, "mcpServers"}})
 	}
-	add(location{Source: Source{ID: "claude-code-project", Kind: KindClaudeCode, Scope: ScopeProject, Path: ws(".mcp.json")},
-		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+	project(location{Source: Source{ID: "claude-code-project", Kind: KindClaudeCode, Scope: ScopeProject},
+		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}}, ".mcp.json")
 
 	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
 	// mcp-configuration): mcp.json in the user profile (the User
@@ -93,17 +110,17 @@ func (e *Env) locations() []location {
 		topLevel: []string{"servers", "inputs", "$schema"}})
 	add(location{Source: Source{ID: "vscode-settings", Kind: KindVSCode, Scope: ScopeUser, Path: e.join(vsUser, "settings.json")},
 		dialect: dialects[KindVSCode], servers: []string{"mcp", "servers"}, inputs: []string{"mcp", "inputs"}})
-	add(location{Source: Source{ID: "vscode-project", Kind: KindVSCode, Scope: ScopeProject, Path: ws(".vscode", "mcp.json")},
+	project(location{Source: Source{ID: "vscode-project", Kind: KindVSCode, Scope: ScopeProject},
 		dialect: dialects[KindVSCode], servers: []string{"servers"}, inputs: []string{"inputs"},
-		topLevel: []string{"servers", "inputs", "$schema"}})
+		topLevel: []string{"servers", "inputs", "$schema"}}, ".vscode", "mcp.json")
 
 	// Cursor (https://cursor.com/docs/mcp): ~/.cursor/mcp.json for every
 	// project (%USERPROFILE%\.cursor on Windows) and .cursor/mcp.json in
 	// a project, with "mcpServers".
 	add(location{Source: Source{ID: "cursor", Kind: KindCursor, Scope: ScopeUser, Path: e.join(e.Home, ".cursor", "mcp.json")},
 		dialect: dialects[KindCursor], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
-	add(location{Source: Source{ID: "cursor-project", Kind: KindCursor, Scope: ScopeProject, Path: ws(".cursor", "mcp.json")},
-		dialect: dialects[KindCursor], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+	project(location{Source: Source{ID: "cursor-project", Kind: KindCursor, Scope: ScopeProject},
+		dialect: dialects[KindCursor], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}}, ".cursor", "mcp.json")
 
 	// Windsurf (https://docs.windsurf.com/windsurf/cascade/mcp,
 	// "mcp_config.json"): ~/.codeium/windsurf/mcp_config.json, the same
@@ -114,15 +131,19 @@ func (e *Env) locations() []location {
 
 	// Codex CLI (https://developers.openai.com/codex/mcp): [mcp_servers.NAME]
 	// tables in config.toml under CODEX_HOME (default ~/.codex), and in
-	// .codex/config.toml of a trusted project.
+	// .codex/config.toml of a trusted project: in every directory from
+	// the project root down to the working directory, the closest winning
+	// (https://developers.openai.com/codex/config-basic, "Configuration
+	// precedence"). Codex merges the layers key by key; mcpx takes a
+	// server's whole table from the closest layer that defines it.
 	codexHome := e.join(e.Home, ".codex")
 	if d := e.getenv("CODEX_HOME"); d != "" {
 		codexHome = d
 	}
 	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: e.join(codexHome, "config.toml")},
 		dialect: dialects[KindCodex], toml: true})
-	add(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject, Path: ws(".codex", "config.toml")},
-		dialect: dialects[KindCodex], toml: true})
+	project(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject},
+		dialect: dialects[KindCodex], toml: true, layered: true}, ".codex", "config.toml")
 	// and the system configuration, /etc/codex/config.toml on Unix
 	// (https://developers.openai.com/codex/config-basic, "Configuration
 	// precedence"); Codex reads none on Windows.
@@ -143,9 +164,9 @@ func (e *Env) locations() []location {
 	add(location{Source: Source{ID: "gemini", Kind: KindGemini, Scope: ScopeUser, Path: e.join(e.geminiDir(), "settings.json")},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
 		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
-	add(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject, Path: ws(".gemini", "settings.json")},
+	project(location{Source: Source{ID: "gemini-project", Kind: KindGemini, Scope: ScopeProject},
 		dialect: dialects[KindGemini], servers: []string{"mcpServers"},
-		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}})
+		excluded: []string{"mcp", "excluded"}, allowed: []string{"mcp", "allowed"}}, ".gemini", "settings.json")
 	// Gemini CLI's system files, for every user of the machine: the
 	// system settings, which override the others, and the system
 	// defaults beside them, which the others override
@@ -189,8 +210,8 @@ func (e *Env) locations() []location {
 	}
 	add(location{Source: Source{ID: "zed", Kind: KindZed, Scope: ScopeUser, Path: e.join(zedDir, "settings.json")},
 		dialect: dialects[KindZed], servers: []string{"context_servers"}})
-	add(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject, Path: ws(".zed", "settings.json")},
-		dialect: dialects[KindZed], servers: []string{"context_servers"}})
+	project(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject},
+		dialect: dialects[KindZed], servers: []string{"context_servers"}}, ".zed", "settings.json")
 	return out
 }
 
@@ -215,8 +236,10 @@ func equalKeys(a, b []string) bool {
 	return true
 }
 
-// Locations lists the files Load reads for e, in listing order, whether
-// they exist or not (for a verbose listing of where mcpx looked).
+// Locations lists the files Load looks for for e, in listing order,
+// whether they exist or not (for a verbose listing of where mcpx looked):
+// each project file once for each directory from the working directory
+// up to the project root.
 func Locations(e *Env) []Source {
 	var out []Source
 	for _, l := range e.locations() {

@@ -85,10 +85,15 @@ type Source struct {
 	Scope Scope
 	// Path is the file.
 	Path string
-	// Workspace is, for Claude Code's local scope, the project whose
-	// entry of Path this is ("" otherwise): ~/.claude.json holds a
-	// server of one name for the user and for each project, each its own
-	// entry, confirmed apart.
+	// Workspace is the project directory the definitions belong to: for
+	// a project file, the directory that holds it (the one .vscode,
+	// .cursor, .codex… are in, or .mcp.json), which may be below
+	// Env.Workspace; for Claude Code's local scope, the project whose
+	// entry of Path this is (~/.claude.json holds a server of one name
+	// for the user and for each project, each its own entry, confirmed
+	// apart). Its servers' ${workspaceFolder} and relative cwd and
+	// envFile start there. "" for user and system files, whose servers
+	// take Env.Workspace.
 	Workspace string
 }
 

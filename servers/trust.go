@@ -78,7 +78,17 @@ func (r trustRecord) matches(s *Server) bool {
 // of reports whether r is a record of s's entry, whatever its content.
 func (r trustRecord) of(s *Server) bool {
 	return r.Path == s.Source.Path && r.Name == s.Name && (r.Source == "" || r.Source == s.Source.ID) &&
-		r.Workspace == s.Source.Workspace
+		r.Workspace == recordedWorkspace(s)
+}
+
+// recordedWorkspace is the workspace a record keeps: Claude Code's local
+// scope's, which tells apart entries of one file. A project file's is
+// its path's, and is not kept.
+func recordedWorkspace(s *Server) string {
+	if s.Source.Scope == ScopeLocal {
+		return s.Source.Workspace
+	}
+	return ""
 }
 
 // Trusted reports whether the person has confirmed s as it is now. A
@@ -103,7 +113,7 @@ func (t *TrustStore) Trust(ctx context.Context, s *Server) error {
 		if t.Now != nil {
 			now = t.Now
 		}
-		r := trustRecord{Path: s.Source.Path, Name: s.Name, Source: s.Source.ID, Workspace: s.Source.Workspace,
+		r := trustRecord{Path: s.Source.Path, Name: s.Name, Source: s.Source.ID, Workspace: recordedWorkspace(s),
 			Hash: s.Hash, URL: recordedURL(s.URL), At: now().UTC()}
 		if s.Transport == TransportStdio {
 			r.Command = append([]string{s.Command}, s.Args...)

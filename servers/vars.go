@@ -126,7 +126,8 @@ type Launch struct {
 }
 
 // Resolve expands s's variables as its application defines them, loads
-// its envFile, and makes its relative cwd absolute (from env.Workspace).
+// its envFile, and makes its relative cwd absolute (from its project
+// directory, Source.Workspace, or env.Workspace for a user file).
 // Inputs (${input:ID}) are obtained through ask, once each; a nil ask, or
 // one that returns ErrNoInput, makes a *MissingInputError. Other errors
 // are *UnsetVariableError, *UnsupportedVariableError, or a file that
@@ -313,12 +314,22 @@ func (s *Server) Expansions() []Expansion {
 	return out
 }
 
+// workspace is the project directory of the server: the one its file
+// belongs to, for a project file or Claude Code's local scope, else the
+// project mcpx runs in.
+func (x *expander) workspace() string {
+	if x.s.Source.Workspace != "" {
+		return x.s.Source.Workspace
+	}
+	return x.env.Workspace
+}
+
 // abs makes a relative path absolute from the workspace.
 func (x *expander) abs(p string) string {
-	if p == "" || x.env.isAbs(p) || x.env.Workspace == "" {
+	if p == "" || x.env.isAbs(p) || x.workspace() == "" {
 		return p
 	}
-	return x.env.join(x.env.Workspace, p)
+	return x.env.join(x.workspace(), p)
 }
 
 // expand expands the variables of the value of field; path says the value
@@ -418,15 +429,15 @@ func (x *expander) braced(field, inner, whole string) (val string, handled bool,
 	if syn&synEditor != 0 {
 		switch inner {
 		case "workspaceFolder":
-			if x.env.Workspace == "" && x.seen == nil {
+			if x.workspace() == "" && x.seen == nil {
 				return unsupported()
 			}
-			return machine(x.env.Workspace)
+			return machine(x.workspace())
 		case "workspaceFolderBasename":
-			if x.env.Workspace == "" && x.seen == nil {
+			if x.workspace() == "" && x.seen == nil {
 				return unsupported()
 			}
-			return machine(x.env.base(x.env.Workspace))
+			return machine(x.env.base(x.workspace()))
 		case "userHome":
 			return machine(x.env.Home)
 		case "pathSeparator", "/":
