@@ -288,6 +288,14 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 		if he := mistypedHeader(line, err); he != nil {
 			return he
 		}
+		if m := conflictMarker(line); m != "" {
+			return fmt.Errorf("%w: line 1 %w", ErrNotTrace, conflictProblem(m))
+		}
+		if t := bytes.TrimSpace(line); ended && len(t) > 0 && t[0] == '{' && laidOut(t) && notJSON(t).(*lineProblem).unended {
+			// A header that goes on over the next lines: the whole file
+			// was reformatted (jq ., an editor's "format document").
+			return fmt.Errorf("%w: its header goes on over the next lines, but a trace holds each event on one line: the file was reformatted; put each event back on one line, as jq -c . does, or record the trace again", ErrNotTrace)
+		}
 		return fmt.Errorf("%w: its first line is not an %q header", ErrNotTrace, Format)
 	}
 	if h.Version != Version {
@@ -324,10 +332,44 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 			continue
 		}
 		e, perr := parseEvent(data)
+		if perr != nil && ended {
+			n, perr = explainLine(n, data, h.Stable, ev, phys, perr)
+		}
 		if err := fn(n, at, data, ended, &e, perr); err != nil {
 			return err
 		}
 	}
+}
+
+// explainLine says better why the event data, from line n of a trace,
+// does not parse (perr) when a hand or a tool made it so, returning the
+// line to name: a git merge conflict marker, at the event's first line or
+// just after it (in a stable trace, inside an event laid out over several
+// lines: the event before it stops there, line phys is the marker), and
+// in a trace that is not stable, an event laid out over several lines.
+func explainLine(n int, data []byte, stable bool, ev *eventLines, phys int, perr error) (int, error) {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if m := conflictMarker(first); m != "" {
+		return n, conflictProblem(m)
+	}
+	if ev.haveAhead && ev.aheadErr == nil {
+		if m := conflictMarker(ev.ahead); m != "" {
+			return phys, conflictProblem(m)
+		}
+	}
+	var lp *lineProblem
+	if !stable && errors.As(perr, &lp) && lp.unended && laidOut(data) {
+		return n, unendedProblem
+	}
+	return n, perr
+}
+
+// laidOut tells a line a formatter ended (after "{", "[", "," or ":",
+// where pretty-printed JSON breaks its lines) from one cut short anywhere
+// (a crash mid-write).
+func laidOut(line []byte) bool {
+	t := bytes.TrimRight(line, " \t\r")
+	return len(t) > 0 && bytes.IndexByte([]byte("{[,:"), t[len(t)-1]) >= 0
 }
 
 // Session reads session n (nil and no error when the trace has none).

@@ -32,6 +32,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -808,7 +809,7 @@ func parseEvent(line []byte) (Event, error) {
 	var raw, b64 []byte
 	line = bytes.TrimSpace(line)
 	if line[0] != '{' && !rawjson.IsNull(line) {
-		return Event{}, &lineProblem{fmt.Sprintf("is %s, not an object (a trace event)", rawjson.Kind(line))}
+		return Event{}, &lineProblem{msg: fmt.Sprintf("is %s, not an object (a trace event)", rawjson.Kind(line))}
 	}
 	var typeErr error
 	rawjson.Members(line, func(name, v []byte) bool {
@@ -947,8 +948,12 @@ func parseEvent(line []byte) (Event, error) {
 
 // lineProblem is what is wrong with a trace line that is no JSON object;
 // its message follows the line's number ("trace line 7 is not valid
-// JSON (...)"), see lineError.
-type lineProblem struct{ msg string }
+// JSON (...)"), see lineError. unended marks JSON that does not end on
+// the line (see explainLine).
+type lineProblem struct {
+	msg     string
+	unended bool
+}
 
 func (e *lineProblem) Error() string { return e.msg }
 
@@ -969,13 +974,42 @@ func notJSON(line []byte) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &se) && (se.Error() == "unexpected end of JSON input" || errors.Is(err, io.ErrUnexpectedEOF)):
-		return &lineProblem{"is not valid JSON (it is cut short: its JSON does not end)"}
+		return &lineProblem{msg: "is not valid JSON (it is cut short: its JSON does not end)", unended: true}
 	case se != nil && se.Offset > 0 && se.Offset <= int64(len(line)):
 		at := line[se.Offset-1:]
-		return &lineProblem{fmt.Sprintf("is not valid JSON (at byte %d: %q)", se.Offset, rawjson.Shorten(string(at[:min(len(at), 40+utf8.UTFMax)]), 40))}
+		return &lineProblem{msg: fmt.Sprintf("is not valid JSON (at byte %d: %q)", se.Offset, rawjson.Shorten(string(at[:min(len(at), 40+utf8.UTFMax)]), 40))}
 	}
-	return &lineProblem{"is not valid JSON"}
+	return &lineProblem{msg: "is not valid JSON"}
 }
+
+// conflictMarker returns the git merge conflict marker line is
+// ("<<<<<<< HEAD", "=======", ">>>>>>> branch", and diff3's "|||||||
+// base"), or "" when it is none. A trace in a repository meets them when
+// two branches recorded it again: a non-stable trace's header differs in
+// its creation time, so the conflict is there at once.
+func conflictMarker(line []byte) string {
+	l := strings.TrimRight(string(line), " \t\r")
+	if l == "=======" {
+		return l
+	}
+	for _, m := range []string{"<<<<<<<", ">>>>>>>", "|||||||"} {
+		if rest, ok := strings.CutPrefix(l, m); ok && (rest == "" || rest[0] == ' ') {
+			return rawjson.Shorten(l, 40)
+		}
+	}
+	return ""
+}
+
+// conflictProblem is the lineProblem of a git merge conflict marker.
+func conflictProblem(marker string) *lineProblem {
+	return &lineProblem{msg: fmt.Sprintf("is a git merge conflict marker (%q): resolve the conflict by keeping one side's trace whole (git checkout --ours or --theirs), or record the trace again", marker)}
+}
+
+// unendedProblem is the lineProblem of an event line that ends (a newline
+// follows it) before its JSON does, where a formatter breaks lines (see
+// laidOut): in a trace that is not stable, whose writer puts each event
+// on one line, the event was laid out over several lines.
+var unendedProblem = &lineProblem{msg: "is not valid JSON (its JSON goes on over the next lines, but a trace holds each event on one line: the file was reformatted; put each event back on one line, as jq -c . does, or record the trace again)"}
 
 // mistyped reports the member name of an event whose value v is of
 // another JSON type than want.

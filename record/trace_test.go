@@ -271,6 +271,53 @@ func TestReadEventProblems(t *testing.T) {
 	}
 }
 
+// TestReadHandDamage: a trace a repository or a hand damaged is said to
+// be so, at the line to look at, with what to do: a git merge conflict
+// (whose markers fall inside a stable trace's event laid out on several
+// lines, where the event before the marker is cut short by it), and a
+// file a formatter laid out on several lines, as a stable trace is not.
+func TestReadHandDamage(t *testing.T) {
+	t.Parallel()
+	header := `{"format":"mcpx-trace","version":1,"minor":2,"redacted":true}` + "\n"
+	note := `{"t":1,"s":1,"kind":"note","text":"x"}` + "\n"
+	stable := `{"format":"mcpx-trace","version":1,"minor":3,"stable":true,"redacted":true}` + "\n"
+	const conflict = `is a git merge conflict marker (%q): resolve the conflict by keeping one side's trace whole (git checkout --ours or --theirs), or record the trace again`
+	const laidOut = `(its JSON goes on over the next lines, but a trace holds each event on one line: the file was reformatted; put each event back on one line, as jq -c . does, or record the trace again)`
+	for name, tc := range map[string]struct {
+		in, want string
+		notTrace bool
+	}{
+		"conflict at the header": {"<<<<<<< HEAD\n" + header + note + "=======\n" + header + note + ">>>>>>> other\n",
+			"not an mcpx trace: line 1 " + fmt.Sprintf(conflict, "<<<<<<< HEAD"), true},
+		"conflict between events": {header + note + "<<<<<<< HEAD\n" + note + "=======\n" + note + ">>>>>>> other\n",
+			"trace line 3 " + fmt.Sprintf(conflict, "<<<<<<< HEAD"), false},
+		"diff3 marker, CRLF": {header + note + "||||||| base\r\n" + note, "trace line 3 " + fmt.Sprintf(conflict, "||||||| base"), false},
+		"conflict inside a laid-out event": {stable + `{"s":1,"kind":"frame","dir":"s2c","msg":{` + "\n" + `    "id": 1,` + "\n" +
+			"<<<<<<< HEAD\n" + `    "result": {}` + "\n" + "=======\n" + `    "result": {"x": 1}` + "\n" + ">>>>>>> other\n" + "  }}\n",
+			"trace line 4 " + fmt.Sprintf(conflict, "<<<<<<< HEAD"), false},
+		"reformatted header": {"{\n  \"format\": \"mcpx-trace\",\n  \"version\": 1\n}\n",
+			"not an mcpx trace: its header goes on over the next lines, but a trace holds each event on one line: the file was reformatted; put each event back on one line, as jq -c . does, or record the trace again", true},
+		"reformatted event": {header + "{\n  \"t\": 1,\n  \"kind\": \"note\"\n}\n", "trace line 2 is not valid JSON " + laidOut, false},
+		// Cut short mid-file, not where a formatter breaks a line: said so.
+		"cut short mid-file": {header + `{"t":1,"s":1,"kind":"note","te` + "\n" + note, "trace line 2 is not valid JSON (it is cut short: its JSON does not end)", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.in))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error:\n got %v\nwant %s", err, tc.want)
+			}
+			if errors.Is(err, ErrNotTrace) != tc.notTrace {
+				t.Errorf("errors.Is(err, ErrNotTrace) = %v, want %v", !tc.notTrace, tc.notTrace)
+			}
+			// Indexing a file for sessions (verify, replay, append) says the same.
+			_, err = ReadOptions{}.Index(strings.NewReader(tc.in))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Index: error:\n got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestHeaderCheck: a header setting that cannot be used (an ignore, a
 // normalizer or a redaction path that does not parse) is found by
 // Header.Check, before anything uses it, with the setting named.
