@@ -222,12 +222,13 @@ func create(ctx context.Context, name string, o RecorderOptions, existing int) (
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r, h, err := prepare(o)
-	if err == nil {
-		_, err = newWriter(f, h)
-	}
 	if err != nil {
 		f.Abort()
 		return nil, err
+	}
+	if _, err := newWriter(f, h); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.w = f
 	out := f // the file written (another one when the session joins a trace)

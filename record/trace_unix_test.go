@@ -3,6 +3,7 @@
 package record
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -66,5 +67,32 @@ func TestUnreadableTraceNamesIt(t *testing.T) {
 	_, err := OpenTrace(name)
 	if err == nil || err.Error() != name+": permission denied" || !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("OpenTrace = %v, want %q", err, name+": permission denied")
+	}
+}
+
+// TestRecordFullDiskNamesIt: a trace whose header cannot be written (a
+// full disk, here /dev/full) is an error naming the file, as every other
+// failure to write a trace is ("writing the trace header: no space left
+// on device" before, for Create and for Append to a file that is no trace
+// yet).
+func TestRecordFullDiskNamesIt(t *testing.T) {
+	t.Parallel()
+	if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Skip("no /dev/full")
+	}
+	want := "/dev/full: writing the trace header: no space left on device"
+	for what, rec := range map[string]func() (*Recorder, error){
+		"Create": func() (*Recorder, error) {
+			return Create(context.Background(), "/dev/full", RecorderOptions{Overwrite: true})
+		},
+		"Append": func() (*Recorder, error) { return Append(context.Background(), "/dev/full", RecorderOptions{}) },
+	} {
+		r, err := rec()
+		if err == nil {
+			r.Close()
+		}
+		if err == nil || err.Error() != want || !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%s = %v, want %q (ENOSPC)", what, err, want)
+		}
 	}
 }
