@@ -291,6 +291,16 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 		if m := conflictMarker(line); m != "" {
 			return fmt.Errorf("%w: line 1 %w", ErrNotTrace, conflictProblem(m))
 		}
+		if bytes.HasPrefix(line, []byte("version https://git-lfs.github.com/spec/")) {
+			// A repository that keeps *.jsonl in Git LFS, checked out
+			// without it (a CI job without git lfs pull).
+			return fmt.Errorf("%w: it is a Git LFS pointer, not the trace it stands for: fetch the trace (git lfs pull)", ErrNotTrace)
+		}
+		if bytes.HasPrefix(line, []byte{0xFF, 0xFE}) || bytes.HasPrefix(line, []byte{0xFE, 0xFF}) {
+			// Saved by Windows PowerShell's Out-File (or >), whose
+			// default is UTF-16.
+			return fmt.Errorf("%w: it is UTF-16 text (it begins with a UTF-16 byte order mark), but a trace is UTF-8: convert it back to UTF-8 (iconv -f UTF-16 -t UTF-8), or record the trace again", ErrNotTrace)
+		}
 		if t := bytes.TrimSpace(line); ended && len(t) > 0 && t[0] == '{' && laidOut(t) && notJSON(t).(*lineProblem).unended {
 			// A header that goes on over the next lines: the whole file
 			// was reformatted (jq ., an editor's "format document").

@@ -274,8 +274,9 @@ func TestReadEventProblems(t *testing.T) {
 // TestReadHandDamage: a trace a repository or a hand damaged is said to
 // be so, at the line to look at, with what to do: a git merge conflict
 // (whose markers fall inside a stable trace's event laid out on several
-// lines, where the event before the marker is cut short by it), and a
-// file a formatter laid out on several lines, as a stable trace is not.
+// lines, where the event before the marker is cut short by it), a file
+// a formatter laid out on several lines, as a stable trace is not, a
+// Git LFS pointer checked out in its place, a file saved as UTF-16.
 func TestReadHandDamage(t *testing.T) {
 	t.Parallel()
 	header := `{"format":"mcpx-trace","version":1,"minor":2,"redacted":true}` + "\n"
@@ -297,6 +298,10 @@ func TestReadHandDamage(t *testing.T) {
 			"trace line 4 " + fmt.Sprintf(conflict, "<<<<<<< HEAD"), false},
 		"reformatted header": {"{\n  \"format\": \"mcpx-trace\",\n  \"version\": 1\n}\n",
 			"not an mcpx trace: its header goes on over the next lines, but a trace holds each event on one line: the file was reformatted; put each event back on one line, as jq -c . does, or record the trace again", true},
+		"Git LFS pointer": {"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n",
+			"not an mcpx trace: it is a Git LFS pointer, not the trace it stands for: fetch the trace (git lfs pull)", true},
+		"UTF-16": {"\xff\xfe{\x00\"\x00f\x00\n\x00",
+			"not an mcpx trace: it is UTF-16 text (it begins with a UTF-16 byte order mark), but a trace is UTF-8: convert it back to UTF-8 (iconv -f UTF-16 -t UTF-8), or record the trace again", true},
 		"reformatted event": {header + "{\n  \"t\": 1,\n  \"kind\": \"note\"\n}\n", "trace line 2 is not valid JSON " + laidOut, false},
 		// Cut short mid-file, not where a formatter breaks a line: said so.
 		"cut short mid-file": {header + `{"t":1,"s":1,"kind":"note","te` + "\n" + note, "trace line 2 is not valid JSON (it is cut short: its JSON does not end)", false},
