@@ -355,8 +355,9 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 // does not parse (perr) when a hand or a tool made it so, returning the
 // line to name: a git merge conflict marker, at the event's first line or
 // just after it (in a stable trace, inside an event laid out over several
-// lines: the event before it stops there, line phys is the marker), and
-// in a trace that is not stable, an event laid out over several lines.
+// lines: the event before it stops there, line phys is the marker), in
+// a trace that is not stable, an event laid out over several lines, and
+// the header of a trace joined to this one.
 func explainLine(n int, data []byte, stable bool, ev *eventLines, phys int, perr error) (int, error) {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	if m := conflictMarker(first); m != "" {
@@ -370,6 +371,9 @@ func explainLine(n int, data []byte, stable bool, ev *eventLines, phys int, perr
 	var lp *lineProblem
 	if !stable && errors.As(perr, &lp) && lp.unended && laidOut(data) {
 		return n, unendedProblem
+	}
+	if string(rawjson.Member(data, "format")) == `"`+Format+`"` {
+		return n, &lineProblem{msg: "is the header of another trace: a trace has one header, first (traces joined with cat, or merged by git's union driver, are not one trace); keep the traces as separate files, or record the trace again"}
 	}
 	return n, perr
 }
