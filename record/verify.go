@@ -86,6 +86,13 @@ type VerifyResult struct {
 	// ServerRequests counts the requests the live server sent, answered
 	// from the recording.
 	ServerRequests int
+	// Unanswered counts the recorded requests the recording holds no
+	// outcome for (the recorded server never answered, the client
+	// cancelled or gave up, the recording was killed, its last line cut
+	// short): sent to the live server, and not compared. The summary
+	// says so, since a trace whose answers are gone (cut short, edited)
+	// would otherwise pass with fewer exchanges and no word.
+	Unanswered int
 	// Compared lists the exchanges whose outcomes were compared (as many
 	// as Exchanges), by session in recorded order, for reports that list
 	// what passed as well as what failed (WriteJUnit).
@@ -174,6 +181,9 @@ func (r *VerifyResult) Summary() string {
 	s += fmt.Sprintf(", %d mismatch(es)", len(r.Mismatches))
 	if r.ServerRequests > 0 {
 		s += fmt.Sprintf("; answered %d server request(s) from the recording", r.ServerRequests)
+	}
+	if r.Unanswered > 0 {
+		s += fmt.Sprintf("; %d request(s) not compared: the recording has no answer to them", r.Unanswered)
 	}
 	return s
 }
@@ -269,10 +279,10 @@ func (m *Mismatch) Where(withSession bool) string {
 // MarshalJSON gives the result the form `mcpx verify --json` prints:
 // {"ok", "sessions", "exchanges", "mismatches": [{"session", "exchange",
 // "method", "params", "problem", "diffs": [{"message", "path", "recorded",
-// "live", "shortened"}], "moreDiffs"}], "notifications", "serverRequests"},
-// where an absent value has no recorded or live member, a difference in
-// the response no message, and shortened is true for excerpts (see
-// Difference).
+// "live", "shortened"}], "moreDiffs"}], "notifications", "serverRequests",
+// "unanswered"}, where an absent value has no recorded or live member, a
+// difference in the response no message, shortened is true for excerpts
+// (see Difference), and unanswered is left out when 0.
 func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 	type diff struct {
 		Message   string          `json:"message,omitempty"`
@@ -297,8 +307,9 @@ func (r *VerifyResult) MarshalJSON() ([]byte, error) {
 		Mismatches     []mismatch `json:"mismatches"`
 		Notifications  int        `json:"notifications"`
 		ServerRequests int        `json:"serverRequests"`
+		Unanswered     int        `json:"unanswered,omitempty"`
 		Kept           bool       `json:"kept,omitempty"`
-	}{Kept: r.Kept, OK: r.OK(), Sessions: r.Sessions, Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests}
+	}{Kept: r.Kept, OK: r.OK(), Sessions: r.Sessions, Exchanges: r.Exchanges, Mismatches: []mismatch{}, Notifications: r.Notifications, ServerRequests: r.ServerRequests, Unanswered: r.Unanswered}
 	raw := func(s string) json.RawMessage {
 		if s == "" || !json.Valid([]byte(s)) {
 			return nil

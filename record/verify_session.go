@@ -740,7 +740,10 @@ func (s *sessionRun) finish(x *exchange) {
 		}
 	}
 	if x.resp == nil && x.recRefused == nil {
-		return // the recording ended before its outcome: nothing to compare
+		// The recording ended before its outcome: nothing to compare,
+		// but said (VerifyResult.Unanswered).
+		s.r.res.Unanswered++
+		return
 	}
 	s.r.res.Exchanges++
 	c := Compared{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}

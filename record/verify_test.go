@@ -66,6 +66,24 @@ func TestVerifyAgainstItself(t *testing.T) {
 	}
 }
 
+// TestVerifySaysWhatItDidNotCompare: a recorded request the recording has
+// no answer to (its last line cut short, its response edited away, the
+// recording killed) is not compared, and the summary says so: the trace
+// did not pass with one exchange fewer and no word.
+func TestVerifySaysWhatItDidNotCompare(t *testing.T) {
+	t.Parallel()
+	res := runVerify(t, mkTrace(verifyTrace[:len(verifyTrace)-1]...), liveReplay(t, mkTrace(verifyTrace...)), VerifyOptions{})
+	if !res.OK() || res.Exchanges != 2 || res.Unanswered != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if s, want := res.Summary(), "2 exchange(s) verified, 0 mismatch(es); 1 request(s) not compared: the recording has no answer to them"; s != want {
+		t.Errorf("summary %q, want %q", s, want)
+	}
+	if b, err := json.Marshal(res); err != nil || !strings.Contains(string(b), `"unanswered":1`) {
+		t.Errorf("JSON %s (%v) lacks \"unanswered\":1", b, err)
+	}
+}
+
 func TestVerifyNormalizesTimesAndNumbers(t *testing.T) {
 	t.Parallel()
 	live := append([]string(nil), verifyTrace...)
