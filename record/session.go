@@ -278,7 +278,21 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 		return err
 	}
 	if len(bytes.TrimSpace(first)) == 0 {
-		return fmt.Errorf("%w: the file is empty", ErrNotTrace)
+		if len(first) == 0 && !ended {
+			return fmt.Errorf("%w: the file is empty", ErrNotTrace)
+		}
+		// Blank lines first (a hand edit, a merge resolved by hand):
+		// the header is not where readers and writers look for it.
+		for n := 2; ended; n++ {
+			var line []byte
+			if line, ended, err = readLine(n); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				return fmt.Errorf("%w: it begins with blank lines, but its header must be its first line: remove the %d blank line(s) before line %d", ErrNotTrace, n-1, n)
+			}
+		}
+		return fmt.Errorf("%w: the file holds only blank lines", ErrNotTrace)
 	}
 	var h Header
 	// A byte order mark before the header is skipped: an editor that

@@ -277,7 +277,8 @@ func TestReadEventProblems(t *testing.T) {
 // lines, where the event before the marker is cut short by it), a file
 // a formatter laid out on several lines, as a stable trace is not, a
 // Git LFS pointer checked out in its place, a file saved as UTF-16, two
-// traces joined into one file.
+// traces joined into one file, blank lines before the header (not an
+// empty file).
 func TestReadHandDamage(t *testing.T) {
 	t.Parallel()
 	header := `{"format":"mcpx-trace","version":1,"minor":2,"redacted":true}` + "\n"
@@ -305,6 +306,9 @@ func TestReadHandDamage(t *testing.T) {
 			"not an mcpx trace: it is UTF-16 text (it begins with a UTF-16 byte order mark), but a trace is UTF-8: convert it back to UTF-8 (iconv -f UTF-16 -t UTF-8), or record the trace again", true},
 		"traces joined": {header + note + header + note,
 			"trace line 3 is the header of another trace: a trace has one header, first (traces joined with cat, or merged by git's union driver, are not one trace); keep the traces as separate files, or record the trace again", false},
+		"blank lines first": {"\n  \n" + header + note,
+			"not an mcpx trace: it begins with blank lines, but its header must be its first line: remove the 2 blank line(s) before line 3", true},
+		"only blank lines":  {"\n \n", "not an mcpx trace: the file holds only blank lines", true},
 		"reformatted event": {header + "{\n  \"t\": 1,\n  \"kind\": \"note\"\n}\n", "trace line 2 is not valid JSON " + laidOut, false},
 		// Cut short mid-file, not where a formatter breaks a line: said so.
 		"cut short mid-file": {header + `{"t":1,"s":1,"kind":"note","te` + "\n" + note, "trace line 2 is not valid JSON (it is cut short: its JSON does not end)", false},
