@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,6 +208,8 @@ func headerOf(name string) *Header {
 	if err != nil {
 		return nil
 	}
+	// A byte order mark before the header, as readers skip it (see scan).
+	line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 	var h Header
 	if json.Unmarshal(line, &h) != nil || h.Format != Format {
 		return nil

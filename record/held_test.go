@@ -89,3 +89,20 @@ func TestWriteStableReadsASessionAtATime(t *testing.T) {
 		t.Error("the output differs from WriteStable's of the trace itself")
 	}
 }
+
+// A stable trace an editor saved with a byte order mark (Windows Notepad
+// did) is still known as one where only its header is read: appending a
+// session to it keeps it stable, rather than adding lines with times
+// (which, without the header's creation time, were near -292 years), and
+// an output flag naming it is refused as for any trace.
+func TestHeaderAfterByteOrderMark(t *testing.T) {
+	t.Parallel()
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	stable := "\uFEFF" + `{"format":"mcpx-trace","version":1,"minor":4,"transport":"stdio","redacted":true,"redactRules":3,"stable":true}` + "\n"
+	if err := os.WriteFile(name, []byte(stable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !IsTrace(name) || !isStable(name) {
+		t.Errorf("IsTrace = %v, isStable = %v for a stable trace after a byte order mark, want true", IsTrace(name), isStable(name))
+	}
+}
