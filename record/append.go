@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -83,8 +84,15 @@ func Append(ctx context.Context, name string, o RecorderOptions) (*Recorder, err
 	old := tf.Header
 	r.base = at.top
 	// Times continue the trace's: as if the recording had gone on since
-	// the header's time, and never before its last event.
-	r.offset = max(tf.last, time.Since(old.Created))
+	// the header's time, and never before its last event. A header
+	// without a time (edited by hand; a stable trace has none), or one
+	// so old that the time since it is out of a Duration's range, counts
+	// from the last event: time.Since saturates there, and the events'
+	// times overflowed to near -292 years.
+	r.offset = tf.last
+	if since := time.Since(old.Created); !old.Created.IsZero() && since < math.MaxInt64/2 {
+		r.offset = max(tf.last, since)
+	}
 
 	if at.rewrite {
 		out, err := outfile.Create(ctx, name, outfile.Options{Perm: 0o600})

@@ -78,6 +78,38 @@ func TestAppendAddsASession(t *testing.T) {
 	}
 }
 
+// A session added to a trace whose header has no creation time (edited
+// by hand) or an absurd one goes on after its last event, not at a time
+// that overflowed to near -292 years.
+func TestAppendWithoutCreationTime(t *testing.T) {
+	t.Parallel()
+	for _, created := range []string{"", `,"created":"1700-01-01T00:00:00Z"`} {
+		name := filepath.Join(t.TempDir(), "t.jsonl")
+		trace := `{"format":"mcpx-trace","version":1,"minor":4,"transport":"stdio","redacted":true,"redactRules":3` + created + "}\n" +
+			`{"t":5000,"s":1,"kind":"note","text":"x"}` + "\n"
+		if err := os.WriteFile(name, []byte(trace), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := Append(context.Background(), name, RecorderOptions{Header: Header{Transport: "stdio"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Frame(time.Now(), transport.Outgoing, ping("1"))
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tr.Events {
+			if e.Time < 5*time.Millisecond || e.Time > time.Hour {
+				t.Errorf("created %q: an event at %v, want one after the last (5ms), not long after", created, e.Time)
+			}
+		}
+	}
+}
+
 // An older trace is rewritten as minor 2 before a session is added; a
 // last line cut short is dropped; the header gains new ignores.
 func TestAppendUpgradesAnOlderTrace(t *testing.T) {
