@@ -187,11 +187,47 @@ func isStable(name string) bool {
 	return h != nil && h.Stable
 }
 
-// IsTrace reports whether the file name begins with a trace's header:
-// a file that no other output of a command (a report, a result) should
-// replace. Only its first line is read; a file that is no regular file
-// (a FIFO, whose open would wait for a writer) is no trace.
-func IsTrace(name string) bool { return headerOf(name) != nil }
+// IsTrace reports whether the file name is a trace: a file that no other
+// output of a command (a report, a result) should replace. It is one when
+// it begins with a trace's header, and also when its beginning names the
+// trace format anywhere: a trace that a merge conflict (its markers come
+// first), a formatter (the header laid out over lines) or an editor
+// (blank lines before it) broke is still someone's trace, which verify
+// refuses to read but nothing should overwrite. Only the first 64 KiB
+// are read; a file that is no regular file (a FIFO, whose open would
+// wait for a writer) is no trace.
+func IsTrace(name string) bool {
+	if headerOf(name) != nil {
+		return true
+	}
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	return namesFormat(head[:n])
+}
+
+// namesFormat reports whether b holds the header's format member, however
+// it is laid out ("format" : "mcpx-trace").
+func namesFormat(b []byte) bool {
+	key, value := []byte(`"format"`), []byte(`"`+Format+`"`)
+	for {
+		i := bytes.Index(b, key)
+		if i < 0 {
+			return false
+		}
+		b = bytes.TrimLeft(b[i+len(key):], " \t\r\n")
+		if rest, ok := bytes.CutPrefix(b, []byte(":")); ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), value) {
+			return true
+		}
+	}
+}
 
 // headerOf returns the header of the trace in the file name, nil when it
 // is no regular file or does not begin with a trace's header.

@@ -457,8 +457,9 @@ func TestNewerMinorIsWarnedOf(t *testing.T) {
 	}
 }
 
-// IsTrace tells a trace by its first line: not a JSON file of another
-// format, an empty file, a directory or a missing file.
+// IsTrace tells a trace by its header, also one a merge conflict, blank
+// lines or a formatter broke: not a JSON file of another format, an empty
+// file, a directory or a missing file.
 func TestIsTrace(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -473,6 +474,9 @@ func TestIsTrace(t *testing.T) {
 		want bool
 	}{
 		{write("t.jsonl", `{"format":"mcpx-trace","version":1}`+"\n"), true},
+		{write("conflict.jsonl", "<<<<<<< HEAD\n"+`{"format":"mcpx-trace","version":1}`+"\n=======\n"), true},
+		{write("blank-first.jsonl", "\n\n"+`{"format":"mcpx-trace","version":1}`+"\n"), true},
+		{write("formatted.json", "{\n  \"format\": \"mcpx-trace\",\n  \"version\": 1\n}\n"), true},
 		{write("other.json", `{"format":"other"}`+"\n"), false},
 		{write("empty", ""), false},
 		{write("report.xml", "<testsuites/>\n"), false},
