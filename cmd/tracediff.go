@@ -34,7 +34,13 @@ stored in either trace.
 Each difference is one line: session, exchange and method, the message when it
 is not the response, the JSONPath, the old value → the new one. --json prints
 the result as one JSON document. The exit code is 0 when the traces are equal
-and 7 when they differ.`,
+and 7 when they differ.
+
+OLD and NEW are files (a trace is read more than once): to compare with a
+version kept in git, write it to a file first, not through a pipe such as
+<(git show ...):
+
+  git show HEAD~1:traces/t.jsonl > old.jsonl && mcpx trace diff old.jsonl traces/t.jsonl`,
 		Example: `  mcpx trace diff v1.jsonl v2.jsonl
   mcpx trace diff v1.jsonl v2.jsonl --ignore '$.result.serverInfo.version'
   mcpx trace diff v1.jsonl v2.jsonl --json | jq '.changes[].diffs[].path'`,
