@@ -89,9 +89,13 @@ type VerifyResult struct {
 	// Unanswered counts the recorded requests the recording holds no
 	// outcome for (the recorded server never answered, the client
 	// cancelled or gave up, the recording was killed, its last line cut
-	// short): sent to the live server, and not compared. The summary
-	// says so, since a trace whose answers are gone (cut short, edited)
-	// would otherwise pass with fewer exchanges and no word.
+	// short): sent to the live server, their responses not compared
+	// (what the server sent in their windows is, as far as the
+	// recording goes, and counts as an exchange). The summary says so,
+	// since a trace whose answers are gone (cut short, edited) would
+	// otherwise pass with fewer exchanges and no word. A
+	// subscriptions/listen still open when the recording ended is not
+	// counted: it is not answered before it ends.
 	Unanswered int
 	// Compared lists the exchanges whose outcomes were compared (as many
 	// as Exchanges), by session in recorded order, for reports that list
@@ -183,7 +187,7 @@ func (r *VerifyResult) Summary() string {
 		s += fmt.Sprintf("; answered %d server request(s) from the recording", r.ServerRequests)
 	}
 	if r.Unanswered > 0 {
-		s += fmt.Sprintf("; %d request(s) not compared: the recording has no answer to them", r.Unanswered)
+		s += fmt.Sprintf("; %d request(s) the recording has no answer to (their responses not compared)", r.Unanswered)
 	}
 	return s
 }

@@ -32,6 +32,9 @@ type exchange struct {
 	respStatus int              // the HTTP status that carried it, when known
 	recRefused *refusal         // the HTTP refusal the recording shows instead
 	awaited    bool             // in sessionRun.after already
+	// winAwaited is how many of the recorded window's messages the live
+	// window was last awaited for (awaitWindows).
+	winAwaited int
 
 	// win holds the messages the server sent in the request's window:
 	// [0] recorded (the run loop's), [1] live (guarded by sessionRun.mu).
@@ -213,6 +216,9 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 			if err := s.awaitAfter(ctx); err != nil {
 				return err
 			}
+			if err := s.awaitWindows(ctx); err != nil {
+				return err
+			}
 			if err := s.openServerStream(ctx); err != nil {
 				return err
 			}
@@ -238,7 +244,10 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 		return err
 	}
 	// What is left: requests whose recorded outcome came last, and those
-	// the recording has none for (not compared).
+	// the recording has none for (only their windows compared).
+	if err := s.awaitWindows(ctx); err != nil {
+		return err
+	}
 	for len(s.exch) > 0 {
 		x := s.exch[0]
 		if x.resp != nil || x.recRefused != nil {
@@ -259,7 +268,66 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 // live session lasts until they came too, rather than ending with its
 // last exchange. It returns an error only when ctx ends.
 func (s *sessionRun) awaitLeftover(ctx context.Context) error {
-	want := s.recAttr.leftoverCount()
+	return s.awaitCounts(ctx, s.recAttr.leftoverCount(), s.liveAttr.leftoverCount)
+}
+
+// awaitWindows waits, for each exchange the recording shows no outcome
+// for yet whose window holds messages not awaited before, until the
+// live server sent in the live window at least as many of each method
+// (see windowCounts), bounded by the timeout. The recorded client read
+// them before it sent its next frame (a subscription's acknowledgement
+// and notifications before it cancelled it, progress before it gave
+// up), so the live server gets the same chance before that frame goes
+// out. It returns an error only when ctx ends.
+func (s *sessionRun) awaitWindows(ctx context.Context) error {
+	for _, x := range s.exch {
+		if x.resp != nil || x.recRefused != nil || len(x.win[0]) == x.winAwaited {
+			continue
+		}
+		x.winAwaited = len(x.win[0])
+		s.mu.Lock()
+		sent := x.sent
+		s.mu.Unlock()
+		if !sent {
+			continue
+		}
+		want := s.windowCounts(x.win[0])
+		have := func() map[string]int { // (s.mu held)
+			n := map[string]int{}
+			for _, m := range x.win[1] {
+				n[m.Method]++
+			}
+			return n
+		}
+		if err := s.awaitCounts(ctx, want, have); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// windowCounts counts a window's messages by method, as compareWindows
+// compares them: not pings, nor a method whose messages are ignored
+// whole.
+func (s *sessionRun) windowCounts(win []*jsonrpc.Message) map[string]int {
+	n := map[string]int{}
+	for _, m := range win {
+		if m.Method != mcp.MethodPing {
+			n[m.Method]++
+		}
+	}
+	for method := range n {
+		if anyMatch(s.diffOptionsFor(method, false).ignore, nil) {
+			delete(n, method)
+		}
+	}
+	return n
+}
+
+// awaitCounts waits, bounded by the timeout, until have (called with s.mu
+// held) counts at least as many messages of each method as want, the
+// live server is gone, or ctx ends; it returns an error only then.
+func (s *sessionRun) awaitCounts(ctx context.Context, want map[string]int, have func() map[string]int) error {
 	if len(want) == 0 || s.peer == nil {
 		return nil
 	}
@@ -277,10 +345,10 @@ func (s *sessionRun) awaitLeftover(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		have := s.liveAttr.leftoverCount()
+		got := have()
 		all := true
 		for method, n := range want {
-			all = all && have[method] >= n
+			all = all && got[method] >= n
 		}
 		if all || wctx.Err() != nil || s.ended() != nil {
 			return ctx.Err()
@@ -740,9 +808,7 @@ func (s *sessionRun) finish(x *exchange) {
 		}
 	}
 	if x.resp == nil && x.recRefused == nil {
-		// The recording ended before its outcome: nothing to compare,
-		// but said (VerifyResult.Unanswered).
-		s.r.res.Unanswered++
+		s.finishOpen(x)
 		return
 	}
 	s.r.res.Exchanges++
@@ -761,6 +827,54 @@ func (s *sessionRun) finish(x *exchange) {
 	}
 	c.OK = !bad
 	s.r.res.Compared = append(s.r.res.Compared, c)
+}
+
+// finishOpen compares x, whose outcome the recording does not have: the
+// recording ended first (a subscriptions/listen open until the session's
+// end, a request the client cancelled or gave up on, a recording killed
+// or cut short). Its response is not compared; what the server sent in
+// its window is, as far as the recording goes: the first live messages
+// of each method against the recorded ones (the live server may send
+// more before the recorded cancellation reaches it). A request other
+// than a subscription, which is not answered until it ends, is counted
+// as unanswered (VerifyResult.Unanswered).
+func (s *sessionRun) finishOpen(x *exchange) {
+	if x.req.Method != mcp.MethodSubscriptionsListen || len(x.win[0]) == 0 {
+		s.r.res.Unanswered++
+	}
+	if len(x.win[0]) == 0 {
+		return
+	}
+	s.r.res.Exchanges++
+	s.mu.Lock()
+	live := prefixByMethod(x.win[0], x.win[1])
+	s.mu.Unlock()
+	mm := Mismatch{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
+	diffs, more, notes := s.compareWindow(x.win[0], live)
+	bad := len(diffs) > 0
+	if bad {
+		mm.Problem = "the " + windowNoun(x.win[0], live) + " differ" + notesText(notes) + " (the recording ends before the response)"
+		mm.Diffs, mm.MoreDiffs = diffs, more
+		s.r.add(x.pos, mm)
+	}
+	s.r.res.Compared = append(s.r.res.Compared, Compared{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params, OK: !bad})
+}
+
+// prefixByMethod returns the messages of live, in order, but of each
+// method no more than rec holds.
+func prefixByMethod(rec, live []*jsonrpc.Message) []*jsonrpc.Message {
+	left := map[string]int{}
+	for _, m := range rec {
+		left[m.Method]++
+	}
+	var out []*jsonrpc.Message
+	for _, m := range live {
+		if left[m.Method] > 0 {
+			left[m.Method]--
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // noOutcome says why x got no live outcome (see VerifyResult.Lost): the

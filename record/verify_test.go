@@ -73,10 +73,12 @@ func TestVerifyAgainstItself(t *testing.T) {
 func TestVerifySaysWhatItDidNotCompare(t *testing.T) {
 	t.Parallel()
 	res := runVerify(t, mkTrace(verifyTrace[:len(verifyTrace)-1]...), liveReplay(t, mkTrace(verifyTrace...)), VerifyOptions{})
-	if !res.OK() || res.Exchanges != 2 || res.Unanswered != 1 {
+	// The call's window (the server's roots/list) is compared: an
+	// exchange, its response not.
+	if !res.OK() || res.Exchanges != 3 || res.Unanswered != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	if s, want := res.Summary(), "2 exchange(s) verified, 0 mismatch(es); 1 request(s) not compared: the recording has no answer to them"; s != want {
+	if s, want := res.Summary(), "3 exchange(s) verified, 0 mismatch(es); answered 1 server request(s) from the recording; 1 request(s) the recording has no answer to (their responses not compared)"; s != want {
 		t.Errorf("summary %q, want %q", s, want)
 	}
 	if b, err := json.Marshal(res); err != nil || !strings.Contains(string(b), `"unanswered":1`) {
@@ -499,10 +501,9 @@ func TestVerifyResultChanged(t *testing.T) {
 // A notification tagged with a subscription id belongs to the
 // subscriptions/listen request of that id (spec 2026-07-28:
 // basic/patterns/subscriptions), whatever else is pending when it comes:
-// recorded with only the listen pending, sent live while a later request
-// is pending too (verify does not wait for a subscription's answer), the
-// sessions match, the live request's id in place of the recorded one. An
-// acknowledgment tagged with another id is a difference still.
+// a list change sent while a later request is pending too, the sessions
+// match, the live request's id in place of the recorded one. A list
+// change tagged with another id is a difference still.
 func TestVerifySubscriptionNotifications(t *testing.T) {
 	t.Parallel()
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
@@ -510,16 +511,24 @@ func TestVerifySubscriptionNotifications(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`,
 		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
 		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
 	)
-	// live acknowledges the subscription once tools/list came too, tagged
-	// with the listen request's id (or tag), then answers both.
+	// live acknowledges the subscription, tagged with the listen
+	// request's id (or tag); once tools/list came too, it sends a list
+	// change on the subscription, then answers both.
 	live := func(tag string) transport.Conn {
 		client, server := transport.Pipe()
 		go func() {
 			ctx := context.Background()
 			var listen jsonrpc.ID
+			sub := func() string {
+				if tag != "" {
+					return tag
+				}
+				return string(listen.Raw())
+			}
 			for {
 				f, err := server.Read(ctx)
 				if err != nil {
@@ -529,14 +538,11 @@ func TestVerifySubscriptionNotifications(t *testing.T) {
 				switch m.Method {
 				case "subscriptions/listen":
 					listen = m.ID
+					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(listen.Raw()) + `},"notifications":{"toolsListChanged":true}}}`)})
 				case "tools/list":
-					sub := string(listen.Raw())
-					if tag != "" {
-						sub = tag
-					}
-					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + sub + `},"notifications":{"toolsListChanged":true}}}`)})
+					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + sub() + `}}}`)})
 					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(listen, []byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+sub+`}}`), nil)})
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(listen, []byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+string(listen.Raw())+`}}`), nil)})
 				}
 			}
 		}()
@@ -547,7 +553,77 @@ func TestVerifySubscriptionNotifications(t *testing.T) {
 		t.Errorf("acknowledged as recorded: %s", reportOf(res))
 	}
 	res := runVerify(t, tr, live(`"another"`), VerifyOptions{Timeout: 300 * time.Millisecond})
-	if res.OK() || !strings.Contains(reportOf(res), "notifications/subscriptions/acknowledged") {
-		t.Errorf("acknowledged with another id: %s", reportOf(res))
+	if res.OK() || !strings.Contains(reportOf(res), "notifications/tools/list_changed") {
+		t.Errorf("a list change tagged with another id: %s", reportOf(res))
+	}
+}
+
+// A subscription still open when the recording ended (mcpx watch
+// interrupted) is compared as far as the recording goes: its
+// acknowledgement and notifications, which verify waits for before it
+// sends the recorded cancellation, the live server's later ones left out;
+// it is not counted as a request the recording has no answer to. An
+// acknowledgement that differs, or none, is a difference.
+func TestVerifyOpenSubscription(t *testing.T) {
+	t.Parallel()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2},"notifications":{"toolsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"cancelled by the user","requestId":2}}`,
+	)
+	// live acknowledges with acked, then sends changes list changes; a
+	// cancellation of the listen request is logged on cancelled.
+	live := func(acked string, changes int) (transport.Conn, chan string) {
+		client, server := transport.Pipe()
+		cancelled := make(chan string, 1)
+		go func() {
+			ctx := context.Background()
+			for {
+				f, err := server.Read(ctx)
+				if err != nil {
+					return
+				}
+				m := parseMessage(f.Data)
+				switch m.Method {
+				case "subscriptions/listen":
+					sub := `{"io.modelcontextprotocol/subscriptionId":` + string(m.ID.Raw()) + `}`
+					if acked != "" {
+						server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":` + sub + `,"notifications":` + acked + `}}`)})
+					}
+					for range changes {
+						server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":` + sub + `}}`)})
+					}
+				case "notifications/cancelled":
+					cancelled <- string(m.Params)
+				}
+			}
+		}()
+		t.Cleanup(func() { server.Close() })
+		return client, cancelled
+	}
+	conn, cancelled := live(`{"toolsListChanged":true}`, 3)
+	res := runVerify(t, tr, conn, VerifyOptions{})
+	if !res.OK() || res.Exchanges != 1 || res.Unanswered != 0 || res.Summary() != "1 exchange(s) verified, 0 mismatch(es)" {
+		t.Errorf("as recorded: %s", reportOf(res))
+	}
+	select {
+	case p := <-cancelled:
+		if !strings.Contains(p, `"requestId":`) {
+			t.Errorf("cancellation %s", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the recorded cancellation was not sent")
+	}
+	conn, _ = live(`{"toolsListChanged":true,"promptsListChanged":true}`, 1)
+	res = runVerify(t, tr, conn, VerifyOptions{})
+	if r := reportOf(res); res.OK() || !strings.Contains(r, "the recording ends before the response") || !strings.Contains(r, "promptsListChanged") {
+		t.Errorf("acknowledged otherwise: %s", r)
+	}
+	conn, _ = live("", 0)
+	res = runVerify(t, tr, conn, VerifyOptions{Timeout: 200 * time.Millisecond})
+	if r := reportOf(res); res.OK() || !strings.Contains(r, "notifications/subscriptions/acknowledged") {
+		t.Errorf("not acknowledged: %s", r)
 	}
 }
