@@ -61,11 +61,14 @@ func TerminalStatus(s string) bool {
 
 // TaskStore runs the task-augmented requests a server sends mcpx and answers
 // tasks/get, tasks/result, tasks/list and tasks/cancel about them. Tasks
-// live as long as the session; their ids are random (128 bits), since a
-// stdio session has no authorization context to bind them to.
+// live as long as the session, up to MaxTasks of them; their ids are
+// random (128 bits), since a stdio session has no authorization context to
+// bind them to.
 type TaskStore struct {
 	// PollInterval is suggested to the server; zero means one second.
 	PollInterval time.Duration
+	// Max is how many tasks the store keeps; zero means MaxTasks.
+	Max int
 
 	mu    sync.Mutex
 	tasks map[string]*storedTask
@@ -74,6 +77,27 @@ type TaskStore struct {
 	stop  context.CancelFunc
 	// work runs the tasks' handlers; Close waits for them.
 	work workGroup
+}
+
+// MaxTasks is how many tasks a TaskStore keeps by default. A server may
+// send any number of task-augmented requests, and each task's result is
+// kept for tasks/result: beyond the bound the oldest ended task is
+// forgotten (its ttl may have been unlimited; spec 2025-11-25:
+// basic/utilities/tasks, "TTL and Resource Management": a receiver may
+// override it), and a task-augmented request that finds every task still
+// running is refused ("Resource Management": receivers should enforce
+// limits on concurrent tasks). 200,000 task-augmented elicitations from a
+// server took mcpx to 1 GB before.
+const MaxTasks = 1024
+
+// TooManyTasksError refuses a task-augmented request while the store
+// holds its maximum of tasks and none of them has ended.
+type TooManyTasksError struct {
+	Max int
+}
+
+func (e *TooManyTasksError) Error() string {
+	return fmt.Sprintf("mcpx keeps at most %d tasks and none of them has ended: wait for one to end, or cancel one (tasks/cancel)", e.Max)
 }
 
 type storedTask struct {
@@ -121,7 +145,10 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 		if err := json.Unmarshal(obj.Get("task"), &meta); err != nil {
 			return nil, invalidParams("%s: task must be an object with an optional integer ttl: %v", method, err)
 		}
-		st := t.create(method, meta.TTL)
+		st, err := t.create(method, meta.TTL)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
 		// The answer is the task as created, working (spec: "Task Status
 		// Lifecycle"): taken before the work starts, which may end it
 		// before this answer is sent.
@@ -149,7 +176,10 @@ func (t *TaskStore) Wrap(h Handler) Handler {
 	}
 }
 
-func (t *TaskStore) create(method string, ttl *int64) *storedTask {
+// create stores a new working task, first forgetting the oldest ended
+// task when the store is full (see MaxTasks); it fails with a
+// *TooManyTasksError when no task has ended.
+func (t *TaskStore) create(method string, ttl *int64) (*storedTask, error) {
 	now := timestamp(time.Now())
 	poll := t.PollInterval
 	if poll <= 0 {
@@ -165,10 +195,27 @@ func (t *TaskStore) create(method string, ttl *int64) *storedTask {
 		done:   make(chan struct{}),
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	max := cmp.Or(t.Max, MaxTasks)
+	if len(t.order) >= max && !t.forgetOldestEnded() {
+		return nil, &TooManyTasksError{Max: max}
+	}
 	t.tasks[st.TaskID] = st
 	t.order = append(t.order, st.TaskID)
-	t.mu.Unlock()
-	return st
+	return st, nil
+}
+
+// forgetOldestEnded removes the oldest task in a terminal status and
+// reports whether there was one. Called with t.mu held.
+func (t *TaskStore) forgetOldestEnded() bool {
+	for i, id := range t.order {
+		if t.tasks[id].Terminal() {
+			delete(t.tasks, id)
+			t.order = append(t.order[:i], t.order[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 func (t *TaskStore) finish(st *storedTask, res json.RawMessage, err error) {

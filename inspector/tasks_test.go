@@ -621,3 +621,84 @@ func TestCallAsTaskProgressOpensTheServerStream(t *testing.T) {
 		t.Errorf("the stream was opened %d times for a task asking for progress, want 1", n)
 	}
 }
+
+// A server's task-augmented requests cannot fill mcpx's memory: the store
+// keeps Max tasks, forgetting the oldest ended one for a new one, and
+// refuses a new task while none has ended (spec 2025-11-25:
+// basic/utilities/tasks, "Resource Management").
+func TestTaskStoreBounded(t *testing.T) {
+	store := NewTaskStore()
+	store.Max = 3
+	defer store.Close()
+	release := map[string]chan struct{}{}
+	var mu sync.Mutex
+	h := store.Wrap(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		var p struct{ Message string }
+		_ = json.Unmarshal(params, &p)
+		mu.Lock()
+		ch := release[p.Message]
+		mu.Unlock()
+		select {
+		case <-ch:
+			return json.RawMessage(`{"action":"decline"}`), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	ctx := testCtx(t)
+	create := func(name string) (string, error) {
+		mu.Lock()
+		release[name] = make(chan struct{})
+		mu.Unlock()
+		raw, err := h(ctx, "elicitation/create", json.RawMessage(`{"message":"`+name+`","task":{}}`))
+		if err != nil {
+			return "", err
+		}
+		var created struct{ Task Task }
+		if err := json.Unmarshal(raw, &created); err != nil {
+			t.Fatal(err)
+		}
+		return created.Task.TaskID, nil
+	}
+	status := func(id string) string {
+		raw, err := store.Handle(ctx, "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			return err.Error()
+		}
+		var tk Task
+		_ = json.Unmarshal(raw, &tk)
+		return tk.Status
+	}
+	ids := map[string]string{}
+	for _, name := range []string{"a", "b", "c"} {
+		id, err := create(name)
+		if err != nil {
+			t.Fatalf("task %s: %v", name, err)
+		}
+		ids[name] = id
+	}
+	_, err := create("d")
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || !strings.Contains(rpcErr.Message, "at most 3 tasks and none of them has ended") {
+		t.Fatalf("a 4th task while 3 run: want -32603 saying so, got %v", err)
+	}
+	// b ends: the next task takes its place; a and c run on.
+	close(release["b"])
+	if _, err := store.Handle(ctx, "tasks/result", json.RawMessage(`{"taskId":"`+ids["b"]+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := create("e"); err != nil {
+		t.Fatalf("a task after one ended: %v", err)
+	}
+	if s := status(ids["b"]); !strings.Contains(s, "no task") {
+		t.Errorf("the ended task b: %s, want it forgotten", s)
+	}
+	if s, s2 := status(ids["a"]), status(ids["c"]); s != TaskWorking || s2 != TaskWorking {
+		t.Errorf("running tasks a and c: %s, %s; want both working", s, s2)
+	}
+	raw, err := store.Handle(ctx, "tasks/list", nil)
+	var list struct{ Tasks []Task }
+	if err != nil || json.Unmarshal(raw, &list) != nil || len(list.Tasks) != 3 {
+		t.Errorf("tasks/list: %s %v; want 3 tasks", raw, err)
+	}
+}
