@@ -64,7 +64,9 @@ type Options struct {
 	// OnRefused is told about each request the engine refused without a
 	// handler, with the error it answered: one whose id is neither a
 	// string nor an integer (JSON-RPC 2.0: an invalid request, answered
-	// with a null id), and one the connection dropped for its size (see
+	// with a null id), one whose id is that of a request still being
+	// answered (answered with the id: ids must not be reused), and one
+	// the connection dropped for its size (see
 	// transport.DropReporter), of which req holds only the id and method.
 	OnRefused func(req *jsonrpc.Message, err *jsonrpc.Error)
 	// OnNotification receives every notification, on the read loop, in
@@ -107,7 +109,7 @@ type Peer struct {
 	mu      sync.Mutex
 	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
-	serving map[string]context.CancelCauseFunc
+	serving map[string]*handling  // the peer's requests being answered, by id key
 	// unserved: the read loop has ended, and so have the handlers (see
 	// endHandlers); one that starts after is ended at once.
 	unserved bool
@@ -156,7 +158,7 @@ func New(conn transport.Conn, opts Options) *Peer {
 		opts:     opts,
 		pending:  map[string]*Pending{},
 		retired:  map[string]retirement{},
-		serving:  map[string]context.CancelCauseFunc{},
+		serving:  map[string]*handling{},
 		done:     make(chan struct{}),
 		slots:    make(chan struct{}, maxServing),
 		closing:  make(chan struct{}),
@@ -251,8 +253,8 @@ func (p *Peer) endHandlers() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.unserved = true
-	for _, cancel := range p.serving {
-		cancel(ErrEnded)
+	for _, h := range p.serving {
+		h.cancel(ErrEnded)
 	}
 }
 
@@ -426,9 +428,9 @@ func Arrival(ctx context.Context) uint64 {
 // not sent (the MCP session calls it for notifications/cancelled).
 func (p *Peer) Cancel(id jsonrpc.ID) {
 	p.mu.Lock()
-	cancel := p.serving[id.Key()]
+	h := p.serving[id.Key()]
 	p.mu.Unlock()
-	if cancel != nil {
-		cancel(ErrCancelled)
+	if h != nil {
+		h.cancel(ErrCancelled)
 	}
 }

@@ -782,3 +782,67 @@ func TestTimeoutTellsOfAnUnendedLine(t *testing.T) {
 		}
 	})
 }
+
+// A request whose id is that of a request still being answered is
+// refused with that id (a requestor must not reuse an id: spec
+// 2025-11-25, basic, "Requests"), and the first request keeps the id: the
+// peer's cancellation of it reaches its handler.
+func TestRequestIDInUse(t *testing.T) {
+	var mu sync.Mutex
+	var refused []string
+	ended := make(chan error, 1)
+	p, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			if req.Method == "hold" {
+				<-ctx.Done()
+				ended <- context.Cause(ctx)
+				return nil, context.Cause(ctx)
+			}
+			return req.Params, nil
+		},
+		OnRefused: func(req *jsonrpc.Message, err *jsonrpc.Error) {
+			mu.Lock()
+			refused = append(refused, req.Method+" "+req.ID.String())
+			mu.Unlock()
+		},
+	})
+	r.send(`{"jsonrpc":"2.0","id":"d","method":"hold"}`)
+	r.send(`{"jsonrpc":"2.0","id":"d","method":"echo","params":{"v":1}}`)
+	m := r.next()
+	if m.ID.String() != `"d"` || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest ||
+		m.Error.Message != `invalid request: id "d" is that of a request mcpx is still answering (a request id must not be reused)` {
+		t.Fatalf("the second request with id \"d\": %s", m.Raw)
+	}
+	mu.Lock()
+	if len(refused) != 1 || refused[0] != `echo "d"` {
+		t.Errorf("refused %q", refused)
+	}
+	mu.Unlock()
+	p.Cancel(jsonrpc.String("d"))
+	select {
+	case err := <-ended:
+		if !errors.Is(err, ErrCancelled) {
+			t.Errorf("the first request's handler ended with %v, want ErrCancelled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("cancelling \"d\" did not reach the first request's handler")
+	}
+	// Once answered (here: withdrawn), the id is free again.
+	deadline := time.Now().Add(wait)
+	for {
+		p.mu.Lock()
+		n := len(p.serving)
+		p.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the withdrawn request is still being served")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.send(`{"jsonrpc":"2.0","id":"d","method":"echo","params":{"v":2}}`)
+	if m := r.next(); m.ID.String() != `"d"` || string(m.Result) != `{"v":2}` {
+		t.Fatalf("id \"d\" reused after its request ended: %s", m.Raw)
+	}
+}

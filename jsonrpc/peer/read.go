@@ -153,12 +153,15 @@ func (p *Peer) serve(m *jsonrpc.Message) {
 		return
 	}
 	arrival := p.arrived.Add(1) // (on the read loop: in the order sent)
+	// (Begun on the read loop too: of two requests with one id, the first
+	// sent is the one answered.)
+	h := p.begin(m, arrival)
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
 		defer p.release()
 		defer p.recoverPanic()
-		frame := p.answer(m, arrival)
+		frame := p.answerBegun(m, h)
 		if frame == nil {
 			return
 		}
@@ -263,27 +266,69 @@ func (p *Peer) release() { <-p.slots }
 // returns the encoded response, or nil when the peer cancelled the
 // request or the handler chose not to answer (ErrNoAnswer).
 func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
+	return p.answerBegun(m, p.begin(m, arrival))
+}
+
+// handling is a request of the peer's being answered: Cancel ends its
+// handler.
+type handling struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// begin registers the handler of m, the arrival-th request of the peer,
+// under m's id and returns it; nil when m's id is not valid, or when it
+// is the id of a request of the peer's still being answered: a requestor
+// must not reuse an id in a session (spec 2025-11-25: basic, "Requests"),
+// and two handlers under one id could not be told apart (the peer's
+// notifications/cancelled would end one of them, or none once the other
+// was answered).
+func (p *Peer) begin(m *jsonrpc.Message, arrival uint64) *handling {
 	if !m.ID.Valid() {
-		// JSON-RPC 2.0: a request whose id is neither a string nor a number
-		// is an invalid request, answered with a null id.
-		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.Excerpt()}
-		if p.opts.OnRefused != nil {
-			p.opts.OnRefused(m, rpcErr)
-		}
-		return jsonrpc.EncodeResponse(jsonrpc.ID{}, nil, rpcErr)
+		return nil
 	}
 	key := m.ID.Key()
-	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), arrival), holderKey{}, p))
-	defer cancel(nil)
 	p.mu.Lock()
-	p.serving[key] = cancel
+	defer p.mu.Unlock()
+	if p.serving[key] != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), arrival), holderKey{}, p))
+	h := &handling{ctx: ctx, cancel: cancel}
+	p.serving[key] = h
 	if p.unserved {
 		cancel(ErrEnded)
 	}
-	p.mu.Unlock()
+	return h
+}
+
+// answerBegun runs the handler begun for m (h, nil if begin refused it)
+// and returns the encoded response, or nil when the peer cancelled the
+// request or the handler chose not to answer (ErrNoAnswer).
+func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
+	if h == nil {
+		// JSON-RPC 2.0: a request whose id is neither a string nor a number
+		// is an invalid request, answered with a null id. One whose id is
+		// in use is answered with that id: the peer is waiting on it.
+		rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the id must be a string or an integer, not " + m.ID.Excerpt()}
+		id := jsonrpc.ID{}
+		if m.ID.Valid() {
+			rpcErr.Message = "invalid request: id " + m.ID.Excerpt() + " is that of a request mcpx is still answering (a request id must not be reused)"
+			id = m.ID
+		}
+		if p.opts.OnRefused != nil {
+			p.opts.OnRefused(m, rpcErr)
+		}
+		return jsonrpc.EncodeResponse(id, nil, rpcErr)
+	}
+	ctx, cancel := h.ctx, h.cancel
+	defer cancel(nil)
 	defer func() {
+		key := m.ID.Key()
 		p.mu.Lock()
-		delete(p.serving, key)
+		if p.serving[key] == h {
+			delete(p.serving, key)
+		}
 		p.mu.Unlock()
 	}()
 
