@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -63,6 +64,7 @@ type Elicitor struct {
 
 	mu      sync.Mutex
 	pending map[string]string // URL elicitations accepted: elicitationId -> URL
+	order   []string          // pending's ids, oldest first (see maxPendingURL)
 
 	// stateless is set for the 2026-07-28 revision, whose URL
 	// elicitations carry no elicitationId (the client learns the outcome by
@@ -317,12 +319,25 @@ func URLWarnings(u *url.URL) []string {
 	return w
 }
 
+// maxPendingURL is how many accepted URL elicitations an Elicitor
+// remembers for their completion notifications: a server may send any
+// number of them (accept-defaults and file: accept each), and a
+// notification about one forgotten is ignored, as about an unknown one.
+const maxPendingURL = 1024
+
 func (e *Elicitor) remember(req *ElicitRequest) {
 	if req.ElicitationID == "" {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if _, ok := e.pending[req.ElicitationID]; !ok {
+		if len(e.order) >= maxPendingURL {
+			delete(e.pending, e.order[0])
+			e.order = e.order[1:]
+		}
+		e.order = append(e.order, req.ElicitationID)
+	}
 	e.pending[req.ElicitationID] = req.URL
 }
 
@@ -340,7 +355,10 @@ func (e *Elicitor) Complete(params json.RawMessage) (id, u string, known bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, known = e.pending[p.ElicitationID]
-	delete(e.pending, p.ElicitationID)
+	if known {
+		delete(e.pending, p.ElicitationID)
+		e.order = slices.DeleteFunc(e.order, func(id string) bool { return id == p.ElicitationID })
+	}
 	return p.ElicitationID, u, known
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -276,4 +277,34 @@ func writeTemp(t *testing.T, data string) string {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// The URL elicitations a policy accepted are remembered for their
+// completion notifications up to maxPendingURL, the oldest forgotten
+// first: a server cannot fill mcpx's memory with them.
+func TestPendingURLElicitationsBounded(t *testing.T) {
+	e := elicitor(t, "accept-defaults", nil)
+	e.Note = func(string) {}
+	for i := range maxPendingURL + 10 {
+		id := strconv.Itoa(i)
+		if _, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"mode":"url","elicitationId":"`+id+`","message":"m","url":"https://example.com/`+id+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mu.Lock()
+	n := len(e.pending)
+	e.mu.Unlock()
+	if n != maxPendingURL {
+		t.Errorf("%d URL elicitations remembered, want %d", n, maxPendingURL)
+	}
+	if _, _, known := e.Complete(json.RawMessage(`{"elicitationId":"0"}`)); known {
+		t.Error("the oldest URL elicitation is still remembered")
+	}
+	last := strconv.Itoa(maxPendingURL + 9)
+	if _, u, known := e.Complete(json.RawMessage(`{"elicitationId":"` + last + `"}`)); !known || u != "https://example.com/"+last {
+		t.Errorf("the latest URL elicitation: %q %v", u, known)
+	}
+	if _, _, known := e.Complete(json.RawMessage(`{"elicitationId":"` + last + `"}`)); known {
+		t.Error("a URL elicitation completed twice")
+	}
 }
