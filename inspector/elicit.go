@@ -191,6 +191,9 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 		if len(missing) > 0 {
 			e.note(fmt.Sprintf("elicitation policy accept-defaults: required field(s) %s have no default; accepted without them", strings.Join(missing, ", ")))
 		}
+		if len(form.Undefined) > 0 {
+			e.note(fmt.Sprintf("elicitation policy accept-defaults: the schema requires field(s) %s, which are not among its properties; accepted without them", strings.Join(form.Undefined, ", ")))
+		}
 		return ElicitAnswer("accept", content), nil
 	case PolicyFile:
 		if err := form.Validate(e.fileContent); err != nil {
@@ -368,8 +371,12 @@ func (e *Elicitor) Complete(params json.RawMessage) (id, u string, known bool) {
 // the schema's order (spec 2025-11-25: client/elicitation, "Requested Schema").
 type Form struct {
 	Fields []*FormField
-	schema *Schema // the whole requestedSchema, nil if it does not compile
-	raw    json.RawMessage
+	// Undefined are the names the schema's required lists that are not
+	// among its properties: a form nobody can answer so that it
+	// validates (a server's mistake), which the person is told.
+	Undefined []string
+	schema    *Schema // the whole requestedSchema, nil if it does not compile
+	raw       json.RawMessage
 }
 
 // FormField is one property of a requested schema.
@@ -429,6 +436,11 @@ func ParseForm(raw json.RawMessage) (*Form, error) {
 			field.Required = field.Required || r == name
 		}
 		f.Fields = append(f.Fields, field)
+	}
+	for _, r := range required {
+		if !props.Has(r) && !slices.Contains(f.Undefined, r) {
+			f.Undefined = append(f.Undefined, r)
+		}
 	}
 	return f, nil
 }

@@ -308,3 +308,23 @@ func TestPendingURLElicitationsBounded(t *testing.T) {
 		t.Error("a URL elicitation completed twice")
 	}
 }
+
+// A schema that requires a field it does not define cannot be answered
+// so that it validates: accept-defaults says so rather than accept as if
+// nothing were missing.
+func TestRequiredFieldNotDefined(t *testing.T) {
+	e := elicitor(t, "accept-defaults", nil)
+	var notes []string
+	e.Note = func(s string) { notes = append(notes, s) }
+	schema := `{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a","ghost","ghost"]}`
+	raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":`+schema+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"action":"accept","content":{"a":"x"}}`; string(raw) != want {
+		t.Errorf("answer %s, want %s", raw, want)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "the schema requires field(s) ghost, which are not among its properties") {
+		t.Errorf("notes %q: want one naming ghost once", notes)
+	}
+}

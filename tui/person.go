@@ -57,6 +57,13 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 		}
 		p.Println(line)
 	}
+	if len(form.Undefined) > 0 {
+		var undefined []string
+		for _, name := range form.Undefined {
+			undefined = append(undefined, clipLine(name))
+		}
+		p.Println("warning: the schema requires " + strings.Join(undefined, ", ") + ", which it does not define: no answer satisfies it (decline or cancel)")
+	}
 	answer := func(action string) (inspector.ElicitResult, error) {
 		p.Println("(" + action + ")")
 		return inspector.ElicitResult{Action: action}, nil

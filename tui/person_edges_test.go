@@ -336,3 +336,20 @@ func TestTypeAheadIsDropped(t *testing.T) {
 		t.Errorf("terminal discarded %d times (want 2, once a conversation), opened %q", discarded, opened)
 	}
 }
+
+// A form whose schema requires a field it does not define is shown with
+// a warning before the person answers: no answer can be sent.
+func TestFormRequiresUndefinedField(t *testing.T) {
+	e, out := elicitor(t, "prompt", "d\n")
+	schema := `{"type":"object","properties":{"a":{"type":"string"}},"required":["gh\u001b[2Jost"]}`
+	raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":`+schema+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != `{"action":"decline"}` {
+		t.Errorf("answer %s", raw)
+	}
+	if want := `warning: the schema requires gh\x1b[2Jost, which it does not define: no answer satisfies it (decline or cancel)`; !strings.Contains(out.String(), want) {
+		t.Errorf("conversation lacks %q:\n%s", want, out)
+	}
+}
