@@ -163,10 +163,12 @@ var adviceTable = []func(error) string{
 		}
 		return " (--no-validate sends the request anyway)"
 	},
-	// Arguments with a number too large to check against the inputSchema.
+	// Arguments with a number too large to check against the inputSchema,
+	// or a string too long to match against its patterns.
 	func(err error) string {
 		var e *inspector.NumberRangeError
-		if !errors.As(err, &e) {
+		var pe *inspector.PatternWorkError
+		if !errors.As(err, &e) && !errors.As(err, &pe) {
 			return ""
 		}
 		return " (--no-validate sends the call as typed)"

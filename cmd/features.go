@@ -320,7 +320,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			var ae *inspector.ArgumentError
 			var ie *inspector.InvalidArgumentsError
 			var ne *inspector.NumberRangeError
-			if errorsAs(err, &ae) || errorsAs(err, &ie) || errorsAs(err, &ne) {
+			var pe *inspector.PatternWorkError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) || errorsAs(err, &ne) || errorsAs(err, &pe) {
 				for _, w := range warnings {
 					c.console.Warn(w)
 				}

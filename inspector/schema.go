@@ -9,6 +9,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,103 @@ type Schema struct {
 	// at is where in the value being explained the value this part
 	// checks is, for the locations a reason put together names.
 	at []string
+	// patternSize is the size of the largest regular expression of the
+	// schema's patterns, in instructions (see maxPatternWork).
+	patternSize int
+}
+
+// maxPatternWork bounds the work of matching a schema's patterns against
+// a value, counted as the size of the largest pattern (instructions of
+// its compiled program) times the length of the longest string in the
+// value: Go's regular expressions take time proportional to that product,
+// and a server's schema can ask for a megabyte pattern against its own
+// megabyte default (an elicitation form), an hour of work that nothing
+// could interrupt. A value over the bound is not checked (a
+// *PatternWorkError); at worst a few seconds' work (about 9 ns a unit:
+// (?:a|aa)*b against a's), and real patterns against real strings are
+// far below it (a 200-instruction pattern against a 100 KB string is a
+// tenth of it).
+const maxPatternWork = 1 << 28
+
+// PatternWorkError reports a value that is not checked against a schema
+// because matching its patterns would take too long (see maxPatternWork).
+type PatternWorkError struct {
+	// PatternSize is the largest pattern's size in instructions.
+	PatternSize int
+	// StringLen is the length in bytes of the longest string of the value.
+	StringLen int
+}
+
+func (e *PatternWorkError) Error() string {
+	return fmt.Sprintf("matching the schema's pattern (%d instructions) against a string of %d bytes would take too long", e.PatternSize, e.StringLen)
+}
+
+// largestPattern returns the size in instructions of the largest
+// compiled pattern of s and its subschemas (pattern, and the keys of
+// patternProperties); 0 when there is none.
+func largestPattern(s *jsonschema.Schema) int {
+	if s == nil {
+		return 0
+	}
+	size := patternSize(s.Pattern)
+	for k := range s.PatternProperties {
+		size = max(size, patternSize(k))
+	}
+	for _, m := range []map[string]*jsonschema.Schema{s.Properties, s.PatternProperties, s.Defs, s.Definitions, s.DependentSchemas} {
+		for _, c := range m {
+			size = max(size, largestPattern(c))
+		}
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
+		for _, c := range list {
+			size = max(size, largestPattern(c))
+		}
+	}
+	for _, c := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems, s.AdditionalProperties,
+		s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		size = max(size, largestPattern(c))
+	}
+	return size
+}
+
+// patternSize returns the number of instructions of pattern's compiled
+// program, 0 for none (or one that does not compile, which the library
+// reports).
+func patternSize(pattern string) int {
+	if pattern == "" {
+		return 0
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
+}
+
+// longestString returns the length of the longest string in v, a
+// decoded JSON value, object keys included.
+func longestString(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case []any:
+		n := 0
+		for _, e := range x {
+			n = max(n, longestString(e))
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for k, e := range x {
+			n = max(n, len(k), longestString(e))
+		}
+		return n
+	}
+	return 0
 }
 
 // CompileSchema compiles a JSON Schema document. A $schema naming a
@@ -83,7 +181,7 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", firstLineOf(err.Error()))
 	}
-	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat, plainRefs: refsToDefsOnly(raw)}, nil
+	return &Schema{root: root, resolved: resolved, assertFormat: assertFormat, plainRefs: refsToDefsOnly(raw), patternSize: largestPattern(root)}, nil
 }
 
 // isSchemaType reports whether t is one of JSON Schema's seven type names.
@@ -181,6 +279,11 @@ func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
 			return nil, ne
 		}
 		return nil, fmt.Errorf("cannot be checked: %w", err)
+	}
+	if s.patternSize > 0 {
+		if n := longestString(v); s.patternSize*n > maxPatternWork {
+			return nil, &PatternWorkError{PatternSize: s.patternSize, StringLen: n}
+		}
 	}
 	if err := s.resolved.Validate(v); err != nil {
 		first := s.explain(err, v)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/modsource"
 )
@@ -365,5 +366,61 @@ func TestSchemaNumberOutOfRange(t *testing.T) {
 	}
 	if err := s.Validate(json.RawMessage(`{"u":`)); err == nil || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("not JSON: %v", err)
+	}
+}
+
+// A server's long pattern against its own long default (an elicitation
+// form; 64 KiB each here, a megabyte each held mcpx for hours) is not
+// matched: Go's regular expressions take time
+// proportional to both, an hour that nothing could interrupt. The value is
+// reported as not checked, at once.
+func TestPatternWorkBounded(t *testing.T) {
+	big := strings.Repeat("P", 64<<10)
+	s, err := CompileSchema(json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","pattern":"` + big + `"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = s.Validate(json.RawMessage(`{"p":"` + big + `"}`))
+	var pe *PatternWorkError
+	if !errors.As(err, &pe) || pe.StringLen != 64<<10 || pe.PatternSize < 64<<10 {
+		t.Fatalf("Validate: %v, want a *PatternWorkError", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if want := "matching the schema's pattern (65538 instructions) against a string of 65536 bytes would take too long"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	// Within the bound a pattern is checked as ever, a long key too.
+	if err := s.Validate(json.RawMessage(`{"p":"P"}`)); err == nil || errors.As(err, &pe) {
+		t.Errorf("a short string against the long pattern: %v, want a mismatch", err)
+	}
+	small, err := CompileSchema(json.RawMessage(`{"type":"object","patternProperties":{"^[a-z]+$":{"type":"string","pattern":"^x+$"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 1<<20)
+	if err := small.Validate(json.RawMessage(`{"abc":"` + long + `"}`)); err != nil {
+		t.Errorf("a megabyte string against a small pattern: %v", err)
+	}
+}
+
+// An elicitation form whose default would take too long to check against
+// its pattern is not offered by accept-defaults, and answers at once.
+func TestAcceptDefaultsHostilePattern(t *testing.T) {
+	e := elicitor(t, "accept-defaults", nil)
+	var notes []string
+	e.Note = func(s string) { notes = append(notes, s) }
+	big := strings.Repeat("P", 64<<10)
+	raw, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"`+big+`","default":"`+big+`"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"action":"accept","content":{}}`; string(raw) != want {
+		t.Errorf("answer %s, want %s", raw, want)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "the default of field(s) p does not match") {
+		t.Errorf("notes %q", notes)
 	}
 }
