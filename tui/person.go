@@ -51,7 +51,7 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 		required = required || fld.Required
 	}
 	if len(names) > 0 {
-		line := "Fields: " + strings.Join(names, ", ")
+		line := "Fields: " + clipList(names, "field")
 		if required {
 			line += "   (* required)"
 		}
@@ -104,7 +104,7 @@ func (t *Person) FillForm(ctx context.Context, q *inspector.FormQuestion) (inspe
 		raw := content.Marshal()
 		p.Println("Answer: " + EscapeLine(string(raw)))
 		if verr := form.Validate(raw); verr != nil {
-			p.Println("  ✗ " + EscapeLine(verr.Error()))
+			p.Println("  ✗ " + clipMessage(verr.Error()))
 			choice, err = p.Choose(ctx, "[e]dit, [d]ecline or [c]ancel? [e] ", []string{"edit", "decline", "cancel"}, "edit")
 		} else {
 			choice, err = p.Choose(ctx, "Send it? [s]end, [e]dit, [d]ecline or [c]ancel? [s] ", []string{"send", "edit", "decline", "cancel"}, "send")
@@ -156,35 +156,38 @@ func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current
 	case fld.Type == "string":
 		h := "string"
 		if fld.Format != "" {
-			h += ", format " + EscapeLine(fld.Format)
+			h += ", format " + clipLine(fld.Format)
 		}
 		if b := bounds(fld.Min, fld.Max, " characters"); b != "" {
 			h += ", " + b
 		}
 		if fld.Pattern != "" {
-			h += ", matching " + EscapeLine(fld.Pattern)
+			h += ", matching " + clipLine(fld.Pattern)
 		}
 		hint = append(hint, h)
 	default:
-		h := EscapeLine(fld.Type)
+		h := clipLine(fld.Type)
 		if b := bounds(fld.Min, fld.Max, ""); b != "" {
 			h += ", " + b
 		}
 		hint = append(hint, h)
 	}
-	for i, o := range fld.Options {
+	for i, o := range fld.Options[:min(len(fld.Options), maxShownOptions)] {
 		line := fmt.Sprintf("  %d) %s", i+1, clipLine(o.Value))
 		if o.Title != "" && o.Title != o.Value {
 			line = fmt.Sprintf("  %d) %s  [%s]", i+1, clipLine(o.Title), clipLine(o.Value))
 		}
 		p.Println(line)
 	}
+	if n := len(fld.Options) - maxShownOptions; n > 0 {
+		p.Println(fmt.Sprintf("  … (%s not shown: type the number or the value of one)", plural(n, "more choice")))
+	}
 	if !fld.Required {
 		hint = append(hint, `"-" leaves it out`)
 	}
 	prompt := "  (" + strings.Join(hint, "; ") + ")"
 	if current != nil {
-		prompt += " [" + EscapeLine(describeDefault(fld, current)) + "]"
+		prompt += " [" + clipLine(describeDefault(fld, current)) + "]"
 	}
 	prompt += " > "
 	for {
@@ -209,7 +212,7 @@ func (t *Person) askField(ctx context.Context, fld *inspector.FormField, current
 			err = fld.Validate(v)
 		}
 		if err != nil {
-			p.Println("  ✗ " + EscapeLine(err.Error()))
+			p.Println("  ✗ " + clipMessage(err.Error()))
 			continue
 		}
 		return v, nil
@@ -365,16 +368,16 @@ func (t *Person) VisitURL(ctx context.Context, q *inspector.URLQuestion) (inspec
 	p.Println(fmt.Sprintf("── %s asks you to open a web page (elicitation/create, url mode) ──", EscapeLine(q.Server)))
 	p.Println(clipText(q.Message))
 	p.Println("URL:  " + EscapeLine(q.URL))
-	p.Println("Host: " + EscapeLine(q.Parsed.Host))
+	p.Println("Host: " + clipLine(q.Parsed.Host))
 	for _, w := range q.Warnings {
-		p.Println("warning: " + EscapeLine(w))
+		p.Println("warning: " + clipMessage(w))
 	}
 	if !q.Openable {
 		why := q.NotOpenable
 		if why == "" {
 			why = "mcpx does not open it"
 		}
-		p.Println(EscapeLine(why) + ": declined.")
+		p.Println(clipLine(why) + ": declined.")
 		return inspector.ElicitResult{Action: inspector.ActionDecline}, nil
 	}
 	choice, err := p.Choose(ctx, "Open it in your browser? [y]es, [n]o (decline), [c]ancel: ", []string{"yes", "no", "cancel"}, "")
@@ -523,7 +526,7 @@ func (t *Person) composeReply(ctx context.Context, req *inspector.SamplingReques
 			}
 			reply.Text = strings.Join(lines, "\n")
 			if cerr := req.CheckReply(reply); cerr != nil && !reply.Empty() {
-				p.Println("  ✗ " + EscapeLine(cerr.Error()) + "; add a /tool line, or press Enter again to decline")
+				p.Println("  ✗ " + clipMessage(cerr.Error()) + "; add a /tool line, or press Enter again to decline")
 				refused = true
 				continue
 			}
@@ -533,7 +536,7 @@ func (t *Person) composeReply(ctx context.Context, req *inspector.SamplingReques
 		if rest, ok := strings.CutPrefix(line, "/tool"); ok && len(req.Tools) > 0 && (rest == "" || rest[0] == ' ') {
 			name, input, _ := strings.Cut(strings.TrimSpace(rest), " ")
 			if name == "" {
-				p.Println(`  usage: /tool NAME {json input}, e.g. /tool ` + EscapeLine(req.Tools[0].Name) + ` {}`)
+				p.Println(`  usage: /tool NAME {json input}, e.g. /tool ` + clipLine(req.Tools[0].Name) + ` {}`)
 				continue
 			}
 			input = strings.TrimSpace(input)
@@ -545,7 +548,7 @@ func (t *Person) composeReply(ctx context.Context, req *inspector.SamplingReques
 				continue
 			}
 			if cerr := req.CheckToolUse(name, json.RawMessage(input)); cerr != nil {
-				p.Println("  ✗ " + EscapeLine(cerr.Error()))
+				p.Println("  ✗ " + clipMessage(cerr.Error()))
 				continue
 			}
 			reply.ToolUses = append(reply.ToolUses, inspector.ToolUse{Name: name, Input: json.RawMessage(input)})
@@ -556,7 +559,7 @@ func (t *Person) composeReply(ctx context.Context, req *inspector.SamplingReques
 	reply.Text = strings.Join(lines, "\n")
 	if cerr := req.CheckReply(reply); cerr != nil && !reply.Empty() {
 		// The input ended on a reply the request does not allow.
-		p.Println("  ✗ " + EscapeLine(cerr.Error()))
+		p.Println("  ✗ " + clipMessage(cerr.Error()))
 		reply = inspector.SamplingReply{}
 	}
 	return reply, nil
@@ -599,6 +602,12 @@ const (
 	maxShownLines    = 60
 	maxShownBytes    = 8 << 10
 	maxShownMessages = 20
+	// maxShownOptions is how many choices of an enum are listed, and
+	// maxShownItems how many names a list on one line holds (a form's
+	// fields, a sampling request's tools, model hints, stop sequences,
+	// a message's content blocks): a server may send a hundred thousand.
+	maxShownOptions = 100
+	maxShownItems   = 20
 )
 
 // clipText is Escape for a server's text in a question, cut after
@@ -625,6 +634,22 @@ func clipText(s string) string {
 // after maxShownBytes / 16 bytes.
 func clipLine(s string) string {
 	return EscapeLine(rawjson.Shorten(s, maxShownBytes/16))
+}
+
+// clipMessage is EscapeLine for a message of mcpx's that may quote a
+// server's text at length (a schema's pattern in a validation error), cut
+// after maxShownBytes bytes.
+func clipMessage(s string) string {
+	return EscapeLine(rawjson.Shorten(s, maxShownBytes))
+}
+
+// clipList joins items (each shown already) with ", ", up to
+// maxShownItems of them, saying how many more of what there are.
+func clipList(items []string, what string) string {
+	if len(items) <= maxShownItems {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:maxShownItems], ", ") + fmt.Sprintf(", … (%s not shown)", plural(len(items)-maxShownItems, "more "+what))
 }
 
 // nthIndex returns the index of the nth c in s, or -1.
@@ -660,12 +685,12 @@ func renderSamplingRequest(req *inspector.SamplingRequest) string {
 	if len(req.StopSequences) > 0 {
 		q := make([]string, len(req.StopSequences))
 		for i, s := range req.StopSequences {
-			q[i] = fmt.Sprintf("%q", s)
+			q[i] = EscapeLine(fmt.Sprintf("%q", rawjson.Shorten(s, maxShownBytes/16)))
 		}
-		limits = append(limits, "stop at "+EscapeLine(strings.Join(q, ", ")))
+		limits = append(limits, "stop at "+clipList(q, "stop sequence"))
 	}
 	if req.IncludeContext != "" && req.IncludeContext != "none" {
-		limits = append(limits, "include context "+EscapeLine(req.IncludeContext))
+		limits = append(limits, "include context "+clipLine(req.IncludeContext))
 	}
 	if len(limits) > 0 {
 		fmt.Fprintf(&b, "Limits: %s\n", strings.Join(limits, ", "))
@@ -673,9 +698,9 @@ func renderSamplingRequest(req *inspector.SamplingRequest) string {
 	if len(req.Tools) > 0 {
 		var names []string
 		for _, t := range req.Tools {
-			n := EscapeLine(t.Name)
+			n := clipLine(t.Name)
 			if t.Description != "" {
-				n += " (" + firstLine(t.Description) + ")"
+				n += " (" + firstLine(rawjson.Shorten(t.Description, maxShownBytes/16)) + ")"
 			}
 			names = append(names, n)
 		}
@@ -683,7 +708,7 @@ func renderSamplingRequest(req *inspector.SamplingRequest) string {
 		if req.ToolChoice != nil && req.ToolChoice.Mode != "" {
 			choice = req.ToolChoice.Mode
 		}
-		fmt.Fprintf(&b, "Tools (choice %s): %s\n", EscapeLine(choice), strings.Join(names, "; "))
+		fmt.Fprintf(&b, "Tools (choice %s): %s\n", clipLine(choice), clipList(names, "tool"))
 	}
 	msgs := req.Messages
 	if n := len(msgs); n > maxShownMessages {
@@ -692,8 +717,13 @@ func renderSamplingRequest(req *inspector.SamplingRequest) string {
 		msgs = msgs[n-maxShownMessages:]
 	}
 	for _, m := range msgs {
-		fmt.Fprintf(&b, "[%s]\n", EscapeLine(m.Role))
-		for _, blk := range inspector.ContentBlocks(m.Content) {
+		fmt.Fprintf(&b, "[%s]\n", clipLine(m.Role))
+		blocks := inspector.ContentBlocks(m.Content)
+		if n := len(blocks); n > maxShownItems {
+			fmt.Fprintf(&b, "  (%d earlier content blocks not shown)\n", n-maxShownItems)
+			blocks = blocks[n-maxShownItems:]
+		}
+		for _, blk := range blocks {
 			b.WriteString(indent(describeBlock(blk), "  "))
 		}
 	}
@@ -723,27 +753,30 @@ func describeBlock(raw json.RawMessage) string {
 		IsError   bool              `json:"isError"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return EscapeLine(string(raw))
+		return clipLine(string(raw))
 	}
 	switch c.Type {
 	case "text":
 		return clipText(c.Text)
 	case "image", "audio":
-		return fmt.Sprintf("[%s: %s, %s]", c.Type, EscapeLine(c.MimeType), HumanSize(int64(len(c.Data)*3/4)))
+		return fmt.Sprintf("[%s: %s, %s]", c.Type, clipLine(c.MimeType), HumanSize(int64(len(c.Data)*3/4)))
 	case "tool_use":
-		return fmt.Sprintf("[tool use %s id=%s] %s", EscapeLine(c.Name), EscapeLine(c.ID), EscapeLine(compactString(c.Input)))
+		return fmt.Sprintf("[tool use %s id=%s] %s", clipLine(c.Name), clipLine(c.ID), EscapeLine(compactString(c.Input)))
 	case "tool_result":
 		var parts []string
-		for _, inner := range c.Content {
+		for _, inner := range c.Content[:min(len(c.Content), maxShownItems)] {
 			parts = append(parts, describeBlock(inner))
 		}
-		head := fmt.Sprintf("[tool result for %s]", EscapeLine(c.ToolUseID))
+		if n := len(c.Content) - maxShownItems; n > 0 {
+			parts = append(parts, fmt.Sprintf("(%s not shown)", plural(n, "more block")))
+		}
+		head := fmt.Sprintf("[tool result for %s]", clipLine(c.ToolUseID))
 		if c.IsError {
-			head = fmt.Sprintf("[tool error for %s]", EscapeLine(c.ToolUseID))
+			head = fmt.Sprintf("[tool error for %s]", clipLine(c.ToolUseID))
 		}
 		return head + " " + strings.Join(parts, " ")
 	}
-	return fmt.Sprintf("[%s] %s", EscapeLine(c.Type), EscapeLine(compactString(raw)))
+	return fmt.Sprintf("[%s] %s", clipLine(c.Type), EscapeLine(compactString(raw)))
 }
 
 func describeModelPreferences(raw json.RawMessage) string {
@@ -759,15 +792,15 @@ func describeModelPreferences(raw json.RawMessage) string {
 		Intelligence *float64 `json:"intelligencePriority"`
 	}
 	if json.Unmarshal(raw, &mp) != nil {
-		return EscapeLine(string(raw))
+		return EscapeLine(compactString(raw))
 	}
 	var parts []string
 	if len(mp.Hints) > 0 {
 		var h []string
 		for _, x := range mp.Hints {
-			h = append(h, EscapeLine(x.Name))
+			h = append(h, clipLine(x.Name))
 		}
-		parts = append(parts, "hints "+strings.Join(h, ", "))
+		parts = append(parts, "hints "+clipList(h, "hint"))
 	}
 	for _, p := range []struct {
 		name string

@@ -353,3 +353,53 @@ func TestFormRequiresUndefinedField(t *testing.T) {
 		t.Errorf("conversation lacks %q:\n%s", want, out)
 	}
 }
+
+// A hostile form or sampling request cannot flood the question: a
+// thousand choices, a hundred fields, a thousand tools or model hints,
+// and long names, formats, patterns, stop sequences and ids (a server
+// may send a hundred times as many) are shown cut, saying
+// how much was left out (the request is on the wire in full).
+func TestHostileQuestionsAreShownCut(t *testing.T) {
+	big := strings.Repeat("P", 64<<10)
+	var enum []string
+	for i := range 1000 {
+		enum = append(enum, fmt.Sprintf("opt%d", i))
+	}
+	enumJSON, _ := json.Marshal(enum)
+	props := []string{
+		`"p":{"type":"string","format":"` + big + `","pattern":"` + big + `","default":"` + big + `"}`,
+		`"e":{"type":"string","enum":` + string(enumJSON) + `}`,
+	}
+	for i := range 100 {
+		props = append(props, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+	}
+	schema := `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
+	e, out := elicitor(t, "prompt", "a\n-\n\n")
+	if _, err := e.Handle(testCtx(t), "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":`+schema+`}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !containsAll(out.String(), "(82 more fields not shown)", "  100) opt99", "… (900 more choices not shown: type the number or the value of one)") || out.Len() > 16<<10 {
+		t.Errorf("form: %d bytes shown:\n%.3000s", out.Len(), out.String())
+	}
+
+	var tools, hints []string
+	for i := range 1000 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d","description":"d","inputSchema":{"type":"object"}}`, i))
+		hints = append(hints, `{"name":"h"}`)
+	}
+	tools = append(tools, `{"name":"`+big+`","description":"`+big+`","inputSchema":{"type":"object"}}`)
+	var blocks []string
+	for range 1000 {
+		blocks = append(blocks, `{"type":"text","text":"b"}`)
+	}
+	params := `{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"` + big + `","name":"` + big + `","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","toolUseId":"` + big + `","content":[` + strings.Join(blocks, ",") + `]}]},` +
+		`{"role":"user","content":[` + strings.Join(blocks, ",") + `]}],` +
+		`"stopSequences":["` + big + `"],"includeContext":"` + big + `","modelPreferences":{"hints":[` + strings.Join(hints, ",") + `]},` +
+		`"tools":[` + strings.Join(tools, ",") + `],"toolChoice":{"mode":"auto"},"maxTokens":5}`
+	s, out := sampler(t, "prompt", "\n")
+	_, _ = s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(params))
+	if !containsAll(out.String(), "(981 more tools not shown)", "(980 more hints not shown)", "(980 more blocks not shown)", "(980 earlier content blocks not shown)") || out.Len() > 32<<10 {
+		t.Errorf("sampling: %d bytes shown:\n%.3000s", out.Len(), out.String())
+	}
+}
