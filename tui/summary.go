@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 )
@@ -43,7 +44,8 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 			break
 		}
 		if req.Mode == "url" {
-			return fmt.Sprintf("url %s, %s%s", EscapeLine(req.URL), quoteShort(req.Message, 60), task)
+			// (Cut: the question, or the policy's note, shows it whole.)
+			return fmt.Sprintf("url %s, %s%s", EscapeLine(rawjson.Shorten(req.URL, maxShownURL)), quoteShort(req.Message, 60), task)
 		}
 		form, err := inspector.ParseForm(req.RequestedSchema)
 		if err != nil {
@@ -66,10 +68,23 @@ func SummarizeRequest(method string, params json.RawMessage) string {
 	return EscapeLine(compactString(params))
 }
 
+// How much of a URL a server request's summary shows, and of the error
+// message of mcpx's answer, in bytes.
+const (
+	maxShownURL    = 256
+	maxAnswerShown = 4 << 10
+)
+
 // SummarizeAnswer describes mcpx's answer to a server request on one line.
 func SummarizeAnswer(method string, result json.RawMessage, rpcErr *jsonrpc.Error) string {
 	if rpcErr != nil {
-		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(rpcErr.Message))
+		// (mcpx's own messages quote what the server sent, of any
+		// length: cut as a server's error message is, jsonrpc.Error.)
+		msg := rpcErr.Message
+		if len(msg) > maxAnswerShown {
+			msg = rawjson.Shorten(msg, maxAnswerShown) + fmt.Sprintf(" (%d bytes in all)", len(rpcErr.Message))
+		}
+		return fmt.Sprintf("error %d: %s", rpcErr.Code, EscapeLine(msg))
 	}
 	if obj, err := inspector.ParseObject(result); err == nil && obj.Has("task") {
 		var c struct {

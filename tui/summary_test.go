@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -13,6 +14,8 @@ func TestSummaries(t *testing.T) {
 		{"elicitation/create", `{"message":"Who are you?","requestedSchema":` + sep1034Schema + `,"task":{}}`, `form with 5 fields, "Who are you?" (as a task)`},
 		{"elicitation/create", `{"mode":"url","url":"https://x.example/a","elicitationId":"1","message":"Go"}`, `url https://x.example/a, "Go"`},
 		{"roots/list", ``, ``},
+		// A long URL is cut on the line: the question shows it whole.
+		{"elicitation/create", `{"mode":"url","url":"https://x.example/` + strings.Repeat("a", 100000) + `","elicitationId":"1","message":"Go"}`, `url https://x.example/` + strings.Repeat("a", 256-len("https://x.example/")) + `…, "Go"`},
 		// A server's control characters are escaped once, as in an
 		// elicitation's message, not \\x1b.
 		{"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi\u001b[2J \"there\""}}],"maxTokens":10}`, `1 message, last: "hi\x1b[2J \"there\"", max 10 tokens`},
@@ -32,6 +35,8 @@ func TestSummaries(t *testing.T) {
 		{"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"tab\there\u0007"},"model":"m"}`, nil, `assistant "tab here\a" (model m)`},
 		{"sampling/createMessage", ``, &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}, `error -1: User rejected sampling request`},
 		{"elicitation/create", `{"action":"accept","content":{"a":1}}`, nil, `accept {"a":1}`},
+		// mcpx's message quoting a server's 100 KB method name is cut.
+		{"x", ``, &jsonrpc.Error{Code: -32601, Message: "mcpx does not handle " + strings.Repeat("x", 100000)}, `error -32601: mcpx does not handle ` + strings.Repeat("x", 4096-len("mcpx does not handle ")) + `… (100021 bytes in all)`},
 		{"elicitation/create", `{"task":{"taskId":"t","status":"working","createdAt":"","lastUpdatedAt":"","ttl":null}}`, nil, `created task t: working`},
 	} {
 		if got := SummarizeAnswer(tc.method, json.RawMessage(tc.result), tc.err); got != tc.want {
