@@ -22,6 +22,9 @@
 //	disorder     sends a ping request of its own, then a response to an
 //	             unknown id, a second response to an answered request, and
 //	             the answer with an id of the wrong type
+//	taskflood    on calling echo, sends 1100 task-augmented elicitations,
+//	             then tasks/list, and answers with how many tasks were
+//	             created and refused and how many the list holds
 //	batch        negotiates 2025-03-26 and sends JSON-RPC batches (a log
 //	             notification, a ping request, and the tools/call response)
 //	badlist      answers tools/list with a result that is not a list
@@ -184,7 +187,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
+	case "crash", "garbage", "disorder", "taskflood", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -339,6 +339,8 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		// And a late duplicate of that answer, which mcpx may or may not
 		// still be around to see.
 		s.send(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult("late duplicate", false))})
+	case "taskflood":
+		s.taskFlood(m)
 	case "batch":
 		s.batchCall(m, p.Meta.ProgressToken, p.Arguments.Message)
 	default:
@@ -370,6 +372,49 @@ func (s *rawServer) batchCall(m rawMsg, token json.RawMessage, message string) {
 		answer, isError = "the ping was answered with an error: "+string(r.Error), true
 	}
 	s.sendBatch(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult(answer, isError))})
+}
+
+// taskFlood sends 1100 task-augmented elicitations (more than the 1024
+// tasks mcpx keeps), then tasks/list, and answers the call with what came
+// back: "N tasks created, M refused; tasks/list holds K".
+func (s *rawServer) taskFlood(m rawMsg) {
+	const n = 1100
+	for i := range n {
+		s.send(rawMsg{JSONRPC: "2.0", ID: mustJSON(fmt.Sprintf("t%d", i)), Method: "elicitation/create",
+			Params: json.RawMessage(`{"task":{"ttl":60000},"message":"flood","requestedSchema":{"type":"object","properties":{}}}`)})
+	}
+	created, refused := 0, 0
+	timeout := time.After(20 * time.Second)
+	for created+refused < n {
+		select {
+		case f, open := <-s.frames:
+			if !open {
+				return
+			}
+			for _, r := range f.msgs {
+				switch {
+				case r.Method != "" || !strings.HasPrefix(string(r.ID), `"t`):
+				case r.Error != nil:
+					refused++
+				default:
+					created++
+				}
+			}
+		case <-timeout:
+			s.reply(m.ID, textResult(fmt.Sprintf("only %d of %d elicitations answered", created+refused, n), true))
+			return
+		}
+	}
+	s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"list"`), Method: "tasks/list"})
+	r, _, ok := s.awaitResponse(`"list"`)
+	var list struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	if !ok || json.Unmarshal(r.Result, &list) != nil {
+		s.reply(m.ID, textResult("tasks/list was not answered with a list", true))
+		return
+	}
+	s.reply(m.ID, textResult(fmt.Sprintf("%d tasks created, %d refused; tasks/list holds %d", created, refused, len(list.Tasks)), false))
 }
 
 // awaitResponse waits (at most 10s) for the client's response to our
