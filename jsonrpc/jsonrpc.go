@@ -101,13 +101,57 @@ var (
 	ErrEmptyFrame = errors.New("empty line")
 	ErrNotJSON    = errors.New("not valid JSON")
 	ErrEmptyBatch = errors.New("empty batch")
+	// ErrTooDeep is a frame nested deeper than the 10,000 levels Go's
+	// encoding/json reads (RFC 8259 section 9 lets a parser limit it):
+	// it may be valid JSON, and its top-level id and method can still
+	// be read (see TopLevel), so that a request is answered.
+	ErrTooDeep = fmt.Errorf("nested deeper than the %d levels mcpx reads", maxNesting)
 )
+
+// maxNesting is encoding/json's limit on nesting (json.Valid is false
+// beyond it).
+const maxNesting = 10000
+
+// nestedBeyond reports whether data, read as JSON, opens more than max
+// objects and arrays at once.
+func nestedBeyond(data []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			i = rawjson.SkipString(data, i) - 1
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// TopLevel returns the raw "id" and the "method" string of a frame that
+// is a JSON object, read without decoding the rest (a frame DecodeFrame
+// refused with ErrTooDeep): nil and "" for what it lacks.
+func TopLevel(data []byte) (id json.RawMessage, method string) {
+	rawjson.Members(data, func(name, v []byte) bool {
+		switch string(name) {
+		case `"id"`:
+			id = v
+		case `"method"`:
+			_ = json.Unmarshal(v, &method)
+		}
+		return true
+	})
+	return id, method
+}
 
 // DecodeFrame decodes one frame into its messages. A frame is a single
 // message or, from 2025-03-26 peers, a batch (a JSON array of messages,
 // each decoded on its own whatever its neighbours are). A frame that is
-// not JSON at all, or an empty batch, is an error (ErrEmptyFrame,
-// ErrNotJSON, ErrEmptyBatch); a JSON value that is not a message yields a
+// not JSON at all, nested too deep to read, or an empty batch, is an
+// error (ErrEmptyFrame, ErrNotJSON, ErrTooDeep, ErrEmptyBatch); a JSON value that is not a message yields a
 // Message of KindInvalid with Problems.
 //
 // Member names match as encoding/json matches struct fields (exactly,
@@ -127,6 +171,9 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 		return nil, false, ErrEmptyFrame
 	}
 	if !json.Valid(trimmed) {
+		if nestedBeyond(trimmed, maxNesting) {
+			return nil, false, ErrTooDeep
+		}
 		return nil, false, ErrNotJSON
 	}
 	if trimmed[0] == '[' {

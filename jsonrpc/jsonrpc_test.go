@@ -73,6 +73,8 @@ func TestDecodeFrame(t *testing.T) {
 		{name: "empty batch", in: ` [ ] `, wantBatch: true, wantErr: "empty batch"},
 		{name: "invalid JSON", in: `{"jsonrpc":`, wantErr: "not valid JSON"},
 		{name: "two values", in: `{} {}`, wantErr: "not valid JSON"},
+		{name: "too deep", in: `{"id":1,"method":"m","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, wantErr: "nested deeper than the 10000 levels mcpx reads"},
+		{name: "brackets in a string, unended", in: `{"x":"` + strings.Repeat("[", 20000) + `"`, wantErr: "not valid JSON"},
 		{name: "empty", in: "", wantErr: "empty"},
 		{name: "blank", in: " \t\r", wantErr: "empty"},
 		{

@@ -846,3 +846,39 @@ func TestRequestIDInUse(t *testing.T) {
 		t.Fatalf("id \"d\" reused after its request ended: %s", m.Raw)
 	}
 }
+
+// A message nested deeper than mcpx reads is not lost on the peer: a
+// request is answered with an error under its id (the peer would wait for
+// ever), and a response ends the request it answers with that error.
+func TestTooDeep(t *testing.T) {
+	var mu sync.Mutex
+	var refused []string
+	p, r, w := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) { return nil, nil },
+		OnRefused: func(req *jsonrpc.Message, err *jsonrpc.Error) {
+			mu.Lock()
+			refused = append(refused, req.Method)
+			mu.Unlock()
+		},
+	})
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	r.send(`{"jsonrpc":"2.0","id":"d","method":"elicitation/create","params":{"x":` + deep + `}}`)
+	w.expect(t, "nested deeper than the 10000 levels mcpx reads")
+	m := r.next()
+	if m.ID.String() != `"d"` || m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError ||
+		m.Error.Message != "the message is nested deeper than the 10000 levels mcpx reads" {
+		t.Fatalf("answer %s", m.Raw)
+	}
+	mu.Lock()
+	if len(refused) != 1 || refused[0] != "elicitation/create" {
+		t.Errorf("refused %q", refused)
+	}
+	mu.Unlock()
+
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	id := r.next().ID
+	r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"x":` + deep + `}}`)
+	if res := result(t, ch); res.err == nil || !errors.Is(res.err, jsonrpc.ErrTooDeep) {
+		t.Fatalf("Call = %v, want ErrTooDeep", res.err)
+	}
+}

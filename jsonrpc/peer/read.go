@@ -47,6 +47,9 @@ func (p *Peer) handleFrame(f transport.Frame) {
 	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
 	if err != nil {
 		p.warn("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
+		if errors.Is(err, jsonrpc.ErrTooDeep) {
+			p.unreadable(f.Data, err)
+		}
 		return
 	}
 	if batch && p.opts.OnBatch != nil {
@@ -202,6 +205,28 @@ func (p *Peer) requestDropped(id jsonrpc.ID, method string, err error) {
 			p.warn("could not answer the server's %s request: %v", method, err)
 		}
 	}()
+}
+
+// unreadable answers a request the engine could not read (a frame
+// nested too deep), found by its top-level id and method, with an error
+// saying so, as a request too large is (requestDropped): the peer would
+// otherwise wait for ever; a response ends the request it answers with
+// that error at once, rather than at its timeout.
+func (p *Peer) unreadable(data []byte, why error) {
+	raw, method := jsonrpc.TopLevel(data)
+	if raw == nil {
+		return
+	}
+	id := jsonrpc.RawID(raw)
+	if !id.Valid() {
+		return
+	}
+	err := fmt.Errorf("the message is %w", why)
+	if method != "" {
+		p.requestDropped(id, method, err)
+		return
+	}
+	p.End(id, err)
 }
 
 // serveBatch answers the requests of one batch with one batch response.
