@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestResourceContentWriteTo(t *testing.T) {
 			var b bytes.Buffer
 			n, err := cs[0].WriteTo(&b)
 			if tc.bad {
-				if err == nil || !strings.Contains(err.Error(), "blob is not valid base64") || cs[0].Check() == nil {
+				if err == nil || !strings.Contains(err.Error(), "blob is not valid base64") || !errors.Is(err, ErrProtocolViolation) || !errors.Is(cs[0].Check(), ErrProtocolViolation) {
 					t.Fatalf("WriteTo: %v; want a base64 error (Check too)", err)
 				}
 				return
@@ -163,7 +164,7 @@ func TestToolContents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bad[0].Check(); err == nil || err.Error() != "image content: data is not valid base64: illegal base64 data at input byte 1" {
+	if err := bad[0].Check(); err == nil || err.Error() != "image content: data is not valid base64: illegal base64 data at input byte 1" || !errors.Is(err, ErrProtocolViolation) {
 		t.Errorf("Check = %v", err)
 	}
 }

@@ -139,6 +139,13 @@ type PaginationError struct {
 	Pages int
 }
 
+// Is makes a loop (Repeated) the server's departure from the protocol: a
+// cursor leads to the page after it (spec: server/utilities/pagination).
+// More pages than List follows is List's bound, not the server's fault.
+func (e *PaginationError) Is(target error) bool {
+	return e.Repeated && target == ErrProtocolViolation
+}
+
 func (e *PaginationError) Error() string {
 	if e.Repeated {
 		return fmt.Sprintf("%s: server returned cursor %s twice; stopping to avoid a loop", e.Method, quoteCursor(e.Cursor))
@@ -385,7 +392,7 @@ func (s *Session) nextCursor(method, label string, raw []byte) (*string, error) 
 	}
 	var c string
 	if raw[0] != '"' || json.Unmarshal(raw, &c) != nil {
-		return nil, fmt.Errorf("nextCursor is %s, not a string: the pages after it cannot be asked for", rawjson.Excerpt(raw, 40))
+		return nil, violationf("nextCursor is %s, not a string: the pages after it cannot be asked for", rawjson.Excerpt(raw, 40))
 	}
 	return &c, nil
 }
@@ -504,11 +511,11 @@ func readPage(raw json.RawMessage, key string) (items []json.RawMessage, next, t
 		if err == nil {
 			err = errors.New("expected a JSON object")
 		}
-		return nil, nil, nil, fmt.Errorf("result is not an object: %w", err)
+		return nil, nil, nil, violationf("result is not an object: %w", err)
 	}
 	if len(list) > 0 && !rawjson.IsNull(list) {
 		if list[0] != '[' {
-			return nil, nil, nil, fmt.Errorf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
+			return nil, nil, nil, violationf("result member %q is %s, not an array", key, rawjson.Excerpt(list, 40))
 		}
 		items = []json.RawMessage{}
 		rawjson.Elements(list, func(e []byte) bool {

@@ -471,6 +471,12 @@ func TestListStopsEarly(t *testing.T) {
 			for _, subs := range tt.warnings {
 				w.expect(subs...)
 			}
+			// A page that cannot be read, a cursor that is not a string
+			// and a loop are the server's departures from the protocol;
+			// its JSON-RPC error and mcpx's cap on pages are not.
+			if want := tt.last == "" && tt.maxPages == 0; errors.Is(r.err, ErrProtocolViolation) != want {
+				t.Errorf("err = %v: errors.Is(ErrProtocolViolation) = %v, want %v", r.err, !want, want)
+			}
 			// The loop's and the cap's cause is typed too.
 			if tt.cursor != nil && tt.last == "" && !strings.Contains(tt.name, "page 2") {
 				var pe *PaginationError
@@ -490,10 +496,13 @@ func TestListErrors(t *testing.T) {
 		method string
 		pages  []page
 		want   []string
+		// violation: the server's departure from the protocol, not
+		// the caller's mistake.
+		violation bool
 	}{
-		{"list member not an array", "tools/list", []page{{"", `{"tools":{"a":1}}`}}, []string{`"tools"`, "not an array"}},
-		{"result not an object", "tools/list", []page{{"", `[1]`}}, []string{"not an object"}},
-		{"not a list method", "tools/call", nil, []string{"not a paginated list"}},
+		{"list member not an array", "tools/list", []page{{"", `{"tools":{"a":1}}`}}, []string{`"tools"`, "not an array"}, true},
+		{"result not an object", "tools/list", []page{{"", `[1]`}}, []string{"not an object"}, true},
+		{"not a list method", "tools/call", nil, []string{"not a paginated list"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -501,6 +510,9 @@ func TestListErrors(t *testing.T) {
 			var inc *IncompleteListError
 			if err == nil || !containsAll(err.Error(), tt.want...) || errors.As(err, &inc) || res != nil {
 				t.Fatalf("err = %v, result %v; want no result and an error with %q", err, res, tt.want)
+			}
+			if errors.Is(err, ErrProtocolViolation) != tt.violation {
+				t.Errorf("err = %v: errors.Is(ErrProtocolViolation) = %v", err, !tt.violation)
 			}
 		})
 	}

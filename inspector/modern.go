@@ -184,6 +184,13 @@ type malformedDiscoverError struct {
 func (e *malformedDiscoverError) Error() string { return e.err.Error() }
 func (e *malformedDiscoverError) Unwrap() error { return e.err }
 
+// Is makes a result with supportedVersions, a modern server's that is
+// broken, the server's departure from the protocol; a result without is
+// more likely a handshake-era server's answer (see Modern.Open).
+func (e *malformedDiscoverError) Is(target error) bool {
+	return e.modern && target == ErrProtocolViolation
+}
+
 // DiscoverResult is a server/discover result (spec 2026-07-28:
 // server/discover, "DiscoverResult").
 type DiscoverResult struct {
@@ -596,7 +603,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 			return res, nil
 		case mcp.ResultInputRequired:
 			if !mrtrMethods[req.Method] {
-				return nil, fmt.Errorf("%s: the server answered input_required, which the spec allows only for tools/call, prompts/get and resources/read (basic/patterns/mrtr)", req.Label())
+				return nil, violationf("%s: the server answered input_required, which the spec allows only for tools/call, prompts/get and resources/read (basic/patterns/mrtr)", req.Label())
 			}
 			round++
 			if round > maxRounds {
@@ -611,7 +618,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		case mcp.ResultTask:
 			return m.awaitTask(ctx, s, req, res)
 		default:
-			return nil, fmt.Errorf("%s: the server answered with resultType %s, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), shown)
+			return nil, violationf("%s: the server answered with resultType %s, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), shown)
 		}
 	}
 }
@@ -658,18 +665,18 @@ type InputRequired struct {
 func ParseInputRequired(raw json.RawMessage) (*InputRequired, error) {
 	obj, err := ParseObject(raw)
 	if err != nil {
-		return nil, fmt.Errorf("an input_required result is not an object: %w", err)
+		return nil, violationf("an input_required result is not an object: %w", err)
 	}
 	ir := &InputRequired{}
 	if v := obj.Get("inputRequests"); len(v) > 0 && string(v) != "null" {
 		if err := json.Unmarshal(v, &ir.InputRequests); err != nil {
-			return nil, fmt.Errorf("inputRequests is not a map of requests: %s", rawjson.DecodeProblem(err))
+			return nil, violationf("inputRequests is not a map of requests: %s", rawjson.DecodeProblem(err))
 		}
 	}
 	if v := obj.Get("requestState"); len(v) > 0 {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, fmt.Errorf("requestState is not a string: %s", excerpt(v, 60))
+			return nil, violationf("requestState is not a string: %s", excerpt(v, 60))
 		}
 		ir.RequestState = v
 	}
@@ -691,7 +698,7 @@ func (m *Modern) answerRound(ctx context.Context, s *Session, req *Request, res 
 		// include at least one of inputRequests or requestState in every
 		// InputRequiredResult response" (spec 2026-07-28:
 		// basic/patterns/mrtr, "Server Requirements").
-		return nil, nil, fmt.Errorf("%s: the server answered input_required with neither input requests nor requestState, so a retry would repeat the same request (an InputRequiredResult must include at least one, spec 2026-07-28: basic/patterns/mrtr)", req.Label())
+		return nil, nil, violationf("%s: the server answered input_required with neither input requests nor requestState, so a retry would repeat the same request (an InputRequiredResult must include at least one, spec 2026-07-28: basic/patterns/mrtr)", req.Label())
 	}
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
@@ -716,7 +723,7 @@ func (m *Modern) answerRound(ctx context.Context, s *Session, req *Request, res 
 	}
 	for k := range failed {
 		if unanswered[k] {
-			return nil, nil, fmt.Errorf("%s: the server asked again for input %q, which mcpx could not provide: %v", req.Label(), k, failed[k])
+			return nil, nil, violationf("%s: the server asked again for input %q, which mcpx could not provide: %v", req.Label(), k, failed[k])
 		}
 	}
 	obj, err := ParseObject(req.Params)

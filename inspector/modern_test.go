@@ -218,6 +218,10 @@ func TestModernDeclinedSampling(t *testing.T) {
 	} else if strings.Contains(r.err.Error(), "server error") || errors.As(r.err, new(*jsonrpc.Error)) {
 		// The refusal is mcpx's; the server never saw it.
 		t.Errorf("err %v reads as the server's", r.err)
+	} else if !errors.Is(r.err, ErrProtocolViolation) {
+		// Asking again for what mcpx said it could not give is the
+		// server's departure from the protocol.
+		t.Errorf("err %v is not an ErrProtocolViolation", r.err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -246,6 +250,10 @@ func TestModernRoundsCapped(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), "still needs input after 2 rounds") {
 		t.Fatalf("err %v", r.err)
 	}
+	if errors.Is(r.err, ErrProtocolViolation) {
+		// mcpx's bound, which a server asking on may well be within.
+		t.Errorf("err %v is an ErrProtocolViolation", r.err)
+	}
 }
 
 // An input_required answer with neither input requests nor state leaves
@@ -258,7 +266,7 @@ func TestModernInputRequiredWithNothing(t *testing.T) {
 		ch := goCall(context.Background(), s, "resources/read", map[string]any{"uri": "a://b"})
 		srv.reply(srv.nextRequest("resources/read"), answer)
 		r := result(t, ch)
-		if r.err == nil || !strings.Contains(r.err.Error(), "neither input requests nor requestState") {
+		if r.err == nil || !strings.Contains(r.err.Error(), "neither input requests nor requestState") || !errors.Is(r.err, ErrProtocolViolation) {
 			t.Fatalf("%s: err %v", answer, r.err)
 		}
 		srv.quietUntil(mark(t, s))
@@ -273,12 +281,12 @@ func TestModernResultTypes(t *testing.T) {
 	// resources/read.
 	ch := goCall(context.Background(), s, "tools/list", nil)
 	srv.reply(srv.nextRequest("tools/list"), `{"resultType":"input_required","requestState":"x"}`)
-	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "allows only for tools/call") {
+	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "allows only for tools/call") || !errors.Is(r.err, ErrProtocolViolation) {
 		t.Errorf("err %v", r.err)
 	}
 	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
 	srv.reply(srv.nextRequest("tools/call"), `{"resultType":"mystery"}`)
-	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `resultType "mystery"`) {
+	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), `resultType "mystery"`) || !errors.Is(r.err, ErrProtocolViolation) {
 		t.Errorf("err %v", r.err)
 	}
 	// A resultType that is not a string is no value mcpx recognizes
@@ -287,7 +295,7 @@ func TestModernResultTypes(t *testing.T) {
 	for _, rt := range []string{`1`, `true`, `{"type":"complete"}`, `["complete"]`} {
 		ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
 		srv.reply(srv.nextRequest("tools/call"), `{"resultType":`+rt+`,"content":[]}`)
-		if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "resultType "+rt) {
+		if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "resultType "+rt) || !errors.Is(r.err, ErrProtocolViolation) {
 			t.Errorf("resultType %s: err %v", rt, r.err)
 		}
 	}

@@ -544,13 +544,13 @@ func DecodeContents(raw json.RawMessage) ([]ResourceContent, error) {
 	var f rawjson.Fields
 	var items [][]byte
 	if !f.Object(raw, []string{"contents"}, func(_ string, v []byte) { items = f.Array(v) }) {
-		return nil, errors.New("result is not a ReadResourceResult: contents is not an array of objects")
+		return nil, violation(errors.New("result is not a ReadResourceResult: contents is not an array of objects"))
 	}
 	var out []ResourceContent
 	for _, it := range items {
 		rc, ok := decodeResourceContent(&f, it)
 		if !ok {
-			return nil, errors.New("result is not a ReadResourceResult: a content is not an object with string uri, mimeType, text or blob")
+			return nil, violation(errors.New("result is not a ReadResourceResult: a content is not an object with string uri, mimeType, text or blob"))
 		}
 		out = append(out, rc)
 	}
@@ -595,9 +595,9 @@ func ToolContents(raw json.RawMessage) ([]ResourceContent, error) {
 	var f rawjson.Fields
 	var items [][]byte
 	if !f.Object(raw, []string{"content"}, func(_ string, v []byte) { items = f.Array(v) }) {
-		return nil, errors.New("result is not a CallToolResult: content is not an array of objects")
+		return nil, violation(errors.New("result is not a CallToolResult: content is not an array of objects"))
 	}
-	bad := errors.New("result is not a CallToolResult: a content block is not an object with string type, text, data, mimeType or uri")
+	bad := violation(errors.New("result is not a CallToolResult: a content block is not an object with string type, text, data, mimeType or uri"))
 	var out []ResourceContent
 	for _, it := range items {
 		var rc ResourceContent
@@ -714,9 +714,9 @@ func (rc ResourceContent) WriteTo(w io.Writer) (int64, error) {
 // base64Error says that the content's data is not base64.
 func (rc ResourceContent) base64Error(err error) error {
 	if rc.Type == "image" || rc.Type == "audio" {
-		return fmt.Errorf("%s content: data is not valid base64: %w", rc.Type, err)
+		return violationf("%s content: data is not valid base64: %w", rc.Type, err)
 	}
-	return fmt.Errorf("content %q: blob is not valid base64: %w", rc.URI, err)
+	return violationf("content %q: blob is not valid base64: %w", rc.URI, err)
 }
 
 // Base64Len returns the length of the data the JSON string q (quotes

@@ -711,7 +711,7 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 		}
 		return true
 	}) {
-		return res, nil, errors.New("the result is not an InitializeResult: it is not a JSON object")
+		return res, nil, violation(errors.New("the result is not an InitializeResult: it is not a JSON object"))
 	}
 	if version != nil {
 		v, ok := rawjson.String(version)

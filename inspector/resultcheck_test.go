@@ -3,6 +3,7 @@ package inspector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -340,7 +341,7 @@ func TestReadInitializeResult(t *testing.T) {
 	} {
 		res, problems, err := readInitializeResult(json.RawMessage(tt.raw))
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrProtocolViolation) {
 				t.Errorf("%s: error %v, want %q", tt.raw, err, tt.wantErr)
 			}
 			continue

@@ -143,10 +143,10 @@ func ParseSkill(raw json.RawMessage) (*Skill, error) {
 		Resources   json.RawMessage `json:"resources"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("skill entry is not an object with string uri: %w", err)
+		return nil, violationf("skill entry is not an object with string uri: %w", err)
 	}
 	if e.URI == nil || *e.URI == "" {
-		return nil, errors.New("skill entry has no uri")
+		return nil, violation(errors.New("skill entry has no uri"))
 	}
 	sk := &Skill{URI: *e.URI, Frontmatter: e.Frontmatter}
 	var fm struct {
@@ -160,15 +160,15 @@ func ParseSkill(raw json.RawMessage) (*Skill, error) {
 	res := rawjson.Trim(e.Resources)
 	switch {
 	case len(res) == 0 || rawjson.IsNull(res):
-		return sk, fmt.Errorf("skill %s has no resources (an array of its files, or \"dynamic\"): hosts must not load it", sk.URI)
+		return sk, violationf("skill %s has no resources (an array of its files, or \"dynamic\"): hosts must not load it", sk.URI)
 	case string(res) == `"dynamic"`:
 		sk.Dynamic = true
 	case res[0] == '[':
 		if err := json.Unmarshal(res, &sk.Files); err != nil {
-			return sk, fmt.Errorf("skill %s: resources is not an array of {uri, digest, size}: %w", sk.URI, err)
+			return sk, violationf("skill %s: resources is not an array of {uri, digest, size}: %w", sk.URI, err)
 		}
 	default:
-		return sk, fmt.Errorf("skill %s: resources is %s, neither an array of its files nor \"dynamic\": hosts must not load it", sk.URI, rawjson.Excerpt(res, 40))
+		return sk, violationf("skill %s: resources is %s, neither an array of its files nor \"dynamic\": hosts must not load it", sk.URI, rawjson.Excerpt(res, 40))
 	}
 	return sk, nil
 }
@@ -266,7 +266,7 @@ func (s *Session) Skill(ctx context.Context, uri string, opts ...CallOption) (*S
 		Skill json.RawMessage `json:"skill"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Skill) == 0 || rawjson.IsNull(r.Skill) {
-		return out, fmt.Errorf("%s %q: the result has no skill object", mcp.MethodSkillsGet, uri)
+		return out, violationf("%s %q: the result has no skill object", mcp.MethodSkillsGet, uri)
 	}
 	out.Skill, err = ParseSkill(r.Skill)
 	if err != nil {
@@ -365,7 +365,7 @@ func (s *Session) readSkillBytes(ctx context.Context, uri string, limit int64, o
 	i := slices.IndexFunc(contents, func(c ResourceContent) bool { return c.URI == uri })
 	if i < 0 {
 		if len(contents) != 1 {
-			return nil, false, fmt.Errorf("%s %q: the result has %d contents, none of them for that URI", mcp.MethodResourcesRead, uri, len(contents))
+			return nil, false, violationf("%s %q: the result has %d contents, none of them for that URI", mcp.MethodResourcesRead, uri, len(contents))
 		}
 		i = 0
 	}

@@ -52,10 +52,10 @@ func (t *DetailedTask) Task() Task {
 func ParseDetailedTask(raw json.RawMessage) (*DetailedTask, error) {
 	var t DetailedTask
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("not a task: %s", rawjson.DecodeProblem(err))
+		return nil, violationf("not a task: %s", rawjson.DecodeProblem(err))
 	}
 	if t.TaskID == "" {
-		return nil, errors.New("not a task: no taskId")
+		return nil, violation(errors.New("not a task: no taskId"))
 	}
 	if t.Error != nil && t.Error.Name == "" {
 		t.Error.Name = mcp.CodeName(t.Error.Code)
@@ -185,7 +185,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 	switch cur.Status {
 	case TaskCompleted:
 		if len(cur.Result) == 0 {
-			return nil, fmt.Errorf("%s: task %s completed without a result", req.Label(), cur.TaskID)
+			return nil, violationf("%s: task %s completed without a result", req.Label(), cur.TaskID)
 		}
 		return cur.Result, nil
 	}

@@ -430,10 +430,10 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	// that (spec 2025-11-25: basic/utilities/tasks, "Creating Tasks").
 	var cur Task
 	if err := json.Unmarshal(created, &cur); err != nil {
-		return nil, fmt.Errorf("%s: the server created a task that is not a Task: %s", method, rawjson.DecodeProblem(err))
+		return nil, violationf("%s: the server created a task that is not a Task: %s", method, rawjson.DecodeProblem(err))
 	}
 	if cur.TaskID == "" {
-		return nil, fmt.Errorf("%s: the server created a task without a taskId", method)
+		return nil, violationf("%s: the server created a task without a taskId", method)
 	}
 	report := func(t Task) {
 		if run.OnStatus != nil {
@@ -550,7 +550,7 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/get: the result is not a Task: %s", rawjson.DecodeProblem(err))
+		return nil, violationf("tasks/get: the result is not a Task: %s", rawjson.DecodeProblem(err))
 	}
 	return &t, nil
 }
@@ -584,7 +584,7 @@ func (s *Session) CancelTask(ctx context.Context, id string) (*Task, error) {
 	}
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, fmt.Errorf("tasks/cancel: the result is not a Task: %s", rawjson.DecodeProblem(err))
+		return nil, violationf("tasks/cancel: the result is not a Task: %s", rawjson.DecodeProblem(err))
 	}
 	return &t, nil
 }
