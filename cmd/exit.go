@@ -25,7 +25,7 @@ const (
 	ExitUsage       = 2   // bad command line
 	ExitAuth        = 3   // authorization required or failed
 	ExitConnect     = 4   // cannot connect, server exited, transport failure
-	ExitServerError = 5   // JSON-RPC error, or a tool result with isError
+	ExitServerError = 5   // JSON-RPC error, a tool result with isError, or the server broke the protocol
 	ExitTimeout     = 6   // a request timed out
 	ExitMismatch    = 7   // verify (or a strict replay) found a difference from the trace; trace diff one between two traces
 	ExitInterrupted = 130 // interrupted (Ctrl-C)
@@ -78,6 +78,11 @@ func classify(err error) (int, string) {
 		return ExitServerError, "tool_error"
 	case errors.As(err, &rpcErr), errors.As(err, &sc), errors.As(err, &ended):
 		return ExitServerError, "server_error"
+	case errors.Is(err, inspector.ErrProtocolViolation):
+		// The server broke the protocol (a result mcpx cannot read as
+		// the method's, a resultType it does not know): the server is at
+		// fault, not mcpx, as with a JSON-RPC error.
+		return ExitServerError, "protocol_violation"
 	case errors.As(err, &uv), errors.Is(err, transport.ErrFrameTooLarge):
 		return ExitConnect, "connection"
 	case errors.Is(err, transport.ErrRedirect):

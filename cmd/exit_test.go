@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,7 @@ func TestExitCodesAsDocumented(t *testing.T) {
 		{wrap(&inspector.ToolResultError{Name: "t"}), ExitServerError, "tool_error"},
 		{wrap(&inspector.InvalidToolError{}), ExitServerError, "invalid_tool"},
 		{wrap(&inspector.ExtensionNotDeclaredError{}), ExitServerError, "not_declared"},
+		{wrap(inspector.ErrProtocolViolation), ExitServerError, "protocol_violation"},
 		{wrap(inspector.ErrTimeout), ExitTimeout, "timeout"},
 		{wrap(context.DeadlineExceeded), ExitTimeout, "timeout"},
 		{wrap(record.ErrMismatch), ExitMismatch, "mismatch"},
@@ -101,6 +103,35 @@ func TestExitCodesAsDocumented(t *testing.T) {
 	for _, kind := range listed {
 		if !kinds[kind] {
 			t.Errorf("README lists the error code %q, which no error gets", kind)
+		}
+	}
+}
+
+// A server that broke the protocol so that a request stopped is exit 5,
+// protocol_violation, as the inspector's errors come (inside an incomplete
+// list too); mcpx's own bound, and the server's JSON-RPC error on a page,
+// keep their kinds.
+func TestClassifyProtocolViolation(t *testing.T) {
+	t.Parallel()
+	_, notTask := inspector.ParseDetailedTask(json.RawMessage(`{"status":"working"}`))
+	_, badContents := inspector.DecodeContents(json.RawMessage(`{"contents":5}`))
+	_, badInput := inspector.ParseInputRequired(json.RawMessage(`[]`))
+	loop := &inspector.PaginationError{Method: "tools/list", Cursor: "c", Repeated: true, Pages: 2}
+	for _, tc := range []struct {
+		err  error
+		code int
+		kind string
+	}{
+		{fmt.Errorf("tools/call: the server answered resultType \"task\" but %w", notTask), ExitServerError, "protocol_violation"},
+		{fmt.Errorf("resources/read %q: %w", "a://b", badContents), ExitServerError, "protocol_violation"},
+		{fmt.Errorf("tools/call: %w", badInput), ExitServerError, "protocol_violation"},
+		{&inspector.IncompleteListError{Method: "tools/list", Pages: 2, Err: loop}, ExitServerError, "protocol_violation"},
+		{&inspector.IncompleteListError{Method: "tools/list", Pages: 10000, Err: &inspector.PaginationError{Method: "tools/list", Pages: 10000}}, ExitError, "error"},
+		{&inspector.IncompleteListError{Method: "tools/list", Pages: 1, Err: &jsonrpc.Error{Code: -32602, Message: "bad cursor"}}, ExitServerError, "server_error"},
+		{&inspector.IncompleteListError{Method: "tools/list", Pages: 1, Err: inspector.ErrTimeout}, ExitTimeout, "timeout"},
+	} {
+		if code, kind := classify(tc.err); code != tc.code || kind != tc.kind {
+			t.Errorf("%v: exit %d (%s), want %d (%s)", tc.err, code, kind, tc.code, tc.kind)
 		}
 	}
 }

@@ -44,6 +44,10 @@ import (
 //	rpc400    tools/call gets HTTP 400 with a JSON-RPC error as the body
 //	down      every request is refused with HTTP 503
 //	discover  server/discover answers a result that is not a DiscoverResult
+//	resulttype tools/call answers resultType "mystery", which no revision
+//	          defines
+//	noinput   tools/call answers input_required with neither inputRequests
+//	          nor requestState
 //	hang      tools/call gets an SSE stream that stays silent
 //	progress  tools/call gets an SSE stream of progress notifications that
 //	          never ends with the response
@@ -352,6 +356,12 @@ func (f *Faults) modern(w http.ResponseWriter, r *http.Request, fault string, re
 		f.wait(r)
 	case "progress":
 		f.progressForever(w, r, req)
+	case "resulttype":
+		sseHeaders(w)
+		sseEvent(w, "message", resultMsg(req.ID, `{"resultType":"mystery","content":[{"type":"text","text":"?"}]}`))
+	case "noinput":
+		sseHeaders(w)
+		sseEvent(w, "message", resultMsg(req.ID, `{"resultType":"input_required"}`))
 	default:
 		sseHeaders(w)
 		b, _ := json.Marshal("Echo: " + req.Params.Arguments.Message)
