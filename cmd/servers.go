@@ -194,7 +194,10 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 		if s.Line > 0 {
 			note += fmt.Sprintf(":%d", s.Line)
 		}
-		if s.Disabled {
+		switch {
+		case s.DisabledReason != "":
+			note += " (disabled: " + s.DisabledReason + "; used because it was named)"
+		case s.Disabled:
 			note += " (disabled there; used because it was named)"
 		}
 		e.console().Note(tui.EscapeLine(note))
@@ -621,6 +624,9 @@ type serverJSON struct {
 	// which mcpx uses unless --timeout is given.
 	Timeout  string `json:"timeout,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
+	// DisabledReason says why, when it is not the entry's own file or
+	// its application's name lists (Claude Code's managed policy).
+	DisabledReason string `json:"disabledReason,omitempty"`
 	// Trust is "own" (mcpx's file), "url" (a URL whose entry takes
 	// nothing from this machine: nothing to confirm), "trusted"
 	// (confirmed as it is) or "ask".
@@ -632,7 +638,7 @@ func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 		Name: s.Name, Ref: s.Ref(), Source: s.Source.ID, Kind: string(s.Source.Kind), Scope: string(s.Source.Scope),
 		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
 		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: transport.RedactURL(s.URL), Headers: shownMap(s.Headers),
-		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, Trust: trustState(s, store),
+		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, DisabledReason: s.DisabledReason, Trust: trustState(s, store),
 		Timeout: timeoutText(s.Timeout),
 	}
 }
@@ -752,7 +758,17 @@ func (e *env) listServers(ctx context.Context) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tui.EscapeLine(name), s.Source.ID, tr, tui.EscapeLine(target(s)), tui.EscapeLine(s.Source.Path))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Why a server is disabled, when a line of the table cannot say it
+	// (Claude Code's managed policy).
+	for _, s := range cat.Servers {
+		if s.DisabledReason != "" {
+			e.console().Note(tui.EscapeLine(s.Ref() + " is disabled: " + s.DisabledReason))
+		}
+	}
+	return nil
 }
 
 func newServersShowCmd(e *env) *cobra.Command {
@@ -810,7 +826,10 @@ func newServersShowCmd(e *env) *cobra.Command {
 			if j.Timeout != "" {
 				row("timeout", j.Timeout+" (the entry's wait for an answer; mcpx waits as long unless --timeout is given)")
 			}
-			if s.Disabled {
+			switch {
+			case s.DisabledReason != "":
+				row("disabled", "yes ("+s.DisabledReason+"; mcpx still uses it when named)")
+			case s.Disabled:
 				row("disabled", "yes (in its file; mcpx still uses it when named)")
 			}
 			trust := map[string]string{

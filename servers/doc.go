@@ -34,6 +34,9 @@
 //	claude-code          ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json) mcpServers
 //	claude-code-local    the same file                                projects[WORKSPACE].mcpServers
 //	claude-code-project  WORKSPACE/.mcp.json                          mcpServers
+//	claude-code-managed  managed-mcp.json in /etc/claude-code (macOS: mcpServers
+//	                     /Library/Application Support/ClaudeCode;
+//	                     Windows: C:\Program Files\ClaudeCode)
 //	vscode               CONFIG/Code/User/mcp.json                     servers, inputs
 //	vscode-settings      CONFIG/Code/User/settings.json                mcp.servers, mcp.inputs
 //	vscode-project       WORKSPACE/.vscode/mcp.json                   servers, inputs
@@ -54,6 +57,11 @@
 //	zed                  ~/.config/zed/settings.json (Linux: $XDG_CONFIG_HOME/zed;
 //	                     Windows: %APPDATA%\Zed\settings.json)         context_servers
 //	zed-project          WORKSPACE/.zed/settings.json                 context_servers
+//
+// Claude Code's managed-mcp.json, when there is one, is the only file of
+// Claude Code's servers it uses, and its allowedMcpServers and
+// deniedMcpServers settings leave servers out: Load marks those disabled,
+// with a DisabledReason (claudepolicy.go).
 //
 // The formats and variables each tool documents are cited next to the code
 // that reads them (locate.go, formats.go); docs/server-definitions.md is

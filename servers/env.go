@@ -58,6 +58,9 @@ type osFS struct{}
 // ReadFile reads a regular file of bounded size (see readFile).
 func (osFS) ReadFile(name string) ([]byte, error) { return readFile(name) }
 
+// ReadDir lists a directory (readDirFS).
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
 // Stat tells whether name exists (statFS).
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 

@@ -32,6 +32,47 @@ func (m mapFS) Stat(name string) (fs.FileInfo, error) {
 	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
 }
 
+// ReadDir lists the files of m directly in name (the names only: what
+// readDirFS's users look at).
+func (m mapFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	seen := map[string]bool{}
+	var out []fs.DirEntry
+	for k := range m {
+		rest, ok := strings.CutPrefix(k, name+"/")
+		if !ok {
+			rest, ok = strings.CutPrefix(k, name+`\`)
+		}
+		if !ok {
+			continue
+		}
+		base, _, isDir := strings.Cut(strings.ReplaceAll(rest, `\`, "/"), "/")
+		if !seen[base] {
+			seen[base] = true
+			out = append(out, dirEntry{name: base, dir: isDir})
+		}
+	}
+	if len(out) == 0 {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	return out, nil
+}
+
+// dirEntry is an entry of a mapFS directory.
+type dirEntry struct {
+	name string
+	dir  bool
+}
+
+func (d dirEntry) Name() string { return d.name }
+func (d dirEntry) IsDir() bool  { return d.dir }
+func (d dirEntry) Type() fs.FileMode {
+	if d.dir {
+		return fs.ModeDir
+	}
+	return 0
+}
+func (d dirEntry) Info() (fs.FileInfo, error) { return nil, fs.ErrInvalid }
+
 // linuxEnv is Ada's Linux machine, working in ~/proj.
 func linuxEnv(files mapFS, vars map[string]string) *Env {
 	return &Env{GOOS: "linux", Home: "/home/ada", Workspace: "/home/ada/proj",

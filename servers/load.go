@@ -80,6 +80,9 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 				claude.project = l.Workspace
 			}
 		}
+		if l.ID == "claude-code-managed" && !missing {
+			claude.managed = l.Path
+		}
 		if err == nil && slices.Contains(l.servers, workspaceKey) {
 			l.Workspace = claudeLocal(env, doc, l.Workspace)
 			claude.local = l.Workspace
@@ -122,6 +125,9 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	c.Warnings = append(c.Warnings, w...)
 	rules = append(rules, claudeCodeRules(env, claude, docs)...)
 	applyNameRules(c.Servers, rules)
+	policy, w := claudeCodePolicy(env, claude, docs)
+	c.Warnings = append(c.Warnings, w...)
+	policy.apply(env, c.Servers)
 	sort.SliceStable(c.Servers, func(i, j int) bool {
 		a, b := c.Servers[i], c.Servers[j]
 		if la, lb := strings.ToLower(a.Name), strings.ToLower(b.Name); la != lb {
@@ -153,8 +159,9 @@ func hideNearer(list []*Server, defined map[string]map[string]bool, id string) [
 
 // claudeDirs are the directories of Claude Code's project: the one whose
 // .mcp.json is read (where its .claude/settings.json is), and the one
-// whose entry of ~/.claude.json is its local scope.
-type claudeDirs struct{ project, local string }
+// whose entry of ~/.claude.json is its local scope; and managed is the
+// path of its managed-mcp.json when there is one.
+type claudeDirs struct{ project, local, managed string }
 
 // claudeLocal is the project directory whose entry of ~/.claude.json's
 // projects is the local scope: the nearest to the working directory of

@@ -97,6 +97,14 @@ func (e *Env) locations() []location {
 	}
 	project(location{Source: Source{ID: "claude-code-project", Kind: KindClaudeCode, Scope: ScopeProject},
 		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}}, ".mcp.json")
+	// and the managed (enterprise) configuration an administrator
+	// deploys, managed-mcp.json in Claude Code's system directory, in the
+	// format of .mcp.json (https://code.claude.com/docs/en/managed-mcp,
+	// "Exclusive control with managed-mcp.json"). When it is there,
+	// Claude Code uses its servers only (see claudeCodePolicy).
+	add(location{Source: Source{ID: "claude-code-managed", Kind: KindClaudeCode, Scope: ScopeSystem,
+		Path: e.join(e.claudeManagedDir(), "managed-mcp.json")},
+		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
 
 	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
 	// mcp-configuration): mcp.json in the user profile (the User
@@ -213,6 +221,24 @@ func (e *Env) locations() []location {
 	project(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject},
 		dialect: dialects[KindZed], servers: []string{"context_servers"}}, ".zed", "settings.json")
 	return out
+}
+
+// claudeManagedDir is Claude Code's system directory, where an
+// administrator deploys managed-mcp.json and managed-settings.json:
+// /etc/claude-code on Linux and WSL, /Library/Application
+// Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows
+// (https://code.claude.com/docs/en/managed-settings, "Where each mechanism
+// stores the policy"; Claude Code no longer reads the older
+// C:\ProgramData\ClaudeCode). Claude Code documents no variable that
+// moves it.
+func (e *Env) claudeManagedDir() string {
+	switch e.GOOS {
+	case "windows":
+		return `C:\Program Files\ClaudeCode`
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode"
+	}
+	return "/etc/claude-code"
 }
 
 // geminiDir is Gemini CLI's user directory: .gemini in $GEMINI_CLI_HOME,

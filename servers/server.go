@@ -44,8 +44,8 @@ const (
 	// its repository.
 	ScopeProject Scope = "project"
 	// ScopeSystem is a file an administrator keeps for every user of the
-	// machine (Codex's /etc/codex/config.toml, Gemini CLI's system
-	// settings).
+	// machine (Claude Code's managed-mcp.json, Codex's
+	// /etc/codex/config.toml, Gemini CLI's system settings).
 	ScopeSystem Scope = "system"
 )
 
@@ -149,9 +149,15 @@ type Server struct {
 
 	// Disabled reports that the file turns the server off (Windsurf's
 	// "disabled", Zed's and Codex's "enabled": false, Gemini's
-	// mcp.excluded, or a Gemini mcp.allowed without it). It is listed,
-	// and can still be used by name.
+	// mcp.excluded, or a Gemini mcp.allowed without it), or that its
+	// application would not use it (Claude Code's managed policy). It is
+	// listed, and can still be used by name.
 	Disabled bool
+	// DisabledReason says why, when it is not the entry itself that
+	// turns the server off, nor the application's name lists: Claude
+	// Code's managed-mcp.json taking exclusive control, or its
+	// allowedMcpServers or deniedMcpServers. "" otherwise.
+	DisabledReason string
 
 	// Hash identifies the entry's content: the SHA-256, in hex, of its
 	// source kind, its name and its fields as written. Any edit of the
