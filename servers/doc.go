@@ -25,8 +25,9 @@
 // ~/Library/Application Support on macOS, %APPDATA% on Windows. WORKSPACE
 // is each directory from Env.Dir up to Env.Workspace, the project's root
 // (ProjectRoot: the nearest with .git): of a project file, the nearest
-// one is read, and Codex's are all read, the closest winning; Claude
-// Code's local scope is the entry of the nearest that has one.
+// one is read, and Codex's are all read, the closest winning, up to the
+// root Codex's project_root_markers name when they are set; Claude Code's
+// local scope is the entry of the nearest that has one.
 //
 //	ID                   file                                         servers in
 //	mcpx                 $MCPX_CONFIG_DIR or CONFIG/mcpx, servers.json mcpServers

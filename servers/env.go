@@ -20,7 +20,8 @@ type Env struct {
 	Home string
 	// Workspace is the project directory, the root of the project Dir
 	// is in (ProjectRoot): the top of the directories project files
-	// (.vscode/mcp.json, .mcp.json…) are looked for in, and what
+	// (.vscode/mcp.json, .mcp.json…) are looked for in (but for Codex's
+	// when its project_root_markers are set: codexProjectDirs), and what
 	// ${workspaceFolder} means and where relative cwd and envFile paths
 	// start for a server of a file that belongs to no project (a user
 	// file). "" reads no project file.
@@ -97,18 +98,33 @@ func OSEnv() (*Env, error) {
 // repository's folder). The search costs one stat a directory, and stops
 // below the home directory and below the file system's root: a home
 // directory kept in git (dotfiles) would otherwise make every directory
-// under it one project. Without a .git, dir is its own project.
+// under it one project. Without a .git, dir is its own project. (Codex's
+// own project_root_markers setting moves the root of Codex's project
+// files only: see codexProjectDirs.)
 func ProjectRoot(e *Env, dir string) string {
+	return projectRoot(e, dir, defaultRootMarkers)
+}
+
+// defaultRootMarkers are the entries that make a directory a project's
+// root: .git, as for Codex's default project_root_markers.
+var defaultRootMarkers = []string{".git"}
+
+// projectRoot is ProjectRoot with other markers: the nearest directory
+// that holds one of them, one stat a marker a directory. No marker makes
+// dir its own project, as Codex's empty project_root_markers does.
+func projectRoot(e *Env, dir string, markers []string) string {
 	if dir == "" {
 		return ""
 	}
 	sfs, ok := e.fs().(statFS)
-	if !ok {
+	if !ok || len(markers) == 0 {
 		return dir
 	}
 	for d := dir; ; {
-		if _, err := sfs.Stat(e.join(d, ".git")); err == nil {
-			return d
+		for _, m := range markers {
+			if _, err := sfs.Stat(e.join(d, m)); err == nil {
+				return d
+			}
 		}
 		p := e.parent(d)
 		if e.samePath(d, e.Home) || p == "" || e.samePath(p, e.Home) {

@@ -55,7 +55,9 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	taken := map[string]bool{}
 	defined := map[string]map[string]bool{}
 	claude := claudeDirs{project: env.Workspace, local: env.Workspace}
-	for _, l := range env.locations() {
+	locs, lw := env.locate()
+	c.Warnings = append(c.Warnings, lw...)
+	for _, l := range locs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

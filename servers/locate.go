@@ -39,6 +39,13 @@ const workspaceKey = "\x00workspace"
 // whose file is another location's (a workspace that is the home
 // directory) is listed once.
 func (e *Env) locations() []location {
+	l, _ := e.locate()
+	return l
+}
+
+// locate is locations, and the problems met reading the settings that
+// move them (Codex's project_root_markers).
+func (e *Env) locate() ([]location, []Warning) {
 	cfg := e.userConfigDir()
 	var out []location
 	add := func(l location) {
@@ -52,15 +59,17 @@ func (e *Env) locations() []location {
 		}
 		out = append(out, l)
 	}
-	dirs := e.projectDirs()
-	// project adds l for each project directory, its file at elem there.
-	project := func(l location, elem ...string) {
-		for _, d := range dirs {
+	// projectIn adds l for each directory of ds, its file at elem there.
+	projectIn := func(ds []string, l location, elem ...string) {
+		for _, d := range ds {
 			l.Path, l.Workspace = e.join(append([]string{d}, elem...)...), d
 			l.nearest = !l.layered
 			add(l)
 		}
 	}
+	dirs := e.projectDirs()
+	// project adds l for each project directory.
+	project := func(l location, elem ...string) { projectIn(dirs, l, elem...) }
 
 	// mcpx's own file: see the package comment.
 	if own, err := OwnFile(e); err == nil {
@@ -144,13 +153,12 @@ func (e *Env) locations() []location {
 	// (https://developers.openai.com/codex/config-basic, "Configuration
 	// precedence"). Codex merges the layers key by key; mcpx takes a
 	// server's whole table from the closest layer that defines it.
-	codexHome := e.join(e.Home, ".codex")
-	if d := e.getenv("CODEX_HOME"); d != "" {
-		codexHome = d
-	}
-	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: e.join(codexHome, "config.toml")},
+	// The project's root is where Codex's project_root_markers say
+	// (codexProjectDirs).
+	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: e.join(e.codexHome(), "config.toml")},
 		dialect: dialects[KindCodex], toml: true})
-	project(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject},
+	markers, warns := e.codexMarkers()
+	projectIn(e.codexProjectDirs(markers), location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject},
 		dialect: dialects[KindCodex], toml: true, layered: true}, ".codex", "config.toml")
 	// and the system configuration, /etc/codex/config.toml on Unix
 	// (https://developers.openai.com/codex/config-basic, "Configuration
@@ -220,7 +228,7 @@ func (e *Env) locations() []location {
 		dialect: dialects[KindZed], servers: []string{"context_servers"}})
 	project(location{Source: Source{ID: "zed-project", Kind: KindZed, Scope: ScopeProject},
 		dialect: dialects[KindZed], servers: []string{"context_servers"}}, ".zed", "settings.json")
-	return out
+	return out, warns
 }
 
 // claudeManagedDir is Claude Code's system directory, where an

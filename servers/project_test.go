@@ -262,3 +262,80 @@ func TestClaudeCodeLocalScopeOfAnAncestor(t *testing.T) {
 	}
 	diff(t, []string{"src /home/ada/repo/src"}, list)
 }
+
+func TestCodexProjectRootMarkers(t *testing.T) {
+	layers := mapFS{
+		"/home/ada/.codex/config.toml":                   "",
+		"/home/ada/mono/.hg/store":                       "",
+		"/home/ada/mono/.codex/config.toml":              "[mcp_servers.mono]\ncommand = \"mono\"\n",
+		"/home/ada/mono/repo/.git/HEAD":                  "",
+		"/home/ada/mono/repo/.codex/config.toml":         "[mcp_servers.root]\ncommand = \"root\"\n",
+		"/home/ada/mono/repo/.mcp.json":                  `{"mcpServers": {"claude": {"command": "claude"}}}`,
+		"/home/ada/mono/repo/src/.codex/config.toml":     "[mcp_servers.src]\ncommand = \"src\"\n",
+		"/home/ada/mono/repo/src/.project":               "",
+		"/home/ada/mono/repo/src/pkg/.codex/config.toml": "[mcp_servers.pkg]\ncommand = \"pkg\"\n",
+	}
+	tests := []struct {
+		name   string
+		user   string
+		system string
+		want   []string
+		warn   []string
+	}{{
+		name: "the default: .git",
+		want: []string{"codex-project:pkg", "codex-project:root", "codex-project:src"},
+	}, {
+		name: "a marker below the repository's root",
+		user: `project_root_markers = [".project"]`,
+		want: []string{"codex-project:pkg", "codex-project:src"},
+	}, {
+		name: "a marker above it",
+		user: `project_root_markers = [".hg", "nothing"]`,
+		want: []string{"codex-project:mono", "codex-project:pkg", "codex-project:root", "codex-project:src"},
+	}, {
+		name: "an empty list: the working directory alone",
+		user: `project_root_markers = []`,
+		want: []string{"codex-project:pkg"},
+	}, {
+		name:   "the system file's, which the user's overrides",
+		system: `project_root_markers = []`,
+		user:   `project_root_markers = [".project"]`,
+		want:   []string{"codex-project:pkg", "codex-project:src"},
+	}, {
+		name:   "the system file's alone",
+		system: `project_root_markers = [".project"]`,
+		want:   []string{"codex-project:pkg", "codex-project:src"},
+	}, {
+		name: "not a list of strings: the default, and a warning",
+		user: "model = \"x\"\nproject_root_markers = \".hg\"",
+		want: []string{"codex-project:pkg", "codex-project:root", "codex-project:src"},
+		warn: []string{"/home/ada/.codex/config.toml:2: project_root_markers is not a list of strings"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := mapFS{}
+			for k, v := range layers {
+				files[k] = v
+			}
+			files["/home/ada/.codex/config.toml"] = tt.user
+			if tt.system != "" {
+				files["/etc/codex/config.toml"] = tt.system
+			}
+			env := &Env{GOOS: "linux", Home: "/home/ada", Dir: "/home/ada/mono/repo/src/pkg", FS: files}
+			env.Workspace = ProjectRoot(env, env.Dir)
+			c := load(t, env)
+			checkWarnings(t, c.Warnings, tt.warn...)
+			var refs []string
+			for _, s := range c.Servers {
+				if s.Source.Kind == KindCodex {
+					refs = append(refs, s.Ref())
+				}
+			}
+			diff(t, tt.want, refs)
+			// The other applications' project is the repository's.
+			if s, err := c.Lookup("claude"); err != nil || s.Source.Workspace != "/home/ada/mono/repo" {
+				t.Errorf("claude: %v, %v", s, err)
+			}
+		})
+	}
+}
