@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -9,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Claude Code's managed MCP policy
@@ -17,7 +15,9 @@ import (
 // deploys managed-mcp.json, whose servers are then the only ones Claude
 // Code uses ("Exclusive control with managed-mcp.json"), or filters the
 // servers people configure with allowedMcpServers and deniedMcpServers
-// ("Policy-based control with allowlists and denylists"), or both. mcpx
+// ("Policy-based control with allowlists and denylists"), or both, and
+// may provide remote servers beside the person's own (managedMcpServers,
+// "Provide servers through managed settings"). mcpx
 // lists the servers Claude Code would not use as disabled, saying why,
 // rather than hiding them: they are still in their files, and mcpx, which
 // is not bound by Claude Code's policy, uses one when it is named.
@@ -42,6 +42,10 @@ type claudePolicy struct {
 	allowed    []policyEntry
 	allowFiles []string
 	denied     []policyEntry
+	// fixed are the names of managed-mcp.json's servers; provided, of
+	// the managed settings' managedMcpServers, with their file.
+	fixed    map[string]bool
+	provided map[string]string
 }
 
 // claudeCodePolicy reads Claude Code's policy: the lists of the managed
@@ -57,23 +61,7 @@ type claudePolicy struct {
 func claudeCodePolicy(env *Env, claude claudeDirs, docs map[string]*jsonDoc) (claudePolicy, []Warning) {
 	p := claudePolicy{exclusive: claude.managed}
 	var warns []Warning
-	dir := env.claudeManagedDir()
-	managed := []string{env.join(dir, "managed-settings.json")}
-	if rd, ok := env.fs().(readDirFS); ok {
-		d := env.join(dir, "managed-settings.d")
-		if entries, err := rd.ReadDir(d); err == nil {
-			var names []string
-			for _, de := range entries {
-				if n := de.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") && !de.IsDir() {
-					names = append(names, n)
-				}
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				managed = append(managed, env.join(d, n))
-			}
-		}
-	}
+	managed := env.claudeManagedSettings()
 	userDir := env.join(env.Home, ".claude")
 	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		userDir = d
@@ -97,18 +85,13 @@ func claudeCodePolicy(env *Env, claude claudeDirs, docs map[string]*jsonDoc) (cl
 			doc = &jsonDoc{data: data, readErr: err}
 			docs[path] = doc
 		}
+		// A managed file that cannot be read or parsed is a location
+		// too: Load says so.
 		if doc.readErr != nil {
-			if !errors.Is(doc.readErr, fs.ErrNotExist) && !errors.Is(doc.readErr, syscall.ENOTDIR) && isManaged {
-				warns = append(warns, Warning{Path: path, Message: "cannot be read: " + bareError(doc.readErr) +
-					"; Claude Code's allowedMcpServers and deniedMcpServers in it are not known"})
-			}
 			return l
 		}
 		std, v, err := doc.parse()
 		if err != nil || !v.object {
-			if isManaged {
-				warns = append(warns, Warning{Path: path, Message: "is not a JSON object; Claude Code's allowedMcpServers and deniedMcpServers in it are not known"})
-			}
 			return l
 		}
 		if isManaged {
@@ -171,6 +154,37 @@ func claudeCodePolicy(env *Env, claude claudeDirs, docs map[string]*jsonDoc) (cl
 	return p, warns
 }
 
+// claudeManagedSettings are Claude Code's managed settings files, in the
+// order it merges them: managed-settings.json, then the *.json files of
+// managed-settings.d beside it in alphabetical order, leaving out hidden
+// ones (https://code.claude.com/docs/en/managed-settings, "Split a
+// file-based policy across teams"). The directory is listed only by a
+// FileSystem that can (readDirFS).
+func (e *Env) claudeManagedSettings() []string {
+	dir := e.claudeManagedDir()
+	out := []string{e.join(dir, "managed-settings.json")}
+	rd, ok := e.fs().(readDirFS)
+	if !ok {
+		return out
+	}
+	d := e.join(dir, "managed-settings.d")
+	entries, err := rd.ReadDir(d)
+	if err != nil {
+		return out
+	}
+	var names []string
+	for _, de := range entries {
+		if n := de.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") && !de.IsDir() {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, e.join(d, n))
+	}
+	return out
+}
+
 // policyEntryOf reads one list entry: an object with exactly one of
 // serverName (a string), serverCommand (a list of strings) or serverUrl
 // (a string).
@@ -202,6 +216,15 @@ func policyEntryOf(r any) (policyEntry, bool) {
 // apply marks the Claude Code servers of list that Claude Code would not
 // use. A server that something else turned off keeps its reason.
 func (p claudePolicy) apply(env *Env, list []*Server) {
+	p.fixed, p.provided = map[string]bool{}, map[string]string{}
+	for _, s := range list {
+		switch s.Source.ID {
+		case "claude-code-managed":
+			p.fixed[s.Name] = true
+		case "claude-code-managed-settings":
+			p.provided[s.Name] = s.Source.Path
+		}
+	}
 	for _, s := range list {
 		if s.Source.Kind != KindClaudeCode {
 			continue
@@ -219,26 +242,34 @@ func (p claudePolicy) apply(env *Env, list []*Server) {
 
 // reason is why Claude Code would not use s, "" when it would. The
 // checks are Claude Code's, in its order (https://code.claude.com/docs/
-// en/managed-mcp, "How a server is evaluated"): managed-mcp.json leaves
-// out every server but its own; a server any deniedMcpServers entry
+// en/managed-mcp, "How a server is evaluated" and "How provided servers
+// load"): managed-mcp.json leaves out every server but its own and those
+// of managedMcpServers, and wins over one of these of the same name; a
+// provided server wins over the person's of its name; a server any deniedMcpServers entry
 // matches, by name, command or URL, is blocked, whatever else says; when
 // some file sets allowedMcpServers, a server must match it — a stdio
 // server a serverCommand entry, or its name when there is none; a remote
 // server a serverUrl entry, or its name when there is none — except the
 // servers of managed-mcp.json that take nothing from the environment
-// (${VAR} in their command, arguments, env, URL or headers), which are
-// the organisation's own.
+// (${VAR} in their command, arguments, env, URL or headers) and every
+// provided one, which are the organisation's own.
 func (p claudePolicy) reason(env *Env, s *Server) string {
 	managed := s.Source.ID == "claude-code-managed"
-	if p.exclusive != "" && !managed {
+	provided := s.Source.ID == "claude-code-managed-settings"
+	switch {
+	case provided && p.fixed[s.Name]:
+		return "Claude Code uses the server of this name of its managed " + p.exclusive
+	case p.exclusive != "" && !managed && !provided:
 		return "Claude Code uses only the servers of its managed " + p.exclusive
+	case !managed && !provided && p.provided[s.Name] != "":
+		return "Claude Code uses the server of this name of managedMcpServers in " + p.provided[s.Name]
 	}
 	for _, e := range p.denied {
 		if e.matches(env, s) {
 			return "Claude Code's deniedMcpServers in " + e.file + " blocks it"
 		}
 	}
-	if !p.allowSet || (managed && !usesEnvironment(s)) {
+	if !p.allowSet || provided || (managed && !usesEnvironment(s)) {
 		return ""
 	}
 	remote := s.Transport.IsHTTP()
@@ -404,3 +435,33 @@ func wildcard(pattern, s string) bool {
 type readDirFS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 }
+
+// providedServers keeps of the managed settings' managedMcpServers the
+// entries Claude Code loads, and says why it drops the others: an HTTP or
+// SSE server (type given) at an https:// URL, with no command, args or
+// env, no ${VAR}, and a name of letters, digits, - and _
+// (https://code.claude.com/docs/en/managed-mcp, "What an entry can
+// contain").
+func providedServers(list []*Server, warns []Warning) ([]*Server, []Warning) {
+	return slices.DeleteFunc(list, func(s *Server) bool {
+		why := ""
+		switch {
+		case s.Transport == TransportStdio || len(s.Args) > 0 || len(s.Env) > 0:
+			why = "is a command; Claude Code loads only remote servers from managedMcpServers"
+		case s.Transport != TransportHTTP && s.Transport != TransportSSE:
+			why = `has no type "http" or "sse", which Claude Code requires of managedMcpServers`
+		case !strings.HasPrefix(strings.ToLower(s.URL), "https://"):
+			why = "is not at an https:// URL, which Claude Code requires of managedMcpServers"
+		case len(s.Expansions()) > 0:
+			why = "uses ${VAR}, which Claude Code does not expand in managedMcpServers"
+		case !providedName().MatchString(s.Name):
+			why = "has a name of other characters than letters, digits, - and _, which Claude Code refuses in managedMcpServers"
+		}
+		if why != "" {
+			warns = append(warns, Warning{Path: s.Source.Path, Line: s.Line, Server: s.Name, Message: why + "; skipped"})
+		}
+		return why != ""
+	}), warns
+}
+
+var providedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })

@@ -227,7 +227,7 @@ func TestClaudeCodePolicyWarnings(t *testing.T) {
 		"allowedMcpServers[1] is not",
 		"allowedMcpServers[2] is not",
 		"managed-settings.json:2: deniedMcpServers is not a list; ignored",
-		"x.json: is not a JSON object")
+		"x.json:1: is not a JSON object; no server read from it")
 	diff(t, []string{"claude-code:c", "claude-code:d (disabled: Claude Code's allowedMcpServers in /etc/claude-code/managed-settings.json does not list its name)"},
 		disabledList(c))
 }
@@ -256,4 +256,51 @@ func TestURLMatches(t *testing.T) {
 			t.Errorf("urlMatches(%q, %q) = %v, want %v", tt.pattern, tt.url, got, tt.want)
 		}
 	}
+}
+
+func TestClaudeCodeManagedMcpServers(t *testing.T) {
+	files := mapFS{
+		"/etc/claude-code/managed-settings.json": `{"managedMcpServers": {
+			"search": {"type": "http", "url": "https://search.example.com/mcp"},
+			"records": {"type": "sse", "url": "https://records.example.com/mcp", "headers": {"X-Records-Key": "k"}},
+			"local": {"type": "stdio", "command": "x"},
+			"untyped": {"url": "https://u.example.com/mcp"},
+			"plain": {"type": "http", "url": "http://localhost:3000/mcp"},
+			"varied": {"type": "http", "url": "https://${HOST}/mcp"},
+			"bad.name": {"type": "http", "url": "https://b.example.com/mcp"}},
+			"allowedMcpServers": [{"serverUrl": "https://nothing.example.com/*"}],
+			"deniedMcpServers": [{"serverName": "records"}]}`,
+		"/etc/claude-code/managed-settings.d/10-more.json": `{"managedMcpServers": {"search": {"type": "http", "url": "https://search2.example.com/mcp"}}}`,
+		"/home/ada/.claude.json":                           `{"mcpServers": {"search": {"type": "http", "url": "https://mine.example.com/mcp"}}}`,
+	}
+	c := load(t, linuxEnv(files, nil))
+	checkWarnings(t, c.Warnings,
+		`server "local": is a command; Claude Code loads only remote servers`,
+		`server "untyped": has no type "http" or "sse"`,
+		`server "plain": is not at an https:// URL`,
+		`server "varied": uses ${VAR}`,
+		`server "bad.name": has a name of other characters`)
+	diff(t, []string{
+		"claude-code-managed-settings:records (disabled: Claude Code's deniedMcpServers in /etc/claude-code/managed-settings.json blocks it)",
+		"claude-code:search (disabled: Claude Code uses the server of this name of managedMcpServers in /etc/claude-code/managed-settings.d/10-more.json)",
+		"claude-code-managed-settings:search",
+	}, disabledList(c))
+	s, err := c.Lookup("claude-code-managed-settings:search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.URL != "https://search2.example.com/mcp" || s.Source.Scope != ScopeSystem {
+		t.Errorf("search: %s of %v, want the later file's", s.URL, s.Source)
+	}
+
+	// managed-mcp.json leaves them on, and wins over one of its names;
+	// its own servers need no allowlist entry.
+	files["/etc/claude-code/managed-mcp.json"] = `{"mcpServers": {"search": {"type": "http", "url": "https://fixed.example.com/mcp"}}}`
+	c = load(t, linuxEnv(files, nil))
+	diff(t, []string{
+		"claude-code-managed-settings:records (disabled: Claude Code's deniedMcpServers in /etc/claude-code/managed-settings.json blocks it)",
+		"claude-code:search (disabled: Claude Code uses only the servers of its managed /etc/claude-code/managed-mcp.json)",
+		"claude-code-managed:search",
+		"claude-code-managed-settings:search (disabled: Claude Code uses the server of this name of its managed /etc/claude-code/managed-mcp.json)",
+	}, disabledList(c))
 }

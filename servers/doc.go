@@ -38,6 +38,8 @@
 //	claude-code-managed  managed-mcp.json in /etc/claude-code (macOS: mcpServers
 //	                     /Library/Application Support/ClaudeCode;
 //	                     Windows: C:\Program Files\ClaudeCode)
+//	claude-code-managed-settings managed-settings.json   managedMcpServers
+//	                     and managed-settings.d/*.json there
 //	vscode               CONFIG/Code/User/mcp.json                     servers, inputs
 //	vscode-settings      CONFIG/Code/User/settings.json                mcp.servers, mcp.inputs
 //	vscode-project       WORKSPACE/.vscode/mcp.json                   servers, inputs

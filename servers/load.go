@@ -102,15 +102,18 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		var warns []Warning
 		if l.toml {
 			list, warns = readTOML(l, data)
-			if l.layered {
-				list = hideNearer(list, defined, l.ID)
-			}
 		} else {
 			var r *nameRules
 			list, warns, r = readJSON(env, l, doc)
 			if r != nil {
 				rules = append(rules, *r)
 			}
+		}
+		if l.ID == "claude-code-managed-settings" {
+			list, warns = providedServers(list, warns)
+		}
+		if l.layered {
+			list = hideNearer(list, defined, l.ID)
 		}
 		f.Servers = len(list)
 		c.Servers = append(c.Servers, list...)

@@ -114,6 +114,18 @@ func (e *Env) locate() ([]location, []Warning) {
 	add(location{Source: Source{ID: "claude-code-managed", Kind: KindClaudeCode, Scope: ScopeSystem,
 		Path: e.join(e.claudeManagedDir(), "managed-mcp.json")},
 		dialect: dialects[KindClaudeCode], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
+	// The managed settings may provide remote servers too, which people
+	// keep beside their own: managedMcpServers, an object of the entries
+	// of .mcp.json (https://code.claude.com/docs/en/managed-mcp, "Provide
+	// servers through managed settings"). Of a name several of the files
+	// define, mcpx takes the last one's entry whole (see
+	// claudeManagedSettings for the order), where Claude Code merges
+	// them key by key: they are listed last first, as layers.
+	settings := e.claudeManagedSettings()
+	for i := len(settings) - 1; i >= 0; i-- {
+		add(location{Source: Source{ID: "claude-code-managed-settings", Kind: KindClaudeCode, Scope: ScopeSystem, Path: settings[i]},
+			dialect: dialects[KindClaudeCode], servers: []string{"managedMcpServers"}, layered: true})
+	}
 
 	// VS Code (https://code.visualstudio.com/docs/copilot/reference/
 	// mcp-configuration): mcp.json in the user profile (the User
