@@ -80,14 +80,18 @@ func (a *attributor) answered(x *exchange, meta *transport.Meta) {
 	}
 }
 
-// finished forgets x: what comes later for it is left over.
+// finished forgets x: what comes later for it is left over. But a
+// subscription the recording ends with still open keeps its id: what the
+// server sends on it until the cancellation reaches it belongs to it
+// still, however many more (see finishOpen), not to the session.
 func (a *attributor) finished(x *exchange) {
 	a.answered(x, nil)
 	if x.token != "" && a.tokens[x.token] == x {
 		delete(a.tokens, x.token)
 	}
+	open := x.resp == nil && x.recRefused == nil
 	for k, y := range a.subs {
-		if y == x {
+		if y == x && !open {
 			delete(a.subs, k)
 		}
 	}
