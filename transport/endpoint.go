@@ -47,6 +47,11 @@ func (e *URLError) Detail() string { return e.Problem + "; " + e.Fix }
 //   - a fragment (#…), which HTTP never sends: the server would not see
 //     what the URL seems to say.
 //
+// unix:///PATH#/HTTP-PATH and pipe:///pipe/NAME#/HTTP-PATH name a server
+// listening on a Unix domain socket or a Windows named pipe, as in VS
+// Code's mcp.json: there the fragment is the HTTP path (see
+// parseSocketURL and socketEndpoint).
+//
 // User info (user:password@) is accepted, and net/http sends it as Basic
 // credentials to that origin only; every URL mcpx shows goes through
 // RedactURL, which hides it.
@@ -70,12 +75,14 @@ func ParseEndpoint(raw string) (*url.URL, error) {
 	}
 	switch strings.ToLower(scheme) {
 	case "http", "https":
+	case "unix", "pipe":
+		return parseSocketURL(raw, strings.ToLower(scheme), rest, bad, suggest)
 	case "ws":
 		return nil, bad("MCP servers are not reached over WebSocket (ws://)", suggest("http://"+rest))
 	case "wss":
 		return nil, bad("MCP servers are not reached over WebSocket (wss://)", suggest("https://"+rest))
 	default:
-		return nil, bad(fmt.Sprintf("%q is not a scheme MCP servers are reached with", scheme+"://"), "use http:// or https://")
+		return nil, bad(fmt.Sprintf("%q is not a scheme MCP servers are reached with", scheme+"://"), "use http:// or https:// (or unix:// for a Unix socket)")
 	}
 	authority := rest
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
@@ -167,6 +174,9 @@ func noScheme(raw string, bad func(problem, fix string) error, suggest func(stri
 	if scheme, rest, ok := strings.Cut(raw, ":"); ok && httpScheme(scheme) {
 		// http:/host, http:host
 		return bad(`the scheme must be followed by "//"`, suggest(strings.ToLower(scheme)+"://"+strings.TrimLeft(rest, "/")))
+	} else if ok && (strings.EqualFold(scheme, "unix") || strings.EqualFold(scheme, "pipe")) {
+		// unix:/tmp/s.sock: the path follows "//" (see parseSocketURL).
+		return bad(`the scheme must be followed by "//" and the socket's absolute path`, suggest(strings.ToLower(scheme)+":///"+strings.TrimLeft(rest, "/")))
 	}
 	rest := strings.TrimPrefix(raw, "//")
 	authority := rest

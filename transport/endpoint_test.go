@@ -46,6 +46,16 @@ func TestParseEndpoint(t *testing.T) {
 		{"u:hunter2@h/cb?next=https://a:TOKEN9@c", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=https://a:redacted@c?"},
 		{"//u:hunter2@h/cb?next=http://x", "no http:// or https:// scheme", "did you mean https://u:redacted@h/cb?next=http://x?"},
 		{"h#x://u:hunter2@h", "no http:// or https:// scheme", "did you mean https://h#x://u:redacted@h?"},
+		// A socket's URL (VS Code's unix:///PATH#/HTTP-PATH).
+		{"unix://tmp/s.sock#/mcp", `must be absolute, with no host ("tmp")`, "did you mean unix:///tmp/s.sock#/mcp?"},
+		{"unix://u:hunter2@/s.sock", "no user info or host", "did you mean unix:///u:redacted@/s.sock?"},
+		{"unix:/tmp/s.sock#/mcp", `followed by "//" and the socket's absolute path`, "did you mean unix:///tmp/s.sock#/mcp?"},
+		{"unix:///#/mcp", "it names no socket", "unix:///PATH/TO/SOCKET#/mcp"},
+		{"unix://", "it names no socket", ""},
+		{"unix:///tmp/s.sock#mcp", `after '#' ("mcp") must start with '/'`, "did you mean unix:///tmp/s.sock#/mcp?"},
+		{"unix:///tmp/s.sock?a=1#/mcp?token=TOKEN9", "the query after '#'", "did you mean unix:///tmp/s.sock?a=1&token=[redacted]#/mcp?"},
+		{"unix:///tmp/s%00.sock", "control characters", ""},
+		{"ftp:///tmp/s.sock", `"ftp://" is not a scheme`, "unix:// for a Unix socket"},
 	} {
 		_, err := transport.ParseEndpoint(tt.in)
 		var ue *transport.URLError
@@ -60,7 +70,8 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%q: the message shows a credential: %s", tt.in, msg)
 		}
 	}
-	for _, ok := range []string{"http://127.0.0.1:3001/mcp", "HTTPS://Example.com/mcp?x=1", "http://[::1]:3001/", "http://[fe80::1%25eth0]:1/", "http://u:p@h/"} {
+	for _, ok := range []string{"http://127.0.0.1:3001/mcp", "HTTPS://Example.com/mcp?x=1", "http://[::1]:3001/", "http://[fe80::1%25eth0]:1/", "http://u:p@h/",
+		"unix:///tmp/s.sock", "unix:///tmp/s.sock#/mcp", "UNIX:///tmp/s.sock?x=1#/a/b%2Fc", "unix:///run/user/1000/my%20server.sock#/"} {
 		if _, err := transport.ParseEndpoint(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
@@ -79,7 +90,8 @@ func FuzzParseEndpoint(f *testing.F) {
 		// Shown: the authority was taken to follow the first "://", wherever
 		// it was (h#00:// found by fuzzing), and "http:/" was not skipped.
 		"h#00://0:0000@0", "u:hunter2@h/?next=https://a:b@c", "//u:hunter2@h/?next=http://x", "u:hunter2@h:1/https://",
-		"http:/u:hunter2@h", "example.com/?next=https://u:hunter2@h", "u:pw@h://x:hunter2@y"} {
+		"http:/u:hunter2@h", "example.com/?next=https://u:hunter2@h", "u:pw@h://x:hunter2@y",
+		"unix:///tmp/s.sock#/mcp", "unix://u:hunter2@/s", "unix:/u:hunter2@h", "pipe:///pipe/x#/mcp", "unix:///s?token=T#/a?b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -93,6 +105,14 @@ func FuzzParseEndpoint(f *testing.F) {
 				if p, at, ok := userPassword(raw, at); ok {
 					checkPasswordHidden(t, raw, err, p, at)
 				}
+			}
+			return
+		}
+		if u.Scheme == "unix" || u.Scheme == "pipe" {
+			// A socket's path, no host, and the HTTP path in the fragment.
+			if u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || len(u.Path) < 2 ||
+				u.Fragment != "" && !strings.HasPrefix(u.Fragment, "/") || strings.Contains(u.Fragment, "?") {
+				t.Fatalf("%q accepted as %#v", raw, u)
 			}
 			return
 		}

@@ -22,7 +22,10 @@ import (
 type httpBase struct {
 	opts   HTTPOptions
 	client *http.Client
-	ownTr  *http.Transport // dropped on Close when we built it
+	// sock is the socket or pipe of a unix:// or pipe:// URL, nil for
+	// an http:// or https:// one: requests go to its requestURL.
+	sock  *socketEndpoint
+	ownTr *http.Transport // dropped on Close when we built it
 
 	ctx    context.Context // ends every request and stream on Close
 	cancel context.CancelFunc
@@ -56,6 +59,7 @@ func newHTTPBase(opts HTTPOptions) (*httpBase, error) {
 	return &httpBase{
 		opts:   opts,
 		client: client,
+		sock:   socketOf(opts.URL),
 		ownTr:  own,
 		ctx:    ctx,
 		cancel: cancel,
@@ -324,7 +328,14 @@ func (b *httpBase) newRequest(ctx context.Context, method, u string, body []byte
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
+	target := u
+	if b.sock != nil {
+		var err error
+		if target, err = b.sock.requestURL(u); err != nil {
+			return nil, &redactedError{err: fmt.Errorf("%s %s: %w", method, u, err)}
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, r)
 	if err != nil {
 		return nil, &redactedError{err: fmt.Errorf("%s %s: %w", method, u, err)}
 	}
@@ -363,6 +374,16 @@ func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 	return nil
 }
 
+// shown is the URL of a request as mcpx shows and records it: as
+// given, which for a server on a socket is its unix:// or pipe:// URL,
+// not the http://localhost one sent over it (socketEndpoint.socketURL).
+func (b *httpBase) shown(u *url.URL) string {
+	if b.sock != nil && u.Host == socketHost {
+		return b.sock.socketURL(u)
+	}
+	return u.String()
+}
+
 // wireHeaders are the request headers shown in --wire output.
 var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization", "DPoP", "Cookie"}
 
@@ -398,11 +419,12 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			return nil, err
 		}
 		extra := append(append(append([]string(nil), wireHeaders...), routeHeaderNames(r.Header)...), extraHeaderNames(b.opts.Header)...)
-		text := r.Method + " " + r.URL.String()
+		shown := b.shown(r.URL)
+		text := r.Method + " " + shown
 		if h := headerSummary(r.Header, b.opts.Header, dedupe(extra)...); h != "" {
 			text += " (" + h + ")"
 		}
-		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), SessionID: r.Header.Get("Mcp-Session-Id")})
+		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: shown, SessionID: r.Header.Get("Mcp-Session-Id")})
 		resp, err := b.client.Do(r)
 		if err != nil {
 			stop()
@@ -410,7 +432,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 			if b.ctx.Err() != nil {
 				return nil, ErrClosed
 			}
-			return nil, classifyDoError(ctx, r.Method, r.URL.String(), err)
+			return nil, classifyDoError(ctx, r.Method, shown, err)
 		}
 		var secrets []string
 		var body string
@@ -425,10 +447,10 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		if ct != "" {
 			text += " " + ct
 		}
-		text += " ← " + r.Method + " " + r.URL.String()
+		text += " ← " + r.Method + " " + shown
 		redirected := resp.Request != nil && resp.Request.URL.String() != r.URL.String()
 		if redirected {
-			text += " (answered by " + resp.Request.URL.String() + ")"
+			text += " (answered by " + b.shown(resp.Request.URL) + ")"
 		}
 		if h := headerSummary(redactHeader(resp.Header, secrets), nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"
@@ -436,13 +458,13 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		if body != "" {
 			text += " body: " + body
 		}
-		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: r.URL.String(), HTTPStatus: resp.StatusCode,
+		b.observe(EventHTTP, text, &Meta{HTTPMethod: r.Method, URL: shown, HTTPStatus: resp.StatusCode,
 			ContentType: ct, SessionID: resp.Header.Get("Mcp-Session-Id")})
 		x := &exchange{resp: resp, secrets: secrets, cancel: cancel, stop: stop}
 		if ce := undecoded(resp); ce != "" {
 			x.close()
 			return nil, fmt.Errorf("%w: %s %s: the server encoded its answer with Content-Encoding %q, which mcpx does not decode (it asks for gzip, or for no encoding)",
-				ErrTransport, r.Method, RedactURL(r.URL.String()), Excerpt(ce))
+				ErrTransport, r.Method, RedactURL(shown), Excerpt(ce))
 		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			if aa, ok := b.opts.Authorizer.(AcceptedAuthorizer); ok && resp.StatusCode/100 == 2 && !(redirected && LeftOrigin(resp.Request)) {
@@ -454,7 +476,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		}
 		ue := &UnauthorizedError{
 			Method:       r.Method,
-			URL:          r.URL.String(),
+			URL:          shown,
 			AnsweredBy:   answeredBy(resp),
 			Status:       resp.StatusCode,
 			Challenge:    RedactSecrets(strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), secrets),

@@ -37,7 +37,10 @@ const (
 
 // HTTPOptions describe how to reach an MCP server over HTTP.
 type HTTPOptions struct {
-	// URL is the MCP endpoint (Streamable HTTP) or the SSE endpoint (HTTP+SSE).
+	// URL is the MCP endpoint (Streamable HTTP) or the SSE endpoint
+	// (HTTP+SSE): an http:// or https:// URL, or a unix:// or pipe:// one
+	// naming a socket and, in its fragment, the HTTP path (see
+	// ParseEndpoint and socketEndpoint).
 	URL string
 	// Mode is auto (the default), http or sse.
 	Mode HTTPMode
@@ -60,7 +63,8 @@ type HTTPOptions struct {
 	// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
 	Proxy func(*http.Request) (*url.URL, error)
 	// Client, when set, is used as is (tests); CACertFile, Insecure and Proxy
-	// are then ignored. Without a CheckRedirect of its own it follows
+	// are then ignored, and so is the socket of a unix:// URL: the requests
+	// go to http://localhost through Client. Without a CheckRedirect of its own it follows
 	// RedirectPolicy like the client mcpx builds.
 	Client *http.Client
 	// ProtocolVersion is the protocol revision mcpx offers in initialize. It
@@ -331,6 +335,11 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	tr := newTransport()
 	if o.Proxy != nil {
 		tr.Proxy = o.Proxy
+	}
+	if s := socketOf(o.URL); s != nil {
+		// Every request goes over the socket, to no proxy: the host is
+		// the placeholder socketHost.
+		tr.DialContext, tr.Proxy = s.dial, nil
 	}
 	if o.CACertFile != "" || o.Insecure {
 		conf := &tls.Config{}

@@ -154,10 +154,10 @@ func sensitiveParam(name string) bool {
 // credential.
 var sensitiveWords = []string{"token", "key", "secret", "password", "code", "signature", "sig", "auth"}
 
-// RedactURLs returns s with every http(s) URL in it that holds a secret
-// redacted by RedactURL (the others are left exactly as they are): for
-// free text (an error message, a note) that may quote one. A URL is what
-// the regular expression https?://[^\s"'`<>()]+ matches, less punctuation
+// RedactURLs returns s with every URL in it that holds a secret redacted
+// by RedactURL (the others are left exactly as they are): for free text
+// (an error message, a note) that may quote one. A URL is what the
+// regular expression (https?|unix|pipe)://[^\s"'`<>()]+ matches, less punctuation
 // that ends a sentence or introduces what follows ("POST URL: refused").
 // It is found by hand and parsed only when it could hold a secret: every
 // HTTP exchange's note goes through here, and the regular expression and
@@ -169,18 +169,18 @@ func RedactURLs(s string) string {
 	var b strings.Builder
 	done := 0 // s[:done] is in b
 	for i := 0; i < len(s); {
-		j := strings.Index(s[i:], "http")
+		j := strings.Index(s[i:], "://")
 		if j < 0 {
 			break
 		}
-		start := i + j
-		scheme := urlSchemeLen(s[start:])
-		end := start + scheme
-		for scheme > 0 && end < len(s) && !endsURL(s[end]) {
+		after := i + j + len("://")
+		start := i + j - urlSchemeLen(s[i:i+j])
+		end := after
+		for start < after-len("://") && end < len(s) && !endsURL(s[end]) {
 			end++
 		}
-		if end == start+scheme {
-			i = start + 1 // not a URL: no scheme, or nothing after it
+		if end == after || start == after-len("://") {
+			i = after // not a URL: no scheme, or nothing after it
 			continue
 		}
 		u := s[start:end]
@@ -202,14 +202,14 @@ func RedactURLs(s string) string {
 	return b.String()
 }
 
-// urlSchemeLen returns the length of the "http://" or "https://" that s
-// starts with, 0 if neither.
+// urlSchemeLen returns the length of the scheme of a URL that s ends
+// with and "://" follows: "https", "http", or a socket's "unix" or
+// "pipe" (see socketEndpoint); 0 if none.
 func urlSchemeLen(s string) int {
-	switch {
-	case strings.HasPrefix(s, "http://"):
-		return len("http://")
-	case strings.HasPrefix(s, "https://"):
-		return len("https://")
+	for _, scheme := range []string{"https", "http", "unix", "pipe"} {
+		if strings.HasSuffix(s, scheme) {
+			return len(scheme)
+		}
 	}
 	return 0
 }

@@ -92,10 +92,11 @@ func FuzzRedactURLs(f *testing.F) {
 		"POST http://127.0.0.1:8080/mcp?tools=3&page=100 → 200 OK", "https://h/p?%74oken=secret.", "https://h/p?%74oken=x", "http://", "https://",
 		"hthttp://a@b:c@d/", "http://x?KEY=1, https://y?a=b\thttp://z?code=2)", "plain text", "http:// x", "https://h/p?x=1;",
 		"http://h/?tok\x80en=1", "http://u:p@h:1(x)", "xhttps://h?auth=a&sig=b!?",
+		"POST unix:///tmp/s.sock?api_key=K#/mcp: refused", "unixhttp://h?key=1", "pipe:///pipe/x?token=t", "unix://",
 	} {
 		f.Add(s)
 	}
-	urls := regexp.MustCompile("https?://[^\\s\"'`<>()]+")
+	urls := regexp.MustCompile("(?:https?|unix|pipe)://[^\\s\"'`<>()]+")
 	f.Fuzz(func(t *testing.T, s string) {
 		want := urls.ReplaceAllStringFunc(s, func(u string) string {
 			end := strings.TrimRight(u, ".,;:!?")

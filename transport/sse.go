@@ -82,20 +82,20 @@ func (l *legacySSE) open(ctx context.Context) error {
 			continue
 		}
 		ref := strings.TrimSpace(string(ev.Data))
-		u, err := base.Parse(ref)
+		endpoint, same, err := l.resolve(base, ref)
 		if err != nil {
 			x.close()
 			return fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.shown, ref, err)
 		}
-		if !SameOrigin(base, u) {
+		if !same {
 			x.close()
 			return fmt.Errorf("%w: GET %s: the endpoint event names %s, on a different origin; mcpx refuses to send messages there",
-				ErrTransport, l.shown, RedactURL(u.String()))
+				ErrTransport, l.shown, RedactURL(endpoint))
 		}
 		l.mu.Lock()
-		l.endpoint = u.String()
+		l.endpoint = endpoint
 		l.mu.Unlock()
-		l.b.note("HTTP+SSE: the server's endpoint for messages is %s", u.String())
+		l.b.note("HTTP+SSE: the server's endpoint for messages is %s", endpoint)
 		break
 	}
 	if !x.stop() {
@@ -113,6 +113,21 @@ func (l *legacySSE) open(ctx context.Context) error {
 }
 
 // handle delivers one event from the stream.
+// resolve resolves ref, the endpoint event's URL, against base, the SSE
+// URL (l.url parsed), reporting whether it is on base's origin: over a
+// socket, as the http://localhost URL the requests go to, the result
+// being the socket's URL (socketEndpoint.resolve).
+func (l *legacySSE) resolve(base *url.URL, ref string) (endpoint string, sameOrigin bool, err error) {
+	if l.b.sock != nil {
+		return l.b.sock.resolve(l.url, ref)
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return "", false, err
+	}
+	return u.String(), SameOrigin(base, u), nil
+}
+
 func (l *legacySSE) handle(resp *http.Response, ev sseEvent) bool {
 	meta := &Meta{HTTPMethod: "GET", URL: l.url, HTTPStatus: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), StreamID: "sse"}
 	if ev.HasID {
