@@ -361,6 +361,8 @@ a run without a terminal or a session held by mcpx connect cannot authorize.`,
 				return usageErrorf("auth login runs OAuth, and --bearer sends a fixed token instead: leave --bearer out")
 			case why != "":
 				return usageErrorf("auth login runs OAuth, which is off for this server: %s", why)
+			case transport.IsSocketURL(d.http.url):
+				return usageErrorf("auth login runs OAuth, which is off for this server: %s", socketNoOAuth)
 			}
 			if !c.Flags().Changed("timeout") {
 				d.session.timeout = 5 * time.Minute
@@ -579,6 +581,9 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if e.cfg.conn.http.url == "" {
 				return usageErrorf("auth token needs the server: --url URL")
+			}
+			if transport.IsSocketURL(e.cfg.conn.http.url) {
+				return usageErrorf("auth token prints an OAuth token, and OAuth is off for this server: %s", socketNoOAuth)
 			}
 			console := e.console()
 			d, out := e.cfg.conn, e.cfg.out

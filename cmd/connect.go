@@ -399,6 +399,10 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		if out.verbose || out.wire {
 			c.console.Note("OAuth is off: " + why)
 		}
+	case transport.IsSocketURL(d.http.url):
+		if out.verbose || out.wire {
+			c.console.Note("OAuth is off: " + socketNoOAuth)
+		}
 	default:
 		client, err := transport.NewHTTPClient(opts)
 		if err != nil {
@@ -416,6 +420,12 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 	}
 	return opts, nil
 }
+
+// socketNoOAuth says why a server on a Unix socket or a named pipe gets
+// no OAuth: OAuth's discovery and its tokens are bound to an origin (a
+// host), which a socket has not; whoever can open the socket is on this
+// machine. --bearer and -H still send credentials.
+const socketNoOAuth = "the server is reached over a socket or a pipe, which has no origin to authorize for (--bearer and -H still send credentials)"
 
 // wire shows a frame (--wire), without the secrets the connection knows
 // where the server echoes them (a whoami tool): the HTTP layer shows
