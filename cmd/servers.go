@@ -294,8 +294,14 @@ type untrustedError struct {
 
 func (e *untrustedError) Error() string {
 	what := "run " + shownCommand(e.s)
-	if e.s.Transport != servers.TransportStdio {
-		what = fmt.Sprintf("send %s to %s", strings.Join(expandedVariables(e.s), ", "), transport.RedactURL(e.s.URL))
+	switch vars := expandedVariables(e.s); {
+	case e.s.Transport == servers.TransportStdio:
+	case transport.IsSocketURL(e.s.URL) && len(vars) == 0:
+		what = "send requests to " + transport.RedactURL(e.s.URL) + ", a socket of this machine"
+	case transport.IsSocketURL(e.s.URL):
+		what = fmt.Sprintf("send %s to %s, a socket of this machine", strings.Join(vars, ", "), transport.RedactURL(e.s.URL))
+	default:
+		what = fmt.Sprintf("send %s to %s", strings.Join(vars, ", "), transport.RedactURL(e.s.URL))
 	}
 	return fmt.Sprintf("server %s comes from %s, which mcpx did not write, and would %s: confirm it on a terminal, or give --trust",
 		e.s.Ref(), e.s.Source.Path, tui.EscapeLine(what))
@@ -340,7 +346,8 @@ func headerNames(s *servers.Server) []string {
 // checkTrust makes sure the person wants s used: a stdio server from a
 // file mcpx did not write is started, and a server at a URL from such a
 // file that expands variables of this machine (whose values it would send
-// to a URL someone else chose) is connected to, only once the person
+// to a URL someone else chose) or is on a socket of this machine (unix://,
+// pipe://) is connected to, only once the person
 // confirmed this entry as it is now (remembered in the trust store), or
 // with --trust.
 func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Server, trust bool) error {
@@ -386,7 +393,13 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 			fmt.Fprintf(&b, "  with the variables of %s\n", s.EnvFile)
 		}
 	} else {
-		fmt.Fprintf(&b, "Using it sends requests to:\n  %s\n", transport.RedactURL(s.URL))
+		to := "to"
+		if transport.IsSocketURL(s.URL) {
+			// Any local service that answers HTTP on a socket would get
+			// them (see servers.Server.NeedsTrust).
+			to = "to this machine's socket or pipe"
+		}
+		fmt.Fprintf(&b, "Using it sends requests %s:\n  %s\n", to, transport.RedactURL(s.URL))
 		if names := headerNames(s); len(names) > 0 {
 			fmt.Fprintf(&b, "  with the headers %s\n", strings.Join(names, ", "))
 		}
@@ -394,7 +407,9 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 		for _, x := range s.Expansions() {
 			uses = append(uses, x.Variable+" (in "+x.Field+")")
 		}
-		fmt.Fprintf(&b, "  holding values of this machine: %s\n", strings.Join(uses, ", "))
+		if len(uses) > 0 {
+			fmt.Fprintf(&b, "  holding values of this machine: %s\n", strings.Join(uses, ", "))
+		}
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		p.Println(tui.EscapeLine(line))
@@ -838,8 +853,14 @@ func newServersShowCmd(e *env) *cobra.Command {
 				"trusted": "confirmed: used without asking until the entry changes",
 				"ask":     "asked before it is started (or --trust)",
 			}[j.Trust]
-			if j.Trust == "ask" && s.Transport != servers.TransportStdio {
-				trust = "asked before its URL is sent " + strings.Join(expandedVariables(s), ", ") + " (or --trust)"
+			switch vars := expandedVariables(s); {
+			case j.Trust != "ask" || s.Transport == servers.TransportStdio:
+			case transport.IsSocketURL(s.URL) && len(vars) == 0:
+				trust = "asked before requests go to this machine's socket (or --trust)"
+			case transport.IsSocketURL(s.URL):
+				trust = "asked before requests go to this machine's socket with " + strings.Join(vars, ", ") + " (or --trust)"
+			default:
+				trust = "asked before its URL is sent " + strings.Join(vars, ", ") + " (or --trust)"
 			}
 			row("trust", trust)
 			return tw.Flush()

@@ -181,12 +181,22 @@ func (s *Server) Ref() string { return s.Source.ID + ":" + s.Name }
 // project file, whoever wrote the repository chose it): s is a stdio
 // server, which runs a command on this machine, or a server at a URL
 // that expands variables of this machine (Expansions) and so would send
-// their values, credentials perhaps, to that URL.
+// their values, credentials perhaps, to that URL, or a server on a Unix
+// socket or a named pipe of this machine (VS Code's unix:// and pipe://
+// URLs), which could be any local service that answers HTTP there, such
+// as Docker's.
 func (s *Server) NeedsTrust() bool {
 	if s.Source.Kind == KindMcpx {
 		return false
 	}
-	return s.Transport == TransportStdio || len(s.Expansions()) > 0
+	return s.Transport == TransportStdio || len(s.Expansions()) > 0 || socketURL(s.URL)
+}
+
+// socketURL reports whether u names a server on a Unix socket or a
+// named pipe of this machine (unix:// or pipe://).
+func socketURL(u string) bool {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(u), "://")
+	return ok && (strings.EqualFold(scheme, "unix") || strings.EqualFold(scheme, "pipe"))
 }
 
 // sameDefinition reports whether a and b start the same server the same

@@ -53,10 +53,19 @@ func TestTrust(t *testing.T) {
 	project := filepath.Join(env.Workspace, ".cursor", "mcp.json")
 	write(t, project, `{"mcpServers": {
   "build": {"command": "./tools/mcp-server", "args": ["--root", "."]},
-  "remote": {"url": "https://example.com/mcp"}
+  "remote": {"url": "https://example.com/mcp"},
+  "sock": {"url": "unix:///var/run/docker.sock#/containers/create"},
+  "pipe": {"url": "PIPE:///pipe/docker_engine#/mcp"}
 }}`)
 	store := NewTrustStore(filepath.Join(dir, "state", "mcpx", "trusted.json"))
 	store.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	// A socket of this machine (VS Code's unix:// and pipe:// URLs) is
+	// whatever local service listens there: asked about, as a command is.
+	for _, name := range []string{"sock", "pipe"} {
+		if r := one(t, env, name); !r.NeedsTrust() || trusted(t, store, r) {
+			t.Errorf("a project's server on a socket (%s) is used without confirmation", r.URL)
+		}
+	}
 
 	s := one(t, env, "build")
 	if !s.NeedsTrust() || trusted(t, store, s) {
