@@ -27,7 +27,8 @@ import (
 // HTTPProxyOptions configure NewHTTPProxy.
 type HTTPProxyOptions struct {
 	// Upstream is the server's MCP endpoint (Streamable HTTP) or SSE
-	// endpoint (HTTP+SSE).
+	// endpoint (HTTP+SSE): an http:// or https:// URL, or a unix:// one
+	// (transport.ParseEndpoint).
 	Upstream string
 	// Client performs the upstream requests; nil means a client that
 	// honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and never times out (streams
@@ -73,8 +74,11 @@ type HTTPProxyOptions struct {
 type HTTPProxy struct {
 	o        HTTPProxyOptions
 	upstream *url.URL
-	client   *http.Client
-	streams  atomic.Int64
+	// name is the upstream's URL as given, the sessions' target: for a
+	// server on a socket, its unix:// URL, not upstream's http://localhost.
+	name    string
+	client  *http.Client
+	streams atomic.Int64
 
 	mu         sync.Mutex
 	byID       map[string]*proxySession // Mcp-Session-Id -> session
@@ -101,16 +105,26 @@ func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
+	name := u.String()
+	// A server on a socket (unix://) is proxied as the http://localhost
+	// URL its requests go to, over the socket.
+	hu, dial, onSocket := transport.SocketRoute(u)
+	if onSocket {
+		u = hu
+	}
 	c := o.Client
 	if c == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = http.ProxyFromEnvironment
+		if onSocket {
+			tr.DialContext, tr.Proxy = dial, nil
+		}
 		// Bodies must reach the recorder as the server meant them, not
 		// compressed: ask for identity.
 		tr.DisableCompression = true
 		c = &http.Client{Transport: tr}
 	}
-	p := &HTTPProxy{o: o, upstream: u, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
+	p := &HTTPProxy{o: o, upstream: u, name: name, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
 	// Upstream redirects follow mcpx's one policy: the credentials the
 	// proxy adds (and the client's) never leave the upstream's origin.
 	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) {
@@ -248,7 +262,7 @@ func (p *HTTPProxy) session(r *http.Request, msgs []*jsonrpc.Message) *proxySess
 	defer p.mu.Unlock()
 	start := func(transportName string) *proxySession {
 		ps := &proxySession{sse: transportName == "sse"}
-		target := p.upstream.String()
+		target := p.name
 		ps.rec = p.o.Recorder.StartSession(SessionInfo{Transport: transportName, Target: target, Client: r.RemoteAddr},
 			fmt.Sprintf("%s: %s %s from %s", transportName, r.Method, target, r.RemoteAddr))
 		return ps
