@@ -77,6 +77,12 @@
 //	             (testservers.Faults: HTTP+SSE, 2026-07-28 and session
 //	             faults), on 127.0.0.1; writes the base URL to URLFILE,
 //	             logs every request to $TEST_LOG, serves until SIGINT or SIGTERM
+//	unix-http URLFILE
+//	             the Go SDK test server on a Unix domain socket in a new
+//	             directory of the temporary directory (testservers.ServeUnix:
+//	             /mcp, /sse, /moved, /away); writes unix://SOCKET to URLFILE,
+//	             logs every request to $TEST_LOG, serves until SIGINT or
+//	             SIGTERM and removes the directory
 //	modern-crash a raw 2026-07-28 stdio server that crashes (exit 3, after
 //	             half a frame and a line on stderr) while tools/call is pending
 //	modern-hang  a raw 2026-07-28 stdio server that never answers tools/call
@@ -137,6 +143,14 @@ func main() {
 	if mode == "faults-http" && len(os.Args) == 3 {
 		recordPID()
 		if err := runFaultsHTTP(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if mode == "unix-http" && len(os.Args) == 3 {
+		recordPID()
+		if err := runUnixHTTP(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}

@@ -52,6 +52,24 @@ func runFaultsHTTP(urlFile string) error {
 	return serveUntilSignal(urlFile, f.URL)
 }
 
+// runUnixHTTP serves testservers.ServeUnix on a socket in a directory of
+// its own: short, as a socket's path must be (the script's $WORK may not
+// be), logging to $TEST_LOG.
+func runUnixHTTP(urlFile string) error {
+	dir, err := os.MkdirTemp("", "mx")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	stop, err := testservers.ServeUnix(sock, logOrDiscard(logFile))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return serveUntilSignal(urlFile, "unix://"+sock)
+}
+
 // serveUntilSignal writes url to urlFile (atomically) and waits for
 // SIGINT or SIGTERM.
 func serveUntilSignal(urlFile, url string) error {
