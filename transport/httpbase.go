@@ -378,10 +378,26 @@ func (b *httpBase) authorize(ctx context.Context, req *http.Request) error {
 // given, which for a server on a socket is its unix:// or pipe:// URL,
 // not the http://localhost one sent over it (socketEndpoint.socketURL).
 func (b *httpBase) shown(u *url.URL) string {
-	if b.sock != nil && u.Host == socketHost {
-		return b.sock.socketURL(u)
+	if b.sock != nil {
+		return b.sock.shown(u)
 	}
 	return u.String()
+}
+
+// answeredBy is answeredBy(resp) named as shown names URLs.
+func (b *httpBase) answeredBy(resp *http.Response) string {
+	if answeredBy(resp) == "" {
+		return ""
+	}
+	return b.shown(resp.Request.URL)
+}
+
+// httpError is newHTTPError, with the URL that answered after redirects
+// named as shown names URLs.
+func (b *httpBase) httpError(method, url string, resp *http.Response, body string) *HTTPError {
+	e := newHTTPError(method, url, resp, body)
+	e.AnsweredBy = b.answeredBy(resp)
+	return e
 }
 
 // wireHeaders are the request headers shown in --wire output.
@@ -477,7 +493,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		ue := &UnauthorizedError{
 			Method:       r.Method,
 			URL:          shown,
-			AnsweredBy:   answeredBy(resp),
+			AnsweredBy:   b.answeredBy(resp),
 			Status:       resp.StatusCode,
 			Challenge:    RedactSecrets(strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), secrets),
 			Body:         x.bodyExcerpt(),

@@ -336,10 +336,13 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	if o.Proxy != nil {
 		tr.Proxy = o.Proxy
 	}
+	redirects := RedirectPolicy(o.Observer)
 	if s := socketOf(o.URL); s != nil {
 		// Every request goes over the socket, to no proxy: the host is
-		// the placeholder socketHost.
+		// the placeholder socketHost. Redirects are told of with the
+		// socket's URLs.
 		tr.DialContext, tr.Proxy = s.dial, nil
+		redirects = redirectPolicy(o.Observer, s.shown)
 	}
 	if o.CACertFile != "" || o.Insecure {
 		conf := &tls.Config{}
@@ -360,7 +363,7 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 		conf.InsecureSkipVerify = o.Insecure
 		tr.TLSClientConfig = conf
 	}
-	return &http.Client{Transport: tr, CheckRedirect: RedirectPolicy(o.Observer)}, tr, nil
+	return &http.Client{Transport: tr, CheckRedirect: redirects}, tr, nil
 }
 
 // classifyDoError turns an error from http.Client.Do into one that says

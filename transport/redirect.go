@@ -76,12 +76,22 @@ var redirectHeaders = []string{"Accept", "Accept-Language", "User-Agent", "Mcp-P
 // Refusals are *RedirectError (errors.Is ErrRedirect). obs, when set, is
 // told (EventNote) about every redirect followed and what was dropped.
 func RedirectPolicy(obs Observer) func(req *http.Request, via []*http.Request) error {
+	return redirectPolicy(obs, nil)
+}
+
+// redirectPolicy is RedirectPolicy naming the URLs in its notes and
+// refusals with shown (nil: as they are), which names a request for
+// http://localhost over a socket with the socket's URL (httpBase.shown).
+func redirectPolicy(obs Observer, shown func(*url.URL) string) func(req *http.Request, via []*http.Request) error {
+	if shown == nil {
+		shown = (*url.URL).String
+	}
 	return func(req *http.Request, via []*http.Request) error {
-		return checkRedirect(req, via, obs)
+		return checkRedirect(req, via, obs, shown)
 	}
 }
 
-func checkRedirect(req *http.Request, via []*http.Request, obs Observer) error {
+func checkRedirect(req *http.Request, via []*http.Request, obs Observer, shown func(*url.URL) string) error {
 	if len(via) == 0 {
 		return nil
 	}
@@ -91,7 +101,7 @@ func checkRedirect(req *http.Request, via []*http.Request, obs Observer) error {
 		status = req.Response.StatusCode
 	}
 	refuse := func(reason string) error {
-		return &RedirectError{Method: prev.Method, From: prev.URL.String(), To: req.URL.String(), Status: status, Reason: reason}
+		return &RedirectError{Method: prev.Method, From: shown(prev.URL), To: shown(req.URL), Status: status, Reason: reason}
 	}
 	if len(via) > MaxRedirects {
 		return refuse(fmt.Sprintf("it would be redirect number %d, and mcpx follows at most %d", len(via), MaxRedirects))
@@ -110,7 +120,7 @@ func checkRedirect(req *http.Request, via []*http.Request, obs Observer) error {
 			obs(Event{Time: time.Now(), Kind: EventNote, Text: RedactURLs(fmt.Sprintf(format, args...))})
 		}
 	}
-	what := fmt.Sprintf("%s %s: HTTP %d redirect to %s", prev.Method, prev.URL, status, req.URL)
+	what := fmt.Sprintf("%s %s: HTTP %d redirect to %s", prev.Method, shown(prev.URL), status, shown(req.URL))
 	if !LeftOrigin(req) {
 		say("%s (same origin): following it", what)
 		return nil

@@ -111,6 +111,16 @@ func (s *socketEndpoint) socketURL(h *url.URL) string {
 	return u.String()
 }
 
+// shown names u, the URL of a request, as mcpx shows it: a request for
+// the placeholder host as the socket's URL (socketURL), any other as it
+// is.
+func (s *socketEndpoint) shown(u *url.URL) string {
+	if u.Host == socketHost && u.Scheme == "http" {
+		return s.socketURL(u)
+	}
+	return u.String()
+}
+
 // resolve resolves ref, a reference the server sent (the HTTP+SSE
 // endpoint event), against base, a URL of the socket, as a client of the
 // http://localhost URL the socket's requests go to would: a reference to

@@ -109,15 +109,33 @@ func TestUnixSocketRootPath(t *testing.T) {
 func TestUnixSocketRedirects(t *testing.T) {
 	t.Parallel()
 	sock := testservers.UnixSocket(t, nil)
-	sess, _ := mustDial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/moved", Mode: transport.ModeStreamable}, nil)
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/moved", Mode: transport.ModeStreamable}, rec)
 	if got := toolText(t, sess, "echo", map[string]any{"message": "moved"}); got != "Echo: moved" {
 		t.Errorf("echo = %q", got)
 	}
+	// Told of with the socket's URLs.
+	if notes := rec.eventText(transport.EventNote); !strings.Contains(notes, "POST unix://"+sock+"#/moved: HTTP 307 redirect to unix://"+sock+"#/mcp (same origin): following it") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	// An error after a redirect names the URL that answered as the
+	// socket's.
+	_, _, err := dial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/moved", Mode: transport.ModeSSE}, nil)
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.AnsweredBy != "unix://"+sock+"#/mcp" {
+		t.Errorf("err = %v, want an HTTP error answered by unix://%s#/mcp", err, sock)
+	}
 	// A GET (the HTTP+SSE stream) would be followed to another origin:
 	// not from a socket.
-	_, _, err := dial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/away", Mode: transport.ModeSSE}, nil)
+	_, _, err = dial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/away", Mode: transport.ModeSSE}, nil)
 	if !errors.Is(err, transport.ErrConnect) || !strings.Contains(err.Error(), "not at 127.0.0.1:1") {
 		t.Errorf("err = %v, want a refusal to leave the socket", err)
+	}
+	// A POST's redirect off the socket is refused naming the socket's URL.
+	_, _, err = dial(t, transport.HTTPOptions{URL: "unix://" + sock + "#/away", Mode: transport.ModeStreamable}, nil)
+	var re *transport.RedirectError
+	if !errors.As(err, &re) || re.From != "unix://"+sock+"#/away" || re.To != "http://127.0.0.1:1/mcp" {
+		t.Errorf("err = %v, want the redirect refused", err)
 	}
 }
 

@@ -49,7 +49,7 @@ func (l *legacySSE) open(ctx context.Context) error {
 	}
 	resp := x.resp
 	if resp.StatusCode != http.StatusOK {
-		e := newHTTPError("GET", l.url, resp, x.bodyExcerpt())
+		e := l.b.httpError("GET", l.url, resp, x.bodyExcerpt())
 		x.close()
 		return e
 	}
@@ -191,7 +191,7 @@ func (l *legacySSE) post(ctx context.Context, f Frame) error {
 		return err
 	}
 	if s := x.resp.StatusCode; s < 200 || s > 299 {
-		e := newHTTPError("POST", ep, x.resp, x.bodyExcerpt())
+		e := l.b.httpError("POST", ep, x.resp, x.bodyExcerpt())
 		x.close()
 		return e
 	}

@@ -279,7 +279,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
-		e := newHTTPError("POST", s.url, resp, excerpt)
+		e := s.b.httpError("POST", s.url, resp, excerpt)
 		e.SessionID = sid
 		return e
 	case detect && fallbackStatus(s.b.opts.ProtocolVersion, status):
@@ -287,7 +287,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		x.close()
 		return fb
 	case status < 200 || status > 299:
-		e := newHTTPError("POST", s.url, resp, x.bodyExcerpt())
+		e := s.b.httpError("POST", s.url, resp, x.bodyExcerpt())
 		e.SessionID = sid
 		x.close()
 		return e
@@ -801,7 +801,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		x.close()
 		return nil, &sessionExpiredError{method: "GET", url: s.url, id: sid}
 	case status != http.StatusOK:
-		e := newHTTPError("GET", s.url, x.resp, x.bodyExcerpt())
+		e := s.b.httpError("GET", s.url, x.resp, x.bodyExcerpt())
 		e.SessionID = sid
 		x.close()
 		return nil, e
