@@ -253,9 +253,11 @@ func definitionJSON(s *Server) ([]byte, error) {
 		}
 		d = def{Type: string(TransportStdio), Command: s.Command, Args: s.Args, Env: s.Env, EnvFile: s.EnvFile, Cwd: s.Cwd}
 	case TransportHTTP, TransportSSE, TransportAuto:
+		// (unix:///PATH is a server on a socket, as VS Code writes one:
+		// socketURL.)
 		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("%q is not an http:// or https:// URL", s.URL)
+		if err != nil || !((u.Scheme == "http" || u.Scheme == "https") && u.Host != "" || socketURL(s.URL) && u.Path != "") {
+			return nil, fmt.Errorf("%q is not an http://, https:// or unix:// URL", s.URL)
 		}
 		d = def{Command: "", URL: s.URL, Headers: s.Headers}
 		if s.Transport != TransportAuto {

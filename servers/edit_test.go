@@ -114,10 +114,15 @@ func TestAddRemove(t *testing.T) {
 			t.Errorf("name %q: %v", name, err)
 		}
 	}
-	for _, s := range []*Server{{Transport: TransportStdio}, {Transport: TransportHTTP, URL: "ftp://x"}, {Transport: TransportHTTP, URL: "/mcp"}, {Transport: "ws", URL: "https://x"}} {
+	for _, s := range []*Server{{Transport: TransportStdio}, {Transport: TransportHTTP, URL: "ftp://x"}, {Transport: TransportHTTP, URL: "/mcp"}, {Transport: "ws", URL: "https://x"},
+		{Transport: TransportHTTP, URL: "unix://"}} {
 		if err := Add(ctx, path, "x", s, false); err == nil {
 			t.Errorf("%+v was added", s)
 		}
+	}
+	// A server on a Unix socket, as VS Code writes one.
+	if err := Add(ctx, path, "sock", &Server{Transport: TransportAuto, URL: "unix:///tmp/s.sock#/mcp"}, false); err != nil {
+		t.Errorf("a unix:// URL: %v", err)
 	}
 	write(t, path, `{"mcpServers": {`)
 	if err := Add(ctx, path, "x", remote, false); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
