@@ -76,7 +76,10 @@ type HTTPProxy struct {
 	upstream *url.URL
 	// name is the upstream's URL as given, the sessions' target: for a
 	// server on a socket, its unix:// URL, not upstream's http://localhost.
-	name    string
+	name string
+	// shown names an upstream request's URL in events: for a server on a
+	// socket, as the unix:// URL (transport.SocketRoute.Shown).
+	shown   func(*url.URL) string
 	client  *http.Client
 	streams atomic.Int64
 
@@ -107,24 +110,26 @@ func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
 	}
 	name := u.String()
 	// A server on a socket (unix://) is proxied as the http://localhost
-	// URL its requests go to, over the socket.
-	hu, dial, onSocket := transport.SocketRoute(u)
-	if onSocket {
-		u = hu
+	// URL its requests go to, over the socket, and named by its unix://
+	// URLs.
+	shown := (*url.URL).String
+	sock := transport.RouteSocket(u)
+	if sock != nil {
+		u, shown = sock.URL, sock.Shown
 	}
 	c := o.Client
 	if c == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = http.ProxyFromEnvironment
-		if onSocket {
-			tr.DialContext, tr.Proxy = dial, nil
+		if sock != nil {
+			tr.DialContext, tr.Proxy = sock.Dial, nil
 		}
 		// Bodies must reach the recorder as the server meant them, not
 		// compressed: ask for identity.
 		tr.DisableCompression = true
 		c = &http.Client{Transport: tr}
 	}
-	p := &HTTPProxy{o: o, upstream: u, name: name, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
+	p := &HTTPProxy{o: o, upstream: u, name: name, shown: shown, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
 	// Upstream redirects follow mcpx's one policy: the credentials the
 	// proxy adds (and the client's) never leave the upstream's origin.
 	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) {
@@ -420,7 +425,7 @@ func requestSecrets(r *http.Request, secret func(string)) {
 // answer back, recording both; it makes the proxy an http.Handler.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := p.target(r)
-	tu := target.String()
+	tu := p.shown(target)
 	var body []byte
 	if r.Body != nil {
 		b, ok := readRequestBody(w, r, p.o.MaxMessageSize)
@@ -448,7 +453,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if body != nil {
 		rb = bytes.NewReader(body)
 	}
-	up, err := http.NewRequestWithContext(r.Context(), r.Method, tu, rb)
+	up, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rb)
 	if err != nil {
 		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return

@@ -232,23 +232,35 @@ func parseSocketURL(raw, scheme, rest string, bad func(problem, fix string) erro
 	return u, nil
 }
 
-// SocketRoute tells a client of its own (the recording proxy's) how to
-// reach the server of u, a URL ParseEndpoint returned, when it is a
-// unix:// or pipe:// one: the http://localhost URL its requests go to,
-// and the DialContext for an http.Transport, which reaches the socket for
-// that URL's host and no other (see socketEndpoint.dial). ok is false for
-// an http:// or https:// URL.
-func SocketRoute(u *url.URL) (requestURL *url.URL, dial func(ctx context.Context, network, addr string) (net.Conn, error), ok bool) {
+// SocketRoute is how a client of its own (the recording proxy's) reaches
+// a server on a Unix socket: see RouteSocket.
+type SocketRoute struct {
+	// URL is the http://localhost URL the server's URL maps onto: the
+	// socket's requests go to it.
+	URL *url.URL
+	// Dial is the DialContext for an http.Transport: it reaches the
+	// socket for URL's host and no other (see socketEndpoint.dial).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Shown names the URL of a request as mcpx shows it: one for URL's
+	// host as the socket's unix:// URL.
+	Shown func(*url.URL) string
+}
+
+// RouteSocket returns the SocketRoute of u, a URL ParseEndpoint
+// returned, when it is a unix:// or pipe:// one; nil for an http:// or
+// https:// URL.
+func RouteSocket(u *url.URL) *SocketRoute {
 	s := newSocketEndpoint(u)
 	if s == nil {
-		return nil, nil, false
+		return nil
 	}
 	h, err := s.requestURL(u.String())
 	if err != nil {
-		return nil, nil, false
+		return nil
 	}
-	if requestURL, err = url.Parse(h); err != nil {
-		return nil, nil, false
+	hu, err := url.Parse(h)
+	if err != nil {
+		return nil
 	}
-	return requestURL, s.dial, true
+	return &SocketRoute{URL: hu, Dial: s.dial, Shown: s.shown}
 }

@@ -56,11 +56,18 @@ func TestSocketURLMapping(t *testing.T) {
 			}
 		}
 	}
-	if _, _, ok := SocketRoute(mustParse(t, "http://127.0.0.1:1/mcp")); ok {
-		t.Error("SocketRoute takes an http:// URL for a socket's")
+	if r := RouteSocket(mustParse(t, "http://127.0.0.1:1/mcp")); r != nil {
+		t.Error("RouteSocket takes an http:// URL for a socket's")
 	}
-	if h, dial, ok := SocketRoute(u); !ok || dial == nil || h.String() != "http://localhost/sse?key=1" {
-		t.Errorf("SocketRoute = %v, %v", h, ok)
+	r := RouteSocket(u)
+	if r == nil || r.Dial == nil || r.URL.String() != "http://localhost/sse?key=1" {
+		t.Fatalf("RouteSocket = %+v", r)
+	}
+	if got := r.Shown(mustParse(t, "http://localhost/m?x=1")); got != "unix:///tmp/s.sock?x=1#/m" {
+		t.Errorf("Shown = %q", got)
+	}
+	if got := r.Shown(mustParse(t, "http://example.com/m")); got != "http://example.com/m" {
+		t.Errorf("Shown = %q", got)
 	}
 }
 
