@@ -351,6 +351,9 @@ func httpHint(err error, f hintFacts) string {
 			return " (the Authorization header from " + f.entryAuth + " was rejected; -H 'Authorization: …' or --bearer TOKEN replaces it)"
 		case f.authHeader:
 			return " (the server refused the Authorization header given with -H)"
+		case errors.As(err, &ue) && transport.IsSocketURL(ue.URL):
+			// No OAuth over a socket (socketNoOAuth): nothing to narrate.
+			return " (mcpx does not use OAuth over a socket; --bearer TOKEN or -H 'Authorization: …' sends credentials)"
 		case errors.Is(err, oauthflow.ErrInteraction), f.narrated:
 			return ""
 		case errors.Is(err, oauthflow.ErrAuthorization):

@@ -182,6 +182,10 @@ func TestHTTPHintTransportAndTLS(t *testing.T) {
 		{"refused by another origin, the bearer token left behind", &transport.UnauthorizedError{Method: "GET", Status: 401, LeftOrigin: true}, hintFacts{bearer: true},
 			" (a redirect led to another origin, which mcpx sends no credentials to; if that is the server's own address, give it as --url)"},
 		{"refused with the bearer token", &transport.UnauthorizedError{Method: "GET", Status: 401}, hintFacts{bearer: true}, " (the server refused the bearer token)"},
+		{"refused over a socket, where OAuth is off", &transport.UnauthorizedError{Method: "POST", URL: "unix:///tmp/s.sock#/mcp", Status: 401}, hintFacts{narrated: true},
+			" (mcpx does not use OAuth over a socket; --bearer TOKEN or -H 'Authorization: …' sends credentials)"},
+		{"refused over a socket with the bearer token", &transport.UnauthorizedError{Method: "POST", URL: "unix:///tmp/s.sock#/mcp", Status: 401}, hintFacts{bearer: true},
+			" (the server refused the bearer token)"},
 	} {
 		got := httpHint(tc.err, tc.f)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
