@@ -233,9 +233,9 @@ func (p claudePolicy) apply(env *Env, list []*Server) {
 		if reason == "" {
 			continue
 		}
-		if !s.Disabled || s.DisabledReason == "" {
-			s.DisabledReason = reason
-		}
+		// The policy's reason wins over a person's own switch (/mcp,
+		// disabledMcpjsonServers): it is the one they cannot undo.
+		s.DisabledReason = reason
 		s.Disabled = true
 	}
 }

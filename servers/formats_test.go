@@ -595,3 +595,25 @@ func TestEntryTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// A server another file's list turns off says which list did
+// (DisabledReason): mcpx servers shows it.
+func TestNameListsSayWhy(t *testing.T) {
+	c := load(t, linuxEnv(mapFS{
+		"/home/ada/.gemini/settings.json": `{"mcp": {"allowed": ["a", "b"], "excluded": ["b"]},
+			"mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}, "c": {"command": "x"}}}`,
+		"/home/ada/proj/.gemini/settings.json":         `{"mcpServers": {"d": {"command": "x"}}}`,
+		"/home/ada/.gemini/mcp-server-enablement.json": `{"a": {"enabled": false}}`,
+		"/home/ada/.claude.json":                       `{"projects": {"/home/ada/proj": {"disabledMcpServers": ["e"], "disabledMcpjsonServers": ["f"]}}, "mcpServers": {"e": {"command": "x"}}}`,
+		"/home/ada/proj/.mcp.json":                     `{"mcpServers": {"f": {"command": "x"}, "g": {"command": "x"}}}`,
+	}, nil))
+	diff(t, []string{
+		"gemini:a (disabled: turned off with gemini mcp disable)",
+		"gemini:b (disabled: excluded by Gemini CLI's mcp.excluded (/home/ada/.gemini/settings.json))",
+		"gemini:c (disabled: not in Gemini CLI's mcp.allowed)",
+		"gemini-project:d (disabled: not in Gemini CLI's mcp.allowed)",
+		"claude-code:e (disabled: turned off in Claude Code (/mcp) for this project)",
+		"claude-code-project:f (disabled: rejected by Claude Code's disabledMcpjsonServers)",
+		"claude-code-project:g",
+	}, disabledList(c))
+}

@@ -237,6 +237,10 @@ type nameRules struct {
 	// off are names turned off, compared without case and surrounding
 	// spaces.
 	off []string
+	// why says, for a server each list turns off, what did (the
+	// server's DisabledReason): by excluded, by off, and for not being
+	// in allowed.
+	excludedWhy, offWhy, allowedWhy string
 }
 
 // claudeCodeRules are the servers Claude Code does not start in the
@@ -257,13 +261,13 @@ func claudeCodeRules(env *Env, claude claudeDirs, docs map[string]*jsonDoc) []na
 	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		dir, claudeJSON = d, env.join(d, ".claude.json")
 	}
-	rejected := nameRules{kind: KindClaudeCode, scope: ScopeProject}
+	rejected := nameRules{kind: KindClaudeCode, scope: ScopeProject, excludedWhy: "rejected by Claude Code's disabledMcpjsonServers"}
 	for _, p := range []string{env.join(dir, "settings.json"), env.join(claude.project, ".claude", "settings.json"),
 		env.join(claude.project, ".claude", "settings.local.json")} {
 		rejected.excluded = append(rejected.excluded, docList(env, "", docs, p, []string{"disabledMcpjsonServers"})...)
 	}
 	rejected.excluded = append(rejected.excluded, docList(env, claude.local, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpjsonServers"})...)
-	off := nameRules{kind: KindClaudeCode, excluded: docList(env, claude.local, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpServers"})}
+	off := nameRules{kind: KindClaudeCode, excludedWhy: "turned off in Claude Code (/mcp) for this project", excluded: docList(env, claude.local, docs, claudeJSON, []string{"projects", workspaceKey, "disabledMcpServers"})}
 	return []nameRules{rejected, off}
 }
 
@@ -303,7 +307,7 @@ func docList(env *Env, ws string, docs map[string]*jsonDoc, path string, keys []
 // mcp-server.md, "Enabling/disabling a server"; packages/cli/src/config/
 // mcp/mcpServerEnablement.ts). A missing file turns nothing off.
 func geminiEnablement(env *Env) (nameRules, []Warning) {
-	r := nameRules{kind: KindGemini}
+	r := nameRules{kind: KindGemini, offWhy: "turned off with gemini mcp disable"}
 	p := env.join(env.geminiDir(), "mcp-server-enablement.json")
 	data, err := env.fs().ReadFile(p)
 	if err != nil {
@@ -339,16 +343,21 @@ func geminiEnablement(env *Env) (nameRules, []Warning) {
 // main/docs/reference/configuration.md, mcp.allowed and mcp.excluded),
 // nor to one gemini mcp disable turned off (geminiEnablement).
 func applyNameRules(list []*Server, rules []nameRules) {
-	allowed := map[Kind][]string{}
+	allowed, allowedWhy := map[Kind][]string{}, map[Kind]string{}
 	for _, r := range rules {
 		for _, s := range list {
 			if s.Source.Kind != r.kind || (r.scope != "" && s.Source.Scope != r.scope) {
 				continue
 			}
-			if slices.Contains(r.excluded, s.Name) ||
-				slices.ContainsFunc(r.off, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(s.Name)) }) {
-				s.Disabled = true
+			switch {
+			case slices.Contains(r.excluded, s.Name):
+				disable(s, r.excludedWhy)
+			case slices.ContainsFunc(r.off, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(s.Name)) }):
+				disable(s, r.offWhy)
 			}
+		}
+		if r.allowed != nil && r.allowedWhy != "" {
+			allowedWhy[r.kind] = r.allowedWhy
 		}
 		if r.allowed == nil {
 			continue
@@ -362,8 +371,21 @@ func applyNameRules(list []*Server, rules []nameRules) {
 	}
 	for _, s := range list {
 		if a := allowed[s.Source.Kind]; len(a) > 0 && !slices.Contains(a, s.Name) {
-			s.Disabled = true
+			disable(s, allowedWhy[s.Source.Kind])
 		}
+	}
+}
+
+// disable turns s off for the reason why (its DisabledReason), unless its
+// own entry turned it off already: that needs no other reason. The first
+// reason found is kept.
+func disable(s *Server, why string) {
+	if s.Disabled && s.DisabledReason == "" {
+		return
+	}
+	s.Disabled = true
+	if s.DisabledReason == "" {
+		s.DisabledReason = why
 	}
 }
 
@@ -389,7 +411,7 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRu
 	}
 	var rules *nameRules
 	if l.excluded != nil || l.allowed != nil {
-		rules = &nameRules{kind: l.Kind}
+		rules = &nameRules{kind: l.Kind, excludedWhy: "excluded by Gemini CLI's mcp.excluded (" + l.Path + ")", allowedWhy: "not in Gemini CLI's mcp.allowed"}
 		list := func(keys []string) []string {
 			if keys == nil {
 				return nil
