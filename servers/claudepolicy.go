@@ -79,12 +79,7 @@ func claudeCodePolicy(env *Env, claude claudeDirs, docs map[string]*jsonDoc) (cl
 	}
 	read := func(path string, isManaged bool) lists {
 		l := lists{file: path}
-		doc := docs[path]
-		if doc == nil {
-			data, err := env.fs().ReadFile(path)
-			doc = &jsonDoc{data: data, readErr: err}
-			docs[path] = doc
-		}
+		doc := docOf(env, docs, path)
 		// A managed file that cannot be read or parsed is a location
 		// too: Load says so.
 		if doc.readErr != nil {

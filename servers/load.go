@@ -64,16 +64,8 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 		if l.nearest && taken[l.ID] {
 			continue
 		}
-		var data []byte
-		var err error
-		doc := docs[l.Path]
-		if doc != nil {
-			data, err = doc.data, doc.readErr
-		} else {
-			data, err = env.fs().ReadFile(l.Path)
-			doc = &jsonDoc{data: data, readErr: err}
-			docs[l.Path] = doc
-		}
+		doc := docOf(env, docs, l.Path)
+		data, err := doc.data, doc.readErr
 		missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 		if l.nearest && !missing {
 			// The application reads this one, even if it cannot.
@@ -275,17 +267,33 @@ func claudeCodeRules(env *Env, claude claudeDirs, docs map[string]*jsonDoc) []na
 // and parsed through docs once (workspaceKey stands for ws's entry); nil
 // when the file, the keys or the list are not there.
 func docList(env *Env, ws string, docs map[string]*jsonDoc, path string, keys []string) []string {
+	doc := docOf(env, docs, path)
+	if doc.readErr != nil {
+		return nil
+	}
+	std, v, err := doc.parse()
+	if err != nil {
+		return nil
+	}
+	return stringsAt(env, ws, std, v, keys)
+}
+
+// docOf returns the file at path, read once through docs.
+func docOf(env *Env, docs map[string]*jsonDoc, path string) *jsonDoc {
 	doc := docs[path]
 	if doc == nil {
 		data, err := env.fs().ReadFile(path)
 		doc = &jsonDoc{data: data, readErr: err}
 		docs[path] = doc
 	}
-	if doc.readErr != nil {
-		return nil
-	}
-	std, v, err := doc.parse()
-	if err != nil {
+	return doc
+}
+
+// stringsAt is the list of strings at keys in the parsed file v (std its
+// standard JSON), the strings of a list that holds others too; nil when
+// keys is nil, or the keys or the list are not there.
+func stringsAt(env *Env, ws string, std []byte, v *jsonNode, keys []string) []string {
+	if keys == nil {
 		return nil
 	}
 	n := findPath(env, ws, v, keys)
@@ -412,22 +420,7 @@ func readJSON(env *Env, l location, doc *jsonDoc) ([]*Server, []Warning, *nameRu
 	var rules *nameRules
 	if l.excluded != nil || l.allowed != nil {
 		rules = &nameRules{kind: l.Kind, excludedWhy: "excluded by Gemini CLI's mcp.excluded (" + l.Path + ")", allowedWhy: "not in Gemini CLI's mcp.allowed"}
-		list := func(keys []string) []string {
-			if keys == nil {
-				return nil
-			}
-			ev := findPath(env, l.Workspace, v, keys)
-			if ev == nil {
-				return nil
-			}
-			var raw []any
-			if decode(std[ev.start:ev.end], &raw) != nil {
-				return nil
-			}
-			names, _ := stringList(raw)
-			return names
-		}
-		rules.excluded, rules.allowed = list(l.excluded), list(l.allowed)
+		rules.excluded, rules.allowed = stringsAt(env, l.Workspace, std, v, l.excluded), stringsAt(env, l.Workspace, std, v, l.allowed)
 	}
 	var warns []Warning
 	if l.topLevel != nil {
