@@ -331,6 +331,20 @@ func TestVerifyServerRequestParams(t *testing.T) {
 // answers initialize, and on tools/list calls list with its empty answer
 // to write (with whatever else the test sends around it).
 func toolsServer(t *testing.T, list func(ctx context.Context, server transport.Conn, answer []byte)) transport.Conn {
+	return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+		switch m.Method {
+		case "initialize":
+			server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+		case "tools/list":
+			list(ctx, server, jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil))
+		}
+	})
+}
+
+// pipeServer is a live server over a pipe that hands each message the
+// client sends to serve, in order, until the pipe closes (at the test's
+// end).
+func pipeServer(t *testing.T, serve func(ctx context.Context, server transport.Conn, m *jsonrpc.Message)) transport.Conn {
 	client, server := transport.Pipe()
 	go func() {
 		ctx := context.Background()
@@ -339,13 +353,7 @@ func toolsServer(t *testing.T, list func(ctx context.Context, server transport.C
 			if err != nil {
 				return
 			}
-			m := parseMessage(f.Data)
-			switch m.Method {
-			case "initialize":
-				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
-			case "tools/list":
-				list(ctx, server, jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil))
-			}
+			serve(ctx, server, parseMessage(f.Data))
 		}
 	}()
 	t.Cleanup(func() { server.Close() })
@@ -447,28 +455,17 @@ func TestVerifyTaskStatusOnTheTasksTime(t *testing.T) {
 	// live sends the status once it answered initialize (early), or not
 	// at all, and answers tasks/result.
 	live := func(early bool) transport.Conn {
-		client, server := transport.Pipe()
-		go func() {
-			ctx := context.Background()
-			for {
-				f, err := server.Read(ctx)
-				if err != nil {
-					return
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "initialize":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+				if early {
+					server.Write(ctx, transport.Frame{Data: []byte(status)})
 				}
-				m := parseMessage(f.Data)
-				switch m.Method {
-				case "initialize":
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
-					if early {
-						server.Write(ctx, transport.Frame{Data: []byte(status)})
-					}
-				case "tasks/result":
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(result), nil)})
-				}
+			case "tasks/result":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(result), nil)})
 			}
-		}()
-		t.Cleanup(func() { server.Close() })
-		return client
+		})
 	}
 	if res := runVerify(t, during, live(true), VerifyOptions{}); !res.OK() {
 		t.Errorf("sent before tasks/result, recorded during it: %s", reportOf(res))
@@ -519,35 +516,24 @@ func TestVerifySubscriptionNotifications(t *testing.T) {
 	// request's id (or tag); once tools/list came too, it sends a list
 	// change on the subscription, then answers both.
 	live := func(tag string) transport.Conn {
-		client, server := transport.Pipe()
-		go func() {
-			ctx := context.Background()
-			var listen jsonrpc.ID
-			sub := func() string {
-				if tag != "" {
-					return tag
-				}
-				return string(listen.Raw())
+		var listen jsonrpc.ID
+		sub := func() string {
+			if tag != "" {
+				return tag
 			}
-			for {
-				f, err := server.Read(ctx)
-				if err != nil {
-					return
-				}
-				m := parseMessage(f.Data)
-				switch m.Method {
-				case "subscriptions/listen":
-					listen = m.ID
-					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(listen.Raw()) + `},"notifications":{"toolsListChanged":true}}}`)})
-				case "tools/list":
-					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + sub() + `}}}`)})
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
-					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(listen, []byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+string(listen.Raw())+`}}`), nil)})
-				}
+			return string(listen.Raw())
+		}
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "subscriptions/listen":
+				listen = m.ID
+				server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(listen.Raw()) + `},"notifications":{"toolsListChanged":true}}}`)})
+			case "tools/list":
+				server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + sub() + `}}}`)})
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"tools":[]}`), nil)})
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(listen, []byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`+string(listen.Raw())+`}}`), nil)})
 			}
-		}()
-		t.Cleanup(func() { server.Close() })
-		return client
+		})
 	}
 	if res := runVerify(t, tr, live(""), VerifyOptions{}); !res.OK() || res.Exchanges != 2 {
 		t.Errorf("acknowledged as recorded: %s", reportOf(res))
@@ -576,32 +562,21 @@ func TestVerifyOpenSubscription(t *testing.T) {
 	// live acknowledges with acked, then sends changes list changes; a
 	// cancellation of the listen request is logged on cancelled.
 	live := func(acked string, changes int) (transport.Conn, chan string) {
-		client, server := transport.Pipe()
 		cancelled := make(chan string, 1)
-		go func() {
-			ctx := context.Background()
-			for {
-				f, err := server.Read(ctx)
-				if err != nil {
-					return
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "subscriptions/listen":
+				sub := `{"io.modelcontextprotocol/subscriptionId":` + string(m.ID.Raw()) + `}`
+				if acked != "" {
+					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":` + sub + `,"notifications":` + acked + `}}`)})
 				}
-				m := parseMessage(f.Data)
-				switch m.Method {
-				case "subscriptions/listen":
-					sub := `{"io.modelcontextprotocol/subscriptionId":` + string(m.ID.Raw()) + `}`
-					if acked != "" {
-						server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":` + sub + `,"notifications":` + acked + `}}`)})
-					}
-					for range changes {
-						server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":` + sub + `}}`)})
-					}
-				case "notifications/cancelled":
-					cancelled <- string(m.Params)
+				for range changes {
+					server.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":` + sub + `}}`)})
 				}
+			case "notifications/cancelled":
+				cancelled <- string(m.Params)
 			}
-		}()
-		t.Cleanup(func() { server.Close() })
-		return client, cancelled
+		}), cancelled
 	}
 	conn, cancelled := live(`{"toolsListChanged":true}`, 3)
 	res := runVerify(t, tr, conn, VerifyOptions{})
