@@ -197,20 +197,27 @@ func isStable(name string) bool {
 // are read; a file that is no regular file (a FIFO, whose open would
 // wait for a writer) is no trace.
 func IsTrace(name string) bool {
-	if headerOf(name) != nil {
-		return true
-	}
+	head := readHead(name)
+	return head != nil && (headerIn(head) != nil || namesFormat(head))
+}
+
+// readHead returns the first 64 KiB of the file name (less when it is
+// shorter), nil when it is no regular file or cannot be read.
+func readHead(name string) []byte {
 	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
-		return false
+		return nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer f.Close()
 	head := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, head)
-	return namesFormat(head[:n])
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	return head[:n]
 }
 
 // namesFormat reports whether b holds the header's format member, however
@@ -232,19 +239,21 @@ func namesFormat(b []byte) bool {
 // headerOf returns the header of the trace in the file name, nil when it
 // is no regular file or does not begin with a trace's header.
 func headerOf(name string) *Header {
-	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+	head := readHead(name)
+	if head == nil {
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
+	return headerIn(head)
+}
+
+// headerIn returns the header that head, the beginning of a file (see
+// readHead), begins with (after a byte order mark, which readers skip:
+// see scan), nil when its first line is none or longer than head.
+func headerIn(head []byte) *Header {
+	line, _, ended := bytes.Cut(head, []byte("\n"))
+	if !ended && len(head) == cap(head) {
 		return nil
 	}
-	defer f.Close()
-	line, _, err := transport.NewLineReader(f, 64<<10, "").ReadLine()
-	if err != nil {
-		return nil
-	}
-	// A byte order mark before the header, as readers skip it (see scan).
 	line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 	var h Header
 	if json.Unmarshal(line, &h) != nil || h.Format != Format {
