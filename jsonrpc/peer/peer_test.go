@@ -882,3 +882,38 @@ func TestTooDeep(t *testing.T) {
 		t.Fatalf("Call = %v, want ErrTooDeep", res.err)
 	}
 }
+
+// Of two requests with one id in one batch, the first in the batch keeps
+// the id and the second is refused, however their handlers are
+// scheduled: they are begun in the batch's order. Several batches, each
+// with ids of its own, give the scheduler its chances.
+func TestRequestIDInUseInABatch(t *testing.T) {
+	refused := make(chan string, 100)
+	_, r, _ := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			if req.Method == "first" {
+				// Held until the other request with this id was
+				// answered: it cannot find the id free.
+				select {
+				case <-refused:
+				case <-time.After(wait / 5):
+				}
+			}
+			return json.RawMessage(strconv.Quote(req.Method)), nil
+		},
+		OnRefused: func(req *jsonrpc.Message, err *jsonrpc.Error) { refused <- req.Method },
+	})
+	for i := range 20 {
+		id := strconv.Quote(fmt.Sprintf("d%d", i))
+		r.send(`[{"jsonrpc":"2.0","id":` + id + `,"method":"first"},{"jsonrpc":"2.0","id":` + id + `,"method":"second"}]`)
+		b := r.nextFrame()
+		if len(b) != 2 || string(b[0].Result) != `"first"` || b[1].Error == nil || b[1].Error.Code != jsonrpc.CodeInvalidRequest ||
+			b[0].ID.String() != id || b[1].ID.String() != id {
+			var raws []string
+			for _, m := range b {
+				raws = append(raws, string(m.Raw))
+			}
+			t.Fatalf("batch %d answered %s, want the first answered and the second refused", i, raws)
+		}
+	}
+}

@@ -235,6 +235,14 @@ func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 		return
 	}
 	first := p.arrived.Add(uint64(len(reqs))) - uint64(len(reqs)) + 1
+	// Begun here, on the read loop, in the batch's order, as serve's
+	// are: of two requests with one id, in the batch or in a batch and
+	// a message after it, the first sent keeps the id and the other is
+	// refused, whichever of their handlers happens to run first.
+	begun := make([]*handling, len(reqs))
+	for i, m := range reqs {
+		begun[i] = p.begin(m, first+uint64(i))
+	}
 	p.handlers.Add(1)
 	go func() {
 		defer p.handlers.Done()
@@ -251,7 +259,7 @@ func (p *Peer) serveBatch(reqs []*jsonrpc.Message) {
 			go func() {
 				defer wg.Done()
 				defer func() { <-batchSlots }()
-				out[i] = p.answer(m, first+uint64(i))
+				out[i] = p.answerBegun(m, begun[i])
 			}()
 		}
 		wg.Wait()
@@ -286,13 +294,6 @@ func (p *Peer) acquire() bool {
 }
 
 func (p *Peer) release() { <-p.slots }
-
-// answer runs the handler for m, the arrival-th request of the peer, and
-// returns the encoded response, or nil when the peer cancelled the
-// request or the handler chose not to answer (ErrNoAnswer).
-func (p *Peer) answer(m *jsonrpc.Message, arrival uint64) []byte {
-	return p.answerBegun(m, p.begin(m, arrival))
-}
 
 // handling is a request of the peer's being answered: Cancel ends its
 // handler.
