@@ -142,7 +142,7 @@ type ElicitRequest struct {
 // Handle answers elicitation/create.
 func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodElicitationCreate {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(method)}
 	}
 	var req ElicitRequest
 	if err := json.Unmarshal(params, &req); err != nil {
@@ -160,7 +160,7 @@ func (e *Elicitor) Handle(ctx context.Context, method string, params json.RawMes
 		}
 		return e.url(ctx, &req)
 	}
-	return nil, invalidParams("elicitation/create: unknown mode %q", req.Mode)
+	return nil, invalidParams("elicitation/create: unknown mode %s", jsonrpc.QuoteClipped(req.Mode))
 }
 
 // ElicitAnswer builds an ElicitResult.
@@ -216,7 +216,7 @@ func (e *Elicitor) form(ctx context.Context, req *ElicitRequest) (json.RawMessag
 func (e *Elicitor) url(ctx context.Context, req *ElicitRequest) (json.RawMessage, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil || u.Scheme == "" {
-		return nil, invalidParams("elicitation/create: url %q is not a valid absolute URL", req.URL)
+		return nil, invalidParams("elicitation/create: url %s is not a valid absolute URL", jsonrpc.QuoteClipped(req.URL))
 	}
 	if req.ElicitationID == "" && !e.stateless {
 		return nil, invalidParams("elicitation/create: url mode needs an elicitationId")

@@ -789,7 +789,7 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		// out with the retry, which a cancelled context then stops.
 		hctx, after := withAfterAnswer(ctx)
 		if h == nil {
-			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + r.Method + " (the capability is not declared)"}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(r.Method) + " (the capability is not declared)"}
 		} else {
 			v, err := h(hctx, msg)
 			switch {

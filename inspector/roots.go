@@ -134,7 +134,7 @@ func (r *Roots) Set(ctx context.Context, roots []Root) error {
 // Handle answers roots/list (spec 2025-11-25: client/roots, "Listing Roots").
 func (r *Roots) Handle(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodRootsList {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(method)}
 	}
 	roots := r.List()
 	if roots == nil {

@@ -249,7 +249,7 @@ func (r *SamplingRequest) CheckReply(reply SamplingReply) error {
 // Handle answers sampling/createMessage.
 func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method != mcp.MethodSamplingCreateMessage {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(method)}
 	}
 	var req SamplingRequest
 	if err := json.Unmarshal(params, &req); err != nil {
@@ -334,7 +334,7 @@ func (s *Sampler) check(params json.RawMessage, req *SamplingRequest) error {
 					found = found || r == id
 				}
 				if !found || m.Role != "user" {
-					return invalidParams("Tool result missing in request: no result for tool use %q", id)
+					return invalidParams("Tool result missing in request: no result for tool use %s", jsonrpc.QuoteClipped(id))
 				}
 			}
 		}

@@ -947,7 +947,7 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 		// spec: basic/utilities/ping — answer promptly with an empty result.
 		result = json.RawMessage("{}")
 	default:
-		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + m.Method}
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(m.Method)}
 	}
 	if cause := context.Cause(ctx); errors.Is(cause, peer.ErrCancelled) || errors.Is(cause, peer.ErrEnded) {
 		return nil, cause

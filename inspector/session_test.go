@@ -508,8 +508,9 @@ func TestProgressTokenJoinsExistingMeta(t *testing.T) {
 
 func TestServerRequests(t *testing.T) {
 	type answer struct {
-		result string // raw JSON, "" when an error is expected
-		code   int
+		result  string // raw JSON, "" when an error is expected
+		code    int
+		message string // the error's message, if not ""
 	}
 	tests := []struct {
 		name     string
@@ -521,6 +522,8 @@ func TestServerRequests(t *testing.T) {
 		{"ping with a string id", `{"jsonrpc":"2.0","id":"p-1","method":"ping"}`, nil, answer{result: `{}`}, `"p-1"`},
 		{"ping with a numeric id", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}`, nil, answer{result: `{}`}, `7`},
 		{"unknown method", `{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage"}`, nil, answer{code: jsonrpc.CodeMethodNotFound}, `8`},
+		{"unknown method of 100 KB", `{"jsonrpc":"2.0","id":13,"method":"` + strings.Repeat("m", 100_000) + `"}`, nil,
+			answer{code: jsonrpc.CodeMethodNotFound, message: "mcpx does not handle " + strings.Repeat("m", 200) + "… (100000 bytes)"}, `13`},
 		{
 			"handler result", `{"jsonrpc":"2.0","id":9,"method":"roots/list"}`,
 			map[string]RequestHandler{"roots/list": func(context.Context, *jsonrpc.Message) (any, error) {
@@ -571,6 +574,8 @@ func TestServerRequests(t *testing.T) {
 				}
 			} else if m.Error == nil || m.Error.Code != tt.want.code {
 				t.Errorf("answer %s, want error code %d", m.Raw, tt.want.code)
+			} else if tt.want.message != "" && m.Error.Message != tt.want.message {
+				t.Errorf("answer's message of %d bytes %.300q, want %.300q", len(m.Error.Message), m.Error.Message, tt.want.message)
 			}
 			select {
 			case <-told:

@@ -264,7 +264,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 	}
 	if method == mcp.MethodTasksList {
 		if p.Cursor != nil && *p.Cursor != "" {
-			return nil, invalidParams("tasks/list: unknown cursor %q", *p.Cursor)
+			return nil, invalidParams("tasks/list: unknown cursor %s", jsonrpc.QuoteClipped(*p.Cursor))
 		}
 		t.mu.Lock()
 		list := make([]Task, 0, len(t.order))
@@ -278,7 +278,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 	st := t.tasks[p.TaskID]
 	t.mu.Unlock()
 	if st == nil {
-		return nil, invalidParams("%s: no task %q", method, p.TaskID)
+		return nil, invalidParams("%s: no task %s", method, jsonrpc.QuoteClipped(p.TaskID))
 	}
 	switch method {
 	case mcp.MethodTasksGet:
@@ -319,7 +319,7 @@ func (t *TaskStore) Handle(ctx context.Context, method string, params json.RawMe
 		}
 		return setMeta(res, RelatedTaskKey, marshalRaw(map[string]string{"taskId": st.TaskID}))
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + method}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcpx does not handle " + jsonrpc.Clip(method)}
 }
 
 // --- requestor -------------------------------------------------------------

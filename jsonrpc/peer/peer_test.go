@@ -450,8 +450,30 @@ func TestHandler(t *testing.T) {
 func TestWithoutHandler(t *testing.T) {
 	_, r, _ := newPeer(t, Options{})
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"x/y"}`)
-	if m := r.next(); m.Error == nil || m.Error.Code != jsonrpc.CodeMethodNotFound {
+	if m := r.next(); m.Error == nil || m.Error.Code != jsonrpc.CodeMethodNotFound || m.Error.Message != "method not found: x/y" {
 		t.Fatalf("answer %s", m.Raw)
+	}
+	// A 100 KB method is not quoted back whole.
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"` + strings.Repeat("m", 100_000) + `"}`)
+	if m := r.next(); m.Error == nil || m.Error.Code != jsonrpc.CodeMethodNotFound ||
+		m.Error.Message != "method not found: "+strings.Repeat("m", jsonrpc.MaxQuoted)+"… (100000 bytes)" {
+		t.Fatalf("answer to a 100 KB method: %d bytes", len(m.Raw))
+	}
+}
+
+// A handler's error that quotes a megabyte the peer sent is not sent
+// back whole: its message is cut, its code kept.
+func TestLongErrorMessageIsCut(t *testing.T) {
+	_, r, _ := newPeer(t, Options{Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+		var p struct{ V string }
+		json.Unmarshal(req.Params, &p)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad value " + p.V}
+	}})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":"` + strings.Repeat("v", 1<<20) + `"}}`)
+	m := r.next()
+	if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams || len(m.Raw) > 8<<10 ||
+		!strings.HasPrefix(m.Error.Message, "bad value vvv") || !strings.HasSuffix(m.Error.Message, fmt.Sprintf("(%d bytes in all)", 1<<20+10)) {
+		t.Fatalf("answer of %d bytes: %.100s", len(m.Raw), m.Raw)
 	}
 }
 

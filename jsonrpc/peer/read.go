@@ -361,7 +361,7 @@ func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
 	var result json.RawMessage
 	var rpcErr *jsonrpc.Error
 	if p.opts.Handler == nil {
-		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method}
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + jsonrpc.Clip(m.Method)}
 	} else if res, err := p.opts.Handler(ctx, m); err != nil {
 		if errors.Is(err, ErrNoAnswer) {
 			return nil
@@ -375,7 +375,7 @@ func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
 	if cause := context.Cause(ctx); errors.Is(cause, ErrCancelled) || errors.Is(cause, ErrEnded) {
 		return nil
 	}
-	return jsonrpc.EncodeResponse(m.ID, result, rpcErr)
+	return jsonrpc.EncodeResponse(m.ID, result, jsonrpc.ClipMessage(rpcErr))
 }
 
 // excerpt returns data as a quoted, shortened string for warnings.
