@@ -134,6 +134,16 @@ func (a *Auto) logsUnasked() bool {
 	return ok && u.logsUnasked()
 }
 
+// ownsSubscriptions asks the era chosen (see Modern.ownsSubscriptions).
+func (a *Auto) ownsSubscriptions() bool {
+	l, probing := a.current()
+	if probing {
+		return false
+	}
+	o, ok := l.(subscriptionOwner)
+	return ok && o.ownsSubscriptions()
+}
+
 // Open probes the server (or uses the cached era) and opens the session
 // in the era found.
 func (a *Auto) Open(ctx context.Context, s *Session) error {

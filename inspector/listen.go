@@ -314,3 +314,91 @@ func subscriptionID(params json.RawMessage) string {
 	}
 	return jsonrpc.RawID(v).Key()
 }
+
+// listening records that the subscriptions/listen request id is in flight.
+func (s *Session) listening(id jsonrpc.ID) {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	if s.listens == nil {
+		s.listens = map[string]bool{}
+	}
+	s.listens[id.LooseKey()] = true
+}
+
+// listenEnded records that the subscriptions/listen request id ended: the
+// latest maxEndedSubs are remembered, as what the server sent on them
+// before it knew may still come.
+func (s *Session) listenEnded(id jsonrpc.ID) {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	delete(s.listens, id.LooseKey())
+	if len(s.listened) >= maxEndedSubs {
+		s.listened = slices.Delete(s.listened, 0, 1)
+	}
+	s.listened = append(s.listened, id.LooseKey())
+}
+
+// isChange reports whether method is one of the change notifications a
+// 2026-07-28 server sends only on a subscription (spec 2026-07-28:
+// basic/patterns/subscriptions, "Notification Filter").
+func isChange(method string) bool {
+	switch method {
+	case mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged,
+		mcp.NotificationResourcesListChanged, mcp.NotificationResourcesUpdated:
+		return true
+	}
+	return false
+}
+
+// checkSubscriptionOf warns, once a kind in a session, about a
+// notification of a 2026-07-28 server that names a subscription this
+// client never opened (its subscriptionId is no subscriptions/listen
+// request's: "The value is the JSON-RPC ID of the subscriptions/listen
+// request"), and about a change notification that names none: "All
+// notifications delivered on the stream carry
+// io.modelcontextprotocol/subscriptionId", and outside a stream the
+// client asked for no change notifications ("The server MUST NOT send
+// notification types the client has not explicitly requested", spec
+// 2026-07-28: basic/patterns/subscriptions). On a shared connection (a
+// held session's, where other clients' subscriptions exist and are
+// another's to judge) and while the era is not known, it says nothing.
+// The notification is shown all the same, after the warning.
+func (s *Session) checkSubscriptionOf(m *jsonrpc.Message) {
+	if !s.speaksModern() {
+		return
+	}
+	if o, ok := s.life.(subscriptionOwner); !ok || !o.ownsSubscriptions() {
+		return
+	}
+	const spec = "spec 2026-07-28: basic/patterns/subscriptions"
+	sid := subscriptionOf(m.Params)
+	if sid.IsZero() {
+		if isChange(m.Method) {
+			s.warnOnce("listen none "+m.Method, "the server sent %s without io.modelcontextprotocol/subscriptionId: change notifications come only on a subscriptions/listen stream, and every notification on one carries its subscription's id (%s)", m.Method, spec)
+		}
+		return
+	}
+	key := sid.LooseKey()
+	s.hookMu.Lock()
+	known := s.listens[key] || slices.Contains(s.listened, key)
+	s.hookMu.Unlock()
+	if !known {
+		s.warnOnce("listen unknown "+m.Method, "the server sent %s for subscription %s, which mcpx never opened: a subscription's id is that of the subscriptions/listen request that opened it (%s)", jsonrpc.Clip(m.Method), sid.Excerpt(), spec)
+	}
+}
+
+// subscriptionOf returns params._meta's subscription id; the zero ID
+// when there is none.
+func subscriptionOf(params json.RawMessage) jsonrpc.ID {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return jsonrpc.ID{}
+	}
+	v := p.Meta[mcp.MetaSubscriptionID]
+	if len(v) == 0 {
+		return jsonrpc.ID{}
+	}
+	return jsonrpc.RawID(v)
+}

@@ -122,6 +122,12 @@ func (m *Modern) setVersion(v string) {
 // connection it cannot tell: false.
 func (m *Modern) logsUnasked() bool { return !m.Shared && !m.askedLog.Load() }
 
+// ownsSubscriptions reports whether every subscription on the connection
+// is this client's, so that a notification naming another, or none, is
+// the server's doing (see Session.checkSubscriptionOf). On a shared
+// connection other clients have subscriptions of their own: false.
+func (m *Modern) ownsSubscriptions() bool { return !m.Shared }
+
 // Stateless reports true: every request stands alone.
 func (m *Modern) Stateless() bool { return true }
 

@@ -538,6 +538,7 @@ func TestListenWarnsAboutWhatTheServerMustNotSend(t *testing.T) {
 		t.Fatal("the graceful end was not reported")
 	}
 	w.expect("sent notifications/tools/list_changed on a subscription before acknowledging it")
+	w.expect(`sent notifications/prompts/list_changed for subscription "someone-else", which mcpx never opened`)
 	w.expect("sent notifications/prompts/list_changed on a subscription that did not ask for prompts list changes")
 	w.expect(`sent notifications/resources/updated on a subscription that did not ask for updates of "a://other"`)
 	w.expect("sent a log message, though no request of mcpx's asked for one")
@@ -548,6 +549,83 @@ func TestListenWarnsAboutWhatTheServerMustNotSend(t *testing.T) {
 	defer mu.Unlock()
 	if len(delivered) != 7 {
 		t.Errorf("delivered %q, want every notification but the acknowledgement", delivered)
+	}
+}
+
+// A 2026-07-28 server's notification that names a subscription mcpx
+// never opened, and a change notification that names none, are warned
+// about, once a kind, and shown; one on a subscription of mcpx's, open or
+// ended (what the server sent before it knew), is not. On a held
+// session's connection, where other clients have subscriptions, nothing
+// is.
+func TestNotificationOutsideTheSubscriptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		life *Modern
+		warn bool
+	}{
+		{"own connection", &Modern{}, true},
+		{"held session", &Modern{Shared: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan string, 16)
+			tc.life.OnNote = func(string) {}
+			s, srv, w, _ := newModernSession(t, tc.life, false, Options{OnNotification: func(m *jsonrpc.Message) { got <- m.Method }})
+			openModern(t, s, srv)
+			shown := func(n string) {
+				t.Helper()
+				srv.send(n)
+				select {
+				case <-got:
+				case <-time.After(wait):
+					t.Fatalf("not shown: %s", n)
+				}
+			}
+			expect := func(subs ...string) {
+				t.Helper()
+				if tc.warn {
+					w.expect(subs...)
+				}
+				w.none()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			acked := make(chan struct{}, 1)
+			errc := make(chan error, 1)
+			go func() {
+				errc <- s.Listen(ctx, ListenFilter{ToolsListChanged: true}, ListenOptions{OnAck: func(ListenFilter, *jsonrpc.Message) { acked <- struct{}{} }})
+			}()
+			m := srv.nextRequest("subscriptions/listen")
+			sub := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.String() + `}`
+			srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{` + sub + `,"notifications":{"toolsListChanged":true}}}`)
+			<-acked
+			shown(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + sub + `}}`)
+			// The id echoed as a string is still the subscription's.
+			shown(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"` + m.ID.String() + `"}}}`)
+			w.none()
+
+			other := `"_meta":{"io.modelcontextprotocol/subscriptionId":999}`
+			shown(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + other + `}}`)
+			expect("sent notifications/tools/list_changed for subscription 999, which mcpx never opened", "basic/patterns/subscriptions")
+			shown(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{` + other + `}}`)
+			w.none() // once
+			shown(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"a://b"}}`)
+			expect("sent notifications/resources/updated without io.modelcontextprotocol/subscriptionId", "basic/patterns/subscriptions")
+			shown(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"a://b"}}`)
+			w.none() // once
+			shown(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`)
+			expect("sent notifications/prompts/list_changed without io.modelcontextprotocol/subscriptionId")
+
+			cancel()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if n := srv.next(); n.Method != "notifications/cancelled" {
+				t.Fatalf("sent %s", n.Raw)
+			}
+			// Sent before the server knew the subscription ended.
+			shown(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{` + sub + `}}`)
+			w.none()
+		})
 	}
 }
 
@@ -646,11 +724,14 @@ func TestListenLateAcknowledgement(t *testing.T) {
 	if n := recv(t, got); !strings.HasPrefix(n, "notifications/tools/list_changed") {
 		t.Errorf("delivered %s first", n)
 	}
-	// Another subscription's acknowledgement nobody waits for is shown.
+	w.none()
+	// Another subscription's acknowledgement nobody waits for is shown,
+	// after a warning: mcpx opened no such subscription.
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"other"},"notifications":{}}}`)
 	if n := recv(t, got); !strings.HasPrefix(n, "notifications/subscriptions/acknowledged") {
 		t.Errorf("delivered %s", n)
 	}
+	w.expect(`sent notifications/subscriptions/acknowledged for subscription "other", which mcpx never opened`)
 	w.none()
 }
 

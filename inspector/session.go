@@ -131,7 +131,12 @@ type Session struct {
 	// endedSubs are the idKeys of the latest subscriptions that ended
 	// (see endSubscription), under hookMu.
 	endedSubs []string
-	hookID    int
+	// listens are the subscriptions/listen requests in flight, by id
+	// LooseKey, and listened the latest that ended, under hookMu (see
+	// checkSubscriptionOf).
+	listens  map[string]bool
+	listened []string
+	hookID   int
 
 	tools toolCache // tools/list as last listed in full
 	// prompts is prompts/list as last listed in full, which checking a
@@ -573,6 +578,11 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 		}
 	}
 	id := s.peer.NextID()
+	if method == mcp.MethodSubscriptionsListen {
+		// Known before it is sent: its acknowledgement may come first.
+		s.listening(id)
+		defer s.listenEnded(id)
+	}
 	if cfg.onID != nil {
 		cfg.onID(id)
 	}
@@ -706,6 +716,10 @@ func (s *Session) speaksModern() bool {
 // logAsker is a lifecycle that knows whether log messages were asked for
 // per request (the 2026-07-28 era's).
 type logAsker interface{ logsUnasked() bool }
+
+// subscriptionOwner is a lifecycle that knows whether the connection's
+// subscriptions are all this client's (the 2026-07-28 era's).
+type subscriptionOwner interface{ ownsSubscriptions() bool }
 
 func (s *Session) stateless() bool {
 	st, ok := s.life.(Stateless)
@@ -885,6 +899,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			return
 		}
 	}
+	s.checkSubscriptionOf(m)
 	if s.opts.OnNotification != nil {
 		s.opts.OnNotification(m)
 	}
