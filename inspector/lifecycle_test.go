@@ -307,9 +307,9 @@ func TestLegacyEarlyServerRequests(t *testing.T) {
 	if m := srv.next(); m.ID.String() != `"p"` || string(m.Result) != "{}" {
 		t.Fatalf("ping answered with %s", m.Raw)
 	}
-	for range 2 {
-		srv.send(`{"jsonrpc":"2.0","id":"r","method":"roots/list"}`)
-		if m := srv.next(); m.ID.String() != `"r"` || m.Error == nil {
+	for _, id := range []string{`"r1"`, `"r2"`} {
+		srv.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"roots/list"}`)
+		if m := srv.next(); m.ID.String() != id || m.Error == nil {
 			t.Fatalf("roots/list answered with %s", m.Raw)
 		}
 	}

@@ -349,6 +349,8 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 	if s.gen.Load() != gen {
 		return nil
 	}
+	// The server's request ids of the old session may come again.
+	s.peer.NewSession()
 	if err := s.life.Open(context.WithValue(ctx, renewingKey{}, true), s); err != nil {
 		return fmt.Errorf("%w; starting a new session failed: %w", cause, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -110,6 +111,9 @@ type Peer struct {
 	pending map[string]*Pending   // by id key
 	retired map[string]retirement // id key -> what a later response to it is, for the warning
 	serving map[string]*handling  // the peer's requests being answered, by id key
+	// seen remembers the ids of the peer's latest requests, to tell of
+	// one that reuses an id (see begin).
+	seen seenIDs
 	// unserved: the read loop has ended, and so have the handlers (see
 	// endHandlers); one that starts after is ended at once.
 	unserved bool
@@ -159,6 +163,7 @@ func New(conn transport.Conn, opts Options) *Peer {
 		pending:  map[string]*Pending{},
 		retired:  map[string]retirement{},
 		serving:  map[string]*handling{},
+		seen:     seenIDs{seed: maphash.MakeSeed(), set: map[uint64]struct{}{}},
 		done:     make(chan struct{}),
 		slots:    make(chan struct{}, maxServing),
 		closing:  make(chan struct{}),
@@ -422,6 +427,56 @@ func WithArrival(ctx context.Context, n uint64) context.Context {
 func Arrival(ctx context.Context) uint64 {
 	n, _ := ctx.Value(arrivalKey{}).(uint64)
 	return n
+}
+
+// NewSession forgets the ids of the peer's earlier requests: a requestor
+// must not reuse an id within a session (spec 2025-11-25: basic,
+// "Requests"), and a new session on the same connection (one after the
+// server ended the last) may use them again.
+func (p *Peer) NewSession() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen.forget()
+}
+
+// maxSeenIDs bounds the ids of the peer's requests a Peer remembers.
+const maxSeenIDs = 1024
+
+// seenIDs remembers the ids of the peer's latest maxSeenIDs requests, by
+// a 64-bit hash of their key: whatever the length of the ids a peer
+// sends, memory stays bounded (8 bytes an id, twice), and two ids of a
+// session that share a hash, which would read as a reuse, are as good as
+// impossible. Used under Peer.mu.
+type seenIDs struct {
+	seed   maphash.Seed
+	set    map[uint64]struct{}
+	ring   [maxSeenIDs]uint64
+	next   int  // the ring's slot to fill next
+	full   bool // every slot of the ring holds an id
+	warned bool // a reuse was told of (once a session)
+}
+
+// add remembers key and reports whether it was remembered already.
+func (s *seenIDs) add(key string) bool {
+	h := maphash.String(s.seed, key)
+	if _, ok := s.set[h]; ok {
+		return true
+	}
+	if s.full {
+		delete(s.set, s.ring[s.next])
+	}
+	s.ring[s.next] = h
+	s.set[h] = struct{}{}
+	s.next++
+	if s.next == maxSeenIDs {
+		s.next, s.full = 0, true
+	}
+	return false
+}
+
+func (s *seenIDs) forget() {
+	clear(s.set)
+	s.next, s.full, s.warned = 0, false, false
 }
 
 // Cancel ends the handler of the peer's request id, whose answer is then

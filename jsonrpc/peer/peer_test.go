@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -937,5 +938,62 @@ func TestRequestIDInUseInABatch(t *testing.T) {
 			}
 			t.Fatalf("batch %d answered %s, want the first answered and the second refused", i, raws)
 		}
+	}
+}
+
+// A request of the peer's that reuses the id of an earlier one, answered
+// already, is served, and warned about once: ids must not be reused
+// within a session (spec 2025-11-25: basic, "Requests"). After
+// NewSession, the old ids are the new session's to use.
+func TestRequestIDReused(t *testing.T) {
+	p, r, w := newPeer(t, Options{Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+		return req.Params, nil
+	}})
+	echo := func(id string, v int) {
+		t.Helper()
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"echo","params":[%d]}`, id, v))
+		if m := r.next(); m.ID.String() != id || string(m.Result) != fmt.Sprintf("[%d]", v) {
+			t.Fatalf("answer %s, want [%d] for id %s", m.Raw, v, id)
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		select {
+		case s := <-w.ch:
+			t.Fatalf("unexpected warning %q", s)
+		default:
+		}
+	}
+	echo(`1`, 1)
+	echo(`"1"`, 2) // another id: a string
+	echo(`2`, 3)
+	quiet()
+	echo(`1`, 4)
+	w.expect(t, "server request 1 (echo) reuses the id of an earlier request", `basic, "Requests"`)
+	echo(`2`, 5)
+	quiet() // once
+	p.NewSession()
+	echo(`1`, 6)
+	quiet()
+	echo(`1`, 7)
+	w.expect(t, "server request 1 (echo) reuses the id")
+}
+
+// The ids remembered are bounded: the oldest are forgotten first.
+func TestSeenIDsBounded(t *testing.T) {
+	s := seenIDs{seed: maphash.MakeSeed(), set: map[uint64]struct{}{}}
+	for i := range maxSeenIDs + 10 {
+		if s.add(strconv.Itoa(i)) {
+			t.Fatalf("id %d seen before it was added", i)
+		}
+	}
+	if len(s.set) != maxSeenIDs {
+		t.Errorf("%d ids remembered, want %d", len(s.set), maxSeenIDs)
+	}
+	if s.add("3") {
+		t.Error("an id among the oldest is still remembered")
+	}
+	if !s.add(strconv.Itoa(maxSeenIDs + 9)) {
+		t.Error("the latest id is forgotten")
 	}
 }

@@ -308,22 +308,32 @@ type handling struct {
 // must not reuse an id in a session (spec 2025-11-25: basic, "Requests"),
 // and two handlers under one id could not be told apart (the peer's
 // notifications/cancelled would end one of them, or none once the other
-// was answered).
+// was answered). One that reuses the id of an earlier request, among the
+// latest maxSeenIDs of this session, is served, and warned about once.
 func (p *Peer) begin(m *jsonrpc.Message, arrival uint64) *handling {
 	if !m.ID.Valid() {
 		return nil
 	}
 	key := m.ID.Key()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.serving[key] != nil {
+		p.mu.Unlock()
 		return nil
+	}
+	reused := p.seen.add(key) && !p.seen.warned
+	if reused {
+		p.seen.warned = true
 	}
 	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), arrival), holderKey{}, p))
 	h := &handling{ctx: ctx, cancel: cancel}
 	p.serving[key] = h
 	if p.unserved {
 		cancel(ErrEnded)
+	}
+	p.mu.Unlock()
+	if reused {
+		// Served all the same: the peer waits for this one's answer.
+		p.warn("server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 	}
 	return h
 }
