@@ -201,7 +201,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "taskflood", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
+	case "crash", "garbage", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

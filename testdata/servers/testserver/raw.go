@@ -251,7 +251,7 @@ func (s *rawServer) initialize(m rawMsg) {
 		version = "2025-11-25"
 	}
 	switch s.mode {
-	case "batch":
+	case "batch", "reuse":
 		version = "2025-03-26" // the only revision with JSON-RPC batches
 	case "badversion":
 		version = "2099-01-01"
@@ -343,6 +343,8 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		s.taskFlood(m)
 	case "batch":
 		s.batchCall(m, p.Meta.ProgressToken, p.Arguments.Message)
+	case "reuse":
+		s.reuseCall(m)
 	default:
 		s.reply(m.ID, textResult(p.Arguments.Message, false))
 	}
@@ -372,6 +374,72 @@ func (s *rawServer) batchCall(m rawMsg, token json.RawMessage, message string) {
 		answer, isError = "the ping was answered with an error: "+string(r.Error), true
 	}
 	s.sendBatch(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult(answer, isError))})
+}
+
+// reuseCall breaks the rules on request ids and long text: a batch of
+// two pings with one id (the first must be answered, the second refused,
+// in one batch), a ping whose id an earlier ping used (answered, after
+// its request ended), and a request whose method is 100 KB long (answered
+// with "method not found" that does not quote it all). It answers the
+// call with "ok", or with what went wrong.
+func (s *rawServer) reuseCall(m rawMsg) {
+	fail := func(why string) { s.reply(m.ID, textResult(why, true)) }
+	ping := rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"d"`), Method: "ping"}
+	s.sendBatch(ping, ping)
+	msgs, batch, ok := s.awaitAnswers(`"d"`)
+	switch {
+	case !ok:
+		fail("the batch of two pings with one id was not answered")
+		return
+	case !batch || len(msgs) != 2:
+		fail(fmt.Sprintf("the batch of two pings with one id was answered with %d messages (batch: %v)", len(msgs), batch))
+		return
+	case msgs[0].Result == nil || !strings.Contains(string(msgs[1].Error), `"code":-32600`):
+		fail("of the two pings with one id, the first was not answered and the second refused: " + string(msgs[0].Result) + string(msgs[0].Error) + ", " + string(msgs[1].Result) + string(msgs[1].Error))
+		return
+	}
+	for range 2 {
+		s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`77`), Method: "ping"})
+		if r, _, ok := s.awaitResponse(`77`); !ok || r.Error != nil {
+			fail("ping 77 was not answered")
+			return
+		}
+	}
+	s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"long"`), Method: "x/" + strings.Repeat("m", 100_000)})
+	r, _, ok := s.awaitResponse(`"long"`)
+	switch {
+	case !ok:
+		fail("the request with a 100 KB method was not answered")
+	case !strings.Contains(string(r.Error), `"code":-32601`) || len(r.Error) > 1000:
+		fail(fmt.Sprintf("the request with a 100 KB method was answered with %d bytes: %.300s", len(r.Error), r.Error))
+	default:
+		s.reply(m.ID, textResult("ok", false))
+	}
+}
+
+// awaitAnswers waits (at most 10s) for the client's frame that answers our
+// request id, reading past anything else, and returns its responses with
+// that id; batch tells whether it was a batch.
+func (s *rawServer) awaitAnswers(id string) (msgs []rawMsg, batch, ok bool) {
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case f, open := <-s.frames:
+			if !open {
+				return nil, false, false
+			}
+			for _, r := range f.msgs {
+				if r.Method == "" && string(r.ID) == id {
+					msgs = append(msgs, r)
+				}
+			}
+			if len(msgs) > 0 {
+				return msgs, f.batch, true
+			}
+		case <-timeout:
+			return nil, false, false
+		}
+	}
 }
 
 // taskFlood sends 1100 task-augmented elicitations (more than the 1024
