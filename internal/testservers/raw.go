@@ -35,6 +35,11 @@ type RawModern struct {
 	// from the server), "drop" (HTTP only: the stream closes without a
 	// response, once; the next listen stays open), or "" (stays open).
 	ListenEnd string
+	// Stray makes subscriptions/listen send, after its own
+	// notifications, two a 2026-07-28 server must not send: a
+	// tools/list_changed naming subscription 999, which the client never
+	// opened, and a resources/updated naming no subscription.
+	Stray bool
 
 	mu        sync.Mutex
 	tasks     map[string]*rawTask
@@ -287,6 +292,10 @@ func (r *RawModern) listen(ctx context.Context, req rawRequest, f *struct {
 	for _, u := range f.ResourceSubscriptions {
 		b, _ := json.Marshal(u)
 		emit(notification("notifications/resources/updated", `{`+sub+`,"uri":`+string(b)+`}`))
+	}
+	if r.Stray {
+		emit(notification("notifications/tools/list_changed", `{"_meta":{"io.modelcontextprotocol/subscriptionId":999}}`))
+		emit(notification("notifications/resources/updated", `{"uri":"file:///stray"}`))
 	}
 	switch r.ListenEnd {
 	case "graceful":

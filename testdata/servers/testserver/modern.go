@@ -12,9 +12,10 @@ import (
 )
 
 // runTasks serves the raw 2026-07-28 server with the tasks extension;
-// $TEST_LISTEN_END says how it ends subscriptions (see RawModern).
+// $TEST_LISTEN_END says how it ends subscriptions, and $TEST_LISTEN_STRAY
+// (not empty) makes it send notifications outside them (see RawModern).
 func runTasks(in io.Reader) error {
-	return (&testservers.RawModern{ListenEnd: os.Getenv("TEST_LISTEN_END")}).ServeStdio(in)
+	return (&testservers.RawModern{ListenEnd: os.Getenv("TEST_LISTEN_END"), Stray: os.Getenv("TEST_LISTEN_STRAY") != ""}).ServeStdio(in)
 }
 
 // runSilentLegacy is a handshake-era server that, like some real ones,
