@@ -259,7 +259,9 @@ func (p *Peer) endHandlers() {
 	defer p.mu.Unlock()
 	p.unserved = true
 	for _, h := range p.serving {
-		h.cancel(ErrEnded)
+		if h.cancel != nil { // (one not started yet starts ended)
+			h.cancel(ErrEnded)
+		}
 	}
 }
 
@@ -484,6 +486,14 @@ func (s *seenIDs) forget() {
 func (p *Peer) Cancel(id jsonrpc.ID) {
 	p.mu.Lock()
 	h := p.serving[id.Key()]
+	if h != nil && h.cancel == nil {
+		// Not started yet (a batch's request waiting its turn): it
+		// starts cancelled.
+		if h.ended == nil {
+			h.ended = ErrCancelled
+		}
+		h = nil
+	}
 	p.mu.Unlock()
 	if h != nil {
 		h.cancel(ErrCancelled)

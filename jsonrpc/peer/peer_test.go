@@ -997,3 +997,72 @@ func TestSeenIDsBounded(t *testing.T) {
 		t.Error("the latest id is forgotten")
 	}
 }
+
+// A batch's request still waiting its turn (the batch is answered
+// maxInBatch at a time) holds its id, and the peer's cancellation of it
+// reaches its handler when it starts: it is not answered.
+func TestBatchRequestCancelledBeforeItsTurn(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, maxInBatch)
+	lateCause := make(chan error, 1)
+	p, r, _ := newPeer(t, Options{Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+		if req.Method == "late" {
+			lateCause <- context.Cause(ctx)
+			return nil, nil
+		}
+		started <- struct{}{}
+		<-release
+		return nil, nil
+	}})
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range maxInBatch {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"block"},`, i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":"late","method":"late"}]`)
+	r.send(b.String())
+	for range maxInBatch {
+		select {
+		case <-started:
+		case <-time.After(wait):
+			t.Fatal("the batch's first requests did not start")
+		}
+	}
+	p.Cancel(jsonrpc.String("late"))
+	close(release)
+	select {
+	case err := <-lateCause:
+		if !errors.Is(err, ErrCancelled) {
+			t.Errorf("the cancelled request's handler ran with %v, want ErrCancelled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the cancelled request's handler never ran")
+	}
+	answers := r.nextFrame()
+	if len(answers) != maxInBatch {
+		t.Errorf("%d answers, want %d (none to the cancelled request)", len(answers), maxInBatch)
+	}
+	for _, m := range answers {
+		if m.ID.String() == `"late"` {
+			t.Errorf("the cancelled request was answered: %s", m.Raw)
+		}
+	}
+}
+
+// What a request of the peer's costs while it waits its turn (a batch may
+// hold millions): its id held, not yet a context for its handler.
+func TestBeginIsCheap(t *testing.T) {
+	p := New(nil, Options{})
+	m := &jsonrpc.Message{ID: jsonrpc.Int(7), Method: "ping"}
+	allocs := testing.AllocsPerRun(100, func() {
+		if p.begin(m, 1) == nil {
+			t.Fatal("refused")
+		}
+		p.mu.Lock()
+		clear(p.serving)
+		p.mu.Unlock()
+	})
+	if allocs > 2 {
+		t.Errorf("begin allocates %v times, want at most 2 (the id's key, the handling)", allocs)
+	}
+}

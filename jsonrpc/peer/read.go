@@ -296,10 +296,16 @@ func (p *Peer) acquire() bool {
 func (p *Peer) release() { <-p.slots }
 
 // handling is a request of the peer's being answered: Cancel ends its
-// handler.
+// handler. It holds the request's id from the read loop on (begin), but
+// its context is made only when its handler starts (start): a batch may
+// hold millions of requests, answered a few at a time, and each waiting
+// one costs a few words. Under Peer.mu, cancel is nil until the start,
+// and ended holds why the request ended before it (Cancel).
 type handling struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	arrival uint64
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	ended   error
 }
 
 // begin registers the handler of m, the arrival-th request of the peer,
@@ -324,18 +330,29 @@ func (p *Peer) begin(m *jsonrpc.Message, arrival uint64) *handling {
 	if reused {
 		p.seen.warned = true
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), arrival), holderKey{}, p))
-	h := &handling{ctx: ctx, cancel: cancel}
+	h := &handling{arrival: arrival}
 	p.serving[key] = h
-	if p.unserved {
-		cancel(ErrEnded)
-	}
 	p.mu.Unlock()
 	if reused {
 		// Served all the same: the peer waits for this one's answer.
 		p.warn("server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 	}
 	return h
+}
+
+// start makes the context of h's handler, ended already when the peer
+// cancelled the request since begin, or the read loop ended.
+func (p *Peer) start(h *handling) {
+	ctx, cancel := context.WithCancelCause(context.WithValue(WithArrival(context.Background(), h.arrival), holderKey{}, p))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h.ctx, h.cancel = ctx, cancel
+	switch {
+	case h.ended != nil:
+		cancel(h.ended)
+	case p.unserved:
+		cancel(ErrEnded)
+	}
 }
 
 // answerBegun runs the handler begun for m (h, nil if begin refused it)
@@ -357,6 +374,7 @@ func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
 		}
 		return jsonrpc.EncodeResponse(id, nil, rpcErr)
 	}
+	p.start(h)
 	ctx, cancel := h.ctx, h.cancel
 	defer cancel(nil)
 	defer func() {
