@@ -329,9 +329,15 @@ func (s *Session) warnDeclaredButUnknown(method string, err error) {
 // whatever it sends. Past the bound, such warnings are no longer given.
 const maxWarned = 256
 
+// maxWarnedKey bounds the length of a key warnOnce remembers.
+const maxWarnedKey = 256
+
 // warnOnce warns unless a warning with the same key was given already in
 // this session.
 func (s *Session) warnOnce(key, format string, args ...any) {
+	// A key holds the server's text at times (a method): bounded, as the
+	// number of keys is.
+	key = key[:min(len(key), maxWarnedKey)]
 	s.mu.Lock()
 	first := !s.warned[key] && len(s.warned) < maxWarned
 	if s.warned == nil {

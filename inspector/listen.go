@@ -228,7 +228,7 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 func (s *Session) checkOnSubscription(m *jsonrpc.Message, asked ListenFilter, acked bool) {
 	const spec = "spec 2026-07-28: basic/patterns/subscriptions"
 	if !acked {
-		s.warnOnce("listen early "+m.Method, "the server sent %s on a subscription before acknowledging it (notifications/subscriptions/acknowledged must come first, %s)", m.Method, spec)
+		s.warnOnce("listen early "+m.Method, "the server sent %s on a subscription before acknowledging it (notifications/subscriptions/acknowledged must come first, %s)", jsonrpc.Clip(m.Method), spec)
 	}
 	var what string
 	switch m.Method {

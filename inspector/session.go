@@ -942,7 +942,7 @@ func (s *Session) addNotificationHook(fn func(*jsonrpc.Message) bool) (remove fu
 // server needs from the client comes inside an InputRequiredResult.
 func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	if s.speaksModern() {
-		s.warnOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", m.Method)
+		s.warnOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", jsonrpc.Clip(m.Method))
 		return nil, peer.ErrNoAnswer
 	}
 	hctx, after := withAfterAnswer(ctx)
@@ -985,7 +985,7 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 // the session may be initialized.
 func (s *Session) checkRequestTime(m *jsonrpc.Message) {
 	if m.Method != mcp.MethodPing && s.handshakePending() {
-		s.warnOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", m.Method)
+		s.warnOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", jsonrpc.Clip(m.Method))
 	}
 }
 
