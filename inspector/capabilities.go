@@ -321,7 +321,7 @@ func (s *Session) warnDeclaredButUnknown(method string, err error) {
 		return
 	}
 	name := strings.Join(path, ".")
-	s.warnOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
+	s.departOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
 }
 
 // maxWarned bounds the warnings warnOnce remembers: some of their keys
@@ -335,6 +335,21 @@ const maxWarnedKey = 256
 // warnOnce warns unless a warning with the same key was given already in
 // this session.
 func (s *Session) warnOnce(key, format string, args ...any) {
+	if s.firstWarning(key) {
+		s.warn(format, args...)
+	}
+}
+
+// departOnce is warnOnce for a departure of the server's (see depart).
+func (s *Session) departOnce(key, format string, args ...any) {
+	if s.firstWarning(key) {
+		s.depart(format, args...)
+	}
+}
+
+// firstWarning reports whether key is new to the session's warnings, and
+// remembers it (within maxWarned).
+func (s *Session) firstWarning(key string) bool {
 	// A key holds the server's text at times (a method): bounded, as the
 	// number of keys is.
 	key = key[:min(len(key), maxWarnedKey)]
@@ -347,9 +362,7 @@ func (s *Session) warnOnce(key, format string, args ...any) {
 		s.warned[key] = true
 	}
 	s.mu.Unlock()
-	if first {
-		s.warn(format, args...)
-	}
+	return first
 }
 
 // Declares reports whether the server's capabilities contain the given

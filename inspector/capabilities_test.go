@@ -305,3 +305,39 @@ func TestSubscribeErrorNamesTheMethodOnce(t *testing.T) {
 		}
 	}
 }
+
+// The server's departures from the protocol reach OnDeparture, kept apart
+// from the warnings that are not its fault (a request for a capability it
+// did not declare, which mcpx sends anyway), so that a program can fail
+// on the ones and not the others (mcpx --strict).
+func TestDeparturesApartFromWarnings(t *testing.T) {
+	d := &warnings{t: t, ch: make(chan string, 100)}
+	ch, srv, w := startConnect(t, Options{OnDeparture: d.add})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
+	srv.next()
+	s := waitConnect(t, ch).s
+	// Not the server's: a warning.
+	done := goCall(context.Background(), s, "prompts/list", nil)
+	srv.reply(srv.nextRequest("prompts/list"), `{"prompts":[]}`)
+	if r := result(t, done); r.err != nil {
+		t.Fatal(r.err)
+	}
+	w.expect("does not declare the prompts capability")
+	d.none()
+	// The server's, in the session (a declared method it does not know)
+	// and in the JSON-RPC layer (a frame that is not JSON-RPC, a response
+	// nobody asked for): departures.
+	done = goCall(context.Background(), s, "tools/list", nil)
+	m := srv.nextRequest("tools/list")
+	srv.send(`not json`)
+	srv.send(`{"jsonrpc":"2.0","id":"nobody","result":{}}`)
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+	if r := result(t, done); r.err == nil {
+		t.Fatal("tools/list succeeded")
+	}
+	d.expect("not JSON-RPC")
+	d.expect("response to unknown request id")
+	d.expect("declares the tools capability, yet answers tools/list with -32601")
+	w.none()
+	d.none()
+}

@@ -268,7 +268,7 @@ func (s *Session) list(ctx context.Context, method, key string, base map[string]
 		}
 		c, cerr := s.nextCursor(method, label, rawNext)
 		if next != nil && *next == "" && cerr == nil && s.restarted(out, firstItems, firstNext, items, c) {
-			s.warnOnce("restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
+			s.departOnce("restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
 			break
 		}
 		if out.Pages == 0 {
@@ -387,7 +387,7 @@ func (s *Session) nextCursor(method, label string, raw []byte) (*string, error) 
 	case raw == nil:
 		return nil, nil
 	case rawjson.IsNull(raw):
-		s.warnOnce("null cursor "+method, "%s: nextCursor is null, which the schema does not allow (a string, left out at the end of the list); taken as the end of the list", label)
+		s.departOnce("null cursor "+method, "%s: nextCursor is null, which the schema does not allow (a string, left out at the end of the list); taken as the end of the list", label)
 		return nil, nil
 	}
 	var c string
@@ -484,7 +484,7 @@ func mergePages(first []byte, key string, items []json.RawMessage, next json.Raw
 // empty list is an empty array; mcpx reads the page as holding no items.
 func (s *Session) warnNoList(method, label, key string, items []json.RawMessage) {
 	if items == nil {
-		s.warnOnce("no list "+method, "%s: the result has no %q array, which the spec requires (an empty list is []); read as no items", label, key)
+		s.departOnce("no list "+method, "%s: the result has no %q array, which the spec requires (an empty list is []); read as no items", label, key)
 	}
 }
 

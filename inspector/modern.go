@@ -654,7 +654,7 @@ func (m *Modern) checkCacheHints(s *Session, method string, res json.RawMessage)
 	if len(missing) == 0 {
 		return
 	}
-	s.warnOnce("cache hints", "the server's %s result has no %s: servers must include caching hints on it (spec 2026-07-28: server/utilities/caching, \"Cacheable Results\"); taken as stale at once", method, strings.Join(missing, " or "))
+	s.departOnce("cache hints", "the server's %s result has no %s: servers must include caching hints on it (spec 2026-07-28: server/utilities/caching, \"Cacheable Results\"); taken as stale at once", method, strings.Join(missing, " or "))
 }
 
 // InputRequired is an InputRequiredResult (spec 2026-07-28:
@@ -784,7 +784,7 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		}
 		if err := json.Unmarshal(reqs[k], &r); err != nil || r.Method == "" {
 			failed[k] = fmt.Errorf("input request %q is not a request object", k)
-			s.warn("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
+			s.depart("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
 			continue
 		}
 		msg := &jsonrpc.Message{Raw: reqs[k], ID: jsonrpc.String(k), Method: r.Method, Params: r.Params}

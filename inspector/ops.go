@@ -310,7 +310,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
 	}
 	for _, p := range PromptResultProblems(res) {
-		s.warn("the result of prompt %q departs from the spec (server/prompts): %s", name, p)
+		s.depart("the result of prompt %q departs from the spec (server/prompts): %s", name, p)
 	}
 	return res, nil
 }
@@ -481,7 +481,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOpti
 		return nil, s.explainResource(ctx, err, uri)
 	}
 	for _, p := range ResourceResultProblems(res) {
-		s.warn("the result of reading %s departs from the spec (server/resources): %s", uri, p)
+		s.depart("the result of reading %s departs from the spec (server/resources): %s", uri, p)
 	}
 	return res, nil
 }

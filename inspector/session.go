@@ -55,9 +55,22 @@ type Options struct {
 	// out and nothing is sent for it, no error either. Nil uses
 	// OnServerRequest.
 	OnInputRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
-	// OnWarning receives protocol warnings: frames that are not JSON-RPC,
-	// responses nobody waits for, and other departures from the spec.
+	// OnWarning receives warnings about what the session reads past or
+	// does anyway that is not the server's departure from the protocol (a
+	// request for a capability the server did not declare, sent anyway; a
+	// late response to a request mcpx gave up on; a stream that ended),
+	// and, when OnDeparture is nil, the departures too.
 	OnWarning func(string)
+	// OnDeparture receives the server's departures from the protocol
+	// that the session reads past, one line each: frames that are not
+	// JSON-RPC, responses nobody asked for, results that depart from the
+	// method's (ToolResultProblems and the like), progress and log
+	// messages that break their rules, a server request it may not send.
+	// They are kept apart from OnWarning so that a program can tell a
+	// server that broke the protocol from its own troubles (mcpx
+	// --strict, mcpx check). A departure that stops a request is an error
+	// marked ErrProtocolViolation instead. Nil sends them to OnWarning.
+	OnDeparture func(string)
 	// OnNote receives what the session did on its own that the person
 	// should know about (a new session after the server ended the old one).
 	// Nil sends notes to OnWarning.
@@ -199,6 +212,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
+		OnDeparture:    opts.OnDeparture,
 		CodeName:       mcp.CodeName,
 	})
 	s.holdServerStream()
@@ -246,6 +260,16 @@ func (s *Session) warn(format string, args ...any) {
 	if s.opts.OnWarning != nil {
 		s.opts.OnWarning(fmt.Sprintf(format, args...))
 	}
+}
+
+// depart reports a departure of the server's from the protocol that the
+// session reads past (see Options.OnDeparture).
+func (s *Session) depart(format string, args ...any) {
+	if s.opts.OnDeparture == nil {
+		s.warn(format, args...)
+		return
+	}
+	s.opts.OnDeparture(fmt.Sprintf(format, args...))
 }
 
 func (s *Session) note(format string, args ...any) {
@@ -774,7 +798,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 // does not allow batches (only 2025-03-26 does); it is processed anyway.
 func (s *Session) checkBatch() {
 	if v := s.protocolVersion(); v != "" && v != mcp.BatchVersion {
-		s.warn("server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
+		s.depart("server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
 	}
 }
 
@@ -797,7 +821,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,
 			// after the warning.
-			s.warn("progress notification %s (spec basic/utilities/progress)", problem)
+			s.depart("progress notification %s (spec basic/utilities/progress)", problem)
 			break
 		}
 		var p struct {
@@ -839,10 +863,10 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// answers it as a plain call), progress resets its timeout.
 			if onProg != nil && (s.peer.Extend(token) || task) {
 				if reported && p.Progress <= last {
-					s.warn("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+					s.depart("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
 				}
 				if p.Total != nil && p.Progress > *p.Total {
-					s.warn("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
+					s.depart("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
 				if s.progress[key] != nil || s.taskProgress[key] != nil {
@@ -859,17 +883,17 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				return
 			}
 			// Shown as the notification it is, after the warning.
-			s.warn("progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
+			s.depart("progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
 		}
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
-			s.warn("log message %s (spec server/utilities/logging)", p)
+			s.depart("log message %s (spec server/utilities/logging)", p)
 		}
 		if la, ok := s.life.(logAsker); ok && la.logsUnasked() {
-			s.warnOnce("unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")
+			s.departOnce("unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")
 		}
 		if info := s.Server(); info != nil && !info.Declares("logging") {
-			s.warnOnce("undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
+			s.departOnce("undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
 		}
 	case mcp.NotificationCancelled:
 		var p struct {
@@ -942,7 +966,7 @@ func (s *Session) addNotificationHook(fn func(*jsonrpc.Message) bool) (remove fu
 // server needs from the client comes inside an InputRequiredResult.
 func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	if s.speaksModern() {
-		s.warnOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", jsonrpc.Clip(m.Method))
+		s.departOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", jsonrpc.Clip(m.Method))
 		return nil, peer.ErrNoAnswer
 	}
 	hctx, after := withAfterAnswer(ctx)
@@ -985,7 +1009,7 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 // the session may be initialized.
 func (s *Session) checkRequestTime(m *jsonrpc.Message) {
 	if m.Method != mcp.MethodPing && s.handshakePending() {
-		s.warnOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", jsonrpc.Clip(m.Method))
+		s.departOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", jsonrpc.Clip(m.Method))
 	}
 }
 

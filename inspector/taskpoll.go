@@ -220,7 +220,7 @@ func (p *taskPoll) warnOnce(key, format string, args ...any) {
 		return
 	}
 	p.warned[key] = true
-	p.s.warn(format, args...)
+	p.s.depart(format, args...)
 }
 
 // check warns, once each, about what in a task as received departs from

@@ -561,7 +561,7 @@ func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, e
 	res, err := s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout), withSubject(id))
 	if err == nil && !relatesTo(res, id) {
 		// The result as it came is still returned.
-		s.warnOnce("related-task "+id, "tasks/result %s: the result has no _meta %q naming the task (spec basic/utilities/tasks: tasks/result MUST include it)", id, RelatedTaskKey)
+		s.departOnce("related-task "+id, "tasks/result %s: the result has no _meta %q naming the task (spec basic/utilities/tasks: tasks/result MUST include it)", id, RelatedTaskKey)
 	}
 	return res, err
 }

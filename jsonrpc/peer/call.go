@@ -180,7 +180,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			// cancel.
 			p.mu.Lock()
 			p.forgetLocked(pc)
-			p.retire(pc.key, retirement{"late response to %s request %s, which had already ended", req.Method, id})
+			p.retire(pc.key, retirement{"late response to %s request %s, which had already ended", req.Method, id, false})
 			p.mu.Unlock()
 			select {
 			case m := <-pc.resp:
@@ -280,7 +280,7 @@ func (p *Peer) abandon(pc *Pending, req Request, reason string) bool {
 	if req.Quiet {
 		p.retire(pc.key, retirement{})
 	} else {
-		p.retire(pc.key, retirement{"late response to %s request %s, which mcpx had already given up on", req.Method, pc.id})
+		p.retire(pc.key, retirement{"late response to %s request %s, which mcpx had already given up on", req.Method, pc.id, false})
 	}
 	p.mu.Unlock()
 	if req.Abandon != nil {

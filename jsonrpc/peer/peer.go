@@ -81,9 +81,18 @@ type Options struct {
 	// OnBatch is told, on the read loop, that a batch arrived, before its
 	// messages are handled (a protocol on top may not allow batches).
 	OnBatch func()
-	// OnWarning receives departures from JSON-RPC 2.0 and responses that
-	// nobody waits for (late, duplicate, unknown, or with a retyped id).
+	// OnWarning receives what the engine reads past that is not the
+	// peer's fault (a late response to a request mcpx gave up on or
+	// cancelled, an answer it could not send), and, when OnDeparture is
+	// nil, the peer's departures too.
 	OnWarning func(string)
+	// OnDeparture receives the peer's departures from JSON-RPC 2.0 that
+	// the engine reads past: a frame that is not JSON-RPC, a message that
+	// departs from the format, a second response, a response to an id no
+	// request had or with a retyped id. Kept apart from OnWarning so that
+	// a program can tell a peer that broke the protocol from its own
+	// troubles (mcpx --strict). Nil sends them to OnWarning.
+	OnDeparture func(string)
 	// CodeName names the error codes of the protocol on top of JSON-RPC
 	// (MCP's: mcp.CodeName): the responses' errors the engine delivers and
 	// reports carry the name (jsonrpc.Error.Name). Nil names none.
@@ -271,6 +280,16 @@ func (p *Peer) warn(format string, args ...any) {
 	}
 }
 
+// depart reports a departure of the peer's from JSON-RPC 2.0 (see
+// Options.OnDeparture).
+func (p *Peer) depart(format string, args ...any) {
+	if p.opts.OnDeparture == nil {
+		p.warn(format, args...)
+		return
+	}
+	p.opts.OnDeparture(fmt.Sprintf(format, args...))
+}
+
 // NextID allocates a request id (1, 2, ...), for a caller that needs it
 // before it builds the request (an MCP progress token repeats it).
 func (p *Peer) NextID() jsonrpc.ID { return jsonrpc.Int(p.nextID.Add(1)) }
@@ -402,6 +421,9 @@ type retirement struct {
 	format string
 	method string
 	id     jsonrpc.ID
+	// departure marks a response to the request as the peer's departure
+	// from JSON-RPC (a second response), not a late one.
+	departure bool
 }
 
 func (r retirement) String() string {

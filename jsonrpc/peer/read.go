@@ -46,7 +46,7 @@ func (p *Peer) recoverPanic() {
 func (p *Peer) handleFrame(f transport.Frame) {
 	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
 	if err != nil {
-		p.warn("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
+		p.depart("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
 		if errors.Is(err, jsonrpc.ErrTooDeep) {
 			p.unreadable(f.Data, err)
 		}
@@ -58,7 +58,7 @@ func (p *Peer) handleFrame(f transport.Frame) {
 	var batchReqs []*jsonrpc.Message
 	for _, m := range msgs {
 		for _, pr := range m.Problems {
-			p.warn("server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
+			p.depart("server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
@@ -109,7 +109,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	}
 	if ok {
 		delete(p.pending, key)
-		p.retire(key, retirement{"second response to %s request %s, which was already answered", pc.method, pc.id})
+		p.retire(key, retirement{"second response to %s request %s, which was already answered", pc.method, pc.id, true})
 	}
 	why, late := p.retired[key]
 	if !ok && !late {
@@ -125,17 +125,19 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	switch {
 	case ok:
 		if retyped {
-			p.warn("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
+			p.depart("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
 		}
 		pc.resp <- m
 	case late:
-		if why := why.String(); why != "" {
-			p.warn("%s (ignored)", why)
+		if text := why.String(); text != "" && why.departure {
+			p.depart("%s (ignored)", text)
+		} else if text != "" {
+			p.warn("%s (ignored)", text)
 		}
 	case m.ID.IsNull() && m.Error != nil:
 		p.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
-		p.warn("response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
+		p.depart("response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
 }
 
