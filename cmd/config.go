@@ -26,6 +26,7 @@ type output struct {
 	wire    bool   // every frame on stderr
 	verbose bool   // what mcpx does, on stderr
 	color   string // auto, always or never
+	strict  bool   // the server's departures from the protocol fail the command
 }
 
 // connDesc describes the connection a command opens and the session over

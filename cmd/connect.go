@@ -62,7 +62,46 @@ type clientState struct {
 	// which is noise in a one-shot command's output.
 	showLists  atomic.Bool
 	serverName atomic.Value // string, once initialized
+	// departures counts the server's departures from the protocol warned
+	// about in the session (see client.depart); strictSeen is how many
+	// of them a command has answered for already (see strictError).
+	departures atomic.Int64
+	strictSeen atomic.Int64
 }
+
+// depart warns about a departure of the server's from the protocol that
+// the session read past (inspector.Options.OnDeparture, and the problems
+// a command finds in a result), counting it for --strict.
+func (c *client) depart(msg string) {
+	c.departures.Add(1)
+	c.console.Warn(msg)
+}
+
+// strictError is the error --strict makes of the departures warned about
+// since the last command that answered for them (the first: since the
+// session opened), nil when there were none or strict is off. It is
+// marked inspector.ErrProtocolViolation: exit 5, protocol_violation.
+func (c *client) strictError(strict bool) error {
+	if !strict {
+		return nil
+	}
+	n := c.departures.Load()
+	if d := n - c.strictSeen.Swap(n); d > 0 {
+		return &strictError{n: d}
+	}
+	return nil
+}
+
+// strictError is a command's failure under --strict: the server departed
+// from the protocol n times, each warned about as it happened.
+type strictError struct{ n int64 }
+
+func (e *strictError) Error() string {
+	return fmt.Sprintf("the server departed from the protocol %d time(s) (the warnings above); --strict makes that an error", e.n)
+}
+
+// Is makes a strictError an inspector.ErrProtocolViolation.
+func (e *strictError) Is(target error) bool { return target == inspector.ErrProtocolViolation }
 
 // withOutput returns a view of c for one REPL line run in the background:
 // the same session, its results and warnings printed to ios (the line's
@@ -250,6 +289,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		OnServerRequest: c.console.ServerRequest,
 		OnInputRequest:  c.console.InputRequest,
 		OnWarning:       c.console.Warn,
+		OnDeparture:     c.depart,
 		OnNote:          onNote,
 		OnLateProgress:  onLate,
 		Timeout:         orNone(d.session.timeout),

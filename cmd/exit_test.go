@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -19,6 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // The exit codes and error kinds README's "Exit codes" section lists are
@@ -133,5 +135,42 @@ func TestClassifyProtocolViolation(t *testing.T) {
 		if code, kind := classify(tc.err); code != tc.code || kind != tc.kind {
 			t.Errorf("%v: exit %d (%s), want %d (%s)", tc.err, code, kind, tc.code, tc.kind)
 		}
+	}
+}
+
+// --strict fails a command for the server's departures warned about
+// since the last command that answered for them: exit 5,
+// protocol_violation, once each; warnings that are not departures, and
+// strict off, fail nothing.
+func TestStrictError(t *testing.T) {
+	t.Parallel()
+	c := &client{console: tui.NewConsole(io.Discard, false, false), clientState: &clientState{}}
+	c.console.Warn("not the server's") // a warning, not a departure
+	if err := c.strictError(true); err != nil {
+		t.Fatalf("no departure: %v", err)
+	}
+	c.depart("one")
+	c.depart("two")
+	if err := c.strictError(false); err != nil {
+		t.Fatalf("strict off: %v", err)
+	}
+	err := c.strictError(true)
+	if err == nil {
+		t.Fatal("two departures: no error")
+	}
+	if code, kind := classify(fmt.Errorf("line 2: %w", err)); code != ExitServerError || kind != "protocol_violation" {
+		t.Errorf("exit %d (%s), want 5 (protocol_violation)", code, kind)
+	}
+	if want := "the server departed from the protocol 2 time(s) (the warnings above); --strict makes that an error"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	// The next command answers only for its own.
+	if err := c.strictError(true); err != nil {
+		t.Errorf("answered for already: %v", err)
+	}
+	view := &client{console: tui.NewConsole(io.Discard, false, false), clientState: c.clientState} // (as withOutput makes one)
+	view.depart("a view's")
+	if err := c.strictError(true); err == nil || !strings.Contains(err.Error(), " 1 time(s)") {
+		t.Errorf("a view's departure: %v", err)
 	}
 }

@@ -76,6 +76,7 @@ type outputFlags struct {
 	wire    bool
 	verbose bool
 	color   string
+	strict  bool
 }
 
 // The defaults of the session flags, which a REPL line (which cannot give
@@ -108,6 +109,7 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.out.wire, "wire", false, "print every frame in both directions on stderr")
 	fs.BoolVarP(&f.out.verbose, "verbose", "v", false, "explain what mcpx does (transport, negotiation) on stderr")
 	fs.StringVar(&f.out.color, "color", "auto", "colour output `WHEN`: auto, always or never")
+	fs.BoolVar(&f.out.strict, "strict", false, "fail (exit 5, protocol_violation) when the server departed from the protocol during the command, after printing its output: its warnings become an error")
 	f.feat.register(fs)
 	f.ui.register(fs)
 	fs.StringVar(&f.rec.file, "record", "", "record the session's whole traffic to the trace `FILE` (JSON Lines; an existing trace gets a new session)")

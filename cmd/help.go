@@ -43,7 +43,7 @@ var flagGroups = []flagGroup{
 	{"features", "client features", "Client features (what mcpx offers the server)", []string{
 		"root", "on-sampling", "on-elicit", "no-sampling", "no-elicitation", "log-level", "linger",
 		"ui", "ui-theme", "ui-timeout"}},
-	{"output", "output", "Output", []string{"json", "wire", "verbose", "color"}},
+	{"output", "output", "Output", []string{"json", "wire", "verbose", "color", "strict"}},
 	{"record", "recording", "Recording, replay and verify", []string{
 		"record", "record-mode", "stable", "force", "redact", "no-redact", "ignore", "normalize"}},
 	{"other", "", "Other", nil},

@@ -1137,7 +1137,7 @@ answer in time) the file is left as it was, with that failure's exit code.`,
 	// The server's requests get the recorded answers: mcpx offers the
 	// server nothing of its own (no client features).
 	return readsGlobals(c, "answers the server's requests from the trace",
-		"@server", "@http", "@auth", "@session", "@output", "@record")
+		"@server", "@http", "@auth", "@session", "json", "wire", "verbose", "color", "@record")
 }
 
 func (o *verifyOptions) run(ctx context.Context, files []string, server []string) (err error) {

@@ -220,7 +220,10 @@ func (s *replSession) with(e *env, server []string, fn func(*client) error) erro
 	prev := c.sink.get()
 	defer c.sink.set(prev)
 	defer c.console.ClearProgress()
-	return fn(c)
+	if err := fn(c); err != nil {
+		return err
+	}
+	return c.strictError(s.cfg.out.strict)
 }
 
 // close ends the session: subscriptions, then the server, and waits for
