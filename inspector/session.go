@@ -128,6 +128,10 @@ type Session struct {
 	// comes after the end is known for what it is.
 	finished []string
 
+	// departTap, while a Check runs, gathers the departures that would
+	// go to OnDeparture.
+	departTap atomic.Pointer[func(string)]
+
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
 	// subscribed holds the URIs of the resource subscriptions the server
@@ -212,7 +216,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
-		OnDeparture:    opts.OnDeparture,
+		OnDeparture:    s.departed,
 		CodeName:       mcp.CodeName,
 	})
 	s.holdServerStream()
@@ -265,11 +269,20 @@ func (s *Session) warn(format string, args ...any) {
 // depart reports a departure of the server's from the protocol that the
 // session reads past (see Options.OnDeparture).
 func (s *Session) depart(format string, args ...any) {
-	if s.opts.OnDeparture == nil {
-		s.warn(format, args...)
-		return
+	s.departed(fmt.Sprintf(format, args...))
+}
+
+// departed is depart for a line said already (the JSON-RPC layer's). A
+// Check under way gathers it instead (see Session.Check).
+func (s *Session) departed(msg string) {
+	switch tap := s.departTap.Load(); {
+	case tap != nil:
+		(*tap)(msg)
+	case s.opts.OnDeparture != nil:
+		s.opts.OnDeparture(msg)
+	case s.opts.OnWarning != nil:
+		s.opts.OnWarning(msg)
 	}
-	s.opts.OnDeparture(fmt.Sprintf(format, args...))
 }
 
 func (s *Session) note(format string, args ...any) {

@@ -1,0 +1,192 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/mcp"
+)
+
+// CheckArea is what Check found in one area of what the server declares:
+// the session's opening, ping, one list.
+type CheckArea struct {
+	// Name is the area as a person names it: "initialize" (or
+	// "server/discover" in the 2026-07-28 era), "ping", "tools",
+	// "prompts", "resources", "resource templates".
+	Name string `json:"area"`
+	// Method is the request the area sent ("" for the opening, which the
+	// session sent before Check).
+	Method string `json:"method,omitempty"`
+	// Count is how many items a list holds (nil for what is not a list,
+	// and for a list that could not be read).
+	Count *int `json:"count,omitempty"`
+	// Skipped says why the area was not exercised ("not declared").
+	Skipped string `json:"skipped,omitempty"`
+	// Problems are the server's departures from the protocol the area
+	// met, one line each: the warnings the other commands give.
+	Problems []string `json:"problems"`
+	// Err is why the area's request failed; nil when it did not.
+	Err error `json:"-"`
+	// Error is Err's text, for the report as JSON.
+	Error string `json:"error,omitempty"`
+}
+
+// Violation reports whether the area's request failed because the server
+// broke the protocol (ErrProtocolViolation).
+func (a *CheckArea) Violation() bool { return errors.Is(a.Err, ErrProtocolViolation) }
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	// Server is what the session learned about the server when it opened.
+	Server *ServerInfo `json:"-"`
+	Areas  []CheckArea `json:"areas"`
+}
+
+// Departures counts the server's departures from the protocol the report
+// holds: every problem, and every request the server's departure stopped.
+func (r *CheckReport) Departures() int {
+	n := 0
+	for i := range r.Areas {
+		n += len(r.Areas[i].Problems)
+		if r.Areas[i].Violation() {
+			n++
+		}
+	}
+	return n
+}
+
+// Failure returns the first error of an area that is not the server's
+// departure from the protocol (a JSON-RPC error, a timeout), nil when
+// there is none.
+func (r *CheckReport) Failure() error {
+	for i := range r.Areas {
+		if a := &r.Areas[i]; a.Err != nil && !a.Violation() {
+			return fmt.Errorf("%s: %w", a.Name, a.Err)
+		}
+	}
+	return nil
+}
+
+// checkLists are the lists Check reads, with the capability that
+// declares each (spec 2025-11-25: server/tools, server/prompts,
+// server/resources, "Capabilities").
+var checkLists = []struct{ name, method, capability string }{
+	{"tools", ListTools, "tools"},
+	{"prompts", ListPrompts, "prompts"},
+	{"resources", ListResources, "resources"},
+	{"resource templates", ListResourceTemplates, "resources"},
+}
+
+// Check exercises, read-only, what the server declares, and gathers the
+// server's departures from the protocol by area: ping (in the 2026-07-28
+// era, which has no ping, server/discover again), then every page of each
+// list the server declares a capability for (tools, prompts, resources,
+// resource templates), each list's items checked as ListProblems checks
+// them. It calls no tool, gets no prompt, reads no resource and sets
+// nothing on the server (no logging/setLevel, no subscription): what it
+// sends changes nothing a server keeps.
+//
+// opening are the departures the session met while it opened (which
+// went to Options.OnDeparture before Check could gather them), reported
+// under the first area. While Check runs, the session's departures are
+// gathered in the report and do not reach Options.OnDeparture; warnings
+// that are not departures still go to OnWarning.
+//
+// A request that fails is reported in its area and Check goes on; the
+// error it returns is for a session that can no longer be used (the
+// connection ended, ctx done), with the report as far as it came.
+func (s *Session) Check(ctx context.Context, opening []string) (*CheckReport, error) {
+	info := s.Server()
+	r := &CheckReport{Server: info}
+	open := CheckArea{Name: mcp.MethodInitialize, Problems: append([]string{}, opening...)}
+	if info != nil && info.Era == "modern" {
+		open.Name = mcp.MethodDiscover
+	}
+	r.Areas = append(r.Areas, open)
+
+	var mu sync.Mutex
+	var gathered []string
+	tap := func(msg string) {
+		mu.Lock()
+		gathered = append(gathered, msg)
+		mu.Unlock()
+	}
+	s.departTap.Store(&tap)
+	defer s.departTap.Store(nil)
+	take := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := gathered
+		gathered = nil
+		return out
+	}
+
+	ping := CheckArea{Name: "ping", Method: mcp.MethodPing}
+	if s.modern() != nil {
+		ping.Method = mcp.MethodDiscover
+	}
+	_, err := s.Ping(ctx, nil)
+	ping.Problems = append([]string{}, take()...)
+	ping.setErr(err)
+	r.Areas = append(r.Areas, ping)
+	if ended := s.ended(ctx, err); ended != nil {
+		return r, ended
+	}
+
+	for _, l := range checkLists {
+		a := CheckArea{Name: l.name, Method: l.method, Problems: []string{}}
+		if !info.HasCapability(l.capability) {
+			a.Skipped = "not declared"
+			r.Areas = append(r.Areas, a)
+			continue
+		}
+		list, err := s.List(ctx, l.method, nil)
+		if list != nil && err == nil {
+			n := len(list.Items)
+			a.Count = &n
+		}
+		a.Problems = append(a.Problems, take()...)
+		if list != nil {
+			for _, p := range s.ListProblems(l.method, list.Items) {
+				a.Problems = append(a.Problems, l.method+": "+p)
+			}
+		}
+		a.setErr(err)
+		r.Areas = append(r.Areas, a)
+		if ended := s.ended(ctx, err); ended != nil {
+			return r, ended
+		}
+	}
+	// What came after the last request's answer (a late frame) is the
+	// last area's.
+	if rest := take(); len(rest) > 0 {
+		last := &r.Areas[len(r.Areas)-1]
+		last.Problems = append(last.Problems, rest...)
+	}
+	return r, nil
+}
+
+func (a *CheckArea) setErr(err error) {
+	if err != nil {
+		a.Err, a.Error = err, err.Error()
+	}
+}
+
+// ended returns the error that ends a Check: err when the session can
+// no longer be used (its connection ended, ctx done), nil otherwise.
+func (s *Session) ended(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	select {
+	case <-s.Done():
+		return err
+	default:
+		return nil
+	}
+}

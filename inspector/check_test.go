@@ -1,0 +1,93 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Check sends ping and every page of the lists the server declares, and
+// nothing else; the departures met on the way are the report's, by area,
+// and do not reach OnDeparture while it runs.
+func TestCheckGathersDeparturesByArea(t *testing.T) {
+	d := &warnings{t: t, ch: make(chan string, 100)}
+	ch, srv, w := startConnect(t, Options{OnDeparture: d.add})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging; prompts null
+	srv.next()
+	s := waitConnect(t, ch).s
+	type checked struct {
+		r   *CheckReport
+		err error
+	}
+	done := make(chan checked, 1)
+	go func() {
+		r, err := s.Check(context.Background(), []string{"an opening problem"})
+		done <- checked{r, err}
+	}()
+	srv.reply(srv.nextRequest("ping"), `{}`)
+	m := srv.nextRequest("tools/list")
+	srv.send(`not json`)
+	srv.reply(m, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"p2"}`)
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}`)
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	d.none()
+	w.none()
+	r := got.r
+	var names []string
+	for _, a := range r.Areas {
+		names = append(names, a.Name)
+	}
+	if want := "initialize ping tools prompts resources resource templates"; strings.Join(names, " ") != want {
+		t.Fatalf("areas %q, want %q", names, want)
+	}
+	if p := r.Areas[0].Problems; len(p) != 1 || p[0] != "an opening problem" {
+		t.Errorf("initialize: %q", p)
+	}
+	if a := r.Areas[1]; len(a.Problems) != 0 || a.Err != nil {
+		t.Errorf("ping: %+v", a)
+	}
+	tools := r.Areas[2]
+	if tools.Count == nil || *tools.Count != 3 {
+		t.Errorf("tools count %v, want 3", tools.Count)
+	}
+	if len(tools.Problems) != 2 || !strings.Contains(tools.Problems[0], "not JSON-RPC") || !strings.Contains(tools.Problems[1], `tool "a" is listed 2 times`) {
+		t.Errorf("tools problems %q", tools.Problems)
+	}
+	for _, a := range r.Areas[3:] {
+		if a.Skipped != "not declared" {
+			t.Errorf("%s: skipped %q", a.Name, a.Skipped)
+		}
+	}
+	if n := r.Departures(); n != 3 {
+		t.Errorf("departures %d, want 3", n)
+	}
+	if err := r.Failure(); err != nil {
+		t.Errorf("failure %v", err)
+	}
+	// After Check, departures go to OnDeparture again.
+	srv.send(`still not json`)
+	d.expect("not JSON-RPC")
+}
+
+// A request the server's departure stopped counts as a departure; one
+// it answered with an error is a failure of its own.
+func TestCheckReportErrors(t *testing.T) {
+	r := &CheckReport{Areas: []CheckArea{
+		{Name: "tools", Err: violationf("bad page")},
+		{Name: "prompts", Problems: []string{"x"}},
+	}}
+	if n := r.Departures(); n != 2 {
+		t.Errorf("departures %d, want 2", n)
+	}
+	if err := r.Failure(); err != nil {
+		t.Errorf("failure %v", err)
+	}
+	r.Areas = append(r.Areas, CheckArea{Name: "resources", Err: ErrTimeout})
+	if err := r.Failure(); !errors.Is(err, ErrTimeout) || !strings.HasPrefix(err.Error(), "resources: ") {
+		t.Errorf("failure %v", err)
+	}
+}
