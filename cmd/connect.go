@@ -237,6 +237,10 @@ type attachments struct {
 	// what :wire shows and tells them to a :record started later. Without
 	// them the connection has its own.
 	secrets *record.Secrets
+	// departures, when set, gets the server's departures from the
+	// protocol in place of the console (they are counted all the same):
+	// mcpx check reports those of the session's opening with the rest.
+	departures func(string)
 }
 
 // listens reports whether the session shows what the server sends on its
@@ -278,6 +282,10 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	if rec != nil {
 		onNote = func(s string) { rec.Note(s); c.console.Note(s) }
 	}
+	onDeparture := c.depart
+	if a.departures != nil {
+		onDeparture = func(s string) { c.departures.Add(1); a.departures(s) }
+	}
 	var onLate func(jsonrpc.ID, inspector.Progress)
 	if out.verbose {
 		onLate = c.console.LateProgress
@@ -289,7 +297,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		OnServerRequest: c.console.ServerRequest,
 		OnInputRequest:  c.console.InputRequest,
 		OnWarning:       c.console.Warn,
-		OnDeparture:     c.depart,
+		OnDeparture:     onDeparture,
 		OnNote:          onNote,
 		OnLateProgress:  onLate,
 		Timeout:         orNone(d.session.timeout),

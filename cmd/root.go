@@ -487,6 +487,7 @@ func topCommands() []topCommand {
 	return []topCommand{
 		{name: "info", group: "methods", build: newInfoCmd, short: "Show the server's name, version, protocol, capabilities and instructions"},
 		{name: "ping", group: "methods", build: newPingCmd, short: "Check that the server answers (ping)"},
+		{name: "check", group: "methods", build: newCheckCmd, short: "Exercise, read-only, what the server declares and report its departures from the protocol"},
 		{name: "tools", group: "methods", build: newToolsCmd, short: "List and call tools"},
 		{name: "resources", group: "methods", build: newResourcesCmd, short: "List and read resources"},
 		{name: "skills", group: "methods", build: newSkillsCmd, short: "List, show, check and fetch the server's skills (Skills extension)"},

@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/inspector"
+)
+
+type checkOptions struct{ e *env }
+
+func newCheckCmd(e *env) *cobra.Command {
+	o := &checkOptions{e: e}
+	return &cobra.Command{
+		Use: "check [flags] -- <server command>",
+		Long: `Open one session and exercise, read-only, what the server declares: ping, and every
+page of each list it declares (tools, prompts, resources, resource templates). No tool is
+called, no prompt got, no resource read. The report has a line per area, with the server's
+departures from the protocol under it, and a summary; exit 5 (protocol_violation) when the
+server departed from the protocol, as --strict makes any command.`,
+		Example: `  mcpx check -- node server.js
+  mcpx check --json --url http://127.0.0.1:3001/mcp`,
+		RunE: func(c *cobra.Command, args []string) error {
+			own, server := splitServer(c, args)
+			if err := wantArgs(c, own, 0, 0); err != nil {
+				return err
+			}
+			return o.run(c.Context(), server)
+		},
+	}
+}
+
+func (o *checkOptions) run(ctx context.Context, server []string) error {
+	// The departures of the session's opening are the report's first
+	// area's, not warnings printed before it.
+	var mu sync.Mutex
+	var opening []string
+	a := attachments{departures: func(s string) {
+		mu.Lock()
+		opening = append(opening, s)
+		mu.Unlock()
+	}}
+	return o.e.withClientListening(ctx, server, a, func(c *client) error {
+		mu.Lock()
+		open := opening
+		mu.Unlock()
+		rep, err := c.sess.Check(ctx, open)
+		if rep == nil {
+			return err
+		}
+		// The report answers for the session's departures so far:
+		// --strict (the REPL's next command) does not count them again.
+		c.strictSeen.Store(c.departures.Load())
+		if o.e.cfg.out.json {
+			c.out.JSON(checkJSON(rep))
+		} else {
+			c.out.CheckReport(rep)
+		}
+		if err != nil {
+			return err
+		}
+		if n := rep.Departures(); n > 0 {
+			return &checkError{n: n}
+		}
+		return rep.Failure()
+	})
+}
+
+// checkJSON is the report as one JSON document.
+func checkJSON(r *inspector.CheckReport) json.RawMessage {
+	doc := map[string]any{"areas": r.Areas, "departures": r.Departures(), "ok": r.Departures() == 0 && r.Failure() == nil}
+	if s := r.Server; s != nil {
+		doc["server"] = map[string]any{"name": s.Implementation.Name, "version": s.Implementation.Version,
+			"protocolVersion": s.ProtocolVersion, "era": s.Era}
+	}
+	b, _ := json.Marshal(doc) // (strings and numbers only)
+	return b
+}
+
+// checkError is mcpx check's failure: the server departed from the
+// protocol n times, each listed in the report. It is marked
+// inspector.ErrProtocolViolation: exit 5, protocol_violation.
+type checkError struct{ n int }
+
+func (e *checkError) Error() string {
+	return fmt.Sprintf("the server departed from the protocol %d time(s) (see the report)", e.n)
+}
+
+// Is makes a checkError an inspector.ErrProtocolViolation.
+func (e *checkError) Is(target error) bool { return target == inspector.ErrProtocolViolation }
