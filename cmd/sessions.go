@@ -293,6 +293,11 @@ the whole session; on a command, that command's own frames.`,
 			if o.idle < 0 {
 				return usageErrorf("--idle-timeout %s: give a positive duration, or 0 to keep the session open until mcpx disconnect %s", o.idle, name)
 			}
+			if e.cfg.out.strict && !o.child {
+				// The session outlives this command: there is no
+				// command's end for --strict to fail at.
+				return usageErrorf("--strict applies to each command run through the session (mcpx @%s tools list --strict), not to mcpx connect", name)
+			}
 			if o.child {
 				if o.modeReason != "" {
 					d.http.modeReason = o.modeReason
