@@ -194,7 +194,8 @@ var adviceTable = []func(error) string{
 	// A list that stopped before its end.
 	func(err error) string {
 		var e *inspector.IncompleteListError
-		if !errors.As(err, &e) || e.Cursor == nil || errors.Is(err, context.Canceled) {
+		var cf *checkFailure
+		if !errors.As(err, &e) || e.Cursor == nil || errors.Is(err, context.Canceled) || errors.As(err, &cf) {
 			return ""
 		}
 		return " (use --cursor to fetch pages one by one)"

@@ -11,19 +11,23 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 )
 
-type checkOptions struct{ e *env }
+type checkOptions struct {
+	e    *env
+	read bool
+}
 
 func newCheckCmd(e *env) *cobra.Command {
 	o := &checkOptions{e: e}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use: "check [flags] -- <server command>",
 		Long: `Open one session and exercise, read-only, what the server declares: ping, and every
 page of each list it declares (tools, prompts, resources, resource templates). No tool is
-called, no prompt got, no resource read. The report has a line per area, with the server's
+called, no prompt got, no resource read (--read reads every listed resource). The report has a line per area, with the server's
 departures from the protocol under it, and a summary; exit 5 (protocol_violation) when the
 server departed from the protocol, as --strict makes any command.`,
 		Example: `  mcpx check -- node server.js
-  mcpx check --json --url http://127.0.0.1:3001/mcp`,
+  mcpx check --json --url http://127.0.0.1:3001/mcp
+  mcpx check --read -- node server.js`,
 		RunE: func(c *cobra.Command, args []string) error {
 			own, server := splitServer(c, args)
 			if err := wantArgs(c, own, 0, 0); err != nil {
@@ -32,6 +36,8 @@ server departed from the protocol, as --strict makes any command.`,
 			return o.run(c.Context(), server)
 		},
 	}
+	c.Flags().BoolVar(&o.read, "read", false, "also read every resource resources/list lists (resources/read), checking each result")
+	return c
 }
 
 func (o *checkOptions) run(ctx context.Context, server []string) error {
@@ -48,7 +54,7 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		mu.Lock()
 		open := opening
 		mu.Unlock()
-		rep, err := c.sess.Check(ctx, open)
+		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read})
 		if rep == nil {
 			return err
 		}
@@ -66,9 +72,21 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		if n := rep.Departures(); n > 0 {
 			return &checkError{n: n}
 		}
-		return rep.Failure()
+		if f := rep.Failure(); f != nil {
+			return &checkFailure{err: f}
+		}
+		return nil
 	})
 }
+
+// checkFailure is a request of mcpx check that failed other than by the
+// server's departure (a JSON-RPC error, a timeout): classified as its
+// error is, without the advice for the command that sent it alone (check
+// has no --cursor).
+type checkFailure struct{ err error }
+
+func (e *checkFailure) Error() string { return e.err.Error() }
+func (e *checkFailure) Unwrap() error { return e.err }
 
 // checkJSON is the report as one JSON document.
 func checkJSON(r *inspector.CheckReport) json.RawMessage {

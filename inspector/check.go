@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -79,6 +80,19 @@ var checkLists = []struct{ name, method, capability string }{
 	{"resource templates", ListResourceTemplates, "resources"},
 }
 
+// CheckOptions say what Check does beyond the lists.
+type CheckOptions struct {
+	// Opening are the departures the session met while it opened (which
+	// went to Options.OnDeparture before Check could gather them),
+	// reported under the first area.
+	Opening []string
+	// Read reads every resource resources/list listed (resources/read),
+	// each result checked as ReadResource checks it: the area "resource
+	// reads". Reading is what a host does, and what a server may do
+	// work for; without Read nothing is read.
+	Read bool
+}
+
 // Check exercises, read-only, what the server declares, and gathers the
 // server's departures from the protocol by area: ping (in the 2026-07-28
 // era, which has no ping, server/discover again), then every page of each
@@ -86,21 +100,20 @@ var checkLists = []struct{ name, method, capability string }{
 // resource templates), each list's items checked as ListProblems checks
 // them. It calls no tool, gets no prompt, reads no resource and sets
 // nothing on the server (no logging/setLevel, no subscription): what it
-// sends changes nothing a server keeps.
+// sends changes nothing a server keeps. With opts.Read it also reads
+// every listed resource.
 //
-// opening are the departures the session met while it opened (which
-// went to Options.OnDeparture before Check could gather them), reported
-// under the first area. While Check runs, the session's departures are
+// While Check runs, the session's departures are
 // gathered in the report and do not reach Options.OnDeparture; warnings
 // that are not departures still go to OnWarning.
 //
 // A request that fails is reported in its area and Check goes on; the
 // error it returns is for a session that can no longer be used (the
 // connection ended, ctx done), with the report as far as it came.
-func (s *Session) Check(ctx context.Context, opening []string) (*CheckReport, error) {
+func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, error) {
 	info := s.Server()
 	r := &CheckReport{Server: info}
-	open := CheckArea{Name: mcp.MethodInitialize, Problems: append([]string{}, opening...)}
+	open := CheckArea{Name: mcp.MethodInitialize, Problems: append([]string{}, opts.Opening...)}
 	if info != nil && info.Era == "modern" {
 		open.Name = mcp.MethodDiscover
 	}
@@ -158,6 +171,13 @@ func (s *Session) Check(ctx context.Context, opening []string) (*CheckReport, er
 		if ended := s.ended(ctx, err); ended != nil {
 			return r, ended
 		}
+		if l.method == ListResources && opts.Read {
+			reads, err := s.checkReads(ctx, list, take)
+			r.Areas = append(r.Areas, reads)
+			if err != nil {
+				return r, err
+			}
+		}
 	}
 	// What came after the last request's answer (a late frame) is the
 	// last area's.
@@ -166,6 +186,44 @@ func (s *Session) Check(ctx context.Context, opening []string) (*CheckReport, er
 		last.Problems = append(last.Problems, rest...)
 	}
 	return r, nil
+}
+
+// checkReads reads every resource of list (nil: resources/list failed
+// before its first page) for Check: the area "resource reads", whose
+// Count is how many were read. A read the server refused is a problem of
+// the area only when it broke the protocol; the first other failure is
+// the area's Err. The error is for a session that can no longer be used.
+func (s *Session) checkReads(ctx context.Context, list *ListResult, take func() []string) (CheckArea, error) {
+	a := CheckArea{Name: "resource reads", Method: mcp.MethodResourcesRead, Problems: []string{}}
+	if list == nil {
+		a.Skipped = "resources/list failed"
+		return a, nil
+	}
+	n := 0
+	for _, item := range list.Items {
+		var res struct {
+			URI *string `json:"uri"`
+		}
+		if json.Unmarshal(item, &res) != nil || res.URI == nil {
+			continue // (ListProblems said so)
+		}
+		_, err := s.ReadResource(ctx, *res.URI)
+		a.Problems = append(a.Problems, take()...)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrProtocolViolation):
+			a.Problems = append(a.Problems, err.Error())
+		case a.Err == nil:
+			a.setErr(err)
+		}
+		if ended := s.ended(ctx, err); ended != nil {
+			a.Count = &n
+			return a, ended
+		}
+	}
+	a.Count = &n
+	return a, nil
 }
 
 func (a *CheckArea) setErr(err error) {

@@ -22,7 +22,7 @@ func TestCheckGathersDeparturesByArea(t *testing.T) {
 	}
 	done := make(chan checked, 1)
 	go func() {
-		r, err := s.Check(context.Background(), []string{"an opening problem"})
+		r, err := s.Check(context.Background(), CheckOptions{Opening: []string{"an opening problem"}})
 		done <- checked{r, err}
 	}()
 	srv.reply(srv.nextRequest("ping"), `{}`)
