@@ -130,7 +130,9 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 		return args, warnings, err
 	}
 	if len(schema) == 0 {
-		warnings = append(warnings, fmt.Sprintf("tool %q has no inputSchema; its arguments are not checked", name))
+		// The server's departure (a Tool must have an inputSchema:
+		// schema.json), not the caller's: reported as one.
+		s.depart("tool %q has no inputSchema; its arguments are not checked", name)
 		return args, warnings, nil
 	}
 	compiled, cerr := s.tools.inputSchema(name, schema)
