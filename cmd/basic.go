@@ -96,12 +96,13 @@ func (e *env) session(ctx context.Context, d *connDesc, a attachments, fn func(*
 		}
 	}()
 	err = fn(c)
-	if err == nil {
-		// After the output: --strict fails a command that worked.
-		err = c.strictError(e.cfg.out.strict)
-	}
 	keepTrace(c.console, c.rec, d.rec, err)
 	lingerAfter(ctx, c, d.feat.linger, e.cfg.out.verbose)
+	if err == nil {
+		// After the output (and --linger's): --strict fails a command
+		// that worked.
+		err = c.strictError(e.cfg.out.strict)
+	}
 	return err
 }
 
