@@ -20,11 +20,13 @@ func newCheckCmd(e *env) *cobra.Command {
 	o := &checkOptions{e: e}
 	c := &cobra.Command{
 		Use: "check [flags] -- <server command>",
-		Long: `Open one session and exercise, read-only, what the server declares: ping, and every
-page of each list it declares (tools, prompts, resources, resource templates). No tool is
-called, no prompt got, no resource read (--read reads every listed resource). The report has a line per area, with the server's
-departures from the protocol under it, and a summary; exit 5 (protocol_violation) when the
-server departed from the protocol, as --strict makes any command.`,
+		Long: `Open one session and exercise, read-only, what the server declares: ping, and
+every page of each list it declares (tools, prompts, resources, resource
+templates). No tool is called, no prompt got, no resource read (--read reads
+every listed resource). The report has a line per area, with the server's
+departures from the protocol under it, and a summary; exit 5
+(protocol_violation) when the server departed from the protocol, as --strict
+makes any command. With --json, the report as one JSON document.`,
 		Example: `  mcpx check -- node server.js
   mcpx check --json --url http://127.0.0.1:3001/mcp
   mcpx check --read -- node server.js`,
