@@ -374,7 +374,7 @@ func (s *Session) checkSubscriptionOf(m *jsonrpc.Message) {
 	sid := subscriptionOf(m.Params)
 	if sid.IsZero() {
 		if isChange(m.Method) {
-			s.warnOnce("listen none "+m.Method, "the server sent %s without io.modelcontextprotocol/subscriptionId: change notifications come only on a subscriptions/listen stream, and every notification on one carries its subscription's id (%s)", m.Method, spec)
+			s.departOnce("listen none "+m.Method, "the server sent %s without io.modelcontextprotocol/subscriptionId: change notifications come only on a subscriptions/listen stream, and every notification on one carries its subscription's id (%s)", m.Method, spec)
 		}
 		return
 	}
@@ -383,7 +383,7 @@ func (s *Session) checkSubscriptionOf(m *jsonrpc.Message) {
 	known := s.listens[key] || slices.Contains(s.listened, key)
 	s.hookMu.Unlock()
 	if !known {
-		s.warnOnce("listen unknown "+m.Method, "the server sent %s for subscription %s, which mcpx never opened: a subscription's id is that of the subscriptions/listen request that opened it (%s)", jsonrpc.Clip(m.Method), sid.Excerpt(), spec)
+		s.departOnce("listen unknown "+m.Method, "the server sent %s for subscription %s, which mcpx never opened: a subscription's id is that of the subscriptions/listen request that opened it (%s)", jsonrpc.Clip(m.Method), sid.Excerpt(), spec)
 	}
 }
 

@@ -337,7 +337,7 @@ func (p *Peer) begin(m *jsonrpc.Message, arrival uint64) *handling {
 	p.mu.Unlock()
 	if reused {
 		// Served all the same: the peer waits for this one's answer.
-		p.warn("server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
+		p.depart("server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 	}
 	return h
 }
@@ -370,6 +370,9 @@ func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
 		if m.ID.Valid() {
 			rpcErr.Message = "invalid request: id " + m.ID.Excerpt() + " is that of a request mcpx is still answering (a request id must not be reused)"
 			id = m.ID
+			// The server's mistake, which --strict counts (an id of
+			// another type is one of the message's Problems already).
+			p.depart("server request %s (%s) has the id of a request of the server's that mcpx is still answering (spec 2025-11-25: basic, \"Requests\": the id must not have been used before in the session); refused", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 		}
 		if p.opts.OnRefused != nil {
 			p.opts.OnRefused(m, rpcErr)
