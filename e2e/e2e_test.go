@@ -53,6 +53,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -336,6 +337,16 @@ func TestScripts(t *testing.T) {
 			// Gemini CLI's system settings (and the defaults beside them)
 			// are outside HOME: a script reads none unless it says so.
 			env.Vars = append(env.Vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+filepath.Join(env.WorkDir, "no-gemini-system", "settings.json"))
+			// A script that fails before its mcpx disconnect would leave
+			// the sessions it opened (and their servers) running, their
+			// sockets in its work directory ($TMPDIR): end them.
+			env.Defer(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, filepath.Join(binDir, "mcpx"), "disconnect", "--all")
+				cmd.Env, cmd.Dir = env.Vars, env.WorkDir
+				_ = cmd.Run()
+			})
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
