@@ -138,6 +138,7 @@ type sessionRun struct {
 	eventsDone    bool
 	stalled       bool // the run loop waits for responses
 	states        map[string]json.RawMessage
+	unanswered    map[string]bool   // live server requests (id keys) not answered yet
 	tasks         map[string]string // recorded task id -> live task id
 	notifications int
 	serverReqs    int
@@ -165,7 +166,7 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{},
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
 		liveIDs: map[string]jsonrpc.ID{}, recIDs: map[string]bool{},
-		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{},
+		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{}, unanswered: map[string]bool{},
 		tasks: map[string]string{}}
 	s.cond = sync.NewCond(&s.mu)
 	if conn == nil && r.opts.Dial == nil {
@@ -257,7 +258,19 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 		}
 		s.finish(x)
 	}
-	return s.awaitLeftover(ctx)
+	if err := s.awaitLeftover(ctx); err != nil {
+		return err
+	}
+	return s.awaitAnswers(ctx)
+}
+
+// awaitAnswers waits, bounded by the timeout, until the live server's
+// requests that came are answered (or the server is gone), so that what
+// the result counts of them (ServerRequests) does not depend on whether
+// an answer was still on its way when the session ended. It returns an
+// error only when ctx ends.
+func (s *sessionRun) awaitAnswers(ctx context.Context) error {
+	return s.awaitUntil(ctx, func() bool { return len(s.unanswered) == 0 })
 }
 
 // awaitLeftover waits, bounded by the timeout, until the live server has
@@ -328,7 +341,25 @@ func (s *sessionRun) windowCounts(win []*jsonrpc.Message) map[string]int {
 // held) counts at least as many messages of each method as want, the
 // live server is gone, or ctx ends; it returns an error only then.
 func (s *sessionRun) awaitCounts(ctx context.Context, want map[string]int, have func() map[string]int) error {
-	if len(want) == 0 || s.peer == nil {
+	if len(want) == 0 {
+		return nil
+	}
+	return s.awaitUntil(ctx, func() bool {
+		got := have()
+		for method, n := range want {
+			if got[method] < n {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// awaitUntil waits, bounded by the timeout, until done (called with s.mu
+// held) is true, the live server is gone, or ctx ends; it returns an
+// error only then.
+func (s *sessionRun) awaitUntil(ctx context.Context, done func() bool) error {
+	if s.peer == nil {
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.r.opts.Timeout)
@@ -344,17 +375,10 @@ func (s *sessionRun) awaitCounts(ctx context.Context, want map[string]int, have 
 	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for {
-		got := have()
-		all := true
-		for method, n := range want {
-			all = all && got[method] >= n
-		}
-		if all || wctx.Err() != nil || s.ended() != nil {
-			return ctx.Err()
-		}
+	for !done() && wctx.Err() == nil && s.ended() == nil {
 		s.cond.Wait()
 	}
+	return ctx.Err()
 }
 
 // close ends the live side and compares what no request was found for.
@@ -965,6 +989,9 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 		case jsonrpc.KindRequest:
 			requests = true
 			s.liveAttr.message(m, f.Meta)
+			if m.ID.Valid() {
+				s.unanswered[m.ID.Key()] = true
+			}
 		}
 	}
 	s.cond.Broadcast() // for awaitLeftover
@@ -988,6 +1015,10 @@ func (s *sessionRun) answer(ctx context.Context, m *jsonrpc.Message) (json.RawMe
 	key := canonical(m, pathsFor(s.r.ignores, m.Method))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() { // (before the unlock)
+		delete(s.unanswered, m.ID.Key())
+		s.cond.Broadcast()
+	}()
 	var sr *serverReq
 	for {
 		sr = s.pickServerReq(key, m.Method, false)
