@@ -1042,6 +1042,13 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			// (a task it created: createdAt), as verify takes the
 			// server's.
 			paths, norm := pathsFor(s.sc.ignore, method), s.sc.answerNorm
+			if asked := s.asked[m.ID.Key()]; asked == mcp.MethodTasksGet {
+				// How far the client's own task has come when the server
+				// asks depends on time alone (a server polls at once, or
+				// after a while): what the task comes to is compared in
+				// the answer to tasks/result.
+				paths = append(paths, taskProgressPaths()...)
+			}
 			got, want := canonicalWith(s.recordedTasks(lm), paths, norm), canonicalWith(s.sc.steps[i].msg, paths, norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
@@ -1811,3 +1818,10 @@ func noAnswerError(o output) *jsonrpc.Error {
 	}
 	return &jsonrpc.Error{Code: -32603, Message: fmt.Sprintf("mcpx replay: the recorded server refused this request with HTTP %d: %s", o.refused, o.refusedText)}
 }
+
+// taskProgressPaths are the members of a tasks/get result that say how
+// far the task has come (spec 2025-11-25: basic/utilities/tasks, "Task
+// Status Lifecycle"), built when first used.
+var taskProgressPaths = sync.OnceValue(func() []*Path {
+	return []*Path{MustParsePath("$.result.status"), MustParsePath("$.result.statusMessage")}
+})

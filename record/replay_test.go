@@ -668,3 +668,40 @@ func TestReplaySubscriptionID(t *testing.T) {
 		t.Fatalf("Serve = %v", err)
 	}
 }
+
+// A strict replay compares the client's answers to the server's requests,
+// but not how far the client's own task had come when a tasks/get asked
+// (working now, completed in the recording: a matter of time); what the
+// task comes to is compared in the answer to tasks/result.
+func TestReplayStrictTakesATaskStatusAsTime(t *testing.T) {
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"tasks/get","params":{"taskId":"t1"}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"taskId":"t1","status":"completed","ttl":60000}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+	)
+	for _, tc := range []struct {
+		answer string
+		want   string // a deviation, "" for none
+	}{
+		{`{"taskId":"t1","status":"working","ttl":60000}`, ""},
+		{`{"taskId":"t1","status":"working","statusMessage":"asking","ttl":60000}`, ""},
+		{`{"taskId":"t1","status":"completed","ttl":1}`, "the client answered request 0"},
+	} {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		c.recv()
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}`)
+		if got := c.recv(); !strings.Contains(got, `"tasks/get"`) {
+			t.Fatalf("expected tasks/get, got %s", got)
+		}
+		c.send(`{"jsonrpc":"2.0","id":0,"result":` + tc.answer + `}`)
+		c.expect(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+		d := strings.Join(c.deviations(), "\n")
+		if tc.want == "" && d != "" || tc.want != "" && !strings.Contains(d, tc.want) {
+			t.Errorf("answer %s: deviations %q, want %q", tc.answer, d, tc.want)
+		}
+	}
+}
