@@ -31,20 +31,29 @@ var inspectorRuns = [][]string{
 // runInspector runs the Inspector CLI against url and returns its stdout.
 func runInspector(t *testing.T, url string, args ...string) string {
 	t.Helper()
+	out, _ := inspectorCLIRun(t, args, append([]string{"--cli", url, "--transport", "http"}, args...))
+	return out
+}
+
+// inspectorCLIRun runs the Inspector CLI with argv (args, its own
+// arguments, name the run in a failure) in a home of its own, bounded,
+// and returns its stdout and stderr; a failed run fails the test.
+func inspectorCLIRun(t *testing.T, args, argv []string) (stdout, stderr string) {
+	t.Helper()
 	node := nodeBin(t)
 	cli := npmCache(t, inspectorCLI)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	home := t.TempDir()
-	c := exec.CommandContext(ctx, node, append([]string{cli, "--cli", url, "--transport", "http"}, args...)...)
+	c := exec.CommandContext(ctx, node, append([]string{cli}, argv...)...)
 	c.Env = append(os.Environ(), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"), "NO_COLOR=1")
-	var stderr strings.Builder
-	c.Stderr = &stderr
+	var errOut strings.Builder
+	c.Stderr = &errOut
 	out, err := c.Output()
 	if err != nil {
-		t.Fatalf("inspector %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("inspector %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut.String())
 	}
-	return string(out)
+	return string(out), errOut.String()
 }
 
 // listenAddr matches the address an mcpx listener announces.
@@ -235,25 +244,13 @@ func hostSession(t *testing.T, lines, want string, args ...string) {
 // returns the Inspector's stdout.
 func runInspectorStdio(t *testing.T, args []string, mcpxArgs ...string) string {
 	t.Helper()
-	node := nodeBin(t)
-	cli := npmCache(t, inspectorCLI)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	home := t.TempDir()
-	argv := append([]string{cli, "--cli"}, args...)
+	argv := append([]string{"--cli"}, args...)
 	argv = append(argv, "-e", serverEnv+"=mcpx", "--", os.Args[0])
-	c := exec.CommandContext(ctx, node, append(argv, mcpxArgs...)...)
-	c.Env = append(os.Environ(), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"), "NO_COLOR=1")
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		t.Fatalf("inspector %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+	out, stderr := inspectorCLIRun(t, args, append(argv, mcpxArgs...))
+	if strings.Contains(stderr, "replay:") {
+		t.Errorf("inspector %s: the replay departed:\n%s", strings.Join(args, " "), stderr)
 	}
-	if strings.Contains(stderr.String(), "replay:") {
-		t.Errorf("inspector %s: the replay departed:\n%s", strings.Join(args, " "), stderr.String())
-	}
-	return string(out)
+	return out
 }
 
 // The Inspector CLI in the 2026-07-28 era (it probes with server/discover

@@ -645,15 +645,8 @@ func TestReplayViewListing(t *testing.T) {
 // tell them for its own.
 func TestReplaySubscriptionID(t *testing.T) {
 	t.Parallel()
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
-	tr := mkTrace(
-		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`,
-		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
-		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
-		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
-		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
-		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
-	)
+	const meta = modernMeta
+	tr := listenTrace()
 	c := replayRaw(t, tr, ReplayOptions{Strict: true})
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true}}}`)
 	// The listen's answer is its own to replay (no client message came
@@ -704,4 +697,21 @@ func TestReplayStrictTakesATaskStatusAsTime(t *testing.T) {
 			t.Errorf("answer %s: deviations %q, want %q", tc.answer, d, tc.want)
 		}
 	}
+}
+
+// modernMeta is the _meta member of a 2026-07-28 request.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+
+// listenTrace is a 2026-07-28 session with a subscription: acknowledged,
+// a list change on it while a later tools/list is pending, then both
+// answered.
+func listenTrace() *Trace {
+	return mkTrace(
+		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+modernMeta+`,"notifications":{"toolsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
+	)
 }

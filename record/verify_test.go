@@ -503,15 +503,7 @@ func TestVerifyResultChanged(t *testing.T) {
 // change tagged with another id is a difference still.
 func TestVerifySubscriptionNotifications(t *testing.T) {
 	t.Parallel()
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
-	tr := mkTrace(
-		`> {"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`,
-		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"},"notifications":{"toolsListChanged":true}}}`,
-		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
-		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
-		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
-		`< {"jsonrpc":"2.0","id":"listen:0","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}`,
-	)
+	tr := listenTrace()
 	// live acknowledges the subscription, tagged with the listen
 	// request's id (or tag); once tools/list came too, it sends a list
 	// change on the subscription, then answers both.
@@ -552,7 +544,7 @@ func TestVerifySubscriptionNotifications(t *testing.T) {
 // acknowledgement that differs, or none, is a difference.
 func TestVerifyOpenSubscription(t *testing.T) {
 	t.Parallel()
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	const meta = modernMeta
 	tr := mkTrace(
 		`> {"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`,
 		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2},"notifications":{"toolsListChanged":true}}}`,
