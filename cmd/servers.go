@@ -142,11 +142,21 @@ func (e *env) showWarnings(cat *servers.Catalog, s *servers.Server) {
 	}
 	con := e.console()
 	for _, w := range cat.Warnings {
-		if s != nil && (w.Path != s.Source.Path || (w.Server != "" && w.Server != s.Name)) {
+		if s != nil && (!slices.Contains(layerPaths(s), w.Path) || (w.Server != "" && w.Server != s.Name)) {
 			continue
 		}
 		con.Note(tui.EscapeLine(w.String()))
 	}
+}
+
+// layerPaths are the files s is read from: its own, and the other layers
+// of Codex's that its entry merges.
+func layerPaths(s *servers.Server) []string {
+	out := []string{s.Source.Path}
+	for _, l := range s.Layers {
+		out = append(out, l.Path)
+	}
+	return out
 }
 
 // lookupServer finds ref among the configured servers.
@@ -381,6 +391,10 @@ func (e *env) checkTrust(ctx context.Context, senv *servers.Env, s *servers.Serv
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Server %s is defined in %s (%s).\n", s.Ref(), s.Source.Path, scope)
+	if len(s.Layers) > 1 {
+		// Another file's keys may be what runs: Codex merges them.
+		fmt.Fprintf(&b, "Its entry is merged from %s.\n", strings.Join(layerPaths(s)[1:], ", "))
+	}
 	if stdio {
 		fmt.Fprintf(&b, "Starting it runs this command on this machine:\n  %s\n", shellJoin(append([]string{s.Command}, s.Args...)))
 		if s.Cwd != "" {
@@ -642,6 +656,9 @@ type serverJSON struct {
 	// DisabledReason says why, when it is not the entry's own file or
 	// its application's name lists (Claude Code's managed policy).
 	DisabledReason string `json:"disabledReason,omitempty"`
+	// Layers are, when Codex's files merge their entries of the name,
+	// each of those files, the lowest precedence first (Path the last).
+	Layers []string `json:"layers,omitempty"`
 	// Trust is "own" (mcpx's file), "url" (a URL whose entry takes
 	// nothing from this machine: nothing to confirm), "trusted"
 	// (confirmed as it is) or "ask".
@@ -654,8 +671,17 @@ func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
 		Env: shownMap(s.Env), EnvFile: s.EnvFile, Cwd: s.Cwd, URL: transport.RedactURL(s.URL), Headers: shownMap(s.Headers),
 		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, DisabledReason: s.DisabledReason, Trust: trustState(s, store),
-		Timeout: timeoutText(s.Timeout),
+		Timeout: timeoutText(s.Timeout), Layers: layersOf(s),
 	}
+}
+
+// layersOf are the files of s.Layers.
+func layersOf(s *servers.Server) []string {
+	var out []string
+	for _, l := range s.Layers {
+		out = append(out, l.Path)
+	}
+	return out
 }
 
 // timeoutText is d in Go's duration syntax, "" for none.
@@ -818,6 +844,10 @@ func newServersShowCmd(e *env) *cobra.Command {
 			row("name", s.Name)
 			row("source", s.Source.ID+" ("+string(s.Source.Scope)+")")
 			row("file", where)
+			// Codex's files whose entries are merged into this one.
+			for _, p := range j.Layers {
+				row("layer", p)
+			}
 			row("transport", string(s.Transport))
 			if s.Transport == servers.TransportStdio {
 				row("command", target(s))

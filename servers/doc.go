@@ -25,9 +25,11 @@
 // ~/Library/Application Support on macOS, %APPDATA% on Windows. WORKSPACE
 // is each directory from Env.Dir up to Env.Workspace, the project's root
 // (ProjectRoot: the nearest with .git): of a project file, the nearest
-// one is read, and Codex's are all read, the closest winning, up to the
-// root Codex's project_root_markers name when they are set; Claude Code's
-// local scope is the entry of the nearest that has one.
+// one is read; Claude Code's local scope is the entry of the nearest that
+// has one. Codex's are all read, in a project the person trusts in Codex,
+// up to the root its project_root_markers name (codexProjectDirs), and
+// Codex's entries of one name in its system, user and project files are
+// merged key by key into one server, as Codex merges them (mergeCodex).
 //
 //	ID                   file                                         servers in
 //	mcpx                 $MCPX_CONFIG_DIR or CONFIG/mcpx, servers.json mcpServers

@@ -20,8 +20,8 @@ type Env struct {
 	Home string
 	// Workspace is the project directory, the root of the project Dir
 	// is in (ProjectRoot): the top of the directories project files
-	// (.vscode/mcp.json, .mcp.json…) are looked for in (but for Codex's
-	// when its project_root_markers are set: codexProjectDirs), and what
+	// (.vscode/mcp.json, .mcp.json…) are looked for in (Codex's have a
+	// root of their own: codexProjectDirs), and what
 	// ${workspaceFolder} means and where relative cwd and envFile paths
 	// start for a server of a file that belongs to no project (a user
 	// file). "" reads no project file.
@@ -98,9 +98,8 @@ func OSEnv() (*Env, error) {
 // repository's folder). The search costs one stat a directory, and stops
 // below the home directory and below the file system's root: a home
 // directory kept in git (dotfiles) would otherwise make every directory
-// under it one project. Without a .git, dir is its own project. (Codex's
-// own project_root_markers setting moves the root of Codex's project
-// files only: see codexProjectDirs.)
+// under it one project. Without a .git, dir is its own project. (Codex
+// finds the root of its own project files its way: see codexProjectDirs.)
 func ProjectRoot(e *Env, dir string) string {
 	return projectRoot(e, dir, defaultRootMarkers)
 }

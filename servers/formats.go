@@ -185,6 +185,9 @@ type entry struct {
 	keys   []string // in file order
 	fields map[string]any
 	lines  map[string]int // line of each field, when known
+	// paths is the file of each field, when it is not the server's
+	// Source (Codex's layers, merged).
+	paths map[string]string
 }
 
 func (e *entry) lineOf(key string) int {
@@ -199,11 +202,14 @@ func (e *entry) lineOf(key string) int {
 func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 	var warns []Warning
 	warn := func(key, format string, args ...any) {
-		line := e.line
+		line, path := e.line, src.Path
 		if key != "" {
 			line = e.lineOf(key)
+			if p := e.paths[key]; p != "" {
+				path = p
+			}
 		}
-		warns = append(warns, Warning{Path: src.Path, Line: line, Server: e.name, Message: fmt.Sprintf(format, args...)})
+		warns = append(warns, Warning{Path: path, Line: line, Server: e.name, Message: fmt.Sprintf(format, args...)})
 	}
 	s := &Server{Name: e.name, Source: src, Line: e.line, syntax: d.syntax, Hash: entryHash(d.kind, e)}
 

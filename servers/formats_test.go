@@ -539,7 +539,15 @@ func FuzzReadFile(f *testing.F) {
 		for _, l := range env.locations() {
 			var list []*Server
 			if l.toml {
-				list, _ = readTOML(l, []byte(content))
+				// Alone, and over a layer of Codex's that defines a
+				// server of each transport.
+				base, _ := readTOML(location{Source: l.Source, dialect: l.dialect, toml: true},
+					[]byte("[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\nurl = \"u\"\n"))
+				layer, _ := readTOML(l, []byte(content))
+				layer.loc.codexLayer = 1
+				list, _, _ = mergeCodex([]*codexLayer{layer})
+				over, _, _ := mergeCodex([]*codexLayer{layer, base})
+				list = append(list, over...)
 			} else {
 				list, _, _ = readJSON(env, l, &jsonDoc{data: []byte(content)})
 			}

@@ -55,6 +55,8 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 	taken := map[string]bool{}
 	defined := map[string]map[string]bool{}
 	claude := claudeDirs{project: env.Workspace, local: env.Workspace}
+	// codex are Codex's files, read, which are merged once all are.
+	var codex []*codexLayer
 	locs, lw := env.locate()
 	c.Warnings = append(c.Warnings, lw...)
 	for _, l := range locs {
@@ -89,17 +91,25 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 			c.Files = append(c.Files, f)
 			continue
 		}
+		if l.distrust != "" {
+			// The application does not read it: neither does mcpx, but
+			// a server the user names may be there (Unread).
+			c.Warnings = append(c.Warnings, Warning{Path: l.Path, Message: l.distrust, Unread: true})
+			c.Files = append(c.Files, f)
+			continue
+		}
 		f.Found = true
-		var list []*Server
-		var warns []Warning
 		if l.toml {
-			list, warns = readTOML(l, data)
-		} else {
-			var r *nameRules
-			list, warns, r = readJSON(env, l, doc)
-			if r != nil {
-				rules = append(rules, *r)
-			}
+			layer, warns := readTOML(l, data)
+			layer.file = len(c.Files)
+			codex = append(codex, layer)
+			c.Warnings = append(c.Warnings, warns...)
+			c.Files = append(c.Files, f)
+			continue
+		}
+		list, warns, r := readJSON(env, l, doc)
+		if r != nil {
+			rules = append(rules, *r)
 		}
 		if l.ID == "claude-code-managed-settings" {
 			list, warns = providedServers(list, warns)
@@ -116,6 +126,12 @@ func Load(ctx context.Context, env *Env) (*Catalog, error) {
 			}
 		}
 		c.Files = append(c.Files, f)
+	}
+	list, counts, w := mergeCodex(codex)
+	c.Servers = append(c.Servers, list...)
+	c.Warnings = append(c.Warnings, w...)
+	for i, layer := range codex {
+		c.Files[layer.file].Servers = counts[i]
 	}
 	r, w := geminiEnablement(env)
 	rules = append(rules, r)
@@ -583,8 +599,19 @@ func readInputs(l location, data, std []byte, v *jsonNode) (map[string]Input, []
 	return out, warns
 }
 
+// codexLayer is one of Codex's config.toml files, read.
+type codexLayer struct {
+	loc  location
+	data []byte
+	// tables are its [mcp_servers.NAME] tables.
+	tables map[string]map[string]any
+	// file is its index in Catalog.Files.
+	file int
+}
+
 // readTOML reads Codex's config.toml.
-func readTOML(l location, data []byte) ([]*Server, []Warning) {
+func readTOML(l location, data []byte) (*codexLayer, []Warning) {
+	layer := &codexLayer{loc: l, data: data, tables: map[string]map[string]any{}}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		line, msg := 0, err.Error()
@@ -595,33 +622,102 @@ func readTOML(l location, data []byte) ([]*Server, []Warning) {
 		// The decoder quotes what it could not read: a value written
 		// without quotes (TOKEN = sk-live-…) would be shown.
 		msg = tomlQuoted().ReplaceAllString(msg, `"…"`)
-		return nil, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it", Unread: true}}
+		return layer, []Warning{{Path: l.Path, Line: line, Message: "not valid TOML: " + msg + "; no server read from it", Unread: true}}
 	}
 	raw, ok := doc["mcp_servers"]
 	if !ok {
-		return nil, nil
+		return layer, nil
 	}
 	tables, ok := raw.(map[string]any)
 	if !ok {
-		return nil, []Warning{{Path: l.Path, Message: "mcp_servers is not a table; no server read from it", Unread: true}}
+		return layer, []Warning{{Path: l.Path, Message: "mcp_servers is not a table; no server read from it", Unread: true}}
 	}
-	var out []*Server
 	var warns []Warning
 	for _, name := range sortedKeys(tables) {
-		line := tomlLine(data, name)
 		fields, ok := tables[name].(map[string]any)
 		if !ok {
-			warns = append(warns, Warning{Path: l.Path, Line: line, Server: name, Message: "is not a table; skipped"})
+			warns = append(warns, Warning{Path: l.Path, Line: tomlLine(data, name), Server: name, Message: "is not a table; skipped"})
 			continue
 		}
-		e := &entry{name: name, line: line, keys: sortedKeys(fields), fields: fields}
-		s, w := l.dialect.build(l.Source, e)
-		warns = append(warns, w...)
-		if s != nil {
-			out = append(out, s)
+		layer.tables[name] = fields
+	}
+	return layer, warns
+}
+
+// mergeCodex makes the servers of Codex's layers: of a name several
+// define, one entry whose keys are merged as Codex merges its layers —
+// a table (env, http_headers, env_http_headers, tools) key by key, any
+// other value (args, enabled_tools, a string, a number) replaced whole
+// by the layer of higher precedence (codex-rs/config/src/merge.rs,
+// merge_toml_values; ConfigLayerStack::effective_config in state.rs, of
+// which mcp_servers is read). The server's Source is the layer of
+// highest precedence that sets any of its keys, and its Layers all of
+// them when there are several; its Hash is the merged entry's, so that
+// an edit of any layer asks for trust again. counts are, for each layer,
+// the entries of it that a server was made of.
+func mergeCodex(layers []*codexLayer) (list []*Server, counts []int, warns []Warning) {
+	counts = make([]int, len(layers))
+	order := make([]int, len(layers))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return layers[order[a]].loc.codexLayer < layers[order[b]].loc.codexLayer })
+	names := map[string]bool{}
+	for _, l := range layers {
+		for n := range l.tables {
+			names[n] = true
 		}
 	}
-	return out, warns
+	for _, name := range sortedKeys(names) {
+		e := &entry{name: name, fields: map[string]any{}, lines: map[string]int{}, paths: map[string]string{}}
+		var from []int
+		for _, i := range order {
+			t, ok := layers[i].tables[name]
+			if !ok {
+				continue
+			}
+			mergeTOML(e.fields, t)
+			line := tomlLine(layers[i].data, name)
+			for k := range t {
+				e.lines[k], e.paths[k] = line, layers[i].loc.Path
+			}
+			e.line = line
+			from = append(from, i)
+		}
+		e.keys = sortedKeys(e.fields)
+		top := layers[from[len(from)-1]].loc
+		s, w := top.dialect.build(top.Source, e)
+		warns = append(warns, w...)
+		if s == nil {
+			continue
+		}
+		for _, i := range from {
+			counts[i]++
+			if len(from) > 1 {
+				s.Layers = append(s.Layers, layers[i].loc.Source)
+			}
+		}
+		list = append(list, s)
+	}
+	return list, counts, warns
+}
+
+// mergeTOML merges overlay into base as Codex's merge_toml_values does:
+// a table into a table key by key, anything else replacing what was
+// there. base takes copies, so that overlay is never changed.
+func mergeTOML(base, overlay map[string]any) {
+	for k, v := range overlay {
+		if vt, ok := v.(map[string]any); ok {
+			bt, ok := base[k].(map[string]any)
+			if !ok {
+				bt = map[string]any{}
+			}
+			mergeTOML(bt, vt)
+			base[k] = bt
+			continue
+		}
+		base[k] = v
+	}
 }
 
 // tomlQuoted matches a quoted excerpt of the file, longer than one

@@ -23,8 +23,16 @@ type location struct {
 	// one a directory from the working directory up to the project root,
 	// listed nearest first, and only the first one found is read.
 	// layered: every one is read, and a server defined in a nearer one
-	// hides the farther ones' of its name (Codex).
+	// hides the farther ones' of its name (Claude Code's managed
+	// settings).
 	nearest, layered bool
+	// codexLayer is the precedence of one of Codex's files, whose
+	// entries Load merges key by key: 0 the system's, 1 the user's, then
+	// the project's from its root down to the working directory.
+	codexLayer int
+	// distrust, when set, says why the application does not read the
+	// file (a Codex project that is not trusted): it is not read.
+	distrust string
 }
 
 const workspaceKey = "\x00workspace"
@@ -34,7 +42,8 @@ const workspaceKey = "\x00workspace"
 // under one source ID: the applications that read one project file read
 // the one of the project they open, which is the nearest to the working
 // directory that has one (a sub-project opened on its own, like the
-// repository around it, sees its own file), and Codex reads them all.
+// repository around it, sees its own file), and Codex reads them all, up
+// to a root of its own (codexProjectDirs).
 // Project locations are left out when e has no workspace, and a location
 // whose file is another location's (a workspace that is the home
 // directory) is listed once.
@@ -159,25 +168,25 @@ func (e *Env) locate() ([]location, []Warning) {
 		dialect: dialects[KindWindsurf], servers: []string{"mcpServers"}, topLevel: []string{"mcpServers"}})
 
 	// Codex CLI (https://developers.openai.com/codex/mcp): [mcp_servers.NAME]
-	// tables in config.toml under CODEX_HOME (default ~/.codex), and in
+	// tables in config.toml under CODEX_HOME (default ~/.codex), in the
+	// system configuration, /etc/codex/config.toml on Unix, and in
 	// .codex/config.toml of a trusted project: in every directory from
-	// the project root down to the working directory, the closest winning
+	// the project's root down to the working directory
 	// (https://developers.openai.com/codex/config-basic, "Configuration
-	// precedence"). Codex merges the layers key by key; mcpx takes a
-	// server's whole table from the closest layer that defines it.
-	// The project's root is where Codex's project_root_markers say
-	// (codexProjectDirs).
-	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: e.join(e.codexHome(), "config.toml")},
-		dialect: dialects[KindCodex], toml: true})
-	markers, warns := e.codexMarkers()
-	projectIn(e.codexProjectDirs(markers), location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject},
-		dialect: dialects[KindCodex], toml: true, layered: true}, ".codex", "config.toml")
-	// and the system configuration, /etc/codex/config.toml on Unix
-	// (https://developers.openai.com/codex/config-basic, "Configuration
-	// precedence"); Codex reads none on Windows.
-	if !e.windows() {
-		add(location{Source: Source{ID: "codex-system", Kind: KindCodex, Scope: ScopeSystem, Path: "/etc/codex/config.toml"},
-			dialect: dialects[KindCodex], toml: true})
+	// precedence"; codexProjectDirs). Codex merges these layers key by
+	// key, the system's lowest, then the user's, then the project's from
+	// its root down (codexLayer orders them; Load merges them).
+	cs, warns := e.codexConfig()
+	add(location{Source: Source{ID: "codex", Kind: KindCodex, Scope: ScopeUser, Path: cs.userFile},
+		dialect: dialects[KindCodex], toml: true, codexLayer: 1})
+	codexDirs := e.codexProjectDirs(cs)
+	for i, d := range codexDirs {
+		add(location{Source: Source{ID: "codex-project", Kind: KindCodex, Scope: ScopeProject, Path: e.join(d.dir, ".codex", "config.toml"), Workspace: d.dir},
+			dialect: dialects[KindCodex], toml: true, codexLayer: 1 + len(codexDirs) - i, distrust: d.distrust})
+	}
+	if sys := e.codexSystemFile(); sys != "" {
+		add(location{Source: Source{ID: "codex-system", Kind: KindCodex, Scope: ScopeSystem, Path: sys},
+			dialect: dialects[KindCodex], toml: true, codexLayer: 0})
 	}
 
 	// Gemini CLI (https://github.com/google-gemini/gemini-cli/blob/main/

@@ -2,6 +2,8 @@ package servers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -200,33 +202,174 @@ func TestProjectFilesWithoutARepository(t *testing.T) {
 
 func TestCodexProjectLayers(t *testing.T) {
 	env := subdirEnv(mapFS{
-		"/home/ada/repo/.codex/config.toml": "[mcp_servers.a]\ncommand = \"root-a\"\n[mcp_servers.b]\ncommand = \"root-b\"\n",
+		"/home/ada/.codex/config.toml": "[projects.\"/home/ada/repo\"]\ntrust_level = \"trusted\"\n" +
+			"[mcp_servers.a]\ncommand = \"user-a\"\nargs = [\"1\", \"2\"]\nenv = { U = \"u\", X = \"user\" }\n" +
+			"[mcp_servers.u]\ncommand = \"user-u\"\n",
+		"/home/ada/repo/.codex/config.toml": "[mcp_servers.a]\nargs = [\"3\"]\nenv = { X = \"root\" }\n[mcp_servers.b]\ncommand = \"root-b\"\n" +
+			"[mcp_servers.u]\nenabled = false\n",
 		"/home/ada/repo/src/.codex/config.toml": "[mcp_servers.a]\ncommand = \"src-a\"\n" +
-			"[mcp_servers.c]\ncommand = \"src-c\"\n",
-		"/home/ada/repo/src/pkg/.codex/config.toml": "[mcp_servers.c]\ncommand = \"pkg-c\"\n",
+			"[mcp_servers.c]\ncommand = \"src-c\"\n[mcp_servers.c.env]\nS = \"s\"\n",
+		"/home/ada/repo/src/pkg/.codex/config.toml": "[mcp_servers.c]\ncommand = \"pkg-c\"\nenv.P = \"p\"\n",
 	})
 	c := load(t, env)
 	checkWarnings(t, c.Warnings)
 	var list []string
 	for _, s := range c.Servers {
-		list = append(list, s.Name+" "+s.Command+" "+s.Source.Path)
+		line := fmt.Sprintf("%s %s %v %v disabled=%v %s", s.Ref(), s.Command, s.Args, s.Env, s.Disabled, s.Source.Path)
+		for _, l := range s.Layers {
+			line += " < " + l.Path
+		}
+		list = append(list, line)
 	}
+	// Tables merge key by key, anything else is replaced whole; the
+	// file of highest precedence that sets a key is the server's.
 	diff(t, []string{
-		"a src-a /home/ada/repo/src/.codex/config.toml",
-		"b root-b /home/ada/repo/.codex/config.toml",
-		"c pkg-c /home/ada/repo/src/pkg/.codex/config.toml",
+		"codex-project:a src-a [3] map[U:u X:root] disabled=false /home/ada/repo/src/.codex/config.toml" +
+			" < /home/ada/.codex/config.toml < /home/ada/repo/.codex/config.toml < /home/ada/repo/src/.codex/config.toml",
+		"codex-project:b root-b [] map[] disabled=false /home/ada/repo/.codex/config.toml",
+		"codex-project:c pkg-c [] map[P:p S:s] disabled=false /home/ada/repo/src/pkg/.codex/config.toml" +
+			" < /home/ada/repo/src/.codex/config.toml < /home/ada/repo/src/pkg/.codex/config.toml",
+		"codex-project:u user-u [] map[] disabled=true /home/ada/repo/.codex/config.toml" +
+			" < /home/ada/.codex/config.toml < /home/ada/repo/.codex/config.toml",
 	}, list)
 	counts := map[string]int{}
 	for _, f := range c.Files {
-		if f.Source.ID == "codex-project" && f.Found {
+		if f.Source.Kind == KindCodex && f.Found {
 			counts[f.Source.Path] = f.Servers
 		}
 	}
 	diff(t, map[string]int{
-		"/home/ada/repo/.codex/config.toml":         1,
-		"/home/ada/repo/src/.codex/config.toml":     1,
+		"/home/ada/.codex/config.toml":              2,
+		"/home/ada/repo/.codex/config.toml":         3,
+		"/home/ada/repo/src/.codex/config.toml":     2,
 		"/home/ada/repo/src/pkg/.codex/config.toml": 1,
 	}, counts)
+	// One entry of each name, found by its name alone, and by the
+	// application's.
+	for _, ref := range []string{"a", "codex:a", "codex-project:a"} {
+		if s, err := c.Lookup(ref); err != nil || s.Command != "src-a" {
+			t.Errorf("Lookup(%q) = %v, %v", ref, s, err)
+		}
+	}
+	// A field's problem is told at the file that wrote it; what the
+	// merged entry lacks, at the server's.
+	env = subdirEnv(mapFS{
+		"/home/ada/.codex/config.toml":      "[projects.\"/home/ada/repo\"]\ntrust_level = \"trusted\"\n\n[mcp_servers.a]\ncommand = \"x\"\nbogus = 1\n",
+		"/home/ada/repo/.codex/config.toml": "[mcp_servers.a]\nargs = [\"y\"]\n[mcp_servers.n]\nenabled = false\n",
+	})
+	c = load(t, env)
+	checkWarnings(t, c.Warnings, `/home/ada/.codex/config.toml:4: server "a": unknown field "bogus", ignored`,
+		`/home/ada/repo/.codex/config.toml:3: server "n": has neither a command nor a URL; skipped`)
+	// The hash is the merged entry's: an edit of any layer asks again.
+	s, err := c.Lookup("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.FS.(mapFS)["/home/ada/.codex/config.toml"] += "env = { K = \"v\" }\n"
+	if s2, err := load(t, env).Lookup("a"); err != nil || s2.Hash == s.Hash {
+		t.Errorf("after an edit of the user's layer: %v, %v", s2, err)
+	}
+}
+
+func TestCodexTrust(t *testing.T) {
+	files := mapFS{
+		"/home/ada/mono/.hg/store":                     "",
+		"/home/ada/mono/.codex/config.toml":            "[mcp_servers.mono]\ncommand = \"mono\"\n",
+		"/home/ada/mono/repo/.codex/config.toml":       "[mcp_servers.root]\ncommand = \"root\"\n",
+		"/home/ada/mono/repo/src/.codex/config.toml":   "[mcp_servers.src]\ncommand = \"src\"\n",
+		"/home/ada/mono/wt/.git":                       "gitdir: /home/ada/mono/repo/.git/worktrees/wt\n",
+		"/home/ada/mono/wt/.codex/config.toml":         "[mcp_servers.wt]\ncommand = \"wt\"\n",
+		"/home/ada/mono/repo/.git/worktrees/wt/gitdir": "/home/ada/mono/wt/.git\n",
+	}
+	tests := []struct {
+		name, dir, user string
+		want            []string
+		warn            []string
+	}{{
+		name: "no trust: no layer",
+		dir:  "/home/ada/mono/repo/src",
+		warn: []string{
+			`/home/ada/mono/repo/src/.codex/config.toml: not read: Codex reads a project's .codex/config.toml only in a trusted project; Codex asks when it opens /home/ada/mono/repo, or add [projects."/home/ada/mono/repo"] trust_level = "trusted" to /home/ada/.codex/config.toml`,
+			`/home/ada/mono/repo/.codex/config.toml: not read:`,
+		},
+	}, {
+		name: "the repository trusted",
+		dir:  "/home/ada/mono/repo/src",
+		user: `[projects."/home/ada/mono/repo"]` + "\ntrust_level = \"trusted\"",
+		want: []string{"root", "src"},
+	}, {
+		name: "a directory's own level wins over the repository's",
+		dir:  "/home/ada/mono/repo/src",
+		user: `[projects."/home/ada/mono/repo"]` + "\ntrust_level = \"trusted\"\n" + `[projects."/home/ada/mono/repo/src"]` + "\ntrust_level = \"untrusted\"",
+		want: []string{"root"},
+		warn: []string{`/home/ada/mono/repo/src/.codex/config.toml: not read: Codex reads a project's .codex/config.toml only in a trusted project, and /home/ada/mono/repo/src is untrusted in /home/ada/.codex/config.toml`},
+	}, {
+		name: "the root above the repository trusted, with a trailing separator",
+		dir:  "/home/ada/mono/repo/src",
+		user: "project_root_markers = [\".hg\"]\n" + `[projects."/home/ada/mono/"]` + "\ntrust_level = \"trusted\"",
+		want: []string{"mono", "root", "src"},
+	}, {
+		name: "a linked worktree: the main checkout's trust",
+		dir:  "/home/ada/mono/wt",
+		user: `[projects."/home/ada/mono/repo"]` + "\ntrust_level = \"trusted\"",
+		want: []string{"wt"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := mapFS{"/home/ada/.codex/config.toml": tt.user, "/home/ada/mono/repo/.git/HEAD": ""}
+			for k, v := range files {
+				fs[k] = v
+			}
+			env := &Env{GOOS: "linux", Home: "/home/ada", Dir: tt.dir, FS: fs}
+			env.Workspace = ProjectRoot(env, env.Dir)
+			c := load(t, env)
+			checkWarnings(t, c.Warnings, tt.warn...)
+			var names []string
+			for _, s := range c.Servers {
+				names = append(names, s.Name)
+			}
+			diff(t, tt.want, names)
+			// A server of a layer not read is not found, and the
+			// error says why it may be.
+			if len(tt.warn) > 0 {
+				_, err := c.Lookup("src")
+				var nf *NotFoundError
+				if !errors.As(err, &nf) || len(nf.Problems) == 0 {
+					t.Errorf("Lookup(src) = %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestCodexRootAboveTheHome(t *testing.T) {
+	// Codex looks for its markers up to the file system's root, past the
+	// home directory: a marker there makes every directory between a
+	// layer, but for Codex's own home, which is the user's layer.
+	files := mapFS{
+		"/.codexroot":                         "",
+		"/home/ada/.codex/config.toml":        "project_root_markers = [\".codexroot\"]\n[projects.\"/\"]\ntrust_level = \"trusted\"\n[mcp_servers.user]\ncommand = \"u\"\n",
+		"/home/.codex/config.toml":            "[mcp_servers.homes]\ncommand = \"h\"\n",
+		"/home/ada/work/.codex/config.toml":   "[mcp_servers.work]\ncommand = \"w\"\n",
+		"/home/ada/work/x/.codex/config.toml": "[mcp_servers.x]\ncommand = \"x\"\n",
+	}
+	env := &Env{GOOS: "linux", Home: "/home/ada", Dir: "/home/ada/work/x", FS: files}
+	env.Workspace = ProjectRoot(env, env.Dir)
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	var refs []string
+	for _, s := range c.Servers {
+		refs = append(refs, s.Ref())
+	}
+	diff(t, []string{"codex-project:homes", "codex:user", "codex-project:work", "codex-project:x"}, refs)
+	var looked []string
+	for _, f := range c.Files {
+		if f.Source.ID == "codex-project" {
+			looked = append(looked, f.Source.Path)
+		}
+	}
+	diff(t, []string{"/home/ada/work/x/.codex/config.toml", "/home/ada/work/.codex/config.toml",
+		"/home/.codex/config.toml", "/.codex/config.toml"}, looked)
 }
 
 func TestClaudeCodeLocalScopeOfAnAncestor(t *testing.T) {
@@ -317,7 +460,9 @@ func TestCodexProjectRootMarkers(t *testing.T) {
 			for k, v := range layers {
 				files[k] = v
 			}
-			files["/home/ada/.codex/config.toml"] = tt.user
+			// The repository is trusted, which trusts each of its
+			// layers (and the one above it: see TestCodexTrust).
+			files["/home/ada/.codex/config.toml"] = tt.user + "\n[projects.\"/home/ada/mono/repo\"]\ntrust_level = \"trusted\"\n"
 			if tt.system != "" {
 				files["/etc/codex/config.toml"] = tt.system
 			}

@@ -167,6 +167,13 @@ type Server struct {
 	// Line is the line of the entry in its file (0 when unknown).
 	Line int
 
+	// Layers are, when several of Codex's files define the server, each
+	// of them, the lowest precedence first: Codex merges their entries
+	// key by key into the one it uses, and so does mcpx. Source is the
+	// last, the file of highest precedence that sets any of its keys.
+	// nil when one file defines it.
+	Layers []Source
+
 	// syntax is the variable syntax of the application that wrote the
 	// file; inputs are the input definitions of its file (VS Code).
 	syntax syntax

@@ -433,7 +433,8 @@ func TestExpansions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			read := 0
-			env := linuxEnv(mapFS{tt.path: tt.file}, nil)
+			// Codex reads a project's layer in a trusted project only.
+			env := linuxEnv(mapFS{tt.path: tt.file, "/home/ada/.codex/config.toml": "[projects.\"/home/ada/proj\"]\ntrust_level = \"trusted\"\n"}, nil)
 			env.LookupEnv = func(string) (string, bool) { read++; return "", false }
 			c := load(t, env)
 			read = 0
