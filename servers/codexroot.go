@@ -15,11 +15,14 @@ func (e *Env) codexHome() string {
 	return e.join(e.Home, ".codex")
 }
 
-// codexSystemFile is Codex's system configuration, /etc/codex/config.toml;
-// "" on Windows, where mcpx reads none.
+// codexSystemFile is Codex's system configuration: /etc/codex/config.toml
+// on Unix, %ProgramData%\OpenAI\Codex\config.toml on Windows (the
+// ProgramData known folder, C:\ProgramData unless moved)
+// (codex-rs/config/src/loader/mod.rs, system_config_toml_file and
+// windows_system_config_toml_file).
 func (e *Env) codexSystemFile() string {
 	if e.windows() {
-		return ""
+		return `C:\ProgramData\OpenAI\Codex\config.toml`
 	}
 	return "/etc/codex/config.toml"
 }

@@ -50,7 +50,8 @@
 //	windsurf             ~/.codeium/windsurf/mcp_config.json          mcpServers
 //	codex                $CODEX_HOME or ~/.codex, config.toml          [mcp_servers.NAME]
 //	codex-project        WORKSPACE/.codex/config.toml                 [mcp_servers.NAME]
-//	codex-system         /etc/codex/config.toml (not on Windows)      [mcp_servers.NAME]
+//	codex-system         /etc/codex/config.toml (Windows:             [mcp_servers.NAME]
+//	                     C:\ProgramData\OpenAI\Codex\config.toml)
 //	gemini               ~/.gemini/settings.json (in $GEMINI_CLI_HOME) mcpServers
 //	gemini-project       WORKSPACE/.gemini/settings.json              mcpServers
 //	gemini-system        $GEMINI_CLI_SYSTEM_SETTINGS_PATH or           mcpServers

@@ -169,7 +169,7 @@ func (e *Env) locate() ([]location, []Warning) {
 
 	// Codex CLI (https://developers.openai.com/codex/mcp): [mcp_servers.NAME]
 	// tables in config.toml under CODEX_HOME (default ~/.codex), in the
-	// system configuration, /etc/codex/config.toml on Unix, and in
+	// system configuration (codexSystemFile), and in
 	// .codex/config.toml of a trusted project: in every directory from
 	// the project's root down to the working directory
 	// (https://developers.openai.com/codex/config-basic, "Configuration

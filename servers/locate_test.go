@@ -144,6 +144,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":                     `C:\Users\ada\.codeium\windsurf\mcp_config.json`,
 			"codex":                        `C:\Users\ada\.codex\config.toml`,
 			"codex-project":                `D:\src\proj\.codex\config.toml`,
+			"codex-system":                 `C:\ProgramData\OpenAI\Codex\config.toml`,
 			"gemini":                       `C:\Users\ada\.gemini\settings.json`,
 			"gemini-project":               `D:\src\proj\.gemini\settings.json`,
 			"gemini-system":                `C:\ProgramData\gemini-cli\settings.json`,
@@ -168,6 +169,7 @@ func TestLocations(t *testing.T) {
 			"cursor":                       `C:\Users\ada\.cursor\mcp.json`, // the project file is the user file: read once
 			"windsurf":                     `C:\Users\ada\.codeium\windsurf\mcp_config.json`,
 			"codex":                        `C:\Users\ada\.codex\config.toml`,
+			"codex-system":                 `C:\ProgramData\OpenAI\Codex\config.toml`,
 			"gemini":                       `C:\Users\ada\.gemini\settings.json`,
 			"gemini-system":                `C:\ProgramData\gemini-cli\settings.json`,
 			"gemini-system-defaults":       `C:\ProgramData\gemini-cli\system-defaults.json`,

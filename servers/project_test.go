@@ -484,3 +484,27 @@ func TestCodexProjectRootMarkers(t *testing.T) {
 		})
 	}
 }
+
+func TestCodexOnWindows(t *testing.T) {
+	// The system file is ProgramData's; a trusted project's path is
+	// compared without case, as Codex compares it on Windows.
+	env := &Env{GOOS: "windows", Home: `C:\Users\ada`, Dir: `C:\src\proj\sub`, FS: mapFS{
+		`C:\src\proj\.git\HEAD`:                   "",
+		`C:\src\proj\.codex\config.toml`:          "[mcp_servers.p]\ncommand = \"proj\"\n",
+		`C:\Users\ada\.codex\config.toml`:         "[projects.'c:\\SRC\\proj']\ntrust_level = \"trusted\"\n[mcp_servers.p]\nenv = { U = \"1\" }\n",
+		`C:\ProgramData\OpenAI\Codex\config.toml`: "[mcp_servers.p]\ncommand = \"sys\"\nargs = [\"a\"]\n",
+	}}
+	env.Workspace = ProjectRoot(env, env.Dir)
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	s, err := c.Lookup("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var layers []string
+	for _, l := range s.Layers {
+		layers = append(layers, l.ID)
+	}
+	diff(t, "proj [a] map[U:1] codex-project [codex-system codex codex-project]",
+		fmt.Sprintf("%s %v %v %s %v", s.Command, s.Args, s.Env, s.Source.ID, layers))
+}
