@@ -52,6 +52,8 @@
 //	codex-project        WORKSPACE/.codex/config.toml                 [mcp_servers.NAME]
 //	codex-system         /etc/codex/config.toml (Windows:             [mcp_servers.NAME]
 //	                     C:\ProgramData\OpenAI\Codex\config.toml)
+//	codex-managed        /etc/codex/managed_config.toml (not on        [mcp_servers.NAME]
+//	                     Windows), over all of Codex's other files
 //	gemini               ~/.gemini/settings.json (in $GEMINI_CLI_HOME) mcpServers
 //	gemini-project       WORKSPACE/.gemini/settings.json              mcpServers
 //	gemini-system        $GEMINI_CLI_SYSTEM_SETTINGS_PATH or           mcpServers

@@ -188,6 +188,15 @@ func (e *Env) locate() ([]location, []Warning) {
 		add(location{Source: Source{ID: "codex-system", Kind: KindCodex, Scope: ScopeSystem, Path: sys},
 			dialect: dialects[KindCodex], toml: true, codexLayer: 0})
 	}
+	// and the legacy managed configuration an administrator deploys,
+	// /etc/codex/managed_config.toml on Unix, which Codex still merges
+	// on top of every other layer (codex-rs/config/src/loader/mod.rs,
+	// load_config_layers_state, LegacyManagedConfigTomlFromFile;
+	// managed_config_default_path: on Windows it is ignored).
+	if !e.windows() {
+		add(location{Source: Source{ID: "codex-managed", Kind: KindCodex, Scope: ScopeSystem, Path: "/etc/codex/managed_config.toml"},
+			dialect: dialects[KindCodex], toml: true, codexLayer: 2 + len(codexDirs)})
+	}
 
 	// Gemini CLI (https://github.com/google-gemini/gemini-cli/blob/main/
 	// docs/tools/mcp-server.md, "Configure the MCP server in

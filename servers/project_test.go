@@ -508,3 +508,18 @@ func TestCodexOnWindows(t *testing.T) {
 	diff(t, "proj [a] map[U:1] codex-project [codex-system codex codex-project]",
 		fmt.Sprintf("%s %v %v %s %v", s.Command, s.Args, s.Env, s.Source.ID, layers))
 }
+
+func TestCodexManagedConfigIsOverAll(t *testing.T) {
+	env := subdirEnv(mapFS{
+		"/home/ada/.codex/config.toml":          "[projects.\"/home/ada/repo\"]\ntrust_level = \"trusted\"\n",
+		"/home/ada/repo/src/.codex/config.toml": "[mcp_servers.m]\ncommand = \"project\"\nargs = [\"p\"]\n",
+		"/etc/codex/managed_config.toml":        "[mcp_servers.m]\ncommand = \"managed\"\n[mcp_servers.only]\nurl = \"https://example.com/mcp\"\n",
+	})
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	var list []string
+	for _, s := range c.Servers {
+		list = append(list, fmt.Sprintf("%s %s%s %v %d", s.Ref(), s.Command, s.URL, s.Args, len(s.Layers)))
+	}
+	diff(t, []string{"codex-managed:m managed [p] 2", "codex-managed:only https://example.com/mcp [] 0"}, list)
+}
