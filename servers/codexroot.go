@@ -212,17 +212,39 @@ func (e *Env) codexDistrust(cs codexSettings, dir, root, repo string) string {
 	if repo != "" {
 		key = repo
 	}
+	// Codex records trust under the real path.
+	if rfs, ok := e.fs().(realPathFS); ok {
+		if real, err := rfs.RealPath(key); err == nil {
+			key = real
+		}
+	}
 	return "not read: Codex reads a project's .codex/config.toml only in a trusted project; Codex asks when it opens " +
 		key + ", or add [projects." + tomlQuote(key) + "] trust_level = \"trusted\" to " + cs.userFile
 }
 
-// codexTrustOf is the trust level cs gives to the project at p: its key
-// written as p, else the first (in sorted order) that names p with
-// another case or separator on Windows, or a trailing separator.
+// codexTrustOf is the trust level cs gives to the project at p: Codex
+// looks p up with its symbolic links resolved first, then as written
+// (codex-rs/config/src/loader/mod.rs, normalized_project_trust_keys, with
+// dunce::canonicalize), so that a project opened through a link has the
+// trust it was given at its real path.
 func (e *Env) codexTrustOf(cs codexSettings, p string) (key, level string, ok bool) {
 	if p == "" {
 		return "", "", false
 	}
+	if rfs, ok := e.fs().(realPathFS); ok {
+		if real, err := rfs.RealPath(p); err == nil && real != p {
+			if key, level, ok := e.codexTrustAt(cs, real); ok {
+				return key, level, true
+			}
+		}
+	}
+	return e.codexTrustAt(cs, p)
+}
+
+// codexTrustAt is the trust level cs gives to the path p: its key written
+// as p, else the first (in sorted order) that names p with another case
+// or separator on Windows, or a trailing separator.
+func (e *Env) codexTrustAt(cs codexSettings, p string) (key, level string, ok bool) {
 	if level, ok := cs.trust[p]; ok {
 		return p, level, true
 	}

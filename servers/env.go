@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
@@ -64,6 +65,16 @@ func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name
 
 // Stat tells whether name exists (statFS).
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+// RealPath is name with its symbolic links resolved (realPathFS).
+func (osFS) RealPath(name string) (string, error) { return filepath.EvalSymlinks(name) }
+
+// realPathFS is a FileSystem that can resolve symbolic links: Codex keys
+// a project's trust by its real path. Without it paths are taken as
+// written.
+type realPathFS interface {
+	RealPath(name string) (string, error)
+}
 
 // statFS is a FileSystem that can tell that a path exists without reading
 // it: ProjectRoot looks for .git, a directory or a file. A FileSystem

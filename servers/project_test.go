@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -522,4 +525,46 @@ func TestCodexManagedConfigIsOverAll(t *testing.T) {
 		list = append(list, fmt.Sprintf("%s %s%s %v %d", s.Ref(), s.Command, s.URL, s.Args, len(s.Layers)))
 	}
 	diff(t, []string{"codex-managed:m managed [p] 2", "codex-managed:only https://example.com/mcp [] 0"}, list)
+}
+
+func TestCodexTrustThroughASymlink(t *testing.T) {
+	// Codex keys trust by a project's real path: a project opened through
+	// a symbolic link has the trust given at its real path, and the
+	// advice for an untrusted one names the real path.
+	home := t.TempDir()
+	real := filepath.Join(home, "src", "repo")
+	for _, d := range []string{filepath.Join(real, ".git"), filepath.Join(real, ".codex"), filepath.Join(home, ".codex")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(home, "repo")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	write := func(p, data string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(real, ".codex", "config.toml"), "[mcp_servers.proj]\ncommand = \"p\"\n")
+	user := filepath.Join(home, ".codex", "config.toml")
+	realKey, err := filepath.EvalSymlinks(real) // t.TempDir may itself be under a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{GOOS: runtime.GOOS, Home: home, Dir: link}
+	env.Workspace = ProjectRoot(env, env.Dir)
+
+	write(user, "")
+	c := load(t, env)
+	checkWarnings(t, c.Warnings, filepath.Join(link, ".codex", "config.toml")+`: not read: Codex reads a project's .codex/config.toml only in a trusted project; Codex asks when it opens `+realKey+`, or add [projects."`+realKey+`"] trust_level = "trusted" to `+user)
+
+	write(user, "[projects.\""+realKey+"\"]\ntrust_level = \"trusted\"\n")
+	c = load(t, env)
+	checkWarnings(t, c.Warnings)
+	if len(c.Servers) != 1 || c.Servers[0].Name != "proj" {
+		t.Fatalf("servers through the link, real path trusted: %v, want proj", c.Servers)
+	}
 }
