@@ -56,7 +56,7 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		mu.Lock()
 		open := opening
 		mu.Unlock()
-		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read})
+		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read, Alone: true})
 		if rep == nil {
 			return err
 		}

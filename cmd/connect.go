@@ -71,8 +71,9 @@ type clientState struct {
 
 // depart warns about a departure of the server's from the protocol that
 // the session read past (inspector.Options.OnDeparture, and the problems
-// a command finds in a result), counting it for --strict.
-func (c *client) depart(msg string) {
+// a command finds in a result; ctx is the context of the request it is
+// tied to), counting it for --strict.
+func (c *client) depart(_ context.Context, msg string) {
 	c.departures.Add(1)
 	c.console.Warn(msg)
 }
@@ -284,7 +285,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	}
 	onDeparture := c.depart
 	if a.departures != nil {
-		onDeparture = func(s string) { c.departures.Add(1); a.departures(s) }
+		onDeparture = func(_ context.Context, s string) { c.departures.Add(1); a.departures(s) }
 	}
 	var onLate func(jsonrpc.ID, inspector.Progress)
 	if out.verbose {

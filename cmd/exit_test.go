@@ -149,8 +149,9 @@ func TestStrictError(t *testing.T) {
 	if err := c.strictError(true); err != nil {
 		t.Fatalf("no departure: %v", err)
 	}
-	c.depart("one")
-	c.depart("two")
+	ctx := context.Background()
+	c.depart(ctx, "one")
+	c.depart(ctx, "two")
 	if err := c.strictError(false); err != nil {
 		t.Fatalf("strict off: %v", err)
 	}
@@ -169,7 +170,7 @@ func TestStrictError(t *testing.T) {
 		t.Errorf("answered for already: %v", err)
 	}
 	view := &client{console: tui.NewConsole(io.Discard, false, false), clientState: c.clientState} // (as withOutput makes one)
-	view.depart("a view's")
+	view.depart(ctx, "a view's")
 	if err := c.strictError(true); err == nil || !strings.Contains(err.Error(), " 1 time(s)") {
 		t.Errorf("a view's departure: %v", err)
 	}

@@ -105,7 +105,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		}
 		// After the list, where a person reading a long table sees them.
 		for _, p := range c.sess.ListProblems(o.method, list.Items) {
-			c.depart(o.method + ": " + p)
+			c.depart(ctx, o.method+": "+p)
 		}
 		if next := list.NextCursor; next != nil && !o.e.cfg.out.json {
 			if *next == "" {
@@ -690,7 +690,7 @@ func (o *completeOptions) run(ctx context.Context, arg string, server []string) 
 			return err
 		}
 		for _, p := range inspector.CompleteResultProblems(res) {
-			c.depart("the completion result departs from the spec (server/utilities/completion): " + p)
+			c.depart(ctx, "the completion result departs from the spec (server/utilities/completion): "+p)
 		}
 		o.e.emit(c, res, func() { c.out.Completion(res) })
 		return nil

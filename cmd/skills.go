@@ -58,7 +58,7 @@ read; skills check reads them, skills pull writes them.`,
 				})
 				if res.Skill != nil {
 					for _, p := range res.Skill.Problems() {
-						cl.depart("skills/get: the entry departs from the Skills extension: " + p)
+						cl.depart(c.Context(), "skills/get: the entry departs from the Skills extension: "+p)
 					}
 				}
 				return err
@@ -194,7 +194,7 @@ func (o *skillsPullOptions) run(ctx context.Context, uri string, server []string
 		}
 		sk := res.Skill
 		for _, p := range sk.Problems() {
-			c.depart("skills/get: the entry departs from the Skills extension: " + p)
+			c.depart(ctx, "skills/get: the entry departs from the Skills extension: "+p)
 		}
 		report := &skillReport{URI: sk.URI, Dir: o.dir, Files: []skillFileReport{}}
 		if sk.Dynamic {

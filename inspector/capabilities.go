@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -308,7 +309,7 @@ func (s *Session) warnUndeclared(method string) {
 // declaration promised it (spec 2025-11-25: basic/lifecycle, "Capability
 // Negotiation"). tools/call is left out: -32601 is also how a server
 // refuses a tool that requires a task (basic/utilities/tasks).
-func (s *Session) warnDeclaredButUnknown(method string, err error) {
+func (s *Session) warnDeclaredButUnknown(ctx context.Context, method string, err error) {
 	var rpcErr *jsonrpc.Error
 	if method == mcp.MethodToolsCall || !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
 		return
@@ -321,7 +322,7 @@ func (s *Session) warnDeclaredButUnknown(method string, err error) {
 		return
 	}
 	name := strings.Join(path, ".")
-	s.departOnce("unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
+	s.departOnce(ctx, "unknown "+method, "the server declares the %s capability, yet answers %s with -32601 (method not found)", name, method)
 }
 
 // maxWarned bounds the warnings warnOnce remembers: some of their keys
@@ -340,10 +341,11 @@ func (s *Session) warnOnce(key, format string, args ...any) {
 	}
 }
 
-// departOnce is warnOnce for a departure of the server's (see depart).
-func (s *Session) departOnce(key, format string, args ...any) {
+// departOnce is warnOnce for a departure of the server's, tied to the
+// request whose context ctx is (see depart).
+func (s *Session) departOnce(ctx context.Context, key, format string, args ...any) {
 	if s.firstWarning(key) {
-		s.depart(format, args...)
+		s.depart(ctx, format, args...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -312,7 +313,7 @@ func TestSubscribeErrorNamesTheMethodOnce(t *testing.T) {
 // on the ones and not the others (mcpx --strict).
 func TestDeparturesApartFromWarnings(t *testing.T) {
 	d := &warnings{t: t, ch: make(chan string, 100)}
-	ch, srv, w := startConnect(t, Options{OnDeparture: d.add})
+	ch, srv, w := startConnect(t, Options{OnDeparture: d.depart})
 	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
 	srv.next()
 	s := waitConnect(t, ch).s
@@ -340,4 +341,76 @@ func TestDeparturesApartFromWarnings(t *testing.T) {
 	d.expect("declares the tools capability, yet answers tools/list with -32601")
 	w.none()
 	d.none()
+}
+
+// A departure tied to a request comes to OnDeparture with the context its
+// caller passed, so that a program running requests at once (the REPL's
+// lines) can tell whose it is — even once the request has ended (a second
+// answer to it); one tied to no request comes with context.Background().
+func TestDeparturesComeWithTheirRequestsContext(t *testing.T) {
+	type tagKey struct{}
+	got := make(chan string, 100)
+	onDeparture := func(ctx context.Context, msg string) {
+		tag, _ := ctx.Value(tagKey{}).(string)
+		got <- tag + ": " + msg
+	}
+	ch, srv, _ := startConnect(t, Options{OnDeparture: onDeparture})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging
+	srv.next()
+	s := waitConnect(t, ch).s
+	expect := func(want ...string) {
+		t.Helper()
+		select {
+		case d := <-got:
+			if !containsAll(d, want...) {
+				t.Errorf("departure %q, want one with %q", d, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("no departure with %q", want)
+		}
+	}
+	tagged := func(tag string) context.Context { return context.WithValue(context.Background(), tagKey{}, tag) }
+
+	// A's answer comes with its id retyped (a JSON-RPC departure), B's is
+	// -32601 for a declared capability (the session's).
+	a := goCall(tagged("A"), s, "tools/list", nil)
+	ma := srv.nextRequest("tools/list")
+	b := goCall(tagged("B"), s, "tools/list", nil)
+	mb := srv.nextRequest("tools/list")
+	srv.send(`{"jsonrpc":"2.0","id":"` + ma.ID.String() + `","result":{"tools":[]}}`)
+	if r := result(t, a); r.err != nil {
+		t.Fatal(r.err)
+	}
+	expect("A: ", "the id's JSON type changed")
+	srv.send(`{"jsonrpc":"2.0","id":` + mb.ID.String() + `,"error":{"code":-32601,"message":"Method not found"}}`)
+	if r := result(t, b); r.err == nil {
+		t.Fatal("B's tools/list succeeded")
+	}
+	expect("B: ", "yet answers tools/list with -32601")
+	// A second answer to A, after A ended: still A's.
+	srv.reply(ma, `{"tools":[]}`)
+	expect("A: ", "second response to tools/list request")
+	// Progress for C that goes backwards: C's.
+	c := goCall(tagged("C"), s, "tools/call", map[string]any{"name": "slow"}, WithProgress(func(Progress) {}))
+	mc := srv.nextRequest("tools/call")
+	token := progressToken(t, mc)
+	sendProgress(srv, token, 2, 10, "")
+	sendProgress(srv, token, 1, 10, "")
+	expect("C: ", "went from 2 to 1")
+	srv.reply(mc, `{"content":[]}`)
+	if r := result(t, c); r.err != nil {
+		t.Fatal(r.err)
+	}
+	// Tied to no request.
+	srv.send(`not json`)
+	expect(": server sent a frame that is not JSON-RPC")
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":"x"}}`)
+	expect(": log message with the level")
+	srv.send(`{"jsonrpc":"2.0","id":"nobody","result":{}}`)
+	expect(": response to unknown request id")
+	select {
+	case d := <-got:
+		t.Errorf("unexpected departure %q", d)
+	default:
+	}
 }

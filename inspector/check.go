@@ -91,6 +91,51 @@ type CheckOptions struct {
 	// reads". Reading is what a host does, and what a server may do
 	// work for; without Read nothing is read.
 	Read bool
+	// Alone says that Check has the session to itself (a one-shot mcpx
+	// check): the departures tied to no request (a frame that is not
+	// JSON-RPC, a bad notification) that come while it runs are its too,
+	// the area's during which they came. Otherwise (a REPL, where other
+	// commands run beside it) they go to Options.OnDeparture, and Check
+	// gathers only those of its own requests.
+	Alone bool
+}
+
+// checkTapKey is the context key of the checkTap of a Check's requests
+// (see Session.departed).
+type checkTapKey struct{}
+
+// checkTap gathers the departures of a Check while it runs. One that
+// comes after, tied to a request of the Check's (a second answer), goes
+// where the session's departures go.
+type checkTap struct {
+	mu       sync.Mutex
+	gathered []string
+	closed   bool
+}
+
+// add gathers msg, and reports false once the Check is over.
+func (t *checkTap) add(msg string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.gathered = append(t.gathered, msg)
+	}
+	return !t.closed
+}
+
+// take returns what was gathered since the last take.
+func (t *checkTap) take() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.gathered
+	t.gathered = nil
+	return out
+}
+
+func (t *checkTap) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
 }
 
 // Check exercises, read-only, what the server declares, and gathers the
@@ -103,9 +148,10 @@ type CheckOptions struct {
 // sends changes nothing a server keeps. With opts.Read it also reads
 // every listed resource.
 //
-// While Check runs, the session's departures are
-// gathered in the report and do not reach Options.OnDeparture; warnings
-// that are not departures still go to OnWarning.
+// The departures of Check's requests are gathered in the report and do
+// not reach Options.OnDeparture, nor, with opts.Alone, those tied to no
+// request that come while it runs; warnings that are not departures
+// still go to OnWarning.
 //
 // A request that fails is reported in its area and Check goes on; the
 // error it returns is for a session that can no longer be used (the
@@ -119,22 +165,14 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}
 	r.Areas = append(r.Areas, open)
 
-	var mu sync.Mutex
-	var gathered []string
-	tap := func(msg string) {
-		mu.Lock()
-		gathered = append(gathered, msg)
-		mu.Unlock()
+	tap := &checkTap{}
+	defer tap.close()
+	ctx = context.WithValue(ctx, checkTapKey{}, tap)
+	if opts.Alone {
+		s.departTap.Store(tap)
+		defer s.departTap.Store(nil)
 	}
-	s.departTap.Store(&tap)
-	defer s.departTap.Store(nil)
-	take := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := gathered
-		gathered = nil
-		return out
-	}
+	take := tap.take
 
 	ping := CheckArea{Name: "ping", Method: mcp.MethodPing}
 	if s.modern() != nil {

@@ -5,14 +5,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Check sends ping and every page of the lists the server declares, and
 // nothing else; the departures met on the way are the report's, by area,
-// and do not reach OnDeparture while it runs.
+// and do not reach OnDeparture while it runs (having the session to
+// itself, those tied to no request too).
 func TestCheckGathersDeparturesByArea(t *testing.T) {
 	d := &warnings{t: t, ch: make(chan string, 100)}
-	ch, srv, w := startConnect(t, Options{OnDeparture: d.add})
+	ch, srv, w := startConnect(t, Options{OnDeparture: d.depart})
 	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging; prompts null
 	srv.next()
 	s := waitConnect(t, ch).s
@@ -22,7 +24,7 @@ func TestCheckGathersDeparturesByArea(t *testing.T) {
 	}
 	done := make(chan checked, 1)
 	go func() {
-		r, err := s.Check(context.Background(), CheckOptions{Opening: []string{"an opening problem"}})
+		r, err := s.Check(context.Background(), CheckOptions{Opening: []string{"an opening problem"}, Alone: true})
 		done <- checked{r, err}
 	}()
 	srv.reply(srv.nextRequest("ping"), `{}`)
@@ -89,5 +91,59 @@ func TestCheckReportErrors(t *testing.T) {
 	r.Areas = append(r.Areas, CheckArea{Name: "resources", Err: ErrTimeout})
 	if err := r.Failure(); !errors.Is(err, ErrTimeout) || !strings.HasPrefix(err.Error(), "resources: ") {
 		t.Errorf("failure %v", err)
+	}
+}
+
+// Beside other requests (the REPL's check &), Check gathers the
+// departures of its own requests only: another caller's, and those tied
+// to no request, go to OnDeparture as ever.
+func TestCheckBesideOtherRequests(t *testing.T) {
+	type tagKey struct{}
+	got := make(chan string, 100)
+	onDeparture := func(ctx context.Context, msg string) {
+		tag, _ := ctx.Value(tagKey{}).(string)
+		got <- tag + ": " + msg
+	}
+	ch, srv, _ := startConnect(t, Options{OnDeparture: onDeparture})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25")) // tools and logging; prompts null
+	srv.next()
+	s := waitConnect(t, ch).s
+	other := goCall(context.WithValue(context.Background(), tagKey{}, "other"), s, "tools/call", map[string]any{"name": "x"})
+	mo := srv.nextRequest("tools/call")
+	type checked struct {
+		r   *CheckReport
+		err error
+	}
+	done := make(chan checked, 1)
+	go func() {
+		r, err := s.Check(context.Background(), CheckOptions{})
+		done <- checked{r, err}
+	}()
+	srv.reply(srv.nextRequest("ping"), `{}`)
+	m := srv.nextRequest("tools/list")
+	srv.send(`not json`)
+	srv.send(`{"jsonrpc":"2.0","id":"` + mo.ID.String() + `","result":{"content":[]}}`)
+	if r := result(t, other); r.err != nil {
+		t.Fatal(r.err)
+	}
+	srv.reply(m, `{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"a","inputSchema":{"type":"object"}}]}`)
+	c := <-done
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	if p := c.r.Areas[2].Problems; len(p) != 1 || !strings.Contains(p[0], `tool "a" is listed 2 times`) {
+		t.Errorf("tools problems %q, want Check's own only", p)
+	}
+	var outside []string
+	for range 2 {
+		select {
+		case d := <-got:
+			outside = append(outside, d)
+		case <-time.After(wait):
+			t.Fatalf("departures outside the report: %q, want 2", outside)
+		}
+	}
+	if !strings.HasPrefix(outside[0], ": server sent a frame that is not JSON-RPC") || !strings.HasPrefix(outside[1], "other: server answered request") {
+		t.Errorf("departures outside the report %q", outside)
 	}
 }

@@ -112,6 +112,9 @@ type warnings struct {
 
 func (w *warnings) add(s string) { w.ch <- s }
 
+// depart is add for Options.OnDeparture.
+func (w *warnings) depart(_ context.Context, s string) { w.ch <- s }
+
 // expect waits for a warning containing every one of subs.
 func (w *warnings) expect(subs ...string) string {
 	w.t.Helper()

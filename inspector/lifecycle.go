@@ -212,7 +212,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	for _, p := range problems {
-		s.depart("the initialize result departs from the spec (basic/lifecycle): %s", p)
+		s.depart(ctx, "the initialize result departs from the spec (basic/lifecycle): %s", p)
 	}
 	known := slices.Contains(mcp.HandshakeVersions, res.ProtocolVersion)
 	if res.ProtocolVersion == "" || (res.ProtocolVersion != offered && !known) {

@@ -262,13 +262,13 @@ func (s *Session) list(ctx context.Context, method, key string, base map[string]
 		if err != nil {
 			return out.incomplete(method, next, nextRaw, fmt.Errorf("%s: %w", label, err))
 		}
-		s.warnNoList(method, label, key, items)
+		s.warnNoList(ctx, method, label, key, items)
 		if at, ok := staleAt(ttl); ok && modern && (expires.IsZero() || at.Before(expires)) {
 			expires = at
 		}
-		c, cerr := s.nextCursor(method, label, rawNext)
+		c, cerr := s.nextCursor(ctx, method, label, rawNext)
 		if next != nil && *next == "" && cerr == nil && s.restarted(out, firstItems, firstNext, items, c) {
-			s.departOnce("restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
+			s.departOnce(ctx, "restart "+method, `%s: the server answered cursor "" with the first page again: it sent "" to mean the end of the list, and mcpx takes it so (a list that ends has no nextCursor: spec server/utilities/pagination)`, method)
 			break
 		}
 		if out.Pages == 0 {
@@ -351,9 +351,9 @@ func (s *Session) listPage(ctx context.Context, method, key string, base map[str
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	s.warnNoList(method, method, key, items)
+	s.warnNoList(ctx, method, method, key, items)
 	out := &ListResult{Items: items, Pages: 1, key: key, first: raw, whole: true}
-	next, err := s.nextCursor(method, method, rawNext)
+	next, err := s.nextCursor(ctx, method, method, rawNext)
 	if err != nil {
 		// The page is shown; the way to the next one is not.
 		return out, fmt.Errorf("%s: %w", method, err)
@@ -382,12 +382,12 @@ func (s *Session) restarted(out *ListResult, firstItems int, firstNext *string, 
 // absent): the cursor of the next page, or nil at the end of the list.
 // The schema has it a string (spec: ListToolsResult and its siblings); a
 // null ends the list, with a warning; anything else is an error.
-func (s *Session) nextCursor(method, label string, raw []byte) (*string, error) {
+func (s *Session) nextCursor(ctx context.Context, method, label string, raw []byte) (*string, error) {
 	switch {
 	case raw == nil:
 		return nil, nil
 	case rawjson.IsNull(raw):
-		s.departOnce("null cursor "+method, "%s: nextCursor is null, which the schema does not allow (a string, left out at the end of the list); taken as the end of the list", label)
+		s.departOnce(ctx, "null cursor "+method, "%s: nextCursor is null, which the schema does not allow (a string, left out at the end of the list); taken as the end of the list", label)
 		return nil, nil
 	}
 	var c string
@@ -482,9 +482,9 @@ func mergePages(first []byte, key string, items []json.RawMessage, next json.Raw
 // array of items (readPage's nil items: the member is absent or null). The
 // spec requires it on every page (ListToolsResult's "tools", …), and an
 // empty list is an empty array; mcpx reads the page as holding no items.
-func (s *Session) warnNoList(method, label, key string, items []json.RawMessage) {
+func (s *Session) warnNoList(ctx context.Context, method, label, key string, items []json.RawMessage) {
 	if items == nil {
-		s.departOnce("no list "+method, "%s: the result has no %q array, which the spec requires (an empty list is []); read as no items", label, key)
+		s.departOnce(ctx, "no list "+method, "%s: the result has no %q array, which the spec requires (an empty list is []); read as no items", label, key)
 	}
 }
 

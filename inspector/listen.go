@@ -228,7 +228,7 @@ func (s *Session) listenOnce(ctx context.Context, filter ListenFilter, o ListenO
 func (s *Session) checkOnSubscription(m *jsonrpc.Message, asked ListenFilter, acked bool) {
 	const spec = "spec 2026-07-28: basic/patterns/subscriptions"
 	if !acked {
-		s.departOnce("listen early "+m.Method, "the server sent %s on a subscription before acknowledging it (notifications/subscriptions/acknowledged must come first, %s)", jsonrpc.Clip(m.Method), spec)
+		s.departOnce(context.Background(), "listen early "+m.Method, "the server sent %s on a subscription before acknowledging it (notifications/subscriptions/acknowledged must come first, %s)", jsonrpc.Clip(m.Method), spec)
 	}
 	var what string
 	switch m.Method {
@@ -253,11 +253,11 @@ func (s *Session) checkOnSubscription(m *jsonrpc.Message, asked ListenFilter, ac
 			what = "updates of " + rawjson.Excerpt(marshalRaw(p.URI), 80)
 		}
 	case mcp.NotificationMessage, mcp.NotificationProgress:
-		s.departOnce("listen scoped "+m.Method, "the server sent %s on a subscription: it belongs on the response stream of the request it relates to, never on a subscriptions/listen stream (spec 2026-07-28: server/utilities/logging, basic/patterns/subscriptions)", m.Method)
+		s.departOnce(context.Background(), "listen scoped "+m.Method, "the server sent %s on a subscription: it belongs on the response stream of the request it relates to, never on a subscriptions/listen stream (spec 2026-07-28: server/utilities/logging, basic/patterns/subscriptions)", m.Method)
 		return
 	}
 	if what != "" {
-		s.departOnce("listen unasked "+m.Method, "the server sent %s on a subscription that did not ask for %s (the server must not send notification types the client has not requested, %s)", m.Method, what, spec)
+		s.departOnce(context.Background(), "listen unasked "+m.Method, "the server sent %s on a subscription that did not ask for %s (the server must not send notification types the client has not requested, %s)", m.Method, what, spec)
 	}
 }
 
@@ -374,7 +374,7 @@ func (s *Session) checkSubscriptionOf(m *jsonrpc.Message) {
 	sid := subscriptionOf(m.Params)
 	if sid.IsZero() {
 		if isChange(m.Method) {
-			s.departOnce("listen none "+m.Method, "the server sent %s without io.modelcontextprotocol/subscriptionId: change notifications come only on a subscriptions/listen stream, and every notification on one carries its subscription's id (%s)", m.Method, spec)
+			s.departOnce(context.Background(), "listen none "+m.Method, "the server sent %s without io.modelcontextprotocol/subscriptionId: change notifications come only on a subscriptions/listen stream, and every notification on one carries its subscription's id (%s)", m.Method, spec)
 		}
 		return
 	}
@@ -383,7 +383,7 @@ func (s *Session) checkSubscriptionOf(m *jsonrpc.Message) {
 	known := s.listens[key] || slices.Contains(s.listened, key)
 	s.hookMu.Unlock()
 	if !known {
-		s.departOnce("listen unknown "+m.Method, "the server sent %s for subscription %s, which mcpx never opened: a subscription's id is that of the subscriptions/listen request that opened it (%s)", jsonrpc.Clip(m.Method), sid.Excerpt(), spec)
+		s.departOnce(context.Background(), "listen unknown "+m.Method, "the server sent %s for subscription %s, which mcpx never opened: a subscription's id is that of the subscriptions/listen request that opened it (%s)", jsonrpc.Clip(m.Method), sid.Excerpt(), spec)
 	}
 }
 

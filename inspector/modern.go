@@ -170,7 +170,7 @@ func (m *Modern) open(ctx context.Context, s *Session, opts ...CallOption) error
 	}
 	// Checked here, once it is a DiscoverResult: hints missing from an
 	// answer that is not one (a probe's) would be beside the point.
-	m.checkCacheHints(s, mcp.MethodDiscover, raw)
+	m.checkCacheHints(ctx, s, mcp.MethodDiscover, raw)
 	if v := m.currentVersion(); !slices.Contains(mcp.ModernVersions, v) {
 		// The version asked for, which mcpx does not know: the server
 		// says it speaks it, and the person wanted to see that (as a
@@ -604,7 +604,7 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 		switch rt {
 		case mcp.ResultComplete:
 			if req.Method != mcp.MethodDiscover { // (see open)
-				m.checkCacheHints(s, req.Method, res)
+				m.checkCacheHints(ctx, s, req.Method, res)
 			}
 			return res, nil
 		case mcp.ResultInputRequired:
@@ -641,7 +641,7 @@ var cacheableMethods = map[string]bool{
 // caching hints" on them (spec 2026-07-28: server/utilities/caching,
 // "Cacheable Results"). Only the two members are looked for: a list of
 // thousands of items is not decoded for it.
-func (m *Modern) checkCacheHints(s *Session, method string, res json.RawMessage) {
+func (m *Modern) checkCacheHints(ctx context.Context, s *Session, method string, res json.RawMessage) {
 	if !cacheableMethods[method] {
 		return
 	}
@@ -654,7 +654,7 @@ func (m *Modern) checkCacheHints(s *Session, method string, res json.RawMessage)
 	if len(missing) == 0 {
 		return
 	}
-	s.departOnce("cache hints", "the server's %s result has no %s: servers must include caching hints on it (spec 2026-07-28: server/utilities/caching, \"Cacheable Results\"); taken as stale at once", method, strings.Join(missing, " or "))
+	s.departOnce(ctx, "cache hints", "the server's %s result has no %s: servers must include caching hints on it (spec 2026-07-28: server/utilities/caching, \"Cacheable Results\"); taken as stale at once", method, strings.Join(missing, " or "))
 }
 
 // InputRequired is an InputRequiredResult (spec 2026-07-28:
@@ -784,7 +784,7 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 		}
 		if err := json.Unmarshal(reqs[k], &r); err != nil || r.Method == "" {
 			failed[k] = fmt.Errorf("input request %q is not a request object", k)
-			s.depart("input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
+			s.depart(ctx, "input request %q is not a request with a method (not answered): %s", k, excerpt(reqs[k], 200))
 			continue
 		}
 		msg := &jsonrpc.Message{Raw: reqs[k], ID: jsonrpc.String(k), Method: r.Method, Params: r.Params}

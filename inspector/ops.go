@@ -132,7 +132,7 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	if len(schema) == 0 {
 		// The server's departure (a Tool must have an inputSchema:
 		// schema.json), not the caller's: reported as one.
-		s.depart("tool %q has no inputSchema; its arguments are not checked", name)
+		s.depart(ctx, "tool %q has no inputSchema; its arguments are not checked", name)
 		return args, warnings, nil
 	}
 	compiled, cerr := s.tools.inputSchema(name, schema)
@@ -312,7 +312,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args json.RawMessa
 		return nil, s.explainUnknown(ctx, err, "prompt", name)
 	}
 	for _, p := range PromptResultProblems(res) {
-		s.depart("the result of prompt %q departs from the spec (server/prompts): %s", name, p)
+		s.depart(ctx, "the result of prompt %q departs from the spec (server/prompts): %s", name, p)
 	}
 	return res, nil
 }
@@ -483,7 +483,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOpti
 		return nil, s.explainResource(ctx, err, uri)
 	}
 	for _, p := range ResourceResultProblems(res) {
-		s.depart("the result of reading %s departs from the spec (server/resources): %s", uri, p)
+		s.depart(ctx, "the result of reading %s departs from the spec (server/resources): %s", uri, p)
 	}
 	return res, nil
 }

@@ -107,7 +107,7 @@ func (s *Session) CallToolParams(ctx context.Context, params json.RawMessage) (j
 	}
 	name, _ := rawjson.String(rawjson.Member(params, "name"))
 	for _, p := range s.ToolResultProblems(name, res) {
-		s.depart("the result of tool %q departs from the spec (server/tools): %s", name, p)
+		s.depart(ctx, "the result of tool %q departs from the spec (server/tools): %s", name, p)
 	}
 	return res, nil
 }

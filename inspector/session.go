@@ -70,7 +70,16 @@ type Options struct {
 	// server that broke the protocol from its own troubles (mcpx
 	// --strict, mcpx check). A departure that stops a request is an error
 	// marked ErrProtocolViolation instead. Nil sends them to OnWarning.
-	OnDeparture func(string)
+	//
+	// ctx is the context of the request the departure is tied to — its
+	// result, an answer to it that departs from JSON-RPC, progress for
+	// it — as its caller passed it, so that a program running requests at
+	// once can tell whose departure it is (mcpx's REPL lines, each of
+	// which answers for its own under --strict); it may be the context of
+	// a request that has ended (a second answer). A departure tied to no request (a frame that is
+	// not JSON-RPC, a log message, a request of the server's) comes with
+	// context.Background().
+	OnDeparture func(ctx context.Context, msg string)
 	// OnNote receives what the session did on its own that the person
 	// should know about (a new session after the server ended the old one).
 	// Nil sends notes to OnWarning.
@@ -128,9 +137,10 @@ type Session struct {
 	// comes after the end is known for what it is.
 	finished []string
 
-	// departTap, while a Check runs, gathers the departures that would
-	// go to OnDeparture.
-	departTap atomic.Pointer[func(string)]
+	// departTap, while a Check that has the session to itself runs,
+	// gathers the departures tied to no request that would go to
+	// OnDeparture (see CheckOptions.Alone).
+	departTap atomic.Pointer[checkTap]
 
 	renewMu sync.Mutex   // serializes re-opening an expired session
 	gen     atomic.Int64 // counts re-opened sessions
@@ -267,19 +277,25 @@ func (s *Session) warn(format string, args ...any) {
 }
 
 // depart reports a departure of the server's from the protocol that the
-// session reads past (see Options.OnDeparture).
-func (s *Session) depart(format string, args ...any) {
-	s.departed(fmt.Sprintf(format, args...))
+// session reads past, tied to the request whose context ctx is
+// (context.Background(): to none; see Options.OnDeparture).
+func (s *Session) depart(ctx context.Context, format string, args ...any) {
+	s.departed(ctx, fmt.Sprintf(format, args...))
 }
 
 // departed is depart for a line said already (the JSON-RPC layer's). A
-// Check under way gathers it instead (see Session.Check).
-func (s *Session) departed(msg string) {
-	switch tap := s.departTap.Load(); {
-	case tap != nil:
-		(*tap)(msg)
+// Check gathers those of its requests instead, and those tied to none
+// while it has the session to itself (see Session.Check).
+func (s *Session) departed(ctx context.Context, msg string) {
+	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
+		return
+	}
+	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
+		return
+	}
+	switch {
 	case s.opts.OnDeparture != nil:
-		s.opts.OnDeparture(msg)
+		s.opts.OnDeparture(ctx, msg)
 	case s.opts.OnWarning != nil:
 		s.opts.OnWarning(msg)
 	}
@@ -593,7 +609,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts ...C
 		res, err = f.Finish(ctx, s, &Request{Method: method, Params: p, cfg: cfg}, res, err)
 	}
 	if err != nil && !cfg.probe {
-		s.warnDeclaredButUnknown(method, err)
+		s.warnDeclaredButUnknown(ctx, method, err)
 	}
 	return res, err
 }
@@ -811,7 +827,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 // does not allow batches (only 2025-03-26 does); it is processed anyway.
 func (s *Session) checkBatch() {
 	if v := s.protocolVersion(); v != "" && v != mcp.BatchVersion {
-		s.depart("server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
+		s.depart(context.Background(), "server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
 	}
 }
 
@@ -834,7 +850,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,
 			// after the warning.
-			s.depart("progress notification %s (spec basic/utilities/progress)", problem)
+			s.depart(context.Background(), "progress notification %s (spec basic/utilities/progress)", problem)
 			break
 		}
 		var p struct {
@@ -875,11 +891,14 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 			// request is pending (a server that does not support tasks
 			// answers it as a plain call), progress resets its timeout.
 			if onProg != nil && (s.peer.Extend(token) || task) {
+				// (Tied to the request while it is pending; a task's
+				// progress, which outlives it, to none after.)
+				reqCtx := s.peer.RequestContext(token)
 				if reported && p.Progress <= last {
-					s.depart("progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+					s.depart(reqCtx, "progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
 				}
 				if p.Total != nil && p.Progress > *p.Total {
-					s.depart("progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
+					s.depart(reqCtx, "progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
 				if s.progress[key] != nil || s.taskProgress[key] != nil {
@@ -896,17 +915,17 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				return
 			}
 			// Shown as the notification it is, after the warning.
-			s.depart("progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
+			s.depart(context.Background(), "progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
 		}
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
-			s.depart("log message %s (spec server/utilities/logging)", p)
+			s.depart(context.Background(), "log message %s (spec server/utilities/logging)", p)
 		}
 		if la, ok := s.life.(logAsker); ok && la.logsUnasked() {
-			s.departOnce("unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")
+			s.departOnce(context.Background(), "unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")
 		}
 		if info := s.Server(); info != nil && !info.Declares("logging") {
-			s.departOnce("undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
+			s.departOnce(context.Background(), "undeclared logging", "the server sends log messages without declaring the logging capability (\"Servers that emit log message notifications MUST declare the logging capability\", spec server/utilities/logging)")
 		}
 	case mcp.NotificationCancelled:
 		var p struct {
@@ -979,7 +998,7 @@ func (s *Session) addNotificationHook(fn func(*jsonrpc.Message) bool) (remove fu
 // server needs from the client comes inside an InputRequiredResult.
 func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	if s.speaksModern() {
-		s.departOnce("modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", jsonrpc.Clip(m.Method))
+		s.departOnce(context.Background(), "modern server request "+m.Method, "the server sent a %s request, which a 2026-07-28 server must not send (servers initiate no requests; sampling, elicitation and roots come inside an input_required result): not answered, as a client of that revision sends no responses (spec 2026-07-28: basic/patterns)", jsonrpc.Clip(m.Method))
 		return nil, peer.ErrNoAnswer
 	}
 	hctx, after := withAfterAnswer(ctx)
@@ -1022,7 +1041,7 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 // the session may be initialized.
 func (s *Session) checkRequestTime(m *jsonrpc.Message) {
 	if m.Method != mcp.MethodPing && s.handshakePending() {
-		s.departOnce("early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", jsonrpc.Clip(m.Method))
+		s.departOnce(context.Background(), "early "+m.Method, "the server sent %s before the session was initialized (spec basic/lifecycle: a server SHOULD NOT send requests other than pings and logging before the initialized notification); answering it all the same", jsonrpc.Clip(m.Method))
 	}
 }
 

@@ -104,7 +104,7 @@ func (m *Modern) followTask(ctx context.Context, s *Session, req *Request, res j
 	}
 	show := func(t *DetailedTask) { m.note(s, t.Task().String()) }
 	show(cur)
-	poll := s.newTaskPoll(cur.Task())
+	poll := s.newTaskPoll(ctx, cur.Task())
 	answered := map[string]bool{}
 	for !TerminalStatus(cur.Status) {
 		if cur.Status == TaskInputRequired && len(cur.InputRequests) > 0 {

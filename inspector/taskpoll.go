@@ -189,6 +189,9 @@ func (e *TaskTimeoutError) Is(target error) bool { return target == ErrTimeout }
 // taskPoll follows one task: the id it was created with, the bounds of
 // the wait, and what was warned about already.
 type taskPoll struct {
+	// ctx is the context of the request that made the task, which the
+	// departures found in its polls are tied to (see depart).
+	ctx     context.Context
 	s       *Session
 	id      string
 	status  string        // the last status and message, to tell a change
@@ -203,9 +206,9 @@ type taskPoll struct {
 }
 
 // newTaskPoll starts following task t, bounded by the session's timeouts.
-func (s *Session) newTaskPoll(t Task) *taskPoll {
+func (s *Session) newTaskPoll(ctx context.Context, t Task) *taskPoll {
 	now := time.Now()
-	p := &taskPoll{s: s, id: t.TaskID, status: t.Status + "\x00" + t.StatusMessage, idle: s.opts.Timeout, max: s.opts.MaxTimeout,
+	p := &taskPoll{ctx: ctx, s: s, id: t.TaskID, status: t.Status + "\x00" + t.StatusMessage, idle: s.opts.Timeout, max: s.opts.MaxTimeout,
 		start: now, changed: now, warned: map[string]bool{}}
 	p.check(t)
 	return p
@@ -220,7 +223,7 @@ func (p *taskPoll) warnOnce(key, format string, args ...any) {
 		return
 	}
 	p.warned[key] = true
-	p.s.depart(format, args...)
+	p.s.depart(p.ctx, format, args...)
 }
 
 // check warns, once each, about what in a task as received departs from

@@ -270,7 +270,7 @@ func TestCallAsTaskCreateResultShapes(t *testing.T) {
 // A task without a status is warned about (once) and shown as such.
 func TestTaskWithoutStatus(t *testing.T) {
 	s, _, w := newTestSession(t, Options{})
-	p := s.newTaskPoll(Task{TaskID: "t"})
+	p := s.newTaskPoll(t.Context(), Task{TaskID: "t"})
 	w.expect("task t has no status")
 	p.observe(&Task{TaskID: "t"})
 	w.none()
@@ -283,7 +283,7 @@ func TestTaskWithoutStatus(t *testing.T) {
 // number of warnings, and mcpx remembers a bounded number of them.
 func TestTaskWarningsBounded(t *testing.T) {
 	s, _, w := newTestSession(t, Options{})
-	p := s.newTaskPoll(Task{TaskID: "t", Status: "working"})
+	p := s.newTaskPoll(t.Context(), Task{TaskID: "t", Status: "working"})
 	for i := range 100 {
 		p.observe(&Task{TaskID: "t", Status: strconv.Itoa(i)})
 	}

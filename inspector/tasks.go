@@ -445,7 +445,7 @@ func (s *Session) CallAsTask(ctx context.Context, method string, params json.Raw
 	if minPoll <= 0 {
 		minPoll = 100 * time.Millisecond
 	}
-	poll := s.newTaskPoll(cur)
+	poll := s.newTaskPoll(ctx, cur)
 	poll.progressAt = &progressAt
 	for !cur.Terminal() && cur.Status != TaskInputRequired {
 		if te := poll.expired(); te != nil {
@@ -561,7 +561,7 @@ func (s *Session) TaskResult(ctx context.Context, id string) (json.RawMessage, e
 	res, err := s.Call(ctx, mcp.MethodTasksResult, map[string]string{"taskId": id}, WithTimeout(-1, s.opts.MaxTimeout), withSubject(id))
 	if err == nil && !relatesTo(res, id) {
 		// The result as it came is still returned.
-		s.departOnce("related-task "+id, "tasks/result %s: the result has no _meta %q naming the task (spec basic/utilities/tasks: tasks/result MUST include it)", id, RelatedTaskKey)
+		s.departOnce(ctx, "related-task "+id, "tasks/result %s: the result has no _meta %q naming the task (spec basic/utilities/tasks: tasks/result MUST include it)", id, RelatedTaskKey)
 	}
 	return res, err
 }

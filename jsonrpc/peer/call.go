@@ -108,7 +108,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 	if id.IsZero() {
 		id = p.NextID()
 	}
-	pc := p.Expect(id, req.Method, func() bool { return ctx.Err() != nil })
+	pc := p.Expect(ctx, id, req.Method, func() bool { return ctx.Err() != nil })
 	defer p.Forget(pc)
 
 	t := p.startTimeouts(req)
@@ -180,7 +180,7 @@ func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) 
 			// cancel.
 			p.mu.Lock()
 			p.forgetLocked(pc)
-			p.retire(pc.key, retirement{"late response to %s request %s, which had already ended", req.Method, id, false})
+			p.retire(pc.key, retirement{format: "late response to %s request %s, which had already ended", method: req.Method, id: id})
 			p.mu.Unlock()
 			select {
 			case m := <-pc.resp:
@@ -280,7 +280,7 @@ func (p *Peer) abandon(pc *Pending, req Request, reason string) bool {
 	if req.Quiet {
 		p.retire(pc.key, retirement{})
 	} else {
-		p.retire(pc.key, retirement{"late response to %s request %s, which mcpx had already given up on", req.Method, pc.id, false})
+		p.retire(pc.key, retirement{format: "late response to %s request %s, which mcpx had already given up on", method: req.Method, id: pc.id})
 	}
 	p.mu.Unlock()
 	if req.Abandon != nil {

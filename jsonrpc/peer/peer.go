@@ -91,8 +91,13 @@ type Options struct {
 	// departs from the format, a second response, a response to an id no
 	// request had or with a retyped id. Kept apart from OnWarning so that
 	// a program can tell a peer that broke the protocol from its own
-	// troubles (mcpx --strict). Nil sends them to OnWarning.
-	OnDeparture func(string)
+	// troubles (mcpx --strict). ctx is the context of the Call the
+	// departure is tied to (its response departs from the format, came
+	// with a retyped id, came twice: the request may have ended), so that
+	// a program running calls at once can tell whose it is;
+	// context.Background() when it is tied to none. Nil sends them to
+	// OnWarning.
+	OnDeparture func(ctx context.Context, msg string)
 	// CodeName names the error codes of the protocol on top of JSON-RPC
 	// (MCP's: mcp.CodeName): the responses' errors the engine delivers and
 	// reports carry the name (jsonrpc.Error.Name). Nil names none.
@@ -280,14 +285,31 @@ func (p *Peer) warn(format string, args ...any) {
 	}
 }
 
-// depart reports a departure of the peer's from JSON-RPC 2.0 (see
+// depart reports a departure of the peer's from JSON-RPC 2.0, tied to
+// the Call whose context ctx is (context.Background(): to none; see
 // Options.OnDeparture).
-func (p *Peer) depart(format string, args ...any) {
+func (p *Peer) depart(ctx context.Context, format string, args ...any) {
 	if p.opts.OnDeparture == nil {
 		p.warn(format, args...)
 		return
 	}
-	p.opts.OnDeparture(fmt.Sprintf(format, args...))
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p.opts.OnDeparture(ctx, fmt.Sprintf(format, args...))
+}
+
+// RequestContext returns the context of the Call that awaits the response
+// to id (matched loosely), context.Background() when none does: what the
+// peer sends about a request of ours (MCP's progress, whose token repeats
+// the id) is tied to that request's caller.
+func (p *Peer) RequestContext(id jsonrpc.ID) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pc := p.lookupLoose(id); pc != nil && pc.ctx != nil {
+		return pc.ctx
+	}
+	return context.Background()
 }
 
 // NextID allocates a request id (1, 2, ...), for a caller that needs it
@@ -299,6 +321,9 @@ func (p *Peer) Write(ctx context.Context, f transport.Frame) error { return p.co
 
 // Pending is a request of ours that awaits its response.
 type Pending struct {
+	// ctx is the caller's context, for what the peer's departures tied to
+	// the request are reported with (see Options.OnDeparture).
+	ctx    context.Context
 	id     jsonrpc.ID
 	key    string
 	method string
@@ -323,12 +348,14 @@ func (pc *Pending) Response() <-chan *jsonrpc.Message { return pc.resp }
 // Expect registers a request with id (sent, or about to be sent, by the
 // caller with Write) whose response is to be delivered on the returned
 // Pending; gaveUp (nil: never) tells the read loop that the caller no
-// longer takes it. The caller calls Forget once it is done with it.
-func (p *Peer) Expect(id jsonrpc.ID, method string, gaveUp func() bool) *Pending {
+// longer takes it. ctx is the caller's, which the peer's departures tied
+// to the request are reported with (see Options.OnDeparture). The caller
+// calls Forget once it is done with it.
+func (p *Peer) Expect(ctx context.Context, id jsonrpc.ID, method string, gaveUp func() bool) *Pending {
 	if gaveUp == nil {
 		gaveUp = func() bool { return false }
 	}
-	pc := &Pending{id: id, key: id.Key(), method: method, resp: make(chan *jsonrpc.Message, 1),
+	pc := &Pending{ctx: ctx, id: id, key: id.Key(), method: method, resp: make(chan *jsonrpc.Message, 1),
 		extend: make(chan struct{}, 1), ended: make(chan error, 1), gaveUp: gaveUp}
 	p.mu.Lock()
 	p.pending[pc.key] = pc
@@ -424,6 +451,9 @@ type retirement struct {
 	// departure marks a response to the request as the peer's departure
 	// from JSON-RPC (a second response), not a late one.
 	departure bool
+	// ctx is the request's caller's, for a departure (see
+	// Options.OnDeparture); nil when departure is not set.
+	ctx context.Context
 }
 
 func (r retirement) String() string {

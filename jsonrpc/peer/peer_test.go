@@ -71,8 +71,8 @@ func newWarnings() *warnings { return &warnings{ch: make(chan string, 100)} }
 
 func (w *warnings) add(s string) { w.ch <- s }
 
-// expect waits for a warning that has every one of words.
-func (w *warnings) expect(t *testing.T, words ...string) {
+// expect waits for a warning that has every one of words, and returns it.
+func (w *warnings) expect(t *testing.T, words ...string) string {
 	t.Helper()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -84,7 +84,7 @@ func (w *warnings) expect(t *testing.T, words ...string) {
 				ok = ok && strings.Contains(s, word)
 			}
 			if ok {
-				return
+				return s
 			}
 			t.Logf("other warning: %s", s)
 		case <-timer.C:
@@ -183,53 +183,63 @@ func TestCodeName(t *testing.T) {
 }
 
 // The diagnostics for responses nobody waits for, and the tolerance of a
-// retyped id.
+// retyped id. A departure tied to the call (an answer to it) comes with
+// the call's context, even once the call has returned; one tied to none
+// with context.Background(); a warning is no departure.
 func TestResponseDiagnostics(t *testing.T) {
 	tests := []struct {
 		name    string
 		answer  func(r *remote, id jsonrpc.ID)
 		warning []string
+		tie     string // the departure's: "call: ", ": " (none); "" for a warning
 	}{
 		{"retyped id", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":"` + id.String() + `","result":{"ok":true}}`)
-		}, []string{"JSON type changed", "accepted"}},
+		}, []string{"JSON type changed", "accepted"}, "call: "},
 		{"duplicate", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":"again"}}`)
-		}, []string{"second response", "test/x"}},
+		}, []string{"second response", "test/x"}, "call: "},
 		{"duplicate, retyped", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
 			r.send(`{"jsonrpc":"2.0","id":"` + id.String() + `","result":{"ok":"again"}}`)
-		}, []string{"second response", "test/x"}},
+		}, []string{"second response", "test/x"}, "call: "},
 		{"unknown", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":987654,"result":{}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
-		}, []string{"unknown request id 987654"}},
+		}, []string{"unknown request id 987654"}, ": "},
 		{"unknown, an id of 100 kB", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":"` + strings.Repeat("k", 100000) + `","result":{}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
-		}, []string{`unknown request id "kkk`, `k… (ignored)`}},
+		}, []string{`unknown request id "kkk`, `k… (ignored)`}, ": "},
 		{"not tied to a request", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error here"}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
-		}, []string{"not tied to a request", "parse error here"}},
+		}, []string{"not tied to a request", "parse error here"}, ""},
 		{"not JSON", func(r *remote, id jsonrpc.ID) {
 			r.send(`hello`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
-		}, []string{"not JSON-RPC", "hello"}},
+		}, []string{"not JSON-RPC", "hello"}, ": "},
 		{"departs from JSON-RPC", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"id":` + id.String() + `,"result":{"ok":true}}`)
-		}, []string{"departs from JSON-RPC 2.0", `"jsonrpc": "2.0"`}},
+		}, []string{"departs from JSON-RPC 2.0", `"jsonrpc": "2.0"`}, "call: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, r, w := newPeer(t, Options{})
-			ch := goCall(p, t.Context(), Request{Method: "test/x"})
+			type tagKey struct{}
+			w := newWarnings()
+			p, r, _ := newPeer(t, Options{OnWarning: w.add, OnDeparture: func(ctx context.Context, s string) {
+				tag, _ := ctx.Value(tagKey{}).(string)
+				w.add(tag + ": " + s)
+			}})
+			ch := goCall(p, context.WithValue(t.Context(), tagKey{}, "call"), Request{Method: "test/x"})
 			tt.answer(r, r.next().ID)
 			if res := result(t, ch); res.err != nil || string(res.m.Result) != `{"ok":true}` {
 				t.Fatalf("Call = %v, %v", res.m, res.err)
 			}
-			w.expect(t, tt.warning...)
+			if got := w.expect(t, tt.warning...); !strings.HasPrefix(got, tt.tie) || tt.tie == "" && strings.HasPrefix(got, ": ") {
+				t.Errorf("%q, want it to start with %q", got, tt.tie)
+			}
 		})
 	}
 }
@@ -238,7 +248,7 @@ func TestResponseDiagnostics(t *testing.T) {
 // read loop sees it before the caller wakes up to abandon the request.
 func TestResponseAfterTheCallerGaveUpIsLate(t *testing.T) {
 	p, r, w := newPeer(t, Options{})
-	pc := p.Expect(jsonrpc.Int(41), "tools/call", func() bool { return true })
+	pc := p.Expect(t.Context(), jsonrpc.Int(41), "tools/call", func() bool { return true })
 	r.send(`{"jsonrpc":"2.0","id":41,"result":{"content":[]}}`)
 	w.expect(t, "late response to tools/call request 41", "given up")
 	select {

@@ -46,7 +46,7 @@ func (p *Peer) recoverPanic() {
 func (p *Peer) handleFrame(f transport.Frame) {
 	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
 	if err != nil {
-		p.depart("server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
+		p.depart(context.Background(), "server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
 		if errors.Is(err, jsonrpc.ErrTooDeep) {
 			p.unreadable(f.Data, err)
 		}
@@ -57,8 +57,12 @@ func (p *Peer) handleFrame(f transport.Frame) {
 	}
 	var batchReqs []*jsonrpc.Message
 	for _, m := range msgs {
+		ctx := context.Background()
+		if len(m.Problems) > 0 && m.Kind() == jsonrpc.KindResponse && !m.ID.IsZero() {
+			ctx = p.RequestContext(m.ID) // a bad answer is its request's
+		}
 		for _, pr := range m.Problems {
-			p.depart("server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
+			p.depart(ctx, "server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
@@ -109,7 +113,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	}
 	if ok {
 		delete(p.pending, key)
-		p.retire(key, retirement{"second response to %s request %s, which was already answered", pc.method, pc.id, true})
+		p.retire(key, retirement{format: "second response to %s request %s, which was already answered", method: pc.method, id: pc.id, departure: true, ctx: pc.ctx})
 	}
 	why, late := p.retired[key]
 	if !ok && !late {
@@ -125,19 +129,19 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	switch {
 	case ok:
 		if retyped {
-			p.depart("server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
+			p.depart(pc.ctx, "server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
 		}
 		pc.resp <- m
 	case late:
 		if text := why.String(); text != "" && why.departure {
-			p.depart("%s (ignored)", text)
+			p.depart(why.ctx, "%s (ignored)", text)
 		} else if text != "" {
 			p.warn("%s (ignored)", text)
 		}
 	case m.ID.IsNull() && m.Error != nil:
 		p.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
-		p.depart("response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
+		p.depart(context.Background(), "response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
 }
 
@@ -337,7 +341,7 @@ func (p *Peer) begin(m *jsonrpc.Message, arrival uint64) *handling {
 	p.mu.Unlock()
 	if reused {
 		// Served all the same: the peer waits for this one's answer.
-		p.depart("server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
+		p.depart(context.Background(), "server request %s (%s) reuses the id of an earlier request of the server's: \"The request ID MUST NOT have been previously used by the requestor within the same session\" (spec 2025-11-25: basic, \"Requests\"; answered all the same; told once a session)", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 	}
 	return h
 }
@@ -372,7 +376,7 @@ func (p *Peer) answerBegun(m *jsonrpc.Message, h *handling) []byte {
 			id = m.ID
 			// The server's mistake, which --strict counts (an id of
 			// another type is one of the message's Problems already).
-			p.depart("server request %s (%s) has the id of a request of the server's that mcpx is still answering (spec 2025-11-25: basic, \"Requests\": the id must not have been used before in the session); refused", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
+			p.depart(context.Background(), "server request %s (%s) has the id of a request of the server's that mcpx is still answering (spec 2025-11-25: basic, \"Requests\": the id must not have been used before in the session); refused", m.ID.Excerpt(), jsonrpc.Clip(m.Method))
 		}
 		if p.opts.OnRefused != nil {
 			p.opts.OnRefused(m, rpcErr)
