@@ -33,6 +33,8 @@
 //	             and one with no name; its version holds an OSC sequence
 //	             and a C1 control
 //	badversion   answers initialize with a protocol version nobody speaks
+//	badlog       answers echo, then sends a log message whose level is
+//	             none of the spec's: a departure tied to no request
 //	big          a raw server whose tool big answers with the rich server's
 //	             50 MiB text, written straight out (the SDK takes seconds)
 //	rough        a raw server whose results are the rough edges a new user
@@ -201,7 +203,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
+	case "crash", "garbage", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -345,6 +345,9 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		s.batchCall(m, p.Meta.ProgressToken, p.Arguments.Message)
 	case "reuse":
 		s.reuseCall(m)
+	case "badlog":
+		s.reply(m.ID, textResult(p.Arguments.Message, false))
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "loud", "data": "after " + p.Arguments.Message})})
 	default:
 		s.reply(m.ID, textResult(p.Arguments.Message, false))
 	}
