@@ -56,13 +56,18 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		mu.Lock()
 		open := opening
 		mu.Unlock()
-		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read, Alone: true})
+		// A one-shot check has the session to itself; in the REPL, lines
+		// may run beside it, and what is tied to no request of its is the
+		// session's (see lineDepartures).
+		alone := o.e.repl == nil
+		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read, Alone: alone})
 		if rep == nil {
 			return err
 		}
-		// The report answers for the session's departures so far:
-		// --strict (the REPL's next command) does not count them again.
-		c.strictSeen.Store(c.departures.Load())
+		if alone {
+			// The report answers for the session's departures so far.
+			c.strictSeen.Store(c.departures.Load())
+		}
 		if o.e.cfg.out.json {
 			c.out.JSON(checkJSON(rep))
 		} else {

@@ -63,25 +63,36 @@ type clientState struct {
 	showLists  atomic.Bool
 	serverName atomic.Value // string, once initialized
 	// departures counts the server's departures from the protocol warned
-	// about in the session (see client.depart); strictSeen is how many
-	// of them a command has answered for already (see strictError).
+	// about in the session that no REPL line answers for (see
+	// client.depart); strictSeen is how many of them a command has
+	// answered for already (see strictError).
 	departures atomic.Int64
 	strictSeen atomic.Int64
 }
 
 // depart warns about a departure of the server's from the protocol that
 // the session read past (inspector.Options.OnDeparture, and the problems
-// a command finds in a result; ctx is the context of the request it is
-// tied to), counting it for --strict.
-func (c *client) depart(_ context.Context, msg string) {
-	c.departures.Add(1)
+// a command finds in a result), counting it for --strict (see count).
+func (c *client) depart(ctx context.Context, msg string) {
+	c.count(ctx)
 	c.console.Warn(msg)
 }
 
-// strictError is the error --strict makes of the departures warned about
-// since the last command that answered for them (the first: since the
-// session opened), nil when there were none or strict is off. It is
-// marked inspector.ErrProtocolViolation: exit 5, protocol_violation.
+// count counts a departure for --strict: for the REPL line ctx is of,
+// the one whose request it is tied to (see lineDepartures), while the
+// line runs; else for the session (a one-shot command answers for all
+// of its session's).
+func (c *client) count(ctx context.Context) {
+	if l, ok := ctx.Value(lineDeparturesKey{}).(*lineDepartures); ok && l.charge() {
+		return
+	}
+	c.departures.Add(1)
+}
+
+// strictError is the error --strict makes of the session's departures
+// warned about since the last command that answered for them (the first:
+// since the session opened), nil when there were none or strict is off.
+// It is marked inspector.ErrProtocolViolation: exit 5, protocol_violation.
 func (c *client) strictError(strict bool) error {
 	if !strict {
 		return nil
@@ -93,16 +104,68 @@ func (c *client) strictError(strict bool) error {
 	return nil
 }
 
+// unanswered is how many of the session's departures no command has
+// answered for (see strictError).
+func (c *client) unanswered() int64 { return c.departures.Load() - c.strictSeen.Load() }
+
 // strictError is a command's failure under --strict: the server departed
-// from the protocol n times, each warned about as it happened.
-type strictError struct{ n int64 }
+// from the protocol n times, each warned about as it happened; outside,
+// a script's at its end, for the departures no line of it answered for.
+type strictError struct {
+	n       int64
+	outside bool
+}
 
 func (e *strictError) Error() string {
+	if e.outside {
+		return fmt.Sprintf("the server departed from the protocol %d time(s) outside the script's commands (the warnings above); --strict makes that an error", e.n)
+	}
 	return fmt.Sprintf("the server departed from the protocol %d time(s) (the warnings above); --strict makes that an error", e.n)
 }
 
 // Is makes a strictError an inspector.ErrProtocolViolation.
 func (e *strictError) Is(target error) bool { return target == inspector.ErrProtocolViolation }
+
+// lineDepartures counts the server's departures that one REPL line
+// answers for under --strict: those tied to the line's requests (their
+// results, bad answers to them, progress for them: inspector.Options.
+// OnDeparture gets the request's context) and those its command finds.
+// A departure tied to no request (a bad notification, a frame that is
+// not JSON-RPC) is the session's, whichever line runs when it comes; so
+// is one tied to a line that has ended (a second answer that comes late).
+type lineDepartures struct {
+	mu    sync.Mutex
+	n     int64
+	ended bool
+}
+
+type lineDeparturesKey struct{}
+
+// withLineDepartures returns ctx for a REPL line, whose departures the
+// returned count gathers.
+func withLineDepartures(ctx context.Context) (context.Context, *lineDepartures) {
+	l := &lineDepartures{}
+	return context.WithValue(ctx, lineDeparturesKey{}, l), l
+}
+
+// charge counts a departure for the line, and reports false once the line
+// has ended.
+func (l *lineDepartures) charge() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		l.n++
+	}
+	return !l.ended
+}
+
+// end ends the line and returns how many departures it answers for.
+func (l *lineDepartures) end() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	return l.n
+}
 
 // withOutput returns a view of c for one REPL line run in the background:
 // the same session, its results and warnings printed to ios (the line's
@@ -285,7 +348,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	}
 	onDeparture := c.depart
 	if a.departures != nil {
-		onDeparture = func(_ context.Context, s string) { c.departures.Add(1); a.departures(s) }
+		onDeparture = func(ctx context.Context, s string) { c.count(ctx); a.departures(s) }
 	}
 	var onLate func(jsonrpc.ID, inspector.Progress)
 	if out.verbose {

@@ -175,3 +175,37 @@ func TestStrictError(t *testing.T) {
 		t.Errorf("a view's departure: %v", err)
 	}
 }
+
+// A REPL line answers for the departures that come with its context (of
+// its requests, or found by its command) while it runs, not for the
+// session's, nor for another line's; one that comes with the context of
+// a line that has ended is the session's, which a script answers for at
+// its end.
+func TestLineDepartures(t *testing.T) {
+	t.Parallel()
+	c := &client{console: tui.NewConsole(io.Discard, false, false), clientState: &clientState{}}
+	view := &client{console: tui.NewConsole(io.Discard, false, false), clientState: c.clientState}
+	ctxA, a := withLineDepartures(context.Background())
+	ctxB, b := withLineDepartures(context.Background())
+	c.depart(ctxA, "A's")
+	view.depart(ctxA, "A's, found by its command")
+	c.depart(ctxB, "B's")
+	c.depart(context.Background(), "tied to no request")
+	if n := a.end(); n != 2 {
+		t.Errorf("line A answers for %d, want 2", n)
+	}
+	c.depart(ctxA, "a late second answer to A's request")
+	if n := b.end(); n != 1 {
+		t.Errorf("line B answers for %d, want 1", n)
+	}
+	if n := c.unanswered(); n != 2 {
+		t.Errorf("the session's unanswered: %d, want 2", n)
+	}
+	err := &strictError{n: 2, outside: true}
+	if code, kind := classify(err); code != ExitServerError || kind != "protocol_violation" {
+		t.Errorf("exit %d (%s), want 5 (protocol_violation)", code, kind)
+	}
+	if want := "the server departed from the protocol 2 time(s) outside the script's commands (the warnings above); --strict makes that an error"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+}

@@ -223,6 +223,16 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		s.banner()
 	}
 	code := runner.Run(runCtx)
+	if !interactive && s.cfg.out.strict && ctx.Err() == nil && code != ExitInterrupted {
+		// The departures no line answered for (a bad notification
+		// between lines) fail the script at its end, after its lines:
+		// the server departed from the protocol during it all the same.
+		if n := s.unanswered(); n > 0 {
+			if c := s.reportPlain(&strictError{n: n, outside: true}, false); code == 0 {
+				code = c
+			}
+		}
+	}
 	switch {
 	case ctx.Err() != nil && s.last.Load() == ExitInterrupted:
 		return &exitStatus{code: ExitInterrupted} // the command said so

@@ -265,6 +265,7 @@ func (s *replSession) reconnect(ctx context.Context, args []string) error {
 		if err := old.Close(); err != nil {
 			fmt.Fprintln(s.ios.ErrOut, "mcpx: "+err.Error())
 		}
+		s.strays.Add(old.unanswered())
 	}
 	if oldCat != nil {
 		oldCat.Close()

@@ -46,7 +46,14 @@ func (s *replSession) exec(ctx context.Context, words []string) repl.Result {
 func (s *replSession) exec1(ctx context.Context, words []string) repl.Result {
 	name, args := words[0], words[1:]
 	if rc := replCommandNamed(s.commands, name); rc != nil {
-		return rc.run(s, ctx, args)
+		// A REPL command that talks to the server (:log, :reconnect)
+		// answers for its departures as mcpx's commands do.
+		lctx, departed := withLineDepartures(ctx)
+		res := rc.run(s, lctx, args)
+		if n := departed.end(); n > 0 && s.cfg.out.strict && res.Code == 0 && !res.Quit {
+			res.Code = s.report(ctx, &strictError{n: n})
+		}
+		return res
 	}
 	if strings.HasPrefix(name, ":") {
 		return repl.Result{Code: s.report(ctx, unknownColon(s.commands, name))}
@@ -85,10 +92,16 @@ func (s *replSession) runLineOn(ctx context.Context, w *lineWorker, args []strin
 		return s.reporterTo(w.env.ios, w.flags.out.json, false).report(atLine(ctx, err))
 	}
 	mark := memhint.Mark()
-	ran, err = executeLine(ctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
+	lctx, departed := withLineDepartures(ctx)
+	ran, err = executeLine(lctx, w.root, args, func(c *cobra.Command) bool { return addSessionFlags(c, session) })
 	memhint.Release(mark) // after a large result, its memory goes back (see memhint)
 	s.wire.Store(wire)    // --wire lasts for its command
 	forgetRun(ran)
+	if n := departed.end(); n > 0 && err == nil && s.cfg.out.strict {
+		// After the output: --strict fails a line that worked, for the
+		// departures of its own requests and results (see lineDepartures).
+		err = &strictError{n: n}
+	}
 	if err == nil {
 		return ExitOK
 	}

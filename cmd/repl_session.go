@@ -72,6 +72,9 @@ type replSession struct {
 
 	notes *noteQueue
 	last  atomic.Int32 // the status of the last command run
+	// strays counts the departures of the sessions :reconnect closed that
+	// no line answered for (see lineDepartures, unanswered).
+	strays atomic.Int64
 }
 
 // newReplSession returns the REPL for the server d describes, run from
@@ -187,6 +190,22 @@ func (s *replSession) reportEnd(c *client) {
 	}
 }
 
+// unanswered is how many of the server's departures no line answered
+// for, in every session the REPL opened: those tied to no request (a bad
+// notification, between lines or while a line ran), and those tied to a
+// line that had ended. A script run with --strict fails at its end for
+// them (see replOptions.run).
+func (s *replSession) unanswered() int64 {
+	s.mu.Lock()
+	c := s.c
+	s.mu.Unlock()
+	n := s.strays.Load()
+	if c != nil {
+		n += c.unanswered()
+	}
+	return n
+}
+
 // current returns the open client, or why there is none.
 func (s *replSession) current() (*client, error) {
 	s.mu.Lock()
@@ -220,10 +239,8 @@ func (s *replSession) with(e *env, server []string, fn func(*client) error) erro
 	prev := c.sink.get()
 	defer c.sink.set(prev)
 	defer c.console.ClearProgress()
-	if err := fn(c); err != nil {
-		return err
-	}
-	return c.strictError(s.cfg.out.strict)
+	// (--strict is the line's: see runLineOn.)
+	return fn(c)
 }
 
 // close ends the session: subscriptions, then the server, and waits for
