@@ -24,6 +24,7 @@ const (
 	helperStdoutEnv = "MCPX_HELPER_STDOUT" // base64 bytes the "script" mode writes on stdout
 	helperStderrEnv = "MCPX_HELPER_STDERR" // base64 bytes the "script" mode writes on stderr
 	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself
+	helperNoExitEnv = "MCPX_HELPER_NOEXIT" // set: "detached" runs on after stdin EOF, until SIGTERM
 )
 
 func runHelper(mode string) int {
@@ -139,6 +140,39 @@ func runHelper(mode string) int {
 		}
 		fmt.Println(gc.Process.Pid)
 		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "detached":
+		// Start a child in a session of its own (as setsid(1), or node's
+		// spawn with detached: true), itself a "spawn" that leaves a
+		// grandchild ignoring SIGTERM in that session's group and runs on
+		// (its stdin held open here); report both pids, and exit on stdin
+		// EOF, leaving them outside the server's process group.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		c := exec.Command(exe)
+		c.Env = append(os.Environ(), helperEnv+"=spawn")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if _, err := c.StdinPipe(); err != nil { // held open
+			return 104
+		}
+		out, err := c.StdoutPipe()
+		if err != nil {
+			return 104
+		}
+		if err := c.Start(); err != nil {
+			return 105
+		}
+		gpid, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			return 106
+		}
+		fmt.Printf("%d %s", c.Process.Pid, gpid)
+		io.Copy(io.Discard, os.Stdin)
+		if os.Getenv(helperNoExitEnv) != "" {
+			select {}
+		}
 		return 0
 	case "tree-parent":
 		// Be mcpx: start a "spawn" server as StartStdio does, in a

@@ -36,7 +36,11 @@ func canEnter(dir string) error {
 // startTree returns the process group of the server p, just started with
 // procAttr (its process id is the group's id), whose watchdog starts
 // watchdogAfter later.
-func startTree(p *os.Process) (procTree, error) { return newProcessGroup(p.Pid, watchdogAfter), nil }
+func startTree(p *os.Process) (procTree, error) {
+	g := newProcessGroup(p.Pid, watchdogAfter)
+	g.escaped = newEscapees(p.Pid)
+	return g, nil
+}
 
 // watchdogAfter is how long a server runs before its group gets its
 // watchdog. Starting a shell costs a few milliseconds of CPU, at the
@@ -77,6 +81,10 @@ type processGroup struct {
 	started  chan struct{}
 	watchdog *exec.Cmd
 	lifeline *os.File // mcpx's end of the watchdog's standard input
+	// escaped are the server's descendants outside the group, as far as
+	// they can be found (Linux); nil for a group that is not a server's
+	// (tests).
+	escaped *escapees
 }
 
 // watchdogScript is what the watchdog runs: it ignores the signals that
@@ -108,24 +116,46 @@ func (g *processGroup) watch() {
 	g.watchdog, g.lifeline = cmd, w
 }
 
+// follow looks for the server's descendants that left the group, while
+// the server runs and links them to it (see escapees).
+func (g *processGroup) follow() {
+	if g.escaped != nil {
+		g.escaped.follow(g.id)
+	}
+}
+
 // terminate sends the group SIGTERM, then SIGCONT, as a shell's kill does
 // for a stopped job: a stopped process (one the kernel stopped for using
 // the terminal, or a person with SIGSTOP) would otherwise hold the SIGTERM
-// pending, unacted on, until the SIGKILL that follows.
+// pending, unacted on, until the SIGKILL that follows. The server's
+// descendants found outside the group get the same.
 func (g *processGroup) terminate() {
 	_ = syscall.Kill(-g.id, syscall.SIGTERM)
 	_ = syscall.Kill(-g.id, syscall.SIGCONT)
+	if g.escaped != nil {
+		g.escaped.signal(syscall.SIGTERM)
+		g.escaped.signal(syscall.SIGCONT)
+	}
 }
 
-func (g *processGroup) kill() { _ = syscall.Kill(-g.id, syscall.SIGKILL) }
+func (g *processGroup) kill() {
+	_ = syscall.Kill(-g.id, syscall.SIGKILL)
+	if g.escaped != nil {
+		g.escaped.signal(syscall.SIGKILL)
+	}
+}
 
 // release kills what is left of the group, the watchdog with it, and
-// reaps the watchdog.
+// the server's descendants found outside it, with what they started
+// since; and reaps the watchdog.
 func (g *processGroup) release() {
 	if g.timer.Stop() {
 		close(g.started) // it never ran
 	}
 	<-g.started
+	if g.escaped != nil {
+		g.escaped.refollow(g.id)
+	}
 	g.kill()
 	if g.watchdog != nil {
 		// Its input's end makes it leave too, should it not be in the

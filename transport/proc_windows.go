@@ -123,6 +123,10 @@ const killedExitCode = 1
 
 // terminate ends the job: Windows cannot ask a console program to
 // terminate the way SIGTERM does.
+// follow has nothing to do: the job object holds every process the
+// server starts, however it detaches.
+func (jobObject) follow() {}
+
 func (j jobObject) terminate() { j.kill() }
 
 func (j jobObject) kill() { _ = windows.TerminateJobObject(windows.Handle(j), killedExitCode) }

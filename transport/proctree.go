@@ -8,6 +8,11 @@ import "time"
 // reported: a tree that is already gone is the normal case, and
 // shutdownTree notices a server that does not end.
 type procTree interface {
+	// follow finds, while the server runs, the processes it started
+	// that left the tree, so that the steps below reach them too: on
+	// Linux, its descendants outside its process group (setsid, a
+	// detached child). Elsewhere it does nothing.
+	follow()
 	// terminate asks the whole tree to end: SIGTERM to the group on Unix.
 	// Windows has no such request for a console program, so there it ends
 	// the job outright.
@@ -35,14 +40,20 @@ const killWait = 5 * time.Second
 // it still runs g.term later, the tree is killed. Whatever the server
 // started is killed once it has exited, so that nothing outlives it. It
 // reports whether the server exited; exited is closed when it has.
+//
+// The tree is followed before each step, while the server may still run:
+// once it has exited, what left its tree is no longer linked to it.
 func shutdownTree(tree procTree, exited <-chan struct{}, closeInput func(), g shutdownGraces) bool {
+	tree.follow()
 	closeInput()
 	ok := waitClosed(exited, g.close)
 	if !ok {
+		tree.follow()
 		tree.terminate()
 		ok = waitClosed(exited, g.term)
 	}
 	if !ok {
+		tree.follow()
 		tree.kill()
 		ok = waitClosed(exited, g.kill)
 	}

@@ -23,6 +23,7 @@ func (f *fakeTree) step(name string) {
 	}
 }
 
+func (f *fakeTree) follow()    { f.step("follow") }
 func (f *fakeTree) terminate() { f.step("terminate") }
 func (f *fakeTree) kill()      { f.step("kill") }
 func (f *fakeTree) release()   { f.step("release") }
@@ -35,11 +36,11 @@ func TestShutdownTreeSequence(t *testing.T) {
 		want   []string
 		wantOK bool
 	}{
-		{"close-input", []string{"close-input", "release"}, true},
-		{"terminate", []string{"close-input", "terminate", "release"}, true},
-		{"kill", []string{"close-input", "terminate", "kill", "release"}, true},
+		{"close-input", []string{"follow", "close-input", "release"}, true},
+		{"terminate", []string{"follow", "close-input", "follow", "terminate", "release"}, true},
+		{"kill", []string{"follow", "close-input", "follow", "terminate", "follow", "kill", "release"}, true},
 		// Even a server that survives being killed gets its tree released.
-		{"", []string{"close-input", "terminate", "kill", "release"}, false},
+		{"", []string{"follow", "close-input", "follow", "terminate", "follow", "kill", "release"}, false},
 	}
 	for _, tt := range tests {
 		t.Run("exit at "+tt.exitAt, func(t *testing.T) {

@@ -1,0 +1,141 @@
+package transport
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startBystander starts a process that ignores SIGTERM in a session of
+// its own, as a detached descendant of a server would be, but started by
+// the test: no server's descendant, so no Close may end it.
+func startBystander(t *testing.T) *exec.Cmd {
+	t.Helper()
+	opts := helperOptions(t, "ignore-term")
+	cmd := exec.Command(opts.Command)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if _, err := cmd.StdinPipe(); err != nil { // held open
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// A server's descendants that left its process group for a session of
+// their own end with it, one that ignores SIGTERM included, while a
+// process started beside the server in the same way is left alone.
+func TestStdioCloseEndsDetachedDescendants(t *testing.T) {
+	t.Parallel()
+	bystander := startBystander(t)
+	for _, step := range []string{"close-input", "terminate"} {
+		t.Run("server exits at "+step, func(t *testing.T) {
+			t.Parallel()
+			opts := helperOptions(t, "detached")
+			if step == "terminate" {
+				// The server runs on after its input ends, so the tree is
+				// followed and terminated while it runs.
+				opts = helperOptions(t, "detached", helperNoExitEnv+"=1")
+			}
+			opts.CloseGrace, opts.TermGrace = 100*time.Millisecond, 5*time.Second
+			c := startHelper(t, opts)
+			f := readFrame(t, c)
+			var cpid, gpid int
+			if _, err := fmt.Sscanf(string(f.Data), "%d %d", &cpid, &gpid); err != nil {
+				t.Fatalf("the helper's pids %q: %v", f.Data, err)
+			}
+			t.Cleanup(func() { syscall.Kill(cpid, syscall.SIGKILL); syscall.Kill(gpid, syscall.SIGKILL) })
+			for _, pid := range []int{cpid, gpid} {
+				if pgid, err := syscall.Getpgid(pid); err != nil || pgid == c.PID() {
+					t.Fatalf("process %d in group %d (%v): not detached from the server's %d", pid, pgid, err, c.PID())
+				}
+			}
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			waitGone(t, cpid, 10*time.Second)
+			waitGone(t, gpid, 10*time.Second)
+		})
+	}
+	t.Cleanup(func() {
+		// After the subtests (parallel ones run before the parent's
+		// cleanups), which signalled what they found at once.
+		if processGone(bystander.Process.Pid) {
+			t.Errorf("process %d, started beside the servers, was ended by their Close", bystander.Process.Pid)
+		}
+	})
+}
+
+// A recorded process is signalled only while its id still names the
+// process recorded: one with another start time is another process.
+func TestEscapeesSignalOnlyTheProcessRecorded(t *testing.T) {
+	t.Parallel()
+	p := startBystander(t)
+	st, ok := readProcStat(p.Process.Pid)
+	if !ok {
+		t.Fatalf("no /proc/%d/stat", p.Process.Pid)
+	}
+	other := &escapees{found: []procID{{pid: p.Process.Pid, start: st.start + 1}}}
+	other.signal(syscall.SIGKILL)
+	if processGone(p.Process.Pid) {
+		t.Fatalf("process %d was killed as a process with another start time", p.Process.Pid)
+	}
+	same := &escapees{found: []procID{{pid: p.Process.Pid, start: st.start}}}
+	same.signal(syscall.SIGKILL)
+	waitGone(t, p.Process.Pid, 10*time.Second)
+}
+
+// The fields read from /proc/PID/stat, whatever the command's name holds.
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	line := "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
+	st, ok := parseProcStat([]byte(line))
+	if want := (procStat{ppid: 17, pgid: 4242, start: 987654}); !ok || st != want {
+		t.Errorf("parseProcStat = %+v, %v; want %+v", st, ok, want)
+	}
+	zombie := "4242 (a) Z 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 0 0 0\n"
+	if _, ok := parseProcStat([]byte(zombie)); ok {
+		t.Error("a zombie was read as a running process")
+	}
+	if _, ok := parseProcStat([]byte("4242 (a S 17")); ok {
+		t.Error("a cut line was read")
+	}
+}
+
+// What following a server costs at Close, for a server without children
+// (the common case; go test -bench Follow ./transport).
+func BenchmarkFollow(b *testing.B) {
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	for b.Loop() {
+		newEscapees(cmd.Process.Pid).follow(cmd.Process.Pid)
+	}
+}
+
+// Where the kernel keeps no children lists, every process's parent is
+// read instead: both find the same child.
+func TestChildrenListsAndScanAgree(t *testing.T) {
+	t.Parallel()
+	p := startBystander(t)
+	kids, ok := listChildren(os.Getpid())
+	if !ok {
+		t.Skip("this kernel keeps no /proc/PID/task/TID/children lists")
+	}
+	if !slices.Contains(kids, p.Process.Pid) {
+		t.Errorf("listChildren(%d) = %v, without the child %d", os.Getpid(), kids, p.Process.Pid)
+	}
+	if scanned := scanChildren()[os.Getpid()]; !slices.Contains(scanned, p.Process.Pid) {
+		t.Errorf("scanChildren()[%d] = %v, without the child %d", os.Getpid(), scanned, p.Process.Pid)
+	}
+}

@@ -1,0 +1,16 @@
+//go:build unix && !linux
+
+package transport
+
+import "syscall"
+
+// escapees is empty outside Linux: without /proc (macOS, the BSDs' is
+// optional and differs) mcpx does not look for the server's descendants
+// that left its process group. README.md says so.
+type escapees struct{}
+
+func newEscapees(int) *escapees { return &escapees{} }
+
+func (*escapees) follow(int)            {}
+func (*escapees) refollow(int)          {}
+func (*escapees) signal(syscall.Signal) {}
