@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpx-dev/mcpx/internal/browsertest"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 )
 
@@ -222,5 +224,147 @@ func TestBrowserRealApps(t *testing.T) {
 				t.Errorf("problems: %v", rec.problems)
 			}
 		})
+	}
+}
+
+// The debug example app from npm, which has a button for each thing a
+// view may ask of its host: every one is answered as the ext-apps SDK
+// expects, through the real SDK on the view's side. The basic apps above
+// ask only for tool calls and logs; this one also sends messages and
+// model context with images and structured content, asks for each
+// display mode (pip, which mcpx does not offer, is answered with the
+// current mode), opens a link, calls an app-only tool, and calls a tool
+// from its teardown handler before it answers the teardown.
+func TestBrowserRealAppDebug(t *testing.T) {
+	t.Parallel() // a server and a tab of its own
+	s := appServer(t, "server-debug")
+	bctx := newBrowser(t)
+	b := sdkBackend{s}
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(b))
+	t.Cleanup(func() { // what went over the wire, should a step fail
+		if t.Failed() {
+			rec.mu.Lock()
+			for _, w := range rec.wire {
+				t.Logf("%s %.200s", w.Direction, w.Raw)
+			}
+			rec.mu.Unlock()
+		}
+	})
+	v := openToolView(t, h, b, "debug-tool", `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	// The app logs each of its events through the app-only debug-log tool.
+	waitViewText(t, bctx, id, "document.body", func(s string) bool { return strings.Contains(s, "Debug text content #1") })
+	// sawAnswer reports whether the host answered a request of the view's
+	// with a result that contains want.
+	sawAnswer := func(r *recorder, want string) bool {
+		for _, w := range r.wire {
+			if w.Direction == ToView && strings.Contains(string(w.Raw), `"result":`) && strings.Contains(string(w.Raw), want) {
+				return true
+			}
+		}
+		return false
+	}
+	steps := []struct {
+		button, what string
+		done         func(r *recorder) bool
+	}{
+		{"send-message-text-btn", "the text message", func(r *recorder) bool {
+			return len(r.messages) == 1 && strings.Contains(r.messages[0], `"text":"Hello from debug app!"`)
+		}},
+		{"send-message-image-btn", "the image message", func(r *recorder) bool {
+			return len(r.messages) == 2 && strings.Contains(r.messages[1], `"type":"image"`) && strings.Contains(r.messages[1], `"mimeType":"image/png"`)
+		}},
+		{"log-error-btn", "the error log", func(r *recorder) bool {
+			return len(r.logs) == 1 && strings.Contains(r.logs[0], `"level":"error"`)
+		}},
+		{"update-context-structured-btn", "the structured model context", func(r *recorder) bool {
+			return len(r.contexts) == 1 && strings.Contains(r.contexts[0], `"structuredContent":{"debugState"`)
+		}},
+		{"update-context-image-btn", "the image model context", func(r *recorder) bool {
+			return len(r.contexts) == 2 && strings.Contains(r.contexts[1], `"type":"image"`)
+		}},
+		{"display-fullscreen-btn", "fullscreen", func(r *recorder) bool { return sawAnswer(r, `{"mode":"fullscreen"}`) }},
+		{"display-pip-btn", "pip answered with the current mode", func(r *recorder) bool {
+			n := 0
+			for _, w := range r.wire {
+				if w.Direction == ToView && strings.Contains(string(w.Raw), `"result":{"mode":"fullscreen"}`) {
+					n++
+				}
+			}
+			return n == 2
+		}},
+		{"display-inline-btn", "inline", func(r *recorder) bool { return sawAnswer(r, `{"mode":"inline"}`) }},
+		{"open-link-btn", "the link", func(r *recorder) bool {
+			return len(r.links) == 1 && r.links[0] == "https://modelcontextprotocol.io/"
+		}},
+		{"call-debug-refresh-btn", "the app-only tool's result", func(r *recorder) bool { return sawAnswer(r, "Server timestamp: ") }},
+	}
+	for _, step := range steps {
+		clickInView(t, bctx, id, css("#"+step.button))
+		rec.waitFor(t, step.what, step.done)
+	}
+	// The app shows what the host answered.
+	waitViewText(t, bctx, id, "document.body", func(s string) bool { return strings.Contains(s, "Server timestamp: ") })
+	rec.mu.Lock()
+	fromView := len(rec.wire)
+	rec.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := v.Close(ctx, "test over"); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	teardownCall := false
+	for _, w := range rec.wire[fromView:] {
+		if w.Direction == FromView && strings.Contains(string(w.Raw), `"type":"onteardown"`) {
+			teardownCall = true
+		}
+	}
+	if !teardownCall {
+		t.Error("the view's teardown handler did not call the server's debug-log tool")
+	}
+	if len(rec.problems) > 0 {
+		t.Errorf("problems: %v", rec.problems)
+	}
+}
+
+// The transcript example app from npm declares permissions (microphone,
+// clipboardWrite) in its resource's _meta.ui, which no other pinned
+// example does: its frame is allowed those features, and only those, as
+// the browser's permissions policy of the view's document says.
+func TestBrowserRealAppPermissions(t *testing.T) {
+	t.Parallel() // a server and a tab of its own
+	s := appServer(t, "server-transcript")
+	bctx := newBrowser(t)
+	b := sdkBackend{s}
+	rec := newRecorder()
+	h := newTestHost(t, rec.options(b))
+	v := openToolView(t, h, b, "transcribe", `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "the view's handshake", func(r *recorder) bool { return slices.Contains(r.states, StateInitialized) })
+	allowed, err := browsertest.InView[[]string](bctx, id, `["microphone", "clipboard-write", "camera", "geolocation"].filter((f) => document.featurePolicy.allowsFeature(f))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"microphone", "clipboard-write"}; !slices.Equal(allowed, want) {
+		t.Errorf("the view's document allows %q, want %q", allowed, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := v.Close(ctx, "test over"); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.problems) > 0 {
+		t.Errorf("problems: %v", rec.problems)
 	}
 }
