@@ -356,9 +356,16 @@ func (s *Session) send(ctx context.Context, method string, f transport.Frame) er
 type UnknownSessionError struct {
 	// Err is the refusal of the request that found out.
 	Err *transport.HTTPError
+	// Elsewhere is set when another request (or the stream for the
+	// server's own messages) had found the session gone first.
+	Elsewhere bool
 }
 
 func (e *UnknownSessionError) Error() string {
+	if e.Elsewhere {
+		return fmt.Sprintf("session expired: the server answered %s %s with HTTP 400 for session %s, which it no longer knows (another request found out first)",
+			e.Err.Method, transport.RedactURL(e.Err.URL), e.Err.SessionID)
+	}
 	return fmt.Sprintf("session expired: the server answered %s %s with HTTP 400 for session %s, and a ping in it as well, so it no longer knows the session (servers built on the TypeScript SDK's examples answer 400 where the spec says 404)",
 		e.Err.Method, transport.RedactURL(e.Err.URL), e.Err.SessionID)
 }
@@ -383,15 +390,35 @@ func (s *Session) unknownSession(ctx context.Context, method string, err error) 
 	if !ok {
 		return nil
 	}
+	if s.sessionLeft(he.SessionID) {
+		// Another request, or the stream for the server's own
+		// messages, found the session gone first and forgot it (and
+		// may be starting the new one: renew waits for it).
+		return &UnknownSessionError{Err: he, Elsewhere: true}
+	}
 	if method != mcp.MethodPing {
 		_, perr := s.Call(context.WithValue(ctx, renewingKey{}, true), mcp.MethodPing, nil, asProbe())
 		var pe *transport.HTTPError
 		if !errors.As(perr, &pe) || pe.Status != http.StatusBadRequest || pe.SessionID != he.SessionID {
+			if s.sessionLeft(he.SessionID) {
+				// Found gone and forgotten elsewhere while the ping
+				// went (which then went without it, or in the new
+				// session).
+				return &UnknownSessionError{Err: he, Elsewhere: true}
+			}
 			return nil
 		}
 	}
 	sf.ForgetSession(he.SessionID)
 	return &UnknownSessionError{Err: he}
+}
+
+// sessionLeft reports whether the connection no longer has the session
+// id: it forgot it (see transport.SessionForgetter) or a renewal replaced
+// it. A connection that does not say which session it has reports false.
+func (s *Session) sessionLeft(id string) bool {
+	c, ok := transport.Find[interface{ SessionID() string }](s.conn)
+	return ok && c.SessionID() != id
 }
 
 // renew re-runs the lifecycle's Open after the session expired, unless a

@@ -330,3 +330,97 @@ func TestSessionExpiryResubscribes(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// forgetting400Conn is a connection to a server built on the TypeScript
+// SDK's examples that restarted (it answers 400 to the sessions it no
+// longer knows), where something else — the stream for the server's own
+// messages — found the session gone and forgot it just as a request was
+// refused: the request's 400 names the old session, and the ping that
+// would tell goes without one (400 too, naming none).
+type forgetting400Conn struct {
+	transport.Conn
+	mu      sync.Mutex
+	session string
+	n       int
+	// forgetOn is the method whose first write finds the session gone.
+	forgetOn string
+	writes   []string
+}
+
+func (c *forgetting400Conn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+func (c *forgetting400Conn) ForgetSession(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == id {
+		c.session = ""
+	}
+}
+
+func (c *forgetting400Conn) Write(ctx context.Context, f transport.Frame) error {
+	var m struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(f.Data, &m)
+	c.mu.Lock()
+	c.writes = append(c.writes, m.Method)
+	var refuse *transport.HTTPError
+	switch {
+	case m.Method == "initialize":
+		c.n++
+		c.session = fmt.Sprintf("s%d", c.n)
+	case m.Method != "" && m.Method == c.forgetOn:
+		c.forgetOn = ""
+		refuse = &transport.HTTPError{Method: "POST", URL: "http://127.0.0.1/mcp", Status: 400, SessionID: c.session}
+		c.session = "" // forgotten elsewhere, at this moment
+	case c.session == "":
+		refuse = &transport.HTTPError{Method: "POST", URL: "http://127.0.0.1/mcp", Status: 400}
+	}
+	c.mu.Unlock()
+	if refuse != nil {
+		return refuse
+	}
+	return c.Conn.Write(ctx, f)
+}
+
+// A request refused with 400 in a session that something else found gone
+// and forgot meanwhile is sent again in the new session, not failed
+// because its ping, sent without the old session, could not confirm it
+// (e2e everything_restart failed so under load: the GET stream's renewal
+// raced a command's request).
+func TestSession400ForgottenElsewhereRenews(t *testing.T) {
+	client, server := transport.Pipe()
+	serveFake(t, server)
+	fc := &forgetting400Conn{Conn: client}
+	var notes []string
+	var mu sync.Mutex
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := Connect(ctx, transport.Tap(fc, func(time.Time, transport.Direction, transport.Frame) {}),
+		Options{OnNote: func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fc.mu.Lock()
+	fc.forgetOn = "tools/list"
+	fc.mu.Unlock()
+	if _, err := s.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	fc.mu.Lock()
+	got := strings.Join(fc.writes, ",")
+	fc.mu.Unlock()
+	if want := "initialize,notifications/initialized,tools/list,initialize,notifications/initialized,tools/list"; got != want {
+		t.Errorf("writes %s, want %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 1 || !strings.Contains(notes[0], "another request found out first") || !strings.Contains(notes[0], "re-initialized a new session") {
+		t.Errorf("notes %q", notes)
+	}
+}
