@@ -142,8 +142,17 @@ type Session struct {
 	// OnDeparture (see CheckOptions.Alone).
 	departTap atomic.Pointer[checkTap]
 
-	renewMu sync.Mutex   // serializes re-opening an expired session
-	gen     atomic.Int64 // counts re-opened sessions
+	// renewSem serializes re-opening an expired session: a channel
+	// rather than a mutex, so that a renewal waiting for another is
+	// bounded by its context (and, under testing/synctest, durably
+	// blocked while the other waits for the network).
+	renewSem chan struct{}
+	gen      atomic.Int64 // counts re-opened sessions
+	// holdMu guards holds and held: while holds > 0 a new session is
+	// being started (see holdSends), and send waits for held to close.
+	holdMu sync.Mutex
+	holds  int
+	held   chan struct{}
 	// subscribed holds the URIs of the resource subscriptions the server
 	// took (resources/subscribe answered, not unsubscribed since): a new
 	// session after the old one expired subscribes to them again.
@@ -214,6 +223,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		progress:     map[string]func(Progress){},
 		taskProgress: map[string]func(Progress){},
 		lastProgress: map[string]float64{},
+		renewSem:     make(chan struct{}, 1),
 	}
 	s.peer = peer.New(conn, peer.Options{
 		Handler: s.handle,
@@ -232,7 +242,19 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 	s.holdServerStream()
 	if r, ok := transport.Find[transport.ServerStreamEndReporter](conn); ok {
 		r.OnServerStreamEnd(func(err error) {
-			s.detachedWork.Go(func() { s.serverStreamEnded(err) })
+			// The generation and the hold are taken here, on the
+			// connection's goroutine, before it reconnects anything: a
+			// request that finds the session gone later renews it once
+			// with this, not twice, and no request goes out on the new
+			// connection before the new session's initialize.
+			gen := s.gen.Load()
+			release := s.holdSends()
+			if !s.detachedWork.Go(func() {
+				defer release()
+				s.serverStreamEnded(gen, err)
+			}) {
+				release()
+			}
 		})
 	}
 	s.peer.Start()
@@ -324,10 +346,19 @@ type renewingKey struct{}
 // gets a 400 that is no answer of the server's, a ping tells whether the
 // session is gone (refused the same way) or the request alone was refused
 // (answered); only the first renews the session.
+//
+// While a new session is being started, send waits for it (see holdSends),
+// so that nothing goes out in the new session before its initialize.
 func (s *Session) send(ctx context.Context, method string, f transport.Frame) error {
+	renewing := ctx.Value(renewingKey{}) != nil
+	if !renewing {
+		if err := s.awaitRenewal(ctx); err != nil {
+			return err
+		}
+	}
 	gen := s.gen.Load()
 	err := s.conn.Write(ctx, f)
-	if err == nil || ctx.Value(renewingKey{}) != nil {
+	if err == nil || renewing {
 		return err
 	}
 	if !errors.Is(err, transport.ErrSessionExpired) {
@@ -424,8 +455,13 @@ func (s *Session) sessionLeft(id string) bool {
 // renew re-runs the lifecycle's Open after the session expired, unless a
 // concurrent call already did since generation gen.
 func (s *Session) renew(ctx context.Context, gen int64, method string, cause error) error {
-	s.renewMu.Lock()
-	defer s.renewMu.Unlock()
+	defer s.holdSends()()
+	select {
+	case s.renewSem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%w; waiting for the new session under way: %w", cause, ctx.Err())
+	}
+	defer func() { <-s.renewSem }()
 	if s.gen.Load() != gen {
 		return nil
 	}
@@ -449,6 +485,51 @@ func (s *Session) renew(ctx context.Context, gen int64, method string, cause err
 		s.note("%s", note)
 	}
 	return nil
+}
+
+// holdSends makes send wait, until release is called, before it writes
+// anything but the requests of a renewal (renewingKey): a new session is
+// being started, and a request sent in it before its initialize would
+// reach a server that has not been told who the client is (spec
+// 2025-11-25: basic/lifecycle, "Initialization": the client should send
+// nothing but pings before the server answered initialize). Holds nest;
+// release is idempotent.
+func (s *Session) holdSends() (release func()) {
+	s.holdMu.Lock()
+	if s.holds == 0 {
+		s.held = make(chan struct{})
+	}
+	s.holds++
+	s.holdMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.holdMu.Lock()
+			defer s.holdMu.Unlock()
+			if s.holds--; s.holds == 0 {
+				close(s.held)
+				s.held = nil
+			}
+		})
+	}
+}
+
+// awaitRenewal waits, bounded by ctx, while sends are held (holdSends).
+func (s *Session) awaitRenewal(ctx context.Context) error {
+	s.holdMu.Lock()
+	held := s.held
+	s.holdMu.Unlock()
+	if held == nil {
+		return nil
+	}
+	select {
+	case <-held:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.peer.Done():
+		return s.peer.Err()
+	}
 }
 
 // CallOption adjusts one Call.

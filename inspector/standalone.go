@@ -153,9 +153,9 @@ func (s *Session) ServerStreamErr() error {
 // 2025-11-25: basic/transports, "Session Management"), whose stream
 // carries the server's messages again; a session that only listens
 // (watch) sends nothing else that would find out. Otherwise the person
-// is told that the server's own messages no longer arrive.
-func (s *Session) serverStreamEnded(err error) {
-	gen := s.gen.Load()
+// is told that the server's own messages no longer arrive. gen is the
+// generation of the session when the stream ended.
+func (s *Session) serverStreamEnded(gen int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(s.opts.Timeout, DefaultTimeout))
 	defer cancel()
 	cause := err
@@ -166,7 +166,8 @@ func (s *Session) serverStreamEnded(err error) {
 		s.warn("the stream for the server's own messages ended: %v; notifications and requests the server sends on its own no longer arrive", err)
 		return
 	}
-	if err := s.renew(ctx, gen, "", cause); err != nil {
+	if err := s.renew(ctx, gen, "", cause); err != nil && !errors.Is(err, transport.ErrClosed) {
+		// (Closed: the session is ending, which is no news.)
 		s.warn("the stream for the server's own messages ended: %v", err)
 	}
 }
