@@ -193,7 +193,17 @@ func (c *HTTPConn) ForgetSession(id string) { c.st.ForgetSession(id) }
 
 // OnServerStreamEnd registers fn to learn that the stream for
 // server-initiated messages ended for good (see ServerStreamEndReporter).
-func (c *HTTPConn) OnServerStreamEnd(fn func(error)) { c.st.OnServerStreamEnd(fn) }
+//
+// Over HTTP+SSE the stream is the session's (spec 2024-11-05:
+// basic/transports, "HTTP with SSE"): when it ends, fn is told that the
+// session ended (an error matching ErrSessionExpired) and the stream is
+// opened again, a new session for fn to initialize, which later Writes
+// wait for; if it cannot be, the connection ends saying why. Without fn
+// the connection ends with the stream.
+func (c *HTTPConn) OnServerStreamEnd(fn func(error)) {
+	c.st.OnServerStreamEnd(fn)
+	c.sse.OnServerStreamEnd(fn)
+}
 
 // OnRequestLost registers fn to learn about requests whose response
 // stream ended before the response and cannot go on (see LossReporter).
@@ -290,7 +300,10 @@ func (c *HTTPConn) Describe() string {
 		extra = append(extra, why)
 		return d + " (" + strings.Join(extra, "; ") + ")"
 	case ModeSSE:
-		return fmt.Sprintf("http+sse: %s (messages to %s; %s)", RedactURL(c.url), RedactURL(c.sse.Endpoint()), why)
+		if ep := c.sse.Endpoint(); ep != "" {
+			return fmt.Sprintf("http+sse: %s (messages to %s; %s)", RedactURL(c.url), RedactURL(ep), why)
+		}
+		return fmt.Sprintf("http+sse: %s (its SSE stream is being opened again; %s)", RedactURL(c.url), why)
 	}
 	return fmt.Sprintf("http (%s): %s (not connected yet)", c.mode, RedactURL(c.url))
 }

@@ -749,28 +749,6 @@ func testLegacyEndpointOnOtherOrigin(t *testing.T) {
 	}
 }
 
-// The 2024-11-05 session lives on one stream: when it ends, so does the
-// connection, with a clear error.
-func TestLegacyStreamEnds(t *testing.T) { synctest.Test(t, testLegacyStreamEnds) }
-
-func testLegacyStreamEnds(t *testing.T) {
-	s := &legacyServer{endpoint: "/msg?session=1", out: make(chan string, 8), end: make(chan struct{})}
-	u := serveMem(t, s)
-	sess, conn := mustDial(t, transport.HTTPOptions{URL: u + "/sse"}, nil)
-	if !strings.Contains(conn.Describe(), u+"/msg?session=1") {
-		t.Errorf("Describe = %q", conn.Describe())
-	}
-	close(s.end)
-	select {
-	case <-sess.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("session did not end with the stream")
-	}
-	if err := sess.Err(); !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "ended") {
-		t.Errorf("Err = %v", err)
-	}
-}
-
 // A server that never answers: the request's timeout applies whether the
 // server holds back its headers (JSON mode) or its events (SSE mode), and
 // the server is told with notifications/cancelled.

@@ -168,7 +168,12 @@ type SessionForgetter interface {
 // and requests the server sends on its own no longer arrive then, which
 // the session tells the person, or starts a new session for when the old
 // one is gone (spec 2025-11-25: basic/transports, "Session Management").
-// The session registers fn before the first Write.
+// Over HTTP+SSE the one stream carries the session (spec 2024-11-05:
+// basic/transports, "HTTP with SSE"): fn is told, with an error matching
+// ErrSessionExpired, as soon as it ends, and the connection opens it
+// again, a new session for fn to initialize, which Writes wait for; a
+// connection without fn ends with its stream. The session registers fn
+// before the first Write.
 type ServerStreamEndReporter interface {
 	OnServerStreamEnd(fn func(err error))
 }

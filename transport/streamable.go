@@ -598,9 +598,13 @@ func skippedOnPost(sk *SkippedMessageError, st *streamState) (answered bool, sto
 	return false, nil
 }
 
-func (s *streamable) maxReconnects() int {
-	if s.b.opts.MaxReconnects > 0 {
-		return s.b.opts.MaxReconnects
+func (s *streamable) maxReconnects() int { return s.b.maxReconnects() }
+
+// maxReconnects caps consecutive failed attempts to open a broken SSE
+// stream again (HTTPOptions.MaxReconnects).
+func (b *httpBase) maxReconnects() int {
+	if b.opts.MaxReconnects > 0 {
+		return b.opts.MaxReconnects
 	}
 	return 5
 }
