@@ -30,6 +30,7 @@
 //	                          ends; VAR is its URL
 //	everythingrestart VAR     stop the server-everything at $VAR and start
 //	                          it again there (a restarted server)
+//	everythingstop VAR        stop the server-everything at $VAR for good
 //	sdktasksurl VAR           start testdata/servers/sdktasks (tasks of the
 //	                          official TypeScript SDK) over Streamable HTTP
 //	                          until the script ends; VAR is its URL
@@ -397,6 +398,7 @@ func TestScripts(t *testing.T) {
 			"everythingrestart": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdEverythingRestart(ts, neg, args, node, everything)
 			},
+			"everythingstop": cmdEverythingStop,
 		},
 	})
 }
@@ -695,6 +697,25 @@ func cmdEverythingRestart(ts *testscript.TestScript, neg bool, args []string, no
 		ts.Fatalf("restarting server-everything: %v", err)
 	}
 	s.stop = stop
+}
+
+// cmdEverythingStop is `everythingstop VAR`: stop the server-everything
+// everythingurl started at $VAR, and start no other: a server that does
+// not come back.
+func cmdEverythingStop(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: everythingstop VAR")
+	}
+	url := ts.Getenv(args[0])
+	v, ok := everythingServers.Load(url)
+	if !ok {
+		ts.Fatalf("$%s (%s) is no server everythingurl started", args[0], url)
+	}
+	s := v.(*everythingServer)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stop()
+	s.stop = func() {}
 }
 
 // waitBound bounds every poll in the scripts. It is generous: it only
