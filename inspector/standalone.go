@@ -166,9 +166,16 @@ func (s *Session) serverStreamEnded(gen int64, err error) {
 		s.warn("the stream for the server's own messages ended: %v; notifications and requests the server sends on its own no longer arrive", err)
 		return
 	}
-	if err := s.renew(ctx, gen, "", cause); err != nil && !errors.Is(err, transport.ErrClosed) {
-		// (Closed: the session is ending, which is no news.)
-		s.warn("the stream for the server's own messages ended: %v", err)
+	if err := s.renew(ctx, gen, "", cause); err != nil {
+		select {
+		case <-s.peer.Done():
+			// The connection ended (which its end says) or is closing.
+			return
+		default:
+		}
+		if !errors.Is(err, transport.ErrClosed) {
+			s.warn("the stream for the server's own messages ended: %v", err)
+		}
 	}
 }
 

@@ -214,7 +214,8 @@ func TestLegacyStreamGone(t *testing.T) { synctest.Test(t, testLegacyStreamGone)
 func testLegacyStreamGone(t *testing.T) {
 	srv := newRestartingServer()
 	u := serveMem(t, srv)
-	sess, _ := mustDial(t, transport.HTTPOptions{URL: u + "/sse", Mode: transport.ModeSSE}, nil)
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u + "/sse", Mode: transport.ModeSSE}, rec)
 	start := time.Now()
 	srv.restart(true)
 	select {
@@ -237,6 +238,14 @@ func testLegacyStreamGone(t *testing.T) {
 	defer cancel()
 	if _, err := sess.Call(ctx, "ping", nil, inspector.WithTimeout(time.Second, time.Second)); err == nil {
 		t.Error("ping after the end succeeded")
+	}
+	// The connection's end says why; the renewal that waited for the
+	// stream adds no warning of its own.
+	synctest.Wait()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.warnings) != 0 {
+		t.Errorf("warnings: %q", rec.warnings)
 	}
 }
 

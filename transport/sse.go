@@ -464,7 +464,9 @@ func (l *legacySSE) current(ctx context.Context) (*sseStream, error) {
 		select {
 		case <-up:
 		case <-l.b.failed:
-			return nil, l.b.failErr
+			// The connection ended, which Read reports: the error says
+			// why, and matches ErrClosed too (no news for whoever waited).
+			return nil, &messageError{msg: l.b.failErr.Error(), errs: []error{l.b.failErr, ErrClosed}}
 		case <-l.b.ctx.Done():
 			return nil, ErrClosed
 		case <-ctx.Done():
