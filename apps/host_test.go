@@ -302,6 +302,24 @@ func TestRequestsHandedToTheProgram(t *testing.T) {
 	}
 }
 
+// A view's notifications/tools/list_changed (its own tools changed,
+// draft spec "Standard MCP Messages": "App → Host") is taken quietly:
+// the host does not call a view's tools, and it is no problem of the
+// view's.
+func TestViewToolsListChangedIsQuiet(t *testing.T) {
+	rec, _, p, id := startedView(t)
+	p.post(id, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, `{"jsonrpc":"2.0","method":"notifications/unheard-of"}`)
+	// The unknown one after it is reported: the first was handled, quietly.
+	rec.waitFor(t, "the unknown notification reported", func(r *recorder) bool {
+		return r.hasProblem(ErrUnsupported, "unheard-of")
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.problems) != 1 {
+		t.Errorf("problems %v, want only the unknown notification's", rec.problems)
+	}
+}
+
 func TestDisplayModeAndSize(t *testing.T) {
 	rec := newRecorder()
 	h := newTestHost(t, rec.options(newFakeBackend(minimalHTML)))

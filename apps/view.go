@@ -38,6 +38,7 @@ const (
 	methodToolsCall         = "tools/call"
 	methodResourcesRead     = "resources/read"
 	methodLog               = "notifications/message"
+	methodToolsListChanged  = "notifications/tools/list_changed"
 	methodCancelled         = "notifications/cancelled"
 	methodPing              = "ping"
 	displayInline           = "inline"
@@ -661,6 +662,11 @@ func (v *View) notification(c *pageConn, m message) {
 			}
 			v.mu.Unlock()
 		}
+	case methodToolsListChanged:
+		// Draft spec "Standard MCP Messages": "App → Host: App-registered
+		// tools changed". The host does not list or call a view's own
+		// tools (it declares nothing that asks for them), so there is
+		// nothing to refresh; the rate limit bounds a view that repeats it.
 	case methodRequestTeardown:
 		// Not one of the view's goroutines: Close waits for those.
 		v.h.goBackground(func() {
