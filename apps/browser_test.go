@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -453,5 +454,97 @@ func TestBrowserContainerDimensionsAreTheFrame(t *testing.T) {
 	s = waitViewText(t, bctx, id, css("#full"), parse)
 	if cd.Height == nil || int(*cd.Width) != w || int(*cd.Height) != ht {
 		t.Errorf("full screen: told %s, the frame is %dx%d", s, w, ht)
+	}
+}
+
+// downloadApp asks the host to download what its buttons say
+// (ui/download-file, as the ext-apps SDK's App.downloadFile sends it),
+// once the host declared downloadFile, and shows the answers.
+const downloadApp = `<!DOCTYPE html><html><body>
+<p id="caps">?</p><p id="out"></p>
+<button id="text">text</button><button id="blob">blob</button><button id="evil">evil</button><button id="deny">deny</button>
+<script>
+let n = 10;
+const out = document.getElementById("out");
+const waiting = new Map();
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (m.id === 1 && m.result) {
+    document.getElementById("caps").textContent = "downloadFile" in m.result.hostCapabilities ? "can download" : "cannot";
+    window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+  } else if (waiting.has(m.id)) {
+    out.textContent += waiting.get(m.id) + ": " + (m.error ? "error " + m.error.message : "ok") + ";";
+    waiting.delete(m.id);
+  }
+});
+function download(what, resource) {
+  const id = n++;
+  waiting.set(id, what);
+  window.parent.postMessage({ jsonrpc: "2.0", id, method: "ui/download-file", params: { contents: [{ type: "resource", resource }] } }, "*");
+}
+const bytes = new Uint8Array(256);
+for (let i = 0; i < 256; i++) bytes[i] = i;
+document.getElementById("text").onclick = () => download("text", { uri: "file:///export.json", mimeType: "application/json", text: "{\"città\": \"Zürich\"}\n" });
+document.getElementById("blob").onclick = () => download("blob", { uri: "file:///bytes.bin", mimeType: "application/octet-stream", blob: btoa(String.fromCharCode(...bytes)) });
+document.getElementById("evil").onclick = () => download("evil", { uri: "file:///..%2F..%2F.bashrc", text: "evil" });
+document.getElementById("deny").onclick = () => download("deny", { uri: "file:///deny.txt", text: "no" });
+window.parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26",
+  appInfo: { name: "download", version: "1" }, appCapabilities: {} } }, "*");
+</script></body></html>`
+
+// A view's ui/download-file through the browser: the host declares
+// downloadFile, the files reach the program exactly (text as UTF-8, a
+// blob decoded), are saved under their sanitised names, never over one
+// another, and a refusal reaches the view as the draft's error.
+func TestBrowserDownloadFile(t *testing.T) {
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	dir := t.TempDir()
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(downloadApp))
+	o.Handlers.DownloadFile = func(ctx context.Context, v ViewInfo, files []Download) error {
+		for _, f := range files {
+			if f.Name == "deny.txt" {
+				return ErrDenied
+			}
+			if _, err := SaveDownload(dir, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitViewText(t, bctx, id, css("#caps"), func(s string) bool { return s == "can download" })
+	want := ""
+	for _, b := range []string{"text", "blob", "text", "evil", "deny"} {
+		clickInView(t, bctx, id, css("#"+b))
+		if b == "deny" {
+			want += "deny: error Download denied by user;"
+		} else {
+			want += b + ": ok;"
+		}
+		waitViewText(t, bctx, id, css("#out"), func(s string) bool { return s == want })
+	}
+	bytes := make([]byte, 256)
+	for i := range bytes {
+		bytes[i] = byte(i)
+	}
+	for name, content := range map[string]string{
+		"export.json":     "{\"città\": \"Zürich\"}\n",
+		"export (1).json": "{\"città\": \"Zürich\"}\n",
+		"bytes.bin":       string(bytes),
+		"_.._.bashrc":     "evil",
+	} {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != content {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, content)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("%d files saved, want 4", len(entries))
 	}
 }

@@ -46,5 +46,10 @@
 // pages are embedded, fetch nothing from elsewhere, and put server-supplied text in
 // the document only as text.
 //
+// Of the specification's draft, the host takes ui/download-file
+// (download.go: the files are checked, decoded and named here, asked
+// about and saved by the program through Handlers.DownloadFile and
+// SaveDownload) and a view's notifications/tools/list_changed.
+//
 // JSON-RPC encoding and decoding of view messages is in wire.go only.
 package apps

@@ -151,6 +151,17 @@ type Handlers struct {
 	// openLinks and refuses every ui/open-link. It must return when ctx
 	// ends.
 	OpenLink func(ctx context.Context, v ViewInfo, url string) error
+	// DownloadFile asks the person whether to save the files a view
+	// asks the host to download (ui/download-file, draft spec: checked,
+	// decoded, their names sanitised), and saves them (SaveDownload does,
+	// into a directory the person chose); an error refuses (return one
+	// wrapping ErrDenied when the person said no: the view is told
+	// "Download denied by user"; any other reaches the view only as
+	// "Download failed", the program telling the person why). Nil: the
+	// host does not offer downloadFile and refuses every
+	// ui/download-file. It is called for one download of a view at a
+	// time, and must return when ctx ends.
+	DownloadFile func(ctx context.Context, v ViewInfo, files []Download) error
 	// Problem is told what went wrong with a view: malformed or refused
 	// messages, floods, timeouts, failed teardowns. The error wraps one
 	// of the Err* values of this package.
@@ -182,8 +193,8 @@ var (
 	ErrTeardown = errors.New("the view's teardown did not complete")
 	// ErrClosed: the view or the host is closed.
 	ErrClosed = errors.New("closed")
-	// ErrDenied is what Handlers.OpenLink and Handlers.Message wrap when
-	// the person refused.
+	// ErrDenied is what Handlers.OpenLink, Handlers.DownloadFile and
+	// Handlers.Message wrap when the person refused.
 	ErrDenied = errors.New("denied by the user")
 )
 
@@ -228,6 +239,11 @@ type Options struct {
 	// MaxInFlight bounds a view's requests being handled at once
 	// (default 16); more are refused.
 	MaxInFlight int
+	// MaxDownloadSize bounds the content of one ui/download-file, all
+	// its files together, decoded (default 4 MiB; a download cannot be
+	// larger than MaxMessageSize anyway); a larger one is refused before
+	// the person is asked.
+	MaxDownloadSize int64
 }
 
 func (o *Options) defaults() {
@@ -254,6 +270,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 16
+	}
+	if o.MaxDownloadSize <= 0 {
+		o.MaxDownloadSize = 4 << 20
 	}
 }
 

@@ -30,6 +30,7 @@ const (
 	methodSizeChanged       = "ui/notifications/size-changed"
 	methodContextChanged    = "ui/notifications/host-context-changed"
 	methodOpenLink          = "ui/open-link"
+	methodDownloadFile      = "ui/download-file"
 	methodMessage           = "ui/message"
 	methodUpdateContext     = "ui/update-model-context"
 	methodDisplayMode       = "ui/request-display-mode"
@@ -97,6 +98,7 @@ type View struct {
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
 	askingLink    bool   // a ui/open-link is with Handlers.OpenLink
+	askingSave    bool   // a ui/download-file is with Handlers.DownloadFile
 	reloads       bucket // reloads of the sandbox in the same page
 	problems      bucket // problems reported to the program
 	problemsLeft  int    // problems not reported since the last one
@@ -812,6 +814,8 @@ func (v *View) handle(ctx context.Context, m message) (any, *Error) {
 		return json.RawMessage(result), nil
 	case methodOpenLink:
 		return v.openLink(ctx, m.params)
+	case methodDownloadFile:
+		return v.downloadFile(ctx, m.params)
 	case methodMessage:
 		return v.deliver(ctx, m, v.h.opts.Handlers.Message, "Message sending denied")
 	case methodUpdateContext:
@@ -886,6 +890,12 @@ func (v *View) hostCapabilities() map[string]any {
 	}
 	if v.h.opts.Handlers.OpenLink != nil {
 		caps["openLinks"] = struct{}{}
+	}
+	// Draft spec "Host Capabilities": downloadFile, "Host supports file
+	// downloads via ui/download-file" (the ext-apps SDK's App.downloadFile
+	// is offered to views where a host declares it).
+	if v.h.opts.Handlers.DownloadFile != nil {
+		caps["downloadFile"] = struct{}{}
 	}
 	if v.h.opts.Handlers.Message != nil {
 		caps["message"] = content
@@ -1099,6 +1109,54 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 	}()
 	if err := open(ctx, v.info, u.String()); err != nil {
 		return nil, refusal("Link opening denied by user", err)
+	}
+	return struct{}{}, nil
+}
+
+// downloadFile asks the person, through Handlers.DownloadFile, to save
+// the files of a ui/download-file (draft spec "ui/download-file": "Host
+// SHOULD show a confirmation dialog before initiating the download",
+// "MAY reject the download based on security policy, file size
+// limits"). What the host refuses by itself (a resource link, more than
+// MaxDownloadSize bytes, more than maxDownloadFiles files) is refused
+// before the person is asked, and reported. The answers are the draft's:
+// an empty result, or error -32000 "Download denied by user", "Invalid
+// content" or "Policy violation", and "Download failed" when the files
+// could not be saved (why is for the person, not the view: it would
+// tell the view where the person's files are).
+func (v *View) downloadFile(ctx context.Context, params json.RawMessage) (any, *Error) {
+	save := v.h.opts.Handlers.DownloadFile
+	if save == nil {
+		return nil, &Error{Code: CodeRefused, Message: "Policy violation: this host does not download files"}
+	}
+	files, e := parseDownload(params, v.h.opts.MaxDownloadSize)
+	if e != nil {
+		v.problem(fmt.Errorf("%w: ui/download-file: %s", ErrRefused, e.Message))
+		return nil, e
+	}
+	// One question at a time, as for links.
+	v.mu.Lock()
+	asking := v.askingSave
+	v.askingSave = true
+	v.mu.Unlock()
+	if asking {
+		v.problem(fmt.Errorf("%w: ui/download-file while the person is still asked about another download", ErrRefused))
+		return nil, &Error{Code: CodeRefused, Message: "Download denied: the user is still asked about another download"}
+	}
+	defer func() {
+		v.mu.Lock()
+		v.askingSave = false
+		v.mu.Unlock()
+	}()
+	if err := save(ctx, v.info, files); err != nil {
+		var rpc *Error
+		switch {
+		case errors.As(err, &rpc):
+			return nil, rpc
+		case errors.Is(err, ErrDenied):
+			return nil, &Error{Code: CodeRefused, Message: "Download denied by user"}
+		}
+		return nil, &Error{Code: CodeRefused, Message: "Download failed: the host could not save the file"}
 	}
 	return struct{}{}, nil
 }
