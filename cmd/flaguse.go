@@ -398,7 +398,7 @@ func checkOneDash(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// checkViewFlags refuses --ui-theme and --ui-timeout without --ui, and
+// checkViewFlags refuses --ui-theme, --ui-timeout and --ui-downloads without --ui, and
 // --no-browser where nothing opens a browser (no --url or configured
 // server for OAuth, or credentials given, and no --ui for views): each did
 // nothing, silently. The
@@ -411,7 +411,7 @@ func checkViewFlags(c *cobra.Command, conn connDesc) error {
 	fs := c.Flags()
 	changed := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
 	var given []string
-	for _, name := range []string{"ui-theme", "ui-timeout"} {
+	for _, name := range []string{"ui-theme", "ui-timeout", "ui-downloads"} {
 		if changed(name) {
 			given = append(given, "--"+name)
 		}

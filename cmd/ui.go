@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/record"
@@ -29,15 +32,17 @@ import (
 // uiFlags are --ui and how views are shown (--no-browser is shared with
 // OAuth: authFlags holds it).
 type uiFlags struct {
-	on      bool
-	theme   string
-	timeout time.Duration
+	on        bool
+	theme     string
+	timeout   time.Duration
+	downloads string
 }
 
 func (f *uiFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "ui", false, "MCP Apps: declare the io.modelcontextprotocol/ui extension; tools call --ui opens the tool's view in a browser")
 	fs.StringVar(&f.theme, "ui-theme", "auto", "MCP Apps: the views' `THEME`: light, dark, or auto (the terminal's, from $COLORFGBG, else the browser's)")
 	fs.DurationVar(&f.timeout, "ui-timeout", time.Minute, "MCP Apps: how long (`DURATION`) to wait for a browser to show a view, and for the view to initialize")
+	fs.StringVar(&f.downloads, "ui-downloads", "", "MCP Apps: save the files a view asks to download, once you say yes, in `DIR` (default the current directory)")
 }
 
 // uiDesc is how views are shown, checked.
@@ -47,9 +52,12 @@ type uiDesc struct {
 	theme     string
 	timeout   time.Duration
 	noBrowser bool
-	// person is asked before a view's link is opened; nil without a
-	// terminal (links are then declined).
+	// person is asked before a view's link is opened or its download
+	// saved; nil without a terminal (both are then declined).
 	person inspector.Person
+	// downloads is the directory where views' downloads are saved
+	// (--ui-downloads), absolute; "" for the current directory.
+	downloads string
 }
 
 // validate checks the --ui flags; noBrowser is --no-browser, person the
@@ -66,6 +74,24 @@ func (f uiFlags) validate(noBrowser bool, ios *IOStreams, person inspector.Perso
 	}
 	if f.timeout <= 0 {
 		return d, usageErrorf("--ui-timeout must be positive")
+	}
+	if f.downloads != "" {
+		dir, err := filepath.Abs(f.downloads)
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(dir); err == nil && !fi.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			// The cause, without the path again.
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return d, usageErrorf("--ui-downloads %s: %v; give an existing directory", f.downloads, err)
+		}
+		d.downloads = dir
 	}
 	return d, nil
 }
@@ -233,6 +259,9 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			}
 			return o.openURL(url)
 		},
+		DownloadFile: func(ctx context.Context, v apps.ViewInfo, files []apps.Download) error {
+			return saveDownloads(ctx, o, v, files)
+		},
 		Problem: func(v apps.ViewInfo, err error) {
 			if o.states != nil && (errors.Is(err, apps.ErrNoPage) || errors.Is(err, apps.ErrNoInitialize)) {
 				return // the command fails with it
@@ -262,6 +291,75 @@ func linkQuestion(v apps.ViewInfo, link string) string {
 		}
 	}
 	return q + ". Open it?"
+}
+
+// saveDownloads saves the files of a view's ui/download-file into the
+// --ui-downloads directory once the person said yes (declined without a
+// terminal), and says where each went; one that cannot be saved is a
+// warning, and the files after it are not saved.
+func saveDownloads(ctx context.Context, o viewHostOptions, v apps.ViewInfo, files []apps.Download) error {
+	con := o.console
+	dir := o.ui.downloads
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			con.Warn(fmt.Sprintf("view %s asked to download %s: the current directory: %v", v.Tool, fileList(files), err))
+			return err
+		}
+	}
+	if o.ui.person == nil {
+		con.Warn(fmt.Sprintf("view %s asked to download %s: declined (no terminal to ask)", v.Tool, fileList(files)))
+		return fmt.Errorf("%w: there is no terminal to ask", apps.ErrDenied)
+	}
+	ok, err := o.ui.person.Confirm(ctx, downloadQuestion(v, files, dir), false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apps.ErrDenied
+	}
+	for _, f := range files {
+		path, err := apps.SaveDownload(dir, f)
+		if err != nil {
+			con.Warn(fmt.Sprintf("view %s: %v", v.Tool, err))
+			return err
+		}
+		con.Note(fmt.Sprintf("view %s: saved %s (%s)", v.Tool, path, tui.HumanSize(int64(len(f.Data)))))
+	}
+	return nil
+}
+
+// downloadQuestion asks whether to save the files a view asked to
+// download, naming each (as it will be saved, unless taken), its type
+// as the view gave it, its size, and the directory.
+func downloadQuestion(v apps.ViewInfo, files []apps.Download, dir string) string {
+	what := "a file"
+	if len(files) > 1 {
+		what = strconv.Itoa(len(files)) + " files"
+	}
+	var list []string
+	for _, f := range files {
+		d := tui.EscapeLine(f.Name) + " ("
+		if f.MIMEType != "" {
+			d += tui.EscapeLine(rawjson.Shorten(f.MIMEType, 60)) + ", "
+		}
+		list = append(list, d+tui.HumanSize(int64(len(f.Data)))+")")
+	}
+	them := "it"
+	if len(files) > 1 {
+		them = "them"
+	}
+	return fmt.Sprintf("The view of %s asks to download %s into %s: %s. Save %s?",
+		tui.EscapeLine(v.Tool), what, tui.EscapeLine(dir), strings.Join(list, ", "), them)
+}
+
+// fileList names the files of a download, for a warning.
+func fileList(files []apps.Download) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // viewFor returns the definition of tool name when it has a view to open

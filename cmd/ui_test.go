@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,8 @@ func TestUIFlagErrors(t *testing.T) {
 	}{
 		{[]string{"tools", "list", "--ui-theme", "pink", "--", "false"}, `--ui-theme must be light, dark or auto, not "pink"`},
 		{[]string{"tools", "list", "--ui-timeout", "0s", "--", "false"}, "--ui-timeout must be positive"},
+		{[]string{"tools", "list", "--ui", "--ui-downloads", "/nonexistent/dir", "--", "false"}, "--ui-downloads /nonexistent/dir: no such file or directory; give an existing directory"},
+		{[]string{"tools", "list", "--ui", "--ui-downloads", "ui_test.go", "--", "false"}, "--ui-downloads ui_test.go: not a directory; give an existing directory"},
 	} {
 		r := runMcpx(t, nil, tc.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
@@ -144,5 +148,74 @@ func TestViewLinkQuestion(t *testing.T) {
 		if got := linkQuestion(v, tc.link); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q in it", tc.link, got, tc.want)
 		}
+	}
+}
+
+// A view's ui/download-file is saved only after the person said yes,
+// never without a terminal, into the --ui-downloads directory; the
+// question names the files, their sizes and the directory, escaped; a
+// file that cannot be saved is a warning and an error.
+func TestViewDownload(t *testing.T) {
+	v := apps.ViewInfo{ID: "v", Tool: "show\x1b[2J"}
+	files := []apps.Download{
+		{Name: "export.json", MIMEType: "application/json\x1b[31m", Data: []byte("{}\n")},
+		{Name: "chart.png", Data: make([]byte, 2048)},
+	}
+	for _, tc := range []struct {
+		name    string
+		person  *confirmer
+		dir     string // "" the test's directory, "-" a missing one
+		wantErr error
+		saved   bool
+		out     string
+	}{
+		{"yes", &confirmer{yes: true}, "", nil, true, "saved "},
+		{"no", &confirmer{}, "", apps.ErrDenied, false, ""},
+		{"no terminal", nil, "", apps.ErrDenied, false, "asked to download export.json, chart.png: declined (no terminal to ask)"},
+		{"cannot save", &confirmer{yes: true}, "-", nil, false, "warning: view show"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.dir == "-" {
+				dir = filepath.Join(dir, "gone")
+			}
+			var out strings.Builder
+			o := viewHostOptions{ui: uiDesc{downloads: dir}, console: tui.NewConsole(&out, false, false)}
+			if tc.person != nil {
+				o.ui.person = tc.person
+			}
+			err := viewHandlers(o).DownloadFile(context.Background(), v, files)
+			switch {
+			case tc.dir == "-":
+				if err == nil || errors.Is(err, apps.ErrDenied) {
+					t.Errorf("err %v, want a failure to save", err)
+				}
+			case !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil):
+				t.Errorf("err %v, want %v", err, tc.wantErr)
+			}
+			got, _ := os.ReadFile(filepath.Join(dir, "export.json"))
+			if saved := string(got) == "{}\n"; saved != tc.saved {
+				t.Errorf("export.json saved: %v (%q)", saved, got)
+			}
+			if tc.saved {
+				if b, _ := os.ReadFile(filepath.Join(dir, "chart.png")); len(b) != 2048 {
+					t.Errorf("chart.png holds %d bytes", len(b))
+				}
+			}
+			if !strings.Contains(out.String(), tc.out) || strings.Contains(out.String(), "\x1b") {
+				t.Errorf("output %q lacks %q (or has an escape)", out.String(), tc.out)
+			}
+			if tc.person != nil {
+				q := tc.person.question
+				for _, want := range []string{"export.json (application/json", "chart.png (2.0 KiB)", dir, "Save them?"} {
+					if !strings.Contains(q, want) {
+						t.Errorf("question %q lacks %q", q, want)
+					}
+				}
+				if strings.Contains(q, "\x1b") {
+					t.Errorf("question %q has an escape", q)
+				}
+			}
+		})
 	}
 }
