@@ -142,6 +142,10 @@ func TestBrowserTestApp(t *testing.T) {
 	rec.waitFor(t, "the view's log", func(r *recorder) bool {
 		return len(r.logs) == 1 && strings.Contains(r.logs[0], "hello from the view")
 	})
+	// Without a Handlers.DownloadFile the host does not declare
+	// downloadFile (the view does not offer to download).
+	clickInView(t, bctx, id, css("#save"))
+	waitViewText(t, bctx, id, css("#download"), func(s string) bool { return s == "not offered" })
 	// The CSP blocks a fetch to an undeclared origin, not to a declared one.
 	clickInView(t, bctx, id, css("#fetch"))
 	waitViewText(t, bctx, id, css("#fetch-undeclared"), func(s string) bool { return s == "blocked" })

@@ -356,6 +356,11 @@ func TestAppsThroughMcpx(t *testing.T) {
 		if declaredHits.Load() == 0 || undeclaredHits.Load() != 0 {
 			t.Errorf("requests: declared %d, undeclared %d", declaredHits.Load(), undeclaredHits.Load())
 		}
+		// The host declares downloadFile; with no terminal to ask, the
+		// download is declined.
+		browsertest.ClickInView(t, tab, id, browsertest.CSS("#save"))
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#download"), func(s string) bool { return s == "refused: Download denied by user" })
+		m.waitStderr("warning: view show asked to download export.json: declined (no terminal to ask)")
 		browsertest.ClickInView(t, tab, id, browsertest.CSS("#flood"))
 		m.waitStderr("the view sends too many messages")
 		// Closing the page ends the command.
