@@ -43,6 +43,7 @@ func flagValues() map[string][]string {
 		"server-stderr":    {"show", "hide"},
 		"record-mode":      {string(record.ModeReplayOnly), string(record.ModeOnce), string(record.ModeUpdate), string(record.ModeNew)},
 		"ui-theme":         {"light", "dark", "auto"},
+		"on-ui-download":   {"prompt", "decline", "accept"},
 	}
 }
 

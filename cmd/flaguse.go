@@ -398,12 +398,12 @@ func checkOneDash(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// checkViewFlags refuses --ui-theme, --ui-timeout and --ui-downloads without --ui, and
-// --no-browser where nothing opens a browser (no --url or configured
-// server for OAuth, or credentials given, and no --ui for views): each did
-// nothing, silently. The
-// REPL (:ui on) and mcpx connect (whose session's commands may show
-// views) take them for later.
+// checkViewFlags refuses --ui-theme, --ui-timeout, --ui-downloads and
+// --on-ui-download without --ui, and --no-browser where nothing opens a
+// browser (no --url or configured server for OAuth, or credentials
+// given, and no --ui for views): each did nothing, silently. The REPL
+// (:ui on) and mcpx connect (whose session's commands may show views)
+// take them for later.
 func checkViewFlags(c *cobra.Command, conn connDesc) error {
 	if !c.HasParent() || c.Name() == "repl" || c.Name() == "connect" || conn.feat.ui.on {
 		return nil
@@ -411,7 +411,7 @@ func checkViewFlags(c *cobra.Command, conn connDesc) error {
 	fs := c.Flags()
 	changed := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
 	var given []string
-	for _, name := range []string{"ui-theme", "ui-timeout", "ui-downloads"} {
+	for _, name := range []string{"ui-theme", "ui-timeout", "ui-downloads", "on-ui-download"} {
 		if changed(name) {
 			given = append(given, "--"+name)
 		}

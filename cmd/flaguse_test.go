@@ -92,6 +92,7 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("tools", "call", "x", "--ui-theme", "dark"), "--ui-theme applies to MCP Apps' views: give --ui, or leave it out"},
 		{withServer("ping", "--ui-timeout", "5s", "--ui-theme", "light"), "--ui-theme, --ui-timeout apply to MCP Apps' views"},
 		{withServer("tools", "call", "x", "--ui-downloads", "."), "--ui-downloads applies to MCP Apps' views: give --ui, or leave it out"},
+		{withServer("tools", "call", "x", "--on-ui-download", "accept"), "--on-ui-download applies to MCP Apps' views: give --ui, or leave it out"},
 		{withServer("ping", "--no-browser"), "--no-browser applies to OAuth's authorization (a server at --url) and to --ui's views; neither is here"},
 	})
 }

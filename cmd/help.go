@@ -42,7 +42,7 @@ var flagGroups = []flagGroup{
 		"max-message-size", "timeout", "max-timeout", "protocol-version", "protocol-era"}},
 	{"features", "client features", "Client features (what mcpx offers the server)", []string{
 		"root", "on-sampling", "on-elicit", "no-sampling", "no-elicitation", "log-level", "linger",
-		"ui", "ui-theme", "ui-timeout", "ui-downloads"}},
+		"ui", "ui-theme", "ui-timeout", "ui-downloads", "on-ui-download"}},
 	{"output", "output", "Output", []string{"json", "wire", "verbose", "color", "strict"}},
 	{"record", "recording", "Recording, replay and verify", []string{
 		"record", "record-mode", "stable", "force", "redact", "no-redact", "ignore", "normalize"}},

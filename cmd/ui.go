@@ -32,10 +32,11 @@ import (
 // uiFlags are --ui and how views are shown (--no-browser is shared with
 // OAuth: authFlags holds it).
 type uiFlags struct {
-	on        bool
-	theme     string
-	timeout   time.Duration
-	downloads string
+	on         bool
+	theme      string
+	timeout    time.Duration
+	downloads  string
+	onDownload string
 }
 
 func (f *uiFlags) register(fs *pflag.FlagSet) {
@@ -43,6 +44,7 @@ func (f *uiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.theme, "ui-theme", "auto", "MCP Apps: the views' `THEME`: light, dark, or auto (the terminal's, from $COLORFGBG, else the browser's)")
 	fs.DurationVar(&f.timeout, "ui-timeout", time.Minute, "MCP Apps: how long (`DURATION`) to wait for a browser to show a view, and for the view to initialize")
 	fs.StringVar(&f.downloads, "ui-downloads", "", "MCP Apps: save the files a view asks to download, once you say yes, in `DIR` (default the current directory)")
+	fs.StringVar(&f.onDownload, "on-ui-download", "", "MCP Apps: answer a view's downloads with `POLICY`: prompt, decline or accept (default prompt on a terminal, else decline)")
 }
 
 // uiDesc is how views are shown, checked.
@@ -58,6 +60,9 @@ type uiDesc struct {
 	// downloads is the directory where views' downloads are saved
 	// (--ui-downloads), absolute; "" for the current directory.
 	downloads string
+	// onDownload answers views' downloads (--on-ui-download): prompt
+	// (person is asked), decline or accept.
+	onDownload string
 }
 
 // validate checks the --ui flags; noBrowser is --no-browser, person the
@@ -93,8 +98,29 @@ func (f uiFlags) validate(noBrowser bool, ios *IOStreams, person inspector.Perso
 		}
 		d.downloads = dir
 	}
+	d.onDownload = f.onDownload
+	switch f.onDownload {
+	case "":
+		// Asked, or declined without a terminal to ask on (which the
+		// warning says).
+		d.onDownload = downloadPrompt
+	case downloadPrompt:
+		if person == nil {
+			return d, usageErrorf("--on-ui-download prompt needs a terminal on stdin and stderr; use decline or accept")
+		}
+	case downloadDecline, downloadAccept:
+	default:
+		return d, usageErrorf("--on-ui-download must be prompt, decline or accept, not %q", f.onDownload)
+	}
 	return d, nil
 }
+
+// The answers --on-ui-download gives a view's downloads.
+const (
+	downloadPrompt  = "prompt"
+	downloadDecline = "decline"
+	downloadAccept  = "accept"
+)
 
 // terminalTheme guesses the terminal's theme from $COLORFGBG ("fg;bg",
 // set by rxvt, Konsole, iTerm2 and others): a background colour of 0-6
@@ -294,9 +320,10 @@ func linkQuestion(v apps.ViewInfo, link string) string {
 }
 
 // saveDownloads saves the files of a view's ui/download-file into the
-// --ui-downloads directory once the person said yes (declined without a
-// terminal), and says where each went; one that cannot be saved is a
-// warning, and the files after it are not saved.
+// --ui-downloads directory once the person said yes, or as
+// --on-ui-download says (by default declined without a terminal), and
+// says where each went; one that cannot be saved is a warning, and the
+// files after it are not saved.
 func saveDownloads(ctx context.Context, o viewHostOptions, v apps.ViewInfo, files []apps.Download) error {
 	con := o.console
 	dir := o.ui.downloads
@@ -307,16 +334,22 @@ func saveDownloads(ctx context.Context, o viewHostOptions, v apps.ViewInfo, file
 			return err
 		}
 	}
-	if o.ui.person == nil {
+	switch {
+	case o.ui.onDownload == downloadAccept:
+	case o.ui.onDownload == downloadDecline:
+		con.Warn(fmt.Sprintf("view %s asked to download %s: declined (--on-ui-download decline)", v.Tool, fileList(files)))
+		return fmt.Errorf("%w: --on-ui-download decline", apps.ErrDenied)
+	case o.ui.person == nil:
 		con.Warn(fmt.Sprintf("view %s asked to download %s: declined (no terminal to ask)", v.Tool, fileList(files)))
 		return fmt.Errorf("%w: there is no terminal to ask", apps.ErrDenied)
-	}
-	ok, err := o.ui.person.Confirm(ctx, downloadQuestion(v, files, dir), false)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return apps.ErrDenied
+	default:
+		ok, err := o.ui.person.Confirm(ctx, downloadQuestion(v, files, dir), false)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apps.ErrDenied
+		}
 	}
 	for _, f := range files {
 		path, err := apps.SaveDownload(dir, f)

@@ -38,6 +38,8 @@ func TestUIFlagErrors(t *testing.T) {
 		{[]string{"tools", "list", "--ui-timeout", "0s", "--", "false"}, "--ui-timeout must be positive"},
 		{[]string{"tools", "list", "--ui", "--ui-downloads", "/nonexistent/dir", "--", "false"}, "--ui-downloads /nonexistent/dir: no such file or directory; give an existing directory"},
 		{[]string{"tools", "list", "--ui", "--ui-downloads", "ui_test.go", "--", "false"}, "--ui-downloads ui_test.go: not a directory; give an existing directory"},
+		{[]string{"tools", "list", "--ui", "--on-ui-download", "yes", "--", "false"}, `--on-ui-download must be prompt, decline or accept, not "yes"`},
+		{[]string{"tools", "list", "--ui", "--on-ui-download", "prompt", "--", "false"}, "--on-ui-download prompt needs a terminal on stdin and stderr; use decline or accept"},
 	} {
 		r := runMcpx(t, nil, tc.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
@@ -164,15 +166,19 @@ func TestViewDownload(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		person  *confirmer
+		policy  string // --on-ui-download, as validated
 		dir     string // "" the test's directory, "-" a missing one
 		wantErr error
 		saved   bool
 		out     string
 	}{
-		{"yes", &confirmer{yes: true}, "", nil, true, "saved "},
-		{"no", &confirmer{}, "", apps.ErrDenied, false, ""},
-		{"no terminal", nil, "", apps.ErrDenied, false, "asked to download export.json, chart.png: declined (no terminal to ask)"},
-		{"cannot save", &confirmer{yes: true}, "-", nil, false, "warning: view show"},
+		{"yes", &confirmer{yes: true}, downloadPrompt, "", nil, true, "saved "},
+		{"no", &confirmer{}, downloadPrompt, "", apps.ErrDenied, false, ""},
+		{"no terminal", nil, downloadDecline, "", apps.ErrDenied, false, "asked to download export.json, chart.png: declined (--on-ui-download decline)"},
+		{"no terminal, no policy", nil, "", "", apps.ErrDenied, false, "asked to download export.json, chart.png: declined (no terminal to ask)"},
+		{"accept", nil, downloadAccept, "", nil, true, "saved "},
+		{"decline, not asked", &confirmer{yes: true}, downloadDecline, "", apps.ErrDenied, false, "declined (--on-ui-download decline)"},
+		{"cannot save", &confirmer{yes: true}, downloadPrompt, "-", nil, false, "warning: view show"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -180,7 +186,7 @@ func TestViewDownload(t *testing.T) {
 				dir = filepath.Join(dir, "gone")
 			}
 			var out strings.Builder
-			o := viewHostOptions{ui: uiDesc{downloads: dir}, console: tui.NewConsole(&out, false, false)}
+			o := viewHostOptions{ui: uiDesc{downloads: dir, onDownload: tc.policy}, console: tui.NewConsole(&out, false, false)}
 			if tc.person != nil {
 				o.ui.person = tc.person
 			}
@@ -205,7 +211,10 @@ func TestViewDownload(t *testing.T) {
 			if !strings.Contains(out.String(), tc.out) || strings.Contains(out.String(), "\x1b") {
 				t.Errorf("output %q lacks %q (or has an escape)", out.String(), tc.out)
 			}
-			if tc.person != nil {
+			if tc.person != nil && tc.policy == downloadDecline && tc.person.question != "" {
+				t.Errorf("asked %q under --on-ui-download decline", tc.person.question)
+			}
+			if tc.person != nil && tc.policy == downloadPrompt {
 				q := tc.person.question
 				for _, want := range []string{"export.json (application/json", "chart.png (2.0 KiB)", dir, "Save them?"} {
 					if !strings.Contains(q, want) {

@@ -376,6 +376,37 @@ func TestAppsThroughMcpx(t *testing.T) {
 		}
 	})
 
+	// --on-ui-download accept saves a view's download without asking,
+	// into --ui-downloads, byte-exact, never over an existing file.
+	t.Run("download accepted", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "export.json"), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := startMcpx(t, append([]string{"tools", "call", "show", "city=Oslo", "--ui", "--no-browser",
+			"--on-ui-download", "accept", "--ui-downloads", dir}, appsServer(t, "http://127.0.0.1:1", "http://127.0.0.1:2")...)...)
+		u, id := m.url()
+		tab := browsertest.NewTab(t, bctx)
+		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#input"), func(s string) bool { return s == `{"city":"Oslo"}` })
+		browsertest.ClickInView(t, tab, id, browsertest.CSS("#save"))
+		browsertest.WaitViewText(t, tab, id, browsertest.CSS("#download"), func(s string) bool { return s == "saved" })
+		saved := filepath.Join(dir, "export (1).json")
+		m.waitStderr("mcpx: view show: saved " + saved + " (18 B)")
+		if got, err := os.ReadFile(saved); err != nil || string(got) != "{\"city\": \"Paris\"}\n" {
+			t.Errorf("%s: %q, %v", saved, got, err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "export.json")); string(got) != "mine" {
+			t.Errorf("export.json became %q", got)
+		}
+		if code := m.interrupt(); code != 0 {
+			t.Errorf("exit %d after Ctrl-C, want 0", code)
+		}
+	})
+
 	// A server that declares the view's CSP on its resources/list entry
 	// only (the ext-apps SDK's registerAppResource): the view may reach
 	// the declared origin, and only it.
