@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,78 @@ func TestReplTerminalInterruptWhileConnecting(t *testing.T) {
 	tm.waitFor("the interruption", "mcpx: interrupted")
 	if alive(pid) {
 		t.Errorf("the server (pid %d) outlived mcpx", pid)
+	}
+}
+
+// TestReplTerminalWideCharacters: on a line of wide characters (CJK,
+// emoji) in a narrow terminal, the cursor is drawn on the character it is
+// on, a search's highlight is written over its match, and the line is
+// erased whole before it is drawn again. readline counted each character
+// as one column when it moved back along the line: Left over 日 moved half
+// of it, Ctrl-R showed "echo ssamplng 👋" for "echo sampling 👋", and a
+// line of emoji that wraps left copies of its first row above it.
+func TestReplTerminalWideCharacters(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tmuxBin := tmuxPath(t)
+	dir := t.TempDir()
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
+		"MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
+		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
+	}, " ")
+	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
+	tm.waitFor("the prompt", "mcpx> ")
+	tm.run("resize-window", "-t", "repl", "-x", "40")
+	// pane is the screen as shown (rows as the terminal wrapped them);
+	// cursor is where the cursor is on it.
+	pane := func() string { return tm.run("capture-pane", "-p", "-t", "repl") }
+	cursor := func() string {
+		return strings.TrimSpace(tm.run("display-message", "-p", "-t", "repl", "#{cursor_x},#{cursor_y}"))
+	}
+	waitCursor := func(what, want string) {
+		t.Helper()
+		testwait.For(t, fmt.Sprintf("the cursor %s at %s", what, want), func() bool { return cursor() == want })
+	}
+
+	// "mcpx> echo " and 28 a's take 39 columns: 日 goes to the second row.
+	tm.keys("C-l")
+	tm.waitFor("the screen cleared", "mcpx> ")
+	tm.keys("-l", "echo "+strings.Repeat("a", 28)+strings.Repeat("日本語", 5)+"XYZ")
+	waitCursor("after the line", "33,1")
+	tm.keys(slices.Repeat([]string{"Left"}, 18)...)
+	waitCursor("on 日", "0,1") // readline put it at 15,1
+	tm.keys("Left")
+	waitCursor("on the last a", "38,0")
+	tm.keys("Right", "Right")
+	waitCursor("on 本", "2,1") // 16,1
+	tm.keys("-l", "Q")
+	testwait.For(t, "Q after 日", func() bool { return strings.Contains(pane(), "\n日Q本語") })
+	waitCursor("after Q", "3,1")
+	tm.keys("C-e", "C-u")
+
+	// A search draws its match where it is.
+	tm.keys("-l", "echo sampling 👋")
+	tm.keys("Enter")
+	tm.waitFor("the line run", `unknown command "echo"`)
+	tm.keys("C-l")
+	tm.keys("C-r")
+	tm.keys("-l", "sampl")
+	testwait.For(t, "the match", func() bool {
+		return strings.HasPrefix(pane(), "mcpx> echo sampling 👋\nbck-i-search: sampl")
+	})
+	tm.keys("C-g")
+
+	// A line of emoji over three rows, edited at its beginning, is drawn
+	// once.
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "echo m="+strings.Repeat("🙂", 40))
+	waitCursor("after the emoji", "14,2")
+	tm.keys("Home")
+	waitCursor("at the beginning", "6,0")
+	tm.keys("-l", "X")
+	testwait.For(t, "the X", func() bool { return strings.HasPrefix(pane(), "mcpx> Xecho m=") })
+	waitCursor("after X", "7,0")
+	if p := pane(); strings.Count(p, "mcpx> ") != 1 {
+		t.Errorf("the line is drawn more than once:\n%s", p)
 	}
 }

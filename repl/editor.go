@@ -62,9 +62,10 @@ type EditorOptions struct {
 // comes back with what was typed. Output written through Out and Other is
 // printed above the prompt without disturbing the line being typed.
 type Editor struct {
-	rl   *readline.Instance
-	keys *keyReader
-	o    EditorOptions
+	rl     *readline.Instance
+	keys   *keyReader
+	cursor *cursorWriter // readline's output, its cursor moves put right
+	o      EditorOptions
 
 	term chan struct{} // the terminal: held by the prompt or a question
 
@@ -123,6 +124,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	}
 	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other, real: t.Real}
 	e.cond = sync.NewCond(&e.mu)
+	e.cursor = &cursorWriter{w: t.Out, width: widthOf(t.Out), prompt: o.Prompt}
 	if f, ok := t.In.(interface{ Fd() uintptr }); ok && t.Real {
 		e.echoFd, e.echoable = f.Fd(), true
 	}
@@ -132,7 +134,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
 		Stdin:                  keys,
-		Stdout:                 t.Out,
+		Stdout:                 e.cursor,
 		Stderr:                 other,
 		FuncIsTerminal:         func() bool { return true },
 		FuncFilterInputRune: func(r rune) (rune, bool) {
@@ -169,6 +171,12 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		e.loadHistory(o.HistoryFile)
 	}
 	return e, nil
+}
+
+// setPrompt sets the prompt readline draws the line with.
+func (e *Editor) setPrompt(p string) {
+	e.cursor.setPrompt(p)
+	e.rl.SetPrompt(p)
 }
 
 // promptCompleter completes at the prompt only: a question's answer (an
@@ -459,7 +467,7 @@ func (e *Editor) ReadCommand() (string, error) {
 		e.mainReading = true
 		e.mu.Unlock()
 
-		e.rl.SetPrompt(prompt)
+		e.setPrompt(prompt)
 		line, err := e.readline(saved)
 
 		e.mu.Lock()
@@ -557,8 +565,8 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 		err  error
 	}
 	done := make(chan result, 1)
-	e.rl.SetPrompt(prompt)
-	defer e.rl.SetPrompt(e.o.Prompt)
+	e.setPrompt(prompt)
+	defer e.setPrompt(e.o.Prompt)
 	e.asking.Store(true)
 	defer e.asking.Store(false)
 	e.hideHistory()
