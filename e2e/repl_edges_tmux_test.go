@@ -202,11 +202,12 @@ func TestReplTerminalInterruptWhileConnecting(t *testing.T) {
 
 // TestReplTerminalWideCharacters: on a line of wide characters (CJK,
 // emoji) in a narrow terminal, the cursor is drawn on the character it is
-// on, a search's highlight is written over its match, and the line is
-// erased whole before it is drawn again. readline counted each character
-// as one column when it moved back along the line: Left over 日 moved half
-// of it, Ctrl-R showed "echo ssamplng 👋" for "echo sampling 👋", and a
-// line of emoji that wraps left copies of its first row above it.
+// on, a search's highlight is written over its match, a list of
+// completions leaves the cursor where it was, and the line is erased whole
+// before it is drawn again. readline counted each character as one column
+// when it moved back along the line: Left over 日 moved half of it, Ctrl-R
+// showed "echo ssamplng 👋" for "echo sampling 👋", and a line of emoji
+// that wraps left copies of its first row above it.
 func TestReplTerminalWideCharacters(t *testing.T) {
 	t.Parallel() // beside the scripts
 	tmuxBin := tmuxPath(t)
@@ -257,6 +258,14 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 		return strings.HasPrefix(pane(), "mcpx> echo sampling 👋\nbck-i-search: sampl")
 	})
 	tm.keys("C-g")
+
+	// A list of completions below the line leaves the cursor on its
+	// character (readline put it at 22: a column a character).
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "tools list 日本 --")
+	tm.keys("Tab")
+	testwait.For(t, "the flags", func() bool { return strings.Contains(pane(), "--json") })
+	waitCursor("after the list", "24,0")
 
 	// A line of emoji over three rows, edited at its beginning, is drawn
 	// once.

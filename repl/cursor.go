@@ -3,6 +3,7 @@ package repl
 import (
 	"bytes"
 	"io"
+	"regexp"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -32,10 +33,13 @@ type cursorWriter struct {
 	w     io.Writer
 	width func() int
 
-	mu     sync.Mutex
-	prompt string
-	row    int  // the cursor's row in the line drawn last, from its first
-	known  bool // a line was drawn since the last erase: row holds
+	mu       sync.Mutex
+	prompt   string
+	row, col int  // the cursor in the line drawn last (rows from its first)
+	last     int  // the line's last row
+	known    bool // a line was drawn since the last erase: the above hold
+	below    bool // below the line (a search's prompt, a list of completions)
+	delta    int  // the rows added to the way down there
 }
 
 // setPrompt tells the writer the prompt readline draws the line with.
@@ -50,7 +54,7 @@ func (c *cursorWriter) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	if rows, ok := eraseRows(p); ok {
 		known, row := c.known, c.row
-		c.known = false
+		c.known, c.below = false, false
 		if !known || row == rows {
 			return c.w.Write(p)
 		}
@@ -60,7 +64,7 @@ func (c *cursorWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if c.prompt == "" || !bytes.HasPrefix(p, []byte(c.prompt)) {
-		return c.w.Write(p)
+		return c.writeOther(p)
 	}
 	width := c.width()
 	body, back, ok := splitBack(p)
@@ -70,11 +74,12 @@ func (c *cursorWriter) Write(p []byte) (int, error) {
 	}
 	starts, endRow, endCol := layout(body, width)
 	out := body
+	c.last = endRow
 	switch {
 	case back > 0 && back <= len(starts):
 		to := starts[len(starts)-back]
 		out = append(out[:len(out):len(out)], moveBack(endRow, min(endCol, width-1), to)...)
-		c.row = to.row
+		c.row, c.col = to.row, to.col
 	case back > 0:
 		c.known = false
 		return c.w.Write(p)
@@ -82,15 +87,67 @@ func (c *cursorWriter) Write(p []byte) (int, error) {
 		// The line ends at the end of a row: the cursor goes to the next,
 		// as readline's own " \b" does where it counts the columns right.
 		out = append(out[:len(out):len(out)], " \b"...)
-		c.row = endRow + 1
+		c.row, c.col, c.last = endRow+1, 0, endRow+1
 	default:
-		c.row = endRow
+		c.row, c.col = endRow, endCol
 	}
-	c.known = true
+	c.known, c.below = true, false
 	if _, err := c.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// writeOther writes what is not the line nor its erase. A search's prompt
+// and a list of completions are written below the line, from the cursor
+// down the rows readline guesses the line has left, and the cursor is put
+// back up those rows, at the column it guesses: the rows down are made
+// the line's, and the cursor put back where it was.
+func (c *cursorWriter) writeOther(p []byte) (int, error) {
+	if !c.known {
+		return c.w.Write(p)
+	}
+	out := p
+	if down := leadingNewlines(p); down > 0 && bytes.HasPrefix(p[down:], eraseBelow) {
+		rows := c.last - c.row + 1
+		out = append(bytes.Repeat([]byte{'\n'}, rows), p[down:]...)
+		c.below, c.delta = true, rows-down
+	}
+	if c.below {
+		if m := backUp.FindSubmatchIndex(out); m != nil {
+			i := 2 // the group that matched
+			if m[i] < 0 {
+				i = 4
+			}
+			n := out[m[i]:m[i+1]]
+			up, _ := strconv.Atoi(string(n))
+			end := append([]byte(nil), out[:m[0]]...)
+			if up += c.delta; up > 0 {
+				end = append(end, "\x1b["+strconv.Itoa(up)+"A"...)
+			}
+			end = append(end, '\r')
+			if c.col > 0 {
+				end = append(end, "\x1b["+strconv.Itoa(c.col)+"C"...)
+			}
+			out, c.below = end, false
+		}
+	}
+	if _, err := c.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// backUp is how a search's prompt (CR, up) and a list of completions (up,
+// CR) end: the move back to the line, to a column.
+var backUp = regexp.MustCompile(`(?:\x1b\[(\d+)A\r|\r\x1b\[(\d+)A)(?:\x1b\[\d+C)?$`)
+
+func leadingNewlines(p []byte) int {
+	n := 0
+	for n < len(p) && p[n] == '\n' {
+		n++
+	}
+	return n
 }
 
 // cell is a position on the terminal, in rows from the line's first.

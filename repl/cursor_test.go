@@ -68,6 +68,15 @@ func TestCursorWriter(t *testing.T) {
 		writes: []string{"news\b\b\n", "\b\b\b", "\x1b[J"},
 		want:   "news\b\b\n\b\b\b\x1b[J",
 	}, {
+		// Below a line of two rows, readline guessed one.
+		name:   "a search's prompt below the line, the cursor back on its character",
+		writes: []string{"> ab🙂🙂🙂🙂\b\b\b\b\b", "\n\x1b[Jbck-i-search: b\x1b[4m \x1b[0m\r\x1b[1A\x1b[3C"},
+		want:   "> ab🙂🙂🙂🙂\x1b[1A\r\x1b[3C" + "\n\n\x1b[Jbck-i-search: b\x1b[4m \x1b[0m\x1b[2A\r\x1b[3C",
+	}, {
+		name:   "a list of completions below the line",
+		writes: []string{"> 日本語 ", "\n\x1b[Jab  cd  \n", "ef  \x1b[2A\r\x1b[6C"},
+		want:   "> 日本語 " + "\n\x1b[Jab  cd  \n" + "ef  \x1b[2A\r\x1b[9C",
+	}, {
 		name:   "colour codes take no room",
 		writes: []string{"\x1b[1m> \x1b[0m日本\b"},
 		want:   "\x1b[1m> \x1b[0m日本\r\x1b[4C",
