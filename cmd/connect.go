@@ -221,7 +221,9 @@ func newConsole(ios *IOStreams, out output, prompter *tui.Prompter) *tui.Console
 	if prompter != nil {
 		w = prompter.Gate(w)
 	}
-	return tui.NewConsole(w, ios.ErrTTY && !ios.dumbTerminal(), ios.colorEnabled(out.color, ios.ErrTTY))
+	c := tui.NewConsole(w, ios.ErrTTY && !ios.dumbTerminal(), ios.colorEnabled(out.color, ios.ErrTTY))
+	c.SetWidth(ios.errWidth)
+	return c
 }
 
 // newPrinter returns the stdout printer of ios, coloured as out says.

@@ -26,6 +26,8 @@ type IOStreams struct {
 	// OutWidth, when set, returns the width of the terminal Out is, 0
 	// when unknown: tables are fitted to it.
 	OutWidth func() int
+	// ErrWidth is OutWidth for ErrOut: a progress bar is fitted to it.
+	ErrWidth func() int
 	// Getenv reads the environment (NO_COLOR, MCPX_*).
 	Getenv func(string) string
 	// LookupEnv reads a variable and whether it is set, as os.LookupEnv:
@@ -79,12 +81,8 @@ func SystemIO() *IOStreams {
 		LookupEnv: os.LookupEnv,
 		Environ:   os.Environ,
 		process:   true,
-		OutWidth: func() int {
-			if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
-				return w
-			}
-			return 0
-		},
+		OutWidth:  func() int { return terminalWidth(os.Stdout) },
+		ErrWidth:  func() int { return terminalWidth(os.Stderr) },
 	}
 }
 
@@ -127,6 +125,23 @@ func (s *IOStreams) outWidth() int {
 		return 0
 	}
 	return s.OutWidth()
+}
+
+// terminalWidth is the width of the terminal f is, 0 when unknown.
+func terminalWidth(f *os.File) int {
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+		return w
+	}
+	return 0
+}
+
+// errWidth is the width a progress bar on standard error is fitted to:
+// the terminal's, 0 (no limit) when unknown.
+func (s *IOStreams) errWidth() int {
+	if !s.ErrTTY || s.ErrWidth == nil {
+		return 0
+	}
+	return s.ErrWidth()
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -281,3 +281,30 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 		t.Errorf("the line is drawn more than once:\n%s", p)
 	}
 }
+
+// TestReplTerminalNarrowProgress: in a narrow terminal a progress bar
+// stays on one row, so that erasing it (at Ctrl-C here) erases all of it.
+// Wider than the terminal, it wrapped, and its first row stayed on the
+// screen.
+func TestReplTerminalNarrowProgress(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tmuxBin := tmuxPath(t)
+	dir := t.TempDir()
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
+		quoteSh(filepath.Join(binDir, "mcpx")), "--no-history", "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
+	}, " ")
+	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
+	tm.waitFor("the prompt", "mcpx> ")
+	tm.run("resize-window", "-t", "repl", "-x", "40")
+	// "stubborn [" and a 24-column bar, "] 1 working": 45 columns.
+	tm.keys("-l", "tools call stubborn")
+	tm.keys("Enter")
+	tm.waitFor("the progress bar", "stubborn [")
+	tm.keys("C-c")
+	tm.waitForAfter("the interrupt", "tools call stubborn", "mcpx: interrupted")
+	scr := tm.screen()
+	if after := scr[strings.LastIndex(scr, "tools call stubborn"):]; strings.Contains(after, "stubborn [") {
+		t.Errorf("the progress bar stayed after it was erased:\n%s", after)
+	}
+}

@@ -28,6 +28,7 @@ type Console struct {
 	color  bool
 	st     styles
 	status string
+	width  func() int // the terminal's columns, 0 when unknown (nil: unknown)
 	levels map[string]func(a ...any) string
 }
 
@@ -48,6 +49,16 @@ func NewConsole(w io.Writer, tty, colorOn bool) *Console {
 			"emergency": mk(color.FgRed, color.Bold, color.ReverseVideo),
 		},
 	}
+}
+
+// SetWidth gives the console the width of its terminal (0 when unknown),
+// read at each redraw of the progress bar: a bar wider than the terminal
+// wraps, and its redraw, which erases one row, left a row behind at each
+// update.
+func (c *Console) SetWidth(width func() int) {
+	c.mu.Lock()
+	c.width = width
+	c.mu.Unlock()
 }
 
 // Writer returns the underlying writer.
@@ -102,15 +113,36 @@ func (c *Console) Progress(label string, p inspector.Progress) {
 		fmt.Fprintf(c.w, "progress: %s%s\n", progressNumbers(p), msg)
 		return
 	}
-	const width = 24
-	bar := strings.Repeat("·", width)
-	if p.Total != nil && *p.Total > 0 {
-		n := int(p.Progress / *p.Total * width)
-		n = max(0, min(width, n))
-		bar = strings.Repeat("█", n) + strings.Repeat("·", width-n)
+	label = EscapeLine(label)
+	line := func(width int) string {
+		bar := strings.Repeat("·", width)
+		if p.Total != nil && *p.Total > 0 {
+			n := int(p.Progress / *p.Total * float64(width))
+			n = max(0, min(width, n))
+			bar = strings.Repeat("█", n) + strings.Repeat("·", width-n)
+		}
+		return fmt.Sprintf("%s [%s] %s%s", label, bar, progressNumbers(p), msg)
+	}
+	const barWidth, minBarWidth, minLabelWidth = 24, 8, 12
+	status := line(barWidth)
+	if c.width != nil {
+		// The line stays on one row (short of the last column, where a
+		// terminal waits to wrap): the bar narrows, then the label, then
+		// the line is cut.
+		if w := c.width() - 1; w > 0 {
+			if over := DisplayWidth(status) - w; over > 0 {
+				bw := max(minBarWidth, barWidth-over)
+				over -= barWidth - bw
+				if lw := DisplayWidth(label); over > 0 && lw > minLabelWidth {
+					label = TruncateWidth(label, max(minLabelWidth, lw-over))
+				}
+				status = line(bw)
+			}
+			status = TruncateWidth(status, w)
+		}
 	}
 	c.clearStatus()
-	c.status = fmt.Sprintf("%s [%s] %s%s", EscapeLine(label), bar, progressNumbers(p), msg)
+	c.status = status
 	c.drawStatus()
 }
 

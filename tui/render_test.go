@@ -493,3 +493,34 @@ func TestCacheHintOfSpecExamples(t *testing.T) {
 		}
 	}
 }
+
+// A progress bar stays on one row of the terminal, short of its last
+// column: wrapped, its redraw (which erases one row) left a row behind at
+// each update. The bar narrows first, then the label, then the line is cut.
+func TestConsoleProgressBarFitsTheTerminal(t *testing.T) {
+	total := 8.0
+	for _, tc := range []struct {
+		width   int
+		label   string
+		message string
+		want    string
+	}{
+		{0, "call", "", "call [██████··················] 2/8 (25%)"},
+		{120, "call", "", "call [██████··················] 2/8 (25%)"},
+		{40, "call", "", "call [█████·················] 2/8 (25%)"},
+		{40, "trigger-long-running-operation", "", "trigger-long-runn… [██······] 2/8 (25%)"},
+		{30, "call", "fetching 日本語のページ", "call [██······] 2/8 (25%) fe…"},
+		{2, "call", "", "…"},
+	} {
+		var b bytes.Buffer
+		c := NewConsole(&b, true, false)
+		c.SetWidth(func() int { return tc.width })
+		c.Progress(tc.label, inspector.Progress{Progress: 2, Total: &total, Message: tc.message})
+		if b.String() != tc.want {
+			t.Errorf("width %d: %q, want %q", tc.width, b.String(), tc.want)
+		}
+		if tc.width > 0 && DisplayWidth(b.String()) >= tc.width {
+			t.Errorf("width %d: %q takes %d columns", tc.width, b.String(), DisplayWidth(b.String()))
+		}
+	}
+}
