@@ -308,3 +308,29 @@ func TestReplTerminalNarrowProgress(t *testing.T) {
 		t.Errorf("the progress bar stayed after it was erased:\n%s", after)
 	}
 }
+
+// TestReplTerminalEscDismisses: Esc then Enter dismisses a question (the
+// elicitation is cancelled) and the command goes on to its result, as a
+// line of only Esc does in a one-shot command. readline took Esc for the
+// first half of an Alt key: Esc then Enter was Enter, which answered the
+// form's first question with its default ("[a]nswer").
+func TestReplTerminalEscDismisses(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tmuxBin := tmuxPath(t)
+	dir := t.TempDir()
+	mcpx := strings.Join([]string{
+		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
+		quoteSh(filepath.Join(binDir, "mcpx")), "--no-history", "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
+	}, " ")
+	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
+	tm.waitFor("the prompt", "mcpx> ")
+	tm.keys("-l", "tools call ask")
+	tm.keys("Enter")
+	tm.waitFor("the form", "[a]nswer, [d]ecline or [c]ancel?")
+	tm.keys("Escape", "Enter")
+	tm.waitFor("the result", `got {"action":"cancel"}`)
+	tm.waitForAfter("the prompt after the result", `got {"action":"cancel"}`, "mcpx> ")
+	if scr := tm.screen(); strings.Contains(scr, "(string) >") {
+		t.Errorf("the form went on after Esc, Enter:\n%s", scr)
+	}
+}

@@ -76,11 +76,12 @@ type Editor struct {
 	holders     int  // conversations holding or waiting for the terminal
 	held        bool // a conversation holds the terminal
 
-	used   atomic.Bool // a line was read once
-	asking atomic.Bool // a question is read (see promptCompleter)
-	real   bool        // the terminal is the process's
-	out    io.Writer   // the streams, as given
-	other  io.Writer
+	used      atomic.Bool // a line was read once
+	asking    atomic.Bool // a question is read (see promptCompleter)
+	dismissed atomic.Bool // the question's line ended with Esc, Enter (dismissKey)
+	real      bool        // the terminal is the process's
+	out       io.Writer   // the streams, as given
+	other     io.Writer
 
 	// The text of the pasteKey readline is handling (its goroutine only).
 	piece    []rune
@@ -125,6 +126,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 	e := &Editor{keys: keys, o: o, term: make(chan struct{}, 1), out: t.Out, other: other, real: t.Real}
 	e.cond = sync.NewCond(&e.mu)
 	e.cursor = &cursorWriter{w: t.Out, width: widthOf(t.Out), prompt: o.Prompt}
+	keys.dismissible = e.asking.Load
 	if f, ok := t.In.(interface{ Fd() uintptr }); ok && t.Real {
 		e.echoFd, e.echoable = f.Fd(), true
 	}
@@ -148,6 +150,9 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 				return e.redrawSearch(), true
 			case r == pasteKey:
 				return e.takePiece(), true
+			case r == dismissKey:
+				e.dismissed.Store(true)
+				return r, false
 			}
 			return r, true
 		},
@@ -543,7 +548,8 @@ func (e *Editor) Hold(ctx context.Context) (release func(), err error) {
 
 // ReadLine asks one question: it shows prompt and returns the line typed.
 // Ctrl-C dismisses the question (inspector.ErrDismissed: an elicitation is
-// cancelled) and cancels the command in flight (OnInterrupt); Ctrl-D
+// cancelled) and cancels the command in flight (OnInterrupt); Esc then
+// Enter dismisses the question only (see dismissKey); Ctrl-D
 // returns io.EOF; when ctx ends first the question is taken off the
 // screen.
 func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
@@ -567,6 +573,7 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 	done := make(chan result, 1)
 	e.setPrompt(prompt)
 	defer e.setPrompt(e.o.Prompt)
+	e.dismissed.Store(false)
 	e.asking.Store(true)
 	defer e.asking.Store(false)
 	e.hideHistory()
@@ -601,6 +608,9 @@ func (e *Editor) ReadLine(ctx context.Context, prompt string) (string, error) {
 		return "", inspector.ErrDismissed
 	case r.err != nil:
 		return "", r.err
+	case e.dismissed.Swap(false):
+		// Esc, Enter: the question only; the command goes on.
+		return "", inspector.ErrDismissed
 	}
 	return r.line, nil
 }

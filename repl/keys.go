@@ -53,6 +53,10 @@ type keyReader struct {
 
 	mu  sync.Mutex
 	eof bool // the source ended for good
+
+	// dismissible reports whether Esc and Enter dismiss (a question is
+	// asked: see dismissKey); nil: never.
+	dismissible func() bool
 }
 
 type readResult struct {
@@ -293,6 +297,22 @@ var (
 	pasteEnd   = []byte("\x1b[201~")
 )
 
+// dismissKey stands, in the keys readline reads, for Esc then Enter typed
+// while a question is asked: the editor's input filter takes it, and the
+// Enter after it ends the line, which the question then takes for a
+// dismissal (inspector.ErrDismissed), as a line of only Esc is in a
+// one-shot command. readline takes Esc for the first half of an Alt key,
+// and Esc then Enter was Enter: the question was answered (a form's
+// "[a]nswer" default) by the keys meant to dismiss it. The character
+// itself is never handed over as a key (text holding it goes as a piece).
+const dismissKey = '\uFDD1' // a noncharacter
+
+// escEnter reports whether seq is Esc (once or more), then Enter.
+func escEnter(seq []byte) bool {
+	n := len(seq)
+	return n >= 2 && (seq[n-1] == '\r' || seq[n-1] == '\n') && len(bytes.Trim(seq[:n-1], "\x1b")) == 0
+}
+
 // homeEnd turns the VT220 form of Home and End (ESC [ 1 ~ and ESC [ 4 ~:
 // what tmux, screen and the Linux console send) and rxvt's (ESC [ 7 ~,
 // ESC [ 8 ~) into xterm's, the only ones readline knows: it ignores the
@@ -324,6 +344,8 @@ func (k *keyReader) feed(data []byte, last bool) {
 				k.paste = true
 			case bytes.Equal(k.seq, pasteEnd):
 				k.paste = false
+			case k.dismissible != nil && escEnter(k.seq) && k.dismissible():
+				k.buf = append(utf8.AppendRune(k.buf, dismissKey), '\r')
 			default:
 				k.buf = append(k.buf, homeEnd(k.seq)...)
 			}
@@ -363,7 +385,7 @@ func (k *keyReader) flushRun(keepPartial bool) {
 		}
 	}
 	if len(text) > 0 {
-		if !k.paste && utf8.RuneCount(text) < pieceMin && !bytes.ContainsRune(text, pasteKey) && !bytes.ContainsRune(text, searchRedrawKey) {
+		if !k.paste && utf8.RuneCount(text) < pieceMin && !bytes.ContainsRune(text, pasteKey) && !bytes.ContainsRune(text, searchRedrawKey) && !bytes.ContainsRune(text, dismissKey) {
 			k.buf = append(k.buf, text...)
 		} else {
 			k.pieceMu.Lock()

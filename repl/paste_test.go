@@ -124,3 +124,42 @@ func TestEditorPasteAtTheCursor(t *testing.T) {
 		t.Fatalf("pasted during a search: got %q, %v", r.text, r.err)
 	}
 }
+
+// While a question is asked, Esc then Enter (in one read or two, Esc
+// pressed once or more) is the dismissKey and Enter; at the prompt it
+// stays what it was, and an Alt key stays one.
+func TestKeyReaderEscEnterDismisses(t *testing.T) {
+	asking := true
+	feed := func(reads ...string) string {
+		k := newKeyReader(strings.NewReader(""), false)
+		k.dismissible = func() bool { return asking }
+		for _, r := range reads {
+			k.feed([]byte(r), false)
+		}
+		return string(k.buf)
+	}
+	dismiss := string(dismissKey) + "\r"
+	for _, tc := range []struct {
+		reads []string
+		want  string
+	}{
+		{[]string{"ab\x1b\r"}, "ab" + dismiss},
+		{[]string{"\x1b", "\r"}, dismiss},
+		{[]string{"\x1b\x1b\n"}, dismiss},
+		{[]string{"\x1bb\r"}, "\x1bb\r"},
+		{[]string{"\x1b[D\r"}, "\x1b[D\r"},
+	} {
+		if got := feed(tc.reads...); got != tc.want {
+			t.Errorf("asking, %q: %q, want %q", tc.reads, got, tc.want)
+		}
+	}
+	asking = false
+	if got := feed("\x1b\r"); got != "\x1b\r" {
+		t.Errorf("at the prompt: %q", got)
+	}
+	// Typed or pasted, the character itself goes as text.
+	asking = true
+	if got := feedAll(string(dismissKey)); got != "«"+string(dismissKey)+"»" {
+		t.Errorf("the character typed: %q", got)
+	}
+}
