@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -397,9 +398,12 @@ func isRealTerminal(r io.Reader) bool {
 // givesCredential says whether a command gives a credential, and is
 // therefore kept out of the history file, which outlives the session: an
 // option or argument whose value looks secret (as a trace's command line
-// hides it: --client-secret X, password=X), --bearer, or a credential
-// header (-H 'Authorization: …'). The session's options are refused in the
-// REPL, but the line that gave one would have kept the token for good.
+// hides it: --client-secret X, password=X), or named as a credential
+// header (Authorization=X), a member of a JSON object so named
+// (--args '{"password": "X"}', call tools/call {… "token": "X"}), --bearer,
+// or a credential header (-H 'Authorization: …'). The session's options
+// are refused in the REPL, but the line that gave one would have kept the
+// token for good.
 func givesCredential(text string) bool {
 	words, err := repl.Split(text)
 	if err != nil {
@@ -410,6 +414,9 @@ func givesCredential(text string) bool {
 			return true
 		}
 		name, value, hasValue := strings.Cut(w, "=")
+		if hasValue && authName(name) || jsonGivesCredential(w) || hasValue && jsonGivesCredential(value) {
+			return true
+		}
 		switch {
 		case name == "--bearer":
 			return true
@@ -424,6 +431,37 @@ func givesCredential(text string) bool {
 			value = words[i+1]
 		}
 		if h, _, _ := strings.Cut(value, ":"); credentialHeader(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// authName reports an argument's name (a.b.authorization, --cookie) that
+// names a credential header: its value is the credential.
+func authName(name string) bool {
+	n := strings.ToLower(strings.TrimLeft(name, "-"))
+	if i := strings.LastIndexAny(n, ".]"); i >= 0 {
+		n = n[i+1:]
+	}
+	n = strings.TrimSuffix(n, ":")
+	return n == "authorization" || n == "proxy-authorization" || n == "cookie"
+}
+
+// jsonMember matches the name of a member of a JSON object: "name":.
+var jsonMember = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:`)
+})
+
+// jsonGivesCredential reports whether s, a JSON object or array as typed
+// (read as text: it may be unfinished), has a member whose name looks
+// secret, as an argument's would (password, api_key, authorization).
+func jsonGivesCredential(s string) bool {
+	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
+		return false
+	}
+	for _, m := range jsonMember().FindAllStringSubmatch(s, -1) {
+		if secretAssignment().MatchString(m[1]) || authName(m[1]) {
 			return true
 		}
 	}

@@ -479,7 +479,8 @@ func TestReplTerminal(t *testing.T) {
 // --bearer, --client-secret and -H with a credential header are refused
 // in the REPL (they choose the session), and the file would otherwise
 // keep the token for good; a secret-looking option or tool argument
-// (--api-key, password=) is a credential too.
+// (--api-key, password=, Authorization=), or member of a JSON argument
+// ({"password": …}), is a credential too.
 func TestReplHistoryKeepsNoCredentials(t *testing.T) {
 	t.Parallel()
 	hist := filepath.Join(t.TempDir(), "history")
@@ -495,10 +496,13 @@ func TestReplHistoryKeepsNoCredentials(t *testing.T) {
 		"ping --idp-client-secret=s3cret-7",
 		"tools call log password=s3cret-8",
 		"tools call log --api-key s3cret-9",
+		`tools call log --args '{"password": "s3cret-10"}'`,
+		`call tools/call {"name": "log", "arguments": {"auth": {"token": "s3cret-11"}}}`,
+		"tools call log Authorization='Bearer s3cret-12'",
 	} {
 		term.typeKeys(l + "\r")
 	}
-	term.typeKeys("ping -H 'Accept-Language: fr'\rping\r")
+	term.typeKeys("ping -H 'Accept-Language: fr'\rtools call log --args '{\"note\": \"a token\"}'\rping\r")
 	at = term.waitScreen(at, "pong")
 	term.waitScreen(at, "mcpx> ")
 	term.typeKeys("\x04")
@@ -506,7 +510,7 @@ func TestReplHistoryKeepsNoCredentials(t *testing.T) {
 		t.Errorf("exit %d after Ctrl-D", code)
 	}
 	b, err := os.ReadFile(hist)
-	if err != nil || string(b) != "ping -H 'Accept-Language: fr'\nping\n" {
+	if err != nil || string(b) != "ping -H 'Accept-Language: fr'\ntools call log --args '{\"note\": \"a token\"}'\nping\n" {
 		t.Errorf("history %q, %v; want only the commands without a credential", b, err)
 	}
 }
