@@ -330,7 +330,13 @@ func TestReplTerminalEscDismisses(t *testing.T) {
 	tm.keys("Escape", "Enter")
 	tm.waitFor("the result", `got {"action":"cancel"}`)
 	tm.waitForAfter("the prompt after the result", `got {"action":"cancel"}`, "mcpx> ")
-	if scr := tm.screen(); strings.Contains(scr, "(string) >") {
+	scr := tm.screen()
+	if strings.Contains(scr, "(string) >") {
 		t.Errorf("the form went on after Esc, Enter:\n%s", scr)
+	}
+	// The progress bar, if it came before the form, was taken off the
+	// screen while the form was open, and at the command's end.
+	if strings.Contains(scr, "ask [") {
+		t.Errorf("a progress bar stayed on the screen:\n%s", scr)
 	}
 }

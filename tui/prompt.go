@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -374,8 +375,29 @@ func (p *Prompter) Choose(ctx context.Context, question string, choices []string
 // notifications that arrive during a form would otherwise land between a
 // field's label and its input. What is held is bounded (maxHeld); beyond
 // that it is dropped, and the drop said when the conversation ends.
+//
+// A line left unfinished on the terminal (a progress bar, redrawn in place)
+// is erased when the conversation begins, and drawn again when it ends:
+// left there, the conversation's first line was printed below it, and the
+// bar, never redrawn where it stood, stayed in the transcript.
 func (p *Prompter) Gate(w io.Writer) io.Writer {
-	return &gateWriter{h: &p.hold, w: w}
+	g := &gateWriter{h: &p.hold, w: w}
+	p.hold.mu.Lock()
+	p.hold.gates = append(p.hold.gates, g)
+	p.hold.mu.Unlock()
+	return g
+}
+
+// unfinished returns the unfinished line after b is written after the
+// unfinished line partial: what follows b's last line break or CR.
+func unfinished(partial, b []byte) []byte {
+	if i := bytes.LastIndexAny(b, "\r\n"); i >= 0 {
+		partial, b = partial[:0], b[i+1:]
+	}
+	if len(partial)+len(b) > maxPartial {
+		return partial[:0]
+	}
+	return append(partial, b...)
 }
 
 // maxHeld bounds what a gate holds during one conversation.
@@ -386,12 +408,21 @@ type holdState struct {
 	mu      sync.Mutex
 	closed  bool
 	pending []*gateWriter // the gates holding something, in order of their first write
+	gates   []*gateWriter // every gate
 }
+
+// erase is what takes an unfinished line off the terminal.
+const erase = "\r\x1b[K"
 
 func (h *holdState) close() {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.closed = true
-	h.mu.Unlock()
+	for _, g := range h.gates {
+		if g.drawn() {
+			_, _ = io.WriteString(g.w, erase)
+		}
+	}
 }
 
 // open writes what the gates held and lets writes through again. Writes
@@ -400,6 +431,11 @@ func (h *holdState) open() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = false
+	for _, g := range h.gates {
+		if g.drawn() {
+			_, _ = g.w.Write(append([]byte("\r"), g.partial...))
+		}
+	}
 	for _, g := range h.pending {
 		_, _ = g.w.Write(g.buf)
 		if g.dropped > 0 {
@@ -415,12 +451,25 @@ type gateWriter struct {
 	w       io.Writer
 	buf     []byte // guarded by h.mu
 	dropped int
+	// partial is the line written last, not finished, from its last CR
+	// (guarded by h.mu; bounded by maxPartial, else forgotten).
+	partial []byte
 }
+
+// drawn reports whether the unfinished line shows something (more than the
+// erase of the line a progress bar was on).
+func (g *gateWriter) drawn() bool {
+	return len(bytes.TrimPrefix(g.partial, []byte(erase[1:]))) > 0
+}
+
+// maxPartial bounds the unfinished line a gate keeps to draw again.
+const maxPartial = 4 << 10
 
 func (g *gateWriter) Write(b []byte) (int, error) {
 	g.h.mu.Lock()
 	defer g.h.mu.Unlock()
 	if !g.h.closed {
+		g.partial = unfinished(g.partial, b)
 		return g.w.Write(b)
 	}
 	if g.buf == nil && g.dropped == 0 {
