@@ -504,7 +504,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 			}
 			if len(recs) == 0 {
 				if e.cfg.conn.http.url != "" {
-					fmt.Fprintf(e.ios.Out, "No stored token for %s (store: %s).\n", e.cfg.conn.http.url, store.Dir())
+					fmt.Fprintf(e.ios.Out, "No stored token for %s (store: %s).\n", shownURL(e.cfg.conn.http.url), store.Dir())
 				} else {
 					fmt.Fprintf(e.ios.Out, "No stored tokens (store: %s).\n", store.Dir())
 				}
@@ -553,7 +553,7 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 				return err
 			}
 			if len(recs) == 0 {
-				fmt.Fprintf(e.ios.Out, "No stored token for %s.\n", e.cfg.conn.http.url)
+				fmt.Fprintf(e.ios.Out, "No stored token for %s.\n", shownURL(e.cfg.conn.http.url))
 				return nil
 			}
 			for _, r := range recs {
@@ -618,3 +618,8 @@ func durationOr(d, def time.Duration) time.Duration {
 	}
 	return d
 }
+
+// shownURL is a URL given on the command line as mcpx prints it: without
+// the credentials it may carry (user info, a token in its query), control
+// characters escaped.
+func shownURL(u string) string { return tui.EscapeLine(transport.RedactURL(u)) }
