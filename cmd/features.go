@@ -411,7 +411,7 @@ func (o *toolsCallOptions) save(ctx context.Context, c *client, res json.RawMess
 	}
 	o.e.emit(c, res, func() {
 		c.out.WithSaved(pick).WithSaveHint("use --json to get it").ToolResult(res)
-		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, content.Type)), o.output)
+		fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, content.Type)), tui.EscapeLine(o.output))
 	})
 	return nil
 }
@@ -569,7 +569,7 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, pairs, serve
 			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 		o.e.emit(c, res, func() {
-			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, "unknown type")), o.output)
+			fmt.Fprintf(o.e.ios.Out, "wrote %s (%s) to %s\n", tui.HumanSize(n), tui.EscapeLine(orDefault(content.MimeType, "unknown type")), tui.EscapeLine(o.output))
 		})
 		return nil
 	})
