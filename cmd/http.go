@@ -33,6 +33,9 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 		d.bearer = ios.Getenv("MCPX_BEARER_TOKEN")
 	}
 	if f.url == "" && named {
+		if f.bearer != "" {
+			return d, checkBearer(d)
+		}
 		return d, nil
 	}
 	if f.url == "" {
@@ -47,6 +50,9 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 		return d, nil
 	}
 	if err := checkURL("--url", f.url); err != nil {
+		return d, err
+	}
+	if err := checkBearer(d); err != nil {
 		return d, err
 	}
 	if f.bearer != "" && header.Get("Authorization") != "" {
@@ -64,6 +70,21 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 		}
 	}
 	return d, nil
+}
+
+// checkBearer refuses a bearer token that no HTTP header can carry (a
+// line break or other control character, typically from a token file
+// with Windows line endings), which would otherwise fail each request as
+// a transport failure. The token is not shown.
+func checkBearer(d httpDesc) error {
+	if !strings.ContainsFunc(d.sentBearer(), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil
+	}
+	from := "--bearer"
+	if !d.bearerFlag {
+		from = "$MCPX_BEARER_TOKEN"
+	}
+	return usageErrorf("%s: the token contains a line break or another control character, which no HTTP header can carry (copied from a file with its line ending?); its value is not shown", from)
 }
 
 // checkURL checks the URL of a server reached over HTTP, given as what
