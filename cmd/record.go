@@ -939,6 +939,11 @@ header) other than its own; --allow-origin ORIGIN admits a browser-based client.
 			if len(server) > 0 {
 				return usageErrorf("replay serves the server recorded in %s; it takes no server command", own[0])
 			}
+			// 0 is the flag's default (no session chosen), never a
+			// session given.
+			if c.Flags().Changed("session") && o.session < 1 {
+				return usageErrorf("--session %d: sessions are numbered from 1", o.session)
+			}
 			return o.run(c.Context(), own[0])
 		},
 	}
@@ -994,9 +999,6 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		MaxMessageSize: d.session.maxMessageSize,
 		Session:        o.session,
 		OnServerEnd:    func(se record.ServerEnd) { end = &se },
-	}
-	if o.session < 0 {
-		return usageErrorf("--session %d: sessions are numbered from 1", o.session)
 	}
 	if err := o.misbehaviour(&opts, con.Warn); err != nil {
 		return err

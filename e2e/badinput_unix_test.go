@@ -656,7 +656,7 @@ func (c *helpCmd) flagCases(fx *badFixtures, f helpFlag) []badCase {
 		cases = append(cases, with("abc", mustUsage, "abc"), with("negative", mustUsage, "-1s"),
 			with("huge", mustUsage, "99999999999999999999h"))
 	case "N", "SIZE":
-		cases = append(cases, with("x", mustUsage, "x"), with("negative", mustUsage, "-5"),
+		cases = append(cases, with("x", mustUsage, "x"), with("negative", mustUsage, "-5"), with("zero", mustUsage, "0"),
 			with("huge", mustUsage, "99999999999999999999"))
 	case "WHEN", "ERA", "TRANSPORT", "GRANT", "THEME", "LEVEL", "MODE", "POLICY":
 		cases = append(cases, with("nosuch", mustUsage, "nosuch"))
