@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpx-dev/mcpx/repl"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // replOptions are the flags of mcpx repl (also taken by mcpx with no
@@ -197,7 +198,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			feed.beforeWait = func() { _ = out.Flush() }
 		}
 		runner.Read = func() (string, error) { return feed.read(runCtx) }
-		runner.Echo = s.ios.Out
+		runner.Echo, runner.EscapeEcho = s.ios.Out, tui.Escape
 		if s.json.Load() {
 			runner.Echo = s.ios.ErrOut // stdout holds only the results
 		}

@@ -108,6 +108,7 @@ type badFixtures struct {
 	missing    string // a file in a directory that does not exist
 	unreadable string // mode 000 ("" as root, where modes do not apply)
 	trace      string // a valid trace of testserver
+	ctrlFile   string // a file of control characters (a script line, a trace, a key, …)
 	work       string
 }
 
@@ -132,6 +133,10 @@ func newBadFixtures(t *testing.T, mcpx, work string) *badFixtures {
 		"MCPX_CONFIG_DIR="+filepath.Join(home, "mcpx"), "TMPDIR="+filepath.Join(work, "tmp"),
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 		"BROWSER=false", "MCPX_BEARER_TOKEN=", "MCPX_RECORD=", "MCPX_PROTOCOL_ERA=", "NO_COLOR=")
+	fx.ctrlFile = filepath.Join(work, "ctrl")
+	if err := os.WriteFile(fx.ctrlFile, []byte(ctrl+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fx.trace = filepath.Join(work, "t.jsonl")
 	if r := fx.run(t, []string{"tools", "list", "--record", fx.trace, "--", "testserver"}, ""); r.err != nil {
 		t.Fatalf("recording a trace: %v\n%s", r.err, r.stderr)
@@ -541,6 +546,11 @@ func (c *helpCmd) badCases(fx *badFixtures) []badCase {
 			cases = append(cases, badCase{name: c.name(fmt.Sprintf("arg%d-%s", i, what)), args: c.args(fx, pos), want: want})
 		}
 		if isPathPlaceholder(r) {
+			if r != "DIR" {
+				pos := slices.Clone(usual)
+				pos[i] = fx.ctrlFile
+				cases = append(cases, badCase{name: c.name(fmt.Sprintf("arg%d-ctrl-content", i)), args: c.args(fx, pos), want: mayPass})
+			}
 			for what, p := range fx.badPaths(r == "DIR") {
 				pos := slices.Clone(usual)
 				pos[i] = p
@@ -693,6 +703,10 @@ func (c *helpCmd) flagCases(fx *badFixtures, f helpFlag) []badCase {
 			bc := with(what, mustFail, p)
 			bc.mention = append(bc.mention, p)
 			cases = append(cases, bc)
+		}
+		if !outputFlags[f.long] && v == "FILE" {
+			// What the file holds is shown escaped, if at all.
+			cases = append(cases, with("ctrl-content", mayPass, fx.ctrlFile))
 		}
 		if outputFlags[f.long] && v != "DIR" {
 			fresh := filepath.Join(fx.work, "out", strings.Join(c.path, "-")+"-"+f.long)

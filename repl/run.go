@@ -152,6 +152,10 @@ type Runner struct {
 	// Echo, for a script, receives each command before it runs, as
 	// "mcpx> command" (continuation lines as "...> ").
 	Echo io.Writer
+	// EscapeEcho, when set, is applied to each echoed line: a script's
+	// line with an escape sequence in it is shown, not obeyed by the
+	// terminal.
+	EscapeEcho func(string) string
 	// KeepGoing runs a script to its end despite failures; the status is
 	// then the first failure's.
 	KeepGoing bool
@@ -365,6 +369,9 @@ func (r *Runner) Run(ctx context.Context) int {
 				p := "mcpx> "
 				if i > 0 {
 					p = "...> "
+				}
+				if r.EscapeEcho != nil {
+					l = r.EscapeEcho(l)
 				}
 				b.WriteString(p + l + "\n")
 			}
