@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -69,12 +70,6 @@ func TestBadInput(t *testing.T) {
 			})
 		}
 	})
-	// A case whose input was accepted may have opened a session.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, mcpx, "disconnect", "--all")
-	c.Env, c.Dir = fx.env, work
-	_ = c.Run()
 }
 
 // Expected outcomes of a case.
@@ -95,6 +90,7 @@ type badCase struct {
 	secret  string   // must not appear in the output
 	mention []string // the error must say one of these
 	env     []string // more environment
+	json    bool     // with --json
 	absent  string   // a file that must not exist after a failure
 	stdout  string   // a file for standard output (else a buffer)
 }
@@ -170,7 +166,29 @@ func (fx *badFixtures) runEnv(t *testing.T, args []string, stdout string, bound 
 	// Each run in a directory of its own: a file that one case's
 	// accepted input creates (-o, --record, --server-stderr) is not
 	// another's argument.
-	c.Env, c.Dir = append(slices.Clip(fx.env), env...), t.TempDir()
+	// and a home and TMPDIR of its own: what one case's accepted input
+	// configures (servers add) or opens (connect) is not another's.
+	dir := t.TempDir()
+	home, tmp := filepath.Join(dir, ".home"), filepath.Join(dir, ".tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c.Env = append(slices.Clip(fx.env), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"MCPX_CONFIG_DIR="+filepath.Join(home, "mcpx"), "TMPDIR="+tmp)
+	c.Env, c.Dir = append(c.Env, env...), dir
+	if args[0] == "connect" {
+		// A session the run opened ends with it.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			d := exec.CommandContext(ctx, fx.mcpx, "disconnect", "--all")
+			d.Env, d.Dir = c.Env, dir
+			if out, err := d.CombinedOutput(); err != nil {
+				t.Errorf("mcpx disconnect --all: %v\n%s", err, out)
+			}
+		}()
+	}
 	c.WaitDelay = time.Second
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
@@ -247,7 +265,24 @@ func (fx *badFixtures) check(t *testing.T, bc badCase) {
 	if r.code != 0 {
 		lines := strings.Split(strings.TrimSuffix(string(r.stderr), "\n"), "\n")
 		last := lines[len(lines)-1]
-		if !strings.HasPrefix(last, "mcpx: ") || len(last) < len("mcpx: ")+10 {
+		if bc.json {
+			// README: "With --json, a non-zero exit also prints one JSON
+			// line as the last line of stderr".
+			var v struct {
+				Error struct {
+					Code     string
+					ExitCode *int
+					Message  string
+				}
+			}
+			if err := json.Unmarshal([]byte(last), &v); err != nil || v.Error.Code == "" || v.Error.ExitCode == nil || *v.Error.ExitCode != r.code || len(v.Error.Message) < 10 {
+				t.Errorf("with --json, want {\"error\":{\"code\",\"exitCode\":%d,\"message\"}} as the last line of stderr (%v)\n%s", r.code, err, show())
+			}
+			if strings.ContainsAny(v.Error.Message, "\x1b\a\r\n") {
+				t.Errorf("the JSON error's message has a raw control character: %q\n%s", v.Error.Message, show())
+			}
+			last = v.Error.Message
+		} else if !strings.HasPrefix(last, "mcpx: ") || len(last) < len("mcpx: ")+10 {
 			t.Errorf("want the error in one line on stderr, starting with \"mcpx: \"\n%s", show())
 		}
 		for _, l := range lines[:len(lines)-1] {
@@ -429,6 +464,12 @@ func globalFlags(t *testing.T, fx *badFixtures) []helpFlag {
 	return flags
 }
 
+// connects reports whether c connects to its server (rather than only
+// naming it: auth status, servers add).
+func (c *helpCmd) connects() bool {
+	return c.allGlobals || c.takes(helpFlag{long: "timeout", group: "session and protocol:"})
+}
+
 // takes reports whether c takes the global flag g.
 func (c *helpCmd) takes(g helpFlag) bool {
 	if c.allGlobals || slices.Contains(c.globals, g.long) || slices.Contains(c.globals, g.short) {
@@ -575,8 +616,13 @@ func (c *helpCmd) badCases(fx *badFixtures) []badCase {
 		cases = append(cases, c.flagCases(fx, f)...)
 	}
 	if c.server {
+		// servers add stores the command, which may be installed later.
+		want := mayPass
+		if c.connects() {
+			want = mustFail
+		}
 		cases = append(cases,
-			badCase{name: c.name("no-such-server-command"), args: append(c.own(fx), "--", filepath.Join(fx.work, "no-such-server")), want: mustFail},
+			badCase{name: c.name("no-such-server-command"), args: append(c.own(fx), "--", filepath.Join(fx.work, "no-such-server")), want: want},
 			badCase{name: c.name("no-such-named-server"), args: c.urlArgs(fx, "-s", "no-such-server"), want: mustFail})
 	}
 	if c.takes(helpFlag{long: "url", group: "http"}) {
@@ -584,7 +630,7 @@ func (c *helpCmd) badCases(fx *badFixtures) []badCase {
 		// names the server (auth status, servers add) may succeed, but
 		// never shows the credentials.
 		connects := mayPass
-		if c.allGlobals || c.takes(helpFlag{long: "timeout", group: "session and protocol:"}) {
+		if c.connects() {
 			connects = mustFail
 		}
 		cases = append(cases,
@@ -608,6 +654,18 @@ func (c *helpCmd) badCases(fx *badFixtures) []badCase {
 	if !c.allGlobals && !c.takes(helpFlag{long: "timeout", group: "session and protocol:"}) {
 		cases = append(cases, badCase{name: c.name("global-not-taken"), args: c.args(fx, nil, "--timeout", "5s"), want: mustUsage})
 	}
+	// With --json, the error is a JSON line instead.
+	if c.allGlobals || c.takes(helpFlag{long: "json"}) {
+		for _, bc := range slices.Clone(cases) {
+			if bc.want < mustFail || bc.json || !slices.ContainsFunc(jsonCases, func(s string) bool { return strings.HasSuffix(bc.name, "/"+s) }) {
+				continue
+			}
+			bc.name += "-json"
+			bc.args = slices.Insert(slices.Clone(bc.args), len(c.path), "--json")
+			bc.json = true
+			cases = append(cases, bc)
+		}
+	}
 	return cases
 }
 
@@ -616,6 +674,10 @@ func (c *helpCmd) own(fx *badFixtures) []string {
 	a := append(slices.Clone(c.path), c.usualArgs(fx)...)
 	return append(a, usualFlags[strings.Join(c.path, " ")]...)
 }
+
+// jsonCases are the cases also run with --json.
+var jsonCases = []string{"unknown-flag", "ctrl-flag", "too-few", "too-many", "arg0-ctrl", "arg0-missing",
+	"no-such-server-command", "url-userinfo", "url-ctrl", "bearer-env-crlf", "stdout-dev-full"}
 
 // urlArgs is c's command line with flags in place of its server command.
 func (c *helpCmd) urlArgs(fx *badFixtures, flags ...string) []string {
