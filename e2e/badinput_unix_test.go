@@ -730,8 +730,15 @@ func (c *helpCmd) flagCases(fx *badFixtures, f helpFlag) []badCase {
 	case "N", "SIZE":
 		cases = append(cases, with("x", mustUsage, "x"), with("negative", mustUsage, "-5"), with("zero", mustUsage, "0"),
 			with("huge", mustUsage, "99999999999999999999"))
-	case "WHEN", "ERA", "TRANSPORT", "GRANT", "THEME", "LEVEL", "MODE", "POLICY":
+	case "WHEN", "ERA", "TRANSPORT", "GRANT", "THEME", "LEVEL", "MODE":
 		cases = append(cases, with("nosuch", mustUsage, "nosuch"))
+	case "POLICY":
+		cases = append(cases, with("nosuch", mustUsage, "nosuch"), with("file-missing", mustUsage, "file:"+fx.missing))
+		// An answer file that never ends is refused, not read into
+		// memory.
+		if _, err := os.Stat("/dev/zero"); err == nil {
+			cases = append(cases, with("file-endless", mustUsage, "file:/dev/zero"))
+		}
 	case "URL", "UPSTREAM":
 		cases = append(cases, with("not-a-url", mustUsage, "not a url"),
 			with("userinfo", mustFail, "ftp://user:hunter2@127.0.0.1/x"))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -83,7 +82,7 @@ func NewElicitor(p ElicitPolicy, person Person) (*Elicitor, error) {
 			return nil, &NoPersonError{Feature: "elicitation"}
 		}
 	case PolicyFile:
-		data, err := os.ReadFile(p.File)
+		data, err := readAnswerFile(p.File)
 		if err != nil {
 			return nil, fmt.Errorf("elicitation content file: %w", err)
 		}

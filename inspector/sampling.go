@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -111,7 +110,7 @@ func (s *Sampler) who() string {
 // used in turn (for multi-turn tool loops; the last one repeats). Missing
 // role and model are filled in ("assistant", "mcpx-file").
 func LoadSamplingFile(name string) ([]json.RawMessage, error) {
-	data, err := os.ReadFile(name)
+	data, err := readAnswerFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("sampling reply file: %w", err)
 	}
