@@ -340,13 +340,21 @@ func TestScripts(t *testing.T) {
 			env.Vars = append(env.Vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+filepath.Join(env.WorkDir, "no-gemini-system", "settings.json"))
 			// A script that fails before its mcpx disconnect would leave
 			// the sessions it opened (and their servers) running, their
-			// sockets in its work directory ($TMPDIR): end them.
+			// sockets in its work directory ($TMPDIR, or $WORK/run for a
+			// script that sets XDG_RUNTIME_DIR so, which the environment
+			// here does not see): end them.
 			env.Defer(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				cmd := exec.CommandContext(ctx, filepath.Join(binDir, "mcpx"), "disconnect", "--all")
-				cmd.Env, cmd.Dir = env.Vars, env.WorkDir
-				_ = cmd.Run()
+				runs := [][]string{env.Vars}
+				if run := filepath.Join(env.WorkDir, "run"); isDir(run) {
+					runs = append(runs, append(append([]string(nil), env.Vars...), "XDG_RUNTIME_DIR="+run))
+				}
+				for _, vars := range runs {
+					cmd := exec.CommandContext(ctx, filepath.Join(binDir, "mcpx"), "disconnect", "--all")
+					cmd.Env, cmd.Dir = vars, env.WorkDir
+					_ = cmd.Run()
+				}
 			})
 			return nil
 		},
@@ -860,4 +868,10 @@ func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
+}
+
+// isDir reports whether p is a directory.
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
