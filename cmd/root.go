@@ -206,6 +206,7 @@ func runTree(ctx context.Context, args []string, ios *IOStreams, tree func(*env,
 		args = append([]string{args[0]}, rest...)
 	}
 	run := &runState{at: at, args: args, prompter: tui.NewPrompter(ios.In, ios.ErrOut, ios.InTTY && ios.ErrTTY)}
+	run.prompter.SetWidth(ios.errWidth) // questions wrap at words on a terminal
 	if f, ok := ios.In.(*os.File); ok && ios.InTTY {
 		// A question is answered by what is typed once it is shown.
 		run.prompter.DiscardTypeAhead(func() error { return ttyin.Discard(f) })

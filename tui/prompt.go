@@ -45,7 +45,8 @@ type Prompter struct {
 	// went away because the server withdrew its request: what was typed
 	// for it is not the answer to the next question.
 	stale   bool
-	readErr error // the reader's final error (io.EOF): every later read gets it
+	width   func() int // the terminal's columns (nil or 0: unknown, no wrapping)
+	readErr error      // the reader's final error (io.EOF): every later read gets it
 	src     LineSource
 }
 
@@ -225,13 +226,35 @@ func (q *turns) waiters() int {
 	return len(q.waiting)
 }
 
-// Printf writes to the person.
-func (p *Prompter) Printf(format string, args ...any) {
-	fmt.Fprintf(p.out, format, args...)
+// SetWidth gives the Prompter the width of the terminal it writes to,
+// read at each line (0 when unknown or not a terminal): what it prints is
+// wrapped at spaces to fit (WrapText), as the terminal would otherwise
+// break a question mid-word at its edge. Without it, or at 0, text is
+// written as it is, for a script or a log.
+func (p *Prompter) SetWidth(width func() int) {
+	p.mu.Lock()
+	p.width = width
+	p.mu.Unlock()
 }
 
-// Println writes one line to the person.
-func (p *Prompter) Println(s string) { fmt.Fprintln(p.out, s) }
+func (p *Prompter) wrap(s string) string {
+	p.mu.Lock()
+	width := p.width
+	p.mu.Unlock()
+	if width == nil {
+		return s
+	}
+	return WrapText(s, width())
+}
+
+// Printf writes to the person, wrapped to the terminal (SetWidth).
+func (p *Prompter) Printf(format string, args ...any) {
+	_, _ = io.WriteString(p.out, p.wrap(fmt.Sprintf(format, args...)))
+}
+
+// Println writes one line to the person, wrapped to the terminal
+// (SetWidth).
+func (p *Prompter) Println(s string) { fmt.Fprintln(p.out, p.wrap(s)) }
 
 // reader runs in its own goroutine: a read from a terminal cannot be
 // interrupted, so it reads a line only when one is wanted and hands it over;
