@@ -234,22 +234,42 @@ until the page is closed, then tears the view down.`,
 	c.Flags().DurationVar(&o.ttl, "ttl", 0, "with --task, ask the server to keep the task for `DURATION`")
 	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
 	c.SetHelpFunc(func(c *cobra.Command, args []string) {
-		o.liveHelp(c)
+		if o.liveHelp(c) {
+			toolHelpTail(c, false)
+			return
+		}
 		c.Parent().HelpFunc()(c, args)
 	})
 	return c
 }
 
+// toolHelpTail ends tools call NAME --help after the tool's own
+// description: its usage line and where the command's flags are
+// described, not the ~35 lines of them, which pushed the tool's
+// arguments off the screen (as kubectl and gh point to their global
+// options rather than repeat them).
+// In the REPL (repl), the pointer is what is typed there.
+func toolHelpTail(c *cobra.Command, repl bool) {
+	w := c.OutOrStdout()
+	path := c.CommandPath()
+	if repl {
+		path = strings.TrimPrefix(path, c.Root().Name()+" ")
+	}
+	fmt.Fprintf(w, "Usage:\n  %s\n\n", c.UseLine())
+	fmt.Fprintf(w, "Its flags, and how key=value arguments are typed: %s --help\n", path)
+}
+
 // liveHelp describes the tool named in tools call NAME --help from the
-// server given (after --, with --url or -s), as the REPL does, before the
-// command's help. Without a server (or in the REPL, which does this
+// server given (after --, with --url or -s), as the REPL does, and
+// reports whether it did: the command's help then only points at its
+// flags (toolHelpTail). Without a server (or in the REPL, which does this
 // itself) it does nothing; a server that cannot tell is a warning.
-func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
+func (o *toolsCallOptions) liveHelp(c *cobra.Command) bool {
 	e := o.e
 	own, server := splitServer(c, c.Flags().Args())
 	given := func(name string) bool { f := c.Flag(name); return f != nil && f.Value.String() != "" }
 	if e.repl != nil || len(own) == 0 || len(server) == 0 && !given("url") && !given("server") {
-		return
+		return false
 	}
 	// Help runs without the root's PersistentPreRunE, which validates the
 	// flags into e.cfg: run it here.
@@ -267,7 +287,9 @@ func (o *toolsCallOptions) liveHelp(c *cobra.Command) {
 	}
 	if err != nil {
 		fmt.Fprintf(e.ios.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+		return false
 	}
+	return true
 }
 
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {

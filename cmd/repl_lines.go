@@ -553,34 +553,39 @@ func (s *replSession) checkLine(c *cobra.Command, lf *rootFlags, e *env) error {
 }
 
 // toolHelpOn makes tools call NAME --help describe the tool from the live
-// server before the usual help.
+// server, then point at the command's flags (toolHelpTail); the usual
+// help when the tool cannot be described.
 func (s *replSession) toolHelpOn(call *cobra.Command, ios *IOStreams) {
 	def := call.HelpFunc()
 	call.SetHelpFunc(func(c *cobra.Command, args []string) {
-		if names := c.Flags().Args(); len(names) > 0 {
-			s.toolHelp(names[0], ios)
+		if names := c.Flags().Args(); len(names) > 0 && s.toolHelp(names[0], ios) {
 			fmt.Fprintln(ios.Out)
+			toolHelpTail(c, true)
+			return
 		}
 		def(c, args)
 	})
 }
 
-func (s *replSession) toolHelp(name string, ios *IOStreams) {
+// toolHelp describes the tool name from the live server and reports
+// whether it could.
+func (s *replSession) toolHelp(name string, ios *IOStreams) bool {
 	s.mu.Lock()
 	cat, c := s.catalog, s.c
 	s.mu.Unlock()
 	if cat == nil || c == nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	t, err := cat.Tool(ctx, name)
 	if err != nil {
 		c.console.Warn(err.Error())
-		return
+		return false
 	}
 	p := newPrinter(ios, s.cfg.out)
 	p.ToolHelp(*t)
+	return true
 }
 
 // help lists what can be typed.
