@@ -129,8 +129,13 @@ func (c cell) render() string {
 // table lays out rows in aligned columns, two spaces apart, measuring the
 // display width of the text (never its colour codes). With a width, the
 // columns are narrowed to fit it and cells that do not fit are cut with
-// "…": the first column keeps up to half the room, the others share the
-// rest fairly, so a long description gives way before a name does.
+// "…", except in the first column: in every table mcpx prints, it is an
+// identifier (a tool's, a prompt's, a resource's, an argument's name, a
+// key, a path), and two names cut to the same prefix
+// ("trigger-sampling-…") could not be told apart, nor typed. The other
+// columns give way instead, the last ones first, down to nothing; a name
+// wider than the whole room is broken across lines, its continuation
+// lines indented.
 type table struct {
 	rows   [][]cell
 	indent string
@@ -138,6 +143,11 @@ type table struct {
 }
 
 const tableGap = 2
+
+// minShown is the fewest columns a cut column is given ("message…"): a
+// column cut shorter says too little to be worth its room, and is left
+// out.
+const minShown = 8
 
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
@@ -157,52 +167,115 @@ func (t *table) write(w io.Writer) {
 	}
 	widths := natural
 	if t.width > 0 {
-		widths = fitColumns(natural, t.width-DisplayWidth(t.indent)-tableGap*(ncol-1))
+		widths = fitKeepingFirst(natural, t.width-DisplayWidth(t.indent))
+	}
+	// The columns shown: those left out (width 0 where there is text)
+	// are the last ones.
+	shown := ncol
+	for shown > 1 && widths[shown-1] == 0 && natural[shown-1] > 0 {
+		shown--
 	}
 	var b strings.Builder
 	for _, r := range t.rows {
 		b.Reset()
 		b.WriteString(t.indent)
 		// Trailing empty cells are not padded.
-		last := len(r) - 1
+		last := min(len(r), shown) - 1
 		for last > 0 && r[last].width() == 0 {
 			last--
 		}
+		var rest cell // what of a whole first cell goes on the next lines
 		for i := 0; i <= last; i++ {
-			c := r[i].truncate(widths[i])
+			var c cell
+			if i == 0 {
+				c, rest = r[0].split(widths[0])
+			} else {
+				c = r[i].truncate(widths[i])
+			}
 			b.WriteString(c.render())
 			if i < last {
-				b.WriteString(strings.Repeat(" ", widths[i]-c.width()+tableGap))
+				b.WriteString(strings.Repeat(" ", max(widths[i]-c.width(), 0)+tableGap))
 			}
 		}
 		b.WriteByte('\n')
+		for len(rest) > 0 {
+			// A continuation of a name: two columns in, so that it
+			// does not read as the next row (not in a column too
+			// narrow to spare them).
+			cont := 2
+			if widths[0] < 6 {
+				cont = 0
+			}
+			var c cell
+			c, rest = rest.split(widths[0] - cont)
+			b.WriteString(t.indent + strings.Repeat(" ", cont) + c.render() + "\n")
+		}
 		_, _ = io.WriteString(w, b.String())
 	}
 }
 
-// fitColumns narrows natural column widths to room columns in all: the
-// first column gets up to half of it, the others a max-min fair share of
-// what is left, and room the others do not need goes back to the first.
-// Every column keeps at least one column.
-func fitColumns(natural []int, room int) []int {
-	total := 0
+// split cuts the cell after w columns (at least one character), after a
+// separator ("-", "_", ".", "/", ":") in the second half of what fits when
+// there is one, returning the part that fits and the rest (nil when it
+// fits whole).
+func (c cell) split(w int) (head, rest cell) {
+	// (Each piece costs what it measures, not the whole cell: a name
+	// of a megabyte is broken in linear time.)
+	left := w
+	for i, s := range c {
+		p := prefixWidth(s.text, left)
+		if p == s.text {
+			head = append(head, s)
+			left -= DisplayWidth(p)
+			continue
+		}
+		if j := strings.LastIndexAny(p, "-_./:"); j >= len(p)/2 && j+1 < len(p) {
+			p = p[:j+1] // after a separator of the name's parts
+		}
+		if p == "" && len(head) == 0 {
+			_, size := utf8.DecodeRuneInString(s.text)
+			p = s.text[:size] // one character, however wide
+		}
+		if p != "" {
+			head = append(head, span{text: p, style: s.style})
+		}
+		rest = append(cell{{text: s.text[len(p):], style: s.style}}, c[i+1:]...)
+		return head, rest
+	}
+	return head, nil
+}
+
+// fitKeepingFirst narrows natural column widths to room columns in all
+// (gaps included) without narrowing the first: the others share what the
+// first leaves fairly (fairShare), and those that would be cut to fewer
+// than minShown columns are left out (0), the last first. A first column
+// wider than the room gets the room, and its cells are broken across
+// lines.
+func fitKeepingFirst(natural []int, room int) []int {
+	total := tableGap * (len(natural) - 1)
 	for _, n := range natural {
 		total += n
 	}
 	if total <= room {
 		return natural
 	}
-	n := len(natural)
-	out := make([]int, n)
-	room = max(room, n)
-	first := min(natural[0], max(room/2, 1))
-	rest := fairShare(natural[1:], room-first)
-	copy(out[1:], rest)
-	used := 0
-	for _, w := range rest {
-		used += w
+	out := make([]int, len(natural))
+	out[0] = max(min(natural[0], room), 1)
+	for k := len(natural) - 1; k >= 1; k-- { // k other columns shown
+		left := room - out[0] - tableGap*k
+		if left < k {
+			continue
+		}
+		share := fairShare(natural[1:k+1], left)
+		ok := true
+		for i, w := range share {
+			ok = ok && w >= min(natural[i+1], minShown)
+		}
+		if ok {
+			copy(out[1:], share)
+			return out
+		}
 	}
-	out[0] = min(natural[0], max(room-used, 1))
 	return out
 }
 

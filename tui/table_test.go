@@ -123,12 +123,67 @@ func TestTableFitsWidth(t *testing.T) {
 		if !strings.Contains(out, "…") {
 			t.Errorf("width %d: nothing cut: %q", w, out)
 		}
-		sameColumn(t, b.String(), "wo", "short")
+		if !regexp.MustCompile(`(?m)^a-rather-long-tool-name-indeed( |$)`).MatchString(out) {
+			t.Errorf("width %d: the name is not whole: %q", w, out)
+		}
+		if w > 40 {
+			sameColumn(t, b.String(), "wo", "short")
+		}
 	}
 	// No width: whole lines.
 	var b bytes.Buffer
 	NewPrinter(&b, false).Tools(tools)
 	if strings.Contains(b.String(), "…") || !strings.Contains(b.String(), strings.TrimSpace(long)) {
 		t.Errorf("without a width the lines are cut: %q", b.String())
+	}
+}
+
+// Names are identifiers: at any width they stay whole, so that two names
+// that begin alike are never cut to the same prefix; the columns after
+// them give way, down to nothing, and a name wider than the terminal is
+// broken across lines, its continuation indented.
+func TestTableKeepsNamesWhole(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"trigger-sampling-request","description":"Trigger a Request from the Server for LLM Sampling","inputSchema":{"type":"object","properties":{"prompt":{"type":"string"},"maxTokens":{"type":"number"}},"required":["prompt"]}}`),
+		json.RawMessage(`{"name":"trigger-sampling-request-async","description":"Trigger an async Request from the Server for LLM Sampling","inputSchema":{"type":"object","properties":{"prompt":{"type":"string"}}}}`),
+		json.RawMessage(`{"name":"echo","description":"Echoes back the input string","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`),
+	}
+	render := func(w int, items []json.RawMessage) []string {
+		var b bytes.Buffer
+		NewPrinter(&b, true).WithWidth(w).Tools(items)
+		out := ansi.ReplaceAllString(b.String(), "")
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		for _, l := range lines {
+			if DisplayWidth(l) > w {
+				t.Errorf("width %d: line of %d columns: %q", w, DisplayWidth(l), l)
+			}
+		}
+		return lines
+	}
+	for _, w := range []int{32, 40, 60, 80} {
+		lines := render(w, tools)
+		if len(lines) != 3 {
+			t.Fatalf("width %d: %d lines, want one a tool:\n%s", w, len(lines), strings.Join(lines, "\n"))
+		}
+		for i, name := range []string{"trigger-sampling-request", "trigger-sampling-request-async", "echo"} {
+			if got := strings.Fields(lines[i])[0]; got != name {
+				t.Errorf("width %d: row %d begins %q, want the whole name %q:\n%s", w, i, got, name, strings.Join(lines, "\n"))
+			}
+		}
+		if w >= 80 && !strings.Contains(lines[2], "message:string") {
+			t.Errorf("width %d: the arguments are left out: %q", w, lines[2])
+		}
+	}
+	// Narrower than the name: broken across lines after its separators,
+	// nothing left out of it.
+	lines := render(12, tools[1:2])
+	want := []string{"trigger-", "  sampling-", "  request-", "  async"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("width 12:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// A wide character is never split, even in a column narrower than two.
+	lines = render(3, []json.RawMessage{json.RawMessage(`{"name":"日本","inputSchema":{"type":"object"}}`)})
+	if strings.Join(lines, "|") != "日|本" {
+		t.Errorf("width 3: %q", lines)
 	}
 }
