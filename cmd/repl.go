@@ -404,13 +404,20 @@ func isRealTerminal(r io.Reader) bool {
 // (--args '{"password": "X"}', call tools/call {… "token": "X"}), --bearer,
 // or a credential header (-H 'Authorization: …'). The session's options
 // are refused in the REPL, but the line that gave one would have kept the
-// token for good.
+// token for good. So is a value that has the form of a credential,
+// whatever its name (credentialValue: message="Bearer sk-…").
 func givesCredential(text string) bool {
+	if credentialValue(text) {
+		return true
+	}
 	words, err := repl.Split(text)
 	if err != nil {
 		return false
 	}
 	for i, w := range words {
+		if credentialValue(w) {
+			return true
+		}
 		if _, _, secret := secretArg(words, i); secret {
 			return true
 		}
@@ -463,6 +470,46 @@ func jsonGivesCredential(s string) bool {
 	}
 	for _, m := range jsonMember().FindAllStringSubmatch(s, -1) {
 		if secretAssignment().MatchString(m[1]) || authName(m[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialToken matches, anywhere in a command, a word with the form
+// of a well-known credential: GitHub, GitLab, OpenAI and Anthropic,
+// Slack, AWS and Google keys, and JSON Web Tokens (as tokenFormat, not
+// anchored); a key of random characters also has a digit
+// (credentialValue), which keeps words such as sk-learn-… out.
+var credentialToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^\w-])(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|glpat-[\w-]{16,}|sk-[\w-]{16,}|xox[abpr]-[\w-]{8,}|xapp-[\w-]{8,}|AIza[\w-]{30,}|AKIA[0-9A-Z]{16}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*)`)
+})
+
+// authCredential matches an Authorization-style value: the scheme Bearer
+// or Basic, then a token68 (RFC 9110, section 11.4) of eight characters
+// or more.
+var authCredential = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^|[^\w-])(bearer|basic)\s+([A-Za-z0-9._~+/-]{8,}=*)`)
+})
+
+// credentialValue reports whether s holds a value that has the form of a
+// credential, whatever it is named: a well-known token (credentialToken),
+// or Bearer/Basic followed by something that looks like a token rather
+// than a word of prose ("a basic example", "bearer of news"): a digit, a
+// capital inside it, base64 padding, or, after Bearer, a - _ . ~ + or /.
+// A message that merely mentions a token ("the token expired") is not.
+func credentialValue(s string) bool {
+	for _, m := range credentialToken().FindAllStringSubmatch(s, -1) {
+		if strings.HasPrefix(m[1], "AKIA") || strings.HasPrefix(m[1], "eyJ") || strings.ContainsAny(m[1], "0123456789") {
+			return true
+		}
+	}
+	for _, m := range authCredential().FindAllStringSubmatch(s, -1) {
+		tok := m[2]
+		switch {
+		case strings.ContainsAny(tok, "0123456789"), strings.HasSuffix(tok, "="),
+			strings.ToLower(tok[1:]) != tok[1:],
+			strings.EqualFold(m[1], "bearer") && strings.ContainsAny(tok, "-_.~+/"):
 			return true
 		}
 	}

@@ -395,3 +395,45 @@ func TestREPLLineStartingWithMcpx(t *testing.T) {
 		t.Errorf("stderr %q, want it to begin %q", errOut, want)
 	}
 }
+
+// A command whose value has the form of a credential is not kept in the
+// history, whatever the value is named; words that merely look alike
+// (prose, a mention of a token) are kept.
+func TestGivesCredentialByValue(t *testing.T) {
+	for _, line := range []string{
+		`tools call echo message="Bearer sk-live-abc"`,
+		`tools call echo message="Bearer 4f9a8b7c6d5e"`,
+		`tools call echo message='Basic dXNlcjpwYXNz'`,
+		`tools call echo message="basic YWxhZGRpbjpvcGVuc2VzYW1l"`,
+		`tools call echo message=sk-proj-4f9a8b7c6d5e4f3a2b1c`,
+		`tools call echo message="my key is sk-ant-api03-AbCdEf123456"`,
+		`tools call echo note=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8`,
+		`tools call echo note=github_pat_11ABCDEFG0123456789_abcdefghijklmnop`,
+		`tools call echo note=xoxb-1234567890-abcdefghij`,
+		`tools call echo note=xoxp-1234567890-abcdefghij`,
+		`tools call echo note=AKIAIOSFODNN7EXAMPLE`,
+		`tools call echo note=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`,
+		`tools call echo --args '{"message": "Bearer 4f9a8b7c6d5e"}'`,
+		`call tools/call {"name": "echo", "arguments": {"message": "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}}`,
+	} {
+		if !givesCredential(line) {
+			t.Errorf("%s: kept in the history", line)
+		}
+	}
+	for _, line := range []string{
+		`tools call echo message="the token expired"`,
+		`tools call echo message="a token"`,
+		`tools call echo message="a basic example of bearer authentication"`,
+		`tools call echo message="Bearer tokens and Basic credentials"`,
+		`tools call echo message="basic well-being"`,
+		`tools call echo lib=sk-learn-is-a-library`,
+		`tools call echo message=task-1234567890abcdef`,
+		`tools call echo message="risk-assessment-2024-report-final"`,
+		`tools call echo note="AKIA is how AWS keys begin"`,
+		`tools call echo message=hello`,
+	} {
+		if givesCredential(line) {
+			t.Errorf("%s: left out of the history, but it gives no credential", line)
+		}
+	}
+}

@@ -479,8 +479,8 @@ func TestReplTerminal(t *testing.T) {
 // --bearer, --client-secret and -H with a credential header are refused
 // in the REPL (they choose the session), and the file would otherwise
 // keep the token for good; a secret-looking option or tool argument
-// (--api-key, password=, Authorization=), or member of a JSON argument
-// ({"password": …}), is a credential too.
+// (--api-key, password=, Authorization=), member of a JSON argument
+// ({"password": …}), or value (message="Bearer sk-…") is a credential too.
 func TestReplHistoryKeepsNoCredentials(t *testing.T) {
 	t.Parallel()
 	hist := filepath.Join(t.TempDir(), "history")
@@ -499,6 +499,7 @@ func TestReplHistoryKeepsNoCredentials(t *testing.T) {
 		`tools call log --args '{"password": "s3cret-10"}'`,
 		`call tools/call {"name": "log", "arguments": {"auth": {"token": "s3cret-11"}}}`,
 		"tools call log Authorization='Bearer s3cret-12'",
+		"tools call log message='Bearer sk-live-s3cret-13'",
 	} {
 		term.typeKeys(l + "\r")
 	}
