@@ -744,7 +744,18 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		return err == nil && re.Match(b)
 	}
 	if !testwait.Poll(waitBound, matches) {
-		ts.Fatalf("%s did not match %q within %s", args[0], args[1], waitBound)
+		// What the file held says what happened instead (a request
+		// cancelled for another reason, one that never arrived).
+		b, err := os.ReadFile(name)
+		held := fmt.Sprintf("it could not be read: %v", err)
+		if err == nil {
+			const most = 4 << 10
+			if len(b) > most {
+				b = append([]byte("..."), b[len(b)-most:]...)
+			}
+			held = fmt.Sprintf("it holds:\n%s", b)
+		}
+		ts.Fatalf("%s did not match %q within %s; %s", args[0], args[1], waitBound, held)
 	}
 }
 
