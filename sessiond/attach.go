@@ -159,7 +159,7 @@ const lastWrite = time.Second
 
 // write sends the queued lines; once the attachment ends, the reason, if
 // the daemon gave one (not after a write that failed: a line may have
-// been cut short).
+// been cut short, and the reader ends the attachment, see discard).
 func (a *attachment) write() {
 	defer a.wg.Done()
 	for {
@@ -179,8 +179,10 @@ func (a *attachment) write() {
 		if err := a.lines.Write(a.ctx, transport.Frame{Data: b}); err != nil {
 			if errors.Is(err, context.Canceled) {
 				a.sayClosed() // nothing of the line was written
+				a.cancel()
+				return
 			}
-			a.cancel()
+			a.discard()
 			return
 		}
 		if len(b) >= bigLine {
@@ -188,6 +190,30 @@ func (a *attachment) write() {
 			// is written (the queue let go of it): a session lives long
 			// (see memhint).
 			memhint.Free()
+		}
+	}
+}
+
+// discard ends the writing once a write to the command failed: the
+// command went away, or its socket broke. What it sent before it went is
+// still to be read, and it matters: a command whose timeout expired sends
+// notifications/cancelled with its reason, then exits, and the server
+// would hear "cancelled by the user" instead if the attachment ended
+// first. So the reader ends the attachment, at the end of the command's
+// input or within lastWrite, and until then the lines queued for the
+// command are let go, so that nothing waits for a room in the queue.
+func (a *attachment) discard() {
+	_ = a.nc.SetReadDeadline(time.Now().Add(lastWrite))
+	for {
+		for {
+			if _, ok := a.take(); !ok {
+				break
+			}
+		}
+		select {
+		case <-a.ready:
+		case <-a.ctx.Done():
+			return
 		}
 	}
 }

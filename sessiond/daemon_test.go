@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -1736,4 +1737,73 @@ func attachOlder(t *testing.T, h *held) (net.Conn, *bufio.Reader) {
 		}
 	}
 	return older, lines
+}
+
+// cancelsConn is the held session's connection to the server, which
+// tells the test the reason of each notifications/cancelled sent.
+type cancelsConn struct {
+	*pipeConn
+	reasons chan string
+}
+
+func (c *cancelsConn) Write(ctx context.Context, f transport.Frame) error {
+	var n struct {
+		Method string
+		Params struct{ Reason string }
+	}
+	if json.Unmarshal(f.Data, &n) == nil && n.Method == "notifications/cancelled" {
+		c.reasons <- n.Params.Reason
+	}
+	return c.pipeConn.Write(ctx, f)
+}
+
+// A command whose timeout expires sends notifications/cancelled with its
+// reason and exits: the server hears that reason, even when the session's
+// write to the command (progress) failed first, the command gone. (The
+// attachment ended at that failure, before its reader took the
+// cancellation, and the server heard "cancelled by the user": flaky
+// under load in e2e's sessions.txtar.)
+func TestCommandsReasonOutlivesItsConnection(t *testing.T) {
+	ts := newTestServer()
+	reasons := make(chan string, 10)
+	ts.wrap = func(pc *pipeConn) transport.Conn { return &cancelsConn{pipeConn: pc, reasons: reasons} }
+	h := startHeldOn(t, Options{}, nil, ts, &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "daemon", Version: "1"}})
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	if err := conn.Write(t.Context(), transport.Frame{Data: []byte(init)}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := conn.Read(t.Context()); err != nil || !strings.Contains(string(f.Data), `"sessiond-test"`) {
+		t.Fatalf("initialize: %s, %v", f.Data, err)
+	}
+	// The command reads no more: the session's next write to it fails.
+	if err := conn.nc.(*net.UnixConn).CloseRead(); err != nil {
+		t.Fatal(err)
+	}
+	h.d.mu.Lock()
+	var a *attachment
+	for a = range h.d.attached {
+	}
+	h.d.mu.Unlock()
+	before := a.lastTake.Load()
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{"tag":"t"},"_meta":{"progressToken":"p"}}}`
+	if err := conn.Write(t.Context(), transport.Frame{Data: []byte(call)}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, ts.started, "the call")
+	// The session's writer took the progress, which it cannot write.
+	testwait.For(t, "the progress to be taken for the command", func() bool { return a.lastTake.Load() != before })
+	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"timeout"}}`
+	if err := conn.Write(t.Context(), transport.Frame{Data: []byte(cancel)}); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if got := receive(t, reasons, "the server to be told"); got != "timeout" {
+		t.Errorf("the server heard the request cancelled for %q, want the command's reason, timeout", got)
+	}
+	receive(t, ts.cancelled, "the call to end")
 }
