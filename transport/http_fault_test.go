@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -1015,6 +1018,40 @@ func testConnectionClosedWithoutAnswer(t *testing.T) {
 	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
 	_, err := sess.Call(callCtx(t), "tools/list", nil)
 	if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "POST "+u+": the server closed the connection without answering") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A server that resets the connection after reading a POST, before any
+// response headers (a server killed with the request not all read), has
+// closed it without answering too: the error was the bare "read tcp
+// …: connection reset by peer".
+func TestConnectionResetWithoutAnswer(t *testing.T) {
+	f := &fake{log: newLog()}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return true
+		}
+		// No linger: the close is a reset (RST), not an end (FIN).
+		if err := conn.(*net.TCPConn).SetLinger(0); err != nil {
+			t.Errorf("linger: %v", err)
+		}
+		conn.Close()
+		return true
+	}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	u := srv.URL + "/mcp"
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: u}, nil)
+	defer sess.Close()
+	_, err := sess.Call(callCtx(t), "tools/list", nil)
+	if !errors.Is(err, transport.ErrTransport) || !errors.Is(err, syscall.ECONNRESET) ||
+		!strings.Contains(err.Error(), "POST "+u+": the server closed the connection without answering (") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -401,9 +402,10 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
 	case errors.As(err, &opErr) && opErr.Op == "dial", errors.As(err, &opErr) && opErr.Op == "proxyconnect":
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		// net/http's bare "EOF": the connection ended before any response
-		// headers.
+		// headers. A reset is the same end, more abrupt: a server killed
+		// with the request not all read closes it so.
 		return fmt.Errorf("%w: %s %s: the server closed the connection without answering (%w)", ErrTransport, method, u, err)
 	}
 	return fmt.Errorf("%w: %s %s: %w", ErrTransport, method, u, err)
