@@ -41,6 +41,9 @@
 //	             meets: binary data in odd places, progress after the
 //	             response, a multi-line error, a nested schema (rough.go)
 //	exit         exits at once with status 7 after a line on stderr
+//	exit-on-read exits with status 7, after a line on stderr, once it has
+//	             read the first message, unanswered (a server that dies
+//	             on the request: "exit" may die before it is written)
 //	endless      answers initialize with a line that never ends: an
 //	             endless stream of bytes on stdout, without a newline
 //	pages-error, pages-empty, pages-loop
@@ -101,6 +104,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -212,6 +216,10 @@ func main() {
 			time.Sleep(time.Hour) // and do not exit on EOF either
 		}
 	case "exit":
+		fmt.Fprintln(os.Stderr, "testserver: giving up before saying anything")
+		os.Exit(7)
+	case "exit-on-read":
+		_, _ = bufio.NewReader(in).ReadBytes('\n')
 		fmt.Fprintln(os.Stderr, "testserver: giving up before saying anything")
 		os.Exit(7)
 	case "endless":
