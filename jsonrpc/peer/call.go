@@ -104,6 +104,13 @@ func (e *TimeoutError) Unwrap() error { return e.Wait }
 // set). The error is the caller's context's, a *TimeoutError, the reason
 // End gave, the reason the connection ended, or the write's.
 func (p *Peer) Call(ctx context.Context, req Request) (*jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		// Never written, so never to be cancelled: a cancellation
+		// "MUST correspond to the ID of a request previously issued in
+		// the same direction" (spec 2025-11-25: basic/utilities/
+		// cancellation).
+		return nil, err
+	}
 	id := req.ID
 	if id.IsZero() {
 		id = p.NextID()

@@ -1076,3 +1076,43 @@ func TestBeginIsCheap(t *testing.T) {
 		t.Errorf("begin allocates %v times, want at most 2 (the id's key, the handling)", allocs)
 	}
 }
+
+// A request whose caller gave up before it was written is neither sent
+// nor cancelled: a cancellation must name a request that was issued
+// (spec 2025-11-25: basic/utilities/cancellation).
+func TestCallGivenUpBeforeItIsSent(t *testing.T) {
+	a, b := transport.Pipe()
+	p := New(a, Options{})
+	p.Start()
+	defer p.Close()
+	sent := make(chan string, 4)
+	go func() {
+		for {
+			f, err := b.Read(context.Background())
+			if err != nil {
+				return
+			}
+			sent <- string(f.Data)
+		}
+	}()
+	abandoned := false
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := p.Call(ctx, Request{Method: "never", Abandon: func(jsonrpc.ID, string) { abandoned = true }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if abandoned {
+		t.Error("a request never sent was abandoned (its peer would be told to cancel it)")
+	}
+	// The next request is the first frame the peer sees.
+	go p.Call(t.Context(), Request{Method: "after"})
+	select {
+	case f := <-sent:
+		if !strings.Contains(f, `"after"`) {
+			t.Errorf("the peer got %s first, want the request after", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request after was not sent")
+	}
+}
