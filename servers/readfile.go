@@ -8,8 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sync"
-	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 )
 
 // maxFileSize bounds every file the package reads: definition files,
@@ -33,7 +33,7 @@ var ErrTooLarge = fmt.Errorf("is larger than %d MiB", maxFileSize>>20)
 // bounded: anything else (a directory, a FIFO, a device, whatever a link
 // points to) is refused before it is opened, and more than maxFileSize
 // bytes is an error.
-func readFile(name string) ([]byte, error) { return readBounded(name, false) }
+func readFile(name string) ([]byte, error) { return readBounded(name) }
 
 // readValueFile is readFile for the files whose content becomes values
 // when a server is started (envFile, ${file:PATH}): a named pipe is read
@@ -45,90 +45,30 @@ func readFile(name string) ([]byte, error) { return readBounded(name, false) }
 // The wait for a pipe's writer ends with ctx (Ctrl-C): opening a FIFO
 // waits for a writer, and reading it for the writer's data, neither of
 // which could be interrupted (mcpx hung on a pipe nobody wrote, deaf to
-// Ctrl-C). When the writer has not opened the pipe within a second,
-// env.OnWait is told.
+// Ctrl-C), see userfile.Read. When the writer has not opened the pipe
+// within a second, env.OnWait is told.
 func readValueFile(ctx context.Context, env *Env, name string) ([]byte, error) {
 	if _, ok := env.fs().(osFS); !ok {
 		return env.fs().ReadFile(name)
 	}
 	fi, err := os.Stat(name)
 	if err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
-		return readFIFO(ctx, env, name)
+		b, err := userfile.Read(ctx, name, maxFileSize, env.OnWait)
+		var tooLarge *userfile.TooLargeError
+		if errors.As(err, &tooLarge) {
+			err = &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
+		}
+		return b, err
 	}
-	return readBounded(name, false)
+	return readBounded(name)
 }
 
-// fifoWaitNote is how long the open of a named pipe waits for its writer
-// before Env.OnWait is told.
-var fifoWaitNote = time.Second
-
-// readFIFO reads the named pipe name whole (bounded), its open and read
-// on a goroutine of their own that ctx abandons: the file open is closed
-// (which ends a read), or the open still waiting for a writer is released
-// by opening the pipe for writing and closing it at once (unblockFIFO).
-func readFIFO(ctx context.Context, env *Env, name string) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	var (
-		mu        sync.Mutex
-		opened    *os.File
-		abandoned bool
-	)
-	go func() {
-		f, err := os.Open(name)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		mu.Lock()
-		if abandoned {
-			mu.Unlock()
-			f.Close()
-			return
-		}
-		opened = f
-		mu.Unlock()
-		b, err := readOpen(name, f, true)
-		f.Close()
-		done <- result{b, err}
-	}()
-	note := time.NewTimer(fifoWaitNote)
-	defer note.Stop()
-	for {
-		select {
-		case r := <-done:
-			return r.b, r.err
-		case <-note.C:
-			mu.Lock()
-			waiting := opened == nil
-			mu.Unlock()
-			if waiting && env.OnWait != nil {
-				env.OnWait(name)
-			}
-		case <-ctx.Done():
-			mu.Lock()
-			abandoned = true
-			f := opened
-			mu.Unlock()
-			if f != nil {
-				f.Close()
-			} else {
-				unblockFIFO(name)
-			}
-			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("the named pipe was not written: %w", ctx.Err())}
-		}
-	}
-}
-
-func readBounded(name string, fifo bool) ([]byte, error) {
+func readBounded(name string) ([]byte, error) {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkValue(name, fi, fifo); err != nil {
+	if err := regular(name, fi); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(name)
@@ -136,26 +76,17 @@ func readBounded(name string, fifo bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readOpen(name, f, fifo)
-}
-
-// checkValue refuses what is not a regular file (nor, with fifo, a named
-// pipe).
-func checkValue(name string, fi fs.FileInfo, fifo bool) error {
-	if fifo && fi.Mode()&fs.ModeNamedPipe != 0 {
-		return nil
-	}
-	return regular(name, fi)
+	return readOpen(name, f)
 }
 
 // readOpen reads the file f opened as name, whole and bounded.
-func readOpen(name string, f *os.File, fifo bool) ([]byte, error) {
+func readOpen(name string, f *os.File) ([]byte, error) {
 	// What was opened may not be what was looked at.
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkValue(name, fi, fifo); err != nil {
+	if err := regular(name, fi); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
