@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 	"github.com/mcpx-dev/mcpx/oauthflow"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
@@ -101,8 +101,14 @@ func (a *authFlags) set() []string {
 	return names
 }
 
-// validate checks the OAuth flags before anything connects.
-func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
+// tokenFileLimit bounds --id-token-file, a JWT of a few kilobytes: a
+// path to something endless must not fill memory.
+const tokenFileLimit = 1 << 20
+
+// validate checks the OAuth flags before anything connects, reading the
+// key and token files they name (a named pipe's wait for its writer ends
+// with ctx, told on console).
+func (f authFlags) validate(ctx context.Context, h httpFlags, ios *IOStreams, console *tui.Console) (oauthDesc, error) {
 	given := f.set()
 	a := f
 	// Secrets may also come from the environment, which is not "giving a
@@ -159,8 +165,8 @@ func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
 		if oauthflow.Grant(a.grant) != oauthflow.GrantJWTBearer {
 			return d, usageErrorf("--assertion-file applies to --grant jwt-bearer")
 		}
-		if _, err := oauthflow.ReadAssertion(a.assertionFile); err != nil {
-			return d, usageErrorf("--assertion-file: %v", err)
+		if _, err := oauthflow.ReadAssertion(ctx, a.assertionFile, pipeWaitNote(console, "--assertion-file")); err != nil {
+			return d, fileFlagError(ctx, "--assertion-file", err)
 		}
 	}
 	if oauthflow.Grant(a.grant) != oauthflow.GrantIDJAG {
@@ -186,9 +192,9 @@ func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
 		if a.clientID == "" && a.clientMetadataURL == "" {
 			return d, usageErrorf("--private-key authenticates a client: give it with --client-id ID")
 		}
-		key, err := oauthflow.LoadPrivateKey(a.privateKey)
+		key, err := oauthflow.LoadPrivateKey(ctx, a.privateKey, pipeWaitNote(console, "--private-key"))
 		if err != nil {
-			return d, usageErrorf("--private-key: %v", err)
+			return d, fileFlagError(ctx, "--private-key", err)
 		}
 		d.key = key
 	}
@@ -204,9 +210,9 @@ func (f authFlags) validate(h httpFlags, ios *IOStreams) (oauthDesc, error) {
 		d.callback = u
 	}
 	if a.idTokenFile != "" {
-		b, err := os.ReadFile(a.idTokenFile)
+		b, err := userfile.Read(ctx, a.idTokenFile, tokenFileLimit, pipeWaitNote(console, "--id-token-file"))
 		if err != nil {
-			return d, usageErrorf("--id-token-file: %v", err)
+			return d, fileFlagError(ctx, "--id-token-file", err)
 		}
 		if d.idToken = strings.TrimSpace(string(b)); d.idToken == "" {
 			return d, usageErrorf("--id-token-file %s is empty", a.idTokenFile)
@@ -588,7 +594,10 @@ expire; no new authorization is started (use mcpx auth login for that).`,
 			console := e.console()
 			d, out := e.cfg.conn, e.cfg.out
 			obs := httpObserver(console, func() bool { return out.wire }, out.verbose)
-			opts := d.httpOptions(obs)
+			opts, err := d.httpOptions(c.Context(), obs, console)
+			if err != nil {
+				return err
+			}
 			client, err := transport.NewHTTPClient(opts)
 			if err != nil {
 				return &usageError{err: err}

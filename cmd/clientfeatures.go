@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/oauthflow"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // featureFlags are the flags for what mcpx offers the server (roots,
@@ -39,8 +40,9 @@ func (o *featureFlags) register(f *pflag.FlagSet) {
 
 // validate checks the feature flags and builds the policies, reading any
 // reply file now so that a mistake is a usage error before a server
-// starts. person answers on a terminal (nil without one).
-func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (featuresDesc, error) {
+// starts (a named pipe's wait for its writer ends with ctx, told on
+// console). person answers on a terminal (nil without one).
+func (o featureFlags) validate(ctx context.Context, ios *IOStreams, person inspector.Person, console *tui.Console) (featuresDesc, error) {
 	d := featuresDesc{logLevel: o.logLevel, linger: o.linger}
 	interactive := ios.InTTY && ios.ErrTTY
 	def := inspector.PolicyDecline
@@ -68,8 +70,9 @@ func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (feature
 		if p.Mode == inspector.PolicyPrompt && !interactive {
 			return d, usageErrorf("--on-sampling prompt needs a terminal on stdin and stderr; use decline or file:PATH")
 		}
-		if d.sampler, err = inspector.NewSampler(p, person); err != nil {
-			return d, usageErrorf("--on-sampling: %v", err)
+		p.OnWait = pipeWaitNote(console, "--on-sampling")
+		if d.sampler, err = inspector.NewSampler(ctx, p, person); err != nil {
+			return d, fileFlagError(ctx, "--on-sampling", err)
 		}
 	}
 	if !o.noElicitation {
@@ -80,8 +83,9 @@ func (o featureFlags) validate(ios *IOStreams, person inspector.Person) (feature
 		if p.Mode == inspector.PolicyPrompt && !interactive {
 			return d, usageErrorf("--on-elicit prompt needs a terminal on stdin and stderr; use decline, cancel, accept-defaults or file:PATH")
 		}
-		if d.elicitor, err = inspector.NewElicitor(p, person); err != nil {
-			return d, usageErrorf("--on-elicit: %v", err)
+		p.OnWait = pipeWaitNote(console, "--on-elicit")
+		if d.elicitor, err = inspector.NewElicitor(ctx, p, person); err != nil {
+			return d, fileFlagError(ctx, "--on-elicit", err)
 		}
 	}
 	if o.logLevel != "" && !inspector.ValidLogLevel(o.logLevel) {

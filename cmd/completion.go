@@ -135,7 +135,7 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 			f.server.stderr = "hide"
 		}
 		f.out = outputFlags{color: "never"}
-		cfg, err := f.validate(validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"),
+		cfg, err := f.validate(c.Context(), validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"),
 			timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: e.run.at})
 		if err != nil {
 			return nil, none

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/sessiond"
 	"github.com/mcpx-dev/mcpx/transport"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // config is what the global flags say, checked once before a command runs
@@ -178,7 +181,7 @@ type validation struct {
 // validate checks the global flags and builds the config, reading the
 // files they name now, so that a mistake is a usage error before any
 // server starts.
-func (f *rootFlags) validate(v validation) (config, error) {
+func (f *rootFlags) validate(ctx context.Context, v validation) (config, error) {
 	var cfg config
 	out, err := f.out.validate()
 	if err != nil {
@@ -205,7 +208,8 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	feat, err := f.feat.validate(v.ios, v.person)
+	console := newConsole(v.ios, out, nil)
+	feat, err := f.feat.validate(ctx, v.ios, v.person, console)
 	if err != nil {
 		return cfg, err
 	}
@@ -213,7 +217,7 @@ func (f *rootFlags) validate(v validation) (config, error) {
 	if f.http.url == "" {
 		auth.noBrowser = false // --no-browser is only --ui's here, not OAuth's
 	}
-	oauth, err := auth.validate(f.http, v.ios)
+	oauth, err := auth.validate(ctx, f.http, v.ios, console)
 	if err != nil {
 		return cfg, err
 	}
@@ -301,4 +305,26 @@ func lineConn(feat featuresDesc) connDesc {
 		session: sessionDesc{maxMessageSize: transport.DefaultMaxMessageSize, timeout: defaultTimeout, maxTimeout: defaultMaxTimeout},
 		feat:    feat,
 	}
+}
+
+// pipeWaitNote is what tells the person that reading the file flag names
+// waits for the writer of a named pipe (userfile.Read's onWait): mcpx
+// would otherwise seem to hang.
+func pipeWaitNote(console *tui.Console, flag string) func(path string) {
+	if console == nil {
+		return nil
+	}
+	return func(path string) {
+		console.Note(fmt.Sprintf("waiting for the named pipe %s (%s) to be written; Ctrl-C stops", path, flag))
+	}
+}
+
+// fileFlagError is the error for a file that flag names and that could
+// not be read: a usage error, unless ctx ended the read (an interruption:
+// Ctrl-C during the wait for a named pipe's writer).
+func fileFlagError(ctx context.Context, flag string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return usageErrorf("%s: %v", flag, err)
 }

@@ -502,7 +502,10 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 			MaxMessageSize: d.session.maxMessageSize,
 		}, nil
 	}
-	opts := d.httpOptions(tee(httpObserver(c.console, wireOn, out.verbose), rec))
+	opts, err := d.httpOptions(ctx, tee(httpObserver(c.console, wireOn, out.verbose), rec), c.console)
+	if err != nil {
+		return nil, err
+	}
 	if d.http.insecure {
 		c.console.Warn("--insecure: the server's TLS certificate is not verified, so anyone between mcpx and the server can read and change this session")
 	}

@@ -183,7 +183,7 @@ func dryParse(ios *IOStreams, at sessionRef, args []string) error {
 		func() error { return checkArgs(c, c.Flags().Args()) },
 		func() error { return checkOneDash(c, args) },
 		func() error {
-			_, err := flags.validate(validation{ios: ios, eraSet: c.Flags().Changed("protocol-era"),
+			_, err := flags.validate(context.Background(), validation{ios: ios, eraSet: c.Flags().Changed("protocol-era"),
 				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: at})
 			return err
 		},

@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -137,21 +139,35 @@ func parseHeaders(flags []string) (http.Header, error) {
 	return h, nil
 }
 
+// caCertLimit bounds the --ca-cert bundle (a system's whole bundle is
+// a few hundred kilobytes): a path to something endless must not fill
+// memory.
+const caCertLimit = 16 << 20
+
 // httpOptions are the transport options for --url, without credentials;
-// obs sees the transport's events.
-func (d connDesc) httpOptions(obs transport.Observer) transport.HTTPOptions {
+// obs sees the transport's events. The --ca-cert file is read now (a
+// named pipe's wait for its writer ends with ctx, told on console).
+func (d connDesc) httpOptions(ctx context.Context, obs transport.Observer, console *tui.Console) (transport.HTTPOptions, error) {
+	var caCerts []byte
+	if d.http.caCert != "" {
+		var err error
+		if caCerts, err = userfile.Read(ctx, d.http.caCert, caCertLimit, pipeWaitNote(console, "--ca-cert")); err != nil {
+			return transport.HTTPOptions{}, fileFlagError(ctx, "--ca-cert", err)
+		}
+	}
 	return transport.HTTPOptions{
 		URL:             d.http.url,
 		Mode:            d.http.mode,
 		ModeReason:      orDefault(d.http.modeReason, "chosen with --transport "+string(d.http.mode)),
 		Header:          d.http.header.Clone(),
 		UserAgent:       "mcpx/" + Version(),
+		CACerts:         caCerts,
 		CACertFile:      d.http.caCert,
 		Insecure:        d.http.insecure,
 		ProtocolVersion: d.session.offered(),
 		Observer:        obs,
 		MaxMessageSize:  d.session.maxMessageSize,
-	}
+	}, nil
 }
 
 // httpObserver shows the HTTP layer when wireOn says so (--wire, :wire),

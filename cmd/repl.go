@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -120,9 +121,10 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 		// when stdin is a terminal, or in a command written for -f FILE.
 		script = e.ios.In
 	default:
-		f, err := os.Open(o.file)
+		// (A named pipe's open waits for its writer, until Ctrl-C.)
+		f, err := userfile.Open(ctx, o.file, pipeWaitNote(e.console(), "-f"))
 		if err != nil {
-			return usageErrorf("-f: %v", err)
+			return fileFlagError(ctx, "-f", err)
 		}
 		defer f.Close()
 		// A directory opens; reading it fails only once the server runs.

@@ -625,7 +625,7 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 			if e.ios.InTTY && e.ios.ErrTTY {
 				person = tui.NewPerson(e.run.prompter, openURL(e.ios))
 			}
-			cfg, err := flags.validate(validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"),
+			cfg, err := flags.validate(c.Context(), validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"),
 				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: e.run.at})
 			if err != nil {
 				return err

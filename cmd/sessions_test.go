@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestSettledBySession(t *testing.T) {
 	ios, _, _ := NewTestIOStreams(nil)
 	desc := func(f featureFlags) *connDesc {
 		t.Helper()
-		feat, err := f.validate(ios, nil)
+		feat, err := f.validate(context.Background(), ios, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

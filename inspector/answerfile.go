@@ -1,9 +1,11 @@
 package inspector
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 )
 
 // answerFileLimit bounds what an answer file (--on-elicit file:PATH,
@@ -12,19 +14,14 @@ import (
 // never ends) must not fill memory.
 const answerFileLimit = 16 << 20
 
-// readAnswerFile reads an answer file, up to answerFileLimit bytes.
-func readAnswerFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, answerFileLimit+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > answerFileLimit {
+// readAnswerFile reads an answer file, up to answerFileLimit bytes. A
+// named pipe's wait for its writer ends with ctx, and onWait (when not
+// nil) is told of it after a second (see userfile.Read).
+func readAnswerFile(ctx context.Context, name string, onWait func(path string)) ([]byte, error) {
+	data, err := userfile.Read(ctx, name, answerFileLimit, onWait)
+	var tooLarge *userfile.TooLargeError
+	if errors.As(err, &tooLarge) {
 		return nil, fmt.Errorf("%s is larger than %d MiB, more than any answer holds", name, answerFileLimit>>20)
 	}
-	return data, nil
+	return data, err
 }

@@ -21,10 +21,10 @@ func TestCapabilities(t *testing.T) {
 			f.Roots = NewRoots([]Root{{URI: "file:///tmp", Name: "tmp"}})
 		}
 		if sampling {
-			f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
+			f.Sampler, _ = NewSampler(context.Background(), SamplingPolicy{Mode: PolicyDecline}, nil)
 		}
 		if elicit != "" {
-			f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: elicit}, nil)
+			f.Elicitor, _ = NewElicitor(context.Background(), ElicitPolicy{Mode: elicit}, nil)
 		}
 		if tasks {
 			f.Tasks = NewTaskStore()
@@ -71,8 +71,8 @@ func TestCapabilities(t *testing.T) {
 // gone), no core tasks capability but the tasks extension.
 func TestModernCapabilities(t *testing.T) {
 	f := &ClientFeatures{Roots: NewRoots([]Root{{URI: "file:///tmp"}}), Tasks: NewTaskStore()}
-	f.Sampler, _ = NewSampler(SamplingPolicy{Mode: PolicyDecline}, nil)
-	f.Elicitor, _ = NewElicitor(ElicitPolicy{Mode: PolicyAcceptDefaults}, nil)
+	f.Sampler, _ = NewSampler(context.Background(), SamplingPolicy{Mode: PolicyDecline}, nil)
+	f.Elicitor, _ = NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyAcceptDefaults}, nil)
 	want := `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{"applyDefaults":true},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	if got := string(f.ModernCapabilities()); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

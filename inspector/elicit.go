@@ -24,6 +24,9 @@ import (
 type ElicitPolicy struct {
 	Mode string
 	File string
+	// OnWait, when set, is told that reading File waits for the writer
+	// of a named pipe (Ctrl-C ends the wait).
+	OnWait func(path string)
 }
 
 // ParseElicitPolicy parses a policy as written: prompt, decline, cancel,
@@ -74,7 +77,7 @@ type Elicitor struct {
 // NewElicitor checks the policy and, for file:PATH, reads the file now so a
 // mistake is reported before the server starts. A prompt policy needs a
 // person to ask (a *NoPersonError otherwise).
-func NewElicitor(p ElicitPolicy, person Person) (*Elicitor, error) {
+func NewElicitor(ctx context.Context, p ElicitPolicy, person Person) (*Elicitor, error) {
 	e := &Elicitor{Policy: p, Person: person, Form: true, pending: map[string]string{}}
 	switch p.Mode {
 	case PolicyPrompt:
@@ -82,7 +85,7 @@ func NewElicitor(p ElicitPolicy, person Person) (*Elicitor, error) {
 			return nil, &NoPersonError{Feature: "elicitation"}
 		}
 	case PolicyFile:
-		data, err := readAnswerFile(p.File)
+		data, err := readAnswerFile(ctx, p.File, p.OnWait)
 		if err != nil {
 			return nil, fmt.Errorf("elicitation content file: %w", err)
 		}

@@ -28,7 +28,7 @@ func elicitor(t *testing.T, policy string, person Person) *Elicitor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewElicitor(p, person)
+	e, err := NewElicitor(context.Background(), p, person)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestFilePolicyValidatesAgainstSchema(t *testing.T) {
 		}
 	}
 
-	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyFile, File: write("arr.json", `[1]`)}, nil); err == nil {
+	if _, err := NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyFile, File: write("arr.json", `[1]`)}, nil); err == nil {
 		t.Error("a file that is not a JSON object must be refused up front")
 	}
-	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyFile, File: dir + "/missing.json"}, nil); err == nil {
+	if _, err := NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyFile, File: dir + "/missing.json"}, nil); err == nil {
 		t.Error("a missing file must be refused up front")
 	}
 }
@@ -163,7 +163,7 @@ func TestParseElicitPolicy(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, nil); err == nil {
+	if _, err := NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyPrompt}, nil); err == nil {
 		t.Error("prompt without a person must be refused")
 	}
 }

@@ -633,7 +633,7 @@ func TestAttachRootsBothEras(t *testing.T) {
 
 func TestHandlersForAndRedeclare(t *testing.T) {
 	newFeatures := func(version string) *ClientFeatures {
-		e, err := NewElicitor(ElicitPolicy{Mode: PolicyDecline}, nil)
+		e, err := NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyDecline}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func TestPromptPolicyFillsFormsThroughThePerson(t *testing.T) {
 		t.Errorf("a question whose context ended: %v", err)
 	}
 	var np *NoPersonError
-	if _, err := NewElicitor(ElicitPolicy{Mode: PolicyPrompt}, nil); !errors.As(err, &np) {
+	if _, err := NewElicitor(context.Background(), ElicitPolicy{Mode: PolicyPrompt}, nil); !errors.As(err, &np) {
 		t.Errorf("prompt without a person: want a *NoPersonError, got %v", err)
 	}
 }
@@ -278,7 +278,7 @@ func TestPromptPolicySamplesThroughThePerson(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("a question whose context ended: %v", err)
 	}
-	if _, err := NewSampler(SamplingPolicy{Mode: PolicyPrompt}, nil); err == nil {
+	if _, err := NewSampler(context.Background(), SamplingPolicy{Mode: PolicyPrompt}, nil); err == nil {
 		t.Error("prompt without a person must be refused")
 	}
 }

@@ -29,6 +29,9 @@ const (
 type SamplingPolicy struct {
 	Mode string
 	File string
+	// OnWait, when set, is told that reading File waits for the writer
+	// of a named pipe (Ctrl-C ends the wait).
+	OnWait func(path string)
 }
 
 // ParseSamplingPolicy parses a policy as written: prompt, decline or
@@ -71,7 +74,7 @@ type Sampler struct {
 // NewSampler checks the policy and, for file:PATH, reads and checks the file
 // now so that a mistake is reported before the server is started. A
 // prompt policy needs a person to ask (a *NoPersonError otherwise).
-func NewSampler(p SamplingPolicy, person Person) (*Sampler, error) {
+func NewSampler(ctx context.Context, p SamplingPolicy, person Person) (*Sampler, error) {
 	s := &Sampler{Policy: p, Person: person}
 	switch p.Mode {
 	case PolicyPrompt:
@@ -79,7 +82,7 @@ func NewSampler(p SamplingPolicy, person Person) (*Sampler, error) {
 			return nil, &NoPersonError{Feature: "sampling"}
 		}
 	case PolicyFile:
-		answers, err := LoadSamplingFile(p.File)
+		answers, err := LoadSamplingFile(ctx, p.File, p.OnWait)
 		if err != nil {
 			return nil, err
 		}
@@ -108,9 +111,10 @@ func (s *Sampler) who() string {
 
 // LoadSamplingFile reads a CreateMessageResult, or an array of them to be
 // used in turn (for multi-turn tool loops; the last one repeats). Missing
-// role and model are filled in ("assistant", "mcpx-file").
-func LoadSamplingFile(name string) ([]json.RawMessage, error) {
-	data, err := readAnswerFile(name)
+// role and model are filled in ("assistant", "mcpx-file"). A named pipe's
+// wait for its writer ends with ctx; onWait, when not nil, is told of it.
+func LoadSamplingFile(ctx context.Context, name string, onWait func(path string)) ([]json.RawMessage, error) {
+	data, err := readAnswerFile(ctx, name, onWait)
 	if err != nil {
 		return nil, fmt.Errorf("sampling reply file: %w", err)
 	}

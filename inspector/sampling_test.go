@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -17,7 +18,7 @@ func sampler(t *testing.T, policy string, person Person) *Sampler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSampler(p, person)
+	s, err := NewSampler(context.Background(), p, person)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestSamplingFile(t *testing.T) {
 		if err := writeFile(dir+"/"+name, data); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := NewSampler(SamplingPolicy{Mode: PolicyFile, File: dir + "/" + name}, nil); err == nil {
+		if _, err := NewSampler(context.Background(), SamplingPolicy{Mode: PolicyFile, File: dir + "/" + name}, nil); err == nil {
 			t.Errorf("%s: a bad reply file must be refused up front", name)
 		}
 	}

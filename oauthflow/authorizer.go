@@ -1072,3 +1072,9 @@ func (a *Authorizer) Current() *TokenRecord {
 	defer a.mu.Unlock()
 	return a.rec
 }
+
+// pipeWait tells the person (through Notify) that reading a key or token
+// file waits for the writer of a named pipe, and that Ctrl-C stops.
+func (a *Authorizer) pipeWait(path string) {
+	a.notify(fmt.Sprintf("waiting for the named pipe %s to be written; Ctrl-C stops", path))
+}

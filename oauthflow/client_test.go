@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -157,7 +158,7 @@ func TestTokenEndpointAuth(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyFile := writePEM(t, "PRIVATE KEY", der)
-	pk, err := LoadPrivateKey(keyFile)
+	pk, err := LoadPrivateKey(context.Background(), keyFile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

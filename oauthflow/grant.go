@@ -213,14 +213,14 @@ func (a *Authorizer) oauthConfig(d *Discovery, c *Client, redirect string, scope
 // clientAssertion returns the private_key_jwt parameters for a client
 // that authenticates that way (RFC 7523 section 2.2), with the
 // authorization server's issuer as the audience.
-func (a *Authorizer) clientAssertion(c *Client, audience string) (url.Values, error) {
+func (a *Authorizer) clientAssertion(ctx context.Context, c *Client, audience string) (url.Values, error) {
 	if c.AuthMethod != "private_key_jwt" {
 		return nil, nil
 	}
 	key := a.cfg.PrivateKey
 	if key == nil || (c.PrivateKeyFile != "" && key.File != c.PrivateKeyFile) {
 		var err error
-		if key, err = LoadPrivateKey(c.PrivateKeyFile); err != nil {
+		if key, err = LoadPrivateKey(ctx, c.PrivateKeyFile, a.pipeWait); err != nil {
 			return nil, fmt.Errorf("loading the private key for private_key_jwt: %w", err)
 		}
 	}

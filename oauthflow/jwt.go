@@ -1,18 +1,25 @@
 package oauthflow
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 )
+
+// keyFileLimit bounds a key or token file (a PEM key, a JWT), whose
+// content is a few kilobytes: a path to something endless must not fill
+// memory.
+const keyFileLimit = 1 << 20
 
 // PrivateKey signs private_key_jwt client assertions (RFC 7523 section
 // 2.2): an ECDSA P-256 key (ES256) or an RSA key (RS256).
@@ -25,9 +32,10 @@ type PrivateKey struct {
 }
 
 // LoadPrivateKey reads a PEM private key (PKCS #8, SEC 1 "EC PRIVATE KEY"
-// or PKCS #1 "RSA PRIVATE KEY").
-func LoadPrivateKey(file string) (*PrivateKey, error) {
-	data, err := os.ReadFile(file)
+// or PKCS #1 "RSA PRIVATE KEY"). A named pipe's wait for its writer ends
+// with ctx; onWait, when not nil, is told of it (see userfile.Read).
+func LoadPrivateKey(ctx context.Context, file string, onWait func(path string)) (*PrivateKey, error) {
+	data, err := userfile.Read(ctx, file, keyFileLimit, onWait)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -185,7 +186,7 @@ func TestClientAssertion(t *testing.T) {
 		{writePEM(t, "PRIVATE KEY", der), "ES256"},
 		{writePEM(t, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rk)), "RS256"},
 	} {
-		k, err := LoadPrivateKey(tc.file)
+		k, err := LoadPrivateKey(context.Background(), tc.file, nil)
 		if err != nil || k.Alg != tc.alg {
 			t.Fatalf("LoadPrivateKey: %v %v", k, err)
 		}
@@ -213,7 +214,7 @@ func TestClientAssertion(t *testing.T) {
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	der384, _ := x509.MarshalPKCS8PrivateKey(p384)
 	for _, bad := range []string{writePEM(t, "PRIVATE KEY", der384), writePEM(t, "PRIVATE KEY", []byte("junk")), filepath.Join(t.TempDir(), "missing.pem")} {
-		if _, err := LoadPrivateKey(bad); err == nil {
+		if _, err := LoadPrivateKey(context.Background(), bad, nil); err == nil {
 			t.Errorf("%s loaded", bad)
 		}
 	}

@@ -64,7 +64,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	if len(scopes) > 0 {
 		p.Set("scope", strings.Join(scopes, " "))
 	}
-	extra, err := a.clientAssertion(c, audience)
+	extra, err := a.clientAssertion(ctx, c, audience)
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 )
 
 // Workload identity federation (the MCP extension, SEP-1933): a workload
@@ -23,9 +24,10 @@ import (
 // checks that it looks like a signed JWT: a compact JWS (RFC 7515 section
 // 7.1) with a JOSE signature algorithm and a claims set of JWT claims
 // (RFC 7519 section 4.1). It does not verify the signature: the
-// authorization server does that.
-func ReadAssertion(file string) (string, error) {
-	b, err := os.ReadFile(file)
+// authorization server does that. A named pipe's wait for its writer ends
+// with ctx; onWait, when not nil, is told of it (see userfile.Read).
+func ReadAssertion(ctx context.Context, file string, onWait func(path string)) (string, error) {
+	b, err := userfile.Read(ctx, file, keyFileLimit, onWait)
 	if err != nil {
 		return "", err
 	}
@@ -118,7 +120,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []strin
 	if len(as.GrantTypesSupported) > 0 && !slices.Contains(as.GrantTypesSupported, grantJWTBearer) {
 		a.note("warning: grant_types_supported (%s) does not list %s; trying anyway", strings.Join(as.GrantTypesSupported, " "), grantJWTBearer)
 	}
-	assertion, err := ReadAssertion(a.cfg.AssertionFile)
+	assertion, err := ReadAssertion(ctx, a.cfg.AssertionFile, a.pipeWait)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workload's JWT: %w", err)
 	}

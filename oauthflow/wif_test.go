@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -105,18 +106,18 @@ func TestReadAssertion(t *testing.T) {
 		// RFC 7523 section 3: the JWT must be signed.
 		{enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(`{"sub":"x"}`)) + ".", "does not hold a JWT: not a signed JWT in compact form"},
 	} {
-		_, err := ReadAssertion(writeFile(t, tt.content))
+		_, err := ReadAssertion(context.Background(), writeFile(t, tt.content), nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v", tt.content, err)
 		}
 	}
 	for _, alg := range []string{"RS256", "ES384", "PS512", "EdDSA", "HS256"} {
 		jwt := enc([]byte(`{"alg":"`+alg+`","kid":"k1"}`)) + "." + enc([]byte(`{"iss":"i","aud":["a","b"],"exp":1.8e9,"custom":{"x":1}}`)) + "." + enc([]byte("sig"))
-		if got, err := ReadAssertion(writeFile(t, " "+jwt+"\n")); got != jwt || err != nil {
+		if got, err := ReadAssertion(context.Background(), writeFile(t, " "+jwt+"\n"), nil); got != jwt || err != nil {
 			t.Errorf("%s: %q, %v", alg, got, err)
 		}
 	}
-	if _, err := ReadAssertion(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := ReadAssertion(context.Background(), filepath.Join(t.TempDir(), "none"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -277,7 +277,7 @@ func TestTLS(t *testing.T) {
 		if err := os.WriteFile(file, pemData, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sess, _ := mustDial(t, transport.HTTPOptions{URL: ts.URL, CACertFile: file}, nil)
+		sess, _ := mustDial(t, transport.HTTPOptions{URL: ts.URL, CACerts: pemData, CACertFile: file}, nil)
 		if got := toolText(t, sess, "echo", map[string]any{"message": "tls"}); got != "Echo: tls" {
 			t.Errorf("echo = %q", got)
 		}
@@ -289,9 +289,7 @@ func TestTLS(t *testing.T) {
 		}
 	})
 	t.Run("bad ca file", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "ca.pem")
-		os.WriteFile(file, []byte("not a certificate"), 0o600)
-		if _, err := transport.NewHTTP(transport.HTTPOptions{URL: ts.URL, CACertFile: file}); err == nil {
+		if _, err := transport.NewHTTP(transport.HTTPOptions{URL: ts.URL, CACerts: []byte("not a certificate"), CACertFile: "ca.pem"}); err == nil {
 			t.Error("no error for a CA file without certificates")
 		}
 	})

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -14,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -56,14 +56,19 @@ type HTTPOptions struct {
 	// Authorizer supplies the Authorization header and reacts to 401/403.
 	// Nil sends no credentials (beyond any Authorization in Header).
 	Authorizer Authorizer
-	// CACertFile names a PEM file of extra certificate authorities to trust.
+	// CACerts is a PEM bundle of extra certificate authorities to trust,
+	// and CACertFile names the file it was read from (for errors). The
+	// caller reads the file: one the user names is read bounded by the
+	// caller's context (see internal/userfile), since a named pipe nobody
+	// writes would make the read wait for ever.
+	CACerts    []byte
 	CACertFile string
 	// Insecure disables TLS certificate verification.
 	Insecure bool
 	// Proxy chooses a proxy per request; nil means http.ProxyFromEnvironment
 	// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
 	Proxy func(*http.Request) (*url.URL, error)
-	// Client, when set, is used as is (tests); CACertFile, Insecure and Proxy
+	// Client, when set, is used as is (tests); CACerts, Insecure and Proxy
 	// are then ignored, and so is the socket of a unix:// URL: the requests
 	// go to http://localhost through Client. Without a CheckRedirect of its own it follows
 	// RedirectPolicy like the client mcpx builds.
@@ -293,7 +298,7 @@ func (e *HTTPError) Error() string {
 func (e *HTTPError) Is(target error) bool { return target == ErrTransport }
 
 // NewHTTPClient returns the HTTP client a connection with opts uses
-// (opts.Client, or one built from CACertFile, Insecure and Proxy), so that
+// (opts.Client, or one built from CACerts, Insecure and Proxy), so that
 // requests made beside the MCP connection — OAuth discovery and token
 // requests — trust the same certificates, go through the same proxy and
 // follow redirects by the same RedirectPolicy (added to opts.Client when
@@ -345,19 +350,15 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 		tr.DialContext, tr.Proxy = s.dial, nil
 		redirects = redirectPolicy(o.Observer, s.shown)
 	}
-	if o.CACertFile != "" || o.Insecure {
+	if o.CACerts != nil || o.CACertFile != "" || o.Insecure {
 		conf := &tls.Config{}
-		if o.CACertFile != "" {
-			pem, err := os.ReadFile(o.CACertFile)
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading the CA certificates: %w", err)
-			}
+		if o.CACerts != nil || o.CACertFile != "" {
 			pool, err := x509.SystemCertPool()
 			if err != nil || pool == nil {
 				pool = x509.NewCertPool()
 			}
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, nil, fmt.Errorf("%s holds no PEM certificate", o.CACertFile)
+			if !pool.AppendCertsFromPEM(o.CACerts) {
+				return nil, nil, fmt.Errorf("%s holds no PEM certificate", cmp.Or(o.CACertFile, "the CA bundle"))
 			}
 			conf.RootCAs = pool
 		}

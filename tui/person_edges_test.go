@@ -298,7 +298,7 @@ func TestTypeAheadIsDropped(t *testing.T) {
 	p.DiscardTypeAhead(func() error { discarded++; return nil })
 	var opened []string
 	person := NewPerson(p, func(u string) error { opened = append(opened, u); return nil })
-	e, err := inspector.NewElicitor(inspector.ElicitPolicy{Mode: inspector.PolicyPrompt}, person)
+	e, err := inspector.NewElicitor(context.Background(), inspector.ElicitPolicy{Mode: inspector.PolicyPrompt}, person)
 	if err != nil {
 		t.Fatal(err)
 	}

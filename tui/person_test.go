@@ -34,7 +34,7 @@ func elicitor(t *testing.T, policy, input string) (*inspector.Elicitor, *bytes.B
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	e, err := inspector.NewElicitor(p, NewPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
+	e, err := inspector.NewElicitor(context.Background(), p, NewPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestPromptFormReview(t *testing.T) {
 
 func TestPromptCancelledContext(t *testing.T) {
 	pr, _ := io.Pipe()
-	e, err := inspector.NewElicitor(inspector.ElicitPolicy{Mode: inspector.PolicyPrompt}, NewPerson(NewPrompter(pr, &bytes.Buffer{}, true), nil))
+	e, err := inspector.NewElicitor(context.Background(), inspector.ElicitPolicy{Mode: inspector.PolicyPrompt}, NewPerson(NewPrompter(pr, &bytes.Buffer{}, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func sampler(t *testing.T, policy, input string) (*inspector.Sampler, *bytes.Buf
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	s, err := inspector.NewSampler(p, NewPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
+	s, err := inspector.NewSampler(context.Background(), p, NewPerson(NewPrompter(strings.NewReader(input), &out, true), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestSamplingPrompt(t *testing.T) {
 	if _, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(samplingParams)); err == nil {
 		t.Error("an empty reply must decline")
 	}
-	if _, err := inspector.NewSampler(inspector.SamplingPolicy{Mode: inspector.PolicyPrompt}, nil); err == nil {
+	if _, err := inspector.NewSampler(context.Background(), inspector.SamplingPolicy{Mode: inspector.PolicyPrompt}, nil); err == nil {
 		t.Error("prompt without a person must be refused")
 	}
 }

@@ -60,7 +60,7 @@ func TestPrompterLineSource(t *testing.T) {
 	src := &fakeLines{answers: []string{"", "Ada", "", "", "", "s"}, err: io.EOF}
 	p.UseLineSource(src)
 	pol, _ := inspector.ParseElicitPolicy("prompt")
-	e, err := inspector.NewElicitor(pol, NewPerson(p, nil))
+	e, err := inspector.NewElicitor(context.Background(), pol, NewPerson(p, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

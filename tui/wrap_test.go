@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestQuestionsWrapToTheTerminal(t *testing.T) {
 		var out bytes.Buffer
 		pr := NewPrompter(strings.NewReader("d\n"), &out, true)
 		pr.SetWidth(func() int { return width })
-		e, err := inspector.NewElicitor(p, NewPerson(pr, nil))
+		e, err := inspector.NewElicitor(context.Background(), p, NewPerson(pr, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestQuestionsWrapToTheTerminal(t *testing.T) {
 		var out bytes.Buffer
 		pr := NewPrompter(strings.NewReader("\n"), &out, true)
 		pr.SetWidth(func() int { return width })
-		s, err := inspector.NewSampler(p, NewPerson(pr, nil))
+		s, err := inspector.NewSampler(context.Background(), p, NewPerson(pr, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
