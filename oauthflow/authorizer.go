@@ -657,12 +657,16 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *Token
 			return false, err
 		}
 	}
-	leave, waited, err := a.enterGate(ctx)
+	leave, err := a.enterGate(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer leave()
-	if waited && a.storedReplacement(nil) {
+	// Another session of the run may have stored a token since this one
+	// was refused: while this one waited for the gate, or before it
+	// reached the gate at all (its discovery took longer than the
+	// other's whole authorization).
+	if a.storedReplacement(nil) {
 		return true, nil
 	}
 	scopes, why := SelectScopes(ch, d.PRM)
@@ -720,12 +724,12 @@ func (a *Authorizer) stepUp(ctx context.Context, ch Challenge, cur *TokenRecord)
 	if a.flows >= maxFlows {
 		return false, authErrorf("gave up after %d authorizations in this run: the server keeps refusing", a.flows)
 	}
-	leave, waited, err := a.enterGate(ctx)
+	leave, err := a.enterGate(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer leave()
-	if waited && a.storedReplacement(covers) {
+	if a.storedReplacement(covers) { // stored meanwhile, as above
 		return true, nil
 	}
 	a.stepUps++
@@ -744,28 +748,28 @@ type Gate struct {
 }
 
 // enter waits for the gate's turn, until ctx ends, calling waiting first
-// when another authorization holds it; waited says whether it did.
-func (g *Gate) enter(ctx context.Context, waiting func()) (leave func(), waited bool, err error) {
+// when another authorization holds it.
+func (g *Gate) enter(ctx context.Context, waiting func()) (leave func(), err error) {
 	g.once.Do(func() { g.turn = make(chan struct{}, 1) })
 	leave = func() { <-g.turn }
 	select {
 	case g.turn <- struct{}{}:
-		return leave, false, nil
+		return leave, nil
 	default:
 	}
 	waiting()
 	select {
 	case g.turn <- struct{}{}:
-		return leave, true, nil
+		return leave, nil
 	case <-ctx.Done():
-		return nil, true, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
 // enterGate waits for the turn of Config.Gate, when there is one.
-func (a *Authorizer) enterGate(ctx context.Context) (leave func(), waited bool, err error) {
+func (a *Authorizer) enterGate(ctx context.Context) (leave func(), err error) {
 	if a.cfg.Gate == nil {
-		return func() {}, false, nil
+		return func() {}, nil
 	}
 	return a.cfg.Gate.enter(ctx, func() {
 		a.note("another session of this run is being authorized; waiting for it, to use the token it stores")
