@@ -21,6 +21,17 @@ import (
 // the CLI's session will be, in these tests.
 type sdkBackend struct{ s *mcp.ClientSession }
 
+// realApp runs the example app pkg from npm (appServer) behind a test
+// host whose program records what it sees, with a browser tab for its
+// views.
+func realApp(t *testing.T, pkg string) (bctx context.Context, b sdkBackend, rec *recorder, h *Host) {
+	t.Helper()
+	b = sdkBackend{appServer(t, pkg)}
+	bctx = newBrowser(t)
+	rec = newRecorder()
+	return bctx, b, rec, newTestHost(t, rec.options(b))
+}
+
 func (b sdkBackend) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	for t, err := range b.s.Tools(ctx, nil) {
@@ -129,11 +140,7 @@ var isoTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 // browser, its button calling the server's tool through the host, its
 // log line reaching the program, its teardown answered.
 func TestBrowserRealAppVanilla(t *testing.T) {
-	s := appServer(t, "server-basic-vanillajs")
-	bctx := newBrowser(t)
-	b := sdkBackend{s}
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(b))
+	bctx, b, rec, h := realApp(t, "server-basic-vanillajs")
 	v := openToolView(t, h, b, "get-time", `{}`)
 	id := v.Info().ID
 	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
@@ -200,11 +207,7 @@ func TestBrowserRealApps(t *testing.T) {
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			t.Parallel()
-			s := appServer(t, tc.pkg)
-			bctx := newBrowser(t)
-			b := sdkBackend{s}
-			rec := newRecorder()
-			h := newTestHost(t, rec.options(b))
+			bctx, b, rec, h := realApp(t, tc.pkg)
 			v := openToolView(t, h, b, tc.tool, `{}`)
 			if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
 				t.Fatal(err)
@@ -237,11 +240,7 @@ func TestBrowserRealApps(t *testing.T) {
 // from its teardown handler before it answers the teardown.
 func TestBrowserRealAppDebug(t *testing.T) {
 	t.Parallel() // a server and a tab of its own
-	s := appServer(t, "server-debug")
-	bctx := newBrowser(t)
-	b := sdkBackend{s}
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(b))
+	bctx, b, rec, h := realApp(t, "server-debug")
 	t.Cleanup(func() { // what went over the wire, should a step fail
 		if t.Failed() {
 			rec.mu.Lock()
@@ -339,11 +338,7 @@ func TestBrowserRealAppDebug(t *testing.T) {
 // the browser's permissions policy of the view's document says.
 func TestBrowserRealAppPermissions(t *testing.T) {
 	t.Parallel() // a server and a tab of its own
-	s := appServer(t, "server-transcript")
-	bctx := newBrowser(t)
-	b := sdkBackend{s}
-	rec := newRecorder()
-	h := newTestHost(t, rec.options(b))
+	bctx, b, rec, h := realApp(t, "server-transcript")
 	v := openToolView(t, h, b, "transcribe", `{}`)
 	id := v.Info().ID
 	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {

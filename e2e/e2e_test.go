@@ -690,12 +690,7 @@ func cmdEverythingRestart(ts *testscript.TestScript, neg bool, args []string, no
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: everythingrestart VAR")
 	}
-	url := ts.Getenv(args[0])
-	v, ok := everythingServers.Load(url)
-	if !ok {
-		ts.Fatalf("$%s (%s) is no server everythingurl started", args[0], url)
-	}
-	s := v.(*everythingServer)
+	s, url := startedEverything(ts, args[0])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stop()
@@ -714,16 +709,22 @@ func cmdEverythingStop(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: everythingstop VAR")
 	}
-	url := ts.Getenv(args[0])
-	v, ok := everythingServers.Load(url)
-	if !ok {
-		ts.Fatalf("$%s (%s) is no server everythingurl started", args[0], url)
-	}
-	s := v.(*everythingServer)
+	s, _ := startedEverything(ts, args[0])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stop()
 	s.stop = func() {}
+}
+
+// startedEverything is the server-everything everythingurl started at
+// the URL in $name, and that URL.
+func startedEverything(ts *testscript.TestScript, name string) (*everythingServer, string) {
+	url := ts.Getenv(name)
+	v, ok := everythingServers.Load(url)
+	if !ok {
+		ts.Fatalf("$%s (%s) is no server everythingurl started", name, url)
+	}
+	return v.(*everythingServer), url
 }
 
 // waitBound bounds every poll in the scripts. It is generous: it only
