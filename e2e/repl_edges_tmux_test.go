@@ -210,15 +210,8 @@ func TestReplTerminalInterruptWhileConnecting(t *testing.T) {
 // that wraps left copies of its first row above it.
 func TestReplTerminalWideCharacters(t *testing.T) {
 	t.Parallel() // beside the scripts
-	tmuxBin := tmuxPath(t)
 	dir := t.TempDir()
-	mcpx := strings.Join([]string{
-		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
-		"MCPX_HISTORY_FILE=" + quoteSh(filepath.Join(dir, "history")),
-		quoteSh(filepath.Join(binDir, "mcpx")), "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
-	}, " ")
-	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
-	tm.waitFor("the prompt", "mcpx> ")
+	tm := startRoughRepl(t, dir, "MCPX_HISTORY_FILE="+quoteSh(filepath.Join(dir, "history")))
 	tm.run("resize-window", "-t", "repl", "-x", "40")
 	// pane is the screen as shown (rows as the terminal wrapped them);
 	// cursor is where the cursor is on it.
@@ -288,14 +281,7 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 // screen.
 func TestReplTerminalNarrowProgress(t *testing.T) {
 	t.Parallel() // beside the scripts
-	tmuxBin := tmuxPath(t)
-	dir := t.TempDir()
-	mcpx := strings.Join([]string{
-		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
-		quoteSh(filepath.Join(binDir, "mcpx")), "--no-history", "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
-	}, " ")
-	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
-	tm.waitFor("the prompt", "mcpx> ")
+	tm := startRoughRepl(t, t.TempDir(), "", "--no-history")
 	tm.run("resize-window", "-t", "repl", "-x", "40")
 	// "stubborn [" and a 24-column bar, "] 1 working": 45 columns.
 	tm.keys("-l", "tools call stubborn")
@@ -316,14 +302,7 @@ func TestReplTerminalNarrowProgress(t *testing.T) {
 // form's first question with its default ("[a]nswer").
 func TestReplTerminalEscDismisses(t *testing.T) {
 	t.Parallel() // beside the scripts
-	tmuxBin := tmuxPath(t)
-	dir := t.TempDir()
-	mcpx := strings.Join([]string{
-		"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1",
-		quoteSh(filepath.Join(binDir, "mcpx")), "--no-history", "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough",
-	}, " ")
-	tm := startTmux(t, tmuxBin, dir, "clear; "+mcpx+"; exec sleep 600")
-	tm.waitFor("the prompt", "mcpx> ")
+	tm := startRoughRepl(t, t.TempDir(), "", "--no-history")
 	tm.keys("-l", "tools call ask")
 	tm.keys("Enter")
 	tm.waitFor("the form", "[a]nswer, [d]ecline or [c]ancel?")
@@ -339,4 +318,21 @@ func TestReplTerminalEscDismisses(t *testing.T) {
 	if strings.Contains(scr, "ask [") {
 		t.Errorf("a progress bar stayed on the screen:\n%s", scr)
 	}
+}
+
+// startRoughRepl starts mcpx repl against testserver rough in tmux, in
+// dir, with the environment variable setting env (none when "") and the
+// flags before repl, and waits for its prompt.
+func startRoughRepl(t *testing.T, dir, env string, flags ...string) *tmux {
+	t.Helper()
+	words := []string{"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1"}
+	if env != "" {
+		words = append(words, env)
+	}
+	words = append(words, quoteSh(filepath.Join(binDir, "mcpx")))
+	words = append(words, flags...)
+	words = append(words, "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough")
+	tm := startTmux(t, tmuxPath(t), dir, "clear; "+strings.Join(words, " ")+"; exec sleep 600")
+	tm.waitFor("the prompt", "mcpx> ")
+	return tm
 }
