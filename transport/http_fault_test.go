@@ -713,18 +713,7 @@ type legacyServer struct {
 func (s *legacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "GET" && r.URL.Path == "/sse":
-		startSSE(w)
-		sendSSE(w, "event: endpoint\ndata: "+s.endpoint+"\n\n")
-		for {
-			select {
-			case m := <-s.out:
-				sendSSE(w, "event: message\ndata: "+m+"\n\n")
-			case <-s.end:
-				return
-			case <-r.Context().Done():
-				return
-			}
-		}
+		serveSSEStream(w, r, s.endpoint, s.out, s.end)
 	case r.Method == "POST" && r.URL.Path == "/msg":
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -1053,5 +1042,22 @@ func TestConnectionResetWithoutAnswer(t *testing.T) {
 	if !errors.Is(err, transport.ErrTransport) || !errors.Is(err, syscall.ECONNRESET) ||
 		!strings.Contains(err.Error(), "POST "+u+": the server closed the connection without answering (") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// serveSSEStream is a legacy server's GET /sse: the endpoint event, then
+// each message from out, until end is closed or the client goes.
+func serveSSEStream(w http.ResponseWriter, r *http.Request, endpoint string, out <-chan string, end <-chan struct{}) {
+	startSSE(w)
+	sendSSE(w, "event: endpoint\ndata: "+endpoint+"\n\n")
+	for {
+		select {
+		case m := <-out:
+			sendSSE(w, "event: message\ndata: "+m+"\n\n")
+		case <-end:
+			return
+		case <-r.Context().Done():
+			return
+		}
 	}
 }

@@ -81,18 +81,7 @@ func (s *restartingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ss := &restartSession{out: make(chan string, 8), end: make(chan struct{})}
 		s.sessions[id] = ss
 		s.mu.Unlock()
-		startSSE(w)
-		sendSSE(w, "event: endpoint\ndata: /msg?s="+id+"\n\n")
-		for {
-			select {
-			case m := <-ss.out:
-				sendSSE(w, "event: message\ndata: "+m+"\n\n")
-			case <-ss.end:
-				return
-			case <-r.Context().Done():
-				return
-			}
-		}
+		serveSSEStream(w, r, "/msg?s="+id, ss.out, ss.end)
 	case r.Method == "POST" && r.URL.Path == "/msg":
 		var m struct {
 			ID     json.RawMessage `json:"id"`
