@@ -21,6 +21,24 @@ import (
 // the CLI's session will be, in these tests.
 type sdkBackend struct{ s *mcp.ClientSession }
 
+// closeView tears the view down, as a test's last step.
+func closeView(t *testing.T, v *View) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := v.Close(ctx, "test over"); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// noProblems fails t if the host reported a problem (r.mu held).
+func (r *recorder) noProblems(t *testing.T) {
+	t.Helper()
+	if len(r.problems) > 0 {
+		t.Errorf("problems: %v", r.problems)
+	}
+}
+
 // realApp runs the example app pkg from npm (appServer) behind a test
 // host whose program records what it sees, with a browser tab for its
 // views.
@@ -160,11 +178,7 @@ func TestBrowserRealAppVanilla(t *testing.T) {
 	rec.waitFor(t, "the view's log", func(r *recorder) bool {
 		return len(r.logs) == 1 && strings.Contains(r.logs[0], "This is log text.")
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := v.Close(ctx, "test over"); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	closeView(t, v)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	calls := 0
@@ -176,9 +190,7 @@ func TestBrowserRealAppVanilla(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("the observer saw %d tools/call from the view, want 1", calls)
 	}
-	if len(rec.problems) > 0 {
-		t.Errorf("problems: %v", rec.problems)
-	}
+	rec.noProblems(t)
 }
 
 // The other example app servers: each view renders what the tool
@@ -216,16 +228,10 @@ func TestBrowserRealApps(t *testing.T) {
 			if n := distinctColors(screenshot(t, bctx)); n < 20 {
 				t.Errorf("the screenshot has %d colours: blank?", n)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := v.Close(ctx, "test over"); err != nil {
-				t.Errorf("Close: %v", err)
-			}
+			closeView(t, v)
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
-			if len(rec.problems) > 0 {
-				t.Errorf("problems: %v", rec.problems)
-			}
+			rec.noProblems(t)
 		})
 	}
 }
@@ -311,11 +317,7 @@ func TestBrowserRealAppDebug(t *testing.T) {
 	rec.mu.Lock()
 	fromView := len(rec.wire)
 	rec.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := v.Close(ctx, "test over"); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	closeView(t, v)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	teardownCall := false
@@ -327,9 +329,7 @@ func TestBrowserRealAppDebug(t *testing.T) {
 	if !teardownCall {
 		t.Error("the view's teardown handler did not call the server's debug-log tool")
 	}
-	if len(rec.problems) > 0 {
-		t.Errorf("problems: %v", rec.problems)
-	}
+	rec.noProblems(t)
 }
 
 // The transcript example app from npm declares permissions (microphone,
@@ -352,14 +352,8 @@ func TestBrowserRealAppPermissions(t *testing.T) {
 	if want := []string{"microphone", "clipboard-write"}; !slices.Equal(allowed, want) {
 		t.Errorf("the view's document allows %q, want %q", allowed, want)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := v.Close(ctx, "test over"); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	closeView(t, v)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.problems) > 0 {
-		t.Errorf("problems: %v", rec.problems)
-	}
+	rec.noProblems(t)
 }
