@@ -32,6 +32,10 @@ const (
 	rTimeoutMS              // Gemini: how long to wait for an answer, in milliseconds
 	rTimeoutSec             // Codex: how long to wait for a tool's answer, in seconds
 	rUnhonoured             // known, but mcpx cannot do what it asks: a warning unless false or empty
+	rToolsAllow             // the only tools the application offers its model (ToolFilter)
+	rToolsDeny              // tools the application hides from its model, after rToolsAllow
+	rStartupSec             // Codex: how long to wait for the server to start, in seconds
+	rStartupMS              // Codex: the same in milliseconds (startup_timeout_sec wins)
 )
 
 // dialect is how one application writes a server entry.
@@ -110,7 +114,7 @@ var dialects = map[Kind]*dialect{
 	KindWindsurf: {kind: KindWindsurf, fields: map[string]role{
 		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
 		"serverUrl": rServerURL, "url": rURL, "headers": rHeaders,
-		"disabled": rDisabled, "disabledTools": rIgnore, "alwaysAllow": rIgnore,
+		"disabled": rDisabled, "disabledTools": rToolsDeny, "alwaysAllow": rIgnore,
 	}, syntax: synEnvPrefix | synFile},
 
 	// Codex CLI (https://developers.openai.com/codex/mcp): stdio servers
@@ -126,8 +130,8 @@ var dialects = map[Kind]*dialect{
 	KindCodex: {kind: KindCodex, fields: map[string]role{
 		"command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd, "env_vars": rIgnore,
 		"url": rURL, "http_headers": rHeaders, "env_http_headers": rEnvHeaders, "bearer_token_env_var": rBearerEnv,
-		"enabled": rEnabled, "required": rIgnore, "startup_timeout_sec": rIgnore, "startup_timeout_ms": rIgnore,
-		"tool_timeout_sec": rTimeoutSec, "enabled_tools": rIgnore, "disabled_tools": rIgnore,
+		"enabled": rEnabled, "required": rIgnore, "startup_timeout_sec": rStartupSec, "startup_timeout_ms": rStartupMS,
+		"tool_timeout_sec": rTimeoutSec, "enabled_tools": rToolsAllow, "disabled_tools": rToolsDeny,
 		"default_tools_approval_mode": rIgnore, "tools": rIgnore, "scopes": rIgnore, "oauth_resource": rIgnore,
 		"experimental_environment": rIgnore, "supports_parallel_tool_calls": rIgnore, "name": rIgnore,
 		"bearer_token": rUnhonoured, "oauth": rUnhonoured,
@@ -152,7 +156,7 @@ var dialects = map[Kind]*dialect{
 	KindGemini: {kind: KindGemini, fields: map[string]role{
 		"type": rType, "command": rCommand, "args": rArgs, "env": rEnv, "cwd": rCwd,
 		"url": rURL, "httpUrl": rHTTPURL, "headers": rHeaders,
-		"timeout": rTimeoutMS, "trust": rIgnore, "includeTools": rIgnore, "excludeTools": rIgnore,
+		"timeout": rTimeoutMS, "trust": rIgnore, "includeTools": rToolsAllow, "excludeTools": rToolsDeny,
 		"description": rIgnore, "oauth": rIgnore, "authProviderType": rUnhonoured, "targetAudience": rIgnore,
 		"targetServiceAccount": rIgnore, "extensionName": rIgnore,
 	}, notes: map[string]string{
@@ -270,6 +274,25 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 			if s.Timeout, ok = duration(v, unit); ok && s.Timeout == 0 {
 				warn(k, "%s is not a positive number, ignored", k)
 			}
+		case rToolsAllow, rToolsDeny:
+			var list []string
+			if list, ok = stringList(v); ok {
+				s.filterList(d.kind, r == rToolsAllow, k, list)
+			}
+		case rStartupSec, rStartupMS:
+			unit := time.Second
+			if r == rStartupMS {
+				unit = time.Millisecond
+			}
+			var t time.Duration
+			if t, ok = duration(v, unit); ok && t == 0 {
+				warn(k, "%s is not a positive number, ignored", k)
+			}
+			// Codex takes startup_timeout_sec over startup_timeout_ms
+			// (codex-rs/config/src/mcp_types.rs, RawMcpServerConfig).
+			if ok && t > 0 && (s.Startup == nil || r == rStartupSec) {
+				s.Startup = &StartupLimit{App: appName(d.kind), Timeout: t, Field: k}
+			}
 		case rUnhonoured:
 			ok = true
 			if v != nil && v != false && v != "" && (d.harmless[k] == "" || v != d.harmless[k]) {
@@ -279,6 +302,10 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 		if !ok {
 			warn(k, "field %q has the wrong type (%s), ignored", k, describe(v))
 		}
+	}
+
+	if d.kind == KindCodex && s.Startup == nil {
+		s.Startup = &StartupLimit{App: appName(d.kind), Timeout: codexStartupDefault}
 	}
 
 	// The transport: an explicit type decides; otherwise the fields that
@@ -388,6 +415,22 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 		s.Args, s.Env, s.EnvFile, s.Cwd = nil, nil, "", ""
 	}
 	return s, warns
+}
+
+// filterList records the tool list of field, an allow list or a deny
+// list, in s.Tools.
+func (s *Server) filterList(k Kind, allow bool, field string, list []string) {
+	if !allow && len(list) == 0 {
+		return // hides nothing
+	}
+	if s.Tools == nil {
+		s.Tools = &ToolFilter{App: appName(k), argSuffix: k == KindGemini}
+	}
+	if allow {
+		s.Tools.Allow, s.Tools.AllowField = list, field
+		return
+	}
+	s.Tools.Deny, s.Tools.DenyField = list, field
 }
 
 // zedCommand reads Zed's older command object {path, args, env}.

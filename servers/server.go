@@ -147,6 +147,19 @@ type Server struct {
 	// them there, and mcpx gives it as many unless told otherwise.
 	Timeout time.Duration
 
+	// Tools is which of the server's tools its application offers its
+	// model, when the entry filters them (Codex's enabled_tools and
+	// disabled_tools, Gemini CLI's includeTools and excludeTools,
+	// Windsurf's disabledTools); nil when it does not. mcpx still lists
+	// and calls every tool.
+	Tools *ToolFilter
+
+	// Startup is how long the application waits for the server to start
+	// before it gives up on it (Codex: startup_timeout_sec, by default 10
+	// s); nil when it sets no such bound. mcpx waits as --timeout says,
+	// and warns when the server took longer than this.
+	Startup *StartupLimit
+
 	// Disabled reports that the file turns the server off (Windsurf's
 	// "disabled", Zed's and Codex's "enabled": false, Gemini's
 	// mcp.excluded, or a Gemini mcp.allowed without it), or that its
