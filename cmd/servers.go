@@ -656,6 +656,12 @@ type serverJSON struct {
 	// DisabledReason says why, when it is not the entry's own file or
 	// its application's name lists (Claude Code's managed policy).
 	DisabledReason string `json:"disabledReason,omitempty"`
+	// Tools is what the entry's application hides of the server's
+	// tools (servers.ToolFilter), when it filters them.
+	Tools *toolFilterJSON `json:"tools,omitempty"`
+	// Startup is how long the application waits for the server to
+	// start (servers.StartupLimit), when it bounds that.
+	Startup *startupJSON `json:"startup,omitempty"`
 	// Layers are, when Codex's files merge their entries of the name,
 	// each of those files, the lowest precedence first (Path the last).
 	Layers []string `json:"layers,omitempty"`
@@ -665,7 +671,40 @@ type serverJSON struct {
 	Trust string `json:"trust"`
 }
 
+// toolFilterJSON is a servers.ToolFilter in mcpx servers --json: the
+// application, and each list by the field it came from.
+type toolFilterJSON struct {
+	App        string    `json:"app"`
+	Allow      *[]string `json:"allow,omitempty"` // [] when it allows none
+	AllowField string    `json:"allowField,omitempty"`
+	Deny       []string  `json:"deny,omitempty"`
+	DenyField  string    `json:"denyField,omitempty"`
+}
+
+// startupJSON is a servers.StartupLimit in mcpx servers --json; Field is
+// "" for the application's default.
+type startupJSON struct {
+	App     string `json:"app"`
+	Timeout string `json:"timeout"`
+	Field   string `json:"field,omitempty"`
+}
+
 func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
+	j := serverJSONOf(s, store)
+	if f := s.Tools; f != nil {
+		j.Tools = &toolFilterJSON{App: f.App, AllowField: f.AllowField, Deny: f.Deny, DenyField: f.DenyField}
+		if f.AllowField != "" {
+			allow := append([]string{}, f.Allow...)
+			j.Tools.Allow = &allow
+		}
+	}
+	if l := s.Startup; l != nil {
+		j.Startup = &startupJSON{App: l.App, Timeout: l.Timeout.String(), Field: l.Field}
+	}
+	return j
+}
+
+func serverJSONOf(s *servers.Server, store *servers.TrustStore) serverJSON {
 	return serverJSON{
 		Name: s.Name, Ref: s.Ref(), Source: s.Source.ID, Kind: string(s.Source.Kind), Scope: string(s.Source.Scope),
 		Path: s.Source.Path, Line: s.Line, Transport: string(s.Transport), Command: s.Command, Args: shownArgs(s.Args),
@@ -673,6 +712,15 @@ func toJSON(s *servers.Server, store *servers.TrustStore) serverJSON {
 		EnvHeaders: s.EnvHeaders, BearerTokenEnv: s.BearerTokenEnv, Disabled: s.Disabled, DisabledReason: s.DisabledReason, Trust: trustState(s, store),
 		Timeout: timeoutText(s.Timeout), Layers: layersOf(s),
 	}
+}
+
+// quotedList is names, each quoted, comma-separated.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // layersOf are the files of s.Layers.
@@ -870,6 +918,25 @@ func newServersShowCmd(e *env) *cobra.Command {
 			}
 			if j.Timeout != "" {
 				row("timeout", j.Timeout+" (the entry's wait for an answer; mcpx waits as long unless --timeout is given)")
+			}
+			if f := s.Tools; f != nil {
+				if f.AllowField != "" {
+					only := quotedList(f.Allow)
+					if only == "" {
+						only = "none of its tools"
+					}
+					row("tools", fmt.Sprintf("%s offers its model only %s (%s)", f.App, only, f.AllowField))
+				}
+				if f.DenyField != "" {
+					row("tools", fmt.Sprintf("%s hides %s from its model (%s)", f.App, quotedList(f.Deny), f.DenyField))
+				}
+			}
+			if l := s.Startup; l != nil {
+				why := "its default"
+				if l.Field != "" {
+					why = l.Field
+				}
+				row("startup", fmt.Sprintf("%s gives up on the server if it has not started after %s (%s); mcpx warns when it takes longer", l.App, l.Timeout, why))
 			}
 			switch {
 			case s.DisabledReason != "":
