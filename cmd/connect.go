@@ -52,6 +52,9 @@ type client struct {
 	// command-line secrets), which --wire does not show where the server
 	// echoes them.
 	secrets *record.Secrets
+	// host is what the application of the named server's entry does
+	// with it (-s NAME): zero without one.
+	host hostEffects
 }
 
 // clientState is what a client and its views share.
@@ -326,10 +329,14 @@ func (a attachments) listens(d *connDesc) bool {
 // newFeatures and lifecycle, so that the frames under which the session
 // runs do not each hold a copy (see env.descFor).
 func (k *connector) connect(ctx context.Context, d *connDesc, out output, a attachments) (*client, error) {
+	// From the start of the server to the end of the handshake: what the
+	// named server's application gives it (hostEffects.startup).
+	start := time.Now()
 	c, conn, rec, err := k.open(ctx, d, out, a)
 	if err != nil {
 		return nil, err
 	}
+	c.host = d.named.host
 	if c.held != nil {
 		d = d.inSession(*c.held)
 	}
@@ -379,6 +386,12 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	}
 	c.sess = sess
 	c.conn = nil
+	if c.held == nil {
+		// (A held session started before this command.)
+		if msg, over := d.named.host.startup.Exceeded(time.Since(start)); over {
+			c.console.Warn(tui.EscapeLine(d.named.host.server + ": " + msg))
+		}
+	}
 	if ds, ok := conn.(transport.Describer); ok {
 		// Described after the handshake: over HTTP the transport is chosen
 		// by the first request.

@@ -13,6 +13,8 @@ import (
 	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/outfile"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/servers"
 	"github.com/mcpx-dev/mcpx/transport"
 	"github.com/mcpx-dev/mcpx/tui"
 )
@@ -91,12 +93,23 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		// the error says where it stopped and why; its JSON ends with the
 		// nextCursor of the page it lacks (see ListResult.JSON), which
 		// only --json builds: a table needs no second copy of the items.
+		// What the named server's application hides of the tools.
+		filter := c.host.tools
+		if o.method != inspector.ListTools {
+			filter = nil
+		}
 		if o.e.cfg.out.json {
-			c.out.JSON(list.JSON())
+			c.out.JSON(hiddenToolsJSON(list.JSON(), filter, list.Items))
 		} else {
 			out := c.out
 			if !o.wide && !o.e.cfg.out.verbose {
 				out = out.WithWidth(o.e.ios.outWidth())
+			}
+			if filter != nil {
+				out = out.WithHiddenTools(filter.App, func(name string) (bool, string) {
+					ok, why := filter.Allows(name)
+					return !ok, why
+				})
 			}
 			o.render(out, list.Items)
 			if h := tui.CacheHint(list.First(), o.e.cfg.out.verbose); h != "" {
@@ -106,6 +119,12 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		// After the list, where a person reading a long table sees them.
 		for _, p := range c.sess.ListProblems(o.method, list.Items) {
 			c.depart(ctx, o.method+": "+p)
+		}
+		if filter != nil && err == nil && list.NextCursor == nil && cursor == nil {
+			// Of the whole list only: a name may be on another page.
+			if unknown := filter.Unknown(toolNames(list.Items)); len(unknown) > 0 {
+				c.console.Warn(tui.EscapeLine(unknownEntriesNote(c.host.server, filter, unknown)))
+			}
 		}
 		if next := list.NextCursor; next != nil && !o.e.cfg.out.json {
 			if *next == "" {
@@ -117,6 +136,66 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		}
 		return err
 	})
+}
+
+// toolNames are the names of the tools of a tools/list.
+func toolNames(items []json.RawMessage) []string {
+	var names []string
+	for _, it := range items {
+		var t struct{ Name string }
+		if json.Unmarshal(it, &t) == nil && t.Name != "" {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// unknownEntriesNote says which entries of a named server's tool filter
+// name no tool the server lists: `codex:x: Codex's enabled_tools names
+// "a", "b": no tool the server lists (…)`.
+func unknownEntriesNote(server string, f *servers.ToolFilter, unknown []servers.UnknownEntry) string {
+	var fields []string
+	byField := map[string][]string{}
+	for _, u := range unknown {
+		if len(byField[u.Field]) == 0 {
+			fields = append(fields, u.Field)
+		}
+		byField[u.Field] = append(byField[u.Field], fmt.Sprintf("%q", u.Entry))
+	}
+	var parts []string
+	for _, fl := range fields {
+		parts = append(parts, fl+" names "+strings.Join(byField[fl], ", "))
+	}
+	return fmt.Sprintf("%s: %s's %s: no tool the server lists (a typo, or a tool it no longer has)", server, f.App, strings.Join(parts, ", "))
+}
+
+// hiddenToolsJSON is the tools/list result raw with, when filter hides
+// any of its tools, a member hiddenTools added: for each, its name and
+// the application and field that hide it. The server's members are left
+// as it sent them.
+func hiddenToolsJSON(raw json.RawMessage, filter *servers.ToolFilter, items []json.RawMessage) json.RawMessage {
+	if filter == nil {
+		return raw
+	}
+	type hiddenTool struct {
+		Name string `json:"name"`
+		App  string `json:"app"`
+		Why  string `json:"why"`
+	}
+	var hidden []hiddenTool
+	for _, n := range toolNames(items) {
+		if ok, why := filter.Allows(n); !ok {
+			hidden = append(hidden, hiddenTool{Name: n, App: filter.App, Why: why})
+		}
+	}
+	if len(hidden) == 0 {
+		return raw
+	}
+	v, err := json.Marshal(hidden)
+	if err != nil {
+		return raw
+	}
+	return rawjson.AppendMember(raw, "hiddenTools", v)
 }
 
 func newToolsCmd(e *env) *cobra.Command {
@@ -374,6 +453,10 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			show, restore := c.showTaskStatus()
 			defer restore()
 			call.OnTaskStatus = show
+		}
+		if ok, why := c.host.tools.Allows(name); !ok {
+			// Called all the same: the person asked for it.
+			c.console.Warn(tui.EscapeLine(fmt.Sprintf("%s hides tool %q from its model (%s in %s's entry); calling it anyway", c.host.tools.App, name, why, c.host.server)))
 		}
 		res, err := c.sess.RunTool(ctx, call)
 		c.console.ClearProgress()

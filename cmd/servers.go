@@ -47,10 +47,23 @@ func (f *namedFlags) register(fs *pflag.FlagSet) {
 
 // namedDesc is the configured server a command connects to.
 type namedDesc struct {
-	// ref is NAME or SOURCE:NAME; "" for none.
+	// ref is NAME or SOURCE:NAME; "" for none, or once resolved.
 	ref    string
 	inputs map[string]string
 	trust  bool
+	// host is, once resolved, what the entry's application does with
+	// the server that mcpx does not (it lists and calls every tool, and
+	// waits as --timeout says), for commands to tell.
+	host hostEffects
+}
+
+// hostEffects are the tools a named server's application hides from its
+// model and how long it waits for the server to start (nil for none),
+// and the server's qualified name.
+type hostEffects struct {
+	server  string
+	tools   *servers.ToolFilter
+	startup *servers.StartupLimit
 }
 
 func (f namedFlags) validate() (namedDesc, error) {
@@ -240,6 +253,7 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 		}
 	}
 	d.named.ref = ""
+	d.named.host = hostEffects{server: s.Ref(), tools: s.Tools, startup: s.Startup}
 	if l.Transport == servers.TransportStdio {
 		if flag := d.http.givenFlag(); flag != "" {
 			return d, usageErrorf("%s applies to a server at a URL; %s is a command", flag, s.Ref())

@@ -88,8 +88,6 @@ type UnknownEntry struct {
 	Entry string
 }
 
-func (u UnknownEntry) String() string { return fmt.Sprintf("%s entry %q", u.Field, u.Entry) }
-
 // Unknown are the entries of the filter's lists that name none of tools
 // (the names the server lists), in list order.
 func (f *ToolFilter) Unknown(tools []string) []UnknownEntry {
@@ -136,16 +134,13 @@ func (l *StartupLimit) Exceeded(took time.Duration) (string, bool) {
 	return fmt.Sprintf("the server took %s to start; %s gives up after %s (%s)", seconds(took), l.App, seconds(l.Timeout), why), true
 }
 
-// seconds writes d in seconds, with a decimal only when it has one at
-// that precision: "10 s", "12.3 s", "0.05 s".
+// seconds writes d in seconds to a tenth, "10 s", "12.3 s", or under a
+// second in milliseconds, "50 ms".
 func seconds(d time.Duration) string {
-	s := d.Seconds()
-	switch {
-	case s >= 1:
-		return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", s), "0"), ".") + " s"
-	default:
-		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", s), "0"), ".") + " s"
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
 	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), ".0") + " s"
 }
 
 // codexStartupDefault is how long Codex waits for a server to start

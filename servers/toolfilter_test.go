@@ -144,7 +144,7 @@ func TestStartupExceeded(t *testing.T) {
 	}
 	l = &StartupLimit{App: "Codex", Timeout: 50 * time.Millisecond}
 	msg, _ = l.Exceeded(time.Second)
-	if want := "the server took 1 s to start; Codex gives up after 0.05 s (its default)"; msg != want {
+	if want := "the server took 1 s to start; Codex gives up after 50 ms (its default)"; msg != want {
 		t.Errorf("got %q; want %q", msg, want)
 	}
 	var none *StartupLimit

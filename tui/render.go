@@ -38,6 +38,10 @@ type Printer struct {
 	// the hint applies to, -1 for none, when savableSet (WithSavable).
 	savable    int
 	savableSet bool
+	// hostApp and hides are the application that hides some tools from
+	// its model, and which (WithHiddenTools).
+	hostApp string
+	hides   func(name string) (hidden bool, why string)
 }
 
 // otherHint is how to get binary data that a command's -o does not write.
@@ -92,6 +96,18 @@ func NewPrinter(w io.Writer, color bool) *Printer {
 func (p *Printer) WithWidth(columns int) *Printer {
 	q := *p
 	q.width = max(columns, 0)
+	return &q
+}
+
+// WithHiddenTools returns a printer like p whose Tools marks the tools
+// that app, the application whose server entry was named, hides from its
+// model, hides saying so and by what ("disabled_tools", "not in
+// enabled_tools"; see servers.ToolFilter), and says under the table
+// which they are. The tools are listed all the same: the server offers
+// them.
+func (p *Printer) WithHiddenTools(app string, hides func(name string) (hidden bool, why string)) *Printer {
+	q := *p
+	q.hostApp, q.hides = app, hides
 	return &q
 }
 
@@ -410,9 +426,22 @@ func (p *Printer) nameCell(name string) cell {
 // items are valid JSON, as inspector.Session.List returns them.
 func (p *Printer) Tools(items []json.RawMessage) {
 	var invalid []string
+	// hidden are the names the host hides (WithHiddenTools), by reason,
+	// the reasons in the order they first come.
+	hidden := map[string][]string{}
+	var reasons []string
 	p.table(items, "(no tools)", func(it json.RawMessage) [3]cell {
 		t := readToolEntry(it)
 		name := p.nameCell(t.Name)
+		if p.hides != nil && t.Name != "" {
+			if h, why := p.hides(t.Name); h {
+				name = append(name, span{text: " "}, span{text: "[hidden from " + EscapeLine(p.hostApp) + "]", style: p.st.dim})
+				if len(hidden[why]) == 0 {
+					reasons = append(reasons, why)
+				}
+				hidden[why] = append(hidden[why], EscapeLine(t.Name))
+			}
+		}
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
 			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
@@ -423,6 +452,14 @@ func (p *Printer) Tools(items []json.RawMessage) {
 	})
 	for _, w := range invalid {
 		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
+	}
+	for _, why := range reasons {
+		by := "by " + why
+		if strings.HasPrefix(why, "not in ") {
+			by = "(" + why + ")"
+		}
+		names := hidden[why]
+		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("%d tool(s) hidden from %s %s: %s", len(names), EscapeLine(p.hostApp), EscapeLine(by), strings.Join(names, ", "))))
 	}
 }
 

@@ -16,6 +16,7 @@ package rawjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -385,4 +386,30 @@ func StringPrefix(q []byte, max int) (prefix string, more bool) {
 		return false
 	})
 	return string(b), more
+}
+
+// AppendMember returns a copy of the object data with the member name:
+// value (value is JSON) added at its end, the rest as it was written.
+// data that is not an object, or already has a member of that name, is
+// returned as it is.
+func AppendMember(data []byte, name string, value []byte) []byte {
+	t := Trim(data)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' || Member(t, name) != nil {
+		return data
+	}
+	q, err := json.Marshal(name)
+	if err != nil {
+		return data
+	}
+	body := Trim(t[1 : len(t)-1])
+	out := make([]byte, 0, len(t)+len(q)+len(value)+3)
+	out = append(out, t[:len(t)-1]...)
+	out = bytes.TrimRight(out, " \t\r\n")
+	if len(body) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, q...)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, '}')
 }

@@ -119,3 +119,18 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("AppendCompactPrefix with html = %s", got)
 	}
 }
+
+func TestAppendMember(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1,"x":[1]}`},
+		{` { "a" : 1 } `, `{ "a" : 1,"x":[1]}`},
+		{`{}`, `{"x":[1]}`},
+		{`{ }`, `{"x":[1]}`},
+		{`{"x":2}`, `{"x":2}`},
+		{`[1]`, `[1]`},
+	} {
+		if got := string(AppendMember([]byte(tt.in), "x", []byte(`[1]`))); got != tt.want {
+			t.Errorf("AppendMember(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

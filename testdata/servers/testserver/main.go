@@ -97,6 +97,9 @@
 //	             a terminal escape in the hostile one; no directoryRead, no
 //	             extension in the last two (skills.go)
 //
+// $TEST_START_DELAY (a Go duration) delays a stdio mode's start: nothing
+// is read from stdin, so initialize is not answered, before it has passed.
+//
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
 // received on stdin, as received, and events as lines starting with "# "
@@ -189,6 +192,10 @@ func main() {
 		}
 	}()
 
+	if d, derr := time.ParseDuration(os.Getenv("TEST_START_DELAY")); derr == nil {
+		// A server slow to start: nothing is read before d has passed.
+		time.Sleep(d)
+	}
 	var err error
 	switch mode {
 	case "rich":
