@@ -60,7 +60,16 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		// may run beside it, and what is tied to no request of its is the
 		// session's (see lineDepartures).
 		alone := o.e.repl == nil
-		rep, err := c.sess.Check(ctx, inspector.CheckOptions{Opening: open, Read: o.read, Alone: alone})
+		opts := inspector.CheckOptions{Opening: open, Read: o.read, Alone: alone}
+		if f := c.host.tools; f != nil {
+			opts.ToolNotes = func(names []string) []string {
+				if unknown := f.Unknown(names); len(unknown) > 0 {
+					return []string{unknownEntriesNote(c.host.server, f, unknown)}
+				}
+				return nil
+			}
+		}
+		rep, err := c.sess.Check(ctx, opts)
 		if rep == nil {
 			return err
 		}

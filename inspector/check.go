@@ -28,6 +28,10 @@ type CheckArea struct {
 	// Problems are the server's departures from the protocol the area
 	// met, one line each: the warnings the other commands give.
 	Problems []string `json:"problems"`
+	// Notes are findings that are not the server's departures, and do
+	// not count as such: what the named server's configuration says of
+	// the tools (CheckOptions.ToolNotes).
+	Notes []string `json:"notes,omitempty"`
 	// Err is why the area's request failed; nil when it did not.
 	Err error `json:"-"`
 	// Error is Err's text, for the report as JSON.
@@ -98,6 +102,10 @@ type CheckOptions struct {
 	// commands run beside it) they go to Options.OnDeparture, and Check
 	// gathers only those of its own requests.
 	Alone bool
+	// ToolNotes, when set, is given the names of the tools of the whole
+	// tools/list, and returns the tools area's Notes: the entries of a
+	// named server's tool filter that name no tool, say.
+	ToolNotes func(names []string) []string
 }
 
 // checkTapKey is the context key of the checkTap of a Check's requests
@@ -203,6 +211,16 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			for _, p := range s.ListProblems(l.method, list.Items) {
 				a.Problems = append(a.Problems, l.method+": "+p)
 			}
+		}
+		if l.method == ListTools && opts.ToolNotes != nil && list != nil && err == nil {
+			var names []string
+			for _, it := range list.Items {
+				var t struct{ Name string }
+				if json.Unmarshal(it, &t) == nil && t.Name != "" {
+					names = append(names, t.Name)
+				}
+			}
+			a.Notes = opts.ToolNotes(names)
 		}
 		a.setErr(err)
 		r.Areas = append(r.Areas, a)

@@ -24,6 +24,7 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 				what += ", all valid"
 			}
 			fmt.Fprintf(w, "%s %s%s\n", st.key("✓"), st.head(a.Name), what)
+			p.checkNotes(a)
 			continue
 		}
 		n := len(a.Problems)
@@ -43,6 +44,7 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 		if a.Err != nil {
 			fmt.Fprintf(w, "    %s\n", EscapeLine(a.Error))
 		}
+		p.checkNotes(a)
 	}
 	checked := 0
 	for i := range r.Areas {
@@ -73,4 +75,11 @@ func checkWhat(r *inspector.CheckReport, a *inspector.CheckArea) string {
 		return ": " + EscapeLine(name) + ", protocol " + EscapeLine(r.Server.ProtocolVersion)
 	}
 	return ""
+}
+
+// checkNotes prints the area's notes, which are not departures.
+func (p *Printer) checkNotes(a *inspector.CheckArea) {
+	for _, n := range a.Notes {
+		fmt.Fprintf(p.w, "    %s %s\n", p.st.warn("note:"), EscapeLine(n))
+	}
 }
