@@ -24,7 +24,8 @@ func TestCheckGathersDeparturesByArea(t *testing.T) {
 	}
 	done := make(chan checked, 1)
 	go func() {
-		r, err := s.Check(context.Background(), CheckOptions{Opening: []string{"an opening problem"}, Alone: true})
+		r, err := s.Check(context.Background(), CheckOptions{Opening: []string{"an opening problem"}, Alone: true,
+			ToolNotes: func(names []string) []string { return []string{"tools " + strings.Join(names, ",")} }})
 		done <- checked{r, err}
 	}()
 	srv.reply(srv.nextRequest("ping"), `{}`)
@@ -55,6 +56,10 @@ func TestCheckGathersDeparturesByArea(t *testing.T) {
 	tools := r.Areas[2]
 	if tools.Count == nil || *tools.Count != 3 {
 		t.Errorf("tools count %v, want 3", tools.Count)
+	}
+	// The notes see the whole list, and are not departures.
+	if len(tools.Notes) != 1 || tools.Notes[0] != "tools a,a,b" {
+		t.Errorf("tools notes %q", tools.Notes)
 	}
 	if len(tools.Problems) != 2 || !strings.Contains(tools.Problems[0], "not JSON-RPC") || !strings.Contains(tools.Problems[1], `tool "a" is listed 2 times`) {
 		t.Errorf("tools problems %q", tools.Problems)

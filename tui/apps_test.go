@@ -119,3 +119,35 @@ mcpx: view sh\x1b[2Jow may ask the browser for camera, clipboard-write
 		}
 	}
 }
+
+// tools list with the named server's application's filter marks what it
+// hides, and says under the table which tools, by field.
+func TestToolsMarksHidden(t *testing.T) {
+	var b strings.Builder
+	hides := map[string]string{"b": "disabled_tools", "c": "not in enabled_tools", "d": "disabled_tools"}
+	NewPrinter(&b, false).WithHiddenTools("Codex", func(name string) (bool, string) {
+		why, ok := hides[name]
+		return ok, why
+	}).Tools([]json.RawMessage{
+		json.RawMessage(`{"name":"a","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"b","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"c","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"d","inputSchema":{"type":"object"}}`),
+	})
+	want := "a\n" +
+		"b [hidden from Codex]\n" +
+		"c [hidden from Codex]\n" +
+		"d [hidden from Codex]\n" +
+		"2 tool(s) hidden from Codex by disabled_tools: b, d\n" +
+		"1 tool(s) hidden from Codex (not in enabled_tools): c\n"
+	var got string
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		got += strings.TrimRight(strings.TrimSuffix(l, "\n"), " ")
+		if strings.HasSuffix(l, "\n") {
+			got += "\n"
+		}
+	}
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
