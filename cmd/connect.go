@@ -386,8 +386,9 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	}
 	c.sess = sess
 	c.conn = nil
-	if c.held == nil {
-		// (A held session started before this command.)
+	if c.held == nil && (c.oauth == nil || c.oauth.Flows() == 0) {
+		// (A held session started before this command; a sign-in is the
+		// person's time, which no application counts as the server's.)
 		if msg, over := d.named.host.startup.Exceeded(time.Since(start)); over {
 			c.console.Warn(tui.EscapeLine(d.named.host.server + ": " + msg))
 		}

@@ -639,6 +639,16 @@ func (a *Authorizer) cannotInteract() error {
 	return nil
 }
 
+// Flows is how many authorizations (grants) this Authorizer has run, so
+// that a caller timing a connection can tell a person's sign-in from the
+// server's own start (Codex's startup bound, for one, does not cover a
+// sign-in: it authorizes beforehand, with codex mcp login).
+func (a *Authorizer) Flows() int {
+	a.flowMu.Lock()
+	defer a.flowMu.Unlock()
+	return a.flows
+}
+
 // authorize runs a full authorization after a 401; refused is the token
 // the server refused, nil when it was sent none.
 func (a *Authorizer) authorize(ctx context.Context, ch Challenge, refused *TokenRecord) (bool, error) {
