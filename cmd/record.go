@@ -743,8 +743,9 @@ func isLoopback(addr string) bool {
 
 // serveHTTP serves h on addr until ctx ends, saying where on stderr. The
 // listener follows the rule of every local listener (package listenguard),
-// admitting the web origins allow besides its own.
-func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []string, h http.Handler, what string) error {
+// admitting the web origins allow besides its own. stop, when set, is
+// told why ctx ended before the connections still open are closed.
+func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []string, h http.Handler, what string, stop func(why string)) error {
 	addr, err := loopbackAddr(addr)
 	if err != nil {
 		return err
@@ -774,6 +775,13 @@ func serveHTTP(ctx context.Context, con *tui.Console, addr string, allow []strin
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if stop != nil {
+		why := "interrupted"
+		if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+			why = err.Error()
+		}
+		stop(why)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -857,7 +865,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	if rec != nil {
 		what += ", recording to " + d.rec.file + ","
 	}
-	return serveHTTP(ctx, con, o.listen, origins, p, what)
+	return serveHTTP(ctx, con, o.listen, origins, p, what, p.Stop)
 }
 
 // ---- mcpx replay ----
@@ -1008,7 +1016,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 		return usageErrorf("%v", err)
 	}
 	if o.listen != "" {
-		return serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file)
+		return serveHTTP(ctx, con, o.listen, origins, rp.Handler(), "replaying "+file, nil)
 	}
 	conn := transport.NewStreamLimit(e.ios.In, e.ios.Out, d.session.maxMessageSize)
 	defer conn.Close()

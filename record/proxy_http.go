@@ -82,8 +82,14 @@ type HTTPProxy struct {
 	shown   func(*url.URL) string
 	client  *http.Client
 	streams atomic.Int64
+	// stopped is set by Stop: exchanges cut from then on were cut by the
+	// proxy's end, which Stop noted, not by their host.
+	stopped atomic.Bool
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// open counts each session's exchanges in flight (requests waiting
+	// for their answer, streams being forwarded): those Stop cuts.
+	open       map[*proxySession]int
 	byID       map[string]*proxySession // Mcp-Session-Id -> session
 	byEndpoint map[string]*proxySession // HTTP+SSE message endpoint (path?query) -> session
 	byHost     map[string]*proxySession // remote host -> its latest session without an id
@@ -129,7 +135,7 @@ func NewHTTPProxy(o HTTPProxyOptions) (*HTTPProxy, error) {
 		tr.DisableCompression = true
 		c = &http.Client{Transport: tr}
 	}
-	p := &HTTPProxy{o: o, upstream: u, name: name, shown: shown, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
+	p := &HTTPProxy{o: o, upstream: u, name: name, shown: shown, open: map[*proxySession]int{}, byID: map[string]*proxySession{}, byEndpoint: map[string]*proxySession{}, byHost: map[string]*proxySession{}}
 	// Upstream redirects follow mcpx's one policy: the credentials the
 	// proxy adds (and the client's) never leave the upstream's origin.
 	p.client = transport.WithRedirectPolicy(c, func(ev transport.Event) {
@@ -442,6 +448,8 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ps := p.session(r, msgs)
 	if ps != nil {
 		hostSecrets(ps.rec, r)
+		p.enter(ps)
+		defer p.leave(ps)
 	}
 	p.event(ps, transport.EventHTTP, r.Method+" "+tu+headerText(r.Header), &transport.Meta{HTTPMethod: r.Method, URL: tu, SessionID: sid})
 	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
@@ -468,7 +476,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := p.client.Do(up)
 	if err != nil {
-		if r.Context().Err() == nil {
+		if r.Context().Err() != nil {
+			p.hostLeft(ps, fmt.Sprintf("before the answer to %s %s", r.Method, tu))
+		} else {
 			var re *transport.RedirectError
 			switch {
 			case errors.As(err, &re):
@@ -545,7 +555,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return
 	}
-	if err != nil && r.Context().Err() == nil {
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		p.hostLeft(ps, fmt.Sprintf("during the answer to %s %s", r.Method, tu))
+	case err != nil:
 		p.event(ps, transport.EventNote, fmt.Sprintf("reading the answer to %s %s: %v", r.Method, tu, err), nil)
 	}
 	if mt == "application/json" && len(bytes.TrimSpace(data)) > 0 {
@@ -573,6 +586,9 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 		err := &transport.FrameTooLargeError{What: "an SSE event", Limit: limit}
 		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s cut: %v", name, err), nil)
 	}
+	// left notes the host's end of the stream: it closed the connection
+	// (and with it the proxy's to the upstream) before the stream ended.
+	left := func() { p.hostLeft(ps, "SSE "+name) }
 	var ev [][]byte // the lines of the event being read, with their endings
 	var size int64  // their length
 	first := true
@@ -583,6 +599,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 			first = false
 			if rest, ok := bytes.CutPrefix(line, []byte("\xef\xbb\xbf")); ok {
 				if _, err := w.Write(line[:3]); err != nil {
+					left()
 					return
 				}
 				line = rest
@@ -595,6 +612,7 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 		ev = append(ev, line)
 		if len(bytes.TrimRight(line, "\r\n")) == 0 {
 			if _, err := w.Write(bytes.Join(p.event1(r, ev, meta, name, ps), nil)); err != nil {
+				left()
 				return
 			}
 			flush(w)
@@ -610,8 +628,60 @@ func (p *HTTPProxy) stream(w http.ResponseWriter, r *http.Request, resp *http.Re
 		w.Write(bytes.Join(ev, nil))
 		flush(w)
 	}
-	if err != nil && r.Context().Err() == nil {
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		left()
+	case err != nil:
 		p.event(ps, transport.EventNote, fmt.Sprintf("SSE %s broke: %v", name, err), nil)
+	}
+}
+
+// enter and leave count an exchange of ps in flight (see Stop).
+func (p *HTTPProxy) enter(ps *proxySession) {
+	p.mu.Lock()
+	p.open[ps]++
+	p.mu.Unlock()
+}
+
+func (p *HTTPProxy) leave(ps *proxySession) {
+	p.mu.Lock()
+	if p.open[ps]--; p.open[ps] <= 0 {
+		delete(p.open, ps)
+	}
+	p.mu.Unlock()
+}
+
+// hostLeft notes, in ps, that the host closed its connection of what
+// (an SSE stream, a request waiting for its answer) before the upstream
+// was done with it; the upstream's connection was closed with it. Over
+// HTTP that is no end of the session (a host reconnects, or gives up on
+// one request), so the note begins like none of those that tell replay
+// the client left. Once the proxy is stopped, Stop has said why instead.
+func (p *HTTPProxy) hostLeft(ps *proxySession, what string) {
+	if p.stopped.Load() {
+		return
+	}
+	p.event(ps, transport.EventNote, what+": the host closed its connection before the end; the proxy closed the upstream's too", nil)
+}
+
+// Stop notes, in each session with an exchange in flight (a request
+// waiting for its answer, an SSE stream), that the proxy was stopped
+// (why: "interrupted", say) and cuts them: a trace of a proxy stopped
+// mid-call says so, as the stdio proxy's does, rather than leaving a
+// request unanswered without a word. Call it before the proxy's server
+// closes their connections; the exchanges cut then are not noted again.
+func (p *HTTPProxy) Stop(why string) {
+	if p.stopped.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	open := make([]*proxySession, 0, len(p.open))
+	for ps := range p.open {
+		open = append(open, ps)
+	}
+	p.mu.Unlock()
+	for _, ps := range open {
+		p.event(ps, transport.EventNote, proxyStoppedNote+" ("+why+"); closed its connections to the upstream", nil)
 	}
 }
 

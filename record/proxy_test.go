@@ -964,3 +964,104 @@ func replayEnds(tr *Trace) (methods []string, exits []*ServerEnd) {
 	}
 	return methods, exits
 }
+
+// A host that closes its connection mid-stream (it gave up on a call,
+// or went away) is noted in the trace, and the proxy closes the
+// upstream's stream with it; a proxy stopped with a stream open notes
+// that it was stopped instead, as the stdio proxy does, so that a trace
+// cut either way says so rather than ending on a request unanswered.
+func TestHTTPProxyNotesStreamsCut(t *testing.T) {
+	t.Parallel()
+	upstreamDone := make(chan struct{}, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the answer never comes
+		upstreamDone <- struct{}{}
+	}))
+	defer up.Close()
+	name := t.TempDir() + "/h.jsonl"
+	rec, err := Create(context.Background(), name, RecorderOptions{Header: Header{Transport: "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: up.URL, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each part serves the proxy on a server of its own, whose Close
+	// waits for the proxy's handlers.
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// open posts a call and reads its stream's first event.
+	open := func(ctx context.Context, id int) *http.Response {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow"}}`, id)
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/mcp", strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || line != "id: 1\n" {
+			t.Fatalf("first line %q, %v", line, err)
+		}
+		return resp
+	}
+	notes := func() []string {
+		t.Helper()
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range tr.Events {
+			if e.Kind == KindNote {
+				out = append(out, e.Text)
+			}
+		}
+		return out
+	}
+	waitUpstream := func(what string) {
+		t.Helper()
+		select {
+		case <-upstreamDone:
+		case <-ctx.Done():
+			t.Fatalf("%s: the upstream's stream was left open", what)
+		}
+	}
+
+	// The host gives up on the call: its connection closes.
+	hctx, hcancel := context.WithCancel(ctx)
+	resp := open(hctx, 1)
+	hcancel()
+	resp.Body.Close()
+	waitUpstream("the host gone")
+	srv.Close()
+	const hostLeft = "SSE post-1: the host closed its connection before the end; the proxy closed the upstream's too"
+	if got := notes(); !slices.Equal(got, []string{hostLeft}) {
+		t.Fatalf("notes %q, want %q", got, hostLeft)
+	}
+
+	// The proxy is stopped with a call's stream open.
+	srv = httptest.NewServer(p)
+	defer srv.Close()
+	resp = open(ctx, 2)
+	defer resp.Body.Close()
+	p.Stop("interrupted")
+	srv.CloseClientConnections()
+	waitUpstream("the proxy stopped")
+	srv.Close()
+	got := notes()
+	want := []string{hostLeft, proxyStoppedNote + " (interrupted); closed its connections to the upstream"}
+	if !slices.Equal(got, want) {
+		t.Errorf("notes:\n got %q\nwant %q", got, want)
+	}
+}
