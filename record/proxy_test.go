@@ -953,7 +953,7 @@ func postRead(t *testing.T, url, sid, body string) (*http.Response, string) {
 // tr's first session ends the connection (as where the server went away),
 // with how it says the server ended at each.
 func replayEnds(tr *Trace) (methods []string, exits []*ServerEnd) {
-	sc := buildScript(tr.Sessions()[0], nil, nil, nil)
+	sc := buildScript(tr.Sessions()[0], tr.Header.Minor >= minorNotesEnds, nil, nil, nil)
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
 			if o.end {

@@ -254,7 +254,7 @@ func (r *Replayer) script(n int) (*script, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("the trace has no session %d", n)
 	}
-	sc := buildScript(sess, r.ignore, r.norm, r.red)
+	sc := buildScript(sess, r.header.Minor >= minorNotesEnds, r.ignore, r.norm, r.red)
 	r.mu.Lock()
 	r.scripts[n] = weak.Make(sc)
 	r.mu.Unlock()
@@ -366,8 +366,9 @@ func (sc *script) keyOf(m *jsonrpc.Message) string {
 
 // buildScript prepares a session: it splits the recorded client's
 // messages into steps and ties each thing the server did to the request
-// it belongs to (see Replayer).
-func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
+// it belongs to (see Replayer). notesEnds tells a trace whose recorder
+// noted how each session ended (see minorNotesEnds).
+func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
 	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
@@ -617,12 +618,14 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 			}
 		}
 	}
-	if !ended && !left && last >= 0 && sess.Info.Transport == "stdio" {
+	if !ended && !left && !notesEnds && last >= 0 && sess.Info.Transport == "stdio" {
 		// A trace of an mcpx that noted neither end (before
 		// ServerEndedNote and ClientEndedNote): a session whose client's
 		// last message is a request the server never answered, and never
 		// cancelled, ended where the server went away (mcpx cancels what
-		// it stops waiting for, but for initialize).
+		// it stops waiting for, but for initialize). In a later trace
+		// that notes neither, the recording was cut short (the recorder
+		// killed): nothing says the server went away, so it stays silent.
 		if st := sc.steps[last]; st.msg.Kind() == jsonrpc.KindRequest {
 			if i, ok := open[st.msg.ID.Key()]; ok && i == last {
 				attach(last, output{end: true, exit: &ServerEnd{LastStderr: slices.Clone(stderrTail)}})
@@ -634,6 +637,12 @@ func buildScript(sess *Session, ignore []Ignore, norm *Normalizers, red *Redacto
 	}
 	return sc
 }
+
+// minorNotesEnds is the first minor version of the format whose
+// recorders all note how a stdio session ended (ServerEndedNote,
+// ClientEndedNote, the proxy's notes): those came with minor 3, before
+// minor 4 was written.
+const minorNotesEnds = 4
 
 // nullIDRefusal returns the request whose refusal e is, or -1: e is a
 // JSON-RPC error with a null id that came as the JSON answer (not an SSE

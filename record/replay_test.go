@@ -258,6 +258,11 @@ func TestReplayEndsWhereAnOlderTraceEnds(t *testing.T) {
 			"the host is gone":  older("stdio", "# the host stopped reading (closed pipe); shut the server down"),
 			"the proxy stopped": older("stdio", "# the proxy was stopped (interrupted); shut the server down"),
 			"over HTTP":         older("http"),
+			"cut short": func() *Trace { // the recorder killed: a later trace notes ends
+				tr := older("stdio")
+				tr.Header.Minor = minorNotesEnds
+				return tr
+			}(),
 			"answered last": func() *Trace {
 				tr := mkTrace("> "+boom, "> "+callA, "< "+answer)
 				tr.Header.Transport = "stdio"
