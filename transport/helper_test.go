@@ -23,8 +23,8 @@ import (
 const (
 	helperStdoutEnv = "MCPX_HELPER_STDOUT" // base64 bytes the "script" mode writes on stdout
 	helperStderrEnv = "MCPX_HELPER_STDERR" // base64 bytes the "script" mode writes on stderr
-	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself
-	helperNoExitEnv = "MCPX_HELPER_NOEXIT" // set: "detached" runs on after stdin EOF, until SIGTERM
+	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself; set: "daemon" exits once it has reported
+	helperNoExitEnv = "MCPX_HELPER_NOEXIT" // set: "detached" and "daemon" run on after stdin EOF, until SIGTERM
 )
 
 func runHelper(mode string) int {
@@ -173,6 +173,55 @@ func runHelper(mode string) int {
 		if os.Getenv(helperNoExitEnv) != "" {
 			select {}
 		}
+		return 0
+	case "daemon":
+		// Start a daemon as one starts itself: a child in a session of
+		// its own ("daemonize") starts a grandchild that ignores SIGTERM,
+		// reports its pid and exits; its parent gone, the grandchild is
+		// adopted by init (or a subreaper), no longer linked to the
+		// server. Report the child's and the grandchild's pids once the
+		// child has been waited for, then exit on stdin EOF (at once,
+		// given helperExitEnv).
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		c := exec.Command(exe)
+		c.Env = append(os.Environ(), helperEnv+"=daemonize")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := c.Output()
+		if err != nil {
+			return 105
+		}
+		fmt.Printf("%d %s", c.Process.Pid, out)
+		if os.Getenv(helperExitEnv) != "" {
+			return 0
+		}
+		io.Copy(io.Discard, os.Stdin)
+		if os.Getenv(helperNoExitEnv) != "" {
+			select {}
+		}
+		return 0
+	case "daemonize":
+		// "daemon"'s child: start an "ignore-term", report its pid once
+		// it is ready, and exit.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		gc := exec.Command(exe)
+		gc.Env = append(os.Environ(), helperEnv+"=ignore-term")
+		out, err := gc.StdoutPipe()
+		if err != nil {
+			return 104
+		}
+		if err := gc.Start(); err != nil {
+			return 105
+		}
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+			return 106
+		}
+		fmt.Println(gc.Process.Pid)
 		return 0
 	case "tree-parent":
 		// Be mcpx: start a "spawn" server as StartStdio does, in a

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
+	"io"
 	"os"
 	"strconv"
 	"syscall"
@@ -28,35 +30,173 @@ const maxWalk = 1 << 16
 
 // escapees are the processes that descend from a stdio server but left
 // its process group (setsid, setpgid: a launcher's detached child, a
-// daemon that has not yet lost its parent), which signals to the group
-// do not reach. Linux lets mcpx find them, unprivileged, through /proc,
-// but only while the chain of parents from the server to them is alive:
-// so they are looked for while the server still runs (follow), and
-// signalled one by one with the group.
+// daemon), which signals to the group do not reach. Linux lets mcpx find
+// them, unprivileged, through /proc, in two ways. While the chain of
+// parents from the server to them is alive, by walking it down from the
+// server (follow). And where that chain is broken (a daemon that forked
+// twice, whose first child exited, adopted by init or a subreaper; what
+// a server that has exited left behind), by the server's mark: an entry
+// in the server's environment, MCPX_SERVER_MARK=<128 random bits>, that
+// its descendants inherit unless they clear their environment, and that
+// no other process has. A process is recorded only if it holds the mark
+// or descends from the server; recorded processes are signalled one by
+// one with the group.
 type escapees struct {
 	server procID // zero when the server's start time could not be read
 	found  []procID
-	seen   map[int]bool
+	seen   map[procID]bool
+	// mark is the server's mark entry as /proc/PID/environ holds it,
+	// between NULs; nil when the server has none (tests).
+	mark []byte
+	// looked is set once a follow has found the server running, and
+	// forked once one found it with children, or having had children it
+	// waited for (see sweep).
+	looked, forked bool
 }
 
+// serverMarkVar names the environment variable that marks a server's
+// processes (see escapees). Its value identifies, it grants nothing.
+const serverMarkVar = "MCPX_SERVER_MARK"
+
+// serverMark returns a new server's mark entry, NAME=VALUE, for its
+// environment.
+func serverMark() string { return serverMarkVar + "=" + rand.Text() }
+
 // newEscapees notes the server pid, just started (mcpx's child, not yet
-// waited for, so the id is the server's).
-func newEscapees(pid int) *escapees {
+// waited for, so the id is the server's), and its mark entry ("" none).
+func newEscapees(pid int, mark string) *escapees {
 	e := &escapees{}
 	if st, ok := readProcStat(pid); ok {
 		e.server = procID{pid: pid, start: st.start}
+	}
+	if mark != "" {
+		e.mark = []byte("\x00" + mark + "\x00")
 	}
 	return e
 }
 
 // follow records the descendants of the server that are outside the
-// group pgid. It finds nothing once the server has exited: its children
+// group pgid, and then, if it must (see sweep), the processes with its
+// mark. The walk finds nothing once the server has exited: its children
 // then belong to init (or a subreaper), and the server's id may belong to
 // another process, which its start time rules out.
 func (e *escapees) follow(pgid int) {
 	if e.server.pid != 0 {
 		e.walk([]procID{e.server}, pgid)
 	}
+	e.sweep(pgid)
+}
+
+// sweep records the processes outside the group pgid that hold the
+// server's mark, when the server may have left some that no walk finds.
+// Reading every process's environment costs a few microseconds per
+// process on the system (BenchmarkSweep), so it is skipped for a server
+// a follow found running without children and without any child it
+// waited for (the kernel counts their page faults, cminflt in
+// /proc/PID/stat, which any process that ran has): nothing it started
+// can have lost its parent. So a plain server that starts nothing pays
+// nothing, while one that ever had a child (a launcher, a shell, a
+// daemon's first fork), or that exited before any follow, is swept. Not
+// swept: a server seen without children that starts its first after
+// the last follow, as mcpx shuts it down, or whose children are reaped
+// unseen (SIGCHLD ignored).
+func (e *escapees) sweep(pgid int) {
+	if e.mark == nil || (e.looked && !e.forked) {
+		return
+	}
+	names, err := procNames()
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	buf := make([]byte, 32<<10)
+	for _, name := range names {
+		if len(e.found) >= maxEscaped {
+			return
+		}
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == self {
+			continue
+		}
+		if !hasMark(pid, e.mark, buf) { // most processes end here
+			continue
+		}
+		// The start time is read before the environment is read again:
+		// should the id be reused in between, the process recorded is
+		// not the one that holds the mark, and signalProc passes it over.
+		st, ok := readProcStat(pid)
+		if !ok || st.pgid == pgid {
+			continue
+		}
+		p := procID{pid: pid, start: st.start}
+		if e.seen[p] || !hasMark(pid, e.mark, buf) {
+			continue
+		}
+		e.record(p)
+	}
+}
+
+// maxEnviron bounds how much of a process's environment sweep reads.
+const maxEnviron = 8 << 20
+
+// hasMark reports whether the environment of pid holds the entry mark
+// (NUL, NAME=VALUE, NUL). An environment mcpx may not read (another
+// user's process) or that is gone has none.
+func hasMark(pid int, mark, buf []byte) bool {
+	// Not os.Open: sweep reads every process's, and os.File's setup
+	// (the poller, a finalizer) costs as much as the read.
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/environ", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return containsEntry(io.LimitReader(fdReader(fd), maxEnviron), mark, buf)
+}
+
+// fdReader reads a file descriptor.
+type fdReader int
+
+func (fd fdReader) Read(b []byte) (int, error) {
+	n, err := unix.Read(int(fd), b)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// containsEntry reports whether the NUL-separated entries read from r
+// include mark (an entry between NULs), reading through buf, which must
+// be longer than mark.
+func containsEntry(r io.Reader, mark, buf []byte) bool {
+	// The first entry has no NUL before it: one is put there.
+	keep := copy(buf, "\x00")
+	for {
+		n, err := r.Read(buf[keep:])
+		n += keep
+		if bytes.Contains(buf[:n], mark) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		// What could be the start of the mark, cut at the end of the
+		// buffer, is kept for the next read.
+		keep = min(n, len(mark)-1)
+		copy(buf, buf[n-keep:n])
+	}
+}
+
+// procNames lists /proc.
+func procNames() ([]string, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // refollow adds the descendants of the recorded processes that still run:
@@ -73,6 +213,9 @@ func (e *escapees) refollow(pgid int) {
 // is still the process recorded (its start time, read after its
 // children: while it runs, its id is its own) and, read next, gives that
 // one as its parent; a process that is not, or no longer, is passed over.
+//
+// Walking from the server, it notes whether the server runs and has, or
+// had, children (see sweep).
 func (e *escapees) walk(roots []procID, pgid int) {
 	var scan map[int][]int // the whole of /proc, where children lists are missing
 	queue := append([]procID(nil), roots...)
@@ -86,8 +229,15 @@ func (e *escapees) walk(roots []procID, pgid int) {
 			}
 			kids = scan[p.pid]
 		}
-		if st, ok := readProcStat(p.pid); !ok || st.start != p.start {
+		st, ok := readProcStat(p.pid)
+		if !ok || st.start != p.start {
 			continue
+		}
+		if p == e.server {
+			e.looked = true
+			if len(kids) > 0 || st.cminflt > 0 {
+				e.forked = true
+			}
 		}
 		for _, k := range kids {
 			st, ok := readProcStat(k)
@@ -95,16 +245,21 @@ func (e *escapees) walk(roots []procID, pgid int) {
 				continue
 			}
 			c := procID{pid: k, start: st.start}
-			if st.pgid != pgid && !e.seen[k] {
-				if e.seen == nil {
-					e.seen = make(map[int]bool)
-				}
-				e.seen[k] = true
-				e.found = append(e.found, c)
+			if st.pgid != pgid && !e.seen[c] {
+				e.record(c)
 			}
 			queue = append(queue, c)
 		}
 	}
+}
+
+// record adds p to the processes found.
+func (e *escapees) record(p procID) {
+	if e.seen == nil {
+		e.seen = make(map[procID]bool)
+	}
+	e.seen[p] = true
+	e.found = append(e.found, p)
 }
 
 // signal sends sig to every recorded process that still runs.
@@ -145,6 +300,9 @@ func signalProc(p procID, sig syscall.Signal) {
 type procStat struct {
 	ppid, pgid int
 	start      uint64
+	// cminflt counts the minor page faults of the children the process
+	// has waited for: nonzero once it has reaped any child that ran.
+	cminflt uint64
 }
 
 // readProcStat reads /proc/PID/stat. A zombie is reported as not there:
@@ -159,7 +317,7 @@ func readProcStat(pid int) (procStat, bool) {
 }
 
 // parseProcStat parses a /proc/PID/stat line: "pid (comm) state ppid pgrp
-// session ... starttime ...". The command name may hold spaces and
+// session ... cminflt ... starttime ...". The command name may hold spaces and
 // parentheses: the fields start after its last ')'.
 func parseProcStat(b []byte) (procStat, bool) {
 	i := bytes.LastIndexByte(b, ')')
@@ -173,11 +331,12 @@ func parseProcStat(b []byte) (procStat, bool) {
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgid, err2 := strconv.Atoi(string(f[2]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	cminflt, err3 := strconv.ParseUint(string(f[8]), 10, 64)
+	start, err4 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return procStat{}, false
 	}
-	return procStat{ppid: ppid, pgid: pgid, start: start}, true
+	return procStat{ppid: ppid, pgid: pgid, start: start, cminflt: cminflt}, true
 }
 
 // listChildren returns the children of pid from /proc/PID/task/TID/children

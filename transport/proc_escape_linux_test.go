@@ -1,21 +1,26 @@
 package transport
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
 // startBystander starts a process that ignores SIGTERM in a session of
 // its own, as a detached descendant of a server would be, but started by
-// the test: no server's descendant, so no Close may end it.
-func startBystander(t *testing.T) *exec.Cmd {
+// the test: no server's descendant, so no Close may end it. env is added
+// to its environment.
+func startBystander(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
-	opts := helperOptions(t, "ignore-term")
+	opts := helperOptions(t, "ignore-term", env...)
 	cmd := exec.Command(opts.Command)
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -95,9 +100,9 @@ func TestEscapeesSignalOnlyTheProcessRecorded(t *testing.T) {
 // The fields read from /proc/PID/stat, whatever the command's name holds.
 func TestParseProcStat(t *testing.T) {
 	t.Parallel()
-	line := "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
+	line := "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 31 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
 	st, ok := parseProcStat([]byte(line))
-	if want := (procStat{ppid: 17, pgid: 4242, start: 987654}); !ok || st != want {
+	if want := (procStat{ppid: 17, pgid: 4242, start: 987654, cminflt: 31}); !ok || st != want {
 		t.Errorf("parseProcStat = %+v, %v; want %+v", st, ok, want)
 	}
 	zombie := "4242 (a) Z 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 0 0 0\n"
@@ -119,7 +124,7 @@ func BenchmarkFollow(b *testing.B) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	for b.Loop() {
-		newEscapees(cmd.Process.Pid).follow(cmd.Process.Pid)
+		newEscapees(cmd.Process.Pid, serverMark()).follow(cmd.Process.Pid)
 	}
 }
 
@@ -138,4 +143,149 @@ func TestChildrenListsAndScanAgree(t *testing.T) {
 	if scanned := scanChildren()[os.Getpid()]; !slices.Contains(scanned, p.Process.Pid) {
 		t.Errorf("scanChildren()[%d] = %v, without the child %d", os.Getpid(), scanned, p.Process.Pid)
 	}
+}
+
+// A daemon that a server started, and that lost its parent (it forked
+// twice, in a session of its own) ends with the server by the server's
+// mark, whether the server exits as its stdin closes, runs on until it is
+// terminated, or exited on its own before Close; while processes started
+// beside the servers, without the mark or with another server's, are left
+// alone.
+func TestStdioCloseEndsDaemons(t *testing.T) {
+	t.Parallel()
+	unmarked := startBystander(t)
+	otherMark := startBystander(t, serverMark())
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{
+		{"server exits at close-input", nil},
+		{"server exits at terminate", []string{helperNoExitEnv + "=1"}},
+		{"server exited before Close", []string{helperExitEnv + "=1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := helperOptions(t, "daemon", tt.env...)
+			opts.CloseGrace, opts.TermGrace = 100*time.Millisecond, 5*time.Second
+			c := startHelper(t, opts)
+			f := readFrame(t, c)
+			var cpid, dpid int
+			if _, err := fmt.Sscanf(string(f.Data), "%d %d", &cpid, &dpid); err != nil {
+				t.Fatalf("the helper's pids %q: %v", f.Data, err)
+			}
+			t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+			if st, ok := readProcStat(dpid); !ok || st.ppid == c.PID() || st.pgid == c.PID() {
+				t.Fatalf("daemon %d: %+v, %v; want it running, neither the server's child nor in its group", dpid, st, ok)
+			}
+			if !processGone(cpid) {
+				t.Fatalf("the daemon's first parent %d still runs", cpid)
+			}
+			if len(tt.env) > 0 && tt.env[0] == helperExitEnv+"=1" {
+				select {
+				case <-c.Exited():
+				case <-time.After(20 * time.Second):
+					t.Fatal("the server did not exit on its own")
+				}
+			}
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			waitGone(t, dpid, 10*time.Second)
+		})
+	}
+	t.Cleanup(func() {
+		// After the subtests, as in TestStdioCloseEndsDetachedDescendants.
+		for name, p := range map[string]*exec.Cmd{"without a mark": unmarked, "with another mark": otherMark} {
+			if processGone(p.Process.Pid) {
+				t.Errorf("process %d, started beside the servers %s, was ended by their Close", p.Process.Pid, name)
+			}
+		}
+	})
+}
+
+// A server that never had a child is not swept for its mark (it cannot
+// have left a daemon); one that had a child, though it waited for it, is.
+func TestFollowNotesChildren(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mode   string
+		forked bool
+	}{{"exit-on-eof", false}, {"daemon", true}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			opts := helperOptions(t, tt.mode)
+			cmd := exec.Command(opts.Command)
+			cmd.Env = append(os.Environ(), opts.Env...)
+			cmd.SysProcAttr = procAttr()
+			if _, err := cmd.StdinPipe(); err != nil { // held open
+				t.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			e := newEscapees(cmd.Process.Pid, serverMark())
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil {
+				t.Fatalf("the helper's report: %v", err)
+			}
+			if tt.mode == "daemon" {
+				var cpid, dpid int
+				fmt.Sscanf(line, "%d %d", &cpid, &dpid)
+				t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+			}
+			e.follow(cmd.Process.Pid)
+			if !e.looked || e.forked != tt.forked {
+				t.Errorf("after follow: looked %v, forked %v; want true, %v", e.looked, e.forked, tt.forked)
+			}
+		})
+	}
+}
+
+// The mark is found as a whole entry only, wherever the reads cut it.
+func TestContainsEntry(t *testing.T) {
+	t.Parallel()
+	mark := []byte("\x00MCPX_SERVER_MARK=ABC\x00")
+	tests := []struct {
+		environ string
+		want    bool
+	}{
+		{"MCPX_SERVER_MARK=ABC\x00", true},
+		{"A=1\x00MCPX_SERVER_MARK=ABC\x00B=2\x00", true},
+		{"A=1\x00B=2\x00MCPX_SERVER_MARK=ABC\x00", true},
+		{"", false},
+		{"A=1\x00MCPX_SERVER_MARK=ABCD\x00", false},
+		{"A=1\x00MCPX_SERVER_MARK=AB\x00", false},
+		{"XMCPX_SERVER_MARK=ABC\x00", false},
+		{"A=MCPX_SERVER_MARK=ABC\x00", false},
+		{"MCPX_SERVER_MARK=ABC", false}, // cut: not the whole entry
+	}
+	for _, tt := range tests {
+		for _, size := range []int{len(mark), len(mark) + 1, 64} {
+			for _, r := range []io.Reader{strings.NewReader(tt.environ), iotest.OneByteReader(strings.NewReader(tt.environ))} {
+				if got := containsEntry(r, mark, make([]byte, size)); got != tt.want {
+					t.Errorf("containsEntry(%q) through %d bytes = %v, want %v", tt.environ, size, got, tt.want)
+				}
+			}
+		}
+	}
+}
+
+// What a sweep costs, per process on the system, when a server had
+// children (go test -bench Sweep ./transport).
+func BenchmarkSweep(b *testing.B) {
+	names, err := procNames()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &escapees{mark: []byte("\x00" + serverMark() + "\x00"), looked: true, forked: true}
+	for b.Loop() {
+		e.sweep(-1)
+	}
+	b.ReportMetric(float64(len(names)), "entries")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(names)), "ns/entry")
 }

@@ -9,8 +9,9 @@ import "syscall"
 // that left its process group. README.md says so.
 type escapees struct{}
 
-func newEscapees(int) *escapees { return &escapees{} }
+func newEscapees(int, string) *escapees { return &escapees{} }
 
 func (*escapees) follow(int)            {}
+func (*escapees) sweep(int)             {}
 func (*escapees) refollow(int)          {}
 func (*escapees) signal(syscall.Signal) {}

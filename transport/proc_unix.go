@@ -34,11 +34,11 @@ func canEnter(dir string) error {
 }
 
 // startTree returns the process group of the server p, just started with
-// procAttr (its process id is the group's id), whose watchdog starts
-// watchdogAfter later.
-func startTree(p *os.Process) (procTree, error) {
+// procAttr (its process id is the group's id) and with mark in its
+// environment (see serverMark), whose watchdog starts watchdogAfter later.
+func startTree(p *os.Process, mark string) (procTree, error) {
 	g := newProcessGroup(p.Pid, watchdogAfter)
-	g.escaped = newEscapees(p.Pid)
+	g.escaped = newEscapees(p.Pid, mark)
 	return g, nil
 }
 
@@ -138,7 +138,15 @@ func (g *processGroup) terminate() {
 	}
 }
 
+// kill sends the group SIGKILL, and the server's descendants found
+// outside it; those that hold its mark are looked for first when the
+// server may have left some that no follow found (see escapees.sweep):
+// kill is also what ends the leftovers of a server that exited on its
+// own, before any follow.
 func (g *processGroup) kill() {
+	if g.escaped != nil {
+		g.escaped.sweep(g.id)
+	}
 	_ = syscall.Kill(-g.id, syscall.SIGKILL)
 	if g.escaped != nil {
 		g.escaped.signal(syscall.SIGKILL)
@@ -147,7 +155,7 @@ func (g *processGroup) kill() {
 
 // release kills what is left of the group, the watchdog with it, and
 // the server's descendants found outside it, with what they started
-// since; and reaps the watchdog.
+// since and what holds its mark; and reaps the watchdog.
 func (g *processGroup) release() {
 	if g.timer.Stop() {
 		close(g.started) // it never ran

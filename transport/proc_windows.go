@@ -34,8 +34,9 @@ func canEnter(string) error { return nil }
 // the job too, so a launcher (npx.cmd, which Windows runs through cmd.exe;
 // cmd /c) cannot leave the real server behind, and if mcpx dies, Windows
 // closes the handle and the whole tree ends with it. On error the server
-// is still suspended and the caller kills it.
-func startTree(p *os.Process) (procTree, error) {
+// is still suspended and the caller kills it. There is no mark (see
+// serverMark): the job holds every descendant already.
+func startTree(p *os.Process, _ string) (procTree, error) {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating a job object: %w", err)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,8 @@ type StdioOptions struct {
 	Command string
 	Args    []string
 	// Env holds extra KEY=VALUE entries added to mcpx's own environment
-	// (later entries win).
+	// (later entries win). On Linux the server's mark (serverMark) comes
+	// after them.
 	Env []string
 	// Dir is the working directory of the server; empty means mcpx's own.
 	Dir string
@@ -122,8 +124,15 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	}
 	cmd := exec.Command(opts.Command, opts.Args...)
 	cmd.Dir = opts.Dir
-	if len(opts.Env) > 0 {
-		cmd.Env = append(os.Environ(), opts.Env...)
+	env := opts.Env
+	// The mark goes last, so that it wins over one the server would
+	// otherwise inherit (mcpx run by another mcpx's server).
+	mark := serverMark()
+	if mark != "" {
+		env = append(slices.Clip(env), mark)
+	}
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.SysProcAttr = procAttr()
 
@@ -157,7 +166,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		}
 		return nil, fmt.Errorf("%w: cannot start server %q: %v", ErrConnect, opts.Command, startProblem(cmd.Path, unwrapExec(err)))
 	}
-	tree, err := startTree(cmd.Process)
+	tree, err := startTree(cmd.Process, mark)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
