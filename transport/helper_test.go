@@ -21,10 +21,11 @@ import (
 )
 
 const (
-	helperStdoutEnv = "MCPX_HELPER_STDOUT" // base64 bytes the "script" mode writes on stdout
-	helperStderrEnv = "MCPX_HELPER_STDERR" // base64 bytes the "script" mode writes on stderr
-	helperExitEnv   = "MCPX_HELPER_EXIT"   // exit code of "script"; "kill" makes it SIGKILL itself; set: "daemon" exits once it has reported
-	helperNoExitEnv = "MCPX_HELPER_NOEXIT" // set: "detached" and "daemon" run on after stdin EOF, until SIGTERM
+	helperStdoutEnv  = "MCPX_HELPER_STDOUT"  // base64 bytes the "script" mode writes on stdout
+	helperStderrEnv  = "MCPX_HELPER_STDERR"  // base64 bytes the "script" mode writes on stderr
+	helperExitEnv    = "MCPX_HELPER_EXIT"    // exit code of "script"; "kill" makes it SIGKILL itself; set: "daemon" exits once it has reported
+	helperNoExitEnv  = "MCPX_HELPER_NOEXIT"  // set: "detached" and "daemon" run on after stdin EOF, until SIGTERM
+	helperPidFileEnv = "MCPX_HELPER_PIDFILE" // where "daemon-at-eof" writes its daemon's pids
 )
 
 func runHelper(mode string) int {
@@ -182,24 +183,31 @@ func runHelper(mode string) int {
 		// server. Report the child's and the grandchild's pids once the
 		// child has been waited for, then exit on stdin EOF (at once,
 		// given helperExitEnv).
-		exe, err := os.Executable()
-		if err != nil {
-			return 103
+		pids, code := startDaemon()
+		if code != 0 {
+			return code
 		}
-		c := exec.Command(exe)
-		c.Env = append(os.Environ(), helperEnv+"=daemonize")
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		out, err := c.Output()
-		if err != nil {
-			return 105
-		}
-		fmt.Printf("%d %s", c.Process.Pid, out)
+		fmt.Print(pids)
 		if os.Getenv(helperExitEnv) != "" {
 			return 0
 		}
 		io.Copy(io.Discard, os.Stdin)
 		if os.Getenv(helperNoExitEnv) != "" {
 			select {}
+		}
+		return 0
+	case "daemon-at-eof":
+		// Start nothing until stdin's EOF, then start a daemon as
+		// "daemon" does, write its pids in the file helperPidFileEnv
+		// names, and exit.
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		pids, code := startDaemon()
+		if code != 0 {
+			return code
+		}
+		if err := os.WriteFile(os.Getenv(helperPidFileEnv), []byte(pids), 0o600); err != nil {
+			return 107
 		}
 		return 0
 	case "daemonize":
@@ -274,6 +282,24 @@ func runHelper(mode string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 	return 99
+}
+
+// startDaemon starts a "daemonize" child in a session of its own and
+// waits for it; it returns the child's and the daemon's pids, or an exit
+// code.
+func startDaemon() (string, int) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", 103
+	}
+	c := exec.Command(exe)
+	c.Env = append(os.Environ(), helperEnv+"=daemonize")
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := c.Output()
+	if err != nil {
+		return "", 105
+	}
+	return fmt.Sprintf("%d %s", c.Process.Pid, out), 0
 }
 
 // processGone reports whether pid no longer runs. A zombie (exited, not yet

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -50,8 +51,11 @@ type escapees struct {
 	mark []byte
 	// looked is set once a follow has found the server running, and
 	// forked once one found it with children, or having had children it
-	// waited for (see sweep).
+	// waited for (see sweep); exitForked once the server, exited, shows
+	// it had waited for children (exiting: set by the goroutine that
+	// reaps the server, while Close may follow).
 	looked, forked bool
+	exitForked     atomic.Bool
 }
 
 // serverMarkVar names the environment variable that marks a server's
@@ -93,15 +97,16 @@ func (e *escapees) follow(pgid int) {
 // process on the system (BenchmarkSweep), so it is skipped for a server
 // a follow found running without children and without any child it
 // waited for (the kernel counts their page faults, cminflt in
-// /proc/PID/stat, which any process that ran has): nothing it started
-// can have lost its parent. So a plain server that starts nothing pays
-// nothing, while one that ever had a child (a launcher, a shell, a
-// daemon's first fork), or that exited before any follow, is swept. Not
-// swept: a server seen without children that starts its first after
-// the last follow, as mcpx shuts it down, or whose children are reaped
-// unseen (SIGCHLD ignored).
+// /proc/PID/stat, which any process that ran has), nor had waited for
+// any when it exited (exiting): nothing it started can have lost its
+// parent. So a plain server that starts nothing pays nothing, while one
+// that ever had a child (a launcher, a shell, a daemon's first fork), or
+// that exited before any follow, is swept. Not swept: a server seen
+// without children that starts its first after the last follow, as mcpx
+// shuts it down, and exits without waiting for it, or whose children
+// are reaped unseen (SIGCHLD ignored).
 func (e *escapees) sweep(pgid int) {
-	if e.mark == nil || (e.looked && !e.forked) {
+	if e.mark == nil || (e.looked && !e.forked && !e.exitForked.Load()) {
 		return
 	}
 	names, err := procNames()
@@ -133,6 +138,35 @@ func (e *escapees) sweep(pgid int) {
 			continue
 		}
 		e.record(p)
+	}
+}
+
+// exiting waits for the server to exit, without reaping it (waitid with
+// WNOWAIT: os/exec reaps it next), and notes whether it had waited for
+// children by then. Its zombie's /proc/PID/stat still counts them
+// (cminflt), though its children have gone to init: so a server that
+// starts a daemon only once mcpx shuts it down, after the last follow,
+// is swept if it waits for the daemon's first fork.
+func (e *escapees) exiting() {
+	if e.server.pid == 0 {
+		return
+	}
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, e.server.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(e.server.pid) + "/stat")
+	if err != nil {
+		return
+	}
+	if st, _, ok := parseProcFields(b); ok && st.start == e.server.start && st.cminflt > 0 {
+		e.exitForked.Store(true)
 	}
 }
 
@@ -320,23 +354,33 @@ func readProcStat(pid int) (procStat, bool) {
 // session ... cminflt ... starttime ...". The command name may hold spaces and
 // parentheses: the fields start after its last ')'.
 func parseProcStat(b []byte) (procStat, bool) {
+	st, state, ok := parseProcFields(b)
+	if !ok || state == 'Z' || state == 'X' {
+		return procStat{}, false
+	}
+	return st, true
+}
+
+// parseProcFields parses a /proc/PID/stat line as parseProcStat does,
+// a zombie's too, and returns the process's state.
+func parseProcFields(b []byte) (procStat, byte, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return procStat{}, false
+		return procStat{}, 0, false
 	}
 	f := bytes.Fields(b[i+1:])
 	// f[0] is field 3 (state), so field n is f[n-3].
-	if len(f) < 20 || f[0][0] == 'Z' || f[0][0] == 'X' {
-		return procStat{}, false
+	if len(f) < 20 {
+		return procStat{}, 0, false
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgid, err2 := strconv.Atoi(string(f[2]))
 	cminflt, err3 := strconv.ParseUint(string(f[8]), 10, 64)
 	start, err4 := strconv.ParseUint(string(f[19]), 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-		return procStat{}, false
+		return procStat{}, 0, false
 	}
-	return procStat{ppid: ppid, pgid: pgid, start: start, cminflt: cminflt}, true
+	return procStat{ppid: ppid, pgid: pgid, start: start, cminflt: cminflt}, f[0][0], true
 }
 
 // listChildren returns the children of pid from /proc/PID/task/TID/children

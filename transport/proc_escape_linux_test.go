@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -201,6 +202,34 @@ func TestStdioCloseEndsDaemons(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A server that starts a daemon only once its stdin ends, as Close
+// shuts it down, after the last follow found it without children, and
+// exits, is swept all the same: it waited for the daemon's first fork,
+// which its remains tell.
+func TestStdioCloseEndsDaemonStartedAtShutdown(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	opts := helperOptions(t, "daemon-at-eof", helperPidFileEnv+"="+pidFile)
+	opts.CloseGrace = 20 * time.Second // it exits within, before any other follow
+	c := startHelper(t, opts)
+	if f := readFrame(t, c); string(f.Data) != "ready" {
+		t.Fatalf("the helper said %q, want ready", f.Data)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the server wrote no pids: %v", err)
+	}
+	var cpid, dpid int
+	if _, err := fmt.Sscanf(string(b), "%d %d", &cpid, &dpid); err != nil {
+		t.Fatalf("the helper's pids %q: %v", b, err)
+	}
+	t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+	waitGone(t, dpid, 10*time.Second)
 }
 
 // A server that never had a child is not swept for its mark (it cannot

@@ -13,5 +13,6 @@ func newEscapees(int, string) *escapees { return &escapees{} }
 
 func (*escapees) follow(int)            {}
 func (*escapees) sweep(int)             {}
+func (*escapees) exiting()              {}
 func (*escapees) refollow(int)          {}
 func (*escapees) signal(syscall.Signal) {}

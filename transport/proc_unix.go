@@ -124,6 +124,13 @@ func (g *processGroup) follow() {
 	}
 }
 
+// exiting waits for the server to exit (see escapees.exiting).
+func (g *processGroup) exiting() {
+	if g.escaped != nil {
+		g.escaped.exiting()
+	}
+}
+
 // terminate sends the group SIGTERM, then SIGCONT, as a shell's kill does
 // for a stopped job: a stopped process (one the kernel stopped for using
 // the terminal, or a person with SIGSTOP) would otherwise hold the SIGTERM

@@ -128,6 +128,8 @@ const killedExitCode = 1
 // server starts, however it detaches.
 func (jobObject) follow() {}
 
+func (jobObject) exiting() {}
+
 func (j jobObject) terminate() { j.kill() }
 
 func (j jobObject) kill() { _ = windows.TerminateJobObject(windows.Handle(j), killedExitCode) }

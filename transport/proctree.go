@@ -13,6 +13,11 @@ type procTree interface {
 	// Linux, its descendants outside its process group (setsid, a
 	// detached child). Elsewhere it does nothing.
 	follow()
+	// exiting returns once the server has exited, before it is reaped
+	// (the caller reaps it next), having noted what only its remains
+	// tell: on Linux, whether it waited for children since the last
+	// follow. Elsewhere it returns at once.
+	exiting()
 	// terminate asks the whole tree to end: SIGTERM to the group on Unix.
 	// Windows has no such request for a console program, so there it ends
 	// the job outright.

@@ -27,6 +27,7 @@ func (f *fakeTree) follow()    { f.step("follow") }
 func (f *fakeTree) terminate() { f.step("terminate") }
 func (f *fakeTree) kill()      { f.step("kill") }
 func (f *fakeTree) release()   { f.step("release") }
+func (f *fakeTree) exiting()   {}
 
 // The shutdown sequence is the same on every platform; only the meaning
 // of the steps differs (signals to a process group, a job object).

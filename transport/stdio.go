@@ -196,6 +196,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	c.lines.note = func(kind EventKind, text string) { c.observe(Event{Time: time.Now(), Kind: kind, Text: text}) }
 	unwatch := watchTerminalStops(cmd.Process.Pid, c.terminalStopped)
 	go func() {
+		tree.exiting()
 		c.exitErr = cmd.Wait()
 		unwatch()
 		close(c.exited)
