@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Normalizer replaces volatile values (session ids, timestamps, UUIDs) in
@@ -106,11 +108,14 @@ func (ns *Normalizers) withTimestamps() *Normalizers {
 	return out
 }
 
-// Empty reports whether there is nothing to apply.
+// Empty reports whether ns holds no normalizers (server marks are
+// replaced all the same, see serverMarks).
 func (ns *Normalizers) Empty() bool { return ns == nil || len(ns.list) == 0 }
 
-// String applies every normalizer to s, in order.
+// String applies every normalizer to s, in order, after the server
+// marks (serverMarks).
 func (ns *Normalizers) String(s string) string {
+	s = serverMarks(s)
 	if ns == nil {
 		return s
 	}
@@ -123,9 +128,6 @@ func (ns *Normalizers) String(s string) string {
 // Value applies the normalizers to every string (member names excepted)
 // in a decoded JSON value, in place where it can, and returns the result.
 func (ns *Normalizers) Value(v any) any {
-	if ns.Empty() {
-		return v
-	}
 	switch x := v.(type) {
 	case string:
 		return ns.String(x)
@@ -139,6 +141,22 @@ func (ns *Normalizers) Value(v any) any {
 		}
 	}
 	return v
+}
+
+// serverMarkRE matches the value of a stdio server's mark (see
+// transport.ServerMarkPrefix), which is new for every server mcpx starts.
+var serverMarkRE = regexp.MustCompile(regexp.QuoteMeta(transport.ServerMarkPrefix) + `[A-Z2-7]{26}`)
+
+// serverMarks replaces in s the values of stdio servers' marks with
+// "<server-mark>": always, whatever the normalizers, since a server that
+// shows its environment (a get-env tool) would otherwise differ from its
+// recording on every run. The prefix is looked for first: most strings
+// have none.
+func serverMarks(s string) string {
+	if !strings.Contains(s, transport.ServerMarkPrefix) {
+		return s
+	}
+	return serverMarkRE.ReplaceAllString(s, "<server-mark>")
 }
 
 // Ignore is one thing replay and verify leave out when they compare

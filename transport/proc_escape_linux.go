@@ -63,8 +63,8 @@ type escapees struct {
 const serverMarkVar = "MCPX_SERVER_MARK"
 
 // serverMark returns a new server's mark entry, NAME=VALUE, for its
-// environment.
-func serverMark() string { return serverMarkVar + "=" + rand.Text() }
+// environment: ServerMarkPrefix and 128 random bits.
+func serverMark() string { return serverMarkVar + "=" + ServerMarkPrefix + rand.Text() }
 
 // newEscapees notes the server pid, just started (mcpx's child, not yet
 // waited for, so the id is the server's), and its mark entry ("" none).

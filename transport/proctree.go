@@ -78,3 +78,11 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 		return false
 	}
 }
+
+// ServerMarkPrefix begins the value of the mark mcpx puts in a stdio
+// server's environment on Linux (MCPX_SERVER_MARK, see escapees), followed
+// by 26 characters of base32 (A-Z, 2-7). The value is new for every server,
+// so record normalizes it wherever a message holds it (a tool that shows
+// its environment): a trace of such a server is compared equal run after
+// run.
+const ServerMarkPrefix = "mcpx-mark-"
