@@ -130,17 +130,36 @@ func (ns *Normalizers) String(s string) string {
 func (ns *Normalizers) Value(v any) any {
 	switch x := v.(type) {
 	case string:
-		return ns.String(x)
+		if s := ns.String(x); s != x {
+			return s
+		}
 	case map[string]any:
 		for k, e := range x {
-			x[k] = ns.Value(e)
+			if n, changed := ns.value(e); changed {
+				x[k] = n
+			}
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = ns.Value(e)
+			if n, changed := ns.value(e); changed {
+				x[i] = n
+			}
 		}
 	}
 	return v
+}
+
+// value is Value, and whether it replaced v (a string): a container is
+// changed in place, and an unchanged string is not stored again (nor
+// boxed again, which allocates).
+func (ns *Normalizers) value(v any) (any, bool) {
+	if s, ok := v.(string); ok {
+		if n := ns.String(s); n != s {
+			return n, true
+		}
+		return v, false
+	}
+	return ns.Value(v), false
 }
 
 // serverMarkRE matches the value of a stdio server's mark (see
