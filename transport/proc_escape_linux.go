@@ -95,16 +95,20 @@ func (e *escapees) follow(pgid int) {
 // server's mark, when the server may have left some that no walk finds.
 // Reading every process's environment costs a few microseconds per
 // process on the system (BenchmarkSweep), so it is skipped for a server
-// a follow found running without children and without any child it
-// waited for (the kernel counts their page faults, cminflt in
-// /proc/PID/stat, which any process that ran has), nor had waited for
-// any when it exited (exiting): nothing it started can have lost its
-// parent. So a plain server that starts nothing pays nothing, while one
-// that ever had a child (a launcher, a shell, a daemon's first fork), or
-// that exited before any follow, is swept. Not swept: a server seen
-// without children that starts its first after the last follow, as mcpx
-// shuts it down, and exits without waiting for it, or whose children
-// are reaped unseen (SIGCHLD ignored).
+// whose tree, as a follow found it running, holds no process that ever
+// waited for a child (the kernel counts the page faults of the children
+// a process waited for, cminflt in /proc/PID/stat, which any process
+// that ran has), and that had waited for none when it exited (exiting):
+// a process is orphaned only when its parent exits, and a parent that
+// exits is waited for by its own, in the tree (or the server's exit,
+// which mcpx sees), so nothing the tree started can have lost its
+// parent; what still has its parent, the walk finds. So a server that
+// starts nothing, or whose children (a launcher's server) all still run,
+// pays nothing, while one whose tree ever waited for a child (a shell, a
+// daemon's first fork), or that exited before any follow, is swept. Not
+// swept: what a tree that had waited for no child by the last follow
+// starts as mcpx shuts it down and leaves, when the server itself waits
+// for none; children reaped unseen (SIGCHLD ignored).
 func (e *escapees) sweep(pgid int) {
 	if e.mark == nil || (e.looked && !e.forked && !e.exitForked.Load()) {
 		return
@@ -269,9 +273,11 @@ func (e *escapees) walk(roots []procID, pgid int) {
 		}
 		if p == e.server {
 			e.looked = true
-			if len(kids) > 0 || st.cminflt > 0 {
-				e.forked = true
-			}
+		}
+		if st.cminflt > 0 {
+			// It waited for a child, which may have left children of
+			// its own to init: a daemon's first fork.
+			e.forked = true
 		}
 		for _, k := range kids {
 			st, ok := readProcStat(k)
