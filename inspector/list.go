@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,7 +232,11 @@ func (s *Session) list(ctx context.Context, method, key string, base map[string]
 		cacheGen = cache.generation()
 	}
 	limit := cmp.Or(s.maxPages, maxPages)
-	seen := map[string]bool{}
+	// seen holds a digest of each cursor followed, not the cursor: a
+	// cursor is as long as the server makes it, and a server that sends
+	// a new 50 MB cursor with each empty page would otherwise have mcpx
+	// keep every one of them until the page cap.
+	seen := map[[sha256.Size]byte]bool{}
 	// next is the cursor to send (nil for the first page), nextRaw the
 	// same as the server sent it.
 	var next *string
@@ -276,6 +281,10 @@ func (s *Session) list(ctx context.Context, method, key string, base map[string]
 		}
 		out.Items = append(out.Items, items...)
 		out.Pages++
+		var key [sha256.Size]byte
+		if c != nil {
+			key = sha256.Sum256([]byte(*c))
+		}
 		switch {
 		case cerr != nil:
 			return out.incomplete(method, nil, rawNext, fmt.Errorf("%s: %w", label, cerr))
@@ -285,14 +294,14 @@ func (s *Session) list(ctx context.Context, method, key string, base map[string]
 			}
 			out.whole = out.Pages == 1
 			return out, nil
-		case seen[*c]:
+		case seen[key]:
 			return out.incomplete(method, c, rawNext, &PaginationError{Method: method, Cursor: *c, Repeated: true, Pages: out.Pages})
 		case out.Pages >= limit:
 			return out.incomplete(method, c, rawNext, &PaginationError{Method: method, Pages: out.Pages})
 		case *c == "":
 			s.warnOnce("empty cursor "+method, `%s: the server sent an empty nextCursor (""); mcpx asks for the page at it, as an empty string is a valid cursor (spec 2026-07-28: server/utilities/pagination); a server that means the end of the list leaves nextCursor out`, label)
 		}
-		seen[*c] = true
+		seen[key] = true
 		next, nextRaw = c, rawNext
 	}
 	// The walk ended at a restart: the pages before are the list.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -612,5 +614,50 @@ func TestListKey(t *testing.T) {
 		if got := ListKey(method); got != key {
 			t.Errorf("ListKey(%q) = %q, want %q", method, got, key)
 		}
+	}
+}
+
+// TestListKeepsNoCursorItFollowed: a walk remembers the cursors it
+// followed (to stop at a loop) by digest, so a server that answers each
+// page with a new cursor of megabytes and no items does not make mcpx
+// hold every cursor until the page cap.
+func TestListKeepsNoCursorItFollowed(t *testing.T) {
+	const pages, size = 33, 1 << 20
+	s, srv, _ := newTestSession(t, Options{})
+	cursor := func(i int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("c", size) }
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ch := make(chan listResult, 1)
+	go func() {
+		res, err := s.List(context.Background(), ListTools, nil)
+		ch <- listResult{res, err}
+	}()
+	var grew uint64
+	for i := range pages {
+		req := srv.nextRequest(ListTools)
+		if i == pages-1 {
+			var now runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&now)
+			grew = now.HeapAlloc - min(now.HeapAlloc, before.HeapAlloc)
+			srv.reply(req, `{"tools":[{"name":"last","inputSchema":{"type":"object"}}]}`)
+			break
+		}
+		srv.reply(req, `{"tools":[],"nextCursor":"`+cursor(i)+`"}`)
+	}
+	var r listResult
+	select {
+	case r = <-ch:
+	case <-time.After(wait):
+		t.Fatal("List did not return")
+	}
+	if r.err != nil || len(r.res.Items) != 1 {
+		t.Fatalf("List = %v, %v; want the one item of the last page", r.res, r.err)
+	}
+	// The cursors followed are (pages-1)*size bytes; a walk holds one or
+	// two of them at a time (and the frames that carry them).
+	if limit := uint64(16 * size); grew > limit {
+		t.Errorf("the heap grew by %d MiB during a walk of %d pages with %d MiB cursors, want at most %d MiB", grew>>20, pages, size>>20, limit>>20)
 	}
 }
