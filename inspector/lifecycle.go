@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/mcp"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -178,8 +179,8 @@ func (e *VersionError) Error() string {
 		return fmt.Sprintf("server chose protocol version %q, a stateless revision, which has no initialize handshake (offered %q; in the handshake mcpx speaks %s)",
 			e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 	}
-	return fmt.Sprintf("server chose protocol version %q, which mcpx does not speak (offered %q; mcpx speaks %s)",
-		e.Got, e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
+	return fmt.Sprintf("server chose protocol version %s, which mcpx does not speak (offered %q; mcpx speaks %s)",
+		jsonrpc.QuoteClipped(e.Got), e.Offered, strings.Join(mcp.HandshakeVersions, ", "))
 }
 
 // Is makes errors.Is(err, ErrUnsupportedVersion) true.

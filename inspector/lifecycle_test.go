@@ -172,6 +172,21 @@ func TestLegacyRejects(t *testing.T) {
 			},
 		},
 		{
+			// A version of a megabyte is quoted cut, with its length:
+			// the error is one line a person reads.
+			name:   "a version of a megabyte",
+			answer: func(srv *fakeServer, req *jsonrpc.Message) { srv.reply(req, initResult(strings.Repeat("9", 1<<20))) },
+			check: func(t *testing.T, err error) {
+				var ve *VersionError
+				if !errors.As(err, &ve) || len(ve.Got) != 1<<20 {
+					t.Fatalf("err = %v, want a *VersionError with the version whole", err)
+				}
+				if msg := err.Error(); len(msg) > 1000 || !strings.Contains(msg, `…" (1048576 bytes), which mcpx does not speak`) {
+					t.Errorf("message of %d bytes: %.300q, want the version cut, with its length", len(msg), msg)
+				}
+			},
+		},
+		{
 			name: "missing version",
 			answer: func(srv *fakeServer, req *jsonrpc.Message) {
 				srv.reply(req, `{"capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)

@@ -853,7 +853,7 @@ type UnsupportedVersionError struct {
 func (e *UnsupportedVersionError) Error() string {
 	msg := fmt.Sprintf("the server does not support protocol version %s", cmp.Or(e.Requested, "requested"))
 	if len(e.Supported) > 0 {
-		msg += " (it supports " + strings.Join(e.Supported, ", ") + ")"
+		msg += " (it supports " + versionList(e.Supported) + ")"
 	}
 	if e.Err != nil {
 		msg = e.Err.Error() + ": " + msg
@@ -862,6 +862,27 @@ func (e *UnsupportedVersionError) Error() string {
 		msg += "; those are handshake-era versions"
 	}
 	return msg
+}
+
+// maxVersionsNamed bounds the versions an error names of those a server
+// says it supports: a server's list may be any length.
+const maxVersionsNamed = 10
+
+// versionList names the versions a server supports for an error: at
+// most maxVersionsNamed of them, each cut as jsonrpc.Clip cuts a
+// peer's text.
+func versionList(vs []string) string {
+	var b strings.Builder
+	for i, v := range vs[:min(len(vs), maxVersionsNamed)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(jsonrpc.Clip(v))
+	}
+	if len(vs) > maxVersionsNamed {
+		fmt.Fprintf(&b, " and %d more", len(vs)-maxVersionsNamed)
+	}
+	return b.String()
 }
 
 // HandshakeEra reports whether the server named versions and all of them

@@ -1035,3 +1035,17 @@ func TestModernServerRequestsUnanswered(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsupportedVersionErrorNamesFewVersions: the versions a server says
+// it supports are named, at most ten and each cut, so a server's list of
+// any length makes one line.
+func TestUnsupportedVersionErrorNamesFewVersions(t *testing.T) {
+	vs := []string{strings.Repeat("v", 1<<20)}
+	for i := range 1000 {
+		vs = append(vs, fmt.Sprintf("2000-01-%02d", i%28+1))
+	}
+	msg := (&UnsupportedVersionError{Requested: "2026-07-28", Supported: vs}).Error()
+	if len(msg) > 1000 || !strings.Contains(msg, "… (1048576 bytes), 2000-01-01,") || !strings.HasSuffix(msg, " and 991 more)") {
+		t.Errorf("message of %d bytes: %.400q", len(msg), msg)
+	}
+}
