@@ -140,6 +140,9 @@ type Legacy struct {
 	// info is written once by Open and read by the session's read loop
 	// (a server's message may arrive while Open is still running).
 	info atomic.Pointer[ServerInfo]
+	// offered is the capabilities object Open sent in initialize, for
+	// the read loop to judge the server's requests by; nil before.
+	offered atomic.Pointer[json.RawMessage]
 	// phase is where Open is: handshakeIdle before it runs (a session
 	// used without it, in tests), handshaking until it is about to send
 	// notifications/initialized, handshakeDone after.
@@ -197,6 +200,7 @@ func (l *Legacy) Open(ctx context.Context, s *Session) error {
 	if len(caps) == 0 {
 		caps = json.RawMessage("{}")
 	}
+	l.offered.Store(&caps)
 	params, err := initializeParams(offered, caps, l.ClientInfo)
 	if err != nil {
 		return fmt.Errorf("%s: encoding params: %w", mcp.MethodInitialize, err)
@@ -263,6 +267,23 @@ func (s *Session) handshakePending() bool {
 		l, ok = a.Chosen().(*Legacy)
 	}
 	return ok && l.phase.Load() == handshaking
+}
+
+// offeredCapabilities returns the client capabilities the session's
+// handshake declared in initialize, or nil when it has sent none (not
+// yet, or in the 2026-07-28 era, where requests carry them).
+func (s *Session) offeredCapabilities() json.RawMessage {
+	l, ok := s.life.(*Legacy)
+	if a, isAuto := s.life.(*Auto); isAuto {
+		l, ok = a.Chosen().(*Legacy)
+	}
+	if !ok {
+		return nil
+	}
+	if caps := l.offered.Load(); caps != nil {
+		return *caps
+	}
+	return nil
 }
 
 // Decorate leaves params untouched: handshake-era requests carry nothing extra.

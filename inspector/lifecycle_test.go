@@ -316,7 +316,7 @@ func TestBatchWarningDependsOnVersion(t *testing.T) {
 // basic/lifecycle, "Initialization") and answered all the same; once the
 // session is initialized, none is.
 func TestLegacyEarlyServerRequests(t *testing.T) {
-	ch, srv, w := startConnect(t, Options{})
+	ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{Capabilities: json.RawMessage(`{"roots":{},"sampling":{}}`)}})
 	init := srv.nextRequest("initialize")
 	srv.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
 	if m := srv.next(); m.ID.String() != `"p"` || string(m.Result) != "{}" {
@@ -338,6 +338,30 @@ func TestLegacyEarlyServerRequests(t *testing.T) {
 	}
 	srv.send(`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{}}`)
 	srv.next()
+	w.none()
+}
+
+// A server's request for a client capability mcpx did not declare in
+// initialize is warned about once per method (spec 2025-11-25:
+// basic/lifecycle, "Operation": only capabilities successfully
+// negotiated are used), and answered all the same; a declared one, ping
+// and a method of no capability are not.
+func TestServerRequestsOfUndeclaredCapabilities(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"elicitation":null}`)}})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+	srv.next()
+	if r := waitConnect(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	for i, method := range []string{"sampling/createMessage", "sampling/createMessage", "elicitation/create", "roots/list", "ping", "x/other"} {
+		id := fmt.Sprintf(`"s%d"`, i)
+		srv.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`)
+		if m := srv.next(); m.ID.String() != id {
+			t.Fatalf("%s answered with %s", method, m.Raw)
+		}
+	}
+	w.expect("the server sent sampling/createMessage, though mcpx did not declare the sampling capability", `basic/lifecycle, "Operation"`)
+	w.expect("the server sent elicitation/create, though mcpx did not declare the elicitation capability")
 	w.none()
 }
 

@@ -232,7 +232,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 				s.opts.OnServerRequest(m, nil, e)
 			}
 		},
-		OnRequest:      s.checkRequestTime,
+		OnRequest:      s.checkRequest,
 		OnNotification: s.handleNotification,
 		OnBatch:        s.checkBatch,
 		OnWarning:      opts.OnWarning,
@@ -1140,6 +1140,44 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 		return nil, rpcErr
 	}
 	return result, nil
+}
+
+// checkRequest judges a server's request when it arrives: its time
+// (checkRequestTime) and its capability (checkDeclared).
+func (s *Session) checkRequest(m *jsonrpc.Message) {
+	s.checkRequestTime(m)
+	s.checkDeclared(m)
+}
+
+// clientRequestCapabilities names the client capability each request a
+// server may send belongs to (spec 2025-11-25: client/roots,
+// client/sampling and client/elicitation, "Capabilities": a client that
+// supports the feature MUST declare it).
+var clientRequestCapabilities = map[string]string{
+	mcp.MethodRootsList:             "roots",
+	mcp.MethodSamplingCreateMessage: "sampling",
+	mcp.MethodElicitationCreate:     "elicitation",
+}
+
+// checkDeclared warns, once per method, about a request of the server's
+// for a client capability mcpx did not declare in initialize: both
+// parties only use capabilities that were successfully negotiated (spec
+// 2025-11-25: basic/lifecycle, "Operation"). It is answered as before,
+// with an error where mcpx has no handler for it; the warning says the
+// server should not have asked.
+func (s *Session) checkDeclared(m *jsonrpc.Message) {
+	name, ok := clientRequestCapabilities[m.Method]
+	if !ok {
+		return
+	}
+	caps := s.offeredCapabilities()
+	if caps == nil {
+		return
+	}
+	if v := rawjson.Member(caps, name); v != nil && !rawjson.IsNull(v) {
+		return
+	}
+	s.departOnce(context.Background(), "undeclared "+m.Method, "the server sent %s, though mcpx did not declare the %s capability in initialize (spec basic/lifecycle, \"Operation\": both parties only use capabilities that were successfully negotiated)", m.Method, name)
 }
 
 // checkRequestTime warns, once per method, about a server request other
