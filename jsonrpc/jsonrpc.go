@@ -112,25 +112,6 @@ var (
 // beyond it).
 const maxNesting = 10000
 
-// nestedBeyond reports whether data, read as JSON, opens more than max
-// objects and arrays at once.
-func nestedBeyond(data []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			i = rawjson.SkipString(data, i) - 1
-		case '{', '[':
-			if depth++; depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
-}
-
 // TopLevel returns the raw "id" and the "method" string of a frame that
 // is a JSON object, read without decoding the rest (a frame DecodeFrame
 // refused with ErrTooDeep): nil and "" for what it lacks.
@@ -171,7 +152,7 @@ func DecodeFrame(data []byte) (msgs []*Message, batch bool, err error) {
 		return nil, false, ErrEmptyFrame
 	}
 	if !json.Valid(trimmed) {
-		if nestedBeyond(trimmed, maxNesting) {
+		if rawjson.NestedBeyond(trimmed, maxNesting) {
 			return nil, false, ErrTooDeep
 		}
 		return nil, false, ErrNotJSON

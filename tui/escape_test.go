@@ -123,7 +123,7 @@ func TestEscapeJSONInvalidUTF8(t *testing.T) {
 			t.Errorf("Printer.JSON of %d bytes left invalid UTF-8: %q", len(doc), tail(out.String(), 40))
 		}
 		var streamed strings.Builder
-		if err := writePrettyJSON(&streamed, []byte(doc)); err != nil {
+		if err := writePrettyJSON(&streamed, []byte(doc), ""); err != nil {
 			t.Fatal(err)
 		}
 		if want := NewPrinter(nil, false).prettyJSON([]byte(doc), ""); streamed.String() != want {

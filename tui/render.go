@@ -158,10 +158,11 @@ func (p *Printer) saveHint() string {
 
 // JSON prints raw pretty-printed (and coloured when enabled), keeping the
 // member order and values exactly as received. Large JSON without colour
-// is written as it is laid out, never held twice in memory.
+// is written as it is laid out, never held twice in memory; so is JSON
+// nested deeper than maxIndentLevels, whose deeper levels are compact.
 func (p *Printer) JSON(raw json.RawMessage) {
-	if len(raw) >= streamJSONMin && !p.color && json.Valid(raw) {
-		writePrettyJSON(p.w, raw)
+	if (len(raw) >= streamJSONMin || rawjson.NestedBeyond(raw, maxIndentLevels)) && !p.color && json.Valid(raw) {
+		writePrettyJSON(p.w, raw, "")
 		return
 	}
 	fmt.Fprint(p.w, p.prettyJSON(raw, ""))
@@ -171,8 +172,17 @@ func (p *Printer) prettyJSON(raw json.RawMessage, indent string) string {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("null")
 	}
-	out := pretty.PrettyOptions(raw, &pretty.Options{Width: 80, Prefix: indent, Indent: "  ", SortKeys: false})
-	out = []byte(EscapeJSON(string(out)))
+	var out []byte
+	if rawjson.NestedBeyond(raw, maxIndentLevels) && json.Valid(raw) {
+		// Laid out as tidwall/pretty would, but not indented past
+		// maxIndentLevels (and escaped as EscapeJSON escapes).
+		var b bytes.Buffer
+		writePrettyJSON(&b, raw, indent)
+		out = b.Bytes()
+	} else {
+		out = pretty.PrettyOptions(raw, &pretty.Options{Width: 80, Prefix: indent, Indent: "  ", SortKeys: false})
+		out = []byte(EscapeJSON(string(out)))
+	}
 	if p.color {
 		out = pretty.Color(out, nil)
 	}

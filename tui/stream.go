@@ -23,6 +23,14 @@ const streamJSONMin = 64 << 10
 // on one line (tidwall/pretty's Width).
 const prettyWidth = 80
 
+// maxIndentLevels is the deepest level JSON output is indented to: an
+// object or array nested deeper is written on one line, compact (the
+// same JSON). Indenting costs two spaces a level on every line, so a
+// result of 18 KB nested 9,000 levels deep (mcpx reads 10,000) was laid
+// out in 162 MB, built in memory; capped, the output grows with the
+// document, not with the square of its depth.
+const maxIndentLevels = 64
+
 // prettyWriter writes JSON laid out exactly as tidwall/pretty lays it out
 // (Width 80, Indent two spaces, no prefix, keys in their order), then
 // escaped as EscapeJSON escapes it, without building it in memory.
@@ -38,12 +46,17 @@ type prettyWriter struct {
 	// a C1 or a bidirectional control) or an invalid byte: it then
 	// rewrites the whole text rune by rune.
 	c1 bool
+	// prefix begins every line (tidwall/pretty's Prefix).
+	prefix string
 }
 
-// writePrettyJSON writes valid JSON raw to w, pretty-printed.
-func writePrettyJSON(w io.Writer, raw []byte) error {
+// writePrettyJSON writes valid JSON raw to w, pretty-printed, each line
+// beginning with prefix. Objects and arrays nested deeper than
+// maxIndentLevels are written compact.
+func writePrettyJSON(w io.Writer, raw []byte, prefix string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	p := &prettyWriter{w: bw, c1: hasC1(raw)}
+	p := &prettyWriter{w: bw, c1: hasC1(raw), prefix: prefix}
+	p.emitString(prefix)
 	p.value(bytes.TrimSpace(raw), 0)
 	p.w.WriteByte('\n')
 	return bw.Flush()
@@ -106,6 +119,7 @@ func (p *prettyWriter) newline(tabs int, replaced bool) {
 	if replaced {
 		p.col = 0
 	}
+	p.emitString(p.prefix)
 	for range tabs {
 		p.emitString("  ")
 	}
@@ -113,6 +127,10 @@ func (p *prettyWriter) newline(tabs int, replaced bool) {
 
 func (p *prettyWriter) value(v []byte, tabs int) {
 	if len(v) == 0 {
+		return
+	}
+	if tabs >= maxIndentLevels && (v[0] == '{' || v[0] == '[') {
+		p.emit(rawjson.AppendCompactPrefix(nil, v, len(v), false))
 		return
 	}
 	switch v[0] {

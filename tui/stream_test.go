@@ -58,12 +58,63 @@ func TestPrettyWriterMatchesPretty(t *testing.T) {
 		}
 		want := EscapeJSON(string(pretty.PrettyOptions([]byte(d), &pretty.Options{Width: 80, Indent: "  "})))
 		var got bytes.Buffer
-		if err := writePrettyJSON(&got, []byte(d)); err != nil {
+		if err := writePrettyJSON(&got, []byte(d), ""); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want {
 			t.Fatalf("input %q\ngot\n%s\nwant\n%s", d, got.String(), want)
 		}
+		// And with a prefix on every line, as a log message's data is
+		// printed.
+		want = EscapeJSON(string(pretty.PrettyOptions([]byte(d), &pretty.Options{Width: 80, Prefix: "  ", Indent: "  "})))
+		got.Reset()
+		if err := writePrettyJSON(&got, []byte(d), "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want {
+			t.Fatalf("input %q with a prefix\ngot\n%s\nwant\n%s", d, got.String(), want)
+		}
+	}
+}
+
+// JSON nested deeper than maxIndentLevels is indented to that level and
+// compact below it: the same JSON, in output that grows with the
+// document, not with the square of its depth (18 KB nested 9,000 levels
+// deep was 162 MB), with or without colour, as a result or as a log
+// message's data.
+func TestDeepJSONIndentedToACap(t *testing.T) {
+	const depth = 9000
+	// Each level holds a C1 control, raw.
+	doc := `{"a":` + strings.Repeat("[{\"k\":\"\u009b\"},", depth) + `1` + strings.Repeat("]", depth) + `}`
+	for _, colour := range []bool{false, true} {
+		var b bytes.Buffer
+		NewPrinter(&b, colour).JSON(json.RawMessage(doc))
+		out := b.String()
+		if len(out) > 10*len(doc) {
+			t.Fatalf("colour %v: %d bytes of output for %d bytes of JSON", colour, len(out), len(doc))
+		}
+		if strings.Contains(out, "\u009b") || !strings.Contains(out, `\u009b`) {
+			t.Errorf("colour %v: the C1 control is not escaped", colour)
+		}
+		if colour {
+			continue
+		}
+		var got, want any
+		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+			t.Fatalf("output is not JSON: %v", err)
+		}
+		_ = json.Unmarshal([]byte(doc), &want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Error("output is not the same JSON")
+		}
+		if indent := "\n" + strings.Repeat("  ", maxIndentLevels) + `[{"k":"\u009b"},[{"k":`; !strings.Contains(out, indent) {
+			t.Errorf("no line indented %d levels holding the rest compact", maxIndentLevels)
+		}
+	}
+	var b bytes.Buffer
+	NewConsole(&b, false, false).LogMessage(json.RawMessage(`{"level":"info","data":` + doc + `}`))
+	if b.Len() > 10*len(doc) {
+		t.Fatalf("%d bytes of log output for %d bytes of JSON", b.Len(), len(doc))
 	}
 }
 

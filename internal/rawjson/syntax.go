@@ -76,3 +76,23 @@ func (p *SyntaxProblem) String() string {
 	}
 	return fmt.Sprintf("%s, at line %d, column %d: %s", p.Reason, p.Line, p.Column, p.Excerpt)
 }
+
+// NestedBeyond reports whether data, read as JSON, opens more than max
+// objects and arrays at once. It reads no further than it must: a
+// document that goes beyond max is told at the level that does.
+func NestedBeyond(data []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			i = SkipString(data, i) - 1
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
