@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
@@ -69,6 +70,90 @@ func (id ID) Int() (int64, bool) {
 	}
 	n, err := strconv.ParseInt(id.raw, 10, 64)
 	return n, err == nil
+}
+
+// IntegerValue returns the integer id that a number id written with a
+// fraction or an exponent equals (3.0, 3e0, 0.3e1 are 3), and false for
+// any other id, or one whose value is not an integer within int64.
+// JSON-RPC 2.0 says an id number SHOULD NOT have a fraction, and MCP's
+// ids are strings or integers; but a peer whose JSON library writes every
+// number as a float echoes 3 back as 3.0, and parsers that read numbers
+// as numbers (JavaScript's, Python's) take it for 3. Key keeps the text,
+// so IntegerValue is the explicit, separate comparison for the code that
+// decides to tolerate it (the connection engine, which says so).
+func (id ID) IntegerValue() (ID, bool) {
+	raw := id.raw
+	if len(raw) == 0 || len(raw) > maxExcerpt || raw[0] == '"' {
+		return ID{}, false
+	}
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	digitsOf := func(s string) (string, string) {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return s[:i], s[i:]
+	}
+	intPart, rest := digitsOf(raw)
+	if intPart == "" {
+		return ID{}, false
+	}
+	var frac string
+	if strings.HasPrefix(rest, ".") {
+		if frac, rest = digitsOf(rest[1:]); frac == "" {
+			return ID{}, false
+		}
+	}
+	exp := 0
+	marked := false
+	if len(rest) > 0 && (rest[0] == 'e' || rest[0] == 'E') {
+		marked = true
+		rest = rest[1:]
+		expNeg := strings.HasPrefix(rest, "-")
+		rest = strings.TrimLeft(rest, "+-")
+		var e string
+		if e, rest = digitsOf(rest); e == "" || len(e) > 3 {
+			return ID{}, false
+		}
+		exp, _ = strconv.Atoi(e)
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if rest != "" || (frac == "" && !marked) {
+		return ID{}, false // not a number, or an integer already
+	}
+	// The value is digits with its point after point digits.
+	digits := intPart + frac
+	point := len(intPart) + exp
+	if point < 0 {
+		point = 0
+	}
+	if point < len(digits) {
+		if strings.Trim(digits[point:], "0") != "" {
+			return ID{}, false
+		}
+		digits = digits[:point]
+	} else {
+		digits += strings.Repeat("0", point-len(digits))
+	}
+	digits = strings.TrimLeft(digits, "0")
+	if len(digits) > 19 {
+		return ID{}, false
+	}
+	if digits == "" {
+		digits = "0"
+	} else if neg {
+		digits = "-" + digits
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return ID{}, false
+	}
+	return Int(n), true
 }
 
 // Raw returns the id as written (nil when absent).

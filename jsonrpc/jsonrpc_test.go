@@ -285,6 +285,29 @@ func TestIDKey(t *testing.T) {
 	}
 }
 
+// IntegerValue reads the integer a number written with a fraction or an
+// exponent equals, and nothing else: not an integer as written (its Key
+// is exact already), a string, a value with a fraction, one beyond int64,
+// nor an exponent that would have it build a huge number.
+func TestIDIntegerValue(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want string // "" for none
+	}{
+		{`3.0`, `3`}, {`3e0`, `3`}, {`3E+0`, `3`}, {`0.3e1`, `3`}, {`30e-1`, `3`}, {`-7.000`, `-7`},
+		{`0.0`, `0`}, {`-0.0`, `0`}, {`1.5e3`, `1500`}, {`9223372036854775807.0`, `9223372036854775807`},
+		{`3`, ``}, {`-3`, ``}, {`"3.0"`, ``}, {`3.5`, ``}, {`35e-1`, ``}, {`1e19`, ``}, {`9223372036854775808.0`, ``},
+		{`1e999`, ``}, {`1e99999999`, ``}, {`3.`, ``}, {`.3e1`, ``}, {`3e`, ``}, {`null`, ``}, {`true`, ``}, {`{"a":1}`, ``},
+		{`0.00001e5`, `1`}, {`5e-400`, ``},
+	}
+	for _, tt := range tests {
+		got, ok := RawID([]byte(tt.raw)).IntegerValue()
+		if ok != (tt.want != "") || ok && got.String() != tt.want {
+			t.Errorf("IntegerValue(%s) = %s, %v; want %q", tt.raw, got, ok, tt.want)
+		}
+	}
+}
+
 func TestEncodeFrames(t *testing.T) {
 	tests := []struct {
 		name string

@@ -196,6 +196,12 @@ func TestResponseDiagnostics(t *testing.T) {
 		{"retyped id", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":"` + id.String() + `","result":{"ok":true}}`)
 		}, []string{"JSON type changed", "accepted"}, "call: "},
+		{"id written as a float", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `.0,"result":{"ok":true}}`)
+		}, []string{".0: the same number, but written with a fraction or an exponent", "accepted"}, "call: "},
+		{"id written with an exponent", func(r *remote, id jsonrpc.ID) {
+			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `0e-1,"result":{"ok":true}}`)
+		}, []string{"0e-1: the same number", "accepted"}, "call: "},
 		{"duplicate", func(r *remote, id jsonrpc.ID) {
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
 			r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":"again"}}`)

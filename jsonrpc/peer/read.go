@@ -96,12 +96,20 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	key := m.ID.Key()
 	p.mu.Lock()
 	pc, ok := p.pending[key]
-	retyped := false
+	retyped, refloated := false, false
 	if !ok {
 		// Some servers echo a numeric id back as a string (or the
 		// reverse): the same id, loosely.
 		if pc = p.lookupLoose(m.ID); pc != nil {
 			ok, retyped, key = true, true, pc.key
+		}
+	}
+	if !ok {
+		// Others write every number as a float: 3.0 for 3.
+		if n, isInt := m.ID.IntegerValue(); isInt {
+			if pc = p.pending[n.Key()]; pc != nil {
+				ok, refloated, key = true, true, pc.key
+			}
 		}
 	}
 	if ok && pc.gaveUp() {
@@ -130,6 +138,9 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	case ok:
 		if retyped {
 			p.depart(pc.ctx, "server answered request %s with id %s: the id's JSON type changed (accepted)", pc.id.Excerpt(), m.ID.Excerpt())
+		}
+		if refloated {
+			p.depart(pc.ctx, "server answered request %s with id %s: the same number, but written with a fraction or an exponent (accepted; the response's id must be the request's)", pc.id.Excerpt(), m.ID.Excerpt())
 		}
 		pc.resp <- m
 	case late:
