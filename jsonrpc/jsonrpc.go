@@ -112,6 +112,26 @@ var (
 // beyond it).
 const maxNesting = 10000
 
+// LeadingObjects returns the JSON objects that a frame that is not JSON
+// begins with, one after another (at most max of them): what a peer that
+// writes two messages on one line, or a message followed by other text,
+// sent. The frame is still no message (a message is one line of JSON),
+// but the ids and methods of these (TopLevel) tell the requests it meant
+// to answer or make.
+func LeadingObjects(data []byte, max int) [][]byte {
+	var out [][]byte
+	i := rawjson.SkipSpace(data, 0)
+	for len(out) < max && i < len(data) && data[i] == '{' {
+		end := rawjson.SkipValue(data, i)
+		if !json.Valid(data[i:end]) {
+			break
+		}
+		out = append(out, data[i:end])
+		i = rawjson.SkipSpace(data, end)
+	}
+	return out
+}
+
 // TopLevel returns the raw "id" and the "method" string of a frame that
 // is a JSON object, read without decoding the rest (a frame DecodeFrame
 // refused with ErrTooDeep): nil and "" for what it lacks.

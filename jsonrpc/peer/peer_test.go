@@ -922,6 +922,36 @@ func TestTooDeep(t *testing.T) {
 	}
 }
 
+// A message that shares its line with another, or with other text, is
+// not read (the line is not JSON), but it is not lost on the peer either:
+// a request is refused under its id, and a response ends the request it
+// answers at once, rather than at its timeout.
+func TestNotAloneOnItsLine(t *testing.T) {
+	p, r, w := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		},
+	})
+	r.send(`{"jsonrpc":"2.0","id":"r","method":"roots/list"} and more`)
+	w.expect(t, "not valid JSON")
+	m := r.next()
+	if m.ID.String() != `"r"` || m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError ||
+		!strings.HasPrefix(m.Error.Message, "the message is not alone on its line") {
+		t.Fatalf("answer %s", m.Raw)
+	}
+
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	id := r.next().ID
+	r.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}{"jsonrpc":"2.0","id":` + id.String() + `,"result":{}}`)
+	if res := result(t, ch); res.err == nil || !errors.Is(res.err, errNotAlone) {
+		t.Fatalf("Call = %v, want errNotAlone", res.err)
+	}
+
+	// A line of only "{}"s costs no more than maxLeading of them.
+	r.send(strings.Repeat("{}", 1<<20) + "x")
+	w.expect(t, "not valid JSON")
+}
+
 // Of two requests with one id in one batch, the first in the batch keeps
 // the id and the second is refused, however their handlers are
 // scheduled: they are begun in the batch's order. Several batches, each

@@ -50,6 +50,14 @@ func (p *Peer) handleFrame(f transport.Frame) {
 		if errors.Is(err, jsonrpc.ErrTooDeep) {
 			p.unreadable(f.Data, err)
 		}
+		if errors.Is(err, jsonrpc.ErrNotJSON) {
+			// Messages that share their line with another, or with
+			// other text: what they answer fails now, and what they
+			// ask is refused, rather than waited for until the timeout.
+			for _, v := range jsonrpc.LeadingObjects(f.Data, maxLeading) {
+				p.unreadable(v, errNotAlone)
+			}
+		}
 		return
 	}
 	if batch && p.opts.OnBatch != nil {
@@ -224,8 +232,17 @@ func (p *Peer) requestDropped(id jsonrpc.ID, method string, err error) {
 	}()
 }
 
+// maxLeading bounds the messages the engine looks for at the start of a
+// line that is not JSON (jsonrpc.LeadingObjects): a line may hold
+// millions of "{}".
+const maxLeading = 64
+
+// errNotAlone is why a message found at the start of a line that is not
+// JSON is not read.
+var errNotAlone = errors.New(`not alone on its line: the server wrote more after it before the newline, and a message is one line of JSON (spec basic/transports, "stdio": messages are delimited by newlines)`)
+
 // unreadable answers a request the engine could not read (a frame
-// nested too deep), found by its top-level id and method, with an error
+// nested too deep, or not alone on its line), found by its top-level id and method, with an error
 // saying so, as a request too large is (requestDropped): the peer would
 // otherwise wait for ever; a response ends the request it answers with
 // that error at once, rather than at its timeout.

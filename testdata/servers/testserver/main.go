@@ -12,6 +12,8 @@
 //	             a new UUID each run, that verify must normalize)
 //	crash        crashes (exit 3, after a line on stderr) while tools/call is pending
 //	garbage      prints non-JSON lines on stdout between valid messages
+//	crowded      writes its answer to tools/call echo on the line of a log
+//	             message, without the newline between them
 //	bom          begins its output with a UTF-8 byte order mark (as .NET's
 //	             console does), then behaves
 //	unended      writes its messages without the newline that ends each one
@@ -214,7 +216,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
+	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -345,6 +345,11 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		s.batchCall(m, p.Meta.ProgressToken, p.Arguments.Message)
 	case "reuse":
 		s.reuseCall(m)
+	case "crowded":
+		// The answer written on the line of a log message, as a server
+		// that forgets a newline between two writes does.
+		s.writeLine(string(mustJSON(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "crowded"})})) +
+			string(mustJSON(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult(p.Arguments.Message, false))})))
 	case "badlog":
 		s.reply(m.ID, textResult(p.Arguments.Message, false))
 		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "loud", "data": "after " + p.Arguments.Message})})
