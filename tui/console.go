@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -116,9 +118,8 @@ func (c *Console) Progress(label string, p inspector.Progress) {
 	label = EscapeLine(label)
 	line := func(width int) string {
 		bar := strings.Repeat("·", width)
-		if p.Total != nil && *p.Total > 0 {
-			n := int(p.Progress / *p.Total * float64(width))
-			n = max(0, min(width, n))
+		if r, ok := progressRatio(p); ok {
+			n := int(max(0, min(1, r)) * float64(width))
 			bar = strings.Repeat("█", n) + strings.Repeat("·", width-n)
 		}
 		return fmt.Sprintf("%s [%s] %s%s", label, bar, progressNumbers(p), msg)
@@ -166,13 +167,32 @@ func (c *Console) ClearProgress() {
 }
 
 func progressNumbers(p inspector.Progress) string {
-	if p.Total != nil && *p.Total > 0 {
-		return fmt.Sprintf("%s/%s (%.0f%%)", num(p.Progress), num(*p.Total), p.Progress / *p.Total * 100)
+	if p.Total == nil || !(*p.Total > 0) {
+		return num(p.Progress)
 	}
-	return num(p.Progress)
+	if r, ok := progressRatio(p); ok {
+		return fmt.Sprintf("%s/%s (%.0f%%)", num(p.Progress), num(*p.Total), r*100)
+	}
+	return num(p.Progress) + "/" + num(*p.Total)
 }
 
+// progressRatio is the progress over its total, when it has a positive
+// total and the ratio is a number (5 over 1e-320 is beyond float64).
+func progressRatio(p inspector.Progress) (float64, bool) {
+	if p.Total == nil || !(*p.Total > 0) {
+		return 0, false
+	}
+	r := p.Progress / *p.Total
+	return r, !math.IsInf(r, 0) && !math.IsNaN(r)
+}
+
+// num shows a number of progress with at most three decimals, and one
+// that this would show as 0 or with more than 15 digits (a server may
+// send any float64) in exponent form.
 func num(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 0.001 || a >= 1e15) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
 }
 

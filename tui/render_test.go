@@ -301,6 +301,11 @@ func TestConsoleProgressLines(t *testing.T) {
 		{inspector.Progress{Progress: 0.1256, Total: f(1)}, "progress: 0.126/1 (13%)\n"},
 		{inspector.Progress{Progress: 7, Total: f(0)}, "progress: 7\n"},
 		{inspector.Progress{Progress: 1, Message: "evil\x1b[2J\r"}, `progress: 1 evil\x1b[2J\r` + "\n"},
+		// Numbers a server may send that "%.3f" would show as 0, or with
+		// hundreds of digits, and a ratio beyond float64.
+		{inspector.Progress{Progress: 5, Total: f(1e-320)}, "progress: 5/1e-320\n"},
+		{inspector.Progress{Progress: 1e300, Total: f(1e308)}, "progress: 1e+300/1e+308 (0%)\n"},
+		{inspector.Progress{Progress: 0.0001}, "progress: 0.0001\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
