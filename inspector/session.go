@@ -785,6 +785,12 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	if m.Error != nil {
 		return nil, fmt.Errorf("%s: %w", label, m.Error)
 	}
+	if m.Result == nil {
+		// A response has one or the other (JSON-RPC 2.0, section 5);
+		// one with neither was warned about as it came, and answers
+		// nothing a caller could show.
+		return nil, fmt.Errorf("%s: %w", label, violationf("the server's answer has neither a result nor an error"))
+	}
 	if method == mcp.MethodResourcesSubscribe || method == mcp.MethodResourcesUnsubscribe {
 		s.keepSubscription(method, p)
 	}

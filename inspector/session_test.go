@@ -1017,3 +1017,24 @@ func TestProgressAndLogDepartures(t *testing.T) {
 		}
 	}
 }
+
+// A response with neither a result nor an error answers nothing: the call
+// fails, as the server's departure from the protocol, rather than
+// returning no result as if it were one.
+func TestCallAnsweredWithNeitherResultNorError(t *testing.T) {
+	s, srv, w := newTestSession(t, Options{})
+	ch := goCall(t.Context(), s, "tools/call", map[string]any{"name": "x"})
+	req := srv.nextRequest("tools/call")
+	srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `}`)
+	r := result(t, ch)
+	if r.err == nil || !errors.Is(r.err, ErrProtocolViolation) || !strings.Contains(r.err.Error(), "neither a result nor an error") {
+		t.Fatalf("Call = %s, %v; want a protocol violation", r.res, r.err)
+	}
+	w.expect("neither a request, a notification nor a response")
+	// A result of null is a result.
+	ch = goCall(t.Context(), s, "x/y", nil)
+	srv.reply(srv.nextRequest("x/y"), `null`)
+	if r := result(t, ch); r.err != nil || string(r.res) != "null" {
+		t.Fatalf("Call = %s, %v; want null", r.res, r.err)
+	}
+}
