@@ -415,10 +415,12 @@ func (s *Session) ListProblems(method string, items []json.RawMessage) []string 
 	if method == ListTools || method == ListPrompts {
 		count, order = make(map[string]int, len(items)), make([]string, 0, len(items))
 	}
+	iconsDefined := version >= "2025-11-25"
 	for i, it := range items {
 		var name string
 		var have [3]bool // of requiredNames
 		var inputSchema []byte
+		var mistyped []string // optional members of another type than the schema's
 		if !rawjson.Members(it, func(n, v []byte) bool {
 			// Names compared in place: a list may have 10,000 items.
 			switch {
@@ -430,6 +432,10 @@ func (s *Session) ListProblems(method string, items []json.RawMessage) []string 
 				have[1] = rawjson.IsString(v)
 			case rawjson.NameIs(n, "uriTemplate"):
 				have[2] = rawjson.IsString(v)
+			default:
+				if p := optionalMemberProblem(n, v, iconsDefined); p != "" {
+					mistyped = append(mistyped, p)
+				}
 			}
 			return true
 		}) {
@@ -440,6 +446,9 @@ func (s *Session) ListProblems(method string, items []json.RawMessage) []string 
 			if !have[slices.Index(requiredNames, r)] {
 				add("%s has no string %q", itemLabel(kind, name, i), r)
 			}
+		}
+		for _, p := range mistyped {
+			add("%s %s", itemLabel(kind, name, i), p)
 		}
 		hasName := have[0]
 		if method == ListTools {
@@ -476,6 +485,58 @@ func (s *Session) ListProblems(method string, items []json.RawMessage) []string 
 		out = append(out, fmt.Sprintf("and %d more problems", more))
 	}
 	return out
+}
+
+// optionalMemberProblem says how the optional member n (a JSON name) of a
+// listed tool, prompt, resource or template departs from the type
+// schema.json gives it, "" when it does not or is not one of those
+// checked: title, description and mimeType are strings; annotations,
+// _meta and outputSchema objects; size an integer; icons (2025-11-25;
+// iconsDefined) an array of Icon objects, each with a string src. A
+// null is taken as the member left out. A client that reads the list
+// with the spec's types refuses the item, or the whole list, for it.
+func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
+	if rawjson.IsNull(v) {
+		return ""
+	}
+	name := rawjson.MatchName(n, "title", "description", "mimeType", "annotations", "_meta", "outputSchema", "size", "icons")
+	if name == "" || !rawjson.NameIs(n, name) {
+		return ""
+	}
+	switch name {
+	case "title", "description", "mimeType":
+		if !rawjson.IsString(v) {
+			return fmt.Sprintf("has a %q that is %s, not a string", name, rawjson.Kind(v))
+		}
+	case "annotations", "_meta", "outputSchema":
+		if !isObject(v) {
+			return fmt.Sprintf("has %q that is %s, not an object", name, rawjson.Kind(v))
+		}
+	case "size":
+		if !isInteger(v) {
+			return fmt.Sprintf("has a \"size\" that is %s, not an integer", rawjson.Excerpt(v, 40))
+		}
+	case "icons":
+		if !iconsDefined {
+			return ""
+		}
+		bad := -1
+		i := 0
+		if !rawjson.Elements(v, func(icon []byte) bool {
+			if !isObject(icon) || !rawjson.IsString(rawjson.Member(icon, "src")) {
+				bad = i
+				return false
+			}
+			i++
+			return true
+		}) {
+			return fmt.Sprintf("has \"icons\" that is %s, not an array", rawjson.Kind(v))
+		}
+		if bad >= 0 {
+			return fmt.Sprintf("has an icon (%d of \"icons\") that is not an object with a string \"src\"", bad+1)
+		}
+	}
+	return ""
 }
 
 // itemLabel names item i (from 0) of a list, a kind, for a person: by its

@@ -259,6 +259,15 @@ func TestListProblems(t *testing.T) {
 		{ListResources, items(`{"name":"r","uri":"a:b"}`, `{"name":"r","uri":"a:b"}`, `{"uri":"a:c"}`, `{"name":"n"}`), []string{
 			`resource 3 of the list has no string "name"`, `resource "n" has no string "uri"`}},
 		{ListResourceTemplates, items(`{"name":"t","uriTemplate":"a:{b}"}`, `{"name":"t","uri":"a:b"}`), []string{`resource template "t" has no string "uriTemplate"`}},
+		// Optional members of another type than the schema's; null is
+		// taken as left out.
+		{ListTools, items(`{"name":"a","inputSchema":{"type":"object"},"title":5,"description":null,"annotations":"junk","_meta":[1],"outputSchema":true}`,
+			`{"name":"b","inputSchema":{"type":"object"},"icons":[{"src":"data:,x"},{"src":5}]}`, `{"name":"c","inputSchema":{"type":"object"},"icons":"x"}`), []string{
+			`tool "a" has a "title" that is a number, not a string`, `tool "a" has "annotations" that is a string, not an object`,
+			`tool "a" has "_meta" that is an array, not an object`, `tool "a" has "outputSchema" that is a boolean, not an object`,
+			`tool "b" has an icon (2 of "icons") that is not an object with a string "src"`, `tool "c" has "icons" that is a string, not an array`}},
+		{ListResources, items(`{"name":"r","uri":"a:b","size":1.5,"mimeType":{},"icons":[]}`), []string{
+			`resource "r" has a "size" that is 1.5, not an integer`, `resource "r" has a "mimeType" that is an object, not a string`}},
 		{ListTools, items(strings.Split(strings.Repeat(`{"name":"a b"},`, 12), ",")[:12]...), []string{
 			"", "", "", "", "", "", "", "", "", "", "and 15 more problems"}},
 	} {
@@ -283,7 +292,7 @@ func TestListProblemsBefore20251125(t *testing.T) {
 	srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"srv","version":"1"}}`)
 	srv.next() // notifications/initialized
 	s := waitConnect(t, ch).s
-	if got := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"look up","inputSchema":{"type":"object"}}`)}); len(got) != 0 {
+	if got := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"look up","inputSchema":{"type":"object"},"icons":"x"}`)}); len(got) != 0 {
 		t.Errorf("2025-06-18: %q", got)
 	}
 }
