@@ -208,7 +208,8 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		}
 		a.Problems = append(a.Problems, take()...)
 		if list != nil {
-			for _, p := range s.ListProblems(l.method, list.Items) {
+			// Every problem: the report counts them.
+			for _, p := range s.listProblems(l.method, list.Items, 0) {
 				a.Problems = append(a.Problems, l.method+": "+p)
 			}
 		}

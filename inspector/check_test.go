@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -150,5 +151,37 @@ func TestCheckBesideOtherRequests(t *testing.T) {
 	}
 	if !strings.HasPrefix(outside[0], ": server sent a frame that is not JSON-RPC") || !strings.HasPrefix(outside[1], "other: server answered request") {
 		t.Errorf("departures outside the report %q", outside)
+	}
+}
+
+// Check's report holds every problem of a list, not the first ten and a
+// line counting the rest, so that its count of departures is exact.
+func TestCheckCountsEveryListProblem(t *testing.T) {
+	ch, srv, w := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+	srv.next()
+	s := waitConnect(t, ch).s
+	done := make(chan *CheckReport, 1)
+	go func() {
+		r, err := s.Check(context.Background(), CheckOptions{Alone: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	srv.reply(srv.nextRequest("ping"), `{}`)
+	tools := strings.Repeat(`{"name":"no schema"},`, 12)
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[`+strings.TrimSuffix(tools, ",")+`]}`)
+	r := <-done
+	w.none()
+	// Each of the 12 tools has no inputSchema and a name with a space;
+	// and the name is listed 12 times.
+	if p := r.Areas[2].Problems; len(p) != 25 || r.Departures() != 25 || strings.Contains(strings.Join(p, "\n"), "more problems") {
+		t.Errorf("%d problems, %d departures: %q", len(p), r.Departures(), p)
+	}
+	// The other commands' warnings stay ten and a count.
+	if p := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"a b"}`), json.RawMessage(`{"name":"a b"}`),
+		json.RawMessage(`{"name":"c d"}`), json.RawMessage(`{"name":"e f"}`), json.RawMessage(`{"name":"g h"}`), json.RawMessage(`{"name":"i j"}`)}); len(p) != 11 || p[10] != "and 3 more problems" {
+		t.Errorf("ListProblems: %q", p)
 	}
 }

@@ -388,6 +388,13 @@ const maxListProblems = 10
 // 0-9, _, - and .). A server author meets them here, where the list is
 // read, rather than as a host's refusal.
 func (s *Session) ListProblems(method string, items []json.RawMessage) []string {
+	return s.listProblems(method, items, maxListProblems)
+}
+
+// listProblems is ListProblems saying at most max problems, the last line
+// counting the rest; every one when max is 0 (Check's report, whose count
+// of departures is exact).
+func (s *Session) listProblems(method string, items []json.RawMessage, max int) []string {
 	if method == ListSkills {
 		return skillListProblems(items)
 	}
@@ -404,7 +411,7 @@ func (s *Session) ListProblems(method string, items []json.RawMessage) []string 
 	var out []string
 	more := 0
 	add := func(format string, args ...any) {
-		if len(out) < maxListProblems {
+		if max == 0 || len(out) < max {
 			out = append(out, fmt.Sprintf(format, args...))
 		} else {
 			more++
