@@ -439,6 +439,10 @@ func (s *Session) listProblems(method string, items []json.RawMessage, max int) 
 				have[1] = rawjson.IsString(v)
 			case rawjson.NameIs(n, "uriTemplate"):
 				have[2] = rawjson.IsString(v)
+			case method == ListPrompts && rawjson.NameIs(n, "arguments"):
+				if p := promptArgumentsProblem(v); p != "" {
+					mistyped = append(mistyped, p)
+				}
 			default:
 				if p := optionalMemberProblem(n, v, iconsDefined); p != "" {
 					mistyped = append(mistyped, p)
@@ -544,6 +548,36 @@ func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
 		}
 	}
 	return ""
+}
+
+// promptArgumentsProblem says how a prompt's arguments depart from
+// schema.json's (an array of PromptArgument, each with a string name and
+// a boolean required if any), "" when they do not; null is taken as
+// none. Only the first argument that departs is named.
+func promptArgumentsProblem(v []byte) string {
+	if rawjson.IsNull(v) {
+		return ""
+	}
+	bad, i := "", 0
+	if !rawjson.Elements(v, func(arg []byte) bool {
+		i++
+		switch {
+		case !isObject(arg) || !rawjson.IsString(rawjson.Member(arg, "name")):
+			bad = fmt.Sprintf("has an argument (%d of \"arguments\") that is not an object with a string \"name\"", i)
+		case !isBoolOrAbsent(rawjson.Member(arg, "required")):
+			bad = fmt.Sprintf("has an argument (%d of \"arguments\") whose \"required\" is not a boolean", i)
+		}
+		return bad == ""
+	}) {
+		return fmt.Sprintf("has \"arguments\" that is %s, not an array", rawjson.Kind(v))
+	}
+	return bad
+}
+
+// isBoolOrAbsent reports whether v, a member's value (nil when absent),
+// is absent, null or a boolean.
+func isBoolOrAbsent(v []byte) bool {
+	return v == nil || rawjson.IsNull(v) || string(v) == "true" || string(v) == "false"
 }
 
 // itemLabel names item i (from 0) of a list, a kind, for a person: by its

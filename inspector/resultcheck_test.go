@@ -266,6 +266,10 @@ func TestListProblems(t *testing.T) {
 			`tool "a" has a "title" that is a number, not a string`, `tool "a" has "annotations" that is a string, not an object`,
 			`tool "a" has "_meta" that is an array, not an object`, `tool "a" has "outputSchema" that is a boolean, not an object`,
 			`tool "b" has an icon (2 of "icons") that is not an object with a string "src"`, `tool "c" has "icons" that is a string, not an array`}},
+		{ListPrompts, items(`{"name":"p","arguments":[{"name":"a","required":true},{"name":5}]}`, `{"name":"q","arguments":"none"}`,
+			`{"name":"r","arguments":[{"name":"a","required":"yes"}]}`, `{"name":"s","arguments":null}`), []string{
+			`prompt "p" has an argument (2 of "arguments") that is not an object with a string "name"`, `prompt "q" has "arguments" that is a string, not an array`,
+			`prompt "r" has an argument (1 of "arguments") whose "required" is not a boolean`}},
 		{ListResources, items(`{"name":"r","uri":"a:b","size":1.5,"mimeType":{},"icons":[]}`), []string{
 			`resource "r" has a "size" that is 1.5, not an integer`, `resource "r" has a "mimeType" that is an object, not a string`}},
 		{ListTools, items(strings.Split(strings.Repeat(`{"name":"a b"},`, 12), ",")[:12]...), []string{
