@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 )
 
 // Schema is a compiled JSON Schema that validates values and explains
@@ -143,6 +145,13 @@ func longestString(v any) int {
 	return 0
 }
 
+// maxSchemaNesting bounds the nesting of a schema mcpx compiles, in
+// levels of JSON: the JSON Schema library decodes each subschema again
+// for every level above it, so a server's schema 4,000 levels deep (80 KB)
+// took seconds of CPU to compile, for each call and each form. A schema a
+// person fills or a tool takes is a few dozen levels deep at most.
+const maxSchemaNesting = 128
+
 // CompileSchema compiles a JSON Schema document. A $schema naming a
 // dialect the library does not know is dropped rather than fetched (the
 // schema is then read as 2020-12): mcpx never goes to the network for a
@@ -156,6 +165,9 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if !json.Valid(raw) {
 		var v any
 		return nil, fmt.Errorf("schema is not JSON: %w", json.Unmarshal(raw, &v))
+	}
+	if rawjson.NestedBeyond(raw, maxSchemaNesting) {
+		return nil, fmt.Errorf("invalid schema: it is nested deeper than the %d levels of JSON mcpx checks", maxSchemaNesting)
 	}
 	root := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, root); err != nil {

@@ -424,3 +424,23 @@ func TestAcceptDefaultsHostilePattern(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// A schema nested deeper than maxSchemaNesting is refused before the
+// library decodes it, which costs time with the square of the depth (a
+// schema 4,000 levels deep took seconds); one at the limit compiles.
+func TestSchemaTooDeep(t *testing.T) {
+	nested := func(levels int) string { // 2 levels of JSON a level
+		return `{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"object","properties":{"a":`, levels) + `{}` + strings.Repeat(`}}`, levels) + `}}`
+	}
+	start := time.Now()
+	_, err := compileSchema(json.RawMessage(nested(4000)), false)
+	if err == nil || !strings.Contains(err.Error(), "invalid schema: it is nested deeper than the 128 levels of JSON mcpx checks") {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing the schema took %v", d)
+	}
+	if _, err := compileSchema(json.RawMessage(nested(maxSchemaNesting/2-2)), false); err != nil {
+		t.Errorf("a schema within the limit: %v", err)
+	}
+}
