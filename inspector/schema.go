@@ -180,6 +180,13 @@ func compileSchema(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 		}
 		return nil, fmt.Errorf("invalid schema: at %s: a $ref leads back here without going into the value, a circle the check would follow forever", where)
 	}
+	if at, wide := inPlaceWide(raw); wide {
+		where := "the root"
+		if at != "" {
+			where = at
+		}
+		return nil, fmt.Errorf("invalid schema: at %s: its $refs, allOf, anyOf and oneOf have a value checked against more than %d schemas in place, more than mcpx checks", where, maxInPlace)
+	}
 	switch root.Schema {
 	case "", "https://json-schema.org/draft/2020-12/schema",
 		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":

@@ -3,6 +3,7 @@ package inspector
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -442,5 +443,37 @@ func TestSchemaTooDeep(t *testing.T) {
 	}
 	if _, err := compileSchema(json.RawMessage(nested(maxSchemaNesting/2-2)), false); err != nil {
 		t.Errorf("a schema within the limit: %v", err)
+	}
+}
+
+// A schema whose $refs and anyOfs have one value checked against more
+// schemas than maxInPlace (forty $defs, each an anyOf of two $refs to the
+// next: 2^40 checks, which never end) is refused when it is compiled;
+// $refs that share a target a few times over are not.
+func TestSchemaRefBombRefused(t *testing.T) {
+	chain := func(n int) []byte {
+		defs := map[string]any{fmt.Sprintf("D%d", n): map[string]any{"type": "string"}}
+		for i := range n {
+			next := map[string]any{"$ref": fmt.Sprintf("#/$defs/D%d", i+1)}
+			defs[fmt.Sprintf("D%d", i)] = map[string]any{"anyOf": []any{next, next}}
+		}
+		raw, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/D0"}}, "$defs": defs})
+		return raw
+	}
+	start := time.Now()
+	_, err := compileSchema(chain(40), false)
+	if err == nil || !strings.Contains(err.Error(), "invalid schema: at /$defs/D") || !strings.Contains(err.Error(), "have a value checked against more than 10000 schemas in place") {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing the schema took %v", d)
+	}
+	// Ten levels: 2^11 schemas in place, within the bound; checked.
+	s, err := compileSchema(chain(10), false)
+	if err != nil {
+		t.Fatalf("ten levels: %v", err)
+	}
+	if s.Validate(json.RawMessage(`{"a":5}`)) == nil || s.Validate(json.RawMessage(`{"a":"x"}`)) != nil {
+		t.Error("ten levels: not checked")
 	}
 }

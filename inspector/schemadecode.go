@@ -276,3 +276,89 @@ func refsToDefsOnly(raw []byte) bool {
 	walk(rawjson.Trim(raw), true)
 	return fine
 }
+
+// maxInPlace bounds the subschemas one value is checked against in place
+// (inPlaceWide).
+const maxInPlace = 10000
+
+// inPlaceWide reports a schema of raw whose in-place subschemas ($ref,
+// allOf, anyOf, oneOf, not, if, then, else, dependentSchemas), followed
+// through every $ref, number more than maxInPlace: the JSON Schema library
+// checks a value against each of them, so a chain of forty $defs each
+// an anyOf of two $refs to the next has a value checked 2^40 times, which
+// never ends. It returns the JSON Pointer of the first such schema
+// ("" for the root). raw is valid JSON without a $ref circle (refCircle).
+func inPlaceWide(raw []byte) (string, bool) {
+	count := map[int]int{} // by the offset of the schema in raw
+	offset := func(v []byte) int { return cap(raw) - cap(v) }
+	// size counts v and its in-place subschemas, at most maxInPlace+1.
+	var size func(v []byte) int
+	size = func(v []byte) int {
+		if !isObject(v) {
+			return 1
+		}
+		o := offset(v)
+		if n, ok := count[o]; ok {
+			return n
+		}
+		n := 1
+		add := func(sub []byte) bool {
+			n = min(n+size(sub), maxInPlace+1)
+			return n <= maxInPlace
+		}
+		rawjson.Members(v, func(q, m []byte) bool {
+			switch rawjson.Name(q) {
+			case "allOf", "anyOf", "oneOf":
+				rawjson.Elements(m, add)
+			case "not", "if", "then", "else":
+				add(m)
+			case "dependentSchemas":
+				rawjson.Members(m, func(_, e []byte) bool { return add(e) })
+			case "$ref":
+				if ref, ok := rawjson.String(m); ok {
+					if target := resolveRef(raw, ref); target != nil {
+						add(target)
+					}
+				}
+			}
+			return n <= maxInPlace
+		})
+		count[o] = n
+		return n
+	}
+	var at string
+	wide := false
+	var each func(v []byte, here string)
+	each = func(v []byte, here string) {
+		if wide || !isObject(v) {
+			return
+		}
+		if size(v) > maxInPlace {
+			at, wide = here, true
+			return
+		}
+		rawjson.Members(v, func(q, m []byte) bool {
+			name := rawjson.Name(q)
+			sub := here + "/" + pointerToken(name)
+			switch {
+			case isObject(m) && slices.Contains(schemaMapKeywords, name):
+				rawjson.Members(m, func(q, s []byte) bool {
+					each(s, sub+"/"+pointerToken(rawjson.Name(q)))
+					return !wide
+				})
+			case isArray(m) && slices.Contains(schemaListKeywords, name):
+				i := 0
+				rawjson.Elements(m, func(s []byte) bool {
+					each(s, sub+"/"+strconv.Itoa(i))
+					i++
+					return !wide
+				})
+			case isObject(m) && slices.Contains(schemaValueKeywords, name):
+				each(m, sub)
+			}
+			return !wide
+		})
+	}
+	each(rawjson.Trim(raw), "")
+	return at, wide
+}
