@@ -164,11 +164,13 @@ var adviceTable = []func(error) string{
 		return " (--no-validate sends the request anyway)"
 	},
 	// Arguments with a number too large to check against the inputSchema,
-	// or a string too long to match against its patterns.
+	// a string too long to match against its patterns, or a schema whose
+	// check of them would not end.
 	func(err error) string {
 		var e *inspector.NumberRangeError
 		var pe *inspector.PatternWorkError
-		if !errors.As(err, &e) && !errors.As(err, &pe) {
+		var we *inspector.CheckWorkError
+		if !errors.As(err, &e) && !errors.As(err, &pe) && !errors.As(err, &we) {
 			return ""
 		}
 		return " (--no-validate sends the call as typed)"

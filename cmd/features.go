@@ -422,7 +422,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 			var ie *inspector.InvalidArgumentsError
 			var ne *inspector.NumberRangeError
 			var pe *inspector.PatternWorkError
-			if errorsAs(err, &ae) || errorsAs(err, &ie) || errorsAs(err, &ne) || errorsAs(err, &pe) {
+			var we *inspector.CheckWorkError
+			if errorsAs(err, &ae) || errorsAs(err, &ie) || errorsAs(err, &ne) || errorsAs(err, &pe) || errorsAs(err, &we) {
 				for _, w := range warnings {
 					c.console.Warn(w)
 				}

@@ -66,7 +66,9 @@ type ToolInput struct {
 	// they are sent: a call that does not match is an
 	// *InvalidArgumentsError, one with a number too large to check a
 	// *NumberRangeError, one with a string too long to match against the
-	// schema's patterns a *PatternWorkError. An inspector must be able to send a bad call on
+	// schema's patterns a *PatternWorkError, one whose check would not end
+	// (the schema applies again and again at every level) a
+	// *CheckWorkError. An inspector must be able to send a bad call on
 	// purpose, so it is a choice: without it, a number the check could
 	// not read (1e999) in a pair goes out as the JSON number written.
 	Validate bool
@@ -143,7 +145,8 @@ func (s *Session) PrepareToolArguments(ctx context.Context, name string, in Tool
 	problems, verr := compiled.problems(args)
 	if verr != nil {
 		// (A *NumberRangeError: valid JSON the validator cannot read; a
-		// *PatternWorkError: a string too long for the schema's pattern.)
+		// *PatternWorkError: a string too long for the schema's pattern; a
+		// *CheckWorkError: a check that would not end.)
 		return args, warnings, fmt.Errorf("the arguments of tool %q cannot be checked against its inputSchema: %w", name, verr)
 	}
 	if len(problems) > 0 {

@@ -304,6 +304,9 @@ func (s *Schema) problems(raw json.RawMessage) ([]string, error) {
 			return nil, &PatternWorkError{PatternSize: s.patternSize, StringLen: n}
 		}
 	}
+	if err := s.checkWork(v); err != nil {
+		return nil, err
+	}
 	if err := s.resolved.Validate(v); err != nil {
 		first := s.explain(err, v)
 		var out []string

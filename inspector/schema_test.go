@@ -477,3 +477,54 @@ func TestSchemaRefBombRefused(t *testing.T) {
 		t.Error("ten levels: not checked")
 	}
 }
+
+// A schema that applies twice at every level of the value (an anyOf that
+// names one definition twice, which applies the schema again to a
+// property) is not checked against a value nested forty levels deep, 2^40
+// applications: a *CheckWorkError, at once. The same through an anchor,
+// and a shallow value, or a large one against a plain schema, checked.
+func TestSchemaCheckWorkBounded(t *testing.T) {
+	t.Parallel()
+	nestedValue := func(depth int) json.RawMessage {
+		v := `"leaf"`
+		for range depth {
+			v = `{"a":` + v + `}`
+		}
+		return json.RawMessage(v)
+	}
+	for name, schema := range map[string]string{
+		"pointer": `{"$ref":"#/$defs/S","$defs":{"S":{"anyOf":[{"$ref":"#/$defs/T"},{"$ref":"#/$defs/T"}]},"T":{"type":["object","string"],"properties":{"a":{"$ref":"#/$defs/S"}}}}}`,
+		"anchor":  `{"$ref":"#s","$defs":{"S":{"$anchor":"s","anyOf":[{"$ref":"#t"},{"$ref":"#t"}]},"T":{"$anchor":"t","type":["object","string"],"properties":{"a":{"$ref":"#s"}}}}}`,
+	} {
+		s, err := compileSchema(json.RawMessage(schema), false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		start := time.Now()
+		var we *CheckWorkError
+		if err := s.Validate(nestedValue(40)); !errors.As(err, &we) {
+			t.Errorf("%s: forty levels: err = %v, want a *CheckWorkError", name, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: refusing the check took %v", name, d)
+		}
+		if err := s.Validate(nestedValue(5)); err != nil {
+			t.Errorf("%s: five levels: %v", name, err)
+		}
+		if err := s.Validate(json.RawMessage(`{"a":{"a":5}}`)); err == nil || errors.As(err, &we) {
+			t.Errorf("%s: a bad value five levels deep: err = %v, want a failure", name, err)
+		}
+	}
+	plain, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"rows":{"type":"array","items":{"$ref":"#/$defs/row"}}},"$defs":{"row":{"type":"object","properties":{"id":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]any, 50000)
+	for i := range rows {
+		rows[i] = map[string]any{"id": i, "tags": []any{"a", "b"}}
+	}
+	big, _ := json.Marshal(map[string]any{"rows": rows})
+	if err := plain.Validate(big); err != nil {
+		t.Errorf("50,000 rows against a plain schema: %v", err)
+	}
+}
