@@ -123,7 +123,9 @@ func (e *DeviationError) Is(target error) bool { return target == ErrMismatch }
 // that carried them, or else their place between the request and its
 // response). Pipelined and concurrent requests, in any order, each get
 // their own answers. What the server sent after the client answered one of
-// its requests comes when the live client answers it. The initialize
+// its requests comes when the live client answers it; what it sent while
+// no request was in flight, once the live client has also sent the
+// requests and answers the recorded one had sent by then. The initialize
 // handshake is replayed like any other exchange, and so is the
 // server/discover of the stateless 2026-07-28 era (answered from the
 // recording even when its params differ, or made up from the recording
@@ -299,6 +301,11 @@ type output struct {
 	// after is how long after the client message it follows (or, in the
 	// prelude, the session's start) the recorded server did it.
 	after time.Duration
+	// unsolicited marks what the server did while no request of the
+	// client's was in flight (a timer's notification, a request of its
+	// own, a stderr line): it comes once the live client has sent what
+	// the recorded one had sent by then (see step.from).
+	unsolicited bool
 }
 
 // step is one message the recorded client sent, with what the server did
@@ -320,6 +327,14 @@ type step struct {
 	deps int
 	// t is when the recorded client sent it (the event's offset).
 	t time.Duration
+	// from is the first step the recorded client could have sent after
+	// this one, were it as fast as it liked: the steps after the server
+	// message that let it send this one (the server request it answers,
+	// the latest answer it had). A live client may send this message
+	// before the steps from..i-1, which were concurrent with it; what
+	// the server sent unprompted after it waits for those too (see
+	// replaySession.emit).
+	from int
 }
 
 // script is a session prepared for replay. It is read-only once built;
@@ -389,13 +404,15 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 		}
 	}
 
-	open := map[string]int{}   // request id key -> its step, while in flight
-	var openOrder []int        // steps of the requests in flight, in the order sent
-	tokens := map[string]int{} // progress token key -> the request's step
-	s2c := map[string]int{}    // server request id key -> the root it belongs to
-	latest := map[int]int{}    // root -> the latest step of its chain
-	last := -1                 // the latest step
-	sinceClient := false       // a server frame came since the last client frame
+	open := map[string]int{}    // request id key -> its step, while in flight
+	var openOrder []int         // steps of the requests in flight, in the order sent
+	tokens := map[string]int{}  // progress token key -> the request's step
+	s2c := map[string]int{}     // server request id key -> the root it belongs to
+	latest := map[int]int{}     // root -> the latest step of its chain
+	last := -1                  // the latest step
+	sinceClient := false        // a server frame came since the last client frame
+	var answeredAt []int        // per sc.completed, the steps recorded by then
+	askedAt := map[string]int{} // server request id key -> the steps recorded by then
 	closeReq := func(i int) {
 		for k, j := range open {
 			if j == i {
@@ -406,6 +423,7 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 			openOrder = slices.Delete(openOrder, x, x+1)
 		}
 		sc.completed = append(sc.completed, i)
+		answeredAt = append(answeredAt, len(sc.steps))
 	}
 	var now, start time.Duration // the event's offset, the session's first
 	var stderrTail []string      // the server's last stderr lines
@@ -445,20 +463,20 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 		sc.timed = sc.timed || e.Time != start
 		switch {
 		case e.Kind == KindStderr:
-			attach(-1, output{stderr: e.Text, isStderr: true})
+			attach(-1, output{stderr: e.Text, isStderr: true, unsolicited: len(openOrder) == 0})
 			if stderrTail = append(stderrTail, e.Text); len(stderrTail) > maxStderrTail {
 				stderrTail = stderrTail[1:]
 			}
 		case e.Kind == KindNote && strings.HasPrefix(e.Text, ServerEndedNote):
 			// The server went away while handling the latest request.
 			ended = true
-			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: endStatus(e.Text), LastStderr: slices.Clone(stderrTail)}})
+			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: endStatus(e.Text), LastStderr: slices.Clone(stderrTail)}, unsolicited: len(openOrder) == 0})
 		case e.Kind == KindNote && strings.HasPrefix(e.Text, serverTooLargeNote):
 			// The stdio proxy ended the session on a line of the server's
 			// over the limit: its host saw the server's output close.
 			ended = true
 			status, _, _ := strings.Cut(e.Text, ";")
-			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: status, LastStderr: slices.Clone(stderrTail)}})
+			attach(inFlight(), output{end: true, exit: &ServerEnd{Status: status, LastStderr: slices.Clone(stderrTail)}, unsolicited: len(openOrder) == 0})
 		case e.Kind == KindNote && (strings.HasPrefix(e.Text, ClientEndedNote) ||
 			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote) ||
 			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
@@ -556,11 +574,13 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				if get {
 					root = -1
 				}
+				o.unsolicited = len(openOrder) == 0
 			}
 			o.get = get
 			for _, m := range msgs {
 				if m.Kind() == jsonrpc.KindRequest {
 					s2c[m.ID.Key()] = root
+					askedAt[m.ID.Key()] = len(sc.steps)
 					if left {
 						sc.afterLeft[m.ID.Key()] = true
 					}
@@ -575,6 +595,9 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				i := len(sc.steps)
 				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
 				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed), t: e.Time}
+				if st.deps > 0 {
+					st.from = answeredAt[st.deps-1]
+				}
 				switch m.Kind() {
 				case jsonrpc.KindRequest:
 					switch {
@@ -595,6 +618,10 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				case jsonrpc.KindResponse:
 					if root, ok := s2c[m.ID.Key()]; ok {
 						st.root = root
+					}
+					st.from = i
+					if at, ok := askedAt[m.ID.Key()]; ok {
+						st.from = at
 					}
 				case jsonrpc.KindNotification:
 					if m.Method == mcp.NotificationCancelled {
@@ -808,6 +835,10 @@ type replaySession struct {
 	// an MCP Apps view whose content declares no _meta.ui: a host may
 	// then list the resources for the view's declaration (viewListing).
 	viewRead bool
+	// held lists the steps whose unsolicited outputs wait for the live
+	// client to send the steps concurrent with them (see emit), in the
+	// order of the recording.
+	held []int
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -1271,25 +1302,74 @@ func rawOrNull(raw json.RawMessage) json.RawMessage {
 
 // emit marks step i used and returns what the server did because of it,
 // with the ids of responses changed to the live client's.
+//
+// What the recorded server did unprompted after the message (while no
+// request was in flight: a timer's notification, a request of its own)
+// may depend on every message it had received by then, so it waits until
+// the live client has sent those the recorded one could have sent after
+// this one (step.from): a live client that answers a server request
+// sooner, or sends concurrent requests in another order, does not get
+// it earlier than the recorded one did (a resource update before the
+// subscription). What was held so comes in the recorded order, once the
+// message that completes it is handled, timed from that message.
 func (s *replaySession) emit(i int) []output {
 	s.used[i] = true
 	st := s.sc.steps[i]
 	outs := make([]output, 0, len(st.follow))
 	for _, o := range st.follow {
-		switch {
-		case o.isStderr || o.refused != 0 || o.dropped != "" || o.end:
-		case o.response:
-			if id, ok := s.live[o.root]; ok {
-				o.frame = replaceTop(o.frame, "id", id.Raw())
+		if o.unsolicited {
+			if j, _ := slices.BinarySearch(s.held, i); j == len(s.held) || s.held[j] != i {
+				s.held = slices.Insert(s.held, j, i)
 			}
-			o.frame = s.liveSubscription(o.frame)
-		default:
-			o.frame = mapMessages(o.frame, s.liveID)
-			s.noteAsked(o.frame)
+			break
 		}
-		outs = append(outs, o)
+		outs = append(outs, s.liveOutput(o))
+	}
+	for len(s.held) > 0 && s.complete(s.held[0]) {
+		h := s.held[0]
+		s.held = s.held[1:]
+		follow := s.sc.steps[h].follow
+		for k := slices.IndexFunc(follow, func(o output) bool { return o.unsolicited }); k < len(follow); k++ {
+			o := follow[k]
+			o.after = max(o.after+s.sc.steps[h].t-st.t, 0)
+			outs = append(outs, s.liveOutput(o))
+		}
 	}
 	return outs
+}
+
+// complete reports whether the live client has sent the steps the
+// unsolicited outputs of step i wait for: i, and the requests and answers
+// from step.from on, which the recorded client sent before i (a ping or a
+// notification, sent when a timer or the user decides, does not count).
+func (s *replaySession) complete(i int) bool {
+	if !s.used[i] {
+		return false
+	}
+	for k := s.sc.steps[i].from; k < i; k++ {
+		if m := s.sc.steps[k].msg; !s.used[k] && (m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodPing || m.Kind() == jsonrpc.KindResponse) {
+			return false
+		}
+	}
+	return true
+}
+
+// liveOutput makes output o of the recording the live one: a response
+// under the live request's id, the ids and subscription ids a message
+// names the live client's.
+func (s *replaySession) liveOutput(o output) output {
+	switch {
+	case o.isStderr || o.refused != 0 || o.dropped != "" || o.end:
+	case o.response:
+		if id, ok := s.live[o.root]; ok {
+			o.frame = replaceTop(o.frame, "id", id.Raw())
+		}
+		o.frame = s.liveSubscription(o.frame)
+	default:
+		o.frame = mapMessages(o.frame, s.liveID)
+		s.noteAsked(o.frame)
+	}
+	return o
 }
 
 // noteAsked remembers the request frame (not a batch) the replay sends

@@ -438,3 +438,61 @@ func TestReplayUnmatchedAcrossSessionsSaysWhatTheTraceHas(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`)
 	c.expect(`{"jsonrpc":"2.0","id":6,"result":{"content":[]}}`)
 }
+
+// What the recorded server sent while no request was in flight (here a
+// timer's resource update) comes after every message the recorded client
+// had sent by then, not only the latest: a live client that answers the
+// server's roots/list at once, where the recorded one answered after
+// subscribing, gets the update after its subscription, as recorded, not
+// before it (server-everything's toggle-subscriber-updates, recorded with
+// the go-sdk client).
+func TestReplayUnsolicitedAfterWhatPrecededIt(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"toggle-subscriber-updates"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"demo://a"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"roots updated"}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://a"}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"tools":[]}}`,
+	)
+	unprompted := []string{
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"roots updated"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://a"}}`,
+	}
+	for _, early := range []bool{true, false} {
+		name := "answer as recorded"
+		if early {
+			name = "answer at once"
+		}
+		t.Run(name, func(t *testing.T) {
+			// (Strictly, an answer sent before the subscription's is out of
+			// causal order.)
+			c := replayRaw(t, tr, ReplayOptions{Strict: !early})
+			c.send(`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"toggle-subscriber-updates"}}`)
+			c.expect(`{"jsonrpc":"2.0","id":30,"result":{"content":[]}}`, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
+			if early {
+				c.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
+				c.sync() // nothing comes before the subscription
+			}
+			c.send(`{"jsonrpc":"2.0","id":40,"method":"resources/subscribe","params":{"uri":"demo://a"}}`)
+			c.expect(`{"jsonrpc":"2.0","id":40,"result":{}}`)
+			if early {
+				c.expect(unprompted...)
+			} else {
+				c.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
+				c.expect(unprompted...)
+			}
+			c.send(`{"jsonrpc":"2.0","id":50,"method":"tools/list"}`)
+			c.expect(`{"jsonrpc":"2.0","id":50,"result":{"tools":[]}}`)
+			c.conn.Close()
+			if err := <-c.done; err != nil {
+				t.Errorf("strict: %v", err)
+			}
+		})
+	}
+}
