@@ -3,12 +3,14 @@ package record
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -161,5 +163,66 @@ func TestVerifySessionIDNormalizer(t *testing.T) {
 	tr.Header.Normalize = []Normalizer{{Builtin: BuiltinSessionID}}
 	if v := verifyAgainst(t, tr, newHTTPConn(t, u), VerifyOptions{}); !v.OK() {
 		t.Fatalf("with the session-id normalizer: %s", reportOf(v))
+	}
+}
+
+// A server that answered a request twice is a behaviour verify compares:
+// recorded twice and answered once live, recorded once and answered twice
+// live, both are differences at that exchange; twice and twice, with the
+// same answers, is a match, and a second answer that differs is reported.
+func TestVerifyResponseSentAgain(t *testing.T) {
+	t.Parallel()
+	head := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+	}
+	tail := []string{
+		`> {"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{}}`,
+	}
+	once := mkTrace(append(slices.Clone(head), tail...)...)
+	twice := mkTrace(append(append(slices.Clone(head), `< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`), tail...)...)
+	// server answers tools/list with each of answers, one frame each.
+	server := func(answers ...string) transport.Conn {
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "initialize":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+			case "tools/list":
+				for _, a := range answers {
+					server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(a), nil)})
+				}
+			case "ping":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{}`), nil)})
+			}
+		})
+	}
+	for _, c := range []struct {
+		name    string
+		tr      *Trace
+		answers []string
+		problem string
+	}{
+		{"recorded once, once", once, []string{`{"tools":[]}`}, ""},
+		{"recorded twice, twice", twice, []string{`{"tools":[]}`, `{"tools":[]}`}, ""},
+		{"recorded twice, once", twice, []string{`{"tools":[]}`}, "answered 1 time(s), the recording has 2"},
+		// (The live repetition may come after verify compared the
+		// exchange: it is then one of the server's messages outside any
+		// request.)
+		{"recorded once, twice", once, []string{`{"tools":[]}`, `{"tools":[]}`}, "answered 2 time(s), the recording has 1|the server's messages differ: 1 response, the recording has 0"},
+		{"recorded twice, another second answer", twice, []string{`{"tools":[]}`, `{"tools":[{"name":"x"}]}`}, "the response it sent again differs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := runVerify(t, c.tr, server(c.answers...), VerifyOptions{Timeout: 500 * time.Millisecond})
+			switch {
+			case c.problem == "" && !res.OK():
+				t.Errorf("mismatches: %s", reportOf(res))
+			case c.problem != "" && (len(res.Mismatches) != 1 || !slices.Contains(strings.Split(c.problem, "|"), res.Mismatches[0].Problem)):
+				t.Errorf("want one mismatch, %q; got %s", c.problem, reportOf(res))
+			}
+		})
 	}
 }

@@ -277,7 +277,7 @@ func (s *sessionRun) liveText(t string) string {
 func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 	s.mu.Lock()
 	live, liveStatus, liveRefused, failed, timedOut := x.live, x.liveStatus, x.liveRefused, x.failed, x.timedOut
-	liveWin := x.win[1]
+	liveWin, liveAgain := x.win[1], x.again[1]
 	s.mu.Unlock()
 	mm = Mismatch{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
 	if x.resp != nil {
@@ -333,6 +333,31 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 		if x.respStatus != 0 && liveStatus != 0 && x.respStatus != liveStatus {
 			problems = append(problems, fmt.Sprintf("it came with HTTP %d, the recording has HTTP %d", liveStatus, x.respStatus))
 			httpDiff(x.respStatus, liveStatus)
+		}
+	}
+	if live != nil && (len(x.again[0]) > 0 || len(liveAgain) > 0) {
+		// The server answered the request more than once: as often, with
+		// the same answers (JSON-RPC 2.0 allows one response per request,
+		// but a recording shows what the server did).
+		if r, l := len(x.again[0]), len(liveAgain); r != l {
+			problems = append(problems, fmt.Sprintf("answered %d time(s), the recording has %d", l+1, r+1))
+			diff := Difference{Message: "response again", Path: "$", Recorded: messageList(x.again[0], func(m *jsonrpc.Message) []byte { return m.Raw }),
+				Live: messageList(liveAgain, s.liveRaw)}
+			diff.shorten()
+			mm.Diffs = append(mm.Diffs, diff)
+		} else {
+			var diffs []Difference
+			for i := range r {
+				d, more := diffMessages(x.again[0][i].Raw, s.liveRaw(liveAgain[i]), s.diffOptionsFor(x.req.Method, true))
+				for j := range d {
+					d[j].Message = fmt.Sprintf("response again #%d", i+1)
+				}
+				diffs, mm.MoreDiffs = append(diffs, d...), mm.MoreDiffs+more
+			}
+			if len(diffs) > 0 {
+				problems = append(problems, "the response it sent again differs")
+				mm.Diffs = append(mm.Diffs, diffs...)
+			}
 		}
 	}
 	if live != nil || liveRefused != nil || timedOut {
@@ -433,9 +458,13 @@ func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffO
 			continue
 		}
 		r, l := byMethod[0][method], byMethod[1][method]
+		label := method
+		if label == "" {
+			label = "response" // to a request answered before
+		}
 		if len(r) != len(l) {
-			counts = append(counts, countDiff{method, [2]int{len(r), len(l)}})
-			diff := Difference{Message: method, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)}
+			counts = append(counts, countDiff{label, [2]int{len(r), len(l)}})
+			diff := Difference{Message: label, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)}
 			diff.shorten()
 			diffs = append(diffs, diff)
 			continue
@@ -443,7 +472,7 @@ func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffO
 		for i := range r {
 			d, m := diffMessages(r[i].Raw, raw(l[i]), o)
 			for j := range d {
-				d[j].Message = fmt.Sprintf("%s #%d", method, i+1)
+				d[j].Message = fmt.Sprintf("%s #%d", label, i+1)
 			}
 			diffs, more = append(diffs, d...), more+m
 		}

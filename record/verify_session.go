@@ -39,6 +39,9 @@ type exchange struct {
 	// win holds the messages the server sent in the request's window:
 	// [0] recorded (the run loop's), [1] live (guarded by sessionRun.mu).
 	win [2][]*jsonrpc.Message
+	// again holds the responses to the request that came after the first
+	// (a server that answered it twice), on either side, as win.
+	again [2][]*jsonrpc.Message
 
 	// The live side, guarded by sessionRun.mu.
 	sent        bool
@@ -118,22 +121,31 @@ type sessionRun struct {
 	peer  *peer.Peer
 
 	// The recorded side: the run loop's alone.
-	pos      int                  // position of the event being handled
-	exch     []*exchange          // exchanges not finished yet, in order
-	byRecID  map[string]*exchange // recorded request id -> exchange
-	srvByID  map[string]*serverReq
-	recAttr  *attributor
-	after    []*exchange // recorded outcomes read since the last frame sent
-	items    []*sendItem // frames without requests, to compare once their outcome is known
-	lastItem *sendItem   // the last client frame read
-	nReq     int
-	liveIDs  map[string]jsonrpc.ID // recorded request id -> live id, for cancellations
-	recIDs   map[string]bool       // session ids the recording saw
+	pos     int                  // position of the event being handled
+	exch    []*exchange          // exchanges not finished yet, in order
+	byRecID map[string]*exchange // recorded request id -> exchange
+	// recAnswered holds the exchanges whose recorded response came, by
+	// the recorded request id (nil once finished): a response to the same
+	// id again is the server's repetition (exchange.again).
+	recAnswered map[string]*exchange
+	srvByID     map[string]*serverReq
+	recAttr     *attributor
+	after       []*exchange // recorded outcomes read since the last frame sent
+	items       []*sendItem // frames without requests, to compare once their outcome is known
+	lastItem    *sendItem   // the last client frame read
+	nReq        int
+	liveIDs     map[string]jsonrpc.ID // recorded request id -> live id, for cancellations
+	recIDs      map[string]bool       // session ids the recording saw
 
-	mu            sync.Mutex // guards the live side
-	cond          *sync.Cond // signalled when srv grows, the events end or the run loop waits
-	liveAttr      *attributor
-	byLiveID      map[string]*exchange // live request id (loose key) -> exchange
+	mu       sync.Mutex // guards the live side
+	cond     *sync.Cond // signalled when srv grows, the events end or the run loop waits
+	liveAttr *attributor
+	byLiveID map[string]*exchange // live request id (loose key) -> exchange
+	// liveAnswered is recAnswered for the live ids (loose keys); it keeps
+	// the ids of finished exchanges (nil), so that a response to one that
+	// comes too late to be compared with its exchange is compared with
+	// what the server sent outside any request.
+	liveAnswered  map[string]*exchange
 	srv           []*serverReq
 	eventsDone    bool
 	stalled       bool // the run loop waits for responses
@@ -163,7 +175,7 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 		offWire: tr != "http" && tr != "sse",
 		tr:      tr,
 		conn:    conn,
-		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{},
+		byRecID: map[string]*exchange{}, srvByID: map[string]*serverReq{}, recAnswered: map[string]*exchange{}, liveAnswered: map[string]*exchange{},
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
 		liveIDs: map[string]jsonrpc.ID{}, recIDs: map[string]bool{},
 		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{}, unanswered: map[string]bool{},
@@ -431,10 +443,20 @@ func (s *sessionRun) serverFrame(e Event) {
 		switch m.Kind() {
 		case jsonrpc.KindResponse:
 			x := s.byRecID[m.ID.Key()]
+			if y, ok := s.recAnswered[m.ID.Key()]; ok && (x == nil || x == y) {
+				// The server answered the request again.
+				if y != nil {
+					y.again[0] = append(y.again[0], m)
+				} else {
+					s.recAttr.message(m, e.Meta)
+				}
+				continue
+			}
 			if x == nil || x.resp != nil {
 				continue
 			}
 			x.resp, x.recRefused = m, nil
+			s.recAnswered[m.ID.Key()] = x
 			if e.Meta != nil {
 				x.respStatus = e.Meta.HTTPStatus
 			}
@@ -706,9 +728,19 @@ func (s *sessionRun) awaitAfter(ctx context.Context) error {
 	return nil
 }
 
-// await waits, bounded by the timeout, for x's live outcome. It returns
-// an error only when ctx ends.
+// await waits, bounded by the timeout, for x's live outcome, and for as
+// many repetitions of its response as the recording has (exchange.again).
+// It returns an error only when ctx ends.
 func (s *sessionRun) await(ctx context.Context, x *exchange) error {
+	if err := s.awaitOutcome(ctx, x); err != nil || len(x.again[0]) == 0 {
+		return err
+	}
+	return s.awaitUntil(ctx, func() bool { return x.live == nil || len(x.again[1]) >= len(x.again[0]) })
+}
+
+// awaitOutcome waits, bounded by the timeout, for x's live outcome. It
+// returns an error only when ctx ends.
+func (s *sessionRun) awaitOutcome(ctx context.Context, x *exchange) error {
 	s.mu.Lock()
 	if !x.sent || x.outcome() {
 		s.mu.Unlock()
@@ -820,9 +852,15 @@ func (s *sessionRun) finish(x *exchange) {
 	s.liveAttr.finished(x)
 	if x.sent {
 		delete(s.byLiveID, x.liveID.LooseKey())
+		if _, ok := s.liveAnswered[x.liveID.LooseKey()]; ok {
+			s.liveAnswered[x.liveID.LooseKey()] = nil
+		}
 	}
 	s.mu.Unlock()
 	s.recAttr.finished(x)
+	if s.recAnswered[x.req.ID.Key()] == x {
+		s.recAnswered[x.req.ID.Key()] = nil
+	}
 	delete(s.byRecID, x.req.ID.Key())
 	delete(s.liveIDs, x.req.ID.Key())
 	for i, y := range s.exch {
@@ -974,10 +1012,20 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 		switch m.Kind() {
 		case jsonrpc.KindResponse:
 			x := s.byLiveID[m.ID.LooseKey()]
+			if y, ok := s.liveAnswered[m.ID.LooseKey()]; ok && (x == nil || x == y) {
+				// The server answered the request again.
+				if y != nil && !y.finished {
+					y.again[1] = append(y.again[1], m)
+				} else {
+					s.liveAttr.message(m, f.Meta)
+				}
+				continue
+			}
 			if x == nil || x.finished || x.outcome() {
 				continue // late, or unknown: nothing waits for it
 			}
 			x.live, x.outcomeAt = m, time.Now()
+			s.liveAnswered[m.ID.LooseKey()] = x
 			if f.Meta != nil {
 				x.liveStatus = f.Meta.HTTPStatus
 			}
