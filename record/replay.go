@@ -1575,6 +1575,13 @@ func (r *Replayer) newConn(era string) *replayConn {
 	}
 	c.cands = slices.Clone(r.sigs)
 	slices.SortStableFunc(c.cands, func(a, b *sessionSig) int { return rank(a) - rank(b) })
+	if len(c.cands) > 0 {
+		// Taken now, in the same turn as the ranking: a connection made
+		// at the same time (two clients starting together) ranks it as
+		// served and is served another session, as it would be after
+		// this one.
+		r.served[c.cands[0].n] = true
+	}
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -494,5 +495,43 @@ func TestReplayUnsolicitedAfterWhatPrecededIt(t *testing.T) {
 				t.Errorf("strict: %v", err)
 			}
 		})
+	}
+}
+
+// Two clients that connect at once to a replay of a trace of two sessions
+// whose clients sent the same requests are served one session each, as
+// they are one after the other: the second connection does not rank the
+// first one's session as free because it was not chosen yet (the
+// recorded counter answers 1, then 2).
+func TestReplaySessionsConnectedAtOnce(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"n":1}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"n":2}}`,
+	)
+	for i := 2; i < len(tr.Events); i++ {
+		tr.Events[i].Session = 2
+	}
+	rp, err := NewReplayer(tr, ReplayOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both connections are made before either is served its session.
+	a, b := rp.newConn(""), rp.newConn("")
+	var got []string
+	for _, c := range []*replayConn{a, b} {
+		if _, err := c.start(); err != nil {
+			t.Fatal(err)
+		}
+		outs, err := c.handle([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"count"}}`))
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("answered %v, %v", outs, err)
+		}
+		got = append(got, string(outs[0].frame))
+	}
+	if want := []string{`{"jsonrpc":"2.0","id":5,"result":{"n":1}}`, `{"jsonrpc":"2.0","id":5,"result":{"n":2}}`}; !slices.Equal(got, want) {
+		t.Errorf("answered %q, want %q", got, want)
 	}
 }
