@@ -306,6 +306,12 @@ type output struct {
 	// own, a stderr line): it comes once the live client has sent what
 	// the recorded one had sent by then (see step.from).
 	unsolicited bool
+	// batch, when not zero, numbers the batch the server sent this
+	// message in (from 1), member its place there: a batch answering
+	// several requests is replayed as one output per member, each with
+	// its request, and joined again where the live client's frame holds
+	// them together (see replaySession.handle).
+	batch, member int
 }
 
 // step is one message the recorded client sent, with what the server did
@@ -369,6 +375,8 @@ type script struct {
 	// timed says the recording has timing (events with offsets), which
 	// pacing needs.
 	timed bool
+	// batches counts the server's batches split into members (output.batch).
+	batches int
 }
 
 // key returns the matching key of a live or recorded message.
@@ -525,7 +533,7 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				o.status = e.Meta.HTTPStatus
 			}
 			get := e.Meta != nil && e.Meta.HTTPMethod == "GET"
-			msgs, _ := parseFrame(e.Data)
+			msgs, batch := parseFrame(e.Data)
 			if i := nullIDRefusal(e, msgs, fresh, last, sc.steps, open); i >= 0 {
 				// A JSON-RPC error that names no request, as the whole
 				// answer of the POST of the last client frame (a
@@ -534,6 +542,36 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				// refusal, replayed with its status and body.
 				attach(i, output{refused: e.Meta.HTTPStatus, refusedText: string(e.Data), refusedType: e.Meta.ContentType})
 				closeReq(i)
+				continue
+			}
+			if first := answersOpen(msgs, open); batch && len(msgs) > 1 && first >= 0 {
+				// A batch answer (JSON-RPC 2.0 batches, which MCP
+				// 2025-03-26 allowed): each response is its request's,
+				// and closes it; what else the batch holds is the
+				// first answered request's.
+				sc.batches++
+				for k, m := range msgs {
+					mo := output{frame: m.Raw, status: o.status, batch: sc.batches, member: k}
+					r := first
+					switch m.Kind() {
+					case jsonrpc.KindResponse:
+						if toolLists[m.ID.Key()] {
+							delete(toolLists, m.ID.Key())
+							learnToolHeaders(m.Result, sc.xheaders)
+						}
+						if i, ok := open[m.ID.Key()]; ok {
+							r, mo.response = i, true
+							closeReq(i)
+						}
+					case jsonrpc.KindRequest:
+						s2c[m.ID.Key()] = r
+						askedAt[m.ID.Key()] = len(sc.steps)
+						if left {
+							sc.afterLeft[m.ID.Key()] = true
+						}
+					}
+					attach(r, mo)
+				}
 				continue
 			}
 			root := -2
@@ -663,6 +701,19 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 		sc.discover = synthesizeDiscover(sc)
 	}
 	return sc
+}
+
+// answersOpen returns the step of the first request in flight (open) that
+// msgs answer, or -1.
+func answersOpen(msgs []*jsonrpc.Message, open map[string]int) int {
+	for _, m := range msgs {
+		if m.Kind() == jsonrpc.KindResponse {
+			if i, ok := open[m.ID.Key()]; ok {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // minorNotesEnds is the first minor version of the format whose
@@ -973,14 +1024,53 @@ func describe(m *jsonrpc.Message) string {
 	return fmt.Sprintf("the non-JSON-RPC frame %s", strconv.Quote(rawjson.Excerpt(m.Raw, 80)))
 }
 
-// handle answers one frame from the client.
+// handle answers one frame from the client. The members of a batch the
+// recorded server answered with (output.batch) that the frame's requests
+// get together are one batch again, in the recorded order, where the last
+// of them comes (the batch was sent once all were ready); one the frame
+// gets alone comes alone, as the answer to a request sent alone.
 func (s *replaySession) handle(frame []byte) []output {
 	msgs, _ := parseFrame(frame)
 	var outs []output
 	for _, m := range msgs {
 		outs = append(outs, s.handleMsg(m)...)
 	}
-	return outs
+	return joinBatches(outs)
+}
+
+// joinBatches joins the members of each recorded batch in outs into one
+// batch frame (see replaySession.handle).
+func joinBatches(outs []output) []output {
+	n := map[int]int{}
+	for _, o := range outs {
+		if o.batch != 0 && o.frame != nil {
+			n[o.batch]++
+		}
+	}
+	if !slices.ContainsFunc(outs, func(o output) bool { return n[o.batch] > 1 }) {
+		return outs
+	}
+	members := map[int][]output{}
+	joined := make([]output, 0, len(outs))
+	for _, o := range outs {
+		if n[o.batch] < 2 || o.frame == nil {
+			joined = append(joined, o)
+			continue
+		}
+		ms := append(members[o.batch], o)
+		if members[o.batch] = ms; len(ms) < n[o.batch] {
+			continue // the batch goes where its last member is
+		}
+		slices.SortStableFunc(ms, func(a, b output) int { return a.member - b.member })
+		frames := make([][]byte, len(ms))
+		for k, m := range ms {
+			frames[k] = m.frame
+		}
+		o.frame = append(append([]byte{'['}, bytes.Join(frames, []byte{','})...), ']')
+		o.response = false
+		joined = append(joined, o)
+	}
+	return joined
 }
 
 func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {

@@ -535,3 +535,45 @@ func TestReplaySessionsConnectedAtOnce(t *testing.T) {
 		t.Errorf("answered %q, want %q", got, want)
 	}
 }
+
+// A batch the recorded server answered a batch with (JSON-RPC batches,
+// MCP 2025-03-26) is replayed as the answers of its requests: the same
+// batch sent again gets one batch, in the recorded order, after what came
+// before it; the requests sent one at a time, in another order, each get
+// their own answer under their live id, and what the server sent after
+// the batch comes once both were sent.
+func TestReplayBatchAnswer(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> [{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b"}}]`,
+		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"working"}}`,
+		`< [{"jsonrpc":"2.0","id":3,"result":{"b":1}},{"jsonrpc":"2.0","id":2,"result":{"a":1}}]`,
+		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"after"}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[]}}`,
+	)
+	working := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"working"}}`
+	after := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"after"}}`
+	end := func(c *rawClient) {
+		c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/list"}`)
+		c.expect(`{"jsonrpc":"2.0","id":40,"result":{"tools":[]}}`)
+		if d := c.deviations(); len(d) > 0 {
+			t.Errorf("deviations %q", d)
+		}
+	}
+	t.Run("the same batch", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{Strict: true})
+		c.send(`[{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"b"}}]`)
+		c.expect(working, `[{"jsonrpc":"2.0","id":30,"result":{"b":1}},{"jsonrpc":"2.0","id":20,"result":{"a":1}}]`, after)
+		end(c)
+	})
+	t.Run("one at a time", func(t *testing.T) {
+		c := replayRaw(t, tr, ReplayOptions{})
+		c.send(`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"b"}}`)
+		c.expect(working, `{"jsonrpc":"2.0","id":30,"result":{"b":1}}`)
+		c.send(`{"jsonrpc":"2.0","method":"notifications/x"}`)
+		c.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"a"}}`)
+		c.expect(`{"jsonrpc":"2.0","id":20,"result":{"a":1}}`, after)
+		end(c)
+	})
+}
