@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,57 @@ func TestVerifyResponseSentAgain(t *testing.T) {
 				t.Errorf("want one mismatch, %q; got %s", c.problem, reportOf(res))
 			}
 		})
+	}
+}
+
+// A progress notification the recorded server sent after its response
+// (racing it) belongs to the request still: verify waits (up to the
+// timeout) for the live server's before it compares the exchange, rather
+// than comparing at once and finding the live one outside any request.
+func TestVerifyWaitsForProgressAfterTheResponse(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{}}`,
+	)
+	// server sends the second progress notification late after the
+	// response (never, when late is negative).
+	server := func(late time.Duration) transport.Conn {
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "initialize":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+			case "tools/call":
+				tok := json.RawMessage(`"p"`)
+				if p := progressToken(m.Raw); p != nil {
+					tok = p
+				}
+				progress := func(n int) transport.Frame {
+					return transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(tok) + `,"progress":` + strconv.Itoa(n) + `}}`)}
+				}
+				server.Write(ctx, progress(1))
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"content":[]}`), nil)})
+				if late >= 0 {
+					time.AfterFunc(late, func() { server.Write(ctx, progress(2)) })
+				}
+			case "ping":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{}`), nil)})
+			}
+		})
+	}
+	if res := runVerify(t, tr, server(100*time.Millisecond), VerifyOptions{Timeout: 5 * time.Second}); !res.OK() {
+		t.Errorf("a server that sends it 100ms after the response: %s", reportOf(res))
+	}
+	res := runVerify(t, tr, server(-1), VerifyOptions{Timeout: 300 * time.Millisecond})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != 2 ||
+		!strings.Contains(res.Mismatches[0].Problem, "1 notifications/progress, the recording has 2") {
+		t.Errorf("a server that never sends it: %s", reportOf(res))
 	}
 }

@@ -32,6 +32,10 @@ type exchange struct {
 	respStatus int              // the HTTP status that carried it, when known
 	recRefused *refusal         // the HTTP refusal the recording shows instead
 	awaited    bool             // in sessionRun.after already
+	// winAtResp is how many messages the recorded window held when the
+	// response came: those after it (progress a server sent late) are
+	// waited for live too (see await).
+	winAtResp int
 	// winAwaited is how many of the recorded window's messages the live
 	// window was last awaited for (awaitWindows).
 	winAwaited int
@@ -456,6 +460,7 @@ func (s *sessionRun) serverFrame(e Event) {
 				continue
 			}
 			x.resp, x.recRefused = m, nil
+			x.winAtResp = len(x.win[0])
 			s.recAnswered[m.ID.Key()] = x
 			if e.Meta != nil {
 				x.respStatus = e.Meta.HTTPStatus
@@ -732,10 +737,39 @@ func (s *sessionRun) awaitAfter(ctx context.Context) error {
 // many repetitions of its response as the recording has (exchange.again).
 // It returns an error only when ctx ends.
 func (s *sessionRun) await(ctx context.Context, x *exchange) error {
-	if err := s.awaitOutcome(ctx, x); err != nil || len(x.again[0]) == 0 {
+	if err := s.awaitOutcome(ctx, x); err != nil {
 		return err
 	}
-	return s.awaitUntil(ctx, func() bool { return x.live == nil || len(x.again[1]) >= len(x.again[0]) })
+	if len(x.again[0]) > 0 {
+		if err := s.awaitUntil(ctx, func() bool { return x.live == nil || len(x.again[1]) >= len(x.again[0]) }); err != nil {
+			return err
+		}
+	}
+	if x.resp == nil || len(x.win[0]) <= x.winAtResp {
+		return nil
+	}
+	// The recorded server sent some of the request's messages after its
+	// response (a progress notification racing the answer): the live
+	// server gets the same chance to send as many of those methods
+	// before the exchange is compared, as awaitWindows gives an
+	// unanswered request.
+	later := s.windowCounts(x.win[0][x.winAtResp:])
+	want := s.windowCounts(x.win[0])
+	for method := range want {
+		if later[method] == 0 {
+			delete(want, method)
+		}
+	}
+	return s.awaitCounts(ctx, want, func() map[string]int {
+		n := map[string]int{}
+		if x.live == nil {
+			return want // no answer: nothing more to wait for
+		}
+		for _, m := range x.win[1] {
+			n[m.Method]++
+		}
+		return n
+	})
 }
 
 // awaitOutcome waits, bounded by the timeout, for x's live outcome. It
