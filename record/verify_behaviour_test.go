@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/internal/rawjson"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -277,5 +278,62 @@ func TestVerifyWaitsForProgressAfterTheResponse(t *testing.T) {
 	if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != 2 ||
 		!strings.Contains(res.Mismatches[0].Problem, "1 notifications/progress, the recording has 2") {
 		t.Errorf("a server that never sends it: %s", reportOf(res))
+	}
+}
+
+// A server's pagination cursors are opaque tokens (spec 2025-11-25:
+// server/utilities/pagination), often made anew for each session: verify
+// asks for the next page with the cursor the live server gave, not the
+// recorded one, and the two compare equal; the pages themselves are
+// compared, and a live server with one page fewer is reported.
+func TestVerifyFollowsTheLiveCursors(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"}],"nextCursor":"rec-1"}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"rec-1"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"b"}],"nextCursor":"rec-2"}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"rec-2"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"c"}]}}`,
+	)
+	// server pages tools a, b, c (a and b, when short), with cursors of
+	// this session's (prefix), and refuses any other.
+	server := func(prefix string, short bool) transport.Conn {
+		names := []string{"a", "b", "c"}
+		if short {
+			names = names[:2]
+		}
+		return pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+			switch m.Method {
+			case "initialize":
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`), nil)})
+			case "tools/list":
+				page := 0
+				if c := rawjson.Member(m.Params, "cursor"); c != nil {
+					s, _ := rawjson.String(c)
+					n, err := strconv.Atoi(strings.TrimPrefix(s, prefix))
+					if !strings.HasPrefix(s, prefix) || err != nil {
+						server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"})})
+						return
+					}
+					page = n
+				}
+				result := `{"tools":[{"name":"` + names[page] + `"}]`
+				if page+1 < len(names) {
+					result += `,"nextCursor":"` + prefix + strconv.Itoa(page+1) + `"`
+				}
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(result+"}"), nil)})
+			}
+		})
+	}
+	if res := runVerify(t, tr, server("live-", false), VerifyOptions{Timeout: 5 * time.Second}); !res.OK() {
+		t.Errorf("a server with cursors of its own: %s", reportOf(res))
+	}
+	res := runVerify(t, tr, server("live-", true), VerifyOptions{Timeout: 5 * time.Second})
+	if len(res.Mismatches) != 2 || res.Mismatches[0].Exchange != 3 || res.Mismatches[1].Exchange != 4 {
+		t.Errorf("a server with a page fewer: %s", reportOf(res))
 	}
 }

@@ -156,6 +156,7 @@ type sessionRun struct {
 	states        map[string]json.RawMessage
 	unanswered    map[string]bool   // live server requests (id keys) not answered yet
 	tasks         map[string]string // recorded task id -> live task id
+	cursors       map[string]string // recorded pagination cursor -> live one
 	notifications int
 	serverReqs    int
 
@@ -183,7 +184,7 @@ func (r *verifyRun) session(ctx context.Context, n int, info SessionInfo, events
 		recAttr: newAttributor(0), liveAttr: newAttributor(1),
 		liveIDs: map[string]jsonrpc.ID{}, recIDs: map[string]bool{},
 		byLiveID: map[string]*exchange{}, states: map[string]json.RawMessage{}, unanswered: map[string]bool{},
-		tasks: map[string]string{}}
+		tasks: map[string]string{}, cursors: map[string]string{}}
 	s.cond = sync.NewCond(&s.mu)
 	if conn == nil && r.opts.Dial == nil {
 		return s.skip(events)
@@ -727,6 +728,7 @@ func (s *sessionRun) awaitAfter(ctx context.Context) error {
 		}
 		s.carryState(x)
 		s.carryTask(x)
+		s.carryCursor(x)
 		s.finish(x)
 	}
 	s.after = s.after[:0]
@@ -1011,7 +1013,7 @@ func (s *sessionRun) rewrite(msg []byte, it *sendItem) []byte {
 			s.liveAttr.sent(x)
 			s.mu.Unlock()
 			s.liveIDs[x.req.ID.Key()] = id
-			return s.liveTask(s.liveState(replaceTop(msg, "id", id.Raw())))
+			return s.liveCursor(s.liveTask(s.liveState(replaceTop(msg, "id", id.Raw()))))
 		}
 	case jsonrpc.KindNotification:
 		if !it.cancels || m.Method != mcp.NotificationCancelled {
@@ -1307,21 +1309,76 @@ func (s *sessionRun) liveTask(msg []byte) []byte {
 	return mapTaskID(msg, s.tasks)
 }
 
-// taskPairs returns the task ids carried so far (see carryTask), each
-// recorded and live one named alike, for the comparison: a live task id
-// reads as the recorded one it stands for, and as nothing else.
+// taskPairs returns the task ids and cursors carried so far (see
+// carryTask, carryCursor), each recorded and live one named alike, for the
+// comparison: a live task id reads as the recorded one it stands for, and
+// as nothing else.
 func (s *sessionRun) taskPairs() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.tasks) == 0 {
+	if len(s.tasks)+len(s.cursors) == 0 {
 		return nil
 	}
-	out := make(map[string]string, 2*len(s.tasks))
-	for rec, live := range s.tasks {
-		out[rec] = rec
-		out[live] = rec
+	out := make(map[string]string, 2*(len(s.tasks)+len(s.cursors)))
+	for _, pairs := range []map[string]string{s.tasks, s.cursors} {
+		for rec, live := range pairs {
+			out[rec] = rec
+			out[live] = rec
+		}
 	}
 	return out
+}
+
+// carryCursor notes the cursor of the next page the live server gave in
+// x's response where the recorded server gave another: cursors are opaque
+// tokens of the server's making (spec 2025-11-25:
+// server/utilities/pagination, "Clients MUST treat cursors as opaque
+// tokens"), often new for each session, so the recorded request for that
+// page is sent with the live cursor (liveCursor), and the two compare
+// equal (taskPairs). What the pages hold is compared.
+func (s *sessionRun) carryCursor(x *exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x.resp == nil || x.live == nil {
+		return
+	}
+	rec, _ := rawjson.String(rawjson.Member(x.resp.Result, "nextCursor"))
+	live, _ := rawjson.String(rawjson.Member(x.live.Result, "nextCursor"))
+	if rec == "" || live == "" || rec == live {
+		return
+	}
+	if _, ok := s.cursors[rec]; !ok && len(s.cursors) < maxCursors {
+		s.cursors[rec] = live
+	}
+}
+
+// maxCursors bounds the cursors a session carries (carryCursor): one per
+// page the recorded client asked for.
+const maxCursors = 10000
+
+// liveCursor replaces a recorded request's params.cursor with the live
+// server's cursor for that page, when it gave another.
+func (s *sessionRun) liveCursor(msg []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cursors) == 0 {
+		return msg
+	}
+	spans := findSpans(msg, isParamsCursor)
+	if len(spans) != 1 {
+		return msg
+	}
+	rec, _ := rawjson.String(msg[spans[0].start:spans[0].end])
+	live, ok := s.cursors[rec]
+	if !ok {
+		return msg
+	}
+	q, _ := json.Marshal(live)
+	return splice(msg, spans, func([]byte) []byte { return q })
+}
+
+func isParamsCursor(p []elem) bool {
+	return len(p) == 2 && p[0].index < 0 && p[0].key == "params" && p[1].index < 0 && p[1].key == "cursor"
 }
 
 // createdTaskID returns the id of the task a response created (at
