@@ -155,8 +155,13 @@ type URLQuestion struct {
 
 // SamplingQuestion is a sampling request as a person is asked it.
 type SamplingQuestion struct {
-	// Server names the server that asks ("the server" when unknown).
-	Server  string
+	// Server names the server that asks ("the server" when unknown), or
+	// when View is set the view that asks.
+	Server string
+	// View says the request is an MCP Apps view's (draft extension
+	// io.modelcontextprotocol/ui, "Sampling"), not the server's: the
+	// reply goes to the view.
+	View    bool
 	Request *SamplingRequest
 }
 

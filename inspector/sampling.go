@@ -62,8 +62,12 @@ type Sampler struct {
 	// Tools is true when the sampling.tools capability is declared, so
 	// requests may carry tools and toolChoice.
 	Tools bool
-	// Who names the server for the person ("server-everything 1.0").
+	// Who names the server for the person ("server-everything 1.0"), or
+	// the view when View is set.
 	Who func() string
+	// View says the sampler answers an MCP Apps view's requests, not the
+	// server's (SamplingQuestion.View).
+	View bool
 
 	mu      sync.Mutex
 	answers []json.RawMessage // policy file: results used in turn, the last repeating
@@ -97,7 +101,7 @@ func NewSampler(ctx context.Context, p SamplingPolicy, person Person) (*Sampler,
 // Clone returns a sampler with the same policy and a fresh state, for
 // another connection.
 func (s *Sampler) Clone() *Sampler {
-	return &Sampler{Policy: s.Policy, Person: s.Person, Tools: s.Tools, Who: s.Who, answers: s.answers}
+	return &Sampler{Policy: s.Policy, Person: s.Person, Tools: s.Tools, Who: s.Who, View: s.View, answers: s.answers}
 }
 
 func (s *Sampler) who() string {
@@ -105,6 +109,9 @@ func (s *Sampler) who() string {
 		if w := s.Who(); w != "" {
 			return w
 		}
+	}
+	if s.View {
+		return "the view"
 	}
 	return "the server"
 }
@@ -272,7 +279,7 @@ func (s *Sampler) Handle(ctx context.Context, method string, params json.RawMess
 		return r, nil
 	case PolicyPrompt:
 		reply, err := asking(ctx, func() (SamplingReply, error) {
-			return s.Person.Sample(ctx, &SamplingQuestion{Server: s.who(), Request: &req})
+			return s.Person.Sample(ctx, &SamplingQuestion{Server: s.who(), View: s.View, Request: &req})
 		})
 		if errors.Is(err, io.EOF) {
 			// The person dismissed the question or their input ended:

@@ -446,6 +446,10 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 	}
 	defer end()
 	req := q.Request
+	asker, Asker := "the server", "The server"
+	if q.View {
+		asker, Asker = "the view", "The view"
+	}
 	p.Println("")
 	p.Println(fmt.Sprintf("── %s asks for an LLM completion (sampling/createMessage) ──", EscapeLine(q.Server)))
 	p.Printf("%s", renderSamplingRequest(req))
@@ -455,9 +459,9 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 	}
 	switch {
 	case len(req.Tools) > 0 && req.ToolChoiceMode() == inspector.ToolChoiceRequired:
-		p.Println(`The server requires a tool use (toolChoice "required").`)
+		p.Println(Asker + ` requires a tool use (toolChoice "required").`)
 	case len(req.Tools) > 0 && req.ToolChoiceMode() == inspector.ToolChoiceNone:
-		p.Println(`The server allows no tool use (toolChoice "none"): answer with text.`)
+		p.Println(Asker + ` allows no tool use (toolChoice "none"): answer with text.`)
 	}
 	declined := func() (inspector.SamplingReply, error) {
 		p.Println("(declined)")
@@ -475,7 +479,7 @@ func (t *Person) Sample(ctx context.Context, q *inspector.SamplingQuestion) (ins
 		// No default: the reply ends with an empty line, and an Enter
 		// too many must not send it unreviewed.
 		choices := []string{"send", "edit", "decline"}
-		choice, err := p.Choose(ctx, "Send it to the server? [s]end, [e]dit or [d]ecline: ", choices, "")
+		choice, err := p.Choose(ctx, "Send it to "+asker+"? [s]end, [e]dit or [d]ecline: ", choices, "")
 		for err == nil && choice == "" {
 			choice, err = p.Choose(ctx, "Please answer s, e or d: ", choices, "")
 		}

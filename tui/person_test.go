@@ -372,6 +372,26 @@ func TestSamplingPrompt(t *testing.T) {
 	}
 }
 
+// A view's sampling request (MCP Apps) is asked as the view's: the
+// person sees which view asks, its name escaped, and that the reply goes
+// to the view, not the server.
+func TestSamplingFromView(t *testing.T) {
+	s, out := sampler(t, "prompt", "Paris.\n\ns\n")
+	s.View = true
+	s.Who = func() string { return "the view of get\x1b[31m-time (server 1.0)" }
+	raw, err := s.Handle(testCtx(t), "sampling/createMessage", json.RawMessage(toolParams))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(raw), `"text":"Paris."`) {
+		t.Errorf("got %s\n%s", raw, out)
+	}
+	if !containsAll(out.String(), `── the view of get\x1b[31m-time (server 1.0) asks for an LLM completion (sampling/createMessage) ──`,
+		"Send it to the view? [s]end, [e]dit or [d]ecline: ") || strings.Contains(out.String(), "\x1b") || strings.Contains(out.String(), "server?") {
+		t.Errorf("conversation:\n%s", out)
+	}
+}
+
 // The reply is shown back before it is sent: the person sends it, edits
 // it (types it again) or declines the request, which the server gets as
 // the spec's refusal (-1). Enter alone does not send it (the reply ends
