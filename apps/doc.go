@@ -49,7 +49,9 @@
 // Of the specification's draft, the host takes ui/download-file
 // (download.go: the files are checked, decoded and named here, asked
 // about and saved by the program through Handlers.DownloadFile and
-// SaveDownload) and a view's notifications/tools/list_changed.
+// SaveDownload), a view's sampling/createMessage (answered by the
+// program through Handlers.Sample, as a server's) and a view's
+// notifications/tools/list_changed.
 //
 // JSON-RPC encoding and decoding of view messages is in wire.go only.
 package apps

@@ -162,6 +162,18 @@ type Handlers struct {
 	// ui/download-file. It is called for one download of a view at a
 	// time, and must return when ctx ends.
 	DownloadFile func(ctx context.Context, v ViewInfo, files []Download) error
+	// Sample answers a view's sampling/createMessage (draft spec
+	// "Standard MCP Messages", "Sampling": a CreateMessageRequest's
+	// params, tools and toolChoice included) with a CreateMessageResult,
+	// as the program answers a server's: the person asked, declined by
+	// policy, or a reply file. It must tell the person the request is
+	// the view's. An error refuses (one that is or wraps an *Error
+	// reaches the view as that error). Nil: the host does not declare
+	// sampling and refuses every sampling/createMessage; set, it
+	// declares sampling with tools, so Sample must take a request that
+	// offers tools. It is called for one request of a view at a time,
+	// and must return when ctx ends.
+	Sample func(ctx context.Context, v ViewInfo, params json.RawMessage) (json.RawMessage, error)
 	// Problem is told what went wrong with a view: malformed or refused
 	// messages, floods, timeouts, failed teardowns. The error wraps one
 	// of the Err* values of this package.

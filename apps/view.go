@@ -37,6 +37,7 @@ const (
 	methodSandboxReady      = "ui/notifications/sandbox-proxy-ready"
 	methodSandboxResource   = "ui/notifications/sandbox-resource-ready"
 	methodToolsCall         = "tools/call"
+	methodSampling          = "sampling/createMessage"
 	methodResourcesRead     = "resources/read"
 	methodLog               = "notifications/message"
 	methodToolsListChanged  = "notifications/tools/list_changed"
@@ -99,6 +100,7 @@ type View struct {
 	modelContext  json.RawMessage
 	askingLink    bool   // a ui/open-link is with Handlers.OpenLink
 	askingSave    bool   // a ui/download-file is with Handlers.DownloadFile
+	askingSample  bool   // a sampling/createMessage is with Handlers.Sample
 	reloads       bucket // reloads of the sandbox in the same page
 	problems      bucket // problems reported to the program
 	problemsLeft  int    // problems not reported since the last one
@@ -816,6 +818,8 @@ func (v *View) handle(ctx context.Context, m message) (any, *Error) {
 		return v.openLink(ctx, m.params)
 	case methodDownloadFile:
 		return v.downloadFile(ctx, m.params)
+	case methodSampling:
+		return v.sample(ctx, m.params)
 	case methodMessage:
 		return v.deliver(ctx, m, v.h.opts.Handlers.Message, "Message sending denied")
 	case methodUpdateContext:
@@ -899,6 +903,13 @@ func (v *View) hostCapabilities() map[string]any {
 	}
 	if v.h.opts.Handlers.Message != nil {
 		caps["message"] = content
+	}
+	// Draft spec "Host Capabilities": sampling, "Host supports LLM
+	// sampling (sampling/createMessage) from the view", with tools ("tool
+	// use via tools and toolChoice params (SEP-1577)"), only when the
+	// program answers it.
+	if v.h.opts.Handlers.Sample != nil {
+		caps["sampling"] = map[string]any{"tools": struct{}{}}
 	}
 	return caps
 }
@@ -1159,6 +1170,47 @@ func (v *View) downloadFile(ctx context.Context, params json.RawMessage) (any, *
 		return nil, &Error{Code: CodeRefused, Message: "Download failed: the host could not save the file"}
 	}
 	return struct{}{}, nil
+}
+
+// sample hands a view's sampling/createMessage to Handlers.Sample (draft
+// spec "Standard MCP Messages", "Sampling": "The host ... SHOULD apply
+// rate limiting, cost controls, and user approval"): a request whose
+// params are not an object with messages is refused before the person
+// is asked, and a view asks one question at a time.
+func (v *View) sample(ctx context.Context, params json.RawMessage) (any, *Error) {
+	h := v.h.opts.Handlers.Sample
+	if h == nil {
+		v.unsupported("answered \"method not found\" to", methodSampling)
+		return nil, &Error{Code: CodeMethodNotFound, Message: "the host does not handle sampling/createMessage (it did not declare hostCapabilities.sampling)"}
+	}
+	var p struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if params == nil || json.Unmarshal(params, &p) != nil || p.Messages == nil {
+		return nil, &Error{Code: CodeInvalidParams, Message: "sampling/createMessage params must be an object with messages, an array"}
+	}
+	// One question at a time, as for links and downloads.
+	v.mu.Lock()
+	asking := v.askingSample
+	v.askingSample = true
+	v.mu.Unlock()
+	if asking {
+		v.problem(fmt.Errorf("%w: sampling/createMessage while the person is still asked about another of the view's", ErrRefused))
+		return nil, &Error{Code: CodeRefused, Message: "Sampling denied: the user is still asked about another request of this view"}
+	}
+	defer func() {
+		v.mu.Lock()
+		v.askingSample = false
+		v.mu.Unlock()
+	}()
+	result, err := h(ctx, v.info, params)
+	if err != nil {
+		return nil, asError(err)
+	}
+	if !json.Valid(result) || len(bytes.TrimSpace(result)) == 0 || bytes.TrimSpace(result)[0] != '{' {
+		return nil, &Error{Code: CodeInternalError, Message: "the host's answer is not a CreateMessageResult object"}
+	}
+	return json.RawMessage(result), nil
 }
 
 // deliver hands a ui/message to its handler.

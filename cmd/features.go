@@ -547,7 +547,7 @@ func (o *toolsCallOptions) openView(ctx context.Context, c *client, name string,
 		host, err = newViewHost(viewHostOptions{
 			ui: ui, console: c.console, current: func() (*client, error) { return c, nil },
 			wire: func() bool { return o.e.cfg.out.wire }, recorders: c.viewRecorders,
-			openURL: openURL(o.e.ios), states: states,
+			openURL: openURL(o.e.ios), states: states, sampler: o.e.cfg.conn.feat.sampler,
 		})
 		if err == nil {
 			stop = func() { closeViews(ctx, host) }

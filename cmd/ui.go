@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -204,6 +205,9 @@ type viewHostOptions struct {
 	recorders func() []viewRecorder
 	// openURL opens a link in the browser.
 	openURL func(string) error
+	// sampler answers the views' sampling/createMessage as the server's
+	// (--on-sampling); nil (--no-sampling) offers views no sampling.
+	sampler *inspector.Sampler
 	// states, when set, is told the views' states (the one-shot waits on
 	// it); sends never block. A view's failure (no page, no
 	// initialization) is then the command's error, not a warning too.
@@ -257,6 +261,26 @@ func newViewHost(o viewHostOptions) (*apps.Host, error) {
 // and model context shown, links opened once the person said yes.
 func viewHandlers(o viewHostOptions) apps.Handlers {
 	con := o.console
+	samplers := viewSamplers{base: o.sampler, current: o.current, m: map[string]*inspector.Sampler{}}
+	var sample func(context.Context, apps.ViewInfo, json.RawMessage) (json.RawMessage, error)
+	if o.sampler != nil {
+		sample = func(ctx context.Context, v apps.ViewInfo, params json.RawMessage) (json.RawMessage, error) {
+			res, err := samplers.get(v).Handle(ctx, mcp.MethodSamplingCreateMessage, params)
+			if err != nil {
+				// The sampler's refusals are mcpx's JSON-RPC errors, not
+				// the server's: their message says it.
+				why := err.Error()
+				var rpc *jsonrpc.Error
+				if errors.As(err, &rpc) {
+					why = rpc.Message
+				}
+				con.Warn(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): %s", tui.EscapeLine(v.Tool), tui.EscapeLine(why)))
+			} else if o.sampler.Policy.Mode == inspector.PolicyFile {
+				con.Note(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): answered from %s", tui.EscapeLine(v.Tool), o.sampler.Policy.File))
+			}
+			return res, viewError(err)
+		}
+	}
 	return apps.Handlers{
 		Log: func(v apps.ViewInfo, params json.RawMessage) { con.ViewLog(v, params) },
 		Message: func(_ context.Context, v apps.ViewInfo, params json.RawMessage) error {
@@ -288,6 +312,7 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 		DownloadFile: func(ctx context.Context, v apps.ViewInfo, files []apps.Download) error {
 			return saveDownloads(ctx, o, v, files)
 		},
+		Sample: sample,
 		Problem: func(v apps.ViewInfo, err error) {
 			if o.states != nil && (errors.Is(err, apps.ErrNoPage) || errors.Is(err, apps.ErrNoInitialize)) {
 				return // the command fails with it
@@ -295,6 +320,9 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			con.ViewProblem(v, err)
 		},
 		State: func(v apps.ViewInfo, s apps.State) {
+			if s == apps.StateClosed {
+				samplers.forget(v)
+			}
 			if o.states != nil {
 				select {
 				case o.states <- s:
@@ -303,6 +331,45 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			}
 		},
 	}
+}
+
+// viewSamplers are the samplers of a host's views: one for each view, a
+// clone of --on-sampling's, so that a reply file's results are used in
+// turn by each view's requests (as by a server's) and the person is told
+// which view asks.
+type viewSamplers struct {
+	base    *inspector.Sampler
+	current func() (*client, error)
+	mu      sync.Mutex
+	m       map[string]*inspector.Sampler
+}
+
+func (s *viewSamplers) get(v apps.ViewInfo) *inspector.Sampler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if vs := s.m[v.ID]; vs != nil {
+		return vs
+	}
+	vs := s.base.Clone()
+	// Draft spec "Host Capabilities": the host declares sampling.tools.
+	vs.Tools, vs.View = true, true
+	vs.Who = func() string {
+		who := "the view of " + v.Tool
+		if c, err := s.current(); err == nil {
+			if name, _ := c.serverName.Load().(string); name != "" {
+				who += " (" + name + ")"
+			}
+		}
+		return who
+	}
+	s.m[v.ID] = vs
+	return vs
+}
+
+func (s *viewSamplers) forget(v apps.ViewInfo) {
+	s.mu.Lock()
+	delete(s.m, v.ID)
+	s.mu.Unlock()
 }
 
 // linkQuestion asks whether to open the link a view asked for, pointing

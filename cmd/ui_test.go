@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -226,5 +227,64 @@ func TestViewDownload(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A view's sampling/createMessage is answered by --on-sampling's policy,
+// as the server's: declined (the view gets the spec's -1), answered from
+// the reply file (the results in turn, per view), told on the console
+// with the view's name escaped; without a sampler (--no-sampling) the
+// host offers views no sampling.
+func TestViewSampling(t *testing.T) {
+	if viewHandlers(viewHostOptions{}).Sample != nil {
+		t.Error("a host without a sampler offers sampling")
+	}
+	v := apps.ViewInfo{ID: "v", Tool: "show\x1b[2J"}
+	params := json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Hi"}}],"maxTokens":9}`)
+	noClient := func() (*client, error) { return nil, errors.New("no session") }
+
+	var out strings.Builder
+	decline, err := inspector.NewSampler(context.Background(), inspector.SamplingPolicy{Mode: inspector.PolicyDecline}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := viewHostOptions{console: tui.NewConsole(&out, false, false), current: noClient, sampler: decline}
+	_, err = viewHandlers(o).Sample(context.Background(), v, params)
+	var rpc *apps.Error
+	if !errors.As(err, &rpc) || rpc.Code != -1 {
+		t.Errorf("declined: %v, want the spec's error -1", err)
+	}
+	if s := out.String(); !strings.Contains(s, `view show\x1b[2J asked for an LLM completion (sampling/createMessage): User rejected sampling request`) || strings.Contains(s, "\x1b") {
+		t.Errorf("console:\n%s", s)
+	}
+
+	file := filepath.Join(t.TempDir(), "replies.json")
+	if err := os.WriteFile(file, []byte(`[{"content":{"type":"text","text":"one"}},{"content":{"type":"text","text":"two"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replies, err := inspector.NewSampler(context.Background(), inspector.SamplingPolicy{Mode: inspector.PolicyFile, File: file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	o.sampler = replies
+	h := viewHandlers(o)
+	other := apps.ViewInfo{ID: "w", Tool: "other"}
+	for _, want := range []struct {
+		v    apps.ViewInfo
+		text string
+	}{{v, "one"}, {v, "two"}, {other, "one"}, {v, "two"}} {
+		res, err := h.Sample(context.Background(), want.v, params)
+		if err != nil || !strings.Contains(string(res), `"text":"`+want.text+`"`) {
+			t.Errorf("view %s: %s, %v; want %q", want.v.ID, res, err, want.text)
+		}
+	}
+	if s := out.String(); !strings.Contains(s, "view other asked for an LLM completion (sampling/createMessage): answered from "+file) {
+		t.Errorf("console:\n%s", s)
+	}
+	// Tools are offered to views (the host declares sampling.tools).
+	res, err := h.Sample(context.Background(), other, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Hi"}}],"tools":[{"name":"t","inputSchema":{"type":"object"}}],"maxTokens":9}`))
+	if err != nil {
+		t.Errorf("a request with tools: %s, %v", res, err)
 	}
 }
