@@ -552,3 +552,65 @@ func TestBrowserDownloadFile(t *testing.T) {
 		t.Errorf("%d files saved, want 4", len(entries))
 	}
 }
+
+// samplingApp asks the host for an LLM completion (sampling/createMessage,
+// as the ext-apps SDK's App.createSamplingMessage sends it), once the
+// host declared sampling, and shows the answers.
+const samplingApp = `<!DOCTYPE html><html><body>
+<p id="caps">?</p><p id="out"></p><button id="ask">ask</button>
+<script>
+let n = 10;
+const out = document.getElementById("out");
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (m.id === 1 && m.result) {
+    const s = m.result.hostCapabilities.sampling;
+    document.getElementById("caps").textContent = s ? (s.tools ? "sampling with tools" : "sampling") : "none";
+    window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+  } else if (m.method === "ui/resource-teardown") {
+    window.parent.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
+  } else if (m.id >= 10) {
+    out.textContent += (m.error ? "error " + m.error.code + " " + m.error.message : m.result.content.text) + ";";
+  }
+});
+document.getElementById("ask").onclick = () => window.parent.postMessage({ jsonrpc: "2.0", id: n++, method: "sampling/createMessage",
+  params: { messages: [{ role: "user", content: { type: "text", text: "Say hi" } }], maxTokens: 20 } }, "*");
+window.parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26",
+  appInfo: { name: "sampling", version: "1" }, appCapabilities: {} } }, "*");
+</script></body></html>`
+
+// A view's sampling/createMessage through the browser: the host declares
+// sampling with tools, the program gets the view's request and the view
+// its answer, or the program's refusal as its error.
+func TestBrowserSampling(t *testing.T) {
+	t.Parallel() // a tab of its own
+	bctx := newBrowser(t)
+	rec := newRecorder()
+	o := rec.options(newFakeBackend(samplingApp))
+	asked := 0
+	o.Handlers.Sample = func(ctx context.Context, v ViewInfo, params json.RawMessage) (json.RawMessage, error) {
+		asked++ // one at a time per view
+		if !strings.Contains(string(params), `"text":"Say hi"`) {
+			return nil, fmt.Errorf("unexpected params %s", params)
+		}
+		if asked == 2 {
+			return nil, &Error{Code: -1, Message: "User rejected sampling request"}
+		}
+		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"Hi there"},"model":"mcpx-human"}`), nil
+	}
+	h := newTestHost(t, o)
+	v := openShow(t, h, `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitViewText(t, bctx, id, css("#caps"), func(s string) bool { return s == "sampling with tools" })
+	clickInView(t, bctx, id, css("#ask"))
+	waitViewText(t, bctx, id, css("#out"), func(s string) bool { return s == "Hi there;" })
+	clickInView(t, bctx, id, css("#ask"))
+	waitViewText(t, bctx, id, css("#out"), func(s string) bool { return s == "Hi there;error -1 User rejected sampling request;" })
+	closeView(t, v)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.noProblems(t)
+}
