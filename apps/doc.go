@@ -50,8 +50,12 @@
 // (download.go: the files are checked, decoded and named here, asked
 // about and saved by the program through Handlers.DownloadFile and
 // SaveDownload), a view's sampling/createMessage (answered by the
-// program through Handlers.Sample, as a server's) and a view's
-// notifications/tools/list_changed.
+// program through Handlers.Sample, as a server's) and app-provided tools
+// (apptools.go: listed with tools/list, again at the view's
+// notifications/tools/list_changed, told to Handlers.ViewTools, called
+// with View.CallTool). It never sends ui/notifications/tool-input-partial,
+// which the draft makes optional: the host has no model streaming a
+// call's arguments.
 //
 // JSON-RPC encoding and decoding of view messages is in wire.go only.
 package apps

@@ -174,6 +174,13 @@ type Handlers struct {
 	// offers tools. It is called for one request of a view at a time,
 	// and must return when ctx ends.
 	Sample func(ctx context.Context, v ViewInfo, params json.RawMessage) (json.RawMessage, error)
+	// ViewTools is told the tools a view offers of its own (draft spec
+	// "App-Provided Tools"), once listed after its initialization and
+	// whenever the list changes (notifications/tools/list_changed, then
+	// tools/list); an empty list when it offers none any more. Only views
+	// that declare appCapabilities.tools are listed. View.CallTool calls
+	// one.
+	ViewTools func(v ViewInfo, tools []AppTool)
 	// Problem is told what went wrong with a view: malformed or refused
 	// messages, floods, timeouts, failed teardowns. The error wraps one
 	// of the Err* values of this package.

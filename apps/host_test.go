@@ -303,9 +303,10 @@ func TestRequestsHandedToTheProgram(t *testing.T) {
 }
 
 // A view's notifications/tools/list_changed (its own tools changed,
-// draft spec "Standard MCP Messages": "App → Host") is taken quietly:
-// the host does not call a view's tools, and it is no problem of the
-// view's.
+// draft spec "Standard MCP Messages": "App → Host") from a view that
+// declared no tools is taken quietly: there is nothing to list, and it
+// is no problem of the view's (TestAppTools: one that declared tools is
+// listed again).
 func TestViewToolsListChangedIsQuiet(t *testing.T) {
 	rec, _, p, id := startedView(t)
 	p.post(id, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, `{"jsonrpc":"2.0","method":"notifications/unheard-of"}`)

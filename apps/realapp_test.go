@@ -357,3 +357,48 @@ func TestBrowserRealAppPermissions(t *testing.T) {
 	defer rec.mu.Unlock()
 	rec.noProblems(t)
 }
+
+// The budget allocator example app from npm registers tools of its own
+// (draft spec "App-Provided Tools", through the ext-apps SDK's
+// App.registerTool): the host lists them once the view is initialized,
+// and calls them; a call that changes the app's state is seen by the
+// next.
+func TestBrowserRealAppTools(t *testing.T) {
+	t.Parallel() // a server and a tab of its own
+	b := sdkBackend{appServer(t, "server-budget-allocator")}
+	bctx := newBrowser(t)
+	rec := newRecorder()
+	o := rec.options(b)
+	told := make(chan []AppTool, 4)
+	o.Handlers.ViewTools = func(v ViewInfo, tools []AppTool) { told <- tools }
+	h := newTestHost(t, o)
+	v := openToolView(t, h, b, "get-budget-data", `{}`)
+	id := v.Info().ID
+	if err := chromedp.Do(bctx, chromedp.Navigate(v.URL())); err != nil {
+		t.Fatal(err)
+	}
+	var tools []AppTool
+	select {
+	case tools = <-told:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the view's tools were not listed")
+	}
+	if got := toolNames(tools); got != "get-allocations,set-allocation,set-total-budget,set-company-stage,get-benchmark-comparison" {
+		t.Errorf("the view offers %q", got)
+	}
+	waitViewText(t, bctx, id, "document.body", func(s string) bool { return strings.Contains(s, "Allocated:") })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := v.CallTool(ctx, "set-total-budget", json.RawMessage(`{"amount":123456}`))
+	if err != nil || strings.Contains(string(res), `"isError":true`) {
+		t.Fatalf("set-total-budget: %s, %v", res, err)
+	}
+	res, err = v.CallTool(ctx, "get-allocations", nil)
+	if err != nil || !strings.Contains(string(res), `"totalBudget":123456`) {
+		t.Fatalf("get-allocations after set-total-budget: %s, %v", res, err)
+	}
+	closeView(t, v)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.noProblems(t)
+}

@@ -98,12 +98,16 @@ type View struct {
 	initTimer     *time.Timer
 	connectTimer  *time.Timer
 	modelContext  json.RawMessage
-	askingLink    bool   // a ui/open-link is with Handlers.OpenLink
-	askingSave    bool   // a ui/download-file is with Handlers.DownloadFile
-	askingSample  bool   // a sampling/createMessage is with Handlers.Sample
-	reloads       bucket // reloads of the sandbox in the same page
-	problems      bucket // problems reported to the program
-	problemsLeft  int    // problems not reported since the last one
+	askingLink    bool      // a ui/open-link is with Handlers.OpenLink
+	askingSave    bool      // a ui/download-file is with Handlers.DownloadFile
+	askingSample  bool      // a sampling/createMessage is with Handlers.Sample
+	appToolsCap   bool      // the view declared appCapabilities.tools
+	appTools      []AppTool // the view's own tools, as last listed
+	listingTools  bool      // a tools/list to the view is under way
+	relistTools   bool      // list again once it ends (list_changed meanwhile)
+	reloads       bucket    // reloads of the sandbox in the same page
+	problems      bucket    // problems reported to the program
+	problemsLeft  int       // problems not reported since the last one
 	floodDropped  int
 	floodReported time.Time
 	busyRefused   int // requests refused over MaxInFlight, not yet reported
@@ -297,13 +301,14 @@ func (v *View) resetLocked() {
 		r.cancel()
 	}
 	clear(v.inflight)
-	clear(v.pending)
+	v.dropPendingLocked()
 	if v.initTimer != nil {
 		v.initTimer.Stop()
 		v.initTimer = nil
 	}
 	v.sandboxReady, v.initRequested, v.initialized, v.outcomeSent = false, false, false, false
 	v.appModes = nil
+	v.appToolsCap, v.appTools = false, nil
 	v.mode = displayInline
 }
 
@@ -317,9 +322,10 @@ func (v *View) restartLocked(c *pageConn) {
 		r.cancel()
 	}
 	clear(v.inflight)
-	clear(v.pending)
+	v.dropPendingLocked()
 	v.initRequested, v.initialized, v.outcomeSent = false, false, false
 	v.appModes = nil
+	v.appToolsCap, v.appTools = false, nil
 	if v.initTimer != nil {
 		v.initTimer.Stop()
 	}
@@ -612,6 +618,10 @@ func (v *View) notification(c *pageConn, m message) {
 				close(v.inited)
 			}
 			v.h.state(v.info, StateInitialized)
+			// Draft spec "App Tool Lifecycle": "Tools become available
+			// once the app advertises the tools capability in
+			// ui/initialize and the host issues tools/list".
+			v.listAppTools()
 		} else if !v.initRequested {
 			v.problem(fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
 		}
@@ -668,9 +678,10 @@ func (v *View) notification(c *pageConn, m message) {
 		}
 	case methodToolsListChanged:
 		// Draft spec "Standard MCP Messages": "App → Host: App-registered
-		// tools changed". The host does not list or call a view's own
-		// tools (it declares nothing that asks for them), so there is
-		// nothing to refresh; the rate limit bounds a view that repeats it.
+		// tools changed": listed again, when the view declared tools (one
+		// listing at a time; the rate limit bounds a view that repeats
+		// it). From a view that declared none it means nothing.
+		v.listAppTools()
 	case methodRequestTeardown:
 		// Not one of the view's goroutines: Close waits for those.
 		v.h.goBackground(func() {
@@ -856,7 +867,8 @@ func (v *View) initialize(m message) (any, *Error) {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		AppCapabilities struct {
-			AvailableDisplayModes []string `json:"availableDisplayModes"`
+			AvailableDisplayModes []string        `json:"availableDisplayModes"`
+			Tools                 json.RawMessage `json:"tools"`
 		} `json:"appCapabilities"`
 	}
 	if m.params == nil || json.Unmarshal(m.params, &p) != nil {
@@ -870,6 +882,9 @@ func (v *View) initialize(m message) (any, *Error) {
 	v.mu.Lock()
 	v.initRequested = true
 	v.appModes = p.AppCapabilities.AvailableDisplayModes
+	// Draft spec "App Capabilities in ui/initialize": tools, "App exposes
+	// MCP-style tools that the host can call".
+	v.appToolsCap = len(p.AppCapabilities.Tools) > 0 && p.AppCapabilities.Tools[0] == '{'
 	hctx := v.hostContextLocked(env)
 	v.mu.Unlock()
 	return map[string]any{
