@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/apps"
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/repl"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -67,7 +69,7 @@ func replCommands() []replCommand {
 		{name: ":record", use: ":record FILE|off", short: "record the session's traffic to a trace file", run: reportErr((*replSession).record)},
 		{name: ":reconnect", use: ":reconnect", short: "close the session and start a new one", run: reportErr((*replSession).reconnect)},
 		{name: ":roots", use: ":roots [add|remove PATH]", short: "list or change the roots offered (sends roots/list_changed)", run: reportErr((*replSession).roots)},
-		{name: ":ui", use: ":ui [on|off]", short: "declare MCP Apps (reconnects); tools call NAME --ui opens the tool's view", run: reportErr((*replSession).uiCmd)},
+		{name: ":ui", use: ":ui [on|off] | :ui call VIEW TOOL [JSON]", short: "declare MCP Apps (reconnects); tools call NAME --ui opens the tool's view; call a tool a view offers", run: reportErr((*replSession).uiCmd)},
 		{name: ":log", use: ":log LEVEL", short: "ask for log messages at LEVEL and above", run: reportErr((*replSession).logLevel)},
 		{name: ":sleep", use: ":sleep DURATION", short: "wait, showing what arrives", run: reportErr((*replSession).sleep)},
 		{name: ":wait", use: ":wait METHOD [TIMEOUT]", short: "wait for a notification (e.g. notifications/resources/updated 15s)", run: reportErr((*replSession).wait)},
@@ -453,6 +455,8 @@ func (s *replSession) uiCmd(ctx context.Context, args []string) error {
 	on := s.cfg.conn.feat.ui.on
 	switch {
 	case len(args) == 0:
+	case len(args) > 0 && args[0] == "call":
+		return s.uiCall(ctx, args[1:])
 	case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
 		if want := args[0] == "on"; want != on {
 			s.cfg.conn.feat.ui.on = want
@@ -460,7 +464,7 @@ func (s *replSession) uiCmd(ctx context.Context, args []string) error {
 			return s.reconnect(ctx, nil)
 		}
 	default:
-		return usageErrorf("usage: :ui [on|off]")
+		return usageErrorf("usage: :ui [on|off], or :ui call VIEW TOOL [JSON]")
 	}
 	state := "off"
 	if on {
@@ -473,7 +477,70 @@ func (s *replSession) uiCmd(ctx context.Context, args []string) error {
 	if h != nil {
 		for _, v := range h.Views() {
 			fmt.Fprintf(s.ios.ErrOut, "view of %s: %s\n", tui.EscapeLine(v.Info().Tool), v.URL())
+			if tools := v.Tools(); len(tools) > 0 {
+				fmt.Fprintf(s.ios.ErrOut, "  %s\n", viewToolsLine(v.Info(), tools, true))
+			}
 		}
 	}
+	return nil
+}
+
+// uiCall calls a tool a view offers of its own (draft spec "App-Provided
+// Tools": tools/call from the host to the view), VIEW naming the view by
+// its tool (or its id, when two views are of one tool), and prints the
+// view's result as a tool's.
+func (s *replSession) uiCall(ctx context.Context, args []string) error {
+	if len(args) < 2 {
+		return usageErrorf("usage: :ui call VIEW TOOL [JSON]: VIEW is the tool whose view it is (see :ui)")
+	}
+	s.mu.Lock()
+	h := s.views
+	s.mu.Unlock()
+	var matches []*apps.View
+	if h != nil {
+		for _, v := range h.Views() {
+			if v.Info().Tool == args[0] || v.Info().ID == args[0] {
+				matches = append(matches, v)
+			}
+		}
+	}
+	switch {
+	case len(matches) == 0:
+		return usageErrorf("no view of %s is open (:ui lists them)", tui.EscapeLine(args[0]))
+	case len(matches) > 1:
+		return usageErrorf("%d views of %s are open: name one by its id (the part of its URL after #)", len(matches), tui.EscapeLine(args[0]))
+	}
+	v := matches[0]
+	var input json.RawMessage
+	if len(args) > 2 {
+		input = json.RawMessage(strings.Join(args[2:], " "))
+		if _, err := inspector.ParseObject(input); err != nil || !json.Valid(input) {
+			return usageErrorf(`:ui call: the arguments must be a JSON object, e.g. {"position":4}`)
+		}
+	}
+	res, err := v.CallTool(ctx, args[1], input)
+	if errors.Is(err, apps.ErrNoSuchTool) {
+		var names []string
+		for _, t := range v.Tools() {
+			names = append(names, tui.EscapeLine(t.Name))
+		}
+		offered := "none"
+		if len(names) > 0 {
+			offered = strings.Join(names, ", ")
+		}
+		return usageErrorf("the view of %s offers no tool %s (it offers: %s)", tui.EscapeLine(v.Info().Tool), tui.EscapeLine(args[1]), offered)
+	}
+	if err != nil {
+		return fmt.Errorf("view %s, tool %s: %w", tui.EscapeLine(v.Info().Tool), tui.EscapeLine(args[1]), err)
+	}
+	c, cerr := s.current()
+	if cerr != nil {
+		return cerr
+	}
+	if s.json.Load() {
+		fmt.Fprintf(s.ios.Out, "%s\n", res)
+		return nil
+	}
+	c.out.ToolResult(res)
 	return nil
 }

@@ -298,7 +298,7 @@ func (s *replSession) viewHost(c *client) (*apps.Host, error) {
 			}
 			return rs
 		},
-		openURL: openURL(s.ios), sampler: s.cfg.conn.feat.sampler,
+		openURL: openURL(s.ios), sampler: s.cfg.conn.feat.sampler, callable: true,
 	})
 	if err != nil {
 		return nil, err

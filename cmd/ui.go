@@ -205,6 +205,9 @@ type viewHostOptions struct {
 	recorders func() []viewRecorder
 	// openURL opens a link in the browser.
 	openURL func(string) error
+	// callable says that the person can call a view's own tools (the
+	// REPL's :ui call); the one-shot command only lists them.
+	callable bool
 	// sampler answers the views' sampling/createMessage as the server's
 	// (--on-sampling); nil (--no-sampling) offers views no sampling.
 	sampler *inspector.Sampler
@@ -313,6 +316,9 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			return saveDownloads(ctx, o, v, files)
 		},
 		Sample: sample,
+		ViewTools: func(v apps.ViewInfo, tools []apps.AppTool) {
+			con.Note(viewToolsLine(v, tools, o.callable))
+		},
 		Problem: func(v apps.ViewInfo, err error) {
 			if o.states != nil && (errors.Is(err, apps.ErrNoPage) || errors.Is(err, apps.ErrNoInitialize)) {
 				return // the command fails with it
@@ -331,6 +337,27 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 			}
 		},
 	}
+}
+
+// viewToolsLine tells the tools a view offers of its own (draft spec
+// "App-Provided Tools"): mcpx has no model to offer them to, so the
+// person is shown them, and told how to call one where they can.
+func viewToolsLine(v apps.ViewInfo, tools []apps.AppTool, callable bool) string {
+	tool := tui.EscapeLine(v.Tool)
+	if len(tools) == 0 {
+		return fmt.Sprintf("view %s offers no tools of its own now", tool)
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = tui.EscapeLine(t.Name)
+	}
+	line := fmt.Sprintf("view %s offers tools: %s", tool, strings.Join(names, ", "))
+	if callable {
+		line += fmt.Sprintf(" (:ui call %s TOOL [JSON] calls one)", tool)
+	} else {
+		line += " (mcpx has no model to call them; the REPL's :ui call does)"
+	}
+	return line
 }
 
 // viewSamplers are the samplers of a host's views: one for each view, a

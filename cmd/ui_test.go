@@ -288,3 +288,23 @@ func TestViewSampling(t *testing.T) {
 		t.Errorf("a request with tools: %s, %v", res, err)
 	}
 }
+
+// The tools a view offers are shown with their names escaped, and how to
+// call one where the person can (the REPL), or that mcpx does not.
+func TestViewToolsLine(t *testing.T) {
+	v := apps.ViewInfo{ID: "v", Tool: "board\x1b[2J"}
+	tools := []apps.AppTool{{Name: "make_move"}, {Name: "reset\x1b]0;x\x07"}}
+	for _, tc := range []struct {
+		tools    []apps.AppTool
+		callable bool
+		want     string
+	}{
+		{tools, true, `view board\x1b[2J offers tools: make_move, reset\x1b]0;x\x07 (:ui call board\x1b[2J TOOL [JSON] calls one)`},
+		{tools, false, `view board\x1b[2J offers tools: make_move, reset\x1b]0;x\x07 (mcpx has no model to call them; the REPL's :ui call does)`},
+		{nil, true, `view board\x1b[2J offers no tools of its own now`},
+	} {
+		if got := viewToolsLine(v, tc.tools, tc.callable); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

@@ -478,6 +478,44 @@ func TestAppsThroughMcpx(t *testing.T) {
 		wantContains(t, "stdout", m.stdout.String(), "Sunny in Paris")
 	})
 
+	// App-provided tools (draft spec): the budget allocator example app
+	// registers tools of its own; the REPL lists them when the view
+	// initializes, and :ui call calls one, whose result is printed as a
+	// tool's; the next call sees what the first changed.
+	t.Run("repl view tools", func(t *testing.T) {
+		t.Parallel() // one tab each in the shared browser; the subtests share nothing else
+		pr, pw := io.Pipe()
+		t.Cleanup(func() { pw.Close() })
+		m := startMcpxIn(t, pr, append([]string{"repl", "--ui", "--no-browser"}, npmApp(t, "server-budget-allocator")...)...)
+		say := func(line string) {
+			if _, err := io.WriteString(pw, line+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("stderr:\n%s\nstdout:\n%s", m.stderr.String(), m.stdout.String())
+			}
+		})
+		say("tools call get-budget-data --ui")
+		u, _ := m.url()
+		tab := browsertest.NewTab(t, bctx)
+		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
+			t.Fatal(err)
+		}
+		m.waitStderr("view get-budget-data offers tools: get-allocations, set-allocation, set-total-budget, set-company-stage, get-benchmark-comparison (:ui call get-budget-data TOOL [JSON] calls one)")
+		say(`:ui call get-budget-data set-total-budget {"amount": 123456}`)
+		say(":ui call get-budget-data get-allocations")
+		// A tool the view does not offer: a usage error, which ends the
+		// REPL reading a script.
+		say(":ui call get-budget-data format-disk")
+		if code := m.wait(); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+		wantContains(t, "stderr", m.stderr.String(), "the view of get-budget-data offers no tool format-disk (it offers: get-allocations, ")
+		wantContains(t, "stdout", m.stdout.String(), `"totalBudget": 123456`)
+	})
+
 	// A view that never sends ui/initialize: a bounded wait, a clear
 	// error, nothing left running. (The bound also has to cover opening
 	// the page, beside the other subtests on a loaded machine: 8s, as 4s
