@@ -339,6 +339,9 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	c.host = d.named.host
 	if c.held != nil {
 		d = d.inSession(*c.held)
+		// The entry's application's effects, as the session's opener
+		// knew them.
+		c.host = hostOfHeld(c.held.Host)
 	}
 	c.feats = newFeatures(d, c)
 	c.observe = a.observe

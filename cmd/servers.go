@@ -66,6 +66,36 @@ type hostEffects struct {
 	startup *servers.StartupLimit
 }
 
+// heldHost is what a held session keeps of hostEffects for the commands
+// that attach to it (sessiond.Status.Host): the start is long past.
+type heldHost struct {
+	Server string              `json:"server"`
+	Tools  *servers.ToolFilter `json:"tools,omitempty"`
+}
+
+// held returns what a held session keeps of h; nil when there is nothing
+// to keep.
+func (h hostEffects) held() json.RawMessage {
+	if h.tools == nil {
+		return nil
+	}
+	b, err := json.Marshal(heldHost{Server: h.server, Tools: h.tools})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// hostOfHeld reads what a held session kept (heldHost); the zero value
+// when it kept nothing, or something this build does not read.
+func hostOfHeld(raw json.RawMessage) hostEffects {
+	var h heldHost
+	if len(raw) == 0 || json.Unmarshal(raw, &h) != nil {
+		return hostEffects{}
+	}
+	return hostEffects{server: h.Server, tools: h.Tools}
+}
+
 func (f namedFlags) validate() (namedDesc, error) {
 	d := namedDesc{ref: f.server, trust: f.trust}
 	for _, in := range f.inputs {

@@ -243,6 +243,9 @@ type connectOptions struct {
 	child      bool
 	modeReason string
 	authFrom   string
+	// host is what the configured server's entry's application does with
+	// it (hostEffects.held), for the commands that attach.
+	host string
 }
 
 func newConnectCmd(e *env) *cobra.Command {
@@ -322,7 +325,8 @@ the whole session; on a command, that command's own frames.`,
 	f.BoolVar(&o.child, "session-child", false, "")
 	f.StringVar(&o.modeReason, "session-mode-reason", "", "")
 	f.StringVar(&o.authFrom, "session-auth-from", "", "")
-	for _, h := range []string{"session-args-stdin", "session-child", "session-mode-reason", "session-auth-from"} {
+	f.StringVar(&o.host, "session-host", "", "")
+	for _, h := range []string{"session-args-stdin", "session-child", "session-mode-reason", "session-auth-from", "session-host"} {
 		_ = f.MarkHidden(h)
 	}
 	return c
@@ -417,6 +421,9 @@ func childArgs(c *cobra.Command, name string, server []string, resolved *connDes
 		if a := resolved.http.authFrom; a != "" {
 			args = append(args, "--session-auth-from="+a)
 		}
+		if h := resolved.named.host.held(); h != nil {
+			args = append(args, "--session-host="+string(h))
+		}
 		server = resolved.server
 		skip = []string{"server", "input", "trust", "env", "cwd", "url", "header", "transport"}
 	}
@@ -439,6 +446,16 @@ func childArgs(c *cobra.Command, name string, server []string, resolved *connDes
 		args = append(append(args, "--"), server...)
 	}
 	return args
+}
+
+// heldHost is what the session keeps of its configured server's entry
+// for the commands that attach: as the mcpx connect that resolved the
+// entry said (--session-host), or as this process resolved it.
+func (o *connectOptions) heldHost(conn connDesc) json.RawMessage {
+	if o.child && o.host != "" && json.Valid([]byte(o.host)) {
+		return json.RawMessage(o.host)
+	}
+	return conn.named.host.held()
 }
 
 // exitStoppedOpening is the session process's exit status, seen only by
@@ -611,6 +628,7 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	err = d.Serve(ctx, sess, sessiond.ServeOptions{
 		Target:     c.describe,
 		Extensions: slices.Sorted(maps.Keys(c.feats.Extensions)),
+		Host:       o.heldHost(conn),
 		Ready: func(st sessiond.Status) error {
 			if o.child {
 				return sessiond.Ready(st, out, logPath)

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,6 +60,33 @@ func (f *ToolFilter) Allows(name string) (ok bool, why string) {
 		return false, "not in " + f.AllowField
 	}
 	return true, ""
+}
+
+// toolFilterJSON is a ToolFilter as MarshalJSON writes it.
+type toolFilterJSON struct {
+	App        string   `json:"app"`
+	Allow      []string `json:"allow,omitempty"`
+	AllowField string   `json:"allowField,omitempty"`
+	Deny       []string `json:"deny,omitempty"`
+	DenyField  string   `json:"denyField,omitempty"`
+	ArgSuffix  bool     `json:"argSuffix,omitempty"`
+}
+
+// MarshalJSON writes the filter whole, its matching rule included, so
+// that it can be handed on (a held session keeps its entry's filter for
+// the commands that attach to it).
+func (f *ToolFilter) MarshalJSON() ([]byte, error) {
+	return json.Marshal(toolFilterJSON{App: f.App, Allow: f.Allow, AllowField: f.AllowField, Deny: f.Deny, DenyField: f.DenyField, ArgSuffix: f.argSuffix})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (f *ToolFilter) UnmarshalJSON(b []byte) error {
+	var j toolFilterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*f = ToolFilter{App: j.App, Allow: j.Allow, AllowField: j.AllowField, Deny: j.Deny, DenyField: j.DenyField, argSuffix: j.ArgSuffix}
+	return nil
 }
 
 // allowEntryNames reports whether the allow-list entry a names the tool.

@@ -84,6 +84,8 @@ var (
 type Daemon struct {
 	opts   Options
 	target atomic.Pointer[string]
+	// host is ServeOptions.Host, set before sess.
+	host json.RawMessage
 	// extensions are ServeOptions.Extensions, set before sess.
 	extensions []string
 	path       string
@@ -548,6 +550,7 @@ func (d *Daemon) Status() Status {
 		st.Opening = true
 	} else {
 		st.Extensions = d.extensions
+		st.Host = d.host
 		if info := s.Server(); info != nil {
 			st.Server = info.Implementation.Name
 			if v := info.Implementation.Version; v != "" {
@@ -574,6 +577,11 @@ type ServeOptions struct {
 	// Extensions are the client extensions the session declared (their
 	// identifiers), for Status.
 	Extensions []string
+	// Host is handed to the commands that attach, in Status.Host: what
+	// the command that opened the session knows of the application whose
+	// entry configured the server (the tools it hides), which the
+	// attached commands would otherwise not know. Opaque to the daemon.
+	Host json.RawMessage
 	// Ready, when set, is told once the session is served, with its
 	// Status; an error from it ends Serve at once.
 	Ready func(Status) error
@@ -588,6 +596,7 @@ type ServeOptions struct {
 func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
 	d.target.Store(&o.Target)
 	d.extensions = slices.Clone(o.Extensions)
+	d.host = o.Host
 	d.sess.Store(sess)
 	close(d.serving)
 	// The idle clock starts now that the session is open: the server's

@@ -125,9 +125,13 @@ type Status struct {
 	// Opening is true while mcpx connect is still opening the session
 	// (starting its server, authorizing, initializing): commands cannot
 	// attach yet.
-	Opening bool   `json:"opening,omitempty"`
-	Socket  string `json:"socket"`
-	Log     string `json:"log,omitempty"`
+	Opening bool `json:"opening,omitempty"`
+	// Host is what the command that opened the session said of the
+	// application whose entry configured its server (ServeOptions.Host),
+	// for the commands that attach; absent otherwise.
+	Host   json.RawMessage `json:"host,omitempty"`
+	Socket string          `json:"socket"`
+	Log    string          `json:"log,omitempty"`
 }
 
 // Kept is one thing that happened while no command was attached: a
