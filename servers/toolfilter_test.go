@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -150,5 +151,26 @@ func TestStartupExceeded(t *testing.T) {
 	var none *StartupLimit
 	if _, over := none.Exceeded(time.Hour); over {
 		t.Error("no limit exceeded")
+	}
+}
+
+// A filter handed on as JSON (a held session's) matches as the original
+// did, Gemini CLI's argument suffix included.
+func TestToolFilterJSONRoundTrip(t *testing.T) {
+	f := &ToolFilter{App: "Gemini CLI", Allow: []string{"run(git)"}, AllowField: "includeTools", Deny: []string{"x"}, DenyField: "excludeTools", argSuffix: true}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g ToolFilter
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"run", "x", "other"} {
+		ok1, why1 := f.Allows(name)
+		ok2, why2 := g.Allows(name)
+		if ok1 != ok2 || why1 != why2 {
+			t.Errorf("%s: after JSON %v %q, before %v %q (%s)", name, ok2, why2, ok1, why1, b)
+		}
 	}
 }
