@@ -780,6 +780,11 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	}
 	m, err := s.peer.Call(ctx, req)
 	if err != nil {
+		if errors.Is(err, jsonrpc.ErrTooDeep) || errors.Is(err, jsonrpc.ErrNotJSON) {
+			// The answer came, but not as a message mcpx can read (nested
+			// too deep, not alone on its line): the server's departure.
+			err = violation(err)
+		}
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	if m.Error != nil {

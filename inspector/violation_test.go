@@ -93,3 +93,25 @@ func TestProtocolViolationModernTask(t *testing.T) {
 		t.Errorf("a handle without taskId: %v", r.err)
 	}
 }
+
+// An answer mcpx cannot read as a message (written on the line of
+// another, nested too deep) fails its request as the server's departure
+// from the protocol.
+func TestProtocolViolationUnreadableAnswer(t *testing.T) {
+	s, srv, w := newTestSession(t, Options{})
+	ch := make(chan error, 1)
+	go func() { _, err := s.GetTask(context.Background(), "t1"); ch <- err }()
+	m := srv.nextRequest("tasks/get")
+	srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{}}`)
+	if err := <-ch; err == nil || !errors.Is(err, ErrProtocolViolation) || !strings.Contains(err.Error(), "not alone on its line") {
+		t.Errorf("an answer sharing its line: %v", err)
+	}
+	w.expect("not JSON-RPC")
+	go func() { _, err := s.GetTask(context.Background(), "t1"); ch <- err }()
+	m = srv.nextRequest("tasks/get")
+	srv.send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`)
+	if err := <-ch; err == nil || !errors.Is(err, ErrProtocolViolation) {
+		t.Errorf("an answer nested too deep: %v", err)
+	}
+	w.expect("deep")
+}

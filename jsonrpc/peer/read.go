@@ -239,7 +239,18 @@ const maxLeading = 64
 
 // errNotAlone is why a message found at the start of a line that is not
 // JSON is not read.
-var errNotAlone = errors.New(`not alone on its line: the server wrote more after it before the newline, and a message is one line of JSON (spec basic/transports, "stdio": messages are delimited by newlines)`)
+var errNotAlone error = notAloneError{}
+
+// notAloneError is errNotAlone: it matches jsonrpc.ErrNotJSON, which the
+// line it came on is, so that a caller tells the server's departure by
+// that.
+type notAloneError struct{}
+
+func (notAloneError) Error() string {
+	return `not alone on its line: the server wrote more after it before the newline, and a message is one line of JSON (spec basic/transports, "stdio": messages are delimited by newlines)`
+}
+
+func (notAloneError) Is(target error) bool { return target == jsonrpc.ErrNotJSON }
 
 // unreadable answers a request the engine could not read (a frame
 // nested too deep, or not alone on its line), found by its top-level id and method, with an error
