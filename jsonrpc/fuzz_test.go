@@ -51,7 +51,9 @@ func FuzzJSONRPCFrame(f *testing.F) {
 				t.Fatalf("message %q is %d kinds at once", m.Raw, kinds)
 			}
 			if !r.Object {
-				if len(m.Problems) == 0 || m.Method != "" || !m.ID.IsZero() || m.Kind() != KindInvalid {
+				// An object whose method is of another type keeps its
+				// id, to be answered with (InvalidRequest).
+				if len(m.Problems) == 0 || m.Method != "" || !m.ID.IsZero() && !m.badMethod || m.Kind() != KindInvalid {
 					t.Fatalf("message %q is no JSON-RPC message, decoded as %+v", m.Raw, m)
 				}
 				continue

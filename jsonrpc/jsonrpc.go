@@ -26,8 +26,8 @@ type Kind int
 // Kinds of messages (JSON-RPC 2.0, sections 4 and 5).
 const (
 	// KindInvalid is a value that is no message: not an object, an object
-	// whose method is neither a string nor null, or one with neither a
-	// method nor an id, result or error.
+	// whose method is neither a string nor null (see InvalidRequest), or
+	// one with neither a method nor an id, result or error.
 	KindInvalid Kind = iota
 	// KindRequest has a method and an id.
 	KindRequest
@@ -70,13 +70,27 @@ type Message struct {
 	// message is still a request or notification (one no handler has),
 	// never a response.
 	emptyMethod bool
+	// badMethod is set when the method member is neither a string nor
+	// null: the message is no request, notification or response.
+	badMethod bool
 }
 
 func (m *Message) hasMethod() bool { return m.Method != "" || m.emptyMethod }
 
+// InvalidRequest reports whether m is an invalid Request object with an id
+// it can be answered with: an object whose method member is neither a
+// string nor null, with an id that is a string or an integer. JSON-RPC 2.0,
+// section 5.1: the receiver answers it with -32600 (Invalid Request) and
+// that id, or its sender waits for an answer that never comes. m's ID is
+// that id; its Kind is KindInvalid, so that it is never taken for a
+// response to a request of the receiver's with the same id.
+func (m *Message) InvalidRequest() bool { return m.badMethod && m.ID.Valid() }
+
 // Kind classifies the message.
 func (m *Message) Kind() Kind {
 	switch {
+	case m.badMethod:
+		return KindInvalid
 	case m.hasMethod() && m.ID.IsZero():
 		return KindNotification
 	case m.hasMethod():
@@ -205,8 +219,9 @@ var byteOrderMark = []byte("\uFEFF")
 const problemBOM = "the frame begins with a byte order mark, which JSON text must not (RFC 8259 section 8.1; skipped)"
 
 // decodeMessage decodes one message of a valid JSON frame. A method
-// member that is neither a string nor null makes the message "not a JSON
-// object", as decoding it into a struct would.
+// member that is neither a string nor null makes the message invalid
+// (KindInvalid), with a Problem that says what the method is, and its id
+// kept to answer it with (InvalidRequest).
 func decodeMessage(raw json.RawMessage) *Message {
 	m := &Message{Raw: raw}
 	// A frame's values are never empty: an array's elements and the frame
@@ -216,15 +231,14 @@ func decodeMessage(raw json.RawMessage) *Message {
 		return m
 	}
 	var method *string
-	var jsonrpc, id, params, result, rpcError json.RawMessage
-	typeErr := false
+	var jsonrpc, id, params, result, rpcError, badMethod json.RawMessage
 	optString := func(v []byte) *string {
 		if rawjson.IsNull(v) {
 			return nil
 		}
 		s, ok := rawjson.String(v)
 		if !ok {
-			typeErr = true
+			badMethod = v
 			return nil
 		}
 		return &s
@@ -257,8 +271,10 @@ func decodeMessage(raw json.RawMessage) *Message {
 		}
 		return true
 	})
-	if typeErr {
-		m.Problems = append(m.Problems, "not a JSON object")
+	if badMethod != nil {
+		m.badMethod = true
+		m.ID = RawID(id)
+		m.Problems = append(m.Problems, `"method" must be a string, not `+rawjson.Kind(badMethod)+" ("+rawjson.Excerpt(badMethod, 40)+")")
 		return m
 	}
 	if twice != 0 {

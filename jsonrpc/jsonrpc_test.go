@@ -160,7 +160,7 @@ func TestDecodeFrame(t *testing.T) {
 		{
 			name: "method of another type",
 			in:   `{"jsonrpc":"2.0","id":1,"method":5}`,
-			want: []msgView{{Kind: "invalid", Problems: []string{"not a JSON object"}}},
+			want: []msgView{{Kind: "invalid", ID: "1", Problems: []string{`"method" must be a string, not a number (5)`}}},
 		},
 		{
 			name: "empty object",

@@ -66,8 +66,9 @@ type Options struct {
 	// handler, with the error it answered: one whose id is neither a
 	// string nor an integer (JSON-RPC 2.0: an invalid request, answered
 	// with a null id), one whose id is that of a request still being
-	// answered (answered with the id: ids must not be reused), and one
-	// the connection dropped for its size (see
+	// answered (answered with the id: ids must not be reused), one whose
+	// method is not a string (jsonrpc.Message.InvalidRequest; req.Method
+	// is ""), and one the connection dropped for its size (see
 	// transport.DropReporter), of which req holds only the id and method.
 	OnRefused func(req *jsonrpc.Message, err *jsonrpc.Error)
 	// OnNotification receives every notification, on the read loop, in

@@ -1152,3 +1152,33 @@ func TestCallGivenUpBeforeItIsSent(t *testing.T) {
 		t.Fatal("the request after was not sent")
 	}
 }
+
+// A request whose method is not a string is an invalid Request object
+// (JSON-RPC 2.0 section 5.1): it is answered with -32600 under its id, or
+// the peer would wait for ever, and the warning says what is wrong with
+// it. Its id is never taken for that of a response to mcpx's request.
+func TestMethodNotAString(t *testing.T) {
+	p, r, w := newPeer(t, Options{
+		Handler: func(ctx context.Context, req *jsonrpc.Message) (json.RawMessage, error) { return nil, nil },
+	})
+	r.send(`{"jsonrpc":"2.0","id":"s6","method":5}`)
+	w.expect(t, `"method" must be a string, not a number (5)`)
+	m := r.next()
+	if m.ID.String() != `"s6"` || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("answer %s", m.Raw)
+	}
+
+	ch := goCall(p, t.Context(), Request{Method: "x"})
+	id := r.next().ID
+	// Without an id it is not answered (there is nothing to answer it
+	// with); with the id of mcpx's request it does not end that request.
+	r.send(`{"jsonrpc":"2.0","method":{"a":1}}`)
+	r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"method":[1]}`)
+	if m := r.next(); m.ID.String() != id.String() || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("answer %s", m.Raw)
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{"ok":true}}`)
+	if res := result(t, ch); res.err != nil || string(res.m.Result) != `{"ok":true}` {
+		t.Fatalf("Call = %v, %v", res.m, res.err)
+	}
+}

@@ -90,6 +90,10 @@ func (p *Peer) handleFrame(f transport.Frame) {
 			if !m.ID.IsZero() {
 				p.handleResponse(m)
 			}
+		case jsonrpc.KindInvalid:
+			if m.InvalidRequest() {
+				p.invalidRequest(m)
+			}
 		}
 	}
 	if len(batchReqs) > 0 {
@@ -212,8 +216,23 @@ func (p *Peer) serve(m *jsonrpc.Message) {
 // receiver's own limit. Called on the read loop; the answer is written
 // from a goroutine of its own, as serve's are.
 func (p *Peer) requestDropped(id jsonrpc.ID, method string, err error) {
-	m := &jsonrpc.Message{ID: id, Method: method}
-	rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	p.refuse(&jsonrpc.Message{ID: id, Method: method}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+}
+
+// invalidRequest answers a message that is an invalid Request object with
+// an id (jsonrpc.Message.InvalidRequest: its method is neither a string
+// nor null) with -32600 Invalid Request and that id, as JSON-RPC 2.0
+// section 5.1 asks: the peer would otherwise wait for ever. A request of
+// a batch is answered on its own, not in the batch's response.
+func (p *Peer) invalidRequest(m *jsonrpc.Message) {
+	p.refuse(m, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the method must be a string"})
+}
+
+// refuse answers the request m, which no handler sees, with rpcErr.
+// Called on the read loop; the answer is written from a goroutine of its
+// own, as serve's are.
+func (p *Peer) refuse(m *jsonrpc.Message, rpcErr *jsonrpc.Error) {
+	id, method := m.ID, m.Method
 	if p.opts.OnRefused != nil {
 		p.opts.OnRefused(m, rpcErr)
 	}
