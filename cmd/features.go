@@ -117,8 +117,14 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 			}
 		}
 		// After the list, where a person reading a long table sees them.
-		for _, p := range c.sess.ListProblems(o.method, list.Items) {
-			c.depart(ctx, o.method+": "+p)
+		// Every problem is a departure, those the last line counts too:
+		// --strict's count is exact.
+		problems, n := c.sess.ListProblems(o.method, list.Items)
+		for _, p := range problems {
+			c.console.Warn(o.method + ": " + p)
+		}
+		for range n {
+			c.count(ctx)
 		}
 		if filter != nil && err == nil && list.NextCursor == nil && cursor == nil {
 			// Of the whole list only: a name may be on another page.

@@ -209,7 +209,8 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		a.Problems = append(a.Problems, take()...)
 		if list != nil {
 			// Every problem: the report counts them.
-			for _, p := range s.listProblems(l.method, list.Items, 0) {
+			problems, _ := s.listProblems(l.method, list.Items, 0)
+			for _, p := range problems {
 				a.Problems = append(a.Problems, l.method+": "+p)
 			}
 		}

@@ -180,8 +180,8 @@ func TestCheckCountsEveryListProblem(t *testing.T) {
 		t.Errorf("%d problems, %d departures: %q", len(p), r.Departures(), p)
 	}
 	// The other commands' warnings stay ten and a count.
-	if p := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"a b"}`), json.RawMessage(`{"name":"a b"}`),
-		json.RawMessage(`{"name":"c d"}`), json.RawMessage(`{"name":"e f"}`), json.RawMessage(`{"name":"g h"}`), json.RawMessage(`{"name":"i j"}`)}); len(p) != 11 || p[10] != "and 3 more problems" {
-		t.Errorf("ListProblems: %q", p)
+	if p, n := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"a b"}`), json.RawMessage(`{"name":"a b"}`),
+		json.RawMessage(`{"name":"c d"}`), json.RawMessage(`{"name":"e f"}`), json.RawMessage(`{"name":"g h"}`), json.RawMessage(`{"name":"i j"}`)}); len(p) != 11 || p[10] != "and 3 more problems" || n != 13 {
+		t.Errorf("ListProblems: %q, %d problems in all", p, n)
 	}
 }

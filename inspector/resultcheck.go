@@ -387,20 +387,23 @@ const maxListProblems = 10
 // recommended form (server/tools, "Tool Names": 1 to 128 of A-Z, a-z,
 // 0-9, _, - and .). A server author meets them here, where the list is
 // read, rather than as a host's refusal.
-func (s *Session) ListProblems(method string, items []json.RawMessage) []string {
+//
+// At most ten problems are said, a last line counting the rest ("and 5
+// more problems"); n is how many problems there are in all, each a
+// departure, so that a count of departures (--strict's) is exact.
+func (s *Session) ListProblems(method string, items []json.RawMessage) (lines []string, n int) {
 	return s.listProblems(method, items, maxListProblems)
 }
 
 // listProblems is ListProblems saying at most max problems, the last line
-// counting the rest; every one when max is 0 (Check's report, whose count
-// of departures is exact).
-func (s *Session) listProblems(method string, items []json.RawMessage, max int) []string {
+// counting the rest; every one when max is 0 (Check's report).
+func (s *Session) listProblems(method string, items []json.RawMessage, max int) (lines []string, n int) {
 	if method == ListSkills {
-		return skillListProblems(items)
+		return skillListProblems(items, max)
 	}
 	spec, ok := listItemSpecs[method]
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	kind, required := spec.kind, spec.required
 	version := ""
@@ -492,10 +495,11 @@ func (s *Session) listProblems(method string, items []json.RawMessage, max int) 
 			add("%s %q is listed %d times (a client can call only one of them by name)", kind, rawjson.Shorten(n, 60), count[n])
 		}
 	}
+	n = len(out) + more
 	if more > 0 {
 		out = append(out, fmt.Sprintf("and %d more problems", more))
 	}
-	return out
+	return out, n
 }
 
 // optionalMemberProblem says how the optional member n (a JSON name) of a
@@ -875,12 +879,13 @@ func readImplementation(v []byte) (impl Implementation, complete bool) {
 
 // skillListProblems are the departures of a skills/list's entries from
 // the Skills extension's rules (Skill.Problems), each naming its entry,
-// and entries that cannot be loaded at all.
-func skillListProblems(items []json.RawMessage) []string {
+// and entries that cannot be loaded at all; as listProblems, at most max
+// of them (every one when max is 0), and how many there are in all.
+func skillListProblems(items []json.RawMessage, max int) (lines []string, n int) {
 	var out []string
 	more := 0
 	add := func(p string) {
-		if len(out) < maxListProblems {
+		if max == 0 || len(out) < max {
 			out = append(out, p)
 		} else {
 			more++
@@ -898,8 +903,9 @@ func skillListProblems(items []json.RawMessage) []string {
 			add(fmt.Sprintf("skill %s: %s", sk.URI, p))
 		}
 	}
+	n = len(out) + more
 	if more > 0 {
 		out = append(out, fmt.Sprintf("and %d more problems", more))
 	}
-	return out
+	return out, n
 }

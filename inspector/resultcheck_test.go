@@ -275,10 +275,18 @@ func TestListProblems(t *testing.T) {
 		{ListTools, items(strings.Split(strings.Repeat(`{"name":"a b"},`, 12), ",")[:12]...), []string{
 			"", "", "", "", "", "", "", "", "", "", "and 15 more problems"}},
 	} {
-		got := s.ListProblems(tt.method, tt.items)
+		got, n := s.ListProblems(tt.method, tt.items)
 		if len(got) != len(tt.want) {
 			t.Errorf("%s %s: problems %q, want %d like %q", tt.method, tt.items, got, len(tt.want), tt.want)
 			continue
+		}
+		// The last line counts the rest: 10 and 15 are 25 problems.
+		wantN := len(tt.want)
+		if len(tt.want) == 11 {
+			wantN = 25
+		}
+		if n != wantN {
+			t.Errorf("%s %s: %d problems in all, want %d", tt.method, tt.items, n, wantN)
 		}
 		for j, w := range tt.want {
 			if !strings.Contains(got[j], w) {
@@ -296,7 +304,7 @@ func TestListProblemsBefore20251125(t *testing.T) {
 	srv.reply(srv.nextRequest("initialize"), `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"srv","version":"1"}}`)
 	srv.next() // notifications/initialized
 	s := waitConnect(t, ch).s
-	if got := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"look up","inputSchema":{"type":"object"},"icons":"x"}`)}); len(got) != 0 {
+	if got, _ := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"look up","inputSchema":{"type":"object"},"icons":"x"}`)}); len(got) != 0 {
 		t.Errorf("2025-06-18: %q", got)
 	}
 }
@@ -391,5 +399,20 @@ func TestParseDiscoverResultShapes(t *testing.T) {
 	if err != nil || d.Capabilities != nil || d.TTLMs != nil || d.CacheScope != "" || d.Meta.ServerInfo == nil ||
 		d.Meta.ServerInfo.Name != "s" || d.Meta.ServerInfo.Version != "" || d.Instructions != "hi" || len(d.SupportedVersions) != 1 {
 		t.Errorf("lenient read: %+v, %v", d, err)
+	}
+}
+
+// TestSkillListProblemsCount: a skills/list's problems are counted in
+// all, and Check's report (max 0) names every one, as other lists' are.
+func TestSkillListProblemsCount(t *testing.T) {
+	items := make([]json.RawMessage, 12)
+	for i := range items {
+		items[i] = json.RawMessage(`{}`) // no uri
+	}
+	if lines, n := skillListProblems(items, maxListProblems); len(lines) != 11 || lines[10] != "and 2 more problems" || n != 12 {
+		t.Errorf("at most %d: %q, %d in all", maxListProblems, lines, n)
+	}
+	if lines, n := skillListProblems(items, 0); len(lines) != 12 || n != 12 {
+		t.Errorf("every one: %q, %d in all", lines, n)
 	}
 }

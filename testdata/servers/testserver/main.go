@@ -34,6 +34,8 @@
 //	             name has a bidirectional control, one with no inputSchema
 //	             and one with no name; its version holds an OSC sequence
 //	             and a C1 control
+//	manybadtools lists 12 tools with no inputSchema: more problems than a
+//	             list command names one by one
 //	badversion   answers initialize with a protocol version nobody speaks
 //	badlog       answers echo, then sends a log message whose level is
 //	             none of the spec's: a departure tied to no request
@@ -216,7 +218,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "apps",
+	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "manybadtools", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -205,6 +205,15 @@ func (s *rawServer) handle(m rawMsg) {
 				map[string]any{"description": "no name", "inputSchema": map[string]any{"type": "object"}}}})
 			return
 		}
+		if s.mode == "manybadtools" {
+			// More problems than a list command names one by one.
+			var tools []any
+			for i := range 12 {
+				tools = append(tools, map[string]any{"name": fmt.Sprintf("noschema%d", i+1)})
+			}
+			s.reply(m.ID, map[string]any{"tools": tools})
+			return
+		}
 		if s.mode == "apps" {
 			s.reply(m.ID, map[string]any{"tools": []any{appsEchoTool}})
 			return
