@@ -507,7 +507,8 @@ func (s *Session) listProblems(method string, items []json.RawMessage, max int) 
 // schema.json gives it, "" when it does not or is not one of those
 // checked: title, description and mimeType are strings; annotations,
 // _meta and outputSchema objects; size an integer; icons (2025-11-25;
-// iconsDefined) an array of Icon objects, each with a string src. A
+// iconsDefined) an array of Icon objects, each with a string src that is
+// an https: or data: URI (iconSrcProblem). A
 // null is taken as the member left out. A client that reads the list
 // with the spec's types refuses the item, or the whole list, for it.
 func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
@@ -535,11 +536,19 @@ func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
 		if !iconsDefined {
 			return ""
 		}
-		bad := -1
+		bad, why := -1, ""
 		i := 0
 		if !rawjson.Elements(v, func(icon []byte) bool {
-			if !isObject(icon) || !rawjson.IsString(rawjson.Member(icon, "src")) {
-				bad = i
+			src, ok := "", false
+			if isObject(icon) {
+				src, ok = rawjson.String(rawjson.Member(icon, "src"))
+			}
+			if !ok {
+				bad, why = i, "that is not an object with a string \"src\""
+				return false
+			}
+			if p := iconSrcProblem(src); p != "" {
+				bad, why = i, p
 				return false
 			}
 			i++
@@ -548,10 +557,47 @@ func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
 			return fmt.Sprintf("has \"icons\" that is %s, not an array", rawjson.Kind(v))
 		}
 		if bad >= 0 {
-			return fmt.Sprintf("has an icon (%d of \"icons\") that is not an object with a string \"src\"", bad+1)
+			return fmt.Sprintf("has an icon (%d of \"icons\") %s", bad+1, why)
 		}
 	}
 	return ""
+}
+
+// iconSrcProblem says how an icon's src departs from what the spec lets a
+// client use, "" when it does not. Spec 2025-11-25 (and 2026-07-28),
+// basic, "icons", Security considerations: "Ensure that the icon URI is
+// either a HTTPS or data: URI. Clients MUST reject icon URIs that use
+// unsafe schemes and redirects, such as javascript:, file:, ftp:, ws:,
+// or local app URI schemes." mcpx never loads an icon; a server author
+// learns here that hosts will refuse it. An SVG in a data: URI may hold
+// script too, but that the spec leaves to the consumer's precautions
+// ("MAY choose to disallow specific file types"): it is no departure.
+func iconSrcProblem(src string) string {
+	scheme, _, ok := strings.Cut(src, ":")
+	if !ok || !isURIScheme(scheme) {
+		return "whose \"src\" is not a URI with a scheme (an icon is an https: or a data: URI: basic, \"icons\")"
+	}
+	switch strings.ToLower(scheme) {
+	case "https", "data":
+		return ""
+	case "http":
+		return "whose \"src\" is an http: URI, not https: (an icon is an https: or a data: URI: basic, \"icons\")"
+	}
+	return fmt.Sprintf("whose \"src\" is a %s: URI, which clients must reject (an icon is an https: or a data: URI: basic, \"icons\")", rawjson.Shorten(scheme, 20))
+}
+
+// isURIScheme reports whether s is a URI scheme (RFC 3986 section 3.1:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+func isURIScheme(s string) bool {
+	for i, c := range []byte(s) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // promptArgumentsProblem says how a prompt's arguments depart from
