@@ -98,6 +98,7 @@ func (e *env) session(ctx context.Context, d *connDesc, a attachments, fn func(*
 	err = fn(c)
 	keepTrace(c.console, c.rec, d.rec, err)
 	lingerAfter(ctx, c, d.feat.linger, e.cfg.out.verbose)
+	c.sayUnsaid()
 	if err == nil {
 		// After the output (and --linger's): --strict fails a command
 		// that worked.

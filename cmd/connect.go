@@ -71,6 +71,32 @@ type clientState struct {
 	// answered for already (see strictError).
 	departures atomic.Int64
 	strictSeen atomic.Int64
+	// unsaidMu guards unsaid: how many departures of each sort the
+	// session had counted, not shown, when sayUnsaid last said so.
+	unsaidMu sync.Mutex
+	unsaid   map[string]int
+}
+
+// sayUnsaid says, one line a sort, how many of the server's departures
+// were counted but not shown since it last said so (inspector.EachShown:
+// a server that repeats one with every message is told about in a few
+// lines): at the end of a one-shot command, and after each REPL line.
+// They were counted for --strict as they came.
+func (c *client) sayUnsaid() {
+	if c.sess == nil {
+		return
+	}
+	c.unsaidMu.Lock()
+	defer c.unsaidMu.Unlock()
+	for _, u := range c.sess.UnsaidDepartures() {
+		if n := u.N - c.unsaid[u.Kind]; n > 0 {
+			c.console.Warn(fmt.Sprintf("%d more %s came, counted and not shown", n, u.Kind))
+		}
+		if c.unsaid == nil {
+			c.unsaid = map[string]int{}
+		}
+		c.unsaid[u.Kind] = u.N
+	}
 }
 
 // depart warns about a departure of the server's from the protocol that
@@ -374,10 +400,12 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		OnInputRequest:  c.console.InputRequest,
 		OnWarning:       c.console.Warn,
 		OnDeparture:     onDeparture,
-		OnNote:          onNote,
-		OnLateProgress:  onLate,
-		Timeout:         orNone(d.session.timeout),
-		MaxTimeout:      orNone(d.session.maxTimeout),
+		// (Counted for --strict, not shown: see sayUnsaid.)
+		OnDepartureUnsaid: c.count,
+		OnNote:            onNote,
+		OnLateProgress:    onLate,
+		Timeout:           orNone(d.session.timeout),
+		MaxTimeout:        orNone(d.session.maxTimeout),
 		// The GET stream only when something listens on it (issue 13).
 		ServerStreamOnDemand: !a.listens(d),
 	})

@@ -236,6 +236,9 @@ func (s *replSession) with(e *env, server []string, fn func(*client) error) erro
 		// A line run in the background prints to output of its own.
 		c = c.withOutput(e.ios, s.cfg.out)
 	}
+	// After the line, the departures counted and not shown since the
+	// last line said them (the REPL's summary of a flood).
+	defer c.sayUnsaid()
 	prev := c.sink.get()
 	defer c.sink.set(prev)
 	defer c.console.ClearProgress()

@@ -80,6 +80,14 @@ type Options struct {
 	// not JSON-RPC, a log message, a request of the server's) comes with
 	// context.Background().
 	OnDeparture func(ctx context.Context, msg string)
+	// OnDepartureUnsaid receives, in place of OnDeparture, each departure
+	// of a sort the server can repeat with every message (progress for a
+	// token no request carries, a response to an unknown id, a log
+	// message that breaks its rules, …) past the first few of its sort
+	// (see EachShown): the line is not said, and a program that counts
+	// departures (--strict) counts it all the same. UnsaidDepartures
+	// sums them up. Nil drops them.
+	OnDepartureUnsaid func(ctx context.Context)
 	// OnNote receives what the session did on its own that the person
 	// should know about (a new session after the server ended the old one).
 	// Nil sends notes to OnWarning.
@@ -161,6 +169,9 @@ type Session struct {
 
 	// warned holds the keys of the warnings warnOnce gave.
 	warned map[string]bool
+	// each counts the departures departEach had of each kind (a fixed
+	// phrase of mcpx's: the map stays small), under mu.
+	each map[string]int
 
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
@@ -232,12 +243,13 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 				s.opts.OnServerRequest(m, nil, e)
 			}
 		},
-		OnRequest:      s.checkRequest,
-		OnNotification: s.handleNotification,
-		OnBatch:        s.checkBatch,
-		OnWarning:      opts.OnWarning,
-		OnDeparture:    s.departed,
-		CodeName:       mcp.CodeName,
+		OnRequest:       s.checkRequest,
+		OnNotification:  s.handleNotification,
+		OnBatch:         s.checkBatch,
+		OnWarning:       opts.OnWarning,
+		OnDeparture:     s.departed,
+		OnEachDeparture: s.departedEach,
+		CodeName:        mcp.CodeName,
 	})
 	s.holdServerStream()
 	if r, ok := transport.Find[transport.ServerStreamEndReporter](conn); ok {
@@ -321,6 +333,73 @@ func (s *Session) departed(ctx context.Context, msg string) {
 	case s.opts.OnWarning != nil:
 		s.opts.OnWarning(msg)
 	}
+}
+
+// EachShown is how many departures of one sort that a server can repeat
+// with every message are said, the last of them saying that more are
+// counted, not said: a server that sends 20,000 progress notifications
+// for a token never issued is told about in ten lines, not 20,000. Ten,
+// as a list's problems are (ListProblems).
+const EachShown = 10
+
+// departEach is depart for a departure of the sort kind that the server
+// can repeat with every message (see departedEach).
+func (s *Session) departEach(ctx context.Context, kind, format string, args ...any) {
+	s.departedEach(ctx, kind, fmt.Sprintf(format, args...))
+}
+
+// departedEach says the departure msg, of the sort kind, when fewer than
+// EachShown of that sort were said before; past that it is counted, not
+// said (Options.OnDepartureUnsaid, UnsaidDepartures). A Check gathers
+// every one, as departed does: its report counts them.
+func (s *Session) departedEach(ctx context.Context, kind, msg string) {
+	s.mu.Lock()
+	if s.each == nil {
+		s.each = map[string]int{}
+	}
+	s.each[kind]++
+	n := s.each[kind]
+	s.mu.Unlock()
+	switch {
+	case n < EachShown:
+		s.departed(ctx, msg)
+		return
+	case n == EachShown:
+		s.departed(ctx, msg+" (further "+kind+" are counted, not shown)")
+		return
+	}
+	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
+		return
+	}
+	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
+		return
+	}
+	if s.opts.OnDepartureUnsaid != nil {
+		s.opts.OnDepartureUnsaid(ctx)
+	}
+}
+
+// Unsaid counts the departures of one sort that were counted, not said
+// (see EachShown).
+type Unsaid struct {
+	Kind string // the sort, a plural phrase: "responses to unknown request ids"
+	N    int
+}
+
+// UnsaidDepartures returns, for each sort of departure the server
+// repeated beyond EachShown, how many were not said, by Kind; nil when
+// there were none. A one-shot command says them at its end.
+func (s *Session) UnsaidDepartures() []Unsaid {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Unsaid
+	for kind, n := range s.each {
+		if n > EachShown {
+			out = append(out, Unsaid{Kind: kind, N: n - EachShown})
+		}
+	}
+	slices.SortFunc(out, func(a, b Unsaid) int { return strings.Compare(a.Kind, b.Kind) })
+	return out
 }
 
 func (s *Session) note(format string, args ...any) {
@@ -946,7 +1025,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any, opts ..
 // does not allow batches (only 2025-03-26 does); it is processed anyway.
 func (s *Session) checkBatch() {
 	if v := s.protocolVersion(); v != "" && v != mcp.BatchVersion {
-		s.depart(context.Background(), "server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
+		s.departEach(context.Background(), "batches", "server sent a JSON-RPC batch, which protocol version %s does not allow (processing it anyway)", v)
 	}
 }
 
@@ -969,7 +1048,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,
 			// after the warning.
-			s.depart(context.Background(), "progress notification %s (spec basic/utilities/progress)", problem)
+			s.departEach(context.Background(), "progress notifications that break their rules", "progress notification %s (spec basic/utilities/progress)", problem)
 			break
 		}
 		var p struct {
@@ -1014,10 +1093,10 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				// progress, which outlives it, to none after.)
 				reqCtx := s.peer.RequestContext(token)
 				if reported && p.Progress <= last {
-					s.depart(reqCtx, "progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
+					s.departEach(reqCtx, "progress notifications that do not increase", "progress for request %s went from %g to %g: it must increase with each notification (spec basic/utilities/progress)", token, last, p.Progress)
 				}
 				if p.Total != nil && p.Progress > *p.Total {
-					s.depart(reqCtx, "progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
+					s.departEach(reqCtx, "progress notifications beyond their total", "progress for request %s is %g, beyond its total %g", token, p.Progress, *p.Total)
 				}
 				s.mu.Lock()
 				if s.progress[key] != nil || s.taskProgress[key] != nil {
@@ -1034,11 +1113,11 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				return
 			}
 			// Shown as the notification it is, after the warning.
-			s.depart(context.Background(), "progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
+			s.departEach(context.Background(), "progress notifications for tokens no request carries", "progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
 		}
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
-			s.depart(context.Background(), "log message %s (spec server/utilities/logging)", p)
+			s.departEach(context.Background(), "log messages that break their rules", "log message %s (spec server/utilities/logging)", p)
 		}
 		if la, ok := s.life.(logAsker); ok && la.logsUnasked() {
 			s.departOnce(context.Background(), "unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")

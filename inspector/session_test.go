@@ -1038,3 +1038,39 @@ func TestCallAnsweredWithNeitherResultNorError(t *testing.T) {
 		t.Fatalf("Call = %s, %v; want null", r.res, r.err)
 	}
 }
+
+// TestEachDepartureBounded: a departure the server can repeat with every
+// message (progress for a token never issued, a response to an unknown
+// id) is said EachShown times, the last saying more are counted; the rest
+// are counted (OnDepartureUnsaid, for --strict) and summed up by
+// UnsaidDepartures, each sort on its own.
+func TestEachDepartureBounded(t *testing.T) {
+	var unsaid atomic.Int64
+	s, srv, w := newTestSession(t, Options{OnDepartureUnsaid: func(context.Context) { unsaid.Add(1) }})
+	const sent = EachShown + 7
+	for i := range sent {
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":` + fmt.Sprint(i+1) + `}}`)
+		srv.send(`{"jsonrpc":"2.0","id":"x` + fmt.Sprint(i) + `","result":{}}`)
+	}
+	for i := range EachShown {
+		p := w.expect(`progress for token "nobody", which no request of mcpx's carries`)
+		r := w.expect("response to unknown request id")
+		if last := i == EachShown-1; strings.Contains(p, "counted, not shown") != last || strings.Contains(r, "counted, not shown") != last {
+			t.Errorf("warning %d: %q, %q", i+1, p, r)
+		}
+	}
+	// A request answered after them: they were all read by then.
+	ch := goCall(context.Background(), s, "ping", nil)
+	srv.reply(srv.nextRequest("ping"), `{}`)
+	if r := result(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	w.none()
+	if n := unsaid.Load(); n != 2*7 {
+		t.Errorf("%d departures counted, not said; want %d", n, 2*7)
+	}
+	want := []Unsaid{{"progress notifications for tokens no request carries", 7}, {"responses to unknown request ids", 7}}
+	if diff := cmp.Diff(want, s.UnsaidDepartures()); diff != "" {
+		t.Errorf("UnsaidDepartures (-want +got):\n%s", diff)
+	}
+}

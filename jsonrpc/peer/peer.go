@@ -99,6 +99,12 @@ type Options struct {
 	// context.Background() when it is tied to none. Nil sends them to
 	// OnWarning.
 	OnDeparture func(ctx context.Context, msg string)
+	// OnEachDeparture, when set, receives in place of OnDeparture the
+	// departures a peer can repeat with every message it sends, kind
+	// naming their sort in a fixed plural phrase ("responses to unknown
+	// request ids"), so that the receiver can bound how many it says: a
+	// server that sends 20,000 of them would otherwise print 20,000 lines.
+	OnEachDeparture func(ctx context.Context, kind, msg string)
 	// CodeName names the error codes of the protocol on top of JSON-RPC
 	// (MCP's: mcp.CodeName): the responses' errors the engine delivers and
 	// reports carry the name (jsonrpc.Error.Name). Nil names none.
@@ -298,6 +304,19 @@ func (p *Peer) depart(ctx context.Context, format string, args ...any) {
 		ctx = context.Background()
 	}
 	p.opts.OnDeparture(ctx, fmt.Sprintf(format, args...))
+}
+
+// departEach is depart for a departure the peer can repeat with every
+// message, of the sort kind (see Options.OnEachDeparture).
+func (p *Peer) departEach(ctx context.Context, kind, format string, args ...any) {
+	if p.opts.OnEachDeparture == nil {
+		p.depart(ctx, format, args...)
+		return
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p.opts.OnEachDeparture(ctx, kind, fmt.Sprintf(format, args...))
 }
 
 // RequestContext returns the context of the Call that awaits the response

@@ -46,7 +46,7 @@ func (p *Peer) recoverPanic() {
 func (p *Peer) handleFrame(f transport.Frame) {
 	msgs, batch, err := jsonrpc.DecodeFrame(f.Data)
 	if err != nil {
-		p.depart(context.Background(), "server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
+		p.departEach(context.Background(), "frames that are not JSON-RPC", "server sent a frame that is not JSON-RPC (%s; ignored): %s", err, excerpt(f.Data, 200))
 		if errors.Is(err, jsonrpc.ErrTooDeep) {
 			p.unreadable(f.Data, err)
 		}
@@ -70,7 +70,7 @@ func (p *Peer) handleFrame(f transport.Frame) {
 			ctx = p.RequestContext(m.ID) // a bad answer is its request's
 		}
 		for _, pr := range m.Problems {
-			p.depart(ctx, "server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
+			p.departEach(ctx, "messages that depart from JSON-RPC 2.0", "server message departs from JSON-RPC 2.0: %s: %s", pr, excerpt(m.Raw, 200))
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
@@ -157,14 +157,14 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 		pc.resp <- m
 	case late:
 		if text := why.String(); text != "" && why.departure {
-			p.depart(why.ctx, "%s (ignored)", text)
+			p.departEach(why.ctx, "answers to requests that had ended", "%s (ignored)", text)
 		} else if text != "" {
 			p.warn("%s (ignored)", text)
 		}
 	case m.ID.IsNull() && m.Error != nil:
 		p.warn("server reported an error not tied to a request: %s", m.Error)
 	default:
-		p.depart(context.Background(), "response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
+		p.departEach(context.Background(), "responses to unknown request ids", "response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
 }
 

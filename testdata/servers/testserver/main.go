@@ -36,6 +36,9 @@
 //	             and a C1 control
 //	manybadtools lists 12 tools with no inputSchema: more problems than a
 //	             list command names one by one
+//	progressflood before answering echo, sends 50 progress notifications
+//	             for a token no request carries and 50 responses to ids
+//	             mcpx never sent
 //	badversion   answers initialize with a protocol version nobody speaks
 //	badlog       answers echo, then sends a log message whose level is
 //	             none of the spec's: a departure tied to no request
@@ -218,7 +221,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "manybadtools", "apps",
+	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "manybadtools", "progressflood", "apps",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

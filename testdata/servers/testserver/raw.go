@@ -359,6 +359,14 @@ func (s *rawServer) toolsCall(m rawMsg) {
 		// that forgets a newline between two writes does.
 		s.writeLine(string(mustJSON(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "info", "data": "crowded"})})) +
 			string(mustJSON(rawMsg{JSONRPC: "2.0", ID: m.ID, Result: mustJSON(textResult(p.Arguments.Message, false))})))
+	case "progressflood":
+		// Progress for a token no request carries, and answers to ids
+		// mcpx never sent, 50 of each, then the answer.
+		for i := range 50 {
+			s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": "never-issued", "progress": i + 1})})
+			s.send(rawMsg{JSONRPC: "2.0", ID: json.RawMessage(fmt.Sprintf(`"nobody-%d"`, i)), Result: json.RawMessage(`{}`)})
+		}
+		s.reply(m.ID, textResult(p.Arguments.Message, false))
 	case "badlog":
 		s.reply(m.ID, textResult(p.Arguments.Message, false))
 		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{"level": "loud", "data": "after " + p.Arguments.Message})})
