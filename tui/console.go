@@ -283,6 +283,11 @@ func (c *Console) InputRequest(req *jsonrpc.Message, result json.RawMessage, rpc
 // request prints a request's line and its outcome's.
 func (c *Console) request(req *jsonrpc.Message, verdict, answer string) {
 	line := c.st.key("server request") + " " + methodText(req.Method)
+	if req.Method == "" {
+		// One with an empty method, or one whose method is not a
+		// string (refused as an invalid request): its id tells it.
+		line += "(no method name) " + EscapeLine(req.ID.Excerpt())
+	}
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum
 	}

@@ -373,6 +373,9 @@ func TestConsoleLines(t *testing.T) {
 		{"server request", func(c *Console) {
 			c.ServerRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"})
 		}, []string{"server request roots/list", "error", "no"}},
+		{"server request without a method name", func(c *Console) {
+			c.ServerRequest(&jsonrpc.Message{ID: jsonrpc.RawID([]byte(`"s\u001b6"`))}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"})
+		}, []string{`server request (no method name) "s\u001b6"`, "error -32600"}},
 		{"input request left out", func(c *Console) {
 			c.InputRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "not declared\u001b"})
 		}, []string{"server request roots/list", "→ not answered (left out of inputResponses): not declared\\x1b"}},
