@@ -405,8 +405,9 @@ func (s *rawServer) batchCall(m rawMsg, token json.RawMessage, message string) {
 // two pings with one id (the first must be answered, the second refused,
 // in one batch), a ping whose id an earlier ping used (answered, after
 // its request ended), and a request whose method is 100 KB long (answered
-// with "method not found" that does not quote it all). It answers the
-// call with "ok", or with what went wrong.
+// with "method not found" that does not quote it all), and a request
+// whose method is a number (answered -32600). It answers the call with
+// "ok", or with what went wrong.
 func (s *rawServer) reuseCall(m rawMsg) {
 	fail := func(why string) { s.reply(m.ID, textResult(why, true)) }
 	ping := rawMsg{JSONRPC: "2.0", ID: json.RawMessage(`"d"`), Method: "ping"}
@@ -437,6 +438,17 @@ func (s *rawServer) reuseCall(m rawMsg) {
 		fail("the request with a 100 KB method was not answered")
 	case !strings.Contains(string(r.Error), `"code":-32601`) || len(r.Error) > 1000:
 		fail(fmt.Sprintf("the request with a 100 KB method was answered with %d bytes: %.300s", len(r.Error), r.Error))
+		return
+	}
+	// A request whose method is not a string: an invalid request,
+	// answered with -32600 under its id (JSON-RPC 2.0 section 5.1).
+	s.writeLine(`{"jsonrpc":"2.0","id":"s6","method":5}`)
+	r, _, ok = s.awaitResponse(`"s6"`)
+	switch {
+	case !ok:
+		fail("the request whose method is 5 was not answered")
+	case !strings.Contains(string(r.Error), `"code":-32600`):
+		fail("the request whose method is 5 was answered with " + string(r.Result) + string(r.Error))
 	default:
 		s.reply(m.ID, textResult("ok", false))
 	}
