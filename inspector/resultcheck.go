@@ -900,6 +900,12 @@ func readInitializeResult(raw json.RawMessage) (initializeResult, []string, erro
 		if !complete {
 			problems = append(problems, `its serverInfo lacks a string "name" or "version"`)
 		}
+		// Implementation's icons (2025-11-25), as a listed item's are.
+		if icons := rawjson.Member(info, "icons"); icons != nil {
+			if p := optionalMemberProblem([]byte(`"icons"`), icons, res.ProtocolVersion >= "2025-11-25"); p != "" {
+				problems = append(problems, "its serverInfo "+p)
+			}
+		}
 	}
 	if instructions != nil && !rawjson.IsNull(instructions) {
 		if v, ok := rawjson.String(instructions); ok {

@@ -369,6 +369,9 @@ func TestReadInitializeResult(t *testing.T) {
 		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"instructions":42}`, want: []string{`its "instructions" is not a string (ignored)`}, name: "s"},
 		{raw: `{"protocolVersion":2025,"capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: "2025"},
 		{raw: `{"protocolVersion":"","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`, name: "s", bad: `""`},
+		{raw: `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1","icons":[{"src":"javascript:alert(1)"}]}}`, name: "s",
+			want: []string{`its serverInfo has an icon (1 of "icons") whose "src" is a javascript: URI, which clients must reject`}},
+		{raw: `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1","icons":[{"src":"javascript:alert(1)"}]}}`, name: "s"},
 		{raw: `[]`, wantErr: "it is not a JSON object"},
 	} {
 		res, problems, err := readInitializeResult(json.RawMessage(tt.raw))
