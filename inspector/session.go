@@ -249,6 +249,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		OnWarning:       opts.OnWarning,
 		OnDeparture:     s.departed,
 		OnEachDeparture: s.departedEach,
+		OnEachWarning:   s.warnedEach,
 		CodeName:        mcp.CodeName,
 	})
 	s.holdServerStream()
@@ -386,9 +387,28 @@ type Unsaid struct {
 	N    int
 }
 
-// UnsaidDepartures returns, for each sort of departure the server
-// repeated beyond EachShown, how many were not said, by Kind; nil when
-// there were none. A one-shot command says them at its end.
+// warnedEach is departedEach for a warning, which is no departure: past
+// EachShown of its sort, it is counted for UnsaidDepartures only.
+func (s *Session) warnedEach(kind, msg string) {
+	s.mu.Lock()
+	if s.each == nil {
+		s.each = map[string]int{}
+	}
+	s.each[kind]++
+	n := s.each[kind]
+	s.mu.Unlock()
+	switch {
+	case n < EachShown:
+		s.warn("%s", msg)
+	case n == EachShown:
+		s.warn("%s (further %s are counted, not shown)", msg, kind)
+	}
+}
+
+// UnsaidDepartures returns, for each sort of departure (or of warning:
+// warnedEach) the server repeated beyond EachShown, how many were not
+// said, by Kind; nil when there were none. A one-shot command says them
+// at its end.
 func (s *Session) UnsaidDepartures() []Unsaid {
 	s.mu.Lock()
 	defer s.mu.Unlock()

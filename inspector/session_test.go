@@ -1041,7 +1041,7 @@ func TestCallAnsweredWithNeitherResultNorError(t *testing.T) {
 
 // TestEachDepartureBounded: a departure the server can repeat with every
 // message (progress for a token never issued, a response to an unknown
-// id) is said EachShown times, the last saying more are counted; the rest
+// id; and a warning: an error not tied to a request) is said EachShown times, the last saying more are counted; the rest
 // are counted (OnDepartureUnsaid, for --strict) and summed up by
 // UnsaidDepartures, each sort on its own.
 func TestEachDepartureBounded(t *testing.T) {
@@ -1051,12 +1051,16 @@ func TestEachDepartureBounded(t *testing.T) {
 	for i := range sent {
 		srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":` + fmt.Sprint(i+1) + `}}`)
 		srv.send(`{"jsonrpc":"2.0","id":"x` + fmt.Sprint(i) + `","result":{}}`)
+		srv.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
 	}
 	for i := range EachShown {
 		p := w.expect(`progress for token "nobody", which no request of mcpx's carries`)
 		r := w.expect("response to unknown request id")
-		if last := i == EachShown-1; strings.Contains(p, "counted, not shown") != last || strings.Contains(r, "counted, not shown") != last {
-			t.Errorf("warning %d: %q, %q", i+1, p, r)
+		e := w.expect("server reported an error not tied to a request")
+		for _, x := range []string{p, r, e} {
+			if last := i == EachShown-1; strings.Contains(x, "counted, not shown") != last {
+				t.Errorf("warning %d: %q", i+1, x)
+			}
 		}
 	}
 	// A request answered after them: they were all read by then.
@@ -1069,7 +1073,9 @@ func TestEachDepartureBounded(t *testing.T) {
 	if n := unsaid.Load(); n != 2*7 {
 		t.Errorf("%d departures counted, not said; want %d", n, 2*7)
 	}
-	want := []Unsaid{{"progress notifications for tokens no request carries", 7}, {"responses to unknown request ids", 7}}
+	// (An error not tied to a request is no departure: summed up, not
+	// counted.)
+	want := []Unsaid{{"errors not tied to a request", 7}, {"progress notifications for tokens no request carries", 7}, {"responses to unknown request ids", 7}}
 	if diff := cmp.Diff(want, s.UnsaidDepartures()); diff != "" {
 		t.Errorf("UnsaidDepartures (-want +got):\n%s", diff)
 	}

@@ -105,6 +105,10 @@ type Options struct {
 	// request ids"), so that the receiver can bound how many it says: a
 	// server that sends 20,000 of them would otherwise print 20,000 lines.
 	OnEachDeparture func(ctx context.Context, kind, msg string)
+	// OnEachWarning is OnEachDeparture for warnings (see OnWarning): what
+	// a peer can repeat with every message that is not its departure (an
+	// error response not tied to a request).
+	OnEachWarning func(kind, msg string)
 	// CodeName names the error codes of the protocol on top of JSON-RPC
 	// (MCP's: mcp.CodeName): the responses' errors the engine delivers and
 	// reports carry the name (jsonrpc.Error.Name). Nil names none.
@@ -304,6 +308,16 @@ func (p *Peer) depart(ctx context.Context, format string, args ...any) {
 		ctx = context.Background()
 	}
 	p.opts.OnDeparture(ctx, fmt.Sprintf(format, args...))
+}
+
+// warnEach is warn for a warning the peer can repeat with every message,
+// of the sort kind (see Options.OnEachWarning).
+func (p *Peer) warnEach(kind, format string, args ...any) {
+	if p.opts.OnEachWarning == nil {
+		p.warn(format, args...)
+		return
+	}
+	p.opts.OnEachWarning(kind, fmt.Sprintf(format, args...))
 }
 
 // departEach is depart for a departure the peer can repeat with every

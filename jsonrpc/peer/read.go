@@ -162,7 +162,7 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 			p.warn("%s (ignored)", text)
 		}
 	case m.ID.IsNull() && m.Error != nil:
-		p.warn("server reported an error not tied to a request: %s", m.Error)
+		p.warnEach("errors not tied to a request", "server reported an error not tied to a request: %s", m.Error)
 	default:
 		p.departEach(context.Background(), "responses to unknown request ids", "response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
