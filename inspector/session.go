@@ -170,8 +170,9 @@ type Session struct {
 	// warned holds the keys of the warnings warnOnce gave.
 	warned map[string]bool
 	// each counts the departures departEach had of each kind (a fixed
-	// phrase of mcpx's: the map stays small), under mu.
-	each map[string]int
+	// phrase of mcpx's: the map stays small), and unsaid those of them it
+	// did not say, under mu.
+	each, unsaid map[string]int
 
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
@@ -375,9 +376,21 @@ func (s *Session) departedEach(ctx context.Context, kind, msg string) {
 	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
 		return
 	}
+	s.countUnsaid(kind)
 	if s.opts.OnDepartureUnsaid != nil {
 		s.opts.OnDepartureUnsaid(ctx)
 	}
+}
+
+// countUnsaid counts a departure or warning of the sort kind that was
+// not said (UnsaidDepartures).
+func (s *Session) countUnsaid(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unsaid == nil {
+		s.unsaid = map[string]int{}
+	}
+	s.unsaid[kind]++
 }
 
 // Unsaid counts the departures of one sort that were counted, not said
@@ -402,6 +415,8 @@ func (s *Session) warnedEach(kind, msg string) {
 		s.warn("%s", msg)
 	case n == EachShown:
 		s.warn("%s (further %s are counted, not shown)", msg, kind)
+	default:
+		s.countUnsaid(kind)
 	}
 }
 
@@ -413,10 +428,8 @@ func (s *Session) UnsaidDepartures() []Unsaid {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Unsaid
-	for kind, n := range s.each {
-		if n > EachShown {
-			out = append(out, Unsaid{Kind: kind, N: n - EachShown})
-		}
+	for kind, n := range s.unsaid {
+		out = append(out, Unsaid{Kind: kind, N: n})
 	}
 	slices.SortFunc(out, func(a, b Unsaid) int { return strings.Compare(a.Kind, b.Kind) })
 	return out
