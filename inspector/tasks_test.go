@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
@@ -539,53 +540,58 @@ func TestCallAsTaskProgress(t *testing.T) {
 // call is an ordinary pending request, whose progress resets its idle
 // timeout as a plain call's does.
 func TestCallAsTaskProgressWhilePendingResetsTimeout(t *testing.T) {
-	a, b := transport.Pipe()
-	go func() {
-		ctx := context.Background()
-		for {
-			fr, err := b.Read(ctx)
-			if err != nil {
-				return
-			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Params struct {
-					Meta struct {
-						Token json.RawMessage `json:"progressToken"`
-					} `json:"_meta"`
-				} `json:"params"`
-			}
-			_ = json.Unmarshal(fr.Data, &m)
-			if m.ID == nil {
-				continue
-			}
-			result := `{}`
-			switch m.Method {
-			case "initialize":
-				result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
-			case "tools/call":
-				// Longer than the idle timeout, with progress well within it.
-				for i := 1; i <= 8; i++ {
-					time.Sleep(60 * time.Millisecond)
-					_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` +
-						string(m.Params.Meta.Token) + `,"progress":` + strconv.Itoa(i) + `}}`)})
+	// In a bubble: the server's pauses and the idle timeout are on one
+	// fake clock, so the progress comes well within it however busy the
+	// machine (a real 60 ms pause against 300 ms failed under load).
+	synctest.Test(t, func(t *testing.T) {
+		a, b := transport.Pipe()
+		go func() {
+			ctx := context.Background()
+			for {
+				fr, err := b.Read(ctx)
+				if err != nil {
+					return
 				}
-				result = `{"content":[{"type":"text","text":"done"}]}`
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+					Params struct {
+						Meta struct {
+							Token json.RawMessage `json:"progressToken"`
+						} `json:"_meta"`
+					} `json:"params"`
+				}
+				_ = json.Unmarshal(fr.Data, &m)
+				if m.ID == nil {
+					continue
+				}
+				result := `{}`
+				switch m.Method {
+				case "initialize":
+					result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
+				case "tools/call":
+					// Longer than the idle timeout, with progress well within it.
+					for i := 1; i <= 8; i++ {
+						time.Sleep(60 * time.Millisecond)
+						_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` +
+							string(m.Params.Meta.Token) + `,"progress":` + strconv.Itoa(i) + `}}`)})
+					}
+					result = `{"content":[{"type":"text","text":"done"}]}`
+				}
+				_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)})
 			}
-			_ = b.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)})
+		}()
+		ctx := testCtx(t)
+		s, err := Connect(ctx, a, Options{Timeout: 300 * time.Millisecond, OnWarning: func(string) {}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	ctx := testCtx(t)
-	s, err := Connect(ctx, a, Options{Timeout: 300 * time.Millisecond, OnWarning: func(string) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, Progress: func(Progress) {}})
-	if err != nil || !strings.Contains(string(res), "done") {
-		t.Fatalf("RunTool: %s %v", res, err)
-	}
+		defer s.Close()
+		res, err := s.RunTool(ctx, ToolCall{Name: "slow", Task: true, Progress: func(Progress) {}})
+		if err != nil || !strings.Contains(string(res), "done") {
+			t.Fatalf("RunTool: %s %v", res, err)
+		}
+	})
 }
 
 // streamConn is a connection whose stream for server-initiated messages
