@@ -158,7 +158,9 @@ func (v *View) listAppTools() {
 				changed = !slices.EqualFunc(v.appTools, tools, func(a, b AppTool) bool { return string(a.Raw) == string(b.Raw) })
 				v.appTools = tools
 			}
-			if !again || v.closing {
+			// Decided under the lock: Close sets closing meanwhile.
+			done := !again || v.closing
+			if done {
 				v.listingTools = false
 			}
 			v.mu.Unlock()
@@ -168,7 +170,7 @@ func (v *View) listAppTools() {
 			if changed && v.h.opts.Handlers.ViewTools != nil {
 				v.h.opts.Handlers.ViewTools(v.info, tools)
 			}
-			if !again || v.closing {
+			if done {
 				return
 			}
 		}
