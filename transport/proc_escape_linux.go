@@ -50,10 +50,11 @@ type escapees struct {
 	// between NULs; nil when the server has none (tests).
 	mark []byte
 	// looked is set once a follow has found the server running, and
-	// forked once one found it with children, or having had children it
-	// waited for (see sweep); exitForked once the server, exited, shows
-	// it had waited for children (exiting: set by the goroutine that
-	// reaps the server, while Close may follow).
+	// forked once a walk found a process of its tree that had waited for
+	// a child (children that still run do not count: see sweep);
+	// exitForked once the server, exited, shows it had waited for
+	// children (exiting: set by the goroutine that reaps the server,
+	// while Close may follow).
 	looked, forked bool
 	exitForked     atomic.Bool
 }
@@ -252,8 +253,8 @@ func (e *escapees) refollow(pgid int) {
 // children: while it runs, its id is its own) and, read next, gives that
 // one as its parent; a process that is not, or no longer, is passed over.
 //
-// Walking from the server, it notes whether the server runs and has, or
-// had, children (see sweep).
+// Walking from the server, it notes whether the server runs, and whether
+// a process it walks had waited for a child (see sweep).
 func (e *escapees) walk(roots []procID, pgid int) {
 	var scan map[int][]int // the whole of /proc, where children lists are missing
 	queue := append([]procID(nil), roots...)
