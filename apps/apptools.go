@@ -146,7 +146,9 @@ func (v *View) listAppTools() {
 		return
 	}
 	v.listingTools = true
-	v.mu.Unlock()
+	// Started under the lock that saw closing unset: Close sets it before
+	// it waits for the view's goroutines, so this one is waited for.
+	defer v.mu.Unlock()
 	v.wg.Go(func() {
 		for {
 			tools, err := v.fetchAppTools()
