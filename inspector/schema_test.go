@@ -528,3 +528,63 @@ func TestSchemaCheckWorkBounded(t *testing.T) {
 		t.Errorf("50,000 rows against a plain schema: %v", err)
 	}
 }
+
+// draft-07's dependencies apply a schema to the value in place, as
+// dependentSchemas does, and the library follows them in a draft-07
+// schema: a circle through them is refused (it would overflow the stack,
+// which kills mcpx), as are forty definitions each applying the next
+// twice through them (2^40 checks), and a schema that applies twice at
+// every level of the value through them is not checked against a value
+// forty levels deep.
+func TestSchemaDraft7DependenciesBounded(t *testing.T) {
+	const draft7 = `"$schema":"http://json-schema.org/draft-07/schema#"`
+	_, err := compileSchema(json.RawMessage(`{`+draft7+`,"definitions":{"A":{"dependencies":{"x":{"$ref":"#/definitions/A"}}}},"allOf":[{"$ref":"#/definitions/A"}]}`), false)
+	if err == nil || !strings.Contains(err.Error(), "a $ref leads back here") {
+		t.Errorf("a circle through dependencies: err = %v", err)
+	}
+
+	chain := func(n int) []byte {
+		defs := map[string]any{fmt.Sprintf("D%d", n): map[string]any{}}
+		for i := range n {
+			next := map[string]any{"$ref": fmt.Sprintf("#/definitions/D%d", i+1)}
+			defs[fmt.Sprintf("D%d", i)] = map[string]any{"dependencies": map[string]any{"a": next, "b": next}}
+		}
+		raw, _ := json.Marshal(map[string]any{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": defs, "allOf": []any{map[string]any{"$ref": "#/definitions/D0"}}})
+		return raw
+	}
+	if _, err := compileSchema(chain(40), false); err == nil || !strings.Contains(err.Error(), "have a value checked against more than 10000 schemas in place") {
+		t.Errorf("forty definitions through dependencies: err = %v", err)
+	}
+	s, err := compileSchema(chain(5), false)
+	if err != nil {
+		t.Fatalf("five definitions: %v", err)
+	}
+	if err := s.Validate(json.RawMessage(`{"a":1,"b":1}`)); err != nil {
+		t.Errorf("five definitions: %v", err)
+	}
+
+	s, err = compileSchema(json.RawMessage(`{`+draft7+`,"allOf":[{"$ref":"#/definitions/S"}],"definitions":{
+		"S":{"dependencies":{"a":{"$ref":"#/definitions/T"},"b":{"$ref":"#/definitions/T"}}},
+		"T":{"type":["object","string","integer"],"properties":{"a":{"$ref":"#/definitions/S"}}}}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested := func(depth int) json.RawMessage {
+		v := `"leaf"`
+		for range depth {
+			v = `{"a":` + v + `,"b":1}`
+		}
+		return json.RawMessage(v)
+	}
+	start := time.Now()
+	var we *CheckWorkError
+	if err := s.Validate(nested(40)); !errors.As(err, &we) {
+		t.Errorf("forty levels: err = %v, want a *CheckWorkError", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing the check took %v", d)
+	}
+	if err := s.Validate(nested(5)); err != nil {
+		t.Errorf("five levels: %v", err)
+	}
+}

@@ -133,7 +133,8 @@ func pointerToken(name string) string {
 // without going into the value: through $refs and the keywords that apply
 // a schema to the value itself (allOf, anyOf, oneOf, not, if, then, else,
 // dependentSchemas; JSON Schema 2020-12, "Keywords for Applying
-// Subschemas in Place"), as {"$defs":{"A":{"$ref":"#/$defs/A"}}} or
+// Subschemas in Place"; and draft-07's dependencies, which the library
+// applies in a draft-07 schema), as {"$defs":{"A":{"$ref":"#/$defs/A"}}} or
 // {"$defs":{"T":{"anyOf":[{"$ref":"#/$defs/T"}]}}}. The validation library
 // follows such a circle until the program dies of it (a stack overflow,
 // which no recover catches), so a schema with one is refused. It returns
@@ -179,7 +180,9 @@ func refCircle(raw []byte) (string, bool) {
 				return fine
 			case "not", "if", "then", "else":
 				return inPlace(m, here)
-			case "dependentSchemas":
+			case "dependentSchemas", "dependencies":
+				// (draft-07's dependencies: those whose value is a
+				// schema apply it in place, as dependentSchemas does.)
 				fine := true
 				rawjson.Members(m, func(q, e []byte) bool {
 					fine = inPlace(e, here+"/"+pointerToken(rawjson.Name(q)))
@@ -282,7 +285,8 @@ func refsToDefsOnly(raw []byte) bool {
 const maxInPlace = 10000
 
 // inPlaceWide reports a schema of raw whose in-place subschemas ($ref,
-// allOf, anyOf, oneOf, not, if, then, else, dependentSchemas), followed
+// allOf, anyOf, oneOf, not, if, then, else, dependentSchemas, draft-07's
+// dependencies), followed
 // through every $ref, number more than maxInPlace: the JSON Schema library
 // checks a value against each of them, so a chain of forty $defs each
 // an anyOf of two $refs to the next has a value checked 2^40 times, which
@@ -312,7 +316,7 @@ func inPlaceWide(raw []byte) (string, bool) {
 				rawjson.Elements(m, add)
 			case "not", "if", "then", "else":
 				add(m)
-			case "dependentSchemas":
+			case "dependentSchemas", "dependencies":
 				rawjson.Members(m, func(_, e []byte) bool { return add(e) })
 			case "$ref":
 				if ref, ok := rawjson.String(m); ok {

@@ -39,7 +39,7 @@ func checkBudget(nodes int) int { return 1_000_000 + 64*nodes }
 // workCounter counts, without checking anything, the schema applications
 // the JSON Schema library makes to check a value: every in-place
 // subschema ($ref, $dynamicRef, allOf, anyOf, oneOf, not, if, then, else,
-// dependentSchemas) of each schema that applies, and, for each part of
+// dependentSchemas, draft-07's dependencies) of each schema that applies, and, for each part of
 // the value, each schema that applies to it (properties,
 // patternProperties, additionalProperties, unevaluatedProperties,
 // propertyNames; prefixItems, items, additionalItems, contains,
@@ -122,9 +122,11 @@ func (c *workCounter) apply(s *jsonschema.Schema, v any) bool {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		for _, sub := range s.DependentSchemas {
-			if !c.apply(sub, v) {
-				return false
+		for _, deps := range []map[string]*jsonschema.Schema{s.DependentSchemas, s.DependencySchemas} {
+			for _, sub := range deps {
+				if !c.apply(sub, v) {
+					return false
+				}
 			}
 		}
 		for k, e := range x {
@@ -211,6 +213,7 @@ func pointerSchema(s *jsonschema.Schema, tokens []string) *jsonschema.Schema {
 		var maps = map[string]map[string]*jsonschema.Schema{
 			"$defs": s.Defs, "definitions": s.Definitions, "properties": s.Properties,
 			"patternProperties": s.PatternProperties, "dependentSchemas": s.DependentSchemas,
+			"dependencies": s.DependencySchemas,
 		}
 		var lists = map[string][]*jsonschema.Schema{
 			"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf, "prefixItems": s.PrefixItems,
@@ -264,7 +267,7 @@ func collectAnchors(s *jsonschema.Schema, into map[string]*jsonschema.Schema) {
 			into[a] = s
 		}
 	}
-	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties, s.DependentSchemas} {
+	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties, s.DependentSchemas, s.DependencySchemas} {
 		for _, sub := range m {
 			collectAnchors(sub, into)
 		}
