@@ -599,6 +599,7 @@ func (v *View) notification(c *pageConn, m message) {
 	case methodInitialized:
 		v.mu.Lock()
 		first := !v.initialized && v.initRequested
+		requested := v.initRequested
 		if first {
 			v.initialized = true
 			if v.initTimer != nil {
@@ -622,7 +623,7 @@ func (v *View) notification(c *pageConn, m message) {
 			// once the app advertises the tools capability in
 			// ui/initialize and the host issues tools/list".
 			v.listAppTools()
-		} else if !v.initRequested {
+		} else if !requested {
 			v.problem(fmt.Errorf("%w: %s before ui/initialize", ErrMalformed, m.method))
 		}
 	case methodSizeChanged:
