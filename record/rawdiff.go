@@ -31,6 +31,11 @@ type diffOptions struct {
 	// tasks maps the recorded and the live id of each task a verified
 	// request created to the recorded one (sessionRun.taskPairs).
 	tasks map[string]string
+	// cursors maps the recorded and the live cursor of each page a
+	// verified request was given to the recorded one
+	// (sessionRun.cursorPairs), at a member named nextCursor or cursor
+	// only.
+	cursors map[string]string
 	// norm, when set, rewrites every string before it is compared.
 	norm *Normalizers
 	// named compares the lists of named things in a result by identity
@@ -196,7 +201,7 @@ func (d *rawDiffer) diff(path []elem, a, b []byte) {
 		if bytes.Equal(a, b) {
 			return
 		}
-		ra, lb := d.normString(a), d.normString(b)
+		ra, lb := d.stringAt(path, a), d.stringAt(path, b)
 		switch {
 		case ra == lb || placeholderMatch(ra, lb):
 		case max(len(a), len(b)) > maxShown && len(d.out) < maxDiffs:
@@ -335,6 +340,19 @@ func (d *rawDiffer) normString(q []byte) string {
 		return "<time>"
 	}
 	return d.norm.String(s)
+}
+
+// stringAt is normString for the string q at path, where a cursor (a
+// nextCursor or cursor member) reads as the recorded one it stands for
+// (cursors).
+func (d *rawDiffer) stringAt(path []elem, q []byte) string {
+	if n := len(path); n > 0 && d.cursors != nil && path[n-1].index < 0 && (path[n-1].key == "nextCursor" || path[n-1].key == "cursor") {
+		s, _ := rawjson.String(q)
+		if rec, ok := d.cursors[s]; ok {
+			return rec
+		}
+	}
+	return d.normString(q)
 }
 
 // placeholderMatch reports whether live is rec with each placeholder in

@@ -337,3 +337,46 @@ func TestVerifyFollowsTheLiveCursors(t *testing.T) {
 		t.Errorf("a server with a page fewer: %s", reportOf(res))
 	}
 }
+
+// A live cursor reads as the recorded one only where a cursor is (a
+// nextCursor or cursor member): a cursor is often short, and a result
+// that says "20" where the recording says "10" differs, though the live
+// server's cursor is "20" where the recorded one's was "10".
+func TestVerifyCursorsOnlyWhereCursorsAre(t *testing.T) {
+	t.Parallel()
+	tr := mkTrace(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"}],"nextCursor":"10"}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"10"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"b"}]}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"10"}]}}`,
+	)
+	server := pipeServer(t, func(ctx context.Context, server transport.Conn, m *jsonrpc.Message) {
+		var result string
+		switch m.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`
+		case "tools/list":
+			result = `{"tools":[{"name":"a"}],"nextCursor":"20"}`
+			if c, _ := rawjson.String(rawjson.Member(m.Params, "cursor")); c == "20" {
+				result = `{"tools":[{"name":"b"}]}`
+			} else if c != "" {
+				server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"})})
+				return
+			}
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":"20"}]}`
+		default:
+			return
+		}
+		server.Write(ctx, transport.Frame{Data: jsonrpc.EncodeResponse(m.ID, []byte(result), nil)})
+	})
+	res := runVerify(t, tr, server, VerifyOptions{Timeout: 5 * time.Second})
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Exchange != 4 || res.Mismatches[0].Method != "tools/call" {
+		t.Errorf("want the tools/call's text reported, and nothing else: %s", reportOf(res))
+	}
+}

@@ -250,7 +250,7 @@ func (s *sessionRun) diffOptionsFor(method string, named bool) diffOptions {
 		s.norm, _ = CompileNormalizers(s.r.norms, list) // checked by VerifySessions
 		s.ids, s.normRec, s.normLive = ids, len(s.recIDs), live
 	}
-	return diffOptions{ignore: pathsFor(s.r.ignores, method), ids: s.ids, tasks: s.taskPairs(), norm: s.norm, named: named}
+	return diffOptions{ignore: pathsFor(s.r.ignores, method), ids: s.ids, tasks: s.taskPairs(), cursors: s.cursorPairs(), norm: s.norm, named: named}
 }
 
 // liveRaw returns a live message redacted as the recording was: by the

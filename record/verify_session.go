@@ -1309,22 +1309,35 @@ func (s *sessionRun) liveTask(msg []byte) []byte {
 	return mapTaskID(msg, s.tasks)
 }
 
-// taskPairs returns the task ids and cursors carried so far (see
-// carryTask, carryCursor), each recorded and live one named alike, for the
-// comparison: a live task id reads as the recorded one it stands for, and
-// as nothing else.
+// taskPairs returns the task ids carried so far (see carryTask), each
+// recorded and live one named alike, for the comparison: a live task id
+// reads as the recorded one it stands for, and as nothing else.
 func (s *sessionRun) taskPairs() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.tasks)+len(s.cursors) == 0 {
+	return readAsRecorded(s.tasks)
+}
+
+// cursorPairs is taskPairs for the cursors carried so far (see
+// carryCursor). The comparison applies them only to the members that
+// hold cursors: a cursor is often short ("2"), and another string of the
+// same text elsewhere is no cursor.
+func (s *sessionRun) cursorPairs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return readAsRecorded(s.cursors)
+}
+
+// readAsRecorded maps each recorded and each live value of pairs
+// (recorded -> live) to the recorded one; nil when there are none.
+func readAsRecorded(pairs map[string]string) map[string]string {
+	if len(pairs) == 0 {
 		return nil
 	}
-	out := make(map[string]string, 2*(len(s.tasks)+len(s.cursors)))
-	for _, pairs := range []map[string]string{s.tasks, s.cursors} {
-		for rec, live := range pairs {
-			out[rec] = rec
-			out[live] = rec
-		}
+	out := make(map[string]string, 2*len(pairs))
+	for rec, live := range pairs {
+		out[rec] = rec
+		out[live] = rec
 	}
 	return out
 }
@@ -1335,7 +1348,7 @@ func (s *sessionRun) taskPairs() map[string]string {
 // server/utilities/pagination, "Clients MUST treat cursors as opaque
 // tokens"), often new for each session, so the recorded request for that
 // page is sent with the live cursor (liveCursor), and the two compare
-// equal (taskPairs). What the pages hold is compared.
+// equal (cursorPairs). What the pages hold is compared.
 func (s *sessionRun) carryCursor(x *exchange) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
