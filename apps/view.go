@@ -776,7 +776,8 @@ func (v *View) request(c *pageConn, m message) {
 	ctx, cancel := context.WithCancel(v.ctx)
 	req := &inflightRequest{cancel: cancel}
 	v.inflight[key] = req
-	v.mu.Unlock()
+	// Started under the lock that saw the view open, so that Close, which
+	// marks it closing under that lock before it waits, waits for it.
 	v.wg.Go(func() {
 		defer cancel()
 		result, rpcErr := v.handle(ctx, m)
@@ -795,6 +796,7 @@ func (v *View) request(c *pageConn, m message) {
 			v.replyLocked(m.id, result)
 		}
 	})
+	v.mu.Unlock()
 }
 
 // handle answers one request of the view's.
