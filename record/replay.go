@@ -1436,12 +1436,21 @@ func (s *replaySession) complete(i int) bool {
 	if !s.used[i] {
 		return false
 	}
+	return s.blocking(i) == i
+}
+
+// blocking returns the step the unsolicited outputs of step i still wait
+// for (see complete): i itself, else the first concurrent step unsent.
+func (s *replaySession) blocking(i int) int {
+	if !s.used[i] {
+		return i
+	}
 	for k := s.sc.steps[i].from; k < i; k++ {
 		if m := s.sc.steps[k].msg; !s.used[k] && (m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodPing || m.Kind() == jsonrpc.KindResponse) {
-			return false
+			return k
 		}
 	}
-	return true
+	return i
 }
 
 // liveOutput makes output o of the recording the live one: a response
@@ -1611,8 +1620,29 @@ func (s *replaySession) recordedTasks(m *jsonrpc.Message) *jsonrpc.Message {
 	return parseMessage(raw)
 }
 
-// finish reports, in strict mode, recorded client messages never sent.
+// finish reports, in strict mode, recorded client messages never sent;
+// in any mode, what the recorded server sent on its own that the replay
+// held for them (see emit) and so never sent: the client's test would
+// otherwise just miss a notification without being told why.
 func (s *replaySession) finish() {
+	n, first, wait := 0, "", -1
+	for i, st := range s.sc.steps {
+		if s.used[i] && !slices.Contains(s.held, i) {
+			continue
+		}
+		for k := slices.IndexFunc(st.follow, func(o output) bool { return o.unsolicited }); k >= 0 && k < len(st.follow); k++ {
+			if o := st.follow[k]; !o.isStderr && o.frame != nil {
+				if msgs, _ := parseFrame(o.frame); n == 0 && len(msgs) > 0 {
+					first, wait = describe(msgs[0]), s.blocking(i)
+				}
+				n++
+			}
+		}
+	}
+	s.held = nil
+	if n > 0 {
+		s.deviate(devWarn, "the client ended the session before the replay sent %d message(s) the recorded server sent on its own, first %s: it waits for %s, which the client never sent", n, first, describe(s.sc.steps[wait].msg))
+	}
 	if !s.opts.Strict {
 		return
 	}
