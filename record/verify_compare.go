@@ -149,6 +149,15 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	a.loose = append(a.loose, m)
 }
 
+// looseCount counts the messages no request was found for, by method.
+func (a *attributor) looseCount() map[string]int {
+	n := map[string]int{}
+	for _, m := range a.loose {
+		n[m.Method]++
+	}
+	return n
+}
+
 // leftoverCount counts what leftover would return now, by method.
 func (a *attributor) leftoverCount() map[string]int {
 	n := map[string]int{}

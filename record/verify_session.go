@@ -134,12 +134,16 @@ type sessionRun struct {
 	recAnswered map[string]*exchange
 	srvByID     map[string]*serverReq
 	recAttr     *attributor
-	after       []*exchange // recorded outcomes read since the last frame sent
-	items       []*sendItem // frames without requests, to compare once their outcome is known
-	lastItem    *sendItem   // the last client frame read
-	nReq        int
-	liveIDs     map[string]jsonrpc.ID // recorded request id -> live id, for cancellations
-	recIDs      map[string]bool       // session ids the recording saw
+	// looseAwaited is how many messages the recorded server had sent
+	// outside any request when the live ones were last awaited for
+	// (awaitLoose); -1 once such a wait timed out.
+	looseAwaited int
+	after        []*exchange // recorded outcomes read since the last frame sent
+	items        []*sendItem // frames without requests, to compare once their outcome is known
+	lastItem     *sendItem   // the last client frame read
+	nReq         int
+	liveIDs      map[string]jsonrpc.ID // recorded request id -> live id, for cancellations
+	recIDs       map[string]bool       // session ids the recording saw
 
 	mu       sync.Mutex // guards the live side
 	cond     *sync.Cond // signalled when srv grows, the events end or the run loop waits
@@ -237,6 +241,9 @@ func (s *sessionRun) run(ctx context.Context, events iter.Seq2[Event, error]) er
 			if err := s.awaitWindows(ctx); err != nil {
 				return err
 			}
+			if err := s.awaitLoose(ctx); err != nil {
+				return err
+			}
 			if err := s.openServerStream(ctx); err != nil {
 				return err
 			}
@@ -299,6 +306,37 @@ func (s *sessionRun) awaitAnswers(ctx context.Context) error {
 // last exchange. It returns an error only when ctx ends.
 func (s *sessionRun) awaitLeftover(ctx context.Context) error {
 	return s.awaitCounts(ctx, s.recAttr.leftoverCount(), s.liveAttr.leftoverCount)
+}
+
+// awaitLoose waits, bounded by the timeout, when the recorded server
+// sent messages outside any request since the last client frame, until
+// the live server has sent at least as many of each method outside any
+// request. The recorded client got them before it sent its next frame:
+// a timer's resource update before the request that stops the timer, so
+// the live server gets the same chance. After one such wait timed out
+// (the live server does not send them), later frames do not wait again.
+// It returns an error only when ctx ends.
+func (s *sessionRun) awaitLoose(ctx context.Context) error {
+	if s.looseAwaited < 0 || len(s.recAttr.loose) == s.looseAwaited {
+		return nil
+	}
+	s.looseAwaited = len(s.recAttr.loose)
+	want := map[string]int{}
+	for _, m := range s.recAttr.loose {
+		want[m.Method]++
+	}
+	if err := s.awaitCounts(ctx, want, s.liveAttr.looseCount); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	got := s.liveAttr.looseCount()
+	s.mu.Unlock()
+	for method, n := range want {
+		if got[method] < n {
+			s.looseAwaited = -1
+		}
+	}
+	return nil
 }
 
 // awaitWindows waits, for each exchange the recording shows no outcome
