@@ -61,3 +61,43 @@ func TestReplayHTTPReportsHeldOutputNeverSent(t *testing.T) {
 		}
 	}
 }
+
+// A client that never opens the GET stream is told, when its session
+// ends, that what the recorded server sent there never reached it.
+func TestReplayHTTPReportsWhatTheGetStreamWouldHaveCarried(t *testing.T) {
+	t.Parallel()
+	tr := httpTrace(t, append(slices.Clone(handshake),
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`g {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+	)...)
+	var mu sync.Mutex
+	var devs []string
+	rp, err := NewReplayer(tr, ReplayOptions{OnDeviation: func(d Deviation) {
+		mu.Lock()
+		devs = append(devs, d.Message)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rp.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "sdk", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	mu.Lock()
+	got := strings.Join(devs, "\n")
+	mu.Unlock()
+	if want := "1 message(s) of the recorded server still waiting for a GET stream (none was open), first notification notifications/tools/list_changed"; !strings.Contains(got, want) {
+		t.Errorf("deviations %q, want one that says %q", got, want)
+	}
+}

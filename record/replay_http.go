@@ -134,11 +134,19 @@ func (h *replayHandler) removeSession(sess *httpSession) bool {
 }
 
 // end finishes a session removed from the handler: its replay ends and
-// its streams close.
+// its streams close. What waited for a GET stream the client never opened
+// is reported: the recorded client got it, the live one never will.
 func (sess *httpSession) end() {
 	sess.mu.Lock()
-	if sess.c.cur != nil {
-		sess.c.cur.finish()
+	if cur := sess.c.cur; cur != nil {
+		if len(sess.parked) > 0 {
+			first := "a frame"
+			if msgs, _ := parseFrame(sess.parked[0]); len(msgs) > 0 {
+				first = describe(msgs[0])
+			}
+			cur.deviate(devWarn, "the client ended the session with %d message(s) of the recorded server still waiting for a GET stream (none was open), first %s", len(sess.parked), first)
+		}
+		cur.finish()
 	}
 	sess.mu.Unlock()
 	close(sess.gone)
