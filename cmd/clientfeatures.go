@@ -186,18 +186,36 @@ func lingerAfter(ctx context.Context, c *client, d time.Duration, verbose bool) 
 type notifySink struct {
 	mu sync.Mutex
 	fn func(*jsonrpc.Message)
+	// every: fn's output is every notification (watch), those the
+	// session counted as departures and did not say too (see
+	// onNotificationUnsaid).
+	every bool
 }
 
-func (n *notifySink) set(fn func(*jsonrpc.Message)) {
+// set routes notifications to fn, which shows what it is given beside
+// the command's output (nil: the console).
+func (n *notifySink) set(fn func(*jsonrpc.Message)) { n.setEvery(fn, false) }
+
+// setEvery routes notifications to fn; every says that fn's output is
+// every notification (watch), so that it gets those the session did not
+// say the departure of too.
+func (n *notifySink) setEvery(fn func(*jsonrpc.Message), every bool) {
 	n.mu.Lock()
-	n.fn = fn
+	n.fn, n.every = fn, every
 	n.mu.Unlock()
 }
 
 func (n *notifySink) get() func(*jsonrpc.Message) {
+	fn, _ := n.getEvery()
+	return fn
+}
+
+// getEvery returns the sink and whether its output is every
+// notification (see setEvery).
+func (n *notifySink) getEvery() (fn func(*jsonrpc.Message), every bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.fn
+	return n.fn, n.every
 }
 
 // onNotification is the session's notification callback for c.
@@ -219,4 +237,20 @@ func (c *client) onNotification(m *jsonrpc.Message) {
 		return
 	}
 	c.console.Notification(m)
+}
+
+// onNotificationUnsaid is the session's callback for a notification that
+// is a departure past the first few of its sort, whose warning was
+// counted and not said (inspector.Options.OnNotificationUnsaid: progress
+// for a token no request carries, say). The REPL's observer still sees
+// it (:wait), and a command whose output is every notification (watch)
+// shows it; anywhere else it is dropped with its warning, and the line
+// that sums up what was not shown (sayUnsaid) counts it.
+func (c *client) onNotificationUnsaid(m *jsonrpc.Message) {
+	if c.observe != nil {
+		c.observe(c, m)
+	}
+	if fn, every := c.sink.getEvery(); fn != nil && every {
+		fn(m)
+	}
 }

@@ -86,11 +86,17 @@ func (c *client) sayUnsaid() {
 	if c.sess == nil {
 		return
 	}
+	// A watch showed the notifications among them as its output: only
+	// the warnings were not said.
+	unsaid := "counted and not shown"
+	if _, every := c.sink.getEvery(); every {
+		unsaid = "counted and not warned about"
+	}
 	c.unsaidMu.Lock()
 	defer c.unsaidMu.Unlock()
 	for _, u := range c.sess.UnsaidDepartures() {
 		if n := u.N - c.unsaid[u.Kind]; n > 0 {
-			c.console.Warn(fmt.Sprintf("%d more %s came, counted and not shown", n, u.Kind))
+			c.console.Warn(fmt.Sprintf("%d more %s came, %s", n, u.Kind, unsaid))
 		}
 		if c.unsaid == nil {
 			c.unsaid = map[string]int{}
@@ -321,7 +327,8 @@ type attachments struct {
 	// (watch, resources subscribe): see listens.
 	listen bool
 	// sink, when set, is where notifications go from the start of the
-	// session (see notifySink) instead of the console.
+	// session (see notifySink) instead of the console: every one of them,
+	// as the command's output (watch).
 	sink func(*jsonrpc.Message)
 	// events receives the transport's events (the server's stderr, HTTP
 	// exchanges) for a recording the caller makes (verify --update).
@@ -393,13 +400,15 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		onLate = c.console.LateProgress
 	}
 	sess, err := inspector.Connect(ctx, conn, inspector.Options{
-		Lifecycle:       life,
-		Handlers:        c.feats.HandlersFor(life),
-		OnNotification:  c.onNotification,
-		OnServerRequest: c.console.ServerRequest,
-		OnInputRequest:  c.console.InputRequest,
-		OnWarning:       c.console.Warn,
-		OnDeparture:     onDeparture,
+		Lifecycle:      life,
+		Handlers:       c.feats.HandlersFor(life),
+		OnNotification: c.onNotification,
+		// (Counted with their warnings, not shown: see sayUnsaid.)
+		OnNotificationUnsaid: c.onNotificationUnsaid,
+		OnServerRequest:      c.console.ServerRequest,
+		OnInputRequest:       c.console.InputRequest,
+		OnWarning:            c.console.Warn,
+		OnDeparture:          onDeparture,
 		// (Counted for --strict, not shown: see sayUnsaid.)
 		OnDepartureUnsaid: c.count,
 		OnNote:            onNote,
@@ -450,7 +459,7 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 	c = &client{console: newConsole(k.ios, out, k.prompter), out: newPrinter(k.ios, out), clientState: &clientState{}}
 	c.showLists.Store(out.verbose)
 	if a.sink != nil {
-		c.sink.set(a.sink)
+		c.sink.setEvery(a.sink, true)
 	}
 	c.untrack = k.track(c)
 	rec, replay, err := k.recorder(ctx, c, *d, out)

@@ -239,8 +239,8 @@ func (s *replSession) with(e *env, server []string, fn func(*client) error) erro
 	// After the line, the departures counted and not shown since the
 	// last line said them (the REPL's summary of a flood).
 	defer c.sayUnsaid()
-	prev := c.sink.get()
-	defer c.sink.set(prev)
+	prev, every := c.sink.getEvery()
+	defer c.sink.setEvery(prev, every)
 	defer c.console.ClearProgress()
 	// (--strict is the line's: see runLineOn.)
 	return fn(c)

@@ -30,8 +30,8 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 		shown[t.TaskID] = t.Status + "\x00" + t.StatusMessage
 		c.console.Note(tui.DescribeTask(t))
 	}
-	prev := c.sink.get()
-	c.sink.set(func(m *jsonrpc.Message) {
+	prev, every := c.sink.getEvery()
+	c.sink.setEvery(func(m *jsonrpc.Message) {
 		if t, ok := inspector.TaskStatusOf(m); ok {
 			show(t)
 			return
@@ -41,8 +41,8 @@ func (c *client) showTaskStatus() (show func(inspector.Task), restore func()) {
 			return
 		}
 		c.console.Notification(m)
-	})
-	return show, func() { c.sink.set(prev) }
+	}, every)
+	return show, func() { c.sink.setEvery(prev, every) }
 }
 
 type tasksOptions struct {

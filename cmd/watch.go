@@ -70,7 +70,7 @@ func (o *watchOptions) run(ctx context.Context, server []string) error {
 	}
 	show := notificationPrinter(o.e.ios, o.e.cfg.out)
 	return o.e.withWatchingClient(ctx, server, show, func(c *client) error {
-		c.sink.set(show)
+		c.sink.setEvery(show, true)
 		until := "Ctrl-C"
 		if o.dur > 0 {
 			until = o.dur.String() + " or Ctrl-C"

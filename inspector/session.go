@@ -45,6 +45,18 @@ type Options struct {
 	// own requests (delivered to the call's progress callback) — called on
 	// the read loop, in arrival order, so it must not block for long.
 	OnNotification func(*jsonrpc.Message)
+	// OnNotificationUnsaid receives, in place of OnNotification, a
+	// notification that is itself a departure of a sort the server can
+	// repeat with every message — progress for a token no request
+	// carries, progress that breaks its rules — past the first EachShown
+	// of its sort, whose warning was counted, not said
+	// (OnDepartureUnsaid). A program that shows notifications beside its
+	// output drops it with its warning, so that a server sending 20,000
+	// of them is shown in a few lines (UnsaidDepartures counts them); one
+	// whose output is every notification (mcpx watch) shows it. Log
+	// messages are not among them, whatever their departure: their text
+	// is meant for the person. Nil sends them to OnNotification.
+	OnNotificationUnsaid func(*jsonrpc.Message)
 	// OnServerRequest is told about each server-to-client request and the
 	// answer we sent, for display.
 	OnServerRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
@@ -346,8 +358,10 @@ const EachShown = 10
 
 // departEach is depart for a departure of the sort kind that the server
 // can repeat with every message (see departedEach).
-func (s *Session) departEach(ctx context.Context, kind, format string, args ...any) {
-	s.departedEach(ctx, kind, fmt.Sprintf(format, args...))
+// It reports whether the departure was past the first EachShown of its
+// sort, and so not said on OnDeparture.
+func (s *Session) departEach(ctx context.Context, kind, format string, args ...any) (past bool) {
+	return s.departEachPast(ctx, kind, fmt.Sprintf(format, args...))
 }
 
 // departedEach says the departure msg, of the sort kind, when fewer than
@@ -355,6 +369,12 @@ func (s *Session) departEach(ctx context.Context, kind, format string, args ...a
 // said (Options.OnDepartureUnsaid, UnsaidDepartures). A Check gathers
 // every one, as departed does: its report counts them.
 func (s *Session) departedEach(ctx context.Context, kind, msg string) {
+	s.departEachPast(ctx, kind, msg)
+}
+
+// departEachPast is departedEach, reporting whether msg was past the
+// first EachShown of its sort (see departEach).
+func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bool) {
 	s.mu.Lock()
 	if s.each == nil {
 		s.each = map[string]int{}
@@ -365,21 +385,22 @@ func (s *Session) departedEach(ctx context.Context, kind, msg string) {
 	switch {
 	case n < EachShown:
 		s.departed(ctx, msg)
-		return
+		return false
 	case n == EachShown:
 		s.departed(ctx, msg+" (further "+kind+" are counted, not shown)")
-		return
+		return false
 	}
 	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
-		return
+		return true
 	}
 	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
-		return
+		return true
 	}
 	s.countUnsaid(kind)
 	if s.opts.OnDepartureUnsaid != nil {
 		s.opts.OnDepartureUnsaid(ctx)
 	}
+	return true
 }
 
 // countUnsaid counts a departure or warning of the sort kind that was
@@ -1070,6 +1091,9 @@ func (s *Session) protocolVersion() string {
 }
 
 func (s *Session) handleNotification(m *jsonrpc.Message) {
+	// past: the notification's departure was past the first EachShown of
+	// its sort (see Options.OnNotificationUnsaid).
+	past := false
 	switch m.Method {
 	case mcp.NotificationToolsListChanged:
 		s.tools.invalidate()
@@ -1081,7 +1105,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		if problem := progressProblem(m.Params); problem != "" {
 			// Not taken as progress: shown as the notification it is,
 			// after the warning.
-			s.departEach(context.Background(), "progress notifications that break their rules", "progress notification %s (spec basic/utilities/progress)", problem)
+			past = s.departEach(context.Background(), "progress notifications that break their rules", "progress notification %s (spec basic/utilities/progress)", problem)
 			break
 		}
 		var p struct {
@@ -1146,7 +1170,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 				return
 			}
 			// Shown as the notification it is, after the warning.
-			s.departEach(context.Background(), "progress notifications for tokens no request carries", "progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
+			past = s.departEach(context.Background(), "progress notifications for tokens no request carries", "progress for token %s, which no request of mcpx's carries: a progress notification must name the token of a request in progress (spec basic/utilities/progress, \"Behavior Requirements\")", token)
 		}
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
@@ -1189,6 +1213,10 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		}
 	}
 	s.checkSubscriptionOf(m)
+	if past && s.opts.OnNotificationUnsaid != nil {
+		s.opts.OnNotificationUnsaid(m)
+		return
+	}
 	if s.opts.OnNotification != nil {
 		s.opts.OnNotification(m)
 	}

@@ -1080,3 +1080,75 @@ func TestEachDepartureBounded(t *testing.T) {
 		t.Errorf("UnsaidDepartures (-want +got):\n%s", diff)
 	}
 }
+
+// TestUnsaidNotificationsApart: a progress notification that is itself a
+// departure past the first EachShown of its sort goes to
+// OnNotificationUnsaid, with its warning unsaid; those before it, and a
+// log message whatever its departure, go to OnNotification; without
+// OnNotificationUnsaid every one does.
+func TestUnsaidNotificationsApart(t *testing.T) {
+	for _, apart := range []bool{true, false} {
+		t.Run(fmt.Sprint("apart=", apart), func(t *testing.T) {
+			var mu sync.Mutex
+			var shown, unsaid []string
+			keep := func(to *[]string) func(*jsonrpc.Message) {
+				return func(m *jsonrpc.Message) {
+					mu.Lock()
+					defer mu.Unlock()
+					*to = append(*to, m.Method)
+				}
+			}
+			opts := Options{OnNotification: keep(&shown)}
+			if apart {
+				opts.OnNotificationUnsaid = keep(&unsaid)
+			}
+			s, srv, w := newTestSession(t, opts)
+			const sent = EachShown + 3
+			for i := range sent {
+				srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":` + fmt.Sprint(i+1) + `}}`)
+				srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody"}}`)
+				srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":"x"}}`)
+			}
+			// A request answered after them: they were all read by then.
+			ch := goCall(context.Background(), s, "ping", nil)
+			srv.reply(srv.nextRequest("ping"), `{}`)
+			if r := result(t, ch); r.err != nil {
+				t.Fatal(r.err)
+			}
+			// Warned about EachShown times a sort, whichever way the
+			// notifications went.
+			for range 3 * EachShown {
+				w.expect("")
+			}
+			w.none()
+			count := func(list []string, method string) (n int) {
+				for _, m := range list {
+					if m == method {
+						n++
+					}
+				}
+				return n
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			wantShown, wantUnsaid := EachShown, sent-EachShown
+			if !apart {
+				wantShown, wantUnsaid = sent, 0
+			}
+			// (Two sorts of progress: for a token no request carries,
+			// and one that cannot be read as progress.)
+			if n := count(shown, mcp.NotificationProgress); n != 2*wantShown {
+				t.Errorf("%d progress notifications to OnNotification; want %d", n, 2*wantShown)
+			}
+			if n := count(unsaid, mcp.NotificationProgress); n != 2*wantUnsaid {
+				t.Errorf("%d progress notifications to OnNotificationUnsaid; want %d", n, 2*wantUnsaid)
+			}
+			if n := count(shown, mcp.NotificationMessage); n != sent {
+				t.Errorf("%d log messages to OnNotification; want %d", n, sent)
+			}
+			if n := count(unsaid, mcp.NotificationMessage); n != 0 {
+				t.Errorf("%d log messages to OnNotificationUnsaid; want none", n)
+			}
+		})
+	}
+}

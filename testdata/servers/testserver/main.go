@@ -38,7 +38,8 @@
 //	             list command names one by one
 //	progressflood before answering echo, sends 50 progress notifications
 //	             for a token no request carries and 50 responses to ids
-//	             mcpx never sent
+//	             mcpx never sent; before answering logging/setLevel, the
+//	             50 progress notifications
 //	badversion   answers initialize with a protocol version nobody speaks
 //	badlog       answers echo, then sends a log message whose level is
 //	             none of the spec's: a departure tied to no request

@@ -245,6 +245,14 @@ func (s *rawServer) handle(m rawMsg) {
 		s.appsView(m)
 	case "tools/call":
 		s.toolsCall(m)
+	case "logging/setLevel":
+		if s.mode != "progressflood" {
+			s.replyError(m.ID, -32601, "method not found: "+m.Method)
+			return
+		}
+		// A flood with no tool call: what a watch meets.
+		s.sendProgressFlood()
+		s.reply(m.ID, map[string]any{})
 	default:
 		s.replyError(m.ID, -32601, "method not found: "+m.Method)
 	}
@@ -284,6 +292,14 @@ func (s *rawServer) initialize(m rawMsg) {
 		return
 	}
 	s.reply(m.ID, result)
+}
+
+// sendProgressFlood sends 50 progress notifications for a token no
+// request carries (progressflood's logging/setLevel).
+func (s *rawServer) sendProgressFlood() {
+	for i := range 50 {
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": "never-issued", "progress": i + 1})})
+	}
 }
 
 func (s *rawServer) sendBatch(msgs ...rawMsg) {
