@@ -980,7 +980,11 @@ func newServersShowCmd(e *env) *cobra.Command {
 				if l.Field != "" {
 					why = l.Field
 				}
-				row("startup", fmt.Sprintf("%s gives up on the server if it has not started after %s (%s); mcpx warns when it takes longer", l.App, l.Timeout, why))
+				if l.Timeout == 0 {
+					row("startup", fmt.Sprintf("%s gives up on the server at once (%s is 0): it never starts there; mcpx warns when it starts", l.App, why))
+				} else {
+					row("startup", fmt.Sprintf("%s gives up on the server if it has not started after %s (%s); mcpx warns when it takes longer", l.App, l.Timeout, why))
+				}
 			}
 			switch {
 			case s.DisabledReason != "":

@@ -285,12 +285,22 @@ func (d *dialect) build(src Source, e *entry) (*Server, []Warning) {
 				unit = time.Millisecond
 			}
 			var t time.Duration
-			if t, ok = duration(v, unit); ok && t == 0 {
+			t, ok = duration(v, unit)
+			// 0 is a bound of no time, not no bound: Codex reads it as
+			// Duration::ZERO (codex-rs/config/src/mcp_types.rs) and its
+			// handshake times out before the server can answer
+			// (tokio::time::timeout in codex-rs/rmcp-client/src/
+			// rmcp_client.rs): the server never starts there.
+			zero := ok && t == 0 && isZero(v)
+			switch {
+			case zero:
+				warn(k, "%s is 0: %s gives up on the server at once, so it never starts there (mcpx uses it all the same)", k, appName(d.kind))
+			case ok && t == 0:
 				warn(k, "%s is not a positive number, ignored", k)
 			}
 			// Codex takes startup_timeout_sec over startup_timeout_ms
 			// (codex-rs/config/src/mcp_types.rs, RawMcpServerConfig).
-			if ok && t > 0 && (s.Startup == nil || r == rStartupSec) {
+			if (t > 0 || zero) && (s.Startup == nil || r == rStartupSec) {
 				s.Startup = &StartupLimit{App: appName(d.kind), Timeout: t, Field: k}
 			}
 		case rUnhonoured:
@@ -523,6 +533,20 @@ func duration(v any, unit time.Duration) (time.Duration, bool) {
 		return year, true
 	}
 	return max(time.Duration(n*float64(unit)), time.Millisecond), true
+}
+
+// isZero reports whether v, a number as duration reads one, is zero.
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return err == nil && f == 0
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	}
+	return false
 }
 
 func describe(v any) string {

@@ -141,7 +141,8 @@ func (f *ToolFilter) Unknown(tools []string) []UnknownEntry {
 type StartupLimit struct {
 	// App is the application ("Codex").
 	App string
-	// Timeout is the bound.
+	// Timeout is the bound; 0 (an entry's startup_timeout_sec = 0) is a
+	// bound of no time: the application gives up on the server at once.
 	Timeout time.Duration
 	// Field is the entry's field that set it; "" when it is the
 	// application's default.
@@ -151,15 +152,27 @@ type StartupLimit struct {
 // Exceeded reports whether a server that took took to start would have
 // been given up on, and says so in one line: "the server took 12.3 s to
 // start; Codex gives up after 10 s (startup_timeout_sec)".
+// A bound of 0 is exceeded by any start: "the server took 0.3 s to start;
+// Codex gives up at once (startup_timeout_sec is 0)".
 func (l *StartupLimit) Exceeded(took time.Duration) (string, bool) {
-	if l == nil || l.Timeout <= 0 || took <= l.Timeout {
+	if l == nil || l.Timeout < 0 || took <= l.Timeout {
 		return "", false
 	}
+	return fmt.Sprintf("the server took %s to start; %s", seconds(took), l.givesUp()), true
+}
+
+// givesUp says when the application gives up and what set that: "Codex
+// gives up after 10 s (startup_timeout_sec)", "Codex gives up at once
+// (startup_timeout_sec is 0)".
+func (l *StartupLimit) givesUp() string {
 	why := "its default"
 	if l.Field != "" {
 		why = l.Field
 	}
-	return fmt.Sprintf("the server took %s to start; %s gives up after %s (%s)", seconds(took), l.App, seconds(l.Timeout), why), true
+	if l.Timeout == 0 {
+		return fmt.Sprintf("%s gives up at once (%s is 0)", l.App, why)
+	}
+	return fmt.Sprintf("%s gives up after %s (%s)", l.App, seconds(l.Timeout), why)
 }
 
 // seconds writes d in seconds to a tenth, "10 s", "12.3 s", or under a

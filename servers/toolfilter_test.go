@@ -98,7 +98,9 @@ func TestToolFilterWrongType(t *testing.T) {
 
 // Codex gives up on a server that has not started after
 // startup_timeout_sec, else startup_timeout_ms, else 10 s; the others set
-// no such bound.
+// no such bound. 0 is a bound of no time (Codex's Duration::ZERO, whose
+// handshake times out at once), with a warning; a negative number is
+// ignored.
 func TestStartupLimit(t *testing.T) {
 	c := load(t, linuxEnv(mapFS{
 		"/home/ada/.codex/config.toml": `[mcp_servers.sec]
@@ -113,15 +115,32 @@ command = "x"
 [mcp_servers.zero]
 command = "x"
 startup_timeout_sec = 0
+startup_timeout_ms = 100
+[mcp_servers.zerofloat]
+command = "x"
+startup_timeout_sec = 0.0
+[mcp_servers.zeroms]
+command = "x"
+startup_timeout_ms = 0
+[mcp_servers.negative]
+command = "x"
+startup_timeout_sec = -1
 `,
 		"/home/ada/.gemini/settings.json": `{"mcpServers": {"g": {"command": "x", "timeout": 5000}}}`,
 	}, nil))
-	checkWarnings(t, c.Warnings, `server "zero": startup_timeout_sec is not a positive number, ignored`)
+	checkWarnings(t, c.Warnings,
+		`server "zero": startup_timeout_sec is 0: Codex gives up on the server at once, so it never starts there (mcpx uses it all the same)`,
+		`server "zerofloat": startup_timeout_sec is 0: Codex gives up on the server at once, so it never starts there (mcpx uses it all the same)`,
+		`server "zeroms": startup_timeout_ms is 0: Codex gives up on the server at once, so it never starts there (mcpx uses it all the same)`,
+		`server "negative": startup_timeout_sec is not a positive number, ignored`)
 	want := map[string]StartupLimit{
-		"codex:sec":     {App: "Codex", Timeout: 2500 * time.Millisecond, Field: "startup_timeout_sec"},
-		"codex:ms":      {App: "Codex", Timeout: 100 * time.Millisecond, Field: "startup_timeout_ms"},
-		"codex:default": {App: "Codex", Timeout: 10 * time.Second},
-		"codex:zero":    {App: "Codex", Timeout: 10 * time.Second},
+		"codex:sec":       {App: "Codex", Timeout: 2500 * time.Millisecond, Field: "startup_timeout_sec"},
+		"codex:ms":        {App: "Codex", Timeout: 100 * time.Millisecond, Field: "startup_timeout_ms"},
+		"codex:default":   {App: "Codex", Timeout: 10 * time.Second},
+		"codex:zero":      {App: "Codex", Timeout: 0, Field: "startup_timeout_sec"},
+		"codex:zerofloat": {App: "Codex", Timeout: 0, Field: "startup_timeout_sec"},
+		"codex:zeroms":    {App: "Codex", Timeout: 0, Field: "startup_timeout_ms"},
+		"codex:negative":  {App: "Codex", Timeout: 10 * time.Second},
 	}
 	for _, s := range c.Servers {
 		w, ok := want[s.Ref()]
@@ -147,6 +166,11 @@ func TestStartupExceeded(t *testing.T) {
 	msg, _ = l.Exceeded(time.Second)
 	if want := "the server took 1 s to start; Codex gives up after 50 ms (its default)"; msg != want {
 		t.Errorf("got %q; want %q", msg, want)
+	}
+	l = &StartupLimit{App: "Codex", Field: "startup_timeout_sec"}
+	msg, over = l.Exceeded(300 * time.Millisecond)
+	if want := "the server took 300 ms to start; Codex gives up at once (startup_timeout_sec is 0)"; !over || msg != want {
+		t.Errorf("a bound of 0: got %q, %v; want %q", msg, over, want)
 	}
 	var none *StartupLimit
 	if _, over := none.Exceeded(time.Hour); over {
