@@ -274,6 +274,65 @@ func TestCodexProjectLayers(t *testing.T) {
 	}
 }
 
+// A Codex server's relative cwd is taken from the directory Codex runs
+// in, the working directory, whichever layer set it: Codex hands it to
+// the process as written (codex-rs/rmcp-client/src/
+// stdio_server_launcher.rs). Not from the server's file (the layer of
+// highest precedence, which may not have set cwd), nor from the layer
+// that set it; another application's relative cwd still starts at its
+// file's project.
+func TestCodexRelativeCwd(t *testing.T) {
+	env := subdirEnv(mapFS{
+		"/home/ada/.codex/config.toml": "[projects.\"/home/ada/repo\"]\ntrust_level = \"trusted\"\n" +
+			"[mcp_servers.user]\ncommand = \"u\"\ncwd = \"tools\"\n" +
+			"[mcp_servers.merged]\ncommand = \"m\"\ncwd = \"../from-user\"\n" +
+			"[mcp_servers.abs]\ncommand = \"a\"\ncwd = \"/opt/srv\"\n",
+		"/home/ada/repo/.codex/config.toml":     "[mcp_servers.root]\ncommand = \"r\"\ncwd = \"./rooted\"\n",
+		"/home/ada/repo/src/.codex/config.toml": "[mcp_servers.merged]\nargs = [\"x\"]\n",
+		"/home/ada/repo/.vscode/mcp.json":       `{"servers": {"vs": {"command": "v", "cwd": "tools"}}}`,
+	})
+	c := load(t, env)
+	checkWarnings(t, c.Warnings)
+	cwd := func(ref string) string {
+		t.Helper()
+		s, err := c.Lookup(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Resolve(context.Background(), env, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Cwd
+	}
+	merged, err := c.Lookup("codex:merged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Source.Path != "/home/ada/repo/src/.codex/config.toml" || len(merged.Layers) != 2 {
+		t.Fatalf("merged: from %s, %d layers; want src's file over the user's", merged.Source.Path, len(merged.Layers))
+	}
+	diff(t, map[string]string{
+		"codex:user":   "/home/ada/repo/src/pkg/tools",
+		"codex:merged": "/home/ada/repo/src/from-user",
+		"codex:root":   "/home/ada/repo/src/pkg/rooted",
+		"codex:abs":    "/opt/srv",
+		"vs":           "/home/ada/repo/tools",
+	}, map[string]string{
+		"codex:user":   cwd("codex:user"),
+		"codex:merged": cwd("codex:merged"),
+		"codex:root":   cwd("codex:root"),
+		"codex:abs":    cwd("codex:abs"),
+		"vs":           cwd("vs"),
+	})
+	// Without a working directory of its own, the environment's is
+	// its workspace.
+	env.Dir = ""
+	if got := cwd("codex:user"); got != "/home/ada/repo/tools" {
+		t.Errorf("with no Dir: cwd %q, want it from the workspace", got)
+	}
+}
+
 func TestCodexTrust(t *testing.T) {
 	files := mapFS{
 		"/home/ada/mono/.hg/store":                     "",

@@ -92,7 +92,7 @@ type Source struct {
 	// entry of Path this is (~/.claude.json holds a server of one name
 	// for the user and for each project, each its own entry, confirmed
 	// apart). Its servers' ${workspaceFolder} and relative cwd and
-	// envFile start there. "" for user and system files, whose servers
+	// envFile start there (not a Codex server's cwd: see Server.Cwd). "" for user and system files, whose servers
 	// take Env.Workspace.
 	Workspace string
 }
@@ -122,7 +122,8 @@ type Server struct {
 	// is added to mcpx's own environment; EnvFile names a file of
 	// NAME=VALUE lines loaded before Env (Env wins). Cwd is the directory
 	// to start in ("" for mcpx's own); a relative one is taken from the
-	// workspace.
+	// workspace, a Codex server's from the working directory, as Codex
+	// takes it from its own whichever layer set it (Resolve).
 	Command string
 	Args    []string
 	Env     map[string]string

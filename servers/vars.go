@@ -127,7 +127,8 @@ type Launch struct {
 
 // Resolve expands s's variables as its application defines them, loads
 // its envFile, and makes its relative cwd absolute (from its project
-// directory, Source.Workspace, or env.Workspace for a user file).
+// directory, Source.Workspace, or env.Workspace for a user file; a Codex
+// server's from env.Dir, where Codex would run: see absCwd).
 // Inputs (${input:ID}) are obtained through ask, once each; a nil ask, or
 // one that returns ErrNoInput, makes a *MissingInputError. Other errors
 // are *UnsetVariableError, *UnsupportedVariableError, or a file that
@@ -177,7 +178,7 @@ func Resolve(ctx context.Context, env *Env, s *Server, ask AskFunc) (*Launch, er
 		if err != nil {
 			return nil, err
 		}
-		l.Cwd = x.abs(c)
+		l.Cwd = x.absCwd(c)
 	}
 	if l.URL, err = x.expand("url", s.URL, false); err != nil {
 		return nil, err
@@ -330,6 +331,29 @@ func (x *expander) abs(p string) string {
 		return p
 	}
 	return x.env.join(x.workspace(), p)
+}
+
+// absCwd makes a relative cwd absolute: from the workspace (abs), but a
+// Codex server's from the directory Codex would run in, the working
+// directory (Env.Dir), whichever of its layers set it. Codex hands cwd
+// to the process it starts as written (a PathBuf, which its config
+// loader leaves relative: only AbsolutePathBuf fields are resolved
+// against a layer's directory, codex-rs/config/src/loader/mod.rs,
+// resolve_relative_paths_in_config_toml), and Command::current_dir takes
+// a relative one from Codex's own working directory
+// (codex-rs/rmcp-client/src/stdio_server_launcher.rs).
+func (x *expander) absCwd(p string) string {
+	if x.s.Source.Kind != KindCodex {
+		return x.abs(p)
+	}
+	dir := x.env.Dir
+	if dir == "" {
+		dir = x.env.Workspace
+	}
+	if p == "" || x.env.isAbs(p) || dir == "" {
+		return p
+	}
+	return x.env.join(dir, p)
 }
 
 // expand expands the variables of the value of field; path says the value
