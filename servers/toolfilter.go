@@ -186,9 +186,10 @@ func seconds(d time.Duration) string {
 
 // codexStartupDefault is how long Codex waits for a server to start
 // (initialize and its first tools/list) when the entry sets no
-// startup_timeout_sec (codex-rs/core/src/mcp_connection_manager.rs,
-// DEFAULT_STARTUP_TIMEOUT).
-const codexStartupDefault = 10 * time.Second
+// startup_timeout_sec: 30 s since Codex moved its MCP client to
+// codex-rs/codex-mcp (src/rmcp_client.rs, DEFAULT_STARTUP_TIMEOUT; it
+// was 10 s in codex-rs/core/src/mcp_connection_manager.rs before).
+const codexStartupDefault = 30 * time.Second
 
 // appName is the name people know kind's application by.
 func appName(k Kind) string {

@@ -97,7 +97,7 @@ func TestToolFilterWrongType(t *testing.T) {
 }
 
 // Codex gives up on a server that has not started after
-// startup_timeout_sec, else startup_timeout_ms, else 10 s; the others set
+// startup_timeout_sec, else startup_timeout_ms, else 30 s; the others set
 // no such bound. 0 is a bound of no time (Codex's Duration::ZERO, whose
 // handshake times out at once), with a warning; a negative number is
 // ignored.
@@ -136,11 +136,11 @@ startup_timeout_sec = -1
 	want := map[string]StartupLimit{
 		"codex:sec":       {App: "Codex", Timeout: 2500 * time.Millisecond, Field: "startup_timeout_sec"},
 		"codex:ms":        {App: "Codex", Timeout: 100 * time.Millisecond, Field: "startup_timeout_ms"},
-		"codex:default":   {App: "Codex", Timeout: 10 * time.Second},
+		"codex:default":   {App: "Codex", Timeout: 30 * time.Second},
 		"codex:zero":      {App: "Codex", Timeout: 0, Field: "startup_timeout_sec"},
 		"codex:zerofloat": {App: "Codex", Timeout: 0, Field: "startup_timeout_sec"},
 		"codex:zeroms":    {App: "Codex", Timeout: 0, Field: "startup_timeout_ms"},
-		"codex:negative":  {App: "Codex", Timeout: 10 * time.Second},
+		"codex:negative":  {App: "Codex", Timeout: 30 * time.Second},
 	}
 	for _, s := range c.Servers {
 		w, ok := want[s.Ref()]
