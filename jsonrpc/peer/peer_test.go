@@ -1182,3 +1182,27 @@ func TestMethodNotAString(t *testing.T) {
 		t.Fatalf("Call = %v, %v", res.m, res.err)
 	}
 }
+
+// A late response is a warning of a sort the peer can repeat with every
+// message (the request stays retired, or pending while its caller gives
+// up): it goes to OnEachWarning, which bounds how many are said, each
+// time it comes.
+func TestLateResponsesAreWarnedEach(t *testing.T) {
+	w := newWarnings()
+	p, r, _ := newPeer(t, Options{OnWarning: w.add, OnEachWarning: func(kind, msg string) { w.add(kind + ": " + msg) }})
+	ch := goCall(p, t.Context(), Request{Method: "listen"})
+	id := r.next().ID
+	if !p.End(id, errors.New("ended")) {
+		t.Fatal("End found no pending request")
+	}
+	if res := result(t, ch); res.err == nil {
+		t.Fatal("Call ended without an error")
+	}
+	p.Expect(t.Context(), jsonrpc.Int(41), "tools/call", func() bool { return true })
+	for range 3 {
+		r.send(`{"jsonrpc":"2.0","id":` + id.String() + `,"result":{}}`)
+		w.expect(t, lateAnswers+": late response to listen request 1", "already ended")
+		r.send(`{"jsonrpc":"2.0","id":41,"result":{}}`)
+		w.expect(t, lateAnswers+": late response to tools/call request 41", "given up")
+	}
+}

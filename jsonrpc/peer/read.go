@@ -126,9 +126,10 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 	}
 	if ok && pc.gaveUp() {
 		// The caller gave up (Ctrl-C) before this arrived; it is
-		// abandoning the request and will not take it.
+		// abandoning the request and will not take it. (It stays
+		// pending until then: the peer may send it again and again.)
 		p.mu.Unlock()
-		p.warn("late response to %s request %s, which mcpx had already given up on (ignored)", pc.method, pc.id)
+		p.warnEach(lateAnswers, "late response to %s request %s, which mcpx had already given up on (ignored)", pc.method, pc.id)
 		return
 	}
 	if ok {
@@ -159,7 +160,9 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 		if text := why.String(); text != "" && why.departure {
 			p.departEach(why.ctx, "answers to requests that had ended", "%s (ignored)", text)
 		} else if text != "" {
-			p.warn("%s (ignored)", text)
+			// (Late, not wrong; but a peer can repeat it with every
+			// message, as the request stays retired.)
+			p.warnEach(lateAnswers, "%s (ignored)", text)
 		}
 	case m.ID.IsNull() && m.Error != nil:
 		p.warnEach("errors not tied to a request", "server reported an error not tied to a request: %s", m.Error)
@@ -167,6 +170,11 @@ func (p *Peer) handleResponse(m *jsonrpc.Message) {
 		p.departEach(context.Background(), "responses to unknown request ids", "response to unknown request id %s (ignored): %s", m.ID.Excerpt(), excerpt(m.Raw, 200))
 	}
 }
+
+// lateAnswers is the sort (Options.OnEachWarning) of the responses that
+// come after their request ended or was given up on: a warning each, not
+// a departure, but one the peer can repeat with every message.
+const lateAnswers = "late answers to requests that had ended"
 
 // looseOfKey is the LooseKey of the id whose Key is key: what follows the
 // type's prefix.
