@@ -926,18 +926,20 @@ const (
 	devWarn   = iota // always reported; an error in strict mode
 	devStrict        // reported and an error in strict mode only
 	devInfo          // reported in strict mode only, never an error
+	devNote          // always reported, never an error
 )
 
 // deviate reports a departure from the recording.
 func (s *replaySession) deviate(level int, format string, args ...any) {
-	if s.quiet || level != devWarn && !s.opts.Strict {
+	if s.quiet || level != devWarn && level != devNote && !s.opts.Strict {
 		return
 	}
-	d := Deviation{Message: fmt.Sprintf(format, args...), Failure: level != devInfo}
+	failure := level != devInfo && level != devNote
+	d := Deviation{Message: fmt.Sprintf(format, args...), Failure: failure}
 	if s.opts.OnDeviation != nil {
 		s.opts.OnDeviation(d)
 	}
-	if s.opts.Strict && level != devInfo && s.err == nil {
+	if s.opts.Strict && failure && s.err == nil {
 		s.err = &DeviationError{d}
 	}
 }
@@ -1641,7 +1643,9 @@ func (s *replaySession) finish() {
 	}
 	s.held = nil
 	if n > 0 {
-		s.deviate(devWarn, "the client ended the session before the replay sent %d message(s) the recorded server sent on its own, first %s: it waits for %s, which the client never sent", n, first, describe(s.sc.steps[wait].msg))
+		// A warning in either mode: what the client did not send is
+		// strict mode's failure already (below), where it is one.
+		s.deviate(devNote, "the client ended the session before the replay sent %d message(s) the recorded server sent on its own, first %s: it waits for %s, which the client never sent", n, first, describe(s.sc.steps[wait].msg))
 	}
 	if !s.opts.Strict {
 		return
