@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,59 @@ func TestCheckCountsEveryListProblem(t *testing.T) {
 	if p, n := s.ListProblems(ListTools, []json.RawMessage{json.RawMessage(`{"name":"a b"}`), json.RawMessage(`{"name":"a b"}`),
 		json.RawMessage(`{"name":"c d"}`), json.RawMessage(`{"name":"e f"}`), json.RawMessage(`{"name":"g h"}`), json.RawMessage(`{"name":"i j"}`)}); len(p) != 11 || p[10] != "and 3 more problems" || n != 13 {
 		t.Errorf("ListProblems: %q, %d problems in all", p, n)
+	}
+}
+
+// A departure the server repeats with every message is gathered in a
+// Check's report every time, and none of them says that more are
+// counted, not shown: the report shows them all. Those the console says
+// are counted apart.
+func TestCheckGathersEveryRepeatedDeparture(t *testing.T) {
+	d := &warnings{t: t, ch: make(chan string, 100)}
+	ch, srv, w := startConnect(t, Options{OnDeparture: d.depart})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+	srv.next()
+	s := waitConnect(t, ch).s
+	done := make(chan *CheckReport, 1)
+	go func() {
+		r, err := s.Check(context.Background(), CheckOptions{Alone: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	m := srv.nextRequest("ping")
+	const sent = EachShown + 3
+	for i := range sent {
+		srv.send(`{"jsonrpc":"2.0","id":"nobody-` + strconv.Itoa(i) + `","result":{}}`)
+	}
+	srv.reply(m, `{}`)
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[]}`)
+	r := <-done
+	d.none()
+	w.none()
+	var got []string
+	for _, a := range r.Areas {
+		for _, p := range a.Problems {
+			if strings.Contains(p, "unknown request id") {
+				got = append(got, p)
+			}
+		}
+	}
+	if len(got) != sent {
+		t.Errorf("%d of %d responses to unknown ids in the report: %q", len(got), sent, got)
+	}
+	for _, p := range got {
+		if strings.Contains(p, "not shown") {
+			t.Errorf("the report says %q", p)
+		}
+	}
+	if u := s.UnsaidDepartures(); len(u) != 0 {
+		t.Errorf("unsaid: %+v", u)
+	}
+	// After Check, the first of that sort is said as the first is.
+	srv.send(`{"jsonrpc":"2.0","id":"after","result":{}}`)
+	if got := d.expect("unknown request id"); strings.Contains(got, "not shown") {
+		t.Errorf("after the Check: %q", got)
 	}
 }

@@ -375,6 +375,11 @@ func (s *Session) departedEach(ctx context.Context, kind, msg string) {
 // departEachPast is departedEach, reporting whether msg was past the
 // first EachShown of its sort (see departEach).
 func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bool) {
+	if s.tapped(ctx, msg) {
+		// A Check's report names every one; what the console says is
+		// counted apart.
+		return false
+	}
 	s.mu.Lock()
 	if s.each == nil {
 		s.each = map[string]int{}
@@ -390,17 +395,21 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 		s.departed(ctx, msg+" (further "+kind+" are counted, not shown)")
 		return false
 	}
-	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
-		return true
-	}
-	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
-		return true
-	}
 	s.countUnsaid(kind)
 	if s.opts.OnDepartureUnsaid != nil {
 		s.opts.OnDepartureUnsaid(ctx)
 	}
 	return true
+}
+
+// tapped gathers msg in the report of the Check that runs (see departed),
+// and reports whether one did.
+func (s *Session) tapped(ctx context.Context, msg string) bool {
+	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
+		return true
+	}
+	tap := s.departTap.Load()
+	return tap != nil && tap.add(msg)
 }
 
 // countUnsaid counts a departure or warning of the sort kind that was
