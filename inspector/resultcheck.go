@@ -508,7 +508,7 @@ func (s *Session) listProblems(method string, items []json.RawMessage, max int) 
 // checked: title, description and mimeType are strings; annotations,
 // _meta and outputSchema objects; size an integer; icons (2025-11-25;
 // iconsDefined) an array of Icon objects, each with a string src that is
-// an https: or data: URI (iconSrcProblem). A
+// an http:, https: or data: URI (iconSrcProblem). A
 // null is taken as the member left out. A client that reads the list
 // with the spec's types refuses the item, or the whole list, for it.
 func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
@@ -565,25 +565,27 @@ func optionalMemberProblem(n, v []byte, iconsDefined bool) string {
 
 // iconSrcProblem says how an icon's src departs from what the spec lets a
 // client use, "" when it does not. Spec 2025-11-25 (and 2026-07-28),
-// basic, "icons", Security considerations: "Ensure that the icon URI is
-// either a HTTPS or data: URI. Clients MUST reject icon URIs that use
-// unsafe schemes and redirects, such as javascript:, file:, ftp:, ws:,
-// or local app URI schemes." mcpx never loads an icon; a server author
+// basic, "icons": src "can be: An HTTP/HTTPS URL pointing to an image
+// file; A data URI with base64-encoded image data" (schema.json, Icon.src:
+// "May be an HTTP/HTTPS URL or a data: URI"); Security considerations:
+// "Clients MUST reject icon URIs that use unsafe schemes and redirects,
+// such as javascript:, file:, ftp:, ws:, or local app URI schemes." An
+// http: src is allowed, though a careful host may fetch only https: ones
+// ("Ensure that the icon URI is either a HTTPS or data: URI" is the
+// consumer's precaution). mcpx never loads an icon; a server author
 // learns here that hosts will refuse it. An SVG in a data: URI may hold
 // script too, but that the spec leaves to the consumer's precautions
 // ("MAY choose to disallow specific file types"): it is no departure.
 func iconSrcProblem(src string) string {
 	scheme, _, ok := strings.Cut(src, ":")
 	if !ok || !isURIScheme(scheme) {
-		return "whose \"src\" is not a URI with a scheme (an icon is an https: or a data: URI: basic, \"icons\")"
+		return "whose \"src\" is not a URI with a scheme (an icon is an http:, https: or data: URI: basic, \"icons\")"
 	}
 	switch strings.ToLower(scheme) {
-	case "https", "data":
+	case "https", "http", "data":
 		return ""
-	case "http":
-		return "whose \"src\" is an http: URI, not https: (an icon is an https: or a data: URI: basic, \"icons\")"
 	}
-	return fmt.Sprintf("whose \"src\" is a %s: URI, which clients must reject (an icon is an https: or a data: URI: basic, \"icons\")", rawjson.Shorten(scheme, 20))
+	return fmt.Sprintf("whose \"src\" is a %s: URI, which clients must reject (an icon is an http:, https: or data: URI: basic, \"icons\")", rawjson.Shorten(scheme, 20))
 }
 
 // isURIScheme reports whether s is a URI scheme (RFC 3986 section 3.1:

@@ -270,15 +270,15 @@ func TestListProblems(t *testing.T) {
 			`{"name":"r","arguments":[{"name":"a","required":"yes"}]}`, `{"name":"s","arguments":null}`), []string{
 			`prompt "p" has an argument (2 of "arguments") that is not an object with a string "name"`, `prompt "q" has "arguments" that is a string, not an array`,
 			`prompt "r" has an argument (1 of "arguments") whose "required" is not a boolean`}},
-		// An icon's src is an https: or a data: URI (basic, "icons",
-		// Security considerations); the first icon that is not is named.
+		// An icon's src is an http:, https: or data: URI (basic, "icons";
+		// Security considerations: unsafe schemes are rejected); the
+		// first icon that is not is named.
 		{ListPrompts, items(`{"name":"ok","icons":[{"src":"HTTPS://a.example/i.png"},{"src":"data:image/png;base64,AA=="}]}`,
 			`{"name":"js","icons":[{"src":"https://a.example/i.png"},{"src":"javascript:alert(1)"},{"src":"file:///x"}]}`,
 			`{"name":"file","icons":[{"src":"file:///etc/passwd"}]}`, `{"name":"http","icons":[{"src":"http://a.example/i.png"}]}`,
 			`{"name":"rel","icons":[{"src":"icon.png"}]}`, `{"name":"ws","icons":[{"src":"ws://a.example/"}]}`), []string{
 			`prompt "js" has an icon (2 of "icons") whose "src" is a javascript: URI, which clients must reject`,
 			`prompt "file" has an icon (1 of "icons") whose "src" is a file: URI, which clients must reject`,
-			`prompt "http" has an icon (1 of "icons") whose "src" is an http: URI, not https:`,
 			`prompt "rel" has an icon (1 of "icons") whose "src" is not a URI with a scheme`,
 			`prompt "ws" has an icon (1 of "icons") whose "src" is a ws: URI, which clients must reject`}},
 		{ListResources, items(`{"name":"r","uri":"a:b","size":1.5,"mimeType":{},"icons":[]}`), []string{
