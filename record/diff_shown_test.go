@@ -59,3 +59,23 @@ func TestLargeDifferencesAreExcerpts(t *testing.T) {
 		t.Errorf("--json: %v, %d bytes: %.300s", err, len(b), b)
 	}
 }
+
+// A carried cursor reads as the recorded one, normalized as any string
+// is: where the recorded cursor was carried and the live one of a later
+// listing was not (the pair is kept from the first), two cursors that
+// are times compare as times, as they did before cursors were compared
+// apart.
+func TestCarriedCursorNormalized(t *testing.T) {
+	rec := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"2024-01-01T00:00:00Z"}}`)
+	live := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"2024-01-03T00:00:00Z"}}`)
+	cursors := map[string]string{"2024-01-01T00:00:00Z": "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z": "2024-01-01T00:00:00Z"}
+	if diffs, _ := diffMessages(rec, live, diffOptions{cursors: cursors}); len(diffs) != 0 {
+		t.Errorf("differences %+v", diffs)
+	}
+	// A cursor that is no time still differs.
+	rec = []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"a"}}`)
+	live = []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"c"}}`)
+	if diffs, _ := diffMessages(rec, live, diffOptions{cursors: map[string]string{"a": "a", "b": "a"}}); len(diffs) != 1 {
+		t.Errorf("differences %+v, want the cursor's", diffs)
+	}
+}

@@ -330,6 +330,11 @@ func isPlaceholder(q []byte) bool {
 // then applies the normalizers.
 func (d *rawDiffer) normString(q []byte) string {
 	s, _ := rawjson.String(q)
+	return d.normText(s)
+}
+
+// normText is normString for the decoded string s.
+func (d *rawDiffer) normText(s string) string {
 	if d.ids[s] {
 		return "<session-id>"
 	}
@@ -349,7 +354,9 @@ func (d *rawDiffer) stringAt(path []elem, q []byte) string {
 	if n := len(path); n > 0 && d.cursors != nil && path[n-1].index < 0 && (path[n-1].key == "nextCursor" || path[n-1].key == "cursor") {
 		s, _ := rawjson.String(q)
 		if rec, ok := d.cursors[s]; ok {
-			return rec
+			// Normalized as any string is (a cursor may be a time),
+			// as the live cursor of a page not carried is.
+			return d.normText(rec)
 		}
 	}
 	return d.normString(q)
