@@ -638,6 +638,9 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 			return nil
 		},
 	})
+	// The log says how many of the server's departures it counted, not
+	// shown, as a one-shot command does at its end.
+	c.sayUnsaid()
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		// Ctrl-C is how a session in the foreground ends.
