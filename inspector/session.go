@@ -380,14 +380,7 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 		// counted apart.
 		return false
 	}
-	s.mu.Lock()
-	if s.each == nil {
-		s.each = map[string]int{}
-	}
-	s.each[kind]++
-	n := s.each[kind]
-	s.mu.Unlock()
-	switch {
+	switch n := s.countEach(kind); {
 	case n < EachShown:
 		s.departed(ctx, msg)
 		return false
@@ -412,6 +405,18 @@ func (s *Session) tapped(ctx context.Context, msg string) bool {
 	return tap != nil && tap.add(msg)
 }
 
+// countEach counts one more departure or warning of the sort kind
+// (departEachPast, warnedEach) and returns how many there were.
+func (s *Session) countEach(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.each == nil {
+		s.each = map[string]int{}
+	}
+	s.each[kind]++
+	return s.each[kind]
+}
+
 // countUnsaid counts a departure or warning of the sort kind that was
 // not said (UnsaidDepartures).
 func (s *Session) countUnsaid(kind string) {
@@ -433,14 +438,7 @@ type Unsaid struct {
 // warnedEach is departedEach for a warning, which is no departure: past
 // EachShown of its sort, it is counted for UnsaidDepartures only.
 func (s *Session) warnedEach(kind, msg string) {
-	s.mu.Lock()
-	if s.each == nil {
-		s.each = map[string]int{}
-	}
-	s.each[kind]++
-	n := s.each[kind]
-	s.mu.Unlock()
-	switch {
+	switch n := s.countEach(kind); {
 	case n < EachShown:
 		s.warn("%s", msg)
 	case n == EachShown:
