@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -164,7 +165,11 @@ func (ns *Normalizers) value(v any) (any, bool) {
 
 // serverMarkRE matches the value of a stdio server's mark (see
 // transport.ServerMarkPrefix), which is new for every server mcpx starts.
-var serverMarkRE = regexp.MustCompile(regexp.QuoteMeta(transport.ServerMarkPrefix) + `[A-Z2-7]{26}`)
+// It is compiled on first use: every mcpx command links this package, and
+// only those that compare or show what a server sent meet a mark.
+var serverMarkRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(transport.ServerMarkPrefix) + `[A-Z2-7]{26}`)
+})
 
 // serverMarks replaces in s the values of stdio servers' marks with
 // "<server-mark>": always, whatever the normalizers, since a server that
@@ -175,7 +180,7 @@ func serverMarks(s string) string {
 	if !strings.Contains(s, transport.ServerMarkPrefix) {
 		return s
 	}
-	return serverMarkRE.ReplaceAllString(s, "<server-mark>")
+	return serverMarkRE().ReplaceAllString(s, "<server-mark>")
 }
 
 // Ignore is one thing replay and verify leave out when they compare
