@@ -114,7 +114,7 @@ func (c *cursorWriter) writeOther(p []byte) (int, error) {
 		c.below, c.delta = true, rows-down
 	}
 	if c.below {
-		if m := backUp.FindSubmatchIndex(out); m != nil {
+		if m := backUp().FindSubmatchIndex(out); m != nil {
 			i := 2 // the group that matched
 			if m[i] < 0 {
 				i = 4
@@ -139,8 +139,11 @@ func (c *cursorWriter) writeOther(p []byte) (int, error) {
 }
 
 // backUp is how a search's prompt (CR, up) and a list of completions (up,
-// CR) end: the move back to the line, to a column.
-var backUp = regexp.MustCompile(`(?:\x1b\[(\d+)A\r|\r\x1b\[(\d+)A)(?:\x1b\[\d+C)?$`)
+// CR) end: the move back to the line, to a column. It is compiled on first
+// use: every mcpx command links this package, and only the REPL writes.
+var backUp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:\x1b\[(\d+)A\r|\r\x1b\[(\d+)A)(?:\x1b\[\d+C)?$`)
+})
 
 func leadingNewlines(p []byte) int {
 	n := 0
