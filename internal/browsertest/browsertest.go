@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
@@ -159,8 +160,7 @@ func Eventually(t testing.TB, what string, f func() error) {
 // (the sandbox on 127.0.0.2, the page on 127.0.0.1) chromium runs it in a
 // process of its own, as a target of type "iframe" that the page's frame
 // tree does not show: then the world is in that target, and the context
-// returned is attached to it, to be used for the evaluation and ended by
-// done.
+// returned is attached to it (kept for the tab's other looks: attached).
 func viewWorld(ctx context.Context, viewID string) (wctx context.Context, id runtime.ExecutionContextID, done func(), err error) {
 	suffix := "/view/" + viewID
 	var find func(n *page.FrameTree, top bool) *page.FrameTree
@@ -203,17 +203,16 @@ func viewWorld(ctx context.Context, viewID string) (wctx context.Context, id run
 			if info.Type != "iframe" || !ours[info.ParentFrameID] || !strings.HasSuffix(info.URL, suffix) {
 				continue
 			}
-			fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+			fctx := attachedTo(ctx, info.TargetID)
 			tree, err := chromedp.Call(fctx, page.GetFrameTree, cdp.Empty{})
 			if err != nil {
-				cancel()
+				forgetAttached(ctx, info.TargetID)
 				return nil, 0, nil, err
 			}
 			if inner = find(tree.FrameTree, true); inner == nil {
-				cancel()
 				break
 			}
-			wctx, done = fctx, cancel
+			wctx = fctx
 			break
 		}
 	}
@@ -226,6 +225,54 @@ func viewWorld(ctx context.Context, viewID string) (wctx context.Context, id run
 		return nil, 0, nil, err
 	}
 	return wctx, w.ExecutionContextID, done, nil
+}
+
+// attached keeps the contexts attached to the sandbox frames that run
+// as targets of their own (viewWorld), one per tab and target, for as
+// long as the tab is open. Attaching anew for each evaluation (a
+// WaitViewText looks many times) gave chromedp a data race each time:
+// its new target's document walk (documentUpdated, in the caller's
+// goroutine) writes the node map that its event loop reads when the
+// view's DOM changes meanwhile, which -race reported under load.
+var attached = struct {
+	sync.Mutex
+	m map[attachKey]attachedCtx
+}{m: map[attachKey]attachedCtx{}}
+
+type attachKey struct {
+	tab    *chromedp.Context
+	target target.ID
+}
+
+type attachedCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// attachedTo returns the context attached to the target id beside the
+// tab of ctx, attaching it the first time (and again once it ended).
+func attachedTo(ctx context.Context, id target.ID) context.Context {
+	key := attachKey{chromedp.FromContext(ctx), id}
+	attached.Lock()
+	defer attached.Unlock()
+	if a, ok := attached.m[key]; ok && a.ctx.Err() == nil {
+		return a.ctx
+	}
+	c, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	attached.m[key] = attachedCtx{ctx: c, cancel: cancel}
+	return c
+}
+
+// forgetAttached detaches from the target id beside the tab of ctx (it
+// failed: gone, or detached), so that the next look attaches anew.
+func forgetAttached(ctx context.Context, id target.ID) {
+	key := attachKey{chromedp.FromContext(ctx), id}
+	attached.Lock()
+	defer attached.Unlock()
+	if a, ok := attached.m[key]; ok {
+		a.cancel()
+		delete(attached.m, key)
+	}
 }
 
 // InView evaluates expr in the view's document, with the evaluate options
