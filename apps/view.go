@@ -1123,19 +1123,12 @@ func (v *View) openLink(ctx context.Context, params json.RawMessage) (any, *Erro
 	}
 	// One question at a time: the person answers each link in turn, and
 	// a view must not queue up questions faster than they can say no.
-	v.mu.Lock()
-	asking := v.askingLink
-	v.askingLink = true
-	v.mu.Unlock()
-	if asking {
+	release, ok := v.claimQuestion(&v.askingLink)
+	if !ok {
 		v.problem(fmt.Errorf("%w: ui/open-link of %q while the person is still asked about another link", ErrRefused, clipString(p.URL, 200)))
 		return nil, &Error{Code: CodeRefused, Message: "Link opening denied: the user is still asked about another link"}
 	}
-	defer func() {
-		v.mu.Lock()
-		v.askingLink = false
-		v.mu.Unlock()
-	}()
+	defer release()
 	if err := open(ctx, v.info, u.String()); err != nil {
 		return nil, refusal("Link opening denied by user", err)
 	}
@@ -1164,19 +1157,12 @@ func (v *View) downloadFile(ctx context.Context, params json.RawMessage) (any, *
 		return nil, e
 	}
 	// One question at a time, as for links.
-	v.mu.Lock()
-	asking := v.askingSave
-	v.askingSave = true
-	v.mu.Unlock()
-	if asking {
+	release, ok := v.claimQuestion(&v.askingSave)
+	if !ok {
 		v.problem(fmt.Errorf("%w: ui/download-file while the person is still asked about another download", ErrRefused))
 		return nil, &Error{Code: CodeRefused, Message: "Download denied: the user is still asked about another download"}
 	}
-	defer func() {
-		v.mu.Lock()
-		v.askingSave = false
-		v.mu.Unlock()
-	}()
+	defer release()
 	if err := save(ctx, v.info, files); err != nil {
 		var rpc *Error
 		switch {
@@ -1208,19 +1194,12 @@ func (v *View) sample(ctx context.Context, params json.RawMessage) (any, *Error)
 		return nil, &Error{Code: CodeInvalidParams, Message: "sampling/createMessage params must be an object with messages, an array"}
 	}
 	// One question at a time, as for links and downloads.
-	v.mu.Lock()
-	asking := v.askingSample
-	v.askingSample = true
-	v.mu.Unlock()
-	if asking {
+	release, ok := v.claimQuestion(&v.askingSample)
+	if !ok {
 		v.problem(fmt.Errorf("%w: sampling/createMessage while the person is still asked about another of the view's", ErrRefused))
 		return nil, &Error{Code: CodeRefused, Message: "Sampling denied: the user is still asked about another request of this view"}
 	}
-	defer func() {
-		v.mu.Lock()
-		v.askingSample = false
-		v.mu.Unlock()
-	}()
+	defer release()
 	result, err := h(ctx, v.info, params)
 	if err != nil {
 		return nil, asError(err)
@@ -1229,6 +1208,24 @@ func (v *View) sample(ctx context.Context, params json.RawMessage) (any, *Error)
 		return nil, &Error{Code: CodeInternalError, Message: "the host's answer is not a CreateMessageResult object"}
 	}
 	return json.RawMessage(result), nil
+}
+
+// claimQuestion takes asking, one of the view's flags of a question
+// with the person (a link, a download, a sampling request), so that the
+// view asks one of each kind at a time: false when it is taken already.
+// release gives it back once the person answered.
+func (v *View) claimQuestion(asking *bool) (release func(), ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if *asking {
+		return nil, false
+	}
+	*asking = true
+	return func() {
+		v.mu.Lock()
+		*asking = false
+		v.mu.Unlock()
+	}, true
 }
 
 // deliver hands a ui/message to its handler.
