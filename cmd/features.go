@@ -128,7 +128,7 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		}
 		if filter != nil && err == nil && list.NextCursor == nil && cursor == nil {
 			// Of the whole list only: a name may be on another page.
-			if unknown := filter.Unknown(toolNames(list.Items)); len(unknown) > 0 {
+			if unknown := filter.Unknown(inspector.ItemNames(list.Items)); len(unknown) > 0 {
 				c.console.Warn(tui.EscapeLine(unknownEntriesNote(c.host.server, filter, unknown)))
 			}
 		}
@@ -142,18 +142,6 @@ func (o *listOptions) run(ctx context.Context, server []string, cursor *string) 
 		}
 		return err
 	})
-}
-
-// toolNames are the names of the tools of a tools/list.
-func toolNames(items []json.RawMessage) []string {
-	var names []string
-	for _, it := range items {
-		var t struct{ Name string }
-		if json.Unmarshal(it, &t) == nil && t.Name != "" {
-			names = append(names, t.Name)
-		}
-	}
-	return names
 }
 
 // unknownEntriesNote says which entries of a named server's tool filter
@@ -189,8 +177,8 @@ func hiddenToolsJSON(raw json.RawMessage, filter *servers.ToolFilter, items []js
 		Why  string `json:"why"`
 	}
 	var hidden []hiddenTool
-	for _, n := range toolNames(items) {
-		if ok, why := filter.Allows(n); !ok {
+	for _, n := range inspector.ItemNames(items) {
+		if ok, why := filter.Allows(n); n != "" && !ok {
 			hidden = append(hidden, hiddenTool{Name: n, App: filter.App, Why: why})
 		}
 	}

@@ -330,7 +330,7 @@ func (s *Session) CheckListed(ctx context.Context, kind, name string, err error)
 	if lerr != nil || findByName(list.Items, name) != nil {
 		return nil
 	}
-	return &NotFoundError{Kind: kind, Name: name, Suggestions: Suggest(name, itemNames(list.Items), 3), Err: err}
+	return &NotFoundError{Kind: kind, Name: name, Suggestions: Suggest(name, ItemNames(list.Items), 3), Err: err}
 }
 
 // explainUnknown turns a JSON-RPC error about name into a *NotFoundError
@@ -389,7 +389,10 @@ func itemName(it json.RawMessage) (string, bool) {
 	return name, ok
 }
 
-func itemNames(items []json.RawMessage) []string {
+// ItemNames returns the names of a list's items (tools, prompts), read
+// in place as itemName reads them, leaving out the items whose name is not
+// a string.
+func ItemNames(items []json.RawMessage) []string {
 	var names []string
 	for _, it := range items {
 		if n, ok := itemName(it); ok {
@@ -783,7 +786,7 @@ func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (jso
 	}
 	if tool == nil {
 		tools, _ := s.listedTools(ctx)
-		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, itemNames(tools), 3),
+		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, ItemNames(tools), 3),
 			Err: fmt.Errorf("tools/list has no tool %q", name)}
 	}
 	var t struct {
