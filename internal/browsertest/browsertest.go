@@ -60,6 +60,16 @@ func allocatorOptions(exe string) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("no-proxy-server", true),
+		// The views' sandbox frames (127.0.0.2, beside the page on
+		// 127.0.0.1) in the page's process, so in its frame tree: a frame
+		// of another process is a target to attach to (viewWorld), and
+		// chromedp's attach walks the target's document in the caller's
+		// goroutine while its event loop reads the same node map, a data
+		// race -race reports when the view's DOM changes meanwhile. The
+		// process model changes no origin's rules (the sandbox is still
+		// another origin, its CSP still set).
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 		chromedp.WindowSize(1200, 1000),
 	}
 }
