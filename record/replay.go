@@ -890,6 +890,9 @@ type replaySession struct {
 	// client to send the steps concurrent with them (see emit), in the
 	// order of the recording.
 	held []int
+	// skip[k] is a step after k such that none from k up to it is a gate
+	// (see firstUnsentGate); made on first use.
+	skip []int
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -1447,12 +1450,44 @@ func (s *replaySession) blocking(i int) int {
 	if !s.used[i] {
 		return i
 	}
-	for k := s.sc.steps[i].from; k < i; k++ {
-		if m := s.sc.steps[k].msg; !s.used[k] && (m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodPing || m.Kind() == jsonrpc.KindResponse) {
-			return k
-		}
+	if k := s.firstUnsentGate(s.sc.steps[i].from); k < i {
+		return k
 	}
 	return i
+}
+
+// gate says whether step k, unsent, holds back what the recorded server
+// sent on its own after later steps (see complete): a request other than
+// a ping, or an answer to a server request.
+func (s *replaySession) gate(k int) bool {
+	m := s.sc.steps[k].msg
+	return !s.used[k] && (m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodPing || m.Kind() == jsonrpc.KindResponse)
+}
+
+// firstUnsentGate returns the first step from k on that is a gate, or
+// the number of steps. Steps only ever become used, so a step found no
+// gate stays none: skip remembers how far each scan went, which keeps a
+// long session's checks (one per message the client sends) from scanning
+// the same steps again and again.
+func (s *replaySession) firstUnsentGate(k int) int {
+	n := len(s.sc.steps)
+	if s.skip == nil {
+		s.skip = make([]int, n)
+		for j := range s.skip {
+			s.skip[j] = j + 1
+		}
+	}
+	start := k
+	for k < n && !s.gate(k) {
+		k = s.skip[k]
+	}
+	for start < n && start != k {
+		// Every step in [start, k) is no gate: point them past it.
+		next := s.skip[start]
+		s.skip[start] = k
+		start = next
+	}
+	return k
 }
 
 // liveOutput makes output o of the recording the live one: a response
@@ -1629,7 +1664,7 @@ func (s *replaySession) recordedTasks(m *jsonrpc.Message) *jsonrpc.Message {
 func (s *replaySession) finish() {
 	n, first, wait := 0, "", -1
 	for i, st := range s.sc.steps {
-		if s.used[i] && !slices.Contains(s.held, i) {
+		if _, held := slices.BinarySearch(s.held, i); s.used[i] && !held {
 			continue
 		}
 		for k := slices.IndexFunc(st.follow, func(o output) bool { return o.unsolicited }); k >= 0 && k < len(st.follow); k++ {
