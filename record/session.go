@@ -371,7 +371,7 @@ func (o ReadOptions) scan(r io.Reader, header func(h Header, bodyStart int64), f
 // just after it (in a stable trace, inside an event laid out over several
 // lines: the event before it stops there, line phys is the marker), in
 // a trace that is not stable, an event laid out over several lines, and
-// the header of a trace joined to this one.
+// the header of a trace joined to this one; else perr, with what to do.
 func explainLine(n int, data []byte, stable bool, ev *eventLines, phys int, perr error) (int, error) {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	if m := conflictMarker(first); m != "" {
@@ -389,7 +389,9 @@ func explainLine(n int, data []byte, stable bool, ev *eventLines, phys int, perr
 	if string(rawjson.Member(data, "format")) == `"`+Format+`"` {
 		return n, &lineProblem{msg: "is the header of another trace: a trace has one header, first (traces joined with cat, or merged by git's union driver, are not one trace); keep the traces as separate files, or record the trace again"}
 	}
-	return n, perr
+	// Else an edit broke the line (mcpx writes whole events): what to do
+	// is the same whatever broke.
+	return n, fmt.Errorf("%w: correct the line, or record the trace again", perr)
 }
 
 // laidOut tells a line a formatter ended (after "{", "[", "," or ":",

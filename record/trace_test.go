@@ -255,9 +255,12 @@ func TestReadEventProblems(t *testing.T) {
 		{`{"t":1,"s":1,"kind":"note" "text":"x"}`, `trace line 2 is not valid JSON (at byte 28: "\"text\":\"x\"}")`},
 		{`{"t":1,"s":1,"kind":"frame","dir":"c2s","b64":"%%%"}`, `trace line 2: its "b64" is not base64 (at byte 0 of its value)`},
 	} {
+		// An event that does not decode was edited: the error says what
+		// to do about it too.
+		want := tc.want + ": correct the line, or record the trace again"
 		_, err := Read(strings.NewReader(header + tc.line + "\n"))
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%s:\n got %v\nwant %s", tc.line, err, tc.want)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.line, err, want)
 		}
 		if err != nil && (strings.Contains(err.Error(), "json:") || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "record.")) {
 			t.Errorf("%s: %v speaks Go", tc.line, err)
@@ -266,7 +269,7 @@ func TestReadEventProblems(t *testing.T) {
 	// A stable trace whose last event is cut short mid-frame.
 	stable := `{"format":"mcpx-trace","version":1,"minor":3,"stable":true,"redacted":true}` + "\n" +
 		`{"s":1,"kind":"frame","dir":"s2c","msg":{` + "\n" + `    "id": 1,` + "\n"
-	if _, err := Read(strings.NewReader(stable)); err == nil || err.Error() != "trace line 2 is not valid JSON (it is cut short: its JSON does not end)" {
+	if _, err := Read(strings.NewReader(stable)); err == nil || err.Error() != "trace line 2 is not valid JSON (it is cut short: its JSON does not end): correct the line, or record the trace again" {
 		t.Errorf("cut stable trace: %v", err)
 	}
 }
@@ -311,7 +314,7 @@ func TestReadHandDamage(t *testing.T) {
 		"only blank lines":  {"\n \n", "not an mcpx trace: the file holds only blank lines", true},
 		"reformatted event": {header + "{\n  \"t\": 1,\n  \"kind\": \"note\"\n}\n", "trace line 2 is not valid JSON " + laidOut, false},
 		// Cut short mid-file, not where a formatter breaks a line: said so.
-		"cut short mid-file": {header + `{"t":1,"s":1,"kind":"note","te` + "\n" + note, "trace line 2 is not valid JSON (it is cut short: its JSON does not end)", false},
+		"cut short mid-file": {header + `{"t":1,"s":1,"kind":"note","te` + "\n" + note, "trace line 2 is not valid JSON (it is cut short: its JSON does not end): correct the line, or record the trace again", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.in))
