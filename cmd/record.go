@@ -1205,10 +1205,18 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 			only.Close()
 		}
 	}()
+	// Every trace that cannot be read is said, not only the first: after
+	// a merge that broke several, each run would otherwise name one more.
+	var broken []string
+	var brokenErrs []error
 	for _, file := range files {
 		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
+		if err != nil && len(files) == 1 {
+			return unreadable(file, false, err)
+		}
 		if err != nil {
-			return unreadable(file, len(files) > 1, err)
+			broken, brokenErrs = append(broken, file), append(brokenErrs, err)
+			continue
 		}
 		if d.rec.file != "" && len(tf.Index) > 1 {
 			tf.Close()
@@ -1219,6 +1227,9 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		} else {
 			tf.Close()
 		}
+	}
+	if len(broken) > 0 {
+		return o.unreadableMany(ctx, con, files, broken, brokenErrs)
 	}
 	d, err = e.connFor(ctx, d, server, "mcpx verify "+strings.Join(files, " "))
 	if err != nil {
@@ -1249,6 +1260,32 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		return o.verifyOne(ctx, files[0], only, d, out)
 	}
 	return o.verifyMany(ctx, files, d, out)
+}
+
+// unreadableMany reports the traces among files that cannot be read
+// (errs, one for each of names), before anything was verified: one of
+// them as that error alone, as for one trace; several each on a line of
+// its own, then the line for all (the error returned). The JUnit report
+// holds a suite in error for each.
+func (o *verifyOptions) unreadableMany(ctx context.Context, con *tui.Console, files, names []string, errs []error) error {
+	if o.junit != "" {
+		suite := junitNames(files)
+		runs := make([]record.JUnitRun, len(names))
+		for i, name := range names {
+			runs[i] = record.JUnitRun{Options: record.JUnitOptions{Name: suite[name], Err: errs[i]}}
+		}
+		if jerr := writeJUnit(ctx, o.junit, "", 0, runs...); jerr != nil {
+			con.Warn(jerr.Error())
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	for _, err := range errs {
+		// (Redacted as the error mcpx ends with is.)
+		con.Println("mcpx: " + tui.EscapeLine(o.e.secrets().Text(err.Error())))
+	}
+	return usageErrorf("%d of %d traces cannot be read (%s); none was verified", len(names), len(files), tui.NameSome(names))
 }
 
 // checkOutputs refuses a --junit report or a --record trace that is one
