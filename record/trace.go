@@ -764,12 +764,36 @@ func ReadFile(name string) (*Trace, error) { return ReadOptions{}.ReadFile(name)
 // never copied again.
 func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 	t := &Trace{}
-	err := o.scan(r, func(h Header, _ int64) { t.Header = h }, func(n int, _ int64, _ []byte, ended bool, e *Event, perr error) error {
+	w, err := o.Stream(r, func(h Header) { t.Header = h }, func(e *Event) error {
+		t.Events = append(t.Events, *e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Warnings = w
+	return t, nil
+}
+
+// Stream reads a trace as Read does, an event at a time, without holding
+// them: header is given the header, then fn each event in the order of
+// the file (an error fn returns ends the reading with it). It returns
+// what Read puts in Trace.Warnings. A program that looks at each event
+// once (a timeline printed as it is read) so needs the memory of a line,
+// not of the trace, which a long session makes large.
+func (o ReadOptions) Stream(r io.Reader, header func(Header), fn func(e *Event) error) (warnings []string, err error) {
+	var head Header
+	err = o.scan(r, func(h Header, _ int64) {
+		head = h
+		if header != nil {
+			header(h)
+		}
+	}, func(n int, _ int64, _ []byte, ended bool, e *Event, perr error) error {
 		switch {
 		case perr == nil:
-			t.Events = append(t.Events, *e)
+			return fn(e)
 		case !ended:
-			t.Warnings = append(t.Warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
+			warnings = append(warnings, fmt.Sprintf("line %d is cut short (the recording ended abruptly); ignored it", n))
 		default:
 			return lineError(n, perr)
 		}
@@ -778,8 +802,29 @@ func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Warnings = newerMinor(t.Header, t.Warnings)
-	return t, nil
+	return newerMinor(head, warnings), nil
+}
+
+// StreamFile is Stream of the named file, which must be a regular file
+// (see ReadFile); its errors name the file.
+func (o ReadOptions) StreamFile(name string, header func(Header), fn func(e *Event) error) ([]string, error) {
+	f, err := openTraceFile(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var fnErr error
+	w, err := o.Stream(f, header, func(e *Event) error {
+		fnErr = fn(e)
+		return fnErr
+	})
+	switch {
+	case err != nil && err == fnErr:
+		return nil, err // (fn's own, not the file's)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return w, nil
 }
 
 // newerMinor puts first in warnings, for a trace of a newer minor version

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -489,5 +490,53 @@ func TestIsTrace(t *testing.T) {
 		if got := IsTrace(tc.name); got != tc.want {
 			t.Errorf("IsTrace(%s) = %v", filepath.Base(tc.name), got)
 		}
+	}
+}
+
+// Stream gives the events Read reads, in order, with the same warnings
+// (a last line cut short, a newer minor), and the errors naming the line;
+// StreamFile names the file, and returns what the callback returns as it
+// is.
+func TestStreamIsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"format":"mcpx-trace","version":1,"minor":9,"redacted":true}` + "\n" +
+		`{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+		`{"t":2,"s":2,"kind":"note","text":"x"}` + "\n" +
+		`{"t":3,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"res`
+	whole, err := Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h Header
+	var events []Event
+	warnings, err := ReadOptions{}.Stream(strings.NewReader(in), func(hd Header) { h = hd }, func(e *Event) error {
+		events = append(events, *e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Minor != 9 || len(events) != len(whole.Events) || !slices.Equal(warnings, whole.Warnings) || len(warnings) != 2 {
+		t.Fatalf("Stream: header minor %d, %d events, warnings %q; Read: %d events, warnings %q", h.Minor, len(events), warnings, len(whole.Events), whole.Warnings)
+	}
+	for i := range events {
+		if string(events[i].Data) != string(whole.Events[i].Data) || events[i].Session != whole.Events[i].Session {
+			t.Errorf("event %d: %s, Read's %s", i, events[i].Data, whole.Events[i].Data)
+		}
+	}
+	broken := strings.Replace(in, `"kind":"note"`, `kind:"note"`, 1)
+	if _, err := (ReadOptions{}).Stream(strings.NewReader(broken), nil, func(*Event) error { return nil }); err == nil || !strings.HasPrefix(err.Error(), "trace line 3 is not valid JSON") {
+		t.Errorf("broken line: %v", err)
+	}
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(name, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (ReadOptions{}).StreamFile(name, nil, func(*Event) error { return nil }); err == nil || !strings.HasPrefix(err.Error(), name+": trace line 3 ") {
+		t.Errorf("StreamFile: %v", err)
+	}
+	stop := errors.New("enough")
+	if _, err := (ReadOptions{}).StreamFile(name, nil, func(*Event) error { return stop }); err != stop {
+		t.Errorf("StreamFile with a callback that stops: %v, want its error as it is", err)
 	}
 }
