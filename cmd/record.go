@@ -1635,15 +1635,33 @@ func (o *traceShowOptions) run(file string) error {
 	e := o.e
 	d, out := e.cfg.conn, e.cfg.out
 	con := e.console()
-	tr, err := readTrace(con, file, d.session.maxMessageSize)
-	if err != nil {
-		return err
+	// The trace is read an event at a time (twice for the timeline: what
+	// its head says, then its lines), not whole: a long session's trace
+	// is shown in the memory of its longest line and its open requests.
+	// What the reader tolerated is warned about once, before the rest.
+	var warnings []string
+	reads := 0
+	read := func(header func(record.Header), event func(*record.Event) error) error {
+		// (What the timeline does with an event does not fail: an
+		// error is the file's, the user's to fix.)
+		w, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.StreamFile(file, header, event)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		if reads++; reads == 1 {
+			warnings = w
+			for _, w := range w {
+				con.Warn(file + ": " + w)
+			}
+		}
+		return nil
 	}
 	if out.json {
-		doc := tui.TimelineJSON{Header: tr.Header, Era: tui.Era(tr), Sessions: len(tr.Sessions()), Events: tui.Timeline(tr), Warnings: tr.Warnings}
-		if doc.Events == nil {
-			doc.Events = []tui.Entry{}
+		doc, err := tui.TimelineOf(read)
+		if err != nil {
+			return err
 		}
+		doc.Warnings = warnings
 		b, err := json.Marshal(doc)
 		if err != nil {
 			return err
@@ -1651,8 +1669,7 @@ func (o *traceShowOptions) run(file string) error {
 		e.printer().JSON(b)
 		return nil
 	}
-	e.printer().Trace(tr)
-	return nil
+	return e.printer().TraceStream(read)
 }
 
 // printVerify prints verify's result: the report, or with --json the

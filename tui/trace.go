@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -108,28 +109,39 @@ func routeEntry(r *transport.Route, m *jsonrpc.Message) *RouteEntry {
 // when it tried both (an era probe, then the other), or "" when the trace
 // shows neither.
 func Era(tr *record.Trace) string {
-	modern, legacy := false, false
-	for _, e := range tr.Events {
-		if e.Kind != record.KindFrame || e.Dir != record.ClientToServer {
-			continue
-		}
-		msgs, _ := e.Messages()
-		for _, m := range msgs {
-			switch {
-			case m.Kind() != jsonrpc.KindRequest:
-			case m.Method == mcp.MethodInitialize:
-				legacy = true
-			case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion):
-				modern = true
-			}
+	var e eras
+	for _, ev := range tr.Events {
+		e.add(&ev)
+	}
+	return e.String()
+}
+
+// eras finds a trace's Era an event at a time.
+type eras struct{ modern, legacy bool }
+
+func (a *eras) add(e *record.Event) {
+	if e.Kind != record.KindFrame || e.Dir != record.ClientToServer {
+		return
+	}
+	msgs, _ := e.Messages()
+	for _, m := range msgs {
+		switch {
+		case m.Kind() != jsonrpc.KindRequest:
+		case m.Method == mcp.MethodInitialize:
+			a.legacy = true
+		case e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion):
+			a.modern = true
 		}
 	}
+}
+
+func (a *eras) String() string {
 	switch {
-	case modern && legacy:
+	case a.modern && a.legacy:
 		return "modern+legacy"
-	case modern:
+	case a.modern:
 		return "modern"
-	case legacy:
+	case a.legacy:
 		return "legacy"
 	}
 	return ""
@@ -145,73 +157,130 @@ type EntryError struct {
 // Timeline turns a trace into entries, pairing each response with its
 // request of the same session (method and latency).
 func Timeline(tr *record.Trace) []Entry {
-	type open struct {
-		idx    int
-		t      time.Duration
-		method string
-	}
-	pending := map[string]open{} // session, dir and id key of requests awaiting a response
 	var out []Entry
+	tl := timeline{}
 	for _, e := range tr.Events {
-		ms := float64(e.Time.Microseconds()) / 1000
-		n := max(e.Session, 1)
-		if e.Kind == record.KindView {
-			out = append(out, viewEntries(e, ms, n)...)
-			continue
-		}
-		if e.Kind != record.KindFrame {
-			en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta}
-			if e.Kind == record.KindSession {
-				en.SessionInfo = e.SessionInfo
-			}
-			out = append(out, en)
-			continue
-		}
-		msgs, batch := e.Messages()
-		for _, m := range msgs {
-			en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch, Prelude: e.Prelude}
-			if !m.ID.IsNull() {
-				// An error answering an unreadable request shows no id.
-				en.ID = m.ID.Raw()
-			}
-			if e.Route != nil && len(msgs) == 1 {
-				en.Route = routeEntry(e.Route, m)
-			}
-			switch m.Kind() {
-			case jsonrpc.KindRequest:
-				en.Summary = paramsSummary(m.Method, m.Params)
-				en.Unanswered = true
-				pending[fmt.Sprint(n, e.Dir, m.ID.Key())] = open{idx: len(out), t: e.Time, method: m.Method}
-			case jsonrpc.KindNotification:
-				en.Summary = notificationSummary(m.Method, m.Params)
-			case jsonrpc.KindResponse:
-				other := record.ClientToServer
-				if e.Dir == record.ClientToServer {
-					other = record.ServerToClient
-				}
-				if p, ok := pending[fmt.Sprint(n, other, m.ID.Key())]; ok {
-					delete(pending, fmt.Sprint(n, other, m.ID.Key()))
-					en.Method = p.method
-					lat := float64((e.Time - p.t).Microseconds()) / 1000
-					en.LatencyMS = &lat
-					out[p.idx].Unanswered = false
-				}
-				if len(m.ErrorRaw) > 0 {
-					var ee EntryError
-					if json.Unmarshal(m.ErrorRaw, &ee) != nil {
-						ee = EntryError{Code: 0, Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
-					}
-					en.Error = &ee
-				} else {
-					en.Summary, en.ToolError = resultSummary(en.Method, m.Result)
-				}
-			default:
-				en.Text = string(m.Raw)
-			}
-			out = append(out, en)
-		}
+		tl.add(&e, func(en Entry) { out = append(out, en) }, func(i int) { out[i].Unanswered = false })
 	}
 	return out
+}
+
+// timeline makes a trace's entries an event at a time (see Timeline).
+type timeline struct {
+	// pending holds the requests awaiting a response, by session,
+	// direction and id key.
+	pending map[string]pendingRequest
+	// n counts the entries made.
+	n int
+	// unanswered, when not nil, holds the numbers of the request entries
+	// never answered (known from an earlier pass over the trace, see
+	// open): a request's entry is then final when it is made.
+	unanswered map[int]bool
+	// replaced holds the numbers of the request entries whose id a later
+	// request of the session used before they were answered.
+	replaced map[int]bool
+}
+
+type pendingRequest struct {
+	idx    int
+	t      time.Duration
+	method string
+}
+
+// add makes the entries of e, giving each to emit. Without unanswered,
+// a request's entry says it is unanswered until its response comes, when
+// answered is called with its number.
+func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int)) {
+	if tl.pending == nil {
+		tl.pending = map[string]pendingRequest{}
+	}
+	out := func(en Entry) {
+		tl.n++
+		emit(en)
+	}
+	ms := float64(e.Time.Microseconds()) / 1000
+	n := max(e.Session, 1)
+	if e.Kind == record.KindView {
+		for _, en := range viewEntries(*e, ms, n) {
+			out(en)
+		}
+		return
+	}
+	if e.Kind != record.KindFrame {
+		en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: string(e.Kind), Text: e.Text, Meta: e.Meta}
+		if e.Kind == record.KindSession {
+			en.SessionInfo = e.SessionInfo
+		}
+		out(en)
+		return
+	}
+	msgs, batch := e.Messages()
+	for _, m := range msgs {
+		en := Entry{TimeMS: ms, Session: n, Dir: e.Dir, Kind: m.Kind().String(), Method: m.Method, Meta: e.Meta, Batch: batch, Prelude: e.Prelude}
+		if !m.ID.IsNull() {
+			// An error answering an unreadable request shows no id.
+			en.ID = m.ID.Raw()
+		}
+		if e.Route != nil && len(msgs) == 1 {
+			en.Route = routeEntry(e.Route, m)
+		}
+		switch m.Kind() {
+		case jsonrpc.KindRequest:
+			en.Summary = paramsSummary(m.Method, m.Params)
+			en.Unanswered = tl.unanswered == nil || tl.unanswered[tl.n]
+			key := fmt.Sprint(n, e.Dir, m.ID.Key())
+			if p, ok := tl.pending[key]; ok {
+				// An id used again before its answer (a client's bug, a
+				// hand edit): the answer goes to the later request.
+				if tl.replaced == nil {
+					tl.replaced = map[int]bool{}
+				}
+				tl.replaced[p.idx] = true
+			}
+			tl.pending[key] = pendingRequest{idx: tl.n, t: e.Time, method: m.Method}
+		case jsonrpc.KindNotification:
+			en.Summary = notificationSummary(m.Method, m.Params)
+		case jsonrpc.KindResponse:
+			other := record.ClientToServer
+			if e.Dir == record.ClientToServer {
+				other = record.ServerToClient
+			}
+			if p, ok := tl.pending[fmt.Sprint(n, other, m.ID.Key())]; ok {
+				delete(tl.pending, fmt.Sprint(n, other, m.ID.Key()))
+				en.Method = p.method
+				lat := float64((e.Time - p.t).Microseconds()) / 1000
+				en.LatencyMS = &lat
+				if answered != nil {
+					answered(p.idx)
+				}
+			}
+			if len(m.ErrorRaw) > 0 {
+				var ee EntryError
+				if json.Unmarshal(m.ErrorRaw, &ee) != nil {
+					ee = EntryError{Code: 0, Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
+				}
+				en.Error = &ee
+			} else {
+				en.Summary, en.ToolError = resultSummary(en.Method, m.Result)
+			}
+		default:
+			en.Text = string(m.Raw)
+		}
+		out(en)
+	}
+}
+
+// open returns the numbers of the request entries still awaiting a
+// response: after the last event, those the trace never answers.
+func (tl *timeline) open() map[int]bool {
+	idx := maps.Clone(tl.replaced)
+	if idx == nil {
+		idx = make(map[int]bool, len(tl.pending))
+	}
+	for _, p := range tl.pending {
+		idx[p.idx] = true
+	}
+	return idx
 }
 
 // viewEntries are the entries of a view event: its message, with a
@@ -565,16 +634,55 @@ func toolResultSummary(result []byte) (string, bool) {
 	return s, isError
 }
 
-// Trace prints a trace as a readable timeline (mcpx trace show): time,
-// direction, method, requests paired with their responses (with
-// latency), errors in red. Everything from the trace is escaped for the
-// terminal.
+// TraceReader reads a trace from its start: it gives header the header,
+// then event each event in order, stopping at an error event returns
+// (which it returns). It may be called more than once. (record's
+// ReadOptions.StreamFile reads a file so.)
+type TraceReader func(header func(record.Header), event func(*record.Event) error) error
+
+// ReaderOf is the TraceReader of a trace read whole.
+func ReaderOf(tr *record.Trace) TraceReader {
+	return func(header func(record.Header), event func(*record.Event) error) error {
+		header(tr.Header)
+		for i := range tr.Events {
+			if err := event(&tr.Events[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Trace prints a trace as a readable timeline (see TraceStream).
 func (p *Printer) Trace(tr *record.Trace) {
+	p.TraceStream(ReaderOf(tr))
+}
+
+// TraceStream prints a trace as a readable timeline (mcpx trace show):
+// time, direction, method, requests paired with their responses (with
+// latency), errors in red. Everything from the trace is escaped for the
+// terminal. It goes over the events twice: first for what the timeline's
+// head says (the era, the sessions) and which requests are never
+// answered, then to print each line as it is made, so that it holds the
+// requests awaiting an answer, not the trace (a long session's trace may
+// be larger than memory).
+func (p *Printer) TraceStream(read TraceReader) error {
+	var h record.Header
+	var era eras
+	sessions := map[int]bool{}
+	first := timeline{}
+	if err := read(func(hd record.Header) { h = hd }, func(e *record.Event) error {
+		era.add(e)
+		sessions[max(e.Session, 1)] = true
+		first.add(e, func(Entry) {}, nil)
+		return nil
+	}); err != nil {
+		return err
+	}
 	w := p.w
 	dim, bold, red, yellow, cyan, green := p.st.dim, p.st.head, p.st.err, p.st.warn, p.st.sent, p.st.key
 	esc := EscapeLine
 
-	h := tr.Header
 	head := fmt.Sprintf("%s v%d", h.Format, h.Version)
 	switch {
 	case !h.Created.IsZero():
@@ -589,7 +697,7 @@ func (p *Printer) Trace(tr *record.Trace) {
 	if h.Target != "" {
 		fmt.Fprintln(w, dim(esc(h.Target)))
 	}
-	switch Era(tr) {
+	switch era.String() {
 	case "modern":
 		fmt.Fprintln(w, dim("era: modern (2026-07-28: stateless, per-request _meta, no handshake)"))
 	case "modern+legacy":
@@ -600,7 +708,6 @@ func (p *Printer) Trace(tr *record.Trace) {
 	if !h.Redacted {
 		fmt.Fprintln(w, yellow("recorded with --no-redact: this trace may contain secrets"))
 	}
-	sessions := tr.Sessions()
 	if len(sessions) > 1 {
 		fmt.Fprintln(w, dim(fmt.Sprintf("%d sessions", len(sessions))))
 	}
@@ -610,7 +717,7 @@ func (p *Printer) Trace(tr *record.Trace) {
 	if len(h.Normalize) > 0 {
 		fmt.Fprintln(w, dim(esc("normalize: "+normalizersText(h.Normalize))))
 	}
-	for _, en := range Timeline(tr) {
+	printEntry := func(en Entry) {
 		t := dim(fmt.Sprintf("%9.3fs", en.TimeMS/1000))
 		if len(sessions) > 1 {
 			// Sessions may interleave (a proxy serving two hosts at once):
@@ -655,6 +762,11 @@ func (p *Printer) Trace(tr *record.Trace) {
 		}
 		fmt.Fprintf(w, "%s %s %s\n", t, arrow, line)
 	}
+	tl := timeline{unanswered: first.open()}
+	return read(func(record.Header) {}, func(e *record.Event) error {
+		tl.add(e, printEntry, nil)
+		return nil
+	})
 }
 
 // traceMessage is the line of a JSON-RPC message of a trace (see Trace).
@@ -771,4 +883,21 @@ type TimelineJSON struct {
 	Sessions int      `json:"sessions"`
 	Events   []Entry  `json:"events"`
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// TimelineOf makes the JSON timeline of a trace read an event at a time
+// (Warnings left to the caller): it holds the entries, not the events.
+func TimelineOf(read TraceReader) (TimelineJSON, error) {
+	doc := TimelineJSON{Events: []Entry{}}
+	var era eras
+	sessions := map[int]bool{}
+	tl := timeline{}
+	err := read(func(h record.Header) { doc.Header = h }, func(e *record.Event) error {
+		era.add(e)
+		sessions[max(e.Session, 1)] = true
+		tl.add(e, func(en Entry) { doc.Events = append(doc.Events, en) }, func(i int) { doc.Events[i].Unanswered = false })
+		return nil
+	})
+	doc.Era, doc.Sessions = era.String(), max(len(sessions), 1)
+	return doc, err
 }

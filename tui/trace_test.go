@@ -193,3 +193,54 @@ func TestTraceShowUnknownKindsAndStableHeader(t *testing.T) {
 		t.Errorf("trace show:\n%s", out)
 	}
 }
+
+// A timeline printed from a trace read an event at a time (trace show of
+// a file) is the one printed from the trace read whole, a request never
+// answered included, and keeps none of the events it was given: the
+// reader here gives each in one Event whose frame bytes it then
+// overwrites, as a reader that reuses its buffers would, and the
+// timeline is the same.
+func TestTraceStreamHoldsNoEvents(t *testing.T) {
+	tr := readTrace(t, "testdata/modern-http.jsonl")
+	// (Two requests of one id, the first never answered, as a client
+	// that reuses ids sends them.)
+	last := tr.Events[len(tr.Events)-1].Time
+	for _, name := range []string{"never", "again"} {
+		tr.Events = append(tr.Events, record.Event{Time: last, Session: 1, Kind: record.KindFrame, Dir: record.ClientToServer,
+			Data: []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"` + name + `"}}`)})
+	}
+	tr.Events = append(tr.Events, record.Event{Time: last, Session: 1, Kind: record.KindFrame, Dir: record.ServerToClient,
+		Data: []byte(`{"jsonrpc":"2.0","id":99,"result":{"content":[]}}`)})
+	var whole strings.Builder
+	NewPrinter(&whole, false).Trace(tr)
+	if strings.Count(whole.String(), "(no response in the trace)") != 1 {
+		t.Fatalf("the unanswered request is not said to be:\n%s", whole.String())
+	}
+	reads := 0
+	reuse := func(header func(record.Header), event func(*record.Event) error) error {
+		reads++
+		header(tr.Header)
+		var e record.Event
+		buf := make([]byte, 0, 1<<16)
+		for _, src := range tr.Events {
+			clear(buf[:cap(buf)])
+			e = src
+			e.Data = append(buf[:0], src.Data...)
+			if err := event(&e); err != nil {
+				return err
+			}
+			clear(e.Data) // what the printer kept of it is gone now
+		}
+		return nil
+	}
+	var streamed strings.Builder
+	if err := NewPrinter(&streamed, false).TraceStream(reuse); err != nil {
+		t.Fatal(err)
+	}
+	if streamed.String() != whole.String() {
+		t.Errorf("streamed:\n%s\nwhole:\n%s", streamed.String(), whole.String())
+	}
+	if reads != 2 {
+		t.Errorf("the trace was read %d times, want 2 (its head, then its lines)", reads)
+	}
+}
