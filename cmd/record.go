@@ -455,16 +455,32 @@ func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*recor
 	return tf, nil
 }
 
-// traceFiles returns the traces named: each file, and for a directory the
-// *.jsonl files in it, in order (a shell may not expand a pattern: on
-// Windows none does). Every entry named so is one: one that cannot be read
+// traceFiles returns the traces named: each file, for a directory the
+// *.jsonl files in it, in order, and for a pattern that names no file
+// what it matches (a shell may not expand a pattern: on Windows none
+// does). Every entry named so is one: one that cannot be read
 // as a trace (a symbolic link to nothing, a directory, a named pipe) is
 // an error naming it when it is opened, as it is when named, rather than
 // a trace left out without a word.
 func traceFiles(names []string) ([]string, error) {
 	var out []string
 	for _, name := range names {
-		if fi, err := os.Stat(name); err != nil || !fi.IsDir() {
+		fi, err := os.Stat(name)
+		if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(name, "*?[") {
+			// A pattern no shell expanded: Windows' do not (PowerShell,
+			// cmd), and a POSIX shell passes on one that matches nothing.
+			matches, gerr := filepath.Glob(name)
+			if gerr != nil {
+				out = append(out, name) // (no pattern: opening it says it is not there)
+				continue
+			}
+			if len(matches) == 0 {
+				return nil, usageErrorf("%s matches no file", name)
+			}
+			out = append(out, matches...)
+			continue
+		}
+		if err != nil || !fi.IsDir() {
 			out = append(out, name) // (opening it says what is wrong)
 			continue
 		}
