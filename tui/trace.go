@@ -187,7 +187,8 @@ type pendingRequest struct {
 	method string
 }
 
-// add makes the entries of e, giving each to emit. Without unanswered,
+// add makes the entries of e, giving each to emit; with emit nil, it only
+// pairs requests with their answers (see open). Without unanswered,
 // a request's entry says it is unanswered until its response comes, when
 // answered is called with its number.
 func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int)) {
@@ -196,7 +197,9 @@ func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int
 	}
 	out := func(en Entry) {
 		tl.n++
-		emit(en)
+		if emit != nil {
+			emit(en)
+		}
 	}
 	ms := float64(e.Time.Microseconds()) / 1000
 	n := max(e.Session, 1)
@@ -226,7 +229,9 @@ func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:
-			en.Summary = paramsSummary(m.Method, m.Params)
+			if emit != nil {
+				en.Summary = paramsSummary(m.Method, m.Params)
+			}
 			en.Unanswered = tl.unanswered == nil || tl.unanswered[tl.n]
 			key := fmt.Sprint(n, e.Dir, m.ID.Key())
 			if p, ok := tl.pending[key]; ok {
@@ -239,7 +244,9 @@ func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int
 			}
 			tl.pending[key] = pendingRequest{idx: tl.n, t: e.Time, method: m.Method}
 		case jsonrpc.KindNotification:
-			en.Summary = notificationSummary(m.Method, m.Params)
+			if emit != nil {
+				en.Summary = notificationSummary(m.Method, m.Params)
+			}
 		case jsonrpc.KindResponse:
 			other := record.ClientToServer
 			if e.Dir == record.ClientToServer {
@@ -254,13 +261,15 @@ func (tl *timeline) add(e *record.Event, emit func(Entry), answered func(idx int
 					answered(p.idx)
 				}
 			}
-			if len(m.ErrorRaw) > 0 {
+			switch {
+			case emit == nil:
+			case len(m.ErrorRaw) > 0:
 				var ee EntryError
 				if json.Unmarshal(m.ErrorRaw, &ee) != nil {
 					ee = EntryError{Code: 0, Message: "malformed error: " + rawjson.Excerpt(m.ErrorRaw, 100)}
 				}
 				en.Error = &ee
-			} else {
+			default:
 				en.Summary, en.ToolError = resultSummary(en.Method, m.Result)
 			}
 		default:
@@ -674,7 +683,7 @@ func (p *Printer) TraceStream(read TraceReader) error {
 	if err := read(func(hd record.Header) { h = hd }, func(e *record.Event) error {
 		era.add(e)
 		sessions[max(e.Session, 1)] = true
-		first.add(e, func(Entry) {}, nil)
+		first.add(e, nil, nil)
 		return nil
 	}); err != nil {
 		return err
