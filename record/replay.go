@@ -893,6 +893,9 @@ type replaySession struct {
 	// skip[k] is a step after k such that none from k up to it is a gate
 	// (see firstUnsentGate); made on first use.
 	skip []int
+	// gateLooks counts the steps firstUnsentGate looked at, for the test
+	// that its cost grows with the session, not with its square.
+	gateLooks int
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -1479,6 +1482,7 @@ func (s *replaySession) firstUnsentGate(k int) int {
 	}
 	start := k
 	for k < n && !s.gate(k) {
+		s.gateLooks++
 		k = s.skip[k]
 	}
 	for start < n && start != k {
