@@ -2,6 +2,7 @@ package tui
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -134,8 +135,9 @@ func (c cell) render() string {
 // key, a path), and two names cut to the same prefix
 // ("trigger-sampling-…") could not be told apart, nor typed. The other
 // columns give way instead, the last ones first, down to nothing; a name
-// wider than the whole room is broken across lines, its continuation
-// lines indented.
+// wider than the whole room is broken across lines of its own, its
+// continuation lines indented and its row's other cells on the line
+// after them, and does not count in its column's width.
 type table struct {
 	rows   [][]cell
 	indent string
@@ -166,8 +168,23 @@ func (t *table) write(w io.Writer) {
 		}
 	}
 	widths := natural
+	room := 0 // with a width, the room a row has
 	if t.width > 0 {
-		widths = fitKeepingFirst(natural, t.width-DisplayWidth(t.indent))
+		room = t.width - DisplayWidth(t.indent)
+		// A name wider than the room is broken across lines of its own
+		// whatever the column's width, so it does not set that width:
+		// one such name (a server's 10,000-character one) would leave no
+		// room for the other columns in any row.
+		if natural[0] > room {
+			natural = slices.Clone(natural)
+			natural[0] = 0
+			for _, r := range t.rows {
+				if len(r) > 0 && r[0].width() <= room {
+					natural[0] = max(natural[0], r[0].width())
+				}
+			}
+		}
+		widths = fitKeepingFirst(natural, room)
 	}
 	// The columns shown: those left out (width 0 where there is text)
 	// are the last ones.
@@ -185,6 +202,18 @@ func (t *table) write(w io.Writer) {
 			last--
 		}
 		var rest cell // what of a whole first cell goes on the next lines
+		if room > 0 && len(r) > 0 && r[0].width() > widths[0] {
+			// A name wider than the room: its lines take the whole
+			// room, and the row's other cells follow on a line of their
+			// own, in their columns.
+			b.WriteString(t.wrapName(r[0], room))
+			if last == 0 {
+				_, _ = io.WriteString(w, b.String())
+				continue
+			}
+			b.WriteString(t.indent)
+			r = append([]cell{nil}, r[1:]...)
+		}
 		for i := 0; i <= last; i++ {
 			var c cell
 			if i == 0 {
@@ -198,20 +227,37 @@ func (t *table) write(w io.Writer) {
 			}
 		}
 		b.WriteByte('\n')
-		for len(rest) > 0 {
-			// A continuation of a name: two columns in, so that it
-			// does not read as the next row (not in a column too
-			// narrow to spare them).
-			cont := 2
-			if widths[0] < 6 {
-				cont = 0
-			}
-			var c cell
-			c, rest = rest.split(widths[0] - cont)
-			b.WriteString(t.indent + strings.Repeat(" ", cont) + c.render() + "\n")
+		if len(rest) > 0 {
+			b.WriteString(t.continuation(rest, widths[0]))
 		}
 		_, _ = io.WriteString(w, b.String())
 	}
+}
+
+// wrapName returns the lines of a first cell broken to w columns (the
+// first line's indent is the caller's).
+func (t *table) wrapName(name cell, w int) string {
+	head, rest := name.split(w)
+	return head.render() + "\n" + t.continuation(rest, w)
+}
+
+// continuation returns the lines of what of a name did not fit on its
+// first line, broken to w columns.
+func (t *table) continuation(rest cell, w int) string {
+	var b strings.Builder
+	for len(rest) > 0 {
+		// A continuation of a name: two columns in, so that it
+		// does not read as the next row (not in a column too
+		// narrow to spare them).
+		cont := 2
+		if w < 6 {
+			cont = 0
+		}
+		var c cell
+		c, rest = rest.split(w - cont)
+		b.WriteString(t.indent + strings.Repeat(" ", cont) + c.render() + "\n")
+	}
+	return b.String()
 }
 
 // split cuts the cell after w columns (at least one character), after a

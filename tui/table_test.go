@@ -175,11 +175,29 @@ func TestTableKeepsNamesWhole(t *testing.T) {
 		}
 	}
 	// Narrower than the name: broken across lines after its separators,
-	// nothing left out of it.
+	// nothing left out of it, and the row's other cells on a line of
+	// their own.
 	lines := render(12, tools[1:2])
-	want := []string{"trigger-", "  sampling-", "  request-", "  async"}
+	want := []string{"trigger-", "  sampling-", "  request-", "  async", "   prompt:s…"}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("width 12:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// One name wider than the terminal (a server's 10,000-character one)
+	// does not take the other columns' room from every row: it is
+	// broken across the whole width, its row's other cells follow on a
+	// line of their own, and the other rows are laid out as without it.
+	huge := strings.Repeat("w", 10000)
+	with := append([]json.RawMessage{json.RawMessage(`{"name":"` + huge + `","description":"the huge one","inputSchema":{"type":"object"}}`)}, tools...)
+	lines = render(80, with)
+	nameLines := 1 + (10000-80+77)/78
+	if len(lines) < nameLines+1 || lines[0] != strings.Repeat("w", 80) || lines[1] != "  "+strings.Repeat("w", 78) {
+		t.Fatalf("width 80: the huge name is not broken across the width:\n%s", strings.Join(lines, "\n"))
+	}
+	if got := lines[nameLines]; strings.TrimSpace(got) != "the huge one" || !strings.HasPrefix(got, " ") {
+		t.Errorf("width 80: the huge name's description is not on a line of its own: %q", got)
+	}
+	if got, want := strings.Join(lines[nameLines+1:], "\n"), strings.Join(render(80, tools), "\n"); got != want {
+		t.Errorf("width 80: the rows after the huge name are not as without it:\n%s\nwant\n%s", got, want)
 	}
 	// A wide character is never split, even in a column narrower than two.
 	lines = render(3, []json.RawMessage{json.RawMessage(`{"name":"日本","inputSchema":{"type":"object"}}`)})
