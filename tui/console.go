@@ -75,6 +75,21 @@ func (c *Console) Println(s string) {
 	c.drawStatus()
 }
 
+// printText prints a line of text for a person to read (a warning, a
+// note, a log message), broken at words to the terminal's width (see
+// WrapText), so that it does not wrap mid-word at the terminal's edge. A
+// wire frame is not: its JSON is copied whole.
+func (c *Console) printText(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.width != nil {
+		s = WrapText(s, c.width())
+	}
+	c.clearStatus()
+	fmt.Fprintln(c.w, s)
+	c.drawStatus()
+}
+
 func (c *Console) clearStatus() {
 	if c.status != "" {
 		fmt.Fprint(c.w, "\r\x1b[K")
@@ -89,18 +104,18 @@ func (c *Console) drawStatus() {
 
 // Warn prints a protocol warning.
 func (c *Console) Warn(msg string) {
-	c.Println(c.st.warn("warning: ") + EscapeLine(msg))
+	c.printText(c.st.warn("warning: ") + EscapeLine(msg))
 }
 
 // Note prints an informational line (transport decisions, -v output).
 func (c *Console) Note(msg string) {
-	c.Println(c.st.dim("mcpx: " + EscapeLine(msg)))
+	c.printText(c.st.dim("mcpx: " + EscapeLine(msg)))
 }
 
 // ServerStderr prints one line of the server's stderr, marked as the
 // server's so it is never mistaken for mcpx's own output.
 func (c *Console) ServerStderr(line string) {
-	c.Println(c.st.dim("server| ") + EscapeLine(line))
+	c.printText(c.st.dim("server| ") + EscapeLine(line))
 }
 
 // Progress shows one progress update for the request labelled label.
@@ -221,7 +236,7 @@ func (c *Console) logMessage(prefix string, params json.RawMessage) {
 	}
 	var text string
 	if err := json.Unmarshal(m.Data, &text); err == nil {
-		c.Println(head + " " + EscapeLine(text))
+		c.printText(head + " " + EscapeLine(text))
 		return
 	}
 	p := &Printer{color: c.color}

@@ -532,3 +532,64 @@ func TestConsoleProgressBarFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal, a console line for a person to read (a warning, a note,
+// a log message, a server's stderr) is broken at words to the terminal's
+// width, its continuation indented, instead of being cut mid-word at the
+// terminal's edge; a word wider than the terminal (a server's
+// 10,000-character one) is cut to it. A wire frame is not broken: its JSON
+// is copied whole. Off a terminal (no width), nothing is.
+func TestConsoleWrapsAtWords(t *testing.T) {
+	long := strings.Repeat("lorem ipsum ", 20)
+	huge := strings.Repeat("w", 10000)
+	for _, tc := range []struct {
+		name string
+		do   func(c *Console)
+	}{
+		{"warning", func(c *Console) { c.Warn(long + huge) }},
+		{"note", func(c *Console) { c.Note(long + huge) }},
+		{"server stderr", func(c *Console) { c.ServerStderr(long + huge) }},
+		{"log message", func(c *Console) {
+			c.LogMessage(json.RawMessage(`{"level":"info","logger":"l","data":"` + long + huge + `"}`))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			c := NewConsole(&b, true, true)
+			c.SetWidth(func() int { return 40 })
+			tc.do(c)
+			out := ansi.ReplaceAllString(b.String(), "")
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) < 250 {
+				t.Fatalf("%d lines: %q", len(lines), out)
+			}
+			for i, l := range lines {
+				if DisplayWidth(l) > 40 {
+					t.Errorf("line %d takes %d columns: %q", i, DisplayWidth(l), l)
+				}
+				if i > 0 && !strings.HasPrefix(l, "  ") {
+					t.Errorf("line %d is not indented as a continuation: %q", i, l)
+				}
+				if f := strings.Fields(l); i > 0 && i < 5 && (f[0] != "lorem" && f[0] != "ipsum") {
+					t.Errorf("line %d does not begin at a word: %q", i, l)
+				}
+			}
+			if strings.ReplaceAll(strings.Join(strings.Fields(out), ""), "loremipsum", "") == "" {
+				t.Errorf("the word is lost: %q", out)
+			}
+		})
+	}
+	var b bytes.Buffer
+	c := NewConsole(&b, true, false)
+	c.SetWidth(func() int { return 40 })
+	c.Wire(time.Now(), transport.Incoming, transport.Frame{Data: []byte(`{"k":"` + long + `"}`)})
+	if strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("a wire frame is broken across lines: %q", b.String())
+	}
+	b.Reset()
+	c = NewConsole(&b, false, false)
+	c.Warn(long)
+	if strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("off a terminal, a warning is broken across lines: %q", b.String())
+	}
+}
