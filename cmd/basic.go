@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
+	"github.com/mcpx-dev/mcpx/internal/userfile"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -139,25 +139,34 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // readJSONArg reads a JSON argument given inline, as @file, or as @-
 // (from stdin). A file or standard input is read up to limit bytes (the
 // --max-message-size the argument must fit in), and ctx ends a read that
-// waits: a FIFO without a writer, a terminal, a pipe that never ends.
-func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int64) (json.RawMessage, error) {
+// waits: a FIFO without a writer, a terminal, a pipe that never ends. A
+// file is read as every file the user names is (userfile.Read): onWait,
+// when not nil, is told when a named pipe's open has waited a second for
+// its writer.
+func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int64, onWait func(string)) (json.RawMessage, error) {
 	data := []byte(v)
 	if name, ok := strings.CutPrefix(v, "@"); ok {
+		var b []byte
+		var err error
+		if name == "-" {
+			b, err = readStdinArg(ctx, stdin, limit)
+		} else {
+			b, err = userfile.Read(ctx, name, limit, onWait)
+		}
 		what := name
 		if name == "-" {
 			what = "standard input"
 		}
-		b, err := readArgSource(ctx, name, stdin, limit)
-		var tooBig *argTooBigError
+		var tooBig *userfile.TooLargeError
 		switch {
 		case errors.As(err, &tooBig):
 			return nil, usageErrorf("%s: %s is larger than the maximum message size (%s); raise --max-message-size", flag, what, transport.FormatSize(limit))
-		case err != nil && ctx.Err() != nil:
+		case err != nil && ctx.Err() != nil && name == "-":
 			return nil, fmt.Errorf("%s: reading %s: %w", flag, what, err)
 		case err != nil && name == "-":
 			return nil, usageErrorf("%s: reading standard input: %v", flag, err)
 		case err != nil:
-			return nil, usageErrorf("%s: %v", flag, err)
+			return nil, fileFlagError(ctx, flag, err)
 		}
 		data = b
 	}
@@ -168,40 +177,22 @@ func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int
 	return data, nil
 }
 
-// argTooBigError is readArgSource's answer to more than its limit.
-type argTooBigError struct{}
-
-func (*argTooBigError) Error() string { return "larger than the limit" }
-
-// readArgSource reads the file name, or stdin for "-", up to limit bytes.
-// The read runs in a goroutine so that ctx can end it: a blocking read
-// cannot be interrupted otherwise (opening a FIFO waits for a writer; a
-// terminal or a pipe waits for its writer). A file is closed when ctx
-// ends, which ends a read of a pipe; a read of stdin that never returns
-// leaves its goroutine until the process exits (a one-shot command ends
-// then; the REPL does not read @- at all, see env.stdin).
-func readArgSource(ctx context.Context, name string, stdin io.Reader, limit int64) ([]byte, error) {
+// readStdinArg reads stdin up to limit bytes (more is a
+// *userfile.TooLargeError). The read runs in a goroutine so that ctx can
+// end it: a terminal or a pipe waits for its writer, and a blocking read
+// cannot be interrupted otherwise. A read that never returns leaves its
+// goroutine until the process exits (a one-shot command ends then; the
+// REPL does not read @- at all, see env.stdin).
+func readStdinArg(ctx context.Context, stdin io.Reader, limit int64) ([]byte, error) {
 	type result struct {
 		b   []byte
 		err error
 	}
 	done := make(chan result, 1)
-	opened := make(chan *os.File, 1)
 	go func() {
-		r := stdin
-		if name != "-" {
-			f, err := os.Open(name)
-			if err != nil {
-				done <- result{err: err}
-				return
-			}
-			opened <- f
-			defer f.Close()
-			r = f
-		}
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		b, err := io.ReadAll(io.LimitReader(stdin, limit+1))
 		if err == nil && int64(len(b)) > limit {
-			err = &argTooBigError{}
+			err = &userfile.TooLargeError{Limit: limit}
 		}
 		done <- result{b, err}
 	}()
@@ -209,11 +200,6 @@ func readArgSource(ctx context.Context, name string, stdin io.Reader, limit int6
 	case r := <-done:
 		return r.b, r.err
 	case <-ctx.Done():
-		select {
-		case f := <-opened:
-			f.Close()
-		default:
-		}
 		return nil, ctx.Err()
 	}
 }
@@ -324,7 +310,7 @@ func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
 	method := own[0]
 	var params json.RawMessage
 	if len(own) == 2 {
-		p, err := readJSONArg(ctx, "params", own[1], o.e.stdin(), o.e.cfg.conn.session.maxMessageSize)
+		p, err := readJSONArg(ctx, "params", own[1], o.e.stdin(), o.e.cfg.conn.session.maxMessageSize, pipeWaitNote(o.e.console(), "params"))
 		if err != nil {
 			return err
 		}
