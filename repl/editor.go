@@ -160,7 +160,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		FuncGetWidth: widthOf(t.Out),
 	}
 	if o.Complete != nil {
-		cfg.AutoComplete = promptCompleter{e: e, c: o.Complete}
+		cfg.AutoComplete = promptCompleter{e: e, c: o.Complete, width: widthOf(t.Out)}
 	}
 	if !t.Real {
 		noop := func() error { return nil }
@@ -187,16 +187,44 @@ func (e *Editor) setPrompt(p string) {
 // promptCompleter completes at the prompt only: a question's answer (an
 // elicitation's field, a sampling reply) is not a command, and Tab there
 // offered mcpx's commands (to, Tab: "tools ").
+//
+// Of several candidates, it leaves out those too wide to be listed on
+// the terminal (fitCandidates).
 type promptCompleter struct {
-	e *Editor
-	c readline.AutoCompleter
+	e     *Editor
+	c     readline.AutoCompleter
+	width func() int
 }
 
 func (p promptCompleter) Do(line []rune, pos int) ([][]rune, int) {
 	if p.e.asking.Load() {
 		return nil, 0
 	}
-	return p.c.Do(line, pos)
+	cands, offset := p.c.Do(line, pos)
+	return fitCandidates(cands, offset, p.width()), offset
+}
+
+// fitCandidates leaves out of a list of several candidates those wider
+// than a list on a terminal of width columns has room for. readline lists
+// candidates in columns as wide as the widest, each padded to it, and
+// counts one row a column: a server's 10,000-character completion value
+// padded every other candidate with 10,000 spaces, and the line was
+// drawn again rows away from where it was. A candidate left out can
+// still be typed; one alone is inserted, never listed, and kept.
+func fitCandidates(cands [][]rune, offset, width int) [][]rune {
+	if len(cands) < 2 {
+		return cands
+	}
+	// readline's room: the width short of its last column, a column the
+	// shown prefix (offset runes) and the candidate wide, and one space.
+	room := width - 1 - offset - 1
+	fit := cands[:0:0]
+	for _, c := range cands {
+		if (readline.Runes{}).WidthAll(c) <= room {
+			fit = append(fit, c)
+		}
+	}
+	return fit
 }
 
 func widthOf(w io.Writer) func() int {

@@ -590,3 +590,30 @@ func TestEditorQuestionHasNoHistory(t *testing.T) {
 		t.Errorf("the answer was shown at the prompt:\n%q", s)
 	}
 }
+
+// fixedCompleter offers the same candidates whatever is typed.
+type fixedCompleter [][]rune
+
+func (f fixedCompleter) Do([]rune, int) ([][]rune, int) { return f, 0 }
+
+// A candidate too wide to be listed (a server's 10,000-character
+// completion value) is left out of a list of several: readline padded
+// every candidate to its width, a screen of spaces each, and lost track of
+// where the line was. Alone, it is inserted.
+func TestEditorListsNoCandidateWiderThanTheTerminal(t *testing.T) {
+	huge := strings.Repeat("w", 10000)
+	f := newFakeTerm(t, EditorOptions{Complete: fixedCompleter{[]rune("abc"), []rune(huge), []rune("xyz")}})
+	f.read()
+	f.typeKeys(t, "\t")
+	testwait.For(t, "the list", func() bool { return strings.Contains(f.screen.String(), "xyz") })
+	if s := f.screen.String(); strings.Contains(s, "www") || strings.Contains(s, strings.Repeat(" ", 80)) {
+		t.Errorf("the list holds the huge candidate or a row of padding: %d bytes", len(s))
+	}
+
+	f = newFakeTerm(t, EditorOptions{Complete: fixedCompleter{[]rune(huge)}})
+	ch := f.read()
+	f.typeKeys(t, "\t\r")
+	if r := wait(t, ch); r.text != huge {
+		t.Errorf("alone, the huge candidate is not inserted: %d bytes, %v", len(r.text), r.err)
+	}
+}
