@@ -80,7 +80,7 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		if o.e.cfg.out.json {
 			c.out.JSON(checkJSON(rep))
 		} else {
-			c.out.CheckReport(rep)
+			c.out.WithWidth(o.e.ios.outWidth()).CheckReport(rep)
 		}
 		if err != nil {
 			return err

@@ -9,21 +9,21 @@ import (
 
 // CheckReport prints what mcpx check found: a line per area, ✓ with what
 // it holds or ✗ with the server's departures from the protocol under it,
-// then a summary line.
+// then a summary line. With a width, its lines are wrapped at words.
 func (p *Printer) CheckReport(r *inspector.CheckReport) {
-	w, st := p.w, p.st
+	st := p.st
 	for i := range r.Areas {
 		a := &r.Areas[i]
 		what := checkWhat(r, a)
 		switch {
 		case a.Skipped != "":
-			fmt.Fprintf(w, "%s %s: %s\n", st.dim("-"), st.head(a.Name), st.dim(EscapeLine(a.Skipped)))
+			p.reportf("%s %s: %s", st.dim("-"), st.head(a.Name), st.dim(EscapeLine(a.Skipped)))
 			continue
 		case len(a.Problems) == 0 && a.Err == nil:
 			if a.Count != nil {
 				what += ", all valid"
 			}
-			fmt.Fprintf(w, "%s %s%s\n", st.key("✓"), st.head(a.Name), what)
+			p.reportf("%s %s%s", st.key("✓"), st.head(a.Name), what)
 			p.checkNotes(a)
 			continue
 		}
@@ -37,12 +37,12 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 		if a.Err != nil && !a.Violation() {
 			what += ", failed"
 		}
-		fmt.Fprintf(w, "%s %s%s\n", st.err("✗"), st.head(a.Name), what)
+		p.reportf("%s %s%s", st.err("✗"), st.head(a.Name), what)
 		for _, pr := range a.Problems {
-			fmt.Fprintf(w, "    %s\n", EscapeLine(pr))
+			p.reportf("    %s", EscapeLine(pr))
 		}
 		if a.Err != nil {
-			fmt.Fprintf(w, "    %s\n", EscapeLine(a.Error))
+			p.reportf("    %s", EscapeLine(a.Error))
 		}
 		p.checkNotes(a)
 	}
@@ -56,12 +56,20 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 	failed := r.Failure() != nil
 	switch {
 	case n > 0:
-		fmt.Fprintf(w, "%s %d departure(s) from the protocol in %d area(s) checked\n", st.err("✗"), n, checked)
+		p.reportf("%s %d departure(s) from the protocol in %d area(s) checked", st.err("✗"), n, checked)
 	case failed:
-		fmt.Fprintf(w, "%s no departure from the protocol in %d area(s) checked, but a request failed\n", st.err("✗"), checked)
+		p.reportf("%s no departure from the protocol in %d area(s) checked, but a request failed", st.err("✗"), checked)
 	default:
-		fmt.Fprintf(w, "%s no departure from the protocol in %d area(s) checked\n", st.key("✓"), checked)
+		p.reportf("%s no departure from the protocol in %d area(s) checked", st.key("✓"), checked)
 	}
+}
+
+// reportf prints a line of the report, wrapped at words to the
+// terminal's width (WithWidth), its continuation lines indented: a
+// problem the server's names make long would otherwise be broken
+// mid-word at the terminal's edge, back at its first column.
+func (p *Printer) reportf(format string, a ...any) {
+	fmt.Fprintln(p.w, WrapText(fmt.Sprintf(format, a...), p.width))
 }
 
 // checkWhat is what an area's line says after its name: the server for
@@ -80,6 +88,6 @@ func checkWhat(r *inspector.CheckReport, a *inspector.CheckArea) string {
 // checkNotes prints the area's notes, which are not departures.
 func (p *Printer) checkNotes(a *inspector.CheckArea) {
 	for _, n := range a.Notes {
-		fmt.Fprintf(p.w, "    %s %s\n", p.st.warn("note:"), EscapeLine(n))
+		p.reportf("    %s %s", p.st.warn("note:"), EscapeLine(n))
 	}
 }

@@ -37,3 +37,25 @@ func TestCheckReport(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// On a terminal the report is wrapped at words, a problem's continuation
+// indented under it: a problem that quotes a server's long name was
+// broken mid-word at the terminal's edge, back at its first column.
+func TestCheckReportWraps(t *testing.T) {
+	three := 3
+	r := &inspector.CheckReport{Areas: []inspector.CheckArea{{Name: "tools", Method: "tools/list", Count: &three, Problems: []string{
+		`tools/list: tool name "say \"hi\" it's" has characters other than A-Z, a-z, 0-9, _, - and . (spec server/tools, "Tool Names")`}}}}
+	var b strings.Builder
+	NewPrinter(&b, true).WithWidth(40).CheckReport(r)
+	want := `✗ tools: 3, 1 problem(s)
+    tools/list: tool name "say \"hi\"
+      it's" has characters other than
+      A-Z, a-z, 0-9, _, - and . (spec
+      server/tools, "Tool Names")
+✗ 1 departure(s) from the protocol in 1
+  area(s) checked
+`
+	if got := ansi.ReplaceAllString(b.String(), ""); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
