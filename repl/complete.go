@@ -141,13 +141,16 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 }
 
 // UnsafeForTerminal reports whether s holds a control character (C0, DEL,
-// C1) or a bidirectional control: readline writes candidates and what it
-// inserts to the terminal as they are, so a server's name with one would
-// drive the terminal. Such candidates are left out, here and by the shell
-// completion (cmd/completion.go); the person can still type the name.
+// C1), a bidirectional control or an invisible character (as tui.Escape
+// has them): readline writes candidates and what it inserts to the
+// terminal as they are, so a server's name with one would drive the
+// terminal, or read as another name ("cl\u200bock" as "clock"). Such
+// candidates are left out, here and by the shell completion
+// (cmd/completion.go); the person can still type the name.
 func UnsafeForTerminal(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+			r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x180e
 	}) >= 0
 }
 

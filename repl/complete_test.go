@@ -275,6 +275,7 @@ func (evilSource) Tools(context.Context) ([]inspector.ToolInfo, error) {
 		{Name: "cl\x1b[2J\x1b[Hear"},
 		{Name: "clock"},
 		{Name: "ev\u202eil"},
+		{Name: "cl\u200bock"}, // reads as clock
 		{Name: "paint", InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"a\u001b[1mb":{"type":"string"},
 			"color":{"type":"string","enum":["x\u001b[32my","plain","c\u0085d"]}}}`)},
@@ -293,9 +294,10 @@ func (evilSource) CompleteValues(context.Context, inspector.CompletionRef, strin
 	return []string{"\x07bell", "fine"}, nil
 }
 
-// Candidates carrying terminal controls (C0, DEL, C1, bidirectional) are
-// left out, as the shell completion leaves them out: readline writes
-// candidates to the terminal as they are.
+// Candidates carrying terminal controls (C0, DEL, C1, bidirectional) or
+// invisible characters are left out, as the shell completion leaves them
+// out: readline writes candidates to the terminal as they are, and
+// "cl\u200bock" would be listed, and inserted, as "clock".
 func TestCompleteLeavesOutControlCharacters(t *testing.T) {
 	c := &Completer{Root: testGrammar(), Source: func() Source { return evilSource{} }}
 	for _, tc := range []struct {

@@ -12,7 +12,9 @@ import (
 // Escape makes server-supplied text safe to print on a terminal: C0 and C1
 // control characters and DEL are shown as visible escapes (\x1b, \u009b)
 // instead of being interpreted, so a server cannot move the cursor, change
-// colours or retitle the window. Newlines and tabs are kept. Invalid UTF-8
+// colours or retitle the window; so are the bidirectional controls
+// (isBidiControl) and the invisible characters (isInvisible), which make
+// text read as other text. Newlines and tabs are kept. Invalid UTF-8
 // bytes are shown as \xNN.
 func Escape(s string) string {
 	if isPlain(s, true) {
@@ -88,7 +90,7 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
 		return append(b, `\r`...)
 	case r < 0x20 || r == 0x7f:
 		return append(b, '\\', 'x', hex[r>>4], hex[r&0xf])
-	case r >= 0x80 && r <= 0x9f, isBidiControl(r):
+	case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r):
 		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 	}
 	return append(b, src...)
@@ -99,6 +101,16 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
 // it is stored ("Trojan Source"); they are shown as escapes.
 func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// isInvisible reports the characters that take no room and join nothing
+// — the zero-width space, the word joiner, the zero-width no-break space
+// (byte order mark), the invisible mathematical operators and the
+// Mongolian vowel separator: in a name they make "ec\u200bho" read as
+// "echo", another tool, so they are shown as escapes. The joiners (U+200C,
+// U+200D), which emoji and scripts need to render, are kept.
+func isInvisible(r rune) bool {
+	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x180e
 }
 
 // EscapeJSON escapes the characters JSON allows raw inside strings that a

@@ -27,6 +27,8 @@ func TestEscape(t *testing.T) {
 		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`, `a\xffb\xc3`},
 		{"raw C1 byte is invalid UTF-8", "\x9b", `\x9b`, `\x9b`},
 		{"bidi override", "a\u202eb\u2066c", `a\u202eb\u2066c`, `a\u202eb\u2066c`},
+		{"invisible characters", "ec\u200bho\u2060\ufeff\u180e\u2064", `ec\u200bho\u2060\ufeff\u180e\u2064`, `ec\u200bho\u2060\ufeff\u180e\u2064`},
+		{"joiners kept", "👩\u200d💻 \u200c", "👩\u200d💻 \u200c", "👩\u200d💻 \u200c"},
 		{"empty", "", "", ""},
 	}
 	for _, tt := range tests {
