@@ -144,10 +144,11 @@ func EscapeJSON(s string) string {
 }
 
 // escapedInJSON reports the runes EscapeJSON escapes: DEL, the C1
-// controls (U+0080–U+009F, CSI among them) and the bidirectional controls
-// (isBidiControl), as Escape escapes them in text.
+// controls (U+0080–U+009F, CSI among them), the bidirectional controls
+// (isBidiControl) and the invisible characters (isInvisible), as Escape
+// escapes them in text.
 func escapedInJSON(r rune) bool {
-	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r)
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) || isInvisible(r)
 }
 
 // JSONLine returns the JSON raw on one line, as JSON Lines output needs

@@ -82,6 +82,8 @@ func TestEscapeJSONText(t *testing.T) {
 		{`{"a":"é"}`, `{"a":"é"}`},
 		// Bidirectional controls reorder what a terminal shows.
 		{"{\"a\u202e\":\"b\u2066c\u2069\"}", `{"a\u202e":"b\u2066c\u2069"}`},
+		// Invisible characters make a name read as another; joiners stay.
+		{"{\"ec\u200bho\":\"\ufeff👩\u200d💻\"}", `{"ec\u200bho":"\ufeff👩` + "\u200d" + `💻"}`},
 	}
 	for _, tt := range tests {
 		if got := EscapeJSON(tt.in); got != tt.want {
