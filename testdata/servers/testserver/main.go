@@ -48,6 +48,9 @@
 //	rough        a raw server whose results are the rough edges a new user
 //	             meets: binary data in odd places, progress after the
 //	             response, a multi-line error, a nested schema (rough.go)
+//	hostile      a raw server whose every string a person may see harms a
+//	             terminal: escapes, controls, bidi, invalid UTF-8, wide
+//	             characters, a 10,000-character word (hostile.go)
 //	exit         exits at once with status 7 after a line on stderr
 //	exit-on-read exits with status 7, after a line on stderr, once it has
 //	             read the first message, unanswered (a server that dies
@@ -222,7 +225,7 @@ func main() {
 		err = runSilentLegacy(in)
 	case "tasks":
 		err = runTasks(in)
-	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "manybadtools", "progressflood", "apps",
+	case "crash", "garbage", "crowded", "disorder", "reuse", "taskflood", "batch", "badlist", "badversion", "badlog", "modern-crash", "modern-hang", "big", "rough", "bom", "unended", "badtools", "manybadtools", "progressflood", "apps", "hostile",
 		"pages-error", "pages-empty", "pages-loop":
 		err = runRaw(mode, in)
 	case "hang", "hang-noterm":

@@ -91,6 +91,9 @@ func (s *rawServer) writeLine(line string) {
 		line = "\uFEFF" + line
 	}
 	s.wrote = true
+	if s.mode == "hostile" {
+		line = strings.ReplaceAll(line, hostileBadBytes, "\xff\x9b")
+	}
 	if s.mode == "unended" {
 		_, _ = os.Stdout.WriteString(line)
 		return
@@ -167,6 +170,10 @@ func textResult(text string, isError bool) map[string]any {
 }
 
 func (s *rawServer) handle(m rawMsg) {
+	if s.mode == "hostile" {
+		s.hostile(m)
+		return
+	}
 	switch m.Method {
 	case "initialize":
 		s.initialize(m)
