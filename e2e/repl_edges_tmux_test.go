@@ -325,13 +325,19 @@ func TestReplTerminalEscDismisses(t *testing.T) {
 // flags before repl, and waits for its prompt.
 func startRoughRepl(t *testing.T, dir, env string, flags ...string) *tmux {
 	t.Helper()
+	return startServerRepl(t, dir, "rough", env, flags...)
+}
+
+// startServerRepl is startRoughRepl with testserver's mode.
+func startServerRepl(t *testing.T, dir, mode, env string, flags ...string) *tmux {
+	t.Helper()
 	words := []string{"env", "PATH=" + quoteSh(os.Getenv("PATH")), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1"}
 	if env != "" {
 		words = append(words, env)
 	}
 	words = append(words, quoteSh(filepath.Join(binDir, "mcpx")))
 	words = append(words, flags...)
-	words = append(words, "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), "rough")
+	words = append(words, "repl", "--", quoteSh(filepath.Join(binDir, "testserver")), mode)
 	tm := startTmux(t, tmuxPath(t), dir, "clear; "+strings.Join(words, " ")+"; exec sleep 600")
 	tm.waitFor("the prompt", "mcpx> ")
 	return tm

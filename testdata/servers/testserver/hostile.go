@@ -212,7 +212,7 @@ func (s *rawServer) hostileCall(m rawMsg) {
 		s.reply(m.ID, textResult("got "+string(r.Result)+string(r.Error), false))
 	default:
 		s.reply(m.ID, map[string]any{
-			"content":           []any{map[string]any{"type": "text", "text": hostileText("result text") + "\n" + hostileWord}},
+			"content":           []any{map[string]any{"type": "text", "text": "called " + p.Name + "\n" + hostileText("result text") + "\n" + hostileWord}},
 			"structuredContent": map[string]any{"k": hostileText("structured")},
 		})
 	}

@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testwait"
+)
+
+// TestReplTerminalHostile: the REPL against a server whose text is made to
+// harm a terminal (testserver hostile), in an 80-column terminal. Its
+// lines on stderr are wrapped at words; a completion list of its values
+// holds neither a 10,000-character one, which padded every other with a
+// screen of spaces, nor one with a control or invisible character; and a
+// tool name with spaces and quotes, completed, makes a command that calls
+// it.
+func TestReplTerminalHostile(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tm := startServerRepl(t, t.TempDir(), "hostile", "", "--no-history")
+	tm.run("resize-window", "-t", "repl", "-x", "80")
+	pane := func() string { return tm.run("capture-pane", "-p", "-t", "repl") }
+
+	// The banner is a note: wrapped at words, not at the 80th column.
+	if scr := tm.screen(); !strings.Contains(scr, "mcpx: connected to server\n  name:") {
+		t.Errorf("the banner is not wrapped at words:\n%s", scr)
+	}
+
+	// Completion values: the plain ones, on one row.
+	tm.keys("C-l")
+	tm.keys("-l", "prompts get greet who=")
+	tm.keys("Tab")
+	testwait.For(t, "the values", func() bool { return strings.Contains(pane(), `two\ words`) })
+	p := pane()
+	for _, bad := range []string{"www", "value:", strings.Repeat(" ", 40) + "\n"} {
+		if strings.Contains(p, bad) {
+			t.Errorf("the list holds %q:\n%s", bad, p)
+		}
+	}
+	if !strings.Contains(p, `it\'s\ \"quoted\"`) || !strings.Contains(p, "宽字符") {
+		t.Errorf("the list lacks a value:\n%s", p)
+	}
+	tm.keys("C-e", "C-u", "C-l")
+
+	// A name with spaces and quotes, completed, is called.
+	tm.keys("-l", "tools call sa")
+	tm.keys("Tab")
+	testwait.For(t, "the candidates", func() bool { return strings.Contains(pane(), `say\ \"hi\"\ it\'s`) })
+	tm.keys("-l", "y")
+	tm.keys("Tab")
+	testwait.For(t, "the completed name", func() bool { return strings.Contains(pane(), `mcpx> tools call say\ \"hi\"\ it\'s`) })
+	tm.keys("Enter")
+	tm.waitFor("the call", `called say "hi" it's`)
+}
