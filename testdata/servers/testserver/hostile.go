@@ -111,7 +111,14 @@ func (s *rawServer) hostile(m rawMsg) {
 	case "ping":
 		s.reply(m.ID, map[string]any{})
 	case "logging/setLevel":
+		// What a watch shows: news of every kind, each hostile.
 		s.reply(m.ID, map[string]any{})
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/message", Params: mustJSON(map[string]any{
+			"level": "info", "logger": hostileText("logger"), "data": hostileText("watched log") + " " + hostileWord})})
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/resources/updated", Params: mustJSON(map[string]any{"uri": "file:///" + hostileText("updated")})})
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
+		s.send(rawMsg{JSONRPC: "2.0", Method: hostileText("notifications/custom"), Params: mustJSON(map[string]any{"k": hostileText("custom")})})
+		s.send(rawMsg{JSONRPC: "2.0", Method: "notifications/progress", Params: mustJSON(map[string]any{"progressToken": hostileText("token"), "progress": 1, "message": hostileText("stray progress")})})
 	case "tools/list":
 		s.reply(m.ID, map[string]any{"tools": hostileTools})
 	case "prompts/list":
