@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -132,26 +133,72 @@ func (e *env) stdin() io.Reader {
 	return e.ios.In
 }
 
+// ownInput reports whether the file name is what the REPL reads its
+// commands from — its standard input (/dev/stdin, /dev/fd/0, the terminal
+// device, a pipe) or the controlling terminal (/dev/tty) —, which @file
+// must not read, as @- must not: it would take the person's next lines,
+// typed blind in the editor's raw mode, or the rest of a piped script. A
+// regular file, opened anew, takes nothing from the REPL. Outside the
+// REPL it reports false.
+func (e *env) ownInput(name string) bool {
+	if e.repl == nil {
+		return false
+	}
+	fi, err := os.Stat(name)
+	if err != nil || fi.Mode().IsRegular() {
+		return false // a file read anew takes nothing from the REPL
+	}
+	if f, ok := e.ios.In.(*os.File); ok {
+		if in, err := f.Stat(); err == nil && os.SameFile(fi, in) {
+			return true
+		}
+	}
+	if e.ios.InTTY {
+		if tty, err := os.Stat("/dev/tty"); err == nil && os.SameFile(fi, tty) {
+			return true
+		}
+	}
+	return false
+}
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
+// argSource is where readJSONArg reads an argument given as @file or @-.
+type argSource struct {
+	stdin io.Reader // what @- reads (env.stdin)
+	limit int64     // the most bytes read: the --max-message-size the argument must fit in
+	// onWait, when not nil, is told when a named pipe's open has waited a
+	// second for its writer (userfile.Read).
+	onWait func(name string)
+	// ownInput, when not nil, reports a file that is what the REPL reads
+	// its commands from (env.ownInput), which @file must not read either.
+	ownInput func(name string) bool
+}
+
+// argSource returns what a JSON argument given to flag reads.
+func (e *env) argSource(flag string) argSource {
+	return argSource{stdin: e.stdin(), limit: e.cfg.conn.session.maxMessageSize, onWait: pipeWaitNote(e.console(), flag), ownInput: e.ownInput}
+}
+
 // readJSONArg reads a JSON argument given inline, as @file, or as @-
-// (from stdin). A file or standard input is read up to limit bytes (the
-// --max-message-size the argument must fit in), and ctx ends a read that
-// waits: a FIFO without a writer, a terminal, a pipe that never ends. A
-// file is read as every file the user names is (userfile.Read): onWait,
-// when not nil, is told when a named pipe's open has waited a second for
-// its writer.
-func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int64, onWait func(string)) (json.RawMessage, error) {
+// (from stdin). A file or standard input is read up to src.limit bytes,
+// and ctx ends a read that waits: a FIFO without a writer, a terminal, a
+// pipe that never ends. A file is read as every file the user names is
+// (userfile.Read).
+func readJSONArg(ctx context.Context, flag, v string, src argSource) (json.RawMessage, error) {
 	data := []byte(v)
 	if name, ok := strings.CutPrefix(v, "@"); ok {
+		if name != "-" && src.ownInput != nil && src.ownInput(name) {
+			return nil, usageErrorf("%s: %s is what the REPL reads its commands from; give the JSON inline or as @file.json", flag, name)
+		}
 		var b []byte
 		var err error
 		if name == "-" {
-			b, err = readStdinArg(ctx, stdin, limit)
+			b, err = readStdinArg(ctx, src.stdin, src.limit)
 		} else {
-			b, err = userfile.Read(ctx, name, limit, onWait)
+			b, err = userfile.Read(ctx, name, src.limit, src.onWait)
 		}
 		what := name
 		if name == "-" {
@@ -160,7 +207,7 @@ func readJSONArg(ctx context.Context, flag, v string, stdin io.Reader, limit int
 		var tooBig *userfile.TooLargeError
 		switch {
 		case errors.As(err, &tooBig):
-			return nil, usageErrorf("%s: %s is larger than the maximum message size (%s); raise --max-message-size", flag, what, transport.FormatSize(limit))
+			return nil, usageErrorf("%s: %s is larger than the maximum message size (%s); raise --max-message-size", flag, what, transport.FormatSize(src.limit))
 		case err != nil && ctx.Err() != nil && name == "-":
 			return nil, fmt.Errorf("%s: reading %s: %w", flag, what, err)
 		case err != nil && name == "-":
@@ -310,7 +357,7 @@ func (o *rawCallOptions) run(ctx context.Context, own, server []string) error {
 	method := own[0]
 	var params json.RawMessage
 	if len(own) == 2 {
-		p, err := readJSONArg(ctx, "params", own[1], o.e.stdin(), o.e.cfg.conn.session.maxMessageSize, pipeWaitNote(o.e.console(), "params"))
+		p, err := readJSONArg(ctx, "params", own[1], o.e.argSource("params"))
 		if err != nil {
 			return err
 		}

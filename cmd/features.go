@@ -377,7 +377,7 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	}
 	var base json.RawMessage
 	if o.args != "" {
-		b, err := readJSONArg(ctx, "--args", o.args, o.e.stdin(), o.e.cfg.conn.session.maxMessageSize, pipeWaitNote(o.e.console(), "--args"))
+		b, err := readJSONArg(ctx, "--args", o.args, o.e.argSource("--args"))
 		if err != nil {
 			return err
 		}

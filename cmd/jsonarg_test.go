@@ -22,7 +22,7 @@ func TestReadJSONArgIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"@-", "@" + file} {
-		_, err := readJSONArg(context.Background(), "--args", v, strings.NewReader(big), limit, nil)
+		_, err := readJSONArg(context.Background(), "--args", v, argSource{stdin: strings.NewReader(big), limit: limit})
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "is larger than the maximum message size (64 bytes); raise --max-message-size") {
 			t.Errorf("%s of %d bytes with a limit of %d: %v", v, len(big), limit, err)
@@ -30,7 +30,7 @@ func TestReadJSONArgIsBounded(t *testing.T) {
 	}
 	// At the limit it is read.
 	fits := `{"s":"` + strings.Repeat("x", limit-8) + `"}`
-	if b, err := readJSONArg(context.Background(), "--args", "@-", strings.NewReader(fits), int64(len(fits)), nil); err != nil || string(b) != fits {
+	if b, err := readJSONArg(context.Background(), "--args", "@-", argSource{stdin: strings.NewReader(fits), limit: int64(len(fits))}); err != nil || string(b) != fits {
 		t.Errorf("%d bytes at a limit of %d: %q, %v", len(fits), len(fits), b, err)
 	}
 }
@@ -42,7 +42,7 @@ func TestReadJSONArgHonoursContext(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()
 	err := readEndsWithContext(t, func(ctx context.Context) error {
-		_, err := readJSONArg(ctx, "--args", "@-", r, 1<<20, nil)
+		_, err := readJSONArg(ctx, "--args", "@-", argSource{stdin: r, limit: 1 << 20})
 		return err
 	})
 	if code, _ := classify(err); code != ExitInterrupted {

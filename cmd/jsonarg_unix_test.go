@@ -20,7 +20,7 @@ func TestReadJSONArgFIFOHonoursContext(t *testing.T) {
 		t.Skip("no FIFO:", err)
 	}
 	readEndsWithContext(t, func(ctx context.Context) error {
-		_, err := readJSONArg(ctx, "params", "@"+fifo, strings.NewReader(""), 1<<20, nil)
+		_, err := readJSONArg(ctx, "params", "@"+fifo, argSource{stdin: strings.NewReader(""), limit: 1 << 20})
 		return err
 	})
 }
@@ -37,7 +37,7 @@ func TestReadJSONArgFIFOSaysItWaits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := readJSONArg(ctx, "params", "@"+fifo, strings.NewReader(""), 1<<20, func(name string) { told <- name })
+		_, err := readJSONArg(ctx, "params", "@"+fifo, argSource{stdin: strings.NewReader(""), limit: 1 << 20, onWait: func(name string) { told <- name }})
 		done <- err
 	}()
 	select {

@@ -13,7 +13,7 @@ import (
 // holds neither a 10,000-character one, which padded every other with a
 // screen of spaces, nor one with a control or invisible character; and a
 // tool name with spaces and quotes, completed, makes a command that calls
-// it.
+// it. @/dev/stdin, the terminal itself, is refused.
 func TestReplTerminalHostile(t *testing.T) {
 	t.Parallel() // beside the scripts
 	tm := startServerRepl(t, t.TempDir(), "hostile", "", "--no-history")
@@ -50,4 +50,13 @@ func TestReplTerminalHostile(t *testing.T) {
 	testwait.For(t, "the completed name", func() bool { return strings.Contains(pane(), `mcpx> tools call say\ \"hi\"\ it\'s`) })
 	tm.keys("Enter")
 	tm.waitFor("the call", `called say "hi" it's`)
+
+	// The terminal is what the REPL reads its commands from: @/dev/stdin
+	// is refused, as @- is (it read the next line typed, blind).
+	tm.keys("-l", "tools call echo --args @/dev/stdin")
+	tm.keys("Enter")
+	tm.waitFor("the refusal", "/dev/stdin is what the REPL reads its commands from")
+	tm.keys("-l", "ping")
+	tm.keys("Enter")
+	tm.waitForAfter("the next command", "mcpx> ping", "pong")
 }
