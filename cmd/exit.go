@@ -167,7 +167,8 @@ func (r reporter) report(err error) int {
 			line += " (see mcpx --help)"
 		}
 	}
-	fmt.Fprintln(r.ios.ErrOut, line)
+	// On a terminal, wrapped at words as the console's lines are.
+	fmt.Fprintln(r.ios.ErrOut, tui.WrapText(line, r.ios.errWidth()))
 	return code
 }
 

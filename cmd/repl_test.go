@@ -437,3 +437,23 @@ func TestGivesCredentialByValue(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorLineWrapsOnATerminal: the error line is wrapped at words to
+// the terminal's width, its continuation indented, as the console's lines
+// are; off a terminal it is one line.
+func TestErrorLineWrapsOnATerminal(t *testing.T) {
+	t.Parallel()
+	rpcErr := &jsonrpc.Error{Code: -32000, Message: "the tool could not reach its database because the connection pool is exhausted"}
+	ios, _, errOut := NewTestIOStreams(nil)
+	ios.ErrTTY, ios.ErrWidth = true, func() int { return 40 }
+	(reporter{ios: ios}).report(rpcErr)
+	want := "mcpx: server error -32000: the tool\n  could not reach its database because\n  the connection pool is exhausted\n"
+	if errOut.String() != want {
+		t.Errorf("on a terminal:\n%q\nwant\n%q", errOut.String(), want)
+	}
+	ios, _, errOut = NewTestIOStreams(nil)
+	(reporter{ios: ios}).report(rpcErr)
+	if strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("off a terminal: %q", errOut.String())
+	}
+}
