@@ -33,7 +33,7 @@ func (c *Console) ViewMessage(v apps.ViewInfo, params json.RawMessage) {
 		Content json.RawMessage `json:"content"`
 	}
 	_ = json.Unmarshal(params, &p)
-	c.Println(c.st.key(viewLabel(v)+" asks to say") + " (" + EscapeLine(p.Role) + "): " + contentText(p.Content))
+	c.printText(c.st.key(viewLabel(v)+" asks to say") + " (" + EscapeLine(p.Role) + "): " + contentText(p.Content))
 }
 
 // ViewModelContext prints what a view asked the host to remember for the
@@ -51,7 +51,7 @@ func (c *Console) ViewModelContext(v apps.ViewInfo, params json.RawMessage) {
 	if len(p.StructuredContent) > 0 && string(p.StructuredContent) != "null" {
 		parts = append(parts, EscapeLine(compactString(p.StructuredContent)))
 	}
-	c.Println(c.st.key(viewLabel(v)+" asks the model to remember") + ": " + strings.Join(parts, " "))
+	c.printText(c.st.key(viewLabel(v)+" asks the model to remember") + ": " + strings.Join(parts, " "))
 }
 
 // ViewProblem prints what went wrong with a view.

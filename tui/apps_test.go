@@ -69,6 +69,20 @@ func TestViewConsoleEscapes(t *testing.T) {
 	}
 }
 
+// On a terminal, what a view asks to say is wrapped at words, as the
+// console's other lines for a person are.
+func TestViewMessageWraps(t *testing.T) {
+	var b strings.Builder
+	c := NewConsole(&b, true, false)
+	c.SetWidth(func() int { return 40 })
+	v := apps.ViewInfo{ID: "v", Tool: "weather"}
+	c.ViewMessage(v, json.RawMessage(`{"role":"user","content":[{"type":"text","text":"what is the weather like in Paris this weekend"}]}`))
+	want := "view weather asks to say (user): what is\n  the weather like in Paris this weekend\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
 // A view's policy is told as it opens: each refused declaration, the
 // origins it may reach, the features its frame may use; nothing for a
 // view that declares nothing.
