@@ -306,11 +306,15 @@ func (c *Console) request(req *jsonrpc.Message, verdict, answer string) {
 	if sum := SummarizeRequest(req.Method, req.Params); sum != "" {
 		line += ": " + sum
 	}
+	outcome := "  " + c.st.dim(verdict) + answer
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.width != nil {
+		line, outcome = WrapText(line, c.width()), WrapText(outcome, c.width())
+	}
 	c.clearStatus()
 	fmt.Fprintln(c.w, line)
-	fmt.Fprintln(c.w, "  "+c.st.dim(verdict)+answer)
+	fmt.Fprintln(c.w, outcome)
 	c.drawStatus()
 }
 

@@ -579,9 +579,15 @@ func TestConsoleWrapsAtWords(t *testing.T) {
 			}
 		})
 	}
+	// A server request's outcome, too.
 	var b bytes.Buffer
 	c := NewConsole(&b, true, false)
 	c.SetWidth(func() int { return 40 })
+	c.ServerRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: 1, Message: long})
+	if got, want := b.String(), "server request roots/list\n  → answered: error 1: lorem ipsum lorem\n    ipsum lorem ipsum"; !strings.HasPrefix(got, want) {
+		t.Errorf("a server request's lines: %q, want them to begin %q", got, want)
+	}
+	b.Reset()
 	c.Wire(time.Now(), transport.Incoming, transport.Frame{Data: []byte(`{"k":"` + long + `"}`)})
 	if strings.Count(b.String(), "\n") != 1 {
 		t.Errorf("a wire frame is broken across lines: %q", b.String())
