@@ -204,13 +204,18 @@ func (p promptCompleter) Do(line []rune, pos int) ([][]rune, int) {
 	return fitCandidates(cands, offset, p.width()), offset
 }
 
-// fitCandidates leaves out of a list of several candidates those wider
-// than a list on a terminal of width columns has room for. readline lists
+// fitCandidates keeps a list of several candidates to those narrow
+// enough to be listed on a terminal of width columns. readline lists
 // candidates in columns as wide as the widest, each padded to it, and
 // counts one row a column: a server's 10,000-character completion value
 // padded every other candidate with 10,000 spaces, and the line was
-// drawn again rows away from where it was. A candidate left out can
-// still be typed; one alone is inserted, never listed, and kept.
+// drawn again rows away from where it was. Leaving one out must not make
+// the rest look like all there is, so where some do not fit: the prefix
+// they all share is inserted when there is one; otherwise the ones that
+// fit are listed when they share no prefix (readline would insert one,
+// past where the others part), and nothing is completed when they do or
+// when one or none is left. A candidate alone is inserted, never listed,
+// and kept; a candidate left out can still be typed.
 func fitCandidates(cands [][]rune, offset, width int) [][]rune {
 	if len(cands) < 2 {
 		return cands
@@ -224,7 +229,28 @@ func fitCandidates(cands [][]rune, offset, width int) [][]rune {
 			fit = append(fit, c)
 		}
 	}
-	return fit
+	switch {
+	case len(fit) == len(cands):
+		return cands
+	case len(commonPrefix(cands)) > 0:
+		return [][]rune{commonPrefix(cands)}
+	case len(fit) >= 2 && len(commonPrefix(fit)) == 0:
+		return fit
+	}
+	return nil
+}
+
+// commonPrefix returns the runes every candidate begins with.
+func commonPrefix(cands [][]rune) []rune {
+	p := cands[0]
+	for _, c := range cands[1:] {
+		n := 0
+		for n < len(p) && n < len(c) && p[n] == c[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	return p
 }
 
 func widthOf(w io.Writer) func() int {

@@ -617,3 +617,33 @@ func TestEditorListsNoCandidateWiderThanTheTerminal(t *testing.T) {
 		t.Errorf("alone, the huge candidate is not inserted: %d bytes, %v", len(r.text), r.err)
 	}
 }
+
+// Leaving a too-wide candidate out does not make the rest look like all
+// there is: their shared prefix is inserted, and one left alone is not.
+func TestFitCandidates(t *testing.T) {
+	huge := strings.Repeat("w", 10000)
+	for _, tc := range []struct {
+		name  string
+		cands []string
+		want  []string
+	}{
+		{"all fit", []string{"abc", "abd"}, []string{"abc", "abd"}},
+		{"alone", []string{huge}, []string{huge}},
+		{"shared prefix", []string{"xa1", "xa2", "x" + huge}, []string{"x"}},
+		{"listed", []string{"abc", huge, "xyz"}, []string{"abc", "xyz"}},
+		{"one left", []string{"abc", huge}, nil},
+		{"the rest share a prefix", []string{"xa1", "xa2", huge}, nil},
+	} {
+		var cands [][]rune
+		for _, c := range tc.cands {
+			cands = append(cands, []rune(c))
+		}
+		var got []string
+		for _, c := range fitCandidates(cands, 0, 80) {
+			got = append(got, string(c))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %.40q, want %.40q", tc.name, got, tc.want)
+		}
+	}
+}
