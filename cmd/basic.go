@@ -272,7 +272,7 @@ func newInfoCmd(e *env) *cobra.Command {
 func (o *infoOptions) run(ctx context.Context, server []string) error {
 	return o.e.withClient(ctx, server, func(c *client) error {
 		info := c.sess.Server()
-		o.e.emit(c, info.Raw, func() { c.out.Info(info, c.describe) })
+		o.e.emit(c, info.Raw, func() { c.out.WithWidth(o.e.ios.outWidth()).Info(info, c.describe) })
 		return nil
 	})
 }

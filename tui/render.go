@@ -347,9 +347,12 @@ func CacheHint(raw json.RawMessage, all bool) string {
 	return ""
 }
 
+// indented prints a server's text (a description, instructions) escaped,
+// each line indented, and with a width (WithWidth) wrapped at words: it
+// is prose, which the terminal broke mid-word.
 func (p *Printer) indented(text, indent string) {
 	for _, line := range strings.Split(strings.TrimRight(Escape(text), "\n"), "\n") {
-		fmt.Fprintln(p.w, indent+line)
+		fmt.Fprintln(p.w, WrapText(indent+line, p.width))
 	}
 }
 

@@ -239,6 +239,20 @@ func TestInfoRendering(t *testing.T) {
 	}
 }
 
+// With a width (a terminal), the server's instructions are wrapped at
+// words, as are a tool's and a resource link's descriptions: prose the
+// terminal broke mid-word.
+func TestInfoInstructionsWrap(t *testing.T) {
+	info := &inspector.ServerInfo{ProtocolVersion: "2025-06-18", Implementation: inspector.Implementation{Name: "srv"},
+		Instructions: "Call search first, then fetch the documents it names, one at a time."}
+	var b bytes.Buffer
+	NewPrinter(&b, false).WithWidth(30).Info(info, "")
+	want := "Instructions:\n  Call search first, then\n    fetch the documents it\n    names, one at a time.\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("info output:\n%s\nwant it to hold\n%s", b.String(), want)
+	}
+}
+
 // A server that names itself not at all is said to, not shown as a blank.
 func TestInfoRenderingUnnamed(t *testing.T) {
 	out := printed(func(p *Printer) { p.Info(&inspector.ServerInfo{ProtocolVersion: "2025-11-25"}, "") })
