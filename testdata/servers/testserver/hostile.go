@@ -183,7 +183,8 @@ func (s *rawServer) hostileCall(m rawMsg) {
 			"requestedSchema": map[string]any{
 				"type": "object",
 				"properties": map[string]any{
-					"name": map[string]any{"type": "string", "title": hostileText("field title"), "description": hostileText("field description")},
+					"name": map[string]any{"type": "string", "title": hostileText("field title"), "description": hostileText("field description"),
+						"default": hostileText("default") + " " + hostileWord},
 					"pick": map[string]any{"type": "string", "title": "pick", "enum": []string{"a", "b"}, "enumNames": []string{hostileText("label a"), "b"}},
 					"many": map[string]any{"type": "array", "title": "many", "items": map[string]any{
 						"anyOf": []any{map[string]any{"const": "x", "title": hostileText("label x")}, map[string]any{"const": "y", "title": "y"}}}},
