@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +18,9 @@ import (
 // it. @/dev/stdin, the terminal itself, is refused.
 func TestReplTerminalHostile(t *testing.T) {
 	t.Parallel() // beside the scripts
-	tm := startServerRepl(t, t.TempDir(), "hostile", "", "--no-history")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "server.log")
+	tm := startServerRepl(t, dir, "hostile", "TEST_LOG="+quoteSh(log), "--no-history")
 	tm.run("resize-window", "-t", "repl", "-x", "80")
 	pane := func() string { return tm.run("capture-pane", "-p", "-t", "repl") }
 
@@ -50,6 +54,19 @@ func TestReplTerminalHostile(t *testing.T) {
 	testwait.For(t, "the completed name", func() bool { return strings.Contains(pane(), `mcpx> tools call say\ \"hi\"\ it\'s`) })
 	tm.keys("Enter")
 	tm.waitFor("the call", `called say "hi" it's`)
+
+	// So are a prompt's and its argument's.
+	tm.keys("-l", "prompts get tw")
+	tm.keys("Tab")
+	testwait.For(t, "the prompt's name", func() bool { return strings.Contains(pane(), `mcpx> prompts get two\ words`) })
+	tm.keys("Tab")
+	testwait.For(t, "the argument's name", func() bool { return strings.Contains(pane(), `two\ words it\'s=`) })
+	tm.keys("-l", "x")
+	tm.keys("Enter")
+	testwait.For(t, "the prompt got", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), `"arguments":{"it's":"x"},"name":"two words"`)
+	})
 
 	// The terminal is what the REPL reads its commands from: @/dev/stdin
 	// is refused, as @- is (it read the next line typed, blind).
