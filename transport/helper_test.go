@@ -4,6 +4,7 @@ package transport
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -196,6 +197,29 @@ func runHelper(mode string) int {
 			select {}
 		}
 		return 0
+	case "nest":
+		// Be an mcpx run as a server: start a "daemon" server of its own
+		// as mcpx does (StartStdio, with a mark of its own), report the
+		// daemon's first parent's and its pids, and at stdin's EOF die as
+		// an mcpx killed would, without closing the connection.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		c, err := StartStdio(StdioOptions{Command: exe, Env: []string{helperEnv + "=daemon", "GORACE=atexit_sleep_ms=0"}})
+		if err != nil {
+			return 105
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		f, err := c.Read(ctx)
+		cancel()
+		if err != nil {
+			return 106
+		}
+		fmt.Printf("%s\n", f.Data)
+		io.Copy(io.Discard, os.Stdin)
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
 	case "daemon-at-eof":
 		// Start nothing until stdin's EOF, then start a daemon as
 		// "daemon" does, write its pids in the file helperPidFileEnv

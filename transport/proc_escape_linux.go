@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -63,19 +65,70 @@ type escapees struct {
 // processes (see escapees). Its value identifies, it grants nothing.
 const serverMarkVar = "MCPX_SERVER_MARK"
 
+// markLen is the length of one mark: ServerMarkPrefix and 26 characters
+// of base32 (128 random bits, rand.Text).
+const markLen = len(ServerMarkPrefix) + 26
+
+// maxInheritedMarks bounds how many marks of enclosing mcpx processes a
+// server's mark entry carries on, so that mcpx run within itself without
+// end cannot grow its servers' environment without end.
+const maxInheritedMarks = 16
+
 // serverMark returns a new server's mark entry, NAME=VALUE, for its
-// environment: ServerMarkPrefix and 128 random bits.
-func serverMark() string { return serverMarkVar + "=" + ServerMarkPrefix + rand.Text() }
+// environment: a new mark (ServerMarkPrefix and 128 random bits), then,
+// separated by ':', the marks of the mcpx processes this one runs within
+// (it is, or was started by, another mcpx's server), from the entry the
+// server would otherwise inherit, from env (its last) or mcpx's own
+// environment. Each enclosing mcpx sweeps for its own mark (see
+// escapees): when this mcpx is killed before it can end what its server
+// left, they still find it. Values that are not marks are left out.
+func serverMark(env []string) string {
+	inherited, found := "", false
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, serverMarkVar+"="); ok {
+			inherited, found = v, true
+			break
+		}
+	}
+	if !found {
+		inherited = os.Getenv(serverMarkVar)
+	}
+	entry := serverMarkVar + "=" + ServerMarkPrefix + rand.Text()
+	n := 0
+	for m := range strings.SplitSeq(inherited, ":") {
+		if n < maxInheritedMarks && isMark(m) {
+			entry += ":" + m
+			n++
+		}
+	}
+	return entry
+}
+
+// isMark reports whether s is one mark, as serverMark makes them.
+func isMark(s string) bool {
+	rest, ok := strings.CutPrefix(s, ServerMarkPrefix)
+	if !ok || len(s) != markLen {
+		return false
+	}
+	for _, c := range []byte(rest) {
+		if (c < 'A' || c > 'Z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
+}
 
 // newEscapees notes the server pid, just started (mcpx's child, not yet
-// waited for, so the id is the server's), and its mark entry ("" none).
+// waited for, so the id is the server's), and its mark entry ("" none;
+// see serverMark), of which the sweep looks for the server's own mark.
 func newEscapees(pid int, mark string) *escapees {
 	e := &escapees{}
 	if st, ok := readProcStat(pid); ok {
 		e.server = procID{pid: pid, start: st.start}
 	}
-	if mark != "" {
-		e.mark = []byte("\x00" + mark + "\x00")
+	if v, ok := strings.CutPrefix(mark, serverMarkVar+"="); ok {
+		own, _, _ := strings.Cut(v, ":")
+		e.mark = []byte(own)
 	}
 	return e
 }
@@ -178,9 +231,9 @@ func (e *escapees) exiting() {
 // maxEnviron bounds how much of a process's environment sweep reads.
 const maxEnviron = 8 << 20
 
-// hasMark reports whether the environment of pid holds the entry mark
-// (NUL, NAME=VALUE, NUL). An environment mcpx may not read (another
-// user's process) or that is gone has none.
+// hasMark reports whether the environment of pid holds mark, the
+// server's own (see containsMark). An environment mcpx may not read
+// (another user's process) or that is gone has none.
 func hasMark(pid int, mark, buf []byte) bool {
 	// Not os.Open: sweep reads every process's, and os.File's setup
 	// (the poller, a finalizer) costs as much as the read.
@@ -189,7 +242,7 @@ func hasMark(pid int, mark, buf []byte) bool {
 		return false
 	}
 	defer unix.Close(fd)
-	return containsEntry(io.LimitReader(fdReader(fd), maxEnviron), mark, buf)
+	return containsMark(io.LimitReader(fdReader(fd), maxEnviron), mark, buf)
 }
 
 // fdReader reads a file descriptor.
@@ -206,24 +259,40 @@ func (fd fdReader) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// containsEntry reports whether the NUL-separated entries read from r
-// include mark (an entry between NULs), reading through buf, which must
-// be longer than mark.
-func containsEntry(r io.Reader, mark, buf []byte) bool {
+// containsMark reports whether the NUL-separated entries read from r
+// hold mark as one of the marks of a mark entry's value (see serverMark):
+// after '=' or ':', and before ':' or the entry's end (NUL). Which
+// variable holds it is not looked at: the 128 random bits are the
+// server's alone, so a process that holds them had them from the server.
+// It reads through buf, which must be longer than mark by two bytes.
+func containsMark(r io.Reader, mark, buf []byte) bool {
 	// The first entry has no NUL before it: one is put there.
 	keep := copy(buf, "\x00")
 	for {
 		n, err := r.Read(buf[keep:])
 		n += keep
-		if bytes.Contains(buf[:n], mark) {
-			return true
+		b := buf[:n]
+		for i := 0; ; {
+			j := bytes.Index(b[i:], mark)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(mark)
+			if end >= n {
+				break // the byte after it is read next
+			}
+			if at > 0 && (b[at-1] == '=' || b[at-1] == ':') && (b[end] == ':' || b[end] == 0) {
+				return true
+			}
+			i = at + 1
 		}
 		if err != nil {
 			return false
 		}
 		// What could be the start of the mark, cut at the end of the
-		// buffer, is kept for the next read.
-		keep = min(n, len(mark)-1)
+		// buffer, is kept for the next read, with the byte before it:
+		// a whole mark too, should the byte after it be unread.
+		keep = min(n, len(mark)+1)
 		copy(buf, buf[n-keep:n])
 	}
 }

@@ -125,7 +125,7 @@ func BenchmarkFollow(b *testing.B) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	for b.Loop() {
-		newEscapees(cmd.Process.Pid, serverMark()).follow(cmd.Process.Pid)
+		newEscapees(cmd.Process.Pid, serverMark(nil)).follow(cmd.Process.Pid)
 	}
 }
 
@@ -155,7 +155,7 @@ func TestChildrenListsAndScanAgree(t *testing.T) {
 func TestStdioCloseEndsDaemons(t *testing.T) {
 	t.Parallel()
 	unmarked := startBystander(t)
-	otherMark := startBystander(t, serverMark())
+	otherMark := startBystander(t, serverMark(nil))
 	for _, tt := range []struct {
 		name string
 		env  []string
@@ -257,7 +257,7 @@ func TestFollowNotesChildren(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			e := newEscapees(cmd.Process.Pid, serverMark())
+			e := newEscapees(cmd.Process.Pid, serverMark(nil))
 			line, err := bufio.NewReader(out).ReadString('\n')
 			if err != nil {
 				t.Fatalf("the helper's report: %v", err)
@@ -275,32 +275,69 @@ func TestFollowNotesChildren(t *testing.T) {
 	}
 }
 
-// The mark is found as a whole entry only, wherever the reads cut it.
-func TestContainsEntry(t *testing.T) {
+// The mark is found as one of the marks of an entry's value only,
+// wherever the reads cut it.
+func TestContainsMark(t *testing.T) {
 	t.Parallel()
-	mark := []byte("\x00MCPX_SERVER_MARK=ABC\x00")
+	mark := []byte("mcpx-mark-ABC")
 	tests := []struct {
 		environ string
 		want    bool
 	}{
-		{"MCPX_SERVER_MARK=ABC\x00", true},
-		{"A=1\x00MCPX_SERVER_MARK=ABC\x00B=2\x00", true},
-		{"A=1\x00B=2\x00MCPX_SERVER_MARK=ABC\x00", true},
+		{"MCPX_SERVER_MARK=mcpx-mark-ABC\x00", true},
+		{"A=1\x00MCPX_SERVER_MARK=mcpx-mark-ABC\x00B=2\x00", true},
+		{"A=1\x00B=2\x00MCPX_SERVER_MARK=mcpx-mark-ABC\x00", true},
+		{"MCPX_SERVER_MARK=mcpx-mark-XYZ:mcpx-mark-ABC\x00", true},
+		{"MCPX_SERVER_MARK=mcpx-mark-XYZ:mcpx-mark-ABC:mcpx-mark-DEF\x00", true},
+		{"MCPX_SERVER_MARK=mcpx-mark-ABC:mcpx-mark-DEF\x00", true},
+		{"MCPX_SERVER_MARK=mcpx-mark-ABCmcpx-mark-ABC\x00", false},
 		{"", false},
-		{"A=1\x00MCPX_SERVER_MARK=ABCD\x00", false},
-		{"A=1\x00MCPX_SERVER_MARK=AB\x00", false},
-		{"XMCPX_SERVER_MARK=ABC\x00", false},
-		{"A=MCPX_SERVER_MARK=ABC\x00", false},
-		{"MCPX_SERVER_MARK=ABC", false}, // cut: not the whole entry
+		{"A=1\x00MCPX_SERVER_MARK=mcpx-mark-ABCD\x00", false},
+		{"A=1\x00MCPX_SERVER_MARK=mcpx-mark-AB\x00", false},
+		{"A=1\x00MCPX_SERVER_MARK=xmcpx-mark-ABC\x00", false},
+		{"mcpx-mark-ABC\x00", false},
+		{"MCPX_SERVER_MARK=mcpx-mark-ABC", false}, // cut: not the whole entry
 	}
 	for _, tt := range tests {
-		for _, size := range []int{len(mark), len(mark) + 1, 64} {
+		for _, size := range []int{len(mark) + 2, len(mark) + 3, 64} {
 			for _, r := range []io.Reader{strings.NewReader(tt.environ), iotest.OneByteReader(strings.NewReader(tt.environ))} {
-				if got := containsEntry(r, mark, make([]byte, size)); got != tt.want {
-					t.Errorf("containsEntry(%q) through %d bytes = %v, want %v", tt.environ, size, got, tt.want)
+				if got := containsMark(r, mark, make([]byte, size)); got != tt.want {
+					t.Errorf("containsMark(%q) through %d bytes = %v, want %v", tt.environ, size, got, tt.want)
 				}
 			}
 		}
+	}
+}
+
+// A server's mark entry begins with a new mark and carries on the marks
+// it would otherwise inherit, given or mcpx's own, valid ones only and
+// bounded in number.
+func TestServerMarkCarriesInherited(t *testing.T) {
+	a, b := ServerMarkPrefix+strings.Repeat("A", 26), ServerMarkPrefix+strings.Repeat("7", 26)
+	own := func(entry string) string {
+		v, ok := strings.CutPrefix(entry, serverMarkVar+"=")
+		if !ok {
+			t.Fatalf("serverMark = %q, not a %s entry", entry, serverMarkVar)
+		}
+		m, rest, _ := strings.Cut(v, ":")
+		if !isMark(m) || m == a || m == b {
+			t.Fatalf("serverMark = %q: its first mark is not a new one", entry)
+		}
+		return rest
+	}
+	t.Setenv(serverMarkVar, a)
+	if rest := own(serverMark(nil)); rest != a {
+		t.Errorf("inherited from mcpx's environment: carried %q, want %q", rest, a)
+	}
+	if rest := own(serverMark([]string{serverMarkVar + "=junk", serverMarkVar + "=" + b + ":bad:" + a})); rest != b+":"+a {
+		t.Errorf("given in env: carried %q, want %q", rest, b+":"+a)
+	}
+	if rest := own(serverMark([]string{serverMarkVar + "="})); rest != "" {
+		t.Errorf("given empty: carried %q, want nothing", rest)
+	}
+	t.Setenv(serverMarkVar, strings.Repeat(a+":", 100))
+	if rest := own(serverMark(nil)); strings.Count(rest, ServerMarkPrefix) != maxInheritedMarks {
+		t.Errorf("carried %d marks of 100, want %d", strings.Count(rest, ServerMarkPrefix), maxInheritedMarks)
 	}
 }
 
@@ -311,10 +348,32 @@ func BenchmarkSweep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &escapees{mark: []byte("\x00" + serverMark() + "\x00"), looked: true, forked: true}
+	e := newEscapees(0, serverMark(nil))
+	e.looked, e.forked = true, true
 	for b.Loop() {
 		e.sweep(-1)
 	}
 	b.ReportMetric(float64(len(names)), "entries")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(names)), "ns/entry")
+}
+
+// A daemon started by the server of an mcpx that is itself a server
+// (mcpx run by a server, a proxy's mcpx) ends with the outer server even
+// when the inner mcpx is killed before it can end it: the daemon holds
+// the outer server's mark beside the inner one's.
+func TestStdioCloseEndsNestedDaemons(t *testing.T) {
+	t.Parallel()
+	opts := helperOptions(t, "nest")
+	opts.CloseGrace, opts.TermGrace = 100*time.Millisecond, 5*time.Second
+	c := startHelper(t, opts)
+	f := readFrame(t, c)
+	var cpid, dpid int
+	if _, err := fmt.Sscanf(string(f.Data), "%d %d", &cpid, &dpid); err != nil {
+		t.Fatalf("the helper's pids %q: %v", f.Data, err)
+	}
+	t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	waitGone(t, dpid, 10*time.Second)
 }

@@ -125,9 +125,10 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 	cmd := exec.Command(opts.Command, opts.Args...)
 	cmd.Dir = opts.Dir
 	env := opts.Env
-	// The mark goes last, so that it wins over one the server would
-	// otherwise inherit (mcpx run by another mcpx's server).
-	mark := serverMark()
+	// The mark goes last, so that it wins over the one the server would
+	// otherwise inherit (mcpx run by another mcpx's server), which it
+	// carries on.
+	mark := serverMark(env)
 	if mark != "" {
 		env = append(slices.Clip(env), mark)
 	}
