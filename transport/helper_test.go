@@ -220,6 +220,54 @@ func runHelper(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
+	case "bare-daemon":
+		// Start a daemon as "daemon" does, but one that clears its
+		// environment (no mark) and keeps the server's stderr and stdout
+		// (no chain of parents either): report its pids, then exit on
+		// stdin EOF (at once, given helperExitEnv).
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		c := exec.Command(exe)
+		c.Env = append(os.Environ(), helperEnv+"=bare-daemonize")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c.Stderr = os.Stderr
+		c.ExtraFiles = []*os.File{os.Stdout} // its fd 3
+		out, err := c.Output()
+		if err != nil {
+			return 105
+		}
+		fmt.Printf("%d %s", c.Process.Pid, out)
+		if os.Getenv(helperExitEnv) != "" {
+			return 0
+		}
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "bare-daemonize":
+		// "bare-daemon"'s child: start an "ignore-term" with an
+		// environment of its own only, holding the server's stderr and,
+		// as its fd 3 (given by "bare-daemon"), the server's stdout.
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		gc := exec.Command(exe)
+		gc.Env = []string{helperEnv + "=ignore-term", "GORACE=atexit_sleep_ms=0"}
+		gc.Stderr = os.Stderr
+		gc.ExtraFiles = []*os.File{os.NewFile(3, "server stdout")}
+		out, err := gc.StdoutPipe()
+		if err != nil {
+			return 104
+		}
+		if err := gc.Start(); err != nil {
+			return 105
+		}
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+			return 106
+		}
+		fmt.Println(gc.Process.Pid)
+		return 0
 	case "daemon-at-eof":
 		// Start nothing until stdin's EOF, then start a daemon as
 		// "daemon" does, write its pids in the file helperPidFileEnv

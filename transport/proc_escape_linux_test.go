@@ -377,3 +377,46 @@ func TestStdioCloseEndsNestedDaemons(t *testing.T) {
 	}
 	waitGone(t, dpid, 10*time.Second)
 }
+
+// A daemon that cleared its environment (no mark) and lost its chain of
+// parents, but kept the server's stdout and stderr, ends with the server
+// all the same, found by the pipes it holds, at Close (which does not
+// wait for those pipes to end) or once the server has exited on its own.
+func TestStdioCloseEndsBareDaemonsHoldingThePipes(t *testing.T) {
+	t.Parallel()
+	for _, exits := range []bool{false, true} {
+		t.Run(fmt.Sprintf("server exits on its own %v", exits), func(t *testing.T) {
+			t.Parallel()
+			opts := helperOptions(t, "bare-daemon")
+			if exits {
+				opts = helperOptions(t, "bare-daemon", helperExitEnv+"=1")
+			}
+			c := startHelper(t, opts)
+			f := readFrame(t, c)
+			var cpid, dpid int
+			if _, err := fmt.Sscanf(string(f.Data), "%d %d", &cpid, &dpid); err != nil {
+				t.Fatalf("the helper's pids %q: %v", f.Data, err)
+			}
+			t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", dpid)); err != nil || strings.Contains(string(b), serverMarkVar) {
+				t.Fatalf("daemon %d's environment %q (%v): want it readable, without the mark", dpid, b, err)
+			}
+			if exits {
+				// No Close: the daemon ends with the server.
+				waitGone(t, dpid, 20*time.Second)
+				return
+			}
+			if st, ok := readProcStat(dpid); !ok || st.ppid == c.PID() || st.pgid == c.PID() {
+				t.Fatalf("daemon %d: %+v, %v; want it running, neither the server's child nor in its group", dpid, st, ok)
+			}
+			start := time.Now()
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			waitGone(t, dpid, 10*time.Second)
+			if d := time.Since(start); d > 900*time.Millisecond {
+				t.Errorf("Close took %v: it waited for the held stderr", d)
+			}
+		})
+	}
+}

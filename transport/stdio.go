@@ -206,25 +206,32 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		// for the last frames to drain.
 		t := time.NewTimer(time.Second)
 		defer t.Stop()
+		held := false
 		select {
 		case <-c.lines.done:
 		case <-c.closing:
 			return
 		case <-t.C:
-			c.stdout.Close()
+			held = true
 		}
 		// What the server left behind in its tree ends with it, as Close
 		// would end it, rather than running on for as long as whoever
 		// holds the connection keeps it (a REPL, until it reconnects or
-		// exits). Close releases the tree later; once it has begun, it
-		// alone touches the tree.
+		// exits), and so does what still holds its stdout. Close releases
+		// the tree later; once it has begun, it alone touches the tree.
 		c.treeMu.Lock()
 		select {
 		case <-c.closing:
 		default:
 			c.tree.kill()
+			if held {
+				endPipeHolders(pipeHoldWait, c.stdout)
+			}
 		}
 		c.treeMu.Unlock()
+		if held {
+			c.stdout.Close()
+		}
 	}()
 	return c, nil
 }
@@ -532,6 +539,10 @@ func (c *StdioConn) Close() error {
 		if !shutdownTree(c.tree, c.exited, func() { c.stdin.Close() }, graces) {
 			c.closeErr = fmt.Errorf("server process %d did not exit after it was killed", c.cmd.Process.Pid)
 		}
+		// A process of the tree that neither its group, nor its chain of
+		// parents, nor its mark let mcpx reach may still hold the
+		// server's output (Linux).
+		endPipeHolders(pipeHoldWait, c.stdout, c.stderr)
 		c.stdout.Close()
 		// The reader takes what the server wrote on stderr before it
 		// exited, to its end, before the pipe is closed under it (bounded:
@@ -553,6 +564,11 @@ func (c *StdioConn) CloseWrite() error {
 
 // Exited is closed once the server process has ended.
 func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
+
+// pipeHoldWait is how long the processes of a server's tree, just
+// killed, are given to let go of its stdout and stderr before those
+// that still hold them are looked for (endPipeHolders).
+const pipeHoldWait = 100 * time.Millisecond
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
 	done := make(chan struct{})
