@@ -325,7 +325,7 @@ func runHelper(mode string) int {
 		if err := server.Start(); err != nil {
 			return 105
 		}
-		g := newProcessGroup(server.Process.Pid, 0)
+		g := newProcessGroup(server.Process.Pid, "", 0)
 		gpid, err := bufio.NewReader(out).ReadString('\n')
 		if err != nil {
 			return 106
@@ -335,6 +335,31 @@ func runHelper(mode string) int {
 			return 107
 		}
 		fmt.Printf("%d %s", server.Process.Pid, gpid)
+		select {}
+	case "mcpx-daemon":
+		// Be mcpx (StartStdio) with a "daemon" server, report the
+		// daemon's pids once the server's watchdog is in place, then wait
+		// to be killed (no Close runs).
+		exe, err := os.Executable()
+		if err != nil {
+			return 103
+		}
+		c, err := StartStdio(StdioOptions{Command: exe, Env: []string{helperEnv + "=daemon", "GORACE=atexit_sleep_ms=0"}})
+		if err != nil {
+			return 105
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		f, err := c.Read(ctx)
+		cancel()
+		if err != nil {
+			return 106
+		}
+		g := c.tree.(*processGroup)
+		<-g.started
+		if g.watchdog == nil {
+			return 107
+		}
+		fmt.Printf("%s\n", f.Data)
 		select {}
 	case "orphan-stdout":
 		// Leave a grandchild holding our stdout, then exit 3: stdout never

@@ -126,11 +126,21 @@ func newEscapees(pid int, mark string) *escapees {
 	if st, ok := readProcStat(pid); ok {
 		e.server = procID{pid: pid, start: st.start}
 	}
-	if v, ok := strings.CutPrefix(mark, serverMarkVar+"="); ok {
-		own, _, _ := strings.Cut(v, ":")
+	if own := ownMark(mark); own != "" {
 		e.mark = []byte(own)
 	}
 	return e
+}
+
+// ownMark returns the server's own mark from its mark entry (see
+// serverMark), "" from "".
+func ownMark(entry string) string {
+	v, ok := strings.CutPrefix(entry, serverMarkVar+"=")
+	if !ok {
+		return ""
+	}
+	own, _, _ := strings.Cut(v, ":")
+	return own
 }
 
 // follow records the descendants of the server that are outside the

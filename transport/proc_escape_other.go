@@ -16,3 +16,6 @@ func (*escapees) sweep(int)             {}
 func (*escapees) exiting()              {}
 func (*escapees) refollow(int)          {}
 func (*escapees) signal(syscall.Signal) {}
+
+// ownMark returns "": there is no mark outside Linux.
+func ownMark(string) string { return "" }

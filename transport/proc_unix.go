@@ -37,7 +37,7 @@ func canEnter(dir string) error {
 // procAttr (its process id is the group's id) and with mark in its
 // environment (see serverMark), whose watchdog starts watchdogAfter later.
 func startTree(p *os.Process, mark string) (procTree, error) {
-	g := newProcessGroup(p.Pid, watchdogAfter)
+	g := newProcessGroup(p.Pid, ownMark(mark), watchdogAfter)
 	g.escaped = newEscapees(p.Pid, mark)
 	return g, nil
 }
@@ -50,10 +50,10 @@ func startTree(p *os.Process, mark string) (procTree, error) {
 // behind what the server started (README.md says so).
 const watchdogAfter = 250 * time.Millisecond
 
-// newProcessGroup returns the process group id, whose watchdog starts
-// after the given time.
-func newProcessGroup(id int, after time.Duration) *processGroup {
-	g := &processGroup{id: id, started: make(chan struct{})}
+// newProcessGroup returns the process group id, whose server has the
+// mark given ("" none), and whose watchdog starts after the given time.
+func newProcessGroup(id int, mark string, after time.Duration) *processGroup {
+	g := &processGroup{id: id, mark: mark, started: make(chan struct{})}
 	g.timer = time.AfterFunc(after, g.watch)
 	return g
 }
@@ -85,13 +85,24 @@ type processGroup struct {
 	// they can be found (Linux); nil for a group that is not a server's
 	// (tests).
 	escaped *escapees
+	// mark is the server's own mark (see serverMark), which the
+	// watchdog looks for outside the group; "" for none (outside Linux).
+	mark string
 }
 
 // watchdogScript is what the watchdog runs: it ignores the signals that
 // shutdownTree (SIGTERM) and a terminal (SIGINT, SIGHUP) send to the group,
-// waits for the end of its standard input, then kills the group, itself
-// included. Only shell built-ins: its environment is empty.
-const watchdogScript = "trap '' HUP INT TERM; read x; kill -KILL 0"
+// waits for the end of its standard input, then kills the processes
+// whose environment holds the server's mark, its first argument if it
+// has one (Linux: what left the group, which the group's kill would not
+// reach; see escapees), and then the group, itself included. While mcpx
+// lives it runs only shell built-ins; its environment is empty, so it
+// holds no mark, and grep's is PATH alone. Unlike escapees.signal it
+// cannot tell a process from a later one given its id: that would take
+// the id's reuse between grep's read and the kill, milliseconds.
+const watchdogScript = "trap '' HUP INT TERM; read x; " +
+	`if [ -n "$1" ]; then for p in $(PATH=/usr/bin:/bin grep -lsF -e "$1" /proc/[0-9]*/environ); do ` +
+	`p=${p#/proc/}; kill -KILL "${p%/environ}"; done; fi; kill -KILL 0`
 
 // watch starts the group's watchdog.
 func (g *processGroup) watch() {
@@ -100,7 +111,7 @@ func (g *processGroup) watch() {
 	if err != nil {
 		return
 	}
-	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "mcpx-watchdog")
+	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "mcpx-watchdog", g.mark)
 	cmd.Stdin = r
 	cmd.Env = []string{}
 	cmd.Dir = "/" // it holds no directory of the user's

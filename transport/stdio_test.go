@@ -770,7 +770,7 @@ func TestProcessGroupWatchdog(t *testing.T) {
 	}
 	t.Cleanup(func() { server.Process.Kill(); server.Wait() })
 
-	g := newProcessGroup(server.Process.Pid, 0)
+	g := newProcessGroup(server.Process.Pid, "", 0)
 	<-g.started
 	if g.watchdog == nil {
 		t.Fatal("no watchdog started")
@@ -786,7 +786,7 @@ func TestProcessGroupWatchdog(t *testing.T) {
 	}
 	waitGone(t, server.Process.Pid, 10*time.Second)
 
-	late := newProcessGroup(server.Process.Pid, time.Hour)
+	late := newProcessGroup(server.Process.Pid, "", time.Hour)
 	late.release()
 	if late.watchdog != nil {
 		t.Error("a watchdog was started for a group released before it was due")
