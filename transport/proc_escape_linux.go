@@ -39,17 +39,19 @@ const maxWalk = 1 << 16
 // server (follow). And where that chain is broken (a daemon that forked
 // twice, whose first child exited, adopted by init or a subreaper; what
 // a server that has exited left behind), by the server's mark: an entry
-// in the server's environment, MCPX_SERVER_MARK=<128 random bits>, that
-// its descendants inherit unless they clear their environment, and that
-// no other process has. A process is recorded only if it holds the mark
-// or descends from the server; recorded processes are signalled one by
-// one with the group.
+// in the server's environment, MCPX_SERVER_MARK=<128 random bits> (then
+// the marks of the mcpx processes this one runs within: see serverMark),
+// that its descendants inherit unless they clear their environment, and
+// that no other process has. A process is recorded only if it holds the
+// mark or descends from the server; recorded processes are signalled one
+// by one with the group. (What escapes both but holds the server's
+// output is found by that: endPipeHolders.)
 type escapees struct {
 	server procID // zero when the server's start time could not be read
 	found  []procID
 	seen   map[procID]bool
-	// mark is the server's mark entry as /proc/PID/environ holds it,
-	// between NULs; nil when the server has none (tests).
+	// mark is the server's own mark, the value's first (see
+	// containsMark); nil when the server has none (tests).
 	mark []byte
 	// looked is set once a follow has found the server running, and
 	// forked once a walk found a process of its tree that had waited for
