@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -455,4 +456,33 @@ func TestKilledMcpxWatchdogEndsDaemons(t *testing.T) {
 	mcpx.Process.Kill()
 	mcpx.Wait()
 	waitGone(t, dpid, 10*time.Second)
+}
+
+// containsMark agrees with a plain reading of the whole environment,
+// whatever the environment and wherever the reads cut it.
+func FuzzContainsMark(f *testing.F) {
+	f.Add([]byte("A=1\x00MCPX_SERVER_MARK=mcpx-mark-AB:mcpx-mark-CD\x00"), uint8(0), false)
+	f.Add([]byte("MCPX_SERVER_MARK=mcpx-mark-CD:mcpx-mark-AB\x00"), uint8(3), true)
+	f.Add([]byte("X=:mcpx-mark-ABmcpx-mark-AB\x00"), uint8(1), false)
+	mark := []byte("mcpx-mark-AB")
+	f.Fuzz(func(t *testing.T, environ []byte, extra uint8, oneByte bool) {
+		want := false
+		entries := bytes.Split(environ, []byte{0})
+		for n, e := range entries {
+			ended := n < len(entries)-1 // the last has no NUL after it
+			for i := 1; i+len(mark) <= len(e); i++ {
+				end := i + len(mark)
+				if bytes.Equal(e[i:end], mark) && (e[i-1] == '=' || e[i-1] == ':') && (end == len(e) && ended || end < len(e) && e[end] == ':') {
+					want = true
+				}
+			}
+		}
+		var r io.Reader = bytes.NewReader(environ)
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		if got := containsMark(r, mark, make([]byte, len(mark)+2+int(extra%40))); got != want {
+			t.Errorf("containsMark(%q) = %v, want %v", environ, got, want)
+		}
+	})
 }
