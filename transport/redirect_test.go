@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -371,5 +372,85 @@ func TestRedirectedErrorNamesWhoAnswered(t *testing.T) {
 	want := "initialize: GET " + ts.URL + "/mcp?token=[redacted] (answered by " + other.URL + "/sse?api_key=[redacted]): HTTP 503 Service Unavailable: gone fishing"
 	if err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
+
+// legacyStream serves an HTTP+SSE stream whose endpoint event is
+// endpoint, and answers initialize POSTed to any other path on it.
+func legacyStream(endpoint string) http.Handler {
+	out := make(chan string, 8)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			serveSSEStream(w, r, endpoint, out, nil)
+			return
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
+		w.WriteHeader(http.StatusAccepted)
+		out <- `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}}`
+	})
+}
+
+// The endpoint event of an HTTP+SSE stream that a redirect led to another
+// origin comes from that origin, to which mcpx sent no credentials: it
+// cannot choose where the messages go with them. Neither a relative
+// endpoint (on the other origin) nor one naming the first origin is
+// used, and nothing is POSTed.
+func TestLegacyEndpointFromAnotherOriginRefused(t *testing.T) {
+	t.Parallel()
+	var firstURL string
+	for _, endpoint := range []func() string{
+		func() string { return "/msg?from=other" },
+		func() string { return firstURL + "/msg?from=other" },
+	} {
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			legacyStream(endpoint()).ServeHTTP(w, r)
+		}))
+		t.Cleanup(other.Close)
+		first := newLog()
+		ts := httptest.NewServer(first.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/sse" {
+				http.Redirect(w, r, other.URL+"/sse", http.StatusTemporaryRedirect)
+				return
+			}
+			w.WriteHeader(http.StatusAccepted)
+		})))
+		t.Cleanup(ts.Close)
+		firstURL = ts.URL
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/sse", Mode: transport.ModeSSE, Authorizer: transport.BearerToken("SECRET-TOKEN")}, nil)
+		want := "the HTTP+SSE stream was answered by " + other.URL + "/sse, on another origin (a redirect led there), which cannot name where mcpx sends messages"
+		if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), want) {
+			t.Errorf("endpoint %s: err = %v\nwant it to say %q", endpoint(), err, want)
+		}
+		for _, s := range first.all() {
+			if s.Method == http.MethodPost {
+				t.Errorf("endpoint %s: the first origin got a POST with %q", endpoint(), s.Header.Get("Authorization"))
+			}
+		}
+	}
+}
+
+// A relative endpoint is resolved against the URL that answered the
+// stream, after the redirects within the origin (RFC 3986 section 5.1.3),
+// not against the URL first asked.
+func TestLegacyEndpointResolvedAgainstAnsweringURL(t *testing.T) {
+	t.Parallel()
+	stream := legacyStream("msg")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sse":
+			http.Redirect(w, r, "/v2/sse", http.StatusTemporaryRedirect)
+		case "/v2/sse", "/v2/msg":
+			stream.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	_, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/sse", Mode: transport.ModeSSE}, nil)
+	if got, want := conn.Describe(), "(messages to "+ts.URL+"/v2/msg;"; !strings.Contains(got, want) {
+		t.Errorf("Describe() = %s, want it to say %s", got, want)
 	}
 }

@@ -128,7 +128,6 @@ func (l *legacySSE) dial(ctx context.Context) (*exchange, *sseReader, string, er
 		return nil, nil, "", e
 	}
 	p := newSSEReaderLimit(resp.Body, "", l.b.opts.MaxMessageSize)
-	base, _ := url.Parse(l.url)
 	for {
 		ev, err := p.Next()
 		if err != nil {
@@ -150,15 +149,10 @@ func (l *legacySSE) dial(ctx context.Context) (*exchange, *sseReader, string, er
 			continue
 		}
 		ref := strings.TrimSpace(string(ev.Data))
-		endpoint, same, err := l.resolve(base, ref)
+		endpoint, err := l.resolve(resp, ref)
 		if err != nil {
 			x.close()
-			return nil, nil, "", fmt.Errorf("%w: GET %s: the endpoint event %q is not a URL: %w", ErrTransport, l.shown, ref, err)
-		}
-		if !same {
-			x.close()
-			return nil, nil, "", fmt.Errorf("%w: GET %s: the endpoint event names %s, on a different origin; mcpx refuses to send messages there",
-				ErrTransport, l.shown, RedactURL(endpoint))
+			return nil, nil, "", fmt.Errorf("%w: GET %s: %w", ErrTransport, l.shown, err)
 		}
 		l.b.note("HTTP+SSE: the server's endpoint for messages is %s", endpoint)
 		// From now on an event over the limit is that message's loss, not
@@ -186,19 +180,56 @@ func (l *legacySSE) install(ctx context.Context, x *exchange, endpoint string) (
 	return st, nil
 }
 
-// resolve resolves ref, the endpoint event's URL, against base, the SSE
-// URL (l.url parsed), reporting whether it is on base's origin: over a
-// socket, as the http://localhost URL the requests go to, the result
-// being the socket's URL (socketEndpoint.resolve).
-func (l *legacySSE) resolve(base *url.URL, ref string) (endpoint string, sameOrigin bool, err error) {
+// resolve resolves ref, the endpoint event's URL, against the URL that
+// answered resp, the stream: after redirects, the last one (RFC 3986
+// section 5.1.3; a stream moved to /v2/sse names its endpoint "messages"
+// for /v2/messages). Over a socket the result is the socket's URL
+// (socketEndpoint.resolve).
+//
+// The endpoint gets every message of the session, with the connection's
+// credentials, so it must be on the origin of l.url, the URL the person
+// gave. And the stream must have been answered there: a stream a redirect
+// led to another origin got no credentials (RedirectPolicy), and its
+// endpoint event is that origin's word, which must not choose where they
+// go — not even a URL on the first origin. A 2024-11-05 session lives on
+// the server holding its stream, so no working server is refused.
+func (l *legacySSE) resolve(resp *http.Response, ref string) (string, error) {
+	answered := resp.Request.URL
+	var (
+		endpoint string
+		same     bool
+		err      error
+	)
 	if l.b.sock != nil {
-		return l.b.sock.resolve(l.url, ref)
+		// Redirects never leave the socket (socketEndpoint.dial).
+		endpoint, same, err = l.b.sock.resolve(l.b.sock.socketURL(answered), ref)
+	} else {
+		first, perr := url.Parse(l.url)
+		if perr != nil {
+			return "", perr
+		}
+		if !SameOrigin(first, answered) {
+			return "", fmt.Errorf("the HTTP+SSE stream was answered by %s, on another origin (a redirect led there), which cannot name where mcpx sends messages with the credentials for %s; give that server's URL instead",
+				RedactURL(answered.String()), RedactURL(first.Scheme+"://"+first.Host))
+		}
+		var u *url.URL
+		if u, err = answered.Parse(ref); err == nil {
+			endpoint, same = u.String(), SameOrigin(first, u)
+		}
 	}
-	u, err := base.Parse(ref)
-	if err != nil {
-		return "", false, err
+	switch {
+	case err != nil:
+		// url.Parse's error quotes the whole event, which may be as long
+		// as a message.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("the endpoint event %s is not a URL: %s", QuoteExcerpt(ref), Excerpt(err.Error()))
+	case !same:
+		return "", fmt.Errorf("the endpoint event names %s, on a different origin; mcpx refuses to send messages there", RedactURL(endpoint))
 	}
-	return u.String(), SameOrigin(base, u), nil
+	return endpoint, nil
 }
 
 // handle delivers one event from the stream.
