@@ -841,6 +841,45 @@ func testGETStreamReconnects(t *testing.T) {
 	}
 }
 
+// A GET stream whose last event id holds a control character, which no
+// Last-Event-ID header can carry, is reopened without one, and -v says
+// so: sending it failed in net/http at every attempt, and the stream
+// ended for good.
+func TestGETStreamUnsendableEventID(t *testing.T) {
+	synctest.Test(t, testGETStreamUnsendableEventID)
+}
+
+func testGETStreamUnsendableEventID(t *testing.T) {
+	var gets atomic.Int32
+	f := &fake{}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		startSSE(w)
+		if gets.Add(1) == 1 {
+			sendSSE(w, "id: g\x01\nretry: 100\ndata:\n\n")
+			return true
+		}
+		sendSSE(w, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")
+		<-r.Context().Done()
+		return true
+	}
+	u := startFake(t, f)
+	rec := newRecorder()
+	mustDial(t, transport.HTTPOptions{URL: u}, rec)
+	select {
+	case <-rec.notified:
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing arrived on the reopened GET stream")
+	}
+	gs := f.log.find("GET", "*")
+	if len(gs) != 2 || gs[1].LastEvent != "" {
+		t.Fatalf("GETs: %+v", gs)
+	}
+	want := `the server's event id "g\x01" cannot be sent back (a Last-Event-ID header cannot hold its byte 0x01); reconnecting without it`
+	if notes := rec.eventText(transport.EventNote); !strings.Contains(notes, want) {
+		t.Errorf("notes lack %q:\n%s", want, notes)
+	}
+}
+
 func TestConnectionRefused(t *testing.T) {
 	addr := testservers.RefusedAddr(t)
 	_, _, err := dial(t, transport.HTTPOptions{URL: "http://" + addr + "/mcp"}, nil)

@@ -133,6 +133,14 @@ func TestResumeFailureLosesOnlyItsRequests(t *testing.T) {
 			attempts: 0,
 		},
 		{
+			// An id a header cannot carry (HTTP field values hold no
+			// control characters but tab): no GET could send it back.
+			name:     "event id with a control character",
+			prime:    "id: L\x01\x1b[31m\nretry: 10\ndata:\n\n",
+			want:     []string{"ended before the response arrived, and the server's event id \"L\\x01\\x1b[31m\" cannot be sent back to resume it: a Last-Event-ID header cannot hold its byte 0x01"},
+			attempts: 0,
+		},
+		{
 			name:     "retry of 23 days",
 			prime:    "id: L1\nretry: 2000000000\ndata:\n\n",
 			want:     []string{"the server asked to wait 555h33m20s before resuming it (retry: 2000000000); mcpx waits at most 1h0m0s"},

@@ -731,6 +731,12 @@ func (s *streamable) runPostStream(ctx context.Context, x *exchange, st *streamS
 			s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server gave no event id to resume it from", what, why))
 			return
 		}
+		if c, bad := unsendable(st.lastID); bad {
+			// Every attempt would fail in net/http before it left.
+			s.lost(st, streamLost(nil, "%s %s before the response arrived, and the server's event id %s cannot be sent back to resume it: a Last-Event-ID header cannot hold its byte 0x%02x",
+				what, why, QuoteExcerpt(st.lastID), c))
+			return
+		}
 		for {
 			failures++
 			if failures > s.maxReconnects() {
@@ -779,6 +785,20 @@ func (s *streamable) runPostStream(ctx context.Context, x *exchange, st *streamS
 			why = "could not be resumed"
 		}
 	}
+}
+
+// unsendable returns the first byte of v that an HTTP header field value
+// cannot hold, a control character other than tab (RFC 9110 section 5.5;
+// net/http refuses to send it), and whether there is one. An SSE event id
+// may hold any of them but NUL (HTML, "Server-sent events"), and the
+// Last-Event-ID header that resumes the stream after it cannot carry one.
+func unsendable(v string) (byte, bool) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // get opens an SSE stream with GET, resuming after lastID when it is set.
@@ -938,6 +958,11 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			s.b.note("SSE %s (GET stream) %s; reconnecting in %s", st.name, why, d)
 			if !sleepCtx(ctx, d) {
 				return
+			}
+			if c, bad := unsendable(st.lastID); bad {
+				s.b.note("SSE %s (GET stream): the server's event id %s cannot be sent back (a Last-Event-ID header cannot hold its byte 0x%02x); reconnecting without it, so what the server sent meanwhile is not redelivered",
+					st.name, QuoteExcerpt(st.lastID), c)
+				st.lastID = ""
 			}
 			nx, err := s.get(ctx, st.lastID)
 			if err == nil {
