@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 	"regexp"
@@ -174,7 +175,10 @@ func (r *runState) closeAll() {
 // Main runs mcpx with the process's arguments and streams and returns the
 // exit code.
 func Main() int {
-	return Run(context.Background(), os.Args[1:], SystemIO())
+	ios := SystemIO()
+	log.SetFlags(0)
+	log.SetOutput(goLog{w: ios.ErrOut})
+	return Run(context.Background(), os.Args[1:], ios)
 }
 
 // Run executes mcpx with args and returns the exit code. Interrupts

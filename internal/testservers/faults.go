@@ -56,7 +56,9 @@ import (
 // initialize assigns a session, GET is refused with 405, tools/call gets an
 // endless stream of progress notifications, and DELETE is logged;
 // /session/comments: initialize gets an SSE stream of comments (keep-alives)
-// that never carries the result.
+// that never carries the result; /session/overrun: the answer to ping
+// is followed, on the same connection, by bytes past its Content-Length
+// (an HTTP response nobody asked for).
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -369,6 +371,19 @@ func (f *Faults) modern(w http.ResponseWriter, r *http.Request, fault string, re
 	}
 }
 
+// overrun answers with msg, and, in the same write, bytes past its
+// Content-Length that look like another response (with a terminal escape
+// sequence in it), which no request is waiting for.
+func overrun(w http.ResponseWriter, msg []byte) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s"+
+		"HTTP/1.1 200 OK\r\nX-Stray: \x1b[31mred\r\n\r\n", faultSession, len(msg), msg)
+}
+
 // progress is the n-th progress notification for req (a log message when
 // the request has no progress token).
 func (f *Faults) progress(req faultRequest, n int) []byte {
@@ -429,6 +444,10 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 	}
 	if req.Method == "initialize" && fault == "comments" {
 		f.commentsForever(w, r)
+		return
+	}
+	if req.Method == "ping" && fault == "overrun" {
+		overrun(w, handshakeAnswer(req, "2025-11-25"))
 		return
 	}
 	if req.Method == "initialize" {
