@@ -1100,3 +1100,32 @@ func serveSSEStream(w http.ResponseWriter, r *http.Request, endpoint string, out
 		}
 	}
 }
+
+// A JSON-RPC error that answers a request with a 4xx status is the
+// request's answer only within --max-message-size, like any other: one
+// larger fails the request with the HTTP error, never delivered whole.
+func TestErrorStatusAnswerOverTheLimit(t *testing.T) {
+	synctest.Test(t, testErrorStatusAnswerOverTheLimit)
+}
+
+func testErrorStatusAnswerOverTheLimit(t *testing.T) {
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"refused","data":"%s"}}`, s.ID, strings.Repeat("x", 4096))
+		return true
+	}
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f), MaxMessageSize: 1024}, nil)
+	_, err := sess.Call(callCtx(t), "tools/call", map[string]any{"name": "echo"})
+	var he *transport.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest {
+		t.Fatalf("err = %v, want the HTTP 400", err)
+	}
+	if len(err.Error()) > 1024 {
+		t.Errorf("the error quotes %d bytes", len(err.Error()))
+	}
+}

@@ -265,17 +265,20 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// is the server's, not a transport failure, and it is not a reason
 		// to try the HTTP+SSE transport either (spec 2026-07-28:
 		// basic/transports/streamable-http, "Backward Compatibility").
-		const most = 1 << 20
+		// It is delivered only within the maximum message size, as any
+		// answer is; a longer one fails the request with the status.
+		limit := maxSize(s.b.opts.MaxMessageSize)
+		most := min(1<<20, limit+1)
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, most))
 		x.close()
-		if answersAny(body, ids) && mediaTypeOf(resp.Header.Get("Content-Type")) == "application/json" {
+		if int64(len(body)) <= limit && answersAny(body, ids) && mediaTypeOf(resp.Header.Get("Content-Type")) == "application/json" {
 			meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
 			if !s.b.deliver(Frame{Data: body, Meta: meta}) {
 				return ErrClosed
 			}
 			return nil
 		}
-		excerpt := x.excerpt(body, len(body) < most)
+		excerpt := x.excerpt(body, int64(len(body)) < most)
 		if detect && fallbackStatus(s.b.opts.ProtocolVersion, status) {
 			return &fallbackError{status: status, body: excerpt}
 		}
