@@ -247,6 +247,13 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 	if rm := ch.Param("resource_metadata"); rm != "" {
 		if pu, err := url.Parse(rm); err != nil || !pu.IsAbs() || (pu.Scheme != "https" && pu.Scheme != "http") {
 			a.note("the WWW-Authenticate resource_metadata %s is not an http(s) URL; trying the well-known locations", quoted(rm))
+		} else if err := checkEndpoint("resource metadata URL", rm, a.cfg.ServerURL); err != nil {
+			// The document names the authorization server the person is
+			// sent to: over plain http anyone on the path could name
+			// theirs. A resource identifier is an https URL (RFC 9728
+			// section 2), and the well-known locations are on the
+			// server's own origin.
+			a.note("%v; trying the well-known locations", err)
 		} else if p, ok := try(rm, " (named by the WWW-Authenticate resource_metadata)"); ok {
 			prm, d.ResourceMetadataURL = p, rm
 		} else {

@@ -472,3 +472,64 @@ func TestRequestsBoundedOnTheirOwn(t *testing.T) {
 		})
 	}
 }
+
+// docTransport answers GETs from docs by URL (404 for others) without a
+// network, and logs every URL asked.
+type docTransport struct {
+	mu   sync.Mutex
+	docs map[string]any
+	log  []string
+}
+
+func (d *docTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	d.log = append(d.log, r.URL.String())
+	doc, ok := d.docs[r.URL.String()]
+	d.mu.Unlock()
+	rec := httptest.NewRecorder()
+	if !ok {
+		http.NotFound(rec, r)
+	} else {
+		rec.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(rec).Encode(doc)
+	}
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+// A challenge of a server reached over https that names its resource
+// metadata at a plain http URL (here on the server's host, or another)
+// is not followed there, where anyone on the path could rewrite the
+// document and send the person to an authorization server of their
+// choosing: a resource identifier is an https URL (RFC 9728 section 2),
+// and the documents of the flow come over TLS like its endpoints (OAuth
+// 2.1, "Communication Security"). The well-known location over https is
+// tried instead.
+func TestDiscoveryRefusesPlainHTTPResourceMetadata(t *testing.T) {
+	for _, rm := range []string{"http://mcp.test/prm", "http://elsewhere.test/prm"} {
+		dt := &docTransport{docs: map[string]any{
+			rm: map[string]any{"resource": "https://mcp.test/mcp", "authorization_servers": []string{"https://evil.test"}},
+			"https://mcp.test/.well-known/oauth-protected-resource/mcp": map[string]any{
+				"resource": "https://mcp.test/mcp", "authorization_servers": []string{"https://as.test"}},
+			"https://as.test/.well-known/oauth-authorization-server": asDoc("https://as.test"),
+		}}
+		a, notes := newTestAuthorizer(t, "https://mcp.test/mcp", func(c *Config) { c.HTTPClient = &http.Client{Transport: dt} })
+		d, err := a.discover(ctxT(t), challenge(`Bearer resource_metadata="`+rm+`"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Issuer != "https://as.test" {
+			t.Errorf("%s: the issuer is %s", rm, d.Issuer)
+		}
+		for _, u := range dt.log {
+			if strings.HasPrefix(u, "http:") {
+				t.Errorf("%s: GET %s", rm, u)
+			}
+		}
+		want := "the resource metadata URL " + rm + " is not HTTPS"
+		if !strings.Contains(notes.String(), want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

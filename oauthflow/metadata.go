@@ -198,9 +198,9 @@ func isLoopbackHost(host string) bool {
 
 // checkEndpoint enforces OAuth 2.1's communication security (spec
 // 2025-11-25: basic/authorization, "Communication Security": authorization
-// server endpoints MUST be HTTPS): plain http is allowed only on loopback,
-// or on the MCP server's own origin, which the person chose to reach over
-// http anyway.
+// server endpoints MUST be HTTPS) for the endpoints and documents of the
+// flow: plain http is allowed only on loopback, or on the MCP server's own
+// origin, which the person chose to reach over http anyway.
 func checkEndpoint(name, endpoint, serverURL string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
@@ -212,5 +212,5 @@ func checkEndpoint(name, endpoint, serverURL string) error {
 	if s, err := url.Parse(serverURL); err == nil && transport.SameOrigin(u, s) {
 		return nil
 	}
-	return fmt.Errorf("the %s %s is not HTTPS; OAuth 2.1 requires HTTPS for authorization server endpoints (plain http is allowed only on loopback)", name, endpoint)
+	return fmt.Errorf("the %s %s is not HTTPS, which OAuth 2.1 requires (plain http is allowed only on loopback, or on the MCP server's own origin)", name, endpoint)
 }
