@@ -741,6 +741,25 @@ func testLegacyEndpointOnOtherOrigin(t *testing.T) {
 	}
 }
 
+// An endpoint event of a megabyte, whether a URL on another origin or on
+// the server's own, is refused saying how long it is, not quoted whole.
+func TestLegacyEndpointTooLong(t *testing.T) { synctest.Test(t, testLegacyEndpointTooLong) }
+
+func testLegacyEndpointTooLong(t *testing.T) {
+	for _, endpoint := range []string{"http://[::1]:" + strings.Repeat("9", 1<<20) + "/msg", "/msg?s=" + strings.Repeat("x", 1<<20)} {
+		s := &legacyServer{endpoint: endpoint, out: make(chan string, 8), end: make(chan struct{})}
+		u := serveMem(t, s)
+		_, _, err := dial(t, transport.HTTPOptions{URL: u + "/sse", Mode: transport.ModeSSE}, nil)
+		close(s.end)
+		if !errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), fmt.Sprintf("the endpoint event is %d bytes long, more than the 8 KiB mcpx takes for a URL", len(endpoint))) {
+			t.Errorf("err = %.300v", err)
+		}
+		if err != nil && len(err.Error()) > 1000 {
+			t.Errorf("the error is %d bytes long", len(err.Error()))
+		}
+	}
+}
+
 // A server that never answers: the request's timeout applies whether the
 // server holds back its headers (JSON mode) or its events (SSE mode), and
 // the server is told with notifications/cancelled.

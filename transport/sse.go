@@ -149,6 +149,11 @@ func (l *legacySSE) dial(ctx context.Context) (*exchange, *sseReader, string, er
 			continue
 		}
 		ref := strings.TrimSpace(string(ev.Data))
+		if len(ref) > maxEndpoint {
+			x.close()
+			return nil, nil, "", fmt.Errorf("%w: GET %s: the endpoint event is %d bytes long, more than the %s mcpx takes for a URL (every message would be POSTed to it)",
+				ErrTransport, l.shown, len(ref), FormatSize(maxEndpoint))
+		}
 		endpoint, err := l.resolve(resp, ref)
 		if err != nil {
 			x.close()
@@ -179,6 +184,12 @@ func (l *legacySSE) install(ctx context.Context, x *exchange, endpoint string) (
 	l.mu.Unlock()
 	return st, nil
 }
+
+// maxEndpoint is the longest endpoint event mcpx takes. Every message is
+// POSTed to the URL it names, in a request line that servers and proxies
+// refuse much longer (nginx's buffer for one is 8 KiB), and it is quoted
+// in errors and shown by -v; a session id in its query fits many times.
+const maxEndpoint = 8 << 10
 
 // resolve resolves ref, the endpoint event's URL, against the URL that
 // answered resp, the stream: after redirects, the last one (RFC 3986
@@ -227,7 +238,7 @@ func (l *legacySSE) resolve(resp *http.Response, ref string) (string, error) {
 		}
 		return "", fmt.Errorf("the endpoint event %s is not a URL: %s", QuoteExcerpt(ref), Excerpt(err.Error()))
 	case !same:
-		return "", fmt.Errorf("the endpoint event names %s, on a different origin; mcpx refuses to send messages there", RedactURL(endpoint))
+		return "", fmt.Errorf("the endpoint event names %s, on a different origin; mcpx refuses to send messages there", Excerpt(RedactURL(endpoint)))
 	}
 	return endpoint, nil
 }
