@@ -533,3 +533,28 @@ func TestDiscoveryRefusesPlainHTTPResourceMetadata(t *testing.T) {
 		}
 	}
 }
+
+// URLs a server chose — a challenge's resource_metadata (a header may be
+// megabytes long) or an authorization server a document lists — are cut
+// short in messages: discovery's errors and notes stay lines.
+func TestDiscoveryQuotesLongURLsShort(t *testing.T) {
+	m := newMetaServer(t)
+	long := strings.Repeat("y", 512<<10)
+	m.set("/prm", map[string]any{"resource": m.URL + "/other", "authorization_servers": []string{m.URL}})
+	a, notes := newTestAuthorizer(t, m.URL+"/mcp", nil)
+	_, err := a.discover(ctxT(t), challenge(`Bearer resource_metadata="`+m.URL+`/prm?x=`+long+`"`))
+	if err == nil || !strings.Contains(err.Error(), "names the resource") || len(err.Error()) > 2000 {
+		t.Errorf("err = %.500v… (%d bytes)", err, len(fmt.Sprint(err)))
+	}
+	m.set("/.well-known/oauth-protected-resource/mcp", map[string]any{"resource": m.URL + "/mcp", "authorization_servers": []string{m.URL + "/" + long}})
+	a, notes = newTestAuthorizer(t, m.URL+"/mcp", nil)
+	_, err = a.discover(ctxT(t), Challenge{})
+	if err == nil || !strings.Contains(err.Error(), "no usable authorization server metadata") || len(err.Error()) > 4000 {
+		t.Errorf("err = %.500v… (%d bytes)\n%.3000s", err, len(fmt.Sprint(err)), notes)
+	}
+	for _, n := range strings.Split(notes.String(), "\n") {
+		if len(n) > 2000 {
+			t.Errorf("a note of %d bytes: %.300s…", len(n), n)
+		}
+	}
+}
