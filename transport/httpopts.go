@@ -262,12 +262,21 @@ func newHTTPError(method, url string, resp *http.Response, body string) *HTTPErr
 }
 
 // answeringURL names url, and the URL that answered when redirects were
-// followed from it (as -v's http lines do), with their secrets redacted.
+// followed from it (as -v's http lines do), with their secrets redacted;
+// the one a server chose cut short (see shortURL).
 func answeringURL(url, answeredBy string) string {
 	if answeredBy == "" {
 		return RedactURL(url)
 	}
-	return RedactURL(url) + " (answered by " + RedactURL(answeredBy) + ")"
+	return RedactURL(url) + " (answered by " + shortURL(answeredBy) + ")"
+}
+
+// shortURL names u, a URL a server chose (a redirect's Location, at any
+// length a header may have), in a message: its secrets redacted, then cut
+// to a few hundred bytes (see Excerpt), so that it cannot make a line of
+// megabytes.
+func shortURL(u string) string {
+	return Excerpt(RedactURL(u))
 }
 
 // answeredBy returns the URL that answered resp when the client followed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -452,5 +453,40 @@ func TestLegacyEndpointResolvedAgainstAnsweringURL(t *testing.T) {
 	_, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/sse", Mode: transport.ModeSSE}, nil)
 	if got, want := conn.Describe(), "(messages to "+ts.URL+"/v2/msg;"; !strings.Contains(got, want) {
 		t.Errorf("Describe() = %s, want it to say %s", got, want)
+	}
+}
+
+// A redirect's Location is the server's to choose, at any length a header
+// may have: the refusal, the notes and an error after it name the URL
+// cut short.
+func TestRedirectToALongURLShownShort(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("y", 100<<10)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "gone", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/mcp" && r.Method == http.MethodPost:
+			http.Redirect(w, r, other.URL+"/mcp?q="+long, http.StatusTemporaryRedirect)
+		case r.URL.Path == "/mcp":
+			http.Redirect(w, r, "/moved?q="+long, http.StatusTemporaryRedirect)
+		default:
+			http.Error(w, "gone", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	for _, mode := range []transport.HTTPMode{transport.ModeStreamable, transport.ModeSSE} {
+		rec := newRecorder()
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: mode}, rec)
+		if err == nil || len(err.Error()) > 2000 {
+			t.Errorf("%s: err = %.300v… (%d bytes)", mode, err, len(fmt.Sprint(err)))
+		}
+		for _, line := range strings.Split(rec.eventText(transport.EventNote)+"\n"+rec.eventText(transport.EventHTTP), "\n") {
+			if len(line) > 2000 {
+				t.Errorf("%s: an event of %d bytes: %.300s…", mode, len(line), line)
+			}
+		}
 	}
 }
