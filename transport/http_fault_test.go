@@ -1148,3 +1148,20 @@ func testErrorStatusAnswerOverTheLimit(t *testing.T) {
 		t.Errorf("the error quotes %d bytes", len(err.Error()))
 	}
 }
+
+// A Content-Type header is the server's, at any length a header may have:
+// the error refusing it quotes it cut short.
+func TestLongContentTypeQuotedShort(t *testing.T) {
+	ct := "text/x-" + strings.Repeat("y", 100<<10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ct)
+		w.Write([]byte("data: {}\n\n"))
+	}))
+	t.Cleanup(ts.Close)
+	for _, mode := range []transport.HTTPMode{transport.ModeStreamable, transport.ModeSSE} {
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: mode}, nil)
+		if err == nil || !strings.Contains(err.Error(), `Content-Type "text/x-yyy`) || len(err.Error()) > 2000 {
+			t.Errorf("%s: err = %.300v… (%d bytes)", mode, err, len(fmt.Sprint(err)))
+		}
+	}
+}

@@ -122,8 +122,8 @@ func (l *legacySSE) dial(ctx context.Context) (*exchange, *sseReader, string, er
 		return nil, nil, "", e
 	}
 	if mediaType(resp) != "text/event-stream" {
-		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %q, not an SSE stream (text/event-stream)",
-			ErrTransport, l.shown, resp.Header.Get("Content-Type"))
+		e := fmt.Errorf("%w: GET %s: the server answered with Content-Type %s, not an SSE stream (text/event-stream)",
+			ErrTransport, l.shown, QuoteExcerpt(resp.Header.Get("Content-Type")))
 		x.close()
 		return nil, nil, "", e
 	}

@@ -376,8 +376,8 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		return fmt.Errorf("%w: POST %s: HTTP %d with an empty body, but the request needs a response", ErrTransport, s.shown, status)
 	}
 	if mt != "application/json" {
-		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %q, not application/json or text/event-stream: %s",
-			ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
+		return fmt.Errorf("%w: POST %s: the server answered with Content-Type %s, not application/json or text/event-stream: %s",
+			ErrTransport, s.shown, QuoteExcerpt(resp.Header.Get("Content-Type")), excerptBody(body, mt))
 	}
 	meta := &Meta{HTTPMethod: "POST", URL: s.url, HTTPStatus: status, ContentType: resp.Header.Get("Content-Type")}
 	if !routed {
@@ -393,8 +393,8 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	// out the request's timeout.
 	if missing := unanswered(body, ids); len(missing) > 0 {
 		if looksLikeSSE(body) {
-			return fmt.Errorf("%w: POST %s: the body is an SSE stream, but its Content-Type is %q; the server must send a stream as text/event-stream (spec: basic/transports, \"Sending Messages to the Server\"): %s",
-				ErrTransport, s.shown, resp.Header.Get("Content-Type"), excerptBody(body, mt))
+			return fmt.Errorf("%w: POST %s: the body is an SSE stream, but its Content-Type is %s; the server must send a stream as text/event-stream (spec: basic/transports, \"Sending Messages to the Server\"): %s",
+				ErrTransport, s.shown, QuoteExcerpt(resp.Header.Get("Content-Type")), excerptBody(body, mt))
 		}
 		why := ""
 		if _, _, err := jsonrpc.DecodeFrame(body); err != nil {
@@ -834,8 +834,8 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		return nil, e
 	case mediaType(x.resp) != "text/event-stream":
 		e := &messageError{
-			msg: fmt.Sprintf("%v: GET %s: the server answered with Content-Type %q, not text/event-stream",
-				ErrTransport, s.shown, Excerpt(x.resp.Header.Get("Content-Type"))),
+			msg: fmt.Sprintf("%v: GET %s: the server answered with Content-Type %s, not text/event-stream",
+				ErrTransport, s.shown, QuoteExcerpt(x.resp.Header.Get("Content-Type"))),
 			errs: []error{ErrTransport, errNotSSE},
 		}
 		x.close()
