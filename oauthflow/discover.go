@@ -65,9 +65,9 @@ func (t *loggingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.event(fmt.Sprintf("%s %s failed: %v", r.Method, shown, errors.Unwrap(err)), &transport.Meta{HTTPMethod: r.Method, URL: u})
 		return nil, err
 	}
-	text := resp.Status
+	text := transport.Excerpt(resp.Status)
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		text += " " + ct
+		text += " " + transport.Excerpt(ct)
 	}
 	t.event(text+" ← "+r.Method+" "+shown, &transport.Meta{HTTPMethod: r.Method, URL: u, HTTPStatus: resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type")})

@@ -1149,19 +1149,30 @@ func testErrorStatusAnswerOverTheLimit(t *testing.T) {
 	}
 }
 
-// A Content-Type header is the server's, at any length a header may have:
-// the error refusing it quotes it cut short.
+// A Content-Type header is the server's, at any length a header may have,
+// and so is a status line's reason phrase: the error refusing the type,
+// and --wire's line for the answer, quote them cut short.
 func TestLongContentTypeQuotedShort(t *testing.T) {
 	ct := "text/x-" + strings.Repeat("y", 100<<10)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ct)
-		w.Write([]byte("data: {}\n\n"))
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "HTTP/1.1 200 O%s\r\nContent-Type: %s\r\nContent-Length: 10\r\n\r\ndata: {}\n\n", strings.Repeat("K", 100<<10), ct)
 	}))
 	t.Cleanup(ts.Close)
 	for _, mode := range []transport.HTTPMode{transport.ModeStreamable, transport.ModeSSE} {
-		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: mode}, nil)
+		rec := newRecorder()
+		_, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: mode}, rec)
 		if err == nil || !strings.Contains(err.Error(), `Content-Type "text/x-yyy`) || len(err.Error()) > 2000 {
 			t.Errorf("%s: err = %.300v… (%d bytes)", mode, err, len(fmt.Sprint(err)))
+		}
+		for _, line := range strings.Split(rec.eventText(transport.EventHTTP), "\n") {
+			if len(line) > 2000 {
+				t.Errorf("%s: an event of %d bytes: %.300s…", mode, len(line), line)
+			}
 		}
 	}
 }

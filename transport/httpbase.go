@@ -458,10 +458,12 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 				body = wireBody(resp, secrets)
 			}
 		}
+		// The reason phrase and the type are the server's, at any length
+		// a header may have.
 		ct := resp.Header.Get("Content-Type")
-		text = resp.Status
+		text = Excerpt(resp.Status)
 		if ct != "" {
-			text += " " + ct
+			text += " " + Excerpt(ct)
 		}
 		text += " ← " + r.Method + " " + shown
 		redirected := resp.Request != nil && resp.Request.URL.String() != r.URL.String()
@@ -479,8 +481,8 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		x := &exchange{resp: resp, secrets: secrets, cancel: cancel, stop: stop}
 		if ce := undecoded(resp); ce != "" {
 			x.close()
-			return nil, fmt.Errorf("%w: %s %s: the server encoded its answer with Content-Encoding %q, which mcpx does not decode (it asks for gzip, or for no encoding)",
-				ErrTransport, r.Method, RedactURL(shown), Excerpt(ce))
+			return nil, fmt.Errorf("%w: %s %s: the server encoded its answer with Content-Encoding %s, which mcpx does not decode (it asks for gzip, or for no encoding)",
+				ErrTransport, r.Method, RedactURL(shown), QuoteExcerpt(ce))
 		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			if aa, ok := b.opts.Authorizer.(AcceptedAuthorizer); ok && resp.StatusCode/100 == 2 && !(redirected && LeftOrigin(resp.Request)) {
