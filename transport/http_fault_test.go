@@ -860,6 +860,31 @@ func testGETStreamReconnects(t *testing.T) {
 	}
 }
 
+// A GET stream that ends asking to wait 23 days before reconnecting is
+// given up at once, and the session told why (watch says so), rather than
+// waited on in silence.
+func TestGETStreamHugeRetry(t *testing.T) { synctest.Test(t, testGETStreamHugeRetry) }
+
+func testGETStreamHugeRetry(t *testing.T) {
+	f := &fake{}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		startSSE(w)
+		sendSSE(w, "id: g1\nretry: 2000000000\ndata:\n\n")
+		return true
+	}
+	u := startFake(t, f)
+	rec := newRecorder()
+	mustDial(t, transport.HTTPOptions{URL: u}, rec)
+	synctest.Wait()
+	want := "the server asked to wait 555h33m20s before reconnecting (retry: 2000000000); mcpx waits at most 1h0m0s"
+	if notes := rec.eventText(transport.EventNote); !strings.Contains(notes, want) {
+		t.Errorf("notes lack %q:\n%s", want, notes)
+	}
+	if n := len(f.log.find("GET", "*")); n != 1 {
+		t.Errorf("%d GETs", n)
+	}
+}
+
 // A GET stream whose last event id holds a control character, which no
 // Last-Event-ID header can carry, is reopened without one, and -v says
 // so: sending it failed in net/http at every attempt, and the stream

@@ -622,12 +622,14 @@ func (b *httpBase) maxReconnects() int {
 const minRetry = 100 * time.Millisecond
 
 // maxRetryWait is the longest reconnection time (a retry field) mcpx
-// waits out before resuming a stream that still owes responses. The
-// client must wait at least what the server asked (spec 2025-11-25:
-// basic/transports, "Sending Messages to the Server"), and a server that
-// asks for more than an hour (retry: 2000000000 is 23 days) had the
-// request sit until its timeout with no word of why: its requests are
-// given up at once instead, saying what the server asked.
+// waits out before resuming a stream that still owes responses, or
+// reopening the GET stream. The client must wait at least what the server
+// asked (spec 2025-11-25: basic/transports, "Sending Messages to the
+// Server"), and a server that asks for more than an hour (retry:
+// 2000000000 is 23 days) had the request sit until its timeout with no
+// word of why, and watch wait on a stream that was not there: the
+// requests are given up at once instead, and the GET stream ended for
+// good, saying what the server asked.
 const maxRetryWait = time.Hour
 
 func (s *streamable) delay(st *streamState) time.Duration {
@@ -955,6 +957,15 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			if failures > s.maxReconnects() {
 				s.b.note("SSE %s (GET stream) %s; gave up reconnecting after %d attempts", st.name, why, s.maxReconnects())
 				s.getEnded(fmt.Errorf("%w: the GET stream for server-initiated messages %s; gave up reconnecting after %d attempts", ErrTransport, why, s.maxReconnects()))
+				return
+			}
+			if st.retrySet && st.retry > maxRetryWait {
+				// Waiting that long would look like a stream that stays
+				// open and quiet: the watch ends, saying why.
+				s.b.note("SSE %s (GET stream) %s, and the server asked to wait %s before reconnecting (retry: %d); mcpx waits at most %s",
+					st.name, why, st.retry, st.retry.Milliseconds(), maxRetryWait)
+				s.getEnded(fmt.Errorf("%w: the GET stream for server-initiated messages %s, and the server asked to wait %s before reconnecting (retry: %d); mcpx waits at most %s",
+					ErrTransport, why, st.retry, st.retry.Milliseconds(), maxRetryWait))
 				return
 			}
 			d := s.delay(st)
