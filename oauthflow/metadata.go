@@ -143,8 +143,13 @@ func serverMetadataProbes(issuer string) ([]metadataProbe, error) {
 
 // CanonicalResource returns the canonical URI of the MCP server at
 // serverURL (spec 2025-06-18 and later: basic/authorization, "Canonical
-// Server URI"): lower-case scheme and host, no fragment, and no trailing
-// slash when the path is only "/".
+// Server URI"): lower-case scheme and host, no fragment, no user info, and
+// no trailing slash when the path is only "/". Its query is kept, unless
+// a parameter is named like a credential (api_key=…, token=…: the names
+// transport.RedactURL hides): the resource indicator is sent to the
+// authorization server, another origin, and in the authorization URL the
+// browser shows, and a secret must not go there (RFC 8707 section 2 asks
+// for no query anyway).
 func CanonicalResource(serverURL string) (string, error) {
 	u, err := parseServerURL(serverURL)
 	if err != nil {
@@ -155,6 +160,9 @@ func CanonicalResource(serverURL string) (string, error) {
 	c.Host = strings.ToLower(c.Host)
 	c.Fragment, c.RawFragment = "", ""
 	c.User = nil
+	if c.RawQuery != "" && transport.RedactURL(c.String()) != c.String() {
+		c.RawQuery, c.ForceQuery = "", false
+	}
 	if c.Path == "/" && c.RawQuery == "" {
 		c.Path, c.RawPath = "", ""
 	}

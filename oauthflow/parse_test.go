@@ -131,6 +131,11 @@ func TestCanonicalResource(t *testing.T) {
 		"https://mcp.example.com/mcp#x":   "https://mcp.example.com/mcp",
 		"https://u:p@mcp.example.com/mcp": "https://mcp.example.com/mcp",
 		"http://127.0.0.1:3000/mcp":       "http://127.0.0.1:3000/mcp",
+		// A query is kept, unless a parameter is named like a credential:
+		// the resource indicator goes to the authorization server.
+		"https://mcp.example.com/mcp?tenant=acme":           "https://mcp.example.com/mcp?tenant=acme",
+		"https://mcp.example.com/mcp?tenant=acme&api_key=S": "https://mcp.example.com/mcp",
+		"https://mcp.example.com/?token=S":                  "https://mcp.example.com",
 	}
 	for in, want := range tests {
 		if got, err := CanonicalResource(in); err != nil || got != want {
