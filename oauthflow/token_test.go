@@ -29,6 +29,9 @@ type fakeAS struct {
 	token      func(w http.ResponseWriter, r *http.Request)
 	register   func(w http.ResponseWriter, r *http.Request)
 	authorized atomic.Int32
+	// suffix, when set, ends the token and registration endpoints' URLs
+	// in the metadata (a query the server chose).
+	suffix string
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -40,7 +43,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
 		case "/.well-known/oauth-authorization-server":
 			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
-				base, base+"/authorize", base+"/token", base+"/register")
+				base, base+"/authorize", base+"/token"+s.suffix, base+"/register"+s.suffix)
 		case "/register":
 			if s.register != nil {
 				s.register(w, r)
@@ -184,6 +187,20 @@ func TestServerTextBounded(t *testing.T) {
 				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client_metadata", "error_description": long})
 			}
 		}, `/register was refused: HTTP 400: invalid_client_metadata: \x1b]0;title\x07\x1b[2Jzzz`},
+		{"token endpoint URL", func(s *fakeAS) {
+			s.suffix = "?x=" + strings.Repeat("z", 100<<10)
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+			}
+		}, `/token?x=zzz`},
+		{"registration endpoint URL", func(s *fakeAS) {
+			s.suffix = "?x=" + strings.Repeat("z", 100<<10)
+			s.register = func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client_metadata"})
+			}
+		}, `/register?x=zzz`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newFakeAS(t)
