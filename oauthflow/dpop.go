@@ -160,6 +160,13 @@ func accessTokenHash(token string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
+// maxNonce is the longest DPoP-Nonce mcpx takes. A nonce goes back in the
+// proof of every request to its server, in a header, and net/http takes
+// a response header of up to 10 MB; the nonce is an opaque value of the
+// server's (RFC 9449 sections 8 and 9), which a few dozen random bytes
+// make.
+const maxNonce = 4 << 10
+
 // dpopNonces are the nonces servers supplied (DPoP-Nonce, RFC 9449
 // sections 8 and 9), by origin: each is sent back in proofs to the server
 // that gave it, until it gives another.
@@ -180,9 +187,10 @@ func (n *dpopNonces) get(u *url.URL) string {
 
 // set remembers a nonce from u's server; a value that is not a valid nonce
 // (RFC 9449 section 8.1: printable ASCII without space, '"' or '\') is
-// ignored. It reports whether the nonce was taken.
+// ignored, and so is one longer than maxNonce. It reports whether the
+// nonce was taken.
 func (n *dpopNonces) set(u *url.URL, nonce string) bool {
-	if nonce == "" {
+	if nonce == "" || len(nonce) > maxNonce {
 		return false
 	}
 	for i := 0; i < len(nonce); i++ {

@@ -168,7 +168,7 @@ func TestDPoPKeyStorage(t *testing.T) {
 func TestDPoPNonces(t *testing.T) {
 	var n dpopNonces
 	as, rs := mustURL(t, "https://as.example/token"), mustURL(t, "https://RS.example/mcp")
-	if !n.set(as, "a-1") || n.set(rs, "") || n.set(rs, `bad"nonce`) || n.set(rs, "sp ace") {
+	if !n.set(as, "a-1") || n.set(rs, "") || n.set(rs, `bad"nonce`) || n.set(rs, "sp ace") || n.set(rs, strings.Repeat("n", 4097)) {
 		t.Error("nonce validation")
 	}
 	n.set(mustURL(t, "https://rs.example/other"), "r-1")
