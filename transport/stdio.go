@@ -36,8 +36,7 @@ type StdioOptions struct {
 	Observer Observer
 	// CloseGrace is how long Close waits for the server to exit after its
 	// stdin is closed before sending SIGTERM (on Windows: before ending its
-	// job object). One-shot commands keep it short so they never wait on a
-	// server's idle timers. Zero means 20ms.
+	// job object). Zero means DefaultCloseGrace.
 	CloseGrace time.Duration
 	// TermGrace is how long Close waits after SIGTERM before SIGKILL.
 	// Zero means 500ms. Windows ends the server at once instead of SIGTERM.
@@ -54,6 +53,14 @@ type StdioOptions struct {
 	// stderr line longer than 1 MiB is passed on in pieces.)
 	MaxMessageSize int64
 }
+
+// DefaultCloseGrace is StdioOptions.CloseGrace when none is set: short,
+// so that a one-shot command never waits on a server's idle timers (many
+// Node servers do not exit at the end of their input while a timer is
+// set). A server that saves its state once its input ends needs longer;
+// the spec leaves the time to the client ("within a reasonable time",
+// basic/lifecycle, "Shutdown").
+const DefaultCloseGrace = 20 * time.Millisecond
 
 // stderrTail is how many of the server's last stderr lines are kept for
 // error reports.
@@ -117,7 +124,7 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		return nil, fmt.Errorf("%w: no server command given", ErrConnect)
 	}
 	if opts.CloseGrace == 0 {
-		opts.CloseGrace = 20 * time.Millisecond
+		opts.CloseGrace = DefaultCloseGrace
 	}
 	if opts.TermGrace == 0 {
 		opts.TermGrace = 500 * time.Millisecond
