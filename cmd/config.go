@@ -58,6 +58,9 @@ type stdioDesc struct {
 	env    []string
 	dir    string
 	stderr string // show, hide, or the file to append to
+	// grace is how long the server is given to exit once its stdin is
+	// closed (--shutdown-grace; transport.DefaultCloseGrace unless given).
+	grace time.Duration
 	// inherited are the values of the variables of mcpx's environment,
 	// which a server command inherits, whose names look secret
 	// (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY): a server may print its
@@ -251,7 +254,24 @@ func (f serverFlags) validate() (stdioDesc, error) {
 			return stdioDesc{}, usageErrorf("--env %s: expected KEY=VALUE", transport.QuoteExcerpt(e))
 		}
 	}
-	return stdioDesc{env: f.env, dir: f.cwd, stderr: f.stderr}, nil
+	if err := checkShutdownGrace(f.grace); err != nil {
+		return stdioDesc{}, err
+	}
+	return stdioDesc{env: f.env, dir: f.cwd, stderr: f.stderr, grace: f.grace}, nil
+}
+
+// checkShutdownGrace refuses a --shutdown-grace of 0 or less, which some
+// would read as "no wait" and others as "no limit" (neither is offered:
+// the server's stdin is closed first, as the spec orders, and every wait
+// is bounded), and one over maxShutdownGrace.
+func checkShutdownGrace(d time.Duration) error {
+	switch {
+	case d <= 0:
+		return usageErrorf("--shutdown-grace %s: give a positive duration, e.g. 2s (the default is %s)", d, transport.DefaultCloseGrace)
+	case d > maxShutdownGrace:
+		return usageErrorf("--shutdown-grace %s: give at most 1m (a second Ctrl-C does not cut the wait short)", d)
+	}
+	return nil
 }
 
 // forServer returns the description completed with the server command
@@ -300,7 +320,7 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 // is the description no flag chose, with the REPL's client features.
 func lineConn(feat featuresDesc) connDesc {
 	return connDesc{
-		stdio:   stdioDesc{stderr: "show"},
+		stdio:   stdioDesc{stderr: "show", grace: transport.DefaultCloseGrace},
 		http:    httpDesc{mode: transport.ModeAuto, header: http.Header{}},
 		session: sessionDesc{maxMessageSize: transport.DefaultMaxMessageSize, timeout: defaultTimeout, maxTimeout: defaultMaxTimeout},
 		feat:    feat,

@@ -553,6 +553,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 			Dir:      d.stdio.dir,
 			Observer: tee(notesIf(stderr, wireOn, out.verbose), rec),
 
+			CloseGrace:     d.stdio.grace,
 			MaxMessageSize: d.session.maxMessageSize,
 		}, nil
 	}

@@ -36,6 +36,9 @@ type serverFlags struct {
 	env    []string // --env KEY=VALUE
 	cwd    string   // --cwd
 	stderr string   // --server-stderr: show, hide or a file
+	// grace is --shutdown-grace: how long the server is given to exit
+	// once its stdin is closed.
+	grace time.Duration
 }
 
 // httpFlags are about a server at --url.
@@ -86,11 +89,17 @@ const (
 	defaultMaxTimeout = 10 * time.Minute
 )
 
+// maxShutdownGrace bounds --shutdown-grace: mcpx waits it out once it
+// is shutting the server down, when a second Ctrl-C no longer stops
+// anything, so a mistyped 2h would hold the terminal for hours.
+const maxShutdownGrace = time.Minute
+
 // register declares the global flags on fs.
 func (f *rootFlags) register(fs *pflag.FlagSet) {
 	stringsVar(fs, &f.server.env, "env", "", "set `KEY=VALUE` in the server's environment (repeatable)")
 	fs.StringVar(&f.server.cwd, "cwd", "", "run the server in `DIR`")
 	fs.StringVar(&f.server.stderr, "server-stderr", "show", "send the server's stderr to `WHERE`: show (this terminal), hide, or append it to a FILE")
+	fs.DurationVar(&f.server.grace, "shutdown-grace", transport.DefaultCloseGrace, "at the end, give the server `DURATION` to exit after its stdin is closed, before ending it (e.g. 2s; at most 1m)")
 	fs.StringVar(&f.http.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of launching one")
 	fs.StringVar(&f.http.transport, "transport", "auto", "HTTP `TRANSPORT`: auto (Streamable HTTP, falling back to HTTP+SSE), http or sse")
 	stringsVar(fs, &f.http.headers, "header", "H", "send the HTTP header `'Name: value'` with every request (repeatable)")

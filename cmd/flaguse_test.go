@@ -80,6 +80,8 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--trust"), "--trust and --input apply to a configured server (-s NAME)"},
 		{withServer("ping", "--input", "a=b"), "--trust and --input apply to a configured server"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "hide"}, "--server-stderr applies to a server command after --"},
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--shutdown-grace", "2s"}, "--shutdown-grace applies to a server command after --; a server at --url is not mcpx's to shut down"},
+		{withServer("ping", "--shutdown-grace", "-5ms"), "--shutdown-grace -5ms: give a positive duration"},
 		// Credentials given twice, TLS flags that contradict; fixed
 		// credentials where OAuth is the point.
 		{[]string{"auth", "login", "--url", "http://127.0.0.1:1/", "--bearer", "x"}, "auth login runs OAuth, and --bearer sends a fixed token instead: leave --bearer out"},

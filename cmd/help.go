@@ -30,7 +30,7 @@ type flagGroup struct {
 // a map built when mcpx starts: most runs read none of it.)
 var flagGroups = []flagGroup{
 	{"server", "server", "Server (a command given after --, or a named one)", []string{
-		"env", "cwd", "server-stderr", "server", "input", "trust"}},
+		"env", "cwd", "server-stderr", "shutdown-grace", "server", "input", "trust"}},
 	{"http", "HTTP", "HTTP (a server at --url)", []string{
 		"url", "transport", "header", "bearer", "ca-cert", "insecure"}},
 	{"auth", "authorization", "Authorization (OAuth, for HTTP servers)", []string{

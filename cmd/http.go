@@ -66,6 +66,9 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 	if len(server.env) > 0 || server.cwd != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command after --, not to --url")
 	}
+	if server.grace != transport.DefaultCloseGrace {
+		return d, usageErrorf("--shutdown-grace applies to a server command after --; a server at --url is not mcpx's to shut down")
+	}
 	if f.caCert != "" {
 		if _, err := os.Stat(f.caCert); err != nil {
 			return d, usageErrorf("--ca-cert: %v", err)

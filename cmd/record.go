@@ -659,7 +659,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	po := record.StdioProxyOptions{
 		Server: transport.StdioOptions{Command: server[0], Args: server[1:], Env: d.stdio.env, Dir: d.stdio.dir,
-			MaxMessageSize: d.session.maxMessageSize},
+			CloseGrace: d.stdio.grace, MaxMessageSize: d.session.maxMessageSize},
 		In:     e.ios.In,
 		Out:    e.ios.Out,
 		Stderr: stderr,

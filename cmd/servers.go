@@ -302,6 +302,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if len(d.stdio.env) > 0 || d.stdio.dir != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command; %s is at a URL", s.Ref())
 	}
+	if d.stdio.grace != transport.DefaultCloseGrace {
+		return d, usageErrorf("--shutdown-grace applies to a server command; %s is at a URL, not mcpx's to shut down", s.Ref())
+	}
 	if err := checkURL(fmt.Sprintf("server %s (%s): url", s.Ref(), s.Source.Path), l.URL); err != nil {
 		return d, err
 	}

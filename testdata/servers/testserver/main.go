@@ -111,6 +111,11 @@
 // $TEST_START_DELAY (a Go duration) delays a stdio mode's start: nothing
 // is read from stdin, so initialize is not answered, before it has passed.
 //
+// $TEST_SAVE_FILE makes a stdio mode that ends at the end of its input
+// save its state as it ends, as some servers do: it writes the file
+// $TEST_SAVE_DELAY (a Go duration) after its stdin has ended, then exits.
+// A server ended before then (SIGTERM) leaves no file.
+//
 // Every mode records what the tests need to check from the outside: its PID
 // in $TEST_PIDFILE (written atomically), and in $TEST_LOG every line it
 // received on stdin, as received, and events as lines starting with "# "
@@ -253,4 +258,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		os.Exit(1)
 	}
+	if name := os.Getenv("TEST_SAVE_FILE"); name != "" {
+		saveLate(name, os.Getenv("TEST_SAVE_DELAY"))
+	}
+}
+
+// saveLate writes the file name delay after the server's input ended
+// (see $TEST_SAVE_FILE).
+func saveLate(name, delay string) {
+	d, err := time.ParseDuration(delay)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testserver: $TEST_SAVE_DELAY:", err)
+		os.Exit(2)
+	}
+	time.Sleep(d) // the server's own work at its end, not a synchronization
+	if err := os.WriteFile(name, []byte("saved\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(1)
+	}
+	logEvent("saved")
 }
