@@ -189,9 +189,9 @@ type traceDiffer struct {
 // diffSession is one recorded session as DiffTraces compares it.
 type diffSession struct {
 	present bool
-	exch    []*exchange        // the client's requests, in order; win[0] holds their windows
-	loose   []*jsonrpc.Message // what the server sent outside any request
-	ids     []string           // the session ids it saw
+	exch    []*exchange // the client's requests, in order; win[0] holds their windows
+	loose   *heldList   // what the server sent outside any request
+	ids     []string    // the session ids it saw
 }
 
 // readDiffSession reads session n of src and files its messages as
@@ -199,7 +199,7 @@ type diffSession struct {
 // request, each notification and server request to the window of the
 // request that caused it (see attributor), or else to the session.
 func readDiffSession(src SessionSource, n int) (*diffSession, error) {
-	ds := &diffSession{}
+	ds := &diffSession{loose: &heldList{}}
 	for _, m := range src.SessionNumbers() {
 		ds.present = ds.present || m == n
 	}
@@ -351,9 +351,9 @@ func (d *traceDiffer) session(n int, a, b *diffSession) {
 			problems = append(problems, p)
 			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
 		}
-		diffs, more, counts := compareWindows(x.win[0], y.win[0], func(m string) diffOptions { return opts(m, false) }, raw)
+		diffs, more, counts := compareWindows(&x.win[0], &y.win[0], func(m string) diffOptions { return opts(m, false) }, raw)
 		if len(diffs) > 0 {
-			problems = append(problems, "the "+windowNoun(x.win[0], y.win[0])+" differ"+countsText(counts))
+			problems = append(problems, "the "+windowNoun(&x.win[0], &y.win[0])+" differ"+countsText(counts))
 			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
 		}
 		if len(problems) > 0 {

@@ -380,6 +380,16 @@ func Verify(ctx context.Context, tr *Trace, conn transport.Conn, opts VerifyOpti
 // events are needed, so that a large trace is verified in memory
 // proportional to the traffic in flight rather than to the file.
 func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn, opts VerifyOptions) (*VerifyResult, error) {
+	r, err := verifySessions(ctx, src, conn, opts)
+	if r == nil {
+		return nil, err
+	}
+	return &r.res, err
+}
+
+// verifySessions is VerifySessions; it returns the run (nil when it did
+// not start).
+func verifySessions(ctx context.Context, src SessionSource, conn transport.Conn, opts VerifyOptions) (*verifyRun, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
@@ -410,11 +420,11 @@ func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn,
 		}
 		if err := r.session(ctx, n, info, events, c); err != nil {
 			r.sort()
-			return &r.res, err
+			return r, err
 		}
 	}
 	r.sort()
-	return &r.res, nil
+	return r, nil
 }
 
 // verifyRun is one run of Verify over the sessions of a trace.
@@ -431,6 +441,9 @@ type verifyRun struct {
 
 	res   VerifyResult
 	order []int // the recorded position of each mismatch, for sort
+	// kept counts the live server's messages the sessions kept (see
+	// maxHeld), for tests.
+	kept int
 }
 
 // add files a mismatch found at position pos of session n's events.

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,17 +31,33 @@ type attributor struct {
 	side        int // which of exchange.win it fills
 	outstanding []*exchange
 	tokens      map[string]*exchange
-	subs        map[string]*exchange          // request id (loose key, this side's) -> its exchange
-	streams     map[string]*exchange          // POST stream -> the request answered on it
-	waiting     map[string][]*jsonrpc.Message // POST stream -> messages before its response
-	loose       []*jsonrpc.Message            // attributed to no request
-	order       map[*jsonrpc.Message]int      // arrival order of waiting messages
+	subs        map[string]*exchange     // request id (loose key, this side's) -> its exchange
+	streams     map[string]*exchange     // POST stream -> the request answered on it
+	waiting     map[string]*heldList     // POST stream -> messages before its response
+	loose       heldList                 // attributed to no request
+	order       map[*jsonrpc.Message]int // arrival order of waiting messages
 	seq         int
+	// kept counts the messages this side's lists kept (see heldList), for
+	// tests: the live side's are bounded whatever the server sends.
+	kept int
 }
 
 func newAttributor(side int) *attributor {
 	return &attributor{side: side, tokens: map[string]*exchange{}, subs: map[string]*exchange{}, streams: map[string]*exchange{},
-		waiting: map[string][]*jsonrpc.Message{}, order: map[*jsonrpc.Message]int{}}
+		waiting: map[string]*heldList{}, order: map[*jsonrpc.Message]int{}}
+}
+
+// limited says this side's lists keep no more than maxHeld messages: the
+// live server's.
+func (a *attributor) limited() bool { return a.side == 1 }
+
+// add files m in l.
+func (a *attributor) add(l *heldList, m *jsonrpc.Message) bool {
+	if l.add(m, a.limited()) {
+		a.kept++
+		return true
+	}
+	return false
 }
 
 // sent notes a request sent (or, recorded, read): its response is due.
@@ -72,11 +89,13 @@ func (a *attributor) answered(x *exchange, meta *transport.Meta) {
 	}
 	if sid := postStream(meta); sid != "" {
 		a.streams[sid] = x
-		x.win[a.side] = append(x.win[a.side], a.waiting[sid]...)
-		for _, m := range a.waiting[sid] {
-			delete(a.order, m)
+		if w := a.waiting[sid]; w != nil {
+			x.win[a.side].merge(w, a.limited())
+			for _, m := range w.msgs {
+				delete(a.order, m)
+			}
+			delete(a.waiting, sid)
 		}
-		delete(a.waiting, sid)
 	}
 }
 
@@ -106,13 +125,13 @@ func (a *attributor) finished(x *exchange) {
 func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	if tok := progressTokenKey(m.Params); tok != "" && m.Kind() == jsonrpc.KindNotification {
 		if x := a.tokens[tok]; x != nil {
-			x.win[a.side] = append(x.win[a.side], m)
+			a.add(&x.win[a.side], m)
 			return
 		}
 	}
 	if sub := subscriptionKey(m); sub != "" {
 		if x := a.subs[sub]; x != nil {
-			x.win[a.side] = append(x.win[a.side], m)
+			a.add(&x.win[a.side], m)
 			return
 		}
 	}
@@ -123,12 +142,18 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 	switch {
 	case postStream(meta) != "":
 		if x := a.streams[sid]; x != nil {
-			x.win[a.side] = append(x.win[a.side], m)
+			a.add(&x.win[a.side], m)
 			return
 		}
-		a.seq++
-		a.order[m] = a.seq
-		a.waiting[sid] = append(a.waiting[sid], m)
+		w := a.waiting[sid]
+		if w == nil {
+			w = &heldList{}
+			a.waiting[sid] = w
+		}
+		if a.add(w, m) {
+			a.seq++
+			a.order[m] = a.seq
+		}
 		return
 	case strings.HasPrefix(sid, "get"):
 	case mcp.StaleLists[m.Method] != nil:
@@ -142,52 +167,52 @@ func (a *attributor) message(m *jsonrpc.Message, meta *transport.Meta) {
 		// TypeScript SDK's input_required comes beside whichever request
 		// happens to be pending.
 	case len(a.outstanding) == 1:
-		x := a.outstanding[0]
-		x.win[a.side] = append(x.win[a.side], m)
+		a.add(&a.outstanding[0].win[a.side], m)
 		return
 	}
-	a.loose = append(a.loose, m)
+	a.add(&a.loose, m)
 }
 
-// looseCount counts the messages no request was found for, by method.
-func (a *attributor) looseCount() map[string]int {
-	n := map[string]int{}
-	for _, m := range a.loose {
-		n[m.Method]++
-	}
-	return n
-}
+// looseCount counts the messages no request was found for, by method
+// (the attributor's own map: read it only while it does not change).
+func (a *attributor) looseCount() map[string]int { return a.loose.n }
 
 // leftoverCount counts what leftover would return now, by method.
 func (a *attributor) leftoverCount() map[string]int {
-	n := map[string]int{}
-	for _, m := range a.loose {
-		n[m.Method]++
+	if len(a.waiting) == 0 {
+		return a.loose.n
 	}
-	for _, ms := range a.waiting {
-		for _, m := range ms {
-			n[m.Method]++
+	n := map[string]int{}
+	for method, k := range a.loose.n {
+		n[method] = k
+	}
+	for _, w := range a.waiting {
+		for method, k := range w.n {
+			n[method] += k
 		}
 	}
 	return n
 }
 
 // leftover returns what no request was found for, in the order it came
-// (messages of POST streams whose response never came included).
-func (a *attributor) leftover() []*jsonrpc.Message {
+// (messages of POST streams whose response never came included; those
+// only counted, after).
+func (a *attributor) leftover() *heldList {
 	out := a.loose
 	var waiting []*jsonrpc.Message
-	for _, ms := range a.waiting {
-		waiting = append(waiting, ms...)
+	for _, w := range a.waiting {
+		waiting = append(waiting, w.msgs...)
 	}
 	// Map order is random: the messages' arrival order is kept.
-	for i := 1; i < len(waiting); i++ {
-		for j := i; j > 0 && a.order[waiting[j]] < a.order[waiting[j-1]]; j-- {
-			waiting[j], waiting[j-1] = waiting[j-1], waiting[j]
-		}
+	slices.SortFunc(waiting, func(x, y *jsonrpc.Message) int { return a.order[x] - a.order[y] })
+	for _, m := range waiting {
+		out.add(m, a.limited())
 	}
-	a.loose, a.waiting = nil, map[string][]*jsonrpc.Message{}
-	return append(out, waiting...)
+	for _, w := range a.waiting {
+		out.mergeCounted(w)
+	}
+	a.loose, a.waiting, a.order = heldList{}, map[string]*heldList{}, map[*jsonrpc.Message]int{}
+	return &out
 }
 
 // postStream returns the name of the SSE stream of a POST that meta says
@@ -286,7 +311,7 @@ func (s *sessionRun) liveText(t string) string {
 func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 	s.mu.Lock()
 	live, liveStatus, liveRefused, failed, timedOut := x.live, x.liveStatus, x.liveRefused, x.failed, x.timedOut
-	liveWin, liveAgain := x.win[1], x.again[1]
+	liveWin, liveAgain := &x.win[1], &x.again[1]
 	s.mu.Unlock()
 	mm = Mismatch{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
 	if x.resp != nil {
@@ -344,20 +369,26 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 			httpDiff(x.respStatus, liveStatus)
 		}
 	}
-	if live != nil && (len(x.again[0]) > 0 || len(liveAgain) > 0) {
+	if live != nil && (x.again[0].len() > 0 || liveAgain.len() > 0) {
 		// The server answered the request more than once: as often, with
 		// the same answers (JSON-RPC 2.0 allows one response per request,
 		// but a recording shows what the server did).
-		if r, l := len(x.again[0]), len(liveAgain); r != l {
-			problems = append(problems, fmt.Sprintf("answered %d time(s), the recording has %d", l+1, r+1))
-			diff := Difference{Message: "response again", Path: "$", Recorded: messageList(x.again[0], func(m *jsonrpc.Message) []byte { return m.Raw }),
-				Live: messageList(liveAgain, s.liveRaw)}
+		if r, l := x.again[0].len(), liveAgain.len(); r != l {
+			p := fmt.Sprintf("answered %d time(s), the recording has %d", l+1, r+1)
+			if liveAgain.partial() {
+				p = fmt.Sprintf("answered %d time(s) (%d of the repetitions kept, the rest counted, not kept), the recording has %d", l+1, len(liveAgain.msgs), r+1)
+			}
+			problems = append(problems, p)
+			diff := Difference{Message: "response again", Path: "$", Recorded: messageList(x.again[0].msgs, func(m *jsonrpc.Message) []byte { return m.Raw }),
+				Live: messageList(liveAgain.msgs, s.liveRaw)}
 			diff.shorten()
 			mm.Diffs = append(mm.Diffs, diff)
 		} else {
 			var diffs []Difference
-			for i := range r {
-				d, more := diffMessages(x.again[0][i].Raw, s.liveRaw(liveAgain[i]), s.diffOptionsFor(x.req.Method, true))
+			// (As far as both were kept: the recording whole, the live
+			// server's first maxHeld.)
+			for i := range min(len(x.again[0].msgs), len(liveAgain.msgs)) {
+				d, more := diffMessages(x.again[0].msgs[i].Raw, s.liveRaw(liveAgain.msgs[i]), s.diffOptionsFor(x.req.Method, true))
 				for j := range d {
 					d[j].Message = fmt.Sprintf("response again #%d", i+1)
 				}
@@ -370,9 +401,9 @@ func (s *sessionRun) compareExchange(x *exchange) (mm Mismatch, bad bool) {
 		}
 	}
 	if live != nil || liveRefused != nil || timedOut {
-		diffs, more, notes := s.compareWindow(x.win[0], liveWin)
+		diffs, more, notes := s.compareWindow(&x.win[0], liveWin)
 		if len(diffs) > 0 {
-			problems = append(problems, "the "+windowNoun(x.win[0], liveWin)+" differ"+notesText(notes))
+			problems = append(problems, "the "+windowNoun(&x.win[0], liveWin)+" differ"+notesText(notes))
 			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
 		}
 	}
@@ -398,10 +429,10 @@ func compareResponses(rec, live *jsonrpc.Message, raw []byte, o diffOptions) (pr
 }
 
 // windowNoun says what a window holds: notifications, requests or both.
-func windowNoun(lists ...[]*jsonrpc.Message) string {
+func windowNoun(lists ...*heldList) string {
 	var notes, reqs bool
 	for _, l := range lists {
-		for _, m := range l {
+		for _, m := range l.msgs {
 			if m.Kind() == jsonrpc.KindRequest {
 				reqs = true
 			} else {
@@ -420,19 +451,32 @@ func windowNoun(lists ...[]*jsonrpc.Message) string {
 
 // compareWindow compares the messages the server sent in a window (see
 // compareWindows), the live ones redacted as the recording was.
-func (s *sessionRun) compareWindow(rec, live []*jsonrpc.Message) (diffs []Difference, more int, notes []string) {
+func (s *sessionRun) compareWindow(rec, live *heldList) (diffs []Difference, more int, notes []string) {
 	diffs, more, counts := compareWindows(rec, live, func(method string) diffOptions { return s.diffOptionsFor(method, false) }, s.liveRaw)
 	for _, c := range counts {
-		notes = append(notes, fmt.Sprintf("%d %s, the recording has %d", c.n[1], c.method, c.n[0]))
+		switch {
+		case c.method == "":
+			notes = append(notes, fmt.Sprintf("%d of other methods (counted, not kept), the recording has %d", c.n[1], c.n[0]))
+		case c.cut && c.kept == 0:
+			notes = append(notes, fmt.Sprintf("%d %s (counted, not kept), the recording has %d", c.n[1], c.method, c.n[0]))
+		case c.cut:
+			notes = append(notes, fmt.Sprintf("%d %s (%d kept, the rest counted, not kept), the recording has %d", c.n[1], c.method, c.kept, c.n[0]))
+		default:
+			notes = append(notes, fmt.Sprintf("%d %s, the recording has %d", c.n[1], c.method, c.n[0]))
+		}
 	}
 	return diffs, more, notes
 }
 
 // countDiff is a method of which two windows hold different numbers of
-// messages: n[0] in the first, n[1] in the second.
+// messages: n[0] in the first, n[1] in the second. cut says the second
+// kept only kept of them, counting the rest (see maxHeld); an empty
+// method stands for those counted under no method (heldList.other).
 type countDiff struct {
 	method string
 	n      [2]int
+	cut    bool
+	kept   int
 }
 
 // compareWindows compares the messages two servers sent in a window,
@@ -443,48 +487,57 @@ type countDiff struct {
 // (liveness checks, spec: basic/utilities/ping). opts gives how a
 // method's messages are compared; raw gives the bytes of a message of
 // the second list (verify redacts a live one as the recording was).
+// The numbers are those of all the messages, kept or only counted (see
+// maxHeld); messages are compared as far as both lists kept them.
 // Verify and DiffTraces share it.
-func compareWindows(rec, live []*jsonrpc.Message, opts func(method string) diffOptions, raw func(*jsonrpc.Message) []byte) (diffs []Difference, more int, counts []countDiff) {
-	var methods []string
+func compareWindows(rec, live *heldList, opts func(method string) diffOptions, raw func(*jsonrpc.Message) []byte) (diffs []Difference, more int, counts []countDiff) {
+	if rec.len() == 0 && live.len() == 0 {
+		return nil, 0, nil // most windows
+	}
 	byMethod := [2]map[string][]*jsonrpc.Message{{}, {}}
-	for side, list := range [2][]*jsonrpc.Message{rec, live} {
-		for _, m := range list {
-			if m.Method == mcp.MethodPing {
-				continue
+	for side, l := range [2]*heldList{rec, live} {
+		for _, m := range l.msgs {
+			if m.Method != mcp.MethodPing {
+				byMethod[side][m.Method] = append(byMethod[side][m.Method], m)
 			}
-			if _, ok := byMethod[0][m.Method]; !ok {
-				if _, ok := byMethod[1][m.Method]; !ok {
-					methods = append(methods, m.Method)
-				}
-			}
-			byMethod[side][m.Method] = append(byMethod[side][m.Method], m)
 		}
 	}
 	self := func(m *jsonrpc.Message) []byte { return m.Raw }
-	for _, method := range methods {
+	for _, method := range methods(rec, live) {
+		if method == mcp.MethodPing {
+			continue
+		}
 		o := opts(method)
 		if anyMatch(o.ignore, nil) {
 			continue
 		}
 		r, l := byMethod[0][method], byMethod[1][method]
+		rn, ln := rec.n[method], live.n[method]
 		label := method
 		if label == "" {
 			label = "response" // to a request answered before
 		}
-		if len(r) != len(l) {
-			counts = append(counts, countDiff{label, [2]int{len(r), len(l)}})
+		if rn != ln {
+			counts = append(counts, countDiff{method: label, n: [2]int{rn, ln}, cut: ln > len(l), kept: len(l)})
 			diff := Difference{Message: label, Path: "$", Recorded: messageList(r, self), Live: messageList(l, raw)}
 			diff.shorten()
 			diffs = append(diffs, diff)
 			continue
 		}
-		for i := range r {
+		// The same number: compared one by one, as far as both were kept
+		// (the live server's first maxHeld messages).
+		for i := range min(len(r), len(l)) {
 			d, m := diffMessages(r[i].Raw, raw(l[i]), o)
 			for j := range d {
 				d[j].Message = fmt.Sprintf("%s #%d", label, i+1)
 			}
 			diffs, more = append(diffs, d...), more+m
 		}
+	}
+	if rec.other != live.other {
+		// Messages of methods past maxCountedNames, counted together.
+		counts = append(counts, countDiff{n: [2]int{rec.other, live.other}, cut: true})
+		diffs = append(diffs, Difference{Message: "other methods", Path: "$", Recorded: "[]", Live: "[]"})
 	}
 	return diffs, more, counts
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -41,11 +42,12 @@ type exchange struct {
 	winAwaited int
 
 	// win holds the messages the server sent in the request's window:
-	// [0] recorded (the run loop's), [1] live (guarded by sessionRun.mu).
-	win [2][]*jsonrpc.Message
+	// [0] recorded (the run loop's), [1] live (guarded by sessionRun.mu;
+	// its first maxHeld, the rest counted).
+	win [2]heldList
 	// again holds the responses to the request that came after the first
 	// (a server that answered it twice), on either side, as win.
-	again [2][]*jsonrpc.Message
+	again [2]heldList
 
 	// The live side, guarded by sessionRun.mu.
 	sent        bool
@@ -317,20 +319,17 @@ func (s *sessionRun) awaitLeftover(ctx context.Context) error {
 // (the live server does not send them), later frames do not wait again.
 // It returns an error only when ctx ends.
 func (s *sessionRun) awaitLoose(ctx context.Context) error {
-	if s.looseAwaited < 0 || len(s.recAttr.loose) == s.looseAwaited {
+	if s.looseAwaited < 0 || s.recAttr.loose.len() == s.looseAwaited {
 		return nil
 	}
-	s.looseAwaited = len(s.recAttr.loose)
-	want := map[string]int{}
-	for _, m := range s.recAttr.loose {
-		want[m.Method]++
-	}
+	s.looseAwaited = s.recAttr.loose.len()
+	want := maps.Clone(s.recAttr.loose.n)
 	if err := s.awaitCounts(ctx, want, s.liveAttr.looseCount); err != nil {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	got := s.liveAttr.looseCount()
-	s.mu.Unlock()
 	for method, n := range want {
 		if got[method] < n {
 			s.looseAwaited = -1
@@ -349,24 +348,18 @@ func (s *sessionRun) awaitLoose(ctx context.Context) error {
 // out. It returns an error only when ctx ends.
 func (s *sessionRun) awaitWindows(ctx context.Context) error {
 	for _, x := range s.exch {
-		if x.resp != nil || x.recRefused != nil || len(x.win[0]) == x.winAwaited {
+		if x.resp != nil || x.recRefused != nil || x.win[0].len() == x.winAwaited {
 			continue
 		}
-		x.winAwaited = len(x.win[0])
+		x.winAwaited = x.win[0].len()
 		s.mu.Lock()
 		sent := x.sent
 		s.mu.Unlock()
 		if !sent {
 			continue
 		}
-		want := s.windowCounts(x.win[0])
-		have := func() map[string]int { // (s.mu held)
-			n := map[string]int{}
-			for _, m := range x.win[1] {
-				n[m.Method]++
-			}
-			return n
-		}
+		want := s.windowCounts(x.win[0].msgs)
+		have := func() map[string]int { return x.win[1].n } // (s.mu held)
 		if err := s.awaitCounts(ctx, want, have); err != nil {
 			return err
 		}
@@ -374,9 +367,9 @@ func (s *sessionRun) awaitWindows(ctx context.Context) error {
 	return nil
 }
 
-// windowCounts counts a window's messages by method, as compareWindows
-// compares them: not pings, nor a method whose messages are ignored
-// whole.
+// windowCounts counts a recorded window's messages by method, as
+// compareWindows compares them: not pings, nor a method whose messages
+// are ignored whole.
 func (s *sessionRun) windowCounts(win []*jsonrpc.Message) map[string]int {
 	n := map[string]int{}
 	for _, m := range win {
@@ -451,6 +444,7 @@ func (s *sessionRun) close() {
 		x.finished = true
 	}
 	live := s.liveAttr.leftover()
+	s.r.kept += s.liveAttr.kept
 	s.r.res.Notifications += s.notifications
 	s.r.res.ServerRequests += s.serverReqs
 	s.mu.Unlock()
@@ -489,7 +483,7 @@ func (s *sessionRun) serverFrame(e Event) {
 			if y, ok := s.recAnswered[m.ID.Key()]; ok && (x == nil || x == y) {
 				// The server answered the request again.
 				if y != nil {
-					y.again[0] = append(y.again[0], m)
+					y.again[0].add(m, false)
 				} else {
 					s.recAttr.message(m, e.Meta)
 				}
@@ -499,7 +493,7 @@ func (s *sessionRun) serverFrame(e Event) {
 				continue
 			}
 			x.resp, x.recRefused = m, nil
-			x.winAtResp = len(x.win[0])
+			x.winAtResp = x.win[0].len()
 			s.recAnswered[m.ID.Key()] = x
 			if e.Meta != nil {
 				x.respStatus = e.Meta.HTTPStatus
@@ -780,12 +774,12 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 	if err := s.awaitOutcome(ctx, x); err != nil {
 		return err
 	}
-	if len(x.again[0]) > 0 {
-		if err := s.awaitUntil(ctx, func() bool { return x.live == nil || len(x.again[1]) >= len(x.again[0]) }); err != nil {
+	if x.again[0].len() > 0 {
+		if err := s.awaitUntil(ctx, func() bool { return x.live == nil || x.again[1].len() >= x.again[0].len() }); err != nil {
 			return err
 		}
 	}
-	if x.resp == nil || len(x.win[0]) <= x.winAtResp {
+	if x.resp == nil || x.win[0].len() <= x.winAtResp {
 		return nil
 	}
 	// The recorded server sent some of the request's messages after its
@@ -793,22 +787,18 @@ func (s *sessionRun) await(ctx context.Context, x *exchange) error {
 	// server gets the same chance to send as many of those methods
 	// before the exchange is compared, as awaitWindows gives an
 	// unanswered request.
-	later := s.windowCounts(x.win[0][x.winAtResp:])
-	want := s.windowCounts(x.win[0])
+	later := s.windowCounts(x.win[0].msgs[x.winAtResp:])
+	want := s.windowCounts(x.win[0].msgs)
 	for method := range want {
 		if later[method] == 0 {
 			delete(want, method)
 		}
 	}
 	return s.awaitCounts(ctx, want, func() map[string]int {
-		n := map[string]int{}
 		if x.live == nil {
 			return want // no answer: nothing more to wait for
 		}
-		for _, m := range x.win[1] {
-			n[m.Method]++
-		}
-		return n
+		return x.win[1].n
 	})
 }
 
@@ -975,42 +965,25 @@ func (s *sessionRun) finish(x *exchange) {
 // than a subscription, which is not answered until it ends, is counted
 // as unanswered (VerifyResult.Unanswered).
 func (s *sessionRun) finishOpen(x *exchange) {
-	if x.req.Method != mcp.MethodSubscriptionsListen || len(x.win[0]) == 0 {
+	if x.req.Method != mcp.MethodSubscriptionsListen || x.win[0].len() == 0 {
 		s.r.res.Unanswered++
 	}
-	if len(x.win[0]) == 0 {
+	if x.win[0].len() == 0 {
 		return
 	}
 	s.r.res.Exchanges++
 	s.mu.Lock()
-	live := prefixByMethod(x.win[0], x.win[1])
+	live := prefixByMethod(&x.win[0], &x.win[1])
 	s.mu.Unlock()
 	mm := Mismatch{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
-	diffs, more, notes := s.compareWindow(x.win[0], live)
+	diffs, more, notes := s.compareWindow(&x.win[0], live)
 	bad := len(diffs) > 0
 	if bad {
-		mm.Problem = "the " + windowNoun(x.win[0], live) + " differ" + notesText(notes) + " (the recording ends before the response)"
+		mm.Problem = "the " + windowNoun(&x.win[0], live) + " differ" + notesText(notes) + " (the recording ends before the response)"
 		mm.Diffs, mm.MoreDiffs = diffs, more
 		s.r.add(x.pos, mm)
 	}
 	s.r.res.Compared = append(s.r.res.Compared, Compared{Session: s.n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params, OK: !bad})
-}
-
-// prefixByMethod returns the messages of live, in order, but of each
-// method no more than rec holds.
-func prefixByMethod(rec, live []*jsonrpc.Message) []*jsonrpc.Message {
-	left := map[string]int{}
-	for _, m := range rec {
-		left[m.Method]++
-	}
-	var out []*jsonrpc.Message
-	for _, m := range live {
-		if left[m.Method] > 0 {
-			left[m.Method]--
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // noOutcome says why x got no live outcome (see VerifyResult.Lost): the
@@ -1089,7 +1062,9 @@ func (s *sessionRun) intercept(f transport.Frame) bool {
 			if y, ok := s.liveAnswered[m.ID.LooseKey()]; ok && (x == nil || x == y) {
 				// The server answered the request again.
 				if y != nil && !y.finished {
-					y.again[1] = append(y.again[1], m)
+					if y.again[1].add(m, true) {
+						s.liveAttr.kept++
+					}
 				} else {
 					s.liveAttr.message(m, f.Meta)
 				}

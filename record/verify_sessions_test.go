@@ -236,10 +236,10 @@ func TestAttributor(t *testing.T) {
 	a.message(onGet, &transport.Meta{StreamID: "get-1"})
 	late := msg(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"x"}}`)
 	a.message(late, nil) // only x pending
-	if len(x.win[0]) != 2 || x.win[0][0] != prog || x.win[0][1] != late || len(y.win[0]) != 1 || y.win[0][0] != onY {
-		t.Errorf("windows: x %d, y %d", len(x.win[0]), len(y.win[0]))
+	if xw, yw := x.win[0].msgs, y.win[0].msgs; len(xw) != 2 || xw[0] != prog || xw[1] != late || len(yw) != 1 || yw[0] != onY {
+		t.Errorf("windows: x %d, y %d", len(xw), len(yw))
 	}
-	if left := a.leftover(); len(left) != 2 || left[0] != ambiguous || left[1] != onGet {
+	if left := a.leftover().msgs; len(left) != 2 || left[0] != ambiguous || left[1] != onGet {
 		t.Errorf("leftover %v", left)
 	}
 }
