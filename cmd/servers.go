@@ -305,6 +305,9 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if d.stdio.grace != transport.DefaultCloseGrace {
 		return d, usageErrorf("--shutdown-grace applies to a server command; %s is at a URL, not mcpx's to shut down", s.Ref())
 	}
+	if d.stdio.stderr != "show" {
+		return d, usageErrorf("--server-stderr applies to a server command; %s is at a URL, which has no stderr of mcpx's to send", s.Ref())
+	}
 	if err := checkURL(fmt.Sprintf("server %s (%s): url", s.Ref(), s.Source.Path), l.URL); err != nil {
 		return d, err
 	}
