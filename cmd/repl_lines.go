@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/memhint"
 	"github.com/mcpx-dev/mcpx/repl"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 func newResourcesUnsubscribeCmd(e *env) *cobra.Command {
@@ -590,7 +590,7 @@ func (s *replSession) toolHelp(name string, ios *IOStreams) bool {
 
 // help lists what can be typed.
 func (s *replSession) help() {
-	w := tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
+	w := tui.NewColumns(s.ios.Out)
 	fmt.Fprintln(w, "Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):")
 	for _, c := range s.root.Commands() {
 		// (cobra adds its help command to a tree it ran: help is the REPL's.)
@@ -610,7 +610,7 @@ func (s *replSession) help() {
 	}
 	w.Flush()
 	fmt.Fprintln(s.ios.Out, "\nREPL commands:")
-	w = tabwriter.NewWriter(s.ios.Out, 0, 4, 2, ' ', 0)
+	w = tui.NewColumns(s.ios.Out)
 	for _, h := range s.commands {
 		fmt.Fprintf(w, "  %s\t%s\n", h.use, h.short)
 	}

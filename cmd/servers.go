@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -884,7 +883,7 @@ func (e *env) listServers(ctx context.Context) error {
 	for _, s := range cat.Servers {
 		names[s.Name]++
 	}
-	tw := tabwriter.NewWriter(e.ios.Out, 0, 4, 2, ' ', 0)
+	tw := tui.NewColumns(e.ios.Out)
 	fmt.Fprintln(tw, "NAME\tSOURCE\tTRANSPORT\tCOMMAND OR URL\tFILE")
 	for _, s := range cat.Servers {
 		name := s.Name
@@ -929,7 +928,7 @@ func newServersShowCmd(e *env) *cobra.Command {
 			if e.cfg.out.json {
 				return printJSON(e.ios.Out, j)
 			}
-			tw := tabwriter.NewWriter(e.ios.Out, 0, 4, 2, ' ', 0)
+			tw := tui.NewColumns(e.ios.Out)
 			row := func(k, v string) {
 				if v != "" {
 					fmt.Fprintf(tw, "%s:\t%s\n", k, tui.EscapeLine(v))

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -683,7 +682,7 @@ With --json, one JSON array.`,
 				e.console().Note("no open sessions; mcpx connect NAME -- <server command> opens one")
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.ios.Out, 0, 4, 2, ' ', 0)
+			tw := tui.NewColumns(e.ios.Out)
 			fmt.Fprintln(tw, "NAME\tSERVER\tTARGET\tCOMMANDS\tIDLE\tPID")
 			for _, st := range list {
 				idle := "-"

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/fatih/color"
@@ -204,7 +203,7 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 		// mcpx warned about; a 2026-07-28 server, for which it is a SHOULD).
 		name = "(not named by the server)"
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	tw := NewColumns(p.w)
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Server:"), p.st.name(name))
 	fmt.Fprintf(tw, "%s\t%s\n", p.st.head("Protocol:"), EscapeLine(info.ProtocolVersion))
 	if era := describeEra(info); era != "" {
@@ -231,7 +230,7 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	if err != nil || len(caps.Keys()) == 0 {
 		fmt.Fprintln(p.w, "  (none)")
 	} else {
-		tw = tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+		tw = NewColumns(p.w)
 		for _, k := range caps.Keys() {
 			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(inspector.CapabilityNames(caps.Get(k)), ", ")))
 		}

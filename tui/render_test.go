@@ -253,6 +253,19 @@ func TestInfoInstructionsWrap(t *testing.T) {
 	}
 }
 
+// A capability with a wide (CJK) name takes two columns a character:
+// what it holds starts in the column every other capability's does, as
+// on a terminal (tabwriter counted runes, and put it two columns left).
+func TestInfoCapabilitiesWideKey(t *testing.T) {
+	info := &inspector.ServerInfo{ProtocolVersion: "2025-06-18", Implementation: inspector.Implementation{Name: "srv"},
+		Capabilities: json.RawMessage(`{"experimental":{"x":{}},"工具":{"listChanged":true}}`)}
+	out := printed(func(p *Printer) { p.Info(info, "") })
+	want := "Capabilities:\n  experimental  x\n  工具          listChanged\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("info output:\n%s\nwant it to hold\n%s", out, want)
+	}
+}
+
 // A server that names itself not at all is said to, not shown as a blank.
 func TestInfoRenderingUnnamed(t *testing.T) {
 	out := printed(func(p *Printer) { p.Info(&inspector.ServerInfo{ProtocolVersion: "2025-11-25"}, "") })
