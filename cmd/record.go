@@ -1654,13 +1654,21 @@ func (o *traceShowOptions) run(file string) error {
 	// The trace is read an event at a time (twice for the timeline: what
 	// its head says, then its lines), not whole: a long session's trace
 	// is shown in the memory of its longest line and its open requests.
-	// What the reader tolerated is warned about once, before the rest.
+	// Both reads are of the file opened once, and the second stops where
+	// the first did (record.TraceStream): a trace still being recorded
+	// grows between them. What the reader tolerated is warned about
+	// once, before the rest.
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.OpenStream(file)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	defer tf.Close()
 	var warnings []string
 	reads := 0
 	read := func(header func(record.Header), event func(*record.Event) error) error {
 		// (What the timeline does with an event does not fail: an
 		// error is the file's, the user's to fix.)
-		w, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.StreamFile(file, header, event)
+		w, err := tf.Stream(header, event)
 		if err != nil {
 			return &usageError{err: err}
 		}

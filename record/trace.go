@@ -808,23 +808,88 @@ func (o ReadOptions) Stream(r io.Reader, header func(Header), fn func(e *Event) 
 // StreamFile is Stream of the named file, which must be a regular file
 // (see ReadFile); its errors name the file.
 func (o ReadOptions) StreamFile(name string, header func(Header), fn func(e *Event) error) ([]string, error) {
+	s, err := o.OpenStream(name)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Stream(header, fn)
+}
+
+// TraceStream is a trace file opened to be read an event at a time, from
+// its start, as often as asked (see ReadOptions.OpenStream). A program
+// that goes over a trace twice (trace show: what its head says and which
+// requests are never answered, then its lines) so reads the same file
+// each time, and the same events, though the trace is being recorded to
+// meanwhile (its second read would have more events, a line cut short
+// the first time whole) or replaced by another (a trace written again
+// is renamed over the old one): what the first read found then holds for
+// the second.
+type TraceStream struct {
+	o    ReadOptions
+	f    *os.File
+	name string
+	// done says a read went to the end of the trace; events and
+	// warnings are what it found, which later reads stop at and return.
+	done     bool
+	events   int
+	warnings []string
+}
+
+// OpenStream opens the named trace, which must be a regular file (see
+// ReadFile), to be read with TraceStream.Stream; Close closes it.
+func (o ReadOptions) OpenStream(name string) (*TraceStream, error) {
 	f, err := openTraceFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	return &TraceStream{o: o, f: f, name: name}, nil
+}
+
+// errEnough ends a read of a TraceStream at the events its first read
+// gave.
+var errEnough = errors.New("the events the first read gave")
+
+// Stream reads the trace from its start as ReadOptions.Stream does,
+// stopping, after a first read to the end, at as many events as that
+// read gave; its errors name the file, but one fn returns is returned as
+// it is.
+func (s *TraceStream) Stream(header func(Header), fn func(e *Event) error) ([]string, error) {
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	n := 0
 	var fnErr error
-	w, err := o.Stream(f, header, func(e *Event) error {
+	w, err := s.o.Stream(s.f, header, func(e *Event) error {
+		if s.done && n == s.events {
+			return errEnough
+		}
+		n++
 		fnErr = fn(e)
 		return fnErr
 	})
 	switch {
+	case err == errEnough:
+		return s.warnings, nil
 	case err != nil && err == fnErr:
 		return nil, err // (fn's own, not the file's)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	if !s.done {
+		s.done, s.events, s.warnings = true, n, w
 	}
 	return w, nil
+}
+
+// Close closes the file; it may be called more than once.
+func (s *TraceStream) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
 }
 
 // newerMinor puts first in warnings, for a trace of a newer minor version

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -538,5 +539,68 @@ func TestStreamIsRead(t *testing.T) {
 	stop := errors.New("enough")
 	if _, err := (ReadOptions{}).StreamFile(name, nil, func(*Event) error { return stop }); err != stop {
 		t.Errorf("StreamFile with a callback that stops: %v, want its error as it is", err)
+	}
+}
+
+// A TraceStream read again gives the events its first read gave, though
+// the trace was recorded to meanwhile (an event more, and a line cut
+// short the first time made whole) or replaced by another trace: trace
+// show goes over a trace twice, and its second pass must see the trace
+// its first one did (which requests are never answered, by entry).
+func TestTraceStreamRereadsTheSameEvents(t *testing.T) {
+	t.Parallel()
+	header := `{"format":"mcpx-trace","version":1,"minor":3,"redacted":true}` + "\n"
+	req := `{"t":1,"s":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}` + "\n"
+	resp := `{"t":2,"s":1,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}` + "\n"
+	name := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(name, []byte(header+req+resp[:20]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadOptions{}.OpenStream(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	read := func() (methods []string, warnings []string) {
+		t.Helper()
+		w, err := s.Stream(nil, func(e *Event) error {
+			msgs, _ := e.Messages()
+			methods = append(methods, msgs[0].Method)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return methods, w
+	}
+	first, w := read()
+	if len(first) != 1 || len(w) != 1 {
+		t.Fatalf("first read: %q, warnings %q; want the request, and the response cut short", first, w)
+	}
+	// The recording goes on: the response is whole, and more follows.
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(resp[20:] + req); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if again, w2 := read(); !slices.Equal(again, first) || !slices.Equal(w2, w) {
+		t.Errorf("read again after the trace grew: %q, warnings %q; want %q, %q", again, w2, first, w)
+	}
+	if runtime.GOOS == "windows" {
+		return // (a file open is not renamed over there)
+	}
+	// Another trace renamed over it.
+	other := filepath.Join(t.TempDir(), "u.jsonl")
+	if err := os.WriteFile(other, []byte(header+resp+resp+resp), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, name); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := read(); !slices.Equal(again, first) {
+		t.Errorf("read again after the trace was replaced: %q, want %q", again, first)
 	}
 }

@@ -645,8 +645,8 @@ func toolResultSummary(result []byte) (string, bool) {
 
 // TraceReader reads a trace from its start: it gives header the header,
 // then event each event in order, stopping at an error event returns
-// (which it returns). It may be called more than once. (record's
-// ReadOptions.StreamFile reads a file so.)
+// (which it returns). It may be called more than once, and must then
+// give the same events. (record's TraceStream reads a file so.)
 type TraceReader func(header func(record.Header), event func(*record.Event) error) error
 
 // ReaderOf is the TraceReader of a trace read whole.
