@@ -457,15 +457,16 @@ func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*recor
 
 // traceFiles returns the traces named: each file, for a directory the
 // *.jsonl files in it, in order, and for a pattern that names no file
-// what it matches (a shell may not expand a pattern: on Windows none
-// does). Every entry named so is one: one that cannot be read
-// as a trace (a symbolic link to nothing, a directory, a named pipe) is
-// an error naming it when it is opened, as it is when named, rather than
-// a trace left out without a word.
+// what it matches, each as if named (a shell may not expand a pattern: on
+// Windows none does; a directory it matches stands for its traces, as
+// when a shell expanded the pattern). Every entry named so is one: one
+// that cannot be read as a trace (a symbolic link to nothing, a
+// directory, a named pipe) is an error naming it when it is opened, as it
+// is when named, rather than a trace left out without a word.
 func traceFiles(names []string) ([]string, error) {
 	var out []string
 	for _, name := range names {
-		fi, err := os.Stat(name)
+		_, err := os.Stat(name)
 		if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(name, "*?[") {
 			// A pattern no shell expanded: Windows' do not (PowerShell,
 			// cmd), and a POSIX shell passes on one that matches nothing.
@@ -477,28 +478,15 @@ func traceFiles(names []string) ([]string, error) {
 			if len(matches) == 0 {
 				return nil, usageErrorf("%s matches no file", name)
 			}
-			out = append(out, matches...)
-			continue
-		}
-		if err != nil || !fi.IsDir() {
-			out = append(out, name) // (opening it says what is wrong)
-			continue
-		}
-		entries, err := os.ReadDir(name)
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			return nil, usageErrorf("%s: %v", name, pe.Err)
-		} else if err != nil {
-			return nil, usageErrorf("%s: %v", name, err)
-		}
-		n := len(out)
-		for _, en := range entries {
-			if !strings.HasSuffix(en.Name(), ".jsonl") {
-				continue
+			for _, m := range matches {
+				if out, err = appendTraces(out, m); err != nil {
+					return nil, err
+				}
 			}
-			out = append(out, filepath.Join(name, en.Name()))
+			continue
 		}
-		if len(out) == n {
-			return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)
+		if out, err = appendTraces(out, name); err != nil {
+			return nil, err
 		}
 	}
 	// A trace named twice (traces/*.jsonl and traces, ./a.jsonl and
@@ -1302,6 +1290,31 @@ func (o *verifyOptions) unreadableMany(ctx context.Context, con *tui.Console, fi
 		con.Println("mcpx: " + tui.EscapeLine(o.e.secrets().Text(err.Error())))
 	}
 	return usageErrorf("%d of %d traces cannot be read (%s); none was verified", len(names), len(files), tui.NameSome(names))
+}
+
+// appendTraces appends to out the trace name names (see traceFiles): the
+// name, or for a directory the *.jsonl files in it.
+func appendTraces(out []string, name string) ([]string, error) {
+	if fi, err := os.Stat(name); err != nil || !fi.IsDir() {
+		return append(out, name), nil // (opening it says what is wrong)
+	}
+	entries, err := os.ReadDir(name)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, usageErrorf("%s: %v", name, pe.Err)
+	} else if err != nil {
+		return nil, usageErrorf("%s: %v", name, err)
+	}
+	n := len(out)
+	for _, en := range entries {
+		if !strings.HasSuffix(en.Name(), ".jsonl") {
+			continue
+		}
+		out = append(out, filepath.Join(name, en.Name()))
+	}
+	if len(out) == n {
+		return nil, usageErrorf("%s is a directory without traces (*.jsonl files)", name)
+	}
+	return out, nil
 }
 
 // checkOutputs refuses a --junit report or a --record trace that is one
