@@ -11,7 +11,9 @@ import (
 // indented two columns more than the line it continues, so it reads as
 // part of it. A word wider than the room is cut at a character boundary,
 // never inside a wide character or an escape sequence (colour), except a
-// URL, which stays whole so that it can be copied as one. width <= 0
+// URL, which stays whole so that it can be copied as one. A tab takes
+// the columns to the next tab stop, as on the terminal: a line wrapped is
+// given spaces for its tabs (expandTabs). width <= 0
 // leaves s as it is: text that is not for a terminal (a script, a log)
 // is not wrapped.
 func WrapText(s string, width int) string {
@@ -27,7 +29,7 @@ func WrapText(s string, width int) string {
 
 func needsWrap(s string, width int) bool {
 	for l := range strings.SplitSeq(s, "\n") {
-		if textWidth(l) > width {
+		if textWidth(expandTabs(l)) > width {
 			return true
 		}
 	}
@@ -36,9 +38,10 @@ func needsWrap(s string, width int) bool {
 
 // wrapLine wraps one line (no newline) to width columns.
 func wrapLine(line string, width int) string {
-	if textWidth(line) <= width {
+	if textWidth(expandTabs(line)) <= width {
 		return line
 	}
+	line = expandTabs(line)
 	lead := len(line) - len(strings.TrimLeft(line, " "))
 	cont := strings.Repeat(" ", min(lead+2, width/2))
 	var b strings.Builder
@@ -136,6 +139,38 @@ func escapeLen(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// expandTabs replaces each tab of line (from a server's description, kept
+// by Escape) with the spaces to the next tab stop, every 8 columns as on
+// a terminal, so that the line measures what the terminal shows: a tab
+// counted as one column made a wrapped line wider than the terminal,
+// which broke it mid-word again.
+func expandTabs(line string) string {
+	if !strings.Contains(line, "\t") {
+		return line
+	}
+	var b strings.Builder
+	col := 0
+	for i := 0; i < len(line); {
+		if e := escapeLen(line[i:]); e > 0 {
+			b.WriteString(line[i : i+e])
+			i += e
+			continue
+		}
+		if line[i] == '\t' {
+			n := 8 - col%8
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(line[i:])
+		col += runeWidth(r)
+		b.WriteString(line[i : i+size])
+		i += size
+	}
+	return b.String()
 }
 
 // textWidth is DisplayWidth of text that may hold escape sequences

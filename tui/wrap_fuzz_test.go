@@ -17,6 +17,7 @@ func FuzzWrapText(f *testing.F) {
 		"\x1b[1mbold\x1b[0m and plain",
 		"    indented line that goes on",
 		"a\nb c d\n\n e",
+		"name\tsize\tdate\t名前\tx",
 		"\x1b]8;;http://x\x07link\x1b]8;;\x07",
 	} {
 		for _, w := range []int{0, 1, 3, 10, 40} {
@@ -26,7 +27,7 @@ func FuzzWrapText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, width int) {
 		width %= 200
 		got := WrapText(s, width)
-		strip := func(s string) string { return strings.NewReplacer(" ", "", "\n", "").Replace(s) }
+		strip := func(s string) string { return strings.NewReplacer(" ", "", "\n", "", "\t", "").Replace(s) }
 		if strip(got) != strip(s) {
 			t.Fatalf("WrapText(%q, %d) = %q: text changed", s, width, got)
 		}
@@ -37,13 +38,13 @@ func FuzzWrapText(f *testing.F) {
 			return
 		}
 		for l := range strings.SplitSeq(got, "\n") {
-			if textWidth(l) <= width || strings.Contains(l, "://") {
+			if textWidth(expandTabs(l)) <= width || strings.Contains(l, "://") {
 				continue
 			}
 			if c := strings.TrimLeft(l, " "); textWidth(firstChar(c)) == textWidth(c) {
 				continue // one character wider than the width, on its own
 			}
-			t.Fatalf("WrapText(%q, %d): line %q takes %d columns", s, width, l, textWidth(l))
+			t.Fatalf("WrapText(%q, %d): line %q takes %d columns", s, width, l, textWidth(expandTabs(l)))
 		}
 	})
 }

@@ -29,6 +29,10 @@ func TestWrapText(t *testing.T) {
 		{"colour is never split", "\x1b[1mabcdef\x1b[0m", 4, "\x1b[1mabcd\n  ef\x1b[0m"},
 		{"spaces at the end", "ab cd   ", 4, "ab\n  cd"},
 		{"narrower than the indent", "       abc", 2, "       \nab\n c"},
+		// A tab takes the columns to the next tab stop (every 8), as on
+		// the terminal, not one.
+		{"tabs", "name\tsize\tdate of it", 18, "name    size\n  date of it"},
+		{"a tab that fits", "a\tb", 20, "a\tb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := WrapText(tc.in, tc.width)
@@ -39,7 +43,7 @@ func TestWrapText(t *testing.T) {
 				return
 			}
 			for l := range strings.SplitSeq(got, "\n") {
-				if w := textWidth(l); w > tc.width && !strings.Contains(l, "://") && strings.TrimSpace(l) != "" {
+				if w := textWidth(expandTabs(l)); w > tc.width && !strings.Contains(l, "://") && strings.TrimSpace(l) != "" {
 					t.Errorf("line %q takes %d columns, more than %d", l, w, tc.width)
 				}
 			}
