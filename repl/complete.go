@@ -13,6 +13,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // Node is one command of the grammar completion knows: its name, its
@@ -141,17 +142,14 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 }
 
 // UnsafeForTerminal reports whether s holds a control character (C0, DEL,
-// C1), a bidirectional control or an invisible character (as tui.Escape
-// has them): readline writes candidates and what it inserts to the
-// terminal as they are, so a server's name with one would drive the
-// terminal, or read as another name ("cl\u200bock" as "clock"). Such
+// C1), a bidirectional control or an invisible character (tui.Disguises):
+// readline writes candidates and what it inserts to the terminal as they
+// are, so a server's name with one would drive the terminal, or read as
+// another name ("cl\u200bock" as "clock"). Such
 // candidates are left out, here and by the shell completion
 // (cmd/completion.go); the person can still type the name.
 func UnsafeForTerminal(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
-			r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x180e
-	}) >= 0
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || tui.Disguises(r) }) >= 0
 }
 
 // typing splits text (the line up to the cursor) into the words before

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpx-dev/mcpx/inspector"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // testGrammar is a part of mcpx's command tree.
@@ -353,6 +354,23 @@ func TestCompleteSkills(t *testing.T) {
 		got, offset := tc.c.Complete(context.Background(), tc.line)
 		if diff := cmp.Diff(tc.want, got); diff != "" || offset != tc.offset {
 			t.Errorf("Complete(%q) offset %d (want %d), suffixes (-want +got):\n%s", tc.line, offset, tc.offset, diff)
+		}
+	}
+}
+
+// UnsafeForTerminal leaves out a candidate holding any character
+// tui.Escape would show as an escape, and no other (a newline and a tab
+// included, which Escape keeps in text but a completion cannot hold).
+func TestUnsafeForTerminalIsWhatEscapeEscapes(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := string(r)
+		escaped := tui.Escape(s) != s || r == '\n' || r == '\t'
+		if UnsafeForTerminal(s) != escaped {
+			t.Errorf("U+%04X: unsafe %v, escaped %v", r, UnsafeForTerminal(s), escaped)
 		}
 	}
 }

@@ -96,6 +96,13 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
 	return append(b, src...)
 }
 
+// Disguises reports the printable characters Escape shows as escapes
+// because they make text read as other text: the bidirectional controls
+// (isBidiControl) and the invisible characters (isInvisible). What cannot
+// be escaped (a completion readline inserts as it is, see
+// repl.UnsafeForTerminal) is left out when it holds one.
+func Disguises(r rune) bool { return isBidiControl(r) || isInvisible(r) }
+
 // isBidiControl reports the Unicode bidirectional embedding, override and
 // isolate controls, which can make text display in a different order than
 // it is stored ("Trojan Source"); they are shown as escapes.
