@@ -583,8 +583,9 @@ func (s *replSession) toolHelp(name string, ios *IOStreams) bool {
 		c.console.Warn(err.Error())
 		return false
 	}
-	p := newPrinter(ios, s.cfg.out)
-	p.ToolHelp(*t)
+	// On a terminal, its description is wrapped at words, as mcpx tools
+	// call NAME --help's is.
+	newPrinter(ios, s.cfg.out).WithWidth(ios.outWidth()).ToolHelp(*t)
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 )
@@ -67,6 +68,20 @@ func TestReplTerminalHostile(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		return strings.Contains(string(b), `"arguments":{"it's":"x"},"name":"two words"`)
 	})
+
+	// A tool's description in its help is wrapped at words to the
+	// terminal, as mcpx tools call NAME --help's is: its 10,000-character
+	// word is broken at the terminal's width, not left to the terminal.
+	tm.keys("-l", "tools call long --help")
+	tm.keys("Enter")
+	tm.waitForAfter("the tool's help", "mcpx> tools call long --help", "\nmcpx> ")
+	scr := tm.screen()
+	for _, l := range strings.Split(scr[strings.LastIndex(scr, "mcpx> tools call long --help"):], "\n") {
+		if strings.Contains(l, "www") && utf8.RuneCountInString(l) > 80 {
+			t.Errorf("a line of the tool's help takes %d columns, more than the terminal's 80", utf8.RuneCountInString(l))
+			break
+		}
+	}
 
 	// The terminal is what the REPL reads its commands from: @/dev/stdin
 	// is refused, as @- is (it read the next line typed, blind).
