@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -138,14 +140,15 @@ func (e *env) stdin() io.Reader {
 // device, a pipe) or the controlling terminal (/dev/tty) —, which @file
 // must not read, as @- must not: it would take the person's next lines,
 // typed blind in the editor's raw mode, or the rest of a piped script. A
-// regular file, opened anew, takes nothing from the REPL. Outside the
-// REPL it reports false.
+// regular file, opened anew, takes nothing from the REPL, unless the name
+// opens standard input itself (dupsStdin). Outside the REPL it reports
+// false.
 func (e *env) ownInput(name string) bool {
 	if e.repl == nil {
 		return false
 	}
 	fi, err := os.Stat(name)
-	if err != nil || fi.Mode().IsRegular() {
+	if err != nil || fi.Mode().IsRegular() && !dupsStdin(runtime.GOOS, name) {
 		return false // a file read anew takes nothing from the REPL
 	}
 	if f, ok := e.ios.In.(*os.File); ok {
@@ -157,6 +160,22 @@ func (e *env) ownInput(name string) bool {
 		if tty, err := os.Stat("/dev/tty"); err == nil && os.SameFile(fi, tty) {
 			return true
 		}
+	}
+	return false
+}
+
+// dupsStdin reports whether opening name on the system goos shares the
+// offset of standard input, when it is a regular file: on Linux,
+// /dev/stdin and /dev/fd/0 open the file anew, from its start, but on the
+// BSDs and macOS they are dup(0), so reading one reads the rest of a
+// script the REPL reads from a file (mcpx repl < script.txt).
+func dupsStdin(goos, name string) bool {
+	if goos == "linux" || goos == "android" {
+		return false
+	}
+	switch filepath.Clean(name) {
+	case "/dev/stdin", "/dev/fd/0":
+		return true
 	}
 	return false
 }

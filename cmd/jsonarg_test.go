@@ -70,3 +70,27 @@ func readEndsWithContext(t *testing.T, read func(context.Context) error) error {
 		return nil
 	}
 }
+
+// On the BSDs and macOS, /dev/stdin and /dev/fd/0 are standard input
+// itself (dup(0)), whatever it is: a script the REPL reads from a file
+// would be read on from where the REPL is. On Linux, and for any other
+// name, a regular file is opened anew.
+func TestDupsStdin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		goos, name string
+		want       bool
+	}{
+		{"darwin", "/dev/stdin", true},
+		{"darwin", "/dev/fd/0", true},
+		{"freebsd", "/dev//stdin", true},
+		{"darwin", "/dev/fd/3", false},
+		{"darwin", "script.txt", false},
+		{"linux", "/dev/stdin", false},
+		{"linux", "/dev/fd/0", false},
+	} {
+		if got := dupsStdin(tc.goos, tc.name); got != tc.want {
+			t.Errorf("dupsStdin(%q, %q) = %v, want %v", tc.goos, tc.name, got, tc.want)
+		}
+	}
+}
