@@ -243,7 +243,7 @@ func (a *Authorizer) checkRegistration(resp *http.Response, data []byte, jerr er
 			return fmt.Errorf("with no body (%s), not a registration", what)
 		}
 		return fmt.Errorf("with %s that is not a registration (%s): %s", what, rawjson.DecodeProblem(jerr),
-			transport.Excerpt(strings.Join(strings.Fields(transport.RedactCredentials(string(data))), " ")))
+			bodyExcerpt(data, resp.Header.Get("Content-Type"), transport.RedactCredentials))
 	}
 	if rr.ClientID == "" {
 		return errors.New("without a client_id")

@@ -211,7 +211,9 @@ func TestRegistrationAnswerRefused(t *testing.T) {
 		refused              bool
 	}{
 		{"login page", "text/html", "<html><title>Sign in</title>\n client_secret=s3cr3t</html>",
-			`answered HTTP 201 with "text/html" that is not a registration (it is not valid JSON): <html><title>Sign in</title> client_secret=[redacted]`, false},
+			`answered HTTP 201 with "text/html" that is not a registration (it is not valid JSON): HTML page "Sign in"`, false},
+		{"page echoing the secret", "text/html", "<html><body>Welcome \n client_secret=s3cr3t</body></html>",
+			`answered HTTP 201 with "text/html" that is not a registration (it is not valid JSON): HTML page: Welcome client_secret=[redacted]`, false},
 		{"empty", "application/json", "", `answered HTTP 201 with no body ("application/json"), not a registration`, false},
 		{"no client_id", "application/json", `{"client_secret":"s3cr3t"}`, "answered HTTP 201 without a client_id", false},
 		{"client_id a number", "application/json", `{"client_id":5}`, "answered HTTP 201 with a registration mcpx cannot use: its client_id is a number, not a string", false},

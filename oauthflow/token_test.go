@@ -180,7 +180,7 @@ func TestServerTextBounded(t *testing.T) {
 				w.WriteHeader(http.StatusBadGateway)
 				io.WriteString(w, "<h1>"+long)
 			}
-		}, `/token answered HTTP 502: <h1>\x1b]0;title\x07\x1b[2Jzzz`},
+		}, `/token answered HTTP 502: HTML page: \x1b]0;title\x07\x1b[2Jzzz`},
 		{"registration", func(s *fakeAS) {
 			s.register = func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusBadRequest)
@@ -210,7 +210,12 @@ func TestServerTextBounded(t *testing.T) {
 				t.Fatal("no error")
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "… (") || len(msg) > 1000 || strings.ContainsAny(msg, "\x1b\x07") {
+			// A page's text is cut shorter, as its summary (transport.HTMLSummary).
+			cut := "… ("
+			if strings.Contains(tt.want, "HTML page") {
+				cut = "zzz…"
+			}
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, cut) || len(msg) > 1000 || strings.ContainsAny(msg, "\x1b\x07") {
 				t.Errorf("%d bytes: %q", len(msg), msg)
 			}
 		})
@@ -302,7 +307,7 @@ func TestTokenErrorRedactsRequestSecrets(t *testing.T) {
 	}
 	t.Run("client_secret_basic", func(t *testing.T) {
 		_, err, _ := authorizeOnce(t, s, func(c *Config) { c.Grant, c.ClientID, c.ClientSecret = GrantClientCredentials, "cid", "s&cret/1" })
-		check(t, err, "answered HTTP 500: <pre>Authorization: [redacted]", " grant_type=client_credentials")
+		check(t, err, "answered HTTP 500: HTML page: Authorization: [redacted]", " grant_type=client_credentials")
 	})
 	t.Run("client_secret_post", func(t *testing.T) {
 		a, _ := newTestAuthorizer(t, s.URL+"/mcp", nil)
@@ -379,7 +384,7 @@ func TestReadLineOnlyWhileWaiting(t *testing.T) {
 func TestTokenResponseUnreadable(t *testing.T) {
 	for _, tt := range []struct{ name, ct, body, want string }{
 		{"login page", "text/html", "<html><body>Sign in\n to continue</body></html>",
-			"answered HTTP 200 with text/html that is not a token response (it is not valid JSON): <html><body>Sign in to continue</body></html>"},
+			"answered HTTP 200 with text/html that is not a token response (it is not valid JSON): HTML page: Sign in to continue"},
 		{"no access_token", "application/json", `{"token_type":"Bearer","refresh_token":"rt-leak"}`,
 			"answered HTTP 200 with a token response mcpx cannot use: it has no access_token (its members: refresh_token, token_type)"},
 		{"empty object", "application/json", `{}`, "it has no access_token (it is empty)"},
@@ -393,7 +398,7 @@ func TestTokenResponseUnreadable(t *testing.T) {
 		{"token_type a number", "application/json", `{"access_token":"x","token_type":5}`, "its token_type is a number, not a string"},
 		{"expires_in an object", "application/json", `{"access_token":"x","expires_in":{}}`, "its expires_in is an object, not a number of seconds"},
 		{"echo of the request", "text/html", `<pre>code=the-code&access_token=at-leak</pre>`,
-			"with text/html that is not a token response (it is not valid JSON): <pre>code=[redacted]&access_token=[redacted]"},
+			"with text/html that is not a token response (it is not valid JSON): HTML page: code=[redacted]&access_token=[redacted]"},
 		{"error with 200", "application/json", `{"error":"invalid_grant","error_description":"the-code was used"}`,
 			"answered HTTP 200: invalid_grant: [redacted] was used"},
 		{"cut short", "application/json", `{"access_token":"at-leak`, "(it is not valid JSON)"},
@@ -567,6 +572,49 @@ func TestFailedRefreshSaysWhy(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "rt-old") {
 				t.Error("the refresh token is in the error")
+			}
+		})
+	}
+}
+
+// A token endpoint that answers with an HTML page — a proxy's error page,
+// a login form — is named by its title, as transport names the pages an
+// MCP server answers with: its markup cut to 300 bytes said nothing (a
+// page's <head> of styles fills them long before its title), and the
+// title is what tells "502 Bad Gateway" from "Sign in". A page without a
+// title shows the start of its text. What the page echoes of the
+// request is redacted, its title's too.
+func TestTokenAnswerHTMLPage(t *testing.T) {
+	head := "<!DOCTYPE html>\n<html><head>" + strings.Repeat(`<meta name="x" content="y">`, 20)
+	for _, tt := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"error page", http.StatusBadGateway, head + "<title>502 Bad Gateway &ndash; Edge</title></head><body><h1>Bad gateway</h1></body></html>",
+			`answered HTTP 502: HTML page "502 Bad Gateway – Edge"`},
+		{"no title", http.StatusInternalServerError, "<html><body><p>Upstream\n  failed</p><script>x()</script></body></html>",
+			`answered HTTP 500: HTML page: Upstream failed`},
+		{"title echoes the code", http.StatusBadRequest, head + "<title>bad code the-code</title></head></html>",
+			`answered HTTP 400: HTML page "bad code [redacted]"`},
+		{"login page with 200", http.StatusOK, head + "<title>Sign in</title></head><body>code=the-code</body></html>",
+			`answered HTTP 200 with text/html that is not a token response (it is not valid JSON): HTML page "Sign in"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newFakeAS(t)
+			s.token = func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			}
+			_, err, _ := authorizeOnce(t, s, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, "<") || strings.Contains(msg, "the-code") {
+				t.Errorf("err = %q\nwant %q", msg, tt.want)
 			}
 		})
 	}

@@ -128,10 +128,12 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 // echo the request, and a body mcpx cannot read may still hold a token.
 func readTokenResponse(endpoint string, resp *http.Response, body []byte, secrets []string) (*tokenResponse, error) {
 	at := fmt.Sprintf("the token endpoint %s answered HTTP %d", shortURL(endpoint), resp.StatusCode)
+	redact := func(s string) string { return transport.RedactCredentials(transport.RedactSecrets(s, secrets)) }
 	excerpt := func(s string) string {
 		// Redacted before white space is collapsed: a secret may hold spaces.
-		return transport.Excerpt(strings.Join(strings.Fields(transport.RedactCredentials(transport.RedactSecrets(s, secrets))), " "))
+		return transport.Excerpt(strings.Join(strings.Fields(redact(s)), " "))
 	}
+	bodyExcerpt := func() string { return bodyExcerpt(body, resp.Header.Get("Content-Type"), redact) }
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	fields, perr := parseTokenFields(body, mt)
 	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299
@@ -149,7 +151,7 @@ func readTokenResponse(endpoint string, resp *http.Response, body []byte, secret
 		if len(bytes.TrimSpace(body)) == 0 {
 			return nil, errors.New(at + " with no body")
 		}
-		return nil, errors.New(at + ": " + excerpt(string(body)))
+		return nil, errors.New(at + ": " + bodyExcerpt())
 	}
 	if perr != nil {
 		what := "no Content-Type"
@@ -159,7 +161,7 @@ func readTokenResponse(endpoint string, resp *http.Response, body []byte, secret
 		if len(bytes.TrimSpace(body)) == 0 {
 			return nil, fmt.Errorf("%s (%s) with no body, not a token response", at, what)
 		}
-		return nil, fmt.Errorf("%s with %s that is not a token response (%s): %s", at, what, perr, excerpt(string(body)))
+		return nil, fmt.Errorf("%s with %s that is not a token response (%s): %s", at, what, perr, bodyExcerpt())
 	}
 	var (
 		tr  tokenResponse
@@ -187,6 +189,22 @@ func readTokenResponse(endpoint string, resp *http.Response, body []byte, secret
 	}
 	tr.Scope = fields.scope("scope")
 	return &tr, nil
+}
+
+// bodyExcerpt quotes body, an answer of Content-Type contentType that
+// mcpx cannot use, on one bounded line with its control characters
+// escaped (transport.Excerpt) and what redact hides hidden: an HTML page
+// (a proxy's error page, a login form) by its title, as transport names
+// an MCP server's pages (transport.HTMLSummary), anything else as it is,
+// its white space collapsed. A page is redacted before it is summarised
+// (a secret may hold spaces, which the summary collapses) and after (its
+// entities decoded may spell one).
+func bodyExcerpt(body []byte, contentType string, redact func(string) string) string {
+	r := redact(string(body))
+	if sum, ok := transport.HTMLSummary([]byte(r), contentType); ok {
+		return transport.Excerpt(redact(sum))
+	}
+	return transport.Excerpt(strings.Join(strings.Fields(r), " "))
 }
 
 // tokenFields are the members of a token endpoint's answer, each as JSON

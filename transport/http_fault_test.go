@@ -497,6 +497,27 @@ func testHTMLErrorPageSummarised(t *testing.T) {
 	}
 }
 
+// HTMLSummary, which oauthflow quotes its endpoints' pages with, takes a
+// Content-Type as sent (parameters, any case) and declines what is no
+// page: JSON labelled text/html, plain text, a JSON error.
+func TestHTMLSummaryExported(t *testing.T) {
+	for _, tt := range []struct {
+		ct, body, want string
+		ok             bool
+	}{
+		{"Text/HTML; charset=utf-8", "<html><head><title>Sign in &ndash; IdP</title></head></html>", `HTML page "Sign in – IdP"`, true},
+		{"", "<!doctype html><p>Down</p>", "HTML page: Down", true},
+		{"text/html", `{"error":"invalid_grant"}`, "", false},
+		{"application/json", "<html><title>x</title></html>", "", false},
+		{"text/plain", "Bad Request", "", false},
+	} {
+		got, ok := transport.HTMLSummary([]byte(tt.body), tt.ct)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("HTMLSummary(%q, %q) = %q, %v; want %q, %v", tt.body, tt.ct, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 // A POST's answer whose headers misdescribe its body fails saying so: an
 // SSE stream labelled application/json, a body compressed with an
 // encoding mcpx did not offer (it read as a malformed message). gzip,

@@ -521,6 +521,23 @@ func isHTML(mt string, b []byte) bool {
 	return false
 }
 
+// HTMLSummary describes body in a line when it is an HTML page (see
+// isHTML; contentType is the answer's Content-Type header as sent):
+// `HTML page "TITLE"`, or `HTML page: TEXT` with the start of its text
+// when it has no title; ok is false for any other body, which the caller
+// quotes as it does. Every error page mcpx quotes is summarised so, an
+// MCP server's as an OAuth endpoint's (oauthflow): a page's markup cut to
+// a few hundred bytes is mostly its <head>, while its title is what tells
+// a proxy's "502 Bad Gateway" from a login form. The summary is not
+// escaped, and it holds what the page does (its entities decoded): the
+// caller redacts and escapes it as it would the body.
+func HTMLSummary(body []byte, contentType string) (summary string, ok bool) {
+	if !isHTML(mediaTypeOf(contentType), body) {
+		return "", false
+	}
+	return htmlSummary(body), true
+}
+
 // htmlSummary describes an HTML page in a line: `HTML page "TITLE"`, or
 // `HTML page: TEXT` with the start of its text when it has no title.
 func htmlSummary(b []byte) string {
