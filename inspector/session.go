@@ -77,7 +77,9 @@ type Options struct {
 	// that the session reads past, one line each: frames that are not
 	// JSON-RPC, responses nobody asked for, results that depart from the
 	// method's (ToolResultProblems and the like), progress and log
-	// messages that break their rules, a server request it may not send.
+	// messages that break their rules, a server request it may not send,
+	// what the connection reads past (transport.DepartureReporter: a body
+	// answering an HTTP POST that carried no request).
 	// They are kept apart from OnWarning so that a program can tell a
 	// server that broke the protocol from its own troubles (mcpx
 	// --strict, mcpx check). A departure that stops a request is an error
@@ -266,6 +268,11 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		CodeName:        mcp.CodeName,
 	})
 	s.holdServerStream()
+	if r, ok := transport.Find[transport.DepartureReporter](conn); ok {
+		// The transport's departures (a body answering a notification, a
+		// session id that changed) are tied to no request: the session's.
+		r.OnDeparture(func(kind, msg string) { s.departedEach(context.Background(), kind, msg) })
+	}
 	if r, ok := transport.Find[transport.ServerStreamEndReporter](conn); ok {
 		r.OnServerStreamEnd(func(err error) {
 			// The generation and the hold are taken here, on the

@@ -221,6 +221,15 @@ func (c *HTTPConn) OnRequestDropped(fn func(id jsonrpc.ID, method string, err er
 	c.b.lostMu.Unlock()
 }
 
+// OnDeparture registers fn to learn about the server's departures from
+// the transport's rules that the connection reads past (see
+// DepartureReporter).
+func (c *HTTPConn) OnDeparture(fn func(kind, msg string)) {
+	c.b.lostMu.Lock()
+	c.b.onDepart = fn
+	c.b.lostMu.Unlock()
+}
+
 // Read returns the next frame from any of the connection's streams.
 func (c *HTTPConn) Read(ctx context.Context) (Frame, error) {
 	return c.b.read(ctx)

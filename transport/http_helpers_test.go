@@ -27,6 +27,7 @@ type recorder struct {
 	frames        []transport.Frame
 	notes         []string
 	warnings      []string
+	departures    []string
 	notifications []*jsonrpc.Message
 	notified      chan struct{}
 }
@@ -60,6 +61,13 @@ func (r *recorder) eventText(kind transport.EventKind) string {
 	return b.String()
 }
 
+// allDepartures returns the server's departures the session said.
+func (r *recorder) allDepartures() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.departures...)
+}
+
 func (r *recorder) allNotes() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -80,6 +88,11 @@ func (r *recorder) sessionOptions() inspector.Options {
 		OnWarning: func(s string) {
 			r.mu.Lock()
 			r.warnings = append(r.warnings, s)
+			r.mu.Unlock()
+		},
+		OnDeparture: func(_ context.Context, s string) {
+			r.mu.Lock()
+			r.departures = append(r.departures, s)
 			r.mu.Unlock()
 		},
 		OnNotification: func(m *jsonrpc.Message) {

@@ -160,8 +160,8 @@ func testLegacyStreamRestart(t *testing.T) {
 	if d := conn.Describe(); !strings.Contains(d, "messages to "+u+"/msg?s=2") {
 		t.Errorf("Describe = %q", d)
 	}
-	if len(rec.warnings) != 0 {
-		t.Errorf("warnings: %q", rec.warnings)
+	if len(rec.warnings) != 0 || len(rec.departures) != 0 {
+		t.Errorf("warnings: %q; departures: %q", rec.warnings, rec.departures)
 	}
 }
 
@@ -233,8 +233,8 @@ func testLegacyStreamGone(t *testing.T) {
 	synctest.Wait()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.warnings) != 0 {
-		t.Errorf("warnings: %q", rec.warnings)
+	if len(rec.warnings) != 0 || len(rec.departures) != 0 {
+		t.Errorf("warnings: %q; departures: %q", rec.warnings, rec.departures)
 	}
 }
 

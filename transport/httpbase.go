@@ -40,6 +40,9 @@ type httpBase struct {
 	// onDropped answers the server's requests dropped for their size (see
 	// DropReporter), called from read like onLost.
 	onDropped func(id jsonrpc.ID, method string, err error)
+	// onDepart learns about the server's departures the connection reads
+	// past (see DepartureReporter).
+	onDepart func(kind, msg string)
 
 	failOnce sync.Once
 	failErr  error
@@ -86,6 +89,21 @@ func (b *httpBase) observeStream(text string, meta *Meta, retry time.Duration) {
 
 func (b *httpBase) note(format string, args ...any) {
 	b.observe(EventNote, fmt.Sprintf(format, args...), nil)
+}
+
+// depart reports a departure of the server's from the transport's rules
+// that the connection reads past, of the sort kind (see
+// DepartureReporter); a note when nobody listens.
+func (b *httpBase) depart(kind, format string, args ...any) {
+	msg := RedactURLs(fmt.Sprintf(format, args...))
+	b.lostMu.Lock()
+	fn := b.onDepart
+	b.lostMu.Unlock()
+	if fn == nil {
+		b.note("%s", msg)
+		return
+	}
+	fn(kind, msg)
 }
 
 // spawn runs fn in a goroutine that Close waits for. It reports false (and

@@ -177,3 +177,21 @@ type SessionForgetter interface {
 type ServerStreamEndReporter interface {
 	OnServerStreamEnd(fn func(err error))
 }
+
+// DepartureReporter is implemented by connections that notice the
+// server departing from the transport's rules in a way they read past:
+// over Streamable HTTP, a POST that carried no request answered with a
+// body where the spec has 202 Accepted and none, an Mcp-Session-Id that
+// changed after initialization (spec 2025-11-25: basic/transports,
+// "Sending Messages to the Server" and "Session Management"). They are
+// the server's departures from the protocol, as a frame that is not
+// JSON-RPC is (--strict counts them), not a failure of the connection,
+// which goes on. fn is called with the sort (kind: a plural phrase, "answers
+// with a body to POSTs that carried no request") and the line that says
+// it, from the goroutine that noticed; a sort the server can repeat with
+// every message is told each time (the session says the first few and
+// counts the rest), one it cannot is told once. The session registers fn
+// before the first Write; without fn a departure is a note (EventNote).
+type DepartureReporter interface {
+	OnDeparture(fn func(kind, msg string))
+}

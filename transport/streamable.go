@@ -302,6 +302,16 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		}
 	}
 	mt := mediaType(resp)
+	if len(ids) == 0 {
+		// A notification or responses: accepted (202, or an empty 200),
+		// or answered with what the server must not send (see
+		// answeredNoRequest).
+		if resp.ContentLength == 0 {
+			x.close()
+			return nil
+		}
+		return s.answeredNoRequest(ctx, x, f.Data, mt)
+	}
 	switch {
 	case mt == "text/event-stream":
 		if !x.stop() {
@@ -312,12 +322,9 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// answered, forgotten (ForgetRequest) or the connection closes.
 		streamCtx, cancel := context.WithCancel(s.b.ctx)
 		x.stop = context.AfterFunc(streamCtx, x.cancel)
-		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed, cancel: cancel}
-		if len(ids) > 0 {
-			st.pending = map[string]bool{}
-			for _, id := range ids {
-				st.pending[id] = true
-			}
+		st := &streamState{name: s.nextStream("post"), method: "POST", routed: routed, cancel: cancel, pending: map[string]bool{}}
+		for _, id := range ids {
+			st.pending[id] = true
 		}
 		if routed {
 			s.trackRouted(ids, x.cancel)
@@ -339,7 +346,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			return ErrClosed
 		}
 		return nil
-	case status == http.StatusAccepted && len(ids) > 0:
+	case status == http.StatusAccepted:
 		// 202 is how a server takes notifications and responses; a
 		// request is answered in the POST's body, as JSON or an SSE
 		// stream, and never on the GET stream but to resume (spec
@@ -348,10 +355,6 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		// Waiting would only run out the timeout.
 		x.close()
 		return fmt.Errorf("%w: POST %s: HTTP 202 Accepted with no response, but a request must be answered in the POST's body (application/json or text/event-stream)", ErrTransport, s.shown)
-	case status == http.StatusAccepted || resp.ContentLength == 0 && len(ids) == 0:
-		// A notification or response was accepted (202, or an empty 200).
-		x.close()
-		return nil
 	}
 	// A JSON body: read it whole, still under the caller's context so that a
 	// slow body counts against the request's timeout.
@@ -370,9 +373,6 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		return fmt.Errorf("%w: POST %s: reading the response body: %w", ErrTransport, s.shown, err)
 	}
 	if len(body) == 0 {
-		if len(ids) == 0 {
-			return nil
-		}
 		return fmt.Errorf("%w: POST %s: HTTP %d with an empty body, but the request needs a response", ErrTransport, s.shown, status)
 	}
 	if mt != "application/json" {
@@ -404,6 +404,84 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 			ErrTransport, s.shown, strings.Join(missing, ", "), why, excerptBody(body, mt))
 	}
 	return nil
+}
+
+// noRequestKind is the sort of departure answeredNoRequest reports,
+// which a server can repeat with every notification and response mcpx
+// sends (see DepartureReporter).
+const noRequestKind = "answers with a body to POSTs that carried no request"
+
+// maxNoRequestBody bounds what is read of a body answering a POST that
+// carried no request: enough to quote its start, never the body whole.
+const maxNoRequestBody = 4 << 10
+
+// answeredNoRequest takes the successful answer x to a POST that carried
+// no request (only a notification or responses: data), of media type mt,
+// whose body may not be empty. The server accepts such a POST with 202
+// Accepted and no body (spec 2025-11-25: basic/transports, "Sending
+// Messages to the Server", as in 2025-03-26; 2026-07-28, where a client
+// sends no responses, for a notification): a body is the server's
+// departure, reported (see DepartureReporter), and not read as messages.
+// Delivered, it made a loop of a server that answers every answer mcpx
+// sends with a new request, for as long as the session lasted; and an
+// SSE stream the server never ended was held open. A JSON body's start
+// is read, to quote it; a stream is closed unread. A body that is empty
+// after all (of unknown length) is an accepted POST.
+func (s *streamable) answeredNoRequest(ctx context.Context, x *exchange, data []byte, mt string) error {
+	status := x.resp.StatusCode
+	var what, done string
+	if mt == "text/event-stream" {
+		x.close()
+		what, done = "an SSE stream (text/event-stream)", "mcpx closed it unread"
+	} else {
+		body, err := io.ReadAll(io.LimitReader(x.resp.Body, maxNoRequestBody+1))
+		x.close()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case s.b.ctx.Err() != nil:
+			return ErrClosed
+		case len(bytes.TrimSpace(body)) == 0 && err == nil:
+			return nil
+		}
+		what = "a body with no Content-Type"
+		if mt != "" {
+			what = "a " + QuoteExcerpt(mt) + " body"
+			if mt == "application/json" {
+				what = "an application/json body"
+			}
+		}
+		done = "mcpx did not read it: " + Excerpt(x.excerpt(body, len(body) <= maxNoRequestBody && err == nil))
+	}
+	s.b.depart(noRequestKind, "POST %s carried %s, no request, and the server answered it with HTTP %d and %s, but such a POST is answered 202 Accepted with no body (spec: basic/transports, \"Sending Messages to the Server\"); %s",
+		s.shown, carried(data), status, what, done)
+	return nil
+}
+
+// carried says what an outgoing frame that holds no request carries, for
+// people: "a notification", "a response", or (a batch of 2025-03-26)
+// "notifications", "responses", or "notifications and responses".
+func carried(data []byte) string {
+	msgs, _, _ := jsonrpc.DecodeFrame(data)
+	var notes, answers int
+	for _, m := range msgs {
+		if m.IsResponse() {
+			answers++
+		} else {
+			notes++
+		}
+	}
+	switch {
+	case answers == 0 && notes <= 1:
+		return "a notification"
+	case notes == 0 && answers == 1:
+		return "a response"
+	case notes == 0:
+		return "responses"
+	case answers == 0:
+		return "notifications"
+	}
+	return "notifications and responses"
 }
 
 // notJSON says what is wrong with body, a JSON answer that holds no
@@ -458,8 +536,8 @@ type streamState struct {
 	name   string
 	method string // how the stream was first opened: POST or GET
 	// pending holds the ids of the requests whose responses are still due
-	// on this stream; nil for the GET stream and for a stream that answers
-	// a notification (read to its end, never resumed).
+	// on this stream; nil for the GET stream. (A POST that carried no
+	// request gets no stream that is read: see answeredNoRequest.)
 	pending map[string]bool
 	lastID  string
 	// retry is the reconnection time the server set with a retry field
@@ -706,7 +784,7 @@ func (s *streamable) runPostStream(ctx context.Context, x *exchange, st *streamS
 			failures, last = 0, nil
 		}
 		if st.pending == nil {
-			// Nothing was owed (a notification that got a stream).
+			// Nothing was owed.
 			return
 		}
 		what := "the SSE stream answering POST " + s.shown

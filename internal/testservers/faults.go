@@ -58,7 +58,10 @@ import (
 // /session/comments: initialize gets an SSE stream of comments (keep-alives)
 // that never carries the result; /session/overrun: the answer to ping
 // is followed, on the same connection, by bytes past its Content-Length
-// (an HTTP response nobody asked for).
+// (an HTTP response nobody asked for); /session/pingpong: every POST that
+// carries no request (a notification, a response) is answered with 200
+// and a new ping request as its JSON body, where the spec has 202 and no
+// body (a client that reads it answers, and is answered again).
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -457,6 +460,13 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 		return
 	}
 	switch {
+	case fault == "pingpong" && (req.ID == nil || req.Method == ""):
+		f.mu.Lock()
+		f.seq++
+		n := f.seq
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"srv%d","method":"ping"}`, n)
 	case req.ID == nil:
 		w.WriteHeader(http.StatusAccepted)
 	case req.Method == "tools/call":
