@@ -2,9 +2,12 @@ package transport_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -66,4 +69,75 @@ func TestSessionIDRefused(t *testing.T) {
 			}
 		}))
 	}
+}
+
+// A server that answers with another Mcp-Session-Id than the one it
+// assigned at initialization departs from the protocol: the id is
+// assigned once, at initialization, and the client sends it with every
+// later request (spec 2025-11-25: basic/transports, "Session
+// Management"). mcpx keeps the first and says so once, whatever the
+// server changes next; it used to keep it without a word. An id that
+// matches what the request carried, and the new session's id after the
+// server ended the old one (404), are no change.
+func TestSessionIDChangedMidSession(t *testing.T) { synctest.Test(t, testSessionIDChangedMidSession) }
+
+func testSessionIDChangedMidSession(t *testing.T) {
+	var n atomic.Int32
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC != "tools/list" {
+			return false
+		}
+		writeJSON(w, fmt.Sprintf("other-%d", n.Add(1)), `{"jsonrpc":"2.0","id":`+s.ID+`,"result":{"tools":[]}}`)
+		return true
+	}
+	rec := newRecorder()
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, rec)
+	for range 3 {
+		if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+	}
+	if _, err := sess.Call(callCtx(t), "ping", nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	synctest.Wait()
+	deps := rec.allDepartures()
+	want := `/mcp: the answer carries Mcp-Session-Id "other-1", but the server assigned session "s1" at initialization; mcpx goes on sending "s1" (spec: basic/transports, "Session Management": the id is assigned at initialization, and the client sends it with every later request; further changes are not said)`
+	if len(deps) != 1 || !strings.Contains(deps[0], want) || !strings.Contains(deps[0], "POST http://") {
+		t.Fatalf("departures %q\nwant one with %q", deps, want)
+	}
+	if id := conn.SessionID(); id != "s1" {
+		t.Errorf("session id %q, want s1", id)
+	}
+	for _, s := range f.log.find("POST", "*") {
+		if s.RPC != "initialize" && s.Header.Get("Mcp-Session-Id") != "s1" {
+			t.Errorf("%s sent Mcp-Session-Id %q, want s1", s.RPC, s.Header.Get("Mcp-Session-Id"))
+		}
+	}
+}
+
+// The GET stream's answer is checked as a POST's is.
+func TestSessionIDChangedOnGET(t *testing.T) { synctest.Test(t, testSessionIDChangedOnGET) }
+
+func testSessionIDChangedOnGET(t *testing.T) {
+	f := &fake{}
+	f.get = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		w.Header().Set("Mcp-Session-Id", "other-get")
+		startSSE(w)
+		<-r.Context().Done()
+		return true
+	}
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, rec)
+	if _, err := sess.Call(callCtx(t), "ping", nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	synctest.Wait()
+	deps := rec.allDepartures()
+	want := `/mcp: the answer carries Mcp-Session-Id "other-get", but the server assigned session "s1" at initialization`
+	if len(deps) != 1 || !strings.Contains(deps[0], want) || !strings.HasPrefix(deps[0], "GET http://") {
+		t.Fatalf("departures %q\nwant one with %q", deps, want)
+	}
+	sess.Close()
 }

@@ -34,7 +34,10 @@ type streamable struct {
 	holdGet   bool               // Negotiated leaves the GET stream to OpenServerStream
 	getErr    error              // why the last GET stream was not opened (ServerStreamErr)
 	onGetEnd  func(error)        // learns that the GET stream ended for good (ServerStreamEndReporter)
-	seq       int                // numbers streams for display
+	// changeSaid is set once the server's change of the session id was
+	// reported (see sessionChanged).
+	changeSaid bool
+	seq        int // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
 	// open response streams, to close on cancellation, and every id seen,
@@ -115,10 +118,16 @@ func (s *streamable) SessionID() string {
 }
 
 // adoptSession keeps the session id the server assigned (at initialize),
-// once it is one mcpx can send back (see checkSessionID).
-func (s *streamable) adoptSession(method string, resp *http.Response) error {
+// once it is one mcpx can send back (see checkSessionID). sent is the
+// session id the request carried, "" for none: an answer to a request
+// that carried one is checked against it (see sessionChanged).
+func (s *streamable) adoptSession(method, sent string, resp *http.Response) error {
 	v := resp.Header.Get("Mcp-Session-Id")
 	if v == "" {
+		return nil
+	}
+	if sent != "" {
+		s.sessionChanged(method, sent, v)
 		return nil
 	}
 	s.mu.Lock()
@@ -132,6 +141,32 @@ func (s *streamable) adoptSession(method string, resp *http.Response) error {
 	}
 	s.sessionID = v
 	return nil
+}
+
+// sessionChanged checks got, the Mcp-Session-Id of an answer to a
+// request that carried session id sent. The server assigns the id once,
+// at initialization, and the client sends it with every later request
+// (spec 2025-11-25: basic/transports, "Session Management"): another id
+// is the server's departure, reported once a connection (see
+// DepartureReporter), and not taken; mcpx goes on sending the one it
+// was assigned. A server that ended the session says so with 404, and
+// the new session's id comes with the next initialize's answer. It was
+// ignored without a word, which hid a server that hands out a new id
+// with each answer and expects it back (it then refuses the next
+// request, with nothing to say why).
+func (s *streamable) sessionChanged(method, sent, got string) {
+	if got == sent {
+		return
+	}
+	s.mu.Lock()
+	said := s.changeSaid
+	s.changeSaid = true
+	s.mu.Unlock()
+	if said {
+		return
+	}
+	s.b.depart("changes of the session id", "%s %s: the answer carries Mcp-Session-Id %s, but the server assigned session %s at initialization; mcpx goes on sending %s (spec: basic/transports, \"Session Management\": the id is assigned at initialization, and the client sends it with every later request; further changes are not said)",
+		method, s.shown, QuoteExcerpt(got), QuoteExcerpt(sent), QuoteExcerpt(sent))
 }
 
 // maxSessionID is the longest Mcp-Session-Id mcpx takes. The id goes
@@ -296,7 +331,7 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 		return e
 	}
 	if !routed {
-		if err := s.adoptSession("POST", resp); err != nil {
+		if err := s.adoptSession("POST", sid, resp); err != nil {
 			x.close()
 			return err
 		}
@@ -920,6 +955,11 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 		}
 		x.close()
 		return nil, e
+	}
+	if sid != "" {
+		if v := x.resp.Header.Get("Mcp-Session-Id"); v != "" {
+			s.sessionChanged("GET", sid, v)
+		}
 	}
 	return x, nil
 }

@@ -61,7 +61,10 @@ import (
 // (an HTTP response nobody asked for); /session/pingpong: every POST that
 // carries no request (a notification, a response) is answered with 200
 // and a new ping request as its JSON body, where the spec has 202 and no
-// body (a client that reads it answers, and is answered again).
+// body (a client that reads it answers, and is answered again);
+// /session/newid: every answer after initialize's carries another
+// Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
+// requests are taken with the one initialize assigned.
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -458,6 +461,12 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 	} else if got := r.Header.Get("Mcp-Session-Id"); got != faultSession {
 		http.Error(w, "missing or wrong session id", http.StatusBadRequest)
 		return
+	} else if fault == "newid" {
+		f.mu.Lock()
+		f.seq++
+		n := f.seq
+		f.mu.Unlock()
+		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("fault-session-%d", n+1))
 	}
 	switch {
 	case fault == "pingpong" && (req.ID == nil || req.Method == ""):
