@@ -129,6 +129,12 @@ type sessionDesc struct {
 	// held is set for a command through an open session (@NAME), whose
 	// connection to the server carries other commands' requests too.
 	held bool
+	// traceContext is the OpenTelemetry trace context from TRACEPARENT,
+	// TRACESTATE and BAGGAGE (nil for none); traceErr says why those
+	// could not be taken, an error when the command connects (see
+	// sessionFlags.validate).
+	traceContext *inspector.TraceContext
+	traceErr     error
 }
 
 // featuresDesc is what mcpx offers the server and does around the

@@ -365,6 +365,9 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	// From the start of the server to the end of the handshake: what the
 	// named server's application gives it (hostEffects.startup).
 	start := time.Now()
+	if d.session.traceErr != nil {
+		return nil, d.session.traceErr
+	}
 	c, conn, rec, err := k.open(ctx, d, out, a)
 	if err != nil {
 		return nil, err
@@ -417,6 +420,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		MaxTimeout:        orNone(d.session.maxTimeout),
 		// The GET stream only when something listens on it (issue 13).
 		ServerStreamOnDemand: !a.listens(d),
+		TraceContext:         d.session.traceContext,
 	})
 	if err != nil {
 		keepTrace(c.console, rec, d.rec, err)

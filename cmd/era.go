@@ -52,7 +52,33 @@ func (f sessionFlags) validate(h httpFlags, ios *IOStreams, eraSet bool) (sessio
 		return d, usageErrorf("--transport sse is the 2024-11-05 HTTP+SSE transport; the modern era runs over Streamable HTTP (--transport http or auto)")
 	}
 	d.era, d.eraSource = era, source
+	d.traceContext, d.traceErr = traceContextFrom(ios)
 	return d, nil
+}
+
+// Environment variables that carry an OpenTelemetry trace context into a
+// process (OpenTelemetry, "Environment Variables as Context Propagation
+// Carriers").
+const (
+	traceParentEnv = "TRACEPARENT"
+	traceStateEnv  = "TRACESTATE"
+	baggageEnv     = "BAGGAGE"
+)
+
+// traceContextFrom takes the trace context of the environment, which
+// every request then carries in _meta (spec 2026-07-28: basic/index,
+// "OpenTelemetry trace context"). Values that break the W3C formats are
+// an error for the commands that connect only, when they do: one that
+// reads a trace need not care what a tool that ran it left behind.
+func traceContextFrom(ios *IOStreams) (*inspector.TraceContext, error) {
+	parent := strings.TrimSpace(ios.Getenv(traceParentEnv))
+	state := strings.TrimSpace(ios.Getenv(traceStateEnv))
+	baggage := strings.TrimSpace(ios.Getenv(baggageEnv))
+	tc, err := inspector.ParseTraceContext(parent, state, baggage)
+	if err != nil {
+		return nil, usageErrorf("the trace context of the environment (%s, %s, %s) is not sent as it breaks W3C's format: %v; correct it or unset it", traceParentEnv, traceStateEnv, baggageEnv, err)
+	}
+	return tc, nil
 }
 
 // legacyVersion is the version to offer in initialize: --protocol-version

@@ -132,6 +132,9 @@ type Options struct {
 	// "Behavior Requirements"), so it is neither a progress update nor a
 	// notification for OnNotification. Nil drops it.
 	OnLateProgress func(request jsonrpc.ID, p Progress)
+	// TraceContext, when set, is carried in the _meta of every request but
+	// a Raw one, in either era (see TraceContext).
+	TraceContext *TraceContext
 }
 
 // Session is one MCP session over a transport connection, on the
@@ -878,6 +881,9 @@ func (s *Session) callOnce(ctx context.Context, method string, p json.RawMessage
 	var err error
 	if !cfg.raw {
 		if p, err = s.life.Decorate(method, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		if p, err = s.opts.TraceContext.apply(p); err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}

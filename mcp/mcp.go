@@ -42,6 +42,15 @@ const (
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
+// OpenTelemetry trace context _meta keys, the one exception to the
+// reserved prefix (spec 2026-07-28: basic/index, "OpenTelemetry trace
+// context"): their values follow W3C Trace Context and W3C Baggage.
+const (
+	MetaTraceParent = "traceparent"
+	MetaTraceState  = "tracestate"
+	MetaBaggage     = "baggage"
+)
+
 // MetaReservedPrefix starts every _meta key the protocol reserves (spec
 // 2026-07-28: basic/index, "_meta").
 const MetaReservedPrefix = "io.modelcontextprotocol/"
