@@ -286,6 +286,25 @@ func (s *Session) offeredCapabilities() json.RawMessage {
 	return nil
 }
 
+// declaredCapabilities returns the client capabilities the session
+// declared, in whichever era it runs: those initialize offered, or those
+// every 2026-07-28 request carries. known is false while the era, or the
+// handshake, has not settled them yet.
+func (s *Session) declaredCapabilities() (caps json.RawMessage, known bool) {
+	life := s.life
+	if a, isAuto := life.(*Auto); isAuto {
+		life = a.Chosen()
+	}
+	if m, ok := life.(*Modern); ok {
+		if len(m.Capabilities) == 0 {
+			return json.RawMessage("{}"), true
+		}
+		return m.Capabilities, true
+	}
+	caps = s.offeredCapabilities()
+	return caps, caps != nil
+}
+
 // Decorate leaves params untouched: handshake-era requests carry nothing extra.
 func (l *Legacy) Decorate(_ string, params json.RawMessage) (json.RawMessage, error) {
 	return params, nil

@@ -788,6 +788,7 @@ func (s *Session) answerInputs(ctx context.Context, reqs map[string]json.RawMess
 			continue
 		}
 		msg := &jsonrpc.Message{Raw: reqs[k], ID: jsonrpc.String(k), Method: r.Method, Params: r.Params}
+		s.checkIncludeContext(ctx, r.Method, r.Params)
 		var result json.RawMessage
 		var rpcErr *jsonrpc.Error
 		h := s.opts.Handlers[r.Method]

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/mcp"
 )
 
 // sampler returns a sampler for policy, declaring sampling.tools; person
@@ -115,4 +117,55 @@ func TestSamplingToolRules(t *testing.T) {
 			t.Errorf("%s: want -32602, got %v", name, err)
 		}
 	}
+}
+
+// A sampling request asking for includeContext "thisServer" or
+// "allServers", deprecated values servers should not use unless the
+// client declares sampling.context (spec 2026-07-28: client/sampling,
+// "Capabilities"; deprecated), is warned about once, in either era, and
+// answered all the same; "none", or sampling.context declared, is not.
+func TestSamplingIncludeContextUndeclared(t *testing.T) {
+	const warning = `asks for includeContext "thisServer", a deprecated value that servers should not use unless the client declares sampling.context`
+	params := func(ctx string) string {
+		return `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5,"includeContext":"` + ctx + `"}`
+	}
+	decline := map[string]RequestHandler{mcp.MethodSamplingCreateMessage: Adapt((&Sampler{Policy: SamplingPolicy{Mode: PolicyDecline}}).Handle)}
+
+	t.Run("legacy", func(t *testing.T) {
+		for _, c := range []struct {
+			caps string
+			warn bool
+		}{{`{"sampling":{}}`, true}, {`{"sampling":{"context":{}}}`, false}} {
+			ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{Capabilities: json.RawMessage(c.caps)}, Handlers: decline})
+			srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+			srv.next()
+			if r := waitConnect(t, ch); r.err != nil {
+				t.Fatal(r.err)
+			}
+			for i, ic := range []string{"none", "thisServer", "thisServer"} {
+				id := fmt.Sprintf(`"s%d"`, i)
+				srv.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"sampling/createMessage","params":` + params(ic) + `}`)
+				if m := srv.next(); m.ID.String() != id || m.Error == nil || m.Error.Code != -1 {
+					t.Fatalf("answered with %s, want the policy's refusal", m.Raw)
+				}
+			}
+			if c.warn {
+				w.expect(warning, `spec client/sampling, "Capabilities"`)
+			}
+			w.none()
+		}
+	})
+
+	t.Run("modern", func(t *testing.T) {
+		s, srv, w, _ := newModernSession(t, &Modern{Capabilities: json.RawMessage(`{"sampling":{}}`), OnNote: func(string) {}}, false, Options{Handlers: decline})
+		openModern(t, s, srv)
+		ch := goCall(context.Background(), s, "tools/call", map[string]any{"name": "ask"})
+		srv.reply(srv.nextRequest("tools/call"), `{"resultType":"input_required","inputRequests":{"llm":{"method":"sampling/createMessage","params":`+params("thisServer")+`}},"requestState":"s"}`)
+		srv.reply(srv.nextRequest("tools/call"), `{"resultType":"complete","content":[]}`)
+		if r := result(t, ch); r.err != nil {
+			t.Fatal(r.err)
+		}
+		w.expect(warning)
+		w.none()
+	})
 }

@@ -1318,6 +1318,30 @@ func (s *Session) handle(ctx context.Context, m *jsonrpc.Message) (json.RawMessa
 func (s *Session) checkRequest(m *jsonrpc.Message) {
 	s.checkRequestTime(m)
 	s.checkDeclared(m)
+	s.checkIncludeContext(context.Background(), m.Method, m.Params)
+}
+
+// checkIncludeContext warns, once, about a sampling request (a server's
+// request, or a 2026-07-28 input request, tied to the request of ours
+// whose context ctx is) whose includeContext is "thisServer" or
+// "allServers" when mcpx did not declare sampling.context: those values
+// are deprecated, and servers "SHOULD NOT use them unless the client
+// declares sampling.context capability" (spec 2025-11-25 and 2026-07-28:
+// client/sampling; 2026-07-28: deprecated, SEP-2596). mcpx answers as it
+// always does, with no context included, which the values only ask for.
+func (s *Session) checkIncludeContext(ctx context.Context, method string, params json.RawMessage) {
+	if method != mcp.MethodSamplingCreateMessage {
+		return
+	}
+	v, ok := rawjson.String(rawjson.Member(params, "includeContext"))
+	if !ok || (v != "thisServer" && v != "allServers") {
+		return
+	}
+	caps, known := s.declaredCapabilities()
+	if !known || rawjson.Member(rawjson.Member(caps, "sampling"), "context") != nil {
+		return
+	}
+	s.departOnce(ctx, "includeContext", "the server's sampling/createMessage asks for includeContext %q, a deprecated value that servers should not use unless the client declares sampling.context, which mcpx does not (spec client/sampling, \"Capabilities\"); answered with no context included", v)
 }
 
 // clientRequestCapabilities names the client capability each request a
