@@ -554,11 +554,23 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 	if maxRounds <= 0 {
 		maxRounds = DefaultMaxRounds
 	}
-	versionRetried, headersRetried := false, false
+	versionRetried, headersRetried, lostRetried := false, false, false
 	round := 0
 	var unanswered map[string]bool
 	for {
 		if err != nil {
+			if errors.Is(err, transport.ErrStreamLost) && reissuable[req.Method] && !lostRetried && ctx.Err() == nil {
+				// "A broken response stream loses the in-flight request;
+				// clients MUST re-issue it as a new request with a new
+				// request ID" (spec 2026-07-28: changelog; basic/transports/
+				// streamable-http: streams are not resumable). Only a
+				// request that changes nothing is re-issued on mcpx's own:
+				// a tool may have run already.
+				lostRetried = true
+				m.note(s, fmt.Sprintf("%s: its response stream was lost before the answer; re-issuing it as a new request", req.Label()))
+				res, err = s.Resend(ctx, req, req.Params)
+				continue
+			}
 			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) || ctx.Err() != nil {
 				return nil, err
@@ -627,6 +639,17 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 			return nil, violationf("%s: the server answered with resultType %s, which mcpx does not recognize (invalid per spec 2026-07-28: basic/index, \"ResultType\")", req.Label(), shown)
 		}
 	}
+}
+
+// reissuable are the requests that only read, which Finish re-issues once
+// when their response stream is lost: sending one again changes nothing
+// on the server. tools/call, tasks/update and tasks/cancel are left to
+// the person; subscriptions/listen is listened again by its own loop.
+var reissuable = map[string]bool{
+	mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodCompletionComplete: true, mcp.MethodTasksGet: true,
+	mcp.MethodSkillsList: true, mcp.MethodSkillsGet: true, mcp.MethodResourcesDirectoryRead: true,
 }
 
 // cacheableMethods are the requests whose complete results carry caching

@@ -1049,3 +1049,77 @@ func TestUnsupportedVersionErrorNamesFewVersions(t *testing.T) {
 		t.Errorf("message of %d bytes: %.400q", len(msg), msg)
 	}
 }
+
+// lossConn reports lost requests, as Streamable HTTP does when a response
+// stream ends before its response.
+type lossConn struct {
+	transport.Conn
+	mu   sync.Mutex
+	lost func(id string, err error)
+}
+
+func (c *lossConn) OnRequestLost(fn func(id string, err error)) {
+	c.mu.Lock()
+	c.lost = fn
+	c.mu.Unlock()
+}
+
+func (c *lossConn) lose(t *testing.T, id jsonrpc.ID) {
+	t.Helper()
+	c.mu.Lock()
+	fn := c.lost
+	c.mu.Unlock()
+	fn(id.LooseKey(), fmt.Errorf("%w: the stream broke", transport.ErrStreamLost))
+}
+
+// A request whose response stream is lost is re-issued once, as a new
+// request with a new id (spec 2026-07-28: changelog, "A broken response
+// stream loses the in-flight request; clients MUST re-issue it"), when it
+// only reads; a tools/call, which may have run, is not: its loss is the
+// error.
+func TestModernLostStreamReissued(t *testing.T) {
+	client, server := transport.Pipe()
+	lc := &lossConn{Conn: client}
+	var mu sync.Mutex
+	var notes []string
+	life := &Modern{OnNote: func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() }}
+	s := NewSession(lc, Options{Lifecycle: life, OnWarning: func(string) {}})
+	srv := newFakeServer(t, server)
+	t.Cleanup(func() { s.Close() })
+	openModern(t, s, srv)
+
+	ch := goCall(context.Background(), s, "resources/read", map[string]any{"uri": "file:///a"})
+	first := srv.nextRequest("resources/read")
+	lc.lose(t, first.ID)
+	again := srv.nextRequest("resources/read")
+	if again.ID.Key() == first.ID.Key() {
+		t.Errorf("re-issued with the same id %s", again.ID)
+	}
+	if !jsonEqual(t, first.Params, again.Params) {
+		t.Errorf("re-issued with params %s, want %s", again.Params, first.Params)
+	}
+	srv.reply(again, `{"resultType":"complete","contents":[],"ttlMs":0,"cacheScope":"private"}`)
+	if r := result(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	mu.Lock()
+	if len(notes) != 1 || !strings.Contains(notes[0], "resources/read: its response stream was lost before the answer; re-issuing it as a new request") {
+		t.Errorf("notes %q", notes)
+	}
+	mu.Unlock()
+
+	// Once only: a second loss is the error.
+	ch = goCall(context.Background(), s, "tools/list", nil)
+	lc.lose(t, srv.nextRequest("tools/list").ID)
+	lc.lose(t, srv.nextRequest("tools/list").ID)
+	if r := result(t, ch); !errors.Is(r.err, transport.ErrStreamLost) {
+		t.Errorf("tools/list lost twice: %v", r.err)
+	}
+
+	ch = goCall(context.Background(), s, "tools/call", map[string]any{"name": "x"})
+	lc.lose(t, srv.nextRequest("tools/call").ID)
+	if r := result(t, ch); !errors.Is(r.err, transport.ErrStreamLost) {
+		t.Errorf("tools/call lost: %v", r.err)
+	}
+	srv.quietUntil(mark(t, s))
+}

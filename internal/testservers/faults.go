@@ -51,6 +51,8 @@ import (
 //	hang      tools/call gets an SSE stream that stays silent
 //	progress  tools/call gets an SSE stream of progress notifications that
 //	          never ends with the response
+//	droplist  every other tools/list (the first, the third, …) gets an SSE
+//	          stream that closes without the response
 //
 // Streamable HTTP with a session (2025-11-25), /session/progress:
 // initialize assigns a session, GET is refused with 405, tools/call gets an
@@ -74,6 +76,7 @@ type Faults struct {
 	logMu  sync.Mutex
 	mu     sync.Mutex
 	seq    int
+	lists  int // tools/list requests to /modern/droplist
 	legacy map[string]*legacyStream
 	stop   context.Context
 	done   context.CancelFunc
@@ -340,6 +343,16 @@ func (f *Faults) modern(w http.ResponseWriter, r *http.Request, fault string, re
 			`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"faults","version":"0.1"}}}`))
 		return
 	case "tools/list":
+		if fault == "droplist" {
+			f.mu.Lock()
+			f.lists++
+			drop := f.lists%2 == 1
+			f.mu.Unlock()
+			if drop {
+				sseHeaders(w)
+				return
+			}
+		}
 		answer(resultMsg(req.ID, `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[`+faultTools+`]}`))
 		return
 	case "tools/call":
