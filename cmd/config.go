@@ -131,8 +131,8 @@ type sessionDesc struct {
 	held bool
 	// traceContext is the OpenTelemetry trace context from TRACEPARENT,
 	// TRACESTATE and BAGGAGE (nil for none); traceErr says why those
-	// could not be taken, an error when the command connects (see
-	// sessionFlags.validate).
+	// could not be taken, a warning when the command connects (see
+	// connector.connect).
 	traceContext *inspector.TraceContext
 	traceErr     error
 }

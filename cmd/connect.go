@@ -365,12 +365,14 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 	// From the start of the server to the end of the handshake: what the
 	// named server's application gives it (hostEffects.startup).
 	start := time.Now()
-	if d.session.traceErr != nil {
-		return nil, d.session.traceErr
-	}
 	c, conn, rec, err := k.open(ctx, d, out, a)
 	if err != nil {
 		return nil, err
+	}
+	if d.session.traceErr != nil {
+		// Said, not fatal: a value some other tool left in the
+		// environment does not stop the command; it is not sent.
+		c.console.Warn(d.session.traceErr.Error())
 	}
 	c.host = d.named.host
 	if c.held != nil {

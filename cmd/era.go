@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/inspector"
@@ -68,15 +69,15 @@ const (
 // traceContextFrom takes the trace context of the environment, which
 // every request then carries in _meta (spec 2026-07-28: basic/index,
 // "OpenTelemetry trace context"). Values that break the W3C formats are
-// an error for the commands that connect only, when they do: one that
-// reads a trace need not care what a tool that ran it left behind.
+// not sent, and a command that connects warns about them (connect): a
+// value some other tool left in the environment must not stop mcpx.
 func traceContextFrom(ios *IOStreams) (*inspector.TraceContext, error) {
 	parent := strings.TrimSpace(ios.Getenv(traceParentEnv))
 	state := strings.TrimSpace(ios.Getenv(traceStateEnv))
 	baggage := strings.TrimSpace(ios.Getenv(baggageEnv))
 	tc, err := inspector.ParseTraceContext(parent, state, baggage)
 	if err != nil {
-		return nil, usageErrorf("the trace context of the environment (%s, %s, %s) is not sent as it breaks W3C's format: %v; correct it or unset it", traceParentEnv, traceStateEnv, baggageEnv, err)
+		return nil, fmt.Errorf("the trace context of the environment (%s, %s, %s) is not sent as it breaks W3C's format: %v; correct it or unset it", traceParentEnv, traceStateEnv, baggageEnv, err)
 	}
 	return tc, nil
 }
