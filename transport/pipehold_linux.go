@@ -3,6 +3,7 @@ package transport
 import (
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // endPipeHolders kills the processes that still hold the other end of
 // the pipes files read (the server's stdout and stderr), once the server
 // has exited and its tree has been ended, if within wait some still do.
-// Only the server's tree can hold them: mcpx made them for the server
-// alone (its own descriptors are close-on-exec). So this finds what the
+// Only the server's tree can hold those ends: mcpx made them for the
+// server alone and closed its own copies once it had started (a child
+// mcpx starts later holds mcpx's reading ends until its exec: see
+// holdsPipe). So this finds what the
 // mark and the chain of parents miss (see escapees): a process that
 // cleared its environment and lost its parent, or that a tree that never
 // waited for a child started as it was shut down, as long as it kept the
@@ -92,9 +95,12 @@ func writerGone(fd int, deadline time.Time) bool {
 // looks at, in all: a microsecond or two each.
 const maxLinks = 1 << 20
 
-// holdsPipe reports whether process pid has a descriptor open on one of
-// the pipes named in held, counting in visits the links read, of which
-// it reads no more than maxLinks.
+// holdsPipe reports whether process pid has a descriptor open for
+// writing on one of the pipes named in held, counting in visits the links
+// read, of which it reads no more than maxLinks. Both ends of a pipe link
+// to the same name: a process that holds mcpx's end, the reading one, is
+// not the server's (a child mcpx is starting holds every descriptor of
+// mcpx's until its exec closes them).
 func holdsPipe(pid int, held []string, visits *int) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
 	d, err := os.Open(dir)
@@ -111,13 +117,30 @@ func holdsPipe(pid int, held []string, visits *int) bool {
 				continue
 			}
 			for _, h := range held {
-				if link == h {
+				if link == h && writes(pid, fd) {
 					return true
 				}
 			}
 		}
 		if err != nil {
 			return false
+		}
+	}
+	return false
+}
+
+// writes reports whether descriptor fd of process pid is open for
+// writing, as the flags line of /proc/PID/fdinfo/FD says (octal; the
+// access mode in its two lowest bits).
+func writes(pid int, fd string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/fdinfo/" + fd)
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&unix.O_ACCMODE != unix.O_RDONLY
 		}
 	}
 	return false

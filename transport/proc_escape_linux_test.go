@@ -422,6 +422,61 @@ func TestStdioCloseEndsBareDaemonsHoldingThePipes(t *testing.T) {
 	}
 }
 
+// A process that holds mcpx's own end of the server's output is not the
+// server's: only the writers of the pipes are ended. (A child mcpx is
+// starting holds every descriptor of mcpx's between its fork and its
+// exec: another server, a watchdog, a browser.)
+func TestStdioCloseSparesReadersOfThePipes(t *testing.T) {
+	t.Parallel()
+	c := startHelper(t, helperOptions(t, "bare-daemon"))
+	f := readFrame(t, c)
+	var cpid, dpid int
+	if _, err := fmt.Sscanf(string(f.Data), "%d %d", &cpid, &dpid); err != nil {
+		t.Fatalf("the helper's pids %q: %v", f.Data, err)
+	}
+	t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := exec.Command(exe)
+	reader.Env = append(os.Environ(), helperEnv+"=ignore-term", "GORACE=atexit_sleep_ms=0")
+	// mcpx's ends, opened anew: exec makes what it passes on blocking,
+	// which the raw reads of mcpx's own descriptions must never be.
+	for _, f := range []*os.File{c.stdout, c.stderr} {
+		var name string
+		rc, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Control(func(fd uintptr) { name = fmt.Sprintf("/proc/self/fd/%d", fd) })
+		end, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer end.Close()
+		reader.ExtraFiles = append(reader.ExtraFiles, end)
+	}
+	out, err := reader.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Process.Kill(); reader.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("the reader's first line: %q, %v", line, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	waitGone(t, dpid, 10*time.Second)
+	if processGone(reader.Process.Pid) {
+		t.Errorf("process %d, which held only mcpx's ends of the server's pipes, was ended", reader.Process.Pid)
+	}
+}
+
 // When mcpx is killed, the server's watchdog ends what holds the
 // server's mark outside its group too: a daemon that lost its parent.
 func TestKilledMcpxWatchdogEndsDaemons(t *testing.T) {
