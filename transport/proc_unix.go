@@ -97,9 +97,10 @@ type processGroup struct {
 // has one (Linux: what left the group, which the group's kill would not
 // reach; see escapees), and then the group, itself included. While mcpx
 // lives it runs only shell built-ins; its environment is empty, so it
-// holds no mark, and grep's is PATH alone. Unlike escapees.signal it
-// cannot tell a process from a later one given its id: that would take
-// the id's reuse between grep's read and the kill, milliseconds.
+// holds no mark, nor does grep's (PATH, and the PWD a shell such as dash
+// exports). Unlike escapees.signal it cannot tell a process from a later
+// one given its id: that would take the id's reuse between grep's read
+// and the kill, milliseconds.
 const watchdogScript = "trap '' HUP INT TERM; read x; " +
 	`if [ -n "$1" ]; then for p in $(PATH=/usr/bin:/bin grep -lsF -e "$1" /proc/[0-9]*/environ); do ` +
 	`p=${p#/proc/}; kill -KILL "${p%/environ}"; done; fi; kill -KILL 0`
