@@ -225,7 +225,8 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 		// would end it, rather than running on for as long as whoever
 		// holds the connection keeps it (a REPL, until it reconnects or
 		// exits), and so does what still holds its stdout. Close releases
-		// the tree later; once it has begun, it alone touches the tree.
+		// the tree later; once it has begun, it alone touches the tree,
+		// and stdout, which it looks for holders of before it closes it.
 		c.treeMu.Lock()
 		select {
 		case <-c.closing:
@@ -233,12 +234,10 @@ func StartStdio(opts StdioOptions) (*StdioConn, error) {
 			c.tree.kill()
 			if held {
 				endPipeHolders(pipeHoldWait, c.stdout)
+				c.stdout.Close()
 			}
 		}
 		c.treeMu.Unlock()
-		if held {
-			c.stdout.Close()
-		}
 	}()
 	return c, nil
 }
