@@ -1323,6 +1323,46 @@ func TestDirNamesTheRuntimeDirectory(t *testing.T) {
 	}
 }
 
+// A directory that cannot be made, or that another user took first, is
+// reported with what chose it and how to choose another: the error named
+// $XDG_RUNTIME_DIR without saying what to do, and a temp directory
+// ($TMPDIR) not at all.
+func TestDirSaysHowToChooseAnother(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_RUNTIME_DIR": missing}, "session directory (in $XDG_RUNTIME_DIR, " + missing + "): mkdir " + filepath.Join(missing, "mcpx") + ": "},
+		{map[string]string{"TMPDIR": missing}, "session directory (in the temp directory, " + missing + "): mkdir " + filepath.Join(missing, "mcpx-"+userTag()) + ": "},
+	} {
+		_, err := Dir(func(k string) string { return c.env[k] })
+		var de *DirError
+		if !errors.As(err, &de) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), c.want) || !strings.Contains(err.Error(), "; set XDG_RUNTIME_DIR") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Dir with %v: %v", c.env, err)
+		}
+	}
+}
+
+// A socket path too long for a unix socket address says what avoids it:
+// a shorter name where the directory leaves room for one, and the
+// variables that choose the directory (it named XDG_RUNTIME_DIR alone,
+// though without it the temp directory chose).
+func TestSocketPathTooLong(t *testing.T) {
+	dir := "/" + strings.Repeat("d", 80)
+	_, err := socketPath(dir, strings.Repeat("n", 30))
+	if err == nil || !strings.Contains(err.Error(), "; give the session a name of at most 16 characters, or set XDG_RUNTIME_DIR (or TMPDIR) to a shorter directory") {
+		t.Errorf("socketPath: %v", err)
+	}
+	if _, err := socketPath(dir, strings.Repeat("n", 16)); err != nil {
+		t.Errorf("a name of 16 characters: %v", err)
+	}
+	_, err = socketPath("/"+strings.Repeat("d", 100), "n")
+	if err == nil || strings.Contains(err.Error(), "name of at most") || !strings.HasSuffix(err.Error(), "; set XDG_RUNTIME_DIR (or TMPDIR) to a shorter directory") {
+		t.Errorf("socketPath of a deep directory: %v", err)
+	}
+}
+
 // A connection closed without a word (another process's check that the
 // session lives, before it would replace a stale socket) is not noted:
 // it printed "a connection that said nothing useful: EOF" on the terminal

@@ -49,24 +49,41 @@ func Dir(getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	dir, from := "", ""
+	// from says what chose the directory, and fix how to choose another
+	// (a runtime directory of a user who logged out, a temp directory
+	// that is not writable, one another user took first).
+	dir, from, fix := "", "", ""
 	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
 		dir, from = filepath.Join(rt, "mcpx"), " (in $XDG_RUNTIME_DIR, "+rt+")"
+		fix = "set XDG_RUNTIME_DIR to a directory of yours that exists, or unset it to use the temp directory"
 	} else {
 		tmp := getenv("TMPDIR")
 		if tmp == "" || !filepath.IsAbs(tmp) {
 			tmp = os.TempDir()
 		}
-		dir = filepath.Join(tmp, "mcpx-"+userTag())
+		dir, from = filepath.Join(tmp, "mcpx-"+userTag()), " (in the temp directory, "+tmp+")"
+		fix = "set XDG_RUNTIME_DIR (or TMPDIR) to a directory of yours that exists"
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("session directory%s: %w", from, err)
+		return "", &DirError{Err: fmt.Errorf("session directory%s: %w", from, err), Fix: fix}
 	}
 	if err := checkDir(dir, true); err != nil {
-		return "", err
+		return "", &DirError{Err: err, Fix: fix}
 	}
 	return dir, nil
 }
+
+// DirError reports a session directory that cannot be made or used, with
+// what to do about it.
+type DirError struct {
+	Err error
+	// Fix says how to choose another directory.
+	Fix string
+}
+
+func (e *DirError) Error() string { return e.Err.Error() + "; " + e.Fix }
+
+func (e *DirError) Unwrap() error { return e.Err }
 
 // socketPath is where the session name listens in dir.
 func socketPath(dir, name string) (string, error) {
@@ -75,7 +92,12 @@ func socketPath(dir, name string) (string, error) {
 	}
 	p := filepath.Join(dir, name+".sock")
 	if len(p) > maxSocketPath {
-		return "", fmt.Errorf("session socket %s: the path is longer than the %d bytes a unix socket address holds; a shorter runtime directory (XDG_RUNTIME_DIR) avoids that", p, maxSocketPath)
+		// A shorter name does when the directory leaves room for one.
+		fix := "set XDG_RUNTIME_DIR (or TMPDIR) to a shorter directory"
+		if n := maxSocketPath - len(filepath.Join(dir, ".sock")); n > 0 {
+			fix = fmt.Sprintf("give the session a name of at most %d characters, or %s", n, fix)
+		}
+		return "", fmt.Errorf("session socket %s: the path is longer than the %d bytes a unix socket address holds; %s", p, maxSocketPath, fix)
 	}
 	return p, nil
 }
