@@ -396,7 +396,13 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 // is open, or being opened, already; nil where it is not.
 func openAlready(ctx context.Context, dir, name string) error {
 	st, err := sessiond.GetStatus(ctx, dir, name)
+	var silent *sessiond.NotAnsweringError
 	switch {
+	case errors.As(err, &silent):
+		// Its process listens still (stopped, hung): a new one would find
+		// the name taken, after as long a wait, and mcpx disconnect
+		// cannot end it either.
+		return err
 	case err != nil:
 		return nil
 	case st.Opening:

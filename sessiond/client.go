@@ -231,7 +231,8 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 		wait = replyTimeout
 	}
 	var cancel context.CancelFunc
-	ctx, cancel = context.WithTimeoutCause(ctx, wait, fmt.Errorf("session %s did not answer within %s: %w", name, wait, transport.ErrConnect))
+	silent := &NotAnsweringError{Name: name, After: wait}
+	ctx, cancel = context.WithTimeoutCause(ctx, wait, silent)
 	defer cancel()
 	path, err := socketPath(dir, name)
 	if err != nil {
@@ -259,6 +260,9 @@ func open(ctx context.Context, dir, name string, h hello, maxMessageSize int64, 
 		}
 		return nil, nil, nil, fmt.Errorf("session %s: %w: %w", name, transport.ErrConnect, err)
 	}
+	// Said should it not answer: the pid is all a person can act on
+	// then (mcpx sessions cannot ask it either).
+	silent.PID = peerPID(nc)
 	// Unblock the exchange below when ctx ends.
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
@@ -353,6 +357,27 @@ func Stop(ctx context.Context, dir, name string) error {
 	}
 	return nil
 }
+
+// NotAnsweringError reports a session whose process accepted the
+// connection (the kernel does, for a process that is stopped or hung)
+// and did not answer in time.
+type NotAnsweringError struct {
+	Name string
+	// PID is the session process's id, where the system tells it (Linux),
+	// else 0.
+	PID   int
+	After time.Duration
+}
+
+func (e *NotAnsweringError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("session %s did not answer within %s: its process may be stopped (SIGSTOP) or hung", e.Name, e.After)
+	}
+	return fmt.Sprintf("session %s did not answer within %s: its process (pid %d) may be stopped (SIGSTOP) or hung; once it is killed, mcpx connect %s opens a new one", e.Name, e.After, e.PID, e.Name)
+}
+
+// Is makes errors.Is(err, transport.ErrConnect) true.
+func (e *NotAnsweringError) Is(target error) bool { return target == transport.ErrConnect }
 
 // NotEndedError reports a session that was asked to stop and did not end
 // in time.
