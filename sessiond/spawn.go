@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // BackgroundOptions say how to start a session process.
@@ -196,8 +198,10 @@ type readyLine struct {
 }
 
 // Output is the standard error of a session process: the parent's pipe
-// until Ready, then the session's log file, of which it writes at most
-// maxLog bytes (a chatty server must not fill the disk).
+// until Ready, then the session's log file, which holds at most maxLog
+// bytes (a chatty server must not fill the disk): once full, it starts
+// over, so that it keeps what came last, the note of how the session
+// ended with it (see EndedIn), however long the session lived.
 type Output struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -206,8 +210,8 @@ type Output struct {
 	cut     bool
 }
 
-// maxLog bounds a session's log file.
-const maxLog = 4 << 20
+// maxLog bounds a session's log file. (A variable for the tests.)
+var maxLog int64 = 4 << 20
 
 // NewOutput returns an Output writing to w (the process's standard error)
 // until Ready.
@@ -230,17 +234,40 @@ func (o *Output) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if o.written+int64(len(p)) > maxLog {
-		o.cut = true
-		_, _ = o.log.WriteString("mcpx: the log reached its size limit; nothing more is written\n")
-		return len(p), nil
+		o.startOver()
+		if o.cut {
+			return len(p), nil
+		}
 	}
-	n, err := o.log.Write(p)
+	q := p
+	if int64(len(q)) > maxLog/2 {
+		q = append(q[:maxLog/2:maxLog/2], "…\n"...)
+	}
+	n, err := o.log.Write(q)
 	o.written += int64(n)
 	if err != nil {
 		// A log that cannot be written must not end the session.
 		return len(p), nil
 	}
 	return len(p), nil
+}
+
+// startOver empties the full log and says so in its first line. The
+// process's standard error is the same open file (Ready), which goes on
+// at its start too. Where the log cannot be emptied, nothing more is
+// written.
+func (o *Output) startOver() {
+	err := o.log.Truncate(0)
+	if err == nil {
+		_, err = o.log.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		o.cut = true
+		_, _ = o.log.WriteString("mcpx: the log reached its size limit; nothing more is written\n")
+		return
+	}
+	n, _ := fmt.Fprintf(o.log, "mcpx: %s the log reached its size limit (%s) and started over: what came before is gone\n", time.Now().Format(time.TimeOnly), transport.FormatSize(maxLog))
+	o.written = int64(n)
 }
 
 // Ready tells the parent (StartBackground) that the session is open and

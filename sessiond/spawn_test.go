@@ -57,3 +57,40 @@ func TestReadInput(t *testing.T) {
 		}
 	}
 }
+
+// A long-lived session's log keeps what came last once it is full, the
+// note of how the session ended with it: it stopped writing at its size
+// limit, and a command naming the session once it had ended then pointed
+// to a log that did not say how.
+func TestLogKeepsItsEnd(t *testing.T) {
+	defer func(m int64) { maxLog = m }(maxLog)
+	maxLog = 1000
+	path := filepath.Join(t.TempDir(), "t.log")
+	log, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	out := NewOutput(io.Discard)
+	out.log = log // what Ready does
+	for range 200 {
+		if _, err := io.WriteString(out, "server| chatter chatter chatter chatter\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = io.WriteString(out, "server| "+strings.Repeat("x", 5000)+"\n") // longer than the log
+	_, _ = io.WriteString(out, "mcpx: 12:00:00 "+endNote("t", "the connection to the server ended")+"\n")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 1000+200 {
+		t.Errorf("the log holds %d bytes, past its limit of 1000", len(b))
+	}
+	if !strings.Contains(string(b), "the log reached its size limit (1000 bytes) and started over") {
+		t.Errorf("the log does not say it started over:\n%s", b)
+	}
+	if got := EndedIn(path, "t"); got != "the connection to the server ended" {
+		t.Errorf("EndedIn = %q; the log:\n%s", got, b)
+	}
+}
