@@ -90,8 +90,12 @@ type Daemon struct {
 	extensions []string
 	path       string
 	ln         net.Listener
-	started    time.Time
-	sess       atomic.Pointer[inspector.Session]
+	// sock is the socket file as it was made, to tell it from another
+	// put at its path (nil where its identity could not be read: only
+	// its removal is seen then).
+	sock    os.FileInfo
+	started time.Time
+	sess    atomic.Pointer[inspector.Session]
 
 	ctx    context.Context // ends when Serve ends: every attachment with it
 	cancel context.CancelFunc
@@ -171,10 +175,22 @@ func New(opts Options) (*Daemon, error) {
 		ln.Close()
 		return nil, fmt.Errorf("session %s: %w", opts.Name, err)
 	}
+	// Removed by unlisten, and only if it is still this one: a socket
+	// removed by someone else may have been replaced by another
+	// session's.
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false)
+	}
+	sock, err := os.Lstat(path)
+	// (os.SameFile reads the file's identity now where the system needs
+	// it opened, Windows: later, it would read another's at the path.)
+	if err != nil || !os.SameFile(sock, sock) {
+		sock = nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	now := time.Now()
 	d := &Daemon{
-		opts: opts, path: path, ln: ln, started: now, lastUsed: now,
+		opts: opts, path: path, ln: ln, sock: sock, started: now, lastUsed: now,
 		ctx: ctx, cancel: cancel,
 		attached: map[*attachment]struct{}{},
 		forwards: map[string]forward{},
@@ -292,10 +308,33 @@ func (d *Daemon) unlisten() error {
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
+	if d.socketGone() {
+		return err
+	}
 	if rerr := os.Remove(d.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// ErrSocketGone is what Serve ends with when the session's socket was
+// removed from under it (a cleaner of the temp directory, the runtime
+// directory removed at logout): no command could reach the session, or
+// end it, any more, and its server would run on unseen.
+var ErrSocketGone = errors.New("its socket was removed (a cleaner of the temp directory, or the runtime directory removed at logout), so no command could reach it")
+
+// socketCheck is how often a session that is served checks that its
+// socket is still there. (A variable for the tests.)
+var socketCheck = 10 * time.Second
+
+// socketGone reports whether the session's socket is no longer at its
+// path: removed, or replaced by another.
+func (d *Daemon) socketGone() bool {
+	fi, err := os.Lstat(d.path)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return d.sock != nil && !os.SameFile(fi, d.sock)
 }
 
 // Handlers wraps the session's handlers for server-to-client requests:
@@ -589,10 +628,11 @@ type ServeOptions struct {
 
 // Serve serves sess, open with the daemon's hooks, to the commands that
 // attach, until ctx ends, the server goes away, the session is idle for
-// Options.IdleTimeout (ErrIdle), or a command asks it to stop (nil). It
-// then detaches every command (their requests are cancelled), closes sess
-// (which ends a stdio server and its process tree), removes the socket,
-// and returns; stop requests are answered then.
+// Options.IdleTimeout (ErrIdle), its socket is removed (ErrSocketGone),
+// or a command asks it to stop (nil). It then detaches every command
+// (their requests are cancelled), closes sess (which ends a stdio server
+// and its process tree), removes the socket, and returns; stop requests
+// are answered then.
 func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOptions) error {
 	d.target.Store(&o.Target)
 	d.extensions = slices.Clone(o.Extensions)
@@ -618,6 +658,8 @@ func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOpti
 // wait returns why the session ends.
 func (d *Daemon) wait(ctx context.Context, sess *inspector.Session) error {
 	idle := d.opts.IdleTimeout
+	check := time.NewTicker(socketCheck)
+	defer check.Stop()
 	for {
 		var timeout <-chan time.Time
 		var timer *time.Timer
@@ -647,6 +689,14 @@ func (d *Daemon) wait(ctx context.Context, sess *inspector.Session) error {
 			}
 			continue
 		case <-timeout:
+			continue
+		case <-check.C:
+			if timer != nil {
+				timer.Stop()
+			}
+			if d.socketGone() {
+				return ErrSocketGone
+			}
 			continue
 		}
 		if timer != nil {

@@ -1854,3 +1854,33 @@ func TestCommandsReasonOutlivesItsConnection(t *testing.T) {
 	}
 	receive(t, ts.cancelled, "the call to end")
 }
+
+// A session whose socket is removed from under it (a cleaner of the temp
+// directory, the runtime directory removed at logout) ends, its server
+// with it: it served on, unreachable, and with --idle-timeout 0 its
+// server ran for ever. A socket another session put in its place is left
+// to that one: closing its listener removed whatever was at the path.
+func TestSocketRemovedEndsTheSession(t *testing.T) {
+	defer func(d time.Duration) { socketCheck = d }(socketCheck)
+	socketCheck = 20 * time.Millisecond
+	for _, replaced := range []bool{false, true} {
+		h := startHeld(t, Options{IdleTimeout: -1, Log: "t.log"}, nil)
+		if err := os.Remove(h.d.Socket()); err != nil {
+			t.Fatal(err)
+		}
+		if replaced {
+			fakeSession(t, h.dir, h.name, func(net.Conn) {})
+		}
+		if err := receive(t, h.served, "Serve's end"); !errors.Is(err, ErrSocketGone) {
+			t.Errorf("Serve = %v", err)
+		}
+		h.served <- nil
+		if _, err := os.Lstat(h.d.Socket()); replaced != (err == nil) {
+			t.Errorf("replaced %v: the socket at the path: %v", replaced, err)
+		}
+		// The log says how it ended, for a command that names it later.
+		for note := ""; !strings.HasPrefix(note, "session t ended: its socket was removed"); {
+			note = receive(t, h.notes, "the end note")
+		}
+	}
+}
