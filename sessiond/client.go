@@ -616,9 +616,13 @@ func (c *Conn) readError(err error) error {
 	why := c.ended
 	c.mu.Unlock()
 	if why == "" {
-		why = "the session process went away"
+		// It said nothing before it went: killed, or crashed.
+		why = "the session process went away without a word (killed, or crashed)"
 		if !errors.Is(err, io.EOF) {
 			why += ": " + err.Error()
+		}
+		if c.status.Log != "" {
+			why += "; its log, " + c.status.Log + ", may say why"
 		}
 	}
 	return &EndedError{Name: c.name, Reason: why}

@@ -1884,3 +1884,26 @@ func TestSocketRemovedEndsTheSession(t *testing.T) {
 		}
 	}
 }
+
+// A session process that goes away without a word (killed, crashed)
+// while a command is attached says so, and where its log is: the command
+// was told only "the session process went away".
+func TestSessionProcessGoneIsExplained(t *testing.T) {
+	dir := sessionDir(t)
+	fakeSession(t, dir, "k", func(nc net.Conn) {
+		if _, err := bufio.NewReader(nc).ReadBytes('\n'); err == nil {
+			_, _ = io.WriteString(nc, `{"ok":true,"status":{"name":"k","pid":42,"log":"/x/k.log"}}`+"\n")
+		}
+		nc.Close()
+	})
+	c, err := Dial(t.Context(), dir, "k", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Read(t.Context())
+	var ee *EndedError
+	if !errors.As(err, &ee) || err.Error() != "session k: the session process went away without a word (killed, or crashed); its log, /x/k.log, may say why" {
+		t.Errorf("Read = %v", err)
+	}
+}
