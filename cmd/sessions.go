@@ -745,7 +745,18 @@ returns once the server has ended.`,
 			}
 			var errs []error
 			for _, name := range names {
-				if err := sessiond.Stop(c.Context(), dir, name); err != nil {
+				err := sessiond.Stop(c.Context(), dir, name)
+				var ns *sessiond.NoSessionError
+				if errors.As(err, &ns) && ns.Stale {
+					// Its process was killed: the session has ended, as
+					// asked, and the socket it left goes, as mcpx
+					// sessions removes it.
+					if se := sessiond.ClearStale(dir, name); se != nil {
+						e.console().Warn(se.Error())
+						continue
+					}
+				}
+				if err != nil {
 					errs = append(errs, sessionAdvice(err, name))
 				} else if e.cfg.out.verbose {
 					e.console().Note("session " + name + " ended")

@@ -428,10 +428,12 @@ func List(ctx context.Context, dir string) ([]Status, error) {
 			var ns *NoSessionError
 			switch {
 			case errors.As(err, &ns):
-				if refused(ns.Err) && removeStale(s) {
+				if refused(ns.Err) {
 					// Said, since the session did not end as sessions
 					// do (disconnect, idle, its server gone).
-					answers[i].err = &StaleError{Name: name, Log: LogPath(dir, name)}
+					if se := ClearStale(dir, name); se != nil {
+						answers[i].err = se
+					}
 				}
 			case err != nil:
 				answers[i].err = err
@@ -664,6 +666,17 @@ func (c *Conn) Close() error {
 		c.nc.Close()
 	})
 	return nil
+}
+
+// ClearStale removes the socket a session process left when it was
+// killed (or crashed), and returns the *StaleError that says so; nil when
+// there was none, or a session listens there again.
+func ClearStale(dir, name string) *StaleError {
+	path, err := socketPath(dir, name)
+	if err != nil || !removeStale(path) {
+		return nil
+	}
+	return &StaleError{Name: name, Log: LogPath(dir, name)}
 }
 
 // removeStale removes the socket at path if it is still stale once
