@@ -854,7 +854,12 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		d.note("a connection that said nothing useful: %v", err)
 		return
 	}
-	if h.Version != protocolVersion {
+	// A status and a stop are answered whatever the version: after an
+	// upgrade that changed the protocol, the new mcpx must still be able
+	// to list and end the sessions the old one opened (the refusal says
+	// to disconnect and connect again). Their hello and reply keep their
+	// shape from version to version.
+	if h.Version != protocolVersion && h.Op != opStatus && h.Op != opStop {
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("session protocol %d, but this session speaks %d: it was started by another mcpx version (disconnect and connect again)", h.Version, protocolVersion)})
 		return
 	}

@@ -1907,3 +1907,42 @@ func TestSessionProcessGoneIsExplained(t *testing.T) {
 		t.Errorf("Read = %v", err)
 	}
 }
+
+// A session opened by an mcpx whose socket protocol is another (an
+// upgrade came between) refuses its commands, saying to disconnect and
+// connect again, and can be disconnected and listed: it refused the stop
+// too, so that only kill ended it.
+func TestOtherVersionCanStop(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	ask := func(op string) reply {
+		t.Helper()
+		nc, err := net.Dial("unix", h.d.Socket())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if _, err := fmt.Fprintf(nc, `{"mcpxSession":%d,"op":%q}`+"\n", protocolVersion+1, op); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(wait))
+		line, err := bufio.NewReader(nc).ReadBytes('\n')
+		var r reply
+		if err != nil || json.Unmarshal(line, &r) != nil {
+			t.Fatalf("%s: %q, %v", op, line, err)
+		}
+		return r
+	}
+	if r := ask(opAttach); r.OK || !strings.Contains(r.Error, "another mcpx version (disconnect and connect again)") {
+		t.Errorf("attach: %+v", r)
+	}
+	if r := ask(opStatus); !r.OK || r.Status == nil || r.Status.Name != "t" || r.Status.PID != os.Getpid() {
+		t.Errorf("status: %+v", r)
+	}
+	if r := ask(opStop); !r.OK {
+		t.Errorf("stop: %+v", r)
+	}
+	if err := receive(t, h.served, "Serve's end"); err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+	h.served <- nil
+}

@@ -15,7 +15,9 @@ import (
 )
 
 // protocolVersion is the version of the socket protocol; a client and a
-// daemon of different mcpx builds that disagree on it refuse each other.
+// daemon of different mcpx builds that disagree on it refuse each other,
+// but for a status and a stop, whose hello and reply (OK, Status with its
+// Name, PID and Target) keep their shape in every version.
 const protocolVersion = 1
 
 // Operations a hello names.
