@@ -382,7 +382,7 @@ func (o *connectOptions) start(c *cobra.Command, name string, d connDesc, server
 		// and StartBackground returns that), it left the saying to us.
 		return fmt.Errorf("the session process was interrupted: %w", context.Canceled)
 	}
-	if errors.As(err, &se) {
+	if errors.As(err, &se) && se.Killed == "" {
 		return &exitStatus{code: se.Code} // it said why
 	}
 	if err != nil {

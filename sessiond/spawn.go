@@ -33,14 +33,21 @@ type BackgroundOptions struct {
 	Stderr io.Writer
 }
 
-// StartError reports a session process that ended before it was ready;
-// it reported why on its standard error already.
+// StartError reports a session process that ended before it was ready:
+// it reported why on its standard error already, unless Killed says it
+// was killed.
 type StartError struct {
-	// Code is its exit status.
+	// Code is its exit status (-1 when it was killed).
 	Code int
+	// Killed, when set, says what killed it ("signal: killed"): it could
+	// not say why it ended.
+	Killed string
 }
 
 func (e *StartError) Error() string {
+	if e.Killed != "" {
+		return fmt.Sprintf("the session process was killed before the session was open (%s)", e.Killed)
+	}
 	return fmt.Sprintf("the session process ended before the session was open (exit status %d)", e.Code)
 }
 
@@ -122,6 +129,10 @@ func StartBackground(ctx context.Context, o BackgroundOptions) (*Status, error) 
 		copied.Wait()
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
+			if ee.ExitCode() == -1 {
+				// A signal (SIGKILL, the OOM killer) ended it.
+				return nil, &StartError{Code: -1, Killed: ee.ProcessState.String()}
+			}
 			return nil, &StartError{Code: ee.ExitCode()}
 		}
 		if werr != nil {
