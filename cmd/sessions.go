@@ -762,9 +762,13 @@ returns once the server has ended.`,
 						continue
 					}
 				}
-				if err != nil {
-					errs = append(errs, sessionAdvice(err, name))
-				} else if e.cfg.out.verbose {
+				switch {
+				case errors.Is(err, sessiond.ErrNoSession):
+					// (Not how to open it: it was to end.)
+					errs = append(errs, fmt.Errorf("%w (mcpx sessions lists the open ones)", err))
+				case err != nil:
+					errs = append(errs, err)
+				case e.cfg.out.verbose:
 					e.console().Note("session " + name + " ended")
 				}
 			}
