@@ -691,7 +691,10 @@ With --json, one JSON array.`,
 				return nil
 			}
 			if len(list) == 0 {
-				e.console().Note("no open sessions; mcpx connect NAME -- <server command> opens one")
+				// The directory is named: a shell whose $XDG_RUNTIME_DIR
+				// or $TMPDIR is another (su, cron, a terminal started
+				// elsewhere) looks for the sessions in another.
+				e.console().Note("no open sessions in " + dir + "; mcpx connect NAME -- <server command> opens one")
 				return nil
 			}
 			tw := tui.NewColumns(e.ios.Out)
