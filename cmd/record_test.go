@@ -23,6 +23,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/record"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 func readTraceFile(t *testing.T, name string) (*record.Trace, string) {
@@ -825,5 +826,34 @@ func TestVerifyManyHoldsOneTracesAnswersAtATime(t *testing.T) {
 	// Each trace's answer kept would be 20 MiB by the last trace.
 	if p := peak.Load(); p > 5*big {
 		t.Errorf("the heap held %d MiB as the last trace began, for traces of one %d MiB answer each", p>>20, big>>20)
+	}
+}
+
+// Each trace verify cannot read is said on lines broken at words to the
+// terminal, as every other line it prints there: they were printed whole,
+// and the terminal cut them mid-word at its edge.
+func TestVerifyUnreadableTracesWrapOnATerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"first.jsonl", "second.jsonl"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const width = 30
+	ios, _, errOut := NewTestIOStreams(map[string]string{"MCPX_CONFIG_DIR": t.TempDir()})
+	ios.ErrTTY, ios.ErrWidth = true, func() int { return width }
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The server is never reached: the traces are read first.
+	code := Run(ctx, []string{"verify", filepath.Join(dir, "first.jsonl"), filepath.Join(dir, "second.jsonl"), "--url", "http://127.0.0.1:9/mcp"}, ios)
+	stderr := errOut.String()
+	if code != ExitUsage || !strings.Contains(stderr, "first.jsonl: not an") || !strings.Contains(stderr, "second.jsonl: not an") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
+		if tui.DisplayWidth(l) > width {
+			t.Errorf("a line takes %d columns, more than the terminal's %d: %q", tui.DisplayWidth(l), width, l)
+		}
 	}
 }

@@ -112,6 +112,14 @@ func (c *Console) Note(msg string) {
 	c.printText(c.st.dim("mcpx: " + EscapeLine(msg)))
 }
 
+// ErrorLine prints an error as mcpx's last line says one ("mcpx: " and
+// msg, escaped), broken at words to the terminal like the console's other
+// lines: for errors said before the one mcpx ends with, such as each
+// trace verify cannot read.
+func (c *Console) ErrorLine(msg string) {
+	c.printText("mcpx: " + EscapeLine(msg))
+}
+
 // ServerStderr prints one line of the server's stderr, marked as the
 // server's so it is never mistaken for mcpx's own output.
 func (c *Console) ServerStderr(line string) {
