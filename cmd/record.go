@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -440,8 +441,8 @@ func readTrace(con *tui.Console, name string, maxMessageSize int64) (*record.Tra
 // cannot be used (record.Header.Check), is the user's to fix, a usage
 // error naming it, said before anything starts. What the reader tolerated
 // is warned about.
-func openTraceToUse(con *tui.Console, name string, maxMessageSize int64) (*record.TraceFile, error) {
-	tf, err := record.ReadOptions{MaxMessageSize: maxMessageSize}.Open(name)
+func openTraceToUse(con *tui.Console, name string, opts record.ReadOptions) (*record.TraceFile, error) {
+	tf, err := opts.Open(name)
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
@@ -983,7 +984,7 @@ func (o *replayOptions) run(ctx context.Context, file string) error {
 	}
 	// The trace is read a session at a time: replay holds the sessions
 	// it serves, not the file.
-	tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
+	tf, err := openTraceToUse(con, file, record.ReadOptions{MaxMessageSize: d.session.maxMessageSize})
 	if err != nil {
 		return err
 	}
@@ -1202,8 +1203,11 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	// Every trace is read before any is verified: a mistyped fifth name
 	// is said at once, not after four servers ran. One trace stays open
 	// for its verification; several are opened again, one at a time, so
-	// that a directory of them does not hold a file each.
+	// that a directory of them does not hold a file each, and each is
+	// verified only if it is still what was read (sums): a trace changed
+	// meanwhile was verified as it had become, its header unchecked.
 	var only *record.TraceFile
+	sums := make(map[string][sha256.Size]byte, len(files))
 	defer func() {
 		if only != nil {
 			only.Close()
@@ -1214,7 +1218,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	var broken []string
 	var brokenErrs []error
 	for _, file := range files {
-		tf, err := openTraceToUse(con, file, d.session.maxMessageSize)
+		tf, err := openTraceToUse(con, file, record.ReadOptions{MaxMessageSize: d.session.maxMessageSize, Sum: len(files) > 1})
 		if err != nil && len(files) == 1 {
 			return unreadable(file, false, err)
 		}
@@ -1229,6 +1233,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 		if len(files) == 1 {
 			only = tf
 		} else {
+			sums[file] = tf.Sum
 			tf.Close()
 		}
 	}
@@ -1263,7 +1268,7 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 	if only != nil {
 		return o.verifyOne(ctx, files[0], only, d, out)
 	}
-	return o.verifyMany(ctx, files, d, out)
+	return o.verifyMany(ctx, files, sums, d, out)
 }
 
 // unreadableMany reports the traces among files that cannot be read
@@ -1412,7 +1417,7 @@ func (o *verifyOptions) verifyOne(ctx context.Context, file string, tf *record.T
 // --parallel N, N traces are verified at once, each on connections of its
 // own, and what is printed is what verifying them one at a time prints
 // (see inOrder).
-func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDesc, out output) error {
+func (o *verifyOptions) verifyMany(ctx context.Context, files []string, sums map[string][sha256.Size]byte, d connDesc, out output) error {
 	e := o.e
 	p := e.printer()
 	start := time.Now()
@@ -1429,7 +1434,7 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, d connDe
 	)
 	names := junitNames(files)
 	job := func(ctx context.Context, i int, je *env) (verifiedTrace, bool) {
-		v := o.verifyTrace(ctx, je, files[i], names[files[i]], d, out)
+		v := o.verifyTrace(ctx, je, files[i], sums[files[i]], names[files[i]], d, out)
 		return v, v.err != nil
 	}
 	inOrder(ctx, e, len(files), o.parallel, job, func(_ int, v verifiedTrace) {
@@ -1486,8 +1491,10 @@ type verifiedTrace struct {
 
 // verifyTrace verifies the trace file, one of several, printing with e
 // (an env of its own with --parallel): its name, then its report, and
-// the warning of a trace with nothing to verify.
-func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file, name string, d connDesc, out output) verifiedTrace {
+// the warning of a trace with nothing to verify. sum is the SHA-256 of
+// the trace when it was checked: one that has changed since is not
+// verified.
+func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file string, sum [sha256.Size]byte, name string, d connDesc, out output) verifiedTrace {
 	p := e.printer()
 	if !out.json {
 		p.VerifyFile(file)
@@ -1495,8 +1502,11 @@ func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file, name stri
 	began := time.Now()
 	var res *record.VerifyResult
 	var closeErr error
-	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize}.Open(file)
-	if err == nil {
+	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize, Sum: true}.Open(file)
+	if err == nil && tf.Sum != sum {
+		tf.Close()
+		err = usageErrorf("%s changed after mcpx verify read it (every trace is read before any is verified): run verify again to verify it as it is now", file)
+	} else if err == nil {
 		res, closeErr, err = o.verifyFile(ctx, e, tf, d, out)
 		tf.Close()
 	}

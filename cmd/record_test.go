@@ -857,3 +857,48 @@ func TestVerifyUnreadableTracesWrapOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// A trace of several that changes after verify read it (before any was
+// verified) is not verified as it is now: the run says it changed. Each
+// was read a second time to be verified, and that read was verified,
+// though its header was never checked nor its warnings said.
+func TestVerifyManySaysATraceChangedSinceItWasRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	var changed []byte
+	var armed atomic.Bool
+	u := sdkURL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The first request verify makes (a.jsonl's) changes b.jsonl.
+			if armed.CompareAndSwap(true, false) {
+				if err := os.WriteFile(b, changed, 0o600); err != nil {
+					t.Error(err)
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	if r := runMcpx(t, nil, "tools", "call", "echo", "message=hi", "--url", u, "--record", a); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	changed = bytes.Replace(raw, []byte(`"text":"Echo: hi"`), []byte(`"text":"Echo: changed"`), 1)
+	if bytes.Equal(changed, raw) {
+		t.Fatalf("no answer to edit in the trace:\n%s", raw)
+	}
+	armed.Store(true)
+	r := runMcpx(t, nil, "verify", a, b, "--url", u)
+	if armed.Load() {
+		t.Fatal("the server was not asked")
+	}
+	if r.code != ExitUsage || !strings.Contains(r.stderr, b+" changed after mcpx verify read it") || strings.Contains(r.stdout, "Echo: changed") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

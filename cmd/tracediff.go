@@ -65,7 +65,7 @@ func (o *traceDiffOptions) run(oldFile, newFile string) error {
 	con := e.console()
 	var files [2]*record.TraceFile
 	for i, name := range []string{oldFile, newFile} {
-		tf, err := openTraceToUse(con, name, d.session.maxMessageSize)
+		tf, err := openTraceToUse(con, name, record.ReadOptions{MaxMessageSize: d.session.maxMessageSize})
 		if err != nil {
 			return err
 		}

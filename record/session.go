@@ -3,9 +3,11 @@ package record
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"iter"
 	"runtime/debug"
@@ -118,6 +120,12 @@ type TraceFile struct {
 	Warnings []string
 	// Index lists the sessions in the order of their numbers.
 	Index []SessionIndex
+	// Sum is the SHA-256 of the bytes Index read, the whole file as it
+	// was then, when ReadOptions.Sum asked for it (zero otherwise): a
+	// program that opens the trace again later (verify of several traces
+	// checks each before it verifies any) tells by it whether the trace
+	// is still the one it checked.
+	Sum [sha256.Size]byte
 
 	r     io.ReaderAt
 	close func() error
@@ -171,9 +179,14 @@ var largeLine = 16 << 20
 func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 	tf := &TraceFile{r: r, opts: o, cut: -1}
 	byN := map[int]int{} // session number -> position in tf.Index
-	sr := io.NewSectionReader(r, 0, 1<<62)
+	var src io.Reader = io.NewSectionReader(r, 0, 1<<62)
+	var sum hash.Hash
+	if o.Sum {
+		sum = sha256.New()
+		src = io.TeeReader(src, sum)
+	}
 	longest := 0
-	err := o.scan(sr, func(h Header, body int64) { tf.Header, tf.bodyStart, tf.end = h, body, body }, func(n int, off int64, line []byte, ended bool, e *Event, perr error) error {
+	err := o.scan(src, func(h Header, body int64) { tf.Header, tf.bodyStart, tf.end = h, body, body }, func(n int, off int64, line []byte, ended bool, e *Event, perr error) error {
 		longest = max(longest, len(line))
 		switch {
 		case perr == nil:
@@ -218,6 +231,9 @@ func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if sum != nil {
+		sum.Sum(tf.Sum[:0])
 	}
 	if len(tf.Index) == 0 {
 		tf.Index = []SessionIndex{{N: 1, Info: headerInfo(tf.Header)}}

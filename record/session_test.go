@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -287,5 +288,29 @@ func TestTraceFileLongLines(t *testing.T) {
 	tf.r = bytes.NewReader(changed)
 	if _, err := tf.Session(1); err == nil {
 		t.Error("a session read from a changed file: no error")
+	}
+}
+
+// With ReadOptions.Sum, Index gives the SHA-256 of every byte of the
+// trace it read, a last line cut short included, so that a trace opened
+// again is known to be the one read; without it, none.
+func TestTraceFileSumIsOfTheBytesRead(t *testing.T) {
+	t.Parallel()
+	trace := `{"format":"mcpx-trace","version":1,"minor":1,"created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: x","redacted":true}` + "\n" +
+		`{"t":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+		`{"t":2,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n" +
+		`{"t":3,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"meth`
+	for _, text := range []string{trace, strings.Replace(trace, `"id":1,"result"`, `"id":1,"result" `, 1)} {
+		tf, err := ReadOptions{Sum: true}.Index(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tf.Sum != sha256.Sum256([]byte(text)) {
+			t.Errorf("sum %x, want the SHA-256 of the trace's bytes, %x", tf.Sum, sha256.Sum256([]byte(text)))
+		}
+	}
+	tf, err := ReadOptions{}.Index(strings.NewReader(trace))
+	if err != nil || tf.Sum != [sha256.Size]byte{} {
+		t.Errorf("sum %x without Sum (%v)", tf.Sum, err)
 	}
 }

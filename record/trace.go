@@ -744,6 +744,9 @@ type ReadOptions struct {
 	// more than that was held: a file that is not a trace (/dev/zero)
 	// cannot exhaust memory.
 	MaxMessageSize int64
+	// Sum has Index (and Open) compute TraceFile.Sum, the SHA-256 of the
+	// bytes it read.
+	Sum bool
 }
 
 // lineSlack is the most room a trace line has beyond the maximum message
