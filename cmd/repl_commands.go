@@ -299,7 +299,7 @@ func (s *replSession) roots(ctx context.Context, args []string) error {
 			fmt.Fprintln(s.ios.Out, "(no roots)")
 		}
 		for _, rt := range list {
-			fmt.Fprintln(s.ios.Out, tui.EscapeLine(rt.URI))
+			fmt.Fprintln(s.ios.Out, tui.EscapeName(rt.URI))
 		}
 	}
 	if len(args) == 0 {
@@ -476,7 +476,7 @@ func (s *replSession) uiCmd(ctx context.Context, args []string) error {
 	s.mu.Unlock()
 	if h != nil {
 		for _, v := range h.Views() {
-			fmt.Fprintf(s.ios.ErrOut, "view of %s: %s\n", tui.EscapeLine(v.Info().Tool), v.URL())
+			fmt.Fprintf(s.ios.ErrOut, "view of %s: %s\n", tui.EscapeName(v.Info().Tool), v.URL())
 			if tools := v.Tools(); len(tools) > 0 {
 				fmt.Fprintf(s.ios.ErrOut, "  %s\n", viewToolsLine(v.Info(), tools, true))
 			}
@@ -522,16 +522,16 @@ func (s *replSession) uiCall(ctx context.Context, args []string) error {
 	if errors.Is(err, apps.ErrNoSuchTool) {
 		var names []string
 		for _, t := range v.Tools() {
-			names = append(names, tui.EscapeLine(t.Name))
+			names = append(names, tui.EscapeName(t.Name))
 		}
 		offered := "none"
 		if len(names) > 0 {
 			offered = strings.Join(names, ", ")
 		}
-		return usageErrorf("the view of %s offers no tool %s (it offers: %s)", tui.EscapeLine(v.Info().Tool), tui.EscapeLine(args[1]), offered)
+		return usageErrorf("the view of %s offers no tool %s (it offers: %s)", tui.EscapeName(v.Info().Tool), tui.EscapeLine(args[1]), offered)
 	}
 	if err != nil {
-		return fmt.Errorf("view %s, tool %s: %w", tui.EscapeLine(v.Info().Tool), tui.EscapeLine(args[1]), err)
+		return fmt.Errorf("view %s, tool %s: %w", tui.EscapeName(v.Info().Tool), tui.EscapeLine(args[1]), err)
 	}
 	c, cerr := s.current()
 	if cerr != nil {

@@ -1204,7 +1204,7 @@ func (e *env) serverNames(ctx context.Context, ownOnly bool) []cobra.Completion 
 	// file with an escape sequence in it would reach the terminal, and
 	// one with a line break would be two candidates. Such a name is
 	// still usable, quoted, with -s.
-	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeLine(n) != n })
+	return slices.DeleteFunc(names, func(n string) bool { return tui.EscapeName(n) != n })
 }
 
 // resolvedArgs are the flags that give the session process the server a

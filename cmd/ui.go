@@ -277,9 +277,9 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 				if errors.As(err, &rpc) {
 					why = rpc.Message
 				}
-				con.Warn(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): %s", tui.EscapeLine(v.Tool), tui.EscapeLine(why)))
+				con.Warn(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): %s", tui.EscapeName(v.Tool), tui.EscapeLine(why)))
 			} else if o.sampler.Policy.Mode == inspector.PolicyFile {
-				con.Note(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): answered from %s", tui.EscapeLine(v.Tool), o.sampler.Policy.File))
+				con.Note(fmt.Sprintf("view %s asked for an LLM completion (sampling/createMessage): answered from %s", tui.EscapeName(v.Tool), o.sampler.Policy.File))
 			}
 			return res, viewError(err)
 		}
@@ -343,13 +343,13 @@ func viewHandlers(o viewHostOptions) apps.Handlers {
 // "App-Provided Tools"): mcpx has no model to offer them to, so the
 // person is shown them, and told how to call one where they can.
 func viewToolsLine(v apps.ViewInfo, tools []apps.AppTool, callable bool) string {
-	tool := tui.EscapeLine(v.Tool)
+	tool := tui.EscapeName(v.Tool)
 	if len(tools) == 0 {
 		return fmt.Sprintf("view %s offers no tools of its own now", tool)
 	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
-		names[i] = tui.EscapeLine(t.Name)
+		names[i] = tui.EscapeName(t.Name)
 	}
 	line := fmt.Sprintf("view %s offers tools: %s", tool, strings.Join(names, ", "))
 	if callable {
@@ -404,7 +404,7 @@ func (s *viewSamplers) forget(v apps.ViewInfo) {
 // that may imitate another, no HTTPS), as a URL-mode elicitation's
 // question does (inspector.URLWarnings).
 func linkQuestion(v apps.ViewInfo, link string) string {
-	q := fmt.Sprintf("The view of %s asks to open %s", tui.EscapeLine(v.Tool), tui.EscapeLine(link))
+	q := fmt.Sprintf("The view of %s asks to open %s", tui.EscapeName(v.Tool), tui.EscapeLine(link))
 	if u, err := url.Parse(link); err == nil {
 		for _, w := range inspector.URLWarnings(u) {
 			q += " (warning: " + tui.EscapeLine(w) + ")"
@@ -477,7 +477,7 @@ func downloadQuestion(v apps.ViewInfo, files []apps.Download, dir string) string
 		them = "them"
 	}
 	return fmt.Sprintf("The view of %s asks to download %s into %s: %s. Save %s?",
-		tui.EscapeLine(v.Tool), what, tui.EscapeLine(dir), strings.Join(list, ", "), them)
+		tui.EscapeName(v.Tool), what, tui.EscapeLine(dir), strings.Join(list, ", "), them)
 }
 
 // fileList names the files of a download, for a warning.

@@ -16,7 +16,8 @@ import (
 // holds neither a 10,000-character one, which padded every other with a
 // screen of spaces, nor one with a control or invisible character; and a
 // tool name with spaces and quotes, completed, makes a command that calls
-// it. @/dev/stdin, the terminal itself, is refused.
+// it; one that reads as another is not offered. @/dev/stdin, the terminal
+// itself, is refused.
 func TestReplTerminalHostile(t *testing.T) {
 	t.Parallel() // beside the scripts
 	dir := t.TempDir()
@@ -55,6 +56,17 @@ func TestReplTerminalHostile(t *testing.T) {
 	testwait.For(t, "the completed name", func() bool { return strings.Contains(pane(), `mcpx> tools call say\ \"hi\"\ it\'s`) })
 	tm.keys("Enter")
 	tm.waitFor("the call", `called say "hi" it's`)
+
+	// A name that reads as echo (a zero-width space or a left-to-right
+	// mark in it) is no candidate: echo alone is, and is completed.
+	tm.keys("C-l")
+	tm.keys("-l", "tools call ec")
+	tm.keys("Tab")
+	testwait.For(t, "echo completed", func() bool { return strings.Contains(pane(), "mcpx> tools call echo") })
+	if p := pane(); strings.Count(p, "echo") != 1 {
+		t.Errorf("the candidates hold a name that reads as echo:\n%s", p)
+	}
+	tm.keys("C-e", "C-u", "C-l")
 
 	// So are a prompt's and its argument's.
 	tm.keys("-l", "prompts get tw")

@@ -142,14 +142,15 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 }
 
 // UnsafeForTerminal reports whether s holds a control character (C0, DEL,
-// C1), a bidirectional control or an invisible character (tui.Disguises):
-// readline writes candidates and what it inserts to the terminal as they
-// are, so a server's name with one would drive the terminal, or read as
-// another name ("cl\u200bock" as "clock"). Such
-// candidates are left out, here and by the shell completion
-// (cmd/completion.go); the person can still type the name.
+// C1), a bidirectional control, an invisible character or a directional
+// mark (tui.DisguisesName: a candidate is a name): readline writes
+// candidates and what it inserts to the terminal as they are, so a
+// server's name with one would drive the terminal, or read as another
+// name ("cl\u200bock", "cl\u200eock" as "clock"). Such candidates are
+// left out, here and by the shell completion (cmd/completion.go); the
+// person can still type the name.
 func UnsafeForTerminal(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || tui.Disguises(r) }) >= 0
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || tui.DisguisesName(r) }) >= 0
 }
 
 // typing splits text (the line up to the cursor) into the words before

@@ -277,6 +277,7 @@ func (evilSource) Tools(context.Context) ([]inspector.ToolInfo, error) {
 		{Name: "clock"},
 		{Name: "ev\u202eil"},
 		{Name: "cl\u200bock"}, // reads as clock
+		{Name: "cl\u200eock"}, // so does this, with a left-to-right mark
 		{Name: "paint", InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"a\u001b[1mb":{"type":"string"},
 			"color":{"type":"string","enum":["x\u001b[32my","plain","c\u0085d"]}}}`)},
@@ -295,10 +296,11 @@ func (evilSource) CompleteValues(context.Context, inspector.CompletionRef, strin
 	return []string{"\x07bell", "fine"}, nil
 }
 
-// Candidates carrying terminal controls (C0, DEL, C1, bidirectional) or
-// invisible characters are left out, as the shell completion leaves them
-// out: readline writes candidates to the terminal as they are, and
-// "cl\u200bock" would be listed, and inserted, as "clock".
+// Candidates carrying terminal controls (C0, DEL, C1, bidirectional),
+// invisible characters or directional marks are left out, as the shell
+// completion leaves them out: readline writes candidates to the terminal
+// as they are, and "cl\u200bock" or "cl\u200eock" would be listed, and
+// inserted, as "clock".
 func TestCompleteLeavesOutControlCharacters(t *testing.T) {
 	c := &Completer{Root: testGrammar(), Source: func() Source { return evilSource{} }}
 	for _, tc := range []struct {
@@ -359,16 +361,15 @@ func TestCompleteSkills(t *testing.T) {
 }
 
 // UnsafeForTerminal leaves out a candidate holding any character
-// tui.Escape would show as an escape, and no other (a newline and a tab
-// included, which Escape keeps in text but a completion cannot hold).
-func TestUnsafeForTerminalIsWhatEscapeEscapes(t *testing.T) {
+// tui.EscapeName would show as an escape in a name, and no other.
+func TestUnsafeForTerminalIsWhatEscapeNameEscapes(t *testing.T) {
 	t.Parallel()
 	for r := rune(0); r <= 0x10ffff; r++ {
 		if r >= 0xd800 && r <= 0xdfff {
 			continue
 		}
 		s := string(r)
-		escaped := tui.Escape(s) != s || r == '\n' || r == '\t'
+		escaped := tui.EscapeName(s) != s
 		if UnsafeForTerminal(s) != escaped {
 			t.Errorf("U+%04X: unsafe %v, escaped %v", r, UnsafeForTerminal(s), escaped)
 		}

@@ -16,7 +16,7 @@ import (
 
 // viewLabel names a view in the terminal: "view TOOL".
 func viewLabel(v apps.ViewInfo) string {
-	return "view " + EscapeLine(v.Tool)
+	return "view " + EscapeName(v.Tool)
 }
 
 // ViewLog prints a view's notifications/message as a server's log

@@ -273,7 +273,7 @@ func (c *Console) Notification(m *jsonrpc.Message) {
 			URI string `json:"uri"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && p.URI != "" {
-			c.Println(c.st.key("notification") + " resource updated: " + EscapeLine(p.URI))
+			c.Println(c.st.key("notification") + " resource updated: " + EscapeName(p.URI))
 			return
 		}
 	}

@@ -20,7 +20,7 @@ func Escape(s string) string {
 	if isPlain(s, true) {
 		return s
 	}
-	return escape(s, true)
+	return escape(s, true, false)
 }
 
 // EscapeLine is Escape for single-line contexts (table cells, log lines):
@@ -29,7 +29,19 @@ func EscapeLine(s string) string {
 	if isPlain(s, false) {
 		return s
 	}
-	return escape(s, false)
+	return escape(s, false, false)
+}
+
+// EscapeName is EscapeLine for an identifier a person reads to type or
+// tell apart from another — a tool's, prompt's, resource's, template's or
+// argument's name, a URI: the directional marks (isDirectionMark), which
+// EscapeLine keeps for the prose that needs them, are escaped too, since
+// they take no room and "ec\u200eho" would read as "echo".
+func EscapeName(s string) string {
+	if isPlain(s, false) {
+		return s
+	}
+	return escape(s, false, true)
 }
 
 // EscapeMessage is Escape for a message that may span lines, such as a
@@ -63,19 +75,21 @@ func isPlain(s string, keepNL bool) bool {
 	return true
 }
 
-func escape(s string, keepNL bool) string {
+// escape escapes s as Escape (keepNL), EscapeLine or EscapeName (name)
+// do.
+func escape(s string, keepNL, name bool) string {
 	b := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL)
+		b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL, name)
 		i += size
 	}
 	return string(b)
 }
 
 // appendEscapedRune appends rune r, which src encodes (one byte when it is
-// invalid UTF-8), as escape shows it.
-func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
+// invalid UTF-8), as escape shows it (in a name when name is set).
+func appendEscapedRune(b []byte, r rune, src []byte, keepNL, name bool) []byte {
 	const hex = "0123456789abcdef"
 	switch {
 	case r == utf8.RuneError && len(src) == 1:
@@ -90,7 +104,7 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
 		return append(b, `\r`...)
 	case r < 0x20 || r == 0x7f:
 		return append(b, '\\', 'x', hex[r>>4], hex[r&0xf])
-	case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r):
+	case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r), name && isDirectionMark(r):
 		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 	}
 	return append(b, src...)
@@ -98,10 +112,14 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL bool) []byte {
 
 // Disguises reports the printable characters Escape shows as escapes
 // because they make text read as other text: the bidirectional controls
-// (isBidiControl) and the invisible characters (isInvisible). What cannot
-// be escaped (a completion readline inserts as it is, see
-// repl.UnsafeForTerminal) is left out when it holds one.
+// (isBidiControl) and the invisible characters (isInvisible).
 func Disguises(r rune) bool { return isBidiControl(r) || isInvisible(r) }
+
+// DisguisesName is Disguises for a name (see EscapeName): the directional
+// marks (isDirectionMark) too. What cannot be escaped (a completion
+// readline inserts as it is, see repl.UnsafeForTerminal) is left out when
+// it holds one.
+func DisguisesName(r rune) bool { return Disguises(r) || isDirectionMark(r) }
 
 // isBidiControl reports the Unicode bidirectional embedding, override and
 // isolate controls, which can make text display in a different order than
@@ -119,6 +137,15 @@ func isBidiControl(r rune) bool {
 func isInvisible(r rune) bool {
 	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x180e
 }
+
+// isDirectionMark reports the implicit directional marks: the
+// left-to-right and right-to-left marks and the Arabic letter mark
+// (U+200E, U+200F, U+061C). Like the invisible characters (isInvisible)
+// they take no room, so that in a name "ec\u200eho" reads as "echo",
+// another tool; unlike them they belong in Arabic and Hebrew text, where
+// they set the direction of the characters around them, so they are
+// escaped in names only (EscapeName), not in descriptions and messages.
+func isDirectionMark(r rune) bool { return r == 0x200e || r == 0x200f || r == 0x061c }
 
 // EscapeJSON escapes the characters JSON allows raw inside strings that a
 // terminal must not get raw (escapedInJSON), as \u escapes, so JSON text

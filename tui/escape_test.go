@@ -144,3 +144,35 @@ func TestEscapeJSONInvalidUTF8(t *testing.T) {
 }
 
 func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
+
+// The directional marks (LRM, RLM, ALM) are kept in text, where Arabic
+// and Hebrew need them, and escaped in a name, where they take no room
+// and "ec\u200eho" would read as "echo"; a name is escaped as a line
+// otherwise.
+func TestEscapeName(t *testing.T) {
+	for _, tc := range []struct{ in, text, name string }{
+		{"ec\u200eho", "ec\u200eho", `ec\u200eho`},
+		{"\u200fecho\u061c", "\u200fecho\u061c", `\u200fecho\u061c`},
+		{"مرحبا\u200f (1)", "مرحبا\u200f (1)", `مرحبا\u200f (1)`},
+		{"a\nb\x1b[2J\u202e\u200bc", "a\nb\\x1b[2J\\u202e\\u200bc", `a\nb\x1b[2J\u202e\u200bc`},
+		{"👩\u200d💻 echo", "👩\u200d💻 echo", "👩\u200d💻 echo"},
+	} {
+		if got := Escape(tc.in); got != tc.text {
+			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.text)
+		}
+		if got := EscapeName(tc.in); got != tc.name {
+			t.Errorf("EscapeName(%q) = %q, want %q", tc.in, got, tc.name)
+		}
+	}
+	// EscapeName escapes what EscapeLine does, and the marks.
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := string(r)
+		want := EscapeLine(s) != s || r == 0x200e || r == 0x200f || r == 0x061c
+		if got := EscapeName(s) != s; got != want || got != (unicode.IsControl(r) || DisguisesName(r)) {
+			t.Errorf("U+%04X: EscapeName escapes it: %v, want %v (DisguisesName %v)", r, got, want, DisguisesName(r))
+		}
+	}
+}

@@ -583,7 +583,7 @@ func describeReply(r inspector.SamplingReply) string {
 			input = "{}"
 		}
 		// (In full, unlike a server's: this is what is sent.)
-		fmt.Fprintf(&b, "  [tool use %s] %s\n", EscapeLine(u.Name), EscapeLine(input))
+		fmt.Fprintf(&b, "  [tool use %s] %s\n", EscapeName(u.Name), EscapeLine(input))
 	}
 	return b.String()
 }

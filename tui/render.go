@@ -431,7 +431,7 @@ func (p *Printer) nameCell(name string) cell {
 	if name == "" {
 		return styled("(no name)", p.st.warn)
 	}
-	return styled(EscapeLine(name), p.st.name)
+	return styled(EscapeName(name), p.st.name)
 }
 
 // Tools lists tools with their arguments (required ones marked with *).
@@ -451,13 +451,13 @@ func (p *Printer) Tools(items []json.RawMessage) {
 				if len(hidden[why]) == 0 {
 					reasons = append(reasons, why)
 				}
-				hidden[why] = append(hidden[why], EscapeLine(t.Name))
+				hidden[why] = append(hidden[why], EscapeName(t.Name))
 			}
 		}
 		if _, err := mcp.ToolHeaderParams(t.InputSchema); err != nil {
 			// An inspector shows what a client must exclude, and why.
 			name = append(name, span{text: " "}, span{text: "[invalid x-mcp-header]", style: p.st.warn})
-			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeLine(t.Name), EscapeLine(err.Error())))
+			invalid = append(invalid, fmt.Sprintf("%s: %s", EscapeName(t.Name), EscapeLine(err.Error())))
 		}
 		name = append(name, p.appMarks(it)...)
 		return [3]cell{name, styled(SchemaSignature(t.InputSchema), p.st.dim), plain(firstLine(orString(t.Description, t.Title)))}
@@ -514,7 +514,7 @@ func orString(a, b string) string {
 func SchemaSignature(schema json.RawMessage) string {
 	var parts []string
 	for _, a := range inspector.SchemaArgs(schema) {
-		part := EscapeLine(a.Name)
+		part := EscapeName(a.Name)
 		if a.Type != "" {
 			part += ":" + a.Type
 		}
@@ -545,7 +545,7 @@ func (p *Printer) Resources(items []json.RawMessage) {
 			}
 			extra = strings.TrimSpace(extra + " " + size)
 		}
-		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URI)), styled(extra, p.st.dim)}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeName(r.URI)), styled(extra, p.st.dim)}
 	})
 }
 
@@ -556,7 +556,7 @@ func (p *Printer) Templates(items []json.RawMessage) {
 			Name, Title, URITemplate, MimeType, Description string
 		}
 		_ = json.Unmarshal(it, &r)
-		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeLine(r.URITemplate)), plain(firstLine(r.Description))}
+		return [3]cell{p.nameCell(orString(r.Name, r.Title)), plain(EscapeName(r.URITemplate)), plain(firstLine(r.Description))}
 	})
 }
 
@@ -573,7 +573,7 @@ func (p *Printer) Prompts(items []json.RawMessage) {
 		_ = json.Unmarshal(it, &r)
 		var args []string
 		for _, a := range r.Arguments {
-			s := EscapeLine(a.Name)
+			s := EscapeName(a.Name)
 			if a.Required {
 				s += "*"
 			}
@@ -831,11 +831,11 @@ func (p *Printer) Content(raw json.RawMessage) {
 		p.binary(typ, mimeType, data)
 		p.more(unshown(raw, "type", "data", "mimeType"), "  ")
 	case "resource_link":
-		label := EscapeLine(orString(name, title))
+		label := EscapeName(orString(name, title))
 		if title != "" && name != "" && title != name {
 			label += " (" + EscapeLine(title) + ")"
 		}
-		line := fmt.Sprintf("[resource link] %s %s", label, EscapeLine(uri))
+		line := fmt.Sprintf("[resource link] %s %s", label, EscapeName(uri))
 		var details []string
 		if mimeType != "" {
 			details = append(details, EscapeLine(mimeType))
@@ -886,7 +886,7 @@ func (p *Printer) ResourceContents(raw json.RawMessage, header bool) {
 		return
 	}
 	if header {
-		h := "[resource] " + EscapeLine(uri)
+		h := "[resource] " + EscapeName(uri)
 		if mimeType != "" {
 			h += " (" + EscapeLine(mimeType) + ")"
 		}

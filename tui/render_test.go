@@ -452,6 +452,30 @@ func TestConsoleLongMethod(t *testing.T) {
 	}
 }
 
+// The names a person types or tells apart — of tools, prompts, resources,
+// templates and arguments, and URIs — are shown with their directional
+// marks escaped: "ec\u200eho" reads as "echo" when they are not. The
+// descriptions beside them keep theirs (Arabic and Hebrew need them).
+func TestListNamesEscapeDirectionMarks(t *testing.T) {
+	out := printed(func(p *Printer) {
+		p.Tools([]json.RawMessage{json.RawMessage(`{"name":"ec\u200eho","description":"مرحبا\u200f!","inputSchema":{"type":"object","properties":{"ms\u200fg":{"type":"string"}}}}`)})
+		p.Prompts([]json.RawMessage{json.RawMessage(`{"name":"gre\u061cet","arguments":[{"name":"wh\u200eo"}]}`)})
+		p.Resources([]json.RawMessage{json.RawMessage(`{"name":"r\u200e","uri":"file:///\u200fr"}`)})
+		p.Templates([]json.RawMessage{json.RawMessage(`{"name":"t\u200e","uriTemplate":"file:///\u200f{x}"}`)})
+		p.ToolHelp(inspector.ToolInfo{Name: "ec\u200eho", InputSchema: json.RawMessage(`{"type":"object","properties":{"ms\u200fg":{"type":"string"}}}`)})
+	})
+	for _, s := range []string{`ec\u200eho`, `ms\u200fg:string`, "مرحبا\u200f!", `gre\u061cet`, `wh\u200eo`, `r\u200e`, `file:///\u200fr`, `t\u200e`, `file:///\u200f{x}`, "ec\\u200eho\n", `ms\u200fg  string`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the lists lack %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"ec\u200eho", "ms\u200fg", "gre\u061cet", "wh\u200eo", "r\u200e", "\u200fr", "t\u200e", "\u200f{"} {
+		if strings.Contains(out, s) {
+			t.Errorf("the lists hold %q raw:\n%s", s, out)
+		}
+	}
+}
+
 func TestSchemaSignature(t *testing.T) {
 	schema := `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"e":{"enum":["x"]},"f":{}},"required":["a"]}`
 	if got, want := SchemaSignature(json.RawMessage(schema)), "z:string a:number* e:string f"; got != want {

@@ -30,7 +30,7 @@ func (p *Printer) Skills(items []json.RawMessage) {
 		if err != nil {
 			files = styled("(invalid resources)", p.st.warn)
 		}
-		t.add(p.nameCell(sk.Name), plain(EscapeLine(sk.URI)), files, plain(firstLine(sk.Description)))
+		t.add(p.nameCell(sk.Name), plain(EscapeName(sk.URI)), files, plain(firstLine(sk.Description)))
 	}
 	bw := bufio.NewWriterSize(p.w, 64<<10)
 	t.write(bw)
@@ -58,7 +58,7 @@ func skillFilesSummary(sk *inspector.Skill) string {
 // directory when it is within it.
 func (p *Printer) Skill(sk *inspector.Skill) {
 	w := p.w
-	fmt.Fprintf(w, "%s %s\n", p.st.head("Skill:"), p.st.name(EscapeLine(sk.URI)))
+	fmt.Fprintf(w, "%s %s\n", p.st.head("Skill:"), p.st.name(EscapeName(sk.URI)))
 	if fm, err := inspector.ParseObject(sk.Frontmatter); err == nil && len(fm.Keys()) > 0 {
 		fmt.Fprintln(w, p.st.head("Frontmatter:"))
 		t := &table{indent: "  ", width: p.width}
@@ -86,7 +86,7 @@ func (p *Printer) Skill(sk *inspector.Skill) {
 		if rel, ok := strings.CutPrefix(f.URI, root); ok && strings.HasSuffix(root, "/") {
 			name = rel
 		}
-		t.add(plain(EscapeLine(name)), plain(HumanSize(max(f.Size, 0))), styled(EscapeLine(f.Digest), p.st.dim))
+		t.add(plain(EscapeName(name)), plain(HumanSize(max(f.Size, 0))), styled(EscapeLine(f.Digest), p.st.dim))
 	}
 	t.write(w)
 }
@@ -104,7 +104,7 @@ func (p *Printer) SkillFiles(sk *inspector.Skill, paths []string, dir string) {
 		what = "wrote"
 	}
 	for _, rel := range paths {
-		fmt.Fprintf(p.w, "  %s\n", EscapeLine(rel))
+		fmt.Fprintf(p.w, "  %s\n", EscapeName(rel))
 	}
 	where := ""
 	if dir != "" {

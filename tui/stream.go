@@ -239,7 +239,7 @@ func (t *textWriter) write(b []byte) {
 			continue
 		}
 		r, size := utf8.DecodeRune(b)
-		e := appendEscapedRune(t.scratch[:0], r, b[:size], t.keepNL)
+		e := appendEscapedRune(t.scratch[:0], r, b[:size], t.keepNL, false)
 		t.w.Write(e)
 		t.last = e[len(e)-1]
 		b = b[size:]

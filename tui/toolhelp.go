@@ -11,7 +11,7 @@ import (
 // description, then a table of its arguments (type, whether required,
 // default, allowed values, description).
 func (p *Printer) ToolHelp(t inspector.ToolInfo) {
-	head := p.st.name(EscapeLine(t.Name))
+	head := p.st.name(EscapeName(t.Name))
 	if t.Title != "" && t.Title != t.Name {
 		head += " — " + EscapeLine(t.Title)
 	}
@@ -41,7 +41,7 @@ func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 		for _, v := range a.Enum {
 			allowed = append(allowed, EscapeLine(v))
 		}
-		tb.add(styled(EscapeLine(a.Name), p.st.name), plain(orString(a.Type, "any")), plain(req),
+		tb.add(styled(EscapeName(a.Name), p.st.name), plain(orString(a.Type, "any")), plain(req),
 			plain(EscapeLine(def)), plain(truncate(strings.Join(allowed, ", "), 60)), plain(firstLine(a.Description)))
 	}
 	tb.write(p.w)

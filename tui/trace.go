@@ -843,7 +843,7 @@ func (p *Printer) traceMessage(en Entry, transportName string) string {
 func viewLine(en Entry, st styles) string {
 	who := "view"
 	if en.View != nil && en.View.Tool != "" {
-		who += " " + EscapeLine(en.View.Tool)
+		who += " " + EscapeName(en.View.Tool)
 	}
 	line := st.dim("["+who+"]") + " "
 	id := ""

@@ -11,8 +11,9 @@ import (
 // and OSC sequences (a title change, an OSC 8 hyperlink, an OSC 52
 // clipboard write), a C1 CSI, a bidirectional override and zero-width
 // characters, a lone CR, backspaces, invalid UTF-8 (written as raw bytes,
-// which json.Marshal would replace), wide and combining characters, and a
-// 10,000-character word. The terminal tests look at where each reaches the
+// which json.Marshal would replace), wide and combining characters, a
+// 10,000-character word, and names that read as others ("echo" with a
+// zero-width space or a left-to-right mark in it). The terminal tests look at where each reaches the
 // screen; the names of tools and prompts also have spaces and quotes, for
 // completion to round-trip.
 
@@ -70,6 +71,12 @@ var hostileTools = []any{
 		"name":        "ec\u200bho",
 		"description": "a name with a zero-width space, which looks like echo",
 		"inputSchema": map[string]any{"type": "object"},
+	},
+	map[string]any{
+		// A mark Hebrew and Arabic text needs, kept in the description.
+		"name":        "ec\u200eho",
+		"description": "a name with a left-to-right mark, which looks like echo: שלום\u200f!",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"ms\u200fg": map[string]any{"type": "string"}}},
 	},
 	map[string]any{
 		"name":        "fail",
