@@ -12,7 +12,8 @@ import (
 
 // DisplayWidth returns the number of terminal columns s takes: East Asian
 // wide and fullwidth characters take two, combining marks and format
-// characters none, every other character one. s is text as mcpx prints it
+// characters none, every other character one, and an emoji drawn as one
+// picture two (see clusterAt). s is text as mcpx prints it
 // (escaped: no control characters), without colour codes — colour is added
 // after a table is laid out, so it never counts as width.
 func DisplayWidth(s string) int {
@@ -24,12 +25,57 @@ func DisplayWidth(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeWidth(r)
+		size, w := clusterAt(s[i:])
+		n += w
 		i += size
 	}
 	return n
 }
+
+// clusterAt returns the length in bytes of the character at the start of
+// s as a terminal draws it, and the columns it takes: a rune, and for an
+// emoji what makes one picture of it, drawn in two columns: the
+// emoji after a zero-width joiner (U+200D: 👩‍💻 is 👩 ZWJ 💻), a skin tone
+// (👍🏽), the second regional indicator of a flag (🇫🇷), or the emoji
+// presentation selector (U+FE0F), which makes a narrow symbol an emoji
+// (❤️). These are the emoji sequences of Unicode's grapheme clusters (UAX
+// #29) as terminals that join them draw them; measured rune by rune,
+// 👩‍👩‍👧‍👦 took 8 columns, not 2, and a wrap or a cut fell inside it.
+// An emoji is told by its width: a wide rune, or one with U+FE0F. (A
+// combining mark after a rune is a character of its own here, of no
+// column: a cut before it is a cut that fits, never made.)
+func clusterAt(s string) (size, w int) {
+	r, size := utf8.DecodeRuneInString(s)
+	w = runeWidth(r)
+	if r < utf8.RuneSelf || w == 0 {
+		return size, w
+	}
+	emoji := w == 2
+	flag := isRegionalIndicator(r)
+	for size < len(s) && s[size] >= utf8.RuneSelf {
+		next, n := utf8.DecodeRuneInString(s[size:])
+		switch {
+		case next == 0xfe0f:
+			w, emoji = 2, true
+		case next == 0x200d && emoji:
+			// The rune joined is drawn in this picture (a narrow one
+			// made an emoji by the U+FE0F after it too).
+			if after, m := utf8.DecodeRuneInString(s[size+n:]); after >= utf8.RuneSelf && after != utf8.RuneError {
+				n += m
+			}
+		case emoji && next >= 0x1f3fb && next <= 0x1f3ff: // skin tones
+		case flag && isRegionalIndicator(next):
+			w, flag = 2, false
+		default:
+			return size, w
+		}
+		size += n
+	}
+	return size, w
+}
+
+// isRegionalIndicator reports the letters of which two make a flag.
+func isRegionalIndicator(r rune) bool { return r >= 0x1f1e6 && r <= 0x1f1ff }
 
 func runeWidth(r rune) int {
 	switch {
@@ -57,15 +103,20 @@ func TruncateWidth(s string, w int) string {
 	return prefixWidth(s, w-1) + "…"
 }
 
-// prefixWidth returns the longest prefix of s that takes at most w columns.
+// prefixWidth returns the longest prefix of s that takes at most w
+// columns, never cutting a character (clusterAt).
 func prefixWidth(s string, w int) string {
 	used := 0
-	for i, r := range s {
-		rw := runeWidth(r)
-		if used+rw > w {
+	for i := 0; i < len(s); {
+		size, cw := 1, 1
+		if s[i] >= utf8.RuneSelf {
+			size, cw = clusterAt(s[i:])
+		}
+		if used+cw > w {
 			return s[:i]
 		}
-		used += rw
+		used += cw
+		i += size
 	}
 	return s
 }
@@ -279,7 +330,7 @@ func (c cell) split(w int) (head, rest cell) {
 			p = p[:j+1] // after a separator of the name's parts
 		}
 		if p == "" && len(head) == 0 {
-			_, size := utf8.DecodeRuneInString(s.text)
+			size, _ := clusterAt(s.text)
 			p = s.text[:size] // one character, however wide
 		}
 		if p != "" {

@@ -205,3 +205,57 @@ func TestTableKeepsNamesWhole(t *testing.T) {
 		t.Errorf("width 3: %q", lines)
 	}
 }
+
+// An emoji a terminal draws as one picture takes the two columns it
+// draws: a sequence joined by zero-width joiners, one with a skin tone,
+// a flag (two regional indicators), a narrow symbol made an emoji by
+// U+FE0F. Measured as the sum of their parts (8 columns for 👩‍👩‍👧‍👦),
+// a table's columns after one did not line up, and a line wrapped short.
+// Cutting one keeps it whole.
+func TestDisplayWidthOfEmojiSequences(t *testing.T) {
+	for s, want := range map[string]int{
+		"👩\u200d💻":               2,
+		"👩\u200d👩\u200d👧\u200d👦": 2,
+		"👩\u200d❤\ufe0f\u200d👨":  2,
+		"👍🏽":                     2,
+		"🇫🇷":                     2,
+		"🇫🇷🇩🇪":                   4,
+		"❤\ufe0f":                2,
+		"❤":                      1,
+		"a\u200db":               2, // a joiner between letters joins nothing
+		"👩\u200d":                2,
+		"x👩\u200d💻y":             4,
+		"\x1b[1m👩\u200d💻\x1b[0m": 2,
+	} {
+		got := textWidth(s)
+		if !strings.Contains(s, "\x1b") && DisplayWidth(s) != got {
+			t.Errorf("DisplayWidth(%q) = %d, textWidth %d", s, DisplayWidth(s), got)
+		}
+		if got != want {
+			t.Errorf("textWidth(%q) = %d, want %d", s, got, want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"ab👩\u200d💻cd", 4, "ab👩\u200d💻"},
+		{"ab👩\u200d💻cd", 3, "ab"},
+		{"🇫🇷🇩🇪", 3, "🇫🇷"},
+		{"❤\ufe0fx", 1, ""},
+	} {
+		if got := prefixWidth(c.s, c.w); got != c.want {
+			t.Errorf("prefixWidth(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
+		}
+		if got := prefixText(c.s, c.w); got != c.want {
+			t.Errorf("prefixText(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
+		}
+	}
+	if got, want := WrapText("say 👩\u200d👩\u200d👧\u200d👦 hi", 9), "say 👩\u200d👩\u200d👧\u200d👦 hi"; got != want {
+		t.Errorf("WrapText = %q, want %q", got, want)
+	}
+	if got, want := firstChar("👩\u200d💻!"), "👩\u200d💻"; got != want {
+		t.Errorf("firstChar = %q, want %q", got, want)
+	}
+}

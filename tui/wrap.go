@@ -2,7 +2,6 @@ package tui
 
 import (
 	"strings"
-	"unicode/utf8"
 )
 
 // WrapText breaks each line of s that is wider than width columns at
@@ -165,8 +164,8 @@ func expandTabs(line string) string {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(line[i:])
-		col += runeWidth(r)
+		size, w := clusterAt(line[i:])
+		col += w
 		b.WriteString(line[i : i+size])
 		i += size
 	}
@@ -185,8 +184,8 @@ func textWidth(s string) int {
 			i += e
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeWidth(r)
+		size, w := clusterAt(s[i:])
+		n += w
 		i += size
 	}
 	return n
@@ -201,8 +200,7 @@ func prefixText(s string, w int) string {
 			i += e
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		rw := runeWidth(r)
+		size, rw := clusterAt(s[i:])
 		if used+rw > w {
 			return s[:i]
 		}
@@ -212,8 +210,8 @@ func prefixText(s string, w int) string {
 	return s
 }
 
-// firstChar returns the first character of s with the escape sequences
-// before it.
+// firstChar returns the first character of s (clusterAt) with the escape
+// sequences before it.
 func firstChar(s string) string {
 	i := 0
 	for i < len(s) {
@@ -223,6 +221,6 @@ func firstChar(s string) string {
 		}
 		i += e
 	}
-	_, size := utf8.DecodeRuneInString(s[i:])
+	size, _ := clusterAt(s[i:])
 	return s[:i+size]
 }
