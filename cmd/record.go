@@ -1258,10 +1258,10 @@ func (o *verifyOptions) run(ctx context.Context, files []string, server []string
 			return usageErrorf("--update --json prints one trace's result; give one trace at a time")
 		}
 		if len(files) == 1 {
-			_, err := o.runUpdate(ctx, e, files[0], d, out)
+			_, err := o.runUpdate(ctx, e, files[0], nil, d, out)
 			return err
 		}
-		return o.updateMany(ctx, files, d, out)
+		return o.updateMany(ctx, files, sums, d, out)
 	}
 	// verify's own recording (--record) is a plain one.
 	d.rec.mode = ""
@@ -1478,6 +1478,12 @@ func (o *verifyOptions) verifyMany(ctx context.Context, files []string, sums map
 	return nil
 }
 
+// changedSinceRead is the error for a trace of several that changed
+// after verify checked it, before its turn came.
+func changedSinceRead(file string) error {
+	return usageErrorf("%s changed after mcpx verify read it (every trace is read before any is verified): run verify again to use it as it is now", file)
+}
+
 // verifiedTrace is what became of one trace of several: its entry in
 // --json's document (file, result or error), its part of the JUnit
 // report, and err when it could not be verified (the run stops there).
@@ -1505,7 +1511,7 @@ func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file string, su
 	tf, err := record.ReadOptions{MaxMessageSize: d.session.maxMessageSize, Sum: true}.Open(file)
 	if err == nil && tf.Sum != sum {
 		tf.Close()
-		err = usageErrorf("%s changed after mcpx verify read it (every trace is read before any is verified): run verify again to verify it as it is now", file)
+		err = changedSinceRead(file)
 	} else if err == nil {
 		res, closeErr, err = o.verifyFile(ctx, e, tf, d, out)
 		tf.Close()
@@ -1553,7 +1559,7 @@ func (o *verifyOptions) verifyTrace(ctx context.Context, e *env, file string, su
 // many left as they were. Like verifyMany it stops at a trace that cannot
 // be recorded again, and verifies --parallel N at once, printing what one
 // at a time prints; each file is replaced (or left) as it is alone.
-func (o *verifyOptions) updateMany(ctx context.Context, files []string, d connDesc, out output) error {
+func (o *verifyOptions) updateMany(ctx context.Context, files []string, sums map[string][sha256.Size]byte, d connDesc, out output) error {
 	type updated struct {
 		kept bool
 		err  error
@@ -1565,7 +1571,8 @@ func (o *verifyOptions) updateMany(ctx context.Context, files []string, d connDe
 	)
 	job := func(ctx context.Context, i int, je *env) (updated, bool) {
 		je.printer().VerifyFile(files[i])
-		k, err := o.runUpdate(ctx, je, files[i], d, out)
+		sum := sums[files[i]]
+		k, err := o.runUpdate(ctx, je, files[i], &sum, d, out)
 		return updated{kept: k, err: err}, err != nil
 	}
 	inOrder(ctx, o.e, len(files), o.parallel, job, func(_ int, u updated) {

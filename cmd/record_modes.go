@@ -224,7 +224,10 @@ func (o *verifyOptions) updating(d connDesc) (bool, error) {
 
 // runUpdate is verify --update: the trace recorded again from the live
 // server (record.UpdateTrace), the differences shown.
-func (o *verifyOptions) runUpdate(ctx context.Context, e *env, file string, d connDesc, out output) (kept bool, err error) {
+//
+// sum, when not nil, is the SHA-256 of the trace when verify checked it:
+// one that has changed since is not recorded again.
+func (o *verifyOptions) runUpdate(ctx context.Context, e *env, file string, sum *[sha256.Size]byte, d connDesc, out output) (kept bool, err error) {
 	timeout := d.session.timeout
 	if timeout == 0 {
 		timeout = d.session.maxTimeout
@@ -240,6 +243,7 @@ func (o *verifyOptions) runUpdate(ctx context.Context, e *env, file string, d co
 		Stable:         d.rec.stable,
 		MaxMessageSize: d.session.maxMessageSize,
 		Always:         d.rec.force,
+		Sum:            sum,
 	})
 	if res != nil && err == nil && res.Exchanges == 0 {
 		return false, usageErrorf("%s holds no request with a recorded response: nothing to record again", file)
@@ -248,6 +252,9 @@ func (o *verifyOptions) runUpdate(ctx context.Context, e *env, file string, d co
 		if perr := e.printVerify(res, out.json); perr != nil {
 			return false, perr
 		}
+	}
+	if errors.Is(err, record.ErrChangedSinceRead) {
+		return false, changedSinceRead(file)
 	}
 	if err != nil {
 		var perr *fs.PathError

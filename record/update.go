@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -34,7 +35,16 @@ type UpdateOptions struct {
 	// for new times, ids or values its normalizers and ignores say are
 	// no difference (MCPX_RECORD=update over a whole suite of traces).
 	Always bool
+	// Sum, when not nil, is the SHA-256 of the trace as the caller read
+	// it before (TraceFile.Sum, mcpx verify --update of several traces):
+	// a trace that is no longer that one is left as it is, an error
+	// matching ErrChangedSinceRead.
+	Sum *[sha256.Size]byte
 }
+
+// ErrChangedSinceRead is matched by the error of UpdateTrace for a trace
+// that is no longer the one UpdateOptions.Sum says was read.
+var ErrChangedSinceRead = errors.New("changed since it was read")
 
 // UpdateTrace records the trace in the named file again from a live
 // server (mcpx verify --update; ModeUpdate of a verification): it
@@ -69,9 +79,12 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tf, err := ReadOptions{MaxMessageSize: o.MaxMessageSize}.Index(f)
+	tf, err := ReadOptions{MaxMessageSize: o.MaxMessageSize, Sum: o.Sum != nil}.Index(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if o.Sum != nil && tf.Sum != *o.Sum {
+		return nil, fmt.Errorf("%s %w", name, ErrChangedSinceRead)
 	}
 	h := tf.Header
 	if err := checkRewrite(h); err != nil {
