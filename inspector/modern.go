@@ -556,6 +556,9 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 	}
 	versionRetried, headersRetried, lostRetried := false, false, false
 	round := 0
+	// sent is the params of the request in flight: a later round's carry
+	// the inputs answered and the request state.
+	sent := req.Params
 	var unanswered map[string]bool
 	for {
 		if err != nil {
@@ -565,10 +568,12 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 				// request ID" (spec 2026-07-28: changelog; basic/transports/
 				// streamable-http: streams are not resumable). Only a
 				// request that changes nothing is re-issued on mcpx's own:
-				// a tool may have run already.
+				// a tool may have run already. A later round is re-issued
+				// as it was sent: from the first, the person would be asked
+				// again for what they answered.
 				lostRetried = true
 				m.note(s, fmt.Sprintf("%s: its response stream was lost before the answer; re-issuing it as a new request", req.Label()))
-				res, err = s.Resend(ctx, req, req.Params)
+				res, err = s.Resend(ctx, req, sent)
 				continue
 			}
 			var rpcErr *jsonrpc.Error
@@ -632,7 +637,8 @@ func (m *Modern) Finish(ctx context.Context, s *Session, req *Request, res json.
 				return nil, ierr
 			}
 			unanswered = missing
-			res, err = s.Resend(ctx, req, params)
+			sent = params
+			res, err = s.Resend(ctx, req, sent)
 		case mcp.ResultTask:
 			return m.awaitTask(ctx, s, req, res)
 		default:

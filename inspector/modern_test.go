@@ -1123,3 +1123,45 @@ func TestModernLostStreamReissued(t *testing.T) {
 	}
 	srv.quietUntil(mark(t, s))
 }
+
+// A later round whose response stream is lost is re-issued as it was
+// sent, with the input answered and the request state: it was re-issued
+// with the first round's params, which started the request over, and a
+// person was asked again for what they had answered.
+func TestModernLostRoundReissuedAsSent(t *testing.T) {
+	client, server := transport.Pipe()
+	lc := &lossConn{Conn: client}
+	asked := make(chan struct{}, 4)
+	handlers := map[string]RequestHandler{
+		"elicitation/create": func(ctx context.Context, req *jsonrpc.Message) (any, error) {
+			asked <- struct{}{}
+			return json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`), nil
+		},
+	}
+	s := NewSession(lc, Options{Lifecycle: &Modern{OnNote: func(string) {}}, OnWarning: func(string) {}, Handlers: handlers})
+	srv := newFakeServer(t, server)
+	t.Cleanup(func() { s.Close() })
+	openModern(t, s, srv)
+
+	ch := goCall(context.Background(), s, "prompts/get", map[string]any{"name": "p"})
+	srv.reply(srv.nextRequest("prompts/get"), `{"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}`)
+	round := srv.nextRequest("prompts/get")
+	lc.lose(t, round.ID)
+	again := srv.nextRequest("prompts/get")
+	if again.ID.Key() == round.ID.Key() {
+		t.Errorf("re-issued with the same id %s", again.ID)
+	}
+	for _, want := range []string{`"requestState":"s1"`, `"inputResponses":{"who":{"action":"accept"`} {
+		if !strings.Contains(string(again.Params), want) {
+			t.Errorf("re-issued with params %s, want %s in them", again.Params, want)
+		}
+	}
+	srv.reply(again, `{"resultType":"complete","messages":[]}`)
+	if r := result(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n := len(asked); n != 1 {
+		t.Errorf("the person was asked %d times", n)
+	}
+	srv.quietUntil(mark(t, s))
+}
