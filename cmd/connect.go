@@ -444,6 +444,10 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		// by the first request.
 		c.describe = ds.Describe()
 	}
+	if _, ok := transport.Find[*transport.StdioConn](conn); ok {
+		// (mcpx info shows it, and -v.)
+		c.describe = stdioTarget(d.server)
+	}
 	if out.verbose && d.http.url != "" {
 		c.console.Note("connected: " + c.describe)
 	}
@@ -503,7 +507,7 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 	switch sc := conn.(type) {
 	case *transport.StdioConn:
 		if out.verbose {
-			c.console.Note("started " + sc.Describe() + fmt.Sprintf(" (pid %d)", sc.PID()))
+			c.console.Note("started " + stdioTarget(d.server) + fmt.Sprintf(" (pid %d)", sc.PID()))
 		}
 	case *sessiond.Conn:
 		st := sc.Status()

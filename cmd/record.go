@@ -173,6 +173,14 @@ func commandLine(args []string) string {
 	return strings.Join(out, " ")
 }
 
+// stdioTarget describes a stdio server run with the command line server,
+// as mcpx info, -v and mcpx sessions show it: the values of its options
+// that look secret (--api-key X) are left out, as a trace leaves them
+// out (commandLine), since what is shown is pasted into bug reports.
+func stdioTarget(server []string) string {
+	return "stdio: " + commandLine(server)
+}
+
 // secretArg says whether args[i] holds a secret value (see commandLine):
 // the value, and the argument as a trace shows it.
 func secretArg(args []string, i int) (value, shown string, ok bool) {

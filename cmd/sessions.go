@@ -631,9 +631,8 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	}
 	if conn.http.url == "" && len(conn.server) > 0 {
 		// mcpx sessions (--json) shows it, and every command through the
-		// session (-v): the values of the server's options that look
-		// secret (--api-key X) are left out, as a trace leaves them out.
-		c.describe = "stdio: " + commandLine(conn.server)
+		// session (-v).
+		c.describe = stdioTarget(conn.server)
 	}
 	c.afterConnect(ctx, conn.feat.logLevel)
 	err = d.Serve(ctx, sess, sessiond.ServeOptions{
