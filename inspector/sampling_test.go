@@ -156,6 +156,25 @@ func TestSamplingIncludeContextUndeclared(t *testing.T) {
 		}
 	})
 
+	// Before 2025-11-25 the values were not deprecated and there was no
+	// sampling.context to declare: a server of 2025-06-18 that asks for
+	// them departs from nothing (--strict counted it).
+	t.Run("before 2025-11-25", func(t *testing.T) {
+		for _, v := range []string{"2025-06-18", "2024-11-05"} {
+			ch, srv, w := startConnect(t, Options{Lifecycle: &Legacy{Capabilities: json.RawMessage(`{"sampling":{}}`)}, Handlers: decline})
+			srv.reply(srv.nextRequest("initialize"), initResult(v))
+			srv.next()
+			if r := waitConnect(t, ch); r.err != nil {
+				t.Fatal(r.err)
+			}
+			srv.send(`{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":` + params("allServers") + `}`)
+			if m := srv.next(); m.Error == nil || m.Error.Code != -1 {
+				t.Fatalf("answered with %s, want the policy's refusal", m.Raw)
+			}
+			w.none()
+		}
+	})
+
 	t.Run("modern", func(t *testing.T) {
 		s, srv, w, _ := newModernSession(t, &Modern{Capabilities: json.RawMessage(`{"sampling":{}}`), OnNote: func(string) {}}, false, Options{Handlers: decline})
 		openModern(t, s, srv)

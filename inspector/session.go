@@ -1329,8 +1329,14 @@ func (s *Session) checkRequest(m *jsonrpc.Message) {
 // declares sampling.context capability" (spec 2025-11-25 and 2026-07-28:
 // client/sampling; 2026-07-28: deprecated, SEP-2596). mcpx answers as it
 // always does, with no context included, which the values only ask for.
+// A session of an earlier revision is not warned about: there the values
+// were not deprecated, and there was no sampling.context to declare.
 func (s *Session) checkIncludeContext(ctx context.Context, method string, params json.RawMessage) {
 	if method != mcp.MethodSamplingCreateMessage {
+		return
+	}
+	// (Revision names are ISO dates: they compare as strings.)
+	if v := s.protocolVersion(); v != "" && v < includeContextDeprecated {
 		return
 	}
 	v, ok := rawjson.String(rawjson.Member(params, "includeContext"))
@@ -1343,6 +1349,11 @@ func (s *Session) checkIncludeContext(ctx context.Context, method string, params
 	}
 	s.departOnce(ctx, "includeContext", "the server's sampling/createMessage asks for includeContext %q, a deprecated value that servers should not use unless the client declares sampling.context, which mcpx does not (spec client/sampling, \"Capabilities\"); answered with no context included", v)
 }
+
+// includeContextDeprecated is the revision that deprecated includeContext
+// "thisServer" and "allServers" and added sampling.context (spec
+// 2025-11-25: client/sampling; schema, ClientCapabilities.sampling).
+const includeContextDeprecated = "2025-11-25"
 
 // clientRequestCapabilities names the client capability each request a
 // server may send belongs to (spec 2025-11-25: client/roots,
