@@ -586,6 +586,9 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		return stopped(err)
 	}
 	defer c.Close()
+	if conn.session.traceErr != nil {
+		c.console.Warn(conn.session.traceErr.Error())
+	}
 	if c.held != nil {
 		conn.session = conn.session.inSession(*c.held)
 	}
@@ -620,6 +623,10 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		},
 		Timeout:    orNone(conn.session.timeout),
 		MaxTimeout: orNone(conn.session.maxTimeout),
+		// The session's own requests (its opening, the refreshes it
+		// makes) carry the trace context of mcpx connect's environment;
+		// each attached command's carry its own.
+		TraceContext: conn.session.traceContext,
 	})
 	if err != nil {
 		tc.Close()
