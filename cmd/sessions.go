@@ -697,6 +697,13 @@ With --json, one JSON array.`,
 				return nil
 			}
 			if len(list) == 0 {
+				if na := (*sessiond.NotAnsweringError)(nil); errors.As(err, &na) {
+					// A session that did not answer (warned about above)
+					// is there still: "no open sessions" would say it is
+					// not.
+					e.console().Note("no session in " + dir + " answered")
+					return nil
+				}
 				// The directory is named: a shell whose $XDG_RUNTIME_DIR
 				// or $TMPDIR is another (su, cron, a terminal started
 				// elsewhere) looks for the sessions in another.
