@@ -104,7 +104,10 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL, name bool) []byte {
 		return append(b, `\r`...)
 	case r < 0x20 || r == 0x7f:
 		return append(b, '\\', 'x', hex[r>>4], hex[r&0xf])
-	case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r), name && isDirectionMark(r):
+	case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r), name && isNameOnly(r):
+		if r > 0xffff {
+			return append(b, '\\', 'U', '0', '0', '0', hex[r>>16&0xf], hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		}
 		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 	}
 	return append(b, src...)
@@ -119,7 +122,29 @@ func Disguises(r rune) bool { return isBidiControl(r) || isInvisible(r) }
 // marks (isDirectionMark) too. What cannot be escaped (a completion
 // readline inserts as it is, see repl.UnsafeForTerminal) is left out when
 // it holds one.
-func DisguisesName(r rune) bool { return Disguises(r) || isDirectionMark(r) }
+func DisguisesName(r rune) bool { return Disguises(r) || isNameOnly(r) }
+
+// isNameOnly reports what is escaped in a name but not in text: the
+// directional marks (isDirectionMark) and the characters that show as
+// nothing in a name though text has uses for them (isBlankInName).
+func isNameOnly(r rune) bool { return isDirectionMark(r) || isBlankInName(r) }
+
+// isBlankInName reports characters a terminal draws as nothing, or as a
+// blank no wider than none, between two letters of a name, so that
+// "ec\u00adho" reads as "echo": the soft hyphen (a hyphenation hint in
+// text), the combining grapheme joiner, the Hangul fillers, the variation
+// selectors but the emoji one (U+FE0F, which makes ❤ ❤️) and the tag
+// characters. The joiners (U+200C, U+200D) are kept, as in text: emoji
+// and scripts need them.
+func isBlankInName(r rune) bool {
+	switch {
+	case r == 0x00ad, r == 0x034f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
+		return true
+	case r >= 0xfe00 && r <= 0xfe0e, r >= 0xe0100 && r <= 0xe01ef, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	}
+	return false
+}
 
 // isBidiControl reports the Unicode bidirectional embedding, override and
 // isolate controls, which can make text display in a different order than

@@ -156,6 +156,10 @@ func TestEscapeName(t *testing.T) {
 		{"مرحبا\u200f (1)", "مرحبا\u200f (1)", `مرحبا\u200f (1)`},
 		{"a\nb\x1b[2J\u202e\u200bc", "a\nb\\x1b[2J\\u202e\\u200bc", `a\nb\x1b[2J\u202e\u200bc`},
 		{"👩\u200d💻 echo", "👩\u200d💻 echo", "👩\u200d💻 echo"},
+		{"ec\u00adho", "ec\u00adho", `ec\u00adho`},
+		{"ec\u3164ho\ufe00", "ec\u3164ho\ufe00", `ec\u3164ho\ufe00`},
+		{"echo\U000e0041", "echo\U000e0041", `echo\U000e0041`},
+		{"❤\ufe0f", "❤\ufe0f", "❤\ufe0f"},
 	} {
 		if got := Escape(tc.in); got != tc.text {
 			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.text)
@@ -170,7 +174,7 @@ func TestEscapeName(t *testing.T) {
 			continue
 		}
 		s := string(r)
-		want := EscapeLine(s) != s || r == 0x200e || r == 0x200f || r == 0x061c
+		want := EscapeLine(s) != s || r == 0x200e || r == 0x200f || r == 0x061c || isBlankInName(r)
 		if got := EscapeName(s) != s; got != want || got != (unicode.IsControl(r) || DisguisesName(r)) {
 			t.Errorf("U+%04X: EscapeName escapes it: %v, want %v (DisguisesName %v)", r, got, want, DisguisesName(r))
 		}
