@@ -351,24 +351,16 @@ func (m *Modern) Decorate(method string, params json.RawMessage) (json.RawMessag
 			value json.RawMessage
 		}{mcp.MetaLogLevel, marshalRaw(level)})
 	}
-	obj, err := ParseObject(params)
-	if err != nil {
-		return nil, fmt.Errorf("params must be a JSON object: %w", err)
-	}
-	meta, err := ParseObject(obj.Get("_meta"))
-	if err != nil {
-		return nil, fmt.Errorf("params._meta must be a JSON object: %w", err)
-	}
-	for _, f := range fields {
-		if !meta.Has(f.key) {
-			meta.Set(f.key, f.value)
+	return withMeta(params, func(meta *Object) {
+		for _, f := range fields {
+			if !meta.Has(f.key) {
+				meta.Set(f.key, f.value)
+			}
 		}
-	}
-	if meta.Has(mcp.MetaLogLevel) {
-		m.askedLog.Store(true)
-	}
-	obj.Set("_meta", meta.Marshal())
-	return obj.Marshal(), nil
+		if meta.Has(mcp.MetaLogLevel) {
+			m.askedLog.Store(true)
+		}
+	})
 }
 
 // InvalidToolError reports a tool definition whose x-mcp-header annotations

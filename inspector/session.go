@@ -1411,6 +1411,12 @@ func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.Ra
 	if out, ok := appendMeta(params, key, value); ok {
 		return out, nil
 	}
+	return withMeta(params, func(meta *Object) { meta.Set(key, value) })
+}
+
+// withMeta returns params (a JSON object, possibly empty) with its _meta
+// (an object, made when absent) changed by edit.
+func withMeta(params json.RawMessage, edit func(meta *Object)) (json.RawMessage, error) {
 	obj, err := ParseObject(params)
 	if err != nil {
 		return nil, fmt.Errorf("params must be a JSON object: %w", err)
@@ -1419,7 +1425,7 @@ func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.Ra
 	if err != nil {
 		return nil, fmt.Errorf("params._meta must be a JSON object: %w", err)
 	}
-	meta.Set(key, value)
+	edit(meta)
 	obj.Set("_meta", meta.Marshal())
 	return obj.Marshal(), nil
 }

@@ -127,21 +127,13 @@ func (tc *TraceContext) apply(params json.RawMessage) (json.RawMessage, error) {
 	if tc == nil {
 		return params, nil
 	}
-	obj, err := ParseObject(params)
-	if err != nil {
-		return nil, fmt.Errorf("params must be a JSON object: %w", err)
-	}
-	meta, err := ParseObject(obj.Get("_meta"))
-	if err != nil {
-		return nil, fmt.Errorf("params._meta must be a JSON object: %w", err)
-	}
-	for _, f := range []struct{ key, value string }{
-		{mcp.MetaTraceParent, tc.Parent}, {mcp.MetaTraceState, tc.State}, {mcp.MetaBaggage, tc.Baggage},
-	} {
-		if f.value != "" && !meta.Has(f.key) {
-			meta.Set(f.key, marshalRaw(f.value))
+	return withMeta(params, func(meta *Object) {
+		for _, f := range []struct{ key, value string }{
+			{mcp.MetaTraceParent, tc.Parent}, {mcp.MetaTraceState, tc.State}, {mcp.MetaBaggage, tc.Baggage},
+		} {
+			if f.value != "" && !meta.Has(f.key) {
+				meta.Set(f.key, marshalRaw(f.value))
+			}
 		}
-	}
-	obj.Set("_meta", meta.Marshal())
-	return obj.Marshal(), nil
+	})
 }
