@@ -864,40 +864,7 @@ func TestVerifyUnreadableTracesWrapOnATerminal(t *testing.T) {
 // though its header was never checked nor its warnings said.
 func TestVerifyManySaysATraceChangedSinceItWasRead(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
-	var changed []byte
-	var armed atomic.Bool
-	u := sdkURL(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// The first request verify makes (a.jsonl's) changes b.jsonl.
-			if armed.CompareAndSwap(true, false) {
-				if err := os.WriteFile(b, changed, 0o600); err != nil {
-					t.Error(err)
-				}
-			}
-			h.ServeHTTP(w, r)
-		})
-	})
-	if r := runMcpx(t, nil, "tools", "call", "echo", "message=hi", "--url", u, "--record", a); r.code != 0 {
-		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
-	}
-	raw, err := os.ReadFile(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(b, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	changed = bytes.Replace(raw, []byte(`"text":"Echo: hi"`), []byte(`"text":"Echo: changed"`), 1)
-	if bytes.Equal(changed, raw) {
-		t.Fatalf("no answer to edit in the trace:\n%s", raw)
-	}
-	armed.Store(true)
-	r := runMcpx(t, nil, "verify", a, b, "--url", u)
-	if armed.Load() {
-		t.Fatal("the server was not asked")
-	}
+	b, _, r := verifyChangedSinceRead(t, "verify")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, b+" changed after mcpx verify read it") || strings.Contains(r.stdout, "Echo: changed") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -907,6 +874,21 @@ func TestVerifyManySaysATraceChangedSinceItWasRead(t *testing.T) {
 // is not recorded again from what it has become; it is left as it is.
 func TestVerifyUpdateManySaysATraceChangedSinceItWasRead(t *testing.T) {
 	t.Parallel()
+	b, changed, r := verifyChangedSinceRead(t, "verify", "--update")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, b+" changed after mcpx verify read it") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if now, err := os.ReadFile(b); err != nil || !bytes.Equal(now, changed) {
+		t.Errorf("b.jsonl was not left as it was changed (%v):\n%s", err, now)
+	}
+}
+
+// verifyChangedSinceRead records a trace a.jsonl, copies it to b.jsonl,
+// and runs mcpx with args, a.jsonl and b.jsonl against a server whose
+// first request (a.jsonl's, once both were read) changes b.jsonl's
+// answer. It returns b.jsonl's name, what it was changed to, and the run.
+func verifyChangedSinceRead(t *testing.T, args ...string) (string, []byte, runResult) {
+	t.Helper()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	var changed []byte
@@ -937,14 +919,9 @@ func TestVerifyUpdateManySaysATraceChangedSinceItWasRead(t *testing.T) {
 		t.Fatalf("no answer to edit in the trace:\n%s", raw)
 	}
 	armed.Store(true)
-	r := runMcpx(t, nil, "verify", "--update", a, b, "--url", u)
+	r := runMcpx(t, nil, append(args, a, b, "--url", u)...)
 	if armed.Load() {
 		t.Fatal("the server was not asked")
 	}
-	if r.code != ExitUsage || !strings.Contains(r.stderr, b+" changed after mcpx verify read it") {
-		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if now, err := os.ReadFile(b); err != nil || !bytes.Equal(now, changed) {
-		t.Errorf("b.jsonl was not left as it was changed (%v):\n%s", err, now)
-	}
+	return b, changed, r
 }
