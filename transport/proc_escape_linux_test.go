@@ -481,29 +481,7 @@ func TestStdioCloseSparesReadersOfThePipes(t *testing.T) {
 // server's mark outside its group too: a daemon that lost its parent.
 func TestKilledMcpxWatchdogEndsDaemons(t *testing.T) {
 	t.Parallel()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcpx := exec.Command(exe)
-	mcpx.Env = append(os.Environ(), helperEnv+"=mcpx-daemon", "GORACE=atexit_sleep_ms=0")
-	mcpx.Stdout = w
-	if err := mcpx.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { mcpx.Process.Kill(); mcpx.Wait() })
-	r.SetReadDeadline(time.Now().Add(20 * time.Second))
-	line, err := bufio.NewReader(r).ReadString('\n')
-	var cpid, dpid int
-	if _, serr := fmt.Sscanf(line, "%d %d", &cpid, &dpid); err != nil || serr != nil {
-		t.Fatalf("the helper's pids: %q, %v", line, err)
-	}
+	mcpx, _, dpid := startHelperMcpx(t, "mcpx-daemon")
 	t.Cleanup(func() { syscall.Kill(dpid, syscall.SIGKILL) })
 	if processGone(dpid) {
 		t.Fatalf("daemon %d not running before mcpx was killed", dpid)

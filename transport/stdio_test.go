@@ -720,29 +720,7 @@ func TestStdioCloseKillsProcessGroup(t *testing.T) {
 // it started.)
 func TestStdioTreeEndsWhenMcpxIsKilled(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	mcpx := exec.Command(exe)
-	mcpx.Env = append(os.Environ(), helperEnv+"=tree-parent", "GORACE=atexit_sleep_ms=0")
-	mcpx.Stdout = w
-	if err := mcpx.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { mcpx.Process.Kill(); mcpx.Wait() })
-	r.SetReadDeadline(time.Now().Add(20 * time.Second))
-	line, err := bufio.NewReader(r).ReadString('\n')
-	var pid, gpid int
-	if _, serr := fmt.Sscanf(line, "%d %d", &pid, &gpid); err != nil || serr != nil {
-		t.Fatalf("the helper's pids: %q, %v", line, err)
-	}
+	mcpx, pid, gpid := startHelperMcpx(t, "tree-parent")
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); syscall.Kill(gpid, syscall.SIGKILL) })
 	if processGone(gpid) {
 		t.Fatalf("grandchild %d not running before mcpx was killed", gpid)
@@ -858,4 +836,34 @@ func TestStdioServerExitEndsWhatItLeftBehind(t *testing.T) {
 		t.Fatalf("Read = %v, want *PeerExitError", err)
 	}
 	testwait.Within(t, 5*time.Second, fmt.Sprintf("grandchild %d to end with the server", gpid), func() bool { return processGone(gpid) })
+}
+
+// startHelperMcpx runs the test binary as the helper mode (an mcpx
+// with a server, see helper_test.go) and returns it with the two pids it
+// reports on its first line; the test's cleanup kills it.
+func startHelperMcpx(t *testing.T, mode string) (mcpx *exec.Cmd, pid1, pid2 int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	mcpx = exec.Command(exe)
+	mcpx.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+	mcpx.Stdout = w
+	if err := mcpx.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { mcpx.Process.Kill(); mcpx.Wait() })
+	r.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "%d %d", &pid1, &pid2); err != nil || serr != nil {
+		t.Fatalf("the helper's pids: %q, %v", line, err)
+	}
+	return mcpx, pid1, pid2
 }
