@@ -89,7 +89,7 @@ func (c *client) sayUnsaid() {
 	// A watch showed the notifications among them as its output: only
 	// the warnings were not said.
 	unsaid := "counted and not shown"
-	if _, every := c.sink.getEvery(); every {
+	if c.showsUnsaid() {
 		unsaid = "counted and not warned about"
 	}
 	c.unsaidMu.Lock()
@@ -103,6 +103,14 @@ func (c *client) sayUnsaid() {
 		}
 		c.unsaid[u.Kind] = u.N
 	}
+}
+
+// showsUnsaid reports whether the notifications the session counted as
+// departures and did not say are shown all the same: a watch's output is
+// every notification (inspector.Options.ShowsUnsaid).
+func (c *client) showsUnsaid() bool {
+	_, every := c.sink.getEvery()
+	return every
 }
 
 // depart warns about a departure of the server's from the protocol that
@@ -410,6 +418,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		OnNotification: c.onNotification,
 		// (Counted with their warnings, not shown: see sayUnsaid.)
 		OnNotificationUnsaid: c.onNotificationUnsaid,
+		ShowsUnsaid:          c.showsUnsaid,
 		OnServerRequest:      c.console.ServerRequest,
 		OnInputRequest:       c.console.InputRequest,
 		OnWarning:            c.console.Warn,

@@ -57,6 +57,13 @@ type Options struct {
 	// messages are not among them, whatever their departure: their text
 	// is meant for the person. Nil sends them to OnNotification.
 	OnNotificationUnsaid func(*jsonrpc.Message)
+	// ShowsUnsaid, when set, reports whether the program shows the
+	// notifications OnNotificationUnsaid receives all the same (its
+	// output is every notification: mcpx watch). It is asked as the last
+	// line of a sort is said, which then says that further ones are
+	// counted, not warned about; otherwise, that they are counted, not
+	// shown (see EachShown). Nil: not shown.
+	ShowsUnsaid func() bool
 	// OnServerRequest is told about each server-to-client request and the
 	// answer we sent, for display.
 	OnServerRequest func(req *jsonrpc.Message, result json.RawMessage, err *jsonrpc.Error)
@@ -395,7 +402,7 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 		s.departed(ctx, msg)
 		return false
 	case n == EachShown:
-		s.departed(ctx, msg+" (further "+kind+" are counted, not shown)")
+		s.departed(ctx, msg+" (further "+kind+" are "+s.unsaidWords()+")")
 		return false
 	}
 	s.countUnsaid(kind)
@@ -445,6 +452,17 @@ type Unsaid struct {
 	N    int
 }
 
+// unsaidWords says what becomes of the departures (and warnings) of a
+// sort past the first EachShown: a program whose output is every
+// notification shows those that are notifications all the same, and
+// only their warnings are not said (Options.ShowsUnsaid).
+func (s *Session) unsaidWords() string {
+	if s.opts.ShowsUnsaid != nil && s.opts.ShowsUnsaid() {
+		return "counted, not warned about"
+	}
+	return "counted, not shown"
+}
+
 // warnedEach is departedEach for a warning, which is no departure: past
 // EachShown of its sort, it is counted for UnsaidDepartures only.
 func (s *Session) warnedEach(kind, msg string) {
@@ -452,7 +470,7 @@ func (s *Session) warnedEach(kind, msg string) {
 	case n < EachShown:
 		s.warn("%s", msg)
 	case n == EachShown:
-		s.warn("%s (further %s are counted, not shown)", msg, kind)
+		s.warn("%s (further %s are %s)", msg, kind, s.unsaidWords())
 	default:
 		s.countUnsaid(kind)
 	}

@@ -1152,3 +1152,26 @@ func TestUnsaidNotificationsApart(t *testing.T) {
 		})
 	}
 }
+
+// TestEachDepartureShownAnyway: for a program whose output is every
+// notification (ShowsUnsaid: mcpx watch), the tenth line of a sort says
+// further ones are not warned about — they are shown all the same — not
+// that they are not shown; the warnings' sort (an error not tied to a
+// request) says so too, as a watch's closing line does.
+func TestEachDepartureShownAnyway(t *testing.T) {
+	_, srv, w := newTestSession(t, Options{ShowsUnsaid: func() bool { return true }})
+	for i := range EachShown {
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":` + fmt.Sprint(i+1) + `}}`)
+		srv.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
+	}
+	for i := range EachShown {
+		p := w.expect(`progress for token "nobody", which no request of mcpx's carries`)
+		e := w.expect("server reported an error not tied to a request")
+		for _, x := range []string{p, e} {
+			last := i == EachShown-1
+			if strings.Contains(x, "counted, not warned about)") != last || strings.Contains(x, "not shown") {
+				t.Errorf("warning %d: %q", i+1, x)
+			}
+		}
+	}
+}
