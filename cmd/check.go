@@ -61,6 +61,13 @@ func (o *checkOptions) run(ctx context.Context, server []string) error {
 		// session's (see lineDepartures).
 		alone := o.e.repl == nil
 		opts := inspector.CheckOptions{Opening: open, Read: o.read, Alone: alone}
+		if alone {
+			// Those of the opening past the first few of their sort,
+			// counted and not said: the report counts them, and the
+			// command's closing lines do not again.
+			opts.OpeningMore = c.sess.UnsaidDepartures()
+			c.unsaidSaid(opts.OpeningMore)
+		}
 		if f := c.host.tools; f != nil {
 			opts.ToolNotes = func(names []string) []string {
 				if unknown := f.Unknown(names); len(unknown) > 0 {

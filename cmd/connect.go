@@ -113,6 +113,19 @@ func (c *client) showsUnsaid() bool {
 	return every
 }
 
+// unsaidSaid records the counts of us as said (by mcpx check's report),
+// so that sayUnsaid says only what came after.
+func (c *client) unsaidSaid(us []inspector.Unsaid) {
+	c.unsaidMu.Lock()
+	defer c.unsaidMu.Unlock()
+	for _, u := range us {
+		if c.unsaid == nil {
+			c.unsaid = map[string]int{}
+		}
+		c.unsaid[u.Kind] = u.N
+	}
+}
+
 // depart warns about a departure of the server's from the protocol that
 // the session read past (inspector.Options.OnDeparture, and the problems
 // a command finds in a result), counting it for --strict (see count).

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/mcp"
@@ -28,6 +30,12 @@ type CheckArea struct {
 	// Problems are the server's departures from the protocol the area
 	// met, one line each: the warnings the other commands give.
 	Problems []string `json:"problems"`
+	// More counts, by sort, the area's departures of a sort the server
+	// can repeat with every message past the first EachShown of their
+	// sort in the Check: counted in the report, not listed one by one,
+	// so that a server that sends 20,000 of them is reported in a few
+	// lines, in bounded memory.
+	More []Unsaid `json:"more,omitempty"`
 	// Notes are findings that are not the server's departures, and do
 	// not count as such: what the named server's configuration says of
 	// the tools (CheckOptions.ToolNotes).
@@ -36,6 +44,40 @@ type CheckArea struct {
 	Err error `json:"-"`
 	// Error is Err's text, for the report as JSON.
 	Error string `json:"error,omitempty"`
+}
+
+// Departures counts the server's departures from the protocol the area
+// holds: every problem, those counted in More, and the request the
+// server's departure stopped.
+func (a *CheckArea) Departures() int {
+	n := len(a.Problems)
+	for _, m := range a.More {
+		n += m.N
+	}
+	if a.Violation() {
+		n++
+	}
+	return n
+}
+
+// gather adds what the tap gathered since it was last taken to the
+// area's problems.
+func (a *CheckArea) gather(tap *checkTap) {
+	kept, more := tap.take()
+	a.Problems = append(a.Problems, kept...)
+	a.addMore(more)
+}
+
+// addMore adds the counts of more to the area's, sort by sort.
+func (a *CheckArea) addMore(more []Unsaid) {
+	for _, m := range more {
+		i := slices.IndexFunc(a.More, func(u Unsaid) bool { return u.Kind == m.Kind })
+		if i < 0 {
+			a.More = append(a.More, m)
+			continue
+		}
+		a.More[i].N += m.N
+	}
 }
 
 // Violation reports whether the area's request failed because the server
@@ -50,14 +92,12 @@ type CheckReport struct {
 }
 
 // Departures counts the server's departures from the protocol the report
-// holds: every problem, and every request the server's departure stopped.
+// holds: every problem, those counted and not listed (CheckArea.More),
+// and every request the server's departure stopped.
 func (r *CheckReport) Departures() int {
 	n := 0
 	for i := range r.Areas {
-		n += len(r.Areas[i].Problems)
-		if r.Areas[i].Violation() {
-			n++
-		}
+		n += r.Areas[i].Departures()
 	}
 	return n
 }
@@ -90,6 +130,11 @@ type CheckOptions struct {
 	// went to Options.OnDeparture before Check could gather them),
 	// reported under the first area.
 	Opening []string
+	// OpeningMore counts, by sort, the departures the session met while
+	// it opened past the first EachShown of their sort, which were
+	// counted, not said (Session.UnsaidDepartures of a session opened
+	// for the Check): the first area counts them (CheckArea.More).
+	OpeningMore []Unsaid
 	// Read reads every resource resources/list listed (resources/read),
 	// each result checked as ReadResource checks it: the area "resource
 	// reads". Reading is what a host does, and what a server may do
@@ -114,30 +159,53 @@ type checkTapKey struct{}
 
 // checkTap gathers the departures of a Check while it runs. One that
 // comes after, tied to a request of the Check's (a second answer), goes
-// where the session's departures go.
+// where the session's departures go. Of a sort the server can repeat
+// with every message, the first EachShown of the Check are kept, the
+// rest counted: memory bounded whatever the server sends.
 type checkTap struct {
 	mu       sync.Mutex
 	gathered []string
+	each     map[string]int // by sort: how many the Check met
+	more     map[string]int // by sort: counted, not kept, since the last take
 	closed   bool
 }
 
-// add gathers msg, and reports false once the Check is over.
-func (t *checkTap) add(msg string) bool {
+// add gathers msg, of the sort kind ("": a departure said each time),
+// and reports false once the Check is over; past reports that msg was
+// past the first EachShown of its sort, counted and not kept.
+func (t *checkTap) add(kind, msg string) (ok, past bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.closed {
-		t.gathered = append(t.gathered, msg)
+	if t.closed {
+		return false, false
 	}
-	return !t.closed
+	if kind != "" {
+		if t.each == nil {
+			t.each, t.more = map[string]int{}, map[string]int{}
+		}
+		t.each[kind]++
+		if t.each[kind] > EachShown {
+			t.more[kind]++
+			return true, true
+		}
+	}
+	t.gathered = append(t.gathered, msg)
+	return true, false
 }
 
-// take returns what was gathered since the last take.
-func (t *checkTap) take() []string {
+// take returns what was gathered since the last take: the departures
+// kept, and how many of each sort were counted, not kept, by Kind.
+func (t *checkTap) take() (kept []string, more []Unsaid) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := t.gathered
+	kept = t.gathered
 	t.gathered = nil
-	return out
+	for kind, n := range t.more {
+		more = append(more, Unsaid{Kind: kind, N: n})
+	}
+	clear(t.more)
+	slices.SortFunc(more, func(a, b Unsaid) int { return strings.Compare(a.Kind, b.Kind) })
+	return kept, more
 }
 
 func (t *checkTap) close() {
@@ -168,6 +236,7 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	info := s.Server()
 	r := &CheckReport{Server: info}
 	open := CheckArea{Name: mcp.MethodInitialize, Problems: append([]string{}, opts.Opening...)}
+	open.addMore(opts.OpeningMore)
 	if info != nil && info.Era == "modern" {
 		open.Name = mcp.MethodDiscover
 	}
@@ -180,14 +249,14 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		s.departTap.Store(tap)
 		defer s.departTap.Store(nil)
 	}
-	take := tap.take
 
 	ping := CheckArea{Name: "ping", Method: mcp.MethodPing}
 	if s.modern() != nil {
 		ping.Method = mcp.MethodDiscover
 	}
 	_, err := s.Ping(ctx, nil)
-	ping.Problems = append([]string{}, take()...)
+	ping.Problems = []string{}
+	ping.gather(tap)
 	ping.setErr(err)
 	r.Areas = append(r.Areas, ping)
 	if ended := s.ended(ctx, err); ended != nil {
@@ -206,7 +275,7 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			n := len(list.Items)
 			a.Count = &n
 		}
-		a.Problems = append(a.Problems, take()...)
+		a.gather(tap)
 		if list != nil {
 			// Every problem: the report counts them.
 			problems, _ := s.listProblems(l.method, list.Items, 0)
@@ -230,7 +299,7 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			return r, ended
 		}
 		if l.method == ListResources && opts.Read {
-			reads, err := s.checkReads(ctx, list, take)
+			reads, err := s.checkReads(ctx, list, tap)
 			r.Areas = append(r.Areas, reads)
 			if err != nil {
 				return r, err
@@ -239,10 +308,7 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}
 	// What came after the last request's answer (a late frame) is the
 	// last area's.
-	if rest := take(); len(rest) > 0 {
-		last := &r.Areas[len(r.Areas)-1]
-		last.Problems = append(last.Problems, rest...)
-	}
+	r.Areas[len(r.Areas)-1].gather(tap)
 	return r, nil
 }
 
@@ -251,7 +317,7 @@ func (s *Session) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 // Count is how many were read. A read the server refused is a problem of
 // the area only when it broke the protocol; the first other failure is
 // the area's Err. The error is for a session that can no longer be used.
-func (s *Session) checkReads(ctx context.Context, list *ListResult, take func() []string) (CheckArea, error) {
+func (s *Session) checkReads(ctx context.Context, list *ListResult, tap *checkTap) (CheckArea, error) {
 	a := CheckArea{Name: "resource reads", Method: mcp.MethodResourcesRead, Problems: []string{}}
 	if list == nil {
 		a.Skipped = "resources/list failed"
@@ -266,7 +332,7 @@ func (s *Session) checkReads(ctx context.Context, list *ListResult, take func() 
 			continue // (ListProblems said so)
 		}
 		_, err := s.ReadResource(ctx, *res.URI)
-		a.Problems = append(a.Problems, take()...)
+		a.gather(tap)
 		switch {
 		case err == nil:
 			n++

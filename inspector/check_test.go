@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Check sends ping and every page of the lists the server declares, and
@@ -187,10 +189,11 @@ func TestCheckCountsEveryListProblem(t *testing.T) {
 	}
 }
 
-// A departure the server repeats with every message is gathered in a
-// Check's report every time, and none of them says that more are
-// counted, not shown: the report shows them all. Those the console says
-// are counted apart.
+// A departure the server repeats with every message is counted in a
+// Check's report every time, the first EachShown named, the rest counted
+// in the area's More (memory bounded whatever the server floods), and
+// none of them says that more are counted, not shown. Those the console
+// says are counted apart.
 func TestCheckGathersEveryRepeatedDeparture(t *testing.T) {
 	d := &warnings{t: t, ch: make(chan string, 100)}
 	ch, srv, w := startConnect(t, Options{OnDeparture: d.depart})
@@ -211,7 +214,10 @@ func TestCheckGathersEveryRepeatedDeparture(t *testing.T) {
 		srv.send(`{"jsonrpc":"2.0","id":"nobody-` + strconv.Itoa(i) + `","result":{}}`)
 	}
 	srv.reply(m, `{}`)
-	srv.reply(srv.nextRequest("tools/list"), `{"tools":[]}`)
+	// More of them during the next area: counted in it.
+	m = srv.nextRequest("tools/list")
+	srv.send(`{"jsonrpc":"2.0","id":"nobody-more","result":{}}`)
+	srv.reply(m, `{"tools":[]}`)
 	r := <-done
 	d.none()
 	w.none()
@@ -223,8 +229,18 @@ func TestCheckGathersEveryRepeatedDeparture(t *testing.T) {
 			}
 		}
 	}
-	if len(got) != sent {
-		t.Errorf("%d of %d responses to unknown ids in the report: %q", len(got), sent, got)
+	if len(got) != EachShown {
+		t.Errorf("%d responses to unknown ids named in the report, want %d: %q", len(got), EachShown, got)
+	}
+	const kind = "responses to unknown request ids"
+	if diff := cmp.Diff([]Unsaid{{kind, sent - EachShown}}, r.Areas[1].More); diff != "" {
+		t.Errorf("ping's More (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Unsaid{{kind, 1}}, r.Areas[2].More); diff != "" {
+		t.Errorf("tools' More (-want +got):\n%s", diff)
+	}
+	if n := r.Departures(); n != sent+1 {
+		t.Errorf("Departures = %d, want %d", n, sent+1)
 	}
 	for _, p := range got {
 		if strings.Contains(p, "not shown") {
@@ -238,5 +254,33 @@ func TestCheckGathersEveryRepeatedDeparture(t *testing.T) {
 	srv.send(`{"jsonrpc":"2.0","id":"after","result":{}}`)
 	if got := d.expect("unknown request id"); strings.Contains(got, "not shown") {
 		t.Errorf("after the Check: %q", got)
+	}
+}
+
+// The departures the session counted and did not say while it opened
+// (CheckOptions.OpeningMore) are counted in the first area, beside those
+// said (Opening).
+func TestCheckCountsOpeningMore(t *testing.T) {
+	ch, srv, _ := startConnect(t, Options{})
+	srv.reply(srv.nextRequest("initialize"), initResult("2025-11-25"))
+	srv.next()
+	s := waitConnect(t, ch).s
+	done := make(chan *CheckReport, 1)
+	go func() {
+		more := []Unsaid{{"progress notifications for tokens no request carries", 40}}
+		r, err := s.Check(context.Background(), CheckOptions{Alone: true, Opening: []string{"a", "b"}, OpeningMore: more})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	srv.reply(srv.nextRequest("ping"), `{}`)
+	srv.reply(srv.nextRequest("tools/list"), `{"tools":[]}`)
+	r := <-done
+	if a := r.Areas[0]; a.Departures() != 42 || len(a.Problems) != 2 || len(a.More) != 1 {
+		t.Errorf("opening: %d departures, problems %q, more %+v; want 42, 2, 1", a.Departures(), a.Problems, a.More)
+	}
+	if n := r.Departures(); n != 42 {
+		t.Errorf("Departures = %d, want 42", n)
 	}
 }

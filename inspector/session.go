@@ -352,10 +352,7 @@ func (s *Session) depart(ctx context.Context, format string, args ...any) {
 // Check gathers those of its requests instead, and those tied to none
 // while it has the session to itself (see Session.Check).
 func (s *Session) departed(ctx context.Context, msg string) {
-	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
-		return
-	}
-	if tap := s.departTap.Load(); tap != nil && tap.add(msg) {
+	if ok, _ := s.tapped(ctx, "", msg); ok {
 		return
 	}
 	switch {
@@ -392,10 +389,10 @@ func (s *Session) departedEach(ctx context.Context, kind, msg string) {
 // departEachPast is departedEach, reporting whether msg was past the
 // first EachShown of its sort (see departEach).
 func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bool) {
-	if s.tapped(ctx, msg) {
-		// A Check's report names every one; what the console says is
-		// counted apart.
-		return false
+	if ok, past := s.tapped(ctx, kind, msg); ok {
+		// A Check's report counts every one (naming the first
+		// EachShown); what the console says is counted apart.
+		return past
 	}
 	switch n := s.countEach(kind); {
 	case n < EachShown:
@@ -412,14 +409,19 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 	return true
 }
 
-// tapped gathers msg in the report of the Check that runs (see departed),
-// and reports whether one did.
-func (s *Session) tapped(ctx context.Context, msg string) bool {
-	if tap, ok := ctx.Value(checkTapKey{}).(*checkTap); ok && tap.add(msg) {
-		return true
+// tapped gathers msg, of the sort kind ("": none), in the report of the
+// Check that runs (see departed), and reports whether one did; past
+// reports that it was counted there, not kept (see checkTap.add).
+func (s *Session) tapped(ctx context.Context, kind, msg string) (ok, past bool) {
+	if tap, is := ctx.Value(checkTapKey{}).(*checkTap); is {
+		if ok, past = tap.add(kind, msg); ok {
+			return ok, past
+		}
 	}
-	tap := s.departTap.Load()
-	return tap != nil && tap.add(msg)
+	if tap := s.departTap.Load(); tap != nil {
+		return tap.add(kind, msg)
+	}
+	return false, false
 }
 
 // countEach counts one more departure or warning of the sort kind
@@ -448,8 +450,8 @@ func (s *Session) countUnsaid(kind string) {
 // Unsaid counts the departures of one sort that were counted, not said
 // (see EachShown).
 type Unsaid struct {
-	Kind string // the sort, a plural phrase: "responses to unknown request ids"
-	N    int
+	Kind string `json:"kind"` // the sort, a plural phrase: "responses to unknown request ids"
+	N    int    `json:"n"`
 }
 
 // unsaidWords says what becomes of the departures (and warnings) of a

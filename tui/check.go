@@ -19,7 +19,7 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 		case a.Skipped != "":
 			p.reportf("%s %s: %s", st.dim("-"), st.head(a.Name), st.dim(EscapeLine(a.Skipped)))
 			continue
-		case len(a.Problems) == 0 && a.Err == nil:
+		case a.Departures() == 0 && a.Err == nil:
 			if a.Count != nil {
 				what += ", all valid"
 			}
@@ -27,11 +27,7 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 			p.checkNotes(a)
 			continue
 		}
-		n := len(a.Problems)
-		if a.Violation() {
-			n++
-		}
-		if n > 0 {
+		if n := a.Departures(); n > 0 {
 			what += fmt.Sprintf(", %d problem(s)", n)
 		}
 		if a.Err != nil && !a.Violation() {
@@ -40,6 +36,10 @@ func (p *Printer) CheckReport(r *inspector.CheckReport) {
 		p.reportf("%s %s%s", st.err("✗"), st.head(a.Name), what)
 		for _, pr := range a.Problems {
 			p.reportf("    %s", EscapeLine(pr))
+		}
+		for _, m := range a.More {
+			// (As a list's problems past the first ten are counted.)
+			p.reportf("    and %d more %s", m.N, EscapeLine(m.Kind))
 		}
 		if a.Err != nil {
 			p.reportf("    %s", EscapeLine(a.Error))

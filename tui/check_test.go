@@ -9,14 +9,15 @@ import (
 )
 
 // The report is a line per area — ✓ with what it holds, - when skipped,
-// ✗ with the problems under it, escaped — and a summary.
+// ✗ with the problems under it, escaped, those counted and not listed
+// (More) in a line a sort — and a summary that counts them all.
 func TestCheckReport(t *testing.T) {
 	three := 3
 	r := &inspector.CheckReport{
 		Server: &inspector.ServerInfo{ProtocolVersion: "2025-11-25", Implementation: inspector.Implementation{Name: "srv\x1b[2J", Version: "1.0"}},
 		Areas: []inspector.CheckArea{
 			{Name: "initialize"},
-			{Name: "ping", Method: "ping"},
+			{Name: "ping", Method: "ping", Problems: []string{"response to unknown request id 1"}, More: []inspector.Unsaid{{Kind: "responses to unknown request ids", N: 40}}},
 			{Name: "tools", Method: "tools/list", Count: &three, Problems: []string{"tools/list: tool \"a\x07\" is listed 2 times"}},
 			{Name: "prompts", Method: "prompts/list", Skipped: "not declared"},
 			{Name: "resources", Method: "resources/list", Err: errors.New("boom"), Error: "boom"},
@@ -25,13 +26,15 @@ func TestCheckReport(t *testing.T) {
 	var b strings.Builder
 	NewPrinter(&b, false).CheckReport(r)
 	want := `✓ initialize: srv\x1b[2J 1.0, protocol 2025-11-25
-✓ ping
+✗ ping, 41 problem(s)
+    response to unknown request id 1
+    and 40 more responses to unknown request ids
 ✗ tools: 3, 1 problem(s)
     tools/list: tool "a\x07" is listed 2 times
 - prompts: not declared
 ✗ resources, failed
     boom
-✗ 1 departure(s) from the protocol in 4 area(s) checked
+✗ 42 departure(s) from the protocol in 4 area(s) checked
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
