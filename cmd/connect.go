@@ -88,14 +88,16 @@ func (c *client) sayUnsaid() {
 	}
 	// A watch showed the notifications among them as its output: only
 	// the warnings were not said.
-	unsaid := "counted and not shown"
-	if c.showsUnsaid() {
-		unsaid = "counted and not warned about"
-	}
+	every := c.showsUnsaid()
 	c.unsaidMu.Lock()
 	defer c.unsaidMu.Unlock()
 	for _, u := range c.sess.UnsaidDepartures() {
 		if n := u.N - c.unsaid[u.Kind]; n > 0 {
+			unsaid := "counted and not shown"
+			if every || inspector.ShownAnyway(u.Kind) {
+				// (Log messages are shown whatever their warnings.)
+				unsaid = "counted and not warned about"
+			}
 			c.console.Warn(fmt.Sprintf("%d more %s came, %s", n, u.Kind, unsaid))
 		}
 		if c.unsaid == nil {

@@ -399,7 +399,7 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 		s.departed(ctx, msg)
 		return false
 	case n == EachShown:
-		s.departed(ctx, msg+" (further "+kind+" are "+s.unsaidWords()+")")
+		s.departed(ctx, msg+" (further "+kind+" are "+s.unsaidWords(kind)+")")
 		return false
 	}
 	s.countUnsaid(kind)
@@ -454,16 +454,27 @@ type Unsaid struct {
 	N    int    `json:"n"`
 }
 
-// unsaidWords says what becomes of the departures (and warnings) of a
-// sort past the first EachShown: a program whose output is every
+// unsaidWords says what becomes of the departures (and warnings) of the
+// sort kind past the first EachShown: a program whose output is every
 // notification shows those that are notifications all the same, and
-// only their warnings are not said (Options.ShowsUnsaid).
-func (s *Session) unsaidWords() string {
-	if s.opts.ShowsUnsaid != nil && s.opts.ShowsUnsaid() {
+// only their warnings are not said (Options.ShowsUnsaid); so does every
+// program with log messages (ShownAnyway).
+func (s *Session) unsaidWords(kind string) string {
+	if ShownAnyway(kind) || s.opts.ShowsUnsaid != nil && s.opts.ShowsUnsaid() {
 		return "counted, not warned about"
 	}
 	return "counted, not shown"
 }
+
+// logDepartures is the sort of the log messages that break their rules
+// (see departEach).
+const logDepartures = "log messages that break their rules"
+
+// ShownAnyway reports whether the messages whose departures are of the
+// sort kind (Unsaid.Kind) are shown past the first EachShown all the
+// same, only their warnings counted, not said: log messages, whose text
+// is meant for the person (see Options.OnNotificationUnsaid).
+func ShownAnyway(kind string) bool { return kind == logDepartures }
 
 // warnedEach is departedEach for a warning, which is no departure: past
 // EachShown of its sort, it is counted for UnsaidDepartures only.
@@ -472,7 +483,7 @@ func (s *Session) warnedEach(kind, msg string) {
 	case n < EachShown:
 		s.warn("%s", msg)
 	case n == EachShown:
-		s.warn("%s (further %s are %s)", msg, kind, s.unsaidWords())
+		s.warn("%s (further %s are %s)", msg, kind, s.unsaidWords(kind))
 	default:
 		s.countUnsaid(kind)
 	}
@@ -1214,7 +1225,7 @@ func (s *Session) handleNotification(m *jsonrpc.Message) {
 		}
 	case mcp.NotificationMessage:
 		if p := logMessageProblem(m.Params); p != "" {
-			s.departEach(context.Background(), "log messages that break their rules", "log message %s (spec server/utilities/logging)", p)
+			s.departEach(context.Background(), logDepartures, "log message %s (spec server/utilities/logging)", p)
 		}
 		if la, ok := s.life.(logAsker); ok && la.logsUnasked() {
 			s.departOnce(context.Background(), "unasked logging", "the server sent a log message, though no request of mcpx's asked for one: \"The server MUST NOT emit notifications/message for a request that does not include\" io.modelcontextprotocol/logLevel (spec 2026-07-28: server/utilities/logging; --log-level asks for them)")

@@ -1175,3 +1175,24 @@ func TestEachDepartureShownAnyway(t *testing.T) {
 		}
 	}
 }
+
+// Log messages are shown whatever their departures (their text is meant
+// for the person): past the tenth bad one of a program that does not
+// show every notification, the warning says further ones are not warned
+// about, not that they are not shown.
+func TestLogDeparturesSayTheyAreShown(t *testing.T) {
+	_, srv, w := newTestSession(t, Options{ShowsUnsaid: func() bool { return false }})
+	for range EachShown {
+		srv.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":"x"}}`)
+	}
+	for i := range EachShown {
+		x := w.expect(`log message with the level "loud"`)
+		last := i == EachShown-1
+		if strings.Contains(x, "counted, not warned about)") != last || strings.Contains(x, "not shown") {
+			t.Errorf("warning %d: %q", i+1, x)
+		}
+	}
+	if !ShownAnyway(logDepartures) || ShownAnyway("progress notifications for tokens no request carries") {
+		t.Error("ShownAnyway: only log messages are shown whatever their departures")
+	}
+}
