@@ -22,14 +22,18 @@ import (
 // lasts), an SSE stream is closed unread, and the session says so, ten
 // times of the sort, then counts. mcpx used to deliver the body: a
 // ping-pong of requests and answers that only the server could end.
+// A body under 202 Accepted is the same departure as one under 200 (mcpx
+// used to close it unread and say nothing).
 func TestBodyAnsweringNoRequest(t *testing.T) {
 	for _, sse := range []bool{false, true} {
-		name := map[bool]string{false: "json", true: "sse"}[sse]
-		t.Run(name, bubble(func(t *testing.T) { testBodyAnsweringNoRequest(t, sse) }))
+		for _, status := range []int{http.StatusOK, http.StatusAccepted} {
+			name := fmt.Sprintf("%s %d", map[bool]string{false: "json", true: "sse"}[sse], status)
+			t.Run(name, bubble(func(t *testing.T) { testBodyAnsweringNoRequest(t, sse, status) }))
+		}
 	}
 }
 
-func testBodyAnsweringNoRequest(t *testing.T, sse bool) {
+func testBodyAnsweringNoRequest(t *testing.T, sse bool, status int) {
 	const most = 40 // the server stops answering so after this many
 	var answered, open atomic.Int32
 	f := &fake{}
@@ -43,12 +47,15 @@ func testBodyAnsweringNoRequest(t *testing.T, sse bool) {
 		}
 		ping := fmt.Sprintf(`{"jsonrpc":"2.0","id":"srv%d","method":"ping"}`, n)
 		if !sse {
-			writeJSON(w, "", ping)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write([]byte(ping))
 			return true
 		}
 		open.Add(1)
 		defer open.Add(-1)
-		startSSE(w)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(status)
 		sendSSE(w, "data: "+ping+"\n\n")
 		<-r.Context().Done() // a stream the server never ends
 		return true
@@ -83,9 +90,9 @@ func testBodyAnsweringNoRequest(t *testing.T, sse bool) {
 	if len(deps) != inspector.EachShown {
 		t.Fatalf("%d departures said, want %d: %q", len(deps), inspector.EachShown, deps)
 	}
-	want := `/mcp carried a notification, no request, and the server answered it with HTTP 200 and an application/json body, but such a POST is answered 202 Accepted with no body (spec: basic/transports, "Sending Messages to the Server"); mcpx did not read it: {"jsonrpc":"2.0","id":"srv1","method":"ping"}`
+	want := fmt.Sprintf(`/mcp carried a notification, no request, and the server answered it with HTTP %d and an application/json body, but such a POST is answered 202 Accepted with no body (spec: basic/transports, "Sending Messages to the Server"); mcpx did not read it: {"jsonrpc":"2.0","id":"srv1","method":"ping"}`, status)
 	if sse {
-		want = `/mcp carried a notification, no request, and the server answered it with HTTP 200 and an SSE stream (text/event-stream), but such a POST is answered 202 Accepted with no body (spec: basic/transports, "Sending Messages to the Server"); mcpx closed it unread`
+		want = fmt.Sprintf(`/mcp carried a notification, no request, and the server answered it with HTTP %d and an SSE stream (text/event-stream), but such a POST is answered 202 Accepted with no body (spec: basic/transports, "Sending Messages to the Server"); mcpx closed it unread`, status)
 	}
 	if !strings.Contains(deps[0], want) || !strings.Contains(deps[0], "POST http://") {
 		t.Errorf("departure %q\nwant one with %q", deps[0], want)
@@ -103,14 +110,20 @@ func testBodyAnsweringNoRequest(t *testing.T, sse bool) {
 }
 
 // What takes a POST that carried no request without a body is no
-// departure: 202 Accepted, as the spec has it, and an empty 200 (of
-// known length, or chunked and ended at once).
+// departure: 202 Accepted, as the spec has it (with no body even when
+// chunked), and an empty 200 (of known length, or chunked and ended at
+// once).
 func TestNoBodyAnsweringNoRequest(t *testing.T) {
 	for name, answer := range map[string]func(http.ResponseWriter){
 		"202":       func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) },
 		"empty 200": func(w http.ResponseWriter) { w.Header().Set("Content-Length", "0") },
 		"chunked empty": func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
+			w.(http.Flusher).Flush()
+		},
+		"chunked empty 202": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
 			w.(http.Flusher).Flush()
 		},
 	} {

@@ -64,6 +64,7 @@ import (
 // carries no request (a notification, a response) is answered with 200
 // and a new ping request as its JSON body, where the spec has 202 and no
 // body (a client that reads it answers, and is answered again);
+// /session/pingpong202: the same, under 202 Accepted;
 // /session/newid: every answer after initialize's carries another
 // Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
 // requests are taken with the one initialize assigned.
@@ -482,12 +483,15 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("fault-session-%d", n+1))
 	}
 	switch {
-	case fault == "pingpong" && (req.ID == nil || req.Method == ""):
+	case (fault == "pingpong" || fault == "pingpong202") && (req.ID == nil || req.Method == ""):
 		f.mu.Lock()
 		f.seq++
 		n := f.seq
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		if fault == "pingpong202" {
+			w.WriteHeader(http.StatusAccepted)
+		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"srv%d","method":"ping"}`, n)
 	case req.ID == nil:
 		w.WriteHeader(http.StatusAccepted)
