@@ -136,7 +136,8 @@ func liveNames(e *env, flags *rootFlags, method string) cobra.CompletionFunc {
 		}
 		f.out = outputFlags{color: "never"}
 		cfg, err := f.validate(c.Context(), validation{ios: &quiet, eraSet: c.Flags().Changed("protocol-era"),
-			timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: e.run.at})
+			timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"),
+			stderrSet: c.Flags().Changed("server-stderr"), graceSet: c.Flags().Changed("shutdown-grace"), at: e.run.at})
 		if err != nil {
 			return nil, none
 		}

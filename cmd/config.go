@@ -61,6 +61,9 @@ type stdioDesc struct {
 	// grace is how long the server is given to exit once its stdin is
 	// closed (--shutdown-grace; transport.DefaultCloseGrace unless given).
 	grace time.Duration
+	// stderrSet and graceSet say --server-stderr and --shutdown-grace were
+	// given (see validation): a server at a URL refuses them.
+	stderrSet, graceSet bool
 	// inherited are the values of the variables of mcpx's environment,
 	// which a server command inherits, whose names look secret
 	// (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY): a server may print its
@@ -183,6 +186,11 @@ type validation struct {
 	// timeoutSet and maxTimeoutSet say --timeout and --max-timeout were
 	// given: a configured server's own timeout does not replace them.
 	timeoutSet, maxTimeoutSet bool
+	// stderrSet and graceSet say --server-stderr and --shutdown-grace were
+	// given: with a server at a URL, which has no stderr of mcpx's and is
+	// not mcpx's to shut down, they are refused even at their defaults
+	// (--server-stderr show), not ignored.
+	stderrSet, graceSet bool
 	// at is the @NAME given before the command, if any.
 	at sessionRef
 }
@@ -200,6 +208,7 @@ func (f *rootFlags) validate(ctx context.Context, v validation) (config, error) 
 	if err != nil {
 		return cfg, err
 	}
+	stdio.stderrSet, stdio.graceSet = v.stderrSet, v.graceSet
 	if v.ios.Environ != nil {
 		stdio.inherited = secretValues(v.ios.Environ())
 	}
@@ -213,7 +222,7 @@ func (f *rootFlags) validate(ctx context.Context, v validation) (config, error) 
 	if stdio.stderr != "show" && stdio.stderr != "hide" && sameFile(stdio.stderr, rec.file) {
 		return cfg, usageErrorf("--server-stderr and --record both write to %s: the server's stderr lines would break the trace; give each its own file (the trace holds the stderr lines too)", rec.file)
 	}
-	hd, err := f.http.validate(f.server, v.ios, f.named.server != "")
+	hd, err := f.http.validate(stdio, v.ios, f.named.server != "")
 	if err != nil {
 		return cfg, err
 	}
@@ -308,7 +317,7 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if d.named.trust || len(d.named.inputs) > 0 {
 		return d, usageErrorf("--trust and --input apply to a configured server (-s NAME); the server here is given on the command line")
 	}
-	if d.http.url != "" && d.stdio.stderr != "show" {
+	if d.http.url != "" && d.stdio.stderrSet {
 		return d, usageErrorf("--server-stderr applies to a server command after --; a server at --url has no stderr of mcpx's to send")
 	}
 	if d.http.url == "" && len(server) == 0 {

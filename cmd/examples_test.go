@@ -184,7 +184,8 @@ func dryParse(ios *IOStreams, at sessionRef, args []string) error {
 		func() error { return checkOneDash(c, args) },
 		func() error {
 			_, err := flags.validate(context.Background(), validation{ios: ios, eraSet: c.Flags().Changed("protocol-era"),
-				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: at})
+				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"),
+				stderrSet: c.Flags().Changed("server-stderr"), graceSet: c.Flags().Changed("shutdown-grace"), at: at})
 			return err
 		},
 	} {

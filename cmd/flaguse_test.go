@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // usageCase is a command line that must be refused as a usage error
@@ -81,6 +83,9 @@ func TestGlobalFlagsThatDoNotApply(t *testing.T) {
 		{withServer("ping", "--input", "a=b"), "--trust and --input apply to a configured server"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "hide"}, "--server-stderr applies to a server command after --"},
 		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--shutdown-grace", "2s"}, "--shutdown-grace applies to a server command after --; a server at --url is not mcpx's to shut down"},
+		// Given at their defaults, they are as much without effect.
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--server-stderr", "show"}, "--server-stderr applies to a server command after --"},
+		{[]string{"ping", "--url", "http://127.0.0.1:1/", "--shutdown-grace", transport.DefaultCloseGrace.String()}, "--shutdown-grace applies to a server command after --"},
 		{withServer("ping", "--shutdown-grace", "-5ms"), "--shutdown-grace -5ms: give a positive duration"},
 		// Credentials given twice, TLS flags that contradict; fixed
 		// credentials where OAuth is the point.

@@ -15,8 +15,9 @@ import (
 
 // validate checks the HTTP flags before anything connects.
 // named says a configured server was named (-s), which may be at a URL:
-// resolveNamed then checks the HTTP flags against it.
-func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (httpDesc, error) {
+// resolveNamed then checks the HTTP flags against it. server is what
+// the flags say about a server command, which --url refuses.
+func (f httpFlags) validate(server stdioDesc, ios *IOStreams, named bool) (httpDesc, error) {
 	var d httpDesc
 	switch transport.HTTPMode(f.transport) {
 	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
@@ -63,10 +64,10 @@ func (f httpFlags) validate(server serverFlags, ios *IOStreams, named bool) (htt
 	if f.insecure && f.caCert != "" {
 		return d, usageErrorf("--insecure verifies no certificate, so --ca-cert would not be used; give one")
 	}
-	if len(server.env) > 0 || server.cwd != "" {
+	if len(server.env) > 0 || server.dir != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command after --, not to --url")
 	}
-	if server.grace != transport.DefaultCloseGrace {
+	if server.graceSet {
 		return d, usageErrorf("--shutdown-grace applies to a server command after --; a server at --url is not mcpx's to shut down")
 	}
 	if f.caCert != "" {

@@ -630,7 +630,8 @@ REPL (see mcpx repl --help): one session, commands typed one after another.`,
 				person = tui.NewPerson(e.run.prompter, openURL(e.ios))
 			}
 			cfg, err := flags.validate(c.Context(), validation{ios: e.ios, person: person, eraSet: c.Flags().Changed("protocol-era"),
-				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"), at: e.run.at})
+				timeoutSet: c.Flags().Changed("timeout"), maxTimeoutSet: c.Flags().Changed("max-timeout"),
+				stderrSet: c.Flags().Changed("server-stderr"), graceSet: c.Flags().Changed("shutdown-grace"), at: e.run.at})
 			if err != nil {
 				return err
 			}

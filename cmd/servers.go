@@ -301,10 +301,10 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	if len(d.stdio.env) > 0 || d.stdio.dir != "" {
 		return d, usageErrorf("--env and --cwd apply to a server command; %s is at a URL", s.Ref())
 	}
-	if d.stdio.grace != transport.DefaultCloseGrace {
+	if d.stdio.graceSet {
 		return d, usageErrorf("--shutdown-grace applies to a server command; %s is at a URL, not mcpx's to shut down", s.Ref())
 	}
-	if d.stdio.stderr != "show" {
+	if d.stdio.stderrSet {
 		return d, usageErrorf("--server-stderr applies to a server command; %s is at a URL, which has no stderr of mcpx's to send", s.Ref())
 	}
 	if err := checkURL(fmt.Sprintf("server %s (%s): url", s.Ref(), s.Source.Path), l.URL); err != nil {
