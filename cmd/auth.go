@@ -280,7 +280,7 @@ func newAuthorizer(ios *IOStreams, d connDesc, console *tui.Console, obs transpo
 					console.Println("")
 					continue
 				}
-				console.Println("mcpx: " + tui.EscapeLine(line))
+				console.Tell(line)
 			}
 		},
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
+	"github.com/mcpx-dev/mcpx/tui"
 )
 
 // fakeBrowserArg makes the test binary act as a browser (see TestMain):
@@ -344,9 +345,21 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 // --no-browser prints the authorization URL and takes the redirect URL
-// pasted on stdin (a browser on another machine).
+// pasted on stdin (a browser on another machine). On a terminal what it
+// says is broken at words to its width, as mcpx's other lines are (it
+// was printed whole, and cut mid-word at the terminal's edge), the URL
+// kept whole on a line of its own so that it can be copied as one.
 func TestOAuthNoBrowserPaste(t *testing.T) {
 	t.Parallel()
+	for _, width := range []int{0, 40} {
+		t.Run(fmt.Sprintf("width %d", width), func(t *testing.T) {
+			t.Parallel()
+			testOAuthNoBrowserPaste(t, width)
+		})
+	}
+}
+
+func testOAuthNoBrowserPaste(t *testing.T, width int) {
 	srv := testservers.StartOAuth(t, testservers.OAuthOptions{})
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -371,19 +384,38 @@ func TestOAuthNoBrowserPaste(t *testing.T) {
 		}()
 	}}
 	ios.In, ios.ErrOut = bufio.NewReader(inR), errW
+	if width > 0 {
+		ios.ErrTTY, ios.ErrWidth = true, func() int { return width }
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code := Run(ctx, []string{"tools", "list", "--no-browser", "--url", srv.MCPURL}, ios)
+	code := Run(ctx, []string{"tools", "list", "--no-browser", "--color", "never", "--url", srv.MCPURL}, ios)
 	errW.mu.Lock()
 	stderr := errW.all.String()
 	errW.mu.Unlock()
 	if code != 0 || !strings.Contains(out.String(), "echo") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), stderr)
 	}
-	for _, want := range []string{"Open this URL in a browser to authorize mcpx", "paste here the address", "that is not the address the browser was sent to"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	if width == 0 {
+		for _, want := range []string{"Open this URL in a browser to authorize mcpx", "paste here the address", "that is not the address the browser was sent to"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
 		}
+		return
+	}
+	var urls int
+	for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
+		if strings.HasPrefix(l, "  "+srv.Issuer+"/authorize?") {
+			urls++
+			continue
+		}
+		if tui.DisplayWidth(l) > width {
+			t.Errorf("a line takes %d columns, more than the terminal's %d: %q", tui.DisplayWidth(l), width, l)
+		}
+	}
+	if urls != 1 {
+		t.Errorf("the URL is on %d lines of its own, want 1:\n%s", urls, stderr)
 	}
 }
 

@@ -120,6 +120,14 @@ func (c *Console) ErrorLine(msg string) {
 	c.printText("mcpx: " + EscapeLine(msg))
 }
 
+// Tell prints a line the person must read or act on ("mcpx: " and msg,
+// escaped), such as OAuth's "open this URL in a browser": broken at words
+// to the terminal like the console's other lines, and not dimmed as a
+// Note is, which a person may pass over.
+func (c *Console) Tell(msg string) {
+	c.printText("mcpx: " + EscapeLine(msg))
+}
+
 // ServerStderr prints one line of the server's stderr, marked as the
 // server's so it is never mistaken for mcpx's own output.
 func (c *Console) ServerStderr(line string) {

@@ -599,6 +599,8 @@ func TestConsoleWrapsAtWords(t *testing.T) {
 	}{
 		{"warning", func(c *Console) { c.Warn(long + huge) }},
 		{"note", func(c *Console) { c.Note(long + huge) }},
+		{"error line", func(c *Console) { c.ErrorLine(long + huge) }},
+		{"told", func(c *Console) { c.Tell(long + huge) }},
 		{"server stderr", func(c *Console) { c.ServerStderr(long + huge) }},
 		{"log message", func(c *Console) {
 			c.LogMessage(json.RawMessage(`{"level":"info","logger":"l","data":"` + long + huge + `"}`))
@@ -632,9 +634,16 @@ func TestConsoleWrapsAtWords(t *testing.T) {
 			}
 		})
 	}
-	// A server request's outcome, too.
+	// What the person must read or act on is not dimmed, as a note is.
 	var b bytes.Buffer
-	c := NewConsole(&b, true, false)
+	c := NewConsole(&b, true, true)
+	c.Tell("open this URL")
+	if got := b.String(); got != "mcpx: open this URL\n" {
+		t.Errorf("Tell printed %q", got)
+	}
+	b.Reset()
+	// A server request's outcome, too.
+	c = NewConsole(&b, true, false)
 	c.SetWidth(func() int { return 40 })
 	c.ServerRequest(&jsonrpc.Message{Method: "roots/list"}, nil, &jsonrpc.Error{Code: 1, Message: long})
 	if got, want := b.String(), "server request roots/list\n  → answered: error 1: lorem ipsum lorem\n    ipsum lorem ipsum"; !strings.HasPrefix(got, want) {
