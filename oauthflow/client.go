@@ -184,7 +184,7 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 	// RFC 7591 section 3.2.2: an error response has an error member (some
 	// servers send it with 200).
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK || jerr == nil && rr.Error != "" {
-		msg := fmt.Sprintf("dynamic client registration at %s was refused: HTTP %d", shortURL(d.AS.RegistrationEndpoint), resp.StatusCode)
+		msg := fmt.Sprintf("dynamic client registration at %s was refused: HTTP %d", transport.ShortURL(d.AS.RegistrationEndpoint), resp.StatusCode)
 		if jerr == nil && rr.Error != "" {
 			msg += ": " + transport.Excerpt(rr.Error)
 			if rr.ErrorDescription != "" {
@@ -210,9 +210,9 @@ func (a *Authorizer) register(ctx context.Context, d *Discovery, redirect string
 		return nil, fmt.Errorf("%s registered mcpx with token_endpoint_auth_method %s, which mcpx cannot authenticate with (it asked for %s)", what, quoted(c.AuthMethod), method)
 	}
 	if c.AuthMethod != "none" && c.Secret == "" {
-		return nil, fmt.Errorf("dynamic client registration at %s: the client must authenticate with %s but got no client_secret", shortURL(d.AS.RegistrationEndpoint), c.AuthMethod)
+		return nil, fmt.Errorf("dynamic client registration at %s: the client must authenticate with %s but got no client_secret", transport.ShortURL(d.AS.RegistrationEndpoint), c.AuthMethod)
 	}
-	a.note("client: registered dynamically at %s: client_id %s (token endpoint auth %s%s)", shortURL(d.AS.RegistrationEndpoint), transport.Excerpt(c.ID), c.AuthMethod,
+	a.note("client: registered dynamically at %s: client_id %s (token endpoint auth %s%s)", transport.ShortURL(d.AS.RegistrationEndpoint), transport.Excerpt(c.ID), c.AuthMethod,
 		map[bool]string{true: ", with a client secret", false: ""}[c.Secret != ""])
 	if a.cfg.Store != nil {
 		reg := &Registration{Issuer: d.Issuer, RegistrationEndpoint: d.AS.RegistrationEndpoint, Client: *c, Registered: a.cfg.Now()}

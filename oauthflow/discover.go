@@ -57,8 +57,8 @@ type loggingTransport struct {
 
 func (t *loggingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// The line names the URL cut short (a server chose it: see
-	// shortURL); Meta keeps it whole.
-	u, shown := redactURL(r.URL), shortURL(r.URL.String())
+	// transport.ShortURL); Meta keeps it whole.
+	u, shown := redactURL(r.URL), transport.ShortURL(r.URL.String())
 	t.event(r.Method+" "+shown, &transport.Meta{HTTPMethod: r.Method, URL: u})
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
@@ -78,15 +78,6 @@ func (t *loggingTransport) event(text string, meta *transport.Meta) {
 	if t.obs != nil {
 		t.obs(transport.Event{Time: time.Now(), Kind: transport.EventHTTP, Text: "oauth: " + transport.RedactURLs(text), Meta: meta})
 	}
-}
-
-// shortURL renders u, a URL a server chose (a challenge's
-// resource_metadata, from a header of up to megabytes, or one built from
-// a document's issuer), for a message: its secrets redacted, then cut to
-// a few hundred bytes (transport.Excerpt), so that one URL cannot make a
-// line of megabytes.
-func shortURL(u string) string {
-	return transport.Excerpt(transport.RedactURL(u))
 }
 
 // redactURL renders u for display, with its secrets redacted by the rule
@@ -250,8 +241,8 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 	try := func(u, why string) (*ResourceMetadata, bool) {
 		var prm ResourceMetadata
 		r := a.getJSON(ctx, u, &prm)
-		tried = append(tried, shortURL(u)+" ("+r.String()+")")
-		a.note("protected resource metadata: GET %s → %s%s", shortURL(u), r, why)
+		tried = append(tried, transport.ShortURL(u)+" ("+r.String()+")")
+		a.note("protected resource metadata: GET %s → %s%s", transport.ShortURL(u), r, why)
 		return &prm, r.err == nil && r.status == http.StatusOK
 	}
 	var prm *ResourceMetadata
@@ -318,12 +309,12 @@ func (a *Authorizer) acceptResource(d *Discovery, prm *ResourceMetadata) error {
 		d.Resource = canon
 	case !Covers(prm.Resource, server):
 		return fmt.Errorf("the protected resource metadata at %s names the resource %s, which is not this server (%s); mcpx refuses to authorize for it",
-			shortURL(d.ResourceMetadataURL), quoted(prm.Resource), server)
+			transport.ShortURL(d.ResourceMetadataURL), quoted(prm.Resource), server)
 	default:
 		d.Resource = prm.Resource
 	}
 	if len(prm.AuthorizationServers) == 0 {
-		return fmt.Errorf("the protected resource metadata at %s names no authorization_servers", shortURL(d.ResourceMetadataURL))
+		return fmt.Errorf("the protected resource metadata at %s names no authorization_servers", transport.ShortURL(d.ResourceMetadataURL))
 	}
 	d.PRM = prm
 	msg := fmt.Sprintf("resource %s; authorization servers: %s", d.Resource, transport.Excerpt(strings.Join(prm.AuthorizationServers, ", ")))
@@ -367,17 +358,17 @@ func (a *Authorizer) discoverServer(ctx context.Context, d *Discovery) error {
 			var m ServerMetadata
 			r := a.getJSON(ctx, p.URL, &m)
 			if r.err != nil || r.status != http.StatusOK {
-				a.note("authorization server metadata (%s): GET %s → %s", p.Kind, shortURL(p.URL), r)
-				problems = append(problems, shortURL(p.URL)+" ("+r.String()+")")
+				a.note("authorization server metadata (%s): GET %s → %s", p.Kind, transport.ShortURL(p.URL), r)
+				problems = append(problems, transport.ShortURL(p.URL)+" ("+r.String()+")")
 				continue
 			}
 			if m.Issuer != issuer {
 				a.note("authorization server metadata (%s): GET %s → %s, but its issuer %s is not %s; not using it (RFC 8414 section 3.3)",
-					p.Kind, shortURL(p.URL), r, quoted(m.Issuer), quoted(issuer))
-				problems = append(problems, fmt.Sprintf("%s (issuer %s, want %s)", shortURL(p.URL), quoted(m.Issuer), quoted(issuer)))
+					p.Kind, transport.ShortURL(p.URL), r, quoted(m.Issuer), quoted(issuer))
+				problems = append(problems, fmt.Sprintf("%s (issuer %s, want %s)", transport.ShortURL(p.URL), quoted(m.Issuer), quoted(issuer)))
 				continue
 			}
-			a.note("authorization server metadata (%s): GET %s → %s; issuer %s matches", p.Kind, shortURL(p.URL), r, shortURL(issuer))
+			a.note("authorization server metadata (%s): GET %s → %s; issuer %s matches", p.Kind, transport.ShortURL(p.URL), r, transport.ShortURL(issuer))
 			d.AS, d.ASMetadataURL, d.Issuer = m, p.URL, issuer
 			a.describeServer(d)
 			return nil

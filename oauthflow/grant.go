@@ -67,7 +67,7 @@ func randomString(n int) (string, error) {
 func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server metadata at %s lacks an authorization_endpoint or token_endpoint", shortURL(d.ASMetadataURL))
+		return nil, fmt.Errorf("the authorization server metadata at %s lacks an authorization_endpoint or token_endpoint", transport.ShortURL(d.ASMetadataURL))
 	}
 	for _, e := range []struct{ name, u string }{{"authorization endpoint", as.AuthorizationEndpoint}, {"token endpoint", as.TokenEndpoint}} {
 		if err := checkEndpoint(e.name, e.u, a.cfg.ServerURL); err != nil {
@@ -128,7 +128,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	cb.onRefuse = listenguard.Throttle(10, func(r listenguard.Refusal, _ bool) { a.note("callback listener: %s", r) })
 	cb.start(check)
 	a.note("authorization request to %s: client_id %s, redirect_uri %s, resource %s, scope %s, PKCE S256, state",
-		shortURL(as.AuthorizationEndpoint), transport.Excerpt(client.ID), cb.redirect, d.Resource, scopeString(scopes))
+		transport.ShortURL(as.AuthorizationEndpoint), transport.Excerpt(client.ID), cb.redirect, d.Resource, scopeString(scopes))
 
 	var exited <-chan error
 	var pasted <-chan authResponse
@@ -171,7 +171,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, scopes
 	if res.err != nil {
 		return nil, res.err
 	}
-	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", shortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
+	a.note("token request: POST %s (authorization_code, client auth %s, resource %s%s)", transport.ShortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {res.code},
@@ -334,7 +334,7 @@ func checkTokenType(tok *tokenResponse, key *dpopKey) error {
 func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", shortURL(d.ASMetadataURL))
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", transport.ShortURL(d.ASMetadataURL))
 	}
 	if err := checkEndpoint("token endpoint", as.TokenEndpoint, a.cfg.ServerURL); err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 		a.note("warning: grant_types_supported (%s) does not list client_credentials; trying anyway", strings.Join(as.GrantTypesSupported, " "))
 	}
 	client := a.preRegistered(d)
-	a.note("token request: POST %s (client_credentials, client auth %s, resource %s%s)", shortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
+	a.note("token request: POST %s (client_credentials, client auth %s, resource %s%s)", transport.ShortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{"resource": {d.Resource}}, scopes, key)
 	if err != nil {
 		return nil, err
@@ -361,7 +361,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *Discovery, scopes
 func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", shortURL(d.ASMetadataURL))
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", transport.ShortURL(d.ASMetadataURL))
 	}
 	for _, e := range []struct{ name, u string }{{"IdP token endpoint", a.cfg.IDPTokenURL}, {"token endpoint", as.TokenEndpoint}} {
 		if err := checkEndpoint(e.name, e.u, a.cfg.ServerURL); err != nil {
@@ -392,7 +392,7 @@ func (a *Authorizer) idJAG(ctx context.Context, d *Discovery, scopes []string, k
 		return nil, &ClientError{Problem: NeedsStaticClient, Issuer: d.Issuer, Detail: "no client for " + d.Issuer,
 			MetadataDocuments: d.AS.ClientIDMetadataDocumentSupported}
 	}
-	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s%s)", shortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
+	a.note("token request: POST %s (jwt-bearer with the ID-JAG, client auth %s, resource %s%s)", transport.ShortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
 		"grant_type": {grantJWTBearer},
 		"assertion":  {jag.AccessToken},
@@ -418,7 +418,7 @@ func (a *Authorizer) refresh(ctx context.Context, r *TokenRecord) (*TokenRecord,
 	// token issued to a public client is bound to it too (RFC 9449
 	// section 5).
 	key := r.dpop
-	a.note("refreshing the token: POST %s (refresh_token, client auth %s, resource %s%s)", shortURL(r.TokenEndpoint), r.Client.AuthMethod, r.Resource, dpopText(key))
+	a.note("refreshing the token: POST %s (refresh_token, client auth %s, resource %s%s)", transport.ShortURL(r.TokenEndpoint), r.Client.AuthMethod, r.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, r.TokenEndpoint, r.Issuer, &r.Client, url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {r.RefreshToken},

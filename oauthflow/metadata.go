@@ -220,5 +220,5 @@ func checkEndpoint(name, endpoint, serverURL string) error {
 	if s, err := url.Parse(serverURL); err == nil && transport.SameOrigin(u, s) {
 		return nil
 	}
-	return fmt.Errorf("the %s %s is not HTTPS, which OAuth 2.1 requires (plain http is allowed only on loopback, or on the MCP server's own origin)", name, shortURL(endpoint))
+	return fmt.Errorf("the %s %s is not HTTPS, which OAuth 2.1 requires (plain http is allowed only on loopback, or on the MCP server's own origin)", name, transport.ShortURL(endpoint))
 }

@@ -103,16 +103,16 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 	}
 	resp, err := a.tokenClient(key).Do(req)
 	if err != nil {
-		return nil, requestFailed("token request to "+shortURL(tokenURL), "the OAuth token endpoint "+shortURL(tokenURL), ctx, rctx, unwrapURLError(err))
+		return nil, requestFailed("token request to "+transport.ShortURL(tokenURL), "the OAuth token endpoint "+transport.ShortURL(tokenURL), ctx, rctx, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	if err != nil {
-		return nil, requestFailed("token request to "+shortURL(tokenURL)+" (reading the answer)", "the OAuth token endpoint "+shortURL(tokenURL), ctx, rctx, err)
+		return nil, requestFailed("token request to "+transport.ShortURL(tokenURL)+" (reading the answer)", "the OAuth token endpoint "+transport.ShortURL(tokenURL), ctx, rctx, err)
 	}
 	if len(body) > maxMetadata {
 		return nil, fmt.Errorf("the token endpoint %s answered HTTP %d with more than %s: no token response is that large",
-			shortURL(tokenURL), resp.StatusCode, transport.FormatSize(maxMetadata))
+			transport.ShortURL(tokenURL), resp.StatusCode, transport.FormatSize(maxMetadata))
 	}
 	return readTokenResponse(tokenURL, resp, body, secrets)
 }
@@ -127,7 +127,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, tokenURL, audience string
 // like a credential) redacted: an endpoint or a proxy's error page may
 // echo the request, and a body mcpx cannot read may still hold a token.
 func readTokenResponse(endpoint string, resp *http.Response, body []byte, secrets []string) (*tokenResponse, error) {
-	at := fmt.Sprintf("the token endpoint %s answered HTTP %d", shortURL(endpoint), resp.StatusCode)
+	at := fmt.Sprintf("the token endpoint %s answered HTTP %d", transport.ShortURL(endpoint), resp.StatusCode)
 	redact := func(s string) string { return transport.RedactCredentials(transport.RedactSecrets(s, secrets)) }
 	excerpt := func(s string) string {
 		// Redacted before white space is collapsed: a secret may hold spaces.

@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpx-dev/mcpx/internal/userfile"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // Workload identity federation (the MCP extension, SEP-1933): a workload
@@ -112,7 +113,7 @@ func (a *Authorizer) describeAssertion(assertion string, d *Discovery) {
 func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []string, key *dpopKey) (*grantResult, error) {
 	as := &d.AS
 	if as.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", shortURL(d.ASMetadataURL))
+		return nil, fmt.Errorf("the authorization server metadata at %s has no token_endpoint", transport.ShortURL(d.ASMetadataURL))
 	}
 	if err := checkEndpoint("token endpoint", as.TokenEndpoint, a.cfg.ServerURL); err != nil {
 		return nil, err
@@ -130,7 +131,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *Discovery, scopes []strin
 		client = &Client{AuthMethod: "none", Source: "none"}
 		a.note("client: none (the workload's JWT identifies it; an authorization server that wants a client needs a pre-registered one)")
 	}
-	a.note("token request: POST %s (jwt-bearer with the workload's JWT, client auth %s, resource %s%s)", shortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
+	a.note("token request: POST %s (jwt-bearer with the workload's JWT, client auth %s, resource %s%s)", transport.ShortURL(as.TokenEndpoint), client.AuthMethod, d.Resource, dpopText(key))
 	tok, err := a.tokenRequest(ctx, as.TokenEndpoint, d.Issuer, client, url.Values{
 		"grant_type": {grantJWTBearer},
 		"assertion":  {assertion},

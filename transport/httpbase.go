@@ -486,7 +486,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 		text += " ← " + r.Method + " " + shown
 		redirected := resp.Request != nil && resp.Request.URL.String() != r.URL.String()
 		if redirected {
-			text += " (answered by " + shortURL(b.shown(resp.Request.URL)) + ")"
+			text += " (answered by " + ShortURL(b.shown(resp.Request.URL)) + ")"
 		}
 		if h := headerSummary(redactHeader(resp.Header, secrets), nil, "Mcp-Session-Id", "WWW-Authenticate", "DPoP-Nonce", "Set-Cookie"); h != "" {
 			text += " (" + h + ")"

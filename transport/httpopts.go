@@ -263,19 +263,20 @@ func newHTTPError(method, url string, resp *http.Response, body string) *HTTPErr
 
 // answeringURL names url, and the URL that answered when redirects were
 // followed from it (as -v's http lines do), with their secrets redacted;
-// the one a server chose cut short (see shortURL).
+// the one a server chose cut short (see ShortURL).
 func answeringURL(url, answeredBy string) string {
 	if answeredBy == "" {
 		return RedactURL(url)
 	}
-	return RedactURL(url) + " (answered by " + shortURL(answeredBy) + ")"
+	return RedactURL(url) + " (answered by " + ShortURL(answeredBy) + ")"
 }
 
-// shortURL names u, a URL a server chose (a redirect's Location, at any
-// length a header may have), in a message: its secrets redacted, then cut
-// to a few hundred bytes (see Excerpt), so that it cannot make a line of
-// megabytes.
-func shortURL(u string) string {
+// ShortURL names u, a URL a server chose (a redirect's Location, a
+// challenge's resource_metadata, an endpoint a metadata document names:
+// from a header or document of up to megabytes), in a message: its
+// secrets redacted, then cut to a few hundred bytes (see Excerpt), so
+// that it cannot make a line of megabytes.
+func ShortURL(u string) string {
 	return Excerpt(RedactURL(u))
 }
 

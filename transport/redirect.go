@@ -34,7 +34,7 @@ type RedirectError struct {
 
 func (e *RedirectError) Error() string {
 	return fmt.Sprintf("%s %s: refused to follow the HTTP %d redirect to %s: %s",
-		e.Method, shortURL(e.From), e.Status, shortURL(e.To), e.Reason)
+		e.Method, ShortURL(e.From), e.Status, ShortURL(e.To), e.Reason)
 }
 
 // Is makes errors.Is(err, ErrRedirect) and errors.Is(err, ErrTransport)
@@ -120,7 +120,7 @@ func checkRedirect(req *http.Request, via []*http.Request, obs Observer, shown f
 			obs(Event{Time: time.Now(), Kind: EventNote, Text: RedactURLs(fmt.Sprintf(format, args...))})
 		}
 	}
-	what := fmt.Sprintf("%s %s: HTTP %d redirect to %s", prev.Method, shortURL(shown(prev.URL)), status, shortURL(shown(req.URL)))
+	what := fmt.Sprintf("%s %s: HTTP %d redirect to %s", prev.Method, ShortURL(shown(prev.URL)), status, ShortURL(shown(req.URL)))
 	if !LeftOrigin(req) {
 		say("%s (same origin): following it", what)
 		return nil

@@ -221,7 +221,7 @@ func (l *legacySSE) resolve(resp *http.Response, ref string) (string, error) {
 		}
 		if !SameOrigin(first, answered) {
 			return "", fmt.Errorf("the HTTP+SSE stream was answered by %s, on another origin (a redirect led there), which cannot name where mcpx sends messages with the credentials for %s; give that server's URL instead",
-				shortURL(answered.String()), RedactURL(first.Scheme+"://"+first.Host))
+				ShortURL(answered.String()), RedactURL(first.Scheme+"://"+first.Host))
 		}
 		var u *url.URL
 		if u, err = answered.Parse(ref); err == nil {
@@ -238,7 +238,7 @@ func (l *legacySSE) resolve(resp *http.Response, ref string) (string, error) {
 		}
 		return "", fmt.Errorf("the endpoint event %s is not a URL: %s", QuoteExcerpt(ref), Excerpt(err.Error()))
 	case !same:
-		return "", fmt.Errorf("the endpoint event names %s, on a different origin; mcpx refuses to send messages there", shortURL(endpoint))
+		return "", fmt.Errorf("the endpoint event names %s, on a different origin; mcpx refuses to send messages there", ShortURL(endpoint))
 	}
 	return endpoint, nil
 }
