@@ -1300,7 +1300,7 @@ func (o *verifyOptions) unreadableMany(ctx context.Context, con *tui.Console, fi
 	}
 	for _, err := range errs {
 		// (Redacted as the error mcpx ends with is.)
-		con.ErrorLine(o.e.secrets().Text(err.Error()))
+		con.Tell(o.e.secrets().Text(err.Error()))
 	}
 	return usageErrorf("%d of %d traces cannot be read (%s); none was verified", len(names), len(files), tui.NameSome(names))
 }

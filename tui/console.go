@@ -112,18 +112,11 @@ func (c *Console) Note(msg string) {
 	c.printText(c.st.dim("mcpx: " + EscapeLine(msg)))
 }
 
-// ErrorLine prints an error as mcpx's last line says one ("mcpx: " and
-// msg, escaped), broken at words to the terminal like the console's other
-// lines: for errors said before the one mcpx ends with, such as each
-// trace verify cannot read.
-func (c *Console) ErrorLine(msg string) {
-	c.printText("mcpx: " + EscapeLine(msg))
-}
-
 // Tell prints a line the person must read or act on ("mcpx: " and msg,
-// escaped), such as OAuth's "open this URL in a browser": broken at words
-// to the terminal like the console's other lines, and not dimmed as a
-// Note is, which a person may pass over.
+// escaped), as mcpx's last line says an error: an error said before that
+// one (each trace verify cannot read), OAuth's "open this URL in a
+// browser". It is broken at words to the terminal like the console's
+// other lines, and not dimmed as a Note is, which a person may pass over.
 func (c *Console) Tell(msg string) {
 	c.printText("mcpx: " + EscapeLine(msg))
 }

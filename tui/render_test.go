@@ -599,7 +599,6 @@ func TestConsoleWrapsAtWords(t *testing.T) {
 	}{
 		{"warning", func(c *Console) { c.Warn(long + huge) }},
 		{"note", func(c *Console) { c.Note(long + huge) }},
-		{"error line", func(c *Console) { c.ErrorLine(long + huge) }},
 		{"told", func(c *Console) { c.Tell(long + huge) }},
 		{"server stderr", func(c *Console) { c.ServerStderr(long + huge) }},
 		{"log message", func(c *Console) {
