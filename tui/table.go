@@ -19,8 +19,9 @@ import (
 func DisplayWidth(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
+		// An ASCII character is one column, but a keycap's base
+		// (followed by a rune that is not ASCII).
+		if s[i] < utf8.RuneSelf && (i+1 == len(s) || s[i+1] < utf8.RuneSelf) {
 			n++
 			i++
 			continue
@@ -36,18 +37,25 @@ func DisplayWidth(s string) int {
 // s as a terminal draws it, and the columns it takes: a rune, and for an
 // emoji what makes one picture of it, drawn in two columns: the
 // emoji after a zero-width joiner (U+200D: 👩‍💻 is 👩 ZWJ 💻), a skin tone
-// (👍🏽), the second regional indicator of a flag (🇫🇷), or the emoji
+// (👍🏽), the second regional indicator of a flag (🇫🇷), the emoji
 // presentation selector (U+FE0F), which makes a narrow symbol an emoji
-// (❤️). These are the emoji sequences of Unicode's grapheme clusters (UAX
-// #29) as terminals that join them draw them; measured rune by rune,
-// 👩‍👩‍👧‍👦 took 8 columns, not 2, and a wrap or a cut fell inside it.
-// An emoji is told by its width: a wide rune, or one with U+FE0F. (A
-// combining mark after a rune is a character of its own here, of no
-// column: a cut before it is a cut that fits, never made.)
+// (❤️), and a keycap (1️⃣: a digit, # or *, U+FE0F and U+20E3). These are
+// the emoji sequences of Unicode's grapheme clusters (UAX #29) as
+// terminals that join them draw them; measured rune by rune, 👩‍👩‍👧‍👦 took
+// 8 columns, not 2, and a wrap or a cut fell inside it. An emoji is told
+// by its width: a wide rune, or one with U+FE0F. (A combining mark after
+// a rune is a character of its own here, of no column: a cut before it
+// is a cut that fits, never made.)
 func clusterAt(s string) (size, w int) {
 	r, size := utf8.DecodeRuneInString(s)
+	if r < utf8.RuneSelf {
+		if n := keycapLen(s); n > 0 {
+			return n, 2
+		}
+		return size, 1
+	}
 	w = runeWidth(r)
-	if r < utf8.RuneSelf || w == 0 {
+	if w == 0 {
 		return size, w
 	}
 	emoji := w == 2
@@ -72,6 +80,17 @@ func clusterAt(s string) (size, w int) {
 		size += n
 	}
 	return size, w
+}
+
+// keycapLen returns the length of the keycap emoji at the start of s
+// (UTS #51: a digit, # or *, U+FE0F, U+20E3), 0 when there is none.
+// Without U+FE0F it is the character and a combining mark, as it is drawn.
+func keycapLen(s string) int {
+	const keycap = "\ufe0f\u20e3"
+	if len(s) > len(keycap) && strings.HasPrefix(s[1:], keycap) && (s[0] >= '0' && s[0] <= '9' || s[0] == '#' || s[0] == '*') {
+		return 1 + len(keycap)
+	}
+	return 0
 }
 
 // isRegionalIndicator reports the letters of which two make a flag.
@@ -109,7 +128,7 @@ func prefixWidth(s string, w int) string {
 	used := 0
 	for i := 0; i < len(s); {
 		size, cw := 1, 1
-		if s[i] >= utf8.RuneSelf {
+		if s[i] >= utf8.RuneSelf || i+1 < len(s) && s[i+1] >= utf8.RuneSelf {
 			size, cw = clusterAt(s[i:])
 		}
 		if used+cw > w {

@@ -226,6 +226,14 @@ func TestDisplayWidthOfEmojiSequences(t *testing.T) {
 		"👩\u200d":                2,
 		"x👩\u200d💻y":             4,
 		"\x1b[1m👩\u200d💻\x1b[0m": 2,
+		// A keycap: a digit, # or * made an emoji by U+FE0F and
+		// enclosed by U+20E3.
+		"1\ufe0f\u20e3":   2,
+		"#\ufe0f\u20e3":   2,
+		"*\ufe0f\u20e3x":  3,
+		"a1\ufe0f\u20e3b": 4,
+		"1\u20e3":         1, // not an emoji without U+FE0F
+		"x\ufe0f\u20e3":   1, // x is no keycap
 	} {
 		got := textWidth(s)
 		if !strings.Contains(s, "\x1b") && DisplayWidth(s) != got {
@@ -244,6 +252,8 @@ func TestDisplayWidthOfEmojiSequences(t *testing.T) {
 		{"ab👩\u200d💻cd", 3, "ab"},
 		{"🇫🇷🇩🇪", 3, "🇫🇷"},
 		{"❤\ufe0fx", 1, ""},
+		{"a1\ufe0f\u20e3b", 2, "a"},
+		{"a1\ufe0f\u20e3b", 3, "a1\ufe0f\u20e3"},
 	} {
 		if got := prefixWidth(c.s, c.w); got != c.want {
 			t.Errorf("prefixWidth(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
