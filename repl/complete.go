@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/yosida95/uritemplate/v3"
@@ -141,17 +140,16 @@ func (c *Completer) Complete(ctx context.Context, text string) (suffixes []strin
 	return suffixes, utf8.RuneCountInString(text[start:])
 }
 
-// UnsafeForTerminal reports whether s holds a control character (C0, DEL,
-// C1), a bidirectional control, an invisible character or a directional
-// mark (tui.DisguisesName: a candidate is a name): readline writes
-// candidates and what it inserts to the terminal as they are, so a
+// UnsafeForTerminal reports whether s holds what tui.EscapeName shows as
+// an escape in a name (tui.NameDisguised): a control character (C0, DEL,
+// C1), a byte that is not UTF-8, a bidirectional control, an invisible
+// character, a directional mark, a joiner outside an emoji: readline
+// writes candidates and what it inserts to the terminal as they are, so a
 // server's name with one would drive the terminal, or read as another
-// name ("cl\u200bock", "cl\u200eock" as "clock"). Such candidates are
-// left out, here and by the shell completion (cmd/completion.go); the
-// person can still type the name.
-func UnsafeForTerminal(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || tui.DisguisesName(r) }) >= 0
-}
+// name ("cl\u200bock", "cl\u200eock", "cl\u200dock" as "clock"). Such
+// candidates are left out, here and by the shell completion
+// (cmd/completion.go); the person can still type the name.
+func UnsafeForTerminal(s string) bool { return tui.NameDisguised(s) }
 
 // typing splits text (the line up to the cursor) into the words before
 // the one being typed and that word (a new, empty one after a blank). ok

@@ -374,4 +374,11 @@ func TestUnsafeForTerminalIsWhatEscapeNameEscapes(t *testing.T) {
 			t.Errorf("U+%04X: unsafe %v, escaped %v", r, UnsafeForTerminal(s), escaped)
 		}
 	}
+	// A joiner is escaped between letters ("ec\u200dho" reads as "echo")
+	// and kept inside an emoji, whose name completes.
+	for s, unsafe := range map[string]bool{"ec\u200dho": true, "ec\u200cho": true, "dev-👩\u200d💻": false, "👩\u200d": true, "a\xffb": true} {
+		if UnsafeForTerminal(s) != unsafe || unsafe != (tui.EscapeName(s) != s) {
+			t.Errorf("UnsafeForTerminal(%q) = %v, want %v (EscapeName %q)", s, UnsafeForTerminal(s), unsafe, tui.EscapeName(s))
+		}
+	}
 }

@@ -34,9 +34,11 @@ func EscapeLine(s string) string {
 
 // EscapeName is EscapeLine for an identifier a person reads to type or
 // tell apart from another — a tool's, prompt's, resource's, template's or
-// argument's name, a URI: the directional marks (isDirectionMark), which
-// EscapeLine keeps for the prose that needs them, are escaped too, since
-// they take no room and "ec\u200eho" would read as "echo".
+// argument's name, a URI: the directional marks (isDirectionMark), the
+// characters that show as nothing between letters (isBlankInName) and the
+// joiners (isJoiner) but inside an emoji, which EscapeLine keeps for the
+// prose that needs them, are escaped too, since they take no room and
+// "ec\u200eho" would read as "echo".
 func EscapeName(s string) string {
 	if isPlain(s, false) {
 		return s
@@ -81,7 +83,14 @@ func escape(s string, keepNL, name bool) string {
 	b := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL, name)
+		if name && isPictograph(r) {
+			// An emoji is kept whole, with the joiners that join it
+			// (clusterAt), which are escaped anywhere else in a name.
+			size, _ = clusterAt(s[i:])
+			b = append(b, s[i:i+size]...)
+		} else {
+			b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL, name)
+		}
 		i += size
 	}
 	return string(b)
@@ -119,23 +128,41 @@ func appendEscapedRune(b []byte, r rune, src []byte, keepNL, name bool) []byte {
 func Disguises(r rune) bool { return isBidiControl(r) || isInvisible(r) }
 
 // DisguisesName is Disguises for a name (see EscapeName): the directional
-// marks (isDirectionMark) too. What cannot be escaped (a completion
+// marks (isDirectionMark) and the characters that show as nothing in a
+// name (isBlankInName) too, and the joiners (isJoiner), which EscapeName
+// keeps only inside an emoji. What cannot be escaped (a completion
 // readline inserts as it is, see repl.UnsafeForTerminal) is left out when
-// it holds one.
+// it holds one of these outside an emoji (NameDisguised).
 func DisguisesName(r rune) bool { return Disguises(r) || isNameOnly(r) }
 
+// NameDisguised reports whether EscapeName would escape something of s
+// (a control character, invalid UTF-8, or a character of DisguisesName
+// outside the emoji that need it): whether s, printed as it is, could
+// drive the terminal or read as another name.
+func NameDisguised(s string) bool { return !isPlain(s, false) && EscapeName(s) != s }
+
 // isNameOnly reports what is escaped in a name but not in text: the
-// directional marks (isDirectionMark) and the characters that show as
-// nothing in a name though text has uses for them (isBlankInName).
-func isNameOnly(r rune) bool { return isDirectionMark(r) || isBlankInName(r) }
+// directional marks (isDirectionMark), the characters that show as
+// nothing in a name though text has uses for them (isBlankInName), and
+// the joiners (isJoiner) but inside an emoji.
+func isNameOnly(r rune) bool { return isDirectionMark(r) || isBlankInName(r) || isJoiner(r) }
+
+// isJoiner reports the zero-width joiner and non-joiner (U+200D, U+200C).
+// In text they are kept: emoji and scripts need them (👩‍💻 is 👩 ZWJ 💻;
+// Persian and the Indic scripts join or part letters with them). In a name
+// they show as nothing between two letters, so that "ec\u200dho" reads as
+// "echo", another tool; only a joiner that joins two pictographs into one
+// emoji (clusterAt) is kept there, and the non-joiner is escaped always —
+// a name's letters that look alike with and without one cannot be told
+// apart (escaping one costs a name in Persian its look, not its reading).
+func isJoiner(r rune) bool { return r == 0x200c || r == 0x200d }
 
 // isBlankInName reports characters a terminal draws as nothing, or as a
 // blank no wider than none, between two letters of a name, so that
 // "ec\u00adho" reads as "echo": the soft hyphen (a hyphenation hint in
 // text), the combining grapheme joiner, the Hangul fillers, the variation
 // selectors but the emoji one (U+FE0F, which makes ❤ ❤️) and the tag
-// characters. The joiners (U+200C, U+200D) are kept, as in text: emoji
-// and scripts need them.
+// characters. (The joiners are isJoiner.)
 func isBlankInName(r rune) bool {
 	switch {
 	case r == 0x00ad, r == 0x034f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
@@ -158,7 +185,8 @@ func isBidiControl(r rune) bool {
 // (byte order mark), the invisible mathematical operators and the
 // Mongolian vowel separator: in a name they make "ec\u200bho" read as
 // "echo", another tool, so they are shown as escapes. The joiners (U+200C,
-// U+200D), which emoji and scripts need to render, are kept.
+// U+200D), which emoji and scripts need to render, are kept in text (see
+// isJoiner).
 func isInvisible(r rune) bool {
 	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x180e
 }

@@ -160,6 +160,19 @@ func TestEscapeName(t *testing.T) {
 		{"ec\u3164ho\ufe00", "ec\u3164ho\ufe00", `ec\u3164ho\ufe00`},
 		{"echo\U000e0041", "echo\U000e0041", `echo\U000e0041`},
 		{"❤\ufe0f", "❤\ufe0f", "❤\ufe0f"},
+		// A joiner between letters joins nothing and shows as nothing;
+		// one inside an emoji (clusterAt) joins it into one picture.
+		{"ec\u200dho", "ec\u200dho", `ec\u200dho`},
+		{"ec\u200cho", "ec\u200cho", `ec\u200cho`},
+		{"名\u200d前", "名\u200d前", `名\u200d前`},
+		{"👩\u200dho", "👩\u200dho", `👩\u200dho`},
+		{"ec\u200d💻", "ec\u200d💻", `ec\u200d💻`},
+		{"👩\u200d", "👩\u200d", `👩\u200d`},
+		{"👩\u200c💻", "👩\u200c💻", `👩\u200c💻`},
+		{"dev-👩\u200d💻-👩🏽\u200d💻", "dev-👩\u200d💻-👩🏽\u200d💻", "dev-👩\u200d💻-👩🏽\u200d💻"},
+		{"👩\u200d❤\ufe0f\u200d👨", "👩\u200d❤\ufe0f\u200d👨", "👩\u200d❤\ufe0f\u200d👨"},
+		{"🏳\ufe0f\u200d🌈x", "🏳\ufe0f\u200d🌈x", "🏳\ufe0f\u200d🌈x"},
+		{"👩\u200d\u200d💻", "👩\u200d\u200d💻", `👩\u200d\u200d💻`},
 	} {
 		if got := Escape(tc.in); got != tc.text {
 			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.text)
@@ -174,9 +187,48 @@ func TestEscapeName(t *testing.T) {
 			continue
 		}
 		s := string(r)
-		want := EscapeLine(s) != s || r == 0x200e || r == 0x200f || r == 0x061c || isBlankInName(r)
+		want := EscapeLine(s) != s || r == 0x200e || r == 0x200f || r == 0x061c || r == 0x200c || r == 0x200d || isBlankInName(r)
 		if got := EscapeName(s) != s; got != want || got != (unicode.IsControl(r) || DisguisesName(r)) {
 			t.Errorf("U+%04X: EscapeName escapes it: %v, want %v (DisguisesName %v)", r, got, want, DisguisesName(r))
 		}
 	}
+}
+
+// FuzzEscapeName escapes arbitrary names: what EscapeName prints is valid
+// UTF-8 with no control character, and holds a character that disguises
+// a name (DisguisesName) only as a joiner inside an emoji, where it joins
+// two pictographs into one picture (clusterAt), never a letter; and
+// NameDisguised says whether it escaped anything.
+func FuzzEscapeName(f *testing.F) {
+	for _, s := range []string{
+		"echo", "ec\u200dho", "ec\u200cho", "名\u200d前", "👩\u200d💻", "👩\u200d👩\u200d👧\u200d👦", "👩\u200d❤\ufe0f\u200d👨",
+		"👩🏽\u200d💻", "🏳\ufe0f\u200d🌈", "👩\u200d", "\u200d👩", "👩\u200d\u200d💻", "名🏽\u200d💻", "🇫🇷\u200d👩",
+		"a\xff\u200d👩", "ec\u200eho", "1\ufe0f\u20e3\u200d👩",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := EscapeName(s)
+		if NameDisguised(s) != (out != s) {
+			t.Fatalf("NameDisguised(%q) = %v, EscapeName %q", s, NameDisguised(s), out)
+		}
+		if !utf8.ValidString(out) {
+			t.Fatalf("EscapeName(%q) = %q: invalid UTF-8", s, out)
+		}
+		for i := 0; i < len(out); {
+			size, _ := clusterAt(out[i:])
+			c := out[i : i+size]
+			for j, r := range c {
+				if unicode.IsControl(r) || DisguisesName(r) && !(r == 0x200d && j > 0 && j+utf8.RuneLen(r) < len(c)) {
+					t.Fatalf("EscapeName(%q) = %q: %U in %q", s, out, r, c)
+				}
+			}
+			if strings.ContainsRune(c, 0x200d) {
+				if first, _ := utf8.DecodeRuneInString(c); !isPictograph(first) {
+					t.Fatalf("EscapeName(%q) = %q: a joiner in %q, which is no emoji", s, out, c)
+				}
+			}
+			i += size
+		}
+	})
 }

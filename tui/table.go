@@ -36,16 +36,19 @@ func DisplayWidth(s string) int {
 // clusterAt returns the length in bytes of the character at the start of
 // s as a terminal draws it, and the columns it takes: a rune, and for an
 // emoji what makes one picture of it, drawn in two columns: the
-// emoji after a zero-width joiner (U+200D: 👩‍💻 is 👩 ZWJ 💻), a skin tone
-// (👍🏽), the second regional indicator of a flag (🇫🇷), the emoji
+// pictograph after a zero-width joiner (U+200D: 👩‍💻 is 👩 ZWJ 💻), a skin
+// tone (👍🏽), the second regional indicator of a flag (🇫🇷), the emoji
 // presentation selector (U+FE0F), which makes a narrow symbol an emoji
 // (❤️), and a keycap (1️⃣: a digit, # or *, U+FE0F and U+20E3). These are
 // the emoji sequences of Unicode's grapheme clusters (UAX #29) as
 // terminals that join them draw them; measured rune by rune, 👩‍👩‍👧‍👦 took
 // 8 columns, not 2, and a wrap or a cut fell inside it. An emoji is told
-// by its width: a wide rune, or one with U+FE0F. (A combining mark after
-// a rune is a character of its own here, of no column: a cut before it
-// is a cut that fits, never made.)
+// by its width: a wide rune, or one with U+FE0F; a joiner joins two
+// pictographs (isPictograph) only, as in UAX #29 (GB11): between two
+// letters, wide ones too (名‍前), it joins nothing, and the letters are
+// drawn as they are. (A combining mark after a rune is a character of its
+// own here, of no column: a cut before it is a cut that fits, never
+// made.)
 func clusterAt(s string) (size, w int) {
 	r, size := utf8.DecodeRuneInString(s)
 	if r < utf8.RuneSelf {
@@ -59,18 +62,21 @@ func clusterAt(s string) (size, w int) {
 		return size, w
 	}
 	emoji := w == 2
+	pict := isPictograph(r) // what a joiner after it joins to
 	flag := isRegionalIndicator(r)
 	for size < len(s) && s[size] >= utf8.RuneSelf {
 		next, n := utf8.DecodeRuneInString(s[size:])
 		switch {
 		case next == 0xfe0f:
 			w, emoji = 2, true
-		case next == 0x200d && emoji:
-			// The rune joined is drawn in this picture (a narrow one
-			// made an emoji by the U+FE0F after it too).
-			if after, m := utf8.DecodeRuneInString(s[size+n:]); after >= utf8.RuneSelf && after != utf8.RuneError {
-				n += m
+		case next == 0x200d && emoji && pict:
+			// The pictograph joined is drawn in this picture (a
+			// narrow one made an emoji by the U+FE0F after it too).
+			after, m := utf8.DecodeRuneInString(s[size+n:])
+			if !isPictograph(after) {
+				return size, w
 			}
+			n += m
 		case emoji && next >= 0x1f3fb && next <= 0x1f3ff: // skin tones
 		case flag && isRegionalIndicator(next):
 			w, flag = 2, false
@@ -95,6 +101,32 @@ func keycapLen(s string) int {
 
 // isRegionalIndicator reports the letters of which two make a flag.
 func isRegionalIndicator(r rune) bool { return r >= 0x1f1e6 && r <= 0x1f1ff }
+
+// isPictograph reports, near enough, Unicode's Extended_Pictographic
+// characters (UTS #51), those a zero-width joiner joins into one emoji:
+// the emoji planes (U+1F000–U+1FAFF, but the regional indicators and the
+// skin tones, which are not pictographs of their own, and U+1FC00 on,
+// kept for emoji to come), the Miscellaneous Symbols and the Dingbats
+// (U+2600–U+27BF) and the few other symbols that are emoji (©, ®, ‼, ™,
+// arrows, ⌚, ⏩, ▶, ⬅, ⭐, 〰 …). The Go standard library has no such table;
+// this one errs, in those two blocks, on a few symbols that are not
+// emoji, which only keeps a joiner between them.
+func isPictograph(r rune) bool {
+	switch {
+	case r >= 0x1f000 && r <= 0x1faff:
+		return !isRegionalIndicator(r) && !(r >= 0x1f3fb && r <= 0x1f3ff)
+	case r >= 0x1fc00 && r <= 0x1fffd, r >= 0x2600 && r <= 0x27bf:
+		return true
+	case r == 0xa9, r == 0xae, r == 0x203c, r == 0x2049, r == 0x2122, r == 0x2139,
+		r >= 0x2194 && r <= 0x2199, r == 0x21a9, r == 0x21aa, r == 0x231a, r == 0x231b,
+		r == 0x2328, r == 0x2388, r == 0x23cf, r >= 0x23e9 && r <= 0x23f3, r >= 0x23f8 && r <= 0x23fa,
+		r == 0x24c2, r == 0x25aa, r == 0x25ab, r == 0x25b6, r == 0x25c0, r >= 0x25fb && r <= 0x25fe,
+		r == 0x2934, r == 0x2935, r >= 0x2b05 && r <= 0x2b07, r == 0x2b1b, r == 0x2b1c,
+		r == 0x2b50, r == 0x2b55, r == 0x3030, r == 0x303d, r == 0x3297, r == 0x3299:
+		return true
+	}
+	return false
+}
 
 func runeWidth(r rune) int {
 	switch {

@@ -226,6 +226,13 @@ func TestDisplayWidthOfEmojiSequences(t *testing.T) {
 		"👩\u200d":                2,
 		"x👩\u200d💻y":             4,
 		"\x1b[1m👩\u200d💻\x1b[0m": 2,
+		// A joiner joins two pictographs (UAX #29, GB11), not two wide
+		// letters: 名‍前 is drawn as the two characters it is.
+		"名\u200d前":       4,
+		"👩\u200d前":       4,
+		"名\u200d👩":       4,
+		"👩🏽\u200d💻":      2,
+		"🏳\ufe0f\u200d🌈": 2,
 		// A keycap: a digit, # or * made an emoji by U+FE0F and
 		// enclosed by U+20E3.
 		"1\ufe0f\u20e3":   2,

@@ -15,7 +15,7 @@ func FuzzDisplayWidth(f *testing.F) {
 	for _, s := range []string{
 		"echo", "名前", "e\u0301", "👩\u200d💻", "👩\u200d👩\u200d👧\u200d👦", "👩\u200d❤\ufe0f\u200d👨",
 		"👍🏽", "🇫🇷🇩🇪🇮", "❤\ufe0f", "a\u200d\u200db", "👩\u200d", "\u200d👩", "\xff\u200d\xfe", "🏽🏽", "#\ufe0f\u20e3",
-		"1\ufe0f\u20e3x", "a1\ufe0f", "9\ufe0f\u20e3\u200d👩",
+		"1\ufe0f\u20e3x", "a1\ufe0f", "9\ufe0f\u20e3\u200d👩", "名\u200d前", "👩🏽\u200d💻",
 	} {
 		f.Add(s, 3)
 	}

@@ -13,7 +13,7 @@ import (
 // characters, a lone CR, backspaces, invalid UTF-8 (written as raw bytes,
 // which json.Marshal would replace), wide and combining characters, a
 // 10,000-character word, and names that read as others ("echo" with a
-// zero-width space or a left-to-right mark in it). The terminal tests look at where each reaches the
+// zero-width space, a left-to-right mark or a zero-width joiner in it). The terminal tests look at where each reaches the
 // screen; the names of tools and prompts also have spaces and quotes, for
 // completion to round-trip.
 
@@ -77,6 +77,18 @@ var hostileTools = []any{
 		"name":        "ec\u200eho",
 		"description": "a name with a left-to-right mark, which looks like echo: שלום\u200f!",
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"ms\u200fg": map[string]any{"type": "string"}}},
+	},
+	map[string]any{
+		// A joiner shows as nothing between letters; inside an emoji
+		// it joins it into one picture, and is kept.
+		"name":        "ec\u200dho",
+		"description": "a name with a zero-width joiner, which looks like echo",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"ms\u200cg": map[string]any{"type": "string"}}},
+	},
+	map[string]any{
+		"name":        "dev-👩\u200d💻",
+		"description": "a name with an emoji of two joined",
+		"inputSchema": map[string]any{"type": "object"},
 	},
 	map[string]any{
 		"name":        "fail",
