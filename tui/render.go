@@ -355,6 +355,15 @@ func (p *Printer) indented(text, indent string) {
 	}
 }
 
+// say prints a line of mcpx's own (advice, what a list says under its
+// table; styled), broken at words to the printer's width (WithWidth),
+// as the console's lines are: printed whole, it was cut mid-word at a
+// narrow terminal's edge. Without a width (not a terminal, --wide) it is
+// printed whole, as a script reads it.
+func (p *Printer) say(line string) {
+	fmt.Fprintln(p.w, WrapText(line, p.width))
+}
+
 // firstLine returns the first line of s, escaped for a table cell.
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -463,7 +472,7 @@ func (p *Printer) Tools(items []json.RawMessage) {
 		return [3]cell{name, styled(SchemaSignature(t.InputSchema), p.st.dim), plain(firstLine(orString(t.Description, t.Title)))}
 	})
 	for _, w := range invalid {
-		fmt.Fprintln(p.w, p.st.warn("invalid x-mcp-header: "+w+" (not called over HTTP: spec 2026-07-28, server/tools)"))
+		p.say(p.st.warn("invalid x-mcp-header: " + w + " (not called over HTTP: spec 2026-07-28, server/tools)"))
 	}
 	for _, why := range reasons {
 		by := "by " + why
@@ -471,7 +480,7 @@ func (p *Printer) Tools(items []json.RawMessage) {
 			by = "(" + why + ")"
 		}
 		names := hidden[why]
-		fmt.Fprintln(p.w, p.st.dim(fmt.Sprintf("%d tool(s) hidden from %s %s: %s", len(names), EscapeLine(p.hostApp), EscapeLine(by), strings.Join(names, ", "))))
+		p.say(p.st.dim(fmt.Sprintf("%d tool(s) hidden from %s %s: %s", len(names), EscapeLine(p.hostApp), EscapeLine(by), strings.Join(names, ", "))))
 	}
 }
 

@@ -660,3 +660,58 @@ func TestConsoleWrapsAtWords(t *testing.T) {
 		t.Errorf("off a terminal, a warning is broken across lines: %q", b.String())
 	}
 }
+
+// mcpx's own lines on stdout (a tool's help's advice, what a list says
+// under its table) are broken at words to the printer's width
+// (WithWidth), as the console's lines are: printed whole, they were cut
+// mid-word at a narrow terminal's edge. Without a width (not a terminal,
+// --wide) they are printed as they were, byte for byte.
+func TestPrinterOwnLinesWrapAtWords(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)
+	advice := "Give arguments as key=value (typed by the schema); arrays and objects as JSON."
+	hidden := "2 tool(s) hidden from Codex by disabled_tools: bravo-tool, delta-tool"
+	for _, tc := range []struct {
+		name, line string
+		do         func(p *Printer)
+	}{
+		{"tool help", advice, func(p *Printer) { p.ToolHelp(inspector.ToolInfo{Name: "weather", InputSchema: schema}) }},
+		{"hidden tools", hidden, func(p *Printer) {
+			p.WithHiddenTools("Codex", func(name string) (bool, string) {
+				return name != "alpha", "disabled_tools"
+			}).Tools([]json.RawMessage{
+				json.RawMessage(`{"name":"alpha","inputSchema":{"type":"object"}}`),
+				json.RawMessage(`{"name":"bravo-tool","inputSchema":{"type":"object"}}`),
+				json.RawMessage(`{"name":"delta-tool","inputSchema":{"type":"object"}}`),
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, colour := range []bool{false, true} {
+				var whole, narrow bytes.Buffer
+				tc.do(NewPrinter(&whole, colour))
+				tc.do(NewPrinter(&narrow, colour).WithWidth(30))
+				plain := ansi.ReplaceAllString(whole.String(), "")
+				if !strings.Contains(plain, "\n"+tc.line+"\n") {
+					t.Fatalf("without a width, the line is not whole:\n%s", plain)
+				}
+				out := ansi.ReplaceAllString(narrow.String(), "")
+				at := strings.Index(out, strings.Fields(tc.line)[0]+" ")
+				if at < 0 {
+					t.Fatalf("the line is missing:\n%s", out)
+				}
+				lines := strings.Split(strings.TrimRight(out[at:], "\n"), "\n")
+				for i, l := range lines {
+					if DisplayWidth(l) > 30 {
+						t.Errorf("line %d takes %d columns: %q", i, DisplayWidth(l), l)
+					}
+					if i > 0 && !strings.HasPrefix(l, "  ") {
+						t.Errorf("line %d is not indented as a continuation: %q", i, l)
+					}
+				}
+				if got := strings.Join(strings.Fields(out[at:]), " "); !strings.HasPrefix(got, tc.line) {
+					t.Errorf("the line's words are %q, want %q", got, tc.line)
+				}
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // escaped. items are valid JSON, as inspector.Session.Skills returns them.
 func (p *Printer) Skills(items []json.RawMessage) {
 	if len(items) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("(no skills listed; a server may serve skills it does not list)"))
+		p.say(p.st.dim("(no skills listed; a server may serve skills it does not list)"))
 		return
 	}
 	t := &table{width: p.width}
@@ -75,10 +75,10 @@ func (p *Printer) Skill(sk *inspector.Skill) {
 		fmt.Fprintln(w, p.st.warn("(no frontmatter object)"))
 	}
 	if sk.Dynamic {
-		fmt.Fprintf(w, "%s %s\n", p.st.head("Files:"), p.st.dim("dynamic (the server publishes no digests: nothing to verify)"))
+		p.say(p.st.head("Files:") + " " + p.st.dim("dynamic (the server publishes no digests: nothing to verify)"))
 		return
 	}
-	fmt.Fprintf(w, "%s %s\n", p.st.head("Files:"), p.st.dim(skillFilesSummary(sk)))
+	p.say(p.st.head("Files:") + " " + p.st.dim(skillFilesSummary(sk)))
 	t := &table{indent: "  ", width: p.width}
 	root := strings.TrimSuffix(sk.URI, "SKILL.md")
 	for _, f := range sk.Files {
@@ -110,7 +110,7 @@ func (p *Printer) SkillFiles(sk *inspector.Skill, paths []string, dir string) {
 	if dir != "" {
 		where = " to " + EscapeLine(dir)
 	}
-	fmt.Fprintf(p.w, "%s %d %s (%s, size and sha256 digest as the entry says)%s\n", what, len(paths), pluralWord(len(paths), "file"), HumanSize(total), where)
+	p.say(fmt.Sprintf("%s %d %s (%s, size and sha256 digest as the entry says)%s", what, len(paths), pluralWord(len(paths), "file"), HumanSize(total), where))
 }
 
 func pluralWord(n int, w string) string {

@@ -22,7 +22,7 @@ func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 	args := t.Args()
 	fmt.Fprintln(p.w)
 	if len(args) == 0 {
-		fmt.Fprintln(p.w, p.st.dim("This tool takes no arguments."))
+		p.say(p.st.dim("This tool takes no arguments."))
 		return
 	}
 	fmt.Fprintln(p.w, p.st.head("Arguments:"))
@@ -46,7 +46,7 @@ func (p *Printer) ToolHelp(t inspector.ToolInfo) {
 	}
 	tb.write(p.w)
 	fmt.Fprintln(p.w)
-	fmt.Fprintln(p.w, p.st.dim("Give arguments as key=value (typed by the schema); arrays and objects as JSON."))
+	p.say(p.st.dim("Give arguments as key=value (typed by the schema); arrays and objects as JSON."))
 }
 
 func truncate(s string, n int) string {
