@@ -308,7 +308,7 @@ until the page is closed, then tears the view down.`,
 	c.Flags().BoolVar(&o.noValidate, "no-validate", false, "send the arguments even when they do not match the tool's inputSchema")
 	c.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if o.liveHelp(c) {
-			toolHelpTail(c, false)
+			toolHelpTail(c, false, o.e.ios.outWidth())
 			return
 		}
 		c.Parent().HelpFunc()(c, args)
@@ -321,15 +321,16 @@ until the page is closed, then tears the view down.`,
 // described, not the ~35 lines of them, which pushed the tool's
 // arguments off the screen (as kubectl and gh point to their global
 // options rather than repeat them).
-// In the REPL (repl), the pointer is what is typed there.
-func toolHelpTail(c *cobra.Command, repl bool) {
+// In the REPL (repl), the pointer is what is typed there. On a terminal
+// (width) the pointer is broken at words, as the tool's help is.
+func toolHelpTail(c *cobra.Command, repl bool, width int) {
 	w := c.OutOrStdout()
 	path := c.CommandPath()
 	if repl {
 		path = strings.TrimPrefix(path, c.Root().Name()+" ")
 	}
 	fmt.Fprintf(w, "Usage:\n  %s\n\n", c.UseLine())
-	fmt.Fprintf(w, "Its flags, and how key=value arguments are typed: %s --help\n", path)
+	fmt.Fprintln(w, tui.WrapText("Its flags, and how key=value arguments are typed: "+path+" --help", width))
 }
 
 // liveHelp describes the tool named in tools call NAME --help from the
@@ -359,7 +360,7 @@ func (o *toolsCallOptions) liveHelp(c *cobra.Command) bool {
 		})
 	}
 	if err != nil {
-		fmt.Fprintf(e.ios.ErrOut, "warning: cannot describe tool %q from the server: %s\n", own[0], errorMessage(err))
+		fmt.Fprintln(e.ios.ErrOut, tui.WrapText(fmt.Sprintf("warning: cannot describe tool %q from the server: %s", own[0], errorMessage(err)), e.ios.errWidth()))
 		return false
 	}
 	return true

@@ -177,7 +177,7 @@ func (o *replOptions) run(ctx context.Context, server []string) (err error) {
 			return text, err
 		}
 		runner.Hint = func() {
-			fmt.Fprintln(s.ios.ErrOut, "(to leave, type exit or press Ctrl-D)")
+			fmt.Fprintln(s.ios.ErrOut, tui.WrapText("(to leave, type exit or press Ctrl-D)", s.ios.errWidth()))
 		}
 		e.run.prompter.UseLineSource(ed)
 		// Ctrl-C while a command runs cancels it, and only it; once the

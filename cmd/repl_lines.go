@@ -560,7 +560,7 @@ func (s *replSession) toolHelpOn(call *cobra.Command, ios *IOStreams) {
 	call.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if names := c.Flags().Args(); len(names) > 0 && s.toolHelp(names[0], ios) {
 			fmt.Fprintln(ios.Out)
-			toolHelpTail(c, true)
+			toolHelpTail(c, true, ios.outWidth())
 			return
 		}
 		def(c, args)
@@ -591,8 +591,11 @@ func (s *replSession) toolHelp(name string, ios *IOStreams) bool {
 
 // help lists what can be typed.
 func (s *replSession) help() {
+	// Its sentences are broken at words on a terminal, as the console's
+	// lines are.
+	width := s.ios.outWidth()
+	fmt.Fprintln(s.ios.Out, tui.WrapText("Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):", width))
 	w := tui.NewColumns(s.ios.Out)
-	fmt.Fprintln(w, "Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):")
 	for _, c := range s.root.Commands() {
 		// (cobra adds its help command to a tree it ran: help is the REPL's.)
 		if !c.IsAvailableCommand() || c.Name() == "repl" || c.Name() == "help" {
@@ -616,8 +619,8 @@ func (s *replSession) help() {
 		fmt.Fprintf(w, "  %s\t%s\n", h.use, h.short)
 	}
 	w.Flush()
-	fmt.Fprintln(s.ios.Out, "\nPer command: --json, --wire, -v. Quote words with spaces ('a b'); JSON needs no quotes.")
-	fmt.Fprintln(s.ios.Out, "Ctrl-C cancels the command running; Ctrl-D or exit leaves.")
+	fmt.Fprintln(s.ios.Out, "\n"+tui.WrapText("Per command: --json, --wire, -v. Quote words with spaces ('a b'); JSON needs no quotes.", width))
+	fmt.Fprintln(s.ios.Out, tui.WrapText("Ctrl-C cancels the command running; Ctrl-D or exit leaves.", width))
 }
 
 // report prints a REPL command's error the way mcpx reports errors, and

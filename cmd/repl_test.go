@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/internal/testservers"
 	"github.com/mcpx-dev/mcpx/jsonrpc"
+	"github.com/mcpx-dev/mcpx/tui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -290,6 +291,46 @@ func TestREPLCommandTable(t *testing.T) {
 	}
 	if res := s.exec(context.Background(), []string{":wire", "on"}); res.Code != 0 || !s.wire.Load() {
 		t.Errorf(":wire on = %+v, wire %v", res, s.wire.Load())
+	}
+}
+
+// TestREPLHelpWrapsOnATerminal: help's own sentences (its heading, what
+// every command takes) are broken at words to a terminal's width, as the
+// console's lines are; off a terminal they are whole lines.
+func TestREPLHelpWrapsOnATerminal(t *testing.T) {
+	t.Parallel()
+	head := "Protocol commands (as in mcpx, without the server; `help COMMAND` or COMMAND --help for more):"
+	tail := "Per command: --json, --wire, -v. Quote words with spaces ('a b'); JSON needs no quotes. Ctrl-C cancels the command running; Ctrl-D or exit leaves."
+	for _, width := range []int{0, 40} {
+		ios, out, _ := NewTestIOStreams(nil)
+		if width > 0 {
+			ios.OutTTY, ios.OutWidth = true, func() int { return width }
+		}
+		e := &env{ios: ios, run: &runState{}, conns: &connector{ios: ios, track: func(*client) func() { return nil }}}
+		newReplSession(context.Background(), e, connDesc{}, false).help()
+		text := out.String()
+		at := strings.Index(text, "\nPer command:")
+		if at < 0 {
+			t.Fatalf("width %d: no Per command:\n%s", width, text)
+		}
+		first, _, _ := strings.Cut(text, "\n")
+		if width == 0 {
+			if first != head || !strings.HasSuffix(text, "\nPer command: --json, --wire, -v. Quote words with spaces ('a b'); JSON needs no quotes.\nCtrl-C cancels the command running; Ctrl-D or exit leaves.\n") {
+				t.Errorf("off a terminal, the lines are not whole:\n%s", text)
+			}
+			continue
+		}
+		if tui.DisplayWidth(first) > width || !strings.HasPrefix(strings.Join(strings.Fields(text), " "), head) {
+			t.Errorf("the heading is not wrapped at words:\n%s", text)
+		}
+		for _, l := range strings.Split(strings.TrimRight(text[at+1:], "\n"), "\n") {
+			if tui.DisplayWidth(l) > width {
+				t.Errorf("a line takes %d columns, more than %d: %q", tui.DisplayWidth(l), width, l)
+			}
+		}
+		if got := strings.Join(strings.Fields(text[at:]), " "); got != tail {
+			t.Errorf("the words are %q, want %q", got, tail)
+		}
 	}
 }
 
