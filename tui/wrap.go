@@ -10,7 +10,8 @@ import (
 // indented two columns more than the line it continues, so it reads as
 // part of it. A word wider than the room is cut at a character boundary,
 // never inside a wide character or an escape sequence (colour), except a
-// URL, which stays whole so that it can be copied as one. A tab takes
+// URL, which stays whole so that it can be copied as one; so does a
+// command in backquotes that fits on a line. A tab takes
 // the columns to the next tab stop, as on the terminal: a line wrapped is
 // given spaces for its tabs (expandTabs). width <= 0
 // leaves s as it is: text that is not for a terminal (a script, a log)
@@ -58,6 +59,17 @@ func wrapLine(line string, width int) string {
 		if word == "" { // trailing spaces
 			break
 		}
+		// A command in backquotes ("run `mcpx auth login --url URL`"),
+		// which a person copies, is one word when it fits on a line:
+		// this one (the first word, after the line's indent), or a
+		// continuation line.
+		room := width - len(cont)
+		if atStart {
+			room = width - col
+		}
+		if n := commandLen(word, rest, room); n > 0 {
+			word, rest = word+rest[:n], rest[n:]
+		}
 		ww := textWidth(word)
 		if !atStart && col+len(gap)+ww <= width {
 			b.WriteString(gap)
@@ -96,6 +108,26 @@ func wrapLine(line string, width int) string {
 		col += ww
 	}
 	return b.String()
+}
+
+// commandLen returns, when word opens a span in backquotes (it holds an
+// odd number of them) that rest closes, the length of what of rest the
+// span takes (to the end of its last word: "`mcpx servers -v`),"), if the
+// span takes at most room columns; else 0.
+func commandLen(word, rest string, room int) int {
+	if strings.Count(word, "`")%2 == 0 {
+		return 0
+	}
+	end := strings.IndexByte(rest, '`')
+	if end < 0 {
+		return 0
+	}
+	end++
+	end += wordLen(rest[end:])
+	if textWidth(word)+textWidth(rest[:end]) > room {
+		return 0
+	}
+	return end
 }
 
 // wordLen returns the length of the word at the start of s: up to its

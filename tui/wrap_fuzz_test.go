@@ -19,6 +19,8 @@ func FuzzWrapText(f *testing.F) {
 		"a\nb c d\n\n e",
 		"name\tsize\tdate\t名前\tx",
 		"\x1b]8;;http://x\x07link\x1b]8;;\x07",
+		"mcpx: run `mcpx auth login --url https://h.example/mcp` in a terminal first",
+		"a `b c` d ` e `f`g` h`",
 	} {
 		for _, w := range []int{0, 1, 3, 10, 40} {
 			f.Add(s, w)

@@ -33,6 +33,14 @@ func TestWrapText(t *testing.T) {
 		// the terminal, not one.
 		{"tabs", "name\tsize\tdate of it", 18, "name    size\n  date of it"},
 		{"a tab that fits", "a\tb", 20, "a\tb"},
+		// A command in backquotes, which a person copies, is kept on
+		// one line when it fits on one of its own.
+		{"a command stays whole", "mcpx: run `mcpx auth login --url https://h.example/mcp` in a terminal first", 50,
+			"mcpx: run\n  `mcpx auth login --url https://h.example/mcp` in\n  a terminal first"},
+		{"with what closes it", "see (run `mcpx servers -v`), then", 24, "see (run\n  `mcpx servers -v`),\n  then"},
+		{"a command that fits after words", "x (`mcpx servers`) y", 19, "x (`mcpx servers`)\n  y"},
+		{"a command too wide is broken at words", "run `mcpx auth login --url URL` now", 16, "run `mcpx auth\n  login --url\n  URL` now"},
+		{"a lone backquote", "a ` b c d", 5, "a ` b\n  c d"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := WrapText(tc.in, tc.width)
