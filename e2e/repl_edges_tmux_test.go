@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/internal/modsource"
 	"github.com/mcpx-dev/mcpx/internal/testwait"
@@ -292,6 +293,35 @@ func TestReplTerminalNarrowProgress(t *testing.T) {
 	scr := tm.screen()
 	if after := scr[strings.LastIndex(scr, "tools call stubborn"):]; strings.Contains(after, "stubborn [") {
 		t.Errorf("the progress bar stayed after it was erased:\n%s", after)
+	}
+}
+
+// TestReplTerminalNarrowAdvice: in a narrow terminal, mcpx's own advice
+// (how to give a tool's arguments, after its help; what help says of
+// every command) is broken at words to its width, as its notes are. It
+// was written whole, and the terminal cut it mid-word at its edge. (The
+// screen joins what the terminal wrapped: a line wider than the terminal
+// there is one mcpx did not break.)
+func TestReplTerminalNarrowAdvice(t *testing.T) {
+	t.Parallel() // beside the scripts
+	tm := startRoughRepl(t, t.TempDir(), "", "--no-history")
+	tm.run("resize-window", "-t", "repl", "-x", "40")
+	tm.keys("-l", "tools call loud --help")
+	tm.keys("Enter")
+	tm.waitForAfter("the tool's help", "tools call loud --help", "tools call --help")
+	tm.keys("-l", "help")
+	tm.keys("Enter")
+	tm.waitForAfter("the help", "mcpx> help", "Ctrl-D or exit leaves.")
+	scr := tm.screen()
+	for _, want := range []string{"Give arguments", "Its flags, and how", "Per command:", "Ctrl-C cancels"} {
+		at := strings.Index(scr, want)
+		if at < 0 {
+			t.Fatalf("the screen lacks %q:\n%s", want, scr)
+		}
+		line, _, _ := strings.Cut(scr[at:], "\n")
+		if w := utf8.RuneCountInString(line); w > 40 {
+			t.Errorf("%q… takes %d columns, more than the terminal's 40:\n%s", want, w, line)
+		}
 	}
 }
 
