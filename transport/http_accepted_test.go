@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/inspector"
 	"github.com/mcpx-dev/mcpx/transport"
@@ -109,35 +110,32 @@ func testBodyAnsweringNoRequest(t *testing.T, sse bool, status int) {
 	}
 }
 
-// What takes a POST that carried no request without a body is no
-// departure: 202 Accepted, as the spec has it (with no body even when
-// chunked), and an empty 200 (of known length, or chunked and ended at
-// once).
+// What takes a POST that carried no request with 202 Accepted and no
+// body is no departure, whatever Content-Type it names: the type of a
+// body that is not there says nothing (with no body even when chunked,
+// and an SSE stream chunked and ended at once: mcpx reported that one as
+// a stream it closed unread).
 func TestNoBodyAnsweringNoRequest(t *testing.T) {
 	for name, answer := range map[string]func(http.ResponseWriter){
-		"202":       func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) },
-		"empty 200": func(w http.ResponseWriter) { w.Header().Set("Content-Length", "0") },
-		"chunked empty": func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "application/json")
-			w.(http.Flusher).Flush()
-		},
+		"202": func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) },
 		"chunked empty 202": func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusAccepted)
 			w.(http.Flusher).Flush()
 		},
+		"sse 202 of length 0": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusAccepted)
+		},
+		"chunked empty sse 202": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusAccepted)
+			w.(http.Flusher).Flush()
+		},
 	} {
 		t.Run(name, bubble(func(t *testing.T) {
-			f := &fake{}
-			f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
-				if s.RPC == "" || s.ID != "" {
-					return false
-				}
-				answer(w)
-				return true
-			}
-			rec := newRecorder()
-			sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, rec)
+			rec, sess := dialAnsweringNotes(t, answer)
 			if err := sess.Notify(callCtx(t), "notifications/roots/list_changed", nil); err != nil {
 				t.Fatalf("notify: %v", err)
 			}
@@ -147,4 +145,113 @@ func TestNoBodyAnsweringNoRequest(t *testing.T) {
 			}
 		}))
 	}
+}
+
+// A success other than 202 Accepted with no body (an empty 200 OK, 204
+// No Content) takes a POST that carried no request too, but the spec says
+// 202: the session says so once, and the notifications count as
+// delivered. mcpx took an empty 200 without a word.
+func TestEmptyNon202AnsweringNoRequest(t *testing.T) {
+	for name, c := range map[string]struct {
+		status int
+		answer func(http.ResponseWriter)
+	}{
+		"empty 200": {200, func(w http.ResponseWriter) { w.Header().Set("Content-Length", "0") }},
+		"chunked empty 200": {200, func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.(http.Flusher).Flush()
+		}},
+		"chunked empty sse 200": {200, func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+		}},
+		"204": {204, func(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }},
+	} {
+		t.Run(name, bubble(func(t *testing.T) {
+			rec, sess := dialAnsweringNotes(t, c.answer)
+			for range 3 {
+				if err := sess.Notify(callCtx(t), "notifications/roots/list_changed", nil); err != nil {
+					t.Fatalf("notify: %v", err)
+				}
+			}
+			synctest.Wait()
+			want := fmt.Sprintf(`/mcp carried a notification, no request, and the server answered it with HTTP %d and no body, but such a POST is answered 202 Accepted (spec: basic/transports, "Sending Messages to the Server"); mcpx took it as accepted (further such answers are not said)`, c.status)
+			d := rec.allDepartures()
+			if len(d) != 1 || !strings.Contains(d[0], want) {
+				t.Errorf("departures %q\nwant one with %q", d, want)
+			}
+			if len(rec.warnings) != 0 {
+				t.Errorf("warnings %q", rec.warnings)
+			}
+		}))
+	}
+}
+
+// An SSE stream of unknown length answering a POST that carried no
+// request, held open with nothing on it, is closed once mcpx waited for
+// its end as long as it does, and is a body: the notification is
+// delivered meanwhile (Notify does not wait for it).
+func TestQuietStreamAnsweringNoRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var open atomic.Int32
+		var closed atomic.Int64
+		start := time.Now()
+		f := &fake{}
+		f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+			if s.RPC != "notifications/roots/list_changed" {
+				return false
+			}
+			open.Add(1)
+			defer open.Add(-1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusAccepted)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			closed.Store(int64(time.Since(start)))
+			return true
+		}
+		rec := newRecorder()
+		sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, rec)
+		start = time.Now()
+		if err := sess.Notify(callCtx(t), "notifications/roots/list_changed", nil); err != nil {
+			t.Fatalf("notify: %v", err)
+		}
+		if d := time.Since(start); d > 0 {
+			t.Errorf("Notify took %s: it waited for the stream", d)
+		}
+		synctest.Wait()
+		if n := open.Load(); n != 1 {
+			t.Fatalf("%d streams open before mcpx's wait ran out, want 1", n)
+		}
+		time.Sleep(5 * time.Second) // the bubble's clock
+		synctest.Wait()
+		if n := open.Load(); n != 0 {
+			t.Errorf("%d quiet streams still open", n)
+		}
+		d := rec.allDepartures()
+		want := "HTTP 202 and an SSE stream (text/event-stream), but such a POST is answered 202 Accepted with no body (spec: basic/transports, \"Sending Messages to the Server\"); it sent nothing for 5s without ending, and mcpx closed it"
+		if len(d) != 1 || !strings.Contains(d[0], want) {
+			t.Errorf("departures %q\nwant one with %q", d, want)
+		}
+		if got := time.Duration(closed.Load()); got != 5*time.Second {
+			t.Errorf("the stream was closed after %s, want 5s", got)
+		}
+	})
+}
+
+// dialAnsweringNotes connects to a fake server that answers every
+// notification with answer.
+func dialAnsweringNotes(t *testing.T, answer func(http.ResponseWriter)) (*recorder, *inspector.Session) {
+	t.Helper()
+	f := &fake{}
+	f.post = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.RPC == "" || s.ID != "" {
+			return false
+		}
+		answer(w)
+		return true
+	}
+	rec := newRecorder()
+	sess, _ := mustDial(t, transport.HTTPOptions{URL: startFake(t, f)}, rec)
+	return rec, sess
 }

@@ -181,8 +181,9 @@ type ServerStreamEndReporter interface {
 // DepartureReporter is implemented by connections that notice the
 // server departing from the transport's rules in a way they read past:
 // over Streamable HTTP, a POST that carried no request answered with a
-// body where the spec has 202 Accepted and none, an Mcp-Session-Id that
-// changed after initialization (spec 2025-11-25: basic/transports,
+// body where the spec has 202 Accepted and none, or with no body but
+// another status (200 OK), an Mcp-Session-Id that changed after
+// initialization (spec 2025-11-25: basic/transports,
 // "Sending Messages to the Server" and "Session Management"). They are
 // the server's departures from the protocol, as a frame that is not
 // JSON-RPC is (--strict counts them), not a failure of the connection,

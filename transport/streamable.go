@@ -37,7 +37,10 @@ type streamable struct {
 	// changeSaid is set once the server's change of the session id was
 	// reported (see sessionChanged).
 	changeSaid bool
-	seq        int // numbers streams for display
+	// emptySaid is set once an empty answer other than 202 Accepted to a
+	// POST that carried no request was reported (see acceptedEmpty).
+	emptySaid bool
+	seq       int // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
 	// open response streams, to close on cancellation, and every id seen,
@@ -338,11 +341,13 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	}
 	mt := mediaType(resp)
 	if len(ids) == 0 {
-		// A notification or responses: accepted (202, or an empty 200),
-		// or answered with what the server must not send (see
-		// answeredNoRequest).
+		// A notification or responses: accepted (202 with no body; any
+		// other success with none is told of: see acceptedEmpty), or
+		// answered with what the server must not send (see
+		// answeredNoRequest). A Content-Type without a body says nothing.
 		if resp.ContentLength == 0 {
 			x.close()
+			s.acceptedEmpty(f.Data, status)
 			return nil
 		}
 		return s.answeredNoRequest(ctx, x, f.Data, mt)
@@ -441,6 +446,33 @@ func (s *streamable) post(ctx context.Context, f Frame, detect bool) error {
 	return nil
 }
 
+// emptyKind is the sort of departure acceptedEmpty reports, once a
+// connection (see DepartureReporter).
+const emptyKind = "empty answers other than 202 Accepted to POSTs that carried no request"
+
+// acceptedEmpty takes status, the successful answer with no body to a
+// POST that carried no request (data). The server accepts such a POST
+// with 202 Accepted (spec 2025-11-25: basic/transports, "Sending Messages
+// to the Server", as in 2025-03-26 and 2025-06-18; 2026-07-28 for a
+// notification): another status (an empty 200 OK, 204 No Content) is the
+// server's departure, reported once a connection (see DepartureReporter),
+// and the message still counts as delivered. It was taken without a word,
+// which hid from an inspector a server that other clients may refuse.
+func (s *streamable) acceptedEmpty(data []byte, status int) {
+	if status == http.StatusAccepted {
+		return
+	}
+	s.mu.Lock()
+	said := s.emptySaid
+	s.emptySaid = true
+	s.mu.Unlock()
+	if said {
+		return
+	}
+	s.b.depart(emptyKind, "POST %s carried %s, no request, and the server answered it with HTTP %d and no body, but such a POST is answered 202 Accepted (spec: basic/transports, \"Sending Messages to the Server\"); mcpx took it as accepted (further such answers are not said)",
+		s.shown, carried(data), status)
+}
+
 // noRequestKind is the sort of departure answeredNoRequest reports,
 // which a server can repeat with every notification and response mcpx
 // sends (see DepartureReporter).
@@ -449,6 +481,12 @@ const noRequestKind = "answers with a body to POSTs that carried no request"
 // maxNoRequestBody bounds what is read of a body answering a POST that
 // carried no request: enough to quote its start, never the body whole.
 const maxNoRequestBody = 4 << 10
+
+// emptyStreamWait bounds how long mcpx waits to learn whether an SSE
+// stream of unknown length answering a POST that carried no request is
+// empty: a server that accepts the POST ends it at once, with nothing
+// in it.
+const emptyStreamWait = 5 * time.Second
 
 // answeredNoRequest takes the successful answer x to a POST that carried
 // no request (only a notification or responses: data), of media type mt,
@@ -460,12 +498,17 @@ const maxNoRequestBody = 4 << 10
 // Delivered, it made a loop of a server that answers every answer mcpx
 // sends with a new request, for as long as the session lasted; and an
 // SSE stream the server never ended was held open. A JSON body's start
-// is read, to quote it; a stream is closed unread. A body that is empty
-// after all (of unknown length) is an accepted POST.
+// is read, to quote it; a stream is closed unread (see noRequestStream
+// for one of unknown length). A body that is empty after all (of unknown
+// length) is an accepted POST, whatever its Content-Type says: the type
+// of a body that is not there is no departure.
 func (s *streamable) answeredNoRequest(ctx context.Context, x *exchange, data []byte, mt string) error {
 	status := x.resp.StatusCode
 	var what, done string
 	if mt == "text/event-stream" {
+		if x.resp.ContentLength < 0 {
+			return s.noRequestStream(ctx, x, data)
+		}
 		x.close()
 		what, done = "an SSE stream (text/event-stream)", "mcpx closed it unread"
 	} else {
@@ -477,6 +520,7 @@ func (s *streamable) answeredNoRequest(ctx context.Context, x *exchange, data []
 		case s.b.ctx.Err() != nil:
 			return ErrClosed
 		case len(bytes.TrimSpace(body)) == 0 && err == nil:
+			s.acceptedEmpty(data, status)
 			return nil
 		}
 		what = "a body with no Content-Type"
@@ -488,8 +532,56 @@ func (s *streamable) answeredNoRequest(ctx context.Context, x *exchange, data []
 		}
 		done = "mcpx did not read it: " + Excerpt(x.excerpt(body, len(body) <= maxNoRequestBody && err == nil))
 	}
+	s.noRequestBody(data, status, what, done)
+	return nil
+}
+
+// noRequestBody reports a body answering a POST that carried no request
+// (see answeredNoRequest).
+func (s *streamable) noRequestBody(data []byte, status int, what, done string) {
 	s.b.depart(noRequestKind, "POST %s carried %s, no request, and the server answered it with HTTP %d and %s, but such a POST is answered 202 Accepted with no body (spec: basic/transports, \"Sending Messages to the Server\"); %s",
 		s.shown, carried(data), status, what, done)
+}
+
+// noRequestStream takes x, an SSE stream of unknown length (chunked)
+// answering a POST that carried no request (data): a server that wrote
+// its headers before it knew it had nothing to send ends such a stream
+// at once, empty, which is no body and no departure. Whether it does is
+// learnt apart from the caller, who goes on: from the stream's first
+// byte, or its end, within emptyStreamWait. A byte is a body (see
+// answeredNoRequest), the stream closed once it came; a stream that
+// stays open and quiet as long is closed too, and is one.
+func (s *streamable) noRequestStream(ctx context.Context, x *exchange, data []byte) error {
+	if !x.stop() {
+		x.close()
+		return ctx.Err()
+	}
+	sctx, cancel := context.WithCancel(s.b.ctx)
+	x.stop = context.AfterFunc(sctx, x.cancel)
+	status := x.resp.StatusCode
+	if !s.b.spawn(func() {
+		defer cancel()
+		t := time.AfterFunc(emptyStreamWait, cancel)
+		var one [1]byte
+		n, _ := io.ReadAtLeast(x.resp.Body, one[:], 1)
+		quiet := !t.Stop()
+		x.close()
+		switch {
+		case s.b.ctx.Err() != nil:
+		case n == 0 && !quiet:
+			// Ended (or broken) before anything came: no body.
+			s.acceptedEmpty(data, status)
+		case n == 0:
+			s.noRequestBody(data, status, "an SSE stream (text/event-stream)",
+				fmt.Sprintf("it sent nothing for %s without ending, and mcpx closed it", emptyStreamWait))
+		default:
+			s.noRequestBody(data, status, "an SSE stream (text/event-stream)", "mcpx closed it unread")
+		}
+	}) {
+		cancel()
+		x.close()
+		return ErrClosed
+	}
 	return nil
 }
 

@@ -65,6 +65,8 @@ import (
 // and a new ping request as its JSON body, where the spec has 202 and no
 // body (a client that reads it answers, and is answered again);
 // /session/pingpong202: the same, under 202 Accepted;
+// /session/empty200: every POST that carries no request is answered with
+// an empty 200 OK, where the spec has 202 Accepted;
 // /session/newid: every answer after initialize's carries another
 // Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
 // requests are taken with the one initialize assigned.
@@ -493,6 +495,8 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 			w.WriteHeader(http.StatusAccepted)
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"srv%d","method":"ping"}`, n)
+	case fault == "empty200" && (req.ID == nil || req.Method == ""):
+		w.Header().Set("Content-Length", "0")
 	case req.ID == nil:
 		w.WriteHeader(http.StatusAccepted)
 	case req.Method == "tools/call":
