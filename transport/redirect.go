@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,6 +31,27 @@ type RedirectError struct {
 	Status int
 	// Reason says why mcpx did not follow it.
 	Reason string
+	// elsewhere marks the refusal of a redirect to another origin of a
+	// request that must stay on its own (see sameOriginOnly).
+	elsewhere bool
+}
+
+// sameOriginKey is the context key of sameOriginOnly.
+type sameOriginKey struct{}
+
+// sameOriginOnly returns ctx marking the requests made with it as ones
+// whose redirects may not leave the origin of the first request (see
+// RedirectPolicy), why being the reason the refusal gives: a stream of
+// the server's messages, which another origin must not speak for.
+func sameOriginOnly(ctx context.Context, why string) context.Context {
+	return context.WithValue(ctx, sameOriginKey{}, why)
+}
+
+// onlySameOrigin returns the reason sameOriginOnly marked ctx with, ""
+// for none.
+func onlySameOrigin(ctx context.Context) string {
+	why, _ := ctx.Value(sameOriginKey{}).(string)
+	return why
 }
 
 func (e *RedirectError) Error() string {
@@ -65,6 +87,9 @@ var redirectHeaders = []string{"Accept", "Accept-Language", "User-Agent", "Mcp-P
 //   - a redirect that changes the method is refused: Go's client turns a
 //     POST answered with 301, 302 or 303 into a GET without the body (the
 //     MCP message, the OAuth request), whose answer is no response to it;
+//   - a redirect to another origin of a request that must stay on its
+//     own (a Streamable HTTP GET stream, whose events are taken for the
+//     server's: see sameOriginOnly) is refused;
 //   - a redirect to another origin is followed without credentials: only
 //     the headers in redirectHeaders go on. Once a chain of redirects has
 //     left the first origin, no later hop gets credentials back, even one
@@ -124,6 +149,11 @@ func checkRedirect(req *http.Request, via []*http.Request, obs Observer, shown f
 	if !LeftOrigin(req) {
 		say("%s (same origin): following it", what)
 		return nil
+	}
+	if why := onlySameOrigin(req.Context()); why != "" {
+		e := refuse("it points at another origin, and " + why).(*RedirectError)
+		e.elsewhere = true
+		return e
 	}
 	if req.ContentLength != 0 || (req.Body != nil && req.Body != http.NoBody) {
 		return refuse("it points at another origin, and mcpx does not send a request body (a message, a code or a secret) there")

@@ -74,12 +74,15 @@ func noSecrets(t *testing.T, got []seen) {
 // another name for the same host and port — is followed without any
 // credential: no Authorization or DPoP proof from the Authorizer, none of
 // the -H headers, no session id; only what describes the client. -v says
-// so, naming what it dropped.
+// so, naming what it dropped. (The DELETE that ends the session is such
+// a request: the GET stream's redirect there is refused, see
+// TestGetStreamRedirectToAnotherOriginRefused, and a POST's, which keeps
+// its body, too.)
 func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 	t.Parallel()
 	other := newLog()
 	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no stream here", http.StatusMethodNotAllowed)
+		http.Error(w, "no sessions here", http.StatusMethodNotAllowed)
 	})))
 	t.Cleanup(otherSrv.Close)
 
@@ -95,14 +98,14 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			elsewhere := newLog()
 			var origin string
-			// The MCP server answers POSTs; its GET stream (opened once the
-			// session is initialized) is redirected.
+			// The MCP server answers POSTs and GETs; the DELETE that ends
+			// the session is redirected.
 			ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 				switch {
 				case r.URL.Path == "/elsewhere":
 					elsewhere.record(r)
-					http.Error(w, "no stream here", http.StatusMethodNotAllowed)
-				case r.Method == http.MethodGet:
+					http.Error(w, "no sessions here", http.StatusMethodNotAllowed)
+				case r.Method == http.MethodDelete:
 					http.Redirect(w, r, tc.to(origin), http.StatusTemporaryRedirect)
 				default:
 					next.ServeHTTP(w, r)
@@ -112,15 +115,16 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 			origin = ts.URL
 			before := len(other.all())
 			rec := newRecorder()
-			mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
+			_, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
 				UserAgent: "mcpx-test", Authorizer: storedToken{}}, rec)
+			conn.Close()
 			got := append(elsewhere.all(), other.all()[before:]...)
-			if len(got) != 1 || got[0].Method != http.MethodGet {
-				t.Fatalf("the other origin got %d requests, want the redirected GET", len(got))
+			if len(got) != 1 || got[0].Method != http.MethodDelete {
+				t.Fatalf("the other origin got %d requests, want the redirected DELETE", len(got))
 			}
 			noSecrets(t, got)
 			h := got[0].Header
-			if h.Get("User-Agent") != "mcpx-test" || h.Get("Accept") != "text/event-stream" || h.Get("Mcp-Protocol-Version") == "" {
+			if h.Get("User-Agent") != "mcpx-test" || h.Get("Mcp-Protocol-Version") == "" {
 				t.Errorf("the protocol headers did not go on: %v", h)
 			}
 			notes := rec.eventText(transport.EventNote)
@@ -488,5 +492,56 @@ func TestRedirectToALongURLShownShort(t *testing.T) {
 				t.Errorf("%s: an event of %d bytes: %.300s…", mode, len(line), line)
 			}
 		}
+	}
+}
+
+// The GET stream for server-initiated messages redirected to another
+// origin is refused, not followed: what another origin sends would be
+// taken for the server's own requests and notifications, though that
+// origin got no credentials and knows nothing of the session. The other
+// origin gets nothing; the person is told whatever the verbosity
+// (EventDropped), once; and the session goes on, its requests answered
+// on their POSTs. mcpx followed it without credentials and delivered
+// what came.
+func TestGetStreamRedirectToAnotherOriginRefused(t *testing.T) {
+	t.Parallel()
+	other := newLog()
+	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		sendSSE(w, `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"from elsewhere"}}`+"\n\n")
+		<-r.Context().Done()
+	})))
+	t.Cleanup(otherSrv.Close)
+	ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method == http.MethodGet {
+			http.Redirect(w, r, otherSrv.URL+"/stream", http.StatusTemporaryRedirect)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	rec := newRecorder()
+	sess, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable,
+		Authorizer: transport.BearerToken("SECRET-TOKEN")}, rec)
+	if got := other.all(); len(got) != 0 {
+		t.Errorf("the other origin got %d requests: %v", len(got), got[0].Header)
+	}
+	if _, err := sess.Call(callCtx(t), "tools/list", nil); err != nil {
+		t.Fatalf("tools/list after the refusal: %v", err)
+	}
+	rec.mu.Lock()
+	n := len(rec.notifications)
+	rec.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d notifications delivered from the other origin", n)
+	}
+	want := "the server redirected its GET stream for messages of its own (GET " + ts.URL + "/mcp) to " + otherSrv.URL + "/stream, on another origin; mcpx takes the server's messages only from the origin it connected to, so this session goes on without that stream: only what comes with the answers to mcpx's requests arrives"
+	if got := rec.eventText(transport.EventDropped); got != want+"\n" {
+		t.Errorf("EventDropped:\n%s\nwant:\n%s", got, want)
+	}
+	var re *transport.RedirectError
+	if err := conn.ServerStreamErr(); !errors.As(err, &re) || !strings.Contains(err.Error(), "it points at another origin") {
+		t.Errorf("ServerStreamErr() = %v, want the refused redirect", err)
 	}
 }

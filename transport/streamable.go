@@ -40,7 +40,10 @@ type streamable struct {
 	// emptySaid is set once an empty answer other than 202 Accepted to a
 	// POST that carried no request was reported (see acceptedEmpty).
 	emptySaid bool
-	seq       int // numbers streams for display
+	// elsewhereSaid is set once the refusal of the GET stream's redirect
+	// to another origin was told (see refusedElsewhere).
+	elsewhereSaid bool
+	seq           int // numbers streams for display
 
 	// Requests sent with a Route (the stateless 2026-07-28 style): their
 	// open response streams, to close on cancellation, and every id seen,
@@ -1016,6 +1019,12 @@ func unsendable(v string) (byte, bool) {
 // (405 means the server offers no such stream), a session expiry for 404
 // with a session id.
 func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) {
+	// What the stream carries is taken for the server's own messages, or
+	// for the responses to mcpx's requests: another origin, which got no
+	// credentials and knows nothing of the session, must not speak for
+	// the server (as over HTTP+SSE: see legacySSE.resolve). Its redirect
+	// there is refused, not followed.
+	ctx = sameOriginOnly(ctx, "mcpx takes the server's messages only from the origin it connected to")
 	req, err := s.b.newRequest(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
 		return nil, err
@@ -1098,7 +1107,7 @@ func (s *streamable) openGet(ctx context.Context) error {
 		var he *HTTPError
 		if errors.As(err, &he) && he.Status == http.StatusMethodNotAllowed {
 			s.b.note("the server offers no GET stream for server-initiated messages (HTTP 405)")
-		} else {
+		} else if !s.refusedElsewhere(err) {
 			s.b.note("no GET stream for server-initiated messages: %v", err)
 		}
 		s.mu.Lock()
@@ -1197,7 +1206,9 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 				return
 			}
 			if !retryable(err) {
-				s.b.note("SSE %s (GET stream) %s and could not be reopened: %s", st.name, why, causeText(err))
+				if !s.refusedElsewhere(err) {
+					s.b.note("SSE %s (GET stream) %s and could not be reopened: %s", st.name, why, causeText(err))
+				}
 				var he *HTTPError
 				if errors.As(err, &he) && he.Status == http.StatusNotFound && he.SessionID != "" {
 					// The stream was open in this session a moment ago:
@@ -1211,6 +1222,28 @@ func (s *streamable) runGetStream(ctx context.Context, x *exchange, st *streamSt
 			why = "could not be reopened (" + causeText(err) + ")"
 		}
 	}
+}
+
+// refusedElsewhere reports whether err is the refusal of the GET
+// stream's redirect to another origin (see get), and tells the person,
+// once a connection, whatever the verbosity (EventDropped: the server's
+// own messages will not arrive, which a note shown only with -v hid):
+// the session goes on without the stream, its requests answered on
+// their POSTs.
+func (s *streamable) refusedElsewhere(err error) bool {
+	var re *RedirectError
+	if !errors.As(err, &re) || !re.elsewhere {
+		return false
+	}
+	s.mu.Lock()
+	said := s.elsewhereSaid
+	s.elsewhereSaid = true
+	s.mu.Unlock()
+	if !said {
+		s.b.observe(EventDropped, fmt.Sprintf("the server redirected its GET stream for messages of its own (GET %s) to %s, on another origin; mcpx takes the server's messages only from the origin it connected to, so this session goes on without that stream: only what comes with the answers to mcpx's requests arrives",
+			s.shown, ShortURL(re.To)), nil)
+	}
+	return true
 }
 
 // getEnded tells the session that the GET stream ended for good (see

@@ -120,7 +120,9 @@ const (
 	// EventDropped tells of a message from the server that mcpx dropped
 	// unread (longer than the maximum message size) and that no error
 	// tells of: a notification, or a response whose request could not be
-	// found. Something the server sent is missing, so unlike a note it is
+	// found; or (over Streamable HTTP) the server's own messages that
+	// will not arrive, its GET stream refused for leading to another
+	// origin. Something the server sent is missing, so unlike a note it is
 	// for the person whatever the verbosity, over every transport.
 	EventDropped EventKind = "dropped"
 	// EventHTTP describes one HTTP request or response at the HTTP layer.

@@ -66,7 +66,8 @@ import (
 // body (a client that reads it answers, and is answered again);
 // /session/pingpong202: the same, under 202 Accepted;
 // /session/empty200: every POST that carries no request is answered with
-// an empty 200 OK, where the spec has 202 Accepted;
+// an empty 200 OK, where the spec has 202 Accepted; /session/getelsewhere:
+// the GET stream is redirected (307) to the foreign origin;
 // /session/newid: every answer after initialize's carries another
 // Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
 // requests are taken with the one initialize assigned.
@@ -459,6 +460,12 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 		w.WriteHeader(http.StatusOK)
 		return
 	case http.MethodPost:
+	case http.MethodGet:
+		if fault == "getelsewhere" {
+			http.Redirect(w, r, f.Foreign+"/stream", http.StatusTemporaryRedirect)
+			return
+		}
+		fallthrough
 	default:
 		w.Header().Set("Allow", "POST, DELETE")
 		http.Error(w, "no GET stream here", http.StatusMethodNotAllowed)
