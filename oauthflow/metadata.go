@@ -143,13 +143,20 @@ func serverMetadataProbes(issuer string) ([]metadataProbe, error) {
 
 // CanonicalResource returns the canonical URI of the MCP server at
 // serverURL (spec 2025-06-18 and later: basic/authorization, "Canonical
-// Server URI"): lower-case scheme and host, no fragment, no user info, and
-// no trailing slash when the path is only "/". Its query is kept, unless
-// a parameter is named like a credential (api_key=…, token=…: the names
-// transport.RedactURL hides): the resource indicator is sent to the
-// authorization server, another origin, and in the authorization URL the
-// browser shows, and a secret must not go there (RFC 8707 section 2 asks
-// for no query anyway).
+// Server URI"): lower-case scheme and host, no fragment, no user info, no
+// query, and no trailing slash when the path is only "/". It is the
+// resource indicator mcpx sends when the server's protected resource
+// metadata names none (or a 2025-03-26 server has none): a resource
+// metadata's resource is the server's word and is sent as it is.
+//
+// The query is never kept. RFC 8707 section 2 says the resource SHOULD
+// NOT include one, and the spec's examples of canonical URIs have none:
+// the path identifies the server. The indicator goes to the authorization
+// server, another origin, and into the authorization URL the browser
+// shows, while a server URL's query often holds a credential (api_key=…,
+// jwt=…) under a name no list can foresee: a rule by parameter name kept
+// some (jwt=) and dropped harmless ones (zipcode=). A server whose
+// resource needs a query names it in its metadata.
 func CanonicalResource(serverURL string) (string, error) {
 	u, err := parseServerURL(serverURL)
 	if err != nil {
@@ -160,10 +167,8 @@ func CanonicalResource(serverURL string) (string, error) {
 	c.Host = strings.ToLower(c.Host)
 	c.Fragment, c.RawFragment = "", ""
 	c.User = nil
-	if c.RawQuery != "" && transport.RedactURL(c.String()) != c.String() {
-		c.RawQuery, c.ForceQuery = "", false
-	}
-	if c.Path == "/" && c.RawQuery == "" {
+	c.RawQuery, c.ForceQuery = "", false
+	if c.Path == "/" {
 		c.Path, c.RawPath = "", ""
 	}
 	return c.String(), nil

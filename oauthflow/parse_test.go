@@ -131,11 +131,17 @@ func TestCanonicalResource(t *testing.T) {
 		"https://mcp.example.com/mcp#x":   "https://mcp.example.com/mcp",
 		"https://u:p@mcp.example.com/mcp": "https://mcp.example.com/mcp",
 		"http://127.0.0.1:3000/mcp":       "http://127.0.0.1:3000/mcp",
-		// A query is kept, unless a parameter is named like a credential:
-		// the resource indicator goes to the authorization server.
-		"https://mcp.example.com/mcp?tenant=acme":           "https://mcp.example.com/mcp?tenant=acme",
+		// Never a query, whatever its parameters are named (RFC 8707
+		// section 2: the resource SHOULD NOT include one): the indicator
+		// goes to the authorization server, another origin, and into the
+		// authorization URL a browser shows.
+		"https://mcp.example.com/mcp?tenant=acme":           "https://mcp.example.com/mcp",
 		"https://mcp.example.com/mcp?tenant=acme&api_key=S": "https://mcp.example.com/mcp",
 		"https://mcp.example.com/?token=S":                  "https://mcp.example.com",
+		"https://mcp.example.com/mcp?jwt=eyJhbGciOi":        "https://mcp.example.com/mcp",
+		"https://mcp.example.com/mcp?zipcode=94110":         "https://mcp.example.com/mcp",
+		"https://mcp.example.com/mcp?":                      "https://mcp.example.com/mcp",
+		"https://mcp.example.com/?x=1#f":                    "https://mcp.example.com",
 	}
 	for in, want := range tests {
 		if got, err := CanonicalResource(in); err != nil || got != want {

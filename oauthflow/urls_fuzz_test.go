@@ -12,8 +12,9 @@ import (
 
 // FuzzOAuthURLs checks the URL handling of discovery and of
 // --callback-url on arbitrary URLs: the metadata mcpx looks up lives on
-// the origin it belongs to, a server's canonical resource is canonical
-// and covers the server (a token issued for it may be sent there),
+// the origin it belongs to, a server's canonical resource is canonical,
+// covers the server (a token issued for it may be sent there) and has no
+// query, fragment or user info,
 // Covers never crosses origins, only a plain http loopback URL with a port
 // is a callback URL, and endpoints are https, loopback or on the server's
 // own origin.
@@ -25,6 +26,8 @@ func FuzzOAuthURLs(f *testing.F) {
 		{"https://EXAMPLE.com:443/a/b/?q=1#frag", "https://example.com/a"},
 		{"http://user:pw@[::1]:99/x%2Fy", "http://[::1]:99/x%2Fy/z"},
 		{"https://example.com/mcp", "http://example.com/mcp"},
+		{"https://mcp.example.com/mcp?jwt=eyJ&zipcode=94110", "https://mcp.example.com/mcp"},
+		{"https://mcp.example.com/?", "https://mcp.example.com"},
 	} {
 		f.Add(s.a, s.b)
 	}
@@ -88,6 +91,11 @@ func checkCanonical(t *testing.T, server string) {
 	again, err := CanonicalResource(c)
 	if err != nil || again != c {
 		t.Fatalf("CanonicalResource(%q) = %q, whose canonical form is %q (%v)", server, c, again, err)
+	}
+	// Nothing of the server URL's query or user info, which may hold a
+	// credential, goes to the authorization server.
+	if u, err := url.Parse(c); err != nil || u.User != nil || strings.ContainsAny(c, "?#") {
+		t.Fatalf("CanonicalResource(%q) = %q, with a query, a fragment or user info (%v)", server, c, err)
 	}
 	if !Covers(c, server) {
 		t.Fatalf("the canonical resource %q of %q does not cover it", c, server)
