@@ -515,7 +515,7 @@ func (a *Authorizer) Unauthorized(ctx context.Context, e *transport.Unauthorized
 		if ch.Param("error") != "insufficient_scope" {
 			return false, nil
 		}
-		a.note("%s %s: HTTP 403 insufficient_scope; the server asks for scopes %s", e.Method, e.URL, scopeString(ch.Scopes()))
+		a.note("%s %s: HTTP 403 insufficient_scope; the server asks for scopes %s", e.Method, e.URL, transport.Excerpt(scopeString(ch.Scopes())))
 		return a.stepUp(ctx, ch, cur)
 	case http.StatusUnauthorized:
 	default:
@@ -809,6 +809,29 @@ func (a *Authorizer) discovery(ctx context.Context, ch Challenge) (*Discovery, e
 	return d, nil
 }
 
+// maxScopes bounds the scope parameter (the scopes, space-separated)
+// mcpx asks an authorization server for. It goes whole into the
+// authorization URL the browser opens (and into token requests), where
+// servers and proxies refuse a request line much longer (nginx's buffer
+// for one is 8 KiB) and a browser is handed whatever it is; a server's
+// challenge or scopes_supported can be as long as a header or a metadata
+// document (a megabyte). A hundred scopes named by URLs fit.
+const maxScopes = 8 << 10
+
+// checkScopes refuses scopes, chosen as why says, when they are longer
+// than an authorization request carries (maxScopes). Cutting the list
+// would ask for other scopes than the server named, which it would
+// refuse again (insufficient_scope) after the person approved them: the
+// server's setup is what is wrong, which the error says, naming it.
+func (a *Authorizer) checkScopes(scopes []string, why string) error {
+	n := len(scopeString(scopes))
+	if n <= maxScopes {
+		return nil
+	}
+	return authErrorf("the scopes to ask %s for (%s) are %d, %d bytes in all, more than the %s mcpx puts in an authorization request (it goes whole into the URL the browser opens); the server should name the few scopes a client needs in its challenge's scope or its metadata's scopes_supported: tell its operator",
+		a.cfg.ServerURL, why, len(scopes), n, transport.FormatSize(maxScopes))
+}
+
 // obtain runs the configured grant for scopes and makes its token current.
 func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, why string) (bool, error) {
 	a.flows++
@@ -819,6 +842,15 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 	key, err := a.dpopFor(d)
 	if err != nil {
 		return false, &authError{err: err}
+	}
+	if a.cfg.Grant == GrantAuthorizationCode {
+		var added bool
+		if scopes, added = WithOfflineAccess(scopes, &d.AS); added {
+			why += "; offline_access added, as the authorization server supports it (for a refresh token)"
+		}
+	}
+	if err := a.checkScopes(scopes, why); err != nil {
+		return false, err
 	}
 	switch a.cfg.Grant {
 	case GrantClientCredentials:
@@ -831,10 +863,6 @@ func (a *Authorizer) obtain(ctx context.Context, d *Discovery, scopes []string, 
 		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
 		res, err = a.jwtBearer(ctx, d, scopes, key)
 	default:
-		var added bool
-		if scopes, added = WithOfflineAccess(scopes, &d.AS); added {
-			why += "; offline_access added, as the authorization server supports it (for a refresh token)"
-		}
 		a.note("scopes asked for: %s (%s)", scopeString(scopes), why)
 		res, err = a.authorizationCode(ctx, d, scopes, key)
 	}
