@@ -60,6 +60,37 @@ func sessionEvents(src SessionSource, n int) (SessionInfo, iter.Seq2[Event, erro
 	}
 }
 
+// SessionEvents returns session n of src without its events (its
+// number, Info and Text; nil when src has none) and a sequence of its
+// events, in order, that can be ranged over more than once. A
+// TraceFile's session is read a line at a time as the events are
+// consumed, each range reading it again, so that a program that passes
+// over a large session (an export) holds what it keeps of the events,
+// not the session; other sources give the session they read.
+func SessionEvents(src SessionSource, n int) (*Session, iter.Seq2[Event, error], error) {
+	if f, ok := src.(*TraceFile); ok {
+		i := slices.IndexFunc(f.Index, func(x SessionIndex) bool { return x.N == n })
+		if i < 0 {
+			return nil, nil, nil
+		}
+		x := f.Index[i]
+		return &Session{N: n, Info: x.Info, Text: x.Text}, f.streamSession(x), nil
+	}
+	sess, err := src.ReadSession(n)
+	if err != nil || sess == nil {
+		return nil, nil, err
+	}
+	head := *sess
+	head.Events = nil
+	return &head, func(yield func(Event, error) bool) {
+		for _, e := range sess.Events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}, nil
+}
+
 // streamSession yields the events of the indexed session x one line at a
 // time (see TraceFile.Session, which reads them all).
 func (f *TraceFile) streamSession(x SessionIndex) iter.Seq2[Event, error] {

@@ -9,7 +9,8 @@
 // the trace's redaction: nothing the recorder removed comes back, and
 // nothing is added that the trace does not hold.
 //
-// The package depends on record and the standard library only.
+// The package depends on record (and jsonrpc, the type of the messages
+// record decodes) and the standard library only.
 package export
 
 import (
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/record"
 )
 
@@ -70,7 +72,7 @@ type message struct {
 // starts a new pair.
 func messages(s *record.Session) []message {
 	var out []message
-	open := map[string]int{} // direction of the request + id key -> index
+	var p pairer
 	for i := range s.Events {
 		e := &s.Events[i]
 		if e.Kind != record.KindFrame {
@@ -78,50 +80,91 @@ func messages(s *record.Session) []message {
 		}
 		msgs, batch := e.Messages()
 		for _, m := range msgs {
-			mm := message{ev: e, method: m.Method, id: m.ID.String(), key: m.ID.Key(), raw: m.Raw, batch: batch, pair: -1}
-			if len(mm.raw) == 0 {
-				mm.raw = e.Data
-			}
-			switch {
-			case len(m.Params) > 0:
-				mm.summary = paramsSummary(m.Params)
-			case len(m.ErrorRaw) > 0:
-				mm.summary = compactExcerpt(m.ErrorRaw)
-			case len(m.Result) > 0:
-				mm.summary = compactExcerpt(m.Result)
-			}
-			switch {
-			case m.IsRequest():
-				mm.kind = "request"
-				open[string(e.Dir)+mm.key] = len(out)
-			case m.IsNotification():
-				mm.kind = "notification"
-			case m.IsResponse():
-				mm.kind = "response"
-				if m.Error != nil {
-					mm.errText = fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
-				} else if isToolError(m.Result) {
-					mm.errText = "isError: true"
-				}
-				// A response travels the other way from its request.
-				req := string(record.ClientToServer)
-				if e.Dir == record.ClientToServer {
-					req = string(record.ServerToClient)
-				}
-				if j, ok := open[req+mm.key]; ok && mm.key != "" {
-					delete(open, req+mm.key)
-					mm.pair = j
-					mm.method = out[j].method
-					out[j].pair = len(out)
-				}
-			default:
-				mm.kind = "invalid"
-				mm.errText = "not a JSON-RPC message"
+			mm := newMessage(e, m, batch)
+			if j := p.add(e.Dir, mm.kind, mm.key); j >= 0 {
+				mm.pair = j
+				mm.method = out[j].method
+				out[j].pair = len(out)
 			}
 			out = append(out, mm)
 		}
 	}
 	return out
+}
+
+// newMessage describes one message m of the frame event e, unpaired.
+func newMessage(e *record.Event, m *jsonrpc.Message, batch bool) message {
+	mm := message{ev: e, method: m.Method, id: m.ID.String(), key: m.ID.Key(), raw: m.Raw, batch: batch, pair: -1}
+	if len(mm.raw) == 0 {
+		mm.raw = e.Data
+	}
+	switch {
+	case len(m.Params) > 0:
+		mm.summary = paramsSummary(m.Params)
+	case len(m.ErrorRaw) > 0:
+		mm.summary = compactExcerpt(m.ErrorRaw)
+	case len(m.Result) > 0:
+		mm.summary = compactExcerpt(m.Result)
+	}
+	mm.kind = messageKind(m)
+	switch mm.kind {
+	case "response":
+		if m.Error != nil {
+			mm.errText = fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
+		} else if isToolError(m.Result) {
+			mm.errText = "isError: true"
+		}
+	case "invalid":
+		mm.errText = "not a JSON-RPC message"
+	}
+	return mm
+}
+
+// messageKind is a message's kind: "request", "notification",
+// "response" or "invalid".
+func messageKind(m *jsonrpc.Message) string {
+	switch {
+	case m.IsRequest():
+		return "request"
+	case m.IsNotification():
+		return "notification"
+	case m.IsResponse():
+		return "response"
+	}
+	return "invalid"
+}
+
+// pairer pairs the messages of a session, given one at a time, as
+// messages does: a response with the latest request of its id sent the
+// other way and not answered yet.
+type pairer struct {
+	open map[string]int // direction of the request + id key -> index
+	n    int
+}
+
+// add takes the next message (its direction, kind and id key) and
+// returns the index of the request it answers, -1 when none.
+func (p *pairer) add(dir record.Direction, kind, key string) int {
+	if p.open == nil {
+		p.open = map[string]int{}
+	}
+	i := p.n
+	p.n++
+	switch kind {
+	case "request":
+		p.open[string(dir)+key] = i
+	case "response":
+		// A response travels the other way from its request.
+		req := string(record.ClientToServer)
+		if dir == record.ClientToServer {
+			req = string(record.ServerToClient)
+		}
+		if j, ok := p.open[req+key]; ok && key != "" {
+			delete(p.open, req+key)
+			return j
+		}
+	}
+	return -1
 }
 
 // isToolError reports whether a result is a tool result that reports an

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -192,20 +193,23 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 	pages := []harPage{}
 	wrote := 0
 	for _, n := range src.SessionNumbers() {
-		s, err := src.ReadSession(n)
+		s, events, err := record.SessionEvents(src, n)
 		if err != nil {
 			return err
 		}
 		if s == nil {
 			continue
 		}
+		// The session is read twice, an event at a time (see
+		// messageEntries): first for what its entries need to know
+		// beforehand, then to write them.
+		sc, err := scanSession(events)
+		if err != nil {
+			return err
+		}
 		page := harPage{ID: fmt.Sprintf("session-%d", s.N), Title: sessionTitle(s),
 			PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1}}
-		var first time.Duration
-		if len(s.Events) > 0 {
-			first = s.Events[0].Time
-		}
-		page.StartedDateTime = harTime(start.Add(first))
+		page.StartedDateTime = harTime(start.Add(sc.first))
 		pages = append(pages, page)
 		write := func(e *harEntry) error {
 			e.Pageref = page.ID
@@ -217,24 +221,35 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 			bw.WriteString("\n      ")
 			return sp.encode(bw, e, "      ", "  ")
 		}
-		if entries := httpEntries(sp, s); entries != nil {
-			setTimes(entries, start)
-			for _, e := range entries {
-				if err = write(e); err != nil {
-					break
-				}
+		// Each entry is written as it is made (and its texts let go
+		// of): a session of many exchanges holds none of them.
+		emit := func(e *harEntry) error {
+			defer sp.reset()
+			if err := write(e); err != nil {
+				return fail(err)
 			}
-		} else {
-			// Each entry is written as it is made (and its texts let
-			// go of): a session of many exchanges holds none of them.
-			err = messageEntries(sp, s, func(e *harEntry) error {
-				defer sp.reset()
-				return write(e)
-			})
+			return nil
 		}
-		sp.reset()
-		if err != nil {
-			return fail(err)
+		if sc.http {
+			// HTTP exchanges are paired with their frames and streams
+			// across the session: it is held.
+			if s, err = src.ReadSession(n); err != nil {
+				return err
+			}
+			events = eventsOf(s)
+			if entries := httpEntries(sp, s); entries != nil {
+				setTimes(entries, start)
+				for _, e := range entries {
+					if err = write(e); err != nil {
+						return fail(err)
+					}
+				}
+				sp.reset()
+				continue
+			}
+		}
+		if err := messageEntries(sp, s, events, sc.answered, emit); err != nil {
+			return err
 		}
 	}
 	if wrote > 0 {
@@ -715,65 +730,179 @@ func queryString(u string) []harNV {
 
 // messageEntries makes the synthetic entries of a session without HTTP
 // exchanges, one per request with its response, one per notification,
-// and gives each to emit as it is made; an error of emit ends it.
-func messageEntries(sp *splicer, s *record.Session, emit func(*harEntry) error) error {
-	msgs := messages(s)
+// and gives each to emit as it is made; an error of events or of emit
+// ends it, returned as it is.
+//
+// The session's events are read as they come, not held: a request's
+// entry waits for its response, and the entries after it for it (the
+// entries are in the order of the requests), so what is held is the
+// messages from the oldest request awaiting its response on. answered,
+// from a first pass over the events (see scanSession), says which
+// requests are answered at all, so that one never answered holds
+// nothing back.
+func messageEntries(sp *splicer, s *record.Session, events iter.Seq2[record.Event, error], answered []bool, emit func(*harEntry) error) error {
 	scheme := s.Info.Transport
 	if scheme != "stdio" && scheme != "pipe" {
 		scheme = "mcp"
 	}
-	for _, m := range msgs {
-		if m.kind == "response" && m.pair >= 0 {
-			continue // in its request's entry
-		}
-		u := url.URL{Scheme: scheme, Host: fmt.Sprintf("session-%d", s.N), Path: "/" + m.method}
-		e := &harEntry{
-			Request: harRequest{Method: http.MethodPost, URL: u.String(), HTTPVersion: scheme, Cookies: []harNV{},
-				Headers: []harNV{}, QueryString: []harNV{}, HeadersSize: -1},
-			Response:  harResponse{HTTPVersion: scheme, Cookies: []harNV{}, Headers: []harNV{}, HeadersSize: -1},
-			Direction: string(m.ev.Dir),
-			start:     m.ev.Time, end: m.ev.Time,
-		}
-		e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
-		switch m.kind {
-		case "request":
-			setBody(sp, e, m.raw)
-			if m.pair < 0 {
-				e.Response.Comment = "no response recorded"
-				break
-			}
-			r := msgs[m.pair]
-			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
-			if r.errText != "" && r.errText != "isError: true" {
-				e.Response.StatusText = "JSON-RPC " + r.errText
-			}
-			e.Response.Headers = []harNV{{Name: "Content-Type", Value: "application/json"}}
-			e.Response.Content = harContent{MimeType: "application/json"}
-			setContent(sp, &e.Response.Content, r.raw)
-			e.Response.BodySize = len(r.raw)
-			e.end = max(r.ev.Time, m.ev.Time)
-			e.Timings.Wait = ms(e.end - m.ev.Time) // 0 for a response recorded before its request
-		case "notification":
-			setBody(sp, e, m.raw)
-			e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"
-			e.Response.Comment = "a notification: nothing answers it"
-		default:
-			// A response to no recorded request, or not a message.
-			e.Request.BodySize = 0
-			e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
-			e.Response.Content = harContent{MimeType: "application/json"}
-			setContent(sp, &e.Response.Content, m.raw)
-			e.Response.BodySize = len(m.raw)
-			e.Comment = "a response to no recorded request"
-			if m.kind == "invalid" {
-				e.Response.Content.MimeType = "text/plain"
-				e.Comment = "not a JSON-RPC message"
+	type held struct {
+		m       message
+		r       *message // its response
+		waiting bool     // for its response
+	}
+	var queue []*held
+	waiting := map[int]*held{} // index of a request -> its entry
+	flush := func() error {
+		for len(queue) > 0 && !queue[0].waiting {
+			h := queue[0]
+			queue[0] = nil
+			queue = queue[1:]
+			if err := emit(messageEntry(sp, s.N, scheme, &h.m, h.r)); err != nil {
+				return err
 			}
 		}
-		e.Time = e.Timings.Wait
-		if err := emit(e); err != nil {
+		return nil
+	}
+	var p pairer
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		if ev.Kind != record.KindFrame {
+			continue
+		}
+		msgs, batch := ev.Messages()
+		for _, m := range msgs {
+			mm := newMessage(&ev, m, batch)
+			i := p.n
+			if j := p.add(ev.Dir, mm.kind, mm.key); j >= 0 {
+				if h := waiting[j]; h != nil {
+					delete(waiting, j)
+					mm.pair, mm.method = j, h.m.method
+					h.m.pair, h.r, h.waiting = i, &mm, false
+					continue // in its request's entry
+				}
+				// The first pass did not see request j answered: the
+				// trace changed between the passes. The response is
+				// one to no recorded request.
+			}
+			h := &held{m: mm}
+			if mm.kind == "request" && i < len(answered) && answered[i] {
+				h.waiting = true
+				waiting[i] = h
+			}
+			queue = append(queue, h)
+		}
+		if err := flush(); err != nil {
 			return err
 		}
 	}
-	return nil
+	for _, h := range queue {
+		h.waiting = false // answered in the first pass, not in this one
+	}
+	return flush()
+}
+
+// messageEntry makes the synthetic entry of a message m (a request, a
+// notification, a response to no recorded request, or not a message) of
+// session n, with r the response to a request (nil when none).
+func messageEntry(sp *splicer, n int, scheme string, m, r *message) *harEntry {
+	u := url.URL{Scheme: scheme, Host: fmt.Sprintf("session-%d", n), Path: "/" + m.method}
+	e := &harEntry{
+		Request: harRequest{Method: http.MethodPost, URL: u.String(), HTTPVersion: scheme, Cookies: []harNV{},
+			Headers: []harNV{}, QueryString: []harNV{}, HeadersSize: -1},
+		Response:  harResponse{HTTPVersion: scheme, Cookies: []harNV{}, Headers: []harNV{}, HeadersSize: -1},
+		Direction: string(m.ev.Dir),
+		start:     m.ev.Time, end: m.ev.Time,
+	}
+	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+	switch m.kind {
+	case "request":
+		setBody(sp, e, m.raw)
+		if r == nil {
+			e.Response.Comment = "no response recorded"
+			break
+		}
+		e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
+		if r.errText != "" && r.errText != "isError: true" {
+			e.Response.StatusText = "JSON-RPC " + r.errText
+		}
+		e.Response.Headers = []harNV{{Name: "Content-Type", Value: "application/json"}}
+		e.Response.Content = harContent{MimeType: "application/json"}
+		setContent(sp, &e.Response.Content, r.raw)
+		e.Response.BodySize = len(r.raw)
+		e.end = max(r.ev.Time, m.ev.Time)
+		e.Timings.Wait = ms(e.end - m.ev.Time) // 0 for a response recorded before its request
+	case "notification":
+		setBody(sp, e, m.raw)
+		e.Response.Status, e.Response.StatusText = http.StatusAccepted, "Accepted"
+		e.Response.Comment = "a notification: nothing answers it"
+	default:
+		// A response to no recorded request, or not a message.
+		e.Request.BodySize = 0
+		e.Response.Status, e.Response.StatusText = http.StatusOK, "OK"
+		e.Response.Content = harContent{MimeType: "application/json"}
+		setContent(sp, &e.Response.Content, m.raw)
+		e.Response.BodySize = len(m.raw)
+		e.Comment = "a response to no recorded request"
+		if m.kind == "invalid" {
+			e.Response.Content.MimeType = "text/plain"
+			e.Comment = "not a JSON-RPC message"
+		}
+	}
+	e.Time = e.Timings.Wait
+	return e
+}
+
+// eventsOf returns the events of a session read whole.
+func eventsOf(s *record.Session) iter.Seq2[record.Event, error] {
+	return func(yield func(record.Event, error) bool) {
+		for _, e := range s.Events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// sessionScan is what a first pass over a session's events finds.
+type sessionScan struct {
+	// first is the time of the first event.
+	first time.Duration
+	// http says the session recorded HTTP exchanges (perhaps: an http
+	// event with metadata).
+	http bool
+	// answered says, for each message of the session's frames, in order,
+	// whether it is a request that a later message answers.
+	answered []bool
+}
+
+// scanSession passes over a session's events for what writing its
+// entries as they are read needs to know beforehand; an error of events
+// is returned as it is.
+func scanSession(events iter.Seq2[record.Event, error]) (sessionScan, error) {
+	var sc sessionScan
+	var p pairer
+	seen := false
+	for ev, err := range events {
+		if err != nil {
+			return sc, err
+		}
+		if !seen {
+			sc.first, seen = ev.Time, true
+		}
+		switch ev.Kind {
+		case record.KindHTTP:
+			sc.http = sc.http || ev.Meta != nil
+		case record.KindFrame:
+			msgs, _ := ev.Messages()
+			for _, m := range msgs {
+				sc.answered = append(sc.answered, false)
+				if j := p.add(ev.Dir, messageKind(m), m.ID.Key()); j >= 0 {
+					sc.answered[j] = true
+				}
+			}
+		}
+	}
+	return sc, nil
 }
