@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,6 +137,16 @@ func validRaw(s string) json.RawMessage {
 // compared. It returns an error only when a trace cannot be read or an
 // ignore or normalizer is not valid.
 func DiffTraces(old, new SessionSource, opts DiffOptions) (*TraceDiff, error) {
+	d, err := diffTraces(old, new, opts)
+	if d == nil {
+		return nil, err
+	}
+	return &d.res, err
+}
+
+// diffTraces is DiffTraces, returning its run (nil when it could not
+// start).
+func diffTraces(old, new SessionSource, opts DiffOptions) (*traceDiffer, error) {
 	var ignores []Ignore
 	var norms []Normalizer
 	for i, h := range []Header{old.TraceHeader(), new.TraceHeader()} {
@@ -166,17 +177,11 @@ func DiffTraces(old, new SessionSource, opts DiffOptions) (*TraceDiff, error) {
 	}
 	slices.Sort(all)
 	for _, n := range all {
-		a, err := readDiffSession(old, n)
-		if err != nil {
-			return &d.res, fmt.Errorf("the old trace: %w", err)
+		if err := d.session(n, old, new); err != nil {
+			return d, err
 		}
-		b, err := readDiffSession(new, n)
-		if err != nil {
-			return &d.res, fmt.Errorf("the new trace: %w", err)
-		}
-		d.session(n, a, b)
 	}
-	return &d.res, nil
+	return d, nil
 }
 
 // traceDiffer is one run of DiffTraces.
@@ -184,103 +189,162 @@ type traceDiffer struct {
 	ignores []Ignore
 	norms   []Normalizer
 	res     TraceDiff
+	// heldPeak is the most exchanges a session's comparison held at
+	// once, for the test that it holds those in flight, not the session.
+	heldPeak int
 }
 
-// diffSession is one recorded session as DiffTraces compares it.
-type diffSession struct {
+// diffScan is what a first pass over a recorded session finds: whether
+// the trace has it, how many requests the client sent in it and the
+// session ids it saw, which the comparison of each exchange needs.
+type diffScan struct {
 	present bool
-	exch    []*exchange // the client's requests, in order; win[0] holds their windows
-	loose   *heldList   // what the server sent outside any request
-	ids     []string    // the session ids it saw
+	count   int
+	ids     []string
 }
 
-// readDiffSession reads session n of src and files its messages as
-// Verify files the recorded side: each response and HTTP refusal to its
-// request, each notification and server request to the window of the
-// request that caused it (see attributor), or else to the session.
-func readDiffSession(src SessionSource, n int) (*diffSession, error) {
-	ds := &diffSession{loose: &heldList{}}
-	for _, m := range src.SessionNumbers() {
-		ds.present = ds.present || m == n
-	}
-	if !ds.present {
-		return ds, nil
+// scanDiffSession passes over session n of src, holding none of it.
+func scanDiffSession(src SessionSource, n int) (diffScan, error) {
+	var sc diffScan
+	sc.present = slices.Contains(src.SessionNumbers(), n)
+	if !sc.present {
+		return sc, nil
 	}
 	_, events := sessionEvents(src, n)
-	attr := newAttributor(0)
-	byID := map[string]*exchange{}
 	seen := map[string]bool{}
-	var answered []*exchange // since the last client frame
-	var last []*exchange     // the requests of the last client frame
 	for e, err := range events {
 		if err != nil {
-			return nil, err
+			return sc, err
 		}
 		if e.Meta != nil && e.Meta.SessionID != "" && !seen[e.Meta.SessionID] {
 			seen[e.Meta.SessionID] = true
-			ds.ids = append(ds.ids, e.Meta.SessionID)
+			sc.ids = append(sc.ids, e.Meta.SessionID)
 		}
-		switch {
-		case e.Kind == KindFrame && e.Dir == ClientToServer:
-			// As in Verify: what was answered before this frame was sent
-			// is finished; what the server sends later is not its.
-			for _, x := range answered {
-				attr.finished(x)
-			}
-			answered, last = answered[:0], nil
+		if e.Kind == KindFrame && e.Dir == ClientToServer {
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
-				if m.Kind() != jsonrpc.KindRequest {
-					continue
-				}
-				x := &exchange{n: len(ds.exch) + 1, req: m, token: progressTokenKey(m.Params)}
-				ds.exch = append(ds.exch, x)
-				byID[m.ID.Key()] = x
-				last = append(last, x)
-				attr.sent(x)
-			}
-		case e.Kind == KindFrame:
-			msgs, _ := parseFrame(e.Data)
-			for _, m := range msgs {
-				switch m.Kind() {
-				case jsonrpc.KindResponse:
-					x := byID[m.ID.Key()]
-					if x == nil || x.resp != nil {
-						continue
-					}
-					x.resp, x.recRefused = m, nil
-					if e.Meta != nil {
-						x.respStatus = e.Meta.HTTPStatus
-					}
-					delete(byID, m.ID.Key())
-					attr.answered(x, e.Meta)
-					answered = append(answered, x)
-				case jsonrpc.KindRequest, jsonrpc.KindNotification:
-					attr.message(m, e.Meta)
-				}
-			}
-		case e.Kind == KindHTTP && e.Meta != nil && e.Meta.HTTPStatus >= 400 && (e.Meta.HTTPMethod == "" || e.Meta.HTTPMethod == "POST"):
-			ref := &refusal{status: e.Meta.HTTPStatus, text: e.Text}
-			targets := last
-			if len(e.Re) > 0 {
-				targets = nil
-				if x := byID[idKey(e.Re)]; x != nil {
-					targets = []*exchange{x}
-				}
-			} else {
-				last = nil // a later status is another request's
-			}
-			for _, x := range targets {
-				if x.resp == nil && x.recRefused == nil {
-					x.recRefused = ref
-					attr.answered(x, nil)
-					answered = append(answered, x)
+				if m.Kind() == jsonrpc.KindRequest {
+					sc.count++
 				}
 			}
 		}
 	}
-	ds.loose = attr.leftover()
-	return ds, nil
+	return sc, nil
+}
+
+// diffReader reads a recorded session an event at a time and files its
+// messages as Verify files the recorded side: each response and HTTP
+// refusal to its request, each notification and server request to the
+// window of the request that caused it (see attributor), or else to the
+// session. An exchange is settled once nothing later in the session can
+// change it: answered and finished (the client sent its next frame), or
+// the session read to its end.
+type diffReader struct {
+	next func() (Event, error, bool)
+	stop func()
+	done bool
+
+	exch    []*exchange // the client's requests, in order (nil once compared); win[0] holds their windows
+	settled []bool      // by the exchanges' positions in exch
+	newly   []int       // the positions of the exchanges settled by the last step
+	loose   *heldList   // what the server sent outside any request, once done
+
+	attr     *attributor
+	byID     map[string]*exchange
+	answered []*exchange // since the last client frame
+	last     []*exchange // the requests of the last client frame
+}
+
+func newDiffReader(src SessionSource, n int) *diffReader {
+	_, events := sessionEvents(src, n)
+	next, stop := iter.Pull2(events)
+	return &diffReader{next: next, stop: stop, attr: newAttributor(0), byID: map[string]*exchange{}}
+}
+
+// step reads the next event; at the session's end every exchange is
+// settled and the reader done.
+func (r *diffReader) step() error {
+	e, err, ok := r.next()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.done = true
+		r.loose = r.attr.leftover()
+		for i, x := range r.exch {
+			if x != nil && !r.settled[i] {
+				r.settled[i] = true
+				r.newly = append(r.newly, i)
+			}
+		}
+		return nil
+	}
+	attr, byID := r.attr, r.byID
+	switch {
+	case e.Kind == KindFrame && e.Dir == ClientToServer:
+		// As in Verify: what was answered before this frame was sent
+		// is finished; what the server sends later is not its.
+		for _, x := range r.answered {
+			attr.finished(x)
+			// A refused request may still be answered (see below).
+			if i := x.n - 1; x.resp != nil && !r.settled[i] {
+				r.settled[i] = true
+				r.newly = append(r.newly, i)
+			}
+		}
+		r.answered, r.last = r.answered[:0], nil
+		msgs, _ := parseFrame(e.Data)
+		for _, m := range msgs {
+			if m.Kind() != jsonrpc.KindRequest {
+				continue
+			}
+			x := &exchange{n: len(r.exch) + 1, req: m, token: progressTokenKey(m.Params)}
+			r.exch = append(r.exch, x)
+			r.settled = append(r.settled, false)
+			byID[m.ID.Key()] = x
+			r.last = append(r.last, x)
+			attr.sent(x)
+		}
+	case e.Kind == KindFrame:
+		msgs, _ := parseFrame(e.Data)
+		for _, m := range msgs {
+			switch m.Kind() {
+			case jsonrpc.KindResponse:
+				x := byID[m.ID.Key()]
+				if x == nil || x.resp != nil {
+					continue
+				}
+				x.resp, x.recRefused = m, nil
+				if e.Meta != nil {
+					x.respStatus = e.Meta.HTTPStatus
+				}
+				delete(byID, m.ID.Key())
+				attr.answered(x, e.Meta)
+				r.answered = append(r.answered, x)
+			case jsonrpc.KindRequest, jsonrpc.KindNotification:
+				attr.message(m, e.Meta)
+			}
+		}
+	case e.Kind == KindHTTP && e.Meta != nil && e.Meta.HTTPStatus >= 400 && (e.Meta.HTTPMethod == "" || e.Meta.HTTPMethod == "POST"):
+		ref := &refusal{status: e.Meta.HTTPStatus, text: e.Text}
+		targets := r.last
+		if len(e.Re) > 0 {
+			targets = nil
+			if x := byID[idKey(e.Re)]; x != nil {
+				targets = []*exchange{x}
+			}
+		} else {
+			r.last = nil // a later status is another request's
+		}
+		for _, x := range targets {
+			if x.resp == nil && x.recRefused == nil {
+				x.recRefused = ref
+				attr.answered(x, nil)
+				r.answered = append(r.answered, x)
+			}
+		}
+	}
+	return nil
 }
 
 // options returns how messages of method are compared in a session whose
@@ -293,79 +357,147 @@ func (d *traceDiffer) options(method string, named bool, ids []string, norm *Nor
 	return diffOptions{ignore: pathsFor(d.ignores, method), ids: set, norm: norm, named: named}
 }
 
-// session compares session n of the two traces.
-func (d *traceDiffer) session(n int, a, b *diffSession) {
+// session compares session n of the two traces. Both are read at once,
+// an event at a time, the one behind in requests first, and each
+// exchange is compared once it is settled on both sides and let go of:
+// what is held is the exchanges in flight (and those never answered,
+// until the end), not the sessions. (A diff of two 147 MB sessions held
+// both whole: 1 GB.) The changes are listed in the order of the
+// exchanges all the same.
+func (d *traceDiffer) session(n int, old, new SessionSource) error {
+	sa, err := scanDiffSession(old, n)
+	if err != nil {
+		return fmt.Errorf("the old trace: %w", err)
+	}
+	sb, err := scanDiffSession(new, n)
+	if err != nil {
+		return fmt.Errorf("the new trace: %w", err)
+	}
 	switch {
-	case !a.present:
-		d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Problem: fmt.Sprintf("session only in the new trace (%d request(s))", len(b.exch))})
-		return
-	case !b.present:
-		d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Problem: fmt.Sprintf("session only in the old trace (%d request(s))", len(a.exch))})
-		return
+	case !sa.present:
+		d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Problem: fmt.Sprintf("session only in the new trace (%d request(s))", sb.count)})
+		return nil
+	case !sb.present:
+		d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Problem: fmt.Sprintf("session only in the old trace (%d request(s))", sa.count)})
+		return nil
 	}
 	d.res.Sessions++
-	ids := append(append([]string(nil), a.ids...), b.ids...)
+	ids := append(append([]string(nil), sa.ids...), sb.ids...)
 	norm, _ := CompileNormalizers(d.norms, ids) // checked by DiffTraces
 	opts := func(method string, named bool) diffOptions { return d.options(method, named, ids, norm) }
-	raw := func(m *jsonrpc.Message) []byte { return m.Raw }
-	for i := range max(len(a.exch), len(b.exch)) {
+	a, b := newDiffReader(old, n), newDiffReader(new, n)
+	defer a.stop()
+	defer b.stop()
+	changes := map[int]Mismatch{} // by the exchanges' positions
+	let := 0                      // exchanges let go of
+	resolve := func(i int) {
+		var x, y *exchange
+		if i < len(a.exch) {
+			x = a.exch[i]
+		}
+		if i < len(b.exch) {
+			y = b.exch[i]
+		}
 		switch {
-		case i >= len(a.exch):
-			y := b.exch[i]
-			d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Exchange: y.n, Method: y.req.Method, Request: y.req.Params,
-				Problem: "only in the new trace"})
-			continue
-		case i >= len(b.exch):
-			x := a.exch[i]
-			d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params,
-				Problem: "only in the old trace"})
-			continue
-		}
-		x, y := a.exch[i], b.exch[i]
-		mm := Mismatch{Session: n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
-		if x.resp != nil {
-			mm.Recorded = x.resp.Raw
-		}
-		if y.resp != nil {
-			mm.Live = y.resp.Raw
-		}
-		if x.req.Method != y.req.Method {
-			mm.Problem = fmt.Sprintf("another request: %s in the new trace", y.req.Method)
-			mm.Diffs = []Difference{{Message: "request", Path: "$.method", Recorded: strconv.Quote(x.req.Method), Live: strconv.Quote(y.req.Method)}}
-			d.res.Changes = append(d.res.Changes, mm)
-			continue
-		}
-		var problems []string
-		o := opts(x.req.Method, false)
-		if diffs, more := diffMessages(x.req.Raw, y.req.Raw, o); len(diffs) > 0 {
-			for j := range diffs {
-				diffs[j].Message = "request"
+		case x != nil && y != nil && a.settled[i] && b.settled[i]:
+			if mm, ok := d.exchange(n, x, y, opts); ok {
+				changes[i] = mm
 			}
-			problems = append(problems, "the request differs")
-			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), more
+		case x == nil && y != nil && a.done && i >= len(a.exch):
+			changes[i] = Mismatch{Session: n, Exchange: y.n, Method: y.req.Method, Request: y.req.Params,
+				Problem: "only in the new trace"}
+		case y == nil && x != nil && b.done && i >= len(b.exch):
+			changes[i] = Mismatch{Session: n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params,
+				Problem: "only in the old trace"}
+		default:
+			return
 		}
-		if x.resp != nil || y.resp != nil || x.recRefused != nil || y.recRefused != nil {
-			d.res.Exchanges++
+		if x != nil {
+			a.exch[i] = nil
+			let++
 		}
-		if p, diffs, more := compareOutcomes(x, y, opts(x.req.Method, true)); p != "" {
-			problems = append(problems, p)
-			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
+		if y != nil {
+			b.exch[i] = nil
+			let++
 		}
-		diffs, more, counts := compareWindows(&x.win[0], &y.win[0], func(m string) diffOptions { return opts(m, false) }, raw)
-		if len(diffs) > 0 {
-			problems = append(problems, "the "+windowNoun(&x.win[0], &y.win[0])+" differ"+countsText(counts))
-			mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
+	}
+	for !a.done || !b.done {
+		r, other, which := a, b, "old"
+		if a.done || !b.done && len(b.exch) < len(a.exch) {
+			r, other, which = b, a, "new"
 		}
-		if len(problems) > 0 {
-			mm.Problem = strings.Join(problems, "; ")
+		if err := r.step(); err != nil {
+			return fmt.Errorf("the %s trace: %w", which, err)
+		}
+		d.heldPeak = max(d.heldPeak, len(a.exch)+len(b.exch)-let)
+		for _, i := range r.newly {
+			resolve(i)
+		}
+		r.newly = r.newly[:0]
+		if r.done {
+			// Just read to its end: what the other side holds beyond
+			// it is only there.
+			for i := len(r.exch); i < len(other.exch); i++ {
+				resolve(i)
+			}
+		}
+	}
+	for i := range max(len(a.exch), len(b.exch)) {
+		if mm, ok := changes[i]; ok {
 			d.res.Changes = append(d.res.Changes, mm)
 		}
 	}
+	raw := func(m *jsonrpc.Message) []byte { return m.Raw }
 	diffs, more, counts := compareWindows(a.loose, b.loose, func(m string) diffOptions { return opts(m, false) }, raw)
 	if len(diffs) > 0 {
 		d.res.Changes = append(d.res.Changes, Mismatch{Session: n, Problem: "the server's messages outside any request differ" + countsText(counts),
 			Diffs: diffs, MoreDiffs: more})
 	}
+	return nil
+}
+
+// exchange compares the n-th exchange of a session, x in the old trace
+// and y in the new, and returns the change, if any.
+func (d *traceDiffer) exchange(n int, x, y *exchange, opts func(method string, named bool) diffOptions) (Mismatch, bool) {
+	raw := func(m *jsonrpc.Message) []byte { return m.Raw }
+	mm := Mismatch{Session: n, Exchange: x.n, Method: x.req.Method, Request: x.req.Params}
+	if x.resp != nil {
+		mm.Recorded = x.resp.Raw
+	}
+	if y.resp != nil {
+		mm.Live = y.resp.Raw
+	}
+	if x.req.Method != y.req.Method {
+		mm.Problem = fmt.Sprintf("another request: %s in the new trace", y.req.Method)
+		mm.Diffs = []Difference{{Message: "request", Path: "$.method", Recorded: strconv.Quote(x.req.Method), Live: strconv.Quote(y.req.Method)}}
+		return mm, true
+	}
+	var problems []string
+	o := opts(x.req.Method, false)
+	if diffs, more := diffMessages(x.req.Raw, y.req.Raw, o); len(diffs) > 0 {
+		for j := range diffs {
+			diffs[j].Message = "request"
+		}
+		problems = append(problems, "the request differs")
+		mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), more
+	}
+	if x.resp != nil || y.resp != nil || x.recRefused != nil || y.recRefused != nil {
+		d.res.Exchanges++
+	}
+	if p, diffs, more := compareOutcomes(x, y, opts(x.req.Method, true)); p != "" {
+		problems = append(problems, p)
+		mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
+	}
+	diffs, more, counts := compareWindows(&x.win[0], &y.win[0], func(m string) diffOptions { return opts(m, false) }, raw)
+	if len(diffs) > 0 {
+		problems = append(problems, "the "+windowNoun(&x.win[0], &y.win[0])+" differ"+countsText(counts))
+		mm.Diffs, mm.MoreDiffs = append(mm.Diffs, diffs...), mm.MoreDiffs+more
+	}
+	if len(problems) == 0 {
+		return Mismatch{}, false
+	}
+	mm.Problem = strings.Join(problems, "; ")
+	return mm, true
 }
 
 // compareOutcomes compares the outcomes of two recorded exchanges: their
