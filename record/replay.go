@@ -350,8 +350,12 @@ type script struct {
 	prelude []output // what the server did before the client said anything
 	steps   []step
 	byKey   map[string][]int
-	ignore  []Ignore
-	norm    *Normalizers
+	// requests lists the steps that are requests, in order, and
+	// requestsOf those of each method (see replaySession.unmatched).
+	requests   []int
+	requestsOf map[string][]int
+	ignore     []Ignore
+	norm       *Normalizers
 	// answerNorm compares the live client's answers with the recorded
 	// ones: norm, and timestamps (see replaySession.handleMsg).
 	answerNorm *Normalizers
@@ -392,7 +396,7 @@ func (sc *script) keyOf(m *jsonrpc.Message) string {
 // it belongs to (see Replayer). notesEnds tells a trace whose recorder
 // noted how each session ended (see minorNotesEnds).
 func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
-	sc := &script{n: sess.N, byKey: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
+	sc := &script{n: sess.N, byKey: map[string][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 
@@ -674,6 +678,10 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				}
 				st.key = key
 				sc.byKey[key] = append(sc.byKey[key], i)
+				if m.Kind() == jsonrpc.KindRequest {
+					sc.requests = append(sc.requests, i)
+					sc.requestsOf[m.Method] = append(sc.requestsOf[m.Method], i)
+				}
 				sc.steps = append(sc.steps, st)
 				lastFrame = append(lastFrame, i)
 				if st.root >= 0 {
@@ -896,6 +904,12 @@ type replaySession struct {
 	// gateLooks counts the steps firstUnsentGate looked at, for the test
 	// that its cost grows with the session, not with its square.
 	gateLooks int
+	// nextRequest is a position in sc.requests before which every
+	// request is used (see unmatched), and unmatchedLooks counts the
+	// steps unmatched looked at, for the test that its cost does not
+	// grow with the session's.
+	nextRequest    int
+	unmatchedLooks int
 }
 
 // newEraSession starts a session that replays only the messages of one
@@ -988,16 +1002,6 @@ func (s *replaySession) pickLive(m *jsonrpc.Message, lm **jsonrpc.Message) (int,
 		return j, rep
 	}
 	return i, repeat
-}
-
-// firstUnused returns the first unused request with method, or -1.
-func (s *replaySession) firstUnused(method string) int {
-	for i, st := range s.sc.steps {
-		if !s.used[i] && st.msg.Kind() == jsonrpc.KindRequest && st.msg.Method == method {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkOrder reports, in strict mode, a message sent before a request
@@ -1276,17 +1280,24 @@ func canonicalJSON(raw []byte) string {
 // it returns the error's code too. What it quotes of the request is
 // shown, m redacted as the recording was: the error and the report must
 // not give away a secret argument the recording left out.
+//
+// Its cost is that of the recorded requests of m's method, which the
+// error lists, not of the session: a client sending many requests the
+// recording lacks looked through the whole recording for each.
 func (s *replaySession) unmatched(m, shown *jsonrpc.Message, level int) ([]byte, int) {
 	var same []*jsonrpc.Message
+	for _, i := range s.sc.requestsOf[m.Method] {
+		s.unmatchedLooks++
+		same = append(same, s.sc.steps[i].msg)
+	}
+	// The next recorded request, named when none has m's method: the
+	// first one unused (a step once used stays so).
 	nextReq := ""
-	for i, st := range s.sc.steps {
-		if st.msg.Kind() != jsonrpc.KindRequest {
-			continue
-		}
-		if st.msg.Method == m.Method {
-			same = append(same, st.msg)
-		} else if nextReq == "" && !s.used[i] {
-			nextReq = st.msg.Method
+	for ; s.nextRequest < len(s.sc.requests); s.nextRequest++ {
+		s.unmatchedLooks++
+		if i := s.sc.requests[s.nextRequest]; !s.used[i] {
+			nextReq = s.sc.steps[i].msg.Method
+			break
 		}
 	}
 	data := map[string]any{"received": rawOrNull(shown.Params)}
