@@ -95,7 +95,11 @@ func checkFlags(c *cobra.Command) error {
 		}
 		if v := flagLikeValue(fs, f); v != "" && flagLike == nil {
 			arg, _ := pflag.UnquoteUsage(f)
-			flagLike = usageErrorf("%s %s: that is a flag, not the %s %s takes (was the value left out?)", flagName(f), transport.QuoteExcerpt(v), arg, flagName(f))
+			if v == "--" {
+				flagLike = &usageError{err: valueBeforeDash(flagName(f), arg)}
+			} else {
+				flagLike = usageErrorf("%s %s: that is a flag, not the %s %s takes (was the value left out?)", flagName(f), transport.QuoteExcerpt(v), arg, flagName(f))
+			}
 		}
 	})
 	if flagLike != nil {
@@ -135,7 +139,9 @@ func checkFlags(c *cobra.Command) error {
 
 // flagLikeValue returns the value of f, a flag that takes a string,
 // that is one of fs's flags (--record --json, --cwd -v: the value was
-// left out, and the next flag taken for it), "" when there is none.
+// left out, and the next flag taken for it) or "--" (mcpx tools list
+// --record -- node server.js: pflag takes the -- for the value, and the
+// server command becomes mcpx's arguments), "" when there is none.
 func flagLikeValue(fs *pflag.FlagSet, f *pflag.Flag) string {
 	var values []string
 	switch f.Value.Type() {
@@ -147,6 +153,9 @@ func flagLikeValue(fs *pflag.FlagSet, f *pflag.Flag) string {
 		}
 	}
 	for _, v := range values {
+		if v == "--" {
+			return v
+		}
 		if name, ok := strings.CutPrefix(v, "--"); ok {
 			name, _, _ = strings.Cut(name, "=")
 			if fs.Lookup(name) != nil {
@@ -157,6 +166,14 @@ func flagLikeValue(fs *pflag.FlagSet, f *pflag.Flag) string {
 		}
 	}
 	return ""
+}
+
+// valueBeforeDash is the usage error for a flag name whose value was
+// left out right before the -- that starts the server command: the --
+// was taken for the value, so the error would otherwise be about the
+// server command read as mcpx's arguments ("wrong number of arguments").
+func valueBeforeDash(name, arg string) error {
+	return fmt.Errorf("%s needs a value before --: %s %s (the -- was taken for its value)", name, name, arg)
 }
 
 // checkArgs refuses an empty argument before -- (mcpx trace show "$F"
@@ -305,6 +322,10 @@ func flagError(c *cobra.Command, err error) error {
 		name := flagName(f)
 		if f.Shorthand != "" && strings.HasPrefix(msg[len("invalid argument ")+len(m[1]):], ` for "--`) {
 			name = "--" + f.Name
+		}
+		if value == "--" {
+			arg, _ := pflag.UnquoteUsage(f)
+			return valueBeforeDash(name, arg)
 		}
 		switch f.Value.Type() {
 		case "duration":

@@ -197,6 +197,12 @@ func TestFlagLikeValues(t *testing.T) {
 		{withServer("tools", "call", "echo", "-o", "--json"), `-o "--json": that is a flag, not the FILE -o takes`},
 		{withServer("ping", "--root", "/tmp", "--root", "--wire"), `--root "--wire": that is a flag`},
 		{[]string{"ping", "-s", "--url=http://x/"}, `-s "--url=http://x/": that is a flag`},
+		// The value left out right before the server command's --: the --
+		// was taken for it, and the server command became mcpx's words.
+		{withServer("tools", "list", "--record"), `--record needs a value before --: --record FILE (the -- was taken for its value) (see mcpx tools list --help)`},
+		{withServer("tools", "call", "echo", "message=hi", "-o"), `-o needs a value before --: -o FILE (the -- was taken for its value)`},
+		{withServer("ping", "-s"), `-s needs a value before --: -s NAME`},
+		{withServer("ping", "--timeout"), `--timeout needs a value before --: --timeout DURATION`},
 		{withServer("tools", "call", "echo", "-output", "f.png"), `-output: a long flag takes two dashes: --output (one dash made it -o with the value "utput")`},
 		{[]string{"-server", "web", "ping"}, `-server: a long flag takes two dashes: --server`},
 		{withServer("ping", "--wire", "false"), `--wire false: --wire is a switch and takes no separate value; give --wire alone (or --wire=false)`},
