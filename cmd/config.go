@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -323,11 +324,41 @@ func (d connDesc) forServer(server []string, example string) (connDesc, error) {
 	if d.http.url == "" && len(server) == 0 {
 		return d, usageErrorf("no server given: put the server command after --, e.g. %s -- node server.js, name a configured server with -s NAME (mcpx servers lists them), or give --url URL", example)
 	}
-	if len(server) > 0 && strings.TrimSpace(server[0]) == "" {
-		return d, usageErrorf("the server command after -- is empty: give the program to start, e.g. %s -- node server.js", example)
+	if err := checkServerCommand(server, example); err != nil {
+		return d, err
 	}
 	d.server = server
 	return d, nil
+}
+
+// checkServerCommand refuses a server command after -- that cannot be
+// meant as one (example is the command that was meant, "mcpx tools
+// list"): an empty program (mcpx tools list -- "$SERVER" with SERVER
+// unset), a URL (a server at a URL is given with --url), and one of
+// mcpx's flags put after the -- (mcpx tools list -- --json node
+// server.js), which would otherwise fail to start as the program
+// "--json". A program found under such a name is started all the same.
+func checkServerCommand(server []string, example string) error {
+	if len(server) == 0 {
+		return nil
+	}
+	w := server[0]
+	switch {
+	case strings.TrimSpace(w) == "":
+		return usageErrorf("the server command after -- is empty: give the program to start, e.g. %s -- node server.js", example)
+	case (strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "unix://")) && !programFound(w):
+		return usageErrorf("the server command after -- is a URL, %s: a server at a URL is given with --url URL instead", transport.QuoteExcerpt(transport.RedactURL(w)))
+	case len(w) > 1 && w[0] == '-' && !programFound(w):
+		return usageErrorf("the server command after -- starts with %s, a flag: mcpx's flags go before the -- (everything after it is the server's command line, as you would run it yourself)", transport.QuoteExcerpt(w))
+	}
+	return nil
+}
+
+// programFound reports whether name is a program that can be started:
+// a file at a path, or a program on $PATH.
+func programFound(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
 }
 
 // lineConn is the connection description of a REPL line: a line cannot

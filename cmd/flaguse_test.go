@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -372,5 +373,36 @@ func TestREPLLineFlagChecks(t *testing.T) {
 		if !strings.HasPrefix(got[i], l.want) {
 			t.Errorf("%q: %s\nwant %s", l.line, got[i], l.want)
 		}
+	}
+}
+
+// A server command after -- that is one of mcpx's flags, or a URL, is
+// refused before anything starts, saying where each goes; a program
+// found under such a name is started all the same.
+func TestServerCommandThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	checkUsageCases(t, []usageCase{
+		{[]string{"tools", "list", "--", "--json", "node", "server.js"}, `the server command after -- starts with "--json", a flag: mcpx's flags go before the -- (everything after it is the server's command line, as you would run it yourself) (see mcpx tools list --help)`},
+		{[]string{"ping", "--", "-v", "node"}, `the server command after -- starts with "-v", a flag: mcpx's flags go before the --`},
+		{[]string{"ping", "--", "https://user:pw@example.com/mcp?token=abc"}, `the server command after -- is a URL, "https://user:redacted@example.com/mcp?token=[redacted]": a server at a URL is given with --url URL instead (see mcpx ping --help)`},
+		{[]string{"proxy", "--", "--record", "t.jsonl", "node"}, `the server command after -- starts with "--record", a flag`},
+		{[]string{"servers", "add", "x", "--", "http://127.0.0.1:1/mcp"}, `the server command after -- is a URL`},
+	})
+}
+
+// A program on $PATH whose name starts with a dash is a program (not
+// parallel: it sets $PATH, which mcpx reads in the test's process).
+func TestServerCommandDashProgram(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a program on PATH has an extension there")
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "-server")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if r := runMcpx(t, nil, "ping", "--", "-server"); r.code != ExitConnect {
+		t.Errorf("mcpx ping -- -server (a program): exit %d, stderr %q; want %d (it was started)", r.code, r.stderr, ExitConnect)
 	}
 }

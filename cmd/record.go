@@ -624,8 +624,8 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	if len(server) == 0 {
 		return usageErrorf("no server given: put the server command after --, e.g. mcpx proxy --record t.jsonl -- node server.js")
 	}
-	if strings.TrimSpace(server[0]) == "" {
-		return usageErrorf("the server command after -- is empty: give the program to start, e.g. mcpx proxy --record t.jsonl -- node server.js")
+	if err := checkServerCommand(server, "mcpx proxy --record t.jsonl"); err != nil {
+		return err
 	}
 	d.server = server
 	var rec *record.Recorder

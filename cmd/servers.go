@@ -1084,9 +1084,10 @@ func (o *serversAddOptions) run(c *cobra.Command, name string, server []string) 
 			}
 			s.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
-	case len(server) > 0 && strings.TrimSpace(server[0]) == "":
-		return usageErrorf("the server command after -- is empty: give the program to start, e.g. mcpx servers add %s -- node server.js", name)
 	case len(server) > 0:
+		if err := checkServerCommand(server, "mcpx servers add "+name); err != nil {
+			return err
+		}
 		s.Transport, s.Command, s.Args, s.Cwd = servers.TransportStdio, server[0], server[1:], d.stdio.dir
 		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "~") && !strings.HasPrefix(s.Cwd, "$") {
 			// A directory given relative to here, where the person is.
