@@ -110,10 +110,14 @@ var adviceTable = []func(error) string{
 			// read only as mcpx's first argument (takeSessionArg).
 			return "; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"
 		}
-		if len(e.Problems) > 0 {
-			return "; `mcpx servers -v` lists the servers found and the problems met (or give the server command after --, or --url URL)"
+		var meant string
+		if near := inspector.Suggest(e.Ref, e.Names, 3); len(near) > 0 {
+			meant = " (did you mean " + strings.Join(near, ", ") + "?)"
 		}
-		return "; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"
+		if len(e.Problems) > 0 {
+			return meant + "; `mcpx servers -v` lists the servers found and the problems met (or give the server command after --, or --url URL)"
+		}
+		return meant + "; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"
 	},
 	// A configured server's ${input:ID} without a value.
 	func(err error) string {

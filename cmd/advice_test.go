@@ -127,6 +127,9 @@ func TestAdvice(t *testing.T) {
 			"tools/list: an SSE event was dropped: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
 		{"server name", &servers.NotFoundError{Ref: "github"},
 			"no server named \"github\" in any configuration file; `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"},
+		// A mistyped name: the closest the files define.
+		{"server name mistyped", &servers.NotFoundError{Ref: "githbu", Names: []string{"everything", "github", "gitlab"}},
+			"no server named \"githbu\" in any configuration file (did you mean github, gitlab?); `mcpx servers` lists the servers found (or give the server command after --, or --url URL)"},
 		// mcpx repl @dev: a session's name where a server's goes.
 		{"session name in a server's place", &servers.NotFoundError{Ref: "@dev"},
 			"no server named \"@dev\" in any configuration file; a session of mcpx connect is named by @NAME as mcpx's first argument (mcpx @NAME repl, mcpx @NAME tools list)"},

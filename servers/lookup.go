@@ -17,6 +17,9 @@ type NotFoundError struct {
 	// skipped. Without them a malformed file was silent, the server the
 	// user sees in it simply "not found".
 	Problems []Warning
+	// Names are the names the files define, each once, in listing
+	// order: what a mistyped name may have meant.
+	Names []string
 }
 
 func (e *NotFoundError) Error() string {
@@ -89,7 +92,7 @@ func (c *Catalog) Lookup(ref string) (*Server, error) {
 	}
 	switch len(cands) {
 	case 0:
-		return nil, &NotFoundError{Ref: ref, Problems: c.problemsFor(ref)}
+		return nil, &NotFoundError{Ref: ref, Problems: c.problemsFor(ref), Names: c.names()}
 	case 1:
 		return cands[0], nil
 	}
@@ -113,6 +116,19 @@ func (c *Catalog) Lookup(ref string) (*Server, error) {
 		return cands[0], nil
 	}
 	return nil, &AmbiguousError{Ref: ref, Candidates: cands}
+}
+
+// names are the names of c's servers, each once, in listing order.
+func (c *Catalog) names() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range c.Servers {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // problemsFor are the warnings that may explain why ref was not found:
