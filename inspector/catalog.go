@@ -249,7 +249,7 @@ func (c *Catalog) Tool(ctx context.Context, name string) (*ToolInfo, error) {
 		return nil, err
 	}
 	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, names, 3),
-		Err: errors.New("tools/list has no tool " + quoteName(name))}
+		Err: &notListedError{list: "tools/list", kind: "tool", name: name}}
 }
 
 func quoteName(s string) string {

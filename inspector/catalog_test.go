@@ -103,6 +103,10 @@ func TestCatalogCachesAndRefreshes(t *testing.T) {
 	if !errors.As(err, &nf) || !cmp.Equal(nf.Suggestions, []string{"echo2"}) {
 		t.Errorf("Tool(ecoh2): %v", err)
 	}
+	// Its text says once that the list lacks it.
+	if want := `tools/list has no tool "ecoh2" (did you mean echo2?)`; err == nil || err.Error() != want {
+		t.Errorf("Tool(ecoh2): %v, want %s", err, want)
+	}
 }
 
 // TestCatalogIncompleteList: a list that stopped early gives completion

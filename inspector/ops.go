@@ -32,15 +32,29 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	msg := e.Err.Error()
+	var nl *notListedError
+	listed := errors.As(e.Err, &nl) // msg says what the server lacks
 	switch {
 	case e.Template:
 		msg += fmt.Sprintf(" (%q is one of the server's resource templates: read a URI made from it, each {variable} replaced by a value)", e.Name)
+	case len(e.Suggestions) > 0 && listed:
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(e.Suggestions, ", "))
 	case len(e.Suggestions) > 0:
 		msg += fmt.Sprintf(" (the server has no %s %q; did you mean %s?)", e.Kind, e.Name, strings.Join(e.Suggestions, ", "))
-	default:
+	case !listed:
 		msg += fmt.Sprintf(" (the server lists no %s %q)", e.Kind, e.Name)
 	}
 	return msg
+}
+
+// notListedError is NotFoundError's Err when mcpx found the name missing
+// from the server's list itself (tools schema, a tool's help), rather
+// than the server refusing a request: its text already says what the
+// server lacks, which NotFoundError then does not say again.
+type notListedError struct{ list, kind, name string }
+
+func (e *notListedError) Error() string {
+	return e.list + " has no " + e.kind + " " + quoteName(e.name)
 }
 
 func (e *NotFoundError) Unwrap() error { return e.Err }
@@ -787,7 +801,7 @@ func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (jso
 	if tool == nil {
 		tools, _ := s.listedTools(ctx)
 		return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: Suggest(name, ItemNames(tools), 3),
-			Err: fmt.Errorf("tools/list has no tool %q", name)}
+			Err: &notListedError{list: "tools/list", kind: "tool", name: name}}
 	}
 	var t struct {
 		InputSchema  json.RawMessage `json:"inputSchema"`
