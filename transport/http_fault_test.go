@@ -953,6 +953,19 @@ func TestConnectionRefused(t *testing.T) {
 	}
 }
 
+// An https:// URL whose server speaks plain HTTP cannot be connected to,
+// as one that does not speak TLS at all (tls.RecordHeaderError) cannot:
+// net/http's own error for it is not a failure of the transport.
+func TestHTTPSToPlainHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	u := "https://" + strings.TrimPrefix(srv.URL, "http://") + "/mcp"
+	_, _, err := dial(t, transport.HTTPOptions{URL: u}, nil)
+	if !errors.Is(err, transport.ErrConnect) || errors.Is(err, transport.ErrTransport) || !strings.Contains(err.Error(), "HTTP response to HTTPS client") {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+}
+
 // Headers, credentials and cookies reach the server; what the observer
 // shows (--wire) has the secrets redacted.
 func TestHeadersAndRedaction(t *testing.T) { synctest.Test(t, testHeadersAndRedaction) }

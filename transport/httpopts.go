@@ -378,6 +378,10 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	return &http.Client{Transport: tr, CheckRedirect: redirects}, tr, nil
 }
 
+// errPlainHTTP is net/http's text for an https:// URL whose server
+// answered the TLS handshake in plain HTTP (an error without a type).
+const errPlainHTTP = "server gave HTTP response to HTTPS client"
+
 // classifyDoError turns an error from http.Client.Do into one that says
 // what went wrong: failures to reach the server wrap ErrConnect (refused,
 // DNS, TLS); everything else wraps ErrTransport. Cancellation is returned
@@ -412,6 +416,10 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 		errors.As(err, &hostErr), errors.As(err, &invalidErr), errors.As(err, &recErr):
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
 	case errors.As(err, &opErr) && opErr.Op == "dial", errors.As(err, &opErr) && opErr.Op == "proxyconnect":
+		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
+	case strings.Contains(err.Error(), errPlainHTTP):
+		// The TLS handshake met a plain HTTP server: net/http says so in
+		// an error of its own, in place of the tls.RecordHeaderError.
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		// net/http's bare "EOF": the connection ended before any response
