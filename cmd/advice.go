@@ -395,6 +395,10 @@ func httpHint(err error, f hintFacts) string {
 			return " (the URL was reached as a legacy HTTP+SSE server, " + f.modeReason + "; for a Streamable HTTP server use --transport http, or auto to find out)"
 		case f.mode == transport.ModeStreamable && he.Method == http.MethodPost && he.Status != http.StatusBadRequest:
 			return " (the URL was reached as a Streamable HTTP server, " + f.modeReason + "; for a legacy HTTP+SSE server use --transport sse, or auto to find out)"
+		case f.mode == transport.ModeAuto && he.Method == http.MethodGet && he.Status == http.StatusNotFound:
+			// Both transports were tried, and the legacy one's GET found
+			// nothing there either: the path is the likelier mistake.
+			return " (nothing answers MCP at that URL's path: check it; a server's endpoint is often /mcp, or /sse for HTTP+SSE)"
 		}
 	}
 	return ""

@@ -182,6 +182,8 @@ func TestHTTPHintTransportAndTLS(t *testing.T) {
 			" (the URL was reached as a Streamable HTTP server, chosen with --transport http; for a legacy HTTP+SSE server use --transport sse, or auto to find out)"},
 		{"streamable's POST: 400 is the server's word on the request", &transport.HTTPError{Method: "POST", Status: 400}, streamable, ""},
 		{"auto tried both", &transport.HTTPError{Method: "GET", Status: 405}, hintFacts{mode: transport.ModeAuto}, ""},
+		{"auto tried both, and found nothing at the path", &transport.HTTPError{Method: "GET", Status: 404}, hintFacts{mode: transport.ModeAuto},
+			" (nothing answers MCP at that URL's path: check it; a server's endpoint is often /mcp, or /sse for HTTP+SSE)"},
 		{"refused by another origin, the bearer token left behind", &transport.UnauthorizedError{Method: "GET", Status: 401, LeftOrigin: true}, hintFacts{bearer: true},
 			" (a redirect led to another origin, which mcpx sends no credentials to; if that is the server's own address, give it as --url)"},
 		{"refused with the bearer token", &transport.UnauthorizedError{Method: "GET", Status: 401}, hintFacts{bearer: true}, " (the server refused the bearer token)"},
