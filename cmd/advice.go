@@ -206,12 +206,13 @@ var adviceTable = []func(error) string{
 		}
 		return " (use --cursor to fetch pages one by one)"
 	},
-	// A message longer than the limit (an SSE field has a cap of its own;
-	// an open session's limit is its own, below).
+	// A message longer than the limit (an SSE field has a cap of its own,
+	// unless the limit is smaller; an open session's limit is its own,
+	// below).
 	func(err error) string {
 		var fe *transport.SSEFieldTooLongError
 		var ae *sessiond.AnswerTooLargeError
-		if !errors.Is(err, transport.ErrFrameTooLarge) || errors.As(err, &fe) || errors.As(err, &ae) {
+		if !errors.Is(err, transport.ErrFrameTooLarge) || (errors.As(err, &fe) && !fe.MessageSize) || errors.As(err, &ae) {
 			return ""
 		}
 		return "; raise the limit with --max-message-size"

@@ -122,6 +122,9 @@ func TestAdvice(t *testing.T) {
 		// An SSE field's cap is not the maximum message size.
 		{"SSE field too long", fmt.Errorf("tools/list: %w", &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}),
 			"tools/list: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},
+		// Unless the maximum message size was the cap.
+		{"SSE field longer than a small maximum message size", fmt.Errorf("tools/list: %w", &transport.SSEFieldTooLongError{Field: "id", Limit: 100, MessageSize: true}),
+			"tools/list: an SSE id field is longer than the maximum message size (100 bytes); raise the limit with --max-message-size"},
 		{"answer in an event with an SSE field too long", fmt.Errorf("tools/list: %w", (&transport.SkippedMessageError{What: "an SSE event", Whole: true, Limit: 1 << 20,
 			Field: &transport.SSEFieldTooLongError{Field: "id", Limit: 4096}})),
 			"tools/list: an SSE event was dropped: an SSE id field is longer than 4 KiB, the most mcpx takes for one"},

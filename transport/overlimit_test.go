@@ -434,6 +434,23 @@ func TestSSEReaderSkipsAnEventWithAFieldTooLong(t *testing.T) {
 	}
 }
 
+// Under a maximum message size smaller than a field's own cap, the limit
+// is the field's cap, and the error says it is the maximum message size
+// (which a larger --max-message-size raises), not the most mcpx takes.
+func TestSSEReaderFieldCapIsASmallLimit(t *testing.T) {
+	input := "id: " + strings.Repeat("i", 40) + "\ndata: {}\n\n"
+	p := newSSEReaderLimit(&chunkReader{data: []byte(input), size: 100}, "", 32)
+	p.skipEvents()
+	_, err := p.Next()
+	var fe *SSEFieldTooLongError
+	if !errors.As(err, &fe) || !fe.MessageSize || fe.Limit != 32 {
+		t.Fatalf("err = %v (%+v), want the id field over the 32-byte limit", err, fe)
+	}
+	if want := "an SSE id field is longer than the maximum message size (32 bytes)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q in it", err, want)
+	}
+}
+
 // A field line that goes on past the limit, in skipEvents mode, is
 // reported as soon as the limit is passed, holding no more than a buffer
 // and the cap of a field, as data over the limit is; it is not waited

@@ -110,7 +110,7 @@ func (p *sseReader) fieldCap() int64 { return min(p.maxField, p.limit) }
 // long, in skipLong mode: its event is dropped at its end.
 func (p *sseReader) dropField() {
 	if p.badField == nil {
-		p.badField = &SSEFieldTooLongError{Field: string(p.name), Limit: p.fieldCap()}
+		p.badField = &SSEFieldTooLongError{Field: string(p.name), Limit: p.fieldCap(), MessageSize: p.limit < p.maxField}
 	}
 	p.field, p.state, p.dropping = fieldOther, lineSkip, true
 	p.value = p.value[:0]
@@ -174,17 +174,23 @@ const maxSSEField = 4 << 10
 const maxEmptyReads = 100
 
 // SSEFieldTooLongError reports an SSE id, event or retry field longer than
-// the parser takes (4 KiB, whatever the maximum message size). It matches
-// ErrFrameTooLarge, so that a stream is not resumed only to be sent the
-// same line again.
+// the parser takes (4 KiB, or the maximum message size when that is
+// smaller). It matches ErrFrameTooLarge, so that a stream is not resumed
+// only to be sent the same line again.
 type SSEFieldTooLongError struct {
 	// Field is "id", "event" or "retry".
 	Field string
 	// Limit is the longest value taken, in bytes.
 	Limit int64
+	// MessageSize is set when Limit is the maximum message size, smaller
+	// than a field's own cap: a larger maximum takes the field.
+	MessageSize bool
 }
 
 func (e *SSEFieldTooLongError) Error() string {
+	if e.MessageSize {
+		return fmt.Sprintf("an SSE %s field is longer than the maximum message size (%s)", e.Field, FormatSize(e.Limit))
+	}
 	return fmt.Sprintf("an SSE %s field is longer than %s, the most mcpx takes for one", e.Field, FormatSize(e.Limit))
 }
 
