@@ -111,7 +111,7 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.Var(newSizeValue(&f.session.maxMessageSize, transport.DefaultMaxMessageSize), "max-message-size",
 		"the largest message mcpx reads from a server, client or trace line (`SIZE`: bytes, or e.g. 100MiB, 256MB, 1G)")
 	fs.DurationVar(&f.session.timeout, "timeout", defaultTimeout, "per-request timeout (`DURATION`, e.g. 30s), reset by progress, stopped while you answer the server (0 disables)")
-	fs.DurationVar(&f.session.maxTimeout, "max-timeout", defaultMaxTimeout, "hard cap (`DURATION`) on a request's time even while progress arrives")
+	fs.DurationVar(&f.session.maxTimeout, "max-timeout", defaultMaxTimeout, "hard cap (`DURATION`) on a request's time even while progress arrives (0 disables)")
 	fs.StringVar(&f.session.protocolVersion, "protocol-version", "", "protocol `VERSION` to offer in initialize (default "+latestVersion()+"), or the stateless version to declare (2026-07-28)")
 	fs.StringVar(&f.session.protocolEra, "protocol-era", "", "protocol `ERA`: legacy (initialize handshake), modern (2026-07-28, stateless) or auto (probe server/discover, then either) (default $MCPX_PROTOCOL_ERA, else legacy)")
 	fs.BoolVar(&f.out.json, "json", false, "print exactly the JSON-RPC result on stdout")
