@@ -510,7 +510,15 @@ func (s *Session) ReadResource(ctx context.Context, uri string, opts ...CallOpti
 
 func (s *Session) explainResource(ctx context.Context, err error, uri string) error {
 	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) || ctx.Err() != nil || (rpcErr.Code != mcp.CodeResourceNotFound && rpcErr.Code != jsonrpc.CodeInvalidParams) {
+	if !errors.As(err, &rpcErr) || ctx.Err() != nil {
+		return err
+	}
+	// A server may refuse a URI it has no resource for with another code
+	// than the spec's (server-everything: -32603 for a template read as it
+	// is listed): such a refusal is explained only when the URI is one of
+	// the templates, which a brace in it makes worth asking.
+	notFound := rpcErr.Code == mcp.CodeResourceNotFound || rpcErr.Code == jsonrpc.CodeInvalidParams
+	if !notFound && !strings.Contains(uri, "{") {
 		return err
 	}
 	list, lerr := s.List(ctx, mcp.MethodResourcesList, nil)
@@ -537,6 +545,9 @@ func (s *Session) explainResource(ctx context.Context, err error, uri string) er
 				}
 			}
 		}
+	}
+	if !notFound {
+		return err
 	}
 	// URIs are not names: no "did you mean" (an edit distance between URIs
 	// says little), only where to look.

@@ -224,6 +224,29 @@ func TestReadResourceTemplateAsURI(t *testing.T) {
 		t.Fatalf("err = %v, want a *NotFoundError for a template", r.err)
 	}
 	srv.quietUntil(mark(t, s))
+
+	// Refused with another code (server-everything's -32603): named as a
+	// template all the same; but a URI no template is stays the server's
+	// error alone.
+	for _, tc := range []struct {
+		uri      string
+		template bool
+	}{{"a://{b}", true}, {"a://{c}", false}} {
+		ch = goOp(func() (json.RawMessage, []string, error) {
+			res, err := s.ReadResource(context.Background(), tc.uri)
+			return res, nil, err
+		})
+		req = srv.nextRequest("resources/read")
+		srv.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"error":{"code":-32603,"message":"Unknown resource"}}`)
+		srv.reply(srv.nextRequest("resources/list"), `{"resources":[]}`)
+		srv.reply(srv.nextRequest("resources/templates/list"), `{"resourceTemplates":[{"name":"b","uriTemplate":"a://{b}"}]}`)
+		r = opDone(t, ch)
+		nf = nil
+		if errors.As(r.err, &nf) != tc.template || (tc.template && !nf.Template) {
+			t.Errorf("%s refused with -32603: err = %v, want a template's *NotFoundError: %v", tc.uri, r.err, tc.template)
+		}
+		srv.quietUntil(mark(t, s))
+	}
 }
 
 func TestPrepareToolArgumentsValidates(t *testing.T) {
