@@ -260,7 +260,12 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	senv.OnWait = func(path string) {
 		e.console().Note(tui.EscapeLine(fmt.Sprintf("waiting for the named pipe %s to be written (by a secret manager?); Ctrl-C stops", path)))
 	}
-	l, err := servers.Resolve(ctx, senv, s, e.askInput(d.named.inputs))
+	asked := map[string]bool{}
+	ask := e.askInput(d.named.inputs)
+	l, err := servers.Resolve(ctx, senv, s, func(ctx context.Context, in servers.Input) (string, error) {
+		asked[in.ID] = true
+		return ask(ctx, in)
+	})
 	if err != nil {
 		var mi *servers.MissingInputError
 		var uv *servers.UnsetVariableError
@@ -272,6 +277,17 @@ func (e *env) resolveServer(ctx context.Context, d connDesc, senv *servers.Env, 
 	}
 	for _, w := range l.Warnings {
 		e.console().Warn(w.String())
+	}
+	// A flag is never ignored without a word: --input of an ID the entry
+	// does not use (a typo, or another server's) is said so.
+	for _, id := range slices.Sorted(maps.Keys(d.named.inputs)) {
+		if !asked[id] {
+			used := "uses no ${input:…}"
+			if len(asked) > 0 {
+				used = "uses only " + strings.Join(slices.Sorted(maps.Keys(asked)), ", ")
+			}
+			e.console().Warn(tui.EscapeLine(fmt.Sprintf("--input %s: server %s does not use ${input:%s} (it %s); ignored", id, s.Ref(), id, used)))
+		}
 	}
 	// The entry's timeout (the application gives a slow server that
 	// long), unless the flags set one.
