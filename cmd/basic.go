@@ -120,10 +120,30 @@ func (e *env) emit(c *client, raw json.RawMessage, human func()) {
 }
 
 func wantArgs(c *cobra.Command, own []string, min, max int) error {
-	if len(own) < min || (max >= 0 && len(own) > max) {
-		return &usageError{err: &strayArgsError{err: fmt.Errorf("%s: wrong number of arguments; usage: %s", c.CommandPath(), c.UseLine())}}
+	if len(own) >= min && (max < 0 || len(own) <= max) {
+		return nil
 	}
-	return nil
+	// Which: the first argument missing, as the usage line names it
+	// (mcpx tools call: NAME), or the first one too many.
+	var which string
+	switch words := strings.Fields(c.Use)[1:]; {
+	case len(own) < min && len(own) < len(words) && placeholder(words[len(own)]):
+		which = ": " + strings.TrimSuffix(words[len(own)], "...") + " is missing"
+	case len(own) < min:
+	case max == 0:
+		which = ": it takes none, but was given " + transport.QuoteExcerpt(own[0])
+	default:
+		which = fmt.Sprintf(": %s is one too many", transport.QuoteExcerpt(own[max]))
+	}
+	return &usageError{err: &strayArgsError{err: fmt.Errorf("%s: wrong number of arguments%s; usage: %s", c.CommandPath(), which, c.UseLine())}}
+}
+
+// placeholder reports whether w, a word of a usage line, stands for one
+// argument: NAME, URI, FILE... (not [optional ones], (--a | --b) or a
+// flag).
+func placeholder(w string) bool {
+	w = strings.TrimSuffix(w, "...")
+	return w != "" && strings.ToUpper(w) == w && !strings.ContainsAny(w, "[]()|-=")
 }
 
 // stdin is what @- reads: standard input, except in the REPL, which

@@ -406,3 +406,18 @@ func TestServerCommandDashProgram(t *testing.T) {
 		t.Errorf("mcpx ping -- -server (a program): exit %d, stderr %q; want %d (it was started)", r.code, r.stderr, ExitConnect)
 	}
 }
+
+// A missing or extra argument is named: the usage line's word for the
+// first one missing, or the first one too many.
+func TestWrongNumberOfArgumentsNamesWhich(t *testing.T) {
+	t.Parallel()
+	checkUsageCases(t, []usageCase{
+		{withServer("tools", "call"), `mcpx tools call: wrong number of arguments: NAME is missing; usage: mcpx tools call NAME [key=value ...] [flags] -- <server command> (see mcpx tools call --help)`},
+		{withServer("resources", "read"), `mcpx resources read: wrong number of arguments: URI is missing; usage: `},
+		{[]string{"trace", "diff", "old.jsonl"}, `mcpx trace diff: wrong number of arguments: NEW is missing; usage: `},
+		{withServer("tools", "list", "extra"), `mcpx tools list: wrong number of arguments: it takes none, but was given "extra"; usage: mcpx tools list [flags] -- <server command>`},
+		{withServer("tools", "schema", "a", "b"), `mcpx tools schema: wrong number of arguments: "b" is one too many; usage: `},
+		// A usage line without a word for it: the count alone.
+		{withServer("complete"), `mcpx complete: wrong number of arguments; usage: `},
+	})
+}
