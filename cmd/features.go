@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -366,6 +367,24 @@ func (o *toolsCallOptions) liveHelp(c *cobra.Command) bool {
 	return true
 }
 
+// outputClash refuses -o naming a file another flag writes (see README,
+// "Output files": one file for two things): the --record trace, which
+// the contents would replace, or the --server-stderr file, whose lines
+// appended before -o replaces it would be lost, and those after go to
+// the file replaced. A device (/dev/null) takes both.
+func (e *env) outputClash(output string) error {
+	if sameFile(output, e.cfg.conn.rec.file) {
+		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", output)
+	}
+	if se := e.cfg.conn.stdio.stderr; se != "show" && se != "hide" && sameFile(output, se) {
+		if fi, err := os.Stat(output); err == nil && !fi.Mode().IsRegular() {
+			return nil
+		}
+		return usageErrorf("-o and --server-stderr both write to %s: the contents would replace the server's stderr lines; give each its own file", output)
+	}
+	return nil
+}
+
 func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server []string) error {
 	if o.output == "-" && o.e.cfg.out.json {
 		return usageErrorf("-o - and --json both write to stdout; choose one")
@@ -373,8 +392,8 @@ func (o *toolsCallOptions) run(ctx context.Context, name string, pairs, server [
 	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
 	}
-	if sameFile(o.output, o.e.cfg.conn.rec.file) {
-		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", o.output)
+	if err := o.e.outputClash(o.output); err != nil {
+		return err
 	}
 	var base json.RawMessage
 	if o.args != "" {
@@ -619,8 +638,8 @@ func (o *resourcesReadOptions) run(ctx context.Context, uri string, pairs, serve
 	if o.output == "-" && o.e.ios.OutTTY {
 		return usageErrorf("-o - would write raw contents to the terminal; redirect stdout or give a file name")
 	}
-	if sameFile(o.output, o.e.cfg.conn.rec.file) {
-		return usageErrorf("-o and --record both write to %s: the contents would replace the trace; give each its own file", o.output)
+	if err := o.e.outputClash(o.output); err != nil {
+		return err
 	}
 	return o.e.withClient(ctx, server, func(c *client) error {
 		if len(unset) > 0 {
