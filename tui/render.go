@@ -230,11 +230,19 @@ func (p *Printer) Info(info *inspector.ServerInfo, transport string) {
 	if err != nil || len(caps.Keys()) == 0 {
 		fmt.Fprintln(p.w, "  (none)")
 	} else {
-		tw = NewColumns(p.w)
+		var b strings.Builder
+		tw = NewColumns(&b)
 		for _, k := range caps.Keys() {
 			fmt.Fprintf(tw, "  %s\t%s\n", p.st.key(EscapeLine(k)), EscapeLine(strings.Join(inspector.CapabilityNames(caps.Get(k)), ", ")))
 		}
 		tw.Flush()
+		// A capability without features (logging: {}) has an empty last
+		// cell: its line would end in the padding.
+		for _, l := range strings.SplitAfter(b.String(), "\n") {
+			if l != "" {
+				fmt.Fprintln(p.w, strings.TrimRight(strings.TrimSuffix(l, "\n"), " "))
+			}
+		}
 	}
 	if info.Instructions != "" {
 		fmt.Fprintln(p.w, p.st.head("Instructions:"))
@@ -351,6 +359,10 @@ func CacheHint(raw json.RawMessage, all bool) string {
 // is prose, which the terminal broke mid-word.
 func (p *Printer) indented(text, indent string) {
 	for _, line := range strings.Split(strings.TrimRight(Escape(text), "\n"), "\n") {
+		if line == "" {
+			fmt.Fprintln(p.w) // not the indent alone: no line ends in spaces
+			continue
+		}
 		fmt.Fprintln(p.w, WrapText(indent+line, p.width))
 	}
 }

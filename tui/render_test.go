@@ -225,10 +225,20 @@ func TestInfoRendering(t *testing.T) {
 		ProtocolVersion: "2025-06-18",
 		Implementation:  inspector.Implementation{Name: "srv\x1b[1m", Version: "2.0", Title: "Nice"},
 		Capabilities:    json.RawMessage(`{"tools":{"listChanged":true},"logging":{},"prompts":{"listChanged":false},"experimental":{"x":{"y":1}}}`),
-		Instructions:    "Line one.\n\x1b[31mLine two.",
+		Instructions:    "Line one.\n\n\x1b[31mLine two.",
 	}
 	out := printed(func(p *Printer) { p.Info(info, "stdio: srv") })
 	assertTerminalSafe(t, out)
+	// A capability without features (logging) and an empty line of the
+	// instructions end without the padding or the indent.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("a line ends in spaces: %q", line)
+		}
+	}
+	if !strings.Contains(out, "\n  logging\n") || !strings.Contains(out, "  Line one.\n\n  ") {
+		t.Errorf("info output:\n%s", out)
+	}
 	if !containsAll(out, `srv\x1b[1m 2.0 (Nice)`, "2025-06-18", "stdio: srv", "listChanged", "logging", "experimental", "x.y=1", "  Line one.\n", `\x1b[31mLine two.`) {
 		t.Errorf("info output:\n%s", out)
 	}
