@@ -33,6 +33,10 @@ var adviceTable = []func(error) string{
 			// Other: both eras were tried; neither flag helps.
 			return ""
 		}
+		var ve *versionEraError
+		if errors.As(err, &ve) {
+			return ve.advice()
+		}
 		return ": use --protocol-era " + e.Looks + " (or auto)"
 	},
 	// The auto era's probe failed in a way that says nothing of the era.
@@ -47,6 +51,10 @@ var adviceTable = []func(error) string{
 		var e *inspector.UnsupportedVersionError
 		if !errors.As(err, &e) || !e.HandshakeEra() {
 			return ""
+		}
+		var ve *versionEraError
+		if errors.As(err, &ve) {
+			return ve.advice()
 		}
 		return ": use --protocol-era legacy (or auto)"
 	},
@@ -278,6 +286,46 @@ var adviceTable = []func(error) string{
 		}
 		return ""
 	},
+}
+
+// versionEraError marks an *inspector.EraError of a session that offered
+// --protocol-version version, a version of the era that failed: the
+// advice to use the other era must say to leave the version out, or
+// following it is a usage error.
+type versionEraError struct {
+	err     error
+	version string
+	looks   string // the era the server looks like it speaks
+}
+
+func (e *versionEraError) Error() string { return e.err.Error() }
+func (e *versionEraError) Unwrap() error { return e.err }
+
+// advice is the era's advice: --protocol-era LOOKS with the version given
+// is refused as a contradiction, so the version goes too.
+func (e *versionEraError) advice() string {
+	return ": use --protocol-era " + e.looks + " without --protocol-version " + e.version + ", a version of the other era (or --protocol-era auto)"
+}
+
+// markVersionEra returns err marked as a versionEraError when it says the
+// server speaks another era (an *inspector.EraError, or an
+// *inspector.UnsupportedVersionError naming handshake-era versions only)
+// than that of version, given with --protocol-version.
+func markVersionEra(err error, version string) error {
+	var ee *inspector.EraError
+	var ue *inspector.UnsupportedVersionError
+	looks := ""
+	switch {
+	case version == "":
+	case errors.As(err, &ee) && ee.Other == nil:
+		looks = ee.Looks
+	case errors.As(err, &ue) && ue.HandshakeEra():
+		looks = eraLegacy
+	}
+	if era := inspector.VersionEra(version); looks == "" || era == "" || era == looks {
+		return err
+	}
+	return &versionEraError{err: err, version: version, looks: looks}
 }
 
 // advice returns what the person can do about err on mcpx's command line,

@@ -57,6 +57,16 @@ func TestAdvice(t *testing.T) {
 			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern (or auto)"},
 		{"era: legacy", &inspector.EraError{Looks: "legacy", Err: errors.New("server/discover: boom")},
 			"server/discover: boom; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)"},
+		// The era came from --protocol-version: --protocol-era legacy with
+		// it is refused, so the advice leaves it out.
+		{"era: legacy, chosen by the version", markVersionEra(&inspector.EraError{Looks: "legacy", Err: errors.New("server/discover: boom")}, "2026-07-28"),
+			"server/discover: boom; the server looks like a handshake-era (initialize) server: use --protocol-era legacy without --protocol-version 2026-07-28, a version of the other era (or --protocol-era auto)"},
+		{"era: modern, a handshake-era version offered", markVersionEra(fmt.Errorf("initialize: %w", &inspector.EraError{Looks: "modern", Err: rpc}), "2025-06-18"),
+			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server: use --protocol-era modern without --protocol-version 2025-06-18, a version of the other era (or --protocol-era auto)"},
+		// A version of the era the server speaks, or one mcpx does not
+		// know, changes nothing.
+		{"era: legacy, a version of its era", markVersionEra(&inspector.EraError{Looks: "legacy", Err: errors.New("server/discover: boom")}, "2025-06-18"),
+			"server/discover: boom; the server looks like a handshake-era (initialize) server: use --protocol-era legacy (or auto)"},
 		{"both eras fail: nothing to add", fmt.Errorf("initialize: %w", &inspector.EraError{Looks: "modern", Err: rpc, Other: errors.New("server/discover: not a DiscoverResult")}),
 			"initialize: server error -32601 (method not found): Method not found; the server looks like a 2026-07-28 (stateless) server, but that era fails too: server/discover: not a DiscoverResult"},
 		{"no string version: nothing to add", fmt.Errorf("initialize: %w", &inspector.VersionError{Offered: "2025-11-25", Invalid: "null"}),

@@ -452,7 +452,7 @@ func (k *connector) connect(ctx context.Context, d *connDesc, out output, a atta
 		keepTrace(c.console, rec, d.rec, err)
 		conn.Close()
 		c.closeAfter()
-		return nil, err
+		return nil, markVersionEra(err, d.session.protocolVersion)
 	}
 	c.sess = sess
 	c.conn = nil
