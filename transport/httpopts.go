@@ -378,10 +378,6 @@ func newHTTPClient(o HTTPOptions) (c *http.Client, own *http.Transport, err erro
 	return &http.Client{Transport: tr, CheckRedirect: redirects}, tr, nil
 }
 
-// errPlainHTTP is net/http's text for an https:// URL whose server
-// answered the TLS handshake in plain HTTP (an error without a type).
-const errPlainHTTP = "server gave HTTP response to HTTPS client"
-
 // classifyDoError turns an error from http.Client.Do into one that says
 // what went wrong: failures to reach the server wrap ErrConnect (refused,
 // DNS, TLS); everything else wraps ErrTransport. Cancellation is returned
@@ -417,7 +413,7 @@ func classifyDoError(ctx context.Context, method, u string, err error) error {
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
 	case errors.As(err, &opErr) && opErr.Op == "dial", errors.As(err, &opErr) && opErr.Op == "proxyconnect":
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
-	case strings.Contains(err.Error(), errPlainHTTP):
+	case errors.Is(err, http.ErrSchemeMismatch):
 		// The TLS handshake met a plain HTTP server: net/http says so in
 		// an error of its own, in place of the tls.RecordHeaderError.
 		return fmt.Errorf("%w: %s %s: %w", ErrConnect, method, u, err)
