@@ -659,7 +659,10 @@ func outOfRange(value string, asWritten bool) (json.RawMessage, error) {
 // Suggest returns the candidates closest to name (by edit distance, or
 // sharing a prefix or substring), best first, at most n, each once. An
 // empty candidate (a nameless tool in a server's list) is never one: the
-// empty string is in every name.
+// empty string is in every name. When one is a single edit away (get_sum
+// for get-sum: the likely typo), those further away are left out: that
+// get-summ shares "get" with get-env says nothing, and listed beside the
+// typo's fix it was noise.
 func Suggest(name string, candidates []string, n int) []string {
 	type scored struct {
 		s string
@@ -679,7 +682,12 @@ func Suggest(name string, candidates []string, n int) []string {
 		lc := strings.ToLower(c)
 		d := editDistance(lname, lc)
 		limit := max(2, len(name)/3)
-		if strings.Contains(lc, lname) || strings.Contains(lname, lc) || strings.HasPrefix(lc, lname[:min(len(lname), 3)]) {
+		switch {
+		case strings.Contains(lc, lname) || strings.Contains(lname, lc):
+			// A part of the name (get-ann for get-annotated-message) is as
+			// near as a typo.
+			d = min(d, 1)
+		case strings.HasPrefix(lc, lname[:min(len(lname), 3)]):
 			d = min(d, limit)
 		}
 		if d <= limit {
@@ -688,7 +696,7 @@ func Suggest(name string, candidates []string, n int) []string {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].d < out[j].d })
 	var names []string
-	for i := 0; i < len(out) && i < n; i++ {
+	for i := 0; i < len(out) && i < n && (out[0].d > 1 || out[i].d == out[0].d); i++ {
 		names = append(names, out[i].s)
 	}
 	return names

@@ -422,7 +422,11 @@ func TestSuggest(t *testing.T) {
 		want []string
 		from []string // instead of candidates
 	}{
-		{"get_sum", 3, []string{"get-sum", "getTinyImage"}, nil},
+		// One edit away: the typo's fix alone, not what shares a prefix.
+		{"get_sum", 3, []string{"get-sum"}, nil},
+		{"get-summ", 3, []string{"get-sum"}, []string{"get-sum", "get-annotated-message", "get-env"}},
+		{"get-ann", 3, []string{"get-annotated-message"}, []string{"get-sum", "get-annotated-message", "get-env"}},
+		{"get-x", 3, []string{"get-sum", "get-annotated-message", "get-env"}, []string{"get-sum", "get-annotated-message", "get-env"}},
 		{"ecoh", 3, []string{"echo"}, nil},
 		{"ECHO", 3, []string{"echo"}, nil},
 		{"long", 3, []string{"longRunningOperation"}, nil},
