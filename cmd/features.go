@@ -241,7 +241,8 @@ func (o *toolsSchemaOptions) run(ctx context.Context, name string, server []stri
 	return o.e.withClient(ctx, server, func(c *client) error {
 		schema, err := c.sess.ToolSchema(ctx, name, o.output)
 		var nf *inspector.NotFoundError
-		if errorsAs(err, &nf) {
+		var ns *inspector.NoSchemaError
+		if errorsAs(err, &nf) || errorsAs(err, &ns) {
 			return &usageError{err: err}
 		}
 		if err != nil {

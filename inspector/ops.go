@@ -826,7 +826,21 @@ func (s *Session) ToolSchema(ctx context.Context, name string, output bool) (jso
 		schema, which = t.OutputSchema, "outputSchema"
 	}
 	if len(schema) == 0 {
-		return nil, fmt.Errorf("tool %q has no %s", name, which)
+		return nil, &NoSchemaError{Tool: name, Which: which}
 	}
 	return schema, nil
+}
+
+// NoSchemaError reports a tool that tools/list gave no schema of the kind
+// asked for: an outputSchema is optional (spec 2025-06-18 and later:
+// server/tools, "Output Schema"), an inputSchema required, but a server
+// may still leave it out. It is what was asked for that is not there,
+// as with a tool not listed (NotFoundError), not a failure of mcpx.
+type NoSchemaError struct {
+	Tool  string
+	Which string // "inputSchema" or "outputSchema"
+}
+
+func (e *NoSchemaError) Error() string {
+	return fmt.Sprintf("tool %s has no %s in tools/list", quoteName(e.Tool), e.Which)
 }
