@@ -630,7 +630,9 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 	})
 	if err != nil {
 		tc.Close()
-		return stopped(err)
+		// (The era advice says to leave out a --protocol-version of the
+		// other era, as the one-shot connector's does.)
+		return stopped(markVersionEra(err, conn.session.protocolVersion))
 	}
 	c.sess, c.conn = sess, nil
 	if dsc, ok := tc.(transport.Describer); ok {
