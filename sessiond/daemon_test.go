@@ -1324,6 +1324,28 @@ func TestDirNamesTheRuntimeDirectory(t *testing.T) {
 	}
 }
 
+// A relative $TMPDIR (os.TempDir returns it as it is on Unix) is not
+// where sessions go: each working directory would have its own, and a
+// session opened in one was not found from another.
+func TestDirIgnoresRelativeTMPDIR(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the temp directory is the system's on Windows")
+	}
+	t.Setenv("TMPDIR", "rel")
+	dir, err := Dir(func(k string) string {
+		if k == "TMPDIR" {
+			return "rel"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("Dir with TMPDIR=rel: %v", err)
+	}
+	if want := filepath.Join("/tmp", "mcpx-"+userTag()); dir != want {
+		t.Errorf("Dir with TMPDIR=rel = %q, want %q", dir, want)
+	}
+}
+
 // A directory that cannot be made, or that another user took first, is
 // reported with what chose it and how to choose another: the error named
 // $XDG_RUNTIME_DIR without saying what to do, and a temp directory

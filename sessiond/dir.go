@@ -60,6 +60,12 @@ func Dir(getenv func(string) string) (string, error) {
 		tmp := getenv("TMPDIR")
 		if tmp == "" || !filepath.IsAbs(tmp) {
 			tmp = os.TempDir()
+			if !filepath.IsAbs(tmp) {
+				// On Unix os.TempDir is $TMPDIR as it is: a relative one
+				// gave every working directory sessions of its own, and
+				// mcpx @NAME elsewhere did not find the session.
+				tmp = "/tmp"
+			}
 		}
 		dir, from = filepath.Join(tmp, "mcpx-"+userTag()), " (in the temp directory, "+tmp+")"
 		fix = "set XDG_RUNTIME_DIR (or TMPDIR) to a directory of yours that exists"
