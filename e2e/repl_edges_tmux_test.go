@@ -261,6 +261,18 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 	testwait.For(t, "the flags", func() bool { return strings.Contains(pane(), "--json") })
 	waitCursor("after the list", "24,0")
 
+	// An emoji of a joiner (👩 ZWJ 💻) is drawn in two columns: the
+	// cursor goes back over it as over one character (readline counted
+	// four columns and put it two right of x).
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "echo 👩\u200d💻x")
+	waitCursor("after the joined emoji", "14,0")
+	tm.keys("Left")
+	waitCursor("on the x after the joined emoji", "13,0")
+	tm.keys("-l", "Q")
+	testwait.For(t, "Q after the joined emoji", func() bool { return strings.HasPrefix(pane(), "mcpx> echo 👩\u200d💻Qx") })
+	waitCursor("after Q", "14,0")
+
 	// A line of emoji over three rows, edited at its beginning, is drawn
 	// once.
 	tm.keys("C-e", "C-u", "C-l")

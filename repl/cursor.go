@@ -158,25 +158,27 @@ type cell struct{ row, col int }
 
 // layout places the characters of a line drawn from the first column of
 // a row of width columns, as the terminal does: colour codes take no
-// room, and a character wider than what is left of a row begins the next.
-// It returns where each character begins, and where the line ends (its
-// column is width when the line fills its last row).
+// room, a character is what the terminal draws as one (tui.ClusterAt: an
+// emoji of several runes, 👩‍💻 or 1️⃣, is one of two columns), and a
+// character wider than what is left of a row begins the next. It returns
+// where each rune begins, as readline counts them back, a rune inside a
+// character where the character does (the cursor can stand only on it),
+// and where the line ends (its column is width when the line fills its
+// last row).
 func layout(line []byte, width int) (starts []cell, row, col int) {
-	for i := 0; i < len(line); {
-		if line[i] == 0x1b {
+	s := string(line)
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
 			i += escapeLen(line[i:])
 			continue
 		}
-		w, size := 1, 1
-		if line[i] >= utf8.RuneSelf {
-			var r rune
-			r, size = utf8.DecodeRune(line[i:])
-			w = tui.DisplayWidth(string(r))
-		}
+		size, w := tui.ClusterAt(s[i:])
 		if w > 0 && col+w > width {
 			row, col = row+1, 0
 		}
-		starts = append(starts, cell{row, col})
+		for range utf8.RuneCountInString(s[i : i+size]) {
+			starts = append(starts, cell{row, col})
+		}
 		col += w
 		i += size
 	}

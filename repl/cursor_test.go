@@ -81,6 +81,29 @@ func TestCursorWriter(t *testing.T) {
 		writes: []string{"\x1b[1m> \x1b[0m日本\b"},
 		want:   "\x1b[1m> \x1b[0m日本\r\x1b[4C",
 	}, {
+		// A keycap is a digit, U+FE0F and U+20E3, drawn in two columns.
+		name:   "a keycap: two columns",
+		writes: []string{"> 1\ufe0f\u20e3x\b"},
+		want:   "> 1\ufe0f\u20e3x\r\x1b[4C",
+	}, {
+		name:   "an emoji of a joiner: two columns",
+		writes: []string{"> 👩\u200d💻x\b"},
+		want:   "> 👩\u200d💻x\r\x1b[4C",
+	}, {
+		// readline's cursor moves a rune at a time: inside an emoji
+		// it is drawn on the emoji.
+		name:   "a backspace into an emoji: the cursor on it",
+		writes: []string{"> 👩\u200d💻x\b\b"},
+		want:   "> 👩\u200d💻x\r\x1b[2C",
+	}, {
+		name:   "an emoji of a joiner that does not fit goes whole to the next row",
+		writes: []string{"> abcdefg👩\u200d💻\b"},
+		want:   "> abcdefg👩\u200d💻\r",
+	}, {
+		name:   "a line that fills its row with a keycap",
+		writes: []string{"> abcdef#\ufe0f\u20e3"},
+		want:   "> abcdef#\ufe0f\u20e3 \b",
+	}, {
 		name:   "more backspaces than characters: as it was",
 		writes: []string{"> a\b\b\b\b"},
 		want:   "> a\b\b\b\b",

@@ -85,8 +85,8 @@ func escape(s string, keepNL, name bool) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if name && isPictograph(r) {
 			// An emoji is kept whole, with the joiners that join it
-			// (clusterAt), which are escaped anywhere else in a name.
-			size, _ = clusterAt(s[i:])
+			// (ClusterAt), which are escaped anywhere else in a name.
+			size, _ = ClusterAt(s[i:])
 			b = append(b, s[i:i+size]...)
 		} else {
 			b = appendEscapedRune(b, r, []byte(s[i:i+size]), keepNL, name)
@@ -152,7 +152,7 @@ func isNameOnly(r rune) bool { return isDirectionMark(r) || isBlankInName(r) || 
 // Persian and the Indic scripts join or part letters with them). In a name
 // they show as nothing between two letters, so that "ec\u200dho" reads as
 // "echo", another tool; only a joiner that joins two pictographs into one
-// emoji (clusterAt) is kept there, and the non-joiner is escaped always —
+// emoji (ClusterAt) is kept there, and the non-joiner is escaped always —
 // a name's letters that look alike with and without one cannot be told
 // apart (escaping one costs a name in Persian its look, not its reading).
 func isJoiner(r rune) bool { return r == 0x200c || r == 0x200d }

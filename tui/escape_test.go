@@ -161,7 +161,7 @@ func TestEscapeName(t *testing.T) {
 		{"echo\U000e0041", "echo\U000e0041", `echo\U000e0041`},
 		{"❤\ufe0f", "❤\ufe0f", "❤\ufe0f"},
 		// A joiner between letters joins nothing and shows as nothing;
-		// one inside an emoji (clusterAt) joins it into one picture.
+		// one inside an emoji (ClusterAt) joins it into one picture.
 		{"ec\u200dho", "ec\u200dho", `ec\u200dho`},
 		{"ec\u200cho", "ec\u200cho", `ec\u200cho`},
 		{"名\u200d前", "名\u200d前", `名\u200d前`},
@@ -197,7 +197,7 @@ func TestEscapeName(t *testing.T) {
 // FuzzEscapeName escapes arbitrary names: what EscapeName prints is valid
 // UTF-8 with no control character, and holds a character that disguises
 // a name (DisguisesName) only as a joiner inside an emoji, where it joins
-// two pictographs into one picture (clusterAt), never a letter; and
+// two pictographs into one picture (ClusterAt), never a letter; and
 // NameDisguised says whether it escaped anything.
 func FuzzEscapeName(f *testing.F) {
 	for _, s := range []string{
@@ -216,7 +216,7 @@ func FuzzEscapeName(f *testing.F) {
 			t.Fatalf("EscapeName(%q) = %q: invalid UTF-8", s, out)
 		}
 		for i := 0; i < len(out); {
-			size, _ := clusterAt(out[i:])
+			size, _ := ClusterAt(out[i:])
 			c := out[i : i+size]
 			for j, r := range c {
 				if unicode.IsControl(r) || DisguisesName(r) && !(r == 0x200d && j > 0 && j+utf8.RuneLen(r) < len(c)) {

@@ -13,7 +13,7 @@ import (
 // DisplayWidth returns the number of terminal columns s takes: East Asian
 // wide and fullwidth characters take two, combining marks and format
 // characters none, every other character one, and an emoji drawn as one
-// picture two (see clusterAt). s is text as mcpx prints it
+// picture two (see ClusterAt). s is text as mcpx prints it
 // (escaped: no control characters), without colour codes — colour is added
 // after a table is laid out, so it never counts as width.
 func DisplayWidth(s string) int {
@@ -26,14 +26,14 @@ func DisplayWidth(s string) int {
 			i++
 			continue
 		}
-		size, w := clusterAt(s[i:])
+		size, w := ClusterAt(s[i:])
 		n += w
 		i += size
 	}
 	return n
 }
 
-// clusterAt returns the length in bytes of the character at the start of
+// ClusterAt returns the length in bytes of the character at the start of
 // s as a terminal draws it, and the columns it takes: a rune, and for an
 // emoji what makes one picture of it, drawn in two columns: the
 // pictograph after a zero-width joiner (U+200D: 👩‍💻 is 👩 ZWJ 💻), a skin
@@ -48,8 +48,10 @@ func DisplayWidth(s string) int {
 // letters, wide ones too (名‍前), it joins nothing, and the letters are
 // drawn as they are. (A combining mark after a rune is a character of its
 // own here, of no column: a cut before it is a cut that fits, never
-// made.)
-func clusterAt(s string) (size, w int) {
+// made.) It is exported for the REPL, which lays out the line being typed
+// by the same characters as mcpx's output, to put the cursor where the
+// terminal draws it.
+func ClusterAt(s string) (size, w int) {
 	r, size := utf8.DecodeRuneInString(s)
 	if r < utf8.RuneSelf {
 		if n := keycapLen(s); n > 0 {
@@ -155,13 +157,13 @@ func TruncateWidth(s string, w int) string {
 }
 
 // prefixWidth returns the longest prefix of s that takes at most w
-// columns, never cutting a character (clusterAt).
+// columns, never cutting a character (ClusterAt).
 func prefixWidth(s string, w int) string {
 	used := 0
 	for i := 0; i < len(s); {
 		size, cw := 1, 1
 		if s[i] >= utf8.RuneSelf || i+1 < len(s) && s[i+1] >= utf8.RuneSelf {
-			size, cw = clusterAt(s[i:])
+			size, cw = ClusterAt(s[i:])
 		}
 		if used+cw > w {
 			return s[:i]
@@ -381,7 +383,7 @@ func (c cell) split(w int) (head, rest cell) {
 			p = p[:j+1] // after a separator of the name's parts
 		}
 		if p == "" && len(head) == 0 {
-			size, _ := clusterAt(s.text)
+			size, _ := ClusterAt(s.text)
 			p = s.text[:size] // one character, however wide
 		}
 		if p != "" {

@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzDisplayWidth measures and cuts arbitrary text (emoji sequences,
-// joiners, selectors, flags, invalid UTF-8) by characters (clusterAt):
+// joiners, selectors, flags, invalid UTF-8) by characters (ClusterAt):
 // each is at least one rune and at most two columns, the text's width is
 // theirs summed, and a cut to w columns falls between two of them, takes
 // at most w columns, and leaves out only what would not fit.
@@ -23,12 +23,12 @@ func FuzzDisplayWidth(f *testing.F) {
 		w %= 40
 		sum := 0
 		for i := 0; i < len(s); {
-			size, cw := clusterAt(s[i:])
+			size, cw := ClusterAt(s[i:])
 			if size <= 0 || i+size > len(s) || cw < 0 || cw > 2 {
-				t.Fatalf("clusterAt(%q) = %d bytes, %d columns", s[i:], size, cw)
+				t.Fatalf("ClusterAt(%q) = %d bytes, %d columns", s[i:], size, cw)
 			}
 			if i+size < len(s) && !utf8.RuneStart(s[i+size]) && utf8.ValidString(s) {
-				t.Fatalf("clusterAt(%q) = %d bytes: inside a rune", s[i:], size)
+				t.Fatalf("ClusterAt(%q) = %d bytes: inside a rune", s[i:], size)
 			}
 			sum += cw
 			i += size
@@ -48,7 +48,7 @@ func FuzzDisplayWidth(f *testing.F) {
 			t.Fatalf("prefixWidth(%q, %d) = %q cuts a character", s, w, p)
 		}
 		if rest != "" {
-			if _, cw := clusterAt(rest); DisplayWidth(p)+cw <= w {
+			if _, cw := ClusterAt(rest); DisplayWidth(p)+cw <= w {
 				t.Fatalf("prefixWidth(%q, %d) = %q leaves out %q, which fits", s, w, p, rest)
 			}
 		}

@@ -196,7 +196,7 @@ func expandTabs(line string) string {
 			i++
 			continue
 		}
-		size, w := clusterAt(line[i:])
+		size, w := ClusterAt(line[i:])
 		col += w
 		b.WriteString(line[i : i+size])
 		i += size
@@ -216,7 +216,7 @@ func textWidth(s string) int {
 			i += e
 			continue
 		}
-		size, w := clusterAt(s[i:])
+		size, w := ClusterAt(s[i:])
 		n += w
 		i += size
 	}
@@ -232,7 +232,7 @@ func prefixText(s string, w int) string {
 			i += e
 			continue
 		}
-		size, rw := clusterAt(s[i:])
+		size, rw := ClusterAt(s[i:])
 		if used+rw > w {
 			return s[:i]
 		}
@@ -242,7 +242,7 @@ func prefixText(s string, w int) string {
 	return s
 }
 
-// firstChar returns the first character of s (clusterAt) with the escape
+// firstChar returns the first character of s (ClusterAt) with the escape
 // sequences before it.
 func firstChar(s string) string {
 	i := 0
@@ -253,6 +253,6 @@ func firstChar(s string) string {
 		}
 		i += e
 	}
-	size, _ := clusterAt(s[i:])
+	size, _ := ClusterAt(s[i:])
 	return s[:i+size]
 }
