@@ -53,7 +53,7 @@ read; skills check reads them, skills pull writes them.`,
 				}
 				e.emit(cl, res.Raw, func() {
 					if res.Skill != nil {
-						cl.out.Skill(res.Skill)
+						cl.out.WithWidth(e.ios.outWidth()).Skill(res.Skill)
 					}
 				})
 				if res.Skill != nil {
