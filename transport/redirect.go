@@ -42,7 +42,8 @@ type sameOriginKey struct{}
 // sameOriginOnly returns ctx marking the requests made with it as ones
 // whose redirects may not leave the origin of the first request (see
 // RedirectPolicy), why being the reason the refusal gives: a stream of
-// the server's messages, which another origin must not speak for.
+// the server's messages, which another origin must not speak for, or the
+// end of a session, which another origin does not have.
 func sameOriginOnly(ctx context.Context, why string) context.Context {
 	return context.WithValue(ctx, sameOriginKey{}, why)
 }
@@ -89,7 +90,8 @@ var redirectHeaders = []string{"Accept", "Accept-Language", "User-Agent", "Mcp-P
 //     MCP message, the OAuth request), whose answer is no response to it;
 //   - a redirect to another origin of a request that must stay on its
 //     own (a Streamable HTTP GET stream, whose events are taken for the
-//     server's: see sameOriginOnly) is refused;
+//     server's, and the DELETE that ends a session, which is the first
+//     origin's: see sameOriginOnly) is refused;
 //   - a redirect to another origin is followed without credentials: only
 //     the headers in redirectHeaders go on. Once a chain of redirects has
 //     left the first origin, no later hop gets credentials back, even one

@@ -73,16 +73,17 @@ func noSecrets(t *testing.T, got []seen) {
 // A redirect to another origin — the same host on another port, or
 // another name for the same host and port — is followed without any
 // credential: no Authorization or DPoP proof from the Authorizer, none of
-// the -H headers, no session id; only what describes the client. -v says
-// so, naming what it dropped. (The DELETE that ends the session is such
-// a request: the GET stream's redirect there is refused, see
-// TestGetStreamRedirectToAnotherOriginRefused, and a POST's, which keeps
-// its body, too.)
+// the -H headers; only what describes the client. -v says so, naming what
+// it dropped. (The request is the legacy transport's GET: the Streamable
+// HTTP GET stream's and DELETE's redirects there are refused, see
+// TestGetStreamRedirectToAnotherOriginRefused and
+// TestDeleteRedirectToAnotherOriginRefused, and a POST's, which keeps its
+// body, too.)
 func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 	t.Parallel()
 	other := newLog()
 	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no sessions here", http.StatusMethodNotAllowed)
+		http.Error(w, "no streams here", http.StatusNotFound)
 	})))
 	t.Cleanup(otherSrv.Close)
 
@@ -98,41 +99,71 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			elsewhere := newLog()
 			var origin string
-			// The MCP server answers POSTs and GETs; the DELETE that ends
-			// the session is redirected.
-			ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
-				switch {
-				case r.URL.Path == "/elsewhere":
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/elsewhere" {
 					elsewhere.record(r)
-					http.Error(w, "no sessions here", http.StatusMethodNotAllowed)
-				case r.Method == http.MethodDelete:
-					http.Redirect(w, r, tc.to(origin), http.StatusTemporaryRedirect)
-				default:
-					next.ServeHTTP(w, r)
+					http.Error(w, "no streams here", http.StatusNotFound)
+					return
 				}
+				http.Redirect(w, r, tc.to(origin), http.StatusTemporaryRedirect)
 			}))
 			t.Cleanup(ts.Close)
 			origin = ts.URL
 			before := len(other.all())
 			rec := newRecorder()
-			_, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
-				UserAgent: "mcpx-test", Authorizer: storedToken{}}, rec)
-			conn.Close()
+			if _, _, err := dial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeSSE, Header: userHeaders(),
+				UserAgent: "mcpx-test", Authorizer: storedToken{}}, rec); err == nil {
+				t.Fatal("connected to a stream that is not there")
+			}
 			got := append(elsewhere.all(), other.all()[before:]...)
-			if len(got) != 1 || got[0].Method != http.MethodDelete {
-				t.Fatalf("the other origin got %d requests, want the redirected DELETE", len(got))
+			if len(got) != 1 || got[0].Method != http.MethodGet {
+				t.Fatalf("the other origin got %d requests, want the redirected GET", len(got))
 			}
 			noSecrets(t, got)
 			h := got[0].Header
-			if h.Get("User-Agent") != "mcpx-test" || h.Get("Mcp-Protocol-Version") == "" {
-				t.Errorf("the protocol headers did not go on: %v", h)
+			if h.Get("User-Agent") != "mcpx-test" || h.Get("Accept") != "text/event-stream" {
+				t.Errorf("the headers that describe the client did not go on: %v", h)
 			}
 			notes := rec.eventText(transport.EventNote)
-			want := "HTTP 307 redirect to " + tc.to(origin) + ", another origin: following it without credentials (dropped Authorization, Cookie, Dpop, Mcp-Session-Id, Referer, X-Custom)"
+			want := "HTTP 307 redirect to " + tc.to(origin) + ", another origin: following it without credentials (dropped Authorization, Cookie, Dpop, Referer, X-Custom)"
 			if !strings.Contains(notes, want) {
 				t.Errorf("notes lack %q:\n%s", want, notes)
 			}
 		})
+	}
+}
+
+// The DELETE that ends a Streamable HTTP session, redirected to another
+// origin, is not followed: it names the session, which is the first
+// origin's, and another origin has no session of it to end (nor gets the
+// credentials that would let it). The other origin gets nothing, and -v
+// says why. mcpx followed it there without credentials.
+func TestDeleteRedirectToAnotherOriginRefused(t *testing.T) {
+	t.Parallel()
+	other := newLog()
+	otherSrv := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})))
+	t.Cleanup(otherSrv.Close)
+	ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method == http.MethodDelete {
+			http.Redirect(w, r, otherSrv.URL+"/elsewhere", http.StatusTemporaryRedirect)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	rec := newRecorder()
+	_, conn := mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Header: userHeaders(),
+		Authorizer: storedToken{}}, rec)
+	conn.Close()
+	if got := other.all(); len(got) != 0 {
+		t.Errorf("the other origin got %d requests: %s %v", len(got), got[0].Method, got[0].Header)
+	}
+	notes := rec.eventText(transport.EventNote)
+	want := "refused to follow the HTTP 307 redirect to " + otherSrv.URL + "/elsewhere: it points at another origin, and mcpx ends a session only at the origin that began it"
+	if !strings.Contains(notes, want) {
+		t.Errorf("notes lack %q:\n%s", want, notes)
 	}
 }
 

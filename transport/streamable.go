@@ -1268,6 +1268,9 @@ func (s *streamable) OnServerStreamEnd(fn func(error)) {
 // deleteSession ends the session on the server (spec: basic/transports,
 // "Session Management"); 405 means the server does not allow it, which is
 // fine. It runs on its own short deadline, after the streams are closed.
+// Its redirect to another origin is refused (sameOriginOnly): the session
+// is the first origin's, and another one, which would get neither the
+// session id nor the credentials, has none of it to end.
 func (s *streamable) deleteSession() {
 	id, _ := s.session()
 	if id == "" {
@@ -1275,6 +1278,7 @@ func (s *streamable) deleteSession() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	ctx = sameOriginOnly(ctx, "mcpx ends a session only at the origin that began it")
 	req, err := s.b.newRequest(ctx, http.MethodDelete, s.url, nil)
 	if err != nil {
 		return
