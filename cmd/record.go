@@ -870,6 +870,7 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	}
 	// The proxy records a session per host connection.
 	po.OnFrame, po.OnEvent, po.Recorder = wire, show, rec
+	po.Tell = con.Tell
 	p, err := record.NewHTTPProxy(po)
 	if err != nil {
 		return usageErrorf("--url: %v", err)

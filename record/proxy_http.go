@@ -45,6 +45,11 @@ type HTTPProxyOptions struct {
 	// copy.
 	OnFrame transport.FrameFunc
 	OnEvent transport.Observer
+	// Tell, when set, is told what the person running the proxy must
+	// know whatever the verbosity (OnEvent is --wire's): that the
+	// upstream's GET stream was redirected to another origin and refused,
+	// once.
+	Tell func(msg string)
 	// Recorder, when set, records the proxied traffic with a session per
 	// host connection (Recorder.StartSession): an initialize without an
 	// Mcp-Session-Id opens one, which the session id the server gives it
@@ -85,6 +90,9 @@ type HTTPProxy struct {
 	// stopped is set by Stop: exchanges cut from then on were cut by the
 	// proxy's end, which Stop noted, not by their host.
 	stopped atomic.Bool
+	// elsewhereSaid: the person was told of a GET stream refused for its
+	// redirect to another origin (streamElsewhere), which is said once.
+	elsewhereSaid atomic.Bool
 
 	mu sync.Mutex
 	// open counts each session's exchanges in flight (requests waiting
@@ -461,7 +469,15 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if body != nil {
 		rb = bytes.NewReader(body)
 	}
-	up, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), rb)
+	ctx := r.Context()
+	if r.Method == http.MethodGet {
+		// A GET stream's events are taken by the host for the server's
+		// own messages: another origin, which got no credentials and
+		// knows nothing of the session, must not speak for the server,
+		// as mcpx's own client holds. Its redirect there is refused.
+		ctx = transport.SameOriginOnly(ctx, "the proxy takes the server's messages only from the origin it proxies")
+	}
+	up, err := http.NewRequestWithContext(ctx, r.Method, target.String(), rb)
 	if err != nil {
 		p.badGateway(w, ps, r, tu, sid, msgs, err.Error())
 		return
@@ -481,6 +497,8 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			var re *transport.RedirectError
 			switch {
+			case errors.As(err, &re) && re.Elsewhere() && !(ps != nil && ps.sse):
+				p.streamElsewhere(w, ps, r, tu, sid, re)
 			case errors.As(err, &re):
 				p.badGateway(w, ps, r, tu, sid, msgs, re.Error())
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -828,6 +846,30 @@ func (p *HTTPProxy) badGateway(w http.ResponseWriter, ps *proxySession, r *http.
 	p.refusal(ps, statusLine, meta, msgs, []byte(body))
 	// (http.Error writes body, with the same content type.)
 	http.Error(w, strings.TrimSuffix(body, "\n"), http.StatusBadGateway)
+}
+
+// streamElsewhere answers the host's Streamable HTTP GET, whose redirect
+// to another origin re refused, 405 Method Not Allowed: what a server
+// that offers no GET stream answers (spec: basic/transports, "Listening
+// for Messages from the Server"), with which a host goes on, taking the
+// server's messages on the answers to its POSTs, as mcpx's own client
+// does when it refuses such a redirect; a 502 could end its session. The
+// person is told once (Tell), whatever the verbosity; the recording
+// holds the 405, as it would a server's, with the refusal as its body.
+// (An HTTP+SSE session's GET is its whole connection: its refusal is a
+// 502, as any other refused redirect's.)
+func (p *HTTPProxy) streamElsewhere(w http.ResponseWriter, ps *proxySession, r *http.Request, tu, sid string, re *transport.RedirectError) {
+	if p.o.Tell != nil && p.elsewhereSaid.CompareAndSwap(false, true) {
+		p.o.Tell(transport.RedactURLs(fmt.Sprintf("the upstream server redirected its GET stream for messages of its own (GET %s) to %s, on another origin; the proxy takes the server's messages only from the origin it proxies, so it answers the host 405 Method Not Allowed, as a server without that stream does: the host goes on with what comes with the answers to its requests",
+			transport.ShortURL(tu), transport.ShortURL(re.To))))
+	}
+	body := "mcpx proxy: " + re.Error() + " (answered 405 Method Not Allowed, as by a server without a GET stream)\n"
+	const ct = "text/plain; charset=utf-8"
+	meta := &transport.Meta{HTTPMethod: r.Method, URL: tu, HTTPStatus: http.StatusMethodNotAllowed, ContentType: ct, SessionID: sid}
+	statusLine := fmt.Sprintf("405 Method Not Allowed %s ← %s %s (the proxy's answer) body: %s", ct, r.Method, tu, strings.TrimSpace(body))
+	p.refusal(ps, statusLine, meta, nil, []byte(body))
+	w.Header().Set("Allow", "POST")
+	http.Error(w, strings.TrimSuffix(body, "\n"), http.StatusMethodNotAllowed)
 }
 
 // rewriteEndpoint points an HTTP+SSE endpoint event at the proxy: a URL on

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // The proxy's upstream requests follow mcpx's redirect policy: a POST
 // redirected to another origin is refused (502, naming both URLs) and the
-// other origin gets nothing; a GET goes there without the credentials the
-// proxy adds or the client's headers.
+// other origin gets nothing; a DELETE goes there without the credentials
+// the proxy adds or the client's headers.
 func TestHTTPProxyUpstreamRedirects(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -59,8 +61,8 @@ func TestHTTPProxyUpstreamRedirects(t *testing.T) {
 		t.Fatalf("the other origin got the POST")
 	}
 
-	if status, _ := do(http.MethodGet, ""); status != http.StatusNotFound {
-		t.Errorf("GET: %d, want the other origin's 404", status)
+	if status, _ := do(http.MethodDelete, ""); status != http.StatusNotFound {
+		t.Errorf("DELETE: %d, want the other origin's 404", status)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -74,5 +76,84 @@ func TestHTTPProxyUpstreamRedirects(t *testing.T) {
 	}
 	if got[0].Header.Get("Accept") == "" {
 		t.Errorf("Accept did not go on: %v", got[0].Header)
+	}
+}
+
+// An upstream Streamable HTTP GET stream redirected to another origin is
+// refused, as mcpx's own client refuses it: what that origin sends would
+// be taken by the host for the server's own messages, though it got no
+// credentials and knows nothing of the session. The other origin gets
+// nothing; the host is answered 405 Method Not Allowed, as by a server
+// that offers no GET stream (spec: basic/transports, "Listening for
+// Messages from the Server"), so that it goes on with the answers on its
+// POSTs; the person is told once, whatever the verbosity, and the
+// recording holds the answer the host got. The proxy followed it without
+// credentials and passed on what came.
+func TestHTTPProxyGetStreamRedirectElsewhereRefused(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []*http.Request
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Clone(r.Context()))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"from elsewhere"}}`+"\n\n")
+	}))
+	t.Cleanup(other.Close)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/stream", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(upstream.Close)
+	var told []string
+	var events []transport.Event
+	p, err := NewHTTPProxy(HTTPProxyOptions{Upstream: upstream.URL + "/mcp",
+		Tell: func(msg string) {
+			mu.Lock()
+			told = append(told, msg)
+			mu.Unlock()
+		},
+		OnEvent: func(ev transport.Event) {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "s1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || strings.Contains(string(b), "from elsewhere") ||
+			!strings.Contains(string(b), "GET "+upstream.URL+"/mcp: refused to follow the HTTP 307 redirect to "+other.URL+"/stream") {
+			t.Errorf("GET: %d %s", resp.StatusCode, b)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("the other origin got %d requests", len(got))
+	}
+	want := "the upstream server redirected its GET stream for messages of its own (GET " + upstream.URL + "/mcp) to " + other.URL + "/stream, on another origin; the proxy takes the server's messages only from the origin it proxies, so it answers the host 405 Method Not Allowed, as a server without that stream does: the host goes on with what comes with the answers to its requests"
+	if len(told) != 1 || told[0] != want {
+		t.Errorf("told %q\nwant once %q", told, want)
+	}
+	var answered int
+	for _, ev := range events {
+		if ev.Kind == transport.EventHTTP && ev.Meta != nil && ev.Meta.HTTPStatus == http.StatusMethodNotAllowed {
+			answered++
+		}
+	}
+	if answered != 2 {
+		t.Errorf("%d events of the 405 the host got, want 2: %v", answered, events)
 	}
 }

@@ -428,7 +428,7 @@ var wireHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event
 const maxAuthRetries = 3
 
 // send performs req (built by newRequest with any context; it is rebound
-// here, keeping a mark of sameOriginOnly) until its response headers arrive. The request lives on the
+// here, keeping a mark of SameOriginOnly) until its response headers arrive. The request lives on the
 // connection's context, and the caller's ctx aborts it until the returned
 // exchange is stopped. 401 and 403 come back as *UnauthorizedError once
 // the Authorizer declines to retry (or after maxAuthRetries retries); other
@@ -437,7 +437,7 @@ func (b *httpBase) send(ctx context.Context, req *http.Request) (*exchange, erro
 	for attempt := 0; ; attempt++ {
 		reqCtx, cancel := context.WithCancel(b.ctx)
 		if why := onlySameOrigin(req.Context()); why != "" {
-			reqCtx = sameOriginOnly(reqCtx, why)
+			reqCtx = SameOriginOnly(reqCtx, why)
 		}
 		stop := context.AfterFunc(ctx, cancel)
 		r := req.WithContext(reqCtx)

@@ -32,23 +32,25 @@ type RedirectError struct {
 	// Reason says why mcpx did not follow it.
 	Reason string
 	// elsewhere marks the refusal of a redirect to another origin of a
-	// request that must stay on its own (see sameOriginOnly).
+	// request that must stay on its own (see SameOriginOnly).
 	elsewhere bool
 }
 
-// sameOriginKey is the context key of sameOriginOnly.
+// sameOriginKey is the context key of SameOriginOnly.
 type sameOriginKey struct{}
 
-// sameOriginOnly returns ctx marking the requests made with it as ones
+// SameOriginOnly returns ctx marking the requests made with it as ones
 // whose redirects may not leave the origin of the first request (see
 // RedirectPolicy), why being the reason the refusal gives: a stream of
 // the server's messages, which another origin must not speak for, or the
-// end of a session, which another origin does not have.
-func sameOriginOnly(ctx context.Context, why string) context.Context {
+// end of a session, which another origin does not have. It is exported
+// for the recording proxy, whose upstream GET streams are such requests
+// (RedirectError.Elsewhere tells their refusal).
+func SameOriginOnly(ctx context.Context, why string) context.Context {
 	return context.WithValue(ctx, sameOriginKey{}, why)
 }
 
-// onlySameOrigin returns the reason sameOriginOnly marked ctx with, ""
+// onlySameOrigin returns the reason SameOriginOnly marked ctx with, ""
 // for none.
 func onlySameOrigin(ctx context.Context) string {
 	why, _ := ctx.Value(sameOriginKey{}).(string)
@@ -59,6 +61,12 @@ func (e *RedirectError) Error() string {
 	return fmt.Sprintf("%s %s: refused to follow the HTTP %d redirect to %s: %s",
 		e.Method, ShortURL(e.From), e.Status, ShortURL(e.To), e.Reason)
 }
+
+// Elsewhere reports whether the redirect was refused for pointing at
+// another origin, the request being one that must stay on its own
+// (SameOriginOnly), rather than for its body, its scheme or its count:
+// the caller may go on without what the request was for.
+func (e *RedirectError) Elsewhere() bool { return e.elsewhere }
 
 // Is makes errors.Is(err, ErrRedirect) and errors.Is(err, ErrTransport)
 // true.
@@ -91,7 +99,7 @@ var redirectHeaders = []string{"Accept", "Accept-Language", "User-Agent", "Mcp-P
 //   - a redirect to another origin of a request that must stay on its
 //     own (a Streamable HTTP GET stream, whose events are taken for the
 //     server's, and the DELETE that ends a session, which is the first
-//     origin's: see sameOriginOnly) is refused;
+//     origin's: see SameOriginOnly) is refused;
 //   - a redirect to another origin is followed without credentials: only
 //     the headers in redirectHeaders go on. Once a chain of redirects has
 //     left the first origin, no later hop gets credentials back, even one

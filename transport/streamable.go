@@ -1024,7 +1024,7 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 	// credentials and knows nothing of the session, must not speak for
 	// the server (as over HTTP+SSE: see legacySSE.resolve). Its redirect
 	// there is refused, not followed.
-	ctx = sameOriginOnly(ctx, "mcpx takes the server's messages only from the origin it connected to")
+	ctx = SameOriginOnly(ctx, "mcpx takes the server's messages only from the origin it connected to")
 	req, err := s.b.newRequest(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
 		return nil, err
@@ -1268,7 +1268,7 @@ func (s *streamable) OnServerStreamEnd(fn func(error)) {
 // deleteSession ends the session on the server (spec: basic/transports,
 // "Session Management"); 405 means the server does not allow it, which is
 // fine. It runs on its own short deadline, after the streams are closed.
-// Its redirect to another origin is refused (sameOriginOnly): the session
+// Its redirect to another origin is refused (SameOriginOnly): the session
 // is the first origin's, and another one, which would get neither the
 // session id nor the credentials, has none of it to end.
 func (s *streamable) deleteSession() {
@@ -1278,7 +1278,7 @@ func (s *streamable) deleteSession() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	ctx = sameOriginOnly(ctx, "mcpx ends a session only at the origin that began it")
+	ctx = SameOriginOnly(ctx, "mcpx ends a session only at the origin that began it")
 	req, err := s.b.newRequest(ctx, http.MethodDelete, s.url, nil)
 	if err != nil {
 		return
