@@ -470,12 +470,18 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rb = bytes.NewReader(body)
 	}
 	ctx := r.Context()
-	if r.Method == http.MethodGet {
+	switch r.Method {
+	case http.MethodGet:
 		// A GET stream's events are taken by the host for the server's
 		// own messages: another origin, which got no credentials and
 		// knows nothing of the session, must not speak for the server,
 		// as mcpx's own client holds. Its redirect there is refused.
 		ctx = transport.SameOriginOnly(ctx, "the proxy takes the server's messages only from the origin it proxies")
+	case http.MethodDelete:
+		// The end of the host's session is the server's to take, not
+		// another origin's (as mcpx's own client's DELETE: see
+		// transport's streamable.close).
+		ctx = transport.SameOriginOnly(ctx, "the end of a session goes only to the server's own origin")
 	}
 	up, err := http.NewRequestWithContext(ctx, r.Method, target.String(), rb)
 	if err != nil {
@@ -497,7 +503,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			var re *transport.RedirectError
 			switch {
-			case errors.As(err, &re) && re.Elsewhere() && !(ps != nil && ps.sse):
+			case errors.As(err, &re) && re.Elsewhere() && r.Method == http.MethodGet && !(ps != nil && ps.sse):
 				p.streamElsewhere(w, ps, r, tu, sid, re)
 			case errors.As(err, &re):
 				p.badGateway(w, ps, r, tu, sid, msgs, re.Error())

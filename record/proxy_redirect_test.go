@@ -13,7 +13,8 @@ import (
 
 // The proxy's upstream requests follow mcpx's redirect policy: a POST
 // redirected to another origin is refused (502, naming both URLs) and the
-// other origin gets nothing; a DELETE goes there without the credentials
+// other origin gets nothing, nor a DELETE (a session's end); another
+// request without a body (OPTIONS) goes there without the credentials
 // the proxy adds or the client's headers.
 func TestHTTPProxyUpstreamRedirects(t *testing.T) {
 	t.Parallel()
@@ -61,8 +62,19 @@ func TestHTTPProxyUpstreamRedirects(t *testing.T) {
 		t.Fatalf("the other origin got the POST")
 	}
 
-	if status, _ := do(http.MethodDelete, ""); status != http.StatusNotFound {
-		t.Errorf("DELETE: %d, want the other origin's 404", status)
+	// The DELETE that ends the host's session is not the other
+	// origin's to take.
+	if status, _ := do(http.MethodDelete, ""); status != http.StatusBadGateway {
+		t.Errorf("DELETE: %d, want 502", status)
+	}
+	mu.Lock()
+	n = len(got)
+	mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the other origin got the DELETE")
+	}
+	if status, _ := do(http.MethodOptions, ""); status != http.StatusNotFound {
+		t.Errorf("OPTIONS: %d, want the other origin's 404", status)
 	}
 	mu.Lock()
 	defer mu.Unlock()
