@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/rawjson"
@@ -157,7 +158,7 @@ func (o ReadOptions) Open(name string) (*TraceFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tf.close = f.Close
+	tf.close = sync.OnceValue(f.Close)
 	return tf, nil
 }
 
@@ -538,7 +539,8 @@ func (f *TraceFile) Sessions() iter.Seq2[*Session, error] {
 	}
 }
 
-// Close closes the file Open opened.
+// Close closes the file Open opened. It is idempotent: a second Close
+// returns what the first did.
 func (f *TraceFile) Close() error {
 	if f.close == nil {
 		return nil

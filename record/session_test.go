@@ -314,3 +314,21 @@ func TestTraceFileSumIsOfTheBytesRead(t *testing.T) {
 		t.Errorf("sum %x without Sum (%v)", tf.Sum, err)
 	}
 }
+
+// Closing a trace file twice is no error (a deferred Close after an
+// explicit one), and reading it after is one.
+func TestTraceFileCloseIdempotent(t *testing.T) {
+	t.Parallel()
+	tf, err := OpenTrace("testdata/greeter.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := tf.Close(); err != nil {
+			t.Errorf("Close %d: %v", i+1, err)
+		}
+	}
+	if _, err := tf.Session(1); err == nil {
+		t.Error("a session was read from a closed trace file")
+	}
+}
