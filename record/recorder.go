@@ -121,6 +121,9 @@ const maxQueued = 4096
 
 // NewRecorder starts a trace on w, writing its header at once.
 func NewRecorder(w io.Writer, o RecorderOptions) (*Recorder, error) {
+	if w == nil {
+		return nil, nilArgument("NewRecorder", "the writer")
+	}
 	r, h, err := prepare(o)
 	if err != nil {
 		return nil, err

@@ -178,6 +178,9 @@ func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
 // served it), so that a large trace costs the memory of its largest
 // session. src must stay readable while the Replayer is used.
 func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error) {
+	if nilSource(src) {
+		return nil, nilArgument("NewReplayer", "the trace")
+	}
 	h := src.TraceHeader()
 	ignore, err := ParseIgnores(append(append([]string{"$.params._meta"}, h.Ignore...), opts.Ignore...))
 	if err != nil {
@@ -1916,6 +1919,9 @@ func (r *Replayer) holds(sig *sessionSig, msgs, lms []*jsonrpc.Message) bool {
 // request sent while an earlier one's answer is still due waits for it;
 // once the client leaves, nothing waits any longer).
 func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
+	if conn == nil {
+		return nilArgument("Replayer.Serve", "the connection")
+	}
 	for _, f := range r.opts.Faults {
 		if f.HTTPStatus != 0 {
 			return fmt.Errorf("fault %s: %w", f, ErrHTTPFault)

@@ -178,6 +178,9 @@ var largeLine = 16 << 20
 // hands the memory it read lines into back to the system
 // (debug.FreeOSMemory), for the sessions' reading to have it.
 func (o ReadOptions) Index(r io.ReaderAt) (*TraceFile, error) {
+	if r == nil {
+		return nil, nilArgument("ReadOptions.Index", "the reader")
+	}
 	tf := &TraceFile{r: r, opts: o, cut: -1}
 	byN := map[int]int{} // session number -> position in tf.Index
 	var src io.Reader = io.NewSectionReader(r, 0, 1<<62)

@@ -57,6 +57,12 @@ const laidOutOver = 100
 // The sessions are read twice, one at a time: once for the placeholders,
 // once to write them; a large trace is not held whole.
 func WriteStable(w io.Writer, src SessionSource) error {
+	if w == nil {
+		return nilArgument("WriteStable", "the writer")
+	}
+	if nilSource(src) {
+		return nilArgument("WriteStable", "the trace")
+	}
 	st := newStabilizer()
 	var ns []int
 	for _, n := range src.SessionNumbers() {

@@ -698,6 +698,32 @@ func appendString(b []byte, s string) []byte {
 // ErrNotTrace is matched by errors about input that is not an mcpx trace.
 var ErrNotTrace = errors.New("not an mcpx trace")
 
+// ErrNilArgument is matched by the error of a function given nil for
+// something it cannot do without (a trace, a reader or writer, a
+// connection): a mistake of the calling program, reported as an error
+// rather than as a panic, which in a goroutine of Replayer.Serve would
+// end the whole test binary.
+var ErrNilArgument = errors.New("nil")
+
+// nilArgument is the error of function fn given nil for arg.
+func nilArgument(fn, arg string) error {
+	return fmt.Errorf("record.%s: %s is %w", fn, arg, ErrNilArgument)
+}
+
+// nilSource reports whether src is no source of sessions: nil, or a nil
+// *Trace or *TraceFile.
+func nilSource(src SessionSource) bool {
+	switch s := src.(type) {
+	case nil:
+		return true
+	case *Trace:
+		return s == nil
+	case *TraceFile:
+		return s == nil
+	}
+	return false
+}
+
 // VersionError reports a trace written in a format version this package
 // does not know.
 type VersionError struct{ Got int }
@@ -785,6 +811,9 @@ func (o ReadOptions) Read(r io.Reader) (*Trace, error) {
 // once (a timeline printed as it is read) so needs the memory of a line,
 // not of the trace, which a long session makes large.
 func (o ReadOptions) Stream(r io.Reader, header func(Header), fn func(e *Event) error) (warnings []string, err error) {
+	if r == nil {
+		return nil, nilArgument("ReadOptions.Stream", "the reader")
+	}
 	var head Header
 	err = o.scan(r, func(h Header, _ int64) {
 		head = h

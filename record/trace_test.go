@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -602,5 +603,41 @@ func TestTraceStreamRereadsTheSameEvents(t *testing.T) {
 	}
 	if again, _ := read(); !slices.Equal(again, first) {
 		t.Errorf("read again after the trace was replaced: %q, want %q", again, first)
+	}
+}
+
+// A nil trace, reader, writer or connection is an error that matches
+// ErrNilArgument and names what was nil, not a panic (one in a goroutine
+// of Serve would end the test binary of the program that made the
+// mistake).
+func TestNilArgumentsAreErrors(t *testing.T) {
+	t.Parallel()
+	tr, err := ReadFile("testdata/greeter.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := NewReplayer(tr, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilTrace *Trace
+	var nilFile *TraceFile
+	for name, call := range map[string]func() error{
+		"Read":               func() error { _, err := Read(nil); return err },
+		"ReadOptions.Index":  func() error { _, err := ReadOptions{}.Index(nil); return err },
+		"NewRecorder":        func() error { _, err := NewRecorder(nil, RecorderOptions{}); return err },
+		"NewReplayer":        func() error { _, err := NewReplayer(nil, ReplayOptions{}); return err },
+		"NewReplayerSource":  func() error { _, err := NewReplayerSource(nilFile, ReplayOptions{}); return err },
+		"Replayer.Serve":     func() error { return rp.Serve(t.Context(), nil) },
+		"Verify":             func() error { _, err := Verify(t.Context(), nil, nil, VerifyOptions{}); return err },
+		"VerifySessions":     func() error { _, err := VerifySessions(t.Context(), nil, nil, VerifyOptions{}); return err },
+		"DiffTraces":         func() error { _, err := DiffTraces(tr, nilTrace, DiffOptions{}); return err },
+		"WriteStable writer": func() error { return WriteStable(nil, tr) },
+		"WriteStable trace":  func() error { return WriteStable(io.Discard, nil) },
+	} {
+		err := call()
+		if !errors.Is(err, ErrNilArgument) || !strings.HasPrefix(err.Error(), "record.") || !strings.HasSuffix(err.Error(), " is nil") {
+			t.Errorf("%s with nil: %v, want an error matching ErrNilArgument that names what is nil", name, err)
+		}
 	}
 }

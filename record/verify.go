@@ -390,6 +390,9 @@ func VerifySessions(ctx context.Context, src SessionSource, conn transport.Conn,
 // verifySessions is VerifySessions; it returns the run (nil when it did
 // not start).
 func verifySessions(ctx context.Context, src SessionSource, conn transport.Conn, opts VerifyOptions) (*verifyRun, error) {
+	if nilSource(src) {
+		return nil, nilArgument("Verify", "the trace")
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
