@@ -8,9 +8,11 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/transport"
 )
@@ -43,7 +45,10 @@ const laidOutOver = 100
 //     SSE event ids are replaced, wherever they appear in metadata and
 //     text, by placeholders numbered in the order they first appear
 //     ([session-1], [event-1]), so that equal values stay equal; a proxy
-//     client's port is left out;
+//     client's port is left out (of the session's info and text); SSE
+//     streams are numbered anew in each session, each kind (post, get,
+//     sse) from 1 in the order they first appear, since a proxy numbers
+//     them in the order the server's answers begin, which races;
 //   - frames are canonical JSON (object members sorted by name, numbers
 //     as written), and a frame longer than 100 bytes is laid out
 //     indented, one member or array element per line, on lines that
@@ -92,12 +97,22 @@ func WriteStable(w io.Writer, src SessionSource) error {
 		}
 		n := i + 1
 		info := st.info(s.Info)
-		if err := tw.Write(Event{Session: n, Kind: KindSession, Text: st.text(s.Text), SessionInfo: &info}); err != nil {
+		text := st.text(s.Text)
+		if info.Client != s.Info.Client {
+			host := info.Client
+			if strings.Contains(host, ":") {
+				host = "[" + host + "]"
+			}
+			text = strings.ReplaceAll(text, s.Info.Client, host)
+		}
+		if err := tw.Write(Event{Session: n, Kind: KindSession, Text: text, SessionInfo: &info}); err != nil {
 			return err
 		}
-		for _, e := range stableOrder(s.Events) {
+		events := stableOrder(s.Events)
+		streams := renumberStreams(events)
+		for _, e := range events {
 			e.Session = n
-			if err := tw.Write(st.event(e)); err != nil {
+			if err := tw.Write(streams.event(st.event(e))); err != nil {
 				return err
 			}
 		}
@@ -142,7 +157,7 @@ func stableOrder(events []Event) []Event {
 			if a.rank != b.rank {
 				return a.rank - b.rank
 			}
-			return strings.Compare(a.stream, b.stream)
+			return compareStreams(a.stream, b.stream)
 		})
 		for _, u := range window {
 			out = append(out, u.e)
@@ -161,6 +176,86 @@ func stableOrder(events []Event) []Event {
 	}
 	flush()
 	return out
+}
+
+// compareStreams orders SSE stream names by kind, then by number
+// (post-9 before post-10).
+func compareStreams(a, b string) int {
+	ka, na := splitStream(a)
+	kb, nb := splitStream(b)
+	if c := strings.Compare(ka, kb); c != 0 {
+		return c
+	}
+	if c := na - nb; c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// splitStream splits a stream name into its kind and number ("post-3":
+// "post", 3); a name without a number is its own kind, numbered 0.
+func splitStream(name string) (string, int) {
+	kind, num, ok := strings.Cut(name, "-")
+	if n, err := strconv.Atoi(num); ok && err == nil && n > 0 {
+		return kind, n
+	}
+	return name, 0
+}
+
+// streamMentionRE finds the stream names notes and stream events quote
+// ("SSE post-3: event id=…", "SSE get-2 (GET stream) ended").
+var streamMentionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bSSE ([a-z]+-[0-9]+)\b`)
+})
+
+// streamNames renames a session's SSE streams in the stable form: the
+// new name of each old one.
+type streamNames map[string]string
+
+// renumberStreams numbers the SSE streams of a session's events, in their
+// stable order, anew: each kind from 1 in the order its streams first
+// appear (in metadata, or quoted in text). A recording proxy numbers
+// streams across all its sessions in the order the server's answers
+// begin: a GET stream and a POST's answer race for a number, and a
+// session's numbers depend on the sessions proxied before it.
+func renumberStreams(events []Event) streamNames {
+	sn := streamNames{}
+	next := map[string]int{}
+	add := func(name string) {
+		kind, n := splitStream(name)
+		if n == 0 || sn[name] != "" {
+			return
+		}
+		next[kind]++
+		sn[name] = kind + "-" + strconv.Itoa(next[kind])
+	}
+	for _, e := range events {
+		if e.Meta != nil && e.Meta.StreamID != "" {
+			add(e.Meta.StreamID)
+		}
+		for _, m := range streamMentionRE().FindAllStringSubmatch(e.Text, -1) {
+			add(m[1])
+		}
+	}
+	return sn
+}
+
+// event returns e with its streams renamed.
+func (sn streamNames) event(e Event) Event {
+	if strings.Contains(e.Text, "SSE ") {
+		e.Text = streamMentionRE().ReplaceAllStringFunc(e.Text, func(m string) string {
+			if name := sn[strings.TrimPrefix(m, "SSE ")]; name != "" {
+				return "SSE " + name
+			}
+			return m
+		})
+	}
+	if e.Meta != nil && sn[e.Meta.StreamID] != "" {
+		m := *e.Meta
+		m.StreamID = sn[m.StreamID]
+		e.Meta = &m
+	}
+	return e
 }
 
 // stabilizer replaces a trace's volatile values with placeholders.

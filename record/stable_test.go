@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -142,5 +143,54 @@ func TestStableTraceLayoutReplayVerify(t *testing.T) {
 		if err != nil || !res.OK() {
 			t.Errorf("verify against the stable trace: %v %+v", err, res)
 		}
+	}
+}
+
+// A recording proxy numbers SSE streams across its sessions in the order
+// the server's answers begin, so that a GET stream and a POST's answer
+// race for a number, and quotes the client's address with its port in the
+// session's text: the stable form numbers each session's streams anew,
+// kind by kind, and leaves the port out, so that two recordings of one
+// session through the proxy are the same bytes.
+func TestStableProxyStreamsAndClientPort(t *testing.T) {
+	t.Parallel()
+	proxied := func(port string, get, call int) *Trace {
+		meta := func(method, stream string) *transport.Meta {
+			return &transport.Meta{HTTPMethod: method, URL: "http://127.0.0.1:9/mcp", ContentType: "text/event-stream", HTTPStatus: 200, StreamID: stream}
+		}
+		post, getStream := fmt.Sprintf("post-%d", call), fmt.Sprintf("get-%d", get)
+		return &Trace{Header: Header{Transport: "http", Target: "http://127.0.0.1:9/mcp", Redacted: true}, Events: []Event{
+			{Session: 1, Kind: KindSession, Text: "http: POST http://127.0.0.1:9/mcp from 127.0.0.1:" + port,
+				SessionInfo: &SessionInfo{Transport: "http", Target: "http://127.0.0.1:9/mcp", Client: "127.0.0.1:" + port}},
+			{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)},
+			{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Meta: meta("POST", "post-1")},
+			{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet"}}`)},
+			{Session: 1, Kind: KindStream, Text: "SSE " + getStream + `: event id="0" with no data (priming)`, Meta: meta("GET", getStream)},
+			{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), Meta: meta("GET", getStream)},
+			{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":2,"result":{}}`), Meta: meta("POST", post)},
+			{Session: 1, Kind: KindNote, Text: "SSE " + post + " cut: EOF"},
+		}}
+	}
+	a := stableBytes(t, proxied("50001", 2, 3))
+	b := stableBytes(t, proxied("50002", 3, 2))
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two stable recordings of one proxied session differ:\n%s\n----\n%s", a, b)
+	}
+	for _, want := range []string{`"streamId":"post-2"`, `"streamId":"get-1"`, `SSE get-1: event id=`, `SSE post-2 cut`, `from 127.0.0.1"`, `"client":"127.0.0.1"`} {
+		if !bytes.Contains(a, []byte(want)) {
+			t.Errorf("the stable trace lacks %s:\n%s", want, a)
+		}
+	}
+	for _, volatile := range []string{"5000", "post-3", "get-2"} {
+		if bytes.Contains(a, []byte(volatile)) {
+			t.Errorf("the stable trace holds %s:\n%s", volatile, a)
+		}
+	}
+	again, err := Read(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a2 := stableBytes(t, again); !bytes.Equal(a, a2) {
+		t.Errorf("a stable trace written again differs:\n%s\n----\n%s", a, a2)
 	}
 }
