@@ -2,12 +2,15 @@ package sdktest_test
 
 import (
 	"context"
+	"fmt"
+	"log"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/record/sdktest"
+	"github.com/mcpx-dev/mcpx/transport"
 )
 
 // greeter is the server of the examples: what a server author has in
@@ -64,4 +67,33 @@ func TestClientAgainstReplay(t *testing.T) {
 	if got := greet(t, tr); got != "Hello, Ada!" {
 		t.Errorf("greet = %q", got)
 	}
+}
+
+// 4. A test that changed the server on purpose reads what verification
+// finds rather than failing on it (as Verify does): Conn gives the
+// functions of package record an in-memory connection to the server.
+func ExampleConn() {
+	ctx := context.Background()
+	tr, err := record.ReadFile("testdata/greeter.jsonl")
+	if err != nil {
+		log.Fatal(err)
+	}
+	server := greeter("Howdy") // was "Hello" when the trace was recorded
+	res, err := record.Verify(ctx, tr, nil, record.VerifyOptions{
+		Dial: func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) {
+			return sdktest.Conn(ctx, server)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range res.Mismatches {
+		for _, d := range m.Diffs {
+			fmt.Printf("%s %s: recorded %s, live %s\n", m.Label(), d.Path, d.Recorded, d.Live)
+		}
+	}
+	fmt.Println(res.Summary())
+	// Output:
+	// tools/call "greet" $.result.content[0].text: recorded "Hello, Ada!", live "Howdy, Ada!"
+	// 2 exchange(s) verified, 1 mismatch(es)
 }

@@ -20,6 +20,29 @@
 // a trace that is missing, not a session a trace lacks) (in mode update, Verify writes the whole file). A
 // test that fails leaves its trace as it was.
 //
+// With the server under test in package greeter:
+//
+//	// The first run records testdata/greet.jsonl from the server; later
+//	// runs replay it without the server; MCPX_RECORD=update records it again.
+//	func TestGreet(t *testing.T) {
+//		tr := sdktest.ServerTransport(t, "testdata/greet.jsonl", greeter.New(), sdktest.Options{})
+//		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1.0"}, nil).Connect(t.Context(), tr, nil)
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		defer cs.Close()
+//		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "Ada"}})
+//		...
+//	}
+//
+//	// The server still answers as recorded.
+//	func TestGreeterMatchesTrace(t *testing.T) {
+//		sdktest.Verify(t, "testdata/greet.jsonl", greeter.New(), sdktest.Options{})
+//	}
+//
+// Conn connects the functions of package record to an in-process server,
+// for a test that calls them itself.
+//
 // Package record itself does not depend on the SDK; this package does.
 package sdktest
 
@@ -146,17 +169,7 @@ func Replay(t testing.TB, file string, o Options) mcp.Transport {
 // test.
 func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.VerifyResult {
 	t.Helper()
-	dial := func(ctx context.Context) (transport.Conn, error) {
-		cr, sw := io.Pipe()
-		sr, cw := io.Pipe()
-		conn := transport.NewStream(cr, cw)
-		ss, err := server.Connect(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}, nil)
-		if err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("connecting to the server: %w", err)
-		}
-		return &closing{Conn: conn, close: func() { ss.Close(); sr.Close(); sw.Close() }}, nil
-	}
+	dial := func(ctx context.Context) (transport.Conn, error) { return Conn(ctx, server) }
 	if o.mode(t) == record.ModeUpdate {
 		res, err := record.UpdateTrace(t.Context(), file, record.UpdateOptions{
 			Verify: o.Verify,
@@ -177,6 +190,24 @@ func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.Ve
 	vo := o.Verify
 	vo.Dial = func(ctx context.Context, _ int, _ record.SessionInfo) (transport.Conn, error) { return dial(ctx) }
 	return recordtest.Verify(t, file, nil, vo)
+}
+
+// Conn connects to server, in the test's own process, and returns the
+// client's end of the connection as a transport.Conn: what the functions
+// of package record take, for a test that calls them itself, such as one
+// that reads record.Verify's result of a server it changed on purpose
+// rather than failing on it (as Verify does). Closing the connection ends
+// the server's session.
+func Conn(ctx context.Context, server *mcp.Server) (transport.Conn, error) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	conn := transport.NewStream(cr, cw)
+	ss, err := server.Connect(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}, nil)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("connecting to the server: %w", err)
+	}
+	return &closing{Conn: conn, close: func() { ss.Close(); sr.Close(); sw.Close() }}, nil
 }
 
 // closing is a connection that closes more with it.
