@@ -117,7 +117,8 @@ func (o Options) name(t testing.TB) string {
 // file (a trace missing, or missing the session, in modes once and new;
 // always in mode update, where the new recording takes the old one's
 // place), or one that replays the recorded session without reaching the
-// server. The recording is written when the test ends, unless it failed;
+// server (live may then be nil: a nil live fails the test only when the
+// mode would record). The recording is written when the test ends, unless it failed;
 // file's directory (testdata) is created if need be.
 // A missing recording the mode may not make fails the test.
 func Transport(t testing.TB, file string, live mcp.Transport, o Options) mcp.Transport {
@@ -129,6 +130,9 @@ func Transport(t testing.TB, file string, live mcp.Transport, o Options) mcp.Tra
 	}
 	if !plan.Record {
 		return replayTransport(t, file, plan.Session, o)
+	}
+	if st, ok := live.(*serverTransport); live == nil || ok && st.server == nil {
+		t.Fatalf("sdktest: recording %s: the live server is nil", file)
 	}
 	return recordTransport(t, file, name, live, o)
 }
@@ -169,6 +173,9 @@ func Replay(t testing.TB, file string, o Options) mcp.Transport {
 // test.
 func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.VerifyResult {
 	t.Helper()
+	if server == nil {
+		t.Fatalf("sdktest: verifying %s: the server is nil", file)
+	}
 	dial := func(ctx context.Context) (transport.Conn, error) { return Conn(ctx, server) }
 	if o.mode(t) == record.ModeUpdate {
 		res, err := record.UpdateTrace(t.Context(), file, record.UpdateOptions{
@@ -199,6 +206,9 @@ func Verify(t testing.TB, file string, server *mcp.Server, o Options) *record.Ve
 // rather than failing on it (as Verify does). Closing the connection ends
 // the server's session.
 func Conn(ctx context.Context, server *mcp.Server) (transport.Conn, error) {
+	if server == nil {
+		return nil, fmt.Errorf("sdktest.Conn: the server is %w", record.ErrNilArgument)
+	}
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	conn := transport.NewStream(cr, cw)

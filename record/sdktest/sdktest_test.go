@@ -3,6 +3,7 @@ package sdktest_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -208,5 +209,41 @@ func TestSharedTraceFile(t *testing.T) {
 			t.Error("the recording was written before the test ended")
 		}
 		sdktest.Verify(t, file, counting("Hello", &calls), sdktest.Options{})
+	})
+}
+
+// A nil server fails the test with a line that says so where it is
+// needed (recording, verifying), and is an error of Conn; a replay does
+// not need it.
+func TestNilServer(t *testing.T) {
+	t.Setenv(record.ModeEnv, "") // the modes these tests choose, whatever the caller's
+	file := filepath.Join(t.TempDir(), "greet.jsonl")
+	fatal := func(name string, fn func(tb testing.TB)) {
+		t.Helper()
+		tb := &fakeTB{TB: t, name: "a"}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			fn(tb)
+		}()
+		<-done
+		if len(tb.fatals) != 1 || !strings.HasSuffix(tb.fatals[0], "is nil") {
+			t.Errorf("%s with a nil server: fatals %q", name, tb.fatals)
+		}
+	}
+	fatal("ServerTransport", func(tb testing.TB) { sdktest.ServerTransport(tb, file, nil, sdktest.Options{}) })
+	fatal("Transport", func(tb testing.TB) { sdktest.Transport(tb, file, nil, sdktest.Options{}) })
+	var calls atomic.Int32
+	inSubtest(t, "a", func(t *testing.T) {
+		greet(t, sdktest.ServerTransport(t, file, counting("Hello", &calls), sdktest.Options{Name: "a"}))
+	})
+	fatal("Verify", func(tb testing.TB) { sdktest.Verify(tb, file, nil, sdktest.Options{}) })
+	if _, err := sdktest.Conn(t.Context(), nil); !errors.Is(err, record.ErrNilArgument) {
+		t.Errorf("Conn with a nil server: %v", err)
+	}
+	inSubtest(t, "replay", func(t *testing.T) {
+		if got := greet(t, sdktest.ServerTransport(t, file, nil, sdktest.Options{Name: "a", Mode: record.ModeReplayOnly})); got != "Hello, Ada!" {
+			t.Errorf("replayed %q", got)
+		}
 	})
 }
