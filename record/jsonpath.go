@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -82,16 +83,22 @@ type elem struct {
 	idVal string
 }
 
+// ErrBadPath is matched by the error of ParsePath for an expression it
+// cannot compile, and so by the errors of everything that takes JSONPath
+// expressions (ignores, redactions: ParseIgnore, NewReplayer, Verify,
+// NewRecorder).
+var ErrBadPath = errors.New("bad JSONPath")
+
 // ParsePath compiles a JSONPath expression of the supported subset.
 func ParsePath(s string) (*Path, error) {
 	p := &Path{src: s}
 	src := strings.TrimSpace(s)
 	if !strings.HasPrefix(src, "$") {
-		return nil, fmt.Errorf("JSONPath %q must start with $ (e.g. $.result.tools[0].name or $..timestamp)", s)
+		return nil, &matchingError{fmt.Sprintf("JSONPath %q must start with $ (e.g. $.result.tools[0].name or $..timestamp)", s), ErrBadPath}
 	}
 	i := 1
 	fail := func(why string) (*Path, error) {
-		return nil, fmt.Errorf("JSONPath %q: %s at offset %d (supported: $, .key, ['key'], [n], [*], .*, ..key)", s, why, i)
+		return nil, &matchingError{fmt.Sprintf("JSONPath %q: %s at offset %d (supported: $, .key, ['key'], [n], [*], .*, ..key)", s, why, i), ErrBadPath}
 	}
 	for i < len(src) {
 		var seg segment

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -125,5 +127,47 @@ func TestPathString(t *testing.T) {
 	}
 	if !MustParsePath(s).match(p) {
 		t.Errorf("%s does not select itself", s)
+	}
+}
+
+// An expression that is no JSONPath is an error matching ErrBadPath
+// wherever one is given, its text naming it.
+func TestBadPathMatchesErrBadPath(t *testing.T) {
+	t.Parallel()
+	tr, err := ReadFile("testdata/greeter.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"ParsePath":   func() error { _, err := ParsePath("result.tools"); return err },
+		"ParsePaths":  func() error { _, err := ParsePaths([]string{"$.ok", "$.a["}); return err },
+		"ParseIgnore": func() error { _, err := ParseIgnore("tools/call:$$"); return err },
+		"NewRecorder": func() error {
+			_, err := NewRecorder(io.Discard, RecorderOptions{Redact: RedactOptions{Paths: []string{"token"}}})
+			return err
+		},
+		"NewReplayer": func() error { _, err := NewReplayer(tr, ReplayOptions{Ignore: []string{"$.a..["}}); return err },
+		"Verify": func() error {
+			_, err := Verify(t.Context(), tr, nil, VerifyOptions{Ignore: []string{"$$$"}})
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), "JSONPath") {
+			t.Errorf("%s: %v, want an error matching ErrBadPath", name, err)
+		}
+	}
+}
+
+// A replay pinned to a session the trace does not hold is refused with an
+// error matching ErrNotRecorded.
+func TestReplaySessionNotRecorded(t *testing.T) {
+	t.Parallel()
+	tr, err := ReadFile("testdata/greeter.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewReplayer(tr, ReplayOptions{Session: 9})
+	if !errors.Is(err, ErrNotRecorded) || err.Error() != "the trace has no session 9 (it has 1, numbered from 1)" {
+		t.Errorf("session 9 of a trace of 1: %v", err)
 	}
 }

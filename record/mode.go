@@ -91,7 +91,9 @@ type Plan struct {
 }
 
 // ErrNotRecorded is matched by the error of Mode.Plan when the mode may
-// not record and the trace, or the session in it, is missing.
+// not record and the trace, or the session in it, is missing, and by that
+// of NewReplayer when ReplayOptions.Session names a session the trace
+// does not hold.
 var ErrNotRecorded = errors.New("not recorded")
 
 // NotRecordedError reports a session a mode may not record and that the

@@ -230,7 +230,7 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		r.sigs = append(r.sigs, sig)
 	}
 	if len(r.sigs) == 0 {
-		return nil, fmt.Errorf("the trace has no session %d (it has %d, numbered from 1)", opts.Session, len(src.SessionNumbers()))
+		return nil, &matchingError{fmt.Sprintf("the trace has no session %d (it has %d, numbered from 1)", opts.Session, len(src.SessionNumbers())), ErrNotRecorded}
 	}
 	return r, nil
 }

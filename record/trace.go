@@ -705,6 +705,16 @@ var ErrNotTrace = errors.New("not an mcpx trace")
 // end the whole test binary.
 var ErrNilArgument = errors.New("nil")
 
+// matchingError is an error that says what it says and matches target,
+// for errors whose text does not name target's.
+type matchingError struct {
+	msg    string
+	target error
+}
+
+func (e *matchingError) Error() string        { return e.msg }
+func (e *matchingError) Is(target error) bool { return target == e.target }
+
 // nilArgument is the error of function fn given nil for arg.
 func nilArgument(fn, arg string) error {
 	return fmt.Errorf("record.%s: %s is %w", fn, arg, ErrNilArgument)
