@@ -266,9 +266,6 @@ func (r *Replayer) script(n int) (*script, error) {
 	return sc, nil
 }
 
-// metaPath selects a member of a request's params._meta.
-func metaPath(key string) string { return "$.params._meta['" + key + "']" }
-
 // output is something the replayed server does: send a frame, or write a
 // line on its stderr, or refuse a request over HTTP.
 type output struct {

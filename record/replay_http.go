@@ -182,11 +182,10 @@ type sseQueue struct {
 	frames  [][]byte
 	wake    chan struct{}
 	pending map[string]bool // ids whose responses are still due
-	closed  bool
-	status  int     // the recorded HTTP error status of the answer, if any
-	refused *output // the recorded refusal of the request, if any
-	dropped bool    // the request's POST failed in the recording
-	listen  bool    // answers subscriptions/listen (stateless era)
+	status  int             // the recorded HTTP error status of the answer, if any
+	refused *output         // the recorded refusal of the request, if any
+	dropped bool            // the request's POST failed in the recording
+	listen  bool            // answers subscriptions/listen (stateless era)
 }
 
 func newQueue() *sseQueue { return &sseQueue{wake: make(chan struct{}, 1), pending: map[string]bool{}} }

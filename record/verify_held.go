@@ -124,15 +124,6 @@ func (l *heldList) mergeCounted(o *heldList) {
 	l.other += o.other
 }
 
-// heldOf is a list that keeps all of msgs.
-func heldOf(msgs []*jsonrpc.Message) *heldList {
-	l := &heldList{}
-	for _, m := range msgs {
-		l.add(m, false)
-	}
-	return l
-}
-
 // prefixByMethod returns the messages of live, in order, but of each
 // method no more than rec holds.
 func prefixByMethod(rec, live *heldList) *heldList {

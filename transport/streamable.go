@@ -50,7 +50,6 @@ type streamable struct {
 	// so that cancelling one whose stream already ended is still known.
 	routed     map[string]context.CancelFunc
 	routedSeen map[string]bool
-	onLost     func(id string, err error)
 	// following holds the POST streams of the handshake era by the ids of
 	// the requests they still owe a response, for ForgetRequest.
 	following map[string]*streamState
