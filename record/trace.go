@@ -19,6 +19,39 @@
 // command-line library comes with it. Frames are recorded through one
 // plug, Recorder.Frame (a transport.FrameFunc), and events through
 // Recorder.Observe (a transport.Observer).
+//
+// A server's test records a session once, with any client that talks
+// over a transport.Conn (here mcpx's own, package inspector; ExampleCreate
+// shows it whole):
+//
+//	rec, err := record.Create(ctx, "testdata/greeter.jsonl", record.RecorderOptions{Stable: true})
+//	...
+//	conn, err := transport.NewHTTP(transport.HTTPOptions{URL: url, Observer: rec.Observe})
+//	...
+//	sess, err := inspector.Connect(ctx, rec.Wrap(conn), inspector.Options{...})
+//	...
+//	sess.Call(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}})
+//	sess.Close()
+//	if err := rec.Close(); err != nil { // Close writes the trace
+//		t.Fatal(err)
+//	}
+//
+// and verifies the server against it on every run (ExampleVerify;
+// recordtest.Verify does this and fails the test with a readable diff):
+//
+//	tr, err := record.ReadFile("testdata/greeter.jsonl")
+//	...
+//	live, err := transport.NewHTTP(transport.HTTPOptions{URL: url})
+//	...
+//	defer live.Close()
+//	res, err := record.Verify(ctx, tr, live, record.VerifyOptions{})
+//	...
+//	for _, m := range res.Mismatches {
+//		t.Errorf("%s: %s", m.Label(), m.Problem)
+//	}
+//
+// A client's test is served the recorded server instead: NewReplayer,
+// then Replayer.ServePipe (ExampleReplayer) or Replayer.Handler.
 package record
 
 import (
