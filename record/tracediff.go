@@ -137,6 +137,9 @@ func validRaw(s string) json.RawMessage {
 // compared. It returns an error only when a trace cannot be read or an
 // ignore or normalizer is not valid.
 func DiffTraces(old, new SessionSource, opts DiffOptions) (*TraceDiff, error) {
+	if nilSource(old) || nilSource(new) {
+		return nil, nilArgument("DiffTraces", "a trace")
+	}
 	d, err := diffTraces(old, new, opts)
 	if d == nil {
 		return nil, err
