@@ -115,9 +115,11 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 // sentSecrets returns the credentials the connection sends that the
 // command line or the environment gave: the bearer token, the values of
 // credential headers (and the credential after an Authorization
-// header's scheme) and the OAuth client secrets.
+// header's scheme), the OAuth client secrets, and those of the server's
+// URL (its password, its secret query parameters: transport.URLSecrets),
+// which a server echoing the request it got would show too.
 func (d connDesc) sentSecrets() []string {
-	var secrets []string
+	secrets := transport.URLSecrets(d.http.url)
 	if d.http.bearer != "" {
 		secrets = append(secrets, d.http.bearer)
 	}

@@ -592,8 +592,9 @@ func wireBody(resp *http.Response, secrets []string) string {
 // and the token after the scheme of each ("Bearer TOKEN"); the URL's
 // password and the Basic credentials net/http makes of its user info
 // (added to the request after h is set, so not in h); and the values of
-// the URL's query parameters that RedactURL hides (api_key=…). Values
-// under 4 bytes are left out: they would redact innocent text.
+// the URL's query parameters that RedactURL hides (api_key=…; see
+// URLSecrets). Values under 4 bytes are left out: they would redact
+// innocent text.
 func requestSecrets(h, added http.Header, u *url.URL) []string {
 	var out []string
 	keep := func(v string) {
@@ -612,19 +613,53 @@ func requestSecrets(h, added http.Header, u *url.URL) []string {
 			}
 		}
 	}
-	if u == nil {
-		return out
+	for _, v := range urlSecrets(u) {
+		keep(v)
 	}
+	return out
+}
+
+// URLSecrets returns the credentials a URL carries, those RedactURL
+// hides: the password of its user info (the user name when given alone,
+// https://TOKEN@host, which is then the credential), the Basic
+// credentials net/http makes of the user info, and the values of the
+// query parameters named like a credential (api_key=…). Values under 4
+// bytes are left out, as they would redact innocent text. A server may
+// echo its URL (a tool that reports the request, an error quoting it):
+// what shows or records the server's messages redacts these from them
+// as it does the headers' credentials. nil for text that does not parse.
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range urlSecrets(u) {
+		if v = strings.TrimSpace(v); len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// urlSecrets is URLSecrets of a parsed URL, short values included.
+func urlSecrets(u *url.URL) []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
 	if u.User != nil {
-		pw, _ := u.User.Password()
-		keep(pw)
-		keep(base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw)))
+		pw, ok := u.User.Password()
+		if ok {
+			out = append(out, pw)
+		} else {
+			out = append(out, u.User.Username())
+		}
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)))
 	}
 	for name, vs := range u.Query() {
 		if sensitiveParam(name) {
-			for _, v := range vs {
-				keep(v)
-			}
+			out = append(out, vs...)
 		}
 	}
 	return out

@@ -47,6 +47,24 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
+// URLSecrets lists what RedactURL hides, and the Basic credentials
+// net/http sends for the user info, for what shows a server's echo of
+// them.
+func TestURLSecrets(t *testing.T) {
+	for in, want := range map[string][]string{
+		"http://127.0.0.1:3001/mcp?x=1":              nil,
+		"https://user:pw-1@h/mcp?token=tk-2&x=long1": {"pw-1", "dXNlcjpwdy0x", "tk-2"},
+		// A user name given alone is the credential.
+		"https://tk-3@h/":  {"tk-3", "dGstMzo="},
+		"https://h/?key=a": nil, // too short to redact
+		"%%not a url":      nil,
+	} {
+		if got := transport.URLSecrets(in); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("URLSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // A server's 400 KB challenge is cut in the message (the field keeps it
 // whole), and its control characters are escaped.
 func TestUnauthorizedErrorShortensChallenge(t *testing.T) {

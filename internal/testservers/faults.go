@@ -70,7 +70,12 @@ import (
 // the GET stream is redirected (307) to the foreign origin;
 // /session/newid: every answer after initialize's carries another
 // Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
-// requests are taken with the one initialize assigned.
+// requests are taken with the one initialize assigned; /session/whoami:
+// tools/call answers with the request it got, as a server reporting its
+// caller would: its path and query and its Authorization, Cookie and
+// X-Api-Key headers, in the result's text, or, for a message "fail", in
+// a JSON-RPC error's message (the credentials mcpx sent, for the tests
+// that check mcpx does not show them again).
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -506,10 +511,28 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 		w.Header().Set("Content-Length", "0")
 	case req.ID == nil:
 		w.WriteHeader(http.StatusAccepted)
+	case req.Method == "tools/call" && fault == "whoami":
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(whoami(r, req))
 	case req.Method == "tools/call":
 		f.progressForever(w, r, req)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(handshakeAnswer(req, "2025-11-25"))
 	}
+}
+
+// whoami answers a tools/call of /session/whoami with what r carried.
+func whoami(r *http.Request, req faultRequest) []byte {
+	got := "request " + r.URL.RequestURI()
+	for _, h := range []string{"Authorization", "Cookie", "X-Api-Key"} {
+		if v := r.Header.Get(h); v != "" {
+			got += "; " + h + ": " + v
+		}
+	}
+	if req.Params.Arguments.Message == "fail" {
+		return errorMsg(req.ID, -32000, "refused the "+got, "")
+	}
+	b, _ := json.Marshal(got)
+	return resultMsg(req.ID, `{"content":[{"type":"text","text":`+string(b)+`}]}`)
 }
