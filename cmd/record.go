@@ -193,7 +193,25 @@ func secretArg(args []string, i int) (value, shown string, ok bool) {
 	if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
 		return a, record.Placeholder, true
 	}
+	if strings.Contains(a, "://") && transport.URLHoldsSecret(a) {
+		// A URL with a password or a secret query parameter
+		// (postgres://u:pw@h/db, --dsn=https://h/?token=…), shown as
+		// every URL mcpx prints is.
+		return a, transport.RedactURL(a), true
+	}
 	return "", a, false
+}
+
+// urlSecrets returns the credentials of the URL in a, an argument or a
+// variable's value (postgres://u:pw@h/db, --dsn=postgres://…): a
+// server may echo its password alone.
+func urlSecrets(a string) []string {
+	i := strings.Index(a, "://")
+	if i < 0 {
+		return nil
+	}
+	start := strings.LastIndexAny(a[:i], "= \t'\"") + 1
+	return transport.URLSecrets(a[start:])
 }
 
 // toldAuth tells the credentials OAuth presents with each request, before
@@ -245,6 +263,7 @@ func (d connDesc) commandSecrets() []string {
 		for i := range args {
 			if v, _, ok := secretArg(args, i); ok {
 				out = append(out, v)
+				out = append(out, urlSecrets(v)...)
 			}
 		}
 	}
@@ -262,6 +281,12 @@ func secretValues(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		name, v, ok := strings.Cut(kv, "=")
+		if ok && strings.Contains(v, "://") && transport.URLHoldsSecret(v) {
+			// DATABASE_URL=postgres://u:pw@h/db
+			out = append(out, v)
+			out = append(out, urlSecrets(v)...)
+			continue
+		}
 		if !ok || v == "" || !mayBeSecretName(name) {
 			continue
 		}

@@ -307,6 +307,13 @@ func TestCommandLineRedactsSecretOptions(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// A URL's credentials; a URL without any is left as it is, even one
+	// that net/url would write otherwise (a template's {name}).
+	got = commandLine([]string{"server", "--dsn=postgres://u:pw@h/db", "https://t@h/", "resources", "read", "test://greet/{name}", "https://h/?q=a b"})
+	want = "server --dsn=postgres://u:redacted@h/db https://redacted@h/ resources read test://greet/{name} https://h/?q=a b"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 	// Assignments: an environment for env, a tool's arguments.
 	got = commandLine([]string{"env", "GITHUB_TOKEN=G1", "OPENAI_API_KEY=O2", "PORT=80", "node", "s.js", "token=T3", "api_key:=\"A4\"", "message=hi", "tokens=5x"})
 	want = "env GITHUB_TOKEN=[redacted] OPENAI_API_KEY=[redacted] PORT=80 node s.js token=[redacted] api_key:=[redacted] message=hi tokens=[redacted]"
@@ -336,6 +343,42 @@ func TestRecordRedactsCommandLineSecretsEverywhere(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+}
+
+// The password of a URL in the server's environment or on its command
+// line (DATABASE_URL=postgres://u:pw@h/db), whatever the name, is a
+// secret too: the trace's header and its stderr lines show the URL
+// without it, and the password alone is redacted where it comes back.
+func TestRecordRedactsURLPasswordsOfTheCommandLine(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	r := runMcpx(t, nil, "tools", "list", "-v", "--record", trace,
+		"--env", "MCPX_TEST_SAY=db $DATABASE_URL pw pw-ENV-00000004 arg pw-ARG-00000005",
+		"--env", "DATABASE_URL=postgres://u:pw-ENV-00000004@h/db", "--", os.Args[0], stdioServerArg, "--dsn=postgres://u:pw-ARG-00000005@h/db")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	tr, raw := readTraceFile(t, trace)
+	if strings.Contains(raw, "pw-ENV") || strings.Contains(raw, "pw-ARG") {
+		t.Errorf("the trace holds a URL's password:\n%s", raw)
+	}
+	if !strings.Contains(tr.Header.Target, "--dsn=postgres://u:redacted@h/db") {
+		t.Errorf("target %q", tr.Header.Target)
+	}
+	found := false
+	for _, e := range tr.Events {
+		found = found || e.Kind == record.KindStderr && strings.HasPrefix(e.Text, "db [redacted] pw [redacted] arg [redacted]")
+	}
+	if !found {
+		t.Errorf("no redacted stderr line:\n%s", raw)
+	}
+	// mcpx's own lines (-v) show the command line as the trace does; the
+	// server's stderr is the server's to print.
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, "pw-ARG") && !strings.HasPrefix(line, "server|") {
+			t.Errorf("mcpx said a URL's password: %s", line)
+		}
 	}
 }
 

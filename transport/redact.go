@@ -24,6 +24,16 @@ func RedactURL(u string) string {
 	return r
 }
 
+// URLHoldsSecret reports whether RedactURL would hide anything of u (a
+// password, a user name given alone, a secret query parameter): whether
+// u, a word of a command line or a variable's value, is a credential.
+// RedactURL's result alone cannot tell, as it may escape what it
+// leaves ({name} becomes %7Bname%7D).
+func URLHoldsSecret(u string) bool {
+	_, changed := redactURL(u)
+	return changed
+}
+
 // redactURL is RedactURL, also reporting whether anything was redacted.
 func redactURL(u string) (string, bool) {
 	p, err := url.Parse(u)
