@@ -690,7 +690,7 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 	}
 	var wire transport.FrameFunc
 	if out.wire {
-		wire = redactedWire(con, d)
+		wire = redactedWire(con, d.knownSecrets())
 	}
 	if rec != nil {
 		po.OnEvent = rec.Observe
@@ -700,10 +700,10 @@ func (o *proxyOptions) run(ctx context.Context, server []string) (err error) {
 }
 
 // redactedWire shows the frames a proxy forwards (--wire) without the
-// secrets d knows (the upstream credentials, the server's command line's)
-// where a server echoes them, as a connection's --wire does.
-func redactedWire(con *tui.Console, d connDesc) transport.FrameFunc {
-	known := d.knownSecrets()
+// secrets known holds (d.knownSecrets: the upstream credentials, the
+// server's command line's; for an HTTP proxy also the host's, told as
+// they come) where a server echoes them, as a connection's --wire does.
+func redactedWire(con *tui.Console, known *record.Secrets) transport.FrameFunc {
 	return func(t time.Time, dir transport.Direction, f transport.Frame) {
 		f.Data = known.Frame(f.Data)
 		con.Wire(t, dir, f)
@@ -887,7 +887,12 @@ func (o *proxyOptions) runHTTP(ctx context.Context, con *tui.Console, origins []
 	var wire transport.FrameFunc
 	var show transport.Observer
 	if out.wire {
-		wire = redactedWire(con, d)
+		// The host's credentials (its Authorization header, its
+		// cookies) are told as its requests come, before they are
+		// forwarded: the server may echo them.
+		known := d.knownSecrets()
+		po.OnSecret = known.Add
+		wire = redactedWire(con, known)
 		show = func(ev transport.Event) {
 			// The proxy's events quote upstream URLs as requested; the
 			// recorder redacts its copy, and so does the screen.

@@ -50,6 +50,13 @@ type HTTPProxyOptions struct {
 	// upstream's GET stream was redirected to another origin and refused,
 	// once.
 	Tell func(msg string)
+	// OnSecret, when set, is told the credentials the host sends with
+	// each request (its Authorization header's value and the credential
+	// after its scheme, its cookies' values) before the request is
+	// forwarded, so before any answer that may echo them: what shows
+	// OnFrame's frames (--wire) redacts them, as the Recorder does its
+	// copy.
+	OnSecret func(string)
 	// Recorder, when set, records the proxied traffic with a session per
 	// host connection (Recorder.StartSession): an initialize without an
 	// Mcp-Session-Id opens one, which the session id the server gives it
@@ -452,6 +459,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var msgs []*jsonrpc.Message
 	if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
 		msgs, _ = parseFrame(body)
+	}
+	if p.o.OnSecret != nil {
+		requestSecrets(r, p.o.OnSecret)
 	}
 	ps := p.session(r, msgs)
 	if ps != nil {
