@@ -536,6 +536,14 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 	case *sessiond.Conn:
 		st := sc.Status()
 		c.held = &st
+		// The session's credentials, which the server may echo: --wire,
+		// the trace and the error messages redact them as they would
+		// over a connection of the command's own.
+		if tell := tellSecret(rec, c.secrets); tell != nil {
+			for _, v := range sc.Secrets() {
+				tell(v)
+			}
+		}
 		if out.verbose {
 			c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", d.at.name, st.Server, st.Target, st.PID))
 		}

@@ -648,6 +648,9 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		Target:     c.describe,
 		Extensions: slices.Sorted(maps.Keys(c.feats.Extensions)),
 		Host:       o.heldHost(conn),
+		// The commands that attach redact from what they show and
+		// record of the server's messages what the connection sends.
+		Secrets: c.secrets.All,
 		Ready: func(st sessiond.Status) error {
 			if o.child {
 				return sessiond.Ready(st, out, logPath)

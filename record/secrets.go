@@ -85,6 +85,19 @@ func (s *Secrets) Tell(f func(string)) {
 	}
 }
 
+// All returns every value s holds (those given to NewSecrets, and those
+// Add was told), for handing them to another process that shows the
+// same traffic (a command attached to a held session).
+func (s *Secrets) All() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Concat(s.secrets, s.values, s.told)
+	return slices.Compact(out)
+}
+
 // redactOptions returns o with the secrets and values added.
 func (s *Secrets) redactOptions(o RedactOptions) RedactOptions {
 	if s == nil {

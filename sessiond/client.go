@@ -503,6 +503,8 @@ type Conn struct {
 	observer transport.Observer
 	// onNote is DialOptions.OnNote.
 	onNote func(string)
+	// secrets are the session's (see Secrets).
+	secrets []string
 }
 
 // Dial attaches to the session name in dir.
@@ -519,11 +521,17 @@ func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
 	if r.Status != nil {
 		c.status = *r.Status
 	}
+	c.secrets = r.Secrets
 	return c, nil
 }
 
 // Status describes the session as it was when the command attached.
 func (c *Conn) Status() Status { return c.status }
+
+// Secrets are the secrets the session's connection knew when the command
+// attached (ServeOptions.Secrets), for the command to redact from what it
+// shows and records of the server's messages.
+func (c *Conn) Secrets() []string { return c.secrets }
 
 // Describe says what the command talks to.
 func (c *Conn) Describe() string {

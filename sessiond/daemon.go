@@ -86,6 +86,8 @@ type Daemon struct {
 	target atomic.Pointer[string]
 	// host is ServeOptions.Host, set before sess.
 	host json.RawMessage
+	// secrets is ServeOptions.Secrets, set before sess.
+	secrets func() []string
 	// extensions are ServeOptions.Extensions, set before sess.
 	extensions []string
 	path       string
@@ -621,6 +623,17 @@ type ServeOptions struct {
 	// entry configured the server (the tools it hides), which the
 	// attached commands would otherwise not know. Opaque to the daemon.
 	Host json.RawMessage
+	// Secrets, when set, returns the secrets the session's connection
+	// knows (the credentials it sends, the secret values of its server's
+	// command line, the access token OAuth presents), handed to each
+	// command that attaches: the command shows and records the server's
+	// messages, which may echo them (a whoami tool, an error quoting the
+	// request), and redacts them there (--wire, --record, its error
+	// messages) as a connection of its own would. Only the attach reply
+	// carries them, never Status (mcpx sessions --json prints it); the
+	// socket is the user's alone, and whoever attaches sends requests
+	// with those credentials anyway.
+	Secrets func() []string
 	// Ready, when set, is told once the session is served, with its
 	// Status; an error from it ends Serve at once.
 	Ready func(Status) error
@@ -637,6 +650,7 @@ func (d *Daemon) Serve(ctx context.Context, sess *inspector.Session, o ServeOpti
 	d.target.Store(&o.Target)
 	d.extensions = slices.Clone(o.Extensions)
 	d.host = o.Host
+	d.secrets = o.Secrets
 	d.sess.Store(sess)
 	close(d.serving)
 	// The idle clock starts now that the session is open: the server's
@@ -901,7 +915,11 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			_ = writeJSON(ctx, lines, reply{Error: "the session is still opening", Status: &st})
 			return
 		}
-		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st}); err != nil {
+		var secrets []string
+		if d.secrets != nil {
+			secrets = d.secrets()
+		}
+		if err := writeJSON(ctx, lines, reply{OK: true, Status: &st, Secrets: secrets}); err != nil {
 			return
 		}
 		_ = nc.SetWriteDeadline(time.Time{})

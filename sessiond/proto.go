@@ -50,6 +50,9 @@ type reply struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Kept   []Kept  `json:"kept,omitempty"`
+	// Secrets, in an attach's reply, are ServeOptions.Secrets' (a
+	// command of an older build ignores them).
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // envelope is one line after an attach: a JSON-RPC frame, or (from the
