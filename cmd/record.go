@@ -309,10 +309,12 @@ func mayBeSecretName(name string) bool {
 	return false
 }
 
-// credentialHeader reports header names whose values are secrets.
+// credentialHeader reports header names whose values are secrets: those
+// of the words of mcpx servers show's (secretName) that no standard or MCP
+// header holds (X-Auth, X-Credential, as well as Authorization, X-Api-Key).
 func credentialHeader(name string) bool {
 	n := strings.ToLower(strings.TrimSpace(name))
-	for _, s := range []string{"authorization", "cookie", "token", "secret", "password", "key"} {
+	for _, s := range []string{"auth", "cookie", "token", "secret", "passw", "key", "credential"} {
 		if strings.Contains(n, s) {
 			return true
 		}

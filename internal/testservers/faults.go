@@ -72,10 +72,10 @@ import (
 // Mcp-Session-Id (fault-session-2, fault-session-3, ...), while the
 // requests are taken with the one initialize assigned; /session/whoami:
 // tools/call answers with the request it got, as a server reporting its
-// caller would: its path and query and its Authorization, Cookie and
-// X-Api-Key headers, in the result's text, or, for a message "fail", in
-// a JSON-RPC error's message (the credentials mcpx sent, for the tests
-// that check mcpx does not show them again).
+// caller would: its path and query and its Authorization, Cookie,
+// X-Api-Key and X-Auth headers, in the result's text, or, for a message
+// "fail", in a JSON-RPC error's message (the credentials mcpx sent, for
+// the tests that check mcpx does not show them again).
 type Faults struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT); Foreign the
 	// base URL of the other origin.
@@ -525,7 +525,7 @@ func (f *Faults) session(w http.ResponseWriter, r *http.Request, fault string, r
 // whoami answers a tools/call of /session/whoami with what r carried.
 func whoami(r *http.Request, req faultRequest) []byte {
 	got := "request " + r.URL.RequestURI()
-	for _, h := range []string{"Authorization", "Cookie", "X-Api-Key"} {
+	for _, h := range []string{"Authorization", "Cookie", "X-Api-Key", "X-Auth"} {
 		if v := r.Header.Get(h); v != "" {
 			got += "; " + h + ": " + v
 		}
