@@ -275,8 +275,9 @@ func (d connDesc) commandSecrets() []string {
 }
 
 // secretValues are the values of the NAME=VALUE entries of env whose
-// names look secret (as commandLine's assignments). Most names of an
-// environment are not: they are passed over without the expression.
+// names look secret (as commandLine's assignments, or secretEnvName's) and
+// of those holding a URL with a credential. Most names of an environment
+// are not: they are passed over without the expression.
 func secretValues(env []string) []string {
 	var out []string
 	for _, kv := range env {
@@ -290,18 +291,33 @@ func secretValues(env []string) []string {
 		if !ok || v == "" || !mayBeSecretName(name) {
 			continue
 		}
-		if secretAssignment().MatchString(name) {
+		if secretAssignment().MatchString(name) || secretEnvName(name) {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
+// secretEnvName reports a variable's name with a word KEY or AUTH
+// (STRIPE_KEY, PRIVATE_KEY, MY_AUTH), which mcpx servers show hides the
+// value of too: in a variable's name, unlike a tool's argument (key=…, a
+// lookup's), such a word names a credential. A word, not a part of one:
+// KEYBOARD_LAYOUT and XAUTHORITY are not.
+func secretEnvName(name string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if w == "key" || w == "auth" {
+			return true
+		}
+	}
+	return false
+}
+
 // mayBeSecretName reports whether name holds a word of secretAssignment's
-// (token, secret, password, passwd, api key, credential), in any case.
+// or secretEnvName's (token, secret, password, passwd, api key,
+// credential, key, auth), in any case.
 func mayBeSecretName(name string) bool {
 	n := strings.ToLower(name)
-	for _, w := range []string{"token", "secret", "passw", "key", "credential"} {
+	for _, w := range []string{"token", "secret", "passw", "key", "credential", "auth"} {
 		if strings.Contains(n, w) {
 			return true
 		}

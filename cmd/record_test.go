@@ -382,6 +382,19 @@ func TestRecordRedactsURLPasswordsOfTheCommandLine(t *testing.T) {
 	}
 }
 
+// A variable named with the word KEY or AUTH (STRIPE_KEY, MY_AUTH) holds
+// a secret, as mcpx servers show takes it; one where they are part of a
+// word (KEYBOARD_LAYOUT) does not.
+func TestSecretValuesOfTheEnvironment(t *testing.T) {
+	got := secretValues([]string{"STRIPE_KEY=sk-00000001", "MY_AUTH=au-00000002", "GITHUB_TOKEN=gh-00000003",
+		"KEYBOARD_LAYOUT=us-intl-1", "XAUTHORITY=/home/u/.Xauthority", "PORT=8080", "DATABASE_URL=postgres://u:pw-00000004@h/db",
+		"HOME_PAGE=https://h/{name}"})
+	want := []string{"sk-00000001", "au-00000002", "gh-00000003", "postgres://u:pw-00000004@h/db", "pw-00000004", "dTpwdy0wMDAwMDAwNA=="}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 // A server command that prints a secret it inherited of mcpx's own
 // environment (GITHUB_TOKEN and the like; a debugging tool that shows
 // its environment) gives it away in no trace either.
