@@ -272,6 +272,29 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 	tm.keys("-l", "Q")
 	testwait.For(t, "Q after the joined emoji", func() bool { return strings.HasPrefix(pane(), "mcpx> echo 👩\u200d💻Qx") })
 	waitCursor("after Q", "14,0")
+	// And Left goes over it in one press (it took three, the cursor
+	// standing on the emoji), and Backspace takes it whole (it took 💻,
+	// and left 👩 and a stray joiner).
+	tm.keys("Left", "Left")
+	waitCursor("on the joined emoji", "11,0")
+	tm.keys("Left")
+	waitCursor("before the joined emoji", "10,0")
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "echo 👩\u200d💻x")
+	tm.keys("Left", "BSpace")
+	testwait.For(t, "the joined emoji taken out", func() bool { return strings.HasPrefix(pane(), "mcpx> echo x\n") })
+	waitCursor("on x", "11,0")
+
+	// A flag is two letters (regional indicators) drawn as one character:
+	// Left passes it, and Delete takes it, whole.
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "echo 🇫🇷🇩🇪x")
+	waitCursor("after the flags", "16,0")
+	tm.keys("Left", "Left", "Left")
+	waitCursor("on the first flag", "11,0")
+	tm.keys("DC")
+	testwait.For(t, "the first flag taken out", func() bool { return strings.HasPrefix(pane(), "mcpx> echo 🇩🇪x\n") })
+	waitCursor("on the flag left", "11,0")
 
 	// A line of emoji over three rows, edited at its beginning, is drawn
 	// once.
@@ -286,6 +309,23 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 	if p := pane(); strings.Count(p, "mcpx> ") != 1 {
 		t.Errorf("the line is drawn more than once:\n%s", p)
 	}
+
+	// A question's answer is edited by characters too, and the server
+	// gets what the line shows.
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "tools call ask")
+	tm.keys("Enter")
+	tm.waitFor("the form", "[a]nswer, [d]ecline or [c]ancel?")
+	tm.keys("-l", "a")
+	tm.keys("Enter")
+	tm.waitFor("the field", "Your name")
+	tm.keys("-l", "👩\u200d💻🇫🇷Ada")
+	tm.keys("Left", "Left", "Left", "BSpace")
+	tm.keys("Enter")
+	tm.waitFor("the review", "Send it?")
+	tm.keys("-l", "s")
+	tm.keys("Enter")
+	tm.waitFor("the result", `got {"action":"accept","content":{"name":"👩`+"\u200d"+`💻Ada"}}`)
 }
 
 // TestReplTerminalNarrowProgress: in a narrow terminal a progress bar

@@ -87,6 +87,12 @@ type Editor struct {
 	piece    []rune
 	pieceDue bool
 
+	// The line as readline drew it last (see drawnLine), and as it was
+	// when the key readline is handling came (its goroutine only; see
+	// wholeChars).
+	drawn  drawnLine
+	before *lineState
+
 	// Output while a line is edited waits here for readline's own
 	// goroutine (see aboveWriter).
 	aboveMu sync.Mutex
@@ -140,6 +146,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 		Stderr:                 other,
 		FuncIsTerminal:         func() bool { return true },
 		FuncFilterInputRune: func(r rune) (rune, bool) {
+			e.before = nil
 			switch {
 			case r == readline.CharDelete && keys.claimWake():
 				if e.drainAbove() {
@@ -153,10 +160,13 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 			case r == dismissKey:
 				e.dismissed.Store(true)
 				return r, false
+			case cutsChars(r) && !e.rl.Operation.IsSearchMode():
+				e.before = e.drawn.before()
 			}
 			return r, true
 		},
-		Listener:     readline.FuncListener(e.insertPiece),
+		Listener:     readline.FuncListener(e.onChange),
+		Painter:      &e.drawn,
 		FuncGetWidth: widthOf(t.Out),
 	}
 	if o.Complete != nil {
@@ -427,9 +437,25 @@ func (e *Editor) takePiece() rune {
 	return pasteKey
 }
 
-// insertPiece is readline's listener, called on its goroutine after each
-// key it handled with the line and the cursor: after a pasteKey, which it
-// inserted before the cursor, it puts the key's text in its place.
+// onChange is readline's listener, called on its goroutine after each key
+// it handled with the line and the cursor (and, with no key, by the
+// goroutine that reads a line as it begins): it returns the line and the
+// cursor to put in their place, ok false when they stand.
+func (e *Editor) onChange(line []rune, pos int, key rune) ([]rune, int, bool) {
+	switch key {
+	case 0:
+		return nil, 0, false
+	case pasteKey:
+		return e.insertPiece(line, pos, key)
+	}
+	before := e.before
+	e.before = nil
+	return wholeChars(before, line, pos, key)
+}
+
+// insertPiece puts a pasted text in the line (see onChange): after a
+// pasteKey, which readline inserted before the cursor, the key's text goes
+// in its place.
 func (e *Editor) insertPiece(line []rune, pos int, key rune) ([]rune, int, bool) {
 	if key != pasteKey || !e.pieceDue {
 		return nil, 0, false

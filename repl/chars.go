@@ -1,0 +1,161 @@
+package repl
+
+import (
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/chzyer/readline"
+
+	"github.com/mcpx-dev/mcpx/tui"
+)
+
+// readline edits a line rune by rune, and a character drawn as one can be
+// several: an emoji of a joiner (👩 ZWJ 💻), a keycap (1, U+FE0F, U+20E3),
+// a flag (two regional indicators), an emoji and its skin tone, a letter
+// and its combining accent (e, U+0301). Over one, Left and Right took a
+// press per rune while the cursor, drawn on the character (cursorWriter),
+// did not seem to move, and Backspace or Delete there took a rune of it:
+// 👩‍💻 became 👩 and a stray joiner. The editor puts that right after
+// readline has handled the key, in its listener (wholeChars): a move ends
+// on the edge of a character, and a character cut is taken out whole.
+// readline offers no other way in: its line is its own, and the listener
+// is where a line is changed (insertPiece does the same for pasted text).
+
+// charStops reports, for each place in line (0 to len(line)), whether the
+// cursor can stand there: between two characters as the terminal draws
+// them (tui.ClusterAt, as cursorWriter lays the line out). A character of
+// no width (a combining accent, a stray joiner or variation selector) goes
+// with the one before it: the cursor drawn before it and after it is in
+// the same place, so a stop between them would be a press of Left or Right
+// that shows nothing, and Backspace after é would take its accent unseen
+// in the press (é to e) rather than the letter the cursor just passed.
+func charStops(line []rune) []bool {
+	stops := make([]bool, len(line)+1)
+	stops[0], stops[len(line)] = true, true
+	s := string(line) // one rune for each of line's, an invalid one as U+FFFD
+	at := 0
+	for i := 0; i < len(s); {
+		size, w := tui.ClusterAt(s[i:])
+		if w > 0 {
+			stops[at] = true
+		}
+		at += utf8.RuneCountInString(s[i : i+size])
+		i += size
+	}
+	return stops
+}
+
+// stopBefore returns the stop at pos or the nearest before it.
+func stopBefore(stops []bool, pos int) int {
+	pos = max(0, min(pos, len(stops)-1))
+	for !stops[pos] {
+		pos--
+	}
+	return pos
+}
+
+// stopAfter returns the stop at pos or the nearest after it.
+func stopAfter(stops []bool, pos int) int {
+	pos = max(0, min(pos, len(stops)-1))
+	for !stops[pos] {
+		pos++
+	}
+	return pos
+}
+
+// lineState is a line and the cursor in it.
+type lineState struct {
+	line []rune
+	pos  int
+}
+
+// drawnLine is readline's Painter: it is given the line and the cursor each
+// time readline draws the line — which it does after each change, on
+// whichever goroutine — and keeps them, so that the editor knows the line
+// as it is when a key comes (before): readline's listener is told the line
+// only after the key has changed it. It draws the line as it is.
+type drawnLine struct {
+	mu   sync.Mutex
+	line []rune // readline's own: read only on readline's goroutine
+	pos  int
+}
+
+func (d *drawnLine) Paint(line []rune, pos int) []rune {
+	d.mu.Lock()
+	d.line, d.pos = line, pos
+	d.mu.Unlock()
+	return line
+}
+
+// before returns a copy of the line drawn last. It is called on readline's
+// goroutine, the only one that changes the line's runes (and draws it after
+// each change), while it handles no key.
+func (d *drawnLine) before() *lineState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return &lineState{line: slices.Clone(d.line), pos: d.pos}
+}
+
+// cutsChars reports the keys whose edit wholeChars mends from the line as
+// it was before the key, which is kept for them: those that take runes
+// out of the line.
+func cutsChars(key rune) bool {
+	switch key {
+	case readline.CharBackspace, readline.CharCtrlH, readline.CharDelete, readline.MetaDelete:
+		return true
+	}
+	return false
+}
+
+// wholeChars is the part of readline's listener that keeps the editing to
+// whole characters (see charStops): called after readline handled key,
+// with the line and the cursor it left, and before, the line when the key
+// came (nil when not kept: see cutsChars), it returns the line and cursor
+// to put in their place, ok false when they stand.
+//
+// Left and Right (Ctrl-B, Ctrl-F) moved a rune: the cursor goes on to the
+// edge of the character it went into. Backspace, Delete and Ctrl-D took a
+// rune: the character it was part of goes whole. Alt-D took the runes up
+// to the last rune before the next word: a character that rune ends is
+// kept whole (readline keeps that rune, a blank say, between the words).
+// The word moves and Ctrl-W stop only before a letter or a digit of ASCII
+// (readline's words), which always begins a character. An edit that does
+// not follow from before (a line changed since it was drawn, which readline
+// does not do while it waits for a key) is left as it is.
+func wholeChars(before *lineState, line []rune, pos int, key rune) ([]rune, int, bool) {
+	switch key {
+	case readline.CharBackward:
+		to := stopBefore(charStops(line), pos)
+		return line, to, to != pos
+	case readline.CharForward:
+		to := stopAfter(charStops(line), pos)
+		return line, to, to != pos
+	}
+	if before == nil || len(line) >= len(before.line) || pos > len(line) {
+		return nil, 0, false
+	}
+	old := before.line
+	cut := len(old) - len(line) // readline's cut: old[from:from+cut]
+	from := pos
+	if !slices.Equal(line[:from], old[:from]) || !slices.Equal(line[from:], old[from+cut:]) {
+		return nil, 0, false
+	}
+	stops := charStops(old)
+	switch {
+	case cut == 1 && (key == readline.CharDelete && from == before.pos ||
+		(key == readline.CharBackspace || key == readline.CharCtrlH) && from == before.pos-1):
+		start, end := stopBefore(stops, from), stopAfter(stops, from+1)
+		if start == from && end == from+1 {
+			return nil, 0, false
+		}
+		return slices.Concat(old[:start], old[end:]), start, true
+	case key == readline.MetaDelete && from == before.pos:
+		end := max(from, stopBefore(stops, from+cut))
+		if end == from+cut {
+			return nil, 0, false
+		}
+		return slices.Concat(old[:from], old[end:]), from, true
+	}
+	return nil, 0, false
+}

@@ -1,0 +1,110 @@
+package repl
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCharStops(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want []int // the places the cursor can stand
+	}{
+		{"", []int{0}},
+		{"ab", []int{0, 1, 2}},
+		{"a👩\u200d💻b", []int{0, 1, 4, 5}},      // an emoji of a joiner
+		{"a1\ufe0f\u20e3b", []int{0, 1, 4, 5}}, // a keycap
+		{"a🇫🇷🇩🇪", []int{0, 1, 3, 5}},           // two flags
+		{"👍🏽x", []int{0, 2, 3}},                // a skin tone
+		{"e\u0301\u0323x", []int{0, 3, 4}},     // a letter and two accents
+		{"\u0301a", []int{0, 1, 2}},            // an accent on nothing is a character
+		{"👩\u200dx", []int{0, 2, 3}},           // a stray joiner goes with the emoji
+		{"日本", []int{0, 1, 2}},
+		{"a\xffb", []int{0, 1, 2, 3}}, // an invalid byte is a rune (U+FFFD) of its own
+	} {
+		stops := charStops([]rune(c.line))
+		var got []int
+		for i, s := range stops {
+			if s {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("charStops(%q) = %v; want %v", c.line, got, c.want)
+		}
+	}
+}
+
+// The keys that move over the line or take from it go by characters as
+// they are drawn, not by runes: an emoji of several runes, a flag, a
+// keycap, a skin tone, a letter and its accent are passed, and taken out,
+// whole.
+func TestEditorEditsWholeCharacters(t *testing.T) {
+	const (
+		left, right   = "\x1b[D", "\x1b[C"
+		ctrlB, ctrlF  = "\x02", "\x06"
+		backspace     = "\x7f"
+		ctrlH, ctrlD  = "\x08", "\x04"
+		del, home     = "\x1b[3~", "\x01"
+		zwj, keycap   = "👩\u200d💻", "1\ufe0f\u20e3"
+		flag, skin    = "🇫🇷", "👍🏽"
+		accent, marks = "e\u0301", "e\u0301\u0323"
+	)
+	for _, ch := range []string{zwj, keycap, flag, skin, accent, marks} {
+		for _, c := range []struct {
+			name, keys, want string
+		}{
+			{"Left, Backspace", "echo a" + ch + "b" + left + backspace, "echo ab"},
+			{"Left twice, Backspace", "echo a" + ch + "b" + left + left + backspace, "echo " + ch + "b"},
+			{"Ctrl-B twice, Ctrl-H", "echo a" + ch + "b" + ctrlB + ctrlB + ctrlH, "echo " + ch + "b"},
+			{"Backspace at the end", "echo a" + ch + backspace, "echo a"},
+			{"Left twice, insert", "echo a" + ch + "b" + left + left + "|", "echo a|" + ch + "b"},
+			{"Left twice, Delete", "echo a" + ch + "b" + left + left + del, "echo ab"},
+			{"Left twice, Ctrl-D", "echo a" + ch + "b" + left + left + ctrlD, "echo ab"},
+			{"Right, insert", "echo a" + ch + "b" + home + strings.Repeat(right, 7) + "|", "echo a" + ch + "|b"},
+			{"Ctrl-F, insert", "a" + ch + ch + home + ctrlF + ctrlF + "|", "a" + ch + "|" + ch},
+			{"Delete in a line of one", ch + left + del, ""},
+			{"Backspace in a line of one", ch + backspace + "x", "x"},
+		} {
+			f := newFakeTerm(t, EditorOptions{})
+			ch := f.read()
+			f.typeKeys(t, c.keys+"\r")
+			if r := wait(t, ch); r.err != nil || r.text != c.want {
+				t.Errorf("%s in %q: got %q, %v; want %q", c.name, c.keys, r.text, r.err, c.want)
+			}
+		}
+	}
+}
+
+// The word keys stop only before a letter or a digit (readline's words),
+// which begins a character: Alt-B, Alt-F and Ctrl-W keep to whole
+// characters, and Alt-D, which keeps the last rune before the next word
+// (a blank, say), keeps the character that rune ends whole.
+func TestEditorWordKeysKeepWholeCharacters(t *testing.T) {
+	const (
+		home, left  = "\x01", "\x1b[D"
+		altD, altB  = "\x1bd", "\x1bb"
+		altF, ctrlW = "\x1bf", "\x17"
+		zwj, flag   = "👩\u200d💻", "🇫🇷"
+	)
+	for _, c := range []struct {
+		name, keys, want string
+	}{
+		{"Alt-D", "x " + zwj + "b" + home + altD, zwj + "b"},
+		{"Alt-D", "x " + flag + "b" + home + altD, flag + "b"},
+		{"Alt-D", "x " + zwj + zwj + "b" + home + altD, zwj + "b"},
+		{"Alt-D to the end", "x " + zwj + home + altD, ""},
+		{"Alt-B, Alt-F", "a" + zwj + "b" + altB + altB + altF + "|", "a" + zwj + "|b"},
+		{"Alt-B, Alt-F", "a" + flag + "b" + altB + altB + altF + "|", "a" + flag + "|b"},
+		{"Ctrl-W", "echo ab " + zwj + ctrlW, "echo "},
+		{"Ctrl-W", "echo ab " + flag + "c" + left + ctrlW, "echo c"},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		ch := f.read()
+		f.typeKeys(t, c.keys+"\r")
+		if r := wait(t, ch); r.err != nil || r.text != c.want {
+			t.Errorf("%s in %q: got %q, %v; want %q", c.name, c.keys, r.text, r.err, c.want)
+		}
+	}
+}
