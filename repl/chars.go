@@ -99,10 +99,10 @@ func (d *drawnLine) before() *lineState {
 
 // cutsChars reports the keys whose edit wholeChars mends from the line as
 // it was before the key, which is kept for them: those that take runes
-// out of the line.
+// out of the line or swap two.
 func cutsChars(key rune) bool {
 	switch key {
-	case readline.CharBackspace, readline.CharCtrlH, readline.CharDelete, readline.MetaDelete:
+	case readline.CharBackspace, readline.CharCtrlH, readline.CharDelete, readline.MetaDelete, readline.CharTranspose:
 		return true
 	}
 	return false
@@ -119,10 +119,12 @@ func cutsChars(key rune) bool {
 // rune: the character it was part of goes whole. Alt-D took the runes up
 // to the last rune before the next word: a character that rune ends is
 // kept whole (readline keeps that rune, a blank say, between the words).
-// The word moves and Ctrl-W stop only before a letter or a digit of ASCII
-// (readline's words), which always begins a character. An edit that does
-// not follow from before (a line changed since it was drawn, which readline
-// does not do while it waits for a key) is left as it is.
+// Ctrl-T swapped two runes: the two characters they are of are swapped
+// (transposeChars). The word moves and Ctrl-W stop only before a letter or
+// a digit of ASCII (readline's words), which always begins a character.
+// An edit that does not follow from before (a line changed since it was
+// drawn, which readline does not do while it waits for a key) is left as
+// it is.
 func wholeChars(before *lineState, line []rune, pos int, key rune) ([]rune, int, bool) {
 	switch key {
 	case readline.CharBackward:
@@ -132,7 +134,13 @@ func wholeChars(before *lineState, line []rune, pos int, key rune) ([]rune, int,
 		to := stopAfter(charStops(line), pos)
 		return line, to, to != pos
 	}
-	if before == nil || len(line) >= len(before.line) || pos > len(line) {
+	if before == nil {
+		return nil, 0, false
+	}
+	if key == readline.CharTranspose {
+		return transposeChars(before, line, pos)
+	}
+	if len(line) >= len(before.line) || pos > len(line) {
 		return nil, 0, false
 	}
 	old := before.line
@@ -158,4 +166,39 @@ func wholeChars(before *lineState, line []rune, pos int, key rune) ([]rune, int,
 		return slices.Concat(old[:from], old[end:]), from, true
 	}
 	return nil, 0, false
+}
+
+// transposeChars mends Ctrl-T, which swapped the runes before the cursor
+// and at it (the last two at the end of the line, the first two at its
+// beginning) and moved the cursor past them: it swaps the characters
+// instead, and puts the cursor after them. A line of one character is
+// left as it was, the cursor where it was: on a line of one rune readline
+// put it past the end, and the next key typed crashed it (a slice out of
+// range).
+func transposeChars(before *lineState, line []rune, pos int) ([]rune, int, bool) {
+	old, at := before.line, before.pos
+	// What readline did (RuneBuffer.Transpose), to know the key did it.
+	want, wantPos := slices.Clone(old), at
+	if len(want) == 1 {
+		wantPos++
+	}
+	if len(want) >= 2 {
+		wantPos = max(1, min(wantPos, len(want)-1))
+		want[wantPos], want[wantPos-1] = want[wantPos-1], want[wantPos]
+		wantPos++
+	}
+	if pos != wantPos || !slices.Equal(line, want) {
+		return nil, 0, false
+	}
+	stops := charStops(old)
+	out, to := old, stopAfter(stops, at)
+	if first, last := stopAfter(stops, 1), stopBefore(stops, len(old)-1); first < len(old) {
+		mid := max(first, min(stopBefore(stops, at), last))
+		start, end := stopBefore(stops, mid-1), stopAfter(stops, mid+1)
+		out, to = slices.Concat(old[:start], old[mid:end], old[start:mid], old[end:]), end
+	}
+	if to == pos && slices.Equal(out, line) {
+		return nil, 0, false
+	}
+	return out, to, true
 }

@@ -36,10 +36,10 @@ func TestCharStops(t *testing.T) {
 	}
 }
 
-// The keys that move over the line or take from it go by characters as
+// The keys that move over the line or change it go by characters as
 // they are drawn, not by runes: an emoji of several runes, a flag, a
-// keycap, a skin tone, a letter and its accent are passed, and taken out,
-// whole.
+// keycap, a skin tone, a letter and its accent are passed, taken out and
+// swapped (Ctrl-T) whole.
 func TestEditorEditsWholeCharacters(t *testing.T) {
 	const (
 		left, right   = "\x1b[D", "\x1b[C"
@@ -47,6 +47,7 @@ func TestEditorEditsWholeCharacters(t *testing.T) {
 		backspace     = "\x7f"
 		ctrlH, ctrlD  = "\x08", "\x04"
 		del, home     = "\x1b[3~", "\x01"
+		ctrlT         = "\x14"
 		zwj, keycap   = "👩\u200d💻", "1\ufe0f\u20e3"
 		flag, skin    = "🇫🇷", "👍🏽"
 		accent, marks = "e\u0301", "e\u0301\u0323"
@@ -66,6 +67,10 @@ func TestEditorEditsWholeCharacters(t *testing.T) {
 			{"Ctrl-F, insert", "a" + ch + ch + home + ctrlF + ctrlF + "|", "a" + ch + "|" + ch},
 			{"Delete in a line of one", ch + left + del, ""},
 			{"Backspace in a line of one", ch + backspace + "x", "x"},
+			{"Ctrl-T at the end", "a" + ch + ctrlT + "|", ch + "a|"},
+			{"Ctrl-T after it", "a" + ch + "b" + left + ctrlT + "|", "ab" + ch + "|"},
+			{"Ctrl-T at the beginning", ch + "b" + home + ctrlT + "|", "b" + ch + "|"},
+			{"Ctrl-T in a line of one", ch + ctrlT + "|", ch + "|"},
 		} {
 			f := newFakeTerm(t, EditorOptions{})
 			ch := f.read()
@@ -105,6 +110,25 @@ func TestEditorWordKeysKeepWholeCharacters(t *testing.T) {
 		f.typeKeys(t, c.keys+"\r")
 		if r := wait(t, ch); r.err != nil || r.text != c.want {
 			t.Errorf("%s in %q: got %q, %v; want %q", c.name, c.keys, r.text, r.err, c.want)
+		}
+	}
+}
+
+// Ctrl-T on a line of one rune, or of none, leaves the line and the
+// cursor as they were: readline put the cursor past the end of a line of
+// one rune, and the next key typed crashed it.
+func TestEditorTransposeShortLines(t *testing.T) {
+	for _, c := range []struct{ keys, want string }{
+		{"a\x14|", "a|"},
+		{"a\x01\x14|", "|a"},
+		{"\x14|", "|"},
+		{"ab\x14|", "ba|"},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		ch := f.read()
+		f.typeKeys(t, c.keys+"\r")
+		if r := wait(t, ch); r.err != nil || r.text != c.want {
+			t.Errorf("%q: got %q, %v; want %q", c.keys, r.text, r.err, c.want)
 		}
 	}
 }
