@@ -65,33 +65,6 @@ type message struct {
 	pair int
 }
 
-// messages decodes the frames of a session into messages and pairs each
-// request with its response: by id, within the session, a client's
-// request with the server's response and a server's request with the
-// client's response. An id used again after its request was answered
-// starts a new pair.
-func messages(s *record.Session) []message {
-	var out []message
-	var p pairer
-	for i := range s.Events {
-		e := &s.Events[i]
-		if e.Kind != record.KindFrame {
-			continue
-		}
-		msgs, batch := e.Messages()
-		for _, m := range msgs {
-			mm := newMessage(e, m, batch)
-			if j := p.add(e.Dir, mm.kind, mm.key); j >= 0 {
-				mm.pair = j
-				mm.method = out[j].method
-				out[j].pair = len(out)
-			}
-			out = append(out, mm)
-		}
-	}
-	return out
-}
-
 // newMessage describes one message m of the frame event e, unpaired.
 func newMessage(e *record.Event, m *jsonrpc.Message, batch bool) message {
 	mm := message{ev: e, method: m.Method, id: m.ID.String(), key: m.ID.Key(), raw: m.Raw, batch: batch, pair: -1}
@@ -134,9 +107,11 @@ func messageKind(m *jsonrpc.Message) string {
 	return "invalid"
 }
 
-// pairer pairs the messages of a session, given one at a time, as
-// messages does: a response with the latest request of its id sent the
-// other way and not answered yet.
+// pairer pairs the messages of a session, given one at a time, by id,
+// within the session (a client's request with the server's response, a
+// server's request with the client's response): a response with the
+// latest request of its id sent the other way and not answered yet. An
+// id used again after its request was answered starts a new pair.
 type pairer struct {
 	open map[string]int // direction of the request + id key -> index
 	n    int

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,17 +146,24 @@ func HTML(w io.Writer, src record.SessionSource, o Options) error {
 	bw.WriteString(`,"sessions":[`)
 	wrote := 0
 	for _, n := range src.SessionNumbers() {
-		s, err := src.ReadSession(n)
+		s, events, err := record.SessionEvents(src, n)
 		if err != nil {
 			return err
 		}
 		if s == nil {
 			continue
 		}
+		// The session is read twice, an event at a time: first for what
+		// its description and its rows need to know beforehand (see
+		// scanRows), then to write them.
+		sc, err := scanRows(events)
+		if err != nil {
+			return err
+		}
 		if wrote++; wrote > 1 {
 			bw.WriteString(",\n")
 		}
-		if err := writeSession(bw, sp, s); err != nil {
+		if err := writeSession(bw, sp, s, events, sc); err != nil {
 			return err
 		}
 	}
@@ -193,22 +201,81 @@ func writeScriptJSONOpen(w *bufio.Writer, sp *splicer, v any, open bool) error {
 	return nil
 }
 
+// rowScan is what a first pass over a session's events finds for its
+// timeline.
+type rowScan struct {
+	// seen says the session has events; start and end are the earliest
+	// and the latest of their times.
+	seen       bool
+	start, end time.Duration
+	// answers holds, for each request of the session's frames, in order,
+	// the message that answers it: its index among the session's
+	// messages (-1 when none) and its time.
+	answers []reply
+}
+
+// reply is the response to a request, as the first pass finds it.
+type reply struct {
+	i int
+	t time.Duration
+}
+
+// scanRows passes over a session's events for what writing its timeline
+// as the events are read needs to know beforehand: the session's span,
+// and each request's response (its row comes first and names it). An
+// error of events is returned as it is.
+func scanRows(events iter.Seq2[record.Event, error]) (rowScan, error) {
+	var sc rowScan
+	var p pairer
+	req := map[int]int{} // index of an unanswered request -> its place in answers
+	for ev, err := range events {
+		if err != nil {
+			return sc, err
+		}
+		if !sc.seen {
+			sc.start, sc.end, sc.seen = ev.Time, ev.Time, true
+		}
+		sc.start, sc.end = min(sc.start, ev.Time), max(sc.end, ev.Time)
+		if ev.Kind != record.KindFrame {
+			continue
+		}
+		msgs, _ := ev.Messages()
+		for _, m := range msgs {
+			i, kind, key := p.n, messageKind(m), m.ID.Key()
+			if kind == "request" {
+				// A request whose id is sent again before it is
+				// answered is answered no more: the pairer forgets it.
+				if old, ok := p.open[string(ev.Dir)+key]; ok {
+					delete(req, old)
+				}
+			}
+			if j := p.add(ev.Dir, kind, key); j >= 0 {
+				sc.answers[req[j]] = reply{i: i, t: ev.Time}
+				delete(req, j)
+			}
+			if kind == "request" {
+				req[i] = len(sc.answers)
+				sc.answers = append(sc.answers, reply{i: -1})
+			}
+		}
+	}
+	return sc, nil
+}
+
 // writeSession writes a session's timeline: its description, then its
-// rows one at a time, each frame written from the trace's bytes (so that
-// a large session is not held twice, nor its JSON).
-func writeSession(w *bufio.Writer, sp *splicer, s *record.Session) error {
+// rows one at a time, as its events are read (events, from the session
+// s, whose first pass found sc), each frame written from the trace's
+// bytes (so that a large session is not held, nor its JSON): what is
+// held is the requests awaiting their responses, not the session.
+func writeSession(w *bufio.Writer, sp *splicer, s *record.Session, events iter.Seq2[record.Event, error], sc rowScan) error {
 	defer sp.reset()
 	hs := htmlSession{N: s.N, Text: s.Text, Transport: s.Info.Transport, Target: s.Info.Target,
 		Client: s.Info.Client, Prelude: s.Info.Prelude}
 	if hs.Text == "" {
 		hs.Text = strings.TrimSpace(s.Info.Transport + ": " + s.Info.Target)
 	}
-	if len(s.Events) > 0 {
-		hs.Start, hs.End = s.Events[0].Time.Microseconds(), s.Events[0].Time.Microseconds()
-	}
-	for i := range s.Events {
-		t := s.Events[i].Time.Microseconds()
-		hs.Start, hs.End = min(hs.Start, t), max(hs.End, t)
+	if sc.seen {
+		hs.Start, hs.End = sc.start.Microseconds(), sc.end.Microseconds()
 	}
 	if err := writeScriptJSONOpen(w, sp, hs, true); err != nil {
 		return err
@@ -223,47 +290,58 @@ func writeSession(w *bufio.Writer, sp *splicer, s *record.Session) error {
 		sp.reset()
 		return err
 	}
-	msgs := messages(s)
 	id := func(i int) string { return fmt.Sprintf("s%d-m%d", s.N, i) }
-	next := 0 // the next message, in event order
-	for i := range s.Events {
-		e := &s.Events[i]
+	type request struct {
+		method string
+		t      int64
+	}
+	var p pairer
+	open := map[int]request{} // the requests awaiting a response, by index
+	requests := 0             // the requests so far
+	i := -1                   // the event's index
+	for e, err := range events {
+		if err != nil {
+			return err
+		}
+		i++
 		t := e.Time.Microseconds()
 		if e.Kind != record.KindFrame {
-			r := htmlRow{ID: fmt.Sprintf("s%d-e%d", s.N, i), T: t, Kind: string(e.Kind), Dir: string(e.Dir), Text: e.Text,
-				Meta: metaLines(e)}
-			if r.Kind == string(record.KindHTTP) && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
-				r.Error = "HTTP " + strconv.Itoa(e.Meta.HTTPStatus)
-			}
-			if len(e.Re) > 0 {
-				r.Meta = append(r.Meta, "answers request "+string(e.Re))
-			}
-			if e.Kind == record.KindView {
-				// A message between mcpx and an MCP Apps view (minor 3).
-				r.Text, r.Frame = excerpt(string(e.Data[:min(len(e.Data), 4*summaryLen)]), summaryLen), frameText(sp, e.Data)
-				if e.View != nil {
-					r.Meta = append(r.Meta, "view of "+e.View.Tool+" ("+e.View.URI+")")
-				}
-			}
-			if err := row(r); err != nil {
+			if err := row(eventRow(sp, s.N, i, &e)); err != nil {
 				return err
 			}
 			continue
 		}
-		for ; next < len(msgs) && msgs[next].ev == e; next++ {
-			m := msgs[next]
-			r := htmlRow{ID: id(next), T: t, Kind: m.kind, Dir: string(e.Dir), Method: m.method, RPCID: m.id,
-				Error: m.errText, Text: m.summary, Frame: frameText(sp, m.raw), Batch: m.batch, Prelude: e.Prelude,
-				Meta: metaLines(e)}
-			if m.pair >= 0 {
-				r.Pair = id(m.pair)
-				r.Dur = msgs[m.pair].ev.Time.Microseconds() - t
-				if r.Dur < 0 {
-					r.Dur = -r.Dur
+		msgs, batch := e.Messages()
+		for _, msg := range msgs {
+			m := newMessage(&e, msg, batch)
+			n := p.n
+			if m.kind == "request" {
+				if old, ok := p.open[string(e.Dir)+m.key]; ok {
+					delete(open, old) // answered no more (see scanRows)
 				}
-			} else if m.kind == "request" {
-				r.Pending = true
 			}
+			r := htmlRow{ID: id(n), T: t, Kind: m.kind, Dir: string(e.Dir), Method: m.method, RPCID: m.id,
+				Error: m.errText, Text: m.summary, Frame: frameText(sp, m.raw), Batch: m.batch, Prelude: e.Prelude,
+				Meta: metaLines(&e)}
+			if j := p.add(e.Dir, m.kind, m.key); j >= 0 {
+				q := open[j]
+				delete(open, j)
+				r.Method, r.Pair, r.Dur = q.method, id(j), t-q.t
+			}
+			if m.kind == "request" {
+				open[n] = request{method: m.method, t: t}
+				a := reply{i: -1}
+				if requests < len(sc.answers) {
+					a = sc.answers[requests]
+				}
+				requests++
+				if a.i >= 0 {
+					r.Pair, r.Dur = id(a.i), a.t.Microseconds()-t
+				} else {
+					r.Pending = true
+				}
+			}
+			r.Dur = max(r.Dur, -r.Dur)
 			if m.kind == "invalid" {
 				r.Text = excerpt(string(m.raw[:min(len(m.raw), 4*summaryLen)]), summaryLen)
 			}
@@ -274,6 +352,27 @@ func writeSession(w *bufio.Writer, sp *splicer, s *record.Session) error {
 	}
 	w.WriteString("]}")
 	return nil
+}
+
+// eventRow is the row of the event e, the i-th of session n, that is no
+// frame: stderr, note, http, stream or view.
+func eventRow(sp *splicer, n, i int, e *record.Event) htmlRow {
+	r := htmlRow{ID: fmt.Sprintf("s%d-e%d", n, i), T: e.Time.Microseconds(), Kind: string(e.Kind), Dir: string(e.Dir), Text: e.Text,
+		Meta: metaLines(e)}
+	if r.Kind == string(record.KindHTTP) && e.Meta != nil && e.Meta.HTTPStatus >= 400 {
+		r.Error = "HTTP " + strconv.Itoa(e.Meta.HTTPStatus)
+	}
+	if len(e.Re) > 0 {
+		r.Meta = append(r.Meta, "answers request "+string(e.Re))
+	}
+	if e.Kind == record.KindView {
+		// A message between mcpx and an MCP Apps view (minor 3).
+		r.Text, r.Frame = excerpt(string(e.Data[:min(len(e.Data), 4*summaryLen)]), summaryLen), frameText(sp, e.Data)
+		if e.View != nil {
+			r.Meta = append(r.Meta, "view of "+e.View.Tool+" ("+e.View.URI+")")
+		}
+	}
+	return r
 }
 
 // frameText is a row's frame: nil (left out) when empty.

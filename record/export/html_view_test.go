@@ -20,7 +20,11 @@ func TestHTMLViewEvents(t *testing.T) {
 	}}
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
-	if err := writeSession(w, newSplicer(true), s); err != nil {
+	sc, err := scanRows(eventsOf(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSession(w, newSplicer(true), s, eventsOf(s), sc); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
