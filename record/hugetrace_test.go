@@ -16,9 +16,13 @@ import (
 // measuring the memory of the trace commands by hand (trace diff, replay,
 // verify, trace export): MCPX_HUGE_TRACE names the file,
 // MCPX_HUGE_TRACE_MB its size (130 MB by default), MCPX_HUGE_TRACE_KB
-// the size of a response (6 KB by default) and
+// the size of a response (6 KB by default),
 // MCPX_HUGE_TRACE_VARIANT, when set, changes one response in a hundred
-// (for trace diff). Skipped without MCPX_HUGE_TRACE.
+// (for trace diff), and MCPX_HUGE_TRACE_HTTP, when set, records a
+// Streamable HTTP session instead, as mcpx the client records one: each
+// call a POST answered with an SSE stream or (one in three) with JSON,
+// its response arriving after the next call is sent (for trace export).
+// Skipped without MCPX_HUGE_TRACE.
 func TestWriteHugeTrace(t *testing.T) {
 	name := os.Getenv("MCPX_HUGE_TRACE")
 	if name == "" {
@@ -32,18 +36,26 @@ func TestWriteHugeTrace(t *testing.T) {
 		}
 	}
 	variant := os.Getenv("MCPX_HUGE_TRACE_VARIANT") != ""
+	overHTTP := os.Getenv("MCPX_HUGE_TRACE_HTTP") != ""
 	f, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rec, err := NewRecorder(bw, RecorderOptions{Header: Header{Transport: "stdio", Target: "server"}})
+	hd := Header{Transport: "stdio", Target: "server"}
+	if overHTTP {
+		hd = Header{Transport: "http", Target: hugeURL}
+	}
+	rec, err := NewRecorder(bw, RecorderOptions{Header: hd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	frame := func(dir transport.Direction, s string) {
 		rec.Frame(time.Now(), dir, transport.Frame{Data: []byte(s)})
+	}
+	if overHTTP {
+		frame = httpExchanges(rec)
 	}
 	frame(transport.Outgoing, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpx","version":"1"}}}`)
 	frame(transport.Incoming, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}`)
@@ -67,10 +79,65 @@ func TestWriteHugeTrace(t *testing.T) {
 		}
 		frame(transport.Incoming, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%d %s"}]}}`, i, i, text))
 	}
+	if overHTTP {
+		frame(transport.Outgoing, "") // the last response
+	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+const hugeURL = "http://127.0.0.1:7000/mcp"
+
+// httpExchanges returns a function that records the frames given it as
+// Streamable HTTP exchanges do: the client's frame, then its POST; the
+// server's frame (a response, or a notification on its way) is held and
+// recorded, on an SSE stream or (one POST in three) as a JSON body,
+// after the next POST, so that exchanges overlap. An empty frame of the
+// client's sends only what is held.
+func httpExchanges(rec *Recorder) func(transport.Direction, string) {
+	var held []string
+	posts := 0
+	http := func(text string, m transport.Meta) {
+		m.HTTPMethod, m.URL = "POST", hugeURL
+		rec.Observe(transport.Event{Time: time.Now(), Kind: transport.EventHTTP, Text: text, Meta: &m})
+	}
+	answer := func(n int, data []string) {
+		if n%3 == 0 {
+			http("200 OK application/json ← POST "+hugeURL, transport.Meta{HTTPStatus: 200, ContentType: "application/json"})
+			for _, d := range data {
+				rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: []byte(d), Meta: &transport.Meta{HTTPMethod: "POST", URL: hugeURL, HTTPStatus: 200, ContentType: "application/json"}})
+			}
+			return
+		}
+		http("200 OK text/event-stream ← POST "+hugeURL, transport.Meta{HTTPStatus: 200, ContentType: "text/event-stream"})
+		stream := "post-" + strconv.Itoa(n)
+		for i, d := range data {
+			rec.Frame(time.Now(), transport.Incoming, transport.Frame{Data: []byte(d), Meta: &transport.Meta{HTTPMethod: "POST", URL: hugeURL,
+				HTTPStatus: 200, ContentType: "text/event-stream", StreamID: stream, EventID: stream + "-" + strconv.Itoa(i)}})
+		}
+	}
+	return func(dir transport.Direction, s string) {
+		if dir == transport.Incoming {
+			held = append(held, s)
+			return
+		}
+		if s != "" {
+			rec.Frame(time.Now(), transport.Outgoing, transport.Frame{Data: []byte(s)})
+			http("POST "+hugeURL+" (Mcp-Session-Id: 1868a90c)", transport.Meta{SessionID: "1868a90c"})
+			if !strings.Contains(s, `"id"`) {
+				// A notification is accepted, with no body.
+				http("202 Accepted ← POST "+hugeURL, transport.Meta{HTTPStatus: 202})
+				return
+			}
+			posts++
+		}
+		if len(held) > 0 {
+			answer(posts-1, held)
+			held = nil
+		}
 	}
 }

@@ -4,10 +4,13 @@
 // timeline.
 //
 // Both read the trace a session at a time from a record.SessionSource (a
-// record.Trace in memory, or a record.TraceFile read from disk), so that
-// exporting a large trace holds one session and the output, and both keep
-// the trace's redaction: nothing the recorder removed comes back, and
-// nothing is added that the trace does not hold.
+// record.Trace in memory, or a record.TraceFile read from disk), each
+// session twice, an event at a time (record.SessionEvents), and write as
+// they read, so that exporting a large trace from a file holds what is
+// in flight (requests awaiting responses, HTTP exchanges in progress),
+// not a session nor the output. Both keep the trace's redaction: nothing
+// the recorder removed comes back, and nothing is added that the trace
+// does not hold.
 //
 // The package depends on record (and jsonrpc, the type of the messages
 // record decodes) and the standard library only.

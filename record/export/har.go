@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -177,11 +179,12 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 	if !h.Redacted {
 		comment = "recorded without redaction: the archive may hold secrets"
 	}
-	// The archive is written an entry at a time, as each session is read,
-	// so that exporting a large trace holds one session (and one entry's
-	// JSON), not every session's bodies. The pages, which are small, come
-	// after the entries: the order of an object's members means nothing
-	// to JSON (or to HAR readers).
+	// The archive is written an entry at a time, as each session is read
+	// (see httpEntries and messageEntries), so that exporting a large
+	// trace holds what is in flight (and one entry's JSON), not a
+	// session's bodies. The pages, which are small, come after the
+	// entries: the order of an object's members means nothing to JSON (or
+	// to HAR readers).
 	bw := bufio.NewWriter(w)
 	sp := newSplicer(false)
 	fail := func(err error) error { return fmt.Errorf("writing the HAR: %w", err) }
@@ -211,7 +214,8 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 			PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1}}
 		page.StartedDateTime = harTime(start.Add(sc.first))
 		pages = append(pages, page)
-		write := func(e *harEntry) error {
+		// An entry's texts are its splicer's (an HTTP exchange's own).
+		write := func(e *harEntry, sp *splicer) error {
 			e.Pageref = page.ID
 			e.Session = s.N
 			e.StartedDateTime = harTime(start.Add(e.start))
@@ -225,28 +229,16 @@ func HAR(w io.Writer, src record.SessionSource, o Options) error {
 		// of): a session of many exchanges holds none of them.
 		emit := func(e *harEntry) error {
 			defer sp.reset()
-			if err := write(e); err != nil {
+			if err := write(e, sp); err != nil {
 				return fail(err)
 			}
 			return nil
 		}
-		if sc.http {
-			// HTTP exchanges are paired with their frames and streams
-			// across the session: it is held.
-			if s, err = src.ReadSession(n); err != nil {
+		if len(sc.lasts) > 0 {
+			if err := httpEntries(sp, events, sc.lasts, start, write); err != nil {
 				return err
 			}
-			events = eventsOf(s)
-			if entries := httpEntries(sp, s); entries != nil {
-				setTimes(entries, start)
-				for _, e := range entries {
-					if err = write(e); err != nil {
-						return fail(err)
-					}
-				}
-				sp.reset()
-				continue
-			}
+			continue
 		}
 		if err := messageEntries(sp, s, events, sc.answered, emit); err != nil {
 			return err
@@ -301,12 +293,16 @@ func sessionTitle(s *record.Session) string {
 }
 
 // exchange is one HTTP request and its response, as built from a
-// session's events.
+// session's events: what matching the events to it needs (in both
+// passes over the session), and its entry (in the second).
 type exchange struct {
-	e        *harEntry
+	// n is the exchange's place among the session's, in the order of
+	// their requests (the order of the entries).
+	n        int
 	method   string
 	url      string
 	answered bool
+	status   int
 	// sse marks a text/event-stream response and stream the SSE stream
 	// bound to it; json marks a JSON response and body that its body
 	// (a frame) was attached.
@@ -315,10 +311,28 @@ type exchange struct {
 	stream string
 	body   bool
 	respAt time.Duration
+	// posted says the request has a body, post, kept in the second pass
+	// while a request sent again may carry it.
+	posted bool
+	post   []byte
+
+	// e is the entry, sp the splicer of its texts: nil in the first pass
+	// and once the entry is written.
+	e  *harEntry
+	sp *splicer
 }
 
-// httpEntries builds the entries of a session's HTTP exchanges, nil when
-// the session recorded none.
+// live reports whether a later event may still be matched to x by
+// looking through the exchanges: x awaits its response, its JSON body or
+// its SSE stream. (An exchange bound to a stream is found by the
+// stream's id.)
+func (x *exchange) live() bool {
+	return !x.answered || x.json && !x.body || x.sse && x.stream == ""
+}
+
+// httpMatcher matches the events of a session to its HTTP exchanges, an
+// event at a time, as both passes over the session do (scanSession, to
+// learn which event changes each exchange last, and httpEntries).
 //
 // The trace records an exchange as an http event for the request (no
 // status), one for the response (a status line, or for a refusal without
@@ -330,148 +344,206 @@ type exchange struct {
 // answered exchange still without one. The client's frame is the POST's
 // body: mcpx as the client records the frame just before the request,
 // mcpx proxy just after it (the first POST of the session tells which).
-func httpEntries(sp *splicer, s *record.Session) []*harEntry {
-	var xs []*exchange
-	var pendingFrames [][]byte // frames sent before their POST
-	var awaiting []*exchange   // POSTs whose frame follows them
-	framesFirst, decided := false, false
-	streams := map[string]*exchange{}
+type httpMatcher struct {
+	// sp, when set, makes the exchanges' entries (the second pass).
+	sp *splicer
+	// made counts the exchanges made; live lists those a later event
+	// may still be matched to by looking (see exchange.live), in order.
+	made int
+	live []*exchange
+	// lastPost is the latest POST exchange.
+	lastPost *exchange
+	// pending counts the frames sent before their POST; frames holds
+	// them when entries are made.
+	pending int
+	frames  [][]byte
+	// awaiting lists the POSTs whose frame follows them.
+	awaiting             []*exchange
+	framesFirst, decided bool
+	streams              map[string]*exchange
+}
+
+// event matches the event ev to an exchange, which it makes or changes
+// and returns; nil when ev changes none.
+func (m *httpMatcher) event(ev *record.Event) *exchange {
+	if m.streams == nil {
+		m.streams = map[string]*exchange{}
+	}
 	find := func(method, u string, ok func(*exchange) bool) *exchange {
-		for _, x := range xs {
+		for _, x := range m.live {
 			if x.method == method && x.url == u && ok(x) {
 				return x
 			}
 		}
 		return nil
 	}
-	touch := func(x *exchange, t time.Duration) { x.e.end = max(x.e.end, t) }
-	for i := range s.Events {
-		ev := &s.Events[i]
-		switch ev.Kind {
-		case record.KindHTTP:
-			if ev.Meta == nil {
-				continue
+	touch := func(x *exchange, t time.Duration) *exchange {
+		if x.e != nil {
+			x.e.end = max(x.e.end, t)
+		}
+		if !x.live() {
+			if i := slices.Index(m.live, x); i >= 0 {
+				m.live = slices.Delete(m.live, i, i+1)
 			}
-			switch {
-			case ev.Meta.HTTPStatus == 0:
-				x := newExchange(ev)
-				if x.method == http.MethodPost {
-					if !decided {
-						framesFirst, decided = len(pendingFrames) > 0, true
-					}
-					switch {
-					case !framesFirst:
-						awaiting = append(awaiting, x)
-					case len(pendingFrames) > 0:
-						setBody(sp, x.e, pendingFrames[0])
-						pendingFrames = pendingFrames[1:]
-					default:
-						// A request sent again (after a 401, or to the
-						// legacy HTTP+SSE endpoint after a 404) has no
-						// frame of its own: it carries the last one.
-						if prev := lastPost(xs); prev != nil && prev.e.Request.PostData != nil &&
-							(prev.e.Response.Status == 0 || prev.e.Response.Status >= 400) {
-							x.e.Request.PostData, x.e.Request.BodySize = prev.e.Request.PostData, prev.e.Request.BodySize
-						}
-					}
+		}
+		return x
+	}
+	switch ev.Kind {
+	case record.KindHTTP:
+		if ev.Meta == nil {
+			return nil
+		}
+		switch {
+		case ev.Meta.HTTPStatus == 0:
+			x := m.newExchange(ev)
+			if x.method == http.MethodPost {
+				if !m.decided {
+					m.framesFirst, m.decided = m.pending > 0, true
 				}
-				xs = append(xs, x)
-			case strings.Contains(ev.Text, " ← ") || len(ev.Re) > 0 || ev.Meta.StreamID == "":
-				x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return !x.answered })
-				if x == nil {
-					x = newExchange(ev) // the request was not recorded
-					xs = append(xs, x)
-				}
-				answer(sp, x, ev)
-				touch(x, ev.Time)
-				for j, a := range awaiting {
-					if a == x {
-						awaiting = append(awaiting[:j], awaiting[j+1:]...)
-						break
+				switch {
+				case !m.framesFirst:
+					m.awaiting = append(m.awaiting, x)
+				case m.pending > 0:
+					var data []byte
+					if len(m.frames) > 0 {
+						data = m.frames[0]
+						m.frames[0] = nil
+						m.frames = m.frames[1:]
+					}
+					m.pending--
+					m.setBody(x, data)
+				default:
+					// A request sent again (after a 401, or to the
+					// legacy HTTP+SSE endpoint after a 404) has no
+					// frame of its own: it carries the last one.
+					if prev := m.lastPost; prev != nil && prev.posted && (prev.status == 0 || prev.status >= 400) {
+						m.setBody(x, prev.post)
 					}
 				}
-			default:
-				if x := streamExchange(xs, streams, ev); x != nil {
-					addSSE(sp, x, ev, nil)
-					touch(x, ev.Time)
-				}
 			}
-		case record.KindStream:
-			if ev.Meta == nil {
-				continue
-			}
-			if x := streamExchange(xs, streams, ev); x != nil {
-				addSSE(sp, x, ev, nil)
-				touch(x, ev.Time)
-			}
-		case record.KindFrame:
-			if ev.Dir == record.ClientToServer {
-				if len(awaiting) > 0 && !awaiting[0].answered {
-					setBody(sp, awaiting[0].e, ev.Data)
-					touch(awaiting[0], ev.Time)
-					awaiting = awaiting[1:]
-				} else if !decided || framesFirst {
-					pendingFrames = append(pendingFrames, ev.Data)
-				}
-				continue
-			}
-			if ev.Meta == nil || ev.Meta.HTTPMethod == "" {
-				continue // not attributable to an exchange
-			}
-			if ev.Meta.StreamID != "" {
-				if x := streamExchange(xs, streams, ev); x != nil {
-					addSSE(sp, x, ev, ev.Data)
-					touch(x, ev.Time)
-				}
-				continue
-			}
-			x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return x.answered && x.json && !x.body })
+			m.add(x)
+			return touch(x, ev.Time)
+		case strings.Contains(ev.Text, " ← ") || len(ev.Re) > 0 || ev.Meta.StreamID == "":
+			x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return !x.answered })
 			if x == nil {
-				continue
+				x = m.newExchange(ev) // the request was not recorded
+				m.add(x)
 			}
-			x.body = true
+			answer(x, ev)
+			if i := slices.Index(m.awaiting, x); i >= 0 {
+				m.awaiting = slices.Delete(m.awaiting, i, i+1)
+			}
+			return touch(x, ev.Time)
+		default:
+			if x := m.streamExchange(ev); x != nil {
+				addSSE(x, ev, nil)
+				return touch(x, ev.Time)
+			}
+		}
+	case record.KindStream:
+		if ev.Meta == nil {
+			return nil
+		}
+		if x := m.streamExchange(ev); x != nil {
+			addSSE(x, ev, nil)
+			return touch(x, ev.Time)
+		}
+	case record.KindFrame:
+		if ev.Dir == record.ClientToServer {
+			if len(m.awaiting) > 0 && !m.awaiting[0].answered {
+				x := m.awaiting[0]
+				m.setBody(x, ev.Data)
+				m.awaiting[0] = nil
+				m.awaiting = m.awaiting[1:]
+				return touch(x, ev.Time)
+			}
+			if !m.decided || m.framesFirst {
+				m.pending++
+				if m.sp != nil {
+					m.frames = append(m.frames, ev.Data)
+				}
+			}
+			return nil
+		}
+		if ev.Meta == nil || ev.Meta.HTTPMethod == "" {
+			return nil // not attributable to an exchange
+		}
+		if ev.Meta.StreamID != "" {
+			if x := m.streamExchange(ev); x != nil {
+				addSSE(x, ev, ev.Data)
+				return touch(x, ev.Time)
+			}
+			return nil
+		}
+		x := find(ev.Meta.HTTPMethod, ev.Meta.URL, func(x *exchange) bool { return x.answered && x.json && !x.body })
+		if x == nil {
+			return nil
+		}
+		x.body = true
+		if x.e != nil {
 			c := &x.e.Response.Content
 			c.Comment = ""
-			setContent(sp, c, ev.Data)
+			setContent(x.sp, c, ev.Data)
 			x.e.Response.BodySize = len(ev.Data)
-			touch(x, ev.Time)
 		}
-	}
-	if len(xs) == 0 {
-		return nil
-	}
-	out := make([]*harEntry, 0, len(xs))
-	for _, x := range xs {
-		finish(sp, x)
-		out = append(out, x.e)
-	}
-	return out
-}
-
-// lastPost returns the latest POST exchange.
-func lastPost(xs []*exchange) *exchange {
-	for i := len(xs) - 1; i >= 0; i-- {
-		if xs[i].method == http.MethodPost {
-			return xs[i]
-		}
+		return touch(x, ev.Time)
 	}
 	return nil
 }
 
+// add adds a new exchange x.
+func (m *httpMatcher) add(x *exchange) {
+	m.live = append(m.live, x)
+	if x.method == http.MethodPost {
+		if prev := m.lastPost; prev != nil && prev.e == nil {
+			prev.post = nil // written, and no longer the last
+		}
+		m.lastPost = x
+	}
+}
+
+// setBody sets the body of x's request: the client's frame.
+func (m *httpMatcher) setBody(x *exchange, data []byte) {
+	x.posted = true
+	if x.e != nil {
+		x.post = data
+		setBody(x.sp, x.e, data)
+	}
+}
+
+// done lets go of the entry of x, written: no later event changes it,
+// but what matching them needs is kept.
+func (m *httpMatcher) done(x *exchange) {
+	x.e, x.sp = nil, nil
+	if x != m.lastPost {
+		x.post = nil
+	}
+}
+
 // newExchange starts an exchange from the http event of its request (or,
-// when the request was not recorded, of its response).
-func newExchange(ev *record.Event) *exchange {
+// when the request was not recorded, of its response), and its entry when
+// m makes them.
+func (m *httpMatcher) newExchange(ev *record.Event) *exchange {
 	method, u := ev.Meta.HTTPMethod, ev.Meta.URL
-	var headers []harNV
+	var rest string
 	if ev.Meta.HTTPStatus == 0 {
-		m, rest, _ := strings.Cut(ev.Text, " ")
-		textURL, rest, _ := strings.Cut(rest, " ")
+		textMethod, after, _ := strings.Cut(ev.Text, " ")
+		textURL, after, _ := strings.Cut(after, " ")
 		if method == "" {
-			method = m
+			method = textMethod
 		}
 		if u == "" {
 			u = textURL
 		}
+		rest = after
+	}
+	x := &exchange{n: m.made, method: method, url: u}
+	m.made++
+	if m.sp == nil {
+		return x
+	}
+	var headers []harNV
+	if ev.Meta.HTTPStatus == 0 {
 		for _, g := range groups(rest) {
 			headers = append(headers, parseHeaders(g)...)
 		}
@@ -495,7 +567,8 @@ func newExchange(ev *record.Event) *exchange {
 			HeadersSize: -1, BodySize: -1, Comment: "no response recorded"},
 		start: ev.Time, end: ev.Time,
 	}
-	return &exchange{e: e, method: method, url: u}
+	x.e, x.sp = e, m.sp.child()
+	return x
 }
 
 // setBody sets a request's body: the client's frame.
@@ -529,21 +602,28 @@ func setContent(sp *splicer, c *harContent, data []byte) {
 // answer records the http event of an exchange's response: a status line
 // ("200 OK text/event-stream ← POST URL (Mcp-Session-Id: …)"), or a
 // refusal whose text is an excerpt of its body.
-func answer(sp *splicer, x *exchange, ev *record.Event) {
-	x.answered, x.respAt = true, ev.Time
+func answer(x *exchange, ev *record.Event) {
+	x.answered, x.respAt, x.status = true, ev.Time, ev.Meta.HTTPStatus
+	ct := ev.Meta.ContentType
+	line, rest, isLine := strings.Cut(ev.Text, " ← ")
+	refusal := !isLine || len(ev.Re) > 0
+	// A refusal's excerpt is its content: no JSON body is attached.
+	x.json = strings.Contains(strings.ToLower(ct), "json") && !(refusal && ev.Text != "")
+	x.sse = strings.HasPrefix(strings.ToLower(ct), "text/event-stream")
+	if x.e == nil {
+		return
+	}
 	r := &x.e.Response
 	r.Status = ev.Meta.HTTPStatus
 	r.StatusText = http.StatusText(r.Status)
 	r.Comment = ""
 	r.BodySize = 0
-	ct := ev.Meta.ContentType
 	r.Content = harContent{MimeType: ct}
 	if ct != "" {
 		r.Headers = append(r.Headers, harNV{Name: "Content-Type", Value: ct})
 	}
-	line, rest, isLine := strings.Cut(ev.Text, " ← ")
 	switch {
-	case isLine && len(ev.Re) == 0:
+	case !refusal:
 		line = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ct))
 		if code, text, ok := strings.Cut(line, " "); ok && code == strconv.Itoa(r.Status) {
 			r.StatusText = strings.TrimSpace(text)
@@ -561,7 +641,7 @@ func answer(sp *splicer, x *exchange, ev *record.Event) {
 	default:
 		// A refusal: the trace keeps a bounded excerpt of its body.
 		if ev.Text != "" {
-			r.Content.Text = sp.text([]byte(ev.Text))
+			r.Content.Text = x.sp.text([]byte(ev.Text))
 		}
 		r.Content.Size = len(ev.Text)
 		r.Content.Comment = "an excerpt of the body (the trace keeps at most 512 bytes)"
@@ -571,9 +651,7 @@ func answer(sp *splicer, x *exchange, ev *record.Event) {
 		strings.Contains(ev.Text, "Mcp-Session-Id") {
 		r.Headers = append(r.Headers, harNV{Name: "Mcp-Session-Id", Value: ev.Meta.SessionID})
 	}
-	x.json = strings.Contains(strings.ToLower(ct), "json") && x.e.Response.Content.Text.len() == 0
-	if strings.HasPrefix(strings.ToLower(ct), "text/event-stream") {
-		x.sse = true
+	if x.sse {
 		r.BodySize = -1
 		r.Content.Comment = "the events of the stream, rebuilt from the trace (see _sse)"
 	}
@@ -582,19 +660,19 @@ func answer(sp *splicer, x *exchange, ev *record.Event) {
 // streamExchange returns the exchange an SSE stream's event belongs to,
 // binding a stream seen for the first time (or resumed with another
 // method) to the oldest answered event-stream exchange without a stream.
-func streamExchange(xs []*exchange, streams map[string]*exchange, ev *record.Event) *exchange {
+func (mt *httpMatcher) streamExchange(ev *record.Event) *exchange {
 	m := ev.Meta
-	if x := streams[m.StreamID]; x != nil && x.method == m.HTTPMethod {
+	if x := mt.streams[m.StreamID]; x != nil && x.method == m.HTTPMethod {
 		return x
 	}
-	for _, x := range xs {
+	for _, x := range mt.live {
 		if x.sse && x.stream == "" && x.method == m.HTTPMethod && (m.URL == "" || x.url == m.URL) {
 			x.stream = m.StreamID
-			streams[m.StreamID] = x
+			mt.streams[m.StreamID] = x
 			return x
 		}
 	}
-	if x := streams[m.StreamID]; x != nil {
+	if x := mt.streams[m.StreamID]; x != nil {
 		return x
 	}
 	return nil
@@ -602,8 +680,11 @@ func streamExchange(xs []*exchange, streams map[string]*exchange, ev *record.Eve
 
 // addSSE appends an SSE event to a stream's exchange: a frame (data) or
 // stream metadata (data nil).
-func addSSE(sp *splicer, x *exchange, ev *record.Event, data []byte) {
-	e := harSSE{Offset: ms(ev.Time - x.e.start), ID: ev.Meta.EventID, Data: sp.text(data), Stream: ev.Meta.StreamID}
+func addSSE(x *exchange, ev *record.Event, data []byte) {
+	if x.e == nil {
+		return
+	}
+	e := harSSE{Offset: ms(ev.Time - x.e.start), ID: ev.Meta.EventID, Data: x.sp.text(data), Stream: ev.Meta.StreamID}
 	if ev.Retry > 0 {
 		e.Retry = ev.Retry.Milliseconds()
 	}
@@ -613,10 +694,14 @@ func addSSE(sp *splicer, x *exchange, ev *record.Event, data []byte) {
 	x.e.SSE = append(x.e.SSE, e)
 }
 
-// finish fills in what is known once the session has been read: the
-// SSE text, the timings and the entry's total time.
-func finish(sp *splicer, x *exchange) {
-	e := x.e
+// finish fills in what is known once no later event changes x: the
+// SSE text, with the events' wall-clock times (start is the trace's),
+// the timings and the entry's total time.
+func finish(x *exchange, start time.Time) {
+	e, sp := x.e, x.sp
+	for i := range e.SSE {
+		e.SSE[i].Time = harTime(start.Add(e.start).Add(time.Duration(e.SSE[i].Offset * float64(time.Millisecond))))
+	}
 	if x.sse {
 		// The text refers to the events' data, not copied.
 		var parts []textPart
@@ -651,15 +736,6 @@ func finish(sp *splicer, x *exchange) {
 		e.Timings.Wait = ms(e.end - e.start)
 	}
 	e.Time = e.Timings.Send + e.Timings.Wait + e.Timings.Receive
-}
-
-// setTimes gives the events of an SSE stream their wall-clock times.
-func setTimes(entries []*harEntry, start time.Time) {
-	for _, e := range entries {
-		for i := range e.SSE {
-			e.SSE[i].Time = harTime(start.Add(e.start).Add(time.Duration(e.SSE[i].Offset * float64(time.Millisecond))))
-		}
-	}
 }
 
 // groupRE matches the parenthesised groups after an HTTP event's URL.
@@ -726,6 +802,55 @@ func queryString(u string) []harNV {
 		out = append(out, harNV{Name: k, Value: v})
 	}
 	return out
+}
+
+// httpEntries writes the entries of a session's HTTP exchanges with
+// write, in the order of their requests, as the session's events are
+// read; an error of events is returned as it is, one of write wrapped.
+//
+// An exchange's response, its body and its SSE stream may come any time
+// after its request, and a later exchange's before them: an entry is
+// written once no later event changes it (lasts, from a first pass over
+// the events, says which event changes each exchange last; see
+// scanSession), after the entries before it, so that what is held is the
+// exchanges from the oldest one in progress on, not the session.
+func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int, start time.Time, write func(*harEntry, *splicer) error) error {
+	m := &httpMatcher{sp: sp}
+	var queue []*exchange // made, not written yet
+	flush := func(i int) error {
+		for len(queue) > 0 {
+			x := queue[0]
+			if x.n < len(lasts) && lasts[x.n] > i {
+				return nil
+			}
+			queue[0] = nil
+			queue = queue[1:]
+			finish(x, start)
+			err := write(x.e, x.sp)
+			m.done(x)
+			if err != nil {
+				return fmt.Errorf("writing the HAR: %w", err)
+			}
+		}
+		return nil
+	}
+	i := -1
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		i++
+		made := m.made
+		if x := m.event(&ev); m.made > made {
+			queue = append(queue, x)
+		}
+		if err := flush(i); err != nil {
+			return err
+		}
+	}
+	// An exchange the first pass saw changed later (the trace changed
+	// between the passes) is written as it is.
+	return flush(math.MaxInt)
 }
 
 // messageEntries makes the synthetic entries of a session without HTTP
@@ -854,27 +979,16 @@ func messageEntry(sp *splicer, n int, scheme string, m, r *message) *harEntry {
 	return e
 }
 
-// eventsOf returns the events of a session read whole.
-func eventsOf(s *record.Session) iter.Seq2[record.Event, error] {
-	return func(yield func(record.Event, error) bool) {
-		for _, e := range s.Events {
-			if !yield(e, nil) {
-				return
-			}
-		}
-	}
-}
-
 // sessionScan is what a first pass over a session's events finds.
 type sessionScan struct {
 	// first is the time of the first event.
 	first time.Duration
-	// http says the session recorded HTTP exchanges (perhaps: an http
-	// event with metadata).
-	http bool
 	// answered says, for each message of the session's frames, in order,
 	// whether it is a request that a later message answers.
 	answered []bool
+	// lasts says, for each HTTP exchange of the session, in order, which
+	// event (its index) changes it last; empty when there are none.
+	lasts []int
 }
 
 // scanSession passes over a session's events for what writing its
@@ -883,24 +997,30 @@ type sessionScan struct {
 func scanSession(events iter.Seq2[record.Event, error]) (sessionScan, error) {
 	var sc sessionScan
 	var p pairer
-	seen := false
+	var xm httpMatcher // making no entries
+	i := -1            // the event's index
 	for ev, err := range events {
 		if err != nil {
 			return sc, err
 		}
-		if !seen {
-			sc.first, seen = ev.Time, true
+		if i++; i == 0 {
+			sc.first = ev.Time
 		}
-		switch ev.Kind {
-		case record.KindHTTP:
-			sc.http = sc.http || ev.Meta != nil
-		case record.KindFrame:
-			msgs, _ := ev.Messages()
-			for _, m := range msgs {
-				sc.answered = append(sc.answered, false)
-				if j := p.add(ev.Dir, messageKind(m), m.ID.Key()); j >= 0 {
-					sc.answered[j] = true
-				}
+		made := xm.made
+		if x := xm.event(&ev); x != nil {
+			if xm.made > made {
+				sc.lasts = append(sc.lasts, i)
+			}
+			sc.lasts[x.n] = i
+		}
+		if ev.Kind != record.KindFrame {
+			continue
+		}
+		msgs, _ := ev.Messages()
+		for _, m := range msgs {
+			sc.answered = append(sc.answered, false)
+			if j := p.add(ev.Dir, messageKind(m), m.ID.Key()); j >= 0 {
+				sc.answered[j] = true
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"iter"
 	"strings"
 	"testing"
 
@@ -43,5 +44,16 @@ func TestHTMLViewEvents(t *testing.T) {
 	r := hs.Rows[0]
 	if r.Kind != "view" || r.Dir != "v2h" || !strings.Contains(r.Text, "ui/initialize") || r.Frame != msg || len(r.Meta) != 1 || r.Meta[0] != "view of get-time (ui://get-time/app)" {
 		t.Errorf("row %+v", r)
+	}
+}
+
+// eventsOf returns the events of a session read whole.
+func eventsOf(s *record.Session) iter.Seq2[record.Event, error] {
+	return func(yield func(record.Event, error) bool) {
+		for _, e := range s.Events {
+			if !yield(e, nil) {
+				return
+			}
+		}
 	}
 }

@@ -96,6 +96,12 @@ func newSplicer(html bool) *splicer {
 	return &splicer{prefix: "\x00mcpx-" + hex.EncodeToString(nonce[:]) + ":", html: html}
 }
 
+// child returns a splicer of its own texts that writes them as sp does:
+// the texts of an entry held while others are written and let go of.
+func (sp *splicer) child() *splicer {
+	return &splicer{prefix: sp.prefix, html: sp.html}
+}
+
 // text returns a text of the bytes b, which it refers to (not copied).
 func (sp *splicer) text(b []byte) *text {
 	return sp.textOf(textPart{b: b})
