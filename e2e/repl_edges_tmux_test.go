@@ -296,6 +296,14 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 	testwait.For(t, "the first flag taken out", func() bool { return strings.HasPrefix(pane(), "mcpx> echo 🇩🇪x\n") })
 	waitCursor("on the flag left", "11,0")
 
+	// Ctrl-W cuts the word before the cursor and no more (readline emptied
+	// the line where the word began it).
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "ab cd")
+	tm.keys("Left", "Left", "Left", "C-w")
+	testwait.For(t, "the first word cut", func() bool { return strings.HasPrefix(pane(), "mcpx>  cd\n") })
+	waitCursor("at the line's start", "6,0")
+
 	// A line of emoji over three rows, edited at its beginning, is drawn
 	// once.
 	tm.keys("C-e", "C-u", "C-l")

@@ -105,6 +105,20 @@ func cutsChars(key rune) bool {
 	case readline.CharBackspace, readline.CharCtrlH, readline.CharDelete, readline.MetaDelete, readline.CharTranspose:
 		return true
 	}
+	return kills(key)
+}
+
+// kills reports the keys that cut the line and whose cut readline keeps
+// for Ctrl-Y to put back (its kill buffer): Delete (Ctrl-D), Alt-D,
+// Ctrl-U, Ctrl-K, Ctrl-W and Alt-Backspace. Backspace is not one. During
+// a search (Ctrl-R) they cut the line found, and Backspace takes from
+// what is searched for.
+func kills(key rune) bool {
+	switch key {
+	case readline.CharDelete, readline.MetaDelete, readline.CharCtrlU, readline.CharKill,
+		readline.CharCtrlW, readline.MetaBackspace:
+		return true
+	}
 	return false
 }
 
@@ -120,8 +134,9 @@ func cutsChars(key rune) bool {
 // to the last rune before the next word: a character that rune ends is
 // kept whole (readline keeps that rune, a blank say, between the words).
 // Ctrl-T swapped two runes: the two characters they are of are swapped
-// (transposeChars). The word moves and Ctrl-W stop only before a letter or
-// a digit of ASCII (readline's words), which always begins a character.
+// (transposeChars). Ctrl-U, Ctrl-K and Ctrl-W (Alt-Backspace) are cut
+// as killChars says. The word moves stop only before a letter or a digit
+// of ASCII (readline's words), which always begins a character.
 // An edit that does not follow from before (a line changed since it was
 // drawn, which readline does not do while it waits for a key) is left as
 // it is.
@@ -137,8 +152,11 @@ func wholeChars(before *lineState, line []rune, pos int, key rune) ([]rune, int,
 	if before == nil {
 		return nil, 0, false
 	}
-	if key == readline.CharTranspose {
+	switch key {
+	case readline.CharTranspose:
 		return transposeChars(before, line, pos)
+	case readline.CharCtrlU, readline.CharKill, readline.CharCtrlW, readline.MetaBackspace:
+		return killChars(before, line, pos, key)
 	}
 	if len(line) >= len(before.line) || pos > len(line) {
 		return nil, 0, false
@@ -201,4 +219,69 @@ func transposeChars(before *lineState, line []rune, pos int) ([]rune, int, bool)
 		return nil, 0, false
 	}
 	return out, to, true
+}
+
+// killChars mends Ctrl-U, Ctrl-K and Ctrl-W (Alt-Backspace), which cut
+// the line before the cursor, after it, and from the start of the word
+// before it (wordStart) up to it. Where that word began the line,
+// readline's Ctrl-W emptied it, and what was after the cursor went too
+// (RuneBuffer.BackEscapeWord): only the runes before the cursor go. And
+// a cursor inside a character (after a regional indicator typed before
+// a flag, which joins the flag's first) is drawn before it (cursorWriter)
+// and cuts there, so the character is kept (Ctrl-U, Ctrl-W) or cut (Ctrl-K)
+// whole. Ctrl-W's word starts with a letter or a digit of ASCII, which
+// always begins a character.
+func killChars(before *lineState, line []rune, pos int, key rune) ([]rune, int, bool) {
+	old, at := before.line, before.pos
+	if at < 0 || at > len(old) {
+		return nil, 0, false
+	}
+	// What readline did, to know the key did it.
+	var want []rune
+	wantPos := at
+	switch {
+	case key == readline.CharCtrlU:
+		want, wantPos = old[at:], 0
+	case key == readline.CharKill:
+		want = old[:at]
+	case at == 0:
+		want = old
+	case wordStart(old, at) == 0:
+		want, wantPos = nil, 0
+	default:
+		wantPos = wordStart(old, at)
+		want = slices.Concat(old[:wantPos], old[at:])
+	}
+	if pos != wantPos || !slices.Equal(line, want) {
+		return nil, 0, false
+	}
+	c := stopBefore(charStops(old), at)
+	var out []rune
+	to := 0
+	switch key {
+	case readline.CharCtrlU:
+		out = slices.Clone(old[c:])
+	case readline.CharKill:
+		out, to = slices.Clone(old[:c]), c
+	default:
+		to = wordStart(old, c)
+		out = slices.Concat(old[:to], old[c:])
+	}
+	if to == pos && slices.Equal(out, line) {
+		return nil, 0, false
+	}
+	return out, to, true
+}
+
+// wordStart returns where readline's Ctrl-W begins to cut before at: the
+// nearest place before at where a word (a letter or a digit of ASCII)
+// follows a rune that is not of one, else the line's start. What it cuts
+// is the word and the blanks (anything not of a word) after it.
+func wordStart(line []rune, at int) int {
+	for i := at - 1; i > 0; i-- {
+		if !readline.IsWordBreak(line[i]) && readline.IsWordBreak(line[i-1]) {
+			return i
+		}
+	}
+	return 0
 }

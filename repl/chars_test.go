@@ -132,3 +132,59 @@ func TestEditorTransposeShortLines(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-W (and Alt-Backspace) cuts from the start of the word before the
+// cursor up to it, and the blanks between them, as readline does: where
+// that word begins the line, readline emptied it, and what was after the
+// cursor went too. Ctrl-U and Ctrl-K cut before the cursor and after it;
+// a cursor inside a character (a letter typed before a flag's second
+// half) stands where it is drawn, before it, and the character is kept
+// or cut whole.
+func TestEditorKillKeys(t *testing.T) {
+	const (
+		home, left   = "\x01", "\x1b[D"
+		ctrlW, altBS = "\x17", "\x1b\x7f"
+		ctrlU, ctrlK = "\x15", "\x0b"
+		zwj, flag    = "👩\u200d💻", "🇫🇷"
+	)
+	for _, c := range []struct {
+		name, keys, want string
+	}{
+		{"Ctrl-W", "ab cd" + left + left + left + ctrlW + "|", "| cd"},
+		{"Ctrl-W", "ab cd" + left + left + ctrlW + "|", "|cd"},
+		{"Ctrl-W", "x ab cd" + left + ctrlW + "|", "x ab |d"},
+		{"Ctrl-W", "ab cd  " + ctrlW + "|", "ab |"},
+		{"Ctrl-W", "ab cd  " + left + ctrlW + "|", "ab | "},
+		{"Ctrl-W", "ab!!" + ctrlW + "|", "|"},
+		{"Ctrl-W", "ab!!x" + left + ctrlW + "|", "|x"},
+		{"Ctrl-W", "  ab" + left + left + ctrlW + "|", "|ab"},
+		{"Ctrl-W", "ab" + home + ctrlW + "|", "|ab"},
+		{"Ctrl-W", zwj + "ab" + left + left + ctrlW + "|", "|ab"},
+		{"Ctrl-W", "ab " + zwj + "cd" + left + left + ctrlW + "|", "|cd"},
+		{"Ctrl-W", "x ab " + zwj + "cd" + left + left + ctrlW + "|", "x |cd"},
+		{"Alt-Backspace", "ab cd" + left + left + left + altBS + "|", "| cd"},
+		{"Ctrl-U", "ab " + zwj + "cd" + left + left + ctrlU + "|", "|cd"},
+		{"Ctrl-K", "ab " + zwj + "cd" + left + left + left + ctrlK + "|", "ab |"},
+		{"Ctrl-U inside a flag", flag + home + "\U0001F1E9" + ctrlU + "|", "|\U0001F1E9" + flag},
+		{"Ctrl-K inside a flag", flag + home + "\U0001F1E9" + ctrlK + "|", "|"},
+		{"Ctrl-W inside a flag", "x ab " + flag + left + "\U0001F1E9" + ctrlW + "|", "x |\U0001F1E9" + flag},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		ch := f.read()
+		f.typeKeys(t, c.keys+"\r")
+		if r := wait(t, ch); r.err != nil || r.text != c.want {
+			t.Errorf("%s in %q: got %q, %v; want %q", c.name, c.keys, r.text, r.err, c.want)
+		}
+	}
+}
+
+// During a search (Ctrl-R) Ctrl-W cuts the line found.
+func TestEditorKillDuringSearch(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	f.ed.AddHistory("ab cd")
+	ch := f.read()
+	f.typeKeys(t, "\x12cd\x17|\r")
+	if r := wait(t, ch); r.err != nil || r.text != "|cd" {
+		t.Fatalf("got %q, %v; want %q", r.text, r.err, "|cd")
+	}
+}

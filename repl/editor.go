@@ -160,7 +160,7 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 			case r == dismissKey:
 				e.dismissed.Store(true)
 				return r, false
-			case cutsChars(r) && !e.rl.Operation.IsSearchMode():
+			case cutsChars(r) && (kills(r) || !e.rl.Operation.IsSearchMode()):
 				e.before = e.drawn.before()
 			}
 			return r, true
