@@ -304,6 +304,14 @@ func TestReplTerminalWideCharacters(t *testing.T) {
 	testwait.For(t, "the first word cut", func() bool { return strings.HasPrefix(pane(), "mcpx>  cd\n") })
 	waitCursor("at the line's start", "6,0")
 
+	// Ctrl-Y puts back whole the joined emoji Delete took (readline's put
+	// back 👩 alone).
+	tm.keys("C-e", "C-u", "C-l")
+	tm.keys("-l", "echo 👩\u200d💻x")
+	tm.keys("Left", "Left", "DC", "C-e", "C-y")
+	testwait.For(t, "the joined emoji put back", func() bool { return strings.HasPrefix(pane(), "mcpx> echo x👩\u200d💻\n") })
+	waitCursor("after the joined emoji put back", "14,0")
+
 	// A line of emoji over three rows, edited at its beginning, is drawn
 	// once.
 	tm.keys("C-e", "C-u", "C-l")

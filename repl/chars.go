@@ -122,6 +122,24 @@ func kills(key rune) bool {
 	return false
 }
 
+// cutText returns what a key that cuts (see kills) took out of before's
+// line to leave line, the cursor at pos where the cut began, as readline
+// leaves it and wholeChars mends it: the runes of before's line from pos
+// on that line does not have. ok is false when line is not before's with
+// runes cut at pos (when before is not known: nil); cut is empty when
+// nothing was.
+func cutText(before *lineState, line []rune, pos int) (cut []rune, ok bool) {
+	if before == nil || pos < 0 || pos > len(line) || len(line) > len(before.line) {
+		return nil, false
+	}
+	old := before.line
+	n := len(old) - len(line)
+	if !slices.Equal(line[:pos], old[:pos]) || !slices.Equal(line[pos:], old[pos+n:]) {
+		return nil, false
+	}
+	return slices.Clone(old[pos : pos+n]), true
+}
+
 // wholeChars is the part of readline's listener that keeps the editing to
 // whole characters (see charStops): called after readline handled key,
 // with the line and the cursor it left, and before, the line when the key

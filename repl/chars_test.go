@@ -178,13 +178,57 @@ func TestEditorKillKeys(t *testing.T) {
 	}
 }
 
-// During a search (Ctrl-R) Ctrl-W cuts the line found.
+// During a search (Ctrl-R) Ctrl-W cuts the line found, and Ctrl-Y puts
+// back what it cut.
 func TestEditorKillDuringSearch(t *testing.T) {
-	f := newFakeTerm(t, EditorOptions{})
-	f.ed.AddHistory("ab cd")
-	ch := f.read()
-	f.typeKeys(t, "\x12cd\x17|\r")
-	if r := wait(t, ch); r.err != nil || r.text != "|cd" {
-		t.Fatalf("got %q, %v; want %q", r.text, r.err, "|cd")
+	for _, c := range []struct{ keys, want string }{
+		{"\x12cd\x17|\r", "|cd"},
+		{"\x12cd\x17\x05\x19|\r", "cdab |"},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		f.ed.AddHistory("ab cd")
+		ch := f.read()
+		f.typeKeys(t, c.keys)
+		if r := wait(t, ch); r.err != nil || r.text != c.want {
+			t.Errorf("%q: got %q, %v; want %q", c.keys, r.text, r.err, c.want)
+		}
+	}
+}
+
+// Ctrl-Y puts back what the last key that cut took, whole: readline kept
+// only the runes it cut itself (of 👩‍💻 after Delete, 👩; after Alt-D,
+// 👩 and a joiner), and nothing of what Ctrl-W cut from the line's start.
+// Backspace keeps nothing, as in readline.
+func TestEditorYankWholeCharacters(t *testing.T) {
+	const (
+		home, left, end = "\x01", "\x1b[D", "\x05"
+		del, ctrlD      = "\x1b[3~", "\x04"
+		ctrlW, ctrlU    = "\x17", "\x15"
+		ctrlK, ctrlY    = "\x0b", "\x19"
+		altD, bs        = "\x1bd", "\x7f"
+		zwj, flag       = "👩\u200d💻", "🇫🇷"
+	)
+	for _, c := range []struct {
+		name, keys, want string
+	}{
+		{"Delete", "a" + zwj + "b" + left + left + del + end + ctrlY + "|", "ab" + zwj + "|"},
+		{"Ctrl-D", "a" + flag + "b" + left + left + ctrlD + end + ctrlY + "|", "ab" + flag + "|"},
+		{"Alt-D", "x " + zwj + "b" + home + altD + end + ctrlY + "|", zwj + "bx |"},
+		{"Alt-D", "x " + zwj + "b" + home + altD + altD + ctrlY + "|", zwj + "b|"},
+		{"Ctrl-W", "ab cd" + left + left + left + ctrlW + end + ctrlY + "|", " cdab|"},
+		{"Ctrl-W", "ab cd" + ctrlW + home + ctrlY + "|", "cd|ab "},
+		{"Ctrl-U", "ab " + zwj + "c" + left + ctrlU + end + ctrlY + "|", "cab " + zwj + "|"},
+		{"Ctrl-K", "ab " + zwj + "c" + left + left + ctrlK + home + ctrlY + "|", zwj + "c|ab "},
+		{"twice", "a" + zwj + left + del + ctrlY + ctrlY + "|", "a" + zwj + zwj + "|"},
+		{"after Backspace", "ab" + left + del + zwj + bs + ctrlY + "|", "ab|"},
+		{"after a cut of nothing", "ab" + left + del + end + ctrlK + ctrlY + "|", "ab|"},
+		{"nothing cut", "ab" + ctrlY + "|", "ab|"},
+	} {
+		f := newFakeTerm(t, EditorOptions{})
+		ch := f.read()
+		f.typeKeys(t, c.keys+"\r")
+		if r := wait(t, ch); r.err != nil || r.text != c.want {
+			t.Errorf("%s in %q: got %q, %v; want %q", c.name, c.keys, r.text, r.err, c.want)
+		}
 	}
 }

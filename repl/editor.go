@@ -93,6 +93,14 @@ type Editor struct {
 	drawn  drawnLine
 	before *lineState
 
+	// What the last key that cut took, whole, for Ctrl-Y to put back
+	// (its goroutine only; see noteCut): readline's kill buffer holds
+	// the runes it cut itself, a part of a character wholeChars cut
+	// whole (👩 of 👩‍💻). ownKill is false until a cut is known, and
+	// after one that is not: then readline's own Ctrl-Y stands.
+	kill    []rune
+	ownKill bool
+
 	// Output while a line is edited waits here for readline's own
 	// goroutine (see aboveWriter).
 	aboveMu sync.Mutex
@@ -160,6 +168,8 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 			case r == dismissKey:
 				e.dismissed.Store(true)
 				return r, false
+			case r == readline.CharCtrlY && e.ownKill:
+				return e.yank(), true
 			case cutsChars(r) && (kills(r) || !e.rl.Operation.IsSearchMode()):
 				e.before = e.drawn.before()
 			}
@@ -450,7 +460,49 @@ func (e *Editor) onChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 	}
 	before := e.before
 	e.before = nil
-	return wholeChars(before, line, pos, key)
+	out, to, ok := wholeChars(before, line, pos, key)
+	if kills(key) {
+		if ok {
+			e.noteCut(before, out, to)
+		} else {
+			e.noteCut(before, line, pos)
+		}
+	}
+	return out, to, ok
+}
+
+// noteCut keeps what a key that cut (see kills) took from before's line
+// to leave line, for Ctrl-Y (see yank). A key that took nothing leaves
+// what was kept as it was; a cut that cannot be told (before not known)
+// hands Ctrl-Y back to readline.
+func (e *Editor) noteCut(before *lineState, line []rune, pos int) {
+	cut, ok := cutText(before, line, pos)
+	switch {
+	case !ok:
+		e.kill, e.ownKill = nil, false
+	case len(cut) > 0:
+		e.kill, e.ownKill = cut, true
+	}
+}
+
+// yank runs on readline's goroutine, in its input filter, for a Ctrl-Y
+// when the editor knows the last cut (noteCut), and returns the key
+// readline is to handle in its place: a pasteKey whose text is the cut,
+// which insertPiece puts in the line as it does a pasted text. readline's
+// own Ctrl-Y puts back its kill buffer, which holds only the runes it cut
+// itself: after Delete on 👩‍💻 (three runes), 👩, and nothing of what
+// Ctrl-W cut from the line's start. As readline's does, it ends a search
+// (Ctrl-R) or completion under way.
+func (e *Editor) yank() rune {
+	op := e.rl.Operation
+	if op.IsInCompleteMode() {
+		op.ExitCompleteMode(false)
+	}
+	if op.IsSearchMode() {
+		op.ExitSearchMode(false)
+	}
+	e.piece, e.pieceDue = slices.Clone(e.kill), true
+	return pasteKey
 }
 
 // insertPiece puts a pasted text in the line (see onChange): after a
