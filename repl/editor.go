@@ -100,6 +100,15 @@ type Editor struct {
 	// after one that is not: then readline's own Ctrl-Y stands.
 	kill    []rune
 	ownKill bool
+	// What was cut is for the line it was cut from, a command's or a
+	// question's: hideHistory and restoreHistory count each change
+	// (asked), and the last cutting key notes the count it came in
+	// (cutIn, its goroutine only); Ctrl-Y in another does nothing, so
+	// that an answer (a password, say) cut with Ctrl-U is not put into
+	// the prompt's line afterwards, nor a command into an answer —
+	// readline's own kill buffer included.
+	asked atomic.Uint64
+	cutIn uint64
 
 	// Output while a line is edited waits here for readline's own
 	// goroutine (see aboveWriter).
@@ -168,10 +177,15 @@ func NewEditor(t Terminal, o EditorOptions) (*Editor, error) {
 			case r == dismissKey:
 				e.dismissed.Store(true)
 				return r, false
+			case r == readline.CharCtrlY && e.cutIn != e.asked.Load():
+				return r, false
 			case r == readline.CharCtrlY && e.ownKill:
 				return e.yank(), true
 			case cutsChars(r) && (kills(r) || !e.rl.Operation.IsSearchMode()):
 				e.before = e.drawn.before()
+				if kills(r) {
+					e.cutIn = e.asked.Load()
+				}
 			}
 			return r, true
 		},
@@ -788,6 +802,7 @@ func (e *Editor) hideHistory() {
 	defer e.histMu.Unlock()
 	e.rl.ResetHistory()
 	e.histHidden = true
+	e.asked.Add(1)
 }
 
 // restoreHistory ends hideHistory: readline's history holds the commands
@@ -800,6 +815,7 @@ func (e *Editor) restoreHistory() {
 		_ = e.rl.SaveHistory(l)
 	}
 	e.histHidden = false
+	e.asked.Add(1)
 }
 
 // historyLine joins the lines of cmd into one (see AddHistory). A line

@@ -591,6 +591,52 @@ func TestEditorQuestionHasNoHistory(t *testing.T) {
 	}
 }
 
+// What Ctrl-U, Ctrl-W and the like cut from a question's answer (a
+// password, say) is not put back by Ctrl-Y at the prompt afterwards, nor
+// what was cut at the prompt into an answer; within a line Ctrl-Y still
+// puts back what was cut.
+func TestEditorQuestionKeepsItsCuts(t *testing.T) {
+	f := newFakeTerm(t, EditorOptions{})
+	// drawn waits until the screen shows prompt once more than it did
+	// (before): the line is begun, and keys typed from then on are its
+	// own (typed before, they race with its start inside readline).
+	drawn := func(prompt string, before int) {
+		testwait.For(t, "the prompt "+prompt, func() bool { return strings.Count(f.screen.String(), prompt) > before })
+	}
+	ask := func(keys string) cmdResult {
+		t.Helper()
+		answer := make(chan cmdResult, 1)
+		n := strings.Count(f.screen.String(), "password? ")
+		go func() {
+			s, err := f.ed.ReadLine(context.Background(), "password? ")
+			answer <- cmdResult{s, err}
+		}()
+		drawn("password? ", n)
+		f.typeKeys(t, keys)
+		return wait(t, answer)
+	}
+	command := func(keys string) cmdResult {
+		t.Helper()
+		n := strings.Count(f.screen.String(), "mcpx> ")
+		ch := f.read()
+		drawn("mcpx> ", n)
+		f.typeKeys(t, keys)
+		return wait(t, ch)
+	}
+	if r := command("ping\x15\r"); r.err != nil || r.text != "" { // a command cut whole: Ctrl-U
+		t.Fatalf("Ctrl-U at the prompt gave %q, %v", r.text, r.err)
+	}
+	if r := ask("\x19s3cret\x15\x19\r"); r.err != nil || r.text != "s3cret" {
+		t.Errorf("in a question, Ctrl-Y gave %q, %v; want only what was cut in it", r.text, r.err)
+	}
+	if r := command("\x19\r"); r.err != nil || r.text != "" {
+		t.Errorf("Ctrl-Y at the prompt after a question gave %q, %v; want nothing of the answer", r.text, r.err)
+	}
+	if r := command("ab\x15\x19\x19\r"); r.err != nil || r.text != "abab" {
+		t.Errorf("Ctrl-U, Ctrl-Y twice at the prompt gave %q, %v; want abab", r.text, r.err)
+	}
+}
+
 // fixedCompleter offers the same candidates whatever is typed.
 type fixedCompleter [][]rune
 
