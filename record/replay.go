@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,14 +253,28 @@ func (r *Replayer) script(n int) (*script, error) {
 		}
 	}
 	r.mu.Unlock()
-	sess, err := r.src.ReadSession(n)
-	if err != nil {
-		return nil, fmt.Errorf("reading session %d of the trace: %w", n, err)
+	var sc *script
+	if f, ok := r.src.(*TraceFile); ok {
+		// Read a line at a time: the script holds where the recorded
+		// server's frames are, and reads each again when it is sent.
+		i := slices.IndexFunc(f.Index, func(x SessionIndex) bool { return x.N == n })
+		if i < 0 {
+			return nil, fmt.Errorf("the trace has no session %d", n)
+		}
+		var err error
+		if sc, err = buildScriptFrom(n, f.Index[i].Info, f.placedSession(f.Index[i]), f, r.header.Minor >= minorNotesEnds, r.ignore, r.norm, r.red); err != nil {
+			return nil, fmt.Errorf("reading session %d of the trace: %w", n, err)
+		}
+	} else {
+		sess, err := r.src.ReadSession(n)
+		if err != nil {
+			return nil, fmt.Errorf("reading session %d of the trace: %w", n, err)
+		}
+		if sess == nil {
+			return nil, fmt.Errorf("the trace has no session %d", n)
+		}
+		sc = buildScript(sess, r.header.Minor >= minorNotesEnds, r.ignore, r.norm, r.red)
 	}
-	if sess == nil {
-		return nil, fmt.Errorf("the trace has no session %d", n)
-	}
-	sc := buildScript(sess, r.header.Minor >= minorNotesEnds, r.ignore, r.norm, r.red)
 	r.mu.Lock()
 	r.scripts[n] = weak.Make(sc)
 	r.mu.Unlock()
@@ -269,7 +284,11 @@ func (r *Replayer) script(n int) (*script, error) {
 // output is something the replayed server does: send a frame, or write a
 // line on its stderr, or refuse a request over HTTP.
 type output struct {
-	frame    []byte
+	frame []byte
+	// line, when frame is nil, is where the frame is in the trace file
+	// (the member-th message of it, when batch is set): script.frameOf
+	// reads it again.
+	line     lineRef
 	stderr   string
 	isStderr bool
 	// status is the HTTP status a recorded JSON answer came with, when it
@@ -346,7 +365,10 @@ type step struct {
 // script is a session prepared for replay. It is read-only once built;
 // each connection keeps its own progress through it.
 type script struct {
-	n       int
+	n int
+	// file is the trace the frames of outputs are read from again (see
+	// output.line); nil when they are held.
+	file    *TraceFile
 	prelude []output // what the server did before the client said anything
 	steps   []step
 	byKey   map[string][]int
@@ -396,14 +418,32 @@ func (sc *script) keyOf(m *jsonrpc.Message) string {
 // it belongs to (see Replayer). notesEnds tells a trace whose recorder
 // noted how each session ended (see minorNotesEnds).
 func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalizers, red *Redactor) *script {
-	sc := &script{n: sess.N, byKey: map[string][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
+	events := func(yield func(placedEvent, error) bool) {
+		for _, e := range sess.Events {
+			if !yield(placedEvent{Event: e}, nil) {
+				return
+			}
+		}
+	}
+	sc, _ := buildScriptFrom(sess.N, sess.Info, events, nil, notesEnds, ignore, norm, red)
+	return sc
+}
+
+// buildScriptFrom is buildScript of the events of session n, which it
+// reads twice. Of a trace file (file), the script holds where the
+// server's frames are rather than the frames (see output.line).
+func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, error], file *TraceFile, notesEnds bool, ignore []Ignore, norm *Normalizers, red *Redactor) (*script, error) {
+	sc := &script{n: n, file: file, byKey: map[string][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 
 	// Which request each SSE stream answers: the stream that carried its
 	// response (so notifications before the response belong to it too).
 	streamOf := map[string]string{} // stream id -> response id key
-	for _, e := range sess.Events {
+	for e, err := range events {
+		if err != nil {
+			return nil, err
+		}
 		if e.Kind == KindFrame && e.Dir == ServerToClient && e.Meta != nil && e.Meta.StreamID != "" && e.Meta.HTTPMethod != "GET" {
 			msgs, _ := parseFrame(e.Data)
 			for _, m := range msgs {
@@ -467,9 +507,14 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 		}
 		return -1
 	}
-	for i, e := range sess.Events {
-		if i == 0 {
-			start = e.Time
+	first := true
+	for pe, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		e := pe.Event
+		if first {
+			start, first = e.Time, false
 		}
 		now = e.Time
 		sc.timed = sc.timed || e.Time != start
@@ -493,7 +538,7 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 			strings.HasPrefix(e.Text, hostClosedNote) || strings.HasPrefix(e.Text, hostGoneNote) ||
 			strings.HasPrefix(e.Text, proxyStoppedNote) || strings.HasPrefix(e.Text, hostTooLargeNote)):
 			left = true
-		case e.Kind == KindNote && strings.HasPrefix(e.Text, sendFailedNote) && sess.Info.Transport != "stdio":
+		case e.Kind == KindNote && strings.HasPrefix(e.Text, sendFailedNote) && info.Transport != "stdio":
 			// The POST of a request failed: its client got an error, not
 			// an answer, and stopped waiting. The note names the request
 			// (re); one of an older trace does not, and is the latest
@@ -533,6 +578,9 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 			fresh := !sinceClient
 			sinceClient = true
 			o := output{frame: e.Data}
+			if file != nil {
+				o.frame, o.line = nil, pe.at
+			}
 			if e.Meta != nil && e.Meta.HTTPStatus >= 400 {
 				o.status = e.Meta.HTTPStatus
 			}
@@ -556,6 +604,9 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 				sc.batches++
 				for k, m := range msgs {
 					mo := output{frame: m.Raw, status: o.status, batch: sc.batches, member: k}
+					if file != nil {
+						mo.frame, mo.line = nil, pe.at
+					}
 					r := first
 					switch m.Kind() {
 					case jsonrpc.KindResponse:
@@ -691,7 +742,7 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 			}
 		}
 	}
-	if !ended && !left && !notesEnds && last >= 0 && sess.Info.Transport == "stdio" {
+	if !ended && !left && !notesEnds && last >= 0 && info.Transport == "stdio" {
 		// A trace of an mcpx that noted neither end (before
 		// ServerEndedNote and ClientEndedNote): a session whose client's
 		// last message is a request the server never answered, and never
@@ -706,9 +757,32 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 		}
 	}
 	if sc.modern && sc.firstRequest(mcp.MethodDiscover) < 0 {
-		sc.discover = synthesizeDiscover(sc)
+		var err error
+		if sc.discover, err = synthesizeDiscover(sc); err != nil {
+			return nil, err
+		}
 	}
-	return sc
+	return sc, nil
+}
+
+// frameOf returns the frame of output o: the one it holds, or the one it
+// reads again from the trace file.
+func (sc *script) frameOf(o output) ([]byte, error) {
+	if o.frame != nil || o.line.n == 0 || sc.file == nil {
+		return o.frame, nil
+	}
+	e, err := sc.file.readEvent(o.line)
+	if err != nil {
+		return nil, err
+	}
+	if o.batch == 0 {
+		return e.Data, nil
+	}
+	msgs, _ := parseFrame(e.Data)
+	if o.member >= len(msgs) {
+		return nil, fmt.Errorf("reading the event at %d of the trace: %w", o.line.off, errTraceChanged)
+	}
+	return msgs[o.member].Raw, nil
 }
 
 // answersOpen returns the step of the first request in flight (open) that
@@ -814,7 +888,7 @@ func learnToolHeaders(result json.RawMessage, into map[string][]mcp.HeaderParam)
 // the versions the client declared, the capabilities its requests imply,
 // the server's identity from a result's _meta (spec 2026-07-28:
 // server/discover), and caching hints.
-func synthesizeDiscover(sc *script) []byte {
+func synthesizeDiscover(sc *script) ([]byte, error) {
 	versions := []string{}
 	caps := map[string]any{}
 	for _, st := range sc.steps {
@@ -841,7 +915,11 @@ func synthesizeDiscover(sc *script) []byte {
 			if o.isStderr || o.end {
 				continue
 			}
-			msgs, _ := parseFrame(o.frame)
+			frame, err := sc.frameOf(o)
+			if err != nil {
+				return nil, err
+			}
+			msgs, _ := parseFrame(frame)
 			for _, m := range msgs {
 				var r struct {
 					Meta map[string]json.RawMessage `json:"_meta"`
@@ -852,24 +930,27 @@ func synthesizeDiscover(sc *script) []byte {
 				if info, ok := r.Meta[mcp.MetaServerInfo]; ok {
 					result["_meta"] = map[string]json.RawMessage{mcp.MetaServerInfo: info}
 					b, _ := json.Marshal(result)
-					return b
+					return b, nil
 				}
 			}
 		}
 	}
 	b, _ := json.Marshal(result)
-	return b
+	return b, nil
 }
 
 // replaySession is one client's progress through a script.
 type replaySession struct {
-	sc     *script
-	opts   *ReplayOptions
-	used   []bool
-	cursor map[string]int             // per key: first possibly unused position in byKey[key]
-	live   map[int]jsonrpc.ID         // step of a recorded request -> the live request's id
-	idMap  map[string]json.RawMessage // recorded request id key -> live id (for batches)
-	tokMap map[string]json.RawMessage // recorded progress token key -> live token
+	sc *script
+	// readErr is why a recorded frame could not be read again (the trace
+	// changed during the replay): the session ends with it.
+	readErr error
+	opts    *ReplayOptions
+	used    []bool
+	cursor  map[string]int             // per key: first possibly unused position in byKey[key]
+	live    map[int]jsonrpc.ID         // step of a recorded request -> the live request's id
+	idMap   map[string]json.RawMessage // recorded request id key -> live id (for batches)
+	tokMap  map[string]json.RawMessage // recorded progress token key -> live token
 	// taskMap holds the id the live client gave each task it created for
 	// a recorded server request (a 2025-11-25 task-augmented sampling or
 	// elicitation), by the id the recorded client gave it.
@@ -1130,7 +1211,7 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 				m.Method, rawjson.Excerpt(lm.Params, 200), rawjson.Excerpt(rec.Params, 200))
 		}
 		s.noteClient(m, s.sc.steps[i].msg)
-		if m.Method == mcp.MethodResourcesRead && undeclaredView(s.sc.steps[i]) {
+		if m.Method == mcp.MethodResourcesRead && s.undeclaredView(s.sc.steps[i]) {
 			s.viewRead = true
 		}
 		s.live[i] = m.ID
@@ -1357,7 +1438,7 @@ func (s *replaySession) viewListing(m *jsonrpc.Message) []byte {
 // undeclaredView says whether st, a recorded resources/read, read an MCP
 // Apps view (a ui:// resource) whose content item declares no _meta.ui
 // (the item with its URI, or the only one, as an MCP Apps host picks it).
-func undeclaredView(st step) bool {
+func (s *replaySession) undeclaredView(st step) bool {
 	var p struct {
 		URI string `json:"uri"`
 	}
@@ -1377,7 +1458,7 @@ func undeclaredView(st step) bool {
 				Contents []content `json:"contents"`
 			} `json:"result"`
 		}
-		if json.Unmarshal(o.frame, &r) != nil || r.Result == nil {
+		if json.Unmarshal(s.frameOf(o), &r) != nil || r.Result == nil {
 			return false
 		}
 		c := r.Result.Contents
@@ -1392,6 +1473,16 @@ func undeclaredView(st step) bool {
 		return !ok || string(ui) == "null"
 	}
 	return false
+}
+
+// frameOf returns the frame of output o (see script.frameOf); nil, and
+// s.readErr set, when it cannot be read.
+func (s *replaySession) frameOf(o output) []byte {
+	frame, err := s.sc.frameOf(o)
+	if err != nil && s.readErr == nil {
+		s.readErr = err
+	}
+	return frame
 }
 
 // hasCursor says whether params ask for a page after the first.
@@ -1509,6 +1600,7 @@ func (s *replaySession) firstUnsentGate(k int) int {
 // under the live request's id, the ids and subscription ids a message
 // names the live client's.
 func (s *replaySession) liveOutput(o output) output {
+	o.frame = s.frameOf(o)
 	switch {
 	case o.isStderr || o.refused != 0 || o.dropped != "" || o.end:
 	case o.response:
@@ -1683,8 +1775,12 @@ func (s *replaySession) finish() {
 			continue
 		}
 		for k := slices.IndexFunc(st.follow, func(o output) bool { return o.unsolicited }); k >= 0 && k < len(st.follow); k++ {
-			if o := st.follow[k]; !o.isStderr && o.frame != nil {
-				if msgs, _ := parseFrame(o.frame); n == 0 && len(msgs) > 0 {
+			if o := st.follow[k]; !o.isStderr && (o.frame != nil || o.line.n > 0) {
+				if n > 0 {
+					n++
+					continue
+				}
+				if msgs, _ := parseFrame(s.frameOf(o)); len(msgs) > 0 {
 					first, wait = describe(msgs[0]), s.blocking(i)
 				}
 				n++
@@ -1789,7 +1885,14 @@ func (c *replayConn) start() ([]output, error) {
 	if err := c.choose(c.cands[0]); err != nil {
 		return nil, err
 	}
-	return c.cur.sc.prelude, nil
+	prelude := slices.Clone(c.cur.sc.prelude)
+	for i := range prelude {
+		prelude[i].frame = c.cur.frameOf(prelude[i])
+	}
+	if c.cur.readErr != nil {
+		return nil, c.cur.readErr
+	}
+	return prelude, nil
 }
 
 // handle answers one frame of the client, first narrowing the sessions it
@@ -1836,7 +1939,11 @@ func (c *replayConn) handle(frame []byte) ([]output, error) {
 			return nil, err
 		}
 	}
-	return c.cur.handle(frame), nil
+	outs := c.cur.handle(frame)
+	if c.cur.readErr != nil {
+		return nil, c.cur.readErr
+	}
+	return outs, nil
 }
 
 // withMethod returns the first candidate that has a request of the
@@ -2005,6 +2112,9 @@ func (r *Replayer) Serve(ctx context.Context, conn transport.Conn) error {
 	default:
 	}
 	c.cur.finish()
+	if c.cur.readErr != nil {
+		return c.cur.readErr
+	}
 	if c.cur.err != nil {
 		return c.cur.err
 	}

@@ -471,11 +471,20 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 // held): replaying a trace with a 100 MiB frame peaked at 2.2 times the
 // frame.
 func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) {
+	read, _ := f.linesAt(start, end, limit)
+	return read
+}
+
+// linesAt is lines, and also returns where the line read last begins in
+// the file (a LineReader keeps a line's carriage return, so each line
+// takes its length and its newline).
+func (f *TraceFile) linesAt(start, end, limit int64) (read func() ([]byte, bool, error), at func() int64) {
 	i, _ := slices.BinarySearchFunc(f.long, start, func(l longLine, off int64) int { return cmp.Compare(l.off, off) })
 	long := f.long[i:]
 	pos := start
 	var lr *transport.LineReader
-	return func() ([]byte, bool, error) {
+	var next, cur int64 // where the LineReader's next line begins; the last line's start
+	read = func() ([]byte, bool, error) {
 		for {
 			if lr == nil && len(long) > 0 && long[0].off == pos && pos < end {
 				l := long[0]
@@ -488,6 +497,7 @@ func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) 
 					}
 					return nil, false, fmt.Errorf("reading a line of %d bytes at %d: %w", l.n, l.off, err)
 				}
+				cur = l.off
 				pos += l.n + 1
 				return buf[:l.n:l.n], true, nil
 			}
@@ -500,6 +510,7 @@ func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) 
 					return nil, false, io.EOF
 				}
 				lr = transport.NewLineReader(io.NewSectionReader(f.r, pos, stop-pos), limit, "")
+				next = pos
 				pos = stop
 			}
 			line, ended, err := lr.ReadLine()
@@ -507,9 +518,15 @@ func (f *TraceFile) lines(start, end, limit int64) func() ([]byte, bool, error) 
 				lr = nil
 				continue
 			}
+			cur = next
+			next += int64(len(line))
+			if ended {
+				next++
+			}
 			return line, ended, err
 		}
 	}
+	return read, func() int64 { return cur }
 }
 
 // lineSession returns the session number of an event line (1 when it has

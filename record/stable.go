@@ -420,19 +420,33 @@ type eventLines struct {
 	haveAhead  bool
 	// lines counts the physical lines the last event took.
 	lines int
+	// at, when set, tells where the line read last begins (see
+	// TraceFile.linesAt); off is then where the last event begins.
+	at       func() int64
+	aheadOff int64
+	off      int64
 }
 
 func (r *eventLines) readLine() ([]byte, bool, error) {
 	if r.haveAhead {
 		r.haveAhead = false
+		r.off = r.aheadOff
 		return r.ahead, r.aheadEnded, r.aheadErr
 	}
-	return r.read()
+	data, ended, err := r.read()
+	if r.at != nil {
+		r.off = r.at()
+	}
+	return data, ended, err
 }
 
 // next returns the next event's bytes: see transport.LineReader.ReadLine.
+// The lines of an event are joined as they are in the file, so that its
+// bytes are the file's from off, when at tells where lines begin.
 func (r *eventLines) next() ([]byte, bool, error) {
 	data, ended, err := r.readLine()
+	start := r.off
+	defer func() { r.off = start }()
 	r.lines = 1
 	if err != nil || !r.stable || !ended {
 		return data, ended, err
@@ -440,7 +454,7 @@ func (r *eventLines) next() ([]byte, bool, error) {
 	for {
 		l, le, lerr := r.readLine()
 		if lerr != nil || len(l) == 0 || l[0] != ' ' && l[0] != '\t' {
-			r.ahead, r.aheadEnded, r.aheadErr, r.haveAhead = l, le, lerr, true
+			r.ahead, r.aheadEnded, r.aheadErr, r.haveAhead, r.aheadOff = l, le, lerr, true, r.off
 			return data, ended, nil
 		}
 		if int64(len(data)+1+len(l)) > r.limit {

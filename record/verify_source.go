@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"iter"
 	"slices"
@@ -95,21 +96,56 @@ func SessionEvents(src SessionSource, n int) (*Session, iter.Seq2[Event, error],
 // time (see TraceFile.Session, which reads them all).
 func (f *TraceFile) streamSession(x SessionIndex) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		for pe, err := range f.placedSession(x) {
+			if !yield(pe.Event, err) {
+				return
+			}
+		}
+	}
+}
+
+// lineRef is where an event is in a trace file: the offset and length of
+// its bytes, and their FNV-64a hash, by which a program that reads them
+// again (replay, which holds where the recorded server's frames are
+// rather than the frames) tells the trace changed since.
+type lineRef struct {
+	off, n int64
+	sum    uint64
+}
+
+// placedEvent is an event and where it is in the trace file (a zero at
+// for an event not read from a file).
+type placedEvent struct {
+	Event
+	at lineRef
+}
+
+// eventLimit is the length of the longest event a session's reading
+// reads: the longest message, with room for its envelope.
+func (f *TraceFile) eventLimit() int64 {
+	limit := f.opts.MaxMessageSize
+	if limit <= 0 {
+		limit = transport.DefaultMaxMessageSize
+	}
+	return limit + min(limit, lineSlack)
+}
+
+// placedSession is streamSession, with where each event is.
+func (f *TraceFile) placedSession(x SessionIndex) iter.Seq2[placedEvent, error] {
+	return func(yield func(placedEvent, error) bool) {
 		if x.End <= x.Start {
 			return
 		}
-		limit := f.opts.MaxMessageSize
-		if limit <= 0 {
-			limit = transport.DefaultMaxMessageSize
-		}
-		ev := &eventLines{read: f.lines(x.Start, x.End, limit+min(limit, lineSlack)), stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
+		limit := f.eventLimit()
+		read, at := f.linesAt(x.Start, x.End, limit)
+		ev := &eventLines{read: read, at: at, stable: f.Header.Stable, limit: limit}
 		for {
 			line, _, err := ev.next()
 			if errors.Is(err, io.EOF) {
 				return
 			}
 			if err != nil {
-				yield(Event{}, fmt.Errorf("reading session %d: %w", x.N, err))
+				yield(placedEvent{}, fmt.Errorf("reading session %d: %w", x.N, err))
 				return
 			}
 			if len(bytes.TrimSpace(line)) == 0 || lineSession(line) != x.N {
@@ -118,15 +154,47 @@ func (f *TraceFile) streamSession(x SessionIndex) iter.Seq2[Event, error] {
 			e, err := parseEvent(line)
 			if err != nil {
 				// Indexed lines parsed before: the file changed since.
-				yield(Event{}, fmt.Errorf("reading session %d: %w", x.N, err))
+				yield(placedEvent{}, fmt.Errorf("reading session %d: %w", x.N, err))
 				return
 			}
 			if e.Kind == KindSession {
 				continue
 			}
-			if !yield(e, nil) {
+			if !yield(placedEvent{e, lineRef{off: ev.off, n: int64(len(line)), sum: lineSum(line)}}, nil) {
 				return
 			}
 		}
 	}
 }
+
+func lineSum(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// readEvent reads again the event at ref, which placedSession read
+// before: an error when the file no longer holds it there.
+func (f *TraceFile) readEvent(ref lineRef) (Event, error) {
+	if ref.n > f.eventLimit() {
+		return Event{}, fmt.Errorf("reading the event of %d bytes at %d of the trace: %w", ref.n, ref.off, errTraceChanged)
+	}
+	buf := make([]byte, ref.n)
+	if n, err := f.r.ReadAt(buf, ref.off); int64(n) != ref.n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = errTraceChanged
+		}
+		return Event{}, fmt.Errorf("reading the event of %d bytes at %d of the trace: %w", ref.n, ref.off, err)
+	}
+	if lineSum(buf) != ref.sum {
+		return Event{}, fmt.Errorf("reading the event of %d bytes at %d of the trace: %w", ref.n, ref.off, errTraceChanged)
+	}
+	e, err := parseEvent(buf)
+	if err != nil {
+		return Event{}, fmt.Errorf("reading the event of %d bytes at %d of the trace: %w", ref.n, ref.off, err)
+	}
+	return e, nil
+}
+
+// errTraceChanged says a trace file no longer holds what was read of it.
+var errTraceChanged = errors.New("the trace changed since it was read (it must stay as it is while it is used)")
