@@ -3,10 +3,11 @@ package record
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"iter"
 	"slices"
@@ -214,7 +215,7 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		sig := &sessionSig{n: n, keys: map[uint64]bool{}, methods: map[string]bool{}, modern: sc.modern, legacy: sc.legacy}
 		for _, st := range sc.steps {
 			if k := st.msg.Kind(); k == jsonrpc.KindRequest || k == jsonrpc.KindNotification {
-				sig.keys[keyHash(st.key)] = true
+				sig.keys[binary.BigEndian.Uint64(st.key[:])] = true
 				if k == jsonrpc.KindRequest {
 					sig.methods[st.msg.Method] = true
 					if sig.first == "" {
@@ -236,11 +237,19 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 	return r, nil
 }
 
+// keyHash is what a sessionSig keeps of a matching key: the first bytes
+// of its digest.
 func keyHash(key string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	return h.Sum64()
+	d := digestKey(key)
+	return binary.BigEndian.Uint64(d[:])
 }
+
+// keyDigest stands for a matching key (see script.keyOf): a script holds
+// the SHA-256 of each recorded message's key, not the key, which is about
+// as long as the message.
+type keyDigest [sha256.Size]byte
+
+func digestKey(key string) keyDigest { return sha256.Sum256([]byte(key)) }
 
 // script returns the prepared session n, reading it again when no
 // connection holds it any more.
@@ -338,7 +347,7 @@ type output struct {
 // chain).
 type step struct {
 	msg    *jsonrpc.Message
-	key    string
+	key    keyDigest
 	follow []output
 	// modern marks a message of the stateless 2026-07-28 era: recorded
 	// with a route, or declaring such a version in its _meta.
@@ -371,7 +380,7 @@ type script struct {
 	file    *TraceFile
 	prelude []output // what the server did before the client said anything
 	steps   []step
-	byKey   map[string][]int
+	byKey   map[keyDigest][]int
 	// requests lists the steps that are requests, in order, and
 	// requestsOf those of each method (see replaySession.unmatched).
 	requests   []int
@@ -433,7 +442,7 @@ func buildScript(sess *Session, notesEnds bool, ignore []Ignore, norm *Normalize
 // reads twice. Of a trace file (file), the script holds where the
 // server's frames are rather than the frames (see output.line).
 func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, error], file *TraceFile, notesEnds bool, ignore []Ignore, norm *Normalizers, red *Redactor) (*script, error) {
-	sc := &script{n: n, file: file, byKey: map[string][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
+	sc := &script{n: n, file: file, byKey: map[keyDigest][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
 
@@ -727,8 +736,8 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 				if m.Kind() == jsonrpc.KindResponse {
 					key = "response-id:" + m.ID.Key()
 				}
-				st.key = key
-				sc.byKey[key] = append(sc.byKey[key], i)
+				st.key = digestKey(key)
+				sc.byKey[st.key] = append(sc.byKey[st.key], i)
 				if m.Kind() == jsonrpc.KindRequest {
 					sc.requests = append(sc.requests, i)
 					sc.requestsOf[m.Method] = append(sc.requestsOf[m.Method], i)
@@ -947,7 +956,7 @@ type replaySession struct {
 	readErr error
 	opts    *ReplayOptions
 	used    []bool
-	cursor  map[string]int             // per key: first possibly unused position in byKey[key]
+	cursor  map[keyDigest]int          // per key: first possibly unused position in byKey[key]
 	live    map[int]jsonrpc.ID         // step of a recorded request -> the live request's id
 	idMap   map[string]json.RawMessage // recorded request id key -> live id (for batches)
 	tokMap  map[string]json.RawMessage // recorded progress token key -> live token
@@ -1003,7 +1012,7 @@ func newEraSession(sc *script, opts *ReplayOptions, era string, told *memory) *r
 		sc:      sc,
 		opts:    opts,
 		used:    make([]bool, len(sc.steps)),
-		cursor:  map[string]int{},
+		cursor:  map[keyDigest]int{},
 		live:    map[int]jsonrpc.ID{},
 		idMap:   map[string]json.RawMessage{},
 		tokMap:  map[string]json.RawMessage{},
@@ -1047,7 +1056,8 @@ func (s *replaySession) deviate(level int, format string, args ...any) {
 
 // pick returns the first unused step with key, or the last used one (a
 // repeated message, answered again), or -1.
-func (s *replaySession) pick(key string) (i int, repeat bool) {
+func (s *replaySession) pick(k string) (i int, repeat bool) {
+	key := digestKey(k)
 	list := s.sc.byKey[key]
 	if len(list) == 0 {
 		return -1, false
