@@ -957,7 +957,7 @@ func replayEnds(tr *Trace) (methods []string, exits []*ServerEnd) {
 	for _, st := range sc.steps {
 		for _, o := range st.follow {
 			if o.end {
-				methods = append(methods, st.msg.Method)
+				methods = append(methods, st.method)
 				exits = append(exits, o.exit)
 			}
 		}

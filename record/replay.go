@@ -214,12 +214,12 @@ func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error)
 		}
 		sig := &sessionSig{n: n, keys: map[uint64]bool{}, methods: map[string]bool{}, modern: sc.modern, legacy: sc.legacy}
 		for _, st := range sc.steps {
-			if k := st.msg.Kind(); k == jsonrpc.KindRequest || k == jsonrpc.KindNotification {
+			if k := st.kind; k == jsonrpc.KindRequest || k == jsonrpc.KindNotification {
 				sig.keys[binary.BigEndian.Uint64(st.key[:])] = true
 				if k == jsonrpc.KindRequest {
-					sig.methods[st.msg.Method] = true
+					sig.methods[st.method] = true
 					if sig.first == "" {
-						sig.first = st.msg.Method
+						sig.first = st.method
 					}
 				}
 			}
@@ -346,7 +346,16 @@ type output struct {
 // because of it (until the client's next message in the same causal
 // chain).
 type step struct {
+	// msg is the message, held when the script has no trace file to
+	// read it again from; else line is where its frame is in the file
+	// (member its place in a batch), read again by script.msgOf. kind,
+	// method and id are what matching uses of it.
 	msg    *jsonrpc.Message
+	line   lineRef
+	member int
+	kind   jsonrpc.Kind
+	method string
+	id     jsonrpc.ID
 	key    keyDigest
 	follow []output
 	// modern marks a message of the stateless 2026-07-28 era: recorded
@@ -445,6 +454,8 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 	sc := &script{n: n, file: file, byKey: map[keyDigest][]int{}, requestsOf: map[string][]int{}, ignore: ignore, norm: norm, answerNorm: norm.withTimestamps(), red: red, xheaders: map[string][]mcp.HeaderParam{},
 		afterLeft: map[string]bool{}}
 	toolLists := map[string]bool{} // ids of recorded tools/list requests awaiting a response
+	methods := map[string]string{} // the methods of the steps, each held once
+	var versions []string          // the protocol versions the client's requests declare, in order
 
 	// Which request each SSE stream answers: the stream that carried its
 	// response (so notifications before the response belong to it too).
@@ -554,14 +565,14 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 			// client frame's.
 			why := strings.TrimPrefix(strings.TrimPrefix(e.Text, sendFailedNote), ": ")
 			if len(e.Re) > 0 {
-				if i, ok := open[idKey(e.Re)]; ok && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
+				if i, ok := open[idKey(e.Re)]; ok && sc.steps[i].kind == jsonrpc.KindRequest {
 					attach(i, output{dropped: why})
 					closeReq(i)
 				}
 				break
 			}
 			for _, i := range lastFrame {
-				if _, ok := open[sc.steps[i].msg.ID.Key()]; ok && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
+				if _, ok := open[sc.steps[i].id.Key()]; ok && sc.steps[i].kind == jsonrpc.KindRequest {
 					attach(i, output{dropped: why})
 					closeReq(i)
 				}
@@ -575,8 +586,8 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 			!strings.HasPrefix(e.Meta.ContentType, "application/json"):
 			// An older trace: the POST of the last client frame was
 			// refused without an answer.
-			if i := sc.steps[last].root; i >= 0 && sc.steps[i].msg.Kind() == jsonrpc.KindRequest {
-				if _, ok := open[sc.steps[i].msg.ID.Key()]; ok {
+			if i := sc.steps[last].root; i >= 0 && sc.steps[i].kind == jsonrpc.KindRequest {
+				if _, ok := open[sc.steps[i].id.Key()]; ok {
 					attach(i, output{refused: e.Meta.HTTPStatus, refusedText: e.Text, refusedType: e.Meta.ContentType})
 					closeReq(i)
 				}
@@ -693,10 +704,21 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 			sinceClient = false
 			lastFrame = lastFrame[:0]
 			msgs, _ := parseFrame(e.Data)
-			for _, m := range msgs {
+			for k, m := range msgs {
 				i := len(sc.steps)
-				modern := e.Route != nil || mcp.IsModernVersion(mcp.StandardRoute(m.Method, m.Params).ProtocolVersion)
-				st := step{msg: m, modern: modern, root: -1, deps: len(sc.completed), t: e.Time}
+				version := mcp.StandardRoute(m.Method, m.Params).ProtocolVersion
+				modern := e.Route != nil || mcp.IsModernVersion(version)
+				st := step{msg: m, kind: m.Kind(), id: m.ID, modern: modern, root: -1, deps: len(sc.completed), t: e.Time}
+				if st.method = methods[m.Method]; st.method != m.Method {
+					st.method = m.Method
+					methods[m.Method] = m.Method
+				}
+				if file != nil {
+					st.msg, st.line, st.member = nil, pe.at, k
+				}
+				if st.kind == jsonrpc.KindRequest && version != "" && !slices.Contains(versions, version) {
+					versions = append(versions, version)
+				}
 				if st.deps > 0 {
 					st.from = answeredAt[st.deps-1]
 				}
@@ -759,19 +781,37 @@ func buildScriptFrom(n int, info SessionInfo, events iter.Seq2[placedEvent, erro
 		// it stops waiting for, but for initialize). In a later trace
 		// that notes neither, the recording was cut short (the recorder
 		// killed): nothing says the server went away, so it stays silent.
-		if st := sc.steps[last]; st.msg.Kind() == jsonrpc.KindRequest {
-			if i, ok := open[st.msg.ID.Key()]; ok && i == last {
+		if st := sc.steps[last]; st.kind == jsonrpc.KindRequest {
+			if i, ok := open[st.id.Key()]; ok && i == last {
 				attach(last, output{end: true, exit: &ServerEnd{LastStderr: slices.Clone(stderrTail)}})
 			}
 		}
 	}
 	if sc.modern && sc.firstRequest(mcp.MethodDiscover) < 0 {
 		var err error
-		if sc.discover, err = synthesizeDiscover(sc); err != nil {
+		if sc.discover, err = synthesizeDiscover(sc, versions); err != nil {
 			return nil, err
 		}
 	}
 	return sc, nil
+}
+
+// msgOf returns the message of step i: the one it holds, or the one it
+// reads again from the trace file.
+func (sc *script) msgOf(i int) (*jsonrpc.Message, error) {
+	st := &sc.steps[i]
+	if st.msg != nil || sc.file == nil {
+		return st.msg, nil
+	}
+	e, err := sc.file.readEvent(st.line)
+	if err != nil {
+		return nil, err
+	}
+	msgs, _ := parseFrame(e.Data)
+	if st.member >= len(msgs) {
+		return nil, fmt.Errorf("reading the event at %d of the trace: %w", st.line.off, errTraceChanged)
+	}
+	return msgs[st.member], nil
 }
 
 // frameOf returns the frame of output o: the one it holds, or the one it
@@ -824,10 +864,10 @@ func nullIDRefusal(e Event, msgs []*jsonrpc.Message, fresh bool, last int, steps
 		return -1
 	}
 	st := steps[last]
-	if st.msg.Kind() != jsonrpc.KindRequest {
+	if st.kind != jsonrpc.KindRequest {
 		return -1
 	}
-	if i, ok := open[st.msg.ID.Key()]; ok && i == last {
+	if i, ok := open[st.id.Key()]; ok && i == last {
 		return i
 	}
 	return -1
@@ -866,7 +906,7 @@ func endStatus(note string) string {
 // method, or -1.
 func (sc *script) firstRequest(method string) int {
 	for i, st := range sc.steps {
-		if st.msg.Kind() == jsonrpc.KindRequest && st.msg.Method == method {
+		if st.kind == jsonrpc.KindRequest && st.method == method {
 			return i
 		}
 	}
@@ -897,17 +937,16 @@ func learnToolHeaders(result json.RawMessage, into map[string][]mcp.HeaderParam)
 // the versions the client declared, the capabilities its requests imply,
 // the server's identity from a result's _meta (spec 2026-07-28:
 // server/discover), and caching hints.
-func synthesizeDiscover(sc *script) ([]byte, error) {
-	versions := []string{}
+func synthesizeDiscover(sc *script, versions []string) ([]byte, error) {
+	if versions == nil {
+		versions = []string{}
+	}
 	caps := map[string]any{}
 	for _, st := range sc.steps {
-		if st.msg.Kind() != jsonrpc.KindRequest {
+		if st.kind != jsonrpc.KindRequest {
 			continue
 		}
-		if v := mcp.StandardRoute(st.msg.Method, st.msg.Params).ProtocolVersion; v != "" && !slices.Contains(versions, v) {
-			versions = append(versions, v)
-		}
-		switch prefix, _, _ := strings.Cut(st.msg.Method, "/"); prefix {
+		switch prefix, _, _ := strings.Cut(st.method, "/"); prefix {
 		case "tools", "resources", "prompts":
 			caps[prefix] = map[string]any{}
 		case "completion":
@@ -1106,9 +1145,9 @@ func (s *replaySession) checkOrder(i int) {
 		s.done++
 	}
 	if s.done < s.sc.steps[i].deps {
-		before := s.sc.steps[s.sc.completed[s.done]].msg
+		before := s.msgOf(s.sc.completed[s.done])
 		s.deviate(devWarn, "expected %s next, got %s (the recorded client sent it after the answer to %s)",
-			describe(before), describe(s.sc.steps[i].msg), describe(before))
+			describe(before), describe(s.msgOf(i)), describe(before))
 	}
 }
 
@@ -1216,23 +1255,24 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			}
 			return []output{o}
 		}
-		if rec := s.sc.steps[i].msg; m.Method == mcp.MethodInitialize && canonicalJSON(orEmpty(m.Params)) != canonicalJSON(orEmpty(rec.Params)) {
+		rec := s.msgOf(i)
+		if m.Method == mcp.MethodInitialize && canonicalJSON(orEmpty(m.Params)) != canonicalJSON(orEmpty(rec.Params)) {
 			s.deviate(devInfo, "%s params differ from the recording (got %s, recorded %s); answered with the recorded result",
 				m.Method, rawjson.Excerpt(lm.Params, 200), rawjson.Excerpt(rec.Params, 200))
 		}
-		s.noteClient(m, s.sc.steps[i].msg)
-		if m.Method == mcp.MethodResourcesRead && s.undeclaredView(s.sc.steps[i]) {
+		s.noteClient(m, rec)
+		if m.Method == mcp.MethodResourcesRead && s.undeclaredView(rec, s.sc.steps[i]) {
 			s.viewRead = true
 		}
 		s.live[i] = m.ID
-		s.idMap[s.sc.steps[i].msg.ID.Key()] = m.ID.Raw()
+		s.idMap[s.sc.steps[i].id.Key()] = m.ID.Raw()
 		if repeat && m.Method == mcp.MethodDiscover {
 			// Asked again (a client refreshing what it knows): answered
 			// again, in any order.
 			return s.emit(i)
 		}
 		s.checkOrder(i)
-		if rec, live := progressToken(s.sc.steps[i].msg.Raw), progressToken(m.Raw); rec != nil && live != nil {
+		if rec, live := progressToken(rec.Raw), progressToken(m.Raw); rec != nil && live != nil {
 			s.tokMap[idKey(rec)] = live
 		}
 		return s.emit(i)
@@ -1263,13 +1303,14 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 			s.deviate(devWarn, "%s, which the replayed server never sent (ignored)", describe(m))
 			return nil
 		}
-		if rec, live := createdTaskID(s.sc.steps[i].msg.Raw), createdTaskID(lm.Raw); rec != "" && live != "" && rec != live {
+		rec := s.msgOf(i)
+		if rec, live := createdTaskID(rec.Raw), createdTaskID(lm.Raw); rec != "" && live != "" && rec != live {
 			s.taskMap[rec] = live
 		}
 		if s.opts.Strict {
 			method := ""
 			if root := s.sc.steps[i].root; root >= 0 {
-				method = s.sc.steps[root].msg.Method
+				method = s.sc.steps[root].method
 			}
 			// Timestamps in the client's answer are its own, of this run
 			// (a task it created: createdAt), as verify takes the
@@ -1282,10 +1323,10 @@ func (s *replaySession) handleMsg(m *jsonrpc.Message) []output {
 				// the answer to tasks/result.
 				paths = append(paths, taskProgressPaths()...)
 			}
-			got, want := canonicalWith(s.recordedTasks(lm), paths, norm), canonicalWith(s.sc.steps[i].msg, paths, norm)
+			got, want := canonicalWith(s.recordedTasks(lm), paths, norm), canonicalWith(rec, paths, norm)
 			if got != want {
 				s.deviate(devWarn, "the client answered request %s with %s, but the recording has %s",
-					m.ID.String(), rawjson.Excerpt(lm.Raw, 200), rawjson.Excerpt(s.sc.steps[i].msg.Raw, 200))
+					m.ID.String(), rawjson.Excerpt(lm.Raw, 200), rawjson.Excerpt(rec.Raw, 200))
 			}
 		}
 		return s.emit(i)
@@ -1379,7 +1420,7 @@ func (s *replaySession) unmatched(m, shown *jsonrpc.Message, level int) ([]byte,
 	var same []*jsonrpc.Message
 	for _, i := range s.sc.requestsOf[m.Method] {
 		s.unmatchedLooks++
-		same = append(same, s.sc.steps[i].msg)
+		same = append(same, s.msgOf(i))
 	}
 	// The next recorded request, named when none has m's method: the
 	// first one unused (a step once used stays so).
@@ -1387,7 +1428,7 @@ func (s *replaySession) unmatched(m, shown *jsonrpc.Message, level int) ([]byte,
 	for ; s.nextRequest < len(s.sc.requests); s.nextRequest++ {
 		s.unmatchedLooks++
 		if i := s.sc.requests[s.nextRequest]; !s.used[i] {
-			nextReq = s.sc.steps[i].msg.Method
+			nextReq = s.sc.steps[i].method
 			break
 		}
 	}
@@ -1448,11 +1489,11 @@ func (s *replaySession) viewListing(m *jsonrpc.Message) []byte {
 // undeclaredView says whether st, a recorded resources/read, read an MCP
 // Apps view (a ui:// resource) whose content item declares no _meta.ui
 // (the item with its URI, or the only one, as an MCP Apps host picks it).
-func (s *replaySession) undeclaredView(st step) bool {
+func (s *replaySession) undeclaredView(rec *jsonrpc.Message, st step) bool {
 	var p struct {
 		URI string `json:"uri"`
 	}
-	if json.Unmarshal(st.msg.Params, &p) != nil || !strings.HasPrefix(p.URI, "ui://") {
+	if json.Unmarshal(rec.Params, &p) != nil || !strings.HasPrefix(p.URI, "ui://") {
 		return false
 	}
 	for _, o := range st.follow {
@@ -1483,6 +1524,19 @@ func (s *replaySession) undeclaredView(st step) bool {
 		return !ok || string(ui) == "null"
 	}
 	return false
+}
+
+// msgOf returns the message of step i (see script.msgOf); when it cannot
+// be read, s.readErr is set and an empty message stands for it.
+func (s *replaySession) msgOf(i int) *jsonrpc.Message {
+	m, err := s.sc.msgOf(i)
+	if err != nil {
+		if s.readErr == nil {
+			s.readErr = err
+		}
+		return &jsonrpc.Message{}
+	}
+	return m
 }
 
 // frameOf returns the frame of output o (see script.frameOf); nil, and
@@ -1575,8 +1629,8 @@ func (s *replaySession) blocking(i int) int {
 // sent on its own after later steps (see complete): a request other than
 // a ping, or an answer to a server request.
 func (s *replaySession) gate(k int) bool {
-	m := s.sc.steps[k].msg
-	return !s.used[k] && (m.Kind() == jsonrpc.KindRequest && m.Method != mcp.MethodPing || m.Kind() == jsonrpc.KindResponse)
+	st := &s.sc.steps[k]
+	return !s.used[k] && (st.kind == jsonrpc.KindRequest && st.method != mcp.MethodPing || st.kind == jsonrpc.KindResponse)
 }
 
 // firstUnsentGate returns the first step from k on that is a gate, or
@@ -1801,15 +1855,15 @@ func (s *replaySession) finish() {
 	if n > 0 {
 		// A warning in either mode: what the client did not send is
 		// strict mode's failure already (below), where it is one.
-		s.deviate(devNote, "the client ended the session before the replay sent %d message(s) the recorded server sent on its own, first %s: it waits for %s, which the client never sent", n, first, describe(s.sc.steps[wait].msg))
+		s.deviate(devNote, "the client ended the session before the replay sent %d message(s) the recorded server sent on its own, first %s: it waits for %s, which the client never sent", n, first, describe(s.msgOf(wait)))
 	}
 	if !s.opts.Strict {
 		return
 	}
 	var missing []string
 	for i, st := range s.sc.steps {
-		if !s.used[i] && st.msg.Kind() != jsonrpc.KindResponse {
-			missing = append(missing, describe(st.msg))
+		if !s.used[i] && st.kind != jsonrpc.KindResponse {
+			missing = append(missing, describe(s.msgOf(i)))
 		}
 	}
 	if len(missing) > 0 {

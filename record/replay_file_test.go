@@ -54,12 +54,31 @@ func bigResponses(n, size int) (*Trace, []string, []string) {
 	return mkTrace(lines...), reqs, resps
 }
 
-// Replaying a trace file holds where the recorded server's frames are,
-// not the frames: each is read again when it is sent. Counted in bytes
-// held, not timed: the replay of a 6 MB session held it all (the lines,
-// and the messages decoded from them) before.
+// bigRequests is a session of n tools/call requests of about size bytes
+// each, answered briefly.
+func bigRequests(n, size int) (*Trace, []string, []string) {
+	var lines, reqs, resps []string
+	arg := strings.Repeat("y", size)
+	for i := 1; i <= n; i++ {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d,"s":"%s"}}}`, i, i, arg)
+		resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i)
+		lines, reqs, resps = append(lines, "> "+req, "< "+resp), append(reqs, req), append(resps, resp)
+	}
+	return mkTrace(lines...), reqs, resps
+}
+
+// Replaying a trace file holds where the recorded frames are, not the
+// frames: each is read again when it is sent or compared, and a client
+// message's matching key is held as its digest. Counted in bytes held,
+// not timed: the replay of a 6 MB session held it all (the lines, and
+// the messages decoded from them) before, and its keys.
 func TestReplayOfATraceFileHoldsWhereFramesAre(t *testing.T) {
-	tr, reqs, resps := bigResponses(400, 16<<10)
+	t.Run("responses", func(t *testing.T) { testReplayHolds(t, bigResponses) })
+	t.Run("requests", func(t *testing.T) { testReplayHolds(t, bigRequests) })
+}
+
+func testReplayHolds(t *testing.T, session func(n, size int) (*Trace, []string, []string)) {
+	tr, reqs, resps := session(400, 16<<10)
 	name, tf := writeTraceFile(t, tr)
 	fi, err := os.Stat(name)
 	if err != nil {
