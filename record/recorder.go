@@ -295,8 +295,10 @@ func (r *Recorder) Redactor() *Redactor { return r.red }
 // Secret tells the recorder that value is secret wherever it appears:
 // from now on it is replaced in every frame and text of every session (a
 // value of a secret option on the server's command line, the access token
-// OAuth got, a credential the caller holds). Tell it before the value is
-// sent, so that nothing that echoes it comes first. Values shorter than 8
+// OAuth got, a credential the caller holds), and in the name and
+// description of the recorder's own session when its first event, which
+// writes them, comes later. Tell it before the value is sent, so that
+// nothing that echoes it comes first. Values shorter than 8
 // bytes, which would match innocent text, are ignored; so is everything
 // with --no-redact, and before redaction rules 3.
 func (r *Recorder) Secret(value string) { r.told.learn(value) }
@@ -321,7 +323,12 @@ func (r *Recorder) writeScanned(e Event, scan *scanResult) {
 	e.Time = r.offset + time.Since(r.start)
 	if e.Session == 0 {
 		if r.own == 0 {
-			r.own = r.newSessionLocked(r.ownInfo, r.ownText, e.Time)
+			// The session's name holds the command's arguments: the
+			// values told secret by now (Secret) are redacted from it
+			// too, not only those of RecorderOptions.
+			info := r.ownInfo
+			info.Name, info.Target = r.red.textMem(info.Name, r.ownMem), r.red.textMem(info.Target, r.ownMem)
+			r.own = r.newSessionLocked(info, r.red.textMem(r.ownText, r.ownMem), e.Time)
 		}
 		e.Session = r.own
 	}

@@ -486,3 +486,38 @@ func TestPlaceholderMatch(t *testing.T) {
 		}
 	}
 }
+
+// A value the recorder is told is secret before its session's first
+// event (the credentials of a held session, handed over as the command
+// attaches) is redacted from the session's name and target too, which
+// hold the command's own arguments: the session event is written with
+// the first event, and what was told by then is known.
+func TestRecorderSecretInSessionName(t *testing.T) {
+	t.Parallel()
+	var buf safeBuffer
+	rec, err := NewRecorder(&buf, RecorderOptions{
+		Header:      Header{Transport: "stdio", Target: "stdio: @who"},
+		Session:     SessionInfo{Name: "tools call echo message=held-SECRET-0001"},
+		SessionText: "through held-SECRET-0001",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Secret("held-SECRET-0001")
+	recordLine(rec, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "SECRET") {
+		t.Errorf("the trace holds the secret:\n%s", buf.String())
+	}
+	tr, err := Read(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tr.Events {
+		if e.Kind == KindSession && e.SessionInfo.Name != "tools call echo message=[redacted]" {
+			t.Errorf("session name %q", e.SessionInfo.Name)
+		}
+	}
+}
