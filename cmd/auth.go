@@ -226,6 +226,35 @@ func (f authFlags) validate(ctx context.Context, h httpFlags, ios *IOStreams, co
 	return d, nil
 }
 
+// storedCredentials returns the OAuth tokens stored for the server at d's
+// URL (access and refresh tokens) when the connection may present them,
+// read from the store without a word (the authorizer says what it uses).
+// They are secrets the connection knows before it presents one, which
+// it tells only then (toldAuth), after a trace has written its session
+// name: a name that holds the command's arguments, which may hold the
+// token (message=$(mcpx auth token --url U)).
+func storedCredentials(getenv func(string) string, d connDesc) []string {
+	if d.http.url == "" || d.http.sentBearer() != "" || d.http.oauthOff() != "" || transport.IsSocketURL(d.http.url) || d.oauth.fresh {
+		return nil
+	}
+	dir, err := oauthflow.StoreDir(getenv)
+	if err != nil {
+		return nil
+	}
+	recs, err := oauthflow.NewStore(dir).Matching(d.http.url)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.AccessToken)
+		if r.RefreshToken != "" {
+			out = append(out, r.RefreshToken)
+		}
+	}
+	return out
+}
+
 // tokenStore opens the token store, or returns nil (tokens kept for this
 // run only) with a note when there is no place for it.
 func tokenStore(ios *IOStreams, c *tui.Console) *oauthflow.Store {

@@ -89,6 +89,9 @@ type httpDesc struct {
 	bearerFlag bool
 	caCert     string
 	insecure   bool
+	// stored are the OAuth tokens stored for url, which the connection
+	// may present (see storedCredentials); set as the connection opens.
+	stored []string
 	// authFrom is the configured server's entry that gave header its
 	// Authorization ("FILE entry NAME"), "" when -H gave it or none.
 	authFrom string

@@ -496,6 +496,7 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 		c.sink.setEvery(a.sink, true)
 	}
 	c.untrack = k.track(c)
+	d.http.stored = storedCredentials(k.ios.Getenv, *d)
 	rec, replay, err := k.recorder(ctx, c, *d, out)
 	if err != nil {
 		return nil, nil, nil, err

@@ -115,14 +115,15 @@ func (d connDesc) recordOptions(transportName, target string) record.RecorderOpt
 // sentSecrets returns the credentials the connection sends that the
 // command line or the environment gave: the bearer token, the values of
 // credential headers (and the credential after an Authorization
-// header's scheme), the OAuth client secrets, and those of the server's
-// URL (its password, its secret query parameters: transport.URLSecrets),
+// header's scheme), the OAuth client secrets and stored tokens, and
+// those of the server's URL (its password, its secret query parameters: transport.URLSecrets),
 // which a server echoing the request it got would show too.
 func (d connDesc) sentSecrets() []string {
 	secrets := transport.URLSecrets(d.http.url)
 	if d.http.bearer != "" {
 		secrets = append(secrets, d.http.bearer)
 	}
+	secrets = append(secrets, d.http.stored...)
 	for _, s := range []string{d.oauth.clientSecret, d.oauth.idpClientSecret} {
 		if s != "" {
 			secrets = append(secrets, s)
