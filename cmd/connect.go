@@ -540,10 +540,14 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 		// The session's credentials, which the server may echo: --wire,
 		// the trace and the error messages redact them as they would
 		// over a connection of the command's own.
-		if tell := tellSecret(rec, c.secrets); tell != nil {
-			for _, v := range sc.Secrets() {
-				tell(v)
+		// They are looked for from 4 bytes on, as the command's own
+		// credentials are (the session handed over those of its
+		// values that are long enough to be).
+		for _, v := range sc.Secrets() {
+			if rec != nil {
+				rec.Credential(v)
 			}
+			c.secrets.AddCredential(v)
 		}
 		if out.verbose {
 			c.console.Note(fmt.Sprintf("through session %s: %s, %s (pid %d)", d.at.name, st.Server, st.Target, st.PID))

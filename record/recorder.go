@@ -303,6 +303,13 @@ func (r *Recorder) Redactor() *Redactor { return r.red }
 // with --no-redact, and before redaction rules 3.
 func (r *Recorder) Secret(value string) { r.told.learn(value) }
 
+// Credential is Secret for a credential the caller sends that it learns
+// once the recording began (those of a held session, handed to a command
+// as it attaches): like RedactOptions.Secrets, it is looked for from 4
+// bytes on, so that it is redacted as it would be had the caller been
+// given it from the start.
+func (r *Recorder) Credential(value string) { r.told.learnFrom(value, minSecret) }
+
 // ErrExists is matched by the error of Create for a file that exists
 // (and may be a trace worth keeping) when overwriting was not asked for.
 var ErrExists = errors.New("the file exists")

@@ -521,3 +521,30 @@ func TestRecorderSecretInSessionName(t *testing.T) {
 		}
 	}
 }
+
+// A credential told late (Credential, AddCredential) is looked for from 4
+// bytes on, as a configured secret is; a learned value (Secret, Add) from
+// 8.
+func TestCredentialToldLate(t *testing.T) {
+	t.Parallel()
+	var buf safeBuffer
+	rec, err := NewRecorder(&buf, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Credential("cr-S5")
+	rec.Secret("se-S5")
+	recordLine(rec, `< {"jsonrpc":"2.0","id":1,"result":{"text":"cr-S5 se-S5"}}`)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := traceData(t, []byte(buf.String())), `{"jsonrpc":"2.0","id":1,"result":{"text":"[redacted] se-S5"}}`; len(got) != 1 || got[0] != w {
+		t.Errorf("recorded %v\nwant %s", got, w)
+	}
+	s := NewSecrets(nil, nil)
+	s.AddCredential("cr-S5")
+	s.Add("se-S5")
+	if got, w := s.Text("cr-S5 se-S5"), "[redacted] se-S5"; got != w {
+		t.Errorf("Secrets.Text: %q, want %q", got, w)
+	}
+}

@@ -84,8 +84,12 @@ func (r *Redactor) newMemory(parent *memory) *memory {
 }
 
 // learn adds the value v to the memory (and says whether it was new).
-func (m *memory) learn(v string) bool {
-	if m == nil || len(v) < minLearned || len(v) > maxLearnedLen || v == Placeholder {
+func (m *memory) learn(v string) bool { return m.learnFrom(v, minLearned) }
+
+// learnFrom is learn for a value of min bytes or more (minSecret for a
+// credential the caller sends, which the user said is one).
+func (m *memory) learnFrom(v string, min int) bool {
+	if m == nil || len(v) < min || len(v) > maxLearnedLen || v == Placeholder {
 		return false
 	}
 	m.mu.Lock()

@@ -48,8 +48,15 @@ func NewSecrets(secrets, values []string) *Secrets {
 // Add adds a value learned as it is presented (an OAuth access token),
 // as Recorder.Secret does: tell it before the value is sent. Values
 // shorter than 8 bytes are ignored; the latest 32 are kept.
-func (s *Secrets) Add(v string) {
-	if s == nil || len(v) < minLearned || len(v) > maxLearnedLen || v == Placeholder {
+func (s *Secrets) Add(v string) { s.add(v, minLearned) }
+
+// AddCredential is Add for a credential the caller sends, learned late
+// (see Recorder.Credential): looked for from 4 bytes on, as those given
+// to NewSecrets as secrets are.
+func (s *Secrets) AddCredential(v string) { s.add(v, minSecret) }
+
+func (s *Secrets) add(v string, min int) {
+	if s == nil || len(v) < min || len(v) > maxLearnedLen || v == Placeholder {
 		return
 	}
 	s.mu.Lock()
