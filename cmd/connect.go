@@ -576,7 +576,7 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 // start, with its stderr going where --server-stderr says; or the HTTP
 // connection with its credentials (--bearer, -H Authorization, or OAuth
 // answering the server's 401s). tell, when set, is told the access tokens
-// OAuth presents (see tellSecret).
+// OAuth presents (see tellSecret), or those a held session's presents.
 func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out output, rec transport.Observer, tell func(string), wireOn func() bool) (transport.Dialer, error) {
 	if d.at.name != "" {
 		dir, err := sessiond.Dir(k.ios.Getenv)
@@ -586,7 +586,7 @@ func (k *connector) dialer(ctx context.Context, c *client, d connDesc, out outpu
 		// What the session's connection drops for its size is told as a
 		// connection of the command's own would tell it (EventDropped).
 		return sessionDialer{dir: dir, at: d.at, maxMessageSize: d.session.maxMessageSize, timeout: d.session.timeout,
-			observer: tee(notesIf(c.console.Event, wireOn, out.verbose), rec), onNote: c.console.Note}, nil
+			observer: tee(notesIf(c.console.Event, wireOn, out.verbose), rec), onNote: c.console.Note, onSecret: tell}, nil
 	}
 	if d.http.url == "" {
 		stderr, err := stderrSink(ctx, c, d.stdio.stderr)

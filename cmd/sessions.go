@@ -150,13 +150,17 @@ type sessionDialer struct {
 	// onNote is told what the session did on its own while the command
 	// is attached (a new session with the server).
 	onNote func(string)
+	// onSecret is told the credentials the session's connection learns
+	// while the command is attached (an access token OAuth refreshed),
+	// before the server's messages that follow, which may echo them.
+	onSecret func(string)
 }
 
 var _ transport.Dialer = sessionDialer{}
 
 // Dial attaches to the session, with ctx.
 func (s sessionDialer) Dial(ctx context.Context) (transport.Conn, error) {
-	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout, Observer: s.observer, OnNote: s.onNote})
+	sc, err := sessiond.Dial(ctx, s.dir, s.at.name, sessiond.DialOptions{Label: s.at.label, MaxMessageSize: s.maxMessageSize, Timeout: s.timeout, Observer: s.observer, OnNote: s.onNote, OnSecret: s.onSecret})
 	if err != nil {
 		return nil, sessionAdvice(err, s.at.name)
 	}
@@ -644,6 +648,11 @@ func (o *connectOptions) serve(ctx context.Context, name string, desc connDesc, 
 		c.describe = stdioTarget(conn.server)
 	}
 	c.afterConnect(ctx, conn.feat.logLevel)
+	// The credentials the connection learns from now on (an access
+	// token OAuth refreshed) go to the commands attached then, before
+	// the connection presents them; a command that attaches later gets
+	// them in its reply (Secrets).
+	c.secrets.Tell(d.TellSecret)
 	err = d.Serve(ctx, sess, sessiond.ServeOptions{
 		Target:     c.describe,
 		Extensions: slices.Sorted(maps.Keys(c.feats.Extensions)),

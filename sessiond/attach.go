@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,13 +20,14 @@ import (
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-// attach serves one command until it detaches or the session ends;
-// dropped says it asked for envelope.Dropped lines, notes for
-// envelope.Note lines.
-func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, dropped, notes bool) {
+// attach serves one command until it detaches or the session ends; h is
+// its hello (the envelope lines it asked for), told the secrets its reply
+// handed it.
+func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, h hello, told []string) {
+	label := h.Label
 	ctx, cancel := context.WithCancel(d.ctx)
 	a := &attachment{
-		d: d, nc: nc, lines: lines, label: label, dropped: dropped, notes: notes, ctx: ctx, cancel: cancel,
+		d: d, nc: nc, lines: lines, label: label, dropped: h.Dropped, notes: h.Notes, secrets: h.Secrets, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1),
 		calls: map[string]context.CancelCauseFunc{},
@@ -41,6 +43,15 @@ func (d *Daemon) attach(nc net.Conn, lines *transport.StreamConn, label string, 
 	d.attached[a] = struct{}{}
 	d.touch()
 	d.mu.Unlock()
+	if a.secrets && d.secrets != nil {
+		// Those learned between the reply and now, which TellSecret
+		// did not hand it yet.
+		for _, v := range d.secrets() {
+			if !slices.Contains(told, v) {
+				a.tellSecret(secretLine(v))
+			}
+		}
+	}
 	d.note("attached: %s", orUnnamed(label))
 	a.run()
 	d.endTasks(a)
@@ -69,6 +80,8 @@ type attachment struct {
 	dropped bool
 	// notes: the command reads envelope.Note (see Daemon.Tell).
 	notes bool
+	// secrets: the command reads envelope.Secret (see Daemon.TellSecret).
+	secrets bool
 
 	ctx    context.Context // ends when the command detaches
 	cancel context.CancelFunc
@@ -283,6 +296,26 @@ func (a *attachment) end(why string) {
 	a.closed = why
 	a.mu.Unlock()
 	a.cancel()
+}
+
+// tellSecret queues line, an envelope.Secret, without waiting (it is
+// told as the session's connection presents the credential, which holds
+// up the session's requests meanwhile). A command whose queue is full
+// (one that reads more slowly than the server sends) could not redact
+// what follows: it is detached, and told why, rather than shown the
+// credential.
+func (a *attachment) tellSecret(line []byte) {
+	if a.ctx.Err() != nil || a.put(line) {
+		return
+	}
+	a.d.note("%s could not be handed a new credential of the session's at once: detached", orUnnamed(a.label))
+	a.end("the session's connection got a new credential while this command's messages waited (it read them more slowly than the server sent them): it was detached, so as not to show it what it could not redact")
+}
+
+// secretLine is the envelope.Secret line of value.
+func secretLine(value string) []byte {
+	line, _ := json.Marshal(envelope{Secret: value})
+	return line
 }
 
 // send queues a line for the command, waiting while the queue is full.

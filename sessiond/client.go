@@ -477,6 +477,12 @@ type DialOptions struct {
 	// while the command is attached (it started a new session with the
 	// server, which ended the old one: see Daemon.Tell).
 	OnNote func(string)
+	// OnSecret, when set, is told the credentials the held session's
+	// connection learns while the command is attached (an access token
+	// OAuth refreshed: see Daemon.TellSecret), before anything of the
+	// server's read after it: the command redacts them as it does
+	// Secrets.
+	OnSecret func(string)
 }
 
 // Conn is one command's connection through a session: a transport.Conn
@@ -501,15 +507,15 @@ type Conn struct {
 	onLost func(id string, err error)
 	// observer is DialOptions.Observer.
 	observer transport.Observer
-	// onNote is DialOptions.OnNote.
-	onNote func(string)
+	// onNote is DialOptions.OnNote; onSecret DialOptions.OnSecret.
+	onNote, onSecret func(string)
 	// secrets are the session's (see Secrets).
 	secrets []string
 }
 
 // Dial attaches to the session name in dir.
 func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
-	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label, Dropped: o.Observer != nil, Notes: o.OnNote != nil}, lineLimit(o.MaxMessageSize), o.Timeout)
+	nc, lines, r, err := open(ctx, dir, name, hello{Op: opAttach, Label: o.Label, Dropped: o.Observer != nil, Notes: o.OnNote != nil, Secrets: o.OnSecret != nil}, lineLimit(o.MaxMessageSize), o.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +523,7 @@ func Dial(ctx context.Context, dir, name string, o DialOptions) (*Conn, error) {
 	if limit <= 0 {
 		limit = transport.DefaultMaxMessageSize
 	}
-	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit, observer: o.Observer, onNote: o.OnNote}
+	c := &Conn{name: name, nc: nc, lines: lines, closed: make(chan struct{}), maxMessageSize: limit, observer: o.Observer, onNote: o.OnNote, onSecret: o.OnSecret}
 	if r.Status != nil {
 		c.status = *r.Status
 	}
@@ -558,6 +564,12 @@ func (c *Conn) Read(ctx context.Context) (transport.Frame, error) {
 		if env.Dropped != "" && len(env.Frame) == 0 {
 			if c.observer != nil {
 				c.observer(transport.Event{Time: time.Now(), Kind: transport.EventDropped, Text: env.Dropped})
+			}
+			continue
+		}
+		if env.Secret != "" && len(env.Frame) == 0 {
+			if c.onSecret != nil {
+				c.onSecret(env.Secret)
 			}
 			continue
 		}

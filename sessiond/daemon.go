@@ -503,6 +503,32 @@ func (d *Daemon) Tell(note string) {
 	d.offerOrKeep(line, note, func(a *attachment) bool { return a.notes })
 }
 
+// TellSecret hands value, a credential the session's connection learned
+// (an access token OAuth refreshed, which it presents from now on), to
+// the commands attached now that asked for them (envelope.Secret), before
+// the request that presents it goes out when told then (tell it as
+// ServeOptions.Secrets learns it): they redact it from what they show
+// and record of the server's messages, as they do the credentials of the
+// attach reply. It is neither logged nor kept; a command that attaches
+// later gets it in its reply.
+func (d *Daemon) TellSecret(value string) {
+	if value == "" {
+		return
+	}
+	line := secretLine(value)
+	d.mu.Lock()
+	as := make([]*attachment, 0, len(d.attached))
+	for a := range d.attached {
+		if a.secrets {
+			as = append(as, a)
+		}
+	}
+	d.mu.Unlock()
+	for _, a := range as {
+		a.tellSecret(line)
+	}
+}
+
 // offerOrKeep offers line to the attached commands that want it, or,
 // while none is attached, keeps note for mcpx @NAME watch. It does not
 // wait.
@@ -923,7 +949,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			return
 		}
 		_ = nc.SetWriteDeadline(time.Time{})
-		d.attach(nc, lines, h.Label, h.Dropped, h.Notes)
+		d.attach(nc, lines, h, secrets)
 	default:
 		_ = writeJSON(ctx, lines, reply{Error: fmt.Sprintf("unknown operation %q", h.Op)})
 	}

@@ -1968,3 +1968,45 @@ func TestOtherVersionCanStop(t *testing.T) {
 	}
 	h.served <- nil
 }
+
+// A credential the held session's connection learns while commands are
+// attached (an access token OAuth refreshed) reaches each command that
+// asked for them before anything that follows it (the answer of the
+// server that echoes it), so that the command redacts it there as it
+// does those of the attach reply; a command of an older build is not
+// sent it.
+func TestTellSecretReachesTheCommand(t *testing.T) {
+	h := startHeld(t, Options{}, nil)
+	secrets := make(chan string, 10)
+	conn, err := Dial(t.Context(), h.dir, h.name, DialOptions{Label: t.Name(), OnSecret: func(s string) { secrets <- s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := inspector.Connect(t.Context(), conn, inspector.Options{Lifecycle: &inspector.Legacy{ClientInfo: inspector.Implementation{Name: "command", Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	older, olderLines := attachOlder(t, h)
+	h.d.TellSecret("at-REFRESHED-0001")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if got, err := callText(t, s, ctx, "echo", `{"message":"hi"}`); err != nil || got != "Echo: hi" {
+		t.Errorf("a call after it: %q, %v", got, err)
+	}
+	// Told before the answer that followed it was read.
+	select {
+	case got := <-secrets:
+		if got != "at-REFRESHED-0001" {
+			t.Errorf("secret %q", got)
+		}
+	default:
+		t.Error("the secret was not told before the answer that followed it")
+	}
+	if _, err := io.WriteString(older, `{"frame":{"jsonrpc":"2.0","id":2,"method":"ping"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := olderLines.ReadBytes('\n'); err != nil || !strings.HasPrefix(string(line), `{"frame":{"jsonrpc":"2.0","id":2,`) {
+		t.Errorf("the older command read %q, %v; want the answer to its ping", line, err)
+	}
+}

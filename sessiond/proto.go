@@ -42,6 +42,9 @@ type hello struct {
 	// Notes, in an attach, asks for envelope.Note lines, for the same
 	// reason.
 	Notes bool `json:"notes,omitempty"`
+	// Secrets, in an attach, asks for envelope.Secret lines, for the
+	// same reason.
+	Secrets bool `json:"secrets,omitempty"`
 }
 
 // reply is the daemon's first line.
@@ -88,6 +91,13 @@ type envelope struct {
 	// Daemon.Tell). Sent only to a command whose hello asked for it
 	// (hello.Notes).
 	Note string `json:"note,omitempty"`
+	// Secret, from the daemon and without a frame, is a credential the
+	// session's connection learned while the command was attached (an
+	// access token OAuth refreshed), sent before the connection presents
+	// it, so before anything of the server's that may echo it: the
+	// command redacts it as it does the reply's Secrets. Sent only to a
+	// command whose hello asked for it (hello.Secrets).
+	Secret string `json:"secret,omitempty"`
 }
 
 // The kinds of envelope.Failed.
@@ -216,7 +226,7 @@ func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
 	var f rawjson.Fields
 	bad := false
-	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped", "failed", "note"}, func(name string, v []byte) {
+	ok := f.Object(line, []string{"frame", "closed", "tooLarge", "dropped", "failed", "note", "secret"}, func(name string, v []byte) {
 		switch name {
 		case "frame":
 			switch {
@@ -233,6 +243,8 @@ func parseEnvelope(line []byte) (envelope, error) {
 			env.Failed = f.Str(v)
 		case "note":
 			env.Note = f.Str(v)
+		case "secret":
+			env.Secret = f.Str(v)
 		case "tooLarge":
 			if rawjson.IsNull(v) {
 				return
