@@ -39,6 +39,11 @@ func TestParseEndpoint(t *testing.T) {
 		{"http://u:hunter2@h:/", "port", ""},
 		{"u:hunter2@127.0.0.1:3001/mcp", "no http:// or https:// scheme", "did you mean http://u:redacted@127.0.0.1:3001/mcp?"},
 		{"http://TOKEN9@h/#f", "fragment", "did you mean http://redacted@h/?"},
+		// A fragment of parameters (an OAuth redirect's) redacts those
+		// named like a credential, as a query's are.
+		{"http://h/mcp#token=TOKEN9", "fragment (#token=[redacted]), which is never sent", "did you mean http://h/mcp?"},
+		{"http://h/mcp#access_token=TOKEN9&token_type=bearer&state=s1", "fragment (#access_token=[redacted]&token_type=[redacted]&state=s1)", ""},
+		{"http://h/mcp?api_key=TOKEN9#x", "fragment (#x)", "did you mean http://h/mcp?api_key=[redacted]?"},
 		{"ftp://u:hunter2@h/?token=TOKEN9", "ftp", ""},
 		{"http:/u:hunter2@h/", `followed by "//"`, "did you mean http://u:redacted@h/?"},
 		{"http:u:hunter2@h/", `followed by "//"`, "did you mean http://u:redacted@h/?"},

@@ -85,7 +85,8 @@ func redactQuery(q string) (string, bool) {
 // redactLoose is RedactURL for text that may not parse as a URL (one given
 // with a mistake, or without a scheme): the user info, everything before
 // an @ in what would be an authority, is redacted, and the query's
-// sensitive values are redacted. The authorities are the one the text
+// sensitive values are redacted, and so are those of a fragment of
+// parameters (#access_token=…). The authorities are the one the text
 // starts with (looseAuthority) and each one after a later "://": a URL
 // inside this one, or after a scheme that is none ("h#x://u:pw@h").
 func redactLoose(u string) string {
@@ -98,16 +99,22 @@ func redactLoose(u string) string {
 		}
 		u, end = redactUserInfo(u, max(end-1, 0)+i+len("://"))
 	}
-	q := strings.IndexByte(u, '?')
-	if q < 0 {
-		return u
+	if q := strings.IndexByte(u, '?'); q >= 0 {
+		frag := len(u)
+		if i := strings.IndexByte(u[q:], '#'); i >= 0 {
+			frag = q + i
+		}
+		rq, _ := redactQuery(u[q+1 : frag])
+		u = u[:q+1] + rq + u[frag:]
 	}
-	frag := len(u)
-	if i := strings.IndexByte(u[q:], '#'); i >= 0 {
-		frag = q + i
+	if f := strings.IndexByte(u, '#'); f >= 0 {
+		// A fragment of parameters, as an OAuth redirect's
+		// (#access_token=…&state=…): never sent, but quoted in the
+		// error that refuses it, which may end up in a CI log.
+		rf, _ := redactQuery(u[f+1:])
+		u = u[:f+1] + rf
 	}
-	rq, _ := redactQuery(u[q+1 : frag])
-	return u[:q+1] + rq + u[frag:]
+	return u
 }
 
 // looseAuthority returns where the authority of u begins, as meant by
