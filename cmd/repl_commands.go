@@ -41,8 +41,9 @@ func (s *replSession) openTrace(ctx context.Context, path string) (traceWriter, 
 		return nil, usageErrorf(":record: %v", err)
 	}
 	// The access token OAuth presented before the recording starts is a
-	// secret of it too.
-	s.secrets.Tell(rec.Secret)
+	// secret of it too; so is a held session's credential, which the
+	// REPL's secrets took from 4 bytes on (they tell each as they took it).
+	s.secrets.Tell(rec.Credential)
 	rec.Prelude(s.hs.Frames())
 	return rec, nil
 }

@@ -548,3 +548,29 @@ func TestCredentialToldLate(t *testing.T) {
 		t.Errorf("Secrets.Text: %q, want %q", got, w)
 	}
 }
+
+// What Secrets tells a recorder (Tell) it already took, from 4 bytes on
+// for a credential (AddCredential), from 8 for a learned value (Add): a
+// recorder's Credential takes them as they are, so that a trace started
+// later (:record, verify --update) redacts a short credential of a held
+// session as the command's own redaction does.
+func TestSecretsTellTheRecorderCredentials(t *testing.T) {
+	t.Parallel()
+	s := NewSecrets(nil, nil)
+	s.AddCredential("cr-S5")
+	var buf safeBuffer
+	rec, err := NewRecorder(&buf, RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tell(rec.Credential)
+	s.AddCredential("cr-T6")
+	s.Add("se-S5")
+	recordLine(rec, `< {"jsonrpc":"2.0","id":1,"result":{"text":"cr-S5 cr-T6 se-S5"}}`)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := traceData(t, []byte(buf.String())), `{"jsonrpc":"2.0","id":1,"result":{"text":"[redacted] [redacted] se-S5"}}`; len(got) != 1 || got[0] != w {
+		t.Errorf("recorded %v\nwant %s", got, w)
+	}
+}

@@ -76,9 +76,10 @@ func (s *Secrets) add(v string, min int) {
 	}
 }
 
-// Tell has f told the values Add was given, and those it is given later:
-// a recorder's Secret, for a recording that starts after the access token
-// was presented.
+// Tell has f told the values Add and AddCredential were given, and
+// those they are given later, as s took them (a credential from 4 bytes
+// on): a recorder's Credential, for a recording that starts after the
+// access token was presented.
 func (s *Secrets) Tell(f func(string)) {
 	if s == nil {
 		return

@@ -98,7 +98,8 @@ func UpdateTrace(ctx context.Context, name string, o UpdateOptions) (*VerifyResu
 	if err != nil {
 		return nil, err
 	}
-	o.Verify.Secrets.Tell(rec.Secret)
+	// (What Secrets tells it took already, a credential from 4 bytes on.)
+	o.Verify.Secrets.Tell(rec.Credential)
 	texts := map[int]string{}
 	for _, x := range tf.Index {
 		texts[x.N] = x.Text
