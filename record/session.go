@@ -430,35 +430,13 @@ func (f *TraceFile) Session(n int) (*Session, error) {
 	}
 	x := f.Index[i]
 	s := &Session{N: n, Info: x.Info, Text: x.Text, Events: make([]Event, 0, x.Events)}
-	if x.End <= x.Start {
-		return s, nil
-	}
-	limit := f.opts.MaxMessageSize
-	if limit <= 0 {
-		limit = transport.DefaultMaxMessageSize
-	}
-	ev := &eventLines{read: f.lines(x.Start, x.End, limit+min(limit, lineSlack)), stable: f.Header.Stable, limit: limit + min(limit, lineSlack)}
-	for {
-		line, _, err := ev.next()
-		if errors.Is(err, io.EOF) {
-			return s, nil
-		}
+	for e, err := range f.streamSession(x) {
 		if err != nil {
-			return nil, fmt.Errorf("reading session %d: %w", n, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 || lineSession(line) != n {
-			continue
-		}
-		e, err := parseEvent(line)
-		if err != nil {
-			// Indexed lines parsed before: the file changed since.
-			return nil, fmt.Errorf("reading session %d: %w", n, err)
-		}
-		if e.Kind == KindSession {
-			continue
+			return nil, err
 		}
 		s.Events = append(s.Events, e)
 	}
+	return s, nil
 }
 
 // lines returns a reader of the lines of the file from start to end (a

@@ -332,3 +332,52 @@ func TestTraceFileCloseIdempotent(t *testing.T) {
 		t.Error("a session was read from a closed trace file")
 	}
 }
+
+// A trace file changed since it was indexed, in a way that leaves every
+// line of it an event (cut short after a line, a line of the session
+// blanked), is an error to the reading of a session, whole or streamed
+// (an export passes over each session twice), not a session with fewer
+// events than the index counted.
+func TestTraceFileChangedSinceIndexed(t *testing.T) {
+	t.Parallel()
+	trace := `{"format":"mcpx-trace","version":1,"minor":2,"created":"2026-01-01T00:00:00Z","transport":"stdio","target":"stdio: x","redacted":true}` + "\n" +
+		`{"t":1,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+		`{"t":2,"s":2,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n" +
+		`{"t":3,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n" +
+		`{"t":4,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"tools/list"}}` + "\n" +
+		`{"t":5,"s":2,"kind":"frame","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\n"
+	last := `{"t":4,"kind":"frame","dir":"c2s","msg":{"jsonrpc":"2.0","id":2,"method":"tools/list"}}` + "\n"
+	for name, changed := range map[string]string{
+		"cut after a line": trace[:strings.Index(trace, last)],
+		"a line blanked":   strings.Replace(trace, last, strings.Repeat(" ", len(last)-1)+"\n", 1),
+	} {
+		tf, err := ReadOptions{}.Index(strings.NewReader(trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf.r = strings.NewReader(changed)
+		if s, err := tf.Session(1); err == nil {
+			t.Errorf("%s: session 1 read whole with %d events and no error", name, len(s.Events))
+		}
+		_, events, err := SessionEvents(tf, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		var serr error
+		for _, err := range events {
+			if err != nil {
+				serr = err
+				break
+			}
+			n++
+		}
+		if serr == nil {
+			t.Errorf("%s: session 1 streamed with %d events and no error", name, n)
+		}
+		// Session 2, whose lines did not change, still reads.
+		if s, err := tf.Session(2); name == "a line blanked" && (err != nil || len(s.Events) != 2) {
+			t.Errorf("%s: session 2: %v", name, err)
+		}
+	}
+}

@@ -93,7 +93,9 @@ func SessionEvents(src SessionSource, n int) (*Session, iter.Seq2[Event, error],
 }
 
 // streamSession yields the events of the indexed session x one line at a
-// time (see TraceFile.Session, which reads them all).
+// time (TraceFile.Session holds them all). A session of a file changed
+// since it was indexed ends in an error where the change shows: a line
+// that is no event, or fewer events than the index counted.
 func (f *TraceFile) streamSession(x SessionIndex) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for pe, err := range f.placedSession(x) {
@@ -139,8 +141,16 @@ func (f *TraceFile) placedSession(x SessionIndex) iter.Seq2[placedEvent, error] 
 		limit := f.eventLimit()
 		read, at := f.linesAt(x.Start, x.End, limit)
 		ev := &eventLines{read: read, at: at, stable: f.Header.Stable, limit: limit}
+		found := 0 // the session's events read, its session event included
 		for {
 			line, _, err := ev.next()
+			if errors.Is(err, io.EOF) && found != x.Events {
+				// The lines that are there are events, but not all
+				// the session's were found: the file was cut short or
+				// rewritten since it was indexed (an export reads
+				// each session twice, a diff three times).
+				err = fmt.Errorf("%d of its %d events found: the trace changed since it was indexed", found, x.Events)
+			}
 			if errors.Is(err, io.EOF) {
 				return
 			}
@@ -157,6 +167,7 @@ func (f *TraceFile) placedSession(x SessionIndex) iter.Seq2[placedEvent, error] 
 				yield(placedEvent{}, fmt.Errorf("reading session %d: %w", x.N, err))
 				return
 			}
+			found++
 			if e.Kind == KindSession {
 				continue
 			}
