@@ -345,8 +345,11 @@ func (x *exchange) live() bool {
 // body: mcpx as the client records the frame just before the request,
 // mcpx proxy just after it (the first POST of the session tells which).
 type httpMatcher struct {
-	// sp, when set, makes the exchanges' entries (the second pass).
-	sp *splicer
+	// sp, when set, makes the exchanges' entries (the second pass): when
+	// one is set, only the entry of exchange only (see entryAhead).
+	sp   *splicer
+	only int
+	one  bool
 	// made counts the exchanges made; live lists those a later event
 	// may still be matched to by looking (see exchange.live), in order.
 	made int
@@ -539,7 +542,7 @@ func (m *httpMatcher) newExchange(ev *record.Event) *exchange {
 	}
 	x := &exchange{n: m.made, method: method, url: u}
 	m.made++
-	if m.sp == nil {
+	if m.sp == nil || m.one && x.n != m.only {
 		return x
 	}
 	var headers []harNV
@@ -814,6 +817,12 @@ func queryString(u string) []harNV {
 // the events, says which event changes each exchange last; see
 // scanSession), after the entries before it, so that what is held is the
 // exchanges from the oldest one in progress on, not the session.
+//
+// An exchange in progress for long (a Streamable HTTP session's GET
+// stream, open from the start to the end) would hold back every entry
+// after it: once holdAhead entries wait for it, its own entry is made by
+// reading the events again, ahead, up to its last one (see entryAhead),
+// and written.
 func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int, start time.Time, write func(*harEntry, *splicer) error) error {
 	m := &httpMatcher{sp: sp}
 	var queue []*exchange // made, not written yet
@@ -821,7 +830,19 @@ func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int
 		for len(queue) > 0 {
 			x := queue[0]
 			if x.n < len(lasts) && lasts[x.n] > i {
-				return nil
+				if len(queue) <= holdAhead || x.e == nil {
+					return nil
+				}
+				y, err := entryAhead(sp, events, x.n, lasts[x.n])
+				if err != nil {
+					return err
+				}
+				if y == nil {
+					return nil // the trace changed between the passes
+				}
+				// Written now: what comes later for x changes no entry.
+				m.done(x)
+				x = y
 			}
 			queue[0] = nil
 			queue = queue[1:]
@@ -851,6 +872,33 @@ func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int
 	// An exchange the first pass saw changed later (the trace changed
 	// between the passes) is written as it is.
 	return flush(math.MaxInt)
+}
+
+// holdAhead is how many entries httpEntries holds back for an exchange
+// in progress before it makes that one's entry by reading ahead.
+const holdAhead = 64
+
+// entryAhead makes the entry of the n-th HTTP exchange of a session alone
+// (no other), reading its events again up to the one at index last, after
+// which nothing changes it; nil when the events end before (the trace
+// changed since the first pass).
+func entryAhead(sp *splicer, events iter.Seq2[record.Event, error], n, last int) (*exchange, error) {
+	m := &httpMatcher{sp: sp, only: n, one: true}
+	var x *exchange
+	i := -1
+	for ev, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		i++
+		if y := m.event(&ev); y != nil && y.n == n {
+			x = y
+		}
+		if i == last {
+			return x, nil
+		}
+	}
+	return nil, nil
 }
 
 // messageEntries makes the synthetic entries of a session without HTTP

@@ -169,3 +169,86 @@ func TestHARHTTPEntriesHoldWhatIsInFlight(t *testing.T) {
 		t.Errorf("entries out of order: %q …", bodies[:2])
 	}
 }
+
+// A Streamable HTTP session's GET stream is opened after initialize and
+// lasts until the session ends: its entry, which comes first, is settled
+// only by the session's last event. The entries after it are written as
+// they are settled all the same (its own is made by reading ahead), not
+// held until the session's end. Counted in entries, not in bytes.
+func TestHARHTTPEntriesBesideALongGETStream(t *testing.T) {
+	const n = 300
+	const u = "http://127.0.0.1:7000/mcp"
+	at := func(i int) time.Duration { return time.Duration(i) * time.Millisecond }
+	get := transport.Meta{HTTPMethod: "GET", URL: u}
+	getOK := get
+	getOK.HTTPStatus, getOK.ContentType = 200, "text/event-stream"
+	onGet := getOK
+	onGet.StreamID = "get-1"
+	events := []record.Event{
+		{Session: 1, Kind: record.KindHTTP, Text: "GET " + u, Meta: &get},
+		{Session: 1, Kind: record.KindHTTP, Text: "200 OK text/event-stream ← GET " + u, Meta: &getOK},
+	}
+	for i := 1; i <= n; i++ {
+		events = append(events,
+			record.Event{Session: 1, Time: at(i), Kind: record.KindFrame, Dir: record.ClientToServer,
+				Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo"}}`, i))},
+			record.Event{Session: 1, Time: at(i), Kind: record.KindHTTP, Text: "POST " + u, Meta: &transport.Meta{HTTPMethod: "POST", URL: u}},
+			record.Event{Session: 1, Time: at(i), Kind: record.KindHTTP, Text: "200 OK application/json ← POST " + u,
+				Meta: &transport.Meta{HTTPMethod: "POST", URL: u, HTTPStatus: 200, ContentType: "application/json"}},
+			record.Event{Session: 1, Time: at(i), Kind: record.KindFrame, Dir: record.ServerToClient,
+				Meta: &transport.Meta{HTTPMethod: "POST", URL: u, HTTPStatus: 200, ContentType: "application/json"},
+				Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i))})
+		if i%10 == 0 {
+			events = append(events, record.Event{Session: 1, Time: at(i), Kind: record.KindFrame, Dir: record.ServerToClient, Meta: &onGet,
+				Data: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%d}}`, i))})
+		}
+	}
+	seq := func(yield func(record.Event, error) bool) {
+		for _, e := range events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+	sc, err := scanSession(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.lasts) != n+1 || sc.lasts[0] != len(events)-1 {
+		t.Fatalf("the first pass found %d exchanges, the GET's last event %d; want %d, %d", len(sc.lasts), sc.lasts[0], n+1, len(events)-1)
+	}
+	made, written, worst, passes := 0, 0, 0, 0
+	watched := iter.Seq2[record.Event, error](func(yield func(record.Event, error) bool) {
+		passes++
+		main := passes == 1 // not a pass reading ahead
+		for _, e := range events {
+			if main {
+				worst = max(worst, made-written)
+				if e.Kind == record.KindHTTP && e.Meta.HTTPStatus == 0 {
+					made++
+				}
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+	})
+	var sse []int
+	err = httpEntries(newSplicer(false), watched, sc.lasts, time.Unix(0, 0), func(e *harEntry, sp *splicer) error {
+		written++
+		sse = append(sse, len(e.SSE))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written != n+1 || sse[0] != n/10 {
+		t.Fatalf("%d entries, the first with %d SSE events; want %d, %d", written, sse[0], n+1, n/10)
+	}
+	if passes != 2 {
+		t.Errorf("the events were read %d times, want twice (once ahead, for the GET's entry)", passes)
+	}
+	if worst > holdAhead+2 {
+		t.Errorf("entries were held back while the session was read: up to %d, want no more than %d", worst, holdAhead+2)
+	}
+}
