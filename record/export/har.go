@@ -826,11 +826,12 @@ func queryString(u string) []harNV {
 func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int, start time.Time, write func(*harEntry, *splicer) error) error {
 	m := &httpMatcher{sp: sp}
 	var queue []*exchange // made, not written yet
+	looked := -1          // the exchange whose entry was looked for ahead in vain
 	flush := func(i int) error {
 		for len(queue) > 0 {
 			x := queue[0]
 			if x.n < len(lasts) && lasts[x.n] > i {
-				if len(queue) <= holdAhead || x.e == nil {
+				if len(queue) <= holdAhead || x.e == nil || x.n == looked {
 					return nil
 				}
 				y, err := entryAhead(sp, events, x.n, lasts[x.n])
@@ -838,7 +839,8 @@ func httpEntries(sp *splicer, events iter.Seq2[record.Event, error], lasts []int
 					return err
 				}
 				if y == nil {
-					return nil // the trace changed between the passes
+					looked = x.n // the trace changed between the passes
+					return nil
 				}
 				// Written now: what comes later for x changes no entry.
 				m.done(x)
@@ -920,14 +922,39 @@ func messageEntries(sp *splicer, s *record.Session, events iter.Seq2[record.Even
 	}
 	type held struct {
 		m       message
+		i       int      // its index among the session's messages
 		r       *message // its response
 		waiting bool     // for its response
+		looked  bool     // for its response ahead, in vain
 	}
 	var queue []*held
 	waiting := map[int]*held{} // index of a request -> its entry
+	// A request answered long after (a subscription, a long task) would
+	// hold back every entry after it: once holdAhead entries wait for
+	// it, its response is found by reading the events again, ahead (see
+	// responseAhead), and its entry written; the response, when this
+	// pass reaches it, is in it already.
+	ahead := map[int]bool{} // index of a request answered ahead
 	flush := func() error {
-		for len(queue) > 0 && !queue[0].waiting {
+		for len(queue) > 0 {
 			h := queue[0]
+			if h.waiting {
+				if len(queue) <= holdAhead || h.looked {
+					return nil
+				}
+				r, k, err := responseAhead(events, h.i)
+				if err != nil {
+					return err
+				}
+				if r == nil {
+					h.looked = true // the trace changed between the passes
+					return nil
+				}
+				delete(waiting, h.i)
+				ahead[h.i] = true
+				r.pair, r.method = h.i, h.m.method
+				h.m.pair, h.r, h.waiting = k, r, false
+			}
 			queue[0] = nil
 			queue = queue[1:]
 			if err := emit(messageEntry(sp, s.N, scheme, &h.m, h.r)); err != nil {
@@ -949,6 +976,10 @@ func messageEntries(sp *splicer, s *record.Session, events iter.Seq2[record.Even
 			mm := newMessage(&ev, m, batch)
 			i := p.n
 			if j := p.add(ev.Dir, mm.kind, mm.key); j >= 0 {
+				if ahead[j] {
+					delete(ahead, j)
+					continue // in its request's entry, written
+				}
 				if h := waiting[j]; h != nil {
 					delete(waiting, j)
 					mm.pair, mm.method = j, h.m.method
@@ -959,7 +990,7 @@ func messageEntries(sp *splicer, s *record.Session, events iter.Seq2[record.Even
 				// trace changed between the passes. The response is
 				// one to no recorded request.
 			}
-			h := &held{m: mm}
+			h := &held{m: mm, i: i}
 			if mm.kind == "request" && i < len(answered) && answered[i] {
 				h.waiting = true
 				waiting[i] = h
@@ -974,6 +1005,31 @@ func messageEntries(sp *splicer, s *record.Session, events iter.Seq2[record.Even
 		h.waiting = false // answered in the first pass, not in this one
 	}
 	return flush()
+}
+
+// responseAhead reads a session's events again, ahead, for the response
+// to the request that is its j-th message, and the response's index;
+// nil when the events end without one (the trace changed since the first
+// pass).
+func responseAhead(events iter.Seq2[record.Event, error], j int) (*message, int, error) {
+	var p pairer
+	for ev, err := range events {
+		if err != nil {
+			return nil, 0, err
+		}
+		if ev.Kind != record.KindFrame {
+			continue
+		}
+		msgs, batch := ev.Messages()
+		for _, m := range msgs {
+			i := p.n
+			if p.add(ev.Dir, messageKind(m), m.ID.Key()) == j {
+				mm := newMessage(&ev, m, batch)
+				return &mm, i, nil
+			}
+		}
+	}
+	return nil, 0, nil
 }
 
 // messageEntry makes the synthetic entry of a message m (a request, a

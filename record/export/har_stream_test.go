@@ -252,3 +252,66 @@ func TestHARHTTPEntriesBesideALongGETStream(t *testing.T) {
 		t.Errorf("entries were held back while the session was read: up to %d, want no more than %d", worst, holdAhead+2)
 	}
 }
+
+// A request answered only at the session's end (a subscription, a long
+// task) holds back no more than holdAhead entries after it: its entry,
+// which comes first, is made with its response by reading ahead, and the
+// entries after it are written as they are settled.
+func TestHARMessageEntriesBesideALongRequest(t *testing.T) {
+	const n = 300
+	frame := func(i int, dir record.Direction, data string) record.Event {
+		return record.Event{Session: 1, Time: time.Duration(i) * time.Millisecond, Kind: record.KindFrame, Dir: dir, Data: []byte(data)}
+	}
+	events := []record.Event{frame(0, record.ClientToServer, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow"}}`)}
+	for i := 1; i <= n; i++ {
+		events = append(events,
+			frame(i, record.ClientToServer, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo"}}`, i)),
+			frame(i, record.ServerToClient, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i)))
+	}
+	events = append(events, frame(n+1, record.ServerToClient, `{"jsonrpc":"2.0","id":"long","result":{"content":[{"type":"text","text":"at last"}]}}`))
+	seq := func(yield func(record.Event, error) bool) {
+		for _, e := range events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+	sc, err := scanSession(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entries that should be out when event k is read but for the long
+	// request: one per exchange before k.
+	emitted, worst, passes := 0, 0, 0
+	watched := iter.Seq2[record.Event, error](func(yield func(record.Event, error) bool) {
+		passes++
+		main := passes == 1
+		for k, e := range events {
+			if main && k > 0 {
+				worst = max(worst, (k-1)/2-emitted)
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+	})
+	s := &record.Session{N: 1, Info: record.SessionInfo{Transport: "stdio"}}
+	sp := newSplicer(false)
+	var first string
+	err = messageEntries(sp, s, watched, sc.answered, func(e *harEntry) error {
+		if emitted++; emitted == 1 {
+			first = e.Response.Content.Text.String()
+		}
+		sp.reset()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if emitted != 1+n || !strings.Contains(first, "at last") {
+		t.Fatalf("%d entries, the first's response %q; want %d, the long request's response", emitted, first, 1+n)
+	}
+	if worst > holdAhead+1 {
+		t.Errorf("entries were held back while the session was read: up to %d, want no more than %d", worst, holdAhead+1)
+	}
+}
