@@ -46,9 +46,10 @@ const laidOutOver = 100
 //     text, by placeholders numbered in the order they first appear
 //     ([session-1], [event-1]), so that equal values stay equal; a proxy
 //     client's port is left out (of the session's info and text); SSE
-//     streams are numbered anew in each session, each kind (post, get,
-//     sse) from 1 in the order they first appear, since a proxy numbers
-//     them in the order the server's answers begin, which races;
+//     streams are numbered anew in each session, each kind (post, get)
+//     from 1 in the order they first appear, since a proxy numbers them
+//     in the order the server's answers begin, which races (an HTTP+SSE
+//     session's one stream, "sse", has no number and keeps its name);
 //   - frames are canonical JSON (object members sorted by name, numbers
 //     as written), and a frame longer than 100 bytes is laid out
 //     indented, one member or array element per line, on lines that
