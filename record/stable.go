@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/jsonrpc"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -125,7 +126,9 @@ func WriteStable(w io.Writer, src SessionSource) error {
 // timing. Frames the client sent keep their order, and each one opens a
 // window that holds, after it, the HTTP and SSE events and notes of the
 // window in their recorded order, then the server's frames ordered by the
-// SSE stream that carried them (a stream's own frames keep their order),
+// SSE stream that carried them (by kind, then those answering the client's
+// requests in the order of the requests, then the others by number; a
+// stream's own frames keep their order),
 // then the server's stderr lines. What happens before the client's first
 // frame is a window of its own. HTTP answers that are not refusals
 // (status below 400, no re) are left out: they come in any order (the
@@ -151,12 +154,29 @@ func stableOrder(events []Event) []Event {
 		stream string
 		e      Event
 	}
+	answers := streamAnswers(events)
 	out := make([]Event, 0, len(events))
 	var window []unit
 	flush := func() {
 		slices.SortStableFunc(window, func(a, b unit) int {
 			if a.rank != b.rank {
 				return a.rank - b.rank
+			}
+			if ka, kb := streamKind(a.stream), streamKind(b.stream); ka != kb {
+				return strings.Compare(ka, kb)
+			}
+			// Of a kind, the streams answering the client's requests
+			// come first, in the order of the requests (their numbers
+			// race: see renumberStreams), then the others by number.
+			pa, oka := answers[a.stream]
+			pb, okb := answers[b.stream]
+			switch {
+			case oka != okb && oka:
+				return -1
+			case oka != okb:
+				return 1
+			case oka && pa != pb:
+				return pa - pb
 			}
 			return compareStreams(a.stream, b.stream)
 		})
@@ -179,6 +199,42 @@ func stableOrder(events []Event) []Event {
 	return out
 }
 
+// streamAnswers returns, for each SSE stream of a session's events that
+// carries a response to a request of the client's, the place of the
+// earliest such request among the client's requests.
+func streamAnswers(events []Event) map[string]int {
+	pos := map[string]int{} // the client's requests' id keys -> place
+	answers := map[string]int{}
+	for _, e := range events {
+		if e.Kind != KindFrame {
+			continue
+		}
+		if e.Dir == ClientToServer {
+			msgs, _ := parseFrame(e.Data)
+			for _, m := range msgs {
+				if _, seen := pos[m.ID.Key()]; m.Kind() == jsonrpc.KindRequest && !seen {
+					pos[m.ID.Key()] = len(pos)
+				}
+			}
+			continue
+		}
+		if e.Meta == nil || e.Meta.StreamID == "" {
+			continue
+		}
+		msgs, _ := parseFrame(e.Data)
+		for _, m := range msgs {
+			p, ok := pos[m.ID.Key()]
+			if m.Kind() != jsonrpc.KindResponse || !ok {
+				continue
+			}
+			if q, ok := answers[e.Meta.StreamID]; !ok || p < q {
+				answers[e.Meta.StreamID] = p
+			}
+		}
+	}
+	return answers
+}
+
 // compareStreams orders SSE stream names by kind, then by number
 // (post-9 before post-10).
 func compareStreams(a, b string) int {
@@ -191,6 +247,12 @@ func compareStreams(a, b string) int {
 		return c
 	}
 	return strings.Compare(a, b)
+}
+
+// streamKind is the kind of a stream name ("post-3": "post").
+func streamKind(name string) string {
+	kind, _ := splitStream(name)
+	return kind
 }
 
 // splitStream splits a stream name into its kind and number ("post-3":

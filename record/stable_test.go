@@ -194,3 +194,29 @@ func TestStableProxyStreamsAndClientPort(t *testing.T) {
 		t.Errorf("a stable trace written again differs:\n%s\n----\n%s", a, a2)
 	}
 }
+
+// Two requests in flight together are answered on two POST streams,
+// which a recording numbers in the order the server's answers begin:
+// when both answers come after the second request, the stable form puts
+// the streams in the order of the requests they answer, not of their
+// racing numbers, so that two recordings of one session are the same
+// bytes.
+func TestStableConcurrentPostStreams(t *testing.T) {
+	t.Parallel()
+	recorded := func(first, second int) *Trace {
+		meta := func(n int) *transport.Meta {
+			return &transport.Meta{HTTPMethod: "POST", URL: "http://127.0.0.1:9/mcp", ContentType: "text/event-stream", HTTPStatus: 200, StreamID: fmt.Sprintf("post-%d", n)}
+		}
+		return &Trace{Header: Header{Transport: "http", Target: "http://127.0.0.1:9/mcp", Redacted: true}, Events: []Event{
+			{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)},
+			{Session: 1, Kind: KindFrame, Dir: ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b"}}`)},
+			{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":3,"result":{}}`), Meta: meta(second)},
+			{Session: 1, Kind: KindFrame, Dir: ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":2,"result":{}}`), Meta: meta(first)},
+		}}
+	}
+	a := stableBytes(t, recorded(2, 3))
+	b := stableBytes(t, recorded(3, 2))
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two stable recordings of one session differ:\n%s\n----\n%s", a, b)
+	}
+}
