@@ -197,6 +197,13 @@ type Session struct {
 	// phrase of mcpx's: the map stays small), and unsaid those of them it
 	// did not say, under mu.
 	each, unsaid map[string]int
+	// sayEach is held while a departure or warning of a sort is counted
+	// and said (departEachPast, warnedEach), so that they are said in
+	// the order they are counted: the transport tells of some from
+	// goroutines of their own, and the one saying that more of its sort
+	// are counted was said before one counted ahead of it. A channel,
+	// not a mutex, so that a test's synctest bubble sees a wait on it.
+	sayEach chan struct{}
 
 	hookMu sync.Mutex
 	hooks  map[int]func(*jsonrpc.Message) bool // see addNotificationHook
@@ -260,6 +267,7 @@ func NewSession(conn transport.Conn, opts Options) *Session {
 		taskProgress: map[string]func(Progress){},
 		lastProgress: map[string]float64{},
 		renewSem:     make(chan struct{}, 1),
+		sayEach:      make(chan struct{}, 1),
 	}
 	s.peer = peer.New(conn, peer.Options{
 		Handler: s.handle,
@@ -394,6 +402,8 @@ func (s *Session) departEachPast(ctx context.Context, kind, msg string) (past bo
 		// EachShown); what the console says is counted apart.
 		return past
 	}
+	s.sayEach <- struct{}{}
+	defer func() { <-s.sayEach }()
 	switch n := s.countEach(kind); {
 	case n < EachShown:
 		s.departed(ctx, msg)
@@ -479,6 +489,8 @@ func ShownAnyway(kind string) bool { return kind == logDepartures }
 // warnedEach is departedEach for a warning, which is no departure: past
 // EachShown of its sort, it is counted for UnsaidDepartures only.
 func (s *Session) warnedEach(kind, msg string) {
+	s.sayEach <- struct{}{}
+	defer func() { <-s.sayEach }()
 	switch n := s.countEach(kind); {
 	case n < EachShown:
 		s.warn("%s", msg)

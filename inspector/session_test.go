@@ -1081,6 +1081,45 @@ func TestEachDepartureBounded(t *testing.T) {
 	}
 }
 
+// TestEachDepartureSaidInOrder: departures of one sort said from several
+// goroutines at once (the transport tells of each SSE stream answering a
+// notification from a goroutine of its own) are said in the order they
+// are counted, so that the one saying that more are counted is the last
+// said of its sort. One counted while another was being said was said
+// before it: the tenth, "(further ... are counted, not shown)", came
+// before the ninth.
+func TestEachDepartureSaidInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const kind = "answers of a test"
+		var mu sync.Mutex
+		var said []string
+		var s *Session
+		s, _, _ = newTestSession(t, Options{OnDeparture: func(_ context.Context, msg string) {
+			if msg == "late" {
+				// Another comes while this one is being said.
+				go s.departedEach(context.Background(), kind, "later")
+				synctest.Wait()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			said = append(said, msg)
+		}})
+		for range EachShown - 2 {
+			s.departedEach(context.Background(), kind, "early")
+		}
+		s.departedEach(context.Background(), kind, "late")
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(said) != EachShown {
+			t.Fatalf("%d departures said, want %d: %q", len(said), EachShown, said)
+		}
+		if last := said[EachShown-1]; !strings.HasPrefix(last, "later (further "+kind) {
+			t.Errorf("said last %q, want the one saying more are counted: %q", last, said)
+		}
+	})
+}
+
 // TestUnsaidNotificationsApart: a progress notification that is itself a
 // departure past the first EachShown of its sort goes to
 // OnNotificationUnsaid, with its warning unsaid; those before it, and a
