@@ -188,7 +188,7 @@ func stdioTarget(server []string) string {
 // the value, and the argument as a trace shows it.
 func secretArg(args []string, i int) (value, shown string, ok bool) {
 	a := args[i]
-	if name, v, ok := strings.Cut(a, "="); ok && secretAssignment().MatchString(name) {
+	if name, v, ok := strings.Cut(a, "="); ok && (secretAssignment().MatchString(name) || envName(name) && secretEnvName(name)) {
 		return v, name + "=" + record.Placeholder, true
 	}
 	if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.Contains(args[i-1], "=") {
@@ -311,6 +311,17 @@ func secretEnvName(name string) bool {
 		}
 	}
 	return false
+}
+
+// envName reports whether name, of a NAME=VALUE word of a command line,
+// is an environment variable's as one is written (STRIPE_KEY, in capitals:
+// env STRIPE_KEY=… node s.js), which secretEnvName's words make secret as
+// they do in the server's environment; a tool's argument (key=…, a
+// lookup's) is not one.
+func envName(name string) bool {
+	return name != "" && strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	}) < 0
 }
 
 // mayBeSecretName reports whether name holds a word of secretAssignment's

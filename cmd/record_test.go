@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -319,6 +320,28 @@ func TestCommandLineRedactsSecretOptions(t *testing.T) {
 	want = "env GITHUB_TOKEN=[redacted] OPENAI_API_KEY=[redacted] PORT=80 node s.js token=[redacted] api_key:=[redacted] message=hi tokens=[redacted]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A variable given to env on the server's command line whose name has a
+// word KEY or AUTH (env STRIPE_KEY=… node s.js) is as secret as the same
+// variable in the server's configured or inherited environment
+// (secretEnvName): it is hidden where the command line is shown (the
+// trace's header, mcpx sessions, -v) and looked for in what the server
+// sends. A tool's argument named key (a lookup's) is not a variable's.
+func TestCommandLineRedactsSecretEnvNames(t *testing.T) {
+	t.Parallel()
+	server := []string{"env", "STRIPE_KEY=sk-ARG-00000006", "MY_AUTH=au-ARG-00000007", "KEYBOARD=us", "XAUTHORITY=/x/a", "node", "s.js", "key=lookup01"}
+	got := commandLine(server)
+	want := "env STRIPE_KEY=[redacted] MY_AUTH=[redacted] KEYBOARD=us XAUTHORITY=/x/a node s.js key=lookup01"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	secrets := connDesc{server: server}.commandSecrets()
+	for _, v := range []string{"sk-ARG-00000006", "au-ARG-00000007"} {
+		if !slices.Contains(secrets, v) {
+			t.Errorf("commandSecrets %q lacks %q", secrets, v)
+		}
 	}
 }
 
