@@ -12,10 +12,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/internal/testservers"
+	"github.com/mcpx-dev/mcpx/internal/testwait"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
@@ -574,5 +576,68 @@ func TestGetStreamRedirectToAnotherOriginRefused(t *testing.T) {
 	var re *transport.RedirectError
 	if err := conn.ServerStreamErr(); !errors.As(err, &re) || !strings.Contains(err.Error(), "it points at another origin") {
 		t.Errorf("ServerStreamErr() = %v, want the refused redirect", err)
+	}
+}
+
+// discoveringAuthorizer answers a 401 as oauthflow's Authorizer does:
+// it fetches metadata with the request's context, following redirects by
+// mcpx's policy, and tells what it got (on got) before declining.
+type discoveringAuthorizer struct {
+	url string
+	got chan error
+}
+
+func (discoveringAuthorizer) Authorization(context.Context) (string, error) { return "", nil }
+func (a discoveringAuthorizer) Unauthorized(ctx context.Context, _ *transport.UnauthorizedError) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url, nil)
+	if err == nil {
+		var resp *http.Response
+		c := &http.Client{CheckRedirect: transport.RedirectPolicy(nil)}
+		if resp, err = c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	select {
+	case a.got <- err:
+	default:
+	}
+	return false, nil
+}
+
+// The refusal of a redirect to another origin is the GET stream's own
+// (and the DELETE's): what the Authorizer fetches when the stream is
+// answered 401 (the authorization server's metadata, which may be
+// redirected to another origin) is followed by the usual rules. The
+// stream's mark was on the context the Authorizer was handed, and its
+// discovery was refused as a stream would be.
+func TestGetStreamRefusalIsNotTheAuthorizers(t *testing.T) {
+	t.Parallel()
+	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"issuer":"x"}`))
+	}))
+	t.Cleanup(meta.Close)
+	moved := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, meta.URL+"/.well-known/oauth-authorization-server", http.StatusFound)
+	}))
+	t.Cleanup(moved.Close)
+	ts := httptest.NewServer(sdkMux(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "expired", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	a := discoveringAuthorizer{url: moved.URL + "/.well-known/oauth-authorization-server", got: make(chan error, 1)}
+	mustDial(t, transport.HTTPOptions{URL: ts.URL + "/mcp", Mode: transport.ModeStreamable, Authorizer: a}, newRecorder())
+	select {
+	case err := <-a.got:
+		if err != nil {
+			t.Errorf("the Authorizer's metadata request, redirected to another origin: %v", err)
+		}
+	case <-time.After(testwait.Bound):
+		t.Fatal("the GET stream's 401 never reached the Authorizer")
 	}
 }

@@ -1022,9 +1022,10 @@ func (s *streamable) get(ctx context.Context, lastID string) (*exchange, error) 
 	// for the responses to mcpx's requests: another origin, which got no
 	// credentials and knows nothing of the session, must not speak for
 	// the server (as over HTTP+SSE: see legacySSE.resolve). Its redirect
-	// there is refused, not followed.
-	ctx = SameOriginOnly(ctx, "mcpx takes the server's messages only from the origin it connected to")
-	req, err := s.b.newRequest(ctx, http.MethodGet, s.url, nil)
+	// there is refused, not followed. The mark is the request's alone:
+	// what the Authorizer fetches with ctx when the stream is refused
+	// 401 (metadata, a token) follows the usual rules.
+	req, err := s.b.newRequest(SameOriginOnly(ctx, "mcpx takes the server's messages only from the origin it connected to"), http.MethodGet, s.url, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1277,8 +1278,8 @@ func (s *streamable) deleteSession() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	ctx = SameOriginOnly(ctx, "mcpx ends a session only at the origin that began it")
-	req, err := s.b.newRequest(ctx, http.MethodDelete, s.url, nil)
+	// (The mark is the request's alone: see get.)
+	req, err := s.b.newRequest(SameOriginOnly(ctx, "mcpx ends a session only at the origin that began it"), http.MethodDelete, s.url, nil)
 	if err != nil {
 		return
 	}
