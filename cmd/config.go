@@ -349,12 +349,19 @@ func checkServerCommand(server []string, example string) error {
 	switch {
 	case strings.TrimSpace(w) == "":
 		return usageErrorf("the server command after -- is empty: give the program to start, e.g. %s -- node server.js", example)
-	case (strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "unix://")) && !programFound(w):
+	case isURLWord(w) && !programFound(w):
 		return usageErrorf("the server command after -- is a URL, %s: a server at a URL is given with --url URL instead", transport.QuoteExcerpt(transport.RedactURL(w)))
 	case len(w) > 1 && w[0] == '-' && !programFound(w):
 		return usageErrorf("the server command after -- starts with %s, a flag: mcpx's flags go before the -- (everything after it is the server's command line, as you would run it yourself)", transport.QuoteExcerpt(w))
 	}
 	return nil
+}
+
+// isURLWord reports whether w begins as a server URL does (a scheme is
+// case-insensitive: HTTP://host is one).
+func isURLWord(w string) bool {
+	l := strings.ToLower(w)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "unix://")
 }
 
 // programFound reports whether name is a program that can be started:
