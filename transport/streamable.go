@@ -163,11 +163,7 @@ func (s *streamable) sessionChanged(method, sent, got string) {
 	if got == sent {
 		return
 	}
-	s.mu.Lock()
-	said := s.changeSaid
-	s.changeSaid = true
-	s.mu.Unlock()
-	if said {
+	if !s.firstTime(&s.changeSaid) {
 		return
 	}
 	s.b.depart("changes of the session id", "%s %s: the answer carries Mcp-Session-Id %s, but the server assigned session %s at initialization; mcpx goes on sending %s (spec: basic/transports, \"Session Management\": the id is assigned at initialization, and the client sends it with every later request; further changes are not said)",
@@ -464,11 +460,7 @@ func (s *streamable) acceptedEmpty(data []byte, status int) {
 	if status == http.StatusAccepted {
 		return
 	}
-	s.mu.Lock()
-	said := s.emptySaid
-	s.emptySaid = true
-	s.mu.Unlock()
-	if said {
+	if !s.firstTime(&s.emptySaid) {
 		return
 	}
 	s.b.depart(emptyKind, "POST %s carried %s, no request, and the server answered it with HTTP %d and no body, but such a POST is answered 202 Accepted (spec: basic/transports, \"Sending Messages to the Server\"); mcpx took it as accepted (further such answers are not said)",
@@ -1235,15 +1227,22 @@ func (s *streamable) refusedElsewhere(err error) bool {
 	if !errors.As(err, &re) || !re.elsewhere {
 		return false
 	}
-	s.mu.Lock()
-	said := s.elsewhereSaid
-	s.elsewhereSaid = true
-	s.mu.Unlock()
-	if !said {
+	if s.firstTime(&s.elsewhereSaid) {
 		s.b.observe(EventDropped, fmt.Sprintf("the server redirected its GET stream for messages of its own (GET %s) to %s, on another origin; mcpx takes the server's messages only from the origin it connected to, so this session goes on without that stream: only what comes with the answers to mcpx's requests arrives",
 			s.shown, ShortURL(re.To)), nil)
 	}
 	return true
+}
+
+// firstTime sets *said (one of the flags of what is told once a
+// connection: changeSaid, emptySaid, elsewhereSaid) and reports whether
+// it was not set before.
+func (s *streamable) firstTime(said *bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := *said
+	*said = true
+	return !was
 }
 
 // getEnded tells the session that the GET stream ended for good (see
