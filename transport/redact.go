@@ -243,14 +243,15 @@ func endsURL(c byte) bool {
 }
 
 // mayHoldSecret reports whether redactURL could change u: a password
-// needs user info (an @), a secret parameter a query (a ?) with one of
+// needs user info (an @), a secret parameter a query (a ?) or, in a URL
+// net/url does not read (redactLoose), a fragment (a #) with one of
 // sensitiveParam's words in its name, or percent-escapes that could spell
 // one.
 func mayHoldSecret(u string) bool {
 	if strings.ContainsAny(u, "@%") {
 		return true
 	}
-	if !strings.Contains(u, "?") {
+	if !strings.ContainsAny(u, "?#") {
 		return false
 	}
 	lower := strings.ToLower(u)
