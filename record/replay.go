@@ -1098,9 +1098,12 @@ const (
 	devNote          // always reported, never an error
 )
 
-// deviate reports a departure from the recording.
+// deviate reports a departure from the recording. Once a recorded
+// message could not be read again (readErr), nothing is: what it would
+// say is made of the empty message that stood for it, and the session
+// ends with the error instead.
 func (s *replaySession) deviate(level int, format string, args ...any) {
-	if s.quiet || level != devWarn && level != devNote && !s.opts.Strict {
+	if s.quiet || s.readErr != nil || level != devWarn && level != devNote && !s.opts.Strict {
 		return
 	}
 	failure := level != devInfo && level != devNote

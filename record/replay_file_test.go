@@ -219,3 +219,50 @@ func compactJSON(t *testing.T, b []byte) string {
 	}
 	return out.String()
 }
+
+// A recorded client message that cannot be read again (the trace changed
+// since) ends the replay with that error, and no deviation is reported
+// that was made of what could not be read: the error's listing of the
+// recorded requests of the method showed an empty one for it.
+func TestReplayOfAChangedTraceFileReportsNoDeviationOfWhatItCouldNotRead(t *testing.T) {
+	t.Parallel()
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			tr, _, _ := bigRequests(3, 100)
+			name, tf := writeTraceFile(t, tr)
+			var devs []string
+			rp, err := NewReplayerSource(tf, ReplayOptions{Strict: strict, OnDeviation: func(d Deviation) { devs = append(devs, d.Message) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same length, other bytes: the offsets still fit.
+			if err := os.WriteFile(name, []byte(strings.Replace(string(b), `"n":2,"s":"yyy`, `"n":2,"s":"zzz`, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			conn, done := rp.ServePipe(ctx)
+			defer conn.Close()
+			// Unrecorded: its error lists the recorded tools/call requests,
+			// read again.
+			if err := conn.Write(ctx, transport.Frame{Data: []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, errTraceChanged) {
+					t.Fatalf("replay ended with %v; want that the trace changed", err)
+				}
+			case <-ctx.Done():
+				t.Fatal("the replay of a changed trace went on")
+			}
+			if len(devs) > 0 {
+				t.Errorf("deviations reported of a trace that could not be read: %q", devs)
+			}
+		})
+	}
+}
