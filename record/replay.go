@@ -178,8 +178,12 @@ func NewReplayer(tr *Trace, opts ReplayOptions) (*Replayer, error) {
 // NewReplayerSource prepares the trace src gives for replay: a Trace in
 // memory, or a TraceFile, which it then reads a session at a time (each
 // session once now, to learn what it holds, and again when a connection is
-// served it), so that a large trace costs the memory of its largest
-// session. src must stay readable while the Replayer is used.
+// served it) and holds where each recorded message is rather than the
+// message, reading it again whenever it is sent, compared or shown: a large
+// trace costs what matching needs of a session, not its messages. src must
+// stay readable and unchanged while the Replayer is used (a TraceFile's
+// io.ReaderAt answering ReadAt calls made at once, as an *os.File does); a
+// change found in what is read again ends the replay with an error.
 func NewReplayerSource(src SessionSource, opts ReplayOptions) (*Replayer, error) {
 	if nilSource(src) {
 		return nil, nilArgument("NewReplayer", "the trace")
