@@ -496,7 +496,13 @@ func (k *connector) open(ctx context.Context, d *connDesc, out output, a attachm
 		c.sink.setEvery(a.sink, true)
 	}
 	c.untrack = k.track(c)
-	d.http.stored = storedCredentials(k.ios.Getenv, *d)
+	if d.rec.file != "" {
+		// Only a trace writes what it knows before a token is presented
+		// (its session's name): a connection without one learns the
+		// token as OAuth presents it (toldAuth), and an HTTP one-shot
+		// does not read the token store for nothing.
+		d.http.stored = storedCredentials(k.ios.Getenv, *d)
+	}
 	rec, replay, err := k.recorder(ctx, c, *d, out)
 	if err != nil {
 		return nil, nil, nil, err
