@@ -1,92 +1,85 @@
-package record
+// Command hugetrace writes a large trace of one session, for measuring by
+// hand the memory of the trace commands (trace diff, replay, verify, trace
+// export) on traces of the size a long session leaves:
+//
+//	go run ./testdata/bench/hugetrace -o /tmp/c.jsonl -kb 1
+//	/usr/bin/time -v mcpx trace export --har /tmp/c.jsonl > /dev/null
+//
+// -variant changes one response in a hundred (a second trace for trace
+// diff); -http records a Streamable HTTP session instead, as mcpx the
+// client records one: each call a POST answered with an SSE stream or
+// (one in three) with JSON, its response arriving after the next call is
+// sent (for trace export).
+package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
+	"log"
 	"os"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/record"
 	"github.com/mcpx-dev/mcpx/transport"
 )
 
-// TestWriteHugeTrace writes a large trace of one stdio session for
-// measuring the memory of the trace commands by hand (trace diff, replay,
-// verify, trace export): MCPX_HUGE_TRACE names the file,
-// MCPX_HUGE_TRACE_MB its size (130 MB by default), MCPX_HUGE_TRACE_KB
-// the size of a response (6 KB by default),
-// MCPX_HUGE_TRACE_VARIANT, when set, changes one response in a hundred
-// (for trace diff), and MCPX_HUGE_TRACE_HTTP, when set, records a
-// Streamable HTTP session instead, as mcpx the client records one: each
-// call a POST answered with an SSE stream or (one in three) with JSON,
-// its response arriving after the next call is sent (for trace export).
-// Skipped without MCPX_HUGE_TRACE.
-func TestWriteHugeTrace(t *testing.T) {
-	name := os.Getenv("MCPX_HUGE_TRACE")
-	if name == "" {
-		t.Skip("MCPX_HUGE_TRACE names the file to write")
+func main() {
+	name := flag.String("o", "", "the trace file to write (required)")
+	mb := flag.Int("mb", 130, "the trace's size in MB, about")
+	kb := flag.Int("kb", 6, "a response's size in KB, about")
+	variant := flag.Bool("variant", false, "change one response in a hundred")
+	overHTTP := flag.Bool("http", false, "record a Streamable HTTP session")
+	flag.Parse()
+	if *name == "" || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
 	}
-	mb := 130
-	if v := os.Getenv("MCPX_HUGE_TRACE_MB"); v != "" {
-		var err error
-		if mb, err = strconv.Atoi(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	variant := os.Getenv("MCPX_HUGE_TRACE_VARIANT") != ""
-	overHTTP := os.Getenv("MCPX_HUGE_TRACE_HTTP") != ""
-	f, err := os.Create(name)
+	f, err := os.Create(*name)
 	if err != nil {
-		t.Fatal(err)
+		log.Fatal(err)
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	hd := Header{Transport: "stdio", Target: "server"}
-	if overHTTP {
-		hd = Header{Transport: "http", Target: hugeURL}
+	hd := record.Header{Transport: "stdio", Target: "server"}
+	if *overHTTP {
+		hd = record.Header{Transport: "http", Target: hugeURL}
 	}
-	rec, err := NewRecorder(bw, RecorderOptions{Header: hd})
+	rec, err := record.NewRecorder(bw, record.RecorderOptions{Header: hd})
 	if err != nil {
-		t.Fatal(err)
+		log.Fatal(err)
 	}
 	frame := func(dir transport.Direction, s string) {
 		rec.Frame(time.Now(), dir, transport.Frame{Data: []byte(s)})
 	}
-	if overHTTP {
+	if *overHTTP {
 		frame = httpExchanges(rec)
 	}
 	frame(transport.Outgoing, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpx","version":"1"}}}`)
 	frame(transport.Incoming, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}`)
 	frame(transport.Outgoing, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	reps := 140 // a response of about 6 KB
-	if v := os.Getenv("MCPX_HUGE_TRACE_KB"); v != "" {
-		kb, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reps = max(kb<<10/45, 1)
-	}
+	reps := max(*kb<<10/45, 1) // 45 bytes a repetition
 	body := strings.Repeat("the quick brown fox jumps over the lazy dog; ", reps)
 	per := len(body) + 200
-	n := mb << 20 / per
+	n := *mb << 20 / per
 	for i := 1; i <= n; i++ {
 		frame(transport.Outgoing, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"m%d"}}}`, i, i))
 		text := body
-		if variant && i%100 == 0 {
+		if *variant && i%100 == 0 {
 			text = "changed " + body
 		}
 		frame(transport.Incoming, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%d %s"}]}}`, i, i, text))
 	}
-	if overHTTP {
+	if *overHTTP {
 		frame(transport.Outgoing, "") // the last response
 	}
 	if err := rec.Close(); err != nil {
-		t.Fatal(err)
+		log.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
+		log.Fatal(err)
 	}
 }
 
@@ -98,7 +91,7 @@ const hugeURL = "http://127.0.0.1:7000/mcp"
 // recorded, on an SSE stream or (one POST in three) as a JSON body,
 // after the next POST, so that exchanges overlap. An empty frame of the
 // client's sends only what is held.
-func httpExchanges(rec *Recorder) func(transport.Direction, string) {
+func httpExchanges(rec *record.Recorder) func(transport.Direction, string) {
 	var held []string
 	posts := 0
 	http := func(text string, m transport.Meta) {
