@@ -338,16 +338,12 @@ func mayBeSecretName(name string) bool {
 }
 
 // credentialHeader reports header names whose values are secrets: those
-// of the words of mcpx servers show's (secretName) that no standard or MCP
-// header holds (X-Auth, X-Credential, as well as Authorization, X-Api-Key).
+// mcpx servers show hides (secretName: X-Auth, X-Credential, Authorization,
+// X-Api-Key…) but Mcp-Session-Id, the session the server chose, which the
+// transport sends and shows itself.
 func credentialHeader(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for _, s := range []string{"auth", "cookie", "token", "secret", "passw", "key", "credential"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
+	n := strings.TrimSpace(name)
+	return secretName().MatchString(n) && !strings.EqualFold(n, "Mcp-Session-Id")
 }
 
 // recorder opens the trace for --record (nil without it). It is closed
