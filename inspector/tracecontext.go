@@ -70,6 +70,13 @@ func checkTraceParent(v string) error {
 			return fmt.Errorf("%s", form)
 		}
 	}
+	// What a later version appends is kept as it is: printable ASCII, as
+	// the fields before it (invalid UTF-8 would not reach _meta as sent).
+	for i := 55; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return fmt.Errorf("%s: what follows the flags holds a byte that is not printable ASCII", form)
+		}
+	}
 	switch {
 	case fields[0] == "ff":
 		return fmt.Errorf("version ff is invalid")
